@@ -1,0 +1,429 @@
+/*
+ * greenctx: carve a CUDA GPU's streaming multiprocessors (SMs) into disjoint partitions with
+ * the driver's green contexts, and run work on them.
+ *
+ * This one header is the whole public API. It needs no CUDA header: the four CUDA handle
+ * types that cross the API are declared here exactly as cuda.h declares them, so this file
+ * may be included before or after <cuda.h>, or without it.
+ *
+ * Conventions (every function):
+ * - Fallible functions return a gctx_status. Outputs go through pointer arguments and are left
+ *   untouched on failure. On failure gctx_last_error() gives this thread's message, which says
+ *   what was asked, which rule it broke and what would work; gctx_last_cuda_result() gives the
+ *   CUresult behind a driver failure (0 when the failure was not the driver's).
+ * - Objects are opaque and reference-counted. A create function returns a reference the caller
+ *   owns; *_release drops it (NULL is accepted and ignored). An object keeps alive whatever it
+ *   was made from, so releases may come in any order.
+ * - Every function may be called from any thread. Objects are immutable after creation except
+ *   their reference count. No function leaves the calling thread's current CUDA context changed.
+ * - A call that fails leaves nothing behind: what it made before the failure is undone.
+ * - The CUDA driver is loaded on first use: libcuda.so.1, or the file named by the environment
+ *   variable GREENCTX_CUDA_LIBRARY (tests point it at the simulated driver).
+ */
+#ifndef GREENCTX_H
+#define GREENCTX_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define GCTX_API
+#elif defined(__GNUC__)
+#define GCTX_API __attribute__((visibility("default")))
+#else
+#define GCTX_API
+#endif
+
+/* ---------------------------------------------------------------------------------------- */
+/* Version                                                                                   */
+
+#define GCTX_VERSION_MAJOR 0
+#define GCTX_VERSION_MINOR 1
+#define GCTX_VERSION_PATCH 0
+/* MAJOR*10000 + MINOR*100 + PATCH; never re-encoded. Same major: ABI compatible. */
+#define GCTX_VERSION (GCTX_VERSION_MAJOR * 10000 + GCTX_VERSION_MINOR * 100 + GCTX_VERSION_PATCH)
+
+/* The library's GCTX_VERSION, to compare with the header's at run time. */
+GCTX_API int gctx_version(void);
+/* "MAJOR.MINOR.PATCH"; static storage. */
+GCTX_API const char *gctx_version_string(void);
+
+/* ---------------------------------------------------------------------------------------- */
+/* CUDA handle types, declared as cuda.h declares them (identical typedefs may repeat).      */
+
+typedef struct CUctx_st *CUcontext;
+typedef struct CUstream_st *CUstream;
+typedef struct CUevent_st *CUevent;
+typedef struct CUgreenCtx_st *CUgreenCtx;
+
+/* ---------------------------------------------------------------------------------------- */
+/* Status codes and errors                                                                   */
+
+/* X(NAME, value, description): values are fixed and never reused. */
+#define GCTX_STATUS_MAP(X)                                                                     \
+    X(SUCCESS, 0, "success")                                                                   \
+    X(ERROR_INVALID_ARGUMENT, 1, "invalid argument")                                           \
+    X(ERROR_INVALID_HANDLE, 2, "invalid or released handle")                                   \
+    X(ERROR_NO_DRIVER, 3, "no CUDA driver could be loaded")                                    \
+    X(ERROR_NO_DEVICE, 4, "no such CUDA device")                                               \
+    X(ERROR_UNSUPPORTED, 5, "not supported by this driver or device")                          \
+    X(ERROR_DRIVER, 6, "the CUDA driver reported an error")                                    \
+    X(ERROR_OUT_OF_MEMORY, 7, "out of host memory")                                            \
+    X(ERROR_INSUFFICIENT_SMS, 8, "the partition has too few SMs for the request")
+
+typedef enum gctx_status {
+#define GCTX_STATUS_ENUM_(name, value, text) GCTX_##name = value,
+    GCTX_STATUS_MAP(GCTX_STATUS_ENUM_)
+#undef GCTX_STATUS_ENUM_
+    GCTX_STATUS_FORCE_INT_ = 0x7fffffff
+} gctx_status;
+
+/* "GCTX_ERROR_INVALID_ARGUMENT", ...; "GCTX_UNKNOWN_STATUS" for values not in the table. */
+GCTX_API const char *gctx_status_name(gctx_status status);
+/* A one-line description; never NULL. */
+GCTX_API const char *gctx_status_string(gctx_status status);
+/* This thread's message for its last failed call ("" when none). Owned by the library, valid
+ * until the next failing greenctx call on this thread. Successful calls leave it alone. */
+GCTX_API const char *gctx_last_error(void);
+/* The CUresult behind this thread's last failed call, or 0 when that failure was not the
+ * driver's. */
+GCTX_API int gctx_last_cuda_result(void);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Driver                                                                                    */
+
+/* Loads the driver and resolves its entry points; idempotent and thread-safe. Every other
+ * function does this itself; call it to learn early whether a driver is there.
+ * GCTX_ERROR_NO_DRIVER: no libcuda could be loaded (the message names what was tried). */
+GCTX_API gctx_status gctx_init(void);
+/* cuDriverGetVersion: 1000*major + 10*minor (13000 for CUDA 13.0). */
+GCTX_API gctx_status gctx_driver_version(int *version);
+/* The file the driver was loaded from, or NULL before a successful gctx_init(). */
+GCTX_API const char *gctx_driver_path(void);
+
+/* X(NAME, value, short name, first driver version that can have it). */
+#define GCTX_FEATURE_MAP(X)                                                                    \
+    X(GREEN_CONTEXTS, 0, "green_contexts", 12040)                                              \
+    X(GREEN_STREAMS, 1, "green_streams", 12050)                                                \
+    X(CONTEXT_IDS, 2, "context_ids", 12090)                                                    \
+    X(REPORTED_SM_RULES, 3, "reported_sm_rules", 13000)                                        \
+    X(STRUCTURED_SPLIT, 4, "structured_split", 13010)                                          \
+    X(WORKQUEUES, 5, "workqueues", 13010)                                                      \
+    X(LOCALITY_DOMAINS, 6, "locality_domains", 13040)
+
+typedef enum gctx_feature {
+#define GCTX_FEATURE_ENUM_(name, value, text, version) GCTX_FEATURE_##name = value,
+    GCTX_FEATURE_MAP(GCTX_FEATURE_ENUM_)
+#undef GCTX_FEATURE_ENUM_
+    GCTX_FEATURE_FORCE_INT_ = 0x7fffffff
+} gctx_feature;
+
+/* 1 when the loaded driver has the feature, else 0 (also when no driver loads). */
+GCTX_API int gctx_feature_available(gctx_feature feature);
+/* Why the feature is on or off, e.g. "needs driver 13.1, found 13.0" or
+ * "symbol cuDevSmResourceSplit not exported by the driver"; static storage, never NULL. */
+GCTX_API const char *gctx_feature_reason(gctx_feature feature);
+/* "green_contexts", ...; NULL for values not in the table. */
+GCTX_API const char *gctx_feature_name(gctx_feature feature);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Devices                                                                                   */
+
+GCTX_API gctx_status gctx_device_count(int *count);
+
+typedef struct gctx_device_info {
+    size_t size;                    /* set by the caller: sizeof(gctx_device_info) */
+    int ordinal;                    /* the device index passed in */
+    char name[256];                 /* cuDeviceGetName */
+    int cc_major, cc_minor;         /* compute capability */
+    unsigned sm_count;              /* SMs in the device's SM resource */
+    unsigned min_partition_sms;     /* smallest SM count one partition can have */
+    unsigned coscheduled_alignment; /* partition sizes are multiples of this */
+    int sm_rules_derived;           /* 1: the two above come from the architecture rule
+                                       because the driver (before 13.0) does not report them */
+    unsigned locality_domain_count; /* 0 when the driver or device has none */
+} gctx_device_info;
+#define GCTX_DEVICE_INFO_INIT {sizeof(gctx_device_info), 0, {0}, 0, 0, 0, 0, 0, 0, 0}
+
+/* Facts about one device. GCTX_ERROR_NO_DEVICE for an ordinal out of range; SM rules need
+ * green contexts (driver 12.4+), else GCTX_ERROR_UNSUPPORTED. */
+GCTX_API gctx_status gctx_device_get_info(int device, gctx_device_info *info);
+
+/* ---------------------------------------------------------------------------------------- */
+/* SM partitions                                                                             */
+
+/* A set of SMs on one device that green contexts can be made from: the whole device, one
+ * group of a split, a split's remainder, or the SMs of a green context. Immutable. */
+typedef struct gctx_partition gctx_partition;
+
+typedef enum gctx_partition_kind {
+    GCTX_PARTITION_DEVICE = 0,    /* every SM of a device */
+    GCTX_PARTITION_GROUP = 1,     /* one group of a split */
+    GCTX_PARTITION_REMAINDER = 2, /* what a split left over: no co-scheduling guarantee */
+    GCTX_PARTITION_CONTEXT = 3    /* the SMs of a green context */
+} gctx_partition_kind;
+
+typedef struct gctx_partition_info {
+    size_t size; /* set by the caller: sizeof(gctx_partition_info) */
+    int device;
+    gctx_partition_kind kind;
+    unsigned sm_count;
+    unsigned min_partition_sms;     /* smallest group a split of this partition can give */
+    unsigned coscheduled_alignment; /* group sizes of a split of it are multiples of this */
+    int structured;                 /* 0 for remainders and what is made from them: their SMs
+                                       carry no co-scheduling guarantee */
+    unsigned flags;                 /* the driver's CUdevSmResource flags (13.1+), else 0 */
+    int has_locality_domain;        /* 1 when locality_domain_id is meaningful (13.4+) */
+    unsigned locality_domain_id;
+} gctx_partition_info;
+#define GCTX_PARTITION_INFO_INIT {sizeof(gctx_partition_info), 0, GCTX_PARTITION_DEVICE, 0, 0, 0, 0, 0, 0, 0}
+
+/* Every SM of a device. */
+GCTX_API gctx_status gctx_partition_from_device(int device, gctx_partition **partition);
+GCTX_API gctx_status gctx_partition_get_info(const gctx_partition *partition,
+                                             gctx_partition_info *info);
+/* Adds a reference and returns the partition (NULL stays NULL). */
+GCTX_API gctx_partition *gctx_partition_retain(gctx_partition *partition);
+GCTX_API void gctx_partition_release(gctx_partition *partition);
+
+/* One group of a split request; all zeros but num_sms is the common case.
+ * num_sms: the SM count wanted; 0 asks for discovery (every SM that is still free when the
+ *   group's turn comes, in whole co-scheduled units).
+ * coscheduled_sm_count: SMs that must be able to run one thread-block cluster together; 0 is
+ *   the partition's alignment. Below the alignment the group is made of finer units (2 SMs on
+ *   Hopper) that give up large clusters.
+ * preferred_coscheduled_sm_count: a larger unit the driver should try to use (13.1+ drivers
+ *   only; ignored before); 0 means the same as coscheduled_sm_count.
+ * backfill: nonzero lets the group take SMs outside whole co-scheduled units (the split's
+ *   leftover) to reach num_sms; with num_sms 0 the group takes everything that is left and
+ *   must be the last group. */
+typedef struct gctx_group {
+    unsigned num_sms;
+    unsigned coscheduled_sm_count;
+    unsigned preferred_coscheduled_sm_count;
+    int backfill;
+} gctx_group;
+
+typedef enum gctx_rounding {
+    GCTX_ROUND_STRICT = 0,  /* a count the hardware can't give is an error (the default) */
+    GCTX_ROUND_DOWN = 1,    /* the nearest legal count below (never below the minimum) */
+    GCTX_ROUND_NEAREST = 2, /* the nearest legal count; ties go up */
+    GCTX_ROUND_UP = 3       /* the nearest legal count above */
+} gctx_rounding;
+
+typedef struct gctx_split_options {
+    size_t size; /* sizeof(gctx_split_options), set by GCTX_SPLIT_OPTIONS_INIT */
+    gctx_rounding rounding;
+} gctx_split_options;
+#define GCTX_SPLIT_OPTIONS_INIT {sizeof(gctx_split_options), GCTX_ROUND_STRICT}
+
+typedef enum gctx_split_path {
+    GCTX_SPLIT_PATH_STRUCTURED = 1, /* the driver's per-group split (cuDevSmResourceSplit, 13.1+) */
+    GCTX_SPLIT_PATH_GRANULES = 2,   /* one split-by-count into equal granules, whole granules
+                                       aggregated per group (drivers 12.4 to 13.0) */
+    GCTX_SPLIT_PATH_FINE_GRANULES = 3 /* as GRANULES, with the driver's ignore-co-scheduling
+                                         flag: 2-SM granules (a group asked for co-scheduling
+                                         below the alignment, or the input is unstructured) */
+} gctx_split_path;
+
+/* What a split gives, or would give: one per group. */
+typedef struct gctx_group_plan {
+    unsigned requested_sms; /* num_sms as asked (0 for discovery) */
+    unsigned sm_count;      /* what the group gets */
+    unsigned coscheduled_sm_count; /* the co-scheduled unit the group is made of */
+    int rounded;            /* 1 when sm_count differs from a nonzero request by rounding */
+    int backfilled;         /* 1 when the group includes SMs outside whole units */
+} gctx_group_plan;
+
+typedef struct gctx_split_plan {
+    size_t size; /* set by the caller: sizeof(gctx_split_plan) */
+    int device;
+    int driver_version;
+    gctx_split_path path;
+    unsigned granule_sms;   /* the granule of the GRANULES paths, else 0 */
+    unsigned nb_groups;
+    unsigned remainder_sms; /* SMs in no group; 0 when there is no remainder */
+    int rounded;            /* 1 when any group was rounded */
+    int nested;             /* 1 when the input is itself a split output or a remainder, so the
+                               split goes through an intermediate green context */
+} gctx_split_plan;
+#define GCTX_SPLIT_PLAN_INIT {sizeof(gctx_split_plan), 0, 0, GCTX_SPLIT_PATH_STRUCTURED, 0, 0, 0, 0, 0}
+
+/* Dry run: what gctx_partition_split would give for the same request, creating nothing.
+ * plan and group_plans (nb_groups entries) are outputs; either may be NULL. */
+GCTX_API gctx_status gctx_partition_plan(const gctx_partition *input, const gctx_group *groups,
+                                         unsigned nb_groups, const gctx_split_options *options,
+                                         gctx_split_plan *plan, gctx_group_plan *group_plans);
+
+/* Splits input into nb_groups disjoint partitions of exactly the sizes the plan gives, and
+ * the remainder. partitions: nb_groups outputs. remainder: NULL when the caller doesn't want
+ * it; *remainder is set to NULL when nothing is left over. options may be NULL (strict).
+ * plan and group_plans: optional outputs, as in gctx_partition_plan.
+ * Works on every driver with green contexts, on any kind of partition: splitting a group or a
+ * remainder goes through an intermediate green context that greenctx makes and keeps alive
+ * as long as anything made from it lives.
+ * GCTX_ERROR_INVALID_ARGUMENT: a count the partition can't give (the message names the rule
+ * and the nearest legal counts); GCTX_ERROR_INSUFFICIENT_SMS: the groups don't fit. */
+GCTX_API gctx_status gctx_partition_split(gctx_partition *input, const gctx_group *groups,
+                                          unsigned nb_groups, const gctx_split_options *options,
+                                          gctx_partition **partitions, gctx_partition **remainder,
+                                          gctx_split_plan *plan, gctx_group_plan *group_plans);
+
+typedef enum gctx_relation {
+    GCTX_RELATION_DISJOINT = 0,      /* guaranteed to share no SM (made by one split, or from
+                                        disjoint ancestors) */
+    GCTX_RELATION_MAY_OVERLAP = 1,   /* made by different splits: the driver may give both the
+                                        same SMs */
+    GCTX_RELATION_OVERLAP = 2        /* known to share SMs (the same SMs, or one holds the other) */
+} gctx_relation;
+
+/* What greenctx knows of two partitions' SMs, from how they were made. */
+GCTX_API gctx_status gctx_partition_relation(const gctx_partition *a, const gctx_partition *b,
+                                             gctx_relation *relation);
+
+
+/* ---------------------------------------------------------------------------------------- */
+/* Green contexts                                                                            */
+
+/* A green context: a CUDA context whose work runs only on one partition's SMs. It keeps the
+ * partition it was made from alive. Work in the primary context (ordinary streams) still runs
+ * on every SM, including this context's: isolate two workloads by giving both a context. */
+typedef struct gctx_context gctx_context;
+
+typedef enum gctx_workqueue_scope {
+    GCTX_WORKQUEUE_SCOPE_DEFAULT = 0,    /* leave the driver's choice (share with the device) */
+    GCTX_WORKQUEUE_SCOPE_DEVICE_CTX = 1, /* share workqueues with every context (13.1+) */
+    GCTX_WORKQUEUE_SCOPE_BALANCED = 2    /* keep apart from other balanced contexts (13.1+) */
+} gctx_workqueue_scope;
+
+typedef struct gctx_context_options {
+    size_t size; /* sizeof(gctx_context_options), set by GCTX_CONTEXT_OPTIONS_INIT */
+    gctx_workqueue_scope workqueue_scope;
+    unsigned workqueue_concurrency_limit; /* expected concurrent stream-ordered workloads;
+                                             0 leaves the driver's; 13.1+ */
+} gctx_context_options;
+#define GCTX_CONTEXT_OPTIONS_INIT {sizeof(gctx_context_options), GCTX_WORKQUEUE_SCOPE_DEFAULT, 0}
+
+/* A green context on the partition's SMs. options may be NULL. Workqueue options need driver
+ * 13.1 (GCTX_ERROR_UNSUPPORTED before, naming it). Several contexts may be made from one
+ * partition; they share its SMs. */
+GCTX_API gctx_status gctx_context_create(gctx_partition *partition,
+                                         const gctx_context_options *options,
+                                         gctx_context **context);
+/* A green context of num_sms SMs of a device (a one-group split of the whole device; the
+ * remainder is dropped). The count follows the split rules (strict). */
+GCTX_API gctx_status gctx_context_create_with_sms(int device, unsigned num_sms,
+                                                  const gctx_context_options *options,
+                                                  gctx_context **context);
+/* Splits a context's SMs into disjoint contexts (torch's GreenContext.split): contexts gets
+ * nb_groups; remainder, when not NULL, gets a context on the SMs left over (or NULL when none
+ * are left); pass NULL to drop them. */
+GCTX_API gctx_status gctx_context_split(gctx_context *context, const gctx_group *groups,
+                                        unsigned nb_groups, const gctx_split_options *split_options,
+                                        const gctx_context_options *options,
+                                        gctx_context **contexts, gctx_context **remainder);
+/* Takes a green context someone else created (PyTorch, cuda.core, another library) without
+ * taking ownership: greenctx never destroys it; the caller keeps it alive while the handle
+ * lives. */
+GCTX_API gctx_status gctx_context_adopt(CUgreenCtx green, gctx_context **context);
+GCTX_API gctx_context *gctx_context_retain(gctx_context *context);
+GCTX_API void gctx_context_release(gctx_context *context);
+
+typedef struct gctx_context_info {
+    size_t size; /* set by the caller: sizeof(gctx_context_info) */
+    int device;
+    unsigned sm_count;
+    int has_id;              /* 1 when the driver gives context ids (12.9+) */
+    unsigned long long id;   /* cuGreenCtxGetId: unique for the life of the process */
+    int adopted;             /* 1: made by someone else, never destroyed by greenctx */
+    gctx_workqueue_scope workqueue_scope;
+    unsigned workqueue_concurrency_limit; /* 0 when unknown or not set */
+} gctx_context_info;
+#define GCTX_CONTEXT_INFO_INIT {sizeof(gctx_context_info), 0, 0, 0, 0, 0, GCTX_WORKQUEUE_SCOPE_DEFAULT, 0}
+
+GCTX_API gctx_status gctx_context_get_info(const gctx_context *context, gctx_context_info *info);
+/* The context's SMs as a partition (kind CONTEXT), which can be split further; it keeps the
+ * context alive. */
+GCTX_API gctx_status gctx_context_partition(gctx_context *context, gctx_partition **partition);
+/* The context's locality domain (driver 13.4+ and a device that has domains). */
+GCTX_API gctx_status gctx_context_locality_domain(const gctx_context *context, unsigned *domain);
+/* The raw handles, for cudart, cuBLAS, NCCL or PyTorch; owned by the context (NULL for a
+ * handle that is not a live context). */
+GCTX_API CUgreenCtx gctx_context_green_handle(const gctx_context *context);
+/* cuCtxFromGreenCtx: push it or make it current to use APIs that take the current context. */
+GCTX_API CUcontext gctx_context_cu_context(const gctx_context *context);
+/* What greenctx knows of two contexts' SMs (see gctx_partition_relation). */
+GCTX_API gctx_status gctx_context_relation(const gctx_context *a, const gctx_context *b,
+                                           gctx_relation *relation);
+/* The workqueue concurrency limit a device's contexts get by default (driver 13.1+; follows
+ * CUDA_DEVICE_MAX_CONNECTIONS). */
+GCTX_API gctx_status gctx_max_workqueue_concurrency(int device, unsigned *limit);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Streams and events                                                                        */
+
+/* A stream whose work runs on a context's SMs. Green-context streams are non-blocking: they
+ * never synchronise with the legacy default stream. A stream keeps its context alive; its
+ * release waits for its work, then destroys it. */
+typedef struct gctx_stream gctx_stream;
+
+typedef struct gctx_stream_options {
+    size_t size;  /* sizeof(gctx_stream_options), set by GCTX_STREAM_OPTIONS_INIT */
+    int priority; /* lower is higher priority; clamped to the device's range */
+    int blocking; /* must stay 0: the driver refuses blocking green streams */
+} gctx_stream_options;
+#define GCTX_STREAM_OPTIONS_INIT {sizeof(gctx_stream_options), 0, 0}
+
+/* options may be NULL. On drivers before 12.5 the stream is made with the context current,
+ * and the caller's current context is restored. */
+GCTX_API gctx_status gctx_stream_create(gctx_context *context, const gctx_stream_options *options,
+                                        gctx_stream **stream);
+/* Takes a stream someone else created, without ownership; its green context (if any) is
+ * adopted too. GCTX_ERROR_INVALID_ARGUMENT for a stream of no green context. */
+GCTX_API gctx_status gctx_stream_adopt(CUstream stream, gctx_stream **out);
+GCTX_API gctx_stream *gctx_stream_retain(gctx_stream *stream);
+GCTX_API void gctx_stream_release(gctx_stream *stream);
+/* The raw stream, for cudart, cuBLAS, NCCL, torch.cuda.ExternalStream. */
+GCTX_API CUstream gctx_stream_handle(const gctx_stream *stream);
+/* The stream's context, retained for the caller. */
+GCTX_API gctx_status gctx_stream_context(gctx_stream *stream, gctx_context **context);
+GCTX_API gctx_status gctx_stream_priority(const gctx_stream *stream, int *priority);
+GCTX_API gctx_status gctx_stream_synchronize(gctx_stream *stream);
+/* The green context a raw stream belongs to (cuStreamGetGreenCtx), or NULL for a stream of
+ * an ordinary context. */
+GCTX_API gctx_status gctx_green_context_of_stream(CUstream stream, CUgreenCtx *green);
+
+/* An event, to order work on two partitions without a host sync. */
+typedef struct gctx_event gctx_event;
+/* An event of context's device (timing disabled: it only orders work). */
+GCTX_API gctx_status gctx_event_create(gctx_context *context, gctx_event **event);
+GCTX_API gctx_event *gctx_event_retain(gctx_event *event);
+GCTX_API void gctx_event_release(gctx_event *event);
+GCTX_API CUevent gctx_event_handle(const gctx_event *event);
+/* Records the event after the work submitted so far to a stream, or to every stream of a
+ * context (cuGreenCtxRecordEvent). */
+GCTX_API gctx_status gctx_event_record(gctx_event *event, gctx_stream *stream);
+GCTX_API gctx_status gctx_event_record_context(gctx_event *event, gctx_context *context);
+/* Makes later work of a stream, or of every stream of a context, wait for the event. */
+GCTX_API gctx_status gctx_stream_wait_event(gctx_stream *stream, gctx_event *event);
+GCTX_API gctx_status gctx_context_wait_event(gctx_context *context, gctx_event *event);
+GCTX_API gctx_status gctx_event_synchronize(gctx_event *event);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Seeing where work runs                                                                    */
+
+/* Runs a small kernel (shipped as PTX, no toolkit needed) with enough blocks to reach every
+ * SM the stream may use, and reports the physical SM ids (%smid) its blocks ran on, sorted.
+ * count gets how many; at most capacity are written. GCTX_ERROR_UNSUPPORTED where the driver
+ * runs no kernels (the simulated driver). */
+GCTX_API gctx_status gctx_stream_observe_sms(gctx_stream *stream, unsigned *sm_ids,
+                                             unsigned capacity, unsigned *count);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GREENCTX_H */

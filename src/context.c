@@ -1,0 +1,401 @@
+/* Green contexts: creation (with workqueue settings), splitting, adoption, queries. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "partition.h"
+
+static void context_destroy(gctx__object *object)
+{
+    gctx_context *c = (gctx_context *)object;
+    const gctx__driver *drv;
+    /* An object exists only after the driver loaded, so this load cannot fail. */
+    if (c->owned && gctx__driver_load(&drv) == GCTX_SUCCESS)
+        drv->cuGreenCtxDestroy(c->green);
+    if (c->partition)
+        gctx_partition_release(c->partition);
+    free(c);
+}
+
+static gctx_status check_options(const gctx__driver *drv, const gctx_context_options *options)
+{
+    if (!options)
+        return GCTX_SUCCESS;
+    if (options->size < sizeof *options)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                          "options->size is %zu, expected %zu: initialise it with "
+                          "GCTX_CONTEXT_OPTIONS_INIT",
+                          options->size, sizeof *options);
+    if ((unsigned)options->workqueue_scope > GCTX_WORKQUEUE_SCOPE_BALANCED)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                          "workqueue_scope %d is not a gctx_workqueue_scope value",
+                          (int)options->workqueue_scope);
+    int wants_workqueue = options->workqueue_scope != GCTX_WORKQUEUE_SCOPE_DEFAULT ||
+                          options->workqueue_concurrency_limit != 0;
+    if (wants_workqueue && !drv->features[GCTX_FEATURE_WORKQUEUES].available)
+        return gctx__fail(GCTX_ERROR_UNSUPPORTED,
+                          "workqueue scope and concurrency limit need driver 13.1: %s",
+                          drv->features[GCTX_FEATURE_WORKQUEUES].reason);
+    return GCTX_SUCCESS;
+}
+
+/* A descriptor of the partition's SMs plus a workqueue configuration (13.1+): the driver
+ * provisions workqueues when the context is created from it. */
+static gctx_status workqueue_desc(const gctx__driver *drv, gctx_partition *p,
+                                  const gctx_context_options *options, gcu_resource_desc *desc)
+{
+    gcu_dev_resource *list = calloc(p->nb_resources + 1, sizeof *list);
+    if (!list)
+        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making a green context");
+    memcpy(list, p->resources, p->nb_resources * sizeof *list);
+    gcu_dev_resource *wq = &list[p->nb_resources];
+    gctx_status s = GCTX_SUCCESS;
+    gcu_result r = drv->cuDeviceGetDevResource(p->device, wq, GCU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG);
+    if (r != GCU_SUCCESS)
+        s = gctx__fail_cuda(r, "cuDeviceGetDevResource(WORKQUEUE_CONFIG) on device %d", p->device);
+    if (s == GCTX_SUCCESS) {
+        /* The one documented exception to "never edit a resource": configure it in place. */
+        if (options->workqueue_scope != GCTX_WORKQUEUE_SCOPE_DEFAULT)
+            wq->u.wqConfig.sharingScope =
+                options->workqueue_scope == GCTX_WORKQUEUE_SCOPE_BALANCED
+                    ? GCU_WORKQUEUE_SCOPE_GREEN_CTX_BALANCED
+                    : GCU_WORKQUEUE_SCOPE_DEVICE_CTX;
+        if (options->workqueue_concurrency_limit)
+            wq->u.wqConfig.wqConcurrencyLimit = options->workqueue_concurrency_limit;
+        r = drv->cuDevResourceGenerateDesc(desc, list, p->nb_resources + 1);
+        if (r != GCU_SUCCESS)
+            s = gctx__fail_cuda(r, "cuDevResourceGenerateDesc with a workqueue configuration");
+    }
+    free(list);
+    return s;
+}
+
+/* The workqueue settings a context really got (13.1+), for its info. */
+static void read_workqueue(const gctx__driver *drv, gctx_context *c)
+{
+    if (!drv->features[GCTX_FEATURE_WORKQUEUES].available)
+        return;
+    gcu_dev_resource wq;
+    memset(&wq, 0, sizeof wq);
+    if (drv->cuGreenCtxGetDevResource(c->green, &wq, GCU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG) !=
+        GCU_SUCCESS)
+        return;
+    c->workqueue_limit = wq.u.wqConfig.wqConcurrencyLimit;
+    c->workqueue_scope = wq.u.wqConfig.sharingScope == GCU_WORKQUEUE_SCOPE_GREEN_CTX_BALANCED
+                             ? GCTX_WORKQUEUE_SCOPE_BALANCED
+                             : GCTX_WORKQUEUE_SCOPE_DEVICE_CTX;
+}
+
+/* Fills the driver-side handles of a context whose green handle is set; on failure the
+ * caller destroys what it owns. */
+static gctx_status finish_context(const gctx__driver *drv, gctx_context *c)
+{
+    gcu_result r = drv->cuCtxFromGreenCtx(&c->context, c->green);
+    if (r != GCU_SUCCESS)
+        return gctx__fail_cuda(r, "cuCtxFromGreenCtx");
+    if (drv->cuGreenCtxGetId) {
+        r = drv->cuGreenCtxGetId(c->green, &c->id);
+        if (r != GCU_SUCCESS)
+            return gctx__fail_cuda(r, "cuGreenCtxGetId");
+        c->has_id = 1;
+    }
+    read_workqueue(drv, c);
+    return gctx__object_init(&c->base, GCTX__TYPE_CONTEXT, context_destroy);
+}
+
+gctx_status gctx__context_create(gctx_partition *partition, const gctx_context_options *options,
+                                 gctx_context **out)
+{
+    const gctx__driver *drv;
+    gctx_status s = gctx__driver_load_green(&drv);
+    if (s == GCTX_SUCCESS)
+        s = check_options(drv, options);
+    if (s != GCTX_SUCCESS)
+        return s;
+    gcu_resource_desc desc;
+    int wants_workqueue = options && (options->workqueue_scope != GCTX_WORKQUEUE_SCOPE_DEFAULT ||
+                                      options->workqueue_concurrency_limit != 0);
+    s = wants_workqueue ? workqueue_desc(drv, partition, options, &desc)
+                        : gctx__partition_desc(partition, &desc);
+    if (s != GCTX_SUCCESS)
+        return s;
+    gctx_context *c = calloc(1, sizeof *c);
+    if (!c)
+        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making a green context");
+    c->device = partition->device;
+    /* DEFAULT_STREAM is required up to driver 13.2 and accepted after. */
+    gcu_result r = drv->cuGreenCtxCreate(&c->green, desc, partition->device,
+                                         GCU_GREEN_CTX_DEFAULT_STREAM);
+    if (r != GCU_SUCCESS) {
+        free(c);
+        return gctx__fail_cuda(r, "cuGreenCtxCreate for %u SMs on device %d",
+                               partition->sm_count, partition->device);
+    }
+    c->owned = 1;
+    if ((s = finish_context(drv, c))) {
+        drv->cuGreenCtxDestroy(c->green);
+        free(c);
+        return s;
+    }
+    c->partition = gctx_partition_retain(partition);
+    *out = c;
+    return GCTX_SUCCESS;
+}
+
+void gctx__context_release(gctx_context *context) { gctx__object_release(&context->base); }
+
+gctx_status gctx_context_create(gctx_partition *partition, const gctx_context_options *options,
+                                gctx_context **context)
+{
+    gctx_status s = gctx__object_check(partition, GCTX__TYPE_PARTITION, "partition");
+    if (s != GCTX_SUCCESS)
+        return s;
+    if (!context)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "context (the output) is NULL");
+    return gctx__context_create(partition, options, context);
+}
+
+gctx_status gctx_context_create_with_sms(int device, unsigned num_sms,
+                                         const gctx_context_options *options,
+                                         gctx_context **context)
+{
+    if (!context)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "context (the output) is NULL");
+    if (num_sms == 0)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                          "num_sms is 0: give the SM count the context should have");
+    gctx_partition *whole, *group;
+    gctx_status s = gctx_partition_from_device(device, &whole);
+    if (s != GCTX_SUCCESS)
+        return s;
+    gctx_group request = {num_sms, 0, 0, 0};
+    s = gctx_partition_split(whole, &request, 1, NULL, &group, NULL, NULL, NULL);
+    gctx_partition_release(whole);
+    if (s != GCTX_SUCCESS)
+        return s;
+    s = gctx__context_create(group, options, context);
+    gctx_partition_release(group);
+    return s;
+}
+
+gctx_status gctx_context_split(gctx_context *context, const gctx_group *groups,
+                               unsigned nb_groups, const gctx_split_options *split_options,
+                               const gctx_context_options *options, gctx_context **contexts,
+                               gctx_context **remainder)
+{
+    if (!contexts)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                          "contexts (the output array of nb_groups) is NULL");
+    gctx_partition *whole;
+    gctx_status s = gctx_context_partition(context, &whole);
+    if (s != GCTX_SUCCESS)
+        return s;
+    gctx_partition **parts = groups && nb_groups ? calloc(nb_groups, sizeof *parts) : NULL;
+    gctx_context **made = groups && nb_groups ? calloc(nb_groups, sizeof *made) : NULL;
+    gctx_partition *left = NULL;
+    gctx_context *left_context = NULL;
+    if (groups && nb_groups && (!parts || !made))
+        s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting a context");
+    if (s == GCTX_SUCCESS)
+        s = gctx_partition_split(whole, groups, nb_groups, split_options, parts,
+                                 remainder ? &left : NULL, NULL, NULL);
+    gctx_partition_release(whole);
+    unsigned done = 0;
+    if (s == GCTX_SUCCESS) {
+        for (; done < nb_groups; done++)
+            if ((s = gctx__context_create(parts[done], options, &made[done])))
+                break;
+        if (s == GCTX_SUCCESS && left)
+            s = gctx__context_create(left, options, &left_context);
+        for (unsigned i = 0; i < nb_groups; i++)
+            gctx_partition_release(parts[i]);
+        gctx_partition_release(left);
+    }
+    if (s == GCTX_SUCCESS) {
+        memcpy(contexts, made, nb_groups * sizeof *made);
+        if (remainder)
+            *remainder = left_context;
+    } else {
+        for (unsigned i = 0; i < done; i++)
+            gctx__context_release(made[i]);
+    }
+    free(parts);
+    free(made);
+    return s;
+}
+
+gctx_status gctx_context_adopt(CUgreenCtx green, gctx_context **context)
+{
+    if (!green)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "green (the context to adopt) is NULL");
+    if (!context)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "context (the output) is NULL");
+    const gctx__driver *drv;
+    gctx_status s = gctx__driver_load_green(&drv);
+    if (s != GCTX_SUCCESS)
+        return s;
+    gctx_context *c = calloc(1, sizeof *c);
+    if (!c)
+        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory adopting a green context");
+    c->green = green;
+    gcu_result r = drv->cuCtxFromGreenCtx(&c->context, green);
+    if (r != GCU_SUCCESS) {
+        free(c);
+        return gctx__fail_cuda(r, "cuCtxFromGreenCtx: the handle to adopt is not a live green "
+                                  "context");
+    }
+    gcu_device device = 0;
+    if ((s = gctx__push_context(drv, c->context)) == GCTX_SUCCESS) {
+        r = drv->cuCtxGetDevice(&device);
+        s = gctx__pop_context(drv);
+        if (r != GCU_SUCCESS)
+            s = gctx__fail_cuda(r, "cuCtxGetDevice of the adopted green context");
+    }
+    c->device = device;
+    if (s == GCTX_SUCCESS)
+        s = finish_context(drv, c);
+    if (s != GCTX_SUCCESS) {
+        free(c);
+        return s;
+    }
+    *context = c;
+    return GCTX_SUCCESS;
+}
+
+gctx_context *gctx_context_retain(gctx_context *context)
+{
+    if (context && gctx__object_check(context, GCTX__TYPE_CONTEXT, "context") == GCTX_SUCCESS)
+        gctx__object_retain(&context->base);
+    return context;
+}
+
+void gctx_context_release(gctx_context *context)
+{
+    if (context && gctx__object_check(context, GCTX__TYPE_CONTEXT, "context") == GCTX_SUCCESS)
+        gctx__object_release(&context->base);
+}
+
+gctx_status gctx_context_get_info(const gctx_context *context, gctx_context_info *info)
+{
+    gctx_status s = gctx__object_check(context, GCTX__TYPE_CONTEXT, "context");
+    if (s != GCTX_SUCCESS)
+        return s;
+    if (!info)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "info is NULL");
+    if (info->size < sizeof *info)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                          "info->size is %zu, expected %zu: initialise it with "
+                          "GCTX_CONTEXT_INFO_INIT",
+                          info->size, sizeof *info);
+    const gctx__driver *drv;
+    if ((s = gctx__driver_load_green(&drv)))
+        return s;
+    gcu_dev_resource sm;
+    memset(&sm, 0, sizeof sm);
+    gcu_result r = drv->cuGreenCtxGetDevResource(context->green, &sm, GCU_DEV_RESOURCE_TYPE_SM);
+    if (r != GCU_SUCCESS)
+        return gctx__fail_cuda(r, "cuGreenCtxGetDevResource(SM)");
+    gctx_context_info out = GCTX_CONTEXT_INFO_INIT;
+    out.device = context->device;
+    out.sm_count = sm.u.sm.smCount;
+    out.has_id = context->has_id;
+    out.id = context->id;
+    out.adopted = !context->owned;
+    out.workqueue_scope = context->workqueue_scope;
+    out.workqueue_concurrency_limit = context->workqueue_limit;
+    *info = out;
+    return GCTX_SUCCESS;
+}
+
+gctx_status gctx_context_partition(gctx_context *context, gctx_partition **partition)
+{
+    gctx_status s = gctx__object_check(context, GCTX__TYPE_CONTEXT, "context");
+    if (s != GCTX_SUCCESS)
+        return s;
+    if (!partition)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "partition (the output) is NULL");
+    return gctx__partition_from_context(context, partition);
+}
+
+gctx_status gctx_context_locality_domain(const gctx_context *context, unsigned *domain)
+{
+    gctx_status s = gctx__object_check(context, GCTX__TYPE_CONTEXT, "context");
+    if (s != GCTX_SUCCESS)
+        return s;
+    if (!domain)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "domain (the output) is NULL");
+    const gctx__driver *drv;
+    if ((s = gctx__driver_load_green(&drv)))
+        return s;
+    if (!drv->features[GCTX_FEATURE_LOCALITY_DOMAINS].available)
+        return gctx__fail(GCTX_ERROR_UNSUPPORTED, "locality domains: %s",
+                          drv->features[GCTX_FEATURE_LOCALITY_DOMAINS].reason);
+    gcu_dev_resource sm;
+    memset(&sm, 0, sizeof sm);
+    gcu_result r = drv->cuGreenCtxGetDevResource(context->green, &sm, GCU_DEV_RESOURCE_TYPE_SM);
+    if (r != GCU_SUCCESS)
+        return gctx__fail_cuda(r, "cuGreenCtxGetDevResource(SM)");
+    if (!(sm.u.sm.flags & GCU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_ID))
+        return gctx__fail(GCTX_ERROR_UNSUPPORTED,
+                          "this context's SMs carry no locality domain (the device has none, or "
+                          "its SMs span several)");
+    *domain = sm.u.sm.localityDomainId;
+    return GCTX_SUCCESS;
+}
+
+CUgreenCtx gctx_context_green_handle(const gctx_context *context)
+{
+    return gctx__object_check(context, GCTX__TYPE_CONTEXT, "context") == GCTX_SUCCESS
+               ? context->green : NULL;
+}
+
+CUcontext gctx_context_cu_context(const gctx_context *context)
+{
+    return gctx__object_check(context, GCTX__TYPE_CONTEXT, "context") == GCTX_SUCCESS
+               ? context->context : NULL;
+}
+
+gctx_status gctx_context_relation(const gctx_context *a, const gctx_context *b,
+                                  gctx_relation *relation)
+{
+    gctx_status s;
+    if ((s = gctx__object_check(a, GCTX__TYPE_CONTEXT, "context a")) ||
+        (s = gctx__object_check(b, GCTX__TYPE_CONTEXT, "context b")))
+        return s;
+    if (!relation)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "relation (the output) is NULL");
+    if (a->device != b->device) {
+        *relation = GCTX_RELATION_DISJOINT;
+        return GCTX_SUCCESS;
+    }
+    if (a->green == b->green) {
+        *relation = GCTX_RELATION_OVERLAP;
+        return GCTX_SUCCESS;
+    }
+    if (!a->partition || !b->partition) {
+        *relation = GCTX_RELATION_MAY_OVERLAP; /* adopted: greenctx doesn't know its history */
+        return GCTX_SUCCESS;
+    }
+    return gctx_partition_relation(a->partition, b->partition, relation);
+}
+
+gctx_status gctx_max_workqueue_concurrency(int device, unsigned *limit)
+{
+    if (!limit)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "limit (the output) is NULL");
+    const gctx__driver *drv;
+    gctx_status s = gctx__driver_load_green(&drv);
+    if (s == GCTX_SUCCESS)
+        s = gctx__check_device(drv, device);
+    if (s != GCTX_SUCCESS)
+        return s;
+    if (!drv->features[GCTX_FEATURE_WORKQUEUES].available)
+        return gctx__fail(GCTX_ERROR_UNSUPPORTED, "workqueue concurrency: %s",
+                          drv->features[GCTX_FEATURE_WORKQUEUES].reason);
+    gcu_dev_resource wq;
+    memset(&wq, 0, sizeof wq);
+    gcu_result r = drv->cuDeviceGetDevResource(device, &wq, GCU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG);
+    if (r != GCU_SUCCESS)
+        return gctx__fail_cuda(r, "cuDeviceGetDevResource(WORKQUEUE_CONFIG) on device %d", device);
+    *limit = wq.u.wqConfig.wqConcurrencyLimit;
+    return GCTX_SUCCESS;
+}

@@ -1,0 +1,237 @@
+/*
+ * The part of the CUDA driver ABI that greenctx uses, declared by greenctx itself so the
+ * library builds with a plain C compiler and loads libcuda at run time.
+ *
+ * Names carry a gcu_/GCU_ prefix so that tests can include this file next to the real
+ * <cuda.h> and compare every size, offset and value (tests/abi_check.c). The layouts are
+ * the superset for drivers 12.4 to 13.4 (shared/docs/cuda-green-ctx-abi.md §3.5): one
+ * declaration serves every driver because CUdevResource is 144 bytes in all of them.
+ * Fields added after 12.4 are read only when the driver version says they exist.
+ */
+#ifndef GREENCTX_CUDA_ABI_H
+#define GREENCTX_CUDA_ABI_H
+
+#include <stddef.h>
+
+#include "greenctx.h" /* CUcontext, CUstream, CUevent, CUgreenCtx: declared as cuda.h does */
+
+typedef int gcu_result;
+typedef int gcu_device;
+typedef unsigned long long gcu_deviceptr;
+typedef struct CUdevResourceDesc_st *gcu_resource_desc;
+typedef struct CUmod_st *gcu_module;
+typedef struct CUfunc_st *gcu_function;
+typedef struct CUgraph_st *gcu_graph;
+typedef struct CUgraphExec_st *gcu_graph_exec;
+
+/* CUresult values greenctx names or reacts to. */
+enum {
+    GCU_SUCCESS = 0,
+    GCU_ERROR_INVALID_VALUE = 1,
+    GCU_ERROR_OUT_OF_MEMORY = 2,
+    GCU_ERROR_NOT_INITIALIZED = 3,
+    GCU_ERROR_DEINITIALIZED = 4,
+    GCU_ERROR_NO_DEVICE = 100,
+    GCU_ERROR_INVALID_DEVICE = 101,
+    GCU_ERROR_INVALID_IMAGE = 200,
+    GCU_ERROR_INVALID_CONTEXT = 201,
+    GCU_ERROR_INVALID_PTX = 218,
+    GCU_ERROR_INVALID_HANDLE = 400,
+    GCU_ERROR_NOT_FOUND = 500,
+    GCU_ERROR_NOT_READY = 600,
+    GCU_ERROR_CONTEXT_IS_DESTROYED = 709,
+    GCU_ERROR_NOT_PERMITTED = 800,
+    GCU_ERROR_NOT_SUPPORTED = 801,
+    GCU_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900,
+    GCU_ERROR_INVALID_RESOURCE_TYPE = 914,
+    GCU_ERROR_INVALID_RESOURCE_CONFIGURATION = 915,
+    GCU_ERROR_STREAM_DETACHED = 917, /* 13.1 */
+    GCU_ERROR_UNKNOWN = 999
+};
+
+enum {
+    GCU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+    GCU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
+    GCU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+    GCU_DEVICE_ATTRIBUTE_LOCALITY_DOMAIN_COUNT = 149 /* 13.4 */
+};
+
+enum { GCU_STREAM_DEFAULT = 0x0, GCU_STREAM_NON_BLOCKING = 0x1 };
+enum { GCU_EVENT_DEFAULT = 0x0, GCU_EVENT_DISABLE_TIMING = 0x2 };
+enum { GCU_STREAM_CAPTURE_MODE_GLOBAL = 0, GCU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1 };
+
+enum { GCU_GET_PROC_ADDRESS_DEFAULT = 0 };
+enum {
+    GCU_GET_PROC_ADDRESS_SUCCESS = 0,
+    GCU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND = 1,
+    GCU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT = 2
+};
+
+/* cuGreenCtxCreate flags: DEFAULT_STREAM is required up to 13.2 and accepted after. */
+enum { GCU_GREEN_CTX_NONE = 0x0, GCU_GREEN_CTX_DEFAULT_STREAM = 0x1 };
+
+/* cuDevSmResourceSplitByCount useFlags (12.5+). */
+enum {
+    GCU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING = 0x1,
+    GCU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE = 0x2
+};
+
+/* CU_DEV_SM_RESOURCE_GROUP_PARAMS.flags and CUdevSmResource.flags (13.1+). */
+enum {
+    GCU_DEV_SM_RESOURCE_GROUP_DEFAULT = 0,
+    GCU_DEV_SM_RESOURCE_GROUP_BACKFILL = 1,
+    GCU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_ID = 2 /* 13.4 */
+};
+
+typedef enum {
+    GCU_DEV_RESOURCE_TYPE_INVALID = 0,
+    GCU_DEV_RESOURCE_TYPE_SM = 1,
+    GCU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG = 1000, /* 13.1 */
+    GCU_DEV_RESOURCE_TYPE_WORKQUEUE = 10000        /* 13.1 */
+} gcu_dev_resource_type;
+
+typedef enum {
+    GCU_WORKQUEUE_SCOPE_DEVICE_CTX = 0,
+    GCU_WORKQUEUE_SCOPE_GREEN_CTX_BALANCED = 1
+} gcu_workqueue_scope;
+
+typedef struct gcu_dev_sm_resource {
+    unsigned int smCount;                /* 12.4 */
+    unsigned int minSmPartitionSize;     /* 13.0 */
+    unsigned int smCoscheduledAlignment; /* 13.0 */
+    unsigned int flags;                  /* 13.1 */
+    unsigned int localityDomainId;       /* 13.4, valid when flags & LOCALITY_DOMAIN_ID */
+} gcu_dev_sm_resource;
+
+typedef struct gcu_dev_workqueue_config_resource {
+    gcu_device device;
+    unsigned int wqConcurrencyLimit;
+    gcu_workqueue_scope sharingScope;
+} gcu_dev_workqueue_config_resource;
+
+typedef struct gcu_dev_workqueue_resource {
+    unsigned char reserved[40];
+} gcu_dev_workqueue_resource;
+
+/* 144 bytes in every driver; the 92 padding bytes carry driver state, so the whole struct
+ * is copied, never rebuilt. nextResource exists from 13.1; before that those 8 bytes are
+ * the tail of the union and are never read as a pointer. */
+typedef struct gcu_dev_resource {
+    gcu_dev_resource_type type;
+    unsigned char _internal_padding[92];
+    union {
+        gcu_dev_sm_resource sm;
+        gcu_dev_workqueue_config_resource wqConfig;
+        gcu_dev_workqueue_resource wq;
+        unsigned char _oversize[40];
+    } u;
+    struct gcu_dev_resource *nextResource;
+} gcu_dev_resource;
+
+typedef struct gcu_dev_sm_resource_group_params {
+    unsigned int smCount; /* in/out: 0 asks for discovery */
+    unsigned int coscheduledSmCount;
+    unsigned int preferredCoscheduledSmCount;
+    unsigned int flags;
+    unsigned int localityDomainId; /* 13.4; reserved (must be 0) before */
+    unsigned int reserved[11];
+} gcu_dev_sm_resource_group_params;
+
+#if defined(__cplusplus)
+#define GCU_STATIC_ASSERT static_assert
+#else
+#define GCU_STATIC_ASSERT _Static_assert
+#endif
+GCU_STATIC_ASSERT(sizeof(gcu_dev_resource) == 144, "CUdevResource is 144 bytes in every driver");
+GCU_STATIC_ASSERT(offsetof(gcu_dev_resource, u) == 96, "the union starts at byte 96");
+GCU_STATIC_ASSERT(offsetof(gcu_dev_resource, nextResource) == 136, "nextResource at byte 136");
+GCU_STATIC_ASSERT(sizeof(gcu_dev_sm_resource_group_params) == 64, "group params are 64 bytes");
+
+/* Entry points, with the ABI version of each prototype below: the version greenctx passes to
+ * cuGetProcAddress. A version above the installed driver's is never asked for. */
+typedef gcu_result (*gcu_pfn_cuGetProcAddress)(const char *symbol, void **pfn, int cudaVersion,
+                                               unsigned long long flags, int *symbolStatus);
+#define GCU_VERSION_cuGetProcAddress 12000
+
+#define GCU_DRIVER_SYMBOLS(X)                                                                   \
+    /* name, version, required, return-and-params */                                           \
+    X(cuInit, 2000, 1, (unsigned int flags))                                                    \
+    X(cuDriverGetVersion, 2020, 1, (int *version))                                              \
+    X(cuGetErrorName, 6000, 1, (gcu_result error, const char **name))                           \
+    X(cuDeviceGetCount, 2000, 1, (int *count))                                                  \
+    X(cuDeviceGet, 2000, 1, (gcu_device * device, int ordinal))                                 \
+    X(cuDeviceGetName, 2000, 1, (char *name, int len, gcu_device dev))                          \
+    X(cuDeviceGetAttribute, 2000, 1, (int *value, int attrib, gcu_device dev))                  \
+    X(cuDevicePrimaryCtxRetain, 7000, 1, (CUcontext * ctx, gcu_device dev))                     \
+    X(cuDevicePrimaryCtxRelease, 11000, 1, (gcu_device dev))                                    \
+    X(cuCtxGetCurrent, 4000, 1, (CUcontext * ctx))                                              \
+    X(cuCtxSetCurrent, 4000, 1, (CUcontext ctx))                                                \
+    X(cuCtxPushCurrent, 4000, 1, (CUcontext ctx))                                               \
+    X(cuCtxPopCurrent, 4000, 1, (CUcontext * ctx))                                              \
+    X(cuCtxGetDevice, 2000, 1, (gcu_device * dev))                                              \
+    X(cuCtxGetStreamPriorityRange, 5050, 1, (int *least, int *greatest))                        \
+    X(cuStreamCreate, 2000, 1, (CUstream * stream, unsigned int flags))                         \
+    X(cuStreamCreateWithPriority, 5050, 1, (CUstream * stream, unsigned int flags, int prio))   \
+    X(cuStreamDestroy, 4000, 1, (CUstream stream))                                              \
+    X(cuStreamSynchronize, 2000, 1, (CUstream stream))                                          \
+    X(cuStreamQuery, 2000, 1, (CUstream stream))                                                \
+    X(cuStreamWaitEvent, 3020, 1, (CUstream stream, CUevent event, unsigned int flags))         \
+    X(cuStreamGetPriority, 5050, 1, (CUstream stream, int *priority))                           \
+    X(cuStreamGetFlags, 5050, 1, (CUstream stream, unsigned int *flags))                        \
+    X(cuEventCreate, 2000, 1, (CUevent * event, unsigned int flags))                            \
+    X(cuEventDestroy, 4000, 1, (CUevent event))                                                 \
+    X(cuEventRecord, 2000, 1, (CUevent event, CUstream stream))                                 \
+    X(cuEventSynchronize, 2000, 1, (CUevent event))                                             \
+    X(cuEventElapsedTime, 2000, 1, (float *ms, CUevent start, CUevent end))                     \
+    X(cuModuleLoadData, 2000, 1, (gcu_module * module, const void *image))                      \
+    X(cuModuleUnload, 2000, 1, (gcu_module module))                                             \
+    X(cuModuleGetFunction, 2000, 1, (gcu_function * fn, gcu_module module, const char *name))   \
+    X(cuLaunchKernel, 4000, 1,                                                                  \
+      (gcu_function fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,        \
+       unsigned bz, unsigned shmem, CUstream stream, void **params, void **extra))              \
+    X(cuMemAlloc, 3020, 1, (gcu_deviceptr * ptr, size_t bytes))                                 \
+    X(cuMemFree, 3020, 1, (gcu_deviceptr ptr))                                                  \
+    X(cuMemcpyDtoH, 3020, 1, (void *dst, gcu_deviceptr src, size_t bytes))                      \
+    X(cuMemsetD32, 3020, 1, (gcu_deviceptr dst, unsigned int value, size_t count))             \
+    X(cuDeviceGetDevResource, 12040, 0,                                                         \
+      (gcu_device dev, gcu_dev_resource * resource, gcu_dev_resource_type type))                \
+    X(cuCtxGetDevResource, 12040, 0,                                                            \
+      (CUcontext ctx, gcu_dev_resource * resource, gcu_dev_resource_type type))                 \
+    X(cuGreenCtxGetDevResource, 12040, 0,                                                       \
+      (CUgreenCtx ctx, gcu_dev_resource * resource, gcu_dev_resource_type type))                \
+    X(cuDevSmResourceSplitByCount, 12040, 0,                                                    \
+      (gcu_dev_resource * result, unsigned int *nbGroups, const gcu_dev_resource *input,        \
+       gcu_dev_resource *remaining, unsigned int useFlags, unsigned int minCount))              \
+    X(cuDevResourceGenerateDesc, 12040, 0,                                                      \
+      (gcu_resource_desc * desc, gcu_dev_resource * resources, unsigned int nbResources))       \
+    X(cuGreenCtxCreate, 12040, 0,                                                               \
+      (CUgreenCtx * ctx, gcu_resource_desc desc, gcu_device dev, unsigned int flags))           \
+    X(cuGreenCtxDestroy, 12040, 0, (CUgreenCtx ctx))                                            \
+    X(cuCtxFromGreenCtx, 12040, 0, (CUcontext * ctx, CUgreenCtx green))                         \
+    X(cuGreenCtxRecordEvent, 12040, 0, (CUgreenCtx ctx, CUevent event))                         \
+    X(cuGreenCtxWaitEvent, 12040, 0, (CUgreenCtx ctx, CUevent event))                           \
+    X(cuStreamGetGreenCtx, 12040, 0, (CUstream stream, CUgreenCtx * ctx))                       \
+    X(cuGreenCtxStreamCreate, 12050, 0,                                                         \
+      (CUstream * stream, CUgreenCtx ctx, unsigned int flags, int priority))                    \
+    X(cuGreenCtxGetId, 12090, 0, (CUgreenCtx ctx, unsigned long long *id))                      \
+    X(cuDevSmResourceSplit, 13010, 0,                                                           \
+      (gcu_dev_resource * result, unsigned int nbGroups, const gcu_dev_resource *input,         \
+       gcu_dev_resource *remainder, unsigned int flags,                                         \
+       gcu_dev_sm_resource_group_params *groupParams))                                          \
+    X(cuStreamGetDevResource, 13010, 0,                                                         \
+      (CUstream stream, gcu_dev_resource * resource, gcu_dev_resource_type type))               \
+    X(cuStreamBeginCapture, 10010, 0, (CUstream stream, int mode))                              \
+    X(cuStreamEndCapture, 10000, 0, (CUstream stream, gcu_graph * graph))                       \
+    X(cuGraphInstantiateWithFlags, 11040, 0,                                                             \
+      (gcu_graph_exec * exec, gcu_graph graph, unsigned long long flags))                       \
+    X(cuGraphLaunch, 10000, 0, (gcu_graph_exec exec, CUstream stream))                          \
+    X(cuGraphExecDestroy, 10000, 0, (gcu_graph_exec exec))                                      \
+    X(cuGraphDestroy, 10000, 0, (gcu_graph graph))
+
+#define GCU_DECLARE_PFN(name, version, required, params)                                        \
+    typedef gcu_result(*gcu_pfn_##name) params;                                                 \
+    enum { GCU_VERSION_##name = version };
+GCU_DRIVER_SYMBOLS(GCU_DECLARE_PFN)
+#undef GCU_DECLARE_PFN
+
+#endif

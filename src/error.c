@@ -1,0 +1,92 @@
+/* Status names and the thread-local error message. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+static _Thread_local char last_message[1024];
+static _Thread_local int last_cuda_result;
+
+const char *gctx_status_name(gctx_status status)
+{
+    switch (status) {
+#define GCTX_STATUS_NAME_(name, value, text)                                                    \
+    case GCTX_##name:                                                                          \
+        return "GCTX_" #name;
+        GCTX_STATUS_MAP(GCTX_STATUS_NAME_)
+#undef GCTX_STATUS_NAME_
+    default:
+        return "GCTX_UNKNOWN_STATUS";
+    }
+}
+
+const char *gctx_status_string(gctx_status status)
+{
+    switch (status) {
+#define GCTX_STATUS_TEXT_(name, value, text)                                                    \
+    case GCTX_##name:                                                                          \
+        return text;
+        GCTX_STATUS_MAP(GCTX_STATUS_TEXT_)
+#undef GCTX_STATUS_TEXT_
+    default:
+        return "unknown status";
+    }
+}
+
+const char *gctx_last_error(void) { return last_message; }
+
+int gctx_last_cuda_result(void) { return last_cuda_result; }
+
+static void set_message(const char *fmt, va_list args)
+{
+    vsnprintf(last_message, sizeof last_message, fmt, args);
+}
+
+gctx_status gctx__fail(gctx_status status, const char *fmt, ...)
+{
+    va_list args;
+    va_start(args, fmt);
+    set_message(fmt, args);
+    va_end(args);
+    last_cuda_result = 0;
+    return status;
+}
+
+gctx_status gctx__fail_cuda(gcu_result result, const char *fmt, ...)
+{
+    char what[768];
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(what, sizeof what, fmt, args);
+    va_end(args);
+    snprintf(last_message, sizeof last_message, "%s: %s (%d)", what,
+             gctx__cuda_result_name(result), result);
+    last_cuda_result = result;
+    return result == GCU_ERROR_INVALID_DEVICE ? GCTX_ERROR_NO_DEVICE : GCTX_ERROR_DRIVER;
+}
+
+void gctx__append_error(const char *fmt, ...)
+{
+    size_t used = strlen(last_message);
+    if (used + 2 >= sizeof last_message)
+        return;
+    memcpy(last_message + used, "; ", 2);
+    used += 2;
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(last_message + used, sizeof last_message - used, fmt, args);
+    va_end(args);
+}
+
+void gctx__error_save(gctx__error_state *state)
+{
+    memcpy(state->message, last_message, sizeof state->message);
+    state->cuda_result = last_cuda_result;
+}
+
+void gctx__error_restore(const gctx__error_state *state)
+{
+    memcpy(last_message, state->message, sizeof last_message);
+    last_cuda_result = state->cuda_result;
+}

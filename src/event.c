@@ -1,0 +1,136 @@
+/* Events: ordering work across partitions without a host sync. */
+#include <stdlib.h>
+
+#include "stream.h"
+
+static void event_destroy(gctx__object *object)
+{
+    gctx_event *ev = (gctx_event *)object;
+    const gctx__driver *drv;
+    if (gctx__driver_load(&drv) == GCTX_SUCCESS)
+        drv->cuEventDestroy(ev->handle);
+    gctx__context_release(ev->context);
+    free(ev);
+}
+
+gctx_status gctx_event_create(gctx_context *context, gctx_event **event)
+{
+    gctx_status s = gctx__object_check(context, GCTX__TYPE_CONTEXT, "context");
+    if (s != GCTX_SUCCESS)
+        return s;
+    if (!event)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "event (the output) is NULL");
+    const gctx__driver *drv;
+    if ((s = gctx__driver_load_green(&drv)))
+        return s;
+    gctx_event *ev = calloc(1, sizeof *ev);
+    if (!ev)
+        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making an event");
+    /* cuEventCreate works on the current context: make it the green one, then restore. */
+    if ((s = gctx__push_context(drv, context->context))) {
+        free(ev);
+        return s;
+    }
+    gcu_result r = drv->cuEventCreate(&ev->handle, GCU_EVENT_DISABLE_TIMING);
+    gctx_status popped = gctx__pop_context(drv);
+    if (r != GCU_SUCCESS) {
+        free(ev);
+        return gctx__fail_cuda(r, "cuEventCreate");
+    }
+    if (popped == GCTX_SUCCESS)
+        popped = gctx__object_init(&ev->base, GCTX__TYPE_EVENT, event_destroy);
+    if (popped != GCTX_SUCCESS) {
+        drv->cuEventDestroy(ev->handle);
+        free(ev);
+        return popped;
+    }
+    ev->context = context;
+    gctx__object_retain(&context->base);
+    *event = ev;
+    return GCTX_SUCCESS;
+}
+
+gctx_event *gctx_event_retain(gctx_event *event)
+{
+    if (event && gctx__object_check(event, GCTX__TYPE_EVENT, "event") == GCTX_SUCCESS)
+        gctx__object_retain(&event->base);
+    return event;
+}
+
+void gctx_event_release(gctx_event *event)
+{
+    if (event && gctx__object_check(event, GCTX__TYPE_EVENT, "event") == GCTX_SUCCESS)
+        gctx__object_release(&event->base);
+}
+
+CUevent gctx_event_handle(const gctx_event *event)
+{
+    return gctx__object_check(event, GCTX__TYPE_EVENT, "event") == GCTX_SUCCESS ? event->handle
+                                                                                : NULL;
+}
+
+/* Checks two handles and loads the driver: the start of every call below. */
+static gctx_status begin(const void *a, gctx__type ta, const char *na, const void *b,
+                         gctx__type tb, const char *nb, const gctx__driver **drv)
+{
+    gctx_status s;
+    if ((s = gctx__object_check(a, ta, na)) || (s = gctx__object_check(b, tb, nb)))
+        return s;
+    return gctx__driver_load_green(drv);
+}
+
+gctx_status gctx_event_record(gctx_event *event, gctx_stream *stream)
+{
+    const gctx__driver *drv;
+    gctx_status s = begin(event, GCTX__TYPE_EVENT, "event", stream, GCTX__TYPE_STREAM, "stream",
+                          &drv);
+    if (s != GCTX_SUCCESS)
+        return s;
+    gcu_result r = drv->cuEventRecord(event->handle, stream->handle);
+    return r == GCU_SUCCESS ? GCTX_SUCCESS : gctx__fail_cuda(r, "cuEventRecord");
+}
+
+gctx_status gctx_event_record_context(gctx_event *event, gctx_context *context)
+{
+    const gctx__driver *drv;
+    gctx_status s = begin(event, GCTX__TYPE_EVENT, "event", context, GCTX__TYPE_CONTEXT,
+                          "context", &drv);
+    if (s != GCTX_SUCCESS)
+        return s;
+    gcu_result r = drv->cuGreenCtxRecordEvent(context->green, event->handle);
+    return r == GCU_SUCCESS ? GCTX_SUCCESS : gctx__fail_cuda(r, "cuGreenCtxRecordEvent");
+}
+
+gctx_status gctx_stream_wait_event(gctx_stream *stream, gctx_event *event)
+{
+    const gctx__driver *drv;
+    gctx_status s = begin(stream, GCTX__TYPE_STREAM, "stream", event, GCTX__TYPE_EVENT, "event",
+                          &drv);
+    if (s != GCTX_SUCCESS)
+        return s;
+    gcu_result r = drv->cuStreamWaitEvent(stream->handle, event->handle, 0);
+    return r == GCU_SUCCESS ? GCTX_SUCCESS : gctx__fail_cuda(r, "cuStreamWaitEvent");
+}
+
+gctx_status gctx_context_wait_event(gctx_context *context, gctx_event *event)
+{
+    const gctx__driver *drv;
+    gctx_status s = begin(context, GCTX__TYPE_CONTEXT, "context", event, GCTX__TYPE_EVENT,
+                          "event", &drv);
+    if (s != GCTX_SUCCESS)
+        return s;
+    gcu_result r = drv->cuGreenCtxWaitEvent(context->green, event->handle);
+    return r == GCU_SUCCESS ? GCTX_SUCCESS : gctx__fail_cuda(r, "cuGreenCtxWaitEvent");
+}
+
+gctx_status gctx_event_synchronize(gctx_event *event)
+{
+    gctx_status s = gctx__object_check(event, GCTX__TYPE_EVENT, "event");
+    if (s != GCTX_SUCCESS)
+        return s;
+    const gctx__driver *drv;
+    if ((s = gctx__driver_load_green(&drv)))
+        return s;
+    gcu_result r = drv->cuEventSynchronize(event->handle);
+    return r == GCU_SUCCESS ? GCTX_SUCCESS : gctx__fail_cuda(r, "cuEventSynchronize");
+}

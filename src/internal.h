@@ -1,0 +1,116 @@
+/* Declarations shared by the library's own files; nothing here is public. */
+#ifndef GREENCTX_INTERNAL_H
+#define GREENCTX_INTERNAL_H
+
+#include <stdatomic.h>
+
+#include "cuda_abi.h"
+#include "greenctx.h"
+
+#if defined(__GNUC__)
+#define GCTX_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#else
+#define GCTX_PRINTF(fmt, args)
+#endif
+
+/* ---- errors (error.c) ---- */
+
+/* Sets this thread's message (and clears its CUresult) and returns status, so a caller can
+ * write `return gctx__fail(...)`. */
+gctx_status gctx__fail(gctx_status status, const char *fmt, ...) GCTX_PRINTF(2, 3);
+/* A driver call returned result: GCTX_ERROR_DRIVER (or GCTX_ERROR_NO_DEVICE for an invalid
+ * device), message "<what>: <CUresult name> (<n>)", and the CUresult kept for
+ * gctx_last_cuda_result(). */
+gctx_status gctx__fail_cuda(gcu_result result, const char *fmt, ...) GCTX_PRINTF(2, 3);
+/* Appends "; " and more text to this thread's message (context from an outer layer). */
+void gctx__append_error(const char *fmt, ...) GCTX_PRINTF(1, 2);
+/* Saves and restores the thread's error state around cleanup that may itself fail, so the
+ * first failure is what the caller sees. */
+typedef struct gctx__error_state {
+    char message[1024];
+    int cuda_result;
+} gctx__error_state;
+void gctx__error_save(gctx__error_state *state);
+void gctx__error_restore(const gctx__error_state *state);
+
+/* ---- the loaded driver (driver.c) ---- */
+
+typedef struct gctx__feature_state {
+    int available;
+    char reason[160];
+} gctx__feature_state;
+
+#define GCTX__COUNT_FEATURE_(name, value, text, version) +1
+typedef struct gctx__driver {
+    int version; /* cuDriverGetVersion */
+    char path[512];
+#define GCTX_DRIVER_MEMBER_(name, version, required, params) gcu_pfn_##name name;
+    GCU_DRIVER_SYMBOLS(GCTX_DRIVER_MEMBER_)
+#undef GCTX_DRIVER_MEMBER_
+    gctx__feature_state features[0 GCTX_FEATURE_MAP(GCTX__COUNT_FEATURE_)];
+} gctx__driver;
+
+/* The driver table, loaded once. On failure sets the thread's error. */
+gctx_status gctx__driver_load(const gctx__driver **driver);
+/* The same, failing with GCTX_ERROR_UNSUPPORTED where green contexts are unavailable
+ * (drivers before 12.4), the message naming the version needed. */
+gctx_status gctx__driver_load_green(const gctx__driver **driver);
+/* 1 when cuInit answered CUDA_ERROR_NO_DEVICE: the driver loaded and counts no device. */
+int gctx__driver_has_no_device(void);
+
+/* Name of a CUresult ("CUDA_ERROR_INVALID_VALUE"); "CUDA_ERROR_<n>" when unknown. The
+ * returned pointer is static or the driver's. */
+const char *gctx__cuda_result_name(gcu_result result);
+
+/* Runs with ctx current on this thread, then restores what was current: the driver keeps a
+ * per-thread context stack and greenctx promises never to change it. */
+gctx_status gctx__push_context(const gctx__driver *drv, CUcontext ctx);
+gctx_status gctx__pop_context(const gctx__driver *drv);
+
+/* ---- devices (device.c) ---- */
+
+/* GCTX_SUCCESS when device is an ordinal of this machine; else NO_DEVICE naming the range. */
+gctx_status gctx__check_device(const gctx__driver *drv, int device);
+
+/* The SM partitioning rules of a resource: what the driver reports (13.0+) or, where it
+ * reports nothing, the architecture's rule for the device (derived = 1). */
+typedef struct gctx__sm_rules {
+    unsigned min_partition;
+    unsigned alignment;
+    int derived;
+} gctx__sm_rules;
+gctx_status gctx__device_arch_rules(const gctx__driver *drv, int device, gctx__sm_rules *rules);
+/* A resource's rules: reported values when present, else the device's. */
+gctx_status gctx__resource_rules(const gctx__driver *drv, int device,
+                                 const gcu_dev_resource *resource, gctx__sm_rules *rules);
+
+/* ---- objects and handles (object.c) ---- */
+
+typedef enum gctx__type {
+    GCTX__TYPE_PARTITION = 0x50415254, /* 'PART' */
+    GCTX__TYPE_CONTEXT = 0x43545854,   /* 'CTXT' */
+    GCTX__TYPE_STREAM = 0x5354524d,    /* 'STRM' */
+    GCTX__TYPE_EVENT = 0x45564e54,     /* 'EVNT' */
+    GCTX__TYPE_SPLIT = 0x53504c54      /* 'SPLT': the record of one split, shared by its outputs */
+} gctx__type;
+
+typedef struct gctx__object {
+    gctx__type type;
+    atomic_int refs;
+    void (*destroy)(struct gctx__object *object);
+} gctx__object;
+
+/* Registers a new object with one reference. Fails only when out of memory. */
+gctx_status gctx__object_init(gctx__object *object, gctx__type type,
+                              void (*destroy)(gctx__object *));
+void gctx__object_retain(gctx__object *object);
+/* Drops a reference; the last one unregisters and destroys the object. */
+void gctx__object_release(gctx__object *object);
+/* GCTX_SUCCESS when pointer is a live object of that type; else INVALID_HANDLE (NULL or
+ * released) with a message naming what. Safe on released pointers: it consults the registry
+ * of live objects before touching the memory. */
+gctx_status gctx__object_check(const void *pointer, gctx__type type, const char *what);
+/* Objects alive now (for tests of leaks). */
+int gctx__object_live_count(void);
+
+#endif

@@ -1,0 +1,292 @@
+/* Partition objects: from a device, from a split, from a green context; info; provenance. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "partition.h"
+
+static void partition_destroy(gctx__object *object)
+{
+    gctx_partition *p = (gctx_partition *)object;
+    if (p->split)
+        gctx__object_release(&p->split->base);
+    if (p->context)
+        gctx__context_release(p->context);
+    pthread_mutex_destroy(&p->desc_lock);
+    free(p->resources);
+    free(p);
+}
+
+/* A partition with its resources copied; the caller sets what depends on its kind. */
+static gctx_status partition_new(int device, gctx_partition_kind kind,
+                                 const gcu_dev_resource *resources, unsigned nb_resources,
+                                 gctx_partition **out)
+{
+    gctx_partition *p = calloc(1, sizeof *p);
+    gcu_dev_resource *copy = calloc(nb_resources, sizeof *copy);
+    if (!p || !copy) {
+        free(p);
+        free(copy);
+        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making a partition");
+    }
+    memcpy(copy, resources, nb_resources * sizeof *copy);
+    p->device = device;
+    p->kind = kind;
+    p->resources = copy;
+    p->nb_resources = nb_resources;
+    for (unsigned i = 0; i < nb_resources; i++)
+        p->sm_count += resources[i].u.sm.smCount;
+    pthread_mutex_init(&p->desc_lock, NULL);
+    gctx_status s = gctx__object_init(&p->base, GCTX__TYPE_PARTITION, partition_destroy);
+    if (s != GCTX_SUCCESS) {
+        pthread_mutex_destroy(&p->desc_lock);
+        free(copy);
+        free(p);
+        return s;
+    }
+    *out = p;
+    return GCTX_SUCCESS;
+}
+
+/* Locality and flags exist only in newer drivers' resources. */
+static void read_driver_fields(const gctx__driver *drv, gctx_partition *p)
+{
+    const gcu_dev_sm_resource *sm = &p->resources[0].u.sm;
+    if (drv->version >= 13010)
+        p->flags = sm->flags;
+    if (drv->version >= 13040 && (sm->flags & GCU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_ID)) {
+        p->has_locality = 1;
+        p->locality = sm->localityDomainId;
+    }
+}
+
+static gctx_status compute_capability(const gctx__driver *drv, int device, int *major)
+{
+    gcu_result r = drv->cuDeviceGetAttribute(major, GCU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                                             device);
+    return r == GCU_SUCCESS ? GCTX_SUCCESS
+                            : gctx__fail_cuda(r, "cuDeviceGetAttribute(compute capability) on "
+                                                 "device %d", device);
+}
+
+gctx_status gctx_partition_from_device(int device, gctx_partition **partition)
+{
+    if (!partition)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "partition (the output) is NULL");
+    const gctx__driver *drv;
+    gctx_status s = gctx__driver_load_green(&drv);
+    if (s == GCTX_SUCCESS)
+        s = gctx__check_device(drv, device);
+    if (s != GCTX_SUCCESS)
+        return s;
+    gcu_dev_resource resource;
+    memset(&resource, 0, sizeof resource);
+    gcu_result r = drv->cuDeviceGetDevResource(device, &resource, GCU_DEV_RESOURCE_TYPE_SM);
+    if (r != GCU_SUCCESS)
+        return gctx__fail_cuda(r, "cuDeviceGetDevResource(SM) on device %d", device);
+    gctx__sm_rules rules;
+    int major = 0;
+    if ((s = gctx__resource_rules(drv, device, &resource, &rules)) ||
+        (s = compute_capability(drv, device, &major)))
+        return s;
+    gctx_partition *p;
+    if ((s = partition_new(device, GCTX_PARTITION_DEVICE, &resource, 1, &p)))
+        return s;
+    p->cc_major = major;
+    p->rules = rules;
+    p->structured = 1;
+    read_driver_fields(drv, p);
+    *partition = p;
+    return GCTX_SUCCESS;
+}
+
+gctx_status gctx__partition_from_split(gctx__split *split, unsigned index, gctx_partition_kind kind,
+                                       const gcu_dev_resource *resources, unsigned nb_resources,
+                                       const gctx__sm_rules *rules, int structured,
+                                       gctx_partition **out)
+{
+    gctx_partition *p;
+    gctx_status s = partition_new(split->input->device, kind, resources, nb_resources, &p);
+    if (s != GCTX_SUCCESS)
+        return s;
+    p->cc_major = split->input->cc_major;
+    p->rules = *rules;
+    p->structured = structured;
+    p->split = split;
+    p->index = index;
+    gctx__object_retain(&split->base);
+    const gctx__driver *drv;
+    if (nb_resources == 1 && gctx__driver_load(&drv) == GCTX_SUCCESS)
+        read_driver_fields(drv, p);
+    *out = p;
+    return GCTX_SUCCESS;
+}
+
+gctx_status gctx__partition_from_context(gctx_context *context, gctx_partition **out)
+{
+    const gctx__driver *drv;
+    gctx_status s = gctx__driver_load_green(&drv);
+    if (s != GCTX_SUCCESS)
+        return s;
+    gcu_dev_resource resource;
+    memset(&resource, 0, sizeof resource);
+    gcu_result r = drv->cuGreenCtxGetDevResource(context->green, &resource,
+                                                 GCU_DEV_RESOURCE_TYPE_SM);
+    if (r != GCU_SUCCESS)
+        return gctx__fail_cuda(r, "cuGreenCtxGetDevResource(SM)");
+    gctx__sm_rules rules, device_rules;
+    int major = 0;
+    if ((s = gctx__resource_rules(drv, context->device, &resource, &rules)) ||
+        (s = gctx__device_arch_rules(drv, context->device, &device_rules)) ||
+        (s = compute_capability(drv, context->device, &major)))
+        return s;
+    gctx_partition *p;
+    if ((s = partition_new(context->device, GCTX_PARTITION_CONTEXT, &resource, 1, &p)))
+        return s;
+    p->cc_major = major;
+    p->rules = rules;
+    /* What it was made from tells whether its SMs keep co-scheduling; for an adopted context,
+     * an alignment finer than the architecture's says it came from a remainder. */
+    p->structured = context->partition ? context->partition->structured
+                                       : rules.alignment >= device_rules.alignment;
+    p->context = context;
+    gctx__object_retain(&context->base);
+    read_driver_fields(drv, p);
+    *out = p;
+    return GCTX_SUCCESS;
+}
+
+gctx_status gctx__partition_desc(gctx_partition *p, gcu_resource_desc *desc)
+{
+    const gctx__driver *drv;
+    gctx_status s = gctx__driver_load_green(&drv);
+    if (s != GCTX_SUCCESS)
+        return s;
+    pthread_mutex_lock(&p->desc_lock);
+    if (!p->desc) {
+        gcu_result r = drv->cuDevResourceGenerateDesc(&p->desc, p->resources, p->nb_resources);
+        if (r != GCU_SUCCESS) {
+            p->desc = NULL;
+            s = gctx__fail_cuda(r, "cuDevResourceGenerateDesc for a partition of %u SMs",
+                                p->sm_count);
+        }
+    }
+    *desc = p->desc;
+    pthread_mutex_unlock(&p->desc_lock);
+    return s;
+}
+
+gctx_status gctx_partition_get_info(const gctx_partition *partition, gctx_partition_info *info)
+{
+    gctx_status s = gctx__object_check(partition, GCTX__TYPE_PARTITION, "partition");
+    if (s != GCTX_SUCCESS)
+        return s;
+    if (!info)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "info is NULL");
+    if (info->size < sizeof *info)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                          "info->size is %zu, expected %zu: initialise it with "
+                          "GCTX_PARTITION_INFO_INIT",
+                          info->size, sizeof *info);
+    gctx_partition_info out = GCTX_PARTITION_INFO_INIT;
+    out.device = partition->device;
+    out.kind = partition->kind;
+    out.sm_count = partition->sm_count;
+    out.min_partition_sms = partition->rules.min_partition;
+    out.coscheduled_alignment = partition->rules.alignment;
+    out.structured = partition->structured;
+    out.flags = partition->flags;
+    out.has_locality_domain = partition->has_locality;
+    out.locality_domain_id = partition->locality;
+    *info = out;
+    return GCTX_SUCCESS;
+}
+
+gctx_partition *gctx_partition_retain(gctx_partition *partition)
+{
+    if (partition && gctx__object_check(partition, GCTX__TYPE_PARTITION, "partition") == GCTX_SUCCESS)
+        gctx__object_retain(&partition->base);
+    return partition;
+}
+
+void gctx_partition_release(gctx_partition *partition)
+{
+    if (partition && gctx__object_check(partition, GCTX__TYPE_PARTITION, "partition") == GCTX_SUCCESS)
+        gctx__object_release(&partition->base);
+}
+
+/* ---- provenance ---- */
+
+/* The partition whose SMs these are: a context's SMs are those it was made from. */
+static const gctx_partition *canonical(const gctx_partition *p)
+{
+    while (p->kind == GCTX_PARTITION_CONTEXT && p->context->partition)
+        p = p->context->partition;
+    return p;
+}
+
+/* The partition this one was split from, or NULL at the top (a device, an adopted context). */
+static const gctx_partition *parent(const gctx_partition *p)
+{
+    return p->split ? canonical(p->split->input) : NULL;
+}
+
+static int depth(const gctx_partition *p)
+{
+    int d = 0;
+    for (; p; p = parent(p))
+        d++;
+    return d;
+}
+
+gctx_status gctx_partition_relation(const gctx_partition *a, const gctx_partition *b,
+                                    gctx_relation *relation)
+{
+    gctx_status s;
+    if ((s = gctx__object_check(a, GCTX__TYPE_PARTITION, "partition a")) ||
+        (s = gctx__object_check(b, GCTX__TYPE_PARTITION, "partition b")))
+        return s;
+    if (!relation)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "relation (the output) is NULL");
+    if (a->device != b->device) {
+        *relation = GCTX_RELATION_DISJOINT;
+        return GCTX_SUCCESS;
+    }
+    a = canonical(a);
+    b = canonical(b);
+    int da = depth(a), db = depth(b);
+    /* Walk the deeper one up to the other's depth; meeting the other means one holds it. */
+    while (da > db) {
+        if (parent(a) == b) {
+            *relation = GCTX_RELATION_OVERLAP;
+            return GCTX_SUCCESS;
+        }
+        a = parent(a);
+        da--;
+    }
+    while (db > da) {
+        if (parent(b) == a) {
+            *relation = GCTX_RELATION_OVERLAP;
+            return GCTX_SUCCESS;
+        }
+        b = parent(b);
+        db--;
+    }
+    if (a == b) {
+        *relation = GCTX_RELATION_OVERLAP;
+        return GCTX_SUCCESS;
+    }
+    /* Same depth, different: climb together to the children of the lowest common ancestor. */
+    while (parent(a) != parent(b)) {
+        a = parent(a);
+        b = parent(b);
+    }
+    if (!parent(a)) {
+        /* Two roots of one device: two device partitions, or adopted contexts. */
+        *relation = GCTX_RELATION_OVERLAP;
+        if (a->kind == GCTX_PARTITION_CONTEXT || b->kind == GCTX_PARTITION_CONTEXT)
+            *relation = GCTX_RELATION_MAY_OVERLAP;
+        return GCTX_SUCCESS;
+    }
+    *relation = a->split == b->split ? GCTX_RELATION_DISJOINT : GCTX_RELATION_MAY_OVERLAP;
+    return GCTX_SUCCESS;
+}

@@ -1,0 +1,67 @@
+/* The partition and context objects as the library's files see them. */
+#ifndef GREENCTX_PARTITION_H
+#define GREENCTX_PARTITION_H
+
+#include <pthread.h>
+
+#include "internal.h"
+
+typedef struct gctx_context gctx_context;
+
+/* The record of one split: its outputs share it, and it keeps the split's input alive.
+ * Outputs of one record are disjoint; that is how greenctx knows provenance. */
+typedef struct gctx__split {
+    gctx__object base;
+    gctx_partition *input; /* the partition the driver split (retained) */
+} gctx__split;
+
+struct gctx_partition {
+    gctx__object base;
+    int device;
+    int cc_major;
+    gctx_partition_kind kind;
+    unsigned sm_count;
+    gctx__sm_rules rules;
+    int structured;
+    unsigned flags;
+    int has_locality;
+    unsigned locality;
+    /* The driver resources behind it: the one queried resource (DEVICE, CONTEXT), or outputs
+     * of one split (GROUP, REMAINDER), which can share a descriptor. */
+    unsigned nb_resources;
+    gcu_dev_resource *resources;
+    gctx__split *split; /* GROUP, REMAINDER: the split it came from (retained) */
+    unsigned index;     /* its group index in that split; nb_groups for the remainder */
+    gctx_context *context; /* CONTEXT: the green context whose SMs these are (retained) */
+    pthread_mutex_t desc_lock;
+    gcu_resource_desc desc; /* made once, on first use: the driver has no way to free one */
+};
+
+struct gctx_context {
+    gctx__object base;
+    int device;
+    CUgreenCtx green;
+    CUcontext context;         /* cuCtxFromGreenCtx(green) */
+    gctx_partition *partition; /* what it was made from (retained); NULL when adopted */
+    int owned;                 /* 0 for adopted handles: never destroyed by greenctx */
+    int has_id;
+    unsigned long long id;
+    gctx_workqueue_scope workqueue_scope;
+    unsigned workqueue_limit;
+};
+
+/* A partition's descriptor, made on first use. */
+gctx_status gctx__partition_desc(gctx_partition *partition, gcu_resource_desc *desc);
+/* A green context from a partition's SMs, with optional workqueue settings (NULL: none). */
+gctx_status gctx__context_create(gctx_partition *partition, const gctx_context_options *options,
+                                 gctx_context **out);
+void gctx__context_release(gctx_context *context);
+/* The SMs of a green context, as a CONTEXT partition that keeps the context alive. */
+gctx_status gctx__partition_from_context(gctx_context *context, gctx_partition **out);
+/* A partition object from resources of one split (copied). */
+gctx_status gctx__partition_from_split(gctx__split *split, unsigned index, gctx_partition_kind kind,
+                                       const gcu_dev_resource *resources, unsigned nb_resources,
+                                       const gctx__sm_rules *rules, int structured,
+                                       gctx_partition **out);
+
+#endif

@@ -1,0 +1,420 @@
+/* Split planning: validation, rounding, and on drivers before 13.1 the choice of one granule
+ * and of which granules each group gets (DESIGN.md, "Splitting on every driver"). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "plan.h"
+
+#define FINE_UNIT 2u /* what the ignore-co-scheduling flag splits into: one TPC's SM pair */
+
+static unsigned gcd(unsigned a, unsigned b)
+{
+    while (b) {
+        unsigned t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+static unsigned lcm(unsigned a, unsigned b) { return a / gcd(a, b) * b; }
+
+static const char *where(const gctx__plan_input *in)
+{
+    return in->whole_device ? "this device" : "this partition";
+}
+
+/* The granule paths use the fine flag when the input has no co-scheduling to keep, or when
+ * a group asks for units finer than the alignment. */
+static int wants_fine(const gctx__plan_input *in, const gctx_group *groups, unsigned n)
+{
+    if (in->structured_api)
+        return 0;
+    if (!in->structured)
+        return 1;
+    for (unsigned i = 0; i < n; i++)
+        if (groups[i].coscheduled_sm_count && groups[i].coscheduled_sm_count < in->alignment)
+            return 1;
+    return 0;
+}
+
+/* The co-scheduled unit of group i, checked against what the path can honour. */
+static gctx_status coscheduled_unit(const gctx__plan_input *in, int fine, unsigned i,
+                                    const gctx_group *g, unsigned *unit)
+{
+    unsigned c = g->coscheduled_sm_count;
+    if (in->structured_api) {
+        c = c ? c : in->alignment;
+        if (c < 2 || c % 2 || c > in->max_coscheduled)
+            return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                              "group %u: coscheduled_sm_count %u: on %s it must be even, from 2 "
+                              "to %u (0 means %u)",
+                              i, g->coscheduled_sm_count, where(in), in->max_coscheduled,
+                              in->alignment);
+    } else if (fine) {
+        if (c > FINE_UNIT) {
+            if (!in->structured)
+                return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                                  "group %u: coscheduled_sm_count %u: this partition is a "
+                                  "split's remainder (or made from one), whose SMs carry no "
+                                  "co-scheduling guarantee; only 0 or 2 can be honoured",
+                                  i, c);
+            return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                              "group %u: coscheduled_sm_count %u can't be combined with a group "
+                              "co-scheduled below the alignment (%u) in one split before driver "
+                              "13.1: split twice, or give every group a count below %u",
+                              i, c, in->alignment, in->alignment);
+        }
+        c = FINE_UNIT;
+    } else {
+        c = c ? c : in->alignment;
+        if (c % in->alignment || c > in->max_coscheduled)
+            return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                              "group %u: coscheduled_sm_count %u: on %s it must be a multiple of "
+                              "%u up to %u, or below %u for 2-SM units",
+                              i, g->coscheduled_sm_count, where(in), in->alignment,
+                              in->max_coscheduled, in->alignment);
+    }
+    if (g->preferred_coscheduled_sm_count &&
+        (g->preferred_coscheduled_sm_count < c || g->preferred_coscheduled_sm_count % c))
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                          "group %u: preferred_coscheduled_sm_count %u must be 0 or a multiple "
+                          "of the co-scheduled unit (%u)",
+                          i, g->preferred_coscheduled_sm_count, c);
+    *unit = c;
+    return GCTX_SUCCESS;
+}
+
+/* A count the partition can give: a multiple of unit, at least minimum, at most the whole. */
+static gctx_status legal_count(const gctx__plan_input *in, unsigned i, unsigned asked,
+                               unsigned unit, unsigned minimum, gctx_rounding rounding,
+                               unsigned *count, int *rounded)
+{
+    unsigned most = in->sm_count / unit * unit;
+    if (asked > in->sm_count)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                          "group %u asks for %u SMs; %s has %u", i, asked, where(in),
+                          in->sm_count);
+    if (asked % unit == 0 && asked >= minimum) {
+        *count = asked;
+        *rounded = 0;
+        return GCTX_SUCCESS;
+    }
+    unsigned below = asked / unit * unit, above = below + unit;
+    if (below < minimum)
+        below = 0;
+    if (above < minimum)
+        above = minimum;
+    if (above > most)
+        above = 0;
+    if (rounding == GCTX_ROUND_STRICT || (!below && !above)) {
+        char nearest[64];
+        if (below && above)
+            snprintf(nearest, sizeof nearest, "%u or %u", below, above);
+        else
+            snprintf(nearest, sizeof nearest, "%u", below ? below : above);
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                          "group %u: %u SMs: on %s groups are multiples of %u (min %u); "
+                          "nearest: %s",
+                          i, asked, where(in), unit, minimum, below || above ? nearest : "none");
+    }
+    unsigned pick;
+    if (rounding == GCTX_ROUND_DOWN)
+        pick = below ? below : above;
+    else if (rounding == GCTX_ROUND_UP)
+        pick = above ? above : below;
+    else if (!below || !above)
+        pick = below ? below : above;
+    else
+        pick = asked - below < above - asked ? below : above;
+    *count = pick;
+    *rounded = 1;
+    return GCTX_SUCCESS;
+}
+
+static gctx_status normalize(const gctx__plan_input *in, int fine, const gctx_group *groups,
+                             unsigned n, gctx_rounding rounding, gctx__normal_group *out)
+{
+    unsigned explicit_total = 0;
+    for (unsigned i = 0; i < n; i++) {
+        const gctx_group *g = &groups[i];
+        gctx__normal_group *o = &out[i];
+        unsigned unit;
+        gctx_status s = coscheduled_unit(in, fine, i, g, &unit);
+        if (s != GCTX_SUCCESS)
+            return s;
+        o->coscheduled = unit;
+        o->preferred = g->preferred_coscheduled_sm_count;
+        o->backfill = g->backfill != 0;
+        o->rounded = 0;
+        o->num_sms = 0;
+        if (g->num_sms == 0) {
+            if (o->backfill && i + 1 != n)
+                return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                                  "group %u is discovery with backfill, which takes everything "
+                                  "left, so it must be the last group (it is %u of %u)",
+                                  i, i + 1, n);
+            continue;
+        }
+        if (o->backfill) {
+            if (g->num_sms > in->sm_count)
+                return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                                  "group %u asks for %u SMs; %s has %u", i, g->num_sms,
+                                  where(in), in->sm_count);
+            if (g->num_sms < unit)
+                return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                                  "group %u: a backfill group needs at least one whole "
+                                  "co-scheduled unit (%u SMs); it asks for %u",
+                                  i, unit, g->num_sms);
+            o->num_sms = g->num_sms;
+        } else {
+            unsigned minimum = in->structured_api || fine ? unit : in->min_partition;
+            minimum = (minimum + unit - 1) / unit * unit;
+            s = legal_count(in, i, g->num_sms, unit, minimum, rounding, &o->num_sms,
+                            &o->rounded);
+            if (s != GCTX_SUCCESS)
+                return s;
+        }
+        explicit_total += o->num_sms;
+    }
+    if (explicit_total > in->sm_count)
+        return gctx__fail(GCTX_ERROR_INSUFFICIENT_SMS,
+                          "the groups ask for %u SMs in all; %s has %u", explicit_total,
+                          where(in), in->sm_count);
+    return GCTX_SUCCESS;
+}
+
+/* One candidate granule: assign granules to groups in order. Returns 1 when every group is
+ * satisfied, writing its SM total for discovery groups; else writes why not. */
+static int try_granule(const gctx__plan_input *in, const gctx__plan *plan, unsigned g,
+                       const gctx__granule_split *split, gctx__assignment *assign,
+                       unsigned *discovered, char *why, size_t why_size)
+{
+    unsigned next = 0, free_granules = split->groups;
+    int remainder_free = split->remainder > 0;
+    int taker = -1; /* the discovery group that took the rest, for messages */
+    *discovered = 0;
+    for (unsigned i = 0; i < plan->nb_groups; i++) {
+        const gctx__normal_group *o = &plan->normal[i];
+        gctx__assignment *a = &assign[i];
+        a->first_granule = next;
+        a->granules = 0;
+        a->takes_remainder = 0;
+        if (o->num_sms == 0) {
+            a->granules = free_granules;
+            a->takes_remainder = o->backfill && remainder_free;
+            if (!a->granules && !a->takes_remainder) {
+                snprintf(why, why_size,
+                         "group %u (discovery) gets no SMs: the groups before it took all %u "
+                         "granules of %u SMs",
+                         i, split->groups, g);
+                return 0;
+            }
+            *discovered += a->granules * g + (a->takes_remainder ? split->remainder : 0);
+            taker = (int)i;
+        } else if (o->num_sms % g == 0 && o->num_sms / g <= free_granules) {
+            a->granules = o->num_sms / g;
+        } else if (o->backfill && remainder_free && o->num_sms >= split->remainder &&
+                   (o->num_sms - split->remainder) % g == 0 &&
+                   (o->num_sms - split->remainder) / g <= free_granules) {
+            a->granules = (o->num_sms - split->remainder) / g;
+            a->takes_remainder = 1;
+        } else {
+            if (taker >= 0)
+                snprintf(why, why_size,
+                         "group %u needs %u SMs but group %d (discovery) took every SM left "
+                         "before it: put discovery groups last",
+                         i, o->num_sms, taker);
+            else if (o->backfill && o->num_sms % g)
+                snprintf(why, why_size,
+                         "group %u (backfill) asks for %u SMs: with granules of %u and %u SMs "
+                         "outside whole granules it can have a multiple of %u, or a multiple "
+                         "of %u plus those %u",
+                         i, o->num_sms, g, split->remainder, g, g, split->remainder);
+            else
+                snprintf(why, why_size,
+                         "the groups need more than %u granules of %u SMs: a split of %s by "
+                         "%u gives %u granules (%u SMs) and leaves %u SMs outside whole "
+                         "granules, which only a backfill group can take",
+                         split->groups, g, where(in), g, split->groups, split->groups * g,
+                         split->remainder);
+            return 0;
+        }
+        next += a->granules;
+        free_granules -= a->granules;
+        if (a->takes_remainder)
+            remainder_free = 0;
+    }
+    return 1;
+}
+
+static gctx_status plan_granules(const gctx__plan_input *in, int fine, gctx__plan *plan)
+{
+    unsigned unit_lcm = 1, counts_gcd = 0;
+    for (unsigned i = 0; i < plan->nb_groups; i++) {
+        unit_lcm = lcm(unit_lcm, plan->normal[i].coscheduled);
+        if (plan->normal[i].num_sms && !plan->normal[i].backfill)
+            counts_gcd = gcd(counts_gcd, plan->normal[i].num_sms);
+    }
+    unsigned minimum = fine ? FINE_UNIT : in->min_partition;
+    unsigned start = counts_gcd ? counts_gcd : in->sm_count;
+    start = start / unit_lcm * unit_lcm;
+
+    gctx__assignment *trial = calloc(plan->nb_groups, sizeof *trial);
+    if (!trial)
+        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory planning a split");
+    char why[512] = "";
+    int found = 0, have_discovery = 0;
+    unsigned best_discovered = 0;
+    for (unsigned i = 0; i < plan->nb_groups; i++)
+        have_discovery |= plan->normal[i].num_sms == 0;
+
+    plan->flags = fine ? GCU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING : 0;
+    for (unsigned g = start; g >= unit_lcm && g >= minimum && g > 0; g -= unit_lcm) {
+        if (counts_gcd && counts_gcd % g)
+            continue;
+        gctx__granule_split split;
+        gctx_status s = in->oracle(in->oracle_context, g, plan->flags, &split);
+        if (s != GCTX_SUCCESS) {
+            free(trial);
+            return s;
+        }
+        if (split.size != g || split.groups == 0)
+            continue; /* the driver rounds this granule to another size */
+        unsigned discovered;
+        char reason[512];
+        int ok = try_granule(in, plan, g, &split, trial, &discovered, reason, sizeof reason);
+        if (!ok) {
+            if (!why[0])
+                memcpy(why, reason, sizeof why);
+            continue;
+        }
+        if (!found || discovered > best_discovered) {
+            found = 1;
+            best_discovered = discovered;
+            plan->granule = g;
+            plan->split_groups = split.groups;
+            plan->split_remainder = split.remainder;
+            memcpy(plan->assign, trial, plan->nb_groups * sizeof *trial);
+        }
+        if (!have_discovery)
+            break; /* the largest granule that works is the one to use */
+    }
+    free(trial);
+    if (!found) {
+        if (!why[0])
+            snprintf(why, sizeof why,
+                     "no granule of at least %u SMs (a multiple of %u) divides every count "
+                     "(their greatest common divisor is %u), so one split of %s can't give "
+                     "them before driver 13.1: use counts that are multiples of a common "
+                     "granule of at least %u",
+                     minimum, unit_lcm, counts_gcd, where(in), minimum);
+        return gctx__fail(GCTX_ERROR_INSUFFICIENT_SMS, "%s", why);
+    }
+
+    unsigned used_granules = 0;
+    int remainder_taken = 0;
+    for (unsigned i = 0; i < plan->nb_groups; i++) {
+        const gctx__assignment *a = &plan->assign[i];
+        gctx_group_plan *out = &plan->groups[i];
+        out->sm_count = a->granules * plan->granule + (a->takes_remainder ? plan->split_remainder : 0);
+        out->backfilled = a->takes_remainder;
+        used_granules += a->granules;
+        remainder_taken |= a->takes_remainder;
+    }
+    plan->remainder_sms = (plan->split_groups - used_granules) * plan->granule +
+                          (remainder_taken ? 0 : plan->split_remainder);
+    return GCTX_SUCCESS;
+}
+
+gctx_status gctx__plan_make(const gctx__plan_input *in, const gctx_group *groups,
+                            unsigned nb_groups, gctx_rounding rounding, gctx__plan *plan)
+{
+    memset(plan, 0, sizeof *plan);
+    if (!groups)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "groups is NULL");
+    if (nb_groups == 0)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "nb_groups is 0: ask for at least one group");
+    if (nb_groups > in->sm_count / FINE_UNIT)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                          "%u groups asked: %s has %u SMs, so at most %u groups of 2", nb_groups,
+                          where(in), in->sm_count, in->sm_count / FINE_UNIT);
+    if ((unsigned)rounding > GCTX_ROUND_UP)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                          "rounding %d is not a gctx_rounding value", (int)rounding);
+    int fine = wants_fine(in, groups, nb_groups);
+    if (fine && !in->fine_flag)
+        return gctx__fail(GCTX_ERROR_UNSUPPORTED,
+                          in->structured
+                              ? "co-scheduled counts below the alignment need the driver's "
+                                "ignore-co-scheduling flag: driver 12.5 or later"
+                              : "splitting a remainder (or a context made from one) into exact "
+                                "counts needs the driver's ignore-co-scheduling flag: driver "
+                                "12.5 or later");
+
+    plan->nb_groups = nb_groups;
+    plan->normal = calloc(nb_groups, sizeof *plan->normal);
+    plan->assign = calloc(nb_groups, sizeof *plan->assign);
+    plan->groups = calloc(nb_groups, sizeof *plan->groups);
+    if (!plan->normal || !plan->assign || !plan->groups) {
+        gctx__plan_free(plan);
+        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory planning a split");
+    }
+    gctx_status s = normalize(in, fine, groups, nb_groups, rounding, plan->normal);
+    for (unsigned i = 0; s == GCTX_SUCCESS && i < nb_groups; i++) {
+        plan->groups[i].requested_sms = groups[i].num_sms;
+        plan->groups[i].coscheduled_sm_count = plan->normal[i].coscheduled;
+        plan->groups[i].rounded = plan->normal[i].rounded;
+        plan->rounded |= plan->normal[i].rounded;
+    }
+    if (s == GCTX_SUCCESS) {
+        if (in->structured_api)
+            plan->path = GCTX_SPLIT_PATH_STRUCTURED;
+        else {
+            plan->path = fine ? GCTX_SPLIT_PATH_FINE_GRANULES : GCTX_SPLIT_PATH_GRANULES;
+            s = plan_granules(in, fine, plan);
+        }
+    }
+    if (s != GCTX_SUCCESS)
+        gctx__plan_free(plan);
+    return s;
+}
+
+gctx_status gctx__plan_take_structured(const gctx__plan_input *in, gctx__plan *plan,
+                                       const unsigned *sizes)
+{
+    unsigned total = 0;
+    for (unsigned i = 0; i < plan->nb_groups; i++) {
+        const gctx__normal_group *o = &plan->normal[i];
+        if (o->num_sms && sizes[i] != o->num_sms)
+            return gctx__fail(GCTX_ERROR_DRIVER,
+                              "group %u: the driver's split would give %u SMs where %u were "
+                              "asked; greenctx never hands back a group of another size",
+                              i, sizes[i], o->num_sms);
+        if (!sizes[i])
+            return gctx__fail(GCTX_ERROR_INSUFFICIENT_SMS,
+                              "group %u (discovery) gets no SMs on %s: the groups before it "
+                              "took them all",
+                              i, where(in));
+        plan->groups[i].sm_count = sizes[i];
+        plan->groups[i].backfilled = o->backfill && sizes[i] % o->coscheduled;
+        total += sizes[i];
+    }
+    if (total > in->sm_count)
+        return gctx__fail(GCTX_ERROR_DRIVER,
+                          "the driver's split would give %u SMs from %u", total, in->sm_count);
+    plan->remainder_sms = in->sm_count - total;
+    return GCTX_SUCCESS;
+}
+
+void gctx__plan_free(gctx__plan *plan)
+{
+    free(plan->normal);
+    free(plan->assign);
+    free(plan->groups);
+    plan->normal = NULL;
+    plan->assign = NULL;
+    plan->groups = NULL;
+}

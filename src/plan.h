@@ -1,0 +1,72 @@
+/* Split planning: pure functions from a request and a resource's rules to a plan. No driver
+ * calls: what a split-by-count would give is asked of an oracle, which the driver layer
+ * answers with the real driver and tests answer with a model. */
+#ifndef GREENCTX_PLAN_H
+#define GREENCTX_PLAN_H
+
+#include "greenctx.h"
+
+/* What one split-by-count of the input gives for a granule (minCount) and flags. */
+typedef struct gctx__granule_split {
+    unsigned groups;    /* whole granules */
+    unsigned size;      /* SMs in each (the driver rounds minCount up) */
+    unsigned remainder; /* SMs in no granule */
+} gctx__granule_split;
+
+typedef gctx_status (*gctx__granule_oracle)(void *context, unsigned granule, unsigned flags,
+                                            gctx__granule_split *out);
+
+typedef struct gctx__plan_input {
+    unsigned sm_count;
+    unsigned min_partition;
+    unsigned alignment;
+    int structured;     /* 0: a remainder's SMs, with no co-scheduling guarantee */
+    int whole_device;   /* for messages: "on this device" rather than "on this partition" */
+    int structured_api; /* 1: the driver's per-group split (13.1+) will make it */
+    int fine_flag;      /* 1: the driver has the ignore-co-scheduling flag (12.5+) */
+    unsigned max_coscheduled; /* the largest co-scheduled count the device allows */
+    gctx__granule_oracle oracle; /* for the granule paths */
+    void *oracle_context;
+} gctx__plan_input;
+
+/* A group after validation and rounding. */
+typedef struct gctx__normal_group {
+    unsigned num_sms; /* 0: discovery */
+    unsigned coscheduled;
+    unsigned preferred;
+    int backfill;
+    int rounded;
+} gctx__normal_group;
+
+/* Where each group's SMs come from on the granule paths. */
+typedef struct gctx__assignment {
+    unsigned first_granule;
+    unsigned granules;
+    int takes_remainder;
+} gctx__assignment;
+
+typedef struct gctx__plan {
+    gctx_split_path path;
+    unsigned granule;  /* minCount of the one split-by-count (granule paths) */
+    unsigned flags;    /* its useFlags */
+    unsigned split_groups, split_remainder; /* what that split gives */
+    unsigned remainder_sms;
+    int rounded;
+    unsigned nb_groups;
+    gctx__normal_group *normal;  /* nb_groups entries, owned by the plan */
+    gctx__assignment *assign;    /* nb_groups entries, granule paths only */
+    gctx_group_plan *groups;     /* nb_groups entries */
+} gctx__plan;
+
+/* Checks and rounds the request, then (granule paths) chooses the granule and assigns
+ * granules to groups. On the structured path the sizes are filled in later from the driver's
+ * dry run (gctx__plan_take_structured). On failure sets the thread's error. */
+gctx_status gctx__plan_make(const gctx__plan_input *input, const gctx_group *groups,
+                            unsigned nb_groups, gctx_rounding rounding, gctx__plan *plan);
+/* The structured path's sizes, as the driver's dry run gave them; checks that every group
+ * with a count got exactly that count. */
+gctx_status gctx__plan_take_structured(const gctx__plan_input *input, gctx__plan *plan,
+                                       const unsigned *sizes);
+void gctx__plan_free(gctx__plan *plan);
+
+#endif

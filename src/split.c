@@ -1,0 +1,386 @@
+/* gctx_partition_plan and gctx_partition_split: turning a plan into driver resources. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "partition.h"
+#include "plan.h"
+
+typedef struct split_job {
+    const gctx__driver *drv;
+    gctx_partition *input;   /* what the caller passed */
+    gctx_partition *through; /* what the driver splits: input, or the SMs of an intermediate
+                                green context when input is itself a split's output */
+    gctx__plan_input rules;
+    gctx__plan plan;
+    gcu_dev_sm_resource_group_params *params; /* structured path */
+    gcu_dev_resource *scratch;                /* the oracle's split outputs */
+    unsigned scratch_capacity;
+} split_job;
+
+/* What a split-by-count of the resource gives: asked of the driver itself (a split writes
+ * only into our memory and creates no driver object). */
+static gctx_status granule_oracle(void *context, unsigned granule, unsigned flags,
+                                  gctx__granule_split *out)
+{
+    split_job *job = context;
+    unsigned nb = job->scratch_capacity;
+    gcu_dev_resource remainder;
+    memset(&remainder, 0, sizeof remainder);
+    memset(job->scratch, 0, job->scratch_capacity * sizeof *job->scratch);
+    gcu_result r = job->drv->cuDevSmResourceSplitByCount(job->scratch, &nb,
+                                                         &job->through->resources[0], &remainder,
+                                                         flags, granule);
+    memset(out, 0, sizeof *out);
+    if (r == GCU_ERROR_INVALID_RESOURCE_CONFIGURATION)
+        return GCTX_SUCCESS; /* this granule doesn't fit the resource: no groups */
+    if (r != GCU_SUCCESS)
+        return gctx__fail_cuda(r, "cuDevSmResourceSplitByCount(minCount %u, flags %u) of %u SMs",
+                               granule, flags, job->through->sm_count);
+    out->groups = nb;
+    out->size = nb ? job->scratch[0].u.sm.smCount : 0;
+    out->remainder = remainder.type == GCU_DEV_RESOURCE_TYPE_SM ? remainder.u.sm.smCount : 0;
+    return GCTX_SUCCESS;
+}
+
+static void job_end(split_job *job)
+{
+    gctx__plan_free(&job->plan);
+    free(job->params);
+    free(job->scratch);
+    if (job->through)
+        gctx__object_release(&job->through->base);
+}
+
+/* The partition to hand the driver: split outputs can't be split again directly (915), so
+ * their SMs are reached through a green context made from them. */
+static gctx_status reach_splittable(split_job *job)
+{
+    if (job->input->kind != GCTX_PARTITION_GROUP && job->input->kind != GCTX_PARTITION_REMAINDER) {
+        gctx__object_retain(&job->input->base);
+        job->through = job->input;
+        return GCTX_SUCCESS;
+    }
+    gctx_context *intermediate;
+    gctx_status s = gctx__context_create(job->input, NULL, &intermediate);
+    if (s != GCTX_SUCCESS) {
+        gctx__append_error("making the intermediate green context to split a %s of %u SMs",
+                           job->input->kind == GCTX_PARTITION_GROUP ? "split's group"
+                                                                    : "split's remainder",
+                           job->input->sm_count);
+        return s;
+    }
+    s = gctx__partition_from_context(intermediate, &job->through);
+    gctx__context_release(intermediate); /* job->through holds it now, or nothing does */
+    return s;
+}
+
+static gctx_status structured_dry_run(split_job *job)
+{
+    unsigned n = job->plan.nb_groups;
+    job->params = calloc(n, sizeof *job->params);
+    unsigned *sizes = calloc(n, sizeof *sizes);
+    if (!job->params || !sizes) {
+        free(sizes);
+        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory planning a split");
+    }
+    for (unsigned i = 0; i < n; i++) {
+        const gctx__normal_group *g = &job->plan.normal[i];
+        job->params[i].smCount = g->num_sms;
+        job->params[i].coscheduledSmCount = g->coscheduled;
+        job->params[i].preferredCoscheduledSmCount = g->preferred;
+        job->params[i].flags = g->backfill ? GCU_DEV_SM_RESOURCE_GROUP_BACKFILL : 0;
+    }
+    gcu_dev_sm_resource_group_params *probe = malloc(n * sizeof *probe);
+    gctx_status s = GCTX_SUCCESS;
+    if (!probe) {
+        free(sizes);
+        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory planning a split");
+    }
+    memcpy(probe, job->params, n * sizeof *probe);
+    gcu_result r = job->drv->cuDevSmResourceSplit(NULL, n, &job->through->resources[0], NULL, 0,
+                                                  probe);
+    if (r == GCU_ERROR_INVALID_RESOURCE_CONFIGURATION)
+        s = gctx__fail(GCTX_ERROR_INSUFFICIENT_SMS,
+                       "the driver's split can't give these %u groups from %u SMs "
+                       "(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION): ask for fewer SMs, or make "
+                       "the last group discovery with backfill",
+                       n, job->through->sm_count);
+    else if (r != GCU_SUCCESS)
+        s = gctx__fail_cuda(r, "cuDevSmResourceSplit dry run of %u groups", n);
+    else {
+        for (unsigned i = 0; i < n; i++)
+            sizes[i] = probe[i].smCount;
+        s = gctx__plan_take_structured(&job->rules, &job->plan, sizes);
+    }
+    free(probe);
+    free(sizes);
+    return s;
+}
+
+static gctx_status job_plan(split_job *job, gctx_partition *input, const gctx_group *groups,
+                            unsigned nb_groups, const gctx_split_options *options)
+{
+    memset(job, 0, sizeof *job);
+    gctx_status s = gctx__object_check(input, GCTX__TYPE_PARTITION, "input partition");
+    if (s != GCTX_SUCCESS)
+        return s;
+    if (options && options->size < sizeof *options)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                          "options->size is %zu, expected %zu: initialise it with "
+                          "GCTX_SPLIT_OPTIONS_INIT",
+                          options->size, sizeof *options);
+    if ((s = gctx__driver_load_green(&job->drv)))
+        return s;
+    job->input = input;
+    if ((s = reach_splittable(job)))
+        return s;
+    const gctx_partition *t = job->through;
+    job->rules.sm_count = t->sm_count;
+    job->rules.min_partition = t->rules.min_partition;
+    job->rules.alignment = t->rules.alignment;
+    job->rules.structured = t->structured;
+    job->rules.whole_device = input->kind == GCTX_PARTITION_DEVICE;
+    job->rules.structured_api = job->drv->cuDevSmResourceSplit != NULL;
+    job->rules.fine_flag = job->drv->version >= 12050;
+    job->rules.max_coscheduled = t->cc_major >= 9 ? 32 : 2;
+    job->rules.oracle = granule_oracle;
+    job->rules.oracle_context = job;
+    job->scratch_capacity = t->sm_count / 2 + 1;
+    job->scratch = calloc(job->scratch_capacity, sizeof *job->scratch);
+    if (!job->scratch)
+        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory planning a split");
+    s = gctx__plan_make(&job->rules, groups, nb_groups,
+                        options ? options->rounding : GCTX_ROUND_STRICT, &job->plan);
+    if (s == GCTX_SUCCESS && job->plan.path == GCTX_SPLIT_PATH_STRUCTURED)
+        s = structured_dry_run(job);
+    return s;
+}
+
+static void job_report(const split_job *job, gctx_split_plan *plan, gctx_group_plan *group_plans)
+{
+    if (plan) {
+        gctx_split_plan out = GCTX_SPLIT_PLAN_INIT;
+        out.device = job->input->device;
+        out.driver_version = job->drv->version;
+        out.path = job->plan.path;
+        out.granule_sms = job->plan.path == GCTX_SPLIT_PATH_STRUCTURED ? 0 : job->plan.granule;
+        out.nb_groups = job->plan.nb_groups;
+        out.remainder_sms = job->plan.remainder_sms;
+        out.rounded = job->plan.rounded;
+        out.nested = job->through != job->input;
+        *plan = out;
+    }
+    if (group_plans)
+        memcpy(group_plans, job->plan.groups, job->plan.nb_groups * sizeof *group_plans);
+}
+
+static gctx_status check_plan_output(gctx_split_plan *plan)
+{
+    if (plan && plan->size < sizeof *plan)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                          "plan->size is %zu, expected %zu: initialise it with "
+                          "GCTX_SPLIT_PLAN_INIT",
+                          plan->size, sizeof *plan);
+    return GCTX_SUCCESS;
+}
+
+gctx_status gctx_partition_plan(const gctx_partition *input, const gctx_group *groups,
+                                unsigned nb_groups, const gctx_split_options *options,
+                                gctx_split_plan *plan, gctx_group_plan *group_plans)
+{
+    gctx_status s = check_plan_output(plan);
+    if (s != GCTX_SUCCESS)
+        return s;
+    split_job job;
+    /* Planning reads the input; the cast lets a nested plan hold a reference meanwhile. */
+    s = job_plan(&job, (gctx_partition *)input, groups, nb_groups, options);
+    if (s == GCTX_SUCCESS)
+        job_report(&job, plan, group_plans);
+    job_end(&job);
+    return s;
+}
+
+/* ---- making it real ---- */
+
+typedef struct split_outputs {
+    gcu_dev_resource *results;
+    unsigned nb_results;
+    gcu_dev_resource remainder;
+} split_outputs;
+
+static gctx_status run_split(split_job *job, split_outputs *out)
+{
+    const gctx__plan *plan = &job->plan;
+    const gcu_dev_resource *input = &job->through->resources[0];
+    memset(&out->remainder, 0, sizeof out->remainder);
+    unsigned capacity = plan->path == GCTX_SPLIT_PATH_STRUCTURED ? plan->nb_groups
+                                                                 : plan->split_groups;
+    out->results = calloc(capacity ? capacity : 1, sizeof *out->results);
+    if (!out->results)
+        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting");
+    gcu_result r;
+    if (plan->path == GCTX_SPLIT_PATH_STRUCTURED) {
+        out->nb_results = plan->nb_groups;
+        r = job->drv->cuDevSmResourceSplit(out->results, plan->nb_groups, input, &out->remainder,
+                                           0, job->params);
+        if (r != GCU_SUCCESS)
+            return gctx__fail_cuda(r, "cuDevSmResourceSplit of %u groups from %u SMs",
+                                   plan->nb_groups, job->through->sm_count);
+        for (unsigned i = 0; i < plan->nb_groups; i++)
+            if (out->results[i].u.sm.smCount != plan->groups[i].sm_count)
+                return gctx__fail(GCTX_ERROR_DRIVER,
+                                  "group %u: cuDevSmResourceSplit gave %u SMs where its dry run "
+                                  "gave %u",
+                                  i, out->results[i].u.sm.smCount, plan->groups[i].sm_count);
+        return GCTX_SUCCESS;
+    }
+    out->nb_results = capacity;
+    r = job->drv->cuDevSmResourceSplitByCount(out->results, &out->nb_results, input,
+                                              &out->remainder, plan->flags, plan->granule);
+    if (r != GCU_SUCCESS)
+        return gctx__fail_cuda(r, "cuDevSmResourceSplitByCount(minCount %u, flags %u) of %u SMs",
+                               plan->granule, plan->flags, job->through->sm_count);
+    unsigned remainder = out->remainder.type == GCU_DEV_RESOURCE_TYPE_SM
+                             ? out->remainder.u.sm.smCount : 0;
+    if (out->nb_results != plan->split_groups || remainder != plan->split_remainder)
+        return gctx__fail(GCTX_ERROR_DRIVER,
+                          "cuDevSmResourceSplitByCount gave %u granules and %u SMs left where "
+                          "planning saw %u and %u",
+                          out->nb_results, remainder, plan->split_groups, plan->split_remainder);
+    for (unsigned i = 0; i < out->nb_results; i++)
+        if (out->results[i].u.sm.smCount != plan->granule)
+            return gctx__fail(GCTX_ERROR_DRIVER,
+                              "cuDevSmResourceSplitByCount gave a granule of %u SMs where %u "
+                              "were asked",
+                              out->results[i].u.sm.smCount, plan->granule);
+    return GCTX_SUCCESS;
+}
+
+/* The resources of group i (or, with i == nb_groups, of the remainder) gathered into list. */
+static unsigned gather(const split_job *job, const split_outputs *out, unsigned i,
+                       gcu_dev_resource *list)
+{
+    const gctx__plan *plan = &job->plan;
+    unsigned n = 0;
+    int has_remainder = out->remainder.type == GCU_DEV_RESOURCE_TYPE_SM &&
+                        out->remainder.u.sm.smCount > 0;
+    if (plan->path == GCTX_SPLIT_PATH_STRUCTURED) {
+        if (i < plan->nb_groups)
+            list[n++] = out->results[i];
+        else if (has_remainder)
+            list[n++] = out->remainder;
+        return n;
+    }
+    if (i < plan->nb_groups) {
+        const gctx__assignment *a = &plan->assign[i];
+        for (unsigned k = 0; k < a->granules; k++)
+            list[n++] = out->results[a->first_granule + k];
+        if (a->takes_remainder)
+            list[n++] = out->remainder;
+        return n;
+    }
+    /* The remainder: the granules no group took, and the split's own remainder unless taken. */
+    int taken = 0;
+    unsigned used = 0;
+    for (unsigned g = 0; g < plan->nb_groups; g++) {
+        used += plan->assign[g].granules;
+        taken |= plan->assign[g].takes_remainder;
+    }
+    for (unsigned k = used; k < out->nb_results; k++)
+        list[n++] = out->results[k];
+    if (has_remainder && !taken)
+        list[n++] = out->remainder;
+    return n;
+}
+
+static void split_record_destroy(gctx__object *object)
+{
+    gctx__split *record = (gctx__split *)object;
+    gctx__object_release(&record->input->base);
+    free(record);
+}
+
+static gctx_status make_partitions(split_job *job, const split_outputs *out,
+                                   gctx_partition **groups, gctx_partition **remainder)
+{
+    const gctx__plan *plan = &job->plan;
+    gctx__split *record = calloc(1, sizeof *record);
+    gcu_dev_resource *list = calloc(out->nb_results + 1, sizeof *list);
+    gctx_status s = GCTX_SUCCESS;
+    if (!record || !list) {
+        free(record);
+        free(list);
+        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting");
+    }
+    record->input = job->through;
+    gctx__object_retain(&job->through->base);
+    if ((s = gctx__object_init(&record->base, GCTX__TYPE_SPLIT, split_record_destroy))) {
+        gctx__object_release(&job->through->base);
+        free(record);
+        free(list);
+        return s;
+    }
+    const gctx__sm_rules unstructured = {2, 2, 0};
+    int fine = plan->path == GCTX_SPLIT_PATH_FINE_GRANULES;
+    unsigned made = 0;
+    for (; made < plan->nb_groups && s == GCTX_SUCCESS; made++) {
+        unsigned n = gather(job, out, made, list);
+        gctx__sm_rules rules = fine ? unstructured : job->through->rules;
+        if (plan->path == GCTX_SPLIT_PATH_STRUCTURED && list[0].u.sm.minSmPartitionSize &&
+            list[0].u.sm.smCoscheduledAlignment) {
+            rules.min_partition = list[0].u.sm.minSmPartitionSize;
+            rules.alignment = list[0].u.sm.smCoscheduledAlignment;
+        }
+        s = gctx__partition_from_split(record, made, GCTX_PARTITION_GROUP, list, n, &rules,
+                                       !fine && job->through->structured, &groups[made]);
+        if (s != GCTX_SUCCESS)
+            break;
+    }
+    if (s == GCTX_SUCCESS && remainder) {
+        *remainder = NULL;
+        unsigned n = gather(job, out, plan->nb_groups, list);
+        if (n)
+            s = gctx__partition_from_split(record, plan->nb_groups, GCTX_PARTITION_REMAINDER,
+                                           list, n, &unstructured, 0, remainder);
+    }
+    if (s != GCTX_SUCCESS)
+        for (unsigned i = 0; i < made; i++)
+            gctx_partition_release(groups[i]);
+    gctx__object_release(&record->base); /* the partitions hold it now, or nothing does */
+    free(list);
+    return s;
+}
+
+gctx_status gctx_partition_split(gctx_partition *input, const gctx_group *groups,
+                                 unsigned nb_groups, const gctx_split_options *options,
+                                 gctx_partition **partitions, gctx_partition **remainder,
+                                 gctx_split_plan *plan, gctx_group_plan *group_plans)
+{
+    gctx_status s = check_plan_output(plan);
+    if (s != GCTX_SUCCESS)
+        return s;
+    if (!partitions)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                          "partitions (the output array of nb_groups) is NULL");
+    split_job job;
+    split_outputs out = {NULL, 0, {0}};
+    gctx_partition **made = NULL;
+    gctx_partition *left = NULL;
+    s = job_plan(&job, input, groups, nb_groups, options);
+    if (s == GCTX_SUCCESS && !(made = calloc(nb_groups, sizeof *made)))
+        s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting");
+    if (s == GCTX_SUCCESS)
+        s = run_split(&job, &out);
+    if (s == GCTX_SUCCESS)
+        s = make_partitions(&job, &out, made, remainder ? &left : NULL);
+    if (s == GCTX_SUCCESS) {
+        memcpy(partitions, made, nb_groups * sizeof *made);
+        if (remainder)
+            *remainder = left;
+        job_report(&job, plan, group_plans);
+    }
+    free(made);
+    free(out.results);
+    job_end(&job);
+    return s;
+}

@@ -1,0 +1,194 @@
+/* Streams on green contexts: creation on every driver, adoption, lookup, teardown in order. */
+#include <stdlib.h>
+
+#include "partition.h"
+#include "stream.h"
+
+static void stream_destroy(gctx__object *object)
+{
+    gctx_stream *st = (gctx_stream *)object;
+    const gctx__driver *drv;
+    if (st->owned && gctx__driver_load(&drv) == GCTX_SUCCESS) {
+        /* The driver would destroy a stream with work in flight; let the work finish first. */
+        drv->cuStreamSynchronize(st->handle);
+        drv->cuStreamDestroy(st->handle);
+    }
+    gctx__context_release(st->context);
+    free(st);
+}
+
+static gctx_status new_stream(CUstream handle, gctx_context *context, int owned, gctx_stream **out)
+{
+    gctx_stream *st = calloc(1, sizeof *st);
+    if (!st)
+        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making a stream");
+    st->handle = handle;
+    st->context = context;
+    st->owned = owned;
+    gctx_status s = gctx__object_init(&st->base, GCTX__TYPE_STREAM, stream_destroy);
+    if (s != GCTX_SUCCESS) {
+        free(st);
+        return s;
+    }
+    gctx__object_retain(&context->base);
+    *out = st;
+    return GCTX_SUCCESS;
+}
+
+/* Before 12.5 the only way: a stream made while the converted green context is current
+ * belongs to that green context. The caller's context stack is restored. */
+static gctx_status create_in_current(const gctx__driver *drv, gctx_context *context, int priority,
+                                     CUstream *handle)
+{
+    gctx_status s = gctx__push_context(drv, context->context);
+    if (s != GCTX_SUCCESS)
+        return s;
+    gcu_result r = drv->cuStreamCreateWithPriority(handle, GCU_STREAM_NON_BLOCKING, priority);
+    if (r != GCU_SUCCESS)
+        s = gctx__fail_cuda(r, "cuStreamCreateWithPriority in the green context");
+    gctx__error_state saved;
+    gctx__error_save(&saved);
+    gctx_status popped = gctx__pop_context(drv);
+    if (s != GCTX_SUCCESS) {
+        gctx__error_restore(&saved);
+        return s;
+    }
+    if (popped != GCTX_SUCCESS)
+        drv->cuStreamDestroy(*handle);
+    return popped;
+}
+
+gctx_status gctx_stream_create(gctx_context *context, const gctx_stream_options *options,
+                               gctx_stream **stream)
+{
+    gctx_status s = gctx__object_check(context, GCTX__TYPE_CONTEXT, "context");
+    if (s != GCTX_SUCCESS)
+        return s;
+    if (!stream)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "stream (the output) is NULL");
+    gctx_stream_options opts = GCTX_STREAM_OPTIONS_INIT;
+    if (options) {
+        if (options->size < sizeof *options)
+            return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                              "options->size is %zu, expected %zu: initialise it with "
+                              "GCTX_STREAM_OPTIONS_INIT",
+                              options->size, sizeof *options);
+        opts = *options;
+    }
+    if (opts.blocking)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                          "a green context's streams can't be blocking: the driver refuses them "
+                          "(CUDA_ERROR_INVALID_VALUE); leave blocking at 0 and order work with "
+                          "events");
+    const gctx__driver *drv;
+    if ((s = gctx__driver_load_green(&drv)))
+        return s;
+    CUstream handle = NULL;
+    if (drv->cuGreenCtxStreamCreate) {
+        gcu_result r = drv->cuGreenCtxStreamCreate(&handle, context->green,
+                                                   GCU_STREAM_NON_BLOCKING, opts.priority);
+        if (r != GCU_SUCCESS)
+            return gctx__fail_cuda(r, "cuGreenCtxStreamCreate(priority %d)", opts.priority);
+    } else if ((s = create_in_current(drv, context, opts.priority, &handle))) {
+        return s;
+    }
+    if ((s = new_stream(handle, context, 1, stream)))
+        drv->cuStreamDestroy(handle);
+    return s;
+}
+
+gctx_status gctx_green_context_of_stream(CUstream stream, CUgreenCtx *green)
+{
+    if (!green)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "green (the output) is NULL");
+    const gctx__driver *drv;
+    gctx_status s = gctx__driver_load_green(&drv);
+    if (s != GCTX_SUCCESS)
+        return s;
+    CUgreenCtx g = NULL;
+    gcu_result r = drv->cuStreamGetGreenCtx(stream, &g);
+    if (r != GCU_SUCCESS)
+        return gctx__fail_cuda(r, "cuStreamGetGreenCtx");
+    *green = g;
+    return GCTX_SUCCESS;
+}
+
+gctx_status gctx_stream_adopt(CUstream stream, gctx_stream **out)
+{
+    if (!stream)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                          "stream is NULL: the legacy default stream belongs to no green context");
+    if (!out)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "out is NULL");
+    CUgreenCtx green;
+    gctx_status s = gctx_green_context_of_stream(stream, &green);
+    if (s != GCTX_SUCCESS)
+        return s;
+    if (!green)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                          "the stream belongs to an ordinary context, not a green one: its work "
+                          "runs on every SM");
+    gctx_context *context;
+    if ((s = gctx_context_adopt(green, &context)))
+        return s;
+    s = new_stream(stream, context, 0, out);
+    gctx__context_release(context); /* the stream holds it now, or nothing does */
+    return s;
+}
+
+gctx_stream *gctx_stream_retain(gctx_stream *stream)
+{
+    if (stream && gctx__object_check(stream, GCTX__TYPE_STREAM, "stream") == GCTX_SUCCESS)
+        gctx__object_retain(&stream->base);
+    return stream;
+}
+
+void gctx_stream_release(gctx_stream *stream)
+{
+    if (stream && gctx__object_check(stream, GCTX__TYPE_STREAM, "stream") == GCTX_SUCCESS)
+        gctx__object_release(&stream->base);
+}
+
+CUstream gctx_stream_handle(const gctx_stream *stream)
+{
+    return gctx__object_check(stream, GCTX__TYPE_STREAM, "stream") == GCTX_SUCCESS
+               ? stream->handle : NULL;
+}
+
+gctx_status gctx_stream_context(gctx_stream *stream, gctx_context **context)
+{
+    gctx_status s = gctx__object_check(stream, GCTX__TYPE_STREAM, "stream");
+    if (s != GCTX_SUCCESS)
+        return s;
+    if (!context)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "context (the output) is NULL");
+    gctx__object_retain(&stream->context->base);
+    *context = stream->context;
+    return GCTX_SUCCESS;
+}
+
+gctx_status gctx_stream_priority(const gctx_stream *stream, int *priority)
+{
+    gctx_status s = gctx__object_check(stream, GCTX__TYPE_STREAM, "stream");
+    if (s != GCTX_SUCCESS)
+        return s;
+    if (!priority)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "priority (the output) is NULL");
+    const gctx__driver *drv;
+    if ((s = gctx__driver_load_green(&drv)))
+        return s;
+    gcu_result r = drv->cuStreamGetPriority(stream->handle, priority);
+    return r == GCU_SUCCESS ? GCTX_SUCCESS : gctx__fail_cuda(r, "cuStreamGetPriority");
+}
+
+gctx_status gctx_stream_synchronize(gctx_stream *stream)
+{
+    gctx_status s = gctx__object_check(stream, GCTX__TYPE_STREAM, "stream");
+    if (s != GCTX_SUCCESS)
+        return s;
+    const gctx__driver *drv;
+    if ((s = gctx__driver_load_green(&drv)))
+        return s;
+    gcu_result r = drv->cuStreamSynchronize(stream->handle);
+    return r == GCU_SUCCESS ? GCTX_SUCCESS : gctx__fail_cuda(r, "cuStreamSynchronize");
+}
