@@ -27,16 +27,19 @@ static const char *where(const gctx__plan_input *in)
 }
 
 /* The granule paths use the fine flag when the input has no co-scheduling to keep, or when
- * a group asks for units finer than the alignment. */
+ * a group asks for units finer than the alignment, or for the 2-SM unit itself (which the
+ * flag gives even where the minimum partition is larger). */
 static int wants_fine(const gctx__plan_input *in, const gctx_group *groups, unsigned n)
 {
     if (in->structured_api)
         return 0;
     if (!in->structured)
         return 1;
-    for (unsigned i = 0; i < n; i++)
-        if (groups[i].coscheduled_sm_count && groups[i].coscheduled_sm_count < in->alignment)
+    for (unsigned i = 0; i < n; i++) {
+        unsigned c = groups[i].coscheduled_sm_count;
+        if (c && (c < in->alignment || c <= FINE_UNIT))
             return 1;
+    }
     return 0;
 }
 

@@ -74,7 +74,7 @@ static gctx_status reach_splittable(split_job *job)
     return s;
 }
 
-static gctx_status structured_dry_run(split_job *job)
+static gctx_status structured_probe(split_job *job)
 {
     unsigned n = job->plan.nb_groups;
     job->params = calloc(n, sizeof *job->params);
@@ -97,21 +97,29 @@ static gctx_status structured_dry_run(split_job *job)
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory planning a split");
     }
     memcpy(probe, job->params, n * sizeof *probe);
-    gcu_result r = job->drv->cuDevSmResourceSplit(NULL, n, &job->through->resources[0], NULL, 0,
-                                                  probe);
+    /* The real call, into scratch memory: it creates no driver object, and unlike a NULL-result
+     * dry run it applies every rule, so the plan is exactly what the split will give. */
+    gcu_dev_resource *results = calloc(n, sizeof *results);
+    gcu_dev_resource remainder;
+    memset(&remainder, 0, sizeof remainder);
+    gcu_result r = results ? job->drv->cuDevSmResourceSplit(results, n, &job->through->resources[0],
+                                                            &remainder, 0, probe)
+                           : GCU_ERROR_OUT_OF_MEMORY;
     if (r == GCU_ERROR_INVALID_RESOURCE_CONFIGURATION)
         s = gctx__fail(GCTX_ERROR_INSUFFICIENT_SMS,
                        "the driver's split can't give these %u groups from %u SMs "
-                       "(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION): ask for fewer SMs, or make "
-                       "the last group discovery with backfill",
+                       "(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION): a group would get no SMs, "
+                       "or no whole co-scheduled unit; ask for fewer SMs, or end with one "
+                       "group \"rest\" (discovery with backfill)",
                        n, job->through->sm_count);
     else if (r != GCU_SUCCESS)
-        s = gctx__fail_cuda(r, "cuDevSmResourceSplit dry run of %u groups", n);
+        s = gctx__fail_cuda(r, "cuDevSmResourceSplit of %u groups", n);
     else {
         for (unsigned i = 0; i < n; i++)
-            sizes[i] = probe[i].smCount;
+            sizes[i] = results[i].u.sm.smCount;
         s = gctx__plan_take_structured(&job->rules, &job->plan, sizes);
     }
+    free(results);
     free(probe);
     free(sizes);
     return s;
@@ -152,7 +160,7 @@ static gctx_status job_plan(split_job *job, gctx_partition *input, const gctx_gr
     s = gctx__plan_make(&job->rules, groups, nb_groups,
                         options ? options->rounding : GCTX_ROUND_STRICT, &job->plan);
     if (s == GCTX_SUCCESS && job->plan.path == GCTX_SPLIT_PATH_STRUCTURED)
-        s = structured_dry_run(job);
+        s = structured_probe(job);
     return s;
 }
 

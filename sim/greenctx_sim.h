@@ -1,0 +1,61 @@
+/*
+ * Test API of the simulated CUDA driver (libgreenctx_sim.so). Tests dlsym these names from the
+ * same handle they load the driver with. Every function is thread-safe.
+ */
+#ifndef GREENCTX_SIM_H
+#define GREENCTX_SIM_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define GCTXSIM_API __attribute__((visibility("default")))
+#else
+#define GCTXSIM_API
+#endif
+
+/* Declared as cuda.h declares them (identical typedefs may repeat). */
+typedef struct CUstream_st *CUstream;
+typedef struct CUgreenCtx_st *CUgreenCtx;
+
+/* Live objects of one kind: "green_ctx", "stream", "event", "primary_ctx" (the sum of
+ * cuDevicePrimaryCtxRetain counts not yet released), "desc" (descriptors made since the last
+ * reset: they are never destroyed), or "all" (green_ctx + stream + event + primary_ctx).
+ * -1 for an unknown kind. */
+GCTXSIM_API int gctxsim_live_objects(const char *kind);
+
+/* The SM ids held by an SM resource (a gcu_dev_resource / CUdevResource written by the
+ * simulator), ascending. Writes at most `capacity` ids and returns the total count, or -1 when
+ * `resource` is not a valid SM resource. */
+GCTXSIM_API int gctxsim_resource_sm_ids(const void *resource, unsigned *ids, int capacity);
+
+/* The SMs of a green context; -1 for an invalid handle. */
+GCTXSIM_API int gctxsim_green_ctx_sm_ids(CUgreenCtx ctx, unsigned *ids, int capacity);
+
+/* The SMs a kernel launched on `stream` could run on: its green context's SMs, or every SM of
+ * the device for a stream of a primary context. NULL (and the legacy/per-thread default stream
+ * handles 1 and 2) mean the calling thread's current context. -1 for an invalid stream, one
+ * whose green context was destroyed, or a default stream with no current context. */
+GCTXSIM_API int gctxsim_stream_sm_ids(CUstream stream, unsigned *ids, int capacity);
+
+/* How many times an entry point was called since load or the last reset, failed calls
+ * included (cuGetProcAddress and cuGetProcAddress_v2 count together); -1 if unknown. */
+GCTXSIM_API long gctxsim_calls(const char *symbol);
+
+/* Destroys every object, forgets every handle and resource made so far (they become invalid),
+ * zeroes the counters and re-reads the environment (GREENCTX_SIM_DEVICES,
+ * GREENCTX_SIM_DRIVER_VERSION, GREENCTX_SIM_FAIL, CUDA_DEVICE_MAX_CONNECTIONS). The driver
+ * stays initialised if cuInit had succeeded and the new device list is valid. */
+GCTXSIM_API void gctxsim_reset(void);
+
+/* Makes the n-th call of `symbol` from now on (n >= 1; the next call is 1) fail with `code`
+ * (CUDA_ERROR_OUT_OF_MEMORY when code <= 0), before it has any effect. n == 0 clears every
+ * fault, including those from GREENCTX_SIM_FAIL. */
+GCTXSIM_API void gctxsim_fail_after(const char *symbol, int n, int code);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

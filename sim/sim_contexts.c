@@ -1,0 +1,290 @@
+/*
+ * Primary contexts, green contexts, descriptors' storage and the per-thread current-context
+ * stack.
+ */
+#include <string.h>
+
+#include "sim_internal.h"
+
+#define SIM_CTX_STACK_MAX 64
+
+sim_pool sim_greens = {.item_size = sizeof(sim_green), .tag = SIM_TAG_GREEN};
+sim_pool sim_descs = {.item_size = sizeof(sim_desc), .tag = SIM_TAG_DESC};
+
+static int primary_refs[SIM_MAX_DEVICES];
+/* A green context holds its device's primary context active, as the driver's does, without
+ * showing in the retain count a caller balances. */
+static int greens_on[SIM_MAX_DEVICES];
+
+/* A stack left from before a reset is dropped on first use rather than trusted. */
+static _Thread_local struct {
+    uint32_t epoch;
+    int depth;
+    CUcontext ctx[SIM_CTX_STACK_MAX];
+} stack;
+
+static void stack_sync(void)
+{
+    if (stack.epoch != sim.epoch) {
+        stack.epoch = sim.epoch;
+        stack.depth = 0;
+    }
+}
+
+static CUcontext primary_handle(int dev)
+{
+    return (CUcontext)sim_handle_make(SIM_TAG_CTX_PRIMARY, (uint32_t)dev, 0);
+}
+
+int sim_primary_refs(void)
+{
+    int n = 0;
+    for (int d = 0; d < SIM_MAX_DEVICES; d++)
+        n += primary_refs[d];
+    return n;
+}
+
+sim_green *sim_green_get(CUgreenCtx g) { return sim_pool_get(&sim_greens, (uintptr_t)g); }
+
+gcu_result sim_ctx_resolve(CUcontext ctx, sim_ctx *out)
+{
+    uintptr_t h = (uintptr_t)ctx;
+    if (sim_handle_tag(h) == SIM_TAG_CTX_GREEN) {
+        sim_green *g = sim_pool_get(&sim_greens, sim_handle_retag(h, SIM_TAG_GREEN));
+        if (!g)
+            return GCU_ERROR_INVALID_CONTEXT;
+        *out = (sim_ctx){g->dev, g};
+        return GCU_SUCCESS;
+    }
+    for (int d = 0; d < sim.ndev; d++) {
+        if (ctx == primary_handle(d) && primary_refs[d] + greens_on[d] > 0) {
+            *out = (sim_ctx){d, NULL};
+            return GCU_SUCCESS;
+        }
+    }
+    return GCU_ERROR_INVALID_CONTEXT;
+}
+
+gcu_result sim_ctx_current(sim_ctx *out)
+{
+    stack_sync();
+    if (stack.depth == 0)
+        return GCU_ERROR_INVALID_CONTEXT;
+    return sim_ctx_resolve(stack.ctx[stack.depth - 1], out);
+}
+
+sim_smset sim_ctx_sms(const sim_ctx *c)
+{
+    return c->green ? c->green->sms : sim_set_range(0, sim.dev[c->dev]->sms);
+}
+
+void sim_contexts_reset(void)
+{
+    sim_pool_clear(&sim_greens);
+    sim_pool_clear(&sim_descs);
+    memset(primary_refs, 0, sizeof primary_refs);
+    memset(greens_on, 0, sizeof greens_on);
+}
+
+/* ---- primary contexts and the context stack ---------------------------------------------- */
+
+gcu_result sim_cuDevicePrimaryCtxRetain(CUcontext *ctx, gcu_device dev)
+{
+    SIM_BEGIN(cuDevicePrimaryCtxRetain);
+    if (!ctx)
+        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    SIM_CHECK(sim_check_device(dev));
+    primary_refs[dev]++;
+    *ctx = primary_handle(dev);
+    SIM_END();
+}
+
+gcu_result sim_cuDevicePrimaryCtxRelease(gcu_device dev)
+{
+    SIM_BEGIN(cuDevicePrimaryCtxRelease);
+    SIM_CHECK(sim_check_device(dev));
+    if (primary_refs[dev] == 0)
+        SIM_FAIL(GCU_ERROR_INVALID_CONTEXT);
+    primary_refs[dev]--;
+    SIM_END();
+}
+
+gcu_result sim_cuCtxGetCurrent(CUcontext *ctx)
+{
+    SIM_BEGIN(cuCtxGetCurrent);
+    if (!ctx)
+        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    stack_sync();
+    *ctx = stack.depth ? stack.ctx[stack.depth - 1] : NULL;
+    SIM_END();
+}
+
+gcu_result sim_cuCtxSetCurrent(CUcontext ctx)
+{
+    SIM_BEGIN(cuCtxSetCurrent);
+    stack_sync();
+    if (!ctx) {
+        if (stack.depth)
+            stack.depth--;
+        goto out;
+    }
+    sim_ctx c;
+    SIM_CHECK(sim_ctx_resolve(ctx, &c));
+    if (stack.depth == 0)
+        stack.depth = 1;
+    stack.ctx[stack.depth - 1] = ctx;
+    SIM_END();
+}
+
+gcu_result sim_cuCtxPushCurrent(CUcontext ctx)
+{
+    SIM_BEGIN(cuCtxPushCurrent);
+    sim_ctx c;
+    SIM_CHECK(sim_ctx_resolve(ctx, &c));
+    stack_sync();
+    if (stack.depth == SIM_CTX_STACK_MAX)
+        SIM_FAIL(GCU_ERROR_OUT_OF_MEMORY);
+    stack.ctx[stack.depth++] = ctx;
+    SIM_END();
+}
+
+gcu_result sim_cuCtxPopCurrent(CUcontext *ctx)
+{
+    SIM_BEGIN(cuCtxPopCurrent);
+    stack_sync();
+    if (stack.depth == 0)
+        SIM_FAIL(GCU_ERROR_INVALID_CONTEXT);
+    stack.depth--;
+    if (ctx)
+        *ctx = stack.ctx[stack.depth];
+    SIM_END();
+}
+
+gcu_result sim_cuCtxGetDevice(gcu_device *dev)
+{
+    SIM_BEGIN(cuCtxGetDevice);
+    if (!dev)
+        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    sim_ctx c;
+    SIM_CHECK(sim_ctx_current(&c));
+    *dev = c.dev;
+    SIM_END();
+}
+
+/* The range measured on the H200: 0 is the least priority, -5 the greatest. */
+gcu_result sim_cuCtxGetStreamPriorityRange(int *least, int *greatest)
+{
+    SIM_BEGIN(cuCtxGetStreamPriorityRange);
+    if (least)
+        *least = 0;
+    if (greatest)
+        *greatest = -5;
+    SIM_END();
+}
+
+gcu_result sim_cuCtxGetDevResource(CUcontext ctx, gcu_dev_resource *resource,
+                                   gcu_dev_resource_type type)
+{
+    SIM_BEGIN(cuCtxGetDevResource);
+    sim_ctx c;
+    SIM_CHECK(sim_ctx_resolve(ctx, &c));
+    sim_smset sms = sim_ctx_sms(&c);
+    if (c.green)
+        SIM_CHECK(sim_res_of_context(resource, (int)type, c.dev, &sms, c.green->structured,
+                                     c.green->wq_limit, c.green->wq_scope));
+    else
+        SIM_CHECK(sim_res_of_context(resource, (int)type, c.dev, &sms, true, sim.wq_limit,
+                                     GCU_WORKQUEUE_SCOPE_DEVICE_CTX));
+    SIM_END();
+}
+
+/* ---- green contexts ---------------------------------------------------------------------- */
+
+gcu_result sim_cuGreenCtxCreate(CUgreenCtx *ctx, gcu_resource_desc desc, gcu_device dev,
+                                unsigned int flags)
+{
+    SIM_BEGIN(cuGreenCtxCreate);
+    if (!ctx)
+        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    SIM_CHECK(sim_check_device(dev));
+    /* The default stream is required until 13.3 made it optional (CU_GREEN_CTX_NONE). */
+    if ((flags & ~(unsigned)GCU_GREEN_CTX_DEFAULT_STREAM) ||
+        (flags == GCU_GREEN_CTX_NONE && !sim_version_at_least(13030)))
+        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    sim_desc whole = {.dev = dev, .structured = true, .sms = sim_set_range(0, sim.dev[dev]->sms)};
+    const sim_desc *d = desc ? sim_pool_get(&sim_descs, (uintptr_t)desc) : &whole;
+    if (!d)
+        SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
+    if (d->dev != dev)
+        SIM_FAIL(GCU_ERROR_INVALID_DEVICE);
+    uintptr_t handle;
+    sim_green *g = sim_pool_alloc(&sim_greens, &handle);
+    if (!g)
+        SIM_FAIL(GCU_ERROR_OUT_OF_MEMORY);
+    g->dev = dev;
+    g->structured = d->structured;
+    g->sms = d->sms;
+    g->id = sim.next_green_id++;
+    g->wq_limit = d->has_wq ? d->wq_limit : sim.wq_limit;
+    g->wq_scope = d->has_wq ? d->wq_scope : GCU_WORKQUEUE_SCOPE_DEVICE_CTX;
+    greens_on[dev]++;
+    *ctx = (CUgreenCtx)handle;
+    SIM_END();
+}
+
+gcu_result sim_cuGreenCtxDestroy(CUgreenCtx ctx)
+{
+    SIM_BEGIN(cuGreenCtxDestroy);
+    sim_green *g = sim_green_get(ctx);
+    if (!g)
+        SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
+    sim_streams_detach_green(g);
+    greens_on[g->dev]--;
+    sim_pool_free(g);
+    SIM_END();
+}
+
+gcu_result sim_cuCtxFromGreenCtx(CUcontext *ctx, CUgreenCtx green)
+{
+    SIM_BEGIN(cuCtxFromGreenCtx);
+    if (!ctx)
+        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    if (!sim_green_get(green))
+        SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
+    *ctx = (CUcontext)sim_handle_retag((uintptr_t)green, SIM_TAG_CTX_GREEN);
+    SIM_END();
+}
+
+gcu_result sim_cuGreenCtxGetDevResource(CUgreenCtx ctx, gcu_dev_resource *resource,
+                                        gcu_dev_resource_type type)
+{
+    SIM_BEGIN(cuGreenCtxGetDevResource);
+    const sim_green *g = sim_green_get(ctx);
+    if (!g)
+        SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
+    SIM_CHECK(sim_res_of_context(resource, (int)type, g->dev, &g->sms, g->structured, g->wq_limit,
+                                 g->wq_scope));
+    SIM_END();
+}
+
+gcu_result sim_cuGreenCtxGetId(CUgreenCtx ctx, unsigned long long *id)
+{
+    SIM_BEGIN(cuGreenCtxGetId);
+    if (!id)
+        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    const sim_green *g;
+    if (ctx) {
+        g = sim_green_get(ctx);
+        if (!g)
+            SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
+    } else {
+        /* NULL asks for the current green context. */
+        sim_ctx c;
+        SIM_CHECK(sim_ctx_current(&c));
+        if (!c.green)
+            SIM_FAIL(GCU_ERROR_INVALID_CONTEXT);
+        g = c.green;
+    }
+    *id = g->id;
+    SIM_END();
+}

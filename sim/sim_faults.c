@@ -1,0 +1,86 @@
+/*
+ * Per-entry-point call counters and fault injection. A fault makes one numbered call of one
+ * entry point fail before it does anything, so callers' rollback paths can be tested.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_internal.h"
+
+#define SIM_NAME_(name, version, required, params) #name,
+static const char *const symbol_names[SIM_SYM_COUNT] = {GCU_DRIVER_SYMBOLS(SIM_NAME_) "cuGetProcAddress"};
+#undef SIM_NAME_
+
+#define SIM_MAX_FAULTS 64
+
+typedef struct sim_fault {
+    int sym;
+    long call;
+    gcu_result code;
+} sim_fault;
+
+static long calls[SIM_SYM_COUNT];
+static sim_fault faults[SIM_MAX_FAULTS];
+static int nfaults;
+
+int sim_symbol_index(const char *name)
+{
+    if (!name)
+        return -1;
+    if (strcmp(name, "cuGetProcAddress_v2") == 0)
+        name = "cuGetProcAddress";
+    for (int i = 0; i < SIM_SYM_COUNT; i++)
+        if (strcmp(symbol_names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+const char *sim_symbol_name(int sym) { return symbol_names[sym]; }
+
+long sim_count_call(int sym) { return ++calls[sym]; }
+
+long sim_calls(int sym) { return calls[sym]; }
+
+gcu_result sim_fault_for(int sym, long call)
+{
+    for (int i = 0; i < nfaults; i++)
+        if (faults[i].sym == sym && faults[i].call == call)
+            return faults[i].code;
+    return GCU_SUCCESS;
+}
+
+void sim_faults_clear(void) { nfaults = 0; }
+
+void sim_fault_add(int sym, long call, int code)
+{
+    if (nfaults < SIM_MAX_FAULTS)
+        faults[nfaults++] = (sim_fault){sym, call, code > 0 ? code : GCU_ERROR_OUT_OF_MEMORY};
+}
+
+/* "symbol:N[:code],...": the N-th call since the reset fails. Malformed entries are skipped,
+ * silently, as a driver prints nothing. */
+void sim_faults_reset(const char *spec)
+{
+    memset(calls, 0, sizeof calls);
+    nfaults = 0;
+    while (spec && *spec) {
+        const char *end = strchr(spec, ',');
+        size_t len = end ? (size_t)(end - spec) : strlen(spec);
+        char entry[128];
+        if (len < sizeof entry) {
+            memcpy(entry, spec, len);
+            entry[len] = '\0';
+            char *colon = strchr(entry, ':');
+            if (colon) {
+                *colon = '\0';
+                char *rest;
+                long n = strtol(colon + 1, &rest, 10);
+                long code = *rest == ':' ? strtol(rest + 1, NULL, 10) : 0;
+                int sym = sim_symbol_index(entry);
+                if (sym >= 0 && n > 0 && code >= 0 && code <= 100000)
+                    sim_fault_add(sym, n, (int)code);
+            }
+        }
+        spec = end ? end + 1 : NULL;
+    }
+}

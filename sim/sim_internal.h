@@ -1,0 +1,252 @@
+/*
+ * Shared state of the simulated driver. Every entry point runs under one global mutex
+ * (SIM_BEGIN/SIM_END), so nothing here needs finer locking; only the current-context stack
+ * is per thread.
+ */
+#ifndef GREENCTX_SIM_INTERNAL_H
+#define GREENCTX_SIM_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cuda_abi.h"
+
+#define SIM_MAX_SMS 160
+#define SIM_MAX_DEVICES 8
+#define SIM_DEFAULT_DRIVER_VERSION 13000
+
+/* ---- entry points ------------------------------------------------------------------------ */
+
+#define SIM_SYM_ENUM_(name, version, required, params) SIM_SYM_##name,
+enum { GCU_DRIVER_SYMBOLS(SIM_SYM_ENUM_) SIM_SYM_cuGetProcAddress, SIM_SYM_COUNT };
+#undef SIM_SYM_ENUM_
+
+#define SIM_DECLARE_(name, version, required, params) gcu_result sim_##name params;
+GCU_DRIVER_SYMBOLS(SIM_DECLARE_)
+#undef SIM_DECLARE_
+gcu_result sim_cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
+                                unsigned long long flags, int *symbolStatus);
+
+void sim_configure(void); /* reads the environment on first use; lock held */
+void sim_lock(void);
+void sim_unlock(void);
+/* With the lock held: loads the configuration on first use, counts the call, applies an
+ * injected fault, and (need_init) refuses calls before cuInit. */
+gcu_result sim_enter(int sym, bool need_init);
+
+/* Every entry point has this shape, so counting, faults and locking cannot be forgotten. */
+#define SIM_BEGIN_(name, need_init)                                                             \
+    gcu_result rc = GCU_SUCCESS;                                                                \
+    sim_lock();                                                                                 \
+    rc = sim_enter(SIM_SYM_##name, need_init);                                                  \
+    if (rc != GCU_SUCCESS)                                                                      \
+    goto out
+#define SIM_BEGIN(name) SIM_BEGIN_(name, true)
+#define SIM_BEGIN_NOINIT(name) SIM_BEGIN_(name, false)
+#define SIM_FAIL(code)                                                                          \
+    do {                                                                                        \
+        rc = (code);                                                                            \
+        goto out;                                                                               \
+    } while (0)
+#define SIM_CHECK(expr)                                                                         \
+    do {                                                                                        \
+        rc = (expr);                                                                            \
+        if (rc != GCU_SUCCESS)                                                                  \
+            goto out;                                                                           \
+    } while (0)
+#define SIM_END()                                                                               \
+    out:                                                                                        \
+    sim_unlock();                                                                               \
+    return rc
+
+/* ---- call counters and faults (sim_faults.c) --------------------------------------------- */
+
+int sim_symbol_index(const char *name); /* -1 if unknown */
+const char *sim_symbol_name(int sym);
+long sim_count_call(int sym);           /* returns the call's 1-based number */
+gcu_result sim_fault_for(int sym, long call);
+void sim_faults_reset(const char *env_spec); /* zeroes the counters too */
+void sim_faults_clear(void);
+void sim_fault_add(int sym, long call, int code);
+long sim_calls(int sym);
+
+/* ---- SM sets ----------------------------------------------------------------------------- */
+
+typedef struct sim_smset {
+    uint32_t w[SIM_MAX_SMS / 32];
+} sim_smset;
+
+static inline void sim_set_add(sim_smset *s, unsigned id) { s->w[id / 32] |= 1u << (id % 32); }
+static inline bool sim_set_has(const sim_smset *s, unsigned id)
+{
+    return (s->w[id / 32] >> (id % 32)) & 1u;
+}
+unsigned sim_set_count(const sim_smset *s);
+unsigned sim_set_ids(const sim_smset *s, unsigned *ids); /* ascending; returns count */
+void sim_set_union(sim_smset *s, const sim_smset *add);
+void sim_set_minus(sim_smset *s, const sim_smset *take);
+sim_smset sim_set_range(unsigned first, unsigned count);
+bool sim_set_equal(const sim_smset *a, const sim_smset *b);
+
+/* ---- devices (sim_devices.c) ------------------------------------------------------------- */
+
+typedef enum { SIM_LAYOUT_UNIFORM, SIM_LAYOUT_GH100 } sim_layout;
+
+typedef struct sim_model {
+    const char *key;
+    const char *name;
+    unsigned sms;
+    int cc_major, cc_minor;
+    unsigned min_part, align;
+    unsigned locality_domains; /* > 1 only where the sim models domains (13.4+) */
+    sim_layout layout;
+} sim_model;
+
+const sim_model *sim_model_find(const char *key);
+/* The SMs of `set` that form complete coscheduled units for groups of `size` SMs, unit after
+ * unit in the device's order; returns how many SMs that is (a multiple of the unit size). */
+unsigned sim_layout_units(const sim_model *m, const sim_smset *set, unsigned size, unsigned *order);
+/* Locality domain of every SM of `set`, or -1 when they span several (or none are modelled). */
+int sim_set_domain(const sim_model *m, const sim_smset *set);
+sim_smset sim_domain_set(const sim_model *m, unsigned domain);
+
+/* ---- global state (sim_main.c) ----------------------------------------------------------- */
+
+typedef struct sim_state {
+    bool configured;
+    bool initialized;
+    gcu_result config_error; /* what cuInit answers when the environment names no usable device */
+    int driver_version;
+    int ndev;
+    const sim_model *dev[SIM_MAX_DEVICES];
+    unsigned wq_limit; /* default wqConcurrencyLimit */
+    uint32_t epoch;    /* bumped by gctxsim_reset: older handles and resources go stale */
+    uint32_t next_split_id;
+    unsigned long long next_green_id;
+    int descs_made;
+} sim_state;
+
+extern sim_state sim;
+
+static inline bool sim_version_at_least(int v) { return sim.driver_version >= v; }
+gcu_result sim_check_device(gcu_device dev);
+
+/* ---- handles (sim_handles.c) ------------------------------------------------------------- */
+
+/* Handles are never pointers: a tag, a slot and the slot's generation packed into the value,
+ * so stale, foreign or mistyped handles are recognised instead of dereferenced. */
+enum { SIM_TAG_GREEN = 1, SIM_TAG_CTX_GREEN, SIM_TAG_CTX_PRIMARY, SIM_TAG_STREAM, SIM_TAG_EVENT,
+       SIM_TAG_DESC };
+
+typedef struct sim_slot {
+    uint16_t gen;
+    bool live;
+} sim_slot;
+
+typedef struct sim_pool {
+    unsigned char *mem;
+    size_t item_size; /* each item starts with a sim_slot */
+    uint32_t count, cap;
+    uint8_t tag;
+} sim_pool;
+
+void *sim_pool_alloc(sim_pool *p, uintptr_t *handle); /* NULL when out of memory */
+void *sim_pool_get(const sim_pool *p, uintptr_t handle);
+void *sim_pool_at(const sim_pool *p, uint32_t index); /* live item or NULL */
+uintptr_t sim_pool_handle(const sim_pool *p, const void *item, uint8_t tag);
+void sim_pool_free(void *item);
+void sim_pool_clear(sim_pool *p);
+uintptr_t sim_handle_make(uint8_t tag, uint32_t index, uint16_t gen);
+uint8_t sim_handle_tag(uintptr_t h);
+uintptr_t sim_handle_retag(uintptr_t h, uint8_t tag);
+
+/* ---- resources (sim_resources.c) --------------------------------------------------------- */
+
+typedef enum { SIM_ORIGIN_QUERY = 1, SIM_ORIGIN_GROUP, SIM_ORIGIN_REMAINDER } sim_origin;
+
+/* What the 92 padding bytes of a gcu_dev_resource carry. */
+typedef struct sim_res {
+    uint32_t magic;
+    uint32_t epoch;
+    uint32_t split_id; /* the split call that produced it; 0 for a queried resource */
+    uint8_t type;      /* 1 SM, 2 workqueue config, 3 workqueue */
+    uint8_t device;
+    uint8_t origin;
+    uint8_t structured;
+    uint8_t report_min, report_align; /* the values shown from 13.0 on */
+    uint8_t flags;                    /* BACKFILL / LOCALITY_DOMAIN_ID group flags */
+    uint8_t domain;
+    uint32_t wq_limit;
+    int32_t wq_scope;
+    sim_smset sms;
+    uint32_t check;
+} sim_res;
+
+enum { SIM_RES_SM = 1, SIM_RES_WQ_CONFIG, SIM_RES_WQ };
+
+sim_res sim_res_query(int dev, const sim_smset *sms, bool structured);
+void sim_res_write(gcu_dev_resource *out, const sim_res *r);
+gcu_result sim_res_read(const gcu_dev_resource *in, sim_res *out);
+void sim_res_write_empty(gcu_dev_resource *out);
+/* The SM / workqueue resources of a context: `type` as passed by the caller. */
+gcu_result sim_res_of_context(gcu_dev_resource *out, int type, int dev, const sim_smset *sms,
+                              bool structured, unsigned wq_limit, int wq_scope);
+
+/* Split helpers shared by both split calls: the input must be a queried SM resource. */
+gcu_result sim_res_split_input(const gcu_dev_resource *input, sim_res *in);
+sim_res sim_res_part(const sim_res *in, uint32_t split_id, sim_origin origin, const sim_smset *sms);
+void sim_res_write_remainder(gcu_dev_resource *out, const sim_res *in, uint32_t split_id,
+                             const sim_smset *left);
+
+/* Measured split-by-count of unstructured resources (measured_unstructured.c). */
+void sim_unstructured_split(const sim_model *m, unsigned sms, unsigned min_count, unsigned flags,
+                            unsigned *groups, unsigned *size);
+
+/* ---- contexts (sim_contexts.c) ------------------------------------------------------------ */
+
+typedef struct sim_green {
+    sim_slot slot;
+    int dev;
+    bool structured;
+    sim_smset sms;
+    unsigned long long id;
+    unsigned wq_limit;
+    int wq_scope;
+} sim_green;
+
+typedef struct sim_desc {
+    sim_slot slot;
+    int dev;
+    bool structured;
+    sim_smset sms;
+    bool has_wq;
+    unsigned wq_limit;
+    int wq_scope;
+} sim_desc;
+
+/* A context as streams and queries see it: a device's primary context or a green context. */
+typedef struct sim_ctx {
+    int dev;
+    sim_green *green; /* NULL for the primary context */
+} sim_ctx;
+
+extern sim_pool sim_greens, sim_descs;
+gcu_result sim_ctx_resolve(CUcontext ctx, sim_ctx *out);
+gcu_result sim_ctx_current(sim_ctx *out);
+sim_green *sim_green_get(CUgreenCtx g);
+sim_smset sim_ctx_sms(const sim_ctx *c);
+void sim_contexts_reset(void);
+int sim_primary_refs(void); /* explicit cuDevicePrimaryCtxRetain references */
+
+/* ---- streams and events (sim_streams.c) --------------------------------------------------- */
+
+void sim_streams_detach_green(const sim_green *g);
+void sim_streams_reset(void);
+int sim_streams_live(void);
+int sim_events_live(void);
+/* The context a stream's work runs in; default-stream handles mean the current context. */
+gcu_result sim_stream_ctx(CUstream s, sim_ctx *out);
+void sim_memory_reset(void);
+
+#endif

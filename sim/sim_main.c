@@ -1,0 +1,207 @@
+/*
+ * Loading and initialisation: the configuration from the environment, cuInit,
+ * cuDriverGetVersion, cuGetErrorName and the cuGetProcAddress table through which every other
+ * entry point is reached.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "greenctx_sim.h"
+#include "sim_internal.h"
+
+sim_state sim;
+static pthread_mutex_t sim_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+void sim_lock(void) { pthread_mutex_lock(&sim_mutex); }
+void sim_unlock(void) { pthread_mutex_unlock(&sim_mutex); }
+
+static void load_devices(const char *list)
+{
+    sim.ndev = 0;
+    sim.config_error = GCU_SUCCESS;
+    if (strcasecmp(list, "none") == 0)
+        return;
+    while (*list) {
+        const char *end = strchr(list, ',');
+        size_t len = end ? (size_t)(end - list) : strlen(list);
+        char key[32];
+        const sim_model *m = NULL;
+        if (len < sizeof key) {
+            memcpy(key, list, len);
+            key[len] = '\0';
+            m = sim_model_find(key);
+        }
+        if (!m || sim.ndev == SIM_MAX_DEVICES) {
+            sim.ndev = 0;
+            sim.config_error = GCU_ERROR_NO_DEVICE;
+            return;
+        }
+        sim.dev[sim.ndev++] = m;
+        if (!end)
+            break;
+        list = end + 1;
+    }
+}
+
+static void load_config(void)
+{
+    const char *env = getenv("GREENCTX_SIM_DRIVER_VERSION");
+    long version = env ? strtol(env, NULL, 10) : 0;
+    sim.driver_version = version > 0 && version < 100000 ? (int)version : SIM_DEFAULT_DRIVER_VERSION;
+    env = getenv("GREENCTX_SIM_DEVICES");
+    load_devices(env && *env ? env : "h200");
+    env = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+    long limit = env ? strtol(env, NULL, 10) : 0;
+    sim.wq_limit = limit > 0 && limit <= 1024 ? (unsigned)limit : 32u;
+    sim_faults_reset(getenv("GREENCTX_SIM_FAIL"));
+    sim.next_split_id = 1;
+    sim.next_green_id = 1;
+    sim.descs_made = 0;
+    sim.configured = true;
+}
+
+void sim_configure(void)
+{
+    if (!sim.configured)
+        load_config();
+}
+
+gcu_result sim_enter(int sym, bool need_init)
+{
+    sim_configure();
+    gcu_result fault = sim_fault_for(sym, sim_count_call(sym));
+    if (fault != GCU_SUCCESS)
+        return fault;
+    return need_init && !sim.initialized ? GCU_ERROR_NOT_INITIALIZED : GCU_SUCCESS;
+}
+
+gcu_result sim_cuInit(unsigned int flags)
+{
+    SIM_BEGIN_NOINIT(cuInit);
+    if (flags != 0)
+        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    SIM_CHECK(sim.config_error);
+    sim.initialized = true;
+    SIM_END();
+}
+
+gcu_result sim_cuDriverGetVersion(int *version)
+{
+    SIM_BEGIN_NOINIT(cuDriverGetVersion);
+    if (!version)
+        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    *version = sim.driver_version;
+    SIM_END();
+}
+
+gcu_result sim_cuGetErrorName(gcu_result error, const char **name)
+{
+    static const struct {
+        gcu_result code;
+        const char *name;
+    } names[] = {
+        {GCU_SUCCESS, "CUDA_SUCCESS"},
+        {GCU_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE"},
+        {GCU_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY"},
+        {GCU_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED"},
+        {GCU_ERROR_DEINITIALIZED, "CUDA_ERROR_DEINITIALIZED"},
+        {GCU_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE"},
+        {GCU_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE"},
+        {GCU_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE"},
+        {GCU_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT"},
+        {GCU_ERROR_INVALID_PTX, "CUDA_ERROR_INVALID_PTX"},
+        {GCU_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE"},
+        {GCU_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND"},
+        {GCU_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY"},
+        {GCU_ERROR_CONTEXT_IS_DESTROYED, "CUDA_ERROR_CONTEXT_IS_DESTROYED"},
+        {GCU_ERROR_NOT_PERMITTED, "CUDA_ERROR_NOT_PERMITTED"},
+        {GCU_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED"},
+        {GCU_ERROR_STREAM_CAPTURE_UNSUPPORTED, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED"},
+        {GCU_ERROR_INVALID_RESOURCE_TYPE, "CUDA_ERROR_INVALID_RESOURCE_TYPE"},
+        {GCU_ERROR_INVALID_RESOURCE_CONFIGURATION, "CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION"},
+        {GCU_ERROR_STREAM_DETACHED, "CUDA_ERROR_STREAM_DETACHED"},
+        {GCU_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN"},
+    };
+    SIM_BEGIN_NOINIT(cuGetErrorName);
+    if (!name)
+        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    *name = NULL;
+    rc = GCU_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (names[i].code == error) {
+            *name = names[i].name;
+            rc = GCU_SUCCESS;
+        }
+    SIM_END();
+}
+
+/* ---- cuGetProcAddress -------------------------------------------------------------------- */
+
+typedef struct sim_proc {
+    const char *name;
+    int version; /* the driver version that first has the entry point */
+    void *fn;
+} sim_proc;
+
+#define SIM_PROC_(name, version, required, params) {#name, version, (void *)sim_##name},
+static const sim_proc procs[] = {
+    GCU_DRIVER_SYMBOLS(SIM_PROC_){"cuGetProcAddress", GCU_VERSION_cuGetProcAddress,
+                                  (void *)sim_cuGetProcAddress},
+};
+#undef SIM_PROC_
+
+gcu_result sim_cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
+                                unsigned long long flags, int *symbolStatus)
+{
+    SIM_BEGIN_NOINIT(cuGetProcAddress);
+    if (!symbol || !pfn || flags > 2 || cudaVersion > sim.driver_version)
+        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    const sim_proc *found = NULL;
+    for (size_t i = 0; i < sizeof procs / sizeof procs[0]; i++)
+        if (strcmp(procs[i].name, symbol) == 0)
+            found = &procs[i];
+    int status = GCU_GET_PROC_ADDRESS_SUCCESS;
+    if (!found || found->version > sim.driver_version)
+        status = GCU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    else if (found->version > cudaVersion)
+        status = GCU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
+    *pfn = status == GCU_GET_PROC_ADDRESS_SUCCESS ? found->fn : NULL;
+    if (symbolStatus)
+        *symbolStatus = status;
+    SIM_END();
+}
+
+/* ---- the exported names ------------------------------------------------------------------ */
+
+GCTXSIM_API gcu_result cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
+                                           unsigned long long flags, int *symbolStatus)
+{
+    return sim_cuGetProcAddress(symbol, pfn, cudaVersion, flags, symbolStatus);
+}
+
+GCTXSIM_API gcu_result cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
+                                        unsigned long long flags, int *symbolStatus)
+{
+    return sim_cuGetProcAddress(symbol, pfn, cudaVersion, flags, symbolStatus);
+}
+
+GCTXSIM_API gcu_result cuDriverGetVersion(int *version) { return sim_cuDriverGetVersion(version); }
+
+GCTXSIM_API gcu_result cuInit(unsigned int flags) { return sim_cuInit(flags); }
+
+/* ---- reset (test API) -------------------------------------------------------------------- */
+
+GCTXSIM_API void gctxsim_reset(void)
+{
+    sim_lock();
+    bool was_initialized = sim.initialized;
+    sim_contexts_reset();
+    sim_streams_reset();
+    sim_memory_reset();
+    sim.epoch++;
+    load_config();
+    sim.initialized = was_initialized && sim.config_error == GCU_SUCCESS;
+    sim_unlock();
+}

@@ -1,0 +1,97 @@
+/*
+ * Device memory, simulated with host memory so that code which allocates, fills and reads
+ * back buffers runs unchanged. Pointers are checked against the live allocations.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_internal.h"
+
+typedef struct sim_alloc {
+    unsigned char *base;
+    size_t bytes;
+} sim_alloc;
+
+static sim_alloc *allocs;
+static size_t nallocs, cap_allocs;
+
+void sim_memory_reset(void)
+{
+    for (size_t i = 0; i < nallocs; i++)
+        free(allocs[i].base);
+    free(allocs);
+    allocs = NULL;
+    nallocs = cap_allocs = 0;
+}
+
+/* The host address of [ptr, ptr + bytes) if one allocation holds all of it. */
+static unsigned char *range(gcu_deviceptr ptr, size_t bytes)
+{
+    for (size_t i = 0; i < nallocs; i++) {
+        uintptr_t base = (uintptr_t)allocs[i].base;
+        if (ptr >= base && ptr - base <= allocs[i].bytes && bytes <= allocs[i].bytes - (ptr - base))
+            return allocs[i].base + (ptr - base);
+    }
+    return NULL;
+}
+
+gcu_result sim_cuMemAlloc(gcu_deviceptr *ptr, size_t bytes)
+{
+    SIM_BEGIN(cuMemAlloc);
+    if (!ptr || bytes == 0)
+        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    sim_ctx c;
+    SIM_CHECK(sim_ctx_current(&c));
+    if (nallocs == cap_allocs) {
+        size_t cap = cap_allocs ? cap_allocs * 2 : 16;
+        sim_alloc *grown = realloc(allocs, cap * sizeof *grown);
+        if (!grown)
+            SIM_FAIL(GCU_ERROR_OUT_OF_MEMORY);
+        allocs = grown;
+        cap_allocs = cap;
+    }
+    unsigned char *mem = malloc(bytes);
+    if (!mem)
+        SIM_FAIL(GCU_ERROR_OUT_OF_MEMORY);
+    allocs[nallocs++] = (sim_alloc){mem, bytes};
+    *ptr = (gcu_deviceptr)(uintptr_t)mem;
+    SIM_END();
+}
+
+gcu_result sim_cuMemFree(gcu_deviceptr ptr)
+{
+    SIM_BEGIN(cuMemFree);
+    if (ptr == 0)
+        goto out;
+    size_t i = 0;
+    while (i < nallocs && (uintptr_t)allocs[i].base != ptr)
+        i++;
+    if (i == nallocs)
+        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    free(allocs[i].base);
+    allocs[i] = allocs[--nallocs];
+    SIM_END();
+}
+
+gcu_result sim_cuMemcpyDtoH(void *dst, gcu_deviceptr src, size_t bytes)
+{
+    SIM_BEGIN(cuMemcpyDtoH);
+    const unsigned char *from = range(src, bytes);
+    if (!from || (!dst && bytes))
+        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    if (bytes)
+        memcpy(dst, from, bytes);
+    SIM_END();
+}
+
+gcu_result sim_cuMemsetD32(gcu_deviceptr dst, unsigned int value, size_t count)
+{
+    SIM_BEGIN(cuMemsetD32);
+    unsigned char *to = count <= SIZE_MAX / 4 && dst % 4 == 0 ? range(dst, count * 4) : NULL;
+    if (!to)
+        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    for (size_t i = 0; i < count; i++)
+        memcpy(to + i * 4, &value, 4);
+    SIM_END();
+}

@@ -1,0 +1,318 @@
+/*
+ * Device resources: what the padding of a CUdevResource carries, resource queries,
+ * cuDevSmResourceSplitByCount and cuDevResourceGenerateDesc.
+ */
+#include <string.h>
+
+#include "sim_internal.h"
+
+#define SIM_RES_MAGIC 0x4d495347u /* "GSIM" */
+
+_Static_assert(sizeof(sim_res) <= sizeof(((gcu_dev_resource *)0)->_internal_padding),
+               "the record fits in the driver's padding");
+
+static uint32_t res_check(const sim_res *r)
+{
+    const unsigned char *p = (const unsigned char *)r;
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < offsetof(sim_res, check); i++)
+        h = (h ^ p[i]) * 16777619u;
+    return h;
+}
+
+static sim_res res_new(int type, int dev)
+{
+    sim_res r;
+    memset(&r, 0, sizeof r);
+    r.magic = SIM_RES_MAGIC;
+    r.epoch = sim.epoch;
+    r.type = (uint8_t)type;
+    r.device = (uint8_t)dev;
+    return r;
+}
+
+sim_res sim_res_query(int dev, const sim_smset *sms, bool structured)
+{
+    sim_res r = res_new(SIM_RES_SM, dev);
+    r.origin = SIM_ORIGIN_QUERY;
+    r.structured = structured;
+    /* An unstructured set (one holding remainder SMs) is reported with the TPC-pair rules. */
+    r.report_min = (uint8_t)(structured ? sim.dev[dev]->min_part : 2);
+    r.report_align = (uint8_t)(structured ? sim.dev[dev]->align : 2);
+    r.sms = *sms;
+    return r;
+}
+
+void sim_res_write_empty(gcu_dev_resource *out) { memset(out, 0, sizeof *out); }
+
+void sim_res_write(gcu_dev_resource *out, const sim_res *r)
+{
+    sim_res sealed = *r;
+    sealed.check = res_check(&sealed);
+    memset(out, 0, sizeof *out);
+    memcpy(out->_internal_padding, &sealed, sizeof sealed);
+    if (r->type == SIM_RES_WQ_CONFIG) {
+        out->type = GCU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG;
+        out->u.wqConfig.device = r->device;
+        out->u.wqConfig.wqConcurrencyLimit = r->wq_limit;
+        out->u.wqConfig.sharingScope = (gcu_workqueue_scope)r->wq_scope;
+        return;
+    }
+    if (r->type == SIM_RES_WQ) {
+        out->type = GCU_DEV_RESOURCE_TYPE_WORKQUEUE;
+        return;
+    }
+    /* Fields appear in the versions that introduced them; older drivers leave them 0. */
+    out->type = GCU_DEV_RESOURCE_TYPE_SM;
+    out->u.sm.smCount = sim_set_count(&r->sms);
+    if (sim_version_at_least(13000)) {
+        out->u.sm.minSmPartitionSize = r->report_min;
+        out->u.sm.smCoscheduledAlignment = r->report_align;
+    }
+    if (sim_version_at_least(13010))
+        out->u.sm.flags = r->flags & GCU_DEV_SM_RESOURCE_GROUP_BACKFILL;
+    if (sim_version_at_least(13040)) {
+        int domain = (r->flags & GCU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_ID)
+                         ? r->domain
+                         : sim_set_domain(sim.dev[r->device], &r->sms);
+        if (domain >= 0) {
+            out->u.sm.flags |= GCU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_ID;
+            out->u.sm.localityDomainId = (unsigned)domain;
+        }
+    }
+}
+
+gcu_result sim_res_read(const gcu_dev_resource *in, sim_res *out)
+{
+    if (!in)
+        return GCU_ERROR_INVALID_VALUE;
+    int want;
+    switch (in->type) {
+    case GCU_DEV_RESOURCE_TYPE_SM:
+        want = SIM_RES_SM;
+        break;
+    case GCU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG:
+        want = SIM_RES_WQ_CONFIG;
+        break;
+    case GCU_DEV_RESOURCE_TYPE_WORKQUEUE:
+        want = SIM_RES_WQ;
+        break;
+    default:
+        return GCU_ERROR_INVALID_RESOURCE_TYPE;
+    }
+    if (want != SIM_RES_SM && !sim_version_at_least(13010))
+        return GCU_ERROR_INVALID_RESOURCE_TYPE;
+    memcpy(out, in->_internal_padding, sizeof *out);
+    if (out->magic != SIM_RES_MAGIC || out->epoch != sim.epoch || out->check != res_check(out) ||
+        out->type != want || out->device >= sim.ndev)
+        return GCU_ERROR_INVALID_VALUE;
+    return GCU_SUCCESS;
+}
+
+gcu_result sim_res_of_context(gcu_dev_resource *out, int type, int dev, const sim_smset *sms,
+                              bool structured, unsigned wq_limit, int wq_scope)
+{
+    if (!out)
+        return GCU_ERROR_INVALID_VALUE;
+    sim_res r;
+    if (type == GCU_DEV_RESOURCE_TYPE_SM) {
+        r = sim_res_query(dev, sms, structured);
+    } else if (sim_version_at_least(13010) && (type == GCU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG ||
+                                               type == GCU_DEV_RESOURCE_TYPE_WORKQUEUE)) {
+        r = res_new(type == GCU_DEV_RESOURCE_TYPE_WORKQUEUE ? SIM_RES_WQ : SIM_RES_WQ_CONFIG, dev);
+        r.wq_limit = wq_limit;
+        r.wq_scope = wq_scope;
+    } else {
+        return GCU_ERROR_INVALID_RESOURCE_TYPE;
+    }
+    sim_res_write(out, &r);
+    return GCU_SUCCESS;
+}
+
+gcu_result sim_cuDeviceGetDevResource(gcu_device dev, gcu_dev_resource *resource,
+                                      gcu_dev_resource_type type)
+{
+    SIM_BEGIN(cuDeviceGetDevResource);
+    SIM_CHECK(sim_check_device(dev));
+    sim_smset all = sim_set_range(0, sim.dev[dev]->sms);
+    SIM_CHECK(sim_res_of_context(resource, (int)type, dev, &all, true, sim.wq_limit,
+                                 GCU_WORKQUEUE_SCOPE_DEVICE_CTX));
+    SIM_END();
+}
+
+/* ---- splitting --------------------------------------------------------------------------- */
+
+sim_res sim_res_part(const sim_res *in, uint32_t split_id, sim_origin origin, const sim_smset *sms)
+{
+    sim_res r = res_new(SIM_RES_SM, in->device);
+    r.split_id = split_id;
+    r.origin = (uint8_t)origin;
+    r.sms = *sms;
+    return r;
+}
+
+void sim_res_write_remainder(gcu_dev_resource *out, const sim_res *in, uint32_t split_id,
+                             const sim_smset *left)
+{
+    if (!out)
+        return;
+    if (sim_set_count(left) == 0) {
+        sim_res_write_empty(out);
+        return;
+    }
+    sim_res r = sim_res_part(in, split_id, SIM_ORIGIN_REMAINDER, left);
+    sim_res_write(out, &r);
+}
+
+gcu_result sim_res_split_input(const gcu_dev_resource *input, sim_res *in)
+{
+    gcu_result rc = sim_res_read(input, in);
+    if (rc != GCU_SUCCESS)
+        return rc;
+    if (in->type != SIM_RES_SM)
+        return GCU_ERROR_INVALID_RESOURCE_TYPE;
+    /* The driver splits only what was queried: a split's output must first become a green
+     * context, whose resource can then be split. */
+    return in->origin == SIM_ORIGIN_QUERY ? GCU_SUCCESS : GCU_ERROR_INVALID_RESOURCE_CONFIGURATION;
+}
+
+typedef struct sim_plan {
+    unsigned groups, size;
+    unsigned order[SIM_MAX_SMS]; /* group i is order[i*size .. (i+1)*size) */
+} sim_plan;
+
+static unsigned round_up(unsigned v, unsigned to) { return (v + to - 1) / to * to; }
+
+static void plan_by_count(const sim_res *in, unsigned flags, unsigned min_count, sim_plan *p)
+{
+    const sim_model *m = sim.dev[in->device];
+    unsigned n = sim_set_count(&in->sms);
+    if (flags & GCU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING) {
+        p->size = round_up(min_count > 2 ? min_count : 2, 2);
+        p->groups = n / p->size;
+        sim_set_ids(&in->sms, p->order);
+    } else if (in->structured) {
+        unsigned size = round_up(min_count, m->align);
+        p->size = size > m->min_part ? size : m->min_part;
+        p->groups = sim_layout_units(m, &in->sms, p->size, p->order) / p->size;
+    } else {
+        sim_unstructured_split(m, n, min_count, flags, &p->groups, &p->size);
+        sim_set_ids(&in->sms, p->order);
+    }
+    /* A count the coscheduled units cannot hold, but the resource can: measured on the H200
+     * (minCount 129..132) as one group of every SM and an empty remainder. */
+    if (p->groups == 0) {
+        p->groups = 1;
+        p->size = n;
+        sim_set_ids(&in->sms, p->order);
+    }
+}
+
+gcu_result sim_cuDevSmResourceSplitByCount(gcu_dev_resource *result, unsigned int *nbGroups,
+                                           const gcu_dev_resource *input,
+                                           gcu_dev_resource *remaining, unsigned int useFlags,
+                                           unsigned int minCount)
+{
+    static sim_plan plan; /* large; the global lock serialises its use */
+    SIM_BEGIN(cuDevSmResourceSplitByCount);
+    if (!nbGroups)
+        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    sim_res in;
+    SIM_CHECK(sim_res_split_input(input, &in));
+    if ((useFlags != 0 && !sim_version_at_least(12050)) ||
+        useFlags > GCU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE)
+        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    if (minCount > sim_set_count(&in.sms))
+        SIM_FAIL(GCU_ERROR_INVALID_RESOURCE_CONFIGURATION);
+    plan_by_count(&in, useFlags, minCount, &plan);
+    if (!result) {
+        *nbGroups = plan.groups;
+        goto out;
+    }
+    if (*nbGroups == 0)
+        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    /* With less room than groups, the groups that do not fit go to the remainder. */
+    unsigned groups = plan.groups < *nbGroups ? plan.groups : *nbGroups;
+    uint32_t split_id = sim.next_split_id++;
+    sim_smset left = in.sms;
+    for (unsigned g = 0; g < groups; g++) {
+        sim_smset sms;
+        memset(&sms, 0, sizeof sms);
+        for (unsigned i = 0; i < plan.size; i++)
+            sim_set_add(&sms, plan.order[g * plan.size + i]);
+        sim_set_minus(&left, &sms);
+        sim_res part = sim_res_part(&in, split_id, SIM_ORIGIN_GROUP, &sms);
+        part.structured = in.structured && !(useFlags & GCU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING);
+        sim_res_write(&result[g], &part);
+    }
+    sim_res_write_remainder(remaining, &in, split_id, &left);
+    *nbGroups = groups;
+    SIM_END();
+}
+
+/* ---- descriptors ------------------------------------------------------------------------- */
+
+gcu_result sim_cuDevResourceGenerateDesc(gcu_resource_desc *desc, gcu_dev_resource *resources,
+                                         unsigned int nbResources)
+{
+    SIM_BEGIN(cuDevResourceGenerateDesc);
+    if (!desc || !resources || nbResources == 0)
+        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    sim_desc d;
+    memset(&d, 0, sizeof d);
+    d.dev = -1;
+    d.structured = true;
+    unsigned nsm = 0;
+    uint32_t split_id = 0;
+    int domain = -1;
+    for (unsigned i = 0; i < nbResources; i++) {
+        sim_res r;
+        SIM_CHECK(sim_res_read(&resources[i], &r));
+        if (d.dev >= 0 && r.device != d.dev)
+            SIM_FAIL(GCU_ERROR_INVALID_RESOURCE_CONFIGURATION);
+        d.dev = r.device;
+        if (r.type != SIM_RES_SM) {
+            if (d.has_wq)
+                SIM_FAIL(GCU_ERROR_INVALID_RESOURCE_CONFIGURATION);
+            d.has_wq = true;
+            d.wq_limit = r.wq_limit;
+            d.wq_scope = r.wq_scope;
+            if (r.type == SIM_RES_WQ_CONFIG) {
+                /* The one resource callers edit in place: its visible fields are the input. */
+                const gcu_dev_workqueue_config_resource *c = &resources[i].u.wqConfig;
+                if (c->device != r.device)
+                    SIM_FAIL(GCU_ERROR_INVALID_RESOURCE_CONFIGURATION);
+                if (c->wqConcurrencyLimit == 0 ||
+                    (c->sharingScope != GCU_WORKQUEUE_SCOPE_DEVICE_CTX &&
+                     c->sharingScope != GCU_WORKQUEUE_SCOPE_GREEN_CTX_BALANCED))
+                    SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+                d.wq_limit = c->wqConcurrencyLimit;
+                d.wq_scope = (int)c->sharingScope;
+            }
+            continue;
+        }
+        /* Several SM resources only as outputs (groups or remainder) of one split call. */
+        if (nsm > 0 && (split_id == 0 || r.split_id != split_id))
+            SIM_FAIL(GCU_ERROR_INVALID_RESOURCE_CONFIGURATION);
+        if (sim_version_at_least(13040) && (r.flags & GCU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_ID)) {
+            if (domain >= 0 && domain != r.domain)
+                SIM_FAIL(GCU_ERROR_INVALID_RESOURCE_CONFIGURATION);
+            domain = r.domain;
+        }
+        split_id = r.split_id;
+        d.structured = d.structured && r.structured;
+        sim_set_union(&d.sms, &r.sms);
+        nsm++;
+    }
+    if (nsm == 0)
+        SIM_FAIL(GCU_ERROR_INVALID_RESOURCE_CONFIGURATION);
+    uintptr_t handle;
+    sim_desc *made = sim_pool_alloc(&sim_descs, &handle);
+    if (!made)
+        SIM_FAIL(GCU_ERROR_OUT_OF_MEMORY);
+    d.slot = made->slot;
+    *made = d;
+    sim.descs_made++;
+    *desc = (gcu_resource_desc)handle;
+    SIM_END();
+}

@@ -1,0 +1,318 @@
+/*
+ * Streams and events. Work "completes" at once: the simulator runs nothing, it only tracks
+ * which context (and so which SMs) a stream's work would run in, and the driver's error codes.
+ */
+#include "sim_internal.h"
+
+typedef struct sim_stream {
+    sim_slot slot;
+    int dev;
+    CUgreenCtx green; /* NULL for a primary-context stream */
+    unsigned flags;
+    int priority;
+    /* What the stream answers once its green context is destroyed: 709 up to 13.0 (the driver
+     * has freed it), 917 from 13.1 (detached; it lives until cuStreamDestroy). */
+    gcu_result gone;
+} sim_stream;
+
+typedef struct sim_event {
+    sim_slot slot;
+    int dev;
+    unsigned flags;
+    bool recorded;
+} sim_event;
+
+static sim_pool streams = {.item_size = sizeof(sim_stream), .tag = SIM_TAG_STREAM};
+static sim_pool events = {.item_size = sizeof(sim_event), .tag = SIM_TAG_EVENT};
+
+enum { SIM_PRIORITY_LEAST = 0, SIM_PRIORITY_GREATEST = -5 };
+
+static bool is_default_stream(CUstream s) { return (uintptr_t)s <= 2; /* NULL, legacy, per-thread */ }
+
+static sim_event *event_get(CUevent e) { return sim_pool_get(&events, (uintptr_t)e); }
+
+void sim_streams_reset(void)
+{
+    sim_pool_clear(&streams);
+    sim_pool_clear(&events);
+}
+
+int sim_streams_live(void)
+{
+    int n = 0;
+    for (uint32_t i = 0; i < streams.count; i++) {
+        const sim_stream *s = sim_pool_at(&streams, i);
+        n += s && s->gone != GCU_ERROR_CONTEXT_IS_DESTROYED;
+    }
+    return n;
+}
+
+int sim_events_live(void)
+{
+    int n = 0;
+    for (uint32_t i = 0; i < events.count; i++)
+        n += sim_pool_at(&events, i) != NULL;
+    return n;
+}
+
+void sim_streams_detach_green(const sim_green *g)
+{
+    CUgreenCtx handle = (CUgreenCtx)sim_pool_handle(&sim_greens, g, SIM_TAG_GREEN);
+    for (uint32_t i = 0; i < streams.count; i++) {
+        sim_stream *s = sim_pool_at(&streams, i);
+        if (s && s->green == handle)
+            s->gone = sim_version_at_least(13010) ? GCU_ERROR_STREAM_DETACHED
+                                                  : GCU_ERROR_CONTEXT_IS_DESTROYED;
+    }
+}
+
+gcu_result sim_stream_ctx(CUstream s, sim_ctx *out)
+{
+    if (is_default_stream(s))
+        return sim_ctx_current(out);
+    const sim_stream *st = sim_pool_get(&streams, (uintptr_t)s);
+    if (!st)
+        return GCU_ERROR_INVALID_HANDLE;
+    if (st->gone != GCU_SUCCESS)
+        return st->gone;
+    *out = (sim_ctx){st->dev, st->green ? sim_green_get(st->green) : NULL};
+    return GCU_SUCCESS;
+}
+
+/* A live stream, for the queries that read its own fields. */
+static gcu_result stream_get(CUstream s, const sim_stream **out)
+{
+    sim_ctx c;
+    gcu_result rc = sim_stream_ctx(s, &c);
+    if (rc == GCU_SUCCESS)
+        *out = is_default_stream(s) ? NULL : sim_pool_get(&streams, (uintptr_t)s);
+    return rc;
+}
+
+static gcu_result stream_new(CUstream *out, const sim_ctx *c, unsigned flags, int priority)
+{
+    uintptr_t handle;
+    sim_stream *s = sim_pool_alloc(&streams, &handle);
+    if (!s)
+        return GCU_ERROR_OUT_OF_MEMORY;
+    s->dev = c->dev;
+    s->green = c->green ? (CUgreenCtx)sim_pool_handle(&sim_greens, c->green, SIM_TAG_GREEN) : NULL;
+    s->flags = flags;
+    /* Out-of-range priorities are clamped, as the driver documents. */
+    s->priority = priority > SIM_PRIORITY_LEAST ? SIM_PRIORITY_LEAST
+                  : priority < SIM_PRIORITY_GREATEST ? SIM_PRIORITY_GREATEST
+                                                     : priority;
+    *out = (CUstream)handle;
+    return GCU_SUCCESS;
+}
+
+/* A stream made while a converted green context is current belongs to that green context. */
+static gcu_result create_in_current(CUstream *stream, unsigned flags, int priority)
+{
+    if (!stream || (flags & ~(unsigned)GCU_STREAM_NON_BLOCKING))
+        return GCU_ERROR_INVALID_VALUE;
+    sim_ctx c;
+    gcu_result rc = sim_ctx_current(&c);
+    return rc != GCU_SUCCESS ? rc : stream_new(stream, &c, flags, priority);
+}
+
+gcu_result sim_cuStreamCreate(CUstream *stream, unsigned int flags)
+{
+    SIM_BEGIN(cuStreamCreate);
+    SIM_CHECK(create_in_current(stream, flags, 0));
+    SIM_END();
+}
+
+gcu_result sim_cuStreamCreateWithPriority(CUstream *stream, unsigned int flags, int prio)
+{
+    SIM_BEGIN(cuStreamCreateWithPriority);
+    SIM_CHECK(create_in_current(stream, flags, prio));
+    SIM_END();
+}
+
+gcu_result sim_cuGreenCtxStreamCreate(CUstream *stream, CUgreenCtx ctx, unsigned int flags,
+                                      int priority)
+{
+    SIM_BEGIN(cuGreenCtxStreamCreate);
+    if (!stream || flags != GCU_STREAM_NON_BLOCKING)
+        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    sim_green *g = sim_green_get(ctx);
+    if (!g)
+        SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
+    sim_ctx c = {g->dev, g};
+    SIM_CHECK(stream_new(stream, &c, flags, priority));
+    SIM_END();
+}
+
+gcu_result sim_cuStreamDestroy(CUstream stream)
+{
+    SIM_BEGIN(cuStreamDestroy);
+    sim_stream *s = is_default_stream(stream) ? NULL : sim_pool_get(&streams, (uintptr_t)stream);
+    if (!s)
+        SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
+    /* A 13.0 driver already freed it with its green context and says so; 13.1 destroys a
+     * detached stream normally. */
+    if (s->gone == GCU_ERROR_CONTEXT_IS_DESTROYED)
+        rc = GCU_ERROR_CONTEXT_IS_DESTROYED;
+    sim_pool_free(s);
+    SIM_END();
+}
+
+gcu_result sim_cuStreamSynchronize(CUstream stream)
+{
+    SIM_BEGIN(cuStreamSynchronize);
+    sim_ctx c;
+    SIM_CHECK(sim_stream_ctx(stream, &c));
+    SIM_END();
+}
+
+gcu_result sim_cuStreamQuery(CUstream stream)
+{
+    SIM_BEGIN(cuStreamQuery);
+    sim_ctx c;
+    SIM_CHECK(sim_stream_ctx(stream, &c));
+    SIM_END();
+}
+
+gcu_result sim_cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int flags)
+{
+    SIM_BEGIN(cuStreamWaitEvent);
+    if (flags > 1)
+        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    sim_ctx c;
+    SIM_CHECK(sim_stream_ctx(stream, &c));
+    if (!event_get(event))
+        SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
+    SIM_END();
+}
+
+gcu_result sim_cuStreamGetPriority(CUstream stream, int *priority)
+{
+    SIM_BEGIN(cuStreamGetPriority);
+    if (!priority)
+        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    const sim_stream *s;
+    SIM_CHECK(stream_get(stream, &s));
+    *priority = s ? s->priority : 0;
+    SIM_END();
+}
+
+gcu_result sim_cuStreamGetFlags(CUstream stream, unsigned int *flags)
+{
+    SIM_BEGIN(cuStreamGetFlags);
+    if (!flags)
+        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    const sim_stream *s;
+    SIM_CHECK(stream_get(stream, &s));
+    *flags = s ? s->flags : 0;
+    SIM_END();
+}
+
+gcu_result sim_cuStreamGetGreenCtx(CUstream stream, CUgreenCtx *ctx)
+{
+    SIM_BEGIN(cuStreamGetGreenCtx);
+    if (!ctx)
+        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    sim_ctx c;
+    SIM_CHECK(sim_stream_ctx(stream, &c));
+    *ctx = c.green ? (CUgreenCtx)sim_pool_handle(&sim_greens, c.green, SIM_TAG_GREEN) : NULL;
+    SIM_END();
+}
+
+gcu_result sim_cuStreamGetDevResource(CUstream stream, gcu_dev_resource *resource,
+                                      gcu_dev_resource_type type)
+{
+    SIM_BEGIN(cuStreamGetDevResource);
+    /* Streams expose only their SMs; workqueue types are refused (13.1 docs). */
+    if (type != GCU_DEV_RESOURCE_TYPE_SM)
+        SIM_FAIL(GCU_ERROR_INVALID_RESOURCE_TYPE);
+    sim_ctx c;
+    SIM_CHECK(sim_stream_ctx(stream, &c));
+    sim_smset sms = sim_ctx_sms(&c);
+    SIM_CHECK(sim_res_of_context(resource, (int)type, c.dev, &sms, c.green ? c.green->structured : true,
+                                 0, 0));
+    SIM_END();
+}
+
+/* ---- events ------------------------------------------------------------------------------ */
+
+gcu_result sim_cuEventCreate(CUevent *event, unsigned int flags)
+{
+    SIM_BEGIN(cuEventCreate);
+    if (!event || flags > 7)
+        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    sim_ctx c;
+    SIM_CHECK(sim_ctx_current(&c));
+    uintptr_t handle;
+    sim_event *e = sim_pool_alloc(&events, &handle);
+    if (!e)
+        SIM_FAIL(GCU_ERROR_OUT_OF_MEMORY);
+    e->dev = c.dev;
+    e->flags = flags;
+    *event = (CUevent)handle;
+    SIM_END();
+}
+
+gcu_result sim_cuEventDestroy(CUevent event)
+{
+    SIM_BEGIN(cuEventDestroy);
+    sim_event *e = event_get(event);
+    if (!e)
+        SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
+    sim_pool_free(e);
+    SIM_END();
+}
+
+gcu_result sim_cuEventRecord(CUevent event, CUstream stream)
+{
+    SIM_BEGIN(cuEventRecord);
+    sim_event *e = event_get(event);
+    if (!e)
+        SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
+    sim_ctx c;
+    SIM_CHECK(sim_stream_ctx(stream, &c));
+    if (c.dev != e->dev)
+        SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
+    e->recorded = true;
+    SIM_END();
+}
+
+gcu_result sim_cuEventSynchronize(CUevent event)
+{
+    SIM_BEGIN(cuEventSynchronize);
+    if (!event_get(event))
+        SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
+    SIM_END();
+}
+
+gcu_result sim_cuEventElapsedTime(float *ms, CUevent start, CUevent end)
+{
+    SIM_BEGIN(cuEventElapsedTime);
+    if (!ms)
+        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    const sim_event *a = event_get(start), *b = event_get(end);
+    if (!a || !b || !a->recorded || !b->recorded || ((a->flags | b->flags) & GCU_EVENT_DISABLE_TIMING))
+        SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
+    *ms = 0.0f;
+    SIM_END();
+}
+
+gcu_result sim_cuGreenCtxRecordEvent(CUgreenCtx ctx, CUevent event)
+{
+    SIM_BEGIN(cuGreenCtxRecordEvent);
+    const sim_green *g = sim_green_get(ctx);
+    sim_event *e = event_get(event);
+    /* The event must belong to the green context's primary context. */
+    if (!g || !e || g->dev != e->dev)
+        SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
+    e->recorded = true;
+    SIM_END();
+}
+
+gcu_result sim_cuGreenCtxWaitEvent(CUgreenCtx ctx, CUevent event)
+{
+    SIM_BEGIN(cuGreenCtxWaitEvent);
+    if (!sim_green_get(ctx) || !event_get(event))
+        SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
+    SIM_END();
+}

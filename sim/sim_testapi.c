@@ -1,0 +1,93 @@
+/* The gctxsim_* functions tests use to look inside the simulator (greenctx_sim.h). */
+#include <string.h>
+
+#include "greenctx_sim.h"
+#include "sim_internal.h"
+
+GCTXSIM_API int gctxsim_live_objects(const char *kind)
+{
+    if (!kind)
+        return -1;
+    sim_lock();
+    int greens = 0;
+    for (uint32_t i = 0; i < sim_greens.count; i++)
+        greens += sim_pool_at(&sim_greens, i) != NULL;
+    int n = -1;
+    if (strcmp(kind, "green_ctx") == 0)
+        n = greens;
+    else if (strcmp(kind, "stream") == 0)
+        n = sim_streams_live();
+    else if (strcmp(kind, "event") == 0)
+        n = sim_events_live();
+    else if (strcmp(kind, "primary_ctx") == 0)
+        n = sim_primary_refs();
+    else if (strcmp(kind, "desc") == 0)
+        n = sim.descs_made;
+    else if (strcmp(kind, "all") == 0)
+        n = greens + sim_streams_live() + sim_events_live() + sim_primary_refs();
+    sim_unlock();
+    return n;
+}
+
+static int copy_ids(const sim_smset *sms, unsigned *ids, int capacity)
+{
+    unsigned all[SIM_MAX_SMS];
+    unsigned n = sim_set_ids(sms, all);
+    for (unsigned i = 0; ids && i < n && (int)i < capacity; i++)
+        ids[i] = all[i];
+    return (int)n;
+}
+
+GCTXSIM_API int gctxsim_resource_sm_ids(const void *resource, unsigned *ids, int capacity)
+{
+    sim_lock();
+    sim_res r;
+    int n = sim_res_read(resource, &r) == GCU_SUCCESS && r.type == SIM_RES_SM
+                ? copy_ids(&r.sms, ids, capacity)
+                : -1;
+    sim_unlock();
+    return n;
+}
+
+GCTXSIM_API int gctxsim_green_ctx_sm_ids(CUgreenCtx ctx, unsigned *ids, int capacity)
+{
+    sim_lock();
+    const sim_green *g = sim_green_get(ctx);
+    int n = g ? copy_ids(&g->sms, ids, capacity) : -1;
+    sim_unlock();
+    return n;
+}
+
+GCTXSIM_API int gctxsim_stream_sm_ids(CUstream stream, unsigned *ids, int capacity)
+{
+    sim_lock();
+    sim_ctx c;
+    int n = -1;
+    if (sim_stream_ctx(stream, &c) == GCU_SUCCESS) {
+        sim_smset sms = sim_ctx_sms(&c);
+        n = copy_ids(&sms, ids, capacity);
+    }
+    sim_unlock();
+    return n;
+}
+
+GCTXSIM_API long gctxsim_calls(const char *symbol)
+{
+    int sym = sim_symbol_index(symbol);
+    sim_lock();
+    long n = sym >= 0 ? sim_calls(sym) : -1;
+    sim_unlock();
+    return n;
+}
+
+GCTXSIM_API void gctxsim_fail_after(const char *symbol, int n, int code)
+{
+    int sym = sim_symbol_index(symbol);
+    sim_lock();
+    sim_configure(); /* so that loading the environment later cannot drop this fault */
+    if (n == 0)
+        sim_faults_clear();
+    else if (sym >= 0 && n > 0)
+        sim_fault_add(sym, sim_calls(sym) + n, code);
+    sim_unlock();
+}

@@ -1,0 +1,2 @@
+// include/greenctx.h compiled as C++ (see header_check.c).
+#include "header_check.c"

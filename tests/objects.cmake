@@ -1,0 +1,36 @@
+# Tests of the planner, partitions, contexts and streams (included from tests/CMakeLists.txt).
+
+# The planner against models of the driver: no driver at all.
+add_executable(test_plan test_plan.c plan_model.c harness.c)
+target_include_directories(test_plan PRIVATE ${PROJECT_SOURCE_DIR}/src)
+target_link_libraries(test_plan PRIVATE greenctx_static ${CMAKE_DL_LIBS} Threads::Threads)
+greenctx_test(plan COMMAND test_plan LABELS unit)
+
+# The planner's fuzz target: libFuzzer needs clang; CI runs it briefly.
+if(CMAKE_C_COMPILER_ID MATCHES "Clang" AND NOT GREENCTX_SANITIZE MATCHES "thread")
+  add_executable(fuzz_plan fuzz_plan.c plan_model.c ${GREENCTX_PLAN_FUZZ_SOURCES})
+  target_include_directories(fuzz_plan PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_compile_options(fuzz_plan PRIVATE -fsanitize=fuzzer,address,undefined)
+  target_link_options(fuzz_plan PRIVATE -fsanitize=fuzzer,address,undefined)
+  target_link_libraries(fuzz_plan PRIVATE greenctx_static ${CMAKE_DL_LIBS} Threads::Threads)
+  greenctx_test(plan.fuzz COMMAND fuzz_plan -max_total_time=20 -seed=1 LABELS unit fuzz)
+endif()
+
+# Objects that need the internals (live-object counts): the static library.
+function(greenctx_object_test_binary name)
+  add_executable(${name} ${ARGN} sm_ids.c harness.c)
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_link_libraries(${name} PRIVATE greenctx_static ${CMAKE_DL_LIBS} Threads::Threads)
+endfunction()
+
+greenctx_object_test_binary(test_partitions test_partitions.c)
+foreach(model h200 a100 l4)
+  foreach(version 12040 12050 13000 13010)
+    greenctx_driver_test(partitions.${model}.${version} COMMAND test_partitions SIM_ONLY
+      SIM_ENV GREENCTX_SIM_DEVICES=${model} GREENCTX_SIM_DRIVER_VERSION=${version})
+  endforeach()
+endforeach()
+# On the real driver (make test-gpu) the same tests run once, on device 0.
+if(GREENCTX_TEST_DRIVER STREQUAL "real")
+  greenctx_driver_test(partitions COMMAND test_partitions)
+endif()

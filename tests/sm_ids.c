@@ -1,0 +1,80 @@
+#include <stdio.h>
+
+#include "sm_ids.h"
+
+typedef int (*green_ctx_sm_ids_fn)(CUgreenCtx, unsigned *, int);
+
+int gt_context_sms(gctx_context *context, gt_sm_set *set)
+{
+    unsigned ids[GT_MAX_SMS];
+    int n = -1;
+    memset(set, 0, sizeof *set);
+    green_ctx_sm_ids_fn sim = (green_ctx_sm_ids_fn)gt_sim_symbol("gctxsim_green_ctx_sm_ids");
+    if (sim) {
+        n = sim(gctx_context_green_handle(context), ids, GT_MAX_SMS);
+    } else {
+        gctx_stream *stream;
+        unsigned count = 0;
+        gctx_status s = gctx_stream_create(context, NULL, &stream);
+        if (s == GCTX_SUCCESS) {
+            s = gctx_stream_observe_sms(stream, ids, GT_MAX_SMS, &count);
+            gctx_stream_release(stream);
+        }
+        if (s != GCTX_SUCCESS) {
+            gt_fail(__FILE__, __LINE__, "observing SMs: %s: %s", gctx_status_name(s),
+                    gctx_last_error());
+            return -1;
+        }
+        n = (int)count;
+    }
+    if (n < 0 || n > GT_MAX_SMS) {
+        gt_fail(__FILE__, __LINE__, "no SM ids for the context (%d)", n);
+        return -1;
+    }
+    for (int i = 0; i < n; i++)
+        if (ids[i] < GT_MAX_SMS && !set->has[ids[i]]) {
+            set->has[ids[i]] = 1;
+            set->count++;
+        }
+    return 0;
+}
+
+int gt_partition_sms(gctx_partition *partition, gt_sm_set *set)
+{
+    gctx_context *context;
+    gctx_status s = gctx_context_create(partition, NULL, &context);
+    if (s != GCTX_SUCCESS) {
+        gt_fail(__FILE__, __LINE__, "gctx_context_create: %s: %s", gctx_status_name(s),
+                gctx_last_error());
+        return -1;
+    }
+    int rc = gt_context_sms(context, set);
+    gctx_context_release(context);
+    return rc;
+}
+
+int gt_sm_sets_disjoint(const gt_sm_set *a, const gt_sm_set *b)
+{
+    for (unsigned i = 0; i < GT_MAX_SMS; i++)
+        if (a->has[i] && b->has[i])
+            return 0;
+    return 1;
+}
+
+int gt_sm_set_within(const gt_sm_set *a, const gt_sm_set *b)
+{
+    for (unsigned i = 0; i < GT_MAX_SMS; i++)
+        if (a->has[i] && !b->has[i])
+            return 0;
+    return 1;
+}
+
+const char *gt_sm_set_text(const gt_sm_set *set, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (unsigned i = 0; i < GT_MAX_SMS && used + 6 < size; i++)
+        if (set->has[i])
+            used += (size_t)snprintf(buf + used, size - used, used ? " %u" : "%u", i);
+    return buf;
+}

@@ -1,0 +1,25 @@
+/* Where a context's work can run, for tests: the simulated driver's record of its SM ids, or
+ * on a GPU the SMs a %smid kernel on one of its streams ran on. */
+#ifndef GREENCTX_TEST_SM_IDS_H
+#define GREENCTX_TEST_SM_IDS_H
+
+#include "harness.h"
+
+#define GT_MAX_SMS 1024
+
+typedef struct gt_sm_set {
+    unsigned count;
+    unsigned char has[GT_MAX_SMS];
+} gt_sm_set;
+
+/* Fills set with the SMs of context; returns 0, or -1 after marking the test failed. */
+int gt_context_sms(gctx_context *context, gt_sm_set *set);
+/* The same for a partition, through a green context made from it. */
+int gt_partition_sms(gctx_partition *partition, gt_sm_set *set);
+int gt_sm_sets_disjoint(const gt_sm_set *a, const gt_sm_set *b);
+/* a is a subset of b */
+int gt_sm_set_within(const gt_sm_set *a, const gt_sm_set *b);
+/* "0 1 4 5 ..." into buf */
+const char *gt_sm_set_text(const gt_sm_set *set, char *buf, size_t size);
+
+#endif

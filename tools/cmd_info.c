@@ -1,0 +1,136 @@
+/* greenctx info [--device N] [--json]: the driver, each device's SM rules, the feature matrix. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tool.h"
+
+#define MAX_WARNINGS 4
+
+static const gctx_feature all_features[] = {
+#define INFO_FEATURE_(name, value, text, version) GCTX_FEATURE_##name,
+    GCTX_FEATURE_MAP(INFO_FEATURE_)
+#undef INFO_FEATURE_
+};
+#define NB_FEATURES (sizeof all_features / sizeof all_features[0])
+
+static const char derived_note[] =
+    "derived from the architecture: driver before 13.0 reports none";
+
+static void print_device_text(const gctx_device_info *d)
+{
+    printf("device %d: %s\n", d->ordinal, d->name);
+    printf("  compute capability     %d.%d\n", d->cc_major, d->cc_minor);
+    printf("  SMs                    %u\n", d->sm_count);
+    printf("  minimum partition      %u SMs\n", d->min_partition_sms);
+    printf("  co-scheduled alignment %u SMs\n", d->coscheduled_alignment);
+    if (d->sm_rules_derived)
+        printf("  (these two are %s)\n", derived_note);
+    printf("  locality domains       %u\n", d->locality_domain_count);
+}
+
+static void print_device_json(const gctx_device_info *d)
+{
+    printf("{\"ordinal\":%d,\"name\":", d->ordinal);
+    greenctx_json_string(stdout, d->name);
+    printf(",\"cc\":\"%d.%d\",\"sm_count\":%u,\"min_partition_sms\":%u,"
+           "\"coscheduled_alignment\":%u,\"sm_rules_derived\":%s,\"locality_domains\":%u}",
+           d->cc_major, d->cc_minor, d->sm_count, d->min_partition_sms, d->coscheduled_alignment,
+           d->sm_rules_derived ? "true" : "false", d->locality_domain_count);
+}
+
+int greenctx_cmd_info(int argc, char **argv, const greenctx_tool_options *opts)
+{
+    greenctx_common_args args;
+    int rc = greenctx_parse_common(&argc, argv, -1, &args);
+    if (rc != GREENCTX_EXIT_OK)
+        return rc;
+    if (argc > 1) {
+        fprintf(stderr, "greenctx info: unexpected argument '%s' (usage: greenctx info "
+                        "[--device N] [--json])\n",
+                argv[1]);
+        return GREENCTX_EXIT_USAGE;
+    }
+    if ((rc = greenctx_tool_start(opts, "info", args.json)) != GREENCTX_EXIT_OK)
+        return rc;
+
+    int version = 0, count = 0;
+    gctx_status s = gctx_driver_version(&version);
+    if (s == GCTX_SUCCESS)
+        s = gctx_device_count(&count);
+    if (s != GCTX_SUCCESS)
+        return greenctx_tool_fail("info", s);
+    int first = 0, last = count - 1;
+    if (args.device_given) /* out of range: gctx_device_get_info names the valid ones */
+        first = last = args.device;
+    int nb_devices = last >= first ? last - first + 1 : 0;
+    gctx_device_info *devices = calloc(nb_devices ? (size_t)nb_devices : 1, sizeof *devices);
+    if (!devices) {
+        fprintf(stderr, "greenctx info: out of memory\n");
+        return GREENCTX_EXIT_FAILED;
+    }
+    for (int i = 0; i < nb_devices; i++) {
+        devices[i] = (gctx_device_info)GCTX_DEVICE_INFO_INIT;
+        s = gctx_device_get_info(first + i, &devices[i]);
+        if (s != GCTX_SUCCESS) {
+            free(devices);
+            return greenctx_tool_fail("info", s);
+        }
+    }
+
+    char warnings[MAX_WARNINGS][256];
+    int nb_warnings = 0;
+    const char *mps = getenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE");
+    if (mps && *mps)
+        snprintf(warnings[nb_warnings++], sizeof warnings[0],
+                 "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=%s is set: the MPS active thread percentage "
+                 "overrides green-context SM limits, so partitions may not get the SMs they "
+                 "ask for",
+                 mps);
+    if (count == 0)
+        snprintf(warnings[nb_warnings++], sizeof warnings[0],
+                 "the driver loaded but sees no CUDA device");
+
+    const char *path = gctx_driver_path();
+    char vtext[16];
+    greenctx_format_driver_version(version, vtext, sizeof vtext);
+    if (args.json) {
+        printf("{\"driver_version\":%d,\"driver_path\":", version);
+        greenctx_json_string(stdout, path);
+        printf(",\"simulated\":%s,\"devices\":[", opts->simulated ? "true" : "false");
+        for (int i = 0; i < nb_devices; i++) {
+            if (i)
+                putchar(',');
+            print_device_json(&devices[i]);
+        }
+        printf("],\"features\":{");
+        for (size_t f = 0; f < NB_FEATURES; f++) {
+            printf("%s\"%s\":{\"available\":%s,\"reason\":", f ? "," : "",
+                   gctx_feature_name(all_features[f]),
+                   gctx_feature_available(all_features[f]) ? "true" : "false");
+            greenctx_json_string(stdout, gctx_feature_reason(all_features[f]));
+            putchar('}');
+        }
+        printf("},\"warnings\":[");
+        for (int w = 0; w < nb_warnings; w++) {
+            if (w)
+                putchar(',');
+            greenctx_json_string(stdout, warnings[w]);
+        }
+        printf("]}\n");
+    } else {
+        printf("driver: %s (%d), loaded from %s\n", vtext, version, path ? path : "?");
+        printf("devices: %d\n", count);
+        for (int i = 0; i < nb_devices; i++)
+            print_device_text(&devices[i]);
+        printf("features:\n");
+        for (size_t f = 0; f < NB_FEATURES; f++)
+            printf("  %-18s %-4s %s\n", gctx_feature_name(all_features[f]),
+                   gctx_feature_available(all_features[f]) ? "on" : "off",
+                   gctx_feature_reason(all_features[f]));
+        for (int w = 0; w < nb_warnings; w++)
+            printf("warning: %s\n", warnings[w]);
+    }
+    free(devices);
+    return GREENCTX_EXIT_OK;
+}

@@ -1,0 +1,97 @@
+/* greenctx plan [--device N] [--json] [--round MODE] GROUP...: what a split would give,
+ * creating nothing. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "groups.h"
+#include "tool.h"
+
+static const char *path_name(gctx_split_path path)
+{
+    return path == GCTX_SPLIT_PATH_STRUCTURED ? "structured"
+           : path == GCTX_SPLIT_PATH_GRANULES ? "granules"
+                                              : "fine_granules";
+}
+
+static void print_json(const tool_split_setup *st, const gctx_split_plan *plan,
+                       const gctx_group_plan *groups)
+{
+    printf("{\"device\":%d,\"driver_version\":%d,\"sm_count\":%u,\"path\":\"%s\","
+           "\"granule_sms\":%u,\"rounded\":%s,\"groups\":[",
+           plan->device, plan->driver_version, st->info.sm_count, path_name(plan->path),
+           plan->granule_sms, plan->rounded ? "true" : "false");
+    for (unsigned i = 0; i < plan->nb_groups; i++) {
+        const gctx_group *g = &st->request.groups[i];
+        printf("%s{\"sm_count\":%u,\"requested\":%u,\"discovery\":%s,\"backfill\":%s,"
+               "\"coscheduled_sm_count\":%u,\"rounded\":%s,\"backfilled\":%s}",
+               i ? "," : "", groups[i].sm_count, groups[i].requested_sms,
+               g->num_sms == 0 ? "true" : "false", g->backfill ? "true" : "false",
+               groups[i].coscheduled_sm_count, groups[i].rounded ? "true" : "false",
+               groups[i].backfilled ? "true" : "false");
+    }
+    if (plan->remainder_sms)
+        printf("],\"remainder\":{\"sm_count\":%u}}\n", plan->remainder_sms);
+    else
+        printf("],\"remainder\":null}\n");
+}
+
+static void print_text(const tool_split_setup *st, const gctx_split_plan *plan,
+                       const gctx_group_plan *groups)
+{
+    char version[16];
+    printf("device %d: %u SMs (groups in multiples of %u, min %u)\n", plan->device,
+           st->info.sm_count, st->info.coscheduled_alignment, st->info.min_partition_sms);
+    printf("driver %s: %s", greenctx_format_driver_version(plan->driver_version, version,
+                                                           sizeof version),
+           tool_path_text(plan->path));
+    if (plan->granule_sms)
+        printf(", granule %u SMs", plan->granule_sms);
+    printf("\n\n%-6s %-10s %6s %9s  %s\n", "group", "asked", "SMs", "unit", "notes");
+    for (unsigned i = 0; i < plan->nb_groups; i++) {
+        char notes[160] = "";
+        if (groups[i].rounded)
+            strcat(notes, "rounded from the request; ");
+        if (groups[i].backfilled)
+            strcat(notes, "includes SMs outside whole units; ");
+        if (st->request.groups[i].num_sms == 0)
+            strcat(notes, st->request.groups[i].backfill ? "everything left; " : "discovery; ");
+        size_t n = strlen(notes);
+        if (n >= 2)
+            notes[n - 2] = '\0';
+        printf("%-6u %-10s %6u %9u  %s\n", i, st->request.texts[i], groups[i].sm_count,
+               groups[i].coscheduled_sm_count, notes);
+    }
+    if (plan->remainder_sms)
+        printf("%-6s %-10s %6u %9s  %s\n", "rest", "-", plan->remainder_sms, "-",
+               "left over: no co-scheduling guarantee");
+    else
+        printf("no SMs left over\n");
+    if (plan->rounded)
+        printf("\nsome counts were rounded (--round %s)\n",
+               st->options.rounding == GCTX_ROUND_DOWN  ? "down"
+               : st->options.rounding == GCTX_ROUND_UP ? "up"
+                                                       : "nearest");
+}
+
+int greenctx_cmd_plan(int argc, char **argv, const greenctx_tool_options *opts)
+{
+    tool_split_setup st;
+    int rc = tool_split_setup_begin("plan", argc, argv, opts, &st);
+    if (rc != GREENCTX_EXIT_OK)
+        return rc;
+    gctx_split_plan plan = GCTX_SPLIT_PLAN_INIT;
+    gctx_group_plan *groups = calloc(st.request.nb_groups, sizeof *groups);
+    gctx_status s = groups ? gctx_partition_plan(st.device, st.request.groups, st.request.nb_groups,
+                                                 &st.options, &plan, groups)
+                           : GCTX_ERROR_OUT_OF_MEMORY;
+    if (s != GCTX_SUCCESS)
+        rc = greenctx_tool_fail("plan", s);
+    else if (st.args.json)
+        print_json(&st, &plan, groups);
+    else
+        print_text(&st, &plan, groups);
+    free(groups);
+    tool_split_setup_end(&st);
+    return rc;
+}

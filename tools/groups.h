@@ -1,0 +1,52 @@
+/* The group syntax shared by `plan` and `map`:
+ *
+ *   COUNT[:cN][:pN][:b]   COUNT SMs; cN co-scheduled units of N SMs, pN preferred units of N,
+ *                         b backfill (may take SMs outside whole units)
+ *   P%[...]               P percent of the partition's SMs (rounded with --round, nearest
+ *                         by default)
+ *   0[...]                discovery: every SM still free when the group's turn comes
+ *   rest                  0:b, the last group: everything left over
+ */
+#ifndef GREENCTX_TOOL_GROUPS_H
+#define GREENCTX_TOOL_GROUPS_H
+
+#include "greenctx.h"
+
+typedef struct tool_group_request {
+    gctx_group *groups;
+    unsigned nb_groups;
+    char **texts;    /* each group as written on the command line */
+    int has_percent; /* some group was given in percent */
+} tool_group_request;
+
+/* Parses argv[0..argc-1] into groups, percentages taken of sm_count. On a syntax error
+ * prints "greenctx CMD: ..." and returns -1. */
+int tool_parse_groups(const char *command, int argc, char **argv, unsigned sm_count,
+                      tool_group_request *out);
+void tool_free_groups(tool_group_request *request);
+/* "strict", "down", "nearest", "up" -> a gctx_rounding; -1 for anything else. */
+int tool_parse_rounding(const char *text);
+/* Text shown in the usage of commands taking groups. */
+extern const char tool_groups_help[];
+
+
+/* What `plan` and `map` share: their options, the device's partition and the parsed groups. */
+#include "tool.h"
+
+typedef struct tool_split_setup {
+    greenctx_common_args args;
+    gctx_partition *device; /* the whole device */
+    gctx_partition_info info;
+    tool_group_request request;
+    gctx_split_options options;
+} tool_split_setup;
+
+/* Parses "[--device N] [--json] [--round MODE] GROUP...", starts the tool and takes the
+ * device's partition. Returns GREENCTX_EXIT_OK, or the exit code after printing why. */
+int tool_split_setup_begin(const char *command, int argc, char **argv,
+                           const greenctx_tool_options *opts, tool_split_setup *setup);
+void tool_split_setup_end(tool_split_setup *setup);
+/* "granules of 8 SMs, aggregated per group" etc. */
+const char *tool_path_text(gctx_split_path path);
+
+#endif

@@ -1,0 +1,79 @@
+/*
+ * Shared declarations of the greenctx tool (tools/greenctx.c dispatches to the commands).
+ *
+ * Adding a command:
+ * 1. write `int greenctx_cmd_NAME(int argc, char **argv, const greenctx_tool_options *opts)`
+ *    in tools/cmd_NAME.c (and add the file to tools/CMakeLists.txt);
+ * 2. add one row {"NAME", greenctx_cmd_NAME, "one-line help"} to the table in greenctx.c.
+ *
+ * A command gets argv as the command sees it: argv[0] is the command's name ("info"),
+ * argv[1..argc-1] its own arguments, after the global options. It returns the tool's exit
+ * code: GREENCTX_EXIT_OK, GREENCTX_EXIT_FAILED or GREENCTX_EXIT_USAGE. It prints its own
+ * messages: results on stdout, errors on stderr, prefixed "greenctx NAME: ".
+ * Every command calls greenctx_tool_start() once its arguments are parsed and before
+ * printing anything, so that a run on the simulated driver says so first.
+ */
+#ifndef GREENCTX_TOOL_H
+#define GREENCTX_TOOL_H
+
+#include <stdio.h>
+
+#include "greenctx.h"
+
+enum {
+    GREENCTX_EXIT_OK = 0,     /* done */
+    GREENCTX_EXIT_FAILED = 1, /* the command ran and failed (no driver, driver error, ...) */
+    GREENCTX_EXIT_USAGE = 2   /* bad command line */
+};
+
+/* What the global options (before the command) decided. */
+typedef struct greenctx_tool_options {
+    const char *program;    /* argv[0] of the tool */
+    int simulated;          /* 1 when --sim was given */
+    const char *sim_models; /* --sim's models ("h200,a100"), else NULL */
+    int sim_driver_version; /* --sim's @DRIVER (13000), or 0 when not given */
+    const char *sim_library; /* the simulated driver file chosen for --sim, else NULL */
+} greenctx_tool_options;
+
+typedef int (*greenctx_command_fn)(int argc, char **argv, const greenctx_tool_options *opts);
+
+int greenctx_cmd_info(int argc, char **argv, const greenctx_tool_options *opts);
+int greenctx_cmd_plan(int argc, char **argv, const greenctx_tool_options *opts);
+
+/* ---- tool_common.c ---- */
+
+/* The options most commands share. */
+typedef struct greenctx_common_args {
+    int device; /* --device N (default 0); -1 when the command's default is "all devices" */
+    int device_given;
+    int json; /* --json */
+} greenctx_common_args;
+
+/* Takes --device N / --device=N and --json out of argv[1..*argc-1], compacting argv so that
+ * what is left are the command's own arguments (argv[0] stays). `default_device` fills
+ * args->device when --device is absent. Returns GREENCTX_EXIT_OK, or GREENCTX_EXIT_USAGE
+ * after printing "greenctx CMD: ..." on stderr. A lone "--" ends option parsing (kept). */
+int greenctx_parse_common(int *argc, char **argv, int default_device, greenctx_common_args *args);
+
+/* Parses a whole decimal int in [min, max]; returns 0 on success, -1 otherwise. */
+int greenctx_parse_int(const char *text, int min, int max, int *value);
+
+/* Writes text as a JSON string, quotes included (escapes ", \ and control characters; other
+ * bytes pass through, so UTF-8 stays UTF-8). NULL is written as null. */
+void greenctx_json_string(FILE *out, const char *text);
+
+/* "13.0" from 13000, into buf; returns buf. */
+const char *greenctx_format_driver_version(int version, char *buf, size_t size);
+
+/* Call once a command's arguments are parsed, before its output. On the simulated driver it
+ * prints "simulated driver: MODELS (driver X.Y) — no GPU is used" (on stdout, or on stderr
+ * when json is set so that stdout stays one JSON document). Returns GREENCTX_EXIT_OK, or
+ * GREENCTX_EXIT_FAILED with a message when no driver loads (the message says what was tried
+ * and, unless --sim was given, how to try the simulated driver). */
+int greenctx_tool_start(const greenctx_tool_options *opts, const char *command, int json);
+
+/* Prints "greenctx CMD: <gctx_last_error()>" (or the status string when empty) on stderr
+ * and returns GREENCTX_EXIT_FAILED. */
+int greenctx_tool_fail(const char *command, gctx_status status);
+
+#endif
