@@ -35,8 +35,6 @@ int sim_symbol_index(const char *name)
     return -1;
 }
 
-const char *sim_symbol_name(int sym) { return symbol_names[sym]; }
-
 long sim_count_call(int sym) { return ++calls[sym]; }
 
 long sim_calls(int sym) { return calls[sym]; }

@@ -63,7 +63,6 @@ gcu_result sim_enter(int sym, bool need_init);
 /* ---- call counters and faults (sim_faults.c) --------------------------------------------- */
 
 int sim_symbol_index(const char *name); /* -1 if unknown */
-const char *sim_symbol_name(int sym);
 long sim_count_call(int sym);           /* returns the call's 1-based number */
 gcu_result sim_fault_for(int sym, long call);
 void sim_faults_reset(const char *env_spec); /* zeroes the counters too */
@@ -87,7 +86,6 @@ unsigned sim_set_ids(const sim_smset *s, unsigned *ids); /* ascending; returns c
 void sim_set_union(sim_smset *s, const sim_smset *add);
 void sim_set_minus(sim_smset *s, const sim_smset *take);
 sim_smset sim_set_range(unsigned first, unsigned count);
-bool sim_set_equal(const sim_smset *a, const sim_smset *b);
 
 /* ---- devices (sim_devices.c) ------------------------------------------------------------- */
 
@@ -188,7 +186,6 @@ enum { SIM_RES_SM = 1, SIM_RES_WQ_CONFIG, SIM_RES_WQ };
 sim_res sim_res_query(int dev, const sim_smset *sms, bool structured);
 void sim_res_write(gcu_dev_resource *out, const sim_res *r);
 gcu_result sim_res_read(const gcu_dev_resource *in, sim_res *out);
-void sim_res_write_empty(gcu_dev_resource *out);
 /* The SM / workqueue resources of a context: `type` as passed by the caller. */
 gcu_result sim_res_of_context(gcu_dev_resource *out, int type, int dev, const sim_smset *sms,
                               bool structured, unsigned wq_limit, int wq_scope);
@@ -247,6 +244,9 @@ int sim_streams_live(void);
 int sim_events_live(void);
 /* The context a stream's work runs in; default-stream handles mean the current context. */
 gcu_result sim_stream_ctx(CUstream s, sim_ctx *out);
-void sim_memory_reset(void);
+
+/* ---- memory (sim_memory.c) ---------------------------------------------------------------- */
+
+void sim_memory_reset(void); /* frees every allocation */
 
 #endif

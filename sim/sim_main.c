@@ -49,7 +49,7 @@ static void load_config(void)
 {
     const char *env = getenv("GREENCTX_SIM_DRIVER_VERSION");
     long version = env ? strtol(env, NULL, 10) : 0;
-    sim.driver_version = version > 0 && version < 100000 ? (int)version : SIM_DEFAULT_DRIVER_VERSION;
+    sim.driver_version = version >= 1000 && version < 100000 ? (int)version : SIM_DEFAULT_DRIVER_VERSION;
     env = getenv("GREENCTX_SIM_DEVICES");
     load_devices(env && *env ? env : "h200");
     env = getenv("CUDA_DEVICE_MAX_CONNECTIONS");

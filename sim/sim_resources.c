@@ -43,7 +43,16 @@ sim_res sim_res_query(int dev, const sim_smset *sms, bool structured)
     return r;
 }
 
-void sim_res_write_empty(gcu_dev_resource *out) { memset(out, 0, sizeof *out); }
+/* The locality domain a 13.4 driver reports: the one a group asked for, else the one every SM
+ * lies in; -1 for none. */
+static int res_domain(const sim_res *r)
+{
+    if (!sim_version_at_least(13040))
+        return -1;
+    if (r->flags & GCU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_ID)
+        return r->domain;
+    return sim_set_domain(sim.dev[r->device], &r->sms);
+}
 
 void sim_res_write(gcu_dev_resource *out, const sim_res *r)
 {
@@ -71,14 +80,10 @@ void sim_res_write(gcu_dev_resource *out, const sim_res *r)
     }
     if (sim_version_at_least(13010))
         out->u.sm.flags = r->flags & GCU_DEV_SM_RESOURCE_GROUP_BACKFILL;
-    if (sim_version_at_least(13040)) {
-        int domain = (r->flags & GCU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_ID)
-                         ? r->domain
-                         : sim_set_domain(sim.dev[r->device], &r->sms);
-        if (domain >= 0) {
-            out->u.sm.flags |= GCU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_ID;
-            out->u.sm.localityDomainId = (unsigned)domain;
-        }
+    int domain = res_domain(r);
+    if (domain >= 0) {
+        out->u.sm.flags |= GCU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_ID;
+        out->u.sm.localityDomainId = (unsigned)domain;
     }
 }
 
@@ -156,8 +161,9 @@ void sim_res_write_remainder(gcu_dev_resource *out, const sim_res *in, uint32_t 
 {
     if (!out)
         return;
+    /* An empty remainder is the INVALID resource: type 0, smCount 0. */
     if (sim_set_count(left) == 0) {
-        sim_res_write_empty(out);
+        memset(out, 0, sizeof *out);
         return;
     }
     sim_res r = sim_res_part(in, split_id, SIM_ORIGIN_REMAINDER, left);
@@ -294,11 +300,12 @@ gcu_result sim_cuDevResourceGenerateDesc(gcu_resource_desc *desc, gcu_dev_resour
         /* Several SM resources only as outputs (groups or remainder) of one split call. */
         if (nsm > 0 && (split_id == 0 || r.split_id != split_id))
             SIM_FAIL(GCU_ERROR_INVALID_RESOURCE_CONFIGURATION);
-        if (sim_version_at_least(13040) && (r.flags & GCU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_ID)) {
-            if (domain >= 0 && domain != r.domain)
-                SIM_FAIL(GCU_ERROR_INVALID_RESOURCE_CONFIGURATION);
-            domain = r.domain;
-        }
+        /* 13.4: and all in one locality domain. */
+        int in_domain = res_domain(&r);
+        if (in_domain >= 0 && domain >= 0 && in_domain != domain)
+            SIM_FAIL(GCU_ERROR_INVALID_RESOURCE_CONFIGURATION);
+        if (in_domain >= 0)
+            domain = in_domain;
         split_id = r.split_id;
         d.structured = d.structured && r.structured;
         sim_set_union(&d.sms, &r.sms);

@@ -655,6 +655,9 @@ static void check_loading(void)
     check(o.r == 0 && o.n == 2 && (o.res[1].u.sm.flags & 2) && o.res[1].u.sm.localityDomainId == 1 &&
               !(dev.u.sm.flags & 2),
           "B200 on 13.4: locality domains label single-domain partitions");
+    gcu_resource_desc desc;
+    check(D.cuDevResourceGenerateDesc(&desc, o.res, 2) == GCU_ERROR_INVALID_RESOURCE_CONFIGURATION,
+          "13.4: one descriptor, one locality domain");
 
     configure("h200", "13000", NULL);
     check(D.cuDeviceGetAttribute(&v[0], GCU_DEVICE_ATTRIBUTE_LOCALITY_DOMAIN_COUNT, 0) ==

@@ -40,5 +40,3 @@ sim_smset sim_set_range(unsigned first, unsigned count)
         sim_set_add(&s, id);
     return s;
 }
-
-bool sim_set_equal(const sim_smset *a, const sim_smset *b) { return memcmp(a, b, sizeof *a) == 0; }

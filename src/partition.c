@@ -238,6 +238,14 @@ static int depth(const gctx_partition *p)
     return d;
 }
 
+/* One node of the provenance tree: every whole-device partition of a device is the same
+ * set of SMs. */
+static int same_node(const gctx_partition *a, const gctx_partition *b)
+{
+    return a == b || (a->kind == GCTX_PARTITION_DEVICE && b->kind == GCTX_PARTITION_DEVICE &&
+                      a->device == b->device);
+}
+
 gctx_status gctx_partition_relation(const gctx_partition *a, const gctx_partition *b,
                                     gctx_relation *relation)
 {
@@ -255,36 +263,22 @@ gctx_status gctx_partition_relation(const gctx_partition *a, const gctx_partitio
     b = canonical(b);
     int da = depth(a), db = depth(b);
     /* Walk the deeper one up to the other's depth; meeting the other means one holds it. */
-    while (da > db) {
-        if (parent(a) == b) {
-            *relation = GCTX_RELATION_OVERLAP;
-            return GCTX_SUCCESS;
-        }
+    for (; da > db; da--)
         a = parent(a);
-        da--;
-    }
-    while (db > da) {
-        if (parent(b) == a) {
-            *relation = GCTX_RELATION_OVERLAP;
-            return GCTX_SUCCESS;
-        }
+    for (; db > da; db--)
         b = parent(b);
-        db--;
-    }
-    if (a == b) {
+    if (same_node(a, b)) {
         *relation = GCTX_RELATION_OVERLAP;
         return GCTX_SUCCESS;
     }
     /* Same depth, different: climb together to the children of the lowest common ancestor. */
-    while (parent(a) != parent(b)) {
+    while (parent(a) && parent(b) && !same_node(parent(a), parent(b))) {
         a = parent(a);
         b = parent(b);
     }
-    if (!parent(a)) {
-        /* Two roots of one device: two device partitions, or adopted contexts. */
-        *relation = GCTX_RELATION_OVERLAP;
-        if (a->kind == GCTX_PARTITION_CONTEXT || b->kind == GCTX_PARTITION_CONTEXT)
-            *relation = GCTX_RELATION_MAY_OVERLAP;
+    if (!parent(a) || !parent(b)) {
+        /* No common ancestor: adopted contexts, whose history greenctx doesn't know. */
+        *relation = GCTX_RELATION_MAY_OVERLAP;
         return GCTX_SUCCESS;
     }
     *relation = a->split == b->split ? GCTX_RELATION_DISJOINT : GCTX_RELATION_MAY_OVERLAP;

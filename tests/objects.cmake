@@ -34,3 +34,14 @@ endforeach()
 if(GREENCTX_TEST_DRIVER STREQUAL "real")
   greenctx_driver_test(partitions COMMAND test_partitions)
 endif()
+
+greenctx_object_test_binary(test_contexts test_contexts.c)
+foreach(version 12040 12050 13000 13010)
+  greenctx_driver_test(contexts.${version} COMMAND test_contexts SIM_ONLY
+    SIM_ENV GREENCTX_SIM_DEVICES=h200 GREENCTX_SIM_DRIVER_VERSION=${version})
+endforeach()
+greenctx_driver_test(contexts.threads COMMAND test_contexts many_threads_create_use_release
+  SIM_ONLY SIM_ENV GREENCTX_SIM_DEVICES=h200 LABELS threads)
+if(GREENCTX_TEST_DRIVER STREQUAL "real")
+  greenctx_driver_test(contexts COMMAND test_contexts)
+endif()

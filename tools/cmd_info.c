@@ -97,7 +97,7 @@ int greenctx_cmd_info(int argc, char **argv, const greenctx_tool_options *opts)
     if (args.json) {
         printf("{\"driver_version\":%d,\"driver_path\":", version);
         greenctx_json_string(stdout, path);
-        printf(",\"simulated\":%s,\"devices\":[", opts->simulated ? "true" : "false");
+        printf(",\"simulated\":%s,\"devices\":[", greenctx_tool_simulated(opts) ? "true" : "false");
         for (int i = 0; i < nb_devices; i++) {
             if (i)
                 putchar(',');

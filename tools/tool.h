@@ -39,6 +39,7 @@ typedef int (*greenctx_command_fn)(int argc, char **argv, const greenctx_tool_op
 
 int greenctx_cmd_info(int argc, char **argv, const greenctx_tool_options *opts);
 int greenctx_cmd_plan(int argc, char **argv, const greenctx_tool_options *opts);
+int greenctx_cmd_map(int argc, char **argv, const greenctx_tool_options *opts);
 
 /* ---- tool_common.c ---- */
 
@@ -71,6 +72,10 @@ const char *greenctx_format_driver_version(int version, char *buf, size_t size);
  * GREENCTX_EXIT_FAILED with a message when no driver loads (the message says what was tried
  * and, unless --sim was given, how to try the simulated driver). */
 int greenctx_tool_start(const greenctx_tool_options *opts, const char *command, int json);
+
+/* 1 when the loaded driver is the simulated one: --sim, or GREENCTX_CUDA_LIBRARY naming it
+ * (recognised by its test hooks). Call after greenctx_tool_start. */
+int greenctx_tool_simulated(const greenctx_tool_options *opts);
 
 /* Prints "greenctx CMD: <gctx_last_error()>" (or the status string when empty) on stderr
  * and returns GREENCTX_EXIT_FAILED. */

@@ -1,4 +1,5 @@
 /* Helpers every command shares: common options, numbers, JSON strings, the start banner. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -104,13 +105,27 @@ int greenctx_tool_start(const greenctx_tool_options *opts, const char *command, 
             fprintf(stderr, "  try the simulated driver: greenctx --sim h200 %s\n", command);
         return GREENCTX_EXIT_FAILED;
     }
-    if (opts->simulated) {
+    if (greenctx_tool_simulated(opts)) {
         int version = 0;
         char text[16] = "?";
         if (gctx_driver_version(&version) == GCTX_SUCCESS)
             greenctx_format_driver_version(version, text, sizeof text);
+        const char *models = opts->sim_models ? opts->sim_models : getenv("GREENCTX_SIM_DEVICES");
         fprintf(json ? stderr : stdout, "simulated driver: %s (driver %s) — no GPU is used\n",
-                opts->sim_models, text);
+                models && *models ? models : "its default devices", text);
     }
     return GREENCTX_EXIT_OK;
+}
+
+int greenctx_tool_simulated(const greenctx_tool_options *opts)
+{
+    if (opts->simulated)
+        return 1;
+    /* GREENCTX_CUDA_LIBRARY may name the simulator without --sim: it exports test hooks. */
+    const char *path = gctx_driver_path();
+    void *lib = path ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : NULL;
+    int simulated = lib && dlsym(lib, "gctxsim_live_objects");
+    if (lib)
+        dlclose(lib);
+    return simulated;
 }

@@ -1,0 +1,155 @@
+/* greenctx map [--device N] [--json] [--round MODE] GROUP...: makes the partitions real as
+ * green contexts, runs a %smid kernel on each, and shows which physical SMs each one got. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "groups.h"
+#include "tool.h"
+
+#define MAX_SM_ID 1024
+
+typedef struct mapped {
+    char label;
+    int group; /* -1: the remainder */
+    unsigned planned;
+    unsigned count;
+    unsigned ids[MAX_SM_ID];
+} mapped;
+
+static gctx_status observe(gctx_partition *partition, mapped *m)
+{
+    gctx_context *context;
+    gctx_stream *stream;
+    gctx_status s = gctx_context_create(partition, NULL, &context);
+    if (s != GCTX_SUCCESS)
+        return s;
+    s = gctx_stream_create(context, NULL, &stream);
+    if (s == GCTX_SUCCESS) {
+        s = gctx_stream_observe_sms(stream, m->ids, MAX_SM_ID, &m->count);
+        gctx_stream_release(stream);
+    }
+    gctx_context_release(context);
+    return s;
+}
+
+static void print_grid(const mapped *maps, unsigned n, unsigned sm_count, const int *owners)
+{
+    printf("SM grid (row = 16 SMs; letter = partition, * = shared, . = none):\n");
+    for (unsigned row = 0; row < sm_count; row += 16) {
+        printf("  %4u  ", row);
+        for (unsigned id = row; id < row + 16 && id < sm_count; id++) {
+            char c = '.';
+            if (owners[id] == -2)
+                c = '*';
+            else if (owners[id] >= 0)
+                c = maps[owners[id]].label;
+            putchar(c);
+            if (id % 4 == 3)
+                putchar(' ');
+        }
+        putchar('\n');
+    }
+    (void)n;
+}
+
+static void print_list(const mapped *m)
+{
+    if (m->group >= 0)
+        printf("%c  group %d: planned %u SMs, ran on %u:", m->label, m->group, m->planned, m->count);
+    else
+        printf("%c  remainder: planned %u SMs, ran on %u:", m->label, m->planned, m->count);
+    for (unsigned i = 0; i < m->count && i < MAX_SM_ID; i++)
+        printf(" %u", m->ids[i]);
+    putchar('\n');
+}
+
+static void print_json(const tool_split_setup *st, const mapped *maps, unsigned n,
+                       const int *owners, unsigned shared)
+{
+    printf("{\"device\":%d,\"sm_count\":%u,\"partitions\":[", st->args.device, st->info.sm_count);
+    for (unsigned p = 0; p < n; p++) {
+        printf("%s{\"label\":\"%c\",\"group\":%d,\"planned_sm_count\":%u,\"sm_count\":%u,"
+               "\"sm_ids\":[",
+               p ? "," : "", maps[p].label, maps[p].group, maps[p].planned, maps[p].count);
+        for (unsigned i = 0; i < maps[p].count && i < MAX_SM_ID; i++)
+            printf("%s%u", i ? "," : "", maps[p].ids[i]);
+        printf("]}");
+    }
+    printf("],\"shared_sm_ids\":[");
+    unsigned printed = 0;
+    for (unsigned id = 0; id < MAX_SM_ID && printed < shared; id++)
+        if (owners[id] == -2)
+            printf("%s%u", printed++ ? "," : "", id);
+    printf("]}\n");
+}
+
+int greenctx_cmd_map(int argc, char **argv, const greenctx_tool_options *opts)
+{
+    tool_split_setup st;
+    int rc = tool_split_setup_begin("map", argc, argv, opts, &st);
+    if (rc != GREENCTX_EXIT_OK)
+        return rc;
+    unsigned n = st.request.nb_groups;
+    gctx_partition **parts = calloc(n + 1, sizeof *parts);
+    mapped *maps = calloc(n + 1, sizeof *maps);
+    int *owners = malloc(MAX_SM_ID * sizeof *owners);
+    gctx_group_plan *plans = calloc(n, sizeof *plans);
+    gctx_status s = GCTX_ERROR_OUT_OF_MEMORY;
+    unsigned made = 0;
+    if (parts && maps && owners && plans)
+        s = gctx_partition_split(st.device, st.request.groups, n, &st.options, parts, &parts[n],
+                                 NULL, plans);
+    if (s == GCTX_SUCCESS) {
+        made = parts[n] ? n + 1 : n;
+        for (unsigned p = 0; p < made && s == GCTX_SUCCESS; p++) {
+            maps[p].label = p < n ? (char)('A' + p % 26) : 'r';
+            maps[p].group = p < n ? (int)p : -1;
+            gctx_partition_info info = GCTX_PARTITION_INFO_INIT;
+            gctx_partition_get_info(parts[p], &info);
+            maps[p].planned = info.sm_count;
+            s = observe(parts[p], &maps[p]);
+        }
+    }
+    if (s != GCTX_SUCCESS) {
+        rc = greenctx_tool_fail("map", s);
+    } else {
+        unsigned shared = 0, mismatched = 0;
+        for (unsigned id = 0; id < MAX_SM_ID; id++)
+            owners[id] = -1;
+        for (unsigned p = 0; p < made; p++) {
+            mismatched += maps[p].count != maps[p].planned;
+            for (unsigned i = 0; i < maps[p].count && i < MAX_SM_ID; i++) {
+                unsigned id = maps[p].ids[i];
+                if (owners[id] == -1)
+                    owners[id] = (int)p;
+                else if (owners[id] >= 0) {
+                    owners[id] = -2;
+                    shared++;
+                }
+            }
+        }
+        if (st.args.json) {
+            print_json(&st, maps, made, owners, shared);
+        } else {
+            print_grid(maps, made, st.info.sm_count, owners);
+            putchar('\n');
+            for (unsigned p = 0; p < made; p++)
+                print_list(&maps[p]);
+            printf("\nshared SMs: %s\n", shared ? "YES" : "none");
+            if (mismatched)
+                printf("warning: %u partition(s) ran on a different number of SMs than planned\n",
+                       mismatched);
+        }
+        if (shared || mismatched)
+            rc = GREENCTX_EXIT_FAILED;
+    }
+    for (unsigned p = 0; p < made; p++)
+        gctx_partition_release(parts[p]);
+    free(parts);
+    free(maps);
+    free(owners);
+    free(plans);
+    tool_split_setup_end(&st);
+    return rc;
+}
