@@ -144,7 +144,7 @@ static gctx_status normalize(const gctx__plan_input *in, int fine, const gctx_gr
     for (unsigned i = 0; i < n; i++) {
         const gctx_group *g = &groups[i];
         gctx__normal_group *o = &out[i];
-        unsigned unit;
+        unsigned unit = 0;
         gctx_status s = coscheduled_unit(in, fine, i, g, &unit);
         if (s != GCTX_SUCCESS)
             return s;

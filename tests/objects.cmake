@@ -45,3 +45,7 @@ greenctx_driver_test(contexts.threads COMMAND test_contexts many_threads_create_
 if(GREENCTX_TEST_DRIVER STREQUAL "real")
   greenctx_driver_test(contexts COMMAND test_contexts)
 endif()
+
+# What only a GPU shows (kernels, graph replay); skipped on the simulated driver.
+greenctx_object_test_binary(test_gpu test_gpu.c)
+greenctx_driver_test(gpu COMMAND test_gpu)

@@ -24,13 +24,15 @@ run() {
 # has FILE TEXT: the file contains the text.
 has() { grep -qF -- "$2" "$1" || fail "output does not contain '$2'"; }
 
+# --sim cases: the test names the simulated driver in GREENCTX_SIM_LIBRARY.
 need_sim() {
-    case "${GREENCTX_CUDA_LIBRARY:-}" in
-    *greenctx_sim*) [ -r "$GREENCTX_CUDA_LIBRARY" ] && return 0 ;;
-    esac
-    echo "needs the simulated driver (GREENCTX_CUDA_LIBRARY)"
+    [ -r "${GREENCTX_SIM_LIBRARY:-}" ] && return 0
+    echo "needs the simulated driver (GREENCTX_SIM_LIBRARY: ${GREENCTX_SIM_LIBRARY:-unset})"
     exit 77
 }
+
+# The driver the other tests use: the simulated one when GREENCTX_CUDA_LIBRARY names it.
+on_sim() { case "${GREENCTX_CUDA_LIBRARY:-}" in *greenctx_sim*) return 0 ;; esac; return 1; }
 
 case "$1" in
 sim_info)
@@ -112,6 +114,34 @@ mps_warning)
     unset CUDA_MPS_ACTIVE_THREAD_PERCENTAGE
     run 0 --sim h200 info
     grep -q "MPS" "$out" && fail "MPS warning without CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"
+    ;;
+info)
+    # Whatever driver the tests use (the real one under make test-gpu): invariants only.
+    "$tool" info >/dev/null 2>&1
+    if [ $? -eq 1 ] && ! on_sim; then
+        echo "no CUDA driver on this machine"
+        exit 77
+    fi
+    run 0 info
+    has "$out" "driver: "
+    has "$out" "device 0: "
+    has "$out" "green_contexts"
+    if on_sim; then has "$out" "simulated driver"; else grep -q "simulated" "$out" && fail "banner on the real driver"; fi
+    run 0 info --json
+    command -v python3 >/dev/null 2>&1 || exit $failed
+    if on_sim; then simulated=True; else simulated=False; fi
+    python3 - "$out" "$simulated" <<'PY' || fail "the JSON output is not what info should print"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert doc["simulated"] is (sys.argv[2] == "True"), doc
+assert doc["driver_version"] >= 12000, doc
+assert len(doc["devices"]) >= 1, doc
+for d in doc["devices"]:
+    assert d["sm_count"] > 0 and d["coscheduled_alignment"] > 0, d
+    assert d["min_partition_sms"] >= d["coscheduled_alignment"], d
+assert set(doc["features"]) >= {"green_contexts", "structured_split"}, doc
+print("json ok")
+PY
     ;;
 no_driver)
     # GREENCTX_CUDA_LIBRARY names a missing file: no driver, and the tool says what to try.
