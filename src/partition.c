@@ -88,7 +88,7 @@ gctx_status gctx_partition_from_device(int device, gctx_partition **partition)
     if ((s = gctx__resource_rules(drv, device, &resource, &rules)) ||
         (s = compute_capability(drv, device, &major)))
         return s;
-    gctx_partition *p;
+    gctx_partition *p = NULL;
     if ((s = partition_new(device, GCTX_PARTITION_DEVICE, &resource, 1, &p)))
         return s;
     p->cc_major = major;
@@ -104,7 +104,7 @@ gctx_status gctx__partition_from_split(gctx__split *split, unsigned index, gctx_
                                        const gctx__sm_rules *rules, int structured,
                                        gctx_partition **out)
 {
-    gctx_partition *p;
+    gctx_partition *p = NULL;
     gctx_status s = partition_new(split->input->device, kind, resources, nb_resources, &p);
     if (s != GCTX_SUCCESS)
         return s;
@@ -139,7 +139,7 @@ gctx_status gctx__partition_from_context(gctx_context *context, gctx_partition *
         (s = gctx__device_arch_rules(drv, context->device, &device_rules)) ||
         (s = compute_capability(drv, context->device, &major)))
         return s;
-    gctx_partition *p;
+    gctx_partition *p = NULL;
     if ((s = partition_new(context->device, GCTX_PARTITION_CONTEXT, &resource, 1, &p)))
         return s;
     p->cc_major = major;
