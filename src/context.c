@@ -20,11 +20,10 @@ static gctx_status check_options(const gctx__driver *drv, const gctx_context_opt
 {
     if (!options)
         return GCTX_SUCCESS;
-    if (options->size < sizeof *options)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
-                          "options->size is %zu, expected %zu: initialise it with "
-                          "GCTX_CONTEXT_OPTIONS_INIT",
-                          options->size, sizeof *options);
+    gctx_status s = gctx__check_sized(options, options->size, sizeof *options, "options",
+                                      "GCTX_CONTEXT_OPTIONS_INIT");
+    if (s != GCTX_SUCCESS)
+        return s;
     if ((unsigned)options->workqueue_scope > GCTX_WORKQUEUE_SCOPE_BALANCED)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "workqueue_scope %d is not a gctx_workqueue_scope value",
@@ -263,29 +262,19 @@ gctx_status gctx_context_adopt(CUgreenCtx green, gctx_context **context)
 
 gctx_context *gctx_context_retain(gctx_context *context)
 {
-    if (context && gctx__object_check(context, GCTX__TYPE_CONTEXT, "context") == GCTX_SUCCESS)
-        gctx__object_retain(&context->base);
-    return context;
+    return gctx__handle_retain(context, GCTX__TYPE_CONTEXT);
 }
 
-void gctx_context_release(gctx_context *context)
-{
-    if (context && gctx__object_check(context, GCTX__TYPE_CONTEXT, "context") == GCTX_SUCCESS)
-        gctx__object_release(&context->base);
-}
+void gctx_context_release(gctx_context *context) { gctx__handle_release(context, GCTX__TYPE_CONTEXT); }
 
 gctx_status gctx_context_get_info(const gctx_context *context, gctx_context_info *info)
 {
     gctx_status s = gctx__object_check(context, GCTX__TYPE_CONTEXT, "context");
+    if (s == GCTX_SUCCESS)
+        s = gctx__check_sized(info, info ? info->size : 0, sizeof *info, "info",
+                              "GCTX_CONTEXT_INFO_INIT");
     if (s != GCTX_SUCCESS)
         return s;
-    if (!info)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "info is NULL");
-    if (info->size < sizeof *info)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
-                          "info->size is %zu, expected %zu: initialise it with "
-                          "GCTX_CONTEXT_INFO_INIT",
-                          info->size, sizeof *info);
     const gctx__driver *drv;
     if ((s = gctx__driver_load_green(&drv)))
         return s;

@@ -87,15 +87,12 @@ gctx_status gctx__resource_rules(const gctx__driver *drv, int device,
 
 gctx_status gctx_device_get_info(int device, gctx_device_info *info)
 {
-    if (!info)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "info is NULL");
-    if (info->size < sizeof *info)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
-                          "info->size is %zu, expected %zu: initialise it with "
-                          "GCTX_DEVICE_INFO_INIT",
-                          info->size, sizeof *info);
+    gctx_status s = gctx__check_sized(info, info ? info->size : 0, sizeof *info, "info",
+                                      "GCTX_DEVICE_INFO_INIT");
+    if (s != GCTX_SUCCESS)
+        return s;
     const gctx__driver *drv;
-    gctx_status s = gctx__driver_load(&drv);
+    s = gctx__driver_load(&drv);
     if (s == GCTX_SUCCESS)
         s = gctx__check_device(drv, device);
     if (s != GCTX_SUCCESS)

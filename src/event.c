@@ -52,16 +52,10 @@ gctx_status gctx_event_create(gctx_context *context, gctx_event **event)
 
 gctx_event *gctx_event_retain(gctx_event *event)
 {
-    if (event && gctx__object_check(event, GCTX__TYPE_EVENT, "event") == GCTX_SUCCESS)
-        gctx__object_retain(&event->base);
-    return event;
+    return gctx__handle_retain(event, GCTX__TYPE_EVENT);
 }
 
-void gctx_event_release(gctx_event *event)
-{
-    if (event && gctx__object_check(event, GCTX__TYPE_EVENT, "event") == GCTX_SUCCESS)
-        gctx__object_release(&event->base);
-}
+void gctx_event_release(gctx_event *event) { gctx__handle_release(event, GCTX__TYPE_EVENT); }
 
 CUevent gctx_event_handle(const gctx_event *event)
 {

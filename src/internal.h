@@ -110,6 +110,12 @@ void gctx__object_release(gctx__object *object);
  * released) with a message naming what. Safe on released pointers: it consults the registry
  * of live objects before touching the memory. */
 gctx_status gctx__object_check(const void *pointer, gctx__type type, const char *what);
+/* retain and release of a public handle: NULL and released handles are ignored. */
+void *gctx__handle_retain(void *handle, gctx__type type);
+void gctx__handle_release(void *handle, gctx__type type);
+/* A caller's size-prefixed struct: non-NULL, and at least as large as this library's. */
+gctx_status gctx__check_sized(const void *pointer, size_t size, size_t expected, const char *name,
+                              const char *init_macro);
 /* Objects alive now (for tests of leaks). */
 int gctx__object_live_count(void);
 

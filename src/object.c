@@ -136,3 +136,28 @@ int gctx__object_live_count(void)
     pthread_mutex_unlock(&registry_lock);
     return n;
 }
+
+void *gctx__handle_retain(void *handle, gctx__type type)
+{
+    if (handle && gctx__object_check(handle, type, "handle") == GCTX_SUCCESS)
+        gctx__object_retain(handle);
+    return handle;
+}
+
+void gctx__handle_release(void *handle, gctx__type type)
+{
+    if (handle && gctx__object_check(handle, type, "handle") == GCTX_SUCCESS)
+        gctx__object_release(handle);
+}
+
+gctx_status gctx__check_sized(const void *pointer, size_t size, size_t expected, const char *name,
+                              const char *init_macro)
+{
+    if (!pointer)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "%s is NULL", name);
+    if (size < expected)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                          "%s->size is %zu, expected %zu: initialise it with %s", name, size,
+                          expected, init_macro);
+    return GCTX_SUCCESS;
+}

@@ -178,15 +178,11 @@ gctx_status gctx__partition_desc(gctx_partition *p, gcu_resource_desc *desc)
 gctx_status gctx_partition_get_info(const gctx_partition *partition, gctx_partition_info *info)
 {
     gctx_status s = gctx__object_check(partition, GCTX__TYPE_PARTITION, "partition");
+    if (s == GCTX_SUCCESS)
+        s = gctx__check_sized(info, info ? info->size : 0, sizeof *info, "info",
+                              "GCTX_PARTITION_INFO_INIT");
     if (s != GCTX_SUCCESS)
         return s;
-    if (!info)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "info is NULL");
-    if (info->size < sizeof *info)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
-                          "info->size is %zu, expected %zu: initialise it with "
-                          "GCTX_PARTITION_INFO_INIT",
-                          info->size, sizeof *info);
     gctx_partition_info out = GCTX_PARTITION_INFO_INIT;
     out.device = partition->device;
     out.kind = partition->kind;
@@ -203,16 +199,10 @@ gctx_status gctx_partition_get_info(const gctx_partition *partition, gctx_partit
 
 gctx_partition *gctx_partition_retain(gctx_partition *partition)
 {
-    if (partition && gctx__object_check(partition, GCTX__TYPE_PARTITION, "partition") == GCTX_SUCCESS)
-        gctx__object_retain(&partition->base);
-    return partition;
+    return gctx__handle_retain(partition, GCTX__TYPE_PARTITION);
 }
 
-void gctx_partition_release(gctx_partition *partition)
-{
-    if (partition && gctx__object_check(partition, GCTX__TYPE_PARTITION, "partition") == GCTX_SUCCESS)
-        gctx__object_release(&partition->base);
-}
+void gctx_partition_release(gctx_partition *partition) { gctx__handle_release(partition, GCTX__TYPE_PARTITION); }
 
 /* ---- provenance ---- */
 

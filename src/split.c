@@ -132,11 +132,9 @@ static gctx_status job_plan(split_job *job, gctx_partition *input, const gctx_gr
     gctx_status s = gctx__object_check(input, GCTX__TYPE_PARTITION, "input partition");
     if (s != GCTX_SUCCESS)
         return s;
-    if (options && options->size < sizeof *options)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
-                          "options->size is %zu, expected %zu: initialise it with "
-                          "GCTX_SPLIT_OPTIONS_INIT",
-                          options->size, sizeof *options);
+    if (options && (s = gctx__check_sized(options, options->size, sizeof *options, "options",
+                                          "GCTX_SPLIT_OPTIONS_INIT")))
+        return s;
     if ((s = gctx__driver_load_green(&job->drv)))
         return s;
     job->input = input;
@@ -184,12 +182,8 @@ static void job_report(const split_job *job, gctx_split_plan *plan, gctx_group_p
 
 static gctx_status check_plan_output(gctx_split_plan *plan)
 {
-    if (plan && plan->size < sizeof *plan)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
-                          "plan->size is %zu, expected %zu: initialise it with "
-                          "GCTX_SPLIT_PLAN_INIT",
-                          plan->size, sizeof *plan);
-    return GCTX_SUCCESS;
+    return plan ? gctx__check_sized(plan, plan->size, sizeof *plan, "plan", "GCTX_SPLIT_PLAN_INIT")
+                : GCTX_SUCCESS;
 }
 
 gctx_status gctx_partition_plan(const gctx_partition *input, const gctx_group *groups,

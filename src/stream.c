@@ -68,11 +68,9 @@ gctx_status gctx_stream_create(gctx_context *context, const gctx_stream_options 
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "stream (the output) is NULL");
     gctx_stream_options opts = GCTX_STREAM_OPTIONS_INIT;
     if (options) {
-        if (options->size < sizeof *options)
-            return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
-                              "options->size is %zu, expected %zu: initialise it with "
-                              "GCTX_STREAM_OPTIONS_INIT",
-                              options->size, sizeof *options);
+        if ((s = gctx__check_sized(options, options->size, sizeof *options, "options",
+                                   "GCTX_STREAM_OPTIONS_INIT")))
+            return s;
         opts = *options;
     }
     if (opts.blocking)
@@ -138,16 +136,10 @@ gctx_status gctx_stream_adopt(CUstream stream, gctx_stream **out)
 
 gctx_stream *gctx_stream_retain(gctx_stream *stream)
 {
-    if (stream && gctx__object_check(stream, GCTX__TYPE_STREAM, "stream") == GCTX_SUCCESS)
-        gctx__object_retain(&stream->base);
-    return stream;
+    return gctx__handle_retain(stream, GCTX__TYPE_STREAM);
 }
 
-void gctx_stream_release(gctx_stream *stream)
-{
-    if (stream && gctx__object_check(stream, GCTX__TYPE_STREAM, "stream") == GCTX_SUCCESS)
-        gctx__object_release(&stream->base);
-}
+void gctx_stream_release(gctx_stream *stream) { gctx__handle_release(stream, GCTX__TYPE_STREAM); }
 
 CUstream gctx_stream_handle(const gctx_stream *stream)
 {

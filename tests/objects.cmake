@@ -49,3 +49,9 @@ endif()
 # What only a GPU shows (kernels, graph replay); skipped on the simulated driver.
 greenctx_object_test_binary(test_gpu test_gpu.c)
 greenctx_driver_test(gpu COMMAND test_gpu)
+# Locality domains: the simulated B200 has two from driver 13.4.
+foreach(version 13000 13040)
+  greenctx_driver_test(contexts.b200.${version} COMMAND test_contexts locality_domains
+    context_from_each_kind_of_partition SIM_ONLY
+    SIM_ENV GREENCTX_SIM_DEVICES=b200 GREENCTX_SIM_DRIVER_VERSION=${version})
+endforeach()

@@ -481,3 +481,25 @@ GT_TEST(many_threads_create_use_release)
         GT_ASSERT_EQ_INT(gt_sim_live("event"), 0);
     }
 }
+
+GT_TEST(locality_domains)
+{
+    if (begin())
+        return;
+    gctx_context *c;
+    GT_ASSERT_STATUS(gctx_context_create_with_sms(0, 8, NULL, &c), GCTX_SUCCESS);
+    unsigned domain = 99;
+    gctx_device_info dev = GCTX_DEVICE_INFO_INIT;
+    GT_ASSERT_STATUS(gctx_device_get_info(0, &dev), GCTX_SUCCESS);
+    if (driver_version() < 13040) {
+        GT_ASSERT_STATUS(gctx_context_locality_domain(c, &domain), GCTX_ERROR_UNSUPPORTED);
+        GT_ASSERT_CONTAINS(gctx_last_error(), "needs driver 13.4");
+        GT_ASSERT_EQ_INT(dev.locality_domain_count, 0);
+    } else if (dev.locality_domain_count > 0) {
+        GT_ASSERT_STATUS(gctx_context_locality_domain(c, &domain), GCTX_SUCCESS);
+        GT_ASSERT(domain < dev.locality_domain_count);
+    } else {
+        GT_ASSERT_STATUS(gctx_context_locality_domain(c, &domain), GCTX_ERROR_UNSUPPORTED);
+    }
+    gctx_context_release(c);
+}

@@ -25,12 +25,12 @@ __device__ __forceinline__ unsigned pattern(unsigned long long i, unsigned seed)
     return x | 1u;
 }
 
-// stamps[0]: earliest block start (the caller sets it to ~0), stamps[1]: latest block end
-// (the caller sets it to 0). NULL: no stamps.
+// stamps[0]: ~(earliest block start), stamps[1]: latest block end; NULL: no stamps. The start
+// is stored complemented so that one zeroing memset prepares both slots for atomicMax.
 __device__ __forceinline__ void stamp_start(unsigned long long *stamps)
 {
     if (stamps && threadIdx.x == 0)
-        atomicMin(&stamps[0], globaltimer());
+        atomicMax(&stamps[0], ~globaltimer());
 }
 
 __device__ __forceinline__ void stamp_end(unsigned long long *stamps)

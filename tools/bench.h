@@ -1,0 +1,92 @@
+/*
+ * `greenctx bench`: what the benchmark files share (the device, its driver table, lanes,
+ * timing and error helpers).
+ *
+ * The public API has no kernel launch, so the benchmarks reach the driver table the library
+ * already loaded (src/internal.h); that is why the tool links the static library. Every
+ * partition, green context and green stream is still made through the public API, so the
+ * benchmarks measure what a user of greenctx gets.
+ */
+#ifndef GREENCTX_TOOL_BENCH_H
+#define GREENCTX_TOOL_BENCH_H
+
+#include <stddef.h>
+
+#include "internal.h"
+#include "tool.h"
+
+#define BENCH_MAX_VICTIM_SMS 8
+
+typedef struct bench_options {
+    unsigned reps; /* 0: each benchmark's default */
+    int quick;
+    int json;
+    const char *svg_path;
+    unsigned victim_sms[BENCH_MAX_VICTIM_SMS];
+    unsigned nb_victim_sms; /* 0: the default (16) */
+} bench_options;
+
+typedef struct bench_env {
+    const gctx__driver *drv;
+    int device;
+    gcu_device cu_device;
+    char gpu_name[256];
+    int driver_version;
+    unsigned sm_count;
+    int simulated; /* --sim, or a driver that runs no kernels: timings mean nothing */
+    int kernels;   /* 1 when the driver loads and runs kernels */
+    CUcontext primary;
+    gctx_partition *whole; /* every SM of the device */
+    char date[40];         /* UTC, ISO 8601 */
+    char command[1024];    /* the command line, as typed */
+    bench_options opt;
+} bench_env;
+
+/* ---- bench_env.c ---- */
+
+/* Loads the driver, takes the device's facts and its primary context, and finds out whether
+ * kernels run (the simulated driver answers CUDA_ERROR_NOT_SUPPORTED). Prints why on failure
+ * and returns -1. */
+int bench_env_open(bench_env *env, int device);
+void bench_env_close(bench_env *env);
+
+/* 0 when r is CUDA_SUCCESS; else prints "greenctx bench: WHAT: CUDA_ERROR_..." and returns -1. */
+int bench_cu(gcu_result r, const char *what);
+/* 0 on GCTX_SUCCESS; else prints what and gctx_last_error() and returns -1. */
+int bench_gctx(gctx_status s, const char *what);
+int bench_push(const bench_env *env, CUcontext ctx);
+void bench_pop(const bench_env *env);
+
+/* Host clocks: monotonic microseconds for intervals, wall-clock nanoseconds to compare with
+ * the GPU's %globaltimer. */
+double bench_now_us(void);
+long long bench_wall_ns(void);
+/* Busy-waits: nanosleep overshoots by tens of microseconds, the scale being measured. */
+void bench_spin_us(double us);
+/* xorshift64*: reproducible host-side randomness. */
+unsigned long long bench_random(unsigned long long *state);
+
+/* Device memory, in the primary context (green contexts share the primary's memory). */
+int bench_alloc(const bench_env *env, gcu_deviceptr *ptr, size_t bytes, const char *what);
+void bench_free(const bench_env *env, gcu_deviceptr *ptr);
+/* Zeroes bytes (a multiple of 4) synchronously: only while no benchmark work is queued. */
+int bench_zero(const bench_env *env, gcu_deviceptr ptr, size_t bytes);
+
+/* ---- bench_stats.c ---- */
+
+typedef struct bench_summary {
+    size_t n;
+    double min, p50, p99, p999, max, mean;
+} bench_summary;
+
+/* Sorts values in place and fills the summary (percentiles interpolate between order
+ * statistics). n == 0 gives all zeros. */
+void bench_summarize(double *values, size_t n, bench_summary *out);
+/* The median; sorts values in place. */
+double bench_median(double *values, size_t n);
+/* a / b, or 0 when b is 0 (a missing reference prints as "-"). */
+double bench_ratio(double a, double b);
+/* Writes "name":{"n":..,"min":..,...} (values as given, no unit conversion). */
+void bench_json_summary(const char *name, const bench_summary *s);
+
+#endif
