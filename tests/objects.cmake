@@ -6,9 +6,18 @@ target_include_directories(test_plan PRIVATE ${PROJECT_SOURCE_DIR}/src)
 target_link_libraries(test_plan PRIVATE greenctx_static ${CMAKE_DL_LIBS} Threads::Threads)
 greenctx_test(plan COMMAND test_plan LABELS unit)
 
-# The planner's fuzz target: libFuzzer needs clang; CI runs it briefly.
-if(CMAKE_C_COMPILER_ID MATCHES "Clang" AND NOT GREENCTX_SANITIZE MATCHES "thread")
-  add_executable(fuzz_plan fuzz_plan.c plan_model.c ${GREENCTX_PLAN_FUZZ_SOURCES})
+# The planner's fuzz target: libFuzzer needs clang and its runtime; CI runs it briefly.
+include(CheckCSourceCompiles)
+set(CMAKE_REQUIRED_FLAGS -fsanitize=fuzzer)
+set(CMAKE_REQUIRED_LINK_OPTIONS -fsanitize=fuzzer)
+check_c_source_compiles("#include <stddef.h>
+#include <stdint.h>
+int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { (void)d; (void)n; return 0; }"
+  GREENCTX_HAVE_LIBFUZZER)
+unset(CMAKE_REQUIRED_FLAGS)
+unset(CMAKE_REQUIRED_LINK_OPTIONS)
+if(GREENCTX_HAVE_LIBFUZZER AND NOT GREENCTX_SANITIZE MATCHES "thread")
+  add_executable(fuzz_plan fuzz_plan.c plan_model.c)
   target_include_directories(fuzz_plan PRIVATE ${PROJECT_SOURCE_DIR}/src)
   target_compile_options(fuzz_plan PRIVATE -fsanitize=fuzzer,address,undefined)
   target_link_options(fuzz_plan PRIVATE -fsanitize=fuzzer,address,undefined)

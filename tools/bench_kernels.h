@@ -1,0 +1,62 @@
+/*
+ * The benchmark kernels (bench/kernels/bench_kernels.cu, shipped as PTX in bench_ptx.c):
+ * loading them into a context, launching them, and checking their results on the host.
+ */
+#ifndef GREENCTX_TOOL_BENCH_KERNELS_H
+#define GREENCTX_TOOL_BENCH_KERNELS_H
+
+#include "bench.h"
+
+extern const char bench_ptx[];
+
+#define BENCH_BLOCK 256u        /* threads per block of every kernel */
+#define BENCH_FULL_BLOCKS_SM 8u /* blocks of BENCH_BLOCK that fill an SM (2048 threads) */
+#define BENCH_SUM_WARPS (BENCH_BLOCK / 32u)
+
+/* A module is per context: one is loaded in every context that launches. */
+typedef struct bench_module {
+    gcu_module module;
+    gcu_function fill, fma, sum, copy, empty;
+} bench_module;
+
+/* Loads the PTX with ctx pushed. Returns 0, or -1 after printing why; *not_supported is set
+ * to 1 when the driver runs no kernels at all (CUDA_ERROR_NOT_SUPPORTED), in which case
+ * nothing is printed. not_supported may be NULL. */
+int bench_module_load(const bench_env *env, CUcontext ctx, bench_module *mod, int *not_supported);
+void bench_module_unload(const bench_env *env, CUcontext ctx, bench_module *mod);
+
+/* Launches (no synchronisation; errors of the launch call itself are printed). */
+int bench_fill(const bench_env *env, const bench_module *mod, CUstream stream, gcu_deviceptr buf,
+               unsigned long long words, unsigned seed);
+/* grid blocks of the FMA chain; block b runs the chunks b, b + grid, ... < chunks, iters steps
+ * each. stamps: 0 or a slot of two 64-bit words (see bench_stamps_start). */
+int bench_fma(const bench_env *env, const bench_module *mod, CUstream stream, unsigned grid,
+              gcu_deviceptr out, unsigned chunks, unsigned iters, gcu_deviceptr stamps);
+/* grid blocks sum vecs 16-byte vectors from src into partial[grid * BENCH_SUM_WARPS]. */
+int bench_sum(const bench_env *env, const bench_module *mod, CUstream stream, unsigned grid,
+              gcu_deviceptr src, unsigned long long vecs, gcu_deviceptr partial,
+              gcu_deviceptr stamps);
+int bench_copy(const bench_env *env, const bench_module *mod, CUstream stream, unsigned grid,
+               gcu_deviceptr src, gcu_deviceptr dst, unsigned long long vecs);
+int bench_empty(const bench_env *env, const bench_module *mod, CUstream stream);
+
+/* A stamp slot as the kernels leave it: first block start and last block end, in
+ * %globaltimer nanoseconds. */
+unsigned long long bench_stamps_start(const unsigned long long slot[2]);
+unsigned long long bench_stamps_end(const unsigned long long slot[2]);
+
+/* Host mirrors and checks: each copies a few outputs back (after the work is synchronised)
+ * and compares them with the host's value; on a mismatch prints what and returns -1. */
+unsigned bench_pattern(unsigned long long i, unsigned seed);
+int bench_check_fma(const bench_env *env, gcu_deviceptr out, unsigned grid, unsigned chunks,
+                    unsigned iters, const char *what);
+/* src holds bench_pattern(i, seed) for i from first_word on; the partials of one sum of
+ * vecs vectors from there must add up to the host's sum (mod 2^32). */
+int bench_check_sum(const bench_env *env, gcu_deviceptr partial, unsigned grid,
+                    unsigned long long first_word, unsigned long long vecs, unsigned seed,
+                    const char *what);
+/* dst must hold bench_pattern(i, seed) at a few places. */
+int bench_check_copy(const bench_env *env, gcu_deviceptr dst, unsigned long long words,
+                     unsigned seed, const char *what);
+
+#endif

@@ -1,0 +1,59 @@
+/* Medians and tail percentiles of repeated measurements. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Linear interpolation between the order statistics around rank q * (n - 1): with 500
+ * samples p99.9 lies between the two largest, which is all 500 samples can say. */
+static double percentile(const double *sorted, size_t n, double q)
+{
+    double rank = q * (double)(n - 1);
+    size_t lo = (size_t)rank;
+    if (lo + 1 >= n)
+        return sorted[n - 1];
+    double frac = rank - (double)lo;
+    return sorted[lo] + (sorted[lo + 1] - sorted[lo]) * frac;
+}
+
+void bench_summarize(double *values, size_t n, bench_summary *out)
+{
+    memset(out, 0, sizeof *out);
+    if (n == 0)
+        return;
+    qsort(values, n, sizeof *values, compare_doubles);
+    double sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += values[i];
+    out->n = n;
+    out->min = values[0];
+    out->p50 = percentile(values, n, 0.50);
+    out->p99 = percentile(values, n, 0.99);
+    out->p999 = percentile(values, n, 0.999);
+    out->max = values[n - 1];
+    out->mean = sum / (double)n;
+}
+
+double bench_median(double *values, size_t n)
+{
+    if (n == 0)
+        return 0;
+    qsort(values, n, sizeof *values, compare_doubles);
+    return percentile(values, n, 0.5);
+}
+
+double bench_ratio(double a, double b) { return b > 0 ? a / b : 0; }
+
+void bench_json_summary(const char *name, const bench_summary *s)
+{
+    printf("\"%s\":{\"n\":%zu,\"min\":%.4f,\"p50\":%.4f,\"p99\":%.4f,\"p999\":%.4f,"
+           "\"max\":%.4f,\"mean\":%.4f}",
+           name, s->n, s->min, s->p50, s->p99, s->p999, s->max, s->mean);
+}
