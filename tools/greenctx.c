@@ -16,6 +16,7 @@ typedef struct command {
 static const command commands[] = {
     {"info", greenctx_cmd_info, "the driver, each device's SM rules and the feature matrix"},
     {"plan", greenctx_cmd_plan, "dry-run a split: what each group would get (plan 24 40 rest)"},
+    {"bench", greenctx_cmd_bench, "measured isolation, scaling and overhead (needs a GPU)"},
     {"map", greenctx_cmd_map, "make the split, run a kernel on each partition, show its SMs"},
 };
 #define NB_COMMANDS (sizeof commands / sizeof commands[0])

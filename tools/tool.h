@@ -39,6 +39,7 @@ typedef int (*greenctx_command_fn)(int argc, char **argv, const greenctx_tool_op
 
 int greenctx_cmd_info(int argc, char **argv, const greenctx_tool_options *opts);
 int greenctx_cmd_plan(int argc, char **argv, const greenctx_tool_options *opts);
+int greenctx_cmd_bench(int argc, char **argv, const greenctx_tool_options *opts);
 int greenctx_cmd_map(int argc, char **argv, const greenctx_tool_options *opts);
 
 /* ---- tool_common.c ---- */

@@ -1,0 +1,384 @@
+/*
+ * two_partitions: split one GPU into two disjoint SM partitions with greenctx and run, at the
+ * same time, a cudart kernel on one and a cuBLAS SGEMM on the other.
+ *
+ *   build/examples/two_partitions [SMS_A]      (SMS_A: partition A's size, default 32)
+ *
+ * Partition A gets SMS_A SMs, partition B every SM left. Both results are checked on the host;
+ * the program prints "OK" and exits 0, or prints what went wrong and exits 1.
+ */
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <cublas_v2.h>
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <greenctx.h>
+
+/* Every greenctx call is checked: the library's message says what was asked and what would
+ * work, which is worth more than the status code. */
+#define GCTX_CHECK(call)                                                                        \
+    do {                                                                                        \
+        gctx_status st_ = (call);                                                               \
+        if (st_ != GCTX_SUCCESS) {                                                              \
+            fprintf(stderr, "%s:%d: %s failed: %s: %s\n", __FILE__, __LINE__, #call,            \
+                    gctx_status_name(st_), gctx_last_error());                                  \
+            exit(1);                                                                            \
+        }                                                                                       \
+    } while (0)
+
+#define CUDA_CHECK(call)                                                                        \
+    do {                                                                                        \
+        cudaError_t e_ = (call);                                                                \
+        if (e_ != cudaSuccess) {                                                                \
+            fprintf(stderr, "%s:%d: %s failed: %s: %s\n", __FILE__, __LINE__, #call,            \
+                    cudaGetErrorName(e_), cudaGetErrorString(e_));                              \
+            exit(1);                                                                            \
+        }                                                                                       \
+    } while (0)
+
+#define CU_CHECK(call)                                                                          \
+    do {                                                                                        \
+        CUresult r_ = (call);                                                                   \
+        if (r_ != CUDA_SUCCESS) {                                                               \
+            const char *name_ = NULL;                                                           \
+            cuGetErrorName(r_, &name_);                                                         \
+            fprintf(stderr, "%s:%d: %s failed: %s (%d)\n", __FILE__, __LINE__, #call,           \
+                    name_ ? name_ : "?", (int)r_);                                              \
+            exit(1);                                                                            \
+        }                                                                                       \
+    } while (0)
+
+#define CUBLAS_CHECK(call)                                                                      \
+    do {                                                                                        \
+        cublasStatus_t b_ = (call);                                                             \
+        if (b_ != CUBLAS_STATUS_SUCCESS) {                                                      \
+            fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call,                \
+                    cublasGetStatusName(b_));                                                   \
+            exit(1);                                                                            \
+        }                                                                                       \
+    } while (0)
+
+enum { SMID_SLOTS = 1024 }; /* one flag per possible %smid value */
+enum { MAX_SMS = 1024 };
+
+/* ---------------------------------------------------------------------------------------- */
+/* Workload A: a chain of FMAs per element, long enough to still be running while the GEMM
+ * runs. Thread 0 of each block also marks the SM it ran on, so the program can show that
+ * this very kernel, launched through cudart, stayed inside partition A. */
+
+__global__ void fma_chain(const float *x, float *y, int n, int iters, float a, float b,
+                          unsigned *sm_flags)
+{
+    if (threadIdx.x == 0) {
+        unsigned smid;
+        asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+        sm_flags[smid % SMID_SLOTS] = 1;
+    }
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        float v = x[i];
+        for (int k = 0; k < iters; k++)
+            v = fmaf(v, a, b);
+        y[i] = v;
+    }
+}
+
+static float fma_chain_host(float v, int iters, float a, float b)
+{
+    for (int k = 0; k < iters; k++)
+        v = fmaf(v, a, b);
+    return v;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Small helpers. */
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint32_t rng_next(void)
+{
+    /* xorshift64*: reproducible inputs without depending on the C library's rand(). */
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return (uint32_t)((rng_state * 0x2545f4914f6cdd1dull) >> 32);
+}
+
+static float rng_float(void) /* uniform in [-1, 1) */
+{
+    return (float)((double)rng_next() / 2147483648.0 - 1.0);
+}
+
+static void *host_alloc(size_t bytes)
+{
+    void *p = malloc(bytes);
+    if (!p) {
+        fprintf(stderr, "out of host memory (%zu bytes)\n", bytes);
+        exit(1);
+    }
+    return p;
+}
+
+/* Prints sorted SM ids as ranges: "0-15 32-47". */
+static void print_sm_ids(const unsigned *ids, unsigned n)
+{
+    for (unsigned i = 0; i < n;) {
+        unsigned j = i;
+        while (j + 1 < n && ids[j + 1] == ids[j] + 1)
+            j++;
+        if (j == i)
+            printf(" %u", ids[i]);
+        else
+            printf(" %u-%u", ids[i], ids[j]);
+        i = j + 1;
+    }
+    printf("\n");
+}
+
+/* The driver's rule for events is that an event and the stream it is recorded on belong to
+ * the same context. A green stream belongs to its green context, not to the primary context
+ * cudart has current, so the timing events are made (and read, and destroyed) with the green
+ * context pushed: cudart uses whatever context is current, so they live in that context.
+ * (Ordering work across contexts needs no such care: cudaStreamWaitEvent accepts an event of
+ * another context.) */
+static void push_green(gctx_context *ctx)
+{
+    CU_CHECK(cuCtxPushCurrent(gctx_context_cu_context(ctx)));
+}
+
+static void pop_green(void)
+{
+    CU_CHECK(cuCtxPopCurrent(NULL));
+}
+
+int main(int argc, char **argv)
+{
+    unsigned sms_a = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 10) : 32;
+    int failed = 0;
+
+    /* cudart works in the device's primary context: cudaMalloc, cudaMemcpy and cublasCreate
+     * below all happen there. Make it exist and current before anything else. Green
+     * contexts share the primary context's address space, so memory allocated here is
+     * usable by work on any partition. */
+    CUDA_CHECK(cudaSetDevice(0));
+    CUDA_CHECK(cudaFree(0));
+
+    int driver_version = 0;
+    gctx_device_info dev = GCTX_DEVICE_INFO_INIT;
+    GCTX_CHECK(gctx_driver_version(&driver_version));
+    GCTX_CHECK(gctx_device_get_info(0, &dev));
+    printf("greenctx %s, driver %d.%d, device 0: %s, %u SMs\n", gctx_version_string(),
+           driver_version / 1000, driver_version % 1000 / 10, dev.name, dev.sm_count);
+
+    /* Two disjoint partitions from one split: A of sms_a SMs, and B, a discovery group with
+     * backfill, which takes every SM the split leaves (so there is no remainder). */
+    gctx_partition *device = NULL, *parts[2] = {NULL, NULL};
+    gctx_group groups[2] = {{sms_a, 0, 0, 0}, {0, 0, 0, 1}};
+    GCTX_CHECK(gctx_partition_from_device(0, &device));
+    GCTX_CHECK(gctx_partition_split(device, groups, 2, NULL, parts, NULL, NULL, NULL));
+
+    gctx_context *ctx[2] = {NULL, NULL};
+    gctx_stream *stream[2] = {NULL, NULL};
+    cudaStream_t raw[2];
+    unsigned *observed[2];
+    unsigned observed_n[2];
+    for (int p = 0; p < 2; p++) {
+        GCTX_CHECK(gctx_context_create(parts[p], NULL, &ctx[p]));
+        GCTX_CHECK(gctx_stream_create(ctx[p], NULL, &stream[p]));
+        /* greenctx hands back the driver's own handle; cudart's cudaStream_t is the same
+         * type as CUstream (cudaStream_t is a typedef of struct CUstream_st *), so the cast
+         * is exact and the stream goes straight to <<<>>> launches and cublasSetStream. */
+        raw[p] = (cudaStream_t)gctx_stream_handle(stream[p]);
+
+        gctx_partition_info info = GCTX_PARTITION_INFO_INIT;
+        GCTX_CHECK(gctx_partition_get_info(parts[p], &info));
+        observed[p] = (unsigned *)host_alloc(MAX_SMS * sizeof(unsigned));
+        GCTX_CHECK(gctx_stream_observe_sms(stream[p], observed[p], MAX_SMS, &observed_n[p]));
+        if (observed_n[p] > MAX_SMS)
+            observed_n[p] = MAX_SMS;
+        printf("partition %c: %u SMs; its stream runs on %u SMs:", "AB"[p], info.sm_count,
+               observed_n[p]);
+        print_sm_ids(observed[p], observed_n[p]);
+    }
+
+    /* One split's outputs share no SM; seeing it on the hardware is the point of the demo. */
+    static unsigned char in_a[MAX_SMS];
+    for (unsigned i = 0; i < observed_n[0]; i++)
+        in_a[observed[0][i] % MAX_SMS] = 1;
+    unsigned shared = 0;
+    for (unsigned i = 0; i < observed_n[1]; i++)
+        shared += in_a[observed[1][i] % MAX_SMS];
+    printf("partitions share %u SMs: %s\n", shared, shared ? "MISMATCH" : "disjoint");
+    failed |= shared != 0;
+
+    /* ---- Inputs, in the primary context. ---- */
+    const int n = 1 << 22, iters = 4096;
+    const float fa = 0.999f, fb = 0.001f;
+    const int gm = 4096; /* the GEMM is gm x gm x gm */
+    const size_t vec_bytes = (size_t)n * sizeof(float);
+    const size_t mat_bytes = (size_t)gm * gm * sizeof(float);
+
+    float *hx = (float *)host_alloc(vec_bytes), *hy = (float *)host_alloc(vec_bytes);
+    float *ha = (float *)host_alloc(mat_bytes), *hb = (float *)host_alloc(mat_bytes);
+    float *hc = (float *)host_alloc(mat_bytes);
+    for (int i = 0; i < n; i++)
+        hx[i] = rng_float();
+    for (size_t i = 0; i < (size_t)gm * gm; i++) {
+        ha[i] = rng_float();
+        hb[i] = rng_float();
+    }
+
+    float *dx, *dy, *da, *db, *dc;
+    unsigned *dflags;
+    CUDA_CHECK(cudaMalloc((void **)&dx, vec_bytes));
+    CUDA_CHECK(cudaMalloc((void **)&dy, vec_bytes));
+    CUDA_CHECK(cudaMalloc((void **)&da, mat_bytes));
+    CUDA_CHECK(cudaMalloc((void **)&db, mat_bytes));
+    CUDA_CHECK(cudaMalloc((void **)&dc, mat_bytes));
+    CUDA_CHECK(cudaMalloc((void **)&dflags, SMID_SLOTS * sizeof(unsigned)));
+    /* Synchronous copies and memset: complete before they return. That matters because green
+     * streams never synchronise with the legacy default stream these would otherwise order
+     * against. */
+    CUDA_CHECK(cudaMemcpy(dx, hx, vec_bytes, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(da, ha, mat_bytes, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(db, hb, mat_bytes, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemset(dflags, 0, SMID_SLOTS * sizeof(unsigned)));
+    CUDA_CHECK(cudaDeviceSynchronize());
+
+    /* The cuBLAS handle is made in the primary context too; only its stream is green. Pedantic
+     * math keeps the SGEMM in plain FP32 (no TF32), so the host check can be tight. */
+    cublasHandle_t blas;
+    CUBLAS_CHECK(cublasCreate(&blas));
+    CUBLAS_CHECK(cublasSetStream(blas, raw[1]));
+    CUBLAS_CHECK(cublasSetMathMode(blas, CUBLAS_PEDANTIC_MATH));
+
+    cudaEvent_t start[2], stop[2];
+    for (int p = 0; p < 2; p++) {
+        push_green(ctx[p]);
+        CUDA_CHECK(cudaEventCreate(&start[p]));
+        CUDA_CHECK(cudaEventCreate(&stop[p]));
+        pop_green();
+    }
+
+    /* ---- Both workloads at once: enqueue both, then wait for both. Twice: the first round
+     * pays one-time costs (CUDA loads kernels lazily, on their first launch), the second is
+     * the one timed. ---- */
+    /* A cudart launch with a stream runs in the stream's context (cudart's kernels are
+     * context-independent since CUDA 12), so this kernel runs in green context A and on A's
+     * SMs only, although the primary context is the current one. The grid has blocks for
+     * every SM of the device; partition A's SMs take them all. */
+    int blocks = 8 * (int)dev.sm_count;
+    const float one = 1.0f, zero = 0.0f;
+    for (int round = 0; round < 2; round++) {
+        CUDA_CHECK(cudaEventRecord(start[0], raw[0]));
+        fma_chain<<<blocks, 256, 0, raw[0]>>>(dx, dy, n, iters, fa, fb, dflags);
+        CUDA_CHECK(cudaGetLastError());
+        CUDA_CHECK(cudaEventRecord(stop[0], raw[0]));
+
+        CUDA_CHECK(cudaEventRecord(start[1], raw[1]));
+        CUBLAS_CHECK(cublasSgemm(blas, CUBLAS_OP_N, CUBLAS_OP_N, gm, gm, gm, &one, da, gm, db,
+                                 gm, &zero, dc, gm));
+        CUDA_CHECK(cudaEventRecord(stop[1], raw[1]));
+
+        for (int p = 0; p < 2; p++)
+            GCTX_CHECK(gctx_stream_synchronize(stream[p]));
+    }
+
+    float ms[2];
+    for (int p = 0; p < 2; p++) {
+        push_green(ctx[p]);
+        CUDA_CHECK(cudaEventElapsedTime(&ms[p], start[p], stop[p]));
+        pop_green();
+    }
+    printf("A: fma_chain (cudart), %d elements x %d FMAs: %.3f ms\n", n, iters, ms[0]);
+    printf("B: cublasSgemm %dx%dx%d: %.3f ms, %.2f TFLOP/s\n", gm, gm, gm, ms[1],
+           2.0 * gm * gm * gm / (ms[1] * 1e-3) / 1e12);
+
+    /* ---- Where the cudart kernel ran: inside A's observed SMs? ---- */
+    unsigned hflags[SMID_SLOTS];
+    CUDA_CHECK(cudaMemcpy(hflags, dflags, sizeof hflags, cudaMemcpyDeviceToHost));
+    unsigned ran = 0, outside = 0;
+    for (unsigned i = 0; i < SMID_SLOTS; i++)
+        if (hflags[i]) {
+            ran++;
+            outside += !in_a[i % MAX_SMS];
+        }
+    printf("A: fma_chain ran on %u SMs, %u outside partition A: %s\n", ran, outside,
+           outside ? "MISMATCH" : "OK");
+    failed |= outside != 0 || ran == 0;
+
+    /* ---- Check A: every element (the host does the same FMAs; fmaf is exact on both). ---- */
+    CUDA_CHECK(cudaMemcpy(hy, dy, vec_bytes, cudaMemcpyDeviceToHost));
+    int bad_a = 0;
+    for (int k = 0; k < 4096; k++) {
+        int i = k == 0 ? 0 : k == 1 ? n - 1 : (int)(rng_next() % (uint32_t)n);
+        float want = fma_chain_host(hx[i], iters, fa, fb);
+        if (fabsf(hy[i] - want) > 1e-6f * fabsf(want)) {
+            if (bad_a++ < 5)
+                fprintf(stderr, "A: y[%d] = %.9g, want %.9g\n", i, hy[i], want);
+        }
+    }
+    printf("A: check of 4096 elements: %s\n", bad_a ? "MISMATCH" : "OK");
+    failed |= bad_a != 0;
+
+    /* ---- Check B: 4096 random entries of C = A*B (column-major), in double on the host.
+     * The tolerance scales with sum |a_ik * b_kj|, the size of the rounding error of an FP32
+     * sum of gm terms. ---- */
+    CUDA_CHECK(cudaMemcpy(hc, dc, mat_bytes, cudaMemcpyDeviceToHost));
+    int bad_b = 0;
+    double worst = 0.0;
+    for (int k = 0; k < 4096; k++) {
+        int i = (int)(rng_next() % (uint32_t)gm), j = (int)(rng_next() % (uint32_t)gm);
+        double want = 0.0, mag = 0.0;
+        for (int l = 0; l < gm; l++) {
+            double t = (double)ha[(size_t)l * gm + i] * (double)hb[(size_t)j * gm + l];
+            want += t;
+            mag += fabs(t);
+        }
+        double got = hc[(size_t)j * gm + i], err = fabs(got - want) / mag;
+        if (err > worst)
+            worst = err;
+        if (err > 1e-5) {
+            if (bad_b++ < 5)
+                fprintf(stderr, "B: C[%d,%d] = %.9g, want %.9g\n", i, j, got, want);
+        }
+    }
+    printf("B: check of 4096 entries (worst error %.2e of sum|a*b|): %s\n", worst,
+           bad_b ? "MISMATCH" : "OK");
+    failed |= bad_b != 0;
+
+    /* ---- Release everything: cudart and cuBLAS objects first, then greenctx's (a stream's
+     * release waits for its work; each object keeps what it was made from alive, so the
+     * greenctx order is free). ---- */
+    for (int p = 0; p < 2; p++) {
+        push_green(ctx[p]);
+        CUDA_CHECK(cudaEventDestroy(start[p]));
+        CUDA_CHECK(cudaEventDestroy(stop[p]));
+        pop_green();
+    }
+    CUBLAS_CHECK(cublasDestroy(blas));
+    CUDA_CHECK(cudaFree(dx));
+    CUDA_CHECK(cudaFree(dy));
+    CUDA_CHECK(cudaFree(da));
+    CUDA_CHECK(cudaFree(db));
+    CUDA_CHECK(cudaFree(dc));
+    CUDA_CHECK(cudaFree(dflags));
+    for (int p = 0; p < 2; p++) {
+        gctx_stream_release(stream[p]);
+        gctx_context_release(ctx[p]);
+        gctx_partition_release(parts[p]);
+        free(observed[p]);
+    }
+    gctx_partition_release(device);
+    free(hx);
+    free(hy);
+    free(ha);
+    free(hb);
+    free(hc);
+
+    printf("%s\n", failed ? "MISMATCH" : "OK");
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,465 @@
+/*
+ * Overhead: each greenctx operation against the raw driver calls that do the same work, in
+ * the same process, interleaved rep by rep (ABAB, the order swapped every rep) so that drift
+ * and caches hit both sides alike. Only the call itself is timed; what prepares or undoes it
+ * runs outside the clock. Launch cost: empty kernels on a green stream and on an ordinary
+ * stream, submission time and submission plus drain, per launch.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_lane.h"
+#include "bench_overhead.h"
+#include "bench_raw.h"
+
+#define OV_REPS 200
+#define OV_QUICK_REPS 50
+#define OV_WARMUPS 5
+#define OV_LAUNCHES 2000
+#define OV_QUICK_LAUNCHES 500
+#define OV_ROUNDS 7
+#define OV_QUICK_ROUNDS 3
+
+static const char *const op_names[OV_NB_OPS] = {
+    "split", "context_create", "context_destroy", "stream_create", "stream_destroy",
+    "setup", "teardown", "repartition", "launch_submit", "launch_submit_and_drain"};
+
+const char *ov_op_name(ov_op op) { return op_names[op]; }
+
+typedef struct lib_setup {
+    gctx_partition *part[2];
+    gctx_context *ctx[2];
+    gctx_stream *stream[2];
+} lib_setup;
+
+typedef struct ov_run {
+    const bench_env *env;
+    ov_result *res;
+    gctx_group groups[2][2]; /* [ratio]: {victim, rest} and the other ratio */
+    raw_plan plans[2];
+    int alt_ok;
+    gcu_dev_resource whole;
+    raw_split split;
+    gctx_partition *lib_part[2]; /* a split kept for the context and stream rows */
+    gctx_context *lib_ctx;
+    gcu_resource_desc raw_desc;
+    CUgreenCtx raw_green;
+    lib_setup lib_state;
+    raw_setup raw_state;
+    int lib_ratio, raw_ratio;
+} ov_run;
+
+/* An operation: does it once, writes the timed microseconds (us[1]: the undo, when the row
+ * pair has one). */
+typedef int (*ov_fn)(ov_run *run, double us[2]);
+
+static int lib_setup_build(ov_run *run, int ratio, lib_setup *st)
+{
+    memset(st, 0, sizeof *st);
+    if (bench_gctx(gctx_partition_split(run->env->whole, run->groups[ratio], 2, NULL, st->part,
+                                        NULL, NULL, NULL),
+                   "gctx_partition_split"))
+        return -1;
+    for (int g = 0; g < 2; g++)
+        if (bench_gctx(gctx_context_create(st->part[g], NULL, &st->ctx[g]), "gctx_context_create") ||
+            bench_gctx(gctx_stream_create(st->ctx[g], NULL, &st->stream[g]), "gctx_stream_create"))
+            return -1;
+    return 0;
+}
+
+static void lib_setup_teardown(lib_setup *st)
+{
+    for (int g = 0; g < 2; g++) {
+        gctx_stream_release(st->stream[g]);
+        gctx_context_release(st->ctx[g]);
+        gctx_partition_release(st->part[g]);
+    }
+    memset(st, 0, sizeof *st);
+}
+
+static int lib_split(ov_run *run, double us[2])
+{
+    gctx_partition *parts[2] = {NULL, NULL};
+    double t0 = bench_now_us();
+    gctx_status s = gctx_partition_split(run->env->whole, run->groups[0], 2, NULL, parts, NULL,
+                                         NULL, NULL);
+    us[0] = bench_now_us() - t0;
+    gctx_partition_release(parts[0]);
+    gctx_partition_release(parts[1]);
+    return bench_gctx(s, "gctx_partition_split");
+}
+
+static int raw_split_op(ov_run *run, double us[2])
+{
+    double t0 = bench_now_us();
+    int rc = raw_split_run(run->env, &run->whole, &run->plans[0], &run->split);
+    us[0] = bench_now_us() - t0;
+    return rc;
+}
+
+static int lib_context(ov_run *run, double us[2])
+{
+    gctx_context *ctx = NULL;
+    double t0 = bench_now_us();
+    gctx_status s = gctx_context_create(run->lib_part[0], NULL, &ctx);
+    double t1 = bench_now_us();
+    gctx_context_release(ctx);
+    us[0] = t1 - t0;
+    us[1] = bench_now_us() - t1;
+    return bench_gctx(s, "gctx_context_create");
+}
+
+static int raw_context(ov_run *run, double us[2])
+{
+    CUgreenCtx green = NULL;
+    double t0 = bench_now_us();
+    int rc = raw_context_create(run->env, run->raw_desc, &green);
+    double t1 = bench_now_us();
+    if (green)
+        run->env->drv->cuGreenCtxDestroy(green);
+    us[0] = t1 - t0;
+    us[1] = bench_now_us() - t1;
+    return rc;
+}
+
+static int lib_stream(ov_run *run, double us[2])
+{
+    gctx_stream *stream = NULL;
+    double t0 = bench_now_us();
+    gctx_status s = gctx_stream_create(run->lib_ctx, NULL, &stream);
+    double t1 = bench_now_us();
+    gctx_stream_release(stream);
+    us[0] = t1 - t0;
+    us[1] = bench_now_us() - t1;
+    return bench_gctx(s, "gctx_stream_create");
+}
+
+static int raw_stream(ov_run *run, double us[2])
+{
+    CUstream stream = NULL;
+    double t0 = bench_now_us();
+    int rc = raw_stream_create(run->env, run->raw_green, &stream);
+    double t1 = bench_now_us();
+    if (stream)
+        run->env->drv->cuStreamDestroy(stream);
+    us[0] = t1 - t0;
+    us[1] = bench_now_us() - t1;
+    return rc;
+}
+
+static int lib_setup_op(ov_run *run, double us[2])
+{
+    lib_setup st;
+    double t0 = bench_now_us();
+    int rc = lib_setup_build(run, 0, &st);
+    double t1 = bench_now_us();
+    lib_setup_teardown(&st);
+    us[0] = t1 - t0;
+    us[1] = bench_now_us() - t1;
+    return rc;
+}
+
+static int raw_setup_op(ov_run *run, double us[2])
+{
+    raw_setup st;
+    double t0 = bench_now_us();
+    int rc = raw_setup_build(run->env, &run->whole, &run->plans[0], &run->split, &st);
+    double t1 = bench_now_us();
+    raw_setup_teardown(run->env, &st);
+    us[0] = t1 - t0;
+    us[1] = bench_now_us() - t1;
+    return rc;
+}
+
+/* Tear down what runs at one ratio and build the other: the cost of resizing partitions. */
+static int lib_repartition(ov_run *run, double us[2])
+{
+    double t0 = bench_now_us();
+    lib_setup_teardown(&run->lib_state);
+    run->lib_ratio ^= 1;
+    int rc = lib_setup_build(run, run->lib_ratio, &run->lib_state);
+    us[0] = bench_now_us() - t0;
+    return rc;
+}
+
+static int raw_repartition(ov_run *run, double us[2])
+{
+    double t0 = bench_now_us();
+    raw_setup_teardown(run->env, &run->raw_state);
+    run->raw_ratio ^= 1;
+    int rc = raw_setup_build(run->env, &run->whole, &run->plans[run->raw_ratio], &run->split,
+                             &run->raw_state);
+    us[0] = bench_now_us() - t0;
+    return rc;
+}
+
+/* Times a and b (b may be NULL) reps times after warm-ups, alternating which goes first. The
+ * results go to rows op and, when pair, op + 1 (the undo). */
+static int measure(ov_run *run, ov_op op, int pair, ov_fn a, ov_fn b)
+{
+    const unsigned reps = run->res->reps, warm = run->res->warmups;
+    double *v = calloc(4 * (size_t)reps, sizeof *v);
+    if (!v) {
+        fprintf(stderr, "greenctx bench: out of memory\n");
+        return -1;
+    }
+    double *a0 = v, *a1 = v + reps, *b0 = v + 2 * reps, *b1 = v + 3 * reps;
+    int rc = 0;
+    for (unsigned i = 0; i < warm + reps && !rc; i++) {
+        double ua[2] = {0, 0}, ub[2] = {0, 0};
+        if (i & 1)
+            rc = (b && b(run, ub)) || a(run, ua);
+        else
+            rc = a(run, ua) || (b && b(run, ub));
+        if (i >= warm) {
+            a0[i - warm] = ua[0], a1[i - warm] = ua[1];
+            b0[i - warm] = ub[0], b1[i - warm] = ub[1];
+        }
+    }
+    for (int k = 0; k <= pair && !rc; k++) {
+        ov_row *row = &run->res->rows[op + k];
+        bench_summarize(k ? a1 : a0, reps, &row->a);
+        if (b)
+            bench_summarize(k ? b1 : b0, reps, &row->b);
+        row->valid = 1;
+        row->b_valid = b != NULL;
+    }
+    free(v);
+    return rc ? -1 : 0;
+}
+
+/* Empty kernels on both lanes, rounds alternating: per launch, submission and drain. */
+static int measure_launches(ov_run *run, bench_lane lanes[2])
+{
+    const bench_env *env = run->env;
+    ov_result *res = run->res;
+    double *v = calloc(4 * (size_t)res->rounds, sizeof *v);
+    if (!v)
+        return -1;
+    int rc = 0;
+    for (unsigned r = 0; r <= res->rounds && !rc; r++) /* round 0 warms up */
+        for (int k = 0; k < 2 && !rc; k++) {
+            int l = (int)(r & 1) ^ k;
+            if ((rc = bench_push(env, lanes[l].ctx)))
+                break;
+            double t0 = bench_now_us();
+            for (unsigned i = 0; i < res->launches && !rc; i++)
+                rc = bench_empty(env, &lanes[l].mod, lanes[l].stream);
+            double t1 = bench_now_us();
+            if (!rc)
+                rc = bench_cu(env->drv->cuStreamSynchronize(lanes[l].stream), "the launches");
+            double t2 = bench_now_us();
+            bench_pop(env);
+            if (r > 0) {
+                v[(2 * l) * res->rounds + r - 1] = (t1 - t0) / res->launches;
+                v[(2 * l + 1) * res->rounds + r - 1] = (t2 - t0) / res->launches;
+            }
+        }
+    for (int k = 0; k < 2 && !rc; k++) {
+        ov_row *row = &res->rows[OV_LAUNCH_SUBMIT + k];
+        bench_summarize(v + (size_t)k * res->rounds, res->rounds, &row->a);
+        bench_summarize(v + (size_t)(2 + k) * res->rounds, res->rounds, &row->b);
+        row->valid = row->b_valid = 1;
+    }
+    free(v);
+    return rc ? -1 : 0;
+}
+
+static int run_launches(ov_run *run)
+{
+    const bench_env *env = run->env;
+    if (!env->kernels) {
+        for (int op = OV_LAUNCH_SUBMIT; op <= OV_LAUNCH_TOTAL; op++)
+            snprintf(run->res->rows[op].note, sizeof run->res->rows[op].note,
+                     "needs a GPU: this driver runs no kernels");
+        return 0;
+    }
+    bench_lane lanes[2];
+    memset(lanes, 0, sizeof lanes);
+    int rc = bench_lane_green(env, run->lib_part[0], BENCH_PRIORITY_NORMAL, &lanes[0]) ||
+             bench_lane_primary(env, BENCH_PRIORITY_NORMAL, &lanes[1]) ||
+             measure_launches(run, lanes);
+    bench_lane_close(env, &lanes[0]);
+    bench_lane_close(env, &lanes[1]);
+    return rc ? -1 : 0;
+}
+
+static unsigned other_ratio(const bench_env *env, unsigned victim)
+{
+    return victim * 4 <= env->sm_count / 2 ? victim * 4 : victim / 2;
+}
+
+static int prepare(ov_run *run)
+{
+    const bench_env *env = run->env;
+    ov_result *res = run->res;
+    unsigned alt = other_ratio(env, res->victim_sms);
+    gctx_group a[2] = {{res->victim_sms, 0, 0, 0}, {0, 0, 0, 1}}, b[2] = {{alt, 0, 0, 0}, {0, 0, 0, 1}};
+    memcpy(run->groups[0], a, sizeof a);
+    memcpy(run->groups[1], b, sizeof b);
+    if (raw_plan_make(env, res->victim_sms, &run->plans[0]))
+        return -1;
+    run->alt_ok = raw_plan_make(env, alt, &run->plans[1]) == 0;
+    res->other_sms = run->plans[0].sms[1];
+    res->alt_sms = alt;
+    res->alt_other_sms = run->alt_ok ? run->plans[1].sms[1] : 0;
+    const raw_plan *p = &run->plans[0];
+    if (p->path == GCTX_SPLIT_PATH_STRUCTURED)
+        snprintf(res->split_text, sizeof res->split_text,
+                 "{%u, rest} -> %u + %u SMs: one cuDevSmResourceSplit", res->victim_sms, p->sms[0],
+                 p->sms[1]);
+    else
+        snprintf(res->split_text, sizeof res->split_text,
+                 "{%u, rest} -> %u + %u SMs: one cuDevSmResourceSplitByCount into %u-SM "
+                 "granules%s",
+                 res->victim_sms, p->sms[0], p->sms[1], p->granule,
+                 p->flags ? " (co-scheduling ignored)" : "");
+    if (raw_split_init(env, &run->split) ||
+        bench_cu(env->drv->cuDeviceGetDevResource(env->cu_device, &run->whole,
+                                                  GCU_DEV_RESOURCE_TYPE_SM),
+                 "cuDeviceGetDevResource") ||
+        raw_split_run(env, &run->whole, &run->plans[0], &run->split) ||
+        raw_desc(env, &run->split, 0, &run->raw_desc) ||
+        raw_context_create(env, run->raw_desc, &run->raw_green) ||
+        bench_gctx(gctx_partition_split(env->whole, run->groups[0], 2, NULL, run->lib_part, NULL,
+                                        NULL, NULL),
+                   "gctx_partition_split") ||
+        bench_gctx(gctx_context_create(run->lib_part[0], NULL, &run->lib_ctx),
+                   "gctx_context_create"))
+        return -1;
+    return 0;
+}
+
+static void finish(ov_run *run)
+{
+    lib_setup_teardown(&run->lib_state);
+    raw_setup_teardown(run->env, &run->raw_state);
+    gctx_context_release(run->lib_ctx);
+    gctx_partition_release(run->lib_part[0]);
+    gctx_partition_release(run->lib_part[1]);
+    if (run->raw_green)
+        run->env->drv->cuGreenCtxDestroy(run->raw_green);
+    raw_split_free(&run->split);
+}
+
+int bench_overhead_run(const bench_env *env, ov_result *res)
+{
+    memset(res, 0, sizeof *res);
+    res->reps = env->opt.reps ? env->opt.reps : env->opt.quick ? OV_QUICK_REPS : OV_REPS;
+    res->warmups = OV_WARMUPS;
+    res->launches = env->opt.quick ? OV_QUICK_LAUNCHES : OV_LAUNCHES;
+    res->rounds = env->opt.quick ? OV_QUICK_ROUNDS : OV_ROUNDS;
+    res->victim_sms = env->opt.nb_victim_sms ? env->opt.victim_sms[0] : 16;
+    res->simulated = env->simulated;
+    ov_run run;
+    memset(&run, 0, sizeof run);
+    run.env = env;
+    run.res = res;
+    fprintf(stderr, "greenctx bench: overhead\n");
+    int rc = prepare(&run) || measure(&run, OV_SPLIT, 0, lib_split, raw_split_op) ||
+             measure(&run, OV_CONTEXT_CREATE, 1, lib_context, raw_context);
+    if (!rc)
+        rc = raw_has_green_streams(env)
+                 ? measure(&run, OV_STREAM_CREATE, 1, lib_stream, raw_stream)
+                 : measure(&run, OV_STREAM_CREATE, 1, lib_stream, NULL);
+    if (!rc)
+        rc = measure(&run, OV_SETUP, 1, lib_setup_op, raw_setup_op);
+    if (!rc && run.alt_ok)
+        rc = lib_setup_build(&run, 0, &run.lib_state) ||
+             raw_setup_build(env, &run.whole, &run.plans[0], &run.split, &run.raw_state) ||
+             measure(&run, OV_REPARTITION, 0, lib_repartition, raw_repartition);
+    else if (!rc)
+        snprintf(res->rows[OV_REPARTITION].note, sizeof res->rows[OV_REPARTITION].note,
+                 "skipped: %u SMs is no legal second ratio on this device", res->alt_sms);
+    if (!rc)
+        rc = run_launches(&run);
+    finish(&run);
+    return rc ? -1 : 0;
+}
+
+/* ---- output ---- */
+
+static const char *op_label(const ov_result *res, ov_op op, char *buf, size_t size)
+{
+    switch (op) {
+    case OV_SPLIT: snprintf(buf, size, "split {%u, rest}", res->victim_sms); break;
+    case OV_CONTEXT_CREATE: snprintf(buf, size, "green context create"); break;
+    case OV_CONTEXT_DESTROY: snprintf(buf, size, "green context destroy"); break;
+    case OV_STREAM_CREATE: snprintf(buf, size, "stream create"); break;
+    case OV_STREAM_DESTROY: snprintf(buf, size, "stream destroy"); break;
+    case OV_SETUP: snprintf(buf, size, "2 partitions + context + stream"); break;
+    case OV_TEARDOWN: snprintf(buf, size, "... torn down"); break;
+    case OV_REPARTITION:
+        snprintf(buf, size, "re-partition %u/%u <-> %u/%u", res->victim_sms, res->other_sms,
+                 res->alt_sms, res->alt_other_sms);
+        break;
+    case OV_LAUNCH_SUBMIT: snprintf(buf, size, "submit, per launch"); break;
+    default: snprintf(buf, size, "submit + drain, per launch"); break;
+    }
+    return buf;
+}
+
+static void print_row(const ov_result *res, ov_op op)
+{
+    const ov_row *r = &res->rows[op];
+    char label[96];
+    op_label(res, op, label, sizeof label);
+    if (!r->valid) {
+        printf("%-34s %s\n", label, r->note[0] ? r->note : "not measured");
+        return;
+    }
+    printf("%-34s %10.2f %10.2f |", label, r->a.p50, r->a.p99);
+    if (r->b_valid)
+        printf(" %10.2f %10.2f | %7.3f\n", r->b.p50, r->b.p99, bench_ratio(r->a.p50, r->b.p50));
+    else
+        printf(" %10s %10s | %7s\n", "-", "-", "-");
+}
+
+void bench_overhead_print(const ov_result *res)
+{
+    printf("\n== overhead: greenctx against the raw driver calls doing the same, in this process\n");
+    printf("   split %s\n", res->split_text);
+    printf("   %u reps after %u warm-ups, interleaved; times in us\n", res->reps, res->warmups);
+    printf("%-34s %10s %10s | %10s %10s | %7s\n", "operation", "gctx p50", "p99", "raw p50",
+           "p99", "ratio");
+    for (int op = OV_SPLIT; op <= OV_REPARTITION; op++)
+        print_row(res, op);
+    printf("   target: ratio <= 1.05 for creation (the raw driver's cost is the floor)\n");
+    printf("\nlaunch cost: empty kernel, %u launches x %u rounds, us per launch\n", res->launches,
+           res->rounds);
+    printf("%-34s %10s %10s | %10s %10s | %7s\n", "", "green p50", "p99", "ordinary", "p99",
+           "ratio");
+    print_row(res, OV_LAUNCH_SUBMIT);
+    print_row(res, OV_LAUNCH_TOTAL);
+}
+
+void bench_overhead_json(const ov_result *res)
+{
+    printf("{\"reps\":%u,\"warmups\":%u,\"launches\":%u,\"rounds\":%u,\"victim_sms\":%u,"
+           "\"other_sms\":%u,\"alt_sms\":%u,\"alt_other_sms\":%u,\"simulated\":%s,\"split\":",
+           res->reps, res->warmups, res->launches, res->rounds, res->victim_sms, res->other_sms,
+           res->alt_sms, res->alt_other_sms, res->simulated ? "true" : "false");
+    greenctx_json_string(stdout, res->split_text);
+    printf(",\"ops\":[");
+    for (int op = 0; op < OV_NB_OPS; op++) {
+        const ov_row *r = &res->rows[op];
+        int launch = op >= OV_LAUNCH_SUBMIT;
+        printf("%s{\"op\":\"%s\",\"valid\":%s", op ? "," : "", ov_op_name(op),
+               r->valid ? "true" : "false");
+        if (r->valid) {
+            printf(",");
+            bench_json_summary(launch ? "green_stream_us" : "greenctx_us", &r->a);
+            if (r->b_valid) {
+                printf(",");
+                bench_json_summary(launch ? "ordinary_stream_us" : "raw_driver_us", &r->b);
+                printf(",\"ratio_p50\":%.4f", bench_ratio(r->a.p50, r->b.p50));
+            }
+        } else {
+            printf(",\"note\":");
+            greenctx_json_string(stdout, r->note);
+        }
+        printf("}");
+    }
+    printf("]}");
+}

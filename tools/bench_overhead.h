@@ -1,0 +1,41 @@
+/* `greenctx bench overhead`: what greenctx costs over the raw driver calls doing the same. */
+#ifndef GREENCTX_TOOL_BENCH_OVERHEAD_H
+#define GREENCTX_TOOL_BENCH_OVERHEAD_H
+
+#include "bench.h"
+
+typedef enum ov_op {
+    OV_SPLIT = 0,
+    OV_CONTEXT_CREATE,
+    OV_CONTEXT_DESTROY,
+    OV_STREAM_CREATE,
+    OV_STREAM_DESTROY,
+    OV_SETUP,
+    OV_TEARDOWN,
+    OV_REPARTITION,
+    OV_LAUNCH_SUBMIT, /* per launch; "a" is a green stream, "b" an ordinary stream */
+    OV_LAUNCH_TOTAL,  /* per launch, submission and drain */
+    OV_NB_OPS
+} ov_op;
+
+typedef struct ov_row {
+    int valid, b_valid;
+    char note[160];
+    bench_summary a, b; /* microseconds: greenctx and the raw driver (launches: green and
+                           ordinary streams) */
+} ov_row;
+
+typedef struct ov_result {
+    unsigned reps, warmups, launches, rounds;
+    unsigned victim_sms, other_sms, alt_sms, alt_other_sms;
+    int simulated;
+    char split_text[200];
+    ov_row rows[OV_NB_OPS];
+} ov_result;
+
+const char *ov_op_name(ov_op op);
+int bench_overhead_run(const bench_env *env, ov_result *res);
+void bench_overhead_print(const ov_result *res);
+void bench_overhead_json(const ov_result *res);
+
+#endif

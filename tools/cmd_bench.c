@@ -1,0 +1,281 @@
+/* greenctx bench isolation|scaling|overhead|all: the command line, the header every output
+ * carries (GPU, driver, date, command), and the order the benchmarks run and print in. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_isolation.h"
+#include "bench_overhead.h"
+#include "bench_scaling.h"
+
+enum { RUN_ISOLATION = 1, RUN_SCALING = 2, RUN_OVERHEAD = 4 };
+
+static const struct {
+    const char *name;
+    int runs;
+} subcommands[] = {{"isolation", RUN_ISOLATION},
+                   {"scaling", RUN_SCALING},
+                   {"overhead", RUN_OVERHEAD},
+                   {"all", RUN_ISOLATION | RUN_SCALING | RUN_OVERHEAD}};
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: greenctx bench isolation|scaling|overhead|all [--device N] [--json]\n"
+            "                      [--svg FILE] [--reps N] [--victim-sms N [N ...]] [--quick]\n"
+            "\n"
+            "  isolation   a short victim beside a hog: alone, plain streams, priorities, green\n"
+            "              partitions for both, green victim with the hog in the primary context\n"
+            "  scaling     compute- and memory-bound kernels on 8..128 SMs and the whole GPU\n"
+            "  overhead    greenctx against the raw driver calls (split, contexts, streams,\n"
+            "              re-partitioning) and the launch cost on green vs ordinary streams\n"
+            "  all         the three (about a minute on an H200; --quick: a few seconds)\n"
+            "\n"
+            "  --reps N         repetitions per measurement (defaults: isolation 500,\n"
+            "                   scaling 20, overhead 200; --quick: 150, 7, 50)\n"
+            "  --victim-sms N   the victim's partition size(s) for isolation (default 16); the\n"
+            "                   first is also the overhead benchmark's split\n"
+            "  --svg FILE       draw the latency distributions and scaling curves\n"
+            "  --json           every figure as one JSON document on stdout\n"
+            "\n"
+            "Kernels ship as PTX and need a GPU; on the simulated driver only `overhead` runs\n"
+            "(creation costs only; its timings mean nothing there).\n");
+}
+
+static int bad(const char *fmt, const char *arg)
+{
+    fputs("greenctx bench: ", stderr);
+    fprintf(stderr, fmt, arg ? arg : "nothing");
+    fputs(" (see greenctx bench --help)\n", stderr);
+    return GREENCTX_EXIT_USAGE;
+}
+
+/* The command line as typed, for the header of every output. */
+static void command_line(const greenctx_tool_options *opts, int argc, char **argv, char *buf,
+                         size_t size)
+{
+    size_t n = (size_t)snprintf(buf, size, "greenctx");
+    if (opts->simulated && n < size) {
+        n += (size_t)snprintf(buf + n, size - n, " --sim %s", opts->sim_models);
+        if (opts->sim_driver_version && n < size)
+            n += (size_t)snprintf(buf + n, size - n, "@%d", opts->sim_driver_version);
+    }
+    for (int i = 0; i < argc && n < size; i++)
+        n += (size_t)snprintf(buf + n, size - n, " %s", argv[i]);
+}
+
+static int parse(int argc, char **argv, bench_options *opt, int *runs)
+{
+    *runs = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int value;
+        if (!strcmp(a, "--quick")) {
+            opt->quick = 1;
+        } else if (!strcmp(a, "--svg")) {
+            if (i + 1 >= argc || !*argv[i + 1] || argv[i + 1][0] == '-')
+                return bad("--svg needs a file name, got %s", i + 1 < argc ? argv[i + 1] : NULL);
+            opt->svg_path = argv[++i];
+        } else if (!strcmp(a, "--reps")) {
+            const char *v = i + 1 < argc ? argv[++i] : NULL;
+            if (greenctx_parse_int(v, 1, 1000000, &value))
+                return bad("--reps needs a count from 1 to 1000000, got '%s'", v);
+            opt->reps = (unsigned)value;
+        } else if (!strcmp(a, "--victim-sms")) {
+            int taken = 0;
+            while (i + 1 < argc && greenctx_parse_int(argv[i + 1], 1, 1024, &value) == 0) {
+                if (opt->nb_victim_sms == BENCH_MAX_VICTIM_SMS)
+                    return bad("--victim-sms takes at most 8 sizes; '%s' is one too many",
+                               argv[i + 1]);
+                opt->victim_sms[opt->nb_victim_sms++] = (unsigned)value;
+                i++, taken++;
+            }
+            if (!taken)
+                return bad("--victim-sms needs SM counts (1 to 1024), got '%s'",
+                           i + 1 < argc ? argv[i + 1] : NULL);
+        } else if (a[0] == '-') {
+            return bad("unknown option '%s'", a);
+        } else {
+            size_t k = 0;
+            while (k < sizeof subcommands / sizeof subcommands[0] && strcmp(a, subcommands[k].name))
+                k++;
+            if (k == sizeof subcommands / sizeof subcommands[0])
+                return bad("unknown benchmark '%s': isolation, scaling, overhead or all", a);
+            if (*runs)
+                return bad("one benchmark at a time ('all' runs the three); got '%s' too", a);
+            *runs = subcommands[k].runs;
+        }
+    }
+    if (!*runs)
+        return bad("which benchmark? isolation, scaling, overhead or all; got %s", NULL);
+    if (opt->svg_path && !(*runs & (RUN_ISOLATION | RUN_SCALING)))
+        return bad("--svg draws isolation and scaling; '%s' has neither", "overhead");
+    return GREENCTX_EXIT_OK;
+}
+
+static void print_header(const bench_env *env)
+{
+    char version[16];
+    printf("greenctx bench: %s (%u SMs), driver %s, %s\n", env->gpu_name, env->sm_count,
+           greenctx_format_driver_version(env->driver_version, version, sizeof version),
+           env->date);
+    printf("command: %s\n", env->command);
+    if (env->simulated)
+        printf("simulated: timings meaningless\n");
+}
+
+static void print_meta_json(const bench_env *env)
+{
+    char version[16];
+    printf("\"meta\":{\"gpu\":");
+    greenctx_json_string(stdout, env->gpu_name);
+    printf(",\"device\":%d,\"sm_count\":%u,\"driver_version\":%d,\"driver\":\"%s\",\"date\":\"%s\","
+           "\"simulated\":%s,\"quick\":%s,\"command\":",
+           env->device, env->sm_count, env->driver_version,
+           greenctx_format_driver_version(env->driver_version, version, sizeof version),
+           env->date, env->simulated ? "true" : "false", env->opt.quick ? "true" : "false");
+    greenctx_json_string(stdout, env->command);
+    printf("}");
+}
+
+/* Every victim size must make a legal split before anything runs. */
+static int check_victim_sizes(const bench_env *env)
+{
+    for (unsigned i = 0; i < env->opt.nb_victim_sms; i++) {
+        gctx_group groups[2] = {{env->opt.victim_sms[i], 0, 0, 0}, {0, 0, 0, 1}};
+        char what[64];
+        snprintf(what, sizeof what, "--victim-sms %u", env->opt.victim_sms[i]);
+        if (bench_gctx(gctx_partition_plan(env->whole, groups, 2, NULL, NULL, NULL), what))
+            return -1;
+    }
+    return 0;
+}
+
+typedef struct bench_results {
+    iso_result iso[BENCH_MAX_VICTIM_SMS];
+    unsigned nb_iso;
+    scaling_result scaling;
+    ov_result overhead;
+    int runs;
+} bench_results;
+
+static int run_all(const bench_env *env, bench_results *r)
+{
+    int json = env->opt.json;
+    if (r->runs & RUN_ISOLATION)
+        for (unsigned i = 0; i < env->opt.nb_victim_sms; i++, r->nb_iso++) {
+            if (bench_isolation_run(env, env->opt.victim_sms[i], &r->iso[i]))
+                return -1;
+            if (!json)
+                bench_isolation_print(env, &r->iso[i]);
+        }
+    if (r->runs & RUN_SCALING) {
+        if (bench_scaling_run(env, &r->scaling))
+            return -1;
+        if (!json)
+            bench_scaling_print(env, &r->scaling);
+    }
+    if (r->runs & RUN_OVERHEAD) {
+        if (bench_overhead_run(env, &r->overhead))
+            return -1;
+        if (!json)
+            bench_overhead_print(&r->overhead);
+    }
+    return 0;
+}
+
+static void print_json(const bench_env *env, const bench_results *r)
+{
+    printf("{");
+    print_meta_json(env);
+    printf(",\"isolation\":");
+    if (r->runs & RUN_ISOLATION) {
+        printf("[");
+        for (unsigned i = 0; i < r->nb_iso; i++) {
+            printf(i ? "," : "");
+            bench_isolation_json(env, &r->iso[i]);
+        }
+        printf("]");
+    } else {
+        printf("null");
+    }
+    printf(",\"scaling\":");
+    if (r->runs & RUN_SCALING)
+        bench_scaling_json(&r->scaling);
+    else
+        printf("null");
+    printf(",\"overhead\":");
+    if (r->runs & RUN_OVERHEAD)
+        bench_overhead_json(&r->overhead);
+    else
+        printf("null");
+    printf("}\n");
+}
+
+static int write_svg(const bench_env *env, const bench_results *r)
+{
+    bench_chart *chart = calloc(1, sizeof *chart);
+    if (!chart)
+        return -1;
+    for (unsigned i = 0; i < r->nb_iso; i++)
+        bench_isolation_chart(&r->iso[i], chart);
+    if (r->runs & RUN_SCALING)
+        bench_scaling_chart(env, &r->scaling, chart);
+    int rc = bench_svg_write(env->opt.svg_path, env, chart);
+    free(chart);
+    if (rc == 0 && !env->opt.json)
+        printf("\nchart: %s\n", env->opt.svg_path);
+    return rc;
+}
+
+int greenctx_cmd_bench(int argc, char **argv, const greenctx_tool_options *opts)
+{
+    bench_env env;
+    memset(&env, 0, sizeof env);
+    command_line(opts, argc, argv, env.command, sizeof env.command);
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            return GREENCTX_EXIT_OK;
+        }
+    greenctx_common_args common;
+    int runs;
+    int rc = greenctx_parse_common(&argc, argv, 0, &common);
+    if (rc == GREENCTX_EXIT_OK)
+        rc = parse(argc, argv, &env.opt, &runs);
+    if (rc != GREENCTX_EXIT_OK)
+        return rc;
+    env.opt.json = common.json;
+    if (env.opt.nb_victim_sms == 0)
+        env.opt.victim_sms[env.opt.nb_victim_sms++] = 16;
+    if ((rc = greenctx_tool_start(opts, "bench", common.json)) != GREENCTX_EXIT_OK)
+        return rc;
+    if (bench_env_open(&env, common.device)) {
+        bench_env_close(&env);
+        return GREENCTX_EXIT_FAILED;
+    }
+    env.simulated |= opts->simulated;
+    if ((runs & (RUN_ISOLATION | RUN_SCALING)) && !env.kernels) {
+        fprintf(stderr, "greenctx bench: benchmarks need a GPU: this driver runs no kernels "
+                        "(cuModuleLoadData answered CUDA_ERROR_NOT_SUPPORTED; the simulated "
+                        "driver?). Only `greenctx bench overhead` runs here, without its launch "
+                        "rows.\n");
+        bench_env_close(&env);
+        return GREENCTX_EXIT_FAILED;
+    }
+    bench_results *results = calloc(1, sizeof *results);
+    rc = results ? 0 : -1;
+    if (!rc) {
+        results->runs = runs;
+        if (!env.opt.json)
+            print_header(&env);
+        rc = ((runs & RUN_ISOLATION) && check_victim_sizes(&env)) || run_all(&env, results);
+    }
+    if (!rc && env.opt.json)
+        print_json(&env, results);
+    if (!rc && env.opt.svg_path)
+        rc = write_svg(&env, results);
+    free(results);
+    bench_env_close(&env);
+    return rc ? GREENCTX_EXIT_FAILED : GREENCTX_EXIT_OK;
+}
