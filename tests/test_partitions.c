@@ -445,7 +445,8 @@ GT_TEST(rollback_under_injected_faults)
     const char *symbols[] = {"cuDevSmResourceSplitByCount", "cuDevSmResourceSplit",
                              "cuDevResourceGenerateDesc", "cuGreenCtxCreate",
                              "cuCtxFromGreenCtx", "cuGreenCtxGetDevResource",
-                             "cuGreenCtxGetId", "cuDeviceGetAttribute"};
+                             "cuGreenCtxGetId", "cuDeviceGetAttribute",
+                             "cuDevicePrimaryCtxRetain"};
     int failures = 0;
     for (size_t k = 0; k < sizeof symbols / sizeof symbols[0]; k++) {
         for (int nth = 1; nth <= 12; nth++) {
@@ -486,9 +487,14 @@ GT_TEST(rollback_under_injected_faults)
 
 GT_TEST(nothing_leaks)
 {
+    int primary_before = gt_sim_live("primary_ctx");
     fixture f;
     if (setup(&f))
         return;
+    /* Partitions hold the device's primary context, so contexts made from them don't
+     * initialise it again each time. */
+    if (gt_on_sim())
+        GT_ASSERT_EQ_INT(gt_sim_live("primary_ctx"), primary_before + 1);
     gctx_group req[] = {g(f.a), rest()};
     gctx_partition *out[2], *inner[1];
     GT_ASSERT_STATUS(gctx_partition_split(f.device, req, 2, NULL, out, NULL, NULL, NULL),
@@ -505,6 +511,8 @@ GT_TEST(nothing_leaks)
         GT_ASSERT_EQ_INT(gt_sim_live("green_ctx"), 1); /* still needed by inner */
     gctx_partition_release(inner[0]);
     GT_ASSERT_EQ_INT(gctx__object_live_count(), f.live_at_start);
-    if (gt_on_sim())
+    if (gt_on_sim()) {
         GT_ASSERT_EQ_INT(gt_sim_live("green_ctx"), 0);
+        GT_ASSERT_EQ_INT(gt_sim_live("primary_ctx"), primary_before);
+    }
 }

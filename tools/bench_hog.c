@@ -19,7 +19,8 @@ int bench_hog_work_init(const bench_env *env, const bench_module *mod, CUstream 
     work->fma_iters = HOG_ITERS_PER_CHUNK;
     work->copy_words = HOG_COPY_BYTES / 4;
     work->seed = 0x5eed0001u;
-    if (bench_alloc(env, &work->fma_out, (size_t)full_grid * BENCH_BLOCK * sizeof(float), "the hog") ||
+    size_t fma_bytes = (size_t)full_grid * BENCH_BLOCK * sizeof(float);
+    if (bench_alloc(env, &work->fma_out, fma_bytes, "the hog") ||
         bench_alloc(env, &work->src, HOG_COPY_BYTES, "the hog's copy source") ||
         bench_alloc(env, &work->dst, HOG_COPY_BYTES, "the hog's copy destination") ||
         bench_fill(env, mod, stream, work->src, work->copy_words, work->seed) ||
@@ -46,10 +47,8 @@ double bench_hog_unit_amount(const bench_hog_work *work, bench_hog_kind kind)
     return (double)work->copy_words * 4.0 * 2.0;
 }
 
-void bench_hog_describe(const bench_env *env, const bench_hog_work *work, bench_hog_kind kind,
-                        char *buf, size_t size)
+void bench_hog_describe(const bench_hog_work *work, bench_hog_kind kind, char *buf, size_t size)
 {
-    (void)env;
     if (kind == BENCH_HOG_FMA)
         snprintf(buf, size,
                  "fma hog: %.1f GFLOP fp32 per unit, %u blocks x %u threads per SM, each block "

@@ -42,8 +42,7 @@ int bench_hog_work_init(const bench_env *env, const bench_module *mod, CUstream 
 void bench_hog_work_free(const bench_env *env, bench_hog_work *work);
 const char *bench_hog_name(bench_hog_kind kind);
 /* One line: what a unit is ("fma: 0.93 TFLOP per unit, grid = 8 blocks x 256 per SM"). */
-void bench_hog_describe(const bench_env *env, const bench_hog_work *work, bench_hog_kind kind,
-                        char *buf, size_t size);
+void bench_hog_describe(const bench_hog_work *work, bench_hog_kind kind, char *buf, size_t size);
 /* What a unit does, in FLOP (fma) or bytes moved (copy). */
 double bench_hog_unit_amount(const bench_hog_work *work, bench_hog_kind kind);
 

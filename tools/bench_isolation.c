@@ -20,7 +20,7 @@
 
 #include "bench_isolation.h"
 
-#define ISO_REPS 500
+#define ISO_REPS 1000
 #define ISO_QUICK_REPS 150
 #define ISO_WARMUPS 20
 #define ISO_CALIBRATION 32
@@ -230,9 +230,10 @@ static int open_lanes(iso_run *run)
                                            BENCH_PRIORITY_HIGH,   BENCH_PRIORITY_LOW,
                                            BENCH_PRIORITY_NORMAL, BENCH_PRIORITY_NORMAL};
     for (int l = 0; l < NB_LANES; l++) {
-        int rc = l == L_GREEN_VICTIM ? bench_lane_green(env, run->parts[0], priority[l], &run->lanes[l])
-                 : l == L_GREEN_HOG  ? bench_lane_green(env, run->parts[1], priority[l], &run->lanes[l])
-                                     : bench_lane_primary(env, priority[l], &run->lanes[l]);
+        bench_lane *lane = &run->lanes[l];
+        int rc = l == L_GREEN_VICTIM ? bench_lane_green(env, run->parts[0], priority[l], lane)
+                 : l == L_GREEN_HOG  ? bench_lane_green(env, run->parts[1], priority[l], lane)
+                                     : bench_lane_primary(env, priority[l], lane);
         if (rc)
             return -1;
     }
@@ -290,7 +291,7 @@ static void close_run(iso_run *run)
     free(run->scratch);
 }
 
-static void describe(const bench_env *env, iso_run *run)
+static void describe(iso_run *run)
 {
     iso_result *res = run->res;
     snprintf(res->victim_text[ISO_VICTIM_FMA], sizeof res->victim_text[0],
@@ -300,7 +301,7 @@ static void describe(const bench_env *env, iso_run *run)
              "decode victim: %u dependent kernels, each summing %llu MiB, %u blocks x %u threads",
              DECODE_STEPS, DECODE_SLICE_BYTES >> 20, run->decode_grid, BENCH_BLOCK);
     for (int h = 0; h < BENCH_NB_HOGS; h++) {
-        bench_hog_describe(env, &run->hog_work, h, res->hog_text[h], sizeof res->hog_text[h]);
+        bench_hog_describe(&run->hog_work, h, res->hog_text[h], sizeof res->hog_text[h]);
         res->hog_unit[h] = bench_hog_unit_amount(&run->hog_work, h);
     }
 }
@@ -318,7 +319,7 @@ int bench_isolation_run(const bench_env *env, unsigned victim_sms, iso_result *r
     run.rng = 0x9e3779b97f4a7c15ULL ^ victim_sms;
     int rc = open_lanes(&run) || open_buffers(&run);
     if (!rc)
-        describe(env, &run);
+        describe(&run);
     double alone_s = env->opt.quick ? ISO_QUICK_HOG_ALONE_S : ISO_HOG_ALONE_S;
     for (int h = 0; h < BENCH_NB_HOGS && !rc; h++)
         rc = bench_hog_alone(env, &run.lanes[L_PRIMARY_HOG], &run.hog_work, h, alone_s,

@@ -28,9 +28,9 @@ static void print_cell(const iso_result *res, int hog, iso_arm arm, iso_victim v
     if (!c->valid)
         return;
     const bench_summary *l = &c->latency_us, *s = &c->start_us;
-    printf("%-7s %-5s %-27s %8.1f %7.1f %7.1f %7.1f | %7.1f %7.1f %7.1f %7.1f |", iso_victim_name(v),
-           iso_arm_has_hog(arm) ? bench_hog_name(hog) : "-", iso_arm_label(arm), l->p50, l->p99,
-           l->p999, l->max, s->p50, s->p99, s->p999, s->max);
+    printf("%-7s %-5s %-27s %8.1f %7.1f %7.1f %7.1f | %7.1f %7.1f %7.1f %7.1f |",
+           iso_victim_name(v), iso_arm_has_hog(arm) ? bench_hog_name(hog) : "-",
+           iso_arm_label(arm), l->p50, l->p99, l->p999, l->max, s->p50, s->p99, s->p999, s->max);
     print_ratio(p99_vs(res, c, ISO_ALONE_FULL, v));
     print_ratio(p99_vs(res, c, ISO_ALONE_PART, v));
     printf("\n");

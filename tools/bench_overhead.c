@@ -62,7 +62,8 @@ static int lib_setup_build(ov_run *run, int ratio, lib_setup *st)
                    "gctx_partition_split"))
         return -1;
     for (int g = 0; g < 2; g++)
-        if (bench_gctx(gctx_context_create(st->part[g], NULL, &st->ctx[g]), "gctx_context_create") ||
+        if (bench_gctx(gctx_context_create(st->part[g], NULL, &st->ctx[g]),
+                       "gctx_context_create") ||
             bench_gctx(gctx_stream_create(st->ctx[g], NULL, &st->stream[g]), "gctx_stream_create"))
             return -1;
     return 0;
@@ -295,7 +296,8 @@ static int prepare(ov_run *run)
     const bench_env *env = run->env;
     ov_result *res = run->res;
     unsigned alt = other_ratio(env, res->victim_sms);
-    gctx_group a[2] = {{res->victim_sms, 0, 0, 0}, {0, 0, 0, 1}}, b[2] = {{alt, 0, 0, 0}, {0, 0, 0, 1}};
+    gctx_group a[2] = {{res->victim_sms, 0, 0, 0}, {0, 0, 0, 1}};
+    gctx_group b[2] = {{alt, 0, 0, 0}, {0, 0, 0, 1}};
     memcpy(run->groups[0], a, sizeof a);
     memcpy(run->groups[1], b, sizeof b);
     if (raw_plan_make(env, res->victim_sms, &run->plans[0]))
@@ -418,7 +420,8 @@ static void print_row(const ov_result *res, ov_op op)
 
 void bench_overhead_print(const ov_result *res)
 {
-    printf("\n== overhead: greenctx against the raw driver calls doing the same, in this process\n");
+    printf("\n== overhead: greenctx against the raw driver calls doing the same, in this "
+           "process\n");
     printf("   split %s\n", res->split_text);
     printf("   %u reps after %u warm-ups, interleaved; times in us\n", res->reps, res->warmups);
     printf("%-34s %10s %10s | %10s %10s | %7s\n", "operation", "gctx p50", "p99", "raw p50",

@@ -78,8 +78,8 @@ static int measure(scaling_run *run, const bench_lane *lane, scaling_point *pt)
     return 0;
 }
 
-/* A partition of k SMs: strict first; a count only 2-SM units can give (128 of 132 on an
- * H200, where a split by 8 leaves 12 SMs over) with co-scheduling given up. */
+/* A partition of k SMs: strict first, then, for a count that only 2-SM units can give, with
+ * co-scheduling given up (the table marks it). */
 static int partition_of(const bench_env *env, unsigned k, gctx_partition **out, int *fine)
 {
     gctx_group group = {k, 0, 0, 0};
@@ -177,7 +177,7 @@ static const scaling_point *point_at(const scaling_result *res, unsigned i)
     return i + 1 < res->nb_points ? &res->points[i + 1] : &res->points[0];
 }
 
-void bench_scaling_print(const bench_env *env, const scaling_result *res)
+void bench_scaling_print(const scaling_result *res)
 {
     printf("\n== scaling: the same kernels on partitions of k SMs (median of %u reps)\n",
            res->reps);
@@ -197,7 +197,6 @@ void bench_scaling_print(const bench_env *env, const scaling_result *res)
     }
     printf("   efficiency 1.000 is linear scaling (target >= 0.95 at every size); "
            "'green (2)': 2-SM units, co-scheduling given up\n");
-    (void)env;
 }
 
 void bench_scaling_json(const scaling_result *res)

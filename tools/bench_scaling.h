@@ -29,7 +29,7 @@ typedef struct scaling_result {
 } scaling_result;
 
 int bench_scaling_run(const bench_env *env, scaling_result *res);
-void bench_scaling_print(const bench_env *env, const scaling_result *res);
+void bench_scaling_print(const scaling_result *res);
 void bench_scaling_json(const scaling_result *res);
 void bench_scaling_chart(const bench_env *env, const scaling_result *res, bench_chart *chart);
 

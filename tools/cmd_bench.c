@@ -29,9 +29,9 @@ static void usage(FILE *out)
             "  scaling     compute- and memory-bound kernels on 8..128 SMs and the whole GPU\n"
             "  overhead    greenctx against the raw driver calls (split, contexts, streams,\n"
             "              re-partitioning) and the launch cost on green vs ordinary streams\n"
-            "  all         the three (about a minute on an H200; --quick: a few seconds)\n"
+            "  all         the three (under a minute on an H200; --quick: about 10 s)\n"
             "\n"
-            "  --reps N         repetitions per measurement (defaults: isolation 500,\n"
+            "  --reps N         repetitions per measurement (defaults: isolation 1000,\n"
             "                   scaling 20, overhead 200; --quick: 150, 7, 50)\n"
             "  --victim-sms N   the victim's partition size(s) for isolation (default 16); the\n"
             "                   first is also the overhead benchmark's split\n"
@@ -173,7 +173,7 @@ static int run_all(const bench_env *env, bench_results *r)
         if (bench_scaling_run(env, &r->scaling))
             return -1;
         if (!json)
-            bench_scaling_print(env, &r->scaling);
+            bench_scaling_print(&r->scaling);
     }
     if (r->runs & RUN_OVERHEAD) {
         if (bench_overhead_run(env, &r->overhead))

@@ -1,0 +1,66 @@
+"""Shared by the comparison scripts: timing, and one JSON line per result on stdout.
+
+Each script runs in its own process (run_all.py starts them), times each operation `reps`
+times after warm-ups with time.perf_counter_ns around the calls only, and prints
+  {"lib": ..., "op": ..., "reps": N, "p50_us": ..., "p99_us": ..., "min_us": ...}
+and, for what a library can or cannot do on this driver,
+  {"lib": ..., "capability": ..., "ok": true/false, "detail": "... or the exception's message"}.
+"""
+import json
+import os
+import sys
+import time
+
+REPS = int(os.environ.get("GREENCTX_COMPARE_REPS", "50"))
+WARMUPS = 5
+
+
+def emit(**fields):
+    print(json.dumps(fields), flush=True)
+
+
+def percentile(sorted_values, q):
+    rank = q * (len(sorted_values) - 1)
+    lo = int(rank)
+    hi = min(lo + 1, len(sorted_values) - 1)
+    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (rank - lo)
+
+
+def time_op(lib, op, once, reps=None):
+    """once() does the operation and returns (elapsed_ns, cleanup) where cleanup is a
+    callable run outside the clock (or None)."""
+    reps = reps or REPS
+    samples = []
+    try:
+        for i in range(WARMUPS + reps):
+            ns, cleanup = once()
+            if cleanup:
+                cleanup()
+            if i >= WARMUPS:
+                samples.append(ns / 1e3)
+    except Exception as e:  # the library could not do it: say so, with its own words
+        emit(lib=lib, op=op, error=f"{type(e).__name__}: {e}")
+        return
+    samples.sort()
+    emit(lib=lib, op=op, reps=reps, p50_us=round(percentile(samples, 0.5), 2),
+         p99_us=round(percentile(samples, 0.99), 2), min_us=round(samples[0], 2))
+
+
+def timed(fn):
+    """Runs fn(), returns (elapsed_ns, its result)."""
+    t0 = time.perf_counter_ns()
+    result = fn()
+    return time.perf_counter_ns() - t0, result
+
+
+def capability(lib, name, fn):
+    """fn() returns a description of what it got; an exception means the library can't."""
+    try:
+        emit(lib=lib, capability=name, ok=True, detail=str(fn()))
+    except Exception as e:
+        emit(lib=lib, capability=name, ok=False, detail=f"{type(e).__name__}: {e}")
+
+
+def fail(lib, message):
+    emit(lib=lib, error=message)
+    sys.exit(0)

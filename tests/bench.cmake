@@ -1,0 +1,14 @@
+# `greenctx bench` (tests/bench_test.sh); include()d from tests/CMakeLists.txt after the tool's
+# tests, so greenctx_test and greenctx_driver_test exist.
+greenctx_test(bench.usage LABELS unit tool
+  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/bench_test.sh usage $<TARGET_FILE:greenctx_tool>)
+foreach(case sim_overhead sim_needs_gpu sim_bad_victim)
+  greenctx_driver_test(bench.${case} SIM_ONLY LABELS tool
+    COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/bench_test.sh ${case} $<TARGET_FILE:greenctx_tool>)
+endforeach()
+if(GREENCTX_TEST_DRIVER STREQUAL "real")
+  # About 10 s on an H200: every kernel's result is checked on the way.
+  greenctx_driver_test(bench.gpu_quick LABELS tool gpu
+    COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/bench_test.sh gpu_quick $<TARGET_FILE:greenctx_tool>)
+  set_tests_properties(bench.gpu_quick PROPERTIES TIMEOUT 120)
+endif()

@@ -1,0 +1,113 @@
+#!/bin/sh
+# bench_test.sh CASE TOOL: `greenctx bench` on the simulated driver (what runs there, and the
+# clean refusal of what needs a GPU), its usage errors, and a quick real run on a GPU.
+# Cases with --sim need the simulated driver (GREENCTX_CUDA_LIBRARY names it); they skip (77)
+# without it.
+tool=$2
+out=$(mktemp) err=$(mktemp) svg=$(mktemp)
+trap 'rm -f "$out" "$err" "$svg"' EXIT
+failed=0
+
+fail() { echo "FAIL: $*"; failed=1; }
+
+# run EXPECTED_STATUS ARGS...: runs the tool, output in $out and $err.
+run() {
+    expected=$1
+    shift
+    "$tool" "$@" >"$out" 2>"$err"
+    status=$?
+    echo "\$ greenctx $* -> $status"
+    sed 's/^/  out| /' "$out"
+    sed 's/^/  err| /' "$err"
+    [ "$status" -eq "$expected" ] || fail "greenctx $* exited $status, expected $expected"
+}
+
+has() { grep -qF -- "$2" "$1" || fail "$1 does not contain '$2'"; }
+
+need_sim() {
+    case "${GREENCTX_CUDA_LIBRARY:-}" in
+    *greenctx_sim*) [ -r "$GREENCTX_CUDA_LIBRARY" ] && return 0 ;;
+    esac
+    echo "needs the simulated driver (GREENCTX_CUDA_LIBRARY)"
+    exit 77
+}
+
+# json_ok FILE EXPR: the file is one JSON document and the python expression on it (as d) holds.
+json_ok() {
+    command -v python3 >/dev/null 2>&1 || { echo "python3 missing: JSON not parsed"; return; }
+    python3 - "$1" "$2" <<'PY' || fail "JSON check failed: $2"
+import json, sys
+d = json.load(open(sys.argv[1]))
+sys.exit(0 if eval(sys.argv[2]) else 1)
+PY
+}
+
+case "$1" in
+sim_overhead)
+    need_sim
+    run 0 --sim h200@13000 bench overhead --reps 20
+    has "$out" "simulated: timings meaningless"
+    has "$out" "command: greenctx --sim h200@13000 bench overhead --reps 20"
+    has "$out" "NVIDIA H200 (132 SMs), driver 13.0"
+    for row in "split {16, rest}" "green context create" "green context destroy" \
+        "stream create" "stream destroy" "2 partitions + context + stream" "re-partition 16/116"; do
+        has "$out" "$row"
+    done
+    has "$out" "needs a GPU: this driver runs no kernels"
+    run 0 --sim h200@13000 bench overhead --reps 3 --json
+    json_ok "$out" \
+        'd["meta"]["simulated"] and d["overhead"]["reps"] == 3 and d["isolation"] is None'
+    json_ok "$out" \
+        'all(o["valid"] == (not o["op"].startswith("launch")) for o in d["overhead"]["ops"])'
+    # 12.4 has no cuGreenCtxStreamCreate: greenctx still makes streams, the raw column is empty.
+    run 0 --sim h200@12040 bench overhead --reps 3
+    has "$out" "stream create"
+    # 13.1: the structured split on both sides.
+    run 0 --sim b200@13010 bench overhead --reps 3 --victim-sms 32
+    has "$out" "one cuDevSmResourceSplit"
+    ;;
+sim_needs_gpu)
+    need_sim
+    for what in isolation scaling all; do
+        run 1 --sim h200 bench $what --quick
+        has "$err" "benchmarks need a GPU"
+    done
+    run 1 --sim h200@12030 bench overhead
+    has "$err" "needs driver 12.4"
+    ;;
+sim_bad_victim)
+    need_sim
+    run 1 --sim h200 bench overhead --victim-sms 12 --reps 2
+    has "$err" "greenctx bench:"
+    ;;
+usage)
+    run 0 bench --help
+    has "$out" "usage: greenctx bench"
+    run 2 bench
+    run 2 bench nothing-like-it
+    run 2 bench overhead scaling
+    run 2 bench overhead --reps 0
+    run 2 bench overhead --reps
+    run 2 bench isolation --victim-sms
+    run 2 bench isolation --victim-sms 1 2 3 4 5 6 7 8 9
+    run 2 bench overhead --svg "$svg"
+    run 2 bench all --svg
+    run 2 bench all --frobnicate
+    run 2 bench all --device minus-one
+    has "$err" "--device"
+    ;;
+gpu_quick)
+    # A real GPU: every benchmark runs, checks its kernels' results and draws its chart.
+    run 0 bench all --quick --svg "$svg"
+    for text in "== isolation" "green: victim | hog rest" "== scaling" "== overhead" \
+        "submit, per launch"; do
+        has "$out" "$text"
+    done
+    grep -q "</svg>" "$svg" || fail "the chart is not a whole SVG file"
+    ;;
+*)
+    echo "unknown case $1"
+    exit 2
+    ;;
+esac
+exit $failed
