@@ -255,9 +255,10 @@ static int try_granule(const gctx__plan_input *in, const gctx__plan *plan, unsig
 
 static gctx_status plan_granules(const gctx__plan_input *in, int fine, gctx__plan *plan)
 {
-    unsigned unit_lcm = 1, counts_gcd = 0;
+    unsigned unit_lcm = 1, counts_gcd = 0, explicit_total = 0;
     for (unsigned i = 0; i < plan->nb_groups; i++) {
         unit_lcm = lcm(unit_lcm, plan->normal[i].coscheduled);
+        explicit_total += plan->normal[i].num_sms;
         if (plan->normal[i].num_sms && !plan->normal[i].backfill)
             counts_gcd = gcd(counts_gcd, plan->normal[i].num_sms);
     }
@@ -302,8 +303,10 @@ static gctx_status plan_granules(const gctx__plan_input *in, int fine, gctx__pla
             plan->split_remainder = split.remainder;
             memcpy(plan->assign, trial, plan->nb_groups * sizeof *trial);
         }
-        if (!have_discovery)
-            break; /* the largest granule that works is the one to use */
+        /* The largest granule that works is the one to use, unless discovery could get more
+         * from a smaller one; nothing beats discovery taking every SM the counts leave. */
+        if (!have_discovery || discovered + explicit_total == in->sm_count)
+            break;
     }
     free(trial);
     if (!found) {

@@ -13,8 +13,14 @@ typedef struct split_job {
     gctx__plan_input rules;
     gctx__plan plan;
     gcu_dev_sm_resource_group_params *params; /* structured path */
-    gcu_dev_resource *scratch;                /* the oracle's split outputs */
+    /* The outputs of the last split made while planning. When they are what the plan chose,
+     * the split hands them out instead of asking the driver the same thing again. */
+    gcu_dev_resource *scratch;
     unsigned scratch_capacity;
+    unsigned last_nb;
+    gcu_dev_resource last_remainder;
+    unsigned last_granule, last_flags;
+    int last_structured; /* 1: scratch holds the structured split's outputs */
 } split_job;
 
 /* What a split-by-count of the resource gives: asked of the driver itself (a split writes
@@ -24,11 +30,12 @@ static gctx_status granule_oracle(void *context, unsigned granule, unsigned flag
 {
     split_job *job = context;
     unsigned nb = job->scratch_capacity;
-    gcu_dev_resource remainder;
-    memset(&remainder, 0, sizeof remainder);
+    gcu_dev_resource *remainder = &job->last_remainder;
+    memset(remainder, 0, sizeof *remainder);
     memset(job->scratch, 0, job->scratch_capacity * sizeof *job->scratch);
+    job->last_nb = 0;
     gcu_result r = job->drv->cuDevSmResourceSplitByCount(job->scratch, &nb,
-                                                         &job->through->resources[0], &remainder,
+                                                         &job->through->resources[0], remainder,
                                                          flags, granule);
     memset(out, 0, sizeof *out);
     if (r == GCU_ERROR_INVALID_RESOURCE_CONFIGURATION)
@@ -36,9 +43,12 @@ static gctx_status granule_oracle(void *context, unsigned granule, unsigned flag
     if (r != GCU_SUCCESS)
         return gctx__fail_cuda(r, "cuDevSmResourceSplitByCount(minCount %u, flags %u) of %u SMs",
                                granule, flags, job->through->sm_count);
+    job->last_nb = nb;
+    job->last_granule = granule;
+    job->last_flags = flags;
     out->groups = nb;
     out->size = nb ? job->scratch[0].u.sm.smCount : 0;
-    out->remainder = remainder.type == GCU_DEV_RESOURCE_TYPE_SM ? remainder.u.sm.smCount : 0;
+    out->remainder = remainder->type == GCU_DEV_RESOURCE_TYPE_SM ? remainder->u.sm.smCount : 0;
     return GCTX_SUCCESS;
 }
 
@@ -99,12 +109,10 @@ static gctx_status structured_probe(split_job *job)
     memcpy(probe, job->params, n * sizeof *probe);
     /* The real call, into scratch memory: it creates no driver object, and unlike a NULL-result
      * dry run it applies every rule, so the plan is exactly what the split will give. */
-    gcu_dev_resource *results = calloc(n, sizeof *results);
-    gcu_dev_resource remainder;
-    memset(&remainder, 0, sizeof remainder);
-    gcu_result r = results ? job->drv->cuDevSmResourceSplit(results, n, &job->through->resources[0],
-                                                            &remainder, 0, probe)
-                           : GCU_ERROR_OUT_OF_MEMORY;
+    gcu_dev_resource *results = job->scratch; /* room for sm_count / 2 + 1 >= n groups */
+    memset(&job->last_remainder, 0, sizeof job->last_remainder);
+    gcu_result r = job->drv->cuDevSmResourceSplit(results, n, &job->through->resources[0],
+                                                  &job->last_remainder, 0, probe);
     if (r == GCU_ERROR_INVALID_RESOURCE_CONFIGURATION)
         s = gctx__fail(GCTX_ERROR_INSUFFICIENT_SMS,
                        "the driver's split can't give these %u groups from %u SMs "
@@ -118,8 +126,9 @@ static gctx_status structured_probe(split_job *job)
         for (unsigned i = 0; i < n; i++)
             sizes[i] = results[i].u.sm.smCount;
         s = gctx__plan_take_structured(&job->rules, &job->plan, sizes);
+        job->last_structured = s == GCTX_SUCCESS;
+        job->last_nb = n;
     }
-    free(results);
     free(probe);
     free(sizes);
     return s;
@@ -214,34 +223,44 @@ static gctx_status run_split(split_job *job, split_outputs *out)
 {
     const gctx__plan *plan = &job->plan;
     const gcu_dev_resource *input = &job->through->resources[0];
+    int structured = plan->path == GCTX_SPLIT_PATH_STRUCTURED;
+    unsigned capacity = structured ? plan->nb_groups : plan->split_groups;
     memset(&out->remainder, 0, sizeof out->remainder);
-    unsigned capacity = plan->path == GCTX_SPLIT_PATH_STRUCTURED ? plan->nb_groups
-                                                                 : plan->split_groups;
+    out->nb_results = capacity;
     out->results = calloc(capacity ? capacity : 1, sizeof *out->results);
     if (!out->results)
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting");
-    gcu_result r;
-    if (plan->path == GCTX_SPLIT_PATH_STRUCTURED) {
-        out->nb_results = plan->nb_groups;
+    int planned_outputs = structured ? job->last_structured
+                                     : job->last_nb == plan->split_groups &&
+                                           job->last_granule == plan->granule &&
+                                           job->last_flags == plan->flags;
+    gcu_result r = GCU_SUCCESS;
+    if (planned_outputs) {
+        memcpy(out->results, job->scratch, capacity * sizeof *out->results);
+        out->remainder = job->last_remainder;
+    } else if (structured) {
         r = job->drv->cuDevSmResourceSplit(out->results, plan->nb_groups, input, &out->remainder,
                                            0, job->params);
-        if (r != GCU_SUCCESS)
-            return gctx__fail_cuda(r, "cuDevSmResourceSplit of %u groups from %u SMs",
-                                   plan->nb_groups, job->through->sm_count);
+    } else {
+        r = job->drv->cuDevSmResourceSplitByCount(out->results, &out->nb_results, input,
+                                                  &out->remainder, plan->flags, plan->granule);
+    }
+    if (r != GCU_SUCCESS)
+        return structured
+                   ? gctx__fail_cuda(r, "cuDevSmResourceSplit of %u groups from %u SMs",
+                                     plan->nb_groups, job->through->sm_count)
+                   : gctx__fail_cuda(r, "cuDevSmResourceSplitByCount(minCount %u, flags %u) of "
+                                        "%u SMs",
+                                     plan->granule, plan->flags, job->through->sm_count);
+    if (structured) {
         for (unsigned i = 0; i < plan->nb_groups; i++)
             if (out->results[i].u.sm.smCount != plan->groups[i].sm_count)
                 return gctx__fail(GCTX_ERROR_DRIVER,
-                                  "group %u: cuDevSmResourceSplit gave %u SMs where its dry run "
-                                  "gave %u",
+                                  "group %u: cuDevSmResourceSplit gave %u SMs where planning "
+                                  "saw %u",
                                   i, out->results[i].u.sm.smCount, plan->groups[i].sm_count);
         return GCTX_SUCCESS;
     }
-    out->nb_results = capacity;
-    r = job->drv->cuDevSmResourceSplitByCount(out->results, &out->nb_results, input,
-                                              &out->remainder, plan->flags, plan->granule);
-    if (r != GCU_SUCCESS)
-        return gctx__fail_cuda(r, "cuDevSmResourceSplitByCount(minCount %u, flags %u) of %u SMs",
-                               plan->granule, plan->flags, job->through->sm_count);
     unsigned remainder = out->remainder.type == GCU_DEV_RESOURCE_TYPE_SM
                              ? out->remainder.u.sm.smCount : 0;
     if (out->nb_results != plan->split_groups || remainder != plan->split_remainder)
