@@ -64,3 +64,10 @@ foreach(version 13000 13040)
     context_from_each_kind_of_partition SIM_ONLY
     SIM_ENV GREENCTX_SIM_DEVICES=b200 GREENCTX_SIM_DRIVER_VERSION=${version})
 endforeach()
+
+# `greenctx plan` and `greenctx map` on the simulated driver.
+foreach(case plan_exact plan_json plan_strict_and_rounding plan_usage map_needs_gpu)
+  greenctx_test(tool.${case} LABELS tool
+    COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/plan_tool_test.sh ${case} $<TARGET_FILE:greenctx_tool>
+    ENV GREENCTX_SIM_LIBRARY=${GREENCTX_TEST_SIM_LIBRARY})
+endforeach()

@@ -89,7 +89,7 @@ int greenctx_cmd_map(int argc, char **argv, const greenctx_tool_options *opts)
     tool_split_setup st;
     int rc = tool_split_setup_begin("map", argc, argv, opts, &st);
     if (rc != GREENCTX_EXIT_OK)
-        return rc;
+        return rc == TOOL_SPLIT_HELP_SHOWN ? GREENCTX_EXIT_OK : rc;
     unsigned n = st.request.nb_groups;
     gctx_partition **parts = calloc(n + 1, sizeof *parts);
     mapped *maps = calloc(n + 1, sizeof *maps);

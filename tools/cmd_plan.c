@@ -79,7 +79,7 @@ int greenctx_cmd_plan(int argc, char **argv, const greenctx_tool_options *opts)
     tool_split_setup st;
     int rc = tool_split_setup_begin("plan", argc, argv, opts, &st);
     if (rc != GREENCTX_EXIT_OK)
-        return rc;
+        return rc == TOOL_SPLIT_HELP_SHOWN ? GREENCTX_EXIT_OK : rc;
     gctx_split_plan plan = GCTX_SPLIT_PLAN_INIT;
     gctx_group_plan *groups = calloc(st.request.nb_groups, sizeof *groups);
     gctx_status s = groups ? gctx_partition_plan(st.device, st.request.groups, st.request.nb_groups,

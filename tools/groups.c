@@ -145,6 +145,11 @@ int tool_split_setup_begin(const char *command, int argc, char **argv,
                         command);
                 return GREENCTX_EXIT_USAGE;
             }
+        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            printf("usage: greenctx %s [--device N] [--json] [--round MODE] GROUP...\n"
+                   "  --round MODE  strict (default; percentages: nearest), down, nearest, up\n%s",
+                   command, tool_groups_help);
+            return TOOL_SPLIT_HELP_SHOWN;
         } else if (strcmp(a, "--") == 0) {
             first_group++;
             break;

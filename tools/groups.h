@@ -42,7 +42,9 @@ typedef struct tool_split_setup {
 } tool_split_setup;
 
 /* Parses "[--device N] [--json] [--round MODE] GROUP...", starts the tool and takes the
- * device's partition. Returns GREENCTX_EXIT_OK, or the exit code after printing why. */
+ * device's partition. Returns GREENCTX_EXIT_OK, TOOL_SPLIT_HELP_SHOWN after printing the
+ * usage for --help (the command then exits 0), or the exit code after printing why. */
+#define TOOL_SPLIT_HELP_SHOWN (-1)
 int tool_split_setup_begin(const char *command, int argc, char **argv,
                            const greenctx_tool_options *opts, tool_split_setup *setup);
 void tool_split_setup_end(tool_split_setup *setup);

@@ -1,0 +1,79 @@
+#!/bin/sh
+# plan_tool_test.sh CASE TOOL: `greenctx plan` and `greenctx map` on the simulated driver
+# (GREENCTX_SIM_LIBRARY names it; skipped, exit 77, without it).
+tool=$2
+out=$(mktemp) err=$(mktemp)
+trap 'rm -f "$out" "$err"' EXIT
+failed=0
+fail() { echo "FAIL: $*"; failed=1; }
+run() {
+    expected=$1
+    shift
+    "$tool" "$@" >"$out" 2>"$err"
+    status=$?
+    echo "\$ greenctx $* -> $status"
+    sed 's/^/  out| /' "$out"
+    sed 's/^/  err| /' "$err"
+    [ "$status" -eq "$expected" ] || fail "greenctx $* exited $status, expected $expected"
+}
+has() { grep -qF -- "$2" "$1" || fail "output does not contain '$2'"; }
+[ -r "${GREENCTX_SIM_LIBRARY:-}" ] || { echo "needs the simulated driver"; exit 77; }
+
+case "$1" in
+plan_exact)
+    run 0 --sim h200@13000 plan 24 40
+    has "$out" "granule 8 SMs"
+    grep -Eq "^0 +24 +24 " "$out" || fail "group 0 is not 24 SMs"
+    grep -Eq "^1 +40 +40 " "$out" || fail "group 1 is not 40 SMs"
+    grep -Eq "^rest +- +68 " "$out" || fail "the remainder is not 68 SMs"
+    run 0 --sim h200@13010 plan 24 40 rest
+    has "$out" "cuDevSmResourceSplit"
+    grep -Eq "^2 +rest +68 " "$out" || fail "rest is not 68 SMs on 13.1"
+    ;;
+plan_json)
+    run 0 --sim h200@13000 plan --json 24 40 rest
+    command -v python3 >/dev/null 2>&1 || { echo "no python3: JSON not parsed"; exit 77; }
+    python3 - "$out" <<'PY' || fail "the JSON is not what the issue asks for"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["device"] == 0 and d["driver_version"] == 13000, d
+assert [g["sm_count"] for g in d["groups"]] == [24, 40, 68], d
+assert d["remainder"] is None, d
+PY
+    run 0 --sim h200@13000 plan --json 24
+    python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['remainder']=={'sm_count':108}, d" "$out" ||
+        fail "remainder of plan 24 is not 108"
+    ;;
+plan_strict_and_rounding)
+    run 1 --sim h200@13000 plan 12
+    has "$err" "group 0: 12 SMs: on this device groups are multiples of 8 (min 8); nearest: 8 or 16"
+    run 0 --sim h200@13000 plan --round down 12
+    grep -Eq "^0 +12 +8 " "$out" || fail "--round down did not give 8"
+    has "$out" "rounded"
+    run 0 --sim h200@13000 plan 25% 75%
+    has "$out" "--round nearest"
+    run 1 --sim h200@13000 plan 24 40 64
+    has "$err" "15 granules (120 SMs)"
+    run 0 --sim h200@13000 plan 16:c2 6:c2 rest
+    has "$out" "2-SM granules"
+    ;;
+plan_usage)
+    run 2 --sim h200 plan
+    has "$err" "GROUP is"
+    run 2 --sim h200 plan 24x
+    has "$err" "'24x' is not a GROUP"
+    run 2 --sim h200 plan --round sideways 24
+    run 0 --sim h200 plan --help
+    has "$out" ":c2"
+    run 1 --sim h200 plan --device 3 24
+    ;;
+map_needs_gpu)
+    run 1 --sim h200 map 24 40 rest
+    has "$err" "needs a GPU"
+    ;;
+*)
+    echo "unknown case $1"
+    exit 2
+    ;;
+esac
+exit $failed
