@@ -3,26 +3,9 @@
 # clean refusal of what needs a GPU), its usage errors, and a quick real run on a GPU.
 # Cases with --sim need the simulated driver (GREENCTX_CUDA_LIBRARY names it); they skip (77)
 # without it.
-tool=$2
-out=$(mktemp) err=$(mktemp) svg=$(mktemp)
+. "$(dirname "$0")/tool_lib.sh"
+svg=$(mktemp)
 trap 'rm -f "$out" "$err" "$svg"' EXIT
-failed=0
-
-fail() { echo "FAIL: $*"; failed=1; }
-
-# run EXPECTED_STATUS ARGS...: runs the tool, output in $out and $err.
-run() {
-    expected=$1
-    shift
-    "$tool" "$@" >"$out" 2>"$err"
-    status=$?
-    echo "\$ greenctx $* -> $status"
-    sed 's/^/  out| /' "$out"
-    sed 's/^/  err| /' "$err"
-    [ "$status" -eq "$expected" ] || fail "greenctx $* exited $status, expected $expected"
-}
-
-has() { grep -qF -- "$2" "$1" || fail "$1 does not contain '$2'"; }
 
 need_sim() {
     case "${GREENCTX_CUDA_LIBRARY:-}" in

@@ -1,22 +1,7 @@
 #!/bin/sh
 # plan_tool_test.sh CASE TOOL: `greenctx plan` and `greenctx map` on the simulated driver
 # (GREENCTX_SIM_LIBRARY names it; skipped, exit 77, without it).
-tool=$2
-out=$(mktemp) err=$(mktemp)
-trap 'rm -f "$out" "$err"' EXIT
-failed=0
-fail() { echo "FAIL: $*"; failed=1; }
-run() {
-    expected=$1
-    shift
-    "$tool" "$@" >"$out" 2>"$err"
-    status=$?
-    echo "\$ greenctx $* -> $status"
-    sed 's/^/  out| /' "$out"
-    sed 's/^/  err| /' "$err"
-    [ "$status" -eq "$expected" ] || fail "greenctx $* exited $status, expected $expected"
-}
-has() { grep -qF -- "$2" "$1" || fail "output does not contain '$2'"; }
+. "$(dirname "$0")/tool_lib.sh"
 [ -r "${GREENCTX_SIM_LIBRARY:-}" ] || { echo "needs the simulated driver"; exit 77; }
 
 case "$1" in

@@ -4,6 +4,15 @@
 
 typedef int (*green_ctx_sm_ids_fn)(CUgreenCtx, unsigned *, int);
 
+int gt_driver_version(void)
+{
+    int v = 0;
+    gctx_driver_version(&v);
+    return v;
+}
+
+gctx_group gt_group(unsigned n) { return (gctx_group){n, 0, 0, 0}; }
+
 int gt_context_sms(gctx_context *context, gt_sm_set *set)
 {
     unsigned ids[GT_MAX_SMS];

@@ -1,11 +1,18 @@
-/* Where a context's work can run, for tests: the simulated driver's record of its SM ids, or
- * on a GPU the SMs a %smid kernel on one of its streams ran on. */
+/* Helpers of the object tests. Where a context's work can run: the simulated driver's record
+ * of its SM ids, or on a GPU the SMs a %smid kernel on one of its streams ran on. */
 #ifndef GREENCTX_TEST_SM_IDS_H
 #define GREENCTX_TEST_SM_IDS_H
 
 #include "harness.h"
 
 #define GT_MAX_SMS 1024
+
+/* The loaded driver's version (0 when none loads). */
+int gt_driver_version(void);
+/* A group of n SMs with every other field at its default. */
+gctx_group gt_group(unsigned n);
+/* The simulated driver's gctxsim_fail_after (sim/greenctx_sim.h). */
+typedef void (*gt_sim_fail_fn)(const char *symbol, int nth, int code);
 
 typedef struct gt_sm_set {
     unsigned count;

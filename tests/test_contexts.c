@@ -8,16 +8,6 @@
 #include "internal.h"
 #include "sm_ids.h"
 
-typedef void (*sim_fail_fn)(const char *, int, int);
-
-static int driver_version(void)
-{
-    int v = 0;
-    gctx_driver_version(&v);
-    return v;
-}
-
-static gctx_group g(unsigned n) { return (gctx_group){n, 0, 0, 0}; }
 
 static const gctx__driver *driver(void)
 {
@@ -61,7 +51,7 @@ GT_TEST(context_from_each_kind_of_partition)
     int live = gctx__object_live_count();
     gctx_partition *device, *parts[2], *left;
     GT_ASSERT_STATUS(gctx_partition_from_device(0, &device), GCTX_SUCCESS);
-    gctx_group req[] = {g(8), g(16)};
+    gctx_group req[] = {gt_group(8), gt_group(16)};
     GT_ASSERT_STATUS(gctx_partition_split(device, req, 2, NULL, parts, &left, NULL, NULL),
                      GCTX_SUCCESS);
     gctx_partition *kinds[] = {device, parts[0], parts[1], left};
@@ -76,7 +66,7 @@ GT_TEST(context_from_each_kind_of_partition)
         gctx_partition_get_info(kinds[k], &pinfo);
         GT_ASSERT_EQ_INT(info.sm_count, pinfo.sm_count);
         GT_ASSERT_EQ_INT(info.adopted, 0);
-        GT_ASSERT_EQ_INT(info.has_id, driver_version() >= 12090);
+        GT_ASSERT_EQ_INT(info.has_id, gt_driver_version() >= 12090);
         GT_ASSERT(gctx_context_green_handle(c) != NULL);
         GT_ASSERT(gctx_context_cu_context(c) != NULL);
         if (gt_context_sms(c, &seen[k]))
@@ -102,7 +92,7 @@ GT_TEST(context_with_sms_and_split_into_contexts)
     gctx_context_info info = GCTX_CONTEXT_INFO_INIT;
     GT_ASSERT_STATUS(gctx_context_get_info(whole, &info), GCTX_SUCCESS);
     GT_ASSERT_EQ_INT(info.sm_count, 64);
-    gctx_group req[] = {g(16), g(24)};
+    gctx_group req[] = {gt_group(16), gt_group(24)};
     GT_ASSERT_STATUS(gctx_context_split(whole, req, 2, NULL, NULL, parts, &left), GCTX_SUCCESS);
     gt_sm_set w, a, b, r;
     if (gt_context_sms(whole, &w) || gt_context_sms(parts[0], &a) ||
@@ -154,7 +144,7 @@ GT_TEST(context_partition_splits_further)
     GT_ASSERT_STATUS(gctx_partition_get_info(p, &info), GCTX_SUCCESS);
     GT_ASSERT_EQ_INT(info.kind, GCTX_PARTITION_CONTEXT);
     GT_ASSERT_EQ_INT(info.sm_count, 32);
-    gctx_group req[] = {g(8), g(8)};
+    gctx_group req[] = {gt_group(8), gt_group(8)};
     gctx_split_plan plan = GCTX_SPLIT_PLAN_INIT;
     GT_ASSERT_STATUS(gctx_partition_split(p, req, 2, NULL, parts, NULL, &plan, NULL), GCTX_SUCCESS);
     GT_ASSERT_EQ_INT(plan.nested, 0); /* a context's SMs split directly */
@@ -174,7 +164,7 @@ GT_TEST(workqueue_options)
     opts.workqueue_concurrency_limit = 4;
     gctx_context *c = NULL;
     unsigned limit = 0;
-    if (driver_version() < 13010) {
+    if (gt_driver_version() < 13010) {
         GT_ASSERT_STATUS(gctx_context_create(device, &opts, &c), GCTX_ERROR_UNSUPPORTED);
         GT_ASSERT_CONTAINS(gctx_last_error(), "need driver 13.1");
         GT_ASSERT(c == NULL);
@@ -383,7 +373,7 @@ GT_TEST(rollback_under_injected_faults)
     GT_CHECK();
     if (begin())
         return;
-    sim_fail_fn fail = (sim_fail_fn)gt_sim_symbol("gctxsim_fail_after");
+    gt_sim_fail_fn fail = (gt_sim_fail_fn)gt_sim_symbol("gctxsim_fail_after");
     GT_ASSERT(fail != NULL);
     const char *symbols[] = {"cuDevResourceGenerateDesc", "cuGreenCtxCreate", "cuCtxFromGreenCtx",
                              "cuGreenCtxGetId", "cuGreenCtxStreamCreate", "cuCtxPushCurrent",
@@ -491,7 +481,7 @@ GT_TEST(locality_domains)
     unsigned domain = 99;
     gctx_device_info dev = GCTX_DEVICE_INFO_INIT;
     GT_ASSERT_STATUS(gctx_device_get_info(0, &dev), GCTX_SUCCESS);
-    if (driver_version() < 13040) {
+    if (gt_driver_version() < 13040) {
         GT_ASSERT_STATUS(gctx_context_locality_domain(c, &domain), GCTX_ERROR_UNSUPPORTED);
         GT_ASSERT_CONTAINS(gctx_last_error(), "needs driver 13.4");
         GT_ASSERT_EQ_INT(dev.locality_domain_count, 0);

@@ -6,16 +6,6 @@
 #include "internal.h"
 #include "sm_ids.h"
 
-typedef void (*sim_fail_fn)(const char *, int, int);
-
-static int driver_version(void)
-{
-    int v = 0;
-    gctx_driver_version(&v);
-    return v;
-}
-
-static gctx_group g(unsigned n) { return (gctx_group){n, 0, 0, 0}; }
 static gctx_group rest(void) { return (gctx_group){0, 0, 0, 1}; }
 
 /* The device partition and its facts; two counts every model can give (24 and 40 where the
@@ -76,12 +66,12 @@ GT_TEST(heterogeneous_split_exact_and_disjoint)
     fixture f;
     if (setup(&f))
         return;
-    gctx_group req[] = {g(f.a), g(f.b)};
+    gctx_group req[] = {gt_group(f.a), gt_group(f.b)};
     gctx_partition *out[2], *left = NULL;
     gctx_split_plan plan = GCTX_SPLIT_PLAN_INIT;
     GT_ASSERT_STATUS(gctx_partition_split(f.device, req, 2, NULL, out, &left, &plan, NULL),
                      GCTX_SUCCESS);
-    GT_ASSERT_EQ_INT(plan.path, driver_version() >= 13010 ? GCTX_SPLIT_PATH_STRUCTURED
+    GT_ASSERT_EQ_INT(plan.path, gt_driver_version() >= 13010 ? GCTX_SPLIT_PATH_STRUCTURED
                                                           : GCTX_SPLIT_PATH_GRANULES);
     GT_ASSERT_EQ_INT(size_of(out[0]), f.a);
     GT_ASSERT_EQ_INT(size_of(out[1]), f.b);
@@ -111,7 +101,7 @@ GT_TEST(h200_granules_land_where_the_real_driver_put_them)
     fixture f;
     if (setup(&f))
         return;
-    gctx_group req[] = {g(24), g(40)};
+    gctx_group req[] = {gt_group(24), gt_group(40)};
     gctx_partition *out[2];
     GT_ASSERT_STATUS(gctx_partition_split(f.device, req, 2, NULL, out, NULL, NULL, NULL),
                      GCTX_SUCCESS);
@@ -131,7 +121,7 @@ GT_TEST(rest_takes_everything_left)
     fixture f;
     if (setup(&f))
         return;
-    gctx_group req[] = {g(f.a), g(f.b), rest()};
+    gctx_group req[] = {gt_group(f.a), gt_group(f.b), rest()};
     gctx_partition *out[3], *left = (gctx_partition *)1;
     GT_ASSERT_STATUS(gctx_partition_split(f.device, req, 3, NULL, out, &left, NULL, NULL),
                      GCTX_SUCCESS);
@@ -156,7 +146,7 @@ GT_TEST(backfill_count_is_exact)
     if (f.info.sm_count != 132)
         GT_SKIP("the backfill count below is worked out for 132 SMs");
     /* 24 in granules, then 20 = one granule of 8 and the 12 SMs no granule holds. */
-    gctx_group req[] = {g(24), {20, 0, 0, 1}};
+    gctx_group req[] = {gt_group(24), {20, 0, 0, 1}};
     gctx_partition *out[2];
     gctx_group_plan plans[2];
     GT_ASSERT_STATUS(gctx_partition_split(f.device, req, 2, NULL, out, NULL, NULL, plans),
@@ -180,7 +170,7 @@ GT_TEST(coscheduled_below_alignment)
     gctx_group req[] = {{16, 2, 0, 0}, {6, 2, 0, 0}};
     gctx_partition *out[2];
     gctx_status s = gctx_partition_split(f.device, req, 2, NULL, out, NULL, NULL, NULL);
-    if (driver_version() < 12050) {
+    if (gt_driver_version() < 12050) {
         GT_ASSERT_STATUS(s, GCTX_ERROR_UNSUPPORTED);
         GT_ASSERT_CONTAINS(gctx_last_error(), "driver 12.5");
         gctx_partition_release(f.device);
@@ -204,14 +194,14 @@ GT_TEST(nested_split_of_a_group)
     if (setup(&f))
         return;
     unsigned whole = f.a + f.b;
-    gctx_group first[] = {g(whole)};
+    gctx_group first[] = {gt_group(whole)};
     gctx_partition *group;
     GT_ASSERT_STATUS(gctx_partition_split(f.device, first, 1, NULL, &group, NULL, NULL, NULL),
                      GCTX_SUCCESS);
     gctx_partition_release(f.device); /* the outputs keep what they need alive */
     /* On the real H200 a context made from the first 64-SM group split into 7 granules of 8
      * and 8 SMs outside them, so there the second group is discovery, not a count. */
-    gctx_group second[] = {g(f.a), g(gt_on_sim() ? f.b : 0)};
+    gctx_group second[] = {gt_group(f.a), gt_group(gt_on_sim() ? f.b : 0)};
     gctx_partition *inner[2];
     gctx_split_plan plan = GCTX_SPLIT_PLAN_INIT;
     GT_ASSERT_STATUS(gctx_partition_split(group, second, 2, NULL, inner, NULL, &plan, NULL),
@@ -239,17 +229,17 @@ GT_TEST(nested_split_of_a_remainder_gives_exact_counts)
     fixture f;
     if (setup(&f))
         return;
-    gctx_group first[] = {g(f.info.sm_count >= 100 ? 32 : 8)};
+    gctx_group first[] = {gt_group(f.info.sm_count >= 100 ? 32 : 8)};
     gctx_partition *group, *left;
     GT_ASSERT_STATUS(gctx_partition_split(f.device, first, 1, NULL, &group, &left, NULL, NULL),
                      GCTX_SUCCESS);
     unsigned left_sms = size_of(left);
     /* On the H200 the raw driver split this 100-SM remainder by 24 into groups of 18. */
     unsigned want0 = f.info.sm_count >= 100 ? 24 : 8, want1 = left_sms / 2 - (left_sms / 2) % 2;
-    gctx_group second[] = {g(want0), g(want1)};
+    gctx_group second[] = {gt_group(want0), gt_group(want1)};
     gctx_partition *inner[2];
     gctx_status s = gctx_partition_split(left, second, 2, NULL, inner, NULL, NULL, NULL);
-    if (driver_version() < 12050) {
+    if (gt_driver_version() < 12050) {
         GT_ASSERT_STATUS(s, GCTX_ERROR_UNSUPPORTED);
     } else {
         GT_ASSERT_STATUS(s, GCTX_SUCCESS);
@@ -274,7 +264,7 @@ GT_TEST(discovery_and_rounding_through_the_api)
     fixture f;
     if (setup(&f))
         return;
-    gctx_group disc[] = {g(f.a), g(0)};
+    gctx_group disc[] = {gt_group(f.a), gt_group(0)};
     gctx_partition *out[2];
     gctx_group_plan plans[2];
     GT_ASSERT_STATUS(gctx_partition_split(f.device, disc, 2, NULL, out, NULL, NULL, plans),
@@ -286,7 +276,7 @@ GT_TEST(discovery_and_rounding_through_the_api)
     gctx_partition_release(out[1]);
 
     unsigned odd = f.info.coscheduled_alignment * 2 + 1;
-    gctx_group req[] = {g(odd)};
+    gctx_group req[] = {gt_group(odd)};
     gctx_split_options opts = GCTX_SPLIT_OPTIONS_INIT;
     GT_ASSERT_STATUS(gctx_partition_split(f.device, req, 1, &opts, out, NULL, NULL, NULL),
                      GCTX_ERROR_INVALID_ARGUMENT);
@@ -313,7 +303,7 @@ GT_TEST(dry_run_equals_split)
         gctx_group req[4];
         for (unsigned i = 0; i < n; i++) {
             unsigned r = rand_r(&seed);
-            req[i] = g(r % 5 == 0 ? 0 : 8 * (1 + (r >> 4) % 6));
+            req[i] = gt_group(r % 5 == 0 ? 0 : 8 * (1 + (r >> 4) % 6));
             req[i].backfill = i + 1 == n && (r >> 9) % 3 == 0;
         }
         gctx_split_plan plan = GCTX_SPLIT_PLAN_INIT, done = GCTX_SPLIT_PLAN_INIT;
@@ -350,13 +340,13 @@ GT_TEST(provenance)
     fixture f;
     if (setup(&f))
         return;
-    gctx_group req[] = {g(f.a), g(f.b)};
+    gctx_group req[] = {gt_group(f.a), gt_group(f.b)};
     gctx_partition *one[2], *other[2], *nested[2], *left;
     GT_ASSERT_STATUS(gctx_partition_split(f.device, req, 2, NULL, one, &left, NULL, NULL),
                      GCTX_SUCCESS);
     GT_ASSERT_STATUS(gctx_partition_split(f.device, req, 2, NULL, other, NULL, NULL, NULL),
                      GCTX_SUCCESS);
-    gctx_group half[] = {g(8), g(8)};
+    gctx_group half[] = {gt_group(8), gt_group(8)};
     GT_ASSERT_STATUS(gctx_partition_split(one[1], half, 2, NULL, nested, NULL, NULL, NULL),
                      GCTX_SUCCESS);
     gctx_relation r;
@@ -389,7 +379,7 @@ GT_TEST(bad_input_gets_status_and_message)
     fixture f;
     if (setup(&f))
         return;
-    gctx_group one[] = {g(f.a)};
+    gctx_group one[] = {gt_group(f.a)};
     gctx_partition *out[1];
     GT_ASSERT_STATUS(gctx_partition_split(NULL, one, 1, NULL, out, NULL, NULL, NULL),
                      GCTX_ERROR_INVALID_ARGUMENT);
@@ -400,7 +390,7 @@ GT_TEST(bad_input_gets_status_and_message)
                      GCTX_ERROR_INVALID_ARGUMENT);
     GT_ASSERT_STATUS(gctx_partition_split(f.device, one, 0, NULL, out, NULL, NULL, NULL),
                      GCTX_ERROR_INVALID_ARGUMENT);
-    gctx_group huge[] = {g(f.info.sm_count + 8)};
+    gctx_group huge[] = {gt_group(f.info.sm_count + 8)};
     GT_ASSERT_STATUS(gctx_partition_split(f.device, huge, 1, NULL, out, NULL, NULL, NULL),
                      GCTX_ERROR_INVALID_ARGUMENT);
     GT_ASSERT_CONTAINS(gctx_last_error(), "this device has");
@@ -437,7 +427,7 @@ GT_TEST(rollback_under_injected_faults)
 {
     gt_require_sim(0, NULL);
     GT_CHECK();
-    sim_fail_fn fail = (sim_fail_fn)gt_sim_symbol("gctxsim_fail_after");
+    gt_sim_fail_fn fail = (gt_sim_fail_fn)gt_sim_symbol("gctxsim_fail_after");
     GT_ASSERT(fail != NULL);
     fixture f;
     if (setup(&f))
@@ -450,7 +440,7 @@ GT_TEST(rollback_under_injected_faults)
     int failures = 0;
     for (size_t k = 0; k < sizeof symbols / sizeof symbols[0]; k++) {
         for (int nth = 1; nth <= 12; nth++) {
-            gctx_group first[] = {g(f.a + f.b)};
+            gctx_group first[] = {gt_group(f.a + f.b)};
             gctx_partition *group, *left;
             GT_ASSERT_STATUS(gctx_partition_split(f.device, first, 1, NULL, &group, &left, NULL,
                                                   NULL),
@@ -458,7 +448,7 @@ GT_TEST(rollback_under_injected_faults)
             int objects = gctx__object_live_count();
             int contexts = gt_sim_live("green_ctx");
             fail(symbols[k], nth, 2 /* CUDA_ERROR_OUT_OF_MEMORY */);
-            gctx_group second[] = {g(f.a), g(f.b)};
+            gctx_group second[] = {gt_group(f.a), gt_group(f.b)};
             gctx_partition *inner[2] = {NULL, NULL}, *inner_left = NULL;
             gctx_status s = gctx_partition_split(group, second, 2, NULL, inner, &inner_left, NULL,
                                                  NULL);
@@ -495,11 +485,11 @@ GT_TEST(nothing_leaks)
      * initialise it again each time. */
     if (gt_on_sim())
         GT_ASSERT_EQ_INT(gt_sim_live("primary_ctx"), primary_before + 1);
-    gctx_group req[] = {g(f.a), rest()};
+    gctx_group req[] = {gt_group(f.a), rest()};
     gctx_partition *out[2], *inner[1];
     GT_ASSERT_STATUS(gctx_partition_split(f.device, req, 2, NULL, out, NULL, NULL, NULL),
                      GCTX_SUCCESS);
-    gctx_group sub[] = {g(8)};
+    gctx_group sub[] = {gt_group(8)};
     GT_ASSERT_STATUS(gctx_partition_split(out[0], sub, 1, NULL, inner, NULL, NULL, NULL),
                      GCTX_SUCCESS);
     if (gt_on_sim())

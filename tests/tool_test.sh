@@ -2,27 +2,7 @@
 # tool_test.sh CASE TOOL: runs the greenctx tool and checks its output and exit status.
 # Cases with --sim need the simulated driver (GREENCTX_CUDA_LIBRARY names it in the test's
 # environment; the tool finds it in the build tree); they skip (77) without it.
-tool=$2
-out=$(mktemp) err=$(mktemp)
-trap 'rm -f "$out" "$err"' EXIT
-failed=0
-
-fail() { echo "FAIL: $*"; failed=1; }
-
-# run EXPECTED_STATUS ARGS...: runs the tool, output in $out and $err.
-run() {
-    expected=$1
-    shift
-    "$tool" "$@" >"$out" 2>"$err"
-    status=$?
-    echo "\$ greenctx $* -> $status"
-    sed 's/^/  out| /' "$out"
-    sed 's/^/  err| /' "$err"
-    [ "$status" -eq "$expected" ] || fail "greenctx $* exited $status, expected $expected"
-}
-
-# has FILE TEXT: the file contains the text.
-has() { grep -qF -- "$2" "$1" || fail "output does not contain '$2'"; }
+. "$(dirname "$0")/tool_lib.sh"
 
 # --sim cases: the test names the simulated driver in GREENCTX_SIM_LIBRARY.
 need_sim() {
