@@ -13,6 +13,12 @@ mkdir -p "$out"
 status=0
 make test-gpu JOBS="$(nproc)" 2>&1 | tee "$out/test-gpu.log" || status=1
 
+# Each behaviour test's own lines (ok / not ok / SKIP and why), which ctest keeps to itself.
+for t in test_partitions test_contexts test_gpu; do
+  echo "== $t"
+  build-gpu/tests/$t
+done > "$out/tap.log" 2>&1 || status=1
+
 tool=build-gpu/tools/greenctx
 {
   for args in "info" "info --json" "plan 24 40" "plan 24 40 rest" "plan 12" "plan 16:c2 6:c2 rest" \
