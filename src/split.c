@@ -12,15 +12,13 @@ typedef struct split_job {
                                 green context when input is itself a split's output */
     gctx__plan_input rules;
     gctx__plan plan;
-    gcu_dev_sm_resource_group_params *params; /* structured path */
     /* The outputs of the last split made while planning. When they are what the plan chose,
      * the split hands them out instead of asking the driver the same thing again. */
     gcu_dev_resource *scratch;
     unsigned scratch_capacity;
     unsigned last_nb;
     gcu_dev_resource last_remainder;
-    unsigned last_granule, last_flags;
-    int last_structured; /* 1: scratch holds the structured split's outputs */
+    unsigned last_granule, last_flags; /* granule paths: what that split was asked */
 } split_job;
 
 /* What a split-by-count of the resource gives: asked of the driver itself (a split writes
@@ -55,7 +53,6 @@ static gctx_status granule_oracle(void *context, unsigned granule, unsigned flag
 static void job_end(split_job *job)
 {
     gctx__plan_free(&job->plan);
-    free(job->params);
     free(job->scratch);
     if (job->through)
         gctx__object_release(&job->through->base);
@@ -87,32 +84,27 @@ static gctx_status reach_splittable(split_job *job)
 static gctx_status structured_probe(split_job *job)
 {
     unsigned n = job->plan.nb_groups;
-    job->params = calloc(n, sizeof *job->params);
+    gcu_dev_sm_resource_group_params *params = calloc(n, sizeof *params);
     unsigned *sizes = calloc(n, sizeof *sizes);
-    if (!job->params || !sizes) {
+    gctx_status s = GCTX_SUCCESS;
+    if (!params || !sizes) {
+        free(params);
         free(sizes);
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory planning a split");
     }
     for (unsigned i = 0; i < n; i++) {
         const gctx__normal_group *g = &job->plan.normal[i];
-        job->params[i].smCount = g->num_sms;
-        job->params[i].coscheduledSmCount = g->coscheduled;
-        job->params[i].preferredCoscheduledSmCount = g->preferred;
-        job->params[i].flags = g->backfill ? GCU_DEV_SM_RESOURCE_GROUP_BACKFILL : 0;
+        params[i].smCount = g->num_sms;
+        params[i].coscheduledSmCount = g->coscheduled;
+        params[i].preferredCoscheduledSmCount = g->preferred;
+        params[i].flags = g->backfill ? GCU_DEV_SM_RESOURCE_GROUP_BACKFILL : 0;
     }
-    gcu_dev_sm_resource_group_params *probe = malloc(n * sizeof *probe);
-    gctx_status s = GCTX_SUCCESS;
-    if (!probe) {
-        free(sizes);
-        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory planning a split");
-    }
-    memcpy(probe, job->params, n * sizeof *probe);
     /* The real call, into scratch memory: it creates no driver object, and unlike a NULL-result
-     * dry run it applies every rule, so the plan is exactly what the split will give. */
+     * dry run it applies every rule; the split then hands out these very outputs. */
     gcu_dev_resource *results = job->scratch; /* room for sm_count / 2 + 1 >= n groups */
     memset(&job->last_remainder, 0, sizeof job->last_remainder);
     gcu_result r = job->drv->cuDevSmResourceSplit(results, n, &job->through->resources[0],
-                                                  &job->last_remainder, 0, probe);
+                                                  &job->last_remainder, 0, params);
     if (r == GCU_ERROR_INVALID_RESOURCE_CONFIGURATION)
         s = gctx__fail(GCTX_ERROR_INSUFFICIENT_SMS,
                        "the driver's split can't give these %u groups from %u SMs "
@@ -126,10 +118,8 @@ static gctx_status structured_probe(split_job *job)
         for (unsigned i = 0; i < n; i++)
             sizes[i] = results[i].u.sm.smCount;
         s = gctx__plan_take_structured(&job->rules, &job->plan, sizes);
-        job->last_structured = s == GCTX_SUCCESS;
-        job->last_nb = n;
     }
-    free(probe);
+    free(params);
     free(sizes);
     return s;
 }
@@ -230,37 +220,24 @@ static gctx_status run_split(split_job *job, split_outputs *out)
     out->results = calloc(capacity ? capacity : 1, sizeof *out->results);
     if (!out->results)
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting");
-    int planned_outputs = structured ? job->last_structured
-                                     : job->last_nb == plan->split_groups &&
-                                           job->last_granule == plan->granule &&
-                                           job->last_flags == plan->flags;
+    /* The structured path always planned with the real split; a granule path did when its
+     * last candidate was the granule chosen. */
+    int planned_outputs = structured || (job->last_nb == plan->split_groups &&
+                                         job->last_granule == plan->granule &&
+                                         job->last_flags == plan->flags);
     gcu_result r = GCU_SUCCESS;
     if (planned_outputs) {
         memcpy(out->results, job->scratch, capacity * sizeof *out->results);
         out->remainder = job->last_remainder;
-    } else if (structured) {
-        r = job->drv->cuDevSmResourceSplit(out->results, plan->nb_groups, input, &out->remainder,
-                                           0, job->params);
     } else {
         r = job->drv->cuDevSmResourceSplitByCount(out->results, &out->nb_results, input,
                                                   &out->remainder, plan->flags, plan->granule);
     }
     if (r != GCU_SUCCESS)
-        return structured
-                   ? gctx__fail_cuda(r, "cuDevSmResourceSplit of %u groups from %u SMs",
-                                     plan->nb_groups, job->through->sm_count)
-                   : gctx__fail_cuda(r, "cuDevSmResourceSplitByCount(minCount %u, flags %u) of "
-                                        "%u SMs",
-                                     plan->granule, plan->flags, job->through->sm_count);
-    if (structured) {
-        for (unsigned i = 0; i < plan->nb_groups; i++)
-            if (out->results[i].u.sm.smCount != plan->groups[i].sm_count)
-                return gctx__fail(GCTX_ERROR_DRIVER,
-                                  "group %u: cuDevSmResourceSplit gave %u SMs where planning "
-                                  "saw %u",
-                                  i, out->results[i].u.sm.smCount, plan->groups[i].sm_count);
-        return GCTX_SUCCESS;
-    }
+        return gctx__fail_cuda(r, "cuDevSmResourceSplitByCount(minCount %u, flags %u) of %u SMs",
+                               plan->granule, plan->flags, job->through->sm_count);
+    if (structured)
+        return GCTX_SUCCESS; /* planning checked every group of these very outputs */
     unsigned remainder = out->remainder.type == GCU_DEV_RESOURCE_TYPE_SM
                              ? out->remainder.u.sm.smCount : 0;
     if (out->nb_results != plan->split_groups || remainder != plan->split_remainder)
