@@ -360,7 +360,7 @@ GCTX_API gctx_status gctx_context_relation(const gctx_context *a, const gctx_con
                                            gctx_relation *relation);
 /* The workqueue concurrency limit a device's contexts get by default (driver 13.1+; follows
  * CUDA_DEVICE_MAX_CONNECTIONS). */
-GCTX_API gctx_status gctx_max_workqueue_concurrency(int device, unsigned *limit);
+GCTX_API gctx_status gctx_device_get_max_workqueue_concurrency(int device, unsigned *limit);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Streams and events                                                                        */
@@ -394,7 +394,7 @@ GCTX_API gctx_status gctx_stream_priority(const gctx_stream *stream, int *priori
 GCTX_API gctx_status gctx_stream_synchronize(gctx_stream *stream);
 /* The green context a raw stream belongs to (cuStreamGetGreenCtx), or NULL for a stream of
  * an ordinary context. */
-GCTX_API gctx_status gctx_green_context_of_stream(CUstream stream, CUgreenCtx *green);
+GCTX_API gctx_status gctx_stream_get_green_context(CUstream stream, CUgreenCtx *green);
 
 /* An event, to order work on two partitions without a host sync. */
 typedef struct gctx_event gctx_event;

@@ -367,7 +367,7 @@ gctx_status gctx_context_relation(const gctx_context *a, const gctx_context *b,
     return gctx_partition_relation(a->partition, b->partition, relation);
 }
 
-gctx_status gctx_max_workqueue_concurrency(int device, unsigned *limit)
+gctx_status gctx_device_get_max_workqueue_concurrency(int device, unsigned *limit)
 {
     if (!limit)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "limit (the output) is NULL");

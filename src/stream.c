@@ -95,7 +95,7 @@ gctx_status gctx_stream_create(gctx_context *context, const gctx_stream_options 
     return s;
 }
 
-gctx_status gctx_green_context_of_stream(CUstream stream, CUgreenCtx *green)
+gctx_status gctx_stream_get_green_context(CUstream stream, CUgreenCtx *green)
 {
     if (!green)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "green (the output) is NULL");
@@ -119,7 +119,7 @@ gctx_status gctx_stream_adopt(CUstream stream, gctx_stream **out)
     if (!out)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "out is NULL");
     CUgreenCtx green;
-    gctx_status s = gctx_green_context_of_stream(stream, &green);
+    gctx_status s = gctx_stream_get_green_context(stream, &green);
     if (s != GCTX_SUCCESS)
         return s;
     if (!green)

@@ -168,10 +168,10 @@ GT_TEST(workqueue_options)
         GT_ASSERT_STATUS(gctx_context_create(device, &opts, &c), GCTX_ERROR_UNSUPPORTED);
         GT_ASSERT_CONTAINS(gctx_last_error(), "need driver 13.1");
         GT_ASSERT(c == NULL);
-        GT_ASSERT_STATUS(gctx_max_workqueue_concurrency(0, &limit), GCTX_ERROR_UNSUPPORTED);
+        GT_ASSERT_STATUS(gctx_device_get_max_workqueue_concurrency(0, &limit), GCTX_ERROR_UNSUPPORTED);
         GT_ASSERT_CONTAINS(gctx_last_error(), "needs driver 13.1");
     } else {
-        GT_ASSERT_STATUS(gctx_max_workqueue_concurrency(0, &limit), GCTX_SUCCESS);
+        GT_ASSERT_STATUS(gctx_device_get_max_workqueue_concurrency(0, &limit), GCTX_SUCCESS);
         GT_ASSERT_GT_INT(limit, 0);
         GT_ASSERT_STATUS(gctx_context_create(device, &opts, &c), GCTX_SUCCESS);
         gctx_context_info info = GCTX_CONTEXT_INFO_INIT;
@@ -212,7 +212,7 @@ GT_TEST(streams_and_their_rules)
     GT_ASSERT_STATUS(gctx_stream_priority(s, &priority), GCTX_SUCCESS);
     GT_ASSERT_EQ_INT(priority, -1);
     CUgreenCtx owner = NULL;
-    GT_ASSERT_STATUS(gctx_green_context_of_stream(gctx_stream_handle(s), &owner), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(gctx_stream_get_green_context(gctx_stream_handle(s), &owner), GCTX_SUCCESS);
     GT_ASSERT(owner == gctx_context_green_handle(c));
     gctx_context *back;
     GT_ASSERT_STATUS(gctx_stream_context(s, &back), GCTX_SUCCESS);
@@ -252,7 +252,7 @@ GT_TEST(ordinary_stream_has_no_green_context)
     CUstream plain;
     GT_ASSERT_EQ_INT(drv->cuStreamCreate(&plain, GCU_STREAM_NON_BLOCKING), 0);
     CUgreenCtx owner = (CUgreenCtx)1;
-    GT_ASSERT_STATUS(gctx_green_context_of_stream(plain, &owner), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(gctx_stream_get_green_context(plain, &owner), GCTX_SUCCESS);
     GT_ASSERT(owner == NULL);
     gctx_stream *adopted = NULL;
     GT_ASSERT_STATUS(gctx_stream_adopt(plain, &adopted), GCTX_ERROR_INVALID_ARGUMENT);
