@@ -112,7 +112,8 @@ GCTX_API const char *gctx_driver_path(void);
     X(REPORTED_SM_RULES, 3, "reported_sm_rules", 13000)                                        \
     X(STRUCTURED_SPLIT, 4, "structured_split", 13010)                                          \
     X(WORKQUEUES, 5, "workqueues", 13010)                                                      \
-    X(LOCALITY_DOMAINS, 6, "locality_domains", 13040)
+    X(LOCALITY_DOMAINS, 6, "locality_domains", 13040)                                          \
+    X(FINE_GRANULES, 7, "fine_granules", 12050)
 
 typedef enum gctx_feature {
 #define GCTX_FEATURE_ENUM_(name, value, text, version) GCTX_FEATURE_##name = value,
