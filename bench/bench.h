@@ -3,10 +3,10 @@
  * timing and error helpers).
  *
  * The public API has no kernel launch, so the benchmarks launch their kernels, and make the
- * raw baselines they compare with, through a driver table of their own (bench_driver.h),
- * resolved from the driver file the library loaded. Every partition, green context and
- * green stream is still made through the public API, so the benchmarks measure what a user
- * of greenctx gets.
+ * raw baselines they compare with, through the raw driver table (raw_driver.h, shared with
+ * the tests), resolved from the driver file the library loaded. Every partition, green
+ * context and green stream is still made through the public API, so the benchmarks measure
+ * what a user of greenctx gets.
  */
 #ifndef GREENCTX_BENCH_H
 #define GREENCTX_BENCH_H
@@ -28,7 +28,7 @@ typedef struct bench_options {
 } bench_options;
 
 typedef struct bench_env {
-    const bench_driver *drv;
+    const raw_driver *drv;
     int device;
     gcu_device cu_device;
     char gpu_name[256];

@@ -9,7 +9,7 @@ int bench_cu(gcu_result r, const char *what)
 {
     if (r == GCU_SUCCESS)
         return 0;
-    fprintf(stderr, "greenctx bench: %s: %s (%d)\n", what, bench_result_name(r), r);
+    fprintf(stderr, "greenctx bench: %s: %s (%d)\n", what, raw_result_name(r), r);
     return -1;
 }
 
@@ -75,7 +75,7 @@ int bench_alloc(const bench_env *env, gcu_deviceptr *ptr, size_t bytes, const ch
     if (r != GCU_SUCCESS) {
         *ptr = 0;
         fprintf(stderr, "greenctx bench: cuMemAlloc of %zu MiB for %s: %s\n", bytes >> 20, what,
-                bench_result_name(r));
+                raw_result_name(r));
         return -1;
     }
     return 0;

@@ -20,7 +20,7 @@ static int begin(void)
     gt_require_device();
     if (gt_state)
         return -1;
-    const gt_raw_driver *drv = gt_raw();
+    const raw_driver *drv = gt_raw();
     if (!drv || !gctx_feature_available(GCTX_FEATURE_GREEN_CONTEXTS)) {
         gt_skip("no green contexts on this driver");
         return -1;
@@ -243,7 +243,7 @@ GT_TEST(ordinary_stream_has_no_green_context)
 {
     if (begin())
         return;
-    const gt_raw_driver *drv = gt_raw();
+    const raw_driver *drv = gt_raw();
     CUstream plain;
     GT_ASSERT_EQ_INT(drv->cuStreamCreate(&plain, GCU_STREAM_NON_BLOCKING), 0);
     CUgreenCtx owner = (CUgreenCtx)1;
@@ -259,7 +259,7 @@ GT_TEST(adopt_without_taking_ownership)
 {
     if (begin())
         return;
-    const gt_raw_driver *drv = gt_raw();
+    const raw_driver *drv = gt_raw();
     /* A green context and stream made by "another library": the raw driver. */
     gcu_dev_resource whole, parts[1];
     memset(&whole, 0, sizeof whole);

@@ -42,7 +42,7 @@ GT_TEST(kernels_compute_correctly_on_every_partition)
 {
     if (require_gpu())
         return;
-    const gt_raw_driver *cu = gt_raw();
+    const raw_driver *cu = gt_raw();
     gctx_partition *device, *parts[3];
     GT_ASSERT_STATUS(gctx_partition_from_device(0, &device), GCTX_SUCCESS);
     gctx_group req[] = {{24, 0, 0, 0}, {40, 0, 0, 0}, {0, 0, 0, 1}};
@@ -91,7 +91,7 @@ GT_TEST(graph_captured_on_a_green_stream_replays_on_its_partition)
     if (require_gpu())
         return;
     const gctx__driver *drv = driver();
-    const gt_raw_driver *cu = gt_raw();
+    const raw_driver *cu = gt_raw();
     if (!cu->cuStreamBeginCapture || !cu->cuGraphInstantiateWithFlags)
         GT_SKIP("this driver has no stream capture");
     gctx_context *c;
@@ -143,7 +143,7 @@ GT_TEST(primary_context_work_runs_everywhere)
     if (require_gpu())
         return;
     const gctx__driver *drv = driver();
-    const gt_raw_driver *cu = gt_raw();
+    const raw_driver *cu = gt_raw();
     CUcontext primary;
     GT_ASSERT_EQ_INT(cu->cuDevicePrimaryCtxRetain(&primary, 0), 0);
     GT_ASSERT_EQ_INT(cu->cuCtxPushCurrent(primary), 0);
