@@ -96,7 +96,8 @@ GCTX_API int gctx_last_cuda_result(void);
 /* Driver                                                                                    */
 
 /* Loads the driver and resolves its entry points; idempotent and thread-safe. Every other
- * function does this itself; call it to learn early whether a driver is there.
+ * function does this itself; call it to learn early whether a driver is there. A failed
+ * attempt leaves nothing loaded and the next call tries again.
  * GCTX_ERROR_NO_DRIVER: no libcuda could be loaded (the message names what was tried). */
 GCTX_API gctx_status gctx_init(void);
 /* cuDriverGetVersion: 1000*major + 10*minor (13000 for CUDA 13.0). */
