@@ -96,7 +96,8 @@ GCTX_API int gctx_last_cuda_result(void);
 /* Driver                                                                                    */
 
 /* Loads the driver and resolves its entry points; idempotent and thread-safe. Every other
- * function does this itself; call it to learn early whether a driver is there.
+ * function does this itself; call it to learn early whether a driver is there. A failed
+ * attempt leaves nothing loaded and the next call tries again.
  * GCTX_ERROR_NO_DRIVER: no libcuda could be loaded (the message names what was tried). */
 GCTX_API gctx_status gctx_init(void);
 /* cuDriverGetVersion: 1000*major + 10*minor (13000 for CUDA 13.0). */
@@ -112,7 +113,8 @@ GCTX_API const char *gctx_driver_path(void);
     X(REPORTED_SM_RULES, 3, "reported_sm_rules", 13000)                                        \
     X(STRUCTURED_SPLIT, 4, "structured_split", 13010)                                          \
     X(WORKQUEUES, 5, "workqueues", 13010)                                                      \
-    X(LOCALITY_DOMAINS, 6, "locality_domains", 13040)
+    X(LOCALITY_DOMAINS, 6, "locality_domains", 13040)                                          \
+    X(FINE_GRANULES, 7, "fine_granules", 12050)
 
 typedef enum gctx_feature {
 #define GCTX_FEATURE_ENUM_(name, value, text, version) GCTX_FEATURE_##name = value,

@@ -153,36 +153,29 @@ typedef gcu_result (*gcu_pfn_cuGetProcAddress)(const char *symbol, void **pfn, i
                                                unsigned long long flags, int *symbolStatus);
 #define GCU_VERSION_cuGetProcAddress 12000
 
-#define GCU_DRIVER_SYMBOLS(X)                                                                   \
-    /* name, version, required, return-and-params */                                           \
+/* The library's own table: every entry point src/ calls, and nothing else (src/driver.c
+ * resolves exactly these). */
+#define GCU_LIBRARY_SYMBOLS(X)                                                                  \
+    /* name, version, required, return-and-params */                                            \
     X(cuInit, 2000, 1, (unsigned int flags))                                                    \
-    X(cuDriverGetVersion, 2020, 1, (int *version))                                              \
     X(cuGetErrorName, 6000, 1, (gcu_result error, const char **name))                           \
     X(cuDeviceGetCount, 2000, 1, (int *count))                                                  \
-    X(cuDeviceGet, 2000, 1, (gcu_device * device, int ordinal))                                 \
     X(cuDeviceGetName, 2000, 1, (char *name, int len, gcu_device dev))                          \
     X(cuDeviceGetAttribute, 2000, 1, (int *value, int attrib, gcu_device dev))                  \
     X(cuDevicePrimaryCtxRetain, 7000, 1, (CUcontext * ctx, gcu_device dev))                     \
     X(cuDevicePrimaryCtxRelease, 11000, 1, (gcu_device dev))                                    \
-    X(cuCtxGetCurrent, 4000, 1, (CUcontext * ctx))                                              \
-    X(cuCtxSetCurrent, 4000, 1, (CUcontext ctx))                                                \
     X(cuCtxPushCurrent, 4000, 1, (CUcontext ctx))                                               \
     X(cuCtxPopCurrent, 4000, 1, (CUcontext * ctx))                                              \
     X(cuCtxGetDevice, 2000, 1, (gcu_device * dev))                                              \
-    X(cuCtxGetStreamPriorityRange, 5050, 1, (int *least, int *greatest))                        \
-    X(cuStreamCreate, 2000, 1, (CUstream * stream, unsigned int flags))                         \
     X(cuStreamCreateWithPriority, 5050, 1, (CUstream * stream, unsigned int flags, int prio))   \
     X(cuStreamDestroy, 4000, 1, (CUstream stream))                                              \
     X(cuStreamSynchronize, 2000, 1, (CUstream stream))                                          \
-    X(cuStreamQuery, 2000, 1, (CUstream stream))                                                \
     X(cuStreamWaitEvent, 3020, 1, (CUstream stream, CUevent event, unsigned int flags))         \
     X(cuStreamGetPriority, 5050, 1, (CUstream stream, int *priority))                           \
-    X(cuStreamGetFlags, 5050, 1, (CUstream stream, unsigned int *flags))                        \
     X(cuEventCreate, 2000, 1, (CUevent * event, unsigned int flags))                            \
     X(cuEventDestroy, 4000, 1, (CUevent event))                                                 \
     X(cuEventRecord, 2000, 1, (CUevent event, CUstream stream))                                 \
     X(cuEventSynchronize, 2000, 1, (CUevent event))                                             \
-    X(cuEventElapsedTime, 2000, 1, (float *ms, CUevent start, CUevent end))                     \
     X(cuModuleLoadData, 2000, 1, (gcu_module * module, const void *image))                      \
     X(cuModuleUnload, 2000, 1, (gcu_module module))                                             \
     X(cuModuleGetFunction, 2000, 1, (gcu_function * fn, gcu_module module, const char *name))   \
@@ -192,11 +185,9 @@ typedef gcu_result (*gcu_pfn_cuGetProcAddress)(const char *symbol, void **pfn, i
     X(cuMemAlloc, 3020, 1, (gcu_deviceptr * ptr, size_t bytes))                                 \
     X(cuMemFree, 3020, 1, (gcu_deviceptr ptr))                                                  \
     X(cuMemcpyDtoH, 3020, 1, (void *dst, gcu_deviceptr src, size_t bytes))                      \
-    X(cuMemsetD32, 3020, 1, (gcu_deviceptr dst, unsigned int value, size_t count))             \
+    X(cuMemsetD32, 3020, 1, (gcu_deviceptr dst, unsigned int value, size_t count))              \
     X(cuDeviceGetDevResource, 12040, 0,                                                         \
       (gcu_device dev, gcu_dev_resource * resource, gcu_dev_resource_type type))                \
-    X(cuCtxGetDevResource, 12040, 0,                                                            \
-      (CUcontext ctx, gcu_dev_resource * resource, gcu_dev_resource_type type))                 \
     X(cuGreenCtxGetDevResource, 12040, 0,                                                       \
       (CUgreenCtx ctx, gcu_dev_resource * resource, gcu_dev_resource_type type))                \
     X(cuDevSmResourceSplitByCount, 12040, 0,                                                    \
@@ -217,16 +208,36 @@ typedef gcu_result (*gcu_pfn_cuGetProcAddress)(const char *symbol, void **pfn, i
     X(cuDevSmResourceSplit, 13010, 0,                                                           \
       (gcu_dev_resource * result, unsigned int nbGroups, const gcu_dev_resource *input,         \
        gcu_dev_resource *remainder, unsigned int flags,                                         \
-       gcu_dev_sm_resource_group_params *groupParams))                                          \
+       gcu_dev_sm_resource_group_params *groupParams))
+
+/* Entry points the library never resolves, declared here so that one checked declaration
+ * (tests/abi_check.c) serves the simulated driver, which implements them, the bench's raw
+ * baselines (bench/bench_driver.c) and the tests' raw calls (tests/raw_driver.c). */
+#define GCU_OUTSIDE_SYMBOLS(X)                                                                  \
+    /* name, version, required (unused), return-and-params */                                   \
+    X(cuDriverGetVersion, 2020, 1, (int *version)) /* the loader takes it by dlsym */           \
+    X(cuDeviceGet, 2000, 1, (gcu_device * device, int ordinal))                                 \
+    X(cuCtxGetCurrent, 4000, 1, (CUcontext * ctx))                                              \
+    X(cuCtxSetCurrent, 4000, 1, (CUcontext ctx))                                                \
+    X(cuCtxGetStreamPriorityRange, 5050, 1, (int *least, int *greatest))                        \
+    X(cuStreamCreate, 2000, 1, (CUstream * stream, unsigned int flags))                         \
+    X(cuStreamQuery, 2000, 1, (CUstream stream))                                                \
+    X(cuStreamGetFlags, 5050, 1, (CUstream stream, unsigned int *flags))                        \
+    X(cuEventElapsedTime, 2000, 1, (float *ms, CUevent start, CUevent end))                     \
+    X(cuCtxGetDevResource, 12040, 0,                                                            \
+      (CUcontext ctx, gcu_dev_resource * resource, gcu_dev_resource_type type))                 \
     X(cuStreamGetDevResource, 13010, 0,                                                         \
       (CUstream stream, gcu_dev_resource * resource, gcu_dev_resource_type type))               \
     X(cuStreamBeginCapture, 10010, 0, (CUstream stream, int mode))                              \
     X(cuStreamEndCapture, 10000, 0, (CUstream stream, gcu_graph * graph))                       \
-    X(cuGraphInstantiateWithFlags, 11040, 0,                                                             \
+    X(cuGraphInstantiateWithFlags, 11040, 0,                                                    \
       (gcu_graph_exec * exec, gcu_graph graph, unsigned long long flags))                       \
     X(cuGraphLaunch, 10000, 0, (gcu_graph_exec exec, CUstream stream))                          \
     X(cuGraphExecDestroy, 10000, 0, (gcu_graph_exec exec))                                      \
     X(cuGraphDestroy, 10000, 0, (gcu_graph graph))
+
+/* Every entry point declared here: what the simulated driver exports. */
+#define GCU_DRIVER_SYMBOLS(X) GCU_LIBRARY_SYMBOLS(X) GCU_OUTSIDE_SYMBOLS(X)
 
 #define GCU_DECLARE_PFN(name, version, required, params)                                        \
     typedef gcu_result(*gcu_pfn_##name) params;                                                 \

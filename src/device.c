@@ -75,7 +75,8 @@ gctx_status gctx__device_arch_rules(const gctx__driver *drv, int device, gctx__s
 gctx_status gctx__resource_rules(const gctx__driver *drv, int device,
                                  const gcu_dev_resource *resource, gctx__sm_rules *rules)
 {
-    if (drv->version >= 13000 && resource->u.sm.minSmPartitionSize &&
+    if (gctx__driver_reaches(drv, GCTX_FEATURE_REPORTED_SM_RULES) &&
+        resource->u.sm.minSmPartitionSize &&
         resource->u.sm.smCoscheduledAlignment) {
         rules->min_partition = resource->u.sm.minSmPartitionSize;
         rules->alignment = resource->u.sm.smCoscheduledAlignment;

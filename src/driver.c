@@ -2,6 +2,7 @@
 #include <dlfcn.h>
 #include <stdarg.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,17 +11,84 @@
 
 #define DEFAULT_DRIVER "libcuda.so.1"
 
-static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+/* The driver is loaded by the first call that succeeds: a failed attempt (no library, a
+ * failing cuDriverGetVersion or cuInit) leaves nothing behind, and the next call tries again.
+ * Attempts are serialised by load_lock; `loaded` is stored (release) only once the table is
+ * complete, so a reader that sees it (acquire) sees the whole table, which never changes. */
+static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int loaded;
 static gctx__driver driver;
+static int driver_has_no_device;
+/* The last attempt's failure, written and read under load_lock. */
 static gctx_status load_status;
 static char load_message[1024];
 static int load_cuda_result;
-static int driver_has_no_device;
 
 /* "13.1" from 13010. */
 static void format_version(char *out, size_t size, int version)
 {
     snprintf(out, size, "%d.%d", version / 1000, (version % 1000) / 10);
+}
+
+/* Every entry point of the library's table: name, ABI version asked of cuGetProcAddress,
+ * whether the library cannot work without it, and where it goes in the driver struct. */
+typedef struct symbol_row {
+    const char *name;
+    int abi;
+    int required;
+    size_t offset;
+} symbol_row;
+
+static const symbol_row symbols[] = {
+#define GCTX_SYMBOL_ROW_(name, abi, required, params)                                          \
+    {#name, abi, required, offsetof(gctx__driver, name)},
+    GCU_LIBRARY_SYMBOLS(GCTX_SYMBOL_ROW_)
+#undef GCTX_SYMBOL_ROW_
+};
+
+static void *entry_point(size_t offset)
+{
+    void *fn;
+    memcpy(&fn, (const char *)&driver + offset, sizeof fn);
+    return fn;
+}
+
+/* The first driver version that has each feature: GCTX_FEATURE_MAP is the only place these
+ * versions are written. */
+static int feature_version(gctx_feature feature)
+{
+    switch (feature) {
+#define GCTX_FEATURE_VERSION_(name, value, text, version)                                       \
+    case GCTX_FEATURE_##name:                                                                  \
+        return version;
+        GCTX_FEATURE_MAP(GCTX_FEATURE_VERSION_)
+#undef GCTX_FEATURE_VERSION_
+    default:
+        return 0;
+    }
+}
+
+int gctx__driver_reaches(const gctx__driver *drv, gctx_feature feature)
+{
+    return drv->version >= feature_version(feature);
+}
+
+/* The entry point a feature needs besides its version; NULL name when the version is all. */
+static const char *feature_entry_point(gctx_feature feature, size_t *offset)
+{
+    switch (feature) {
+#define GCTX_FEATURE_SYMBOL_(feature_name, symbol)                                              \
+    case GCTX_FEATURE_##feature_name:                                                          \
+        *offset = offsetof(gctx__driver, symbol);                                              \
+        return #symbol;
+        GCTX_FEATURE_SYMBOL_(GREEN_CONTEXTS, cuGreenCtxCreate)
+        GCTX_FEATURE_SYMBOL_(GREEN_STREAMS, cuGreenCtxStreamCreate)
+        GCTX_FEATURE_SYMBOL_(CONTEXT_IDS, cuGreenCtxGetId)
+        GCTX_FEATURE_SYMBOL_(STRUCTURED_SPLIT, cuDevSmResourceSplit)
+#undef GCTX_FEATURE_SYMBOL_
+    default:
+        return NULL;
+    }
 }
 
 static void set_feature(gctx_feature feature, int available, const char *fmt, ...)
@@ -35,16 +103,17 @@ static void set_feature(gctx_feature feature, int available, const char *fmt, ..
     va_end(args);
 }
 
-/* A feature that needs a driver version and one entry point (NULL: the version alone). */
-static void decide_feature(gctx_feature feature, int needs_version, const char *symbol,
-                           const void *entry_point)
+/* A feature needs its version from the map and, for some, one entry point. */
+static void decide_feature(gctx_feature feature)
 {
     char need[16], have[16];
-    format_version(need, sizeof need, needs_version);
+    format_version(need, sizeof need, feature_version(feature));
     format_version(have, sizeof have, driver.version);
-    if (driver.version < needs_version)
+    size_t offset = 0;
+    const char *symbol = feature_entry_point(feature, &offset);
+    if (!gctx__driver_reaches(&driver, feature))
         set_feature(feature, 0, "needs driver %s, found %s", need, have);
-    else if (symbol && !entry_point)
+    else if (symbol && !entry_point(offset))
         set_feature(feature, 0, "symbol %s not exported by the driver", symbol);
     else
         set_feature(feature, 1, "driver %s has it (since %s)", have, need);
@@ -52,31 +121,23 @@ static void decide_feature(gctx_feature feature, int needs_version, const char *
 
 static void decide_features(void)
 {
-    decide_feature(GCTX_FEATURE_GREEN_CONTEXTS, 12040, "cuGreenCtxCreate",
-                   (const void *)driver.cuGreenCtxCreate);
-    /* Every 12.4 entry point is needed for green contexts, not just the one named above. */
-    if (driver.features[GCTX_FEATURE_GREEN_CONTEXTS].available) {
-#define GCTX_CHECK_BASE_(name, abi, required, params)                                       \
-    if (abi == 12040 && !driver.name)                                                      \
-        set_feature(GCTX_FEATURE_GREEN_CONTEXTS, 0, "symbol %s not exported by the driver",    \
-                    #name);
-        GCU_DRIVER_SYMBOLS(GCTX_CHECK_BASE_)
-#undef GCTX_CHECK_BASE_
-    }
-    decide_feature(GCTX_FEATURE_GREEN_STREAMS, 12050, "cuGreenCtxStreamCreate",
-                   (const void *)driver.cuGreenCtxStreamCreate);
-    decide_feature(GCTX_FEATURE_CONTEXT_IDS, 12090, "cuGreenCtxGetId",
-                   (const void *)driver.cuGreenCtxGetId);
-    decide_feature(GCTX_FEATURE_REPORTED_SM_RULES, 13000, NULL, NULL);
-    decide_feature(GCTX_FEATURE_STRUCTURED_SPLIT, 13010, "cuDevSmResourceSplit",
-                   (const void *)driver.cuDevSmResourceSplit);
-    decide_feature(GCTX_FEATURE_WORKQUEUES, 13010, NULL, NULL);
-    decide_feature(GCTX_FEATURE_LOCALITY_DOMAINS, 13040, NULL, NULL);
+#define GCTX_DECIDE_(name, value, text, version) decide_feature(GCTX_FEATURE_##name);
+    GCTX_FEATURE_MAP(GCTX_DECIDE_)
+#undef GCTX_DECIDE_
+    /* Every entry point of the green contexts' first version is needed for them, not just
+     * the one named in the feature's row. */
+    if (!driver.features[GCTX_FEATURE_GREEN_CONTEXTS].available)
+        return;
+    for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++)
+        if (symbols[i].abi == feature_version(GCTX_FEATURE_GREEN_CONTEXTS) &&
+            !entry_point(symbols[i].offset))
+            set_feature(GCTX_FEATURE_GREEN_CONTEXTS, 0, "symbol %s not exported by the driver",
+                        symbols[i].name);
 }
 
-static void fail_load(gctx_status status, int cuda_result, const char *fmt, ...)
+static gctx_status fail_load(gctx_status status, int cuda_result, const char *fmt, ...)
     GCTX_PRINTF(3, 4);
-static void fail_load(gctx_status status, int cuda_result, const char *fmt, ...)
+static gctx_status fail_load(gctx_status status, int cuda_result, const char *fmt, ...)
 {
     va_list args;
     va_start(args, fmt);
@@ -84,100 +145,130 @@ static void fail_load(gctx_status status, int cuda_result, const char *fmt, ...)
     va_end(args);
     load_status = status;
     load_cuda_result = cuda_result;
+    return status;
 }
 
 typedef gcu_result (*get_proc_v1)(const char *, void **, int, unsigned long long);
 
-static void load(void)
+/* Resolves the table's entry points at their ABI versions, never above the driver's own. */
+static gctx_status resolve_symbols(void *lib, const char *path)
 {
+    gcu_pfn_cuGetProcAddress get_proc = (gcu_pfn_cuGetProcAddress)dlsym(lib, "cuGetProcAddress_v2");
+    get_proc_v1 get_proc_old = (get_proc_v1)dlsym(lib, "cuGetProcAddress");
+    char have[16];
+    format_version(have, sizeof have, driver.version);
+    for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++) {
+        const symbol_row *row = &symbols[i];
+        if (row->abi > driver.version) {
+            if (row->required)
+                return fail_load(GCTX_ERROR_NO_DRIVER, 0,
+                                 "the CUDA driver %s is %s, older than greenctx can use: %s "
+                                 "needs %d",
+                                 path, have, row->name, row->abi);
+            continue;
+        }
+        void *fn = NULL;
+        int symbol_status = 0;
+        gcu_result r = get_proc ? get_proc(row->name, &fn, row->abi, 0, &symbol_status)
+                                : get_proc_old(row->name, &fn, row->abi, 0);
+        if (r == GCU_SUCCESS && fn)
+            memcpy((char *)&driver + row->offset, &fn, sizeof fn);
+        else if (row->required)
+            return fail_load(GCTX_ERROR_NO_DRIVER, r,
+                             "the CUDA driver %s (%s) does not give %s at ABI version %d "
+                             "(cuGetProcAddress returned %d, symbol status %d)",
+                             path, have, row->name, row->abi, r, symbol_status);
+    }
+    return GCTX_SUCCESS;
+}
+
+/* One attempt, under load_lock: fills `driver` and returns GCTX_SUCCESS, or records why it
+ * failed and leaves nothing loaded (the library closed, the table zeroed). */
+static gctx_status load_attempt(void)
+{
+    memset(&driver, 0, sizeof driver);
     const char *override = getenv("GREENCTX_CUDA_LIBRARY");
     const char *path = override && *override ? override : DEFAULT_DRIVER;
     void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
         const char *why = dlerror();
-        fail_load(GCTX_ERROR_NO_DRIVER, 0,
-                  "could not load the CUDA driver %s%s (%s): install the NVIDIA driver, set "
-                  "GREENCTX_CUDA_LIBRARY to its libcuda file, or try the simulated driver "
-                  "(greenctx --sim h200 info)",
-                  path, override && *override ? ", named by GREENCTX_CUDA_LIBRARY" : "",
-                  why ? why : "no reason given");
-        return;
+        return fail_load(GCTX_ERROR_NO_DRIVER, 0,
+                         "could not load the CUDA driver %s%s (%s): install the NVIDIA driver, "
+                         "set GREENCTX_CUDA_LIBRARY to its libcuda file, or try the simulated "
+                         "driver (greenctx --sim h200 info)",
+                         path, override && *override ? ", named by GREENCTX_CUDA_LIBRARY" : "",
+                         why ? why : "no reason given");
     }
     snprintf(driver.path, sizeof driver.path, "%s", path);
 
-    gcu_pfn_cuGetProcAddress get_proc = (gcu_pfn_cuGetProcAddress)dlsym(lib, "cuGetProcAddress_v2");
-    get_proc_v1 get_proc_old = (get_proc_v1)dlsym(lib, "cuGetProcAddress");
+    gctx_status s = GCTX_SUCCESS;
+    gcu_result r;
     gcu_pfn_cuDriverGetVersion get_version =
         (gcu_pfn_cuDriverGetVersion)dlsym(lib, "cuDriverGetVersion");
-    if ((!get_proc && !get_proc_old) || !get_version) {
-        fail_load(GCTX_ERROR_NO_DRIVER, 0,
-                  "%s is not a CUDA driver greenctx can use: it exports no cuGetProcAddress "
-                  "(drivers of CUDA 11.3 and later do)",
-                  path);
-        dlclose(lib);
-        return;
+    if ((!dlsym(lib, "cuGetProcAddress_v2") && !dlsym(lib, "cuGetProcAddress")) || !get_version)
+        s = fail_load(GCTX_ERROR_NO_DRIVER, 0,
+                      "%s is not a CUDA driver greenctx can use: it exports no cuGetProcAddress "
+                      "(drivers of CUDA 11.3 and later do)",
+                      path);
+    else if ((r = get_version(&driver.version)) != GCU_SUCCESS)
+        s = fail_load(GCTX_ERROR_NO_DRIVER, r, "cuDriverGetVersion failed in %s", path);
+    else if ((s = resolve_symbols(lib, path)) != GCTX_SUCCESS) {
+    } else if ((r = driver.cuInit(0)) != GCU_SUCCESS && r != GCU_ERROR_NO_DEVICE) {
+        /* No device is not a load failure: the driver is there and counts zero devices. */
+        s = fail_load(GCTX_ERROR_DRIVER, r, "cuInit failed in %s", path);
+    } else {
+        driver_has_no_device = r == GCU_ERROR_NO_DEVICE;
+        decide_features();
+        return GCTX_SUCCESS;
     }
-    gcu_result r = get_version(&driver.version);
-    if (r != GCU_SUCCESS) {
-        fail_load(GCTX_ERROR_NO_DRIVER, r, "cuDriverGetVersion failed in %s: %s (%d)", path,
-                  gctx__cuda_result_name(r), r);
-        dlclose(lib);
-        return;
-    }
+    dlclose(lib);
+    memset(&driver, 0, sizeof driver);
+    return s;
+}
 
-    char have[16];
-    format_version(have, sizeof have, driver.version);
-#define GCTX_RESOLVE_(name, abi, required, params)                                          \
-    if (abi <= driver.version) {                                                               \
-        void *fn = NULL;                                                                       \
-        int symbol_status = 0;                                                                 \
-        gcu_result rr = get_proc ? get_proc(#name, &fn, abi, 0, &symbol_status)            \
-                                 : get_proc_old(#name, &fn, abi, 0);                       \
-        if (rr == GCU_SUCCESS && fn)                                                           \
-            driver.name = (gcu_pfn_##name)fn;                                                  \
-        else if (required) {                                                                   \
-            fail_load(GCTX_ERROR_NO_DRIVER, rr,                                                \
-                      "the CUDA driver %s (%s) does not give %s at ABI version %d "            \
-                      "(cuGetProcAddress returned %d, symbol status %d)",                      \
-                      path, have, #name, abi, rr, symbol_status);                          \
-            dlclose(lib);                                                                      \
-            return;                                                                            \
-        }                                                                                      \
-    } else if (required) {                                                                     \
-        fail_load(GCTX_ERROR_NO_DRIVER, 0,                                                     \
-                  "the CUDA driver %s is %s, older than greenctx can use: %s needs %d",        \
-                  path, have, #name, abi);                                                 \
-        dlclose(lib);                                                                          \
-        return;                                                                                \
+/* Loads the driver unless it is loaded. On failure sets this thread's error from the
+ * attempt that failed. */
+static gctx_status ensure_loaded(void)
+{
+    if (atomic_load_explicit(&loaded, memory_order_acquire))
+        return GCTX_SUCCESS;
+    pthread_mutex_lock(&load_lock);
+    gctx_status s = GCTX_SUCCESS;
+    if (!atomic_load_explicit(&loaded, memory_order_relaxed)) {
+        s = load_attempt();
+        if (s == GCTX_SUCCESS)
+            atomic_store_explicit(&loaded, 1, memory_order_release);
+        else if (load_cuda_result) {
+            /* The driver is there and answered with an error: worth another call. */
+            gctx__fail_cuda(load_cuda_result, "%s", load_message);
+            gctx__append_error("greenctx tries again on the next call");
+        } else {
+            gctx__fail(load_status, "%s", load_message);
+        }
     }
-    GCU_DRIVER_SYMBOLS(GCTX_RESOLVE_)
-#undef GCTX_RESOLVE_
+    pthread_mutex_unlock(&load_lock);
+    return s;
+}
 
-    r = driver.cuInit(0);
-    /* No device is not a load failure: the driver is there, it just counts zero devices. */
-    if (r != GCU_SUCCESS && r != GCU_ERROR_NO_DEVICE) {
-        fail_load(GCTX_ERROR_DRIVER, r, "cuInit failed in %s: %s (%d)", path,
-                  gctx__cuda_result_name(r), r);
-        dlclose(lib);
-        return;
-    }
-    driver_has_no_device = r == GCU_ERROR_NO_DEVICE;
-    decide_features();
-    load_status = GCTX_SUCCESS;
+/* For the calls that report rather than fail (path, features): a load attempt that leaves
+ * the caller's last error as it was. */
+static int is_loaded(void)
+{
+    if (atomic_load_explicit(&loaded, memory_order_acquire))
+        return 1;
+    gctx__error_state saved;
+    gctx__error_save(&saved);
+    int ok = ensure_loaded() == GCTX_SUCCESS;
+    gctx__error_restore(&saved);
+    return ok;
 }
 
 gctx_status gctx__driver_load(const gctx__driver **out)
 {
-    pthread_once(&load_once, load);
-    if (load_status != GCTX_SUCCESS) {
-        if (load_cuda_result)
-            gctx__fail_cuda(load_cuda_result, "%s", load_message);
-        else
-            gctx__fail(load_status, "%s", load_message);
-        return load_status;
-    }
-    *out = &driver;
-    return GCTX_SUCCESS;
+    gctx_status s = ensure_loaded();
+    if (s == GCTX_SUCCESS)
+        *out = &driver;
+    return s;
 }
 
 gctx_status gctx__driver_load_green(const gctx__driver **out)
@@ -210,8 +301,7 @@ gctx_status gctx_driver_version(int *version)
 
 const char *gctx_driver_path(void)
 {
-    pthread_once(&load_once, load);
-    return load_status == GCTX_SUCCESS ? driver.path : NULL;
+    return is_loaded() ? driver.path : NULL;
 }
 
 static int valid_feature(gctx_feature feature)
@@ -221,17 +311,15 @@ static int valid_feature(gctx_feature feature)
 
 int gctx_feature_available(gctx_feature feature)
 {
-    pthread_once(&load_once, load);
-    return load_status == GCTX_SUCCESS && valid_feature(feature) &&
+    return is_loaded() && valid_feature(feature) &&
            driver.features[feature].available;
 }
 
 const char *gctx_feature_reason(gctx_feature feature)
 {
-    pthread_once(&load_once, load);
     if (!valid_feature(feature))
         return "no such feature";
-    if (load_status != GCTX_SUCCESS)
+    if (!is_loaded())
         return "no CUDA driver is loaded";
     return driver.features[feature].reason;
 }
@@ -281,7 +369,7 @@ const char *gctx__cuda_result_name(gcu_result result)
         break;
     }
     const char *name = NULL;
-    if (load_status == GCTX_SUCCESS && driver.cuGetErrorName &&
+    if (atomic_load_explicit(&loaded, memory_order_acquire) && driver.cuGetErrorName &&
         driver.cuGetErrorName(result, &name) == GCU_SUCCESS && name)
         return name;
     return "CUDA_ERROR_UNRECOGNISED";

@@ -45,16 +45,21 @@ typedef struct gctx__driver {
     int version; /* cuDriverGetVersion */
     char path[512];
 #define GCTX_DRIVER_MEMBER_(name, version, required, params) gcu_pfn_##name name;
-    GCU_DRIVER_SYMBOLS(GCTX_DRIVER_MEMBER_)
+    GCU_LIBRARY_SYMBOLS(GCTX_DRIVER_MEMBER_)
 #undef GCTX_DRIVER_MEMBER_
     gctx__feature_state features[0 GCTX_FEATURE_MAP(GCTX__COUNT_FEATURE_)];
 } gctx__driver;
 
-/* The driver table, loaded once. On failure sets the thread's error. */
+/* The driver table: loaded by the first call that succeeds (a failed attempt is tried again
+ * by the next call), then never changed. On failure sets the thread's error. */
 gctx_status gctx__driver_load(const gctx__driver **driver);
 /* The same, failing with GCTX_ERROR_UNSUPPORTED where green contexts are unavailable
  * (drivers before 12.4), the message naming the version needed. */
 gctx_status gctx__driver_load_green(const gctx__driver **driver);
+/* 1 when the driver's version has what the feature needs by version alone (its row in
+ * GCTX_FEATURE_MAP), whether or not an entry point the feature also needs is there: for
+ * facts such as which fields a resource carries. */
+int gctx__driver_reaches(const gctx__driver *drv, gctx_feature feature);
 /* 1 when cuInit answered CUDA_ERROR_NO_DEVICE: the driver loaded and counts no device. */
 int gctx__driver_has_no_device(void);
 
@@ -116,7 +121,7 @@ void gctx__handle_release(void *handle, gctx__type type);
 /* A caller's size-prefixed struct: non-NULL, and at least as large as this library's. */
 gctx_status gctx__check_sized(const void *pointer, size_t size, size_t expected, const char *name,
                               const char *init_macro);
-/* Objects alive now (for tests of leaks). */
-int gctx__object_live_count(void);
+/* gctx__object_live_count, for tests of leaks. */
+#include "testing.h"
 
 #endif

@@ -70,9 +70,11 @@ static gctx_status partition_new(int device, gctx_partition_kind kind,
 static void read_driver_fields(const gctx__driver *drv, gctx_partition *p)
 {
     const gcu_dev_sm_resource *sm = &p->resources[0].u.sm;
-    if (drv->version >= 13010)
+    /* The flags field came with the structured split's group flags. */
+    if (gctx__driver_reaches(drv, GCTX_FEATURE_STRUCTURED_SPLIT))
         p->flags = sm->flags;
-    if (drv->version >= 13040 && (sm->flags & GCU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_ID)) {
+    if (gctx__driver_reaches(drv, GCTX_FEATURE_LOCALITY_DOMAINS) &&
+        (sm->flags & GCU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_ID)) {
         p->has_locality = 1;
         p->locality = sm->localityDomainId;
     }

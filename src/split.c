@@ -146,7 +146,7 @@ static gctx_status job_plan(split_job *job, gctx_partition *input, const gctx_gr
     job->rules.structured = t->structured;
     job->rules.whole_device = input->kind == GCTX_PARTITION_DEVICE;
     job->rules.structured_api = job->drv->cuDevSmResourceSplit != NULL;
-    job->rules.fine_flag = job->drv->version >= 12050;
+    job->rules.fine_flag = job->drv->features[GCTX_FEATURE_FINE_GRANULES].available;
     job->rules.max_coscheduled = t->cc_major >= 9 ? 32 : 2;
     job->rules.oracle = granule_oracle;
     job->rules.oracle_context = job;

@@ -1,5 +1,6 @@
-# `greenctx bench` (tests/bench_test.sh); include()d from tests/CMakeLists.txt after the tool's
-# tests, so greenctx_test and greenctx_driver_test exist.
+# `greenctx bench`, the benchmark in bench/ run through the tool (tests/bench_test.sh);
+# include()d from tests/CMakeLists.txt after the tool's tests, so greenctx_test and
+# greenctx_driver_test exist.
 greenctx_test(bench.usage LABELS unit tool
   COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/bench_test.sh usage $<TARGET_FILE:greenctx_tool>)
 foreach(case sim_overhead sim_needs_gpu sim_bad_victim)

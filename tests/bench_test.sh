@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench_test.sh CASE TOOL: `greenctx bench` on the simulated driver (what runs there, and the
+# bench_test.sh CASE TOOL: `greenctx bench` (bench/, linked into the tool) on the simulated driver (what runs there, and the
 # clean refusal of what needs a GPU), its usage errors, and a quick real run on a GPU.
 # Cases with --sim need the simulated driver (GREENCTX_CUDA_LIBRARY names it); they skip (77)
 # without it.

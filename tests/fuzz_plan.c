@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
 #include "plan_model.h"
 
 static unsigned take(const uint8_t **data, size_t *size)

@@ -1,6 +1,7 @@
 # Tests of the planner, partitions, contexts and streams (included from tests/CMakeLists.txt).
 
-# The planner against models of the driver: no driver at all.
+# The planner against models of the driver: no driver at all. A pure module: its own header
+# (src/plan.h), linked from the static library.
 add_executable(test_plan test_plan.c plan_model.c harness.c)
 target_include_directories(test_plan PRIVATE ${PROJECT_SOURCE_DIR}/src)
 target_link_libraries(test_plan PRIVATE greenctx_static ${CMAKE_DL_LIBS} Threads::Threads)
@@ -25,11 +26,13 @@ if(GREENCTX_HAVE_LIBFUZZER AND NOT GREENCTX_SANITIZE MATCHES "thread")
   greenctx_test(plan.fuzz COMMAND fuzz_plan -max_total_time=20 -seed=1 LABELS unit fuzz)
 endif()
 
-# Objects that need the internals (live-object counts): the static library.
+# Objects: the static library, for the live-object count (src/testing.h), and raw driver
+# calls of the tests' own (raw_calls.h).
 function(greenctx_object_test_binary name)
-  add_executable(${name} ${ARGN} sm_ids.c harness.c)
+  add_executable(${name} ${ARGN} sm_ids.c harness.c raw_calls.c)
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/src)
-  target_link_libraries(${name} PRIVATE greenctx_static ${CMAKE_DL_LIBS} Threads::Threads)
+  target_link_libraries(${name} PRIVATE greenctx_static greenctx_raw_driver ${CMAKE_DL_LIBS}
+    Threads::Threads)
 endfunction()
 
 greenctx_object_test_binary(test_partitions test_partitions.c)

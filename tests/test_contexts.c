@@ -5,16 +5,11 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "raw_calls.h"
+#include "testing.h"
 #include "sm_ids.h"
 
 
-static const gctx__driver *driver(void)
-{
-    const gctx__driver *drv = NULL;
-    gctx__driver_load(&drv);
-    return drv;
-}
 
 /* A context current on this thread before each test, so a test can see that greenctx calls
  * leave it there: the device's primary context. */
@@ -25,8 +20,8 @@ static int begin(void)
     gt_require_device();
     if (gt_state)
         return -1;
-    const gctx__driver *drv = driver();
-    if (!drv || !drv->features[GCTX_FEATURE_GREEN_CONTEXTS].available) {
+    const raw_driver *drv = gt_raw();
+    if (!drv || !gctx_feature_available(GCTX_FEATURE_GREEN_CONTEXTS)) {
         gt_skip("no green contexts on this driver");
         return -1;
     }
@@ -40,7 +35,7 @@ static int begin(void)
 static CUcontext current(void)
 {
     CUcontext c = NULL;
-    driver()->cuCtxGetCurrent(&c);
+    gt_raw()->cuCtxGetCurrent(&c);
     return c;
 }
 
@@ -248,7 +243,7 @@ GT_TEST(ordinary_stream_has_no_green_context)
 {
     if (begin())
         return;
-    const gctx__driver *drv = driver();
+    const raw_driver *drv = gt_raw();
     CUstream plain;
     GT_ASSERT_EQ_INT(drv->cuStreamCreate(&plain, GCU_STREAM_NON_BLOCKING), 0);
     CUgreenCtx owner = (CUgreenCtx)1;
@@ -264,7 +259,7 @@ GT_TEST(adopt_without_taking_ownership)
 {
     if (begin())
         return;
-    const gctx__driver *drv = driver();
+    const raw_driver *drv = gt_raw();
     /* A green context and stream made by "another library": the raw driver. */
     gcu_dev_resource whole, parts[1];
     memset(&whole, 0, sizeof whole);

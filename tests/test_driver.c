@@ -25,10 +25,12 @@ static const struct {
     {12040, GCTX_FEATURE_CONTEXT_IDS, 0, "needs driver 12.9, found 12.4"},
     {12040, GCTX_FEATURE_REPORTED_SM_RULES, 0, "needs driver 13.0, found 12.4"},
     {12040, GCTX_FEATURE_STRUCTURED_SPLIT, 0, "needs driver 13.1, found 12.4"},
+    {12040, GCTX_FEATURE_FINE_GRANULES, 0, "needs driver 12.5, found 12.4"},
     {13000, GCTX_FEATURE_GREEN_CONTEXTS, 1, NULL},
     {13000, GCTX_FEATURE_GREEN_STREAMS, 1, NULL},
     {13000, GCTX_FEATURE_CONTEXT_IDS, 1, NULL},
     {13000, GCTX_FEATURE_REPORTED_SM_RULES, 1, NULL},
+    {13000, GCTX_FEATURE_FINE_GRANULES, 1, NULL},
     {13000, GCTX_FEATURE_STRUCTURED_SPLIT, 0, "needs driver 13.1, found 13.0"},
     {13000, GCTX_FEATURE_WORKQUEUES, 0, "needs driver 13.1, found 13.0"},
     {13000, GCTX_FEATURE_LOCALITY_DOMAINS, 0, "needs driver 13.4, found 13.0"},
@@ -265,3 +267,27 @@ GT_TEST(init_from_many_threads)
     GT_ASSERT_STATUS(gctx_driver_version(&version), GCTX_SUCCESS);
     GT_ASSERT_EQ_INT(results[0] / 1000, version);
 }
+
+/* ---- a failed load is tried again ---- */
+
+/* GREENCTX_SIM_FAIL=cuInit:1 (or cuDriverGetVersion:1): the first attempt fails and says so,
+ * and the next call loads the driver: one failure does not disable greenctx for the process. */
+static void expect_retry(const char *entry_point)
+{
+    gt_require_sim(0, NULL);
+    GT_CHECK();
+    GT_ASSERT_STATUS(gctx_init(), entry_point[2] == 'I' ? GCTX_ERROR_DRIVER : GCTX_ERROR_NO_DRIVER);
+    GT_ASSERT_CONTAINS(gctx_last_error(), entry_point);
+    GT_ASSERT_CONTAINS(gctx_last_error(), "failed");
+    GT_ASSERT_CONTAINS(gctx_last_error(), "tries again on the next call");
+    GT_ASSERT(gctx_last_cuda_result() != 0);
+    GT_ASSERT_STATUS(gctx_init(), GCTX_SUCCESS);
+    int count = 0;
+    GT_ASSERT_STATUS(gctx_device_count(&count), GCTX_SUCCESS);
+    GT_ASSERT_GT_INT(count, 0);
+    GT_ASSERT(gctx_driver_path() != NULL);
+    GT_ASSERT_EQ_INT(gctx_feature_available(GCTX_FEATURE_GREEN_CONTEXTS), 1);
+}
+
+GT_TEST(init_retries_after_cuInit_fails) { expect_retry("cuInit"); }
+GT_TEST(init_retries_after_cuDriverGetVersion_fails) { expect_retry("cuDriverGetVersion"); }

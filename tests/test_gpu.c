@@ -3,7 +3,8 @@
  * on the simulated driver, which runs no kernels. */
 #include <stdlib.h>
 
-#include "observe.h"
+#include "observe.h" /* the library's %smid kernel: the one test that still needs internals */
+#include "raw_calls.h"
 #include "sm_ids.h"
 
 static const gctx__driver *driver(void)
@@ -41,7 +42,7 @@ GT_TEST(kernels_compute_correctly_on_every_partition)
 {
     if (require_gpu())
         return;
-    const gctx__driver *drv = driver();
+    const raw_driver *cu = gt_raw();
     gctx_partition *device, *parts[3];
     GT_ASSERT_STATUS(gctx_partition_from_device(0, &device), GCTX_SUCCESS);
     gctx_group req[] = {{24, 0, 0, 0}, {40, 0, 0, 0}, {0, 0, 0, 1}};
@@ -55,27 +56,27 @@ GT_TEST(kernels_compute_correctly_on_every_partition)
         gctx_stream *s;
         GT_ASSERT_STATUS(gctx_context_create(parts[p], NULL, &c), GCTX_SUCCESS);
         GT_ASSERT_STATUS(gctx_stream_create(c, NULL, &s), GCTX_SUCCESS);
-        GT_ASSERT_EQ_INT(drv->cuCtxPushCurrent(gctx_context_cu_context(c)), 0);
+        GT_ASSERT_EQ_INT(cu->cuCtxPushCurrent(gctx_context_cu_context(c)), 0);
         gcu_module module;
         gcu_function fn;
         gcu_deviceptr out;
-        GT_ASSERT_EQ_INT(drv->cuModuleLoadData(&module, fill_ptx), 0);
-        GT_ASSERT_EQ_INT(drv->cuModuleGetFunction(&fn, module, "fill"), 0);
-        GT_ASSERT_EQ_INT(drv->cuMemAlloc(&out, N * sizeof *host), 0);
+        GT_ASSERT_EQ_INT(cu->cuModuleLoadData(&module, fill_ptx), 0);
+        GT_ASSERT_EQ_INT(cu->cuModuleGetFunction(&fn, module, "fill"), 0);
+        GT_ASSERT_EQ_INT(cu->cuMemAlloc(&out, N * sizeof *host), 0);
         unsigned n = N;
         void *params[] = {&out, &n};
-        GT_ASSERT_EQ_INT(drv->cuLaunchKernel(fn, N / 256, 1, 1, 256, 1, 1, 0,
+        GT_ASSERT_EQ_INT(cu->cuLaunchKernel(fn, N / 256, 1, 1, 256, 1, 1, 0,
                                              gctx_stream_handle(s), params, NULL), 0);
         GT_ASSERT_STATUS(gctx_stream_synchronize(s), GCTX_SUCCESS);
-        GT_ASSERT_EQ_INT(drv->cuMemcpyDtoH(host, out, N * sizeof *host), 0);
+        GT_ASSERT_EQ_INT(cu->cuMemcpyDtoH(host, out, N * sizeof *host), 0);
         long wrong = 0;
         for (unsigned i = 0; i < N; i++)
             wrong += host[i] != 3 * i + 7;
         GT_ASSERT_EQ_INT(wrong, 0);
-        drv->cuMemFree(out);
-        drv->cuModuleUnload(module);
+        cu->cuMemFree(out);
+        cu->cuModuleUnload(module);
         CUcontext popped;
-        drv->cuCtxPopCurrent(&popped);
+        cu->cuCtxPopCurrent(&popped);
         gctx_stream_release(s);
         gctx_context_release(c);
     }
@@ -90,7 +91,8 @@ GT_TEST(graph_captured_on_a_green_stream_replays_on_its_partition)
     if (require_gpu())
         return;
     const gctx__driver *drv = driver();
-    if (!drv->cuStreamBeginCapture || !drv->cuGraphInstantiateWithFlags)
+    const raw_driver *cu = gt_raw();
+    if (!cu->cuStreamBeginCapture || !cu->cuGraphInstantiateWithFlags)
         GT_SKIP("this driver has no stream capture");
     gctx_context *c;
     gctx_stream *s;
@@ -101,22 +103,22 @@ GT_TEST(graph_captured_on_a_green_stream_replays_on_its_partition)
         return;
     GT_ASSERT_EQ_INT(partition.count, 32);
 
-    GT_ASSERT_EQ_INT(drv->cuCtxPushCurrent(gctx_context_cu_context(c)), 0);
+    GT_ASSERT_EQ_INT(cu->cuCtxPushCurrent(gctx_context_cu_context(c)), 0);
     gctx__smid_kernel kernel;
     GT_ASSERT_STATUS(gctx__smid_load(drv, &kernel), GCTX_SUCCESS);
     CUstream raw = gctx_stream_handle(s);
     gcu_graph graph;
     gcu_graph_exec exec;
-    GT_ASSERT_EQ_INT(drv->cuStreamBeginCapture(raw, GCU_STREAM_CAPTURE_MODE_THREAD_LOCAL), 0);
+    GT_ASSERT_EQ_INT(cu->cuStreamBeginCapture(raw, GCU_STREAM_CAPTURE_MODE_THREAD_LOCAL), 0);
     GT_ASSERT_STATUS(gctx__smid_launch(drv, &kernel, raw, 8 * 132, 20000), GCTX_SUCCESS);
-    GT_ASSERT_EQ_INT(drv->cuStreamEndCapture(raw, &graph), 0);
-    GT_ASSERT_EQ_INT(drv->cuGraphInstantiateWithFlags(&exec, graph, 0), 0);
+    GT_ASSERT_EQ_INT(cu->cuStreamEndCapture(raw, &graph), 0);
+    GT_ASSERT_EQ_INT(cu->cuGraphInstantiateWithFlags(&exec, graph, 0), 0);
     /* Nothing ran while capturing: the flags are still zero. */
     unsigned ids[GT_MAX_SMS], count = 0;
     GT_ASSERT_STATUS(gctx__smid_collect(drv, &kernel, ids, GT_MAX_SMS, &count), GCTX_SUCCESS);
     GT_ASSERT_EQ_INT(count, 0);
     for (int replay = 0; replay < 3; replay++)
-        GT_ASSERT_EQ_INT(drv->cuGraphLaunch(exec, raw), 0);
+        GT_ASSERT_EQ_INT(cu->cuGraphLaunch(exec, raw), 0);
     GT_ASSERT_STATUS(gctx_stream_synchronize(s), GCTX_SUCCESS);
     GT_ASSERT_STATUS(gctx__smid_collect(drv, &kernel, ids, GT_MAX_SMS, &count), GCTX_SUCCESS);
     gt_sm_set replayed;
@@ -125,11 +127,11 @@ GT_TEST(graph_captured_on_a_green_stream_replays_on_its_partition)
         replayed.has[ids[i]] = 1, replayed.count++;
     GT_ASSERT_EQ_INT(replayed.count, 32);
     GT_ASSERT(gt_sm_set_within(&replayed, &partition));
-    drv->cuGraphExecDestroy(exec);
-    drv->cuGraphDestroy(graph);
+    cu->cuGraphExecDestroy(exec);
+    cu->cuGraphDestroy(graph);
     gctx__smid_unload(drv, &kernel);
     CUcontext popped;
-    drv->cuCtxPopCurrent(&popped);
+    cu->cuCtxPopCurrent(&popped);
     gctx_stream_release(s);
     gctx_context_release(c);
 }
@@ -141,25 +143,26 @@ GT_TEST(primary_context_work_runs_everywhere)
     if (require_gpu())
         return;
     const gctx__driver *drv = driver();
+    const raw_driver *cu = gt_raw();
     CUcontext primary;
-    GT_ASSERT_EQ_INT(drv->cuDevicePrimaryCtxRetain(&primary, 0), 0);
-    GT_ASSERT_EQ_INT(drv->cuCtxPushCurrent(primary), 0);
+    GT_ASSERT_EQ_INT(cu->cuDevicePrimaryCtxRetain(&primary, 0), 0);
+    GT_ASSERT_EQ_INT(cu->cuCtxPushCurrent(primary), 0);
     int sms = 0;
-    drv->cuDeviceGetAttribute(&sms, GCU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 0);
+    cu->cuDeviceGetAttribute(&sms, GCU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 0);
     CUstream plain;
-    GT_ASSERT_EQ_INT(drv->cuStreamCreate(&plain, GCU_STREAM_NON_BLOCKING), 0);
+    GT_ASSERT_EQ_INT(cu->cuStreamCreate(&plain, GCU_STREAM_NON_BLOCKING), 0);
     gctx__smid_kernel kernel;
     GT_ASSERT_STATUS(gctx__smid_load(drv, &kernel), GCTX_SUCCESS);
     GT_ASSERT_STATUS(gctx__smid_launch(drv, &kernel, plain, 8u * (unsigned)sms, 20000), GCTX_SUCCESS);
-    GT_ASSERT_EQ_INT(drv->cuStreamSynchronize(plain), 0);
+    GT_ASSERT_EQ_INT(cu->cuStreamSynchronize(plain), 0);
     unsigned ids[GT_MAX_SMS], count = 0;
     GT_ASSERT_STATUS(gctx__smid_collect(drv, &kernel, ids, GT_MAX_SMS, &count), GCTX_SUCCESS);
     GT_ASSERT_EQ_INT(count, sms);
     gctx__smid_unload(drv, &kernel);
-    drv->cuStreamDestroy(plain);
+    cu->cuStreamDestroy(plain);
     CUcontext popped;
-    drv->cuCtxPopCurrent(&popped);
-    drv->cuDevicePrimaryCtxRelease(0);
+    cu->cuCtxPopCurrent(&popped);
+    cu->cuDevicePrimaryCtxRelease(0);
 }
 
 /* One context on each of two GPUs (nvidia-h200-x2). */

@@ -3,7 +3,7 @@
  * nested splits, discovery, backfill, rounding, dry runs, provenance, errors, rollback. */
 #include <stdlib.h>
 
-#include "internal.h"
+#include "testing.h"
 #include "sm_ids.h"
 
 static gctx_group rest(void) { return (gctx_group){0, 0, 0, 1}; }

@@ -3,7 +3,6 @@
 #include <stdlib.h>
 
 #include "harness.h"
-#include "internal.h"
 #include "plan_model.h"
 
 static plan_model h200(void) { return (plan_model){MODEL_H200_DEVICE, 132, 8, 8, 0}; }

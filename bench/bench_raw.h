@@ -1,7 +1,7 @@
 /* The raw driver doing what greenctx does for "two disjoint partitions with a stream each":
  * the reference that greenctx's overhead is measured against. */
-#ifndef GREENCTX_TOOL_BENCH_RAW_H
-#define GREENCTX_TOOL_BENCH_RAW_H
+#ifndef GREENCTX_BENCH_RAW_H
+#define GREENCTX_BENCH_RAW_H
 
 #include "bench.h"
 

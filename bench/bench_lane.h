@@ -1,7 +1,7 @@
 /* A lane: somewhere to run benchmark work (a context, one stream on it, the kernels loaded
  * there and a pair of timing events). */
-#ifndef GREENCTX_TOOL_BENCH_LANE_H
-#define GREENCTX_TOOL_BENCH_LANE_H
+#ifndef GREENCTX_BENCH_LANE_H
+#define GREENCTX_BENCH_LANE_H
 
 #include "bench_kernels.h"
 

@@ -99,6 +99,13 @@ static int raw_split_op(ov_run *run, double us[2])
     return rc;
 }
 
+/* Right after an undo: us[0] the doing (t0 to t1), us[1] the undoing (t1 to now). */
+static void undo_times(double us[2], double t0, double t1)
+{
+    us[0] = t1 - t0;
+    us[1] = bench_now_us() - t1;
+}
+
 static int lib_context(ov_run *run, double us[2])
 {
     gctx_context *ctx = NULL;
@@ -106,8 +113,7 @@ static int lib_context(ov_run *run, double us[2])
     gctx_status s = gctx_context_create(run->lib_part[0], NULL, &ctx);
     double t1 = bench_now_us();
     gctx_context_release(ctx);
-    us[0] = t1 - t0;
-    us[1] = bench_now_us() - t1;
+    undo_times(us, t0, t1);
     return bench_gctx(s, "gctx_context_create");
 }
 
@@ -119,8 +125,7 @@ static int raw_context(ov_run *run, double us[2])
     double t1 = bench_now_us();
     if (green)
         run->env->drv->cuGreenCtxDestroy(green);
-    us[0] = t1 - t0;
-    us[1] = bench_now_us() - t1;
+    undo_times(us, t0, t1);
     return rc;
 }
 
@@ -131,8 +136,7 @@ static int lib_stream(ov_run *run, double us[2])
     gctx_status s = gctx_stream_create(run->lib_ctx, NULL, &stream);
     double t1 = bench_now_us();
     gctx_stream_release(stream);
-    us[0] = t1 - t0;
-    us[1] = bench_now_us() - t1;
+    undo_times(us, t0, t1);
     return bench_gctx(s, "gctx_stream_create");
 }
 
@@ -144,8 +148,7 @@ static int raw_stream(ov_run *run, double us[2])
     double t1 = bench_now_us();
     if (stream)
         run->env->drv->cuStreamDestroy(stream);
-    us[0] = t1 - t0;
-    us[1] = bench_now_us() - t1;
+    undo_times(us, t0, t1);
     return rc;
 }
 
@@ -156,8 +159,7 @@ static int lib_setup_op(ov_run *run, double us[2])
     int rc = lib_setup_build(run, 0, &st);
     double t1 = bench_now_us();
     lib_setup_teardown(&st);
-    us[0] = t1 - t0;
-    us[1] = bench_now_us() - t1;
+    undo_times(us, t0, t1);
     return rc;
 }
 
@@ -168,8 +170,7 @@ static int raw_setup_op(ov_run *run, double us[2])
     int rc = raw_setup_build(run->env, &run->whole, &run->plans[0], &run->split, &st);
     double t1 = bench_now_us();
     raw_setup_teardown(run->env, &st);
-    us[0] = t1 - t0;
-    us[1] = bench_now_us() - t1;
+    undo_times(us, t0, t1);
     return rc;
 }
 

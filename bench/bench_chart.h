@@ -1,7 +1,7 @@
 /* What `--svg` draws, independent of which benchmark produced it: distributions (one row of
  * percentiles per arm) and curves (a value per SM count). bench_svg.c writes it. */
-#ifndef GREENCTX_TOOL_BENCH_CHART_H
-#define GREENCTX_TOOL_BENCH_CHART_H
+#ifndef GREENCTX_BENCH_CHART_H
+#define GREENCTX_BENCH_CHART_H
 
 #include "bench.h"
 

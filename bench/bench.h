@@ -2,17 +2,18 @@
  * `greenctx bench`: what the benchmark files share (the device, its driver table, lanes,
  * timing and error helpers).
  *
- * The public API has no kernel launch, so the benchmarks reach the driver table the library
- * already loaded (src/internal.h); that is why the tool links the static library. Every
- * partition, green context and green stream is still made through the public API, so the
- * benchmarks measure what a user of greenctx gets.
+ * The public API has no kernel launch, so the benchmarks launch their kernels, and make the
+ * raw baselines they compare with, through the raw driver table (raw_driver.h, shared with
+ * the tests), resolved from the driver file the library loaded. Every partition, green
+ * context and green stream is still made through the public API, so the benchmarks measure
+ * what a user of greenctx gets.
  */
-#ifndef GREENCTX_TOOL_BENCH_H
-#define GREENCTX_TOOL_BENCH_H
+#ifndef GREENCTX_BENCH_H
+#define GREENCTX_BENCH_H
 
 #include <stddef.h>
 
-#include "internal.h"
+#include "bench_driver.h"
 #include "tool.h"
 
 #define BENCH_MAX_VICTIM_SMS 8
@@ -27,7 +28,7 @@ typedef struct bench_options {
 } bench_options;
 
 typedef struct bench_env {
-    const gctx__driver *drv;
+    const raw_driver *drv;
     int device;
     gcu_device cu_device;
     char gpu_name[256];

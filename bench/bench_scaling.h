@@ -1,6 +1,6 @@
 /* `greenctx bench scaling`: compute- and memory-bound kernels on partitions of k SMs. */
-#ifndef GREENCTX_TOOL_BENCH_SCALING_H
-#define GREENCTX_TOOL_BENCH_SCALING_H
+#ifndef GREENCTX_BENCH_SCALING_H
+#define GREENCTX_BENCH_SCALING_H
 
 #include "bench_chart.h"
 

@@ -1,6 +1,6 @@
 /* `greenctx bench isolation`: a latency-critical victim beside a hog, in six arrangements. */
-#ifndef GREENCTX_TOOL_BENCH_ISOLATION_H
-#define GREENCTX_TOOL_BENCH_ISOLATION_H
+#ifndef GREENCTX_BENCH_ISOLATION_H
+#define GREENCTX_BENCH_ISOLATION_H
 
 #include "bench_chart.h"
 #include "bench_hog.h"

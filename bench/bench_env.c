@@ -9,7 +9,7 @@ int bench_cu(gcu_result r, const char *what)
 {
     if (r == GCU_SUCCESS)
         return 0;
-    fprintf(stderr, "greenctx bench: %s: %s (%d)\n", what, gctx__cuda_result_name(r), r);
+    fprintf(stderr, "greenctx bench: %s: %s (%d)\n", what, raw_result_name(r), r);
     return -1;
 }
 
@@ -75,7 +75,7 @@ int bench_alloc(const bench_env *env, gcu_deviceptr *ptr, size_t bytes, const ch
     if (r != GCU_SUCCESS) {
         *ptr = 0;
         fprintf(stderr, "greenctx bench: cuMemAlloc of %zu MiB for %s: %s\n", bytes >> 20, what,
-                gctx__cuda_result_name(r));
+                raw_result_name(r));
         return -1;
     }
     return 0;
@@ -105,7 +105,7 @@ int bench_zero(const bench_env *env, gcu_deviceptr ptr, size_t bytes)
 int bench_env_open(bench_env *env, int device)
 {
     env->device = device;
-    if (bench_gctx(gctx__driver_load_green(&env->drv), "loading the driver"))
+    if (!(env->drv = bench_driver_load()))
         return -1;
     gctx_device_info info = GCTX_DEVICE_INFO_INIT;
     if (bench_gctx(gctx_device_get_info(device, &info), "reading the device") ||

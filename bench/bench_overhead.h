@@ -1,6 +1,6 @@
 /* `greenctx bench overhead`: what greenctx costs over the raw driver calls doing the same. */
-#ifndef GREENCTX_TOOL_BENCH_OVERHEAD_H
-#define GREENCTX_TOOL_BENCH_OVERHEAD_H
+#ifndef GREENCTX_BENCH_OVERHEAD_H
+#define GREENCTX_BENCH_OVERHEAD_H
 
 #include "bench.h"
 

@@ -51,7 +51,7 @@ void raw_split_free(raw_split *split)
 int raw_split_run(const bench_env *env, const gcu_dev_resource *whole, const raw_plan *plan,
                   raw_split *split)
 {
-    const gctx__driver *drv = env->drv;
+    const raw_driver *drv = env->drv;
     gcu_dev_resource remainder;
     memset(&remainder, 0, sizeof remainder);
     if (plan->path == GCTX_SPLIT_PATH_STRUCTURED) {

@@ -1,7 +1,7 @@
 /* The hog: a background thread that keeps a lane's SMs (or the memory system) busy with
  * back-to-back units of work until told to stop, and says how many units per second it got. */
-#ifndef GREENCTX_TOOL_BENCH_HOG_H
-#define GREENCTX_TOOL_BENCH_HOG_H
+#ifndef GREENCTX_BENCH_HOG_H
+#define GREENCTX_BENCH_HOG_H
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -76,7 +76,7 @@ static int launch_unit(const bench_hog *hog)
 /* Body of the feeder thread, with the lane's context current. */
 static int feed(bench_hog *hog, CUevent ring[HOG_IN_FLIGHT], CUevent start, CUevent end)
 {
-    const gctx__driver *drv = hog->env->drv;
+    const raw_driver *drv = hog->env->drv;
     CUstream stream = hog->lane->stream;
     if (bench_cu(drv->cuEventRecord(start, stream), "cuEventRecord (hog start)"))
         return -1;
@@ -101,7 +101,7 @@ static int feed(bench_hog *hog, CUevent ring[HOG_IN_FLIGHT], CUevent start, CUev
 static void *hog_main(void *arg)
 {
     bench_hog *hog = arg;
-    const gctx__driver *drv = hog->env->drv;
+    const raw_driver *drv = hog->env->drv;
     CUevent ring[HOG_IN_FLIGHT] = {0}, start = NULL, end = NULL;
     if (bench_push(hog->env, hog->lane->ctx)) {
         hog->failed = 1;

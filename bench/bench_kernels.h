@@ -2,8 +2,8 @@
  * The benchmark kernels (bench/kernels/bench_kernels.cu, shipped as PTX in bench_ptx.c):
  * loading them into a context, launching them, and checking their results on the host.
  */
-#ifndef GREENCTX_TOOL_BENCH_KERNELS_H
-#define GREENCTX_TOOL_BENCH_KERNELS_H
+#ifndef GREENCTX_BENCH_KERNELS_H
+#define GREENCTX_BENCH_KERNELS_H
 
 #include "bench.h"
 

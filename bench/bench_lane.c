@@ -78,7 +78,7 @@ int bench_lane_green(const bench_env *env, gctx_partition *partition, int priori
 
 void bench_lane_close(const bench_env *env, bench_lane *lane)
 {
-    const gctx__driver *drv = env->drv;
+    const raw_driver *drv = env->drv;
     if (lane->ctx && bench_push(env, lane->ctx) == 0) {
         if (lane->stream)
             drv->cuStreamSynchronize(lane->stream);

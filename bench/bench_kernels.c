@@ -13,7 +13,7 @@ int bench_module_load(const bench_env *env, CUcontext ctx, bench_module *mod, in
         *not_supported = 0;
     if (bench_push(env, ctx))
         return -1;
-    const gctx__driver *drv = env->drv;
+    const raw_driver *drv = env->drv;
     gcu_result r = drv->cuModuleLoadData(&mod->module, bench_ptx);
     int rc = 0;
     if (r == GCU_ERROR_NOT_SUPPORTED && not_supported) {

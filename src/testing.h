@@ -1,0 +1,11 @@
+/* What tests see of the library from inside, beyond the public API (they link the static
+ * library). Nothing else: tests that need more use the public API, a pure module's own
+ * header (plan.h), or raw driver calls of their own (tests/raw_calls.h). */
+#ifndef GREENCTX_TESTING_H
+#define GREENCTX_TESTING_H
+
+/* Objects alive now (partitions, contexts, streams, events, split records): a test that
+ * takes it before and after a failed call asserts nothing leaked. */
+int gctx__object_live_count(void);
+
+#endif

@@ -1,0 +1,33 @@
+#!/bin/sh
+# layout_test.sh CASE SOURCE_DIR: rules of the source layout that the compiler cannot see.
+#   private_headers  nothing outside src/ includes src/internal.h (directly)
+#   driver_table     every entry point of the library's table (GCU_LIBRARY_SYMBOLS in
+#                    src/cuda_abi.h) is called somewhere in src/*.c
+set -u
+case=$1
+src=$2
+case $case in
+private_headers)
+    found=$(grep -rln '#include "internal.h"' "$src" --include='*.c' --include='*.h' \
+        --exclude-dir=src --exclude-dir='build*' 2>/dev/null)
+    if [ -n "$found" ]; then
+        echo "not ok: these files outside src/ include internal.h:"; echo "$found"; exit 1
+    fi
+    echo "ok: nothing outside src/ includes internal.h" ;;
+driver_table)
+    names=$(sed -n '/^#define GCU_LIBRARY_SYMBOLS/,/^$/p' "$src/src/cuda_abi.h" |
+        grep -o 'X(cu[A-Za-z0-9_]*' | sed 's/^X(//')
+    [ -n "$names" ] || { echo "not ok: no GCU_LIBRARY_SYMBOLS table found"; exit 1; }
+    status=0
+    for name in $names; do
+        # Called through the table (drv->NAME( or driver.NAME( ), or named in driver.c's
+        # feature rows (cuGreenCtxCreate, ...) which the loader checks for.
+        if ! grep -q -e "->$name(" -e "\.$name(" "$src"/src/*.c; then
+            echo "not ok: $name is in the library's driver table but src/ never calls it"
+            status=1
+        fi
+    done
+    [ $status -eq 0 ] && echo "ok: $(echo "$names" | wc -l) entry points, each called in src/"
+    exit $status ;;
+*) echo "unknown case $case"; exit 2 ;;
+esac
