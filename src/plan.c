@@ -189,6 +189,9 @@ static gctx_status normalize(const gctx__plan_input *in, int fine, const gctx_gr
     return GCTX_SUCCESS;
 }
 
+/* "granule" or "granules": messages count things, and "1 granules" reads as a bug. */
+#define PLURAL(n) ((n) == 1 ? "" : "s")
+
 /* One candidate granule: assign granules to groups in order. Returns 1 when every group is
  * satisfied, writing its SM total for discovery groups; else writes why not. */
 static int try_granule(const gctx__plan_input *in, const gctx__plan *plan, unsigned g,
@@ -210,9 +213,9 @@ static int try_granule(const gctx__plan_input *in, const gctx__plan *plan, unsig
             a->takes_remainder = o->backfill && remainder_free;
             if (!a->granules && !a->takes_remainder) {
                 snprintf(why, why_size,
-                         "group %u (discovery) gets no SMs: the groups before it took all %u "
-                         "granules of %u SMs",
-                         i, split->groups, g);
+                         "group %u (discovery) gets no SMs: the groups before it took the %u "
+                         "granule%s of %u SMs",
+                         i, split->groups, PLURAL(split->groups), g);
                 return 0;
             }
             *discovered += a->granules * g + (a->takes_remainder ? split->remainder : 0);
@@ -232,17 +235,19 @@ static int try_granule(const gctx__plan_input *in, const gctx__plan *plan, unsig
                          i, o->num_sms, taker);
             else if (o->backfill && o->num_sms % g)
                 snprintf(why, why_size,
-                         "group %u (backfill) asks for %u SMs: with granules of %u and %u SMs "
+                         "group %u (backfill) asks for %u SMs: with granules of %u and %u SM%s "
                          "outside whole granules it can have a multiple of %u, or a multiple "
                          "of %u plus those %u",
-                         i, o->num_sms, g, split->remainder, g, g, split->remainder);
+                         i, o->num_sms, g, split->remainder, PLURAL(split->remainder), g, g,
+                         split->remainder);
             else
                 snprintf(why, why_size,
-                         "the groups need more than %u granules of %u SMs: a split of %s by "
-                         "%u gives %u granules (%u SMs) and leaves %u SMs outside whole "
+                         "the groups need more than %u granule%s of %u SMs: a split of %s by "
+                         "%u gives %u granule%s (%u SMs) and leaves %u SM%s outside whole "
                          "granules, which only a backfill group can take",
-                         split->groups, g, where(in), g, split->groups, split->groups * g,
-                         split->remainder);
+                         split->groups, PLURAL(split->groups), g, where(in), g, split->groups,
+                         PLURAL(split->groups), split->groups * g, split->remainder,
+                         PLURAL(split->remainder));
             return 0;
         }
         next += a->granules;
