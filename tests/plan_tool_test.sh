@@ -55,6 +55,12 @@ plan_usage)
     has "$err" "GROUP is"
     run 2 --sim h200 plan 24x
     has "$err" "'24x' is not a GROUP"
+    run 2 --sim h200 plan 24,40
+    has "$err" "'24,40' is not a GROUP: groups are separate arguments (24 40, not 24,40)"
+    run 2 --sim h200 plan 0%
+    has "$err" "a percentage is a whole number from 1% to 100%"
+    run 2 --sim h200 plan 16:x
+    has "$err" "after ':' come cN, pN or b"
     run 2 --sim h200 plan --round sideways 24
     run 0 --sim h200 plan --help
     has "$out" ":c2"
@@ -75,6 +81,7 @@ every_model)
             run 0 --sim $sim plan 25% 75%
             has "$out" "no SMs left over"
             run 0 --sim $sim plan 50%
+            run 0 --sim $sim plan 20:b
             run 0 --sim $sim plan 0
             if [ $driver = 12040 ]; then # units below the alignment need 12.5's flag
                 run 1 --sim $sim plan 16:c2 rest

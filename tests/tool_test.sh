@@ -82,6 +82,8 @@ help_and_version)
     has "$out" "info"
     run 0 --version
     has "$out" "greenctx 0.1.0"
+    run 0 help
+    has "$out" "usage: greenctx"
     ;;
 bad_device)
     need_sim

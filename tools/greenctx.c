@@ -169,6 +169,10 @@ int main(int argc, char **argv)
     }
     /* The command sees argv from its name on: the options before it are taken already. */
     int i = args.next - 1;
+    if (!strcmp(argv[i], "help")) { /* what people type first */
+        usage(stdout);
+        return finish_output(&opts, GREENCTX_EXIT_OK);
+    }
     for (size_t c = 0; c < NB_COMMANDS; c++)
         if (!strcmp(argv[i], commands[c].name)) {
             opts.command = commands[c].name;

@@ -34,28 +34,32 @@ static int parse_unsigned(const char *text, unsigned *value)
     return 0;
 }
 
-/* One GROUP argument; *percent gets P of "P%" (0 otherwise). */
-static int parse_one(const char *arg, gctx_group *g, unsigned *percent)
+/* One GROUP argument; *percent gets P of "P%" (0 otherwise). Returns NULL, or what is wrong
+ * when more can be said than "not a GROUP". */
+static const char *parse_one(const char *arg, gctx_group *g, unsigned *percent)
 {
+    static const char *const not_a_group = "";
     char buf[64];
+    if (strchr(arg, ','))
+        return "groups are separate arguments (24 40, not 24,40)";
     if (strlen(arg) >= sizeof buf)
-        return -1;
+        return not_a_group;
     strcpy(buf, arg);
     memset(g, 0, sizeof *g);
     *percent = 0;
     char *save = NULL;
     char *head = strtok_r(buf, ":", &save);
     if (!head)
-        return -1;
+        return not_a_group;
     size_t len = strlen(head);
     if (strcmp(head, "rest") == 0) {
         g->backfill = 1;
     } else if (len > 1 && head[len - 1] == '%') {
         head[len - 1] = '\0';
         if (parse_unsigned(head, percent) != 0 || *percent == 0 || *percent > 100)
-            return -1;
+            return "a percentage is a whole number from 1% to 100%";
     } else if (parse_unsigned(head, &g->num_sms) != 0) {
-        return -1;
+        return not_a_group;
     }
     for (char *mod = strtok_r(NULL, ":", &save); mod; mod = strtok_r(NULL, ":", &save)) {
         if (strcmp(mod, "b") == 0)
@@ -65,9 +69,9 @@ static int parse_one(const char *arg, gctx_group *g, unsigned *percent)
         else if (mod[0] == 'p' && parse_unsigned(mod + 1, &g->preferred_coscheduled_sm_count) == 0)
             continue;
         else
-            return -1;
+            return "after ':' come cN, pN or b (e.g. 16:c2, 20:b)";
     }
-    return 0;
+    return NULL;
 }
 
 /* Percent shares into SM counts that always fit when they add up to at most 100%: each
@@ -119,9 +123,10 @@ int tool_parse_groups(const greenctx_tool_options *opts, int argc, char **argv, 
     out->unit_sms = unit_sms ? unit_sms : 1;
     unsigned total = 0;
     for (int i = 0; i < argc; i++) {
-        if (parse_one(argv[i], &out->groups[i], &percent[i]) != 0) {
-            greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage", "'%s' is not a GROUP\n%s",
-                                argv[i], tool_groups_help);
+        const char *why = parse_one(argv[i], &out->groups[i], &percent[i]);
+        if (why) {
+            greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage", "'%s' is not a GROUP%s%s\n%s",
+                                argv[i], *why ? ": " : "", why, tool_groups_help);
             free(percent);
             tool_free_groups(out);
             return -1;
