@@ -84,43 +84,42 @@ static int parse(int argc, char **argv, greenctx_tool_options *opts, bench_optio
             opt->quick = 1;
         } else if (id == OPT_SVG) {
             if (!*a || a[0] == '-')
-                return greenctx_args_bad(&args, "--svg needs a file name, got '%s'", a), args.rc;
+                return greenctx_args_bad(&args, "--svg needs a file name, got '%s'", a);
             opt->svg_path = a;
         } else if (id == OPT_REPS) {
             if (greenctx_parse_int(a, 1, 1000000, &value))
                 return greenctx_args_bad(&args, "--reps needs a count from 1 to 1000000, got '%s'",
-                                         a), args.rc;
+                                         a);
             opt->reps = (unsigned)value;
         } else if ((id == OPT_VICTIM_SMS || (id == GREENCTX_ARG_POSITIONAL &&
                                              last == OPT_VICTIM_SMS)) &&
                    greenctx_parse_int(a, 1, 1024, &value) == 0) {
             if (opt->nb_victim_sms == BENCH_MAX_VICTIM_SMS)
                 return greenctx_args_bad(&args, "--victim-sms takes at most 8 sizes; '%s' is one "
-                                         "too many", a), args.rc;
+                                         "too many", a);
             opt->victim_sms[opt->nb_victim_sms++] = (unsigned)value;
             id = OPT_VICTIM_SMS;
         } else if (id == OPT_VICTIM_SMS) {
             return greenctx_args_bad(&args, "--victim-sms needs SM counts (1 to 1024), got '%s'",
-                                     a), args.rc;
+                                     a);
         } else {
             size_t k = 0;
             while (k < sizeof subcommands / sizeof subcommands[0] && strcmp(a, subcommands[k].name))
                 k++;
             if (k == sizeof subcommands / sizeof subcommands[0])
                 return greenctx_args_bad(&args, "unknown benchmark '%s': isolation, scaling, "
-                                         "overhead or all", a), args.rc;
+                                         "overhead or all", a);
             if (*runs)
                 return greenctx_args_bad(&args, "one benchmark at a time ('all' runs the three); "
-                                         "got '%s' too", a), args.rc;
+                                         "got '%s' too", a);
             *runs = subcommands[k].runs;
         }
     }
     if (!*runs)
-        return greenctx_args_bad(&args, "which benchmark? isolation, scaling, overhead or all"),
-               args.rc;
+        return greenctx_args_bad(&args, "which benchmark? isolation, scaling, overhead or all");
     if (opt->svg_path && !(*runs & (RUN_ISOLATION | RUN_SCALING)))
         return greenctx_args_bad(&args, "--svg draws isolation and scaling; 'overhead' has "
-                                 "neither"), args.rc;
+                                 "neither");
     return GREENCTX_EXIT_OK;
 }
 

@@ -64,10 +64,9 @@ int greenctx_cmd_info(int argc, char **argv, greenctx_tool_options *opts)
         }
         if (id == GREENCTX_ARG_STOP)
             return args.rc;
-        greenctx_args_bad(&args, "unexpected argument '%s' (usage: greenctx info [--device N] "
-                                 "[--json])",
-                          args.value);
-        return args.rc;
+        return greenctx_args_bad(&args, "unexpected argument '%s' (usage: greenctx info "
+                                        "[--device N] [--json])",
+                                 args.value);
     }
     int rc = greenctx_tool_start(opts);
     if (rc != GREENCTX_EXIT_OK)

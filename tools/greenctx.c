@@ -69,7 +69,8 @@ int greenctx_tool_use_sim(greenctx_tool_options *opts, const char *spec)
 
     const char *lib = find_sim_library();
     if (!lib)
-        return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "no_driver",
+        return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED,
+                                   gctx_status_name(GCTX_ERROR_NO_DRIVER),
                                    "--sim: the simulated driver (libgreenctx_sim.so) was not "
                                    "found next to the tool, in ../lib/greenctx, or in the build "
                                    "tree; set GREENCTX_SIM_LIBRARY to its path");
@@ -178,6 +179,7 @@ int main(int argc, char **argv)
             opts.command = commands[c].name;
             return finish_output(&opts, commands[c].run(argc - i, argv + i, &opts));
         }
-    greenctx_args_bad(&args, "unknown command '%s'; commands: info, plan, bench, map", argv[i]);
-    return finish_output(&opts, GREENCTX_EXIT_USAGE);
+    return finish_output(&opts, greenctx_args_bad(&args, "unknown command '%s'; commands: info, "
+                                                         "plan, bench, map",
+                                                  argv[i]));
 }

@@ -200,10 +200,9 @@ int tool_split_setup_begin(int argc, char **argv, greenctx_tool_options *opts,
                  : id == GREENCTX_ARG_STOP ? args.rc
                                            : GREENCTX_EXIT_OK;
         int rounding = rc == GREENCTX_EXIT_OK ? tool_parse_rounding(args.value) : 0;
-        if (rounding < 0) {
-            greenctx_args_bad(&args, "--round takes %s; got '%s'", own[0].value_help, args.value);
-            rc = args.rc;
-        }
+        if (rounding < 0)
+            rc = greenctx_args_bad(&args, "--round takes %s; got '%s'", own[0].value_help,
+                                   args.value);
         if (rc == TOOL_SPLIT_HELP_SHOWN)
             split_usage(opts->command);
         if (rc != GREENCTX_EXIT_OK) {

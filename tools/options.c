@@ -34,8 +34,7 @@ int greenctx_args_bad(greenctx_args *args, const char *fmt, ...)
     const char *command = args->opts->command;
     greenctx_tool_error(args->opts, GREENCTX_EXIT_USAGE, "usage", "%s (see greenctx%s%s --help)",
                         message, command ? " " : "", command ? command : "");
-    args->rc = GREENCTX_EXIT_USAGE;
-    return GREENCTX_ARG_STOP;
+    return args->rc = GREENCTX_EXIT_USAGE;
 }
 
 /* Index of the option named like arg ("--round" or "--round=..."), or -1. */
@@ -47,7 +46,7 @@ static int lookup(const greenctx_option *table, const char *arg, size_t len)
     return -1;
 }
 
-/* Takes the option's value: after '=', or the next argument. */
+/* Takes the option's value: after '=', or the next argument. Nonzero after a message. */
 static int take_value(greenctx_args *args, const greenctx_option *option, const char *equals)
 {
     if (!option->value_help) {
@@ -66,6 +65,7 @@ static int take_value(greenctx_args *args, const greenctx_option *option, const 
     return 0;
 }
 
+/* Nonzero after a message (args->rc says how to exit). */
 static int apply_shared(greenctx_args *args, int id)
 {
     greenctx_tool_options *opts = args->opts;
@@ -107,8 +107,10 @@ int greenctx_args_next(greenctx_args *args, const greenctx_option *own)
         const greenctx_option *table = own;
         if (id < 0 && (id = lookup(shared, arg, len)) >= 0)
             table = shared;
-        if (id < 0)
-            return greenctx_args_bad(args, "unknown option '%.*s'", (int)len, arg);
+        if (id < 0) {
+            greenctx_args_bad(args, "unknown option '%.*s'", (int)len, arg);
+            return GREENCTX_ARG_STOP;
+        }
         if (take_value(args, &table[id], equals) != 0)
             return GREENCTX_ARG_STOP;
         if (table == own)

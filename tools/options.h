@@ -56,8 +56,7 @@ void greenctx_args_begin(greenctx_args *args, int argc, char **argv, greenctx_to
 int greenctx_args_next(greenctx_args *args, const greenctx_option *own);
 
 /* Prints "greenctx[ CMD]: <message> (see greenctx[ CMD] --help)" on stderr (and the JSON
- * error on stdout under --json), sets args->rc = GREENCTX_EXIT_USAGE and returns
- * GREENCTX_ARG_STOP. */
+ * error on stdout under --json); sets args->rc to GREENCTX_EXIT_USAGE and returns it. */
 int greenctx_args_bad(greenctx_args *args, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
