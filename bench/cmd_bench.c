@@ -258,12 +258,13 @@ int greenctx_cmd_bench(int argc, char **argv, greenctx_tool_options *opts)
     }
     env.simulated |= opts->simulated;
     if ((runs & (RUN_ISOLATION | RUN_SCALING)) && !env.kernels) {
-        fprintf(stderr, "greenctx bench: benchmarks need a GPU: this driver runs no kernels "
-                        "(cuModuleLoadData answered CUDA_ERROR_NOT_SUPPORTED; the simulated "
-                        "driver?). Only `greenctx bench overhead` runs here, without its launch "
-                        "rows.\n");
         bench_env_close(&env);
-        return GREENCTX_EXIT_FAILED;
+        return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED,
+                                   gctx_status_name(GCTX_ERROR_UNSUPPORTED),
+                                   "benchmarks need a GPU: this driver runs no kernels "
+                                   "(cuModuleLoadData answered CUDA_ERROR_NOT_SUPPORTED; the "
+                                   "simulated driver?). Only `greenctx bench overhead` runs "
+                                   "here, without its launch rows.");
     }
     bench_results *results = calloc(1, sizeof *results);
     rc = results ? 0 : -1;

@@ -189,9 +189,6 @@ static gctx_status normalize(const gctx__plan_input *in, int fine, const gctx_gr
     return GCTX_SUCCESS;
 }
 
-/* "granule" or "granules": messages count things, and "1 granules" reads as a bug. */
-#define PLURAL(n) ((n) == 1 ? "" : "s")
-
 /* One candidate granule: assign granules to groups in order. Returns 1 when every group is
  * satisfied, writing its SM total for discovery groups; else writes why not. */
 static int try_granule(const gctx__plan_input *in, const gctx__plan *plan, unsigned g,
@@ -215,7 +212,7 @@ static int try_granule(const gctx__plan_input *in, const gctx__plan *plan, unsig
                 snprintf(why, why_size,
                          "group %u (discovery) gets no SMs: the groups before it took the %u "
                          "granule%s of %u SMs",
-                         i, split->groups, PLURAL(split->groups), g);
+                         i, split->groups, GCTX__PLURAL(split->groups), g);
                 return 0;
             }
             *discovered += a->granules * g + (a->takes_remainder ? split->remainder : 0);
@@ -238,16 +235,16 @@ static int try_granule(const gctx__plan_input *in, const gctx__plan *plan, unsig
                          "group %u (backfill) asks for %u SMs: with granules of %u and %u SM%s "
                          "outside whole granules it can have a multiple of %u, or a multiple "
                          "of %u plus those %u",
-                         i, o->num_sms, g, split->remainder, PLURAL(split->remainder), g, g,
+                         i, o->num_sms, g, split->remainder, GCTX__PLURAL(split->remainder), g, g,
                          split->remainder);
             else
                 snprintf(why, why_size,
                          "the groups need more than %u granule%s of %u SMs: a split of %s by "
                          "%u gives %u granule%s (%u SMs) and leaves %u SM%s outside whole "
                          "granules, which only a backfill group can take",
-                         split->groups, PLURAL(split->groups), g, where(in), g, split->groups,
-                         PLURAL(split->groups), split->groups * g, split->remainder,
-                         PLURAL(split->remainder));
+                         split->groups, GCTX__PLURAL(split->groups), g, where(in), g, split->groups,
+                         GCTX__PLURAL(split->groups), split->groups * g, split->remainder,
+                         GCTX__PLURAL(split->remainder));
             return 0;
         }
         next += a->granules;

@@ -107,11 +107,11 @@ static gctx_status structured_probe(split_job *job)
                                                   &job->last_remainder, 0, params);
     if (r == GCU_ERROR_INVALID_RESOURCE_CONFIGURATION)
         s = gctx__fail(GCTX_ERROR_INSUFFICIENT_SMS,
-                       "the driver's split can't give these %u groups from %u SMs "
+                       "the driver's split can't give %s %u group%s from %u SMs "
                        "(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION): a group would get no SMs, "
                        "or no whole co-scheduled unit; ask for fewer SMs, or end with one "
                        "group \"rest\" (discovery with backfill)",
-                       n, job->through->sm_count);
+                       n == 1 ? "this" : "these", n, GCTX__PLURAL(n), job->through->sm_count);
     else if (r != GCU_SUCCESS)
         s = gctx__fail_cuda(r, "cuDevSmResourceSplit of %u groups", n);
     else {

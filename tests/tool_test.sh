@@ -190,6 +190,8 @@ json_errors)
     has "$out" '{"error":{"status":"usage","message":"--round takes strict, down, nearest or up'
     run 2 --json --sim h20 info
     has "$out" '"message":"--sim h20: '
+    run 1 --sim h200 bench all --json
+    has "$out" '{"error":{"status":"GCTX_ERROR_UNSUPPORTED","message":"benchmarks need a GPU'
     run 1 --sim h200@13000 plan --json 12
     has "$out" '"error":'
     if command -v python3 >/dev/null 2>&1; then
