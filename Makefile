@@ -1,4 +1,4 @@
-# A thin wrapper over CMake and CTest. `make run` shows what greenctx sees; `make test` builds
+# A thin wrapper over CMake and CTest. `make run` shows what greenctx sees (quietly built); `make test` builds
 # and runs every test (plainly, under ASan+UBSan, and the threaded ones under TSan).
 CMAKE ?= cmake
 CTEST ?= ctest
@@ -24,11 +24,21 @@ endef
 build:
 	$(call configure,build)
 
-# On a machine without a CUDA driver, `greenctx info` fails: then both commands run again
-# on the simulated H200, and the banner says so.
-run: build
+# `make run`: builds quietly (the build's log is shown only when it fails), then shows what
+# greenctx sees. On a machine without a CUDA driver, `greenctx info` fails: then both commands
+# run on the simulated H200, and the banner says so.
+run:
+	@log=build/run-build.log; mkdir -p build; \
+	if ! { [ -f build/CMakeCache.txt ] || $(CMAKE) -S . -B build -DCMAKE_BUILD_TYPE=$(BUILD_TYPE); } \
+	     >$$log 2>&1 || ! $(CMAKE) --build build -j$(JOBS) >>$$log 2>&1; then \
+	  cat $$log; echo "make run: the build failed (log above, also in $$log)"; exit 1; \
+	fi; rm -f $$log
+	@echo "A partition is a set of SMs that only its own green contexts run on. Partitions come"
+	@echo "in multiples of the alignment: the SMs the driver schedules together. The remainder"
+	@echo "is the SMs no group asked for, usable but without that guarantee."
+	@echo
 	@if build/tools/greenctx info >/dev/null 2>&1; then \
-	  build/tools/greenctx info && build/tools/greenctx plan 24 40 rest; \
+	  build/tools/greenctx info && echo && build/tools/greenctx plan 24 40 rest; \
 	else \
 	  echo "No CUDA driver found on this machine: showing the simulated H200 (driver 13.0) instead."; \
 	  echo; \

@@ -7,6 +7,7 @@
 #include "bench_isolation.h"
 #include "bench_overhead.h"
 #include "bench_scaling.h"
+#include "options.h"
 
 enum { RUN_ISOLATION = 1, RUN_SCALING = 2, RUN_OVERHEAD = 4 };
 
@@ -42,14 +43,6 @@ static void usage(FILE *out)
             "(creation costs only; its timings mean nothing there).\n");
 }
 
-static int bad(const char *fmt, const char *arg)
-{
-    fputs("greenctx bench: ", stderr);
-    fprintf(stderr, fmt, arg ? arg : "nothing");
-    fputs(" (see greenctx bench --help)\n", stderr);
-    return GREENCTX_EXIT_USAGE;
-}
-
 /* The command line as typed, for the header of every output. */
 static void command_line(const greenctx_tool_options *opts, int argc, char **argv, char *buf,
                          size_t size)
@@ -64,52 +57,69 @@ static void command_line(const greenctx_tool_options *opts, int argc, char **arg
         n += (size_t)snprintf(buf + n, size - n, " %s", argv[i]);
 }
 
-static int parse(int argc, char **argv, bench_options *opt, int *runs)
+#define BENCH_HELP_SHOWN (-1)
+
+/* The benchmark's arguments; BENCH_HELP_SHOWN after --help, else an exit code. */
+static int parse(int argc, char **argv, greenctx_tool_options *opts, bench_options *opt,
+                 int *runs)
 {
+    enum { OPT_QUICK, OPT_SVG, OPT_REPS, OPT_VICTIM_SMS };
+    static const greenctx_option own[] = {{"--quick", NULL},
+                                          {"--svg", "a file name"},
+                                          {"--reps", "a count from 1 to 1000000"},
+                                          {"--victim-sms", "SM counts (1 to 1024)"},
+                                          {NULL, NULL}};
+    greenctx_args args;
+    greenctx_args_begin(&args, argc, argv, opts);
     *runs = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int value;
-        if (!strcmp(a, "--quick")) {
+    int last = -1, value; /* --victim-sms takes the numbers that follow it too */
+    for (int id; (id = greenctx_args_next(&args, own)) != GREENCTX_ARG_END; last = id) {
+        const char *a = args.value;
+        if (id == GREENCTX_ARG_HELP) {
+            usage(stdout);
+            return BENCH_HELP_SHOWN;
+        } else if (id == GREENCTX_ARG_STOP) {
+            return args.rc;
+        } else if (id == OPT_QUICK) {
             opt->quick = 1;
-        } else if (!strcmp(a, "--svg")) {
-            if (i + 1 >= argc || !*argv[i + 1] || argv[i + 1][0] == '-')
-                return bad("--svg needs a file name, got %s", i + 1 < argc ? argv[i + 1] : NULL);
-            opt->svg_path = argv[++i];
-        } else if (!strcmp(a, "--reps")) {
-            const char *v = i + 1 < argc ? argv[++i] : NULL;
-            if (greenctx_parse_int(v, 1, 1000000, &value))
-                return bad("--reps needs a count from 1 to 1000000, got '%s'", v);
+        } else if (id == OPT_SVG) {
+            if (!*a || a[0] == '-')
+                return greenctx_args_bad(&args, "--svg needs a file name, got '%s'", a);
+            opt->svg_path = a;
+        } else if (id == OPT_REPS) {
+            if (greenctx_parse_int(a, 1, 1000000, &value))
+                return greenctx_args_bad(&args, "--reps needs a count from 1 to 1000000, got '%s'",
+                                         a);
             opt->reps = (unsigned)value;
-        } else if (!strcmp(a, "--victim-sms")) {
-            int taken = 0;
-            while (i + 1 < argc && greenctx_parse_int(argv[i + 1], 1, 1024, &value) == 0) {
-                if (opt->nb_victim_sms == BENCH_MAX_VICTIM_SMS)
-                    return bad("--victim-sms takes at most 8 sizes; '%s' is one too many",
-                               argv[i + 1]);
-                opt->victim_sms[opt->nb_victim_sms++] = (unsigned)value;
-                i++, taken++;
-            }
-            if (!taken)
-                return bad("--victim-sms needs SM counts (1 to 1024), got '%s'",
-                           i + 1 < argc ? argv[i + 1] : NULL);
-        } else if (a[0] == '-') {
-            return bad("unknown option '%s'", a);
+        } else if ((id == OPT_VICTIM_SMS || (id == GREENCTX_ARG_POSITIONAL &&
+                                             last == OPT_VICTIM_SMS)) &&
+                   greenctx_parse_int(a, 1, 1024, &value) == 0) {
+            if (opt->nb_victim_sms == BENCH_MAX_VICTIM_SMS)
+                return greenctx_args_bad(&args, "--victim-sms takes at most 8 sizes; '%s' is one "
+                                         "too many", a);
+            opt->victim_sms[opt->nb_victim_sms++] = (unsigned)value;
+            id = OPT_VICTIM_SMS;
+        } else if (id == OPT_VICTIM_SMS) {
+            return greenctx_args_bad(&args, "--victim-sms needs SM counts (1 to 1024), got '%s'",
+                                     a);
         } else {
             size_t k = 0;
             while (k < sizeof subcommands / sizeof subcommands[0] && strcmp(a, subcommands[k].name))
                 k++;
             if (k == sizeof subcommands / sizeof subcommands[0])
-                return bad("unknown benchmark '%s': isolation, scaling, overhead or all", a);
+                return greenctx_args_bad(&args, "unknown benchmark '%s': isolation, scaling, "
+                                         "overhead or all", a);
             if (*runs)
-                return bad("one benchmark at a time ('all' runs the three); got '%s' too", a);
+                return greenctx_args_bad(&args, "one benchmark at a time ('all' runs the three); "
+                                         "got '%s' too", a);
             *runs = subcommands[k].runs;
         }
     }
     if (!*runs)
-        return bad("which benchmark? isolation, scaling, overhead or all; got %s", NULL);
+        return greenctx_args_bad(&args, "which benchmark? isolation, scaling, overhead or all");
     if (opt->svg_path && !(*runs & (RUN_ISOLATION | RUN_SCALING)))
-        return bad("--svg draws isolation and scaling; '%s' has neither", "overhead");
+        return greenctx_args_bad(&args, "--svg draws isolation and scaling; 'overhead' has "
+                                 "neither");
     return GREENCTX_EXIT_OK;
 }
 
@@ -228,40 +238,33 @@ static int write_svg(const bench_env *env, const bench_results *r)
     return rc;
 }
 
-int greenctx_cmd_bench(int argc, char **argv, const greenctx_tool_options *opts)
+int greenctx_cmd_bench(int argc, char **argv, greenctx_tool_options *opts)
 {
     bench_env env;
     memset(&env, 0, sizeof env);
-    command_line(opts, argc, argv, env.command, sizeof env.command);
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            usage(stdout);
-            return GREENCTX_EXIT_OK;
-        }
-    greenctx_common_args common;
     int runs;
-    int rc = greenctx_parse_common(&argc, argv, 0, &common);
-    if (rc == GREENCTX_EXIT_OK)
-        rc = parse(argc, argv, &env.opt, &runs);
+    int rc = parse(argc, argv, opts, &env.opt, &runs);
     if (rc != GREENCTX_EXIT_OK)
-        return rc;
-    env.opt.json = common.json;
+        return rc == BENCH_HELP_SHOWN ? GREENCTX_EXIT_OK : rc;
+    command_line(opts, argc, argv, env.command, sizeof env.command);
+    env.opt.json = opts->json;
     if (env.opt.nb_victim_sms == 0)
         env.opt.victim_sms[env.opt.nb_victim_sms++] = 16;
-    if ((rc = greenctx_tool_start(opts, "bench", common.json)) != GREENCTX_EXIT_OK)
+    if ((rc = greenctx_tool_start(opts)) != GREENCTX_EXIT_OK)
         return rc;
-    if (bench_env_open(&env, common.device)) {
+    if (bench_env_open(&env, opts->device)) {
         bench_env_close(&env);
         return GREENCTX_EXIT_FAILED;
     }
     env.simulated |= opts->simulated;
     if ((runs & (RUN_ISOLATION | RUN_SCALING)) && !env.kernels) {
-        fprintf(stderr, "greenctx bench: benchmarks need a GPU: this driver runs no kernels "
-                        "(cuModuleLoadData answered CUDA_ERROR_NOT_SUPPORTED; the simulated "
-                        "driver?). Only `greenctx bench overhead` runs here, without its launch "
-                        "rows.\n");
         bench_env_close(&env);
-        return GREENCTX_EXIT_FAILED;
+        return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED,
+                                   gctx_status_name(GCTX_ERROR_UNSUPPORTED),
+                                   "benchmarks need a GPU: this driver runs no kernels "
+                                   "(cuModuleLoadData answered CUDA_ERROR_NOT_SUPPORTED; the "
+                                   "simulated driver?). Only `greenctx bench overhead` runs "
+                                   "here, without its launch rows.");
     }
     bench_results *results = calloc(1, sizeof *results);
     rc = results ? 0 : -1;

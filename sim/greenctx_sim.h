@@ -43,6 +43,12 @@ GCTXSIM_API int gctxsim_stream_sm_ids(CUstream stream, unsigned *ids, int capaci
  * included (cuGetProcAddress and cuGetProcAddress_v2 count together); -1 if unknown. */
 GCTXSIM_API long gctxsim_calls(const char *symbol);
 
+/* Why the simulator refused the configuration the environment asked for (an unknown model in
+ * GREENCTX_SIM_DEVICES, a malformed GREENCTX_SIM_DRIVER_VERSION or GREENCTX_SIM_FAIL): a
+ * message naming the variable and what is valid; cuInit then fails with
+ * CUDA_ERROR_INVALID_VALUE. NULL when the configuration is valid. */
+GCTXSIM_API const char *gctxsim_config_error(void);
+
 /* Destroys every object, forgets every handle and resource made so far (they become invalid),
  * zeroes the counters and re-reads the environment (GREENCTX_SIM_DEVICES,
  * GREENCTX_SIM_DRIVER_VERSION, GREENCTX_SIM_FAIL, CUDA_DEVICE_MAX_CONNECTIONS). The driver

@@ -7,6 +7,7 @@
  * split-by-count give floor(120/s) or floor(128/s) groups. Other parts use a uniform layout
  * (TPC pairs in id order), as nothing was measured on them.
  */
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -26,6 +27,15 @@ const sim_model *sim_model_find(const char *key)
         if (strcasecmp(models[i].key, key) == 0)
             return &models[i];
     return NULL;
+}
+
+const char *sim_model_keys(void)
+{
+    static char keys[64];
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++)
+        n += (size_t)snprintf(keys + n, sizeof keys - n, "%s%s", i ? " " : "", models[i].key);
+    return keys;
 }
 
 enum { GH100_GRANULES = 16, GH100_REAL_GRANULES = 15 };

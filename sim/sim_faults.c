@@ -55,29 +55,46 @@ void sim_fault_add(int sym, long call, int code)
         faults[nfaults++] = (sim_fault){sym, call, code > 0 ? code : GCU_ERROR_OUT_OF_MEMORY};
 }
 
-/* "symbol:N[:code],...": the N-th call since the reset fails. Malformed entries are skipped,
- * silently, as a driver prints nothing. */
+/* One "symbol:N[:code]" entry; 0 when it is well formed and added. */
+static int add_entry(char *entry)
+{
+    char *colon = strchr(entry, ':');
+    if (!colon)
+        return -1;
+    *colon = '\0';
+    char *rest, *code_end = NULL;
+    long n = strtol(colon + 1, &rest, 10);
+    long code = *rest == ':' ? strtol(rest + 1, &code_end, 10) : 0;
+    int sym = sim_symbol_index(entry);
+    if (sym < 0 || n <= 0 || rest == colon + 1 || (*rest && (*rest != ':' || *code_end)) ||
+        code < 0 || code > 100000)
+        return -1;
+    sim_fault_add(sym, n, (int)code);
+    return 0;
+}
+
+/* "symbol:N[:code],...": the N-th call since the reset fails. A malformed entry refuses the
+ * whole configuration (cuInit fails) and says why: a fault silently dropped would let a
+ * rollback test pass without testing anything. */
 void sim_faults_reset(const char *spec)
 {
     memset(calls, 0, sizeof calls);
     nfaults = 0;
+    const char *whole = spec;
     while (spec && *spec) {
         const char *end = strchr(spec, ',');
         size_t len = end ? (size_t)(end - spec) : strlen(spec);
         char entry[128];
-        if (len < sizeof entry) {
-            memcpy(entry, spec, len);
-            entry[len] = '\0';
-            char *colon = strchr(entry, ':');
-            if (colon) {
-                *colon = '\0';
-                char *rest;
-                long n = strtol(colon + 1, &rest, 10);
-                long code = *rest == ':' ? strtol(rest + 1, NULL, 10) : 0;
-                int sym = sim_symbol_index(entry);
-                if (sym >= 0 && n > 0 && code >= 0 && code <= 100000)
-                    sim_fault_add(sym, n, (int)code);
-            }
+        if (len >= sizeof entry)
+            len = sizeof entry - 1;
+        memcpy(entry, spec, len);
+        entry[len] = '\0';
+        if (add_entry(entry) != 0) {
+            sim_config_refuse("GREENCTX_SIM_FAIL=%s: '%.*s' is not ENTRY_POINT:N[:CODE] with a "
+                              "driver entry point the simulator has (e.g. cuGreenCtxCreate), "
+                              "N >= 1 and CODE a CUresult from 0 to 100000",
+                              whole, (int)len, spec);
+            return;
         }
         spec = end ? end + 1 : NULL;
     }

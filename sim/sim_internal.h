@@ -29,6 +29,14 @@ gcu_result sim_cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
                                 unsigned long long flags, int *symbolStatus);
 
 void sim_configure(void); /* reads the environment on first use; lock held */
+/* A configuration the environment asked for and the simulator refuses: cuInit then fails with
+ * CUDA_ERROR_INVALID_VALUE and gctxsim_config_error() gives this message, which names the
+ * variable that was set and says what is valid. The first refusal is kept. */
+void sim_config_refuse(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
 void sim_lock(void);
 void sim_unlock(void);
 /* With the lock held: loads the configuration on first use, counts the call, applies an
@@ -102,6 +110,8 @@ typedef struct sim_model {
 } sim_model;
 
 const sim_model *sim_model_find(const char *key);
+/* "h200 h100 a100 l4 b200": every model's key, for messages. */
+const char *sim_model_keys(void);
 /* The SMs of `set` that form complete coscheduled units for groups of `size` SMs, unit after
  * unit in the device's order; returns how many SMs that is (a multiple of the unit size). */
 unsigned sim_layout_units(const sim_model *m, const sim_smset *set, unsigned size, unsigned *order);

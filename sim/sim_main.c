@@ -4,6 +4,8 @@
  * entry point is reached.
  */
 #include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -17,10 +19,24 @@ static pthread_mutex_t sim_mutex = PTHREAD_MUTEX_INITIALIZER;
 void sim_lock(void) { pthread_mutex_lock(&sim_mutex); }
 void sim_unlock(void) { pthread_mutex_unlock(&sim_mutex); }
 
+static char config_message[512];
+
+void sim_config_refuse(const char *fmt, ...)
+{
+    if (sim.config_error == GCU_SUCCESS) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(config_message, sizeof config_message, fmt, ap);
+        va_end(ap);
+    }
+    sim.ndev = 0;
+    sim.config_error = GCU_ERROR_INVALID_VALUE;
+}
+
 static void load_devices(const char *list)
 {
+    const char *whole = list;
     sim.ndev = 0;
-    sim.config_error = GCU_SUCCESS;
     if (strcasecmp(list, "none") == 0)
         return;
     while (*list) {
@@ -33,9 +49,15 @@ static void load_devices(const char *list)
             key[len] = '\0';
             m = sim_model_find(key);
         }
-        if (!m || sim.ndev == SIM_MAX_DEVICES) {
-            sim.ndev = 0;
-            sim.config_error = GCU_ERROR_NO_DEVICE;
+        if (!m) {
+            sim_config_refuse("GREENCTX_SIM_DEVICES=%s: '%.*s' is not a simulated model; valid: "
+                              "%s (comma-separated, at most %d), or none",
+                              whole, (int)len, list, sim_model_keys(), SIM_MAX_DEVICES);
+            return;
+        }
+        if (sim.ndev == SIM_MAX_DEVICES) {
+            sim_config_refuse("GREENCTX_SIM_DEVICES=%s: at most %d devices", whole,
+                              SIM_MAX_DEVICES);
             return;
         }
         sim.dev[sim.ndev++] = m;
@@ -47,9 +69,18 @@ static void load_devices(const char *list)
 
 static void load_config(void)
 {
+    sim.config_error = GCU_SUCCESS;
+    config_message[0] = '\0';
     const char *env = getenv("GREENCTX_SIM_DRIVER_VERSION");
-    long version = env ? strtol(env, NULL, 10) : 0;
-    sim.driver_version = version >= 1000 && version < 100000 ? (int)version : SIM_DEFAULT_DRIVER_VERSION;
+    char *end = NULL;
+    long version = env && *env ? strtol(env, &end, 10) : 0;
+    sim.driver_version = SIM_DEFAULT_DRIVER_VERSION;
+    if (env && *env && (*end || version < 1000 || version >= 100000))
+        sim_config_refuse("GREENCTX_SIM_DRIVER_VERSION=%s: a driver version is a number like "
+                          "12040, 13000 or 13010 (1000 to 99999)",
+                          env);
+    else if (env && *env)
+        sim.driver_version = (int)version;
     env = getenv("GREENCTX_SIM_DEVICES");
     load_devices(env && *env ? env : "h200");
     env = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
@@ -192,6 +223,15 @@ GCTXSIM_API gcu_result cuDriverGetVersion(int *version) { return sim_cuDriverGet
 GCTXSIM_API gcu_result cuInit(unsigned int flags) { return sim_cuInit(flags); }
 
 /* ---- reset (test API) -------------------------------------------------------------------- */
+
+GCTXSIM_API const char *gctxsim_config_error(void)
+{
+    sim_lock();
+    sim_configure();
+    const char *message = sim.config_error == GCU_SUCCESS ? NULL : config_message;
+    sim_unlock();
+    return message;
+}
 
 GCTXSIM_API void gctxsim_reset(void)
 {

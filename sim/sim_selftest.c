@@ -36,6 +36,7 @@ static int (*stream_ids)(CUstream, unsigned *, int);
 static long (*calls)(const char *);
 static void (*reset)(void);
 static void (*fail_after)(const char *, int, int);
+static const char *(*config_error)(void);
 
 static int passed, failed;
 
@@ -98,8 +99,9 @@ static void load(const char *path)
     *(void **)&calls = dlsym(lib, "gctxsim_calls");
     *(void **)&reset = dlsym(lib, "gctxsim_reset");
     *(void **)&fail_after = dlsym(lib, "gctxsim_fail_after");
+    *(void **)&config_error = dlsym(lib, "gctxsim_config_error");
     if (!get_proc || !live || !res_ids || !green_ids || !stream_ids || !calls || !reset ||
-        !fail_after) {
+        !fail_after || !config_error) {
         fprintf(stderr, "%s lacks an exported symbol\n", path);
         exit(2);
     }
@@ -633,9 +635,22 @@ static void check_loading(void)
           "13.3 accepts CU_GREEN_CTX_NONE");
 
     configure("nosuchgpu", "13000", NULL);
-    check(D.cuInit(0) == GCU_ERROR_NO_DEVICE, "an unknown model means no device");
+    check(D.cuInit(0) == GCU_ERROR_INVALID_VALUE, "an unknown model is refused");
+    check(config_error() &&
+              strstr(config_error(), "GREENCTX_SIM_DEVICES=nosuchgpu: 'nosuchgpu' is not a "
+                                     "simulated model; valid: h200 h100 a100 l4 b200"),
+          "and the refusal names the variable and the valid models");
     check(D.cuDeviceGetCount(&count) == GCU_ERROR_NOT_INITIALIZED, "and no initialisation");
+    configure("h200", "13k", NULL);
+    check(D.cuInit(0) == GCU_ERROR_INVALID_VALUE && strstr(config_error(),
+                                                           "GREENCTX_SIM_DRIVER_VERSION=13k"),
+          "a malformed driver version is refused, naming the variable");
+    configure("h200", "13000", "cuGreenCtxCreate:x");
+    check(D.cuInit(0) == GCU_ERROR_INVALID_VALUE &&
+              strstr(config_error(), "GREENCTX_SIM_FAIL=cuGreenCtxCreate:x"),
+          "a malformed fault is refused, naming the variable");
     configure("none", "13000", NULL);
+    check(config_error() == NULL, "a valid configuration has no refusal");
     check(D.cuInit(0) == 0 && D.cuDeviceGetCount(&count) == 0 && count == 0, "zero devices");
 
     configure("h200,a100,l4,b200,h100", "13040", NULL);

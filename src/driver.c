@@ -194,8 +194,8 @@ static gctx_status load_attempt(void)
         const char *why = dlerror();
         return fail_load(GCTX_ERROR_NO_DRIVER, 0,
                          "could not load the CUDA driver %s%s (%s): install the NVIDIA driver, "
-                         "set GREENCTX_CUDA_LIBRARY to its libcuda file, or try the simulated "
-                         "driver (greenctx --sim h200 info)",
+                         "set GREENCTX_CUDA_LIBRARY to its libcuda file (or to "
+                         "libgreenctx_sim.so, the simulated driver)",
                          path, override && *override ? ", named by GREENCTX_CUDA_LIBRARY" : "",
                          why ? why : "no reason given");
     }

@@ -210,9 +210,9 @@ static int try_granule(const gctx__plan_input *in, const gctx__plan *plan, unsig
             a->takes_remainder = o->backfill && remainder_free;
             if (!a->granules && !a->takes_remainder) {
                 snprintf(why, why_size,
-                         "group %u (discovery) gets no SMs: the groups before it took all %u "
-                         "granules of %u SMs",
-                         i, split->groups, g);
+                         "group %u (discovery) gets no SMs: the groups before it took the %u "
+                         "granule%s of %u SMs",
+                         i, split->groups, GCTX__PLURAL(split->groups), g);
                 return 0;
             }
             *discovered += a->granules * g + (a->takes_remainder ? split->remainder : 0);
@@ -232,17 +232,19 @@ static int try_granule(const gctx__plan_input *in, const gctx__plan *plan, unsig
                          i, o->num_sms, taker);
             else if (o->backfill && o->num_sms % g)
                 snprintf(why, why_size,
-                         "group %u (backfill) asks for %u SMs: with granules of %u and %u SMs "
+                         "group %u (backfill) asks for %u SMs: with granules of %u and %u SM%s "
                          "outside whole granules it can have a multiple of %u, or a multiple "
                          "of %u plus those %u",
-                         i, o->num_sms, g, split->remainder, g, g, split->remainder);
+                         i, o->num_sms, g, split->remainder, GCTX__PLURAL(split->remainder), g, g,
+                         split->remainder);
             else
                 snprintf(why, why_size,
-                         "the groups need more than %u granules of %u SMs: a split of %s by "
-                         "%u gives %u granules (%u SMs) and leaves %u SMs outside whole "
+                         "the groups need more than %u granule%s of %u SMs: a split of %s by "
+                         "%u gives %u granule%s (%u SMs) and leaves %u SM%s outside whole "
                          "granules, which only a backfill group can take",
-                         split->groups, g, where(in), g, split->groups, split->groups * g,
-                         split->remainder);
+                         split->groups, GCTX__PLURAL(split->groups), g, where(in), g, split->groups,
+                         GCTX__PLURAL(split->groups), split->groups * g, split->remainder,
+                         GCTX__PLURAL(split->remainder));
             return 0;
         }
         next += a->granules;

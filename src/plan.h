@@ -69,4 +69,7 @@ gctx_status gctx__plan_take_structured(const gctx__plan_input *input, gctx__plan
                                        const unsigned *sizes);
 void gctx__plan_free(gctx__plan *plan);
 
+/* "granule" or "granules": messages count things, and "1 granules" reads as a bug. */
+#define GCTX__PLURAL(n) ((n) == 1 ? "" : "s")
+
 #endif

@@ -107,11 +107,11 @@ static gctx_status structured_probe(split_job *job)
                                                   &job->last_remainder, 0, params);
     if (r == GCU_ERROR_INVALID_RESOURCE_CONFIGURATION)
         s = gctx__fail(GCTX_ERROR_INSUFFICIENT_SMS,
-                       "the driver's split can't give these %u groups from %u SMs "
+                       "the driver's split can't give %s %u group%s from %u SMs "
                        "(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION): a group would get no SMs, "
                        "or no whole co-scheduled unit; ask for fewer SMs, or end with one "
                        "group \"rest\" (discovery with backfill)",
-                       n, job->through->sm_count);
+                       n == 1 ? "this" : "these", n, GCTX__PLURAL(n), job->through->sm_count);
     else if (r != GCU_SUCCESS)
         s = gctx__fail_cuda(r, "cuDevSmResourceSplit of %u groups", n);
     else {
@@ -357,14 +357,16 @@ gctx_status gctx_partition_split(gctx_partition *input, const gctx_group *groups
     gctx_status s = check_plan_output(plan);
     if (s != GCTX_SUCCESS)
         return s;
-    if (!partitions)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
-                          "partitions (the output array of nb_groups) is NULL");
     split_job job;
     split_outputs out = {NULL, 0, {0}};
     gctx_partition **made = NULL;
     gctx_partition *left = NULL;
+    /* The request first: gctx_context_split passes its own array here, which is NULL when
+     * the caller's nb_groups is 0, and the message must name what the caller passed. */
     s = job_plan(&job, input, groups, nb_groups, options);
+    if (s == GCTX_SUCCESS && !partitions)
+        s = gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                       "partitions (the output array of nb_groups) is NULL");
     if (s == GCTX_SUCCESS && !(made = calloc(nb_groups, sizeof *made)))
         s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting");
     if (s == GCTX_SUCCESS)

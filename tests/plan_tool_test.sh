@@ -35,8 +35,16 @@ plan_strict_and_rounding)
     run 0 --sim h200@13000 plan --round down 12
     grep -Eq "^0 +12 +8 " "$out" || fail "--round down did not give 8"
     has "$out" "rounded"
+    # Percentages: cut at multiples of the smallest partition (8), the last share takes the rest.
     run 0 --sim h200@13000 plan 25% 75%
-    has "$out" "--round nearest"
+    grep -Eq "^0 +25% +32 " "$out" || fail "25% of 132 SMs is not 32"
+    grep -Eq "^1 +75% +100 " "$out" || fail "the last 75% does not take the 100 SMs left"
+    has "$out" "each share ends at a multiple of 8 SMs"
+    run 0 --sim h200@13000 plan 10% 10% 10%
+    grep -Eq "^0 +10% +8 " "$out" && grep -Eq "^1 +10% +16 " "$out" && grep -Eq "^2 +10% +8 " "$out" ||
+        fail "10% 10% 10% are not cut at 13.2, 26.4, 39.6 SMs rounded down to 8, 24, 32"
+    run 2 --sim h200 plan 60% 50%
+    has "$err" "the percentages add up to 110%; they can share at most 100%"
     run 1 --sim h200@13000 plan 24 40 64
     has "$err" "15 granules (120 SMs)"
     run 0 --sim h200@13000 plan 16:c2 6:c2 rest
@@ -47,10 +55,44 @@ plan_usage)
     has "$err" "GROUP is"
     run 2 --sim h200 plan 24x
     has "$err" "'24x' is not a GROUP"
+    run 2 --sim h200 plan 24,40
+    has "$err" "'24,40' is not a GROUP: groups are separate arguments (24 40, not 24,40)"
+    run 2 --sim h200 plan 0%
+    has "$err" "a percentage is a whole number from 1% to 100%"
+    run 2 --sim h200 plan 16:x
+    has "$err" "after ':' come cN, pN or b"
     run 2 --sim h200 plan --round sideways 24
     run 0 --sim h200 plan --help
     has "$out" ":c2"
     run 1 --sim h200 plan --device 3 24
+    ;;
+every_model)
+    # What --help shows works on every simulated model and driver. Refused, and rightly: on
+    # l4 (58 SMs) 24 40 asks for 64; on 12.4, units below the alignment (:c2).
+    for model in h200 h100 a100 l4 b200; do
+        for driver in 12040 13000 13010; do
+            sim="$model@$driver"
+            if [ $model = l4 ]; then
+                run 1 --sim $sim plan 24 40 rest
+                has "$err" "the groups ask for 64 SMs in all; this device has 58"
+            else
+                run 0 --sim $sim plan 24 40 rest
+            fi
+            run 0 --sim $sim plan 25% 75%
+            has "$out" "no SMs left over"
+            run 0 --sim $sim plan 50%
+            run 0 --sim $sim plan 20:b
+            run 0 --sim $sim plan 0
+            if [ $driver = 12040 ]; then # units below the alignment need 12.5's flag
+                run 1 --sim $sim plan 16:c2 rest
+                has "$err" "need the driver's ignore-co-scheduling flag: driver 12.5 or later"
+            else
+                run 0 --sim $sim plan 16:c2 rest
+            fi
+            run 0 --sim $sim info --json
+            run 0 --sim $sim info
+        done
+    done
     ;;
 map_needs_gpu)
     run 1 --sim h200 map 24 40 rest

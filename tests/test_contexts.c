@@ -115,6 +115,10 @@ GT_TEST(context_with_sms_and_split_into_contexts)
     /* Dropping the remainder: the caller passes NULL. */
     gctx_context *again[2];
     GT_ASSERT_STATUS(gctx_context_split(whole, req, 2, NULL, NULL, again, NULL), GCTX_SUCCESS);
+    /* No groups: the message names the caller's nb_groups, not an array made inside. */
+    GT_ASSERT_STATUS(gctx_context_split(whole, req, 0, NULL, NULL, parts, NULL),
+                     GCTX_ERROR_INVALID_ARGUMENT);
+    GT_ASSERT_CONTAINS(gctx_last_error(), "nb_groups is 0");
     gctx_context_release(again[0]);
     gctx_context_release(again[1]);
     gctx_context_release(whole); /* the parts keep what they need */

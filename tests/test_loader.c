@@ -24,7 +24,7 @@ GT_TEST(loader_missing_file)
     GT_ASSERT_STATUS(gctx_init(), GCTX_ERROR_NO_DRIVER);
     GT_ASSERT_CONTAINS(gctx_last_error(), path);
     GT_ASSERT_CONTAINS(gctx_last_error(), "GREENCTX_CUDA_LIBRARY");
-    GT_ASSERT_CONTAINS(gctx_last_error(), "--sim");
+    GT_ASSERT_CONTAINS(gctx_last_error(), "libgreenctx_sim.so");
     GT_ASSERT_EQ_INT(gctx_last_cuda_result(), 0);
     /* Every entry point fails the same way, and none crashes. */
     int version = -1, count = -1;

@@ -89,6 +89,16 @@ GT_TEST(rounding_modes_say_what_they_rounded)
     gctx__plan_free(&p);
 }
 
+GT_TEST(one_granule_is_one_granule)
+{
+    /* 72 SMs: a split by 72 gives a single granule, which the first group takes. */
+    gctx_group req[] = {g(72), g(0), g(0)};
+    gctx__plan p;
+    GT_ASSERT_STATUS(plan_h200(req, 3, GCTX_ROUND_STRICT, &p), GCTX_ERROR_INSUFFICIENT_SMS);
+    GT_ASSERT_CONTAINS(gctx_last_error(), "took the 1 granule of 72 SMs");
+    GT_ASSERT(strstr(gctx_last_error(), "1 granules") == NULL);
+}
+
 GT_TEST(groups_that_do_not_fit_say_how_many_granules_exist)
 {
     gctx_group req[] = {g(24), g(40), g(64)};

@@ -72,6 +72,9 @@ usage)
     run 2 --sim h200 info --device
     run 2 --sim h200 info --device x
     run 2 --sim h200 info extra
+    has "$err" "unexpected argument 'extra'"
+    run 2 --sim h200 plam 24
+    has "$err" "unknown command 'plam'; commands: info, plan, bench, map"
     ;;
 help_and_version)
     run 0 --help
@@ -79,6 +82,8 @@ help_and_version)
     has "$out" "info"
     run 0 --version
     has "$out" "greenctx 0.1.0"
+    run 0 help
+    has "$out" "usage: greenctx"
     ;;
 bad_device)
     need_sim
@@ -128,8 +133,82 @@ no_driver)
     run 1 info
     has "$err" "no CUDA driver was found"
     has "$err" "$GREENCTX_CUDA_LIBRARY"
-    has "$err" "try the simulated driver: greenctx --sim h200 info"
+    has "$err" "try the simulated one: greenctx --sim h200 info"
     [ -s "$out" ] && fail "stdout is not empty"
+    # The hint repeats the user's own arguments, once.
+    run 1 plan --round=down 24 40 rest
+    has "$err" "try the simulated one: greenctx --sim h200 plan --round=down 24 40 rest"
+    [ "$(grep -c "greenctx --sim" "$err")" -eq 1 ] || fail "the simulated-driver hint is not printed once"
+    ;;
+options)
+    need_sim
+    # --x value and --x=value, shared options before or after the command.
+    run 0 plan --sim h200 24 40 rest
+    grep -Eq "^2 +rest +68 " "$out" || fail "plan --sim h200 (after the command) did not plan"
+    run 0 plan --sim=h200@13000 --device=0 --round=down 12
+    grep -Eq "^0 +12 +8 " "$out" || fail "--round=down after --sim= did not give 8"
+    run 0 --device 0 --sim h200,a100 info
+    grep -q "device 1:" "$out" && fail "--device 0 before the command printed device 1"
+    run 0 info --sim h200,a100 --device=1
+    has "$out" "device 1: NVIDIA A100"
+    run 0 info --help
+    has "$out" "usage: greenctx info [--device N] [--json]"
+    run 0 info -h
+    run 2 --sim h200 info --frob
+    has "$err" "greenctx info: unknown option '--frob' (see greenctx info --help)"
+    run 2 --sim h200 plan --round
+    has "$err" "--round needs strict, down, nearest or up"
+    run 2 --sim h200 plan --json=yes 24
+    has "$err" "--json takes no value"
+    run 2 plan --sim
+    has "$err" "--sim needs MODEL"
+    ;;
+sim_refusals)
+    need_sim
+    # An unknown model or a malformed simulator variable: refused, with what is valid.
+    run 2 --sim h20 info
+    has "$err" "greenctx info: --sim h20: 'h20' is not a simulated model; valid: h200 h100 a100 l4 b200"
+    run 2 plan --sim=h200,x100@13000 24
+    has "$err" "'x100' is not a simulated model"
+    export GREENCTX_CUDA_LIBRARY="$GREENCTX_SIM_LIBRARY"
+    GREENCTX_SIM_DEVICES=h2000 run 2 info
+    has "$err" "GREENCTX_SIM_DEVICES=h2000: 'h2000' is not a simulated model"
+    GREENCTX_SIM_DRIVER_VERSION=13.0 run 2 info
+    has "$err" "GREENCTX_SIM_DRIVER_VERSION=13.0: a driver version is a number like 12040"
+    GREENCTX_SIM_FAIL=cuGreenCtxCreat:1 run 2 info
+    has "$err" "GREENCTX_SIM_FAIL=cuGreenCtxCreat:1: 'cuGreenCtxCreat:1' is not ENTRY_POINT:N[:CODE]"
+    GREENCTX_SIM_FAIL=cuGreenCtxCreate:1 run 0 info
+    ;;
+json_errors)
+    need_sim
+    # Under --json a refusal is also a JSON object on stdout.
+    run 1 --sim h200 info --json --device 3
+    has "$err" "valid devices are 0 to 0"
+    has "$out" '{"error":{"status":"GCTX_ERROR_NO_DEVICE","message":"'
+    has "$out" "valid devices are 0 to 0"
+    run 2 --sim h200 plan --json --round sideways 24
+    has "$out" '{"error":{"status":"usage","message":"--round takes strict, down, nearest or up'
+    run 2 --json --sim h20 info
+    has "$out" '"message":"--sim h20: '
+    run 1 --sim h200 bench all --json
+    has "$out" '{"error":{"status":"GCTX_ERROR_UNSUPPORTED","message":"benchmarks need a GPU'
+    run 1 --sim h200@13000 plan --json 12
+    has "$out" '"error":'
+    if command -v python3 >/dev/null 2>&1; then
+        python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert set(d['error'])=={'status','message'}, d" "$out" ||
+            fail "the JSON error is not one object with status and message"
+    fi
+    ;;
+full_stdout)
+    need_sim
+    # A failed write to stdout is a failure, with a message.
+    [ -w /dev/full ] || { echo "no /dev/full here"; exit 77; }
+    "$tool" --sim h200 info >/dev/full 2>"$err"
+    status=$?
+    [ $status -eq 1 ] || fail "info >/dev/full exited $status, expected 1"
+    has "$err" "greenctx info: could not write the output"
+    "$tool" --help >/dev/full 2>"$err"
+    [ $? -eq 1 ] || fail "--help >/dev/full did not exit 1"
     ;;
 *)
     echo "unknown case $1"

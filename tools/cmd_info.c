@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "options.h"
 #include "tool.h"
 
 #define MAX_WARNINGS 4
@@ -39,19 +40,36 @@ static void print_device_json(const gctx_device_info *d)
            d->sm_rules_derived ? "true" : "false", d->locality_domain_count);
 }
 
-int greenctx_cmd_info(int argc, char **argv, const greenctx_tool_options *opts)
+static void usage(void)
 {
-    greenctx_common_args args;
-    int rc = greenctx_parse_common(&argc, argv, -1, &args);
-    if (rc != GREENCTX_EXIT_OK)
-        return rc;
-    if (argc > 1) {
-        fprintf(stderr, "greenctx info: unexpected argument '%s' (usage: greenctx info "
-                        "[--device N] [--json])\n",
-                argv[1]);
-        return GREENCTX_EXIT_USAGE;
+    printf("usage: greenctx info [--device N] [--json]\n"
+           "\n"
+           "What the driver offers: its version, each device's SMs with the smallest partition\n"
+           "it gives and the co-scheduled alignment (partitions come in multiples of it), and\n"
+           "which green-context features this driver has.\n"
+           "\n"
+           "  --device N  only device N (default: every device)\n"
+           "  --json      one JSON document on stdout\n"
+           "e.g. greenctx info    greenctx --sim h200,a100@12050 info --device 1\n");
+}
+
+int greenctx_cmd_info(int argc, char **argv, greenctx_tool_options *opts)
+{
+    greenctx_args args;
+    greenctx_args_begin(&args, argc, argv, opts);
+    for (int id; (id = greenctx_args_next(&args, NULL)) != GREENCTX_ARG_END;) {
+        if (id == GREENCTX_ARG_HELP) {
+            usage();
+            return GREENCTX_EXIT_OK;
+        }
+        if (id == GREENCTX_ARG_STOP)
+            return args.rc;
+        return greenctx_args_bad(&args, "unexpected argument '%s' (usage: greenctx info "
+                                        "[--device N] [--json])",
+                                 args.value);
     }
-    if ((rc = greenctx_tool_start(opts, "info", args.json)) != GREENCTX_EXIT_OK)
+    int rc = greenctx_tool_start(opts);
+    if (rc != GREENCTX_EXIT_OK)
         return rc;
 
     int version = 0, count = 0;
@@ -59,22 +77,21 @@ int greenctx_cmd_info(int argc, char **argv, const greenctx_tool_options *opts)
     if (s == GCTX_SUCCESS)
         s = gctx_device_count(&count);
     if (s != GCTX_SUCCESS)
-        return greenctx_tool_fail("info", s);
+        return greenctx_tool_fail(opts, s);
     int first = 0, last = count - 1;
-    if (args.device_given) /* out of range: gctx_device_get_info names the valid ones */
-        first = last = args.device;
+    if (opts->device_given) /* out of range: gctx_device_get_info names the valid ones */
+        first = last = opts->device;
     int nb_devices = last >= first ? last - first + 1 : 0;
     gctx_device_info *devices = calloc(nb_devices ? (size_t)nb_devices : 1, sizeof *devices);
     if (!devices) {
-        fprintf(stderr, "greenctx info: out of memory\n");
-        return GREENCTX_EXIT_FAILED;
+        return greenctx_tool_fail(opts, GCTX_ERROR_OUT_OF_MEMORY);
     }
     for (int i = 0; i < nb_devices; i++) {
         devices[i] = (gctx_device_info)GCTX_DEVICE_INFO_INIT;
         s = gctx_device_get_info(first + i, &devices[i]);
         if (s != GCTX_SUCCESS) {
             free(devices);
-            return greenctx_tool_fail("info", s);
+            return greenctx_tool_fail(opts, s);
         }
     }
 
@@ -94,7 +111,7 @@ int greenctx_cmd_info(int argc, char **argv, const greenctx_tool_options *opts)
     const char *path = gctx_driver_path();
     char vtext[16];
     greenctx_format_driver_version(version, vtext, sizeof vtext);
-    if (args.json) {
+    if (opts->json) {
         printf("{\"driver_version\":%d,\"driver_path\":", version);
         greenctx_json_string(stdout, path);
         printf(",\"simulated\":%s,\"devices\":[", greenctx_tool_simulated(opts) ? "true" : "false");

@@ -67,7 +67,7 @@ static void print_list(const mapped *m)
 static void print_json(const tool_split_setup *st, const mapped *maps, unsigned n,
                        const int *owners, unsigned shared)
 {
-    printf("{\"device\":%d,\"sm_count\":%u,\"partitions\":[", st->args.device, st->info.sm_count);
+    printf("{\"device\":%d,\"sm_count\":%u,\"partitions\":[", st->device_ordinal, st->info.sm_count);
     for (unsigned p = 0; p < n; p++) {
         printf("%s{\"label\":\"%c\",\"group\":%d,\"planned_sm_count\":%u,\"sm_count\":%u,"
                "\"sm_ids\":[",
@@ -84,10 +84,10 @@ static void print_json(const tool_split_setup *st, const mapped *maps, unsigned 
     printf("]}\n");
 }
 
-int greenctx_cmd_map(int argc, char **argv, const greenctx_tool_options *opts)
+int greenctx_cmd_map(int argc, char **argv, greenctx_tool_options *opts)
 {
     tool_split_setup st;
-    int rc = tool_split_setup_begin("map", argc, argv, opts, &st);
+    int rc = tool_split_setup_begin(argc, argv, opts, &st);
     if (rc != GREENCTX_EXIT_OK)
         return rc == TOOL_SPLIT_HELP_SHOWN ? GREENCTX_EXIT_OK : rc;
     unsigned n = st.request.nb_groups;
@@ -112,7 +112,7 @@ int greenctx_cmd_map(int argc, char **argv, const greenctx_tool_options *opts)
         }
     }
     if (s != GCTX_SUCCESS) {
-        rc = greenctx_tool_fail("map", s);
+        rc = greenctx_tool_fail(opts, s);
     } else {
         unsigned shared = 0, mismatched = 0;
         for (unsigned id = 0; id < MAX_SM_ID; id++)
@@ -129,7 +129,7 @@ int greenctx_cmd_map(int argc, char **argv, const greenctx_tool_options *opts)
                 }
             }
         }
-        if (st.args.json) {
+        if (opts->json) {
             print_json(&st, maps, made, owners, shared);
         } else {
             print_grid(maps, made, st.info.sm_count, owners);

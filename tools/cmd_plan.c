@@ -67,6 +67,10 @@ static void print_text(const tool_split_setup *st, const gctx_split_plan *plan,
                "left over: no co-scheduling guarantee");
     else
         printf("no SMs left over\n");
+    if (st->request.has_percent)
+        printf("\npercentages: each share ends at a multiple of %u SMs (the smallest partition); "
+               "a last share completing 100%% takes what is left\n",
+               st->request.unit_sms);
     if (plan->rounded)
         printf("\nsome counts were rounded (--round %s)\n",
                st->options.rounding == GCTX_ROUND_DOWN  ? "down"
@@ -74,10 +78,10 @@ static void print_text(const tool_split_setup *st, const gctx_split_plan *plan,
                                                        : "nearest");
 }
 
-int greenctx_cmd_plan(int argc, char **argv, const greenctx_tool_options *opts)
+int greenctx_cmd_plan(int argc, char **argv, greenctx_tool_options *opts)
 {
     tool_split_setup st;
-    int rc = tool_split_setup_begin("plan", argc, argv, opts, &st);
+    int rc = tool_split_setup_begin(argc, argv, opts, &st);
     if (rc != GREENCTX_EXIT_OK)
         return rc == TOOL_SPLIT_HELP_SHOWN ? GREENCTX_EXIT_OK : rc;
     gctx_split_plan plan = GCTX_SPLIT_PLAN_INIT;
@@ -86,8 +90,8 @@ int greenctx_cmd_plan(int argc, char **argv, const greenctx_tool_options *opts)
                                                  &st.options, &plan, groups)
                            : GCTX_ERROR_OUT_OF_MEMORY;
     if (s != GCTX_SUCCESS)
-        rc = greenctx_tool_fail("plan", s);
-    else if (st.args.json)
+        rc = greenctx_tool_fail(opts, s);
+    else if (opts->json)
         print_json(&st, &plan, groups);
     else
         print_text(&st, &plan, groups);

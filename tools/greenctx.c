@@ -1,10 +1,12 @@
 /* The greenctx tool: global options, the command table, usage. */
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "options.h"
 #include "tool.h"
 
 typedef struct command {
@@ -32,26 +34,60 @@ static void usage(FILE *out)
             "  --sim MODEL[,MODEL...][@DRIVER]  use the simulated driver instead of the GPU,\n"
             "                                   e.g. --sim h200@13000, --sim h200,a100@12050\n"
             "                                   (models: h200 h100 a100 l4 b200)\n"
-            "  --help                           this help\n"
+            "  --device N                       the device (default 0; info: all of them)\n"
+            "  --json                           one JSON document on stdout (errors too)\n"
+            "  --help                           this help (COMMAND --help: the command's)\n"
             "  --version                        the tool's and library's version\n"
             "\n"
             "commands:\n");
     for (size_t i = 0; i < NB_COMMANDS; i++)
         fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].help);
-    fprintf(out, "\nCommon command options: --device N, --json.\n"
-                 "Exit status: 0 done, 1 failed, 2 bad usage.\n");
+    fprintf(out, "\nOptions go before or after the command, as --x VALUE or --x=VALUE.\n"
+                 "Exit status: 0 done, 1 failed, 2 bad usage.\n"
+                 "e.g. greenctx --sim h200 plan 24 40 rest\n");
 }
 
-static int bad_usage(const char *fmt, const char *arg)
+static const char *find_sim_library(void);
+
+int greenctx_tool_use_sim(greenctx_tool_options *opts, const char *spec)
 {
-    fputs("greenctx: ", stderr);
-    fprintf(stderr, fmt, arg);
-    fputs("\n(see greenctx --help)\n", stderr);
-    return GREENCTX_EXIT_USAGE;
+    static char models[256];
+    const char *at = strchr(spec, '@');
+    size_t len = at ? (size_t)(at - spec) : strlen(spec);
+    if (len == 0 || len >= sizeof models)
+        return greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage",
+                                   "--sim needs MODEL[,MODEL...][@DRIVER], e.g. h200@13000; got "
+                                   "'%s' (models: h200 h100 a100 l4 b200)",
+                                   spec);
+    memcpy(models, spec, len);
+    models[len] = '\0';
+    if (at && greenctx_parse_int(at + 1, 1000, 99999, &opts->sim_driver_version) != 0)
+        return greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage",
+                                   "--sim: the driver version after @ is a number like 13000 or "
+                                   "12050; got '%s'",
+                                   at + 1);
+
+    const char *lib = find_sim_library();
+    if (!lib)
+        return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED,
+                                   gctx_status_name(GCTX_ERROR_NO_DRIVER),
+                                   "--sim: the simulated driver (libgreenctx_sim.so) was not "
+                                   "found next to the tool, in ../lib/greenctx, or in the build "
+                                   "tree; set GREENCTX_SIM_LIBRARY to its path");
+    setenv("GREENCTX_CUDA_LIBRARY", lib, 1);
+    setenv("GREENCTX_SIM_DEVICES", models, 1);
+    if (opts->sim_driver_version) {
+        char version[16];
+        snprintf(version, sizeof version, "%d", opts->sim_driver_version);
+        setenv("GREENCTX_SIM_DRIVER_VERSION", version, 1);
+    }
+    opts->simulated = 1;
+    opts->sim_models = models;
+    opts->sim_library = lib;
+    return GREENCTX_EXIT_OK;
 }
 
 static int readable(const char *path) { return path && *path && access(path, R_OK) == 0; }
-
 /* The simulated driver's file: $GREENCTX_SIM_LIBRARY, next to the executable, the install
  * layout (<bindir>/../<libdir>/greenctx/), ../lib/greenctx/, then the build tree's. */
 static const char *find_sim_library(void)
@@ -87,72 +123,63 @@ static const char *find_sim_library(void)
     return NULL;
 }
 
-/* --sim MODEL[,MODEL...][@DRIVER]: the environment the simulated driver reads. Must run
- * before the library's first call (the driver is loaded once per process). */
-static int apply_sim(const char *spec, greenctx_tool_options *opts)
-{
-    static char models[256];
-    const char *at = strchr(spec, '@');
-    size_t len = at ? (size_t)(at - spec) : strlen(spec);
-    if (len == 0 || len >= sizeof models)
-        return bad_usage("--sim needs MODEL[,MODEL...][@DRIVER], e.g. h200@13000; got '%s'", spec);
-    memcpy(models, spec, len);
-    models[len] = '\0';
-    if (at && greenctx_parse_int(at + 1, 1000, 99999, &opts->sim_driver_version) != 0)
-        return bad_usage("--sim: the driver version after @ is a number like 13000 or 12050; "
-                         "got '%s'",
-                         at + 1);
+/* The options only the tool takes, before the command. */
+enum { GLOBAL_VERSION };
+static const greenctx_option global_options[] = {{"--version", NULL}, {NULL, NULL}};
 
-    const char *lib = find_sim_library();
-    if (!lib) {
-        fprintf(stderr, "greenctx: --sim: the simulated driver (libgreenctx_sim.so) was not "
-                        "found next to the tool, in ../lib/greenctx, or in the build tree; set "
-                        "GREENCTX_SIM_LIBRARY to its path\n");
-        return GREENCTX_EXIT_FAILED;
-    }
-    setenv("GREENCTX_CUDA_LIBRARY", lib, 1);
-    setenv("GREENCTX_SIM_DEVICES", models, 1);
-    if (opts->sim_driver_version) {
-        char version[16];
-        snprintf(version, sizeof version, "%d", opts->sim_driver_version);
-        setenv("GREENCTX_SIM_DRIVER_VERSION", version, 1);
-    }
-    opts->simulated = 1;
-    opts->sim_models = models;
-    opts->sim_library = lib;
-    return GREENCTX_EXIT_OK;
+/* What a command's output came to: a failed write (a full disk, `>/dev/full`, a closed pipe)
+ * is a failure, not a silent success. */
+static int finish_output(const greenctx_tool_options *opts, int rc)
+{
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return rc;
+    int saved = errno;
+    fprintf(stderr, "greenctx%s%s: could not write the output: %s\n", opts->command ? " " : "",
+            opts->command ? opts->command : "", strerror(saved));
+    return GREENCTX_EXIT_FAILED;
 }
 
 int main(int argc, char **argv)
 {
-    greenctx_tool_options opts = {argv[0], 0, NULL, 0, NULL};
-    int i = 1;
-    for (; i < argc && argv[i][0] == '-'; i++) {
-        const char *arg = argv[i];
-        if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
+    greenctx_tool_options opts;
+    memset(&opts, 0, sizeof opts);
+    opts.program = argv[0];
+    opts.argc = argc;
+    opts.argv = argv;
+    greenctx_args args;
+    greenctx_args_begin(&args, argc, argv, &opts);
+    for (;;) {
+        int id = greenctx_args_next(&args, global_options);
+        if (id == GREENCTX_ARG_STOP)
+            return finish_output(&opts, args.rc);
+        if (id == GREENCTX_ARG_HELP) {
             usage(stdout);
-            return GREENCTX_EXIT_OK;
-        } else if (!strcmp(arg, "--version")) {
+            return finish_output(&opts, GREENCTX_EXIT_OK);
+        }
+        if (id == GLOBAL_VERSION) {
             printf("greenctx %s (header %d.%d.%d)\n", gctx_version_string(), GCTX_VERSION_MAJOR,
                    GCTX_VERSION_MINOR, GCTX_VERSION_PATCH);
-            return GREENCTX_EXIT_OK;
-        } else if (!strcmp(arg, "--sim") || !strncmp(arg, "--sim=", 6)) {
-            const char *spec = arg[5] == '=' ? arg + 6 : (i + 1 < argc ? argv[++i] : NULL);
-            if (!spec)
-                return bad_usage("%s needs MODEL[,MODEL...][@DRIVER], e.g. --sim h200@13000", arg);
-            int rc = apply_sim(spec, &opts);
-            if (rc != GREENCTX_EXIT_OK)
-                return rc;
-        } else {
-            return bad_usage("unknown global option '%s'", arg);
+            return finish_output(&opts, GREENCTX_EXIT_OK);
         }
+        if (id == GREENCTX_ARG_END) {
+            usage(stderr);
+            return GREENCTX_EXIT_USAGE;
+        }
+        if (id == GREENCTX_ARG_POSITIONAL)
+            break;
     }
-    if (i == argc) {
-        usage(stderr);
-        return GREENCTX_EXIT_USAGE;
+    /* The command sees argv from its name on: the options before it are taken already. */
+    int i = args.next - 1;
+    if (!strcmp(argv[i], "help")) { /* what people type first */
+        usage(stdout);
+        return finish_output(&opts, GREENCTX_EXIT_OK);
     }
     for (size_t c = 0; c < NB_COMMANDS; c++)
-        if (!strcmp(argv[i], commands[c].name))
-            return commands[c].run(argc - i, argv + i, &opts);
-    return bad_usage("unknown command '%s'", argv[i]);
+        if (!strcmp(argv[i], commands[c].name)) {
+            opts.command = commands[c].name;
+            return finish_output(&opts, commands[c].run(argc - i, argv + i, &opts));
+        }
+    return finish_output(&opts, greenctx_args_bad(&args, "unknown command '%s'; commands: info, "
+                                                         "plan, bench, map",
+                                                  argv[i]));
 }

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "groups.h"
+#include "options.h"
 #include "tool.h"
 
 const char tool_groups_help[] =
@@ -33,32 +34,32 @@ static int parse_unsigned(const char *text, unsigned *value)
     return 0;
 }
 
-/* One GROUP argument. */
-static int parse_one(const char *arg, unsigned sm_count, gctx_group *g, int *percent)
+/* One GROUP argument; *percent gets P of "P%" (0 otherwise). Returns NULL, or what is wrong
+ * when more can be said than "not a GROUP". */
+static const char *parse_one(const char *arg, gctx_group *g, unsigned *percent)
 {
+    static const char *const not_a_group = "";
     char buf[64];
+    if (strchr(arg, ','))
+        return "groups are separate arguments (24 40, not 24,40)";
     if (strlen(arg) >= sizeof buf)
-        return -1;
+        return not_a_group;
     strcpy(buf, arg);
     memset(g, 0, sizeof *g);
+    *percent = 0;
     char *save = NULL;
     char *head = strtok_r(buf, ":", &save);
     if (!head)
-        return -1;
+        return not_a_group;
     size_t len = strlen(head);
     if (strcmp(head, "rest") == 0) {
         g->backfill = 1;
     } else if (len > 1 && head[len - 1] == '%') {
         head[len - 1] = '\0';
-        unsigned p;
-        if (parse_unsigned(head, &p) != 0 || p == 0 || p > 100)
-            return -1;
-        g->num_sms = (unsigned)((unsigned long long)p * sm_count / 100);
-        if (g->num_sms == 0)
-            g->num_sms = 1; /* a nonzero share is never discovery; rounding lifts it */
-        *percent = 1;
+        if (parse_unsigned(head, percent) != 0 || *percent == 0 || *percent > 100)
+            return "a percentage is a whole number from 1% to 100%";
     } else if (parse_unsigned(head, &g->num_sms) != 0) {
-        return -1;
+        return not_a_group;
     }
     for (char *mod = strtok_r(NULL, ":", &save); mod; mod = strtok_r(NULL, ":", &save)) {
         if (strcmp(mod, "b") == 0)
@@ -68,34 +69,81 @@ static int parse_one(const char *arg, unsigned sm_count, gctx_group *g, int *per
         else if (mod[0] == 'p' && parse_unsigned(mod + 1, &g->preferred_coscheduled_sm_count) == 0)
             continue;
         else
-            return -1;
+            return "after ':' come cN, pN or b (e.g. 16:c2, 20:b)";
     }
-    return 0;
+    return NULL;
 }
 
-int tool_parse_groups(const char *command, int argc, char **argv, unsigned sm_count,
-                      tool_group_request *out)
+/* Percent shares into SM counts that always fit when they add up to at most 100%: each
+ * group's share ends at the cumulative percentage of the SMs, rounded down to a whole unit
+ * (so the bounds never pass the device), and gets at least one unit. Units of the smallest
+ * partition are legal counts on every path and share one granule on drivers before 13.1.
+ * The group that brings the total to 100%, when it is the last group, takes what is left
+ * (discovery with backfill), so no SM is lost to rounding. */
+static void share_percentages(gctx_group *groups, const unsigned *percent, unsigned n,
+                              unsigned sm_count, unsigned unit)
+{
+    unsigned long long cumulative = 0;
+    unsigned given = 0;
+    for (unsigned i = 0; i < n; i++) {
+        if (!percent[i])
+            continue;
+        cumulative += percent[i];
+        if (cumulative == 100 && i == n - 1) {
+            groups[i].num_sms = 0;
+            groups[i].backfill = 1;
+            continue;
+        }
+        unsigned bound = (unsigned)(cumulative * sm_count / 100 / unit * unit);
+        unsigned count = bound > given ? bound - given : 0;
+        groups[i].num_sms = count >= unit ? count : unit;
+        given += groups[i].num_sms;
+    }
+}
+
+int tool_parse_groups(const greenctx_tool_options *opts, int argc, char **argv, unsigned sm_count,
+                      unsigned unit_sms, tool_group_request *out)
 {
     memset(out, 0, sizeof *out);
     if (argc <= 0) {
-        fprintf(stderr, "greenctx %s: give at least one GROUP (e.g. 24 40 rest)\n", command);
+        greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage",
+                            "give at least one GROUP (e.g. 24 40 rest)\n%s", tool_groups_help);
         return -1;
     }
     out->groups = calloc((size_t)argc, sizeof *out->groups);
-    if (!out->groups) {
-        fprintf(stderr, "greenctx %s: out of memory\n", command);
+    unsigned *percent = calloc((size_t)argc, sizeof *percent);
+    if (!out->groups || !percent) {
+        free(percent);
+        tool_free_groups(out);
+        greenctx_tool_fail(opts, GCTX_ERROR_OUT_OF_MEMORY);
         return -1;
     }
     out->nb_groups = (unsigned)argc;
     out->texts = argv;
+    out->unit_sms = unit_sms ? unit_sms : 1;
+    unsigned total = 0;
     for (int i = 0; i < argc; i++) {
-        if (parse_one(argv[i], sm_count, &out->groups[i], &out->has_percent) != 0) {
-            fprintf(stderr, "greenctx %s: '%s' is not a GROUP\n%s", command, argv[i],
-                    tool_groups_help);
+        const char *why = parse_one(argv[i], &out->groups[i], &percent[i]);
+        if (why) {
+            greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage", "'%s' is not a GROUP%s%s\n%s",
+                                argv[i], *why ? ": " : "", why, tool_groups_help);
+            free(percent);
             tool_free_groups(out);
             return -1;
         }
+        total += percent[i];
+        out->has_percent |= percent[i] != 0;
     }
+    if (total > 100) {
+        greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage",
+                            "the percentages add up to %u%%; they can share at most 100%%",
+                            total);
+        free(percent);
+        tool_free_groups(out);
+        return -1;
+    }
+    share_percentages(out->groups, percent, out->nb_groups, sm_count, out->unit_sms);
+    free(percent);
     return 0;
 }
 
@@ -120,74 +168,77 @@ const char *tool_path_text(gctx_split_path path)
     return "unknown";
 }
 
-int tool_split_setup_begin(const char *command, int argc, char **argv,
-                           const greenctx_tool_options *opts, tool_split_setup *setup)
+static void split_usage(const char *command)
 {
+    printf("usage: greenctx %s [--device N] [--json] [--round MODE] GROUP...\n"
+           "  --round MODE  a count the device can't give: strict (default: refuse), down,\n"
+           "                nearest, up\n%s",
+           command, tool_groups_help);
+}
+
+int tool_split_setup_begin(int argc, char **argv, greenctx_tool_options *opts,
+                           tool_split_setup *setup)
+{
+    static const greenctx_option own[] = {{"--round", "strict, down, nearest or up"},
+                                          {NULL, NULL}};
     memset(setup, 0, sizeof *setup);
     gctx_split_options defaults = GCTX_SPLIT_OPTIONS_INIT;
     setup->options = defaults;
-    int rc = greenctx_parse_common(&argc, argv, 0, &setup->args);
-    if (rc != GREENCTX_EXIT_OK)
-        return rc;
-    int rounding = -1, first_group = 1;
-    for (; first_group < argc; first_group++) {
-        const char *a = argv[first_group];
-        if (strcmp(a, "--round") == 0 && first_group + 1 < argc) {
-            rounding = tool_parse_rounding(argv[++first_group]);
-            if (rounding < 0) {
-                fprintf(stderr, "greenctx %s: --round takes strict, down, nearest or up\n",
-                        command);
-                return GREENCTX_EXIT_USAGE;
-            }
-        } else if (strncmp(a, "--round=", 8) == 0) {
-            if ((rounding = tool_parse_rounding(a + 8)) < 0) {
-                fprintf(stderr, "greenctx %s: --round takes strict, down, nearest or up\n",
-                        command);
-                return GREENCTX_EXIT_USAGE;
-            }
-        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            printf("usage: greenctx %s [--device N] [--json] [--round MODE] GROUP...\n"
-                   "  --round MODE  strict (default; percentages: nearest), down, nearest, up\n%s",
-                   command, tool_groups_help);
-            return TOOL_SPLIT_HELP_SHOWN;
-        } else if (strcmp(a, "--") == 0) {
-            first_group++;
-            break;
-        } else if (a[0] == '-' && a[1] == '-') {
-            fprintf(stderr, "greenctx %s: unknown option '%s'\n", command, a);
-            return GREENCTX_EXIT_USAGE;
-        } else {
-            break;
+    /* The groups, in order; argv[0] is the command's name. */
+    char **groups = calloc((size_t)argc, sizeof *groups);
+    if (!groups)
+        return greenctx_tool_fail(opts, GCTX_ERROR_OUT_OF_MEMORY);
+    int nb_groups = 0;
+    greenctx_args args;
+    greenctx_args_begin(&args, argc, argv, opts);
+    for (int id; (id = greenctx_args_next(&args, own)) != GREENCTX_ARG_END;) {
+        if (id == GREENCTX_ARG_POSITIONAL) {
+            groups[nb_groups++] = argv[args.next - 1];
+            continue;
         }
+        int rc = id == GREENCTX_ARG_HELP   ? TOOL_SPLIT_HELP_SHOWN
+                 : id == GREENCTX_ARG_STOP ? args.rc
+                                           : GREENCTX_EXIT_OK;
+        int rounding = rc == GREENCTX_EXIT_OK ? tool_parse_rounding(args.value) : 0;
+        if (rounding < 0)
+            rc = greenctx_args_bad(&args, "--round takes %s; got '%s'", own[0].value_help,
+                                   args.value);
+        if (rc == TOOL_SPLIT_HELP_SHOWN)
+            split_usage(opts->command);
+        if (rc != GREENCTX_EXIT_OK) {
+            free(groups);
+            return rc;
+        }
+        setup->options.rounding = (gctx_rounding)rounding;
     }
-    if (first_group >= argc) {
-        fprintf(stderr,
-                "usage: greenctx %s [--device N] [--json] [--round MODE] GROUP...\n%s",
-                command, tool_groups_help);
+    setup->request.texts = groups; /* freed by tool_split_setup_end, whatever happens next */
+    if (nb_groups == 0) {
+        greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage",
+                            "which groups? usage: greenctx %s [--device N] [--json] [--round "
+                            "MODE] GROUP...\n%s",
+                            opts->command, tool_groups_help);
+        tool_split_setup_end(setup);
         return GREENCTX_EXIT_USAGE;
     }
-    if ((rc = greenctx_tool_start(opts, command, setup->args.json)) != GREENCTX_EXIT_OK)
-        return rc;
-    gctx_status s = gctx_partition_from_device(setup->args.device, &setup->device);
-    if (s != GCTX_SUCCESS)
-        return greenctx_tool_fail(command, s);
+    setup->device_ordinal = opts->device;
+    int rc = greenctx_tool_start(opts);
+    gctx_status s = rc == GREENCTX_EXIT_OK
+                        ? gctx_partition_from_device(opts->device, &setup->device)
+                        : GCTX_SUCCESS;
     gctx_partition_info info = GCTX_PARTITION_INFO_INIT;
     setup->info = info;
-    if ((s = gctx_partition_get_info(setup->device, &setup->info))) {
+    if (rc == GREENCTX_EXIT_OK && s == GCTX_SUCCESS)
+        s = gctx_partition_get_info(setup->device, &setup->info);
+    if (rc == GREENCTX_EXIT_OK && s != GCTX_SUCCESS)
+        rc = greenctx_tool_fail(opts, s);
+    if (rc == GREENCTX_EXIT_OK &&
+        tool_parse_groups(opts, nb_groups, groups, setup->info.sm_count,
+                          setup->info.min_partition_sms, &setup->request) != 0)
+        rc = GREENCTX_EXIT_USAGE;
+    setup->request.texts = groups;
+    if (rc != GREENCTX_EXIT_OK)
         tool_split_setup_end(setup);
-        return greenctx_tool_fail(command, s);
-    }
-    if (tool_parse_groups(command, argc - first_group, argv + first_group, setup->info.sm_count,
-                          &setup->request) != 0) {
-        tool_split_setup_end(setup);
-        return GREENCTX_EXIT_USAGE;
-    }
-    /* Strict unless asked, as the library is; a share in percent means "about", so nearest. */
-    if (rounding >= 0)
-        setup->options.rounding = (gctx_rounding)rounding;
-    else if (setup->request.has_percent)
-        setup->options.rounding = GCTX_ROUND_NEAREST;
-    return GREENCTX_EXIT_OK;
+    return rc;
 }
 
 void tool_split_setup_end(tool_split_setup *setup)
@@ -195,4 +246,6 @@ void tool_split_setup_end(tool_split_setup *setup)
     gctx_partition_release(setup->device);
     setup->device = NULL;
     tool_free_groups(&setup->request);
+    free(setup->request.texts);
+    setup->request.texts = NULL;
 }

@@ -2,6 +2,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,41 +20,6 @@ int greenctx_parse_int(const char *text, int min, int max, int *value)
         return -1;
     *value = (int)v;
     return 0;
-}
-
-int greenctx_parse_common(int *argc, char **argv, int default_device, greenctx_common_args *args)
-{
-    args->device = default_device;
-    args->device_given = 0;
-    args->json = 0;
-    int out = 1, in = 1, ended = 0;
-    while (in < *argc) {
-        char *arg = argv[in];
-        if (ended) {
-            argv[out++] = argv[in++];
-        } else if (!strcmp(arg, "--")) {
-            ended = 1;
-            argv[out++] = argv[in++];
-        } else if (!strcmp(arg, "--json")) {
-            args->json = 1;
-            in++;
-        } else if (!strcmp(arg, "--device") || !strncmp(arg, "--device=", 9)) {
-            const char *value = arg[8] == '=' ? arg + 9 : (in + 1 < *argc ? argv[in + 1] : NULL);
-            if (greenctx_parse_int(value, 0, INT_MAX, &args->device) != 0) {
-                fprintf(stderr, "greenctx %s: --device needs a device number (0, 1, ...), got "
-                                "'%s'\n",
-                        argv[0], value ? value : "nothing");
-                return GREENCTX_EXIT_USAGE;
-            }
-            args->device_given = 1;
-            in += arg[8] == '=' ? 1 : 2;
-        } else {
-            argv[out++] = argv[in++];
-        }
-    }
-    *argc = out;
-    argv[out] = NULL;
-    return GREENCTX_EXIT_OK;
 }
 
 void greenctx_json_string(FILE *out, const char *text)
@@ -86,23 +52,77 @@ const char *greenctx_format_driver_version(int version, char *buf, size_t size)
     return buf;
 }
 
-int greenctx_tool_fail(const char *command, gctx_status status)
+int greenctx_tool_error(const greenctx_tool_options *opts, int exit_code, const char *status,
+                        const char *fmt, ...)
 {
-    const char *message = gctx_last_error();
-    fprintf(stderr, "greenctx %s: %s\n", command,
-            message && *message ? message : gctx_status_string(status));
-    return GREENCTX_EXIT_FAILED;
+    char message[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "greenctx%s%s: %s\n", opts->command ? " " : "",
+            opts->command ? opts->command : "", message);
+    if (opts->json) {
+        printf("{\"error\":{\"status\":");
+        greenctx_json_string(stdout, status);
+        printf(",\"message\":");
+        greenctx_json_string(stdout, message);
+        printf("}}\n");
+    }
+    return exit_code;
 }
 
-int greenctx_tool_start(const greenctx_tool_options *opts, const char *command, int json)
+int greenctx_tool_fail(const greenctx_tool_options *opts, gctx_status status)
+{
+    const char *message = gctx_last_error();
+    return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, gctx_status_name(status), "%s",
+                               message && *message ? message : gctx_status_string(status));
+}
+
+/* The simulated driver's own account of a configuration it refused (an unknown model in
+ * GREENCTX_SIM_DEVICES, ...), or NULL: it is the one that knows what is valid. */
+static const char *sim_config_error(void)
+{
+    /* The library unloaded the driver that failed to start: load it again to ask (kept
+     * loaded, as the message lives in it). */
+    const char *path = getenv("GREENCTX_CUDA_LIBRARY");
+    void *lib = path && *path ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
+    const char *(*config_error)(void) = NULL;
+    if (lib)
+        *(void **)&config_error = dlsym(lib, "gctxsim_config_error");
+    return config_error ? config_error() : NULL;
+}
+
+/* The user's own command line with "--sim h200" after the program, for the no-driver hint. */
+static void print_sim_hint(const greenctx_tool_options *opts)
+{
+    fputs("  no CUDA driver here; try the simulated one: greenctx --sim h200", stderr);
+    for (int i = 1; i < opts->argc; i++)
+        fprintf(stderr, " %s", opts->argv[i]);
+    fputc('\n', stderr);
+}
+
+int greenctx_tool_start(const greenctx_tool_options *opts)
 {
     gctx_status s = gctx_init();
     if (s != GCTX_SUCCESS) {
+        const char *refused = opts->simulated || s != GCTX_ERROR_NO_DRIVER ? sim_config_error()
+                                                                           : NULL;
+        /* The variables --sim set are blamed on --sim, which the user typed. */
+        const char *why = refused ? strstr(refused, ": ") : NULL;
+        if (why && opts->simulated && (!strncmp(refused, "GREENCTX_SIM_DEVICES=", 21) ||
+                                       !strncmp(refused, "GREENCTX_SIM_DRIVER_VERSION=", 28)))
+            return greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage", "--sim %s%s%s%s",
+                                       opts->sim_models, opts->sim_driver_version ? "@" : "",
+                                       opts->sim_driver_version ? getenv("GREENCTX_SIM_DRIVER_VERSION") : "", why);
+        if (refused)
+            return greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage", "%s", refused);
         const char *what = s == GCTX_ERROR_NO_DRIVER ? "no CUDA driver was found"
                                                      : "the CUDA driver failed to start";
-        fprintf(stderr, "greenctx %s: %s.\n  tried: %s\n", command, what, gctx_last_error());
-        if (!opts->simulated)
-            fprintf(stderr, "  try the simulated driver: greenctx --sim h200 %s\n", command);
+        greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, gctx_status_name(s), "%s.\n  tried: %s",
+                            what, gctx_last_error());
+        if (!opts->simulated && s == GCTX_ERROR_NO_DRIVER)
+            print_sim_hint(opts);
         return GREENCTX_EXIT_FAILED;
     }
     if (greenctx_tool_simulated(opts)) {
@@ -111,7 +131,7 @@ int greenctx_tool_start(const greenctx_tool_options *opts, const char *command, 
         if (gctx_driver_version(&version) == GCTX_SUCCESS)
             greenctx_format_driver_version(version, text, sizeof text);
         const char *models = opts->sim_models ? opts->sim_models : getenv("GREENCTX_SIM_DEVICES");
-        fprintf(json ? stderr : stdout, "simulated driver: %s (driver %s) — no GPU is used\n",
+        fprintf(opts->json ? stderr : stdout, "simulated driver: %s (driver %s) — no GPU is used\n",
                 models && *models ? models : "its default devices", text);
     }
     return GREENCTX_EXIT_OK;

@@ -1,0 +1,121 @@
+/* The tool's one option parser, and the options every command shares (tools/options.h). */
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "options.h"
+
+/* The shared options, after the command as before it. */
+enum { SHARED_SIM, SHARED_DEVICE, SHARED_JSON };
+static const greenctx_option shared[] = {
+    {"--sim", "MODEL[,MODEL...][@DRIVER], e.g. h200@13000"},
+    {"--device", "a device number (0, 1, ...)"},
+    {"--json", NULL},
+    {NULL, NULL},
+};
+
+void greenctx_args_begin(greenctx_args *args, int argc, char **argv, greenctx_tool_options *opts)
+{
+    memset(args, 0, sizeof *args);
+    args->argc = argc;
+    args->argv = argv;
+    args->next = 1;
+    args->opts = opts;
+}
+
+int greenctx_args_bad(greenctx_args *args, const char *fmt, ...)
+{
+    char message[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+    const char *command = args->opts->command;
+    greenctx_tool_error(args->opts, GREENCTX_EXIT_USAGE, "usage", "%s (see greenctx%s%s --help)",
+                        message, command ? " " : "", command ? command : "");
+    return args->rc = GREENCTX_EXIT_USAGE;
+}
+
+/* Index of the option named like arg ("--round" or "--round=..."), or -1. */
+static int lookup(const greenctx_option *table, const char *arg, size_t len)
+{
+    for (int i = 0; table && table[i].name; i++)
+        if (strlen(table[i].name) == len && strncmp(table[i].name, arg, len) == 0)
+            return i;
+    return -1;
+}
+
+/* Takes the option's value: after '=', or the next argument. Nonzero after a message. */
+static int take_value(greenctx_args *args, const greenctx_option *option, const char *equals)
+{
+    if (!option->value_help) {
+        if (equals)
+            return greenctx_args_bad(args, "%s takes no value; got '%s'", option->name,
+                                     args->name);
+        args->value = NULL;
+        return 0;
+    }
+    if (equals)
+        args->value = equals + 1;
+    else if (args->next < args->argc)
+        args->value = args->argv[args->next++];
+    else
+        return greenctx_args_bad(args, "%s needs %s", option->name, option->value_help);
+    return 0;
+}
+
+/* Nonzero after a message (args->rc says how to exit). */
+static int apply_shared(greenctx_args *args, int id)
+{
+    greenctx_tool_options *opts = args->opts;
+    switch (id) {
+    case SHARED_SIM:
+        args->rc = greenctx_tool_use_sim(opts, args->value);
+        return args->rc == GREENCTX_EXIT_OK ? 0 : GREENCTX_ARG_STOP;
+    case SHARED_DEVICE:
+        if (greenctx_parse_int(args->value, 0, INT_MAX, &opts->device) != 0)
+            return greenctx_args_bad(args, "--device needs %s; got '%s'", shared[id].value_help,
+                                     args->value);
+        opts->device_given = 1;
+        return 0;
+    default:
+        opts->json = 1;
+        return 0;
+    }
+}
+
+int greenctx_args_next(greenctx_args *args, const greenctx_option *own)
+{
+    for (;;) {
+        if (args->next >= args->argc)
+            return GREENCTX_ARG_END;
+        const char *arg = args->argv[args->next++];
+        args->name = arg;
+        args->value = arg;
+        if (args->ended || arg[0] != '-' || arg[1] == '\0')
+            return GREENCTX_ARG_POSITIONAL;
+        if (strcmp(arg, "--") == 0) {
+            args->ended = 1;
+            continue;
+        }
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0)
+            return GREENCTX_ARG_HELP;
+        const char *equals = strchr(arg, '=');
+        size_t len = equals ? (size_t)(equals - arg) : strlen(arg);
+        int id = lookup(own, arg, len);
+        const greenctx_option *table = own;
+        if (id < 0 && (id = lookup(shared, arg, len)) >= 0)
+            table = shared;
+        if (id < 0) {
+            greenctx_args_bad(args, "unknown option '%.*s'", (int)len, arg);
+            return GREENCTX_ARG_STOP;
+        }
+        if (take_value(args, &table[id], equals) != 0)
+            return GREENCTX_ARG_STOP;
+        if (table == own)
+            return id;
+        if (apply_shared(args, id) != 0)
+            return GREENCTX_ARG_STOP;
+    }
+}

@@ -1,0 +1,66 @@
+/*
+ * The tool's command line: one parser for the global options and every command's own.
+ *
+ * Every option is accepted as `--name value` and as `--name=value`, before or after the
+ * command. The options every command shares (--sim, --device, --json, --help) are handled
+ * here, so `greenctx plan --sim h200 24 40` and `greenctx --sim h200 plan 24 40` are the same.
+ * A lone "--" ends the options: what follows is positional even if it starts with "-".
+ *
+ *     greenctx_args args;
+ *     greenctx_args_begin(&args, argc, argv, opts);
+ *     for (;;) {
+ *         int id = greenctx_args_next(&args, own_options);
+ *         if (id == GREENCTX_ARG_END) break;
+ *         if (id == GREENCTX_ARG_HELP) { usage(stdout); return GREENCTX_EXIT_OK; }
+ *         if (id == GREENCTX_ARG_STOP) return args.rc;       // message printed
+ *         if (id == GREENCTX_ARG_POSITIONAL) use(args.value);
+ *         else                               own option `id`, its value in args.value
+ *     }
+ */
+#ifndef GREENCTX_TOOL_OPTIONS_H
+#define GREENCTX_TOOL_OPTIONS_H
+
+#include "tool.h"
+
+/* One option of a command: "--round" and the words its value takes ("strict, down, nearest
+ * or up", for the message when it is missing), or NULL for a flag. A table ends with {NULL}. */
+typedef struct greenctx_option {
+    const char *name;
+    const char *value_help;
+} greenctx_option;
+
+typedef struct greenctx_args {
+    int argc;
+    char **argv;
+    int next;   /* index of the next argument to look at */
+    int ended;  /* "--" was seen */
+    const char *name;  /* the option as typed ("--round" of "--round=up") */
+    const char *value; /* the option's value, or the positional argument */
+    int rc;            /* the exit code after GREENCTX_ARG_STOP */
+    greenctx_tool_options *opts; /* where the shared options land */
+} greenctx_args;
+
+enum {
+    GREENCTX_ARG_END = -1,        /* no arguments left */
+    GREENCTX_ARG_POSITIONAL = -2, /* args.value is a positional argument */
+    GREENCTX_ARG_HELP = -3,       /* --help or -h: print the usage, exit 0 */
+    GREENCTX_ARG_STOP = -4        /* a message was printed: exit with args.rc */
+};
+
+/* Starts after argv[0] (the program, or the command's name). */
+void greenctx_args_begin(greenctx_args *args, int argc, char **argv, greenctx_tool_options *opts);
+
+/* The next argument: the index of one of `own` (may be NULL), or one of GREENCTX_ARG_*.
+ * An unknown option, a missing value or a bad shared option prints why and returns STOP with
+ * rc GREENCTX_EXIT_USAGE (or GREENCTX_EXIT_FAILED when --sim finds no simulated driver). */
+int greenctx_args_next(greenctx_args *args, const greenctx_option *own);
+
+/* Prints "greenctx[ CMD]: <message> (see greenctx[ CMD] --help)" on stderr (and the JSON
+ * error on stdout under --json); sets args->rc to GREENCTX_EXIT_USAGE and returns it. */
+int greenctx_args_bad(greenctx_args *args, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+#endif
