@@ -10,7 +10,8 @@ static void context_destroy(gctx__object *object)
     const gctx__driver *drv;
     /* An object exists only after the driver loaded, so this load cannot fail. */
     if (c->owned && gctx__driver_load(&drv) == GCTX_SUCCESS)
-        drv->cuGreenCtxDestroy(c->green);
+        gctx__release_driver_object(drv, GCTX__RELEASE_GREEN_CONTEXT,
+                                    (gctx__driver_object){.green = c->green});
     if (c->partition)
         gctx_partition_release(c->partition);
     free(c);
@@ -125,19 +126,23 @@ gctx_status gctx__context_create(gctx_partition *partition, const gctx_context_o
     gcu_result r = drv->cuGreenCtxCreate(&c->green, desc, partition->device,
                                          GCU_GREEN_CTX_DEFAULT_STREAM);
     if (r != GCU_SUCCESS) {
-        free(c);
-        return gctx__fail_cuda(r, "cuGreenCtxCreate for %u SMs on device %d",
-                               partition->sm_count, partition->device);
+        s = gctx__fail_cuda(r, "cuGreenCtxCreate for %u SMs on device %d", partition->sm_count,
+                            partition->device);
+        goto fail_free;
     }
     c->owned = 1;
-    if ((s = finish_context(drv, c))) {
-        drv->cuGreenCtxDestroy(c->green);
-        free(c);
-        return s;
-    }
+    if ((s = finish_context(drv, c)))
+        goto fail_destroy;
     c->partition = gctx_partition_retain(partition);
     *out = c;
     return GCTX_SUCCESS;
+
+fail_destroy:
+    gctx__release_driver_object(drv, GCTX__RELEASE_GREEN_CONTEXT,
+                                (gctx__driver_object){.green = c->green});
+fail_free:
+    free(c);
+    return s;
 }
 
 void gctx__context_release(gctx_context *context) { gctx__object_release(&context->base); }

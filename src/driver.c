@@ -385,5 +385,14 @@ gctx_status gctx__pop_context(const gctx__driver *drv)
 {
     CUcontext popped;
     gcu_result r = drv->cuCtxPopCurrent(&popped);
-    return r == GCU_SUCCESS ? GCTX_SUCCESS : gctx__fail_cuda(r, "cuCtxPopCurrent");
+    if (r == GCU_SUCCESS)
+        return GCTX_SUCCESS;
+    /* The caller's context must not stay buried under ours: try once more, and fail either
+     * way, since the driver just misbehaved under the caller's work. */
+    gctx_status s = gctx__fail_cuda(r, "cuCtxPopCurrent");
+    if (drv->cuCtxPopCurrent(&popped) == GCU_SUCCESS)
+        gctx__append_error("a second pop restored this thread's current context");
+    else
+        gctx__append_error("greenctx's context stays current on this thread");
+    return s;
 }

@@ -68,9 +68,11 @@ gctx_status gctx__smid_load(const gctx__driver *drv, gctx__smid_kernel *kernel)
 void gctx__smid_unload(const gctx__driver *drv, gctx__smid_kernel *kernel)
 {
     if (kernel->flags)
-        drv->cuMemFree(kernel->flags);
+        gctx__release_driver_object(drv, GCTX__RELEASE_MEMORY,
+                                    (gctx__driver_object){.memory = kernel->flags});
     if (kernel->module)
-        drv->cuModuleUnload(kernel->module);
+        gctx__release_driver_object(drv, GCTX__RELEASE_MODULE,
+                                    (gctx__driver_object){.module = kernel->module});
     memset(kernel, 0, sizeof *kernel);
 }
 

@@ -11,7 +11,8 @@ static void stream_destroy(gctx__object *object)
     if (st->owned && gctx__driver_load(&drv) == GCTX_SUCCESS) {
         /* The driver would destroy a stream with work in flight; let the work finish first. */
         drv->cuStreamSynchronize(st->handle);
-        drv->cuStreamDestroy(st->handle);
+        gctx__release_driver_object(drv, GCTX__RELEASE_STREAM,
+                                    (gctx__driver_object){.stream = st->handle});
     }
     gctx__context_release(st->context);
     free(st);
@@ -54,7 +55,8 @@ static gctx_status create_in_current(const gctx__driver *drv, gctx_context *cont
         return s;
     }
     if (popped != GCTX_SUCCESS)
-        drv->cuStreamDestroy(*handle);
+        gctx__release_driver_object(drv, GCTX__RELEASE_STREAM,
+                                    (gctx__driver_object){.stream = *handle});
     return popped;
 }
 
@@ -91,7 +93,8 @@ gctx_status gctx_stream_create(gctx_context *context, const gctx_stream_options 
         return s;
     }
     if ((s = new_stream(handle, context, 1, stream)))
-        drv->cuStreamDestroy(handle);
+        gctx__release_driver_object(drv, GCTX__RELEASE_STREAM,
+                                    (gctx__driver_object){.stream = handle});
     return s;
 }
 
