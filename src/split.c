@@ -124,6 +124,25 @@ static gctx_status structured_probe(split_job *job)
     return s;
 }
 
+/* The structured split (13.1+) hands out whole co-scheduled units in its own order and
+ * refuses requests the granule split gives: on the H200, 128 SMs as one group, or 64 + 64
+ * (its co-scheduled units of 8 don't add up to 128). Then the granule path
+ * makes the split, and the plan's path says so. When that path can't make it either, the
+ * structured split's refusal is what the caller sees. */
+static gctx_status granule_fallback(split_job *job, const gctx_group *groups, unsigned nb_groups,
+                                    gctx_rounding rounding)
+{
+    gctx__error_state refused;
+    gctx__error_save(&refused);
+    gctx__plan_free(&job->plan);
+    job->rules.structured_api = 0;
+    gctx_status s = gctx__plan_make(&job->rules, groups, nb_groups, rounding, &job->plan);
+    if (s == GCTX_SUCCESS)
+        return s;
+    gctx__error_restore(&refused);
+    return GCTX_ERROR_INSUFFICIENT_SMS;
+}
+
 static gctx_status job_plan(split_job *job, gctx_partition *input, const gctx_group *groups,
                             unsigned nb_groups, const gctx_split_options *options)
 {
@@ -154,10 +173,12 @@ static gctx_status job_plan(split_job *job, gctx_partition *input, const gctx_gr
     job->scratch = calloc(job->scratch_capacity, sizeof *job->scratch);
     if (!job->scratch)
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory planning a split");
-    s = gctx__plan_make(&job->rules, groups, nb_groups,
-                        options ? options->rounding : GCTX_ROUND_STRICT, &job->plan);
+    gctx_rounding rounding = options ? options->rounding : GCTX_ROUND_STRICT;
+    s = gctx__plan_make(&job->rules, groups, nb_groups, rounding, &job->plan);
     if (s == GCTX_SUCCESS && job->plan.path == GCTX_SPLIT_PATH_STRUCTURED)
         s = structured_probe(job);
+    if (s == GCTX_ERROR_INSUFFICIENT_SMS && job->rules.structured_api)
+        s = granule_fallback(job, groups, nb_groups, rounding);
     return s;
 }
 

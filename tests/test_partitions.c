@@ -116,6 +116,47 @@ GT_TEST(h200_granules_land_where_the_real_driver_put_them)
     gctx_partition_release(f.device);
 }
 
+/* The 13.1 structured split refuses these H200 requests, which 13.0's granule split gives:
+ * the split falls back to the granule path, gives exactly what was asked and says so. */
+static void h200_13010_falls_back(const unsigned *sizes, unsigned n)
+{
+    gt_require_sim(13010, "h200");
+    GT_CHECK();
+    fixture f;
+    if (setup(&f))
+        return;
+    gctx_group req[2];
+    gctx_partition *out[2] = {NULL, NULL}, *left = NULL;
+    for (unsigned i = 0; i < n; i++)
+        req[i] = gt_group(sizes[i]);
+    gctx_split_plan plan = GCTX_SPLIT_PLAN_INIT;
+    GT_ASSERT_STATUS(gctx_partition_split(f.device, req, n, NULL, out, &left, &plan, NULL),
+                     GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(plan.path, GCTX_SPLIT_PATH_GRANULES);
+    GT_ASSERT_EQ_INT(plan.granule_sms, sizes[0]);
+    GT_ASSERT_EQ_INT(plan.remainder_sms, 4);
+    for (unsigned i = 0; i < n; i++)
+        GT_ASSERT_EQ_INT(size_of(out[i]), sizes[i]);
+    GT_ASSERT_EQ_INT(size_of(left), 4);
+    for (unsigned i = 0; i < n; i++)
+        gctx_partition_release(out[i]);
+    gctx_partition_release(left);
+    gctx_partition_release(f.device);
+    GT_ASSERT_EQ_INT(gctx__object_live_count(), f.live_at_start);
+}
+
+GT_TEST(h200_13010_one_group_of_128_falls_back_to_granules)
+{
+    const unsigned sizes[] = {128};
+    h200_13010_falls_back(sizes, 1);
+}
+
+GT_TEST(h200_13010_two_groups_of_64_fall_back_to_granules)
+{
+    const unsigned sizes[] = {64, 64};
+    h200_13010_falls_back(sizes, 2);
+}
+
 GT_TEST(rest_takes_everything_left)
 {
     fixture f;
