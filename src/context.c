@@ -70,19 +70,21 @@ static gctx_status workqueue_desc(const gctx__driver *drv, gctx_partition *p,
 }
 
 /* The workqueue settings a context really got (13.1+), for its info. */
-static void read_workqueue(const gctx__driver *drv, gctx_context *c)
+static gctx_status read_workqueue(const gctx__driver *drv, gctx_context *c)
 {
     if (!drv->features[GCTX_FEATURE_WORKQUEUES].available)
-        return;
+        return GCTX_SUCCESS;
     gcu_dev_resource wq;
     memset(&wq, 0, sizeof wq);
-    if (drv->cuGreenCtxGetDevResource(c->green, &wq, GCU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG) !=
-        GCU_SUCCESS)
-        return;
+    gcu_result r = drv->cuGreenCtxGetDevResource(c->green, &wq,
+                                                 GCU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG);
+    if (r != GCU_SUCCESS)
+        return gctx__fail_cuda(r, "cuGreenCtxGetDevResource(WORKQUEUE_CONFIG)");
     c->workqueue_limit = wq.u.wqConfig.wqConcurrencyLimit;
     c->workqueue_scope = wq.u.wqConfig.sharingScope == GCU_WORKQUEUE_SCOPE_GREEN_CTX_BALANCED
                              ? GCTX_WORKQUEUE_SCOPE_BALANCED
                              : GCTX_WORKQUEUE_SCOPE_DEVICE_CTX;
+    return GCTX_SUCCESS;
 }
 
 /* Fills the driver-side handles of a context whose green handle is set; on failure the
@@ -98,7 +100,9 @@ static gctx_status finish_context(const gctx__driver *drv, gctx_context *c)
             return gctx__fail_cuda(r, "cuGreenCtxGetId");
         c->has_id = 1;
     }
-    read_workqueue(drv, c);
+    gctx_status s = read_workqueue(drv, c);
+    if (s != GCTX_SUCCESS)
+        return s;
     return gctx__object_init(&c->base, GCTX__TYPE_CONTEXT, context_destroy);
 }
 
