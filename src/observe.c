@@ -1,6 +1,7 @@
 /* gctx_stream_observe_sms: a kernel reads %smid, so users (and `greenctx map`) see which
  * physical SMs a partition's work runs on. The kernel ships as PTX text, so no CUDA toolkit is
  * needed to build greenctx; the driver compiles it for the GPU at load time. */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,6 +39,10 @@ static const char smid_ptx[] =
     "DONE:\n"
     "  ret;\n"
     "}\n";
+
+/* The kernel masks %smid to 10 bits before indexing the flags: every masked value needs a
+ * slot, or a large SM id would write past the allocation. */
+static_assert(GCTX__SMID_SLOTS >= 1024, "the %smid kernel indexes flags by smid & 1023");
 
 gctx_status gctx__smid_load(const gctx__driver *drv, gctx__smid_kernel *kernel)
 {

@@ -1,4 +1,5 @@
 /* Partition objects: from a device, from a split, from a green context; info; provenance. */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -232,8 +233,13 @@ void gctx_partition_release(gctx_partition *partition) { gctx__handle_release(pa
 /* The partition whose SMs these are: a context's SMs are those it was made from. */
 static const gctx_partition *canonical(const gctx_partition *p)
 {
-    while (p->kind == GCTX_PARTITION_CONTEXT && p->context->partition)
+    while (p->kind == GCTX_PARTITION_CONTEXT) {
+        /* gctx__partition_from_context, the only maker of CONTEXT partitions, sets context. */
+        assert(p->context);
+        if (!p->context->partition)
+            break;
         p = p->context->partition;
+    }
     return p;
 }
 

@@ -1,4 +1,5 @@
 /* gctx_partition_plan and gctx_partition_split: turning a plan into driver resources. */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -101,7 +102,9 @@ static gctx_status structured_probe(split_job *job)
     }
     /* The real call, into scratch memory: it creates no driver object, and unlike a NULL-result
      * dry run it applies every rule; the split then hands out these very outputs. */
-    gcu_dev_resource *results = job->scratch; /* room for sm_count / 2 + 1 >= n groups */
+    gcu_dev_resource *results = job->scratch;
+    /* plan.c gives every group at least one 2-SM unit, so sm_count / 2 + 1 slots hold them. */
+    assert(n <= job->scratch_capacity);
     memset(&job->last_remainder, 0, sizeof job->last_remainder);
     gcu_result r = job->drv->cuDevSmResourceSplit(results, n, &job->through->resources[0],
                                                   &job->last_remainder, 0, params);
@@ -309,6 +312,9 @@ static unsigned gather(const split_job *job, const split_outputs *out, unsigned 
         list[n++] = out->results[k];
     if (has_remainder && !taken)
         list[n++] = out->remainder;
+    /* list has room for every granule and the remainder (make_partitions): plan.c assigns
+     * each granule to at most one group. */
+    assert(used <= out->nb_results);
     return n;
 }
 
