@@ -247,26 +247,27 @@ gctx_status gctx_context_adopt(CUgreenCtx green, gctx_context **context)
     c->green = green;
     gcu_result r = drv->cuCtxFromGreenCtx(&c->context, green);
     if (r != GCU_SUCCESS) {
-        free(c);
-        return gctx__fail_cuda(r, "cuCtxFromGreenCtx: the handle to adopt is not a live green "
-                                  "context");
+        s = gctx__fail_cuda(r, "cuCtxFromGreenCtx: the handle to adopt is not a live green "
+                               "context");
+        goto fail;
     }
     gcu_device device = 0;
-    if ((s = gctx__push_context(drv, c->context)) == GCTX_SUCCESS) {
-        r = drv->cuCtxGetDevice(&device);
-        s = gctx__pop_context(drv);
-        if (r != GCU_SUCCESS)
-            s = gctx__fail_cuda(r, "cuCtxGetDevice of the adopted green context");
-    }
+    if ((s = gctx__push_context(drv, c->context)))
+        goto fail;
+    r = drv->cuCtxGetDevice(&device);
+    if (r != GCU_SUCCESS)
+        s = gctx__fail_cuda(r, "cuCtxGetDevice of the adopted green context");
+    if ((s = gctx__pop_context(drv, s)))
+        goto fail;
     c->device = device;
-    if (s == GCTX_SUCCESS)
-        s = finish_context(drv, c);
-    if (s != GCTX_SUCCESS) {
-        free(c);
-        return s;
-    }
+    if ((s = finish_context(drv, c)))
+        goto fail;
     *context = c;
     return GCTX_SUCCESS;
+
+fail:
+    free(c);
+    return s;
 }
 
 gctx_context *gctx_context_retain(gctx_context *context)

@@ -32,14 +32,10 @@ gctx_status gctx_event_create(gctx_context *context, gctx_event **event)
         goto fail_free;
     gcu_result r = drv->cuEventCreate(&ev->handle, GCU_EVENT_DISABLE_TIMING);
     if (r != GCU_SUCCESS) {
-        s = gctx__fail_cuda(r, "cuEventCreate");
-        gctx__error_state saved;
-        gctx__error_save(&saved);
-        gctx__pop_context(drv);
-        gctx__error_restore(&saved);
+        s = gctx__pop_context(drv, gctx__fail_cuda(r, "cuEventCreate"));
         goto fail_free;
     }
-    if ((s = gctx__pop_context(drv)) ||
+    if ((s = gctx__pop_context(drv, GCTX_SUCCESS)) ||
         (s = gctx__object_init(&ev->base, GCTX__TYPE_EVENT, event_destroy)))
         goto fail_destroy;
     ev->context = context;

@@ -70,7 +70,9 @@ const char *gctx__cuda_result_name(gcu_result result);
 /* Runs with ctx current on this thread, then restores what was current: the driver keeps a
  * per-thread context stack and greenctx promises never to change it. */
 gctx_status gctx__push_context(const gctx__driver *drv, CUcontext ctx);
-gctx_status gctx__pop_context(const gctx__driver *drv);
+/* Pops what gctx__push_context pushed. status is the work's own result: when it failed, it is
+ * returned with its message (the first failure is what the caller sees); else the pop's. */
+gctx_status gctx__pop_context(const gctx__driver *drv, gctx_status status);
 
 /* ---- devices (device.c) ---- */
 

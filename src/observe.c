@@ -146,12 +146,5 @@ gctx_status gctx_stream_observe_sms(gctx_stream *stream, unsigned *sm_ids, unsig
             s = gctx__smid_collect(drv, &kernel, sm_ids, capacity, count);
         gctx__smid_unload(drv, &kernel);
     }
-    gctx__error_state saved;
-    gctx__error_save(&saved);
-    gctx_status popped = gctx__pop_context(drv);
-    if (s != GCTX_SUCCESS) {
-        gctx__error_restore(&saved);
-        return s;
-    }
-    return popped;
+    return gctx__pop_context(drv, s);
 }

@@ -333,18 +333,13 @@ static gctx_status make_partitions(split_job *job, const split_outputs *out,
     gcu_dev_resource *list = calloc(out->nb_results + 1, sizeof *list);
     gctx_status s = GCTX_SUCCESS;
     if (!record || !list) {
-        free(record);
-        free(list);
-        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting");
+        s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting");
+        goto fail_free;
     }
+    if ((s = gctx__object_init(&record->base, GCTX__TYPE_SPLIT, split_record_destroy)))
+        goto fail_free;
     record->input = job->through;
     gctx__object_retain(&job->through->base);
-    if ((s = gctx__object_init(&record->base, GCTX__TYPE_SPLIT, split_record_destroy))) {
-        gctx__object_release(&job->through->base);
-        free(record);
-        free(list);
-        return s;
-    }
     const gctx__sm_rules unstructured = {2, 2, 0};
     int fine = plan->path == GCTX_SPLIT_PATH_FINE_GRANULES;
     unsigned made = 0;
@@ -372,6 +367,11 @@ static gctx_status make_partitions(split_job *job, const split_outputs *out,
         for (unsigned i = 0; i < made; i++)
             gctx_partition_release(groups[i]);
     gctx__object_release(&record->base); /* the partitions hold it now, or nothing does */
+    free(list);
+    return s;
+
+fail_free:
+    free(record);
     free(list);
     return s;
 }

@@ -46,18 +46,12 @@ static gctx_status create_in_current(const gctx__driver *drv, gctx_context *cont
         return s;
     gcu_result r = drv->cuStreamCreateWithPriority(handle, GCU_STREAM_NON_BLOCKING, priority);
     if (r != GCU_SUCCESS)
-        s = gctx__fail_cuda(r, "cuStreamCreateWithPriority in the green context");
-    gctx__error_state saved;
-    gctx__error_save(&saved);
-    gctx_status popped = gctx__pop_context(drv);
-    if (s != GCTX_SUCCESS) {
-        gctx__error_restore(&saved);
-        return s;
-    }
-    if (popped != GCTX_SUCCESS)
+        return gctx__pop_context(drv, gctx__fail_cuda(r, "cuStreamCreateWithPriority in the "
+                                                         "green context"));
+    if ((s = gctx__pop_context(drv, GCTX_SUCCESS)))
         gctx__release_driver_object(drv, GCTX__RELEASE_STREAM,
                                     (gctx__driver_object){.stream = *handle});
-    return popped;
+    return s;
 }
 
 gctx_status gctx_stream_create(gctx_context *context, const gctx_stream_options *options,
