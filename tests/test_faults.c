@@ -17,6 +17,7 @@ typedef struct fixture {
     gctx_context *context, *caller; /* caller: the context the test thread has current */
     gctx_stream *stream;
     gctx_event *event;
+    gt_sim_fail_fn fail; /* the simulator's gctxsim_fail_after */
 } fixture;
 
 typedef gctx_status (*operation)(fixture *f);
@@ -296,6 +297,11 @@ static int fixture_start(fixture *f)
     gt_require_device();
     if (gt_state)
         return -1;
+    f->fail = (gt_sim_fail_fn)gt_sim_symbol("gctxsim_fail_after");
+    if (!f->fail) {
+        gt_fail(__FILE__, __LINE__, "the simulator has no gctxsim_fail_after");
+        return -1;
+    }
     gctx_group req[] = {gt_group(32), gt_group(16), gt_group(16)};
     gctx_partition *out[3];
     gctx_status s = gctx_partition_from_device(0, &f->device);
@@ -364,7 +370,7 @@ GT_TEST(every_resolved_entry_point_has_a_row)
 }
 
 /* Fails each call of entry that op makes, one at a time. */
-static void fail_each_call(fixture *f, const row *r, gt_sim_fail_fn fail, int *exercised)
+static void fail_each_call(fixture *f, const row *r, int *exercised)
 {
     gctx_status s;
     long k = calls_during(r->entry, r->op, f, &s);
@@ -376,9 +382,9 @@ static void fail_each_call(fixture *f, const row *r, gt_sim_fail_fn fail, int *e
     int objects = gctx__object_live_count(), driver_objects = gt_sim_live("all");
     CUcontext mine = current();
     for (long nth = 1; nth <= k; nth++) {
-        fail(r->entry, (int)nth, 2 /* CUDA_ERROR_OUT_OF_MEMORY */);
+        f->fail(r->entry, (int)nth, 2 /* CUDA_ERROR_OUT_OF_MEMORY */);
         s = r->op(f);
-        fail(NULL, 0, 0);
+        f->fail(NULL, 0, 0);
         if (s != GCTX_SUCCESS) {
             GT_ASSERT_CONTAINS(gctx_last_error(), r->entry);
         } else if (r->how != MAY_PASS) {
@@ -395,15 +401,13 @@ static void fail_each_call(fixture *f, const row *r, gt_sim_fail_fn fail, int *e
 
 GT_TEST(each_call_of_each_entry_point_fails_cleanly)
 {
-    gt_sim_fail_fn fail = (gt_sim_fail_fn)gt_sim_symbol("gctxsim_fail_after");
     fixture f;
     if (fixture_start(&f))
         return;
-    GT_ASSERT(fail != NULL);
     int exercised = 0;
     for (size_t i = 0; i < NB_ROWS && !gt_state; i++)
         if (table[i].how == FAILS || table[i].how == MAY_PASS)
-            fail_each_call(&f, &table[i], fail, &exercised);
+            fail_each_call(&f, &table[i], &exercised);
     fixture_end(&f);
     GT_CHECK();
     GT_ASSERT_GT_INT(exercised, 30);
@@ -445,11 +449,9 @@ static unsigned long long failed_of(const gctx_release_failures *r, const char *
  * (still alive in the driver); the next release of its kind destroys it. */
 GT_TEST(failed_destroys_are_counted_kept_and_retried)
 {
-    gt_sim_fail_fn fail = (gt_sim_fail_fn)gt_sim_symbol("gctxsim_fail_after");
     fixture f;
     if (fixture_start(&f))
         return;
-    GT_ASSERT(fail != NULL);
     int exercised = 0;
     for (size_t i = 0; i < NB_ROWS; i++) {
         const row *r = &table[i];
@@ -463,9 +465,9 @@ GT_TEST(failed_destroys_are_counted_kept_and_retried)
         int driver_objects = gt_sim_live("all");
         gctx_release_failures before = GCTX_RELEASE_FAILURES_INIT, after = before;
         GT_ASSERT_STATUS(gctx_release_failures_get(&before), GCTX_SUCCESS);
-        fail(r->entry, 1, 2);
+        f.fail(r->entry, 1, 2);
         GT_ASSERT_STATUS(r->op(&f), GCTX_SUCCESS);
-        fail(NULL, 0, 0);
+        f.fail(NULL, 0, 0);
         GT_ASSERT_STATUS(gctx_release_failures_get(&after), GCTX_SUCCESS);
         GT_ASSERT_EQ_INT(failed_of(&after, r->entry), failed_of(&before, r->entry) + 1);
         GT_ASSERT_EQ_INT(after.total, before.total + 1);
@@ -486,23 +488,21 @@ GT_TEST(failed_destroys_are_counted_kept_and_retried)
 /* The documented retry: a destroy that fails twice stays kept until a retry succeeds. */
 GT_TEST(release_failures_retry_destroys_what_was_kept)
 {
-    gt_sim_fail_fn fail = (gt_sim_fail_fn)gt_sim_symbol("gctxsim_fail_after");
     fixture f;
     if (fixture_start(&f))
         return;
-    GT_ASSERT(fail != NULL);
     GT_ASSERT_STATUS(gctx_release_failures_retry(), GCTX_SUCCESS);
     int events = gt_sim_live("event");
     gctx_event *ev;
     GT_ASSERT_STATUS(gctx_event_create(f.context, &ev), GCTX_SUCCESS);
-    fail("cuEventDestroy", 1, 2);
-    fail("cuEventDestroy", 2, 2);
+    f.fail("cuEventDestroy", 1, 2);
+    f.fail("cuEventDestroy", 2, 2);
     gctx_event_release(ev);
     GT_ASSERT_EQ_INT(gt_sim_live("event"), events + 1);
     GT_ASSERT_STATUS(gctx_release_failures_retry(), GCTX_ERROR_DRIVER);
     GT_ASSERT_CONTAINS(gctx_last_error(), "1 driver object could not be destroyed yet");
     GT_ASSERT_CONTAINS(gctx_last_error(), "cuEventDestroy");
-    fail(NULL, 0, 0);
+    f.fail(NULL, 0, 0);
     GT_ASSERT_STATUS(gctx_release_failures_retry(), GCTX_SUCCESS);
     GT_ASSERT_EQ_INT(gt_sim_live("event"), events);
     gctx_release_failures now = GCTX_RELEASE_FAILURES_INIT;
@@ -518,17 +518,15 @@ GT_TEST(release_failures_retry_destroys_what_was_kept)
 /* A failed cuCtxPopCurrent: the call fails, and the thread's current context is its own. */
 GT_TEST(failed_pop_leaves_the_callers_context_current)
 {
-    gt_sim_fail_fn fail = (gt_sim_fail_fn)gt_sim_symbol("gctxsim_fail_after");
     fixture f;
     if (fixture_start(&f))
         return;
-    GT_ASSERT(fail != NULL);
     CUcontext mine = current();
     GT_ASSERT(mine == gctx_context_cu_context(f.caller));
     gctx_event *ev = NULL;
-    fail("cuCtxPopCurrent", 1, 2);
+    f.fail("cuCtxPopCurrent", 1, 2);
     GT_ASSERT_STATUS(gctx_event_create(f.context, &ev), GCTX_ERROR_DRIVER);
-    fail(NULL, 0, 0);
+    f.fail(NULL, 0, 0);
     GT_ASSERT(ev == NULL);
     GT_ASSERT_CONTAINS(gctx_last_error(), "cuCtxPopCurrent: CUDA_ERROR_OUT_OF_MEMORY");
     GT_ASSERT_CONTAINS(gctx_last_error(), "a second pop restored this thread's current context");
@@ -557,18 +555,16 @@ GT_TEST(load_fails_naming_the_entry_point)
  * message still gives the failing call and the number. */
 GT_TEST(unknown_result_without_its_name)
 {
-    gt_sim_fail_fn fail = (gt_sim_fail_fn)gt_sim_symbol("gctxsim_fail_after");
     fixture f;
     if (fixture_start(&f))
         return;
-    GT_ASSERT(fail != NULL);
     GT_ASSERT(find_row("cuGetErrorName", NAMES_RESULTS) != NULL);
     long asked = gt_sim_calls("cuGetErrorName");
-    fail("cuDeviceGetCount", 1, 4242);
-    fail("cuGetErrorName", 1, 2);
+    f.fail("cuDeviceGetCount", 1, 4242);
+    f.fail("cuGetErrorName", 1, 2);
     int count;
     GT_ASSERT_STATUS(gctx_device_count(&count), GCTX_ERROR_DRIVER);
-    fail(NULL, 0, 0);
+    f.fail(NULL, 0, 0);
     GT_ASSERT_EQ_INT(gt_sim_calls("cuGetErrorName"), asked + 1);
     GT_ASSERT_CONTAINS(gctx_last_error(), "cuDeviceGetCount: CUDA_ERROR_UNRECOGNISED (4242)");
     fixture_end(&f);
