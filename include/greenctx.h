@@ -431,7 +431,8 @@ GCTX_API gctx_status gctx_stream_observe_sms(gctx_stream *stream, unsigned *sm_i
  * cuGreenCtxDestroy, cuDevicePrimaryCtxRelease, and cuModuleUnload / cuMemFree of the
  * kernel gctx_stream_observe_sms loads). Such a failure is counted here, and the driver object
  * is kept, not lost: the library tries to destroy it again at the next release of the same
- * kind and at gctx_release_failures_retry(). Counts are per process, since the driver loaded. */
+ * kind (of any kind before a context's), and at gctx_release_failures_retry(). Counts are per
+ * process, since the driver loaded. */
 typedef struct gctx_release_failures {
     size_t size; /* sizeof(gctx_release_failures), set by GCTX_RELEASE_FAILURES_INIT */
     unsigned long long events;           /* failed cuEventDestroy calls */

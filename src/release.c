@@ -61,7 +61,8 @@ static void count_failure(gctx__release_kind kind, gcu_result r)
 }
 
 /* Under the lock: destroys the kept objects of one kind (or of every kind with
- * GCTX__RELEASE_KINDS), keeping those that fail again. */
+ * GCTX__RELEASE_KINDS), keeping those that fail again. A retry that finds the object gone
+ * (its context was destroyed, and the driver took its streams and events with it) drops it. */
 static void retry_kept(const gctx__driver *drv, gctx__release_kind kind)
 {
     unsigned left = 0;
@@ -69,7 +70,8 @@ static void retry_kept(const gctx__driver *drv, gctx__release_kind kind)
         kept_object k = kept[i];
         if (kind == GCTX__RELEASE_KINDS || k.kind == kind) {
             gcu_result r = destroy(drv, k.kind, k.object);
-            if (r == GCU_SUCCESS)
+            if (r == GCU_SUCCESS || r == GCU_ERROR_CONTEXT_IS_DESTROYED ||
+                r == GCU_ERROR_INVALID_HANDLE)
                 continue;
             count_failure(k.kind, r);
         }
@@ -82,7 +84,9 @@ void gctx__release_driver_object(const gctx__driver *drv, gctx__release_kind kin
                                  gctx__driver_object object)
 {
     pthread_mutex_lock(&lock);
-    retry_kept(drv, kind);
+    /* A context goes after whatever was kept of it: every kind is retried first. */
+    int context = kind == GCTX__RELEASE_GREEN_CONTEXT || kind == GCTX__RELEASE_PRIMARY_CONTEXT;
+    retry_kept(drv, context ? GCTX__RELEASE_KINDS : kind);
     gcu_result r = destroy(drv, kind, object);
     if (r != GCU_SUCCESS) {
         count_failure(kind, r);

@@ -69,6 +69,10 @@ foreach(version 12040 13000 13010)
   greenctx_driver_test(faults.${version} COMMAND test_faults SIM_ONLY
     SIM_ENV GREENCTX_SIM_DEVICES=h200 GREENCTX_SIM_DRIVER_VERSION=${version})
 endforeach()
+foreach(entry cuEventDestroy cuStreamDestroy cuGreenCtxDestroy cuDevicePrimaryCtxRelease)
+  greenctx_driver_test(faults.release.${entry} COMMAND test_faults release_failure_from_environment
+    SIM_ONLY SIM_ENV GREENCTX_SIM_DEVICES=h200 GREENCTX_SIM_FAIL=${entry}:1)
+endforeach()
 foreach(entry cuInit cuDriverGetVersion)
   greenctx_driver_test(faults.load.${entry} COMMAND test_faults load_fails_naming_the_entry_point
     SIM_ONLY SIM_ENV GREENCTX_SIM_DEVICES=h200 GREENCTX_SIM_FAIL=${entry}:1)
