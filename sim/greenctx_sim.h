@@ -43,10 +43,6 @@ GCTXSIM_API int gctxsim_stream_sm_ids(CUstream stream, unsigned *ids, int capaci
  * included (cuGetProcAddress and cuGetProcAddress_v2 count together); -1 if unknown. */
 GCTXSIM_API long gctxsim_calls(const char *symbol);
 
-/* The index-th entry point (from 0, in the simulator's table order) that a caller got from
- * cuGetProcAddress since the driver loaded, resets included; NULL past the last. */
-GCTXSIM_API const char *gctxsim_resolved_symbol(int index);
-
 /* Destroys every object, forgets every handle and resource made so far (they become invalid),
  * zeroes the counters and re-reads the environment (GREENCTX_SIM_DEVICES,
  * GREENCTX_SIM_DRIVER_VERSION, GREENCTX_SIM_FAIL, CUDA_DEVICE_MAX_CONNECTIONS). The driver

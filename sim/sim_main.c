@@ -152,21 +152,6 @@ static const sim_proc procs[] = {
 };
 #undef SIM_PROC_
 
-/* Which entry points a caller resolved since load: a reset keeps it, as the library resolves
- * its table once per process. */
-static bool resolved[sizeof procs / sizeof procs[0]];
-
-GCTXSIM_API const char *gctxsim_resolved_symbol(int index)
-{
-    sim_lock();
-    const char *name = NULL;
-    for (size_t i = 0; i < sizeof procs / sizeof procs[0] && !name; i++)
-        if (resolved[i] && index-- == 0)
-            name = procs[i].name;
-    sim_unlock();
-    return name;
-}
-
 gcu_result sim_cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
                                 unsigned long long flags, int *symbolStatus)
 {
@@ -183,8 +168,6 @@ gcu_result sim_cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
     else if (found->version > cudaVersion)
         status = GCU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
     *pfn = status == GCU_GET_PROC_ADDRESS_SUCCESS ? found->fn : NULL;
-    if (*pfn)
-        resolved[found - procs] = true;
     if (symbolStatus)
         *symbolStatus = status;
     SIM_END();

@@ -3,14 +3,16 @@
  * a successful run makes), and the operation must return an error naming the entry point,
  * leave no greenctx or driver object behind and leave the caller's current context alone. A
  * failed destroy inside a release is counted and its object kept, then destroyed by the next
- * release of its kind or by gctx_release_failures_retry. An entry point the library resolves
- * with no row in the table below fails the test. */
+ * release of its kind or by gctx_release_failures_retry. An entry point of the library's
+ * driver table (GCU_LIBRARY_SYMBOLS) with no row in the table below fails the test. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "cuda_abi.h"
+#include "raw_calls.h"
 #include "sm_ids.h"
+#include "testing.h"
 
 typedef struct fixture {
     gctx_partition *device, *group; /* group: 32 SMs, split again through a green context */
@@ -157,7 +159,6 @@ typedef enum how {
     AT_LOAD,    /* called while loading: the faults.load.* ctest entries */
     NAMES_RESULTS, /* names results greenctx doesn't know: unknown_result_without_its_name */
     NEEDS_GPU,  /* only after a kernel loads, which the simulator can't: test_gpu on the H200 */
-    NOT_CALLED, /* resolved for the bench or tests; no operation may call it */
 } how;
 
 typedef struct row {
@@ -232,48 +233,15 @@ static const row table[] = {
     ROW(cuGreenCtxStreamCreate, FAILS, stream_create),
     ROW(cuGreenCtxGetId, FAILS, context_create),
     ROW(cuGreenCtxGetId, FAILS, context_adopt_and_partition),
-    ROW(cuDeviceGet, NOT_CALLED, NULL),
-    ROW(cuCtxGetCurrent, NOT_CALLED, NULL),
-    ROW(cuCtxSetCurrent, NOT_CALLED, NULL),
-    ROW(cuCtxGetStreamPriorityRange, NOT_CALLED, NULL),
-    ROW(cuStreamCreate, NOT_CALLED, NULL),
-    ROW(cuStreamQuery, NOT_CALLED, NULL),
-    ROW(cuStreamGetFlags, NOT_CALLED, NULL),
-    ROW(cuEventElapsedTime, NOT_CALLED, NULL),
-    ROW(cuCtxGetDevResource, NOT_CALLED, NULL),
-    ROW(cuStreamGetDevResource, NOT_CALLED, NULL),
-    ROW(cuStreamBeginCapture, NOT_CALLED, NULL),
-    ROW(cuStreamEndCapture, NOT_CALLED, NULL),
-    ROW(cuGraphInstantiateWithFlags, NOT_CALLED, NULL),
-    ROW(cuGraphLaunch, NOT_CALLED, NULL),
-    ROW(cuGraphExecDestroy, NOT_CALLED, NULL),
-    ROW(cuGraphDestroy, NOT_CALLED, NULL),
 };
 #define NB_ROWS (sizeof table / sizeof table[0])
 
-static const operation operations[] = {
-    device_info,  partition_from_device, nested_split, context_create, context_with_workqueues,
-    context_adopt_and_partition, stream_create, stream_adopt, event_create, event_ordering,
-    observe_sms};
-
 /* ---- the driver, reached directly: the thread's own context ---- */
-
-typedef int (*get_proc_fn)(const char *, void **, int, unsigned long long, int *);
-typedef int (*ctx_fn)(CUcontext *);
-typedef int (*push_fn)(CUcontext);
-
-static void *raw(const char *name)
-{
-    get_proc_fn get = (get_proc_fn)gt_sim_symbol("cuGetProcAddress_v2");
-    void *fn = NULL;
-    int status = 0;
-    return get && get(name, &fn, 12040, 0, &status) == 0 ? fn : NULL;
-}
 
 static CUcontext current(void)
 {
     CUcontext c = NULL;
-    ((ctx_fn)raw("cuCtxGetCurrent"))(&c);
+    gt_raw()->cuCtxGetCurrent(&c);
     return c;
 }
 
@@ -281,7 +249,7 @@ static void fixture_end(fixture *f)
 {
     CUcontext popped;
     if (f->caller)
-        ((ctx_fn)raw("cuCtxPopCurrent"))(&popped);
+        gt_raw()->cuCtxPopCurrent(&popped);
     gctx_event_release(f->event);
     gctx_stream_release(f->stream);
     gctx_context_release(f->context);
@@ -298,8 +266,8 @@ static int fixture_start(fixture *f)
     if (gt_state)
         return -1;
     f->fail = (gt_sim_fail_fn)gt_sim_symbol("gctxsim_fail_after");
-    if (!f->fail) {
-        gt_fail(__FILE__, __LINE__, "the simulator has no gctxsim_fail_after");
+    if (!f->fail || !gt_raw()) {
+        gt_fail(__FILE__, __LINE__, "no gctxsim_fail_after, or no raw driver calls");
         return -1;
     }
     gctx_group req[] = {gt_group(32), gt_group(16), gt_group(16)};
@@ -319,7 +287,7 @@ static int fixture_start(fixture *f)
         s = gctx_stream_create(f->context, NULL, &f->stream);
     if (s == GCTX_SUCCESS)
         s = gctx_event_create(f->context, &f->event);
-    if (s == GCTX_SUCCESS && ((push_fn)raw("cuCtxPushCurrent"))(gctx_context_cu_context(f->caller)))
+    if (s == GCTX_SUCCESS && gt_raw()->cuCtxPushCurrent(gctx_context_cu_context(f->caller)))
         s = GCTX_ERROR_DRIVER;
     if (s != GCTX_SUCCESS) {
         gt_fail(__FILE__, __LINE__, "fixture: %s", gctx_last_error());
@@ -352,21 +320,31 @@ static long calls_during(const char *entry, operation op, fixture *f, gctx_statu
     return gt_sim_calls(entry) - before;
 }
 
-/* Every entry point the library resolved has a row: a new one needs a test before it lands. */
-GT_TEST(every_resolved_entry_point_has_a_row)
+#define TABLE_NAME_(name, version, required, params) #name,
+static const char *const library_table[] = {GCU_LIBRARY_SYMBOLS(TABLE_NAME_)};
+#undef TABLE_NAME_
+
+static int in_library_table(const char *entry)
 {
-    gt_require_sim(0, NULL);
-    gt_require_device();
-    GT_CHECK();
-    typedef const char *(*resolved_fn)(int);
-    resolved_fn resolved = (resolved_fn)gt_sim_symbol("gctxsim_resolved_symbol");
-    GT_ASSERT(resolved != NULL);
-    int n = 0;
-    for (const char *name; (name = resolved(n)); n++)
-        if (!has_row(name))
-            GT_FAIL("the library resolves %s, which tests/test_faults.c's table doesn't cover: "
-                    "add a row (an operation that calls it, or why none can)", name);
-    GT_ASSERT_GT_INT(n, 20);
+    for (size_t i = 0; i < sizeof library_table / sizeof library_table[0]; i++)
+        if (strcmp(library_table[i], entry) == 0)
+            return 1;
+    return 0;
+}
+
+/* Every entry point of the library's table has a row: a new one needs a test before it lands.
+ * And every row is of the table, or called while loading (cuDriverGetVersion, found by
+ * dlsym): a row outlives no entry point. */
+GT_TEST(every_entry_point_of_the_library_table_has_a_row)
+{
+    for (size_t i = 0; i < sizeof library_table / sizeof library_table[0]; i++)
+        if (!has_row(library_table[i]))
+            GT_FAIL("src/cuda_abi.h's library table has %s, which tests/test_faults.c's table "
+                    "doesn't cover: add a row (an operation that calls it)", library_table[i]);
+    for (size_t i = 0; i < NB_ROWS; i++)
+        if (!in_library_table(table[i].entry) && table[i].how != AT_LOAD)
+            GT_FAIL("the row of %s names no entry point of the library's table: remove it",
+                    table[i].entry);
 }
 
 /* Fails each call of entry that op makes, one at a time. */
@@ -412,24 +390,6 @@ GT_TEST(each_call_of_each_entry_point_fails_cleanly)
     GT_CHECK();
     GT_ASSERT_GT_INT(exercised, 30);
     GT_ASSERT_EQ_INT(gt_sim_live("green_ctx"), 0);
-}
-
-/* What the library resolves only for others is never called by any operation. */
-GT_TEST(entry_points_for_others_are_not_called)
-{
-    fixture f;
-    if (fixture_start(&f))
-        return;
-    for (size_t i = 0; i < NB_ROWS; i++) {
-        if (table[i].how != NOT_CALLED)
-            continue;
-        long before = gt_sim_calls(table[i].entry);
-        for (size_t k = 0; k < sizeof operations / sizeof operations[0]; k++)
-            operations[k](&f);
-        if (gt_sim_calls(table[i].entry) != before)
-            GT_FAIL("%s is called by the library: give it a row with an operation", table[i].entry);
-    }
-    fixture_end(&f);
 }
 
 /* ---- failed destroys ---- */
