@@ -9,7 +9,7 @@ SAN_CC ?= $(shell command -v clang >/dev/null 2>&1 && echo clang || echo gcc)
 CTEST_FLAGS = --output-on-failure -j$(JOBS)
 comma := ,
 
-.PHONY: all build run test test-plain test-asan test-tsan test-gpu clean
+.PHONY: all build run test test-plain test-asan test-tsan test-gpu fuzz clean
 
 all: build
 
@@ -58,6 +58,12 @@ test-asan:
 test-tsan:
 	$(call configure,build-tsan,-DCMAKE_C_COMPILER=$(SAN_CC) -DGREENCTX_SANITIZE=thread)
 	cd build-tsan && $(CTEST) $(CTEST_FLAGS) -L threads
+
+# The planner's fuzzer (clang's libFuzzer, in the ASan build) for SECONDS seconds.
+SECONDS ?= 600
+fuzz:
+	$(call configure,build-asan,-DCMAKE_C_COMPILER=$(SAN_CC) -DGREENCTX_SANITIZE=address$(comma)undefined)
+	build-asan/tests/fuzz_plan -max_total_time=$(SECONDS) -print_final_stats=1
 
 # On a machine with an NVIDIA GPU and driver: the driver-facing tests against libcuda.so.1.
 test-gpu:

@@ -424,6 +424,34 @@ GCTX_API gctx_status gctx_event_synchronize(gctx_event *event);
 GCTX_API gctx_status gctx_stream_observe_sms(gctx_stream *stream, unsigned *sm_ids,
                                              unsigned capacity, unsigned *count);
 
+/* ---------------------------------------------------------------------------------------- */
+/* Failed releases                                                                           */
+
+/* A release cannot fail, but the driver call it makes can (cuEventDestroy, cuStreamDestroy,
+ * cuGreenCtxDestroy, cuDevicePrimaryCtxRelease, and cuModuleUnload / cuMemFree of the
+ * kernel gctx_stream_observe_sms loads). Such a failure is counted here, and the driver object
+ * is kept, not lost: the library tries to destroy it again at the next release of the same
+ * kind (of any kind before a context's), and at gctx_release_failures_retry(). Counts are per
+ * process, since the driver loaded. */
+typedef struct gctx_release_failures {
+    size_t size; /* sizeof(gctx_release_failures), set by GCTX_RELEASE_FAILURES_INIT */
+    unsigned long long events;           /* failed cuEventDestroy calls */
+    unsigned long long streams;          /* failed cuStreamDestroy calls */
+    unsigned long long green_contexts;   /* failed cuGreenCtxDestroy calls */
+    unsigned long long primary_contexts; /* failed cuDevicePrimaryCtxRelease calls */
+    unsigned long long kernels;          /* failed cuModuleUnload and cuMemFree calls */
+    unsigned long long total;            /* the sum of the above */
+    unsigned pending;                    /* driver objects kept, not yet destroyed */
+    int last_cuda_result;                /* the CUresult of the last failure (0: none) */
+    char last_message[256];              /* "cuEventDestroy: CUDA_ERROR_... (n)" or "" */
+} gctx_release_failures;
+#define GCTX_RELEASE_FAILURES_INIT {sizeof(gctx_release_failures), 0, 0, 0, 0, 0, 0, 0, 0, {0}}
+/* Copies the counts. GCTX_ERROR_INVALID_ARGUMENT when failures is NULL or too small. */
+GCTX_API gctx_status gctx_release_failures_get(gctx_release_failures *failures);
+/* Tries again to destroy every kept driver object. GCTX_SUCCESS when none is left; else
+ * GCTX_ERROR_DRIVER, the message naming how many are left and the last driver error. */
+GCTX_API gctx_status gctx_release_failures_retry(void);
+
 #ifdef __cplusplus
 }
 #endif

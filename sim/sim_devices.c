@@ -2,9 +2,10 @@
  * The device models and their SM layouts, and the device queries.
  *
  * GH100 parts (H200, H100) reproduce the physical SM ids measured on an H200: coscheduled
- * 8-SM granules take one TPC pair from each of four blocks, and 16-SM units pair granule k
- * with granule k+2. Which 120 (granules) or 128 (16-units) SMs take part is what makes
- * split-by-count give floor(120/s) or floor(128/s) groups. Other parts use a uniform layout
+ * 8-SM granules take one TPC pair from each of four blocks (GPCs), 16-SM units are dealt as
+ * measured (gh100_unit16). Which 120 (granules) or 128 (16-units) SMs take part is what makes
+ * split-by-count give floor(120/s) or floor(128/s) groups; which SMs a context holds decides
+ * how many granules it splits into (gh100_more_granules). Other parts use a uniform layout
  * (TPC pairs in id order), as nothing was measured on them.
  */
 #include <stdio.h>
@@ -38,20 +39,37 @@ const char *sim_model_keys(void)
     return keys;
 }
 
-enum { GH100_GRANULES = 16, GH100_REAL_GRANULES = 15 };
+enum { GH100_GRANULES = 15, GH100_BLOCKS = 8 };
 
-/* Granules 0..14 are the measured ones; 15 (SMs 120..127) only completes the eighth 16-unit. */
+/* The eight blocks (GPCs) of co-schedulable SMs: four of 8 TPCs, four of 7. SMs 120..131
+ * belong to none: they join 16-SM units only (128 SMs), never 8-SM granules (120). */
+static const unsigned gh100_block_first[GH100_BLOCKS] = {0, 16, 32, 48, 64, 78, 92, 106};
+static const unsigned gh100_block_tpcs[GH100_BLOCKS] = {8, 8, 8, 8, 7, 7, 7, 7};
+
+/* Granule k: the k-th TPC of each of four blocks (the low four for k < 8). */
 static void gh100_granule(unsigned k, unsigned out[8])
 {
-    static const unsigned low_blocks[4] = {0, 16, 32, 48}, high_blocks[4] = {64, 78, 92, 106};
-    for (unsigned i = 0; i < 8; i++) {
-        if (k < 8)
-            out[i] = low_blocks[i / 2] + 2 * k + i % 2;
-        else if (k < GH100_REAL_GRANULES)
-            out[i] = high_blocks[i / 2] + 2 * (k - 8) + i % 2;
-        else
-            out[i] = 120 + i;
+    unsigned first_block = k < 8 ? 0 : 4, tpc = k < 8 ? k : k - 8;
+    for (unsigned i = 0; i < 8; i++)
+        out[i] = gh100_block_first[first_block + i / 2] + 2 * tpc + i % 2;
+}
+
+/* 16-SM unit u: the low half pairs granule k with k+2 (u = 0..3); the high half, whose blocks
+ * are 14 SMs wide, is dealt by SM id (SMs 64..127 whose id % 4 is 0-1 or 2-3, in two halves),
+ * so that two groups of 64 get SMs 0 1 4 5 ... 124 125 and 2 3 6 7 ... 126 127 as on the
+ * H200 (h200-context-memory-and-identity.md). */
+static void gh100_unit16(unsigned u, unsigned out[16])
+{
+    if (u < 4) {
+        unsigned a = 4 * (u / 2) + u % 2;
+        gh100_granule(a, out);
+        gh100_granule(a + 2, out + 8);
+        return;
     }
+    unsigned first = u < 6 ? 64 : 96, phase = 2 * (u % 2), n = 0;
+    for (unsigned id = first; id < first + 32; id++)
+        if (id % 4 / 2 * 2 == phase)
+            out[n++] = id;
 }
 
 /* Appends `unit` (n ids) to order if every id is in set. */
@@ -65,21 +83,67 @@ static unsigned take_unit(const sim_smset *set, const unsigned *unit, unsigned n
     return len + n;
 }
 
+/* After the whole granules: more 8-SM units from any four TPCs of four different blocks, as
+ * many as the leftover TPCs allow (the fullest blocks first). A context holding SMs 0 1 4 5
+ * ... 124 125 holds four whole granules and, from its 30 TPCs in the high blocks, three more:
+ * the H200 split it into 7 granules and 8 SMs left. */
+static unsigned gh100_more_granules(const sim_smset *set, unsigned *order, unsigned len)
+{
+    sim_smset free_sms = *set, used;
+    memset(&used, 0, sizeof used);
+    for (unsigned i = 0; i < len; i++)
+        sim_set_add(&used, order[i]);
+    sim_set_minus(&free_sms, &used);
+    unsigned next[GH100_BLOCKS] = {0}, left[GH100_BLOCKS];
+    for (unsigned b = 0; b < GH100_BLOCKS; b++) {
+        left[b] = 0;
+        for (unsigned t = 0; t < gh100_block_tpcs[b]; t++) {
+            unsigned id = gh100_block_first[b] + 2 * t;
+            left[b] += sim_set_has(&free_sms, id) && sim_set_has(&free_sms, id + 1);
+        }
+    }
+    for (;;) {
+        unsigned pick[4], n = 0;
+        bool chosen[GH100_BLOCKS] = {false};
+        for (; n < 4; n++) {
+            int best = -1;
+            for (unsigned b = 0; b < GH100_BLOCKS; b++)
+                if (!chosen[b] && left[b] && (best < 0 || left[b] > left[best]))
+                    best = (int)b;
+            if (best < 0)
+                return len;
+            chosen[best] = true;
+        }
+        n = 0;
+        for (unsigned b = 0; b < GH100_BLOCKS; b++)
+            if (chosen[b])
+                pick[n++] = b;
+        for (unsigned i = 0; i < 4; i++) {
+            unsigned b = pick[i], id;
+            do
+                id = gh100_block_first[b] + 2 * next[b]++;
+            while (!(sim_set_has(&free_sms, id) && sim_set_has(&free_sms, id + 1)));
+            order[len++] = id;
+            order[len++] = id + 1;
+            left[b]--;
+        }
+    }
+}
+
 unsigned sim_layout_units(const sim_model *m, const sim_smset *set, unsigned size, unsigned *order)
 {
     unsigned len = 0, unit[16];
     if (m->layout == SIM_LAYOUT_GH100 && size % 16 == 0) {
-        for (unsigned q = 0; q < GH100_GRANULES / 2; q++) {
-            unsigned a = 4 * (q / 2) + q % 2;
-            gh100_granule(a, unit);
-            gh100_granule(a + 2, unit + 8);
+        for (unsigned u = 0; u < 8; u++) {
+            gh100_unit16(u, unit);
             len = take_unit(set, unit, 16, order, len);
         }
     } else if (m->layout == SIM_LAYOUT_GH100 && size % 8 == 0) {
-        for (unsigned k = 0; k < GH100_REAL_GRANULES; k++) {
+        for (unsigned k = 0; k < GH100_GRANULES; k++) {
             gh100_granule(k, unit);
             len = take_unit(set, unit, 8, order, len);
         }
+        len = gh100_more_granules(set, order, len);
     } else {
         for (unsigned id = 0; id + 1 < m->sms; id += 2) {
             unit[0] = id;

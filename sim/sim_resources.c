@@ -214,6 +214,20 @@ static void plan_by_count(const sim_res *in, unsigned flags, unsigned min_count,
     }
 }
 
+/* The H200 deals 16-SM units round robin over the groups of one split: one group of 64 got
+ * SMs 0-63, but of two groups of 64 the first got 0 1 4 5 8 9 ... 124 125 and the second
+ * 2 3 6 7 ... 126 127 (h200-context-memory-and-identity.md). */
+static void deal_units(sim_plan *p, unsigned groups)
+{
+    static unsigned dealt[SIM_MAX_SMS];
+    unsigned per = p->size / 16;
+    for (unsigned g = 0; g < groups; g++)
+        for (unsigned j = 0; j < per; j++)
+            memcpy(&dealt[(g * per + j) * 16], &p->order[(j * groups + g) * 16],
+                   16 * sizeof *dealt);
+    memcpy(p->order, dealt, groups * p->size * sizeof *dealt);
+}
+
 gcu_result sim_cuDevSmResourceSplitByCount(gcu_dev_resource *result, unsigned int *nbGroups,
                                            const gcu_dev_resource *input,
                                            gcu_dev_resource *remaining, unsigned int useFlags,
@@ -239,6 +253,10 @@ gcu_result sim_cuDevSmResourceSplitByCount(gcu_dev_resource *result, unsigned in
         SIM_FAIL(GCU_ERROR_INVALID_VALUE);
     /* With less room than groups, the groups that do not fit go to the remainder. */
     unsigned groups = plan.groups < *nbGroups ? plan.groups : *nbGroups;
+    if (sim.dev[in.device]->layout == SIM_LAYOUT_GH100 && in.structured &&
+        !(useFlags & GCU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING) && plan.size % 16 == 0 &&
+        plan.groups * plan.size <= sim_set_count(&in.sms))
+        deal_units(&plan, groups);
     uint32_t split_id = sim.next_split_id++;
     sim_smset left = in.sms;
     for (unsigned g = 0; g < groups; g++) {

@@ -467,6 +467,31 @@ static void granule_line(char *got, const char *label, gcu_dev_resource *res, un
     D.cuGreenCtxDestroy(g);
 }
 
+/* "<n>-group split by <m>, group <g>: ..." : the group's SMs, and a split by 8 of a green
+ * context made from it. */
+static int identity_line(const char *line, char *got)
+{
+    static split_out x, o;
+    unsigned groups, m, g, ids[256];
+    char list[1024];
+    const char *names[] = {"zero", "one", "two"};
+    char word[8];
+    if (sscanf(line, "%7[a-z]-group split by %u, group %u", word, &m, &g) != 3)
+        return 0;
+    for (groups = 0; groups < 3 && strcmp(names[groups], word) != 0; groups++)
+        ;
+    gcu_dev_resource dev = device_resource(0);
+    split(&x, &dev, 0, m, groups);
+    CUgreenCtx ctx = make_ctx(&x.res[g], 1);
+    int n = green_ids(ctx, ids, 256);
+    gcu_dev_resource r = ctx_resource(ctx);
+    split(&o, &r, 0, 8, MAXG);
+    sprintf(got, "%s-group split by %u, group %u: %d SMs [ %s], split by 8: %u groups, rem %u",
+            word, m, g, n, id_list(list, ids, n), o.n, o.rem.u.sm.smCount);
+    D.cuGreenCtxDestroy(ctx);
+    return 1;
+}
+
 static int aggregation_line(const char *line, char *got)
 {
     static split_out g8, g2, x64, o;
@@ -885,6 +910,8 @@ int main(int argc, char **argv)
     replay(argv[2], "h200-driver-580-probe.txt", probe_line);
     configure("h200", "13000", NULL);
     replay(argv[2], "h200-aggregation.txt", aggregation_line);
+    configure("h200", "13000", NULL);
+    replay(argv[2], "h200-context-identity.txt", identity_line);
 
     check_loading();
     check_structured_split();

@@ -10,7 +10,8 @@ static void context_destroy(gctx__object *object)
     const gctx__driver *drv;
     /* An object exists only after the driver loaded, so this load cannot fail. */
     if (c->owned && gctx__driver_load(&drv) == GCTX_SUCCESS)
-        drv->cuGreenCtxDestroy(c->green);
+        gctx__release_driver_object(drv, GCTX__RELEASE_GREEN_CONTEXT,
+                                    (gctx__driver_object){.green = c->green});
     if (c->partition)
         gctx_partition_release(c->partition);
     free(c);
@@ -69,19 +70,21 @@ static gctx_status workqueue_desc(const gctx__driver *drv, gctx_partition *p,
 }
 
 /* The workqueue settings a context really got (13.1+), for its info. */
-static void read_workqueue(const gctx__driver *drv, gctx_context *c)
+static gctx_status read_workqueue(const gctx__driver *drv, gctx_context *c)
 {
     if (!drv->features[GCTX_FEATURE_WORKQUEUES].available)
-        return;
+        return GCTX_SUCCESS;
     gcu_dev_resource wq;
     memset(&wq, 0, sizeof wq);
-    if (drv->cuGreenCtxGetDevResource(c->green, &wq, GCU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG) !=
-        GCU_SUCCESS)
-        return;
+    gcu_result r = drv->cuGreenCtxGetDevResource(c->green, &wq,
+                                                 GCU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG);
+    if (r != GCU_SUCCESS)
+        return gctx__fail_cuda(r, "cuGreenCtxGetDevResource(WORKQUEUE_CONFIG)");
     c->workqueue_limit = wq.u.wqConfig.wqConcurrencyLimit;
     c->workqueue_scope = wq.u.wqConfig.sharingScope == GCU_WORKQUEUE_SCOPE_GREEN_CTX_BALANCED
                              ? GCTX_WORKQUEUE_SCOPE_BALANCED
                              : GCTX_WORKQUEUE_SCOPE_DEVICE_CTX;
+    return GCTX_SUCCESS;
 }
 
 /* Fills the driver-side handles of a context whose green handle is set; on failure the
@@ -97,7 +100,9 @@ static gctx_status finish_context(const gctx__driver *drv, gctx_context *c)
             return gctx__fail_cuda(r, "cuGreenCtxGetId");
         c->has_id = 1;
     }
-    read_workqueue(drv, c);
+    gctx_status s = read_workqueue(drv, c);
+    if (s != GCTX_SUCCESS)
+        return s;
     return gctx__object_init(&c->base, GCTX__TYPE_CONTEXT, context_destroy);
 }
 
@@ -125,19 +130,23 @@ gctx_status gctx__context_create(gctx_partition *partition, const gctx_context_o
     gcu_result r = drv->cuGreenCtxCreate(&c->green, desc, partition->device,
                                          GCU_GREEN_CTX_DEFAULT_STREAM);
     if (r != GCU_SUCCESS) {
-        free(c);
-        return gctx__fail_cuda(r, "cuGreenCtxCreate for %u SMs on device %d",
-                               partition->sm_count, partition->device);
+        s = gctx__fail_cuda(r, "cuGreenCtxCreate for %u SMs on device %d", partition->sm_count,
+                            partition->device);
+        goto fail_free;
     }
     c->owned = 1;
-    if ((s = finish_context(drv, c))) {
-        drv->cuGreenCtxDestroy(c->green);
-        free(c);
-        return s;
-    }
+    if ((s = finish_context(drv, c)))
+        goto fail_destroy;
     c->partition = gctx_partition_retain(partition);
     *out = c;
     return GCTX_SUCCESS;
+
+fail_destroy:
+    gctx__release_driver_object(drv, GCTX__RELEASE_GREEN_CONTEXT,
+                                (gctx__driver_object){.green = c->green});
+fail_free:
+    free(c);
+    return s;
 }
 
 void gctx__context_release(gctx_context *context) { gctx__object_release(&context->base); }
@@ -238,26 +247,27 @@ gctx_status gctx_context_adopt(CUgreenCtx green, gctx_context **context)
     c->green = green;
     gcu_result r = drv->cuCtxFromGreenCtx(&c->context, green);
     if (r != GCU_SUCCESS) {
-        free(c);
-        return gctx__fail_cuda(r, "cuCtxFromGreenCtx: the handle to adopt is not a live green "
-                                  "context");
+        s = gctx__fail_cuda(r, "cuCtxFromGreenCtx: the handle to adopt is not a live green "
+                               "context");
+        goto fail;
     }
     gcu_device device = 0;
-    if ((s = gctx__push_context(drv, c->context)) == GCTX_SUCCESS) {
-        r = drv->cuCtxGetDevice(&device);
-        s = gctx__pop_context(drv);
-        if (r != GCU_SUCCESS)
-            s = gctx__fail_cuda(r, "cuCtxGetDevice of the adopted green context");
-    }
+    if ((s = gctx__push_context(drv, c->context)))
+        goto fail;
+    r = drv->cuCtxGetDevice(&device);
+    if (r != GCU_SUCCESS)
+        s = gctx__fail_cuda(r, "cuCtxGetDevice of the adopted green context");
+    if ((s = gctx__pop_context(drv, s)))
+        goto fail;
     c->device = device;
-    if (s == GCTX_SUCCESS)
-        s = finish_context(drv, c);
-    if (s != GCTX_SUCCESS) {
-        free(c);
-        return s;
-    }
+    if ((s = finish_context(drv, c)))
+        goto fail;
     *context = c;
     return GCTX_SUCCESS;
+
+fail:
+    free(c);
+    return s;
 }
 
 gctx_context *gctx_context_retain(gctx_context *context)

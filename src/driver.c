@@ -381,9 +381,20 @@ gctx_status gctx__push_context(const gctx__driver *drv, CUcontext ctx)
     return r == GCU_SUCCESS ? GCTX_SUCCESS : gctx__fail_cuda(r, "cuCtxPushCurrent");
 }
 
-gctx_status gctx__pop_context(const gctx__driver *drv)
+gctx_status gctx__pop_context(const gctx__driver *drv, gctx_status status)
 {
     CUcontext popped;
     gcu_result r = drv->cuCtxPopCurrent(&popped);
-    return r == GCU_SUCCESS ? GCTX_SUCCESS : gctx__fail_cuda(r, "cuCtxPopCurrent");
+    if (r == GCU_SUCCESS)
+        return status;
+    /* The caller's context must not stay buried under ours: try once more. The call fails
+     * either way, since the driver just misbehaved under the caller's work. */
+    int restored = drv->cuCtxPopCurrent(&popped) == GCU_SUCCESS;
+    if (status == GCTX_SUCCESS)
+        status = gctx__fail_cuda(r, "cuCtxPopCurrent");
+    else
+        gctx__append_error("then cuCtxPopCurrent failed: %s (%d)", gctx__cuda_result_name(r), r);
+    gctx__append_error(restored ? "a second pop restored this thread's current context"
+                                : "greenctx's context stays current on this thread");
+    return status;
 }

@@ -8,7 +8,8 @@ static void event_destroy(gctx__object *object)
     gctx_event *ev = (gctx_event *)object;
     const gctx__driver *drv;
     if (gctx__driver_load(&drv) == GCTX_SUCCESS)
-        drv->cuEventDestroy(ev->handle);
+        gctx__release_driver_object(drv, GCTX__RELEASE_EVENT,
+                                    (gctx__driver_object){.event = ev->handle});
     gctx__context_release(ev->context);
     free(ev);
 }
@@ -27,27 +28,27 @@ gctx_status gctx_event_create(gctx_context *context, gctx_event **event)
     if (!ev)
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making an event");
     /* cuEventCreate works on the current context: make it the green one, then restore. */
-    if ((s = gctx__push_context(drv, context->context))) {
-        free(ev);
-        return s;
-    }
+    if ((s = gctx__push_context(drv, context->context)))
+        goto fail_free;
     gcu_result r = drv->cuEventCreate(&ev->handle, GCU_EVENT_DISABLE_TIMING);
-    gctx_status popped = gctx__pop_context(drv);
     if (r != GCU_SUCCESS) {
-        free(ev);
-        return gctx__fail_cuda(r, "cuEventCreate");
+        s = gctx__pop_context(drv, gctx__fail_cuda(r, "cuEventCreate"));
+        goto fail_free;
     }
-    if (popped == GCTX_SUCCESS)
-        popped = gctx__object_init(&ev->base, GCTX__TYPE_EVENT, event_destroy);
-    if (popped != GCTX_SUCCESS) {
-        drv->cuEventDestroy(ev->handle);
-        free(ev);
-        return popped;
-    }
+    if ((s = gctx__pop_context(drv, GCTX_SUCCESS)) ||
+        (s = gctx__object_init(&ev->base, GCTX__TYPE_EVENT, event_destroy)))
+        goto fail_destroy;
     ev->context = context;
     gctx__object_retain(&context->base);
     *event = ev;
     return GCTX_SUCCESS;
+
+fail_destroy:
+    gctx__release_driver_object(drv, GCTX__RELEASE_EVENT,
+                                (gctx__driver_object){.event = ev->handle});
+fail_free:
+    free(ev);
+    return s;
 }
 
 gctx_event *gctx_event_retain(gctx_event *event)

@@ -70,7 +70,9 @@ const char *gctx__cuda_result_name(gcu_result result);
 /* Runs with ctx current on this thread, then restores what was current: the driver keeps a
  * per-thread context stack and greenctx promises never to change it. */
 gctx_status gctx__push_context(const gctx__driver *drv, CUcontext ctx);
-gctx_status gctx__pop_context(const gctx__driver *drv);
+/* Pops what gctx__push_context pushed. status is the work's own result: when it failed, it is
+ * returned with its message (the first failure is what the caller sees); else the pop's. */
+gctx_status gctx__pop_context(const gctx__driver *drv, gctx_status status);
 
 /* ---- devices (device.c) ---- */
 
@@ -123,5 +125,30 @@ gctx_status gctx__check_sized(const void *pointer, size_t size, size_t expected,
                               const char *init_macro);
 /* gctx__object_live_count, for tests of leaks. */
 #include "testing.h"
+
+/* ---- the driver's destroy calls (release.c) ---- */
+
+typedef enum gctx__release_kind {
+    GCTX__RELEASE_EVENT,
+    GCTX__RELEASE_STREAM,
+    GCTX__RELEASE_GREEN_CONTEXT,
+    GCTX__RELEASE_PRIMARY_CONTEXT,
+    GCTX__RELEASE_MODULE,
+    GCTX__RELEASE_MEMORY,
+    GCTX__RELEASE_KINDS
+} gctx__release_kind;
+typedef union gctx__driver_object {
+    CUevent event;
+    CUstream stream;
+    CUgreenCtx green;
+    int device; /* a primary context: its device */
+    gcu_module module;
+    gcu_deviceptr memory;
+} gctx__driver_object;
+/* Destroys one driver object (after retrying the kept ones of its kind). A failure is counted
+ * for gctx_release_failures_get and the object kept for a later retry; the thread's error
+ * message is left alone, so rollbacks can call this without hiding the first failure. */
+void gctx__release_driver_object(const gctx__driver *drv, gctx__release_kind kind,
+                                 gctx__driver_object object);
 
 #endif

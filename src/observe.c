@@ -1,6 +1,7 @@
 /* gctx_stream_observe_sms: a kernel reads %smid, so users (and `greenctx map`) see which
  * physical SMs a partition's work runs on. The kernel ships as PTX text, so no CUDA toolkit is
  * needed to build greenctx; the driver compiles it for the GPU at load time. */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +40,10 @@ static const char smid_ptx[] =
     "  ret;\n"
     "}\n";
 
+/* The kernel masks %smid to 10 bits before indexing the flags: every masked value needs a
+ * slot, or a large SM id would write past the allocation. */
+static_assert(GCTX__SMID_SLOTS >= 1024, "the %smid kernel indexes flags by smid & 1023");
+
 gctx_status gctx__smid_load(const gctx__driver *drv, gctx__smid_kernel *kernel)
 {
     memset(kernel, 0, sizeof *kernel);
@@ -68,9 +73,11 @@ gctx_status gctx__smid_load(const gctx__driver *drv, gctx__smid_kernel *kernel)
 void gctx__smid_unload(const gctx__driver *drv, gctx__smid_kernel *kernel)
 {
     if (kernel->flags)
-        drv->cuMemFree(kernel->flags);
+        gctx__release_driver_object(drv, GCTX__RELEASE_MEMORY,
+                                    (gctx__driver_object){.memory = kernel->flags});
     if (kernel->module)
-        drv->cuModuleUnload(kernel->module);
+        gctx__release_driver_object(drv, GCTX__RELEASE_MODULE,
+                                    (gctx__driver_object){.module = kernel->module});
     memset(kernel, 0, sizeof *kernel);
 }
 
@@ -139,12 +146,5 @@ gctx_status gctx_stream_observe_sms(gctx_stream *stream, unsigned *sm_ids, unsig
             s = gctx__smid_collect(drv, &kernel, sm_ids, capacity, count);
         gctx__smid_unload(drv, &kernel);
     }
-    gctx__error_state saved;
-    gctx__error_save(&saved);
-    gctx_status popped = gctx__pop_context(drv);
-    if (s != GCTX_SUCCESS) {
-        gctx__error_restore(&saved);
-        return s;
-    }
-    return popped;
+    return gctx__pop_context(drv, s);
 }

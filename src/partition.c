@@ -1,4 +1,5 @@
 /* Partition objects: from a device, from a split, from a green context; info; provenance. */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,7 +10,8 @@ static void partition_destroy(gctx__object *object)
     gctx_partition *p = (gctx_partition *)object;
     const gctx__driver *drv;
     if (gctx__driver_load(&drv) == GCTX_SUCCESS)
-        drv->cuDevicePrimaryCtxRelease(p->device);
+        gctx__release_driver_object(drv, GCTX__RELEASE_PRIMARY_CONTEXT,
+                                    (gctx__driver_object){.device = p->device});
     if (p->split)
         gctx__object_release(&p->split->base);
     if (p->context)
@@ -24,27 +26,25 @@ static gctx_status partition_new(int device, gctx_partition_kind kind,
                                  const gcu_dev_resource *resources, unsigned nb_resources,
                                  gctx_partition **out)
 {
+    const gctx__driver *drv;
+    gctx_status s = gctx__driver_load(&drv);
+    if (s != GCTX_SUCCESS)
+        return s;
     gctx_partition *p = calloc(1, sizeof *p);
     gcu_dev_resource *copy = calloc(nb_resources, sizeof *copy);
     if (!p || !copy) {
-        free(p);
-        free(copy);
-        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making a partition");
+        s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making a partition");
+        goto fail_free;
     }
     /* Every green context retains the device's primary context and its destruction releases
      * it: with nothing else holding it, each context creation would initialise the primary
      * context again (about 110 ms on an H200 instead of 1.7). Partitions hold it instead, and
      * everything greenctx makes holds a partition. */
-    const gctx__driver *drv;
     CUcontext primary;
-    gctx_status s = gctx__driver_load(&drv);
-    gcu_result r = s == GCTX_SUCCESS ? drv->cuDevicePrimaryCtxRetain(&primary, device) : GCU_SUCCESS;
-    if (s != GCTX_SUCCESS || r != GCU_SUCCESS) {
-        free(p);
-        free(copy);
-        return s != GCTX_SUCCESS ? s
-                                 : gctx__fail_cuda(r, "cuDevicePrimaryCtxRetain on device %d",
-                                                   device);
+    gcu_result r = drv->cuDevicePrimaryCtxRetain(&primary, device);
+    if (r != GCU_SUCCESS) {
+        s = gctx__fail_cuda(r, "cuDevicePrimaryCtxRetain on device %d", device);
+        goto fail_free;
     }
     memcpy(copy, resources, nb_resources * sizeof *copy);
     p->device = device;
@@ -54,16 +54,19 @@ static gctx_status partition_new(int device, gctx_partition_kind kind,
     for (unsigned i = 0; i < nb_resources; i++)
         p->sm_count += resources[i].u.sm.smCount;
     pthread_mutex_init(&p->desc_lock, NULL);
-    s = gctx__object_init(&p->base, GCTX__TYPE_PARTITION, partition_destroy);
-    if (s != GCTX_SUCCESS) {
-        drv->cuDevicePrimaryCtxRelease(device);
-        pthread_mutex_destroy(&p->desc_lock);
-        free(copy);
-        free(p);
-        return s;
-    }
+    if ((s = gctx__object_init(&p->base, GCTX__TYPE_PARTITION, partition_destroy)))
+        goto fail_release;
     *out = p;
     return GCTX_SUCCESS;
+
+fail_release:
+    pthread_mutex_destroy(&p->desc_lock);
+    gctx__release_driver_object(drv, GCTX__RELEASE_PRIMARY_CONTEXT,
+                                (gctx__driver_object){.device = device});
+fail_free:
+    free(copy);
+    free(p);
+    return s;
 }
 
 /* Locality and flags exist only in newer drivers' resources. */
@@ -230,8 +233,13 @@ void gctx_partition_release(gctx_partition *partition) { gctx__handle_release(pa
 /* The partition whose SMs these are: a context's SMs are those it was made from. */
 static const gctx_partition *canonical(const gctx_partition *p)
 {
-    while (p->kind == GCTX_PARTITION_CONTEXT && p->context->partition)
+    while (p->kind == GCTX_PARTITION_CONTEXT) {
+        /* gctx__partition_from_context, the only maker of CONTEXT partitions, sets context. */
+        assert(p->context);
+        if (!p->context->partition)
+            break;
         p = p->context->partition;
+    }
     return p;
 }
 

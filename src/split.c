@@ -1,4 +1,5 @@
 /* gctx_partition_plan and gctx_partition_split: turning a plan into driver resources. */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -101,7 +102,9 @@ static gctx_status structured_probe(split_job *job)
     }
     /* The real call, into scratch memory: it creates no driver object, and unlike a NULL-result
      * dry run it applies every rule; the split then hands out these very outputs. */
-    gcu_dev_resource *results = job->scratch; /* room for sm_count / 2 + 1 >= n groups */
+    gcu_dev_resource *results = job->scratch;
+    /* plan.c gives every group at least one 2-SM unit, so sm_count / 2 + 1 slots hold them. */
+    assert(n <= job->scratch_capacity);
     memset(&job->last_remainder, 0, sizeof job->last_remainder);
     gcu_result r = job->drv->cuDevSmResourceSplit(results, n, &job->through->resources[0],
                                                   &job->last_remainder, 0, params);
@@ -122,6 +125,25 @@ static gctx_status structured_probe(split_job *job)
     free(params);
     free(sizes);
     return s;
+}
+
+/* The structured split (13.1+) hands out whole co-scheduled units in its own order and
+ * refuses requests the granule split gives: on the H200, 128 SMs as one group, or 64 + 64
+ * (its co-scheduled units of 8 don't add up to 128). Then the granule path
+ * makes the split, and the plan's path says so. When that path can't make it either, the
+ * structured split's refusal is what the caller sees. */
+static gctx_status granule_fallback(split_job *job, const gctx_group *groups, unsigned nb_groups,
+                                    gctx_rounding rounding)
+{
+    gctx__error_state refused;
+    gctx__error_save(&refused);
+    gctx__plan_free(&job->plan);
+    job->rules.structured_api = 0;
+    gctx_status s = gctx__plan_make(&job->rules, groups, nb_groups, rounding, &job->plan);
+    if (s == GCTX_SUCCESS)
+        return s;
+    gctx__error_restore(&refused);
+    return GCTX_ERROR_INSUFFICIENT_SMS;
 }
 
 static gctx_status job_plan(split_job *job, gctx_partition *input, const gctx_group *groups,
@@ -154,10 +176,12 @@ static gctx_status job_plan(split_job *job, gctx_partition *input, const gctx_gr
     job->scratch = calloc(job->scratch_capacity, sizeof *job->scratch);
     if (!job->scratch)
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory planning a split");
-    s = gctx__plan_make(&job->rules, groups, nb_groups,
-                        options ? options->rounding : GCTX_ROUND_STRICT, &job->plan);
+    gctx_rounding rounding = options ? options->rounding : GCTX_ROUND_STRICT;
+    s = gctx__plan_make(&job->rules, groups, nb_groups, rounding, &job->plan);
     if (s == GCTX_SUCCESS && job->plan.path == GCTX_SPLIT_PATH_STRUCTURED)
         s = structured_probe(job);
+    if (s == GCTX_ERROR_INSUFFICIENT_SMS && job->rules.structured_api)
+        s = granule_fallback(job, groups, nb_groups, rounding);
     return s;
 }
 
@@ -288,6 +312,9 @@ static unsigned gather(const split_job *job, const split_outputs *out, unsigned 
         list[n++] = out->results[k];
     if (has_remainder && !taken)
         list[n++] = out->remainder;
+    /* list has room for every granule and the remainder (make_partitions): plan.c assigns
+     * each granule to at most one group. */
+    assert(used <= out->nb_results);
     return n;
 }
 
@@ -306,18 +333,13 @@ static gctx_status make_partitions(split_job *job, const split_outputs *out,
     gcu_dev_resource *list = calloc(out->nb_results + 1, sizeof *list);
     gctx_status s = GCTX_SUCCESS;
     if (!record || !list) {
-        free(record);
-        free(list);
-        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting");
+        s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting");
+        goto fail_free;
     }
+    if ((s = gctx__object_init(&record->base, GCTX__TYPE_SPLIT, split_record_destroy)))
+        goto fail_free;
     record->input = job->through;
     gctx__object_retain(&job->through->base);
-    if ((s = gctx__object_init(&record->base, GCTX__TYPE_SPLIT, split_record_destroy))) {
-        gctx__object_release(&job->through->base);
-        free(record);
-        free(list);
-        return s;
-    }
     const gctx__sm_rules unstructured = {2, 2, 0};
     int fine = plan->path == GCTX_SPLIT_PATH_FINE_GRANULES;
     unsigned made = 0;
@@ -345,6 +367,11 @@ static gctx_status make_partitions(split_job *job, const split_outputs *out,
         for (unsigned i = 0; i < made; i++)
             gctx_partition_release(groups[i]);
     gctx__object_release(&record->base); /* the partitions hold it now, or nothing does */
+    free(list);
+    return s;
+
+fail_free:
+    free(record);
     free(list);
     return s;
 }

@@ -11,7 +11,8 @@ static void stream_destroy(gctx__object *object)
     if (st->owned && gctx__driver_load(&drv) == GCTX_SUCCESS) {
         /* The driver would destroy a stream with work in flight; let the work finish first. */
         drv->cuStreamSynchronize(st->handle);
-        drv->cuStreamDestroy(st->handle);
+        gctx__release_driver_object(drv, GCTX__RELEASE_STREAM,
+                                    (gctx__driver_object){.stream = st->handle});
     }
     gctx__context_release(st->context);
     free(st);
@@ -45,17 +46,12 @@ static gctx_status create_in_current(const gctx__driver *drv, gctx_context *cont
         return s;
     gcu_result r = drv->cuStreamCreateWithPriority(handle, GCU_STREAM_NON_BLOCKING, priority);
     if (r != GCU_SUCCESS)
-        s = gctx__fail_cuda(r, "cuStreamCreateWithPriority in the green context");
-    gctx__error_state saved;
-    gctx__error_save(&saved);
-    gctx_status popped = gctx__pop_context(drv);
-    if (s != GCTX_SUCCESS) {
-        gctx__error_restore(&saved);
-        return s;
-    }
-    if (popped != GCTX_SUCCESS)
-        drv->cuStreamDestroy(*handle);
-    return popped;
+        return gctx__pop_context(drv, gctx__fail_cuda(r, "cuStreamCreateWithPriority in the "
+                                                         "green context"));
+    if ((s = gctx__pop_context(drv, GCTX_SUCCESS)))
+        gctx__release_driver_object(drv, GCTX__RELEASE_STREAM,
+                                    (gctx__driver_object){.stream = *handle});
+    return s;
 }
 
 gctx_status gctx_stream_create(gctx_context *context, const gctx_stream_options *options,
@@ -91,7 +87,8 @@ gctx_status gctx_stream_create(gctx_context *context, const gctx_stream_options 
         return s;
     }
     if ((s = new_stream(handle, context, 1, stream)))
-        drv->cuStreamDestroy(handle);
+        gctx__release_driver_object(drv, GCTX__RELEASE_STREAM,
+                                    (gctx__driver_object){.stream = handle});
     return s;
 }
 

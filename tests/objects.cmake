@@ -18,11 +18,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { (void)d; (void)n; retur
 unset(CMAKE_REQUIRED_FLAGS)
 unset(CMAKE_REQUIRED_LINK_OPTIONS)
 if(GREENCTX_HAVE_LIBFUZZER AND NOT GREENCTX_SANITIZE MATCHES "thread")
-  add_executable(fuzz_plan fuzz_plan.c plan_model.c)
-  target_include_directories(fuzz_plan PRIVATE ${PROJECT_SOURCE_DIR}/src)
-  target_compile_options(fuzz_plan PRIVATE -fsanitize=fuzzer,address,undefined)
+  # The library's own sources, compiled again with the fuzzer's coverage instrumentation:
+  # instrumenting only the target would leave the fuzzer blind to the planner it drives.
+  get_target_property(library_sources greenctx_objects SOURCES)
+  list(TRANSFORM library_sources PREPEND ${PROJECT_SOURCE_DIR}/src/)
+  add_executable(fuzz_plan fuzz_plan.c plan_model.c ${library_sources})
+  target_include_directories(fuzz_plan PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/include)
+  target_compile_options(fuzz_plan PRIVATE -fsanitize=fuzzer-no-link,address,undefined)
   target_link_options(fuzz_plan PRIVATE -fsanitize=fuzzer,address,undefined)
-  target_link_libraries(fuzz_plan PRIVATE greenctx_static ${CMAKE_DL_LIBS} Threads::Threads)
+  target_link_libraries(fuzz_plan PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)
+  # CI runs it briefly; `make fuzz SECONDS=600` runs it longer (tests/README.md).
   greenctx_test(plan.fuzz COMMAND fuzz_plan -max_total_time=20 -seed=1 LABELS unit fuzz)
 endif()
 
@@ -57,6 +62,21 @@ greenctx_driver_test(contexts.threads COMMAND test_contexts many_threads_create_
 if(GREENCTX_TEST_DRIVER STREQUAL "real")
   greenctx_driver_test(contexts COMMAND test_contexts)
 endif()
+
+# Every entry point the library resolves, failing call by call (tests/test_faults.c).
+greenctx_object_test_binary(test_faults test_faults.c)
+foreach(version 12040 13000 13010)
+  greenctx_driver_test(faults.${version} COMMAND test_faults SIM_ONLY
+    SIM_ENV GREENCTX_SIM_DEVICES=h200 GREENCTX_SIM_DRIVER_VERSION=${version})
+endforeach()
+foreach(entry cuEventDestroy cuStreamDestroy cuGreenCtxDestroy cuDevicePrimaryCtxRelease)
+  greenctx_driver_test(faults.release.${entry} COMMAND test_faults release_failure_from_environment
+    SIM_ONLY SIM_ENV GREENCTX_SIM_DEVICES=h200 GREENCTX_SIM_FAIL=${entry}:1)
+endforeach()
+foreach(entry cuInit cuDriverGetVersion)
+  greenctx_driver_test(faults.load.${entry} COMMAND test_faults load_fails_naming_the_entry_point
+    SIM_ONLY SIM_ENV GREENCTX_SIM_DEVICES=h200 GREENCTX_SIM_FAIL=${entry}:1)
+endforeach()
 
 # What only a GPU shows (kernels, graph replay); skipped on the simulated driver.
 greenctx_object_test_binary(test_gpu test_gpu.c)
