@@ -17,14 +17,19 @@ static void context_destroy(gctx__object *object)
     free(c);
 }
 
-static gctx_status check_options(const gctx__driver *drv, const gctx_context_options *options)
+/* Copies the caller's options (NULL: the defaults) into *local and checks them. */
+static gctx_status check_options(const gctx__driver *drv, const gctx_context_options *caller,
+                                 gctx_context_options *local)
 {
-    if (!options)
+    const gctx_context_options defaults = GCTX_CONTEXT_OPTIONS_INIT;
+    *local = defaults;
+    if (!caller)
         return GCTX_SUCCESS;
-    gctx_status s = gctx__check_sized(options, options->size, sizeof *options, "options",
-                                      "GCTX_CONTEXT_OPTIONS_INIT");
+    gctx_status s = gctx__sized_in(local, sizeof *local, caller, GCTX__MIN_CONTEXT_OPTIONS,
+                                   "options", "GCTX_CONTEXT_OPTIONS_INIT");
     if (s != GCTX_SUCCESS)
         return s;
+    const gctx_context_options *options = local;
     if ((unsigned)options->workqueue_scope > GCTX_WORKQUEUE_SCOPE_BALANCED)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "workqueue_scope %d is not a gctx_workqueue_scope value",
@@ -110,13 +115,15 @@ gctx_status gctx__context_create(gctx_partition *partition, const gctx_context_o
                                  gctx_context **out)
 {
     const gctx__driver *drv;
+    gctx_context_options opts;
     gctx_status s = gctx__driver_load_green(&drv);
     if (s == GCTX_SUCCESS)
-        s = check_options(drv, options);
+        s = check_options(drv, options, &opts);
     if (s != GCTX_SUCCESS)
         return s;
+    options = &opts;
     gcu_resource_desc desc;
-    int wants_workqueue = options && (options->workqueue_scope != GCTX_WORKQUEUE_SCOPE_DEFAULT ||
+    int wants_workqueue = (options->workqueue_scope != GCTX_WORKQUEUE_SCOPE_DEFAULT ||
                                       options->workqueue_concurrency_limit != 0);
     s = wants_workqueue ? workqueue_desc(drv, partition, options, &desc)
                         : gctx__partition_desc(partition, &desc);
@@ -175,7 +182,7 @@ gctx_status gctx_context_create_with_sms(int device, unsigned num_sms,
     gctx_status s = gctx_partition_from_device(device, &whole);
     if (s != GCTX_SUCCESS)
         return s;
-    gctx_group request = {num_sms, 0, 0, 0};
+    gctx_group request = {.num_sms = num_sms};
     s = gctx_partition_split(whole, &request, 1, NULL, &group, NULL, NULL, NULL);
     gctx_partition_release(whole);
     if (s != GCTX_SUCCESS)
@@ -281,8 +288,7 @@ gctx_status gctx_context_get_info(const gctx_context *context, gctx_context_info
 {
     gctx_status s = gctx__object_check(context, GCTX__TYPE_CONTEXT, "context");
     if (s == GCTX_SUCCESS)
-        s = gctx__check_sized(info, info ? info->size : 0, sizeof *info, "info",
-                              "GCTX_CONTEXT_INFO_INIT");
+        s = gctx__sized_check(info, GCTX__MIN_CONTEXT_INFO, "info", "GCTX_CONTEXT_INFO_INIT");
     if (s != GCTX_SUCCESS)
         return s;
     const gctx__driver *drv;
@@ -301,7 +307,7 @@ gctx_status gctx_context_get_info(const gctx_context *context, gctx_context_info
     out.adopted = !context->owned;
     out.workqueue_scope = context->workqueue_scope;
     out.workqueue_concurrency_limit = context->workqueue_limit;
-    *info = out;
+    gctx__sized_out(info, &out, sizeof out);
     return GCTX_SUCCESS;
 }
 

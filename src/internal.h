@@ -120,9 +120,8 @@ gctx_status gctx__object_check(const void *pointer, gctx__type type, const char 
 /* retain and release of a public handle: NULL and released handles are ignored. */
 void *gctx__handle_retain(void *handle, gctx__type type);
 void gctx__handle_release(void *handle, gctx__type type);
-/* A caller's size-prefixed struct: non-NULL, and at least as large as this library's. */
-gctx_status gctx__check_sized(const void *pointer, size_t size, size_t expected, const char *name,
-                              const char *init_macro);
+/* Size-prefixed structs and group arrays across header versions (sized.c). */
+#include "sized.h"
 /* gctx__object_live_count, for tests of leaks. */
 #include "testing.h"
 

@@ -149,15 +149,3 @@ void gctx__handle_release(void *handle, gctx__type type)
     if (handle && gctx__object_check(handle, type, "handle") == GCTX_SUCCESS)
         gctx__object_release(handle);
 }
-
-gctx_status gctx__check_sized(const void *pointer, size_t size, size_t expected, const char *name,
-                              const char *init_macro)
-{
-    if (!pointer)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "%s is NULL", name);
-    if (size < expected)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
-                          "%s->size is %zu, expected %zu: initialise it with %s", name, size,
-                          expected, init_macro);
-    return GCTX_SUCCESS;
-}

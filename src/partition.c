@@ -203,8 +203,7 @@ gctx_status gctx_partition_get_info(const gctx_partition *partition, gctx_partit
 {
     gctx_status s = gctx__object_check(partition, GCTX__TYPE_PARTITION, "partition");
     if (s == GCTX_SUCCESS)
-        s = gctx__check_sized(info, info ? info->size : 0, sizeof *info, "info",
-                              "GCTX_PARTITION_INFO_INIT");
+        s = gctx__sized_check(info, GCTX__MIN_PARTITION_INFO, "info", "GCTX_PARTITION_INFO_INIT");
     if (s != GCTX_SUCCESS)
         return s;
     gctx_partition_info out = GCTX_PARTITION_INFO_INIT;
@@ -217,7 +216,7 @@ gctx_status gctx_partition_get_info(const gctx_partition *partition, gctx_partit
     out.flags = partition->flags;
     out.has_locality_domain = partition->has_locality;
     out.locality_domain_id = partition->locality;
-    *info = out;
+    gctx__sized_out(info, &out, sizeof out);
     return GCTX_SUCCESS;
 }
 

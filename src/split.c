@@ -153,8 +153,9 @@ static gctx_status job_plan(split_job *job, gctx_partition *input, const gctx_gr
     gctx_status s = gctx__object_check(input, GCTX__TYPE_PARTITION, "input partition");
     if (s != GCTX_SUCCESS)
         return s;
-    if (options && (s = gctx__check_sized(options, options->size, sizeof *options, "options",
-                                          "GCTX_SPLIT_OPTIONS_INIT")))
+    gctx_split_options opts = GCTX_SPLIT_OPTIONS_INIT;
+    if (options && (s = gctx__sized_in(&opts, sizeof opts, options, GCTX__MIN_SPLIT_OPTIONS,
+                                       "options", "GCTX_SPLIT_OPTIONS_INIT")))
         return s;
     if ((s = gctx__driver_load_green(&job->drv)))
         return s;
@@ -176,7 +177,7 @@ static gctx_status job_plan(split_job *job, gctx_partition *input, const gctx_gr
     job->scratch = calloc(job->scratch_capacity, sizeof *job->scratch);
     if (!job->scratch)
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory planning a split");
-    gctx_rounding rounding = options ? options->rounding : GCTX_ROUND_STRICT;
+    gctx_rounding rounding = opts.rounding;
     s = gctx__plan_make(&job->rules, groups, nb_groups, rounding, &job->plan);
     if (s == GCTX_SUCCESS && job->plan.path == GCTX_SPLIT_PATH_STRUCTURED)
         s = structured_probe(job);
@@ -197,7 +198,7 @@ static void job_report(const split_job *job, gctx_split_plan *plan, gctx_group_p
         out.remainder_sms = job->plan.remainder_sms;
         out.rounded = job->plan.rounded;
         out.nested = job->through != job->input;
-        *plan = out;
+        gctx__sized_out(plan, &out, sizeof out);
     }
     if (group_plans)
         memcpy(group_plans, job->plan.groups, job->plan.nb_groups * sizeof *group_plans);
@@ -205,7 +206,7 @@ static void job_report(const split_job *job, gctx_split_plan *plan, gctx_group_p
 
 static gctx_status check_plan_output(gctx_split_plan *plan)
 {
-    return plan ? gctx__check_sized(plan, plan->size, sizeof *plan, "plan", "GCTX_SPLIT_PLAN_INIT")
+    return plan ? gctx__sized_check(plan, GCTX__MIN_SPLIT_PLAN, "plan", "GCTX_SPLIT_PLAN_INIT")
                 : GCTX_SUCCESS;
 }
 

@@ -63,12 +63,9 @@ gctx_status gctx_stream_create(gctx_context *context, const gctx_stream_options 
     if (!stream)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "stream (the output) is NULL");
     gctx_stream_options opts = GCTX_STREAM_OPTIONS_INIT;
-    if (options) {
-        if ((s = gctx__check_sized(options, options->size, sizeof *options, "options",
-                                   "GCTX_STREAM_OPTIONS_INIT")))
-            return s;
-        opts = *options;
-    }
+    if (options && (s = gctx__sized_in(&opts, sizeof opts, options, GCTX__MIN_STREAM_OPTIONS,
+                                       "options", "GCTX_STREAM_OPTIONS_INIT")))
+        return s;
     if (opts.blocking)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "a green context's streams can't be blocking: the driver refuses them "

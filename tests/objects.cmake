@@ -94,3 +94,7 @@ foreach(case plan_exact plan_json plan_strict_and_rounding plan_usage every_mode
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/plan_tool_test.sh ${case} $<TARGET_FILE:greenctx_tool>
     ENV GREENCTX_SIM_LIBRARY=${GREENCTX_TEST_SIM_LIBRARY})
 endforeach()
+
+# Structs of older and newer headers, reserved fields of group arrays.
+greenctx_object_test_binary(test_sized test_sized.c)
+greenctx_driver_test(sized COMMAND test_sized SIM_ONLY SIM_ENV GREENCTX_SIM_DEVICES=h200)
