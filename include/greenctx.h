@@ -41,9 +41,13 @@ extern "C" {
 /* Version                                                                                   */
 
 #define GCTX_VERSION_MAJOR 0
-#define GCTX_VERSION_MINOR 1
+#define GCTX_VERSION_MINOR 2
 #define GCTX_VERSION_PATCH 0
-/* MAJOR*10000 + MINOR*100 + PATCH; never re-encoded. Same major: ABI compatible. */
+/* MAJOR*10000 + MINOR*100 + PATCH; never re-encoded. From 1.0, the same major is ABI
+ * compatible. Before 1.0 (SONAME libgreenctx.so.0 throughout) a minor version may change
+ * layouts: 0.2 added the reserved fields of gctx_group and gctx_group_plan, so code built
+ * with the 0.1 header must be rebuilt. Size-prefixed structs (those with a size field) stay
+ * compatible across every version: see "Structs that grow" above. */
 #define GCTX_VERSION (GCTX_VERSION_MAJOR * 10000 + GCTX_VERSION_MINOR * 100 + GCTX_VERSION_PATCH)
 
 /* The library's GCTX_VERSION, to compare with the header's at run time. */
@@ -207,7 +211,14 @@ typedef struct gctx_group {
     unsigned coscheduled_sm_count;
     unsigned preferred_coscheduled_sm_count;
     int backfill;
+    /* Must be zero (GCTX_ERROR_INVALID_ARGUMENT naming the group otherwise). Fields added
+     * before 1.0 take these slots, with zero meaning today's behaviour: initialise groups with
+     * GCTX_GROUP_INIT, C designated initializers ({.num_sms = 24}) or zeroed memory and they
+     * keep working. */
+    unsigned reserved[4];
 } gctx_group;
+/* Every field zero (C and C++): set num_sms and the rest after. */
+#define GCTX_GROUP_INIT {0, 0, 0, 0, {0, 0, 0, 0}}
 
 typedef enum gctx_rounding {
     GCTX_ROUND_STRICT = 0,  /* a count the hardware can't give is an error (the default) */
@@ -238,6 +249,7 @@ typedef struct gctx_group_plan {
     unsigned coscheduled_sm_count; /* the co-scheduled unit the group is made of */
     int rounded;            /* 1 when sm_count differs from a nonzero request by rounding */
     int backfilled;         /* 1 when the group includes SMs outside whole units */
+    unsigned reserved[4];   /* written as zero; fields added before 1.0 take these slots */
 } gctx_group_plan;
 
 typedef struct gctx_split_plan {

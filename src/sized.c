@@ -43,3 +43,16 @@ void gctx__sized_out(void *caller, const void *local, size_t local_size)
     /* The caller's size stays as the caller set it. */
     memcpy((char *)caller + sizeof size, (const char *)local + sizeof size, n - sizeof size);
 }
+
+gctx_status gctx__groups_check(const gctx_group *groups, unsigned nb_groups)
+{
+    for (unsigned i = 0; groups && i < nb_groups; i++)
+        for (unsigned k = 0; k < sizeof groups[i].reserved / sizeof groups[i].reserved[0]; k++)
+            if (groups[i].reserved[k])
+                return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                                  "groups[%u].reserved[%u] is %u: reserved fields must be zero "
+                                  "(initialise groups with designated initializers or zeroed "
+                                  "memory)",
+                                  i, k, groups[i].reserved[k]);
+    return GCTX_SUCCESS;
+}

@@ -35,5 +35,8 @@ gctx_status gctx__sized_in(void *local, size_t local_size, const void *caller, s
 /* An output already checked: local's fields into the caller's struct, never past the caller's
  * size; bytes past the fields the library knows are left alone, and so is the size field. */
 void gctx__sized_out(void *caller, const void *local, size_t local_size);
+/* Arrays of gctx_group grow through reserved fields: nonzero ones are refused, naming the
+ * group and the field. */
+gctx_status gctx__groups_check(const gctx_group *groups, unsigned nb_groups);
 
 #endif

@@ -154,8 +154,9 @@ static gctx_status job_plan(split_job *job, gctx_partition *input, const gctx_gr
     if (s != GCTX_SUCCESS)
         return s;
     gctx_split_options opts = GCTX_SPLIT_OPTIONS_INIT;
-    if (options && (s = gctx__sized_in(&opts, sizeof opts, options, GCTX__MIN_SPLIT_OPTIONS,
-                                       "options", "GCTX_SPLIT_OPTIONS_INIT")))
+    if ((options && (s = gctx__sized_in(&opts, sizeof opts, options, GCTX__MIN_SPLIT_OPTIONS,
+                                        "options", "GCTX_SPLIT_OPTIONS_INIT"))) ||
+        (s = gctx__groups_check(groups, nb_groups)))
         return s;
     if ((s = gctx__driver_load_green(&job->drv)))
         return s;

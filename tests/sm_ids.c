@@ -11,7 +11,7 @@ int gt_driver_version(void)
     return v;
 }
 
-gctx_group gt_group(unsigned n) { return (gctx_group){n, 0, 0, 0}; }
+gctx_group gt_group(unsigned n) { return (gctx_group){.num_sms = n}; }
 
 int gt_context_sms(gctx_context *context, gt_sm_set *set)
 {

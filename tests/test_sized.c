@@ -1,5 +1,5 @@
 /* How the API grows: size-prefixed structs of older and newer headers (smaller and larger
- * sizes), and the smallest layout each accepts. */
+ * sizes), the smallest layout each accepts, and the reserved fields of group arrays. */
 #include <stdlib.h>
 
 #include "sized.h"
@@ -224,5 +224,32 @@ GT_TEST(options_at_first_and_newer_sizes)
     GT_ASSERT_CONTAINS(gctx_last_error(), "GCTX_STREAM_OPTIONS_INIT");
     gctx_stream_release(st);
     gctx_context_release(c);
+    gctx_partition_release(p);
+}
+
+/* ---- group arrays grow through reserved fields ---- */
+
+GT_TEST(group_reserved_fields_must_be_zero)
+{
+    gctx_partition *p = device_partition();
+    GT_CHECK();
+    int live = gctx__object_live_count();
+    gctx_group groups[2] = {gt_group(16), gt_group(8)};
+    groups[1].reserved[2] = 7;
+    gctx_partition *out[2] = {NULL, NULL};
+    GT_ASSERT_STATUS(gctx_partition_split(p, groups, 2, NULL, out, NULL, NULL, NULL),
+                     GCTX_ERROR_INVALID_ARGUMENT);
+    GT_ASSERT_CONTAINS(gctx_last_error(), "groups[1].reserved[2] is 7");
+    GT_ASSERT(out[0] == NULL && out[1] == NULL);
+    GT_ASSERT_EQ_INT(gctx__object_live_count(), live);
+    /* Output reserved fields come back zero whatever the caller's memory held. */
+    groups[1].reserved[2] = 0;
+    gctx_group_plan plans[2];
+    memset(plans, 0xff, sizeof plans);
+    GT_ASSERT_STATUS(gctx_partition_plan(p, groups, 2, NULL, NULL, plans), GCTX_SUCCESS);
+    for (unsigned i = 0; i < 2; i++)
+        for (unsigned k = 0; k < 4; k++)
+            GT_ASSERT_EQ_INT(plans[i].reserved[k], 0);
+    GT_ASSERT_EQ_INT(plans[1].sm_count, 8);
     gctx_partition_release(p);
 }
