@@ -150,7 +150,7 @@ static gctx_status job_plan(split_job *job, gctx_partition *input, const gctx_gr
                             unsigned nb_groups, const gctx_split_options *options)
 {
     memset(job, 0, sizeof *job);
-    gctx_status s = gctx__object_check(input, GCTX__TYPE_PARTITION, "input partition");
+    gctx_status s = gctx__handle_resolve(&input, GCTX__TYPE_PARTITION, "input partition");
     if (s != GCTX_SUCCESS)
         return s;
     gctx_split_options opts = GCTX_SPLIT_OPTIONS_INIT;
@@ -367,7 +367,7 @@ static gctx_status make_partitions(split_job *job, const split_outputs *out,
     }
     if (s != GCTX_SUCCESS)
         for (unsigned i = 0; i < made; i++)
-            gctx_partition_release(groups[i]);
+            gctx__object_release(&groups[i]->base);
     gctx__object_release(&record->base); /* the partitions hold it now, or nothing does */
     free(list);
     return s;
@@ -403,9 +403,10 @@ gctx_status gctx_partition_split(gctx_partition *input, const gctx_group *groups
     if (s == GCTX_SUCCESS)
         s = make_partitions(&job, &out, made, remainder ? &left : NULL);
     if (s == GCTX_SUCCESS) {
-        memcpy(partitions, made, nb_groups * sizeof *made);
+        for (unsigned i = 0; i < nb_groups; i++)
+            partitions[i] = gctx__handle_give(&made[i]->base);
         if (remainder)
-            *remainder = left;
+            *remainder = left ? gctx__handle_give(&left->base) : NULL;
         job_report(&job, plan, group_plans);
     }
     free(made);
