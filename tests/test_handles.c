@@ -20,15 +20,6 @@
 #define ASAN_QUARANTINE 0
 #endif
 
-static gctx_partition *whole_device(void)
-{
-    gt_require_device();
-    gctx_partition *p = NULL;
-    if (gt_state == 0 && gctx_partition_from_device(0, &p) != GCTX_SUCCESS)
-        gt_skip("no green contexts: %s", gctx_last_error());
-    return p;
-}
-
 static int refused(gctx_partition *stale)
 {
     gctx_partition_info info = GCTX_PARTITION_INFO_INIT;
@@ -89,7 +80,7 @@ GT_TEST(stale_handle_refused_when_its_memory_is_reused)
 
 GT_TEST(double_release_is_refused)
 {
-    gctx_partition *p = whole_device();
+    gctx_partition *p = gt_whole_device();
     GT_CHECK();
     int live = gctx__object_live_count();
     /* A context holds the partition: the caller's stray second release must not drop the
@@ -124,7 +115,7 @@ GT_TEST(double_release_is_refused)
  * caller released it, the object comes back under a new one and the old stays dead. */
 GT_TEST(handle_given_again_is_new_only_after_release)
 {
-    gctx_partition *p = whole_device();
+    gctx_partition *p = gt_whole_device();
     GT_CHECK();
     gctx_context *c = NULL;
     GT_ASSERT_STATUS(gctx_context_create(p, NULL, &c), GCTX_SUCCESS);
@@ -149,7 +140,7 @@ GT_TEST(handle_given_again_is_new_only_after_release)
 
 GT_TEST(foreign_values_are_refused_without_reading_them)
 {
-    gctx_partition *p = whole_device();
+    gctx_partition *p = gt_whole_device();
     GT_CHECK();
     int local = 0;
     gctx_partition_info info = GCTX_PARTITION_INFO_INIT;

@@ -107,20 +107,11 @@ GT_TEST(below_the_first_layout_is_refused)
 
 /* ---- the public structs ---- */
 
-static gctx_partition *device_partition(void)
-{
-    gt_require_device();
-    gctx_partition *p = NULL;
-    if (gt_state == 0 && gctx_partition_from_device(0, &p) != GCTX_SUCCESS)
-        gt_skip("no green contexts: %s", gctx_last_error());
-    return p;
-}
-
 /* Each info struct at its first layout's exact size (which may end before sizeof's padding),
  * and at a newer header's larger size: filled, and not a byte written past its size. */
 GT_TEST(info_structs_at_first_and_newer_sizes)
 {
-    gctx_partition *p = device_partition();
+    gctx_partition *p = gt_whole_device();
     GT_CHECK();
     gctx_context *c = NULL;
     GT_ASSERT_STATUS(gctx_context_create(p, NULL, &c), GCTX_SUCCESS);
@@ -177,7 +168,7 @@ GT_TEST(struct_older_than_the_first_layout_is_refused)
     GT_ASSERT_EQ_INT(written_from(&g, sizeof(size_t)), -1);
     gctx_split_plan plan = GCTX_SPLIT_PLAN_INIT;
     plan.size = 0;
-    gctx_partition *p = device_partition();
+    gctx_partition *p = gt_whole_device();
     GT_CHECK();
     gctx_group one = gt_group(16);
     GT_ASSERT_STATUS(gctx_partition_plan(p, &one, 1, NULL, &plan, NULL),
@@ -190,7 +181,7 @@ GT_TEST(struct_older_than_the_first_layout_is_refused)
  * layout: what it has is used. */
 GT_TEST(options_at_first_and_newer_sizes)
 {
-    gctx_partition *p = device_partition();
+    gctx_partition *p = gt_whole_device();
     GT_CHECK();
     gctx_group one = gt_group(20);
     gctx_split_plan plan = GCTX_SPLIT_PLAN_INIT;
@@ -231,7 +222,7 @@ GT_TEST(options_at_first_and_newer_sizes)
 
 GT_TEST(group_reserved_fields_must_be_zero)
 {
-    gctx_partition *p = device_partition();
+    gctx_partition *p = gt_whole_device();
     GT_CHECK();
     int live = gctx__object_live_count();
     gctx_group groups[2] = {gt_group(16), gt_group(8)};
