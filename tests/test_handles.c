@@ -55,7 +55,9 @@ GT_TEST(stale_handle_refused_when_its_memory_is_reused)
         }
     }
     printf("# a released partition's memory reused: %s\n", reused >= 0 ? "yes" : "no");
-    if (!ASAN_QUARANTINE)
+    /* Where the allocation pattern is known (no sanitizer quarantine, no real driver's own
+     * allocations in between), the reuse must have happened, or the test proved nothing. */
+    if (!ASAN_QUARANTINE && gt_on_sim())
         GT_ASSERT(reused >= 0);
     gctx_partition *gone = old[stale >= 0 ? stale : 0];
     gctx_partition *victim = made[reused >= 0 ? reused : 0];
