@@ -7,7 +7,7 @@
  *
  * Each object owns one slot for its life. The slot's generation is odd while a handle to the
  * object is out, even otherwise; it only ever grows, so a handle, once retired, never matches
- * again (until the generation wraps after 2^(bits) reuses of one slot; see GEN_BITS).
+ * again (until the generation wraps: 2^(GEN_BITS - 1) handles from one slot, 2^42 on 64-bit).
  * Callers' references are counted per handle; the handle as a whole holds one reference to the
  * object, beside those the library's own objects hold (a stream holds its context), so a
  * caller's extra release can only retire the caller's handle, never free an object that
