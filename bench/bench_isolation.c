@@ -222,7 +222,7 @@ static int run_cell(iso_run *run, iso_arm arm, int hog)
 static int open_lanes(iso_run *run)
 {
     const bench_env *env = run->env;
-    gctx_group groups[2] = {{run->res->victim_sms, 0, 0, 0}, {0, 0, 0, 1}};
+    gctx_group groups[2] = {{.num_sms = run->res->victim_sms}, {.backfill = 1}};
     if (bench_gctx(gctx_partition_split(env->whole, groups, 2, NULL, run->parts, NULL, NULL, NULL),
                    "splitting the device into the victim's partition and the rest"))
         return -1;

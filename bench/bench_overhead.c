@@ -297,8 +297,8 @@ static int prepare(ov_run *run)
     const bench_env *env = run->env;
     ov_result *res = run->res;
     unsigned alt = other_ratio(env, res->victim_sms);
-    gctx_group a[2] = {{res->victim_sms, 0, 0, 0}, {0, 0, 0, 1}};
-    gctx_group b[2] = {{alt, 0, 0, 0}, {0, 0, 0, 1}};
+    gctx_group a[2] = {{.num_sms = res->victim_sms}, {.backfill = 1}};
+    gctx_group b[2] = {{.num_sms = alt}, {.backfill = 1}};
     memcpy(run->groups[0], a, sizeof a);
     memcpy(run->groups[1], b, sizeof b);
     if (raw_plan_make(env, res->victim_sms, &run->plans[0]))

@@ -9,7 +9,7 @@
 int raw_plan_make(const bench_env *env, unsigned victim_sms, raw_plan *plan)
 {
     memset(plan, 0, sizeof *plan);
-    gctx_group groups[2] = {{victim_sms, 0, 0, 0}, {0, 0, 0, 1}};
+    gctx_group groups[2] = {{.num_sms = victim_sms}, {.backfill = 1}};
     gctx_split_plan sp = GCTX_SPLIT_PLAN_INIT;
     gctx_group_plan gp[2];
     if (bench_gctx(gctx_partition_plan(env->whole, groups, 2, NULL, &sp, gp),

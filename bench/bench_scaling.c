@@ -82,7 +82,7 @@ static int measure(scaling_run *run, const bench_lane *lane, scaling_point *pt)
  * co-scheduling given up (the table marks it). */
 static int partition_of(const bench_env *env, unsigned k, gctx_partition **out, int *fine)
 {
-    gctx_group group = {k, 0, 0, 0};
+    gctx_group group = {.num_sms = k};
     *fine = 0;
     if (gctx_partition_split(env->whole, &group, 1, NULL, out, NULL, NULL, NULL) == GCTX_SUCCESS)
         return 0;

@@ -152,7 +152,7 @@ static void print_meta_json(const bench_env *env)
 static int check_victim_sizes(const bench_env *env)
 {
     for (unsigned i = 0; i < env->opt.nb_victim_sms; i++) {
-        gctx_group groups[2] = {{env->opt.victim_sms[i], 0, 0, 0}, {0, 0, 0, 1}};
+        gctx_group groups[2] = {{.num_sms = env->opt.victim_sms[i]}, {.backfill = 1}};
         char what[64];
         snprintf(what, sizeof what, "--victim-sms %u", env->opt.victim_sms[i]);
         if (bench_gctx(gctx_partition_plan(env->whole, groups, 2, NULL, NULL, NULL), what))

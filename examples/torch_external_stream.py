@@ -33,6 +33,7 @@ class GctxGroup(ctypes.Structure):
         ("coscheduled_sm_count", ctypes.c_uint),
         ("preferred_coscheduled_sm_count", ctypes.c_uint),
         ("backfill", ctypes.c_int),
+        ("reserved", ctypes.c_uint * 4),  # must stay zero (0.2.0)
     ]
 
 
@@ -54,7 +55,7 @@ class GctxPartitionInfo(ctypes.Structure):
 
 def load(path):
     lib = ctypes.CDLL(path)
-    p = ctypes.c_void_p  # every greenctx object is an opaque pointer
+    p = ctypes.c_void_p  # every greenctx handle is an opaque pointer-sized value
     pp = ctypes.POINTER(ctypes.c_void_p)
     status = ctypes.c_int  # gctx_status is an enum
     sigs = {

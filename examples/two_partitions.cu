@@ -176,7 +176,9 @@ int main(int argc, char **argv)
     /* Two disjoint partitions from one split: A of sms_a SMs, and B, a discovery group with
      * backfill, which takes every SM the split leaves (so there is no remainder). */
     gctx_partition *device = NULL, *parts[2] = {NULL, NULL};
-    gctx_group groups[2] = {{sms_a, 0, 0, 0}, {0, 0, 0, 1}};
+    gctx_group groups[2] = {GCTX_GROUP_INIT, GCTX_GROUP_INIT};
+    groups[0].num_sms = sms_a;
+    groups[1].backfill = 1;
     GCTX_CHECK(gctx_partition_from_device(0, &device));
     GCTX_CHECK(gctx_partition_split(device, groups, 2, NULL, parts, NULL, NULL, NULL));
 

@@ -6,11 +6,57 @@
  * types that cross the API are declared here exactly as cuda.h declares them, so this file
  * may be included before or after <cuda.h>, or without it.
  *
+ * Example: two disjoint partitions of 24 and 40 SMs, a green context and a stream on the first,
+ * a kernel launched there through the raw stream, and everything released (error handling
+ * shortened to CHECK; `fn` and `args` are the caller's kernel, as for cuLaunchKernel):
+ *
+ *   #define CHECK(call) do { gctx_status s_ = (call); if (s_ != GCTX_SUCCESS) {        \
+ *       fprintf(stderr, "%s: %s\n", gctx_status_name(s_), gctx_last_error()); exit(1); } \
+ *   } while (0)
+ *
+ *   int count;
+ *   gctx_device_info info = GCTX_DEVICE_INFO_INIT;
+ *   CHECK(gctx_device_count(&count));              // count > 0, else nothing to split
+ *   CHECK(gctx_device_get_info(0, &info));         // info.sm_count, the alignment, ...
+ *
+ *   gctx_partition *device, *parts[2];
+ *   gctx_group groups[2] = {GCTX_GROUP_INIT, GCTX_GROUP_INIT};
+ *   groups[0].num_sms = 24;
+ *   groups[1].num_sms = 40;
+ *   CHECK(gctx_partition_from_device(0, &device));
+ *   CHECK(gctx_partition_split(device, groups, 2, NULL, parts, NULL, NULL, NULL));
+ *
+ *   gctx_context *ctx;
+ *   gctx_stream *stream;
+ *   CHECK(gctx_context_create(parts[0], NULL, &ctx));
+ *   CHECK(gctx_stream_create(ctx, NULL, &stream));
+ *   CUstream raw = gctx_stream_handle(stream);     // or kernel<<<grid, block, 0, raw>>>(...)
+ *   cuLaunchKernel(fn, 96, 1, 1, 128, 1, 1, 0, raw, args, NULL); // runs on 24 SMs only
+ *   CHECK(gctx_stream_synchronize(stream));
+ *
+ *   gctx_stream_release(stream);                   // any order: objects keep what they need
+ *   gctx_context_release(ctx);
+ *   gctx_partition_release(parts[0]);
+ *   gctx_partition_release(parts[1]);
+ *   gctx_partition_release(device);
+ *
  * Conventions (every function):
  * - Fallible functions return a gctx_status. Outputs go through pointer arguments and are left
  *   untouched on failure. On failure gctx_last_error() gives this thread's message, which says
  *   what was asked, which rule it broke and what would work; gctx_last_cuda_result() gives the
  *   CUresult behind a driver failure (0 when the failure was not the driver's).
+ * - Failures every function may give, beside those its comment names:
+ *   GCTX_ERROR_INVALID_ARGUMENT  a required pointer is NULL, a size-prefixed struct's size is
+ *                                below its first layout or unset, a reserved field is nonzero;
+ *   GCTX_ERROR_INVALID_HANDLE    a handle argument is released, never came from greenctx, or
+ *                                is of another type (see Handles below);
+ *   GCTX_ERROR_NO_DRIVER         (functions that use the driver) no libcuda could be loaded;
+ *   GCTX_ERROR_UNSUPPORTED       (functions marked "Driver 12.4+" or later) the driver is too
+ *                                old; the message names the version needed and the one found;
+ *   GCTX_ERROR_DRIVER            a driver call failed (gctx_last_cuda_result() says which
+ *                                CUresult; the message names the call);
+ *   GCTX_ERROR_OUT_OF_MEMORY     host memory ran out.
+ *   "Driver X.Y+" on a function: the lowest driver it works with, from GCTX_FEATURE_MAP.
  * - Objects are opaque and reference-counted. A create function returns a reference the caller
  *   owns; *_release drops it (NULL is accepted and ignored). An object keeps alive whatever it
  *   was made from, so releases may come in any order.
@@ -19,6 +65,40 @@
  * - A call that fails leaves nothing behind: what it made before the failure is undone.
  * - The CUDA driver is loaded on first use: libcuda.so.1, or the file named by the environment
  *   variable GREENCTX_CUDA_LIBRARY (tests point it at the simulated driver).
+ *
+ * Handles (gctx_partition *, gctx_context *, gctx_stream *, gctx_event *):
+ * - A handle is a value greenctx hands out, not the object's address: it names a slot of the
+ *   library's handle table and that slot's generation. Copy it, compare it, pass it to any
+ *   thread; never dereference it. *_retain returns the same value and adds a reference to it;
+ *   each *_release drops one. When the last reference of a handle is released the handle is
+ *   dead for good: greenctx never gives the same value again (an object that lives on inside
+ *   another, e.g. a context held by its stream, comes back under a new value).
+ * - A handle must not be released by one thread while another thread uses it: hold a
+ *   reference (retain) for as long as any thread may be inside a call with it.
+ * - What stale-handle detection catches (GCTX_ERROR_INVALID_HANDLE, the object untouched; a
+ *   *_retain returns NULL, a *_release does nothing, and both set gctx_last_error()):
+ *   a handle used after its last reference was released, even when its memory and its table
+ *   slot now belong to a new object; a second release after the last one (it never drops a
+ *   reference that another object or caller holds); a pointer that never came from greenctx
+ *   (refused without reading the memory it points to); a handle of another object type.
+ * - What it does not catch: a release racing with a use in another thread (the rule above:
+ *   the object may be freed under the other call); more releases than retains of the same
+ *   value while references remain (references are counted per handle value, so the extra
+ *   release drops a reference another part of the program meant to hold: it is caught only
+ *   once the count reaches zero); raw CUDA handles (CUstream, CUgreenCtx, ...) kept after
+ *   their greenctx object was released; a handle kept while 2^42 more handles are given out
+ *   from its table slot (the generation wraps; 2^10 on 32-bit systems).
+ *
+ * Structs that grow: a struct with a size field (gctx_device_info, gctx_partition_info,
+ * gctx_split_options, gctx_split_plan, gctx_context_options, gctx_context_info,
+ * gctx_stream_options, gctx_release_failures) is initialised with its INIT macro, which sets
+ * size to the layout the caller was compiled with. The library accepts every layout from the
+ * first published one (0.1.0; 0.2.0 for gctx_release_failures) on: it reads and writes only the first `size` bytes it knows. An input from an older
+ * header gets the defaults for the fields it lacks; one from a newer header has the fields this
+ * library does not know ignored (check gctx_version() before relying on a newer field). An
+ * output is never written past the caller's size; bytes past the fields this library knows are
+ * left as they were. A size below the first layout, or 0, is GCTX_ERROR_INVALID_ARGUMENT naming
+ * the INIT macro. Arrays of gctx_group and gctx_group_plan grow through their reserved fields.
  */
 #ifndef GREENCTX_H
 #define GREENCTX_H
@@ -41,9 +121,13 @@ extern "C" {
 /* Version                                                                                   */
 
 #define GCTX_VERSION_MAJOR 0
-#define GCTX_VERSION_MINOR 1
+#define GCTX_VERSION_MINOR 2
 #define GCTX_VERSION_PATCH 0
-/* MAJOR*10000 + MINOR*100 + PATCH; never re-encoded. Same major: ABI compatible. */
+/* MAJOR*10000 + MINOR*100 + PATCH; never re-encoded. From 1.0, the same major is ABI
+ * compatible. Before 1.0 (SONAME libgreenctx.so.0 throughout) a minor version may change
+ * layouts: 0.2 added the reserved fields of gctx_group and gctx_group_plan, so code built
+ * with the 0.1 header must be rebuilt. Size-prefixed structs (those with a size field) stay
+ * compatible across every version: see "Structs that grow" above. */
 #define GCTX_VERSION (GCTX_VERSION_MAJOR * 10000 + GCTX_VERSION_MINOR * 100 + GCTX_VERSION_PATCH)
 
 /* The library's GCTX_VERSION, to compare with the header's at run time. */
@@ -98,9 +182,10 @@ GCTX_API int gctx_last_cuda_result(void);
 /* Loads the driver and resolves its entry points; idempotent and thread-safe. Every other
  * function does this itself; call it to learn early whether a driver is there. A failed
  * attempt leaves nothing loaded and the next call tries again.
- * GCTX_ERROR_NO_DRIVER: no libcuda could be loaded (the message names what was tried). */
+ * GCTX_ERROR_NO_DRIVER: no libcuda could be loaded (the message names what was tried);
+ * GCTX_ERROR_DRIVER: cuInit failed. */
 GCTX_API gctx_status gctx_init(void);
-/* cuDriverGetVersion: 1000*major + 10*minor (13000 for CUDA 13.0). */
+/* cuDriverGetVersion: 1000*major + 10*minor (13000 for CUDA 13.0). Fails as gctx_init. */
 GCTX_API gctx_status gctx_driver_version(int *version);
 /* The file the driver was loaded from, or NULL before a successful gctx_init(). */
 GCTX_API const char *gctx_driver_path(void);
@@ -134,6 +219,7 @@ GCTX_API const char *gctx_feature_name(gctx_feature feature);
 /* ---------------------------------------------------------------------------------------- */
 /* Devices                                                                                   */
 
+/* The number of CUDA devices; 0 when the driver loads but finds none. Fails as gctx_init. */
 GCTX_API gctx_status gctx_device_count(int *count);
 
 typedef struct gctx_device_info {
@@ -150,8 +236,10 @@ typedef struct gctx_device_info {
 } gctx_device_info;
 #define GCTX_DEVICE_INFO_INIT {sizeof(gctx_device_info), 0, {0}, 0, 0, 0, 0, 0, 0, 0}
 
-/* Facts about one device. GCTX_ERROR_NO_DEVICE for an ordinal out of range; SM rules need
- * green contexts (driver 12.4+), else GCTX_ERROR_UNSUPPORTED. */
+/* Facts about one device, on any driver: before 12.4 sm_count is the multiprocessor count;
+ * before 13.0 the SM rules are the architecture's (sm_rules_derived 1); locality_domain_count
+ * needs 13.4 and is 0 before. GCTX_ERROR_NO_DEVICE for an ordinal out of range (the message
+ * names the range). */
 GCTX_API gctx_status gctx_device_get_info(int device, gctx_device_info *info);
 
 /* ---------------------------------------------------------------------------------------- */
@@ -183,12 +271,16 @@ typedef struct gctx_partition_info {
 } gctx_partition_info;
 #define GCTX_PARTITION_INFO_INIT {sizeof(gctx_partition_info), 0, GCTX_PARTITION_DEVICE, 0, 0, 0, 0, 0, 0, 0}
 
-/* Every SM of a device. */
+/* Every SM of a device. Driver 12.4+. GCTX_ERROR_NO_DEVICE for an ordinal out of range. */
 GCTX_API gctx_status gctx_partition_from_device(int device, gctx_partition **partition);
+/* Its facts; reads no driver state (flags need 13.1, locality 13.4, and are 0 before). */
 GCTX_API gctx_status gctx_partition_get_info(const gctx_partition *partition,
                                              gctx_partition_info *info);
-/* Adds a reference and returns the partition (NULL stays NULL). */
+/* Adds a reference to the handle and returns it; NULL for NULL, and for a released or foreign
+ * handle (gctx_last_error() says which). */
 GCTX_API gctx_partition *gctx_partition_retain(gctx_partition *partition);
+/* Drops one reference; NULL is ignored; a released or foreign handle is refused (nothing is
+ * freed; gctx_last_error() says why). The same holds for every *_retain and *_release. */
 GCTX_API void gctx_partition_release(gctx_partition *partition);
 
 /* One group of a split request; all zeros but num_sms is the common case.
@@ -207,7 +299,14 @@ typedef struct gctx_group {
     unsigned coscheduled_sm_count;
     unsigned preferred_coscheduled_sm_count;
     int backfill;
+    /* Must be zero (GCTX_ERROR_INVALID_ARGUMENT naming the group otherwise). Fields added
+     * before 1.0 take these slots, with zero meaning today's behaviour: initialise groups with
+     * GCTX_GROUP_INIT, C designated initializers ({.num_sms = 24}) or zeroed memory and they
+     * keep working. */
+    unsigned reserved[4];
 } gctx_group;
+/* Every field zero (C and C++): set num_sms and the rest after. */
+#define GCTX_GROUP_INIT {0, 0, 0, 0, {0, 0, 0, 0}}
 
 typedef enum gctx_rounding {
     GCTX_ROUND_STRICT = 0,  /* a count the hardware can't give is an error (the default) */
@@ -238,6 +337,7 @@ typedef struct gctx_group_plan {
     unsigned coscheduled_sm_count; /* the co-scheduled unit the group is made of */
     int rounded;            /* 1 when sm_count differs from a nonzero request by rounding */
     int backfilled;         /* 1 when the group includes SMs outside whole units */
+    unsigned reserved[4];   /* written as zero; fields added before 1.0 take these slots */
 } gctx_group_plan;
 
 typedef struct gctx_split_plan {
@@ -255,7 +355,10 @@ typedef struct gctx_split_plan {
 #define GCTX_SPLIT_PLAN_INIT {sizeof(gctx_split_plan), 0, 0, GCTX_SPLIT_PATH_STRUCTURED, 0, 0, 0, 0, 0}
 
 /* Dry run: what gctx_partition_split would give for the same request, creating nothing.
- * plan and group_plans (nb_groups entries) are outputs; either may be NULL. */
+ * plan and group_plans (nb_groups entries) are outputs; either may be NULL. Driver 12.4+;
+ * the structured path needs 13.1 and is chosen by itself where the driver has it. Fails as
+ * gctx_partition_split. Planning a split of a group or a remainder makes (and destroys) an
+ * intermediate green context. */
 GCTX_API gctx_status gctx_partition_plan(const gctx_partition *input, const gctx_group *groups,
                                          unsigned nb_groups, const gctx_split_options *options,
                                          gctx_split_plan *plan, gctx_group_plan *group_plans);
@@ -267,8 +370,10 @@ GCTX_API gctx_status gctx_partition_plan(const gctx_partition *input, const gctx
  * Works on every driver with green contexts, on any kind of partition: splitting a group or a
  * remainder goes through an intermediate green context that greenctx makes and keeps alive
  * as long as anything made from it lives.
- * GCTX_ERROR_INVALID_ARGUMENT: a count the partition can't give (the message names the rule
- * and the nearest legal counts); GCTX_ERROR_INSUFFICIENT_SMS: the groups don't fit. */
+ * Driver 12.4+. GCTX_ERROR_INVALID_ARGUMENT: groups is NULL or nb_groups 0, a count the
+ * partition can't give (the message names the rule and the nearest legal counts), a
+ * discovery-with-backfill group that is not last, a nonzero reserved field (naming the group);
+ * GCTX_ERROR_INSUFFICIENT_SMS: the groups don't fit. */
 GCTX_API gctx_status gctx_partition_split(gctx_partition *input, const gctx_group *groups,
                                           unsigned nb_groups, const gctx_split_options *options,
                                           gctx_partition **partitions, gctx_partition **remainder,
@@ -282,7 +387,7 @@ typedef enum gctx_relation {
     GCTX_RELATION_OVERLAP = 2        /* known to share SMs (the same SMs, or one holds the other) */
 } gctx_relation;
 
-/* What greenctx knows of two partitions' SMs, from how they were made. */
+/* What greenctx knows of two partitions' SMs, from how they were made; no driver call. */
 GCTX_API gctx_status gctx_partition_relation(const gctx_partition *a, const gctx_partition *b,
                                              gctx_relation *relation);
 
@@ -309,27 +414,32 @@ typedef struct gctx_context_options {
 } gctx_context_options;
 #define GCTX_CONTEXT_OPTIONS_INIT {sizeof(gctx_context_options), GCTX_WORKQUEUE_SCOPE_DEFAULT, 0}
 
-/* A green context on the partition's SMs. options may be NULL. Workqueue options need driver
- * 13.1 (GCTX_ERROR_UNSUPPORTED before, naming it). Several contexts may be made from one
- * partition; they share its SMs. */
+/* A green context on the partition's SMs. options may be NULL. Driver 12.4+; workqueue
+ * options need driver 13.1 (GCTX_ERROR_UNSUPPORTED before, naming it). Several contexts may be
+ * made from one partition; they share its SMs. GCTX_ERROR_INVALID_ARGUMENT for a
+ * workqueue_scope that is no gctx_workqueue_scope value. */
 GCTX_API gctx_status gctx_context_create(gctx_partition *partition,
                                          const gctx_context_options *options,
                                          gctx_context **context);
 /* A green context of num_sms SMs of a device (a one-group split of the whole device; the
- * remainder is dropped). The count follows the split rules (strict). */
+ * remainder is dropped). The count follows the split rules (strict). Driver 12.4+. Fails as
+ * gctx_partition_split and gctx_context_create; GCTX_ERROR_INVALID_ARGUMENT for num_sms 0;
+ * GCTX_ERROR_NO_DEVICE for an ordinal out of range. */
 GCTX_API gctx_status gctx_context_create_with_sms(int device, unsigned num_sms,
                                                   const gctx_context_options *options,
                                                   gctx_context **context);
 /* Splits a context's SMs into disjoint contexts (torch's GreenContext.split): contexts gets
  * nb_groups; remainder, when not NULL, gets a context on the SMs left over (or NULL when none
- * are left); pass NULL to drop them. */
+ * are left); pass NULL to drop them. Driver 12.4+. Fails as gctx_partition_split and
+ * gctx_context_create; on failure no context is made. */
 GCTX_API gctx_status gctx_context_split(gctx_context *context, const gctx_group *groups,
                                         unsigned nb_groups, const gctx_split_options *split_options,
                                         const gctx_context_options *options,
                                         gctx_context **contexts, gctx_context **remainder);
 /* Takes a green context someone else created (PyTorch, cuda.core, another library) without
  * taking ownership: greenctx never destroys it; the caller keeps it alive while the handle
- * lives. */
+ * lives. Driver 12.4+. GCTX_ERROR_INVALID_ARGUMENT for NULL; GCTX_ERROR_DRIVER when the
+ * driver says green is no live green context. */
 GCTX_API gctx_status gctx_context_adopt(CUgreenCtx green, gctx_context **context);
 GCTX_API gctx_context *gctx_context_retain(gctx_context *context);
 GCTX_API void gctx_context_release(gctx_context *context);
@@ -346,22 +456,27 @@ typedef struct gctx_context_info {
 } gctx_context_info;
 #define GCTX_CONTEXT_INFO_INIT {sizeof(gctx_context_info), 0, 0, 0, 0, 0, GCTX_WORKQUEUE_SCOPE_DEFAULT, 0}
 
+/* Its facts (asks the driver for its SM count). Driver 12.4+; has_id needs 12.9, workqueue
+ * settings 13.1. */
 GCTX_API gctx_status gctx_context_get_info(const gctx_context *context, gctx_context_info *info);
 /* The context's SMs as a partition (kind CONTEXT), which can be split further; it keeps the
- * context alive. */
+ * context alive. Driver 12.4+. */
 GCTX_API gctx_status gctx_context_partition(gctx_context *context, gctx_partition **partition);
-/* The context's locality domain (driver 13.4+ and a device that has domains). */
+/* The context's locality domain. Driver 13.4+; GCTX_ERROR_UNSUPPORTED before, and where the
+ * context's SMs carry no domain (the device has none, or they span several). */
 GCTX_API gctx_status gctx_context_locality_domain(const gctx_context *context, unsigned *domain);
-/* The raw handles, for cudart, cuBLAS, NCCL or PyTorch; owned by the context (NULL for a
- * handle that is not a live context). */
+/* The raw handles, for cudart, cuBLAS, NCCL or PyTorch; owned by the context: valid while
+ * the context lives, never checked after (NULL, with gctx_last_error() set, for a handle that
+ * is not a live context). */
 GCTX_API CUgreenCtx gctx_context_green_handle(const gctx_context *context);
 /* cuCtxFromGreenCtx: push it or make it current to use APIs that take the current context. */
 GCTX_API CUcontext gctx_context_cu_context(const gctx_context *context);
-/* What greenctx knows of two contexts' SMs (see gctx_partition_relation). */
+/* What greenctx knows of two contexts' SMs (see gctx_partition_relation); no driver call. */
 GCTX_API gctx_status gctx_context_relation(const gctx_context *a, const gctx_context *b,
                                            gctx_relation *relation);
-/* The workqueue concurrency limit a device's contexts get by default (driver 13.1+; follows
- * CUDA_DEVICE_MAX_CONNECTIONS). */
+/* The workqueue concurrency limit a device's contexts get by default (follows
+ * CUDA_DEVICE_MAX_CONNECTIONS). Driver 13.1+, else GCTX_ERROR_UNSUPPORTED;
+ * GCTX_ERROR_NO_DEVICE for an ordinal out of range. */
 GCTX_API gctx_status gctx_device_get_max_workqueue_concurrency(int device, unsigned *limit);
 
 /* ---------------------------------------------------------------------------------------- */
@@ -379,39 +494,48 @@ typedef struct gctx_stream_options {
 } gctx_stream_options;
 #define GCTX_STREAM_OPTIONS_INIT {sizeof(gctx_stream_options), 0, 0}
 
-/* options may be NULL. On drivers before 12.5 the stream is made with the context current,
- * and the caller's current context is restored. */
+/* options may be NULL. Driver 12.4+; before 12.5 (green streams) the stream is made with the
+ * context current, and the caller's current context is restored. GCTX_ERROR_INVALID_ARGUMENT
+ * for blocking != 0. */
 GCTX_API gctx_status gctx_stream_create(gctx_context *context, const gctx_stream_options *options,
                                         gctx_stream **stream);
 /* Takes a stream someone else created, without ownership; its green context (if any) is
- * adopted too. GCTX_ERROR_INVALID_ARGUMENT for a stream of no green context. */
+ * adopted too. Driver 12.4+. GCTX_ERROR_INVALID_ARGUMENT for NULL (the legacy default stream)
+ * or a stream of no green context. */
 GCTX_API gctx_status gctx_stream_adopt(CUstream stream, gctx_stream **out);
 GCTX_API gctx_stream *gctx_stream_retain(gctx_stream *stream);
 GCTX_API void gctx_stream_release(gctx_stream *stream);
-/* The raw stream, for cudart, cuBLAS, NCCL, torch.cuda.ExternalStream. */
+/* The raw stream, for cudart, cuBLAS, NCCL, torch.cuda.ExternalStream: valid while the
+ * stream lives (NULL, with gctx_last_error() set, for a handle that is not a live stream). */
 GCTX_API CUstream gctx_stream_handle(const gctx_stream *stream);
-/* The stream's context, retained for the caller. */
+/* The stream's context, retained for the caller (the same handle value while the caller
+ * still holds one, else a new one). */
 GCTX_API gctx_status gctx_stream_context(gctx_stream *stream, gctx_context **context);
+/* cuStreamGetPriority. Driver 12.4+. */
 GCTX_API gctx_status gctx_stream_priority(const gctx_stream *stream, int *priority);
+/* Waits for the stream's work. Driver 12.4+; GCTX_ERROR_DRIVER carries an error of the work. */
 GCTX_API gctx_status gctx_stream_synchronize(gctx_stream *stream);
 /* The green context a raw stream belongs to (cuStreamGetGreenCtx), or NULL for a stream of
- * an ordinary context. */
+ * an ordinary context. Driver 12.4+; GCTX_ERROR_DRIVER for a stream the driver doesn't know. */
 GCTX_API gctx_status gctx_stream_get_green_context(CUstream stream, CUgreenCtx *green);
 
 /* An event, to order work on two partitions without a host sync. */
 typedef struct gctx_event gctx_event;
-/* An event of context's device (timing disabled: it only orders work). */
+/* An event of context's device (timing disabled: it only orders work). Driver 12.4+. */
 GCTX_API gctx_status gctx_event_create(gctx_context *context, gctx_event **event);
 GCTX_API gctx_event *gctx_event_retain(gctx_event *event);
 GCTX_API void gctx_event_release(gctx_event *event);
+/* The raw event, valid while the event lives (NULL for a handle that is not a live event). */
 GCTX_API CUevent gctx_event_handle(const gctx_event *event);
 /* Records the event after the work submitted so far to a stream, or to every stream of a
- * context (cuGreenCtxRecordEvent). */
+ * context (cuGreenCtxRecordEvent). Driver 12.4+. These four fail with GCTX_ERROR_DRIVER
+ * where the driver refuses (e.g. an event and a stream of different devices). */
 GCTX_API gctx_status gctx_event_record(gctx_event *event, gctx_stream *stream);
 GCTX_API gctx_status gctx_event_record_context(gctx_event *event, gctx_context *context);
 /* Makes later work of a stream, or of every stream of a context, wait for the event. */
 GCTX_API gctx_status gctx_stream_wait_event(gctx_stream *stream, gctx_event *event);
 GCTX_API gctx_status gctx_context_wait_event(gctx_context *context, gctx_event *event);
+/* Waits for the work before the event's last record. Driver 12.4+. */
 GCTX_API gctx_status gctx_event_synchronize(gctx_event *event);
 
 /* ---------------------------------------------------------------------------------------- */
@@ -419,8 +543,9 @@ GCTX_API gctx_status gctx_event_synchronize(gctx_event *event);
 
 /* Runs a small kernel (shipped as PTX, no toolkit needed) with enough blocks to reach every
  * SM the stream may use, and reports the physical SM ids (%smid) its blocks ran on, sorted.
- * count gets how many; at most capacity are written. GCTX_ERROR_UNSUPPORTED where the driver
- * runs no kernels (the simulated driver). */
+ * count gets how many; at most capacity are written. Driver 12.4+. GCTX_ERROR_UNSUPPORTED
+ * where the driver runs no kernels (the simulated driver); GCTX_ERROR_INVALID_ARGUMENT for a
+ * NULL count, or NULL sm_ids with a nonzero capacity. */
 GCTX_API gctx_status gctx_stream_observe_sms(gctx_stream *stream, unsigned *sm_ids,
                                              unsigned capacity, unsigned *count);
 
@@ -446,7 +571,8 @@ typedef struct gctx_release_failures {
     char last_message[256];              /* "cuEventDestroy: CUDA_ERROR_... (n)" or "" */
 } gctx_release_failures;
 #define GCTX_RELEASE_FAILURES_INIT {sizeof(gctx_release_failures), 0, 0, 0, 0, 0, 0, 0, 0, {0}}
-/* Copies the counts. GCTX_ERROR_INVALID_ARGUMENT when failures is NULL or too small. */
+/* Copies the counts (reads no driver state). GCTX_ERROR_INVALID_ARGUMENT when failures is
+ * NULL or its size is below the 0.2.0 layout. */
 GCTX_API gctx_status gctx_release_failures_get(gctx_release_failures *failures);
 /* Tries again to destroy every kept driver object. GCTX_SUCCESS when none is left; else
  * GCTX_ERROR_DRIVER, the message naming how many are left and the last driver error. */

@@ -13,18 +13,23 @@ static void context_destroy(gctx__object *object)
         gctx__release_driver_object(drv, GCTX__RELEASE_GREEN_CONTEXT,
                                     (gctx__driver_object){.green = c->green});
     if (c->partition)
-        gctx_partition_release(c->partition);
+        gctx__object_release(&c->partition->base);
     free(c);
 }
 
-static gctx_status check_options(const gctx__driver *drv, const gctx_context_options *options)
+/* Copies the caller's options (NULL: the defaults) into *local and checks them. */
+static gctx_status check_options(const gctx__driver *drv, const gctx_context_options *caller,
+                                 gctx_context_options *local)
 {
-    if (!options)
+    const gctx_context_options defaults = GCTX_CONTEXT_OPTIONS_INIT;
+    *local = defaults;
+    if (!caller)
         return GCTX_SUCCESS;
-    gctx_status s = gctx__check_sized(options, options->size, sizeof *options, "options",
-                                      "GCTX_CONTEXT_OPTIONS_INIT");
+    gctx_status s = gctx__sized_in(local, sizeof *local, caller, GCTX__MIN_CONTEXT_OPTIONS,
+                                   "options", "GCTX_CONTEXT_OPTIONS_INIT");
     if (s != GCTX_SUCCESS)
         return s;
+    const gctx_context_options *options = local;
     if ((unsigned)options->workqueue_scope > GCTX_WORKQUEUE_SCOPE_BALANCED)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "workqueue_scope %d is not a gctx_workqueue_scope value",
@@ -110,13 +115,15 @@ gctx_status gctx__context_create(gctx_partition *partition, const gctx_context_o
                                  gctx_context **out)
 {
     const gctx__driver *drv;
+    gctx_context_options opts;
     gctx_status s = gctx__driver_load_green(&drv);
     if (s == GCTX_SUCCESS)
-        s = check_options(drv, options);
+        s = check_options(drv, options, &opts);
     if (s != GCTX_SUCCESS)
         return s;
+    options = &opts;
     gcu_resource_desc desc;
-    int wants_workqueue = options && (options->workqueue_scope != GCTX_WORKQUEUE_SCOPE_DEFAULT ||
+    int wants_workqueue = (options->workqueue_scope != GCTX_WORKQUEUE_SCOPE_DEFAULT ||
                                       options->workqueue_concurrency_limit != 0);
     s = wants_workqueue ? workqueue_desc(drv, partition, options, &desc)
                         : gctx__partition_desc(partition, &desc);
@@ -137,7 +144,8 @@ gctx_status gctx__context_create(gctx_partition *partition, const gctx_context_o
     c->owned = 1;
     if ((s = finish_context(drv, c)))
         goto fail_destroy;
-    c->partition = gctx_partition_retain(partition);
+    gctx__object_retain(&partition->base);
+    c->partition = partition;
     *out = c;
     return GCTX_SUCCESS;
 
@@ -154,12 +162,15 @@ void gctx__context_release(gctx_context *context) { gctx__object_release(&contex
 gctx_status gctx_context_create(gctx_partition *partition, const gctx_context_options *options,
                                 gctx_context **context)
 {
-    gctx_status s = gctx__object_check(partition, GCTX__TYPE_PARTITION, "partition");
+    gctx_status s = gctx__handle_resolve(&partition, GCTX__TYPE_PARTITION, "partition");
     if (s != GCTX_SUCCESS)
         return s;
     if (!context)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "context (the output) is NULL");
-    return gctx__context_create(partition, options, context);
+    gctx_context *c;
+    if ((s = gctx__context_create(partition, options, &c)) == GCTX_SUCCESS)
+        *context = gctx__handle_give(&c->base);
+    return s;
 }
 
 gctx_status gctx_context_create_with_sms(int device, unsigned num_sms,
@@ -175,12 +186,12 @@ gctx_status gctx_context_create_with_sms(int device, unsigned num_sms,
     gctx_status s = gctx_partition_from_device(device, &whole);
     if (s != GCTX_SUCCESS)
         return s;
-    gctx_group request = {num_sms, 0, 0, 0};
+    gctx_group request = {.num_sms = num_sms};
     s = gctx_partition_split(whole, &request, 1, NULL, &group, NULL, NULL, NULL);
     gctx_partition_release(whole);
     if (s != GCTX_SUCCESS)
         return s;
-    s = gctx__context_create(group, options, context);
+    s = gctx_context_create(group, options, context);
     gctx_partition_release(group);
     return s;
 }
@@ -210,10 +221,10 @@ gctx_status gctx_context_split(gctx_context *context, const gctx_group *groups,
     unsigned done = 0;
     if (s == GCTX_SUCCESS) {
         for (; done < nb_groups; done++)
-            if ((s = gctx__context_create(parts[done], options, &made[done])))
+            if ((s = gctx_context_create(parts[done], options, &made[done])))
                 break;
         if (s == GCTX_SUCCESS && left)
-            s = gctx__context_create(left, options, &left_context);
+            s = gctx_context_create(left, options, &left_context);
         for (unsigned i = 0; i < nb_groups; i++)
             gctx_partition_release(parts[i]);
         gctx_partition_release(left);
@@ -224,7 +235,7 @@ gctx_status gctx_context_split(gctx_context *context, const gctx_group *groups,
             *remainder = left_context;
     } else {
         for (unsigned i = 0; i < done; i++)
-            gctx__context_release(made[i]);
+            gctx_context_release(made[i]);
     }
     free(parts);
     free(made);
@@ -262,7 +273,7 @@ gctx_status gctx_context_adopt(CUgreenCtx green, gctx_context **context)
     c->device = device;
     if ((s = finish_context(drv, c)))
         goto fail;
-    *context = c;
+    *context = gctx__handle_give(&c->base);
     return GCTX_SUCCESS;
 
 fail:
@@ -279,10 +290,9 @@ void gctx_context_release(gctx_context *context) { gctx__handle_release(context,
 
 gctx_status gctx_context_get_info(const gctx_context *context, gctx_context_info *info)
 {
-    gctx_status s = gctx__object_check(context, GCTX__TYPE_CONTEXT, "context");
+    gctx_status s = gctx__handle_resolve(&context, GCTX__TYPE_CONTEXT, "context");
     if (s == GCTX_SUCCESS)
-        s = gctx__check_sized(info, info ? info->size : 0, sizeof *info, "info",
-                              "GCTX_CONTEXT_INFO_INIT");
+        s = gctx__sized_check(info, GCTX__MIN_CONTEXT_INFO, "info", "GCTX_CONTEXT_INFO_INIT");
     if (s != GCTX_SUCCESS)
         return s;
     const gctx__driver *drv;
@@ -301,23 +311,26 @@ gctx_status gctx_context_get_info(const gctx_context *context, gctx_context_info
     out.adopted = !context->owned;
     out.workqueue_scope = context->workqueue_scope;
     out.workqueue_concurrency_limit = context->workqueue_limit;
-    *info = out;
+    gctx__sized_out(info, &out, sizeof out);
     return GCTX_SUCCESS;
 }
 
 gctx_status gctx_context_partition(gctx_context *context, gctx_partition **partition)
 {
-    gctx_status s = gctx__object_check(context, GCTX__TYPE_CONTEXT, "context");
+    gctx_status s = gctx__handle_resolve(&context, GCTX__TYPE_CONTEXT, "context");
     if (s != GCTX_SUCCESS)
         return s;
     if (!partition)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "partition (the output) is NULL");
-    return gctx__partition_from_context(context, partition);
+    gctx_partition *p;
+    if ((s = gctx__partition_from_context(context, &p)) == GCTX_SUCCESS)
+        *partition = gctx__handle_give(&p->base);
+    return s;
 }
 
 gctx_status gctx_context_locality_domain(const gctx_context *context, unsigned *domain)
 {
-    gctx_status s = gctx__object_check(context, GCTX__TYPE_CONTEXT, "context");
+    gctx_status s = gctx__handle_resolve(&context, GCTX__TYPE_CONTEXT, "context");
     if (s != GCTX_SUCCESS)
         return s;
     if (!domain)
@@ -343,13 +356,13 @@ gctx_status gctx_context_locality_domain(const gctx_context *context, unsigned *
 
 CUgreenCtx gctx_context_green_handle(const gctx_context *context)
 {
-    return gctx__object_check(context, GCTX__TYPE_CONTEXT, "context") == GCTX_SUCCESS
+    return gctx__handle_resolve(&context, GCTX__TYPE_CONTEXT, "context") == GCTX_SUCCESS
                ? context->green : NULL;
 }
 
 CUcontext gctx_context_cu_context(const gctx_context *context)
 {
-    return gctx__object_check(context, GCTX__TYPE_CONTEXT, "context") == GCTX_SUCCESS
+    return gctx__handle_resolve(&context, GCTX__TYPE_CONTEXT, "context") == GCTX_SUCCESS
                ? context->context : NULL;
 }
 
@@ -357,8 +370,8 @@ gctx_status gctx_context_relation(const gctx_context *a, const gctx_context *b,
                                   gctx_relation *relation)
 {
     gctx_status s;
-    if ((s = gctx__object_check(a, GCTX__TYPE_CONTEXT, "context a")) ||
-        (s = gctx__object_check(b, GCTX__TYPE_CONTEXT, "context b")))
+    if ((s = gctx__handle_resolve(&a, GCTX__TYPE_CONTEXT, "context a")) ||
+        (s = gctx__handle_resolve(&b, GCTX__TYPE_CONTEXT, "context b")))
         return s;
     if (!relation)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "relation (the output) is NULL");
@@ -374,7 +387,7 @@ gctx_status gctx_context_relation(const gctx_context *a, const gctx_context *b,
         *relation = GCTX_RELATION_MAY_OVERLAP; /* adopted: greenctx doesn't know its history */
         return GCTX_SUCCESS;
     }
-    return gctx_partition_relation(a->partition, b->partition, relation);
+    return gctx__partition_relation(a->partition, b->partition, relation);
 }
 
 gctx_status gctx_device_get_max_workqueue_concurrency(int device, unsigned *limit)

@@ -88,8 +88,7 @@ gctx_status gctx__resource_rules(const gctx__driver *drv, int device,
 
 gctx_status gctx_device_get_info(int device, gctx_device_info *info)
 {
-    gctx_status s = gctx__check_sized(info, info ? info->size : 0, sizeof *info, "info",
-                                      "GCTX_DEVICE_INFO_INIT");
+    gctx_status s = gctx__sized_check(info, GCTX__MIN_DEVICE_INFO, "info", "GCTX_DEVICE_INFO_INIT");
     if (s != GCTX_SUCCESS)
         return s;
     const gctx__driver *drv;
@@ -138,6 +137,6 @@ gctx_status gctx_device_get_info(int device, gctx_device_info *info)
                                       device) == GCU_SUCCESS && domains > 0)
             out.locality_domain_count = (unsigned)domains;
     }
-    *info = out;
+    gctx__sized_out(info, &out, sizeof out);
     return GCTX_SUCCESS;
 }

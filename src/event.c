@@ -16,7 +16,7 @@ static void event_destroy(gctx__object *object)
 
 gctx_status gctx_event_create(gctx_context *context, gctx_event **event)
 {
-    gctx_status s = gctx__object_check(context, GCTX__TYPE_CONTEXT, "context");
+    gctx_status s = gctx__handle_resolve(&context, GCTX__TYPE_CONTEXT, "context");
     if (s != GCTX_SUCCESS)
         return s;
     if (!event)
@@ -40,7 +40,7 @@ gctx_status gctx_event_create(gctx_context *context, gctx_event **event)
         goto fail_destroy;
     ev->context = context;
     gctx__object_retain(&context->base);
-    *event = ev;
+    *event = gctx__handle_give(&ev->base);
     return GCTX_SUCCESS;
 
 fail_destroy:
@@ -60,16 +60,16 @@ void gctx_event_release(gctx_event *event) { gctx__handle_release(event, GCTX__T
 
 CUevent gctx_event_handle(const gctx_event *event)
 {
-    return gctx__object_check(event, GCTX__TYPE_EVENT, "event") == GCTX_SUCCESS ? event->handle
+    return gctx__handle_resolve(&event, GCTX__TYPE_EVENT, "event") == GCTX_SUCCESS ? event->handle
                                                                                 : NULL;
 }
 
 /* Checks two handles and loads the driver: the start of every call below. */
-static gctx_status begin(const void *a, gctx__type ta, const char *na, const void *b,
-                         gctx__type tb, const char *nb, const gctx__driver **drv)
+static gctx_status begin(void *a, gctx__type ta, const char *na, void *b, gctx__type tb,
+                         const char *nb, const gctx__driver **drv)
 {
     gctx_status s;
-    if ((s = gctx__object_check(a, ta, na)) || (s = gctx__object_check(b, tb, nb)))
+    if ((s = gctx__handle_resolve(a, ta, na)) || (s = gctx__handle_resolve(b, tb, nb)))
         return s;
     return gctx__driver_load_green(drv);
 }
@@ -77,7 +77,7 @@ static gctx_status begin(const void *a, gctx__type ta, const char *na, const voi
 gctx_status gctx_event_record(gctx_event *event, gctx_stream *stream)
 {
     const gctx__driver *drv;
-    gctx_status s = begin(event, GCTX__TYPE_EVENT, "event", stream, GCTX__TYPE_STREAM, "stream",
+    gctx_status s = begin(&event, GCTX__TYPE_EVENT, "event", &stream, GCTX__TYPE_STREAM, "stream",
                           &drv);
     if (s != GCTX_SUCCESS)
         return s;
@@ -88,7 +88,7 @@ gctx_status gctx_event_record(gctx_event *event, gctx_stream *stream)
 gctx_status gctx_event_record_context(gctx_event *event, gctx_context *context)
 {
     const gctx__driver *drv;
-    gctx_status s = begin(event, GCTX__TYPE_EVENT, "event", context, GCTX__TYPE_CONTEXT,
+    gctx_status s = begin(&event, GCTX__TYPE_EVENT, "event", &context, GCTX__TYPE_CONTEXT,
                           "context", &drv);
     if (s != GCTX_SUCCESS)
         return s;
@@ -99,7 +99,7 @@ gctx_status gctx_event_record_context(gctx_event *event, gctx_context *context)
 gctx_status gctx_stream_wait_event(gctx_stream *stream, gctx_event *event)
 {
     const gctx__driver *drv;
-    gctx_status s = begin(stream, GCTX__TYPE_STREAM, "stream", event, GCTX__TYPE_EVENT, "event",
+    gctx_status s = begin(&stream, GCTX__TYPE_STREAM, "stream", &event, GCTX__TYPE_EVENT, "event",
                           &drv);
     if (s != GCTX_SUCCESS)
         return s;
@@ -110,7 +110,7 @@ gctx_status gctx_stream_wait_event(gctx_stream *stream, gctx_event *event)
 gctx_status gctx_context_wait_event(gctx_context *context, gctx_event *event)
 {
     const gctx__driver *drv;
-    gctx_status s = begin(context, GCTX__TYPE_CONTEXT, "context", event, GCTX__TYPE_EVENT,
+    gctx_status s = begin(&context, GCTX__TYPE_CONTEXT, "context", &event, GCTX__TYPE_EVENT,
                           "event", &drv);
     if (s != GCTX_SUCCESS)
         return s;
@@ -120,7 +120,7 @@ gctx_status gctx_context_wait_event(gctx_context *context, gctx_event *event)
 
 gctx_status gctx_event_synchronize(gctx_event *event)
 {
-    gctx_status s = gctx__object_check(event, GCTX__TYPE_EVENT, "event");
+    gctx_status s = gctx__handle_resolve(&event, GCTX__TYPE_EVENT, "event");
     if (s != GCTX_SUCCESS)
         return s;
     const gctx__driver *drv;

@@ -103,26 +103,38 @@ typedef enum gctx__type {
 
 typedef struct gctx__object {
     gctx__type type;
-    atomic_int refs;
+    atomic_int refs; /* the library's own references, plus one while a public handle is out */
     void (*destroy)(struct gctx__object *object);
+    unsigned slot; /* its slot in the handle table (object.c) */
 } gctx__object;
 
-/* Registers a new object with one reference. Fails only when out of memory. */
+/* Inside the library objects are used by address; the caller sees handles (object.c), which
+ * carry a generation. Every public entry point turns its handle arguments into objects with
+ * gctx__handle_resolve, and every create function hands its object out with
+ * gctx__handle_give. */
+
+/* Registers a new object with one reference (the creator's). Fails only when out of memory. */
 gctx_status gctx__object_init(gctx__object *object, gctx__type type,
                               void (*destroy)(gctx__object *));
 void gctx__object_retain(gctx__object *object);
-/* Drops a reference; the last one unregisters and destroys the object. */
+/* Drops a reference; the last one destroys the object. */
 void gctx__object_release(gctx__object *object);
-/* GCTX_SUCCESS when pointer is a live object of that type; else INVALID_HANDLE (NULL or
- * released) with a message naming what. Safe on released pointers: it consults the registry
- * of live objects before touching the memory. */
-gctx_status gctx__object_check(const void *pointer, gctx__type type, const char *what);
-/* retain and release of a public handle: NULL and released handles are ignored. */
+/* The public handle of an object, for a caller: consumes one reference of the object (a
+ * create function's own, or one taken for the caller) and returns the handle with one
+ * caller reference. While a handle is out, the same value is given again; once callers
+ * released it, the object gets a new value and the old one stays refused. Cannot fail. */
+void *gctx__handle_give(gctx__object *object);
+/* var: the address of a caller's handle variable (&partition). Replaces the handle in it by
+ * its object: GCTX_SUCCESS; INVALID_ARGUMENT for NULL; INVALID_HANDLE for a released, stale
+ * or foreign value, or a handle of another type (the message names `what`). Reads only the
+ * handle table, never memory a stale handle pointed to. */
+gctx_status gctx__handle_resolve(void *var, gctx__type type, const char *what);
+/* retain and release of a public handle; a NULL, released or foreign handle is refused (the
+ * thread's error says why; retain then returns NULL) and touches nothing. */
 void *gctx__handle_retain(void *handle, gctx__type type);
 void gctx__handle_release(void *handle, gctx__type type);
-/* A caller's size-prefixed struct: non-NULL, and at least as large as this library's. */
-gctx_status gctx__check_sized(const void *pointer, size_t size, size_t expected, const char *name,
-                              const char *init_macro);
+/* Size-prefixed structs and group arrays across header versions (sized.c). */
+#include "sized.h"
 /* gctx__object_live_count, for tests of leaks. */
 #include "testing.h"
 

@@ -1,70 +1,77 @@
-/* Reference counts and the registry of live handles.
+/* Reference counts, and public handles that carry a generation.
  *
- * Every object is registered while alive, so a handle the caller already released is
- * recognised as stale from the registry alone, without reading freed memory. */
+ * A public handle is not the object's address: it encodes a slot of the handle table and the
+ * slot's generation, so a handle outlives its object safely. A released handle is refused even
+ * when malloc gives its object's memory to a new object, and a stray second release is refused
+ * instead of dropping someone else's reference.
+ *
+ * Each object owns one slot for its life. The slot's generation is odd while a handle to the
+ * object is out, even otherwise; it only ever grows, so a handle, once retired, never matches
+ * again (until the generation wraps: 2^(GEN_BITS - 1) handles from one slot, 2^42 on 64-bit).
+ * Callers' references are counted per handle; the handle as a whole holds one reference to the
+ * object, beside those the library's own objects hold (a stream holds its context), so a
+ * caller's extra release can only retire the caller's handle, never free an object that
+ * something else still uses. Lookups read the table without a lock; retain, release and
+ * handing out a handle take one. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
 
-#define TOMBSTONE ((const void *)1)
+#define CHUNK_BITS 10
+#define CHUNK_SLOTS (1u << CHUNK_BITS)
+#define MAX_CHUNKS 1024u /* about a million objects alive at once */
+#define INDEX_BITS 20    /* log2(CHUNK_SLOTS * MAX_CHUNKS) */
+/* The low bit of a handle is always 1 (never NULL, never an object's aligned address); then
+ * the slot index; then the generation in what is left of the pointer. */
+#define GEN_BITS (sizeof(uintptr_t) * 8 - 1 - INDEX_BITS)
+#define GEN_MASK ((((uintptr_t)1) << GEN_BITS) - 1)
 
-static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
-static const void **slots;
-static size_t capacity; /* a power of two, or 0 */
-static size_t used;     /* live entries plus tombstones */
-static int live;
+typedef struct slot {
+    _Atomic uintptr_t generation;      /* odd: a handle is out */
+    _Atomic(gctx__object *) object;    /* set while an object owns the slot */
+    unsigned handle_refs;              /* callers' references to the handle (under lock) */
+    unsigned next_free;                /* free list link, index + 1 (under lock) */
+} slot;
 
-static size_t slot_of(const void *pointer, size_t mask)
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic(slot *) chunks[MAX_CHUNKS];
+static unsigned nb_slots;  /* slots ever made (under lock) */
+static unsigned free_head; /* index + 1 of the first free slot, 0 when none (under lock) */
+static atomic_int live;
+
+static int slot_exists(unsigned index)
 {
-    uintptr_t h = (uintptr_t)pointer;
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    return (size_t)h & mask;
+    return index < CHUNK_SLOTS * MAX_CHUNKS && atomic_load(&chunks[index >> CHUNK_BITS]) != NULL;
 }
 
-/* Finds pointer's slot, or the slot where it would go. Caller holds the lock. */
-static size_t find(const void *pointer, int *found)
+/* A slot that exists: it belongs to an object, or once did. */
+static slot *slot_at(unsigned index)
 {
-    size_t mask = capacity - 1, i = slot_of(pointer, mask), free_slot = SIZE_MAX;
-    for (;; i = (i + 1) & mask) {
-        if (slots[i] == pointer) {
-            *found = 1;
-            return i;
-        }
-        if (slots[i] == TOMBSTONE && free_slot == SIZE_MAX)
-            free_slot = i;
-        if (slots[i] == NULL) {
-            *found = 0;
-            return free_slot != SIZE_MAX ? free_slot : i;
-        }
-    }
+    return &atomic_load(&chunks[index >> CHUNK_BITS])[index & (CHUNK_SLOTS - 1)];
 }
 
-static int grow(void)
+static void *encode(unsigned index, uintptr_t generation)
 {
-    size_t old_capacity = capacity;
-    const void **old = slots;
-    size_t new_capacity = old_capacity ? old_capacity * 2 : 64;
-    if ((size_t)live * 4 < old_capacity)
-        new_capacity = old_capacity; /* mostly tombstones: rehash at the same size */
-    const void **fresh = calloc(new_capacity, sizeof *fresh);
-    if (!fresh)
-        return -1;
-    slots = fresh;
-    capacity = new_capacity;
-    used = 0;
-    for (size_t i = 0; i < old_capacity; i++) {
-        if (old[i] && old[i] != TOMBSTONE) {
-            int found;
-            slots[find(old[i], &found)] = old[i];
-            used++;
-        }
-    }
-    free(old);
-    return 0;
+    uintptr_t bits = (((generation & GEN_MASK) << INDEX_BITS | index) << 1) | 1;
+    return (void *)bits;
+}
+
+/* The slot a handle names and the generation it was given with, or NULL for a value that
+ * was never a handle. */
+static slot *decode(const void *handle, uintptr_t *generation)
+{
+    uintptr_t bits = (uintptr_t)handle >> 1;
+    unsigned index = (unsigned)(bits & ((1u << INDEX_BITS) - 1));
+    *generation = bits >> INDEX_BITS;
+    return ((uintptr_t)handle & 1) && slot_exists(index) ? slot_at(index) : NULL;
+}
+
+static int generation_is(const slot *s, uintptr_t generation)
+{
+    return (atomic_load(&s->generation) & GEN_MASK) == generation && (generation & 1);
 }
 
 gctx_status gctx__object_init(gctx__object *object, gctx__type type,
@@ -73,18 +80,29 @@ gctx_status gctx__object_init(gctx__object *object, gctx__type type,
     object->type = type;
     atomic_init(&object->refs, 1);
     object->destroy = destroy;
-    pthread_mutex_lock(&registry_lock);
-    if ((used + 1) * 2 > capacity && grow() != 0) {
-        pthread_mutex_unlock(&registry_lock);
-        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory registering a handle");
+    pthread_mutex_lock(&table_lock);
+    unsigned index;
+    if (free_head) {
+        index = free_head - 1;
+        free_head = slot_at(index)->next_free;
+    } else {
+        index = nb_slots;
+        slot *chunk = NULL;
+        if (index < CHUNK_SLOTS * MAX_CHUNKS && !slot_exists(index))
+            chunk = calloc(CHUNK_SLOTS, sizeof *chunk);
+        if (index == CHUNK_SLOTS * MAX_CHUNKS || (!slot_exists(index) && !chunk)) {
+            pthread_mutex_unlock(&table_lock);
+            return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY,
+                              "out of memory for a handle (%u objects alive)", nb_slots);
+        }
+        if (chunk)
+            atomic_store(&chunks[index >> CHUNK_BITS], chunk);
+        nb_slots++;
     }
-    int found;
-    size_t i = find(object, &found);
-    if (slots[i] == NULL)
-        used++;
-    slots[i] = object;
-    live++;
-    pthread_mutex_unlock(&registry_lock);
+    object->slot = index;
+    atomic_store(&slot_at(index)->object, object);
+    pthread_mutex_unlock(&table_lock);
+    atomic_fetch_add(&live, 1);
     return GCTX_SUCCESS;
 }
 
@@ -94,70 +112,112 @@ void gctx__object_release(gctx__object *object)
 {
     if (atomic_fetch_sub(&object->refs, 1) != 1)
         return;
-    pthread_mutex_lock(&registry_lock);
-    int found;
-    size_t i = find(object, &found);
-    if (found) {
-        slots[i] = TOMBSTONE;
-        live--;
-    }
-    pthread_mutex_unlock(&registry_lock);
+    /* The last reference: no handle is out (a handle holds one), so the slot goes back to the
+     * free list with an even generation; the next object there gets the next odd one. */
+    pthread_mutex_lock(&table_lock);
+    slot *s = slot_at(object->slot);
+    atomic_store(&s->object, NULL);
+    s->next_free = free_head;
+    free_head = object->slot + 1;
+    pthread_mutex_unlock(&table_lock);
+    atomic_fetch_sub(&live, 1);
     object->destroy(object);
 }
 
-gctx_status gctx__object_check(const void *pointer, gctx__type type, const char *what)
+void *gctx__handle_give(gctx__object *object)
 {
-    if (!pointer)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "%s is NULL", what);
-    int found = 0;
-    gctx__type actual = 0;
-    pthread_mutex_lock(&registry_lock);
-    if (capacity) {
-        find(pointer, &found);
-        if (found)
-            actual = ((const gctx__object *)pointer)->type;
+    pthread_mutex_lock(&table_lock);
+    slot *s = slot_at(object->slot);
+    uintptr_t generation = atomic_load(&s->generation);
+    int handle_out = generation & 1;
+    if (handle_out) {
+        s->handle_refs++;
+    } else {
+        atomic_store(&s->generation, ++generation); /* a new handle value: the old stays dead */
+        s->handle_refs = 1;
     }
-    pthread_mutex_unlock(&registry_lock);
-    if (!found)
-        return gctx__fail(GCTX_ERROR_INVALID_HANDLE,
-                          "%s (%p) is not a live greenctx handle: it was released, or never "
-                          "came from greenctx",
-                          what, pointer);
-    if (actual != type)
-        return gctx__fail(GCTX_ERROR_INVALID_HANDLE,
-                          "%s (%p) is a greenctx handle of another type", what, pointer);
-    return GCTX_SUCCESS;
+    pthread_mutex_unlock(&table_lock);
+    if (handle_out)
+        gctx__object_release(object); /* the handle already holds the object: never the last */
+    return encode(object->slot, generation);
 }
 
-int gctx__object_live_count(void)
+/* The object of a live handle of that type, or NULL with the thread's error set. */
+static gctx__object *lookup(const void *handle, gctx__type type, const char *what)
 {
-    pthread_mutex_lock(&registry_lock);
-    int n = live;
-    pthread_mutex_unlock(&registry_lock);
-    return n;
+    uintptr_t generation = 0;
+    slot *s = decode(handle, &generation);
+    gctx__object *object = s && generation_is(s, generation) ? atomic_load(&s->object) : NULL;
+    /* Read again: a handle retired meanwhile is refused rather than half-seen. */
+    if (!object || !generation_is(s, generation)) {
+        gctx__fail(GCTX_ERROR_INVALID_HANDLE,
+                   "%s (%p) is not a live greenctx handle: it was released, or never came from "
+                   "greenctx",
+                   what, handle);
+        return NULL;
+    }
+    if (object->type != type) {
+        gctx__fail(GCTX_ERROR_INVALID_HANDLE, "%s (%p) is a greenctx handle of another type",
+                   what, handle);
+        return NULL;
+    }
+    return object;
+}
+
+gctx_status gctx__handle_resolve(void *var, gctx__type type, const char *what)
+{
+    const void *handle;
+    memcpy(&handle, var, sizeof handle);
+    if (!handle)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "%s is NULL", what);
+    gctx__object *object = lookup(handle, type, what);
+    if (!object)
+        return GCTX_ERROR_INVALID_HANDLE;
+    memcpy(var, &object, sizeof object);
+    return GCTX_SUCCESS;
 }
 
 void *gctx__handle_retain(void *handle, gctx__type type)
 {
-    if (handle && gctx__object_check(handle, type, "handle") == GCTX_SUCCESS)
-        gctx__object_retain(handle);
-    return handle;
+    uintptr_t generation = 0;
+    slot *s = decode(handle, &generation);
+    if (!handle || !lookup(handle, type, "handle") || !s)
+        return NULL;
+    pthread_mutex_lock(&table_lock);
+    int ok = generation_is(s, generation);
+    if (ok)
+        s->handle_refs++;
+    pthread_mutex_unlock(&table_lock);
+    if (!ok)
+        gctx__fail(GCTX_ERROR_INVALID_HANDLE, "handle (%p) was released meanwhile", handle);
+    return ok ? handle : NULL;
 }
 
 void gctx__handle_release(void *handle, gctx__type type)
 {
-    if (handle && gctx__object_check(handle, type, "handle") == GCTX_SUCCESS)
-        gctx__object_release(handle);
+    uintptr_t generation = 0;
+    slot *s = decode(handle, &generation);
+    gctx__object *object = handle ? lookup(handle, type, "handle") : NULL;
+    if (!object || !s)
+        return;
+    pthread_mutex_lock(&table_lock);
+    int ok = generation_is(s, generation), retired = 0;
+    if (ok && --s->handle_refs == 0) {
+        atomic_store(&s->generation, atomic_load(&s->generation) + 1);
+        retired = 1;
+    }
+    pthread_mutex_unlock(&table_lock);
+    if (!ok)
+        gctx__fail(GCTX_ERROR_INVALID_HANDLE, "handle (%p) was released meanwhile", handle);
+    if (retired)
+        gctx__object_release(object); /* the handle's reference */
 }
 
-gctx_status gctx__check_sized(const void *pointer, size_t size, size_t expected, const char *name,
-                              const char *init_macro)
+int gctx__object_live_count(void) { return atomic_load(&live); }
+
+const void *gctx__handle_object(const void *handle)
 {
-    if (!pointer)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "%s is NULL", name);
-    if (size < expected)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
-                          "%s->size is %zu, expected %zu: initialise it with %s", name, size,
-                          expected, init_macro);
-    return GCTX_SUCCESS;
+    uintptr_t generation = 0;
+    slot *s = decode(handle, &generation);
+    return s && generation_is(s, generation) ? atomic_load(&s->object) : NULL;
 }

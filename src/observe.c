@@ -118,7 +118,7 @@ gctx_status gctx__smid_collect(const gctx__driver *drv, const gctx__smid_kernel 
 gctx_status gctx_stream_observe_sms(gctx_stream *stream, unsigned *sm_ids, unsigned capacity,
                                     unsigned *count)
 {
-    gctx_status s = gctx__object_check(stream, GCTX__TYPE_STREAM, "stream");
+    gctx_status s = gctx__handle_resolve(&stream, GCTX__TYPE_STREAM, "stream");
     if (s != GCTX_SUCCESS)
         return s;
     if (!count || (capacity && !sm_ids))

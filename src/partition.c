@@ -119,7 +119,7 @@ gctx_status gctx_partition_from_device(int device, gctx_partition **partition)
     p->rules = rules;
     p->structured = 1;
     read_driver_fields(drv, p);
-    *partition = p;
+    *partition = gctx__handle_give(&p->base);
     return GCTX_SUCCESS;
 }
 
@@ -201,10 +201,9 @@ gctx_status gctx__partition_desc(gctx_partition *p, gcu_resource_desc *desc)
 
 gctx_status gctx_partition_get_info(const gctx_partition *partition, gctx_partition_info *info)
 {
-    gctx_status s = gctx__object_check(partition, GCTX__TYPE_PARTITION, "partition");
+    gctx_status s = gctx__handle_resolve(&partition, GCTX__TYPE_PARTITION, "partition");
     if (s == GCTX_SUCCESS)
-        s = gctx__check_sized(info, info ? info->size : 0, sizeof *info, "info",
-                              "GCTX_PARTITION_INFO_INIT");
+        s = gctx__sized_check(info, GCTX__MIN_PARTITION_INFO, "info", "GCTX_PARTITION_INFO_INIT");
     if (s != GCTX_SUCCESS)
         return s;
     gctx_partition_info out = GCTX_PARTITION_INFO_INIT;
@@ -217,7 +216,7 @@ gctx_status gctx_partition_get_info(const gctx_partition *partition, gctx_partit
     out.flags = partition->flags;
     out.has_locality_domain = partition->has_locality;
     out.locality_domain_id = partition->locality;
-    *info = out;
+    gctx__sized_out(info, &out, sizeof out);
     return GCTX_SUCCESS;
 }
 
@@ -269,11 +268,17 @@ gctx_status gctx_partition_relation(const gctx_partition *a, const gctx_partitio
                                     gctx_relation *relation)
 {
     gctx_status s;
-    if ((s = gctx__object_check(a, GCTX__TYPE_PARTITION, "partition a")) ||
-        (s = gctx__object_check(b, GCTX__TYPE_PARTITION, "partition b")))
+    if ((s = gctx__handle_resolve(&a, GCTX__TYPE_PARTITION, "partition a")) ||
+        (s = gctx__handle_resolve(&b, GCTX__TYPE_PARTITION, "partition b")))
         return s;
     if (!relation)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "relation (the output) is NULL");
+    return gctx__partition_relation(a, b, relation);
+}
+
+gctx_status gctx__partition_relation(const gctx_partition *a, const gctx_partition *b,
+                                     gctx_relation *relation)
+{
     if (a->device != b->device) {
         *relation = GCTX_RELATION_DISJOINT;
         return GCTX_SUCCESS;

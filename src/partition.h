@@ -58,6 +58,9 @@ gctx_status gctx__context_create(gctx_partition *partition, const gctx_context_o
 void gctx__context_release(gctx_context *context);
 /* The SMs of a green context, as a CONTEXT partition that keeps the context alive. */
 gctx_status gctx__partition_from_context(gctx_context *context, gctx_partition **out);
+/* What greenctx knows of two partition objects' SMs (gctx_partition_relation). */
+gctx_status gctx__partition_relation(const gctx_partition *a, const gctx_partition *b,
+                                     gctx_relation *relation);
 /* A partition object from resources of one split (copied). */
 gctx_status gctx__partition_from_split(gctx__split *split, unsigned index, gctx_partition_kind kind,
                                        const gcu_dev_resource *resources, unsigned nb_resources,

@@ -122,15 +122,15 @@ static void read_counts(gctx_release_failures *out)
 
 gctx_status gctx_release_failures_get(gctx_release_failures *failures)
 {
-    gctx_status s = gctx__check_sized(failures, failures ? failures->size : 0, sizeof *failures,
-                                      "failures", "GCTX_RELEASE_FAILURES_INIT");
+    gctx_status s = gctx__sized_check(failures, GCTX__MIN_RELEASE_FAILURES, "failures",
+                                      "GCTX_RELEASE_FAILURES_INIT");
     if (s != GCTX_SUCCESS)
         return s;
     gctx_release_failures out = GCTX_RELEASE_FAILURES_INIT;
     pthread_mutex_lock(&lock);
     read_counts(&out);
     pthread_mutex_unlock(&lock);
-    *failures = out;
+    gctx__sized_out(failures, &out, sizeof out);
     return GCTX_SUCCESS;
 }
 

@@ -150,11 +150,13 @@ static gctx_status job_plan(split_job *job, gctx_partition *input, const gctx_gr
                             unsigned nb_groups, const gctx_split_options *options)
 {
     memset(job, 0, sizeof *job);
-    gctx_status s = gctx__object_check(input, GCTX__TYPE_PARTITION, "input partition");
+    gctx_status s = gctx__handle_resolve(&input, GCTX__TYPE_PARTITION, "input partition");
     if (s != GCTX_SUCCESS)
         return s;
-    if (options && (s = gctx__check_sized(options, options->size, sizeof *options, "options",
-                                          "GCTX_SPLIT_OPTIONS_INIT")))
+    gctx_split_options opts = GCTX_SPLIT_OPTIONS_INIT;
+    if ((options && (s = gctx__sized_in(&opts, sizeof opts, options, GCTX__MIN_SPLIT_OPTIONS,
+                                        "options", "GCTX_SPLIT_OPTIONS_INIT"))) ||
+        (s = gctx__groups_check(groups, nb_groups)))
         return s;
     if ((s = gctx__driver_load_green(&job->drv)))
         return s;
@@ -176,7 +178,7 @@ static gctx_status job_plan(split_job *job, gctx_partition *input, const gctx_gr
     job->scratch = calloc(job->scratch_capacity, sizeof *job->scratch);
     if (!job->scratch)
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory planning a split");
-    gctx_rounding rounding = options ? options->rounding : GCTX_ROUND_STRICT;
+    gctx_rounding rounding = opts.rounding;
     s = gctx__plan_make(&job->rules, groups, nb_groups, rounding, &job->plan);
     if (s == GCTX_SUCCESS && job->plan.path == GCTX_SPLIT_PATH_STRUCTURED)
         s = structured_probe(job);
@@ -197,7 +199,7 @@ static void job_report(const split_job *job, gctx_split_plan *plan, gctx_group_p
         out.remainder_sms = job->plan.remainder_sms;
         out.rounded = job->plan.rounded;
         out.nested = job->through != job->input;
-        *plan = out;
+        gctx__sized_out(plan, &out, sizeof out);
     }
     if (group_plans)
         memcpy(group_plans, job->plan.groups, job->plan.nb_groups * sizeof *group_plans);
@@ -205,7 +207,7 @@ static void job_report(const split_job *job, gctx_split_plan *plan, gctx_group_p
 
 static gctx_status check_plan_output(gctx_split_plan *plan)
 {
-    return plan ? gctx__check_sized(plan, plan->size, sizeof *plan, "plan", "GCTX_SPLIT_PLAN_INIT")
+    return plan ? gctx__sized_check(plan, GCTX__MIN_SPLIT_PLAN, "plan", "GCTX_SPLIT_PLAN_INIT")
                 : GCTX_SUCCESS;
 }
 
@@ -365,7 +367,7 @@ static gctx_status make_partitions(split_job *job, const split_outputs *out,
     }
     if (s != GCTX_SUCCESS)
         for (unsigned i = 0; i < made; i++)
-            gctx_partition_release(groups[i]);
+            gctx__object_release(&groups[i]->base);
     gctx__object_release(&record->base); /* the partitions hold it now, or nothing does */
     free(list);
     return s;
@@ -401,9 +403,10 @@ gctx_status gctx_partition_split(gctx_partition *input, const gctx_group *groups
     if (s == GCTX_SUCCESS)
         s = make_partitions(&job, &out, made, remainder ? &left : NULL);
     if (s == GCTX_SUCCESS) {
-        memcpy(partitions, made, nb_groups * sizeof *made);
+        for (unsigned i = 0; i < nb_groups; i++)
+            partitions[i] = gctx__handle_give(&made[i]->base);
         if (remainder)
-            *remainder = left;
+            *remainder = left ? gctx__handle_give(&left->base) : NULL;
         job_report(&job, plan, group_plans);
     }
     free(made);

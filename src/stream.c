@@ -57,18 +57,15 @@ static gctx_status create_in_current(const gctx__driver *drv, gctx_context *cont
 gctx_status gctx_stream_create(gctx_context *context, const gctx_stream_options *options,
                                gctx_stream **stream)
 {
-    gctx_status s = gctx__object_check(context, GCTX__TYPE_CONTEXT, "context");
+    gctx_status s = gctx__handle_resolve(&context, GCTX__TYPE_CONTEXT, "context");
     if (s != GCTX_SUCCESS)
         return s;
     if (!stream)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "stream (the output) is NULL");
     gctx_stream_options opts = GCTX_STREAM_OPTIONS_INIT;
-    if (options) {
-        if ((s = gctx__check_sized(options, options->size, sizeof *options, "options",
-                                   "GCTX_STREAM_OPTIONS_INIT")))
-            return s;
-        opts = *options;
-    }
+    if (options && (s = gctx__sized_in(&opts, sizeof opts, options, GCTX__MIN_STREAM_OPTIONS,
+                                       "options", "GCTX_STREAM_OPTIONS_INIT")))
+        return s;
     if (opts.blocking)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "a green context's streams can't be blocking: the driver refuses them "
@@ -86,10 +83,14 @@ gctx_status gctx_stream_create(gctx_context *context, const gctx_stream_options 
     } else if ((s = create_in_current(drv, context, opts.priority, &handle))) {
         return s;
     }
-    if ((s = new_stream(handle, context, 1, stream)))
+    gctx_stream *st;
+    if ((s = new_stream(handle, context, 1, &st))) {
         gctx__release_driver_object(drv, GCTX__RELEASE_STREAM,
                                     (gctx__driver_object){.stream = handle});
-    return s;
+        return s;
+    }
+    *stream = gctx__handle_give(&st->base);
+    return GCTX_SUCCESS;
 }
 
 gctx_status gctx_stream_get_green_context(CUstream stream, CUgreenCtx *green)
@@ -123,11 +124,15 @@ gctx_status gctx_stream_adopt(CUstream stream, gctx_stream **out)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "the stream belongs to an ordinary context, not a green one: its work "
                           "runs on every SM");
-    gctx_context *context;
-    if ((s = gctx_context_adopt(green, &context)))
+    gctx_context *handle, *context;
+    if ((s = gctx_context_adopt(green, &handle)))
         return s;
-    s = new_stream(stream, context, 0, out);
-    gctx__context_release(context); /* the stream holds it now, or nothing does */
+    context = handle;
+    gctx_stream *st = NULL;
+    if ((s = gctx__handle_resolve(&context, GCTX__TYPE_CONTEXT, "context")) == GCTX_SUCCESS &&
+        (s = new_stream(stream, context, 0, &st)) == GCTX_SUCCESS)
+        *out = gctx__handle_give(&st->base);
+    gctx_context_release(handle); /* the stream holds its context now, or nothing does */
     return s;
 }
 
@@ -140,25 +145,25 @@ void gctx_stream_release(gctx_stream *stream) { gctx__handle_release(stream, GCT
 
 CUstream gctx_stream_handle(const gctx_stream *stream)
 {
-    return gctx__object_check(stream, GCTX__TYPE_STREAM, "stream") == GCTX_SUCCESS
+    return gctx__handle_resolve(&stream, GCTX__TYPE_STREAM, "stream") == GCTX_SUCCESS
                ? stream->handle : NULL;
 }
 
 gctx_status gctx_stream_context(gctx_stream *stream, gctx_context **context)
 {
-    gctx_status s = gctx__object_check(stream, GCTX__TYPE_STREAM, "stream");
+    gctx_status s = gctx__handle_resolve(&stream, GCTX__TYPE_STREAM, "stream");
     if (s != GCTX_SUCCESS)
         return s;
     if (!context)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "context (the output) is NULL");
     gctx__object_retain(&stream->context->base);
-    *context = stream->context;
+    *context = gctx__handle_give(&stream->context->base);
     return GCTX_SUCCESS;
 }
 
 gctx_status gctx_stream_priority(const gctx_stream *stream, int *priority)
 {
-    gctx_status s = gctx__object_check(stream, GCTX__TYPE_STREAM, "stream");
+    gctx_status s = gctx__handle_resolve(&stream, GCTX__TYPE_STREAM, "stream");
     if (s != GCTX_SUCCESS)
         return s;
     if (!priority)
@@ -172,7 +177,7 @@ gctx_status gctx_stream_priority(const gctx_stream *stream, int *priority)
 
 gctx_status gctx_stream_synchronize(gctx_stream *stream)
 {
-    gctx_status s = gctx__object_check(stream, GCTX__TYPE_STREAM, "stream");
+    gctx_status s = gctx__handle_resolve(&stream, GCTX__TYPE_STREAM, "stream");
     if (s != GCTX_SUCCESS)
         return s;
     const gctx__driver *drv;

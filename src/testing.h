@@ -7,5 +7,8 @@
 /* Objects alive now (partitions, contexts, streams, events, split records): a test that
  * takes it before and after a failed call asserts nothing leaked. */
 int gctx__object_live_count(void);
+/* The object behind a live handle, or NULL for a stale or foreign one: tests of stale
+ * handles see when a new object took a released one's memory. */
+const void *gctx__handle_object(const void *handle);
 
 #endif

@@ -24,7 +24,8 @@ int main(void)
     gctx_partition_info pinfo = GCTX_PARTITION_INFO_INIT;
     gctx_split_options options = GCTX_SPLIT_OPTIONS_INIT;
     gctx_split_plan plan = GCTX_SPLIT_PLAN_INIT;
-    gctx_group group = {24, 0, 0, 0};
+    gctx_group group = GCTX_GROUP_INIT;
+    group.num_sms = 24;
     (void)context, (void)stream, (void)event, (void)green, (void)pinfo, (void)options;
     (void)plan, (void)group;
     if (info.size != sizeof info || gctx_version() != GCTX_VERSION) {

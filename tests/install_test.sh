@@ -28,7 +28,7 @@ pkg_config)
         echo "FAIL: greenctx.pc links a CUDA library"
         exit 1
     fi
-    [ "$(pkg-config --modversion greenctx)" = "0.1.0" ] || { echo "FAIL: modversion"; exit 1; }
+    [ "$(pkg-config --modversion greenctx)" = "0.2.0" ] || { echo "FAIL: modversion"; exit 1; }
     # shellcheck disable=SC2046
     "$cc" -o "$build/consumer" "$src/main.c" $(pkg-config --cflags --libs greenctx)
     LD_LIBRARY_PATH="$libdir" "$build/consumer"

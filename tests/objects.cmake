@@ -94,3 +94,14 @@ foreach(case plan_exact plan_json plan_strict_and_rounding plan_usage every_mode
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/plan_tool_test.sh ${case} $<TARGET_FILE:greenctx_tool>
     ENV GREENCTX_SIM_LIBRARY=${GREENCTX_TEST_SIM_LIBRARY})
 endforeach()
+
+# Structs of older and newer headers, reserved fields of group arrays.
+greenctx_object_test_binary(test_sized test_sized.c)
+greenctx_driver_test(sized COMMAND test_sized SIM_ENV GREENCTX_SIM_DEVICES=h200)
+
+# Handles with generations: stale, double and foreign handles; threads under TSan.
+greenctx_object_test_binary(test_handles test_handles.c)
+greenctx_driver_test(handles COMMAND test_handles SIM_ENV GREENCTX_SIM_DEVICES=h200)
+greenctx_driver_test(handles.threads COMMAND test_handles
+  threads_create_release_and_poke_stale_handles SIM_ENV GREENCTX_SIM_DEVICES=h200
+  LABELS threads)

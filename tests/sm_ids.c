@@ -11,7 +11,16 @@ int gt_driver_version(void)
     return v;
 }
 
-gctx_group gt_group(unsigned n) { return (gctx_group){n, 0, 0, 0}; }
+gctx_group gt_group(unsigned n) { return (gctx_group){.num_sms = n}; }
+
+gctx_partition *gt_whole_device(void)
+{
+    gt_require_device();
+    gctx_partition *p = NULL;
+    if (gt_state == 0 && gctx_partition_from_device(0, &p) != GCTX_SUCCESS)
+        gt_skip("no green contexts: %s", gctx_last_error());
+    return p;
+}
 
 int gt_context_sms(gctx_context *context, gt_sm_set *set)
 {

@@ -11,6 +11,9 @@
 int gt_driver_version(void);
 /* A group of n SMs with every other field at its default. */
 gctx_group gt_group(unsigned n);
+/* Device 0 as a partition; NULL after marking the test skipped (no device, no green
+ * contexts). */
+gctx_partition *gt_whole_device(void);
 /* The simulated driver's gctxsim_fail_after (sim/greenctx_sim.h). */
 typedef void (*gt_sim_fail_fn)(const char *symbol, int nth, int code);
 

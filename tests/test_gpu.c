@@ -45,7 +45,7 @@ GT_TEST(kernels_compute_correctly_on_every_partition)
     const raw_driver *cu = gt_raw();
     gctx_partition *device, *parts[3];
     GT_ASSERT_STATUS(gctx_partition_from_device(0, &device), GCTX_SUCCESS);
-    gctx_group req[] = {{24, 0, 0, 0}, {40, 0, 0, 0}, {0, 0, 0, 1}};
+    gctx_group req[] = {{.num_sms = 24}, {.num_sms = 40}, {.backfill = 1}};
     GT_ASSERT_STATUS(gctx_partition_split(device, req, 3, NULL, parts, NULL, NULL, NULL),
                      GCTX_SUCCESS);
     enum { N = 1 << 22 };

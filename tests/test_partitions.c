@@ -6,7 +6,7 @@
 #include "testing.h"
 #include "sm_ids.h"
 
-static gctx_group rest(void) { return (gctx_group){0, 0, 0, 1}; }
+static gctx_group rest(void) { return (gctx_group){.backfill = 1}; }
 
 /* The device partition and its facts; two counts every model can give (24 and 40 where the
  * device is large enough, 8 and 16 on small parts). */
@@ -187,7 +187,7 @@ GT_TEST(backfill_count_is_exact)
     if (f.info.sm_count != 132)
         GT_SKIP("the backfill count below is worked out for 132 SMs");
     /* 24 in granules, then 20 = one granule of 8 and the 12 SMs no granule holds. */
-    gctx_group req[] = {gt_group(24), {20, 0, 0, 1}};
+    gctx_group req[] = {gt_group(24), {.num_sms = 20, .backfill = 1}};
     gctx_partition *out[2];
     gctx_group_plan plans[2];
     GT_ASSERT_STATUS(gctx_partition_split(f.device, req, 2, NULL, out, NULL, NULL, plans),
@@ -208,7 +208,7 @@ GT_TEST(coscheduled_below_alignment)
     fixture f;
     if (setup(&f))
         return;
-    gctx_group req[] = {{16, 2, 0, 0}, {6, 2, 0, 0}};
+    gctx_group req[] = {{.num_sms = 16, .coscheduled_sm_count = 2}, {.num_sms = 6, .coscheduled_sm_count = 2}};
     gctx_partition *out[2];
     gctx_status s = gctx_partition_split(f.device, req, 2, NULL, out, NULL, NULL, NULL);
     if (gt_driver_version() < 12050) {

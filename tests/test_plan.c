@@ -7,8 +7,8 @@
 
 static plan_model h200(void) { return (plan_model){MODEL_H200_DEVICE, 132, 8, 8, 0}; }
 
-static gctx_group g(unsigned n) { return (gctx_group){n, 0, 0, 0}; }
-static gctx_group rest(void) { return (gctx_group){0, 0, 0, 1}; }
+static gctx_group g(unsigned n) { return (gctx_group){.num_sms = n}; }
+static gctx_group rest(void) { return (gctx_group){.backfill = 1}; }
 
 /* Plans on the H200 model and keeps the plan for the assertions. */
 static gctx_status plan_h200(const gctx_group *groups, unsigned n, gctx_rounding rounding,
@@ -137,7 +137,7 @@ GT_TEST(rest_takes_granules_and_the_leftover)
 GT_TEST(backfill_count_uses_the_split_leftover)
 {
     /* As measured: one granule of 8 plus the 12 SMs left over gave exactly 20. */
-    gctx_group req[] = {g(24), {20, 0, 0, 1}};
+    gctx_group req[] = {g(24), {.num_sms = 20, .backfill = 1}};
     gctx__plan p;
     GT_ASSERT_STATUS(plan_h200(req, 2, GCTX_ROUND_STRICT, &p), GCTX_SUCCESS);
     GT_ASSERT_EQ_INT(p.granule, 8);
@@ -146,14 +146,14 @@ GT_TEST(backfill_count_uses_the_split_leftover)
     GT_ASSERT_EQ_INT(p.assign[1].takes_remainder, 1);
     GT_ASSERT_EQ_INT(p.remainder_sms, 132 - 44);
     gctx__plan_free(&p);
-    gctx_group odd[] = {g(24), {22, 0, 0, 1}};
+    gctx_group odd[] = {g(24), {.num_sms = 22, .backfill = 1}};
     GT_ASSERT_STATUS(plan_h200(odd, 2, GCTX_ROUND_STRICT, &p), GCTX_ERROR_INSUFFICIENT_SMS);
     GT_ASSERT_CONTAINS(gctx_last_error(), "group 1 (backfill) asks for 22 SMs");
 }
 
 GT_TEST(coscheduled_below_alignment_uses_fine_granules)
 {
-    gctx_group req[] = {{4, 2, 0, 0}, {6, 2, 0, 0}};
+    gctx_group req[] = {{.num_sms = 4, .coscheduled_sm_count = 2}, {.num_sms = 6, .coscheduled_sm_count = 2}};
     gctx__plan p;
     GT_ASSERT_STATUS(plan_h200(req, 2, GCTX_ROUND_STRICT, &p), GCTX_SUCCESS);
     GT_ASSERT_EQ_INT(p.path, GCTX_SPLIT_PATH_FINE_GRANULES);
@@ -168,25 +168,25 @@ GT_TEST(coscheduled_below_alignment_uses_fine_granules)
 
 GT_TEST(mixed_coscheduling_in_one_old_driver_split_is_refused)
 {
-    gctx_group req[] = {{8, 8, 0, 0}, {4, 2, 0, 0}};
+    gctx_group req[] = {{.num_sms = 8, .coscheduled_sm_count = 8}, {.num_sms = 4, .coscheduled_sm_count = 2}};
     gctx__plan p;
     GT_ASSERT_STATUS(plan_h200(req, 2, GCTX_ROUND_STRICT, &p), GCTX_ERROR_INVALID_ARGUMENT);
     GT_ASSERT_CONTAINS(gctx_last_error(), "can't be combined with a group co-scheduled below");
-    gctx_group bad[] = {{16, 12, 0, 0}};
+    gctx_group bad[] = {{.num_sms = 16, .coscheduled_sm_count = 12}};
     GT_ASSERT_STATUS(plan_h200(bad, 1, GCTX_ROUND_STRICT, &p), GCTX_ERROR_INVALID_ARGUMENT);
     GT_ASSERT_CONTAINS(gctx_last_error(), "coscheduled_sm_count 12");
-    gctx_group pref[] = {{16, 8, 12, 0}};
+    gctx_group pref[] = {{.num_sms = 16, .coscheduled_sm_count = 8, .preferred_coscheduled_sm_count = 12}};
     GT_ASSERT_STATUS(plan_h200(pref, 1, GCTX_ROUND_STRICT, &p), GCTX_ERROR_INVALID_ARGUMENT);
     GT_ASSERT_CONTAINS(gctx_last_error(), "preferred_coscheduled_sm_count 12");
 }
 
 GT_TEST(coscheduled_16_needs_multiples_of_16)
 {
-    gctx_group req[] = {{24, 16, 0, 0}};
+    gctx_group req[] = {{.num_sms = 24, .coscheduled_sm_count = 16}};
     gctx__plan p;
     GT_ASSERT_STATUS(plan_h200(req, 1, GCTX_ROUND_STRICT, &p), GCTX_ERROR_INVALID_ARGUMENT);
     GT_ASSERT_CONTAINS(gctx_last_error(), "multiples of 16 (min 16); nearest: 16 or 32");
-    gctx_group ok[] = {{32, 16, 0, 0}, g(16)};
+    gctx_group ok[] = {{.num_sms = 32, .coscheduled_sm_count = 16}, g(16)};
     GT_ASSERT_STATUS(plan_h200(ok, 2, GCTX_ROUND_STRICT, &p), GCTX_SUCCESS);
     GT_ASSERT_EQ_INT(p.granule, 16);
     gctx__plan_free(&p);
@@ -226,7 +226,7 @@ GT_TEST(bad_requests_get_messages)
     GT_ASSERT_STATUS(plan_h200(early_rest, 2, GCTX_ROUND_STRICT, &p), GCTX_ERROR_INVALID_ARGUMENT);
     GT_ASSERT_CONTAINS(gctx_last_error(), "must be the last group");
     GT_ASSERT_STATUS(plan_h200(one, 1, (gctx_rounding)7, &p), GCTX_ERROR_INVALID_ARGUMENT);
-    gctx_group tiny_backfill[] = {{4, 0, 0, 1}};
+    gctx_group tiny_backfill[] = {{.num_sms = 4, .backfill = 1}};
     GT_ASSERT_STATUS(plan_h200(tiny_backfill, 1, GCTX_ROUND_STRICT, &p), GCTX_ERROR_INVALID_ARGUMENT);
     GT_ASSERT_CONTAINS(gctx_last_error(), "at least one whole co-scheduled unit (8 SMs)");
 }
@@ -248,7 +248,7 @@ GT_TEST(unstructured_input_uses_the_flag_that_honours_counts)
     GT_ASSERT_STATUS(gctx__plan_make(&in, req, 2, GCTX_ROUND_STRICT, &p), GCTX_ERROR_UNSUPPORTED);
     GT_ASSERT_CONTAINS(gctx_last_error(), "driver 12.5 or later");
     in.fine_flag = 1;
-    gctx_group cosched[] = {{16, 8, 0, 0}};
+    gctx_group cosched[] = {{.num_sms = 16, .coscheduled_sm_count = 8}};
     GT_ASSERT_STATUS(gctx__plan_make(&in, cosched, 1, GCTX_ROUND_STRICT, &p),
                      GCTX_ERROR_INVALID_ARGUMENT);
     GT_ASSERT_CONTAINS(gctx_last_error(), "no co-scheduling guarantee");
@@ -274,7 +274,7 @@ GT_TEST(structured_api_path_only_validates)
     plan_model m = h200();
     gctx__plan_input in = plan_model_input(&m);
     in.structured_api = 1;
-    gctx_group req[] = {{24, 0, 0, 0}, {6, 2, 0, 0}, rest()};
+    gctx_group req[] = {{.num_sms = 24}, {.num_sms = 6, .coscheduled_sm_count = 2}, rest()};
     gctx__plan p;
     GT_ASSERT_STATUS(gctx__plan_make(&in, req, 3, GCTX_ROUND_STRICT, &p), GCTX_SUCCESS);
     GT_ASSERT_EQ_INT(p.path, GCTX_SPLIT_PATH_STRUCTURED);

@@ -15,7 +15,8 @@ except OSError as e:
 
 class Group(ctypes.Structure):
     _fields_ = [("num_sms", ctypes.c_uint), ("coscheduled_sm_count", ctypes.c_uint),
-                ("preferred_coscheduled_sm_count", ctypes.c_uint), ("backfill", ctypes.c_int)]
+                ("preferred_coscheduled_sm_count", ctypes.c_uint), ("backfill", ctypes.c_int),
+                ("reserved", ctypes.c_uint * 4)]  # must stay zero (0.2.0)
 
 
 P = ctypes.c_void_p

@@ -1,0 +1,36 @@
+#!/bin/sh
+# The example at the top of include/greenctx.h as a C program (on stdout), so the manual's
+# example is compiled and run: the comment lines between "Example:" and "Conventions"
+# indented by " *   ", inside main(), with a stand-in for cuLaunchKernel that checks it got a
+# stream.
+set -eu
+header=$1
+cat <<'PROLOGUE'
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "greenctx.h"
+
+typedef struct CUfunc_st *CUfunction;
+static int cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                          unsigned by, unsigned bz, unsigned shared, CUstream stream,
+                          void **args, void **extra)
+{
+    (void)f, (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)shared;
+    (void)args, (void)extra;
+    if (!stream) {
+        puts("not ok: the example launched on no stream");
+        exit(1);
+    }
+    return 0;
+}
+
+int main(void)
+{
+    CUfunction fn = NULL;
+    void **args = NULL;
+PROLOGUE
+body=$(sed -n '/^ \* Example:/,/^ \* Conventions/p' "$header" | sed -n 's/^ \*   //p')
+[ -n "$body" ] || { echo "no example found in $header" >&2; exit 1; }
+printf '%s\n' "$body"
+printf '    puts("ok: the header'"'"'s example ran");\n    return 0;\n}\n'
