@@ -195,6 +195,10 @@ GT_TEST(threads_create_release_and_poke_stale_handles)
 {
     gt_require_device();
     GT_CHECK();
+    /* Held for the whole test: without it every last release lets the primary context go, and
+     * on a real driver each round would then re-create it (about 100 ms). */
+    gctx_partition *keep = gt_whole_device();
+    GT_CHECK();
     int live = gctx__object_live_count();
     pthread_t threads[THREADS];
     for (unsigned t = 0; t < THREADS; t++)
@@ -203,4 +207,5 @@ GT_TEST(threads_create_release_and_poke_stale_handles)
         pthread_join(threads[t], NULL);
     GT_ASSERT_EQ_INT(atomic_load(&failures), 0);
     GT_ASSERT_EQ_INT(gctx__object_live_count(), live);
+    gctx_partition_release(keep);
 }
