@@ -170,11 +170,16 @@ sim_refusals)
     has "$err" "greenctx info: --sim h20: 'h20' is not a simulated model; valid: h200 h100 a100 l4 b200"
     run 2 plan --sim=h200,x100@13000 24
     has "$err" "'x100' is not a simulated model"
+    # 13.0 typed one zero short is no driver 1.3 (cuDriverGetVersion came with 2.x).
+    run 2 --sim h200@1300 info
+    has "$err" "--sim: the driver version after @ is 1000 * major + 10 * minor, e.g. 13000 for 13.0 or 12050 for 12.5; got '1300'"
     export GREENCTX_CUDA_LIBRARY="$GREENCTX_SIM_LIBRARY"
     GREENCTX_SIM_DEVICES=h2000 run 2 info
     has "$err" "GREENCTX_SIM_DEVICES=h2000: 'h2000' is not a simulated model"
     GREENCTX_SIM_DRIVER_VERSION=13.0 run 2 info
     has "$err" "GREENCTX_SIM_DRIVER_VERSION=13.0: a driver version is a number like 12040"
+    GREENCTX_SIM_DRIVER_VERSION=1300 run 2 info
+    has "$err" "GREENCTX_SIM_DRIVER_VERSION=1300: a driver version is a number like 12040, 13000 or 13010 (1000 * major + 10 * minor, 2.0 and newer)"
     GREENCTX_SIM_FAIL=cuGreenCtxCreat:1 run 2 info
     has "$err" "GREENCTX_SIM_FAIL=cuGreenCtxCreat:1: 'cuGreenCtxCreat:1' is not ENTRY_POINT:N[:CODE]"
     GREENCTX_SIM_FAIL=cuGreenCtxCreate:1 run 0 info

@@ -61,10 +61,10 @@ int greenctx_tool_use_sim(greenctx_tool_options *opts, const char *spec)
                                    spec);
     memcpy(models, spec, len);
     models[len] = '\0';
-    if (at && greenctx_parse_int(at + 1, 1000, 99999, &opts->sim_driver_version) != 0)
+    if (at && greenctx_parse_int(at + 1, 2000, 99999, &opts->sim_driver_version) != 0)
         return greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage",
-                                   "--sim: the driver version after @ is a number like 13000 or "
-                                   "12050; got '%s'",
+                                   "--sim: the driver version after @ is 1000 * major + 10 * "
+                                   "minor, e.g. 13000 for 13.0 or 12050 for 12.5; got '%s'",
                                    at + 1);
 
     const char *lib = find_sim_library();
