@@ -179,7 +179,11 @@ int main(int argc, char **argv)
             opts.command = commands[c].name;
             return finish_output(&opts, commands[c].run(argc - i, argv + i, &opts));
         }
-    return finish_output(&opts, greenctx_args_bad(&args, "unknown command '%s'; commands: info, "
-                                                         "plan, bench, map",
-                                                  argv[i]));
+    /* The valid commands, from the table the usage lists too. */
+    char names[64] = "";
+    for (size_t c = 0; c < NB_COMMANDS; c++)
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", c ? ", " : "",
+                 commands[c].name);
+    return finish_output(&opts, greenctx_args_bad(&args, "unknown command '%s'; commands: %s",
+                                                  argv[i], names));
 }
