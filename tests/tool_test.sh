@@ -88,7 +88,9 @@ help_and_version)
 bad_device)
     need_sim
     run 1 --sim h200@13000 info --device 3
-    has "$err" "valid devices are 0 to 0"
+    has "$err" "device 3 does not exist: the only device is 0"
+    run 1 --sim h200,a100 plan --device 2 24
+    has "$err" "device 2 does not exist: valid devices are 0 to 1"
     ;;
 mps_warning)
     need_sim
@@ -188,9 +190,9 @@ json_errors)
     need_sim
     # Under --json a refusal is also a JSON object on stdout.
     run 1 --sim h200 info --json --device 3
-    has "$err" "valid devices are 0 to 0"
+    has "$err" "the only device is 0"
     has "$out" '{"error":{"status":"GCTX_ERROR_NO_DEVICE","message":"'
-    has "$out" "valid devices are 0 to 0"
+    has "$out" "the only device is 0"
     run 2 --sim h200 plan --json --round sideways 24
     has "$out" '{"error":{"status":"usage","message":"--round takes strict, down, nearest or up'
     run 2 --json --sim h20 info
