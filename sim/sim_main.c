@@ -75,9 +75,9 @@ static void load_config(void)
     char *end = NULL;
     long version = env && *env ? strtol(env, &end, 10) : 0;
     sim.driver_version = SIM_DEFAULT_DRIVER_VERSION;
-    if (env && *env && (*end || version < 1000 || version >= 100000))
+    if (env && *env && (*end || version < 2000 || version >= 100000))
         sim_config_refuse("GREENCTX_SIM_DRIVER_VERSION=%s: a driver version is a number like "
-                          "12040, 13000 or 13010 (1000 to 99999)",
+                          "12040, 13000 or 13010 (1000 * major + 10 * minor, 2.0 and newer)",
                           env);
     else if (env && *env)
         sim.driver_version = (int)version;

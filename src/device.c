@@ -36,6 +36,9 @@ gctx_status gctx__check_device(const gctx__driver *drv, int device)
         if (n == 0)
             return gctx__fail(GCTX_ERROR_NO_DEVICE, "device %d: the driver sees no CUDA device",
                               device);
+        if (n == 1)
+            return gctx__fail(GCTX_ERROR_NO_DEVICE,
+                              "device %d does not exist: the only device is 0", device);
         return gctx__fail(GCTX_ERROR_NO_DEVICE, "device %d does not exist: valid devices are 0 to %d",
                           device, n - 1);
     }

@@ -26,21 +26,26 @@ static const char *where(const gctx__plan_input *in)
     return in->whole_device ? "this device" : "this partition";
 }
 
+/* The first group asking for co-scheduled units finer than the alignment, or for the 2-SM
+ * unit itself (which only the fine flag gives, even where the minimum partition is larger);
+ * n when none does. */
+static unsigned finer_group(const gctx__plan_input *in, const gctx_group *groups, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        unsigned c = groups[i].coscheduled_sm_count;
+        if (c && (c < in->alignment || c <= FINE_UNIT))
+            return i;
+    }
+    return n;
+}
+
 /* The granule paths use the fine flag when the input has no co-scheduling to keep, or when
- * a group asks for units finer than the alignment, or for the 2-SM unit itself (which the
- * flag gives even where the minimum partition is larger). */
+ * a group asks for units finer than whole granules. */
 static int wants_fine(const gctx__plan_input *in, const gctx_group *groups, unsigned n)
 {
     if (in->structured_api)
         return 0;
-    if (!in->structured)
-        return 1;
-    for (unsigned i = 0; i < n; i++) {
-        unsigned c = groups[i].coscheduled_sm_count;
-        if (c && (c < in->alignment || c <= FINE_UNIT))
-            return 1;
-    }
-    return 0;
+    return !in->structured || finer_group(in, groups, n) < n;
 }
 
 /* The co-scheduled unit of group i, checked against what the path can honour. */
@@ -353,14 +358,21 @@ gctx_status gctx__plan_make(const gctx__plan_input *in, const gctx_group *groups
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "rounding %d is not a gctx_rounding value", (int)rounding);
     int fine = wants_fine(in, groups, nb_groups);
-    if (fine && !in->fine_flag)
+    if (fine && !in->fine_flag && !in->structured)
         return gctx__fail(GCTX_ERROR_UNSUPPORTED,
-                          in->structured
-                              ? "co-scheduled counts below the alignment need the driver's "
-                                "ignore-co-scheduling flag: driver 12.5 or later"
-                              : "splitting a remainder (or a context made from one) into exact "
-                                "counts needs the driver's ignore-co-scheduling flag: driver "
-                                "12.5 or later");
+                          "splitting a remainder (or a context made from one) into exact "
+                          "counts needs the driver's ignore-co-scheduling flag: driver 12.5 or "
+                          "later");
+    if (fine && !in->fine_flag) {
+        unsigned i = finer_group(in, groups, nb_groups);
+        return gctx__fail(GCTX_ERROR_UNSUPPORTED,
+                          "group %u: co-scheduled units of %u SMs are finer than the "
+                          "driver's granules (units below the alignment of %u, and 2-SM "
+                          "pairs, are): they need the driver's ignore-co-scheduling flag, "
+                          "driver 12.5 or later; on this driver leave the co-scheduled count "
+                          "at 0 (the driver's own units)",
+                          i, groups[i].coscheduled_sm_count, in->alignment);
+    }
 
     plan->nb_groups = nb_groups;
     plan->normal = calloc(nb_groups, sizeof *plan->normal);

@@ -85,7 +85,8 @@ every_model)
             run 0 --sim $sim plan 0
             if [ $driver = 12040 ]; then # units below the alignment need 12.5's flag
                 run 1 --sim $sim plan 16:c2 rest
-                has "$err" "need the driver's ignore-co-scheduling flag: driver 12.5 or later"
+                has "$err" "group 0: co-scheduled units of 2 SMs are finer than the driver's granules"
+                has "$err" "they need the driver's ignore-co-scheduling flag, driver 12.5 or later"
             else
                 run 0 --sim $sim plan 16:c2 rest
             fi

@@ -215,7 +215,10 @@ GT_TEST(devices_bad_ordinal)
     int count = 0;
     GT_ASSERT_STATUS(gctx_device_count(&count), GCTX_SUCCESS);
     char valid[64];
-    snprintf(valid, sizeof valid, "valid devices are 0 to %d", count - 1);
+    if (count == 1)
+        snprintf(valid, sizeof valid, "the only device is 0");
+    else
+        snprintf(valid, sizeof valid, "valid devices are 0 to %d", count - 1);
     const int bad[] = {-1, count, count + 1000, -2147483647 - 1};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         gctx_device_info info = GCTX_DEVICE_INFO_INIT;

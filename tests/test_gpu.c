@@ -3,15 +3,65 @@
  * on the simulated driver, which runs no kernels. */
 #include <stdlib.h>
 
-#include "observe.h" /* the library's %smid kernel: the one test that still needs internals */
 #include "raw_calls.h"
 #include "sm_ids.h"
 
-static const gctx__driver *driver(void)
+/* The test's own %smid kernel, through the raw driver table (no library internals): thread 0
+ * of each block marks flags[%smid] and spins spin_ns, keeping its block resident so the other
+ * blocks land on other SMs. */
+static const char smid_ptx[] =
+    ".version 7.0\n.target sm_70\n.address_size 64\n"
+    ".visible .entry smid(.param .u64 flags, .param .u64 spin_ns)\n{\n"
+    "  .reg .pred p;\n  .reg .b32 r<4>;\n  .reg .b64 rd<8>;\n"
+    "  mov.u32 r1, %tid.x;\n  setp.ne.u32 p, r1, 0;\n  @p bra DONE;\n"
+    "  mov.u32 r2, %smid;\n  and.b32 r2, r2, 1023;\n"
+    "  ld.param.u64 rd1, [flags];\n  cvta.to.global.u64 rd1, rd1;\n"
+    "  mul.wide.u32 rd2, r2, 4;\n  add.s64 rd3, rd1, rd2;\n  mov.u32 r3, 1;\n  st.global.u32 [rd3], r3;\n"
+    "  ld.param.u64 rd4, [spin_ns];\n  mov.u64 rd5, %globaltimer;\n  add.u64 rd6, rd5, rd4;\n"
+    "SPIN:\n  mov.u64 rd7, %globaltimer;\n  setp.lt.u64 p, rd7, rd6;\n  @p bra SPIN;\n"
+    "DONE:\n  ret;\n}\n";
+
+/* The kernel loaded in the current context and its flags (one per masked %smid value). The
+ * helpers mark the test failed on a driver error; the caller then leaves (GT_CHECK). */
+typedef struct smid_kernel {
+    gcu_module module;
+    gcu_function function;
+    gcu_deviceptr flags;
+} smid_kernel;
+
+static void smid_load(const raw_driver *cu, smid_kernel *k)
 {
-    const gctx__driver *drv = NULL;
-    gctx__driver_load(&drv);
-    return drv;
+    GT_ASSERT_EQ_INT(cu->cuModuleLoadData(&k->module, smid_ptx), 0);
+    GT_ASSERT_EQ_INT(cu->cuModuleGetFunction(&k->function, k->module, "smid"), 0);
+    GT_ASSERT_EQ_INT(cu->cuMemAlloc(&k->flags, GT_MAX_SMS * sizeof(unsigned)), 0);
+    GT_ASSERT_EQ_INT(cu->cuMemsetD32(k->flags, 0, GT_MAX_SMS), 0);
+    GT_ASSERT_EQ_INT(cu->cuStreamSynchronize(NULL), 0);
+}
+
+/* blocks blocks of 1024 threads (at most two fit an SM), each spinning 20 us. */
+static void smid_launch(const raw_driver *cu, smid_kernel *k, CUstream stream, unsigned blocks)
+{
+    unsigned long long spin_ns = 20000;
+    void *params[] = {&k->flags, &spin_ns};
+    GT_ASSERT_EQ_INT(cu->cuLaunchKernel(k->function, blocks, 1, 1, 1024, 1, 1, 0, stream, params,
+                                        NULL), 0);
+}
+
+/* The SMs flagged so far (after the stream is synchronised). */
+static void smid_collect(const raw_driver *cu, const smid_kernel *k, gt_sm_set *set)
+{
+    unsigned flags[GT_MAX_SMS];
+    GT_ASSERT_EQ_INT(cu->cuMemcpyDtoH(flags, k->flags, sizeof flags), 0);
+    memset(set, 0, sizeof *set);
+    for (unsigned id = 0; id < GT_MAX_SMS; id++)
+        if (flags[id])
+            set->has[id] = 1, set->count++;
+}
+
+static void smid_unload(const raw_driver *cu, smid_kernel *k)
+{
+    cu->cuMemFree(k->flags);
+    cu->cuModuleUnload(k->module);
 }
 
 static int require_gpu(void)
@@ -90,7 +140,6 @@ GT_TEST(graph_captured_on_a_green_stream_replays_on_its_partition)
 {
     if (require_gpu())
         return;
-    const gctx__driver *drv = driver();
     const raw_driver *cu = gt_raw();
     if (!cu->cuStreamBeginCapture || !cu->cuGraphInstantiateWithFlags)
         GT_SKIP("this driver has no stream capture");
@@ -104,32 +153,32 @@ GT_TEST(graph_captured_on_a_green_stream_replays_on_its_partition)
     GT_ASSERT_EQ_INT(partition.count, 32);
 
     GT_ASSERT_EQ_INT(cu->cuCtxPushCurrent(gctx_context_cu_context(c)), 0);
-    gctx__smid_kernel kernel;
-    GT_ASSERT_STATUS(gctx__smid_load(drv, &kernel), GCTX_SUCCESS);
+    smid_kernel kernel;
+    smid_load(cu, &kernel);
+    GT_CHECK();
     CUstream raw = gctx_stream_handle(s);
     gcu_graph graph;
     gcu_graph_exec exec;
     GT_ASSERT_EQ_INT(cu->cuStreamBeginCapture(raw, GCU_STREAM_CAPTURE_MODE_THREAD_LOCAL), 0);
-    GT_ASSERT_STATUS(gctx__smid_launch(drv, &kernel, raw, 8 * 132, 20000), GCTX_SUCCESS);
+    smid_launch(cu, &kernel, raw, 8 * 132);
+    GT_CHECK();
     GT_ASSERT_EQ_INT(cu->cuStreamEndCapture(raw, &graph), 0);
     GT_ASSERT_EQ_INT(cu->cuGraphInstantiateWithFlags(&exec, graph, 0), 0);
     /* Nothing ran while capturing: the flags are still zero. */
-    unsigned ids[GT_MAX_SMS], count = 0;
-    GT_ASSERT_STATUS(gctx__smid_collect(drv, &kernel, ids, GT_MAX_SMS, &count), GCTX_SUCCESS);
-    GT_ASSERT_EQ_INT(count, 0);
+    gt_sm_set replayed;
+    smid_collect(cu, &kernel, &replayed);
+    GT_CHECK();
+    GT_ASSERT_EQ_INT(replayed.count, 0);
     for (int replay = 0; replay < 3; replay++)
         GT_ASSERT_EQ_INT(cu->cuGraphLaunch(exec, raw), 0);
     GT_ASSERT_STATUS(gctx_stream_synchronize(s), GCTX_SUCCESS);
-    GT_ASSERT_STATUS(gctx__smid_collect(drv, &kernel, ids, GT_MAX_SMS, &count), GCTX_SUCCESS);
-    gt_sm_set replayed;
-    memset(&replayed, 0, sizeof replayed);
-    for (unsigned i = 0; i < count; i++)
-        replayed.has[ids[i]] = 1, replayed.count++;
+    smid_collect(cu, &kernel, &replayed);
+    GT_CHECK();
     GT_ASSERT_EQ_INT(replayed.count, 32);
     GT_ASSERT(gt_sm_set_within(&replayed, &partition));
     cu->cuGraphExecDestroy(exec);
     cu->cuGraphDestroy(graph);
-    gctx__smid_unload(drv, &kernel);
+    smid_unload(cu, &kernel);
     CUcontext popped;
     cu->cuCtxPopCurrent(&popped);
     gctx_stream_release(s);
@@ -142,7 +191,6 @@ GT_TEST(primary_context_work_runs_everywhere)
 {
     if (require_gpu())
         return;
-    const gctx__driver *drv = driver();
     const raw_driver *cu = gt_raw();
     CUcontext primary;
     GT_ASSERT_EQ_INT(cu->cuDevicePrimaryCtxRetain(&primary, 0), 0);
@@ -151,14 +199,17 @@ GT_TEST(primary_context_work_runs_everywhere)
     cu->cuDeviceGetAttribute(&sms, GCU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 0);
     CUstream plain;
     GT_ASSERT_EQ_INT(cu->cuStreamCreate(&plain, GCU_STREAM_NON_BLOCKING), 0);
-    gctx__smid_kernel kernel;
-    GT_ASSERT_STATUS(gctx__smid_load(drv, &kernel), GCTX_SUCCESS);
-    GT_ASSERT_STATUS(gctx__smid_launch(drv, &kernel, plain, 8u * (unsigned)sms, 20000), GCTX_SUCCESS);
+    smid_kernel kernel;
+    smid_load(cu, &kernel);
+    GT_CHECK();
+    smid_launch(cu, &kernel, plain, 8u * (unsigned)sms);
+    GT_CHECK();
     GT_ASSERT_EQ_INT(cu->cuStreamSynchronize(plain), 0);
-    unsigned ids[GT_MAX_SMS], count = 0;
-    GT_ASSERT_STATUS(gctx__smid_collect(drv, &kernel, ids, GT_MAX_SMS, &count), GCTX_SUCCESS);
-    GT_ASSERT_EQ_INT(count, sms);
-    gctx__smid_unload(drv, &kernel);
+    gt_sm_set ran;
+    smid_collect(cu, &kernel, &ran);
+    GT_CHECK();
+    GT_ASSERT_EQ_INT(ran.count, sms);
+    smid_unload(cu, &kernel);
     cu->cuStreamDestroy(plain);
     CUcontext popped;
     cu->cuCtxPopCurrent(&popped);

@@ -88,7 +88,9 @@ help_and_version)
 bad_device)
     need_sim
     run 1 --sim h200@13000 info --device 3
-    has "$err" "valid devices are 0 to 0"
+    has "$err" "device 3 does not exist: the only device is 0"
+    run 1 --sim h200,a100 plan --device 2 24
+    has "$err" "device 2 does not exist: valid devices are 0 to 1"
     ;;
 mps_warning)
     need_sim
@@ -170,11 +172,16 @@ sim_refusals)
     has "$err" "greenctx info: --sim h20: 'h20' is not a simulated model; valid: h200 h100 a100 l4 b200"
     run 2 plan --sim=h200,x100@13000 24
     has "$err" "'x100' is not a simulated model"
+    # 13.0 typed one zero short is no driver 1.3 (cuDriverGetVersion came with 2.x).
+    run 2 --sim h200@1300 info
+    has "$err" "--sim: the driver version after @ is 1000 * major + 10 * minor, e.g. 13000 for 13.0 or 12050 for 12.5; got '1300'"
     export GREENCTX_CUDA_LIBRARY="$GREENCTX_SIM_LIBRARY"
     GREENCTX_SIM_DEVICES=h2000 run 2 info
     has "$err" "GREENCTX_SIM_DEVICES=h2000: 'h2000' is not a simulated model"
     GREENCTX_SIM_DRIVER_VERSION=13.0 run 2 info
     has "$err" "GREENCTX_SIM_DRIVER_VERSION=13.0: a driver version is a number like 12040"
+    GREENCTX_SIM_DRIVER_VERSION=1300 run 2 info
+    has "$err" "GREENCTX_SIM_DRIVER_VERSION=1300: a driver version is a number like 12040, 13000 or 13010 (1000 * major + 10 * minor, 2.0 and newer)"
     GREENCTX_SIM_FAIL=cuGreenCtxCreat:1 run 2 info
     has "$err" "GREENCTX_SIM_FAIL=cuGreenCtxCreat:1: 'cuGreenCtxCreat:1' is not ENTRY_POINT:N[:CODE]"
     GREENCTX_SIM_FAIL=cuGreenCtxCreate:1 run 0 info
@@ -183,9 +190,9 @@ json_errors)
     need_sim
     # Under --json a refusal is also a JSON object on stdout.
     run 1 --sim h200 info --json --device 3
-    has "$err" "valid devices are 0 to 0"
+    has "$err" "the only device is 0"
     has "$out" '{"error":{"status":"GCTX_ERROR_NO_DEVICE","message":"'
-    has "$out" "valid devices are 0 to 0"
+    has "$out" "the only device is 0"
     run 2 --sim h200 plan --json --round sideways 24
     has "$out" '{"error":{"status":"usage","message":"--round takes strict, down, nearest or up'
     run 2 --json --sim h20 info

@@ -61,10 +61,10 @@ int greenctx_tool_use_sim(greenctx_tool_options *opts, const char *spec)
                                    spec);
     memcpy(models, spec, len);
     models[len] = '\0';
-    if (at && greenctx_parse_int(at + 1, 1000, 99999, &opts->sim_driver_version) != 0)
+    if (at && greenctx_parse_int(at + 1, 2000, 99999, &opts->sim_driver_version) != 0)
         return greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage",
-                                   "--sim: the driver version after @ is a number like 13000 or "
-                                   "12050; got '%s'",
+                                   "--sim: the driver version after @ is 1000 * major + 10 * "
+                                   "minor, e.g. 13000 for 13.0 or 12050 for 12.5; got '%s'",
                                    at + 1);
 
     const char *lib = find_sim_library();
@@ -179,7 +179,11 @@ int main(int argc, char **argv)
             opts.command = commands[c].name;
             return finish_output(&opts, commands[c].run(argc - i, argv + i, &opts));
         }
-    return finish_output(&opts, greenctx_args_bad(&args, "unknown command '%s'; commands: info, "
-                                                         "plan, bench, map",
-                                                  argv[i]));
+    /* The valid commands, from the table the usage lists too. */
+    char names[64] = "";
+    for (size_t c = 0; c < NB_COMMANDS; c++)
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", c ? ", " : "",
+                 commands[c].name);
+    return finish_output(&opts, greenctx_args_bad(&args, "unknown command '%s'; commands: %s",
+                                                  argv[i], names));
 }
