@@ -83,7 +83,7 @@ gctx_status gctx_stream_create(gctx_context *context, const gctx_stream_options 
     } else if ((s = create_in_current(drv, context, opts.priority, &handle))) {
         return s;
     }
-    gctx_stream *st;
+    gctx_stream *st = NULL; /* gcc 13 -O3 sees it as maybe unset after new_stream */
     if ((s = new_stream(handle, context, 1, &st))) {
         gctx__release_driver_object(drv, GCTX__RELEASE_STREAM,
                                     (gctx__driver_object){.stream = handle});
