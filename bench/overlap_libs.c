@@ -148,7 +148,8 @@ int olap_libs_load(olap_libs *libs, char *why, size_t why_size)
 #undef OLAP_ROW_
     static const char *const cublas_deps[] = {"libcudart.so.13", "libcublasLt.so.13", NULL};
     static const lib_search nccl = {
-        "NCCL", "GREENCTX_NCCL_LIBRARY", "libnccl.so.2", NULL, "nccl",
+        "NCCL", "GREENCTX_NCCL_LIBRARY", "libnccl.so.2", "/usr/local/cuda/lib64/libnccl.so.2",
+        "nccl",
         "Install it (pip install nvidia-nccl-cu13)", NULL};
     static const lib_search cublas = {
         "cuBLAS", "GREENCTX_CUBLAS_LIBRARY", "libcublas.so.13",

@@ -100,8 +100,8 @@ typedef struct olap_libs {
  * environment once). */
 int olap_nvls_off(char *why, size_t why_size);
 
-/* Loads NCCL (libnccl.so.2: $GREENCTX_NCCL_LIBRARY, the loader's path, python3's
- * nvidia-nccl-cu13 package) and cuBLAS (libcublas.so.13: $GREENCTX_CUBLAS_LIBRARY, the
+/* Loads NCCL (libnccl.so.2: $GREENCTX_NCCL_LIBRARY, the loader's path, /usr/local/cuda/lib64,
+ * python3's nvidia-nccl-cu13 package) and cuBLAS (libcublas.so.13: $GREENCTX_CUBLAS_LIBRARY, the
  * loader's path, /usr/local/cuda/lib64, python3's nvidia-cublas package) and resolves the
  * entry points above. Returns 0, or -1 with why (what was tried, how to point at it). */
 int olap_libs_load(olap_libs *libs, char *why, size_t why_size);

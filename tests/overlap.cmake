@@ -5,3 +5,62 @@
 # gctx_current_context_save / _restore against a fake init that changes the current context.
 greenctx_object_test_binary(test_current test_current.c)
 greenctx_driver_test(current_context COMMAND test_current SIM_ENV GREENCTX_SIM_DEVICES=h200)
+
+# NCCL and cuBLAS: found or not (cmake/find_nccl.cmake), never linked by the library or tool.
+include(${PROJECT_SOURCE_DIR}/cmake/find_nccl.cmake)
+
+# The bench's run-time loader (bench/overlap_libs.c): NVLS kept off, and each way NCCL can be
+# missing, refused with a message saying what was tried.
+add_executable(test_overlap_libs test_overlap_libs.c harness.c
+  ${PROJECT_SOURCE_DIR}/bench/overlap_libs.c)
+target_include_directories(test_overlap_libs PRIVATE ${PROJECT_SOURCE_DIR}/bench)
+target_link_libraries(test_overlap_libs PRIVATE greenctx ${CMAKE_DL_LIBS} Threads::Threads)
+greenctx_test(overlap.nvls_off COMMAND test_overlap_libs nvls_is_set_off LABELS unit
+  ENV NCCL_NVLS_ENABLE=0)
+greenctx_test(overlap.nvls_refused COMMAND test_overlap_libs nvls_asked_for_is_refused
+  LABELS unit ENV NCCL_NVLS_ENABLE=1)
+greenctx_test(overlap.nccl_missing COMMAND test_overlap_libs nccl_named_but_missing LABELS unit
+  ENV GREENCTX_NCCL_LIBRARY=/nonexistent/libnccl.so.2)
+greenctx_test(overlap.nccl_not_nccl COMMAND test_overlap_libs nccl_named_is_not_nccl
+  LABELS unit ENV GREENCTX_NCCL_LIBRARY=$<TARGET_FILE:greenctx>)
+if(GREENCTX_NCCL_LIB AND GREENCTX_CUBLAS_LIB AND NOT GREENCTX_SANITIZE)
+  greenctx_test(overlap.libraries_load COMMAND test_overlap_libs nccl_and_cublas_load
+    LABELS unit ENV GREENCTX_NCCL_LIBRARY=${GREENCTX_NCCL_LIB}
+    GREENCTX_CUBLAS_LIBRARY=${GREENCTX_CUBLAS_LIB})
+else()
+  greenctx_test(overlap.libraries_load LABELS unit
+    COMMAND sh -c "echo 'NCCL or cuBLAS not found (or a sanitizer build): the run-time loader was not tried on them'; exit 77")
+endif()
+
+# bench/overlap_libs.h against nccl.h and cublas_api.h (nccl.h needs cuda_runtime.h).
+if(GREENCTX_NCCL_INCLUDE_DIR AND GREENCTX_CUDA_INCLUDE_DIR AND
+   EXISTS ${GREENCTX_CUDA_INCLUDE_DIR}/cublas_api.h)
+  add_executable(overlap_abi_check overlap_abi_check.c)
+  target_include_directories(overlap_abi_check PRIVATE ${PROJECT_SOURCE_DIR}/bench
+    ${PROJECT_SOURCE_DIR}/include)
+  target_include_directories(overlap_abi_check SYSTEM PRIVATE ${GREENCTX_NCCL_INCLUDE_DIR}
+    ${GREENCTX_CUDA_INCLUDE_DIR})
+  greenctx_test(overlap.abi_check COMMAND overlap_abi_check LABELS unit)
+else()
+  greenctx_test(overlap.abi_check LABELS unit
+    COMMAND sh -c "echo 'nccl.h or cublas_api.h not found: bench/overlap_libs.h was not checked against them'; exit 77")
+endif()
+
+# `greenctx bench overlap` on the simulated driver: its refusals and usage errors.
+foreach(case usage sim_one_gpu sim_no_kernels sim_bad_sms nvls_refused)
+  greenctx_test(bench.overlap.${case} LABELS tool ENV ${tool_sim_env}
+    COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/overlap_test.sh ${case} $<TARGET_FILE:greenctx_tool>)
+endforeach()
+
+# The NCCL example needs two GPUs, nvcc, cuBLAS and NCCL; it is built with
+# -DGREENCTX_BUILD_EXAMPLES=ON where they are found (examples/CMakeLists.txt).
+if(TARGET nccl_overlap AND GREENCTX_TEST_DRIVER STREQUAL "real")
+  greenctx_test(examples.nccl_overlap COMMAND nccl_overlap LABELS driver gpu)
+  set_tests_properties(examples.nccl_overlap PROPERTIES TIMEOUT 300)
+elseif(TARGET nccl_overlap)
+  greenctx_test(examples.nccl_overlap LABELS unit
+    COMMAND sh -c "echo 'nccl_overlap needs two real GPUs: run it with make test-gpu'; exit 77")
+else()
+  greenctx_test(examples.nccl_overlap LABELS unit
+    COMMAND sh -c "echo 'nccl_overlap not built: it needs -DGREENCTX_BUILD_EXAMPLES=ON, nvcc, cuBLAS and NCCL (nccl.h and libnccl.so.2), see examples/README.md'; exit 77")
+endif()

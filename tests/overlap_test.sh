@@ -1,0 +1,67 @@
+#!/bin/sh
+# overlap_test.sh CASE TOOL: `greenctx bench overlap` where it cannot run (one GPU, the
+# simulated driver, NVLink multicast asked for) refuses clearly with exit status 1, and its
+# usage errors exit 2. Cases with --sim skip (77) without the simulated driver.
+. "$(dirname "$0")/tool_lib.sh"
+
+need_sim() {
+    [ -n "${GREENCTX_SIM_LIBRARY:-}" ] && [ -r "$GREENCTX_SIM_LIBRARY" ] && return 0
+    echo "needs the simulated driver (GREENCTX_SIM_LIBRARY)"
+    exit 77
+}
+
+case "$1" in
+usage)
+    run 0 bench overlap --help
+    has "$out" "usage: greenctx bench overlap"
+    has "$out" "NCCL_NVLS_ENABLE=0"
+    run 0 bench --help
+    has "$out" "overlap"
+    run 2 bench overlap --sizes 3
+    has "$err" "'3' is not a size"
+    run 2 bench overlap --sizes
+    run 2 bench overlap --sizes 1M 2M 3M 4M 5M
+    has "$err" "at most 4 sizes"
+    run 2 bench overlap --sms 0
+    run 2 bench overlap --gemm 8192x8192
+    has "$err" "--gemm needs MxNxK"
+    run 2 bench overlap --mix 8
+    run 2 bench overlap --reps 0
+    run 2 bench overlap --svg
+    run 2 bench overlap --frobnicate
+    has "$err" "unknown option '--frobnicate'"
+    run 2 bench overlap extra
+    ;;
+sim_one_gpu)
+    need_sim
+    run 1 --sim h200 bench overlap --quick
+    has "$err" "needs 2 GPUs"
+    has "$err" "this machine has 1"
+    run 1 --sim h200,h200 bench overlap --device 1
+    has "$err" "between devices 1 and 2"
+    ;;
+sim_no_kernels)
+    need_sim
+    run 1 --sim h200,h200 bench overlap --quick --json
+    has "$err" "needs real GPUs: this driver runs no kernels"
+    [ -s "$out" ] && fail "stdout should stay empty when nothing ran"
+    ;;
+sim_bad_sms)
+    need_sim
+    run 1 --sim h200,h200 bench overlap --sms 16 12
+    has "$err" "--sms 12 on GPU 0"
+    has "$err" "nearest: 8 or 16"
+    ;;
+nvls_refused)
+    need_sim
+    NCCL_NVLS_ENABLE=1 run 1 --sim h200,h200 bench overlap --quick
+    has "$err" "NCCL_NVLS_ENABLE is set to '1'"
+    NCCL_NVLS_ENABLE=0 run 1 --sim h200,h200 bench overlap --quick
+    has "$err" "needs real GPUs"
+    ;;
+*)
+    echo "unknown case $1"
+    exit 2
+    ;;
+esac
+exit $failed
