@@ -29,7 +29,8 @@ if(GREENCTX_NCCL_LIB AND GREENCTX_CUBLAS_LIB AND NOT GREENCTX_SANITIZE)
     GREENCTX_CUBLAS_LIBRARY=${GREENCTX_CUBLAS_LIB})
 else()
   greenctx_test(overlap.libraries_load LABELS unit
-    COMMAND sh -c "echo 'NCCL or cuBLAS not found (or a sanitizer build): the run-time loader was not tried on them'; exit 77")
+    COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/skip.sh
+    "NCCL or cuBLAS not found (or a sanitizer build): the run-time loader was not tried on them")
 endif()
 
 # bench/overlap_libs.h against nccl.h and cublas_api.h (nccl.h needs cuda_runtime.h).
@@ -43,7 +44,8 @@ if(GREENCTX_NCCL_INCLUDE_DIR AND GREENCTX_CUDA_INCLUDE_DIR AND
   greenctx_test(overlap.abi_check COMMAND overlap_abi_check LABELS unit)
 else()
   greenctx_test(overlap.abi_check LABELS unit
-    COMMAND sh -c "echo 'nccl.h or cublas_api.h not found: bench/overlap_libs.h was not checked against them'; exit 77")
+    COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/skip.sh
+    "nccl.h or cublas_api.h not found: bench/overlap_libs.h was not checked against them")
 endif()
 
 # `greenctx bench overlap` on the simulated driver: its refusals and usage errors.
@@ -59,8 +61,10 @@ if(TARGET nccl_overlap AND GREENCTX_TEST_DRIVER STREQUAL "real")
   set_tests_properties(examples.nccl_overlap PROPERTIES TIMEOUT 300)
 elseif(TARGET nccl_overlap)
   greenctx_test(examples.nccl_overlap LABELS unit
-    COMMAND sh -c "echo 'nccl_overlap needs two real GPUs: run it with make test-gpu'; exit 77")
+    COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/skip.sh
+    "nccl_overlap needs two real GPUs: run it with make test-gpu")
 else()
   greenctx_test(examples.nccl_overlap LABELS unit
-    COMMAND sh -c "echo 'nccl_overlap not built: it needs -DGREENCTX_BUILD_EXAMPLES=ON, nvcc, cuBLAS and NCCL (nccl.h and libnccl.so.2), see examples/README.md'; exit 77")
+    COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/skip.sh
+    "nccl_overlap not built: it needs -DGREENCTX_BUILD_EXAMPLES=ON, nvcc, cuBLAS and NCCL (nccl.h and libnccl.so.2), see examples/README.md")
 endif()
