@@ -150,6 +150,9 @@ static int gpu_open(olap_run *run, olap_gpu *g, const bench_env *env, unsigned i
         return -1;
     int rc = bench_cu(env->drv->cuMemsetD32(g->send, bits, run->max_bytes / 4),
                       "cuMemsetD32 (the all-reduce's input)");
+    /* The memset runs on the legacy stream, which the benchmark's streams never wait for. */
+    if (rc == 0)
+        rc = bench_cu(env->drv->cuStreamSynchronize(NULL), "cuStreamSynchronize (a memset)");
     if (rc == 0)
         rc = blas_ok(run, run->L->cublasCreate_v2(&g->blas), "cublasCreate");
     bench_pop(env);
@@ -178,13 +181,15 @@ static void gpu_close(const olap_run *run, olap_gpu *g)
 {
     if (!g->env)
         return;
-    green_close(g);
-    bench_lane_close(g->env, &g->plain_comm);
-    bench_lane_close(g->env, &g->plain_compute);
+    /* cuBLAS first: its handle may still name a stream of the lanes below. */
     if (g->blas && bench_push(g->env, g->env->primary) == 0) {
+        run->L->cublasSetStream_v2(g->blas, NULL);
         run->L->cublasDestroy_v2(g->blas);
         bench_pop(g->env);
     }
+    green_close(g);
+    bench_lane_close(g->env, &g->plain_comm);
+    bench_lane_close(g->env, &g->plain_compute);
     gcu_deviceptr *bufs[] = {&g->a, &g->b, &g->c, &g->send, &g->recv};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         bench_free(g->env, bufs[i]);
@@ -692,6 +697,9 @@ static int run_sms(olap_run *run, unsigned ci)
         sr->nb_arms = 1 + (ci + 1) * OLAP_ARMS_PER_SMS;
     }
     comms_destroy(run, 1);
+    use_lanes(run, 0, 0); /* off the green streams before they go */
+    if (gemm_setup(run, 0))
+        return -1;
     for (unsigned i = 0; i < OLAP_GPUS; i++)
         green_close(&run->gpu[i]);
     return 0;

@@ -68,3 +68,12 @@ else()
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/skip.sh
     "nccl_overlap not built: it needs -DGREENCTX_BUILD_EXAMPLES=ON, nvcc, cuBLAS and NCCL (nccl.h and libnccl.so.2), see examples/README.md")
 endif()
+
+# The report of a made-up run: the advisor's picks, the lines to copy, the JSON.
+add_executable(test_overlap_report test_overlap_report.c harness.c
+  ${PROJECT_SOURCE_DIR}/tools/tool_common.c)
+target_include_directories(test_overlap_report PRIVATE ${PROJECT_SOURCE_DIR}/bench
+  ${PROJECT_SOURCE_DIR}/tools)
+target_link_libraries(test_overlap_report PRIVATE greenctx_bench greenctx ${CMAKE_DL_LIBS}
+  Threads::Threads m)
+greenctx_test(overlap.report COMMAND test_overlap_report LABELS unit)
