@@ -64,22 +64,23 @@ typedef struct olap_run {
 
 /* ---- errors ---------------------------------------------------------------------------- */
 
+static int lib_failed(const char *what, const char *text, const char *type, int code)
+{
+    fprintf(stderr, "greenctx bench overlap: %s: %s (%s %d)\n", what, text, type, code);
+    return -1;
+}
+
 static int nccl_ok(const olap_run *run, olap_nccl_result r, const char *what)
 {
-    if (r == OLAP_NCCL_SUCCESS)
-        return 0;
-    fprintf(stderr, "greenctx bench overlap: %s: %s (ncclResult %d)\n", what,
-            run->L->ncclGetErrorString(r), r);
-    return -1;
+    return r == OLAP_NCCL_SUCCESS ? 0
+                                  : lib_failed(what, run->L->ncclGetErrorString(r), "ncclResult", r);
 }
 
 static int blas_ok(const olap_run *run, olap_cublas_status s, const char *what)
 {
-    if (s == OLAP_CUBLAS_SUCCESS)
-        return 0;
-    fprintf(stderr, "greenctx bench overlap: %s: %s (cublasStatus %d)\n", what,
-            run->L->cublasGetStatusString(s), s);
-    return -1;
+    return s == OLAP_CUBLAS_SUCCESS
+               ? 0
+               : lib_failed(what, run->L->cublasGetStatusString(s), "cublasStatus", s);
 }
 
 /* ---- bf16 data ------------------------------------------------------------------------- */

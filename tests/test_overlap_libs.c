@@ -29,28 +29,26 @@ GT_TEST(nvls_asked_for_is_refused)
     GT_ASSERT_EQ_INT(strcmp(getenv("NCCL_NVLS_ENABLE"), "1"), 0); /* left as the user set it */
 }
 
-GT_TEST(nccl_named_but_missing)
+/* GREENCTX_NCCL_LIBRARY names a file the CTest entry chose (its path contains like): the
+ * load is refused and the reason contains said. */
+static void expect_refused(const char *like, const char *said)
 {
     const char *named = getenv("GREENCTX_NCCL_LIBRARY");
-    if (!named || !strstr(named, "nonexistent"))
-        GT_SKIP("needs GREENCTX_NCCL_LIBRARY naming a missing file (the CTest entry sets it)");
+    if (!named || !strstr(named, like))
+        GT_SKIP("needs GREENCTX_NCCL_LIBRARY naming a %s file (the CTest entry sets it)", like);
     olap_libs libs;
     char why[2048] = "";
     GT_ASSERT_EQ_INT(olap_libs_load(&libs, why, sizeof why), -1);
-    GT_ASSERT_CONTAINS(why, "NCCL could not be loaded from GREENCTX_NCCL_LIBRARY=");
+    GT_ASSERT_CONTAINS(why, said);
     GT_ASSERT_CONTAINS(why, named);
 }
 
-GT_TEST(nccl_named_is_not_nccl)
+GT_TEST(nccl_named_but_missing)
 {
-    const char *named = getenv("GREENCTX_NCCL_LIBRARY");
-    if (!named || !strstr(named, "libgreenctx"))
-        GT_SKIP("needs GREENCTX_NCCL_LIBRARY naming libgreenctx (the CTest entry sets it)");
-    olap_libs libs;
-    char why[2048] = "";
-    GT_ASSERT_EQ_INT(olap_libs_load(&libs, why, sizeof why), -1);
-    GT_ASSERT_CONTAINS(why, "has no ncclGetVersion");
+    expect_refused("nonexistent", "NCCL could not be loaded from GREENCTX_NCCL_LIBRARY=");
 }
+
+GT_TEST(nccl_named_is_not_nccl) { expect_refused("libgreenctx", "has no ncclGetVersion"); }
 
 GT_TEST(nccl_and_cublas_load)
 {
