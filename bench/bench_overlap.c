@@ -201,7 +201,7 @@ static int green_open(olap_run *run, unsigned comm_sms)
 {
     for (unsigned i = 0; i < OLAP_GPUS; i++) {
         olap_gpu *g = &run->gpu[i];
-        gctx_group groups[2] = {{comm_sms, 0, 0, 0}, {0, 0, 0, 1}};
+        gctx_group groups[2] = {{.num_sms = comm_sms}, {.backfill = 1}};
         char what[96];
         snprintf(what, sizeof what, "splitting GPU %d into {%u, rest}", g->env->device, comm_sms);
         if (bench_gctx(gctx_partition_split(g->env->whole, groups, 2, NULL, g->parts, NULL, NULL,

@@ -92,7 +92,7 @@ void bench_overlap_advice_line(const olap_arm *arm, char *buf, size_t size);
 
 /* cmd_bench_overlap.c: `greenctx bench overlap ...` (argv[0] is "overlap"); command is the
  * command line as typed, for the output's header. */
-int greenctx_bench_overlap(int argc, char **argv, const greenctx_tool_options *opts,
+int greenctx_bench_overlap(int argc, char **argv, greenctx_tool_options *opts,
                            const char *command);
 
 #endif

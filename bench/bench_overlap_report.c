@@ -44,7 +44,7 @@ void bench_overlap_advice_line(const olap_arm *arm, char *buf, size_t size)
     int n;
     if (arm->kind == OLAP_GREEN)
         n = snprintf(buf, size,
-                     "gctx_group groups[2] = {{%u, 0, 0, 0}, {0, 0, 0, 1}}; /* "
+                     "gctx_group groups[2] = {{.num_sms = %u}, {.backfill = 1}}; /* "
                      "gctx_partition_split: NCCL on a stream of groups[0], GEMMs on the rest */",
                      arm->comm_sms);
     else

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "bench_overlap.h"
+#include "options.h"
 
 #define OVERLAP_USAGE                                                                           \
     "usage: greenctx bench overlap [--device N] [--sizes S [S ...]] [--sms C [C ...]]\n"        \
@@ -33,14 +34,6 @@
     "nvidia-nccl-cu13) and cuBLAS (libcublas.so.13: GREENCTX_CUBLAS_LIBRARY, the loader's path,\n" \
     "/usr/local/cuda/lib64 or python3's nvidia-cublas), both loaded at run time. Runs NCCL with\n" \
     "NCCL_NVLS_ENABLE=0 (NVLink multicast off) and refuses any other value.\n"
-
-static int bad(const char *fmt, const char *arg)
-{
-    fputs("greenctx bench overlap: ", stderr);
-    fprintf(stderr, fmt, arg ? arg : "nothing");
-    fputs(" (see greenctx bench overlap --help)\n", stderr);
-    return GREENCTX_EXIT_USAGE;
-}
 
 /* "4M" -> 4 MiB; a multiple of 4 bytes (fp32 words), 4 B to 4 GiB. */
 static int parse_size(const char *text, size_t *bytes)
@@ -83,62 +76,72 @@ static int parse_mix(const char *text, olap_options *o)
     return 0;
 }
 
-/* Values following an option until the next option: sizes or SM counts. */
-static int parse_list(int argc, char **argv, int *i, const char *option, olap_options *o)
-{
-    int taken = 0;
-    while (*i + 1 < argc && argv[*i + 1][0] != '-') {
-        const char *v = argv[++*i];
-        int sms;
-        if (!strcmp(option, "--sizes")) {
-            if (o->nb_sizes == OLAP_MAX_SIZES)
-                return bad("--sizes takes at most 4 sizes; '%s' is one too many", v);
-            if (parse_size(v, &o->sizes[o->nb_sizes++]))
-                return bad("--sizes: '%s' is not a size: bytes, a multiple of 4 up to 4G, with "
-                           "an optional K, M or G (4M is 4 MiB)",
-                           v);
-        } else {
-            if (o->nb_sms == OLAP_MAX_SMS)
-                return bad("--sms takes at most 8 counts; '%s' is one too many", v);
-            if (greenctx_parse_int(v, 1, 1024, &sms))
-                return bad("--sms needs SM counts (1 to 1024), got '%s'", v);
-            o->sms[o->nb_sms++] = (unsigned)sms;
-        }
-        taken++;
-    }
-    return taken ? GREENCTX_EXIT_OK : bad("%s needs values", option);
-}
+#define OVERLAP_HELP_SHOWN (-1)
 
-static int parse(int argc, char **argv, olap_options *o, const char **svg)
+/* The benchmark's arguments; OVERLAP_HELP_SHOWN after --help, else an exit code. --sizes and
+ * --sms take the values that follow them. */
+static int parse(int argc, char **argv, greenctx_tool_options *opts, olap_options *o,
+                 const char **svg)
 {
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int value, rc;
-        if (!strcmp(a, "--quick")) {
+    enum { OPT_QUICK, OPT_SIZES, OPT_SMS, OPT_GEMM, OPT_MIX, OPT_REPS, OPT_SVG };
+    static const greenctx_option own[] = {{"--quick", NULL},
+                                          {"--sizes", "sizes in bytes, e.g. 4M 256M"},
+                                          {"--sms", "SM counts (1 to 1024)"},
+                                          {"--gemm", "MxNxK, e.g. 8192x8192x8192"},
+                                          {"--mix", "GEMMS:ALLREDUCES per step, e.g. 8:40"},
+                                          {"--reps", "a count from 1 to 100000"},
+                                          {"--svg", "a file name"},
+                                          {NULL, NULL}};
+    greenctx_args args;
+    greenctx_args_begin(&args, argc, argv, opts);
+    int list = -1, value; /* the list option whose values are being read */
+    for (int id; (id = greenctx_args_next(&args, own)) != GREENCTX_ARG_END;) {
+        const char *a = args.value;
+        if (id == GREENCTX_ARG_HELP) {
+            fputs(OVERLAP_USAGE, stdout);
+            return OVERLAP_HELP_SHOWN;
+        }
+        if (id == GREENCTX_ARG_STOP)
+            return args.rc;
+        if (id == GREENCTX_ARG_POSITIONAL && list < 0)
+            return greenctx_args_bad(&args, "unexpected argument '%s'", a);
+        if (id == GREENCTX_ARG_POSITIONAL)
+            id = list;
+        list = id == OPT_SIZES || id == OPT_SMS ? id : -1;
+        if (id == OPT_QUICK) {
             o->quick = 1;
-        } else if (!strcmp(a, "--sizes") || !strcmp(a, "--sms")) {
-            if ((rc = parse_list(argc, argv, &i, a, o)) != GREENCTX_EXIT_OK)
-                return rc;
-        } else if (!strcmp(a, "--gemm")) {
-            if (parse_gemm(v, o))
-                return bad("--gemm needs MxNxK (each 1 to 65536), got '%s'", v);
-            i++;
-        } else if (!strcmp(a, "--mix")) {
-            if (parse_mix(v, o))
-                return bad("--mix needs GEMMS:ALLREDUCES per step, e.g. 8:40, got '%s'", v);
-            i++;
-        } else if (!strcmp(a, "--reps")) {
-            if (greenctx_parse_int(v, 1, 100000, &value))
-                return bad("--reps needs a count from 1 to 100000, got '%s'", v);
+        } else if (id == OPT_SIZES) {
+            if (o->nb_sizes == OLAP_MAX_SIZES)
+                return greenctx_args_bad(&args, "--sizes takes at most 4 sizes; '%s' is one too "
+                                         "many", a);
+            if (parse_size(a, &o->sizes[o->nb_sizes++]))
+                return greenctx_args_bad(&args, "--sizes: '%s' is not a size: bytes, a multiple "
+                                         "of 4 up to 4G, with an optional K, M or G (4M is "
+                                         "4 MiB)", a);
+        } else if (id == OPT_SMS) {
+            if (o->nb_sms == OLAP_MAX_SMS)
+                return greenctx_args_bad(&args, "--sms takes at most 8 counts; '%s' is one too "
+                                         "many", a);
+            if (greenctx_parse_int(a, 1, 1024, &value))
+                return greenctx_args_bad(&args, "--sms needs SM counts (1 to 1024), got '%s'", a);
+            o->sms[o->nb_sms++] = (unsigned)value;
+        } else if (id == OPT_GEMM) {
+            if (parse_gemm(a, o))
+                return greenctx_args_bad(&args, "--gemm needs MxNxK (each 1 to 65536), got '%s'",
+                                         a);
+        } else if (id == OPT_MIX) {
+            if (parse_mix(a, o))
+                return greenctx_args_bad(&args, "--mix needs GEMMS:ALLREDUCES per step, e.g. "
+                                         "8:40, got '%s'", a);
+        } else if (id == OPT_REPS) {
+            if (greenctx_parse_int(a, 1, 100000, &value))
+                return greenctx_args_bad(&args, "--reps needs a count from 1 to 100000, got '%s'",
+                                         a);
             o->reps = (unsigned)value;
-            i++;
-        } else if (!strcmp(a, "--svg")) {
-            if (!v || !*v || v[0] == '-')
-                return bad("--svg needs a file name, got %s", v);
-            *svg = v;
-            i++;
-        } else {
-            return bad(a[0] == '-' ? "unknown option '%s'" : "unexpected argument '%s'", a);
+        } else if (id == OPT_SVG) {
+            if (!*a || a[0] == '-')
+                return greenctx_args_bad(&args, "--svg needs a file name, got '%s'", a);
+            *svg = a;
         }
     }
     return GREENCTX_EXIT_OK;
@@ -159,36 +162,41 @@ static void defaults(olap_options *o)
         o->mix_gemms = o->quick ? 4 : 8;
 }
 
-/* Two GPUs, every C a legal split of both, and a driver that runs kernels. Prints why not. */
-static int check_machine(bench_env env[OLAP_GPUS], int first, const olap_options *o)
+/* Two GPUs, every C a legal split of both, and a driver that runs kernels. Returns an exit
+ * code after saying why not. */
+static int check_machine(greenctx_tool_options *opts, bench_env env[OLAP_GPUS],
+                         const olap_options *o)
 {
-    int count = 0;
-    if (bench_gctx(gctx_device_count(&count), "counting devices"))
-        return -1;
-    if (count < first + OLAP_GPUS) {
-        fprintf(stderr, "greenctx bench overlap: needs 2 GPUs (an NCCL all-reduce between "
-                        "devices %d and %d); this machine has %d\n",
-                first, first + 1, count);
-        return -1;
-    }
+    int count = 0, first = opts->device;
+    gctx_status s = gctx_device_count(&count);
+    if (s != GCTX_SUCCESS)
+        return greenctx_tool_fail(opts, s);
+    if (count < first + OLAP_GPUS)
+        return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED,
+                                   gctx_status_name(GCTX_ERROR_NO_DEVICE),
+                                   "needs 2 GPUs (an NCCL all-reduce between devices %d and "
+                                   "%d); this machine has %d",
+                                   first, first + 1, count);
     for (int i = 0; i < OLAP_GPUS; i++)
         if (bench_env_open(&env[i], first + i))
-            return -1;
+            return GREENCTX_EXIT_FAILED;
     for (int i = 0; i < OLAP_GPUS; i++)
         for (unsigned c = 0; c < o->nb_sms; c++) {
-            gctx_group groups[2] = {{o->sms[c], 0, 0, 0}, {0, 0, 0, 1}};
-            char what[64];
-            snprintf(what, sizeof what, "--sms %u on GPU %d", o->sms[c], first + i);
-            if (bench_gctx(gctx_partition_plan(env[i].whole, groups, 2, NULL, NULL, NULL), what))
-                return -1;
+            gctx_group groups[2] = {{.num_sms = o->sms[c]}, {.backfill = 1}};
+            s = gctx_partition_plan(env[i].whole, groups, 2, NULL, NULL, NULL);
+            if (s != GCTX_SUCCESS)
+                return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, gctx_status_name(s),
+                                           "--sms %u on GPU %d: %s", o->sms[c], first + i,
+                                           gctx_last_error());
         }
-    if (!env[0].kernels || !env[1].kernels) {
-        fprintf(stderr, "greenctx bench overlap: needs real GPUs: this driver runs no kernels "
-                        "(cuModuleLoadData answered CUDA_ERROR_NOT_SUPPORTED; the simulated "
-                        "driver?), and NCCL and cuBLAS need the real driver\n");
-        return -1;
-    }
-    return 0;
+    if (!env[0].kernels || !env[1].kernels)
+        return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED,
+                                   gctx_status_name(GCTX_ERROR_UNSUPPORTED),
+                                   "needs real GPUs: this driver runs no kernels "
+                                   "(cuModuleLoadData answered CUDA_ERROR_NOT_SUPPORTED; the "
+                                   "simulated driver?), and NCCL and cuBLAS need the real "
+                                   "driver");
+    return GREENCTX_EXIT_OK;
 }
 
 static void print_header(const bench_env *env, int json)
@@ -207,30 +215,22 @@ static void print_header(const bench_env *env, int json)
            env->command);
 }
 
-int greenctx_bench_overlap(int argc, char **argv, const greenctx_tool_options *opts,
+int greenctx_bench_overlap(int argc, char **argv, greenctx_tool_options *opts,
                            const char *command)
 {
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            fputs(OVERLAP_USAGE, stdout);
-            return GREENCTX_EXIT_OK;
-        }
+    opts->command = "bench overlap";
     olap_options o;
     memset(&o, 0, sizeof o);
     const char *svg = NULL;
-    greenctx_common_args common;
-    int rc = greenctx_parse_common(&argc, argv, 0, &common);
-    if (rc == GREENCTX_EXIT_OK)
-        rc = parse(argc, argv, &o, &svg);
+    int rc = parse(argc, argv, opts, &o, &svg);
     if (rc != GREENCTX_EXIT_OK)
-        return rc;
+        return rc == OVERLAP_HELP_SHOWN ? GREENCTX_EXIT_OK : rc;
     defaults(&o);
-    char why[512];
-    if (olap_nvls_off(why, sizeof why)) {
-        fprintf(stderr, "greenctx bench overlap: %s\n", why);
-        return GREENCTX_EXIT_FAILED;
-    }
-    if ((rc = greenctx_tool_start(opts, "bench", common.json)) != GREENCTX_EXIT_OK)
+    char why[1024];
+    if (olap_nvls_off(why, sizeof why))
+        return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED,
+                                   gctx_status_name(GCTX_ERROR_INVALID_ARGUMENT), "%s", why);
+    if ((rc = greenctx_tool_start(opts)) != GREENCTX_EXIT_OK)
         return rc;
     bench_env env[OLAP_GPUS];
     memset(env, 0, sizeof env);
@@ -239,23 +239,23 @@ int greenctx_bench_overlap(int argc, char **argv, const greenctx_tool_options *o
     /* NCCL's init changes this thread's current context; the run leaves it as it found it. */
     CUcontext saved = NULL;
     int have_saved = gctx_current_context_save(&saved) == GCTX_SUCCESS;
-    rc = check_machine(env, common.device, &o);
-    if (!rc && olap_libs_load(&libs, why, sizeof why)) {
-        fprintf(stderr, "greenctx bench overlap: %s\n", why);
-        rc = -1;
-    }
-    if (!rc && !(res = calloc(1, sizeof *res)))
-        rc = -1;
-    if (!rc) {
+    rc = check_machine(opts, env, &o);
+    if (rc == GREENCTX_EXIT_OK && olap_libs_load(&libs, why, sizeof why))
+        rc = greenctx_tool_error(opts, GREENCTX_EXIT_FAILED,
+                                 gctx_status_name(GCTX_ERROR_UNSUPPORTED), "%s", why);
+    if (rc == GREENCTX_EXIT_OK && !(res = calloc(1, sizeof *res)))
+        rc = greenctx_tool_fail(opts, GCTX_ERROR_OUT_OF_MEMORY);
+    if (rc == GREENCTX_EXIT_OK) {
         snprintf(env[0].command, sizeof env[0].command, "%s", command);
         env[0].opt.quick = o.quick;
-        if (!common.json)
+        if (!opts->json)
             print_header(&env[0], 0);
-        rc = bench_overlap_run(env, &libs, &o, res);
+        if (bench_overlap_run(env, &libs, &o, res))
+            rc = GREENCTX_EXIT_FAILED;
     }
-    if (!rc) {
+    if (rc == GREENCTX_EXIT_OK) {
         bench_overlap_advise(res);
-        if (common.json) {
+        if (opts->json) {
             print_header(&env[0], 1);
             bench_overlap_json(res);
             printf("}\n");
@@ -263,13 +263,15 @@ int greenctx_bench_overlap(int argc, char **argv, const greenctx_tool_options *o
             bench_overlap_print(res);
         }
     }
-    if (!rc && svg) {
+    if (rc == GREENCTX_EXIT_OK && svg) {
         bench_chart *chart = calloc(1, sizeof *chart);
-        rc = chart ? 0 : -1;
-        if (chart) {
+        if (!chart)
+            rc = greenctx_tool_fail(opts, GCTX_ERROR_OUT_OF_MEMORY);
+        else {
             bench_overlap_chart(&env[0], res, chart);
-            rc = bench_svg_write(svg, &env[0], chart);
-            if (rc == 0 && !common.json)
+            if (bench_svg_write(svg, &env[0], chart))
+                rc = GREENCTX_EXIT_FAILED;
+            else if (!opts->json)
                 printf("chart: %s\n", svg);
         }
         free(chart);
@@ -280,5 +282,5 @@ int greenctx_bench_overlap(int argc, char **argv, const greenctx_tool_options *o
             bench_env_close(&env[i]);
     if (have_saved)
         gctx_current_context_restore(saved, NULL);
-    return rc ? GREENCTX_EXIT_FAILED : GREENCTX_EXIT_OK;
+    return rc;
 }

@@ -100,7 +100,9 @@ static float elapsed_ms(gctx_context *ctx, cudaEvent_t start, cudaEvent_t stop)
 static void split_gpu(int device, unsigned comm_sms, struct gpu *g)
 {
     gctx_partition *whole, *parts[2];
-    gctx_group groups[2] = {{comm_sms, 0, 0, 0}, {0, 0, 0, 1}}; /* C, then every SM left */
+    gctx_group groups[2] = {GCTX_GROUP_INIT, GCTX_GROUP_INIT};
+    groups[0].num_sms = comm_sms; /* C SMs for NCCL */
+    groups[1].backfill = 1;       /* num_sms 0 + backfill: every SM left, for cuBLAS */
     GCTX_CHECK(gctx_partition_from_device(device, &whole));
     GCTX_CHECK(gctx_partition_split(whole, groups, 2, NULL, parts, NULL, NULL, NULL));
     GCTX_CHECK(gctx_context_create(parts[0], NULL, &g->comm_ctx));

@@ -553,8 +553,9 @@ GCTX_API gctx_status gctx_event_synchronize(gctx_event *event);
  *     ncclCommInitAll(comms, 2, devices);         (changes the current context)
  *     gctx_current_context_restore(saved, NULL);
  *
- * The current context is the top of the thread's context stack (NULL when it is empty). */
-GCTX_API gctx_status gctx_current_context_save(CUcontext *saved);
+ * The current context is the top of the thread's context stack (NULL when it is empty). Both
+ * work on every driver (green contexts are not needed). */
+GCTX_API gctx_status gctx_current_context_save(CUcontext *saved); /* INVALID_ARGUMENT: NULL */
 /* Makes saved current again, replacing the top of the stack; with saved NULL it pops until
  * nothing is current (a library that pushed contexts and left them). changed, when not NULL,
  * gets 1 when something else was current (the call in between changed it), else 0.

@@ -57,8 +57,7 @@ endforeach()
 # The NCCL example needs two GPUs, nvcc, cuBLAS and NCCL; it is built with
 # -DGREENCTX_BUILD_EXAMPLES=ON where they are found (examples/CMakeLists.txt).
 if(TARGET nccl_overlap AND GREENCTX_TEST_DRIVER STREQUAL "real")
-  greenctx_test(examples.nccl_overlap COMMAND nccl_overlap LABELS driver gpu)
-  set_tests_properties(examples.nccl_overlap PROPERTIES TIMEOUT 300)
+  greenctx_test(examples.nccl_overlap COMMAND nccl_overlap LABELS driver gpu TIMEOUT 300)
 elseif(TARGET nccl_overlap)
   greenctx_test(examples.nccl_overlap LABELS unit
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/skip.sh

@@ -31,6 +31,9 @@ usage)
     run 2 bench overlap --frobnicate
     has "$err" "unknown option '--frobnicate'"
     run 2 bench overlap extra
+    has "$err" "unexpected argument 'extra'"
+    run 2 bench overlap --sizes=4M --sms 8 16 24 32 40 48 56 64 72
+    has "$err" "at most 8 counts"
     ;;
 sim_one_gpu)
     need_sim
@@ -44,7 +47,9 @@ sim_no_kernels)
     need_sim
     run 1 --sim h200,h200 bench overlap --quick --json
     has "$err" "needs real GPUs: this driver runs no kernels"
-    [ -s "$out" ] && fail "stdout should stay empty when nothing ran"
+    # under --json, stdout is one JSON document: the error
+    has "$out" '{"error":{"status":"GCTX_ERROR_UNSUPPORTED","message":"needs real GPUs'
+    [ "$(wc -l <"$out")" -eq 1 ] || fail "stdout should hold the JSON error alone"
     ;;
 sim_bad_sms)
     need_sim

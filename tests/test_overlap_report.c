@@ -74,12 +74,12 @@ GT_TEST(advice_lines_say_what_to_write)
     char line[512];
     olap_arm a = arm(OLAP_GREEN, 16, 16, 116, 60, 690, 8.0);
     bench_overlap_advice_line(&a, line, sizeof line);
-    GT_ASSERT_CONTAINS(line, "gctx_group groups[2] = {{16, 0, 0, 0}, {0, 0, 0, 1}};");
+    GT_ASSERT_CONTAINS(line, "gctx_group groups[2] = {{.num_sms = 16}, {.backfill = 1}};");
     GT_ASSERT_CONTAINS(line, "ncclConfig_t config = NCCL_CONFIG_INITIALIZER; config.maxCTAs = 16;");
     GT_ASSERT_CONTAINS(line, "cublasSetSmCountTarget(handle, 116);");
     a = arm(OLAP_GREEN, 24, 0, 0, 60, 690, 8.0);
     bench_overlap_advice_line(&a, line, sizeof line);
-    GT_ASSERT_CONTAINS(line, "{{24, 0, 0, 0}, {0, 0, 0, 1}}");
+    GT_ASSERT_CONTAINS(line, "{{.num_sms = 24}, {.backfill = 1}}");
     GT_ASSERT(strstr(line, "maxCTAs") == NULL && strstr(line, "cublasSetSmCountTarget") == NULL);
     a = arm(OLAP_PLAIN_MAXCTAS, 8, 8, 0, 60, 690, 8.0);
     bench_overlap_advice_line(&a, line, sizeof line);
