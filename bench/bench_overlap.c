@@ -465,8 +465,10 @@ static int ar_series(olap_run *run, unsigned reps, bench_summary *out)
 static int gemm_alone(olap_run *run, double *tflops)
 {
     feeder f;
-    if (feeder_start(&f, run))
-        return feeder_stop(&f), -1;
+    if (feeder_start(&f, run)) {
+        feeder_stop(&f);
+        return -1;
+    }
     bench_spin_us((run->opt->quick ? QUICK_GEMM_ALONE_S : GEMM_ALONE_S) * 1e6);
     if (feeder_stop(&f))
         return -1;
@@ -636,8 +638,10 @@ static int measure_arm(olap_run *run, olap_size_result *sr, olap_arm *arm)
     feeder f;
     feeder_init(&f, run);
     run->bytes = sr->bytes;
-    if (zero_outputs(run) || gemm_setup(run, arm->sm_target) || feeder_start(&f, run))
-        return feeder_stop(&f), -1;
+    if (zero_outputs(run) || gemm_setup(run, arm->sm_target) || feeder_start(&f, run)) {
+        feeder_stop(&f);
+        return -1;
+    }
     int rc = ar_series(run, sr->reps, &arm->ar_us);
     rc |= feeder_stop(&f);
     arm->gemm_tflops = f.tflops;
