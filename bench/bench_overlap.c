@@ -35,6 +35,7 @@
 #define GEMM_ALONE_S 0.25
 #define QUICK_GEMM_ALONE_S 0.08
 #define CHECK_SAMPLES 8
+#define MIX_MAX_ALLREDUCES 100000u /* a balanced mix's bound (no timings: the simulator) */
 /* The all-reduce's inputs: GPU 0 sends 1.5 everywhere, GPU 1 2.25; the sum is exact. */
 static const float ar_input[OLAP_GPUS] = {1.5f, 2.25f};
 #define AR_SUM 3.75f
@@ -731,7 +732,8 @@ static int run_plain(olap_run *run)
         sr->mix_allreduces = o->mix_allreduces;
         if (!sr->mix_allreduces) { /* balanced: the all-reduces alone take as long as the GEMMs */
             double r = o->mix_gemms * gemm_ms * 1e3 / sr->ar_whole_us;
-            sr->mix_allreduces = r < 1 ? 1 : (unsigned)lround(r);
+            sr->mix_allreduces = !(r >= 1) ? 1 : r > MIX_MAX_ALLREDUCES ? MIX_MAX_ALLREDUCES
+                                                                         : (unsigned)lround(r);
         }
         if (measure_arm(run, sr, arm))
             return -1;

@@ -85,7 +85,7 @@ static void print_size(const olap_result *res, const olap_size_result *sr)
            "median of %u steps\n\n",
            sr->mix_gemms, sr->mix_allreduces, sr->ar_whole_us, res->gemm_whole_tflops, sr->reps,
            sr->steps);
-    printf("%-40s %9s %9s %8s | %8s %7s %7s | %9s %8s\n", "arm", "AR p50", "AR p99", "p99/alone",
+    printf("%-40s %9s %9s %9s | %8s %7s %7s | %9s %8s\n", "arm", "AR p50", "AR p99", "p99/alone",
            "TFLOP/s", "/alone", "/whole", "step ms", "speedup");
     const olap_arm *plain = &sr->arms[0];
     for (unsigned a = 0; a < sr->nb_arms; a++) {

@@ -54,6 +54,21 @@ foreach(case usage sim_one_gpu sim_no_kernels sim_bad_sms nvls_refused)
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/overlap_test.sh ${case} $<TARGET_FILE:greenctx_tool>)
 endforeach()
 
+# Its whole flow on the simulated driver (host memory), with test doubles of NCCL and cuBLAS
+# that compute on the host and check what the bench passes them (GREENCTX_BENCH_OVERLAP_SIM=1).
+foreach(double nccl cublas)
+  add_library(fake_${double} MODULE fake_${double}.c)
+  target_include_directories(fake_${double} PRIVATE ${PROJECT_SOURCE_DIR}/src
+    ${PROJECT_SOURCE_DIR}/include)
+  target_link_libraries(fake_${double} PRIVATE ${CMAKE_DL_LIBS})
+  set_target_properties(fake_${double} PROPERTIES C_VISIBILITY_PRESET default) # its API
+endforeach()
+greenctx_test(bench.overlap.sim_flow LABELS tool TIMEOUT 120
+  ENV ${tool_sim_env} GREENCTX_BENCH_OVERLAP_SIM=1
+      GREENCTX_NCCL_LIBRARY=$<TARGET_FILE:fake_nccl>
+      GREENCTX_CUBLAS_LIBRARY=$<TARGET_FILE:fake_cublas>
+  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/overlap_test.sh sim_flow $<TARGET_FILE:greenctx_tool>)
+
 # The NCCL example needs two GPUs, nvcc, cuBLAS and NCCL; it is built with
 # -DGREENCTX_BUILD_EXAMPLES=ON where they are found (examples/CMakeLists.txt).
 if(TARGET nccl_overlap AND GREENCTX_TEST_DRIVER STREQUAL "real")

@@ -64,6 +64,41 @@ nvls_refused)
     NCCL_NVLS_ENABLE=0 run 1 --sim h200,h200 bench overlap --quick
     has "$err" "needs real GPUs"
     ;;
+sim_flow)
+    # The whole benchmark on the simulated driver with test doubles of NCCL and cuBLAS (the
+    # CTest entry names them): every arm runs, its results are checked, the picks are made.
+    need_sim
+    svg=$(mktemp)
+    args="bench overlap --quick --sizes 4K 64K --sms 8 16 --gemm 64x48x32 --mix 2:3 --reps 5"
+    run 0 --sim h200,h200 $args --json --svg "$svg"
+    command -v python3 >/dev/null 2>&1 && python3 - "$out" <<'PY' || fail "JSON check failed"
+import json, sys
+d = json.load(open(sys.argv[1]))
+o = d["overlap"]
+assert d["meta"]["simulated"] is True
+assert o["init_changed_context"] is True, "the fake init leaves a context current"
+assert o["gemm"] == {**o["gemm"], "m": 64, "n": 48, "k": 32}
+assert [s["bytes"] for s in o["sizes"]] == [4096, 65536]
+for s in o["sizes"]:
+    assert s["mix"] == {"gemms": 2, "allreduces": 3}
+    arms = s["arms"]
+    assert len(arms) == 11 and all(a["measured"] for a in arms), len(arms)
+    assert [a["kind"] for a in arms[:2]] == ["ordinary", "ordinary_maxctas"]
+    green = [a for a in arms if a["kind"] == "green"]
+    assert sorted({(a["comm_sms"], a["max_ctas"], a["sm_target"]) for a in green}) == [
+        (8, 0, 0), (8, 0, 124), (8, 8, 0), (8, 8, 124),
+        (16, 0, 0), (16, 0, 116), (16, 16, 0), (16, 16, 116)]
+    assert all(a["allreduce_us"]["n"] == 5 for a in arms)
+    assert s["shortest_step"] is not None and "gctx_group" in json.dumps(s)
+PY
+    grep -q "</svg>" "$svg" || fail "the chart is not a whole SVG file"
+    rm -f "$svg"
+    run 0 --sim h200,h200 $args
+    has "$out" "simulated: timings meaningless"
+    has "$out" "NCCL's communicator init changed the calling thread's current context"
+    has "$out" "pick, shortest step:"
+    has "$out" "green 16 | 116, maxCTAs 16, SM target 116"
+    ;;
 *)
     echo "unknown case $1"
     exit 2
