@@ -17,7 +17,11 @@ stage() { # stage NAME TIMEOUT COMMAND...: runs it, logs to $out/NAME.log, recor
     timeout --kill-after=10 "$limit" "$@" >"$out/$name.log" 2>&1
     local rc=$?
     local verdict=PASS
-    [ "$rc" -eq 0 ] || verdict="FAIL (exit $rc$([ "$rc" -eq 124 ] && echo ', timed out'))"
+    if [ "$rc" -eq 77 ]; then
+        verdict="SKIP (exit 77)"
+    elif [ "$rc" -ne 0 ]; then
+        verdict="FAIL (exit $rc$([ "$rc" -eq 124 ] && echo ', timed out'))"
+    fi
     results+=("$verdict $name ($((SECONDS - t0)) s)")
     echo "== $name: $verdict ($((SECONDS - t0)) s)"
     tail -n 40 "$out/$name.log"
@@ -62,7 +66,13 @@ stage overlap 270 sh -c "'$tool' bench overlap --json --svg '$out/overlap.svg' >
 # 5. The issue's targets, from the default run (the quick run's table is in overlap-quick.log).
 stage targets 30 python3 - "$out/overlap.json" <<'PY'
 import json, sys
-d = json.load(open(sys.argv[1]))["overlap"]
+try:
+    doc = json.load(open(sys.argv[1]))
+except (OSError, ValueError) as e:
+    sys.exit("no JSON from the default run (%s): see overlap.log" % e)
+if "overlap" not in doc:
+    sys.exit("the default run failed: %s" % doc.get("error", doc))
+d = doc["overlap"]
 ok = True
 def verdict(name, good, text):
     global ok
