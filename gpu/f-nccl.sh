@@ -74,6 +74,8 @@ if "overlap" not in doc:
     sys.exit("the default run failed: %s" % doc.get("error", doc))
 d = doc["overlap"]
 ok = True
+def ratio(a, b):
+    return a / b if b else float("inf")
 def verdict(name, good, text):
     global ok
     ok &= good
@@ -90,7 +92,7 @@ for s in d["sizes"]:
     for a in arms:
         print("%-40s %8.1f %8.1f %9.2f %8.3f %8.3f %8.2f %8.2f" % (a["label"], a["allreduce_us"]["p50"],
               a["allreduce_us"]["p99"], a["p99_vs_alone"], a["gemm_vs_alone"], a["gemm_vs_whole"],
-              a["step_ms"], plain["step_ms"] / a["step_ms"]))
+              a["step_ms"], ratio(plain["step_ms"], a["step_ms"])))
     green16 = [a for a in arms if a["kind"] == "green" and a["comm_sms"] == 16]
     canonical = [a for a in green16 if a["max_ctas"] == 0 and a["sm_target"] == 0]
     if mib == 4 and canonical:
@@ -101,12 +103,12 @@ for s in d["sizes"]:
         verdict("4 MiB p99 >= 2x faster than ordinary streams beside the GEMM (%s)" % g["label"],
                 plain["allreduce_us"]["p99"] >= 2 * g["allreduce_us"]["p99"],
                 "%.1f vs %.1f us = %.2fx (p50 %.1f vs %.1f)" % (plain["allreduce_us"]["p99"],
-                g["allreduce_us"]["p99"], plain["allreduce_us"]["p99"] / g["allreduce_us"]["p99"],
+                g["allreduce_us"]["p99"], ratio(plain["allreduce_us"]["p99"], g["allreduce_us"]["p99"]),
                 plain["allreduce_us"]["p50"], g["allreduce_us"]["p50"]))
         for o in green16:
             if o is not g:
                 print("     (%s: p99/alone %.2f, %.2fx faster than ordinary)" % (o["label"],
-                      o["p99_vs_alone"], plain["allreduce_us"]["p99"] / o["allreduce_us"]["p99"]))
+                      o["p99_vs_alone"], ratio(plain["allreduce_us"]["p99"], o["allreduce_us"]["p99"])))
     for g in canonical:
         verdict("%d MiB: GEMM in its partition >= 0.95x alone in the same SMs (%s)" % (mib, g["label"]),
                 g["gemm_vs_alone"] >= 0.95, "%.3f" % g["gemm_vs_alone"])
