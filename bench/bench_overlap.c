@@ -4,8 +4,9 @@
  * One process drives both GPUs (one communicator per GPU, made in one NCCL group). Per arm:
  * - the all-reduce beside the GEMM: a feeder thread keeps GEMMs queued on both GPUs' compute
  *   streams while the main thread runs the all-reduce in a closed loop (each one waited for),
- *   timed by events on GPU 0's communication stream; the GEMM rate is what the feeder got
- *   (GPU 0's events around its GEMMs);
+ *   timed by events on GPU 0's communication stream behind a short gate kernel (so the host's
+ *   enqueue is not in the time); the GEMM rate is what the feeder got (GPU 0's events around
+ *   its GEMMs);
  * - the step: a fixed mix of GEMMs and all-reduces queued at once, interleaved in proportion,
  *   timed on the host until both are done (median over steps);
  * - the references: the same all-reduce alone in the same SMs with the same communicator, and
@@ -35,6 +36,10 @@
 #define GEMM_ALONE_S 0.25
 #define QUICK_GEMM_ALONE_S 0.08
 #define CHECK_SAMPLES 8
+/* The gate ahead of each timed all-reduce: one block of the FMA chain, about 65 us on an H200
+ * (8 chunks of 2000 steps), longer than NCCL takes to enqueue an all-reduce on the host. */
+#define GATE_CHUNKS 8
+#define GATE_ITERS 2000
 #define MIX_MAX_ALLREDUCES 100000u /* a balanced mix's bound (no timings: the simulator) */
 /* The all-reduce's inputs: GPU 0 sends 1.5 everywhere, GPU 1 2.25; the sum is exact. */
 static const float ar_input[OLAP_GPUS] = {1.5f, 2.25f};
@@ -56,6 +61,7 @@ typedef struct olap_run {
     olap_result *res;
     olap_gpu gpu[OLAP_GPUS];
     uint16_t *host_a, *host_b; /* the GEMM's inputs, bf16 */
+    gcu_deviceptr gate_out;     /* the gate kernel's output, GPU 0 */
     size_t max_bytes;
     /* what the arm being measured uses */
     bench_lane *comm_lane[OLAP_GPUS], *compute_lane[OLAP_GPUS];
@@ -73,8 +79,9 @@ static int lib_failed(const char *what, const char *text, const char *type, int 
 
 static int nccl_ok(const olap_run *run, olap_nccl_result r, const char *what)
 {
-    return r == OLAP_NCCL_SUCCESS ? 0
-                                  : lib_failed(what, run->L->ncclGetErrorString(r), "ncclResult", r);
+    return r == OLAP_NCCL_SUCCESS
+               ? 0
+               : lib_failed(what, run->L->ncclGetErrorString(r), "ncclResult", r);
 }
 
 static int blas_ok(const olap_run *run, olap_cublas_status s, const char *what)
@@ -437,6 +444,18 @@ static int sync_all(olap_run *run)
     return 0;
 }
 
+/* A short kernel ahead of the start event holds GPU 0's communication stream while the host
+ * enqueues the all-reduce, so that the events time the all-reduce on the GPU and not NCCL's
+ * launch on the host (where the driver runs no kernels there is no gate). */
+static int gate(olap_run *run)
+{
+    const bench_env *env = run->gpu[0].env;
+    const bench_lane *lane = run->comm_lane[0];
+    return env->kernels ? bench_fma(env, &lane->mod, lane->stream, 1, run->gate_out, GATE_CHUNKS,
+                                    GATE_ITERS, 0)
+                        : 0;
+}
+
 /* Closed loop: each all-reduce waited for on both GPUs; us gets reps times. */
 static int ar_series(olap_run *run, unsigned reps, bench_summary *out)
 {
@@ -448,7 +467,8 @@ static int ar_series(olap_run *run, unsigned reps, bench_summary *out)
     int rc = 0;
     for (unsigned r = 0; r < AR_WARMUPS + reps && !rc; r++) {
         double ms = 0;
-        rc = bench_cu(drv->cuEventRecord(lane->start, lane->stream), "cuEventRecord") ||
+        rc = gate(run) ||
+             bench_cu(drv->cuEventRecord(lane->start, lane->stream), "cuEventRecord") ||
              allreduce(run) ||
              bench_cu(drv->cuEventRecord(lane->end, lane->stream), "cuEventRecord") ||
              bench_lane_elapsed(run->gpu[0].env, lane, &ms) ||
@@ -769,7 +789,8 @@ int bench_overlap_run(const bench_env env[OLAP_GPUS], const olap_libs *libs,
         snprintf(res->gpu_name[i], sizeof res->gpu_name[i], "%s", env[i].gpu_name);
         res->sm_count[i] = env[i].sm_count;
     }
-    int rc = make_inputs(run);
+    int rc = make_inputs(run) ||
+             bench_alloc(&env[0], &run->gate_out, BENCH_BLOCK * sizeof(float), "the gate kernel");
     for (unsigned i = 0; i < OLAP_GPUS && !rc; i++)
         rc = gpu_open(run, &run->gpu[i], &env[i], i);
     if (!rc)
@@ -780,6 +801,7 @@ int bench_overlap_run(const bench_env env[OLAP_GPUS], const olap_libs *libs,
     comms_destroy(run, 0);
     for (unsigned i = 0; i < OLAP_GPUS; i++)
         gpu_close(run, &run->gpu[i]);
+    bench_free(&env[0], &run->gate_out);
     free(run->host_a);
     free(run->host_b);
     free(run);

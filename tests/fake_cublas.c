@@ -59,8 +59,8 @@ int cublasSetMatrix(int rows, int cols, int elem_size, const void *a, int lda, v
     if (rows < 0 || cols < 0 || elem_size <= 0 || lda < rows || ldb < rows)
         return INVALID_VALUE;
     for (int c = 0; c < cols; c++)
-        memcpy((char *)b + (size_t)c * ldb * elem_size, (const char *)a + (size_t)c * lda * elem_size,
-               (size_t)rows * elem_size);
+        memcpy((char *)b + (size_t)c * ldb * elem_size,
+               (const char *)a + (size_t)c * lda * elem_size, (size_t)rows * elem_size);
     return SUCCESS;
 }
 
