@@ -48,7 +48,7 @@ static const float ar_input[OLAP_GPUS] = {1.5f, 2.25f};
 typedef struct olap_gpu {
     const bench_env *env;
     olap_cublas_handle blas;
-    gcu_deviceptr a, b, c, send, recv;
+    gcu_deviceptr a, b, c, send, recv, gate_out;
     bench_lane plain_comm, plain_compute;
     bench_lane green_comm, green_compute; /* of the C being measured */
     gctx_partition *parts[2];
@@ -61,7 +61,6 @@ typedef struct olap_run {
     olap_result *res;
     olap_gpu gpu[OLAP_GPUS];
     uint16_t *host_a, *host_b; /* the GEMM's inputs, bf16 */
-    gcu_deviceptr gate_out;     /* the gate kernel's output, GPU 0 */
     size_t max_bytes;
     /* what the arm being measured uses */
     bench_lane *comm_lane[OLAP_GPUS], *compute_lane[OLAP_GPUS];
@@ -150,7 +149,8 @@ static int gpu_open(olap_run *run, olap_gpu *g, const bench_env *env, unsigned i
         bench_alloc(env, &g->b, (size_t)o->k * o->n * bf, "the GEMM's B") ||
         bench_alloc(env, &g->c, (size_t)o->m * o->n * bf, "the GEMM's C") ||
         bench_alloc(env, &g->send, run->max_bytes, "the all-reduce's input") ||
-        bench_alloc(env, &g->recv, run->max_bytes, "the all-reduce's output"))
+        bench_alloc(env, &g->recv, run->max_bytes, "the all-reduce's output") ||
+        bench_alloc(env, &g->gate_out, BENCH_BLOCK * sizeof(float), "the gate kernel"))
         return -1;
     float v = ar_input[index];
     unsigned bits;
@@ -199,7 +199,7 @@ static void gpu_close(const olap_run *run, olap_gpu *g)
     green_close(g);
     bench_lane_close(g->env, &g->plain_comm);
     bench_lane_close(g->env, &g->plain_compute);
-    gcu_deviceptr *bufs[] = {&g->a, &g->b, &g->c, &g->send, &g->recv};
+    gcu_deviceptr *bufs[] = {&g->a, &g->b, &g->c, &g->send, &g->recv, &g->gate_out};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         bench_free(g->env, bufs[i]);
 }
@@ -444,16 +444,20 @@ static int sync_all(olap_run *run)
     return 0;
 }
 
-/* A short kernel ahead of the start event holds GPU 0's communication stream while the host
- * enqueues the all-reduce, so that the events time the all-reduce on the GPU and not NCCL's
- * launch on the host (where the driver runs no kernels there is no gate). */
+/* A short kernel ahead of the start event holds each GPU's communication stream while the
+ * host enqueues the all-reduce, so that the events time the all-reduce on the GPUs and not
+ * NCCL's launch on the host; both GPUs get one, so neither starts ahead (where the driver runs
+ * no kernels there is no gate). */
 static int gate(olap_run *run)
 {
-    const bench_env *env = run->gpu[0].env;
-    const bench_lane *lane = run->comm_lane[0];
-    return env->kernels ? bench_fma(env, &lane->mod, lane->stream, 1, run->gate_out, GATE_CHUNKS,
-                                    GATE_ITERS, 0)
-                        : 0;
+    for (unsigned i = 0; i < OLAP_GPUS; i++) {
+        const bench_env *env = run->gpu[i].env;
+        const bench_lane *lane = run->comm_lane[i];
+        if (env->kernels && bench_fma(env, &lane->mod, lane->stream, 1, run->gpu[i].gate_out,
+                                      GATE_CHUNKS, GATE_ITERS, 0))
+            return -1;
+    }
+    return 0;
 }
 
 /* Closed loop: each all-reduce waited for on both GPUs; us gets reps times. */
@@ -789,8 +793,7 @@ int bench_overlap_run(const bench_env env[OLAP_GPUS], const olap_libs *libs,
         snprintf(res->gpu_name[i], sizeof res->gpu_name[i], "%s", env[i].gpu_name);
         res->sm_count[i] = env[i].sm_count;
     }
-    int rc = make_inputs(run) ||
-             bench_alloc(&env[0], &run->gate_out, BENCH_BLOCK * sizeof(float), "the gate kernel");
+    int rc = make_inputs(run);
     for (unsigned i = 0; i < OLAP_GPUS && !rc; i++)
         rc = gpu_open(run, &run->gpu[i], &env[i], i);
     if (!rc)
@@ -801,7 +804,6 @@ int bench_overlap_run(const bench_env env[OLAP_GPUS], const olap_libs *libs,
     comms_destroy(run, 0);
     for (unsigned i = 0; i < OLAP_GPUS; i++)
         gpu_close(run, &run->gpu[i]);
-    bench_free(&env[0], &run->gate_out);
     free(run->host_a);
     free(run->host_b);
     free(run);
