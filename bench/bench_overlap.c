@@ -27,14 +27,20 @@
 #define GEMM_IN_FLIGHT 3u
 #define AR_WARMUPS 10
 #define AR_SMALL_BYTES (16u << 20) /* at most: a latency-bound size, timed more often */
-#define AR_REPS_SMALL 1000
-#define AR_REPS_LARGE 100
+#define AR_REPS_SMALL 2000
+#define AR_REPS_LARGE 200
 #define AR_QUICK_REPS_SMALL 200
 #define AR_QUICK_REPS_LARGE 20
-#define STEPS 5
+#define STEPS 7
 #define QUICK_STEPS 3
-#define GEMM_ALONE_S 0.25
-#define QUICK_GEMM_ALONE_S 0.08
+#define GEMM_ALONE_S 0.5
+#define QUICK_GEMM_ALONE_S 0.1
+/* GEMMs before anything is timed: the GPUs' clocks ramp up from idle (345 MHz on the H200s)
+ * and cuBLAS loads its kernels on first use, which took a third off the first GEMM reference
+ * on two H200s. */
+#define CLOCK_RAMP_S 1.0
+#define QUICK_CLOCK_RAMP_S 0.5
+#define GEMM_WARMUPS 3 /* after each change of stream or SM-count target */
 #define CHECK_SAMPLES 8
 /* The gate ahead of each timed all-reduce: one block of the FMA chain, about 65 us on an H200
  * (8 chunks of 2000 steps), longer than NCCL takes to enqueue an all-reduce on the host. */
@@ -310,7 +316,8 @@ static int gemm(olap_run *run, unsigned i)
     return rc;
 }
 
-/* The GEMM's stream and SM-count target (0: cuBLAS's default, every SM of the device). */
+/* The GEMM's stream and SM-count target (0: cuBLAS's default, every SM of the device), then a
+ * few GEMMs so that whatever cuBLAS picks for them is loaded before anything is timed. */
 static int gemm_setup(olap_run *run, unsigned target)
 {
     for (unsigned i = 0; i < OLAP_GPUS; i++) {
@@ -322,7 +329,10 @@ static int gemm_setup(olap_run *run, unsigned target)
                  blas_ok(run, run->L->cublasSetSmCountTarget(g->blas, (int)target),
                          "cublasSetSmCountTarget");
         bench_pop(g->env);
-        if (rc)
+        for (unsigned w = 0; w < GEMM_WARMUPS && !rc; w++)
+            rc = gemm(run, i);
+        if (rc || bench_cu(g->env->drv->cuStreamSynchronize(run->compute_lane[i]->stream),
+                           "the GEMM's warm-up"))
             return -1;
     }
     return 0;
@@ -487,18 +497,24 @@ static int ar_series(olap_run *run, unsigned reps, bench_summary *out)
     return rc;
 }
 
-static int gemm_alone(olap_run *run, double *tflops)
+/* GEMMs alone on the compute lanes for seconds: GPU 0's rate. */
+static int gemm_for(olap_run *run, double seconds, double *tflops)
 {
     feeder f;
     if (feeder_start(&f, run)) {
         feeder_stop(&f);
         return -1;
     }
-    bench_spin_us((run->opt->quick ? QUICK_GEMM_ALONE_S : GEMM_ALONE_S) * 1e6);
+    bench_spin_us(seconds * 1e6);
     if (feeder_stop(&f))
         return -1;
     *tflops = f.tflops;
     return 0;
+}
+
+static int gemm_alone(olap_run *run, double *tflops)
+{
+    return gemm_for(run, run->opt->quick ? QUICK_GEMM_ALONE_S : GEMM_ALONE_S, tflops);
 }
 
 /* The mix queued at once, GEMMs and all-reduces interleaved in proportion; host time from the
@@ -741,7 +757,10 @@ static int run_plain(olap_run *run)
     olap_result *res = run->res;
     const olap_options *o = run->opt;
     use_lanes(run, 0, 0);
-    if (gemm_setup(run, 0) || gemm_alone(run, &res->gemm_whole_tflops))
+    double ramp;
+    if (gemm_setup(run, 0) ||
+        gemm_for(run, run->opt->quick ? QUICK_CLOCK_RAMP_S : CLOCK_RAMP_S, &ramp) ||
+        gemm_alone(run, &res->gemm_whole_tflops))
         return -1;
     double gemm_ms = gemm_flop(o) / (res->gemm_whole_tflops * 1e12) * 1e3;
     for (unsigned s = 0; s < res->nb_sizes; s++) {

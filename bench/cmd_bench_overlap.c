@@ -26,9 +26,9 @@
     "  --gemm MxNxK   the GEMM, bf16 in and out, fp32 compute (default 8192x8192x8192)\n"      \
     "  --mix G:R      per step (default 8 GEMMs and as many all-reduces as take the same time\n" \
     "                 alone on the whole GPU; --quick: 4)\n"                                    \
-    "  --reps N       all-reduces timed per arm (default 1000 up to 16 MiB, 100 above;\n"       \
+    "  --reps N       all-reduces timed per arm (default 2000 up to 16 MiB, 200 above;\n"       \
     "                 --quick: 200, 20)\n"                                                      \
-    "  --quick        under a minute on two H200s (the default run: about 3 minutes)\n"        \
+    "  --quick        about 20 s on two H200s (the default run: about a minute)\n"             \
     "\n"                                                                                        \
     "Needs two GPUs, NCCL (libnccl.so.2: GREENCTX_NCCL_LIBRARY, the loader's path or python3's\n" \
     "nvidia-nccl-cu13) and cuBLAS (libcublas.so.13: GREENCTX_CUBLAS_LIBRARY, the loader's path,\n" \
