@@ -18,10 +18,11 @@ static int priority_value(const bench_env *env, int priority, int *value)
     return rc;
 }
 
-/* The parts every lane has once its stream exists: kernels and events, in its context. */
+/* The parts every lane has once its stream exists: kernels (where the driver runs any) and
+ * events, in its context. */
 static int finish_lane(const bench_env *env, bench_lane *lane)
 {
-    if (bench_module_load(env, lane->ctx, &lane->mod, NULL))
+    if (env->kernels && bench_module_load(env, lane->ctx, &lane->mod, NULL))
         return -1;
     if (bench_push(env, lane->ctx))
         return -1;

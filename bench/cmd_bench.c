@@ -6,6 +6,7 @@
 
 #include "bench_isolation.h"
 #include "bench_overhead.h"
+#include "bench_overlap.h"
 #include "bench_scaling.h"
 #include "options.h"
 
@@ -31,6 +32,8 @@ static void usage(FILE *out)
             "  overhead    greenctx against the raw driver calls (split, contexts, streams,\n"
             "              re-partitioning) and the launch cost on green vs ordinary streams\n"
             "  all         the three (under a minute on an H200; --quick: about 10 s)\n"
+            "  overlap     an NCCL all-reduce beside cuBLAS GEMMs on two GPUs, green partitions\n"
+            "              against ordinary streams (its own options: bench overlap --help)\n"
             "\n"
             "  --reps N         repetitions per measurement (defaults: isolation 1000,\n"
             "                   scaling 20, overhead 200; --quick: 150, 7, 50)\n"
@@ -242,6 +245,10 @@ int greenctx_cmd_bench(int argc, char **argv, greenctx_tool_options *opts)
 {
     bench_env env;
     memset(&env, 0, sizeof env);
+    if (argc > 1 && !strcmp(argv[1], "overlap")) { /* two GPUs, its own options */
+        command_line(opts, argc, argv, env.command, sizeof env.command);
+        return greenctx_bench_overlap(argc - 1, argv + 1, opts, env.command);
+    }
     int runs;
     int rc = parse(argc, argv, opts, &env.opt, &runs);
     if (rc != GREENCTX_EXIT_OK)

@@ -61,7 +61,8 @@
  *   owns; *_release drops it (NULL is accepted and ignored). An object keeps alive whatever it
  *   was made from, so releases may come in any order.
  * - Every function may be called from any thread. Objects are immutable after creation except
- *   their reference count. No function leaves the calling thread's current CUDA context changed.
+ *   their reference count. No function leaves the calling thread's current CUDA context changed
+ *   (but gctx_current_context_restore, whose job it is).
  * - A call that fails leaves nothing behind: what it made before the failure is undone.
  * - The CUDA driver is loaded on first use: libcuda.so.1, or the file named by the environment
  *   variable GREENCTX_CUDA_LIBRARY (tests point it at the simulated driver).
@@ -537,6 +538,30 @@ GCTX_API gctx_status gctx_stream_wait_event(gctx_stream *stream, gctx_event *eve
 GCTX_API gctx_status gctx_context_wait_event(gctx_context *context, gctx_event *event);
 /* Waits for the work before the event's last record. Driver 12.4+. */
 GCTX_API gctx_status gctx_event_synchronize(gctx_event *event);
+
+/* ---------------------------------------------------------------------------------------- */
+/* The calling thread's current context                                                      */
+
+/* Some libraries change the calling thread's current CUDA context and leave it so: NCCL's
+ * communicator init makes each device's primary context current (nvidia/nccl issues #1736
+ * and #2231), as cudart's cudaSetDevice does. Code that relies on its current context (a
+ * green context made current, the driver API) saves it before such a call and restores it
+ * after:
+ *
+ *     CUcontext saved;
+ *     gctx_current_context_save(&saved);
+ *     ncclCommInitAll(comms, 2, devices);         (changes the current context)
+ *     gctx_current_context_restore(saved, NULL);
+ *
+ * The current context is the top of the thread's context stack (NULL when it is empty). Both
+ * work on every driver (green contexts are not needed). */
+GCTX_API gctx_status gctx_current_context_save(CUcontext *saved); /* INVALID_ARGUMENT: NULL */
+/* Makes saved current again, replacing the top of the stack; with saved NULL it pops until
+ * nothing is current (a library that pushed contexts and left them). changed, when not NULL,
+ * gets 1 when something else was current (the call in between changed it), else 0.
+ * GCTX_ERROR_DRIVER when the driver refuses saved (destroyed since it was saved); the
+ * current context is then left as the call in between left it. */
+GCTX_API gctx_status gctx_current_context_restore(CUcontext saved, int *changed);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Seeing where work runs                                                                    */

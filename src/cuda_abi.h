@@ -166,6 +166,8 @@ typedef gcu_result (*gcu_pfn_cuGetProcAddress)(const char *symbol, void **pfn, i
     X(cuDevicePrimaryCtxRelease, 11000, 1, (gcu_device dev))                                    \
     X(cuCtxPushCurrent, 4000, 1, (CUcontext ctx))                                               \
     X(cuCtxPopCurrent, 4000, 1, (CUcontext * ctx))                                              \
+    X(cuCtxGetCurrent, 4000, 1, (CUcontext * ctx))                                              \
+    X(cuCtxSetCurrent, 4000, 1, (CUcontext ctx))                                                \
     X(cuCtxGetDevice, 2000, 1, (gcu_device * dev))                                              \
     X(cuStreamCreateWithPriority, 5050, 1, (CUstream * stream, unsigned int flags, int prio))   \
     X(cuStreamDestroy, 4000, 1, (CUstream stream))                                              \
@@ -217,8 +219,6 @@ typedef gcu_result (*gcu_pfn_cuGetProcAddress)(const char *symbol, void **pfn, i
     /* name, version, required (unused), return-and-params */                                   \
     X(cuDriverGetVersion, 2020, 1, (int *version)) /* the loader takes it by dlsym */           \
     X(cuDeviceGet, 2000, 1, (gcu_device * device, int ordinal))                                 \
-    X(cuCtxGetCurrent, 4000, 1, (CUcontext * ctx))                                              \
-    X(cuCtxSetCurrent, 4000, 1, (CUcontext ctx))                                                \
     X(cuCtxGetStreamPriorityRange, 5050, 1, (int *least, int *greatest))                        \
     X(cuStreamCreate, 2000, 1, (CUstream * stream, unsigned int flags))                         \
     X(cuStreamQuery, 2000, 1, (CUstream stream))                                                \

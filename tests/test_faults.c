@@ -141,6 +141,20 @@ static gctx_status event_ordering(fixture *f)
     return gctx_event_synchronize(f->event);
 }
 
+/* Keeping the caller's context across a library's init: save, a push the "init" leaves,
+ * restore (it replaces the pushed context with the saved one), then the push's level popped. */
+static gctx_status current_context_kept(fixture *f)
+{
+    CUcontext saved, popped;
+    gctx_status s = gctx_current_context_save(&saved);
+    if (s != GCTX_SUCCESS)
+        return s;
+    gt_raw()->cuCtxPushCurrent(gctx_context_cu_context(f->context));
+    s = gctx_current_context_restore(saved, NULL);
+    gt_raw()->cuCtxPopCurrent(&popped);
+    return s;
+}
+
 /* The simulator runs no kernels: observing stops at cuModuleLoadData, which is not a fault. */
 static gctx_status observe_sms(fixture *f)
 {
@@ -191,6 +205,8 @@ static const row table[] = {
     ROW(cuCtxPopCurrent, FAILS, event_create),
     /* Observing fails first for want of kernels; a failed pop then only adds to that. */
     ROW(cuCtxPopCurrent, MAY_PASS, observe_sms),
+    ROW(cuCtxGetCurrent, FAILS, current_context_kept),
+    ROW(cuCtxSetCurrent, FAILS, current_context_kept),
     ROW(cuCtxGetDevice, FAILS, context_adopt_and_partition),
     ROW(cuStreamCreateWithPriority, FAILS, stream_create), /* before 12.5 */
     ROW(cuCtxPushCurrent, FAILS, stream_create),           /* before 12.5 */

@@ -1,0 +1,293 @@
+/* `greenctx bench overlap`: its command line, its refusals (fewer than two GPUs, no kernels,
+ * NVLink multicast asked for, NCCL or cuBLAS missing), and the order of its output. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_overlap.h"
+#include "options.h"
+
+#define OVERLAP_USAGE                                                                           \
+    "usage: greenctx bench overlap [--device N] [--sizes S [S ...]] [--sms C [C ...]]\n"        \
+    "                              [--gemm MxNxK] [--mix G:R] [--reps N] [--quick]\n"           \
+    "                              [--json] [--svg FILE]\n"                                      \
+    "\n"                                                                                        \
+    "An NCCL all-reduce between GPUs N and N+1 beside cuBLAS GEMMs on both, side by side:\n"    \
+    "ordinary streams; NCCL's maxCTAs = C beside an ordinary-stream GEMM; green partitions of\n" \
+    "C SMs for the all-reduce and the rest for the GEMM, each with and without maxCTAs = C and\n" \
+    "with and without cublasSetSmCountTarget(rest). Per arm: the all-reduce's p50/p99 beside\n" \
+    "the GEMM and against alone in the same SMs, the GEMM's rate against alone in its SMs and\n" \
+    "on the whole GPU, and the time of a step (G GEMMs and R all-reduces queued at once, both\n" \
+    "done). Then the arm with the shortest step, and the one with the shortest all-reduce p99\n" \
+    "that keeps the GEMM at >= 0.9 of its whole-GPU rate, as lines to copy into a program.\n"   \
+    "\n"                                                                                        \
+    "  --sizes S...   all-reduce sizes, bytes with K/M/G (MiB) suffixes (default 4M 256M)\n"    \
+    "  --sms C...     communication partition sizes (default 8 16 24 32)\n"                     \
+    "  --gemm MxNxK   the GEMM, bf16 in and out, fp32 compute (default 8192x8192x8192)\n"      \
+    "  --mix G:R      per step (default 8 GEMMs and as many all-reduces as take the same time\n" \
+    "                 alone on the whole GPU; --quick: 4)\n"                                    \
+    "  --reps N       all-reduces timed per arm (default 2000 up to 16 MiB, 200 above;\n"       \
+    "                 --quick: 200, 20)\n"                                                      \
+    "  --quick        about 20 s on two H200s (the default run: about a minute)\n"             \
+    "\n"                                                                                        \
+    "Needs two GPUs, NCCL (libnccl.so.2: GREENCTX_NCCL_LIBRARY, the loader's path or python3's\n" \
+    "nvidia-nccl-cu13) and cuBLAS (libcublas.so.13: GREENCTX_CUBLAS_LIBRARY, the loader's path,\n" \
+    "/usr/local/cuda/lib64 or python3's nvidia-cublas), both loaded at run time. Runs NCCL with\n" \
+    "NCCL_NVLS_ENABLE=0 (NVLink multicast off) and refuses any other value.\n"
+
+/* "4M" -> 4 MiB; a multiple of 4 bytes (fp32 words), 4 B to 4 GiB. */
+static int parse_size(const char *text, size_t *bytes)
+{
+    char *end;
+    if (!text || text[0] < '0' || text[0] > '9')
+        return -1;
+    unsigned long long v = strtoull(text, &end, 10);
+    unsigned long long unit = 1;
+    if (*end == 'K' || *end == 'k')
+        unit = 1ull << 10, end++;
+    else if (*end == 'M' || *end == 'm')
+        unit = 1ull << 20, end++;
+    else if (*end == 'G' || *end == 'g')
+        unit = 1ull << 30, end++;
+    if (*end || v == 0 || v > (4ull << 30) / unit || (v * unit) % 4)
+        return -1;
+    *bytes = (size_t)(v * unit);
+    return 0;
+}
+
+static int parse_gemm(const char *text, olap_options *o)
+{
+    unsigned m, n, k;
+    char tail;
+    if (!text || sscanf(text, "%ux%ux%u%c", &m, &n, &k, &tail) != 3 || !m || !n || !k ||
+        m > 65536 || n > 65536 || k > 65536)
+        return -1;
+    o->m = m, o->n = n, o->k = k;
+    return 0;
+}
+
+static int parse_mix(const char *text, olap_options *o)
+{
+    unsigned g, r;
+    char tail;
+    if (!text || sscanf(text, "%u:%u%c", &g, &r, &tail) != 2 || !g || !r || g > 1000 || r > 100000)
+        return -1;
+    o->mix_gemms = g, o->mix_allreduces = r;
+    return 0;
+}
+
+#define OVERLAP_HELP_SHOWN (-1)
+
+/* The benchmark's arguments; OVERLAP_HELP_SHOWN after --help, else an exit code. --sizes and
+ * --sms take the values that follow them. */
+static int parse(int argc, char **argv, greenctx_tool_options *opts, olap_options *o,
+                 const char **svg)
+{
+    enum { OPT_QUICK, OPT_SIZES, OPT_SMS, OPT_GEMM, OPT_MIX, OPT_REPS, OPT_SVG };
+    static const greenctx_option own[] = {{"--quick", NULL},
+                                          {"--sizes", "sizes in bytes, e.g. 4M 256M"},
+                                          {"--sms", "SM counts (1 to 1024)"},
+                                          {"--gemm", "MxNxK, e.g. 8192x8192x8192"},
+                                          {"--mix", "GEMMS:ALLREDUCES per step, e.g. 8:40"},
+                                          {"--reps", "a count from 1 to 100000"},
+                                          {"--svg", "a file name"},
+                                          {NULL, NULL}};
+    greenctx_args args;
+    greenctx_args_begin(&args, argc, argv, opts);
+    int list = -1, value; /* the list option whose values are being read */
+    for (int id; (id = greenctx_args_next(&args, own)) != GREENCTX_ARG_END;) {
+        const char *a = args.value;
+        if (id == GREENCTX_ARG_HELP) {
+            fputs(OVERLAP_USAGE, stdout);
+            return OVERLAP_HELP_SHOWN;
+        }
+        if (id == GREENCTX_ARG_STOP)
+            return args.rc;
+        if (id == GREENCTX_ARG_POSITIONAL && list < 0)
+            return greenctx_args_bad(&args, "unexpected argument '%s'", a);
+        if (id == GREENCTX_ARG_POSITIONAL)
+            id = list;
+        list = id == OPT_SIZES || id == OPT_SMS ? id : -1;
+        if (id == OPT_QUICK) {
+            o->quick = 1;
+        } else if (id == OPT_SIZES) {
+            if (o->nb_sizes == OLAP_MAX_SIZES)
+                return greenctx_args_bad(&args, "--sizes takes at most 4 sizes; '%s' is one too "
+                                         "many", a);
+            if (parse_size(a, &o->sizes[o->nb_sizes++]))
+                return greenctx_args_bad(&args, "--sizes: '%s' is not a size: bytes, a multiple "
+                                         "of 4 up to 4G, with an optional K, M or G (4M is "
+                                         "4 MiB)", a);
+        } else if (id == OPT_SMS) {
+            if (o->nb_sms == OLAP_MAX_SMS)
+                return greenctx_args_bad(&args, "--sms takes at most 8 counts; '%s' is one too "
+                                         "many", a);
+            if (greenctx_parse_int(a, 1, 1024, &value))
+                return greenctx_args_bad(&args, "--sms needs SM counts (1 to 1024), got '%s'", a);
+            o->sms[o->nb_sms++] = (unsigned)value;
+        } else if (id == OPT_GEMM) {
+            if (parse_gemm(a, o))
+                return greenctx_args_bad(&args, "--gemm needs MxNxK (each 1 to 65536), got '%s'",
+                                         a);
+        } else if (id == OPT_MIX) {
+            if (parse_mix(a, o))
+                return greenctx_args_bad(&args, "--mix needs GEMMS:ALLREDUCES per step, e.g. "
+                                         "8:40, got '%s'", a);
+        } else if (id == OPT_REPS) {
+            if (greenctx_parse_int(a, 1, 100000, &value))
+                return greenctx_args_bad(&args, "--reps needs a count from 1 to 100000, got '%s'",
+                                         a);
+            o->reps = (unsigned)value;
+        } else if (id == OPT_SVG) {
+            if (!*a || a[0] == '-')
+                return greenctx_args_bad(&args, "--svg needs a file name, got '%s'", a);
+            *svg = a;
+        }
+    }
+    return GREENCTX_EXIT_OK;
+}
+
+static void defaults(olap_options *o)
+{
+    if (!o->nb_sizes) {
+        o->sizes[o->nb_sizes++] = 4u << 20;
+        o->sizes[o->nb_sizes++] = 256u << 20;
+    }
+    if (!o->nb_sms)
+        for (unsigned c = 8; c <= 32; c += 8)
+            o->sms[o->nb_sms++] = c;
+    if (!o->m)
+        o->m = o->n = o->k = 8192;
+    if (!o->mix_gemms)
+        o->mix_gemms = o->quick ? 4 : 8;
+}
+
+/* Two GPUs, every C a legal split of both, and a driver that runs kernels. Returns an exit
+ * code after saying why not. */
+static int check_machine(greenctx_tool_options *opts, bench_env env[OLAP_GPUS],
+                         const olap_options *o)
+{
+    int count = 0, first = opts->device;
+    gctx_status s = gctx_device_count(&count);
+    if (s != GCTX_SUCCESS)
+        return greenctx_tool_fail(opts, s);
+    if (count < first + OLAP_GPUS)
+        return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED,
+                                   gctx_status_name(GCTX_ERROR_NO_DEVICE),
+                                   "needs 2 GPUs (an NCCL all-reduce between devices %d and "
+                                   "%d); this machine has %d",
+                                   first, first + 1, count);
+    for (int i = 0; i < OLAP_GPUS; i++)
+        if (bench_env_open(&env[i], first + i))
+            return GREENCTX_EXIT_FAILED;
+    for (int i = 0; i < OLAP_GPUS; i++)
+        for (unsigned c = 0; c < o->nb_sms; c++) {
+            gctx_group groups[2] = {{.num_sms = o->sms[c]}, {.backfill = 1}};
+            s = gctx_partition_plan(env[i].whole, groups, 2, NULL, NULL, NULL);
+            if (s != GCTX_SUCCESS)
+                return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, gctx_status_name(s),
+                                           "--sms %u on GPU %d: %s", o->sms[c], first + i,
+                                           gctx_last_error());
+        }
+    /* GREENCTX_BENCH_OVERLAP_SIM=1 runs it on the simulated driver anyway, with test doubles
+     * of NCCL and cuBLAS (tests/fake_*.c): a test hook for the benchmark's own flow. */
+    const char *hook = getenv("GREENCTX_BENCH_OVERLAP_SIM");
+    int on_sim = hook && !strcmp(hook, "1") && greenctx_tool_simulated(opts);
+    if ((!env[0].kernels || !env[1].kernels) && !on_sim)
+        return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED,
+                                   gctx_status_name(GCTX_ERROR_UNSUPPORTED),
+                                   "needs real GPUs: this driver runs no kernels "
+                                   "(cuModuleLoadData answered CUDA_ERROR_NOT_SUPPORTED; the "
+                                   "simulated driver?), and NCCL and cuBLAS need the real "
+                                   "driver");
+    return GREENCTX_EXIT_OK;
+}
+
+static void print_header(const bench_env *env, int json)
+{
+    char version[16];
+    greenctx_format_driver_version(env->driver_version, version, sizeof version);
+    if (json) {
+        printf("{\"meta\":{\"driver_version\":%d,\"driver\":\"%s\",\"date\":\"%s\","
+               "\"simulated\":%s,\"quick\":%s,\"command\":",
+               env->driver_version, version, env->date, env->simulated ? "true" : "false",
+               env->opt.quick ? "true" : "false");
+        greenctx_json_string(stdout, env->command);
+        printf("},\"overlap\":");
+        return;
+    }
+    printf("greenctx bench overlap: driver %s, %s\ncommand: %s\n", version, env->date,
+           env->command);
+    if (env->simulated)
+        printf("simulated: timings meaningless\n");
+}
+
+int greenctx_bench_overlap(int argc, char **argv, greenctx_tool_options *opts,
+                           const char *command)
+{
+    opts->command = "bench overlap";
+    olap_options o;
+    memset(&o, 0, sizeof o);
+    const char *svg = NULL;
+    int rc = parse(argc, argv, opts, &o, &svg);
+    if (rc != GREENCTX_EXIT_OK)
+        return rc == OVERLAP_HELP_SHOWN ? GREENCTX_EXIT_OK : rc;
+    defaults(&o);
+    char why[1024];
+    if (olap_nvls_off(why, sizeof why))
+        return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED,
+                                   gctx_status_name(GCTX_ERROR_INVALID_ARGUMENT), "%s", why);
+    if ((rc = greenctx_tool_start(opts)) != GREENCTX_EXIT_OK)
+        return rc;
+    bench_env env[OLAP_GPUS];
+    memset(env, 0, sizeof env);
+    olap_libs libs;
+    olap_result *res = NULL;
+    /* NCCL's init changes this thread's current context; the run leaves it as it found it. */
+    CUcontext saved = NULL;
+    int have_saved = gctx_current_context_save(&saved) == GCTX_SUCCESS;
+    rc = check_machine(opts, env, &o);
+    if (rc == GREENCTX_EXIT_OK && olap_libs_load(&libs, why, sizeof why))
+        rc = greenctx_tool_error(opts, GREENCTX_EXIT_FAILED,
+                                 gctx_status_name(GCTX_ERROR_UNSUPPORTED), "%s", why);
+    if (rc == GREENCTX_EXIT_OK && !(res = calloc(1, sizeof *res)))
+        rc = greenctx_tool_fail(opts, GCTX_ERROR_OUT_OF_MEMORY);
+    if (rc == GREENCTX_EXIT_OK) {
+        snprintf(env[0].command, sizeof env[0].command, "%s", command);
+        env[0].opt.quick = o.quick;
+        if (!opts->json)
+            print_header(&env[0], 0);
+        if (bench_overlap_run(env, &libs, &o, res))
+            rc = GREENCTX_EXIT_FAILED;
+    }
+    if (rc == GREENCTX_EXIT_OK) {
+        bench_overlap_advise(res);
+        if (opts->json) {
+            print_header(&env[0], 1);
+            bench_overlap_json(res);
+            printf("}\n");
+        } else {
+            bench_overlap_print(res);
+        }
+    }
+    if (rc == GREENCTX_EXIT_OK && svg) {
+        bench_chart *chart = calloc(1, sizeof *chart);
+        if (!chart)
+            rc = greenctx_tool_fail(opts, GCTX_ERROR_OUT_OF_MEMORY);
+        else {
+            bench_overlap_chart(&env[0], res, chart);
+            if (bench_svg_write(svg, &env[0], chart))
+                rc = GREENCTX_EXIT_FAILED;
+            else if (!opts->json)
+                printf("chart: %s\n", svg);
+        }
+        free(chart);
+    }
+    free(res);
+    for (int i = 0; i < OLAP_GPUS; i++)
+        if (env[i].drv)
+            bench_env_close(&env[i]);
+    if (have_saved)
+        gctx_current_context_restore(saved, NULL);
+    return rc;
+}
