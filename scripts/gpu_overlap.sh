@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-
+# Communication beside compute on a machine with two GPUs (two H200s: nvidia-h200-x2): the
 # NCCL example, `greenctx bench overlap --quick` and then the default run (--json, --svg into
 # $OUT), the current-context test on the real driver, the overlap ABI check against the
 # machine's nccl.h, and the targets read from the default run. Each stage logs to
