@@ -1,0 +1,233 @@
+"""SMPartition: a set of SMs of one device, as PyTorch's torch.cuda.green_contexts has it,
+made and split by the C library on every driver with green contexts (12.4+).
+"""
+import ctypes
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from . import _capi
+from ._capi import lib
+from ._errors import check
+from ._object import Handle, count, device_ordinal
+
+
+class Rounding(str, enum.Enum):
+    """What a split does with a count the hardware can't give (gctx_rounding)."""
+    STRICT = "strict"    # refuse it, naming the rule and the nearest legal counts (default)
+    DOWN = "down"        # the nearest legal count below (never below the minimum)
+    NEAREST = "nearest"  # the nearest legal count; ties go up
+    UP = "up"            # the nearest legal count above
+
+
+_ROUNDING_VALUES = {Rounding.STRICT: 0, Rounding.DOWN: 1, Rounding.NEAREST: 2, Rounding.UP: 3}
+
+
+class Relation(str, enum.Enum):
+    """What greenctx knows of two partitions' SMs, from how they were made (gctx_relation)."""
+    DISJOINT = "disjoint"        # share no SM (siblings of one split, or of disjoint parents)
+    MAY_OVERLAP = "may_overlap"  # made by different splits: the driver may give both one SM
+    OVERLAP = "overlap"          # share SMs (the same SMs, or one holds the other)
+
+
+RELATIONS = (Relation.DISJOINT, Relation.MAY_OVERLAP, Relation.OVERLAP)  # by C value
+_KINDS = ("device", "group", "remainder", "context")  # gctx_partition_kind, by C value
+_PATHS = {1: "structured", 2: "granules", 3: "fine_granules"}  # gctx_split_path
+
+
+@dataclass(frozen=True)
+class GroupPlan:
+    """What one group of a split gets, or would get."""
+    requested_sms: int         # num_sms as asked (0: discovery)
+    sm_count: int              # what the group gets
+    coscheduled_sm_count: int  # the co-scheduled unit it is made of
+    rounded: bool              # sm_count differs from a nonzero request by rounding
+    backfilled: bool           # the group includes SMs outside whole units
+
+
+@dataclass(frozen=True)
+class SplitPlan:
+    """What a split gives, or would give (SMPartition.plan: a dry run that makes nothing)."""
+    device_id: int
+    driver_version: int
+    path: str          # "structured" (13.1+), "granules" or "fine_granules" (12.4 to 13.0)
+    granule_sms: int   # the granule of the granule paths, else 0
+    groups: tuple      # one GroupPlan per group
+    remainder_sms: int  # SMs in no group
+    rounded: bool
+    nested: bool       # the input is a split's output: the split goes through a context
+
+    @property
+    def sm_counts(self):
+        return tuple(g.sm_count for g in self.groups)
+
+
+def _rounding(rounding):
+    try:
+        return _ROUNDING_VALUES[Rounding(rounding)]
+    except ValueError:
+        raise ValueError(f"rounding must be one of {[r.value for r in Rounding]}, "
+                         f"got {rounding!r}") from None
+
+
+def _is_sequence(value):
+    return isinstance(value, Sequence) and not isinstance(value, (str, bytes))
+
+
+def groups_array(num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count, backfill):
+    """PyTorch's broadcasting: every option is a scalar or a sequence; sequences share one
+    nonzero length and scalars repeat to it; all scalars make one group."""
+    options = (("num_sms", num_sms), ("coscheduled_sm_count", coscheduled_sm_count),
+               ("preferred_coscheduled_sm_count", preferred_coscheduled_sm_count),
+               ("backfill", backfill))
+    lengths = {len(v) for _, v in options if _is_sequence(v)}
+    if len(lengths) > 1:
+        raise ValueError("All sequence options must have the same length")
+    n = lengths.pop() if lengths else 1
+    if n == 0:
+        raise ValueError("A split must contain at least one group")
+    columns = [tuple(v) if _is_sequence(v) else (v,) * n for _, v in options]
+    counts = [[count(f"{name} entries", v) for v in column]
+              for (name, _), column in zip(options, columns[:3])]
+    if any(not isinstance(b, bool) for b in columns[3]):
+        raise ValueError("backfill entries must be bool values")
+    array = (_capi.Group * n)()
+    for i, g in enumerate(array):
+        g.num_sms, g.coscheduled_sm_count, g.preferred_coscheduled_sm_count = (
+            counts[0][i], counts[1][i], counts[2][i])
+        g.backfill = columns[3][i]
+    return array
+
+
+def _plans(plan, group_plans):
+    return SplitPlan(
+        device_id=plan.device, driver_version=plan.driver_version,
+        path=_PATHS.get(plan.path, str(plan.path)), granule_sms=plan.granule_sms,
+        groups=tuple(GroupPlan(g.requested_sms, g.sm_count, g.coscheduled_sm_count,
+                               bool(g.rounded), bool(g.backfilled)) for g in group_plans),
+        remainder_sms=plan.remainder_sms, rounded=bool(plan.rounded), nested=bool(plan.nested))
+
+
+class SMPartition(Handle):
+    """A set of SMs of one device (torch.cuda.green_contexts.SMPartition).
+
+    Get one with from_device(), split() or GreenContext.sm_partition; make a context on it
+    with GreenContext(sm_partition=...). A partition describes SMs, it does not reserve them:
+    several contexts made from one partition share its SMs. Siblings of one split (the
+    remainder included) are disjoint; relation() says what is known of any two.
+    """
+
+    __slots__ = ("_info",)
+    _release = "gctx_partition_release"
+
+    def __init__(self, _handle):
+        super().__init__(_handle)
+        self._info = None
+
+    @classmethod
+    def from_device(cls, device_id=None):
+        """Every SM of a device (PyTorch's current device, or 0 without PyTorch, when
+        device_id is None)."""
+        out = ctypes.c_void_p()
+        check(lib.gctx_partition_from_device(device_ordinal(device_id), ctypes.byref(out)))
+        return cls(out.value)
+
+    def _get_info(self):
+        info = self._info
+        if info is None:  # partitions are immutable: ask once
+            info = _capi.PartitionInfo()
+            check(lib.gctx_partition_get_info(self._handle, ctypes.byref(info)))
+            self._info = info
+        return info
+
+    @property
+    def device_id(self):
+        """The device index of these SMs."""
+        return self._get_info().device
+
+    @property
+    def sm_count(self):
+        """The number of SMs in this partition."""
+        return self._get_info().sm_count
+
+    @property
+    def coscheduled_sm_count(self):
+        """The co-scheduled SM alignment: group sizes of a split of it are multiples of it."""
+        return self._get_info().coscheduled_alignment
+
+    @property
+    def min_partition_sms(self):
+        """The smallest group a split of this partition can give."""
+        return self._get_info().min_partition_sms
+
+    @property
+    def kind(self):
+        """"device", "group", "remainder" or "context"."""
+        return _KINDS[self._get_info().kind]
+
+    @property
+    def structured(self):
+        """False for remainders and what is made from them: no co-scheduling guarantee."""
+        return bool(self._get_info().structured)
+
+    @property
+    def locality_domain_id(self):
+        """The locality domain the driver reports (13.4+), or None."""
+        info = self._get_info()
+        return info.locality_domain_id if info.has_locality_domain else None
+
+    def _request(self, num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count,
+                 backfill, rounding):
+        groups = groups_array(num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count,
+                              backfill)
+        options = _capi.SplitOptions()
+        options.rounding = _rounding(rounding)
+        return groups, options
+
+    def split(self, *, num_sms=0, coscheduled_sm_count=0, preferred_coscheduled_sm_count=0,
+              backfill=False, rounding=Rounding.STRICT):
+        """Splits these SMs into disjoint groups and a remainder: ((groups...), remainder),
+        remainder None when no SM is left over.
+
+        Each option is a scalar or a sequence (one entry per group; scalars are broadcast).
+        num_sms 0 asks for discovery; a group with num_sms=0 and backfill=True takes
+        everything left and must be the last. Counts are strict unless rounding is "down",
+        "nearest" or "up". Works on every driver with green contexts, and on any partition
+        (a group, a remainder, a context's SMs).
+        """
+        groups, options = self._request(num_sms, coscheduled_sm_count,
+                                         preferred_coscheduled_sm_count, backfill, rounding)
+        n = len(groups)
+        outputs = (ctypes.c_void_p * n)()
+        remainder = ctypes.c_void_p()
+        check(lib.gctx_partition_split(self._handle, groups, n, ctypes.byref(options), outputs,
+                                       ctypes.byref(remainder), None, None))
+        cls = type(self)
+        rest = cls(remainder.value) if remainder.value else None
+        return tuple(cls(h) for h in outputs), rest
+
+    def plan(self, *, num_sms=0, coscheduled_sm_count=0, preferred_coscheduled_sm_count=0,
+             backfill=False, rounding=Rounding.STRICT):
+        """What split() would give for the same arguments, making nothing: a SplitPlan."""
+        groups, options = self._request(num_sms, coscheduled_sm_count,
+                                         preferred_coscheduled_sm_count, backfill, rounding)
+        n = len(groups)
+        plan = _capi.SplitPlan()
+        group_plans = (_capi.GroupPlan * n)()
+        check(lib.gctx_partition_plan(self._handle, groups, n, ctypes.byref(options),
+                                      ctypes.byref(plan), group_plans))
+        return _plans(plan, group_plans)
+
+    def relation(self, other):
+        """Relation.DISJOINT, MAY_OVERLAP or OVERLAP: what is known of the two SM sets."""
+        if not isinstance(other, SMPartition):
+            raise TypeError(f"relation() needs an SMPartition, got {type(other).__name__}")
+        out = ctypes.c_int()
+        check(lib.gctx_partition_relation(self._handle, other._handle, ctypes.byref(out)))
+        return RELATIONS[out.value]
+
+    def __repr__(self):
+        if self._h is None:
+            return "<greenctx.SMPartition destroyed>"
+        return (f"<greenctx.SMPartition {self.kind} of device {self.device_id}: "
+                f"{self.sm_count} SMs>")
