@@ -57,8 +57,10 @@ def count(name, value):
         v = operator.index(value)
     except TypeError:
         raise ValueError(f"{name} must be a nonnegative integer, got {value!r}") from None
-    if v < 0 or v > 0xFFFFFFFF:
-        raise ValueError(f"{name} must be a nonnegative integer below 2**32, got {v}")
+    if v < 0:
+        raise ValueError(f"{name} must be a nonnegative integer, got {v}")
+    if v > 0xFFFFFFFF:
+        raise ValueError(f"{name} must be below 2**32, got {v}")
     return v
 
 
