@@ -20,6 +20,16 @@ handle_out = ctypes.POINTER(ctypes.c_void_p)
 status = ctypes.c_int  # gctx_status, and every other enum, is an int-sized enum
 
 
+# The enum values the binding passes or reads, under their C names.
+GCTX_PARTITION_DEVICE, GCTX_PARTITION_GROUP = 0, 1
+GCTX_PARTITION_REMAINDER, GCTX_PARTITION_CONTEXT = 2, 3
+GCTX_ROUND_STRICT, GCTX_ROUND_DOWN, GCTX_ROUND_NEAREST, GCTX_ROUND_UP = 0, 1, 2, 3
+GCTX_SPLIT_PATH_STRUCTURED, GCTX_SPLIT_PATH_GRANULES, GCTX_SPLIT_PATH_FINE_GRANULES = 1, 2, 3
+GCTX_RELATION_DISJOINT, GCTX_RELATION_MAY_OVERLAP, GCTX_RELATION_OVERLAP = 0, 1, 2
+GCTX_WORKQUEUE_SCOPE_DEFAULT, GCTX_WORKQUEUE_SCOPE_DEVICE_CTX = 0, 1
+GCTX_WORKQUEUE_SCOPE_BALANCED = 2
+
+
 class _Struct(ctypes.Structure):
     """A C struct; size-prefixed ones get their size field set on construction."""
 

@@ -11,7 +11,9 @@ from ._object import Handle, count, device_ordinal
 from .partition import RELATIONS, Rounding, SMPartition
 
 # PyTorch's workqueue_scope strings -> gctx_workqueue_scope (None: no workqueue configuration).
-_WORKQUEUE_SCOPES = {None: 0, "device_ctx": 1, "balanced": 2}
+_WORKQUEUE_SCOPES = {None: _capi.GCTX_WORKQUEUE_SCOPE_DEFAULT,
+                     "device_ctx": _capi.GCTX_WORKQUEUE_SCOPE_DEVICE_CTX,
+                     "balanced": _capi.GCTX_WORKQUEUE_SCOPE_BALANCED}
 _SCOPE_NAMES = {v: k for k, v in _WORKQUEUE_SCOPES.items()}
 
 _CONTEXT_STACK_DEPRECATION = (

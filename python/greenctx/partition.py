@@ -20,7 +20,8 @@ class Rounding(str, enum.Enum):
     UP = "up"            # the nearest legal count above
 
 
-_ROUNDING_VALUES = {Rounding.STRICT: 0, Rounding.DOWN: 1, Rounding.NEAREST: 2, Rounding.UP: 3}
+_ROUNDING_VALUES = {Rounding.STRICT: _capi.GCTX_ROUND_STRICT, Rounding.DOWN: _capi.GCTX_ROUND_DOWN,
+                    Rounding.NEAREST: _capi.GCTX_ROUND_NEAREST, Rounding.UP: _capi.GCTX_ROUND_UP}
 
 
 class Relation(str, enum.Enum):
@@ -30,9 +31,14 @@ class Relation(str, enum.Enum):
     OVERLAP = "overlap"          # share SMs (the same SMs, or one holds the other)
 
 
-RELATIONS = (Relation.DISJOINT, Relation.MAY_OVERLAP, Relation.OVERLAP)  # by C value
-_KINDS = ("device", "group", "remainder", "context")  # gctx_partition_kind, by C value
-_PATHS = {1: "structured", 2: "granules", 3: "fine_granules"}  # gctx_split_path
+RELATIONS = {_capi.GCTX_RELATION_DISJOINT: Relation.DISJOINT,
+             _capi.GCTX_RELATION_MAY_OVERLAP: Relation.MAY_OVERLAP,
+             _capi.GCTX_RELATION_OVERLAP: Relation.OVERLAP}
+_KINDS = {_capi.GCTX_PARTITION_DEVICE: "device", _capi.GCTX_PARTITION_GROUP: "group",
+          _capi.GCTX_PARTITION_REMAINDER: "remainder", _capi.GCTX_PARTITION_CONTEXT: "context"}
+_PATHS = {_capi.GCTX_SPLIT_PATH_STRUCTURED: "structured",
+          _capi.GCTX_SPLIT_PATH_GRANULES: "granules",
+          _capi.GCTX_SPLIT_PATH_FINE_GRANULES: "fine_granules"}
 
 
 @dataclass(frozen=True)

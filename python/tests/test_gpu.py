@@ -1,0 +1,3 @@
+"""placeholder"""
+import pytest
+pytest.skip("needs a GPU", allow_module_level=True)
