@@ -68,40 +68,67 @@ class SplitPlan:
         return tuple(g.sm_count for g in self.groups)
 
 
-def _rounding(rounding):
-    try:
-        return _ROUNDING_VALUES[Rounding(rounding)]
-    except ValueError:
+# Split options by rounding (the C library only reads them): one struct per policy, made once.
+_SPLIT_OPTIONS = {}
+for _policy, _value in _ROUNDING_VALUES.items():
+    _SPLIT_OPTIONS[_policy] = _capi.SplitOptions(rounding=_value)
+
+
+def _split_options(rounding):
+    options = _SPLIT_OPTIONS.get(rounding)  # a Rounding or its string (they hash alike)
+    if options is None:
         raise ValueError(f"rounding must be one of {[r.value for r in Rounding]}, "
-                         f"got {rounding!r}") from None
+                         f"got {rounding!r}")
+    return ctypes.byref(options)
 
 
 def _is_sequence(value):
-    return isinstance(value, Sequence) and not isinstance(value, (str, bytes))
+    t = type(value)
+    if t is list or t is tuple:
+        return True
+    return t is not int and t is not bool and isinstance(value, Sequence) and \
+        not isinstance(value, (str, bytes))
+
+
+def _count(name, value):
+    if type(value) is int and 0 <= value <= 0xFFFFFFFF:  # the common case, quickly
+        return value
+    return count(f"{name} entries", value)
+
+
+def _flag(value):
+    if type(value) is not bool:
+        raise ValueError("backfill entries must be bool values")
+    return value
+
+
+_OPTIONS = (("num_sms", _count), ("coscheduled_sm_count", _count),
+            ("preferred_coscheduled_sm_count", _count), ("backfill", lambda name, v: _flag(v)))
 
 
 def groups_array(num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count, backfill):
     """PyTorch's broadcasting: every option is a scalar or a sequence; sequences share one
     nonzero length and scalars repeat to it; all scalars make one group."""
-    options = (("num_sms", num_sms), ("coscheduled_sm_count", coscheduled_sm_count),
-               ("preferred_coscheduled_sm_count", preferred_coscheduled_sm_count),
-               ("backfill", backfill))
-    lengths = {len(v) for _, v in options if _is_sequence(v)}
-    if len(lengths) > 1:
-        raise ValueError("All sequence options must have the same length")
-    n = lengths.pop() if lengths else 1
-    if n == 0:
-        raise ValueError("A split must contain at least one group")
-    columns = [tuple(v) if _is_sequence(v) else (v,) * n for _, v in options]
-    counts = [[count(f"{name} entries", v) for v in column]
-              for (name, _), column in zip(options, columns[:3])]
-    if any(not isinstance(b, bool) for b in columns[3]):
-        raise ValueError("backfill entries must be bool values")
+    values = (num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count, backfill)
+    sequences = [_is_sequence(v) for v in values]
+    n = 1
+    if any(sequences):
+        lengths = {len(v) for v, is_seq in zip(values, sequences) if is_seq}
+        if len(lengths) > 1:
+            raise ValueError("All sequence options must have the same length")
+        n = lengths.pop()
+        if n == 0:
+            raise ValueError("A split must contain at least one group")
     array = (_capi.Group * n)()
-    for i, g in enumerate(array):
-        g.num_sms, g.coscheduled_sm_count, g.preferred_coscheduled_sm_count = (
-            counts[0][i], counts[1][i], counts[2][i])
-        g.backfill = columns[3][i]
+    for (name, convert), value, is_seq in zip(_OPTIONS, values, sequences):
+        if is_seq:
+            for group, v in zip(array, value):
+                setattr(group, name, convert(name, v))
+        else:
+            v = convert(name, value)
+            if v:  # the array starts zeroed
+                for group in array:
+                    setattr(group, name, v)
     return array
 
 
@@ -129,6 +156,12 @@ class SMPartition(Handle):
     def __init__(self, _handle):
         super().__init__(_handle)
         self._info = None
+
+    @classmethod
+    def _wrap(cls, handle):
+        self = cls.__new__(cls)
+        self._h, self._info = handle, None
+        return self
 
     @classmethod
     def from_device(cls, device_id=None):
@@ -184,11 +217,8 @@ class SMPartition(Handle):
 
     def _request(self, num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count,
                  backfill, rounding):
-        groups = groups_array(num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count,
-                              backfill)
-        options = _capi.SplitOptions()
-        options.rounding = _rounding(rounding)
-        return groups, options
+        return (groups_array(num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count,
+                             backfill), _split_options(rounding))
 
     def split(self, *, num_sms=0, coscheduled_sm_count=0, preferred_coscheduled_sm_count=0,
               backfill=False, rounding=Rounding.STRICT):
@@ -206,11 +236,10 @@ class SMPartition(Handle):
         n = len(groups)
         outputs = (ctypes.c_void_p * n)()
         remainder = ctypes.c_void_p()
-        check(lib.gctx_partition_split(self._handle, groups, n, ctypes.byref(options), outputs,
+        check(lib.gctx_partition_split(self._handle, groups, n, options, outputs,
                                        ctypes.byref(remainder), None, None))
-        cls = type(self)
-        rest = cls(remainder.value) if remainder.value else None
-        return tuple(cls(h) for h in outputs), rest
+        wrap = type(self)._wrap
+        return tuple(map(wrap, outputs)), (wrap(remainder.value) if remainder.value else None)
 
     def plan(self, *, num_sms=0, coscheduled_sm_count=0, preferred_coscheduled_sm_count=0,
              backfill=False, rounding=Rounding.STRICT):
@@ -220,7 +249,7 @@ class SMPartition(Handle):
         n = len(groups)
         plan = _capi.SplitPlan()
         group_plans = (_capi.GroupPlan * n)()
-        check(lib.gctx_partition_plan(self._handle, groups, n, ctypes.byref(options),
+        check(lib.gctx_partition_plan(self._handle, groups, n, options,
                                       ctypes.byref(plan), group_plans))
         return _plans(plan, group_plans)
 
