@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# The Python package on the GPU machine (run from the repository root, $OUT set): pip install
+# from this checkout into a fresh folder (timed), the GPU tests with the installed copy
+# (PyTorch's documented examples verbatim, %smid checks, matmul, graph replay, cuda.core
+# through __cuda_stream__), the CTest entry make test-gpu runs, and the creation costs of
+# greenctx's package beside cuda.core and torch in one run. Logs in $OUT; PASS/FAIL at the end.
+set -uo pipefail
+out=${OUT:-gpu-out}
+mkdir -p "$out"
+py=${PYTHON:-python3}
+jobs=$(nproc 2>/dev/null || echo 4)
+work=$(mktemp -d)
+unset GREENCTX_LIBRARY GREENCTX_CUDA_LIBRARY
+results=()
+step() {  # step NAME LOG COMMAND...: runs it, logs it, records PASS/FAIL/SKIP (77)
+  local name=$1 log=$2
+  shift 2
+  echo "== $name" | tee -a "$out/summary.txt"
+  "$@" >"$out/$log" 2>&1
+  local rc=$?
+  tail -n 25 "$out/$log"
+  case $rc in
+    0) results+=("PASS $name") ;;
+    77) results+=("SKIP $name") ;;
+    *) results+=("FAIL $name (exit $rc, $log)") ;;
+  esac
+}
+
+{
+  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1
+  echo "python: $($py --version 2>&1); torch: $($py -c 'import torch; print(torch.__version__)' 2>&1 | tail -1)"
+  echo "cuda.core: $($py -c 'import cuda.core as c; print(c.__version__)' 2>&1 | tail -1)"
+  echo "commit: $(git rev-parse HEAD 2>/dev/null)"
+} | tee "$out/machine.txt"
+
+# 1. pip install <checkout> into a fresh folder, then the installed copy alone on the GPU.
+step "pip install from the checkout, installed copy splits the GPU" install.log \
+  "$py" python/tests/install_check.py "$PWD" "$work"
+site=$work/site
+
+# 2. The GPU tests against the installed package (not the source tree).
+step "pytest python/tests/test_gpu.py (installed package)" pytest-gpu.log \
+  env PYTHONPATH="$site" "$py" python/tests/run_pytest.py -v -s -rs test_gpu.py
+
+# 3. What make test-gpu runs for Python: the driver-labelled CTest entry.
+step "make test-gpu's python entries (ctest -L driver -R python)" ctest-gpu.log \
+  sh -c "cmake -S . -B build-gpu -DGREENCTX_TEST_DRIVER=real >/dev/null && \
+         cmake --build build-gpu -j$jobs >/dev/null && \
+         cd build-gpu && ctest --output-on-failure -L driver -R python"
+
+# 4. Creation costs side by side: greenctx (ctypes over the C API), greenctx's package,
+#    cuda.core, torch; each in its own process, one run.
+step "bench/compare/run_all.py" compare.log \
+  env PYTHONPATH="$site" GREENCTX_LIBRARY=build-gpu/src/libgreenctx.so \
+  GREENCTX_COMPARE_REPS=200 "$py" bench/compare/run_all.py
+"$py" - "$out/compare.log" <<'PYEOF' | tee "$out/targets.txt"
+import json, sys
+rows = {}
+for line in open(sys.argv[1]):
+    if line.startswith("{"):
+        r = json.loads(line)
+        if "p50_us" in r:
+            rows[(r["lib"], r["op"])] = r
+def ratio(op, limit):
+    a, b = rows.get(("greenctx-py", op)), rows.get(("cuda.core", op))
+    if not a or not b:
+        print(f"{op}: missing a measurement"); return
+    r = a["p50_us"] / b["p50_us"]
+    print(f"{op}: greenctx-py p50 {a['p50_us']} us (p99 {a['p99_us']}), cuda.core p50 "
+          f"{b['p50_us']} us (p99 {b['p99_us']}): {r:.2f}x, target <= {limit}x: "
+          f"{'met' if r <= limit else 'MISSED'}")
+ratio("split 16", 1.5)
+ratio("16 SMs: context + stream", 1.05)
+ratio("{16, rest}: 2 disjoint contexts + streams", 1.05)
+PYEOF
+
+rm -rf "$work"
+{
+  echo
+  echo "== summary ($(date -u +%H:%M:%SZ))"
+  printf '%s\n' "${results[@]}"
+  if printf '%s\n' "${results[@]}" | grep -q '^FAIL'; then echo "RESULT: FAIL"; else echo "RESULT: PASS"; fi
+} | tee -a "$out/summary.txt"
+printf '%s\n' "${results[@]}" | grep -q '^FAIL' && exit 1
+exit 0
