@@ -34,25 +34,31 @@ step() {  # step NAME LOG COMMAND...: runs it, logs it, records PASS/FAIL/SKIP (
   echo "commit: $(git rev-parse HEAD 2>/dev/null)"
 } | tee "$out/machine.txt"
 
-# 1. pip install <checkout> into a fresh folder, then the installed copy alone on the GPU.
-step "pip install from the checkout, installed copy splits the GPU" install.log \
-  "$py" python/tests/install_check.py "$PWD" "$work"
-site=$work/site
-
-# 2. The GPU tests against the installed package (not the source tree).
-step "pytest python/tests/test_gpu.py (installed package)" pytest-gpu.log \
-  env PYTHONPATH="$site" "$py" python/tests/run_pytest.py -v -s -rs test_gpu.py
-
-# 3. What make test-gpu runs for Python: the driver-labelled CTest entry.
+# 1. What make test-gpu runs for Python: the driver-labelled CTest entry (build tree).
 step "make test-gpu's python entries (ctest -L driver -R python)" ctest-gpu.log \
   sh -c "cmake -S . -B build-gpu -DGREENCTX_TEST_DRIVER=real >/dev/null && \
          cmake --build build-gpu -j$jobs >/dev/null && \
          cd build-gpu && ctest --output-on-failure -L driver -R python"
 
+# 2. pip install <checkout> into a fresh folder, then the installed copy alone on the GPU.
+step "pip install from the checkout, installed copy splits the GPU" install.log \
+  "$py" python/tests/install_check.py "$PWD" "$work"
+site=$work/site
+if [ -d "$site/greenctx" ]; then
+  pkg=(env PYTHONPATH="$site")
+else  # the install failed (reported above): the remaining steps use the source tree
+  pkg=(env PYTHONPATH="$PWD/python" GREENCTX_LIBRARY="$PWD/build-gpu/src/libgreenctx.so")
+fi
+echo "package used below: ${pkg[*]}" | tee -a "$out/summary.txt"
+
+# 3. The GPU tests against that package.
+step "pytest python/tests/test_gpu.py" pytest-gpu.log \
+  "${pkg[@]}" "$py" python/tests/run_pytest.py -v -s -rs test_gpu.py
+
 # 4. Creation costs side by side: greenctx (ctypes over the C API), greenctx's package,
 #    cuda.core, torch; each in its own process, one run.
 step "bench/compare/run_all.py" compare.log \
-  env PYTHONPATH="$site" GREENCTX_LIBRARY=build-gpu/src/libgreenctx.so \
+  "${pkg[@]}" GREENCTX_LIBRARY="$PWD/build-gpu/src/libgreenctx.so" \
   GREENCTX_COMPARE_REPS=200 "$py" bench/compare/run_all.py
 "$py" - "$out/compare.log" <<'PYEOF' | tee "$out/targets.txt"
 import json, sys
