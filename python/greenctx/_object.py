@@ -4,21 +4,40 @@ The C library refcounts its objects and every object keeps alive what it was mad
 Python only has to drop its own reference, once: close() does it at once, the garbage
 collector otherwise. Releasing in any order is safe.
 """
+import ctypes
 import operator
 import sys
 
 from ._capi import lib
+from ._errors import check
 
 
 class Handle:
-    """Owns one reference to a C object; _release names the C function that drops it."""
+    """Owns one reference to a C object; _release names the C function that drops it, and
+    _info_call / _info_type the one that describes it (asked once: objects are immutable)."""
 
-    __slots__ = ("_h", "__weakref__")
-    _release = None  # the name of gctx_<type>_release
-    _what = "object"
+    __slots__ = ("_h", "_info", "__weakref__")
+    _release = None      # the name of gctx_<type>_release
+    _info_call = None    # the name of gctx_<type>_get_info
+    _info_type = None    # its struct
 
     def __init__(self, h):
-        self._h = h
+        self._h, self._info = h, None
+
+    @classmethod
+    def _wrap(cls, h):
+        """An object owning a reference the C library handed out."""
+        self = cls.__new__(cls)
+        self._h, self._info = h, None
+        return self
+
+    def _get_info(self):
+        info = self._info
+        if info is None:
+            info = self._info_type()
+            check(getattr(lib, self._info_call)(self._handle, ctypes.byref(info)))
+            self._info = info
+        return info
 
     @property
     def _handle(self):
@@ -47,6 +66,11 @@ class Handle:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def info_field(field, doc):
+    """A read-only property: one field of the object's info struct."""
+    return property(lambda self: getattr(self._get_info(), field), doc=doc)
 
 
 def count(name, value):

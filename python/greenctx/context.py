@@ -7,7 +7,7 @@ import warnings
 from . import _capi, _driver
 from ._capi import lib
 from ._errors import UnsupportedError, check
-from ._object import Handle, count, device_ordinal
+from ._object import Handle, count, device_ordinal, info_field
 from .partition import RELATIONS, Rounding, SMPartition
 
 # PyTorch's workqueue_scope strings -> gctx_workqueue_scope (None: no workqueue configuration).
@@ -51,8 +51,9 @@ class GreenContext(Handle):
     included: order work across streams with events, as with any other stream.
     """
 
-    __slots__ = ("_info", "_pushed")
+    __slots__ = ("_pushed",)
     _release = "gctx_context_release"
+    _info_call, _info_type = "gctx_context_get_info", _capi.ContextInfo
 
     def __init__(self, *, num_sms=None, sm_partition=None, workqueue_scope=None,
                  workqueue_concurrency_limit=None, device_id=None):
@@ -83,9 +84,8 @@ class GreenContext(Handle):
 
     @classmethod
     def _wrap(cls, handle):
-        """A GreenContext owning a reference the C library handed out."""
-        self = cls.__new__(cls)
-        self._h, self._info, self._pushed = handle, None, None
+        self = super()._wrap(handle)
+        self._pushed = None
         return self
 
     @classmethod
@@ -134,22 +134,8 @@ class GreenContext(Handle):
             if rest is not None:
                 rest.close()
 
-    def _get_info(self):
-        if self._info is None:  # a context is immutable
-            info = _capi.ContextInfo()
-            check(lib.gctx_context_get_info(self._handle, ctypes.byref(info)))
-            self._info = info
-        return self._info
-
-    @property
-    def device_id(self):
-        """The device index of this green context."""
-        return self._get_info().device
-
-    @property
-    def sm_count(self):
-        """The number of SMs this context's work may use."""
-        return self._get_info().sm_count
+    device_id = info_field("device", "The device index of this green context.")
+    sm_count = info_field("sm_count", "The number of SMs this context's work may use.")
 
     @property
     def id(self):

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from . import _capi
 from ._capi import lib
 from ._errors import check
-from ._object import Handle, count, device_ordinal
+from ._object import Handle, count, device_ordinal, info_field
 
 
 class Rounding(str, enum.Enum):
@@ -150,18 +150,9 @@ class SMPartition(Handle):
     remainder included) are disjoint; relation() says what is known of any two.
     """
 
-    __slots__ = ("_info",)
+    __slots__ = ()
     _release = "gctx_partition_release"
-
-    def __init__(self, _handle):
-        super().__init__(_handle)
-        self._info = None
-
-    @classmethod
-    def _wrap(cls, handle):
-        self = cls.__new__(cls)
-        self._h, self._info = handle, None
-        return self
+    _info_call, _info_type = "gctx_partition_get_info", _capi.PartitionInfo
 
     @classmethod
     def from_device(cls, device_id=None):
@@ -171,33 +162,13 @@ class SMPartition(Handle):
         check(lib.gctx_partition_from_device(device_ordinal(device_id), ctypes.byref(out)))
         return cls(out.value)
 
-    def _get_info(self):
-        info = self._info
-        if info is None:  # partitions are immutable: ask once
-            info = _capi.PartitionInfo()
-            check(lib.gctx_partition_get_info(self._handle, ctypes.byref(info)))
-            self._info = info
-        return info
-
-    @property
-    def device_id(self):
-        """The device index of these SMs."""
-        return self._get_info().device
-
-    @property
-    def sm_count(self):
-        """The number of SMs in this partition."""
-        return self._get_info().sm_count
-
-    @property
-    def coscheduled_sm_count(self):
-        """The co-scheduled SM alignment: group sizes of a split of it are multiples of it."""
-        return self._get_info().coscheduled_alignment
-
-    @property
-    def min_partition_sms(self):
-        """The smallest group a split of this partition can give."""
-        return self._get_info().min_partition_sms
+    device_id = info_field("device", "The device index of these SMs.")
+    sm_count = info_field("sm_count", "The number of SMs in this partition.")
+    coscheduled_sm_count = info_field(
+        "coscheduled_alignment",
+        "The co-scheduled SM alignment: group sizes of a split of it are multiples of it.")
+    min_partition_sms = info_field("min_partition_sms",
+                                   "The smallest group a split of this partition can give.")
 
     @property
     def kind(self):

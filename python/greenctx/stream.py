@@ -20,12 +20,8 @@ class Stream(Handle):
     """A CUDA stream whose work runs on one green context's SMs. Non-blocking: it never
     synchronises with the legacy default stream. Its release waits for its work."""
 
-    __slots__ = ("_device",)
+    __slots__ = ()
     _release = "gctx_stream_release"
-
-    def __init__(self, _handle):
-        super().__init__(_handle)
-        self._device = None
 
     @classmethod
     def _create(cls, context, priority=0):
@@ -66,10 +62,10 @@ class Stream(Handle):
 
     @property
     def device_id(self):
-        if self._device is None:
+        if self._info is None:  # a stream's device never changes: ask its context once
             with self.context as ctx:
-                self._device = ctx.device_id
-        return self._device
+                self._info = ctx.device_id
+        return self._info
 
     @property
     def priority(self):

@@ -4,6 +4,7 @@ H200. Prints how long the install took (the target: under a minute on 2 cores).
 
     python3 install_check.py CHECKOUT WORKDIR
 """
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -35,11 +36,7 @@ def can_build_without_isolation():
         return False
     if (major, minor) >= (70, 1):  # bdist_wheel is part of setuptools from 70.1
         return True
-    try:
-        import wheel  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    return importlib.util.find_spec("wheel") is not None
 
 
 def main(checkout, workdir):

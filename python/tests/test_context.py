@@ -7,6 +7,7 @@ import pytest
 import greenctx
 from greenctx import GreenContext, Relation, SMPartition
 from greenctx import _driver
+import pytorch_examples
 from conftest import DRIVER, SIM, before_driver, needs_driver
 
 pytestmark = pytest.mark.skipif(SIM is None, reason="needs the simulated driver")
@@ -50,7 +51,8 @@ def test_separate_contexts_may_overlap():
     ({"num_sms": 16, "workqueue_concurrency_limit": 4}, RuntimeError,
      "workqueue_concurrency_limit requires workqueue_scope"),
     ({"num_sms": -16}, ValueError, "num_sms must be a nonnegative integer, got -16"),
-    ({"num_sms": 12}, greenctx.InvalidArgumentError, "multiples of 8 \\(min 8\\); nearest: 8 or 16"),
+    ({"num_sms": 12}, greenctx.InvalidArgumentError,
+     "multiples of 8 \\(min 8\\); nearest: 8 or 16"),
     ({"num_sms": 0}, ValueError, "num_sms is 0"),
     ({"num_sms": 500}, ValueError, "asks for 500 SMs; this device has 132"),
     ({"num_sms": 16, "device_id": 7}, greenctx.NoDeviceError, "device 7 does not exist"),
@@ -106,16 +108,10 @@ def test_sm_partition_keeps_its_context_alive(sim):
     assert sim.live("green_ctx") == 0
 
 
-def test_pytorch_docs_first_example_on_any_driver(sim):
-    """SMPartition.split's example, verbatim: a remainder goes through a context to be split."""
+def test_pytorch_docs_first_example(sim):
     if DRIVER < 12050:
         pytest.skip("2-SM co-scheduled units need driver 12.5")
-    sms = SMPartition.from_device(device_id=0)
-    (first,), rest = sms.split(num_sms=4, coscheduled_sm_count=2)
-    rest_ctx = GreenContext(sm_partition=rest)
-    (second,), rest = rest_ctx.sm_partition.split(
-        num_sms=4, coscheduled_sm_count=2
-    )
+    first, second = pytorch_examples.split_a_remainder_through_a_context()
     assert (first.sm_count, second.sm_count) == (4, 4)
     c1, c2 = GreenContext(sm_partition=first), GreenContext(sm_partition=second)
     assert not sim.context_sms(c1) & sim.context_sms(c2)
@@ -123,9 +119,7 @@ def test_pytorch_docs_first_example_on_any_driver(sim):
 
 
 def test_pytorch_docs_second_example(sim):
-    a, b = GreenContext.split(
-        num_sms=(24, 40), coscheduled_sm_count=8, device_id=0
-    )
+    a, b = pytorch_examples.split_contexts()
     assert (a.sm_count, b.sm_count) == (24, 40)
     assert not sim.context_sms(a) & sim.context_sms(b)
 
@@ -139,7 +133,8 @@ def test_workqueues(sim):
     assert GreenContext.max_workqueue_concurrency() == 32
     assert GreenContext.max_workqueue_concurrency(device_id=0) == 32
     ctx = GreenContext(workqueue_scope="balanced", workqueue_concurrency_limit=4)
-    assert (ctx.sm_count, ctx.workqueue_scope, ctx.workqueue_concurrency_limit) == (132, "balanced", 4)
+    assert (ctx.sm_count, ctx.workqueue_scope, ctx.workqueue_concurrency_limit) == (
+        132, "balanced", 4)
     ctx = GreenContext(num_sms=16, workqueue_scope="device_ctx")
     assert ctx.workqueue_scope == "device_ctx"
     a, b = GreenContext.split(num_sms=(16, 16), workqueue_scope="balanced")

@@ -17,7 +17,7 @@ torch = pytest.importorskip("torch")
 if not torch.cuda.is_available():
     pytest.skip("needs a CUDA GPU visible to PyTorch", allow_module_level=True)
 
-import greenctx  # noqa: E402
+import pytorch_examples  # noqa: E402
 from greenctx import GreenContext, SMPartition  # noqa: E402
 
 torch.cuda.init()
@@ -61,12 +61,7 @@ def observed(context):
 
 
 def test_pytorch_docs_example_split_a_remainder_through_a_context():
-    sms = SMPartition.from_device(device_id=0)
-    (first,), rest = sms.split(num_sms=4, coscheduled_sm_count=2)
-    rest_ctx = GreenContext(sm_partition=rest)
-    (second,), rest = rest_ctx.sm_partition.split(
-        num_sms=4, coscheduled_sm_count=2
-    )
+    first, second = pytorch_examples.split_a_remainder_through_a_context()
     assert (first.sm_count, second.sm_count) == (4, 4)
     one, two = GreenContext(sm_partition=first), GreenContext(sm_partition=second)
     seen_one, seen_two = observed(one), observed(two)
@@ -75,9 +70,7 @@ def test_pytorch_docs_example_split_a_remainder_through_a_context():
 
 
 def test_pytorch_docs_example_split_contexts():
-    a, b = GreenContext.split(
-        num_sms=(24, 40), coscheduled_sm_count=8, device_id=0
-    )
+    a, b = pytorch_examples.split_contexts()
     seen_a, seen_b = observed(a), observed(b)
     print(f"a: {len(seen_a)} SMs, b: {len(seen_b)} SMs, shared {len(seen_a & seen_b)}")
     assert (a.sm_count, b.sm_count) == (24, 40)
@@ -161,7 +154,8 @@ def test_cuda_core_runs_a_kernel_on_a_greenctx_stream(smid_kernel):
     smid_kernel(s, out)
     s.synchronize()
     ran = set(out.cpu().tolist())
-    print(f"cuda.core kernel on a greenctx stream ran on SMs {sorted(ran)} (partition {sorted(sms)})")
+    print(f"cuda.core kernel on a greenctx stream ran on SMs {sorted(ran)} "
+          f"(partition {sorted(sms)})")
     assert -1 not in ran and ran <= sms
     import cuda.core as core
     wrapped = core.Device(0).create_stream(s)
