@@ -8,7 +8,7 @@ from . import _capi, _driver
 from ._capi import lib
 from ._errors import UnsupportedError, check
 from ._object import Handle, count, device_ordinal, info_field
-from .partition import RELATIONS, Rounding, SMPartition
+from .partition import Rounding, SMPartition, relation
 
 # PyTorch's workqueue_scope strings -> gctx_workqueue_scope (None: no workqueue configuration).
 _WORKQUEUE_SCOPES = {None: _capi.GCTX_WORKQUEUE_SCOPE_DEFAULT,
@@ -224,11 +224,7 @@ class GreenContext(Handle):
 
     def relation(self, other):
         """Relation.DISJOINT, MAY_OVERLAP or OVERLAP: what is known of two contexts' SMs."""
-        if not isinstance(other, GreenContext):
-            raise TypeError(f"relation() needs a GreenContext, got {type(other).__name__}")
-        out = ctypes.c_int()
-        check(lib.gctx_context_relation(self._handle, other._handle, ctypes.byref(out)))
-        return RELATIONS[out.value]
+        return relation(lib.gctx_context_relation, self, other)
 
     def observe_sms(self):
         """The physical SM ids (%smid) a kernel on this context's stream ran on, sorted (a

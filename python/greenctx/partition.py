@@ -132,6 +132,15 @@ def groups_array(num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count, 
     return array
 
 
+def relation(c_function, a, b):
+    """What the C library knows of two objects' SMs (partitions, or contexts)."""
+    if not isinstance(b, type(a)):
+        raise TypeError(f"relation() needs a {type(a).__name__}, got {type(b).__name__}")
+    out = ctypes.c_int()
+    check(c_function(a._handle, b._handle, ctypes.byref(out)))
+    return RELATIONS[out.value]
+
+
 def _plans(plan, group_plans):
     return SplitPlan(
         device_id=plan.device, driver_version=plan.driver_version,
@@ -226,11 +235,7 @@ class SMPartition(Handle):
 
     def relation(self, other):
         """Relation.DISJOINT, MAY_OVERLAP or OVERLAP: what is known of the two SM sets."""
-        if not isinstance(other, SMPartition):
-            raise TypeError(f"relation() needs an SMPartition, got {type(other).__name__}")
-        out = ctypes.c_int()
-        check(lib.gctx_partition_relation(self._handle, other._handle, ctypes.byref(out)))
-        return RELATIONS[out.value]
+        return relation(lib.gctx_partition_relation, self, other)
 
     def __repr__(self):
         if self._h is None:
