@@ -24,10 +24,11 @@ endforeach()
 
 # What needs the GPU and PyTorch (make test-gpu); skipped elsewhere.
 greenctx_driver_test(python.gpu LABELS python COMMAND ${py_run} test_gpu.py)
+set_tests_properties(python.gpu PROPERTIES TIMEOUT 300)  # PyTorch's import, cuda.core's compile
 
 # pip install from the checkout into a fresh folder, then the installed copy alone.
 if(GREENCTX_TEST_SIM_LIBRARY)
-  greenctx_test(python.install LABELS install python
+  greenctx_test(python.install LABELS install python TIMEOUT 180
     COMMAND ${GREENCTX_PYTHON} ${py_tests}/install_check.py ${PROJECT_SOURCE_DIR}
             ${CMAKE_CURRENT_BINARY_DIR}/python-install
     ENV GREENCTX_CUDA_LIBRARY=${GREENCTX_TEST_SIM_LIBRARY} GREENCTX_SIM_DEVICES=h200)
