@@ -190,9 +190,10 @@ def _importable_torch():
 
 
 def as_torch_stream(stream):
-    """The stream as a torch.cuda.Stream when PyTorch can be imported, else itself."""
+    """The stream as a torch.cuda.Stream when PyTorch can be imported and sees CUDA, else
+    itself."""
     torch = _importable_torch()
-    if torch is None:
+    if torch is None or not torch.cuda.is_available():
         return stream
     ts = _torch_class(torch)(stream_ptr=stream.handle, device=stream.device_id)
     ts.greenctx_stream = stream  # the green stream lives as long as PyTorch's object

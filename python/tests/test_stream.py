@@ -25,6 +25,7 @@ def fake_torch(monkeypatch):
 
     torch.cuda.ExternalStream = ExternalStream
     torch.cuda.current_device = lambda: 0
+    torch.cuda.is_available = lambda: True
     monkeypatch.setitem(sys.modules, "torch", torch)
     monkeypatch.setattr(greenctx.stream, "_torch_stream_class", None)
     return torch
@@ -67,6 +68,11 @@ def test_stream_with_torch_is_an_external_stream_holding_the_green_stream(sim, f
     del s
     gc.collect()
     assert sim.live("stream") == streams - 1
+
+
+def test_stream_with_a_torch_that_sees_no_gpu_is_a_greenctx_stream(fake_torch, two):
+    fake_torch.cuda.is_available = lambda: False
+    assert isinstance(two[0].Stream(), greenctx.Stream)
 
 
 def test_each_stream_call_gives_a_new_stream(sim, no_torch, two):
