@@ -25,7 +25,8 @@ __all__ = [
     "Rounding", "DeviceInfo", "Error", "InvalidArgumentError", "InsufficientSMsError",
     "UnsupportedError", "NoDriverError", "NoDeviceError", "InvalidHandleError", "DriverError",
     "OutOfMemoryError", "driver_version", "driver_path", "device_count", "device_info",
-    "features", "library_path",
+    "features", "library_path", "ReleaseFailures", "release_failures",
+    "retry_release_failures",
 ]
 
 
@@ -87,3 +88,32 @@ def features():
         out[name.decode()] = (bool(lib.gctx_feature_available(value)),
                               lib.gctx_feature_reason(value).decode())
         value += 1
+
+
+@dataclass(frozen=True)
+class ReleaseFailures:
+    """Driver destroy calls that failed during releases (the objects are kept and retried)."""
+    events: int
+    streams: int
+    green_contexts: int
+    primary_contexts: int
+    kernels: int
+    total: int
+    pending: int           # driver objects kept, not yet destroyed
+    last_cuda_result: int
+    last_message: str
+
+
+def release_failures():
+    """The process's counts of failed driver destroys behind releases."""
+    from . import _capi
+    out = _capi.ReleaseFailures()
+    check(lib.gctx_release_failures_get(ctypes.byref(out)))
+    return ReleaseFailures(out.events, out.streams, out.green_contexts, out.primary_contexts,
+                           out.kernels, out.total, out.pending, out.last_cuda_result,
+                           out.last_message.decode(errors="replace"))
+
+
+def retry_release_failures():
+    """Tries again to destroy every kept driver object; raises DriverError if some are left."""
+    check(lib.gctx_release_failures_retry())

@@ -55,7 +55,8 @@ class PartitionInfo(_Struct):
 
 class Group(_Struct):
     _fields_ = [("num_sms", c_uint), ("coscheduled_sm_count", c_uint),
-                ("preferred_coscheduled_sm_count", c_uint), ("backfill", c_int)]
+                ("preferred_coscheduled_sm_count", c_uint), ("backfill", c_int),
+                ("reserved", c_uint * 4)]  # must stay zero
 
 
 class SplitOptions(_Struct):
@@ -64,7 +65,8 @@ class SplitOptions(_Struct):
 
 class GroupPlan(_Struct):
     _fields_ = [("requested_sms", c_uint), ("sm_count", c_uint),
-                ("coscheduled_sm_count", c_uint), ("rounded", c_int), ("backfilled", c_int)]
+                ("coscheduled_sm_count", c_uint), ("rounded", c_int), ("backfilled", c_int),
+                ("reserved", c_uint * 4)]
 
 
 class SplitPlan(_Struct):
@@ -88,12 +90,19 @@ class StreamOptions(_Struct):
     _fields_ = [("size", c_size_t), ("priority", c_int), ("blocking", c_int)]
 
 
+class ReleaseFailures(_Struct):
+    _fields_ = [("size", c_size_t), ("events", c_ull), ("streams", c_ull),
+                ("green_contexts", c_ull), ("primary_contexts", c_ull), ("kernels", c_ull),
+                ("total", c_ull), ("pending", c_uint), ("last_cuda_result", c_int),
+                ("last_message", ctypes.c_char * 256)]
+
+
 # The structs above, by their C names (for the layout test).
 STRUCTS = {"gctx_device_info": DeviceInfo, "gctx_partition_info": PartitionInfo,
            "gctx_group": Group, "gctx_split_options": SplitOptions,
            "gctx_group_plan": GroupPlan, "gctx_split_plan": SplitPlan,
            "gctx_context_options": ContextOptions, "gctx_context_info": ContextInfo,
-           "gctx_stream_options": StreamOptions}
+           "gctx_stream_options": StreamOptions, "gctx_release_failures": ReleaseFailures}
 
 
 def _p(t):
@@ -151,6 +160,8 @@ SIGNATURES = {
     "gctx_context_wait_event": (status, [handle, handle]),
     "gctx_event_synchronize": (status, [handle]),
     "gctx_stream_observe_sms": (status, [handle, _p(c_uint), c_uint, _p(c_uint)]),
+    "gctx_release_failures_get": (status, [_p(ReleaseFailures)]),
+    "gctx_release_failures_retry": (status, []),
 }
 
 

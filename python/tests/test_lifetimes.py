@@ -106,3 +106,18 @@ def test_exceptions_are_both_greenctx_and_builtin_kinds():
                 greenctx.DriverError, greenctx.NoDeviceError, greenctx.NoDriverError,
                 greenctx.InvalidHandleError):
         assert issubclass(cls, greenctx.Error) and issubclass(cls, RuntimeError)
+
+
+def test_failed_destroys_are_counted_and_retried(sim):
+    before = greenctx.release_failures()
+    ctx = GreenContext(num_sms=16)
+    stream = ctx.stream()
+    sim.fail_after("cuStreamDestroy", 1)
+    stream.close()  # a release never raises: the failure is counted, the stream kept
+    failures = greenctx.release_failures()
+    assert failures.streams == before.streams + 1 and failures.pending >= 1
+    assert "cuStreamDestroy" in failures.last_message and failures.last_cuda_result == 2
+    greenctx.retry_release_failures()
+    assert greenctx.release_failures().pending == 0
+    ctx.close()
+    assert sim.live_counts() == {"green_ctx": 0, "stream": 0, "event": 0, "primary_ctx": 0}
