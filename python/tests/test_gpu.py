@@ -178,3 +178,19 @@ def test_events_order_two_partitions():
     sb.synchronize()
     assert torch.allclose(y, torch.full_like(y, 2.0))
     sa.synchronize()
+
+
+def test_deprecated_context_stack_runs_work_on_the_context():
+    ctx = GreenContext(num_sms=16)
+    x = torch.ones(256, 256, device="cuda")
+    parent = torch.cuda.current_stream()
+    with pytest.warns(FutureWarning):
+        ctx.set_context()
+    try:
+        y = x @ x
+    finally:
+        with pytest.warns(FutureWarning):
+            ctx.pop_context()
+    assert torch.cuda.current_stream() == parent
+    torch.cuda.synchronize()
+    assert torch.allclose(y, torch.full_like(y, 256.0))

@@ -121,3 +121,32 @@ def test_failed_destroys_are_counted_and_retried(sim):
     assert greenctx.release_failures().pending == 0
     ctx.close()
     assert sim.live_counts() == {"green_ctx": 0, "stream": 0, "event": 0, "primary_ctx": 0}
+
+
+def test_threads_split_make_and_release_at_once(sim):
+    """ctypes drops the GIL around each C call: eight threads really call the library at
+    once, on one shared partition."""
+    import threading
+    whole = SMPartition.from_device(0)
+    errors = []
+
+    def work():
+        try:
+            for _ in range(20):
+                (a, b), rest = whole.split(num_sms=[16, 8])
+                with GreenContext(sm_partition=a) as ctx, ctx.stream() as s:
+                    s.synchronize()
+                    assert a.relation(b) == "disjoint" and ctx.sm_count == 16
+                for p in (a, b, rest):
+                    p.close()
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    whole.close()
+    assert errors == []
+    assert sim.live_counts() == {"green_ctx": 0, "stream": 0, "event": 0, "primary_ctx": 0}
