@@ -70,12 +70,17 @@ for line in open(sys.argv[1]):
             rows[(r["lib"], r["op"])] = r
 def ratio(op, limit):
     a, b = rows.get(("greenctx-py", op)), rows.get(("cuda.core", op))
+    c = rows.get(("greenctx", op))
     if not a or not b:
         print(f"{op}: missing a measurement"); return
     r = a["p50_us"] / b["p50_us"]
     print(f"{op}: greenctx-py p50 {a['p50_us']} us (p99 {a['p99_us']}), cuda.core p50 "
           f"{b['p50_us']} us (p99 {b['p99_us']}): {r:.2f}x, target <= {limit}x: "
           f"{'met' if r <= limit else 'MISSED'}")
+    if c:  # the C library through bare ctypes: what the package's Python adds is the rest
+        print(f"    the C library alone (ctypes): p50 {c['p50_us']} us, "
+              f"{c['p50_us'] / b['p50_us']:.2f}x cuda.core; the package adds "
+              f"{a['p50_us'] - c['p50_us']:.2f} us")
 ratio("split 16", 1.5)
 ratio("16 SMs: context + stream", 1.05)
 ratio("{16, rest}: 2 disjoint contexts + streams", 1.05)

@@ -8,7 +8,7 @@ from . import _capi, _driver
 from ._capi import lib
 from ._errors import UnsupportedError, check
 from ._object import Handle, count, device_ordinal, info_field
-from .partition import Rounding, SMPartition, relation
+from .partition import SMPartition, relation
 
 # PyTorch's workqueue_scope strings -> gctx_workqueue_scope (None: no workqueue configuration).
 _WORKQUEUE_SCOPES = {None: _capi.GCTX_WORKQUEUE_SCOPE_DEFAULT,
@@ -108,7 +108,7 @@ class GreenContext(Handle):
     @staticmethod
     def split(*, num_sms=0, coscheduled_sm_count=0, preferred_coscheduled_sm_count=0,
               backfill=False, workqueue_scope=None, workqueue_concurrency_limit=None,
-              device_id=None, rounding=Rounding.STRICT):
+              device_id=None, rounding="strict"):
         """Contexts on disjoint SMs of a device, one per group (options as SMPartition.split;
         the workqueue options apply to each). The SMs left over are not used."""
         options = _context_options(workqueue_scope, workqueue_concurrency_limit)

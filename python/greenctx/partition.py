@@ -106,7 +106,39 @@ _OPTIONS = (("num_sms", _count), ("coscheduled_sm_count", _count),
             ("preferred_coscheduled_sm_count", _count), ("backfill", lambda name, v: _flag(v)))
 
 
+def _exact(value, kind):
+    """value is of exactly this type, or a tuple of values of exactly this type."""
+    t = type(value)
+    if t is tuple:
+        return all(type(v) is kind for v in value)
+    return t is kind
+
+
+# Validated group arrays of requests made only of exact ints and bools (scalars or tuples),
+# as a program's loop repeats them: the C library only reads them, so they can be reused.
+# With exact types, two equal requests are the same request (True == 1 can't mix them up).
+_GROUPS = {}
+_GROUPS_MAX = 256
+
+
 def groups_array(num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count, backfill):
+    """The request as a C array, from a cache of earlier requests when it can be."""
+    key = (num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count, backfill)
+    cacheable = (_exact(num_sms, int) and _exact(coscheduled_sm_count, int)
+                 and _exact(preferred_coscheduled_sm_count, int) and _exact(backfill, bool))
+    if cacheable:
+        array = _GROUPS.get(key)
+        if array is not None:
+            return array
+    array = _groups_array(*key)
+    if cacheable:
+        if len(_GROUPS) >= _GROUPS_MAX:
+            _GROUPS.clear()
+        _GROUPS[key] = array
+    return array
+
+
+def _groups_array(num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count, backfill):
     """PyTorch's broadcasting: every option is a scalar or a sequence; sequences share one
     nonzero length and scalars repeat to it; all scalars make one group."""
     values = (num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count, backfill)
@@ -201,7 +233,7 @@ class SMPartition(Handle):
                              backfill), _split_options(rounding))
 
     def split(self, *, num_sms=0, coscheduled_sm_count=0, preferred_coscheduled_sm_count=0,
-              backfill=False, rounding=Rounding.STRICT):
+              backfill=False, rounding="strict"):
         """Splits these SMs into disjoint groups and a remainder: ((groups...), remainder),
         remainder None when no SM is left over.
 
@@ -222,7 +254,7 @@ class SMPartition(Handle):
         return tuple(map(wrap, outputs)), (wrap(remainder.value) if remainder.value else None)
 
     def plan(self, *, num_sms=0, coscheduled_sm_count=0, preferred_coscheduled_sm_count=0,
-             backfill=False, rounding=Rounding.STRICT):
+             backfill=False, rounding="strict"):
         """What split() would give for the same arguments, making nothing: a SplitPlan."""
         groups, options = self._request(num_sms, coscheduled_sm_count,
                                          preferred_coscheduled_sm_count, backfill, rounding)

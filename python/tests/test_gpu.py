@@ -4,7 +4,6 @@ docs say, checked with %smid; a matmul under torch.cuda.stream(ctx.Stream()) is 
 slower on 16 SMs than on the whole GPU; a CUDA graph captured on a green stream replays on
 its SMs; cuda.core runs a kernel on a greenctx stream through __cuda_stream__.
 Skipped on the simulated driver, and without PyTorch or a GPU."""
-import ctypes
 import os
 import time
 
@@ -39,8 +38,8 @@ extern "C" __global__ void smid(unsigned *out)
 
 @pytest.fixture(scope="module")
 def smid_kernel():
-    """(launch(stream, out_tensor)): the %smid kernel through cuda.core, which takes the
-    stream object through __cuda_stream__."""
+    """launch(stream, out_tensor): the %smid kernel through cuda.core, which takes the stream
+    object through __cuda_stream__ (Device.create_stream)."""
     core = pytest.importorskip("cuda.core")
     dev = core.Device(0)
     dev.set_current()
@@ -48,9 +47,15 @@ def smid_kernel():
                         options=core.ProgramOptions(arch=f"sm_{dev.arch}"))
     kernel = prog.compile("cubin").get_kernel("smid")
 
-    def launch(stream, out):
+    def as_core(stream):
+        core_stream = dev.create_stream(stream)  # reads stream.__cuda_stream__()
+        assert int(core_stream.handle) == stream.__cuda_stream__()[1]
+        return core_stream
+
+    def launch(core_stream, out):
         config = core.LaunchConfig(grid=out.numel(), block=32)
-        core.launch(stream, config, kernel, ctypes.c_void_p(out.data_ptr()))
+        core.launch(core_stream, config, kernel, out.data_ptr())  # an int is a pointer
+    launch.as_core = as_core
     return launch
 
 
@@ -128,9 +133,10 @@ def test_graph_captured_on_a_green_stream_replays_on_its_sms(smid_kernel):
     with torch.cuda.stream(stream):
         a @ a  # warm-up outside the capture
     stream.synchronize()
+    core_stream = smid_kernel.as_core(stream)  # cuda.core's view of the same stream
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph, stream=stream):
-        smid_kernel(stream, out)
+        smid_kernel(core_stream, out)
         b = a @ a
     out.fill_(-1)
     torch.cuda.synchronize()
@@ -151,15 +157,12 @@ def test_cuda_core_runs_a_kernel_on_a_greenctx_stream(smid_kernel):
     s = ctx.stream()  # a greenctx Stream, not PyTorch's: cuda.core takes __cuda_stream__
     out = torch.full((8 * 64,), -1, dtype=torch.int32, device="cuda")
     torch.cuda.synchronize()
-    smid_kernel(s, out)
+    smid_kernel(smid_kernel.as_core(s), out)
     s.synchronize()
     ran = set(out.cpu().tolist())
     print(f"cuda.core kernel on a greenctx stream ran on SMs {sorted(ran)} "
           f"(partition {sorted(sms)})")
     assert -1 not in ran and ran <= sms
-    import cuda.core as core
-    wrapped = core.Device(0).create_stream(s)
-    assert int(wrapped.handle) == s.handle
 
 
 def test_events_order_two_partitions():

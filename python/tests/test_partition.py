@@ -98,6 +98,18 @@ def test_bad_argument_types_raise_value_error(sms, kwargs, message):
         sms.split(**kwargs)
 
 
+def test_repeated_requests_are_checked_like_new_ones(sms):
+    """Validated requests are reused: True == 1 and 16 == 16.0 must not mix them up."""
+    for _ in range(2):
+        assert counts(sms.split(num_sms=(16, 0), backfill=(False, True))) == ([16, 116], None)
+        with pytest.raises(ValueError, match="backfill entries must be bool values"):
+            sms.split(num_sms=(16, 0), backfill=(0, 1))
+        with pytest.raises(ValueError, match="num_sms entries must be"):
+            sms.split(num_sms=16.0)
+        with pytest.raises(ValueError, match="num_sms entries must be"):
+            sms.split(num_sms=(True, 8))
+
+
 def test_split_is_keyword_only(sms):
     with pytest.raises(TypeError):
         sms.split(16)
