@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# The Python package on the GPU machine (run from the repository root, $OUT set): pip install
-# from this checkout into a fresh folder (timed), the GPU tests with the installed copy
-# (PyTorch's documented examples verbatim, %smid checks, matmul, graph replay, cuda.core
-# through __cuda_stream__), the CTest entry make test-gpu runs, and the creation costs of
-# greenctx's package beside cuda.core and torch in one run. Logs in $OUT; PASS/FAIL at the end.
+# Checks the Python package on a GPU with PyTorch and cuda.core: `pip install` of this
+# checkout into a fresh folder (timed) and the installed copy alone; python/tests/test_gpu.py
+# with it (PyTorch's two documented examples verbatim, checked with %smid; a matmul under
+# torch.cuda.stream(ctx.Stream()) right and slower on 16 SMs; a CUDA graph captured on a green
+# stream replaying on its SMs; cuda.core running a kernel on a greenctx stream through
+# __cuda_stream__; events; the deprecated context stack); and the creation costs of the
+# package beside greenctx through ctypes, cuda.core and torch in one run, with the issue's
+# targets. make test-gpu (scripts/gpu_session.sh) runs the same test_gpu.py as python.gpu.
+# Run from the repository root with $OUT set; logs in $OUT, PASS/FAIL at the end.
 set -uo pipefail
 out=${OUT:-gpu-out}
 mkdir -p "$out"
@@ -34,31 +38,29 @@ step() {  # step NAME LOG COMMAND...: runs it, logs it, records PASS/FAIL/SKIP (
   echo "commit: $(git rev-parse HEAD 2>/dev/null)"
 } | tee "$out/machine.txt"
 
-# 1. What make test-gpu runs for Python: the driver-labelled CTest entry (build tree).
-step "make test-gpu's python entries (ctest -L driver -R python)" ctest-gpu.log \
-  sh -c "cmake -S . -B build-gpu -DGREENCTX_TEST_DRIVER=real >/dev/null && \
-         cmake --build build-gpu -j$jobs >/dev/null && \
-         cd build-gpu && ctest --output-on-failure -L driver -R python"
-
-# 2. pip install <checkout> into a fresh folder, then the installed copy alone on the GPU.
+# 1. pip install <checkout> into a fresh folder, then the installed copy alone on the GPU.
 step "pip install from the checkout, installed copy splits the GPU" install.log \
   "$py" python/tests/install_check.py "$PWD" "$work"
 site=$work/site
 if [ -d "$site/greenctx" ]; then
   pkg=(env PYTHONPATH="$site")
-else  # the install failed (reported above): the remaining steps use the source tree
-  pkg=(env PYTHONPATH="$PWD/python" GREENCTX_LIBRARY="$PWD/build-gpu/src/libgreenctx.so")
+  library=$site/greenctx/_lib/libgreenctx.so
+else  # the install failed (reported above): the source tree, with the library CMake builds
+  cmake -S . -B build-python-gpu -DGREENCTX_BUILD_TESTS=OFF >/dev/null &&
+    cmake --build build-python-gpu -j"$jobs" --target greenctx >/dev/null
+  library=$PWD/build-python-gpu/src/libgreenctx.so
+  pkg=(env PYTHONPATH="$PWD/python" GREENCTX_LIBRARY="$library")
 fi
 echo "package used below: ${pkg[*]}" | tee -a "$out/summary.txt"
 
-# 3. The GPU tests against that package.
+# 2. The GPU tests against that package.
 step "pytest python/tests/test_gpu.py" pytest-gpu.log \
   "${pkg[@]}" "$py" python/tests/run_pytest.py -v -s -rs test_gpu.py
 
-# 4. Creation costs side by side: greenctx (ctypes over the C API), greenctx's package,
+# 3. Creation costs side by side: greenctx (ctypes over the C API), greenctx's package,
 #    cuda.core, torch; each in its own process, one run.
 step "bench/compare/run_all.py" compare.log \
-  "${pkg[@]}" GREENCTX_LIBRARY="$PWD/build-gpu/src/libgreenctx.so" \
+  "${pkg[@]}" GREENCTX_LIBRARY="$library" \
   GREENCTX_COMPARE_REPS=200 "$py" bench/compare/run_all.py
 "$py" - "$out/compare.log" <<'PYEOF' | tee "$out/targets.txt"
 import json, sys
