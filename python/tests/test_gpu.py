@@ -1,9 +1,9 @@
 """On a real GPU with PyTorch (make test-gpu, scripts/gpu_python.sh): PyTorch's two
 documented examples run verbatim with `from greenctx import SMPartition, GreenContext` and
-give what the docs say, checked with %smid; a matmul under torch.cuda.stream(ctx.Stream()) is right and
-slower on 16 SMs than on the whole GPU; a CUDA graph captured on a green stream replays on
-its SMs; cuda.core runs a kernel on a greenctx stream through __cuda_stream__.
-Skipped on the simulated driver, and without PyTorch or a GPU."""
+give what the docs say, checked with %smid; a matmul under torch.cuda.stream(ctx.Stream())
+is right and slower on 16 SMs than on the whole GPU; a CUDA graph captured on a green
+stream replays on its SMs; cuda.core runs a kernel on a greenctx stream through
+__cuda_stream__. Skipped on the simulated driver, and without PyTorch or a GPU."""
 import os
 import time
 
