@@ -33,7 +33,8 @@ step() {  # step NAME LOG COMMAND...: runs it, logs it, records PASS/FAIL/SKIP (
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1
-  echo "python: $($py --version 2>&1); torch: $($py -c 'import torch; print(torch.__version__)' 2>&1 | tail -1)"
+  echo "python: $($py --version 2>&1)"
+  echo "torch: $($py -c 'import torch; print(torch.__version__)' 2>&1 | tail -1)"
   echo "cuda.core: $($py -c 'import cuda.core as c; print(c.__version__)' 2>&1 | tail -1)"
   echo "commit: $(git rev-parse HEAD 2>/dev/null)"
 } | tee "$out/machine.txt"
@@ -93,7 +94,11 @@ rm -rf "$work"
   echo
   echo "== summary ($(date -u +%H:%M:%SZ))"
   printf '%s\n' "${results[@]}"
-  if printf '%s\n' "${results[@]}" | grep -q '^FAIL'; then echo "RESULT: FAIL"; else echo "RESULT: PASS"; fi
+  if printf '%s\n' "${results[@]}" | grep -q '^FAIL'; then
+    echo "RESULT: FAIL"
+  else
+    echo "RESULT: PASS"
+  fi
 } | tee -a "$out/summary.txt"
 printf '%s\n' "${results[@]}" | grep -q '^FAIL' && exit 1
 exit 0
