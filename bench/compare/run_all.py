@@ -8,12 +8,14 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPTS = ["compare_greenctx.py", "compare_cuda_core.py", "compare_torch.py"]
+SCRIPTS = ["compare_greenctx.py", "compare_greenctx_python.py", "compare_cuda_core.py",
+           "compare_torch.py"]
 
 
 def run(script):
+    path = os.pathsep.join(filter(None, [HERE, os.environ.get("PYTHONPATH")]))
     p = subprocess.run([sys.executable, os.path.join(HERE, script)], cwd=os.getcwd(),
-                       env=dict(os.environ, PYTHONPATH=HERE), capture_output=True, text=True,
+                       env=dict(os.environ, PYTHONPATH=path), capture_output=True, text=True,
                        timeout=300)
     lines = []
     for line in p.stdout.splitlines():

@@ -1,0 +1,119 @@
+"""greenctx: carve a CUDA GPU's SMs into disjoint partitions with green contexts.
+
+    from greenctx import SMPartition, GreenContext
+
+gives PyTorch's torch.cuda.green_contexts API (SMPartition.from_device / split,
+GreenContext(num_sms=... | sm_partition=...), Stream(), ...) on every driver with green
+contexts (12.4+), made by greenctx's C library; plus what greenctx has beyond it: plan()
+(a dry run), relation(), observe_sms(), rounding, events. docs/python.md has the whole API.
+"""
+import ctypes
+from dataclasses import dataclass
+
+from ._capi import lib
+from ._errors import (DriverError, Error, InsufficientSMsError, InvalidArgumentError,
+                      InvalidHandleError, NoDeviceError, NoDriverError, OutOfMemoryError,
+                      UnsupportedError, check)
+from .context import GreenContext
+from .partition import GroupPlan, Relation, Rounding, SMPartition, SplitPlan
+from .stream import Event, Stream
+
+__version__ = lib.gctx_version_string().decode()
+
+__all__ = [
+    "SMPartition", "GreenContext", "Stream", "Event", "SplitPlan", "GroupPlan", "Relation",
+    "Rounding", "DeviceInfo", "Error", "InvalidArgumentError", "InsufficientSMsError",
+    "UnsupportedError", "NoDriverError", "NoDeviceError", "InvalidHandleError", "DriverError",
+    "OutOfMemoryError", "driver_version", "driver_path", "device_count", "device_info",
+    "features", "library_path", "ReleaseFailures", "release_failures",
+    "retry_release_failures",
+]
+
+
+def library_path():
+    """The libgreenctx.so this package uses ($GREENCTX_LIBRARY, else its own copy)."""
+    return lib.path
+
+
+def driver_version():
+    """The CUDA driver's version, 1000*major + 10*minor (13000 for 13.0)."""
+    out = ctypes.c_int()
+    check(lib.gctx_driver_version(ctypes.byref(out)))
+    return out.value
+
+
+def driver_path():
+    """The file the CUDA driver was loaded from."""
+    check(lib.gctx_init())
+    return lib.gctx_driver_path().decode()
+
+
+def device_count():
+    out = ctypes.c_int()
+    check(lib.gctx_device_count(ctypes.byref(out)))
+    return out.value
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """A device and its SM rules (as `greenctx info` shows them)."""
+    device_id: int
+    name: str
+    compute_capability: tuple
+    sm_count: int
+    min_partition_sms: int      # smallest SM count one partition can have
+    coscheduled_alignment: int  # partition sizes are multiples of this
+    sm_rules_derived: bool      # the two above come from the architecture (drivers < 13.0)
+    locality_domain_count: int
+
+
+def device_info(device_id=0):
+    from . import _capi
+    info = _capi.DeviceInfo()
+    check(lib.gctx_device_get_info(device_id, ctypes.byref(info)))
+    return DeviceInfo(info.ordinal, info.name.decode(errors="replace"),
+                      (info.cc_major, info.cc_minor), info.sm_count, info.min_partition_sms,
+                      info.coscheduled_alignment, bool(info.sm_rules_derived),
+                      info.locality_domain_count)
+
+
+def features():
+    """{name: (available, reason)} for every feature the library knows, in its order."""
+    out = {}
+    value = 0
+    while True:
+        name = lib.gctx_feature_name(value)
+        if name is None:
+            return out
+        out[name.decode()] = (bool(lib.gctx_feature_available(value)),
+                              lib.gctx_feature_reason(value).decode())
+        value += 1
+
+
+@dataclass(frozen=True)
+class ReleaseFailures:
+    """Driver destroy calls that failed during releases (the objects are kept and retried)."""
+    events: int
+    streams: int
+    green_contexts: int
+    primary_contexts: int
+    kernels: int
+    total: int
+    pending: int           # driver objects kept, not yet destroyed
+    last_cuda_result: int
+    last_message: str
+
+
+def release_failures():
+    """The process's counts of failed driver destroys behind releases."""
+    from . import _capi
+    out = _capi.ReleaseFailures()
+    check(lib.gctx_release_failures_get(ctypes.byref(out)))
+    return ReleaseFailures(out.events, out.streams, out.green_contexts, out.primary_contexts,
+                           out.kernels, out.total, out.pending, out.last_cuda_result,
+                           out.last_message.decode(errors="replace"))
+
+
+def retry_release_failures():
+    """Tries again to destroy every kept driver object; raises DriverError if some are left."""
+    check(lib.gctx_release_failures_retry())

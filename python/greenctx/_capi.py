@@ -1,0 +1,190 @@
+"""The C library, loaded with ctypes: its structs and the signature of every function used.
+
+Nothing here knows a rule of green contexts: the library decides counts, rounding and
+legality, and says why in gctx_last_error(). This module only declares the C ABI of
+include/greenctx.h (tests/test_abi.py checks every declaration against the header) and loads
+the shared library: $GREENCTX_LIBRARY when set, else the copy built into this package.
+
+Handles (partitions, contexts, streams, events, and the CUDA handles) are opaque values:
+c_void_p, passed back as they came, never dereferenced.
+"""
+import ctypes
+import os
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+PACKAGED_LIBRARY = os.path.join(_HERE, "_lib", "libgreenctx.so")
+
+c_int, c_uint, c_ull, c_size_t = ctypes.c_int, ctypes.c_uint, ctypes.c_ulonglong, ctypes.c_size_t
+handle = ctypes.c_void_p
+handle_out = ctypes.POINTER(ctypes.c_void_p)
+status = ctypes.c_int  # gctx_status, and every other enum, is an int-sized enum
+
+
+# The enum values the binding passes or reads, under their C names.
+GCTX_PARTITION_DEVICE, GCTX_PARTITION_GROUP = 0, 1
+GCTX_PARTITION_REMAINDER, GCTX_PARTITION_CONTEXT = 2, 3
+GCTX_ROUND_STRICT, GCTX_ROUND_DOWN, GCTX_ROUND_NEAREST, GCTX_ROUND_UP = 0, 1, 2, 3
+GCTX_SPLIT_PATH_STRUCTURED, GCTX_SPLIT_PATH_GRANULES, GCTX_SPLIT_PATH_FINE_GRANULES = 1, 2, 3
+GCTX_RELATION_DISJOINT, GCTX_RELATION_MAY_OVERLAP, GCTX_RELATION_OVERLAP = 0, 1, 2
+GCTX_WORKQUEUE_SCOPE_DEFAULT, GCTX_WORKQUEUE_SCOPE_DEVICE_CTX = 0, 1
+GCTX_WORKQUEUE_SCOPE_BALANCED = 2
+
+
+class _Struct(ctypes.Structure):
+    """A C struct; size-prefixed ones get their size field set on construction."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self._fields_[0][0] == "size":
+            self.size = ctypes.sizeof(self)
+
+
+class DeviceInfo(_Struct):
+    _fields_ = [("size", c_size_t), ("ordinal", c_int), ("name", ctypes.c_char * 256),
+                ("cc_major", c_int), ("cc_minor", c_int), ("sm_count", c_uint),
+                ("min_partition_sms", c_uint), ("coscheduled_alignment", c_uint),
+                ("sm_rules_derived", c_int), ("locality_domain_count", c_uint)]
+
+
+class PartitionInfo(_Struct):
+    _fields_ = [("size", c_size_t), ("device", c_int), ("kind", c_int), ("sm_count", c_uint),
+                ("min_partition_sms", c_uint), ("coscheduled_alignment", c_uint),
+                ("structured", c_int), ("flags", c_uint), ("has_locality_domain", c_int),
+                ("locality_domain_id", c_uint)]
+
+
+class Group(_Struct):
+    _fields_ = [("num_sms", c_uint), ("coscheduled_sm_count", c_uint),
+                ("preferred_coscheduled_sm_count", c_uint), ("backfill", c_int),
+                ("reserved", c_uint * 4)]  # must stay zero
+
+
+class SplitOptions(_Struct):
+    _fields_ = [("size", c_size_t), ("rounding", c_int)]
+
+
+class GroupPlan(_Struct):
+    _fields_ = [("requested_sms", c_uint), ("sm_count", c_uint),
+                ("coscheduled_sm_count", c_uint), ("rounded", c_int), ("backfilled", c_int),
+                ("reserved", c_uint * 4)]
+
+
+class SplitPlan(_Struct):
+    _fields_ = [("size", c_size_t), ("device", c_int), ("driver_version", c_int),
+                ("path", c_int), ("granule_sms", c_uint), ("nb_groups", c_uint),
+                ("remainder_sms", c_uint), ("rounded", c_int), ("nested", c_int)]
+
+
+class ContextOptions(_Struct):
+    _fields_ = [("size", c_size_t), ("workqueue_scope", c_int),
+                ("workqueue_concurrency_limit", c_uint)]
+
+
+class ContextInfo(_Struct):
+    _fields_ = [("size", c_size_t), ("device", c_int), ("sm_count", c_uint), ("has_id", c_int),
+                ("id", c_ull), ("adopted", c_int), ("workqueue_scope", c_int),
+                ("workqueue_concurrency_limit", c_uint)]
+
+
+class StreamOptions(_Struct):
+    _fields_ = [("size", c_size_t), ("priority", c_int), ("blocking", c_int)]
+
+
+class ReleaseFailures(_Struct):
+    _fields_ = [("size", c_size_t), ("events", c_ull), ("streams", c_ull),
+                ("green_contexts", c_ull), ("primary_contexts", c_ull), ("kernels", c_ull),
+                ("total", c_ull), ("pending", c_uint), ("last_cuda_result", c_int),
+                ("last_message", ctypes.c_char * 256)]
+
+
+# The structs above, by their C names (for the layout test).
+STRUCTS = {"gctx_device_info": DeviceInfo, "gctx_partition_info": PartitionInfo,
+           "gctx_group": Group, "gctx_split_options": SplitOptions,
+           "gctx_group_plan": GroupPlan, "gctx_split_plan": SplitPlan,
+           "gctx_context_options": ContextOptions, "gctx_context_info": ContextInfo,
+           "gctx_stream_options": StreamOptions, "gctx_release_failures": ReleaseFailures}
+
+
+def _p(t):
+    return ctypes.POINTER(t)
+
+
+# name -> (restype, argtypes), exactly as include/greenctx.h declares them.
+SIGNATURES = {
+    "gctx_version": (c_int, []),
+    "gctx_version_string": (ctypes.c_char_p, []),
+    "gctx_status_name": (ctypes.c_char_p, [status]),
+    "gctx_last_error": (ctypes.c_char_p, []),
+    "gctx_last_cuda_result": (c_int, []),
+    "gctx_init": (status, []),
+    "gctx_driver_version": (status, [_p(c_int)]),
+    "gctx_driver_path": (ctypes.c_char_p, []),
+    "gctx_feature_available": (c_int, [c_int]),
+    "gctx_feature_reason": (ctypes.c_char_p, [c_int]),
+    "gctx_feature_name": (ctypes.c_char_p, [c_int]),
+    "gctx_device_count": (status, [_p(c_int)]),
+    "gctx_device_get_info": (status, [c_int, _p(DeviceInfo)]),
+    "gctx_partition_from_device": (status, [c_int, handle_out]),
+    "gctx_partition_get_info": (status, [handle, _p(PartitionInfo)]),
+    "gctx_partition_release": (None, [handle]),
+    "gctx_partition_plan": (status, [handle, _p(Group), c_uint, _p(SplitOptions),
+                                     _p(SplitPlan), _p(GroupPlan)]),
+    "gctx_partition_split": (status, [handle, _p(Group), c_uint, _p(SplitOptions), handle_out,
+                                      handle_out, _p(SplitPlan), _p(GroupPlan)]),
+    "gctx_partition_relation": (status, [handle, handle, _p(c_int)]),
+    "gctx_context_create": (status, [handle, _p(ContextOptions), handle_out]),
+    "gctx_context_create_with_sms": (status, [c_int, c_uint, _p(ContextOptions), handle_out]),
+    "gctx_context_adopt": (status, [handle, handle_out]),
+    "gctx_context_release": (None, [handle]),
+    "gctx_context_get_info": (status, [handle, _p(ContextInfo)]),
+    "gctx_context_partition": (status, [handle, handle_out]),
+    "gctx_context_locality_domain": (status, [handle, _p(c_uint)]),
+    "gctx_context_green_handle": (handle, [handle]),
+    "gctx_context_cu_context": (handle, [handle]),
+    "gctx_context_relation": (status, [handle, handle, _p(c_int)]),
+    "gctx_device_get_max_workqueue_concurrency": (status, [c_int, _p(c_uint)]),
+    "gctx_stream_create": (status, [handle, _p(StreamOptions), handle_out]),
+    "gctx_stream_adopt": (status, [handle, handle_out]),
+    "gctx_stream_release": (None, [handle]),
+    "gctx_stream_handle": (handle, [handle]),
+    "gctx_stream_context": (status, [handle, handle_out]),
+    "gctx_stream_priority": (status, [handle, _p(c_int)]),
+    "gctx_stream_synchronize": (status, [handle]),
+    "gctx_stream_get_green_context": (status, [handle, handle_out]),
+    "gctx_event_create": (status, [handle, handle_out]),
+    "gctx_event_release": (None, [handle]),
+    "gctx_event_handle": (handle, [handle]),
+    "gctx_event_record": (status, [handle, handle]),
+    "gctx_event_record_context": (status, [handle, handle]),
+    "gctx_stream_wait_event": (status, [handle, handle]),
+    "gctx_context_wait_event": (status, [handle, handle]),
+    "gctx_event_synchronize": (status, [handle]),
+    "gctx_stream_observe_sms": (status, [handle, _p(c_uint), c_uint, _p(c_uint)]),
+    "gctx_release_failures_get": (status, [_p(ReleaseFailures)]),
+    "gctx_release_failures_retry": (status, []),
+}
+
+
+def library_path():
+    return os.environ.get("GREENCTX_LIBRARY") or PACKAGED_LIBRARY
+
+
+def load(path=None):
+    """The C library with every function of SIGNATURES declared."""
+    path = path or library_path()
+    try:
+        lib = ctypes.CDLL(path)
+    except OSError as e:
+        hint = ("" if os.environ.get("GREENCTX_LIBRARY") else
+                " (the package's own build of the C library is missing: reinstall greenctx with"
+                " `pip install <checkout>`, or set GREENCTX_LIBRARY to a libgreenctx.so)")
+        raise ImportError(f"greenctx: cannot load the C library {path}: {e}{hint}") from e
+    for name, (restype, argtypes) in SIGNATURES.items():
+        fn = getattr(lib, name)
+        fn.restype = restype
+        fn.argtypes = argtypes
+    lib.path = path
+    return lib
+
+
+lib = load()

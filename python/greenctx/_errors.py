@@ -1,0 +1,74 @@
+"""greenctx's exceptions: each failed C call becomes one, carrying the library's message.
+
+The Python class follows what a PyTorch user expects for the same mistake: ValueError for a
+count or argument the device can't take (the message names the rule and the nearest legal
+counts), RuntimeError for what the driver or the machine can't do, MemoryError for host
+memory. Every one is also a greenctx.Error, with .status (the gctx_status name) and
+.cuda_result (the CUresult behind a driver failure, else 0).
+"""
+from ._capi import lib
+
+
+class Error(RuntimeError):
+    """A failed greenctx call."""
+
+    def __init__(self, message, status="GCTX_ERROR_DRIVER", cuda_result=0):
+        super().__init__(message)
+        self.status = status
+        self.cuda_result = cuda_result
+
+
+class InvalidArgumentError(Error, ValueError):
+    """A count or option the device or driver can't take; the message says what would work."""
+
+
+class InsufficientSMsError(Error, ValueError):
+    """The groups asked for don't fit in the partition's SMs."""
+
+
+class UnsupportedError(Error):
+    """Not available on this driver or device (the message names the version it needs)."""
+
+
+class NoDriverError(Error):
+    """No CUDA driver could be loaded."""
+
+
+class NoDeviceError(Error):
+    """No such CUDA device."""
+
+
+class InvalidHandleError(Error):
+    """An object that was already released."""
+
+
+class DriverError(Error):
+    """The CUDA driver failed a call (see .cuda_result)."""
+
+
+class OutOfMemoryError(Error, MemoryError):
+    """Host memory ran out."""
+
+
+_BY_STATUS = {
+    "GCTX_ERROR_INVALID_ARGUMENT": InvalidArgumentError,
+    "GCTX_ERROR_INVALID_HANDLE": InvalidHandleError,
+    "GCTX_ERROR_NO_DRIVER": NoDriverError,
+    "GCTX_ERROR_NO_DEVICE": NoDeviceError,
+    "GCTX_ERROR_UNSUPPORTED": UnsupportedError,
+    "GCTX_ERROR_DRIVER": DriverError,
+    "GCTX_ERROR_OUT_OF_MEMORY": OutOfMemoryError,
+    "GCTX_ERROR_INSUFFICIENT_SMS": InsufficientSMsError,
+}
+
+
+def error_from_status(code):
+    """The exception for a failed call's status, with this thread's message."""
+    name = lib.gctx_status_name(code).decode()
+    message = lib.gctx_last_error().decode(errors="replace")
+    return _BY_STATUS.get(name, Error)(message, name, lib.gctx_last_cuda_result())
+
+
+def check(code):
+    if code:
+        raise error_from_status(code)

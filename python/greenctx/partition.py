@@ -1,0 +1,276 @@
+"""SMPartition: a set of SMs of one device, as PyTorch's torch.cuda.green_contexts has it,
+made and split by the C library on every driver with green contexts (12.4+).
+"""
+import ctypes
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from . import _capi
+from ._capi import lib
+from ._errors import check
+from ._object import Handle, count, device_ordinal, info_field
+
+
+class Rounding(str, enum.Enum):
+    """What a split does with a count the hardware can't give (gctx_rounding)."""
+    STRICT = "strict"    # refuse it, naming the rule and the nearest legal counts (default)
+    DOWN = "down"        # the nearest legal count below (never below the minimum)
+    NEAREST = "nearest"  # the nearest legal count; ties go up
+    UP = "up"            # the nearest legal count above
+
+
+_ROUNDING_VALUES = {Rounding.STRICT: _capi.GCTX_ROUND_STRICT, Rounding.DOWN: _capi.GCTX_ROUND_DOWN,
+                    Rounding.NEAREST: _capi.GCTX_ROUND_NEAREST, Rounding.UP: _capi.GCTX_ROUND_UP}
+
+
+class Relation(str, enum.Enum):
+    """What greenctx knows of two partitions' SMs, from how they were made (gctx_relation)."""
+    DISJOINT = "disjoint"        # share no SM (siblings of one split, or of disjoint parents)
+    MAY_OVERLAP = "may_overlap"  # made by different splits: the driver may give both one SM
+    OVERLAP = "overlap"          # share SMs (the same SMs, or one holds the other)
+
+
+RELATIONS = {_capi.GCTX_RELATION_DISJOINT: Relation.DISJOINT,
+             _capi.GCTX_RELATION_MAY_OVERLAP: Relation.MAY_OVERLAP,
+             _capi.GCTX_RELATION_OVERLAP: Relation.OVERLAP}
+_KINDS = {_capi.GCTX_PARTITION_DEVICE: "device", _capi.GCTX_PARTITION_GROUP: "group",
+          _capi.GCTX_PARTITION_REMAINDER: "remainder", _capi.GCTX_PARTITION_CONTEXT: "context"}
+_PATHS = {_capi.GCTX_SPLIT_PATH_STRUCTURED: "structured",
+          _capi.GCTX_SPLIT_PATH_GRANULES: "granules",
+          _capi.GCTX_SPLIT_PATH_FINE_GRANULES: "fine_granules"}
+
+
+@dataclass(frozen=True)
+class GroupPlan:
+    """What one group of a split gets, or would get."""
+    requested_sms: int         # num_sms as asked (0: discovery)
+    sm_count: int              # what the group gets
+    coscheduled_sm_count: int  # the co-scheduled unit it is made of
+    rounded: bool              # sm_count differs from a nonzero request by rounding
+    backfilled: bool           # the group includes SMs outside whole units
+
+
+@dataclass(frozen=True)
+class SplitPlan:
+    """What a split gives, or would give (SMPartition.plan: a dry run that makes nothing)."""
+    device_id: int
+    driver_version: int
+    path: str          # "structured" (13.1+), "granules" or "fine_granules" (12.4 to 13.0)
+    granule_sms: int   # the granule of the granule paths, else 0
+    groups: tuple      # one GroupPlan per group
+    remainder_sms: int  # SMs in no group
+    rounded: bool
+    nested: bool       # the input is a split's output: the split goes through a context
+
+    @property
+    def sm_counts(self):
+        return tuple(g.sm_count for g in self.groups)
+
+
+# Split options by rounding (the C library only reads them): one struct per policy, made once.
+_SPLIT_OPTIONS = {}
+for _policy, _value in _ROUNDING_VALUES.items():
+    _SPLIT_OPTIONS[_policy] = _capi.SplitOptions(rounding=_value)
+
+
+def _split_options(rounding):
+    options = _SPLIT_OPTIONS.get(rounding)  # a Rounding or its string (they hash alike)
+    if options is None:
+        raise ValueError(f"rounding must be one of {[r.value for r in Rounding]}, "
+                         f"got {rounding!r}")
+    return ctypes.byref(options)
+
+
+def _is_sequence(value):
+    t = type(value)
+    if t is list or t is tuple:
+        return True
+    return t is not int and t is not bool and isinstance(value, Sequence) and \
+        not isinstance(value, (str, bytes))
+
+
+def _count(name, value):
+    if type(value) is int and 0 <= value <= 0xFFFFFFFF:  # the common case, quickly
+        return value
+    return count(f"{name} entries", value)
+
+
+def _flag(value):
+    if type(value) is not bool:
+        raise ValueError("backfill entries must be bool values")
+    return value
+
+
+_OPTIONS = (("num_sms", _count), ("coscheduled_sm_count", _count),
+            ("preferred_coscheduled_sm_count", _count), ("backfill", lambda name, v: _flag(v)))
+
+
+def _exact(value, kind):
+    """value is of exactly this type, or a tuple of values of exactly this type."""
+    t = type(value)
+    if t is tuple:
+        return all(type(v) is kind for v in value)
+    return t is kind
+
+
+# Validated group arrays of requests made only of exact ints and bools (scalars or tuples),
+# as a program's loop repeats them: the C library only reads them, so they can be reused.
+# With exact types, two equal requests are the same request (True == 1 can't mix them up).
+_GROUPS = {}
+_GROUPS_MAX = 256
+
+
+def groups_array(num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count, backfill):
+    """The request as a C array, from a cache of earlier requests when it can be."""
+    key = (num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count, backfill)
+    cacheable = (_exact(num_sms, int) and _exact(coscheduled_sm_count, int)
+                 and _exact(preferred_coscheduled_sm_count, int) and _exact(backfill, bool))
+    if cacheable:
+        array = _GROUPS.get(key)
+        if array is not None:
+            return array
+    array = _groups_array(*key)
+    if cacheable:
+        if len(_GROUPS) >= _GROUPS_MAX:
+            _GROUPS.clear()
+        _GROUPS[key] = array
+    return array
+
+
+def _groups_array(num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count, backfill):
+    """PyTorch's broadcasting: every option is a scalar or a sequence; sequences share one
+    nonzero length and scalars repeat to it; all scalars make one group."""
+    values = (num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count, backfill)
+    sequences = [_is_sequence(v) for v in values]
+    n = 1
+    if any(sequences):
+        lengths = {len(v) for v, is_seq in zip(values, sequences) if is_seq}
+        if len(lengths) > 1:
+            raise ValueError("All sequence options must have the same length")
+        n = lengths.pop()
+        if n == 0:
+            raise ValueError("A split must contain at least one group")
+    array = (_capi.Group * n)()
+    for (name, convert), value, is_seq in zip(_OPTIONS, values, sequences):
+        if is_seq:
+            for group, v in zip(array, value):
+                setattr(group, name, convert(name, v))
+        else:
+            v = convert(name, value)
+            if v:  # the array starts zeroed
+                for group in array:
+                    setattr(group, name, v)
+    return array
+
+
+def relation(c_function, a, b):
+    """What the C library knows of two objects' SMs (partitions, or contexts)."""
+    if not isinstance(b, type(a)):
+        raise TypeError(f"relation() needs a {type(a).__name__}, got {type(b).__name__}")
+    out = ctypes.c_int()
+    check(c_function(a._handle, b._handle, ctypes.byref(out)))
+    return RELATIONS[out.value]
+
+
+def _plans(plan, group_plans):
+    return SplitPlan(
+        device_id=plan.device, driver_version=plan.driver_version,
+        path=_PATHS.get(plan.path, str(plan.path)), granule_sms=plan.granule_sms,
+        groups=tuple(GroupPlan(g.requested_sms, g.sm_count, g.coscheduled_sm_count,
+                               bool(g.rounded), bool(g.backfilled)) for g in group_plans),
+        remainder_sms=plan.remainder_sms, rounded=bool(plan.rounded), nested=bool(plan.nested))
+
+
+class SMPartition(Handle):
+    """A set of SMs of one device (torch.cuda.green_contexts.SMPartition).
+
+    Get one with from_device(), split() or GreenContext.sm_partition; make a context on it
+    with GreenContext(sm_partition=...). A partition describes SMs, it does not reserve them:
+    several contexts made from one partition share its SMs. Siblings of one split (the
+    remainder included) are disjoint; relation() says what is known of any two.
+    """
+
+    __slots__ = ()
+    _release = "gctx_partition_release"
+    _info_call, _info_type = "gctx_partition_get_info", _capi.PartitionInfo
+
+    @classmethod
+    def from_device(cls, device_id=None):
+        """Every SM of a device (PyTorch's current device, or 0 without PyTorch, when
+        device_id is None)."""
+        out = ctypes.c_void_p()
+        check(lib.gctx_partition_from_device(device_ordinal(device_id), ctypes.byref(out)))
+        return cls(out.value)
+
+    device_id = info_field("device", "The device index of these SMs.")
+    sm_count = info_field("sm_count", "The number of SMs in this partition.")
+    coscheduled_sm_count = info_field(
+        "coscheduled_alignment",
+        "The co-scheduled SM alignment: group sizes of a split of it are multiples of it.")
+    min_partition_sms = info_field("min_partition_sms",
+                                   "The smallest group a split of this partition can give.")
+
+    @property
+    def kind(self):
+        """"device", "group", "remainder" or "context"."""
+        return _KINDS[self._get_info().kind]
+
+    @property
+    def structured(self):
+        """False for remainders and what is made from them: no co-scheduling guarantee."""
+        return bool(self._get_info().structured)
+
+    @property
+    def locality_domain_id(self):
+        """The locality domain the driver reports (13.4+), or None."""
+        info = self._get_info()
+        return info.locality_domain_id if info.has_locality_domain else None
+
+    def _request(self, num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count,
+                 backfill, rounding):
+        return (groups_array(num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count,
+                             backfill), _split_options(rounding))
+
+    def split(self, *, num_sms=0, coscheduled_sm_count=0, preferred_coscheduled_sm_count=0,
+              backfill=False, rounding="strict"):
+        """Splits these SMs into disjoint groups and a remainder: ((groups...), remainder),
+        remainder None when no SM is left over.
+
+        Each option is a scalar or a sequence (one entry per group; scalars are broadcast).
+        num_sms 0 asks for discovery; a group with num_sms=0 and backfill=True takes
+        everything left and must be the last. Counts are strict unless rounding is "down",
+        "nearest" or "up". Works on every driver with green contexts, and on any partition
+        (a group, a remainder, a context's SMs).
+        """
+        groups, options = self._request(num_sms, coscheduled_sm_count,
+                                         preferred_coscheduled_sm_count, backfill, rounding)
+        n = len(groups)
+        outputs = (ctypes.c_void_p * n)()
+        remainder = ctypes.c_void_p()
+        check(lib.gctx_partition_split(self._handle, groups, n, options, outputs,
+                                       ctypes.byref(remainder), None, None))
+        wrap = type(self)._wrap
+        return tuple(map(wrap, outputs)), (wrap(remainder.value) if remainder.value else None)
+
+    def plan(self, *, num_sms=0, coscheduled_sm_count=0, preferred_coscheduled_sm_count=0,
+             backfill=False, rounding="strict"):
+        """What split() would give for the same arguments, making nothing: a SplitPlan."""
+        groups, options = self._request(num_sms, coscheduled_sm_count,
+                                         preferred_coscheduled_sm_count, backfill, rounding)
+        n = len(groups)
+        plan = _capi.SplitPlan()
+        group_plans = (_capi.GroupPlan * n)()
+        check(lib.gctx_partition_plan(self._handle, groups, n, options,
+                                      ctypes.byref(plan), group_plans))
+        return _plans(plan, group_plans)
+
+    def relation(self, other):
+        """Relation.DISJOINT, MAY_OVERLAP or OVERLAP: what is known of the two SM sets."""
+        return relation(lib.gctx_partition_relation, self, other)
+
+    def __repr__(self):
+        if self._h is None:
+            return "<greenctx.SMPartition destroyed>"
+        return (f"<greenctx.SMPartition {self.kind} of device {self.device_id}: "
+                f"{self.sm_count} SMs>")

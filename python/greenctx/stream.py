@@ -1,0 +1,200 @@
+"""Streams and events on green contexts.
+
+A greenctx Stream owns a green stream of the C library; GreenContext.Stream() hands it to
+PyTorch as a torch.cuda.ExternalStream subclass that holds it, so the stream lives as long
+as PyTorch's object. Every stream object speaks the __cuda_stream__ protocol (version 0,
+the CUstream as an int), which cuda.core, CuPy and Numba take.
+"""
+import ctypes
+import sys
+
+from . import _capi
+from ._capi import lib
+from ._errors import check
+from ._object import Handle
+
+_MAX_SMS = 4096  # room for the %smid map of any GPU
+
+
+class Stream(Handle):
+    """A CUDA stream whose work runs on one green context's SMs. Non-blocking: it never
+    synchronises with the legacy default stream. Its release waits for its work."""
+
+    __slots__ = ()
+    _release = "gctx_stream_release"
+
+    @classmethod
+    def _create(cls, context, priority=0):
+        options = _capi.StreamOptions()
+        options.priority = priority
+        out = ctypes.c_void_p()
+        check(lib.gctx_stream_create(context._handle, ctypes.byref(options),
+                                     ctypes.byref(out)))
+        return cls(out.value)
+
+    @classmethod
+    def adopt(cls, stream):
+        """Wraps a stream of a green context made by someone else (an int CUstream, or an
+        object with __cuda_stream__), never destroying it: its maker keeps it alive."""
+        out = ctypes.c_void_p()
+        check(lib.gctx_stream_adopt(stream_handle(stream), ctypes.byref(out)))
+        return cls(out.value)
+
+    @property
+    def handle(self):
+        """The CUstream, as an int (for cudart, cuBLAS, NCCL, ExternalStream)."""
+        return lib.gctx_stream_handle(self._handle)
+
+    @property
+    def cuda_stream(self):  # PyTorch's and CuPy's name for the same thing
+        return self.handle
+
+    def __cuda_stream__(self):
+        return (0, self.handle)
+
+    @property
+    def context(self):
+        """The GreenContext this stream runs on."""
+        from .context import GreenContext
+        out = ctypes.c_void_p()
+        check(lib.gctx_stream_context(self._handle, ctypes.byref(out)))
+        return GreenContext._wrap(out.value)
+
+    @property
+    def device_id(self):
+        if self._info is None:  # a stream's device never changes: ask its context once
+            with self.context as ctx:
+                self._info = ctx.device_id
+        return self._info
+
+    @property
+    def priority(self):
+        out = ctypes.c_int()
+        check(lib.gctx_stream_priority(self._handle, ctypes.byref(out)))
+        return out.value
+
+    def synchronize(self):
+        """Waits until the work submitted so far is done."""
+        check(lib.gctx_stream_synchronize(self._handle))
+
+    def record_event(self, event=None):
+        """Records an event after the work submitted so far (a new one when none is given,
+        of this stream's context); returns it."""
+        if event is None:
+            with self.context as ctx:
+                event = Event(ctx)
+        check(lib.gctx_event_record(event._handle, self._handle))
+        return event
+
+    def wait_event(self, event):
+        """Makes later work on this stream wait for the event (no host sync)."""
+        check(lib.gctx_stream_wait_event(self._handle, event._handle))
+
+    def wait_stream(self, stream):
+        """Makes later work on this stream wait for the work submitted so far to another
+        greenctx stream (one on another partition, typically)."""
+        with green_stream(stream).record_event() as event:
+            self.wait_event(event)
+
+    def observe_sms(self):
+        """The physical SM ids (%smid) a kernel on this stream ran on, sorted. Needs a GPU
+        (GCTX_ERROR_UNSUPPORTED on the simulated driver, which runs no kernels)."""
+        ids = (ctypes.c_uint * _MAX_SMS)()
+        n = ctypes.c_uint()
+        check(lib.gctx_stream_observe_sms(self._handle, ids, _MAX_SMS, ctypes.byref(n)))
+        return list(ids[:min(n.value, _MAX_SMS)])
+
+    def __repr__(self):
+        if self._h is None:
+            return "<greenctx.Stream destroyed>"
+        return f"<greenctx.Stream 0x{self.handle or 0:x}>"
+
+
+class Event(Handle):
+    """An event of a green context's device (timing disabled): it orders work on two
+    partitions without a host sync. Record it on one stream, make another wait for it."""
+
+    __slots__ = ()
+    _release = "gctx_event_release"
+
+    def __init__(self, context):
+        out = ctypes.c_void_p()
+        super().__init__(None)
+        check(lib.gctx_event_create(context._handle, ctypes.byref(out)))
+        self._h = out.value
+
+    @property
+    def handle(self):
+        """The CUevent, as an int."""
+        return lib.gctx_event_handle(self._handle)
+
+    def record(self, stream):
+        """Records the event after the work submitted so far to a greenctx stream (or the
+        torch stream GreenContext.Stream() gave)."""
+        check(lib.gctx_event_record(self._handle, green_stream(stream)._handle))
+
+    def wait(self, stream):
+        """Makes later work on a greenctx stream wait for this event."""
+        green_stream(stream).wait_event(self)
+
+    def synchronize(self):
+        check(lib.gctx_event_synchronize(self._handle))
+
+
+def green_stream(stream):
+    """The greenctx Stream behind a stream object GreenContext gave."""
+    if isinstance(stream, Stream):
+        return stream
+    held = getattr(stream, "greenctx_stream", None)
+    if isinstance(held, Stream):
+        return held
+    raise TypeError(f"expected a greenctx stream, got {type(stream).__name__}")
+
+
+def stream_handle(stream):
+    """A CUstream as an int, from an int or an object speaking __cuda_stream__."""
+    if hasattr(stream, "__cuda_stream__"):
+        proto = stream.__cuda_stream__
+        version, handle = proto() if callable(proto) else proto
+        return handle
+    return int(stream)
+
+
+_torch_stream_class = None
+
+
+def _torch_class(torch):
+    """torch.cuda.ExternalStream holding its greenctx Stream (made once)."""
+    global _torch_stream_class
+    if _torch_stream_class is None:
+        class GreenStream(torch.cuda.ExternalStream):
+            """A torch.cuda.Stream on a green context; holds the green stream alive."""
+
+            def __cuda_stream__(self):
+                return (0, self.cuda_stream)
+
+        GreenStream.__module__ = __name__
+        _torch_stream_class = GreenStream
+    return _torch_stream_class
+
+
+def _importable_torch():
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        return torch
+    try:
+        import torch  # noqa: PLC0415 - only when a stream is asked for
+    except ImportError:
+        return None
+    return torch
+
+
+def as_torch_stream(stream):
+    """The stream as a torch.cuda.Stream when PyTorch can be imported and sees CUDA, else
+    itself."""
+    torch = _importable_torch()
+    if torch is None or not torch.cuda.is_available():
+        return stream
+    ts = _torch_class(torch)(stream_ptr=stream.handle, device=stream.device_id)
+    ts.greenctx_stream = stream  # the green stream lives as long as PyTorch's object
+    return ts
