@@ -20,6 +20,7 @@ static const command commands[] = {
     {"plan", greenctx_cmd_plan, "dry-run a split: what each group would get (plan 24 40 rest)"},
     {"bench", greenctx_cmd_bench, "measured isolation, scaling and overhead (needs a GPU)"},
     {"map", greenctx_cmd_map, "make the split, run a kernel on each partition, show its SMs"},
+    {"run", greenctx_cmd_run, "run a program confined to N SMs, or sweep sizes (run --sms 16 -- CMD)"},
 };
 #define NB_COMMANDS (sizeof commands / sizeof commands[0])
 
