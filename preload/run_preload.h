@@ -87,7 +87,8 @@ typedef struct run_state {
     run_device devices[RUN_MAX_DEVICES];
     unsigned nb_devices;
     int device_count; /* devices the driver shows (CUDA_VISIBLE_DEVICES applied) */
-    double setup_ms;
+    double setup_ms;   /* the confinement's start-up, the report's probe excluded */
+    double observe_ms; /* the report's %smid probe */
 } run_state;
 
 extern run_state run;
