@@ -42,6 +42,8 @@ stream = torch.cuda.current_stream()
 if sms is not None:
     handle, _ = greenctx_stream(sms)
     stream = torch.cuda.ExternalStream(handle)
+elif mode == "launch-plain":
+    stream = torch.cuda.Stream()  # non-blocking, as the in-process context's stream is
 
 with torch.cuda.stream(stream):
     if mode.startswith("launch"):
