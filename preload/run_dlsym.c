@@ -2,7 +2,6 @@
  * cuGetProcAddress_v2 (and, for some names, other entry points). */
 #include <dlfcn.h>
 #include <stdatomic.h>
-#include <string.h>
 
 #include "run_preload.h"
 
@@ -28,22 +27,33 @@ void *run_real_dlsym(void *handle, const char *name)
     return fn(handle, name);
 }
 
-/* Every lookup goes to the C library first. A wrapped driver name gets its wrapper, once the
- * confinement exists, and only when the name came from the driver the preload confines:
- * a second driver would run the program unconfined. RTLD_NEXT from a caller resolves after
- * this library rather than after the caller: the price of every dlsym interposer. */
-RUN_EXPORT void *dlsym(void *handle, const char *name)
+/* What a lookup of a cu* name returns: its wrapper, once the confinement exists, when the name
+ * is wrapped and came from the driver the preload confines (a second driver would run the
+ * program unconfined). Not inlined: its thread-local read must stay off the path of other
+ * names (below). */
+static __attribute__((noinline)) void *driver_name(void *found, const char *name)
 {
-    void *found = run_real_dlsym(handle, name);
-    if (!found || run_inside || strncmp(name, "cu", 2) != 0)
+    if (run_inside)
         return found;
     void *hook = run_hook_for_symbol(name);
     if (!hook || found == hook)
-        return hook ? hook : found;
+        return found;
     run_setup();
     if (run_real_dlsym(run.drv.handle, name) != found)
         run_die("the program looked %s up in a CUDA driver other than the one greenctx "
                 "confines (%s)",
                 name, gctx_driver_path());
     return hook;
+}
+
+/* Every lookup goes to the C library first. RTLD_NEXT from a caller resolves after this
+ * library rather than after the caller: the price of every dlsym interposer. */
+RUN_EXPORT void *dlsym(void *handle, const char *name)
+{
+    void *found = run_real_dlsym(handle, name);
+    /* The name is checked by hand: sanitizer runtimes look names up before their
+     * interceptors (strncmp, __tls_get_addr) work, and never a cu* name. */
+    if (!found || name[0] != 'c' || name[1] != 'u')
+        return found;
+    return driver_name(found, name);
 }
