@@ -22,62 +22,42 @@ static cu_result refuse_context(CUcontext ctx, const char *call)
     return CU_ERROR_NOT_PERMITTED;
 }
 
-/* What binding `ctx` binds: a device's green context for its primary context, NULL or a
- * green context as they are. */
-static cu_result bind(CUcontext ctx, cu_ctx_fn real, const char *call)
+/* What binding `ctx` binds (push: cuCtxPushCurrent, else cuCtxSetCurrent): a device's green
+ * context for its primary context, NULL or a green context as they are. */
+static cu_result bind(CUcontext ctx, int push)
 {
     enter();
+    cu_ctx_fn real = push ? run.drv.push : run.drv.set_current;
     if (!ctx) {
         atomic_fetch_add(&run_count.binds_passed, 1);
         return real(ctx);
     }
     run_device *d = run_device_of_context(ctx);
     if (!d)
-        return refuse_context(ctx, call);
+        return refuse_context(ctx, push ? "cuCtxPushCurrent" : "cuCtxSetCurrent");
     atomic_fetch_add(ctx == d->primary ? &run_count.binds_redirected : &run_count.binds_passed, 1);
     return real(d->green);
 }
 
-/* The program sees the primary context where its green context is current: cudart compares
- * the current context with the primary context it retained. */
-static void show_primary(CUcontext *ctx)
+/* What reading the current context gives (pop: cuCtxPopCurrent, else cuCtxGetCurrent): the
+ * primary context where its green context is current, because cudart compares the current
+ * context with the primary context it retained. */
+static cu_result read_current(CUcontext *ctx, int pop)
 {
-    run_device *d = *ctx ? run_device_of_context(*ctx) : NULL;
+    enter();
+    cu_result r = (pop ? run.drv.pop : run.drv.get_current)(ctx);
+    run_device *d = r == CU_OK && ctx && *ctx ? run_device_of_context(*ctx) : NULL;
     if (d && *ctx == d->green) {
         *ctx = d->primary;
         atomic_fetch_add(&run_count.current_shown_primary, 1);
     }
-}
-
-RUN_EXPORT cu_result cuCtxSetCurrent(CUcontext ctx)
-{
-    run_setup();
-    return bind(ctx, run.drv.set_current, "cuCtxSetCurrent");
-}
-
-RUN_EXPORT cu_result cuCtxPushCurrent(CUcontext ctx)
-{
-    run_setup();
-    return bind(ctx, run.drv.push, "cuCtxPushCurrent");
-}
-
-RUN_EXPORT cu_result cuCtxGetCurrent(CUcontext *ctx)
-{
-    enter();
-    cu_result r = run.drv.get_current(ctx);
-    if (r == CU_OK && ctx)
-        show_primary(ctx);
     return r;
 }
 
-RUN_EXPORT cu_result cuCtxPopCurrent(CUcontext *ctx)
-{
-    enter();
-    cu_result r = run.drv.pop(ctx);
-    if (r == CU_OK && ctx)
-        show_primary(ctx);
-    return r;
-}
+RUN_EXPORT cu_result cuCtxSetCurrent(CUcontext ctx) { return bind(ctx, 0); }
+RUN_EXPORT cu_result cuCtxPushCurrent(CUcontext ctx) { return bind(ctx, 1); }
+RUN_EXPORT cu_result cuCtxGetCurrent(CUcontext *ctx) { return read_current(ctx, 0); }
+RUN_EXPORT cu_result cuCtxPopCurrent(CUcontext *ctx) { return read_current(ctx, 1); }
 
 RUN_EXPORT cu_result cuDevicePrimaryCtxRetain(CUcontext *ctx, cu_device dev)
 {
