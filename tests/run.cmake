@@ -26,3 +26,12 @@ foreach(case torch static sweep targets)
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/run_gpu_test.sh ${case} $<TARGET_FILE:greenctx_tool>
             $<TARGET_FILE:greenctx>)
 endforeach()
+# The installed tool with the installed preload (install.run's prefix; not in sanitizer builds,
+# as the other install tests).
+if(NOT GREENCTX_SANITIZE)
+  greenctx_test(run.installed LABELS install ENV ${tool_sim_env}
+    COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/run_test.sh installed
+            ${CMAKE_CURRENT_BINARY_DIR}/install-prefix/bin/greenctx $<TARGET_FILE:run_probe>
+            $<TARGET_FILE:greenctx_preload>)
+  set_tests_properties(run.installed PROPERTIES FIXTURES_REQUIRED greenctx_installed)
+endif()

@@ -123,6 +123,9 @@ fail_closed)
     has "$err" "12 SMs: on this device groups are multiples of 8 (min 8); nearest: 8 or 16"
     not_started
     run 0 --sim h200 run --sms 12 --round up -- "$probe" confined 16
+    run 1 --sim none run --sms 16 -- "$probe" confined 16
+    has "$err" "the driver shows no device"
+    not_started
     run 1 --sim h200 run --device 3 --sms 16 -- "$probe" confined 16
     has "$err" "there is no device 3"
     not_started
@@ -213,6 +216,14 @@ usage)
     run 2 --sim h200 run --sms 16 --frobnicate -- true
     run 2 --sim h200 run --sms 0=16,16 -- true
     run 127 --sim h200 run --sms 16 -- "$copy/no-such-program"
+    ;;
+installed)
+    # The installed tool (TOOL) finds the installed preload and simulated driver beside it.
+    need_sim
+    ls "$(dirname "$tool")"/../lib*/greenctx/libgreenctx_preload.so ||
+        fail "the preload was not installed in <libdir>/greenctx"
+    unset GREENCTX_SIM_LIBRARY
+    run 0 --sim h200 run --sms 16 -- "$probe" confined 16
     ;;
 driver)
     # Whatever driver the tests use; on a GPU the probe's %smid kernel (default stream, own

@@ -143,6 +143,12 @@ int run_check_request(const run_args *args, const char *request, char *text, siz
     gctx_status s = gctx_device_count(&count);
     if (s != GCTX_SUCCESS)
         return greenctx_tool_fail("run", s);
+    if (count == 0) {
+        fprintf(stderr, "greenctx run: the driver shows no device (CUDA_VISIBLE_DEVICES=%s); "
+                        "the program was not started\n",
+                getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES") : "unset");
+        return GREENCTX_EXIT_FAILED;
+    }
     for (unsigned i = 0; i < parsed.nb_entries; i++) {
         if (parsed.entries[i].device >= count) {
             fprintf(stderr, "greenctx run: there is no device %d: the driver shows %d (valid "
