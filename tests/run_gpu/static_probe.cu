@@ -2,6 +2,7 @@
 // `greenctx run`: kernels on the default stream, its own stream, a graph, a new thread, after
 // cudaSetDevice and from 4 threads at once. Prints one JSON line per case with every block's
 // SM id; `static_probe launch` prints the host time of an empty kernel launch instead.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
