@@ -98,12 +98,15 @@ static gctx_status failed(gctx_status s, int device, char *err, size_t size)
 
 /* A GROUP: planned, or split off the device (the remainder is dropped) and made a context. */
 static gctx_status plan_group(gctx_partition *whole, int device, const char *text,
-                              const char *round, run_device_plan *plan, gctx_context **context,
-                              char *err, size_t size)
+                              unsigned unit_sms, const char *round, run_device_plan *plan,
+                              gctx_context **context, char *err, size_t size)
 {
     char *argv[1] = {(char *)text};
     tool_group_request request;
-    if (tool_parse_groups("run", 1, argv, plan->device_sms, &request) != 0) {
+    greenctx_tool_options opts;
+    memset(&opts, 0, sizeof opts);
+    opts.command = "run"; /* a syntax error prints "greenctx run: ..." */
+    if (tool_parse_groups(&opts, 1, argv, plan->device_sms, unit_sms, &request) != 0) {
         say(err, size, "'%s' is not a GROUP or all", text);
         return GCTX_ERROR_INVALID_ARGUMENT;
     }
@@ -158,7 +161,8 @@ gctx_status run_plan_device(int device, const char *text, const char *round, run
         if (context && (s = gctx_context_create(whole, NULL, context)) != GCTX_SUCCESS)
             failed(s, device, err, err_size);
     } else {
-        s = plan_group(whole, device, text, round, plan, context, err, err_size);
+        s = plan_group(whole, device, text, info.min_partition_sms, round, plan, context, err,
+                       err_size);
     }
     gctx_partition_release(whole);
     return s;

@@ -12,6 +12,7 @@
 
 #include "companion.h"
 #include "groups.h"
+#include "options.h"
 #include "run_tool.h"
 
 #define RUN_HELP_SHOWN (-1)
@@ -41,83 +42,65 @@ static void usage(FILE *out)
             GREENCTX_RUN_EXIT_NOT_CONFINED, tool_groups_help);
 }
 
-static int usage_error(const char *fmt, const char *arg)
+/* Options up to the command (after "--", or the first word that is not an option): what
+ * follows it is the program's, options or not. */
+static int parse_args(int argc, char **argv, greenctx_tool_options *opts, run_args *a)
 {
-    fputs("greenctx run: ", stderr);
-    fprintf(stderr, fmt, arg);
-    fputs("\n(see greenctx run --help)\n", stderr);
-    return GREENCTX_EXIT_USAGE;
-}
-
-/* Options up to "--" or the first word that is not one; what follows is the command. */
-static int parse_args(int argc, char **argv, run_args *a)
-{
-    static const char *const valued[] = {"--device", "--sms", "--sweep", "--round", "--report",
-                                         "--svg"};
+    enum { SMS, SWEEP, ROUND, REPORT, SVG, NO_INHERIT };
+    static const greenctx_option own[] = {
+        {"--sms", "a GROUP (16, 25%, ...), all, or DEV=GROUP,DEV=GROUP"},
+        {"--sweep", "sizes, e.g. 16,32,64,all"},
+        {"--round", "strict, down, nearest or up"},
+        {"--report", "a file for the JSON report"},
+        {"--svg", "a file for the chart"},
+        {"--no-inherit", NULL},
+        {NULL, NULL},
+    };
     memset(a, 0, sizeof *a);
-    a->device = -1;
-    int i = 1;
-    for (; i < argc && argv[i][0] == '-'; i++) {
-        const char *arg = argv[i];
-        if (strcmp(arg, "--") == 0) {
-            i++;
+    a->opts = opts;
+    greenctx_args args;
+    greenctx_args_begin(&args, argc, argv, opts);
+    for (int id; !a->command && (id = greenctx_args_next(&args, own)) != GREENCTX_ARG_END;) {
+        switch (id) {
+        case GREENCTX_ARG_HELP: usage(stdout); return RUN_HELP_SHOWN;
+        case GREENCTX_ARG_STOP: return args.rc;
+        case GREENCTX_ARG_POSITIONAL: a->command = argv + args.next - 1; break;
+        case SMS: a->sms = args.value; break;
+        case SWEEP: a->sweep = args.value; break;
+        case ROUND:
+            if (tool_parse_rounding(args.value) < 0)
+                return greenctx_args_bad(&args, "--round takes %s; got '%s'", own[ROUND].value_help,
+                                         args.value);
+            a->round = args.value;
             break;
-        }
-        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-            usage(stdout);
-            return RUN_HELP_SHOWN;
-        }
-        if (strcmp(arg, "--no-inherit") == 0 || strcmp(arg, "--json") == 0) {
-            *(arg[2] == 'n' ? &a->no_inherit : &a->json) = 1;
-            continue;
-        }
-        size_t k = 0, len = strcspn(arg, "=");
-        while (k < sizeof valued / sizeof valued[0] &&
-               !(strlen(valued[k]) == len && strncmp(arg, valued[k], len) == 0))
-            k++;
-        if (k == sizeof valued / sizeof valued[0])
-            return usage_error("unknown option '%s'", arg);
-        const char *value = arg[len] == '=' ? arg + len + 1 : i + 1 < argc ? argv[++i] : NULL;
-        if (!value || !*value)
-            return usage_error("%s needs a value", valued[k]);
-        switch (k) {
-        case 0:
-            if (greenctx_parse_int(value, 0, RUN_MAX_DEVICES - 1, &a->device) != 0)
-                return usage_error("--device needs a device number (0, 1, ...), got '%s'", value);
-            break;
-        case 1: a->sms = value; break;
-        case 2: a->sweep = value; break;
-        case 3:
-            if (tool_parse_rounding(value) < 0)
-                return usage_error("--round takes strict, down, nearest or up, got '%s'", value);
-            a->round = value;
-            break;
-        case 4: a->report = value; break;
-        default: a->svg = value; break;
+        case REPORT: a->report = args.value; break;
+        case SVG: a->svg = args.value; break;
+        default: a->no_inherit = 1; break;
         }
     }
-    a->command = argv + i;
+    a->device = opts->device_given ? opts->device : -1;
+    a->json = opts->json;
     if (!a->sms == !a->sweep)
-        return usage_error("give --sms REQ (one run) or --sweep REQ,REQ,... %s", "(sizes)");
-    if (!*a->command)
-        return usage_error("give the command to run after the options (%s)",
-                           "greenctx run --sms 16 -- ./app");
+        return greenctx_args_bad(&args, "give --sms REQ (one run) or --sweep REQ,REQ,... (sizes)");
+    if (!a->command)
+        return greenctx_args_bad(&args, "give the command to run after the options "
+                                        "(greenctx run --sms 16 -- ./app)");
     if (a->sms && (a->json || a->svg))
-        return usage_error("%s go with --sweep", "--json and --svg");
+        return greenctx_args_bad(&args, "--json and --svg go with --sweep");
     if (a->sweep && a->report)
-        return usage_error("%s goes with --sms (one run)", "--report");
+        return greenctx_args_bad(&args, "--report goes with --sms (one run)");
     return GREENCTX_EXIT_OK;
 }
 
 /* A GROUP's syntax alone (no device needed): a typo is bad usage, not a failed plan. */
-static int check_syntax(const run_request *request)
+static int check_syntax(const greenctx_tool_options *opts, const run_request *request)
 {
     for (unsigned i = 0; i < request->nb_entries; i++) {
         char *text = (char *)request->entries[i].text;
         tool_group_request groups;
         if (strcmp(text, "all") == 0)
             continue;
-        if (tool_parse_groups("run", 1, &text, 100, &groups) != 0)
+        if (tool_parse_groups(opts, 1, &text, 100, 1, &groups) != 0)
             return GREENCTX_EXIT_USAGE;
         tool_free_groups(&groups);
     }
@@ -127,8 +110,10 @@ static int check_syntax(const run_request *request)
 int run_check_request(const run_args *args, const char *request, char *text, size_t text_size,
                       run_device_plan *plans, unsigned *nb_plans)
 {
+    const greenctx_tool_options *opts = args->opts;
     if (args->device >= 0 && strpbrk(request, "=,"))
-        return usage_error("with --device, give one GROUP or all, not '%s'", request);
+        return greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage",
+                                   "with --device, give one GROUP or all, not '%s'", request);
     if (args->device >= 0)
         snprintf(text, text_size, "%d=%s", args->device, request);
     else
@@ -136,37 +121,36 @@ int run_check_request(const run_args *args, const char *request, char *text, siz
     run_request parsed;
     char why[512];
     if (run_request_parse(text, &parsed, why, sizeof why) != 0)
-        return usage_error("%s", why);
-    int rc = check_syntax(&parsed), count = 0;
+        return greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage", "%s", why);
+    int rc = check_syntax(opts, &parsed), count = 0;
     if (rc != GREENCTX_EXIT_OK)
         return rc;
     gctx_status s = gctx_device_count(&count);
     if (s != GCTX_SUCCESS)
-        return greenctx_tool_fail("run", s);
-    if (count == 0) {
-        fprintf(stderr, "greenctx run: the driver shows no device (CUDA_VISIBLE_DEVICES=%s); "
-                        "the program was not started\n",
-                getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES") : "unset");
-        return GREENCTX_EXIT_FAILED;
-    }
+        return greenctx_tool_fail(opts, s);
+    const char *visible = getenv("CUDA_VISIBLE_DEVICES");
+    if (count == 0)
+        return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "GCTX_ERROR_NO_DEVICE",
+                                   "the driver shows no device (CUDA_VISIBLE_DEVICES=%s); the "
+                                   "program was not started",
+                                   visible ? visible : "unset");
     for (unsigned i = 0; i < parsed.nb_entries; i++) {
-        if (parsed.entries[i].device >= count) {
-            fprintf(stderr, "greenctx run: there is no device %d: the driver shows %d (valid "
-                            "devices are 0 to %d; CUDA_VISIBLE_DEVICES applies)\n",
-                    parsed.entries[i].device, count, count - 1);
-            return GREENCTX_EXIT_FAILED;
-        }
+        if (parsed.entries[i].device >= count)
+            return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "GCTX_ERROR_NO_DEVICE",
+                                       "there is no device %d: the driver shows %d (valid devices "
+                                       "are 0 to %d; CUDA_VISIBLE_DEVICES=%s applies)",
+                                       parsed.entries[i].device, count, count - 1,
+                                       visible ? visible : "unset");
     }
     *nb_plans = 0;
     for (int dev = 0; dev < count && dev < RUN_MAX_DEVICES; dev++) {
         const char *req = run_request_for(&parsed, dev);
         if (!req)
             continue;
-        if (run_plan_device(dev, req, args->round, &plans[*nb_plans], NULL, why, sizeof why) !=
-            GCTX_SUCCESS) {
-            fprintf(stderr, "greenctx run: %s\ngreenctx run: the program was not started\n", why);
-            return GREENCTX_EXIT_FAILED;
-        }
+        s = run_plan_device(dev, req, args->round, &plans[*nb_plans], NULL, why, sizeof why);
+        if (s != GCTX_SUCCESS)
+            return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, gctx_status_name(s),
+                                       "%s\n  the program was not started", why);
         (*nb_plans)++;
     }
     return GREENCTX_EXIT_OK;
@@ -185,7 +169,7 @@ int run_set_environment(const run_args *args, const char *text)
     size_t size = strlen(args->preload) + (original ? strlen(original) : 0) + 2;
     char *list = malloc(size);
     if (!list) {
-        fprintf(stderr, "greenctx run: out of memory\n");
+        greenctx_tool_fail(args->opts, GCTX_ERROR_OUT_OF_MEMORY);
         return -1;
     }
     /* First, so that its dlsym is the one the program finds. */
@@ -219,12 +203,11 @@ static int find_preload(run_args *args)
 #endif
     args->preload = tool_find_companion("libgreenctx_preload.so", "GREENCTX_PRELOAD_LIBRARY",
                                         install, build);
-    if (!args->preload) {
-        fprintf(stderr, "greenctx run: the preload (libgreenctx_preload.so) was not found next "
-                        "to the tool, in ../lib/greenctx or in the build tree; set "
-                        "GREENCTX_PRELOAD_LIBRARY to its path\n");
-        return GREENCTX_EXIT_FAILED;
-    }
+    if (!args->preload)
+        return greenctx_tool_error(args->opts, GREENCTX_EXIT_FAILED, "GCTX_ERROR_NO_DRIVER",
+                                   "the preload (libgreenctx_preload.so) was not found next to "
+                                   "the tool, in ../lib/greenctx or in the build tree; set "
+                                   "GREENCTX_PRELOAD_LIBRARY to its path");
     /* Its constructor reads (and takes out) the preload's variables: the ones in this
      * environment are for the program, so they are put aside while it is loaded here. */
     char *aside[64];
@@ -244,23 +227,31 @@ static int find_preload(run_args *args)
             putenv(aside[i]); /* the environment keeps the string */
     if (!handle) {
         const char *why = dlerror();
-        fprintf(stderr, "greenctx run: the preload %s can't be loaded (%s); the program was not "
-                        "started\n",
-                args->preload, why ? why : "no reason given");
-        return GREENCTX_EXIT_FAILED;
+        return greenctx_tool_error(args->opts, GREENCTX_EXIT_FAILED, "GCTX_ERROR_NO_DRIVER",
+                                   "the preload %s can't be loaded (%s); the program was not "
+                                   "started",
+                                   args->preload, why ? why : "no reason given");
     }
     dlclose(handle);
     return GREENCTX_EXIT_OK;
 }
 
-int greenctx_cmd_run(int argc, char **argv, const greenctx_tool_options *opts)
+/* Starts the tool with its banner on stderr (stdout is the program's); a driver that does not
+ * start is reported as text, never as JSON on the program's stdout. */
+static int start(const greenctx_tool_options *opts)
+{
+    greenctx_tool_options quiet = *opts;
+    quiet.json = opts->json || gctx_init() == GCTX_SUCCESS;
+    return greenctx_tool_start(&quiet);
+}
+
+int greenctx_cmd_run(int argc, char **argv, greenctx_tool_options *opts)
 {
     run_args args;
-    int rc = parse_args(argc, argv, &args);
+    int rc = parse_args(argc, argv, opts, &args);
     if (rc != GREENCTX_EXIT_OK)
         return rc == RUN_HELP_SHOWN ? GREENCTX_EXIT_OK : rc;
-    /* Our messages go to stderr: stdout is the program's. */
-    if ((rc = greenctx_tool_start(opts, "run", 1)) != GREENCTX_EXIT_OK)
+    if ((rc = start(opts)) != GREENCTX_EXIT_OK)
         return rc;
     if ((rc = find_preload(&args)) != GREENCTX_EXIT_OK)
         return rc;
@@ -280,6 +271,6 @@ int greenctx_cmd_run(int argc, char **argv, const greenctx_tool_options *opts)
     fflush(NULL);
     execvp(args.command[0], args.command);
     int err = errno;
-    fprintf(stderr, "greenctx run: %s: %s\n", args.command[0], strerror(err));
-    return err == ENOENT ? 127 : 126;
+    return greenctx_tool_error(opts, err == ENOENT ? 127 : 126, "exec", "%s: %s", args.command[0],
+                               strerror(err));
 }

@@ -158,14 +158,14 @@ int run_sweep(run_args *args)
     unsigned n = 0;
     char *list = strdup(args->sweep), *save = NULL;
     if (!list)
-        return GREENCTX_EXIT_FAILED;
+        return greenctx_tool_fail(args->opts, GCTX_ERROR_OUT_OF_MEMORY);
     int rc = GREENCTX_EXIT_OK;
     for (char *req = strtok_r(list, ",", &save); req && rc == GREENCTX_EXIT_OK;
          req = strtok_r(NULL, ",", &save)) {
         if (n == SWEEP_MAX || strlen(req) >= RUN_MAX_REQUEST) {
-            fprintf(stderr, "greenctx run: --sweep takes at most %d sizes of a GROUP or all\n",
-                    SWEEP_MAX);
-            rc = GREENCTX_EXIT_USAGE;
+            rc = greenctx_tool_error(args->opts, GREENCTX_EXIT_USAGE, "usage",
+                                     "--sweep takes at most %d sizes of a GROUP or all",
+                                     SWEEP_MAX);
             break;
         }
         run_device_plan plans[RUN_MAX_DEVICES];
@@ -203,6 +203,7 @@ int run_sweep(run_args *args)
     if (args->svg && write_svg(args, pts, n, smallest) != 0)
         failed = 1;
     if (failed)
-        fprintf(stderr, "greenctx run: a run failed (its exit status is in the last column)\n");
+        fprintf(stderr, "greenctx run: a run failed (its exit status is in the %s)\n",
+                args->json ? "runs' exit_status" : "last column");
     return failed ? GREENCTX_EXIT_FAILED : GREENCTX_EXIT_OK;
 }

@@ -7,13 +7,14 @@
 #include "tool.h"
 
 typedef struct run_args {
-    int device;             /* --device N, or -1: every device */
+    greenctx_tool_options *opts;
+    int device;             /* --device N (a shared option), or -1: every device */
     const char *sms;        /* --sms REQ */
     const char *sweep;      /* --sweep REQ,REQ,... */
     const char *round;      /* --round MODE, or NULL */
     const char *report;     /* --report FILE.json, or NULL */
     int no_inherit;         /* --no-inherit */
-    int json;               /* --json (sweep) */
+    int json;               /* --json (sweep; a shared option) */
     const char *svg;        /* --svg FILE (sweep) */
     char **command;         /* CMD ARGS..., NULL-terminated */
     const char *preload;    /* the preload's path, once found */
