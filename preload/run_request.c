@@ -119,8 +119,6 @@ static gctx_status plan_group(gctx_partition *whole, int device, const char *tex
     }
     if (rounding >= 0)
         options.rounding = (gctx_rounding)rounding;
-    else if (request.has_percent)
-        options.rounding = GCTX_ROUND_NEAREST; /* a share means "about", as in plan */
     gctx_group_plan group;
     gctx_status s;
     if (context) {

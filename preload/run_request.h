@@ -9,7 +9,7 @@
  *   GREENCTX_RUN_SMS      REQ, or DEV=REQ[,DEV=REQ...]: REQ is a GROUP of `greenctx plan`
  *                         (24, 25%, 16:c2, ...) or `all`; without DEV= every device gets REQ,
  *                         with it only the devices named are usable
- *   GREENCTX_RUN_ROUND    strict (default; shares in percent: nearest), down, nearest, up
+ *   GREENCTX_RUN_ROUND    strict (default), down, nearest, up
  *   GREENCTX_RUN_REPORT   a file the JSON report is written to when the program exits
  *   GREENCTX_RUN_INHERIT  1 (default): child processes are confined too; 0: they are not
  */
@@ -56,8 +56,8 @@ typedef struct run_device_plan {
     int whole;           /* 1 for `all`: a green context of every SM */
 } run_device_plan;
 
-/* Checks `text` on a device with the planner (strict errors; `round` is GREENCTX_RUN_ROUND's
- * value or NULL, which rounds as `greenctx plan` does) and, when context is not NULL, makes
+/* Checks `text` on a device with the planner (`round` is GREENCTX_RUN_ROUND's value, or NULL:
+ * strict, as `greenctx plan`) and, when context is not NULL, makes
  * the green context. Returns GCTX_SUCCESS, or a status with the
  * reason in err (a GROUP syntax error also prints the group help on stderr). */
 gctx_status run_plan_device(int device, const char *text, const char *round, run_device_plan *plan,
