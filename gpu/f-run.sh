@@ -21,20 +21,29 @@ cmake -S . -B build-gpu-run -DCMAKE_BUILD_TYPE=Release -DGREENCTX_TEST_DRIVER=re
 
 export GREENCTX_RUN_GPU_OUT="$out/measurements"
 mkdir -p "$GREENCTX_RUN_GPU_OUT"
-(cd build-gpu-run && ctest --output-on-failure -L driver -R '^run\.' --timeout 200) \
+(cd build-gpu-run && ctest -V -L driver -R '^run\.' --timeout 200) \
   >"$out/ctest.log" 2>&1
 status=$?
 grep -E "^ *[0-9]+/[0-9]+ Test" "$out/ctest.log" | sed -E 's/.*Test +#[0-9]+: //' |
-  while read -r name dots result rest; do
-    case "$result" in
-      Passed) echo "PASS: $name" ;;
-      *Skipped*|Not) echo "SKIP: $name ($result $rest)" ;;
-      *) echo "FAIL: $name ($result $rest)" ;;
+  while read -r line; do
+    name=${line%% *}
+    case "$line" in
+      *Passed*) echo "PASS: $name" ;;
+      *Skipped*|*"Not Run"*) echo "SKIP: $name" ;;
+      *) echo "FAIL: $name (${line##*.})" ;;
     esac
   done | tee "$out/summary.txt"
-for f in targets.json; do
-  [ -f "$GREENCTX_RUN_GPU_OUT/$f" ] && { echo "== $f"; cat "$GREENCTX_RUN_GPU_OUT/$f"; }
+m=$GREENCTX_RUN_GPU_OUT
+[ -f "$m/targets.json" ] && { echo "== targets"; cat "$m/targets.json"; echo; }
+[ -f "$m/sweep-gemm.json" ] && python3 - "$m/sweep-gemm.json" <<'PY'
+import json, sys
+print("== greenctx run --sweep 16,32,64,all -- gemm.py plain 50 (bf16 8192^3, wall time with start-up)")
+for x in json.load(open(sys.argv[1]))["runs"]:
+    print(f'{x["sm_count"]:4} SMs {x["wall_ms"]:9.1f} ms  speed-up {x["speedup"]:.2f}  '
+          f'efficiency/SM {x["efficiency_per_sm"]:.2f}')
+PY
+for r in "$m"/*.report.json; do
+  [ -f "$r" ] && python3 -c "import json,sys; r=json.load(open(sys.argv[1])); d=r['devices'][0]; print(sys.argv[1].split('/')[-1], 'setup', r['setup_ms'], 'ms; SMs', d['sm_ids'], '; binds redirected', r['binds_redirected'], '; threads', r['threads_seen'])" "$r"
 done
-grep -A8 "speed-up" "$out/ctest.log" | grep "SMs" | head -8
 if [ $status -eq 0 ]; then echo "PASS: gpu/f-run.sh"; else echo "FAIL: gpu/f-run.sh (ctest.log)"; fi
 exit $status
