@@ -19,8 +19,8 @@ cmake -S . -B build-gpu-run -DCMAKE_BUILD_TYPE=Release -DGREENCTX_TEST_DRIVER=re
   cmake --build build-gpu-run -j"$(nproc)" >"$out/build.log" 2>&1 ||
   { echo "FAIL: build (see build.log)"; tail -20 "$out/build.log"; exit 1; }
 
-export GREENCTX_RUN_GPU_OUT="$out/measurements"
-mkdir -p "$GREENCTX_RUN_GPU_OUT"
+export GREENCTX_GPU_OUT="$out/measurements"
+mkdir -p "$GREENCTX_GPU_OUT"
 (cd build-gpu-run && ctest -V -L driver -R '^run\.' --timeout 200) \
   >"$out/ctest.log" 2>&1
 status=$?
@@ -33,7 +33,7 @@ grep -E "^ *[0-9]+/[0-9]+ Test" "$out/ctest.log" | sed -E 's/.*Test +#[0-9]+: //
       *) echo "FAIL: $name (${line##*.})" ;;
     esac
   done | tee "$out/summary.txt"
-m=$GREENCTX_RUN_GPU_OUT
+m=$GREENCTX_GPU_OUT
 [ -f "$m/targets.json" ] && { echo "== targets"; cat "$m/targets.json"; echo; }
 [ -f "$m/sweep-gemm.json" ] && python3 - "$m/sweep-gemm.json" <<'PY'
 import json, sys

@@ -8,15 +8,16 @@
 #   targets  the GEMM under --sms 16 and 64 within 5% of the same GEMM on an in-process
 #            greenctx context of that size; launch cost within 1%; start-up within 5 ms of
 #            making the context
-# Skips (77) on the simulated driver, without a GPU, torch or nvcc. $GREENCTX_RUN_GPU_OUT, when
-# set, is a folder that gets the measurements (JSON, SVG).
+# Skips (77) on the simulated driver, without a GPU, torch or nvcc. $GREENCTX_GPU_OUT, when
+# set, is a folder that gets the measurements (JSON, SVG); not GREENCTX_RUN_*, which the
+# preload refuses as a typo of its own variables.
 . "$(dirname "$0")/tool_lib.sh"
 lib=$3
 here=$(cd "$(dirname "$0")" && pwd)/run_gpu
 python=${PYTHON:-python3}
 tmp=$(mktemp -d)
 trap 'rm -rf "$out" "$err" "$tmp"' EXIT
-keep=${GREENCTX_RUN_GPU_OUT:-$tmp}
+keep=${GREENCTX_GPU_OUT:-$tmp}
 mkdir -p "$keep"
 
 case "${GREENCTX_CUDA_LIBRARY:-}" in *greenctx_sim*)
