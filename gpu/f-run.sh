@@ -37,7 +37,7 @@ m=$GREENCTX_GPU_OUT
 [ -f "$m/targets.json" ] && { echo "== targets"; cat "$m/targets.json"; echo; }
 [ -f "$m/sweep-gemm.json" ] && python3 - "$m/sweep-gemm.json" <<'PY'
 import json, sys
-print("== greenctx run --sweep 16,32,64,all -- gemm.py plain 50 (bf16 8192^3, wall time with start-up)")
+print("== greenctx run --sweep 16,32,64,all -- gemm.py plain 300 (bf16 8192^3, wall time with start-up)")
 for x in json.load(open(sys.argv[1]))["runs"]:
     print(f'{x["sm_count"]:4} SMs {x["wall_ms"]:9.1f} ms  speed-up {x["speedup"]:.2f}  '
           f'efficiency/SM {x["efficiency_per_sm"]:.2f}')
