@@ -216,6 +216,11 @@ usage)
     run 2 --sim h200 run --sms 16 --frobnicate -- true
     run 2 --sim h200 run --sms 0=16,16 -- true
     run 127 --sim h200 run --sms 16 -- "$copy/no-such-program"
+    # The exit status is the program's; its own options are its own, after -- or not.
+    run 2 --sim h200 run --sms 16 -- "$probe" no-such-case
+    has "$err" "usage: run_probe"
+    run 2 --sim h200 run --sms 16 "$probe" --device 3 --json
+    has "$err" "usage: run_probe"
     ;;
 installed)
     # The installed tool (TOOL) finds the installed preload and simulated driver beside it.
