@@ -10,7 +10,7 @@ mkdir -p "$out"
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1
   python3 -c "import torch; print('torch', torch.__version__)" 2>&1
-  (command -v nvcc || echo /usr/local/cuda/bin/nvcc) | xargs -I{} {} --version 2>&1 | tail -1
+  "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" --version 2>&1 | tail -1
 } | tee "$out/machine.txt"
 
 # No -Werror: a newer host compiler there must not stop the run over a warning.
@@ -21,7 +21,7 @@ cmake -S . -B build-gpu-run -DCMAKE_BUILD_TYPE=Release -DGREENCTX_TEST_DRIVER=re
 
 export GREENCTX_GPU_OUT="$out/measurements"
 mkdir -p "$GREENCTX_GPU_OUT"
-(cd build-gpu-run && ctest -V -L driver -R '^run\.' --timeout 200) \
+(cd build-gpu-run && ctest -V -L driver -R '^run\.') \
   >"$out/ctest.log" 2>&1
 status=$?
 grep -E "^ *[0-9]+/[0-9]+ Test" "$out/ctest.log" | sed -E 's/.*Test +#[0-9]+: //' |

@@ -25,6 +25,8 @@ foreach(case torch static sweep targets)
   greenctx_driver_test(run.gpu.${case} LABELS tool
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/run_gpu_test.sh ${case} $<TARGET_FILE:greenctx_tool>
             $<TARGET_FILE:greenctx>)
+  # Several PyTorch start-ups, nvcc, hundreds of GEMMs on 16 SMs: more than the default.
+  set_tests_properties(run.gpu.${case} PROPERTIES TIMEOUT 180)
 endforeach()
 # The installed tool with the installed preload (install.run's prefix; not in sanitizer builds,
 # as the other install tests).
