@@ -99,8 +99,8 @@ static void check_names(void)
     }
 }
 
-/* Takes every GREENCTX_RUN_* variable out of the environment (names collected first: unsetenv
- * moves the entries). */
+/* Takes the preload's variables out of the environment: all of them when children must run
+ * unconfined, the report's always. */
 static void drop_variables(int all)
 {
     static const char *const names[] = {GREENCTX_RUN_SMS, GREENCTX_RUN_ROUND,
@@ -117,7 +117,6 @@ __attribute__((constructor)) static void run_config_load(void)
     check_names();
     const char *sms = getenv(GREENCTX_RUN_SMS);
     run_cfg.present = sms != NULL;
-    run_cfg.inherit = 1;
     take(GREENCTX_RUN_SMS, run_cfg.sms, sizeof run_cfg.sms);
     take(GREENCTX_RUN_ROUND, run_cfg.round, sizeof run_cfg.round);
     take(GREENCTX_RUN_REPORT, run_cfg.report, sizeof run_cfg.report);
