@@ -5,6 +5,7 @@
  * confines every kernel the program launches to a green context of that size. */
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -202,8 +203,12 @@ static int find_preload(run_args *args)
 #else
     const char *build = NULL;
 #endif
+    static char absolute[PATH_MAX];
     args->preload = tool_find_companion("libgreenctx_preload.so", "GREENCTX_PRELOAD_LIBRARY",
                                         install, build);
+    /* Absolute, so that programs that change directory still find it for their children. */
+    if (args->preload && realpath(args->preload, absolute))
+        args->preload = absolute;
     if (!args->preload)
         return greenctx_tool_error(args->opts, GREENCTX_EXIT_FAILED, "GCTX_ERROR_NO_DRIVER",
                                    "the preload (libgreenctx_preload.so) was not found next to "

@@ -24,11 +24,8 @@ const char *tool_find_companion(const char *file, const char *env_var, const cha
                                 const char *build_path)
 {
     const char *env = getenv(env_var);
-    if (env && *env) {
-        if (!realpath(env, found))
-            snprintf(found, sizeof found, "%s", env);
-        return found;
-    }
+    if (env && *env)
+        return env;
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     char *slash = n > 0 ? (exe[n] = '\0', strrchr(exe, '/')) : NULL;
