@@ -189,33 +189,11 @@ int run_set_environment(const run_args *args, const char *text)
     return 0;
 }
 
-/* The preload, found and loaded once here: a file the dynamic loader can't load would be
- * skipped with a warning and the program would run unconfined. */
-static int find_preload(run_args *args)
+/* Loads the preload here, once, and says why when it can't (NULL when it can). Its
+ * constructor reads and takes out the preload's variables: the ones in this environment are
+ * the program's, so they are put aside meanwhile. */
+static const char *load_error(const char *path)
 {
-#ifdef GREENCTX_PRELOAD_INSTALL_RELPATH
-    const char *install = GREENCTX_PRELOAD_INSTALL_RELPATH;
-#else
-    const char *install = NULL;
-#endif
-#ifdef GREENCTX_PRELOAD_BUILD_PATH
-    const char *build = GREENCTX_PRELOAD_BUILD_PATH;
-#else
-    const char *build = NULL;
-#endif
-    static char absolute[PATH_MAX];
-    args->preload = tool_find_companion("libgreenctx_preload.so", "GREENCTX_PRELOAD_LIBRARY",
-                                        install, build);
-    /* Absolute, so that programs that change directory still find it for their children. */
-    if (args->preload && realpath(args->preload, absolute))
-        args->preload = absolute;
-    if (!args->preload)
-        return greenctx_tool_error(args->opts, GREENCTX_EXIT_FAILED, "GCTX_ERROR_NO_DRIVER",
-                                   "the preload (libgreenctx_preload.so) was not found next to "
-                                   "the tool, in ../lib/greenctx or in the build tree; set "
-                                   "GREENCTX_PRELOAD_LIBRARY to its path");
-    /* Its constructor reads (and takes out) the preload's variables: the ones in this
-     * environment are for the program, so they are put aside while it is loaded here. */
     char *aside[64];
     size_t nb_aside = 0, prefix = strlen(GREENCTX_RUN_VAR_PREFIX);
     for (char **e = environ; *e && nb_aside < sizeof aside / sizeof aside[0]; e++)
@@ -227,18 +205,40 @@ static int find_preload(run_args *args)
             unsetenv(aside[i]);
             aside[i][strlen(aside[i])] = '=';
         }
-    void *handle = dlopen(args->preload, RTLD_NOW | RTLD_LOCAL);
+    void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    const char *why = handle ? NULL : dlerror();
     for (size_t i = 0; i < nb_aside; i++)
         if (aside[i])
             putenv(aside[i]); /* the environment keeps the string */
-    if (!handle) {
-        const char *why = dlerror();
+    if (handle) {
+        dlclose(handle);
+        return NULL;
+    }
+    return why ? why : "no reason given";
+}
+
+/* The preload, found and loaded once here: a file the dynamic loader can't load would be
+ * skipped with a warning and the program would run unconfined. */
+static int find_preload(run_args *args)
+{
+    static char absolute[PATH_MAX];
+    args->preload = tool_find_companion("libgreenctx_preload.so", "GREENCTX_PRELOAD_LIBRARY",
+                                        GREENCTX_PRELOAD_INSTALL_RELPATH,
+                                        GREENCTX_PRELOAD_BUILD_PATH);
+    /* Absolute, so that programs that change directory still find it for their children. */
+    if (args->preload && realpath(args->preload, absolute))
+        args->preload = absolute;
+    if (!args->preload)
+        return greenctx_tool_error(args->opts, GREENCTX_EXIT_FAILED, "GCTX_ERROR_NO_DRIVER",
+                                   "the preload (libgreenctx_preload.so) was not found next to "
+                                   "the tool, in ../lib/greenctx or in the build tree; set "
+                                   "GREENCTX_PRELOAD_LIBRARY to its path");
+    const char *why = load_error(args->preload);
+    if (why)
         return greenctx_tool_error(args->opts, GREENCTX_EXIT_FAILED, "GCTX_ERROR_NO_DRIVER",
                                    "the preload %s can't be loaded (%s); the program was not "
                                    "started",
-                                   args->preload, why ? why : "no reason given");
-    }
-    dlclose(handle);
+                                   args->preload, why);
     return GREENCTX_EXIT_OK;
 }
 

@@ -32,11 +32,11 @@ const char *tool_find_companion(const char *file, const char *env_var, const cha
     if (slash) {
         *slash = '\0';
         if (try_path("%s/%s", exe, file) ||
-            (install_relpath && try_path("%s/%s", exe, install_relpath)) ||
+            (install_relpath && *install_relpath && try_path("%s/%s", exe, install_relpath)) ||
             try_path("%s/../lib/greenctx/%s", exe, file))
             return found;
     }
-    if (build_path && try_path("%s", build_path))
+    if (build_path && *build_path && try_path("%s", build_path))
         return found;
     return NULL;
 }

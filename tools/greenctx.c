@@ -91,17 +91,8 @@ int greenctx_tool_use_sim(greenctx_tool_options *opts, const char *spec)
  * layout (<bindir>/../<libdir>/greenctx/), ../lib/greenctx/, then the build tree's. */
 static const char *find_sim_library(void)
 {
-#ifdef GREENCTX_SIM_INSTALL_RELPATH
-    const char *install = GREENCTX_SIM_INSTALL_RELPATH;
-#else
-    const char *install = NULL;
-#endif
-#ifdef GREENCTX_SIM_BUILD_PATH
-    const char *build = GREENCTX_SIM_BUILD_PATH;
-#else
-    const char *build = NULL;
-#endif
-    return tool_find_companion("libgreenctx_sim.so", "GREENCTX_SIM_LIBRARY", install, build);
+    return tool_find_companion("libgreenctx_sim.so", "GREENCTX_SIM_LIBRARY",
+                               GREENCTX_SIM_INSTALL_RELPATH, GREENCTX_SIM_BUILD_PATH);
 }
 
 /* The options only the tool takes, before the command. */
