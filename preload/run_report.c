@@ -41,8 +41,8 @@ void run_report_at_exit(void)
     greenctx_json_string(f, used ? gctx_driver_path() : NULL);
     fputs(",\"request\":", f);
     greenctx_json_string(f, run_cfg.sms);
-    fprintf(f, ",\"setup_ms\":%.3f,\"observe_ms\":%.3f,\"devices\":[", run.setup_ms,
-            run.observe_ms);
+    fprintf(f, ",\"setup_ms\":%.3f,\"driver_ms\":%.3f,\"observe_ms\":%.3f,\"devices\":[",
+            run.setup_ms, run.driver_ms, run.observe_ms);
     for (unsigned i = 0; i < run.nb_devices; i++) {
         if (i)
             fputc(',', f);

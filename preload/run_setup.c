@@ -149,6 +149,7 @@ static void setup(void)
                 GREENCTX_RUN_SMS);
     run_inside++;
     load_driver();
+    run.driver_ms = now_ms() - t0;
     if (gctx_device_count(&run.device_count) != GCTX_SUCCESS || run.device_count == 0)
         run_die("the CUDA driver shows no device (CUDA_VISIBLE_DEVICES=%s)",
                 getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES") : "unset");
