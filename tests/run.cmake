@@ -24,7 +24,7 @@ greenctx_driver_test(run.driver LABELS tool threads
 foreach(case torch static sweep targets)
   greenctx_driver_test(run.gpu.${case} LABELS tool
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/run_gpu_test.sh ${case} $<TARGET_FILE:greenctx_tool>
-            $<TARGET_FILE:greenctx>)
+            $<TARGET_FILE:greenctx> $<TARGET_FILE:greenctx_preload>)
   # Several PyTorch start-ups, nvcc, hundreds of GEMMs on 16 SMs: more than the default.
   set_tests_properties(run.gpu.${case} PROPERTIES TIMEOUT 180)
 endforeach()

@@ -1,5 +1,5 @@
 #!/bin/sh
-# run_gpu_test.sh CASE TOOL LIBGREENCTX: `greenctx run` on a real GPU (make test-gpu):
+# run_gpu_test.sh CASE TOOL LIBGREENCTX PRELOAD: `greenctx run` on a real GPU (make test-gpu):
 #   torch    a PyTorch program: every block of its %smid kernels, on the main thread, a new
 #            thread, after torch.cuda.set_device, a side stream and a CUDA graph, ran on the
 #            partition's SMs (as the report's own probe saw them), for --sms 16 and 64
@@ -13,6 +13,7 @@
 # preload refuses as a typo of its own variables.
 . "$(dirname "$0")/tool_lib.sh"
 lib=$3
+preload=$4
 here=$(cd "$(dirname "$0")" && pwd)/run_gpu
 python=${PYTHON:-python3}
 tmp=$(mktemp -d)
@@ -125,6 +126,9 @@ targets)
         "$tool" run --sms 16 --report "$tmp/startup-$i.json" -- \
             "$python" -c "import torch; torch.zeros(1, device='cuda')" || fail "start-up run"
         "$python" "$here/gemm.py" create 16 >"$tmp/create-$i.json" || fail "create in-process"
+        # The preload without the tool, which plans on the GPU before the program starts.
+        env LD_PRELOAD="$preload" GREENCTX_RUN_SMS=16 GREENCTX_RUN_REPORT="$tmp/direct-$i.json" \
+            "$python" -c "import torch; torch.zeros(1, device='cuda')" || fail "preload alone"
     done
     "$python" - "$tmp" "$keep/targets.json" <<'PY' || fail "a target was missed"
 import json, os, sys
@@ -149,6 +153,9 @@ res["startup"] = {"preload_setup_ms": [r["setup_ms"] for r in runs],
                   "preload_driver_ms": [r["driver_ms"] for r in runs],
                   "in_process_create_ms": [c["create_ms"] for c in creates],
                   "in_process_driver_ms": [c["driver_ms"] for c in creates],
+                  "preload_without_tool_setup_ms":
+                      [json.load(open(os.path.join(t, f"direct-{i}.json")))["setup_ms"]
+                       for i in (1, 2, 3)],
                   "beyond_ms": setup - create}
 ok &= setup <= create + 5
 json.dump(res, open(sys.argv[2], "w"), indent=1)
