@@ -27,6 +27,8 @@ GCU_DRIVER_SYMBOLS(SIM_DECLARE_)
 #undef SIM_DECLARE_
 gcu_result sim_cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
                                 unsigned long long flags, int *symbolStatus);
+/* Entry points outside GCU_DRIVER_SYMBOLS (sim_context_calls.c): NULL when unknown. */
+void *sim_extra_proc(const char *symbol, int *version);
 
 void sim_configure(void); /* reads the environment on first use; lock held */
 /* A configuration the environment asked for and the simulator refuses: cuInit then fails with

@@ -193,6 +193,9 @@ gcu_result sim_cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
     for (size_t i = 0; i < sizeof procs / sizeof procs[0]; i++)
         if (strcmp(procs[i].name, symbol) == 0)
             found = &procs[i];
+    sim_proc extra = {symbol, 0, NULL};
+    if (!found && (extra.fn = sim_extra_proc(symbol, &extra.version)) != NULL)
+        found = &extra;
     int status = GCU_GET_PROC_ADDRESS_SUCCESS;
     if (!found || found->version > sim.driver_version)
         status = GCU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;

@@ -1,11 +1,10 @@
 /* The greenctx tool: global options, the command table, usage. */
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "companion.h"
 #include "options.h"
 #include "tool.h"
 
@@ -20,6 +19,7 @@ static const command commands[] = {
     {"plan", greenctx_cmd_plan, "dry-run a split: what each group would get (plan 24 40 rest)"},
     {"bench", greenctx_cmd_bench, "measured isolation, scaling and overhead (needs a GPU)"},
     {"map", greenctx_cmd_map, "make the split, run a kernel on each partition, show its SMs"},
+    {"run", greenctx_cmd_run, "run a program confined to N SMs, or sweep sizes (run --sms 16 -- CMD)"},
 };
 #define NB_COMMANDS (sizeof commands / sizeof commands[0])
 
@@ -87,40 +87,12 @@ int greenctx_tool_use_sim(greenctx_tool_options *opts, const char *spec)
     return GREENCTX_EXIT_OK;
 }
 
-static int readable(const char *path) { return path && *path && access(path, R_OK) == 0; }
 /* The simulated driver's file: $GREENCTX_SIM_LIBRARY, next to the executable, the install
  * layout (<bindir>/../<libdir>/greenctx/), ../lib/greenctx/, then the build tree's. */
 static const char *find_sim_library(void)
 {
-    static char found[PATH_MAX + 64];
-    const char *env = getenv("GREENCTX_SIM_LIBRARY");
-    if (env && *env)
-        return env; /* named explicitly: used even if it turns out wrong, so errors say so */
-
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = '\0';
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = '\0';
-            const char *relative[] = {"libgreenctx_sim.so",
-#ifdef GREENCTX_SIM_INSTALL_RELPATH
-                                      GREENCTX_SIM_INSTALL_RELPATH,
-#endif
-                                      "../lib/greenctx/libgreenctx_sim.so"};
-            for (size_t i = 0; i < sizeof relative / sizeof relative[0]; i++) {
-                snprintf(found, sizeof found, "%s/%s", exe, relative[i]);
-                if (readable(found))
-                    return found;
-            }
-        }
-    }
-#ifdef GREENCTX_SIM_BUILD_PATH
-    if (readable(GREENCTX_SIM_BUILD_PATH))
-        return GREENCTX_SIM_BUILD_PATH;
-#endif
-    return NULL;
+    return tool_find_companion("libgreenctx_sim.so", "GREENCTX_SIM_LIBRARY",
+                               GREENCTX_SIM_INSTALL_RELPATH, GREENCTX_SIM_BUILD_PATH);
 }
 
 /* The options only the tool takes, before the command. */

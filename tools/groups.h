@@ -1,4 +1,5 @@
-/* The group syntax shared by `plan` and `map`:
+/* The group syntax shared by `plan`, `map` and `run` (group_syntax.c; `run`'s preload links
+ * it too):
  *
  *   COUNT[:cN][:pN][:b]   COUNT SMs; cN co-scheduled units of N SMs, pN preferred units of N,
  *                         b backfill (may take SMs outside whole units)

@@ -1,0 +1,217 @@
+/* The wrapped driver calls: exported under the driver's names (programs linked with -lcuda
+ * call them directly) and handed out by the wrapped cuGetProcAddress and dlsym. Everything
+ * else the program calls goes to the driver untouched, so launches cost what they did. */
+#include <string.h>
+
+#include "run_preload.h"
+
+static void enter(void)
+{
+    run_setup();
+    run_note_thread();
+}
+
+static cu_result refuse_context(CUcontext ctx, const char *call)
+{
+    static atomic_int warned;
+    atomic_fetch_add(&run_count.refused_context, 1);
+    run_warn_once(&warned,
+                  "%s of context %p refused (CUDA_ERROR_NOT_PERMITTED): it is no confined "
+                  "device's primary context, so its work would run outside the partition",
+                  call, (void *)ctx);
+    return CU_ERROR_NOT_PERMITTED;
+}
+
+/* What binding `ctx` binds (push: cuCtxPushCurrent, else cuCtxSetCurrent): a device's green
+ * context for its primary context, NULL or a green context as they are. */
+static cu_result bind(CUcontext ctx, int push)
+{
+    enter();
+    cu_ctx_fn real = push ? run.drv.push : run.drv.set_current;
+    if (!ctx) {
+        atomic_fetch_add(&run_count.binds_passed, 1);
+        return real(ctx);
+    }
+    run_device *d = run_device_of_context(ctx);
+    if (!d)
+        return refuse_context(ctx, push ? "cuCtxPushCurrent" : "cuCtxSetCurrent");
+    atomic_fetch_add(ctx == d->primary ? &run_count.binds_redirected : &run_count.binds_passed, 1);
+    return real(d->green);
+}
+
+/* What reading the current context gives (pop: cuCtxPopCurrent, else cuCtxGetCurrent): the
+ * primary context where its green context is current, because cudart compares the current
+ * context with the primary context it retained. */
+static cu_result read_current(CUcontext *ctx, int pop)
+{
+    enter();
+    cu_result r = (pop ? run.drv.pop : run.drv.get_current)(ctx);
+    run_device *d = r == CU_OK && ctx && *ctx ? run_device_of_context(*ctx) : NULL;
+    if (d && *ctx == d->green) {
+        *ctx = d->primary;
+        atomic_fetch_add(&run_count.current_shown_primary, 1);
+    }
+    return r;
+}
+
+RUN_EXPORT cu_result cuCtxSetCurrent(CUcontext ctx) { return bind(ctx, 0); }
+RUN_EXPORT cu_result cuCtxPushCurrent(CUcontext ctx) { return bind(ctx, 1); }
+RUN_EXPORT cu_result cuCtxGetCurrent(CUcontext *ctx) { return read_current(ctx, 0); }
+RUN_EXPORT cu_result cuCtxPopCurrent(CUcontext *ctx) { return read_current(ctx, 1); }
+
+RUN_EXPORT cu_result cuDevicePrimaryCtxRetain(CUcontext *ctx, cu_device dev)
+{
+    enter();
+    if (!run_device_of_cu_device(dev)) {
+        static atomic_int warned;
+        atomic_fetch_add(&run_count.refused_device, 1);
+        run_warn_once(&warned,
+                      "device %d is not confined (%s=%s), so the program may not use it: its "
+                      "primary context was refused (CUDA_ERROR_NOT_PERMITTED)",
+                      dev, GREENCTX_RUN_SMS, run_cfg.sms);
+        return CU_ERROR_NOT_PERMITTED;
+    }
+    cu_result r = run.drv.retain(ctx, dev);
+    if (r == CU_OK)
+        atomic_fetch_add(&run_count.retains, 1);
+    return r;
+}
+
+RUN_EXPORT cu_result cuDevicePrimaryCtxRelease(cu_device dev)
+{
+    enter();
+    cu_result r = run.drv.release(dev);
+    if (r == CU_OK)
+        atomic_fetch_add(&run_count.releases, 1);
+    return r;
+}
+
+/* Resetting the primary context would pull it from under the green context (cudaDeviceReset
+ * reaches here): the device is left as it is. */
+RUN_EXPORT cu_result cuDevicePrimaryCtxReset(cu_device dev)
+{
+    static atomic_int warned;
+    enter();
+    atomic_fetch_add(&run_count.refused_reset, 1);
+    run_warn_once(&warned,
+                  "cuDevicePrimaryCtxReset of device %d (cudaDeviceReset) refused "
+                  "(CUDA_ERROR_NOT_PERMITTED): the program's green context lives on the primary "
+                  "context; the device is left as it is",
+                  dev);
+    return CU_ERROR_NOT_PERMITTED;
+}
+
+static cu_result refuse_create(atomic_long *counter, const char *call)
+{
+    enter();
+    atomic_fetch_add(counter, 1);
+    /* One message per call refused: counters are distinct per call. */
+    static atomic_int warned_ctx, warned_green;
+    run_warn_once(counter == &run_count.refused_ctx_create ? &warned_ctx : &warned_green,
+                  "%s refused (CUDA_ERROR_NOT_PERMITTED): a context the program makes itself "
+                  "would not be confined; under greenctx run it uses the primary context (as "
+                  "cudart does)",
+                  call);
+    return CU_ERROR_NOT_PERMITTED;
+}
+
+RUN_EXPORT cu_result cuCtxCreate_v2(CUcontext *ctx, unsigned flags, cu_device dev)
+{
+    (void)ctx, (void)flags, (void)dev;
+    return refuse_create(&run_count.refused_ctx_create, "cuCtxCreate");
+}
+
+RUN_EXPORT cu_result cuCtxCreate_v3(CUcontext *ctx, void *affinity, int nb_params, unsigned flags,
+                                    cu_device dev)
+{
+    (void)ctx, (void)affinity, (void)nb_params, (void)flags, (void)dev;
+    return refuse_create(&run_count.refused_ctx_create, "cuCtxCreate");
+}
+
+RUN_EXPORT cu_result cuCtxCreate_v4(CUcontext *ctx, void *params, unsigned flags, cu_device dev)
+{
+    (void)ctx, (void)params, (void)flags, (void)dev;
+    return refuse_create(&run_count.refused_ctx_create, "cuCtxCreate");
+}
+
+RUN_EXPORT cu_result cuGreenCtxCreate(CUgreenCtx *ctx, void *desc, cu_device dev, unsigned flags)
+{
+    (void)ctx, (void)desc, (void)dev, (void)flags;
+    return refuse_create(&run_count.refused_green_ctx_create, "cuGreenCtxCreate");
+}
+
+RUN_EXPORT cu_result cuGetProcAddress_v2(const char *symbol, void **pfn, int version,
+                                         unsigned long long flags, int *symbol_status)
+{
+    run_setup();
+    cu_result r = run.drv.getproc(symbol, pfn, version, flags, symbol_status);
+    if (r == CU_OK && symbol && pfn && *pfn)
+        *pfn = run_hook_for_proc(symbol, version, *pfn);
+    return r;
+}
+
+/* The first cuGetProcAddress (11.3) had no symbol status. */
+RUN_EXPORT cu_result cuGetProcAddress(const char *symbol, void **pfn, int version,
+                                      unsigned long long flags)
+{
+    return cuGetProcAddress_v2(symbol, pfn, version, flags, NULL);
+}
+
+/* Older names of the same calls (cuda.h maps cuCtxPushCurrent to _v2 and so on). */
+RUN_EXPORT cu_result cuCtxPushCurrent_v2(CUcontext ctx) __attribute__((alias("cuCtxPushCurrent")));
+RUN_EXPORT cu_result cuCtxPopCurrent_v2(CUcontext *ctx) __attribute__((alias("cuCtxPopCurrent")));
+RUN_EXPORT cu_result cuDevicePrimaryCtxRelease_v2(cu_device dev)
+    __attribute__((alias("cuDevicePrimaryCtxRelease")));
+RUN_EXPORT cu_result cuDevicePrimaryCtxReset_v2(cu_device dev)
+    __attribute__((alias("cuDevicePrimaryCtxReset")));
+RUN_EXPORT cu_result cuCtxCreate(CUcontext *ctx, unsigned flags, cu_device dev)
+    __attribute__((alias("cuCtxCreate_v2")));
+
+typedef struct hook {
+    const char *name;
+    void *fn;
+} hook;
+
+/* By exported name: what dlsym hands out. */
+static const hook hooks[] = {
+    {"cuGetProcAddress", (void *)cuGetProcAddress},
+    {"cuGetProcAddress_v2", (void *)cuGetProcAddress_v2},
+    {"cuCtxSetCurrent", (void *)cuCtxSetCurrent},
+    {"cuCtxGetCurrent", (void *)cuCtxGetCurrent},
+    {"cuCtxPushCurrent", (void *)cuCtxPushCurrent},
+    {"cuCtxPushCurrent_v2", (void *)cuCtxPushCurrent},
+    {"cuCtxPopCurrent", (void *)cuCtxPopCurrent},
+    {"cuCtxPopCurrent_v2", (void *)cuCtxPopCurrent},
+    {"cuDevicePrimaryCtxRetain", (void *)cuDevicePrimaryCtxRetain},
+    {"cuDevicePrimaryCtxRelease", (void *)cuDevicePrimaryCtxRelease},
+    {"cuDevicePrimaryCtxRelease_v2", (void *)cuDevicePrimaryCtxRelease},
+    {"cuDevicePrimaryCtxReset", (void *)cuDevicePrimaryCtxReset},
+    {"cuDevicePrimaryCtxReset_v2", (void *)cuDevicePrimaryCtxReset},
+    {"cuCtxCreate", (void *)cuCtxCreate_v2},
+    {"cuCtxCreate_v2", (void *)cuCtxCreate_v2},
+    {"cuCtxCreate_v3", (void *)cuCtxCreate_v3},
+    {"cuCtxCreate_v4", (void *)cuCtxCreate_v4},
+    {"cuGreenCtxCreate", (void *)cuGreenCtxCreate},
+};
+
+void *run_hook_for_symbol(const char *name)
+{
+    for (size_t i = 0; i < sizeof hooks / sizeof hooks[0]; i++)
+        if (strcmp(hooks[i].name, name) == 0)
+            return hooks[i].fn;
+    return NULL;
+}
+
+void *run_hook_for_proc(const char *symbol, int version, void *driver_fn)
+{
+    /* cuGetProcAddress takes base names; two of them changed their prototype with the ABI
+     * version asked for. */
+    if (strcmp(symbol, "cuGetProcAddress") == 0)
+        return version >= 12000 ? (void *)cuGetProcAddress_v2 : (void *)cuGetProcAddress;
+    if (strcmp(symbol, "cuCtxCreate") == 0)
+        return version >= 12050   ? (void *)cuCtxCreate_v4
+               : version >= 11040 ? (void *)cuCtxCreate_v3
+                                  : (void *)cuCtxCreate_v2;
+    void *hook = strstr(symbol, "_v") ? NULL : run_hook_for_symbol(symbol);
+    return hook ? hook : driver_fn;
+}

@@ -1,0 +1,151 @@
+/*
+ * The preload of `greenctx run` (libgreenctx_preload.so), shared by its files. docs/run.md
+ * says how it works; in short:
+ *
+ * - cudart (shared or static), cuda-python and torch find the driver with dlopen and one
+ *   dlsym of cuGetProcAddress_v2, then get every entry point through it. The preload exports
+ *   dlsym (run_dlsym.c), so that lookup returns its own cuGetProcAddress, which hands out
+ *   wrappers for the few calls that bind or return contexts (run_hooks.c). Programs linked
+ *   with -lcuda reach the same wrappers through the cu* names the preload exports.
+ * - Before the program's first bind, every device it may use gets a green context made with
+ *   the greenctx library (run_setup.c); binds of a device's primary context go to that green
+ *   context, on every thread, and the program is shown the primary context where it reads the
+ *   current context back. Kernel launches, streams and graphs are not wrapped: they run in
+ *   the current context, which is the green one.
+ * - What cannot be confined is refused (cuCtxCreate, cuGreenCtxCreate, a context of no
+ *   confined device: CUDA_ERROR_NOT_PERMITTED) or stops the program with exit status 125
+ *   before it runs a kernel (no driver, a request the device can't give, a bad variable).
+ */
+#ifndef GREENCTX_RUN_PRELOAD_H
+#define GREENCTX_RUN_PRELOAD_H
+
+#include <stdatomic.h>
+
+#include "greenctx.h"
+#include "run_request.h"
+
+/* The driver ABI of the calls the preload wraps, declared here as cuda.h declares them (the
+ * library's src/cuda_abi.h holds only what the library itself calls). */
+typedef int cu_result;
+typedef int cu_device;
+enum { CU_OK = 0, CU_ERROR_INVALID_VALUE = 1, CU_ERROR_NOT_PERMITTED = 800 };
+typedef cu_result (*cu_getproc_fn)(const char *symbol, void **pfn, int cuda_version,
+                                   unsigned long long flags, int *symbol_status);
+typedef cu_result (*cu_retain_fn)(CUcontext *ctx, cu_device dev);
+typedef cu_result (*cu_device_fn)(cu_device dev);
+typedef cu_result (*cu_ctx_fn)(CUcontext ctx);
+typedef cu_result (*cu_ctx_out_fn)(CUcontext *ctx);
+typedef cu_result (*cu_device_get_fn)(cu_device *dev, int ordinal);
+
+#define RUN_EXPORT __attribute__((visibility("default")))
+#define RUN_MAX_SM_IDS 1024
+
+/* ---- run_config.c: the variables, read once before main ---------------------------------- */
+
+typedef struct run_config {
+    int present;      /* GREENCTX_RUN_SMS was set */
+    char error[512];  /* a variable that is wrong: the program is stopped at its first CUDA use */
+    run_request request;
+    char sms[512];    /* GREENCTX_RUN_SMS as given */
+    char round[16];   /* GREENCTX_RUN_ROUND, "" when unset */
+    char report[4096]; /* GREENCTX_RUN_REPORT, "" when unset */
+    int inherit;
+    long pid; /* the process the variables were read in: only it writes the report */
+} run_config;
+
+extern run_config run_cfg;
+
+/* ---- run_setup.c: the confinement -------------------------------------------------------- */
+
+typedef struct run_device {
+    int ordinal;
+    cu_device cu_device;
+    CUcontext primary;  /* the device's primary context, as the program knows it */
+    CUcontext green;    /* what binds of `primary` make current */
+    gctx_context *context;
+    run_device_plan plan;
+    unsigned long long green_id;
+    unsigned sm_ids[RUN_MAX_SM_IDS]; /* from a %smid kernel, when a report is asked for */
+    unsigned nb_sm_ids;
+    char sm_ids_error[256];
+} run_device;
+
+/* The driver's own entry points that the wrappers forward to. */
+typedef struct run_driver {
+    void *handle; /* the driver's dlopen handle */
+    int version;
+    cu_getproc_fn getproc;
+    cu_device_get_fn device_get;
+    cu_retain_fn retain;
+    cu_device_fn release;
+    cu_ctx_fn set_current, push;
+    cu_ctx_out_fn get_current, pop;
+} run_driver;
+
+typedef struct run_state {
+    run_driver drv;
+    run_device devices[RUN_MAX_DEVICES];
+    unsigned nb_devices;
+    int device_count; /* devices the driver shows (CUDA_VISIBLE_DEVICES applied) */
+    double setup_ms;   /* the confinement's start-up, the report's probe excluded */
+    double driver_ms;  /* of which loading the driver (cuInit included) */
+    double observe_ms; /* the report's %smid probe */
+} run_state;
+
+extern run_state run;
+
+/* What the report counts; every field is updated atomically from any thread. */
+typedef struct run_counters {
+    atomic_long binds_redirected; /* a primary context bound: the green one was */
+    atomic_long binds_passed;     /* NULL or a green context bound as it is */
+    atomic_long retains, releases;
+    atomic_long current_shown_primary; /* a read of the current context mapped back */
+    atomic_long refused_ctx_create, refused_green_ctx_create, refused_reset;
+    atomic_long refused_context, refused_device;
+    atomic_long threads_seen;
+} run_counters;
+
+extern run_counters run_count;
+
+/* Makes every confined device's green context, once; stops the program when it can't. Cheap
+ * after the first call. */
+void run_setup(void);
+/* 1 once run_setup has made the confinement. */
+int run_setup_done(void);
+/* The device whose primary or green context `ctx` is, or NULL. */
+run_device *run_device_of_context(CUcontext ctx);
+run_device *run_device_of_cu_device(cu_device dev);
+/* Counts the calling thread the first time it reaches a wrapper. */
+void run_note_thread(void);
+
+/* Writes "greenctx run: MESSAGE" and why the program stops, and exits with status 125
+ * without running atexit handlers (the program's own would touch a half-made state). */
+_Noreturn void run_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Once per `flag`: "greenctx run: MESSAGE" on stderr (refused calls). */
+void run_warn_once(atomic_int *flag, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Nonzero while the preload itself calls into greenctx or the driver: its dlsym calls (the
+ * library loading the driver) must reach the C library's dlsym, not the interposer. */
+extern _Thread_local int run_inside;
+
+/* ---- run_dlsym.c -------------------------------------------------------------------------- */
+
+/* The C library's dlsym (the preload exports its own). */
+void *run_real_dlsym(void *handle, const char *name);
+
+/* ---- run_hooks.c -------------------------------------------------------------------------- */
+
+/* The wrapper the preload hands out for an exported driver name (dlsym, "cuCtxSetCurrent",
+ * "cuCtxPushCurrent_v2", ...), or NULL when the name is not wrapped. */
+void *run_hook_for_symbol(const char *name);
+/* What cuGetProcAddress hands the program for `symbol` at `version`, given what the driver
+ * returned. */
+void *run_hook_for_proc(const char *symbol, int version, void *driver_fn);
+
+/* ---- run_report.c ------------------------------------------------------------------------- */
+
+/* Writes the JSON report at exit when GREENCTX_RUN_REPORT was given (registered before main,
+ * so a program that never used CUDA gets a report saying so). */
+void run_report_at_exit(void);
+
+#endif

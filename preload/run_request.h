@@ -1,0 +1,66 @@
+/*
+ * What `greenctx run` asks of the preload, and the code that turns it into a green context.
+ * Shared by the tool (tools/cmd_run.c: validates the request with the planner before the
+ * program starts) and the preload (makes the same request real inside the program), so the
+ * two can never read the variables differently.
+ *
+ * The variables (docs/run.md), the only ones the preload reads besides the driver's own
+ * GREENCTX_CUDA_LIBRARY; any other GREENCTX_RUN_* name is refused as a typo:
+ *   GREENCTX_RUN_SMS      REQ, or DEV=REQ[,DEV=REQ...]: REQ is a GROUP of `greenctx plan`
+ *                         (24, 25%, 16:c2, ...) or `all`; without DEV= every device gets REQ,
+ *                         with it only the devices named are usable
+ *   GREENCTX_RUN_ROUND    strict (default), down, nearest, up
+ *   GREENCTX_RUN_REPORT   a file the JSON report is written to when the program exits
+ *   GREENCTX_RUN_INHERIT  1 (default): child processes are confined too; 0: they are not
+ */
+#ifndef GREENCTX_RUN_REQUEST_H
+#define GREENCTX_RUN_REQUEST_H
+
+#include <stddef.h>
+
+#include "greenctx.h"
+
+#define GREENCTX_RUN_VAR_PREFIX "GREENCTX_RUN_"
+#define GREENCTX_RUN_SMS "GREENCTX_RUN_SMS"
+#define GREENCTX_RUN_ROUND "GREENCTX_RUN_ROUND"
+#define GREENCTX_RUN_REPORT "GREENCTX_RUN_REPORT"
+#define GREENCTX_RUN_INHERIT "GREENCTX_RUN_INHERIT"
+
+/* The exit status of a program the preload stopped because it could not confine it. */
+#define GREENCTX_RUN_EXIT_NOT_CONFINED 125
+
+#define RUN_MAX_DEVICES 64
+#define RUN_MAX_REQUEST 64
+
+typedef struct run_request_entry {
+    int device; /* -1: every device */
+    char text[RUN_MAX_REQUEST];
+} run_request_entry;
+
+typedef struct run_request {
+    run_request_entry entries[RUN_MAX_DEVICES];
+    unsigned nb_entries;
+} run_request;
+
+/* Parses GREENCTX_RUN_SMS's grammar (the groups themselves are checked by run_plan_device,
+ * which knows the device). Returns 0, or -1 with a message in err. */
+int run_request_parse(const char *text, run_request *out, char *err, size_t err_size);
+/* The request for a device ordinal, or NULL when that device is not to be used. */
+const char *run_request_for(const run_request *request, int device);
+
+/* What a request gives on one device. */
+typedef struct run_device_plan {
+    int device;
+    unsigned device_sms; /* SMs of the whole device */
+    unsigned sm_count;   /* SMs of the green context */
+    int whole;           /* 1 for `all`: a green context of every SM */
+} run_device_plan;
+
+/* Checks `text` on a device with the planner (`round` is GREENCTX_RUN_ROUND's value, or NULL:
+ * strict, as `greenctx plan`) and, when context is not NULL, makes
+ * the green context. Returns GCTX_SUCCESS, or a status with the
+ * reason in err (a GROUP syntax error also prints the group help on stderr). */
+gctx_status run_plan_device(int device, const char *text, const char *round, run_device_plan *plan,
+                            gctx_context **context, char *err, size_t err_size);
+
+#endif

@@ -1,0 +1,195 @@
+/* The confinement: at the program's first CUDA lookup or call, every device it may use gets
+ * a green context (greenctx's planner and splits, the request of GREENCTX_RUN_SMS), before the
+ * program can bind anything. */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "run_preload.h"
+
+run_state run;
+run_counters run_count;
+_Thread_local int run_inside;
+
+static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
+static atomic_int ready;
+static _Thread_local int thread_seen;
+
+void run_die(const char *fmt, ...)
+{
+    char message[1024];
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(message, sizeof message, fmt, args);
+    va_end(args);
+    fprintf(stderr,
+            "greenctx run: %s\ngreenctx run: the program was stopped so that it does not run "
+            "unconfined (exit status %d)\n",
+            message, GREENCTX_RUN_EXIT_NOT_CONFINED);
+    _exit(GREENCTX_RUN_EXIT_NOT_CONFINED);
+}
+
+void run_warn_once(atomic_int *flag, const char *fmt, ...)
+{
+    if (atomic_exchange(flag, 1))
+        return;
+    char message[1024];
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(message, sizeof message, fmt, args);
+    va_end(args);
+    fprintf(stderr, "greenctx run: %s\n", message);
+}
+
+void run_note_thread(void)
+{
+    if (!thread_seen) {
+        thread_seen = 1;
+        atomic_fetch_add(&run_count.threads_seen, 1);
+    }
+}
+
+static void *entry_point(const char *name)
+{
+    void *fn = NULL;
+    int status = 0;
+    /* 12.0 gives the current prototype of every call wrapped (the _v2 ones). */
+    int version = run.drv.version < 12000 ? run.drv.version : 12000;
+    cu_result r = run.drv.getproc(name, &fn, version, 0, &status);
+    if (r != CU_OK || !fn)
+        run_die("the CUDA driver %s gives no %s (cuGetProcAddress returned %d, symbol status %d)",
+                gctx_driver_path(), name, r, status);
+    return fn;
+}
+
+/* The library loads the driver (GREENCTX_CUDA_LIBRARY or libcuda.so.1); the preload takes
+ * the entry points its wrappers forward to from the same file. */
+static void load_driver(void)
+{
+    if (gctx_init() != GCTX_SUCCESS)
+        run_die("%s", gctx_last_error());
+    gctx_driver_version(&run.drv.version);
+    const char *path = gctx_driver_path();
+    run.drv.handle = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+    run.drv.getproc =
+        run.drv.handle ? (cu_getproc_fn)run_real_dlsym(run.drv.handle, "cuGetProcAddress_v2") : NULL;
+    if (!run.drv.getproc)
+        run_die("the CUDA driver %s has no cuGetProcAddress_v2 (drivers of CUDA 12.0 and later "
+                "do)",
+                path);
+    run.drv.device_get = (cu_device_get_fn)entry_point("cuDeviceGet");
+    run.drv.retain = (cu_retain_fn)entry_point("cuDevicePrimaryCtxRetain");
+    run.drv.release = (cu_device_fn)entry_point("cuDevicePrimaryCtxRelease");
+    run.drv.set_current = (cu_ctx_fn)entry_point("cuCtxSetCurrent");
+    run.drv.get_current = (cu_ctx_out_fn)entry_point("cuCtxGetCurrent");
+    run.drv.push = (cu_ctx_fn)entry_point("cuCtxPushCurrent");
+    run.drv.pop = (cu_ctx_out_fn)entry_point("cuCtxPopCurrent");
+}
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+/* Where the green context's work really runs: a %smid kernel on a stream of it. */
+static void observe(run_device *d)
+{
+    gctx_stream *stream = NULL;
+    gctx_status s = gctx_stream_create(d->context, NULL, &stream);
+    if (s == GCTX_SUCCESS)
+        s = gctx_stream_observe_sms(stream, d->sm_ids, RUN_MAX_SM_IDS, &d->nb_sm_ids);
+    gctx_stream_release(stream);
+    if (s != GCTX_SUCCESS) {
+        d->nb_sm_ids = 0;
+        snprintf(d->sm_ids_error, sizeof d->sm_ids_error, "%s", gctx_last_error());
+    }
+}
+
+static void confine(run_device *d, int ordinal, const char *request)
+{
+    char why[512];
+    d->ordinal = ordinal;
+    if (run_plan_device(ordinal, request, run_cfg.round[0] ? run_cfg.round : NULL, &d->plan,
+                        &d->context, why, sizeof why) != GCTX_SUCCESS)
+        run_die("%s=%s: %s", GREENCTX_RUN_SMS, run_cfg.sms, why);
+    cu_result r = run.drv.device_get(&d->cu_device, ordinal);
+    /* A reference the preload holds for the life of the process: the handle the program
+     * binds stays the one recognised here. */
+    if (r == CU_OK)
+        r = run.drv.retain(&d->primary, d->cu_device);
+    if (r != CU_OK)
+        run_die("device %d: the primary context could not be retained (CUDA error %d)", ordinal,
+                r);
+    d->green = gctx_context_cu_context(d->context);
+    gctx_context_info info = GCTX_CONTEXT_INFO_INIT;
+    if (gctx_context_get_info(d->context, &info) == GCTX_SUCCESS && info.has_id)
+        d->green_id = info.id;
+    if (run_cfg.report[0]) {
+        double t0 = now_ms();
+        observe(d);
+        run.observe_ms += now_ms() - t0;
+    }
+}
+
+static void setup(void)
+{
+    double t0 = now_ms();
+    if (run_cfg.error[0])
+        run_die("%s", run_cfg.error);
+    if (!run_cfg.present)
+        run_die("%s is not set: the preload was loaded without a request (use greenctx run "
+                "--sms COUNT -- CMD)",
+                GREENCTX_RUN_SMS);
+    run_inside++;
+    load_driver();
+    run.driver_ms = now_ms() - t0;
+    if (gctx_device_count(&run.device_count) != GCTX_SUCCESS || run.device_count == 0)
+        run_die("the CUDA driver shows no device (CUDA_VISIBLE_DEVICES=%s)",
+                getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES") : "unset");
+    for (unsigned i = 0; i < run_cfg.request.nb_entries; i++)
+        if (run_cfg.request.entries[i].device >= run.device_count)
+            run_die("%s=%s names device %d, but the driver shows %d (CUDA_VISIBLE_DEVICES=%s)",
+                    GREENCTX_RUN_SMS, run_cfg.sms, run_cfg.request.entries[i].device,
+                    run.device_count,
+                    getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES") : "unset");
+    for (int dev = 0; dev < run.device_count && dev < RUN_MAX_DEVICES; dev++) {
+        const char *request = run_request_for(&run_cfg.request, dev);
+        if (request)
+            confine(&run.devices[run.nb_devices++], dev, request);
+    }
+    run_inside--;
+    /* The %smid kernel of the report is not start-up: a run without --report skips it. */
+    run.setup_ms = now_ms() - t0 - run.observe_ms;
+    atomic_store_explicit(&ready, 1, memory_order_release);
+}
+
+int run_setup_done(void) { return atomic_load_explicit(&ready, memory_order_acquire); }
+
+void run_setup(void)
+{
+    if (!atomic_load_explicit(&ready, memory_order_acquire))
+        pthread_once(&setup_once, setup);
+}
+
+run_device *run_device_of_context(CUcontext ctx)
+{
+    for (unsigned i = 0; i < run.nb_devices; i++)
+        if (run.devices[i].primary == ctx || run.devices[i].green == ctx)
+            return &run.devices[i];
+    return NULL;
+}
+
+run_device *run_device_of_cu_device(cu_device dev)
+{
+    for (unsigned i = 0; i < run.nb_devices; i++)
+        if (run.devices[i].cu_device == dev)
+            return &run.devices[i];
+    return NULL;
+}

@@ -1,0 +1,39 @@
+# `greenctx run` and its preload (included from tests/CMakeLists.txt): run_probe is a program
+# that knows nothing of greenctx and finds the driver as cudart does; run_test.sh runs it
+# under the tool and checks what it saw, the report, the refusals and the sweep.
+add_executable(run_probe run_probe.c)
+target_link_libraries(run_probe PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)
+add_dependencies(run_probe greenctx_preload)
+
+set(run_test_args $<TARGET_FILE:greenctx_tool> $<TARGET_FILE:run_probe>
+  $<TARGET_FILE:greenctx_preload>)
+# On the simulated driver (--sim), whichever driver the other tests use.
+foreach(case confined direct per_device refusals fail_closed inherit sweep usage)
+  set(labels driver tool)
+  if(case MATCHES "^(confined|direct)$")
+    list(APPEND labels threads) # the probe binds from 5 threads
+  endif()
+  greenctx_test(run.${case} LABELS ${labels} ENV ${tool_sim_env}
+    COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/run_test.sh ${case} ${run_test_args})
+endforeach()
+# On the tests' driver: under make test-gpu, the probe's kernels on the H200.
+greenctx_driver_test(run.driver LABELS tool threads
+  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/run_test.sh driver ${run_test_args})
+# On a GPU only (they skip elsewhere): PyTorch, a static-cudart program, the sweep and the
+# targets on a bf16 GEMM (tests/run_gpu/).
+foreach(case torch static sweep targets)
+  greenctx_driver_test(run.gpu.${case} LABELS tool
+    COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/run_gpu_test.sh ${case} $<TARGET_FILE:greenctx_tool>
+            $<TARGET_FILE:greenctx> $<TARGET_FILE:greenctx_preload>)
+  # Several PyTorch start-ups, nvcc, hundreds of GEMMs on 16 SMs: more than the default.
+  set_tests_properties(run.gpu.${case} PROPERTIES TIMEOUT 180)
+endforeach()
+# The installed tool with the installed preload (install.run's prefix; not in sanitizer builds,
+# as the other install tests).
+if(NOT GREENCTX_SANITIZE)
+  greenctx_test(run.installed LABELS install ENV ${tool_sim_env}
+    COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/run_test.sh installed
+            ${CMAKE_CURRENT_BINARY_DIR}/install-prefix/bin/greenctx $<TARGET_FILE:run_probe>
+            $<TARGET_FILE:greenctx_preload>)
+  set_tests_properties(run.installed PROPERTIES FIXTURES_REQUIRED greenctx_installed)
+endif()

@@ -1,0 +1,386 @@
+/*
+ * run_probe CASE [ARGS]: an unmodified "program" for `greenctx run`'s tests. It knows nothing
+ * of greenctx: it finds the driver the way cudart does (dlopen of the driver, one dlsym of
+ * cuGetProcAddress_v2, every other entry point through it), binds the primary context on
+ * threads that never retained it, and uses new threads, streams and (on a GPU) a graph. Where its work would run
+ * is read from the simulated driver (gctxsim_stream_sm_ids) or, on a GPU, from a %smid kernel.
+ *
+ *   confined N     every observation sees exactly N SMs, and the same ones
+ *   direct N       the same through the exported names (a program linked with -lcuda)
+ *   refusals       prints what each refused call returned ("cuCtxCreate -> 800")
+ *   foreign_bind   binds a context no device has and prints the result
+ *   second_driver PATH   looks cuGetProcAddress_v2 up in another copy of the driver
+ *   spawn CASE...  runs itself with CASE... as a child and returns its exit status
+ *   noop           loads the driver and retains the primary context, nothing else
+ *
+ * Exit status 0 when what it checked held, 1 otherwise (with the reason).
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+typedef struct CUctx_st *CUcontext;
+typedef struct CUstream_st *CUstream;
+typedef struct CUmod_st *CUmodule;
+typedef struct CUfunc_st *CUfunction;
+typedef struct CUgraph_st *CUgraph;
+typedef struct CUgraphExec_st *CUgraphExec;
+typedef unsigned long long CUdeviceptr;
+typedef int CUresult;
+typedef int CUdevice;
+
+#define MAX_SMS 1024
+#define BLOCKS 1024
+
+static struct {
+    void *lib;
+    CUresult (*getproc)(const char *, void **, int, unsigned long long, int *);
+    CUresult (*init)(unsigned);
+    CUresult (*device_get)(CUdevice *, int);
+    CUresult (*retain)(CUcontext *, CUdevice);
+    CUresult (*release)(CUdevice);
+    CUresult (*reset)(CUdevice);
+    CUresult (*set_current)(CUcontext);
+    CUresult (*get_current)(CUcontext *);
+    CUresult (*push)(CUcontext);
+    CUresult (*pop)(CUcontext *);
+    CUresult (*ctx_create)(CUcontext *, unsigned, CUdevice);
+    CUresult (*green_create)(void **, void *, CUdevice, unsigned);
+    CUresult (*stream_create)(CUstream *, unsigned);
+    CUresult (*stream_destroy)(CUstream);
+    CUresult (*stream_sync)(CUstream);
+    int (*sim_stream_sm_ids)(CUstream, unsigned *, int);
+    /* The %smid kernel, on a GPU. */
+    CUresult (*module_load)(CUmodule *, const void *);
+    CUresult (*module_function)(CUfunction *, CUmodule, const char *);
+    CUresult (*mem_alloc)(CUdeviceptr *, size_t);
+    CUresult (*memset32)(CUdeviceptr, unsigned, size_t);
+    CUresult (*memcpy_dtoh)(void *, CUdeviceptr, size_t);
+    CUresult (*launch)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                       unsigned, CUstream, void **, void **);
+    CUresult (*begin_capture)(CUstream, int);
+    CUresult (*end_capture)(CUstream, CUgraph *);
+    CUresult (*instantiate)(CUgraphExec *, CUgraph, unsigned long long);
+    CUresult (*graph_launch)(CUgraphExec, CUstream);
+    CUdevice dev;
+    CUcontext primary;
+    unsigned expected;
+    unsigned first_ids[MAX_SMS], nb_first;
+    pthread_mutex_t lock;
+    int failed;
+} p = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void fail(const char *what, long value)
+{
+    pthread_mutex_lock(&p.lock);
+    printf("FAIL: %s (%ld)\n", what, value);
+    p.failed = 1;
+    pthread_mutex_unlock(&p.lock);
+}
+
+static void check(CUresult r, const char *what)
+{
+    if (r != 0)
+        fail(what, r);
+}
+
+static void *proc(const char *name, int version)
+{
+    void *fn = NULL;
+    int status = 0;
+    if (p.getproc(name, &fn, version, 0, &status) != 0 || !fn)
+        return NULL;
+    return fn;
+}
+
+/* dlopen of the driver and one dlsym, as cudart does; everything else through
+ * cuGetProcAddress. `direct` takes the wrapped names from the global scope instead, as a
+ * program linked with -lcuda binds them. */
+static void load(int direct)
+{
+    const char *path = getenv("GREENCTX_CUDA_LIBRARY");
+    p.lib = dlopen(path && *path ? path : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!p.lib) {
+        printf("FAIL: no driver: %s\n", dlerror());
+        exit(1);
+    }
+    *(void **)&p.getproc = dlsym(p.lib, "cuGetProcAddress_v2");
+    if (!p.getproc) {
+        printf("FAIL: the driver has no cuGetProcAddress_v2\n");
+        exit(1);
+    }
+#define GET(field, name, version) *(void **)&p.field = proc(name, version)
+    GET(init, "cuInit", 2000);
+    GET(device_get, "cuDeviceGet", 2000);
+    GET(retain, "cuDevicePrimaryCtxRetain", 7000);
+    GET(release, "cuDevicePrimaryCtxRelease", 11000);
+    GET(reset, "cuDevicePrimaryCtxReset", 11000);
+    GET(set_current, "cuCtxSetCurrent", 4000);
+    GET(get_current, "cuCtxGetCurrent", 4000);
+    GET(push, "cuCtxPushCurrent", 4000);
+    GET(pop, "cuCtxPopCurrent", 4000);
+    GET(ctx_create, "cuCtxCreate", 3020);
+    GET(green_create, "cuGreenCtxCreate", 12040);
+    GET(stream_create, "cuStreamCreate", 2000);
+    GET(stream_destroy, "cuStreamDestroy", 4000);
+    GET(stream_sync, "cuStreamSynchronize", 2000);
+    GET(module_load, "cuModuleLoadData", 2000);
+    GET(module_function, "cuModuleGetFunction", 2000);
+    GET(mem_alloc, "cuMemAlloc", 3020);
+    GET(memset32, "cuMemsetD32", 3020);
+    GET(memcpy_dtoh, "cuMemcpyDtoH", 3020);
+    GET(launch, "cuLaunchKernel", 4000);
+    GET(begin_capture, "cuStreamBeginCapture", 10010);
+    GET(end_capture, "cuStreamEndCapture", 10000);
+    GET(instantiate, "cuGraphInstantiateWithFlags", 11040);
+    GET(graph_launch, "cuGraphLaunch", 10000);
+#undef GET
+    if (direct) {
+#define GLOBAL(field, name) *(void **)&p.field = dlsym(RTLD_DEFAULT, name)
+        GLOBAL(retain, "cuDevicePrimaryCtxRetain");
+        GLOBAL(release, "cuDevicePrimaryCtxRelease_v2");
+        GLOBAL(set_current, "cuCtxSetCurrent");
+        GLOBAL(get_current, "cuCtxGetCurrent");
+        GLOBAL(push, "cuCtxPushCurrent_v2");
+        GLOBAL(pop, "cuCtxPopCurrent_v2");
+#undef GLOBAL
+    }
+    *(void **)&p.sim_stream_sm_ids = dlsym(p.lib, "gctxsim_stream_sm_ids");
+    if (!p.init || !p.device_get || !p.retain || !p.release || !p.set_current || !p.get_current ||
+        !p.push || !p.pop || !p.stream_create || !p.stream_destroy) {
+        printf("FAIL: the driver lacks an entry point the probe needs\n");
+        exit(1);
+    }
+    check(p.init(0), "cuInit");
+    check(p.device_get(&p.dev, 0), "cuDeviceGet");
+}
+
+/* Thread 0 of every block writes its SM's id; the blocks spin a little so they spread. */
+static const char smid_ptx[] =
+    ".version 7.0\n.target sm_70\n.address_size 64\n"
+    ".visible .entry probe_smid(.param .u64 out)\n{\n"
+    "  .reg .b32 r<3>;\n  .reg .b64 rd<6>;\n  .reg .pred q;\n"
+    "  mov.u32 r0, %tid.x;\n  setp.ne.u32 q, r0, 0;\n  @q bra END;\n"
+    "  ld.param.u64 rd0, [out];\n  cvta.to.global.u64 rd0, rd0;\n"
+    "  mov.u32 r1, %ctaid.x;\n  mul.wide.u32 rd1, r1, 4;\n  add.s64 rd2, rd0, rd1;\n"
+    "  mov.u32 r2, %smid;\n  st.global.u32 [rd2], r2;\n"
+    "  mov.u64 rd3, %globaltimer;\n  add.u64 rd4, rd3, 50000;\n"
+    "LOOP:\n  mov.u64 rd5, %globaltimer;\n  setp.lt.u64 q, rd5, rd4;\n  @q bra LOOP;\n"
+    "END:\n  ret;\n}\n";
+
+/* The SMs a kernel launched on `stream` in the current context runs on; sorted, unique. */
+static unsigned observe(CUstream stream, int graph, unsigned *ids)
+{
+    if (p.sim_stream_sm_ids) {
+        int n = p.sim_stream_sm_ids(stream, ids, MAX_SMS);
+        return n < 0 ? 0 : (unsigned)n;
+    }
+    CUmodule module;
+    CUfunction fn;
+    CUdeviceptr out;
+    unsigned blocks[BLOCKS];
+    check(p.module_load(&module, smid_ptx), "cuModuleLoadData");
+    check(p.module_function(&fn, module, "probe_smid"), "cuModuleGetFunction");
+    check(p.mem_alloc(&out, sizeof blocks), "cuMemAlloc");
+    check(p.memset32(out, 0xffffffffu, BLOCKS), "cuMemsetD32");
+    void *args[] = {&out};
+    if (graph) {
+        CUgraph g;
+        CUgraphExec exec;
+        check(p.begin_capture(stream, 1 /* thread-local */), "cuStreamBeginCapture");
+        check(p.launch(fn, BLOCKS, 1, 1, 32, 1, 1, 0, stream, args, NULL), "cuLaunchKernel");
+        check(p.end_capture(stream, &g), "cuStreamEndCapture");
+        check(p.instantiate(&exec, g, 0), "cuGraphInstantiateWithFlags");
+        check(p.graph_launch(exec, stream), "cuGraphLaunch");
+    } else {
+        check(p.launch(fn, BLOCKS, 1, 1, 32, 1, 1, 0, stream, args, NULL), "cuLaunchKernel");
+    }
+    check(p.stream_sync(stream), "cuStreamSynchronize");
+    check(p.memcpy_dtoh(blocks, out, sizeof blocks), "cuMemcpyDtoH");
+    unsigned char seen[MAX_SMS] = {0};
+    unsigned n = 0;
+    for (unsigned b = 0; b < BLOCKS; b++)
+        if (blocks[b] < MAX_SMS)
+            seen[blocks[b]] = 1;
+    for (unsigned id = 0; id < MAX_SMS; id++)
+        if (seen[id])
+            ids[n++] = id;
+    return n;
+}
+
+/* Every observation must see the expected count, and the same SMs as the first one. */
+static void expect_confined(const char *where, CUstream stream, int graph)
+{
+    unsigned ids[MAX_SMS];
+    unsigned n = observe(stream, graph, ids);
+    pthread_mutex_lock(&p.lock);
+    printf("%s: %u SMs:", where, n);
+    for (unsigned i = 0; i < n; i++)
+        printf(" %u", ids[i]);
+    putchar('\n');
+    if (!p.nb_first) {
+        memcpy(p.first_ids, ids, n * sizeof *ids);
+        p.nb_first = n;
+    }
+    int same = n == p.nb_first && memcmp(ids, p.first_ids, n * sizeof *ids) == 0;
+    pthread_mutex_unlock(&p.lock);
+    if (n != p.expected)
+        fail(where, (long)n);
+    if (!same)
+        fail("not the SMs of the first observation", (long)n);
+}
+
+static void expect_current_primary(const char *where)
+{
+    CUcontext current = NULL;
+    check(p.get_current(&current), "cuCtxGetCurrent");
+    if (current != p.primary)
+        fail(where, (long)(current != NULL));
+}
+
+/* A new thread: nothing is current until it binds the primary context, as cudart's threads
+ * do; then the default stream, a stream of its own, push and pop. */
+static void *thread_main(void *arg)
+{
+    const char *name = arg;
+    CUcontext current = (CUcontext)1;
+    check(p.get_current(&current), "cuCtxGetCurrent on a new thread");
+    if (current != NULL)
+        fail("a new thread has a current context", 1);
+    check(p.set_current(p.primary), "cuCtxSetCurrent on a new thread");
+    expect_current_primary("cuCtxGetCurrent after the bind on a new thread");
+    expect_confined(name, NULL, 0);
+    CUstream s;
+    check(p.stream_create(&s, 1), "cuStreamCreate on a new thread");
+    expect_confined("a stream of a new thread", s, 0);
+    check(p.stream_destroy(s), "cuStreamDestroy");
+    check(p.set_current(NULL), "cuCtxSetCurrent(NULL)");
+    check(p.push(p.primary), "cuCtxPushCurrent");
+    expect_confined("pushed on a new thread", NULL, 0);
+    CUcontext popped = NULL;
+    check(p.pop(&popped), "cuCtxPopCurrent");
+    if (popped != p.primary)
+        fail("cuCtxPopCurrent did not give back the primary context", 0);
+    return NULL;
+}
+
+static int confined(int direct, const char *expected)
+{
+    p.expected = (unsigned)strtoul(expected, NULL, 10);
+    load(direct);
+    /* cudart binds the primary context before its own retain; the simulated driver only
+     * binds a primary context someone holds, so the probe binds between two retains. */
+    check(p.retain(&p.primary, p.dev), "cuDevicePrimaryCtxRetain");
+    check(p.set_current(p.primary), "cuCtxSetCurrent before the second retain");
+    CUcontext again = NULL;
+    check(p.retain(&again, p.dev), "cuDevicePrimaryCtxRetain");
+    check(p.release(p.dev), "cuDevicePrimaryCtxRelease");
+    if (again != p.primary)
+        fail("the primary context changed between two retains", 0);
+    expect_current_primary("cuCtxGetCurrent on the main thread");
+    expect_confined("main thread, default stream", NULL, 0);
+    CUstream s;
+    check(p.stream_create(&s, 0), "cuStreamCreate");
+    expect_confined("main thread, own stream", s, 0);
+    if (!p.sim_stream_sm_ids)
+        expect_confined("main thread, graph", s, 1);
+    check(p.stream_destroy(s), "cuStreamDestroy");
+    /* cudaSetDevice binds the primary context again. */
+    check(p.set_current(p.primary), "cuCtxSetCurrent again");
+    expect_confined("after binding again", NULL, 0);
+    pthread_t t[4];
+    pthread_create(&t[0], NULL, thread_main, "a new thread");
+    pthread_join(t[0], NULL);
+    for (int i = 0; i < 4; i++)
+        pthread_create(&t[i], NULL, thread_main, "one of 4 threads");
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    check(p.release(p.dev), "cuDevicePrimaryCtxRelease");
+    return p.failed;
+}
+
+static int refusals(void)
+{
+    load(0);
+    check(p.retain(&p.primary, p.dev), "cuDevicePrimaryCtxRetain");
+    check(p.set_current(p.primary), "cuCtxSetCurrent");
+    CUcontext ctx = NULL;
+    void *green = NULL;
+    CUcontext other = NULL;
+    printf("cuCtxCreate -> %d\n", p.ctx_create ? p.ctx_create(&ctx, 0, p.dev) : -1);
+    printf("cuGreenCtxCreate -> %d\n", p.green_create ? p.green_create(&green, NULL, p.dev, 1) : -1);
+    printf("cuDevicePrimaryCtxReset -> %d\n", p.reset ? p.reset(p.dev) : -1);
+    CUdevice second;
+    if (p.device_get(&second, 1) == 0)
+        printf("cuDevicePrimaryCtxRetain(device 1) -> %d\n", p.retain(&other, second));
+    expect_current_primary("the current context after the refusals");
+    check(p.release(p.dev), "cuDevicePrimaryCtxRelease");
+    return p.failed;
+}
+
+static int foreign_bind(void)
+{
+    load(0);
+    printf("cuCtxSetCurrent(foreign) -> %d\n", p.set_current((CUcontext)(uintptr_t)0x5eed0000));
+    printf("cuCtxPushCurrent(foreign) -> %d\n", p.push((CUcontext)(uintptr_t)0x5eed0000));
+    return 0;
+}
+
+static int second_driver(const char *path)
+{
+    load(0);
+    void *other = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!other) {
+        printf("FAIL: %s\n", dlerror());
+        return 1;
+    }
+    printf("looked up: %p\n", dlsym(other, "cuGetProcAddress_v2"));
+    return 0;
+}
+
+/* run_probe spawn CASE ARGS...: the child is run_probe CASE ARGS..., started with exec so
+ * that it gets the environment a child process gets. */
+static int spawn(char **argv)
+{
+    fflush(stdout);
+    argv[1] = argv[0];
+    pid_t child = fork();
+    if (child == 0) {
+        execv("/proc/self/exe", argv + 1);
+        _exit(127);
+    }
+    int status = 0;
+    if (child < 0 || waitpid(child, &status, 0) != child)
+        return 1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 3 && strcmp(argv[1], "confined") == 0)
+        return confined(0, argv[2]);
+    if (argc >= 3 && strcmp(argv[1], "direct") == 0)
+        return confined(1, argv[2]);
+    if (argc >= 2 && strcmp(argv[1], "refusals") == 0)
+        return refusals();
+    if (argc >= 2 && strcmp(argv[1], "foreign_bind") == 0)
+        return foreign_bind();
+    if (argc >= 3 && strcmp(argv[1], "second_driver") == 0)
+        return second_driver(argv[2]);
+    if (argc >= 3 && strcmp(argv[1], "spawn") == 0)
+        return spawn(argv);
+    if (argc >= 2 && strcmp(argv[1], "noop") == 0) {
+        load(0);
+        check(p.retain(&p.primary, p.dev), "cuDevicePrimaryCtxRetain");
+        check(p.release(p.dev), "cuDevicePrimaryCtxRelease");
+        return p.failed;
+    }
+    fprintf(stderr, "usage: run_probe confined|direct N | refusals | foreign_bind | "
+                    "second_driver PATH | spawn CASE... | noop\n");
+    return 2;
+}

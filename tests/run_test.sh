@@ -1,0 +1,259 @@
+#!/bin/sh
+# run_test.sh CASE TOOL PROBE PRELOAD: `greenctx run` and its preload, with run_probe (a
+# program that finds the driver as cudart does) as the program. Cases on `--sim` need the
+# simulated driver (GREENCTX_SIM_LIBRARY) and skip (77) without it; `driver` runs on the
+# tests' driver, the GPU's under make test-gpu.
+. "$(dirname "$0")/tool_lib.sh"
+probe=$3
+preload=$4
+report=$(mktemp) svg=$(mktemp) copy=$(mktemp -d)
+trap 'rm -rf "$out" "$err" "$report" "$svg" "$copy"' EXIT
+
+need_sim() {
+    [ -r "${GREENCTX_SIM_LIBRARY:-}" ] && return 0
+    echo "needs the simulated driver (GREENCTX_SIM_LIBRARY: ${GREENCTX_SIM_LIBRARY:-unset})"
+    exit 77
+}
+need_python() {
+    command -v python3 >/dev/null 2>&1 && return 0
+    echo "python3 is not installed: the JSON was not checked"
+    exit 77
+}
+# report_has PYTHON-EXPRESSION...: each holds for the report (r = the parsed JSON).
+report_has() {
+    python3 - "$report" "$@" <<'PY' || fail "the report is not what the run did: $(cat "$report")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+for e in sys.argv[2:]:
+    assert eval(e), e
+PY
+}
+not_started() { [ -s "$out" ] && fail "the program ran: its output is not empty"; }
+# The preload without the tool: LD_PRELOAD and the variables set by hand.
+preload_run() {
+    expected=$1
+    shift
+    env LD_PRELOAD="$preload" GREENCTX_CUDA_LIBRARY="$GREENCTX_SIM_LIBRARY" "$@" >"$out" 2>"$err"
+    status=$?
+    echo "\$ LD_PRELOAD=preload $* -> $status"
+    sed 's/^/  out| /' "$out"
+    sed 's/^/  err| /' "$err"
+    [ "$status" -eq "$expected" ] || fail "$* exited $status, expected $expected"
+}
+
+case "$1" in
+confined)
+    need_sim
+    need_python
+    # Without the preload the probe's check fails: it would see every SM.
+    GREENCTX_CUDA_LIBRARY=$GREENCTX_SIM_LIBRARY "$probe" confined 16 >"$out" 2>&1 &&
+        fail "run_probe confined 16 passed without greenctx run"
+    has "$out" "main thread, default stream: 132 SMs"
+    run 0 --sim h200 run --sms 16 --report "$report" -- "$probe" confined 16
+    has "$err" "greenctx run: device 0: 16 of 132 SMs"
+    has "$out" "one of 4 threads: 16 SMs"
+    # What the probe did, call by call: 2 binds on the main thread and a bind and a push on
+    # each of 5 threads; each thread unbinds once (NULL passes); 11 reads of the current
+    # context showed the primary one.
+    report_has 'r["cuda_used"] is True' 'r["request"] == "16"' \
+        'len(r["devices"]) == 1' 'r["devices"][0]["sm_count"] == 16' \
+        'r["devices"][0]["device_sm_count"] == 132' 'r["devices"][0]["sm_ids"] is None' \
+        '"no kernels" in r["devices"][0]["sm_ids_error"]' \
+        'r["binds_redirected"] == 12' 'r["binds_passed"] == 5' \
+        'r["current_shown_primary"] == 11' 'r["threads_seen"] == 6' \
+        'r["primary_retains"] == 2' 'r["primary_releases"] == 2' \
+        'set(r["refused"].values()) == {0}' 'r["setup_ms"] >= 0'
+    # A share and the whole device.
+    run 0 --sim h200 run --sms 25% -- "$probe" confined 32
+    has "$err" "device 0: 32 of 132 SMs"
+    run 0 --sim h200 run --sms=all -- "$probe" confined 132
+    ;;
+direct)
+    # A program linked with -lcuda calls the exported names.
+    need_sim
+    run 0 --sim h200 run --sms 24 -- "$probe" direct 24
+    ;;
+per_device)
+    need_sim
+    need_python
+    run 0 --sim h200,a100 run --sms 0=16,1=8 --report "$report" -- "$probe" confined 16
+    has "$err" "device 1: 8 of 108 SMs"
+    report_has '[d["sm_count"] for d in r["devices"]] == [16, 8]' \
+        '[d["request"] for d in r["devices"]] == ["16", "8"]'
+    run 0 --sim h200,a100 run --sms 16 --report "$report" -- "$probe" confined 16
+    report_has '[d["sm_count"] for d in r["devices"]] == [16, 16]'
+    ;;
+refusals)
+    need_sim
+    need_python
+    # Without the preload the simulated driver answers these itself.
+    GREENCTX_CUDA_LIBRARY=$GREENCTX_SIM_LIBRARY GREENCTX_SIM_DEVICES=h200,h200 \
+        "$probe" refusals >"$out" 2>&1
+    has "$out" "cuCtxCreate -> 801"
+    has "$out" "cuDevicePrimaryCtxRetain(device 1) -> 0"
+    run 0 --sim h200,h200 run --device 0 --sms 16 --report "$report" -- "$probe" refusals
+    for call in "cuCtxCreate" "cuGreenCtxCreate" "cuDevicePrimaryCtxReset" \
+        "cuDevicePrimaryCtxRetain(device 1)"; do
+        has "$out" "$call -> 800"
+    done
+    has "$err" "cuCtxCreate refused (CUDA_ERROR_NOT_PERMITTED)"
+    has "$err" "cuGreenCtxCreate refused"
+    has "$err" "(cudaDeviceReset) refused"
+    has "$err" "device 1 is not confined"
+    report_has 'r["refused"] == {"cuCtxCreate": 1, "cuGreenCtxCreate": 1, "cuDevicePrimaryCtxReset": 1, "unconfined_context": 0, "unconfined_device": 1}' \
+        '[d["device"] for d in r["devices"]] == [0]'
+    run 0 --sim h200 run --sms 16 --report "$report" -- "$probe" foreign_bind
+    has "$out" "cuCtxSetCurrent(foreign) -> 800"
+    has "$out" "cuCtxPushCurrent(foreign) -> 800"
+    report_has 'r["refused"]["unconfined_context"] == 2'
+    ;;
+fail_closed)
+    need_sim
+    # The tool refuses before starting the program...
+    export GREENCTX_CUDA_LIBRARY=/nonexistent/libcuda.so.1
+    run 1 run --sms 16 -- "$probe" confined 16
+    unset GREENCTX_CUDA_LIBRARY
+    has "$err" "no CUDA driver was found"
+    not_started
+    run 1 --sim h200@12030 run --sms 16 -- "$probe" confined 16
+    has "$err" "green contexts are not available: needs driver 12.4, found 12.3"
+    has "$err" "the program was not started"
+    not_started
+    run 1 --sim h200 run --sms 12 -- "$probe" confined 12
+    has "$err" "12 SMs: on this device groups are multiples of 8 (min 8); nearest: 8 or 16"
+    not_started
+    run 0 --sim h200 run --sms 12 --round up -- "$probe" confined 16
+    run 1 --sim none run --sms 16 -- "$probe" confined 16
+    has "$err" "the driver shows no device"
+    not_started
+    run 1 --sim h200 run --device 3 --sms 16 -- "$probe" confined 16
+    has "$err" "there is no device 3"
+    not_started
+    export GREENCTX_PRELOAD_LIBRARY="$copy/missing.so"
+    run 1 --sim h200 run --sms 16 -- "$probe" confined 16
+    unset GREENCTX_PRELOAD_LIBRARY
+    has "$err" "the preload $copy/missing.so can't be loaded"
+    not_started
+    # ...and the preload stops the program (exit status 125) before it runs anything.
+    preload_run 125 GREENCTX_RUN_SMS=12 "$probe" confined 12
+    has "$err" "greenctx run: GREENCTX_RUN_SMS=12: device 0: group 0: 12 SMs"
+    has "$err" "the program was stopped so that it does not run unconfined (exit status 125)"
+    not_started
+    preload_run 125 GREENCTX_RUN_SMS=16 GREENCTX_SIM_FAIL=cuGreenCtxCreate:1 "$probe" confined 16
+    has "$err" "cuGreenCtxCreate"
+    not_started
+    preload_run 125 GREENCTX_RUN_SMS=16 GREENCTX_SIM_DRIVER_VERSION=12030 "$probe" confined 16
+    has "$err" "needs driver 12.4"
+    preload_run 125 GREENCTX_RUN_SMSS=16 "$probe" confined 16
+    has "$err" "unknown variable GREENCTX_RUN_SMSS"
+    preload_run 125 "$probe" confined 16
+    has "$err" "GREENCTX_RUN_SMS is not set"
+    preload_run 125 GREENCTX_RUN_SMS=16 GREENCTX_RUN_ROUND=sideways "$probe" confined 16
+    has "$err" "GREENCTX_RUN_ROUND='sideways'"
+    preload_run 125 GREENCTX_RUN_SMS=0=16,0=24 "$probe" confined 16
+    has "$err" "names device 0 twice"
+    preload_run 125 GREENCTX_RUN_SMS=2=16 "$probe" confined 16
+    has "$err" "names device 2, but the driver shows 1"
+    # A second copy of the driver would run the program unconfined.
+    cp "$GREENCTX_SIM_LIBRARY" "$copy/libcuda-copy.so"
+    run 125 --sim h200 run --sms 16 -- "$probe" second_driver "$copy/libcuda-copy.so"
+    has "$err" "in a CUDA driver other than the one greenctx confines"
+    grep -q "looked up" "$out" && fail "the second driver's cuGetProcAddress_v2 was handed out"
+    ;;
+inherit)
+    need_sim
+    need_python
+    # Children are confined too; the report is the parent's, and it never used CUDA.
+    run 0 --sim h200 run --sms 16 --report "$report" -- "$probe" spawn confined 16
+    report_has 'r["cuda_used"] is False' 'r["devices"] == []'
+    run 0 --sim h200 run --sms 16 --no-inherit -- "$probe" spawn confined 132
+    run 1 --sim h200 run --sms 16 --no-inherit -- "$probe" spawn confined 16
+    has "$out" "main thread, default stream: 132 SMs"
+    ;;
+sweep)
+    need_sim
+    need_python
+    run 0 --sim h200 run --sweep 16,32,all -- "$probe" noop
+    has "$out" "efficiency/SM"
+    grep -Eq "^ +16 +16 " "$out" || fail "no row for 16 SMs"
+    grep -Eq "^ +132 +all " "$out" || fail "no row for all 132 SMs"
+    run 0 --sim h200 run --sweep 32,16,all --json --svg "$svg" -- "$probe" noop
+    python3 - "$out" <<'PY' || fail "the sweep's JSON is not what it ran"
+import json, sys
+d = json.load(open(sys.argv[1]))
+runs = d["runs"]
+assert [x["sm_count"] for x in runs] == [32, 16, 132], runs
+assert [x["request"] for x in runs] == ["32", "16", "all"], runs
+assert runs[1]["speedup"] == 1.0 and runs[1]["efficiency_per_sm"] == 1.0, runs
+assert all(x["exit_status"] == 0 and x["wall_ms"] > 0 for x in runs), runs
+r0 = runs[0]
+assert abs(r0["efficiency_per_sm"] - r0["speedup"] * 16 / 32) < 1e-3, r0
+assert d["device_sm_count"] == 132 and d["command"][-1] == "noop", d
+print("sweep json ok")
+PY
+    has "$svg" "<svg"
+    has "$svg" "polyline"
+    # A run that fails makes the sweep fail, and says which.
+    run 1 --sim h200 run --sweep 16 -- "$probe" confined 999
+    has "$err" "a run failed"
+    run 1 --sim h200 run --sweep 16,12 -- "$probe" noop
+    has "$err" "12 SMs: on this device groups are multiples of 8"
+    ;;
+usage)
+    need_sim
+    run 0 --sim h200 run --help
+    has "$out" "usage: greenctx run"
+    run 2 --sim h200 run
+    run 2 --sim h200 run --sms 16
+    has "$err" "give the command to run"
+    run 2 --sim h200 run --sms 16 --sweep 16,32 -- true
+    run 2 --sim h200 run --sms 16 --json -- true
+    run 2 --sim h200 run --sweep 16 --report x.json -- true
+    run 2 --sim h200 run --device 0 --sms 0=16 -- true
+    run 2 --sim h200 run --sms 16 --round sideways -- true
+    run 2 --sim h200 run --sms 16x -- true
+    has "$err" "'16x' is not a GROUP"
+    run 2 --sim h200 run --sms 16 --frobnicate -- true
+    run 2 --sim h200 run --sms 0=16,16 -- true
+    run 127 --sim h200 run --sms 16 -- "$copy/no-such-program"
+    # The exit status is the program's; its own options are its own, after -- or not.
+    run 2 --sim h200 run --sms 16 -- "$probe" no-such-case
+    has "$err" "usage: run_probe"
+    run 2 --sim h200 run --sms 16 "$probe" --device 3 --json
+    has "$err" "usage: run_probe"
+    ;;
+installed)
+    # The installed tool (TOOL) finds the installed preload and simulated driver beside it.
+    need_sim
+    ls "$(dirname "$tool")"/../lib*/greenctx/libgreenctx_preload.so ||
+        fail "the preload was not installed in <libdir>/greenctx"
+    unset GREENCTX_SIM_LIBRARY
+    run 0 --sim h200 run --sms 16 -- "$probe" confined 16
+    ;;
+driver)
+    # Whatever driver the tests use; on a GPU the probe's %smid kernel (default stream, own
+    # streams, a graph, 5 threads) must see exactly the SMs the report's probe saw.
+    need_python
+    "$tool" info >/dev/null 2>&1 || { echo "no CUDA driver on this machine"; exit 77; }
+    run 0 run --sms 16 --report "$report" -- "$probe" confined 16
+    report_has 'r["devices"][0]["sm_count"] == 16' 'r["binds_redirected"] >= 12'
+    python3 - "$report" "$out" <<'PY' || fail "the program ran outside the report's SMs"
+import json, re, sys
+r = json.load(open(sys.argv[1]))
+ids = r["devices"][0]["sm_ids"]
+lines = [l for l in open(sys.argv[2]) if re.search(r": \d+ SMs:", l)]
+assert lines, "no observation"
+for l in lines:
+    seen = [int(x) for x in l.split("SMs:")[1].split()]
+    if ids is not None:
+        assert sorted(seen) == sorted(ids), (l, ids)
+print(len(lines), "observations, every one on the partition")
+PY
+    ;;
+*)
+    echo "unknown case $1"
+    exit 2
+    ;;
+esac
+[ $failed -eq 0 ] && echo "ok: $1"
+exit $failed

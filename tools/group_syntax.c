@@ -1,0 +1,156 @@
+/* The group syntax (groups.h), on its own: `greenctx run`'s preload parses its request with
+ * it too, without the rest of the tool. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "groups.h"
+#include "tool.h"
+
+const char tool_groups_help[] =
+    "GROUP is COUNT[:cN][:pN][:b], P%[...], 0 or rest:\n"
+    "  24       24 SMs                 25%      a quarter of the partition's SMs\n"
+    "  0        discovery: all SMs still free when its turn comes\n"
+    "  rest     the last group, taking everything left (discovery with backfill)\n"
+    "  :c2      co-scheduled units of 2 SMs (below the alignment: finer, no large clusters)\n"
+    "  :p16     preferred co-scheduled units of 16 SMs (driver 13.1+)\n"
+    "  :b       backfill: the group may take SMs outside whole units to reach its count\n"
+    "  e.g. 24 40 rest   25% 75%   16:c2 rest   20:b\n";
+
+int tool_parse_rounding(const char *text)
+{
+    static const char *const names[] = {"strict", "down", "nearest", "up"};
+    for (int i = 0; i < 4; i++)
+        if (strcmp(text, names[i]) == 0)
+            return i;
+    return -1;
+}
+
+static int parse_unsigned(const char *text, unsigned *value)
+{
+    int v;
+    if (greenctx_parse_int(text, 0, 1 << 20, &v) != 0)
+        return -1;
+    *value = (unsigned)v;
+    return 0;
+}
+
+/* One GROUP argument; *percent gets P of "P%" (0 otherwise). Returns NULL, or what is wrong
+ * when more can be said than "not a GROUP". */
+static const char *parse_one(const char *arg, gctx_group *g, unsigned *percent)
+{
+    static const char *const not_a_group = "";
+    char buf[64];
+    if (strchr(arg, ','))
+        return "groups are separate arguments (24 40, not 24,40)";
+    if (strlen(arg) >= sizeof buf)
+        return not_a_group;
+    strcpy(buf, arg);
+    memset(g, 0, sizeof *g);
+    *percent = 0;
+    char *save = NULL;
+    char *head = strtok_r(buf, ":", &save);
+    if (!head)
+        return not_a_group;
+    size_t len = strlen(head);
+    if (strcmp(head, "rest") == 0) {
+        g->backfill = 1;
+    } else if (len > 1 && head[len - 1] == '%') {
+        head[len - 1] = '\0';
+        if (parse_unsigned(head, percent) != 0 || *percent == 0 || *percent > 100)
+            return "a percentage is a whole number from 1% to 100%";
+    } else if (parse_unsigned(head, &g->num_sms) != 0) {
+        return not_a_group;
+    }
+    for (char *mod = strtok_r(NULL, ":", &save); mod; mod = strtok_r(NULL, ":", &save)) {
+        if (strcmp(mod, "b") == 0)
+            g->backfill = 1;
+        else if (mod[0] == 'c' && parse_unsigned(mod + 1, &g->coscheduled_sm_count) == 0)
+            continue;
+        else if (mod[0] == 'p' && parse_unsigned(mod + 1, &g->preferred_coscheduled_sm_count) == 0)
+            continue;
+        else
+            return "after ':' come cN, pN or b (e.g. 16:c2, 20:b)";
+    }
+    return NULL;
+}
+
+/* Percent shares into SM counts that always fit when they add up to at most 100%: each
+ * group's share ends at the cumulative percentage of the SMs, rounded down to a whole unit
+ * (so the bounds never pass the device), and gets at least one unit. Units of the smallest
+ * partition are legal counts on every path and share one granule on drivers before 13.1.
+ * The group that brings the total to 100%, when it is the last group, takes what is left
+ * (discovery with backfill), so no SM is lost to rounding. */
+static void share_percentages(gctx_group *groups, const unsigned *percent, unsigned n,
+                              unsigned sm_count, unsigned unit)
+{
+    unsigned long long cumulative = 0;
+    unsigned given = 0;
+    for (unsigned i = 0; i < n; i++) {
+        if (!percent[i])
+            continue;
+        cumulative += percent[i];
+        if (cumulative == 100 && i == n - 1) {
+            groups[i].num_sms = 0;
+            groups[i].backfill = 1;
+            continue;
+        }
+        unsigned bound = (unsigned)(cumulative * sm_count / 100 / unit * unit);
+        unsigned count = bound > given ? bound - given : 0;
+        groups[i].num_sms = count >= unit ? count : unit;
+        given += groups[i].num_sms;
+    }
+}
+
+int tool_parse_groups(const greenctx_tool_options *opts, int argc, char **argv, unsigned sm_count,
+                      unsigned unit_sms, tool_group_request *out)
+{
+    memset(out, 0, sizeof *out);
+    if (argc <= 0) {
+        greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage",
+                            "give at least one GROUP (e.g. 24 40 rest)\n%s", tool_groups_help);
+        return -1;
+    }
+    out->groups = calloc((size_t)argc, sizeof *out->groups);
+    unsigned *percent = calloc((size_t)argc, sizeof *percent);
+    if (!out->groups || !percent) {
+        free(percent);
+        tool_free_groups(out);
+        greenctx_tool_fail(opts, GCTX_ERROR_OUT_OF_MEMORY);
+        return -1;
+    }
+    out->nb_groups = (unsigned)argc;
+    out->texts = argv;
+    out->unit_sms = unit_sms ? unit_sms : 1;
+    unsigned total = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *why = parse_one(argv[i], &out->groups[i], &percent[i]);
+        if (why) {
+            greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage", "'%s' is not a GROUP%s%s\n%s",
+                                argv[i], *why ? ": " : "", why, tool_groups_help);
+            free(percent);
+            tool_free_groups(out);
+            return -1;
+        }
+        total += percent[i];
+        out->has_percent |= percent[i] != 0;
+    }
+    if (total > 100) {
+        greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage",
+                            "the percentages add up to %u%%; they can share at most 100%%",
+                            total);
+        free(percent);
+        tool_free_groups(out);
+        return -1;
+    }
+    share_percentages(out->groups, percent, out->nb_groups, sm_count, out->unit_sms);
+    free(percent);
+    return 0;
+}
+
+void tool_free_groups(tool_group_request *request)
+{
+    free(request->groups);
+    request->groups = NULL;
+    request->nb_groups = 0;
+}
