@@ -7,6 +7,7 @@
 #include "internal.h"
 
 typedef struct gctx_context gctx_context;
+typedef struct gctx__cache_key gctx__cache_key; /* context_cache.c */
 
 /* The record of one split: its outputs share it, and it keeps the split's input alive.
  * Outputs of one record are disjoint; that is how greenctx knows provenance. */
@@ -48,6 +49,7 @@ struct gctx_context {
     unsigned long long id;
     gctx_workqueue_scope workqueue_scope;
     unsigned workqueue_limit;
+    gctx__cache_key *cache_key; /* what identifies its SMs and options; NULL: never cached */
 };
 
 /* A partition's descriptor, made on first use. */
