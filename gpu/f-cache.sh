@@ -36,6 +36,7 @@ fi
 step cache timeout 150 build-gpu/tests/test_cache hits_only_for_the_same_sms other_sms_miss \
   nested_partitions_hit_through_their_context bounded_least_recently_used_first \
   fresh_flag_and_bad_flags bad_arguments adopted_contexts_are_never_cached off_switch \
+  streams_come_back_with_their_context \
   many_threads memory_flat_over_1000_repartitions memory_flat_over_100000_repartitions
 if [ -x build-gpu/tests/test_layouts ]; then
   step layouts timeout 60 build-gpu/tests/test_layouts

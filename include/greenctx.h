@@ -511,8 +511,11 @@ GCTX_API gctx_status gctx_device_get_max_workqueue_concurrency(int device, unsig
  * What a cached context carries over: whatever was left in the driver context. Modules loaded
  * while it was current stay loaded, memory allocated in it stays allocated, its CUcontext,
  * CUgreenCtx and id (gctx_context_info.id) are the same as before, and streams made on its raw
- * handles outside greenctx live on. Its greenctx streams and events are gone (they held the
- * context, so they were released first). A program that needs a context with nothing left in
+ * handles outside greenctx live on. Its greenctx streams and events were released first (they
+ * held the context); up to 4 of its streams, drained, stay with it and are handed to its next
+ * streams of the same priority, so a new gctx_stream may have the CUstream value an earlier
+ * one had (a raw CUstream kept after its gctx_stream was released may name a stream in use
+ * again). A program that needs a context with nothing left in
  * it asks for one with GCTX_CONTEXT_FRESH in gctx_context_options.flags, or empties the cache
  * with gctx_cache_trim. Trim before cuDevicePrimaryCtxReset. At exit the driver frees what is
  * still cached. */

@@ -8,6 +8,11 @@
  * so the limit also bounds what the driver can lose. A destroy the driver refuses is counted
  * and retried as every release's is (gctx_release_failures_get).
  *
+ * Streams. Making and destroying a stream costs microseconds, a re-partition's largest part
+ * once its contexts come from here. So a drained greenctx stream of a context that may be
+ * cached stays with the context (at most GCTX__IDLE_STREAMS), goes to the cache with it, and
+ * is handed to the context's next stream of the same priority.
+ *
  * Identity. The key is what the driver is given: the bytes of the SM resources the descriptor
  * is made from (the driver sees nothing else of them; a split is deterministic and equal bytes
  * went with equal SMs in every case measured), the device and the options. The last 8 bytes,
@@ -40,6 +45,7 @@ struct gctx__cache_key {
 typedef struct entry {
     struct entry *prev, *next; /* most recently cached first */
     gctx__cache_key *key;
+    gctx__idle_streams idle;
     CUgreenCtx green;
     CUcontext context;
     int has_id;
@@ -240,6 +246,15 @@ static void evict_beyond(device_cache *d, unsigned keep, entry **victims)
     }
 }
 
+/* Streams first: the context takes them with it on some drivers. */
+static void destroy_idle(const gctx__driver *drv, gctx__idle_streams *idle)
+{
+    for (unsigned i = 0; i < idle->n; i++)
+        gctx__release_driver_object(drv, GCTX__RELEASE_STREAM,
+                                    (gctx__driver_object){.stream = idle->stream[i]});
+    idle->n = 0;
+}
+
 /* Destroys evicted contexts, outside the lock (the driver call takes time). A destroy the
  * driver refuses is counted and retried like any release's (release.c). */
 static void destroy_victims(int device, entry *victims)
@@ -252,6 +267,7 @@ static void destroy_victims(int device, entry *victims)
     while (victims) {
         entry *e = victims;
         victims = e->next;
+        destroy_idle(drv, &e->idle);
         gctx__release_driver_object(drv, GCTX__RELEASE_GREEN_CONTEXT,
                                     (gctx__driver_object){.green = e->green});
         destroyed++;
@@ -305,6 +321,7 @@ gctx_status gctx__cache_take(gctx_partition *partition, const gctx_context_optio
         c->id = e->id;
         c->workqueue_scope = e->workqueue_scope;
         c->workqueue_limit = e->workqueue_limit;
+        c->idle = e->idle;
         free(e->key);
         free(e);
     }
@@ -330,7 +347,7 @@ int gctx__cache_give(gctx_context *c)
     if (d)
         d->live--;
     if (d && e && d->limit > 0) {
-        *e = (entry){NULL, NULL, c->cache_key, c->green, c->context, c->has_id, c->id,
+        *e = (entry){NULL, NULL, c->cache_key, c->idle, c->green, c->context, c->has_id, c->id,
                      c->workqueue_scope, c->workqueue_limit};
         push_newest(d, e);
         evict_beyond(d, d->limit, &victims);
@@ -339,9 +356,13 @@ int gctx__cache_give(gctx_context *c)
     pthread_mutex_unlock(&lock);
     destroy_victims(c->device, victims);
     if (!kept) {
+        const gctx__driver *drv;
+        if (c->idle.n && gctx__driver_load(&drv) == GCTX_SUCCESS)
+            destroy_idle(drv, &c->idle);
         free(e);
         free(c->cache_key);
     }
+    c->idle.n = 0;
     c->cache_key = NULL;
     return kept;
 }
@@ -350,6 +371,37 @@ void gctx__cache_forget(gctx_context *c)
 {
     free(c->cache_key);
     c->cache_key = NULL;
+}
+
+int gctx__cache_keep_stream(gctx_context *c, CUstream stream, int priority)
+{
+    int kept = 0;
+    pthread_mutex_lock(&lock);
+    if (c->cache_key && c->idle.n < GCTX__IDLE_STREAMS) {
+        c->idle.stream[c->idle.n] = stream;
+        c->idle.priority[c->idle.n] = priority;
+        c->idle.n++;
+        kept = 1;
+    }
+    pthread_mutex_unlock(&lock);
+    return kept;
+}
+
+int gctx__cache_take_stream(gctx_context *c, int priority, CUstream *stream)
+{
+    int taken = 0;
+    pthread_mutex_lock(&lock);
+    for (unsigned i = 0; i < c->idle.n && !taken; i++) {
+        if (c->idle.priority[i] == priority) {
+            *stream = c->idle.stream[i];
+            c->idle.n--;
+            c->idle.stream[i] = c->idle.stream[c->idle.n];
+            c->idle.priority[i] = c->idle.priority[c->idle.n];
+            taken = 1;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return taken;
 }
 
 /* ---- the public API ---- */

@@ -20,5 +20,10 @@ void gctx__cache_count_live(const gctx_context *c);
 int gctx__cache_give(gctx_context *c);
 /* A creation that failed before gctx__cache_count_live: forgets c->cache_key. */
 void gctx__cache_forget(gctx_context *c);
+/* A drained stream of c at its release: 1 when c's idle streams took it (c may be cached,
+ * and has room), 0 when the caller destroys it. */
+int gctx__cache_keep_stream(gctx_context *c, CUstream stream, int priority);
+/* 1 and *stream set when c has an idle stream of that priority, taken off its list. */
+int gctx__cache_take_stream(gctx_context *c, int priority, CUstream *stream);
 
 #endif

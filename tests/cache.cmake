@@ -3,6 +3,7 @@ greenctx_object_test_binary(test_cache test_cache.c)
 set(cache_tests hits_only_for_the_same_sms other_sms_miss nested_partitions_hit_through_their_context
   bounded_least_recently_used_first fresh_flag_and_bad_flags bad_arguments
   workqueue_options_are_in_the_key adopted_contexts_are_never_cached a_hit_makes_no_driver_call
+  streams_come_back_with_their_context
   rollback_under_injected_faults off_switch memory_flat_over_1000_repartitions)
 foreach(version 12040 12050 13000 13010)
   greenctx_driver_test(cache.${version} COMMAND test_cache ${cache_tests} SIM_ONLY

@@ -398,21 +398,84 @@ GT_TEST(a_hit_makes_no_driver_call)
     unsigned sixteen[] = {16};
     gctx_partition *p = split_part(sixteen, 1, 0);
     GT_CHECK();
-    gctx_context_release(context_of(p, 0));
-    GT_CHECK();
-    const char *symbols[] = {"cuDevResourceGenerateDesc", "cuGreenCtxCreate", "cuCtxFromGreenCtx",
-                             "cuGreenCtxGetId", "cuGreenCtxDestroy", "cuGreenCtxGetDevResource"};
-    long calls[6];
-    for (int i = 0; i < 6; i++)
-        calls[i] = gt_sim_calls(symbols[i]);
     gctx_context *c = context_of(p, 0);
+    gctx_stream *s = NULL;
     GT_CHECK();
+    GT_ASSERT_STATUS(gctx_stream_create(c, NULL, &s), GCTX_SUCCESS);
+    gctx_stream_release(s);
     gctx_context_release(c);
-    for (int i = 0; i < 6; i++)
+    const char *symbols[] = {"cuDevResourceGenerateDesc", "cuGreenCtxCreate",
+                             "cuCtxFromGreenCtx",         "cuGreenCtxGetId",
+                             "cuGreenCtxDestroy",         "cuGreenCtxGetDevResource",
+                             "cuGreenCtxStreamCreate",    "cuStreamCreateWithPriority",
+                             "cuStreamDestroy"};
+    enum { N = sizeof symbols / sizeof symbols[0] };
+    long calls[N];
+    for (int i = 0; i < N; i++)
+        calls[i] = gt_sim_calls(symbols[i]);
+    c = context_of(p, 0);
+    GT_CHECK();
+    GT_ASSERT_STATUS(gctx_stream_create(c, NULL, &s), GCTX_SUCCESS);
+    gctx_stream_release(s);
+    gctx_context_release(c);
+    for (int i = 0; i < N; i++)
         if (gt_sim_calls(symbols[i]) != calls[i])
-            GT_FAIL("a hit called %s", symbols[i]);
+            GT_FAIL("a hit and its stream called %s", symbols[i]);
     gctx_partition_release(p);
     GT_ASSERT_STATUS(gctx_cache_trim(0), GCTX_SUCCESS);
+}
+
+/* A drained stream stays with its context and comes back for a stream of the same priority;
+ * the cache's trim, or a context the cache won't keep, destroys them. */
+GT_TEST(streams_come_back_with_their_context)
+{
+    if (begin())
+        return;
+    int streams = gt_sim_live("stream");
+    unsigned sixteen[] = {16};
+    gctx_partition *p = split_part(sixteen, 1, 0);
+    GT_CHECK();
+    gctx_stream_options urgent = GCTX_STREAM_OPTIONS_INIT;
+    urgent.priority = -1;
+    gctx_context *c = context_of(p, 0);
+    GT_CHECK();
+    gctx_stream *s = NULL, *u = NULL, *t = NULL;
+    GT_ASSERT_STATUS(gctx_stream_create(c, NULL, &s), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(gctx_stream_create(c, &urgent, &u), GCTX_SUCCESS);
+    CUstream plain_raw = gctx_stream_handle(s), urgent_raw = gctx_stream_handle(u);
+    gctx_stream_release(s);
+    gctx_stream_release(u);
+    gctx_context_release(c);
+    c = context_of(p, 0);
+    GT_CHECK();
+    GT_ASSERT_STATUS(gctx_stream_create(c, NULL, &s), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(gctx_stream_create(c, NULL, &t), GCTX_SUCCESS); /* only one was idle */
+    GT_ASSERT_STATUS(gctx_stream_create(c, &urgent, &u), GCTX_SUCCESS);
+    GT_ASSERT(gctx_stream_handle(s) == plain_raw);
+    GT_ASSERT(gctx_stream_handle(t) != plain_raw && gctx_stream_handle(t) != urgent_raw);
+    GT_ASSERT(gctx_stream_handle(u) == urgent_raw);
+    int priority = 0;
+    GT_ASSERT_STATUS(gctx_stream_priority(u, &priority), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(priority, -1);
+    gctx_stream_release(s);
+    gctx_stream_release(t);
+    gctx_stream_release(u);
+    gctx_context_release(c);
+    if (gt_on_sim())
+        GT_ASSERT_EQ_INT(gt_sim_live("stream"), streams + 3);
+    GT_ASSERT_STATUS(gctx_cache_trim(0), GCTX_SUCCESS);
+    if (gt_on_sim())
+        GT_ASSERT_EQ_INT(gt_sim_live("stream"), streams);
+    /* A context the cache won't keep takes its idle streams with it. */
+    GT_ASSERT_STATUS(gctx_cache_set_limit(0, 0), GCTX_SUCCESS);
+    c = context_of(p, 0);
+    GT_CHECK();
+    GT_ASSERT_STATUS(gctx_stream_create(c, NULL, &s), GCTX_SUCCESS);
+    gctx_stream_release(s);
+    gctx_context_release(c);
+    if (gt_on_sim())
+        GT_ASSERT_EQ_INT(gt_sim_live("stream"), streams);
+    gctx_partition_release(p);
 }
 
 /* Every driver call on the cache's paths fails once in turn: the call fails cleanly, and
@@ -431,7 +494,8 @@ GT_TEST(rollback_under_injected_faults)
     const char *symbols[] = {"cuDevResourceGenerateDesc", "cuGreenCtxCreate",
                              "cuCtxFromGreenCtx",         "cuGreenCtxGetId",
                              "cuGreenCtxStreamCreate",    "cuDevSmResourceSplitByCount",
-                             "cuGreenCtxDestroy"};
+                             "cuGreenCtxDestroy",         "cuStreamSynchronize",
+                             "cuStreamDestroy"};
     const unsigned sizes[3] = {16, 24, 32};
     int failures = 0;
     for (size_t k = 0; k < sizeof symbols / sizeof symbols[0]; k++) {
