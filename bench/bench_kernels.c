@@ -90,6 +90,7 @@ int bench_empty(const bench_env *env, const bench_module *mod, CUstream stream)
 }
 
 unsigned long long bench_stamps_start(const unsigned long long slot[2]) { return ~slot[0]; }
+unsigned long long bench_stamps_end(const unsigned long long slot[2]) { return slot[1]; }
 
 /* ---- host mirrors ---- */
 

@@ -42,8 +42,9 @@ int bench_empty(const bench_env *env, const bench_module *mod, CUstream stream);
 
 /* A stamp slot as the kernels leave it holds the first block's start (stored inverted, so
  * an atomic max keeps the earliest) and the last block's end, in %globaltimer nanoseconds;
- * the start, read back. */
+ * the start and the end, read back. */
 unsigned long long bench_stamps_start(const unsigned long long slot[2]);
+unsigned long long bench_stamps_end(const unsigned long long slot[2]);
 
 /* Host mirrors and checks: each copies a few outputs back (after the work is synchronised)
  * and compares them with the host's value; on a mismatch prints what and returns -1. */

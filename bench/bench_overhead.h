@@ -3,6 +3,7 @@
 #define GREENCTX_BENCH_OVERHEAD_H
 
 #include "bench.h"
+#include "cache_rows.h"
 
 typedef enum ov_op {
     OV_SPLIT = 0,
@@ -31,6 +32,7 @@ typedef struct ov_result {
     int simulated;
     char split_text[200];
     ov_row rows[OV_NB_OPS];
+    cache_rows repartitioning; /* the context cache and layouts (cache_rows.h) */
 } ov_result;
 
 const char *ov_op_name(ov_op op);

@@ -41,6 +41,7 @@
     X(cuMemFree, 1)                                                                             \
     X(cuMemcpyDtoH, 1)                                                                          \
     X(cuMemsetD32, 1)                                                                           \
+    X(cuMemGetInfo, 1)                                                                          \
     X(cuStreamBeginCapture, 1)                                                                  \
     X(cuStreamEndCapture, 1)                                                                    \
     X(cuGraphInstantiateWithFlags, 1)                                                           \

@@ -67,7 +67,7 @@
  * - The CUDA driver is loaded on first use: libcuda.so.1, or the file named by the environment
  *   variable GREENCTX_CUDA_LIBRARY (tests point it at the simulated driver).
  *
- * Handles (gctx_partition *, gctx_context *, gctx_stream *, gctx_event *):
+ * Handles (gctx_partition *, gctx_context *, gctx_stream *, gctx_event *, gctx_layouts *):
  * - A handle is a value greenctx hands out, not the object's address: it names a slot of the
  *   library's handle table and that slot's generation. Copy it, compare it, pass it to any
  *   thread; never dereference it. *_retain returns the same value and adds a reference to it;
@@ -92,10 +92,11 @@
  *
  * Structs that grow: a struct with a size field (gctx_device_info, gctx_partition_info,
  * gctx_split_options, gctx_split_plan, gctx_context_options, gctx_context_info,
- * gctx_stream_options, gctx_release_failures) is initialised with its INIT macro, which sets
- * size to the layout the caller was compiled with. The library accepts every layout from the
- * first published one (0.1.0; 0.2.0 for gctx_release_failures) on: it reads and writes only the first `size` bytes it knows. An input from an older
- * header gets the defaults for the fields it lacks; one from a newer header has the fields this
+ * gctx_stream_options, gctx_release_failures, gctx_cache_stats) is initialised with its INIT
+ * macro, which sets size to the layout the caller was compiled with. The library accepts every
+ * layout from the first published one (0.1.0; 0.2.0 for gctx_release_failures and
+ * gctx_cache_stats) on: it reads and writes only the first `size` bytes it knows. An input
+ * from an older header gets the defaults for the fields it lacks; one from a newer header has the fields this
  * library does not know ignored (check gctx_version() before relying on a newer field). An
  * output is never written past the caller's size; bytes past the fields this library knows are
  * left as they were. A size below the first layout, or 0, is GCTX_ERROR_INVALID_ARGUMENT naming
@@ -407,18 +408,25 @@ typedef enum gctx_workqueue_scope {
     GCTX_WORKQUEUE_SCOPE_BALANCED = 2    /* keep apart from other balanced contexts (13.1+) */
 } gctx_workqueue_scope;
 
+/* gctx_context_options.flags */
+#define GCTX_CONTEXT_FRESH 0x1u /* a new driver context, never one from the context cache (it
+                                   is cached on release like any other) */
+
 typedef struct gctx_context_options {
     size_t size; /* sizeof(gctx_context_options), set by GCTX_CONTEXT_OPTIONS_INIT */
     gctx_workqueue_scope workqueue_scope;
     unsigned workqueue_concurrency_limit; /* expected concurrent stream-ordered workloads;
                                              0 leaves the driver's; 13.1+ */
+    unsigned flags; /* GCTX_CONTEXT_* (0.2.0: a caller of an older layout gets 0) */
 } gctx_context_options;
-#define GCTX_CONTEXT_OPTIONS_INIT {sizeof(gctx_context_options), GCTX_WORKQUEUE_SCOPE_DEFAULT, 0}
+#define GCTX_CONTEXT_OPTIONS_INIT {sizeof(gctx_context_options), GCTX_WORKQUEUE_SCOPE_DEFAULT, 0, 0}
 
 /* A green context on the partition's SMs. options may be NULL. Driver 12.4+; workqueue
  * options need driver 13.1 (GCTX_ERROR_UNSUPPORTED before, naming it). Several contexts may be
  * made from one partition; they share its SMs. GCTX_ERROR_INVALID_ARGUMENT for a
- * workqueue_scope that is no gctx_workqueue_scope value. */
+ * workqueue_scope that is no gctx_workqueue_scope value, or unknown flags. The driver context
+ * may come from the context cache (below): one an earlier context of the same SMs and options
+ * left there. */
 GCTX_API gctx_status gctx_context_create(gctx_partition *partition,
                                          const gctx_context_options *options,
                                          gctx_context **context);
@@ -479,6 +487,61 @@ GCTX_API gctx_status gctx_context_relation(const gctx_context *a, const gctx_con
  * CUDA_DEVICE_MAX_CONNECTIONS). Driver 13.1+, else GCTX_ERROR_UNSUPPORTED;
  * GCTX_ERROR_NO_DEVICE for an ordinal out of range. */
 GCTX_API gctx_status gctx_device_get_max_workqueue_concurrency(int device, unsigned *limit);
+
+/* ---------------------------------------------------------------------------------------- */
+/* The context cache                                                                         */
+
+/* Destroying a green context leaves device memory charged to the device's primary context
+ * until that is reset (4 MiB per context on an H200 with driver 13.0; no cudart or PyTorch
+ * program ever resets it), and making one takes 1-2 ms. So when the last reference to a
+ * context greenctx made goes (its streams released, which drains them), greenctx keeps the
+ * driver context, and hands it back to the next context made on the same device for the same
+ * SMs with the same options: identified by the bytes of the SM resources the driver is given
+ * (a split is deterministic), so a hit always runs on exactly the SMs the request would get.
+ * The same SMs reached through another split is a miss. Adopted contexts, and contexts made
+ * from an adopted context's SMs, are never cached.
+ *
+ * Per device, at most `limit` idle contexts are kept (16 unless GREENCTX_CONTEXT_CACHE says
+ * otherwise); the least recently released is destroyed first. Eviction (over the limit,
+ * gctx_cache_set_limit, gctx_cache_trim) is the only place a cached context is destroyed, so
+ * the limit also bounds the device memory the driver holds for them (about 5 MiB each).
+ * Environment: GREENCTX_CONTEXT_CACHE=0 turns the cache off; a number N sets the initial
+ * limit of every device; anything else makes context creation fail with
+ * GCTX_ERROR_INVALID_ARGUMENT naming the variable.
+ *
+ * What a cached context carries over: whatever was left in the driver context. Modules loaded
+ * while it was current stay loaded, memory allocated in it stays allocated, its CUcontext,
+ * CUgreenCtx and id (gctx_context_info.id) are the same as before, and streams made on its raw
+ * handles outside greenctx live on. Its greenctx streams and events were released first (they
+ * held the context); up to 4 of its streams, drained, stay with it and are handed to its next
+ * streams of the same priority, so a new gctx_stream may have the CUstream value an earlier
+ * one had (a raw CUstream kept after its gctx_stream was released may name a stream in use
+ * again). A program that needs a context with nothing left in
+ * it asks for one with GCTX_CONTEXT_FRESH in gctx_context_options.flags, or empties the cache
+ * with gctx_cache_trim. Trim before cuDevicePrimaryCtxReset. At exit the driver frees what is
+ * still cached. */
+
+typedef struct gctx_cache_stats {
+    size_t size;                  /* set by the caller: sizeof(gctx_cache_stats) */
+    unsigned long long hits;      /* contexts made from a cached driver context */
+    unsigned long long misses;    /* contexts the cache had nothing for (while on) */
+    unsigned long long evictions; /* cached contexts destroyed: limit, set_limit, trim */
+    unsigned cached;              /* idle driver contexts kept now */
+    unsigned live;                /* contexts greenctx made that are in use now */
+    unsigned limit;               /* the device's limit; 0: the cache is off */
+} gctx_cache_stats;
+#define GCTX_CACHE_STATS_INIT {sizeof(gctx_cache_stats), 0, 0, 0, 0, 0, 0}
+
+/* The most idle contexts the device's cache keeps. */
+GCTX_API gctx_status gctx_cache_get_limit(int device, unsigned *limit);
+/* Sets it; cached contexts beyond it are destroyed now (oldest first). 0 turns the cache off
+ * for the device. */
+GCTX_API gctx_status gctx_cache_set_limit(int device, unsigned limit);
+/* Destroys every context the device's cache holds; the limit stays. A destroy the driver
+ * refuses is counted and retried as a release's (gctx_release_failures_get). */
+GCTX_API gctx_status gctx_cache_trim(int device);
+/* The device's counters since the process started. */
+GCTX_API gctx_status gctx_cache_get_stats(int device, gctx_cache_stats *stats);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Streams and events                                                                        */
@@ -562,6 +625,47 @@ GCTX_API gctx_status gctx_current_context_save(CUcontext *saved); /* INVALID_ARG
  * GCTX_ERROR_DRIVER when the driver refuses saved (destroyed since it was saved); the
  * current context is then left as the call in between left it. */
 GCTX_API gctx_status gctx_current_context_restore(CUcontext saved, int *changed);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Layouts: re-partitioning in microseconds                                                  */
+
+/* Alternative partitionings of one device, made up front: layout l splits the device's SMs
+ * into nb_parts partitions, each with a green context, a stream and an event (16 layouts of 2
+ * take about 40 ms to make on an H200). Switching the work from one layout to another makes
+ * no driver object: the new layout's streams wait (events) for everything submitted so far to
+ * the active layout's streams, then take the work. The partitions of one layout are disjoint;
+ * those of different layouts are different splits, so they may share SMs (and
+ * gctx_partition_relation says GCTX_RELATION_MAY_OVERLAP). A CUDA graph captured on a
+ * layout's stream replays there, ordered by the same switches; don't switch while one of the
+ * layouts' streams is capturing. */
+typedef struct gctx_layouts gctx_layouts;
+
+/* sm_counts: nb_layouts rows of nb_parts SM counts; row l is layout l. A 0 as the last count
+ * of a row gives that partition every SM the others leave (the split's remainder); elsewhere
+ * counts follow the split rules (strict). options: for every context (NULL: defaults).
+ * Layout 0 is active at first. Example, three ratios of two partitions:
+ *   unsigned counts[] = {16, 0, 32, 0, 64, 0};
+ *   gctx_layouts_create(0, counts, 3, 2, NULL, &layouts); */
+GCTX_API gctx_status gctx_layouts_create(int device, const unsigned *sm_counts,
+                                         unsigned nb_layouts, unsigned nb_parts,
+                                         const gctx_context_options *options,
+                                         gctx_layouts **layouts);
+GCTX_API gctx_layouts *gctx_layouts_retain(gctx_layouts *layouts);
+/* Synchronizes and destroys the streams, then the rest (the contexts go to the cache). */
+GCTX_API void gctx_layouts_release(gctx_layouts *layouts);
+/* Makes layout `index` active: its streams wait for the work submitted so far to the active
+ * layout's streams (nothing is done when it is already active). streams (optional, nb_parts
+ * entries) gets the layout's streams: owned by the layouts, valid while they live (retain one
+ * to keep it longer). On failure the active layout stays. Thread-safe; work submitted to the
+ * old streams after the switch is not waited for. */
+GCTX_API gctx_status gctx_layouts_switch(gctx_layouts *layouts, unsigned index,
+                                         gctx_stream **streams);
+/* Partition `part` of layout `layout`: any of its partition, context and stream (each output
+ * optional; owned by the layouts, as above). */
+GCTX_API gctx_status gctx_layouts_get(const gctx_layouts *layouts, unsigned layout, unsigned part,
+                                      gctx_partition **partition, gctx_context **context,
+                                      gctx_stream **stream);
+GCTX_API gctx_status gctx_layouts_get_active(gctx_layouts *layouts, unsigned *index);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Seeing where work runs                                                                    */

@@ -39,6 +39,12 @@ GCTXSIM_API int gctxsim_green_ctx_sm_ids(CUgreenCtx ctx, unsigned *ids, int capa
  * whose green context was destroyed, or a default stream with no current context. */
 GCTXSIM_API int gctxsim_stream_sm_ids(CUstream stream, unsigned *ids, int capacity);
 
+/* What a stream's cuStreamWaitEvent calls waited for: for each, the stream its event had last
+ * been recorded on (NULL when never, or by cuGreenCtxRecordEvent). Writes the last
+ * min(capacity, 16) of them, oldest first, and returns how many waits there were in all; -1
+ * for an invalid stream. */
+GCTXSIM_API int gctxsim_stream_waits(CUstream stream, CUstream *waited_for, int capacity);
+
 /* How many times an entry point was called since load or the last reset, failed calls
  * included (cuGetProcAddress and cuGetProcAddress_v2 count together); -1 if unknown. */
 GCTXSIM_API long gctxsim_calls(const char *symbol);

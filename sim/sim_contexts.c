@@ -228,6 +228,7 @@ gcu_result sim_cuGreenCtxCreate(CUgreenCtx *ctx, gcu_resource_desc desc, gcu_dev
     g->wq_limit = d->has_wq ? d->wq_limit : sim.wq_limit;
     g->wq_scope = d->has_wq ? d->wq_scope : GCU_WORKQUEUE_SCOPE_DEVICE_CTX;
     greens_on[dev]++;
+    sim_memory_green_created(dev);
     *ctx = (CUgreenCtx)handle;
     SIM_END();
 }
@@ -240,6 +241,7 @@ gcu_result sim_cuGreenCtxDestroy(CUgreenCtx ctx)
         SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
     sim_streams_detach_green(g);
     greens_on[g->dev]--;
+    sim_memory_green_destroyed(g->dev);
     sim_pool_free(g);
     SIM_END();
 }

@@ -15,11 +15,12 @@
 #include "sim_internal.h"
 
 static const sim_model models[] = {
-    {"h200", "NVIDIA H200", 132, 9, 0, 8, 8, 1, SIM_LAYOUT_GH100},
-    {"h100", "NVIDIA H100 80GB HBM3", 132, 9, 0, 8, 8, 1, SIM_LAYOUT_GH100},
-    {"a100", "NVIDIA A100-SXM4-80GB", 108, 8, 0, 4, 2, 1, SIM_LAYOUT_UNIFORM},
-    {"l4", "NVIDIA L4", 58, 8, 9, 4, 2, 1, SIM_LAYOUT_UNIFORM},
-    {"b200", "NVIDIA B200", 148, 10, 0, 8, 8, 2, SIM_LAYOUT_UNIFORM},
+    /* Memory: the H200's 143 GB as cuMemGetInfo totals it; the others their nominal size. */
+    {"h200", "NVIDIA H200", 132, 9, 0, 8, 8, 1, SIM_LAYOUT_GH100, 143156},
+    {"h100", "NVIDIA H100 80GB HBM3", 132, 9, 0, 8, 8, 1, SIM_LAYOUT_GH100, 81559},
+    {"a100", "NVIDIA A100-SXM4-80GB", 108, 8, 0, 4, 2, 1, SIM_LAYOUT_UNIFORM, 81920},
+    {"l4", "NVIDIA L4", 58, 8, 9, 4, 2, 1, SIM_LAYOUT_UNIFORM, 23034},
+    {"b200", "NVIDIA B200", 148, 10, 0, 8, 8, 2, SIM_LAYOUT_UNIFORM, 183359},
 };
 
 const sim_model *sim_model_find(const char *key)

@@ -8,7 +8,8 @@
 #include "sim_internal.h"
 
 #define SIM_NAME_(name, version, required, params) #name,
-static const char *const symbol_names[SIM_SYM_COUNT] = {GCU_DRIVER_SYMBOLS(SIM_NAME_) "cuGetProcAddress"};
+static const char *const symbol_names[SIM_SYM_COUNT] = {
+    GCU_DRIVER_SYMBOLS(SIM_NAME_) "cuGetProcAddress"};
 #undef SIM_NAME_
 
 #define SIM_MAX_FAULTS 64

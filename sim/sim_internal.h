@@ -19,7 +19,10 @@
 /* ---- entry points ------------------------------------------------------------------------ */
 
 #define SIM_SYM_ENUM_(name, version, required, params) SIM_SYM_##name,
-enum { GCU_DRIVER_SYMBOLS(SIM_SYM_ENUM_) SIM_SYM_cuGetProcAddress, SIM_SYM_COUNT };
+enum {
+    GCU_DRIVER_SYMBOLS(SIM_SYM_ENUM_) SIM_SYM_cuGetProcAddress,
+    SIM_SYM_COUNT
+};
 #undef SIM_SYM_ENUM_
 
 #define SIM_DECLARE_(name, version, required, params) gcu_result sim_##name params;
@@ -109,6 +112,7 @@ typedef struct sim_model {
     unsigned min_part, align;
     unsigned locality_domains; /* > 1 only where the sim models domains (13.4+) */
     sim_layout layout;
+    unsigned memory_mib; /* what cuMemGetInfo reports as total */
 } sim_model;
 
 const sim_model *sim_model_find(const char *key);
@@ -132,7 +136,6 @@ typedef struct sim_state {
     const sim_model *dev[SIM_MAX_DEVICES];
     unsigned wq_limit; /* default wqConcurrencyLimit */
     uint32_t epoch;    /* bumped by gctxsim_reset: older handles and resources go stale */
-    uint32_t next_split_id;
     unsigned long long next_green_id;
     int descs_made;
 } sim_state;
@@ -179,7 +182,9 @@ typedef enum { SIM_ORIGIN_QUERY = 1, SIM_ORIGIN_GROUP, SIM_ORIGIN_REMAINDER } si
 typedef struct sim_res {
     uint32_t magic;
     uint32_t epoch;
-    uint32_t split_id; /* the split call that produced it; 0 for a queried resource */
+    uint32_t split_id; /* which split produced it (a hash of the input and the request, so two
+                          identical splits write identical bytes, as the H200's do); 0 for a
+                          queried resource */
     uint8_t type;      /* 1 SM, 2 workqueue config, 3 workqueue */
     uint8_t device;
     uint8_t origin;
@@ -204,6 +209,8 @@ gcu_result sim_res_of_context(gcu_dev_resource *out, int type, int dev, const si
 
 /* Split helpers shared by both split calls: the input must be a queried SM resource. */
 gcu_result sim_res_split_input(const gcu_dev_resource *input, sim_res *in);
+/* The split_id of a split of `in` with a request of `size` bytes: deterministic, never 0. */
+uint32_t sim_split_id(const sim_res *in, int call, const void *request, size_t size);
 sim_res sim_res_part(const sim_res *in, uint32_t split_id, sim_origin origin, const sim_smset *sms);
 void sim_res_write_remainder(gcu_dev_resource *out, const sim_res *in, uint32_t split_id,
                              const sim_smset *left);
@@ -250,7 +257,10 @@ int sim_primary_refs(void); /* explicit cuDevicePrimaryCtxRetain references */
 
 /* ---- streams and events (sim_streams.c) --------------------------------------------------- */
 
+#define SIM_WAITS_KEPT 16
 void sim_streams_detach_green(const sim_green *g);
+/* gctxsim_stream_waits without the lock. */
+int sim_stream_waits(CUstream stream, CUstream *waited_for, int capacity);
 void sim_streams_reset(void);
 int sim_streams_live(void);
 int sim_events_live(void);
@@ -259,6 +269,10 @@ gcu_result sim_stream_ctx(CUstream s, sim_ctx *out);
 
 /* ---- memory (sim_memory.c) ---------------------------------------------------------------- */
 
-void sim_memory_reset(void); /* frees every allocation */
+void sim_memory_reset(void); /* frees every allocation and what primary contexts hold */
+/* Device memory of green contexts, as measured on the H200: a live one costs 5 MiB, and a
+ * destroyed one leaves 4 MiB charged to the primary context until cuDevicePrimaryCtxReset. */
+void sim_memory_green_created(int dev);
+void sim_memory_green_destroyed(int dev);
 
 #endif

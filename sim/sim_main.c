@@ -87,7 +87,6 @@ static void load_config(void)
     long limit = env ? strtol(env, NULL, 10) : 0;
     sim.wq_limit = limit > 0 && limit <= 1024 ? (unsigned)limit : 32u;
     sim_faults_reset(getenv("GREENCTX_SIM_FAIL"));
-    sim.next_split_id = 1;
     sim.next_green_id = 1;
     sim.descs_made = 0;
     sim.configured = true;
@@ -178,8 +177,8 @@ typedef struct sim_proc {
 
 #define SIM_PROC_(name, version, required, params) {#name, version, (void *)sim_##name},
 static const sim_proc procs[] = {
-    GCU_DRIVER_SYMBOLS(SIM_PROC_){"cuGetProcAddress", GCU_VERSION_cuGetProcAddress,
-                                  (void *)sim_cuGetProcAddress},
+    GCU_DRIVER_SYMBOLS(SIM_PROC_){
+        "cuGetProcAddress", GCU_VERSION_cuGetProcAddress, (void *)sim_cuGetProcAddress},
 };
 #undef SIM_PROC_
 

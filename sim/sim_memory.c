@@ -1,6 +1,11 @@
 /*
  * Device memory, simulated with host memory so that code which allocates, fills and reads
  * back buffers runs unchanged. Pointers are checked against the live allocations.
+ *
+ * cuMemGetInfo also counts what green contexts cost, as measured on the H200 (driver 13.0,
+ * shared/measurements/h200-context-memory-and-identity.md): about 5 MiB per live green
+ * context, and 4 MiB per destroyed one, kept by the device's primary context until
+ * cuDevicePrimaryCtxReset.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -16,8 +21,22 @@ typedef struct sim_alloc {
 static sim_alloc *allocs;
 static size_t nallocs, cap_allocs;
 
+enum { SIM_MIB = 1 << 20, SIM_LIVE_GREEN_BYTES = 5 * SIM_MIB, SIM_DESTROYED_GREEN_BYTES = 4 * SIM_MIB };
+static size_t greens_live[SIM_MAX_DEVICES];     /* green contexts alive now */
+static size_t greens_destroyed[SIM_MAX_DEVICES]; /* since the primary context's last reset */
+
+void sim_memory_green_created(int dev) { greens_live[dev]++; }
+
+void sim_memory_green_destroyed(int dev)
+{
+    greens_live[dev]--;
+    greens_destroyed[dev]++;
+}
+
 void sim_memory_reset(void)
 {
+    memset(greens_live, 0, sizeof greens_live);
+    memset(greens_destroyed, 0, sizeof greens_destroyed);
     for (size_t i = 0; i < nallocs; i++)
         free(allocs[i].base);
     free(allocs);
@@ -93,5 +112,33 @@ gcu_result sim_cuMemsetD32(gcu_deviceptr dst, unsigned int value, size_t count)
         SIM_FAIL(GCU_ERROR_INVALID_VALUE);
     for (size_t i = 0; i < count; i++)
         memcpy(to + i * 4, &value, 4);
+    SIM_END();
+}
+
+/* Allocations are not tied to a device in this model: they count on the current one. */
+gcu_result sim_cuMemGetInfo(size_t *free_bytes, size_t *total_bytes)
+{
+    SIM_BEGIN(cuMemGetInfo);
+    if (!free_bytes || !total_bytes)
+        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    sim_ctx c;
+    SIM_CHECK(sim_ctx_current(&c));
+    size_t total = (size_t)sim.dev[c.dev]->memory_mib * SIM_MIB;
+    size_t used = greens_live[c.dev] * SIM_LIVE_GREEN_BYTES +
+                  greens_destroyed[c.dev] * SIM_DESTROYED_GREEN_BYTES;
+    for (size_t i = 0; i < nallocs; i++)
+        used += allocs[i].bytes;
+    *total_bytes = total;
+    *free_bytes = used < total ? total - used : 0;
+    SIM_END();
+}
+
+/* Only what the model holds for the primary context is returned; green contexts still alive
+ * keep their 5 MiB. */
+gcu_result sim_cuDevicePrimaryCtxReset(gcu_device dev)
+{
+    SIM_BEGIN(cuDevicePrimaryCtxReset);
+    SIM_CHECK(sim_check_device(dev));
+    greens_destroyed[dev] = 0;
     SIM_END();
 }

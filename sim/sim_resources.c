@@ -11,13 +11,22 @@
 _Static_assert(sizeof(sim_res) <= sizeof(((gcu_dev_resource *)0)->_internal_padding),
                "the record fits in the driver's padding");
 
-static uint32_t res_check(const sim_res *r)
+static uint32_t fnv1a(uint32_t h, const void *bytes, size_t size)
 {
-    const unsigned char *p = (const unsigned char *)r;
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < offsetof(sim_res, check); i++)
+    const unsigned char *p = bytes;
+    for (size_t i = 0; i < size; i++)
         h = (h ^ p[i]) * 16777619u;
     return h;
+}
+
+static uint32_t res_check(const sim_res *r) { return fnv1a(2166136261u, r, offsetof(sim_res, check)); }
+
+uint32_t sim_split_id(const sim_res *in, int call, const void *request, size_t size)
+{
+    uint32_t h = fnv1a(2166136261u, in, offsetof(sim_res, check));
+    h = fnv1a(h, &call, sizeof call);
+    h = fnv1a(h, request, size);
+    return h ? h : 1;
 }
 
 static sim_res res_new(int type, int dev)
@@ -257,7 +266,9 @@ gcu_result sim_cuDevSmResourceSplitByCount(gcu_dev_resource *result, unsigned in
         !(useFlags & GCU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING) && plan.size % 16 == 0 &&
         plan.groups * plan.size <= sim_set_count(&in.sms))
         deal_units(&plan, groups);
-    uint32_t split_id = sim.next_split_id++;
+    const unsigned request[3] = {useFlags, minCount, *nbGroups};
+    uint32_t split_id = sim_split_id(&in, SIM_SYM_cuDevSmResourceSplitByCount, request,
+                                     sizeof request);
     sim_smset left = in.sms;
     for (unsigned g = 0; g < groups; g++) {
         sim_smset sms;
@@ -315,7 +326,8 @@ gcu_result sim_cuDevResourceGenerateDesc(gcu_resource_desc *desc, gcu_dev_resour
             }
             continue;
         }
-        /* Several SM resources only as outputs (groups or remainder) of one split call. */
+        /* Several SM resources only as outputs (groups or remainder) of one split; outputs of
+         * two identical split calls are the same bytes, so they count as one. */
         if (nsm > 0 && (split_id == 0 || r.split_id != split_id))
             SIM_FAIL(GCU_ERROR_INVALID_RESOURCE_CONFIGURATION);
         /* 13.4: and all in one locality domain. */

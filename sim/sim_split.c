@@ -77,7 +77,9 @@ gcu_result sim_cuDevSmResourceSplit(gcu_dev_resource *result, unsigned int nbGro
     for (unsigned g = 0; g < nbGroups; g++)
         SIM_CHECK(plan_group(m, &params[g], in.report_align, &pool, &sets[g], result != NULL));
     if (result) {
-        uint32_t split_id = sim.next_split_id++;
+        /* groupParams still holds the request: the outputs go back to it below. */
+        uint32_t split_id = sim_split_id(&in, SIM_SYM_cuDevSmResourceSplit, groupParams,
+                                         nbGroups * sizeof *groupParams);
         for (unsigned g = 0; g < nbGroups; g++) {
             sim_res part = sim_res_part(&in, split_id, SIM_ORIGIN_GROUP, &sets[g]);
             part.structured = !(params[g].flags & GCU_DEV_SM_RESOURCE_GROUP_BACKFILL);

@@ -13,6 +13,10 @@ typedef struct sim_stream {
     /* What the stream answers once its green context is destroyed: 709 up to 13.0 (the driver
      * has freed it), 917 from 13.1 (detached; it lives until cuStreamDestroy). */
     gcu_result gone;
+    /* For tests of ordering: per cuStreamWaitEvent, the stream the event was last recorded on
+     * (the last SIM_WAITS_KEPT of them). */
+    unsigned waits;
+    CUstream waited_for[SIM_WAITS_KEPT];
 } sim_stream;
 
 typedef struct sim_event {
@@ -20,6 +24,7 @@ typedef struct sim_event {
     int dev;
     unsigned flags;
     bool recorded;
+    CUstream recorded_on; /* by cuEventRecord; NULL after a green-context record */
 } sim_event;
 
 static sim_pool streams = {.item_size = sizeof(sim_stream), .tag = SIM_TAG_STREAM};
@@ -181,9 +186,24 @@ gcu_result sim_cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int fl
         SIM_FAIL(GCU_ERROR_INVALID_VALUE);
     sim_ctx c;
     SIM_CHECK(sim_stream_ctx(stream, &c));
-    if (!event_get(event))
+    const sim_event *e = event_get(event);
+    if (!e)
         SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
+    sim_stream *s = is_default_stream(stream) ? NULL : sim_pool_get(&streams, (uintptr_t)stream);
+    if (s)
+        s->waited_for[s->waits++ % SIM_WAITS_KEPT] = e->recorded_on;
     SIM_END();
+}
+
+int sim_stream_waits(CUstream stream, CUstream *waited_for, int capacity)
+{
+    const sim_stream *s = is_default_stream(stream) ? NULL : sim_pool_get(&streams, (uintptr_t)stream);
+    if (!s)
+        return -1;
+    unsigned kept = s->waits < SIM_WAITS_KEPT ? s->waits : SIM_WAITS_KEPT;
+    for (unsigned i = 0; waited_for && i < kept && (int)i < capacity; i++)
+        waited_for[i] = s->waited_for[(s->waits - kept + i) % SIM_WAITS_KEPT];
+    return (int)s->waits;
 }
 
 gcu_result sim_cuStreamGetPriority(CUstream stream, int *priority)
@@ -274,6 +294,7 @@ gcu_result sim_cuEventRecord(CUevent event, CUstream stream)
     if (c.dev != e->dev)
         SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
     e->recorded = true;
+    e->recorded_on = stream;
     SIM_END();
 }
 
@@ -306,6 +327,7 @@ gcu_result sim_cuGreenCtxRecordEvent(CUgreenCtx ctx, CUevent event)
     if (!g || !e || g->dev != e->dev)
         SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
     e->recorded = true;
+    e->recorded_on = NULL;
     SIM_END();
 }
 

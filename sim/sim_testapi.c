@@ -71,6 +71,14 @@ GCTXSIM_API int gctxsim_stream_sm_ids(CUstream stream, unsigned *ids, int capaci
     return n;
 }
 
+GCTXSIM_API int gctxsim_stream_waits(CUstream stream, CUstream *waited_for, int capacity)
+{
+    sim_lock();
+    int n = sim_stream_waits(stream, waited_for, capacity);
+    sim_unlock();
+    return n;
+}
+
 GCTXSIM_API long gctxsim_calls(const char *symbol)
 {
     int sym = sim_symbol_index(symbol);

@@ -2,7 +2,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "partition.h"
+#include "context_cache.h"
+
+/* The end of a driver context greenctx made: kept by the cache, or destroyed. */
+static void release_driver_context(const gctx__driver *drv, gctx_context *c)
+{
+    if (!gctx__cache_give(c))
+        gctx__release_driver_object(drv, GCTX__RELEASE_GREEN_CONTEXT,
+                                    (gctx__driver_object){.green = c->green});
+}
 
 static void context_destroy(gctx__object *object)
 {
@@ -10,8 +18,7 @@ static void context_destroy(gctx__object *object)
     const gctx__driver *drv;
     /* An object exists only after the driver loaded, so this load cannot fail. */
     if (c->owned && gctx__driver_load(&drv) == GCTX_SUCCESS)
-        gctx__release_driver_object(drv, GCTX__RELEASE_GREEN_CONTEXT,
-                                    (gctx__driver_object){.green = c->green});
+        release_driver_context(drv, c);
     if (c->partition)
         gctx__object_release(&c->partition->base);
     free(c);
@@ -34,6 +41,11 @@ static gctx_status check_options(const gctx__driver *drv, const gctx_context_opt
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "workqueue_scope %d is not a gctx_workqueue_scope value",
                           (int)options->workqueue_scope);
+    if (options->flags & ~(unsigned)GCTX_CONTEXT_FRESH)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                          "options->flags 0x%x has bits that are not GCTX_CONTEXT_* flags "
+                          "(GCTX_CONTEXT_FRESH is 0x%x)",
+                          options->flags, (unsigned)GCTX_CONTEXT_FRESH);
     int wants_workqueue = options->workqueue_scope != GCTX_WORKQUEUE_SCOPE_DEFAULT ||
                           options->workqueue_concurrency_limit != 0;
     if (wants_workqueue && !drv->features[GCTX_FEATURE_WORKQUEUES].available)
@@ -105,10 +117,32 @@ static gctx_status finish_context(const gctx__driver *drv, gctx_context *c)
             return gctx__fail_cuda(r, "cuGreenCtxGetId");
         c->has_id = 1;
     }
-    gctx_status s = read_workqueue(drv, c);
+    return read_workqueue(drv, c);
+}
+
+/* A new driver context on the partition's SMs (the cache had none, or is off). */
+static gctx_status make_driver_context(const gctx__driver *drv, gctx_partition *partition,
+                                       const gctx_context_options *options, gctx_context *c)
+{
+    gcu_resource_desc desc;
+    int wants_workqueue = options && (options->workqueue_scope != GCTX_WORKQUEUE_SCOPE_DEFAULT ||
+                                      options->workqueue_concurrency_limit != 0);
+    gctx_status s = wants_workqueue ? workqueue_desc(drv, partition, options, &desc)
+                                    : gctx__partition_desc(partition, &desc);
     if (s != GCTX_SUCCESS)
         return s;
-    return gctx__object_init(&c->base, GCTX__TYPE_CONTEXT, context_destroy);
+    /* DEFAULT_STREAM is required up to driver 13.2 and accepted after. */
+    gcu_result r = drv->cuGreenCtxCreate(&c->green, desc, partition->device,
+                                         GCU_GREEN_CTX_DEFAULT_STREAM);
+    if (r != GCU_SUCCESS)
+        return gctx__fail_cuda(r, "cuGreenCtxCreate for %u SMs on device %d", partition->sm_count,
+                               partition->device);
+    if ((s = finish_context(drv, c))) {
+        gctx__release_driver_object(drv, GCTX__RELEASE_GREEN_CONTEXT,
+                                    (gctx__driver_object){.green = c->green});
+        c->green = NULL;
+    }
+    return s;
 }
 
 gctx_status gctx__context_create(gctx_partition *partition, const gctx_context_options *options,
@@ -122,37 +156,27 @@ gctx_status gctx__context_create(gctx_partition *partition, const gctx_context_o
     if (s != GCTX_SUCCESS)
         return s;
     options = &opts;
-    gcu_resource_desc desc;
-    int wants_workqueue = (options->workqueue_scope != GCTX_WORKQUEUE_SCOPE_DEFAULT ||
-                                      options->workqueue_concurrency_limit != 0);
-    s = wants_workqueue ? workqueue_desc(drv, partition, options, &desc)
-                        : gctx__partition_desc(partition, &desc);
-    if (s != GCTX_SUCCESS)
-        return s;
     gctx_context *c = calloc(1, sizeof *c);
     if (!c)
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making a green context");
     c->device = partition->device;
-    /* DEFAULT_STREAM is required up to driver 13.2 and accepted after. */
-    gcu_result r = drv->cuGreenCtxCreate(&c->green, desc, partition->device,
-                                         GCU_GREEN_CTX_DEFAULT_STREAM);
-    if (r != GCU_SUCCESS) {
-        s = gctx__fail_cuda(r, "cuGreenCtxCreate for %u SMs on device %d", partition->sm_count,
-                            partition->device);
+    if ((s = gctx__cache_take(partition, options, c)))
         goto fail_free;
-    }
+    if (!c->green && (s = make_driver_context(drv, partition, options, c)))
+        goto fail_free;
     c->owned = 1;
-    if ((s = finish_context(drv, c)))
-        goto fail_destroy;
+    gctx__cache_count_live(c);
+    if ((s = gctx__object_init(&c->base, GCTX__TYPE_CONTEXT, context_destroy)))
+        goto fail_release;
     gctx__object_retain(&partition->base);
     c->partition = partition;
     *out = c;
     return GCTX_SUCCESS;
 
-fail_destroy:
-    gctx__release_driver_object(drv, GCTX__RELEASE_GREEN_CONTEXT,
-                                (gctx__driver_object){.green = c->green});
+fail_release:
+    release_driver_context(drv, c);
 fail_free:
+    gctx__cache_forget(c);
     free(c);
     return s;
 }
@@ -271,7 +295,8 @@ gctx_status gctx_context_adopt(CUgreenCtx green, gctx_context **context)
     if ((s = gctx__pop_context(drv, s)))
         goto fail;
     c->device = device;
-    if ((s = finish_context(drv, c)))
+    if ((s = finish_context(drv, c)) ||
+        (s = gctx__object_init(&c->base, GCTX__TYPE_CONTEXT, context_destroy)))
         goto fail;
     *context = gctx__handle_give(&c->base);
     return GCTX_SUCCESS;

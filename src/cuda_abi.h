@@ -224,6 +224,8 @@ typedef gcu_result (*gcu_pfn_cuGetProcAddress)(const char *symbol, void **pfn, i
     X(cuStreamQuery, 2000, 1, (CUstream stream))                                                \
     X(cuStreamGetFlags, 5050, 1, (CUstream stream, unsigned int *flags))                        \
     X(cuEventElapsedTime, 2000, 1, (float *ms, CUevent start, CUevent end))                     \
+    X(cuMemGetInfo, 3020, 1, (size_t *free_bytes, size_t *total_bytes))                         \
+    X(cuDevicePrimaryCtxReset, 11000, 1, (gcu_device dev))                                      \
     X(cuCtxGetDevResource, 12040, 0,                                                            \
       (CUcontext ctx, gcu_dev_resource * resource, gcu_dev_resource_type type))                 \
     X(cuStreamGetDevResource, 13010, 0,                                                         \

@@ -7,6 +7,16 @@
 #include "internal.h"
 
 typedef struct gctx_context gctx_context;
+typedef struct gctx__cache_key gctx__cache_key; /* context_cache.c */
+
+/* Drained streams of a context the cache may keep, waiting for its next streams of the same
+ * priority; they go to the cache and come back with the driver context (context_cache.c). */
+#define GCTX__IDLE_STREAMS 4
+typedef struct gctx__idle_streams {
+    unsigned n;
+    CUstream stream[GCTX__IDLE_STREAMS];
+    int priority[GCTX__IDLE_STREAMS];
+} gctx__idle_streams;
 
 /* The record of one split: its outputs share it, and it keeps the split's input alive.
  * Outputs of one record are disjoint; that is how greenctx knows provenance. */
@@ -48,6 +58,8 @@ struct gctx_context {
     unsigned long long id;
     gctx_workqueue_scope workqueue_scope;
     unsigned workqueue_limit;
+    gctx__cache_key *cache_key; /* what identifies its SMs and options; NULL: never cached */
+    gctx__idle_streams idle;    /* under the cache's lock */
 };
 
 /* A partition's descriptor, made on first use. */

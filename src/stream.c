@@ -1,7 +1,7 @@
 /* Streams on green contexts: creation on every driver, adoption, lookup, teardown in order. */
 #include <stdlib.h>
 
-#include "partition.h"
+#include "context_cache.h"
 #include "stream.h"
 
 static void stream_destroy(gctx__object *object)
@@ -9,10 +9,12 @@ static void stream_destroy(gctx__object *object)
     gctx_stream *st = (gctx_stream *)object;
     const gctx__driver *drv;
     if (st->owned && gctx__driver_load(&drv) == GCTX_SUCCESS) {
-        /* The driver would destroy a stream with work in flight; let the work finish first. */
-        drv->cuStreamSynchronize(st->handle);
-        gctx__release_driver_object(drv, GCTX__RELEASE_STREAM,
-                                    (gctx__driver_object){.stream = st->handle});
+        /* The driver would destroy a stream with work in flight; let the work finish first.
+         * Drained, it may wait with its context for the context's next stream instead. */
+        if (drv->cuStreamSynchronize(st->handle) != GCU_SUCCESS ||
+            !gctx__cache_keep_stream(st->context, st->handle, st->priority))
+            gctx__release_driver_object(drv, GCTX__RELEASE_STREAM,
+                                        (gctx__driver_object){.stream = st->handle});
     }
     gctx__context_release(st->context);
     free(st);
@@ -75,7 +77,9 @@ gctx_status gctx_stream_create(gctx_context *context, const gctx_stream_options 
     if ((s = gctx__driver_load_green(&drv)))
         return s;
     CUstream handle = NULL;
-    if (drv->cuGreenCtxStreamCreate) {
+    if (gctx__cache_take_stream(context, opts.priority, &handle)) {
+        /* a drained stream of the same priority that the context had */
+    } else if (drv->cuGreenCtxStreamCreate) {
         gcu_result r = drv->cuGreenCtxStreamCreate(&handle, context->green,
                                                    GCU_STREAM_NON_BLOCKING, opts.priority);
         if (r != GCU_SUCCESS)
@@ -89,6 +93,7 @@ gctx_status gctx_stream_create(gctx_context *context, const gctx_stream_options 
                                     (gctx__driver_object){.stream = handle});
         return s;
     }
+    st->priority = opts.priority;
     *stream = gctx__handle_give(&st->base);
     return GCTX_SUCCESS;
 }

@@ -9,6 +9,7 @@ struct gctx_stream {
     CUstream handle;
     gctx_context *context; /* retained: a stream never outlives its context */
     int owned;             /* 0 for adopted streams */
+    int priority;          /* as asked, for handing it on drained (context_cache.c) */
 };
 
 struct gctx_event {

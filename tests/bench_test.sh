@@ -37,7 +37,14 @@ sim_overhead)
         has "$out" "$row"
     done
     has "$out" "needs a GPU: this driver runs no kernels"
+    # The context cache and layouts: no memory lost with the cache, 4 MiB per context without.
+    has "$out" "re-partitioning: 16/rest <-> 64/rest"
+    has "$out" "device memory lost, MiB                   0.0            |     1600.0"
+    has "$out" "layout switch, host"
+    has "$out" "16 layouts x 2 contexts + streams"
     run 0 --sim h200@13000 bench overhead --reps 3 --json
+    json_ok "$out" \
+        'd["overhead"]["repartitioning"]["memory_lost_cache_mib"] == 0 and d["overhead"]["repartitioning"]["layout_switch_host_us"]["n"] == 3'
     json_ok "$out" \
         'd["meta"]["simulated"] and d["overhead"]["reps"] == 3 and d["isolation"] is None'
     json_ok "$out" \

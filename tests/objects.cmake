@@ -40,11 +40,14 @@ function(greenctx_object_test_binary name)
     Threads::Threads)
 endfunction()
 
+# These check when driver objects are destroyed, so they run with the context cache off
+# (GREENCTX_CONTEXT_CACHE=0); test_cache checks the cache.
 greenctx_object_test_binary(test_partitions test_partitions.c)
 foreach(model h200 a100 l4)
   foreach(version 12040 12050 13000 13010)
     greenctx_driver_test(partitions.${model}.${version} COMMAND test_partitions SIM_ONLY
-      SIM_ENV GREENCTX_SIM_DEVICES=${model} GREENCTX_SIM_DRIVER_VERSION=${version})
+      SIM_ENV GREENCTX_SIM_DEVICES=${model} GREENCTX_SIM_DRIVER_VERSION=${version}
+      GREENCTX_CONTEXT_CACHE=0)
   endforeach()
 endforeach()
 # On the real driver (make test-gpu) the same tests run once, on device 0.
@@ -55,23 +58,28 @@ endif()
 greenctx_object_test_binary(test_contexts test_contexts.c)
 foreach(version 12040 12050 13000 13010)
   greenctx_driver_test(contexts.${version} COMMAND test_contexts SIM_ONLY
-    SIM_ENV GREENCTX_SIM_DEVICES=h200 GREENCTX_SIM_DRIVER_VERSION=${version})
+    SIM_ENV GREENCTX_SIM_DEVICES=h200 GREENCTX_SIM_DRIVER_VERSION=${version}
+    GREENCTX_CONTEXT_CACHE=0)
 endforeach()
 greenctx_driver_test(contexts.threads COMMAND test_contexts many_threads_create_use_release
-  SIM_ONLY SIM_ENV GREENCTX_SIM_DEVICES=h200 LABELS threads)
+  SIM_ONLY SIM_ENV GREENCTX_SIM_DEVICES=h200 GREENCTX_CONTEXT_CACHE=0 LABELS threads)
 if(GREENCTX_TEST_DRIVER STREQUAL "real")
   greenctx_driver_test(contexts COMMAND test_contexts)
 endif()
 
-# Every entry point the library resolves, failing call by call (tests/test_faults.c).
+# Every entry point the library resolves, failing call by call (tests/test_faults.c). They
+# count the driver objects left after each release, so the context cache is off (test_cache
+# puts the cache's own paths under faults).
 greenctx_object_test_binary(test_faults test_faults.c)
 foreach(version 12040 13000 13010)
   greenctx_driver_test(faults.${version} COMMAND test_faults SIM_ONLY
-    SIM_ENV GREENCTX_SIM_DEVICES=h200 GREENCTX_SIM_DRIVER_VERSION=${version})
+    SIM_ENV GREENCTX_SIM_DEVICES=h200 GREENCTX_SIM_DRIVER_VERSION=${version}
+    GREENCTX_CONTEXT_CACHE=0)
 endforeach()
 foreach(entry cuEventDestroy cuStreamDestroy cuGreenCtxDestroy cuDevicePrimaryCtxRelease)
   greenctx_driver_test(faults.release.${entry} COMMAND test_faults release_failure_from_environment
-    SIM_ONLY SIM_ENV GREENCTX_SIM_DEVICES=h200 GREENCTX_SIM_FAIL=${entry}:1)
+    SIM_ONLY SIM_ENV GREENCTX_SIM_DEVICES=h200 GREENCTX_SIM_FAIL=${entry}:1
+    GREENCTX_CONTEXT_CACHE=0)
 endforeach()
 foreach(entry cuInit cuDriverGetVersion)
   greenctx_driver_test(faults.load.${entry} COMMAND test_faults load_fails_naming_the_entry_point
@@ -85,7 +93,8 @@ greenctx_driver_test(gpu COMMAND test_gpu)
 foreach(version 13000 13040)
   greenctx_driver_test(contexts.b200.${version} COMMAND test_contexts locality_domains
     context_from_each_kind_of_partition SIM_ONLY
-    SIM_ENV GREENCTX_SIM_DEVICES=b200 GREENCTX_SIM_DRIVER_VERSION=${version})
+    SIM_ENV GREENCTX_SIM_DEVICES=b200 GREENCTX_SIM_DRIVER_VERSION=${version}
+    GREENCTX_CONTEXT_CACHE=0)
 endforeach()
 
 # `greenctx plan` and `greenctx map` on the simulated driver.
@@ -105,3 +114,5 @@ greenctx_driver_test(handles COMMAND test_handles SIM_ENV GREENCTX_SIM_DEVICES=h
 greenctx_driver_test(handles.threads COMMAND test_handles
   threads_create_release_and_poke_stale_handles SIM_ENV GREENCTX_SIM_DEVICES=h200
   LABELS threads)
+
+include(${CMAKE_CURRENT_SOURCE_DIR}/cache.cmake)

@@ -1,4 +1,6 @@
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "sm_ids.h"
 
@@ -9,6 +11,36 @@ int gt_driver_version(void)
     int v = 0;
     gctx_driver_version(&v);
     return v;
+}
+
+int gt_require_green_contexts(void)
+{
+    gt_require_device();
+    if (gt_state)
+        return -1;
+    if (!gctx_feature_available(GCTX_FEATURE_GREEN_CONTEXTS)) {
+        gt_skip("no green contexts on this driver: %s",
+                gctx_feature_reason(GCTX_FEATURE_GREEN_CONTEXTS));
+        return -1;
+    }
+    return 0;
+}
+
+long gt_run_threads(int n, void *(*fn)(void *))
+{
+    pthread_t *threads = calloc((size_t)n, sizeof *threads);
+    int started = 0;
+    long failures = 0;
+    while (threads && started < n &&
+           pthread_create(&threads[started], NULL, fn, (void *)(long)(started + 1)) == 0)
+        started++;
+    for (int t = 0; t < started; t++) {
+        void *f;
+        pthread_join(threads[t], &f);
+        failures += (long)f;
+    }
+    free(threads);
+    return started == n ? failures : -1;
 }
 
 gctx_group gt_group(unsigned n) { return (gctx_group){.num_sms = n}; }

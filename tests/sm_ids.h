@@ -9,6 +9,12 @@
 
 /* The loaded driver's version (0 when none loads). */
 int gt_driver_version(void);
+/* Skips the running test (returning -1) unless a driver with green contexts counts a
+ * device; else 0. */
+int gt_require_green_contexts(void);
+/* Runs fn on n threads at once (each given its number from 1 as the argument) and returns the
+ * sum of what they return: their failures. -1 when a thread can't be started. */
+long gt_run_threads(int n, void *(*fn)(void *));
 /* A group of n SMs with every other field at its default. */
 gctx_group gt_group(unsigned n);
 /* Device 0 as a partition; NULL after marking the test skipped (no device, no green

@@ -203,6 +203,7 @@ GT_TEST(options_at_first_and_newer_sizes)
     gctx_context_options *copts = guarded_struct(&g, sizeof(gctx_context_options) + 16);
     copts->workqueue_scope = GCTX_WORKQUEUE_SCOPE_DEFAULT;
     copts->workqueue_concurrency_limit = 0;
+    copts->flags = 0;
     GT_ASSERT_STATUS(gctx_context_create(p, copts, &c), GCTX_SUCCESS);
     gctx_stream *st = NULL;
     gctx_stream_options *sopts = guarded_struct(&g, GCTX__MIN_STREAM_OPTIONS);

@@ -1,0 +1,32 @@
+/* The re-partitioning rows of `greenctx bench overhead` (issue 8), beside the overhead table's
+ * own re-partition row (through the cache against the raw rebuild) and its context-create row
+ * (a cache miss against the raw create): device memory and time over many re-partitions with
+ * the context cache and without it, a layout switch (host time, and the gap it adds on the
+ * device between the last kernel on the old layout and the first on the new), and the time
+ * to make 16 layouts of 2 contexts with a stream each. */
+#ifndef GREENCTX_BENCH_CACHE_ROWS_H
+#define GREENCTX_BENCH_CACHE_ROWS_H
+
+#include "bench.h"
+
+typedef struct cache_rows {
+    int valid;
+    unsigned small_sms, large_sms; /* the two ratios: small/rest and large/rest */
+    unsigned cycles;               /* re-partitions per memory row */
+    bench_summary repartition_cached, repartition_rebuild; /* us per re-partition */
+    double lost_cached_mib, lost_rebuild_mib; /* device memory lost over `cycles` */
+    bench_summary switch_host;     /* us per gctx_layouts_switch */
+    int gap_valid;                 /* 0 where kernels don't run */
+    bench_summary gap_switch;      /* us from the old layout's last kernel to the new one's */
+    bench_summary gap_same_stream; /* the same two kernels on one stream */
+    double layouts_cold_ms, layouts_warm_ms; /* 16 layouts x 2: empty cache, all cached */
+} cache_rows;
+
+/* Measures every row (reps: each timing's repetitions). Leaves the device's cache limit as it
+ * was, and the cache empty. Returns 0, or -1 after printing why. */
+int cache_rows_measure(const bench_env *env, unsigned reps, cache_rows *rows);
+void cache_rows_print(const cache_rows *rows);
+/* ,"repartitioning":{...} */
+void cache_rows_json(const cache_rows *rows);
+
+#endif

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# GPU proof of the context cache and layouts (issue 8), run from the repository root on a
+# machine with an NVIDIA GPU: OUT=/some/dir gpu/f-cache.sh. Builds against the real driver,
+# then:
+#   1. test_cache: a cache hit runs on exactly the SMs (%smid) the same request gets with a
+#      fresh context; 100,000 re-partitions lose at most 10 MB of device memory, 0 failures;
+#   2. test_layouts: layouts switch without driver objects, work ordered across the switch;
+#   3. make test-gpu's driver tests (everything else still passes with the cache on);
+#   4. `greenctx bench overhead` (text and JSON), its rows checked against the issue's targets.
+# Logs go to $OUT; the last lines are a PASS/FAIL summary.
+set -uo pipefail
+out=${OUT:-gpu-out}
+mkdir -p "$out"
+jobs=$(nproc)
+{
+  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1
+  git log -1 --format='commit %H %s' 2>/dev/null
+} | tee "$out/machine.txt"
+
+declare -A result
+step() { # step NAME COMMAND...: runs it, logs to $out/NAME.log, records PASS/FAIL
+  local name=$1
+  shift
+  if "$@" >"$out/$name.log" 2>&1; then result[$name]=PASS; else result[$name]="FAIL (exit $?)"; fi
+  echo "== $name: ${result[$name]}"
+  tail -n 25 "$out/$name.log"
+}
+
+step build bash -c "cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DGREENCTX_TEST_DRIVER=real && cmake --build build-gpu -j$jobs"
+if [ "${result[build]}" != PASS ]; then
+  echo "SUMMARY: FAIL (build)"
+  exit 1
+fi
+step cache timeout 150 build-gpu/tests/test_cache hits_only_for_the_same_sms other_sms_miss \
+  nested_partitions_hit_through_their_context bounded_least_recently_used_first \
+  fresh_flag_and_bad_flags bad_arguments adopted_contexts_are_never_cached off_switch \
+  streams_come_back_with_their_context \
+  many_threads memory_flat_over_1000_repartitions memory_flat_over_100000_repartitions
+if [ -x build-gpu/tests/test_layouts ]; then
+  step layouts timeout 60 build-gpu/tests/test_layouts
+fi
+step test_gpu bash -c "cd build-gpu && timeout 150 ctest --output-on-failure -L driver -E '^cache$'"
+step bench timeout 120 build-gpu/tools/greenctx bench overhead
+step bench_json bash -c "timeout 120 build-gpu/tools/greenctx bench overhead --json > '$out/bench.json'"
+step targets python3 - "$out/bench.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))["overhead"]
+ops = {o["op"]: o for o in d["ops"]}
+r = d["repartitioning"]
+checks = [
+    ("re-partition through the cache p50 <= 20 us",
+     ops["repartition"]["greenctx_us"]["p50"], lambda v: v <= 20),
+    ("raw rebuild p50 (for reference)", ops["repartition"]["raw_driver_us"]["p50"], lambda v: True),
+    ("cache miss / raw create p50 <= 1.02", ops["context_create"]["ratio_p50"], lambda v: v <= 1.02),
+    ("layout switch host p50 <= 2 us", r["layout_switch_host_us"]["p50"], lambda v: v <= 2),
+    ("added device gap p50 <= 1 us",
+     r["device_gap_switch_us"]["p50"] - r["device_gap_same_stream_us"]["p50"]
+     if "device_gap_switch_us" in r else None, lambda v: v <= 1),
+    ("16 layouts x 2 contexts <= 60 ms", r["layouts_16x2_cold_ms"], lambda v: v <= 60),
+    ("memory lost with the cache (MiB, %d re-partitions) <= 10" % r["cycles"],
+     r["memory_lost_cache_mib"], lambda v: v <= 10),
+    ("memory lost without the cache (MiB, for reference)", r["memory_lost_no_cache_mib"],
+     lambda v: True),
+]
+bad = 0
+for name, value, ok in checks:
+    good = value is not None and ok(value)
+    bad += not good
+    shown = "n/a" if value is None else "%.3f" % value
+    print("%-60s %12s  %s" % (name, shown, "MET" if good else "MISSED"))
+sys.exit(1 if bad else 0)
+PY
+
+echo
+status=0
+for name in "${!result[@]}"; do
+  echo "SUMMARY: $name ${result[$name]}"
+  [ "${result[$name]}" = PASS ] || status=1
+done
+if [ $status = 0 ]; then echo "SUMMARY: PASS"; else echo "SUMMARY: FAIL"; fi
+exit $status

@@ -1,0 +1,482 @@
+/* The context cache.
+ *
+ * The H200 (driver 13.0) keeps 4 MiB of device memory for every green context destroyed, until
+ * the primary context is reset, and takes 1-2 ms to make one. So the driver side of a context
+ * greenctx made is not destroyed when its last reference goes: it waits here, per device, and
+ * the next request for the same SMs with the same options gets it back. Eviction (over the
+ * limit, least recently used first, or a trim) is the only place such a context is destroyed,
+ * so the limit also bounds what the driver can lose. A destroy the driver refuses is counted
+ * and retried as every release's is (gctx_release_failures_get).
+ *
+ * Streams. Making and destroying a stream costs microseconds, a re-partition's largest part
+ * once its contexts come from here. So a drained greenctx stream of a context that may be
+ * cached stays with the context (at most GCTX__IDLE_STREAMS), goes to the cache with it, and
+ * is handed to the context's next stream of the same priority.
+ *
+ * Identity. The key is what the driver is given: the bytes of the SM resources the descriptor
+ * is made from (the driver sees nothing else of them; a split is deterministic and equal bytes
+ * went with equal SMs in every case measured), the device and the options. The last 8 bytes,
+ * nextResource, are a pointer into the caller's memory and are left out. The resource of a
+ * green context does not identify its SMs (zeros where the mask is), so where a partition comes
+ * from a context (its SMs, or a split of them) the key of that context stands in for it: equal
+ * keys still mean equal SMs. A context of unknown history (adopted) gives no key, and neither
+ * does anything made from it: never cached. The same SMs reached through other resources is a
+ * different key: a miss, which is safe. */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "context_cache.h"
+
+#define DEFAULT_LIMIT 16u
+/* Every byte of a CUdevResource but nextResource. */
+#define RESOURCE_KEY_BYTES offsetof(gcu_dev_resource, nextResource)
+
+struct gctx__cache_key {
+    uint64_t hash;
+    size_t size; /* of bytes */
+    unsigned char bytes[];
+};
+
+typedef struct entry {
+    struct entry *prev, *next; /* most recently cached first */
+    gctx__cache_key *key;
+    gctx__idle_streams idle;
+    CUgreenCtx green;
+    CUcontext context;
+    int has_id;
+    unsigned long long id;
+    gctx_workqueue_scope workqueue_scope;
+    unsigned workqueue_limit;
+} entry;
+
+typedef struct device_cache {
+    entry *newest, *oldest;
+    unsigned cached, live, limit;
+    unsigned long long hits, misses, evictions;
+} device_cache;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static device_cache *devices; /* grown to the highest device seen */
+static int nb_devices;
+
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+static unsigned env_limit = DEFAULT_LIMIT;
+static char env_error[256]; /* "" when GREENCTX_CONTEXT_CACHE is absent or well formed */
+
+static void read_env(void)
+{
+    const char *v = getenv("GREENCTX_CONTEXT_CACHE");
+    if (!v || !*v)
+        return;
+    char *end;
+    errno = 0;
+    unsigned long n = strtoul(v, &end, 10);
+    if (*v < '0' || *v > '9' || *end || errno || n > UINT_MAX) {
+        char shown[64];
+        snprintf(shown, sizeof shown, "%.40s%s", v, strlen(v) > 40 ? "..." : "");
+        snprintf(env_error, sizeof env_error,
+                 "GREENCTX_CONTEXT_CACHE is '%s': set it to 0 to turn the context cache off, "
+                 "or to how many idle green contexts to keep per device (the default is %u), "
+                 "or unset it",
+                 shown, DEFAULT_LIMIT);
+        return;
+    }
+    env_limit = (unsigned)n;
+}
+
+static gctx_status check_env(void)
+{
+    pthread_once(&env_once, read_env);
+    return env_error[0] ? gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "%s", env_error)
+                        : GCTX_SUCCESS;
+}
+
+/* The device's cache, growing the table to reach it; NULL when out of memory. Lock held. */
+static device_cache *device_of(int device)
+{
+    if (device < 0)
+        return NULL;
+    if (device >= nb_devices) {
+        device_cache *grown = realloc(devices, (size_t)(device + 1) * sizeof *grown);
+        if (!grown)
+            return NULL;
+        for (int d = nb_devices; d <= device; d++)
+            grown[d] = (device_cache){.limit = env_limit};
+        devices = grown;
+        nb_devices = device + 1;
+    }
+    return &devices[device];
+}
+
+/* ---- keys ---- */
+
+typedef struct key_buffer {
+    unsigned char *bytes;
+    size_t size, capacity;
+    int failed; /* out of memory */
+} key_buffer;
+
+static void put(key_buffer *b, const void *bytes, size_t size)
+{
+    if (b->failed)
+        return;
+    if (b->size + size > b->capacity) {
+        size_t capacity = b->capacity ? b->capacity * 2 : 256;
+        while (capacity < b->size + size)
+            capacity *= 2;
+        unsigned char *grown = realloc(b->bytes, capacity);
+        if (!grown) {
+            b->failed = 1;
+            return;
+        }
+        b->bytes = grown;
+        b->capacity = capacity;
+    }
+    memcpy(b->bytes + b->size, bytes, size);
+    b->size += size;
+}
+
+/* What identifies a partition's SMs; 0 when nothing does (they come from an adopted context,
+ * or from one made while the cache was off). */
+static int put_partition(key_buffer *b, const gctx_partition *p)
+{
+    if (p->kind == GCTX_PARTITION_CONTEXT) {
+        const gctx__cache_key *of = p->context->cache_key;
+        if (!of)
+            return 0;
+        put(b, "C", 1);
+        put(b, &of->size, sizeof of->size);
+        put(b, of->bytes, of->size);
+        return 1;
+    }
+    put(b, "R", 1);
+    put(b, &p->nb_resources, sizeof p->nb_resources);
+    for (unsigned i = 0; i < p->nb_resources; i++)
+        put(b, &p->resources[i], RESOURCE_KEY_BYTES);
+    /* A split of a context's SMs: its outputs are relative to that context. */
+    if (p->split && p->split->input->kind == GCTX_PARTITION_CONTEXT)
+        return put_partition(b, p->split->input);
+    return 1;
+}
+
+static uint64_t fnv1a64(const unsigned char *bytes, size_t size)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < size; i++)
+        h = (h ^ bytes[i]) * 1099511628211ull;
+    return h;
+}
+
+/* NULL in *out when the partition's SMs can't be recognised. */
+static gctx_status make_key(const gctx_partition *p, const gctx_context_options *options,
+                            gctx__cache_key **out)
+{
+    key_buffer b = {0};
+    const struct {
+        int device;
+        int workqueue_scope;
+        unsigned workqueue_limit;
+        unsigned create_flags;
+    } head = {p->device, options ? (int)options->workqueue_scope : 0,
+              options ? options->workqueue_concurrency_limit : 0, GCU_GREEN_CTX_DEFAULT_STREAM};
+    put(&b, &head, sizeof head);
+    int known = put_partition(&b, p);
+    gctx__cache_key *key = NULL;
+    if (!b.failed && known) {
+        key = malloc(sizeof *key + b.size);
+        if (key) {
+            key->hash = fnv1a64(b.bytes, b.size);
+            key->size = b.size;
+            memcpy(key->bytes, b.bytes, b.size);
+        }
+    }
+    int failed = b.failed || (known && !key);
+    free(b.bytes);
+    if (failed)
+        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making a green context");
+    *out = key;
+    return GCTX_SUCCESS;
+}
+
+static int same_key(const gctx__cache_key *a, const gctx__cache_key *b)
+{
+    return a->hash == b->hash && a->size == b->size && memcmp(a->bytes, b->bytes, a->size) == 0;
+}
+
+/* ---- the lists ---- */
+
+static void unlink_entry(device_cache *d, entry *e)
+{
+    if (e->prev)
+        e->prev->next = e->next;
+    else
+        d->newest = e->next;
+    if (e->next)
+        e->next->prev = e->prev;
+    else
+        d->oldest = e->prev;
+    d->cached--;
+}
+
+static void push_newest(device_cache *d, entry *e)
+{
+    e->prev = NULL;
+    e->next = d->newest;
+    if (d->newest)
+        d->newest->prev = e;
+    else
+        d->oldest = e;
+    d->newest = e;
+    d->cached++;
+}
+
+/* Takes the oldest entries beyond `keep` off the list, into *victims (linked by next). */
+static void evict_beyond(device_cache *d, unsigned keep, entry **victims)
+{
+    while (d->cached > keep) {
+        entry *e = d->oldest;
+        unlink_entry(d, e);
+        e->next = *victims;
+        *victims = e;
+    }
+}
+
+/* Streams first: the context takes them with it on some drivers. */
+static void destroy_idle(const gctx__driver *drv, gctx__idle_streams *idle)
+{
+    for (unsigned i = 0; i < idle->n; i++)
+        gctx__release_driver_object(drv, GCTX__RELEASE_STREAM,
+                                    (gctx__driver_object){.stream = idle->stream[i]});
+    idle->n = 0;
+}
+
+/* Destroys evicted contexts, outside the lock (the driver call takes time). A destroy the
+ * driver refuses is counted and retried like any release's (release.c). */
+static void destroy_victims(int device, entry *victims)
+{
+    if (!victims)
+        return;
+    const gctx__driver *drv = NULL;
+    gctx__driver_load(&drv); /* loaded before anything was cached: cannot fail */
+    unsigned destroyed = 0;
+    while (victims) {
+        entry *e = victims;
+        victims = e->next;
+        destroy_idle(drv, &e->idle);
+        gctx__release_driver_object(drv, GCTX__RELEASE_GREEN_CONTEXT,
+                                    (gctx__driver_object){.green = e->green});
+        destroyed++;
+        free(e->key);
+        free(e);
+    }
+    pthread_mutex_lock(&lock);
+    devices[device].evictions += destroyed; /* the victims came from it: it exists */
+    pthread_mutex_unlock(&lock);
+}
+
+/* ---- the hooks of context.c ---- */
+
+gctx_status gctx__cache_take(gctx_partition *partition, const gctx_context_options *options,
+                             gctx_context *c)
+{
+    c->cache_key = NULL;
+    gctx_status s = check_env();
+    if (s != GCTX_SUCCESS)
+        return s;
+    pthread_mutex_lock(&lock);
+    device_cache *d = device_of(partition->device);
+    int on = d && d->limit > 0;
+    pthread_mutex_unlock(&lock);
+    if (!on)
+        return GCTX_SUCCESS; /* off, or no memory to track the device: a plain context */
+    gctx__cache_key *key = NULL;
+    if ((s = make_key(partition, options, &key)) || !key)
+        return s;
+    c->cache_key = key;
+    int fresh = options && (options->flags & GCTX_CONTEXT_FRESH);
+    pthread_mutex_lock(&lock);
+    d = device_of(partition->device); /* the table may have grown meanwhile */
+    entry *e = NULL;
+    for (entry *it = d->newest; it && !fresh; it = it->next)
+        if (same_key(it->key, key)) {
+            e = it;
+            break;
+        }
+    if (e) {
+        unlink_entry(d, e);
+        d->hits++;
+    } else {
+        d->misses++;
+    }
+    pthread_mutex_unlock(&lock);
+    if (e) {
+        c->green = e->green;
+        c->context = e->context;
+        c->has_id = e->has_id;
+        c->id = e->id;
+        c->workqueue_scope = e->workqueue_scope;
+        c->workqueue_limit = e->workqueue_limit;
+        c->idle = e->idle;
+        free(e->key);
+        free(e);
+    }
+    return GCTX_SUCCESS;
+}
+
+void gctx__cache_count_live(const gctx_context *c)
+{
+    pthread_mutex_lock(&lock);
+    device_cache *d = device_of(c->device);
+    if (d)
+        d->live++;
+    pthread_mutex_unlock(&lock);
+}
+
+int gctx__cache_give(gctx_context *c)
+{
+    entry *e = c->cache_key ? calloc(1, sizeof *e) : NULL;
+    entry *victims = NULL;
+    int kept = 0;
+    pthread_mutex_lock(&lock);
+    device_cache *d = device_of(c->device);
+    if (d)
+        d->live--;
+    if (d && e && d->limit > 0) {
+        *e = (entry){NULL, NULL, c->cache_key, c->idle, c->green, c->context, c->has_id, c->id,
+                     c->workqueue_scope, c->workqueue_limit};
+        push_newest(d, e);
+        evict_beyond(d, d->limit, &victims);
+        kept = 1;
+    }
+    pthread_mutex_unlock(&lock);
+    destroy_victims(c->device, victims);
+    if (!kept) {
+        const gctx__driver *drv;
+        if (c->idle.n && gctx__driver_load(&drv) == GCTX_SUCCESS)
+            destroy_idle(drv, &c->idle);
+        free(e);
+        free(c->cache_key);
+    }
+    c->idle.n = 0;
+    c->cache_key = NULL;
+    return kept;
+}
+
+void gctx__cache_forget(gctx_context *c)
+{
+    free(c->cache_key);
+    c->cache_key = NULL;
+}
+
+int gctx__cache_keep_stream(gctx_context *c, CUstream stream, int priority)
+{
+    int kept = 0;
+    pthread_mutex_lock(&lock);
+    if (c->cache_key && c->idle.n < GCTX__IDLE_STREAMS) {
+        c->idle.stream[c->idle.n] = stream;
+        c->idle.priority[c->idle.n] = priority;
+        c->idle.n++;
+        kept = 1;
+    }
+    pthread_mutex_unlock(&lock);
+    return kept;
+}
+
+int gctx__cache_take_stream(gctx_context *c, int priority, CUstream *stream)
+{
+    int taken = 0;
+    pthread_mutex_lock(&lock);
+    for (unsigned i = 0; i < c->idle.n && !taken; i++) {
+        if (c->idle.priority[i] == priority) {
+            *stream = c->idle.stream[i];
+            c->idle.n--;
+            c->idle.stream[i] = c->idle.stream[c->idle.n];
+            c->idle.priority[i] = c->idle.priority[c->idle.n];
+            taken = 1;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return taken;
+}
+
+/* ---- the public API ---- */
+
+/* The device's cache, for a public call: the device checked, the environment valid. The lock
+ * is held on success. */
+static gctx_status lock_device(int device, device_cache **out)
+{
+    const gctx__driver *drv;
+    gctx_status s = gctx__driver_load_green(&drv);
+    if (s == GCTX_SUCCESS)
+        s = gctx__check_device(drv, device);
+    if (s == GCTX_SUCCESS)
+        s = check_env();
+    if (s != GCTX_SUCCESS)
+        return s;
+    pthread_mutex_lock(&lock);
+    if (!(*out = device_of(device))) {
+        pthread_mutex_unlock(&lock);
+        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory for device %d's context cache",
+                          device);
+    }
+    return GCTX_SUCCESS;
+}
+
+gctx_status gctx_cache_get_limit(int device, unsigned *limit)
+{
+    if (!limit)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "limit (the output) is NULL");
+    device_cache *d;
+    gctx_status s = lock_device(device, &d);
+    if (s != GCTX_SUCCESS)
+        return s;
+    *limit = d->limit;
+    pthread_mutex_unlock(&lock);
+    return GCTX_SUCCESS;
+}
+
+/* Sets the limit (keep: the new limit) or only trims (keep: 0, limit unchanged). */
+static gctx_status shrink(int device, int set_limit, unsigned keep)
+{
+    device_cache *d;
+    gctx_status s = lock_device(device, &d);
+    if (s != GCTX_SUCCESS)
+        return s;
+    entry *victims = NULL;
+    if (set_limit)
+        d->limit = keep;
+    evict_beyond(d, keep, &victims);
+    pthread_mutex_unlock(&lock);
+    destroy_victims(device, victims);
+    return GCTX_SUCCESS;
+}
+
+gctx_status gctx_cache_set_limit(int device, unsigned limit) { return shrink(device, 1, limit); }
+
+gctx_status gctx_cache_trim(int device) { return shrink(device, 0, 0); }
+
+gctx_status gctx_cache_get_stats(int device, gctx_cache_stats *stats)
+{
+    gctx_status s = gctx__sized_check(stats, GCTX__MIN_CACHE_STATS, "stats",
+                                      "GCTX_CACHE_STATS_INIT");
+    device_cache *d;
+    if (s == GCTX_SUCCESS)
+        s = lock_device(device, &d);
+    if (s != GCTX_SUCCESS)
+        return s;
+    gctx_cache_stats out = GCTX_CACHE_STATS_INIT;
+    out.hits = d->hits;
+    out.misses = d->misses;
+    out.evictions = d->evictions;
+    out.cached = d->cached;
+    out.live = d->live;
+    out.limit = d->limit;
+    pthread_mutex_unlock(&lock);
+    gctx__sized_out(stats, &out, sizeof out);
+    return GCTX_SUCCESS;
+}

@@ -1,0 +1,252 @@
+/* Layouts: alternative partitionings of one device made up front, and switching the work from
+ * one to another with events only.
+ *
+ * Making green contexts costs milliseconds (and device memory that the driver keeps); a
+ * switch must cost microseconds. So every layout's partitions, contexts, streams and one event
+ * per stream are made when the layouts are, and a switch only records each old stream's event
+ * and makes every new stream wait for all of them: no driver object is made or destroyed. */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "stream.h"
+
+struct gctx_layouts {
+    gctx__object base;
+    int device;
+    unsigned nb_layouts, nb_parts;
+    /* [layout * nb_parts + part]: public handles the layouts hold a reference of, and the raw
+     * handles a switch uses; every element made, or the whole set rolled back */
+    gctx_partition **partitions;
+    gctx_context **contexts;
+    gctx_stream **streams;
+    gctx_event **events; /* recorded on the stream of the same index when switching away */
+    CUstream *raw_streams;
+    CUevent *raw_events;
+    pthread_mutex_t lock;
+    unsigned active;
+};
+
+static void layouts_free(gctx_layouts *l)
+{
+    size_t n = (size_t)l->nb_layouts * l->nb_parts;
+    for (size_t i = 0; i < n; i++) {
+        if (l->events)
+            gctx_event_release(l->events[i]);
+        if (l->streams)
+            gctx_stream_release(l->streams[i]);
+        if (l->contexts)
+            gctx_context_release(l->contexts[i]);
+        if (l->partitions)
+            gctx_partition_release(l->partitions[i]);
+    }
+    free(l->raw_events);
+    free(l->raw_streams);
+    free(l->events);
+    free(l->streams);
+    free(l->contexts);
+    free(l->partitions);
+    pthread_mutex_destroy(&l->lock);
+    free(l);
+}
+
+static void layouts_destroy(gctx__object *object) { layouts_free((gctx_layouts *)object); }
+
+static gctx_status check_counts(const unsigned *sm_counts, unsigned nb_layouts, unsigned nb_parts)
+{
+    if (!sm_counts || nb_layouts == 0 || nb_parts == 0)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                          "sm_counts is %s, nb_layouts %u, nb_parts %u: give nb_layouts rows of "
+                          "nb_parts SM counts (both at least 1)",
+                          sm_counts ? "set" : "NULL", nb_layouts, nb_parts);
+    for (unsigned l = 0; l < nb_layouts; l++)
+        for (unsigned i = 0; i + 1 < nb_parts; i++)
+            if (sm_counts[(size_t)l * nb_parts + i] == 0)
+                return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                                  "layout %u, partition %u: an SM count of 0 (the rest) can only "
+                                  "be the last partition's",
+                                  l, i);
+    return GCTX_SUCCESS;
+}
+
+/* One layout: the split, and a context, a stream and an event on each partition. */
+static gctx_status build_layout(gctx_layouts *l, gctx_partition *device, unsigned layout,
+                                const unsigned *counts, const gctx_context_options *options)
+{
+    const unsigned n = l->nb_parts;
+    const int rest = counts[n - 1] == 0;
+    const unsigned nb_groups = rest ? n - 1 : n;
+    gctx_partition **parts = &l->partitions[(size_t)layout * n];
+    gctx_group *groups = calloc(nb_groups ? nb_groups : 1, sizeof *groups); /* reserved: 0 */
+    gctx_status s = GCTX_SUCCESS;
+    if (!groups) {
+        s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making layouts");
+        goto cleanup;
+    }
+    for (unsigned i = 0; i < nb_groups; i++)
+        groups[i].num_sms = counts[i];
+    if (nb_groups == 0) {
+        parts[0] = gctx_partition_retain(device); /* one partition of every SM */
+    } else {
+        s = gctx_partition_split(device, groups, nb_groups, NULL, parts,
+                                 rest ? &parts[n - 1] : NULL, NULL, NULL);
+        if (s == GCTX_SUCCESS && rest && !parts[n - 1])
+            s = gctx__fail(GCTX_ERROR_INSUFFICIENT_SMS,
+                           "its last partition is the rest (0), but the others take every SM");
+    }
+    for (unsigned i = 0; i < n && s == GCTX_SUCCESS; i++) {
+        size_t k = (size_t)layout * n + i;
+        if ((s = gctx_context_create(l->partitions[k], options, &l->contexts[k])) ||
+            (s = gctx_stream_create(l->contexts[k], NULL, &l->streams[k])) ||
+            (s = gctx_event_create(l->contexts[k], &l->events[k])))
+            break;
+        l->raw_streams[k] = gctx_stream_handle(l->streams[k]);
+        l->raw_events[k] = gctx_event_handle(l->events[k]);
+    }
+cleanup:
+    if (s != GCTX_SUCCESS)
+        gctx__append_error("making layout %u of %u", layout, l->nb_layouts);
+    free(groups);
+    return s;
+}
+
+gctx_status gctx_layouts_create(int device, const unsigned *sm_counts, unsigned nb_layouts,
+                                unsigned nb_parts, const gctx_context_options *options,
+                                gctx_layouts **layouts)
+{
+    if (!layouts)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "layouts (the output) is NULL");
+    gctx_status s = check_counts(sm_counts, nb_layouts, nb_parts);
+    if (s != GCTX_SUCCESS)
+        return s;
+    gctx_partition *whole = NULL;
+    if ((s = gctx_partition_from_device(device, &whole)))
+        return s;
+    size_t n = (size_t)nb_layouts * nb_parts;
+    gctx_layouts *l = calloc(1, sizeof *l);
+    if (l) {
+        l->device = device;
+        l->nb_layouts = nb_layouts;
+        l->nb_parts = nb_parts;
+        pthread_mutex_init(&l->lock, NULL);
+        l->partitions = calloc(n, sizeof *l->partitions);
+        l->contexts = calloc(n, sizeof *l->contexts);
+        l->streams = calloc(n, sizeof *l->streams);
+        l->events = calloc(n, sizeof *l->events);
+        l->raw_streams = calloc(n, sizeof *l->raw_streams);
+        l->raw_events = calloc(n, sizeof *l->raw_events);
+    }
+    if (!l || !l->partitions || !l->contexts || !l->streams || !l->events || !l->raw_streams ||
+        !l->raw_events) {
+        s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making %u layouts", nb_layouts);
+        goto cleanup;
+    }
+    for (unsigned k = 0; k < nb_layouts && s == GCTX_SUCCESS; k++)
+        s = build_layout(l, whole, k, &sm_counts[(size_t)k * nb_parts], options);
+    if (s == GCTX_SUCCESS)
+        s = gctx__object_init(&l->base, GCTX__TYPE_LAYOUTS, layouts_destroy);
+cleanup:
+    gctx_partition_release(whole);
+    if (s != GCTX_SUCCESS) {
+        if (l)
+            layouts_free(l);
+        return s;
+    }
+    *layouts = gctx__handle_give(&l->base);
+    return GCTX_SUCCESS;
+}
+
+gctx_layouts *gctx_layouts_retain(gctx_layouts *layouts)
+{
+    return gctx__handle_retain(layouts, GCTX__TYPE_LAYOUTS);
+}
+
+void gctx_layouts_release(gctx_layouts *layouts)
+{
+    gctx__handle_release(layouts, GCTX__TYPE_LAYOUTS);
+}
+
+/* Every stream of layout `to` waits for the work submitted so far to every stream of `from`.
+ * Lock held. */
+static gctx_status hand_over(const gctx__driver *drv, gctx_layouts *l, unsigned from, unsigned to)
+{
+    const unsigned n = l->nb_parts;
+    for (unsigned i = 0; i < n; i++) {
+        size_t k = (size_t)from * n + i;
+        gcu_result r = drv->cuEventRecord(l->raw_events[k], l->raw_streams[k]);
+        if (r != GCU_SUCCESS)
+            return gctx__fail_cuda(r, "cuEventRecord on layout %u's stream %u", from, i);
+    }
+    for (unsigned j = 0; j < n; j++) {
+        CUstream stream = l->raw_streams[(size_t)to * n + j];
+        for (unsigned i = 0; i < n; i++) {
+            gcu_result r = drv->cuStreamWaitEvent(stream, l->raw_events[(size_t)from * n + i], 0);
+            if (r != GCU_SUCCESS)
+                return gctx__fail_cuda(r, "cuStreamWaitEvent: layout %u's stream %u for layout "
+                                          "%u's stream %u", to, j, from, i);
+        }
+    }
+    return GCTX_SUCCESS;
+}
+
+gctx_status gctx_layouts_switch(gctx_layouts *layouts, unsigned index, gctx_stream **streams)
+{
+    gctx_status s = gctx__handle_resolve(&layouts, GCTX__TYPE_LAYOUTS, "layouts");
+    if (s != GCTX_SUCCESS)
+        return s;
+    if (index >= layouts->nb_layouts)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                          "layout %u does not exist: there are %u (0 to %u)", index,
+                          layouts->nb_layouts, layouts->nb_layouts - 1);
+    const gctx__driver *drv;
+    if ((s = gctx__driver_load_green(&drv)))
+        return s;
+    pthread_mutex_lock(&layouts->lock);
+    if (index != layouts->active && (s = hand_over(drv, layouts, layouts->active, index)) == 0)
+        layouts->active = index;
+    pthread_mutex_unlock(&layouts->lock);
+    if (s != GCTX_SUCCESS) {
+        gctx__append_error("switching to layout %u: it is not active; retry, or synchronize "
+                           "the active layout's streams first",
+                           index);
+        return s;
+    }
+    if (streams)
+        for (unsigned i = 0; i < layouts->nb_parts; i++)
+            streams[i] = layouts->streams[(size_t)index * layouts->nb_parts + i];
+    return GCTX_SUCCESS;
+}
+
+gctx_status gctx_layouts_get(const gctx_layouts *layouts, unsigned layout, unsigned part,
+                             gctx_partition **partition, gctx_context **context,
+                             gctx_stream **stream)
+{
+    gctx_status s = gctx__handle_resolve(&layouts, GCTX__TYPE_LAYOUTS, "layouts");
+    if (s != GCTX_SUCCESS)
+        return s;
+    if (layout >= layouts->nb_layouts || part >= layouts->nb_parts)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                          "layout %u, partition %u does not exist: there are %u layouts of %u "
+                          "partitions",
+                          layout, part, layouts->nb_layouts, layouts->nb_parts);
+    size_t k = (size_t)layout * layouts->nb_parts + part;
+    if (partition)
+        *partition = layouts->partitions[k];
+    if (context)
+        *context = layouts->contexts[k];
+    if (stream)
+        *stream = layouts->streams[k];
+    return GCTX_SUCCESS;
+}
+
+gctx_status gctx_layouts_get_active(gctx_layouts *layouts, unsigned *index)
+{
+    gctx_status s = gctx__handle_resolve(&layouts, GCTX__TYPE_LAYOUTS, "layouts");
+    if (s != GCTX_SUCCESS)
+        return s;
+    if (!index)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "index (the output) is NULL");
+    pthread_mutex_lock(&layouts->lock);
+    *index = layouts->active;
+    pthread_mutex_unlock(&layouts->lock);
+    return GCTX_SUCCESS;
+}
