@@ -111,6 +111,7 @@ GT_TEST(restore_a_destroyed_context_fails_and_says_why)
     GT_ASSERT_STATUS(gctx_context_create_with_sms(0, 16, NULL, &green), GCTX_SUCCESS);
     CUcontext gone = gctx_context_cu_context(green);
     gctx_context_release(green);
+    GT_ASSERT_STATUS(gctx_cache_trim(0), GCTX_SUCCESS); /* the cache kept it: destroy it now */
     clear_stack();
     drv->cuCtxSetCurrent(primary);
     GT_ASSERT_STATUS(gctx_current_context_restore(gone, NULL), GCTX_ERROR_DRIVER);
