@@ -121,7 +121,7 @@ gctx_status gctx_stream_adopt(CUstream stream, gctx_stream **out)
                           "stream is NULL: the legacy default stream belongs to no green context");
     if (!out)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "out is NULL");
-    CUgreenCtx green;
+    CUgreenCtx green = NULL; /* gcc 13 -O3 sees it as maybe unset after the lookup */
     gctx_status s = gctx_stream_get_green_context(stream, &green);
     if (s != GCTX_SUCCESS)
         return s;
