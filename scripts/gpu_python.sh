@@ -4,9 +4,10 @@
 # with it (PyTorch's two documented examples verbatim, checked with %smid; a matmul under
 # torch.cuda.stream(ctx.Stream()) right and slower on 16 SMs; a CUDA graph captured on a green
 # stream replaying on its SMs; cuda.core running a kernel on a greenctx stream through
-# __cuda_stream__; events; the deprecated context stack); and the creation costs of the
-# package beside greenctx through ctypes, cuda.core and torch in one run, with the issue's
-# targets. make test-gpu (scripts/gpu_session.sh) runs the same test_gpu.py as python.gpu.
+# __cuda_stream__; events; the deprecated context stack; a layout switch); and the creation
+# costs of the package beside greenctx through ctypes, cuda.core and torch in one run, with
+# the targets. make test-gpu (scripts/gpu_session.sh) runs the same test_gpu.py as
+# python.gpu.
 # Run from the repository root with $OUT set; logs in $OUT, PASS/FAIL at the end.
 set -uo pipefail
 out=${OUT:-gpu-out}

@@ -5,7 +5,7 @@
 gives PyTorch's torch.cuda.green_contexts API (SMPartition.from_device / split,
 GreenContext(num_sms=... | sm_partition=...), Stream(), ...) on every driver with green
 contexts (12.4+), made by greenctx's C library; plus what greenctx has beyond it: plan()
-(a dry run), relation(), observe_sms(), rounding, events. docs/python.md has the whole API.
+(a dry run), relation(), observe_sms(), rounding, events, the context cache and layouts. docs/python.md has the whole API.
 """
 import ctypes
 from dataclasses import dataclass
@@ -14,7 +14,9 @@ from ._capi import lib
 from ._errors import (DriverError, Error, InsufficientSMsError, InvalidArgumentError,
                       InvalidHandleError, NoDeviceError, NoDriverError, OutOfMemoryError,
                       UnsupportedError, check)
+from .cache import CacheStats, cache_limit, cache_stats, set_cache_limit, trim_cache
 from .context import GreenContext
+from .layouts import Layouts
 from .partition import GroupPlan, Relation, Rounding, SMPartition, SplitPlan
 from .stream import Event, Stream
 
@@ -26,7 +28,8 @@ __all__ = [
     "UnsupportedError", "NoDriverError", "NoDeviceError", "InvalidHandleError", "DriverError",
     "OutOfMemoryError", "driver_version", "driver_path", "device_count", "device_info",
     "features", "library_path", "ReleaseFailures", "release_failures",
-    "retry_release_failures",
+    "retry_release_failures", "Layouts", "CacheStats", "cache_stats", "cache_limit",
+    "set_cache_limit", "trim_cache",
 ]
 
 

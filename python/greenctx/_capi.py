@@ -28,6 +28,7 @@ GCTX_SPLIT_PATH_STRUCTURED, GCTX_SPLIT_PATH_GRANULES, GCTX_SPLIT_PATH_FINE_GRANU
 GCTX_RELATION_DISJOINT, GCTX_RELATION_MAY_OVERLAP, GCTX_RELATION_OVERLAP = 0, 1, 2
 GCTX_WORKQUEUE_SCOPE_DEFAULT, GCTX_WORKQUEUE_SCOPE_DEVICE_CTX = 0, 1
 GCTX_WORKQUEUE_SCOPE_BALANCED = 2
+GCTX_CONTEXT_FRESH = 0x1  # gctx_context_options.flags
 
 
 class _Struct(ctypes.Structure):
@@ -77,7 +78,7 @@ class SplitPlan(_Struct):
 
 class ContextOptions(_Struct):
     _fields_ = [("size", c_size_t), ("workqueue_scope", c_int),
-                ("workqueue_concurrency_limit", c_uint)]
+                ("workqueue_concurrency_limit", c_uint), ("flags", c_uint)]
 
 
 class ContextInfo(_Struct):
@@ -97,12 +98,18 @@ class ReleaseFailures(_Struct):
                 ("last_message", ctypes.c_char * 256)]
 
 
+class CacheStats(_Struct):
+    _fields_ = [("size", c_size_t), ("hits", c_ull), ("misses", c_ull), ("evictions", c_ull),
+                ("cached", c_uint), ("live", c_uint), ("limit", c_uint)]
+
+
 # The structs above, by their C names (for the layout test).
 STRUCTS = {"gctx_device_info": DeviceInfo, "gctx_partition_info": PartitionInfo,
            "gctx_group": Group, "gctx_split_options": SplitOptions,
            "gctx_group_plan": GroupPlan, "gctx_split_plan": SplitPlan,
            "gctx_context_options": ContextOptions, "gctx_context_info": ContextInfo,
-           "gctx_stream_options": StreamOptions, "gctx_release_failures": ReleaseFailures}
+           "gctx_stream_options": StreamOptions, "gctx_release_failures": ReleaseFailures,
+           "gctx_cache_stats": CacheStats}
 
 
 def _p(t):
@@ -162,6 +169,19 @@ SIGNATURES = {
     "gctx_stream_observe_sms": (status, [handle, _p(c_uint), c_uint, _p(c_uint)]),
     "gctx_release_failures_get": (status, [_p(ReleaseFailures)]),
     "gctx_release_failures_retry": (status, []),
+    "gctx_partition_retain": (handle, [handle]),
+    "gctx_context_retain": (handle, [handle]),
+    "gctx_stream_retain": (handle, [handle]),
+    "gctx_cache_get_limit": (status, [c_int, _p(c_uint)]),
+    "gctx_cache_set_limit": (status, [c_int, c_uint]),
+    "gctx_cache_trim": (status, [c_int]),
+    "gctx_cache_get_stats": (status, [c_int, _p(CacheStats)]),
+    "gctx_layouts_create": (status, [c_int, _p(c_uint), c_uint, c_uint, _p(ContextOptions),
+                                     handle_out]),
+    "gctx_layouts_release": (None, [handle]),
+    "gctx_layouts_switch": (status, [handle, c_uint, handle_out]),
+    "gctx_layouts_get": (status, [handle, c_uint, c_uint, handle_out, handle_out, handle_out]),
+    "gctx_layouts_get_active": (status, [handle, _p(c_uint)]),
 }
 
 

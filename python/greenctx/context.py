@@ -21,7 +21,7 @@ _CONTEXT_STACK_DEPRECATION = (
     "with GreenContext.Stream() and use torch.cuda.stream(stream) instead.")
 
 
-def _context_options(workqueue_scope, workqueue_concurrency_limit):
+def context_options(workqueue_scope, workqueue_concurrency_limit, fresh=False):
     if workqueue_scope not in _WORKQUEUE_SCOPES:
         raise ValueError(f"workqueue_scope must be 'device_ctx' or 'balanced', "
                          f"got {workqueue_scope!r}")
@@ -32,6 +32,8 @@ def _context_options(workqueue_scope, workqueue_concurrency_limit):
     if workqueue_concurrency_limit is not None:
         options.workqueue_concurrency_limit = count("workqueue_concurrency_limit",
                                                     workqueue_concurrency_limit)
+    if fresh:
+        options.flags = _capi.GCTX_CONTEXT_FRESH
     return options
 
 
@@ -56,9 +58,9 @@ class GreenContext(Handle):
     _info_call, _info_type = "gctx_context_get_info", _capi.ContextInfo
 
     def __init__(self, *, num_sms=None, sm_partition=None, workqueue_scope=None,
-                 workqueue_concurrency_limit=None, device_id=None):
+                 workqueue_concurrency_limit=None, device_id=None, fresh=False):
         self._h, self._info, self._pushed = None, None, None
-        options = _context_options(workqueue_scope, workqueue_concurrency_limit)
+        options = context_options(workqueue_scope, workqueue_concurrency_limit, fresh)
         if sm_partition is not None and not isinstance(sm_partition, SMPartition):
             raise TypeError("sm_partition must be an SMPartition")
         if num_sms is not None and sm_partition is not None:
@@ -98,20 +100,20 @@ class GreenContext(Handle):
 
     @staticmethod
     def create(*, num_sms=None, sm_partition=None, workqueue_scope=None,
-               workqueue_concurrency_limit=None, device_id=None):
+               workqueue_concurrency_limit=None, device_id=None, fresh=False):
         """Same as the constructor (kept as PyTorch keeps it)."""
         return GreenContext(num_sms=num_sms, sm_partition=sm_partition,
                             workqueue_scope=workqueue_scope,
                             workqueue_concurrency_limit=workqueue_concurrency_limit,
-                            device_id=device_id)
+                            device_id=device_id, fresh=fresh)
 
     @staticmethod
     def split(*, num_sms=0, coscheduled_sm_count=0, preferred_coscheduled_sm_count=0,
               backfill=False, workqueue_scope=None, workqueue_concurrency_limit=None,
-              device_id=None, rounding="strict"):
+              device_id=None, rounding="strict", fresh=False):
         """Contexts on disjoint SMs of a device, one per group (options as SMPartition.split;
-        the workqueue options apply to each). The SMs left over are not used."""
-        options = _context_options(workqueue_scope, workqueue_concurrency_limit)
+        the workqueue options and fresh apply to each). The SMs left over are not used."""
+        options = context_options(workqueue_scope, workqueue_concurrency_limit, fresh)
         with SMPartition.from_device(device_id) as whole:
             parts, rest = whole.split(num_sms=num_sms, coscheduled_sm_count=coscheduled_sm_count,
                                       preferred_coscheduled_sm_count=preferred_coscheduled_sm_count,

@@ -133,6 +133,8 @@ def test_struct_fields_match_header(name):
 
 def test_enum_values_match_header():
     header_values = dict((k, int(v)) for k, v in re.findall(r"\b(GCTX_\w+)\s*=\s*(\d+)", TEXT))
+    header_values.update((k, int(v, 0)) for k, v in
+                         re.findall(r"#define (GCTX_\w+) (0x[0-9a-fA-F]+|\d+)u?\b", TEXT))
     used = {k: v for k, v in vars(_capi).items() if k.startswith("GCTX_")}
     assert used and {k: header_values.get(k) for k in used} == used
 

@@ -197,3 +197,23 @@ def test_deprecated_context_stack_runs_work_on_the_context():
     assert torch.cuda.current_stream() == parent
     torch.cuda.synchronize()
     assert torch.allclose(y, torch.full_like(y, 3.0))
+
+
+def test_layouts_switch_runs_work_on_the_new_partitions():
+    from greenctx import Layouts
+    layouts = Layouts([(16, 0), (64, 0)], device_id=0)
+    x = torch.ones(1024, 1024, device="cuda")
+    torch.cuda.synchronize()
+    a, _ = layouts.switch(0)
+    a.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(a):
+        y = x @ x
+    big, _ = layouts.switch(1)  # waits for y's matmul on layout 0
+    with torch.cuda.stream(big):
+        z = y + 1
+    big.synchronize()
+    assert torch.allclose(z, torch.full_like(z, 1025.0))
+    seen = set(layouts.stream(1, 0).observe_sms())
+    print(f"layout 1, partition 0: {len(seen)} SMs")
+    assert len(seen) == 64
+    layouts.close()

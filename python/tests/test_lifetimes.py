@@ -7,7 +7,7 @@ import pytest
 
 import greenctx
 from greenctx import GreenContext, SMPartition
-from conftest import SIM
+from conftest import NONE_LIVE, SIM
 
 pytestmark = pytest.mark.skipif(SIM is None, reason="needs the simulated driver")
 
@@ -32,15 +32,14 @@ def test_release_in_any_order(sim, order):
         for j, o in enumerate(objects):
             if o._h is not None and isinstance(o, (SMPartition, GreenContext)):
                 assert o.sm_count in (16, 116, 132)
-    assert sim.live_counts() == {"green_ctx": 0, "stream": 0, "event": 0, "primary_ctx": 0}
+    assert sim.settled() == NONE_LIVE
 
 
 def test_garbage_collection_releases(sim):
     objects = make_chain()
     assert sim.live("green_ctx") == 1 and sim.live("stream") == 1 and sim.live("event") == 1
     del objects
-    gc.collect()
-    assert sim.live("all") == 0
+    assert sim.settled() == NONE_LIVE
 
 
 def test_a_stream_keeps_its_context_and_partition_alive(sim, no_torch):
@@ -54,8 +53,7 @@ def test_a_stream_keeps_its_context_and_partition_alive(sim, no_torch):
         assert c.sm_count == 24
     stream.synchronize()
     del stream
-    gc.collect()
-    assert sim.live("all") == 0
+    assert sim.settled() == NONE_LIVE
 
 
 def _group():
@@ -84,18 +82,16 @@ def test_driver_failures_raise_and_leave_nothing(sim, symbol, n, prepare, call):
     if symbol == "split":  # the driver's split of this driver version
         symbol = "cuDevSmResourceSplit" if driver >= 13010 else "cuDevSmResourceSplitByCount"
     made = prepare()
-    live = sim.live_counts()
+    live = sim.settled()
     sim.fail_after(symbol, n)
     with pytest.raises(greenctx.DriverError) as e:
         call(made)
     assert e.value.cuda_result == 2 and e.value.status == "GCTX_ERROR_DRIVER"
     assert symbol in str(e.value) and "CUDA_ERROR_OUT_OF_MEMORY (2)" in str(e.value)
     del e  # its traceback holds the frames' objects
-    gc.collect()
-    assert sim.live_counts() == live
+    assert sim.settled() == live
     del made
-    gc.collect()
-    assert sim.live_counts() == {"green_ctx": 0, "stream": 0, "event": 0, "primary_ctx": 0}
+    assert sim.settled() == NONE_LIVE
 
 
 def test_exceptions_are_both_greenctx_and_builtin_kinds():
@@ -111,16 +107,16 @@ def test_exceptions_are_both_greenctx_and_builtin_kinds():
 def test_failed_destroys_are_counted_and_retried(sim):
     before = greenctx.release_failures()
     ctx = GreenContext(num_sms=16)
-    stream = ctx.stream()
-    sim.fail_after("cuStreamDestroy", 1)
-    stream.close()  # a release never raises: the failure is counted, the stream kept
+    event = ctx.Event()
+    sim.fail_after("cuEventDestroy", 1)
+    event.close()  # a release never raises: the failure is counted, the event kept
     failures = greenctx.release_failures()
-    assert failures.streams == before.streams + 1 and failures.pending >= 1
-    assert "cuStreamDestroy" in failures.last_message and failures.last_cuda_result == 2
+    assert failures.events == before.events + 1 and failures.pending >= 1
+    assert "cuEventDestroy" in failures.last_message and failures.last_cuda_result == 2
     greenctx.retry_release_failures()
     assert greenctx.release_failures().pending == 0
     ctx.close()
-    assert sim.live_counts() == {"green_ctx": 0, "stream": 0, "event": 0, "primary_ctx": 0}
+    assert sim.settled() == NONE_LIVE
 
 
 def test_threads_split_make_and_release_at_once(sim):
@@ -149,4 +145,4 @@ def test_threads_split_make_and_release_at_once(sim):
         t.join()
     whole.close()
     assert errors == []
-    assert sim.live_counts() == {"green_ctx": 0, "stream": 0, "event": 0, "primary_ctx": 0}
+    assert sim.settled() == NONE_LIVE

@@ -1,0 +1,45 @@
+"""The context cache (the C library's gctx_cache_*): releasing a green context keeps its
+driver context for the next context of the same SMs and options, per device. On by default;
+GreenContext(..., fresh=True) asks for a new driver context.
+"""
+import ctypes
+from dataclasses import dataclass
+
+from . import _capi
+from ._capi import lib
+from ._errors import check
+from ._object import count, device_ordinal
+
+
+@dataclass(frozen=True)
+class CacheStats:
+    """A device's cache counters since the process started."""
+    hits: int       # contexts made from a cached driver context
+    misses: int     # contexts the cache had nothing for (while on)
+    evictions: int  # cached contexts destroyed: limit, set_cache_limit, trim_cache
+    cached: int     # idle driver contexts kept now
+    live: int       # contexts greenctx made that are in use now
+    limit: int      # the device's limit; 0: the cache is off
+
+
+def cache_stats(device_id=None):
+    out = _capi.CacheStats()
+    check(lib.gctx_cache_get_stats(device_ordinal(device_id), ctypes.byref(out)))
+    return CacheStats(out.hits, out.misses, out.evictions, out.cached, out.live, out.limit)
+
+
+def cache_limit(device_id=None):
+    """The most idle contexts the device's cache keeps."""
+    out = ctypes.c_uint()
+    check(lib.gctx_cache_get_limit(device_ordinal(device_id), ctypes.byref(out)))
+    return out.value
+
+
+def set_cache_limit(limit, device_id=None):
+    """Sets the limit; cached contexts beyond it are destroyed now. 0 turns the cache off."""
+    check(lib.gctx_cache_set_limit(device_ordinal(device_id), count("limit", limit)))
+
+
+def trim_cache(device_id=None):
+    """Destroys every context the device's cache holds (the limit stays)."""
+    check(lib.gctx_cache_trim(device_ordinal(device_id)))

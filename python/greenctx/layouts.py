@@ -1,0 +1,102 @@
+"""Layouts (the C library's gctx_layouts_*): alternative partitionings of one device made up
+front, each partition with its context and stream; switching the work between them makes no
+driver object, only events.
+"""
+import ctypes
+
+from ._capi import lib
+from ._errors import check
+from ._object import Handle, count, device_ordinal
+from .context import GreenContext, context_options
+from .partition import SMPartition
+from .stream import Stream, as_torch_stream
+
+
+class Layouts(Handle):
+    """Layouts(sm_counts, device_id=None, *, workqueue_scope=None,
+    workqueue_concurrency_limit=None, fresh=False)
+
+    sm_counts: one row per layout, each with one SM count per partition (every row the same
+    length); a 0 as a row's last count takes every SM the others leave. Layout 0 is active at
+    first. Example, three ratios of two partitions:
+
+        layouts = Layouts([(16, 0), (32, 0), (64, 0)])
+        a, b = layouts.switch(2)        # streams of layout 2, after the work on layout 0's
+    """
+
+    __slots__ = ("_nb_layouts", "_nb_parts", "_streams")
+    _release = "gctx_layouts_release"
+
+    def __init__(self, sm_counts, device_id=None, *, workqueue_scope=None,
+                 workqueue_concurrency_limit=None, fresh=False):
+        super().__init__(None)
+        rows = [list(row) for row in sm_counts]
+        if not rows or len({len(row) for row in rows}) != 1 or not rows[0]:
+            raise ValueError("sm_counts must be a nonempty list of rows of one nonzero length")
+        self._nb_layouts, self._nb_parts = len(rows), len(rows[0])
+        counts = [count("sm_counts entries", v) for row in rows for v in row]
+        options = context_options(workqueue_scope, workqueue_concurrency_limit, fresh)
+        out = ctypes.c_void_p()
+        check(lib.gctx_layouts_create(device_ordinal(device_id),
+                                      (ctypes.c_uint * len(counts))(*counts), self._nb_layouts,
+                                      self._nb_parts, ctypes.byref(options), ctypes.byref(out)))
+        self._h = out.value
+        self._streams = {}
+
+    def __len__(self):
+        return self._nb_layouts
+
+    @property
+    def nb_parts(self):
+        return self._nb_parts
+
+    @property
+    def active(self):
+        """The index of the active layout."""
+        out = ctypes.c_uint()
+        check(lib.gctx_layouts_get_active(self._handle, ctypes.byref(out)))
+        return out.value
+
+    def _get(self, layout, part, which):
+        outs = [None, None, None]
+        out = ctypes.c_void_p()
+        outs[which] = ctypes.byref(out)
+        check(lib.gctx_layouts_get(self._handle, layout, part, *outs))
+        return out.value
+
+    def partition(self, layout, part):
+        """Partition `part` of layout `layout`, as an SMPartition of its own."""
+        return SMPartition(lib.gctx_partition_retain(self._get(layout, part, 0)))
+
+    def context(self, layout, part):
+        return GreenContext._wrap(lib.gctx_context_retain(self._get(layout, part, 1)))
+
+    def stream(self, layout, part):
+        """The greenctx Stream of a partition of a layout."""
+        return Stream(lib.gctx_stream_retain(self._get(layout, part, 2)))
+
+    def streams(self, layout):
+        """The layout's streams as GreenContext.Stream() gives them (torch.cuda.Streams when
+        PyTorch sees CUDA), one per partition; made once."""
+        streams = self._streams.get(layout)
+        if streams is None:
+            streams = tuple(as_torch_stream(self.stream(layout, p))
+                            for p in range(self._nb_parts))
+            self._streams[layout] = streams
+        return streams
+
+    def switch(self, index):
+        """Makes layout `index` active (its streams wait for the work submitted so far to the
+        active layout's streams) and returns its streams, as streams(index)."""
+        streams = self.streams(index)  # checks index before anything changes
+        check(lib.gctx_layouts_switch(self._handle, index, None))
+        return streams
+
+    def close(self):
+        self._streams = {}
+        super().close()
+
+    def __repr__(self):
+        if self._h is None:
+            return "<greenctx.Layouts destroyed>"
+        return f"<greenctx.Layouts {self._nb_layouts} layouts of {self._nb_parts} partitions>"
