@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# gpu/f-run.sh: `greenctx run` on the H200. From the repository root, with $OUT a folder:
-# builds against the real driver, runs the run.* tests (make test-gpu's entries for
-# greenctx run: the probe, PyTorch, a static-cudart program, the GEMM sweep, the targets),
-# keeps the logs and measurements in $OUT and prints PASS/FAIL per entry.
+# Checks `greenctx run` on a GPU. From the repository root, with $OUT a folder: builds against
+# the real driver (build-gpu-run), runs the run.* CTest entries (the same make test-gpu runs:
+# the probe, PyTorch, a static-cudart program, the GEMM sweep, the targets), keeps the logs and
+# the measurements (reports, samples, the sweep, targets.json) in $OUT and prints PASS/FAIL
+# per entry.
 set -uo pipefail
 out=${OUT:-gpu-out}
 mkdir -p "$out"
@@ -45,5 +46,5 @@ PY
 for r in "$m"/*.report.json; do
   [ -f "$r" ] && python3 -c "import json,sys; r=json.load(open(sys.argv[1])); d=r['devices'][0]; print(sys.argv[1].split('/')[-1], 'setup', r['setup_ms'], 'ms; SMs', d['sm_ids'], '; binds redirected', r['binds_redirected'], '; threads', r['threads_seen'])" "$r"
 done
-if [ $status -eq 0 ]; then echo "PASS: gpu/f-run.sh"; else echo "FAIL: gpu/f-run.sh (ctest.log)"; fi
+if [ $status -eq 0 ]; then echo "PASS: scripts/gpu_run.sh"; else echo "FAIL: scripts/gpu_run.sh (ctest.log)"; fi
 exit $status
