@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# GPU proof of the context cache and layouts (issue 8), run from the repository root on a
-# machine with an NVIDIA GPU: OUT=/some/dir gpu/f-cache.sh. Builds against the real driver,
+# GPU proof of the context cache and layouts, run from the repository root on a
+# machine with an NVIDIA GPU: OUT=/some/dir scripts/gpu_cache.sh. Builds against the real driver,
 # then:
 #   1. test_cache: a cache hit runs on exactly the SMs (%smid) the same request gets with a
 #      fresh context; 100,000 re-partitions lose at most 10 MB of device memory, 0 failures;
