@@ -73,6 +73,15 @@ void bench_free(const bench_env *env, gcu_deviceptr *ptr);
 /* Zeroes bytes (a multiple of 4) synchronously: only while no benchmark work is queued. */
 int bench_zero(const bench_env *env, gcu_deviceptr ptr, size_t bytes);
 
+/* One ratio made with the public API: two partitions, a context and a stream on each. */
+typedef struct bench_pair {
+    gctx_partition *part[2];
+    gctx_context *ctx[2];
+    gctx_stream *stream[2];
+} bench_pair;
+/* Releases what pair holds (any of it may be NULL, so a half-made pair too) and zeroes it. */
+void bench_pair_release(bench_pair *pair);
+
 /* ---- bench_stats.c ---- */
 
 typedef struct bench_summary {

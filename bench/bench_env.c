@@ -90,6 +90,16 @@ void bench_free(const bench_env *env, gcu_deviceptr *ptr)
     *ptr = 0;
 }
 
+void bench_pair_release(bench_pair *pair)
+{
+    for (int i = 0; i < 2; i++) {
+        gctx_stream_release(pair->stream[i]);
+        gctx_context_release(pair->ctx[i]);
+        gctx_partition_release(pair->part[i]);
+    }
+    memset(pair, 0, sizeof *pair);
+}
+
 int bench_zero(const bench_env *env, gcu_deviceptr ptr, size_t bytes)
 {
     if (bench_push(env, env->primary))

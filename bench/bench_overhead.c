@@ -27,12 +27,6 @@ static const char *const op_names[OV_NB_OPS] = {
 
 const char *ov_op_name(ov_op op) { return op_names[op]; }
 
-typedef struct lib_setup {
-    gctx_partition *part[2];
-    gctx_context *ctx[2];
-    gctx_stream *stream[2];
-} lib_setup;
-
 typedef struct ov_run {
     const bench_env *env;
     ov_result *res;
@@ -45,7 +39,7 @@ typedef struct ov_run {
     gctx_context *lib_ctx;
     gcu_resource_desc raw_desc;
     CUgreenCtx raw_green;
-    lib_setup lib_state;
+    bench_pair lib_state;
     raw_setup raw_state;
     int lib_ratio, raw_ratio;
 } ov_run;
@@ -54,7 +48,7 @@ typedef struct ov_run {
  * pair has one). */
 typedef int (*ov_fn)(ov_run *run, double us[2]);
 
-static int lib_setup_build(ov_run *run, int ratio, lib_setup *st)
+static int lib_setup_build(ov_run *run, int ratio, bench_pair *st)
 {
     memset(st, 0, sizeof *st);
     if (bench_gctx(gctx_partition_split(run->env->whole, run->groups[ratio], 2, NULL, st->part,
@@ -67,16 +61,6 @@ static int lib_setup_build(ov_run *run, int ratio, lib_setup *st)
             bench_gctx(gctx_stream_create(st->ctx[g], NULL, &st->stream[g]), "gctx_stream_create"))
             return -1;
     return 0;
-}
-
-static void lib_setup_teardown(lib_setup *st)
-{
-    for (int g = 0; g < 2; g++) {
-        gctx_stream_release(st->stream[g]);
-        gctx_context_release(st->ctx[g]);
-        gctx_partition_release(st->part[g]);
-    }
-    memset(st, 0, sizeof *st);
 }
 
 static int lib_split(ov_run *run, double us[2])
@@ -159,11 +143,11 @@ static int raw_stream(ov_run *run, double us[2])
 
 static int lib_setup_op(ov_run *run, double us[2])
 {
-    lib_setup st;
+    bench_pair st;
     double t0 = bench_now_us();
     int rc = lib_setup_build(run, 0, &st);
     double t1 = bench_now_us();
-    lib_setup_teardown(&st);
+    bench_pair_release(&st);
     undo_times(us, t0, t1);
     return rc;
 }
@@ -183,7 +167,7 @@ static int raw_setup_op(ov_run *run, double us[2])
 static int lib_repartition(ov_run *run, double us[2])
 {
     double t0 = bench_now_us();
-    lib_setup_teardown(&run->lib_state);
+    bench_pair_release(&run->lib_state);
     run->lib_ratio ^= 1;
     int rc = lib_setup_build(run, run->lib_ratio, &run->lib_state);
     us[0] = bench_now_us() - t0;
@@ -341,7 +325,7 @@ static int prepare(ov_run *run)
 
 static void finish(ov_run *run)
 {
-    lib_setup_teardown(&run->lib_state);
+    bench_pair_release(&run->lib_state);
     raw_setup_teardown(run->env, &run->raw_state);
     gctx_context_release(run->lib_ctx);
     gctx_partition_release(run->lib_part[0]);

@@ -12,24 +12,7 @@
 
 /* ---- re-partitions, their time and the device memory they lose ---- */
 
-/* What runs at one ratio: {sms, rest}, a context and a stream on each. */
-typedef struct setup {
-    gctx_partition *part[2];
-    gctx_context *ctx[2];
-    gctx_stream *stream[2];
-} setup;
-
-static void teardown(setup *s)
-{
-    for (int i = 0; i < 2; i++) {
-        gctx_stream_release(s->stream[i]);
-        gctx_context_release(s->ctx[i]);
-        gctx_partition_release(s->part[i]);
-    }
-    memset(s, 0, sizeof *s);
-}
-
-static int build(const bench_env *env, unsigned sms, setup *s)
+static int build(const bench_env *env, unsigned sms, bench_pair *s)
 {
     gctx_group g = {.num_sms = sms};
     memset(s, 0, sizeof *s);
@@ -39,7 +22,7 @@ static int build(const bench_env *env, unsigned sms, setup *s)
         if ((st = gctx_context_create(s->part[i], NULL, &s->ctx[i])) == GCTX_SUCCESS)
             st = gctx_stream_create(s->ctx[i], NULL, &s->stream[i]);
     if (st != GCTX_SUCCESS)
-        teardown(s);
+        bench_pair_release(s);
     return bench_gctx(st, "a re-partition");
 }
 
@@ -58,7 +41,7 @@ static int free_memory(const bench_env *env, size_t *free_bytes)
 static int repartitions(const bench_env *env, cache_rows *rows, unsigned limit, double *us,
                         bench_summary *time, double *lost_mib)
 {
-    setup s;
+    bench_pair s;
     size_t before = 0, after = 0;
     if (bench_gctx(gctx_cache_set_limit(env->device, limit), "gctx_cache_set_limit") ||
         build(env, rows->small_sms, &s))
@@ -68,14 +51,14 @@ static int repartitions(const bench_env *env, cache_rows *rows, unsigned limit, 
         if (i == WARMUPS)
             rc = free_memory(env, &before);
         double t0 = bench_now_us();
-        teardown(&s);
+        bench_pair_release(&s);
         rc = rc || build(env, i & 1 ? rows->small_sms : rows->large_sms, &s);
         if (i >= WARMUPS)
             us[i - WARMUPS] = bench_now_us() - t0;
     }
     if (!rc)
         rc = free_memory(env, &after);
-    teardown(&s);
+    bench_pair_release(&s);
     if (rc)
         return -1;
     bench_summarize(us, rows->cycles, time);

@@ -43,6 +43,43 @@ long gt_run_threads(int n, void *(*fn)(void *))
     return started == n ? failures : -1;
 }
 
+long gt_each_fault(const char *const *symbols, size_t count, int last_nth, int step,
+                   gt_fault_round round)
+{
+    gt_sim_fail_fn fail = (gt_sim_fail_fn)gt_sim_symbol("gctxsim_fail_after");
+    if (!fail) {
+        gt_fail(__FILE__, __LINE__, "the simulated driver has no gctxsim_fail_after");
+        return -1;
+    }
+    long failures = 0;
+    for (size_t k = 0; k < count; k++) {
+        for (int nth = 1; nth <= last_nth; nth += step) {
+            if (round.prepare)
+                round.prepare(round.arg);
+            if (gt_state)
+                return failures;
+            fail(symbols[k], nth, GT_FAULT_CODE);
+            failures += round.attempt(round.arg);
+            fail(NULL, 0, 0);
+            if (round.settle)
+                round.settle(round.arg);
+            if (gt_state)
+                return failures;
+        }
+    }
+    return failures;
+}
+
+int gt_fault_failed(gctx_status status)
+{
+    if (status == GCTX_SUCCESS)
+        return 0;
+    if (gctx_last_cuda_result() != GT_FAULT_CODE)
+        gt_fail(__FILE__, __LINE__, "%s failed with driver result %d, not the injected %d",
+                gctx_status_string(status), (int)gctx_last_cuda_result(), GT_FAULT_CODE);
+    return 1;
+}
+
 gctx_group gt_group(unsigned n) { return (gctx_group){.num_sms = n}; }
 
 gctx_partition *gt_whole_device(void)

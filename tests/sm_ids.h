@@ -22,6 +22,26 @@ gctx_group gt_group(unsigned n);
 gctx_partition *gt_whole_device(void);
 /* The simulated driver's gctxsim_fail_after (sim/greenctx_sim.h). */
 typedef void (*gt_sim_fail_fn)(const char *symbol, int nth, int code);
+/* The code the simulated driver fails with in gt_each_fault (CUDA_ERROR_OUT_OF_MEMORY). */
+#define GT_FAULT_CODE 2
+/* One round of a fault-injection test, each step given arg: prepare (optional) runs with the
+ * driver working, attempt while it fails one call and returns how many of its own calls failed,
+ * settle (optional) once the driver works again, to check that nothing was left behind. */
+typedef struct gt_fault_round {
+    void (*prepare)(void *arg);
+    int (*attempt)(void *arg);
+    void (*settle)(void *arg);
+    void *arg;
+} gt_fault_round;
+/* Runs round once for each symbol and each nth from 1 to last_nth (by step), with the simulated
+ * driver failing that symbol's nth call with GT_FAULT_CODE: every driver call on a path fails
+ * once in turn. Returns the sum of what attempt returned; stops at the first round that marks
+ * the test failed (callers GT_CHECK() after it), and marks it failed itself, returning -1, when
+ * the simulated driver's fault injection is missing. */
+long gt_each_fault(const char *const *symbols, size_t count, int last_nth, int step,
+                   gt_fault_round round);
+/* 1 when status is a failure, after asserting it came from the injected fault; else 0. */
+int gt_fault_failed(gctx_status status);
 
 typedef struct gt_sm_set {
     unsigned count;

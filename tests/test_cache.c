@@ -480,6 +480,43 @@ GT_TEST(streams_come_back_with_their_context)
 
 /* Every driver call on the cache's paths fails once in turn: the call fails cleanly, and
  * after a trim nothing is left, neither greenctx objects nor driver contexts. */
+struct cache_baseline {
+    int objects, greens, streams;
+};
+
+/* three SM sets through a cache of two: hits, misses and evictions */
+static int create_through_small_cache(void *arg)
+{
+    (void)arg;
+    static const unsigned sizes[3] = {16, 24, 32};
+    int failures = 0;
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < 3; i++) {
+            gctx_context *c = NULL;
+            gctx_stream *s = NULL;
+            gctx_status st = gctx_context_create_with_sms(0, sizes[i], NULL, &c);
+            if (st == GCTX_SUCCESS)
+                st = gctx_stream_create(c, NULL, &s);
+            failures += gt_fault_failed(st);
+            gctx_stream_release(s);
+            gctx_context_release(c);
+        }
+    }
+    return failures;
+}
+
+static void trim_and_count_leaks(void *arg)
+{
+    const struct cache_baseline *was = arg;
+    GT_ASSERT_STATUS(gctx_cache_trim(0), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(gctx_release_failures_retry(), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(stats().cached, 0);
+    GT_ASSERT_EQ_INT(stats().live, 0);
+    GT_ASSERT_EQ_INT(gctx__object_live_count(), was->objects);
+    GT_ASSERT_EQ_INT(gt_sim_live("green_ctx"), was->greens);
+    GT_ASSERT_EQ_INT(gt_sim_live("stream"), was->streams);
+}
+
 GT_TEST(rollback_under_injected_faults)
 {
     gt_require_sim(0, NULL);
@@ -489,44 +526,16 @@ GT_TEST(rollback_under_injected_faults)
     gt_sim_fail_fn fail = (gt_sim_fail_fn)gt_sim_symbol("gctxsim_fail_after");
     GT_ASSERT(fail != NULL);
     GT_ASSERT_STATUS(gctx_cache_set_limit(0, 2), GCTX_SUCCESS);
-    int objects = gctx__object_live_count(), greens = gt_sim_live("green_ctx"),
-        streams = gt_sim_live("stream");
+    struct cache_baseline was = {gctx__object_live_count(), gt_sim_live("green_ctx"),
+                                 gt_sim_live("stream")};
     const char *symbols[] = {"cuDevResourceGenerateDesc", "cuGreenCtxCreate",
                              "cuCtxFromGreenCtx",         "cuGreenCtxGetId",
                              "cuGreenCtxStreamCreate",    "cuDevSmResourceSplitByCount",
                              "cuGreenCtxDestroy",         "cuStreamSynchronize",
                              "cuStreamDestroy"};
-    const unsigned sizes[3] = {16, 24, 32};
-    int failures = 0;
-    for (size_t k = 0; k < sizeof symbols / sizeof symbols[0]; k++) {
-        for (int nth = 1; nth <= 3; nth++) {
-            fail(symbols[k], nth, 2);
-            /* three SM sets through a cache of two: hits, misses and evictions */
-            for (int round = 0; round < 2; round++) {
-                for (int i = 0; i < 3; i++) {
-                    gctx_context *c = NULL;
-                    gctx_stream *s = NULL;
-                    gctx_status st = gctx_context_create_with_sms(0, sizes[i], NULL, &c);
-                    if (st == GCTX_SUCCESS)
-                        st = gctx_stream_create(c, NULL, &s);
-                    if (st != GCTX_SUCCESS) {
-                        failures++;
-                        GT_ASSERT_EQ_INT(gctx_last_cuda_result(), 2);
-                    }
-                    gctx_stream_release(s);
-                    gctx_context_release(c);
-                }
-            }
-            fail(NULL, 0, 0);
-            GT_ASSERT_STATUS(gctx_cache_trim(0), GCTX_SUCCESS);
-            GT_ASSERT_STATUS(gctx_release_failures_retry(), GCTX_SUCCESS);
-            GT_ASSERT_EQ_INT(stats().cached, 0);
-            GT_ASSERT_EQ_INT(stats().live, 0);
-            GT_ASSERT_EQ_INT(gctx__object_live_count(), objects);
-            GT_ASSERT_EQ_INT(gt_sim_live("green_ctx"), greens);
-            GT_ASSERT_EQ_INT(gt_sim_live("stream"), streams);
-        }
-    }
+    gt_fault_round round = {NULL, create_through_small_cache, trim_and_count_leaks, &was};
+    long failures = gt_each_fault(symbols, sizeof symbols / sizeof symbols[0], 3, 1, round);
+    GT_CHECK();
     GT_ASSERT_GT_INT(failures, 6);
     /* An eviction whose destroy the driver refuses is counted and retried like a release's. */
     gctx_context *c = NULL;
@@ -541,9 +550,9 @@ GT_TEST(rollback_under_injected_faults)
     GT_ASSERT_EQ_INT(after.green_contexts, before.green_contexts + 1);
     GT_ASSERT_EQ_INT(after.pending, before.pending + 1);
     GT_ASSERT_EQ_INT(stats().cached, 0);
-    GT_ASSERT_EQ_INT(gt_sim_live("green_ctx"), greens + 1);
+    GT_ASSERT_EQ_INT(gt_sim_live("green_ctx"), was.greens + 1);
     GT_ASSERT_STATUS(gctx_release_failures_retry(), GCTX_SUCCESS);
-    GT_ASSERT_EQ_INT(gt_sim_live("green_ctx"), greens);
+    GT_ASSERT_EQ_INT(gt_sim_live("green_ctx"), was.greens);
 }
 
 /* ---- the switch ---- */

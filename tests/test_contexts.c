@@ -366,46 +366,61 @@ GT_TEST(released_handles_are_refused)
 }
 
 /* Each driver call of context and stream creation fails once in turn. */
+struct creation {
+    int objects, contexts, streams, events;
+    gctx_context *c;
+    gctx_stream *s;
+    gctx_event *e;
+};
+
+static void count_live(void *arg)
+{
+    struct creation *k = arg;
+    k->objects = gctx__object_live_count();
+    k->contexts = gt_sim_live("green_ctx");
+    k->streams = gt_sim_live("stream");
+    k->events = gt_sim_live("event");
+}
+
+static int create_context_stream_event(void *arg)
+{
+    struct creation *k = arg;
+    k->c = NULL;
+    k->s = NULL;
+    k->e = NULL;
+    gctx_status st = gctx_context_create_with_sms(0, 16, NULL, &k->c);
+    if (st == GCTX_SUCCESS && (st = gctx_stream_create(k->c, NULL, &k->s)) == GCTX_SUCCESS)
+        st = gctx_event_create(k->c, &k->e);
+    return gt_fault_failed(st);
+}
+
+static void release_and_count_leaks(void *arg)
+{
+    struct creation *k = arg;
+    GT_ASSERT(current() == sentinel);
+    gctx_event_release(k->e);
+    gctx_stream_release(k->s);
+    gctx_context_release(k->c);
+    GT_ASSERT_EQ_INT(gctx__object_live_count(), k->objects);
+    GT_ASSERT_EQ_INT(gt_sim_live("green_ctx"), k->contexts);
+    GT_ASSERT_EQ_INT(gt_sim_live("stream"), k->streams);
+    GT_ASSERT_EQ_INT(gt_sim_live("event"), k->events);
+}
+
 GT_TEST(rollback_under_injected_faults)
 {
     gt_require_sim(0, NULL);
     GT_CHECK();
     if (begin())
         return;
-    gt_sim_fail_fn fail = (gt_sim_fail_fn)gt_sim_symbol("gctxsim_fail_after");
-    GT_ASSERT(fail != NULL);
     const char *symbols[] = {"cuDevResourceGenerateDesc", "cuGreenCtxCreate", "cuCtxFromGreenCtx",
                              "cuGreenCtxGetId", "cuGreenCtxStreamCreate", "cuCtxPushCurrent",
                              "cuStreamCreateWithPriority", "cuEventCreate",
                              "cuDevSmResourceSplitByCount", "cuDevSmResourceSplit"};
-    int failures = 0;
-    for (size_t k = 0; k < sizeof symbols / sizeof symbols[0]; k++) {
-        for (int nth = 1; nth <= 4; nth++) {
-            int objects = gctx__object_live_count();
-            int contexts = gt_sim_live("green_ctx"), streams = gt_sim_live("stream"),
-                events = gt_sim_live("event");
-            fail(symbols[k], nth, 2);
-            gctx_context *c = NULL;
-            gctx_stream *s = NULL;
-            gctx_event *e = NULL;
-            gctx_status st = gctx_context_create_with_sms(0, 16, NULL, &c);
-            if (st == GCTX_SUCCESS && (st = gctx_stream_create(c, NULL, &s)) == GCTX_SUCCESS)
-                st = gctx_event_create(c, &e);
-            fail(NULL, 0, 0);
-            GT_ASSERT(current() == sentinel);
-            if (st != GCTX_SUCCESS) {
-                failures++;
-                GT_ASSERT_EQ_INT(gctx_last_cuda_result(), 2);
-            }
-            gctx_event_release(e);
-            gctx_stream_release(s);
-            gctx_context_release(c);
-            GT_ASSERT_EQ_INT(gctx__object_live_count(), objects);
-            GT_ASSERT_EQ_INT(gt_sim_live("green_ctx"), contexts);
-            GT_ASSERT_EQ_INT(gt_sim_live("stream"), streams);
-            GT_ASSERT_EQ_INT(gt_sim_live("event"), events);
-        }
-    }
+    struct creation k;
+    gt_fault_round round = {count_live, create_context_stream_event, release_and_count_leaks, &k};
+    long failures = gt_each_fault(symbols, sizeof symbols / sizeof symbols[0], 4, 1, round);
+    GT_CHECK();
     GT_ASSERT_GT_INT(failures, 5);
 }
 

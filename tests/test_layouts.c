@@ -189,6 +189,38 @@ GT_TEST(bad_arguments)
     GT_ASSERT_EQ_INT(gctx__object_live_count(), objects);
 }
 
+struct layouts_round {
+    int objects, live;
+    gctx_status created;
+    gctx_layouts *l;
+};
+
+static void trim_and_count_live(void *arg)
+{
+    struct layouts_round *r = arg;
+    GT_ASSERT_STATUS(gctx_cache_trim(0), GCTX_SUCCESS);
+    r->live = gt_sim_live("all");
+}
+
+static int create_three_layouts(void *arg)
+{
+    struct layouts_round *r = arg;
+    r->l = NULL;
+    r->created = gctx_layouts_create(0, three_ratios, 3, 2, NULL, &r->l);
+    return gt_fault_failed(r->created);
+}
+
+static void release_and_count_leaks(void *arg)
+{
+    const struct layouts_round *r = arg;
+    if (r->created != GCTX_SUCCESS)
+        GT_ASSERT(r->l == NULL);
+    gctx_layouts_release(r->l);
+    GT_ASSERT_EQ_INT(gctx__object_live_count(), r->objects);
+    GT_ASSERT_STATUS(gctx_cache_trim(0), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(gt_sim_live("all"), r->live);
+}
+
 GT_TEST(rollback_under_injected_faults)
 {
     gt_require_sim(0, NULL);
@@ -202,26 +234,11 @@ GT_TEST(rollback_under_injected_faults)
                              "cuDevResourceGenerateDesc", "cuGreenCtxCreate",
                              "cuGreenCtxStreamCreate", "cuStreamCreateWithPriority",
                              "cuEventCreate", "cuCtxPushCurrent"};
-    int failures = 0;
-    for (size_t k = 0; k < sizeof symbols / sizeof symbols[0]; k++) {
-        for (int nth = 1; nth <= 5; nth += 2) {
-            GT_ASSERT_STATUS(gctx_cache_trim(0), GCTX_SUCCESS);
-            int live = gt_sim_live("all");
-            fail(symbols[k], nth, 2);
-            gctx_layouts *l = NULL;
-            gctx_status s = gctx_layouts_create(0, three_ratios, 3, 2, NULL, &l);
-            fail(NULL, 0, 0);
-            if (s != GCTX_SUCCESS) {
-                failures++;
-                GT_ASSERT_EQ_INT(gctx_last_cuda_result(), 2);
-                GT_ASSERT(l == NULL);
-            }
-            gctx_layouts_release(l);
-            GT_ASSERT_EQ_INT(gctx__object_live_count(), objects);
-            GT_ASSERT_STATUS(gctx_cache_trim(0), GCTX_SUCCESS);
-            GT_ASSERT_EQ_INT(gt_sim_live("all"), live);
-        }
-    }
+    struct layouts_round r = {objects, 0, GCTX_SUCCESS, NULL};
+    gt_fault_round round = {trim_and_count_live, create_three_layouts, release_and_count_leaks,
+                            &r};
+    long failures = gt_each_fault(symbols, sizeof symbols / sizeof symbols[0], 5, 2, round);
+    GT_CHECK();
     GT_ASSERT_GT_INT(failures, 10);
     /* A switch whose ordering fails leaves the active layout as it was. */
     gctx_layouts *l = NULL;

@@ -466,12 +466,56 @@ GT_TEST(bad_input_gets_status_and_message)
 
 /* Every driver call a split makes fails once in turn: the split reports it, and nothing it
  * made is left behind, in greenctx or in the driver. */
+struct nested_split {
+    const fixture *f;
+    gctx_partition *group, *left, *inner[2], *inner_left;
+    int objects, contexts;
+    gctx_status split;
+};
+
+/* A partition of a+b SMs to split again, with the driver working. */
+static void split_outer(void *arg)
+{
+    struct nested_split *n = arg;
+    gctx_group first[] = {gt_group(n->f->a + n->f->b)};
+    GT_ASSERT_STATUS(gctx_partition_split(n->f->device, first, 1, NULL, &n->group, &n->left,
+                                          NULL, NULL),
+                     GCTX_SUCCESS);
+    n->objects = gctx__object_live_count();
+    n->contexts = gt_sim_live("green_ctx");
+}
+
+static int split_inner(void *arg)
+{
+    struct nested_split *n = arg;
+    gctx_group second[] = {gt_group(n->f->a), gt_group(0)}; /* fits wherever SMs lie */
+    n->inner[0] = n->inner[1] = n->inner_left = NULL;
+    n->split = gctx_partition_split(n->group, second, 2, NULL, n->inner, &n->inner_left, NULL,
+                                    NULL);
+    return gt_fault_failed(n->split);
+}
+
+static void check_nothing_left(void *arg)
+{
+    struct nested_split *n = arg;
+    if (n->split != GCTX_SUCCESS) {
+        GT_ASSERT(n->inner[0] == NULL && n->inner[1] == NULL && n->inner_left == NULL);
+        GT_ASSERT_CONTAINS(gctx_last_error(), "CUDA_ERROR_OUT_OF_MEMORY");
+        GT_ASSERT_EQ_INT(gctx__object_live_count(), n->objects);
+        GT_ASSERT_EQ_INT(gt_sim_live("green_ctx"), n->contexts);
+    } else {
+        gctx_partition_release(n->inner[0]);
+        gctx_partition_release(n->inner[1]);
+        gctx_partition_release(n->inner_left);
+    }
+    gctx_partition_release(n->group);
+    gctx_partition_release(n->left);
+}
+
 GT_TEST(rollback_under_injected_faults)
 {
     gt_require_sim(0, NULL);
     GT_CHECK();
-    gt_sim_fail_fn fail = (gt_sim_fail_fn)gt_sim_symbol("gctxsim_fail_after");
-    GT_ASSERT(fail != NULL);
     fixture f;
     if (setup(&f))
         return;
@@ -480,38 +524,10 @@ GT_TEST(rollback_under_injected_faults)
                              "cuCtxFromGreenCtx", "cuGreenCtxGetDevResource",
                              "cuGreenCtxGetId", "cuDeviceGetAttribute",
                              "cuDevicePrimaryCtxRetain"};
-    int failures = 0;
-    for (size_t k = 0; k < sizeof symbols / sizeof symbols[0]; k++) {
-        for (int nth = 1; nth <= 12; nth++) {
-            gctx_group first[] = {gt_group(f.a + f.b)};
-            gctx_partition *group, *left;
-            GT_ASSERT_STATUS(gctx_partition_split(f.device, first, 1, NULL, &group, &left, NULL,
-                                                  NULL),
-                             GCTX_SUCCESS);
-            int objects = gctx__object_live_count();
-            int contexts = gt_sim_live("green_ctx");
-            fail(symbols[k], nth, 2 /* CUDA_ERROR_OUT_OF_MEMORY */);
-            gctx_group second[] = {gt_group(f.a), gt_group(0)}; /* fits wherever SMs lie */
-            gctx_partition *inner[2] = {NULL, NULL}, *inner_left = NULL;
-            gctx_status s = gctx_partition_split(group, second, 2, NULL, inner, &inner_left, NULL,
-                                                 NULL);
-            fail(NULL, 0, 0);
-            if (s != GCTX_SUCCESS) {
-                failures++;
-                GT_ASSERT(inner[0] == NULL && inner[1] == NULL && inner_left == NULL);
-                GT_ASSERT_CONTAINS(gctx_last_error(), "CUDA_ERROR_OUT_OF_MEMORY");
-                GT_ASSERT_EQ_INT(gctx_last_cuda_result(), 2);
-                GT_ASSERT_EQ_INT(gctx__object_live_count(), objects);
-                GT_ASSERT_EQ_INT(gt_sim_live("green_ctx"), contexts);
-            } else {
-                gctx_partition_release(inner[0]);
-                gctx_partition_release(inner[1]);
-                gctx_partition_release(inner_left);
-            }
-            gctx_partition_release(group);
-            gctx_partition_release(left);
-        }
-    }
+    struct nested_split n = {.f = &f};
+    gt_fault_round round = {split_outer, split_inner, check_nothing_left, &n};
+    long failures = gt_each_fault(symbols, sizeof symbols / sizeof symbols[0], 12, 1, round);
+    GT_CHECK();
     GT_ASSERT_GT_INT(failures, 5);
     gctx_partition_release(f.device);
     GT_ASSERT_EQ_INT(gctx__object_live_count(), f.live_at_start);
