@@ -672,9 +672,10 @@ GCTX_API gctx_status gctx_layouts_get_active(gctx_layouts *layouts, unsigned *in
 
 /* Runs a small kernel (shipped as PTX, no toolkit needed) with enough blocks to reach every
  * SM the stream may use, and reports the physical SM ids (%smid) its blocks ran on, sorted.
- * count gets how many; at most capacity are written. Driver 12.4+. GCTX_ERROR_UNSUPPORTED
- * where the driver runs no kernels (the simulated driver); GCTX_ERROR_INVALID_ARGUMENT for a
- * NULL count, or NULL sm_ids with a nonzero capacity. */
+ * count gets how many; at most capacity are written. Driver 12.4+. The simulated driver runs
+ * this one kernel too, on the SMs it gave the stream's partition. GCTX_ERROR_UNSUPPORTED where
+ * the driver runs no kernels; GCTX_ERROR_INVALID_ARGUMENT for a NULL count, or NULL sm_ids
+ * with a nonzero capacity. */
 GCTX_API gctx_status gctx_stream_observe_sms(gctx_stream *stream, unsigned *sm_ids,
                                              unsigned capacity, unsigned *count);
 

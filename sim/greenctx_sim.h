@@ -20,9 +20,10 @@ typedef struct CUstream_st *CUstream;
 typedef struct CUgreenCtx_st *CUgreenCtx;
 
 /* Live objects of one kind: "green_ctx", "stream", "event", "primary_ctx" (the sum of
- * cuDevicePrimaryCtxRetain counts not yet released), "desc" (descriptors made since the last
- * reset: they are never destroyed), or "all" (green_ctx + stream + event + primary_ctx).
- * -1 for an unknown kind. */
+ * cuDevicePrimaryCtxRetain counts not yet released), "module" (loaded modules: a function
+ * lives as long as its module), "memory" (cuMemAlloc allocations not freed), "desc"
+ * (descriptors made since the last reset: they are never destroyed), or "all" (green_ctx +
+ * stream + event + primary_ctx + module + memory). -1 for an unknown kind. */
 GCTXSIM_API int gctxsim_live_objects(const char *kind);
 
 /* The SM ids held by an SM resource (a gcu_dev_resource / CUdevResource written by the

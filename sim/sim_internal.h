@@ -150,7 +150,7 @@ gcu_result sim_check_device(gcu_device dev);
 /* Handles are never pointers: a tag, a slot and the slot's generation packed into the value,
  * so stale, foreign or mistyped handles are recognised instead of dereferenced. */
 enum { SIM_TAG_GREEN = 1, SIM_TAG_CTX_GREEN, SIM_TAG_CTX_PRIMARY, SIM_TAG_STREAM, SIM_TAG_EVENT,
-       SIM_TAG_DESC };
+       SIM_TAG_DESC, SIM_TAG_MODULE, SIM_TAG_FUNCTION };
 
 typedef struct sim_slot {
     uint16_t gen;
@@ -270,9 +270,17 @@ gcu_result sim_stream_ctx(CUstream s, sim_ctx *out);
 /* ---- memory (sim_memory.c) ---------------------------------------------------------------- */
 
 void sim_memory_reset(void); /* frees every allocation and what primary contexts hold */
+int sim_memory_live(void);   /* allocations not freed */
+/* The host address of [ptr, ptr + bytes) if one live allocation holds all of it, else NULL. */
+unsigned char *sim_memory_range(gcu_deviceptr ptr, size_t bytes);
 /* Device memory of green contexts, as measured on the H200: a live one costs 5 MiB, and a
  * destroyed one leaves 4 MiB charged to the primary context until cuDevicePrimaryCtxReset. */
 void sim_memory_green_created(int dev);
 void sim_memory_green_destroyed(int dev);
+
+/* ---- modules (sim_kernels.c) --------------------------------------------------------------- */
+
+int sim_modules_live(void);
+void sim_kernels_reset(void);
 
 #endif

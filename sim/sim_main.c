@@ -242,6 +242,7 @@ GCTXSIM_API void gctxsim_reset(void)
     sim_contexts_reset();
     sim_streams_reset();
     sim_memory_reset();
+    sim_kernels_reset();
     sim.epoch++;
     load_config();
     sim.initialized = was_initialized && sim.config_error == GCU_SUCCESS;

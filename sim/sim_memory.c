@@ -44,8 +44,9 @@ void sim_memory_reset(void)
     nallocs = cap_allocs = 0;
 }
 
-/* The host address of [ptr, ptr + bytes) if one allocation holds all of it. */
-static unsigned char *range(gcu_deviceptr ptr, size_t bytes)
+int sim_memory_live(void) { return (int)nallocs; }
+
+unsigned char *sim_memory_range(gcu_deviceptr ptr, size_t bytes)
 {
     for (size_t i = 0; i < nallocs; i++) {
         uintptr_t base = (uintptr_t)allocs[i].base;
@@ -96,7 +97,7 @@ gcu_result sim_cuMemFree(gcu_deviceptr ptr)
 gcu_result sim_cuMemcpyDtoH(void *dst, gcu_deviceptr src, size_t bytes)
 {
     SIM_BEGIN(cuMemcpyDtoH);
-    const unsigned char *from = range(src, bytes);
+    const unsigned char *from = sim_memory_range(src, bytes);
     if (!from || (!dst && bytes))
         SIM_FAIL(GCU_ERROR_INVALID_VALUE);
     if (bytes)
@@ -107,7 +108,7 @@ gcu_result sim_cuMemcpyDtoH(void *dst, gcu_deviceptr src, size_t bytes)
 gcu_result sim_cuMemsetD32(gcu_deviceptr dst, unsigned int value, size_t count)
 {
     SIM_BEGIN(cuMemsetD32);
-    unsigned char *to = count <= SIZE_MAX / 4 && dst % 4 == 0 ? range(dst, count * 4) : NULL;
+    unsigned char *to = count <= SIZE_MAX / 4 && dst % 4 == 0 ? sim_memory_range(dst, count * 4) : NULL;
     if (!to)
         SIM_FAIL(GCU_ERROR_INVALID_VALUE);
     for (size_t i = 0; i < count; i++)

@@ -841,7 +841,7 @@ static void check_errors_and_faults(void)
               D.cuMemcpyDtoH(host, p + 4, 16) == GCU_ERROR_INVALID_VALUE && D.cuMemFree(p) == 0,
           "memory");
     gcu_module mod;
-    check(D.cuModuleLoadData(&mod, "ptx") == GCU_ERROR_NOT_SUPPORTED, "no kernels");
+    check(D.cuModuleLoadData(&mod, "ptx") == GCU_ERROR_NOT_SUPPORTED, "no other kernels");
     D.cuEventDestroy(e1);
     D.cuEventDestroy(e2);
     D.cuCtxSetCurrent(NULL);

@@ -21,10 +21,15 @@ GCTXSIM_API int gctxsim_live_objects(const char *kind)
         n = sim_events_live();
     else if (strcmp(kind, "primary_ctx") == 0)
         n = sim_primary_refs();
+    else if (strcmp(kind, "module") == 0)
+        n = sim_modules_live();
+    else if (strcmp(kind, "memory") == 0)
+        n = sim_memory_live();
     else if (strcmp(kind, "desc") == 0)
         n = sim.descs_made;
     else if (strcmp(kind, "all") == 0)
-        n = greens + sim_streams_live() + sim_events_live() + sim_primary_refs();
+        n = greens + sim_streams_live() + sim_events_live() + sim_primary_refs() +
+            sim_modules_live() + sim_memory_live();
     sim_unlock();
     return n;
 }

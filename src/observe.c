@@ -50,20 +50,20 @@ gctx_status gctx__smid_load(const gctx__driver *drv, gctx__smid_kernel *kernel)
     gcu_result r = drv->cuModuleLoadData(&kernel->module, smid_ptx);
     if (r == GCU_ERROR_NOT_SUPPORTED)
         return gctx__fail(GCTX_ERROR_UNSUPPORTED,
-                          "this driver runs no kernels (the simulated driver?): seeing which SMs "
-                          "work runs on needs a GPU");
+                          "this driver runs no kernels: seeing which SMs work runs on needs a GPU");
     if (r != GCU_SUCCESS)
         return gctx__fail_cuda(r, "cuModuleLoadData of the %%smid kernel");
+    const char *call = "cuModuleGetFunction"; /* the step that failed, for the message */
     r = drv->cuModuleGetFunction(&kernel->function, kernel->module, "greenctx_smid");
-    if (r == GCU_SUCCESS)
+    if (r == GCU_SUCCESS && (call = "cuMemAlloc"))
         r = drv->cuMemAlloc(&kernel->flags, GCTX__SMID_SLOTS * sizeof(unsigned));
     /* A synchronous memset: done before anything on any stream reads the flags. */
-    if (r == GCU_SUCCESS)
+    if (r == GCU_SUCCESS && (call = "cuMemsetD32"))
         r = drv->cuMemsetD32(kernel->flags, 0, GCTX__SMID_SLOTS);
-    if (r == GCU_SUCCESS)
+    if (r == GCU_SUCCESS && (call = "cuStreamSynchronize"))
         r = drv->cuStreamSynchronize(NULL);
     if (r != GCU_SUCCESS) {
-        gctx_status s = gctx__fail_cuda(r, "preparing the %%smid kernel");
+        gctx_status s = gctx__fail_cuda(r, "%s, preparing the %%smid kernel", call);
         gctx__smid_unload(drv, kernel);
         return s;
     }

@@ -95,9 +95,14 @@ every_model)
         done
     done
     ;;
-map_needs_gpu)
-    run 1 --sim h200 map 24 40 rest
-    has "$err" "needs a GPU"
+map_on_sim)
+    # The simulator runs the %smid kernel on each partition's own SMs: the map shows the plan.
+    run 0 --sim h200 map 24 40 rest
+    has "$out" "A  group 0: planned 24 SMs, ran on 24: 0 1 2 3 4 5 16 17 18 19 20 21 32 33"
+    has "$out" "B  group 1: planned 40 SMs, ran on 40: 6 7 8 9 10 11 12 13 14 15 22 23 24"
+    has "$out" "C  group 2: planned 68 SMs, ran on 68: 64 65 66"
+    has "$out" "    64  CCCC CCCC CCCC CCCC"
+    has "$out" "shared SMs: none"
     ;;
 *)
     echo "unknown case $1"

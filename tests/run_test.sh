@@ -57,8 +57,9 @@ confined)
     # context showed the primary one.
     report_has 'r["cuda_used"] is True' 'r["request"] == "16"' \
         'len(r["devices"]) == 1' 'r["devices"][0]["sm_count"] == 16' \
-        'r["devices"][0]["device_sm_count"] == 132' 'r["devices"][0]["sm_ids"] is None' \
-        '"no kernels" in r["devices"][0]["sm_ids_error"]' \
+        'r["devices"][0]["device_sm_count"] == 132' \
+        'r["devices"][0]["sm_ids"] == [0, 1, 4, 5, 16, 17, 20, 21, 32, 33, 36, 37, 48, 49, 52, 53]' \
+        'r["devices"][0]["sm_ids_error"] is None' \
         'r["binds_redirected"] == 12' 'r["binds_passed"] == 5' \
         'r["current_shown_primary"] == 11' 'r["threads_seen"] == 6' \
         'r["primary_retains"] == 2' 'r["primary_releases"] == 2' \

@@ -4,6 +4,7 @@
  * adoption, the caller's current context, rollback under faults, many threads. */
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "raw_calls.h"
 #include "testing.h"
@@ -127,6 +128,56 @@ GT_TEST(context_with_sms_and_split_into_contexts)
     gctx_context_release(left);
     GT_ASSERT_STATUS(gctx_context_create_with_sms(0, 12, NULL, &other), GCTX_ERROR_INVALID_ARGUMENT);
     GT_ASSERT_CONTAINS(gctx_last_error(), "nearest");
+    GT_ASSERT(current() == sentinel);
+}
+
+/* On the simulator the %smid kernel runs too: what a stream observes is exactly the SMs the
+ * simulator gave its partition, for each of a {24, 40} split, and observing leaves no module
+ * or allocation behind. */
+GT_TEST(observed_sms_are_the_partitions_own)
+{
+    if (begin())
+        return;
+    if (!gt_on_sim())
+        GT_SKIP("compares with the simulator's record (test_gpu observes on the GPU)");
+    gctx_partition *device = gt_whole_device(), *parts[2];
+    if (!device)
+        return;
+    gctx_group req[] = {gt_group(24), gt_group(40)};
+    GT_ASSERT_STATUS(gctx_partition_split(device, req, 2, NULL, parts, NULL, NULL, NULL),
+                     GCTX_SUCCESS);
+    gctx_partition_release(device);
+    gt_sm_set observed[2];
+    for (int i = 0; i < 2; i++) {
+        gctx_context *c;
+        gctx_stream *st;
+        unsigned ids[GT_MAX_SMS], count = 0;
+        GT_ASSERT_STATUS(gctx_context_create(parts[i], NULL, &c), GCTX_SUCCESS);
+        GT_ASSERT_STATUS(gctx_stream_create(c, NULL, &st), GCTX_SUCCESS);
+        GT_ASSERT_STATUS(gctx_stream_observe_sms(st, ids, GT_MAX_SMS, &count), GCTX_SUCCESS);
+        gt_sm_set simulated;
+        if (gt_context_sms(c, &simulated))
+            return;
+        memset(&observed[i], 0, sizeof observed[i]);
+        for (unsigned k = 0; k < count && k < GT_MAX_SMS; k++) {
+            GT_ASSERT(k == 0 || ids[k] > ids[k - 1]); /* sorted, each once */
+            observed[i].has[ids[k]] = 1;
+        }
+        observed[i].count = count;
+        char want[4096], got[4096];
+        if (simulated.count != count || memcmp(simulated.has, observed[i].has, GT_MAX_SMS))
+            GT_FAIL("partition %d: observed %s, simulated %s", i,
+                    gt_sm_set_text(&observed[i], got, sizeof got),
+                    gt_sm_set_text(&simulated, want, sizeof want));
+        gctx_stream_release(st);
+        gctx_context_release(c);
+        gctx_partition_release(parts[i]);
+    }
+    GT_ASSERT_EQ_INT(observed[0].count, 24);
+    GT_ASSERT_EQ_INT(observed[1].count, 40);
+    GT_ASSERT(gt_sm_sets_disjoint(&observed[0], &observed[1]));
+    GT_ASSERT_EQ_INT(gt_sim_live("module"), 0);
+    GT_ASSERT_EQ_INT(gt_sim_live("memory"), 0);
     GT_ASSERT(current() == sentinel);
 }
 

@@ -229,8 +229,8 @@ class GreenContext(Handle):
         return relation(lib.gctx_context_relation, self, other)
 
     def observe_sms(self):
-        """The physical SM ids (%smid) a kernel on this context's stream ran on, sorted (a
-        GPU is needed: the simulated driver runs no kernels)."""
+        """The physical SM ids (%smid) a kernel on this context's stream ran on, sorted (the
+        simulated driver runs this kernel too)."""
         with self.stream() as s:
             return s.observe_sms()
 

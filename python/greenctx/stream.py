@@ -97,8 +97,8 @@ class Stream(Handle):
             self.wait_event(event)
 
     def observe_sms(self):
-        """The physical SM ids (%smid) a kernel on this stream ran on, sorted. Needs a GPU
-        (GCTX_ERROR_UNSUPPORTED on the simulated driver, which runs no kernels)."""
+        """The physical SM ids (%smid) a kernel on this stream ran on, sorted. The simulated
+        driver runs this kernel too, on the SMs of the stream's partition."""
         ids = (ctypes.c_uint * _MAX_SMS)()
         n = ctypes.c_uint()
         check(lib.gctx_stream_observe_sms(self._handle, ids, _MAX_SMS, ctypes.byref(n)))

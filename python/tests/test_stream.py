@@ -119,11 +119,12 @@ def test_adopt_a_stream_by_handle_or_protocol(sim, no_torch, two):
     assert s.handle  # still alive: adoption never destroys
 
 
-def test_observe_sms_needs_a_gpu(no_torch, two):
-    with pytest.raises(greenctx.UnsupportedError, match="needs a GPU"):
-        two[0].Stream().observe_sms()
-    with pytest.raises(RuntimeError, match="needs a GPU"):
-        two[0].observe_sms()
+def test_observe_sms_sees_each_partitions_own_sms(no_torch, two):
+    """The simulator runs the %smid kernel on the SMs of the stream's partition."""
+    seen_a, seen_b = two[0].Stream().observe_sms(), two[1].observe_sms()
+    assert (len(seen_a), len(seen_b)) == (16, 32)
+    assert seen_a == sorted(seen_a) and seen_b == sorted(seen_b)
+    assert not set(seen_a) & set(seen_b)
 
 
 def test_destroyed_stream_says_so(no_torch, two):
