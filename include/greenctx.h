@@ -158,7 +158,9 @@ typedef struct CUgreenCtx_st *CUgreenCtx;
     X(ERROR_UNSUPPORTED, 5, "not supported by this driver or device")                          \
     X(ERROR_DRIVER, 6, "the CUDA driver reported an error")                                    \
     X(ERROR_OUT_OF_MEMORY, 7, "out of host memory")                                            \
-    X(ERROR_INSUFFICIENT_SMS, 8, "the partition has too few SMs for the request")
+    X(ERROR_INSUFFICIENT_SMS, 8, "the partition has too few SMs for the request")             \
+    X(ERROR_BUSY, 9, "the SMs asked for are held by other claims")                             \
+    X(ERROR_REGISTRY, 10, "the claims registry can't be trusted (foreign, corrupt or unsafe)")
 
 typedef enum gctx_status {
 #define GCTX_STATUS_ENUM_(name, value, text) GCTX_##name = value,
@@ -666,6 +668,183 @@ GCTX_API gctx_status gctx_layouts_get(const gctx_layouts *layouts, unsigned layo
                                       gctx_partition **partition, gctx_context **context,
                                       gctx_stream **stream);
 GCTX_API gctx_status gctx_layouts_get_active(gctx_layouts *layouts, unsigned *index);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Tenants: SM claims across processes                                                       */
+
+/* A claim is a set of a device's SMs that one process (a tenant) holds, so that tenants on one
+ * GPU never build green contexts on the same SMs. SMs are handed out in the device's canonical
+ * granules: the driver's split of the whole device by its minimum partition size (on an H200,
+ * 15 granules of 8 SMs and a remainder granule of 12: all 132 SMs can be claimed). Any set of
+ * granules makes one green context, adjacent or not, so fragmentation never refuses a request
+ * that fits in the free SMs.
+ *
+ * The registry is node-local and needs no daemon: a directory per GPU (named by its UUID)
+ * under the runtime directory, one file per claim, each held by a lock (flock) that the kernel
+ * drops when the last process holding it ends, however it ends. A crash never strands SMs: a
+ * claim whose lock nobody holds is stale, and the next registry operation removes it. The
+ * registry records the identity of the split (format, greenctx version, device UUID, driver
+ * version, the granules' sizes and resource bytes); one written otherwise is refused with
+ * GCTX_ERROR_REGISTRY while any of its claims is live, and rebuilt once none is.
+ *
+ * The runtime directory: options->runtime_dir, else $GREENCTX_RUNTIME_DIR, else
+ * $XDG_RUNTIME_DIR/greenctx, else /tmp/greenctx-UID. It is created with mode 0700 and refused
+ * (GCTX_ERROR_REGISTRY) when another user owns it or others may write it, unless
+ * GCTX_CLAIM_SHARED_DIR (or GREENCTX_RUNTIME_SHARED=1) says that several users share it: then
+ * it must be sticky (mode 1777 or 1770, made by an administrator), and claims of every user in
+ * it are coordinated.
+ *
+ * Isolation needs MPS: without it, processes are time-sliced and their green contexts never
+ * run at the same time; under MPS the same split gives the same SMs in every client, so
+ * tenants on different claims run side by side. Claims are cooperative, not a security
+ * boundary: a process that ignores them can use any SM. They do not partition memory
+ * capacity, L2 or HBM bandwidth, and under MPS a fatal fault in one client reaches every
+ * client of the server (docs/tenants.md). */
+typedef struct gctx_claim gctx_claim;
+
+/* gctx_claim_options.flags */
+#define GCTX_CLAIM_WAIT 0x1u       /* queue until the SMs are free, up to timeout_ms */
+#define GCTX_CLAIM_INHERIT 0x2u    /* the claim's lock survives exec: greenctx run hands it to
+                                      the program it starts (else close-on-exec) */
+#define GCTX_CLAIM_SHARED_DIR 0x4u /* the runtime directory is shared by several users */
+
+typedef struct gctx_claim_options {
+    size_t size;             /* sizeof(gctx_claim_options), set by GCTX_CLAIM_OPTIONS_INIT */
+    unsigned flags;          /* GCTX_CLAIM_* */
+    int timeout_ms;          /* with GCTX_CLAIM_WAIT: how long to wait; -1: forever */
+    gctx_rounding rounding;  /* a count no set of granules gives: strict (refused, with the
+                                nearest counts that can be claimed), down, nearest or up */
+    const char *label;       /* shown by greenctx ps (a job name, "slurm 42.0"); NULL: none */
+    const char *command;     /* the holder's command as ps shows it; NULL: this process's */
+    const char *runtime_dir; /* NULL: the default above */
+} gctx_claim_options;
+#define GCTX_CLAIM_OPTIONS_INIT {sizeof(gctx_claim_options), 0, 0, GCTX_ROUND_STRICT, NULL, NULL, NULL}
+
+/* Claims SMs of a device. request is a GROUP of `greenctx plan`'s syntax without suffixes: a
+ * count ("16"), a share of the device's SMs ("25%", rounded down to a count that can be
+ * claimed) or "rest" (every free SM). Best fit: the granules that give exactly the count,
+ * adjacent ones first. GCTX_ERROR_BUSY when the free SMs can't give it now (the message names
+ * the holders: pid, user, command, SMs), after timeout_ms with GCTX_CLAIM_WAIT;
+ * GCTX_ERROR_INSUFFICIENT_SMS when the device could never give it (the message names the
+ * nearest counts); GCTX_ERROR_UNSUPPORTED inside an MPS client whose active-thread percentage
+ * is below 100 (the driver then refuses green splits); GCTX_ERROR_REGISTRY as above. options
+ * may be NULL. Driver 12.4+. */
+GCTX_API gctx_status gctx_claim_acquire(int device, const char *request,
+                                        const gctx_claim_options *options, gctx_claim **claim);
+GCTX_API gctx_claim *gctx_claim_retain(gctx_claim *claim);
+/* Drops one reference; the last gives the SMs back to the registry (after the claim's own
+ * stream and contexts are drained and released). NULL is ignored. */
+GCTX_API void gctx_claim_release(gctx_claim *claim);
+
+/* The claim's SMs now, as a partition (retained for the caller), and a green context on them
+ * through the context cache (a cached context is ready in microseconds). After a resize these
+ * describe the old SMs: ask again. options may be NULL. */
+GCTX_API gctx_status gctx_claim_partition(gctx_claim *claim, gctx_partition **partition);
+GCTX_API gctx_status gctx_claim_context(gctx_claim *claim, const gctx_context_options *options,
+                                        gctx_context **context);
+/* The claim's own stream on its current SMs (retained for the caller); made on first use. */
+GCTX_API gctx_status gctx_claim_stream(gctx_claim *claim, gctx_stream **stream);
+
+/* Grows or shrinks a live claim to `request` (the acquire syntax), keeping the granules it
+ * holds where it can. Growing takes free granules first (GCTX_CLAIM_WAIT in options->flags to
+ * queue for them; NULL options: no wait); then the claim's stream moves to a context on the
+ * new SMs that waits (an event) for the work submitted to the old one, as layouts switch.
+ * Shrinking gives granules back only once the work submitted on them has finished, so no
+ * other tenant is handed SMs still in use. stream, when not NULL, gets the claim's new stream
+ * (retained for the caller). On failure the claim is unchanged. */
+GCTX_API gctx_status gctx_claim_resize(gctx_claim *claim, const char *request,
+                                       const gctx_claim_options *options, gctx_stream **stream);
+
+#define GCTX_CLAIM_MAX_GRANULES 128
+
+/* A claim as the registry records it. */
+typedef struct gctx_claim_info {
+    size_t size;             /* set by the caller: sizeof(gctx_claim_info) */
+    int device;              /* the ordinal in this process (-1: a GPU this process can't see) */
+    char device_uuid[48];    /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" */
+    int pid;                 /* the holder */
+    unsigned uid;
+    char user[64];
+    char command[256];
+    char label[128];
+    long long since_ns;      /* when it was acquired (or last resized): CLOCK_REALTIME, ns */
+    int mps;                 /* 1: the holder is an MPS client */
+    int self;                /* 1: held by this process */
+    unsigned sm_count;
+    unsigned nb_granules;
+    unsigned short granules[GCTX_CLAIM_MAX_GRANULES]; /* indices into the device's granules */
+} gctx_claim_info;
+
+/* The granules of a device's registry and what is free. */
+typedef struct gctx_claim_usage {
+    size_t size;             /* set by the caller: sizeof(gctx_claim_usage) */
+    unsigned sm_count;       /* every SM of the device */
+    unsigned free_sms;
+    unsigned nb_granules;
+    unsigned granule_sms[GCTX_CLAIM_MAX_GRANULES]; /* each granule's SM count */
+    unsigned char granule_free[GCTX_CLAIM_MAX_GRANULES];
+    unsigned nb_claims;      /* live claims */
+    int mps_active;          /* 1: an MPS control daemon answers for this process's
+                                CUDA_MPS_PIPE_DIRECTORY */
+    char path[512];          /* the device's registry directory */
+} gctx_claim_usage;
+
+/* What the registry knows of one event: a claim released, a holder that died holding one, a
+ * fault a holder reported (gctx_claim_report_fault). Kept for the last 64 events. */
+typedef enum gctx_claim_event_kind {
+    GCTX_CLAIM_EVENT_RELEASED = 0,
+    GCTX_CLAIM_EVENT_DIED = 1, /* found stale: its holder ended without releasing it */
+    GCTX_CLAIM_EVENT_FAULT = 2
+} gctx_claim_event_kind;
+
+typedef struct gctx_claim_event {
+    size_t size;             /* set by the caller: sizeof(gctx_claim_event) */
+    gctx_claim_event_kind kind;
+    long long time_ns;       /* when it was seen: CLOCK_REALTIME, ns */
+    int pid;
+    char command[256];
+    int cuda_result;         /* FAULT: the CUresult the holder saw */
+    unsigned sm_count;
+} gctx_claim_event;
+
+/* The facts of one claim (retained or not). */
+GCTX_API gctx_status gctx_claim_get_info(const gctx_claim *claim, gctx_claim_info *info);
+/* Every live claim on a device (stale ones are removed first, never shown): count gets how
+ * many, at most capacity are written (claims may be NULL with capacity 0); usage, when not
+ * NULL, the granules and what is free. runtime_dir: NULL for the default. */
+GCTX_API gctx_status gctx_claim_list(int device, const char *runtime_dir, gctx_claim_info *claims,
+                                     unsigned capacity, unsigned *count, gctx_claim_usage *usage);
+/* The device's last events, oldest first (count as in gctx_claim_list). */
+GCTX_API gctx_status gctx_claim_events(int device, const char *runtime_dir,
+                                       gctx_claim_event *events, unsigned capacity,
+                                       unsigned *count);
+/* Records that work on the claim failed with cuda_result (a sticky fault: 700 and its kin),
+ * and leaves in gctx_last_error() a line for the user: under MPS a fault in one client reaches
+ * every client, so it names the other tenant whose fault or death the registry saw first
+ * since this claim was taken, when there is one. Returns GCTX_SUCCESS when the event was
+ * recorded. */
+GCTX_API gctx_status gctx_claim_report_fault(gctx_claim *claim, int cuda_result);
+
+/* A text that lets a process started by this one (greenctx run's program) take part in the
+ * claim: "v1:<registry path>:<claim file>:<fd>". At most size bytes with the NUL. */
+GCTX_API gctx_status gctx_claim_export(const gctx_claim *claim, char *token, size_t size);
+/* Joins a claim exported by a parent (the lock's descriptor inherited, or, when a program
+ * closed it, the claim file opened again while its holder lives): the same SMs, held as long
+ * as any process of the tenant lives. GCTX_ERROR_INVALID_ARGUMENT for a malformed token,
+ * GCTX_ERROR_REGISTRY when the claim is no longer held or is for another device. */
+GCTX_API gctx_status gctx_claim_join(int device, const char *token, gctx_claim **claim);
+
+/* MPS as this process sees it: green contexts of different processes run at the same time
+ * only under MPS. Reads the environment and the pipe directory; no driver call. */
+typedef struct gctx_mps_info {
+    size_t size;                  /* set by the caller: sizeof(gctx_mps_info) */
+    char pipe_dir[512];           /* $CUDA_MPS_PIPE_DIRECTORY, else /tmp/nvidia-mps */
+    int daemon_running;           /* 1: a control daemon answers on that directory's pipe, so
+                                     this process's CUDA will be an MPS client */
+    int active_thread_percentage; /* $CUDA_MPS_ACTIVE_THREAD_PERCENTAGE; 100 when unset */
+    char pinned_mem_limit[128];   /* $CUDA_MPS_PINNED_DEVICE_MEM_LIMIT, or "" */
+} gctx_mps_info;
+GCTX_API gctx_status gctx_mps_get_info(gctx_mps_info *info);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Seeing where work runs                                                                    */
