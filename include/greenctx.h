@@ -658,7 +658,9 @@ GCTX_API void gctx_layouts_release(gctx_layouts *layouts);
 /* Makes layout `index` active: its streams wait for the work submitted so far to the active
  * layout's streams (nothing is done when it is already active). streams (optional, nb_parts
  * entries) gets the layout's streams: owned by the layouts, valid while they live (retain one
- * to keep it longer). On failure the active layout stays. Thread-safe; work submitted to the
+ * to keep it longer). The layouts hold their objects themselves: a release too many of a
+ * handle they gave retires only that value (refused from then on), never their streams, and
+ * the next switch or get gives the same object under a new value. On failure the active layout stays. Thread-safe; work submitted to the
  * old streams after the switch is not waited for. */
 GCTX_API gctx_status gctx_layouts_switch(gctx_layouts *layouts, unsigned index,
                                          gctx_stream **streams);

@@ -125,6 +125,15 @@ void gctx__object_release(gctx__object *object);
  * caller reference. While a handle is out, the same value is given again; once callers
  * released it, the object gets a new value and the old one stays refused. Cannot fail. */
 void *gctx__handle_give(gctx__object *object);
+/* The handle of an object the library holds and lets callers use without a reference of
+ * their own (the layouts' partitions, contexts and streams): the value already out, or a new
+ * one. The lender counts as one caller reference of the handle, given once however often it
+ * lends; the lender's own object reference is separate, so a caller's extra release retires
+ * at most the handle (the next lend gives a new value) and never frees the object. */
+void *gctx__handle_lend(gctx__object *object);
+/* Takes the lender's reference back from the object's handle, if the lent value is still out
+ * (a caller who retained it keeps it). The lender then drops its own object reference. */
+void gctx__handle_unlend(gctx__object *object);
 /* var: the address of a caller's handle variable (&partition). Replaces the handle in it by
  * its object: GCTX_SUCCESS; INVALID_ARGUMENT for NULL; INVALID_HANDLE for a released, stale
  * or foreign value, or a handle of another type (the message names `what`). Reads only the

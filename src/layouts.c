@@ -14,8 +14,9 @@ struct gctx_layouts {
     gctx__object base;
     int device;
     unsigned nb_layouts, nb_parts;
-    /* [layout * nb_parts + part]: public handles the layouts hold a reference of, and the raw
-     * handles a switch uses; every element made, or the whole set rolled back */
+    /* [layout * nb_parts + part]: objects the layouts hold a reference of (never a caller's
+     * handle, so no stray release can drop it; callers get lent handles), and the raw handles
+     * a switch uses; every element made, or the whole set rolled back */
     gctx_partition **partitions;
     gctx_context **contexts;
     gctx_stream **streams;
@@ -26,18 +27,28 @@ struct gctx_layouts {
     unsigned active;
 };
 
+/* Drops the layouts' reference of an object, and the lent handle callers used (the same
+ * object may sit in several elements: unlending twice is harmless). */
+static void drop(gctx__object *object)
+{
+    if (!object)
+        return;
+    gctx__handle_unlend(object);
+    gctx__object_release(object);
+}
+
 static void layouts_free(gctx_layouts *l)
 {
     size_t n = (size_t)l->nb_layouts * l->nb_parts;
     for (size_t i = 0; i < n; i++) {
-        if (l->events)
-            gctx_event_release(l->events[i]);
-        if (l->streams)
-            gctx_stream_release(l->streams[i]);
-        if (l->contexts)
-            gctx_context_release(l->contexts[i]);
-        if (l->partitions)
-            gctx_partition_release(l->partitions[i]);
+        if (l->events && l->events[i])
+            drop(&l->events[i]->base);
+        if (l->streams && l->streams[i])
+            drop(&l->streams[i]->base);
+        if (l->contexts && l->contexts[i])
+            drop(&l->contexts[i]->base);
+        if (l->partitions && l->partitions[i])
+            drop(&l->partitions[i]->base);
     }
     free(l->raw_events);
     free(l->raw_streams);
@@ -50,6 +61,18 @@ static void layouts_free(gctx_layouts *l)
 }
 
 static void layouts_destroy(gctx__object *object) { layouts_free((gctx_layouts *)object); }
+
+/* The object of a handle a create call just gave the layouts, kept by an object reference;
+ * the handle itself is given back. */
+static void *keep(void *handle, gctx__type type)
+{
+    void *object = handle;
+    if (gctx__handle_resolve(&object, type, "a handle the layouts made") != GCTX_SUCCESS)
+        return NULL; /* cannot happen: it was just made */
+    gctx__object_retain(object);
+    gctx__handle_release(handle, type);
+    return object;
+}
 
 static gctx_status check_counts(const unsigned *sm_counts, unsigned nb_layouts, unsigned nb_parts)
 {
@@ -93,14 +116,26 @@ static gctx_status build_layout(gctx_layouts *l, gctx_partition *device, unsigne
             s = gctx__fail(GCTX_ERROR_INSUFFICIENT_SMS,
                            "its last partition is the rest (0), but the others take every SM");
     }
+    for (unsigned i = 0; i < n; i++)
+        parts[i] = parts[i] ? keep(parts[i], GCTX__TYPE_PARTITION) : NULL;
     for (unsigned i = 0; i < n && s == GCTX_SUCCESS; i++) {
         size_t k = (size_t)layout * n + i;
-        if ((s = gctx_context_create(l->partitions[k], options, &l->contexts[k])) ||
-            (s = gctx_stream_create(l->contexts[k], NULL, &l->streams[k])) ||
-            (s = gctx_event_create(l->contexts[k], &l->events[k])))
+        gctx_partition *partition = gctx__handle_lend(&l->partitions[k]->base);
+        gctx_context *context = NULL;
+        gctx_stream *stream = NULL;
+        gctx_event *event = NULL;
+        if ((s = gctx_context_create(partition, options, &context)) == GCTX_SUCCESS)
+            l->contexts[k] = keep(context, GCTX__TYPE_CONTEXT);
+        if (s == GCTX_SUCCESS && (s = gctx_stream_create(gctx__handle_lend(&l->contexts[k]->base),
+                                                         NULL, &stream)) == GCTX_SUCCESS)
+            l->streams[k] = keep(stream, GCTX__TYPE_STREAM);
+        if (s == GCTX_SUCCESS && (s = gctx_event_create(gctx__handle_lend(&l->contexts[k]->base),
+                                                        &event)) == GCTX_SUCCESS)
+            l->events[k] = keep(event, GCTX__TYPE_EVENT);
+        if (s != GCTX_SUCCESS)
             break;
-        l->raw_streams[k] = gctx_stream_handle(l->streams[k]);
-        l->raw_events[k] = gctx_event_handle(l->events[k]);
+        l->raw_streams[k] = l->streams[k]->handle;
+        l->raw_events[k] = l->events[k]->handle;
     }
 cleanup:
     if (s != GCTX_SUCCESS)
@@ -212,7 +247,8 @@ gctx_status gctx_layouts_switch(gctx_layouts *layouts, unsigned index, gctx_stre
     }
     if (streams)
         for (unsigned i = 0; i < layouts->nb_parts; i++)
-            streams[i] = layouts->streams[(size_t)index * layouts->nb_parts + i];
+            streams[i] = gctx__handle_lend(
+                &layouts->streams[(size_t)index * layouts->nb_parts + i]->base);
     return GCTX_SUCCESS;
 }
 
@@ -230,11 +266,11 @@ gctx_status gctx_layouts_get(const gctx_layouts *layouts, unsigned layout, unsig
                           layout, part, layouts->nb_layouts, layouts->nb_parts);
     size_t k = (size_t)layout * layouts->nb_parts + part;
     if (partition)
-        *partition = layouts->partitions[k];
+        *partition = gctx__handle_lend(&layouts->partitions[k]->base);
     if (context)
-        *context = layouts->contexts[k];
+        *context = gctx__handle_lend(&layouts->contexts[k]->base);
     if (stream)
-        *stream = layouts->streams[k];
+        *stream = gctx__handle_lend(&layouts->streams[k]->base);
     return GCTX_SUCCESS;
 }
 

@@ -33,6 +33,7 @@ typedef struct slot {
     _Atomic uintptr_t generation;      /* odd: a handle is out */
     _Atomic(gctx__object *) object;    /* set while an object owns the slot */
     unsigned handle_refs;              /* callers' references to the handle (under lock) */
+    unsigned lent;                     /* 1: one of handle_refs is a lender's (under lock) */
     unsigned next_free;                /* free list link, index + 1 (under lock) */
 } slot;
 
@@ -135,11 +136,47 @@ void *gctx__handle_give(gctx__object *object)
     } else {
         atomic_store(&s->generation, ++generation); /* a new handle value: the old stays dead */
         s->handle_refs = 1;
+        s->lent = 0;
     }
     pthread_mutex_unlock(&table_lock);
     if (handle_out)
         gctx__object_release(object); /* the handle already holds the object: never the last */
     return encode(object->slot, generation);
+}
+
+void *gctx__handle_lend(gctx__object *object)
+{
+    pthread_mutex_lock(&table_lock);
+    slot *s = slot_at(object->slot);
+    uintptr_t generation = atomic_load(&s->generation);
+    if (!(generation & 1)) {
+        atomic_store(&s->generation, ++generation);
+        s->handle_refs = 0;
+        gctx__object_retain(object); /* the handle's; under the lock, before anyone can drop it */
+    }
+    if (!s->lent) {
+        s->handle_refs++;
+        s->lent = 1;
+    }
+    pthread_mutex_unlock(&table_lock);
+    return encode(object->slot, generation);
+}
+
+void gctx__handle_unlend(gctx__object *object)
+{
+    pthread_mutex_lock(&table_lock);
+    slot *s = slot_at(object->slot);
+    int retired = 0;
+    if ((atomic_load(&s->generation) & 1) && s->lent) {
+        s->lent = 0;
+        if (--s->handle_refs == 0) {
+            atomic_store(&s->generation, atomic_load(&s->generation) + 1);
+            retired = 1;
+        }
+    }
+    pthread_mutex_unlock(&table_lock);
+    if (retired)
+        gctx__object_release(object); /* the handle's; the lender still holds its own */
 }
 
 /* The object of a live handle of that type, or NULL with the thread's error set. */
@@ -204,6 +241,7 @@ void gctx__handle_release(void *handle, gctx__type type)
     int ok = generation_is(s, generation), retired = 0;
     if (ok && --s->handle_refs == 0) {
         atomic_store(&s->generation, atomic_load(&s->generation) + 1);
+        s->lent = 0;
         retired = 1;
     }
     pthread_mutex_unlock(&table_lock);

@@ -27,7 +27,8 @@ endif()
 # Layouts: made up front, switched with events only.
 greenctx_object_test_binary(test_layouts test_layouts.c)
 set(layout_tests made_up_front_with_relations one_partition_of_every_sm
-  switch_orders_with_events_and_makes_nothing bad_arguments rollback_under_injected_faults)
+  switch_orders_with_events_and_makes_nothing bad_arguments rollback_under_injected_faults
+  stray_release_retires_only_the_callers_handle)
 foreach(version 12040 12050 13000 13010)
   greenctx_driver_test(layouts.${version} COMMAND test_layouts ${layout_tests} SIM_ONLY
     SIM_ENV GREENCTX_SIM_DEVICES=h200 GREENCTX_SIM_DRIVER_VERSION=${version})
@@ -36,6 +37,7 @@ greenctx_driver_test(layouts.threads COMMAND test_layouts many_threads_switch SI
   LABELS threads)
 if(GREENCTX_TEST_DRIVER STREQUAL "real")
   greenctx_driver_test(layouts COMMAND test_layouts made_up_front_with_relations
-    one_partition_of_every_sm bad_arguments many_threads_switch
+    one_partition_of_every_sm bad_arguments stray_release_retires_only_the_callers_handle
+    many_threads_switch
     graphs_per_layout_run_in_switch_order)
 endif()

@@ -155,6 +155,53 @@ GT_TEST(switch_orders_with_events_and_makes_nothing)
     gctx_layouts_release(l);
 }
 
+/* Issue 18: one release too many of a stream a switch handed out. Before, it dropped the
+ * layouts' own reference: the stream was destroyed (its CUstream kept for the context's next
+ * stream), the next gctx_stream_create got the same CUstream, and later switches handed out
+ * the dead handle with no error. Now it retires only that handle value. */
+GT_TEST(stray_release_retires_only_the_callers_handle)
+{
+    if (gt_require_green_contexts())
+        return;
+    int objects = gctx__object_live_count();
+    gctx_layouts *l = NULL;
+    GT_ASSERT_STATUS(gctx_layouts_create(0, three_ratios, 3, 2, NULL, &l), GCTX_SUCCESS);
+    gctx_stream *streams[2] = {0};
+    GT_ASSERT_STATUS(gctx_layouts_switch(l, 1, streams), GCTX_SUCCESS);
+    gctx_stream *stray = streams[0];
+    CUstream raw = gctx_stream_handle(stray);
+    GT_ASSERT(raw != NULL);
+    gctx_context *context = NULL;
+    GT_ASSERT_STATUS(gctx_layouts_get(l, 1, 0, NULL, &context, NULL), GCTX_SUCCESS);
+    gctx_stream_release(stray); /* the stray release */
+    GT_ASSERT(gctx_stream_handle(stray) == NULL); /* that value is retired... */
+    GT_ASSERT_STATUS(gctx_stream_synchronize(stray), GCTX_ERROR_INVALID_HANDLE);
+    /* ...but the layouts' stream lives: a new stream of its context is another CUstream. */
+    gctx_stream *mine = NULL;
+    GT_ASSERT_STATUS(gctx_stream_create(context, NULL, &mine), GCTX_SUCCESS);
+    GT_ASSERT(gctx_stream_handle(mine) != raw);
+    GT_ASSERT_STATUS(gctx_layouts_switch(l, 2, NULL), GCTX_SUCCESS);
+    gctx_stream *again[2] = {0};
+    GT_ASSERT_STATUS(gctx_layouts_switch(l, 1, again), GCTX_SUCCESS);
+    GT_ASSERT(again[0] != NULL && again[0] != stray); /* the same stream under a new value */
+    GT_ASSERT(gctx_stream_handle(again[0]) == raw);
+    GT_ASSERT_STATUS(gctx_stream_synchronize(again[0]), GCTX_SUCCESS);
+    gctx_stream *got = NULL;
+    GT_ASSERT_STATUS(gctx_layouts_get(l, 1, 0, NULL, NULL, &got), GCTX_SUCCESS);
+    GT_ASSERT(got == again[0]);
+    GT_ASSERT(again[1] == streams[1]); /* the other stream's value never changed */
+    /* A handle the caller retained outlives the layouts; one it did not is gone with them. */
+    gctx_stream *held = gctx_stream_retain(again[1]);
+    GT_ASSERT(held == again[1]);
+    gctx_stream_release(mine);
+    gctx_layouts_release(l);
+    GT_ASSERT(gctx_stream_handle(held) != NULL);
+    GT_ASSERT(gctx_stream_handle(again[0]) == NULL);
+    gctx_stream_release(held);
+    GT_ASSERT(gctx_stream_handle(held) == NULL);
+    GT_ASSERT_EQ_INT(gctx__object_live_count(), objects);
+}
+
 GT_TEST(bad_arguments)
 {
     if (gt_require_green_contexts())
