@@ -508,7 +508,7 @@ GCTX_API gctx_status gctx_device_get_max_workqueue_concurrency(int device, unsig
  * gctx_cache_set_limit, gctx_cache_trim) is the only place a cached context is destroyed, so
  * the limit also bounds the device memory the driver holds for them (about 5 MiB each).
  * Environment: GREENCTX_CONTEXT_CACHE=0 turns the cache off; a number N sets the initial
- * limit of every device; anything else makes context creation fail with
+ * limit of every device; anything else (set but empty included) makes context creation fail with
  * GCTX_ERROR_INVALID_ARGUMENT naming the variable.
  *
  * What a cached context carries over: whatever was left in the driver context. Modules loaded
@@ -863,16 +863,17 @@ GCTX_API gctx_status gctx_stream_observe_sms(gctx_stream *stream, unsigned *sm_i
 /* ---------------------------------------------------------------------------------------- */
 /* Failed releases                                                                           */
 
-/* A release cannot fail, but the driver call it makes can (cuEventDestroy, cuStreamDestroy,
- * cuGreenCtxDestroy, cuDevicePrimaryCtxRelease, and cuModuleUnload / cuMemFree of the
- * kernel gctx_stream_observe_sms loads). Such a failure is counted here, and the driver object
+/* A release cannot fail, but the driver calls it makes can (cuEventDestroy, cuStreamDestroy,
+ * cuGreenCtxDestroy, cuDevicePrimaryCtxRelease, cuModuleUnload / cuMemFree of the kernel
+ * gctx_stream_observe_sms loads, and the cuStreamSynchronize a stream's release makes before
+ * its destroy, counted with the streams). Such a failure is counted here, and the driver object
  * is kept, not lost: the library tries to destroy it again at the next release of the same
  * kind (of any kind before a context's), and at gctx_release_failures_retry(). Counts are per
  * process, since the driver loaded. */
 typedef struct gctx_release_failures {
     size_t size; /* sizeof(gctx_release_failures), set by GCTX_RELEASE_FAILURES_INIT */
     unsigned long long events;           /* failed cuEventDestroy calls */
-    unsigned long long streams;          /* failed cuStreamDestroy calls */
+    unsigned long long streams;          /* failed cuStreamDestroy, cuStreamSynchronize calls */
     unsigned long long green_contexts;   /* failed cuGreenCtxDestroy calls */
     unsigned long long primary_contexts; /* failed cuDevicePrimaryCtxRelease calls */
     unsigned long long kernels;          /* failed cuModuleUnload and cuMemFree calls */

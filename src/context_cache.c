@@ -66,13 +66,13 @@ static int nb_devices;
 
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 static unsigned env_limit = DEFAULT_LIMIT;
-static char env_error[256]; /* "" when GREENCTX_CONTEXT_CACHE is absent or well formed */
+static char env_error[256]; /* "" when GREENCTX_CONTEXT_CACHE is unset or well formed */
 
 static void read_env(void)
 {
     const char *v = getenv("GREENCTX_CONTEXT_CACHE");
-    if (!v || !*v)
-        return;
+    if (!v)
+        return; /* set but empty is refused: it is a mistake more often than a choice */
     char *end;
     errno = 0;
     unsigned long n = strtoul(v, &end, 10);

@@ -172,5 +172,9 @@ typedef union gctx__driver_object {
  * message is left alone, so rollbacks can call this without hiding the first failure. */
 void gctx__release_driver_object(const gctx__driver *drv, gctx__release_kind kind,
                                  gctx__driver_object object);
+/* Another driver call of a release failed (a stream's cuStreamSynchronize before its
+ * destroy): counted for gctx_release_failures_get as a failure of that kind, its message
+ * naming the call. The thread's error message is left alone. */
+void gctx__release_count_failure(gctx__release_kind kind, const char *call, gcu_result result);
 
 #endif

@@ -52,12 +52,19 @@ static gcu_result destroy(const gctx__driver *drv, gctx__release_kind kind,
 }
 
 /* Under the lock. */
-static void count_failure(gctx__release_kind kind, gcu_result r)
+static void count_failure(gctx__release_kind kind, const char *call, gcu_result r)
 {
     failed[kind]++;
     last_result = r;
-    snprintf(last_message, sizeof last_message, "%s: %s (%d)", destroy_names[kind],
-             gctx__cuda_result_name(r), r);
+    snprintf(last_message, sizeof last_message, "%s: %s (%d)", call, gctx__cuda_result_name(r),
+             r);
+}
+
+void gctx__release_count_failure(gctx__release_kind kind, const char *call, gcu_result result)
+{
+    pthread_mutex_lock(&lock);
+    count_failure(kind, call, result);
+    pthread_mutex_unlock(&lock);
 }
 
 /* Under the lock: destroys the kept objects of one kind (or of every kind with
@@ -73,7 +80,7 @@ static void retry_kept(const gctx__driver *drv, gctx__release_kind kind)
             if (r == GCU_SUCCESS || r == GCU_ERROR_CONTEXT_IS_DESTROYED ||
                 r == GCU_ERROR_INVALID_HANDLE)
                 continue;
-            count_failure(k.kind, r);
+            count_failure(k.kind, destroy_names[k.kind], r);
         }
         kept[left++] = k;
     }
@@ -89,7 +96,7 @@ void gctx__release_driver_object(const gctx__driver *drv, gctx__release_kind kin
     retry_kept(drv, context ? GCTX__RELEASE_KINDS : kind);
     gcu_result r = destroy(drv, kind, object);
     if (r != GCU_SUCCESS) {
-        count_failure(kind, r);
+        count_failure(kind, destroy_names[kind], r);
         if (nb_kept == kept_capacity) {
             unsigned capacity = kept_capacity ? 2 * kept_capacity : 16;
             kept_object *grown = realloc(kept, capacity * sizeof *grown);

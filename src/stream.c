@@ -11,8 +11,10 @@ static void stream_destroy(gctx__object *object)
     if (st->owned && gctx__driver_load(&drv) == GCTX_SUCCESS) {
         /* The driver would destroy a stream with work in flight; let the work finish first.
          * Drained, it may wait with its context for the context's next stream instead. */
-        if (drv->cuStreamSynchronize(st->handle) != GCU_SUCCESS ||
-            !gctx__cache_keep_stream(st->context, st->handle, st->priority))
+        gcu_result r = drv->cuStreamSynchronize(st->handle);
+        if (r != GCU_SUCCESS)
+            gctx__release_count_failure(GCTX__RELEASE_STREAM, "cuStreamSynchronize", r);
+        if (r != GCU_SUCCESS || !gctx__cache_keep_stream(st->context, st->handle, st->priority))
             gctx__release_driver_object(drv, GCTX__RELEASE_STREAM,
                                         (gctx__driver_object){.stream = st->handle});
     }

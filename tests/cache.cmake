@@ -17,6 +17,8 @@ greenctx_driver_test(cache.env_off COMMAND test_cache environment_turns_it_off S
   SIM_ENV GREENCTX_CONTEXT_CACHE=0)
 greenctx_driver_test(cache.env_malformed COMMAND test_cache environment_malformed SIM_ONLY
   SIM_ENV GREENCTX_CONTEXT_CACHE=lots)
+greenctx_driver_test(cache.env_empty COMMAND test_cache environment_empty SIM_ONLY
+  SIM_ENV GREENCTX_CONTEXT_CACHE=)
 greenctx_driver_test(cache.threads COMMAND test_cache many_threads SIM_ONLY LABELS threads)
 # On a GPU (make test-gpu): the same, the %smid proof of hits, and 100,000 re-partitions.
 if(GREENCTX_TEST_DRIVER STREQUAL "real")

@@ -606,6 +606,23 @@ GT_TEST(environment_malformed)
     GT_ASSERT_EQ_INT(gt_sim_live("green_ctx"), 0);
 }
 
+/* Run with GREENCTX_CONTEXT_CACHE set but empty (issue 18): refused as a malformed value,
+ * never taken as unset. */
+GT_TEST(environment_empty)
+{
+    gt_require_device();
+    GT_CHECK();
+    const char *v = getenv("GREENCTX_CONTEXT_CACHE");
+    if (!v || *v)
+        GT_SKIP("needs GREENCTX_CONTEXT_CACHE set to '' (the CTest entry sets it)");
+    gctx_context *c = NULL;
+    GT_ASSERT_STATUS(gctx_context_create_with_sms(0, 16, NULL, &c), GCTX_ERROR_INVALID_ARGUMENT);
+    GT_ASSERT_CONTAINS(gctx_last_error(), "GREENCTX_CONTEXT_CACHE is ''");
+    GT_ASSERT_CONTAINS(gctx_last_error(), "or unset it");
+    GT_ASSERT(c == NULL);
+    GT_ASSERT_EQ_INT(gt_sim_live("green_ctx"), 0);
+}
+
 /* ---- many threads (also under ThreadSanitizer) ---- */
 
 enum { THREADS = 8, ROUNDS = 40 };

@@ -461,6 +461,31 @@ GT_TEST(failed_destroys_are_counted_kept_and_retried)
     fixture_end(&f);
 }
 
+/* Issue 18: a stream's release synchronises it first; when that fails the failure is counted
+ * too (before, only a failed destroy was), and the stream is still destroyed. */
+GT_TEST(failed_synchronize_in_a_release_is_counted)
+{
+    fixture f;
+    if (fixture_start(&f))
+        return;
+    int streams = gt_sim_live("stream");
+    gctx_stream *st = NULL;
+    GT_ASSERT_STATUS(gctx_stream_create(f.context, NULL, &st), GCTX_SUCCESS);
+    gctx_release_failures before = GCTX_RELEASE_FAILURES_INIT, after = before;
+    GT_ASSERT_STATUS(gctx_release_failures_get(&before), GCTX_SUCCESS);
+    f.fail("cuStreamSynchronize", 1, 2);
+    gctx_stream_release(st);
+    f.fail(NULL, 0, 0);
+    GT_ASSERT_STATUS(gctx_release_failures_get(&after), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(after.streams, before.streams + 1);
+    GT_ASSERT_EQ_INT(after.total, before.total + 1);
+    GT_ASSERT_EQ_INT(after.pending, before.pending);
+    GT_ASSERT_EQ_INT(after.last_cuda_result, 2);
+    GT_ASSERT_CONTAINS(after.last_message, "cuStreamSynchronize: CUDA_ERROR_OUT_OF_MEMORY (2)");
+    GT_ASSERT_EQ_INT(gt_sim_live("stream"), streams); /* destroyed all the same */
+    fixture_end(&f);
+}
+
 /* The documented retry: a destroy that fails twice stays kept until a retry succeeds. */
 GT_TEST(release_failures_retry_destroys_what_was_kept)
 {
