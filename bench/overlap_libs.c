@@ -1,5 +1,6 @@
 /* Finding and loading NCCL and cuBLAS at run time: see overlap_libs.h. */
 #include <dlfcn.h>
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,26 +21,6 @@ int olap_nvls_off(char *why, size_t why_size)
     }
     setenv("NCCL_NVLS_ENABLE", "0", 1);
     return 0;
-}
-
-/* The directory of python3's nvidia.<package> (pip's nvidia-nccl-cu13, nvidia-cublas), into
- * dir; 0 when found. */
-static int python_package_dir(const char *package, char *dir, size_t size)
-{
-    char command[256];
-    snprintf(command, sizeof command,
-             "python3 -c 'import importlib; print(list(importlib.import_module(\"nvidia.%s\")"
-             ".__path__)[0])' 2>/dev/null",
-             package);
-    FILE *p = popen(command, "r");
-    if (!p)
-        return -1;
-    int found = fgets(dir, (int)size, p) != NULL;
-    int status = pclose(p);
-    if (!found || status != 0)
-        return -1;
-    dir[strcspn(dir, "\n")] = '\0';
-    return dir[0] ? 0 : -1;
 }
 
 /* What a library's search tried, for the message when nothing loaded. */
@@ -78,17 +59,72 @@ static void *open_one(const char *path, const char *const *deps, char *loaded, s
     return lib;
 }
 
-typedef struct lib_search {
-    const char *name;        /* "NCCL" */
-    const char *env;         /* GREENCTX_NCCL_LIBRARY */
-    const char *soname;      /* libnccl.so.2 */
-    const char *system_path; /* a toolkit's copy, or NULL */
-    const char *package;     /* python3's nvidia.<package> */
-    const char *hint;        /* how to install it */
-    const char *const *deps;
-} lib_search;
 
-static void *search(const lib_search *s, char *loaded, size_t size, char *why, size_t why_size)
+/* Where pip puts its nvidia-* wheels, found without running Python (Python run from the
+ * current directory imports ./nvidia first: a directory there would get its code run and its
+ * library loaded). Only absolute places: never the current directory, never a relative
+ * environment variable. */
+static const char *const site_dirs[] = {
+    "/usr/local/lib/python3*/dist-packages", "/usr/local/lib/python3*/site-packages",
+    "/usr/lib/python3/dist-packages",        "/usr/lib/python3*/site-packages",
+    "/usr/lib64/python3*/site-packages",     "/opt/conda/lib/python3*/site-packages",
+    "/opt/*/.venv/lib/python3*/site-packages", "/opt/*/venv/lib/python3*/site-packages",
+};
+static const char *const site_roots[] = {"VIRTUAL_ENV", "CONDA_PREFIX"}; /* + lib/python3* */
+
+/* Every match of dir/nvidia/<package>/lib/<soname>, tried in turn; the first that loads. */
+static void *open_site(const olap_lib_search *s, const char *dir, char *loaded, size_t size,
+                       attempts *a)
+{
+    char pattern[700];
+    snprintf(pattern, sizeof pattern, "%s/nvidia/%s/lib/%s", dir, s->package, s->soname);
+    glob_t found;
+    void *lib = NULL;
+    if (glob(pattern, 0, NULL, &found) == 0) {
+        for (size_t i = 0; i < found.gl_pathc && !lib; i++)
+            if (found.gl_pathv[i][0] == '/')
+                lib = open_one(found.gl_pathv[i], s->deps, loaded, size, a);
+        globfree(&found);
+    }
+    return lib;
+}
+
+/* pip's layout in the places above, then under $VIRTUAL_ENV and $CONDA_PREFIX when they are
+ * absolute; what was searched goes into a. */
+static void *search_pip(const olap_lib_search *s, char *loaded, size_t size, attempts *a)
+{
+    void *lib = NULL;
+    for (size_t i = 0; i < sizeof site_dirs / sizeof site_dirs[0] && !lib; i++)
+        lib = open_site(s, site_dirs[i], loaded, size, a);
+    char roots[256] = "", dir[600];
+    size_t used = 0;
+    for (size_t i = 0; i < sizeof site_roots / sizeof site_roots[0] && !lib; i++) {
+        const char *root = getenv(site_roots[i]);
+        const char *state = !root || !*root ? "unset" : root[0] != '/' ? "not absolute" : NULL;
+        if (!state) {
+            snprintf(dir, sizeof dir, "%s/lib/python3*/site-packages", root);
+            lib = open_site(s, dir, loaded, size, a);
+        }
+        if (used < sizeof roots)
+            used += (size_t)snprintf(roots + used, sizeof roots - used, ", $%s/lib/python3*/"
+                                     "site-packages%s%s%s", site_roots[i], state ? " (" : "",
+                                     state ? state : "", state ? ")" : "");
+    }
+    if (!lib) {
+        char what[1024];
+        size_t n = (size_t)snprintf(what, sizeof what, "pip's nvidia/%s/lib/%s under",
+                                    s->package, s->soname);
+        for (size_t i = 0; i < sizeof site_dirs / sizeof site_dirs[0] && n < sizeof what; i++)
+            n += (size_t)snprintf(what + n, sizeof what - n, "%s %s", i ? "," : "", site_dirs[i]);
+        if (n < sizeof what)
+            snprintf(what + n, sizeof what - n, "%s", roots);
+        tried(a, what, "none there");
+    }
+    return lib;
+}
+
+void *olap_lib_find(const olap_lib_search *s, char *loaded, size_t size, char *why,
+                    size_t why_size)
 {
     attempts a = {{0}, 0};
     const char *named = getenv(s->env);
@@ -105,16 +141,8 @@ static void *search(const lib_search *s, char *loaded, size_t size, char *why, s
         return lib;
     if (s->system_path && (lib = open_one(s->system_path, s->deps, loaded, size, &a)))
         return lib;
-    char dir[512], path[600];
-    if (python_package_dir(s->package, dir, sizeof dir) == 0) {
-        snprintf(path, sizeof path, "%s/lib/%s", dir, s->soname);
-        if ((lib = open_one(path, s->deps, loaded, size, &a)))
-            return lib;
-    } else {
-        char what[64];
-        snprintf(what, sizeof what, "python3's nvidia.%s", s->package);
-        tried(&a, what, "not installed, or no python3");
-    }
+    if ((lib = search_pip(s, loaded, size, &a)))
+        return lib;
     snprintf(why, why_size, "%s was not found: tried %s. %s, or set %s to the file", s->name,
              a.text, s->hint, s->env);
     return NULL;
@@ -147,23 +175,23 @@ int olap_libs_load(olap_libs *libs, char *why, size_t why_size)
     static const symbol_row cublas_rows[] = {OLAP_CUBLAS_SYMBOLS(OLAP_ROW_)};
 #undef OLAP_ROW_
     static const char *const cublas_deps[] = {"libcudart.so.13", "libcublasLt.so.13", NULL};
-    static const lib_search nccl = {
+    static const olap_lib_search nccl = {
         "NCCL", "GREENCTX_NCCL_LIBRARY", "libnccl.so.2", "/usr/local/cuda/lib64/libnccl.so.2",
         "nccl",
         "Install it (pip install nvidia-nccl-cu13)", NULL};
-    static const lib_search cublas = {
+    static const olap_lib_search cublas = {
         "cuBLAS", "GREENCTX_CUBLAS_LIBRARY", "libcublas.so.13",
         "/usr/local/cuda/lib64/libcublas.so.13", "cublas",
         "Install the CUDA 13 toolkit's cuBLAS (or pip install nvidia-cublas)", cublas_deps};
 
     memset(libs, 0, sizeof *libs);
-    void *lib = search(&nccl, libs->nccl_path, sizeof libs->nccl_path, why, why_size);
+    void *lib = olap_lib_find(&nccl, libs->nccl_path, sizeof libs->nccl_path, why, why_size);
     if (!lib || resolve(lib, libs->nccl_path, nccl_rows, sizeof nccl_rows / sizeof nccl_rows[0],
                         libs, why, why_size))
         return -1;
     if (libs->ncclGetVersion(&libs->nccl_version) != OLAP_NCCL_SUCCESS)
         libs->nccl_version = 0;
-    lib = search(&cublas, libs->cublas_path, sizeof libs->cublas_path, why, why_size);
+    lib = olap_lib_find(&cublas, libs->cublas_path, sizeof libs->cublas_path, why, why_size);
     if (!lib || resolve(lib, libs->cublas_path, cublas_rows,
                         sizeof cublas_rows / sizeof cublas_rows[0], libs, why, why_size))
         return -1;

@@ -100,10 +100,32 @@ typedef struct olap_libs {
  * environment once). */
 int olap_nvls_off(char *why, size_t why_size);
 
+/* How one library is looked for (NCCL's and cuBLAS's in olap_libs_load). */
+typedef struct olap_lib_search {
+    const char *name;        /* "NCCL" */
+    const char *env;         /* GREENCTX_NCCL_LIBRARY */
+    const char *soname;      /* libnccl.so.2 */
+    const char *system_path; /* a toolkit's copy, or NULL */
+    const char *package;     /* pip's nvidia/<package>/lib */
+    const char *hint;        /* how to install it */
+    const char *const *deps; /* loaded first from the same directory, NULL-terminated, or NULL */
+} olap_lib_search;
+
+/* The file $env names (that file or nothing); else the dynamic loader's search for soname,
+ * system_path, and pip's nvidia/<package>/lib/<soname> in absolute site-packages directories
+ * (the system's, /opt/<x>/.venv, an absolute $VIRTUAL_ENV or $CONDA_PREFIX), found without
+ * running Python and never relative to the current directory. Returns the dlopen handle (its
+ * path in loaded), or NULL with why listing every place tried. */
+void *olap_lib_find(const olap_lib_search *s, char *loaded, size_t size, char *why,
+                    size_t why_size);
+
 /* Loads NCCL (libnccl.so.2: $GREENCTX_NCCL_LIBRARY, the loader's path, /usr/local/cuda/lib64,
- * python3's nvidia-nccl-cu13 package) and cuBLAS (libcublas.so.13: $GREENCTX_CUBLAS_LIBRARY, the
- * loader's path, /usr/local/cuda/lib64, python3's nvidia-cublas package) and resolves the
- * entry points above. Returns 0, or -1 with why (what was tried, how to point at it). */
+ * pip's nvidia-nccl-cu13 package) and cuBLAS (libcublas.so.13: $GREENCTX_CUBLAS_LIBRARY, the
+ * loader's path, /usr/local/cuda/lib64, pip's nvidia-cublas package) and resolves the entry
+ * points above. pip's packages are looked for in absolute site-packages directories (the
+ * system's, /opt/<x>/.venv, an absolute $VIRTUAL_ENV or $CONDA_PREFIX) without running Python,
+ * never relative to the current directory. Returns 0, or -1 with why (every place tried, how
+ * to point at the file). */
 int olap_libs_load(olap_libs *libs, char *why, size_t why_size);
 
 #endif

@@ -23,6 +23,12 @@ greenctx_test(overlap.nccl_missing COMMAND test_overlap_libs nccl_named_but_miss
   ENV GREENCTX_NCCL_LIBRARY=/nonexistent/libnccl.so.2)
 greenctx_test(overlap.nccl_not_nccl COMMAND test_overlap_libs nccl_named_is_not_nccl
   LABELS unit ENV GREENCTX_NCCL_LIBRARY=$<TARGET_FILE:greenctx>)
+# Never code from the current directory, never python3 run to look (issue 18); pip's layout
+# under an absolute $VIRTUAL_ENV found. The test doubles below stand in for the wheels.
+greenctx_test(overlap.never_from_cwd COMMAND test_overlap_libs never_from_the_current_directory
+  LABELS unit ENV GREENCTX_TEST_FAKE_NCCL=$<TARGET_FILE:fake_nccl>)
+greenctx_test(overlap.pip_layout COMMAND test_overlap_libs pip_layout_under_an_absolute_virtual_env
+  LABELS unit ENV GREENCTX_TEST_FAKE_NCCL=$<TARGET_FILE:fake_nccl>)
 if(GREENCTX_NCCL_LIB AND GREENCTX_CUBLAS_LIB AND NOT GREENCTX_SANITIZE)
   greenctx_test(overlap.libraries_load COMMAND test_overlap_libs nccl_and_cublas_load
     LABELS unit ENV GREENCTX_NCCL_LIBRARY=${GREENCTX_NCCL_LIB}
