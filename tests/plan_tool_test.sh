@@ -66,6 +66,49 @@ plan_usage)
     has "$out" ":c2"
     run 1 --sim h200 plan --device 3 24
     ;;
+counts_exact)
+    # Issue 18: a count is plain digits; "+16", "016", "16:" are refused, not read as 16.
+    for group in +16 016 +16% 025%; do
+        run 2 --sim h200 plan "$group"
+        has "$err" "'$group' is not a GROUP: write a count in plain digits (16, not +16 or 016)"
+    done
+    for group in 16: 16::b :b; do
+        run 2 --sim h200 plan "$group"
+        has "$err" "'$group' is not a GROUP: after ':' come cN, pN or b"
+    done
+    run 2 --sim h200 plan 16:c02
+    has "$err" "'16:c02' is not a GROUP"
+    # A negative count is a GROUP refused as one, not an unknown option.
+    run 2 --sim h200 plan -3
+    has "$err" "'-3' is not a GROUP: a count must be positive"
+    run 2 --sim h200 plan 24 -8
+    has "$err" "'-8' is not a GROUP: a count must be positive"
+    run 2 --sim h200 plan -x
+    has "$err" "unknown option '-x'"
+    run 0 --sim h200@13000 plan 16 8 10% 0
+    ;;
+preferred_said)
+    # Issue 18: :pN only reaches 13.1+'s cuDevSmResourceSplit; before, the plan says it was
+    # ignored (text and JSON) instead of dropping it silently.
+    run 0 --sim h200@13000 plan 16:p16 rest
+    grep -Eq "^0 +16:p16 +16 +8 +:p ignored \(needs the 13.1\+ split\)" "$out" ||
+        fail "group 0's :p16 is not said to be ignored"
+    has "$out" ":pN (preferred co-scheduled units) was ignored: only driver 13.1+'s cuDevSmResourceSplit takes it"
+    run 0 --sim h200@13010 plan 32:p16 rest
+    grep -q "ignored" "$out" && fail "on 13.1 the structured split takes :p16"
+    run 0 --sim h200@12040 plan --json 16:p16 rest
+    command -v python3 >/dev/null 2>&1 || { echo "no python3: JSON not parsed"; exit 77; }
+    python3 - "$out" <<'PY' || fail "the JSON does not say :p16 was ignored"
+import json, sys
+d = json.load(open(sys.argv[1]))
+g = d["groups"]
+assert g[0]["preferred_coscheduled_sm_count"] == 16 and g[0]["preferred_ignored"] is True, d
+assert g[1]["preferred_coscheduled_sm_count"] == 0 and g[1]["preferred_ignored"] is False, d
+PY
+    run 0 --sim h200@13010 plan --json 32:p16 rest
+    python3 -c "import json,sys; g=json.load(open(sys.argv[1]))['groups'][0]; assert g['preferred_coscheduled_sm_count']==16 and g['preferred_ignored'] is False, g" "$out" ||
+        fail "on 13.1 the JSON says :p16 was ignored"
+    ;;
 every_model)
     # What --help shows works on every simulated model and driver. Refused, and rightly: on
     # l4 (58 SMs) 24 40 asks for 64; on 12.4, units below the alignment (:c2).

@@ -14,6 +14,13 @@ static const char *path_name(gctx_split_path path)
                                               : "fine_granules";
 }
 
+/* A group's :pN reaches the driver only on the structured path (cuDevSmResourceSplit, 13.1+);
+ * the granule paths have no such parameter, so it is said, not silently dropped. */
+static int preferred_ignored(const gctx_split_plan *plan, const gctx_group *g)
+{
+    return g->preferred_coscheduled_sm_count && plan->path != GCTX_SPLIT_PATH_STRUCTURED;
+}
+
 static void print_json(const tool_split_setup *st, const gctx_split_plan *plan,
                        const gctx_group_plan *groups)
 {
@@ -24,11 +31,13 @@ static void print_json(const tool_split_setup *st, const gctx_split_plan *plan,
     for (unsigned i = 0; i < plan->nb_groups; i++) {
         const gctx_group *g = &st->request.groups[i];
         printf("%s{\"sm_count\":%u,\"requested\":%u,\"discovery\":%s,\"backfill\":%s,"
-               "\"coscheduled_sm_count\":%u,\"rounded\":%s,\"backfilled\":%s}",
+               "\"coscheduled_sm_count\":%u,\"preferred_coscheduled_sm_count\":%u,"
+               "\"preferred_ignored\":%s,\"rounded\":%s,\"backfilled\":%s}",
                i ? "," : "", groups[i].sm_count, groups[i].requested_sms,
                g->num_sms == 0 ? "true" : "false", g->backfill ? "true" : "false",
-               groups[i].coscheduled_sm_count, groups[i].rounded ? "true" : "false",
-               groups[i].backfilled ? "true" : "false");
+               groups[i].coscheduled_sm_count, g->preferred_coscheduled_sm_count,
+               preferred_ignored(plan, g) ? "true" : "false",
+               groups[i].rounded ? "true" : "false", groups[i].backfilled ? "true" : "false");
     }
     if (plan->remainder_sms)
         printf("],\"remainder\":{\"sm_count\":%u}}\n", plan->remainder_sms);
@@ -56,6 +65,8 @@ static void print_text(const tool_split_setup *st, const gctx_split_plan *plan,
             strcat(notes, "includes SMs outside whole units; ");
         if (st->request.groups[i].num_sms == 0)
             strcat(notes, st->request.groups[i].backfill ? "everything left; " : "discovery; ");
+        if (preferred_ignored(plan, &st->request.groups[i]))
+            strcat(notes, ":p ignored (needs the 13.1+ split); ");
         size_t n = strlen(notes);
         if (n >= 2)
             notes[n - 2] = '\0';
@@ -71,6 +82,13 @@ static void print_text(const tool_split_setup *st, const gctx_split_plan *plan,
         printf("\npercentages: each share ends at a multiple of %u SMs (the smallest partition); "
                "a last share completing 100%% takes what is left\n",
                st->request.unit_sms);
+    for (unsigned i = 0; i < plan->nb_groups; i++)
+        if (preferred_ignored(plan, &st->request.groups[i])) {
+            printf("\n:pN (preferred co-scheduled units) was ignored: only driver 13.1+'s "
+                   "cuDevSmResourceSplit takes it, and this plan is %s\n",
+                   tool_path_text(plan->path));
+            break;
+        }
     if (plan->rounded)
         printf("\nsome counts were rounded (--round %s)\n",
                st->options.rounding == GCTX_ROUND_DOWN  ? "down"

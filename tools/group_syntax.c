@@ -13,7 +13,7 @@ const char tool_groups_help[] =
     "  0        discovery: all SMs still free when its turn comes\n"
     "  rest     the last group, taking everything left (discovery with backfill)\n"
     "  :c2      co-scheduled units of 2 SMs (below the alignment: finer, no large clusters)\n"
-    "  :p16     preferred co-scheduled units of 16 SMs (driver 13.1+)\n"
+    "  :p16     preferred co-scheduled units of 16 SMs (driver 13.1+; before, plan says ignored)\n"
     "  :b       backfill: the group may take SMs outside whole units to reach its count\n"
     "  e.g. 24 40 rest   25% 75%   16:c2 rest   20:b\n";
 
@@ -26,10 +26,14 @@ int tool_parse_rounding(const char *text)
     return -1;
 }
 
+/* Plain decimal digits only: "+16", "016" or " 16" are not taken for 16 (a count written
+ * oddly is more likely a mistake than a choice, and 016 reads as octal to some). */
 static int parse_unsigned(const char *text, unsigned *value)
 {
+    size_t digits = strspn(text, "0123456789");
     int v;
-    if (greenctx_parse_int(text, 0, 1 << 20, &v) != 0)
+    if (digits == 0 || text[digits] != '\0' || (text[0] == '0' && digits > 1) ||
+        greenctx_parse_int(text, 0, 1 << 20, &v) != 0)
         return -1;
     *value = (unsigned)v;
     return 0;
@@ -43,6 +47,13 @@ static const char *parse_one(const char *arg, gctx_group *g, unsigned *percent)
     char buf[64];
     if (strchr(arg, ','))
         return "groups are separate arguments (24 40, not 24,40)";
+    if (arg[0] == '-' && arg[1] >= '0' && arg[1] <= '9')
+        return "a count must be positive: give 1 or more SMs (or 0 for discovery)";
+    if (arg[0] == '+' || (arg[0] == '0' && arg[1] >= '0' && arg[1] <= '9'))
+        return "write a count in plain digits (16, not +16 or 016)";
+    size_t arg_len = strlen(arg);
+    if (arg[0] == ':' || (arg_len && arg[arg_len - 1] == ':') || strstr(arg, "::"))
+        return "after ':' come cN, pN or b (e.g. 16:c2, 20:b), never nothing";
     if (strlen(arg) >= sizeof buf)
         return not_a_group;
     strcpy(buf, arg);

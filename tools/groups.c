@@ -45,6 +45,7 @@ int tool_split_setup_begin(int argc, char **argv, greenctx_tool_options *opts,
     int nb_groups = 0;
     greenctx_args args;
     greenctx_args_begin(&args, argc, argv, opts);
+    args.negative_positional = 1; /* `plan -3`: a group, refused as one */
     for (int id; (id = greenctx_args_next(&args, own)) != GREENCTX_ARG_END;) {
         if (id == GREENCTX_ARG_POSITIONAL) {
             groups[nb_groups++] = argv[args.next - 1];

@@ -93,7 +93,8 @@ int greenctx_args_next(greenctx_args *args, const greenctx_option *own)
         const char *arg = args->argv[args->next++];
         args->name = arg;
         args->value = arg;
-        if (args->ended || arg[0] != '-' || arg[1] == '\0')
+        if (args->ended || arg[0] != '-' || arg[1] == '\0' ||
+            (args->negative_positional && arg[1] >= '0' && arg[1] <= '9'))
             return GREENCTX_ARG_POSITIONAL;
         if (strcmp(arg, "--") == 0) {
             args->ended = 1;

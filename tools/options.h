@@ -38,6 +38,8 @@ typedef struct greenctx_args {
     const char *value; /* the option's value, or the positional argument */
     int rc;            /* the exit code after GREENCTX_ARG_STOP */
     greenctx_tool_options *opts; /* where the shared options land */
+    int negative_positional; /* set by a command: "-3" is a positional (a count it refuses
+                                with its own message), not an unknown option */
 } greenctx_args;
 
 enum {
