@@ -67,6 +67,15 @@ GCTXSIM_API void gctxsim_reset(void);
  * fault, including those from GREENCTX_SIM_FAIL. */
 GCTXSIM_API void gctxsim_fail_after(const char *symbol, int n, int code);
 
+/* The device faults now, as after a kernel's illegal address: every later call of the process
+ * returns code, but those that need no context (cuInit, cuDriverGetVersion, cuGetProcAddress,
+ * cuGetErrorName, cuDeviceGet, cuDeviceGetCount, cuDeviceGetName, cuDeviceGetAttribute);
+ * destroys fail too, so the driver objects stay live. code is one of cuda.h's sticky errors
+ * (700, 702, 710, 714 to 719, 721; 700 for any other). An injected fault (gctxsim_fail_after,
+ * GREENCTX_SIM_FAIL) with a sticky code does the same once it fires. Cleared by
+ * gctxsim_fail_after(NULL, 0, 0) and gctxsim_reset. */
+GCTXSIM_API void gctxsim_sticky_fault(int code);
+
 #ifdef __cplusplus
 }
 #endif

@@ -171,6 +171,16 @@ gcu_result sim_cuCtxGetDevice(gcu_device *dev)
     SIM_END();
 }
 
+/* Work never waits in the simulator: a synchronize only checks a context is current (and,
+ * as every call, answers a sticky fault). */
+gcu_result sim_cuCtxSynchronize(void)
+{
+    SIM_BEGIN(cuCtxSynchronize);
+    sim_ctx c;
+    SIM_CHECK(sim_ctx_current(&c));
+    SIM_END();
+}
+
 /* The range measured on the H200: 0 is the least priority, -5 the greatest. */
 gcu_result sim_cuCtxGetStreamPriorityRange(int *least, int *greatest)
 {

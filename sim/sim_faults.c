@@ -23,6 +23,19 @@ typedef struct sim_fault {
 static long calls[SIM_SYM_COUNT];
 static sim_fault faults[SIM_MAX_FAULTS];
 static int nfaults;
+/* A sticky fault (gcu_result_is_sticky) fired: every later call answers it, as a GPU's
+ * process does after an illegal address, until the faults are cleared. 0: none. */
+static gcu_result sticky;
+
+/* What still works after a sticky fault: what needs no context (the loader's calls, error
+ * names, device queries). */
+static int answers_sticky(int sym)
+{
+    return sym != SIM_SYM_cuInit && sym != SIM_SYM_cuDriverGetVersion &&
+           sym != SIM_SYM_cuGetProcAddress && sym != SIM_SYM_cuGetErrorName &&
+           sym != SIM_SYM_cuDeviceGet && sym != SIM_SYM_cuDeviceGetCount &&
+           sym != SIM_SYM_cuDeviceGetName && sym != SIM_SYM_cuDeviceGetAttribute;
+}
 
 int sim_symbol_index(const char *name)
 {
@@ -42,13 +55,27 @@ long sim_calls(int sym) { return calls[sym]; }
 
 gcu_result sim_fault_for(int sym, long call)
 {
+    if (sticky && answers_sticky(sym))
+        return sticky;
     for (int i = 0; i < nfaults; i++)
-        if (faults[i].sym == sym && faults[i].call == call)
+        if (faults[i].sym == sym && faults[i].call == call) {
+            if (gcu_result_is_sticky(faults[i].code))
+                sticky = faults[i].code;
             return faults[i].code;
+        }
     return GCU_SUCCESS;
 }
 
-void sim_faults_clear(void) { nfaults = 0; }
+void sim_fault_sticky(int code)
+{
+    sticky = gcu_result_is_sticky(code) ? code : GCU_ERROR_ILLEGAL_ADDRESS;
+}
+
+void sim_faults_clear(void)
+{
+    nfaults = 0;
+    sticky = GCU_SUCCESS;
+}
 
 void sim_fault_add(int sym, long call, int code)
 {
@@ -80,7 +107,7 @@ static int add_entry(char *entry)
 void sim_faults_reset(const char *spec)
 {
     memset(calls, 0, sizeof calls);
-    nfaults = 0;
+    sim_faults_clear();
     const char *whole = spec;
     while (spec && *spec) {
         const char *end = strchr(spec, ',');

@@ -79,7 +79,10 @@ int sim_symbol_index(const char *name); /* -1 if unknown */
 long sim_count_call(int sym);           /* returns the call's 1-based number */
 gcu_result sim_fault_for(int sym, long call);
 void sim_faults_reset(const char *env_spec); /* zeroes the counters too */
-void sim_faults_clear(void);
+void sim_faults_clear(void); /* the sticky fault too */
+/* The device faults now: every later call that needs a context answers code (a sticky
+ * CUresult; CUDA_ERROR_ILLEGAL_ADDRESS for any other). */
+void sim_fault_sticky(int code);
 void sim_fault_add(int sym, long call, int code);
 long sim_calls(int sym);
 

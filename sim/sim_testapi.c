@@ -104,3 +104,11 @@ GCTXSIM_API void gctxsim_fail_after(const char *symbol, int n, int code)
         sim_fault_add(sym, sim_calls(sym) + n, code);
     sim_unlock();
 }
+
+GCTXSIM_API void gctxsim_sticky_fault(int code)
+{
+    sim_lock();
+    sim_configure();
+    sim_fault_sticky(code);
+    sim_unlock();
+}

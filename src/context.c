@@ -16,8 +16,8 @@ static void context_destroy(gctx__object *object)
 {
     gctx_context *c = (gctx_context *)object;
     const gctx__driver *drv;
-    /* An object exists only after the driver loaded, so this load cannot fail. */
-    if (c->owned && gctx__driver_load(&drv) == GCTX_SUCCESS)
+    /* An object exists only after the driver loaded; after a fault it is destroyed too. */
+    if (c->owned && gctx__driver_loaded(&drv))
         release_driver_context(drv, c);
     if (c->partition)
         gctx__object_release(&c->partition->base);
@@ -145,6 +145,21 @@ static gctx_status make_driver_context(const gctx__driver *drv, gctx_partition *
     return s;
 }
 
+/* A context from the cache is handed out only if the driver still runs work in it. After a
+ * fault every context of the process is lost (a program may meet it outside greenctx), and a
+ * hit makes no other driver call that would say so: on the H200 it "succeeded", and the
+ * stream made on it then failed with 700. An idle context synchronizes at once. */
+static gctx_status check_cached(const gctx__driver *drv, gctx_context *c)
+{
+    gctx_status s = gctx__push_context(drv, c->context);
+    if (s != GCTX_SUCCESS)
+        return s;
+    gcu_result r = drv->cuCtxSynchronize();
+    return gctx__pop_context(drv, r == GCU_SUCCESS ? GCTX_SUCCESS
+                                                   : gctx__fail_cuda(r, "cuCtxSynchronize of a "
+                                                                        "cached green context"));
+}
+
 gctx_status gctx__context_create(gctx_partition *partition, const gctx_context_options *options,
                                  gctx_context **out)
 {
@@ -162,6 +177,10 @@ gctx_status gctx__context_create(gctx_partition *partition, const gctx_context_o
     c->device = partition->device;
     if ((s = gctx__cache_take(partition, options, c)))
         goto fail_free;
+    if (c->green && (s = check_cached(drv, c))) {
+        gctx__cache_discard(drv, c);
+        goto fail_free;
+    }
     if (!c->green && (s = make_driver_context(drv, partition, options, c)))
         goto fail_free;
     c->owned = 1;

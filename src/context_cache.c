@@ -262,7 +262,7 @@ static void destroy_victims(int device, entry *victims)
     if (!victims)
         return;
     const gctx__driver *drv = NULL;
-    gctx__driver_load(&drv); /* loaded before anything was cached: cannot fail */
+    gctx__driver_loaded(&drv); /* loaded before anything was cached */
     unsigned destroyed = 0;
     while (victims) {
         entry *e = victims;
@@ -346,7 +346,7 @@ int gctx__cache_give(gctx_context *c)
     device_cache *d = device_of(c->device);
     if (d)
         d->live--;
-    if (d && e && d->limit > 0) {
+    if (d && e && d->limit > 0 && !gctx__faulted()) { /* after a fault no context is kept */
         *e = (entry){NULL, NULL, c->cache_key, c->idle, c->green, c->context, c->has_id, c->id,
                      c->workqueue_scope, c->workqueue_limit};
         push_newest(d, e);
@@ -357,7 +357,7 @@ int gctx__cache_give(gctx_context *c)
     destroy_victims(c->device, victims);
     if (!kept) {
         const gctx__driver *drv;
-        if (c->idle.n && gctx__driver_load(&drv) == GCTX_SUCCESS)
+        if (c->idle.n && gctx__driver_loaded(&drv))
             destroy_idle(drv, &c->idle);
         free(e);
         free(c->cache_key);
@@ -371,6 +371,15 @@ void gctx__cache_forget(gctx_context *c)
 {
     free(c->cache_key);
     c->cache_key = NULL;
+}
+
+void gctx__cache_discard(const gctx__driver *drv, gctx_context *c)
+{
+    destroy_idle(drv, &c->idle);
+    gctx__release_driver_object(drv, GCTX__RELEASE_GREEN_CONTEXT,
+                                (gctx__driver_object){.green = c->green});
+    c->green = NULL;
+    gctx__cache_forget(c);
 }
 
 int gctx__cache_keep_stream(gctx_context *c, CUstream stream, int priority)
@@ -407,11 +416,13 @@ int gctx__cache_take_stream(gctx_context *c, int priority, CUstream *stream)
 /* ---- the public API ---- */
 
 /* The device's cache, for a public call: the device checked, the environment valid. The lock
- * is held on success. */
-static gctx_status lock_device(int device, device_cache **out)
+ * is held on success. cleanup: a trim, which goes on after a fault as releases do (the
+ * contexts are lost, but a program may still free what it holds before it restarts). */
+static gctx_status lock_device(int device, int cleanup, device_cache **out)
 {
     const gctx__driver *drv;
-    gctx_status s = gctx__driver_load_green(&drv);
+    gctx_status s = cleanup && gctx__driver_loaded(&drv) ? GCTX_SUCCESS
+                                                         : gctx__driver_load_green(&drv);
     if (s == GCTX_SUCCESS)
         s = gctx__check_device(drv, device);
     if (s == GCTX_SUCCESS)
@@ -432,7 +443,7 @@ gctx_status gctx_cache_get_limit(int device, unsigned *limit)
     if (!limit)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "limit (the output) is NULL");
     device_cache *d;
-    gctx_status s = lock_device(device, &d);
+    gctx_status s = lock_device(device, 0, &d);
     if (s != GCTX_SUCCESS)
         return s;
     *limit = d->limit;
@@ -444,7 +455,7 @@ gctx_status gctx_cache_get_limit(int device, unsigned *limit)
 static gctx_status shrink(int device, int set_limit, unsigned keep)
 {
     device_cache *d;
-    gctx_status s = lock_device(device, &d);
+    gctx_status s = lock_device(device, 1, &d);
     if (s != GCTX_SUCCESS)
         return s;
     entry *victims = NULL;
@@ -466,7 +477,7 @@ gctx_status gctx_cache_get_stats(int device, gctx_cache_stats *stats)
                                       "GCTX_CACHE_STATS_INIT");
     device_cache *d;
     if (s == GCTX_SUCCESS)
-        s = lock_device(device, &d);
+        s = lock_device(device, 0, &d);
     if (s != GCTX_SUCCESS)
         return s;
     gctx_cache_stats out = GCTX_CACHE_STATS_INIT;

@@ -20,6 +20,10 @@ void gctx__cache_count_live(const gctx_context *c);
 int gctx__cache_give(gctx_context *c);
 /* A creation that failed before gctx__cache_count_live: forgets c->cache_key. */
 void gctx__cache_forget(gctx_context *c);
+/* A context gctx__cache_take handed back that the driver no longer runs work in (after a
+ * fault): its idle streams and its driver context are destroyed (what the driver refuses is
+ * counted and kept, as a release's), and c->cache_key forgotten. */
+void gctx__cache_discard(const gctx__driver *drv, gctx_context *c);
 /* A drained stream of c at its release: 1 when c's idle streams took it (c may be cached,
  * and has room), 0 when the caller destroys it. */
 int gctx__cache_keep_stream(gctx_context *c, CUstream stream, int priority);

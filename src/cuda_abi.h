@@ -39,7 +39,17 @@ enum {
     GCU_ERROR_INVALID_HANDLE = 400,
     GCU_ERROR_NOT_FOUND = 500,
     GCU_ERROR_NOT_READY = 600,
+    GCU_ERROR_ILLEGAL_ADDRESS = 700,
+    GCU_ERROR_LAUNCH_TIMEOUT = 702,
     GCU_ERROR_CONTEXT_IS_DESTROYED = 709,
+    GCU_ERROR_ASSERT = 710,
+    GCU_ERROR_HARDWARE_STACK_ERROR = 714,
+    GCU_ERROR_ILLEGAL_INSTRUCTION = 715,
+    GCU_ERROR_MISALIGNED_ADDRESS = 716,
+    GCU_ERROR_INVALID_ADDRESS_SPACE = 717,
+    GCU_ERROR_INVALID_PC = 718,
+    GCU_ERROR_LAUNCH_FAILED = 719,
+    GCU_ERROR_TENSOR_MEMORY_LEAK = 721,
     GCU_ERROR_NOT_PERMITTED = 800,
     GCU_ERROR_NOT_SUPPORTED = 801,
     GCU_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900,
@@ -48,6 +58,29 @@ enum {
     GCU_ERROR_STREAM_DETACHED = 917, /* 13.1 */
     GCU_ERROR_UNKNOWN = 999
 };
+
+/* The faults after which, cuda.h says, "any further CUDA work will return the same error"
+ * and the process must be restarted (710, a device-side assert: the context can't be used
+ * again). They are sticky for every context of the process, green or not (measured on the
+ * H200: shared/measurements/h200-faults.md). */
+static inline int gcu_result_is_sticky(gcu_result result)
+{
+    switch (result) {
+    case GCU_ERROR_ILLEGAL_ADDRESS:
+    case GCU_ERROR_LAUNCH_TIMEOUT:
+    case GCU_ERROR_ASSERT:
+    case GCU_ERROR_HARDWARE_STACK_ERROR:
+    case GCU_ERROR_ILLEGAL_INSTRUCTION:
+    case GCU_ERROR_MISALIGNED_ADDRESS:
+    case GCU_ERROR_INVALID_ADDRESS_SPACE:
+    case GCU_ERROR_INVALID_PC:
+    case GCU_ERROR_LAUNCH_FAILED:
+    case GCU_ERROR_TENSOR_MEMORY_LEAK:
+        return 1;
+    default:
+        return 0;
+    }
+}
 
 enum {
     GCU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
@@ -169,6 +202,7 @@ typedef gcu_result (*gcu_pfn_cuGetProcAddress)(const char *symbol, void **pfn, i
     X(cuCtxGetCurrent, 4000, 1, (CUcontext * ctx))                                              \
     X(cuCtxSetCurrent, 4000, 1, (CUcontext ctx))                                                \
     X(cuCtxGetDevice, 2000, 1, (gcu_device * dev))                                              \
+    X(cuCtxSynchronize, 2000, 1, (void))                                                        \
     X(cuStreamCreateWithPriority, 5050, 1, (CUstream * stream, unsigned int flags, int prio))   \
     X(cuStreamDestroy, 4000, 1, (CUstream stream))                                              \
     X(cuStreamSynchronize, 2000, 1, (CUstream stream))                                          \

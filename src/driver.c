@@ -266,9 +266,17 @@ static int is_loaded(void)
 gctx_status gctx__driver_load(const gctx__driver **out)
 {
     gctx_status s = ensure_loaded();
-    if (s == GCTX_SUCCESS)
+    if (s == GCTX_SUCCESS && (s = gctx__fault_check()) == GCTX_SUCCESS)
         *out = &driver;
     return s;
+}
+
+int gctx__driver_loaded(const gctx__driver **out)
+{
+    if (!atomic_load_explicit(&loaded, memory_order_acquire))
+        return 0;
+    *out = &driver;
+    return 1;
 }
 
 gctx_status gctx__driver_load_green(const gctx__driver **out)

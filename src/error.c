@@ -63,6 +63,13 @@ gctx_status gctx__fail_cuda(gcu_result result, const char *fmt, ...)
     snprintf(last_message, sizeof last_message, "%s: %s (%d)", what,
              gctx__cuda_result_name(result), result);
     last_cuda_result = result;
+    if (gcu_result_is_sticky(result)) {
+        gctx__fault_note(result, what);
+        gctx__append_error("this process's CUDA state is lost after a fault: green contexts "
+                           "split SMs, not fault domains, so every context of the process "
+                           "(its siblings, the primary context, new ones) fails from now on; "
+                           "restart the process");
+    }
     return result == GCU_ERROR_INVALID_DEVICE ? GCTX_ERROR_NO_DEVICE : GCTX_ERROR_DRIVER;
 }
 

@@ -7,7 +7,7 @@ static void event_destroy(gctx__object *object)
 {
     gctx_event *ev = (gctx_event *)object;
     const gctx__driver *drv;
-    if (gctx__driver_load(&drv) == GCTX_SUCCESS)
+    if (gctx__driver_loaded(&drv))
         gctx__release_driver_object(drv, GCTX__RELEASE_EVENT,
                                     (gctx__driver_object){.event = ev->handle});
     gctx__context_release(ev->context);

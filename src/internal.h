@@ -33,6 +33,18 @@ typedef struct gctx__error_state {
 void gctx__error_save(gctx__error_state *state);
 void gctx__error_restore(const gctx__error_state *state);
 
+/* ---- after a fault (fault.c) ---- */
+
+/* A driver call answered result: when it is sticky (gcu_result_is_sticky), the process's
+ * CUDA state is lost and from now on every call is refused (the first one is kept, with
+ * `what` answered it). gctx__fail_cuda calls this. */
+void gctx__fault_note(gcu_result result, const char *what);
+/* GCTX_SUCCESS before any fault; after one, GCTX_ERROR_DRIVER with the fault's CUresult and
+ * a message saying why every call is refused. */
+gctx_status gctx__fault_check(void);
+/* The fault's CUresult, 0 before any; touches no error state (for releases). */
+gcu_result gctx__faulted(void);
+
 /* ---- the loaded driver (driver.c) ---- */
 
 typedef struct gctx__feature_state {
@@ -51,8 +63,12 @@ typedef struct gctx__driver {
 } gctx__driver;
 
 /* The driver table: loaded by the first call that succeeds (a failed attempt is tried again
- * by the next call), then never changed. On failure sets the thread's error. */
+ * by the next call), then never changed. On failure sets the thread's error. After a fault
+ * it fails (gctx__fault_check): every call that needs the driver is refused. */
 gctx_status gctx__driver_load(const gctx__driver **driver);
+/* For releases and the clean-up they do, which go on after a fault: 1 and the table when the
+ * driver is loaded (an object exists only then), else 0; the thread's error is untouched. */
+int gctx__driver_loaded(const gctx__driver **driver);
 /* The same, failing with GCTX_ERROR_UNSUPPORTED where green contexts are unavailable
  * (drivers before 12.4), the message naming the version needed. */
 gctx_status gctx__driver_load_green(const gctx__driver **driver);

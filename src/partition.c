@@ -9,7 +9,7 @@ static void partition_destroy(gctx__object *object)
 {
     gctx_partition *p = (gctx_partition *)object;
     const gctx__driver *drv;
-    if (gctx__driver_load(&drv) == GCTX_SUCCESS)
+    if (gctx__driver_loaded(&drv))
         gctx__release_driver_object(drv, GCTX__RELEASE_PRIMARY_CONTEXT,
                                     (gctx__driver_object){.device = p->device});
     if (p->split)
@@ -139,7 +139,7 @@ gctx_status gctx__partition_from_split(gctx__split *split, unsigned index, gctx_
     p->index = index;
     gctx__object_retain(&split->base);
     const gctx__driver *drv;
-    if (nb_resources == 1 && gctx__driver_load(&drv) == GCTX_SUCCESS)
+    if (nb_resources == 1 && gctx__driver_loaded(&drv))
         read_driver_fields(drv, p);
     *out = p;
     return GCTX_SUCCESS;

@@ -147,7 +147,7 @@ gctx_status gctx_release_failures_retry(void)
     unsigned left = nb_kept;
     const gctx__driver *drv;
     /* Objects are kept only after the driver loaded, so with some kept this load succeeds. */
-    if (left && gctx__driver_load(&drv) == GCTX_SUCCESS) {
+    if (left && gctx__driver_loaded(&drv)) {
         retry_kept(drv, GCTX__RELEASE_KINDS);
         left = nb_kept;
     }

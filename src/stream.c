@@ -8,7 +8,7 @@ static void stream_destroy(gctx__object *object)
 {
     gctx_stream *st = (gctx_stream *)object;
     const gctx__driver *drv;
-    if (st->owned && gctx__driver_load(&drv) == GCTX_SUCCESS) {
+    if (st->owned && gctx__driver_loaded(&drv)) {
         /* The driver would destroy a stream with work in flight; let the work finish first.
          * Drained, it may wait with its context for the context's next stream instead. */
         gcu_result r = drv->cuStreamSynchronize(st->handle);
@@ -80,7 +80,15 @@ gctx_status gctx_stream_create(gctx_context *context, const gctx_stream_options 
         return s;
     CUstream handle = NULL;
     if (gctx__cache_take_stream(context, opts.priority, &handle)) {
-        /* a drained stream of the same priority that the context had */
+        /* A drained stream of the same priority that the context had: it synchronizes at
+         * once, unless a fault lost the process's CUDA state (see check_cached, context.c). */
+        gcu_result r = drv->cuStreamSynchronize(handle);
+        if (r != GCU_SUCCESS) {
+            gctx__release_driver_object(drv, GCTX__RELEASE_STREAM,
+                                        (gctx__driver_object){.stream = handle});
+            return gctx__fail_cuda(r, "cuStreamSynchronize of a drained stream the context "
+                                      "kept");
+        }
     } else if (drv->cuGreenCtxStreamCreate) {
         gcu_result r = drv->cuGreenCtxStreamCreate(&handle, context->green,
                                                    GCU_STREAM_NON_BLOCKING, opts.priority);

@@ -86,6 +86,16 @@ foreach(entry cuInit cuDriverGetVersion)
     SIM_ONLY SIM_ENV GREENCTX_SIM_DEVICES=h200 GREENCTX_SIM_FAIL=${entry}:1)
 endforeach()
 
+# After a fault every call fails cleanly with it (issue 18): one process per test, since a
+# fault is for the process's life. On a GPU (make test-gpu) a kernel really faults.
+greenctx_object_test_binary(test_sticky_fault test_sticky_fault.c)
+foreach(first cached_context cached_stream)
+  greenctx_driver_test(faults.sticky.${first} COMMAND test_sticky_fault fault_met_by_a_${first}
+    SIM_ENV GREENCTX_SIM_DEVICES=h200)
+endforeach()
+greenctx_driver_test(faults.sticky.siblings_stream COMMAND test_sticky_fault
+  fault_met_by_the_siblings_stream SIM_ENV GREENCTX_SIM_DEVICES=h200)
+
 # What only a GPU shows (kernels, graph replay); skipped on the simulated driver.
 greenctx_object_test_binary(test_gpu test_gpu.c)
 greenctx_driver_test(gpu COMMAND test_gpu)

@@ -69,6 +69,21 @@ static gctx_status context_create(fixture *f)
     return s;
 }
 
+/* A hit of the context cache (on for this operation only): the cached driver context is
+ * checked (cuCtxSynchronize with it current) before it is handed out. */
+static gctx_status cached_context_create(fixture *f)
+{
+    gctx_context *c;
+    gctx_status s = gctx_cache_set_limit(0, 1);
+    if (s == GCTX_SUCCESS && (s = gctx_context_create(f->group, NULL, &c)) == GCTX_SUCCESS) {
+        gctx_context_release(c); /* cached */
+        if ((s = gctx_context_create(f->group, NULL, &c)) == GCTX_SUCCESS)
+            gctx_context_release(c);
+    }
+    gctx_status off = gctx_cache_set_limit(0, 0); /* destroys what was cached */
+    return s ? s : off;
+}
+
 static gctx_status context_with_workqueues(fixture *f)
 {
     if (!gctx_feature_available(GCTX_FEATURE_WORKQUEUES))
@@ -205,6 +220,9 @@ static const row table[] = {
     ROW(cuCtxGetCurrent, FAILS, current_context_kept),
     ROW(cuCtxSetCurrent, FAILS, current_context_kept),
     ROW(cuCtxGetDevice, FAILS, context_adopt_and_partition),
+    ROW(cuCtxSynchronize, FAILS, cached_context_create),
+    ROW(cuCtxPushCurrent, FAILS, cached_context_create),
+    ROW(cuCtxPopCurrent, FAILS, cached_context_create),
     ROW(cuStreamCreateWithPriority, FAILS, stream_create), /* before 12.5 */
     ROW(cuCtxPushCurrent, FAILS, stream_create),           /* before 12.5 */
     ROW(cuCtxPopCurrent, FAILS, stream_create),            /* before 12.5 */

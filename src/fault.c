@@ -1,0 +1,44 @@
+/* After a fault: the process's CUDA state is lost, so greenctx refuses every call.
+ *
+ * A kernel's illegal address (CUDA_ERROR_ILLEGAL_ADDRESS) on one green context of an H200
+ * made every context of the process fail with it: its siblings, the primary context and new
+ * ones (shared/measurements/h200-faults.md). Green contexts split SMs, not fault domains. Yet
+ * calls that make no driver call would go on as if nothing happened (a cached context or
+ * stream handed out), so the first sticky CUresult any call sees is remembered here, and from
+ * then on every call that loads the driver fails with it. Releases still destroy (and count
+ * what the driver refuses). Nothing clears it: the process must restart. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+
+#include "internal.h"
+
+static atomic_int fault; /* the first sticky CUresult seen, 0 before */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static char first_call[192]; /* what answered it (under lock, written once) */
+
+void gctx__fault_note(gcu_result result, const char *what)
+{
+    if (!gcu_result_is_sticky(result) || atomic_load(&fault))
+        return;
+    pthread_mutex_lock(&lock);
+    if (!atomic_load(&fault)) {
+        snprintf(first_call, sizeof first_call, "%s", what);
+        atomic_store(&fault, result);
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+gcu_result gctx__faulted(void) { return atomic_load(&fault); }
+
+gctx_status gctx__fault_check(void)
+{
+    gcu_result result = atomic_load(&fault);
+    if (!result)
+        return GCTX_SUCCESS;
+    char what[sizeof first_call];
+    pthread_mutex_lock(&lock);
+    snprintf(what, sizeof what, "%s", first_call);
+    pthread_mutex_unlock(&lock);
+    return gctx__fail_cuda(result, "refused: an earlier call (%s) met a fault", what);
+}
