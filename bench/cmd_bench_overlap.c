@@ -30,11 +30,11 @@
     "                 --quick: 200, 20)\n"                                                      \
     "  --quick        about 20 s on two H200s (the default run: about a minute)\n"             \
     "\n"                                                                                        \
-    "Needs two GPUs, NCCL (libnccl.so.2: GREENCTX_NCCL_LIBRARY, the loader's path or pip's\n" \
-    "nvidia-nccl-cu13 in a system, /opt, $VIRTUAL_ENV or $CONDA_PREFIX site-packages) and cuBLAS\n" \
-    "(libcublas.so.13: GREENCTX_CUBLAS_LIBRARY, the loader's path, /usr/local/cuda/lib64 or\n"   \
-    "pip's nvidia-cublas, found the same way), both loaded at run time; never from the current\n" \
-    "directory, and Python is never run to find them. Runs NCCL with\n" \
+    "Needs two GPUs, NCCL (libnccl.so.2: GREENCTX_NCCL_LIBRARY, the loader's path or pip's\n"   \
+    "nvidia-nccl-cu13 in a system, /opt, $VIRTUAL_ENV or $CONDA_PREFIX site-packages) and\n"    \
+    "cuBLAS (libcublas.so.13: GREENCTX_CUBLAS_LIBRARY, the loader's path, /usr/local/cuda/lib64\n" \
+    "or pip's nvidia-cublas, found the same way), both loaded at run time; never from the\n"     \
+    "current directory, and Python is never run to find them. Runs NCCL with\n"                 \
     "NCCL_NVLS_ENABLE=0 (NVLink multicast off) and refuses any other value.\n"
 
 /* "4M" -> 4 MiB; a multiple of 4 bytes (fp32 words), 4 B to 4 GiB. */

@@ -515,8 +515,8 @@ GCTX_API gctx_status gctx_device_get_max_workqueue_concurrency(int device, unsig
  * gctx_cache_set_limit, gctx_cache_trim) is the only place a cached context is destroyed, so
  * the limit also bounds the device memory the driver holds for them (about 5 MiB each).
  * Environment: GREENCTX_CONTEXT_CACHE=0 turns the cache off; a number N sets the initial
- * limit of every device; anything else (set but empty included) makes context creation fail with
- * GCTX_ERROR_INVALID_ARGUMENT naming the variable.
+ * limit of every device; anything else (set but empty included) makes context creation fail
+ * with GCTX_ERROR_INVALID_ARGUMENT naming the variable.
  *
  * What a cached context carries over: whatever was left in the driver context. Modules loaded
  * while it was current stay loaded, memory allocated in it stays allocated, its CUcontext,
@@ -667,8 +667,9 @@ GCTX_API void gctx_layouts_release(gctx_layouts *layouts);
  * entries) gets the layout's streams: owned by the layouts, valid while they live (retain one
  * to keep it longer). The layouts hold their objects themselves: a release too many of a
  * handle they gave retires only that value (refused from then on), never their streams, and
- * the next switch or get gives the same object under a new value. On failure the active layout stays. Thread-safe; work submitted to the
- * old streams after the switch is not waited for. */
+ * the next switch or get gives the same object under a new value. On failure the active
+ * layout stays. Thread-safe; work submitted to the old streams after the switch is not waited
+ * for. */
 GCTX_API gctx_status gctx_layouts_switch(gctx_layouts *layouts, unsigned index,
                                          gctx_stream **streams);
 /* Partition `part` of layout `layout`: any of its partition, context and stream (each output
