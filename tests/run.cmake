@@ -8,12 +8,14 @@ add_dependencies(run_probe greenctx_preload)
 set(run_test_args $<TARGET_FILE:greenctx_tool> $<TARGET_FILE:run_probe>
   $<TARGET_FILE:greenctx_preload>)
 # On the simulated driver (--sim), whichever driver the other tests use.
-foreach(case confined direct per_device refusals fail_closed inherit sweep usage)
+foreach(case confined direct per_device refusals fail_closed inherit children wrappers report
+    nested companions fault sweep usage)
   set(labels driver tool)
   if(case MATCHES "^(confined|direct)$")
     list(APPEND labels threads) # the probe binds from 5 threads
   endif()
-  greenctx_test(run.${case} LABELS ${labels} ENV ${tool_sim_env}
+  greenctx_test(run.${case} LABELS ${labels}
+    ENV ${tool_sim_env} GREENCTX_TEST_SANITIZE=${GREENCTX_SANITIZE}
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/run_test.sh ${case} ${run_test_args})
 endforeach()
 # On the tests' driver: under make test-gpu, the probe's kernels on the H200.
