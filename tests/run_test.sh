@@ -212,7 +212,7 @@ wrappers)
     need_plain_preload
     printf '#!/bin/dash\n"$@" && true\n' >"$copy/script.dash"
     printf '#!/bin/bash\n"$@" && true\n' >"$copy/script.bash"
-    printf '#!/bin/dash\nbash -c '"'"'"$@" \&\& true'"'"' bash "$@" && true\n' >"$copy/script.deep"
+    printf '#!/bin/dash\nbash -c '"'"'"$@" && true'"'"' bash "$@" && true\n' >"$copy/script.deep"
     chmod +x "$copy/script.dash" "$copy/script.bash" "$copy/script.deep"
     for wrapper in env nice 'taskset -c 0' 'timeout 60' 'stdbuf -o0' \
         "sh -c '\"\$@\" && true' sh" "dash -c '\"\$@\" && true' dash" \
