@@ -161,6 +161,11 @@ void run_release_children(void)
     /* Not setenv/unsetenv: a program may export its own (bash does). The old array is left
      * as it is: another thread may be reading it. */
     environ = (char **)child_env(environ, list, ld);
+    int ld_kept = 0;
+    for (char **e = environ; *e; e++)
+        ld_kept |= *e == ld;
+    if (!ld_kept)
+        free(ld);
 }
 
 static int call_execve(const char *path, char *const argv[], char *const envp[])
