@@ -365,6 +365,21 @@ PY
     run 1 --sim h200 run --sweep 16 --svg /dev/full -- "$probe" noop
     has "$err" "--svg '/dev/full' could not be written"
     grep -q "a run failed" "$err" && fail "a chart that failed was reported as a failed run"
+    # A signal to the tool reaches the run, and stops the sweep (and the tool, by that signal).
+    "$tool" --sim h200 run --sweep 16,32,64 -- "$probe" sleep 30 >"$out" 2>"$err" &
+    pid=$!
+    for _ in $(seq 100); do
+        grep -q "on 16 of 132 SMs" "$err" && break
+        sleep 0.1
+    done
+    sleep 0.5
+    start=$(date +%s)
+    kill -TERM "$pid"
+    wait "$pid"
+    status=$?
+    [ "$status" -eq 143 ] || fail "the sweep ended with $status after SIGTERM, expected 143"
+    [ $(($(date +%s) - start)) -lt 10 ] || fail "SIGTERM did not stop the sweep"
+    has "$err" "the sweep was stopped by signal 15"
     # SIGCHLD ignored by whoever started the tool (daemons, CI runners): no hang.
     timeout 30 "$probe" sigchld_ignored "$tool" --sim h200 run --sweep 16,32 -- "$probe" noop \
         >"$out" 2>"$err"

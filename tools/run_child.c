@@ -16,12 +16,13 @@
 static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 #define NB_FORWARDED (sizeof forwarded / sizeof forwarded[0])
 
-static volatile sig_atomic_t child_pid;
+static volatile sig_atomic_t child_pid, interrupted;
 static struct sigaction saved[NB_FORWARDED];
 
 static void forward(int sig, siginfo_t *info, void *context)
 {
     (void)context;
+    interrupted = sig;
     /* What the terminal sends (SI_KERNEL) reaches its whole foreground group, the child too. */
     if (info->si_code != SI_KERNEL && child_pid > 0)
         kill((pid_t)child_pid, sig);
@@ -54,6 +55,7 @@ pid_t run_child_start(char **command, int stdout_to_stderr)
         return -1;
     }
     child_pid = pid;
+    interrupted = 0;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = forward;
@@ -82,14 +84,12 @@ int run_child_wait(pid_t pid, int *status)
     return 0;
 }
 
-int run_child_exit(int status)
+int run_child_interrupted(void) { return interrupted; }
+
+int run_child_raise(int sig)
 {
-    if (WIFEXITED(status))
-        return WEXITSTATUS(status);
-    int sig = WTERMSIG(status);
     fflush(NULL);
-    /* The same signal, so that the shell sees the program killed; a core dump was the
-     * program's, not the tool's. */
+    /* A core dump was the program's, not the tool's. */
     struct rlimit no_core = {0, 0};
     setrlimit(RLIMIT_CORE, &no_core);
     signal(sig, SIG_DFL);
@@ -99,4 +99,10 @@ int run_child_exit(int status)
     sigprocmask(SIG_UNBLOCK, &set, NULL);
     raise(sig);
     return 128 + sig;
+}
+
+/* The same signal, so that the shell sees the program killed. */
+int run_child_exit(int status)
+{
+    return WIFEXITED(status) ? WEXITSTATUS(status) : run_child_raise(WTERMSIG(status));
 }

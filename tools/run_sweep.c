@@ -187,10 +187,14 @@ int run_sweep(run_args *args)
     for (unsigned i = 0; i < n; i++) {
         fprintf(stderr, "greenctx run: %s on %u of %u SMs\n", args->command[0],
                 pts[i].plan.sm_count, pts[i].plan.device_sms);
-        if (run_once(args, &pts[i]) != 0) {
+        int sig = 0;
+        if (run_once(args, &pts[i]) != 0 || (sig = run_child_interrupted())) {
             if (svg)
                 fclose(svg);
-            return GREENCTX_EXIT_FAILED;
+            /* Ctrl-C or a kill of the tool stops the sweep, and then the tool, by that signal. */
+            if (sig)
+                fprintf(stderr, "greenctx run: the sweep was stopped by signal %d\n", sig);
+            return sig ? run_child_raise(sig) : GREENCTX_EXIT_FAILED;
         }
         failed |= pts[i].status != 0;
         if (pts[i].plan.sm_count < pts[smallest].plan.sm_count)

@@ -44,8 +44,12 @@ int run_sweep(run_args *args);
 pid_t run_child_start(char **command, int stdout_to_stderr);
 /* Waits for it (waitpid retried on EINTR only); 0 with its status, or -1 after saying why. */
 int run_child_wait(pid_t pid, int *status);
+/* The signal (SIGINT, ...) the tool got while it waited for the last child, or 0. */
+int run_child_interrupted(void);
+/* Ends the tool by `sig` (no core dump); returns 128 + sig if it survives it. */
+int run_child_raise(int sig);
 /* The tool's exit code for the child's status: its exit status; for a signal, the same signal
- * raised in the tool (128 + the signal if the tool survives it). */
+ * raised in the tool (run_child_raise). */
 int run_child_exit(int status);
 
 /* ---- run_report_merge.c ---- */
