@@ -1,11 +1,10 @@
-/* The preload's variables: read and checked once, before main, and taken out of the
- * environment where children must not see them. */
-#include <dlfcn.h>
+/* The preload's variables: read and checked once, before main. The environment is left as
+ * it is: a process that never uses CUDA (env, nice, a shell, a script's interpreter) passes
+ * them on to the program it starts (run_children.c says what changes once one does). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "groups.h"
@@ -14,6 +13,9 @@
 extern char **environ;
 
 run_config run_cfg;
+
+/* What the tool looks for before it starts a program with this library. */
+RUN_EXPORT const run_preload_abi greenctx_preload_abi = {GREENCTX_PRELOAD_ABI_MAGIC, GCTX_VERSION};
 
 /* The first error is kept; the program is stopped with it at its first CUDA call. */
 static void config_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -38,49 +40,11 @@ static void take(const char *name, char *dst, size_t size)
         strcpy(dst, v);
 }
 
-static int same_file(const char *a, const char *b)
-{
-    struct stat sa, sb;
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-           sa.st_ino == sb.st_ino;
-}
-
-/* Takes this library out of LD_PRELOAD, so that programs started from here run unconfined. */
-static void drop_from_ld_preload(void)
-{
-    Dl_info self;
-    const char *list = getenv("LD_PRELOAD");
-    if (!list || !dladdr((void *)drop_from_ld_preload, &self) || !self.dli_fname)
-        return;
-    size_t size = strlen(list) + 1;
-    char *kept = calloc(1, size), *copy = strdup(list);
-    if (!kept || !copy) {
-        free(kept);
-        free(copy);
-        config_error("out of memory while reading LD_PRELOAD");
-        return;
-    }
-    char *save = NULL;
-    for (char *item = strtok_r(copy, ": ", &save); item; item = strtok_r(NULL, ": ", &save)) {
-        if (strcmp(item, self.dli_fname) == 0 || same_file(item, self.dli_fname))
-            continue;
-        if (*kept)
-            strcat(kept, " ");
-        strcat(kept, item);
-    }
-    if (*kept)
-        setenv("LD_PRELOAD", kept, 1);
-    else
-        unsetenv("LD_PRELOAD");
-    free(kept);
-    free(copy);
-}
-
 /* Every GREENCTX_RUN_* name must be one of ours: a typo must not pass silently. */
 static void check_names(void)
 {
-    static const char *const known[] = {GREENCTX_RUN_SMS, GREENCTX_RUN_ROUND, GREENCTX_RUN_REPORT,
-                                        GREENCTX_RUN_INHERIT};
+    static const char *const known[] = {GREENCTX_RUN_SMS, GREENCTX_RUN_ROUND,
+                                        GREENCTX_RUN_REPORT_DIR, GREENCTX_RUN_INHERIT};
     size_t prefix = strlen(GREENCTX_RUN_VAR_PREFIX);
     for (char **e = environ; e && *e; e++) {
         if (strncmp(*e, GREENCTX_RUN_VAR_PREFIX, prefix) != 0)
@@ -93,23 +57,10 @@ static void check_names(void)
             char name[128];
             snprintf(name, sizeof name, "%.*s", (int)len, *e);
             config_error("unknown variable %s (the preload reads GREENCTX_RUN_SMS, _ROUND, "
-                         "_REPORT and _INHERIT)",
+                         "_REPORT_DIR and _INHERIT)",
                          name);
         }
     }
-}
-
-/* Takes the preload's variables out of the environment: all of them when children must run
- * unconfined, the report's always. */
-static void drop_variables(int all)
-{
-    static const char *const names[] = {GREENCTX_RUN_SMS, GREENCTX_RUN_ROUND,
-                                        GREENCTX_RUN_INHERIT};
-    if (all)
-        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-            unsetenv(names[i]);
-    /* The report is this process's: a child writing the same file would overwrite it. */
-    unsetenv(GREENCTX_RUN_REPORT);
 }
 
 __attribute__((constructor)) static void run_config_load(void)
@@ -119,7 +70,7 @@ __attribute__((constructor)) static void run_config_load(void)
     run_cfg.present = sms != NULL;
     take(GREENCTX_RUN_SMS, run_cfg.sms, sizeof run_cfg.sms);
     take(GREENCTX_RUN_ROUND, run_cfg.round, sizeof run_cfg.round);
-    take(GREENCTX_RUN_REPORT, run_cfg.report, sizeof run_cfg.report);
+    take(GREENCTX_RUN_REPORT_DIR, run_cfg.report_dir, sizeof run_cfg.report_dir);
     const char *inherit = getenv(GREENCTX_RUN_INHERIT);
     if (inherit && strcmp(inherit, "0") != 0 && strcmp(inherit, "1") != 0)
         config_error("%s='%s': use 1 (children are confined too) or 0", GREENCTX_RUN_INHERIT,
@@ -128,18 +79,16 @@ __attribute__((constructor)) static void run_config_load(void)
     if (run_cfg.round[0] && tool_parse_rounding(run_cfg.round) < 0)
         config_error("%s='%s': use strict, down, nearest or up", GREENCTX_RUN_ROUND,
                      run_cfg.round);
-    const char *report = getenv(GREENCTX_RUN_REPORT);
-    if (report && !*report)
-        config_error("%s is empty: give a file name", GREENCTX_RUN_REPORT);
+    const char *dir = getenv(GREENCTX_RUN_REPORT_DIR);
+    /* Absolute: the program may change directory before it uses CUDA. */
+    if (dir && dir[0] != '/')
+        config_error("%s='%s': give an absolute directory", GREENCTX_RUN_REPORT_DIR, dir);
     if (run_cfg.present && !run_cfg.error[0]) {
         char why[256];
         if (run_request_parse(run_cfg.sms, &run_cfg.request, why, sizeof why) != 0)
             config_error("%s", why);
     }
-    run_cfg.pid = (long)getpid();
-    if (run_cfg.report[0] && atexit(run_report_at_exit) != 0)
+    /* Inherited by fork: a child that goes on to use CUDA writes its own part. */
+    if (run_cfg.report_dir[0] && atexit(run_report_at_exit) != 0)
         config_error("the report could not be registered to be written at exit");
-    drop_variables(!run_cfg.inherit);
-    if (!run_cfg.inherit)
-        drop_from_ld_preload();
 }

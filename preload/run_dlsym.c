@@ -46,10 +46,15 @@ static __attribute__((noinline)) void *driver_name(void *found, const char *name
     return hook;
 }
 
-/* Every lookup goes to the C library first. RTLD_NEXT from a caller resolves after this
- * library rather than after the caller: the price of every dlsym interposer. */
+/* Every lookup goes to the C library first. */
 RUN_EXPORT void *dlsym(void *handle, const char *name)
 {
+    /* RTLD_NEXT means "after the caller", which the C library reads from its return address:
+     * a tail call (this file is always optimised, preload/CMakeLists.txt) leaves it the
+     * caller's, so a library loaded after this one that wraps a call and looks the next one
+     * up gets the next one, not itself. Driver names are wrapped whatever the handle. */
+    if (handle == RTLD_NEXT && (name[0] != 'c' || name[1] != 'u'))
+        return run_real_dlsym(handle, name);
     void *found = run_real_dlsym(handle, name);
     /* The name is checked by hand: sanitizer runtimes look names up before their
      * interceptors (strncmp, __tls_get_addr) work, and never a cu* name. */

@@ -48,9 +48,8 @@ typedef struct run_config {
     run_request request;
     char sms[512];    /* GREENCTX_RUN_SMS as given */
     char round[16];   /* GREENCTX_RUN_ROUND, "" when unset */
-    char report[4096]; /* GREENCTX_RUN_REPORT, "" when unset */
+    char report_dir[3072]; /* GREENCTX_RUN_REPORT_DIR, "" when unset */
     int inherit;
-    long pid; /* the process the variables were read in: only it writes the report */
 } run_config;
 
 extern run_config run_cfg;
@@ -144,8 +143,19 @@ void *run_hook_for_proc(const char *symbol, int version, void *driver_fn);
 
 /* ---- run_report.c ------------------------------------------------------------------------- */
 
-/* Writes the JSON report at exit when GREENCTX_RUN_REPORT was given (registered before main,
- * so a program that never used CUDA gets a report saying so). */
+/* With GREENCTX_RUN_REPORT_DIR: called as this process starts using CUDA, creates its part's
+ * NAME.started (stops the program when it can't: its work would be missing from the report). */
+void run_report_started(void);
+/* Writes this process's part (NAME.part) if it started one: at exit (registered before main,
+ * inherited by fork) and before an exec replaces the process. Nothing in other processes. */
+void run_report_write_part(void);
 void run_report_at_exit(void);
+
+/* ---- run_children.c ----------------------------------------------------------------------- */
+
+/* Under GREENCTX_RUN_INHERIT=0, called as this process starts using CUDA: from then on the
+ * programs it starts get an environment without this library in LD_PRELOAD and without the
+ * GREENCTX_RUN_* variables. */
+void run_release_children(void);
 
 #endif

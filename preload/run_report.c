@@ -1,6 +1,12 @@
-/* --report FILE.json: what was confined and what the program did with it, written when the
- * program exits (by the process that was confined, not by a child that forked from it). */
+/* --report FILE.json: each process that uses CUDA writes what was confined and what it did
+ * with it, as its own part in GREENCTX_RUN_REPORT_DIR; the tool merges the parts
+ * (tools/run_report.c). A part is announced (NAME.started) before the process can launch
+ * anything, so that one never written (the process was killed, called _exit) is known. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "run_preload.h"
@@ -25,19 +31,38 @@ static void device_json(FILE *f, const run_device *d)
     fputc('}', f);
 }
 
-void run_report_at_exit(void)
+/* This process's part, "" until it starts using CUDA; part_pid tells a forked copy (which
+ * writes nothing) from the process itself. */
+static char part[sizeof run_cfg.report_dir + 64];
+static long part_pid;
+
+void run_report_started(void)
 {
-    if ((long)getpid() != run_cfg.pid)
+    if (!run_cfg.report_dir[0])
         return;
-    FILE *f = fopen(run_cfg.report, "w");
-    if (!f) {
-        perror("greenctx run: the report could not be written");
-        return;
-    }
-    /* A program that never reached the driver was never confined, and never needed to be. */
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    long long ns = (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+    char started[sizeof part + sizeof RUN_PART_STARTED];
+    int n = snprintf(part, sizeof part, "%s/%020lld-%ld", run_cfg.report_dir, ns, (long)getpid());
+    if (n < 0 || (size_t)n >= sizeof part)
+        run_die("%s is too long for a report part", GREENCTX_RUN_REPORT_DIR);
+    snprintf(started, sizeof started, "%s%s", part, RUN_PART_STARTED);
+    int fd = open(started, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0)
+        run_die("the report's part %s could not be created (%s), so this process's work would be "
+                "missing from the report",
+                started, strerror(errno));
+    close(fd);
+    part_pid = (long)getpid();
+}
+
+static void write_json(FILE *f)
+{
+    /* A process whose set-up failed was stopped before it wrote anything. */
     int used = run_setup_done();
     fprintf(f, "{\"pid\":%ld,\"cuda_used\":%s,\"driver_version\":%d,\"driver_path\":",
-            run_cfg.pid, used ? "true" : "false", run.drv.version);
+            part_pid, used ? "true" : "false", run.drv.version);
     greenctx_json_string(f, used ? gctx_driver_path() : NULL);
     fputs(",\"request\":", f);
     greenctx_json_string(f, run_cfg.sms);
@@ -61,6 +86,24 @@ void run_report_at_exit(void)
             atomic_load(&run_count.refused_green_ctx_create),
             atomic_load(&run_count.refused_reset), atomic_load(&run_count.refused_context),
             atomic_load(&run_count.refused_device));
-    if (fclose(f) != 0)
-        perror("greenctx run: the report could not be written");
 }
+
+/* Into NAME.part.tmp, then renamed: the tool never reads half a part. */
+void run_report_write_part(void)
+{
+    if (!part_pid || (long)getpid() != part_pid)
+        return;
+    char done[sizeof part + sizeof RUN_PART_DONE], tmp[sizeof done + 4];
+    snprintf(done, sizeof done, "%s%s", part, RUN_PART_DONE);
+    snprintf(tmp, sizeof tmp, "%s.tmp", done);
+    FILE *f = fopen(tmp, "we");
+    if (f) {
+        write_json(f);
+        if (fclose(f) == 0 && rename(tmp, done) == 0)
+            return;
+    }
+    fprintf(stderr, "greenctx run: the report's part %s could not be written: %s\n", done,
+            strerror(errno));
+}
+
+void run_report_at_exit(void) { run_report_write_part(); }

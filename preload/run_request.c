@@ -52,6 +52,11 @@ int run_request_parse(const char *text, run_request *out, char *err, size_t err_
         return say(err, err_size, "%s is empty: give a GROUP (16, 25%%, ...), all, or "
                                   "DEV=GROUP,DEV=GROUP",
                    GREENCTX_RUN_SMS);
+    /* " 16" would read as 16 here and as something else to a user: no spaces at all. */
+    if (text[strcspn(text, " \t\n\v\f\r")])
+        return say(err, err_size, "'%s' has white space: a request is written without (16, 25%%, "
+                                  "0=16,1=8)",
+                   text);
     for (const char *p = text;;) {
         const char *comma = strchr(p, ',');
         size_t len = comma ? (size_t)(comma - p) : strlen(p);

@@ -10,8 +10,11 @@
  *                         (24, 25%, 16:c2, ...) or `all`; without DEV= every device gets REQ,
  *                         with it only the devices named are usable
  *   GREENCTX_RUN_ROUND    strict (default), down, nearest, up
- *   GREENCTX_RUN_REPORT   a file the JSON report is written to when the program exits
- *   GREENCTX_RUN_INHERIT  1 (default): child processes are confined too; 0: they are not
+ *   GREENCTX_RUN_REPORT_DIR  an absolute directory: each process that uses CUDA writes its
+ *                         part of the report there (NAME.started when it starts using CUDA,
+ *                         NAME.part when it exits or execs); the tool merges them
+ *   GREENCTX_RUN_INHERIT  1 (default): child processes are confined too; 0: the children of
+ *                         the first process that uses CUDA are not
  */
 #ifndef GREENCTX_RUN_REQUEST_H
 #define GREENCTX_RUN_REQUEST_H
@@ -23,8 +26,22 @@
 #define GREENCTX_RUN_VAR_PREFIX "GREENCTX_RUN_"
 #define GREENCTX_RUN_SMS "GREENCTX_RUN_SMS"
 #define GREENCTX_RUN_ROUND "GREENCTX_RUN_ROUND"
-#define GREENCTX_RUN_REPORT "GREENCTX_RUN_REPORT"
+#define GREENCTX_RUN_REPORT_DIR "GREENCTX_RUN_REPORT_DIR"
 #define GREENCTX_RUN_INHERIT "GREENCTX_RUN_INHERIT"
+
+/* The report's parts in GREENCTX_RUN_REPORT_DIR: "<20-digit CLOCK_MONOTONIC ns>-<pid>" and
+ * these suffixes, so that the names sort in the order the processes started using CUDA. */
+#define RUN_PART_STARTED ".started"
+#define RUN_PART_DONE ".part"
+
+/* What only greenctx's own preload exports, and the tool checks before it starts a program
+ * with it: any other library in LD_PRELOAD would let the program run unconfined. */
+#define GREENCTX_PRELOAD_ABI_SYMBOL "greenctx_preload_abi"
+#define GREENCTX_PRELOAD_ABI_MAGIC "greenctx run preload"
+typedef struct run_preload_abi {
+    char magic[24];
+    int version; /* GCTX_VERSION of the build */
+} run_preload_abi;
 
 /* The exit status of a program the preload stopped because it could not confine it. */
 #define GREENCTX_RUN_EXIT_NOT_CONFINED 125

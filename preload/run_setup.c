@@ -131,7 +131,7 @@ static void confine(run_device *d, int ordinal, const char *request)
     gctx_context_info info = GCTX_CONTEXT_INFO_INIT;
     if (gctx_context_get_info(d->context, &info) == GCTX_SUCCESS && info.has_id)
         d->green_id = info.id;
-    if (run_cfg.report[0]) {
+    if (run_cfg.report_dir[0]) {
         double t0 = now_ms();
         observe(d);
         run.observe_ms += now_ms() - t0;
@@ -147,6 +147,11 @@ static void setup(void)
         run_die("%s is not set: the preload was loaded without a request (use greenctx run "
                 "--sms COUNT -- CMD)",
                 GREENCTX_RUN_SMS);
+    /* From here this process uses CUDA: its work belongs in the report, and under
+     * --no-inherit its own children are the ones released. */
+    run_report_started();
+    if (!run_cfg.inherit)
+        run_release_children();
     run_inside++;
     load_driver();
     run.driver_ms = now_ms() - t0;

@@ -5,15 +5,22 @@ add_executable(run_probe run_probe.c)
 target_link_libraries(run_probe PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)
 add_dependencies(run_probe greenctx_preload)
 
+# A later LD_PRELOAD entry that wraps execve (run.next_wrapper).
+add_library(run_next_wrapper MODULE next_wrapper.c)
+target_link_libraries(run_next_wrapper PRIVATE ${CMAKE_DL_LIBS})
+
 set(run_test_args $<TARGET_FILE:greenctx_tool> $<TARGET_FILE:run_probe>
   $<TARGET_FILE:greenctx_preload>)
 # On the simulated driver (--sim), whichever driver the other tests use.
-foreach(case confined direct per_device refusals fail_closed inherit sweep usage)
+foreach(case confined direct per_device refusals fail_closed inherit children wrappers report
+    nested companions fault next_wrapper sweep usage)
   set(labels driver tool)
   if(case MATCHES "^(confined|direct)$")
     list(APPEND labels threads) # the probe binds from 5 threads
   endif()
-  greenctx_test(run.${case} LABELS ${labels} ENV ${tool_sim_env}
+  greenctx_test(run.${case} LABELS ${labels}
+    ENV ${tool_sim_env} GREENCTX_TEST_SANITIZE=${GREENCTX_SANITIZE}
+        GREENCTX_TEST_NEXT_WRAPPER=$<TARGET_FILE:run_next_wrapper>
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/run_test.sh ${case} ${run_test_args})
 endforeach()
 # On the tests' driver: under make test-gpu, the probe's kernels on the H200.

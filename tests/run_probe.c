@@ -10,13 +10,26 @@
  *   refusals       prints what each refused call returned ("cuCtxCreate -> 800")
  *   foreign_bind   binds a context no device has and prints the result
  *   second_driver PATH   looks cuGetProcAddress_v2 up in another copy of the driver
- *   spawn CASE...  runs itself with CASE... as a child and returns its exit status
+ *   spawn CASE...  runs itself with CASE... as a child and returns its exit status (without
+ *                  using CUDA itself: a wrapper, as far as greenctx run is concerned)
+ *   parent N HOW CASE...   uses CUDA (every observation N SMs), then starts itself with CASE...
+ *                  through HOW: exec (replaces itself), execv, execve and posix_spawn (with the
+ *                  environment it started with, as Python's os.environ), vfork, system (sh -c)
+ *                  or bash (bash -c); returns its own failure, else the child's exit status
+ *   no_part        uses CUDA, then ends with _exit (no atexit handlers: no report part)
+ *   sleep S        uses CUDA, then sleeps S seconds (to be killed)
+ *   sigchld_ignored CMD...   runs CMD with SIGCHLD ignored (as daemons and CI runners leave it)
+ *   fault          after its first bind, a fault (700) on the next call of each wrapped entry
+ *                  point (simulated driver only); prints what each returned
  *   noop           loads the driver and retains the primary context, nothing else
  *
  * Exit status 0 when what it checked held, 1 otherwise (with the reason).
  */
 #include <dlfcn.h>
+#include <limits.h>
 #include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +68,7 @@ static struct {
     CUresult (*stream_destroy)(CUstream);
     CUresult (*stream_sync)(CUstream);
     int (*sim_stream_sm_ids)(CUstream, unsigned *, int);
+    void (*sim_fail_after)(const char *, int, int);
     /* The %smid kernel, on a GPU. */
     CUresult (*module_load)(CUmodule *, const void *);
     CUresult (*module_function)(CUfunction *, CUmodule, const char *);
@@ -151,6 +165,7 @@ static void load(int direct)
 #undef GLOBAL
     }
     *(void **)&p.sim_stream_sm_ids = dlsym(p.lib, "gctxsim_stream_sm_ids");
+    *(void **)&p.sim_fail_after = dlsym(p.lib, "gctxsim_fail_after");
     if (!p.init || !p.device_get || !p.retain || !p.release || !p.set_current || !p.get_current ||
         !p.push || !p.pop || !p.stream_create || !p.stream_destroy) {
         printf("FAIL: the driver lacks an entry point the probe needs\n");
@@ -360,8 +375,137 @@ static int spawn(char **argv)
     return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
+extern char **environ;
+
+/* The environment as the program started, copied as Python's os.environ is. */
+static char **start_env;
+
+/* Waits for `child`; its exit status, or 1. */
+static int child_status(pid_t child)
+{
+    int status = 0;
+    if (child < 0 || waitpid(child, &status, 0) != child)
+        return 1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+/* run_probe parent N HOW CASE...: argv[3] becomes this program's path, so argv + 3 is the
+ * child's command line. */
+static int parent(char **argv)
+{
+    p.expected = (unsigned)strtoul(argv[2], NULL, 10);
+    load(0);
+    check(p.retain(&p.primary, p.dev), "cuDevicePrimaryCtxRetain");
+    check(p.set_current(p.primary), "cuCtxSetCurrent");
+    expect_confined("the parent", NULL, 0);
+    const char *how = argv[3];
+    static char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0)
+        return 1;
+    self[n] = '\0';
+    char **child = argv + 3;
+    child[0] = self;
+    char line[4096] = "";
+    for (char **a = child; *a; a++) {
+        size_t used = strlen(line);
+        if (used + strlen(*a) + 4 > sizeof line)
+            return 1;
+        sprintf(line + used, "%s'%s'", a == child ? "" : " ", *a);
+    }
+    fflush(stdout);
+    if (p.failed)
+        return 1;
+    pid_t pid = -1;
+    if (strcmp(how, "exec") == 0) {
+        execv(self, child);
+    } else if (strcmp(how, "execv") == 0) {
+        if ((pid = fork()) == 0) {
+            execv(self, child);
+            _exit(127);
+        }
+    } else if (strcmp(how, "execve") == 0) {
+        if ((pid = fork()) == 0) {
+            execve(self, child, start_env);
+            _exit(127);
+        }
+    } else if (strcmp(how, "posix_spawn") == 0) {
+        if (posix_spawn(&pid, self, NULL, NULL, child, start_env) != 0)
+            pid = -1;
+    } else if (strcmp(how, "vfork") == 0) {
+        if ((pid = vfork()) == 0) {
+            execv(self, child);
+            _exit(127);
+        }
+    } else if (strcmp(how, "system") == 0) {
+        int status = system(line);
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+    } else if (strcmp(how, "bash") == 0) {
+        if ((pid = fork()) == 0) {
+            execl("/bin/bash", "bash", "-c", line, (char *)NULL);
+            _exit(127);
+        }
+    } else {
+        printf("FAIL: no way '%s' to start a child\n", how);
+        return 2;
+    }
+    return child_status(pid);
+}
+
+/* A wrapped call's result after a fault must be the driver's own, not the preload's. */
+static int fault(void)
+{
+    load(0);
+    check(p.retain(&p.primary, p.dev), "cuDevicePrimaryCtxRetain");
+    check(p.set_current(p.primary), "cuCtxSetCurrent");
+    if (!p.sim_fail_after) {
+        printf("the driver is not the simulated one: no fault to inject\n");
+        return 77;
+    }
+    CUcontext ctx = NULL;
+#define FAULT(name, call)                                                                          \
+    p.sim_fail_after(name, 1, 700);                                                                \
+    printf("%s -> %d\n", name, call)
+    FAULT("cuCtxSetCurrent", p.set_current(p.primary));
+    FAULT("cuCtxPushCurrent", p.push(p.primary));
+    FAULT("cuCtxGetCurrent", p.get_current(&ctx));
+    FAULT("cuCtxPopCurrent", p.pop(&ctx));
+    FAULT("cuDevicePrimaryCtxRetain", p.retain(&ctx, p.dev));
+    FAULT("cuDevicePrimaryCtxRelease", p.release(p.dev));
+#undef FAULT
+    /* And the calls after it as the driver answers them. */
+    printf("cuCtxSetCurrent after -> %d\n", p.set_current(p.primary));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    size_t nb_env = 0;
+    while (environ[nb_env])
+        nb_env++;
+    start_env = calloc(nb_env + 1, sizeof *start_env);
+    if (start_env)
+        memcpy(start_env, environ, nb_env * sizeof *start_env);
+    if (argc >= 5 && strcmp(argv[1], "parent") == 0)
+        return parent(argv);
+    if (argc >= 2 && strcmp(argv[1], "no_part") == 0) {
+        load(0);
+        fflush(stdout);
+        _exit(0);
+    }
+    if (argc >= 3 && strcmp(argv[1], "sleep") == 0) {
+        load(0);
+        sleep((unsigned)strtoul(argv[2], NULL, 10));
+        return 0;
+    }
+    if (argc >= 3 && strcmp(argv[1], "sigchld_ignored") == 0) {
+        signal(SIGCHLD, SIG_IGN);
+        execvp(argv[2], argv + 2);
+        perror("run_probe sigchld_ignored");
+        return 127;
+    }
+    if (argc >= 2 && strcmp(argv[1], "fault") == 0)
+        return fault();
     if (argc >= 3 && strcmp(argv[1], "confined") == 0)
         return confined(0, argv[2]);
     if (argc >= 3 && strcmp(argv[1], "direct") == 0)
@@ -381,6 +525,7 @@ int main(int argc, char **argv)
         return p.failed;
     }
     fprintf(stderr, "usage: run_probe confined|direct N | refusals | foreign_bind | "
-                    "second_driver PATH | spawn CASE... | noop\n");
+                    "second_driver PATH | spawn CASE... | parent N HOW CASE... | no_part | "
+                    "sleep S | sigchld_ignored CMD... | fault | noop\n");
     return 2;
 }

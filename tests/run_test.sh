@@ -14,6 +14,13 @@ need_sim() {
     echo "needs the simulated driver (GREENCTX_SIM_LIBRARY: ${GREENCTX_SIM_LIBRARY:-unset})"
     exit 77
 }
+# The preload of a sanitizer build needs the sanitizer's runtime in the program: it can't be
+# loaded into programs that are not instrumented (env, sh, ...).
+need_plain_preload() {
+    [ -z "${GREENCTX_TEST_SANITIZE:-}" ] && return 0
+    echo "a $GREENCTX_TEST_SANITIZE build: its preload can't load into env, sh and the other wrappers"
+    exit 77
+}
 need_python() {
     command -v python3 >/dev/null 2>&1 && return 0
     echo "python3 is not installed: the JSON was not checked"
@@ -63,7 +70,9 @@ confined)
         'r["binds_redirected"] == 12' 'r["binds_passed"] == 5' \
         'r["current_shown_primary"] == 11' 'r["threads_seen"] == 6' \
         'r["primary_retains"] == 2' 'r["primary_releases"] == 2' \
-        'set(r["refused"].values()) == {0}' 'r["setup_ms"] >= 0'
+        'set(r["refused"].values()) == {0}' 'r["setup_ms"] >= 0' \
+        'r["complete"] is True' 'r["processes_missing"] == []' \
+        '[p["pid"] for p in r["processes"]] == [r["pid"]]'
     # A share and the whole device.
     run 0 --sim h200 run --sms 25% -- "$probe" confined 32
     has "$err" "device 0: 32 of 132 SMs"
@@ -133,7 +142,7 @@ fail_closed)
     export GREENCTX_PRELOAD_LIBRARY="$copy/missing.so"
     run 1 --sim h200 run --sms 16 -- "$probe" confined 16
     unset GREENCTX_PRELOAD_LIBRARY
-    has "$err" "the preload $copy/missing.so can't be loaded"
+    has "$err" "the preload $copy/missing.so can't be used"
     not_started
     # ...and the preload stops the program (exit status 125) before it runs anything.
     preload_run 125 GREENCTX_RUN_SMS=12 "$probe" confined 12
@@ -164,12 +173,154 @@ fail_closed)
 inherit)
     need_sim
     need_python
-    # Children are confined too; the report is the parent's, and it never used CUDA.
+    # The report is the CUDA work, wherever it ran: here the child's, not its parent's.
     run 0 --sim h200 run --sms 16 --report "$report" -- "$probe" spawn confined 16
-    report_has 'r["cuda_used"] is False' 'r["devices"] == []'
-    run 0 --sim h200 run --sms 16 --no-inherit -- "$probe" spawn confined 132
-    run 1 --sim h200 run --sms 16 --no-inherit -- "$probe" spawn confined 16
+    report_has 'r["cuda_used"] is True' 'len(r["processes"]) == 1' \
+        'r["devices"][0]["sm_count"] == 16' 'r["complete"] is True'
+    # --no-inherit releases the children of the first process that uses CUDA, not before:
+    # a parent that never used CUDA is a wrapper, and its child is confined.
+    run 0 --sim h200 run --sms 16 --no-inherit -- "$probe" spawn confined 16
+    run 0 --sim h200 run --sms 16 --no-inherit -- "$probe" parent 16 execv confined 132
+    run 1 --sim h200 run --sms 16 --no-inherit -- "$probe" parent 16 execv confined 16
     has "$out" "main thread, default stream: 132 SMs"
+    ;;
+children)
+    # However a process that used CUDA starts a program, --no-inherit releases it (and only
+    # it), and without it the program is confined and writes its part of the report.
+    need_sim
+    need_python
+    for how in exec execv execve posix_spawn vfork system bash; do
+        run 0 --sim h200 run --sms 16 --no-inherit --report "$report" -- \
+            "$probe" parent 16 "$how" confined 132
+        report_has 'len(r["processes"]) == 1' 'r["complete"] is True' \
+            'r["devices"][0]["sm_count"] == 16'
+        # The shells of system and bash are not instrumented: see need_plain_preload.
+        case $how in system | bash) [ -n "${GREENCTX_TEST_SANITIZE:-}" ] && continue ;; esac
+        run 0 --sim h200 run --sms 16 --report "$report" -- "$probe" parent 16 "$how" confined 16
+        report_has 'len(r["processes"]) == 2' 'r["complete"] is True' \
+            'all(p["devices"][0]["sm_count"] == 16 for p in r["processes"])'
+    done
+    # exec replaces the process: its part is written before, so both images are in it.
+    run 0 --sim h200 run --sms 16 --report "$report" -- "$probe" parent 16 exec confined 16
+    report_has 'len({p["pid"] for p in r["processes"]}) == 1' 'len(r["processes"]) == 2'
+    ;;
+wrappers)
+    # Confinement follows the program through wrappers that don't use CUDA, under dash and
+    # bash, one and two levels deep; --no-inherit releases only the program's own children.
+    need_sim
+    need_python
+    need_plain_preload
+    printf '#!/bin/dash\n"$@" && true\n' >"$copy/script.dash"
+    printf '#!/bin/bash\n"$@" && true\n' >"$copy/script.bash"
+    printf '#!/bin/dash\nbash -c '"'"'"$@" && true'"'"' bash "$@" && true\n' >"$copy/script.deep"
+    chmod +x "$copy/script.dash" "$copy/script.bash" "$copy/script.deep"
+    for wrapper in env nice 'taskset -c 0' 'timeout 60' 'stdbuf -o0' \
+        "sh -c '\"\$@\" && true' sh" "dash -c '\"\$@\" && true' dash" \
+        "bash -c '\"\$@\" && true' bash" "bash -c '\"\$@\"' bash" \
+        "$copy/script.dash" "$copy/script.bash" 'env nice' "$copy/script.deep"; do
+        eval "set -- $wrapper"
+        run 0 --sim h200 run --sms 16 --no-inherit --report "$report" -- \
+            "$@" "$probe" parent 16 execv confined 132
+        report_has 'len(r["processes"]) == 1' 'r["devices"][0]["sm_count"] == 16' \
+            'r["complete"] is True'
+        run 0 --sim h200 run --sms 16 --report "$report" -- "$@" "$probe" parent 16 execv confined 16
+        report_has 'len(r["processes"]) == 2' 'r["complete"] is True'
+    done
+    ;;
+report)
+    need_sim
+    need_python
+    report=$copy/report.json # its parts' directory is made beside it, in $copy
+    # Checked before the program starts: usage errors (2), nothing run.
+    run 2 --sim h200 run --sms 16 --report '' -- "$probe" confined 16
+    has "$err" "give a file name"
+    not_started
+    run 2 --sim h200 run --sms 16 --report "$copy" -- "$probe" confined 16
+    has "$err" "is a directory"
+    not_started
+    run 2 --sim h200 run --sms 16 --report "$copy/missing/r.json" -- "$probe" confined 16
+    has "$err" "does not exist"
+    not_started
+    # Relative to where the tool started, whatever directory the program works in.
+    (cd "$copy" && "$tool" --sim h200 run --sms 16 --report rel.json -- "$probe" confined 16) \
+        >"$out" 2>&1 || fail "the run with a relative report failed: $(cat "$out")"
+    [ -s "$copy/rel.json" ] || fail "no report at $copy/rel.json"
+    # A process that used CUDA and wrote no part: the report says so, and the tool fails.
+    run 1 --sim h200 run --sms 16 --report "$report" -- "$probe" no_part
+    has "$err" "is incomplete: 1 process(es) used CUDA"
+    report_has 'r["complete"] is False' 'len(r["processes_missing"]) == 1' 'r["processes"] == []'
+    # The tool is the program's parent: a signal sent to it reaches the program, the report is
+    # still merged, and the tool ends by the same signal.
+    "$tool" --sim h200 run --sms 16 --report "$report" -- "$probe" sleep 30 >"$out" 2>"$err" &
+    pid=$!
+    for _ in $(seq 100); do
+        ls -a "$copy"/.greenctx-run-*/*.started >/dev/null 2>&1 && break
+        sleep 0.1
+    done
+    start=$(date +%s)
+    kill -TERM "$pid"
+    wait "$pid"
+    status=$?
+    [ "$status" -eq 143 ] || fail "the tool ended with $status after SIGTERM, expected 143"
+    [ $(($(date +%s) - start)) -lt 10 ] || fail "SIGTERM did not reach the program"
+    report_has 'r["complete"] is False' 'len(r["processes_missing"]) == 1'
+    ls -a "$copy" | grep -q '^\.greenctx-run-' && fail "the parts' directory was left"
+    ;;
+nested)
+    need_sim
+    run 1 --sim h200 run --sms 16 -- "$tool" run --sms 32 -- "$probe" confined 32
+    has "$err" "already inside greenctx run (GREENCTX_RUN_SMS=16)"
+    not_started
+    # Released children may start their own run.
+    run 0 --sim h200 run --sms 16 --no-inherit -- "$probe" parent 16 execv noop
+    ;;
+companions)
+    # A copy of the tool finds the preload and the simulated driver only relative to itself.
+    need_sim
+    cp "$tool" "$copy/greenctx"
+    sim=$GREENCTX_SIM_LIBRARY
+    unset GREENCTX_SIM_LIBRARY
+    "$copy/greenctx" --sim h200 info >"$out" 2>"$err"
+    [ $? -eq 1 ] || fail "a copy of the tool found a simulated driver: $(cat "$out")"
+    has "$err" "the simulated driver (libgreenctx_sim.so) was not found"
+    export GREENCTX_CUDA_LIBRARY=$sim
+    "$copy/greenctx" run --sms 16 -- "$probe" confined 16 >"$out" 2>"$err"
+    [ $? -eq 1 ] || fail "a copy of the tool found a preload"
+    has "$err" "the preload (libgreenctx_preload.so) was not found"
+    not_started
+    unset GREENCTX_CUDA_LIBRARY
+    export GREENCTX_SIM_LIBRARY=$sim
+    # Any other library is refused before the program starts.
+    export GREENCTX_PRELOAD_LIBRARY=$sim
+    run 1 --sim h200 run --sms 16 -- "$probe" confined 16
+    unset GREENCTX_PRELOAD_LIBRARY
+    has "$err" "it is not greenctx's preload: it has no greenctx_preload_abi"
+    not_started
+    ;;
+fault)
+    # After a fault the program gets the driver's own error from every wrapped call.
+    need_sim
+    need_python
+    run 0 --sim h200 run --sms 16 --report "$report" -- "$probe" fault
+    for call in cuCtxSetCurrent cuCtxPushCurrent cuCtxGetCurrent cuCtxPopCurrent \
+        cuDevicePrimaryCtxRetain cuDevicePrimaryCtxRelease; do
+        has "$out" "$call -> 700"
+    done
+    has "$out" "cuCtxSetCurrent after -> 0"
+    report_has 'r["complete"] is True' 'r["refused"]["unconfined_context"] == 0'
+    ;;
+next_wrapper)
+    # A library after the preload in LD_PRELOAD that wraps execve and finds the next one with
+    # dlsym(RTLD_NEXT): it gets the C library's (not itself), and the preload's release still
+    # happens before it.
+    need_sim
+    LD_PRELOAD=$GREENCTX_TEST_NEXT_WRAPPER "$tool" --sim h200 run --sms 16 --no-inherit -- \
+        "$probe" parent 16 execve confined 132 >"$out" 2>"$err"
+    status=$?
+    sed 's/^/  err| /' "$err"
+    [ "$status" -eq 0 ] || fail "the run with a wrapping library after the preload exited $status"
+    has "$err" "next_wrapper: execve"
+    grep -q "found itself" "$err" && fail "dlsym(RTLD_NEXT) from the library found itself"
     ;;
 sweep)
     need_sim
@@ -199,6 +350,41 @@ PY
     has "$err" "a run failed"
     run 1 --sim h200 run --sweep 16,12 -- "$probe" noop
     has "$err" "12 SMs: on this device groups are multiples of 8"
+    # Sizes are whole: nothing runs on a typo.
+    run 2 --sim h200 run --sweep '' -- "$probe" noop
+    has "$err" "--sweep '': size 1 is empty"
+    run 2 --sim h200 run --sweep 16,,32 -- "$probe" noop
+    has "$err" "size 2 is empty"
+    not_started
+    run 2 --sim h200 run --sweep ' 16' -- "$probe" noop
+    has "$err" "' 16' has white space"
+    # A chart that can't be written: refused before the runs, or said as what it is.
+    run 2 --sim h200 run --sweep 16 --svg "$copy/missing/x.svg" -- "$probe" noop
+    has "$err" "--svg '$copy/missing/x.svg' can't be written"
+    not_started
+    run 1 --sim h200 run --sweep 16 --svg /dev/full -- "$probe" noop
+    has "$err" "--svg '/dev/full' could not be written"
+    grep -q "a run failed" "$err" && fail "a chart that failed was reported as a failed run"
+    # A signal to the tool reaches the run, and stops the sweep (and the tool, by that signal).
+    "$tool" --sim h200 run --sweep 16,32,64 -- "$probe" sleep 30 >"$out" 2>"$err" &
+    pid=$!
+    for _ in $(seq 100); do
+        grep -q "on 16 of 132 SMs" "$err" && break
+        sleep 0.1
+    done
+    sleep 0.5
+    start=$(date +%s)
+    kill -TERM "$pid"
+    wait "$pid"
+    status=$?
+    [ "$status" -eq 143 ] || fail "the sweep ended with $status after SIGTERM, expected 143"
+    [ $(($(date +%s) - start)) -lt 10 ] || fail "SIGTERM did not stop the sweep"
+    has "$err" "the sweep was stopped by signal 15"
+    # SIGCHLD ignored by whoever started the tool (daemons, CI runners): no hang.
+    timeout 30 "$probe" sigchld_ignored "$tool" --sim h200 run --sweep 16,32 -- "$probe" noop \
+        >"$out" 2>"$err"
+    status=$?
+    [ "$status" -eq 0 ] || fail "the sweep with SIGCHLD ignored exited $status: $(cat "$err")"
     ;;
 usage)
     need_sim
@@ -216,6 +402,11 @@ usage)
     has "$err" "'16x' is not a GROUP"
     run 2 --sim h200 run --sms 16 --frobnicate -- true
     run 2 --sim h200 run --sms 0=16,16 -- true
+    # A request the preload would read cut is refused whole, as are spaces.
+    run 2 --sim h200 run --sms "$(printf '0=16,%0600d' 0)" -- true
+    has "$err" "the request is 605 bytes long; the preload takes at most 511"
+    run 2 --sim h200 run --sms ' 16' -- true
+    has "$err" "has white space"
     run 127 --sim h200 run --sms 16 -- "$copy/no-such-program"
     # The exit status is the program's; its own options are its own, after -- or not.
     run 2 --sim h200 run --sms 16 -- "$probe" no-such-case

@@ -35,8 +35,10 @@ static void usage(FILE *out)
             "  --device N     confine device N only; the program may not use the others\n"
             "  --round MODE   a count the device can't give: strict (default: refuse), down,\n"
             "                 nearest, up\n"
-            "  --report FILE  at exit, JSON: device, SMs and their ids, binds redirected, threads\n"
-            "  --no-inherit   programs CMD starts are not confined\n"
+            "  --report FILE  when CMD ends, JSON of every process that used CUDA: device, SMs\n"
+            "                 and their ids, binds redirected, threads\n"
+            "  --no-inherit   programs started by a process that used CUDA are not confined\n"
+            "                 (wrappers before it, such as env or sh -c, pass confinement on)\n"
             "  --sweep LIST   run CMD once per size: wall time, speed-up against the smallest\n"
             "                 size and efficiency per SM (--json, --svg FILE)\n"
             "When the program can't be confined it does not run: greenctx run exits 1 before\n"
@@ -116,10 +118,14 @@ int run_check_request(const run_args *args, const char *request, char *text, siz
     if (args->device >= 0 && strpbrk(request, "=,"))
         return greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage",
                                    "with --device, give one GROUP or all, not '%s'", request);
-    if (args->device >= 0)
-        snprintf(text, text_size, "%d=%s", args->device, request);
-    else
-        snprintf(text, text_size, "%s", request);
+    int n = args->device >= 0 ? snprintf(text, text_size, "%d=%s", args->device, request)
+                              : snprintf(text, text_size, "%s", request);
+    /* Cut, a device would get another size (the preload reads at most as much). */
+    if (n < 0 || (size_t)n >= text_size)
+        return greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage",
+                                   "the request is %zu bytes long; the preload takes at most %zu "
+                                   "(with --device's DEV=)",
+                                   strlen(request), text_size - 1);
     run_request parsed;
     char why[512];
     if (run_request_parse(text, &parsed, why, sizeof why) != 0)
@@ -179,8 +185,8 @@ int run_set_environment(const run_args *args, const char *text)
     int bad = setenv("LD_PRELOAD", list, 1) | setenv(GREENCTX_RUN_SMS, text, 1);
     free(list);
     bad |= args->round ? setenv(GREENCTX_RUN_ROUND, args->round, 1) : unsetenv(GREENCTX_RUN_ROUND);
-    bad |= args->report ? setenv(GREENCTX_RUN_REPORT, args->report, 1)
-                        : unsetenv(GREENCTX_RUN_REPORT);
+    bad |= args->report_dir ? setenv(GREENCTX_RUN_REPORT_DIR, args->report_dir, 1)
+                            : unsetenv(GREENCTX_RUN_REPORT_DIR);
     bad |= args->no_inherit ? setenv(GREENCTX_RUN_INHERIT, "0", 1) : unsetenv(GREENCTX_RUN_INHERIT);
     if (bad) {
         perror("greenctx run: setting the environment");
@@ -189,11 +195,14 @@ int run_set_environment(const run_args *args, const char *text)
     return 0;
 }
 
-/* Loads the preload here, once, and says why when it can't (NULL when it can). Its
- * constructor reads and takes out the preload's variables: the ones in this environment are
- * the program's, so they are put aside meanwhile. */
+/* Loads the preload here, once, and says why it can't be used (NULL when it can): a file the
+ * dynamic loader can't load would be skipped with a warning, and any other library would let
+ * the program run unconfined, so it must carry greenctx_preload_abi of this very version. Its
+ * constructor reads the preload's variables: the ones in this environment are the program's,
+ * so they are put aside meanwhile. */
 static const char *load_error(const char *path)
 {
+    static char why[512];
     char *aside[64];
     size_t nb_aside = 0, prefix = strlen(GREENCTX_RUN_VAR_PREFIX);
     for (char **e = environ; *e && nb_aside < sizeof aside / sizeof aside[0]; e++)
@@ -206,40 +215,65 @@ static const char *load_error(const char *path)
             aside[i][strlen(aside[i])] = '=';
         }
     void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    const char *why = handle ? NULL : dlerror();
+    const char *error = handle ? NULL : dlerror();
     for (size_t i = 0; i < nb_aside; i++)
         if (aside[i])
             putenv(aside[i]); /* the environment keeps the string */
-    if (handle) {
-        dlclose(handle);
-        return NULL;
+    if (!handle) {
+        snprintf(why, sizeof why, "%s", error ? error : "no reason given");
+        return why;
     }
-    return why ? why : "no reason given";
+    const run_preload_abi *abi = dlsym(handle, GREENCTX_PRELOAD_ABI_SYMBOL);
+    if (!abi || strncmp(abi->magic, GREENCTX_PRELOAD_ABI_MAGIC, sizeof abi->magic) != 0)
+        snprintf(why, sizeof why, "it is not greenctx's preload: it has no %s",
+                 GREENCTX_PRELOAD_ABI_SYMBOL);
+    else if (abi->version != GCTX_VERSION)
+        snprintf(why, sizeof why, "it is the preload of greenctx %d, this tool is %d: use the "
+                                  "preload built with the tool",
+                 abi->version, GCTX_VERSION);
+    else
+        why[0] = '\0';
+    dlclose(handle);
+    return why[0] ? why : NULL;
 }
 
-/* The preload, found and loaded once here: a file the dynamic loader can't load would be
- * skipped with a warning and the program would run unconfined. */
+/* The preload, found relative to the tool and checked once here. */
 static int find_preload(run_args *args)
 {
     static char absolute[PATH_MAX];
     args->preload = tool_find_companion("libgreenctx_preload.so", "GREENCTX_PRELOAD_LIBRARY",
                                         GREENCTX_PRELOAD_INSTALL_RELPATH,
-                                        GREENCTX_PRELOAD_BUILD_PATH);
+                                        GREENCTX_PRELOAD_BUILD_RELPATH);
     /* Absolute, so that programs that change directory still find it for their children. */
     if (args->preload && realpath(args->preload, absolute))
         args->preload = absolute;
     if (!args->preload)
         return greenctx_tool_error(args->opts, GREENCTX_EXIT_FAILED, "GCTX_ERROR_NO_DRIVER",
                                    "the preload (libgreenctx_preload.so) was not found next to "
-                                   "the tool, in ../lib/greenctx or in the build tree; set "
-                                   "GREENCTX_PRELOAD_LIBRARY to its path");
+                                   "the tool, in ../lib/greenctx or in the build tree beside the "
+                                   "tool; set GREENCTX_PRELOAD_LIBRARY to its path");
     const char *why = load_error(args->preload);
     if (why)
         return greenctx_tool_error(args->opts, GREENCTX_EXIT_FAILED, "GCTX_ERROR_NO_DRIVER",
-                                   "the preload %s can't be loaded (%s); the program was not "
+                                   "the preload %s can't be used (%s); the program was not "
                                    "started",
                                    args->preload, why);
     return GREENCTX_EXIT_OK;
+}
+
+/* Under another `greenctx run` (its variables are in the environment), this run's request
+ * would replace the outer one's and the program would get a size the outer run did not give. */
+static int refuse_nested(const greenctx_tool_options *opts)
+{
+    const char *outer = getenv(GREENCTX_RUN_SMS);
+    if (!outer)
+        return GREENCTX_EXIT_OK;
+    return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "nested",
+                               "already inside greenctx run (%s=%s): a nested run would replace "
+                               "the outer run's confinement; run the program directly (the outer "
+                               "run confines it), or start the outer run with --no-inherit from a "
+                               "program that uses CUDA; the program was not started",
+                               GREENCTX_RUN_SMS, outer);
 }
 
 /* Starts the tool with its banner on stderr (stdout is the program's); a driver that does not
@@ -257,6 +291,10 @@ int greenctx_cmd_run(int argc, char **argv, greenctx_tool_options *opts)
     int rc = parse_args(argc, argv, opts, &args);
     if (rc != GREENCTX_EXIT_OK)
         return rc == RUN_HELP_SHOWN ? GREENCTX_EXIT_OK : rc;
+    if ((rc = refuse_nested(opts)) != GREENCTX_EXIT_OK)
+        return rc;
+    if (args.report && (rc = run_report_check(&args)) != GREENCTX_EXIT_OK)
+        return rc;
     if ((rc = start(opts)) != GREENCTX_EXIT_OK)
         return rc;
     if ((rc = find_preload(&args)) != GREENCTX_EXIT_OK)
@@ -272,6 +310,9 @@ int greenctx_cmd_run(int argc, char **argv, greenctx_tool_options *opts)
     for (unsigned i = 0; i < nb_plans; i++)
         fprintf(stderr, "greenctx run: device %d: %u of %u SMs\n", plans[i].device,
                 plans[i].sm_count, plans[i].device_sms);
+    /* With a report the tool stays the program's parent, to merge it at the end. */
+    if (args.report)
+        return run_with_report(&args, text);
     if (run_set_environment(&args, text) != 0)
         return GREENCTX_EXIT_FAILED;
     fflush(NULL);

@@ -21,7 +21,7 @@ static int try_path(const char *fmt, ...)
 }
 
 const char *tool_find_companion(const char *file, const char *env_var, const char *install_relpath,
-                                const char *build_path)
+                                const char *build_relpath)
 {
     const char *env = getenv(env_var);
     if (env && *env)
@@ -33,10 +33,9 @@ const char *tool_find_companion(const char *file, const char *env_var, const cha
         *slash = '\0';
         if (try_path("%s/%s", exe, file) ||
             (install_relpath && *install_relpath && try_path("%s/%s", exe, install_relpath)) ||
-            try_path("%s/../lib/greenctx/%s", exe, file))
+            try_path("%s/../lib/greenctx/%s", exe, file) ||
+            (build_relpath && *build_relpath && try_path("%s/%s", exe, build_relpath)))
             return found;
     }
-    if (build_path && *build_path && try_path("%s", build_path))
-        return found;
     return NULL;
 }

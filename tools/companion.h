@@ -3,10 +3,12 @@
 #define GREENCTX_TOOL_COMPANION_H
 
 /* The path of a file that ships with the tool: $env_var when set (as given, and used even if
- * it turns out wrong, so that errors name it), else `file` next to the executable, at
- * `install_relpath` from the executable's directory (NULL or "": none), in ../lib/greenctx/,
- * or at `build_path` (NULL or "": none). NULL when none is readable. Static storage, or the environment's. */
+ * it turns out wrong, so that errors name it), else, from the executable's own directory
+ * (/proc/self/exe), `file` beside it, at `install_relpath` (NULL or "": none), in
+ * ../lib/greenctx/, or at `build_relpath` (the build tree's layout; NULL or "": none). Never
+ * an absolute path compiled in: a copied tool must not load whatever sits there now. NULL when
+ * none is readable. Static storage, or the environment's. */
 const char *tool_find_companion(const char *file, const char *env_var, const char *install_relpath,
-                                const char *build_path);
+                                const char *build_relpath);
 
 #endif

@@ -88,11 +88,12 @@ int greenctx_tool_use_sim(greenctx_tool_options *opts, const char *spec)
 }
 
 /* The simulated driver's file: $GREENCTX_SIM_LIBRARY, next to the executable, the install
- * layout (<bindir>/../<libdir>/greenctx/), ../lib/greenctx/, then the build tree's. */
+ * layout (<bindir>/../<libdir>/greenctx/), ../lib/greenctx/, then the build tree's (all
+ * relative to the executable). */
 static const char *find_sim_library(void)
 {
     return tool_find_companion("libgreenctx_sim.so", "GREENCTX_SIM_LIBRARY",
-                               GREENCTX_SIM_INSTALL_RELPATH, GREENCTX_SIM_BUILD_PATH);
+                               GREENCTX_SIM_INSTALL_RELPATH, GREENCTX_SIM_BUILD_RELPATH);
 }
 
 /* The options only the tool takes, before the command. */

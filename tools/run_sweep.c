@@ -1,12 +1,12 @@
 /* greenctx run --sweep 16,32,64,all -- CMD: the program once per size, confined each time;
  * wall time, speed-up against the smallest size and efficiency per SM (table, --json, --svg):
  * how an unmodified program scales with SMs. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "run_tool.h"
 
@@ -33,23 +33,11 @@ static int run_once(run_args *args, sweep_point *pt)
 {
     if (run_set_environment(args, pt->text) != 0)
         return -1;
-    fflush(NULL);
     double t0 = now_ms();
-    pid_t child = fork();
-    if (child < 0) {
-        perror("greenctx run: fork");
-        return -1;
-    }
-    if (child == 0) {
-        if (args->json)
-            dup2(STDERR_FILENO, STDOUT_FILENO);
-        execvp(args->command[0], args->command);
-        perror("greenctx run: exec");
-        _exit(127);
-    }
+    pid_t child = run_child_start(args->command, args->json);
     int status = 0;
-    while (waitpid(child, &status, 0) < 0)
-        continue;
+    if (child < 0 || run_child_wait(child, &status) != 0)
+        return -1;
     pt->wall_ms = now_ms() - t0;
     pt->status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     return 0;
@@ -103,14 +91,11 @@ static void xml_text(FILE *f, const char *s)
         fputs(*s == '<' ? "&lt;" : *s == '>' ? "&gt;" : *s == '&' ? "&amp;" : (char[2]){*s, 0}, f);
 }
 
-/* Speed-up against SMs, with the line of perfect scaling. */
-static int write_svg(const run_args *args, const sweep_point *pts, unsigned n, unsigned smallest)
+/* Speed-up against SMs, with the line of perfect scaling, into f (opened before the runs, so
+ * that a file that can't be written is known before them). */
+static int write_svg(FILE *f, const run_args *args, const sweep_point *pts, unsigned n,
+                     unsigned smallest)
 {
-    FILE *f = fopen(args->svg, "w");
-    if (!f) {
-        perror("greenctx run: --svg");
-        return -1;
-    }
     const double x0 = 70, y0 = 330, w = 560, h = 260;
     double max_x = 0, max_y = 1;
     for (unsigned i = 0; i < n; i++) {
@@ -152,41 +137,65 @@ static int write_svg(const run_args *args, const sweep_point *pts, unsigned n, u
     return fclose(f) == 0 ? 0 : -1;
 }
 
+/* The sizes of --sweep, each a whole REQ: an empty one ("16,,32", "") is a typo, not a size to
+ * skip (one with spaces is refused with the request's grammar). */
+static int parse_sizes(run_args *args, sweep_point *pts, unsigned *n)
+{
+    const char *p = args->sweep;
+    *n = 0;
+    for (;;) {
+        size_t len = strcspn(p, ",");
+        if (len == 0)
+            return greenctx_tool_error(args->opts, GREENCTX_EXIT_USAGE, "usage",
+                                       "--sweep '%s': size %u is empty; give sizes as REQ,REQ,... "
+                                       "(e.g. 16,32,64,all)",
+                                       args->sweep, *n + 1);
+        if (*n == SWEEP_MAX || len >= RUN_MAX_REQUEST)
+            return greenctx_tool_error(args->opts, GREENCTX_EXIT_USAGE, "usage",
+                                       "--sweep takes at most %d sizes of a GROUP or all",
+                                       SWEEP_MAX);
+        run_device_plan plans[RUN_MAX_DEVICES];
+        unsigned nb_plans = 0;
+        sweep_point *pt = &pts[*n];
+        memcpy(pt->request, p, len);
+        pt->request[len] = '\0';
+        int rc = run_check_request(args, pt->request, pt->text, sizeof pt->text, plans, &nb_plans);
+        if (rc != GREENCTX_EXIT_OK)
+            return rc;
+        pt->plan = plans[0];
+        (*n)++;
+        if (!p[len])
+            return GREENCTX_EXIT_OK;
+        p += len + 1;
+    }
+}
+
 int run_sweep(run_args *args)
 {
     static sweep_point pts[SWEEP_MAX];
     unsigned n = 0;
-    char *list = strdup(args->sweep), *save = NULL;
-    if (!list)
-        return greenctx_tool_fail(args->opts, GCTX_ERROR_OUT_OF_MEMORY);
-    int rc = GREENCTX_EXIT_OK;
-    for (char *req = strtok_r(list, ",", &save); req && rc == GREENCTX_EXIT_OK;
-         req = strtok_r(NULL, ",", &save)) {
-        if (n == SWEEP_MAX || strlen(req) >= RUN_MAX_REQUEST) {
-            rc = greenctx_tool_error(args->opts, GREENCTX_EXIT_USAGE, "usage",
-                                     "--sweep takes at most %d sizes of a GROUP or all",
-                                     SWEEP_MAX);
-            break;
-        }
-        run_device_plan plans[RUN_MAX_DEVICES];
-        unsigned nb_plans = 0;
-        snprintf(pts[n].request, sizeof pts[n].request, "%s", req);
-        rc = run_check_request(args, req, pts[n].text, sizeof pts[n].text, plans, &nb_plans);
-        pts[n].plan = plans[0];
-        n += rc == GREENCTX_EXIT_OK;
-    }
-    free(list);
+    int rc = parse_sizes(args, pts, &n);
     if (rc != GREENCTX_EXIT_OK)
         return rc;
-    if (n == 0)
-        return GREENCTX_EXIT_USAGE;
+    FILE *svg = args->svg ? fopen(args->svg, "w") : NULL;
+    if (args->svg && !svg)
+        return greenctx_tool_error(args->opts, GREENCTX_EXIT_USAGE, "usage",
+                                   "--svg '%s' can't be written (%s); nothing was run", args->svg,
+                                   strerror(errno));
     unsigned smallest = 0;
     int failed = 0;
     for (unsigned i = 0; i < n; i++) {
         fprintf(stderr, "greenctx run: %s on %u of %u SMs\n", args->command[0],
                 pts[i].plan.sm_count, pts[i].plan.device_sms);
-        if (run_once(args, &pts[i]) != 0)
-            return GREENCTX_EXIT_FAILED;
+        int sig = 0;
+        if (run_once(args, &pts[i]) != 0 || (sig = run_child_interrupted())) {
+            if (svg)
+                fclose(svg);
+            /* Ctrl-C or a kill of the tool stops the sweep, and then the tool, by that signal. */
+            if (sig)
+                fprintf(stderr, "greenctx run: the sweep was stopped by signal %d\n", sig);
+            return sig ? run_child_raise(sig) : GREENCTX_EXIT_FAILED;
+        }
         failed |= pts[i].status != 0;
         if (pts[i].plan.sm_count < pts[smallest].plan.sm_count)
             smallest = i;
@@ -200,10 +209,13 @@ int run_sweep(run_args *args)
         print_json(args, pts, n);
     else
         print_table(args, pts, n);
-    if (args->svg && write_svg(args, pts, n, smallest) != 0)
-        failed = 1;
     if (failed)
         fprintf(stderr, "greenctx run: a run failed (its exit status is in the %s)\n",
                 args->json ? "runs' exit_status" : "last column");
+    if (svg && write_svg(svg, args, pts, n, smallest) != 0) {
+        fprintf(stderr, "greenctx run: --svg '%s' could not be written: %s\n", args->svg,
+                strerror(errno));
+        failed = 1;
+    }
     return failed ? GREENCTX_EXIT_FAILED : GREENCTX_EXIT_OK;
 }

@@ -1,7 +1,9 @@
-/* `greenctx run`: what cmd_run.c (options, checks, exec) and run_sweep.c (one run per size)
- * share. */
+/* `greenctx run`: what cmd_run.c (options, checks, exec), run_sweep.c (one run per size),
+ * run_child.c (the program as a child) and run_report_merge.c (--report) share. */
 #ifndef GREENCTX_TOOL_RUN_H
 #define GREENCTX_TOOL_RUN_H
+
+#include <sys/types.h>
 
 #include "run_request.h"
 #include "tool.h"
@@ -12,7 +14,8 @@ typedef struct run_args {
     const char *sms;        /* --sms REQ */
     const char *sweep;      /* --sweep REQ,REQ,... */
     const char *round;      /* --round MODE, or NULL */
-    const char *report;     /* --report FILE.json, or NULL */
+    const char *report;     /* --report FILE.json (absolute once checked), or NULL */
+    const char *report_dir; /* where the processes write their parts, once made */
     int no_inherit;         /* --no-inherit */
     int json;               /* --json (sweep; a shared option) */
     const char *svg;        /* --svg FILE (sweep) */
@@ -32,5 +35,33 @@ int run_set_environment(const run_args *args, const char *text);
 
 /* --sweep: runs the command once per size; returns the tool's exit code. */
 int run_sweep(run_args *args);
+
+/* ---- run_child.c ---- */
+
+/* Starts `command` as a child (SIGCHLD reset to its default first; with stdout_to_stderr its
+ * stdout is the tool's stderr) and forwards SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to the
+ * tool to it until run_child_wait. Returns its pid, or -1 after saying why. */
+pid_t run_child_start(char **command, int stdout_to_stderr);
+/* Waits for it (waitpid retried on EINTR only); 0 with its status, or -1 after saying why. */
+int run_child_wait(pid_t pid, int *status);
+/* The signal (SIGINT, ...) the tool got while it waited for the last child, or 0. */
+int run_child_interrupted(void);
+/* Ends the tool by `sig` (no core dump); returns 128 + sig if it survives it. */
+int run_child_raise(int sig);
+/* The tool's exit code for the child's status: its exit status; for a signal, the same signal
+ * raised in the tool (run_child_raise). */
+int run_child_exit(int status);
+
+/* ---- run_report_merge.c ---- */
+
+/* --report FILE: makes it absolute in args->report and checks, before anything runs, that it
+ * can be written (not empty, not a directory, in a directory that exists and is writable).
+ * Returns the tool's exit code (GREENCTX_EXIT_USAGE after saying why). */
+int run_report_check(run_args *args);
+/* Runs the program as a child with GREENCTX_RUN_REPORT_DIR set to a directory made beside
+ * the report, merges the parts its processes wrote into the report when it ends, and returns
+ * the tool's exit code: the program's, or 1 when it exited 0 but the report is incomplete or
+ * could not be written (the report says which processes are missing). */
+int run_with_report(run_args *args, const char *text);
 
 #endif

@@ -1,0 +1,108 @@
+/* The program as a child of `greenctx run` (with --report, where the tool merges the report
+ * when it ends, and for each run of --sweep): started with the signals the tool forwards held
+ * until it knows the child, waited for with them forwarded, and its end passed on as the
+ * tool's own. The child stays in the tool's process group, so a terminal's foreground group
+ * (reads, Ctrl-C, Ctrl-Z) is the same as when the tool execs the program. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "run_tool.h"
+
+static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+#define NB_FORWARDED (sizeof forwarded / sizeof forwarded[0])
+
+static volatile sig_atomic_t child_pid, interrupted;
+static struct sigaction saved[NB_FORWARDED];
+
+static void forward(int sig, siginfo_t *info, void *context)
+{
+    (void)context;
+    interrupted = sig;
+    /* What the terminal sends (SI_KERNEL) reaches its whole foreground group, the child too. */
+    if (info->si_code != SI_KERNEL && child_pid > 0)
+        kill((pid_t)child_pid, sig);
+}
+
+pid_t run_child_start(char **command, int stdout_to_stderr)
+{
+    /* An ignored SIGCHLD (inherited from a daemon or a CI runner) lets the kernel reap the
+     * child by itself: waitpid would never see it end. */
+    signal(SIGCHLD, SIG_DFL);
+    sigset_t block, old;
+    sigemptyset(&block);
+    for (size_t i = 0; i < NB_FORWARDED; i++)
+        sigaddset(&block, forwarded[i]);
+    sigprocmask(SIG_BLOCK, &block, &old);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        if (stdout_to_stderr)
+            dup2(STDERR_FILENO, STDOUT_FILENO);
+        execvp(command[0], command);
+        int err = errno;
+        fprintf(stderr, "greenctx run: %s: %s\n", command[0], strerror(err));
+        _exit(err == ENOENT ? 127 : 126);
+    }
+    if (pid < 0) {
+        perror("greenctx run: fork");
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        return -1;
+    }
+    child_pid = pid;
+    interrupted = 0;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = forward;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < NB_FORWARDED; i++)
+        sigaction(forwarded[i], &sa, &saved[i]);
+    /* A signal that came meanwhile is delivered now, to the handler: the child gets it. */
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    return pid;
+}
+
+int run_child_wait(pid_t pid, int *status)
+{
+    pid_t got;
+    while ((got = waitpid(pid, status, 0)) < 0 && errno == EINTR)
+        continue;
+    int err = errno;
+    for (size_t i = 0; i < NB_FORWARDED; i++)
+        sigaction(forwarded[i], &saved[i], NULL);
+    child_pid = 0;
+    if (got < 0) {
+        fprintf(stderr, "greenctx run: waiting for the program failed: %s\n", strerror(err));
+        return -1;
+    }
+    return 0;
+}
+
+int run_child_interrupted(void) { return interrupted; }
+
+int run_child_raise(int sig)
+{
+    fflush(NULL);
+    /* A core dump was the program's, not the tool's. */
+    struct rlimit no_core = {0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+    signal(sig, SIG_DFL);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    sigprocmask(SIG_UNBLOCK, &set, NULL);
+    raise(sig);
+    return 128 + sig;
+}
+
+/* The same signal, so that the shell sees the program killed. */
+int run_child_exit(int status)
+{
+    return WIFEXITED(status) ? WEXITSTATUS(status) : run_child_raise(WTERMSIG(status));
+}

@@ -1,0 +1,259 @@
+/* greenctx run --report FILE.json: every process of the program that uses CUDA writes its own
+ * part (preload/run_report.c) in a directory the tool makes beside FILE; when the program
+ * ends, the tool merges them into FILE, or says which processes are missing. The tool stays
+ * the program's parent for that (run_child.c) instead of becoming it. */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "run_tool.h"
+
+static int bad_report(const run_args *args, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static int bad_report(const run_args *args, const char *fmt, ...)
+{
+    char why[PATH_MAX + 256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    return greenctx_tool_error(args->opts, GREENCTX_EXIT_USAGE, "usage",
+                               "--report '%s': %s; the program was not started", args->report,
+                               why);
+}
+
+int run_report_check(run_args *args)
+{
+    static char absolute[PATH_MAX];
+    char dir[PATH_MAX] = ".", real_dir[PATH_MAX];
+    const char *path = args->report, *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    struct stat st;
+    if (!*path)
+        return bad_report(args, "give a file name");
+    if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+        return bad_report(args, "is a directory; give a file name");
+    if (slash && (size_t)(slash - path) >= sizeof dir)
+        return bad_report(args, "the path is longer than %d bytes", PATH_MAX);
+    if (slash == path)
+        strcpy(dir, "/");
+    else if (slash)
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    if (!realpath(dir, real_dir))
+        return bad_report(args, "its directory %s does not exist (%s)", dir, strerror(errno));
+    int n = snprintf(absolute, sizeof absolute, "%s/%s", strcmp(real_dir, "/") ? real_dir : "",
+                     base);
+    if (n < 0 || (size_t)n >= sizeof absolute)
+        return bad_report(args, "the path is longer than %d bytes", PATH_MAX);
+    if (stat(absolute, &st) == 0 && S_ISDIR(st.st_mode))
+        return bad_report(args, "is a directory; give a file name");
+    if (access(real_dir, W_OK | X_OK) != 0)
+        return bad_report(args, "its directory %s can't be written (%s)", real_dir,
+                          strerror(errno));
+    if (stat(absolute, &st) == 0 && access(absolute, W_OK) != 0)
+        return bad_report(args, "the file can't be written (%s)", strerror(errno));
+    args->report = absolute;
+    return GREENCTX_EXIT_OK;
+}
+
+/* The parts, by name without suffix ("<ns>-<pid>"), in the order their processes started
+ * using CUDA. */
+typedef struct parts {
+    char **names;
+    size_t count;
+} parts;
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int list_parts(const char *dir, parts *out)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    size_t cap = 0, suffix = strlen(RUN_PART_STARTED);
+    out->names = NULL;
+    out->count = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        if (len <= suffix || strcmp(e->d_name + len - suffix, RUN_PART_STARTED) != 0)
+            continue;
+        if (out->count == cap) {
+            cap = cap ? 2 * cap : 8;
+            char **grown = realloc(out->names, cap * sizeof *grown);
+            if (!grown)
+                break;
+            out->names = grown;
+        }
+        if (!(out->names[out->count] = strndup(e->d_name, len - suffix)))
+            break;
+        out->count++;
+    }
+    closedir(d);
+    qsort(out->names, out->count, sizeof *out->names, by_name);
+    return 0;
+}
+
+/* NAME.part: one JSON object the preload wrote; NULL when the process never wrote it. */
+static char *read_part(const char *dir, const char *name)
+{
+    char path[PATH_MAX];
+    int n = snprintf(path, sizeof path, "%s/%s%s", dir, name, RUN_PART_DONE);
+    FILE *f = n > 0 && (size_t)n < sizeof path ? fopen(path, "re") : NULL;
+    if (!f)
+        return NULL;
+    size_t size = 0, cap = 4096;
+    char *text = malloc(cap);
+    for (size_t got; text && (got = fread(text + size, 1, cap - size - 1, f)) > 0;) {
+        size += got;
+        if (size + 1 == cap) {
+            char *grown = realloc(text, cap *= 2);
+            if (!grown)
+                free(text);
+            text = grown;
+        }
+    }
+    fclose(f);
+    if (!text)
+        return NULL;
+    while (size && (text[size - 1] == '\n' || text[size - 1] == ' '))
+        size--;
+    text[size] = '\0';
+    if (size < 2 || text[0] != '{' || text[size - 1] != '}') {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+/* The merged report: the first process's part (so a program of one process reads as before)
+ * with every part in "processes" and the missing ones in "processes_missing". */
+static void write_merged(FILE *f, long pid, const char *text, const parts *p, char **bodies,
+                         size_t *nb_missing)
+{
+    size_t first = 0;
+    while (first < p->count && !bodies[first])
+        first++;
+    if (first < p->count) {
+        fprintf(f, "%.*s", (int)strlen(bodies[first]) - 1, bodies[first]);
+    } else {
+        fprintf(f, "{\"pid\":%ld,\"cuda_used\":false,\"driver_version\":0,\"driver_path\":null,"
+                   "\"request\":",
+                pid);
+        greenctx_json_string(f, text);
+        fputs(",\"devices\":[]", f);
+    }
+    fputs(",\"processes_missing\":[", f);
+    *nb_missing = 0;
+    for (size_t i = 0; i < p->count; i++)
+        if (!bodies[i]) {
+            const char *dash = strchr(p->names[i], '-');
+            fprintf(f, "%s%ld", (*nb_missing)++ ? "," : "", dash ? atol(dash + 1) : -1L);
+        }
+    fputs("],\"processes\":[", f);
+    for (size_t i = 0, n = 0; i < p->count; i++)
+        if (bodies[i])
+            fprintf(f, "%s%s", n++ ? "," : "", bodies[i]);
+    fprintf(f, "],\"complete\":%s}\n", *nb_missing ? "false" : "true");
+}
+
+/* Every file in the directory (all the preload's), then the directory. */
+static void remove_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    char path[PATH_MAX];
+    for (struct dirent *e; d && (e = readdir(d));) {
+        int n = snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (e->d_name[0] != '.' && n > 0 && (size_t)n < sizeof path)
+            unlink(path);
+    }
+    if (d)
+        closedir(d);
+    if (rmdir(dir) != 0)
+        fprintf(stderr, "greenctx run: the report's directory %s was left: %s\n", dir,
+                strerror(errno));
+}
+
+/* Writes the report from the parts; 0 when complete, 1 when processes are missing, -1 when
+ * it could not be written. Into FILE.XXXXXX, renamed: FILE is never half written. */
+static int merge(const run_args *args, long pid, const char *text)
+{
+    parts p;
+    if (list_parts(args->report_dir, &p) != 0) {
+        fprintf(stderr, "greenctx run: the report's directory %s can't be read: %s\n",
+                args->report_dir, strerror(errno));
+        return -1;
+    }
+    char **bodies = calloc(p.count + 1, sizeof *bodies);
+    char tmp[PATH_MAX];
+    int n = snprintf(tmp, sizeof tmp, "%s.XXXXXX", args->report);
+    int fd = bodies && n > 0 && (size_t)n < sizeof tmp ? mkstemp(tmp) : -1;
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    size_t nb_missing = 0;
+    int rc = -1;
+    if (f) {
+        for (size_t i = 0; i < p.count; i++)
+            bodies[i] = read_part(args->report_dir, p.names[i]);
+        write_merged(f, pid, text, &p, bodies, &nb_missing);
+        if (fclose(f) == 0 && rename(tmp, args->report) == 0)
+            rc = nb_missing ? 1 : 0;
+        else
+            unlink(tmp);
+    } else if (fd >= 0) {
+        close(fd);
+        unlink(tmp);
+    }
+    if (rc < 0)
+        fprintf(stderr, "greenctx run: the report %s could not be written: %s\n", args->report,
+                strerror(errno));
+    else if (rc > 0)
+        fprintf(stderr,
+                "greenctx run: the report %s is incomplete: %zu process(es) used CUDA but ended "
+                "without writing their part (killed, _exit, stopped by the preload, or still "
+                "running when the program ended): see its \"processes_missing\"\n",
+                args->report, nb_missing);
+    for (size_t i = 0; i < p.count; i++) {
+        free(p.names[i]);
+        if (bodies)
+            free(bodies[i]);
+    }
+    free(p.names);
+    free(bodies);
+    return rc;
+}
+
+int run_with_report(run_args *args, const char *text)
+{
+    static char dir[PATH_MAX];
+    const char *slash = strrchr(args->report, '/');
+    int n = snprintf(dir, sizeof dir, "%.*s/.greenctx-run-XXXXXX", (int)(slash - args->report),
+                     args->report);
+    if (n < 0 || (size_t)n >= sizeof dir || !mkdtemp(dir))
+        return greenctx_tool_error(args->opts, GREENCTX_EXIT_FAILED, "report",
+                                   "the report's directory %s could not be made: %s; the program "
+                                   "was not started",
+                                   dir, strerror(errno));
+    args->report_dir = dir;
+    pid_t child = run_set_environment(args, text) == 0 ? run_child_start(args->command, 0) : -1;
+    if (child < 0) {
+        remove_dir(dir);
+        return GREENCTX_EXIT_FAILED;
+    }
+    int status = 0, waited = run_child_wait(child, &status);
+    int merged = waited == 0 ? merge(args, (long)child, text) : -1;
+    remove_dir(dir);
+    if (waited != 0)
+        return GREENCTX_EXIT_FAILED;
+    if (merged != 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return GREENCTX_EXIT_FAILED;
+    return run_child_exit(status);
+}
