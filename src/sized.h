@@ -23,6 +23,9 @@
 #define GCTX__MIN_STREAM_OPTIONS GCTX__SIZE_THROUGH(gctx_stream_options, blocking)
 #define GCTX__MIN_RELEASE_FAILURES GCTX__SIZE_THROUGH(gctx_release_failures, last_message)
 #define GCTX__MIN_CACHE_STATS GCTX__SIZE_THROUGH(gctx_cache_stats, limit)
+#define GCTX__MIN_WORKLOAD GCTX__SIZE_THROUGH(gctx_workload, bytes_per_step)
+#define GCTX__MIN_CONTROLLER_OPTIONS GCTX__SIZE_THROUGH(gctx_controller_options, shared_slowdown)
+#define GCTX__MIN_CONTROLLER_DECISION GCTX__SIZE_THROUGH(gctx_controller_decision, reason)
 
 /* A caller's struct is there and its size is at least min_size; else INVALID_ARGUMENT naming
  * the INIT macro. Outputs are checked with it before any work, so failure leaves them alone. */

@@ -7,6 +7,11 @@ target_include_directories(test_plan PRIVATE ${PROJECT_SOURCE_DIR}/src)
 target_link_libraries(test_plan PRIVATE greenctx_static ${CMAKE_DL_LIBS} Threads::Threads)
 greenctx_test(plan COMMAND test_plan LABELS unit)
 
+# The elastic controller against synthetic workloads: pure arithmetic, no driver.
+greenctx_test_binary(test_controller test_controller.c)
+target_link_libraries(test_controller PRIVATE m)
+greenctx_test(controller COMMAND test_controller LABELS unit)
+
 # The planner's fuzz target: libFuzzer needs clang and its runtime; CI runs it briefly.
 include(CheckCSourceCompiles)
 set(CMAKE_REQUIRED_FLAGS -fsanitize=fuzzer)

@@ -14,6 +14,8 @@ set(py_run ${CMAKE_COMMAND} -E env PYTHONPATH=${PROJECT_SOURCE_DIR}/python
 
 # The binding against the header: signatures, struct layouts, enum values.
 greenctx_test(python.abi COMMAND ${py_run} test_abi.py LABELS unit python)
+# The elastic controller: pure arithmetic, no driver.
+greenctx_test(python.controller COMMAND ${py_run} test_controller.py LABELS unit python)
 
 # The API on the simulated H200, on a driver of each split path.
 foreach(version 12040 13000 13010)

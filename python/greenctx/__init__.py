@@ -16,6 +16,7 @@ from ._errors import (DriverError, Error, InsufficientSMsError, InvalidArgumentE
                       UnsupportedError, check)
 from .cache import CacheStats, cache_limit, cache_stats, set_cache_limit, trim_cache
 from .context import GreenContext
+from .controller import Controller, Decision, Workload
 from .layouts import Layouts
 from .partition import GroupPlan, Relation, Rounding, SMPartition, SplitPlan
 from .stream import Event, Stream
@@ -29,7 +30,7 @@ __all__ = [
     "OutOfMemoryError", "driver_version", "driver_path", "device_count", "device_info",
     "features", "library_path", "ReleaseFailures", "release_failures",
     "retry_release_failures", "Layouts", "CacheStats", "cache_stats", "cache_limit",
-    "set_cache_limit", "trim_cache",
+    "set_cache_limit", "trim_cache", "Controller", "Workload", "Decision",
 ]
 
 

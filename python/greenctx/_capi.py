@@ -29,6 +29,7 @@ GCTX_RELATION_DISJOINT, GCTX_RELATION_MAY_OVERLAP, GCTX_RELATION_OVERLAP = 0, 1,
 GCTX_WORKQUEUE_SCOPE_DEFAULT, GCTX_WORKQUEUE_SCOPE_DEVICE_CTX = 0, 1
 GCTX_WORKQUEUE_SCOPE_BALANCED = 2
 GCTX_CONTEXT_FRESH = 0x1  # gctx_context_options.flags
+GCTX_WORKLOAD_LATENCY, GCTX_WORKLOAD_THROUGHPUT = 0, 1
 
 
 class _Struct(ctypes.Structure):
@@ -103,13 +104,42 @@ class CacheStats(_Struct):
                 ("cached", c_uint), ("live", c_uint), ("limit", c_uint)]
 
 
+class Workload(_Struct):
+    _fields_ = [("size", c_size_t), ("kind", c_int), ("target_s", ctypes.c_double),
+                ("floor_per_s", ctypes.c_double), ("nb_points", c_uint),
+                ("prior_sms", ctypes.POINTER(c_uint)),
+                ("prior_step_s", ctypes.POINTER(ctypes.c_double)),
+                ("ref_demand", ctypes.c_double), ("demand_weight", ctypes.c_double),
+                ("bytes_per_step", ctypes.c_double)]
+
+
+class ControllerOptions(_Struct):
+    _fields_ = [("size", c_size_t), ("device_sms", c_uint), ("hbm_bytes_per_s", ctypes.c_double),
+                ("hysteresis", ctypes.c_double), ("dwell", c_uint),
+                ("learning_rate", ctypes.c_double), ("latency_margin", ctypes.c_double),
+                ("shared_slowdown", ctypes.c_double)]
+
+
+CONTROLLER_MAX_WORKLOADS = 8
+
+
+class ControllerDecision(_Struct):
+    _fields_ = [("size", c_size_t), ("candidate", c_uint), ("no_split", c_int),
+                ("changed", c_int), ("unmet", c_uint),
+                ("sm_counts", c_uint * CONTROLLER_MAX_WORKLOADS),
+                ("predicted_step_s", ctypes.c_double * CONTROLLER_MAX_WORKLOADS),
+                ("reason", ctypes.c_char * 256)]
+
+
 # The structs above, by their C names (for the layout test).
 STRUCTS = {"gctx_device_info": DeviceInfo, "gctx_partition_info": PartitionInfo,
            "gctx_group": Group, "gctx_split_options": SplitOptions,
            "gctx_group_plan": GroupPlan, "gctx_split_plan": SplitPlan,
            "gctx_context_options": ContextOptions, "gctx_context_info": ContextInfo,
            "gctx_stream_options": StreamOptions, "gctx_release_failures": ReleaseFailures,
-           "gctx_cache_stats": CacheStats}
+           "gctx_cache_stats": CacheStats, "gctx_workload": Workload,
+           "gctx_controller_options": ControllerOptions,
+           "gctx_controller_decision": ControllerDecision}
 
 
 def _p(t):
@@ -182,6 +212,14 @@ SIGNATURES = {
     "gctx_layouts_switch": (status, [handle, c_uint, handle_out]),
     "gctx_layouts_get": (status, [handle, c_uint, c_uint, handle_out, handle_out, handle_out]),
     "gctx_layouts_get_active": (status, [handle, _p(c_uint)]),
+    "gctx_controller_create": (status, [_p(Workload), c_uint, _p(c_uint), c_uint,
+                                        _p(ControllerOptions), handle_out]),
+    "gctx_controller_release": (None, [handle]),
+    "gctx_controller_candidates": (status, [handle, _p(c_uint)]),
+    "gctx_controller_set_demand": (status, [handle, c_uint, ctypes.c_double]),
+    "gctx_controller_observe": (status, [handle, c_uint, ctypes.c_double]),
+    "gctx_controller_decide": (status, [handle, _p(ControllerDecision)]),
+    "gctx_controller_predict": (status, [handle, c_uint, c_uint, _p(ctypes.c_double)]),
 }
 
 

@@ -60,6 +60,8 @@ def _ctype_for(c_type):
             return ctypes.c_int
         if base == "unsigned":
             return ctypes.c_uint
+        if base == "double":
+            return ctypes.c_double
         raise AssertionError(f"no rule for {c_type}")
     if stars == 1:
         if base == "char":

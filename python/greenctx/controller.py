@@ -1,0 +1,131 @@
+"""The elastic controller (the C library's gctx_controller_*): which candidate allocation of
+SMs the workloads run on, decided from their scaling priors corrected by observed steps,
+their demand, a bandwidth term and their targets. All the arithmetic is the C library's.
+
+    ctl = Controller(
+        [Workload.latency(target_s=0.020, prior={16: 0.0557, 64: 0.0144, 132: 0.00976}),
+         Workload.throughput(prior={36: 0.053, 68: 0.028, 132: 0.0126})],
+        candidates=[(16, 116), (32, 100), (64, 68)], device_sms=132)
+    ctl.set_demand(0, 0.1)
+    d = ctl.decide()          # d.candidate, d.sm_counts, d.reason
+    ctl.observe(0, measured_step_s)
+"""
+import ctypes
+from dataclasses import dataclass
+from typing import Dict, Sequence, Tuple
+
+from ._capi import (GCTX_WORKLOAD_LATENCY, GCTX_WORKLOAD_THROUGHPUT, ControllerDecision,
+                    ControllerOptions, Workload as _CWorkload, lib)
+from ._errors import check
+from ._object import Handle, count
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One workload: its kind and target, and its calibration prior {SMs: step seconds} at
+    ref_demand (measured with `greenctx run --sweep` or `bench scaling`)."""
+    kind: int
+    prior: Dict[int, float]
+    target_s: float = 0.0
+    floor_per_s: float = 0.0
+    ref_demand: float = 1.0
+    demand_weight: float = 1.0
+    bytes_per_step: float = 0.0
+
+    @classmethod
+    def latency(cls, target_s, prior, **kwargs):
+        return cls(GCTX_WORKLOAD_LATENCY, dict(prior), target_s=target_s, **kwargs)
+
+    @classmethod
+    def throughput(cls, prior, floor_per_s=0.0, **kwargs):
+        return cls(GCTX_WORKLOAD_THROUGHPUT, dict(prior), floor_per_s=floor_per_s, **kwargs)
+
+
+@dataclass(frozen=True)
+class Decision:
+    candidate: int
+    no_split: bool
+    changed: bool
+    unmet: Tuple[int, ...]          # workloads whose target no candidate meets
+    sm_counts: Tuple[int, ...]
+    predicted_step_s: Tuple[float, ...]
+    reason: str
+
+
+class Controller(Handle):
+    """Controller(workloads, candidates, *, device_sms=0, hbm_bytes_per_s=0.0, hysteresis=0.05,
+    dwell=3, learning_rate=0.25, latency_margin=1.10, shared_slowdown=1.0)
+
+    candidates: rows of one SM count per workload; "no split" is added as the last candidate
+    unless a row of zeros is given."""
+
+    __slots__ = ("_nb_workloads",)
+    _release = "gctx_controller_release"
+
+    def __init__(self, workloads: Sequence[Workload], candidates: Sequence[Sequence[int]], *,
+                 device_sms: int = 0, hbm_bytes_per_s: float = 0.0, hysteresis: float = 0.05,
+                 dwell: int = 3, learning_rate: float = 0.25, latency_margin: float = 1.10,
+                 shared_slowdown: float = 1.0):
+        super().__init__(None)
+        workloads = list(workloads)
+        rows = [list(row) for row in candidates]
+        if any(len(row) != len(workloads) for row in rows):
+            raise ValueError("every candidate row needs one SM count per workload "
+                             f"({len(workloads)})")
+        keep = []  # the prior arrays must live through the C call
+        c_workloads = (_CWorkload * max(len(workloads), 1))()
+        for i, w in enumerate(workloads):
+            points = sorted(w.prior.items())
+            sms = (ctypes.c_uint * len(points))(*[count("prior SM counts", s) for s, _ in points])
+            steps = (ctypes.c_double * len(points))(*[float(t) for _, t in points])
+            keep += [sms, steps]
+            c = c_workloads[i]
+            c.__init__()
+            c.kind, c.target_s, c.floor_per_s = w.kind, float(w.target_s), float(w.floor_per_s)
+            c.nb_points, c.prior_sms, c.prior_step_s = len(points), sms, steps
+            c.ref_demand, c.demand_weight = float(w.ref_demand), float(w.demand_weight)
+            c.bytes_per_step = float(w.bytes_per_step)
+        flat = [count("candidate SM counts", v) for row in rows for v in row]
+        c_rows = (ctypes.c_uint * max(len(flat), 1))(*flat)
+        options = ControllerOptions()
+        options.device_sms = count("device_sms", device_sms)
+        options.hbm_bytes_per_s, options.hysteresis = float(hbm_bytes_per_s), float(hysteresis)
+        options.dwell = count("dwell", dwell)
+        options.learning_rate, options.latency_margin = float(learning_rate), float(latency_margin)
+        options.shared_slowdown = float(shared_slowdown)
+        out = ctypes.c_void_p()
+        check(lib.gctx_controller_create(c_workloads, len(workloads), c_rows, len(rows),
+                                         ctypes.byref(options), ctypes.byref(out)))
+        self._h, self._nb_workloads = out.value, len(workloads)
+
+    @property
+    def nb_candidates(self) -> int:
+        out = ctypes.c_uint()
+        check(lib.gctx_controller_candidates(self._handle, ctypes.byref(out)))
+        return out.value
+
+    def set_demand(self, workload: int, demand: float) -> None:
+        check(lib.gctx_controller_set_demand(self._handle, count("workload", workload),
+                                             float(demand)))
+
+    def observe(self, workload: int, step_s: float) -> None:
+        check(lib.gctx_controller_observe(self._handle, count("workload", workload),
+                                          float(step_s)))
+
+    def predict(self, candidate: int, workload: int) -> float:
+        out = ctypes.c_double()
+        check(lib.gctx_controller_predict(self._handle, count("candidate", candidate),
+                                          count("workload", workload), ctypes.byref(out)))
+        return out.value
+
+    def decide(self) -> Decision:
+        d = ControllerDecision()
+        check(lib.gctx_controller_decide(self._handle, ctypes.byref(d)))
+        n = self._nb_workloads
+        return Decision(d.candidate, bool(d.no_split), bool(d.changed),
+                        tuple(w for w in range(n) if d.unmet >> w & 1),
+                        tuple(d.sm_counts[:n]), tuple(d.predicted_step_s[:n]),
+                        d.reason.decode())
+
+
+__all__ = ["Controller", "Workload", "Decision"]

@@ -1,0 +1,38 @@
+/* The elastic controller's model, shared by its object (controller.c) and its arithmetic
+ * (controller_model.c): pure, no driver. */
+#ifndef GREENCTX_CONTROLLER_H
+#define GREENCTX_CONTROLLER_H
+
+#include "greenctx.h"
+
+typedef struct gctx__ctl_workload {
+    gctx_workload desc;   /* prior_sms / prior_step_s point at the arrays below */
+    unsigned *sms;
+    double *step_s;
+    double demand;        /* starts at ref_demand */
+    double ratio;         /* observed / modelled over every candidate: corrects unseen ones */
+    unsigned observations;
+} gctx__ctl_workload;
+
+typedef struct gctx__ctl_model {
+    unsigned nb_workloads, nb_candidates;
+    gctx__ctl_workload workloads[GCTX_CONTROLLER_MAX_WORKLOADS];
+    unsigned *rows;       /* [candidate * nb_workloads + workload] SMs; the no-split row is 0s */
+    double *ratio;        /* [same]: observed / modelled on that candidate */
+    unsigned *seen;       /* [same]: observations on that candidate */
+    unsigned no_split;    /* the index of the no-split candidate */
+    gctx_controller_options options; /* device_sms resolved */
+} gctx__ctl_model;
+
+/* The prior's step time on sms SMs at the reference demand: linear between measured points,
+ * ideal scaling (time ~ 1/sms) below the first, flat above the last (no gain is assumed where
+ * none was measured). */
+double gctx__ctl_curve(const gctx__ctl_workload *w, unsigned sms);
+/* Every workload's predicted step time on candidate c at its demand (0 when idle, INFINITY
+ * when a busy workload gets no SMs), from the curve, demand, the no-split slowdown and the
+ * bandwidth term; `learned` multiplies in the corrections observed so far. */
+void gctx__ctl_predict_row(const gctx__ctl_model *m, unsigned c, int learned, double *step_s);
+/* Folds an observed step of workload w on candidate c into the corrections. */
+void gctx__ctl_learn(gctx__ctl_model *m, unsigned c, unsigned w, double step_s);
+
+#endif
