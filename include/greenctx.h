@@ -836,7 +836,8 @@ GCTX_API gctx_status gctx_claim_report_fault(gctx_claim *claim, int cuda_result)
 GCTX_API gctx_status gctx_claim_export(const gctx_claim *claim, char *token, size_t size);
 /* Joins a claim exported by a parent (the lock's descriptor inherited, or, when a program
  * closed it, the claim file opened again while its holder lives): the same SMs, held as long
- * as any process of the tenant lives. GCTX_ERROR_INVALID_ARGUMENT for a malformed token,
+ * as any process of the tenant lives. An inherited descriptor is taken over (closed; the
+ * claim keeps a close-on-exec copy), so the last member's release gives the SMs back. GCTX_ERROR_INVALID_ARGUMENT for a malformed token,
  * GCTX_ERROR_REGISTRY when the claim is no longer held or is for another device. */
 GCTX_API gctx_status gctx_claim_join(int device, const char *token, gctx_claim **claim);
 
