@@ -38,7 +38,8 @@ claims_test(processes TESTS killed_holder_frees_its_sms wait_times_out_then_succ
 claims_test(stress SIM_ONLY TESTS sixty_four_processes_never_overlap TIMEOUT 120)
 claims_test(registry TESTS foreign_or_corrupt_registry_refused_while_live_rebuilt_when_not
   runtime_directory_permissions export_join_across_exec)
-claims_test(resize TESTS resize_keeps_work_ordered_and_never_overlaps)
+claims_test(resize TESTS resize_keeps_work_ordered_and_never_overlaps
+  resize_back_and_forth_hits_the_cache)
 # Objects are counted after each failed call: the cache off.
 claims_test(faults SIM_ONLY TESTS rollback_under_injected_faults ENV GREENCTX_CONTEXT_CACHE=0)
 claims_test(mps_percentage TESTS active_thread_percentage_below_100_is_refused

@@ -799,6 +799,33 @@ GT_TEST(resize_keeps_work_ordered_and_never_overlaps)
     GT_ASSERT_EQ_INT(gt_sim_live("all"), driver);
 }
 
+/* A claim resized back and forth takes its contexts from the cache: each resize first lets go
+ * of what the one before moved from. */
+GT_TEST(resize_back_and_forth_hits_the_cache)
+{
+    if (require_h200())
+        return;
+    const char *dir = fresh_dir("resize_cache");
+    GT_CHECK();
+    gctx_claim_options o = options_in(dir);
+    gctx_claim *c;
+    gctx_stream *s;
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", &o, &c), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(gctx_claim_stream(c, &s), GCTX_SUCCESS);
+    gctx_stream_release(s);
+    gctx_cache_stats was = GCTX_CACHE_STATS_INIT, now = GCTX_CACHE_STATS_INIT;
+    GT_ASSERT_STATUS(gctx_claim_resize(c, "64", NULL, NULL), GCTX_SUCCESS);
+    for (int round = 0; round < 4; round++) {
+        GT_ASSERT_STATUS(gctx_cache_get_stats(0, &was), GCTX_SUCCESS);
+        GT_ASSERT_STATUS(gctx_claim_resize(c, round % 2 ? "64" : "16", NULL, NULL),
+                         GCTX_SUCCESS);
+        GT_ASSERT_STATUS(gctx_cache_get_stats(0, &now), GCTX_SUCCESS);
+        GT_ASSERT_EQ_INT(now.hits, was.hits + 1);
+        GT_ASSERT_EQ_INT(now.misses, was.misses);
+    }
+    gctx_claim_release(c);
+}
+
 /* ---- rollback under driver faults ---- */
 
 typedef struct fault_case {
