@@ -57,7 +57,7 @@ int gctx__claim_held_here(const char *dir, const char *file)
         char mine[600];
         snprintf(mine, sizeof mine, "gpu-%s", c->granules.identity.uuid);
         const char *base = strrchr(dir, '/');
-        found = strcmp(c->record.file, file) == 0 && base && strcmp(base + 1, mine) == 0;
+        found = strcmp(c->file, file) == 0 && base && strcmp(base + 1, mine) == 0;
     }
     pthread_mutex_unlock(&held_lock);
     return found;
@@ -276,6 +276,7 @@ gctx_status gctx__claim_new(gctx__device_granules *granules, const char *runtime
     c->dir_flags = dir_flags;
     c->inherit = inherit;
     c->record = *record;
+    snprintf(c->file, sizeof c->file, "%s", record->file);
     c->fd = fd;
     c->acquired_ns = gctx__now_ns();
     pthread_mutex_init(&c->lock, NULL);
