@@ -685,9 +685,10 @@ GCTX_API gctx_status gctx_layouts_get_active(gctx_layouts *layouts, unsigned *in
 /* A claim is a set of a device's SMs that one process (a tenant) holds, so that tenants on one
  * GPU never build green contexts on the same SMs. SMs are handed out in the device's canonical
  * granules: the driver's split of the whole device by its minimum partition size (on an H200,
- * 15 granules of 8 SMs and a remainder granule of 12: all 132 SMs can be claimed). Any set of
- * granules makes one green context, adjacent or not, so fragmentation never refuses a request
- * that fits in the free SMs.
+ * 15 granules of 8 SMs and a remainder granule of 12: all 132 SMs can be claimed, in counts of
+ * 8k or 12 + 8k; so beside a claim of 64 the most another can take is the rest, 68, and two
+ * claims of 64 don't fit: 64 and 60 do). Any set of granules makes one green context, adjacent
+ * or not, so fragmentation never refuses a request that fits in the free SMs.
  *
  * The registry is node-local and needs no daemon: a directory per GPU (named by its UUID)
  * under the runtime directory, one file per claim, each held by a lock (flock) that the kernel
@@ -760,8 +761,11 @@ GCTX_API gctx_status gctx_claim_stream(gctx_claim *claim, gctx_stream **stream);
  * queue for them; NULL options: no wait); then the claim's stream moves to a context on the
  * new SMs that waits (an event) for the work submitted to the old one, as layouts switch.
  * Shrinking gives granules back only once the work submitted on them has finished, so no
- * other tenant is handed SMs still in use. stream, when not NULL, gets the claim's new stream
- * (retained for the caller). On failure the claim is unchanged. */
+ * other tenant is handed SMs still in use (the work of the claim's own context: contexts made
+ * with options are the caller's to drain). What the claim had before is kept until the next
+ * resize, which releases it first (its stream's release waits for its work), so that a claim
+ * resized back and forth gets its contexts from the cache. stream, when not NULL, gets the
+ * claim's new stream (retained for the caller). On failure the claim is unchanged. */
 GCTX_API gctx_status gctx_claim_resize(gctx_claim *claim, const char *request,
                                        const gctx_claim_options *options, gctx_stream **stream);
 
@@ -784,6 +788,8 @@ typedef struct gctx_claim_info {
     unsigned nb_granules;
     unsigned short granules[GCTX_CLAIM_MAX_GRANULES]; /* indices into the device's granules */
 } gctx_claim_info;
+#define GCTX_CLAIM_INFO_INIT                                                                   \
+    {sizeof(gctx_claim_info), 0, {0}, 0, 0, {0}, {0}, {0}, 0, 0, 0, 0, 0, {0}}
 
 /* The granules of a device's registry and what is free. */
 typedef struct gctx_claim_usage {
@@ -798,6 +804,7 @@ typedef struct gctx_claim_usage {
                                 CUDA_MPS_PIPE_DIRECTORY */
     char path[512];          /* the device's registry directory */
 } gctx_claim_usage;
+#define GCTX_CLAIM_USAGE_INIT {sizeof(gctx_claim_usage), 0, 0, 0, {0}, {0}, 0, 0, {0}}
 
 /* What the registry knows of one event: a claim released, a holder that died holding one, a
  * fault a holder reported (gctx_claim_report_fault). Kept for the last 64 events. */
@@ -816,12 +823,15 @@ typedef struct gctx_claim_event {
     int cuda_result;         /* FAULT: the CUresult the holder saw */
     unsigned sm_count;
 } gctx_claim_event;
+#define GCTX_CLAIM_EVENT_INIT {sizeof(gctx_claim_event), GCTX_CLAIM_EVENT_RELEASED, 0, 0, {0}, 0, 0}
 
 /* The facts of one claim (retained or not). */
 GCTX_API gctx_status gctx_claim_get_info(const gctx_claim *claim, gctx_claim_info *info);
 /* Every live claim on a device (stale ones are removed first, never shown): count gets how
  * many, at most capacity are written (claims may be NULL with capacity 0); usage, when not
- * NULL, the granules and what is free. runtime_dir: NULL for the default. */
+ * NULL, the granules and what is free. runtime_dir: NULL for the default. The array's layout
+ * is claims[0].size (GCTX_CLAIM_INFO_INIT): every element is that many bytes, as is each of
+ * gctx_claim_events' events (events[0].size). */
 GCTX_API gctx_status gctx_claim_list(int device, const char *runtime_dir, gctx_claim_info *claims,
                                      unsigned capacity, unsigned *count, gctx_claim_usage *usage);
 /* The device's last events, oldest first (count as in gctx_claim_list). */
@@ -840,7 +850,8 @@ GCTX_API gctx_status gctx_claim_report_fault(gctx_claim *claim, int cuda_result)
 GCTX_API gctx_status gctx_claim_export(const gctx_claim *claim, char *token, size_t size);
 /* Joins a claim exported by a parent (the lock's descriptor inherited, or, when a program
  * closed it, the claim file opened again while its holder lives): the same SMs, held as long
- * as any process of the tenant lives. GCTX_ERROR_INVALID_ARGUMENT for a malformed token,
+ * as any process of the tenant lives. An inherited descriptor is taken over (closed; the
+ * claim keeps a close-on-exec copy), so the last member's release gives the SMs back. GCTX_ERROR_INVALID_ARGUMENT for a malformed token,
  * GCTX_ERROR_REGISTRY when the claim is no longer held or is for another device. */
 GCTX_API gctx_status gctx_claim_join(int device, const char *token, gctx_claim **claim);
 
@@ -854,6 +865,7 @@ typedef struct gctx_mps_info {
     int active_thread_percentage; /* $CUDA_MPS_ACTIVE_THREAD_PERCENTAGE; 100 when unset */
     char pinned_mem_limit[128];   /* $CUDA_MPS_PINNED_DEVICE_MEM_LIMIT, or "" */
 } gctx_mps_info;
+#define GCTX_MPS_INFO_INIT {sizeof(gctx_mps_info), {0}, 0, 100, {0}}
 GCTX_API gctx_status gctx_mps_get_info(gctx_mps_info *info);
 
 /* ---------------------------------------------------------------------------------------- */
