@@ -2,14 +2,30 @@
  * Device resources: what the padding of a CUdevResource carries, resource queries,
  * cuDevSmResourceSplitByCount and cuDevResourceGenerateDesc.
  */
+#include <stddef.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sim_internal.h"
 
 #define SIM_RES_MAGIC 0x4d495347u /* "GSIM" */
 
-_Static_assert(sizeof(sim_res) <= sizeof(((gcu_dev_resource *)0)->_internal_padding),
-               "the record fits in the driver's padding");
+/* Where the H200's driver 580 keeps what differs from one process to the next: bytes 8..15 of
+ * every resource hold a pointer of the process (the same in all its resources) and bytes
+ * 20..23 a tag of the resource that changes with it; bytes 24..95 hold what identifies the SMs
+ * (shared/measurements: the lead's probe of 2026-12-01). The simulator writes per-process
+ * values there too, so code that compares resources across processes must skip them, as the
+ * claims registry's identity does, and its own record starts after them. */
+#define SIM_RES_PROCESS_POINTER 8
+#define SIM_RES_PROCESS_TAG 20
+#define SIM_RES_RECORD 24
+#define SIM_RES_PADDING 4 /* offsetof(gcu_dev_resource, _internal_padding) */
+
+_Static_assert(offsetof(gcu_dev_resource, _internal_padding) == SIM_RES_PADDING,
+               "the padding follows the type");
+_Static_assert(SIM_RES_RECORD - SIM_RES_PADDING + sizeof(sim_res) <=
+                   sizeof(((gcu_dev_resource *)0)->_internal_padding),
+               "the record fits in the driver's padding after the per-process bytes");
 
 static uint32_t fnv1a(uint32_t h, const void *bytes, size_t size)
 {
@@ -63,12 +79,24 @@ static int res_domain(const sim_res *r)
     return sim_set_domain(sim.dev[r->device], &r->sms);
 }
 
+/* What the process-specific bytes hold: this process's address of a static, and a tag of the
+ * record mixed with it. */
+static void write_process_bytes(gcu_dev_resource *out, const sim_res *r)
+{
+    static const char anchor;
+    uint64_t pointer = (uint64_t)(uintptr_t)&anchor ^ ((uint64_t)getpid() << 20);
+    uint32_t tag = fnv1a(fnv1a(2166136261u, &pointer, sizeof pointer), r, sizeof *r);
+    memcpy((unsigned char *)out + SIM_RES_PROCESS_POINTER, &pointer, sizeof pointer);
+    memcpy((unsigned char *)out + SIM_RES_PROCESS_TAG, &tag, sizeof tag);
+}
+
 void sim_res_write(gcu_dev_resource *out, const sim_res *r)
 {
     sim_res sealed = *r;
     sealed.check = res_check(&sealed);
     memset(out, 0, sizeof *out);
-    memcpy(out->_internal_padding, &sealed, sizeof sealed);
+    memcpy((unsigned char *)out + SIM_RES_RECORD, &sealed, sizeof sealed);
+    write_process_bytes(out, &sealed);
     if (r->type == SIM_RES_WQ_CONFIG) {
         out->type = GCU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG;
         out->u.wqConfig.device = r->device;
@@ -116,7 +144,7 @@ gcu_result sim_res_read(const gcu_dev_resource *in, sim_res *out)
     }
     if (want != SIM_RES_SM && !sim_version_at_least(13010))
         return GCU_ERROR_INVALID_RESOURCE_TYPE;
-    memcpy(out, in->_internal_padding, sizeof *out);
+    memcpy(out, (const unsigned char *)in + SIM_RES_RECORD, sizeof *out);
     if (out->magic != SIM_RES_MAGIC || out->epoch != sim.epoch || out->check != res_check(out) ||
         out->type != want || out->device >= sim.ndev)
         return GCU_ERROR_INVALID_VALUE;

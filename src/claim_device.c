@@ -5,15 +5,22 @@
 #include "claim.h"
 #include "partition.h"
 
-/* What makes granule indices mean the same SMs: FNV-1a of each granule's resource bytes (a
- * split is deterministic: the same device and driver give the same bytes), nextResource
- * left out as the pointer it is. */
+/* What makes granule indices mean the same SMs in every process: FNV-1a of each granule's
+ * type and of its bytes from GCTX__RESOURCE_SHARED_BYTES on (the SM mask and the public
+ * fields), nextResource left out as the pointer it is. Bytes 4..23 differ from one process to
+ * the next on the H200 (a pointer of the process and a tag: the lead's probe, driver 580,
+ * 2026-12-01), so hashing them would make every second tenant refuse the registry. */
+#define GCTX__RESOURCE_SHARED_BYTES 24
+
 static unsigned long long granules_hash(const gcu_dev_resource *resources, unsigned n)
 {
     unsigned long long h = 0xcbf29ce484222325ull;
     for (unsigned i = 0; i < n; i++) {
         const unsigned char *bytes = (const unsigned char *)&resources[i];
-        for (size_t k = 0; k < offsetof(gcu_dev_resource, nextResource); k++)
+        for (size_t k = 0; k < sizeof resources[i].type; k++)
+            h = (h ^ bytes[k]) * 0x100000001b3ull;
+        for (size_t k = GCTX__RESOURCE_SHARED_BYTES; k < offsetof(gcu_dev_resource, nextResource);
+             k++)
             h = (h ^ bytes[k]) * 0x100000001b3ull;
     }
     return h;

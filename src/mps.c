@@ -14,7 +14,7 @@
 #include "internal.h"
 
 /* 1 when a daemon answers on the control endpoint: a FIFO someone reads (opening it for
- * writing without blocking fails with ENXIO when nobody does), or a socket that accepts. */
+ * writing without blocking fails with ENXIO when nobody does), or a socket someone listens on. */
 static int daemon_answers(const char *control)
 {
     struct stat st;
@@ -38,7 +38,10 @@ static int daemon_answers(const char *control)
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return 0;
-    int ok = connect(fd, (struct sockaddr *)&addr, sizeof addr) == 0;
+    /* The daemon listens on a SOCK_SEQPACKET socket: a stream socket's connect is refused
+     * with EPROTOTYPE while it listens, without the daemon seeing a connection, and with
+     * ECONNREFUSED once it has quit (the socket file stays). Seen on the H200, driver 580. */
+    int ok = connect(fd, (struct sockaddr *)&addr, sizeof addr) == 0 || errno == EPROTOTYPE;
     close(fd);
     return ok;
 }

@@ -298,7 +298,8 @@ companions)
     not_started
     ;;
 fault)
-    # After a fault the program gets the driver's own error from every wrapped call.
+    # After a fault the program gets the driver's own error from every wrapped call, and the
+    # fault stays, as on the H200 (700 is sticky: every later call of the process fails).
     need_sim
     need_python
     run 0 --sim h200 run --sms 16 --report "$report" -- "$probe" fault
@@ -306,7 +307,7 @@ fault)
         cuDevicePrimaryCtxRetain cuDevicePrimaryCtxRelease; do
         has "$out" "$call -> 700"
     done
-    has "$out" "cuCtxSetCurrent after -> 0"
+    has "$out" "cuCtxSetCurrent after -> 700"
     report_has 'r["complete"] is True' 'r["refused"]["unconfined_context"] == 0'
     ;;
 next_wrapper)

@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1057,6 +1059,20 @@ GT_TEST(mps_info_from_a_fake_pipe_directory)
     GT_ASSERT_EQ_INT(mps_running(), 1);
     close(reader);
     GT_ASSERT_EQ_INT(mps_running(), 0);
+    /* The real daemon's control is a SOCK_SEQPACKET socket, left behind when it quits (the
+     * H200, driver 580): listening is running, the stale file is not. */
+    unlink(control);
+    int sock = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    GT_ASSERT(strlen(control) < sizeof addr.sun_path);
+    memcpy(addr.sun_path, control, strlen(control) + 1);
+    GT_ASSERT(sock >= 0 && bind(sock, (struct sockaddr *)&addr, sizeof addr) == 0);
+    GT_ASSERT_EQ_INT(listen(sock, 4), 0);
+    GT_ASSERT_EQ_INT(mps_running(), 1);
+    close(sock);
+    GT_ASSERT_EQ_INT(mps_running(), 0);
+    unlink(control);
+    GT_ASSERT_EQ_INT(mkfifo(control, 0600), 0);
     GT_ASSERT_STATUS(gctx_mps_get_info(NULL), GCTX_ERROR_INVALID_ARGUMENT);
     info.size = 8;
     GT_ASSERT_STATUS(gctx_mps_get_info(&info), GCTX_ERROR_INVALID_ARGUMENT);
