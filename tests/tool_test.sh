@@ -81,7 +81,7 @@ help_and_version)
     has "$out" "--sim MODEL"
     has "$out" "info"
     run 0 --version
-    has "$out" "greenctx 0.2.0"
+    has "$out" "greenctx 0.3.0"
     run 0 help
     has "$out" "usage: greenctx"
     ;;
