@@ -199,30 +199,35 @@ void bench_scaling_print(const scaling_result *res)
            "'green (2)': 2-SM units, co-scheduling given up\n");
 }
 
-void bench_scaling_json(const scaling_result *res)
+void bench_scaling_json(json_writer *w, const scaling_result *res)
 {
-    printf("{\"reps\":%u,\"fma\":", res->reps);
-    greenctx_json_string(stdout, res->fma_text);
-    printf(",\"copy\":");
-    greenctx_json_string(stdout, res->copy_text);
-    printf(",\"points\":[");
+    json_object(w, "scaling");
+    json_uint(w, "reps", res->reps);
+    json_string(w, "fma", res->fma_text);
+    json_string(w, "copy", res->copy_text);
+    json_array(w, "points");
     for (unsigned i = 0; i < res->nb_points; i++) {
         const scaling_point *p = point_at(res, i);
-        printf("%s{\"sms\":%u,\"whole_gpu\":%s,\"fine_granules\":%s,\"valid\":%s", i ? "," : "",
-               p->sms, p->whole_gpu ? "true" : "false", p->fine_granules ? "true" : "false",
-               p->valid ? "true" : "false");
-        if (p->valid)
-            printf(",\"fma_ms\":%.5f,\"fma_tflops\":%.4f,\"fma_gflops_per_sm\":%.4f,"
-                   "\"efficiency\":%.5f,\"copy_ms\":%.5f,\"copy_gbs\":%.3f,\"copy_vs_full\":%.5f",
-                   p->fma_ms, p->fma_tflops, p->fma_per_sm, p->efficiency, p->copy_ms,
-                   p->copy_gbs, p->copy_vs_full);
-        else {
-            printf(",\"note\":");
-            greenctx_json_string(stdout, p->note);
+        json_object(w, NULL);
+        json_uint(w, "sms", p->sms);
+        json_bool(w, "whole_gpu", p->whole_gpu);
+        json_bool(w, "fine_granules", p->fine_granules);
+        json_bool(w, "valid", p->valid);
+        if (p->valid) {
+            json_fixed(w, "fma_ms", p->fma_ms, 5);
+            json_fixed(w, "fma_tflops", p->fma_tflops, 4);
+            json_fixed(w, "fma_gflops_per_sm", p->fma_per_sm, 4);
+            json_fixed(w, "efficiency", p->efficiency, 5);
+            json_fixed(w, "copy_ms", p->copy_ms, 5);
+            json_fixed(w, "copy_gbs", p->copy_gbs, 3);
+            json_fixed(w, "copy_vs_full", p->copy_vs_full, 5);
+        } else {
+            json_string(w, "note", p->note);
         }
-        printf("}");
+        json_close(w);
     }
-    printf("]}");
+    json_close(w);
+    json_close(w);
 }
 
 void bench_scaling_chart(const bench_env *env, const scaling_result *res, bench_chart *chart)

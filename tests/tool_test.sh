@@ -191,14 +191,14 @@ json_errors)
     # Under --json a refusal is also a JSON object on stdout.
     run 1 --sim h200 info --json --device 3
     has "$err" "the only device is 0"
-    has "$out" '{"error":{"status":"GCTX_ERROR_NO_DEVICE","message":"'
+    has "$out" '"error":{"status":"GCTX_ERROR_NO_DEVICE","message":"'
     has "$out" "the only device is 0"
     run 2 --sim h200 plan --json --round sideways 24
-    has "$out" '{"error":{"status":"usage","message":"--round takes strict, down, nearest or up'
+    has "$out" '"error":{"status":"usage","message":"--round takes strict, down, nearest or up'
     run 2 --json --sim h20 info
     has "$out" '"message":"--sim h20: '
     run 1 --sim h200 bench all --json
-    has "$out" '{"error":{"status":"GCTX_ERROR_UNSUPPORTED","message":"benchmarks need a GPU'
+    has "$out" '"error":{"status":"GCTX_ERROR_UNSUPPORTED","message":"benchmarks need a GPU'
     run 1 --sim h200@13000 plan --json 12
     has "$out" '"error":'
     if command -v python3 >/dev/null 2>&1; then

@@ -57,27 +57,29 @@ static int run_once(run_args *args, sweep_point *pt)
 
 static void print_json(const run_args *args, const sweep_point *pts, unsigned n)
 {
-    printf("{\"device\":");
+    json_writer w;
+    json_begin(&w, stdout, "greenctx.run.sweep/1");
     if (args->device >= 0)
-        printf("%d", args->device);
+        json_int(&w, "device", args->device);
     else
-        printf("null");
-    printf(",\"device_sm_count\":%u,\"command\":[", pts[0].plan.device_sms);
-    for (char **c = args->command; *c; c++) {
-        if (c != args->command)
-            putchar(',');
-        greenctx_json_string(stdout, *c);
-    }
-    printf("],\"runs\":[");
+        json_null(&w, "device");
+    json_uint(&w, "device_sm_count", pts[0].plan.device_sms);
+    json_array(&w, "command");
+    for (char **c = args->command; *c; c++)
+        json_string(&w, NULL, *c);
+    json_close(&w);
+    json_array(&w, "runs");
     for (unsigned i = 0; i < n; i++) {
-        printf("%s{\"request\":", i ? "," : "");
-        greenctx_json_string(stdout, pts[i].request);
-        printf(",\"sm_count\":%u,\"wall_ms\":%.3f,\"speedup\":%.4f,\"efficiency_per_sm\":%.4f,"
-               "\"exit_status\":%d}",
-               pts[i].plan.sm_count, pts[i].wall_ms, pts[i].speedup, pts[i].efficiency,
-               pts[i].status);
+        json_object(&w, NULL);
+        json_string(&w, "request", pts[i].request);
+        json_uint(&w, "sm_count", pts[i].plan.sm_count);
+        json_fixed(&w, "wall_ms", pts[i].wall_ms, 3);
+        json_fixed(&w, "speedup", pts[i].speedup, 4);
+        json_fixed(&w, "efficiency_per_sm", pts[i].efficiency, 4);
+        json_int(&w, "exit_status", pts[i].status);
+        json_close(&w);
     }
-    printf("]}\n");
+    json_end(&w);
 }
 
 static void print_table(const run_args *args, const sweep_point *pts, unsigned n)
