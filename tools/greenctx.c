@@ -189,6 +189,11 @@ static int print_version(const greenctx_tool_options *opts)
  * is a failure, not a silent success. */
 static int finish_output(const greenctx_tool_options *opts, int rc)
 {
+    /* Some failures (deep in a benchmark) are told on stderr only: under --json stdout still
+     * gets a document that says the command failed. */
+    if (opts->json && rc != GREENCTX_EXIT_OK && json_documents_begun() == 0)
+        greenctx_json_error(opts->command, rc == GREENCTX_EXIT_USAGE ? "usage" : "failed",
+                            "the command failed; what went wrong is on stderr");
     if (fflush(stdout) == 0 && !ferror(stdout))
         return rc;
     int saved = errno;

@@ -107,8 +107,13 @@ static void open_container(json_writer *w, const char *key, char bracket)
     w->depth++;
 }
 
+static unsigned documents_begun;
+
+unsigned json_documents_begun(void) { return documents_begun; }
+
 void json_begin(json_writer *w, FILE *out, const char *schema)
 {
+    documents_begun++;
     memset(w, 0, sizeof *w);
     w->out = out;
     open_container(w, NULL, '{');

@@ -38,6 +38,9 @@ typedef struct json_writer {
 
 /* Opens a document (an object) with its greenctx_version and schema members. */
 void json_begin(json_writer *w, FILE *out, const char *schema);
+/* How many documents this process began: a command that failed under --json without one
+ * gets the tool's catch-all error document (tools/greenctx.c). */
+unsigned json_documents_begun(void);
 /* Closes every open container and the document, then a newline. */
 void json_end(json_writer *w);
 

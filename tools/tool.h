@@ -79,6 +79,10 @@ int greenctx_tool_error(const greenctx_tool_options *opts, int exit_code, const 
 #endif
     ;
 
+/* The error document on stdout: {"greenctx_version", "schema": "greenctx.error/1",
+ * "command": COMMAND or null, "error": {"status", "message"}}. */
+void greenctx_json_error(const char *command, const char *status, const char *message);
+
 /* Parses a whole decimal int in [min, max]; returns 0 on success, -1 otherwise. */
 int greenctx_parse_int(const char *text, int min, int max, int *value);
 

@@ -40,16 +40,20 @@ int greenctx_tool_error(const greenctx_tool_options *opts, int exit_code, const 
         message[json_utf8_prefix(message, sizeof message - 1)] = '\0';
     fprintf(stderr, "greenctx%s%s: %s\n", opts->command ? " " : "",
             opts->command ? opts->command : "", message);
-    if (opts->json) {
-        json_writer w;
-        json_begin(&w, stdout, "greenctx.error/1");
-        json_string(&w, "command", opts->command);
-        json_object(&w, "error");
-        json_string(&w, "status", status);
-        json_string(&w, "message", message);
-        json_end(&w);
-    }
+    if (opts->json)
+        greenctx_json_error(opts->command, status, message);
     return exit_code;
+}
+
+void greenctx_json_error(const char *command, const char *status, const char *message)
+{
+    json_writer w;
+    json_begin(&w, stdout, "greenctx.error/1");
+    json_string(&w, "command", command);
+    json_object(&w, "error");
+    json_string(&w, "status", status);
+    json_string(&w, "message", message);
+    json_end(&w);
 }
 
 int greenctx_tool_fail(const greenctx_tool_options *opts, gctx_status status)
