@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "chart_axis.h"
 #include "run_tool.h"
 
 #define SWEEP_MAX 32
@@ -135,21 +136,50 @@ static int write_svg(const run_args *args, const sweep_point *pts, unsigned n, u
     fprintf(f, "<path d=\"M%g %gV%gH%g\" stroke=\"black\" fill=\"none\"/>\n", x0, y0 - h, y0,
             x0 + w);
     fprintf(f, "<text x=\"%g\" y=\"%g\" text-anchor=\"middle\">SMs</text>\n", x0 + w / 2, y0 + 36);
-    fprintf(f, "<text x=\"%g\" y=\"%g\" text-anchor=\"end\">%.1fx</text>\n", x0 - 6, y0 - h + 4,
-            max_y);
+    /* Speed-up ticks at nice numbers up to the one at or above the largest. */
+    chart_ticks ticks;
+    chart_ticks_make(0, max_y, 6, &ticks);
+    max_y = chart_ticks_last(&ticks);
+    char label[32];
+    for (unsigned t = 0; t < ticks.count; t++) {
+        double v = chart_tick(&ticks, t), y = y0 - h * v / max_y;
+        chart_tick_label(&ticks, v, label, sizeof label);
+        fprintf(f, "<line x1=\"%g\" y1=\"%.1f\" x2=\"%g\" y2=\"%.1f\" stroke=\"#eee\"/>\n"
+                   "<text x=\"%g\" y=\"%.1f\" text-anchor=\"end\">%sx</text>\n",
+                x0, y, x0 + w, y, x0 - 6, y + 4, label);
+    }
+    /* The sizes by SM count (they come in the user's order), for the lines and the labels. */
+    unsigned order[SWEEP_MAX];
+    for (unsigned i = 0; i < n; i++) {
+        unsigned j = i;
+        for (; j > 0 && pts[order[j - 1]].plan.sm_count > pts[i].plan.sm_count; j--)
+            order[j] = order[j - 1];
+        order[j] = i;
+    }
     const char *series[] = {"stroke=\"#888\" stroke-dasharray=\"4 3\"", "stroke=\"#2a7\""};
     for (int s = 0; s < 2; s++) {
         fprintf(f, "<polyline fill=\"none\" stroke-width=\"2\" %s points=\"", series[s]);
-        for (unsigned i = 0; i < n; i++) {
-            double ideal = (double)pts[i].plan.sm_count / pts[smallest].plan.sm_count;
-            fprintf(f, "%.1f,%.1f ", x0 + w * pts[i].plan.sm_count / max_x,
-                    y0 - h * (s ? pts[i].speedup : ideal) / max_y);
+        for (unsigned k = 0; k < n; k++) {
+            const sweep_point *p = &pts[order[k]];
+            double ideal = (double)p->plan.sm_count / pts[smallest].plan.sm_count;
+            fprintf(f, "%.1f,%.1f ", x0 + w * p->plan.sm_count / max_x,
+                    y0 - h * (s ? p->speedup : ideal) / max_y);
         }
         fputs("\"/>\n", f);
     }
+    /* Each size's SM count under it, where the labels don't collide (the largest always). */
+    double at[SWEEP_MAX], width[SWEEP_MAX];
+    int keep[SWEEP_MAX];
+    for (unsigned i = 0; i < n; i++) {
+        snprintf(label, sizeof label, "%u", pts[order[i]].plan.sm_count);
+        at[i] = x0 + w * pts[order[i]].plan.sm_count / max_x;
+        width[i] = chart_text_width(label, 12);
+    }
+    chart_spaced_labels(at, width, n, 4, keep);
     for (unsigned i = 0; i < n; i++)
-        fprintf(f, "<text x=\"%.1f\" y=\"%g\" text-anchor=\"middle\">%u</text>\n",
-                x0 + w * pts[i].plan.sm_count / max_x, y0 + 16, pts[i].plan.sm_count);
+        if (keep[i])
+            fprintf(f, "<text x=\"%.1f\" y=\"%g\" text-anchor=\"middle\">%u</text>\n", at[i],
+                    y0 + 16, pts[order[i]].plan.sm_count);
     fputs("</svg>\n", f);
     return fclose(f) == 0 ? 0 : -1;
 }
