@@ -1,5 +1,6 @@
 #!/bin/sh
-# sweep_chart_test.sh TOOL PROBE: `greenctx run --sweep --svg` on the simulated H200 draws
+# sweep_chart_test.sh CASE TOOL PROBE: `greenctx run --sweep --svg` on the simulated H200
+# shows [k/N] progress with the time left, and draws
 # speed-up ticks at nice numbers (every one labelled, not only the top), its lines in SM
 # order whatever order the sizes came in, and SM labels that never collide (132 kept, 128
 # beside it dropped).
@@ -10,6 +11,10 @@ trap 'rm -f "$out" "$err" "$svg"' EXIT
 [ -r "${GREENCTX_SIM_LIBRARY:-}" ] || { echo "needs the simulated driver"; exit 77; }
 command -v python3 >/dev/null 2>&1 || { echo "python3 is not installed"; exit 77; }
 run 0 --sim h200 run --sweep 128,all,8,16 --svg "$svg" -- "$probe" noop
+# Its progress, run by run, with the time left after the first.
+has "$err" "greenctx run --sweep [1/4] $probe on 128 of 132 SMs"
+grep -q "^greenctx run --sweep \[4/4\] $probe on 16 of 132 SMs (about [0-9]* s left)\$" "$err" ||
+    fail "the last run's progress line has no [4/4] or no estimate"
 python3 - "$svg" <<'PY' || fail "the sweep chart's axes do not read well"
 import re, sys
 svg = open(sys.argv[1]).read()

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_progress.h"
 #include "chart_axis.h"
 #include "run_tool.h"
 
@@ -214,9 +215,11 @@ int run_sweep(run_args *args)
         return GREENCTX_EXIT_USAGE;
     unsigned smallest = 0;
     int failed = 0;
+    bench_progress progress;
+    bench_progress_begin(&progress, "greenctx run --sweep", n);
     for (unsigned i = 0; i < n; i++) {
-        fprintf(stderr, "greenctx run: %s on %u of %u SMs\n", args->command[0],
-                pts[i].plan.sm_count, pts[i].plan.device_sms);
+        bench_progress_step(&progress, "%s on %u of %u SMs", args->command[0],
+                            pts[i].plan.sm_count, pts[i].plan.device_sms);
         if (run_once(args, &pts[i]) != 0)
             return GREENCTX_EXIT_FAILED;
         failed |= pts[i].status != 0;
