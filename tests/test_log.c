@@ -56,13 +56,19 @@ static void split_and_contexts_twice(void)
     gctx_partition_release(device);
 }
 
+/* What split_and_contexts_twice wrote on stderr. */
+static const char *log_of_split_and_contexts(void)
+{
+    capture_begin();
+    split_and_contexts_twice();
+    return capture_end();
+}
+
 GT_TEST(info_shows_the_plan_path_and_the_cache)
 {
     gt_require_sim(13000, "h200");
     GT_CHECK();
-    capture_begin();
-    split_and_contexts_twice();
-    const char *log = capture_end();
+    const char *log = log_of_split_and_contexts();
     GT_CHECK();
     GT_ASSERT_CONTAINS(log, "info: driver 13.0 loaded from ");
     GT_ASSERT_CONTAINS(log, "info: plan: 132 SMs of device 0 -> 24 + 108, remainder 0, on the "
@@ -97,9 +103,7 @@ GT_TEST(debug_shows_the_driver_calls)
 {
     gt_require_sim(13000, "h200");
     GT_CHECK();
-    capture_begin();
-    split_and_contexts_twice();
-    const char *log = capture_end();
+    const char *log = log_of_split_and_contexts();
     GT_CHECK();
     GT_ASSERT_CONTAINS(log, "debug: cuDevSmResourceSplitByCount(minCount 24, flags 0) of 132 SMs "
                             "-> CUDA_SUCCESS: 5 granules");
@@ -112,9 +116,7 @@ GT_TEST(off_prints_nothing)
 {
     gt_require_sim(0, "h200");
     GT_CHECK();
-    capture_begin();
-    split_and_contexts_twice();
-    const char *log = capture_end();
+    const char *log = log_of_split_and_contexts();
     GT_CHECK();
     GT_ASSERT_STR_EQ(log, "");
 }
