@@ -22,6 +22,11 @@ find_package)
         [ -f "$prefix/$f" ] || fail "$f is not installed"
     done
     grep -q "Apache License" "$prefix/share/doc/greenctx/LICENSE" || fail "LICENSE is not Apache-2.0"
+    # Every installed artefact a user reads names the licence.
+    for f in include/greenctx.h include/greenctx.hpp include/greenctx_sim.h \
+             share/man/man1/greenctx.1 "${libdir#$prefix/}/cmake/greenctx/greenctxConfig.cmake"; do
+        grep -q "SPDX-License-Identifier: Apache-2.0" "$prefix/$f" || fail "$f names no licence"
+    done
     [ -f "$libdir/libgreenctx.so.$version" ] || fail "no $libdir/libgreenctx.so.$version"
     [ -L "$libdir/libgreenctx.so.$minor" ] || fail "no SONAME link libgreenctx.so.$minor"
     if command -v readelf >/dev/null 2>&1; then
