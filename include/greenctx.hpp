@@ -187,7 +187,8 @@ inline int driver_version()
 struct split_result;
 struct split_plan;
 
-class partition : public detail::owner<partition, gctx_partition, gctx_partition_retain, gctx_partition_release> {
+class partition
+    : public detail::owner<partition, gctx_partition, gctx_partition_retain, gctx_partition_release> {
 public:
     partition() noexcept = default;
 
@@ -195,7 +196,8 @@ public:
     {
         gctx_partition *p = nullptr;
         gctx_status s = gctx_partition_from_device(device, &p);
-        return s == GCTX_SUCCESS ? result<partition>(adopt_reference(p)) : result<partition>::failed(s);
+        return s == GCTX_SUCCESS ? result<partition>(adopt_reference(p))
+                                 : result<partition>::failed(s);
     }
     static partition from_device(int device) { return try_from_device(device).value(); }
 
@@ -276,14 +278,16 @@ inline result<split_plan> partition::try_plan(const std::vector<gctx_group> &gro
                                         &options, &out.plan, out.groups.data());
     return s == GCTX_SUCCESS ? result<split_plan>(std::move(out)) : result<split_plan>::failed(s);
 }
-inline split_plan partition::plan(const std::vector<gctx_group> &groups, gctx_rounding rounding) const
+inline split_plan partition::plan(const std::vector<gctx_group> &groups,
+                                  gctx_rounding rounding) const
 {
     return try_plan(groups, rounding).value();
 }
 
 class event;
 
-class context : public detail::owner<context, gctx_context, gctx_context_retain, gctx_context_release> {
+class context
+    : public detail::owner<context, gctx_context, gctx_context_retain, gctx_context_release> {
 public:
     context() noexcept = default;
 
@@ -360,7 +364,8 @@ public:
     inline void wait(const event &e);
 };
 
-class stream : public detail::owner<stream, gctx_stream, gctx_stream_retain, gctx_stream_release> {
+class stream
+    : public detail::owner<stream, gctx_stream, gctx_stream_retain, gctx_stream_release> {
 public:
     stream() noexcept = default;
 
@@ -375,7 +380,8 @@ public:
         options.priority = priority;
         gctx_stream *s = nullptr;
         gctx_status status = gctx_stream_create(on.get(), &options, &s);
-        return status == GCTX_SUCCESS ? result<stream>(adopt_reference(s)) : result<stream>::failed(status);
+        return status == GCTX_SUCCESS ? result<stream>(adopt_reference(s))
+                                      : result<stream>::failed(status);
     }
     /* Someone else's stream of a green context, not owned (gctx_stream_adopt). */
     static stream adopt(CUstream raw)
@@ -414,7 +420,8 @@ public:
     }
 };
 
-class event : public detail::owner<event, gctx_event, gctx_event_retain, gctx_event_release> {
+class event
+    : public detail::owner<event, gctx_event, gctx_event_retain, gctx_event_release> {
 public:
     event() noexcept = default;
     /* An event of the context's device (ordering only, no timing). */
@@ -442,7 +449,8 @@ struct layout_part {
     greenctx::stream stream;
 };
 
-class layouts : public detail::owner<layouts, gctx_layouts, gctx_layouts_retain, gctx_layouts_release> {
+class layouts
+    : public detail::owner<layouts, gctx_layouts, gctx_layouts_retain, gctx_layouts_release> {
 public:
     layouts() noexcept = default;
     /* rows[l] is layout l's SM counts (all rows the same length; a last 0 takes the rest). */
@@ -499,7 +507,8 @@ private:
 };
 
 /* SMs of a device held by this process against other tenants (gctx_claim_*). */
-class claim : public detail::owner<claim, gctx_claim, gctx_claim_retain, gctx_claim_release> {
+class claim
+    : public detail::owner<claim, gctx_claim, gctx_claim_retain, gctx_claim_release> {
 public:
     claim() noexcept = default;
 

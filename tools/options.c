@@ -8,7 +8,14 @@
 #include "options.h"
 
 /* The shared options, after the command as before it (-d and -j are the short forms). */
-enum { SHARED_SIM, SHARED_DEVICE, SHARED_JSON, SHARED_VERBOSE, SHARED_DEVICE_SHORT, SHARED_JSON_SHORT };
+enum {
+    SHARED_SIM,
+    SHARED_DEVICE,
+    SHARED_JSON,
+    SHARED_VERBOSE,
+    SHARED_DEVICE_SHORT,
+    SHARED_JSON_SHORT
+};
 static const greenctx_option shared[] = {
     {"--sim", "MODEL[,MODEL...][@DRIVER], e.g. h200@13000"},
     {"--device", "a device number (0, 1, ...)"},
