@@ -97,6 +97,6 @@ double bench_median(double *values, size_t n);
 /* a / b, or 0 when b is 0 (a missing reference prints as "-"). */
 double bench_ratio(double a, double b);
 /* Writes "name":{"n":..,"min":..,...} (values as given, no unit conversion). */
-void bench_json_summary(const char *name, const bench_summary *s);
+void bench_json_summary(json_writer *w, const char *name, const bench_summary *s);
 
 #endif

@@ -54,7 +54,7 @@ unsigned iso_hog_sms(const iso_result *res, iso_arm arm, unsigned device_sms);
 int bench_isolation_run(const bench_env *env, unsigned victim_sms, iso_result *res);
 /* bench_isolation_report.c */
 void bench_isolation_print(const bench_env *env, const iso_result *res);
-void bench_isolation_json(const bench_env *env, const iso_result *res);
+void bench_isolation_json(json_writer *w, const bench_env *env, const iso_result *res);
 void bench_isolation_chart(const iso_result *res, bench_chart *chart);
 
 #endif

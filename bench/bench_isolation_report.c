@@ -91,25 +91,29 @@ void bench_isolation_print(const bench_env *env, const iso_result *res)
            "bandwidth does not\n");
 }
 
-void bench_isolation_json(const bench_env *env, const iso_result *res)
+void bench_isolation_json(json_writer *w, const bench_env *env, const iso_result *res)
 {
-    printf("{\"victim_sms\":%u,\"hog_sms\":%u,\"reps\":%u,\"warmups\":%u,\"victims\":{",
-           res->victim_sms, res->hog_sms, res->reps, res->warmups);
-    for (int v = 0; v < ISO_NB_VICTIMS; v++) {
-        printf("%s\"%s\":", v ? "," : "", iso_victim_name(v));
-        greenctx_json_string(stdout, res->victim_text[v]);
-    }
-    printf("},\"hogs\":{");
+    json_object(w, NULL);
+    json_uint(w, "victim_sms", res->victim_sms);
+    json_uint(w, "hog_sms", res->hog_sms);
+    json_uint(w, "reps", res->reps);
+    json_uint(w, "warmups", res->warmups);
+    json_object(w, "victims");
+    for (int v = 0; v < ISO_NB_VICTIMS; v++)
+        json_string(w, iso_victim_name(v), res->victim_text[v]);
+    json_close(w);
+    json_object(w, "hogs");
     for (int h = 0; h < BENCH_NB_HOGS; h++) {
-        printf("%s\"%s\":{\"text\":", h ? "," : "", bench_hog_name(h));
-        greenctx_json_string(stdout, res->hog_text[h]);
-        printf(",\"unit\":%.6g,\"unit_kind\":\"%s\",\"alone_full_units_per_s\":%.4f,"
-               "\"alone_partition_units_per_s\":%.4f}",
-               res->hog_unit[h], h == BENCH_HOG_FMA ? "flop" : "bytes", res->hog_alone_full[h],
-               res->hog_alone_part[h]);
+        json_object(w, bench_hog_name(h));
+        json_string(w, "text", res->hog_text[h]);
+        json_fixed(w, "unit", res->hog_unit[h], 0);
+        json_string(w, "unit_kind", h == BENCH_HOG_FMA ? "flop" : "bytes");
+        json_fixed(w, "alone_full_units_per_s", res->hog_alone_full[h], 4);
+        json_fixed(w, "alone_partition_units_per_s", res->hog_alone_part[h], 4);
+        json_close(w);
     }
-    printf("},\"cells\":[");
-    int first = 1;
+    json_close(w);
+    json_array(w, "cells");
     for (int hog = -1; hog < BENCH_NB_HOGS; hog++)
         for (int arm = 0; arm < ISO_NB_ARMS; arm++)
             for (int v = 0; v < ISO_NB_VICTIMS; v++) {
@@ -118,34 +122,38 @@ void bench_isolation_json(const bench_env *env, const iso_result *res)
                 const iso_cell *c = cell_of(res, hog, arm, v);
                 if (!c->valid)
                     continue;
-                printf("%s{\"arm\":\"%s\",\"hog\":", first ? "" : ",", iso_arm_name(arm));
-                greenctx_json_string(stdout, hog < 0 ? NULL : bench_hog_name(hog));
-                printf(",\"victim\":\"%s\",", iso_victim_name(v));
-                bench_json_summary("latency_us", &c->latency_us);
-                printf(",");
-                bench_json_summary("start_delay_us", &c->start_us);
-                printf(",\"clock_drift_us\":%.3f,\"p99_vs_alone_full\":%.4f,"
-                       "\"p99_vs_alone_partition\":%.4f}",
-                       c->drift_us, p99_vs(res, c, ISO_ALONE_FULL, v),
-                       p99_vs(res, c, ISO_ALONE_PART, v));
-                first = 0;
+                json_object(w, NULL);
+                json_string(w, "arm", iso_arm_name(arm));
+                json_string(w, "hog", hog < 0 ? NULL : bench_hog_name(hog));
+                json_string(w, "victim", iso_victim_name(v));
+                bench_json_summary(w, "latency_us", &c->latency_us);
+                bench_json_summary(w, "start_delay_us", &c->start_us);
+                json_fixed(w, "clock_drift_us", c->drift_us, 3);
+                json_fixed(w, "p99_vs_alone_full", p99_vs(res, c, ISO_ALONE_FULL, v), 4);
+                json_fixed(w, "p99_vs_alone_partition", p99_vs(res, c, ISO_ALONE_PART, v), 4);
+                json_close(w);
             }
-    printf("],\"hog_throughput\":[");
-    first = 1;
+    json_close(w);
+    json_array(w, "hog_throughput");
     for (int h = 0; h < BENCH_NB_HOGS; h++)
         for (int arm = 0; arm < ISO_NB_ARMS; arm++) {
             if (!iso_arm_has_hog(arm))
                 continue;
             unsigned sms = iso_hog_sms(res, arm, env->sm_count);
             double rate = res->hog_rate[h][arm];
-            printf("%s{\"hog\":\"%s\",\"arm\":\"%s\",\"hog_sms\":%u,\"units_per_s\":%.4f,"
-                   "\"vs_alone_full\":%.4f,\"expected_share\":%.4f,\"vs_alone_partition\":%.4f}",
-                   first ? "" : ",", bench_hog_name(h), iso_arm_name(arm), sms, rate,
-                   bench_ratio(rate, res->hog_alone_full[h]), (double)sms / env->sm_count,
-                   sms == res->hog_sms ? bench_ratio(rate, res->hog_alone_part[h]) : 0.0);
-            first = 0;
+            json_object(w, NULL);
+            json_string(w, "hog", bench_hog_name(h));
+            json_string(w, "arm", iso_arm_name(arm));
+            json_uint(w, "hog_sms", sms);
+            json_fixed(w, "units_per_s", rate, 4);
+            json_fixed(w, "vs_alone_full", bench_ratio(rate, res->hog_alone_full[h]), 4);
+            json_fixed(w, "expected_share", (double)sms / env->sm_count, 4);
+            json_fixed(w, "vs_alone_partition",
+                       sms == res->hog_sms ? bench_ratio(rate, res->hog_alone_part[h]) : 0.0, 4);
+            json_close(w);
         }
-    printf("]}");
+    json_close(w);
+    json_close(w);
 }
 
 void bench_isolation_chart(const iso_result *res, bench_chart *chart)

@@ -430,34 +430,38 @@ void bench_overhead_print(const ov_result *res)
     cache_rows_print(&res->repartitioning);
 }
 
-void bench_overhead_json(const ov_result *res)
+void bench_overhead_json(json_writer *w, const ov_result *res)
 {
-    printf("{\"reps\":%u,\"warmups\":%u,\"launches\":%u,\"rounds\":%u,\"victim_sms\":%u,"
-           "\"other_sms\":%u,\"alt_sms\":%u,\"alt_other_sms\":%u,\"simulated\":%s,\"split\":",
-           res->reps, res->warmups, res->launches, res->rounds, res->victim_sms, res->other_sms,
-           res->alt_sms, res->alt_other_sms, res->simulated ? "true" : "false");
-    greenctx_json_string(stdout, res->split_text);
-    printf(",\"ops\":[");
+    json_object(w, "overhead");
+    json_uint(w, "reps", res->reps);
+    json_uint(w, "warmups", res->warmups);
+    json_uint(w, "launches", res->launches);
+    json_uint(w, "rounds", res->rounds);
+    json_uint(w, "victim_sms", res->victim_sms);
+    json_uint(w, "other_sms", res->other_sms);
+    json_uint(w, "alt_sms", res->alt_sms);
+    json_uint(w, "alt_other_sms", res->alt_other_sms);
+    json_bool(w, "simulated", res->simulated);
+    json_string(w, "split", res->split_text);
+    json_array(w, "ops");
     for (int op = 0; op < OV_NB_OPS; op++) {
         const ov_row *r = &res->rows[op];
         int launch = op >= OV_LAUNCH_SUBMIT;
-        printf("%s{\"op\":\"%s\",\"valid\":%s", op ? "," : "", ov_op_name(op),
-               r->valid ? "true" : "false");
+        json_object(w, NULL);
+        json_string(w, "op", ov_op_name(op));
+        json_bool(w, "valid", r->valid);
         if (r->valid) {
-            printf(",");
-            bench_json_summary(launch ? "green_stream_us" : "greenctx_us", &r->a);
+            bench_json_summary(w, launch ? "green_stream_us" : "greenctx_us", &r->a);
             if (r->b_valid) {
-                printf(",");
-                bench_json_summary(launch ? "ordinary_stream_us" : "raw_driver_us", &r->b);
-                printf(",\"ratio_p50\":%.4f", bench_ratio(r->a.p50, r->b.p50));
+                bench_json_summary(w, launch ? "ordinary_stream_us" : "raw_driver_us", &r->b);
+                json_fixed(w, "ratio_p50", bench_ratio(r->a.p50, r->b.p50), 4);
             }
         } else {
-            printf(",\"note\":");
-            greenctx_json_string(stdout, r->note);
+            json_string(w, "note", r->note);
         }
-        printf("}");
+        json_close(w);
     }
-    printf("]");
-    cache_rows_json(&res->repartitioning);
-    printf("}");
+    json_close(w);
+    cache_rows_json(w, &res->repartitioning);
+    json_close(w);
 }

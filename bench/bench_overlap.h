@@ -85,7 +85,8 @@ int bench_overlap_run(const bench_env env[OLAP_GPUS], const olap_libs *libs,
 /* Picks best_step and best_p99 of every size. */
 void bench_overlap_advise(olap_result *res);
 void bench_overlap_print(const olap_result *res);
-void bench_overlap_json(const olap_result *res);
+/* The "overlap" member of the bench overlap document. */
+void bench_overlap_json(json_writer *w, const olap_result *res);
 void bench_overlap_chart(const bench_env *env, const olap_result *res, bench_chart *chart);
 /* The line a user copies into a program for an arm: the split, NCCL's config, cuBLAS. */
 void bench_overlap_advice_line(const olap_arm *arm, char *buf, size_t size);

@@ -129,78 +129,99 @@ void bench_overlap_print(const olap_result *res)
 
 /* ---- JSON ------------------------------------------------------------------------------ */
 
-static void json_pick(const olap_size_result *sr, int index)
+static void json_pick(json_writer *w, const char *key, const olap_size_result *sr, int index)
 {
     if (index < 0) {
-        printf("null");
+        json_null(w, key);
         return;
     }
     const olap_arm *arm = &sr->arms[index];
     char line[512];
     bench_overlap_advice_line(arm, line, sizeof line);
-    printf("{\"arm\":%d,\"label\":", index);
-    greenctx_json_string(stdout, arm->label);
-    printf(",\"step_ms\":%.4f,\"speedup_over_ordinary\":%.4f,\"allreduce_p99_us\":%.3f,\"line\":",
-           arm->step_ms, bench_ratio(sr->arms[0].step_ms, arm->step_ms), arm->ar_us.p99);
-    greenctx_json_string(stdout, line);
-    printf("}");
+    json_object(w, key);
+    json_int(w, "arm", index);
+    json_string(w, "label", arm->label);
+    json_fixed(w, "step_ms", arm->step_ms, 4);
+    json_fixed(w, "speedup_over_ordinary", bench_ratio(sr->arms[0].step_ms, arm->step_ms), 4);
+    json_fixed(w, "allreduce_p99_us", arm->ar_us.p99, 3);
+    json_string(w, "line", line);
+    json_close(w);
 }
 
-static void json_arm(const olap_result *res, const olap_arm *arm)
+static void json_arm(json_writer *w, const olap_result *res, const olap_arm *arm)
 {
-    printf("{\"label\":");
-    greenctx_json_string(stdout, arm->label);
-    printf(",\"kind\":\"%s\",\"comm_sms\":%u,\"compute_sms\":%u,\"max_ctas\":%u,\"sm_target\":%u,"
-           "\"measured\":%s,",
-           kind_name(arm->kind), arm->comm_sms, arm->compute_sms, arm->max_ctas, arm->sm_target,
-           arm->measured ? "true" : "false");
-    bench_json_summary("allreduce_us", &arm->ar_us);
-    printf(",");
-    bench_json_summary("allreduce_alone_us", &arm->ar_alone_us);
-    printf(",\"p99_vs_alone\":%.4f,\"p50_vs_alone\":%.4f,\"gemm_tflops\":%.3f,"
-           "\"gemm_alone_tflops\":%.3f,\"gemm_vs_alone\":%.4f,\"gemm_vs_whole\":%.4f,"
-           "\"step_ms\":%.4f,\"step_min_ms\":%.4f,\"step_max_ms\":%.4f}",
-           bench_ratio(arm->ar_us.p99, arm->ar_alone_us.p99),
-           bench_ratio(arm->ar_us.p50, arm->ar_alone_us.p50), arm->gemm_tflops,
-           arm->gemm_alone_tflops, bench_ratio(arm->gemm_tflops, arm->gemm_alone_tflops),
-           bench_ratio(arm->gemm_tflops, res->gemm_whole_tflops), arm->step_ms, arm->step_min_ms,
-           arm->step_max_ms);
+    json_object(w, NULL);
+    json_string(w, "label", arm->label);
+    json_string(w, "kind", kind_name(arm->kind));
+    json_uint(w, "comm_sms", arm->comm_sms);
+    json_uint(w, "compute_sms", arm->compute_sms);
+    json_uint(w, "max_ctas", arm->max_ctas);
+    json_uint(w, "sm_target", arm->sm_target);
+    json_bool(w, "measured", arm->measured);
+    bench_json_summary(w, "allreduce_us", &arm->ar_us);
+    bench_json_summary(w, "allreduce_alone_us", &arm->ar_alone_us);
+    json_fixed(w, "p99_vs_alone", bench_ratio(arm->ar_us.p99, arm->ar_alone_us.p99), 4);
+    json_fixed(w, "p50_vs_alone", bench_ratio(arm->ar_us.p50, arm->ar_alone_us.p50), 4);
+    json_fixed(w, "gemm_tflops", arm->gemm_tflops, 3);
+    json_fixed(w, "gemm_alone_tflops", arm->gemm_alone_tflops, 3);
+    json_fixed(w, "gemm_vs_alone", bench_ratio(arm->gemm_tflops, arm->gemm_alone_tflops), 4);
+    json_fixed(w, "gemm_vs_whole", bench_ratio(arm->gemm_tflops, res->gemm_whole_tflops), 4);
+    json_fixed(w, "step_ms", arm->step_ms, 4);
+    json_fixed(w, "step_min_ms", arm->step_min_ms, 4);
+    json_fixed(w, "step_max_ms", arm->step_max_ms, 4);
+    json_close(w);
 }
 
-void bench_overlap_json(const olap_result *res)
+void bench_overlap_json(json_writer *w, const olap_result *res)
 {
-    printf("{\"nccl_version\":%d,\"nccl_library\":", res->nccl_version);
-    greenctx_json_string(stdout, res->nccl_path);
-    printf(",\"cublas_version\":%d,\"cublas_library\":", res->cublas_version);
-    greenctx_json_string(stdout, res->cublas_path);
-    printf(",\"nccl_nvls_enable\":\"0\",\"init_changed_context\":%s,\"gpus\":[",
-           res->init_changed_context ? "true" : "false");
+    json_object(w, "overlap");
+    json_int(w, "nccl_version", res->nccl_version);
+    json_string(w, "nccl_library", res->nccl_path);
+    json_int(w, "cublas_version", res->cublas_version);
+    json_string(w, "cublas_library", res->cublas_path);
+    json_string(w, "nccl_nvls_enable", "0");
+    json_bool(w, "init_changed_context", res->init_changed_context);
+    json_array(w, "gpus");
     for (unsigned i = 0; i < OLAP_GPUS; i++) {
-        printf(i ? ",{\"name\":" : "{\"name\":");
-        greenctx_json_string(stdout, res->gpu_name[i]);
-        printf(",\"sm_count\":%u}", res->sm_count[i]);
+        json_object(w, NULL);
+        json_string(w, "name", res->gpu_name[i]);
+        json_uint(w, "sm_count", res->sm_count[i]);
+        json_close(w);
     }
-    printf("],\"gemm\":{\"m\":%u,\"n\":%u,\"k\":%u,\"inputs\":\"bf16\",\"output\":\"bf16\","
-           "\"compute\":\"fp32\",\"whole_tflops\":%.3f},\"gemm_keep\":%.2f,\"seconds\":%.1f,"
-           "\"sizes\":[",
-           res->m, res->n, res->k, res->gemm_whole_tflops, OLAP_GEMM_KEEP, res->seconds);
+    json_close(w);
+    json_object(w, "gemm");
+    json_uint(w, "m", res->m);
+    json_uint(w, "n", res->n);
+    json_uint(w, "k", res->k);
+    json_string(w, "inputs", "bf16");
+    json_string(w, "output", "bf16");
+    json_string(w, "compute", "fp32");
+    json_fixed(w, "whole_tflops", res->gemm_whole_tflops, 3);
+    json_close(w);
+    json_fixed(w, "gemm_keep", OLAP_GEMM_KEEP, 2);
+    json_fixed(w, "seconds", res->seconds, 1);
+    json_array(w, "sizes");
     for (unsigned s = 0; s < res->nb_sizes; s++) {
         const olap_size_result *sr = &res->sizes[s];
-        printf("%s{\"bytes\":%zu,\"reps\":%u,\"steps\":%u,\"mix\":{\"gemms\":%u,"
-               "\"allreduces\":%u},\"allreduce_whole_us\":%.3f,\"arms\":[",
-               s ? "," : "", sr->bytes, sr->reps, sr->steps, sr->mix_gemms, sr->mix_allreduces,
-               sr->ar_whole_us);
-        for (unsigned a = 0; a < sr->nb_arms; a++) {
-            printf(a ? "," : "");
-            json_arm(res, &sr->arms[a]);
-        }
-        printf("],\"shortest_step\":");
-        json_pick(sr, sr->best_step);
-        printf(",\"shortest_p99_keeping_gemm\":");
-        json_pick(sr, sr->best_p99);
-        printf("}");
+        json_object(w, NULL);
+        json_uint(w, "bytes", sr->bytes);
+        json_uint(w, "reps", sr->reps);
+        json_uint(w, "steps", sr->steps);
+        json_object(w, "mix");
+        json_uint(w, "gemms", sr->mix_gemms);
+        json_uint(w, "allreduces", sr->mix_allreduces);
+        json_close(w);
+        json_fixed(w, "allreduce_whole_us", sr->ar_whole_us, 3);
+        json_array(w, "arms");
+        for (unsigned a = 0; a < sr->nb_arms; a++)
+            json_arm(w, res, &sr->arms[a]);
+        json_close(w);
+        json_pick(w, "shortest_step", sr, sr->best_step);
+        json_pick(w, "shortest_p99_keeping_gemm", sr, sr->best_p99);
+        json_close(w);
     }
-    printf("]}");
+    json_close(w);
+    json_close(w);
 }
 
 /* ---- the chart ------------------------------------------------------------------------- */

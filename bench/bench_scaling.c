@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_progress.h"
 #include "bench_lane.h"
 #include "bench_scaling.h"
 
@@ -31,6 +32,7 @@ typedef struct scaling_run {
     gcu_deviceptr fma_out, src, dst;
     unsigned long long copy_bytes;
     double *times;
+    bench_progress progress; /* one step per size */
 } scaling_run;
 
 /* Median of reps launches of one kind on the lane (fma: kind 0, copy: kind 1). */
@@ -100,7 +102,7 @@ static int run_point(scaling_run *run, unsigned k, scaling_point *pt)
     memset(pt, 0, sizeof *pt);
     pt->sms = k;
     pt->whole_gpu = k == env->sm_count;
-    fprintf(stderr, "greenctx bench: scaling, %u SMs\n", k);
+    bench_progress_step(&run->progress, "%u SMs", k);
     if (!pt->whole_gpu && partition_of(env, k, &part, &pt->fine_granules)) {
         snprintf(pt->note, sizeof pt->note, "skipped: %s", gctx_last_error());
         return 0;
@@ -139,7 +141,8 @@ int bench_scaling_run(const bench_env *env, scaling_result *res)
 {
     memset(res, 0, sizeof *res);
     res->reps = env->opt.reps ? env->opt.reps : env->opt.quick ? SCALING_QUICK_REPS : SCALING_REPS;
-    scaling_run run = {env, res, 0, 0, 0, env->opt.quick ? QUICK_COPY_BYTES : COPY_BYTES, NULL};
+    scaling_run run = {env, res, 0, 0, 0, env->opt.quick ? QUICK_COPY_BYTES : COPY_BYTES, NULL,
+                       {NULL, 0, 0, 0}};
     snprintf(res->fma_text, sizeof res->fma_text,
              "fma: k x %u blocks x %u threads (every SM full, one wave), %u FMA steps x 4 "
              "chains per thread",
@@ -150,6 +153,10 @@ int bench_scaling_run(const bench_env *env, scaling_result *res)
              run.copy_bytes >> 20, BENCH_FULL_BLOCKS_SM, BENCH_BLOCK);
     run.times = calloc(res->reps, sizeof *run.times);
     int rc = run.times ? open_buffers(&run) : -1;
+    unsigned points = 1;
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        points += sizes[i] < env->sm_count;
+    bench_progress_begin(&run.progress, "greenctx bench: scaling", points);
     /* The whole GPU first: every other point is measured against it. */
     if (!rc)
         rc = run_point(&run, env->sm_count, &res->points[res->nb_points++]);
@@ -199,30 +206,35 @@ void bench_scaling_print(const scaling_result *res)
            "'green (2)': 2-SM units, co-scheduling given up\n");
 }
 
-void bench_scaling_json(const scaling_result *res)
+void bench_scaling_json(json_writer *w, const scaling_result *res)
 {
-    printf("{\"reps\":%u,\"fma\":", res->reps);
-    greenctx_json_string(stdout, res->fma_text);
-    printf(",\"copy\":");
-    greenctx_json_string(stdout, res->copy_text);
-    printf(",\"points\":[");
+    json_object(w, "scaling");
+    json_uint(w, "reps", res->reps);
+    json_string(w, "fma", res->fma_text);
+    json_string(w, "copy", res->copy_text);
+    json_array(w, "points");
     for (unsigned i = 0; i < res->nb_points; i++) {
         const scaling_point *p = point_at(res, i);
-        printf("%s{\"sms\":%u,\"whole_gpu\":%s,\"fine_granules\":%s,\"valid\":%s", i ? "," : "",
-               p->sms, p->whole_gpu ? "true" : "false", p->fine_granules ? "true" : "false",
-               p->valid ? "true" : "false");
-        if (p->valid)
-            printf(",\"fma_ms\":%.5f,\"fma_tflops\":%.4f,\"fma_gflops_per_sm\":%.4f,"
-                   "\"efficiency\":%.5f,\"copy_ms\":%.5f,\"copy_gbs\":%.3f,\"copy_vs_full\":%.5f",
-                   p->fma_ms, p->fma_tflops, p->fma_per_sm, p->efficiency, p->copy_ms,
-                   p->copy_gbs, p->copy_vs_full);
-        else {
-            printf(",\"note\":");
-            greenctx_json_string(stdout, p->note);
+        json_object(w, NULL);
+        json_uint(w, "sms", p->sms);
+        json_bool(w, "whole_gpu", p->whole_gpu);
+        json_bool(w, "fine_granules", p->fine_granules);
+        json_bool(w, "valid", p->valid);
+        if (p->valid) {
+            json_fixed(w, "fma_ms", p->fma_ms, 5);
+            json_fixed(w, "fma_tflops", p->fma_tflops, 4);
+            json_fixed(w, "fma_gflops_per_sm", p->fma_per_sm, 4);
+            json_fixed(w, "efficiency", p->efficiency, 5);
+            json_fixed(w, "copy_ms", p->copy_ms, 5);
+            json_fixed(w, "copy_gbs", p->copy_gbs, 3);
+            json_fixed(w, "copy_vs_full", p->copy_vs_full, 5);
+        } else {
+            json_string(w, "note", p->note);
         }
-        printf("}");
+        json_close(w);
     }
-    printf("]}");
+    json_close(w);
+    json_close(w);
 }
 
 void bench_scaling_chart(const bench_env *env, const scaling_result *res, bench_chart *chart)

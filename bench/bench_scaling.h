@@ -30,7 +30,8 @@ typedef struct scaling_result {
 
 int bench_scaling_run(const bench_env *env, scaling_result *res);
 void bench_scaling_print(const scaling_result *res);
-void bench_scaling_json(const scaling_result *res);
+/* The "scaling" member of the bench document. */
+void bench_scaling_json(json_writer *w, const scaling_result *res);
 void bench_scaling_chart(const bench_env *env, const scaling_result *res, bench_chart *chart);
 
 #endif

@@ -51,9 +51,15 @@ double bench_median(double *values, size_t n)
 
 double bench_ratio(double a, double b) { return b > 0 ? a / b : 0; }
 
-void bench_json_summary(const char *name, const bench_summary *s)
+void bench_json_summary(json_writer *w, const char *name, const bench_summary *s)
 {
-    printf("\"%s\":{\"n\":%zu,\"min\":%.4f,\"p50\":%.4f,\"p99\":%.4f,\"p999\":%.4f,"
-           "\"max\":%.4f,\"mean\":%.4f}",
-           name, s->n, s->min, s->p50, s->p99, s->p999, s->max, s->mean);
+    json_object(w, name);
+    json_uint(w, "n", s->n);
+    json_fixed(w, "min", s->min, 4);
+    json_fixed(w, "p50", s->p50, 4);
+    json_fixed(w, "p99", s->p99, 4);
+    json_fixed(w, "p999", s->p999, 4);
+    json_fixed(w, "max", s->max, 4);
+    json_fixed(w, "mean", s->mean, 4);
+    json_close(w);
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "bench_chart.h"
+#include "chart_axis.h"
 
 #define W 960
 #define LABEL_W 250
@@ -12,6 +13,8 @@
 #define ROW_H 18
 #define CURVE_W 400
 #define CURVE_H 220
+#define CHART_Y_TITLE_GAP 14 /* from the y title's baseline down to the plot's top */
+#define CHART_LABEL_GAP 4    /* pixels between two x labels at least */
 
 static void text(FILE *f, double x, double y, int size, const char *anchor, const char *s)
 {
@@ -70,7 +73,7 @@ static double dist_panel(FILE *f, const chart_dist *d, double y)
         double x = log_x(t, lo, hi);
         line(f, x, top, x, bottom, "stroke:#ddd");
         char buf[32];
-        snprintf(buf, sizeof buf, "%g", t);
+        chart_decade_label(t, buf, sizeof buf);
         text(f, x, bottom + 12, 10, "middle", buf);
     }
     for (unsigned i = 0; i < d->nb_rows; i++) {
@@ -99,20 +102,25 @@ static void curve_panel(FILE *f, const chart_curve *c, double x0, double y0, dou
         if (c->ideal[i] > y_max)
             y_max = c->ideal[i];
     }
-    y_max = y_max > 0 ? y_max * 1.1 : 1;
+    /* The y axis ends at the nice tick at or above the largest value. */
+    chart_ticks ticks;
+    chart_ticks_make(0, y_max > 0 ? y_max : 1, 6, &ticks);
+    y_max = chart_ticks_last(&ticks);
     text(f, x0, y0 + 14, 13, "start", c->title);
-    double px0 = x0 + 50, py0 = y0 + 24, px1 = px0 + CURVE_W - 60, py1 = py0 + CURVE_H - 50;
+    /* The y title sits above the top tick's label, clear of it (CHART_Y_TITLE_GAP). */
+    double px0 = x0 + 50, py0 = y0 + 24 + CHART_Y_TITLE_GAP, px1 = px0 + CURVE_W - 60;
+    double py1 = y0 + CURVE_H - 26;
     line(f, px0, py1, px1, py1, "stroke:#000");
     line(f, px0, py0, px0, py1, "stroke:#000");
     char buf[48];
-    for (int t = 0; t <= 4; t++) {
-        double v = y_max * t / 4, y = py1 - (py1 - py0) * t / 4;
+    for (unsigned t = 0; t < ticks.count; t++) {
+        double v = chart_tick(&ticks, t), y = py1 - (py1 - py0) * v / y_max;
         line(f, px0 - 3, y, px1, y, "stroke:#eee");
-        snprintf(buf, sizeof buf, "%.3g", v);
+        chart_tick_label(&ticks, v, buf, sizeof buf);
         text(f, px0 - 5, y + 4, 10, "end", buf);
     }
     text(f, (px0 + px1) / 2, py1 + 28, 11, "middle", "SMs");
-    text(f, x0 + 4, py0 - 2, 10, "start", c->y_label);
+    text(f, x0 + 4, py0 - CHART_Y_TITLE_GAP + 4, 10, "start", c->y_label);
 #define PX(v) (px0 + (px1 - px0) * (v) / x_max)
 #define PY(v) (py1 - (py1 - py0) * (v) / y_max)
     for (int pass = 0; pass < 2; pass++) {
@@ -123,12 +131,23 @@ static void curve_panel(FILE *f, const chart_curve *c, double x0, double y0, dou
             fprintf(f, "%.1f,%.1f ", PX(c->x[i]), PY(ys[i]));
         fputs("\"/>\n", f);
     }
+    /* Every point is labelled with its SM count where the labels don't collide; the last
+     * (the largest, often the whole GPU) always is. */
+    double at[CHART_MAX_POINTS], width[CHART_MAX_POINTS];
+    int keep[CHART_MAX_POINTS];
     for (unsigned i = 0; i < c->nb_points; i++) {
         fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" style=\"fill:#245\"/>\n", PX(c->x[i]),
                 PY(c->y[i]));
         snprintf(buf, sizeof buf, "%g", c->x[i]);
-        text(f, PX(c->x[i]), py1 + 13, 10, "middle", buf);
+        at[i] = PX(c->x[i]);
+        width[i] = chart_text_width(buf, 10);
     }
+    chart_spaced_labels(at, width, c->nb_points, CHART_LABEL_GAP, keep);
+    for (unsigned i = 0; i < c->nb_points; i++)
+        if (keep[i]) {
+            snprintf(buf, sizeof buf, "%g", c->x[i]);
+            text(f, at[i], py1 + 13, 10, "middle", buf);
+        }
 #undef PX
 #undef PY
 }

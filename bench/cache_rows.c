@@ -260,26 +260,25 @@ void cache_rows_print(const cache_rows *r)
            "16 layouts x 2 contexts + streams", r->layouts_cold_ms, r->layouts_warm_ms);
 }
 
-void cache_rows_json(const cache_rows *r)
+void cache_rows_json(json_writer *w, const cache_rows *r)
 {
-    printf(",\"repartitioning\":{\"valid\":%s", r->valid ? "true" : "false");
+    json_object(w, "repartitioning");
+    json_bool(w, "valid", r->valid);
     if (r->valid) {
-        printf(",\"small_sms\":%u,\"large_sms\":%u,\"cycles\":%u,", r->small_sms, r->large_sms,
-               r->cycles);
-        bench_json_summary("repartition_cache_us", &r->repartition_cached);
-        printf(",");
-        bench_json_summary("repartition_no_cache_us", &r->repartition_rebuild);
-        printf(",\"memory_lost_cache_mib\":%.3f,\"memory_lost_no_cache_mib\":%.3f,",
-               r->lost_cached_mib, r->lost_rebuild_mib);
-        bench_json_summary("layout_switch_host_us", &r->switch_host);
+        json_uint(w, "small_sms", r->small_sms);
+        json_uint(w, "large_sms", r->large_sms);
+        json_uint(w, "cycles", r->cycles);
+        bench_json_summary(w, "repartition_cache_us", &r->repartition_cached);
+        bench_json_summary(w, "repartition_no_cache_us", &r->repartition_rebuild);
+        json_fixed(w, "memory_lost_cache_mib", r->lost_cached_mib, 3);
+        json_fixed(w, "memory_lost_no_cache_mib", r->lost_rebuild_mib, 3);
+        bench_json_summary(w, "layout_switch_host_us", &r->switch_host);
         if (r->gap_valid) {
-            printf(",");
-            bench_json_summary("device_gap_switch_us", &r->gap_switch);
-            printf(",");
-            bench_json_summary("device_gap_same_stream_us", &r->gap_same_stream);
+            bench_json_summary(w, "device_gap_switch_us", &r->gap_switch);
+            bench_json_summary(w, "device_gap_same_stream_us", &r->gap_same_stream);
         }
-        printf(",\"layouts_16x2_cold_ms\":%.3f,\"layouts_16x2_warm_ms\":%.3f", r->layouts_cold_ms,
-               r->layouts_warm_ms);
+        json_fixed(w, "layouts_16x2_cold_ms", r->layouts_cold_ms, 3);
+        json_fixed(w, "layouts_16x2_warm_ms", r->layouts_warm_ms, 3);
     }
-    printf("}");
+    json_close(w);
 }

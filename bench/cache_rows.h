@@ -27,6 +27,6 @@ typedef struct cache_rows {
 int cache_rows_measure(const bench_env *env, unsigned reps, cache_rows *rows);
 void cache_rows_print(const cache_rows *rows);
 /* ,"repartitioning":{...} */
-void cache_rows_json(const cache_rows *rows);
+void cache_rows_json(json_writer *w, const cache_rows *rows);
 
 #endif

@@ -1,4 +1,4 @@
-/* greenctx bench isolation|scaling|overhead|all: the command line, the header every output
+/* greenctx bench isolation|scaling|overhead|all (and overlap, in cmd_bench_overlap.c): the command line, the header every output
  * carries (GPU, driver, date, command), and the order the benchmarks run and print in. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,8 +23,9 @@ static const struct {
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: greenctx bench isolation|scaling|overhead|all [--device N] [--json]\n"
+            "usage: greenctx bench isolation|scaling|overhead|all|overlap [--device N] [--json]\n"
             "                      [--svg FILE] [--reps N] [--victim-sms N [N ...]] [--quick]\n"
+            "       greenctx bench overlap --help   (overlap's own options)\n"
             "\n"
             "  isolation   a short victim beside a hog: alone, plain streams, priorities, green\n"
             "              partitions for both, green victim with the hog in the primary context\n"
@@ -111,7 +112,10 @@ static int parse(int argc, char **argv, greenctx_tool_options *opts, bench_optio
                 k++;
             if (k == sizeof subcommands / sizeof subcommands[0])
                 return greenctx_args_bad(&args, "unknown benchmark '%s': isolation, scaling, "
-                                         "overhead or all", a);
+                                         "overhead, all or overlap%s", a,
+                                         strcmp(a, "overlap") ? ""
+                                                              : " (overlap comes first: greenctx "
+                                                                "bench overlap [OPTIONS])");
             if (*runs)
                 return greenctx_args_bad(&args, "one benchmark at a time ('all' runs the three); "
                                          "got '%s' too", a);
@@ -119,7 +123,8 @@ static int parse(int argc, char **argv, greenctx_tool_options *opts, bench_optio
         }
     }
     if (!*runs)
-        return greenctx_args_bad(&args, "which benchmark? isolation, scaling, overhead or all");
+        return greenctx_args_bad(&args, "which benchmark? isolation, scaling, overhead, all or "
+                                        "overlap");
     if (opt->svg_path && !(*runs & (RUN_ISOLATION | RUN_SCALING)))
         return greenctx_args_bad(&args, "--svg draws isolation and scaling; 'overhead' has "
                                  "neither");
@@ -137,18 +142,21 @@ static void print_header(const bench_env *env)
         printf("simulated: timings meaningless\n");
 }
 
-static void print_meta_json(const bench_env *env)
+static void print_meta_json(json_writer *w, const bench_env *env)
 {
     char version[16];
-    printf("\"meta\":{\"gpu\":");
-    greenctx_json_string(stdout, env->gpu_name);
-    printf(",\"device\":%d,\"sm_count\":%u,\"driver_version\":%d,\"driver\":\"%s\",\"date\":\"%s\","
-           "\"simulated\":%s,\"quick\":%s,\"command\":",
-           env->device, env->sm_count, env->driver_version,
-           greenctx_format_driver_version(env->driver_version, version, sizeof version),
-           env->date, env->simulated ? "true" : "false", env->opt.quick ? "true" : "false");
-    greenctx_json_string(stdout, env->command);
-    printf("}");
+    json_object(w, "meta");
+    json_string(w, "gpu", env->gpu_name);
+    json_int(w, "device", env->device);
+    json_uint(w, "sm_count", env->sm_count);
+    json_int(w, "driver_version", env->driver_version);
+    json_string(w, "driver",
+                greenctx_format_driver_version(env->driver_version, version, sizeof version));
+    json_string(w, "date", env->date);
+    json_bool(w, "simulated", env->simulated);
+    json_bool(w, "quick", env->opt.quick);
+    json_string(w, "command", env->command);
+    json_close(w);
 }
 
 /* Every victim size must make a legal split before anything runs. */
@@ -199,30 +207,26 @@ static int run_all(const bench_env *env, bench_results *r)
 
 static void print_json(const bench_env *env, const bench_results *r)
 {
-    printf("{");
-    print_meta_json(env);
-    printf(",\"isolation\":");
+    json_writer w;
+    json_begin(&w, stdout, "greenctx.bench/1");
+    print_meta_json(&w, env);
     if (r->runs & RUN_ISOLATION) {
-        printf("[");
-        for (unsigned i = 0; i < r->nb_iso; i++) {
-            printf(i ? "," : "");
-            bench_isolation_json(env, &r->iso[i]);
-        }
-        printf("]");
+        json_array(&w, "isolation");
+        for (unsigned i = 0; i < r->nb_iso; i++)
+            bench_isolation_json(&w, env, &r->iso[i]);
+        json_close(&w);
     } else {
-        printf("null");
+        json_null(&w, "isolation");
     }
-    printf(",\"scaling\":");
     if (r->runs & RUN_SCALING)
-        bench_scaling_json(&r->scaling);
+        bench_scaling_json(&w, &r->scaling);
     else
-        printf("null");
-    printf(",\"overhead\":");
+        json_null(&w, "scaling");
     if (r->runs & RUN_OVERHEAD)
-        bench_overhead_json(&r->overhead);
+        bench_overhead_json(&w, &r->overhead);
     else
-        printf("null");
-    printf("}\n");
+        json_null(&w, "overhead");
+    json_end(&w);
 }
 
 static int write_svg(const bench_env *env, const bench_results *r)

@@ -205,19 +205,28 @@ static int check_machine(greenctx_tool_options *opts, bench_env env[OLAP_GPUS],
     return GREENCTX_EXIT_OK;
 }
 
-static void print_header(const bench_env *env, int json)
+static void print_json(const bench_env *env, const olap_result *res)
+{
+    char version[16];
+    json_writer w;
+    json_begin(&w, stdout, "greenctx.bench.overlap/1");
+    json_object(&w, "meta");
+    json_int(&w, "driver_version", env->driver_version);
+    json_string(&w, "driver",
+                greenctx_format_driver_version(env->driver_version, version, sizeof version));
+    json_string(&w, "date", env->date);
+    json_bool(&w, "simulated", env->simulated);
+    json_bool(&w, "quick", env->opt.quick);
+    json_string(&w, "command", env->command);
+    json_close(&w);
+    bench_overlap_json(&w, res);
+    json_end(&w);
+}
+
+static void print_header(const bench_env *env)
 {
     char version[16];
     greenctx_format_driver_version(env->driver_version, version, sizeof version);
-    if (json) {
-        printf("{\"meta\":{\"driver_version\":%d,\"driver\":\"%s\",\"date\":\"%s\","
-               "\"simulated\":%s,\"quick\":%s,\"command\":",
-               env->driver_version, version, env->date, env->simulated ? "true" : "false",
-               env->opt.quick ? "true" : "false");
-        greenctx_json_string(stdout, env->command);
-        printf("},\"overlap\":");
-        return;
-    }
     printf("greenctx bench overlap: driver %s, %s\ncommand: %s\n", version, env->date,
            env->command);
     if (env->simulated)
@@ -258,19 +267,16 @@ int greenctx_bench_overlap(int argc, char **argv, greenctx_tool_options *opts,
         snprintf(env[0].command, sizeof env[0].command, "%s", command);
         env[0].opt.quick = o.quick;
         if (!opts->json)
-            print_header(&env[0], 0);
+            print_header(&env[0]);
         if (bench_overlap_run(env, &libs, &o, res))
             rc = GREENCTX_EXIT_FAILED;
     }
     if (rc == GREENCTX_EXIT_OK) {
         bench_overlap_advise(res);
-        if (opts->json) {
-            print_header(&env[0], 1);
-            bench_overlap_json(res);
-            printf("}\n");
-        } else {
+        if (opts->json)
+            print_json(&env[0], res);
+        else
             bench_overlap_print(res);
-        }
     }
     if (rc == GREENCTX_EXIT_OK && svg) {
         bench_chart *chart = calloc(1, sizeof *chart);

@@ -14,7 +14,7 @@ configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/greenctxConfig.cmake.i
   INSTALL_DESTINATION ${GREENCTX_CMAKE_DIR})
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/greenctxConfigVersion.cmake
   VERSION ${PROJECT_VERSION}
-  COMPATIBILITY SameMajorVersion)
+  COMPATIBILITY ${GREENCTX_COMPATIBILITY})
 install(FILES ${PROJECT_BINARY_DIR}/greenctxConfig.cmake
               ${PROJECT_BINARY_DIR}/greenctxConfigVersion.cmake
   DESTINATION ${GREENCTX_CMAKE_DIR})
@@ -45,3 +45,10 @@ if(TARGET greenctx_sim)
     LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/greenctx
     RUNTIME DESTINATION ${CMAKE_INSTALL_LIBDIR}/greenctx)
 endif()
+
+# The licence with the documents (<datarootdir>/doc/greenctx), the simulator's header beside
+# greenctx.h (for tests that dlsym its gctxsim_* calls), and the header-only C++ wrapper.
+install(FILES ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/NOTICE
+  DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(FILES ${PROJECT_SOURCE_DIR}/sim/greenctx_sim.h ${PROJECT_SOURCE_DIR}/include/greenctx.hpp
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

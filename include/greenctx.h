@@ -1,4 +1,8 @@
 /*
+ * SPDX-License-Identifier: Apache-2.0
+ * greenctx is licensed under the Apache License, Version 2.0 (LICENSE; installed in
+ * share/doc/greenctx/).
+ *
  * greenctx: carve a CUDA GPU's streaming multiprocessors (SMs) into disjoint partitions with
  * the driver's green contexts, and run work on them.
  *
@@ -130,12 +134,13 @@ extern "C" {
 /* Version                                                                                   */
 
 #define GCTX_VERSION_MAJOR 0
-#define GCTX_VERSION_MINOR 2
+#define GCTX_VERSION_MINOR 3
 #define GCTX_VERSION_PATCH 0
 /* MAJOR*10000 + MINOR*100 + PATCH; never re-encoded. From 1.0, the same major is ABI
- * compatible. Before 1.0 (SONAME libgreenctx.so.0 throughout) a minor version may change
- * layouts: 0.2 added the reserved fields of gctx_group and gctx_group_plan, so code built
- * with the 0.1 header must be rebuilt. Size-prefixed structs (those with a size field) stay
+ * compatible. Before 1.0 a minor version may change layouts (0.2 added the reserved fields
+ * of gctx_group and gctx_group_plan, so code built with the 0.1 header must be rebuilt), so
+ * each minor has its own SONAME (libgreenctx.so.0.3 for 0.3.x) and the CMake package accepts
+ * only the same major.minor (SameMinorVersion). Size-prefixed structs (those with a size field) stay
  * compatible across every version: see "Structs that grow" above. */
 #define GCTX_VERSION (GCTX_VERSION_MAJOR * 10000 + GCTX_VERSION_MINOR * 100 + GCTX_VERSION_PATCH)
 

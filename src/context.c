@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "context_cache.h"
+#include "log.h"
 
 /* The end of a driver context greenctx made: kept by the cache, or destroyed. */
 static void release_driver_context(const gctx__driver *drv, gctx_context *c)
@@ -134,6 +135,7 @@ static gctx_status make_driver_context(const gctx__driver *drv, gctx_partition *
     /* DEFAULT_STREAM is required up to driver 13.2 and accepted after. */
     gcu_result r = drv->cuGreenCtxCreate(&c->green, desc, partition->device,
                                          GCU_GREEN_CTX_DEFAULT_STREAM);
+    GCTX__DEBUG_CALL("cuGreenCtxCreate", r);
     if (r != GCU_SUCCESS)
         return gctx__fail_cuda(r, "cuGreenCtxCreate for %u SMs on device %d", partition->sm_count,
                                partition->device);

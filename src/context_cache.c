@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "context_cache.h"
+#include "log.h"
 
 #define DEFAULT_LIMIT 16u
 /* Every byte of a CUdevResource but nextResource. */
@@ -78,7 +79,7 @@ static void read_env(void)
     unsigned long n = strtoul(v, &end, 10);
     if (*v < '0' || *v > '9' || *end || errno || n > UINT_MAX) {
         char shown[64];
-        snprintf(shown, sizeof shown, "%.40s%s", v, strlen(v) > 40 ? "..." : "");
+        gctx__shown(v, shown, sizeof shown);
         snprintf(env_error, sizeof env_error,
                  "GREENCTX_CONTEXT_CACHE is '%s': set it to 0 to turn the context cache off, "
                  "or to how many idle green contexts to keep per device (the default is %u), "
@@ -314,6 +315,8 @@ gctx_status gctx__cache_take(gctx_partition *partition, const gctx_context_optio
         d->misses++;
     }
     pthread_mutex_unlock(&lock);
+    GCTX__INFO("context cache of device %d: %s for %u SMs", partition->device,
+               e ? "hit" : fresh ? "skipped (GCTX_CONTEXT_FRESH)" : "miss", partition->sm_count);
     if (e) {
         c->green = e->green;
         c->context = e->context;

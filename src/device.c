@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "log.h"
 
 gctx_status gctx_device_count(int *count)
 {
@@ -62,6 +63,8 @@ gctx_status gctx__device_arch_rules(const gctx__driver *drv, int device, gctx__s
     if (s != GCTX_SUCCESS)
         return s;
     rules->derived = 1;
+    GCTX__INFO("device %d: the driver reports no SM rules (before 13.0): they come from the "
+               "architecture (compute capability %d)", device, major);
     if (major >= 9) {
         rules->min_partition = 8;
         rules->alignment = 8;

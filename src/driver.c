@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "log.h"
 
 #define DEFAULT_DRIVER "libcuda.so.1"
 
@@ -187,6 +188,8 @@ static gctx_status resolve_symbols(void *lib, const char *path)
 static gctx_status load_attempt(void)
 {
     memset(&driver, 0, sizeof driver);
+    if (gctx__log_configure() != GCTX_SUCCESS)
+        return fail_load(GCTX_ERROR_INVALID_ARGUMENT, 0, "%s", gctx_last_error());
     const char *override = getenv("GREENCTX_CUDA_LIBRARY");
     const char *path = override && *override ? override : DEFAULT_DRIVER;
     void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -219,6 +222,12 @@ static gctx_status load_attempt(void)
     } else {
         driver_has_no_device = r == GCU_ERROR_NO_DEVICE;
         decide_features();
+        GCTX__INFO("driver %d.%d loaded from %s%s", driver.version / 1000,
+                   driver.version % 1000 / 10, path,
+                   driver_has_no_device ? " (it sees no device)" : "");
+        for (int f = 0; f < (int)(sizeof driver.features / sizeof driver.features[0]); f++)
+            GCTX__DEBUG("feature %s: %s, %s", gctx_feature_name((gctx_feature)f),
+                        driver.features[f].available ? "on" : "off", driver.features[f].reason);
         return GCTX_SUCCESS;
     }
     dlclose(lib);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "log.h"
 
 static _Thread_local char last_message[1024];
 static _Thread_local int last_cuda_result;
@@ -63,6 +64,7 @@ gctx_status gctx__fail_cuda(gcu_result result, const char *fmt, ...)
     snprintf(last_message, sizeof last_message, "%s: %s (%d)", what,
              gctx__cuda_result_name(result), result);
     last_cuda_result = result;
+    GCTX__DEBUG("driver call failed: %s", last_message);
     if (gcu_result_is_sticky(result)) {
         gctx__fault_note(result, what);
         gctx__append_error("this process's CUDA state is lost after a fault: green contexts "
@@ -96,4 +98,14 @@ void gctx__error_restore(const gctx__error_state *state)
 {
     memcpy(last_message, state->message, sizeof last_message);
     last_cuda_result = state->cuda_result;
+}
+
+const char *gctx__shown(const char *value, char *buf, size_t size)
+{
+    size_t len = strlen(value), keep = len > 40 ? 40 : len;
+    /* Back over continuation bytes (10xxxxxx): the cut falls before a character's first byte. */
+    while (keep < len && keep > 0 && ((unsigned char)value[keep] & 0xc0) == 0x80)
+        keep--;
+    snprintf(buf, size, "%.*s%s", (int)keep, value, keep < len ? "..." : "");
+    return buf;
 }

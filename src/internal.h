@@ -24,6 +24,9 @@ gctx_status gctx__fail(gctx_status status, const char *fmt, ...) GCTX_PRINTF(2, 
 gctx_status gctx__fail_cuda(gcu_result result, const char *fmt, ...) GCTX_PRINTF(2, 3);
 /* Appends "; " and more text to this thread's message (context from an outer layer). */
 void gctx__append_error(const char *fmt, ...) GCTX_PRINTF(1, 2);
+/* A value from the environment as a message shows it: its first 40 bytes at most, cut
+ * between UTF-8 characters, with "..." when cut. Returns buf. */
+const char *gctx__shown(const char *value, char *buf, size_t size);
 /* Saves and restores the thread's error state around cleanup that may itself fail, so the
  * first failure is what the caller sees. */
 typedef struct gctx__error_state {

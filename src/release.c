@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "log.h"
 
 static const char *const destroy_names[GCTX__RELEASE_KINDS] = {
     [GCTX__RELEASE_EVENT] = "cuEventDestroy",
@@ -95,7 +96,10 @@ void gctx__release_driver_object(const gctx__driver *drv, gctx__release_kind kin
     int context = kind == GCTX__RELEASE_GREEN_CONTEXT || kind == GCTX__RELEASE_PRIMARY_CONTEXT;
     retry_kept(drv, context ? GCTX__RELEASE_KINDS : kind);
     gcu_result r = destroy(drv, kind, object);
+    GCTX__DEBUG_CALL(destroy_names[kind], r);
     if (r != GCU_SUCCESS) {
+        GCTX__INFO("release: %s failed (%s); the object is kept and tried again",
+                   destroy_names[kind], gctx__cuda_result_name(r));
         count_failure(kind, destroy_names[kind], r);
         if (nb_kept == kept_capacity) {
             unsigned capacity = kept_capacity ? 2 * kept_capacity : 16;

@@ -1,8 +1,10 @@
 /* gctx_partition_plan and gctx_partition_split: turning a plan into driver resources. */
 #include <assert.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "log.h"
 #include "partition.h"
 #include "plan.h"
 
@@ -36,6 +38,9 @@ static gctx_status granule_oracle(void *context, unsigned granule, unsigned flag
     gcu_result r = job->drv->cuDevSmResourceSplitByCount(job->scratch, &nb,
                                                          &job->through->resources[0], remainder,
                                                          flags, granule);
+    GCTX__DEBUG("cuDevSmResourceSplitByCount(minCount %u, flags %u) of %u SMs -> %s: %u granules",
+                granule, flags, job->through->sm_count, gctx__cuda_result_name(r),
+                r == GCU_SUCCESS ? nb : 0);
     memset(out, 0, sizeof *out);
     if (r == GCU_ERROR_INVALID_RESOURCE_CONFIGURATION)
         return GCTX_SUCCESS; /* this granule doesn't fit the resource: no groups */
@@ -108,6 +113,7 @@ static gctx_status structured_probe(split_job *job)
     memset(&job->last_remainder, 0, sizeof job->last_remainder);
     gcu_result r = job->drv->cuDevSmResourceSplit(results, n, &job->through->resources[0],
                                                   &job->last_remainder, 0, params);
+    GCTX__DEBUG_CALL("cuDevSmResourceSplit", r);
     if (r == GCU_ERROR_INVALID_RESOURCE_CONFIGURATION)
         s = gctx__fail(GCTX_ERROR_INSUFFICIENT_SMS,
                        "the driver's split can't give %s %u group%s from %u SMs "
@@ -139,11 +145,37 @@ static gctx_status granule_fallback(split_job *job, const gctx_group *groups, un
     gctx__error_save(&refused);
     gctx__plan_free(&job->plan);
     job->rules.structured_api = 0;
+    GCTX__INFO("fallback: the structured split refused the request (%s); planning it on the "
+               "granule path", gctx_last_error());
     gctx_status s = gctx__plan_make(&job->rules, groups, nb_groups, rounding, &job->plan);
     if (s == GCTX_SUCCESS)
         return s;
+    GCTX__INFO("the granule path can't give it either: the structured split's refusal stands");
     gctx__error_restore(&refused);
     return GCTX_ERROR_INSUFFICIENT_SMS;
+}
+
+/* The plan's path and sizes, at info. */
+static void log_plan(const split_job *job)
+{
+    if (atomic_load_explicit(&gctx__log_level, memory_order_relaxed) < GCTX__LOG_INFO)
+        return;
+    const gctx__plan *p = &job->plan;
+    char sizes[256] = "", granule[32] = "";
+    size_t n = 0;
+    for (unsigned i = 0; i < p->nb_groups && n < sizeof sizes; i++)
+        n += (size_t)snprintf(sizes + n, sizeof sizes - n, "%s%u", i ? " + " : "",
+                              p->groups[i].sm_count);
+    if (p->path != GCTX_SPLIT_PATH_STRUCTURED)
+        snprintf(granule, sizeof granule, " (granule %u SMs)", p->granule);
+    GCTX__INFO("plan: %u SMs of device %d%s -> %s, remainder %u, on the %s path%s",
+               job->through->sm_count, job->input->device,
+               job->through != job->input ? " (through an intermediate green context)" : "",
+               sizes, p->remainder_sms,
+               p->path == GCTX_SPLIT_PATH_STRUCTURED ? "structured split"
+               : p->path == GCTX_SPLIT_PATH_GRANULES ? "granules"
+                                                     : "fine granules (2-SM)",
+               granule);
 }
 
 static gctx_status job_plan(split_job *job, gctx_partition *input, const gctx_group *groups,
@@ -184,6 +216,8 @@ static gctx_status job_plan(split_job *job, gctx_partition *input, const gctx_gr
         s = structured_probe(job);
     if (s == GCTX_ERROR_INSUFFICIENT_SMS && job->rules.structured_api)
         s = granule_fallback(job, groups, nb_groups, rounding);
+    if (s == GCTX_SUCCESS)
+        log_plan(job);
     return s;
 }
 
@@ -258,6 +292,7 @@ static gctx_status run_split(split_job *job, split_outputs *out)
     } else {
         r = job->drv->cuDevSmResourceSplitByCount(out->results, &out->nb_results, input,
                                                   &out->remainder, plan->flags, plan->granule);
+        GCTX__DEBUG_CALL("cuDevSmResourceSplitByCount", r);
     }
     if (r != GCU_SUCCESS)
         return gctx__fail_cuda(r, "cuDevSmResourceSplitByCount(minCount %u, flags %u) of %u SMs",

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "context_cache.h"
+#include "log.h"
 #include "stream.h"
 
 static void stream_destroy(gctx__object *object)
@@ -92,6 +93,7 @@ gctx_status gctx_stream_create(gctx_context *context, const gctx_stream_options 
     } else if (drv->cuGreenCtxStreamCreate) {
         gcu_result r = drv->cuGreenCtxStreamCreate(&handle, context->green,
                                                    GCU_STREAM_NON_BLOCKING, opts.priority);
+        GCTX__DEBUG_CALL("cuGreenCtxStreamCreate", r);
         if (r != GCU_SUCCESS)
             return gctx__fail_cuda(r, "cuGreenCtxStreamCreate(priority %d)", opts.priority);
     } else if ((s = create_in_current(drv, context, opts.priority, &handle))) {

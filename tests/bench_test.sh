@@ -88,6 +88,9 @@ usage)
     ;;
 gpu_quick)
     # A real GPU: every benchmark runs, checks its kernels' results and draws its chart.
+    # Without one (make test-gpu on a machine with no driver or no device): skipped.
+    "$tool" info 2>/dev/null | grep -q '^device 0:' ||
+        { echo "needs a GPU: no CUDA driver or device here"; exit 77; }
     run 0 bench all --quick --svg "$svg"
     for text in "== isolation" "green: victim | hog rest" "== scaling" "== overhead" \
         "submit, per launch"; do

@@ -1,9 +1,11 @@
 #!/bin/sh
-# check_needed.sh LIBRARY [SANITIZERS]: libgreenctx.so must not depend on libcuda (or any CUDA
-# library): it loads the driver at run time. Outside sanitizer builds its NEEDED entries may
-# only be libc, libdl, libpthread and the dynamic loader. Its SONAME is libgreenctx.so.0.
+# check_needed.sh LIBRARY SONAME [SANITIZERS]: libgreenctx.so must not depend on libcuda (or any
+# CUDA library): it loads the driver at run time. Outside sanitizer builds its NEEDED entries
+# may only be libc, libdl, libpthread and the dynamic loader. Its SONAME is SONAME (one per
+# minor before 1.0: libgreenctx.so.0.3).
 lib=$1
-sanitize=$2
+expected_soname=$2
+sanitize=$3
 if command -v readelf >/dev/null 2>&1; then
     dyn=$(readelf -d "$lib") || exit 1
     needed=$(printf '%s\n' "$dyn" | sed -n 's/.*(NEEDED).*\[\(.*\)\].*/\1/p')
@@ -18,8 +20,8 @@ else
 fi
 echo "$lib: SONAME $soname; NEEDED:" $needed
 status=0
-if [ "$soname" != "libgreenctx.so.0" ]; then
-    echo "FAIL: SONAME is '$soname', expected libgreenctx.so.0"
+if [ "$soname" != "$expected_soname" ]; then
+    echo "FAIL: SONAME is '$soname', expected $expected_soname"
     status=1
 fi
 for n in $needed; do

@@ -134,3 +134,28 @@ greenctx_driver_test(handles.threads COMMAND test_handles
 
 include(${CMAKE_CURRENT_SOURCE_DIR}/cache.cmake)
 include(${CMAKE_CURRENT_SOURCE_DIR}/claims.cmake)
+
+# The C++ wrapper (include/greenctx.hpp), where a C++ compiler exists: built with the
+# configured one and run on the simulator; the header is also compiled by g++ and clang++
+# (whichever are installed) with -Wall -Wextra -Werror, so both accept it.
+if(CMAKE_CXX_COMPILER)
+  add_executable(test_cpp test_cpp.cpp)
+  set_target_properties(test_cpp PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON
+    CXX_EXTENSIONS OFF)
+  target_link_libraries(test_cpp PRIVATE greenctx_test_harness)
+  greenctx_driver_test(cpp.wrapper COMMAND test_cpp SIM_ONLY
+    SIM_ENV GREENCTX_SIM_DEVICES=h200 GREENCTX_CONTEXT_CACHE=0)
+  foreach(compiler g++ clang++)
+    string(REPLACE "+" "x" id ${compiler})
+    find_program(GREENCTX_${id} ${compiler})
+    if(GREENCTX_${id})
+      greenctx_test(cpp.header_${id} LABELS unit
+        COMMAND ${GREENCTX_${id}} -std=c++17 -Wall -Wextra -Werror -pedantic-errors -fsyntax-only
+                -I${PROJECT_SOURCE_DIR}/include -I${CMAKE_CURRENT_SOURCE_DIR}
+                ${CMAKE_CURRENT_SOURCE_DIR}/test_cpp.cpp)
+    else()
+      greenctx_test(cpp.header_${id} LABELS unit
+        COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/skip.sh "${compiler} is not installed")
+    endif()
+  endforeach()
+endif()

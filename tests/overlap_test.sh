@@ -48,7 +48,7 @@ sim_no_kernels)
     run 1 --sim h200,h200 bench overlap --quick --json
     has "$err" "needs real GPUs: this driver runs no kernels"
     # under --json, stdout is one JSON document: the error
-    has "$out" '{"error":{"status":"GCTX_ERROR_UNSUPPORTED","message":"needs real GPUs'
+    has "$out" '"error":{"status":"GCTX_ERROR_UNSUPPORTED","message":"needs real GPUs'
     [ "$(wc -l <"$out")" -eq 1 ] || fail "stdout should hold the JSON error alone"
     ;;
 sim_bad_sms)

@@ -81,7 +81,7 @@ help_and_version)
     has "$out" "--sim MODEL"
     has "$out" "info"
     run 0 --version
-    has "$out" "greenctx 0.2.0"
+    has "$out" "greenctx 0.3.0"
     run 0 help
     has "$out" "usage: greenctx"
     ;;
@@ -191,20 +191,142 @@ json_errors)
     # Under --json a refusal is also a JSON object on stdout.
     run 1 --sim h200 info --json --device 3
     has "$err" "the only device is 0"
-    has "$out" '{"error":{"status":"GCTX_ERROR_NO_DEVICE","message":"'
+    has "$out" '"error":{"status":"GCTX_ERROR_NO_DEVICE","message":"'
     has "$out" "the only device is 0"
     run 2 --sim h200 plan --json --round sideways 24
-    has "$out" '{"error":{"status":"usage","message":"--round takes strict, down, nearest or up'
+    has "$out" '"error":{"status":"usage","message":"--round takes strict, down, nearest or up'
     run 2 --json --sim h20 info
     has "$out" '"message":"--sim h20: '
     run 1 --sim h200 bench all --json
-    has "$out" '{"error":{"status":"GCTX_ERROR_UNSUPPORTED","message":"benchmarks need a GPU'
+    has "$out" '"error":{"status":"GCTX_ERROR_UNSUPPORTED","message":"benchmarks need a GPU'
     run 1 --sim h200@13000 plan --json 12
     has "$out" '"error":'
     if command -v python3 >/dev/null 2>&1; then
         python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert set(d['error'])=={'status','message'}, d" "$out" ||
             fail "the JSON error is not one object with status and message"
     fi
+    ;;
+json_always)
+    need_sim
+    command -v python3 >/dev/null 2>&1 || { echo "python3 is not installed: no JSON parsed"; exit 77; }
+    # Under --json (or -j) stdout is one JSON document with greenctx_version and schema,
+    # whatever fails and wherever it fails: before the command, in --sim, in a sub-command,
+    # with no command, or with arguments that are not UTF-8.
+    bad=$(printf 'x\377\376y')
+    check_json() { # STATUS SCHEMA ARGS...: exit status, then the document's schema
+        want_status=$1 want_schema=$2
+        shift 2
+        run "$want_status" "$@"
+        python3 - "$out" "$want_schema" <<'PY' || fail "greenctx $*: stdout is not one $want_schema document"
+import json, sys
+raw = open(sys.argv[1], "rb").read()
+text = raw.decode("utf-8")              # strict: the document is UTF-8
+doc = json.loads(text)                  # exactly one document
+assert text.endswith("}\n") and text.count("\n") == 1, repr(text)
+assert doc["greenctx_version"] == "0.3.0", doc
+assert doc["schema"] == sys.argv[2], doc
+if doc["schema"] == "greenctx.error/1":
+    assert set(doc["error"]) == {"status", "message"} and doc["error"]["message"], doc
+PY
+    }
+    check_json 2 greenctx.error/1 --bogus --json
+    check_json 2 greenctx.error/1 --sim h200@abc --json info
+    has "$out" '"message":"--sim: the driver version after @'
+    check_json 2 greenctx.error/1 --sim h200 bench overlap --bogus --json
+    has "$out" '"command":"bench overlap"'
+    check_json 2 greenctx.error/1 --json
+    has "$out" '"message":"no command given; commands: info, plan, bench, map, run, help"'
+    check_json 2 greenctx.error/1 -j
+    check_json 2 greenctx.error/1 -j frobnicate
+    check_json 2 greenctx.error/1 --sim h200 plan -j "$bad"
+    has "$out" 'x\ufffd\ufffdy'
+    check_json 2 greenctx.error/1 --sim h200 -j "$bad"
+    check_json 0 greenctx.version/1 -j -V
+    check_json 0 greenctx.info/1 --sim h200 -j info
+    check_json 0 greenctx.info.sizes/1 --sim h200 info --sizes -j
+    check_json 0 greenctx.plan/1 --sim h200 plan 24 40 rest --json
+    check_json 0 greenctx.map/1 --sim h200 map 24 rest --json
+    check_json 1 greenctx.error/1 --sim h200 bench overhead --json --reps 1 --victim-sms 200
+    ;;
+short_options)
+    need_sim
+    run 0 -V
+    has "$out" "greenctx 0.3.0 (header 0.3.0)"
+    run 0 --sim h200,a100 info -d 1
+    has "$out" "device 1: NVIDIA A100"
+    grep -q "device 0:" "$out" && fail "-d 1 also printed device 0"
+    run 0 --sim h200 -d 0 -j plan 24
+    has "$out" '"schema":"greenctx.plan/1"'
+    run 2 --sim h200 plan -d x 24
+    has "$err" "-d needs a device number (0, 1, ...); got 'x'"
+    # help COMMAND is COMMAND --help; plan's and map's say in one line what they do.
+    run 0 help plan
+    cp "$out" "$out.help"
+    run 0 plan --help
+    cmp -s "$out" "$out.help" || fail "greenctx help plan differs from greenctx plan --help"
+    rm -f "$out.help"
+    [ "$(sed -n 2p "$out")" = "A dry run of a split: each group's SMs and unit, the split's path, the SMs left." ] ||
+        fail "plan --help does not say in its second line what plan does"
+    run 0 help map
+    [ "$(sed -n 2p "$out")" = "Makes the split and shows the physical SMs a kernel ran on in each partition." ] ||
+        fail "map --help does not say in its second line what map does"
+    run 0 help
+    has "$out" "usage: greenctx [GLOBAL OPTIONS] COMMAND"
+    run 2 help frob
+    has "$err" "help: no command 'frob'; commands: info, plan, bench, map, run, help"
+    # bench names overlap in its usage and its refusals.
+    run 0 bench --help
+    has "$out" "usage: greenctx bench isolation|scaling|overhead|all|overlap"
+    run 2 --sim h200 bench frob
+    has "$err" "unknown benchmark 'frob': isolation, scaling, overhead, all or overlap"
+    run 2 --sim h200 bench
+    has "$err" "which benchmark? isolation, scaling, overhead, all or overlap"
+    ;;
+info_sizes)
+    need_sim
+    # Every size the planner gives on the H200, and how many fit at once: the granule path
+    # (13.0) and the structured split (13.1) agree on the counts.
+    for driver in 13000 13010; do
+        run 0 --sim h200@$driver info --sizes
+        grep -Eq '^ +8 +15 +12  ' "$out" || fail "@$driver: 8 SMs: not 15 partitions and 12 left"
+        grep -Eq '^ +16 +8 +4  ' "$out" || fail "@$driver: 16 SMs: not 8 partitions and 4 left"
+        grep -Eq '^ +24 +5 +12  ' "$out" || fail "@$driver: 24 SMs: not 5 and 12"
+        grep -Eq '^ +64 +2 +4  ' "$out" || fail "@$driver: 64 SMs: not 2 and 4"
+        grep -Eq '^ +128 +1 +4  ' "$out" || fail "@$driver: 128 SMs: not 1 and 4"
+        grep -Eq '^ +12 ' "$out" && fail "@$driver: 12 SMs is listed; the H200 gives multiples of 8"
+        [ "$(grep -Ec '^ +[0-9]+ +[0-9]+ +[0-9]+  ' "$out")" -eq 16 ] || fail "@$driver: not the 16 sizes 8..128"
+    done
+    has "$out" "structured"
+    run 0 --sim h200@13000 info --sizes
+    grep -q "structured" "$out" && fail "13.0 has no structured split"
+    # What --sizes lists, plan gives: 5 partitions of 24; a sixth does not fit.
+    run 0 --sim h200@13010 plan 24 24 24 24 24
+    run 1 --sim h200@13010 plan 24 24 24 24 24 24
+    # JSON, per device (A100: 4 to 108 SMs in steps of 2).
+    run 0 --sim h200,a100@12050 info --sizes --json
+    python3 - "$out" <<'PY' || fail "info --sizes --json is not what it should be"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert doc["schema"] == "greenctx.info.sizes/1", doc
+h200, a100 = doc["devices"]
+assert [s["sm_count"] for s in h200["sizes"]] == list(range(8, 129, 8)), h200
+assert [s["sm_count"] for s in a100["sizes"]] == list(range(4, 109, 2)), a100
+first = a100["sizes"][0]
+assert (first["max_partitions"], first["remainder_sms"], first["path"]) == (27, 0, "granules"), first
+PY
+    ;;
+verbose)
+    need_sim
+    run 0 --sim h200@13010 plan 128 rest --verbose
+    has "$err" "info: fallback: the structured split refused the request"
+    has "$err" "on the granules path (granule 128 SMs)"
+    grep -q "debug:" "$err" && fail "--verbose printed debug lines"
+    GREENCTX_LOG=debug run 0 --sim h200@13010 --verbose plan 128 rest
+    has "$err" "debug: cuDevSmResourceSplit -> CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION (915)"
+    run 0 --sim h200 plan 24
+    grep -q "greenctx\[" "$err" && fail "without --verbose the library printed diagnostics"
+    GREENCTX_LOG=chatty run 2 --sim h200 plan 24
+    has "$err" "greenctx plan: GREENCTX_LOG is 'chatty': set it to info"
     ;;
 full_stdout)
     need_sim

@@ -1,8 +1,10 @@
-/* greenctx info [--device N] [--json]: the driver, each device's SM rules, the feature matrix. */
+/* greenctx info [--device N] [--json] [--sizes]: the driver, each device's SM rules, the
+ * feature matrix; with --sizes, every partition size (info_sizes.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "info_sizes.h"
 #include "options.h"
 #include "tool.h"
 
@@ -30,19 +32,25 @@ static void print_device_text(const gctx_device_info *d)
     printf("  locality domains       %u\n", d->locality_domain_count);
 }
 
-static void print_device_json(const gctx_device_info *d)
+static void print_device_json(json_writer *w, const gctx_device_info *d)
 {
-    printf("{\"ordinal\":%d,\"name\":", d->ordinal);
-    greenctx_json_string(stdout, d->name);
-    printf(",\"cc\":\"%d.%d\",\"sm_count\":%u,\"min_partition_sms\":%u,"
-           "\"coscheduled_alignment\":%u,\"sm_rules_derived\":%s,\"locality_domains\":%u}",
-           d->cc_major, d->cc_minor, d->sm_count, d->min_partition_sms, d->coscheduled_alignment,
-           d->sm_rules_derived ? "true" : "false", d->locality_domain_count);
+    char cc[16];
+    snprintf(cc, sizeof cc, "%d.%d", d->cc_major, d->cc_minor);
+    json_object(w, NULL);
+    json_int(w, "ordinal", d->ordinal);
+    json_string(w, "name", d->name);
+    json_string(w, "cc", cc);
+    json_uint(w, "sm_count", d->sm_count);
+    json_uint(w, "min_partition_sms", d->min_partition_sms);
+    json_uint(w, "coscheduled_alignment", d->coscheduled_alignment);
+    json_bool(w, "sm_rules_derived", d->sm_rules_derived);
+    json_uint(w, "locality_domains", d->locality_domain_count);
+    json_close(w);
 }
 
 static void usage(void)
 {
-    printf("usage: greenctx info [--device N] [--json]\n"
+    printf("usage: greenctx info [--device N] [--json] [--sizes]\n"
            "\n"
            "What the driver offers: its version, each device's SMs with the smallest partition\n"
            "it gives and the co-scheduled alignment (partitions come in multiples of it), and\n"
@@ -50,22 +58,30 @@ static void usage(void)
            "\n"
            "  --device N  only device N (default: every device)\n"
            "  --json      one JSON document on stdout\n"
+           "  --sizes     every partition size each device gives, and how many fit at once\n"
            "e.g. greenctx info    greenctx --sim h200,a100@12050 info --device 1\n");
 }
 
 int greenctx_cmd_info(int argc, char **argv, greenctx_tool_options *opts)
 {
+    enum { OPT_SIZES };
+    static const greenctx_option own[] = {{"--sizes", NULL}, {NULL, NULL}};
+    int sizes = 0;
     greenctx_args args;
     greenctx_args_begin(&args, argc, argv, opts);
-    for (int id; (id = greenctx_args_next(&args, NULL)) != GREENCTX_ARG_END;) {
+    for (int id; (id = greenctx_args_next(&args, own)) != GREENCTX_ARG_END;) {
         if (id == GREENCTX_ARG_HELP) {
             usage();
             return GREENCTX_EXIT_OK;
         }
         if (id == GREENCTX_ARG_STOP)
             return args.rc;
+        if (id == OPT_SIZES) {
+            sizes = 1;
+            continue;
+        }
         return greenctx_args_bad(&args, "unexpected argument '%s' (usage: greenctx info "
-                                        "[--device N] [--json])",
+                                        "[--device N] [--json] [--sizes])",
                                  args.value);
     }
     int rc = greenctx_tool_start(opts);
@@ -95,6 +111,12 @@ int greenctx_cmd_info(int argc, char **argv, greenctx_tool_options *opts)
         }
     }
 
+    if (sizes) {
+        rc = tool_info_sizes(opts, devices, nb_devices);
+        free(devices);
+        return rc;
+    }
+
     char warnings[MAX_WARNINGS][256];
     int nb_warnings = 0;
     const char *mps = getenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE");
@@ -112,29 +134,27 @@ int greenctx_cmd_info(int argc, char **argv, greenctx_tool_options *opts)
     char vtext[16];
     greenctx_format_driver_version(version, vtext, sizeof vtext);
     if (opts->json) {
-        printf("{\"driver_version\":%d,\"driver_path\":", version);
-        greenctx_json_string(stdout, path);
-        printf(",\"simulated\":%s,\"devices\":[", greenctx_tool_simulated(opts) ? "true" : "false");
-        for (int i = 0; i < nb_devices; i++) {
-            if (i)
-                putchar(',');
-            print_device_json(&devices[i]);
-        }
-        printf("],\"features\":{");
+        json_writer w;
+        json_begin(&w, stdout, "greenctx.info/1");
+        json_int(&w, "driver_version", version);
+        json_string(&w, "driver_path", path);
+        json_bool(&w, "simulated", greenctx_tool_simulated(opts));
+        json_array(&w, "devices");
+        for (int i = 0; i < nb_devices; i++)
+            print_device_json(&w, &devices[i]);
+        json_close(&w);
+        json_object(&w, "features");
         for (size_t f = 0; f < NB_FEATURES; f++) {
-            printf("%s\"%s\":{\"available\":%s,\"reason\":", f ? "," : "",
-                   gctx_feature_name(all_features[f]),
-                   gctx_feature_available(all_features[f]) ? "true" : "false");
-            greenctx_json_string(stdout, gctx_feature_reason(all_features[f]));
-            putchar('}');
+            json_object(&w, gctx_feature_name(all_features[f]));
+            json_bool(&w, "available", gctx_feature_available(all_features[f]));
+            json_string(&w, "reason", gctx_feature_reason(all_features[f]));
+            json_close(&w);
         }
-        printf("},\"warnings\":[");
-        for (int w = 0; w < nb_warnings; w++) {
-            if (w)
-                putchar(',');
-            greenctx_json_string(stdout, warnings[w]);
-        }
-        printf("]}\n");
+        json_close(&w);
+        json_array(&w, "warnings");
+        for (int i = 0; i < nb_warnings; i++)
+            json_string(&w, NULL, warnings[i]);
+        json_end(&w);
     } else {
         printf("driver: %s (%d), loaded from %s\n", vtext, version, path ? path : "?");
         printf("devices: %d\n", count);

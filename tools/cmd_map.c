@@ -67,21 +67,33 @@ static void print_list(const mapped *m)
 static void print_json(const tool_split_setup *st, const mapped *maps, unsigned n,
                        const int *owners, unsigned shared)
 {
-    printf("{\"device\":%d,\"sm_count\":%u,\"partitions\":[", st->device_ordinal, st->info.sm_count);
+    json_writer w;
+    json_begin(&w, stdout, "greenctx.map/1");
+    json_int(&w, "device", st->device_ordinal);
+    json_uint(&w, "sm_count", st->info.sm_count);
+    json_array(&w, "partitions");
     for (unsigned p = 0; p < n; p++) {
-        printf("%s{\"label\":\"%c\",\"group\":%d,\"planned_sm_count\":%u,\"sm_count\":%u,"
-               "\"sm_ids\":[",
-               p ? "," : "", maps[p].label, maps[p].group, maps[p].planned, maps[p].count);
+        char label[2] = {maps[p].label, '\0'};
+        json_object(&w, NULL);
+        json_string(&w, "label", label);
+        json_int(&w, "group", maps[p].group);
+        json_uint(&w, "planned_sm_count", maps[p].planned);
+        json_uint(&w, "sm_count", maps[p].count);
+        json_array(&w, "sm_ids");
         for (unsigned i = 0; i < maps[p].count && i < MAX_SM_ID; i++)
-            printf("%s%u", i ? "," : "", maps[p].ids[i]);
-        printf("]}");
+            json_uint(&w, NULL, maps[p].ids[i]);
+        json_close(&w);
+        json_close(&w);
     }
-    printf("],\"shared_sm_ids\":[");
+    json_close(&w);
+    json_array(&w, "shared_sm_ids");
     unsigned printed = 0;
     for (unsigned id = 0; id < MAX_SM_ID && printed < shared; id++)
-        if (owners[id] == -2)
-            printf("%s%u", printed++ ? "," : "", id);
-    printf("]}\n");
+        if (owners[id] == -2) {
+            json_uint(&w, NULL, id);
+            printed++;
+        }
+    json_end(&w);
 }
 
 int greenctx_cmd_map(int argc, char **argv, greenctx_tool_options *opts)

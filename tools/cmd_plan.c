@@ -24,25 +24,38 @@ static int preferred_ignored(const gctx_split_plan *plan, const gctx_group *g)
 static void print_json(const tool_split_setup *st, const gctx_split_plan *plan,
                        const gctx_group_plan *groups)
 {
-    printf("{\"device\":%d,\"driver_version\":%d,\"sm_count\":%u,\"path\":\"%s\","
-           "\"granule_sms\":%u,\"rounded\":%s,\"groups\":[",
-           plan->device, plan->driver_version, st->info.sm_count, path_name(plan->path),
-           plan->granule_sms, plan->rounded ? "true" : "false");
+    json_writer w;
+    json_begin(&w, stdout, "greenctx.plan/1");
+    json_int(&w, "device", plan->device);
+    json_int(&w, "driver_version", plan->driver_version);
+    json_uint(&w, "sm_count", st->info.sm_count);
+    json_string(&w, "path", path_name(plan->path));
+    json_uint(&w, "granule_sms", plan->granule_sms);
+    json_bool(&w, "rounded", plan->rounded);
+    json_array(&w, "groups");
     for (unsigned i = 0; i < plan->nb_groups; i++) {
         const gctx_group *g = &st->request.groups[i];
-        printf("%s{\"sm_count\":%u,\"requested\":%u,\"discovery\":%s,\"backfill\":%s,"
-               "\"coscheduled_sm_count\":%u,\"preferred_coscheduled_sm_count\":%u,"
-               "\"preferred_ignored\":%s,\"rounded\":%s,\"backfilled\":%s}",
-               i ? "," : "", groups[i].sm_count, groups[i].requested_sms,
-               g->num_sms == 0 ? "true" : "false", g->backfill ? "true" : "false",
-               groups[i].coscheduled_sm_count, g->preferred_coscheduled_sm_count,
-               preferred_ignored(plan, g) ? "true" : "false",
-               groups[i].rounded ? "true" : "false", groups[i].backfilled ? "true" : "false");
+        json_object(&w, NULL);
+        json_uint(&w, "sm_count", groups[i].sm_count);
+        json_uint(&w, "requested", groups[i].requested_sms);
+        json_bool(&w, "discovery", g->num_sms == 0);
+        json_bool(&w, "backfill", g->backfill);
+        json_uint(&w, "coscheduled_sm_count", groups[i].coscheduled_sm_count);
+        json_uint(&w, "preferred_coscheduled_sm_count", g->preferred_coscheduled_sm_count);
+        json_bool(&w, "preferred_ignored", preferred_ignored(plan, g));
+        json_bool(&w, "rounded", groups[i].rounded);
+        json_bool(&w, "backfilled", groups[i].backfilled);
+        json_close(&w);
     }
-    if (plan->remainder_sms)
-        printf("],\"remainder\":{\"sm_count\":%u}}\n", plan->remainder_sms);
-    else
-        printf("],\"remainder\":null}\n");
+    json_close(&w);
+    if (plan->remainder_sms) {
+        json_object(&w, "remainder");
+        json_uint(&w, "sm_count", plan->remainder_sms);
+        json_close(&w);
+    } else {
+        json_null(&w, "remainder");
+    }
+    json_end(&w);
 }
 
 static void print_text(const tool_split_setup *st, const gctx_split_plan *plan,

@@ -24,10 +24,17 @@ const char *tool_path_text(gctx_split_path path)
 
 static void split_usage(const char *command)
 {
+    /* What the command does, in one line, before how to call it. */
+    const char *what = !strcmp(command, "plan")
+                           ? "A dry run of a split: each group's SMs and unit, the split's path, "
+                             "the SMs left."
+                           : "Makes the split and shows the physical SMs a kernel ran on in each "
+                             "partition.";
     printf("usage: greenctx %s [--device N] [--json] [--round MODE] GROUP...\n"
+           "%s\n"
            "  --round MODE  a count the device can't give: strict (default: refuse), down,\n"
            "                nearest, up\n%s",
-           command, tool_groups_help);
+           command, what, tool_groups_help);
 }
 
 int tool_split_setup_begin(int argc, char **argv, greenctx_tool_options *opts,

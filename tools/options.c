@@ -2,18 +2,31 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "options.h"
 
-/* The shared options, after the command as before it. */
-enum { SHARED_SIM, SHARED_DEVICE, SHARED_JSON };
+/* The shared options, after the command as before it (-d and -j are the short forms). */
+enum {
+    SHARED_SIM,
+    SHARED_DEVICE,
+    SHARED_JSON,
+    SHARED_VERBOSE,
+    SHARED_DEVICE_SHORT,
+    SHARED_JSON_SHORT
+};
 static const greenctx_option shared[] = {
     {"--sim", "MODEL[,MODEL...][@DRIVER], e.g. h200@13000"},
     {"--device", "a device number (0, 1, ...)"},
     {"--json", NULL},
+    {"--verbose", NULL},
+    {"-d", "a device number (0, 1, ...)"},
+    {"-j", NULL},
     {NULL, NULL},
 };
+
+const greenctx_option *greenctx_shared_options(void) { return shared; }
 
 void greenctx_args_begin(greenctx_args *args, int argc, char **argv, greenctx_tool_options *opts)
 {
@@ -24,13 +37,25 @@ void greenctx_args_begin(greenctx_args *args, int argc, char **argv, greenctx_to
     args->opts = opts;
 }
 
+/* A refusal of an option that comes before --json (or -j) is a JSON document too: the
+ * arguments not parsed yet are looked at, up to a lone "--". */
+static void json_ahead(greenctx_args *args)
+{
+    for (int i = args->next; i < args->argc && strcmp(args->argv[i], "--"); i++)
+        if (!strcmp(args->argv[i], "--json") || !strcmp(args->argv[i], "-j"))
+            args->opts->json = 1;
+}
+
 int greenctx_args_bad(greenctx_args *args, const char *fmt, ...)
 {
+    json_ahead(args);
     char message[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(message, sizeof message, fmt, ap);
+    int len = vsnprintf(message, sizeof message, fmt, ap);
     va_end(ap);
+    if (len >= (int)sizeof message) /* cut where no character is split */
+        message[json_utf8_prefix(message, sizeof message - 1)] = '\0';
     const char *command = args->opts->command;
     greenctx_tool_error(args->opts, GREENCTX_EXIT_USAGE, "usage", "%s (see greenctx%s%s --help)",
                         message, command ? " " : "", command ? command : "");
@@ -70,15 +95,29 @@ static int apply_shared(greenctx_args *args, int id)
 {
     greenctx_tool_options *opts = args->opts;
     switch (id) {
-    case SHARED_SIM:
+    case SHARED_SIM: {
+        /* Looked ahead for the refusal only: a program's own --json after `run` is its. */
+        int json = opts->json;
+        json_ahead(args);
         args->rc = greenctx_tool_use_sim(opts, args->value);
+        if (args->rc == GREENCTX_EXIT_OK)
+            opts->json = json;
         return args->rc == GREENCTX_EXIT_OK ? 0 : GREENCTX_ARG_STOP;
+    }
     case SHARED_DEVICE:
+    case SHARED_DEVICE_SHORT:
         if (greenctx_parse_int(args->value, 0, INT_MAX, &opts->device) != 0)
-            return greenctx_args_bad(args, "--device needs %s; got '%s'", shared[id].value_help,
-                                     args->value);
+            return greenctx_args_bad(args, "%s needs %s; got '%s'", shared[id].name,
+                                     shared[id].value_help, args->value);
         opts->device_given = 1;
         return 0;
+    case SHARED_VERBOSE: {
+        /* The library's diagnostics (src/log.h), read when it loads the driver. */
+        const char *level = getenv("GREENCTX_LOG");
+        if (!level || strcmp(level, "debug") != 0)
+            setenv("GREENCTX_LOG", "info", 1);
+        return 0;
+    }
     default:
         opts->json = 1;
         return 0;

@@ -2,7 +2,8 @@
  * The tool's command line: one parser for the global options and every command's own.
  *
  * Every option is accepted as `--name value` and as `--name=value`, before or after the
- * command. The options every command shares (--sim, --device, --json, --help) are handled
+ * command. The options every command shares (--sim, --device or -d, --json or -j, --verbose,
+ * --help or -h) are handled
  * here, so `greenctx plan --sim h200 24 40` and `greenctx --sim h200 plan 24 40` are the same.
  * A lone "--" ends the options: what follows is positional even if it starts with "-".
  *
@@ -56,6 +57,10 @@ void greenctx_args_begin(greenctx_args *args, int argc, char **argv, greenctx_to
  * An unknown option, a missing value or a bad shared option prints why and returns STOP with
  * rc GREENCTX_EXIT_USAGE (or GREENCTX_EXIT_FAILED when --sim finds no simulated driver). */
 int greenctx_args_next(greenctx_args *args, const greenctx_option *own);
+
+/* The options every command shares (--sim, --device/-d, --json/-j, --verbose), for the
+ * generated man page and completions. */
+const greenctx_option *greenctx_shared_options(void);
 
 /* Prints "greenctx[ CMD]: <message> (see greenctx[ CMD] --help)" on stderr (and the JSON
  * error on stdout under --json); sets args->rc to GREENCTX_EXIT_USAGE and returns it. */

@@ -8,6 +8,8 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "bench_progress.h"
+#include "chart_axis.h"
 #include "run_tool.h"
 
 #define SWEEP_MAX 32
@@ -45,27 +47,29 @@ static int run_once(run_args *args, sweep_point *pt)
 
 static void print_json(const run_args *args, const sweep_point *pts, unsigned n)
 {
-    printf("{\"device\":");
+    json_writer w;
+    json_begin(&w, stdout, "greenctx.run.sweep/1");
     if (args->device >= 0)
-        printf("%d", args->device);
+        json_int(&w, "device", args->device);
     else
-        printf("null");
-    printf(",\"device_sm_count\":%u,\"command\":[", pts[0].plan.device_sms);
-    for (char **c = args->command; *c; c++) {
-        if (c != args->command)
-            putchar(',');
-        greenctx_json_string(stdout, *c);
-    }
-    printf("],\"runs\":[");
+        json_null(&w, "device");
+    json_uint(&w, "device_sm_count", pts[0].plan.device_sms);
+    json_array(&w, "command");
+    for (char **c = args->command; *c; c++)
+        json_string(&w, NULL, *c);
+    json_close(&w);
+    json_array(&w, "runs");
     for (unsigned i = 0; i < n; i++) {
-        printf("%s{\"request\":", i ? "," : "");
-        greenctx_json_string(stdout, pts[i].request);
-        printf(",\"sm_count\":%u,\"wall_ms\":%.3f,\"speedup\":%.4f,\"efficiency_per_sm\":%.4f,"
-               "\"exit_status\":%d}",
-               pts[i].plan.sm_count, pts[i].wall_ms, pts[i].speedup, pts[i].efficiency,
-               pts[i].status);
+        json_object(&w, NULL);
+        json_string(&w, "request", pts[i].request);
+        json_uint(&w, "sm_count", pts[i].plan.sm_count);
+        json_fixed(&w, "wall_ms", pts[i].wall_ms, 3);
+        json_fixed(&w, "speedup", pts[i].speedup, 4);
+        json_fixed(&w, "efficiency_per_sm", pts[i].efficiency, 4);
+        json_int(&w, "exit_status", pts[i].status);
+        json_close(&w);
     }
-    printf("]}\n");
+    json_end(&w);
 }
 
 static void print_table(const run_args *args, const sweep_point *pts, unsigned n)
@@ -118,21 +122,50 @@ static int write_svg(FILE *f, const run_args *args, const sweep_point *pts, unsi
     fprintf(f, "<path d=\"M%g %gV%gH%g\" stroke=\"black\" fill=\"none\"/>\n", x0, y0 - h, y0,
             x0 + w);
     fprintf(f, "<text x=\"%g\" y=\"%g\" text-anchor=\"middle\">SMs</text>\n", x0 + w / 2, y0 + 36);
-    fprintf(f, "<text x=\"%g\" y=\"%g\" text-anchor=\"end\">%.1fx</text>\n", x0 - 6, y0 - h + 4,
-            max_y);
+    /* Speed-up ticks at nice numbers up to the one at or above the largest. */
+    chart_ticks ticks;
+    chart_ticks_make(0, max_y, 6, &ticks);
+    max_y = chart_ticks_last(&ticks);
+    char label[32];
+    for (unsigned t = 0; t < ticks.count; t++) {
+        double v = chart_tick(&ticks, t), y = y0 - h * v / max_y;
+        chart_tick_label(&ticks, v, label, sizeof label);
+        fprintf(f, "<line x1=\"%g\" y1=\"%.1f\" x2=\"%g\" y2=\"%.1f\" stroke=\"#eee\"/>\n"
+                   "<text x=\"%g\" y=\"%.1f\" text-anchor=\"end\">%sx</text>\n",
+                x0, y, x0 + w, y, x0 - 6, y + 4, label);
+    }
+    /* The sizes by SM count (they come in the user's order), for the lines and the labels. */
+    unsigned order[SWEEP_MAX];
+    for (unsigned i = 0; i < n; i++) {
+        unsigned j = i;
+        for (; j > 0 && pts[order[j - 1]].plan.sm_count > pts[i].plan.sm_count; j--)
+            order[j] = order[j - 1];
+        order[j] = i;
+    }
     const char *series[] = {"stroke=\"#888\" stroke-dasharray=\"4 3\"", "stroke=\"#2a7\""};
     for (int s = 0; s < 2; s++) {
         fprintf(f, "<polyline fill=\"none\" stroke-width=\"2\" %s points=\"", series[s]);
-        for (unsigned i = 0; i < n; i++) {
-            double ideal = (double)pts[i].plan.sm_count / pts[smallest].plan.sm_count;
-            fprintf(f, "%.1f,%.1f ", x0 + w * pts[i].plan.sm_count / max_x,
-                    y0 - h * (s ? pts[i].speedup : ideal) / max_y);
+        for (unsigned k = 0; k < n; k++) {
+            const sweep_point *p = &pts[order[k]];
+            double ideal = (double)p->plan.sm_count / pts[smallest].plan.sm_count;
+            fprintf(f, "%.1f,%.1f ", x0 + w * p->plan.sm_count / max_x,
+                    y0 - h * (s ? p->speedup : ideal) / max_y);
         }
         fputs("\"/>\n", f);
     }
+    /* Each size's SM count under it, where the labels don't collide (the largest always). */
+    double at[SWEEP_MAX], width[SWEEP_MAX];
+    int keep[SWEEP_MAX];
+    for (unsigned i = 0; i < n; i++) {
+        snprintf(label, sizeof label, "%u", pts[order[i]].plan.sm_count);
+        at[i] = x0 + w * pts[order[i]].plan.sm_count / max_x;
+        width[i] = chart_text_width(label, 12);
+    }
+    chart_spaced_labels(at, width, n, 4, keep);
     for (unsigned i = 0; i < n; i++)
-        fprintf(f, "<text x=\"%.1f\" y=\"%g\" text-anchor=\"middle\">%u</text>\n",
-                x0 + w * pts[i].plan.sm_count / max_x, y0 + 16, pts[i].plan.sm_count);
+        if (keep[i])
+            fprintf(f, "<text x=\"%.1f\" y=\"%g\" text-anchor=\"middle\">%u</text>\n", at[i],
+                    y0 + 16, pts[order[i]].plan.sm_count);
     fputs("</svg>\n", f);
     return fclose(f) == 0 ? 0 : -1;
 }
@@ -184,9 +217,11 @@ int run_sweep(run_args *args)
                                    strerror(errno));
     unsigned smallest = 0;
     int failed = 0;
+    bench_progress progress;
+    bench_progress_begin(&progress, "greenctx run --sweep", n);
     for (unsigned i = 0; i < n; i++) {
-        fprintf(stderr, "greenctx run: %s on %u of %u SMs\n", args->command[0],
-                pts[i].plan.sm_count, pts[i].plan.device_sms);
+        bench_progress_step(&progress, "%s on %u of %u SMs", args->command[0],
+                            pts[i].plan.sm_count, pts[i].plan.device_sms);
         int sig = 0;
         if (run_once(args, &pts[i]) != 0 || (sig = run_child_interrupted())) {
             if (svg)

@@ -20,6 +20,7 @@
 #include <stdio.h>
 
 #include "greenctx.h"
+#include "json.h"
 
 enum {
     GREENCTX_EXIT_OK = 0,     /* done */
@@ -50,10 +51,26 @@ int greenctx_cmd_bench(int argc, char **argv, greenctx_tool_options *opts);
 int greenctx_cmd_map(int argc, char **argv, greenctx_tool_options *opts);
 int greenctx_cmd_run(int argc, char **argv, greenctx_tool_options *opts);
 
+/* ---- greenctx.c: the command table, for tools/generate.c ---- */
+size_t greenctx_tool_nb_commands(void);
+const char *greenctx_tool_command_name(size_t i);
+const char *greenctx_tool_command_help(size_t i);
+/* Prints command i's --help on stdout (the tool's usage for `help`). */
+int greenctx_tool_command_usage(size_t i, greenctx_tool_options *opts);
+void greenctx_tool_usage(FILE *out);
+/* The options only the tool takes, before the command (--version, -V, --generate-*). */
+const struct greenctx_option *greenctx_tool_global_options(void);
+
+/* ---- generate.c: made from the command table ---- */
+int greenctx_generate_man(greenctx_tool_options *opts);
+int greenctx_generate_completion(greenctx_tool_options *opts, const char *shell);
+
 /* ---- tool_common.c ---- */
 
-/* Prints "greenctx CMD: <message>" on stderr and, under --json, {"error": {"status": STATUS,
- * "message": MESSAGE}} on stdout so that a script reading stdout sees the refusal too.
+/* Prints "greenctx CMD: <message>" on stderr and, under --json, the document
+ * {"greenctx_version", "schema": "greenctx.error/1", "command": CMD or null, "error":
+ * {"status": STATUS, "message": MESSAGE}} on stdout so that a script reading stdout sees the
+ * refusal too.
  * Returns exit_code. */
 int greenctx_tool_error(const greenctx_tool_options *opts, int exit_code, const char *status,
                         const char *fmt, ...)
@@ -62,12 +79,12 @@ int greenctx_tool_error(const greenctx_tool_options *opts, int exit_code, const 
 #endif
     ;
 
+/* The error document on stdout: {"greenctx_version", "schema": "greenctx.error/1",
+ * "command": COMMAND or null, "error": {"status", "message"}}. */
+void greenctx_json_error(const char *command, const char *status, const char *message);
+
 /* Parses a whole decimal int in [min, max]; returns 0 on success, -1 otherwise. */
 int greenctx_parse_int(const char *text, int min, int max, int *value);
-
-/* Writes text as a JSON string, quotes included (escapes ", \ and control characters; other
- * bytes pass through, so UTF-8 stays UTF-8). NULL is written as null. */
-void greenctx_json_string(FILE *out, const char *text);
 
 /* "13.0" from 13000, into buf; returns buf. */
 const char *greenctx_format_driver_version(int version, char *buf, size_t size);

@@ -22,30 +22,6 @@ int greenctx_parse_int(const char *text, int min, int max, int *value)
     return 0;
 }
 
-void greenctx_json_string(FILE *out, const char *text)
-{
-    if (!text) {
-        fputs("null", out);
-        return;
-    }
-    fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
-        switch (*p) {
-        case '"': fputs("\\\"", out); break;
-        case '\\': fputs("\\\\", out); break;
-        case '\n': fputs("\\n", out); break;
-        case '\r': fputs("\\r", out); break;
-        case '\t': fputs("\\t", out); break;
-        default:
-            if (*p < 0x20)
-                fprintf(out, "\\u%04x", *p);
-            else
-                fputc(*p, out);
-        }
-    }
-    fputc('"', out);
-}
-
 const char *greenctx_format_driver_version(int version, char *buf, size_t size)
 {
     snprintf(buf, size, "%d.%d", version / 1000, (version % 1000) / 10);
@@ -58,18 +34,26 @@ int greenctx_tool_error(const greenctx_tool_options *opts, int exit_code, const 
     char message[2048];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(message, sizeof message, fmt, ap);
+    int len = vsnprintf(message, sizeof message, fmt, ap);
     va_end(ap);
+    if (len >= (int)sizeof message) /* cut where no character is split */
+        message[json_utf8_prefix(message, sizeof message - 1)] = '\0';
     fprintf(stderr, "greenctx%s%s: %s\n", opts->command ? " " : "",
             opts->command ? opts->command : "", message);
-    if (opts->json) {
-        printf("{\"error\":{\"status\":");
-        greenctx_json_string(stdout, status);
-        printf(",\"message\":");
-        greenctx_json_string(stdout, message);
-        printf("}}\n");
-    }
+    if (opts->json)
+        greenctx_json_error(opts->command, status, message);
     return exit_code;
+}
+
+void greenctx_json_error(const char *command, const char *status, const char *message)
+{
+    json_writer w;
+    json_begin(&w, stdout, "greenctx.error/1");
+    json_string(&w, "command", command);
+    json_object(&w, "error");
+    json_string(&w, "status", status);
+    json_string(&w, "message", message);
+    json_end(&w);
 }
 
 int greenctx_tool_fail(const greenctx_tool_options *opts, gctx_status status)
@@ -117,6 +101,9 @@ int greenctx_tool_start(const greenctx_tool_options *opts)
                                        opts->sim_driver_version ? getenv("GREENCTX_SIM_DRIVER_VERSION") : "", why);
         if (refused)
             return greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage", "%s", refused);
+        if (s == GCTX_ERROR_INVALID_ARGUMENT) /* the library's own variables (GREENCTX_LOG) */
+            return greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage", "%s",
+                                       gctx_last_error());
         const char *what = s == GCTX_ERROR_NO_DRIVER ? "no CUDA driver was found"
                                                      : "the CUDA driver failed to start";
         greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, gctx_status_name(s), "%s.\n  tried: %s",

@@ -1,0 +1,593 @@
+/*
+ * SPDX-License-Identifier: Apache-2.0
+ * greenctx.hpp: a header-only C++17 wrapper of greenctx.h (the C API stays the reference for
+ * what every call does; this file adds ownership and errors, never a rule of its own).
+ *
+ * - Owning handles: partition, context, stream, event, layouts, claim. Each holds one
+ *   reference of its C object: moving transfers it (the source becomes empty), copying takes
+ *   another (gctx_*_retain), destruction drops it. get() gives the C handle, release() gives
+ *   the reference up to the caller, adopt_reference() takes one over.
+ * - Errors: by default a failed call throws greenctx::error, carrying the gctx_status, the
+ *   library's message (gctx_last_error()) and the CUresult behind it. The try_* functions
+ *   return greenctx::result<T> instead (std::expected-like: operator bool, value(), status(),
+ *   error()), and never throw for a refusal of the library.
+ * - Streams and events convert to CUstream / CUevent, so a stream passes straight to the
+ *   driver API, cudart (cudaStream_t is the same type), cuBLAS or NCCL.
+ *
+ *   greenctx::partition device = greenctx::partition::from_device(0);
+ *   greenctx::split_result split = device.split({greenctx::group(24), greenctx::group(40)});
+ *   greenctx::context ctx(split.parts[0]);
+ *   greenctx::stream s(ctx);
+ *   kernel<<<grid, block, 0, s>>>(...);   // runs on 24 SMs only
+ *   s.synchronize();
+ */
+#ifndef GREENCTX_HPP
+#define GREENCTX_HPP
+
+#include "greenctx.h"
+
+#include <initializer_list>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace greenctx {
+
+/* A failed greenctx call: what() is the library's message (what was asked, what rule broke,
+ * what would work). */
+class error : public std::runtime_error {
+public:
+    error(gctx_status status, const std::string &message, int cuda_result = 0)
+        : std::runtime_error(message), status_(status), cuda_result_(cuda_result)
+    {
+    }
+    gctx_status status() const noexcept { return status_; }
+    /* "GCTX_ERROR_INVALID_ARGUMENT", ... */
+    const char *status_name() const noexcept { return gctx_status_name(status_); }
+    /* The CUresult behind the failure, or 0 when it was not the driver's. */
+    int cuda_result() const noexcept { return cuda_result_; }
+
+private:
+    gctx_status status_;
+    int cuda_result_;
+};
+
+namespace detail {
+/* The error of the call that just failed on this thread. */
+inline error last_error(gctx_status status)
+{
+    const char *message = gctx_last_error();
+    return error(status, message && *message ? message : gctx_status_string(status),
+                 gctx_last_cuda_result());
+}
+inline void check(gctx_status status)
+{
+    if (status != GCTX_SUCCESS)
+        throw last_error(status);
+}
+} // namespace detail
+
+/* The value of a call, or why it failed (std::expected-like; C++17 has no std::expected). */
+template <class T> class [[nodiscard]] result {
+public:
+    result(T value) : value_(std::move(value)) {}
+    result(class error failure) : error_(std::move(failure)) {}
+    /* The failure of the call that just returned status on this thread. */
+    static result failed(gctx_status status) { return result(detail::last_error(status)); }
+
+    explicit operator bool() const noexcept { return value_.has_value(); }
+    bool has_value() const noexcept { return value_.has_value(); }
+    /* GCTX_SUCCESS when there is a value. */
+    gctx_status status() const noexcept { return error_ ? error_->status() : GCTX_SUCCESS; }
+    /* The value; throws the error when there is none. */
+    T &value() &
+    {
+        if (!value_)
+            throw *error_;
+        return *value_;
+    }
+    T &&value() && { return std::move(value()); }
+    T &operator*() & { return value(); }
+    T *operator->() { return &value(); }
+    /* The failure; only when !has_value() (a std::logic_error otherwise). */
+    const class error &error() const
+    {
+        if (!error_)
+            throw std::logic_error("greenctx::result::error(): the call succeeded");
+        return *error_;
+    }
+
+private:
+    std::optional<T> value_;
+    std::optional<class error> error_;
+};
+
+namespace detail {
+/* One owned reference of a C object, released with Release and copied with Retain. */
+template <class Derived, class T, T *(*Retain)(T *), void (*Release)(T *)> class owner {
+public:
+    owner() noexcept = default;
+    owner(const owner &other) : ptr_(other.ptr_ ? retained(other.ptr_) : nullptr) {}
+    owner(owner &&other) noexcept : ptr_(std::exchange(other.ptr_, nullptr)) {}
+    owner &operator=(owner other) noexcept
+    {
+        std::swap(ptr_, other.ptr_);
+        return *this;
+    }
+    ~owner() { Release(ptr_); }
+
+    /* Takes over a reference the caller holds (from the C API). */
+    static Derived adopt_reference(T *owned) noexcept
+    {
+        Derived d;
+        static_cast<owner &>(d).ptr_ = owned;
+        return d;
+    }
+    /* A second reference of an object someone else owns (a layout's stream, ...). */
+    static Derived share(T *borrowed)
+    {
+        return adopt_reference(borrowed ? retained(borrowed) : nullptr);
+    }
+
+    T *get() const noexcept { return ptr_; }
+    explicit operator bool() const noexcept { return ptr_ != nullptr; }
+    /* Gives the reference to the caller, who releases it with the C API. */
+    T *release() noexcept { return std::exchange(ptr_, nullptr); }
+
+protected:
+    static T *retained(T *borrowed)
+    {
+        T *p = Retain(borrowed);
+        if (!p)
+            throw last_error(GCTX_ERROR_INVALID_HANDLE);
+        return p;
+    }
+    T *ptr_ = nullptr;
+};
+} // namespace detail
+
+/* A group of a split: num_sms SMs (0: discovery), the rest of gctx_group as zero. */
+inline gctx_group group(unsigned num_sms, unsigned coscheduled_sm_count = 0, bool backfill = false)
+{
+    gctx_group g = GCTX_GROUP_INIT;
+    g.num_sms = num_sms;
+    g.coscheduled_sm_count = coscheduled_sm_count;
+    g.backfill = backfill ? 1 : 0;
+    return g;
+}
+
+inline const char *version_string() noexcept { return gctx_version_string(); }
+
+inline result<int> try_device_count()
+{
+    int count = 0;
+    gctx_status s = gctx_device_count(&count);
+    return s == GCTX_SUCCESS ? result<int>(count) : result<int>::failed(s);
+}
+inline int device_count() { return try_device_count().value(); }
+
+inline result<gctx_device_info> try_device_info(int device)
+{
+    gctx_device_info info = GCTX_DEVICE_INFO_INIT;
+    gctx_status s = gctx_device_get_info(device, &info);
+    return s == GCTX_SUCCESS ? result<gctx_device_info>(info)
+                             : result<gctx_device_info>::failed(s);
+}
+inline gctx_device_info device_info(int device) { return try_device_info(device).value(); }
+
+inline int driver_version()
+{
+    int version = 0;
+    detail::check(gctx_driver_version(&version));
+    return version;
+}
+
+struct split_result;
+struct split_plan;
+
+class partition
+    : public detail::owner<partition, gctx_partition, gctx_partition_retain, gctx_partition_release> {
+public:
+    partition() noexcept = default;
+
+    static result<partition> try_from_device(int device)
+    {
+        gctx_partition *p = nullptr;
+        gctx_status s = gctx_partition_from_device(device, &p);
+        return s == GCTX_SUCCESS ? result<partition>(adopt_reference(p))
+                                 : result<partition>::failed(s);
+    }
+    static partition from_device(int device) { return try_from_device(device).value(); }
+
+    gctx_partition_info info() const
+    {
+        gctx_partition_info info = GCTX_PARTITION_INFO_INIT;
+        detail::check(gctx_partition_get_info(ptr_, &info));
+        return info;
+    }
+    unsigned sm_count() const { return info().sm_count; }
+
+    /* Splits into groups.size() disjoint partitions (gctx_partition_split). */
+    inline result<split_result> try_split(const std::vector<gctx_group> &groups,
+                                          gctx_rounding rounding = GCTX_ROUND_STRICT);
+    inline split_result split(const std::vector<gctx_group> &groups,
+                              gctx_rounding rounding = GCTX_ROUND_STRICT);
+    /* What split() would give, making nothing (gctx_partition_plan). */
+    inline result<split_plan> try_plan(const std::vector<gctx_group> &groups,
+                                       gctx_rounding rounding = GCTX_ROUND_STRICT) const;
+    inline split_plan plan(const std::vector<gctx_group> &groups,
+                           gctx_rounding rounding = GCTX_ROUND_STRICT) const;
+
+    gctx_relation relation(const partition &other) const
+    {
+        gctx_relation r = GCTX_RELATION_MAY_OVERLAP;
+        detail::check(gctx_partition_relation(ptr_, other.ptr_, &r));
+        return r;
+    }
+
+private:
+};
+
+/* The plan of a split: the whole and one gctx_group_plan per group. */
+struct split_plan {
+    gctx_split_plan plan;
+    std::vector<gctx_group_plan> groups;
+};
+
+/* The partitions of a split, in the order of the groups, its remainder (empty when no SM is
+ * left over) and its plan. */
+struct split_result {
+    std::vector<partition> parts;
+    partition remainder;
+    split_plan plan;
+};
+
+inline result<split_result> partition::try_split(const std::vector<gctx_group> &groups,
+                                                  gctx_rounding rounding)
+{
+    gctx_split_options options = GCTX_SPLIT_OPTIONS_INIT;
+    options.rounding = rounding;
+    std::vector<gctx_partition *> raw(groups.size(), nullptr);
+    gctx_partition *rest = nullptr;
+    split_result out;
+    out.plan.plan = GCTX_SPLIT_PLAN_INIT;
+    out.plan.groups.resize(groups.size());
+    gctx_status s = gctx_partition_split(ptr_, groups.data(), static_cast<unsigned>(groups.size()),
+                                         &options, raw.data(), &rest, &out.plan.plan,
+                                         out.plan.groups.data());
+    if (s != GCTX_SUCCESS)
+        return result<split_result>::failed(s);
+    for (gctx_partition *p : raw)
+        out.parts.push_back(adopt_reference(p));
+    out.remainder = adopt_reference(rest);
+    return result<split_result>(std::move(out));
+}
+inline split_result partition::split(const std::vector<gctx_group> &groups, gctx_rounding rounding)
+{
+    return try_split(groups, rounding).value();
+}
+inline result<split_plan> partition::try_plan(const std::vector<gctx_group> &groups,
+                                              gctx_rounding rounding) const
+{
+    gctx_split_options options = GCTX_SPLIT_OPTIONS_INIT;
+    options.rounding = rounding;
+    split_plan out{GCTX_SPLIT_PLAN_INIT, std::vector<gctx_group_plan>(groups.size())};
+    gctx_status s = gctx_partition_plan(ptr_, groups.data(), static_cast<unsigned>(groups.size()),
+                                        &options, &out.plan, out.groups.data());
+    return s == GCTX_SUCCESS ? result<split_plan>(std::move(out)) : result<split_plan>::failed(s);
+}
+inline split_plan partition::plan(const std::vector<gctx_group> &groups,
+                                  gctx_rounding rounding) const
+{
+    return try_plan(groups, rounding).value();
+}
+
+class event;
+
+class context
+    : public detail::owner<context, gctx_context, gctx_context_retain, gctx_context_release> {
+public:
+    context() noexcept = default;
+
+    /* A green context on the partition's SMs (gctx_context_create). */
+    explicit context(const greenctx::partition &on, const gctx_context_options *options = nullptr)
+    {
+        ptr_ = try_create(on, options).value().release();
+    }
+    static result<context> try_create(const greenctx::partition &on,
+                                      const gctx_context_options *options = nullptr)
+    {
+        gctx_context *c = nullptr;
+        gctx_status s = gctx_context_create(on.get(), options, &c);
+        return s == GCTX_SUCCESS ? result<context>(adopt_reference(c)) : result<context>::failed(s);
+    }
+    /* num_sms SMs of a device (gctx_context_create_with_sms). */
+    static result<context> try_with_sms(int device, unsigned num_sms,
+                                        const gctx_context_options *options = nullptr)
+    {
+        gctx_context *c = nullptr;
+        gctx_status s = gctx_context_create_with_sms(device, num_sms, options, &c);
+        return s == GCTX_SUCCESS ? result<context>(adopt_reference(c)) : result<context>::failed(s);
+    }
+    static context with_sms(int device, unsigned num_sms,
+                            const gctx_context_options *options = nullptr)
+    {
+        return try_with_sms(device, num_sms, options).value();
+    }
+    /* Someone else's green context, not owned (gctx_context_adopt). */
+    static context adopt(CUgreenCtx green)
+    {
+        gctx_context *c = nullptr;
+        detail::check(gctx_context_adopt(green, &c));
+        return adopt_reference(c);
+    }
+
+    /* Disjoint contexts on this context's SMs (gctx_context_split); the remainder's context is
+     * dropped unless `remainder` is given. */
+    std::vector<context> split(const std::vector<gctx_group> &groups, context *remainder = nullptr,
+                               gctx_rounding rounding = GCTX_ROUND_STRICT,
+                               const gctx_context_options *options = nullptr)
+    {
+        gctx_split_options split_options = GCTX_SPLIT_OPTIONS_INIT;
+        split_options.rounding = rounding;
+        std::vector<gctx_context *> raw(groups.size(), nullptr);
+        gctx_context *rest = nullptr;
+        detail::check(gctx_context_split(ptr_, groups.data(), static_cast<unsigned>(groups.size()),
+                                         &split_options, options, raw.data(),
+                                         remainder ? &rest : nullptr));
+        std::vector<context> out;
+        for (gctx_context *c : raw)
+            out.push_back(adopt_reference(c));
+        if (remainder)
+            *remainder = adopt_reference(rest);
+        return out;
+    }
+
+    gctx_context_info info() const
+    {
+        gctx_context_info info = GCTX_CONTEXT_INFO_INIT;
+        detail::check(gctx_context_get_info(ptr_, &info));
+        return info;
+    }
+    /* The context's SMs as a partition. */
+    greenctx::partition partition() const
+    {
+        gctx_partition *p = nullptr;
+        detail::check(gctx_context_partition(ptr_, &p));
+        return greenctx::partition::adopt_reference(p);
+    }
+    CUgreenCtx green_handle() const noexcept { return gctx_context_green_handle(ptr_); }
+    CUcontext cu_context() const noexcept { return gctx_context_cu_context(ptr_); }
+    inline void record(event &e);
+    inline void wait(const event &e);
+};
+
+class stream
+    : public detail::owner<stream, gctx_stream, gctx_stream_retain, gctx_stream_release> {
+public:
+    stream() noexcept = default;
+
+    /* A stream of the context, at `priority` (lower is higher; clamped to the device's). */
+    explicit stream(const greenctx::context &on, int priority = 0)
+    {
+        ptr_ = try_create(on, priority).value().release();
+    }
+    static result<stream> try_create(const greenctx::context &on, int priority = 0)
+    {
+        gctx_stream_options options = GCTX_STREAM_OPTIONS_INIT;
+        options.priority = priority;
+        gctx_stream *s = nullptr;
+        gctx_status status = gctx_stream_create(on.get(), &options, &s);
+        return status == GCTX_SUCCESS ? result<stream>(adopt_reference(s))
+                                      : result<stream>::failed(status);
+    }
+    /* Someone else's stream of a green context, not owned (gctx_stream_adopt). */
+    static stream adopt(CUstream raw)
+    {
+        gctx_stream *s = nullptr;
+        detail::check(gctx_stream_adopt(raw, &s));
+        return adopt_reference(s);
+    }
+
+    /* The raw stream (cudaStream_t is the same type), valid while this stream lives. */
+    CUstream handle() const noexcept { return gctx_stream_handle(ptr_); }
+    operator CUstream() const noexcept { return handle(); }
+
+    void synchronize() { detail::check(gctx_stream_synchronize(ptr_)); }
+    int priority() const
+    {
+        int p = 0;
+        detail::check(gctx_stream_priority(ptr_, &p));
+        return p;
+    }
+    greenctx::context context() const
+    {
+        gctx_context *c = nullptr;
+        detail::check(gctx_stream_context(ptr_, &c));
+        return greenctx::context::adopt_reference(c);
+    }
+    inline void wait(const event &e);
+    /* The physical SMs a kernel on this stream ran on (gctx_stream_observe_sms). */
+    std::vector<unsigned> observe_sms(unsigned capacity = 1024)
+    {
+        std::vector<unsigned> ids(capacity);
+        unsigned count = 0;
+        detail::check(gctx_stream_observe_sms(ptr_, ids.data(), capacity, &count));
+        ids.resize(count < capacity ? count : capacity);
+        return ids;
+    }
+};
+
+class event
+    : public detail::owner<event, gctx_event, gctx_event_retain, gctx_event_release> {
+public:
+    event() noexcept = default;
+    /* An event of the context's device (ordering only, no timing). */
+    explicit event(const context &of)
+    {
+        detail::check(gctx_event_create(of.get(), &ptr_));
+    }
+
+    CUevent handle() const noexcept { return gctx_event_handle(ptr_); }
+    operator CUevent() const noexcept { return handle(); }
+    /* After the work submitted so far to a stream. */
+    void record(const stream &on) { detail::check(gctx_event_record(ptr_, on.get())); }
+    void synchronize() { detail::check(gctx_event_synchronize(ptr_)); }
+};
+
+/* After the work submitted so far to every stream of the context. */
+inline void context::record(event &e) { detail::check(gctx_event_record_context(e.get(), ptr_)); }
+inline void context::wait(const event &e) { detail::check(gctx_context_wait_event(ptr_, e.get())); }
+inline void stream::wait(const event &e) { detail::check(gctx_stream_wait_event(ptr_, e.get())); }
+
+/* One part of a layout: its partition, context and stream (references of this caller's). */
+struct layout_part {
+    greenctx::partition partition;
+    greenctx::context context;
+    greenctx::stream stream;
+};
+
+class layouts
+    : public detail::owner<layouts, gctx_layouts, gctx_layouts_retain, gctx_layouts_release> {
+public:
+    layouts() noexcept = default;
+    /* rows[l] is layout l's SM counts (all rows the same length; a last 0 takes the rest). */
+    layouts(int device, const std::vector<std::vector<unsigned>> &rows,
+            const gctx_context_options *options = nullptr)
+        : nb_parts_(rows.empty() ? 0u : static_cast<unsigned>(rows[0].size()))
+    {
+        ptr_ = create(device, rows, options);
+    }
+    /* Makes layout `index` active and returns its streams. */
+    std::vector<stream> switch_to(unsigned index)
+    {
+        std::vector<gctx_stream *> raw(nb_parts_, nullptr);
+        detail::check(gctx_layouts_switch(ptr_, index, raw.data()));
+        std::vector<stream> out;
+        for (gctx_stream *s : raw)
+            out.push_back(stream::share(s));
+        return out;
+    }
+    layout_part get(unsigned layout, unsigned part) const
+    {
+        gctx_partition *p = nullptr;
+        gctx_context *c = nullptr;
+        gctx_stream *s = nullptr;
+        detail::check(gctx_layouts_get(ptr_, layout, part, &p, &c, &s));
+        return {partition::share(p), context::share(c), stream::share(s)};
+    }
+    unsigned active() const
+    {
+        unsigned index = 0;
+        detail::check(gctx_layouts_get_active(ptr_, &index));
+        return index;
+    }
+    unsigned nb_parts() const noexcept { return nb_parts_; }
+
+private:
+    static gctx_layouts *create(int device, const std::vector<std::vector<unsigned>> &rows,
+                                const gctx_context_options *options)
+    {
+        std::vector<unsigned> counts;
+        for (const auto &row : rows)
+            counts.insert(counts.end(), row.begin(), row.end());
+        const unsigned parts = rows.empty() ? 0u : static_cast<unsigned>(rows[0].size());
+        for (const auto &row : rows)
+            if (row.size() != parts)
+                throw error(GCTX_ERROR_INVALID_ARGUMENT,
+                            "greenctx::layouts: every layout needs the same number of parts");
+        gctx_layouts *l = nullptr;
+        detail::check(gctx_layouts_create(device, counts.data(), static_cast<unsigned>(rows.size()),
+                                          parts, options, &l));
+        return l;
+    }
+    unsigned nb_parts_ = 0;
+};
+
+/* SMs of a device held by this process against other tenants (gctx_claim_*). */
+class claim
+    : public detail::owner<claim, gctx_claim, gctx_claim_retain, gctx_claim_release> {
+public:
+    claim() noexcept = default;
+
+    /* request: "16", "25%" or "rest" (gctx_claim_acquire). */
+    static result<claim> try_acquire(int device, const std::string &request,
+                                     const gctx_claim_options *options = nullptr)
+    {
+        gctx_claim *c = nullptr;
+        gctx_status s = gctx_claim_acquire(device, request.c_str(), options, &c);
+        return s == GCTX_SUCCESS ? result<claim>(adopt_reference(c)) : result<claim>::failed(s);
+    }
+    static claim acquire(int device, const std::string &request,
+                         const gctx_claim_options *options = nullptr)
+    {
+        return try_acquire(device, request, options).value();
+    }
+    /* A claim exported by the parent process (gctx_claim_join). */
+    static claim join(int device, const std::string &token)
+    {
+        gctx_claim *c = nullptr;
+        detail::check(gctx_claim_join(device, token.c_str(), &c));
+        return adopt_reference(c);
+    }
+
+    greenctx::partition partition() const
+    {
+        gctx_partition *p = nullptr;
+        detail::check(gctx_claim_partition(ptr_, &p));
+        return greenctx::partition::adopt_reference(p);
+    }
+    greenctx::context context(const gctx_context_options *options = nullptr) const
+    {
+        gctx_context *c = nullptr;
+        detail::check(gctx_claim_context(ptr_, options, &c));
+        return greenctx::context::adopt_reference(c);
+    }
+    greenctx::stream stream() const
+    {
+        gctx_stream *s = nullptr;
+        detail::check(gctx_claim_stream(ptr_, &s));
+        return greenctx::stream::adopt_reference(s);
+    }
+    /* Grows or shrinks the claim; returns its new stream. */
+    greenctx::stream resize(const std::string &request, const gctx_claim_options *options = nullptr)
+    {
+        gctx_stream *s = nullptr;
+        detail::check(gctx_claim_resize(ptr_, request.c_str(), options, &s));
+        return greenctx::stream::adopt_reference(s);
+    }
+    gctx_claim_info info() const
+    {
+        gctx_claim_info info{};
+        info.size = sizeof info;
+        detail::check(gctx_claim_get_info(ptr_, &info));
+        return info;
+    }
+    std::string export_token() const
+    {
+        char token[1024];
+        detail::check(gctx_claim_export(ptr_, token, sizeof token));
+        return token;
+    }
+
+private:
+};
+
+/* Saves the calling thread's current context and restores it at scope exit, around a call
+ * that changes it (NCCL's communicator init, cudaSetDevice). */
+class current_context_guard {
+public:
+    current_context_guard() { detail::check(gctx_current_context_save(&saved_)); }
+    ~current_context_guard() { (void)gctx_current_context_restore(saved_, nullptr); }
+    current_context_guard(const current_context_guard &) = delete;
+    current_context_guard &operator=(const current_context_guard &) = delete;
+
+private:
+    CUcontext saved_ = nullptr;
+};
+
+} // namespace greenctx
+
+#endif /* GREENCTX_HPP */

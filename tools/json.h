@@ -1,0 +1,65 @@
+/*
+ * The one JSON writer of the tool: every document on stdout (info, plan, map, run --sweep,
+ * bench, errors) is written through it, so every document is valid JSON, valid UTF-8, and
+ * starts with the same two members:
+ *
+ *     {"greenctx_version":"0.3.0","schema":"greenctx.plan/1", ...}
+ *
+ * "schema" names the document's shape and its version (greenctx.<what>/<n>); n grows when a
+ * member changes meaning or goes away, never when one is added.
+ *
+ *     json_writer w;
+ *     json_begin(&w, stdout, "greenctx.plan/1");
+ *     json_int(&w, "device", 0);
+ *     json_array(&w, "groups");          // members of an array take a NULL key
+ *     json_object(&w, NULL);
+ *     json_uint(&w, "sm_count", 24);
+ *     json_close(&w);                    // the object
+ *     json_close(&w);                    // the array
+ *     json_end(&w);                      // closes what is open, then "}\n"
+ *
+ * Strings are escaped, and bytes that are not UTF-8 (a non-UTF-8 argument, a name cut in the
+ * middle of a character) are written as U+FFFD, so a reader never sees invalid text.
+ */
+#ifndef GREENCTX_TOOL_JSON_H
+#define GREENCTX_TOOL_JSON_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#define JSON_MAX_DEPTH 16
+
+typedef struct json_writer {
+    FILE *out;
+    int depth;                   /* open containers, the document included */
+    int members[JSON_MAX_DEPTH]; /* members written so far in each open container */
+    char closing[JSON_MAX_DEPTH]; /* '}' or ']' for each open container */
+} json_writer;
+
+/* Opens a document (an object) with its greenctx_version and schema members. */
+void json_begin(json_writer *w, FILE *out, const char *schema);
+/* How many documents this process began: a command that failed under --json without one
+ * gets the tool's catch-all error document (tools/greenctx.c). */
+unsigned json_documents_begun(void);
+/* Closes every open container and the document, then a newline. */
+void json_end(json_writer *w);
+
+/* Members: key is the member's name inside an object, NULL inside an array. */
+void json_object(json_writer *w, const char *key);
+void json_array(json_writer *w, const char *key);
+void json_close(json_writer *w);
+void json_string(json_writer *w, const char *key, const char *value); /* NULL: null */
+void json_int(json_writer *w, const char *key, long long value);
+void json_uint(json_writer *w, const char *key, unsigned long long value);
+/* A number with `decimals` digits after the point; NaN and infinities are written as null. */
+void json_fixed(json_writer *w, const char *key, double value, int decimals);
+void json_bool(json_writer *w, const char *key, int value);
+void json_null(json_writer *w, const char *key);
+
+/* text as a JSON string, quotes included (NULL: null), invalid UTF-8 as U+FFFD. */
+void greenctx_json_string(FILE *out, const char *text);
+/* The length of text's longest prefix of at most max bytes that ends on a UTF-8 character
+ * boundary: where to cut text so as not to split a character. */
+size_t json_utf8_prefix(const char *text, size_t max);
+
+#endif
