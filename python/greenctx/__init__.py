@@ -11,6 +11,7 @@ import ctypes
 from dataclasses import dataclass
 
 from ._capi import lib
+from ._object import device_ordinal
 from ._errors import (DriverError, Error, InsufficientSMsError, InvalidArgumentError,
                       InvalidHandleError, NoDeviceError, NoDriverError, OutOfMemoryError,
                       UnsupportedError, check)
@@ -73,7 +74,7 @@ class DeviceInfo:
 def device_info(device_id=0):
     from . import _capi
     info = _capi.DeviceInfo()
-    check(lib.gctx_device_get_info(device_id, ctypes.byref(info)))
+    check(lib.gctx_device_get_info(device_ordinal(device_id), ctypes.byref(info)))
     return DeviceInfo(info.ordinal, info.name.decode(errors="replace"),
                       (info.cc_major, info.cc_minor), info.sm_count, info.min_partition_sms,
                       info.coscheduled_alignment, bool(info.sm_rules_derived),

@@ -6,8 +6,9 @@ import warnings
 
 from . import _capi, _driver
 from ._capi import lib
-from ._errors import UnsupportedError, check
-from ._object import Handle, count, device_ordinal, info_field
+from ._errors import Error, UnsupportedError, check, error_from_status
+from ._object import (Handle, count, cuda_torch, device_ordinal, driver_handle, info_field,
+                      instance, integer)
 from .partition import SMPartition, relation
 
 # PyTorch's workqueue_scope strings -> gctx_workqueue_scope (None: no workqueue configuration).
@@ -15,6 +16,8 @@ _WORKQUEUE_SCOPES = {None: _capi.GCTX_WORKQUEUE_SCOPE_DEFAULT,
                      "device_ctx": _capi.GCTX_WORKQUEUE_SCOPE_DEVICE_CTX,
                      "balanced": _capi.GCTX_WORKQUEUE_SCOPE_BALANCED}
 _SCOPE_NAMES = {v: k for k, v in _WORKQUEUE_SCOPES.items()}
+
+STREAMS_PER_CONTEXT = 32  # PyTorch's pool of streams per green context
 
 _CONTEXT_STACK_DEPRECATION = (
     "GreenContext.set_context and GreenContext.pop_context are deprecated: create a stream "
@@ -37,6 +40,53 @@ def context_options(workqueue_scope, workqueue_concurrency_limit, fresh=False):
     return options
 
 
+def _create_with_sms(device, num_sms, rounding, options, out):
+    """A context of num_sms SMs of a device into out (a c_void_p)."""
+    if rounding is None:  # PyTorch's: its range check, then the driver's rounding up
+        n = integer("num_sms", num_sms)
+        with SMPartition.from_device(device) as whole:
+            if n <= 0 or n > whole.sm_count:
+                raise RuntimeError("Invalid number of SMs requested for green context: "
+                                   f"{n} (device has {whole.sm_count} SMs)")
+            (group,), rest = whole.split(num_sms=n, rounding="up")
+            with group:
+                if rest is not None:
+                    rest.close()
+                source = group if group.sm_count >= n else whole  # none that large: all
+                check(lib.gctx_context_create(source._handle, ctypes.byref(options),
+                                              ctypes.byref(out)))
+        return
+    if rounding != "strict":
+        with SMPartition.from_device(device) as whole:
+            (group,), rest = _one_group(whole, num_sms, rounding)
+            with group:
+                if rest is not None:
+                    rest.close()
+                check(lib.gctx_context_create(group._handle, ctypes.byref(options),
+                                              ctypes.byref(out)))
+        return
+    code = lib.gctx_context_create_with_sms(device, count("num_sms", num_sms),
+                                            ctypes.byref(options), ctypes.byref(out))
+    if code:
+        raise _one_group_message(error_from_status(code))
+
+
+def _one_group(whole, num_sms, rounding):
+    try:
+        return whole.split(num_sms=count("num_sms", num_sms), rounding=rounding)
+    except Error as e:
+        raise _one_group_message(e) from None
+
+
+def _one_group_message(error):
+    """The library's message for a one-group request, without its group index: the
+    constructor asks for one context, not for groups."""
+    message = str(error)
+    if message.startswith("group 0: "):
+        error.args = (message[len("group 0: "):],)
+    return error
+
+
 class GreenContext(Handle):
     """A CUDA green context: work on its streams runs only on its SMs.
 
@@ -53,21 +103,27 @@ class GreenContext(Handle):
     included: order work across streams with events, as with any other stream.
     """
 
-    __slots__ = ("_pushed",)
+    __slots__ = ("_pushed", "_pool", "_pool_next")
     _release = "gctx_context_release"
     _info_call, _info_type = "gctx_context_get_info", _capi.ContextInfo
 
     def __init__(self, *, num_sms=None, sm_partition=None, workqueue_scope=None,
-                 workqueue_concurrency_limit=None, device_id=None, fresh=False):
-        self._h, self._info, self._pushed = None, None, None
+                 workqueue_concurrency_limit=None, device_id=None, rounding=None, fresh=False):
+        """num_sms=N gives what PyTorch gives: the driver's rounding (up to the next size
+        the hardware has, the whole device when none is that large: 4 -> 8, 20 -> 24, 132 ->
+        132 on an H200); rounding="strict" refuses a count the hardware can't give, naming
+        the nearest legal ones; "down", "nearest" and "up" are SMPartition.split's."""
+        self._h, self._info, self._pushed, self._pool, self._pool_next = None, None, None, [], 0
         options = context_options(workqueue_scope, workqueue_concurrency_limit, fresh)
         if sm_partition is not None and not isinstance(sm_partition, SMPartition):
             raise TypeError("sm_partition must be an SMPartition")
-        if num_sms is not None and sm_partition is not None:
-            raise ValueError("num_sms and sm_partition are mutually exclusive")
-        if num_sms is None and sm_partition is None and workqueue_scope is None:
-            raise RuntimeError("At least one of num_sms, sm_partition, or workqueue_scope "
+        if num_sms is None and workqueue_scope is None and sm_partition is None:
+            raise RuntimeError("At least one of num_sms, workqueue_scope, or sm_partition "
                                "must be specified")
+        if num_sms is not None and sm_partition is not None:
+            raise RuntimeError("num_sms and sm_partition cannot be specified together")
+        if rounding is not None and num_sms is None:
+            raise ValueError("rounding applies to num_sms only")
         out = ctypes.c_void_p()
         if sm_partition is not None:
             if device_id is not None and device_ordinal(device_id) != sm_partition.device_id:
@@ -75,9 +131,7 @@ class GreenContext(Handle):
             check(lib.gctx_context_create(sm_partition._handle, ctypes.byref(options),
                                           ctypes.byref(out)))
         elif num_sms is not None:
-            check(lib.gctx_context_create_with_sms(device_ordinal(device_id),
-                                                   count("num_sms", num_sms),
-                                                   ctypes.byref(options), ctypes.byref(out)))
+            _create_with_sms(device_ordinal(device_id), num_sms, rounding, options, out)
         else:  # the whole device, with a workqueue configuration
             with SMPartition.from_device(device_id) as whole:
                 check(lib.gctx_context_create(whole._handle, ctypes.byref(options),
@@ -87,37 +141,42 @@ class GreenContext(Handle):
     @classmethod
     def _wrap(cls, handle):
         self = super()._wrap(handle)
-        self._pushed = None
+        self._pushed, self._pool, self._pool_next = None, [], 0
         return self
 
     @classmethod
     def adopt(cls, green_handle):
-        """Wraps a CUgreenCtx someone else made (PyTorch, cuda.core), never destroying it:
-        its maker must keep it alive while this object lives."""
+        """Wraps a CUgreenCtx someone else made (an int, or a cuda.bindings CUgreenCtx as
+        PyTorch and cuda.core hold them), never destroying it: its maker must keep it alive
+        while this object lives."""
+        handle = driver_handle("green_handle", green_handle)
         out = ctypes.c_void_p()
-        check(lib.gctx_context_adopt(green_handle, ctypes.byref(out)))
+        check(lib.gctx_context_adopt(handle, ctypes.byref(out)))
         return cls._wrap(out.value)
 
     @staticmethod
-    def create(*, num_sms=None, sm_partition=None, workqueue_scope=None,
-               workqueue_concurrency_limit=None, device_id=None, fresh=False):
-        """Same as the constructor (kept as PyTorch keeps it)."""
+    def create(num_sms=None, device_id=None, *, sm_partition=None, workqueue_scope=None,
+               workqueue_concurrency_limit=None, rounding=None, fresh=False):
+        """Same as the constructor (kept as PyTorch keeps it); num_sms and device_id may be
+        positional, as in PyTorch's own tests (GreenContext.create(1, 0))."""
         return GreenContext(num_sms=num_sms, sm_partition=sm_partition,
                             workqueue_scope=workqueue_scope,
                             workqueue_concurrency_limit=workqueue_concurrency_limit,
-                            device_id=device_id, fresh=fresh)
+                            device_id=device_id, rounding=rounding, fresh=fresh)
 
     @staticmethod
     def split(*, num_sms=0, coscheduled_sm_count=0, preferred_coscheduled_sm_count=0,
-              backfill=False, workqueue_scope=None, workqueue_concurrency_limit=None,
-              device_id=None, rounding="strict", fresh=False):
+              backfill=False, locality_domain_ids=None, workqueue_scope=None,
+              workqueue_concurrency_limit=None, device_id=None, rounding="strict",
+              fresh=False):
         """Contexts on disjoint SMs of a device, one per group (options as SMPartition.split;
         the workqueue options and fresh apply to each). The SMs left over are not used."""
         options = context_options(workqueue_scope, workqueue_concurrency_limit, fresh)
         with SMPartition.from_device(device_id) as whole:
             parts, rest = whole.split(num_sms=num_sms, coscheduled_sm_count=coscheduled_sm_count,
                                       preferred_coscheduled_sm_count=preferred_coscheduled_sm_count,
-                                      backfill=backfill, rounding=rounding)
+                                      backfill=backfill, locality_domain_ids=locality_domain_ids,
+                                      rounding=rounding)
         try:
             contexts = []
             for p in parts:
@@ -197,16 +256,23 @@ class GreenContext(Handle):
         return lib.gctx_context_cu_context(self._handle)
 
     def stream(self, priority=0):
-        """A greenctx Stream on this context (whether PyTorch is there or not)."""
+        """A new greenctx Stream on this context (whether PyTorch is there or not)."""
         from .stream import Stream
         return Stream._create(self, priority)
 
     def Stream(self):  # noqa: N802 - PyTorch's name
-        """A stream whose work runs on this context's SMs: a torch.cuda.Stream (usable with
-        torch.cuda.stream()) when PyTorch can be imported, else a greenctx Stream. Either
-        keeps the green stream, and so this context, alive, and speaks __cuda_stream__."""
-        from .stream import as_torch_stream
-        return as_torch_stream(self.stream())
+        """A stream whose work runs on this context's SMs, from a pool of 32 per context
+        taken round-robin, as PyTorch does (the 33rd call gives the first stream again): a
+        torch.cuda.Stream (usable with torch.cuda.stream()) when PyTorch sees CUDA, else a
+        greenctx Stream. Either holds its own reference to the green stream, and so to this
+        context, and speaks __cuda_stream__; closing it leaves the pool's stream alone."""
+        from .stream import Stream, as_torch_stream
+        index = self._pool_next % STREAMS_PER_CONTEXT
+        if index == len(self._pool):
+            self._pool.append(self.stream())
+        self._pool_next = index + 1
+        pooled = self._pool[index]
+        return as_torch_stream(Stream._wrap(lib.gctx_stream_retain(pooled._handle)))
 
     def Event(self):  # noqa: N802 - as Stream()
         """An event of this context's device, to order work across partitions."""
@@ -216,13 +282,15 @@ class GreenContext(Handle):
     def record_event(self, event=None):
         """Records an event after the work submitted so far to every stream of this context
         (a new event when none is given); returns it."""
-        event = event if event is not None else self.Event()
+        from .stream import Event
+        event = instance("event", event, Event) if event is not None else self.Event()
         check(lib.gctx_event_record_context(event._handle, self._handle))
         return event
 
     def wait_event(self, event):
         """Makes later work of every stream of this context wait for the event."""
-        check(lib.gctx_context_wait_event(self._handle, event._handle))
+        from .stream import Event
+        check(lib.gctx_context_wait_event(self._handle, instance("event", event, Event)._handle))
 
     def relation(self, other):
         """Relation.DISJOINT, MAY_OVERLAP or OVERLAP: what is known of two contexts' SMs."""
@@ -234,18 +302,29 @@ class GreenContext(Handle):
         with self.stream() as s:
             return s.observe_sms()
 
+    def close(self):
+        """Drops this object's reference and its pool of streams (streams handed out by
+        Stream() hold their own reference and stay usable)."""
+        pool, self._pool = self._pool, []
+        for stream in pool:
+            stream.close()
+        super().close()
+
     def set_context(self):
         """Deprecated (as in PyTorch): pushes this context on the calling thread's context
         stack and, with PyTorch, makes its default stream current after the current work."""
         warnings.warn(_CONTEXT_STACK_DEPRECATION, FutureWarning, stacklevel=2)
         if self._pushed is not None:
             raise RuntimeError("set_context called twice before pop_context")
-        torch = _driver.loaded_torch()
+        torch = cuda_torch()
         parent = torch.cuda.current_stream() if torch else None
         if torch:
             event = torch.cuda.Event()
             event.record(parent)
-        _driver.push_context(self.cu_context)
+        if _driver.current_context():  # as PyTorch: set it when none is current
+            _driver.push_context(self.cu_context)
+        else:
+            _driver.set_current_context(self.cu_context)
         self._pushed = (parent,)
         if torch:
             stream = torch.cuda.default_stream(self.device_id)
@@ -258,7 +337,7 @@ class GreenContext(Handle):
         if self._pushed is None:
             raise RuntimeError("pop_context called without matching set_context")
         (parent,), self._pushed = self._pushed, None
-        torch = _driver.loaded_torch() if parent is not None else None
+        torch = cuda_torch() if parent is not None else None
         if torch:
             event = torch.cuda.Event()
             event.record(torch.cuda.current_stream())

@@ -58,6 +58,7 @@ class Layouts(Handle):
         return out.value
 
     def _get(self, layout, part, which):
+        layout, part = count("layout", layout), count("part", part)
         outs = [None, None, None]
         out = ctypes.c_void_p()
         outs[which] = ctypes.byref(out)
@@ -78,6 +79,7 @@ class Layouts(Handle):
     def streams(self, layout):
         """The layout's streams as GreenContext.Stream() gives them (torch.cuda.Streams when
         PyTorch sees CUDA), one per partition; made once."""
+        layout = count("layout", layout)
         streams = self._streams.get(layout)
         if streams is None:
             streams = tuple(as_torch_stream(self.stream(layout, p))
@@ -88,6 +90,7 @@ class Layouts(Handle):
     def switch(self, index):
         """Makes layout `index` active (its streams wait for the work submitted so far to the
         active layout's streams) and returns its streams, as streams(index)."""
+        index = count("index", index)
         streams = self.streams(index)  # checks index before anything changes
         check(lib.gctx_layouts_switch(self._handle, index, None))
         return streams

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from . import _capi
 from ._capi import lib
-from ._errors import check
+from ._errors import UnsupportedError, check
 from ._object import Handle, count, device_ordinal, info_field
 
 
@@ -164,6 +164,32 @@ def _groups_array(num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count,
     return array
 
 
+_LOCALITY_DRIVER = 13040
+
+
+def _check_locality_domains(locality_domain_ids, nb_groups):
+    """PyTorch's checks of locality_domain_ids, in its order: a domain needs driver 13.4,
+    entries are nonnegative ints or None. Then what greenctx can't do yet: gctx_group has
+    no domain field, so a group can't be placed in one (UnsupportedError, not ignored)."""
+    domains = (tuple(locality_domain_ids) if _is_sequence(locality_domain_ids)
+               else (locality_domain_ids,) * nb_groups)
+    if len(domains) != nb_groups:
+        raise ValueError("All sequence options must have the same length")
+    if all(d is None for d in domains):
+        return
+    from . import driver_version
+    if driver_version() < _LOCALITY_DRIVER:
+        raise RuntimeError("Green Context localization requires user mode driver and "
+                           "cuda.bindings package 13.4+")
+    for d in domains:
+        if d is not None and (type(d) is bool or not isinstance(d, int) or d < 0):
+            raise ValueError("locality_domain_ids entries must be nonnegative integers or None")
+    raise UnsupportedError("greenctx cannot place a group in a locality domain yet (the C "
+                           "library's gctx_group has no domain field): pass "
+                           "locality_domain_ids=None and read each partition's "
+                           "locality_domain_id")
+
+
 def relation(c_function, a, b):
     """What the C library knows of two objects' SMs (partitions, or contexts)."""
     if not isinstance(b, type(a)):
@@ -228,12 +254,15 @@ class SMPartition(Handle):
         return info.locality_domain_id if info.has_locality_domain else None
 
     def _request(self, num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count,
-                 backfill, rounding):
-        return (groups_array(num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count,
-                             backfill), _split_options(rounding))
+                 backfill, locality_domain_ids, rounding):
+        groups = groups_array(num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count,
+                              backfill)
+        if locality_domain_ids is not None:
+            _check_locality_domains(locality_domain_ids, len(groups))
+        return groups, _split_options(rounding)
 
     def split(self, *, num_sms=0, coscheduled_sm_count=0, preferred_coscheduled_sm_count=0,
-              backfill=False, rounding="strict"):
+              backfill=False, locality_domain_ids=None, rounding="strict"):
         """Splits these SMs into disjoint groups and a remainder: ((groups...), remainder),
         remainder None when no SM is left over.
 
@@ -241,10 +270,12 @@ class SMPartition(Handle):
         num_sms 0 asks for discovery; a group with num_sms=0 and backfill=True takes
         everything left and must be the last. Counts are strict unless rounding is "down",
         "nearest" or "up". Works on every driver with green contexts, and on any partition
-        (a group, a remainder, a context's SMs).
+        (a group, a remainder, a context's SMs). locality_domain_ids (PyTorch's, driver
+        13.4+): None, or None for every group, until the C library places groups in a domain.
         """
         groups, options = self._request(num_sms, coscheduled_sm_count,
-                                         preferred_coscheduled_sm_count, backfill, rounding)
+                                         preferred_coscheduled_sm_count, backfill,
+                                         locality_domain_ids, rounding)
         n = len(groups)
         outputs = (ctypes.c_void_p * n)()
         remainder = ctypes.c_void_p()
@@ -254,10 +285,11 @@ class SMPartition(Handle):
         return tuple(map(wrap, outputs)), (wrap(remainder.value) if remainder.value else None)
 
     def plan(self, *, num_sms=0, coscheduled_sm_count=0, preferred_coscheduled_sm_count=0,
-             backfill=False, rounding="strict"):
+             backfill=False, locality_domain_ids=None, rounding="strict"):
         """What split() would give for the same arguments, making nothing: a SplitPlan."""
         groups, options = self._request(num_sms, coscheduled_sm_count,
-                                         preferred_coscheduled_sm_count, backfill, rounding)
+                                         preferred_coscheduled_sm_count, backfill,
+                                         locality_domain_ids, rounding)
         n = len(groups)
         plan = _capi.SplitPlan()
         group_plans = (_capi.GroupPlan * n)()

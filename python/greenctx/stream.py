@@ -11,7 +11,7 @@ import sys
 from . import _capi
 from ._capi import lib
 from ._errors import check
-from ._object import Handle
+from ._object import INT_MAX, Handle, driver_handle, instance, int_in
 
 _MAX_SMS = 4096  # room for the %smid map of any GPU
 
@@ -26,7 +26,7 @@ class Stream(Handle):
     @classmethod
     def _create(cls, context, priority=0):
         options = _capi.StreamOptions()
-        options.priority = priority
+        options.priority = int_in("priority", priority, -INT_MAX - 1, INT_MAX)
         out = ctypes.c_void_p()
         check(lib.gctx_stream_create(context._handle, ctypes.byref(options),
                                      ctypes.byref(out)))
@@ -83,12 +83,12 @@ class Stream(Handle):
         if event is None:
             with self.context as ctx:
                 event = Event(ctx)
-        check(lib.gctx_event_record(event._handle, self._handle))
+        check(lib.gctx_event_record(instance("event", event, Event)._handle, self._handle))
         return event
 
     def wait_event(self, event):
         """Makes later work on this stream wait for the event (no host sync)."""
-        check(lib.gctx_stream_wait_event(self._handle, event._handle))
+        check(lib.gctx_stream_wait_event(self._handle, instance("event", event, Event)._handle))
 
     def wait_stream(self, stream):
         """Makes later work on this stream wait for the work submitted so far to another
@@ -118,8 +118,10 @@ class Event(Handle):
     _release = "gctx_event_release"
 
     def __init__(self, context):
-        out = ctypes.c_void_p()
+        from .context import GreenContext
         super().__init__(None)
+        instance("context", context, GreenContext)
+        out = ctypes.c_void_p()
         check(lib.gctx_event_create(context._handle, ctypes.byref(out)))
         self._h = out.value
 
@@ -140,6 +142,11 @@ class Event(Handle):
     def synchronize(self):
         check(lib.gctx_event_synchronize(self._handle))
 
+    def __repr__(self):
+        if self._h is None:
+            return "<greenctx.Event destroyed>"
+        return f"<greenctx.Event 0x{self.handle or 0:x}>"
+
 
 def green_stream(stream):
     """The greenctx Stream behind a stream object GreenContext gave."""
@@ -152,12 +159,13 @@ def green_stream(stream):
 
 
 def stream_handle(stream):
-    """A CUstream as an int, from an int or an object speaking __cuda_stream__."""
+    """A CUstream as a nonzero int, from an int, a cuda.bindings CUstream or an object
+    speaking __cuda_stream__."""
     if hasattr(stream, "__cuda_stream__"):
         proto = stream.__cuda_stream__
         version, handle = proto() if callable(proto) else proto
-        return handle
-    return int(stream)
+        return driver_handle("stream", handle)
+    return driver_handle("stream", stream)
 
 
 _torch_stream_class = None
