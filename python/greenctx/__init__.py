@@ -19,6 +19,7 @@ from .cache import CacheStats, cache_limit, cache_stats, set_cache_limit, trim_c
 from .context import GreenContext
 from .layouts import Layouts
 from .partition import GroupPlan, Relation, Rounding, SMPartition, SplitPlan
+from .simulation import simulate
 from .stream import Event, Stream
 
 __version__ = lib.gctx_version_string().decode()
@@ -30,7 +31,7 @@ __all__ = [
     "OutOfMemoryError", "driver_version", "driver_path", "device_count", "device_info",
     "features", "library_path", "ReleaseFailures", "release_failures",
     "retry_release_failures", "Layouts", "CacheStats", "cache_stats", "cache_limit",
-    "set_cache_limit", "trim_cache",
+    "set_cache_limit", "trim_cache", "simulate",
 ]
 
 
