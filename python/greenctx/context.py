@@ -146,9 +146,12 @@ class GreenContext(Handle):
 
     @classmethod
     def adopt(cls, green_handle):
-        """Wraps a CUgreenCtx someone else made (an int, or a cuda.bindings CUgreenCtx as
-        PyTorch and cuda.core hold them), never destroying it: its maker must keep it alive
-        while this object lives."""
+        """Wraps a green context someone else made, never destroying it: its maker must keep
+        it alive while this object lives. green_handle: a CUgreenCtx (an int, or a
+        cuda.bindings CUgreenCtx as PyTorch holds them), or a cuda.core green Context."""
+        if hasattr(green_handle, "is_green") and hasattr(green_handle, "create_stream"):
+            from .interop import adopt_core_context
+            return adopt_core_context(green_handle)
         handle = driver_handle("green_handle", green_handle)
         out = ctypes.c_void_p()
         check(lib.gctx_context_adopt(handle, ctypes.byref(out)))

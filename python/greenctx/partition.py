@@ -301,6 +301,17 @@ class SMPartition(Handle):
         """Relation.DISJOINT, MAY_OVERLAP or OVERLAP: what is known of the two SM sets."""
         return relation(lib.gctx_partition_relation, self, other)
 
+    def to_sm_resource(self):
+        """These SMs as a cuda.core SMResource (greenctx.interop)."""
+        from .interop import to_sm_resource
+        return to_sm_resource(self)
+
+    @classmethod
+    def from_sm_resource(cls, resource, device_id=None):
+        """A cuda.core SMResource's SMs as an SMPartition (greenctx.interop)."""
+        from .interop import from_sm_resource
+        return from_sm_resource(resource, device_id)
+
     def __repr__(self):
         if self._h is None:
             return "<greenctx.SMPartition destroyed>"
