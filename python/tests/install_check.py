@@ -4,13 +4,18 @@ the C library built into it (not the build tree's), splits the simulated H200 th
 greenctx.simulate(), and (editable) its `greenctx` command works. Prints how long each
 install took.
 
-    python3 install_check.py CHECKOUT WORKDIR
+    python3 install_check.py CHECKOUT WORKDIR [--no-editable]
+
+Both builds need setuptools 77+ and CMake; this Python's setuptools when it has it (the
+tests' environment does), else pip's isolated build (from PyPI).
 """
 import os
 import shutil
 import subprocess
 import sys
 import time
+
+from venv_setup import parent_site_dirs
 
 SMOKE = """
 import greenctx, sys
@@ -37,7 +42,15 @@ def run(cmd, **kwargs):
     return time.monotonic() - start
 
 
-def main(checkout, workdir):
+def has_setuptools_77():
+    try:
+        import setuptools
+    except ImportError:
+        return False
+    return int(setuptools.__version__.split(".")[0]) >= 77
+
+
+def main(checkout, workdir, editable=True):
     shutil.rmtree(workdir, ignore_errors=True)
     os.makedirs(workdir)
     env = {k: v for k, v in os.environ.items()
@@ -46,20 +59,31 @@ def main(checkout, workdir):
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
 
     # 1. pip install <checkout> --target: this Python builds it (setuptools 77+, CMake).
+    isolation = ["--no-build-isolation"] if has_setuptools_77() else []
     target = os.path.join(workdir, "site")
-    seconds = run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
-                   "--no-build-isolation", "--target", target, checkout], env=env)
+    seconds = run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", *isolation,
+                   "--target", target, checkout], env=env)
     print(f"pip install took {seconds:.1f} s")
     run([sys.executable, "-c", SMOKE, target], env=dict(env, PYTHONPATH=target), cwd=workdir)
+    if not editable:
+        return 0
 
     # 2. pip install -e of a copy (the editable build writes into its source tree), into a
-    # fresh environment, with pip's own isolated build (setuptools from PyPI).
+    # fresh environment that sees this Python's packages (setuptools, for the build).
     copy = os.path.join(workdir, "checkout")
     shutil.copytree(checkout, copy, ignore=IGNORED, symlinks=True)
     venv = os.path.join(workdir, "venv")
     run([sys.executable, "-m", "venv", venv], env=env)
     py = os.path.join(venv, "bin", "python")
-    seconds = run([py, "-m", "pip", "install", "--quiet", "--no-deps", "-e", copy], env=env)
+    purelib = subprocess.run([py, "-c", "import sysconfig; print(sysconfig.get_paths()"
+                              "['purelib'])"], capture_output=True, text=True,
+                             check=True).stdout.strip()
+    with open(os.path.join(purelib, "zz_parent.pth"), "w") as f:
+        f.write("\n".join(parent_site_dirs()) + "\n")
+    if isolation:  # the build uses this Python's setuptools, not the older one venv bundles
+        run([py, "-m", "pip", "uninstall", "--quiet", "--yes", "setuptools"], env=env)
+    seconds = run([py, "-m", "pip", "install", "--quiet", "--no-deps", *isolation, "-e", copy],
+                  env=env)
     print(f"pip install -e took {seconds:.1f} s")
     run([py, "-c", SMOKE, os.path.join(copy, "python", "greenctx")], env=env, cwd=workdir)
     run([os.path.join(venv, "bin", "greenctx"), "--sim", "h200", "plan", "24", "40", "rest"],
@@ -68,4 +92,4 @@ def main(checkout, workdir):
 
 
 if __name__ == "__main__":
-    sys.exit(main(*sys.argv[1:3]))
+    sys.exit(main(sys.argv[1], sys.argv[2], editable="--no-editable" not in sys.argv[3:]))
