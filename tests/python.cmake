@@ -17,7 +17,7 @@ set(py_python ${py_venv}/bin/python)
 # make test-gpu's machine may have no network: there the suites need pytest alone.
 set(py_requirements pytest)
 if(NOT GREENCTX_TEST_DRIVER STREQUAL "real")
-  list(APPEND py_requirements build auditwheel "setuptools>=77" wheel)
+  list(APPEND py_requirements build auditwheel "setuptools>=77" wheel mypy)
 endif()
 greenctx_test(python.venv LABELS python TIMEOUT 300
   COMMAND ${GREENCTX_PYTHON} ${py_tests}/venv_setup.py ${py_venv} ${py_requirements})
@@ -31,6 +31,14 @@ set(py_tests_registered "")
 # The binding against the header: signatures, struct layouts, enum values.
 greenctx_test(python.abi COMMAND ${py_run} test_abi.py LABELS unit python)
 list(APPEND py_tests_registered python.abi)
+
+# The package's type annotations (py.typed: users' type checkers read them) hold.
+if(NOT GREENCTX_TEST_DRIVER STREQUAL "real")
+  greenctx_test(python.types LABELS unit python TIMEOUT 120
+    COMMAND ${CMAKE_COMMAND} -E chdir ${PROJECT_SOURCE_DIR} ${py_python} -m mypy
+            --cache-dir ${CMAKE_CURRENT_BINARY_DIR}/mypy-cache)
+  list(APPEND py_tests_registered python.types)
+endif()
 
 # The API on the simulated H200, on a driver of each split path.
 foreach(version 12040 13000 13010)

@@ -8,7 +8,7 @@ from ._capi import lib
 from ._errors import Error, check
 
 _CUDA_SUCCESS = 0
-_entry_points = {}
+_entry_points: dict = {}
 
 
 def _entry_point(name, argtypes):

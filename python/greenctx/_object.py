@@ -4,9 +4,12 @@ The C library refcounts its objects and every object keeps alive what it was mad
 Python only has to drop its own reference, once: close() does it at once, the garbage
 collector otherwise. Releasing in any order is safe.
 """
+from __future__ import annotations
+
 import ctypes
 import operator
 import sys
+from typing import Any, ClassVar
 
 from ._capi import lib
 from ._errors import check
@@ -17,9 +20,9 @@ class Handle:
     _info_call / _info_type the one that describes it (asked once: objects are immutable)."""
 
     __slots__ = ("_h", "_info", "__weakref__")
-    _release = None      # the name of gctx_<type>_release
-    _info_call = None    # the name of gctx_<type>_get_info
-    _info_type = None    # its struct
+    _release: ClassVar[str | None] = None    # the name of gctx_<type>_release
+    _info_call: ClassVar[str | None] = None  # the name of gctx_<type>_get_info
+    _info_type: ClassVar[Any] = None         # its struct
 
     def __init__(self, h):
         self._h, self._info = h, None

@@ -1,15 +1,24 @@
 """GreenContext: a CUDA green context, with the constructor, properties and methods of
 PyTorch's torch.cuda.green_contexts.GreenContext, made by the C library.
 """
+from __future__ import annotations
+
 import ctypes
 import warnings
+from typing import TYPE_CHECKING, Any
 
 from . import _capi, _driver
 from ._capi import lib
 from ._errors import Error, UnsupportedError, check, error_from_status
 from ._object import (Handle, count, cuda_torch, device_ordinal, driver_handle, info_field,
                       instance, integer)
-from .partition import SMPartition, relation
+from .partition import Relation, Rounding, SMPartition, relation
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from . import stream as greenctx_stream
+
 
 # PyTorch's workqueue_scope strings -> gctx_workqueue_scope (None: no workqueue configuration).
 _WORKQUEUE_SCOPES = {None: _capi.GCTX_WORKQUEUE_SCOPE_DEFAULT,
@@ -107,13 +116,17 @@ class GreenContext(Handle):
     _release = "gctx_context_release"
     _info_call, _info_type = "gctx_context_get_info", _capi.ContextInfo
 
-    def __init__(self, *, num_sms=None, sm_partition=None, workqueue_scope=None,
-                 workqueue_concurrency_limit=None, device_id=None, rounding=None, fresh=False):
+    def __init__(self, *, num_sms: int | None = None, sm_partition: SMPartition | None = None,
+                 workqueue_scope: str | None = None,
+                 workqueue_concurrency_limit: int | None = None, device_id: int | None = None,
+                 rounding: Rounding | str | None = None, fresh: bool = False) -> None:
         """num_sms=N gives what PyTorch gives: the driver's rounding (up to the next size
         the hardware has, the whole device when none is that large: 4 -> 8, 20 -> 24, 132 ->
         132 on an H200); rounding="strict" refuses a count the hardware can't give, naming
         the nearest legal ones; "down", "nearest" and "up" are SMPartition.split's."""
-        self._h, self._info, self._pushed, self._pool, self._pool_next = None, None, None, [], 0
+        self._h, self._info, self._pool_next = None, None, 0
+        self._pushed: tuple | None = None
+        self._pool: list = []
         options = context_options(workqueue_scope, workqueue_concurrency_limit, fresh)
         if sm_partition is not None and not isinstance(sm_partition, SMPartition):
             raise TypeError("sm_partition must be an SMPartition")
@@ -145,7 +158,7 @@ class GreenContext(Handle):
         return self
 
     @classmethod
-    def adopt(cls, green_handle):
+    def adopt(cls, green_handle: Any) -> GreenContext:
         """Wraps a green context someone else made, never destroying it: its maker must keep
         it alive while this object lives. green_handle: a CUgreenCtx (an int, or a
         cuda.bindings CUgreenCtx as PyTorch holds them), or a cuda.core green Context."""
@@ -158,8 +171,10 @@ class GreenContext(Handle):
         return cls._wrap(out.value)
 
     @staticmethod
-    def create(num_sms=None, device_id=None, *, sm_partition=None, workqueue_scope=None,
-               workqueue_concurrency_limit=None, rounding=None, fresh=False):
+    def create(num_sms: int | None = None, device_id: int | None = None, *,
+               sm_partition: SMPartition | None = None, workqueue_scope: str | None = None,
+               workqueue_concurrency_limit: int | None = None,
+               rounding: Rounding | str | None = None, fresh: bool = False) -> GreenContext:
         """Same as the constructor (kept as PyTorch keeps it); num_sms and device_id may be
         positional, as in PyTorch's own tests (GreenContext.create(1, 0))."""
         return GreenContext(num_sms=num_sms, sm_partition=sm_partition,
@@ -168,10 +183,14 @@ class GreenContext(Handle):
                             device_id=device_id, rounding=rounding, fresh=fresh)
 
     @staticmethod
-    def split(*, num_sms=0, coscheduled_sm_count=0, preferred_coscheduled_sm_count=0,
-              backfill=False, locality_domain_ids=None, workqueue_scope=None,
-              workqueue_concurrency_limit=None, device_id=None, rounding="strict",
-              fresh=False):
+    def split(*, num_sms: int | Sequence[int] = 0,
+              coscheduled_sm_count: int | Sequence[int] = 0,
+              preferred_coscheduled_sm_count: int | Sequence[int] = 0,
+              backfill: bool | Sequence[bool] = False,
+              locality_domain_ids: int | None | Sequence[int | None] = None,
+              workqueue_scope: str | None = None, workqueue_concurrency_limit: int | None = None,
+              device_id: int | None = None, rounding: Rounding | str = "strict",
+              fresh: bool = False) -> tuple[GreenContext, ...]:
         """Contexts on disjoint SMs of a device, one per group (options as SMPartition.split;
         the workqueue options and fresh apply to each). The SMs left over are not used."""
         options = context_options(workqueue_scope, workqueue_concurrency_limit, fresh)
@@ -202,27 +221,27 @@ class GreenContext(Handle):
     sm_count = info_field("sm_count", "The number of SMs this context's work may use.")
 
     @property
-    def id(self):
+    def id(self) -> int | None:
         """The driver's unique id of the context (12.9+), else None."""
         info = self._get_info()
         return info.id if info.has_id else None
 
     @property
-    def adopted(self):
+    def adopted(self) -> bool:
         return bool(self._get_info().adopted)
 
     @property
-    def workqueue_scope(self):
+    def workqueue_scope(self) -> str | None:
         """"device_ctx", "balanced", or None when the driver's default was left."""
         return _SCOPE_NAMES.get(self._get_info().workqueue_scope)
 
     @property
-    def workqueue_concurrency_limit(self):
+    def workqueue_concurrency_limit(self) -> int | None:
         """The limit set at creation, or None when unknown or not set."""
         return self._get_info().workqueue_concurrency_limit or None
 
     @property
-    def sm_partition(self):
+    def sm_partition(self) -> SMPartition:
         """The context's SMs as an SMPartition, which can be split further; it keeps this
         context alive while it is in use."""
         out = ctypes.c_void_p()
@@ -230,7 +249,7 @@ class GreenContext(Handle):
         return SMPartition(out.value)
 
     @property
-    def locality_domain_id(self):
+    def locality_domain_id(self) -> int | None:
         """The context's locality domain (driver 13.4+ and a device that has domains), or
         None."""
         out = ctypes.c_uint()
@@ -241,7 +260,7 @@ class GreenContext(Handle):
         return out.value
 
     @staticmethod
-    def max_workqueue_concurrency(device_id=None):
+    def max_workqueue_concurrency(device_id: int | None = None) -> int:
         """The workqueue concurrency limit a device's contexts get by default (13.1+)."""
         out = ctypes.c_uint()
         check(lib.gctx_device_get_max_workqueue_concurrency(device_ordinal(device_id),
@@ -249,21 +268,21 @@ class GreenContext(Handle):
         return out.value
 
     @property
-    def green_handle(self):
+    def green_handle(self) -> int:
         """The raw CUgreenCtx, as an int (owned by this context)."""
         return lib.gctx_context_green_handle(self._handle)
 
     @property
-    def cu_context(self):
+    def cu_context(self) -> int:
         """The CUcontext of cuCtxFromGreenCtx, as an int."""
         return lib.gctx_context_cu_context(self._handle)
 
-    def stream(self, priority=0):
+    def stream(self, priority: int = 0) -> greenctx_stream.Stream:
         """A new greenctx Stream on this context (whether PyTorch is there or not)."""
         from .stream import Stream
         return Stream._create(self, priority)
 
-    def Stream(self):  # noqa: N802 - PyTorch's name
+    def Stream(self) -> Any:  # noqa: N802 - PyTorch's name
         """A stream whose work runs on this context's SMs, from a pool of 32 per context
         taken round-robin, as PyTorch does (the 33rd call gives the first stream again): a
         torch.cuda.Stream (usable with torch.cuda.stream()) when PyTorch sees CUDA, else a
@@ -277,12 +296,12 @@ class GreenContext(Handle):
         pooled = self._pool[index]
         return as_torch_stream(Stream._wrap(lib.gctx_stream_retain(pooled._handle)))
 
-    def Event(self):  # noqa: N802 - as Stream()
+    def Event(self) -> greenctx_stream.Event:  # noqa: N802 - as Stream()
         """An event of this context's device, to order work across partitions."""
         from .stream import Event
         return Event(self)
 
-    def record_event(self, event=None):
+    def record_event(self, event: greenctx_stream.Event | None = None) -> greenctx_stream.Event:
         """Records an event after the work submitted so far to every stream of this context
         (a new event when none is given); returns it."""
         from .stream import Event
@@ -290,22 +309,22 @@ class GreenContext(Handle):
         check(lib.gctx_event_record_context(event._handle, self._handle))
         return event
 
-    def wait_event(self, event):
+    def wait_event(self, event: greenctx_stream.Event) -> None:
         """Makes later work of every stream of this context wait for the event."""
         from .stream import Event
         check(lib.gctx_context_wait_event(self._handle, instance("event", event, Event)._handle))
 
-    def relation(self, other):
+    def relation(self, other: GreenContext) -> Relation:
         """Relation.DISJOINT, MAY_OVERLAP or OVERLAP: what is known of two contexts' SMs."""
         return relation(lib.gctx_context_relation, self, other)
 
-    def observe_sms(self):
+    def observe_sms(self) -> list[int]:
         """The physical SM ids (%smid) a kernel on this context's stream ran on, sorted (the
         simulated driver runs this kernel too)."""
         with self.stream() as s:
             return s.observe_sms()
 
-    def close(self):
+    def close(self) -> None:
         """Drops this object's reference and its pool of streams (streams handed out by
         Stream() hold their own reference and stay usable)."""
         pool, self._pool = self._pool, []
@@ -313,7 +332,7 @@ class GreenContext(Handle):
             stream.close()
         super().close()
 
-    def set_context(self):
+    def set_context(self) -> None:
         """Deprecated (as in PyTorch): pushes this context on the calling thread's context
         stack and, with PyTorch, makes its default stream current after the current work."""
         warnings.warn(_CONTEXT_STACK_DEPRECATION, FutureWarning, stacklevel=2)
@@ -334,7 +353,7 @@ class GreenContext(Handle):
             event.wait(stream)
             torch.cuda.set_stream(stream)
 
-    def pop_context(self):
+    def pop_context(self) -> None:
         """Deprecated: undoes set_context (this context must be the current one)."""
         warnings.warn(_CONTEXT_STACK_DEPRECATION, FutureWarning, stacklevel=2)
         if self._pushed is None:

@@ -6,6 +6,13 @@ directions go through a green context, which both libraries can name: a cuda.cor
 on a green context says which CUgreenCtx it belongs to (cuStreamGetGreenCtx, driver 13.0+),
 and a cuda.core stream on a greenctx stream reports its context's resources.
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .context import GreenContext
+    from .partition import SMPartition
 
 
 def _core():
@@ -16,7 +23,7 @@ def _core():
     return core
 
 
-def adopt_core_context(core_context):
+def adopt_core_context(core_context: Any) -> GreenContext:
     """A greenctx GreenContext on a cuda.core green Context (Device.create_context), never
     destroying it: the cuda.core Context must stay alive while the GreenContext is used."""
     from .stream import Stream
@@ -31,7 +38,7 @@ def adopt_core_context(core_context):
         core_stream.close()
 
 
-def to_sm_resource(partition):
+def to_sm_resource(partition: SMPartition) -> Any:
     """The partition's SMs as a cuda.core SMResource (of a green context made on them)."""
     from .context import GreenContext
     from ._object import instance
@@ -46,7 +53,7 @@ def to_sm_resource(partition):
             core_stream.close()
 
 
-def from_sm_resource(resource, device_id=None):
+def from_sm_resource(resource: Any, device_id: int | None = None) -> SMPartition:
     """A cuda.core SMResource as an SMPartition with the same SMs: the partition of a
     greenctx context made on them (it keeps that context alive while it is in use)."""
     from .context import GreenContext

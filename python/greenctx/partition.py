@@ -1,10 +1,13 @@
 """SMPartition: a set of SMs of one device, as PyTorch's torch.cuda.green_contexts has it,
 made and split by the C library on every driver with green contexts (12.4+).
 """
+from __future__ import annotations
+
 import ctypes
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from . import _capi
 from ._capi import lib
@@ -64,7 +67,7 @@ class SplitPlan:
     nested: bool       # the input is a split's output: the split goes through a context
 
     @property
-    def sm_counts(self):
+    def sm_counts(self) -> tuple[int, ...]:
         return tuple(g.sm_count for g in self.groups)
 
 
@@ -117,7 +120,7 @@ def _exact(value, kind):
 # Validated group arrays of requests made only of exact ints and bools (scalars or tuples),
 # as a program's loop repeats them: the C library only reads them, so they can be reused.
 # With exact types, two equal requests are the same request (True == 1 can't mix them up).
-_GROUPS = {}
+_GROUPS: dict = {}
 _GROUPS_MAX = 256
 
 
@@ -222,7 +225,7 @@ class SMPartition(Handle):
     _info_call, _info_type = "gctx_partition_get_info", _capi.PartitionInfo
 
     @classmethod
-    def from_device(cls, device_id=None):
+    def from_device(cls, device_id: int | None = None) -> SMPartition:
         """Every SM of a device (PyTorch's current device, or 0 without PyTorch, when
         device_id is None)."""
         out = ctypes.c_void_p()
@@ -238,17 +241,17 @@ class SMPartition(Handle):
                                    "The smallest group a split of this partition can give.")
 
     @property
-    def kind(self):
+    def kind(self) -> str:
         """"device", "group", "remainder" or "context"."""
         return _KINDS[self._get_info().kind]
 
     @property
-    def structured(self):
+    def structured(self) -> bool:
         """False for remainders and what is made from them: no co-scheduling guarantee."""
         return bool(self._get_info().structured)
 
     @property
-    def locality_domain_id(self):
+    def locality_domain_id(self) -> int | None:
         """The locality domain the driver reports (13.4+), or None."""
         info = self._get_info()
         return info.locality_domain_id if info.has_locality_domain else None
@@ -261,8 +264,13 @@ class SMPartition(Handle):
             _check_locality_domains(locality_domain_ids, len(groups))
         return groups, _split_options(rounding)
 
-    def split(self, *, num_sms=0, coscheduled_sm_count=0, preferred_coscheduled_sm_count=0,
-              backfill=False, locality_domain_ids=None, rounding="strict"):
+    def split(self, *, num_sms: int | Sequence[int] = 0,
+              coscheduled_sm_count: int | Sequence[int] = 0,
+              preferred_coscheduled_sm_count: int | Sequence[int] = 0,
+              backfill: bool | Sequence[bool] = False,
+              locality_domain_ids: int | None | Sequence[int | None] = None,
+              rounding: Rounding | str = "strict",
+              ) -> tuple[tuple[SMPartition, ...], SMPartition | None]:
         """Splits these SMs into disjoint groups and a remainder: ((groups...), remainder),
         remainder None when no SM is left over.
 
@@ -284,8 +292,12 @@ class SMPartition(Handle):
         wrap = type(self)._wrap
         return tuple(map(wrap, outputs)), (wrap(remainder.value) if remainder.value else None)
 
-    def plan(self, *, num_sms=0, coscheduled_sm_count=0, preferred_coscheduled_sm_count=0,
-             backfill=False, locality_domain_ids=None, rounding="strict"):
+    def plan(self, *, num_sms: int | Sequence[int] = 0,
+             coscheduled_sm_count: int | Sequence[int] = 0,
+             preferred_coscheduled_sm_count: int | Sequence[int] = 0,
+             backfill: bool | Sequence[bool] = False,
+             locality_domain_ids: int | None | Sequence[int | None] = None,
+             rounding: Rounding | str = "strict") -> SplitPlan:
         """What split() would give for the same arguments, making nothing: a SplitPlan."""
         groups, options = self._request(num_sms, coscheduled_sm_count,
                                          preferred_coscheduled_sm_count, backfill,
@@ -297,17 +309,17 @@ class SMPartition(Handle):
                                       ctypes.byref(plan), group_plans))
         return _plans(plan, group_plans)
 
-    def relation(self, other):
+    def relation(self, other: SMPartition) -> Relation:
         """Relation.DISJOINT, MAY_OVERLAP or OVERLAP: what is known of the two SM sets."""
         return relation(lib.gctx_partition_relation, self, other)
 
-    def to_sm_resource(self):
+    def to_sm_resource(self) -> Any:
         """These SMs as a cuda.core SMResource (greenctx.interop)."""
         from .interop import to_sm_resource
         return to_sm_resource(self)
 
     @classmethod
-    def from_sm_resource(cls, resource, device_id=None):
+    def from_sm_resource(cls, resource: Any, device_id: int | None = None) -> SMPartition:
         """A cuda.core SMResource's SMs as an SMPartition (greenctx.interop)."""
         from .interop import from_sm_resource
         return from_sm_resource(resource, device_id)
