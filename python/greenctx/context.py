@@ -50,41 +50,33 @@ def context_options(workqueue_scope, workqueue_concurrency_limit, fresh=False):
 
 
 def _create_with_sms(device, num_sms, rounding, options, out):
-    """A context of num_sms SMs of a device into out (a c_void_p)."""
-    if rounding is None:  # PyTorch's: its range check, then the driver's rounding up
-        n = integer("num_sms", num_sms)
-        with SMPartition.from_device(device) as whole:
+    """A context of num_sms SMs of a device into out (a c_void_p). rounding None is
+    PyTorch's: its range check, then the driver's rounding up (the whole device when no
+    group is that large); "strict" is the C library's own check."""
+    if rounding == "strict":
+        code = lib.gctx_context_create_with_sms(device, count("num_sms", num_sms),
+                                                ctypes.byref(options), ctypes.byref(out))
+        if code:
+            raise _one_group_message(error_from_status(code))
+        return
+    with SMPartition.from_device(device) as whole:
+        if rounding is None:
+            n = integer("num_sms", num_sms)
             if n <= 0 or n > whole.sm_count:
                 raise RuntimeError("Invalid number of SMs requested for green context: "
                                    f"{n} (device has {whole.sm_count} SMs)")
-            (group,), rest = whole.split(num_sms=n, rounding="up")
-            with group:
-                if rest is not None:
-                    rest.close()
-                source = group if group.sm_count >= n else whole  # none that large: all
-                check(lib.gctx_context_create(source._handle, ctypes.byref(options),
-                                              ctypes.byref(out)))
-        return
-    if rounding != "strict":
-        with SMPartition.from_device(device) as whole:
-            (group,), rest = _one_group(whole, num_sms, rounding)
-            with group:
-                if rest is not None:
-                    rest.close()
-                check(lib.gctx_context_create(group._handle, ctypes.byref(options),
-                                              ctypes.byref(out)))
-        return
-    code = lib.gctx_context_create_with_sms(device, count("num_sms", num_sms),
-                                            ctypes.byref(options), ctypes.byref(out))
-    if code:
-        raise _one_group_message(error_from_status(code))
-
-
-def _one_group(whole, num_sms, rounding):
-    try:
-        return whole.split(num_sms=count("num_sms", num_sms), rounding=rounding)
-    except Error as e:
-        raise _one_group_message(e) from None
+        else:
+            n = count("num_sms", num_sms)
+        try:
+            (group,), rest = whole.split(num_sms=n, rounding=rounding or "up")
+        except Error as e:
+            raise _one_group_message(e) from None
+        with group:
+            if rest is not None:
+                rest.close()
+            source = whole if rounding is None and group.sm_count < n else group
+            check(lib.gctx_context_create(source._handle, ctypes.byref(options),
+                                          ctypes.byref(out)))
 
 
 def _one_group_message(error):
@@ -93,6 +85,8 @@ def _one_group_message(error):
     message = str(error)
     if message.startswith("group 0: "):
         error.args = (message[len("group 0: "):],)
+    elif message.startswith("group 0 "):
+        error.args = ("the context " + message[len("group 0 "):],)
     return error
 
 

@@ -75,6 +75,22 @@ def test_constructor_errors(kwargs, error, message):
         GreenContext(**kwargs)
 
 
+@pytest.mark.parametrize("num_sms, rounding, sm_count", [
+    (1, None, 8), (4, None, 8), (20, None, 24), (128, None, 128), (129, None, 132),
+    (132, None, 132),  # PyTorch's: the driver's rounding up, the whole device past 128
+    (12, "down", 8), (12, "nearest", 16), (12, "up", 16), (16, "strict", 16),
+])
+def test_num_sms_rounding(sim, num_sms, rounding, sm_count):
+    with GreenContext(num_sms=num_sms, rounding=rounding) as ctx:
+        assert ctx.sm_count == sm_count == len(sim.context_sms(ctx))
+
+
+def test_rounding_messages_name_no_group(sim):
+    with pytest.raises(greenctx.InvalidArgumentError,
+                       match="^the context asks for 1000 SMs; this device has 132"):
+        GreenContext(num_sms=1000, rounding="up")
+
+
 def test_num_sms_and_partition_are_exclusive():
     with SMPartition.from_device(0) as whole:
         with pytest.raises(RuntimeError,
