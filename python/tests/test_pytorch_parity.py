@@ -286,6 +286,8 @@ def test_greenctx_gives_what_pytorch_gives(sim, what, call, pytorch, driver):
 @pytest.mark.parametrize("what, call, pytorch, driver", TABLE, ids=IDS)
 def test_greenctx_and_pytorch_agree_on_the_gpu(what, call, pytorch, driver):
     gc = torch_green_contexts()
+    if not hasattr(gc, "SMPartition") and not what.startswith("GreenContext.create("):
+        pytest.skip("this PyTorch has the older green-context API (create() alone)")
     ours = _outcome(call, greenctx)
     theirs = _outcome(call, gc)
     drv = greenctx.driver_version()
