@@ -42,11 +42,11 @@ step() {  # step NAME LOG COMMAND...: runs it, logs it, records PASS/FAIL/SKIP (
 
 # 1. pip install <checkout> into a fresh folder, then the installed copy alone on the GPU.
 step "pip install from the checkout, installed copy splits the GPU" install.log \
-  "$py" python/tests/install_check.py "$PWD" "$work"
+  "$py" python/tests/install_check.py "$PWD" "$work" --no-editable
 site=$work/site
 if [ -d "$site/greenctx" ]; then
   pkg=(env PYTHONPATH="$site")
-  library=$site/greenctx/_lib/libgreenctx.so
+  library=$(ls $site/greenctx/_native/lib/libgreenctx.so.0.* | head -n 1)
 else  # the install failed (reported above): the source tree, with the library CMake builds
   cmake -S . -B build-python-gpu -DGREENCTX_BUILD_TESTS=OFF >/dev/null &&
     cmake --build build-python-gpu -j"$jobs" --target greenctx >/dev/null

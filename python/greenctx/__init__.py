@@ -8,10 +8,13 @@ contexts (12.4+), made by greenctx's C library; plus what greenctx has beyond it
 (a dry run), relation(), observe_sms(), rounding, events, the context cache and layouts, and
 claims: SMs held across processes (claim(), claims()). docs/python.md has the whole API.
 """
+from __future__ import annotations
+
 import ctypes
 from dataclasses import dataclass
 
 from ._capi import lib
+from ._object import device_ordinal
 from ._errors import (BusyError, DriverError, Error, InsufficientSMsError,
                       InvalidArgumentError, InvalidHandleError, NoDeviceError, NoDriverError,
                       OutOfMemoryError, RegistryError, UnsupportedError, check)
@@ -21,6 +24,7 @@ from .context import GreenContext
 from .controller import Controller, Decision, Workload
 from .layouts import Layouts
 from .partition import GroupPlan, Relation, Rounding, SMPartition, SplitPlan
+from .simulation import simulate
 from .stream import Event, Stream
 
 __version__ = lib.gctx_version_string().decode()
@@ -34,29 +38,29 @@ __all__ = [
     "retry_release_failures", "Layouts", "CacheStats", "cache_stats", "cache_limit",
     "set_cache_limit", "trim_cache", "Controller", "Workload", "Decision", "BusyError",
     "RegistryError", "Claim", "ClaimInfo", "ClaimEvent", "MpsInfo", "claim", "claims",
-    "claim_events", "mps_info",
+    "claim_events", "mps_info", "simulate",
 ]
 
 
-def library_path():
+def library_path() -> str:
     """The libgreenctx.so this package uses ($GREENCTX_LIBRARY, else its own copy)."""
     return lib.path
 
 
-def driver_version():
+def driver_version() -> int:
     """The CUDA driver's version, 1000*major + 10*minor (13000 for 13.0)."""
     out = ctypes.c_int()
     check(lib.gctx_driver_version(ctypes.byref(out)))
     return out.value
 
 
-def driver_path():
+def driver_path() -> str:
     """The file the CUDA driver was loaded from."""
     check(lib.gctx_init())
     return lib.gctx_driver_path().decode()
 
 
-def device_count():
+def device_count() -> int:
     out = ctypes.c_int()
     check(lib.gctx_device_count(ctypes.byref(out)))
     return out.value
@@ -67,7 +71,7 @@ class DeviceInfo:
     """A device and its SM rules (as `greenctx info` shows them)."""
     device_id: int
     name: str
-    compute_capability: tuple
+    compute_capability: tuple[int, int]
     sm_count: int
     min_partition_sms: int      # smallest SM count one partition can have
     coscheduled_alignment: int  # partition sizes are multiples of this
@@ -75,19 +79,19 @@ class DeviceInfo:
     locality_domain_count: int
 
 
-def device_info(device_id=0):
+def device_info(device_id: int | None = 0) -> DeviceInfo:
     from . import _capi
     info = _capi.DeviceInfo()
-    check(lib.gctx_device_get_info(device_id, ctypes.byref(info)))
+    check(lib.gctx_device_get_info(device_ordinal(device_id), ctypes.byref(info)))
     return DeviceInfo(info.ordinal, info.name.decode(errors="replace"),
                       (info.cc_major, info.cc_minor), info.sm_count, info.min_partition_sms,
                       info.coscheduled_alignment, bool(info.sm_rules_derived),
                       info.locality_domain_count)
 
 
-def features():
+def features() -> dict[str, tuple[bool, str]]:
     """{name: (available, reason)} for every feature the library knows, in its order."""
-    out = {}
+    out: dict[str, tuple[bool, str]] = {}
     value = 0
     while True:
         name = lib.gctx_feature_name(value)
@@ -112,7 +116,7 @@ class ReleaseFailures:
     last_message: str
 
 
-def release_failures():
+def release_failures() -> ReleaseFailures:
     """The process's counts of failed driver destroys behind releases."""
     from . import _capi
     out = _capi.ReleaseFailures()
@@ -122,6 +126,6 @@ def release_failures():
                            out.last_message.decode(errors="replace"))
 
 
-def retry_release_failures():
+def retry_release_failures() -> None:
     """Tries again to destroy every kept driver object; raises DriverError if some are left."""
     check(lib.gctx_release_failures_retry())

@@ -3,16 +3,23 @@
 Nothing here knows a rule of green contexts: the library decides counts, rounding and
 legality, and says why in gctx_last_error(). This module only declares the C ABI of
 include/greenctx.h (tests/test_abi.py checks every declaration against the header) and loads
-the shared library: $GREENCTX_LIBRARY when set, else the copy built into this package.
+the shared library: $GREENCTX_LIBRARY when set, else the copy built into this package
+(greenctx/_native/lib, beside the tool, the simulated driver and the preload: setup.py).
 
 Handles (partitions, contexts, streams, events, and the CUDA handles) are opaque values:
 c_void_p, passed back as they came, never dereferenced.
 """
 import ctypes
+import glob
 import os
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-PACKAGED_LIBRARY = os.path.join(_HERE, "_lib", "libgreenctx.so")
+NATIVE = os.path.join(_HERE, "_native")
+# The one library the package holds, under its SONAME (libgreenctx.so.0.MINOR before 1.0).
+PACKAGED_LIBRARY = (sorted(glob.glob(os.path.join(NATIVE, "lib", "libgreenctx.so.*"))) or
+                    [os.path.join(NATIVE, "lib", "libgreenctx.so.0")])[0]
+PACKAGED_TOOL = os.path.join(NATIVE, "bin", "greenctx")
+PACKAGED_SIM = os.path.join(NATIVE, "lib", "greenctx", "libgreenctx_sim.so")
 
 c_int, c_uint, c_ull, c_size_t = ctypes.c_int, ctypes.c_uint, ctypes.c_ulonglong, ctypes.c_size_t
 handle = ctypes.c_void_p
@@ -287,8 +294,9 @@ def load(path=None):
         lib = ctypes.CDLL(path)
     except OSError as e:
         hint = ("" if os.environ.get("GREENCTX_LIBRARY") else
-                " (the package's own build of the C library is missing: reinstall greenctx with"
-                " `pip install <checkout>`, or set GREENCTX_LIBRARY to a libgreenctx.so)")
+                " (the package's own build of the C library is missing: install greenctx with"
+                " `pip install greenctx` or `pip install <checkout>` (-e for an editable one),"
+                " or set GREENCTX_LIBRARY to a libgreenctx.so)")
         raise ImportError(f"greenctx: cannot load the C library {path}: {e}{hint}") from e
     for name, (restype, argtypes) in SIGNATURES.items():
         fn = getattr(lib, name)

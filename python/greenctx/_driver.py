@@ -1,15 +1,14 @@
-"""The two driver calls the deprecated GreenContext.set_context/pop_context need, which the C
+"""The driver calls the deprecated GreenContext.set_context/pop_context need, which the C
 library leaves to its caller (it never changes the calling thread's context): resolved with
-cuGetProcAddress from the same driver file the library loaded. And PyTorch, when loaded.
+cuGetProcAddress from the same driver file the library loaded.
 """
 import ctypes
-import sys
 
 from ._capi import lib
 from ._errors import Error, check
 
 _CUDA_SUCCESS = 0
-_entry_points = {}
+_entry_points: dict = {}
 
 
 def _entry_point(name, argtypes):
@@ -41,6 +40,10 @@ def push_context(cu_context):
     _call("cuCtxPushCurrent", [ctypes.c_void_p], cu_context)
 
 
+def set_current_context(cu_context):
+    _call("cuCtxSetCurrent", [ctypes.c_void_p], cu_context)
+
+
 def pop_context():
     out = ctypes.c_void_p()
     _call("cuCtxPopCurrent", [ctypes.POINTER(ctypes.c_void_p)], ctypes.byref(out))
@@ -51,8 +54,3 @@ def current_context():
     out = ctypes.c_void_p()
     _call("cuCtxGetCurrent", [ctypes.POINTER(ctypes.c_void_p)], ctypes.byref(out))
     return out.value
-
-
-def loaded_torch():
-    """PyTorch when the program imported it (greenctx never imports it for this)."""
-    return sys.modules.get("torch")

@@ -4,9 +4,12 @@ The C library refcounts its objects and every object keeps alive what it was mad
 Python only has to drop its own reference, once: close() does it at once, the garbage
 collector otherwise. Releasing in any order is safe.
 """
+from __future__ import annotations
+
 import ctypes
 import operator
 import sys
+from typing import Any, ClassVar
 
 from ._capi import lib
 from ._errors import check
@@ -17,9 +20,9 @@ class Handle:
     _info_call / _info_type the one that describes it (asked once: objects are immutable)."""
 
     __slots__ = ("_h", "_info", "__weakref__")
-    _release = None      # the name of gctx_<type>_release
-    _info_call = None    # the name of gctx_<type>_get_info
-    _info_type = None    # its struct
+    _release: ClassVar[str | None] = None    # the name of gctx_<type>_release
+    _info_call: ClassVar[str | None] = None  # the name of gctx_<type>_get_info
+    _info_type: ClassVar[Any] = None         # its struct
 
     def __init__(self, h):
         self._h, self._info = h, None
@@ -73,35 +76,86 @@ def info_field(field, doc):
     return property(lambda self: getattr(self._get_info(), field), doc=doc)
 
 
+INT_MAX = 2**31 - 1   # a C int
+UINT_MAX = 2**32 - 1  # a C unsigned
+PTR_MAX = 2**64 - 1   # a driver handle (a pointer)
+
+
+def integer(name, value):
+    """An int argument as an int: TypeError for anything else (bool included, as PyTorch
+    refuses it), so that nothing but a number reaches a C parameter."""
+    if isinstance(value, bool) or not hasattr(type(value), "__index__"):
+        raise TypeError(f"{name} must be an int, got {value!r}")
+    return operator.index(value)
+
+
+def int_in(name, value, low, high):
+    """An int argument within [low, high]: ctypes would wrap anything outside silently."""
+    v = integer(name, value)
+    if not low <= v <= high:
+        raise ValueError(f"{name} must be between {low} and {high}, got {v}")
+    return v
+
+
 def count(name, value):
-    """A nonnegative integer argument, as an int (bool is refused, as PyTorch does)."""
-    if isinstance(value, bool):
-        raise ValueError(f"{name} must be a nonnegative integer, got {value!r}")
-    try:
-        v = operator.index(value)
-    except TypeError:
-        raise ValueError(f"{name} must be a nonnegative integer, got {value!r}") from None
+    """A nonnegative integer argument below 2**32 (a C unsigned), as an int; ValueError
+    otherwise, as PyTorch's split gives for its counts."""
+    what = "nonnegative integers" if name.endswith(" entries") else "a nonnegative integer"
+    if isinstance(value, bool) or not hasattr(type(value), "__index__"):
+        raise ValueError(f"{name} must be {what}, got {value!r}")
+    v = operator.index(value)
     if v < 0:
-        raise ValueError(f"{name} must be a nonnegative integer, got {v}")
-    if v > 0xFFFFFFFF:
+        raise ValueError(f"{name} must be {what}, got {v!r}")
+    if v > UINT_MAX:
         raise ValueError(f"{name} must be below 2**32, got {v}")
     return v
 
 
-def current_device():
-    """PyTorch's current device when PyTorch is loaded, else device 0."""
+def driver_handle(name, value):
+    """A raw driver handle (CUgreenCtx, CUstream) as a nonzero int: an int, or an object
+    that converts to one as cuda.bindings' handle types do (int(h)). Strings, floats and
+    other Python objects are refused before anything reaches the driver."""
+    if isinstance(value, (bool, float, complex, str, bytes, bytearray)):
+        raise TypeError(f"{name} must be an int or a CUDA handle object, got {value!r}")
+    if hasattr(type(value), "__index__"):
+        v = operator.index(value)
+    elif hasattr(type(value), "__int__"):
+        v = int(value)
+    else:
+        raise TypeError(f"{name} must be an int or a CUDA handle object, "
+                        f"got {type(value).__name__}")
+    if not 0 < v <= PTR_MAX:
+        raise ValueError(f"{name} must be a nonzero handle below 2**64, got {v}")
+    return v
+
+
+def instance(name, value, kind):
+    """value when it is a kind (a greenctx class), else TypeError naming what was given."""
+    if not isinstance(value, kind):
+        raise TypeError(f"{name} must be a greenctx.{kind.__name__}, "
+                        f"got {type(value).__name__}")
+    return value
+
+
+def cuda_torch():
+    """PyTorch when the program imported it and it sees CUDA (a CPU-only PyTorch is as good
+    as none: greenctx never asks it for a device or a stream)."""
     torch = sys.modules.get("torch")
-    if torch is not None and getattr(torch, "cuda", None) is not None:
-        return torch.cuda.current_device()
-    return 0
+    if torch is None or getattr(torch, "cuda", None) is None:
+        return None
+    try:
+        return torch if torch.cuda.is_available() else None
+    except Exception:  # noqa: BLE001 - a broken CUDA install: act as without PyTorch
+        return None
+
+
+def current_device():
+    """PyTorch's current device when PyTorch with CUDA is loaded, else device 0."""
+    torch = cuda_torch()
+    return torch.cuda.current_device() if torch is not None else 0
 
 
 def device_ordinal(device_id):
     if device_id is None:
         return current_device()
-    if isinstance(device_id, bool):
-        raise TypeError(f"device_id must be an int, got {device_id!r}")
-    try:
-        return operator.index(device_id)
-    except TypeError:
-        raise TypeError(f"device_id must be an int, got {device_id!r}") from None
+    return int_in("device_id", device_id, 0, INT_MAX)

@@ -2,6 +2,8 @@
 driver context for the next context of the same SMs and options, per device. On by default;
 GreenContext(..., fresh=True) asks for a new driver context.
 """
+from __future__ import annotations
+
 import ctypes
 from dataclasses import dataclass
 
@@ -22,24 +24,24 @@ class CacheStats:
     limit: int      # the device's limit; 0: the cache is off
 
 
-def cache_stats(device_id=None):
+def cache_stats(device_id: int | None = None) -> CacheStats:
     out = _capi.CacheStats()
     check(lib.gctx_cache_get_stats(device_ordinal(device_id), ctypes.byref(out)))
     return CacheStats(out.hits, out.misses, out.evictions, out.cached, out.live, out.limit)
 
 
-def cache_limit(device_id=None):
+def cache_limit(device_id: int | None = None) -> int:
     """The most idle contexts the device's cache keeps."""
     out = ctypes.c_uint()
     check(lib.gctx_cache_get_limit(device_ordinal(device_id), ctypes.byref(out)))
     return out.value
 
 
-def set_cache_limit(limit, device_id=None):
+def set_cache_limit(limit: int, device_id: int | None = None) -> None:
     """Sets the limit; cached contexts beyond it are destroyed now. 0 turns the cache off."""
     check(lib.gctx_cache_set_limit(device_ordinal(device_id), count("limit", limit)))
 
 
-def trim_cache(device_id=None):
+def trim_cache(device_id: int | None = None) -> None:
     """Destroys every context the device's cache holds (the limit stays)."""
     check(lib.gctx_cache_trim(device_ordinal(device_id)))

@@ -1,20 +1,32 @@
 """GreenContext: a CUDA green context, with the constructor, properties and methods of
 PyTorch's torch.cuda.green_contexts.GreenContext, made by the C library.
 """
+from __future__ import annotations
+
 import ctypes
 import warnings
+from typing import TYPE_CHECKING, Any
 
 from . import _capi, _driver
 from ._capi import lib
-from ._errors import UnsupportedError, check
-from ._object import Handle, count, device_ordinal, info_field
-from .partition import SMPartition, relation
+from ._errors import Error, UnsupportedError, check, error_from_status
+from ._object import (Handle, count, cuda_torch, device_ordinal, driver_handle, info_field,
+                      instance, integer)
+from .partition import Relation, Rounding, SMPartition, relation
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from . import stream as greenctx_stream
+
 
 # PyTorch's workqueue_scope strings -> gctx_workqueue_scope (None: no workqueue configuration).
 _WORKQUEUE_SCOPES = {None: _capi.GCTX_WORKQUEUE_SCOPE_DEFAULT,
                      "device_ctx": _capi.GCTX_WORKQUEUE_SCOPE_DEVICE_CTX,
                      "balanced": _capi.GCTX_WORKQUEUE_SCOPE_BALANCED}
 _SCOPE_NAMES = {v: k for k, v in _WORKQUEUE_SCOPES.items()}
+
+STREAMS_PER_CONTEXT = 32  # PyTorch's pool of streams per green context
 
 _CONTEXT_STACK_DEPRECATION = (
     "GreenContext.set_context and GreenContext.pop_context are deprecated: create a stream "
@@ -37,6 +49,47 @@ def context_options(workqueue_scope, workqueue_concurrency_limit, fresh=False):
     return options
 
 
+def _create_with_sms(device, num_sms, rounding, options, out):
+    """A context of num_sms SMs of a device into out (a c_void_p). rounding None is
+    PyTorch's: its range check, then the driver's rounding up (the whole device when no
+    group is that large); "strict" is the C library's own check."""
+    if rounding == "strict":
+        code = lib.gctx_context_create_with_sms(device, count("num_sms", num_sms),
+                                                ctypes.byref(options), ctypes.byref(out))
+        if code:
+            raise _one_group_message(error_from_status(code))
+        return
+    with SMPartition.from_device(device) as whole:
+        if rounding is None:
+            n = integer("num_sms", num_sms)
+            if n <= 0 or n > whole.sm_count:
+                raise RuntimeError("Invalid number of SMs requested for green context: "
+                                   f"{n} (device has {whole.sm_count} SMs)")
+        else:
+            n = count("num_sms", num_sms)
+        try:
+            (group,), rest = whole.split(num_sms=n, rounding=rounding or "up")
+        except Error as e:
+            raise _one_group_message(e) from None
+        with group:
+            if rest is not None:
+                rest.close()
+            source = whole if rounding is None and group.sm_count < n else group
+            check(lib.gctx_context_create(source._handle, ctypes.byref(options),
+                                          ctypes.byref(out)))
+
+
+def _one_group_message(error):
+    """The library's message for a one-group request, without its group index: the
+    constructor asks for one context, not for groups."""
+    message = str(error)
+    if message.startswith("group 0: "):
+        error.args = (message[len("group 0: "):],)
+    elif message.startswith("group 0 "):
+        error.args = ("the context " + message[len("group 0 "):],)
+    return error
+
+
 class GreenContext(Handle):
     """A CUDA green context: work on its streams runs only on its SMs.
 
@@ -53,21 +106,31 @@ class GreenContext(Handle):
     included: order work across streams with events, as with any other stream.
     """
 
-    __slots__ = ("_pushed",)
+    __slots__ = ("_pushed", "_pool", "_pool_next")
     _release = "gctx_context_release"
     _info_call, _info_type = "gctx_context_get_info", _capi.ContextInfo
 
-    def __init__(self, *, num_sms=None, sm_partition=None, workqueue_scope=None,
-                 workqueue_concurrency_limit=None, device_id=None, fresh=False):
-        self._h, self._info, self._pushed = None, None, None
+    def __init__(self, *, num_sms: int | None = None, sm_partition: SMPartition | None = None,
+                 workqueue_scope: str | None = None,
+                 workqueue_concurrency_limit: int | None = None, device_id: int | None = None,
+                 rounding: Rounding | str | None = None, fresh: bool = False) -> None:
+        """num_sms=N gives what PyTorch gives: the driver's rounding (up to the next size
+        the hardware has, the whole device when none is that large: 4 -> 8, 20 -> 24, 132 ->
+        132 on an H200); rounding="strict" refuses a count the hardware can't give, naming
+        the nearest legal ones; "down", "nearest" and "up" are SMPartition.split's."""
+        self._h, self._info, self._pool_next = None, None, 0
+        self._pushed: tuple | None = None
+        self._pool: list = []
         options = context_options(workqueue_scope, workqueue_concurrency_limit, fresh)
         if sm_partition is not None and not isinstance(sm_partition, SMPartition):
             raise TypeError("sm_partition must be an SMPartition")
-        if num_sms is not None and sm_partition is not None:
-            raise ValueError("num_sms and sm_partition are mutually exclusive")
-        if num_sms is None and sm_partition is None and workqueue_scope is None:
-            raise RuntimeError("At least one of num_sms, sm_partition, or workqueue_scope "
+        if num_sms is None and workqueue_scope is None and sm_partition is None:
+            raise RuntimeError("At least one of num_sms, workqueue_scope, or sm_partition "
                                "must be specified")
+        if num_sms is not None and sm_partition is not None:
+            raise RuntimeError("num_sms and sm_partition cannot be specified together")
+        if rounding is not None and num_sms is None:
+            raise ValueError("rounding applies to num_sms only")
         out = ctypes.c_void_p()
         if sm_partition is not None:
             if device_id is not None and device_ordinal(device_id) != sm_partition.device_id:
@@ -75,9 +138,7 @@ class GreenContext(Handle):
             check(lib.gctx_context_create(sm_partition._handle, ctypes.byref(options),
                                           ctypes.byref(out)))
         elif num_sms is not None:
-            check(lib.gctx_context_create_with_sms(device_ordinal(device_id),
-                                                   count("num_sms", num_sms),
-                                                   ctypes.byref(options), ctypes.byref(out)))
+            _create_with_sms(device_ordinal(device_id), num_sms, rounding, options, out)
         else:  # the whole device, with a workqueue configuration
             with SMPartition.from_device(device_id) as whole:
                 check(lib.gctx_context_create(whole._handle, ctypes.byref(options),
@@ -87,37 +148,51 @@ class GreenContext(Handle):
     @classmethod
     def _wrap(cls, handle):
         self = super()._wrap(handle)
-        self._pushed = None
+        self._pushed, self._pool, self._pool_next = None, [], 0
         return self
 
     @classmethod
-    def adopt(cls, green_handle):
-        """Wraps a CUgreenCtx someone else made (PyTorch, cuda.core), never destroying it:
-        its maker must keep it alive while this object lives."""
+    def adopt(cls, green_handle: Any) -> GreenContext:
+        """Wraps a green context someone else made, never destroying it: its maker must keep
+        it alive while this object lives. green_handle: a CUgreenCtx (an int, or a
+        cuda.bindings CUgreenCtx as PyTorch holds them), or a cuda.core green Context."""
+        if hasattr(green_handle, "is_green") and hasattr(green_handle, "create_stream"):
+            from .interop import adopt_core_context
+            return adopt_core_context(green_handle)
+        handle = driver_handle("green_handle", green_handle)
         out = ctypes.c_void_p()
-        check(lib.gctx_context_adopt(green_handle, ctypes.byref(out)))
+        check(lib.gctx_context_adopt(handle, ctypes.byref(out)))
         return cls._wrap(out.value)
 
     @staticmethod
-    def create(*, num_sms=None, sm_partition=None, workqueue_scope=None,
-               workqueue_concurrency_limit=None, device_id=None, fresh=False):
-        """Same as the constructor (kept as PyTorch keeps it)."""
+    def create(num_sms: int | None = None, device_id: int | None = None, *,
+               sm_partition: SMPartition | None = None, workqueue_scope: str | None = None,
+               workqueue_concurrency_limit: int | None = None,
+               rounding: Rounding | str | None = None, fresh: bool = False) -> GreenContext:
+        """Same as the constructor (kept as PyTorch keeps it); num_sms and device_id may be
+        positional, as in PyTorch's own tests (GreenContext.create(1, 0))."""
         return GreenContext(num_sms=num_sms, sm_partition=sm_partition,
                             workqueue_scope=workqueue_scope,
                             workqueue_concurrency_limit=workqueue_concurrency_limit,
-                            device_id=device_id, fresh=fresh)
+                            device_id=device_id, rounding=rounding, fresh=fresh)
 
     @staticmethod
-    def split(*, num_sms=0, coscheduled_sm_count=0, preferred_coscheduled_sm_count=0,
-              backfill=False, workqueue_scope=None, workqueue_concurrency_limit=None,
-              device_id=None, rounding="strict", fresh=False):
+    def split(*, num_sms: int | Sequence[int] = 0,
+              coscheduled_sm_count: int | Sequence[int] = 0,
+              preferred_coscheduled_sm_count: int | Sequence[int] = 0,
+              backfill: bool | Sequence[bool] = False,
+              locality_domain_ids: int | None | Sequence[int | None] = None,
+              workqueue_scope: str | None = None, workqueue_concurrency_limit: int | None = None,
+              device_id: int | None = None, rounding: Rounding | str = "strict",
+              fresh: bool = False) -> tuple[GreenContext, ...]:
         """Contexts on disjoint SMs of a device, one per group (options as SMPartition.split;
         the workqueue options and fresh apply to each). The SMs left over are not used."""
         options = context_options(workqueue_scope, workqueue_concurrency_limit, fresh)
         with SMPartition.from_device(device_id) as whole:
             parts, rest = whole.split(num_sms=num_sms, coscheduled_sm_count=coscheduled_sm_count,
                                       preferred_coscheduled_sm_count=preferred_coscheduled_sm_count,
-                                      backfill=backfill, rounding=rounding)
+                                      backfill=backfill, locality_domain_ids=locality_domain_ids,
+                                      rounding=rounding)
         try:
             contexts = []
             for p in parts:
@@ -140,27 +215,27 @@ class GreenContext(Handle):
     sm_count = info_field("sm_count", "The number of SMs this context's work may use.")
 
     @property
-    def id(self):
+    def id(self) -> int | None:
         """The driver's unique id of the context (12.9+), else None."""
         info = self._get_info()
         return info.id if info.has_id else None
 
     @property
-    def adopted(self):
+    def adopted(self) -> bool:
         return bool(self._get_info().adopted)
 
     @property
-    def workqueue_scope(self):
+    def workqueue_scope(self) -> str | None:
         """"device_ctx", "balanced", or None when the driver's default was left."""
         return _SCOPE_NAMES.get(self._get_info().workqueue_scope)
 
     @property
-    def workqueue_concurrency_limit(self):
+    def workqueue_concurrency_limit(self) -> int | None:
         """The limit set at creation, or None when unknown or not set."""
         return self._get_info().workqueue_concurrency_limit or None
 
     @property
-    def sm_partition(self):
+    def sm_partition(self) -> SMPartition:
         """The context's SMs as an SMPartition, which can be split further; it keeps this
         context alive while it is in use."""
         out = ctypes.c_void_p()
@@ -168,7 +243,7 @@ class GreenContext(Handle):
         return SMPartition(out.value)
 
     @property
-    def locality_domain_id(self):
+    def locality_domain_id(self) -> int | None:
         """The context's locality domain (driver 13.4+ and a device that has domains), or
         None."""
         out = ctypes.c_uint()
@@ -179,7 +254,7 @@ class GreenContext(Handle):
         return out.value
 
     @staticmethod
-    def max_workqueue_concurrency(device_id=None):
+    def max_workqueue_concurrency(device_id: int | None = None) -> int:
         """The workqueue concurrency limit a device's contexts get by default (13.1+)."""
         out = ctypes.c_uint()
         check(lib.gctx_device_get_max_workqueue_concurrency(device_ordinal(device_id),
@@ -187,78 +262,98 @@ class GreenContext(Handle):
         return out.value
 
     @property
-    def green_handle(self):
+    def green_handle(self) -> int:
         """The raw CUgreenCtx, as an int (owned by this context)."""
         return lib.gctx_context_green_handle(self._handle)
 
     @property
-    def cu_context(self):
+    def cu_context(self) -> int:
         """The CUcontext of cuCtxFromGreenCtx, as an int."""
         return lib.gctx_context_cu_context(self._handle)
 
-    def stream(self, priority=0):
-        """A greenctx Stream on this context (whether PyTorch is there or not)."""
+    def stream(self, priority: int = 0) -> greenctx_stream.Stream:
+        """A new greenctx Stream on this context (whether PyTorch is there or not)."""
         from .stream import Stream
         return Stream._create(self, priority)
 
-    def Stream(self):  # noqa: N802 - PyTorch's name
-        """A stream whose work runs on this context's SMs: a torch.cuda.Stream (usable with
-        torch.cuda.stream()) when PyTorch can be imported, else a greenctx Stream. Either
-        keeps the green stream, and so this context, alive, and speaks __cuda_stream__."""
-        from .stream import as_torch_stream
-        return as_torch_stream(self.stream())
+    def Stream(self) -> Any:  # noqa: N802 - PyTorch's name
+        """A stream whose work runs on this context's SMs, from a pool of 32 per context
+        taken round-robin, as PyTorch does (the 33rd call gives the first stream again): a
+        torch.cuda.Stream (usable with torch.cuda.stream()) when PyTorch sees CUDA, else a
+        greenctx Stream. Either holds its own reference to the green stream, and so to this
+        context, and speaks __cuda_stream__; closing it leaves the pool's stream alone."""
+        from .stream import Stream, as_torch_stream
+        index = self._pool_next % STREAMS_PER_CONTEXT
+        if index == len(self._pool):
+            self._pool.append(self.stream())
+        self._pool_next = index + 1
+        pooled = self._pool[index]
+        return as_torch_stream(Stream._wrap(lib.gctx_stream_retain(pooled._handle)))
 
-    def Event(self):  # noqa: N802 - as Stream()
+    def Event(self) -> greenctx_stream.Event:  # noqa: N802 - as Stream()
         """An event of this context's device, to order work across partitions."""
         from .stream import Event
         return Event(self)
 
-    def record_event(self, event=None):
+    def record_event(self, event: greenctx_stream.Event | None = None) -> greenctx_stream.Event:
         """Records an event after the work submitted so far to every stream of this context
         (a new event when none is given); returns it."""
-        event = event if event is not None else self.Event()
+        from .stream import Event
+        event = instance("event", event, Event) if event is not None else self.Event()
         check(lib.gctx_event_record_context(event._handle, self._handle))
         return event
 
-    def wait_event(self, event):
+    def wait_event(self, event: greenctx_stream.Event) -> None:
         """Makes later work of every stream of this context wait for the event."""
-        check(lib.gctx_context_wait_event(self._handle, event._handle))
+        from .stream import Event
+        check(lib.gctx_context_wait_event(self._handle, instance("event", event, Event)._handle))
 
-    def relation(self, other):
+    def relation(self, other: GreenContext) -> Relation:
         """Relation.DISJOINT, MAY_OVERLAP or OVERLAP: what is known of two contexts' SMs."""
         return relation(lib.gctx_context_relation, self, other)
 
-    def observe_sms(self):
+    def observe_sms(self) -> list[int]:
         """The physical SM ids (%smid) a kernel on this context's stream ran on, sorted (the
         simulated driver runs this kernel too)."""
         with self.stream() as s:
             return s.observe_sms()
 
-    def set_context(self):
+    def close(self) -> None:
+        """Drops this object's reference and its pool of streams (streams handed out by
+        Stream() hold their own reference and stay usable)."""
+        pool, self._pool = self._pool, []
+        for stream in pool:
+            stream.close()
+        super().close()
+
+    def set_context(self) -> None:
         """Deprecated (as in PyTorch): pushes this context on the calling thread's context
         stack and, with PyTorch, makes its default stream current after the current work."""
         warnings.warn(_CONTEXT_STACK_DEPRECATION, FutureWarning, stacklevel=2)
         if self._pushed is not None:
             raise RuntimeError("set_context called twice before pop_context")
-        torch = _driver.loaded_torch()
+        torch = cuda_torch()
         parent = torch.cuda.current_stream() if torch else None
         if torch:
             event = torch.cuda.Event()
             event.record(parent)
-        _driver.push_context(self.cu_context)
+        if _driver.current_context():  # as PyTorch: set it when none is current
+            _driver.push_context(self.cu_context)
+        else:
+            _driver.set_current_context(self.cu_context)
         self._pushed = (parent,)
         if torch:
             stream = torch.cuda.default_stream(self.device_id)
             event.wait(stream)
             torch.cuda.set_stream(stream)
 
-    def pop_context(self):
+    def pop_context(self) -> None:
         """Deprecated: undoes set_context (this context must be the current one)."""
         warnings.warn(_CONTEXT_STACK_DEPRECATION, FutureWarning, stacklevel=2)
         if self._pushed is None:
             raise RuntimeError("pop_context called without matching set_context")
         (parent,), self._pushed = self._pushed, None
-        torch = _driver.loaded_torch() if parent is not None else None
+        torch = cuda_torch() if parent is not None else None
         if torch:
             event = torch.cuda.Event()
             event.record(torch.cuda.current_stream())

@@ -79,12 +79,12 @@ class Controller(Handle):
             sms = (ctypes.c_uint * len(points))(*[count("prior SM counts", s) for s, _ in points])
             steps = (ctypes.c_double * len(points))(*[float(t) for _, t in points])
             keep += [sms, steps]
-            c = c_workloads[i]
-            c.__init__()
+            c = _CWorkload()
             c.kind, c.target_s, c.floor_per_s = w.kind, float(w.target_s), float(w.floor_per_s)
             c.nb_points, c.prior_sms, c.prior_step_s = len(points), sms, steps
             c.ref_demand, c.demand_weight = float(w.ref_demand), float(w.demand_weight)
             c.bytes_per_step = float(w.bytes_per_step)
+            c_workloads[i] = c
         flat = [count("candidate SM counts", v) for row in rows for v in row]
         c_rows = (ctypes.c_uint * max(len(flat), 1))(*flat)
         options = ControllerOptions()

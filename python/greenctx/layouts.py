@@ -2,7 +2,11 @@
 front, each partition with its context and stream; switching the work between them makes no
 driver object, only events.
 """
+from __future__ import annotations
+
 import ctypes
+from collections.abc import Sequence
+from typing import Any
 
 from ._capi import lib
 from ._errors import check
@@ -27,8 +31,9 @@ class Layouts(Handle):
     __slots__ = ("_nb_layouts", "_nb_parts", "_streams")
     _release = "gctx_layouts_release"
 
-    def __init__(self, sm_counts, device_id=None, *, workqueue_scope=None,
-                 workqueue_concurrency_limit=None, fresh=False):
+    def __init__(self, sm_counts: Sequence[Sequence[int]], device_id: int | None = None, *,
+                 workqueue_scope: str | None = None,
+                 workqueue_concurrency_limit: int | None = None, fresh: bool = False) -> None:
         super().__init__(None)
         rows = [list(row) for row in sm_counts]
         if not rows or len({len(row) for row in rows}) != 1 or not rows[0]:
@@ -41,43 +46,45 @@ class Layouts(Handle):
                                       (ctypes.c_uint * len(counts))(*counts), self._nb_layouts,
                                       self._nb_parts, ctypes.byref(options), ctypes.byref(out)))
         self._h = out.value
-        self._streams = {}
+        self._streams: dict = {}
 
-    def __len__(self):
+    def __len__(self) -> int:
         return self._nb_layouts
 
     @property
-    def nb_parts(self):
+    def nb_parts(self) -> int:
         return self._nb_parts
 
     @property
-    def active(self):
+    def active(self) -> int:
         """The index of the active layout."""
         out = ctypes.c_uint()
         check(lib.gctx_layouts_get_active(self._handle, ctypes.byref(out)))
         return out.value
 
     def _get(self, layout, part, which):
+        layout, part = count("layout", layout), count("part", part)
         outs = [None, None, None]
         out = ctypes.c_void_p()
         outs[which] = ctypes.byref(out)
         check(lib.gctx_layouts_get(self._handle, layout, part, *outs))
         return out.value
 
-    def partition(self, layout, part):
+    def partition(self, layout: int, part: int) -> SMPartition:
         """Partition `part` of layout `layout`, as an SMPartition of its own."""
         return SMPartition(lib.gctx_partition_retain(self._get(layout, part, 0)))
 
-    def context(self, layout, part):
+    def context(self, layout: int, part: int) -> GreenContext:
         return GreenContext._wrap(lib.gctx_context_retain(self._get(layout, part, 1)))
 
-    def stream(self, layout, part):
+    def stream(self, layout: int, part: int) -> Stream:
         """The greenctx Stream of a partition of a layout."""
         return Stream(lib.gctx_stream_retain(self._get(layout, part, 2)))
 
-    def streams(self, layout):
+    def streams(self, layout: int) -> tuple[Any, ...]:
         """The layout's streams as GreenContext.Stream() gives them (torch.cuda.Streams when
         PyTorch sees CUDA), one per partition; made once."""
+        layout = count("layout", layout)
         streams = self._streams.get(layout)
         if streams is None:
             streams = tuple(as_torch_stream(self.stream(layout, p))
@@ -85,14 +92,15 @@ class Layouts(Handle):
             self._streams[layout] = streams
         return streams
 
-    def switch(self, index):
+    def switch(self, index: int) -> tuple[Any, ...]:
         """Makes layout `index` active (its streams wait for the work submitted so far to the
         active layout's streams) and returns its streams, as streams(index)."""
+        index = count("index", index)
         streams = self.streams(index)  # checks index before anything changes
         check(lib.gctx_layouts_switch(self._handle, index, None))
         return streams
 
-    def close(self):
+    def close(self) -> None:
         self._streams = {}
         super().close()
 

@@ -1,14 +1,17 @@
 """SMPartition: a set of SMs of one device, as PyTorch's torch.cuda.green_contexts has it,
 made and split by the C library on every driver with green contexts (12.4+).
 """
+from __future__ import annotations
+
 import ctypes
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from . import _capi
 from ._capi import lib
-from ._errors import check
+from ._errors import UnsupportedError, check
 from ._object import Handle, count, device_ordinal, info_field
 
 
@@ -64,7 +67,7 @@ class SplitPlan:
     nested: bool       # the input is a split's output: the split goes through a context
 
     @property
-    def sm_counts(self):
+    def sm_counts(self) -> tuple[int, ...]:
         return tuple(g.sm_count for g in self.groups)
 
 
@@ -117,7 +120,7 @@ def _exact(value, kind):
 # Validated group arrays of requests made only of exact ints and bools (scalars or tuples),
 # as a program's loop repeats them: the C library only reads them, so they can be reused.
 # With exact types, two equal requests are the same request (True == 1 can't mix them up).
-_GROUPS = {}
+_GROUPS: dict = {}
 _GROUPS_MAX = 256
 
 
@@ -164,6 +167,32 @@ def _groups_array(num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count,
     return array
 
 
+_LOCALITY_DRIVER = 13040
+
+
+def _check_locality_domains(locality_domain_ids, nb_groups):
+    """PyTorch's checks of locality_domain_ids, in its order: a domain needs driver 13.4,
+    entries are nonnegative ints or None. Then what greenctx can't do yet: gctx_group has
+    no domain field, so a group can't be placed in one (UnsupportedError, not ignored)."""
+    domains = (tuple(locality_domain_ids) if _is_sequence(locality_domain_ids)
+               else (locality_domain_ids,) * nb_groups)
+    if len(domains) != nb_groups:
+        raise ValueError("All sequence options must have the same length")
+    if all(d is None for d in domains):
+        return
+    from . import driver_version
+    if driver_version() < _LOCALITY_DRIVER:
+        raise RuntimeError("Green Context localization requires user mode driver and "
+                           "cuda.bindings package 13.4+")
+    for d in domains:
+        if d is not None and (type(d) is bool or not isinstance(d, int) or d < 0):
+            raise ValueError("locality_domain_ids entries must be nonnegative integers or None")
+    raise UnsupportedError("greenctx cannot place a group in a locality domain yet (the C "
+                           "library's gctx_group has no domain field): pass "
+                           "locality_domain_ids=None and read each partition's "
+                           "locality_domain_id")
+
+
 def relation(c_function, a, b):
     """What the C library knows of two objects' SMs (partitions, or contexts)."""
     if not isinstance(b, type(a)):
@@ -196,7 +225,7 @@ class SMPartition(Handle):
     _info_call, _info_type = "gctx_partition_get_info", _capi.PartitionInfo
 
     @classmethod
-    def from_device(cls, device_id=None):
+    def from_device(cls, device_id: int | None = None) -> SMPartition:
         """Every SM of a device (PyTorch's current device, or 0 without PyTorch, when
         device_id is None)."""
         out = ctypes.c_void_p()
@@ -212,28 +241,36 @@ class SMPartition(Handle):
                                    "The smallest group a split of this partition can give.")
 
     @property
-    def kind(self):
+    def kind(self) -> str:
         """"device", "group", "remainder" or "context"."""
         return _KINDS[self._get_info().kind]
 
     @property
-    def structured(self):
+    def structured(self) -> bool:
         """False for remainders and what is made from them: no co-scheduling guarantee."""
         return bool(self._get_info().structured)
 
     @property
-    def locality_domain_id(self):
+    def locality_domain_id(self) -> int | None:
         """The locality domain the driver reports (13.4+), or None."""
         info = self._get_info()
         return info.locality_domain_id if info.has_locality_domain else None
 
     def _request(self, num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count,
-                 backfill, rounding):
-        return (groups_array(num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count,
-                             backfill), _split_options(rounding))
+                 backfill, locality_domain_ids, rounding):
+        groups = groups_array(num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count,
+                              backfill)
+        if locality_domain_ids is not None:
+            _check_locality_domains(locality_domain_ids, len(groups))
+        return groups, _split_options(rounding)
 
-    def split(self, *, num_sms=0, coscheduled_sm_count=0, preferred_coscheduled_sm_count=0,
-              backfill=False, rounding="strict"):
+    def split(self, *, num_sms: int | Sequence[int] = 0,
+              coscheduled_sm_count: int | Sequence[int] = 0,
+              preferred_coscheduled_sm_count: int | Sequence[int] = 0,
+              backfill: bool | Sequence[bool] = False,
+              locality_domain_ids: int | None | Sequence[int | None] = None,
+              rounding: Rounding | str = "strict",
+              ) -> tuple[tuple[SMPartition, ...], SMPartition | None]:
         """Splits these SMs into disjoint groups and a remainder: ((groups...), remainder),
         remainder None when no SM is left over.
 
@@ -241,10 +278,12 @@ class SMPartition(Handle):
         num_sms 0 asks for discovery; a group with num_sms=0 and backfill=True takes
         everything left and must be the last. Counts are strict unless rounding is "down",
         "nearest" or "up". Works on every driver with green contexts, and on any partition
-        (a group, a remainder, a context's SMs).
+        (a group, a remainder, a context's SMs). locality_domain_ids (PyTorch's, driver
+        13.4+): None, or None for every group, until the C library places groups in a domain.
         """
         groups, options = self._request(num_sms, coscheduled_sm_count,
-                                         preferred_coscheduled_sm_count, backfill, rounding)
+                                         preferred_coscheduled_sm_count, backfill,
+                                         locality_domain_ids, rounding)
         n = len(groups)
         outputs = (ctypes.c_void_p * n)()
         remainder = ctypes.c_void_p()
@@ -253,11 +292,16 @@ class SMPartition(Handle):
         wrap = type(self)._wrap
         return tuple(map(wrap, outputs)), (wrap(remainder.value) if remainder.value else None)
 
-    def plan(self, *, num_sms=0, coscheduled_sm_count=0, preferred_coscheduled_sm_count=0,
-             backfill=False, rounding="strict"):
+    def plan(self, *, num_sms: int | Sequence[int] = 0,
+             coscheduled_sm_count: int | Sequence[int] = 0,
+             preferred_coscheduled_sm_count: int | Sequence[int] = 0,
+             backfill: bool | Sequence[bool] = False,
+             locality_domain_ids: int | None | Sequence[int | None] = None,
+             rounding: Rounding | str = "strict") -> SplitPlan:
         """What split() would give for the same arguments, making nothing: a SplitPlan."""
         groups, options = self._request(num_sms, coscheduled_sm_count,
-                                         preferred_coscheduled_sm_count, backfill, rounding)
+                                         preferred_coscheduled_sm_count, backfill,
+                                         locality_domain_ids, rounding)
         n = len(groups)
         plan = _capi.SplitPlan()
         group_plans = (_capi.GroupPlan * n)()
@@ -265,9 +309,20 @@ class SMPartition(Handle):
                                       ctypes.byref(plan), group_plans))
         return _plans(plan, group_plans)
 
-    def relation(self, other):
+    def relation(self, other: SMPartition) -> Relation:
         """Relation.DISJOINT, MAY_OVERLAP or OVERLAP: what is known of the two SM sets."""
         return relation(lib.gctx_partition_relation, self, other)
+
+    def to_sm_resource(self) -> Any:
+        """These SMs as a cuda.core SMResource (greenctx.interop)."""
+        from .interop import to_sm_resource
+        return to_sm_resource(self)
+
+    @classmethod
+    def from_sm_resource(cls, resource: Any, device_id: int | None = None) -> SMPartition:
+        """A cuda.core SMResource's SMs as an SMPartition (greenctx.interop)."""
+        from .interop import from_sm_resource
+        return from_sm_resource(resource, device_id)
 
     def __repr__(self):
         if self._h is None:

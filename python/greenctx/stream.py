@@ -5,13 +5,20 @@ PyTorch as a torch.cuda.ExternalStream subclass that holds it, so the stream liv
 as PyTorch's object. Every stream object speaks the __cuda_stream__ protocol (version 0,
 the CUstream as an int), which cuda.core, CuPy and Numba take.
 """
+from __future__ import annotations
+
 import ctypes
 import sys
+from typing import TYPE_CHECKING, Any
 
 from . import _capi
 from ._capi import lib
 from ._errors import check
-from ._object import Handle
+from ._object import INT_MAX, Handle, driver_handle, instance, int_in
+
+if TYPE_CHECKING:
+    from .context import GreenContext
+
 
 _MAX_SMS = 4096  # room for the %smid map of any GPU
 
@@ -26,14 +33,14 @@ class Stream(Handle):
     @classmethod
     def _create(cls, context, priority=0):
         options = _capi.StreamOptions()
-        options.priority = priority
+        options.priority = int_in("priority", priority, -INT_MAX - 1, INT_MAX)
         out = ctypes.c_void_p()
         check(lib.gctx_stream_create(context._handle, ctypes.byref(options),
                                      ctypes.byref(out)))
         return cls(out.value)
 
     @classmethod
-    def adopt(cls, stream):
+    def adopt(cls, stream: Any) -> Stream:
         """Wraps a stream of a green context made by someone else (an int CUstream, or an
         object with __cuda_stream__), never destroying it: its maker keeps it alive."""
         out = ctypes.c_void_p()
@@ -41,19 +48,19 @@ class Stream(Handle):
         return cls(out.value)
 
     @property
-    def handle(self):
+    def handle(self) -> int:
         """The CUstream, as an int (for cudart, cuBLAS, NCCL, ExternalStream)."""
         return lib.gctx_stream_handle(self._handle)
 
     @property
-    def cuda_stream(self):  # PyTorch's and CuPy's name for the same thing
+    def cuda_stream(self) -> int:  # PyTorch's and CuPy's name for the same thing
         return self.handle
 
-    def __cuda_stream__(self):
+    def __cuda_stream__(self) -> tuple[int, int]:
         return (0, self.handle)
 
     @property
-    def context(self):
+    def context(self) -> GreenContext:
         """The GreenContext this stream runs on."""
         from .context import GreenContext
         out = ctypes.c_void_p()
@@ -61,42 +68,42 @@ class Stream(Handle):
         return GreenContext._wrap(out.value)
 
     @property
-    def device_id(self):
+    def device_id(self) -> int:
         if self._info is None:  # a stream's device never changes: ask its context once
             with self.context as ctx:
                 self._info = ctx.device_id
         return self._info
 
     @property
-    def priority(self):
+    def priority(self) -> int:
         out = ctypes.c_int()
         check(lib.gctx_stream_priority(self._handle, ctypes.byref(out)))
         return out.value
 
-    def synchronize(self):
+    def synchronize(self) -> None:
         """Waits until the work submitted so far is done."""
         check(lib.gctx_stream_synchronize(self._handle))
 
-    def record_event(self, event=None):
+    def record_event(self, event: Event | None = None) -> Event:
         """Records an event after the work submitted so far (a new one when none is given,
         of this stream's context); returns it."""
         if event is None:
             with self.context as ctx:
                 event = Event(ctx)
-        check(lib.gctx_event_record(event._handle, self._handle))
+        check(lib.gctx_event_record(instance("event", event, Event)._handle, self._handle))
         return event
 
-    def wait_event(self, event):
+    def wait_event(self, event: Event) -> None:
         """Makes later work on this stream wait for the event (no host sync)."""
-        check(lib.gctx_stream_wait_event(self._handle, event._handle))
+        check(lib.gctx_stream_wait_event(self._handle, instance("event", event, Event)._handle))
 
-    def wait_stream(self, stream):
+    def wait_stream(self, stream: Any) -> None:
         """Makes later work on this stream wait for the work submitted so far to another
         greenctx stream (one on another partition, typically)."""
         with green_stream(stream).record_event() as event:
             self.wait_event(event)
 
-    def observe_sms(self):
+    def observe_sms(self) -> list[int]:
         """The physical SM ids (%smid) a kernel on this stream ran on, sorted. The simulated
         driver runs this kernel too, on the SMs of the stream's partition."""
         ids = (ctypes.c_uint * _MAX_SMS)()
@@ -117,28 +124,35 @@ class Event(Handle):
     __slots__ = ()
     _release = "gctx_event_release"
 
-    def __init__(self, context):
-        out = ctypes.c_void_p()
+    def __init__(self, context: GreenContext) -> None:
+        from .context import GreenContext
         super().__init__(None)
+        instance("context", context, GreenContext)
+        out = ctypes.c_void_p()
         check(lib.gctx_event_create(context._handle, ctypes.byref(out)))
         self._h = out.value
 
     @property
-    def handle(self):
+    def handle(self) -> int:
         """The CUevent, as an int."""
         return lib.gctx_event_handle(self._handle)
 
-    def record(self, stream):
+    def record(self, stream: Any) -> None:
         """Records the event after the work submitted so far to a greenctx stream (or the
         torch stream GreenContext.Stream() gave)."""
         check(lib.gctx_event_record(self._handle, green_stream(stream)._handle))
 
-    def wait(self, stream):
+    def wait(self, stream: Any) -> None:
         """Makes later work on a greenctx stream wait for this event."""
         green_stream(stream).wait_event(self)
 
-    def synchronize(self):
+    def synchronize(self) -> None:
         check(lib.gctx_event_synchronize(self._handle))
+
+    def __repr__(self):
+        if self._h is None:
+            return "<greenctx.Event destroyed>"
+        return f"<greenctx.Event 0x{self.handle or 0:x}>"
 
 
 def green_stream(stream):
@@ -152,12 +166,13 @@ def green_stream(stream):
 
 
 def stream_handle(stream):
-    """A CUstream as an int, from an int or an object speaking __cuda_stream__."""
+    """A CUstream as a nonzero int, from an int, a cuda.bindings CUstream or an object
+    speaking __cuda_stream__."""
     if hasattr(stream, "__cuda_stream__"):
         proto = stream.__cuda_stream__
         version, handle = proto() if callable(proto) else proto
-        return handle
-    return int(stream)
+        return driver_handle("stream", handle)
+    return driver_handle("stream", stream)
 
 
 _torch_stream_class = None

@@ -121,7 +121,7 @@ def test_what_layouts_hand_out_outlives_them(sim):
 @pytest.mark.parametrize("rows, error, message", [
     ([], ValueError, "nonempty list of rows"),
     ([(16, 0), (16,)], ValueError, "rows of one nonzero length"),
-    ([(16, -1)], ValueError, "sm_counts entries must be a nonnegative integer"),
+    ([(16, -1)], ValueError, "sm_counts entries must be nonnegative integers, got -1"),
     ([(12, 0)], greenctx.InvalidArgumentError, "nearest: 8 or 16"),
 ])
 def test_bad_layouts(sim, rows, error, message):

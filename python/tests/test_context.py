@@ -45,16 +45,29 @@ def test_separate_contexts_may_overlap():
 
 
 @pytest.mark.parametrize("kwargs, error, message", [
-    ({}, RuntimeError, "At least one of num_sms, sm_partition, or workqueue_scope"),
+    ({}, RuntimeError, "^At least one of num_sms, workqueue_scope, or sm_partition must be "
+                       "specified$"),
     ({"num_sms": 16, "sm_partition": "x"}, TypeError, "sm_partition must be an SMPartition"),
     ({"workqueue_scope": "nearby"}, ValueError, "workqueue_scope must be 'device_ctx' or"),
     ({"num_sms": 16, "workqueue_concurrency_limit": 4}, RuntimeError,
      "workqueue_concurrency_limit requires workqueue_scope"),
-    ({"num_sms": -16}, ValueError, "num_sms must be a nonnegative integer, got -16"),
-    ({"num_sms": 12}, greenctx.InvalidArgumentError,
-     "multiples of 8 \\(min 8\\); nearest: 8 or 16"),
-    ({"num_sms": 0}, ValueError, "num_sms is 0"),
-    ({"num_sms": 500}, ValueError, "asks for 500 SMs; this device has 132"),
+    # PyTorch's range check, its type and its words...
+    ({"num_sms": -16}, RuntimeError,
+     "^Invalid number of SMs requested for green context: -16 \\(device has 132 SMs\\)$"),
+    ({"num_sms": 0}, RuntimeError, "^Invalid number of SMs requested for green context: 0 "),
+    ({"num_sms": 133}, RuntimeError, "requested for green context: 133 \\(device has 132"),
+    ({"num_sms": "16"}, TypeError, "^num_sms must be an int, got '16'$"),
+    ({"num_sms": True}, TypeError, "^num_sms must be an int, got True$"),
+    # ...and greenctx's strictness when asked for, naming no group (there is one context).
+    ({"num_sms": 12, "rounding": "strict"}, greenctx.InvalidArgumentError,
+     "^12 SMs: on this device groups are multiples of 8 \\(min 8\\); nearest: 8 or 16$"),
+    ({"num_sms": 0, "rounding": "strict"}, ValueError, "num_sms is 0"),
+    ({"num_sms": 500, "rounding": "strict"}, ValueError, "asks for 500 SMs; this device has 132"),
+    ({"num_sms": -1, "rounding": "strict"}, ValueError,
+     "^num_sms must be a nonnegative integer, got -1$"),
+    ({"num_sms": 12, "rounding": "sideways"}, ValueError, "rounding must be one of"),
+    ({"sm_partition": None, "workqueue_scope": "balanced", "rounding": "up"}, ValueError,
+     "rounding applies to num_sms only"),
     ({"num_sms": 16, "device_id": 7}, greenctx.NoDeviceError, "device 7 does not exist"),
 ])
 def test_constructor_errors(kwargs, error, message):
@@ -62,9 +75,26 @@ def test_constructor_errors(kwargs, error, message):
         GreenContext(**kwargs)
 
 
+@pytest.mark.parametrize("num_sms, rounding, sm_count", [
+    (1, None, 8), (4, None, 8), (20, None, 24), (128, None, 128), (129, None, 132),
+    (132, None, 132),  # PyTorch's: the driver's rounding up, the whole device past 128
+    (12, "down", 8), (12, "nearest", 16), (12, "up", 16), (16, "strict", 16),
+])
+def test_num_sms_rounding(sim, num_sms, rounding, sm_count):
+    with GreenContext(num_sms=num_sms, rounding=rounding) as ctx:
+        assert ctx.sm_count == sm_count == len(sim.context_sms(ctx))
+
+
+def test_rounding_messages_name_no_group(sim):
+    with pytest.raises(greenctx.InvalidArgumentError,
+                       match="^the context asks for 1000 SMs; this device has 132"):
+        GreenContext(num_sms=1000, rounding="up")
+
+
 def test_num_sms_and_partition_are_exclusive():
     with SMPartition.from_device(0) as whole:
-        with pytest.raises(ValueError, match="mutually exclusive"):
+        with pytest.raises(RuntimeError,
+                           match="^num_sms and sm_partition cannot be specified together$"):
             GreenContext(num_sms=16, sm_partition=whole)
         with pytest.raises(ValueError, match="device_id must match"):
             GreenContext(sm_partition=whole, device_id=1)

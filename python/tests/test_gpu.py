@@ -217,3 +217,28 @@ def test_layouts_switch_runs_work_on_the_new_partitions():
     print(f"layout 1, partition 0: {len(seen)} SMs")
     assert len(seen) == 64
     layouts.close()
+
+
+def test_cuda_core_sm_resources_and_contexts_convert_both_ways():
+    core = pytest.importorskip("cuda.core")
+    dev = core.Device(0)
+    dev.set_current()
+    (part,), _ = SMPartition.from_device(0).split(num_sms=16)
+    # SMPartition -> SMResource -> a cuda.core green context on the same SMs.
+    resource = part.to_sm_resource()
+    assert resource.sm_count == 16
+    core_ctx = dev.create_context(core.ContextOptions(resources=[resource]))
+    # A cuda.core green Context adopted: same SMs, not destroyed by greenctx.
+    adopted = GreenContext.adopt(core_ctx)
+    assert adopted.adopted and adopted.sm_count == 16
+    ours = GreenContext(sm_partition=part)
+    assert observed(adopted) == observed(ours)
+    adopted.close()
+    stream = core_ctx.create_stream()  # still alive after greenctx let go of it
+    stream.sync()
+    stream.close()
+    # SMResource -> SMPartition: the same SMs again.
+    back = SMPartition.from_sm_resource(resource, device_id=0)
+    assert back.sm_count == 16
+    assert observed(GreenContext(sm_partition=back)) == observed(ours)
+    core_ctx.close()

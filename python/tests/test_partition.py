@@ -83,9 +83,9 @@ def test_empty_sequence_is_refused(sms):
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"num_sms": -8}, "num_sms entries must be a nonnegative integer, got -8"),
-    ({"num_sms": [8, 2.5]}, "num_sms entries must be a nonnegative integer, got 2.5"),
-    ({"num_sms": True}, "num_sms entries must be a nonnegative integer, got True"),
+    ({"num_sms": -8}, "num_sms entries must be nonnegative integers, got -8"),
+    ({"num_sms": [8, 2.5]}, "num_sms entries must be nonnegative integers, got 2.5"),
+    ({"num_sms": True}, "num_sms entries must be nonnegative integers, got True"),
     ({"coscheduled_sm_count": "8"}, "coscheduled_sm_count entries must be"),
     ({"preferred_coscheduled_sm_count": -1}, "preferred_coscheduled_sm_count entries must be"),
     ({"num_sms": 2 ** 32}, "below 2\\*\\*32"),

@@ -1,0 +1,19 @@
+"""`greenctx ...` (the console script) and `python -m greenctx ...`: the package's own build
+of the tool, run in place of this process, so it sees the same arguments, environment,
+signals and exit status as when run directly. The tool finds the simulated driver and the
+preload beside itself (greenctx/_native/lib/greenctx/)."""
+import os
+import sys
+
+from ._capi import PACKAGED_TOOL
+
+
+def main() -> None:
+    if not os.access(PACKAGED_TOOL, os.X_OK):
+        sys.exit(f"greenctx: the package's build of the tool is missing ({PACKAGED_TOOL}): "
+                 "install greenctx with pip (pip install greenctx, or pip install <checkout>)")
+    os.execv(PACKAGED_TOOL, ["greenctx", *sys.argv[1:]])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,45 @@
+"""greenctx.simulate(): the package's simulated driver instead of the GPU's, so that a pip-only
+user can try everything (splits, contexts, streams, %smid observation, `greenctx run`) on a
+machine without one. The simulated driver is the one the tests use (sim/): the SM rules and
+split results of real devices, measured on them."""
+import os
+import re
+
+from ._capi import PACKAGED_SIM, lib
+
+_SPEC = re.compile(r"^([A-Za-z0-9]+(?:,[A-Za-z0-9]+)*)(?:@(\d+))?$")
+
+
+def simulate(spec: str = "h200") -> str:
+    """Points greenctx at its simulated driver: spec is MODEL[,MODEL...][@DRIVER] as the
+    tool's --sim takes it ("h200", "h200@13000", "h200,a100@12050"; models h200 h100 a100 l4
+    b200; the driver 1000 * major + 10 * minor). Call it before the first use of the driver:
+    it sets GREENCTX_CUDA_LIBRARY, GREENCTX_SIM_DEVICES and GREENCTX_SIM_DRIVER_VERSION for
+    this process and the programs it starts (`greenctx run` included). Returns the simulated
+    driver's path. $GREENCTX_SIM_LIBRARY names another build of it."""
+    if not isinstance(spec, str):
+        raise TypeError(f"spec must be a str, got {spec!r}")
+    match = _SPEC.match(spec)
+    if match is None:
+        raise ValueError(f"simulate() needs MODEL[,MODEL...][@DRIVER], e.g. 'h200@13000'; "
+                         f"got {spec!r}")
+    models, driver = match.groups()
+    if driver is not None and not 2000 <= int(driver) <= 99999:
+        raise ValueError(f"the driver version after @ is 1000 * major + 10 * minor, e.g. "
+                         f"13000 for 13.0; got {driver!r}")
+    loaded = lib.gctx_driver_path()
+    if loaded is not None:
+        raise RuntimeError(f"simulate() must come before the first use of the driver: "
+                           f"greenctx already loaded {loaded.decode(errors='replace')}")
+    path = os.environ.get("GREENCTX_SIM_LIBRARY") or PACKAGED_SIM
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"the simulated driver {path} is missing: install greenctx "
+                                f"with pip, or set GREENCTX_SIM_LIBRARY to a "
+                                f"libgreenctx_sim.so")
+    os.environ["GREENCTX_CUDA_LIBRARY"] = path
+    os.environ["GREENCTX_SIM_DEVICES"] = models
+    if driver is None:
+        os.environ.pop("GREENCTX_SIM_DRIVER_VERSION", None)
+    else:
+        os.environ["GREENCTX_SIM_DRIVER_VERSION"] = driver
+    return path

@@ -1,0 +1,20 @@
+"""The package's PEP 517 backend: setuptools', asking for CMake from PyPI only when the
+machine has no cmake (setup.py builds the native files with it)."""
+import shutil
+
+from setuptools import build_meta as _setuptools
+from setuptools.build_meta import *  # noqa: F401,F403 - every hook setuptools has
+
+_CMAKE = ["cmake>=3.18"]
+
+
+def _cmake():
+    return [] if shutil.which("cmake") else list(_CMAKE)
+
+
+def get_requires_for_build_wheel(config_settings=None):
+    return _setuptools.get_requires_for_build_wheel(config_settings) + _cmake()
+
+
+def get_requires_for_build_editable(config_settings=None):
+    return _setuptools.get_requires_for_build_editable(config_settings) + _cmake()
