@@ -8,6 +8,9 @@ probe=$3
 preload=$4
 report=$(mktemp) svg=$(mktemp) copy=$(mktemp -d)
 trap 'rm -rf "$out" "$err" "$report" "$svg" "$copy"' EXIT
+# Runs claim their SMs: a claims registry of this test's own, so that tests running at the
+# same time don't see each other's claims.
+export GREENCTX_RUNTIME_DIR="$copy/runtime"
 
 need_sim() {
     [ -r "${GREENCTX_SIM_LIBRARY:-}" ] && return 0

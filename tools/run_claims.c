@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "claim_text.h"
+#include "groups.h"
 #include "run_tool.h"
 
 #define MPS_HINT "start one with `greenctx mps start` and export the CUDA_MPS_PIPE_DIRECTORY it prints"
@@ -96,14 +97,18 @@ void run_drop_claims(run_claims *claims)
 }
 
 /* What the claim asks for: the planner's count (it applied --round and shares), or every SM
- * of the device for `all`, which is refused while anyone else holds a claim there. */
-static int take_one(const run_args *args, const run_device_plan *plan, gctx_claim **claim)
+ * of the device for `all`, which is refused while anyone else holds a claim there. --round
+ * applies again: the free granules may not add up to the count (on an H200 with 64 SMs
+ * claimed, 7 granules of 8 and one of 12 are left: 64 can't be made, 68 can). */
+static int take_one(const run_args *args, run_device_plan *plan, gctx_claim **claim)
 {
     char request[16], command[256];
     snprintf(request, sizeof request, "%u", plan->whole ? plan->device_sms : plan->sm_count);
     gctx_claim_options options = GCTX_CLAIM_OPTIONS_INIT;
     options.flags = GCTX_CLAIM_INHERIT | (args->wait ? GCTX_CLAIM_WAIT : 0u);
     options.timeout_ms = args->wait_ms;
+    if (args->round)
+        options.rounding = (gctx_rounding)tool_parse_rounding(args->round);
     options.label = args->label;
     options.command = tool_join_words(args->command, command, sizeof command);
     gctx_status s = gctx_claim_acquire(plan->device, request, &options, claim);
@@ -120,10 +125,15 @@ static int take_one(const run_args *args, const run_device_plan *plan, gctx_clai
                                    "device %d: the SMs could not be claimed: %s\n  the program "
                                    "was not started",
                                    plan->device, gctx_last_error());
+    gctx_claim_info info;
+    memset(&info, 0, sizeof info);
+    info.size = sizeof info;
+    if (gctx_claim_get_info(*claim, &info) == GCTX_SUCCESS)
+        plan->sm_count = info.sm_count; /* what the program gets, rounding included */
     return GREENCTX_EXIT_OK;
 }
 
-int run_take_claims(const run_args *args, const run_device_plan *plans, unsigned nb_plans,
+int run_take_claims(const run_args *args, run_device_plan *plans, unsigned nb_plans,
                     run_claims *claims)
 {
     memset(claims, 0, sizeof *claims);

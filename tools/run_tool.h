@@ -43,9 +43,11 @@ typedef struct run_claims {
  * with the reason). */
 int run_check_mps(const run_args *args);
 /* Claims every planned device's SMs (unless --shared), queueing with --wait; a full GPU is
- * refused (exit 1) with the holders named. On success prints, once, what sharing a GPU
- * without MPS costs when another tenant holds SMs there. */
-int run_take_claims(const run_args *args, const run_device_plan *plans, unsigned nb_plans,
+ * refused (exit 1) with the holders named. On success each plan's sm_count is the claim's
+ * (--round may give more than the planner's count when the free granules can't make it),
+ * and what sharing a GPU without MPS costs is printed, once, when another tenant holds SMs
+ * there. */
+int run_take_claims(const run_args *args, run_device_plan *plans, unsigned nb_plans,
                     run_claims *claims);
 /* What the banner adds for plan i: " (claimed granules 0-7)", or --shared's note. */
 const char *run_claim_note(const run_args *args, const run_claims *claims, unsigned i, char *buf,
