@@ -125,12 +125,10 @@ static void join_claim(run_device *d, const char *request)
     if (s != GCTX_SUCCESS)
         run_die("device %d: the claim greenctx run took could not be joined (%s: %s)",
                 d->ordinal, gctx_status_name(s), gctx_last_error());
-    if (run_plan_device(d->ordinal, request, run_cfg.round[0] ? run_cfg.round : NULL, &d->plan,
-                        NULL, why, sizeof why) != GCTX_SUCCESS)
+    if (run_plan_claim(d->ordinal, request, &d->plan, why, sizeof why) != GCTX_SUCCESS)
         run_die("%s=%s: %s", GREENCTX_RUN_SMS, run_cfg.sms, why);
     gctx_claim_info *info = &d->claim_info;
-    memset(info, 0, sizeof *info);
-    info->size = sizeof *info;
+    *info = (gctx_claim_info)GCTX_CLAIM_INFO_INIT;
     if ((s = gctx_claim_get_info(d->claim, info)) != GCTX_SUCCESS ||
         (s = gctx_claim_context(d->claim, NULL, &d->context)) != GCTX_SUCCESS ||
         (s = gctx_claim_stream(d->claim, &d->probe)) != GCTX_SUCCESS)

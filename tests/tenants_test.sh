@@ -82,10 +82,12 @@ claims)
     hold a --sms 64 --label first
     a=$held
     has "$work/a/err" "greenctx run: device 0: 64 of 132 SMs (claimed granules"
-    # 7 granules of 8 and the 12 are left: 64 can't be made of them, so a second 64 is
-    # refused as it stands, and --round up takes 68.
+    # 7 granules of 8 and the 12 are left (68 SMs): 64 can't be made of them (64 is 8
+    # granules of 8, and the H200 has 15), so a second 64 is refused; rest takes all 68.
     run 1 --sim h200 run --sms 64 -- "$probe" noop
-    hold b --sms 64 --round up
+    has "$err" "68 of its 132 SMs are free"
+    has "$err" "the 68 free SMs can't make exactly 64 of whole granules: --sms rest takes them all"
+    hold b --sms rest
     b=$held
     has "$work/b/err" "greenctx run: device 0: 68 of 132 SMs (claimed granules 8-15)"
     # Both claims, as the registry has them while they run: disjoint.
@@ -142,7 +144,7 @@ PY
 killed)
     hold k --sms 64
     k=$held
-    hold l --sms 64 --round up
+    hold l --sms rest
     run 1 --sim h200 run --sms 64 -- "$probe" noop
     kill -9 "$k"
     wait "$k"

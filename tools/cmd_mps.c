@@ -123,9 +123,7 @@ static int daemon_answers(const mps_setup *m)
 {
     setenv("CUDA_MPS_PIPE_DIRECTORY", m->pipe_dir, 1);
     setenv("CUDA_MPS_LOG_DIRECTORY", m->log_dir, 1);
-    gctx_mps_info info;
-    memset(&info, 0, sizeof info);
-    info.size = sizeof info;
+    gctx_mps_info info = GCTX_MPS_INFO_INIT;
     return gctx_mps_get_info(&info) == GCTX_SUCCESS && info.daemon_running;
 }
 
