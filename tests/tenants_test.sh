@@ -272,6 +272,7 @@ fault)
     release second
     [ "$released" -eq 0 ] || fail "the faulted program's exit status changed to $released"
     has "$work/second/err" "700"
+    cat "$work/second/err"
     has "$work/second/err" "$first"
     ps_check "any(e['kind'] == 'fault' and e['cuda_result'] == 700 for e in dev['events'])"
     run 0 --sim h200 ps
