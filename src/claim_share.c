@@ -107,12 +107,15 @@ gctx_status gctx_claim_join(int device, const char *token, gctx_claim **claim)
         return s;
     }
     *base = '\0'; /* t.dir is the runtime directory now */
-    /* The token came from the parent: its runtime directory is trusted as a shared one would
-     * be (sticky, or private to this user). */
+    /* A sticky runtime directory is one several users share (the holder said so): checked
+     * as such; any other must be private to this user. */
+    struct stat st;
+    unsigned dir_flags = stat(t.dir, &st) == 0 && (st.st_mode & S_ISVTX) ? GCTX_CLAIM_SHARED_DIR
+                                                                          : 0;
     gctx__registry reg;
     gctx__record record;
     int fd = -1;
-    if ((s = gctx__registry_open(t.dir, GCTX_CLAIM_SHARED_DIR, &g.identity, &reg))) {
+    if ((s = gctx__registry_open(t.dir, dir_flags, &g.identity, &reg))) {
         gctx__device_granules_end(&g);
         return s;
     }
@@ -127,7 +130,7 @@ gctx_status gctx_claim_join(int device, const char *token, gctx_claim **claim)
     gctx__registry_close(&reg);
     gctx_claim *c;
     if (s == GCTX_SUCCESS)
-        s = gctx__claim_new(&g, t.dir, GCTX_CLAIM_SHARED_DIR, 0, &record, fd, &c);
+        s = gctx__claim_new(&g, t.dir, dir_flags, 0, &record, fd, &c);
     gctx__device_granules_end(&g);
     if (s != GCTX_SUCCESS)
         return s;
