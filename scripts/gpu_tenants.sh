@@ -49,7 +49,8 @@ pair() {
 }
 
 log "date: $(date -u +%Y-%m-%dT%H:%M:%SZ); $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1)"
-eval "$("$tool" mps start --print-env 2>>"$out/tenants.txt")" || { log "FAIL: mps start"; exit 1; }
+env_lines=$("$tool" mps start --print-env 2>>"$out/tenants.txt") || { log "FAIL: mps start"; exit 1; }
+eval "$env_lines"
 log "mps: $("$tool" mps status 2>&1 | tr '\n' ' ')"
 start=$(python3 -c "import time; print(time.time() + 8)")
 "$tool" run --sms 64 -- python3 "$gemm" "$start" 3 >"$out/alone64.json" 2>"$out/alone64.err"
