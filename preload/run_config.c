@@ -44,7 +44,8 @@ static void take(const char *name, char *dst, size_t size)
 static void check_names(void)
 {
     static const char *const known[] = {GREENCTX_RUN_SMS, GREENCTX_RUN_ROUND,
-                                        GREENCTX_RUN_REPORT_DIR, GREENCTX_RUN_INHERIT};
+                                        GREENCTX_RUN_REPORT_DIR, GREENCTX_RUN_INHERIT,
+                                        GREENCTX_RUN_CLAIM};
     size_t prefix = strlen(GREENCTX_RUN_VAR_PREFIX);
     for (char **e = environ; e && *e; e++) {
         if (strncmp(*e, GREENCTX_RUN_VAR_PREFIX, prefix) != 0)
@@ -57,7 +58,7 @@ static void check_names(void)
             char name[128];
             snprintf(name, sizeof name, "%.*s", (int)len, *e);
             config_error("unknown variable %s (the preload reads GREENCTX_RUN_SMS, _ROUND, "
-                         "_REPORT_DIR and _INHERIT)",
+                         "_REPORT_DIR, _INHERIT and _CLAIM)",
                          name);
         }
     }
@@ -66,11 +67,13 @@ static void check_names(void)
 __attribute__((constructor)) static void run_config_load(void)
 {
     check_names();
+    run_cfg.pid = (long)getpid();
     const char *sms = getenv(GREENCTX_RUN_SMS);
     run_cfg.present = sms != NULL;
     take(GREENCTX_RUN_SMS, run_cfg.sms, sizeof run_cfg.sms);
     take(GREENCTX_RUN_ROUND, run_cfg.round, sizeof run_cfg.round);
     take(GREENCTX_RUN_REPORT_DIR, run_cfg.report_dir, sizeof run_cfg.report_dir);
+    take(GREENCTX_RUN_CLAIM, run_cfg.claim, sizeof run_cfg.claim);
     const char *inherit = getenv(GREENCTX_RUN_INHERIT);
     if (inherit && strcmp(inherit, "0") != 0 && strcmp(inherit, "1") != 0)
         config_error("%s='%s': use 1 (children are confined too) or 0", GREENCTX_RUN_INHERIT,
@@ -91,4 +94,8 @@ __attribute__((constructor)) static void run_config_load(void)
     /* Inherited by fork: a child that goes on to use CUDA writes its own part. */
     if (run_cfg.report_dir[0] && atexit(run_report_at_exit) != 0)
         config_error("the report could not be registered to be written at exit");
+    /* Before the program's own handlers, so it runs after them: after the program's last
+     * work. */
+    if (run_cfg.claim[0] && atexit(run_claims_at_exit) != 0)
+        config_error("the claims could not be registered to be given back at exit");
 }

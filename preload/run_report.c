@@ -28,6 +28,15 @@ static void device_json(FILE *f, const run_device *d)
             fprintf(f, "%s%u", i ? "," : "", d->sm_ids[i]);
         fputs("],\"sm_ids_error\":null", f);
     }
+    const gctx_claim_info *info = &d->claim_info;
+    if (info->size) {
+        fprintf(f, ",\"claim\":{\"sm_count\":%u,\"granules\":[", info->sm_count);
+        for (unsigned i = 0; i < info->nb_granules && i < GCTX_CLAIM_MAX_GRANULES; i++)
+            fprintf(f, "%s%u", i ? "," : "", info->granules[i]);
+        fputs("]}", f);
+    } else {
+        fputs(",\"claim\":null", f);
+    }
     fputc('}', f);
 }
 

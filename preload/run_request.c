@@ -95,6 +95,35 @@ const char *run_request_for(const run_request *request, int device)
     return NULL;
 }
 
+int run_claim_list_add(char *list, size_t size, int device, const char *token)
+{
+    size_t used = strlen(list);
+    if (strchr(token, ','))
+        return -1;
+    int n = snprintf(list + used, size - used, "%s%d=%s", used ? "," : "", device, token);
+    return n < 0 || (size_t)n >= size - used ? -1 : 0;
+}
+
+int run_claim_list_find(const char *list, int device, char *token, size_t size)
+{
+    for (const char *p = list; p && *p;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char *end = NULL;
+        long d = strtol(p, &end, 10);
+        if (end != p && *end == '=' && d == device && (size_t)(end + 1 - p) <= len) {
+            size_t n = len - (size_t)(end + 1 - p);
+            if (n >= size)
+                return -1;
+            memcpy(token, end + 1, n);
+            token[n] = '\0';
+            return 0;
+        }
+        p = comma ? comma + 1 : NULL;
+    }
+    return -1;
+}
+
 static gctx_status failed(gctx_status s, int device, char *err, size_t size)
 {
     say(err, size, "device %d: %s", device, gctx_last_error());
@@ -139,6 +168,20 @@ static gctx_status plan_group(gctx_partition *whole, int device, const char *tex
     if (s != GCTX_SUCCESS)
         return failed(s, device, err, size);
     plan->sm_count = group.sm_count;
+    return GCTX_SUCCESS;
+}
+
+gctx_status run_plan_claim(int device, const char *text, run_device_plan *plan, char *err,
+                           size_t err_size)
+{
+    memset(plan, 0, sizeof *plan);
+    plan->device = device;
+    gctx_device_info info = GCTX_DEVICE_INFO_INIT;
+    gctx_status s = gctx_device_get_info(device, &info);
+    if (s != GCTX_SUCCESS)
+        return failed(s, device, err, err_size);
+    plan->device_sms = info.sm_count;
+    plan->whole = strcmp(text, "all") == 0;
     return GCTX_SUCCESS;
 }
 

@@ -15,6 +15,12 @@
  *                         NAME.part when it exits or execs); the tool merges them
  *   GREENCTX_RUN_INHERIT  1 (default): child processes are confined too; 0: the children of
  *                         the first process that uses CUDA are not
+ *   GREENCTX_RUN_CLAIM    DEV=TOKEN[,DEV=TOKEN...]: the claim the tool took for each device it
+ *                         confines (gctx_claim_export's token; the lock's descriptor is
+ *                         inherited); the preload joins it (gctx_claim_join) and makes the
+ *                         device's green context on the claim's SMs, and stops the program
+ *                         (exit status 125) when the join fails. Unset: no claim (--shared),
+ *                         a fresh split as before
  */
 #ifndef GREENCTX_RUN_REQUEST_H
 #define GREENCTX_RUN_REQUEST_H
@@ -28,6 +34,7 @@
 #define GREENCTX_RUN_ROUND "GREENCTX_RUN_ROUND"
 #define GREENCTX_RUN_REPORT_DIR "GREENCTX_RUN_REPORT_DIR"
 #define GREENCTX_RUN_INHERIT "GREENCTX_RUN_INHERIT"
+#define GREENCTX_RUN_CLAIM "GREENCTX_RUN_CLAIM"
 
 /* The report's parts in GREENCTX_RUN_REPORT_DIR: "<20-digit CLOCK_MONOTONIC ns>-<pid>" and
  * these suffixes, so that the names sort in the order the processes started using CUDA. */
@@ -65,6 +72,13 @@ int run_request_parse(const char *text, run_request *out, char *err, size_t err_
 /* The request for a device ordinal, or NULL when that device is not to be used. */
 const char *run_request_for(const run_request *request, int device);
 
+/* GREENCTX_RUN_CLAIM: appends "DEV=TOKEN" to list (a comma first unless it is empty); -1
+ * when it does not fit or the token holds a comma. */
+int run_claim_list_add(char *list, size_t size, int device, const char *token);
+/* The token for a device in such a list, into token; 0 when found, -1 when the device has
+ * none. */
+int run_claim_list_find(const char *list, int device, char *token, size_t size);
+
 /* What a request gives on one device. */
 typedef struct run_device_plan {
     int device;
@@ -72,6 +86,13 @@ typedef struct run_device_plan {
     unsigned sm_count;   /* SMs of the green context */
     int whole;           /* 1 for `all`: a green context of every SM */
 } run_device_plan;
+
+/* What a request is on a device when the SMs are claimed (gctx_claim_acquire takes the
+ * request: a count, a share or rest; `all` is every SM): the device's facts, sm_count 0
+ * until the claim says (claims can give counts a split can't, such as 68 = 7 x 8 + 12 on an
+ * H200). Returns GCTX_SUCCESS, or a status with the reason in err. */
+gctx_status run_plan_claim(int device, const char *text, run_device_plan *plan, char *err,
+                           size_t err_size);
 
 /* Checks `text` on a device with the planner (`round` is GREENCTX_RUN_ROUND's value, or NULL:
  * strict, as `greenctx plan`) and, when context is not NULL, makes

@@ -112,12 +112,39 @@ static void observe(run_device *d)
     }
 }
 
+/* The tenant's claim, taken by greenctx run before the program started: the green context
+ * is made on exactly its SMs, so two runs never share SMs. Without it the program would run
+ * on SMs another tenant may hold: it is stopped. */
+static void join_claim(run_device *d, const char *request)
+{
+    char token[1024], why[512];
+    if (run_claim_list_find(run_cfg.claim, d->ordinal, token, sizeof token) != 0)
+        run_die("%s=%s has no claim for device %d, which %s=%s confines", GREENCTX_RUN_CLAIM,
+                run_cfg.claim, d->ordinal, GREENCTX_RUN_SMS, run_cfg.sms);
+    gctx_status s = gctx_claim_join(d->ordinal, token, &d->claim);
+    if (s != GCTX_SUCCESS)
+        run_die("device %d: the claim greenctx run took could not be joined (%s: %s)",
+                d->ordinal, gctx_status_name(s), gctx_last_error());
+    if (run_plan_claim(d->ordinal, request, &d->plan, why, sizeof why) != GCTX_SUCCESS)
+        run_die("%s=%s: %s", GREENCTX_RUN_SMS, run_cfg.sms, why);
+    gctx_claim_info *info = &d->claim_info;
+    *info = (gctx_claim_info)GCTX_CLAIM_INFO_INIT;
+    if ((s = gctx_claim_get_info(d->claim, info)) != GCTX_SUCCESS ||
+        (s = gctx_claim_context(d->claim, NULL, &d->context)) != GCTX_SUCCESS ||
+        (s = gctx_claim_stream(d->claim, &d->probe)) != GCTX_SUCCESS)
+        run_die("device %d: no green context on the claim's SMs (%s: %s)", d->ordinal,
+                gctx_status_name(s), gctx_last_error());
+    d->plan.sm_count = info->sm_count;
+}
+
 static void confine(run_device *d, int ordinal, const char *request)
 {
     char why[512];
     d->ordinal = ordinal;
-    if (run_plan_device(ordinal, request, run_cfg.round[0] ? run_cfg.round : NULL, &d->plan,
-                        &d->context, why, sizeof why) != GCTX_SUCCESS)
+    if (run_cfg.claim[0])
+        join_claim(d, request);
+    else if (run_plan_device(ordinal, request, run_cfg.round[0] ? run_cfg.round : NULL, &d->plan,
+                             &d->context, why, sizeof why) != GCTX_SUCCESS)
         run_die("%s=%s: %s", GREENCTX_RUN_SMS, run_cfg.sms, why);
     cu_result r = run.drv.device_get(&d->cu_device, ordinal);
     /* A reference the preload holds for the life of the process: the handle the program
@@ -173,6 +200,23 @@ static void setup(void)
     /* The %smid kernel of the report is not start-up: a run without --report skips it. */
     run.setup_ms = now_ms() - t0 - run.observe_ms;
     atomic_store_explicit(&ready, 1, memory_order_release);
+}
+
+void run_claims_at_exit(void)
+{
+    /* A child that forked from the program shares its claims: only the process the preload
+     * started in gives them back. */
+    if (!run_setup_done() || (long)getpid() != run_cfg.pid)
+        return;
+    run_fault_check_at_exit();
+    run_inside++;
+    /* The green contexts stay: threads still running may bind them until the process is
+     * gone. Only the claim goes back. */
+    for (unsigned i = 0; i < run.nb_devices; i++) {
+        gctx_claim_release(run.devices[i].claim);
+        run.devices[i].claim = NULL;
+    }
+    run_inside--;
 }
 
 int run_setup_done(void) { return atomic_load_explicit(&ready, memory_order_acquire); }

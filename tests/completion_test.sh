@@ -29,7 +29,7 @@ expect "plan" greenctx --sim h200 pl          # --sim's value is not the command
 expect "plan" greenctx -d 1 pl
 expect "--sizes --sim" greenctx info --si
 expect "overhead overlap" greenctx bench ove
-expect "--sms --sweep --svg --sim" greenctx run --s
+expect "--sms --shared --sweep --svg --sim" greenctx run --s
 expect "plan" greenctx help pl
 expect "-V" greenctx -V
 # Every command of the table (as the usage lists it) completes.
@@ -46,7 +46,7 @@ fi
 head -n 1 "$zsh_file" | grep -qx '#compdef greenctx' || fail "the zsh completion has no #compdef line"
 
 grep -q '^\.TH GREENCTX 1 ' "$man_file" || fail "the man page has no .TH line"
-for c in info plan bench map run help; do
+for c in info plan bench map run ps mps help; do
     grep -q "^\.B $c\$" "$man_file" || fail "the man page does not list $c"
     [ "$c" = help ] || grep -q "^\.SS \"greenctx $c\"" "$man_file" || fail "the man page has no section for $c"
 done

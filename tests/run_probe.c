@@ -22,6 +22,10 @@
  *   fault          after its first bind, a fault (700) on the next call of each wrapped entry
  *                  point (simulated driver only); prints what each returned
  *   noop           loads the driver and retains the primary context, nothing else
+ *   env NAME       prints NAME=its value (or NAME unset): what the program was given
+ *   hold DIR       binds the primary context (so the preload confines the program), writes
+ *                  DIR/ready, then waits for DIR/go (at most 60 s): a tenant that stays while
+ *                  the test looks at the registry
  *
  * Exit status 0 when what it checked held, 1 otherwise (with the reason).
  */
@@ -478,6 +482,23 @@ static int fault(void)
     return 0;
 }
 
+static int hold(const char *dir)
+{
+    char ready[4096], go[4096];
+    snprintf(ready, sizeof ready, "%s/ready", dir);
+    snprintf(go, sizeof go, "%s/go", dir);
+    load(0);
+    check(p.retain(&p.primary, p.dev), "cuDevicePrimaryCtxRetain");
+    check(p.set_current(p.primary), "cuCtxSetCurrent");
+    FILE *f = fopen(ready, "w");
+    if (!f || fclose(f) != 0)
+        fail("writing DIR/ready", 0);
+    for (int i = 0; i < 6000 && access(go, F_OK) != 0; i++)
+        usleep(10000);
+    check(p.release(p.dev), "cuDevicePrimaryCtxRelease");
+    return p.failed;
+}
+
 int main(int argc, char **argv)
 {
     size_t nb_env = 0;
@@ -518,6 +539,16 @@ int main(int argc, char **argv)
         return second_driver(argv[2]);
     if (argc >= 3 && strcmp(argv[1], "spawn") == 0)
         return spawn(argv);
+    if (argc >= 3 && strcmp(argv[1], "hold") == 0)
+        return hold(argv[2]);
+    if (argc >= 3 && strcmp(argv[1], "env") == 0) {
+        const char *value = getenv(argv[2]);
+        if (value)
+            printf("%s=%s\n", argv[2], value);
+        else
+            printf("%s unset\n", argv[2]);
+        return 0;
+    }
     if (argc >= 2 && strcmp(argv[1], "noop") == 0) {
         load(0);
         check(p.retain(&p.primary, p.dev), "cuDevicePrimaryCtxRetain");
@@ -526,6 +557,6 @@ int main(int argc, char **argv)
     }
     fprintf(stderr, "usage: run_probe confined|direct N | refusals | foreign_bind | "
                     "second_driver PATH | spawn CASE... | parent N HOW CASE... | no_part | "
-                    "sleep S | sigchld_ignored CMD... | fault | noop\n");
+                    "sleep S | sigchld_ignored CMD... | fault | noop | hold DIR | env NAME\n");
     return 2;
 }

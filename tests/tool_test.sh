@@ -235,7 +235,7 @@ PY
     check_json 2 greenctx.error/1 --sim h200 bench overlap --bogus --json
     has "$out" '"command":"bench overlap"'
     check_json 2 greenctx.error/1 --json
-    has "$out" '"message":"no command given; commands: info, plan, bench, map, run, help"'
+    has "$out" '"message":"no command given; commands: info, plan, bench, map, run, ps, mps, help"'
     check_json 2 greenctx.error/1 -j
     check_json 2 greenctx.error/1 -j frobnicate
     check_json 2 greenctx.error/1 --sim h200 plan -j "$bad"
@@ -273,7 +273,7 @@ short_options)
     run 0 help
     has "$out" "usage: greenctx [GLOBAL OPTIONS] COMMAND"
     run 2 help frob
-    has "$err" "help: no command 'frob'; commands: info, plan, bench, map, run, help"
+    has "$err" "help: no command 'frob'; commands: info, plan, bench, map, run, ps, mps, help"
     # bench names overlap in its usage and its refusals.
     run 0 bench --help
     has "$out" "usage: greenctx bench isolation|scaling|overhead|all|overlap"

@@ -24,6 +24,8 @@ static const command commands[] = {
     {"bench", greenctx_cmd_bench, "measured isolation, scaling, overhead and overlap (needs a GPU)"},
     {"map", greenctx_cmd_map, "make the split, run a kernel on each partition, show its SMs"},
     {"run", greenctx_cmd_run, "run a program confined to N SMs, or sweep sizes (run --sms 16 -- CMD)"},
+    {"ps", greenctx_cmd_ps, "the tenants of each GPU: SM claims, free SMs, MPS, recent events"},
+    {"mps", greenctx_cmd_mps, "your own MPS control daemon: mps start|stop|status"},
     {"help", cmd_help, "this help, or a command's (help plan)"},
 };
 #define NB_COMMANDS (sizeof commands / sizeof commands[0])

@@ -231,7 +231,7 @@ static int merge(const run_args *args, long pid, const char *text)
     return rc;
 }
 
-int run_with_report(run_args *args, const char *text)
+int run_with_report(run_args *args, const char *text, run_claims *claims)
 {
     static char dir[PATH_MAX];
     const char *slash = strrchr(args->report, '/');
@@ -243,12 +243,16 @@ int run_with_report(run_args *args, const char *text)
                                    "was not started",
                                    dir, strerror(errno));
     args->report_dir = dir;
-    pid_t child = run_set_environment(args, text) == 0 ? run_child_start(args->command, 0) : -1;
+    pid_t child =
+        run_set_environment(args, text, claims) == 0 ? run_child_start(args->command, 0) : -1;
     if (child < 0) {
+        run_drop_claims(claims);
         remove_dir(dir);
         return GREENCTX_EXIT_FAILED;
     }
     int status = 0, waited = run_child_wait(child, &status);
+    /* The program and its processes are done with the SMs: the tool's hold goes too. */
+    run_drop_claims(claims);
     int merged = waited == 0 ? merge(args, (long)child, text) : -1;
     remove_dir(dir);
     if (waited != 0)

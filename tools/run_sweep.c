@@ -18,6 +18,8 @@ typedef struct sweep_point {
     char request[RUN_MAX_REQUEST];
     char text[512]; /* GREENCTX_RUN_SMS for this size */
     run_device_plan plan; /* of the first device confined */
+    run_device_plan plans[RUN_MAX_DEVICES]; /* of every device confined, for the claims */
+    unsigned nb_plans;
     double wall_ms, speedup, efficiency;
     int status; /* the program's exit status; -1 when killed by a signal */
 } sweep_point;
@@ -31,9 +33,9 @@ static double now_ms(void)
 
 /* One run; with --json the program's stdout goes to stderr, so that stdout stays one JSON
  * document. */
-static int run_once(run_args *args, sweep_point *pt)
+static int run_once(run_args *args, sweep_point *pt, const run_claims *claims)
 {
-    if (run_set_environment(args, pt->text) != 0)
+    if (run_set_environment(args, pt->text, claims) != 0)
         return -1;
     double t0 = now_ms();
     pid_t child = run_child_start(args->command, args->json);
@@ -187,15 +189,14 @@ static int parse_sizes(run_args *args, sweep_point *pts, unsigned *n)
             return greenctx_tool_error(args->opts, GREENCTX_EXIT_USAGE, "usage",
                                        "--sweep takes at most %d sizes of a GROUP or all",
                                        SWEEP_MAX);
-        run_device_plan plans[RUN_MAX_DEVICES];
-        unsigned nb_plans = 0;
         sweep_point *pt = &pts[*n];
         memcpy(pt->request, p, len);
         pt->request[len] = '\0';
-        int rc = run_check_request(args, pt->request, pt->text, sizeof pt->text, plans, &nb_plans);
+        int rc = run_check_request(args, pt->request, pt->text, sizeof pt->text, pt->plans,
+                                   &pt->nb_plans);
         if (rc != GREENCTX_EXIT_OK)
             return rc;
-        pt->plan = plans[0];
+        pt->plan = pt->plans[0];
         (*n)++;
         if (!p[len])
             return GREENCTX_EXIT_OK;
@@ -220,10 +221,21 @@ int run_sweep(run_args *args)
     bench_progress progress;
     bench_progress_begin(&progress, "greenctx run --sweep", n);
     for (unsigned i = 0; i < n; i++) {
-        bench_progress_step(&progress, "%s on %u of %u SMs", args->command[0],
-                            pts[i].plan.sm_count, pts[i].plan.device_sms);
-        int sig = 0;
-        if (run_once(args, &pts[i]) != 0 || (sig = run_child_interrupted())) {
+        /* Each size is claimed for its run, and given back before the next one. */
+        run_claims claims;
+        char note[600];
+        if ((rc = run_take_claims(args, pts[i].text, pts[i].plans, pts[i].nb_plans, &claims)) != 0) {
+            if (svg)
+                fclose(svg);
+            return rc;
+        }
+        pts[i].plan = pts[i].plans[0];
+        bench_progress_step(&progress, "%s on %u of %u SMs%s", args->command[0],
+                            pts[i].plan.sm_count, pts[i].plan.device_sms,
+                            run_claim_note(args, &claims, 0, note, sizeof note));
+        int sig = 0, ran = run_once(args, &pts[i], &claims);
+        run_drop_claims(&claims);
+        if (ran != 0 || (sig = run_child_interrupted())) {
             if (svg)
                 fclose(svg);
             /* Ctrl-C or a kill of the tool stops the sweep, and then the tool, by that signal. */

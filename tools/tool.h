@@ -11,8 +11,9 @@
  * argv[1..argc-1] its own arguments, after the global options. It returns the tool's exit
  * code: GREENCTX_EXIT_OK, GREENCTX_EXIT_FAILED or GREENCTX_EXIT_USAGE. It prints results on
  * stdout and errors through greenctx_tool_error() (stderr, and a JSON error under --json).
- * Every command calls greenctx_tool_start() once its arguments are parsed and before
- * printing anything, so that a run on the simulated driver says so first.
+ * Every command that uses the driver calls greenctx_tool_start() once its arguments are
+ * parsed and before printing anything, so that a run on the simulated driver says so first
+ * (`mps` uses none).
  */
 #ifndef GREENCTX_TOOL_H
 #define GREENCTX_TOOL_H
@@ -50,6 +51,8 @@ int greenctx_cmd_plan(int argc, char **argv, greenctx_tool_options *opts);
 int greenctx_cmd_bench(int argc, char **argv, greenctx_tool_options *opts);
 int greenctx_cmd_map(int argc, char **argv, greenctx_tool_options *opts);
 int greenctx_cmd_run(int argc, char **argv, greenctx_tool_options *opts);
+int greenctx_cmd_ps(int argc, char **argv, greenctx_tool_options *opts);
+int greenctx_cmd_mps(int argc, char **argv, greenctx_tool_options *opts);
 
 /* ---- greenctx.c: the command table, for tools/generate.c ---- */
 size_t greenctx_tool_nb_commands(void);
