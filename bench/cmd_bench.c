@@ -1,5 +1,6 @@
-/* greenctx bench isolation|scaling|overhead|all: the command line, the header every output
- * carries (GPU, driver, date, command), and the order the benchmarks run and print in. */
+/* greenctx bench isolation|scaling|overhead|all|tenants: the command line, the header every
+ * output carries (GPU, driver, date, command), and the order the benchmarks run and print in.
+ * `bench tenant-worker` (not in the usage) is one process of `bench tenants`. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,9 +9,10 @@
 #include "bench_overhead.h"
 #include "bench_overlap.h"
 #include "bench_scaling.h"
+#include "bench_tenants.h"
 #include "options.h"
 
-enum { RUN_ISOLATION = 1, RUN_SCALING = 2, RUN_OVERHEAD = 4 };
+enum { RUN_ISOLATION = 1, RUN_SCALING = 2, RUN_OVERHEAD = 4, RUN_TENANTS = 8 };
 
 static const struct {
     const char *name;
@@ -18,12 +20,13 @@ static const struct {
 } subcommands[] = {{"isolation", RUN_ISOLATION},
                    {"scaling", RUN_SCALING},
                    {"overhead", RUN_OVERHEAD},
-                   {"all", RUN_ISOLATION | RUN_SCALING | RUN_OVERHEAD}};
+                   {"all", RUN_ISOLATION | RUN_SCALING | RUN_OVERHEAD},
+                   {"tenants", RUN_TENANTS}};
 
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: greenctx bench isolation|scaling|overhead|all [--device N] [--json]\n"
+            "usage: greenctx bench isolation|scaling|overhead|all|tenants [--device N] [--json]\n"
             "                      [--svg FILE] [--reps N] [--victim-sms N [N ...]] [--quick]\n"
             "\n"
             "  isolation   a short victim beside a hog: alone, plain streams, priorities, green\n"
@@ -32,13 +35,19 @@ static void usage(FILE *out)
             "  overhead    greenctx against the raw driver calls (split, contexts, streams,\n"
             "              re-partitioning) and the launch cost on green vs ordinary streams\n"
             "  all         the three (under a minute on an H200; --quick: about 10 s)\n"
+            "  tenants     two processes on one GPU, a latency victim and a hog: alone, without\n"
+            "              MPS (time-slicing), MPS, MPS with the active-thread percentage, and\n"
+            "              greenctx claims with and without MPS; a memory-bound pair; a fault\n"
+            "              arm (what one tenant's fault does to the other). Starts and quits its\n"
+            "              own MPS daemon when none answers (about 80 s; --quick: 40 s)\n"
             "  overlap     an NCCL all-reduce beside cuBLAS GEMMs on two GPUs, green partitions\n"
             "              against ordinary streams (its own options: bench overlap --help)\n"
             "\n"
             "  --reps N         repetitions per measurement (defaults: isolation 1000,\n"
             "                   scaling 20, overhead 200; --quick: 150, 7, 50)\n"
             "  --victim-sms N   the victim's partition size(s) for isolation (default 16); the\n"
-            "                   first is also the overhead benchmark's split\n"
+            "                   first is also the overhead benchmark's split and the tenants'\n"
+            "                   victim claim\n"
             "  --svg FILE       draw the latency distributions and scaling curves\n"
             "  --json           every figure as one JSON document on stdout\n"
             "\n"
@@ -111,7 +120,7 @@ static int parse(int argc, char **argv, greenctx_tool_options *opts, bench_optio
                 k++;
             if (k == sizeof subcommands / sizeof subcommands[0])
                 return greenctx_args_bad(&args, "unknown benchmark '%s': isolation, scaling, "
-                                         "overhead or all", a);
+                                         "overhead, all or tenants", a);
             if (*runs)
                 return greenctx_args_bad(&args, "one benchmark at a time ('all' runs the three); "
                                          "got '%s' too", a);
@@ -119,8 +128,14 @@ static int parse(int argc, char **argv, greenctx_tool_options *opts, bench_optio
         }
     }
     if (!*runs)
-        return greenctx_args_bad(&args, "which benchmark? isolation, scaling, overhead or all");
-    if (opt->svg_path && !(*runs & (RUN_ISOLATION | RUN_SCALING)))
+        return greenctx_args_bad(&args, "which benchmark? isolation, scaling, overhead, all or "
+                                 "tenants");
+    if (*runs == RUN_TENANTS && opt->reps)
+        return greenctx_args_bad(&args, "--reps: tenants run for a time (3 s an arm, --quick "
+                                 "1 s), not a count");
+    if (*runs == RUN_TENANTS && opt->nb_victim_sms > 1)
+        return greenctx_args_bad(&args, "--victim-sms: tenants take one victim size");
+    if (opt->svg_path && !(*runs & (RUN_ISOLATION | RUN_SCALING | RUN_TENANTS)))
         return greenctx_args_bad(&args, "--svg draws isolation and scaling; 'overhead' has "
                                  "neither");
     return GREENCTX_EXIT_OK;
@@ -169,6 +184,7 @@ typedef struct bench_results {
     unsigned nb_iso;
     scaling_result scaling;
     ov_result overhead;
+    tenants_result tenants;
     int runs;
 } bench_results;
 
@@ -222,6 +238,11 @@ static void print_json(const bench_env *env, const bench_results *r)
         bench_overhead_json(&r->overhead);
     else
         printf("null");
+    printf(",\"tenants\":");
+    if (r->runs & RUN_TENANTS)
+        bench_tenants_json(env, &r->tenants);
+    else
+        printf("null");
     printf("}\n");
 }
 
@@ -234,6 +255,8 @@ static int write_svg(const bench_env *env, const bench_results *r)
         bench_isolation_chart(&r->iso[i], chart);
     if (r->runs & RUN_SCALING)
         bench_scaling_chart(env, &r->scaling, chart);
+    if (r->runs & RUN_TENANTS)
+        bench_tenants_chart(&r->tenants, chart);
     int rc = bench_svg_write(env->opt.svg_path, env, chart);
     free(chart);
     if (rc == 0 && !env->opt.json)
@@ -241,10 +264,37 @@ static int write_svg(const bench_env *env, const bench_results *r)
     return rc;
 }
 
+/* The tenants run in processes of their own: this one holds no context meanwhile, and prints
+ * what ran even when an arm failed (its row says why). */
+static int run_tenants(bench_env *env)
+{
+    bench_results *results = calloc(1, sizeof *results);
+    int rc = results && check_victim_sizes(env) == 0 ? 0 : -1;
+    bench_env_close(env);
+    if (rc) {
+        free(results);
+        return GREENCTX_EXIT_FAILED;
+    }
+    results->runs = RUN_TENANTS;
+    if (!env->opt.json)
+        print_header(env);
+    rc = bench_tenants_run(env, &results->tenants);
+    if (env->opt.json)
+        print_json(env, results);
+    else
+        bench_tenants_print(env, &results->tenants);
+    if (env->opt.svg_path && write_svg(env, results))
+        rc = -1;
+    free(results);
+    return rc ? GREENCTX_EXIT_FAILED : GREENCTX_EXIT_OK;
+}
+
 int greenctx_cmd_bench(int argc, char **argv, greenctx_tool_options *opts)
 {
     bench_env env;
     memset(&env, 0, sizeof env);
+    if (argc > 1 && !strcmp(argv[1], "tenant-worker")) /* started by bench tenants */
+        return bench_tenant_worker(argc - 1, argv + 1, opts);
     if (argc > 1 && !strcmp(argv[1], "overlap")) { /* two GPUs, its own options */
         command_line(opts, argc, argv, env.command, sizeof env.command);
         return greenctx_bench_overlap(argc - 1, argv + 1, opts, env.command);
@@ -264,7 +314,7 @@ int greenctx_cmd_bench(int argc, char **argv, greenctx_tool_options *opts)
         return GREENCTX_EXIT_FAILED;
     }
     env.simulated |= opts->simulated;
-    if ((runs & (RUN_ISOLATION | RUN_SCALING)) && !env.kernels) {
+    if ((runs & (RUN_ISOLATION | RUN_SCALING | RUN_TENANTS)) && !env.kernels) {
         bench_env_close(&env);
         return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED,
                                    gctx_status_name(GCTX_ERROR_UNSUPPORTED),
@@ -273,6 +323,8 @@ int greenctx_cmd_bench(int argc, char **argv, greenctx_tool_options *opts)
                                    "simulated driver?). Only `greenctx bench overhead` runs "
                                    "here, without its launch rows.");
     }
+    if (runs == RUN_TENANTS)
+        return run_tenants(&env);
     bench_results *results = calloc(1, sizeof *results);
     rc = results ? 0 : -1;
     if (!rc) {
