@@ -234,7 +234,7 @@ static unsigned foreign_claims(int device)
     return gctx_claim_list(device, NULL, NULL, 0, &count, NULL) == GCTX_SUCCESS ? count : 0;
 }
 
-int bench_tenants_run(const bench_env *env, tenants_result *res)
+int bench_tenants_run(const bench_env *env, const char *worker, tenants_result *res)
 {
     memset(res, 0, sizeof *res);
     res->victim_sms = env->opt.nb_victim_sms ? env->opt.victim_sms[0] : 16;
@@ -254,7 +254,8 @@ int bench_tenants_run(const bench_env *env, tenants_result *res)
     res->mps_started = mps.started;
     snprintf(res->mps_pipe, sizeof res->mps_pipe, "%s", paths.mps_pipe);
     snprintf(res->mps_why, sizeof res->mps_why, "%s", mps.why);
-    tenant_run run = {env, &paths, res->victim_sms, res->duration_ms, res->fault_at_ms};
+    tenant_run run = {worker ? worker : "/proc/self/exe", env, &paths, res->victim_sms,
+                      res->duration_ms, res->fault_at_ms};
     char why[1700];
     snprintf(why, sizeof why, "MPS is not available: %s", mps.why);
     for (int pass = 0; pass < 2; pass++) { /* without MPS, then under it */

@@ -105,6 +105,7 @@ typedef struct tenant_proc {
 } tenant_proc;
 
 typedef struct tenant_run {
+    const char *worker; /* the executable run as `bench tenant-worker` */
     const bench_env *env;
     const tenant_paths *paths;
     unsigned victim_sms;
@@ -212,9 +213,10 @@ double tenant_hog_ratio(const tenants_result *res, tenant_arm_id id);
 double tenant_hog_rate(const tenant_report *hog);
 
 /* The parent holds no context while this runs (bench_env_close before): tenants must find
- * the GPU as any two processes would. Returns -1 when an arm that should have run failed
- * (the others still ran and res says which). */
-int bench_tenants_run(const bench_env *env, tenants_result *res);
+ * the GPU as any two processes would. worker: the executable each tenant runs, given the
+ * worker's arguments (NULL: this one, /proc/self/exe). Returns -1 when an arm that should
+ * have run failed (the others still ran and res says which). */
+int bench_tenants_run(const bench_env *env, const char *worker, tenants_result *res);
 void bench_tenants_print(const bench_env *env, const tenants_result *res);
 void bench_tenants_json(const bench_env *env, const tenants_result *res);
 void bench_tenants_chart(const tenants_result *res, bench_chart *chart);

@@ -278,7 +278,7 @@ static int run_tenants(bench_env *env)
     results->runs = RUN_TENANTS;
     if (!env->opt.json)
         print_header(env);
-    rc = bench_tenants_run(env, &results->tenants);
+    rc = bench_tenants_run(env, NULL, &results->tenants);
     if (env->opt.json)
         print_json(env, results);
     else

@@ -1,8 +1,9 @@
 /*
  * The tenants' processes: each is this executable again (/proc/self/exe: the same tool,
- * library and driver, nothing to look for), run as `bench tenant-worker`, with its stdin and
- * stdout on pipes to the bench. The protocol is lines: the worker says "ready SMS", the bench
- * answers "go START_NS", the worker writes its result lines and "done".
+ * library and driver, nothing to look for; a test gives a stand-in), run as `bench
+ * tenant-worker`, with its stdin and stdout on pipes to the bench. The protocol is lines: the
+ * worker says "ready SMS", the bench answers "go START_NS", the worker writes its result
+ * lines and "done".
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -183,13 +184,13 @@ void tenant_kill(tenant_proc *proc)
     close_pipes(proc);
 }
 
-static pid_t spawn(char **argv, char **envp, int in[2], int out[2])
+static pid_t spawn(const char *exe, char **argv, char **envp, int in[2], int out[2])
 {
     pid_t pid = fork();
     if (pid == 0) {
         if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0)
             _exit(127);
-        execve("/proc/self/exe", argv, envp);
+        execve(exe, argv, envp);
         _exit(127);
     }
     return pid;
@@ -226,7 +227,7 @@ int tenant_start(const tenant_run *run, const tenant_spec *spec, tenant_proc *pr
         return -1;
     }
     fflush(NULL); /* nothing buffered is written twice */
-    proc->pid = spawn(argv, envp, in, out);
+    proc->pid = spawn(run->worker, argv, envp, in, out);
     int saved = errno;
     free(envp);
     close(in[0]);

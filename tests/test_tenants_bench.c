@@ -1,8 +1,12 @@
 /* `bench tenants` without a GPU: its MPS daemon (a stand-in nvidia-cuda-mps-control,
  * tests/fake_mps_control.py, on PATH) is started with its own pipe and log directories and
  * quit at the end and on a signal, a running one is used and left alone, a missing one is
- * said; and the report of a made-up run (ratios, rows that did not run, the fault arm, one
+ * said; every arm with stand-in tenants (tests/fake_tenant_worker.py): who starts, with
+ * which MPS environment, at which instant, a tenant that fails, the fault arm's new tenants;
+ * and the report of a made-up run (ratios, rows that did not run, the fault arm, one
  * JSON document). Skips what needs python3 when it is missing. */
+#include <errno.h>
+#include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,8 +18,8 @@
 #include "bench_tenants.h"
 #include "harness.h"
 
-#ifndef FAKE_MPS_CONTROL
-#error "FAKE_MPS_CONTROL: the path of tests/fake_mps_control.py"
+#if !defined(FAKE_MPS_CONTROL) || !defined(FAKE_TENANT_WORKER)
+#error "FAKE_MPS_CONTROL, FAKE_TENANT_WORKER: the paths of tests/fake_*.py"
 #endif
 
 static char fake_dir[64], record[128];
@@ -212,6 +216,112 @@ GT_TEST(no_control_program_is_said)
     rmdir(pipe);
     GT_ASSERT_EQ_INT(mps.available, 0);
     GT_ASSERT_CONTAINS(mps.why, "nvidia-cuda-mps-control is not on PATH");
+}
+
+/* ---- every arm, with stand-in tenants ---- */
+
+/* Lines of the stand-ins' record that start with prefix (and contain part, when not NULL). */
+static int count_lines(const char *text, const char *prefix, const char *part)
+{
+    int n = 0;
+    for (const char *line = text; line && *line; line = strchr(line, '\n'), line += !!line) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        char buf[1024];
+        snprintf(buf, sizeof buf, "%.*s", (int)len, line);
+        n += !strncmp(buf, prefix, strlen(prefix)) && (!part || strstr(buf, part));
+    }
+    return n;
+}
+
+GT_TEST(every_arm_runs_its_tenants_together_and_a_failed_one_keeps_its_row)
+{
+    use_fake();
+    GT_CHECK();
+    char tenants[128];
+    snprintf(tenants, sizeof tenants, "%s/tenants", fake_dir);
+    setenv("GREENCTX_TEST_TENANT_RECORD", tenants, 1);
+    setenv("GREENCTX_TEST_TENANT_FAIL", "hog:88", 1);
+    bench_env env;
+    memset(&env, 0, sizeof env);
+    env.sm_count = 132;
+    env.opt.quick = 1;
+    tenants_result *r = calloc(1, sizeof *r);
+    GT_ASSERT(r != NULL);
+    int rc = bench_tenants_run(&env, FAKE_TENANT_WORKER, r);
+    unsetenv("GREENCTX_TEST_TENANT_FAIL");
+    int status;
+    GT_ASSERT(waitpid(-1, &status, WNOHANG) == -1 && errno == ECHILD); /* every tenant reaped */
+    GT_ASSERT_EQ_INT(rc, -1);
+    GT_ASSERT_EQ_INT(r->failed, 1);
+    GT_ASSERT(r->mps_available && r->mps_started);
+    for (int id = 0; id < TA_NB_ARMS; id++)
+        GT_ASSERT_EQ_INT(r->arm[id].ran, id != TA_MPS_THREADS);
+    GT_ASSERT_STR_EQ(r->arm[TA_MPS_THREADS].why, "failed: see the messages above");
+    GT_ASSERT_EQ_INT(r->arm[TA_MPS_CLAIMS].victim.sms, 16);
+    GT_ASSERT_EQ_INT(r->arm[TA_MPS_CLAIMS].hog.sms, 116);
+    GT_ASSERT_EQ_INT(r->hog_sms, 116);
+    GT_ASSERT(tenant_victim_ratio(r, TA_SLICED_PRIMARY) > 2.85 &&
+              tenant_victim_ratio(r, TA_SLICED_PRIMARY) < 2.86);
+    GT_ASSERT(tenant_hog_ratio(r, TA_MPS_CLAIMS) == 1.0);
+    /* The fault arm: without MPS one new tenant runs; under MPS the first one fails. */
+    GT_ASSERT(r->fault[0].ran && r->fault[1].ran);
+    GT_ASSERT_EQ_INT(r->fault[0].faulter.fault_result, 700);
+    GT_ASSERT_EQ_INT(r->fault[0].launcher.failed, 0);
+    GT_ASSERT_EQ_INT(r->fault[0].probe_attempts, 1);
+    GT_ASSERT_EQ_INT(r->fault[1].probe_attempts, 2);
+    GT_ASSERT(r->fault[1].probe_done_ns > r->fault[1].faulter.fault_ns);
+    GT_ASSERT_EQ_INT(r->fault[1].launcher.failed, 5000);
+    GT_ASSERT_CONTAINS(r->fault[1].launcher.message, "the fault of pid 1 reached");
+
+    FILE *f = fopen(tenants, "r");
+    GT_ASSERT(f != NULL);
+    static char text[65536];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    char root[600], no_mps[1200], mps_pipe[1200];
+    snprintf(mps_pipe, sizeof mps_pipe, " %s ", r->mps_pipe);
+    snprintf(root, sizeof root, "%s", r->mps_pipe);
+    snprintf(no_mps, sizeof no_mps, " %s/no-mps ", dirname(root));
+    /* Started: 5 alone, 5 pairs, the two of the failed arm, 2 x (faulter, launcher, probe)
+     * and the probe that failed under MPS; the arms without MPS never see the daemon. */
+    GT_ASSERT_EQ_INT(count_lines(text, "start ", NULL), 5 + 10 + 2 + 6 + 1);
+    GT_ASSERT_EQ_INT(count_lines(text, "start ", no_mps), 5 + 4 + 3);
+    GT_ASSERT_EQ_INT(count_lines(text, "start ", mps_pipe), 6 + 2 + 4);
+    GT_ASSERT_EQ_INT(count_lines(text, "start victim primary", " 12"), 1);
+    GT_ASSERT_EQ_INT(count_lines(text, "start hog primary", " 88"), 1);
+    GT_ASSERT_EQ_INT(count_lines(text, "start ", " -"), 5 + 10 + 6 + 1);
+    GT_ASSERT_EQ_INT(count_lines(text, "start victim 16", NULL), 5); /* claims take 16 */
+    GT_ASSERT_EQ_INT(count_lines(text, "start hog rest", NULL), 3);
+    GT_ASSERT_EQ_INT(count_lines(text, "start hog 116", NULL), 2); /* alone: the same count */
+    /* Each pair got one start: 5 + 5 + 2 distinct instants for the 20 that waited for one
+     * (the probes start at once: "go 0"). */
+    GT_ASSERT_EQ_INT(count_lines(text, "go ", NULL), 5 + 10 + 6);
+    GT_ASSERT_EQ_INT(count_lines(text, "go probe", NULL), 2);
+    int distinct = 0;
+    long long starts[64];
+    for (const char *line = strstr(text, "go "); line; line = strstr(line + 1, "\ngo ")) {
+        long long start = 0;
+        const char *last = strchr(line + 1, '\n');
+        const char *space = last ? last : line + strlen(line);
+        while (space > line && space[-1] != ' ')
+            space--;
+        start = atoll(space);
+        int seen = start == 0;
+        for (int i = 0; i < distinct && !seen; i++)
+            seen = starts[i] == start;
+        if (!seen && distinct < 64)
+            starts[distinct++] = start;
+    }
+    GT_ASSERT_EQ_INT(distinct, 5 + 5 + 2);
+    struct stat st;
+    GT_ASSERT_NE_INT(stat(r->mps_pipe, &st), 0); /* the run's directories are gone */
+    char got[4096];
+    read_record(got, sizeof got);
+    GT_ASSERT_EQ_INT(count_lines(got, "quit ", NULL), 1);
+    free(r);
+    drop_fake();
 }
 
 /* ---- the report of a made-up run ---- */
