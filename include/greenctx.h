@@ -774,6 +774,8 @@ typedef struct gctx_claim_info {
     unsigned nb_granules;
     unsigned short granules[GCTX_CLAIM_MAX_GRANULES]; /* indices into the device's granules */
 } gctx_claim_info;
+#define GCTX_CLAIM_INFO_INIT                                                                   \
+    {sizeof(gctx_claim_info), 0, {0}, 0, 0, {0}, {0}, {0}, 0, 0, 0, 0, 0, {0}}
 
 /* The granules of a device's registry and what is free. */
 typedef struct gctx_claim_usage {
@@ -788,6 +790,7 @@ typedef struct gctx_claim_usage {
                                 CUDA_MPS_PIPE_DIRECTORY */
     char path[512];          /* the device's registry directory */
 } gctx_claim_usage;
+#define GCTX_CLAIM_USAGE_INIT {sizeof(gctx_claim_usage), 0, 0, 0, {0}, {0}, 0, 0, {0}}
 
 /* What the registry knows of one event: a claim released, a holder that died holding one, a
  * fault a holder reported (gctx_claim_report_fault). Kept for the last 64 events. */
@@ -806,12 +809,15 @@ typedef struct gctx_claim_event {
     int cuda_result;         /* FAULT: the CUresult the holder saw */
     unsigned sm_count;
 } gctx_claim_event;
+#define GCTX_CLAIM_EVENT_INIT {sizeof(gctx_claim_event), GCTX_CLAIM_EVENT_RELEASED, 0, 0, {0}, 0, 0}
 
 /* The facts of one claim (retained or not). */
 GCTX_API gctx_status gctx_claim_get_info(const gctx_claim *claim, gctx_claim_info *info);
 /* Every live claim on a device (stale ones are removed first, never shown): count gets how
  * many, at most capacity are written (claims may be NULL with capacity 0); usage, when not
- * NULL, the granules and what is free. runtime_dir: NULL for the default. */
+ * NULL, the granules and what is free. runtime_dir: NULL for the default. The array's layout
+ * is claims[0].size (GCTX_CLAIM_INFO_INIT): every element is that many bytes, as is each of
+ * gctx_claim_events' events (events[0].size). */
 GCTX_API gctx_status gctx_claim_list(int device, const char *runtime_dir, gctx_claim_info *claims,
                                      unsigned capacity, unsigned *count, gctx_claim_usage *usage);
 /* The device's last events, oldest first (count as in gctx_claim_list). */
@@ -830,7 +836,8 @@ GCTX_API gctx_status gctx_claim_report_fault(gctx_claim *claim, int cuda_result)
 GCTX_API gctx_status gctx_claim_export(const gctx_claim *claim, char *token, size_t size);
 /* Joins a claim exported by a parent (the lock's descriptor inherited, or, when a program
  * closed it, the claim file opened again while its holder lives): the same SMs, held as long
- * as any process of the tenant lives. GCTX_ERROR_INVALID_ARGUMENT for a malformed token,
+ * as any process of the tenant lives. An inherited descriptor is taken over (closed; the
+ * claim keeps a close-on-exec copy), so the last member's release gives the SMs back. GCTX_ERROR_INVALID_ARGUMENT for a malformed token,
  * GCTX_ERROR_REGISTRY when the claim is no longer held or is for another device. */
 GCTX_API gctx_status gctx_claim_join(int device, const char *token, gctx_claim **claim);
 
@@ -844,6 +851,7 @@ typedef struct gctx_mps_info {
     int active_thread_percentage; /* $CUDA_MPS_ACTIVE_THREAD_PERCENTAGE; 100 when unset */
     char pinned_mem_limit[128];   /* $CUDA_MPS_PINNED_DEVICE_MEM_LIMIT, or "" */
 } gctx_mps_info;
+#define GCTX_MPS_INFO_INIT {sizeof(gctx_mps_info), {0}, 0, 100, {0}}
 GCTX_API gctx_status gctx_mps_get_info(gctx_mps_info *info);
 
 /* ---------------------------------------------------------------------------------------- */

@@ -240,3 +240,24 @@ gcu_result sim_cuDeviceGetAttribute(int *value, int attrib, gcu_device dev)
     }
     SIM_END();
 }
+
+/* A UUID of the device's slot and model, the same in every process and run (so registries of
+ * claims keyed by it persist across processes as on a real GPU), distinct per slot: FNV-1a
+ * of "<model>/<slot>", stretched to 16 bytes. */
+gcu_result sim_cuDeviceGetUuid(gcu_uuid *uuid, gcu_device dev)
+{
+    SIM_BEGIN(cuDeviceGetUuid);
+    if (!uuid)
+        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    SIM_CHECK(sim_check_device(dev));
+    char seed[64];
+    int n = snprintf(seed, sizeof seed, "%s/%d", sim.dev[dev]->key, dev);
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (unsigned i = 0; i < sizeof uuid->bytes; i++) {
+        for (int k = 0; k < n; k++)
+            h = (h ^ (unsigned char)seed[k]) * 0x100000001b3ull;
+        h = (h ^ i) * 0x100000001b3ull;
+        uuid->bytes[i] = (char)(h >> 56);
+    }
+    SIM_END();
+}

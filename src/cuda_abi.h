@@ -23,6 +23,10 @@ typedef struct CUmod_st *gcu_module;
 typedef struct CUfunc_st *gcu_function;
 typedef struct CUgraph_st *gcu_graph;
 typedef struct CUgraphExec_st *gcu_graph_exec;
+/* CUuuid: the device's 16 bytes, as nvidia-smi prints them ("GPU-" and 8-4-4-4-12 hex). */
+typedef struct gcu_uuid {
+    char bytes[16];
+} gcu_uuid;
 
 /* CUresult values greenctx names or reacts to. */
 enum {
@@ -162,6 +166,7 @@ typedef gcu_result (*gcu_pfn_cuGetProcAddress)(const char *symbol, void **pfn, i
     X(cuDeviceGetCount, 2000, 1, (int *count))                                                  \
     X(cuDeviceGetName, 2000, 1, (char *name, int len, gcu_device dev))                          \
     X(cuDeviceGetAttribute, 2000, 1, (int *value, int attrib, gcu_device dev))                  \
+    X(cuDeviceGetUuid, 11040, 0, (gcu_uuid * uuid, gcu_device dev)) /* the _v2 ABI */           \
     X(cuDevicePrimaryCtxRetain, 7000, 1, (CUcontext * ctx, gcu_device dev))                     \
     X(cuDevicePrimaryCtxRelease, 11000, 1, (gcu_device dev))                                    \
     X(cuCtxPushCurrent, 4000, 1, (CUcontext ctx))                                               \

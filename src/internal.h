@@ -99,7 +99,8 @@ typedef enum gctx__type {
     GCTX__TYPE_STREAM = 0x5354524d,    /* 'STRM' */
     GCTX__TYPE_EVENT = 0x45564e54,     /* 'EVNT' */
     GCTX__TYPE_SPLIT = 0x53504c54,     /* 'SPLT': the record of one split, shared by its outputs */
-    GCTX__TYPE_LAYOUTS = 0x4c41594f    /* 'LAYO' */
+    GCTX__TYPE_LAYOUTS = 0x4c41594f,   /* 'LAYO' */
+    GCTX__TYPE_CLAIM = 0x434c414d      /* 'CLAM' */
 } gctx__type;
 
 typedef struct gctx__object {

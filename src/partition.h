@@ -73,6 +73,8 @@ gctx_status gctx__partition_from_context(gctx_context *context, gctx_partition *
 /* What greenctx knows of two partition objects' SMs (gctx_partition_relation). */
 gctx_status gctx__partition_relation(const gctx_partition *a, const gctx_partition *b,
                                      gctx_relation *relation);
+/* A new split record of input (retained by it), with one reference (the caller's). */
+gctx_status gctx__split_new(gctx_partition *input, gctx__split **out);
 /* A partition object from resources of one split (copied). */
 gctx_status gctx__partition_from_split(gctx__split *split, unsigned index, gctx_partition_kind kind,
                                        const gcu_dev_resource *resources, unsigned nb_resources,

@@ -23,6 +23,11 @@
 #define GCTX__MIN_STREAM_OPTIONS GCTX__SIZE_THROUGH(gctx_stream_options, blocking)
 #define GCTX__MIN_RELEASE_FAILURES GCTX__SIZE_THROUGH(gctx_release_failures, last_message)
 #define GCTX__MIN_CACHE_STATS GCTX__SIZE_THROUGH(gctx_cache_stats, limit)
+#define GCTX__MIN_CLAIM_OPTIONS GCTX__SIZE_THROUGH(gctx_claim_options, runtime_dir)
+#define GCTX__MIN_CLAIM_INFO GCTX__SIZE_THROUGH(gctx_claim_info, granules)
+#define GCTX__MIN_CLAIM_USAGE GCTX__SIZE_THROUGH(gctx_claim_usage, path)
+#define GCTX__MIN_CLAIM_EVENT GCTX__SIZE_THROUGH(gctx_claim_event, sm_count)
+#define GCTX__MIN_MPS_INFO GCTX__SIZE_THROUGH(gctx_mps_info, pinned_mem_limit)
 
 /* A caller's struct is there and its size is at least min_size; else INVALID_ARGUMENT naming
  * the INIT macro. Outputs are checked with it before any work, so failure leaves them alone. */

@@ -327,21 +327,33 @@ static void split_record_destroy(gctx__object *object)
     free(record);
 }
 
+gctx_status gctx__split_new(gctx_partition *input, gctx__split **out)
+{
+    gctx__split *record = calloc(1, sizeof *record);
+    if (!record)
+        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting");
+    gctx_status s = gctx__object_init(&record->base, GCTX__TYPE_SPLIT, split_record_destroy);
+    if (s != GCTX_SUCCESS) {
+        free(record);
+        return s;
+    }
+    record->input = input;
+    gctx__object_retain(&input->base);
+    *out = record;
+    return GCTX_SUCCESS;
+}
+
 static gctx_status make_partitions(split_job *job, const split_outputs *out,
                                    gctx_partition **groups, gctx_partition **remainder)
 {
     const gctx__plan *plan = &job->plan;
-    gctx__split *record = calloc(1, sizeof *record);
+    gctx__split *record = NULL;
     gcu_dev_resource *list = calloc(out->nb_results + 1, sizeof *list);
-    gctx_status s = GCTX_SUCCESS;
-    if (!record || !list) {
-        s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting");
+    if (!list)
+        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting");
+    gctx_status s = gctx__split_new(job->through, &record);
+    if (s != GCTX_SUCCESS)
         goto fail_free;
-    }
-    if ((s = gctx__object_init(&record->base, GCTX__TYPE_SPLIT, split_record_destroy)))
-        goto fail_free;
-    record->input = job->through;
-    gctx__object_retain(&job->through->base);
     const gctx__sm_rules unstructured = {2, 2, 0};
     int fine = plan->path == GCTX_SPLIT_PATH_FINE_GRANULES;
     unsigned made = 0;
@@ -373,7 +385,6 @@ static gctx_status make_partitions(split_job *job, const split_outputs *out,
     return s;
 
 fail_free:
-    free(record);
     free(list);
     return s;
 }

@@ -90,6 +90,7 @@ SAME_CU(DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_ID)
 #endif
 
 /* ---- CUdevResource and friends ---- */
+CHECK(sizeof(gcu_uuid) == sizeof(CUuuid) && sizeof(gcu_uuid) == 16);
 CHECK(sizeof(gcu_dev_resource) == sizeof(CUdevResource));
 SAME_MEMBER(gcu_dev_resource, CUdevResource, type, type);
 SAME_MEMBER(gcu_dev_resource, CUdevResource, _internal_padding, _internal_padding);
@@ -143,6 +144,7 @@ SAME_MEMBER(gcu_dev_sm_resource_group_params, CU_DEV_SM_RESOURCE_GROUP_PARAMS, l
 #define gcu_result CUresult
 #define gcu_dev_resource CUdevResource
 #define gcu_dev_resource_type CUdevResourceType
+#define gcu_uuid CUuuid
 #if CUDA_VERSION >= 13010
 #define gcu_dev_sm_resource_group_params CU_DEV_SM_RESOURCE_GROUP_PARAMS
 #else

@@ -74,7 +74,8 @@ greenctx_object_test_binary(test_faults test_faults.c)
 foreach(version 12040 13000 13010)
   greenctx_driver_test(faults.${version} COMMAND test_faults SIM_ONLY
     SIM_ENV GREENCTX_SIM_DEVICES=h200 GREENCTX_SIM_DRIVER_VERSION=${version}
-    GREENCTX_CONTEXT_CACHE=0)
+    GREENCTX_CONTEXT_CACHE=0
+    GREENCTX_RUNTIME_DIR=${CMAKE_CURRENT_BINARY_DIR}/claims-runtime/faults.${version})
 endforeach()
 foreach(entry cuEventDestroy cuStreamDestroy cuGreenCtxDestroy cuDevicePrimaryCtxRelease)
   greenctx_driver_test(faults.release.${entry} COMMAND test_faults release_failure_from_environment
@@ -116,3 +117,4 @@ greenctx_driver_test(handles.threads COMMAND test_handles
   LABELS threads)
 
 include(${CMAKE_CURRENT_SOURCE_DIR}/cache.cmake)
+include(${CMAKE_CURRENT_SOURCE_DIR}/claims.cmake)

@@ -16,7 +16,7 @@ static const struct {
 
 GT_TEST(status_table_names_and_strings)
 {
-    GT_ASSERT_EQ_INT(NB_STATUSES, 9);
+    GT_ASSERT_EQ_INT(NB_STATUSES, 11);
     for (size_t i = 0; i < NB_STATUSES; i++) {
         GT_ASSERT_STR_EQ(gctx_status_name(statuses[i].status), statuses[i].name);
         const char *text = gctx_status_string(statuses[i].status);
@@ -32,7 +32,7 @@ GT_TEST(status_table_names_and_strings)
 
 GT_TEST(status_unknown_code)
 {
-    GT_ASSERT_STR_EQ(gctx_status_name((gctx_status)9), "GCTX_UNKNOWN_STATUS");
+    GT_ASSERT_STR_EQ(gctx_status_name((gctx_status)11), "GCTX_UNKNOWN_STATUS");
     GT_ASSERT_STR_EQ(gctx_status_name((gctx_status)-1), "GCTX_UNKNOWN_STATUS");
     GT_ASSERT_STR_EQ(gctx_status_name((gctx_status)12345), "GCTX_UNKNOWN_STATUS");
     GT_ASSERT(gctx_status_string((gctx_status)12345) != NULL);

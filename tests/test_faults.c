@@ -157,6 +157,21 @@ static gctx_status current_context_kept(fixture *f)
 
 /* The simulator runs the library's %smid kernel: observing loads, allocates, fills, launches,
  * reads back and releases as on a GPU. */
+/* A claim (its registry in GREENCTX_RUNTIME_DIR, set by the ctest entry) and a context on it. */
+static gctx_status claim_acquire(fixture *f)
+{
+    (void)f;
+    gctx_claim *claim;
+    gctx_context *c;
+    gctx_status s = gctx_claim_acquire(0, "16", NULL, &claim);
+    if (s != GCTX_SUCCESS)
+        return s;
+    if ((s = gctx_claim_context(claim, NULL, &c)) == GCTX_SUCCESS)
+        gctx_context_release(c);
+    gctx_claim_release(claim);
+    return s;
+}
+
 static gctx_status observe_sms(fixture *f)
 {
     unsigned count;
@@ -189,6 +204,9 @@ static const row table[] = {
     ROW(cuDeviceGetCount, FAILS, partition_from_device),
     ROW(cuDeviceGetName, FAILS, device_info),
     ROW(cuDeviceGetAttribute, FAILS, device_info),
+    ROW(cuDeviceGetUuid, FAILS, claim_acquire),
+    ROW(cuDevSmResourceSplitByCount, FAILS, claim_acquire),
+    ROW(cuGreenCtxCreate, FAILS, claim_acquire),
     ROW(cuDeviceGetAttribute, FAILS, partition_from_device),
     ROW(cuDeviceGetAttribute, FAILS, nested_split),
     ROW(cuDeviceGetAttribute, FAILS, context_adopt_and_partition),

@@ -1,0 +1,480 @@
+/* Claims: acquiring SMs of a device in the registry, the claim object and what it gives (a
+ * partition, a context, a stream), releasing them. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "claim.h"
+
+/* ---- what this process holds: `self` in listings ---- */
+
+static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
+static gctx_claim **held;
+static unsigned nb_held, held_capacity;
+
+static int hold(gctx_claim *c)
+{
+    pthread_mutex_lock(&held_lock);
+    int ok = 1;
+    if (nb_held == held_capacity) {
+        unsigned cap = held_capacity ? 2 * held_capacity : 8;
+        gctx_claim **grown = realloc(held, cap * sizeof *grown);
+        if (grown) {
+            held = grown;
+            held_capacity = cap;
+        } else {
+            ok = 0;
+        }
+    }
+    if (ok)
+        held[nb_held++] = c;
+    pthread_mutex_unlock(&held_lock);
+    return ok;
+}
+
+static void unhold(gctx_claim *c)
+{
+    pthread_mutex_lock(&held_lock);
+    for (unsigned i = 0; i < nb_held; i++)
+        if (held[i] == c) {
+            held[i] = held[--nb_held];
+            break;
+        }
+    pthread_mutex_unlock(&held_lock);
+}
+
+int gctx__claim_held_here(const char *dir, const char *file)
+{
+    int found = 0;
+    pthread_mutex_lock(&held_lock);
+    for (unsigned i = 0; i < nb_held && !found; i++) {
+        const gctx_claim *c = held[i];
+        char mine[600];
+        snprintf(mine, sizeof mine, "gpu-%s", c->granules.identity.uuid);
+        const char *base = strrchr(dir, '/');
+        found = strcmp(c->record.file, file) == 0 && base && strcmp(base + 1, mine) == 0;
+    }
+    pthread_mutex_unlock(&held_lock);
+    return found;
+}
+
+/* ---- the holder ---- */
+
+static void own_command(char *out, size_t size)
+{
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, out, size - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0) {
+        snprintf(out, size, "pid %d", (int)getpid());
+        return;
+    }
+    out[n] = '\0';
+    for (ssize_t i = 0; i < n; i++)
+        if (out[i] == '\0')
+            out[i] = ' ';
+    while (n > 0 && out[n - 1] == ' ')
+        out[--n] = '\0';
+}
+
+static void own_user(char *out, size_t size)
+{
+    struct passwd pw, *found = NULL;
+    char buf[1024];
+    if (getpwuid_r(geteuid(), &pw, buf, sizeof buf, &found) == 0 && found)
+        snprintf(out, size, "%s", found->pw_name);
+    else
+        snprintf(out, size, "%u", (unsigned)geteuid());
+}
+
+static void fill_holder(gctx__record *r, const gctx_claim_options *opts)
+{
+    memset(r, 0, sizeof *r);
+    r->pid = (int)getpid();
+    r->uid = (unsigned)geteuid();
+    own_user(r->user, sizeof r->user);
+    if (opts->command)
+        snprintf(r->command, sizeof r->command, "%s", opts->command);
+    else
+        own_command(r->command, sizeof r->command);
+    snprintf(r->label, sizeof r->label, "%s", opts->label ? opts->label : "");
+    gctx_mps_info mps = GCTX_MPS_INFO_INIT;
+    r->mps = gctx_mps_get_info(&mps) == GCTX_SUCCESS && mps.daemon_running;
+}
+
+/* ---- the registry, as the acquiring and resizing calls see it ---- */
+
+gctx_status gctx__claim_registry(const gctx_claim *c, gctx__registry *reg)
+{
+    return gctx__registry_open(c->runtime_dir[0] ? c->runtime_dir : NULL, c->dir_flags,
+                               &c->granules.identity, reg);
+}
+
+gctx_status gctx__claim_free(gctx__registry *reg, gctx__granules *free_set,
+                             gctx__record **records, unsigned *count)
+{
+    gctx_status s = gctx__registry_claims(reg, records, count);
+    if (s != GCTX_SUCCESS)
+        return s;
+    memset(free_set, 0, sizeof *free_set);
+    for (unsigned i = 0; i < gctx__layout_count(&reg->identity.layout); i++)
+        gctx__granules_add(free_set, i);
+    for (unsigned i = 0; i < *count; i++)
+        *free_set = gctx__granules_minus(free_set, &(*records)[i].granules);
+    return GCTX_SUCCESS;
+}
+
+gctx_status gctx__claim_busy(const gctx__identity *id, int device, unsigned count,
+                             const gctx__granules *free_set, const gctx__record *records,
+                             unsigned nb, int waited_ms)
+{
+    char holders[1024] = "";
+    size_t n = 0;
+    for (unsigned i = 0; i < nb && n < sizeof holders; i++)
+        n += (size_t)snprintf(holders + n, sizeof holders - n, "%spid %d (%s, \"%.60s\", %u SMs)",
+                              i ? ", " : "", records[i].pid, records[i].user,
+                              records[i].command,
+                              gctx__granules_sms(&id->layout, &records[i].granules));
+    char asked[48], waited[48] = "";
+    if (count)
+        snprintf(asked, sizeof asked, "%u SMs", count);
+    else
+        snprintf(asked, sizeof asked, "the rest (every free SM)");
+    if (waited_ms >= 0)
+        snprintf(waited, sizeof waited, " after waiting %d ms", waited_ms);
+    return gctx__fail(GCTX_ERROR_BUSY,
+                      "%s of device %d (%s) can't be claimed now%s: %u of its %u SMs are free; "
+                      "held by %s. Wait for them (GCTX_CLAIM_WAIT with a timeout, greenctx run "
+                      "--wait), ask for fewer SMs, or see greenctx ps",
+                      asked, device, id->uuid, waited, gctx__granules_sms(&id->layout, free_set),
+                      gctx__layout_total(&id->layout), nb ? holders : "nobody");
+}
+
+int gctx__claim_wait_step(long long start_ns, int timeout_ms, unsigned *step_ms)
+{
+    long long elapsed_ms = (gctx__now_ns() - start_ns) / 1000000;
+    if (timeout_ms >= 0 && elapsed_ms >= timeout_ms)
+        return 0;
+    unsigned ms = *step_ms;
+    if (timeout_ms >= 0 && ms > timeout_ms - elapsed_ms)
+        ms = (unsigned)(timeout_ms - elapsed_ms);
+    struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000};
+    while (nanosleep(&t, &t) != 0 && errno == EINTR)
+        ;
+    *step_ms = *step_ms * 2 > 100 ? 100 : *step_ms * 2;
+    return 1;
+}
+
+gctx_status gctx__claim_take(const gctx_claim *c, unsigned count, const gctx_claim_options *opts,
+                             gctx__record *record, int *fd, gctx__granules *target)
+{
+    long long start = gctx__now_ns();
+    unsigned step = 5;
+    int wait = (opts->flags & GCTX_CLAIM_WAIT) != 0;
+    const gctx__granules held = record->granules;
+    for (;;) {
+        gctx__registry reg;
+        gctx__record *records = NULL;
+        unsigned nb = 0;
+        gctx__granules free_set = {{0}};
+        gctx_status s = gctx__claim_registry(c, &reg);
+        if (s == GCTX_SUCCESS && !(s = gctx__claim_free(&reg, &free_set, &records, &nb))) {
+            gctx__granules avail = gctx__granules_union(&free_set, &held);
+            if (gctx__granules_choose(&c->granules.identity.layout, count, &avail, &held,
+                                      target)) {
+                gctx__granules taken = gctx__granules_union(&held, target);
+                int adds = gctx__granules_count(&taken) != gctx__granules_count(&held);
+                record->granules = taken;
+                record->since_ns = gctx__now_ns();
+                if (fd)
+                    s = gctx__registry_add(&reg, record, c->inherit, fd);
+                else if (adds)
+                    s = gctx__registry_rewrite(&reg, record);
+                if (s != GCTX_SUCCESS)
+                    record->granules = held;
+                free(records);
+                gctx__registry_close(&reg);
+                return s;
+            }
+            s = GCTX_ERROR_BUSY;
+        }
+        gctx__registry_close(&reg);
+        if (s == GCTX_ERROR_BUSY && wait && gctx__claim_wait_step(start, opts->timeout_ms, &step)) {
+            free(records);
+            continue;
+        }
+        if (s == GCTX_ERROR_BUSY)
+            s = gctx__claim_busy(&c->granules.identity, c->device, count, &free_set, records, nb,
+                                 wait ? (int)((gctx__now_ns() - start) / 1000000) : -1);
+        free(records);
+        return s;
+    }
+}
+
+/* ---- the object ---- */
+
+static void release_handles(gctx_claim *c)
+{
+    gctx_stream_release(c->old_stream);
+    gctx_stream_release(c->stream);
+    gctx_event_release(c->old_event);
+    gctx_context_release(c->old_context);
+    gctx_context_release(c->context);
+    gctx_partition_release(c->old_partition);
+    gctx_partition_release(c->partition);
+}
+
+static void claim_destroy(gctx__object *object)
+{
+    gctx_claim *c = (gctx_claim *)object;
+    unhold(c);
+    /* Streams first: their release waits for the work on the claim's SMs. */
+    release_handles(c);
+    gctx__error_state kept;
+    gctx__error_save(&kept);
+    gctx__registry reg;
+    if (gctx__claim_registry(c, &reg) == GCTX_SUCCESS) {
+        gctx__registry_drop(&reg, &c->record, c->fd, 1);
+        gctx__registry_close(&reg);
+    } else {
+        close(c->fd); /* the claim is stale from now on: the next listing removes it */
+    }
+    gctx__error_restore(&kept);
+    gctx__device_granules_end(&c->granules);
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+}
+
+gctx_status gctx__claim_new(gctx__device_granules *granules, const char *runtime_dir,
+                            unsigned dir_flags, int inherit, const gctx__record *record, int fd,
+                            gctx_claim **out)
+{
+    gctx_claim *c = calloc(1, sizeof *c);
+    if (!c) {
+        close(fd);
+        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making a claim");
+    }
+    c->device = granules->device;
+    c->granules = *granules;
+    granules->whole = NULL; /* the claim holds it now */
+    snprintf(c->runtime_dir, sizeof c->runtime_dir, "%s", runtime_dir ? runtime_dir : "");
+    c->dir_flags = dir_flags;
+    c->inherit = inherit;
+    c->record = *record;
+    c->fd = fd;
+    c->acquired_ns = gctx__now_ns();
+    pthread_mutex_init(&c->lock, NULL);
+    gctx_status s = gctx__granules_partition(&c->granules, &c->record.granules, &c->partition);
+    if (s == GCTX_SUCCESS && !hold(c))
+        s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making a claim");
+    if (s == GCTX_SUCCESS)
+        s = gctx__object_init(&c->base, GCTX__TYPE_CLAIM, claim_destroy);
+    if (s != GCTX_SUCCESS) {
+        unhold(c);
+        gctx_partition_release(c->partition);
+        gctx__registry reg;
+        if (gctx__claim_registry(c, &reg) == GCTX_SUCCESS) {
+            gctx__error_state kept;
+            gctx__error_save(&kept);
+            gctx__registry_drop(&reg, &c->record, fd, 0);
+            gctx__registry_close(&reg);
+            gctx__error_restore(&kept);
+        } else {
+            close(fd);
+        }
+        gctx__device_granules_end(&c->granules);
+        pthread_mutex_destroy(&c->lock);
+        free(c);
+        return s;
+    }
+    *out = c;
+    return GCTX_SUCCESS;
+}
+
+static gctx_status refuse_partial_mps(void)
+{
+    gctx_mps_info mps = GCTX_MPS_INFO_INIT;
+    gctx_status s = gctx_mps_get_info(&mps);
+    if (s != GCTX_SUCCESS)
+        return s;
+    if (mps.active_thread_percentage < 100)
+        return gctx__fail(GCTX_ERROR_UNSUPPORTED,
+                          "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE is %d: below 100 the driver refuses "
+                          "green splits inside an MPS client (CUDA_ERROR_INVALID_RESOURCE_"
+                          "CONFIGURATION), and the percentage only caps SMs, it reserves none. "
+                          "Unset it (or set 100) and let the claim reserve the SMs",
+                          mps.active_thread_percentage);
+    return GCTX_SUCCESS;
+}
+
+gctx_status gctx__claim_options(const gctx_claim_options *options, gctx_claim_options *opts)
+{
+    gctx_claim_options defaults = GCTX_CLAIM_OPTIONS_INIT;
+    *opts = defaults;
+    gctx_status s = options ? gctx__sized_in(opts, sizeof *opts, options, GCTX__MIN_CLAIM_OPTIONS,
+                                             "options", "GCTX_CLAIM_OPTIONS_INIT")
+                            : GCTX_SUCCESS;
+    if (s != GCTX_SUCCESS)
+        return s;
+    unsigned known = GCTX_CLAIM_WAIT | GCTX_CLAIM_INHERIT | GCTX_CLAIM_SHARED_DIR;
+    if (opts->flags & ~known)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                          "options->flags has unknown bits 0x%x: use GCTX_CLAIM_WAIT, "
+                          "GCTX_CLAIM_INHERIT and GCTX_CLAIM_SHARED_DIR",
+                          opts->flags & ~known);
+    if ((unsigned)opts->rounding > GCTX_ROUND_UP)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                          "options->rounding is %d: use a gctx_rounding value", (int)opts->rounding);
+    if (opts->timeout_ms < -1)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                          "options->timeout_ms is %d: give milliseconds, or -1 to wait forever",
+                          opts->timeout_ms);
+    return GCTX_SUCCESS;
+}
+
+gctx_status gctx_claim_acquire(int device, const char *request, const gctx_claim_options *options,
+                               gctx_claim **claim)
+{
+    if (!claim)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "claim (the output) is NULL");
+    gctx_claim_options opts;
+    gctx__request req;
+    gctx_status s;
+    if ((s = gctx__claim_options(options, &opts)) || (s = gctx__request_parse(request, &req)) ||
+        (s = refuse_partial_mps()))
+        return s;
+    gctx__device_granules granules;
+    if ((s = gctx__device_granules_get(device, &granules)))
+        return s;
+    unsigned count = 0;
+    if ((s = gctx__request_count(&granules.identity.layout, &req, opts.rounding, &count))) {
+        gctx__device_granules_end(&granules);
+        return s;
+    }
+    /* Only what gctx__claim_take reads: the registry's place and the device's identity. */
+    gctx_claim probe;
+    memset(&probe, 0, sizeof probe);
+    probe.device = device;
+    probe.granules = granules;
+    probe.inherit = (opts.flags & GCTX_CLAIM_INHERIT) != 0;
+    probe.dir_flags = opts.flags & GCTX_CLAIM_SHARED_DIR;
+    snprintf(probe.runtime_dir, sizeof probe.runtime_dir, "%s",
+             opts.runtime_dir ? opts.runtime_dir : "");
+    gctx__record record;
+    fill_holder(&record, &opts);
+    int fd = -1;
+    gctx__granules chosen;
+    if ((s = gctx__claim_take(&probe, count, &opts, &record, &fd, &chosen))) {
+        gctx__device_granules_end(&granules);
+        return s;
+    }
+    gctx_claim *c;
+    if ((s = gctx__claim_new(&granules, opts.runtime_dir, probe.dir_flags, probe.inherit, &record,
+                             fd, &c))) {
+        gctx__device_granules_end(&granules);
+        return s;
+    }
+    *claim = gctx__handle_give(&c->base);
+    return GCTX_SUCCESS;
+}
+
+gctx_claim *gctx_claim_retain(gctx_claim *claim) { return gctx__handle_retain(claim, GCTX__TYPE_CLAIM); }
+
+void gctx_claim_release(gctx_claim *claim) { gctx__handle_release(claim, GCTX__TYPE_CLAIM); }
+
+/* ---- what a claim gives ---- */
+
+gctx_status gctx_claim_partition(gctx_claim *claim, gctx_partition **partition)
+{
+    gctx_status s = gctx__handle_resolve(&claim, GCTX__TYPE_CLAIM, "claim");
+    if (s != GCTX_SUCCESS)
+        return s;
+    if (!partition)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "partition (the output) is NULL");
+    pthread_mutex_lock(&claim->lock);
+    *partition = gctx_partition_retain(claim->partition);
+    pthread_mutex_unlock(&claim->lock);
+    return GCTX_SUCCESS;
+}
+
+gctx_status gctx__claim_own_context(gctx_claim *c)
+{
+    return c->context ? GCTX_SUCCESS : gctx_context_create(c->partition, NULL, &c->context);
+}
+
+gctx_status gctx_claim_context(gctx_claim *claim, const gctx_context_options *options,
+                               gctx_context **context)
+{
+    gctx_status s = gctx__handle_resolve(&claim, GCTX__TYPE_CLAIM, "claim");
+    if (s != GCTX_SUCCESS)
+        return s;
+    if (!context)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "context (the output) is NULL");
+    pthread_mutex_lock(&claim->lock);
+    /* With options, a context of its own (the cache still serves it); without, the claim's. */
+    if (options)
+        s = gctx_context_create(claim->partition, options, context);
+    else if (!(s = gctx__claim_own_context(claim)))
+        *context = gctx_context_retain(claim->context);
+    pthread_mutex_unlock(&claim->lock);
+    return s;
+}
+
+gctx_status gctx_claim_stream(gctx_claim *claim, gctx_stream **stream)
+{
+    gctx_status s = gctx__handle_resolve(&claim, GCTX__TYPE_CLAIM, "claim");
+    if (s != GCTX_SUCCESS)
+        return s;
+    if (!stream)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "stream (the output) is NULL");
+    pthread_mutex_lock(&claim->lock);
+    if (!(s = gctx__claim_own_context(claim)) && !claim->stream)
+        s = gctx_stream_create(claim->context, NULL, &claim->stream);
+    if (s == GCTX_SUCCESS)
+        *stream = gctx_stream_retain(claim->stream);
+    pthread_mutex_unlock(&claim->lock);
+    return s;
+}
+
+void gctx__claim_info(const gctx__record *r, const gctx__identity *id, int device, int self,
+                      gctx_claim_info *out)
+{
+    memset(out, 0, sizeof *out);
+    out->size = sizeof *out;
+    out->device = device;
+    snprintf(out->device_uuid, sizeof out->device_uuid, "%s", id->uuid);
+    out->pid = r->pid;
+    out->uid = r->uid;
+    snprintf(out->user, sizeof out->user, "%s", r->user);
+    snprintf(out->command, sizeof out->command, "%s", r->command);
+    snprintf(out->label, sizeof out->label, "%s", r->label);
+    out->since_ns = r->since_ns;
+    out->mps = r->mps;
+    out->self = self;
+    out->sm_count = gctx__granules_sms(&id->layout, &r->granules);
+    for (unsigned i = 0; i < gctx__layout_count(&id->layout); i++)
+        if (gctx__granules_has(&r->granules, i))
+            out->granules[out->nb_granules++] = (unsigned short)i;
+}
+
+gctx_status gctx_claim_get_info(const gctx_claim *claim, gctx_claim_info *info)
+{
+    gctx_status s = gctx__handle_resolve(&claim, GCTX__TYPE_CLAIM, "claim");
+    if (s == GCTX_SUCCESS)
+        s = gctx__sized_check(info, GCTX__MIN_CLAIM_INFO, "info", "GCTX_CLAIM_INFO_INIT");
+    if (s != GCTX_SUCCESS)
+        return s;
+    gctx_claim *c = (gctx_claim *)claim;
+    gctx_claim_info out;
+    pthread_mutex_lock(&c->lock);
+    gctx__claim_info(&c->record, &c->granules.identity, c->device, 1, &out);
+    pthread_mutex_unlock(&c->lock);
+    gctx__sized_out(info, &out, sizeof out);
+    return GCTX_SUCCESS;
+}

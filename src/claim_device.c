@@ -1,0 +1,124 @@
+/* A device's canonical granules as the driver gives them, and partitions on sets of them. */
+#include <stdio.h>
+#include <string.h>
+
+#include "claim.h"
+#include "partition.h"
+
+/* What makes granule indices mean the same SMs: FNV-1a of each granule's resource bytes (a
+ * split is deterministic: the same device and driver give the same bytes), nextResource
+ * left out as the pointer it is. */
+static unsigned long long granules_hash(const gcu_dev_resource *resources, unsigned n)
+{
+    unsigned long long h = 0xcbf29ce484222325ull;
+    for (unsigned i = 0; i < n; i++) {
+        const unsigned char *bytes = (const unsigned char *)&resources[i];
+        for (size_t k = 0; k < offsetof(gcu_dev_resource, nextResource); k++)
+            h = (h ^ bytes[k]) * 0x100000001b3ull;
+    }
+    return h;
+}
+
+static void format_uuid(const gcu_uuid *u, char *out, size_t size)
+{
+    const unsigned char *b = (const unsigned char *)u->bytes;
+    snprintf(out, size,
+             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+             b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+             b[14], b[15]);
+}
+
+static gctx_status canonical_split(const gctx__driver *drv, const gctx_partition *whole,
+                                   gctx__device_granules *out)
+{
+    unsigned nb = GCTX_CLAIM_MAX_GRANULES - 1;
+    gcu_dev_resource remainder;
+    memset(&remainder, 0, sizeof remainder);
+    unsigned granule = whole->rules.min_partition;
+    gcu_result r = drv->cuDevSmResourceSplitByCount(out->resources, &nb, &whole->resources[0],
+                                                    &remainder, 0, granule);
+    if (r != GCU_SUCCESS)
+        return gctx__fail_cuda(r, "cuDevSmResourceSplitByCount(minCount %u) of device %d's %u "
+                                  "SMs, its granules for claims",
+                               granule, whole->device, whole->sm_count);
+    gctx__granule_layout *l = &out->identity.layout;
+    l->nb_regular = nb;
+    l->regular_sms = nb ? out->resources[0].u.sm.smCount : 0;
+    l->remainder_sms = remainder.type == GCU_DEV_RESOURCE_TYPE_SM ? remainder.u.sm.smCount : 0;
+    if (l->remainder_sms)
+        out->resources[nb] = remainder;
+    if (nb == 0 || gctx__layout_total(l) != whole->sm_count)
+        return gctx__fail(GCTX_ERROR_UNSUPPORTED,
+                          "device %d's split into granules of %u SMs gave %u granules and %u SMs "
+                          "left, not its %u SMs: claims need every SM in a granule",
+                          whole->device, granule, nb, l->remainder_sms, whole->sm_count);
+    out->identity.hash = granules_hash(out->resources, gctx__layout_count(l));
+    return GCTX_SUCCESS;
+}
+
+gctx_status gctx__device_granules_get(int device, gctx__device_granules *out)
+{
+    memset(out, 0, sizeof *out);
+    out->device = device;
+    const gctx__driver *drv;
+    gctx_status s = gctx__driver_load_green(&drv);
+    if (s != GCTX_SUCCESS)
+        return s;
+    if (!drv->cuDeviceGetUuid)
+        return gctx__fail(GCTX_ERROR_UNSUPPORTED,
+                          "the driver has no cuDeviceGetUuid: claims name GPUs by UUID");
+    if ((s = gctx_partition_from_device(device, &out->whole)))
+        return s;
+    gctx_partition *whole = out->whole;
+    gcu_uuid uuid;
+    gcu_result r = drv->cuDeviceGetUuid(&uuid, device);
+    if (r != GCU_SUCCESS)
+        s = gctx__fail_cuda(r, "cuDeviceGetUuid on device %d", device);
+    else if (!(s = gctx__handle_resolve(&whole, GCTX__TYPE_PARTITION, "device partition")))
+        s = canonical_split(drv, whole, out);
+    if (s != GCTX_SUCCESS) {
+        gctx__device_granules_end(out);
+        return s;
+    }
+    format_uuid(&uuid, out->identity.uuid, sizeof out->identity.uuid);
+    out->identity.driver_version = drv->version;
+    return GCTX_SUCCESS;
+}
+
+void gctx__device_granules_end(gctx__device_granules *g)
+{
+    gctx_partition_release(g->whole);
+    g->whole = NULL;
+}
+
+gctx_status gctx__granules_partition(const gctx__device_granules *g, const gctx__granules *set,
+                                     gctx_partition **out)
+{
+    gctx_partition *whole = g->whole;
+    gctx_status s = gctx__handle_resolve(&whole, GCTX__TYPE_PARTITION, "device partition");
+    if (s != GCTX_SUCCESS)
+        return s;
+    const gctx__granule_layout *l = &g->identity.layout;
+    gcu_dev_resource list[GCTX_CLAIM_MAX_GRANULES];
+    unsigned n = 0;
+    for (unsigned i = 0; i < gctx__layout_count(l); i++)
+        if (gctx__granules_has(set, i))
+            list[n++] = g->resources[i];
+    /* The remainder granule carries no co-scheduling guarantee, nor does a set holding it. */
+    int remainder = l->remainder_sms && gctx__granules_has(set, l->nb_regular);
+    const gctx__sm_rules unstructured = {2, 2, 0};
+    gctx__split *record;
+    if ((s = gctx__split_new(whole, &record)))
+        return s;
+    gctx_partition *p = NULL;
+    s = gctx__partition_from_split(record, 0,
+                                   remainder && n == 1 ? GCTX_PARTITION_REMAINDER
+                                                       : GCTX_PARTITION_GROUP,
+                                   list, n, remainder ? &unstructured : &whole->rules,
+                                   !remainder && whole->structured, &p);
+    gctx__object_release(&record->base); /* the partition holds it now, or nothing does */
+    if (s != GCTX_SUCCESS)
+        return s;
+    *out = gctx__handle_give(&p->base);
+    return GCTX_SUCCESS;
+}

@@ -1,0 +1,292 @@
+/* Claims as sets of granules: the request syntax, the counts a device can give, best fit.
+ * Pure: no driver, no files (the registry says what is free). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "claim.h"
+
+int gctx__granules_has(const gctx__granules *g, unsigned i)
+{
+    return i < GCTX_CLAIM_MAX_GRANULES && (g->w[i / 64] >> (i % 64)) & 1u;
+}
+
+void gctx__granules_add(gctx__granules *g, unsigned i)
+{
+    if (i < GCTX_CLAIM_MAX_GRANULES)
+        g->w[i / 64] |= 1ull << (i % 64);
+}
+
+unsigned gctx__granules_count(const gctx__granules *g)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < GCTX_CLAIM_MAX_GRANULES; i++)
+        n += (unsigned)gctx__granules_has(g, i);
+    return n;
+}
+
+gctx__granules gctx__granules_union(const gctx__granules *a, const gctx__granules *b)
+{
+    gctx__granules out;
+    for (unsigned k = 0; k < GCTX__GRANULE_WORDS; k++)
+        out.w[k] = a->w[k] | b->w[k];
+    return out;
+}
+
+gctx__granules gctx__granules_minus(const gctx__granules *a, const gctx__granules *b)
+{
+    gctx__granules out;
+    for (unsigned k = 0; k < GCTX__GRANULE_WORDS; k++)
+        out.w[k] = a->w[k] & ~b->w[k];
+    return out;
+}
+
+int gctx__granules_meet(const gctx__granules *a, const gctx__granules *b)
+{
+    for (unsigned k = 0; k < GCTX__GRANULE_WORDS; k++)
+        if (a->w[k] & b->w[k])
+            return 1;
+    return 0;
+}
+
+const char *gctx__granules_text(const gctx__granules *g, char *buf, size_t size)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (unsigned i = 0; i < GCTX_CLAIM_MAX_GRANULES && n < size; i++)
+        if (gctx__granules_has(g, i))
+            n += (size_t)snprintf(buf + n, size - n, "%s%u", n ? " " : "", i);
+    return buf;
+}
+
+unsigned gctx__layout_count(const gctx__granule_layout *l)
+{
+    return l->nb_regular + (l->remainder_sms ? 1u : 0u);
+}
+
+unsigned gctx__layout_sms(const gctx__granule_layout *l, unsigned granule)
+{
+    return granule < l->nb_regular ? l->regular_sms
+                                   : granule == l->nb_regular ? l->remainder_sms : 0;
+}
+
+unsigned gctx__layout_total(const gctx__granule_layout *l)
+{
+    return l->nb_regular * l->regular_sms + l->remainder_sms;
+}
+
+unsigned gctx__granules_sms(const gctx__granule_layout *l, const gctx__granules *g)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < gctx__layout_count(l); i++)
+        if (gctx__granules_has(g, i))
+            n += gctx__layout_sms(l, i);
+    return n;
+}
+
+/* How many regular granules make count with (with_remainder) or without the remainder; -1
+ * when none do. */
+static int regular_needed(const gctx__granule_layout *l, unsigned count, int with_remainder)
+{
+    if (with_remainder) {
+        if (!l->remainder_sms || count < l->remainder_sms)
+            return -1;
+        count -= l->remainder_sms;
+    }
+    if (!l->regular_sms || count % l->regular_sms || count / l->regular_sms > l->nb_regular)
+        return -1;
+    return (int)(count / l->regular_sms);
+}
+
+int gctx__layout_claimable(const gctx__granule_layout *l, unsigned count)
+{
+    return count > 0 && (regular_needed(l, count, 0) >= 0 || regular_needed(l, count, 1) >= 0);
+}
+
+gctx_status gctx__request_parse(const char *text, gctx__request *out)
+{
+    if (!text)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                          "request is NULL: ask for a count (\"16\"), a share (\"25%%\") or "
+                          "\"rest\"");
+    if (strcmp(text, "rest") == 0) {
+        out->kind = GCTX__REQUEST_REST;
+        out->value = 0;
+        return GCTX_SUCCESS;
+    }
+    char *end = NULL;
+    unsigned long v = text[0] >= '0' && text[0] <= '9' ? strtoul(text, &end, 10) : 0;
+    int percent = end && end[0] == '%' && end[1] == '\0';
+    if (!end || end == text || (*end && !percent) || v == 0 || v > (percent ? 100ul : 1ul << 20))
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                          "request \"%s\": a claim asks for a count of SMs (\"16\"), a share of "
+                          "the device from 1%% to 100%% (\"25%%\") or \"rest\" (every free SM)",
+                          text);
+    out->kind = percent ? GCTX__REQUEST_PERCENT : GCTX__REQUEST_COUNT;
+    out->value = (unsigned)v;
+    return GCTX_SUCCESS;
+}
+
+/* The claimable counts next to count: below (0 when none) and above (0 when none). */
+static void neighbours(const gctx__granule_layout *l, unsigned count, unsigned *below,
+                       unsigned *above)
+{
+    *below = *above = 0;
+    for (unsigned c = count; c-- > 1;)
+        if (gctx__layout_claimable(l, c)) {
+            *below = c;
+            break;
+        }
+    for (unsigned c = count + 1; c <= gctx__layout_total(l); c++)
+        if (gctx__layout_claimable(l, c)) {
+            *above = c;
+            break;
+        }
+}
+
+static unsigned smallest(const gctx__granule_layout *l)
+{
+    unsigned below, above;
+    neighbours(l, 0, &below, &above);
+    return above;
+}
+
+static gctx_status not_claimable(const gctx__granule_layout *l, unsigned count)
+{
+    unsigned below, above;
+    neighbours(l, count, &below, &above);
+    char nearest[96];
+    if (below && above)
+        snprintf(nearest, sizeof nearest, "the nearest counts that can be claimed are %u and %u",
+                 below, above);
+    else
+        snprintf(nearest, sizeof nearest, "the nearest count that can be claimed is %u",
+                 below ? below : above);
+    char remainder[64] = "";
+    if (l->remainder_sms)
+        snprintf(remainder, sizeof remainder, " and one of %u", l->remainder_sms);
+    return gctx__fail(GCTX_ERROR_INSUFFICIENT_SMS,
+                      "%u SMs can't be claimed on this device: claims are whole granules (%u of "
+                      "%u SMs%s, %u SMs in all); %s (or ask with rounding down, nearest or up)",
+                      count, l->nb_regular, l->regular_sms, remainder, gctx__layout_total(l),
+                      nearest);
+}
+
+gctx_status gctx__request_count(const gctx__granule_layout *l, const gctx__request *r,
+                                gctx_rounding rounding, unsigned *count)
+{
+    unsigned total = gctx__layout_total(l);
+    if (r->kind == GCTX__REQUEST_REST) {
+        *count = 0;
+        return GCTX_SUCCESS;
+    }
+    if (r->kind == GCTX__REQUEST_PERCENT) {
+        unsigned c = (unsigned)((unsigned long long)r->value * total / 100);
+        while (c > 0 && !gctx__layout_claimable(l, c))
+            c--;
+        *count = c ? c : smallest(l);
+        return GCTX_SUCCESS;
+    }
+    unsigned asked = r->value;
+    if (asked > total)
+        return gctx__fail(GCTX_ERROR_INSUFFICIENT_SMS,
+                          "%u SMs can't be claimed: the device has %u SMs in all", asked, total);
+    if (gctx__layout_claimable(l, asked)) {
+        *count = asked;
+        return GCTX_SUCCESS;
+    }
+    unsigned below, above;
+    neighbours(l, asked, &below, &above);
+    switch (rounding) {
+    case GCTX_ROUND_DOWN:
+        *count = below ? below : above;
+        return GCTX_SUCCESS;
+    case GCTX_ROUND_UP:
+        *count = above ? above : below;
+        return GCTX_SUCCESS;
+    case GCTX_ROUND_NEAREST:
+        *count = !below || (above && above - asked <= asked - below) ? above : below;
+        return GCTX_SUCCESS;
+    default:
+        return not_claimable(l, asked);
+    }
+}
+
+/* Takes m granules of pool into out: a run of adjacent ones when one is long enough (the
+ * shortest such run, lowest first), else the longest runs first. */
+static void take_adjacent(const gctx__granule_layout *l, gctx__granules pool, unsigned m,
+                          gctx__granules *out)
+{
+    while (m > 0) {
+        unsigned best_start = 0, best_len = 0, fit_start = 0, fit_len = 0;
+        for (unsigned i = 0; i < l->nb_regular;) {
+            if (!gctx__granules_has(&pool, i)) {
+                i++;
+                continue;
+            }
+            unsigned start = i;
+            while (i < l->nb_regular && gctx__granules_has(&pool, i))
+                i++;
+            unsigned len = i - start;
+            if (len > best_len) {
+                best_start = start;
+                best_len = len;
+            }
+            if (len >= m && (!fit_len || len < fit_len)) {
+                fit_start = start;
+                fit_len = len;
+            }
+        }
+        unsigned start = fit_len ? fit_start : best_start;
+        unsigned len = fit_len ? m : best_len;
+        if (len == 0)
+            return; /* the caller counted pool: never reached */
+        for (unsigned i = start; i < start + len; i++) {
+            gctx__granules_add(out, i);
+            pool.w[i / 64] &= ~(1ull << (i % 64));
+        }
+        m -= len;
+    }
+}
+
+int gctx__granules_choose(const gctx__granule_layout *l, unsigned count,
+                          const gctx__granules *avail, const gctx__granules *keep,
+                          gctx__granules *out)
+{
+    if (count == 0) {
+        *out = *avail;
+        return gctx__granules_count(avail) > 0;
+    }
+    gctx__granules regular = {{0}}, kept_regular = {{0}};
+    for (unsigned i = 0; i < l->nb_regular; i++)
+        if (gctx__granules_has(avail, i)) {
+            gctx__granules_add(&regular, i);
+            if (gctx__granules_has(keep, i))
+                gctx__granules_add(&kept_regular, i);
+        }
+    unsigned nb_avail = gctx__granules_count(&regular);
+    int remainder_free = l->remainder_sms && gctx__granules_has(avail, l->nb_regular);
+    int keeps_remainder = remainder_free && gctx__granules_has(keep, l->nb_regular);
+    /* Without the remainder first, unless the claim holds it and can keep it. */
+    int order[2] = {keeps_remainder, !keeps_remainder};
+    for (int o = 0; o < 2; o++) {
+        int with = order[o];
+        int k = regular_needed(l, count, with);
+        if (k < 0 || (unsigned)k > nb_avail || (with && !remainder_free))
+            continue;
+        gctx__granules chosen = {{0}};
+        if (with)
+            gctx__granules_add(&chosen, l->nb_regular);
+        unsigned m = (unsigned)k;
+        for (unsigned i = 0; i < l->nb_regular && m > 0; i++)
+            if (gctx__granules_has(&kept_regular, i)) {
+                gctx__granules_add(&chosen, i);
+                m--;
+            }
+        gctx__granules pool = gctx__granules_minus(&regular, &chosen);
+        take_adjacent(l, pool, m, &chosen);
+        *out = chosen;
+        return 1;
+    }
+    return 0;
+}

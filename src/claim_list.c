@@ -1,0 +1,191 @@
+/* What the registry shows: every live claim of a device, its events, and a holder's fault. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "claim.h"
+
+/* Caller arrays of size-prefixed structs: element i lies first->size bytes after i - 1. */
+static gctx_status check_array(const void *first, unsigned capacity, size_t min_size,
+                               const char *name, const char *init_macro)
+{
+    if (capacity == 0)
+        return GCTX_SUCCESS;
+    if (!first)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "%s is NULL with capacity %u", name,
+                          capacity);
+    return gctx__sized_check(first, min_size, name, init_macro);
+}
+
+static void *element(void *first, unsigned i)
+{
+    size_t stride;
+    memcpy(&stride, first, sizeof stride);
+    void *e = (char *)first + (size_t)i * stride;
+    memcpy(e, &stride, sizeof stride); /* each element's size as the first one says */
+    return e;
+}
+
+static gctx_status open_device(int device, const char *runtime_dir, gctx__device_granules *g,
+                               gctx__registry *reg)
+{
+    gctx_status s = gctx__device_granules_get(device, g);
+    if (s != GCTX_SUCCESS)
+        return s;
+    if ((s = gctx__registry_open(runtime_dir, 0, &g->identity, reg)))
+        gctx__device_granules_end(g);
+    return s;
+}
+
+gctx_status gctx_claim_list(int device, const char *runtime_dir, gctx_claim_info *claims,
+                            unsigned capacity, unsigned *count, gctx_claim_usage *usage)
+{
+    gctx_status s;
+    if (!count)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "count (the output) is NULL");
+    if ((s = check_array(claims, capacity, GCTX__MIN_CLAIM_INFO, "claims",
+                         "GCTX_CLAIM_INFO_INIT")) ||
+        (usage && (s = gctx__sized_check(usage, GCTX__MIN_CLAIM_USAGE, "usage",
+                                         "GCTX_CLAIM_USAGE_INIT"))))
+        return s;
+    gctx__device_granules g;
+    gctx__registry reg;
+    if ((s = open_device(device, runtime_dir, &g, &reg)))
+        return s;
+    gctx__record *records = NULL;
+    unsigned nb = 0;
+    gctx__granules free_set;
+    s = gctx__claim_free(&reg, &free_set, &records, &nb);
+    gctx__registry_close(&reg);
+    if (s == GCTX_SUCCESS) {
+        for (unsigned i = 0; i < nb && i < capacity; i++) {
+            gctx_claim_info info;
+            int self = records[i].pid == (int)getpid() ||
+                       gctx__claim_held_here(reg.dir, records[i].file);
+            gctx__claim_info(&records[i], &g.identity, device, self, &info);
+            gctx__sized_out(element(claims, i), &info, sizeof info);
+        }
+        *count = nb;
+    }
+    if (s == GCTX_SUCCESS && usage) {
+        const gctx__granule_layout *l = &g.identity.layout;
+        gctx_claim_usage out = GCTX_CLAIM_USAGE_INIT;
+        out.sm_count = gctx__layout_total(l);
+        out.free_sms = gctx__granules_sms(l, &free_set);
+        out.nb_granules = gctx__layout_count(l);
+        for (unsigned i = 0; i < out.nb_granules; i++) {
+            out.granule_sms[i] = gctx__layout_sms(l, i);
+            out.granule_free[i] = (unsigned char)gctx__granules_has(&free_set, i);
+        }
+        out.nb_claims = nb;
+        gctx_mps_info mps = GCTX_MPS_INFO_INIT;
+        out.mps_active = gctx_mps_get_info(&mps) == GCTX_SUCCESS && mps.daemon_running;
+        snprintf(out.path, sizeof out.path, "%s", reg.dir);
+        gctx__sized_out(usage, &out, sizeof out);
+    }
+    free(records);
+    gctx__device_granules_end(&g);
+    return s;
+}
+
+static void event_out(const gctx__event_record *e, gctx_claim_event *out)
+{
+    gctx_claim_event ev = GCTX_CLAIM_EVENT_INIT;
+    ev.kind = e->kind;
+    ev.time_ns = e->time_ns;
+    ev.pid = e->pid;
+    snprintf(ev.command, sizeof ev.command, "%s", e->command);
+    ev.cuda_result = e->cuda_result;
+    ev.sm_count = e->sm_count;
+    gctx__sized_out(out, &ev, sizeof ev);
+}
+
+gctx_status gctx_claim_events(int device, const char *runtime_dir, gctx_claim_event *events,
+                              unsigned capacity, unsigned *count)
+{
+    gctx_status s;
+    if (!count)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "count (the output) is NULL");
+    if ((s = check_array(events, capacity, GCTX__MIN_CLAIM_EVENT, "events",
+                         "GCTX_CLAIM_EVENT_INIT")))
+        return s;
+    gctx__device_granules g;
+    gctx__registry reg;
+    if ((s = open_device(device, runtime_dir, &g, &reg)))
+        return s;
+    gctx__event_record *kept = NULL;
+    unsigned nb = 0;
+    s = gctx__registry_events(&reg, &kept, &nb);
+    gctx__registry_close(&reg);
+    gctx__device_granules_end(&g);
+    if (s != GCTX_SUCCESS)
+        return s;
+    for (unsigned i = 0; i < nb && i < capacity; i++)
+        event_out(&kept[i], element(events, i));
+    *count = nb;
+    free(kept);
+    return GCTX_SUCCESS;
+}
+
+/* The first fault or death of another tenant since `since`, or NULL. */
+static const gctx__event_record *first_other(const gctx__event_record *events, unsigned n,
+                                             int self_pid, long long since)
+{
+    for (unsigned i = 0; i < n; i++)
+        if (events[i].kind != GCTX_CLAIM_EVENT_RELEASED && events[i].pid != self_pid &&
+            events[i].time_ns >= since)
+            return &events[i];
+    return NULL;
+}
+
+gctx_status gctx_claim_report_fault(gctx_claim *claim, int cuda_result)
+{
+    gctx_status s = gctx__handle_resolve(&claim, GCTX__TYPE_CLAIM, "claim");
+    if (s != GCTX_SUCCESS)
+        return s;
+    gctx__event_record e;
+    memset(&e, 0, sizeof e);
+    e.kind = GCTX_CLAIM_EVENT_FAULT;
+    e.time_ns = gctx__now_ns();
+    e.cuda_result = cuda_result;
+    pthread_mutex_lock(&claim->lock);
+    e.pid = (int)getpid();
+    snprintf(e.command, sizeof e.command, "%s", claim->record.command);
+    e.sm_count = gctx__granules_sms(&claim->granules.identity.layout, &claim->record.granules);
+    long long since = claim->acquired_ns;
+    int mps = claim->record.mps;
+    pthread_mutex_unlock(&claim->lock);
+    gctx__registry reg;
+    gctx__event_record *events = NULL;
+    unsigned n = 0;
+    if ((s = gctx__claim_registry(claim, &reg)))
+        return s;
+    /* Read before logging ours: the other tenant's fault came first if it is there. */
+    if (!(s = gctx__registry_events(&reg, &events, &n)))
+        s = gctx__registry_log(&reg, &e);
+    gctx__registry_close(&reg);
+    if (s != GCTX_SUCCESS) {
+        free(events);
+        return s;
+    }
+    const gctx__event_record *other = first_other(events, n, e.pid, since);
+    const char *name = gctx__cuda_result_name(cuda_result);
+    if (other)
+        gctx__fail(GCTX_ERROR_DRIVER,
+                   "work on this claim's %u SMs failed with %s (%d); another tenant of the GPU, "
+                   "pid %d (\"%.80s\", %u SMs), %s %.3f s earlier: under MPS a fatal fault in "
+                   "one client reaches every client of the server, so this is most likely its "
+                   "fault, not yours. Release the claim and start again",
+                   e.sm_count, name, cuda_result, other->pid, other->command, other->sm_count,
+                   other->kind == GCTX_CLAIM_EVENT_DIED ? "died" : "faulted",
+                   (double)(e.time_ns - other->time_ns) / 1e9);
+    else
+        gctx__fail(GCTX_ERROR_DRIVER,
+                   "work on this claim's %u SMs failed with %s (%d); no other tenant of the GPU "
+                   "faulted or died since the claim was taken%s",
+                   e.sm_count, name, cuda_result,
+                   mps ? " (under MPS a fault of any client would reach this one)" : "");
+    free(events);
+    return GCTX_SUCCESS;
+}

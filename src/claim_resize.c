@@ -1,0 +1,126 @@
+/* Resizing a live claim: new granules are taken in the registry before anything runs on them,
+ * dropped ones given back only after the work submitted on them has finished; the claim's
+ * stream moves to a context on the new SMs that waits (an event) for the old one's work. */
+#include <string.h>
+
+#include "claim.h"
+
+/* What a resize makes before it changes the claim: all of it, or nothing. */
+typedef struct resize_parts {
+    gctx_partition *partition;
+    gctx_context *context;
+    gctx_stream *stream;
+    gctx_event *event;
+} resize_parts;
+
+static void parts_release(resize_parts *p)
+{
+    gctx_event_release(p->event);
+    gctx_stream_release(p->stream);
+    gctx_context_release(p->context);
+    gctx_partition_release(p->partition);
+    memset(p, 0, sizeof *p);
+}
+
+/* The new partition, context and (when the claim has a stream) stream, ordered after the
+ * work submitted so far; shrinking waits for that work on the host. */
+static gctx_status build(gctx_claim *c, const gctx__granules *target, int shrinks,
+                         resize_parts *p)
+{
+    gctx_status s;
+    memset(p, 0, sizeof *p);
+    if ((s = gctx__granules_partition(&c->granules, target, &p->partition)) ||
+        (s = gctx_context_create(p->partition, NULL, &p->context)))
+        return s;
+    if (c->context && (c->stream || shrinks) && (s = gctx_event_create(c->context, &p->event)))
+        return s;
+    if (c->stream && ((s = gctx_stream_create(p->context, NULL, &p->stream)) ||
+                      (s = gctx_event_record(p->event, c->stream)) ||
+                      (s = gctx_stream_wait_event(p->stream, p->event))))
+        return s;
+    /* Every stream of the claim's context, not only its own stream, ran on the SMs given
+     * back: their work must be done before another tenant may be handed them. */
+    if (shrinks && c->context &&
+        ((s = gctx_event_record_context(p->event, c->context)) ||
+         (s = gctx_event_synchronize(p->event))))
+        return s;
+    return GCTX_SUCCESS;
+}
+
+/* The claim's registry record back to `record` (a rollback, or the final set). */
+static gctx_status write_record(gctx_claim *c, const gctx__record *record)
+{
+    gctx__registry reg;
+    gctx_status s = gctx__claim_registry(c, &reg);
+    if (s == GCTX_SUCCESS)
+        s = gctx__registry_rewrite(&reg, record);
+    gctx__registry_close(&reg);
+    return s;
+}
+
+/* The claim takes the new objects; the ones it had are kept until the next resize. */
+static void swap_in(gctx_claim *c, resize_parts *p, const gctx__record *record)
+{
+    resize_parts previous = {c->old_partition, c->old_context, c->old_stream, c->old_event};
+    parts_release(&previous);
+    c->old_partition = c->partition;
+    c->old_context = c->context;
+    c->old_stream = c->stream;
+    c->old_event = p->event;
+    c->partition = p->partition;
+    c->context = p->context;
+    c->stream = p->stream;
+    c->record = *record;
+    memset(p, 0, sizeof *p);
+}
+
+static gctx_status resize_locked(gctx_claim *c, unsigned count, const gctx_claim_options *opts)
+{
+    gctx__record taken = c->record;
+    gctx__granules target;
+    gctx_status s = gctx__claim_take(c, count, opts, &taken, NULL, &target);
+    if (s != GCTX_SUCCESS)
+        return s;
+    gctx__granules dropped = gctx__granules_minus(&c->record.granules, &target);
+    gctx__granules added = gctx__granules_minus(&target, &c->record.granules);
+    if (!gctx__granules_count(&dropped) && !gctx__granules_count(&added))
+        return GCTX_SUCCESS;
+    resize_parts parts;
+    int shrinks = gctx__granules_count(&dropped) > 0;
+    gctx__record final = taken;
+    final.granules = target;
+    s = build(c, &target, shrinks, &parts);
+    if (s == GCTX_SUCCESS && shrinks)
+        s = write_record(c, &final);
+    if (s != GCTX_SUCCESS) {
+        gctx__error_state kept;
+        gctx__error_save(&kept);
+        parts_release(&parts);
+        if (gctx__granules_count(&added))
+            write_record(c, &c->record);
+        gctx__error_restore(&kept);
+        return s;
+    }
+    swap_in(c, &parts, &final);
+    return GCTX_SUCCESS;
+}
+
+gctx_status gctx_claim_resize(gctx_claim *claim, const char *request,
+                              const gctx_claim_options *options, gctx_stream **stream)
+{
+    gctx_status s = gctx__handle_resolve(&claim, GCTX__TYPE_CLAIM, "claim");
+    gctx_claim_options opts;
+    gctx__request req;
+    unsigned count;
+    if (s || (s = gctx__claim_options(options, &opts)) || (s = gctx__request_parse(request, &req)) ||
+        (s = gctx__request_count(&claim->granules.identity.layout, &req, opts.rounding, &count)))
+        return s;
+    pthread_mutex_lock(&claim->lock);
+    s = resize_locked(claim, count, &opts);
+    if (s == GCTX_SUCCESS && stream && !(s = gctx__claim_own_context(claim)) && !claim->stream)
+        s = gctx_stream_create(claim->context, NULL, &claim->stream);
+    if (s == GCTX_SUCCESS && stream)
+        *stream = gctx_stream_retain(claim->stream);
+    pthread_mutex_unlock(&claim->lock);
+    return s;
+}
