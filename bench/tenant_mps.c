@@ -190,7 +190,7 @@ static int answers(const char *pipe_dir)
     char old[512];
     snprintf(old, sizeof old, "%s", saved ? saved : "");
     setenv("CUDA_MPS_PIPE_DIRECTORY", pipe_dir, 1);
-    gctx_mps_info info = {.size = sizeof info};
+    gctx_mps_info info = GCTX_MPS_INFO_INIT;
     int up = gctx_mps_get_info(&info) == GCTX_SUCCESS && info.daemon_running;
     if (saved)
         setenv("CUDA_MPS_PIPE_DIRECTORY", old, 1);
@@ -203,7 +203,7 @@ void tenant_mps_start(tenant_paths *paths, tenant_mps *mps)
 {
     memset(mps, 0, sizeof *mps);
     install_handlers();
-    gctx_mps_info info = {.size = sizeof info};
+    gctx_mps_info info = GCTX_MPS_INFO_INIT;
     if (gctx_mps_get_info(&info) == GCTX_SUCCESS && info.daemon_running) {
         snprintf(paths->mps_pipe, sizeof paths->mps_pipe, "%s", info.pipe_dir);
         mps->available = 1;

@@ -133,7 +133,7 @@ GT_TEST(claim_resized_from_16_to_64_while_kernels_run)
     printf("# resize 16 -> 64 while a kernel runs: %.3f ms on the host\n", resize_ms);
     /* It did not wait for the kernel: the new stream waits for it instead. */
     GT_ASSERT(resize_ms < FIRST_SPIN_NS / 2e6);
-    gctx_claim_info info = {.size = sizeof info};
+    gctx_claim_info info = GCTX_CLAIM_INFO_INIT;
     GT_ASSERT_STATUS(gctx_claim_get_info(claim, &info), GCTX_SUCCESS);
     GT_ASSERT_EQ_INT(info.sm_count, 64);
     GT_ASSERT_STATUS(gctx_claim_context(claim, NULL, &claimed), GCTX_SUCCESS);
@@ -169,7 +169,7 @@ GT_TEST(claim_resized_from_16_to_64_while_kernels_run)
 
     /* Without MPS %smid is physical: the blocks land on exactly 64 SMs. Under MPS the ids are
      * renumbered per client; the timing above is the proof there. */
-    gctx_mps_info mps = {.size = sizeof mps};
+    gctx_mps_info mps = GCTX_MPS_INFO_INIT;
     GT_ASSERT_STATUS(gctx_mps_get_info(&mps), GCTX_SUCCESS);
     if (!mps.daemon_running) {
         unsigned ids[1024], count = 0;
