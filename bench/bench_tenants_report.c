@@ -88,6 +88,12 @@ static void print_fault(const tenants_result *res)
         if (f->launcher.message[0])
             printf("            B was told: %s\n", f->launcher.message);
     }
+    for (int m = 0; m < 2; m++)
+        if (res->fault[m].ran) {
+            printf("  (error %d: %s)\n", res->fault[m].faulter.fault_result,
+                   raw_result_name(res->fault[m].faulter.fault_result));
+            break;
+        }
 }
 
 void bench_tenants_print(const bench_env *env, const tenants_result *res)
