@@ -1,7 +1,8 @@
 /*
  * The arms of `bench tenants`, run one after the other, each with fresh processes: the alone
  * references, the pairs without MPS, the fault arm without MPS, then the pairs under MPS and
- * the fault arm under MPS last (a fault under MPS takes the server down with it).
+ * the fault arm under MPS last (a fault under MPS takes the server down with it; it runs only
+ * on the bench's own daemon, never on one that other clients may be using).
  *
  * A pair: the victim starts first, so that with claims it takes its SMs ("16") before the
  * hog takes the rest; once both are ready, both get the same wall-clock start, a fifth of a
@@ -256,8 +257,12 @@ int bench_tenants_run(const bench_env *env, const char *worker, tenants_result *
     snprintf(res->mps_why, sizeof res->mps_why, "%s", mps.why);
     tenant_run run = {worker ? worker : "/proc/self/exe", env, &paths, res->victim_sms,
                       res->duration_ms, res->fault_at_ms};
-    char why[1700];
+    char why[1700], not_ours[1700];
     snprintf(why, sizeof why, "MPS is not available: %s", mps.why);
+    /* A fault under MPS reaches every client of the server: never on someone's daemon. */
+    snprintf(not_ours, sizeof not_ours, "the MPS daemon on %s is not this run's, and a fault "
+             "under MPS reaches every client of its server; with no daemon running, the bench "
+             "starts its own and measures this", paths.mps_pipe);
     for (int pass = 0; pass < 2; pass++) { /* without MPS, then under it */
         for (int id = 0; id < TA_NB_ARMS; id++) {
             const tenant_arm_def *d = &arm_defs[id];
@@ -271,11 +276,15 @@ int bench_tenants_run(const bench_env *env, const char *worker, tenants_result *
             res->failed |= !cell->ran;
         }
         tenant_fault_cell *fault = &res->fault[pass];
-        if (pass && !mps.available)
+        if (pass && !mps.available) {
             not_run(fault->why, sizeof fault->why, why);
-        else if (run_fault(&run, pass, fault))
+            res->failed = 1;
+        } else if (pass && !mps.started) {
+            not_run(fault->why, sizeof fault->why, not_ours);
+        } else if (run_fault(&run, pass, fault)) {
             not_run(fault->why, sizeof fault->why, "failed: see the messages above");
-        res->failed |= !fault->ran;
+            res->failed = 1;
+        }
     }
     for (int id = 0; id < TA_NB_ARMS; id++)
         if (res->arm[id].ran && arm_defs[id].hog.role != TENANT_NB_ROLES &&

@@ -20,6 +20,8 @@
 
 extern char **environ;
 
+#define EXIT_WAIT_MS 20000
+
 static const char *const role_names[TENANT_NB_ROLES] = {"victim", "hog", "launcher", "faulter",
                                                          "probe"};
 static const char *const work_names[TENANT_NB_WORKS] = {"fma", "read", "copy"};
@@ -150,12 +152,25 @@ static void close_pipes(tenant_proc *proc)
     proc->to_child = proc->from_child = -1;
 }
 
-/* Reaps the worker; 0 when it exited with status 0. */
+/* Reaps the worker, killing it when it has not exited within EXIT_WAIT_MS (a context torn
+ * down after a fault must not hang the bench); 0 when it exited with status 0. */
 static int reap(tenant_proc *proc)
 {
     int status = 0;
-    pid_t pid = proc->pid;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    pid_t pid = proc->pid, got = 0;
+    for (int waited = 0; got == 0 && waited < EXIT_WAIT_MS; waited += 10) {
+        got = waitpid(pid, &status, WNOHANG);
+        if (got < 0 && errno == EINTR)
+            got = 0;
+        if (got == 0)
+            usleep(10000);
+    }
+    if (got == 0) {
+        fprintf(stderr, "greenctx bench: the %s (pid %d) had not exited %d s after its "
+                        "results: killed\n", proc->name, (int)pid, EXIT_WAIT_MS / 1000);
+        kill(pid, SIGKILL);
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
     }
     tenant_mps_unwatch(pid);
     proc->pid = 0;

@@ -2,7 +2,8 @@
 # tenants_gpu_test.sh CASE TOOL: tenants on a real GPU under MPS (make test-gpu). Each case
 # starts its own MPS control daemon (its own pipe and log directories under a temporary
 # directory; no GPU setting is changed) and quits it at the end whatever happens (trap).
-#   bench     `greenctx bench tenants --quick --json`: prints every arm, and asserts loosely
+#   bench     `greenctx bench tenants --quick --json`: prints every arm (the fault arm under
+#             MPS is not run on a daemon that is not the bench's own), and asserts loosely
 #             the targets for claims under MPS (victim p99 <= 1.10x alone, hog >=
 #             0.90x alone in its SMs; the issue's own are 1.05 and 0.97, for the full run)
 #   disjoint  two `greenctx run --sms 64` tenants run full-occupancy kernels at the same
@@ -58,7 +59,9 @@ for f in d["fault"]:
         "MPS" if f["mps"] else "no MPS", f.get("other_ok"), f.get("other_failed"),
         f.get("other_first_failure_s"), f.get("new_tenant_runs_after_s"),
         f.get("new_tenant_attempts"), f.get("other_was_told")))
-assert all(a["ran"] for a in d["arms"]) and all(f["ran"] for f in d["fault"]), "an arm did not run"
+assert all(a["ran"] for a in d["arms"]) and d["fault"][0]["ran"], "an arm did not run"
+# On the test's daemon, not the bench's own, the bench never faults under MPS.
+assert not d["fault"][1]["ran"] and "not this run's" in d["fault"][1]["why_not"], d["fault"][1]
 c = arms["mps_claims"]
 ok = c["victim_p99_vs_alone"] <= 1.10 and c["hog_vs_alone"] >= 0.90
 print("%s: MPS + claims: victim p99 %.2fx alone (<= 1.10), hog %.3fx alone in its SMs (>= 0.90)" % (

@@ -324,6 +324,46 @@ GT_TEST(every_arm_runs_its_tenants_together_and_a_failed_one_keeps_its_row)
     drop_fake();
 }
 
+GT_TEST(on_a_running_daemon_every_arm_runs_but_no_fault_under_mps)
+{
+    use_fake();
+    GT_CHECK();
+    char cmd[256], tenants[128];
+    snprintf(cmd, sizeof cmd, "%s/nvidia-cuda-mps-control -d", fake_dir);
+    GT_ASSERT_EQ_INT(system(cmd), 0);
+    snprintf(tenants, sizeof tenants, "%s/tenants", fake_dir);
+    setenv("GREENCTX_TEST_TENANT_RECORD", tenants, 1);
+    bench_env env;
+    memset(&env, 0, sizeof env);
+    env.sm_count = 132;
+    env.opt.quick = 1;
+    tenants_result *r = calloc(1, sizeof *r);
+    GT_ASSERT(r != NULL);
+    int rc = bench_tenants_run(&env, FAKE_TENANT_WORKER, r);
+    snprintf(cmd, sizeof cmd, "echo quit | %s/nvidia-cuda-mps-control", fake_dir);
+    GT_ASSERT_EQ_INT(system(cmd), 0);
+    GT_ASSERT_EQ_INT(rc, 0);
+    GT_ASSERT(r->mps_available && !r->mps_started);
+    GT_ASSERT_STR_EQ(r->mps_pipe, getenv("CUDA_MPS_PIPE_DIRECTORY"));
+    for (int id = 0; id < TA_NB_ARMS; id++)
+        GT_ASSERT_EQ_INT(r->arm[id].ran, 1);
+    GT_ASSERT(r->fault[0].ran && !r->fault[1].ran);
+    GT_ASSERT_CONTAINS(r->fault[1].why, "is not this run's, and a fault under MPS reaches every "
+                                        "client of its server");
+    /* The MPS arms' tenants were clients of the running daemon. */
+    char pipe[600];
+    snprintf(pipe, sizeof pipe, " %s ", r->mps_pipe);
+    FILE *f = fopen(tenants, "r");
+    GT_ASSERT(f != NULL);
+    static char text[65536];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    GT_ASSERT_EQ_INT(count_lines(text, "start ", pipe), 8);
+    free(r);
+    drop_fake();
+}
+
 /* ---- the report of a made-up run ---- */
 
 static void victim(tenant_cell *c, unsigned sms, double p50, double p99)
