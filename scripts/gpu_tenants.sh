@@ -90,6 +90,7 @@ print("\n%s: issue 16 targets, MPS + claims: victim p99 %.3fx alone (<= 1.05), h
 sys.exit(0 if ok else 1)
 PY
 t0=$SECONDS
+sleep 2 # an MPS server quits a moment after its daemon
 after=$(leftovers | wc -l)
 leftovers >"$out/cleanup.log" 2>&1
 echo "MPS processes and workers: $before before, $after after the bench runs" >>"$out/cleanup.log"

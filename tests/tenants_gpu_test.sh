@@ -9,7 +9,7 @@
 #   disjoint  two `greenctx run --sms 64` tenants run full-occupancy kernels at the same
 #             instant: on disjoint claims they take about the time of one (< 1.3x), and two
 #             `--shared` on the same 64 SMs about twice (> 1.6x); a cudart program
-#             (tests/run_gpu/spin.cu) built with nvcc here
+#             (tests/run_gpu/spin.cu) built with nvcc here, each round starting 6 s ahead
 # Skips (77) on the simulated driver, without a GPU, without nvidia-cuda-mps-control, or (for
 # disjoint) without nvcc. $GREENCTX_GPU_OUT, when set, gets the JSON.
 . "$(dirname "$0")/tool_lib.sh"
@@ -79,7 +79,7 @@ disjoint)
     tenants() {
         n=$1
         shift
-        start=$(($(date +%s%N) + 4000000000))
+        start=$(($(date +%s%N) + 6000000000)) # greenctx run, the preload, CUDA: ~2 s
         k=0
         while [ $k -lt "$n" ]; do
             "$tool" run --sms 64 "$@" -- "$tmp/spin" "$start" $kernels $spin_us \
