@@ -45,16 +45,20 @@ static void use_fake(void)
     unsetenv("GREENCTX_TEST_MPS_FAIL");
 }
 
-static void read_record(char *buf, size_t size)
+/* The file's text ("" when it can't be read). */
+static void read_text(const char *path, char *buf, size_t size)
 {
     buf[0] = '\0';
-    FILE *f = fopen(record, "r");
+    FILE *f = fopen(path, "r");
     if (f) {
         size_t n = fread(buf, 1, size - 1, f);
         buf[n] = '\0';
         fclose(f);
     }
 }
+
+/* What the stand-in MPS control recorded. */
+static void read_record(char *buf, size_t size) { read_text(record, buf, size); }
 
 static void drop_fake(void)
 {
@@ -274,12 +278,8 @@ GT_TEST(every_arm_runs_its_tenants_together_and_a_failed_one_keeps_its_row)
     GT_ASSERT_EQ_INT(r->fault[1].launcher.failed, 5000);
     GT_ASSERT_CONTAINS(r->fault[1].launcher.message, "the fault of pid 1 reached");
 
-    FILE *f = fopen(tenants, "r");
-    GT_ASSERT(f != NULL);
     static char text[65536];
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    text[n] = '\0';
-    fclose(f);
+    read_text(tenants, text, sizeof text);
     char root[600], no_mps[1200], mps_pipe[1200];
     snprintf(mps_pipe, sizeof mps_pipe, " %s ", r->mps_pipe);
     snprintf(root, sizeof root, "%s", r->mps_pipe);
@@ -353,12 +353,8 @@ GT_TEST(on_a_running_daemon_every_arm_runs_but_no_fault_under_mps)
     /* The MPS arms' tenants were clients of the running daemon. */
     char pipe[600];
     snprintf(pipe, sizeof pipe, " %s ", r->mps_pipe);
-    FILE *f = fopen(tenants, "r");
-    GT_ASSERT(f != NULL);
     static char text[65536];
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    text[n] = '\0';
-    fclose(f);
+    read_text(tenants, text, sizeof text);
     GT_ASSERT_EQ_INT(count_lines(text, "start ", pipe), 8);
     free(r);
     drop_fake();
