@@ -7,8 +7,9 @@
 #             loose targets (victim p99 <= 1.10x alone, hog >= 0.90x)
 #   disjoint  tenants.gpu.disjoint: two `greenctx run --sms 64` under MPS, disjoint by timing
 #   full      `bench tenants --json --svg` (3 s an arm), starting and quitting its own MPS
-#             daemon: the figures for BENCHMARKS.md ($OUT/tenants.json, tenants.svg, and the
-#             table in full.log), then the issue's targets on it (p99 <= 1.05x, hog >= 0.97x)
+#             daemon: the figures for BENCHMARKS.md ($OUT/tenants.json, tenants.svg)
+#   targets   the full run as markdown tables (targets.log) and the issue's targets on it
+#             (victim p99 <= 1.05x alone, hog >= 0.97x alone in its SMs)
 #   cleanup   after each bench run no MPS daemon or server and no tenant worker is left
 #   signal    `bench tenants --quick` killed with SIGTERM 10 s in: it quits its daemon and
 #             kills its workers on the way out
@@ -24,6 +25,11 @@ build=build-gpu-tenants
 leftovers() {
     pgrep -u "$(id -u)" -fa 'nvidia-cuda-mps-(control|server)' || true
     pgrep -u "$(id -u)" -fa 'bench tenant-worker' || true
+}
+# Waits (up to 10 s) until no MPS daemon or server of ours is left but those there before.
+settle() {
+    local i=0
+    while [ "$(leftovers | wc -l)" -gt "$before" ] && [ $i -lt 50 ]; do sleep 0.2; i=$((i + 1)); done
 }
 
 {
@@ -46,7 +52,9 @@ for t in resize bench disjoint; do
     stage "$t" 170 sh -c "cd $build && ctest -V -R '^tenants\\.gpu\\.$t\$'"
 done
 
-# The full run, as a user types it: no daemon answers, so the bench starts and quits its own.
+# The full run, as a user types it: no daemon answers, so the bench starts and quits its own
+# (once the test daemons' servers have gone: up to 10 s).
+settle
 stage full 200 sh -c "'$tool' bench tenants --json --svg '$out/tenants.svg' >'$out/tenants.json'"
 stage targets 30 python3 - "$out/tenants.json" <<'PY'
 import json, sys
@@ -90,7 +98,7 @@ print("\n%s: issue 16 targets, MPS + claims: victim p99 %.3fx alone (<= 1.05), h
 sys.exit(0 if ok else 1)
 PY
 t0=$SECONDS
-sleep 2 # an MPS server quits a moment after its daemon
+settle # an MPS server quits a moment after its daemon
 after=$(leftovers | wc -l)
 leftovers >"$out/cleanup.log" 2>&1
 echo "MPS processes and workers: $before before, $after after the bench runs" >>"$out/cleanup.log"
@@ -107,7 +115,7 @@ t0=$SECONDS
     kill -TERM "$pid"
     wait "$pid"
     echo "bench exit status $? (143: died of SIGTERM, as it should after cleaning up)"
-    sleep 2
+    settle
     left=$(leftovers | wc -l)
     leftovers
     echo "left after the signal: $left (before the runs: $before)"
