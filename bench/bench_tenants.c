@@ -35,7 +35,7 @@ static tenant_spec side(tenant_role role, tenant_work work, const char *on, int 
 static const tenant_spec none = {TENANT_NB_ROLES, TENANT_WORK_FMA, NULL, 0, 0};
 
 static void set_arm(tenant_arm_id id, const char *name, int mps, int victim_ref, int hog_ref,
-                   tenant_spec victim, tenant_spec hog)
+                    tenant_spec victim, tenant_spec hog)
 {
     tenant_arm_def *d = &arm_defs[id];
     d->name = name;
@@ -54,30 +54,28 @@ const tenant_arm_def *tenant_arm(tenant_arm_id id, unsigned victim_sms, unsigned
     snprintf(victim_request, sizeof victim_request, "%u", victim_sms);
     snprintf(hog_count, sizeof hog_count, "%u", rest);
     const char *v = victim_request, *p = "primary";
-    const tenant_work fma = TENANT_WORK_FMA;
-    set_arm(TA_VICTIM_ALONE, "victim_alone", 0, -1, -1, side(TENANT_VICTIM, fma, v, 0), none);
+    const tenant_work fma = TENANT_WORK_FMA, reads = TENANT_WORK_READ, copies = TENANT_WORK_COPY;
+    const tenant_role victim = TENANT_VICTIM, hog = TENANT_HOG;
+    set_arm(TA_VICTIM_ALONE, "victim_alone", 0, -1, -1, side(victim, fma, v, 0), none);
     set_arm(TA_HOG_ALONE_CLAIM, "hog_alone_claim", 0, -1, -1, none,
-           side(TENANT_HOG, fma, hog_count, 0));
-    set_arm(TA_HOG_ALONE_PRIMARY, "hog_alone_primary", 0, -1, -1, none,
-           side(TENANT_HOG, fma, p, 0));
+            side(hog, fma, hog_count, 0));
+    set_arm(TA_HOG_ALONE_PRIMARY, "hog_alone_primary", 0, -1, -1, none, side(hog, fma, p, 0));
     set_arm(TA_SLICED_PRIMARY, "no_mps_primary", 0, TA_VICTIM_ALONE, TA_HOG_ALONE_PRIMARY,
-           side(TENANT_VICTIM, fma, p, 0), side(TENANT_HOG, fma, p, 0));
+            side(victim, fma, p, 0), side(hog, fma, p, 0));
     set_arm(TA_SLICED_CLAIMS, "no_mps_claims", 0, TA_VICTIM_ALONE, TA_HOG_ALONE_CLAIM,
-           side(TENANT_VICTIM, fma, v, 0), side(TENANT_HOG, fma, "rest", 0));
+            side(victim, fma, v, 0), side(hog, fma, "rest", 0));
     set_arm(TA_MPS_PRIMARY, "mps_primary", 1, TA_VICTIM_ALONE, TA_HOG_ALONE_PRIMARY,
-           side(TENANT_VICTIM, fma, p, 1), side(TENANT_HOG, fma, p, 1));
+            side(victim, fma, p, 1), side(hog, fma, p, 1));
     set_arm(TA_MPS_THREADS, "mps_thread_percentage", 1, TA_VICTIM_ALONE, TA_HOG_ALONE_CLAIM,
-           side(TENANT_VICTIM, fma, p, 1), side(TENANT_HOG, fma, p, 1));
+            side(victim, fma, p, 1), side(hog, fma, p, 1));
     arm_defs[TA_MPS_THREADS].victim.thread_percentage = victim_pct;
     arm_defs[TA_MPS_THREADS].hog.thread_percentage = 100 - victim_pct;
     set_arm(TA_MPS_CLAIMS, "mps_claims", 1, TA_VICTIM_ALONE, TA_HOG_ALONE_CLAIM,
-           side(TENANT_VICTIM, fma, v, 1), side(TENANT_HOG, fma, "rest", 1));
-    set_arm(TA_READ_ALONE, "read_victim_alone", 0, -1, -1, side(TENANT_VICTIM, TENANT_WORK_READ, v, 0),
-           none);
-    set_arm(TA_COPY_ALONE, "copy_hog_alone", 0, -1, -1, none,
-           side(TENANT_HOG, TENANT_WORK_COPY, hog_count, 0));
+            side(victim, fma, v, 1), side(hog, fma, "rest", 1));
+    set_arm(TA_READ_ALONE, "read_victim_alone", 0, -1, -1, side(victim, reads, v, 0), none);
+    set_arm(TA_COPY_ALONE, "copy_hog_alone", 0, -1, -1, none, side(hog, copies, hog_count, 0));
     set_arm(TA_MPS_CLAIMS_COPY, "mps_claims_copy", 1, TA_READ_ALONE, TA_COPY_ALONE,
-           side(TENANT_VICTIM, TENANT_WORK_READ, v, 1), side(TENANT_HOG, TENANT_WORK_COPY, "rest", 1));
+            side(victim, reads, v, 1), side(hog, copies, "rest", 1));
     snprintf(labels[TA_VICTIM_ALONE], sizeof labels[0], "victim alone, claim %u", victim_sms);
     snprintf(labels[TA_HOG_ALONE_CLAIM], sizeof labels[0], "hog alone, claim %u", rest);
     snprintf(labels[TA_HOG_ALONE_PRIMARY], sizeof labels[0], "hog alone, primary (%u SMs)",
