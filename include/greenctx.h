@@ -675,9 +675,10 @@ GCTX_API gctx_status gctx_layouts_get_active(gctx_layouts *layouts, unsigned *in
 /* A claim is a set of a device's SMs that one process (a tenant) holds, so that tenants on one
  * GPU never build green contexts on the same SMs. SMs are handed out in the device's canonical
  * granules: the driver's split of the whole device by its minimum partition size (on an H200,
- * 15 granules of 8 SMs and a remainder granule of 12: all 132 SMs can be claimed). Any set of
- * granules makes one green context, adjacent or not, so fragmentation never refuses a request
- * that fits in the free SMs.
+ * 15 granules of 8 SMs and a remainder granule of 12: all 132 SMs can be claimed, in counts of
+ * 8k or 12 + 8k; so beside a claim of 64 the most another can take is the rest, 68, and two
+ * claims of 64 don't fit: 64 and 60 do). Any set of granules makes one green context, adjacent
+ * or not, so fragmentation never refuses a request that fits in the free SMs.
  *
  * The registry is node-local and needs no daemon: a directory per GPU (named by its UUID)
  * under the runtime directory, one file per claim, each held by a lock (flock) that the kernel
@@ -750,8 +751,11 @@ GCTX_API gctx_status gctx_claim_stream(gctx_claim *claim, gctx_stream **stream);
  * queue for them; NULL options: no wait); then the claim's stream moves to a context on the
  * new SMs that waits (an event) for the work submitted to the old one, as layouts switch.
  * Shrinking gives granules back only once the work submitted on them has finished, so no
- * other tenant is handed SMs still in use. stream, when not NULL, gets the claim's new stream
- * (retained for the caller). On failure the claim is unchanged. */
+ * other tenant is handed SMs still in use (the work of the claim's own context: contexts made
+ * with options are the caller's to drain). What the claim had before is kept until the next
+ * resize, which releases it first (its stream's release waits for its work), so that a claim
+ * resized back and forth gets its contexts from the cache. stream, when not NULL, gets the
+ * claim's new stream (retained for the caller). On failure the claim is unchanged. */
 GCTX_API gctx_status gctx_claim_resize(gctx_claim *claim, const char *request,
                                        const gctx_claim_options *options, gctx_stream **stream);
 
