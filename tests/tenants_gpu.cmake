@@ -10,5 +10,5 @@ foreach(case bench disjoint)
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tenants_gpu_test.sh ${case} $<TARGET_FILE:greenctx_tool>)
 endforeach()
 # bench: 11 arms and two fault arms of 1 s, each with fresh processes (about 30 s on an H200);
-# disjoint: nvcc, then three rounds of tenants starting 6 s ahead.
+# disjoint: nvcc, then three rounds of tenants started 2 s apart, their kernels 5-7 s ahead.
 set_tests_properties(tenants.gpu.bench tenants.gpu.disjoint PROPERTIES TIMEOUT 150)

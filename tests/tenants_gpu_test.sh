@@ -6,10 +6,11 @@
 #             MPS is not run on a daemon that is not the bench's own), and asserts loosely
 #             the issue's targets for claims under MPS (victim p99 <= 1.10x alone, hog >=
 #             0.90x alone in its SMs; the issue's own are 1.05 and 0.97, for the full run)
-#   disjoint  two `greenctx run --sms 64` tenants run full-occupancy kernels at the same
-#             instant: on disjoint claims they take about the time of one (< 1.3x), and two
-#             `--shared` on the same 64 SMs about twice (> 1.6x); a cudart program
-#             (tests/run_gpu/spin.cu) built with nvcc here, each round starting 6 s ahead
+#   disjoint  two `greenctx run` tenants (--sms 64, and --sms rest: two claims of 64 don't
+#             fit an H200's granules) run full-occupancy kernels at the same instant: on
+#             disjoint claims they take about the time of one (< 1.3x), and two `--sms 64
+#             --shared` on the same 64 SMs about twice (> 1.6x); a cudart program
+#             (tests/run_gpu/spin.cu) built with nvcc here
 # Skips (77) on the simulated driver, without a GPU, without nvidia-cuda-mps-control, or (for
 # disjoint) without nvcc. $GREENCTX_GPU_OUT, when set, gets the JSON.
 . "$(dirname "$0")/tool_lib.sh"
@@ -74,31 +75,37 @@ disjoint)
     [ -x "$nvcc" ] || { echo "needs nvcc"; exit 77; }
     "$nvcc" -O2 -arch=native -o "$tmp/spin" "$here/spin.cu" || { fail "nvcc failed"; exit 1; }
     kernels=20 spin_us=20000 # 400 ms of full-occupancy waves per tenant on 64 SMs of its own
-    # tenants N [--shared]: N tenants at once, each `greenctx run --sms 64 [--shared]`; prints
-    # the slowest one's kernel time in ms.
+    # tenants [--shared] REQ...: one `greenctx run --sms REQ [--shared]` per REQ, all starting
+    # their kernels at one instant; prints the slowest one's kernel time in ms. They are
+    # started 2 s apart in order, so that with claims the first has its SMs before the next
+    # asks ("rest" takes every free SM).
     tenants() {
-        n=$1
-        shift
-        start=$(($(date +%s%N) + 6000000000)) # greenctx run, the preload, CUDA: ~2 s
+        shared=
+        [ "$1" = --shared ] && { shared=--shared; shift; }
+        start=$(($(date +%s%N) + ($# * 2 + 3) * 1000000000)) # run, preload, CUDA: ~2 s
         k=0
-        while [ $k -lt "$n" ]; do
-            "$tool" run --sms 64 "$@" -- "$tmp/spin" "$start" $kernels $spin_us \
+        for req in "$@"; do
+            "$tool" run --sms "$req" $shared -- "$tmp/spin" "$start" $kernels $spin_us \
                 >"$tmp/t$k.json" 2>"$tmp/t$k.err" &
             k=$((k + 1))
+            sleep 2
         done
         wait
         k=0
-        while [ $k -lt "$n" ]; do
+        for req in "$@"; do
             grep -q '"ms"' "$tmp/t$k.json" ||
-                { echo "tenant $k failed:" >&2; cat "$tmp/t$k.err" >&2; echo 0; return; }
+                { echo "tenant $k (--sms $req $shared) failed:" >&2; cat "$tmp/t$k.err" >&2; echo 0; return; }
+            sed 's/^/  /' "$tmp/t$k.err" >&2
             k=$((k + 1))
         done
         cat "$tmp"/t*.json | sed 's/.*"ms": \([0-9.]*\).*/\1/' | sort -n | tail -1
         rm -f "$tmp"/t*.json
     }
-    alone=$(tenants 1)
-    pair=$(tenants 2)
-    shared=$(tenants 2 --shared)
+    # Two claims of 64 don't fit an H200's granules (15 of 8 and one of 12): the second
+    # tenant claims the rest (68); each kernel is 64 x 8 blocks, one wave on either.
+    alone=$(tenants 64)
+    pair=$(tenants 64 rest)
+    shared=$(tenants --shared 64 64)
     echo "one tenant alone: $alone ms; two on claims: $pair ms; two --shared: $shared ms"
     echo "{\"alone_ms\": $alone, \"claims_ms\": $pair, \"shared_ms\": $shared}" >"$keep/tenants-disjoint.json"
     awk -v a="$alone" -v p="$pair" -v s="$shared" 'BEGIN {

@@ -1,5 +1,5 @@
 // spin START_NS KERNELS SPIN_US: an unmodified cudart program for the tenants' GPU test (two
-// `greenctx run --sms 64` under MPS). After its start-up it waits until the wall-clock
+// `greenctx run` tenants of at least 64 SMs under MPS). After its start-up it waits until the wall-clock
 // instant START_NS (0: now), so that two tenants start together, then launches KERNELS
 // kernels of 64 x 8 blocks of 256 threads, every thread spinning SPIN_US: on 64 SMs of its
 // own each kernel is one wave of SPIN_US; on SMs shared with another tenant, two. Prints
