@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Tenants on one GPU (issue 16), from the repository root with $OUT a folder; about 3.5
-# minutes on an H200. Builds against the real driver (build-gpu-tenants: the tool, the
+# minutes on an H200. Builds against the real driver (build-gpu-bench-tenants: the tool, the
 # preload and the resize test only), then:
 #   resize    tenants.gpu.resize: a claim grown from 16 to 64 SMs while its kernels run
 #   bench     tenants.gpu.bench: `bench tenants --quick` under the test's own MPS daemon,
@@ -20,7 +20,7 @@ set -uo pipefail
 out=${OUT:-gpu-out}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-build=build-gpu-tenants
+build=build-gpu-bench-tenants
 . "$(dirname "$0")/gpu_stages.sh"
 # Our MPS daemons and servers (this user's), and tenant workers still alive.
 leftovers() {
@@ -128,5 +128,5 @@ cat "$out/signal.log"
 
 echo
 printf '%s\n' "${results[@]}" | tee "$out/summary.txt"
-if printf '%s\n' "${results[@]}" | grep -q '^FAIL'; then echo "gpu_tenants: FAIL"; exit 1; fi
-echo "gpu_tenants: PASS"
+if printf '%s\n' "${results[@]}" | grep -q '^FAIL'; then echo "gpu_bench_tenants: FAIL"; exit 1; fi
+echo "gpu_bench_tenants: PASS"
