@@ -214,8 +214,13 @@ static int launcher_run(worker *w, long long end_ns)
     /* What a tenant is told: the library's line naming who faulted, where it can know. */
     if (failed && w->claim) {
         gctx_claim_report_fault(w->claim, (int)first);
-        const char *line = gctx_last_error();
-        tenant_say("message %s", line && *line ? line : "(the library said nothing)");
+        const char *said = gctx_last_error();
+        char line[512];
+        snprintf(line, sizeof line, "%s", said && *said ? said : "(the library said nothing)");
+        for (char *c = line; *c; c++) /* one line of the protocol */
+            if (*c == '\n' || *c == '\r')
+                *c = ' ';
+        tenant_say("message %s", line);
     }
     return 0;
 }
