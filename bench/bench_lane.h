@@ -22,6 +22,9 @@ int bench_lane_primary(const bench_env *env, int priority, bench_lane *lane);
 /* A green context on partition and a stream of it, made with the public API. */
 int bench_lane_green(const bench_env *env, gctx_partition *partition, int priority,
                      bench_lane *lane);
+/* The claim's green context (gctx_claim_context) and a stream of it: another process's claim
+ * holds other SMs, so this lane's work runs beside theirs only under MPS. */
+int bench_lane_claim(const bench_env *env, gctx_claim *claim, bench_lane *lane);
 void bench_lane_close(const bench_env *env, bench_lane *lane);
 
 /* Records lane->start / lane->end on the lane's stream. */

@@ -1,5 +1,7 @@
-/* greenctx bench isolation|scaling|overhead|all (and overlap, in cmd_bench_overlap.c): the command line, the header every output
- * carries (GPU, driver, date, command), and the order the benchmarks run and print in. */
+/* greenctx bench isolation|scaling|overhead|all|tenants (and overlap, in cmd_bench_overlap.c):
+ * the command line, the header every output carries (GPU, driver, date, command), and the
+ * order the benchmarks run and print in. `bench tenant-worker` (not in the usage) is one
+ * process of `bench tenants`. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,9 +10,10 @@
 #include "bench_overhead.h"
 #include "bench_overlap.h"
 #include "bench_scaling.h"
+#include "bench_tenants.h"
 #include "options.h"
 
-enum { RUN_ISOLATION = 1, RUN_SCALING = 2, RUN_OVERHEAD = 4 };
+enum { RUN_ISOLATION = 1, RUN_SCALING = 2, RUN_OVERHEAD = 4, RUN_TENANTS = 8 };
 
 static const struct {
     const char *name;
@@ -18,13 +21,15 @@ static const struct {
 } subcommands[] = {{"isolation", RUN_ISOLATION},
                    {"scaling", RUN_SCALING},
                    {"overhead", RUN_OVERHEAD},
-                   {"all", RUN_ISOLATION | RUN_SCALING | RUN_OVERHEAD}};
+                   {"all", RUN_ISOLATION | RUN_SCALING | RUN_OVERHEAD},
+                   {"tenants", RUN_TENANTS}};
 
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: greenctx bench isolation|scaling|overhead|all|overlap [--device N] [--json]\n"
-            "                      [--svg FILE] [--reps N] [--victim-sms N [N ...]] [--quick]\n"
+            "usage: greenctx bench isolation|scaling|overhead|all|tenants|overlap [--device N]\n"
+            "                      [--json] [--svg FILE] [--reps N] [--victim-sms N [N ...]]\n"
+            "                      [--quick]\n"
             "       greenctx bench overlap --help   (overlap's own options)\n"
             "\n"
             "  isolation   a short victim beside a hog: alone, plain streams, priorities, green\n"
@@ -33,14 +38,21 @@ static void usage(FILE *out)
             "  overhead    greenctx against the raw driver calls (split, contexts, streams,\n"
             "              re-partitioning) and the launch cost on green vs ordinary streams\n"
             "  all         the three (under a minute on an H200; --quick: about 10 s)\n"
+            "  tenants     two processes on one GPU, a latency victim and a hog: alone, without\n"
+            "              MPS (time-slicing), MPS, MPS with the active-thread percentage, and\n"
+            "              greenctx claims with and without MPS; a memory-bound pair; a fault\n"
+            "              arm (what one tenant's fault does to the other). Starts and quits its\n"
+            "              own MPS daemon when none answers (about 80 s; --quick: 40 s)\n"
             "  overlap     an NCCL all-reduce beside cuBLAS GEMMs on two GPUs, green partitions\n"
             "              against ordinary streams (its own options: bench overlap --help)\n"
             "\n"
             "  --reps N         repetitions per measurement (defaults: isolation 1000,\n"
             "                   scaling 20, overhead 200; --quick: 150, 7, 50)\n"
             "  --victim-sms N   the victim's partition size(s) for isolation (default 16); the\n"
-            "                   first is also the overhead benchmark's split\n"
-            "  --svg FILE       draw the latency distributions and scaling curves\n"
+            "                   first is also the overhead benchmark's split and the tenants'\n"
+            "                   victim claim\n"
+            "  --svg FILE       draw the latency distributions and scaling curves (tenants:\n"
+            "                   the victim's distribution in each arrangement)\n"
             "  --json           every figure as one JSON document on stdout\n"
             "\n"
             "Kernels ship as PTX and need a GPU; on the simulated driver only `overhead` runs\n"
@@ -112,7 +124,7 @@ static int parse(int argc, char **argv, greenctx_tool_options *opts, bench_optio
                 k++;
             if (k == sizeof subcommands / sizeof subcommands[0])
                 return greenctx_args_bad(&args, "unknown benchmark '%s': isolation, scaling, "
-                                         "overhead, all or overlap%s", a,
+                                         "overhead, all, tenants or overlap%s", a,
                                          strcmp(a, "overlap") ? ""
                                                               : " (overlap comes first: greenctx "
                                                                 "bench overlap [OPTIONS])");
@@ -125,7 +137,12 @@ static int parse(int argc, char **argv, greenctx_tool_options *opts, bench_optio
     if (!*runs)
         return greenctx_args_bad(&args, "which benchmark? isolation, scaling, overhead, all or "
                                         "overlap");
-    if (opt->svg_path && !(*runs & (RUN_ISOLATION | RUN_SCALING)))
+    if (*runs == RUN_TENANTS && opt->reps)
+        return greenctx_args_bad(&args, "--reps: tenants run for a time (3 s an arm, --quick "
+                                 "1 s), not a count");
+    if (*runs == RUN_TENANTS && opt->nb_victim_sms > 1)
+        return greenctx_args_bad(&args, "--victim-sms: tenants take one victim size");
+    if (opt->svg_path && !(*runs & (RUN_ISOLATION | RUN_SCALING | RUN_TENANTS)))
         return greenctx_args_bad(&args, "--svg draws isolation and scaling; 'overhead' has "
                                  "neither");
     return GREENCTX_EXIT_OK;
@@ -177,6 +194,7 @@ typedef struct bench_results {
     unsigned nb_iso;
     scaling_result scaling;
     ov_result overhead;
+    tenants_result tenants;
     int runs;
 } bench_results;
 
@@ -226,6 +244,10 @@ static void print_json(const bench_env *env, const bench_results *r)
         bench_overhead_json(&w, &r->overhead);
     else
         json_null(&w, "overhead");
+    if (r->runs & RUN_TENANTS)
+        bench_tenants_json(&w, &r->tenants);
+    else
+        json_null(&w, "tenants");
     json_end(&w);
 }
 
@@ -238,6 +260,8 @@ static int write_svg(const bench_env *env, const bench_results *r)
         bench_isolation_chart(&r->iso[i], chart);
     if (r->runs & RUN_SCALING)
         bench_scaling_chart(env, &r->scaling, chart);
+    if (r->runs & RUN_TENANTS)
+        bench_tenants_chart(&r->tenants, chart);
     int rc = bench_svg_write(env->opt.svg_path, env, chart);
     free(chart);
     if (rc == 0 && !env->opt.json)
@@ -245,10 +269,37 @@ static int write_svg(const bench_env *env, const bench_results *r)
     return rc;
 }
 
+/* The tenants run in processes of their own: this one holds no context meanwhile, and prints
+ * what ran even when an arm failed (its row says why). */
+static int run_tenants(bench_env *env)
+{
+    bench_results *results = calloc(1, sizeof *results);
+    int rc = results && check_victim_sizes(env) == 0 ? 0 : -1;
+    bench_env_close(env);
+    if (rc) {
+        free(results);
+        return GREENCTX_EXIT_FAILED;
+    }
+    results->runs = RUN_TENANTS;
+    if (!env->opt.json)
+        print_header(env);
+    rc = bench_tenants_run(env, NULL, &results->tenants);
+    if (env->opt.json)
+        print_json(env, results);
+    else
+        bench_tenants_print(env, &results->tenants);
+    if (env->opt.svg_path && write_svg(env, results))
+        rc = -1;
+    free(results);
+    return rc ? GREENCTX_EXIT_FAILED : GREENCTX_EXIT_OK;
+}
+
 int greenctx_cmd_bench(int argc, char **argv, greenctx_tool_options *opts)
 {
     bench_env env;
     memset(&env, 0, sizeof env);
+    if (argc > 1 && !strcmp(argv[1], "tenant-worker")) /* started by bench tenants */
+        return bench_tenant_worker(argc - 1, argv + 1, opts);
     if (argc > 1 && !strcmp(argv[1], "overlap")) { /* two GPUs, its own options */
         command_line(opts, argc, argv, env.command, sizeof env.command);
         return greenctx_bench_overlap(argc - 1, argv + 1, opts, env.command);
@@ -268,7 +319,7 @@ int greenctx_cmd_bench(int argc, char **argv, greenctx_tool_options *opts)
         return GREENCTX_EXIT_FAILED;
     }
     env.simulated |= opts->simulated;
-    if ((runs & (RUN_ISOLATION | RUN_SCALING)) && !env.kernels) {
+    if ((runs & (RUN_ISOLATION | RUN_SCALING | RUN_TENANTS)) && !env.kernels) {
         bench_env_close(&env);
         return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED,
                                    gctx_status_name(GCTX_ERROR_UNSUPPORTED),
@@ -277,6 +328,8 @@ int greenctx_cmd_bench(int argc, char **argv, greenctx_tool_options *opts)
                                    "simulated driver?). Only `greenctx bench overhead` runs "
                                    "here, without its launch rows.");
     }
+    if (runs == RUN_TENANTS)
+        return run_tenants(&env);
     bench_results *results = calloc(1, sizeof *results);
     rc = results ? 0 : -1;
     if (!rc) {

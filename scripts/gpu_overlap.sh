@@ -9,23 +9,7 @@ export NCCL_NVLS_ENABLE=0 # never NVLink multicast: it can take every GPU of the
 out=${OUT:-gpu-out}
 mkdir -p "$out"
 build=build-nccl
-results=()
-stage() { # stage NAME TIMEOUT COMMAND...: runs it, logs to $out/NAME.log, records PASS/FAIL
-    local name=$1 limit=$2
-    shift 2
-    local t0=$SECONDS
-    timeout --kill-after=10 "$limit" "$@" >"$out/$name.log" 2>&1
-    local rc=$?
-    local verdict=PASS
-    if [ "$rc" -eq 77 ]; then
-        verdict="SKIP (exit 77)"
-    elif [ "$rc" -ne 0 ]; then
-        verdict="FAIL (exit $rc$([ "$rc" -eq 124 ] && echo ', timed out'))"
-    fi
-    results+=("$verdict $name ($((SECONDS - t0)) s)")
-    echo "== $name: $verdict ($((SECONDS - t0)) s)"
-    tail -n 40 "$out/$name.log"
-}
+. "$(dirname "$0")/gpu_stages.sh"
 
 {
     date -u +%Y-%m-%dT%H:%M:%SZ

@@ -1,0 +1,14 @@
+# Tenants on a GPU (make test-gpu; each skips with its reason on the simulated driver or
+# without a GPU): `bench tenants --quick` and two `greenctx run` tenants (64 and rest) under
+# an MPS daemon each case starts and quits itself (tenants_gpu_test.sh), and a claim resized
+# from 16 to 64 SMs while its kernels run (test_claims_gpu.c). include()d after the object
+# tests and the tool's, whose helpers it uses.
+greenctx_object_test_binary(test_claims_gpu test_claims_gpu.c)
+greenctx_driver_test(tenants.gpu.resize COMMAND test_claims_gpu)
+foreach(case bench disjoint)
+  greenctx_driver_test(tenants.gpu.${case} LABELS tool
+    COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tenants_gpu_test.sh ${case} $<TARGET_FILE:greenctx_tool>)
+endforeach()
+# bench: 11 arms and two fault arms of 1 s, each with fresh processes (about 30 s on an H200);
+# disjoint: nvcc, then three rounds of tenants started 2 s apart, their kernels 5-7 s ahead.
+set_tests_properties(tenants.gpu.bench tenants.gpu.disjoint PROPERTIES TIMEOUT 150)
