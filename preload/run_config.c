@@ -80,7 +80,7 @@ static void drop_from_ld_preload(void)
 static void check_names(void)
 {
     static const char *const known[] = {GREENCTX_RUN_SMS, GREENCTX_RUN_ROUND, GREENCTX_RUN_REPORT,
-                                        GREENCTX_RUN_INHERIT};
+                                        GREENCTX_RUN_INHERIT, GREENCTX_RUN_CLAIM};
     size_t prefix = strlen(GREENCTX_RUN_VAR_PREFIX);
     for (char **e = environ; e && *e; e++) {
         if (strncmp(*e, GREENCTX_RUN_VAR_PREFIX, prefix) != 0)
@@ -93,7 +93,7 @@ static void check_names(void)
             char name[128];
             snprintf(name, sizeof name, "%.*s", (int)len, *e);
             config_error("unknown variable %s (the preload reads GREENCTX_RUN_SMS, _ROUND, "
-                         "_REPORT and _INHERIT)",
+                         "_REPORT, _INHERIT and _CLAIM)",
                          name);
         }
     }
@@ -104,7 +104,7 @@ static void check_names(void)
 static void drop_variables(int all)
 {
     static const char *const names[] = {GREENCTX_RUN_SMS, GREENCTX_RUN_ROUND,
-                                        GREENCTX_RUN_INHERIT};
+                                        GREENCTX_RUN_INHERIT, GREENCTX_RUN_CLAIM};
     if (all)
         for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
             unsetenv(names[i]);
@@ -120,6 +120,7 @@ __attribute__((constructor)) static void run_config_load(void)
     take(GREENCTX_RUN_SMS, run_cfg.sms, sizeof run_cfg.sms);
     take(GREENCTX_RUN_ROUND, run_cfg.round, sizeof run_cfg.round);
     take(GREENCTX_RUN_REPORT, run_cfg.report, sizeof run_cfg.report);
+    take(GREENCTX_RUN_CLAIM, run_cfg.claim, sizeof run_cfg.claim);
     const char *inherit = getenv(GREENCTX_RUN_INHERIT);
     if (inherit && strcmp(inherit, "0") != 0 && strcmp(inherit, "1") != 0)
         config_error("%s='%s': use 1 (children are confined too) or 0", GREENCTX_RUN_INHERIT,
@@ -139,6 +140,9 @@ __attribute__((constructor)) static void run_config_load(void)
     run_cfg.pid = (long)getpid();
     if (run_cfg.report[0] && atexit(run_report_at_exit) != 0)
         config_error("the report could not be registered to be written at exit");
+    /* Before the program's own handlers, so it runs after them: the program's last work. */
+    if (run_cfg.claim[0] && atexit(run_fault_check_at_exit) != 0)
+        config_error("the fault check could not be registered to run at exit");
     drop_variables(!run_cfg.inherit);
     if (!run_cfg.inherit)
         drop_from_ld_preload();

@@ -36,7 +36,9 @@ static cu_result bind(CUcontext ctx, int push)
     if (!d)
         return refuse_context(ctx, push ? "cuCtxPushCurrent" : "cuCtxSetCurrent");
     atomic_fetch_add(ctx == d->primary ? &run_count.binds_redirected : &run_count.binds_passed, 1);
-    return real(d->green);
+    cu_result r = real(d->green);
+    run_fault_seen(d, r);
+    return r;
 }
 
 /* What reading the current context gives (pop: cuCtxPopCurrent, else cuCtxGetCurrent): the
@@ -74,6 +76,7 @@ RUN_EXPORT cu_result cuDevicePrimaryCtxRetain(CUcontext *ctx, cu_device dev)
     cu_result r = run.drv.retain(ctx, dev);
     if (r == CU_OK)
         atomic_fetch_add(&run_count.retains, 1);
+    run_fault_seen(run_device_of_cu_device(dev), r);
     return r;
 }
 

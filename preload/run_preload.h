@@ -49,6 +49,7 @@ typedef struct run_config {
     char sms[512];    /* GREENCTX_RUN_SMS as given */
     char round[16];   /* GREENCTX_RUN_ROUND, "" when unset */
     char report[4096]; /* GREENCTX_RUN_REPORT, "" when unset */
+    char claim[4096];  /* GREENCTX_RUN_CLAIM, "" when unset (greenctx run --shared) */
     int inherit;
     long pid; /* the process the variables were read in: only it writes the report */
 } run_config;
@@ -63,6 +64,8 @@ typedef struct run_device {
     CUcontext primary;  /* the device's primary context, as the program knows it */
     CUcontext green;    /* what binds of `primary` make current */
     gctx_context *context;
+    gctx_claim *claim;     /* the tenant's claim the context is on, or NULL (--shared) */
+    gctx_stream *probe;    /* the claim's stream: where a fault is seen at exit */
     run_device_plan plan;
     unsigned long long green_id;
     unsigned sm_ids[RUN_MAX_SM_IDS]; /* from a %smid kernel, when a report is asked for */
@@ -141,6 +144,17 @@ void *run_hook_for_symbol(const char *name);
 /* What cuGetProcAddress hands the program for `symbol` at `version`, given what the driver
  * returned. */
 void *run_hook_for_proc(const char *symbol, int version, void *driver_fn);
+
+/* ---- run_fault.c: a context that died of a sticky fault ----------------------------------- */
+
+/* When `result` (what a driver call on device d returned; d may be NULL) is a sticky fault
+ * (700 and its kin: the context is dead), records it in the claims registry
+ * (gctx_claim_report_fault) and prints its line on stderr, once per process. The program's
+ * own result is never changed. */
+void run_fault_seen(run_device *d, cu_result result);
+/* At exit: asks each claimed device's context whether it died (cuStreamQuery of the claim's
+ * stream), as above. */
+void run_fault_check_at_exit(void);
 
 /* ---- run_report.c ------------------------------------------------------------------------- */
 

@@ -1,6 +1,7 @@
 /* --report FILE.json: what was confined and what the program did with it, written when the
  * program exits (by the process that was confined, not by a child that forked from it). */
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "run_preload.h"
@@ -21,6 +22,17 @@ static void device_json(FILE *f, const run_device *d)
         for (unsigned i = 0; i < d->nb_sm_ids && i < RUN_MAX_SM_IDS; i++)
             fprintf(f, "%s%u", i ? "," : "", d->sm_ids[i]);
         fputs("],\"sm_ids_error\":null", f);
+    }
+    gctx_claim_info info;
+    memset(&info, 0, sizeof info);
+    info.size = sizeof info;
+    if (d->claim && gctx_claim_get_info(d->claim, &info) == GCTX_SUCCESS) {
+        fprintf(f, ",\"claim\":{\"sm_count\":%u,\"granules\":[", info.sm_count);
+        for (unsigned i = 0; i < info.nb_granules && i < GCTX_CLAIM_MAX_GRANULES; i++)
+            fprintf(f, "%s%u", i ? "," : "", info.granules[i]);
+        fputs("]}", f);
+    } else {
+        fputs(",\"claim\":null", f);
     }
     fputc('}', f);
 }

@@ -90,6 +90,35 @@ const char *run_request_for(const run_request *request, int device)
     return NULL;
 }
 
+int run_claim_list_add(char *list, size_t size, int device, const char *token)
+{
+    size_t used = strlen(list);
+    if (strchr(token, ','))
+        return -1;
+    int n = snprintf(list + used, size - used, "%s%d=%s", used ? "," : "", device, token);
+    return n < 0 || (size_t)n >= size - used ? -1 : 0;
+}
+
+int run_claim_list_find(const char *list, int device, char *token, size_t size)
+{
+    for (const char *p = list; p && *p;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char *end = NULL;
+        long d = strtol(p, &end, 10);
+        if (end != p && *end == '=' && d == device && (size_t)(end + 1 - p) <= len) {
+            size_t n = len - (size_t)(end + 1 - p);
+            if (n >= size)
+                return -1;
+            memcpy(token, end + 1, n);
+            token[n] = '\0';
+            return 0;
+        }
+        p = comma ? comma + 1 : NULL;
+    }
+    return -1;
+}
+
 static gctx_status failed(gctx_status s, int device, char *err, size_t size)
 {
     say(err, size, "device %d: %s", device, gctx_last_error());

@@ -12,6 +12,12 @@
  *   GREENCTX_RUN_ROUND    strict (default), down, nearest, up
  *   GREENCTX_RUN_REPORT   a file the JSON report is written to when the program exits
  *   GREENCTX_RUN_INHERIT  1 (default): child processes are confined too; 0: they are not
+ *   GREENCTX_RUN_CLAIM    DEV=TOKEN[,DEV=TOKEN...]: the claim the tool took for each device it
+ *                         confines (gctx_claim_export's token; the lock's descriptor is
+ *                         inherited); the preload joins it (gctx_claim_join) and makes the
+ *                         device's green context on the claim's SMs, and stops the program
+ *                         (exit status 125) when the join fails. Unset: no claim (--shared),
+ *                         a fresh split as before
  */
 #ifndef GREENCTX_RUN_REQUEST_H
 #define GREENCTX_RUN_REQUEST_H
@@ -25,6 +31,7 @@
 #define GREENCTX_RUN_ROUND "GREENCTX_RUN_ROUND"
 #define GREENCTX_RUN_REPORT "GREENCTX_RUN_REPORT"
 #define GREENCTX_RUN_INHERIT "GREENCTX_RUN_INHERIT"
+#define GREENCTX_RUN_CLAIM "GREENCTX_RUN_CLAIM"
 
 /* The exit status of a program the preload stopped because it could not confine it. */
 #define GREENCTX_RUN_EXIT_NOT_CONFINED 125
@@ -47,6 +54,13 @@ typedef struct run_request {
 int run_request_parse(const char *text, run_request *out, char *err, size_t err_size);
 /* The request for a device ordinal, or NULL when that device is not to be used. */
 const char *run_request_for(const run_request *request, int device);
+
+/* GREENCTX_RUN_CLAIM: appends "DEV=TOKEN" to list (a comma first unless it is empty); -1
+ * when it does not fit or the token holds a comma. */
+int run_claim_list_add(char *list, size_t size, int device, const char *token);
+/* The token for a device in such a list, into token; 0 when found, -1 when the device has
+ * none. */
+int run_claim_list_find(const char *list, int device, char *token, size_t size);
 
 /* What a request gives on one device. */
 typedef struct run_device_plan {

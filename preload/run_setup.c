@@ -112,12 +112,41 @@ static void observe(run_device *d)
     }
 }
 
+/* The tenant's claim, taken by greenctx run before the program started: the green context
+ * is made on exactly its SMs, so two runs never share SMs. Without it the program would run
+ * on SMs another tenant may hold: it is stopped. */
+static void join_claim(run_device *d, const char *request)
+{
+    char token[1024], why[512];
+    if (run_claim_list_find(run_cfg.claim, d->ordinal, token, sizeof token) != 0)
+        run_die("%s=%s has no claim for device %d, which %s=%s confines", GREENCTX_RUN_CLAIM,
+                run_cfg.claim, d->ordinal, GREENCTX_RUN_SMS, run_cfg.sms);
+    gctx_status s = gctx_claim_join(d->ordinal, token, &d->claim);
+    if (s != GCTX_SUCCESS)
+        run_die("device %d: the claim greenctx run took could not be joined (%s: %s)",
+                d->ordinal, gctx_status_name(s), gctx_last_error());
+    if (run_plan_device(d->ordinal, request, run_cfg.round[0] ? run_cfg.round : NULL, &d->plan,
+                        NULL, why, sizeof why) != GCTX_SUCCESS)
+        run_die("%s=%s: %s", GREENCTX_RUN_SMS, run_cfg.sms, why);
+    gctx_claim_info info;
+    memset(&info, 0, sizeof info);
+    info.size = sizeof info;
+    if ((s = gctx_claim_get_info(d->claim, &info)) != GCTX_SUCCESS ||
+        (s = gctx_claim_context(d->claim, NULL, &d->context)) != GCTX_SUCCESS ||
+        (s = gctx_claim_stream(d->claim, &d->probe)) != GCTX_SUCCESS)
+        run_die("device %d: no green context on the claim's SMs (%s: %s)", d->ordinal,
+                gctx_status_name(s), gctx_last_error());
+    d->plan.sm_count = info.sm_count;
+}
+
 static void confine(run_device *d, int ordinal, const char *request)
 {
     char why[512];
     d->ordinal = ordinal;
-    if (run_plan_device(ordinal, request, run_cfg.round[0] ? run_cfg.round : NULL, &d->plan,
-                        &d->context, why, sizeof why) != GCTX_SUCCESS)
+    if (run_cfg.claim[0])
+        join_claim(d, request);
+    else if (run_plan_device(ordinal, request, run_cfg.round[0] ? run_cfg.round : NULL, &d->plan,
+                             &d->context, why, sizeof why) != GCTX_SUCCESS)
         run_die("%s=%s: %s", GREENCTX_RUN_SMS, run_cfg.sms, why);
     cu_result r = run.drv.device_get(&d->cu_device, ordinal);
     /* A reference the preload holds for the life of the process: the handle the program

@@ -12,6 +12,9 @@
  *   second_driver PATH   looks cuGetProcAddress_v2 up in another copy of the driver
  *   spawn CASE...  runs itself with CASE... as a child and returns its exit status
  *   noop           loads the driver and retains the primary context, nothing else
+ *   hold DIR       binds the primary context (so the preload confines the program), writes
+ *                  DIR/ready, then waits for DIR/go (at most 60 s): a tenant that stays while
+ *                  the test looks at the registry
  *
  * Exit status 0 when what it checked held, 1 otherwise (with the reason).
  */
@@ -360,6 +363,23 @@ static int spawn(char **argv)
     return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
+static int hold(const char *dir)
+{
+    char ready[4096], go[4096];
+    snprintf(ready, sizeof ready, "%s/ready", dir);
+    snprintf(go, sizeof go, "%s/go", dir);
+    load(0);
+    check(p.retain(&p.primary, p.dev), "cuDevicePrimaryCtxRetain");
+    check(p.set_current(p.primary), "cuCtxSetCurrent");
+    FILE *f = fopen(ready, "w");
+    if (!f || fclose(f) != 0)
+        fail("writing DIR/ready", 0);
+    for (int i = 0; i < 6000 && access(go, F_OK) != 0; i++)
+        usleep(10000);
+    check(p.release(p.dev), "cuDevicePrimaryCtxRelease");
+    return p.failed;
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 3 && strcmp(argv[1], "confined") == 0)
@@ -374,6 +394,8 @@ int main(int argc, char **argv)
         return second_driver(argv[2]);
     if (argc >= 3 && strcmp(argv[1], "spawn") == 0)
         return spawn(argv);
+    if (argc >= 3 && strcmp(argv[1], "hold") == 0)
+        return hold(argv[2]);
     if (argc >= 2 && strcmp(argv[1], "noop") == 0) {
         load(0);
         check(p.retain(&p.primary, p.dev), "cuDevicePrimaryCtxRetain");
@@ -381,6 +403,6 @@ int main(int argc, char **argv)
         return p.failed;
     }
     fprintf(stderr, "usage: run_probe confined|direct N | refusals | foreign_bind | "
-                    "second_driver PATH | spawn CASE... | noop\n");
+                    "second_driver PATH | spawn CASE... | noop | hold DIR\n");
     return 2;
 }

@@ -1,8 +1,10 @@
-/* greenctx run [--device N] --sms REQ [--round MODE] [--report FILE.json] [--no-inherit] -- CMD
+/* greenctx run [--device N] --sms REQ [--round MODE] [--report FILE.json] [--no-inherit]
+ *              [--wait[=S] | --shared] [--label TEXT] [--memory SIZE] -- CMD
  * greenctx run [--device N] --sweep REQ,REQ,... [--round MODE] [--json] [--svg FILE] -- CMD
  *
- * Checks the request with the planner, then starts CMD with the preload (docs/run.md), which
- * confines every kernel the program launches to a green context of that size. */
+ * Checks the request with the planner, claims the SMs (run_claims.c), then starts CMD with
+ * the preload (docs/run.md), which confines every kernel the program launches to a green
+ * context on the claimed SMs. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
@@ -24,7 +26,8 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: greenctx run [--device N] --sms REQ [--round MODE] [--report FILE.json]\n"
-            "                    [--no-inherit] -- CMD [ARGS...]\n"
+            "                    [--no-inherit] [--wait[=SECONDS] | --shared] [--label TEXT]\n"
+            "                    [--memory SIZE] -- CMD [ARGS...]\n"
             "       greenctx run [--device N] --sweep REQ,REQ,... [--round MODE] [--json]\n"
             "                    [--svg FILE] -- CMD [ARGS...]\n"
             "\n"
@@ -37,10 +40,18 @@ static void usage(FILE *out)
             "                 nearest, up\n"
             "  --report FILE  at exit, JSON: device, SMs and their ids, binds redirected, threads\n"
             "  --no-inherit   programs CMD starts are not confined\n"
+            "  --wait[=S]     when the SMs are held by other tenants, queue for them (up to S\n"
+            "                 seconds; no value: as long as it takes) instead of refusing\n"
+            "  --shared       take no claim: other tenants may run on the same SMs (as before\n"
+            "                 claims); by default the SMs are claimed (greenctx ps lists them)\n"
+            "  --label TEXT   a name for the claim, shown by greenctx ps\n"
+            "  --memory SIZE  the program's device-memory limit under MPS (16G, 512M):\n"
+            "                 CUDA_MPS_PINNED_DEVICE_MEM_LIMIT; refused without an MPS daemon\n"
             "  --sweep LIST   run CMD once per size: wall time, speed-up against the smallest\n"
             "                 size and efficiency per SM (--json, --svg FILE)\n"
             "When the program can't be confined it does not run: greenctx run exits 1 before\n"
-            "starting it, or the program is stopped with exit status %d.\n%s",
+            "starting it, or the program is stopped with exit status %d. Tenants on disjoint\n"
+            "claims run side by side only under MPS (greenctx mps start; docs/tenants.md).\n%s",
             GREENCTX_RUN_EXIT_NOT_CONFINED, tool_groups_help);
 }
 
@@ -48,13 +59,17 @@ static void usage(FILE *out)
  * follows it is the program's, options or not. */
 static int parse_args(int argc, char **argv, greenctx_tool_options *opts, run_args *a)
 {
-    enum { SMS, SWEEP, ROUND, REPORT, SVG, NO_INHERIT };
+    enum { SMS, SWEEP, ROUND, REPORT, SVG, WAIT, SHARED, LABEL, MEMORY, NO_INHERIT };
     static const greenctx_option own[] = {
         {"--sms", "a GROUP (16, 25%, ...), all, or DEV=GROUP,DEV=GROUP"},
         {"--sweep", "sizes, e.g. 16,32,64,all"},
         {"--round", "strict, down, nearest or up"},
         {"--report", "a file for the JSON report"},
         {"--svg", "a file for the chart"},
+        {"--wait", "[=SECONDS]"},
+        {"--shared", NULL},
+        {"--label", "a text for greenctx ps"},
+        {"--memory", "a size such as 16G or 512M"},
         {"--no-inherit", NULL},
         {NULL, NULL},
     };
@@ -77,6 +92,19 @@ static int parse_args(int argc, char **argv, greenctx_tool_options *opts, run_ar
             break;
         case REPORT: a->report = args.value; break;
         case SVG: a->svg = args.value; break;
+        case WAIT:
+            a->wait = 1;
+            a->wait_ms = -1;
+            if (args.value && greenctx_parse_int(args.value, 0, INT_MAX / 1000, &a->wait_ms) != 0)
+                return greenctx_args_bad(&args, "--wait=SECONDS takes a whole number of seconds; "
+                                                "got '%s'",
+                                         args.value);
+            if (args.value)
+                a->wait_ms *= 1000;
+            break;
+        case SHARED: a->shared = 1; break;
+        case LABEL: a->label = args.value; break;
+        case MEMORY: a->memory = args.value; break;
         default: a->no_inherit = 1; break;
         }
     }
@@ -91,17 +119,27 @@ static int parse_args(int argc, char **argv, greenctx_tool_options *opts, run_ar
         return greenctx_args_bad(&args, "--json and --svg go with --sweep");
     if (a->sweep && a->report)
         return greenctx_args_bad(&args, "--report goes with --sms (one run)");
+    if (a->shared && (a->wait || a->label))
+        return greenctx_args_bad(&args, "--shared takes no claim: --wait and --label go with a "
+                                        "claim");
     return GREENCTX_EXIT_OK;
 }
 
-/* A GROUP's syntax alone (no device needed): a typo is bad usage, not a failed plan. */
-static int check_syntax(const greenctx_tool_options *opts, const run_request *request)
+/* A GROUP's syntax alone (no device needed): a typo is bad usage, not a failed plan. A
+ * claim is a count of SMs, so a GROUP's suffixes (16:c2) need --shared. */
+static int check_syntax(const run_args *args, const run_request *request)
 {
+    const greenctx_tool_options *opts = args->opts;
     for (unsigned i = 0; i < request->nb_entries; i++) {
         char *text = (char *)request->entries[i].text;
         tool_group_request groups;
         if (strcmp(text, "all") == 0)
             continue;
+        if (!args->shared && strchr(text, ':'))
+            return greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage",
+                                       "'%s': a claim is a count or a share of the SMs; a "
+                                       "GROUP's suffixes need --shared (no claim)",
+                                       text);
         if (tool_parse_groups(opts, 1, &text, 100, 1, &groups) != 0)
             return GREENCTX_EXIT_USAGE;
         tool_free_groups(&groups);
@@ -124,7 +162,7 @@ int run_check_request(const run_args *args, const char *request, char *text, siz
     char why[512];
     if (run_request_parse(text, &parsed, why, sizeof why) != 0)
         return greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage", "%s", why);
-    int rc = check_syntax(opts, &parsed), count = 0;
+    int rc = check_syntax(args, &parsed), count = 0;
     if (rc != GREENCTX_EXIT_OK)
         return rc;
     gctx_status s = gctx_device_count(&count);
@@ -158,7 +196,27 @@ int run_check_request(const run_args *args, const char *request, char *text, siz
     return GREENCTX_EXIT_OK;
 }
 
-int run_set_environment(const run_args *args, const char *text)
+/* --memory for every confined device, in MPS's syntax ("0=16G,1=16G"). */
+static int set_memory_limit(const run_args *args, const char *text)
+{
+    if (!args->memory)
+        return 0;
+    run_request parsed;
+    char why[256], value[1024] = "";
+    int count = 0;
+    if (run_request_parse(text, &parsed, why, sizeof why) != 0 ||
+        gctx_device_count(&count) != GCTX_SUCCESS)
+        return -1;
+    for (int dev = 0; dev < count && dev < RUN_MAX_DEVICES; dev++) {
+        size_t used = strlen(value);
+        if (run_request_for(&parsed, dev))
+            snprintf(value + used, sizeof value - used, "%s%d=%s", used ? "," : "", dev,
+                     args->memory);
+    }
+    return setenv("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", value, 1);
+}
+
+int run_set_environment(const run_args *args, const char *text, const run_claims *claims)
 {
     /* The program's own LD_PRELOAD, taken once: a sweep sets this for every run. */
     static char *original;
@@ -182,6 +240,9 @@ int run_set_environment(const run_args *args, const char *text)
     bad |= args->report ? setenv(GREENCTX_RUN_REPORT, args->report, 1)
                         : unsetenv(GREENCTX_RUN_REPORT);
     bad |= args->no_inherit ? setenv(GREENCTX_RUN_INHERIT, "0", 1) : unsetenv(GREENCTX_RUN_INHERIT);
+    bad |= claims->variable[0] ? setenv(GREENCTX_RUN_CLAIM, claims->variable, 1)
+                               : unsetenv(GREENCTX_RUN_CLAIM);
+    bad |= set_memory_limit(args, text);
     if (bad) {
         perror("greenctx run: setting the environment");
         return -1;
@@ -261,22 +322,32 @@ int greenctx_cmd_run(int argc, char **argv, greenctx_tool_options *opts)
         return rc;
     if ((rc = find_preload(&args)) != GREENCTX_EXIT_OK)
         return rc;
+    if ((rc = run_check_mps(&args)) != GREENCTX_EXIT_OK)
+        return rc;
     if (args.sweep)
         return run_sweep(&args);
-    char text[512];
+    char text[512], note[600];
     run_device_plan plans[RUN_MAX_DEVICES];
     unsigned nb_plans = 0;
     rc = run_check_request(&args, args.sms, text, sizeof text, plans, &nb_plans);
     if (rc != GREENCTX_EXIT_OK)
         return rc;
+    run_claims claims;
+    if ((rc = run_take_claims(&args, plans, nb_plans, &claims)) != GREENCTX_EXIT_OK)
+        return rc;
     for (unsigned i = 0; i < nb_plans; i++)
-        fprintf(stderr, "greenctx run: device %d: %u of %u SMs\n", plans[i].device,
-                plans[i].sm_count, plans[i].device_sms);
-    if (run_set_environment(&args, text) != 0)
+        fprintf(stderr, "greenctx run: device %d: %u of %u SMs%s\n", plans[i].device,
+                plans[i].sm_count, plans[i].device_sms,
+                run_claim_note(&args, &claims, i, note, sizeof note));
+    if (run_set_environment(&args, text, &claims) != 0) {
+        run_drop_claims(&claims);
         return GREENCTX_EXIT_FAILED;
+    }
     fflush(NULL);
+    /* The claims' locks pass to the program (GCTX_CLAIM_INHERIT): they are its now. */
     execvp(args.command[0], args.command);
     int err = errno;
+    run_drop_claims(&claims);
     return greenctx_tool_error(opts, err == ENOENT ? 127 : 126, "exec", "%s: %s", args.command[0],
                                strerror(err));
 }

@@ -20,6 +20,8 @@ static const command commands[] = {
     {"bench", greenctx_cmd_bench, "measured isolation, scaling and overhead (needs a GPU)"},
     {"map", greenctx_cmd_map, "make the split, run a kernel on each partition, show its SMs"},
     {"run", greenctx_cmd_run, "run a program confined to N SMs, or sweep sizes (run --sms 16 -- CMD)"},
+    {"ps", greenctx_cmd_ps, "the tenants of each GPU: SM claims, free SMs, MPS, recent events"},
+    {"mps", greenctx_cmd_mps, "your own MPS control daemon: mps start|stop|status"},
 };
 #define NB_COMMANDS (sizeof commands / sizeof commands[0])
 
@@ -152,7 +154,7 @@ int main(int argc, char **argv)
             return finish_output(&opts, commands[c].run(argc - i, argv + i, &opts));
         }
     /* The valid commands, from the table the usage lists too. */
-    char names[64] = "";
+    char names[128] = "";
     for (size_t c = 0; c < NB_COMMANDS; c++)
         snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", c ? ", " : "",
                  commands[c].name);

@@ -56,6 +56,10 @@ static int take_value(greenctx_args *args, const greenctx_option *option, const 
         args->value = NULL;
         return 0;
     }
+    if (option->value_help[0] == '[') { /* optional: only as --name=VALUE */
+        args->value = equals ? equals + 1 : NULL;
+        return 0;
+    }
     if (equals)
         args->value = equals + 1;
     else if (args->next < args->argc)

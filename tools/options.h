@@ -23,7 +23,9 @@
 #include "tool.h"
 
 /* One option of a command: "--round" and the words its value takes ("strict, down, nearest
- * or up", for the message when it is missing), or NULL for a flag. A table ends with {NULL}. */
+ * or up", for the message when it is missing), or NULL for a flag. A value_help that starts
+ * with '[' ("[=SECONDS]") makes the value optional: given only as --name=VALUE, else
+ * args.value is NULL. A table ends with {NULL}. */
 typedef struct greenctx_option {
     const char *name;
     const char *value_help;

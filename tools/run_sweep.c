@@ -16,6 +16,8 @@ typedef struct sweep_point {
     char request[RUN_MAX_REQUEST];
     char text[512]; /* GREENCTX_RUN_SMS for this size */
     run_device_plan plan; /* of the first device confined */
+    run_device_plan plans[RUN_MAX_DEVICES]; /* of every device confined, for the claims */
+    unsigned nb_plans;
     double wall_ms, speedup, efficiency;
     int status; /* the program's exit status; -1 when killed by a signal */
 } sweep_point;
@@ -29,9 +31,9 @@ static double now_ms(void)
 
 /* One run; with --json the program's stdout goes to stderr, so that stdout stays one JSON
  * document. */
-static int run_once(run_args *args, sweep_point *pt)
+static int run_once(run_args *args, sweep_point *pt, const run_claims *claims)
 {
-    if (run_set_environment(args, pt->text) != 0)
+    if (run_set_environment(args, pt->text, claims) != 0)
         return -1;
     fflush(NULL);
     double t0 = now_ms();
@@ -168,11 +170,10 @@ int run_sweep(run_args *args)
                                      SWEEP_MAX);
             break;
         }
-        run_device_plan plans[RUN_MAX_DEVICES];
-        unsigned nb_plans = 0;
         snprintf(pts[n].request, sizeof pts[n].request, "%s", req);
-        rc = run_check_request(args, req, pts[n].text, sizeof pts[n].text, plans, &nb_plans);
-        pts[n].plan = plans[0];
+        rc = run_check_request(args, req, pts[n].text, sizeof pts[n].text, pts[n].plans,
+                               &pts[n].nb_plans);
+        pts[n].plan = pts[n].plans[0];
         n += rc == GREENCTX_EXIT_OK;
     }
     free(list);
@@ -183,9 +184,17 @@ int run_sweep(run_args *args)
     unsigned smallest = 0;
     int failed = 0;
     for (unsigned i = 0; i < n; i++) {
-        fprintf(stderr, "greenctx run: %s on %u of %u SMs\n", args->command[0],
-                pts[i].plan.sm_count, pts[i].plan.device_sms);
-        if (run_once(args, &pts[i]) != 0)
+        /* Each size is claimed for its run, and given back before the next one. */
+        run_claims claims;
+        char note[600];
+        if ((rc = run_take_claims(args, pts[i].plans, pts[i].nb_plans, &claims)) != 0)
+            return rc;
+        fprintf(stderr, "greenctx run: %s on %u of %u SMs%s\n", args->command[0],
+                pts[i].plan.sm_count, pts[i].plan.device_sms,
+                run_claim_note(args, &claims, 0, note, sizeof note));
+        int ran = run_once(args, &pts[i], &claims);
+        run_drop_claims(&claims);
+        if (ran != 0)
             return GREENCTX_EXIT_FAILED;
         failed |= pts[i].status != 0;
         if (pts[i].plan.sm_count < pts[smallest].plan.sm_count)

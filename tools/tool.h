@@ -49,6 +49,8 @@ int greenctx_cmd_plan(int argc, char **argv, greenctx_tool_options *opts);
 int greenctx_cmd_bench(int argc, char **argv, greenctx_tool_options *opts);
 int greenctx_cmd_map(int argc, char **argv, greenctx_tool_options *opts);
 int greenctx_cmd_run(int argc, char **argv, greenctx_tool_options *opts);
+int greenctx_cmd_ps(int argc, char **argv, greenctx_tool_options *opts);
+int greenctx_cmd_mps(int argc, char **argv, greenctx_tool_options *opts);
 
 /* ---- tool_common.c ---- */
 

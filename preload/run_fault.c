@@ -1,0 +1,67 @@
+/* A program whose context died of a sticky fault (an illegal address and its kin: every
+ * later call of that context fails). Under MPS a fatal fault in one client reaches every
+ * client of the server, so the fault may be another tenant's: the claims registry, which
+ * saw who held which SMs and who died or faulted first, names it. The program's own error
+ * and exit status pass through unchanged; this only adds one line on stderr. */
+#include <stdio.h>
+#include <unistd.h>
+
+#include "run_preload.h"
+
+typedef cu_result (*cu_stream_query_fn)(CUstream stream);
+
+/* The CUresults after which a context is unusable (cuda.h: "the process must be
+ * terminated and relaunched"). */
+static int sticky(cu_result r)
+{
+    switch (r) {
+    case 700: /* CUDA_ERROR_ILLEGAL_ADDRESS */
+    case 702: /* CUDA_ERROR_LAUNCH_TIMEOUT */
+    case 710: /* CUDA_ERROR_ASSERT */
+    case 714: /* CUDA_ERROR_HARDWARE_STACK_ERROR */
+    case 715: /* CUDA_ERROR_ILLEGAL_INSTRUCTION */
+    case 716: /* CUDA_ERROR_MISALIGNED_ADDRESS */
+    case 717: /* CUDA_ERROR_INVALID_ADDRESS_SPACE */
+    case 718: /* CUDA_ERROR_INVALID_PC */
+    case 719: /* CUDA_ERROR_LAUNCH_FAILED */
+        return 1;
+    default: return 0;
+    }
+}
+
+void run_fault_seen(run_device *d, cu_result result)
+{
+    static atomic_int reported;
+    if (!sticky(result) || !d || !d->claim || atomic_exchange(&reported, 1))
+        return;
+    run_inside++;
+    gctx_status s = gctx_claim_report_fault(d->claim, result);
+    if (s == GCTX_SUCCESS)
+        fprintf(stderr, "greenctx run: %s\n", gctx_last_error());
+    else
+        fprintf(stderr,
+                "greenctx run: device %d: the program's context died of CUDA error %d (a sticky "
+                "fault: every later call on it fails); the claims registry could not record it: "
+                "%s\n",
+                d->ordinal, result, gctx_last_error());
+    run_inside--;
+}
+
+void run_fault_check_at_exit(void)
+{
+    /* A child that forked from the program has no context of its own to ask. */
+    if (!run_setup_done() || (long)getpid() != run_cfg.pid)
+        return;
+    void *fn = NULL;
+    int status = 0;
+    run_inside++;
+    cu_result r = run.drv.getproc("cuStreamQuery", &fn, 2000, 0, &status);
+    run_inside--;
+    if (r != CU_OK || !fn)
+        return;
+    for (unsigned i = 0; i < run.nb_devices; i++) {
+        run_device *d = &run.devices[i];
+        if (d->probe)
+            run_fault_seen(d, ((cu_stream_query_fn)fn)(gctx_stream_handle(d->probe)));
+    }
+}

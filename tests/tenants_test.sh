@@ -1,0 +1,288 @@
+#!/bin/sh
+# tenants_test.sh CASE TOOL PROBE FAKE_MPS_CONTROL: tenants on one GPU on the simulated driver:
+# `greenctx run`'s claims (two runs get disjoint granules, a full GPU refuses naming the
+# holders, --wait, --shared, a SIGKILLed holder frees its SMs), `greenctx ps` (text and
+# JSON), `greenctx mps` with a fake control program (fake_mps_control.sh), the MPS refusals
+# and a fault reported at exit. Each case has its own runtime directory (GREENCTX_RUNTIME_DIR)
+# and MPS pipe directory, so nothing of the user's or another test's is seen.
+. "$(dirname "$0")/tool_lib.sh"
+probe=$3
+fake_control=$4
+work=$(mktemp -d)
+export GREENCTX_RUNTIME_DIR="$work/runtime"
+# No MPS daemon unless a case starts one: an empty pipe directory of this test's own.
+export CUDA_MPS_PIPE_DIRECTORY="$work/no-mps"
+mkdir -p "$CUDA_MPS_PIPE_DIRECTORY"
+unset CUDA_MPS_ACTIVE_THREAD_PERCENTAGE CUDA_MPS_PINNED_DEVICE_MEM_LIMIT
+holders=""
+cleanup() {
+    for h in $holders; do touch "$work/$h/go"; done
+    [ -f "$work/runtime/mps/pipe/fake-daemon.pid" ] &&
+        kill "$(cat "$work/runtime/mps/pipe/fake-daemon.pid")" 2>/dev/null
+    wait
+    rm -rf "$out" "$err" "$work"
+}
+trap cleanup EXIT
+
+[ -r "${GREENCTX_SIM_LIBRARY:-}" ] || {
+    echo "needs the simulated driver (GREENCTX_SIM_LIBRARY: ${GREENCTX_SIM_LIBRARY:-unset})"
+    exit 77
+}
+command -v python3 >/dev/null 2>&1 || {
+    echo "python3 is not installed: the JSON can't be checked"
+    exit 77
+}
+
+# wait_for FILE: up to 30 s (sanitizer builds start slowly).
+wait_for() {
+    i=0
+    while [ ! -e "$1" ]; do
+        i=$((i + 1))
+        [ $i -gt 3000 ] && return 1
+        sleep 0.01
+    done
+}
+# hold NAME RUN-OPTIONS...: `greenctx --sim h200 run RUN-OPTIONS -- probe hold` in the
+# background until `release NAME`; its pid (the program's, after exec) in $held.
+hold() {
+    name=$1
+    shift
+    mkdir -p "$work/$name"
+    "$tool" --sim h200 run "$@" --report "$work/$name/report.json" -- "$probe" hold "$work/$name" \
+        >"$work/$name/out" 2>"$work/$name/err" &
+    held=$!
+    echo "$held" >"$work/$name/pid"
+    holders="$holders $name"
+    wait_for "$work/$name/ready" || fail "$name did not start: $(cat "$work/$name/err")"
+    echo "holder $name: pid $held; $(cat "$work/$name/err")"
+}
+# release NAME: lets it end; its exit status in $released.
+release() {
+    touch "$work/$1/go"
+    wait "$(cat "$work/$1/pid")"
+    released=$?
+}
+# ps_check PYTHON...: each expression holds for `greenctx ps --json` (d: the document, dev:
+# device 0, claims: its claims by pid).
+ps_check() {
+    "$tool" --sim h200 ps --json >"$work/ps.json" 2>"$work/ps.err" || fail "ps --json failed"
+    python3 -m json.tool "$work/ps.json" >/dev/null || fail "ps --json is not JSON"
+    python3 - "$work/ps.json" "$@" <<'PY' || fail "ps --json: $(cat "$work/ps.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+dev = d["devices"][0]
+claims = {c["pid"]: c for c in dev["claims"]}
+for e in sys.argv[2:]:
+    assert eval(e), e
+PY
+}
+
+case "$1" in
+claims)
+    hold a --sms 64 --label first
+    a=$held
+    has "$work/a/err" "greenctx run: device 0: 64 of 132 SMs (claimed granules"
+    hold b --sms 64
+    b=$held
+    # Both claims, as the registry has them while they run: disjoint, 64 SMs each.
+    ps_check "set(claims) == {$a, $b}" \
+        "claims[$a]['sm_count'] == 64 and claims[$b]['sm_count'] == 64" \
+        "not set(claims[$a]['granules']) & set(claims[$b]['granules'])" \
+        "claims[$a]['label'] == 'first' and claims[$b]['label'] is None" \
+        "claims[$a]['command'].endswith('hold $work/a')" \
+        "dev['free_sms'] == 132 - 128" \
+        "sum(g['sm_count'] for g in dev['granules']) == 132" \
+        "all(c['sm_ids'] is None for c in dev['claims'])"
+    # A third is refused before it starts, naming the holders.
+    run 1 --sim h200 run --sms 64 -- "$probe" noop
+    has "$err" "$a"
+    has "$err" "$b"
+    has "$err" "--wait"
+    has "$err" "--shared"
+    has "$err" "the program was not started"
+    # `all` means every SM: refused while anyone holds a claim.
+    run 1 --sim h200 run --sms all -- "$probe" noop
+    has "$err" "every SM"
+    # --wait=1 gives up after a second.
+    start=$(date +%s)
+    run 1 --sim h200 run --sms 64 --wait=1 -- "$probe" noop
+    [ $(($(date +%s) - start)) -ge 1 ] || fail "--wait=1 gave up before a second"
+    # --shared runs on SMs others may hold, and says so.
+    run 0 --sim h200 run --sms 64 --shared -- "$probe" confined 64
+    has "$err" "--shared: not claimed"
+    # --wait (forever) runs once a holder ends.
+    "$tool" --sim h200 run --sms 64 --wait -- "$probe" noop >"$work/waiter.out" 2>&1 &
+    waiter=$!
+    sleep 0.3
+    kill -0 $waiter 2>/dev/null || fail "--wait did not wait: $(cat "$work/waiter.out")"
+    release a
+    [ "$released" -eq 0 ] || fail "holder a exited $released"
+    wait $waiter || fail "--wait did not run once the SMs were free: $(cat "$work/waiter.out")"
+    release b
+    [ "$released" -eq 0 ] || fail "holder b exited $released"
+    # Where each ran: the reports' SM ids are disjoint, and the claims' granules the ones ps saw.
+    python3 - "$work/a/report.json" "$work/b/report.json" "$work/ps.json" <<'PY' ||
+import json, sys
+a, b = (json.load(open(f))["devices"][0] for f in sys.argv[1:3])
+ps = {c["pid"]: c for c in json.load(open(sys.argv[3]))["devices"][0]["claims"]}
+assert len(a["sm_ids"]) == 64 and len(b["sm_ids"]) == 64, (a, b)
+assert not set(a["sm_ids"]) & set(b["sm_ids"]), (a["sm_ids"], b["sm_ids"])
+assert sorted(c["granules"] for c in ps.values()) == sorted(
+    [a["claim"]["granules"], b["claim"]["granules"]]), (ps, a, b)
+print("disjoint SMs:", a["sm_ids"][:4], "...", b["sm_ids"][:4], "...")
+PY
+        fail "the two runs' SMs overlap or are not their claims"
+    ps_check "dev['claims'] == []" "dev['free_sms'] == 132"
+    ;;
+killed)
+    hold k --sms 64
+    k=$held
+    hold l --sms 64
+    run 1 --sim h200 run --sms 64 -- "$probe" noop
+    kill -9 "$k"
+    wait "$k"
+    # Its SMs are free for the next run, and ps never shows it as a holder again.
+    run 0 --sim h200 run --sms 64 -- "$probe" noop
+    ps_check "$k not in claims" "len(claims) == 1" \
+        "any(e['kind'] == 'died' and e['pid'] == $k for e in dev['events'])"
+    run 0 --sim h200 ps
+    grep -E "^ +$k " "$out" && fail "ps shows the killed holder $k as a claim"
+    has "$out" "died"
+    release l
+    ;;
+ps)
+    run 0 --sim h200 ps
+    has "$out" "device 0: 132 of 132 SMs free"
+    has "$out" "no control daemon answers on $CUDA_MPS_PIPE_DIRECTORY"
+    has "$out" "physical SM ids are not shown: under MPS %smid is renumbered per client"
+    hold p --sms 16 --label "job 7"
+    p=$held
+    run 0 --sim h200 ps
+    grep -E "^ +$p +[^ ]+ +16 " "$out" >/dev/null || fail "ps has no row for $p with 16 SMs"
+    has "$out" "job 7"
+    # The documented shape (docs/tenants.md).
+    ps_check "set(d) == {'mps', 'sm_ids_note', 'devices'}" \
+        "set(d['mps']) == {'daemon_running', 'pipe_dir', 'active_thread_percentage', 'pinned_mem_limit'}" \
+        "d['mps']['daemon_running'] is False and d['mps']['pinned_mem_limit'] is None" \
+        "set(dev) == {'device', 'registry', 'sm_count', 'free_sms', 'granules', 'claims', 'events'}" \
+        "set(dev['granules'][0]) == {'index', 'sm_count', 'free'}" \
+        "set(claims[$p]) == {'pid', 'uid', 'user', 'command', 'label', 'sm_count', 'granules', 'since_ns', 'since', 'age_s', 'mps', 'self', 'sm_ids'}" \
+        "claims[$p]['label'] == 'job 7' and claims[$p]['self'] is False" \
+        "0 <= claims[$p]['age_s'] < 60 and len(claims[$p]['since']) == 19" \
+        "dev['free_sms'] == 116"
+    release p
+    run 0 --sim h200 ps --device 0 --json
+    run 1 --sim h200 ps --device 3
+    has "$err" "there is no device 3"
+    run 2 --sim h200 ps extra
+    run 0 ps --help
+    has "$out" "usage: greenctx ps"
+    ;;
+mps)
+    export GREENCTX_MPS_CONTROL="$fake_control"
+    pipe="$GREENCTX_RUNTIME_DIR/mps/pipe"
+    run 1 mps status
+    has "$out" "no MPS control daemon answers on $pipe"
+    run 1 mps stop
+    has "$err" "nothing to stop"
+    run 0 mps start
+    has "$out" "export CUDA_MPS_PIPE_DIRECTORY='$pipe'"
+    [ -p "$pipe/control" ] || fail "the daemon's control FIFO is not in $pipe"
+    [ "$(stat -c %a "$GREENCTX_RUNTIME_DIR/mps")" = 700 ] || fail "the mps directory is not 0700"
+    run 1 mps start
+    has "$err" "already answers on $pipe"
+    run 0 mps status
+    has "$out" "your MPS control daemon runs"
+    has "$out" "4242"
+    run 0 mps status --json
+    python3 - "$out" "$pipe" <<'PY' || fail "mps status --json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["running"] is True and d["pipe_dir"] == sys.argv[2] and d["servers"] == ["4242"], d
+PY
+    # What clients need, for eval; then ps and run see the daemon.
+    run 0 mps status --print-env
+    eval "$(cat "$out")"
+    [ "$CUDA_MPS_PIPE_DIRECTORY" = "$pipe" ] || fail "--print-env did not set the pipe directory"
+    run 0 --sim h200 ps
+    has "$out" "MPS: a control daemon answers on $pipe"
+    run 0 --sim h200 run --sms 16 --memory 16G -- sh -c 'echo "limit=$CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"'
+    has "$out" "limit=0=16G"
+    run 0 --sim h200,h200 run --sms 16 --memory 512M -- sh -c 'echo "limit=$CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"'
+    has "$out" "limit=0=512M,1=512M"
+    run 2 --sim h200 run --sms 16 --memory lots -- true
+    has "$err" "--memory takes a size"
+    run 0 mps stop
+    has "$out" "has stopped"
+    run 1 mps status
+    export CUDA_MPS_PIPE_DIRECTORY="$work/no-mps"
+    # Without the control program: a clean refusal.
+    export GREENCTX_MPS_CONTROL="$work/none"
+    run 1 mps start
+    has "$err" "GREENCTX_MPS_CONTROL names no executable file"
+    unset GREENCTX_MPS_CONTROL
+    mkdir "$work/empty"
+    env PATH="$work/empty" "$tool" mps start >"$out" 2>"$err" && fail "mps start ran with no control program"
+    has "$err" "nvidia-cuda-mps-control is not on PATH"
+    run 2 mps
+    run 2 mps restart
+    run 0 mps --help
+    has "$out" "usage: greenctx mps"
+    ;;
+mps_refusals)
+    # Another tenant and no MPS: said once, with the cost and the way out.
+    hold t --sms 16
+    run 0 --sim h200 run --sms 16 -- "$probe" noop
+    has "$err" "time-sliced"
+    has "$err" "greenctx mps start"
+    [ "$(grep -c "time-sliced" "$err")" -eq 1 ] || fail "the MPS warning was printed more than once"
+    release t
+    run 0 --sim h200 run --sms 16 -- "$probe" noop
+    grep -q "time-sliced" "$err" && fail "the MPS warning without another tenant"
+    run 2 --sim h200 run --sms 16 --memory 16G -- "$probe" noop
+    has "$err" "no MPS control daemon answers on $CUDA_MPS_PIPE_DIRECTORY"
+    has "$err" "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"
+    [ -s "$out" ] && fail "the program ran"
+    export CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50
+    run 2 --sim h200 run --sms 16 -- "$probe" noop
+    has "$err" "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50 is refused"
+    has "$err" "green splits"
+    export CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=100
+    run 0 --sim h200 run --sms 16 -- "$probe" noop
+    unset CUDA_MPS_ACTIVE_THREAD_PERCENTAGE
+    ;;
+fault)
+    # A holder that dies, then a tenant whose context faults: at exit the preload reports
+    # the fault, naming the tenant the registry saw die first; the program's status is its own.
+    hold first --sms 16
+    first=$held
+    export GREENCTX_SIM_FAIL=cuStreamQuery:1:700
+    hold second --sms 16
+    unset GREENCTX_SIM_FAIL
+    kill -9 "$first"
+    wait "$first"
+    run 0 --sim h200 ps
+    release second
+    [ "$released" -eq 0 ] || fail "the faulted program's exit status changed to $released"
+    has "$work/second/err" "700"
+    has "$work/second/err" "$first"
+    ps_check "any(e['kind'] == 'fault' and e['cuda_result'] == 700 for e in dev['events'])"
+    run 0 --sim h200 ps
+    has "$out" "fault"
+    ;;
+sweep)
+    hold s --sms 64
+    run 0 --sim h200 run --sweep 16,32 -- "$probe" noop
+    has "$err" "on 16 of 132 SMs (claimed granules"
+    run 1 --sim h200 run --sweep 16,72 -- "$probe" noop
+    has "$err" "--wait"
+    release s
+    ps_check "dev['claims'] == []"
+    ;;
+*)
+    echo "unknown case $1"
+    exit 2
+    ;;
+esac
+[ $failed -eq 0 ] && echo "ok: $1"
+exit $failed

@@ -1,0 +1,251 @@
+/* greenctx ps [--device N] [--json]: the tenants of each GPU, from the claims registry: every
+ * live claim (stale ones are removed by the listing, never shown), what is free, whether MPS
+ * answers, and the registry's recent events (holders that died, faults they reported). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "claim_text.h"
+#include "options.h"
+#include "tool.h"
+
+#define MAX_EVENTS 64
+
+/* Under MPS every client sees its own SMs numbered from 0 (two clients on disjoint claims
+ * both saw %smid 0-63 on the H200): a physical id printed here would be wrong. */
+static const char sm_ids_note[] =
+    "physical SM ids are not shown: under MPS %smid is renumbered per client, so no process "
+    "can know another's; the claims' granules are disjoint";
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: greenctx ps [--device N] [--json]\n"
+            "\n"
+            "The tenants of each GPU: every SM claim (greenctx run, gctx_claim_acquire) with its\n"
+            "holder's pid, user, command, label, SMs, granules and since when; the free SMs;\n"
+            "whether an MPS daemon answers (tenants run side by side only under MPS); the\n"
+            "registry's recent events (a holder that died holding SMs, a fault it reported).\n"
+            "A claim whose holder ended is removed, never shown. The runtime directory is\n"
+            "$GREENCTX_RUNTIME_DIR, else $XDG_RUNTIME_DIR/greenctx, else /tmp/greenctx-UID.\n"
+            "--json: one document, its shape in docs/tenants.md.\n");
+}
+
+typedef struct device_listing {
+    int device;
+    gctx_claim_usage usage;
+    gctx_claim_info *claims;
+    unsigned nb_claims;
+    gctx_claim_event events[MAX_EVENTS];
+    unsigned nb_events;
+} device_listing;
+
+static const char *event_name(gctx_claim_event_kind kind)
+{
+    return kind == GCTX_CLAIM_EVENT_DIED ? "died" : kind == GCTX_CLAIM_EVENT_FAULT ? "fault"
+                                                                                  : "released";
+}
+
+/* Every claim: asked again with more room while the registry grows under us. */
+static gctx_status list_device(int device, device_listing *l)
+{
+    memset(l, 0, sizeof *l);
+    l->device = device;
+    l->usage.size = sizeof l->usage;
+    unsigned count = 0, capacity = 0;
+    gctx_status s;
+    for (;;) {
+        s = gctx_claim_list(device, NULL, l->claims, capacity, &count, &l->usage);
+        if (s != GCTX_SUCCESS || count <= capacity)
+            break;
+        capacity = count + 8;
+        gctx_claim_info *more = realloc(l->claims, capacity * sizeof *more);
+        if (!more)
+            return GCTX_ERROR_OUT_OF_MEMORY;
+        l->claims = more;
+        for (unsigned i = 0; i < capacity; i++) {
+            memset(&l->claims[i], 0, sizeof l->claims[i]);
+            l->claims[i].size = sizeof l->claims[i];
+        }
+    }
+    l->nb_claims = count < capacity ? count : capacity;
+    if (s != GCTX_SUCCESS)
+        return s;
+    for (unsigned i = 0; i < MAX_EVENTS; i++) {
+        memset(&l->events[i], 0, sizeof l->events[i]);
+        l->events[i].size = sizeof l->events[i];
+    }
+    s = gctx_claim_events(device, NULL, l->events, MAX_EVENTS, &l->nb_events);
+    if (l->nb_events > MAX_EVENTS)
+        l->nb_events = MAX_EVENTS;
+    return s;
+}
+
+static void json_time(const char *key, long long ns)
+{
+    char when[32];
+    printf(",\"%s_ns\":%lld,\"%s\":", key, ns, key);
+    greenctx_json_string(stdout, tool_local_time(ns, when, sizeof when));
+}
+
+static void print_claim_json(const gctx_claim_info *c)
+{
+    printf("{\"pid\":%d,\"uid\":%u,\"user\":", c->pid, c->uid);
+    greenctx_json_string(stdout, c->user);
+    printf(",\"command\":");
+    greenctx_json_string(stdout, c->command);
+    printf(",\"label\":");
+    greenctx_json_string(stdout, c->label[0] ? c->label : NULL);
+    printf(",\"sm_count\":%u,\"granules\":[", c->sm_count);
+    for (unsigned g = 0; g < c->nb_granules && g < GCTX_CLAIM_MAX_GRANULES; g++)
+        printf("%s%u", g ? "," : "", c->granules[g]);
+    printf("]");
+    json_time("since", c->since_ns);
+    printf(",\"age_s\":%.3f,\"mps\":%s,\"self\":%s,\"sm_ids\":null}",
+           tool_age_seconds(c->since_ns), c->mps ? "true" : "false", c->self ? "true" : "false");
+}
+
+static void print_device_json(const device_listing *l)
+{
+    const gctx_claim_usage *u = &l->usage;
+    printf("{\"device\":%d,\"registry\":", l->device);
+    greenctx_json_string(stdout, u->path);
+    printf(",\"sm_count\":%u,\"free_sms\":%u,\"granules\":[", u->sm_count, u->free_sms);
+    for (unsigned g = 0; g < u->nb_granules && g < GCTX_CLAIM_MAX_GRANULES; g++)
+        printf("%s{\"index\":%u,\"sm_count\":%u,\"free\":%s}", g ? "," : "", g,
+               u->granule_sms[g], u->granule_free[g] ? "true" : "false");
+    printf("],\"claims\":[");
+    for (unsigned i = 0; i < l->nb_claims; i++) {
+        if (i)
+            putchar(',');
+        print_claim_json(&l->claims[i]);
+    }
+    printf("],\"events\":[");
+    for (unsigned i = 0; i < l->nb_events; i++) {
+        const gctx_claim_event *e = &l->events[i];
+        printf("%s{\"kind\":\"%s\"", i ? "," : "", event_name(e->kind));
+        json_time("time", e->time_ns);
+        printf(",\"pid\":%d,\"command\":", e->pid);
+        greenctx_json_string(stdout, e->command);
+        printf(",\"sm_count\":%u,\"cuda_result\":", e->sm_count);
+        if (e->kind == GCTX_CLAIM_EVENT_FAULT)
+            printf("%d}", e->cuda_result);
+        else
+            printf("null}");
+    }
+    printf("]}");
+}
+
+static void print_json(const gctx_mps_info *mps, const device_listing *ls, int n)
+{
+    printf("{\"mps\":{\"daemon_running\":%s,\"pipe_dir\":", mps->daemon_running ? "true" : "false");
+    greenctx_json_string(stdout, mps->pipe_dir);
+    printf(",\"active_thread_percentage\":%d,\"pinned_mem_limit\":", mps->active_thread_percentage);
+    greenctx_json_string(stdout, mps->pinned_mem_limit[0] ? mps->pinned_mem_limit : NULL);
+    printf("},\"sm_ids_note\":");
+    greenctx_json_string(stdout, sm_ids_note);
+    printf(",\"devices\":[");
+    for (int i = 0; i < n; i++) {
+        if (i)
+            putchar(',');
+        print_device_json(&ls[i]);
+    }
+    printf("]}\n");
+}
+
+static void print_device_text(const device_listing *l)
+{
+    const gctx_claim_usage *u = &l->usage;
+    char ranges[512], when[32], age[32];
+    printf("device %d: %u of %u SMs free (granules %s), %u claim%s; registry %s\n", l->device,
+           u->free_sms, u->sm_count,
+           tool_flagged_ranges(u->granule_free, u->nb_granules, ranges, sizeof ranges),
+           u->nb_claims, u->nb_claims == 1 ? "" : "s", u->path);
+    if (l->nb_claims) {
+        printf("  %-8s %-10s %4s %-10s %-19s %7s  %-12s %s\n", "PID", "USER", "SMS", "GRANULES",
+               "SINCE", "AGE", "LABEL", "COMMAND");
+        for (unsigned i = 0; i < l->nb_claims; i++) {
+            const gctx_claim_info *c = &l->claims[i];
+            printf("  %-8d %-10s %4u %-10s %-19s %7s  %-12s %s%s\n", c->pid, c->user, c->sm_count,
+                   tool_granule_ranges(c->granules, c->nb_granules, ranges, sizeof ranges),
+                   tool_local_time(c->since_ns, when, sizeof when),
+                   tool_age(c->since_ns, age, sizeof age), c->label[0] ? c->label : "-",
+                   c->command, c->self ? " (this process)" : "");
+        }
+    }
+    if (l->nb_events) {
+        printf("  recent events:\n");
+        for (unsigned i = 0; i < l->nb_events; i++) {
+            const gctx_claim_event *e = &l->events[i];
+            if (e->kind == GCTX_CLAIM_EVENT_RELEASED)
+                continue;
+            printf("    %s  %-5s pid %d (%s), %u SMs", tool_local_time(e->time_ns, when, sizeof when),
+                   event_name(e->kind), e->pid, e->command, e->sm_count);
+            if (e->kind == GCTX_CLAIM_EVENT_FAULT)
+                printf(": CUDA error %d", e->cuda_result);
+            else
+                printf(": ended without releasing its claim");
+            putchar('\n');
+        }
+    }
+}
+
+static void print_text(const gctx_mps_info *mps, const device_listing *ls, int n)
+{
+    if (mps->daemon_running)
+        printf("MPS: a control daemon answers on %s: tenants on disjoint claims run side by side "
+               "(a fatal fault in one client reaches every client)\n",
+               mps->pipe_dir);
+    else
+        printf("MPS: no control daemon answers on %s: tenants are time-sliced, not run side by "
+               "side (greenctx mps start)\n",
+               mps->pipe_dir);
+    for (int i = 0; i < n; i++)
+        print_device_text(&ls[i]);
+    printf("(%s)\n", sm_ids_note);
+}
+
+int greenctx_cmd_ps(int argc, char **argv, greenctx_tool_options *opts)
+{
+    greenctx_args args;
+    greenctx_args_begin(&args, argc, argv, opts);
+    for (int id; (id = greenctx_args_next(&args, NULL)) != GREENCTX_ARG_END;) {
+        if (id == GREENCTX_ARG_HELP) {
+            usage(stdout);
+            return GREENCTX_EXIT_OK;
+        }
+        if (id == GREENCTX_ARG_STOP)
+            return args.rc;
+        return greenctx_args_bad(&args, "ps takes no arguments; got '%s'", args.value);
+    }
+    int rc = greenctx_tool_start(opts), count = 0;
+    if (rc != GREENCTX_EXIT_OK)
+        return rc;
+    gctx_status s = gctx_device_count(&count);
+    if (s != GCTX_SUCCESS)
+        return greenctx_tool_fail(opts, s);
+    if (opts->device_given && opts->device >= count)
+        return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "GCTX_ERROR_NO_DEVICE",
+                                   "there is no device %d: the driver shows %d", opts->device,
+                                   count);
+    int first = opts->device_given ? opts->device : 0, n = opts->device_given ? 1 : count;
+    device_listing *ls = calloc(n > 0 ? (size_t)n : 1, sizeof *ls);
+    if (!ls)
+        return greenctx_tool_fail(opts, GCTX_ERROR_OUT_OF_MEMORY);
+    gctx_mps_info mps;
+    memset(&mps, 0, sizeof mps);
+    mps.size = sizeof mps;
+    s = gctx_mps_get_info(&mps);
+    for (int i = 0; i < n && s == GCTX_SUCCESS; i++)
+        s = list_device(first + i, &ls[i]);
+    if (s != GCTX_SUCCESS)
+        rc = greenctx_tool_fail(opts, s);
+    else if (opts->json)
+        print_json(&mps, ls, n);
+    else
+        print_text(&mps, ls, n);
+    for (int i = 0; i < n; i++)
+        free(ls[i].claims);
+    free(ls);
+    return rc;
+}
