@@ -1,0 +1,238 @@
+/* The claims of one task, taken in the task's own process just before Slurm execs it: the
+ * claim's lock is inherited (GCTX_CLAIM_INHERIT), so it is held by the task and everything it
+ * starts, and the kernel drops it when the last of them ends (scancel, a crash, a node
+ * shutdown's SIGKILL). The task is then confined as `greenctx run` confines its program: the
+ * preload in LD_PRELOAD, GREENCTX_RUN_SMS, and GREENCTX_RUN_CLAIM for it to join. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <slurm/slurm.h>
+
+#include "claim_text.h"
+#include "greenctx.h"
+#include "run_request.h"
+#include "spank_plugin.h"
+
+#define ERROR_PREFIX SPANK_PREFIX ": --gpu-sms"
+
+typedef struct task_facts {
+    char label[64];    /* "slurm 42.0" */
+    char command[256]; /* the task's command line */
+    char request[SPANK_MAX_REQUEST];
+} task_facts;
+
+/* The library reads the environment (GREENCTX_CUDA_LIBRARY, CUDA_VISIBLE_DEVICES, the MPS
+ * variables) and so does the driver; here, before exec, this process still has slurmstepd's.
+ * The task's own is put in its place: the claims are made on what the task will see. */
+static int take_task_environment(spank_t sp)
+{
+    char **env = NULL;
+    if (spank_get_item(sp, S_JOB_ENV, &env) != ESPANK_SUCCESS || !env)
+        return -1;
+    if (clearenv() != 0)
+        return -1;
+    for (char **e = env; *e; e++) {
+        char *copy = strdup(*e);
+        if (!copy || putenv(copy) != 0) /* the environment keeps the copy */
+            return -1;
+    }
+    return 0;
+}
+
+static void step_text(uint32_t step, char *buf, size_t size)
+{
+    if (step == SLURM_BATCH_SCRIPT)
+        snprintf(buf, size, "batch");
+    else if (step == SLURM_INTERACTIVE_STEP)
+        snprintf(buf, size, "interactive");
+    else
+        snprintf(buf, size, "%u", step);
+}
+
+static int task_facts_get(spank_t sp, const spank_task_request *request, task_facts *facts)
+{
+    uint32_t job = 0, step = 0;
+    int argc = 0;
+    char **argv = NULL, step_name[16];
+    if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS ||
+        spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS ||
+        spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS)
+        return -1;
+    step_text(step, step_name, sizeof step_name);
+    snprintf(facts->label, sizeof facts->label, "slurm %u.%s", job, step_name);
+    tool_join_words(argv, facts->command, sizeof facts->command);
+    snprintf(facts->request, sizeof facts->request, "%s", request->request);
+    return 0;
+}
+
+static int check_mps(const spank_task_request *request)
+{
+    gctx_mps_info mps;
+    memset(&mps, 0, sizeof mps);
+    mps.size = sizeof mps;
+    if (gctx_mps_get_info(&mps) != GCTX_SUCCESS) {
+        fprintf(stderr, ERROR_PREFIX ": %s; the task was not started\n", gctx_last_error());
+        return -1;
+    }
+    if (request->config->require_mps && !mps.daemon_running) {
+        fprintf(stderr,
+                ERROR_PREFIX ": this cluster requires MPS (plugstack.conf: require_mps=yes) and "
+                             "no MPS control daemon answers on %s for this task, so its green "
+                             "contexts would be time-sliced with other jobs' instead of running "
+                             "beside them; start the node's MPS daemon (or set "
+                             "CUDA_MPS_PIPE_DIRECTORY to its pipe directory). The task was not "
+                             "started\n",
+                mps.pipe_dir);
+        return -1;
+    }
+    if (mps.active_thread_percentage < 100) {
+        fprintf(stderr,
+                ERROR_PREFIX ": CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=%d is refused: below 100 the "
+                             "driver refuses green splits inside an MPS client; unset it, the "
+                             "claim gives the task its own SMs. The task was not started\n",
+                mps.active_thread_percentage);
+        return -1;
+    }
+    return 0;
+}
+
+/* The devices this task confines and what each gets, with the planner's rules (a count the
+ * GPU can't give is refused with the nearest counts that work, as greenctx run does). */
+static int plan_devices(const task_facts *facts, run_device_plan *plans, unsigned *nb_plans)
+{
+    run_request parsed;
+    char why[512];
+    int count = 0;
+    if (run_request_parse(facts->request, &parsed, why, sizeof why) != 0) {
+        fprintf(stderr, ERROR_PREFIX "=%s: %s; the task was not started\n", facts->request, why);
+        return -1;
+    }
+    gctx_status s = gctx_device_count(&count);
+    const char *visible = getenv("CUDA_VISIBLE_DEVICES");
+    if (s != GCTX_SUCCESS || count == 0) {
+        fprintf(stderr,
+                ERROR_PREFIX "=%s: the task sees no GPU (%s; CUDA_VISIBLE_DEVICES=%s): ask "
+                             "Slurm for one (--gres=gpu:1 or --gres=shard:N). The task was not "
+                             "started\n",
+                facts->request, s != GCTX_SUCCESS ? gctx_last_error() : "the driver shows none",
+                visible ? visible : "unset");
+        return -1;
+    }
+    *nb_plans = 0;
+    for (unsigned i = 0; i < parsed.nb_entries; i++)
+        if (parsed.entries[i].device >= count) {
+            fprintf(stderr,
+                    ERROR_PREFIX "=%s: the task sees %d GPU(s), numbered 0 to %d "
+                                 "(CUDA_VISIBLE_DEVICES=%s); there is no GPU %d. The task was "
+                                 "not started\n",
+                    facts->request, count, count - 1, visible ? visible : "unset",
+                    parsed.entries[i].device);
+            return -1;
+        }
+    for (int dev = 0; dev < count && dev < RUN_MAX_DEVICES; dev++) {
+        const char *req = run_request_for(&parsed, dev);
+        if (!req)
+            continue;
+        s = run_plan_device(dev, req, NULL, &plans[*nb_plans], NULL, why, sizeof why);
+        if (s != GCTX_SUCCESS) {
+            fprintf(stderr, ERROR_PREFIX "=%s: %s\n  the task was not started\n",
+                    facts->request, why);
+            return -1;
+        }
+        (*nb_plans)++;
+    }
+    return 0;
+}
+
+static int claim_device(const spank_task_request *request, const task_facts *facts,
+                        const run_device_plan *plan, gctx_claim **claim)
+{
+    char count[16];
+    snprintf(count, sizeof count, "%u", plan->whole ? plan->device_sms : plan->sm_count);
+    gctx_claim_options options = GCTX_CLAIM_OPTIONS_INIT;
+    options.flags = GCTX_CLAIM_INHERIT | GCTX_CLAIM_SHARED_DIR |
+                    (request->wait_s > 0 ? GCTX_CLAIM_WAIT : 0u);
+    options.timeout_ms = request->wait_s > 0 ? request->wait_s * 1000 : 0;
+    options.label = facts->label;
+    options.command = facts->command;
+    options.runtime_dir = request->config->runtime_dir;
+    gctx_status s = gctx_claim_acquire(plan->device, count, &options, claim);
+    if (s == GCTX_SUCCESS)
+        return 0;
+    if (s == GCTX_ERROR_BUSY)
+        fprintf(stderr,
+                ERROR_PREFIX "=%s: GPU %d: %s\n  %s; the task was not started\n",
+                facts->request, plan->device, gctx_last_error(),
+                request->wait_s > 0 ? "waited in vain (--gpu-sms-wait)"
+                                    : "--gpu-sms-wait=SECONDS queues for the SMs");
+    else
+        fprintf(stderr,
+                ERROR_PREFIX "=%s: GPU %d: the SMs could not be claimed in %s: %s\n  the task "
+                             "was not started\n",
+                facts->request, plan->device, request->config->runtime_dir, gctx_last_error());
+    return -1;
+}
+
+/* The variables `greenctx run` gives its program, in the task's environment. */
+static int set_task_environment(spank_t sp, const spank_task_request *request,
+                                const task_facts *facts, const char *claims)
+{
+    char old[4096] = "", list[PATH_MAX + sizeof old + 2];
+    if (spank_getenv(sp, "LD_PRELOAD", old, sizeof old) != ESPANK_SUCCESS)
+        old[0] = '\0';
+    /* First, so that its dlsym is the one the program finds. */
+    snprintf(list, sizeof list, "%s%s%s", request->config->preload, old[0] ? " " : "", old);
+    if (spank_setenv(sp, "LD_PRELOAD", list, 1) != ESPANK_SUCCESS ||
+        spank_setenv(sp, GREENCTX_RUN_SMS, facts->request, 1) != ESPANK_SUCCESS ||
+        spank_setenv(sp, GREENCTX_RUN_CLAIM, claims, 1) != ESPANK_SUCCESS ||
+        /* So that `greenctx ps` in the job shows the node's registry. */
+        spank_setenv(sp, "GREENCTX_RUNTIME_DIR", request->config->runtime_dir, 1) !=
+            ESPANK_SUCCESS ||
+        spank_setenv(sp, "GREENCTX_RUNTIME_SHARED", "1", 1) != ESPANK_SUCCESS) {
+        fprintf(stderr, ERROR_PREFIX ": the task's environment could not be set; the task was "
+                                     "not started\n");
+        return -1;
+    }
+    return 0;
+}
+
+int spank_task_confine(spank_t sp, const spank_task_request *request)
+{
+    task_facts facts;
+    run_device_plan plans[RUN_MAX_DEVICES];
+    unsigned nb_plans = 0;
+    char claims[4096] = "";
+    if (take_task_environment(sp) != 0 || task_facts_get(sp, request, &facts) != 0) {
+        fprintf(stderr, ERROR_PREFIX ": the task's environment, id or command line could not "
+                                     "be read; the task was not started\n");
+        return -1;
+    }
+    if (check_mps(request) != 0 || plan_devices(&facts, plans, &nb_plans) != 0)
+        return -1;
+    /* The claims are never released here: this process becomes the task, and the claims' locks
+     * with it. On a failure the process ends without starting the task, and the kernel drops
+     * the locks of what was claimed. */
+    for (unsigned i = 0; i < nb_plans; i++) {
+        gctx_claim *claim = NULL;
+        char token[1024], ranges[512];
+        gctx_claim_info info;
+        memset(&info, 0, sizeof info);
+        info.size = sizeof info;
+        if (claim_device(request, &facts, &plans[i], &claim) != 0)
+            return -1;
+        if (gctx_claim_export(claim, token, sizeof token) != GCTX_SUCCESS ||
+            gctx_claim_get_info(claim, &info) != GCTX_SUCCESS ||
+            run_claim_list_add(claims, sizeof claims, plans[i].device, token) != 0) {
+            fprintf(stderr, ERROR_PREFIX ": GPU %d: the claim could not be handed to the task "
+                                         "(%s); the task was not started\n",
+                    plans[i].device, gctx_last_error());
+            return -1;
+        }
+        fprintf(stderr, SPANK_PREFIX ": %s: GPU %d: %u of %u SMs (claimed granules %s)\n",
+                facts.label, plans[i].device, info.sm_count, plans[i].device_sms,
+                tool_granule_ranges(info.granules, info.nb_granules, ranges, sizeof ranges));
+    }
+    return set_task_environment(sp, request, &facts, claims);
+}
