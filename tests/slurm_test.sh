@@ -1,0 +1,354 @@
+#!/usr/bin/env bash
+# slurm_test.sh WORKDIR PLUGIN PRELOAD SIM TOOL PROBE: greenctx_spank.so in a real single-node
+# Slurm (Debian's slurmctld, slurmd, srun and munge), started here on 127.0.0.1 with a
+# generated slurm.conf, every state, log and spool directory under WORKDIR, and stopped at the
+# end whatever happens. Jobs run on the simulated H200 (GREENCTX_CUDA_LIBRARY=SIM, passed to
+# them by srun --export=ALL); PROBE is run_probe, TOOL `greenctx` (its `ps` reads the claims).
+# Exit 77 only where Slurm is not installed or can't be started here (not root, ...).
+set -u
+work=$1 plugin=$2 preload=$3 sim=$4 tool=$5 probe=$6
+
+skip() {
+    echo "SKIP: $*"
+    exit 77
+}
+[ "$(id -u)" -eq 0 ] || skip "slurmd must run as root (it does in CI); run this test as root"
+for cmd in munged mungekey slurmctld slurmd srun sbatch scancel squeue sinfo python3; do
+    command -v "$cmd" >/dev/null 2>&1 ||
+        skip "$cmd is not installed (Debian: apt-get install munge slurmctld slurmd slurm-client)"
+done
+
+failures=0
+ok() { echo "ok - $1"; }
+not_ok() {
+    echo "not ok - $1: $2"
+    failures=$((failures + 1))
+}
+
+# ---- the cluster -----------------------------------------------------------------------------
+
+# Daemons a run of this test started (their pid files are under WORKDIR), checked by name so
+# that a pid reused since is never touched.
+stop_daemon() {
+    local pidfile=$1 name=$2 pid
+    [ -r "$pidfile" ] || return 0
+    pid=$(cat "$pidfile")
+    if [ -n "$pid" ] && [ "$(cat /proc/"$pid"/comm 2>/dev/null)" = "$name" ]; then
+        kill "$pid" 2>/dev/null
+        for _ in $(seq 50); do
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill -9 "$pid" 2>/dev/null
+    fi
+    rm -f "$pidfile"
+}
+stop_cluster() {
+    if [ -r "$work/slurmctld.pid" ] && [ -n "${SLURM_CONF:-}" ]; then
+        local jobs
+        jobs=$(timeout 5 squeue -h -o %i 2>/dev/null)
+        # shellcheck disable=SC2086
+        [ -n "$jobs" ] && timeout 5 scancel $jobs
+        for _ in $(seq 50); do
+            [ -z "$(timeout 5 squeue -h -o %i 2>/dev/null)" ] && break
+            sleep 0.1
+        done
+    fi
+    touch "$work"/hold-*/go 2>/dev/null
+    stop_daemon "$work/slurmd.pid" slurmd
+    stop_daemon "$work/slurmctld.pid" slurmctld
+    stop_daemon "$work/munge/munged.pid" munged
+    [ -n "${sockets:-}" ] && [ "$sockets" != "$work/run" ] && rm -rf "$sockets"
+}
+stop_cluster # a run killed before its trap ran (a CTest timeout) left its daemons
+trap stop_cluster EXIT
+trap 'exit 1' INT TERM
+
+rm -rf "$work"
+mkdir -p "$work"/{munge,state,spool/gctxnode,log,dev,claims} || exit 1
+chmod 700 "$work/munge"
+# Every tenant of the node, whatever its user, shares the claims: a sticky directory.
+chmod 1777 "$work/claims"
+# Unix sockets (munge's, slurmstepd's) have room for 107 bytes of path.
+sockets=$work/run
+if [ ${#sockets} -gt 60 ]; then
+    sockets=$(mktemp -d /tmp/greenctx-slurm.XXXXXX) || exit 1
+else
+    mkdir -p "$sockets"
+fi
+mkdir -p "$sockets/spool"
+
+start_failed() {
+    echo "--- $1 failed; the logs:"
+    tail -n 20 "$work"/log/* 2>/dev/null
+    skip "Slurm could not be started here: $1"
+}
+mungekey -c -k "$work/munge/munge.key" -b 1024 -f 2>/dev/null || start_failed "mungekey"
+chmod 600 "$work/munge/munge.key"
+munged -f --key-file="$work/munge/munge.key" --socket="$sockets/munge.socket" \
+    --pid-file="$work/munge/munged.pid" --log-file="$work/log/munged.log" \
+    --seed-file="$work/munge/seed" || start_failed "munged"
+
+ports=$(python3 -c 'import socket
+s = [socket.socket() for _ in range(2)]
+for x in s: x.bind(("127.0.0.1", 0))
+print(" ".join(str(x.getsockname()[1]) for x in s))') || start_failed "finding free ports"
+read -r ctld_port slurmd_port <<<"$ports"
+# The GPU Slurm hands out: a device file named like the driver's, so that the gpu and shard
+# GRES set CUDA_VISIBLE_DEVICES; shards let several jobs onto the one GPU.
+mknod "$work/dev/nvidia0" c 1 3 2>/dev/null || start_failed "mknod of a stand-in GPU device file"
+cat >"$work/slurm.conf" <<EOF
+ClusterName=greenctx
+SlurmctldHost=$(hostname -s)(127.0.0.1)
+SlurmctldPort=$ctld_port
+SlurmdPort=$slurmd_port
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$sockets/munge.socket
+StateSaveLocation=$work/state
+SlurmdSpoolDir=$sockets/spool
+SlurmctldPidFile=$work/slurmctld.pid
+SlurmdPidFile=$work/slurmd.pid
+SlurmctldLogFile=$work/log/slurmctld.log
+SlurmdLogFile=$work/log/slurmd.log
+SlurmdDebug=verbose
+MailProg=/bin/true
+MessageTimeout=5
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+SwitchType=switch/none
+MpiDefault=none
+SchedulerType=sched/builtin
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+SlurmdParameters=config_overrides
+ReturnToService=2
+KillWait=2
+PlugStackConfig=$work/plugstack.conf
+GresTypes=gpu,shard
+NodeName=gctxnode NodeHostname=localhost NodeAddr=127.0.0.1 CPUs=8 RealMemory=1000 Gres=gpu:1,shard:8 State=UNKNOWN
+PartitionName=debug Nodes=gctxnode Default=YES MaxTime=10 State=UP OverSubscribe=YES
+EOF
+cat >"$work/gres.conf" <<EOF
+NodeName=gctxnode Name=gpu File=$work/dev/nvidia0
+NodeName=gctxnode Name=shard Count=8 File=$work/dev/nvidia0
+EOF
+plugstack() { echo "required $plugin runtime_dir=$work/claims preload=$preload $*" >"$work/plugstack.conf"; }
+plugstack
+export SLURM_CONF=$work/slurm.conf
+slurmctld -f "$SLURM_CONF" -i || start_failed "slurmctld"
+slurmd -f "$SLURM_CONF" -N gctxnode || start_failed "slurmd"
+for i in $(seq 100); do
+    timeout 3 sinfo -h -o %T 2>/dev/null | grep -qx idle && break
+    [ "$i" -eq 100 ] && start_failed "waiting for the node to be idle"
+    sleep 0.2
+done
+echo "# Slurm $(slurmd -V | cut -d' ' -f2) on 127.0.0.1:$ctld_port, node gctxnode idle"
+
+# ---- helpers ---------------------------------------------------------------------------------
+
+# What jobs see: the simulated H200, nothing of greenctx run's from this environment.
+unset LD_PRELOAD GREENCTX_RUNTIME_DIR GREENCTX_RUNTIME_SHARED
+for v in $(env | sed -n 's/^\(GREENCTX_RUN_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
+export GREENCTX_CUDA_LIBRARY=$sim GREENCTX_SIM_DEVICES=h200
+
+# job NAME SRUN-ARGS...: srun, its output in $work/NAME.out and .err; the status in $status.
+job() {
+    local name=$1
+    shift
+    timeout 60 srun --export=ALL "$@" >"$work/$name.out" 2>"$work/$name.err"
+    status=$?
+}
+show() {
+    sed 's/^/  out| /' "$work/$1.out"
+    sed 's/^/  err| /' "$work/$1.err"
+}
+has() { grep -qF -- "$2" "$work/$1"; }
+# The claims as `greenctx ps --json` shows them, into $work/ps.json.
+ps_json() {
+    GREENCTX_RUNTIME_DIR=$work/claims GREENCTX_RUNTIME_SHARED=1 "$tool" ps --json \
+        >"$work/ps.json" 2>"$work/ps.err"
+}
+# json FILE PYTHON-EXPRESSION...: each holds for the JSON in FILE (d), else prints which not.
+json() {
+    python3 - "$@" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for e in sys.argv[2:]:
+    if not eval(e):
+        print("  false:", e)
+        sys.exit(1)
+PY
+}
+free_all() { ps_json && json "$work/ps.json" 'd["devices"][0]["free_sms"] == 132' \
+    'd["devices"][0]["claims"] == []'; }
+# The label the plugin printed for the task: "slurm 12.0".
+label_of() { sed -n 's/^greenctx: \(slurm [0-9.a-z]*\): GPU 0: .*/\1/p' "$work/$1.err" | head -n 1; }
+wait_for() {
+    for _ in $(seq 200); do
+        [ -e "$1" ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# ---- the cases -------------------------------------------------------------------------------
+
+# Without --gpu-sms a job runs as it would without the plugin: no preload, no claim.
+job plain sh -c 'env; '"$probe"' confined 132'
+if [ "$status" -eq 0 ] && ! has plain.out "LD_PRELOAD=" && ! has plain.out "GREENCTX_RUN_" &&
+    has plain.out "main thread, default stream: 132 SMs" && ! has plain.err "greenctx" && free_all; then
+    ok "a job without --gpu-sms runs unconfined, with nothing claimed"
+else
+    not_ok "a job without --gpu-sms" "status $status"
+    show plain
+fi
+
+# --gpu-sms=16 on a shard of the GPU: Slurm sets CUDA_VISIBLE_DEVICES, the task gets the
+# preload's variables and its work runs on 16 SMs of its claim, which is gone once the step is.
+job env --gres=shard:1 --gpu-sms=16 sh -c 'echo "visible=$CUDA_VISIBLE_DEVICES sms=$GREENCTX_RUN_SMS claim=$GREENCTX_RUN_CLAIM preload=$LD_PRELOAD"'
+if [ "$status" -eq 0 ] && has env.out "visible=0 sms=16 claim=0=v1:$work/claims/gpu-GPU-" &&
+    has env.out "preload=$preload"; then
+    ok "the task gets greenctx run's variables, its claim's token for GPU 0"
+else
+    not_ok "the task's environment" "status $status"
+    show env
+fi
+GREENCTX_RUN_REPORT=$work/confined.json job confined --gres=shard:1 --gpu-sms=16 "$probe" confined 16
+label=$(label_of confined)
+if [ "$status" -eq 0 ] && [ -n "$label" ] &&
+    has confined.err "GPU 0: 16 of 132 SMs (claimed granules " &&
+    has confined.out "one of 4 threads: 16 SMs" &&
+    json "$work/confined.json" 'd["devices"][0]["sm_count"] == 16' \
+        'len(d["devices"][0]["sm_ids"]) == 16' 'd["devices"][0]["claim"]["sm_count"] == 16' &&
+    free_all; then
+    ok "srun --gpu-sms=16 confines the task to 16 SMs of its claim ($label), released at its end"
+else
+    not_ok "srun --gpu-sms=16" "status $status"
+    show confined
+fi
+
+# Two jobs at once on the one GPU: disjoint SMs, each claim named by its job step in
+# `greenctx ps`; a third that does not fit is refused naming the holders, or waits. (48 each:
+# the H200's granules are 15 of 8 SMs and one of 12, and a claim is an exact count, so two
+# 64s can't both be made of them; 48 and 48 leave 36 free, two granules of 8 and the 12.)
+mkdir -p "$work"/hold-{a,b}
+GREENCTX_RUN_REPORT=$work/a.json job a --gres=shard:1 --gpu-sms=48 "$probe" hold "$work/hold-a" &
+pid_a=$!
+GREENCTX_RUN_REPORT=$work/b.json job b --gres=shard:1 --gpu-sms=48 "$probe" hold "$work/hold-b" &
+pid_b=$!
+if wait_for "$work/hold-a/ready" && wait_for "$work/hold-b/ready"; then
+    label_a=$(label_of a) label_b=$(label_of b)
+    if ps_json && json "$work/ps.json" 'len(d["devices"][0]["claims"]) == 2' \
+        'd["devices"][0]["free_sms"] == 36' \
+        "sorted(c['label'] for c in d['devices'][0]['claims']) == sorted(['$label_a', '$label_b'])" \
+        'all(c["sm_count"] == 48 for c in d["devices"][0]["claims"])' \
+        'not set(d["devices"][0]["claims"][0]["granules"]) & set(d["devices"][0]["claims"][1]["granules"])' \
+        'all("run_probe hold" in c["command"] for c in d["devices"][0]["claims"])'; then
+        ok "two jobs hold 48 SMs each, disjoint granules; greenctx ps names them ($label_a, $label_b)"
+    else
+        not_ok "two jobs on one GPU" "ps: $(cat "$work/ps.json")"
+    fi
+    job busy --gres=shard:1 --gpu-sms=40 true
+    if [ "$status" -ne 0 ] && has busy.err "the task was not started" &&
+        has busy.err "--gpu-sms-wait=SECONDS queues for the SMs" && has busy.err "run_probe hold"; then
+        ok "a third job that does not fit fails at once, naming the holders"
+    else
+        not_ok "a job on a full GPU" "status $status"
+        show busy
+    fi
+    job waited --gres=shard:1 --gpu-sms=40 --gpu-sms-wait=30 "$probe" confined 40 &
+    pid_w=$!
+    sleep 1
+    waiting=no
+    kill -0 "$pid_w" 2>/dev/null && ! has waited.err "GPU 0:" && waiting=yes
+    touch "$work/hold-a/go"
+    wait "$pid_w"
+    status=$?
+    if [ "$waiting" = yes ] && [ "$status" -eq 0 ] && has waited.err "GPU 0: 40 of 132 SMs"; then
+        ok "--gpu-sms-wait queues until a job ends and frees its SMs"
+    else
+        not_ok "--gpu-sms-wait" "status $status, waiting before the SMs were free: $waiting"
+        show waited
+    fi
+else
+    not_ok "two jobs on one GPU" "the tasks did not start"
+fi
+touch "$work/hold-a/go" "$work/hold-b/go"
+wait "$pid_a" "$pid_b"
+if python3 -c 'import json, sys
+a, b = (set(json.load(open(f))["devices"][0]["sm_ids"]) for f in sys.argv[1:])
+sys.exit(0 if len(a) == len(b) == 48 and not a & b else 1)' "$work/a.json" "$work/b.json"; then
+    ok "the two jobs' work ran on disjoint SMs (the preload's reports)"
+else
+    not_ok "disjoint SMs" "reports: $(cat "$work/a.json" "$work/b.json" 2>&1 | head -c 600)"
+fi
+
+# A batch job killed with scancel frees its SMs: nobody releases the claim, the kernel drops
+# its lock when the task dies, and the registry says it died.
+mkdir -p "$work/hold-c"
+jobid=$(timeout 20 sbatch --parsable --export=ALL --gres=shard:1 --gpu-sms=64 \
+    -o "$work/batch.out" --wrap "$probe hold $work/hold-c" 2>"$work/sbatch.err")
+if [ -n "$jobid" ] && wait_for "$work/hold-c/ready" && ps_json &&
+    json "$work/ps.json" "[c['label'] for c in d['devices'][0]['claims']] == ['slurm $jobid.batch']" \
+        'd["devices"][0]["free_sms"] == 68'; then
+    timeout 10 scancel "$jobid"
+    for _ in $(seq 100); do
+        [ -z "$(timeout 5 squeue -h -j "$jobid" -o %i 2>/dev/null)" ] && break
+        sleep 0.1
+    done
+    if free_all && json "$work/ps.json" \
+        'any(e["kind"] == "died" and e["sm_count"] == 64 for e in d["devices"][0]["events"])'; then
+        ok "sbatch --gpu-sms=64, then scancel: the SMs are free again"
+    else
+        not_ok "scancel" "ps: $(cat "$work/ps.json")"
+    fi
+else
+    not_ok "sbatch --gpu-sms=64" "job '$jobid': $(cat "$work/sbatch.err" "$work/batch.out" 2>&1)"
+fi
+
+# Requests that can't be served fail the step with the reason; nothing stays claimed.
+bad() {
+    local name=$1 message=$2
+    shift 2
+    job "$name" "$@" true
+    if [ "$status" -ne 0 ] && has "$name.err" "$message"; then
+        ok "srun $* true fails: $message"
+    else
+        not_ok "srun $* true" "status $status, expected a failure saying '$message'"
+        show "$name"
+    fi
+}
+bad odd "on this device groups are multiples of 8 (min 8); nearest: 8 or 16" --gpu-sms=12
+bad huge "asks for 500 SMs; this device has 132" --gpu-sms=500
+bad typo "Invalid --gpu-sms argument: abc" --gpu-sms=abc
+bad typo_why "'abc' is not a count of SMs (16), a share of the GPU (25%) or all" --gpu-sms=abc
+bad no_gpu "there is no GPU 1" --gpu-sms=1=16
+bad wait_alone "--gpu-sms-wait needs --gpu-sms" --gpu-sms-wait=5
+if free_all; then
+    ok "failed requests leave nothing claimed"
+else
+    not_ok "failed requests" "ps: $(cat "$work/ps.json")"
+fi
+
+# plugstack.conf's options: a default for jobs that do not ask, MPS required, a typo.
+plugstack default=8
+job default "$probe" confined 8
+if [ "$status" -eq 0 ] && has default.err "GPU 0: 8 of 132 SMs"; then
+    ok "plugstack.conf default=8 confines jobs that do not ask"
+else
+    not_ok "default=8" "status $status"
+    show default
+fi
+plugstack require_mps=yes
+bad mps "this cluster requires MPS (plugstack.conf: require_mps=yes)" --gpu-sms=16
+plugstack bogus=1
+bad bogus "unknown argument 'bogus=1' in plugstack.conf"
+plugstack
+
+echo "# $failures failed"
+[ "$failures" -eq 0 ]
