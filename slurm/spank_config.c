@@ -1,5 +1,4 @@
 /* plugstack.conf's arguments, and what srun can check of a request before the job starts. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,21 +6,14 @@
 #include "run_request.h"
 #include "spank_plugin.h"
 
-static int say(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int say(char *err, size_t size, const char *fmt, ...)
-{
-    va_list args;
-    va_start(args, fmt);
-    vsnprintf(err, size, fmt, args);
-    va_end(args);
-    return -1;
-}
+/* The reason a check failed, into err; -1, as the checks return. */
+#define REFUSE(...) (snprintf(err, size, __VA_ARGS__), -1)
 
 static int copy_value(const char *key, const char *value, char *out, size_t out_size, char *err,
                       size_t size)
 {
     if (!*value || strlen(value) >= out_size)
-        return say(err, size, "%s= needs a value (at most %zu characters)", key, out_size - 1);
+        return REFUSE("%s= needs a value (at most %zu characters)", key, out_size - 1);
     strcpy(out, value);
     return 0;
 }
@@ -41,26 +33,25 @@ int spank_config_parse(int argc, char **argv, spank_config *config, char *err, s
                 return -1;
             char why[512];
             if (spank_request_check(value, why, sizeof why) != 0)
-                return say(err, size, "default=%s: %s", value, why);
+                return REFUSE("default=%s: %s", value, why);
         } else if (key_len == 11 && strncmp(argv[i], "require_mps", 11) == 0) {
             if (strcmp(value, "yes") != 0 && strcmp(value, "no") != 0)
-                return say(err, size, "require_mps=%s: use yes or no", value);
+                return REFUSE("require_mps=%s: use yes or no", value);
             config->require_mps = strcmp(value, "yes") == 0;
         } else if (key_len == 11 && strncmp(argv[i], "runtime_dir", 11) == 0) {
             if (copy_value("runtime_dir", value, config->runtime_dir, sizeof config->runtime_dir,
                            err, size) != 0)
                 return -1;
             if (value[0] != '/')
-                return say(err, size, "runtime_dir=%s: give an absolute path", value);
+                return REFUSE("runtime_dir=%s: give an absolute path", value);
         } else if (key_len == 7 && strncmp(argv[i], "preload", 7) == 0) {
             if (copy_value("preload", value, config->preload, sizeof config->preload, err,
                            size) != 0)
                 return -1;
         } else {
-            return say(err, size,
-                       "unknown argument '%s' in plugstack.conf (the plugin takes default=REQ, "
-                       "require_mps=yes|no, runtime_dir=DIR, preload=PATH)",
-                       argv[i]);
+            return REFUSE("unknown argument '%s' in plugstack.conf (the plugin takes "
+                          "default=REQ, require_mps=yes|no, runtime_dir=DIR, preload=PATH)",
+                          argv[i]);
         }
     }
     return 0;
@@ -86,14 +77,13 @@ int spank_request_check(const char *request, char *err, size_t size)
     run_request parsed;
     char why[512];
     if (!*request)
-        return say(err, size, "give a count of SMs (16), a share of the GPU (25%%) or all");
+        return REFUSE("give a count of SMs (16), a share of the GPU (25%%) or all");
     if (run_request_parse(request, &parsed, why, sizeof why) != 0)
-        return say(err, size, "%s", why);
+        return REFUSE("%s", why);
     for (unsigned i = 0; i < parsed.nb_entries; i++)
         if (check_group(parsed.entries[i].text) != 0)
-            return say(err, size,
-                       "'%s' is not a count of SMs (16), a share of the GPU (25%%) or all; "
-                       "DEV=COUNT,DEV=COUNT gives each of the task's GPUs its own",
-                       parsed.entries[i].text);
+            return REFUSE("'%s' is not a count of SMs (16), a share of the GPU (25%%) or "
+                          "all; DEV=COUNT,DEV=COUNT gives each of the task's GPUs its own",
+                          parsed.entries[i].text);
     return 0;
 }
