@@ -288,6 +288,23 @@ else
     not_ok "disjoint SMs" "reports: $(cat "$work/a.json" "$work/b.json" 2>&1 | head -c 600)"
 fi
 
+# Each task of a step has its own claim: two tasks on one GPU get disjoint SMs, under the
+# step's one label.
+mkdir -p "$work"/hold-t0 "$work"/hold-t1
+job tasks -n2 --gres=shard:1 --gpu-sms=16 sh -c 'exec "$0" hold "$1$SLURM_PROCID"' "$probe" "$work/hold-t" &
+pid_t=$!
+if wait_for "$work/hold-t0/ready" && wait_for "$work/hold-t1/ready" && ps_json &&
+    json "$work/ps.json" 'len(d["devices"][0]["claims"]) == 2' \
+        'len(set(c["label"] for c in d["devices"][0]["claims"])) == 1' \
+        'not set(d["devices"][0]["claims"][0]["granules"]) & set(d["devices"][0]["claims"][1]["granules"])'; then
+    ok "srun -n2 --gpu-sms=16: each task claims its own 16 SMs, disjoint"
+else
+    not_ok "two tasks of one step" "ps: $(cat "$work/ps.json")"
+    show tasks
+fi
+touch "$work/hold-t0/go" "$work/hold-t1/go"
+wait "$pid_t"
+
 # A batch job killed with scancel frees its SMs: nobody releases the claim, the kernel drops
 # its lock when the task dies, and the registry says it died.
 mkdir -p "$work/hold-c"
