@@ -18,6 +18,7 @@
 #define ERROR_PREFIX SPANK_PREFIX ": --gpu-sms"
 
 typedef struct task_facts {
+    uint32_t job;
     char label[64];    /* "slurm 42.0" */
     char command[256]; /* the task's command line */
     char request[SPANK_MAX_REQUEST];
@@ -61,10 +62,47 @@ static int task_facts_get(spank_t sp, const spank_task_request *request, task_fa
         spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS)
         return -1;
     step_text(step, step_name, sizeof step_name);
+    facts->job = job;
     snprintf(facts->label, sizeof facts->label, "slurm %u.%s", job, step_name);
     tool_join_words(argv, facts->command, sizeof facts->command);
     snprintf(facts->request, sizeof facts->request, "%s", request->request);
     return 0;
+}
+
+/* A step of a batch job started with the job's --gpu-sms (sbatch hands it to every srun in
+ * the script): the batch script holds the job's claim, its GREENCTX_RUN_CLAIM is in the
+ * environment the step inherited, and the task runs in those SMs, as a child of `greenctx
+ * run` does, rather than claiming as many again. holder gets the claims' description. Returns
+ * 1 when the task joins them, 0 when it claims its own. */
+static int joins_batch_claim(spank_t sp, const task_facts *facts, char *holder, size_t size)
+{
+    char list[4096], sms[SPANK_MAX_REQUEST], batch[64];
+    int count = 0, found = 0;
+    if (spank_getenv(sp, GREENCTX_RUN_CLAIM, list, sizeof list) != ESPANK_SUCCESS ||
+        spank_getenv(sp, GREENCTX_RUN_SMS, sms, sizeof sms) != ESPANK_SUCCESS ||
+        strcmp(sms, facts->request) != 0 || gctx_device_count(&count) != GCTX_SUCCESS)
+        return 0;
+    snprintf(batch, sizeof batch, "slurm %u.batch", facts->job);
+    holder[0] = '\0';
+    for (int dev = 0; dev < count && dev < RUN_MAX_DEVICES; dev++) {
+        char token[1024], ranges[512];
+        gctx_claim *claim = NULL;
+        gctx_claim_info info;
+        memset(&info, 0, sizeof info);
+        info.size = sizeof info;
+        if (run_claim_list_find(list, dev, token, sizeof token) != 0)
+            continue;
+        /* Not released: this process becomes the task, whose preload joins the claim again. */
+        if (gctx_claim_join(dev, token, &claim) != GCTX_SUCCESS ||
+            gctx_claim_get_info(claim, &info) != GCTX_SUCCESS || strcmp(info.label, batch) != 0)
+            return 0;
+        size_t used = strlen(holder);
+        snprintf(holder + used, size - used, "%sGPU %d: %u SMs (granules %s)", found ? ", " : "",
+                 dev, info.sm_count,
+                 tool_granule_ranges(info.granules, info.nb_granules, ranges, sizeof ranges));
+        found++;
+    }
+    return found > 0;
 }
 
 static int check_mps(const spank_task_request *request)
@@ -182,8 +220,12 @@ static int set_task_environment(spank_t sp, const spank_task_request *request,
     char old[4096] = "", list[PATH_MAX + sizeof old + 2];
     if (spank_getenv(sp, "LD_PRELOAD", old, sizeof old) != ESPANK_SUCCESS)
         old[0] = '\0';
-    /* First, so that its dlsym is the one the program finds. */
-    snprintf(list, sizeof list, "%s%s%s", request->config->preload, old[0] ? " " : "", old);
+    /* First, so that its dlsym is the one the program finds (a step of a job whose batch
+     * script was confined has it already). */
+    if (strncmp(old, request->config->preload, strlen(request->config->preload)) == 0)
+        snprintf(list, sizeof list, "%s", old);
+    else
+        snprintf(list, sizeof list, "%s%s%s", request->config->preload, old[0] ? " " : "", old);
     if (spank_setenv(sp, "LD_PRELOAD", list, 1) != ESPANK_SUCCESS ||
         spank_setenv(sp, GREENCTX_RUN_SMS, facts->request, 1) != ESPANK_SUCCESS ||
         spank_setenv(sp, GREENCTX_RUN_CLAIM, claims, 1) != ESPANK_SUCCESS ||
@@ -208,6 +250,12 @@ int spank_task_confine(spank_t sp, const spank_task_request *request)
         fprintf(stderr, ERROR_PREFIX ": the task's environment, id or command line could not "
                                      "be read; the task was not started\n");
         return -1;
+    }
+    char holder[1024];
+    if (joins_batch_claim(sp, &facts, holder, sizeof holder)) {
+        fprintf(stderr, SPANK_PREFIX ": %s: in the SMs of slurm %u.batch, %s\n", facts.label,
+                facts.job, holder);
+        return 0;
     }
     if (check_mps(request) != 0 || plan_devices(&facts, plans, &nb_plans) != 0)
         return -1;

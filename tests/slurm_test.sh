@@ -305,6 +305,27 @@ fi
 touch "$work/hold-t0/go" "$work/hold-t1/go"
 wait "$pid_t"
 
+# sbatch --gpu-sms: the batch script holds the job's claim, and the steps it starts with the
+# same request (sbatch hands it to them) run in those SMs; a step that asks for other SMs
+# claims its own.
+timeout 60 sbatch --wait --export=ALL --gres=shard:1 --gpu-sms=16 -o "$work/steps.out" \
+    --wrap "srun --export=ALL,GREENCTX_RUN_REPORT=$work/step.json $probe confined 16 &&
+            srun --gpu-sms=8 $probe confined 8" >"$work/steps.err" 2>&1
+status=$?
+batch_job=$(sed -n 's/^greenctx: slurm \([0-9]*\)\.batch: .*/\1/p' "$work/steps.out")
+batch_granules=$(sed -n 's/^greenctx: slurm [0-9]*\.batch: GPU 0: 16 of 132 SMs (claimed granules \(.*\))$/\1/p' "$work/steps.out")
+if [ "$status" -eq 0 ] && [ -n "$batch_job" ] &&
+    has steps.out "greenctx: slurm $batch_job.0: in the SMs of slurm $batch_job.batch, GPU 0: 16 SMs (granules $batch_granules)" &&
+    has steps.out "greenctx: slurm $batch_job.1: GPU 0: 8 of 132 SMs (claimed granules " &&
+    json "$work/step.json" 'len(d["devices"][0]["sm_ids"]) == 16' \
+        "d['devices'][0]['claim']['granules'] == [g for r in '$batch_granules'.split(',') for g in range(int(r.split('-')[0]), int(r.split('-')[-1]) + 1)]" &&
+    free_all; then
+    ok "sbatch --gpu-sms=16: the script's steps run in the job's claim (granules $batch_granules); srun --gpu-sms=8 in it claims its own"
+else
+    not_ok "sbatch --gpu-sms with steps" "status $status"
+    show steps
+fi
+
 # A batch job killed with scancel frees its SMs: nobody releases the claim, the kernel drops
 # its lock when the task dies, and the registry says it died.
 mkdir -p "$work/hold-c"
