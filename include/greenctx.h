@@ -675,9 +675,10 @@ GCTX_API gctx_status gctx_layouts_get_active(gctx_layouts *layouts, unsigned *in
 /* A claim is a set of a device's SMs that one process (a tenant) holds, so that tenants on one
  * GPU never build green contexts on the same SMs. SMs are handed out in the device's canonical
  * granules: the driver's split of the whole device by its minimum partition size (on an H200,
- * 15 granules of 8 SMs and a remainder granule of 12: all 132 SMs can be claimed). Any set of
- * granules makes one green context, adjacent or not, so fragmentation never refuses a request
- * that fits in the free SMs.
+ * 15 granules of 8 SMs and a remainder granule of 12: all 132 SMs can be claimed, in counts of
+ * 8k or 12 + 8k; so beside a claim of 64 the most another can take is the rest, 68, and two
+ * claims of 64 don't fit: 64 and 60 do). Any set of granules makes one green context, adjacent
+ * or not, so fragmentation never refuses a request that fits in the free SMs.
  *
  * The registry is node-local and needs no daemon: a directory per GPU (named by its UUID)
  * under the runtime directory, one file per claim, each held by a lock (flock) that the kernel
@@ -836,7 +837,8 @@ GCTX_API gctx_status gctx_claim_report_fault(gctx_claim *claim, int cuda_result)
 GCTX_API gctx_status gctx_claim_export(const gctx_claim *claim, char *token, size_t size);
 /* Joins a claim exported by a parent (the lock's descriptor inherited, or, when a program
  * closed it, the claim file opened again while its holder lives): the same SMs, held as long
- * as any process of the tenant lives. GCTX_ERROR_INVALID_ARGUMENT for a malformed token,
+ * as any process of the tenant lives. An inherited descriptor is taken over (closed; the
+ * claim keeps a close-on-exec copy), so the last member's release gives the SMs back. GCTX_ERROR_INVALID_ARGUMENT for a malformed token,
  * GCTX_ERROR_REGISTRY when the claim is no longer held or is for another device. */
 GCTX_API gctx_status gctx_claim_join(int device, const char *token, gctx_claim **claim);
 

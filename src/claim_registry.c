@@ -171,10 +171,11 @@ static mode_t file_mode(const gctx__registry *reg) { return reg->shared ? 0644 :
  * half-written identity or event list. */
 static gctx_status replace_file(const gctx__registry *reg, const char *name, const char *text)
 {
-    char path[600], tmp[620];
+    char path[600], tmp[640];
     if (path_in(reg, name, path, sizeof path) != 0)
         return gctx__fail(GCTX_ERROR_REGISTRY, "registry path too long: %s", reg->dir);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    /* Per process: another user's leftover (a crash) must not stand in the way. */
+    snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, file_mode(reg));
     if (fd < 0 || fchmod(fd, file_mode(reg)) != 0 || write_all(fd, text) != 0) {
         gctx_status s = gctx__fail(GCTX_ERROR_REGISTRY, "can't write %s: %s", tmp,

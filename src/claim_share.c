@@ -68,15 +68,20 @@ static gctx_status parse_token(const char *token, token_parts *t)
     return GCTX_SUCCESS;
 }
 
-/* The inherited descriptor, when it is still the claim file's: dup'ed, it shares the open
- * file description and so its lock. -1 when the program closed it or reused the number. */
+/* The inherited descriptor, when it is still the claim file's: it shares the open file
+ * description, and so the lock, with the holder's. The claim takes it over (a close-on-exec
+ * copy, the original closed), so that its release is this member's last hold. -1 when the
+ * program closed it or reused the number. */
 static int inherited(const token_parts *t, const char *path)
 {
     struct stat fd_st, file_st;
     if (t->fd < 0 || fstat(t->fd, &fd_st) != 0 || stat(path, &file_st) != 0 ||
         fd_st.st_dev != file_st.st_dev || fd_st.st_ino != file_st.st_ino)
         return -1;
-    return fcntl(t->fd, F_DUPFD_CLOEXEC, 0);
+    int fd = fcntl(t->fd, F_DUPFD_CLOEXEC, 0);
+    if (fd >= 0)
+        close(t->fd);
+    return fd;
 }
 
 gctx_status gctx_claim_join(int device, const char *token, gctx_claim **claim)
@@ -102,12 +107,15 @@ gctx_status gctx_claim_join(int device, const char *token, gctx_claim **claim)
         return s;
     }
     *base = '\0'; /* t.dir is the runtime directory now */
-    /* The token came from the parent: its runtime directory is trusted as a shared one would
-     * be (sticky, or private to this user). */
+    /* A sticky runtime directory is one several users share (the holder said so): checked
+     * as such; any other must be private to this user. */
+    struct stat st;
+    unsigned dir_flags = stat(t.dir, &st) == 0 && (st.st_mode & S_ISVTX) ? GCTX_CLAIM_SHARED_DIR
+                                                                          : 0;
     gctx__registry reg;
     gctx__record record;
     int fd = -1;
-    if ((s = gctx__registry_open(t.dir, GCTX_CLAIM_SHARED_DIR, &g.identity, &reg))) {
+    if ((s = gctx__registry_open(t.dir, dir_flags, &g.identity, &reg))) {
         gctx__device_granules_end(&g);
         return s;
     }
@@ -122,7 +130,7 @@ gctx_status gctx_claim_join(int device, const char *token, gctx_claim **claim)
     gctx__registry_close(&reg);
     gctx_claim *c;
     if (s == GCTX_SUCCESS)
-        s = gctx__claim_new(&g, t.dir, GCTX_CLAIM_SHARED_DIR, 0, &record, fd, &c);
+        s = gctx__claim_new(&g, t.dir, dir_flags, 0, &record, fd, &c);
     gctx__device_granules_end(&g);
     if (s != GCTX_SUCCESS)
         return s;

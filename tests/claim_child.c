@@ -1,20 +1,50 @@
-/* A program a claim's holder starts (tests/test_claims.c, export_join_*): joins the claim
- * named by the token in argv[1], says what it holds on stdout, then, with "hold", waits for a
- * line on stdin before it releases, so the test can release its own hold meanwhile. Exit
- * status 0 when the join worked. */
+/* A process of its own for tests/test_claims.c (a fresh process, as on a GPU a forked child
+ * can't use CUDA):
+ *
+ *   claim_child TOKEN [hold]                  joins the claim a holder exported, says what it
+ *                                             holds, then (hold) waits for a line on stdin
+ *   claim_child acquire REQUEST DIR [MS]      claims REQUEST in the runtime directory DIR as
+ *                                             command "holder", says so, then releases after
+ *                                             MS milliseconds, or waits to be killed
+ *
+ * Each prints one line on stdout; exit status 0 when its claim or join worked. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "greenctx.h"
 
-int main(int argc, char **argv)
+static int acquire(const char *request, const char *dir, const char *hold_ms)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: claim_child TOKEN [hold]\n");
-        return 2;
-    }
+    gctx_claim_options o = GCTX_CLAIM_OPTIONS_INIT;
+    o.runtime_dir = dir;
+    o.command = "holder";
     gctx_claim *claim;
-    gctx_status s = gctx_claim_join(0, argv[1], &claim);
+    gctx_status s = gctx_claim_acquire(0, request, &o, &claim);
+    if (s != GCTX_SUCCESS) {
+        printf("acquire %s %s\n", gctx_status_name(s), gctx_last_error());
+        return 1;
+    }
+    gctx_claim_info info = GCTX_CLAIM_INFO_INIT;
+    gctx_claim_get_info(claim, &info);
+    printf("claimed %u SMs\n", info.sm_count);
+    fflush(stdout);
+    if (!hold_ms)
+        for (;;)
+            pause();
+    long ms = atol(hold_ms);
+    struct timespec t = {ms / 1000, (ms % 1000) * 1000000};
+    nanosleep(&t, NULL);
+    gctx_claim_release(claim);
+    return 0;
+}
+
+static int join(const char *token, int hold)
+{
+    gctx_claim *claim;
+    gctx_status s = gctx_claim_join(0, token, &claim);
     if (s != GCTX_SUCCESS) {
         printf("join %s %s\n", gctx_status_name(s), gctx_last_error());
         return 1;
@@ -23,11 +53,21 @@ int main(int argc, char **argv)
     gctx_claim_get_info(claim, &info);
     printf("joined %u SMs of pid %d, self %d\n", info.sm_count, info.pid, info.self);
     fflush(stdout);
-    if (argc > 2 && strcmp(argv[2], "hold") == 0) {
+    if (hold) {
         char line[16];
         if (!fgets(line, sizeof line, stdin))
             line[0] = '\0';
     }
     gctx_claim_release(claim);
     return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 4 && strcmp(argv[1], "acquire") == 0)
+        return acquire(argv[2], argv[3], argc > 4 ? argv[4] : NULL);
+    if (argc >= 2 && strcmp(argv[1], "acquire") != 0)
+        return join(argv[1], argc > 2 && strcmp(argv[2], "hold") == 0);
+    fprintf(stderr, "usage: claim_child TOKEN [hold] | claim_child acquire REQUEST DIR [MS]\n");
+    return 2;
 }

@@ -19,7 +19,7 @@ greenctx_test(python.abi COMMAND ${py_run} test_abi.py LABELS unit python)
 foreach(version 12040 13000 13010)
   greenctx_driver_test(python.sim.${version} SIM_ONLY LABELS python
     COMMAND ${py_run} test_partition.py test_context.py test_stream.py test_lifetimes.py
-            test_cache_layouts.py
+            test_cache_layouts.py test_claims.py
     SIM_ENV GREENCTX_SIM_DEVICES=h200 GREENCTX_SIM_DRIVER_VERSION=${version})
 endforeach()
 

@@ -5,9 +5,11 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -85,10 +87,20 @@ static unsigned listed(const char *dir, gctx_claim_info *claims, unsigned capaci
     return count;
 }
 
+/* The exact figures below are an H200's (the simulated one's, or the GPU's in make test-gpu):
+ * 132 SMs, partitions of 8. */
 static int require_h200(void)
 {
-    gt_require_sim(0, "h200");
-    return gt_state ? -1 : gt_require_green_contexts();
+    if (gt_require_green_contexts())
+        return -1;
+    gctx_device_info info = GCTX_DEVICE_INFO_INIT;
+    if (gctx_device_get_info(0, &info) != GCTX_SUCCESS || info.sm_count != 132 ||
+        info.min_partition_sms != 8) {
+        gt_skip("needs an H200's SMs (132, partitions of 8); device 0 has %u, partitions of %u",
+                info.sm_count, info.min_partition_sms);
+        return -1;
+    }
+    return 0;
 }
 
 /* ---- granules and sizes ---- */
@@ -307,4 +319,755 @@ GT_TEST(busy_names_the_holder)
     GT_ASSERT_EQ_INT(claims[0].sm_count, 124);
     GT_ASSERT_STR_EQ(claims[0].command, "hog --big");
     gctx_claim_release(hog);
+}
+
+/* ---- processes ---- */
+
+/* claim_child (a process of its own) claiming `request` as command "holder": its pid once it
+ * holds the claim, or -1. It releases after hold_ms, or (hold_ms 0) holds until killed. */
+static pid_t holder(const char *dir, const char *request, int hold_ms)
+{
+    const char *program = getenv("GREENCTX_CLAIM_CHILD");
+    int out[2];
+    if (!program || pipe(out) != 0)
+        return -1;
+    char ms[16];
+    snprintf(ms, sizeof ms, "%d", hold_ms);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(out[1], 1);
+        close(out[0]);
+        execl(program, program, "acquire", request, dir, hold_ms ? ms : NULL, (char *)NULL);
+        _exit(127);
+    }
+    close(out[1]);
+    char line[512] = "";
+    FILE *f = fdopen(out[0], "r");
+    int ok = pid > 0 && f && fgets(line, sizeof line, f) && strncmp(line, "claimed ", 8) == 0;
+    if (f)
+        fclose(f);
+    else
+        close(out[0]);
+    if (!ok) {
+        fprintf(stderr, "# claim_child acquire %s: %s", request, line);
+        if (pid > 0) {
+            kill(pid, SIGKILL);
+            waitpid(pid, NULL, 0);
+        }
+        return -1;
+    }
+    return pid;
+}
+
+static long long ms_since(const struct timespec *start)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (now.tv_sec - start->tv_sec) * 1000ll + (now.tv_nsec - start->tv_nsec) / 1000000;
+}
+
+GT_TEST(killed_holder_frees_its_sms)
+{
+    if (gt_require_green_contexts())
+        return;
+    const char *dir = fresh_dir("killed");
+    GT_CHECK();
+    gctx_claim_options o = options_in(dir);
+    pid_t pid = holder(dir, "rest", 0);
+    GT_ASSERT(pid > 0);
+    gctx_claim *c = NULL;
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "8", &o, &c), GCTX_ERROR_BUSY);
+    GT_ASSERT_CONTAINS(gctx_last_error(), "\"holder\"");
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "rest", &o, &c), GCTX_SUCCESS);
+    GT_ASSERT(ms_since(&start) < 1000);
+    gctx_claim_event events[8];
+    events[0].size = sizeof events[0];
+    unsigned n = 0;
+    GT_ASSERT_STATUS(gctx_claim_events(0, dir, events, 8, &n), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(n, 1);
+    GT_ASSERT_EQ_INT(events[0].kind, GCTX_CLAIM_EVENT_DIED);
+    GT_ASSERT_EQ_INT(events[0].pid, pid);
+    GT_ASSERT_STR_EQ(events[0].command, "holder");
+    gctx_device_info dev = GCTX_DEVICE_INFO_INIT;
+    GT_ASSERT_STATUS(gctx_device_get_info(0, &dev), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(events[0].sm_count, dev.sm_count);
+    gctx_claim_release(c);
+    GT_ASSERT_STATUS(gctx_claim_events(0, dir, events, 8, &n), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(n, 2);
+    GT_ASSERT_EQ_INT(events[1].kind, GCTX_CLAIM_EVENT_RELEASED);
+    GT_ASSERT_EQ_INT(events[1].pid, getpid());
+}
+
+GT_TEST(wait_times_out_then_succeeds_when_released)
+{
+    if (gt_require_green_contexts())
+        return;
+    const char *dir = fresh_dir("wait");
+    GT_CHECK();
+    gctx_claim_options o = options_in(dir);
+    o.flags = GCTX_CLAIM_WAIT;
+    o.timeout_ms = 300;
+    pid_t pid = holder(dir, "rest", 0);
+    GT_ASSERT(pid > 0);
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    gctx_claim *c = NULL;
+    gctx_status s = gctx_claim_acquire(0, "8", &o, &c);
+    long long waited = ms_since(&start);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    GT_ASSERT_STATUS(s, GCTX_ERROR_BUSY);
+    GT_ASSERT_CONTAINS(gctx_last_error(), "after waiting");
+    GT_ASSERT(waited >= 300 && waited < 1500);
+    /* A holder that releases after 200 ms: the waiter gets the SMs then. */
+    pid = holder(dir, "rest", 200);
+    GT_ASSERT(pid > 0);
+    o.timeout_ms = 5000;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    s = gctx_claim_acquire(0, "8", &o, &c);
+    waited = ms_since(&start);
+    waitpid(pid, NULL, 0);
+    GT_ASSERT_STATUS(s, GCTX_SUCCESS);
+    GT_ASSERT(waited >= 100 && waited < 3000);
+    gctx_claim_release(c);
+}
+
+/* Each child claims and releases at random; while it holds a claim, the registry's listing
+ * must show it and no other claim on its granules. The parent checks the listing too. */
+enum { STRESS_CHILDREN = 64, STRESS_ROUNDS = 1000 };
+
+static int stress_child(const char *dir, unsigned seed, int rounds, atomic_int *claimed)
+{
+    static const char *const requests[] = {"8", "16", "12", "20", "24", "32", "rest"};
+    gctx_claim_options o = options_in(dir);
+    o.flags = GCTX_CLAIM_WAIT; /* queue a while: most rounds then get their SMs */
+    o.timeout_ms = 500;
+    gctx_claim_info claims[STRESS_CHILDREN + 1];
+    for (int r = 0; r < rounds; r++) {
+        gctx_claim *c;
+        seed = seed * 1103515245u + 12345u;
+        const char *request = requests[(seed >> 16) % 7];
+        gctx_status s = gctx_claim_acquire(0, request, &o, &c);
+        if (s == GCTX_ERROR_BUSY)
+            continue;
+        if (s != GCTX_SUCCESS)
+            return 1;
+        atomic_fetch_add(claimed, 1);
+        gctx_claim_info mine = info_of(c);
+        unsigned count = 0;
+        claims[0].size = sizeof claims[0];
+        if (gctx_claim_list(0, dir, claims, STRESS_CHILDREN + 1, &count, NULL) != GCTX_SUCCESS)
+            return 2;
+        int seen = 0;
+        for (unsigned i = 0; i < count && i <= STRESS_CHILDREN; i++) {
+            int self = claims[i].pid == mine.pid;
+            seen += self;
+            for (unsigned a = 0; !self && a < claims[i].nb_granules; a++)
+                for (unsigned b = 0; b < mine.nb_granules; b++)
+                    if (claims[i].granules[a] == mine.granules[b])
+                        return 3;
+        }
+        if (seen != 1)
+            return 4;
+        usleep((seed >> 8) % 2000);
+        gctx_claim_release(c);
+    }
+    return 0;
+}
+
+GT_TEST(sixty_four_processes_never_overlap)
+{
+    if (gt_require_green_contexts())
+        return;
+    const char *dir = fresh_dir("stress");
+    GT_CHECK();
+    GT_ASSERT_EQ_INT(listed(dir, NULL, 0, NULL), 0); /* loads the driver before forking */
+    atomic_int *claimed = mmap(NULL, sizeof *claimed, PROT_READ | PROT_WRITE,
+                               MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    GT_ASSERT(claimed != MAP_FAILED);
+    atomic_init(claimed, 0);
+    for (int i = 0; i < STRESS_CHILDREN; i++) {
+        int rounds = STRESS_ROUNDS / STRESS_CHILDREN + (i < STRESS_ROUNDS % STRESS_CHILDREN);
+        pid_t pid = fork();
+        if (pid == 0)
+            _exit(stress_child(dir, 7919u * (unsigned)(i + 1), rounds, claimed));
+        GT_ASSERT(pid > 0);
+    }
+    int checks = 0, overlaps = 0, exited = 0, failed = 0;
+    gctx_claim_info claims[STRESS_CHILDREN + 1];
+    while (exited < STRESS_CHILDREN) {
+        unsigned count = listed(dir, claims, STRESS_CHILDREN + 1, NULL);
+        GT_CHECK();
+        unsigned char taken[GCTX_CLAIM_MAX_GRANULES] = {0};
+        for (unsigned i = 0; i < count && i <= STRESS_CHILDREN; i++)
+            for (unsigned g = 0; g < claims[i].nb_granules; g++)
+                overlaps += taken[claims[i].granules[g]]++ > 0;
+        checks++;
+        int status;
+        pid_t done;
+        while ((done = waitpid(-1, &status, WNOHANG)) > 0) {
+            exited++;
+            if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+                failed++;
+                fprintf(stderr, "# child %d: %s %d\n", (int)done,
+                        WIFEXITED(status) ? "exit" : "signal",
+                        WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+            }
+        }
+        usleep(2000);
+    }
+    int got = atomic_load(claimed);
+    fprintf(stderr, "# %d of %d rounds got a claim; the parent listed %d times\n", got,
+            STRESS_ROUNDS, checks);
+    GT_ASSERT_EQ_INT(failed, 0);
+    GT_ASSERT_EQ_INT(overlaps, 0);
+    GT_ASSERT_GT_INT(got, STRESS_ROUNDS / 2);
+    munmap(claimed, sizeof *claimed);
+    GT_ASSERT_GT_INT(checks, 1);
+    GT_ASSERT_EQ_INT(listed(dir, NULL, 0, NULL), 0);
+}
+
+/* ---- a registry that can't be trusted ---- */
+
+static int write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fputs(text, f);
+    return fclose(f);
+}
+
+static int read_text(const char *path, char *buf, size_t size)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    size_t n = fread(buf, 1, size - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return 0;
+}
+
+/* The identity's text with the line starting `key ` replaced by `line`. */
+static void edit_line(const char *text, const char *key, const char *line, char *out, size_t size)
+{
+    size_t n = 0, klen = strlen(key);
+    for (const char *p = text; *p && n < size - 1;) {
+        const char *end = strchr(p, '\n');
+        size_t len = end ? (size_t)(end - p + 1) : strlen(p);
+        if (strncmp(p, key, klen) == 0 && p[klen] == ' ')
+            n += (size_t)snprintf(out + n, size - n, "%s\n", line);
+        else
+            n += (size_t)snprintf(out + n, size - n, "%.*s", (int)len, p);
+        p += len;
+    }
+}
+
+GT_TEST(foreign_or_corrupt_registry_refused_while_live_rebuilt_when_not)
+{
+    if (gt_require_green_contexts())
+        return;
+    const char *dir = fresh_dir("refusals");
+    GT_CHECK();
+    gctx_claim_options o = options_in(dir);
+    gctx_claim *live, *c;
+    gctx_claim_usage usage = GCTX_CLAIM_USAGE_INIT;
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", &o, &live), GCTX_SUCCESS);
+    listed(dir, NULL, 0, &usage);
+    GT_CHECK();
+    char identity[700], original[4096], edited[4096];
+    snprintf(identity, sizeof identity, "%s/identity", usage.path);
+    GT_ASSERT_EQ_INT(read_text(identity, original, sizeof original), 0);
+    GT_ASSERT_CONTAINS(original, "greenctx-claims 1\nversion ");
+    static const struct {
+        const char *key, *line, *says;
+    } edits[] = {
+        {"version", "version 0.1.0", "'version 0.1.0'"},        /* another greenctx */
+        {"hash", "hash 0123456789abcdef", "'hash 0123456789abcdef'"}, /* another split */
+        {"driver", "driver 12080", "'driver 12080'"},           /* another driver */
+        {"greenctx-claims", "\x01\x02 not an identity", "not an identity"}, /* corrupt */
+    };
+    for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
+        edit_line(original, edits[i].key, edits[i].line, edited, sizeof edited);
+        GT_ASSERT_EQ_INT(write_text(identity, edited), 0);
+        GT_ASSERT_STATUS(gctx_claim_acquire(0, "8", &o, &c), GCTX_ERROR_REGISTRY);
+        GT_ASSERT_CONTAINS(gctx_last_error(), usage.path);
+        GT_ASSERT_CONTAINS(gctx_last_error(), edits[i].says);
+        GT_ASSERT_CONTAINS(gctx_last_error(), "1 of its claims");
+        GT_ASSERT_CONTAINS(gctx_last_error(), "rebuilt once none is held");
+        unsigned n;
+        GT_ASSERT_STATUS(gctx_claim_list(0, dir, NULL, 0, &n, NULL), GCTX_ERROR_REGISTRY);
+        /* Nothing live: rebuilt, and claims work again. */
+        gctx_claim_release(live);
+        GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", &o, &live), GCTX_SUCCESS);
+        char now[4096];
+        GT_ASSERT_EQ_INT(read_text(identity, now, sizeof now), 0);
+        GT_ASSERT_STR_EQ(now, original);
+    }
+    /* A live claim file that doesn't parse: refused, then removed once its holder is gone. */
+    char claim_file[800];
+    gctx_claim_info info = info_of(live);
+    snprintf(claim_file, sizeof claim_file, "%s/claim-%d-", usage.path, info.pid);
+    gctx_claim_info claims[2];
+    GT_ASSERT_EQ_INT(listed(dir, claims, 2, NULL), 1);
+    char token[1024];
+    GT_ASSERT_STATUS(gctx_claim_export(live, token, sizeof token), GCTX_SUCCESS);
+    const char *file = strstr(token, ":claim-");
+    GT_ASSERT(file != NULL);
+    snprintf(claim_file, sizeof claim_file, "%s/%.*s", usage.path,
+             (int)(strrchr(token, ':') - file - 1), file + 1);
+    GT_ASSERT_EQ_INT(write_text(claim_file, "granules 1 2 3\n"), 0);
+    unsigned n;
+    GT_ASSERT_STATUS(gctx_claim_list(0, dir, NULL, 0, &n, NULL), GCTX_ERROR_REGISTRY);
+    GT_ASSERT_CONTAINS(gctx_last_error(), claim_file);
+    GT_ASSERT_CONTAINS(gctx_last_error(), "is corrupt");
+    gctx_claim_release(live);
+    GT_ASSERT_EQ_INT(listed(dir, NULL, 0, NULL), 0);
+    GT_ASSERT(access(claim_file, F_OK) != 0);
+}
+
+GT_TEST(runtime_directory_permissions)
+{
+    if (gt_require_green_contexts())
+        return;
+    const char *base = fresh_dir("perms");
+    GT_CHECK();
+    char path[600];
+    gctx_claim *c;
+    struct stat st;
+    /* Created by greenctx: ours, 0700. */
+    snprintf(path, sizeof path, "%s/private/deeper", base);
+    gctx_claim_options o = options_in(path);
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "8", &o, &c), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(stat(path, &st), 0);
+    GT_ASSERT_EQ_INT(st.st_mode & 07777, 0700);
+    GT_ASSERT_EQ_INT(st.st_uid, geteuid());
+    gctx_claim_release(c);
+    /* Writable by the group: refused, naming the way out. */
+    snprintf(path, sizeof path, "%s/group", base);
+    GT_ASSERT_EQ_INT(mkdir(path, 0700), 0);
+    GT_ASSERT_EQ_INT(chmod(path, 0770), 0);
+    o = options_in(path);
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "8", &o, &c), GCTX_ERROR_REGISTRY);
+    GT_ASSERT_CONTAINS(gctx_last_error(), path);
+    GT_ASSERT_CONTAINS(gctx_last_error(), "writable by other users");
+    GT_ASSERT_CONTAINS(gctx_last_error(), "GCTX_CLAIM_SHARED_DIR");
+    /* Shared on purpose: accepted only when sticky. */
+    o.flags = GCTX_CLAIM_SHARED_DIR;
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "8", &o, &c), GCTX_ERROR_REGISTRY);
+    GT_ASSERT_CONTAINS(gctx_last_error(), "is not sticky");
+    GT_ASSERT_EQ_INT(chmod(path, 01777), 0);
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "8", &o, &c), GCTX_SUCCESS);
+    gctx_claim_usage usage = GCTX_CLAIM_USAGE_INIT;
+    unsigned n;
+    GT_ASSERT_STATUS(gctx_claim_list(0, path, NULL, 0, &n, &usage), GCTX_ERROR_REGISTRY);
+    o.flags = 0;
+    gctx_claim_release(c);
+    /* A symbolic link where the directory should be. */
+    char link[620];
+    snprintf(link, sizeof link, "%s/link", base);
+    snprintf(path, sizeof path, "%s/private", base);
+    GT_ASSERT_EQ_INT(symlink(path, link), 0);
+    o = options_in(link);
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "8", &o, &c), GCTX_ERROR_REGISTRY);
+    GT_ASSERT_CONTAINS(gctx_last_error(), "is not a directory");
+    /* No runtime_dir: GREENCTX_RUNTIME_DIR (the ctest entry's). */
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "8", NULL, &c), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(gctx_claim_list(0, NULL, NULL, 0, &n, &usage), GCTX_SUCCESS);
+    GT_ASSERT_CONTAINS(usage.path, getenv("GREENCTX_RUNTIME_DIR"));
+    GT_ASSERT_EQ_INT(n, 1);
+    gctx_claim_release(c);
+}
+
+/* ---- resize ---- */
+
+typedef int (*stream_waits_fn)(CUstream, CUstream *, int);
+
+/* The stream `stream` last waited for (its event's), or NULL. */
+static CUstream last_wait(gctx_stream *stream)
+{
+    stream_waits_fn waits = (stream_waits_fn)gt_sim_symbol("gctxsim_stream_waits");
+    CUstream got[16];
+    int n = waits ? waits(gctx_stream_handle(stream), got, 16) : -1;
+    return n > 0 ? got[(n < 16 ? n : 16) - 1] : NULL;
+}
+
+/* Where the claim's context runs: the simulator's record, or a %smid kernel on a GPU. */
+static gt_sm_set claim_sms(gctx_claim *c)
+{
+    gt_sm_set set;
+    memset(&set, 0, sizeof set);
+    gctx_context *ctx;
+    if (gctx_claim_context(c, NULL, &ctx) == GCTX_SUCCESS) {
+        gt_context_sms(ctx, &set);
+        gctx_context_release(ctx);
+    }
+    return set;
+}
+
+GT_TEST(resize_keeps_work_ordered_and_never_overlaps)
+{
+    if (require_h200())
+        return;
+    const char *dir = fresh_dir("resize");
+    GT_CHECK();
+    GT_ASSERT_STATUS(gctx_cache_trim(0), GCTX_SUCCESS);
+    int objects = gctx__object_live_count(), driver = gt_sim_live("all");
+    gctx_claim_options o = options_in(dir);
+    gctx_claim *a, *other;
+    gctx_stream *s1, *s2, *s3;
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", &o, &a), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", &o, &other), GCTX_SUCCESS);
+    ASSERT_GRANULES(other, "2 3");
+    GT_ASSERT_STATUS(gctx_claim_stream(a, &s1), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(gctx_claim_resize(a, "64", NULL, &s2), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(info_of(a).sm_count, 64);
+    ASSERT_GRANULES(a, "0 1 4 5 6 7 8 9"); /* kept 0 1, around the other claim */
+    GT_ASSERT(s2 != s1);
+    if (gt_on_sim()) /* the simulator records what each stream waited for */
+        GT_ASSERT(last_wait(s2) == gctx_stream_handle(s1)); /* the new waits for the old */
+    gt_sm_set mine = claim_sms(a), theirs = claim_sms(other);
+    GT_CHECK();
+    GT_ASSERT_EQ_INT(mine.count, 64);
+    GT_ASSERT(gt_sm_sets_disjoint(&mine, &theirs));
+    /* Growing past what is free: BUSY naming the holder, the claim as it was. */
+    GT_ASSERT_STATUS(gctx_claim_resize(a, "132", NULL, NULL), GCTX_ERROR_BUSY);
+    GT_ASSERT_CONTAINS(gctx_last_error(), "16 SMs)");
+    ASSERT_GRANULES(a, "0 1 4 5 6 7 8 9");
+    /* Shrinking keeps the lowest granules it holds and gives the rest back. */
+    GT_ASSERT_STATUS(gctx_claim_resize(a, "16", NULL, &s3), GCTX_SUCCESS);
+    ASSERT_GRANULES(a, "0 1");
+    if (gt_on_sim())
+        GT_ASSERT(last_wait(s3) == gctx_stream_handle(s2));
+    gctx_claim_usage usage = GCTX_CLAIM_USAGE_INIT;
+    GT_ASSERT_EQ_INT(listed(dir, NULL, 0, &usage), 2);
+    GT_ASSERT_EQ_INT(usage.free_sms, 100);
+    GT_ASSERT_STATUS(gctx_claim_resize(a, "rest", NULL, NULL), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(info_of(a).sm_count, 116);
+    GT_ASSERT_STATUS(gctx_claim_resize(a, "10", NULL, NULL), GCTX_ERROR_INSUFFICIENT_SMS);
+    GT_ASSERT_EQ_INT(info_of(a).sm_count, 116);
+    gctx_stream_release(s1);
+    gctx_stream_release(s2);
+    gctx_stream_release(s3);
+    gctx_claim_release(other);
+    gctx_claim_release(a);
+    GT_ASSERT_EQ_INT(listed(dir, NULL, 0, NULL), 0);
+    GT_ASSERT_STATUS(gctx_cache_trim(0), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(gctx__object_live_count(), objects);
+    GT_ASSERT_EQ_INT(gt_sim_live("all"), driver);
+}
+
+/* ---- rollback under driver faults ---- */
+
+typedef struct fault_case {
+    const char *dir;
+    gctx_claim *claim;
+    const char *from, *to; /* resize from -> to; from NULL: acquire `to` */
+    int objects, driver;
+} fault_case;
+
+static void fault_prepare(void *arg)
+{
+    fault_case *f = arg;
+    f->claim = NULL;
+    f->objects = gctx__object_live_count();
+    f->driver = gt_sim_live("all");
+    gctx_claim_options o = options_in(f->dir);
+    gctx_stream *s;
+    if (f->from && (gctx_claim_acquire(0, f->from, &o, &f->claim) != GCTX_SUCCESS ||
+                    gctx_claim_stream(f->claim, &s) != GCTX_SUCCESS))
+        gt_fail(__FILE__, __LINE__, "preparing: %s", gctx_last_error());
+    else if (f->from)
+        gctx_stream_release(s);
+}
+
+static int fault_attempt(void *arg)
+{
+    fault_case *f = arg;
+    gctx_claim_options o = options_in(f->dir);
+    if (!f->from) {
+        gctx_claim *c;
+        gctx_status s = gctx_claim_acquire(0, f->to, &o, &c);
+        if (s == GCTX_SUCCESS)
+            gctx_claim_release(c);
+        return gt_fault_failed(s);
+    }
+    gctx_claim_info before = info_of(f->claim);
+    gctx_status s = gctx_claim_resize(f->claim, f->to, &o, NULL);
+    if (!gt_fault_failed(s))
+        return 0;
+    gctx_claim_info after = info_of(f->claim), listing[2];
+    if (after.sm_count != before.sm_count || after.nb_granules != before.nb_granules ||
+        listed(f->dir, listing, 2, NULL) != 1 || listing[0].sm_count != before.sm_count)
+        gt_fail(__FILE__, __LINE__, "a failed resize %s -> %s changed the claim (%u SMs, %u "
+                "granules; the registry: %u SMs)", f->from, f->to, after.sm_count,
+                after.nb_granules, listing[0].sm_count);
+    return 1;
+}
+
+static void fault_settle(void *arg)
+{
+    fault_case *f = arg;
+    gctx_claim_release(f->claim);
+    if (listed(f->dir, NULL, 0, NULL) != 0 || gctx__object_live_count() != f->objects ||
+        gt_sim_live("all") != f->driver)
+        gt_fail(__FILE__, __LINE__, "after a failed %s %s: claims left, or %d objects (had %d), "
+                "%d driver objects (had %d)", f->from ? "resize to" : "acquire of", f->to,
+                gctx__object_live_count(), f->objects, gt_sim_live("all"), f->driver);
+}
+
+GT_TEST(rollback_under_injected_faults)
+{
+    if (require_h200())
+        return;
+    const char *dir = fresh_dir("faults");
+    GT_CHECK();
+    static const char *const acquire_calls[] = {"cuDeviceGetUuid", "cuDeviceGetDevResource",
+                                                "cuDevSmResourceSplitByCount",
+                                                "cuDevicePrimaryCtxRetain"};
+    static const char *const resize_calls[] = {
+        "cuDevicePrimaryCtxRetain", "cuDevResourceGenerateDesc", "cuGreenCtxCreate",
+        "cuCtxFromGreenCtx", "cuGreenCtxStreamCreate", "cuEventCreate", "cuEventRecord",
+        "cuStreamWaitEvent", "cuGreenCtxRecordEvent", "cuEventSynchronize"};
+    fault_case acquire = {dir, NULL, NULL, "20", 0, 0};
+    long failed = gt_each_fault(acquire_calls, 4, 3, 1,
+                                (gt_fault_round){fault_prepare, fault_attempt, fault_settle,
+                                                 &acquire});
+    GT_CHECK();
+    GT_ASSERT_GT_INT(failed, 4);
+    fault_case grow = {dir, NULL, "16", "64", 0, 0}, shrink = {dir, NULL, "64", "16", 0, 0};
+    size_t n = sizeof resize_calls / sizeof resize_calls[0];
+    failed = gt_each_fault(resize_calls, n, 2, 1,
+                           (gt_fault_round){fault_prepare, fault_attempt, fault_settle, &grow});
+    GT_CHECK();
+    GT_ASSERT_GT_INT(failed, 6);
+    failed = gt_each_fault(resize_calls, n, 2, 1,
+                           (gt_fault_round){fault_prepare, fault_attempt, fault_settle, &shrink});
+    GT_CHECK();
+    GT_ASSERT_GT_INT(failed, 8);
+}
+
+/* ---- a tenant of several processes ---- */
+
+typedef struct child_run {
+    pid_t pid;
+    FILE *out; /* its stdout */
+    int in;    /* its stdin */
+} child_run;
+
+static int start_child(const char *token, int hold, child_run *run)
+{
+    const char *program = getenv("GREENCTX_CLAIM_CHILD");
+    int out[2], in[2];
+    if (!program || pipe(out) != 0 || pipe(in) != 0)
+        return -1;
+    run->pid = fork();
+    if (run->pid == 0) {
+        dup2(out[1], 1);
+        dup2(in[0], 0);
+        close(out[0]);
+        close(in[1]);
+        execl(program, program, token, hold ? "hold" : NULL, (char *)NULL);
+        _exit(127);
+    }
+    close(out[1]);
+    close(in[0]);
+    run->out = fdopen(out[0], "r");
+    run->in = in[1];
+    return run->pid > 0 && run->out ? 0 : -1;
+}
+
+static int end_child(child_run *run)
+{
+    int status = -1;
+    close(run->in);
+    fclose(run->out);
+    waitpid(run->pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+GT_TEST(export_join_across_exec)
+{
+    if (gt_require_green_contexts())
+        return;
+    if (!getenv("GREENCTX_CLAIM_CHILD"))
+        GT_SKIP("GREENCTX_CLAIM_CHILD (the claim_child program) is not set");
+    const char *dir = fresh_dir("join");
+    GT_CHECK();
+    gctx_claim_options o = options_in(dir);
+    char token[1024], line[512], expected[128];
+    snprintf(expected, sizeof expected, "joined 16 SMs of pid %d, self 1\n", (int)getpid());
+    child_run run;
+    for (int inherit = 1; inherit >= 0; inherit--) {
+        /* Inherited (the lock's descriptor survives exec), or opened again (close-on-exec). */
+        o.flags = inherit ? GCTX_CLAIM_INHERIT : 0;
+        gctx_claim *c;
+        GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", &o, &c), GCTX_SUCCESS);
+        GT_ASSERT_STATUS(gctx_claim_export(c, token, sizeof token), GCTX_SUCCESS);
+        GT_ASSERT(strncmp(token, "v1:", 3) == 0);
+        GT_ASSERT_STATUS(gctx_claim_export(c, token, 8), GCTX_ERROR_INVALID_ARGUMENT);
+        GT_ASSERT_STATUS(gctx_claim_export(c, token, sizeof token), GCTX_SUCCESS);
+        GT_ASSERT_EQ_INT(start_child(token, 1, &run), 0);
+        GT_ASSERT(fgets(line, sizeof line, run.out) != NULL);
+        GT_ASSERT_STR_EQ(line, expected);
+        /* The holder lets go: the child's hold keeps the SMs claimed. */
+        gctx_claim_release(c);
+        gctx_claim_info claims[2];
+        GT_ASSERT_EQ_INT(listed(dir, claims, 2, NULL), 1);
+        GT_ASSERT_EQ_INT(claims[0].sm_count, 16);
+        GT_ASSERT_EQ_INT(write(run.in, "\n", 1), 1);
+        GT_ASSERT_EQ_INT(end_child(&run), 0);
+        /* The last member released it: gone, and logged as released, not as died. */
+        GT_ASSERT_EQ_INT(listed(dir, NULL, 0, NULL), 0);
+        gctx_claim_event events[64];
+        events[0].size = sizeof events[0];
+        unsigned n;
+        GT_ASSERT_STATUS(gctx_claim_events(0, dir, events, 64, &n), GCTX_SUCCESS);
+        GT_ASSERT(n >= 1);
+        GT_ASSERT_EQ_INT(events[n - 1].kind, GCTX_CLAIM_EVENT_RELEASED);
+        GT_ASSERT_EQ_INT(events[n - 1].sm_count, 16);
+    }
+    /* A token of a claim nobody holds any more. */
+    GT_ASSERT_EQ_INT(start_child(token, 0, &run), 0);
+    GT_ASSERT(fgets(line, sizeof line, run.out) != NULL);
+    GT_ASSERT_CONTAINS(line, "join GCTX_ERROR_REGISTRY");
+    GT_ASSERT_CONTAINS(line, "is no longer held");
+    GT_ASSERT_EQ_INT(end_child(&run), 1);
+    gctx_claim *c;
+    GT_ASSERT_STATUS(gctx_claim_join(0, "v2:x:claim-1-1:3", &c), GCTX_ERROR_INVALID_ARGUMENT);
+    GT_ASSERT_STATUS(gctx_claim_join(0, "v1:/tmp/x:notaclaim:3", &c), GCTX_ERROR_INVALID_ARGUMENT);
+    GT_ASSERT_STATUS(gctx_claim_join(0, "v1:/tmp/gpu-GPU-0:claim-1-1:3", &c), GCTX_ERROR_REGISTRY);
+    GT_ASSERT_CONTAINS(gctx_last_error(), "not device 0's");
+}
+
+/* ---- MPS ---- */
+
+GT_TEST(active_thread_percentage_below_100_is_refused)
+{
+    const char *pct = getenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE");
+    if (!pct || strcmp(pct, "50") != 0)
+        GT_SKIP("needs CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50 (its ctest entry sets it)");
+    gctx_mps_info info = GCTX_MPS_INFO_INIT;
+    GT_ASSERT_STATUS(gctx_mps_get_info(&info), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(info.active_thread_percentage, 50);
+    gctx_claim *c = NULL;
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", NULL, &c), GCTX_ERROR_UNSUPPORTED);
+    GT_ASSERT_CONTAINS(gctx_last_error(), "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE is 50");
+    GT_ASSERT_CONTAINS(gctx_last_error(), "refuses green splits");
+    GT_ASSERT(c == NULL);
+}
+
+static int mps_running(void)
+{
+    gctx_mps_info info = GCTX_MPS_INFO_INIT;
+    return gctx_mps_get_info(&info) == GCTX_SUCCESS ? info.daemon_running : -1;
+}
+
+GT_TEST(mps_info_from_a_fake_pipe_directory)
+{
+    const char *pipe_dir = getenv("CUDA_MPS_PIPE_DIRECTORY");
+    if (!pipe_dir || !strstr(pipe_dir, "fake-mps"))
+        GT_SKIP("needs CUDA_MPS_PIPE_DIRECTORY=.../fake-mps (its ctest entry sets it)");
+    char control[600];
+    snprintf(control, sizeof control, "%s/control", pipe_dir);
+    nftw(pipe_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    gctx_mps_info info = GCTX_MPS_INFO_INIT;
+    GT_ASSERT_STATUS(gctx_mps_get_info(&info), GCTX_SUCCESS);
+    GT_ASSERT_STR_EQ(info.pipe_dir, pipe_dir);
+    GT_ASSERT_EQ_INT(info.daemon_running, 0); /* no directory */
+    GT_ASSERT_EQ_INT(info.active_thread_percentage, 100);
+    GT_ASSERT_STR_EQ(info.pinned_mem_limit, "0=2G");
+    const char *parent = getenv("GREENCTX_RUNTIME_DIR");
+    GT_ASSERT(parent && strncmp(pipe_dir, parent, strlen(parent)) == 0);
+    mkdir(parent, 0700); /* made by an earlier run, or not */
+    GT_ASSERT_EQ_INT(mkdir(pipe_dir, 0700), 0);
+    GT_ASSERT_EQ_INT(mkfifo(control, 0600), 0);
+    GT_ASSERT_EQ_INT(mps_running(), 0); /* a pipe nobody reads */
+    int reader = open(control, O_RDONLY | O_NONBLOCK);
+    GT_ASSERT(reader >= 0);
+    GT_ASSERT_EQ_INT(mps_running(), 1);
+    close(reader);
+    GT_ASSERT_EQ_INT(mps_running(), 0);
+    GT_ASSERT_STATUS(gctx_mps_get_info(NULL), GCTX_ERROR_INVALID_ARGUMENT);
+    info.size = 8;
+    GT_ASSERT_STATUS(gctx_mps_get_info(&info), GCTX_ERROR_INVALID_ARGUMENT);
+    GT_ASSERT_CONTAINS(gctx_last_error(), "GCTX_MPS_INFO_INIT");
+    /* A claim's record says whether its holder is an MPS client. */
+    if (gt_require_green_contexts())
+        return;
+    const char *dir = fresh_dir("mps");
+    GT_CHECK();
+    gctx_claim_options o = options_in(dir);
+    gctx_claim *c;
+    reader = open(control, O_RDONLY | O_NONBLOCK);
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "8", &o, &c), GCTX_SUCCESS);
+    close(reader);
+    GT_ASSERT_EQ_INT(info_of(c).mps, 1);
+    gctx_claim_usage usage = GCTX_CLAIM_USAGE_INIT;
+    listed(dir, NULL, 0, &usage);
+    GT_ASSERT_EQ_INT(usage.mps_active, 0);
+    gctx_claim_release(c);
+}
+
+/* ---- threads of one process ---- */
+
+static const char *threads_dir;
+static gctx_claim *shared_claim;
+
+/* Each thread claims, resizes and releases at random, and checks the registry as the
+ * processes do; all of them also use one claim object at once. */
+static void *claim_thread(void *arg)
+{
+    static const char *const sizes[] = {"8", "16", "20", "24"};
+    unsigned seed = (unsigned)(long)arg * 2654435761u;
+    gctx_claim_options o = options_in(threads_dir);
+    o.flags = GCTX_CLAIM_WAIT;
+    o.timeout_ms = 2000;
+    long failures = 0;
+    for (int round = 0; round < 40; round++) {
+        seed = seed * 1103515245u + 12345u;
+        gctx_claim *c;
+        gctx_stream *s;
+        if (gctx_claim_acquire(0, sizes[(seed >> 16) % 4], &o, &c) != GCTX_SUCCESS) {
+            failures++;
+            continue;
+        }
+        gctx_status rs = gctx_claim_resize(c, sizes[(seed >> 20) % 4], &o, NULL);
+        failures += rs != GCTX_SUCCESS && rs != GCTX_ERROR_BUSY;
+        gctx_claim_info mine = info_of(c), claims[32];
+        unsigned count = 0;
+        claims[0].size = sizeof claims[0];
+        if (gctx_claim_list(0, threads_dir, claims, 32, &count, NULL) != GCTX_SUCCESS)
+            failures++;
+        unsigned holding = 0;
+        for (unsigned i = 0; i < count && i < 32; i++)
+            for (unsigned a = 0; a < claims[i].nb_granules; a++)
+                for (unsigned b = 0; b < mine.nb_granules; b++)
+                    holding += claims[i].granules[a] == mine.granules[b];
+        failures += holding != mine.nb_granules; /* only its own claim holds its granules */
+        if (gctx_claim_stream(shared_claim, &s) == GCTX_SUCCESS)
+            gctx_stream_release(s);
+        else
+            failures++;
+        gctx_claim_release(c);
+    }
+    return (void *)failures;
+}
+
+GT_TEST(threads_claim_resize_and_share_without_overlap)
+{
+    if (gt_require_green_contexts())
+        return;
+    threads_dir = fresh_dir("threads");
+    GT_CHECK();
+    gctx_claim_options o = options_in(threads_dir);
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "8", &o, &shared_claim), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(gt_run_threads(8, claim_thread), 0);
+    gctx_claim_release(shared_claim);
+    GT_ASSERT_EQ_INT(listed(threads_dir, NULL, 0, NULL), 0);
 }

@@ -5,16 +5,18 @@
 gives PyTorch's torch.cuda.green_contexts API (SMPartition.from_device / split,
 GreenContext(num_sms=... | sm_partition=...), Stream(), ...) on every driver with green
 contexts (12.4+), made by greenctx's C library; plus what greenctx has beyond it: plan()
-(a dry run), relation(), observe_sms(), rounding, events, the context cache and layouts. docs/python.md has the whole API.
+(a dry run), relation(), observe_sms(), rounding, events, the context cache and layouts, and
+claims: SMs held across processes (claim(), claims()). docs/python.md has the whole API.
 """
 import ctypes
 from dataclasses import dataclass
 
 from ._capi import lib
-from ._errors import (DriverError, Error, InsufficientSMsError, InvalidArgumentError,
-                      InvalidHandleError, NoDeviceError, NoDriverError, OutOfMemoryError,
-                      UnsupportedError, check)
+from ._errors import (BusyError, DriverError, Error, InsufficientSMsError,
+                      InvalidArgumentError, InvalidHandleError, NoDeviceError, NoDriverError,
+                      OutOfMemoryError, RegistryError, UnsupportedError, check)
 from .cache import CacheStats, cache_limit, cache_stats, set_cache_limit, trim_cache
+from .claim import Claim, ClaimEvent, ClaimInfo, MpsInfo, claim, claim_events, claims, mps_info
 from .context import GreenContext
 from .layouts import Layouts
 from .partition import GroupPlan, Relation, Rounding, SMPartition, SplitPlan
@@ -29,7 +31,8 @@ __all__ = [
     "OutOfMemoryError", "driver_version", "driver_path", "device_count", "device_info",
     "features", "library_path", "ReleaseFailures", "release_failures",
     "retry_release_failures", "Layouts", "CacheStats", "cache_stats", "cache_limit",
-    "set_cache_limit", "trim_cache",
+    "set_cache_limit", "trim_cache", "BusyError", "RegistryError", "Claim", "ClaimInfo",
+    "ClaimEvent", "MpsInfo", "claim", "claims", "claim_events", "mps_info",
 ]
 
 

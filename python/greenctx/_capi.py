@@ -29,6 +29,9 @@ GCTX_RELATION_DISJOINT, GCTX_RELATION_MAY_OVERLAP, GCTX_RELATION_OVERLAP = 0, 1,
 GCTX_WORKQUEUE_SCOPE_DEFAULT, GCTX_WORKQUEUE_SCOPE_DEVICE_CTX = 0, 1
 GCTX_WORKQUEUE_SCOPE_BALANCED = 2
 GCTX_CONTEXT_FRESH = 0x1  # gctx_context_options.flags
+GCTX_CLAIM_WAIT, GCTX_CLAIM_INHERIT, GCTX_CLAIM_SHARED_DIR = 0x1, 0x2, 0x4  # claim options
+GCTX_CLAIM_MAX_GRANULES = 128
+GCTX_CLAIM_EVENT_RELEASED, GCTX_CLAIM_EVENT_DIED, GCTX_CLAIM_EVENT_FAULT = 0, 1, 2
 
 
 class _Struct(ctypes.Structure):
@@ -103,13 +106,49 @@ class CacheStats(_Struct):
                 ("cached", c_uint), ("live", c_uint), ("limit", c_uint)]
 
 
+class ClaimOptions(_Struct):
+    _fields_ = [("size", c_size_t), ("flags", c_uint), ("timeout_ms", c_int),
+                ("rounding", c_int), ("label", ctypes.c_char_p), ("command", ctypes.c_char_p),
+                ("runtime_dir", ctypes.c_char_p)]
+
+
+class ClaimInfo(_Struct):
+    _fields_ = [("size", c_size_t), ("device", c_int), ("device_uuid", ctypes.c_char * 48),
+                ("pid", c_int), ("uid", c_uint), ("user", ctypes.c_char * 64),
+                ("command", ctypes.c_char * 256), ("label", ctypes.c_char * 128),
+                ("since_ns", ctypes.c_longlong), ("mps", c_int), ("self", c_int),
+                ("sm_count", c_uint), ("nb_granules", c_uint),
+                ("granules", ctypes.c_ushort * GCTX_CLAIM_MAX_GRANULES)]
+
+
+class ClaimUsage(_Struct):
+    _fields_ = [("size", c_size_t), ("sm_count", c_uint), ("free_sms", c_uint),
+                ("nb_granules", c_uint), ("granule_sms", c_uint * GCTX_CLAIM_MAX_GRANULES),
+                ("granule_free", ctypes.c_ubyte * GCTX_CLAIM_MAX_GRANULES),
+                ("nb_claims", c_uint), ("mps_active", c_int), ("path", ctypes.c_char * 512)]
+
+
+class ClaimEvent(_Struct):
+    _fields_ = [("size", c_size_t), ("kind", c_int), ("time_ns", ctypes.c_longlong),
+                ("pid", c_int), ("command", ctypes.c_char * 256), ("cuda_result", c_int),
+                ("sm_count", c_uint)]
+
+
+class MpsInfo(_Struct):
+    _fields_ = [("size", c_size_t), ("pipe_dir", ctypes.c_char * 512),
+                ("daemon_running", c_int), ("active_thread_percentage", c_int),
+                ("pinned_mem_limit", ctypes.c_char * 128)]
+
+
 # The structs above, by their C names (for the layout test).
 STRUCTS = {"gctx_device_info": DeviceInfo, "gctx_partition_info": PartitionInfo,
            "gctx_group": Group, "gctx_split_options": SplitOptions,
            "gctx_group_plan": GroupPlan, "gctx_split_plan": SplitPlan,
            "gctx_context_options": ContextOptions, "gctx_context_info": ContextInfo,
            "gctx_stream_options": StreamOptions, "gctx_release_failures": ReleaseFailures,
-           "gctx_cache_stats": CacheStats}
+           "gctx_cache_stats": CacheStats, "gctx_claim_options": ClaimOptions,
+           "gctx_claim_info": ClaimInfo, "gctx_claim_usage": ClaimUsage,
+           "gctx_claim_event": ClaimEvent, "gctx_mps_info": MpsInfo}
 
 
 def _p(t):
@@ -182,6 +221,22 @@ SIGNATURES = {
     "gctx_layouts_switch": (status, [handle, c_uint, handle_out]),
     "gctx_layouts_get": (status, [handle, c_uint, c_uint, handle_out, handle_out, handle_out]),
     "gctx_layouts_get_active": (status, [handle, _p(c_uint)]),
+    "gctx_claim_acquire": (status, [c_int, ctypes.c_char_p, _p(ClaimOptions), handle_out]),
+    "gctx_claim_retain": (handle, [handle]),
+    "gctx_claim_release": (None, [handle]),
+    "gctx_claim_partition": (status, [handle, handle_out]),
+    "gctx_claim_context": (status, [handle, _p(ContextOptions), handle_out]),
+    "gctx_claim_stream": (status, [handle, handle_out]),
+    "gctx_claim_resize": (status, [handle, ctypes.c_char_p, _p(ClaimOptions), handle_out]),
+    "gctx_claim_get_info": (status, [handle, _p(ClaimInfo)]),
+    "gctx_claim_list": (status, [c_int, ctypes.c_char_p, _p(ClaimInfo), c_uint, _p(c_uint),
+                                 _p(ClaimUsage)]),
+    "gctx_claim_events": (status, [c_int, ctypes.c_char_p, _p(ClaimEvent), c_uint,
+                                   _p(c_uint)]),
+    "gctx_claim_report_fault": (status, [handle, c_int]),
+    "gctx_claim_export": (status, [handle, ctypes.c_char_p, c_size_t]),
+    "gctx_claim_join": (status, [c_int, ctypes.c_char_p, handle_out]),
+    "gctx_mps_get_info": (status, [_p(MpsInfo)]),
 }
 
 

@@ -50,6 +50,15 @@ class OutOfMemoryError(Error, MemoryError):
     """Host memory ran out."""
 
 
+class BusyError(Error):
+    """The SMs asked for are held by other claims (the message names the holders)."""
+
+
+class RegistryError(Error):
+    """The claims registry can't be trusted: foreign, corrupt or unsafe (the message says
+    which file and what to do)."""
+
+
 _BY_STATUS = {
     "GCTX_ERROR_INVALID_ARGUMENT": InvalidArgumentError,
     "GCTX_ERROR_INVALID_HANDLE": InvalidHandleError,
@@ -59,6 +68,8 @@ _BY_STATUS = {
     "GCTX_ERROR_DRIVER": DriverError,
     "GCTX_ERROR_OUT_OF_MEMORY": OutOfMemoryError,
     "GCTX_ERROR_INSUFFICIENT_SMS": InsufficientSMsError,
+    "GCTX_ERROR_BUSY": BusyError,
+    "GCTX_ERROR_REGISTRY": RegistryError,
 }
 
 

@@ -60,6 +60,8 @@ def _ctype_for(c_type):
             return ctypes.c_int
         if base == "unsigned":
             return ctypes.c_uint
+        if base == "size_t":
+            return ctypes.c_size_t
         raise AssertionError(f"no rule for {c_type}")
     if stars == 1:
         if base == "char":
@@ -95,6 +97,21 @@ def test_the_header_parses():
     assert FUNCTIONS["gctx_partition_split"][1][:3] == ["gctx_partition*", "gctx_group*",
                                                           "unsigned"]
     assert {"gctx_partition", "gctx_context", "gctx_stream", "gctx_event"} <= OPAQUE
+    assert "gctx_claim" in OPAQUE and "gctx_claim_acquire" in FUNCTIONS
+
+
+def test_every_claims_function_is_bound():
+    """The tenants API of the header, all of it, through the package."""
+    declared = {n for n in FUNCTIONS if n.startswith(("gctx_claim_", "gctx_mps_"))}
+    assert len(declared) == 14
+    assert declared <= set(_capi.SIGNATURES)
+
+
+def test_every_status_has_its_exception():
+    from greenctx import _errors
+    names = set(re.findall(r"X\((ERROR_\w+),", TEXT))
+    assert {"ERROR_BUSY", "ERROR_REGISTRY"} <= names
+    assert {f"GCTX_{n}" for n in names} == set(_errors._BY_STATUS)
 
 
 @pytest.mark.parametrize("name", sorted(_capi.SIGNATURES))

@@ -1,0 +1,206 @@
+"""Claims: SMs of a GPU held across processes (the C library's gctx_claim_*), so that tenants
+of one GPU never build green contexts on the same SMs.
+
+    with greenctx.claim(num_sms=64, wait=True, timeout=30) as ctx:   # a GreenContext
+        with torch.cuda.stream(ctx.Stream()):
+            ...
+
+The SMs are the claim's until the block ends (or the process does, however it ends).
+greenctx.claims() lists every claim of a device, as `greenctx ps` does. Isolation between
+processes needs MPS (greenctx.mps_info()); claims are cooperative, not a security boundary.
+"""
+import ctypes
+from dataclasses import dataclass
+
+from . import _capi
+from ._capi import lib
+from ._errors import check
+from ._object import Handle, count, device_ordinal
+from .context import GreenContext
+from .partition import _ROUNDING_VALUES, Rounding, SMPartition
+
+_EVENT_KINDS = {_capi.GCTX_CLAIM_EVENT_RELEASED: "released", _capi.GCTX_CLAIM_EVENT_DIED: "died",
+                _capi.GCTX_CLAIM_EVENT_FAULT: "fault"}
+
+
+def _request(num_sms, request):
+    if (num_sms is None) == (request is None):
+        raise ValueError("give num_sms (a count) or request (\"16\", \"25%\" or \"rest\"), "
+                         "not both")
+    return str(count("num_sms", num_sms)) if request is None else str(request)
+
+
+def _options(wait, timeout, rounding="strict", label=None, runtime_dir=None):
+    o = _capi.ClaimOptions()
+    if wait:
+        o.flags |= _capi.GCTX_CLAIM_WAIT
+        o.timeout_ms = -1 if timeout is None else int(timeout * 1000)
+    elif timeout is not None:
+        raise ValueError("timeout needs wait=True")
+    if rounding not in _ROUNDING_VALUES:  # a Rounding or its string (they hash alike)
+        raise ValueError(f"rounding must be one of {[r.value for r in Rounding]}, "
+                         f"got {rounding!r}")
+    o.rounding = _ROUNDING_VALUES[rounding]
+    o.label = label.encode() if label else None
+    o.runtime_dir = runtime_dir.encode() if runtime_dir else None
+    return o
+
+
+@dataclass(frozen=True)
+class ClaimInfo:
+    """A claim as the registry records it."""
+    device_id: int
+    device_uuid: str
+    pid: int
+    user: str
+    command: str
+    label: str
+    since_ns: int   # acquired or last resized (CLOCK_REALTIME)
+    mps: bool       # the holder is an MPS client
+    self: bool      # held by this process
+    sm_count: int
+    granules: tuple
+
+    @classmethod
+    def _of(cls, c):
+        return cls(c.device, c.device_uuid.decode(), c.pid, c.user.decode(errors="replace"),
+                   c.command.decode(errors="replace"), c.label.decode(errors="replace"),
+                   c.since_ns, bool(c.mps), bool(c.self), c.sm_count,
+                   tuple(c.granules[:c.nb_granules]))
+
+
+@dataclass(frozen=True)
+class ClaimEvent:
+    kind: str       # "released", "died" (its holder ended holding it) or "fault"
+    time_ns: int
+    pid: int
+    command: str
+    cuda_result: int
+    sm_count: int
+
+
+class Claim(Handle):
+    """SMs of a device held by this process. Entered with `with`, it gives a GreenContext on
+    its SMs and releases both at the end; resize() grows or shrinks it in place."""
+
+    __slots__ = ("_context",)
+    _release = "gctx_claim_release"
+    _info_call, _info_type = "gctx_claim_get_info", _capi.ClaimInfo
+
+    def __init__(self, num_sms=None, *, request=None, wait=False, timeout=None, device_id=None,
+                 rounding="strict", label=None, runtime_dir=None):
+        self._h, self._info, self._context = None, None, None
+        options = _options(wait, timeout, rounding, label, runtime_dir)
+        out = ctypes.c_void_p()
+        check(lib.gctx_claim_acquire(device_ordinal(device_id),
+                                     _request(num_sms, request).encode(),
+                                     ctypes.byref(options), ctypes.byref(out)))
+        self._h = out.value
+
+    @property
+    def info(self):
+        """What the registry records now (asked each time: a resize changes it)."""
+        self._info = None
+        return ClaimInfo._of(self._get_info())
+
+    @property
+    def sm_count(self):
+        return self.info.sm_count
+
+    @property
+    def granules(self):
+        return self.info.granules
+
+    def context(self):
+        """A GreenContext on the claim's SMs now (the claim's own, through the cache)."""
+        out = ctypes.c_void_p()
+        check(lib.gctx_claim_context(self._handle, None, ctypes.byref(out)))
+        return GreenContext._wrap(out.value)
+
+    def partition(self):
+        out = ctypes.c_void_p()
+        check(lib.gctx_claim_partition(self._handle, ctypes.byref(out)))
+        return SMPartition._wrap(out.value)
+
+    def resize(self, num_sms=None, *, request=None, wait=False, timeout=None, rounding="strict"):
+        """Grows or shrinks the claim; contexts asked for after it are on the new SMs (work
+        already submitted on the claim's own stream is waited for by events)."""
+        options = _options(wait, timeout, rounding)
+        check(lib.gctx_claim_resize(self._handle, _request(num_sms, request).encode(),
+                                    ctypes.byref(options), None))
+
+    def export(self):
+        """The token a process started by this one joins with (Claim.join)."""
+        buf = ctypes.create_string_buffer(1024)
+        check(lib.gctx_claim_export(self._handle, buf, len(buf)))
+        return buf.value.decode()
+
+    @classmethod
+    def join(cls, token, device_id=None):
+        out = ctypes.c_void_p()
+        check(lib.gctx_claim_join(device_ordinal(device_id), token.encode(), ctypes.byref(out)))
+        self = cls._wrap(out.value)
+        self._context = None
+        return self
+
+    def __enter__(self):
+        self._context = self.context()
+        return self._context
+
+    def __exit__(self, *exc):
+        if self._context is not None:
+            self._context.close()
+            self._context = None
+        self.close()
+
+
+def claim(num_sms=None, *, request=None, wait=False, timeout=None, device_id=None,
+          rounding="strict", label=None, runtime_dir=None):
+    """Claims SMs of a device: `with greenctx.claim(num_sms=16) as ctx:` gives a GreenContext
+    on them. request takes the C syntax ("16", "25%", "rest"); wait queues for the SMs, up to
+    timeout seconds (None: forever). Raises BusyError naming the holders when they are taken,
+    InsufficientSMsError (naming the nearest counts) for a count no set of granules gives."""
+    return Claim(num_sms, request=request, wait=wait, timeout=timeout, device_id=device_id,
+                 rounding=rounding, label=label, runtime_dir=runtime_dir)
+
+
+def claims(device_id=None, runtime_dir=None):
+    """Every live claim of a device (stale ones are removed first, never shown)."""
+    device = device_ordinal(device_id)
+    path = runtime_dir.encode() if runtime_dir else None
+    n = ctypes.c_uint()
+    check(lib.gctx_claim_list(device, path, None, 0, ctypes.byref(n), None))
+    capacity = n.value + 8  # room for claims made meanwhile
+    out = (_capi.ClaimInfo * capacity)()
+    out[0].size = ctypes.sizeof(_capi.ClaimInfo)  # the array's layout: its first element's
+    check(lib.gctx_claim_list(device, path, out, capacity, ctypes.byref(n), None))
+    return [ClaimInfo._of(out[i]) for i in range(min(n.value, capacity))]
+
+
+def claim_events(device_id=None, runtime_dir=None):
+    """The device's last events (claims released, holders that died, faults), oldest first."""
+    capacity = 64
+    out = (_capi.ClaimEvent * capacity)()
+    out[0].size = ctypes.sizeof(_capi.ClaimEvent)
+    n = ctypes.c_uint()
+    check(lib.gctx_claim_events(device_ordinal(device_id),
+                                runtime_dir.encode() if runtime_dir else None, out, capacity,
+                                ctypes.byref(n)))
+    return [ClaimEvent(_EVENT_KINDS[e.kind], e.time_ns, e.pid, e.command.decode(errors="replace"),
+                       e.cuda_result, e.sm_count) for e in out[:min(n.value, capacity)]]
+
+
+@dataclass(frozen=True)
+class MpsInfo:
+    pipe_dir: str
+    daemon_running: bool           # this process's CUDA will be an MPS client
+    active_thread_percentage: int  # below 100, claims are refused
+    pinned_mem_limit: str
+
+
+def mps_info():
+    """MPS as this process sees it (no driver call)."""
+    out = _capi.MpsInfo()
+    check(lib.gctx_mps_get_info(ctypes.byref(out)))
+    return MpsInfo(out.pipe_dir.decode(), bool(out.daemon_running),
+                   out.active_thread_percentage, out.pinned_mem_limit.decode())

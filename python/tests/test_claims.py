@@ -1,0 +1,82 @@
+"""Claims from Python (greenctx.claim, greenctx.claims) on the simulated H200. Each test has
+its own runtime directory (pytest's tmp_path), so no test sees another's claims."""
+import os
+import time
+
+import pytest
+
+import greenctx
+from greenctx import BusyError, GreenContext, InsufficientSMsError
+from conftest import SIM
+
+pytestmark = pytest.mark.skipif(SIM is None, reason="needs the simulated driver")
+
+
+@pytest.fixture
+def rt(tmp_path):
+    return str(tmp_path / "runtime")
+
+
+def test_a_claim_gives_a_green_context_on_its_sms(sim, rt):
+    with greenctx.claim(num_sms=16, runtime_dir=rt, label="job 1") as ctx:
+        assert isinstance(ctx, GreenContext)
+        assert ctx.sm_count == 16 and len(sim.context_sms(ctx)) == 16
+        (held,) = greenctx.claims(runtime_dir=rt)
+        assert (held.sm_count, held.granules, held.pid) == (16, (0, 1), os.getpid())
+        assert held.self and held.label == "job 1" and held.device_uuid.startswith("GPU-")
+    assert greenctx.claims(runtime_dir=rt) == []
+    assert greenctx.claim_events(runtime_dir=rt)[-1].kind == "released"
+
+
+def test_two_claims_never_share_an_sm(sim, rt):
+    with greenctx.claim(request="25%", runtime_dir=rt) as a, \
+            greenctx.claim(request="rest", runtime_dir=rt) as b:
+        assert (a.sm_count, b.sm_count) == (32, 100)
+        assert not sim.context_sms(a) & sim.context_sms(b)
+
+
+def test_busy_names_the_holder_and_wait_times_out(sim, rt):
+    with greenctx.claim(request="rest", runtime_dir=rt):
+        with pytest.raises(BusyError, match=f"held by pid {os.getpid()}"):
+            greenctx.claim(num_sms=8, runtime_dir=rt)
+        start = time.monotonic()
+        with pytest.raises(BusyError, match="after waiting"):
+            greenctx.claim(num_sms=8, wait=True, timeout=0.2, runtime_dir=rt)
+        assert 0.2 <= time.monotonic() - start < 2
+
+
+def test_counts_and_arguments(sim, rt):
+    with pytest.raises(InsufficientSMsError, match="nearest counts that can be claimed are 8 "
+                                                   "and 12"):
+        greenctx.claim(num_sms=10, runtime_dir=rt)
+    with greenctx.claim(num_sms=10, rounding="up", runtime_dir=rt) as ctx:
+        assert ctx.sm_count == 12
+    with pytest.raises(ValueError, match="not both"):
+        greenctx.claim(num_sms=8, request="8", runtime_dir=rt)
+    with pytest.raises(ValueError, match="timeout needs wait=True"):
+        greenctx.claim(num_sms=8, timeout=1, runtime_dir=rt)
+    with pytest.raises(ValueError, match="rounding must be one of"):
+        greenctx.claim(num_sms=8, rounding="sideways", runtime_dir=rt)
+
+
+def test_resize_in_place(sim, rt):
+    c = greenctx.claim(num_sms=16, runtime_dir=rt)
+    try:
+        c.resize(64)
+        assert c.sm_count == 64 and c.granules[:2] == (0, 1)
+        with c.context() as ctx:
+            assert len(sim.context_sms(ctx)) == 64
+        c.resize(request="16")
+        assert c.granules == (0, 1)
+        assert greenctx.claims(runtime_dir=rt)[0].sm_count == 16
+    finally:
+        c.close()
+    assert greenctx.claims(runtime_dir=rt) == []
+
+
+def test_mps_info_without_a_daemon(monkeypatch, tmp_path):
+    monkeypatch.setenv("CUDA_MPS_PIPE_DIRECTORY", str(tmp_path / "no-mps"))
+    monkeypatch.delenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", raising=False)
+    info = greenctx.mps_info()
+    assert info.pipe_dir == str(tmp_path / "no-mps")
+    assert (info.daemon_running, info.active_thread_percentage) == (False, 100)
