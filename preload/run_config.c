@@ -140,9 +140,10 @@ __attribute__((constructor)) static void run_config_load(void)
     run_cfg.pid = (long)getpid();
     if (run_cfg.report[0] && atexit(run_report_at_exit) != 0)
         config_error("the report could not be registered to be written at exit");
-    /* Before the program's own handlers, so it runs after them: the program's last work. */
-    if (run_cfg.claim[0] && atexit(run_fault_check_at_exit) != 0)
-        config_error("the fault check could not be registered to run at exit");
+    /* Before the program's own handlers, so it runs after them: after the program's last
+     * work. */
+    if (run_cfg.claim[0] && atexit(run_claims_at_exit) != 0)
+        config_error("the claims could not be registered to be given back at exit");
     drop_variables(!run_cfg.inherit);
     if (!run_cfg.inherit)
         drop_from_ld_preload();

@@ -4,7 +4,6 @@
  * saw who held which SMs and who died or faulted first, names it. The program's own error
  * and exit status pass through unchanged; this only adds one line on stderr. */
 #include <stdio.h>
-#include <unistd.h>
 
 #include "run_preload.h"
 
@@ -49,9 +48,6 @@ void run_fault_seen(run_device *d, cu_result result)
 
 void run_fault_check_at_exit(void)
 {
-    /* A child that forked from the program has no context of its own to ask. */
-    if (!run_setup_done() || (long)getpid() != run_cfg.pid)
-        return;
     void *fn = NULL;
     int status = 0;
     run_inside++;

@@ -64,7 +64,9 @@ typedef struct run_device {
     CUcontext primary;  /* the device's primary context, as the program knows it */
     CUcontext green;    /* what binds of `primary` make current */
     gctx_context *context;
-    gctx_claim *claim;     /* the tenant's claim the context is on, or NULL (--shared) */
+    gctx_claim *claim;     /* the tenant's claim the context is on, or NULL (--shared, or
+                              given back at exit) */
+    gctx_claim_info claim_info; /* the claim as it was joined (claim_info.size 0: none) */
     gctx_stream *probe;    /* the claim's stream: where a fault is seen at exit */
     run_device_plan plan;
     unsigned long long green_id;
@@ -115,6 +117,10 @@ extern run_counters run_count;
 void run_setup(void);
 /* 1 once run_setup has made the confinement. */
 int run_setup_done(void);
+/* At exit (a normal one: exit or returning from main): reports a context that died of a
+ * fault (run_fault_check_at_exit), then gives the claims back, so the registry records the
+ * tenant as ended, not as died. A tenant killed or ending in _exit is found dead instead. */
+void run_claims_at_exit(void);
 /* The device whose primary or green context `ctx` is, or NULL. */
 run_device *run_device_of_context(CUcontext ctx);
 run_device *run_device_of_cu_device(cu_device dev);
@@ -152,8 +158,8 @@ void *run_hook_for_proc(const char *symbol, int version, void *driver_fn);
  * (gctx_claim_report_fault) and prints its line on stderr, once per process. The program's
  * own result is never changed. */
 void run_fault_seen(run_device *d, cu_result result);
-/* At exit: asks each claimed device's context whether it died (cuStreamQuery of the claim's
- * stream), as above. */
+/* Asks each claimed device's context whether it died (cuStreamQuery of the claim's stream),
+ * as above. */
 void run_fault_check_at_exit(void);
 
 /* ---- run_report.c ------------------------------------------------------------------------- */

@@ -1,7 +1,6 @@
 /* --report FILE.json: what was confined and what the program did with it, written when the
  * program exits (by the process that was confined, not by a child that forked from it). */
 #include <stdio.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "run_preload.h"
@@ -23,13 +22,11 @@ static void device_json(FILE *f, const run_device *d)
             fprintf(f, "%s%u", i ? "," : "", d->sm_ids[i]);
         fputs("],\"sm_ids_error\":null", f);
     }
-    gctx_claim_info info;
-    memset(&info, 0, sizeof info);
-    info.size = sizeof info;
-    if (d->claim && gctx_claim_get_info(d->claim, &info) == GCTX_SUCCESS) {
-        fprintf(f, ",\"claim\":{\"sm_count\":%u,\"granules\":[", info.sm_count);
-        for (unsigned i = 0; i < info.nb_granules && i < GCTX_CLAIM_MAX_GRANULES; i++)
-            fprintf(f, "%s%u", i ? "," : "", info.granules[i]);
+    const gctx_claim_info *info = &d->claim_info;
+    if (info->size) {
+        fprintf(f, ",\"claim\":{\"sm_count\":%u,\"granules\":[", info->sm_count);
+        for (unsigned i = 0; i < info->nb_granules && i < GCTX_CLAIM_MAX_GRANULES; i++)
+            fprintf(f, "%s%u", i ? "," : "", info->granules[i]);
         fputs("]}", f);
     } else {
         fputs(",\"claim\":null", f);

@@ -166,6 +166,20 @@ static gctx_status plan_group(gctx_partition *whole, int device, const char *tex
     return GCTX_SUCCESS;
 }
 
+gctx_status run_plan_claim(int device, const char *text, run_device_plan *plan, char *err,
+                           size_t err_size)
+{
+    memset(plan, 0, sizeof *plan);
+    plan->device = device;
+    gctx_device_info info = GCTX_DEVICE_INFO_INIT;
+    gctx_status s = gctx_device_get_info(device, &info);
+    if (s != GCTX_SUCCESS)
+        return failed(s, device, err, err_size);
+    plan->device_sms = info.sm_count;
+    plan->whole = strcmp(text, "all") == 0;
+    return GCTX_SUCCESS;
+}
+
 gctx_status run_plan_device(int device, const char *text, const char *round, run_device_plan *plan,
                             gctx_context **context, char *err, size_t err_size)
 {

@@ -70,6 +70,13 @@ typedef struct run_device_plan {
     int whole;           /* 1 for `all`: a green context of every SM */
 } run_device_plan;
 
+/* What a request is on a device when the SMs are claimed (gctx_claim_acquire takes the
+ * request: a count, a share or rest; `all` is every SM): the device's facts, sm_count 0
+ * until the claim says (claims can give counts a split can't, such as 68 = 7 x 8 + 12 on an
+ * H200). Returns GCTX_SUCCESS, or a status with the reason in err. */
+gctx_status run_plan_claim(int device, const char *text, run_device_plan *plan, char *err,
+                           size_t err_size);
+
 /* Checks `text` on a device with the planner (`round` is GREENCTX_RUN_ROUND's value, or NULL:
  * strict, as `greenctx plan`) and, when context is not NULL, makes
  * the green context. Returns GCTX_SUCCESS, or a status with the

@@ -125,18 +125,16 @@ static void join_claim(run_device *d, const char *request)
     if (s != GCTX_SUCCESS)
         run_die("device %d: the claim greenctx run took could not be joined (%s: %s)",
                 d->ordinal, gctx_status_name(s), gctx_last_error());
-    if (run_plan_device(d->ordinal, request, run_cfg.round[0] ? run_cfg.round : NULL, &d->plan,
-                        NULL, why, sizeof why) != GCTX_SUCCESS)
+    if (run_plan_claim(d->ordinal, request, &d->plan, why, sizeof why) != GCTX_SUCCESS)
         run_die("%s=%s: %s", GREENCTX_RUN_SMS, run_cfg.sms, why);
-    gctx_claim_info info;
-    memset(&info, 0, sizeof info);
-    info.size = sizeof info;
-    if ((s = gctx_claim_get_info(d->claim, &info)) != GCTX_SUCCESS ||
+    gctx_claim_info *info = &d->claim_info;
+    *info = (gctx_claim_info)GCTX_CLAIM_INFO_INIT;
+    if ((s = gctx_claim_get_info(d->claim, info)) != GCTX_SUCCESS ||
         (s = gctx_claim_context(d->claim, NULL, &d->context)) != GCTX_SUCCESS ||
         (s = gctx_claim_stream(d->claim, &d->probe)) != GCTX_SUCCESS)
         run_die("device %d: no green context on the claim's SMs (%s: %s)", d->ordinal,
                 gctx_status_name(s), gctx_last_error());
-    d->plan.sm_count = info.sm_count;
+    d->plan.sm_count = info->sm_count;
 }
 
 static void confine(run_device *d, int ordinal, const char *request)
@@ -197,6 +195,23 @@ static void setup(void)
     /* The %smid kernel of the report is not start-up: a run without --report skips it. */
     run.setup_ms = now_ms() - t0 - run.observe_ms;
     atomic_store_explicit(&ready, 1, memory_order_release);
+}
+
+void run_claims_at_exit(void)
+{
+    /* A child that forked from the program shares its claims: only the process the preload
+     * started in gives them back. */
+    if (!run_setup_done() || (long)getpid() != run_cfg.pid)
+        return;
+    run_fault_check_at_exit();
+    run_inside++;
+    /* The green contexts stay: threads still running may bind them until the process is
+     * gone. Only the claim goes back. */
+    for (unsigned i = 0; i < run.nb_devices; i++) {
+        gctx_claim_release(run.devices[i].claim);
+        run.devices[i].claim = NULL;
+    }
+    run_inside--;
 }
 
 int run_setup_done(void) { return atomic_load_explicit(&ready, memory_order_acquire); }

@@ -8,6 +8,9 @@ probe=$3
 preload=$4
 report=$(mktemp) svg=$(mktemp) copy=$(mktemp -d)
 trap 'rm -rf "$out" "$err" "$report" "$svg" "$copy"' EXIT
+# Runs claim their SMs: a claims registry of this test's own, so that tests running at the
+# same time don't see each other's claims.
+export GREENCTX_RUNTIME_DIR="$copy/runtime"
 
 need_sim() {
     [ -r "${GREENCTX_SIM_LIBRARY:-}" ] && return 0
@@ -50,7 +53,7 @@ confined)
         fail "run_probe confined 16 passed without greenctx run"
     has "$out" "main thread, default stream: 132 SMs"
     run 0 --sim h200 run --sms 16 --report "$report" -- "$probe" confined 16
-    has "$err" "greenctx run: device 0: 16 of 132 SMs"
+    has "$err" "greenctx run: device 0: 16 of 132 SMs (claimed granules 0-1)"
     has "$out" "one of 4 threads: 16 SMs"
     # What the probe did, call by call: 2 binds on the main thread and a bind and a push on
     # each of 5 threads; each thread unbinds once (NULL passes); 11 reads of the current
@@ -58,8 +61,9 @@ confined)
     report_has 'r["cuda_used"] is True' 'r["request"] == "16"' \
         'len(r["devices"]) == 1' 'r["devices"][0]["sm_count"] == 16' \
         'r["devices"][0]["device_sm_count"] == 132' \
-        'r["devices"][0]["sm_ids"] == [0, 1, 4, 5, 16, 17, 20, 21, 32, 33, 36, 37, 48, 49, 52, 53]' \
+        'r["devices"][0]["sm_ids"] == [0, 1, 2, 3, 16, 17, 18, 19, 32, 33, 34, 35, 48, 49, 50, 51]' \
         'r["devices"][0]["sm_ids_error"] is None' \
+        'r["devices"][0]["claim"] == {"sm_count": 16, "granules": [0, 1]}' \
         'r["binds_redirected"] == 12' 'r["binds_passed"] == 5' \
         'r["current_shown_primary"] == 11' 'r["threads_seen"] == 6' \
         'r["primary_retains"] == 2' 'r["primary_releases"] == 2' \
@@ -68,6 +72,12 @@ confined)
     run 0 --sim h200 run --sms 25% -- "$probe" confined 32
     has "$err" "device 0: 32 of 132 SMs"
     run 0 --sim h200 run --sms=all -- "$probe" confined 132
+    has "$err" "device 0: 132 of 132 SMs (claimed granules 0-15)"
+    # Without a claim (--shared), the planner's split, as before claims.
+    run 0 --sim h200 run --sms 16 --shared --report "$report" -- "$probe" confined 16
+    has "$err" "16 of 132 SMs (--shared: not claimed, other tenants may run on the same SMs)"
+    report_has 'r["devices"][0]["sm_ids"] == [0, 1, 4, 5, 16, 17, 20, 21, 32, 33, 36, 37, 48, 49, 52, 53]' \
+        'r["devices"][0]["claim"] is None'
     ;;
 direct)
     # A program linked with -lcuda calls the exported names.
@@ -120,10 +130,20 @@ fail_closed)
     has "$err" "green contexts are not available: needs driver 12.4, found 12.3"
     has "$err" "the program was not started"
     not_started
-    run 1 --sim h200 run --sms 12 -- "$probe" confined 12
+    # A split's rule (--shared) is not a claim's: 12 SMs is the H200's remainder granule.
+    run 1 --sim h200 run --sms 12 --shared -- "$probe" confined 12
     has "$err" "12 SMs: on this device groups are multiples of 8 (min 8); nearest: 8 or 16"
     not_started
-    run 0 --sim h200 run --sms 12 --round up -- "$probe" confined 16
+    run 0 --sim h200 run --sms 12 --shared --round up -- "$probe" confined 16
+    run 0 --sim h200 run --sms 12 -- "$probe" confined 12
+    has "$err" "12 of 132 SMs (claimed granules 15)"
+    run 1 --sim h200 run --sms 13 -- "$probe" confined 13
+    has "$err" "13 SMs can't be claimed on this device: claims are whole granules"
+    has "$err" "the program was not started"
+    not_started
+    run 0 --sim h200 run --sms 13 --round up -- "$probe" confined 16
+    run 2 --sim h200 run --sms 16:c2 -- "$probe" confined 16
+    has "$err" "suffixes need --shared"
     run 1 --sim none run --sms 16 -- "$probe" confined 16
     has "$err" "the driver shows no device"
     not_started
@@ -197,7 +217,9 @@ PY
     # A run that fails makes the sweep fail, and says which.
     run 1 --sim h200 run --sweep 16 -- "$probe" confined 999
     has "$err" "a run failed"
-    run 1 --sim h200 run --sweep 16,12 -- "$probe" noop
+    run 1 --sim h200 run --sweep 16,13 -- "$probe" noop
+    has "$err" "13 SMs can't be claimed on this device"
+    run 1 --sim h200 run --sweep 16,12 --shared -- "$probe" noop
     has "$err" "12 SMs: on this device groups are multiples of 8"
     ;;
 usage)

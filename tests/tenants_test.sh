@@ -82,15 +82,21 @@ claims)
     hold a --sms 64 --label first
     a=$held
     has "$work/a/err" "greenctx run: device 0: 64 of 132 SMs (claimed granules"
-    hold b --sms 64
+    # 7 granules of 8 and the 12 are left (68 SMs): 64 can't be made of them (64 is 8
+    # granules of 8, and the H200 has 15), so a second 64 is refused; rest takes all 68.
+    run 1 --sim h200 run --sms 64 -- "$probe" noop
+    has "$err" "68 of its 132 SMs are free"
+    has "$err" "the 68 free SMs can't make exactly 64 of whole granules: --sms rest takes them all"
+    hold b --sms rest
     b=$held
-    # Both claims, as the registry has them while they run: disjoint, 64 SMs each.
+    has "$work/b/err" "greenctx run: device 0: 68 of 132 SMs (claimed granules 8-15)"
+    # Both claims, as the registry has them while they run: disjoint.
     ps_check "set(claims) == {$a, $b}" \
-        "claims[$a]['sm_count'] == 64 and claims[$b]['sm_count'] == 64" \
+        "claims[$a]['sm_count'] == 64 and claims[$b]['sm_count'] == 68" \
         "not set(claims[$a]['granules']) & set(claims[$b]['granules'])" \
         "claims[$a]['label'] == 'first' and claims[$b]['label'] is None" \
         "claims[$a]['command'].endswith('hold $work/a')" \
-        "dev['free_sms'] == 132 - 128" \
+        "dev['free_sms'] == 0" \
         "sum(g['sm_count'] for g in dev['granules']) == 132" \
         "all(c['sm_ids'] is None for c in dev['claims'])"
     # A third is refused before it starts, naming the holders.
@@ -125,19 +131,20 @@ claims)
 import json, sys
 a, b = (json.load(open(f))["devices"][0] for f in sys.argv[1:3])
 ps = {c["pid"]: c for c in json.load(open(sys.argv[3]))["devices"][0]["claims"]}
-assert len(a["sm_ids"]) == 64 and len(b["sm_ids"]) == 64, (a, b)
+assert len(a["sm_ids"]) == 64 and len(b["sm_ids"]) == 68, (a, b)
 assert not set(a["sm_ids"]) & set(b["sm_ids"]), (a["sm_ids"], b["sm_ids"])
 assert sorted(c["granules"] for c in ps.values()) == sorted(
     [a["claim"]["granules"], b["claim"]["granules"]]), (ps, a, b)
 print("disjoint SMs:", a["sm_ids"][:4], "...", b["sm_ids"][:4], "...")
 PY
         fail "the two runs' SMs overlap or are not their claims"
-    ps_check "dev['claims'] == []" "dev['free_sms'] == 132"
+    ps_check "dev['claims'] == []" "dev['free_sms'] == 132" \
+        "[e['kind'] for e in dev['events']].count('died') == 0"
     ;;
 killed)
     hold k --sms 64
     k=$held
-    hold l --sms 64
+    hold l --sms rest
     run 1 --sim h200 run --sms 64 -- "$probe" noop
     kill -9 "$k"
     wait "$k"

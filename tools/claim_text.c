@@ -43,7 +43,7 @@ const char *tool_granule_ranges(const unsigned short *granules, unsigned count, 
     for (unsigned i = 0; i < count; i++)
         if (granules[i] < sizeof flags) {
             flags[granules[i]] = 1;
-            top = granules[i] + 1 > top ? granules[i] + 1u : top;
+            top = granules[i] + 1u > top ? granules[i] + 1u : top;
         }
     return tool_flagged_ranges(flags, top, buf, size);
 }

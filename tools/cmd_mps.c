@@ -22,8 +22,8 @@
 
 typedef struct mps_setup {
     char runtime[PATH_MAX];
-    char pipe_dir[PATH_MAX];
-    char log_dir[PATH_MAX];
+    char pipe_dir[PATH_MAX + 16];
+    char log_dir[PATH_MAX + 16];
     char control[PATH_MAX]; /* the control program, "" when none was found */
     const char *why_no_control;
 } mps_setup;
@@ -97,7 +97,7 @@ static void find_control(mps_setup *m)
 /* mkdir -p with mode 0700 for what is made; an existing directory must be the user's. */
 static int make_dir(const char *path)
 {
-    char partial[PATH_MAX];
+    char partial[PATH_MAX + 16];
     snprintf(partial, sizeof partial, "%s", path);
     for (char *p = partial + 1;; p++) {
         if (*p != '/' && *p != '\0')
@@ -123,9 +123,7 @@ static int daemon_answers(const mps_setup *m)
 {
     setenv("CUDA_MPS_PIPE_DIRECTORY", m->pipe_dir, 1);
     setenv("CUDA_MPS_LOG_DIRECTORY", m->log_dir, 1);
-    gctx_mps_info info;
-    memset(&info, 0, sizeof info);
-    info.size = sizeof info;
+    gctx_mps_info info = GCTX_MPS_INFO_INIT;
     return gctx_mps_get_info(&info) == GCTX_SUCCESS && info.daemon_running;
 }
 
@@ -145,7 +143,7 @@ static int wait_for(const mps_setup *m, int running)
  * to <log>/greenctx-start.log. Returns its exit status, -1 when it did not run. */
 static int control(const mps_setup *m, const char *command, char *output, size_t size)
 {
-    char start_log[PATH_MAX + 32];
+    char start_log[PATH_MAX + 64];
     snprintf(start_log, sizeof start_log, "%s/greenctx-start.log", m->log_dir);
     int in[2], out[2];
     if (pipe(in) != 0)

@@ -51,7 +51,7 @@ static gctx_status list_device(int device, device_listing *l)
 {
     memset(l, 0, sizeof *l);
     l->device = device;
-    l->usage.size = sizeof l->usage;
+    l->usage = (gctx_claim_usage)GCTX_CLAIM_USAGE_INIT;
     unsigned count = 0, capacity = 0;
     gctx_status s;
     for (;;) {
@@ -63,18 +63,14 @@ static gctx_status list_device(int device, device_listing *l)
         if (!more)
             return GCTX_ERROR_OUT_OF_MEMORY;
         l->claims = more;
-        for (unsigned i = 0; i < capacity; i++) {
-            memset(&l->claims[i], 0, sizeof l->claims[i]);
-            l->claims[i].size = sizeof l->claims[i];
-        }
+        for (unsigned i = 0; i < capacity; i++)
+            l->claims[i] = (gctx_claim_info)GCTX_CLAIM_INFO_INIT;
     }
     l->nb_claims = count < capacity ? count : capacity;
     if (s != GCTX_SUCCESS)
         return s;
-    for (unsigned i = 0; i < MAX_EVENTS; i++) {
-        memset(&l->events[i], 0, sizeof l->events[i]);
-        l->events[i].size = sizeof l->events[i];
-    }
+    for (unsigned i = 0; i < MAX_EVENTS; i++)
+        l->events[i] = (gctx_claim_event)GCTX_CLAIM_EVENT_INIT;
     s = gctx_claim_events(device, NULL, l->events, MAX_EVENTS, &l->nb_events);
     if (l->nb_events > MAX_EVENTS)
         l->nb_events = MAX_EVENTS;
@@ -232,9 +228,7 @@ int greenctx_cmd_ps(int argc, char **argv, greenctx_tool_options *opts)
     device_listing *ls = calloc(n > 0 ? (size_t)n : 1, sizeof *ls);
     if (!ls)
         return greenctx_tool_fail(opts, GCTX_ERROR_OUT_OF_MEMORY);
-    gctx_mps_info mps;
-    memset(&mps, 0, sizeof mps);
-    mps.size = sizeof mps;
+    gctx_mps_info mps = GCTX_MPS_INFO_INIT;
     s = gctx_mps_get_info(&mps);
     for (int i = 0; i < n && s == GCTX_SUCCESS; i++)
         s = list_device(first + i, &ls[i]);

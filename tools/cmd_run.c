@@ -187,7 +187,9 @@ int run_check_request(const run_args *args, const char *request, char *text, siz
         const char *req = run_request_for(&parsed, dev);
         if (!req)
             continue;
-        s = run_plan_device(dev, req, args->round, &plans[*nb_plans], NULL, why, sizeof why);
+        s = args->shared
+                ? run_plan_device(dev, req, args->round, &plans[*nb_plans], NULL, why, sizeof why)
+                : run_plan_claim(dev, req, &plans[*nb_plans], why, sizeof why);
         if (s != GCTX_SUCCESS)
             return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, gctx_status_name(s),
                                        "%s\n  the program was not started", why);
@@ -333,7 +335,7 @@ int greenctx_cmd_run(int argc, char **argv, greenctx_tool_options *opts)
     if (rc != GREENCTX_EXIT_OK)
         return rc;
     run_claims claims;
-    if ((rc = run_take_claims(&args, plans, nb_plans, &claims)) != GREENCTX_EXIT_OK)
+    if ((rc = run_take_claims(&args, text, plans, nb_plans, &claims)) != GREENCTX_EXIT_OK)
         return rc;
     for (unsigned i = 0; i < nb_plans; i++)
         fprintf(stderr, "greenctx run: device %d: %u of %u SMs%s\n", plans[i].device,

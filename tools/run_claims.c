@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "claim_text.h"
+#include "groups.h"
 #include "run_tool.h"
 
 #define MPS_HINT "start one with `greenctx mps start` and export the CUDA_MPS_PIPE_DIRECTORY it prints"
@@ -24,9 +25,7 @@ static int valid_size(const char *text)
 
 int run_check_mps(const run_args *args)
 {
-    gctx_mps_info mps;
-    memset(&mps, 0, sizeof mps);
-    mps.size = sizeof mps;
+    gctx_mps_info mps = GCTX_MPS_INFO_INIT;
     gctx_status s = gctx_mps_get_info(&mps);
     if (s != GCTX_SUCCESS)
         return greenctx_tool_fail(args->opts, s);
@@ -57,17 +56,14 @@ int run_check_mps(const run_args *args)
 /* Once per run: another tenant on a GPU this run confines, and no MPS. */
 static void warn_without_mps(const run_device_plan *plans, unsigned nb_plans)
 {
-    gctx_mps_info mps;
-    memset(&mps, 0, sizeof mps);
-    mps.size = sizeof mps;
+    gctx_mps_info mps = GCTX_MPS_INFO_INIT;
     if (gctx_mps_get_info(&mps) != GCTX_SUCCESS || mps.daemon_running)
         return;
     for (unsigned i = 0; i < nb_plans; i++) {
         gctx_claim_info others[8];
         unsigned count = 0, shown = 0;
-        memset(others, 0, sizeof others);
         for (unsigned k = 0; k < 8; k++)
-            others[k].size = sizeof others[k];
+            others[k] = (gctx_claim_info)GCTX_CLAIM_INFO_INIT;
         if (gctx_claim_list(plans[i].device, NULL, others, 8, &count, NULL) != GCTX_SUCCESS)
             continue;
         for (unsigned k = 0; k < count && k < 8; k++) {
@@ -95,44 +91,72 @@ void run_drop_claims(run_claims *claims)
     memset(claims, 0, sizeof *claims);
 }
 
-/* What the claim asks for: the planner's count (it applied --round and shares), or every SM
- * of the device for `all`, which is refused while anyone else holds a claim there. */
-static int take_one(const run_args *args, const run_device_plan *plan, gctx_claim **claim)
+/* What the claim asks for: the request as given (a count, a share or rest; claims can give
+ * counts a split can't), or every SM of the device for `all`, which is refused while anyone
+ * else holds a claim there. */
+static int take_one(const run_args *args, const char *text, run_device_plan *plan,
+                    gctx_claim **claim)
 {
-    char request[16], command[256];
-    snprintf(request, sizeof request, "%u", plan->whole ? plan->device_sms : plan->sm_count);
+    char request[RUN_MAX_REQUEST], command[256];
+    snprintf(request, sizeof request, "%s", text);
+    if (plan->whole)
+        snprintf(request, sizeof request, "%u", plan->device_sms);
     gctx_claim_options options = GCTX_CLAIM_OPTIONS_INIT;
     options.flags = GCTX_CLAIM_INHERIT | (args->wait ? GCTX_CLAIM_WAIT : 0u);
     options.timeout_ms = args->wait_ms;
+    if (args->round)
+        options.rounding = (gctx_rounding)tool_parse_rounding(args->round);
     options.label = args->label;
     options.command = tool_join_words(args->command, command, sizeof command);
     gctx_status s = gctx_claim_acquire(plan->device, request, &options, claim);
-    if (s == GCTX_ERROR_BUSY)
+    if (s == GCTX_ERROR_BUSY) {
+        char why[1024], hint[160] = "";
+        snprintf(why, sizeof why, "%s", gctx_last_error());
+        gctx_claim_usage usage = GCTX_CLAIM_USAGE_INIT;
+        unsigned count = 0, asked = (unsigned)strtoul(request, NULL, 10);
+        /* Free SMs that can't make the count: granules are whole (on an H200, 64 + 64 can't
+         * both be made of 15 granules of 8 and one of 12). */
+        int a_count = request[strspn(request, "0123456789")] == '\0';
+        if (a_count &&
+            gctx_claim_list(plan->device, NULL, NULL, 0, &count, &usage) == GCTX_SUCCESS &&
+            usage.free_sms >= asked)
+            snprintf(hint, sizeof hint,
+                     "the %u free SMs can't make exactly %u of whole granules: --sms rest takes "
+                     "them all; ",
+                     usage.free_sms, asked);
         return greenctx_tool_error(
             args->opts, GREENCTX_EXIT_FAILED, gctx_status_name(s),
-            "device %d: %s\n  %s%s--wait[=SECONDS] queues for the SMs, --shared runs without a "
-            "claim (the SMs may then be shared); the program was not started",
-            plan->device, gctx_last_error(),
+            "%s\n  %s%s%s--wait[=SECONDS] queues for the SMs, --shared runs without a claim (the "
+            "SMs may then be shared); the program was not started",
+            why, hint,
             plan->whole ? "`all` claims every SM, so it waits for every other tenant; " : "",
             args->wait ? "waited in vain; " : "");
+    }
     if (s != GCTX_SUCCESS)
         return greenctx_tool_error(args->opts, GREENCTX_EXIT_FAILED, gctx_status_name(s),
                                    "device %d: the SMs could not be claimed: %s\n  the program "
                                    "was not started",
                                    plan->device, gctx_last_error());
+    gctx_claim_info info = GCTX_CLAIM_INFO_INIT;
+    if (gctx_claim_get_info(*claim, &info) == GCTX_SUCCESS)
+        plan->sm_count = info.sm_count; /* what the program gets, rounding included */
     return GREENCTX_EXIT_OK;
 }
 
-int run_take_claims(const run_args *args, const run_device_plan *plans, unsigned nb_plans,
-                    run_claims *claims)
+int run_take_claims(const run_args *args, const char *text, run_device_plan *plans,
+                    unsigned nb_plans, run_claims *claims)
 {
     memset(claims, 0, sizeof *claims);
+    run_request parsed;
+    char why[256];
     if (args->shared)
         return GREENCTX_EXIT_OK;
+    if (run_request_parse(text, &parsed, why, sizeof why) != 0) /* checked before: can't fail */
+        return greenctx_tool_error(args->opts, GREENCTX_EXIT_USAGE, "usage", "%s", why);
     for (unsigned i = 0; i < nb_plans; i++) {
         gctx_claim *claim = NULL;
         char token[1024];
-        int rc = take_one(args, &plans[i], &claim);
+        int rc = take_one(args, run_request_for(&parsed, plans[i].device), &plans[i], &claim);
         if (rc != GREENCTX_EXIT_OK) {
             run_drop_claims(claims);
             return rc;
@@ -157,9 +181,7 @@ int run_take_claims(const run_args *args, const run_device_plan *plans, unsigned
 const char *run_claim_note(const run_args *args, const run_claims *claims, unsigned i, char *buf,
                            size_t size)
 {
-    gctx_claim_info info;
-    memset(&info, 0, sizeof info);
-    info.size = sizeof info;
+    gctx_claim_info info = GCTX_CLAIM_INFO_INIT;
     char ranges[512];
     if (args->shared)
         snprintf(buf, size, " (--shared: not claimed, other tenants may run on the same SMs)");

@@ -187,8 +187,9 @@ int run_sweep(run_args *args)
         /* Each size is claimed for its run, and given back before the next one. */
         run_claims claims;
         char note[600];
-        if ((rc = run_take_claims(args, pts[i].plans, pts[i].nb_plans, &claims)) != 0)
+        if ((rc = run_take_claims(args, pts[i].text, pts[i].plans, pts[i].nb_plans, &claims)) != 0)
             return rc;
+        pts[i].plan = pts[i].plans[0];
         fprintf(stderr, "greenctx run: %s on %u of %u SMs%s\n", args->command[0],
                 pts[i].plan.sm_count, pts[i].plan.device_sms,
                 run_claim_note(args, &claims, 0, note, sizeof note));

@@ -25,9 +25,10 @@ typedef struct run_args {
     const char *preload;    /* the preload's path, once found */
 } run_args;
 
-/* Checks REQ (GREENCTX_RUN_SMS's grammar, --device applied) on every device it confines with
- * the planner. On success `text` holds the variable's value and plans[0..*nb_plans-1] what
- * each device gets; else prints why and returns the tool's exit code. */
+/* Checks REQ (GREENCTX_RUN_SMS's grammar, --device applied) on every device it confines: with
+ * the planner under --shared, else only its syntax (the claim decides the SMs). On success
+ * `text` holds the variable's value and plans[0..*nb_plans-1] each device (sm_count: what it
+ * gets; 0 until claimed); else prints why and returns the tool's exit code. */
 int run_check_request(const run_args *args, const char *request, char *text, size_t text_size,
                       run_device_plan *plans, unsigned *nb_plans);
 
@@ -42,11 +43,12 @@ typedef struct run_claims {
  * active-thread percentage below 100 and --memory without an MPS daemon are refused (exit 2,
  * with the reason). */
 int run_check_mps(const run_args *args);
-/* Claims every planned device's SMs (unless --shared), queueing with --wait; a full GPU is
- * refused (exit 1) with the holders named. On success prints, once, what sharing a GPU
- * without MPS costs when another tenant holds SMs there. */
-int run_take_claims(const run_args *args, const run_device_plan *plans, unsigned nb_plans,
-                    run_claims *claims);
+/* Claims every planned device's SMs (unless --shared) as `text` (GREENCTX_RUN_SMS's value)
+ * asks, queueing with --wait; a full GPU is refused (exit 1) with the holders named. On
+ * success each plan's sm_count is the claim's, and what sharing a GPU without MPS costs is
+ * printed, once, when another tenant holds SMs there. */
+int run_take_claims(const run_args *args, const char *text, run_device_plan *plans,
+                    unsigned nb_plans, run_claims *claims);
 /* What the banner adds for plan i: " (claimed granules 0-7)", or --shared's note. */
 const char *run_claim_note(const run_args *args, const run_claims *claims, unsigned i, char *buf,
                            size_t size);

@@ -11,8 +11,9 @@
  * argv[1..argc-1] its own arguments, after the global options. It returns the tool's exit
  * code: GREENCTX_EXIT_OK, GREENCTX_EXIT_FAILED or GREENCTX_EXIT_USAGE. It prints results on
  * stdout and errors through greenctx_tool_error() (stderr, and a JSON error under --json).
- * Every command calls greenctx_tool_start() once its arguments are parsed and before
- * printing anything, so that a run on the simulated driver says so first.
+ * Every command that uses the driver calls greenctx_tool_start() once its arguments are
+ * parsed and before printing anything, so that a run on the simulated driver says so first
+ * (`mps` uses none).
  */
 #ifndef GREENCTX_TOOL_H
 #define GREENCTX_TOOL_H
