@@ -57,11 +57,12 @@ int spank_config_parse(int argc, char **argv, spank_config *config, char *err, s
     return 0;
 }
 
-/* A claim is a count of SMs: a number, a share of the device in percent, or all. */
+/* What a claim takes: a count of SMs, a share of the device in percent, rest (every free
+ * SM), or all (every SM). */
 static int check_group(const char *text)
 {
     size_t digits = strspn(text, "0123456789");
-    if (strcmp(text, "all") == 0)
+    if (strcmp(text, "all") == 0 || strcmp(text, "rest") == 0)
         return 0;
     if (digits == 0 || digits > 6)
         return -1;
@@ -77,13 +78,14 @@ int spank_request_check(const char *request, char *err, size_t size)
     run_request parsed;
     char why[512];
     if (!*request)
-        return REFUSE("give a count of SMs (16), a share of the GPU (25%%) or all");
+        return REFUSE("give a count of SMs (16), a share of the GPU (25%%), rest or all");
     if (run_request_parse(request, &parsed, why, sizeof why) != 0)
         return REFUSE("%s", why);
     for (unsigned i = 0; i < parsed.nb_entries; i++)
         if (check_group(parsed.entries[i].text) != 0)
-            return REFUSE("'%s' is not a count of SMs (16), a share of the GPU (25%%) or "
-                          "all; DEV=COUNT,DEV=COUNT gives each of the task's GPUs its own",
+            return REFUSE("'%s' is not a count of SMs (16), a share of the GPU (25%%), rest "
+                          "(every free SM) or all; DEV=COUNT,DEV=COUNT gives each of the task's "
+                          "GPUs its own",
                           parsed.entries[i].text);
     return 0;
 }

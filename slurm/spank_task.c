@@ -87,9 +87,7 @@ static int joins_batch_claim(spank_t sp, const task_facts *facts, char *holder, 
     for (int dev = 0; dev < count && dev < RUN_MAX_DEVICES; dev++) {
         char token[1024], ranges[512];
         gctx_claim *claim = NULL;
-        gctx_claim_info info;
-        memset(&info, 0, sizeof info);
-        info.size = sizeof info;
+        gctx_claim_info info = GCTX_CLAIM_INFO_INIT;
         if (run_claim_list_find(list, dev, token, sizeof token) != 0)
             continue;
         /* Not released: this process becomes the task, whose preload joins the claim again. */
@@ -107,9 +105,7 @@ static int joins_batch_claim(spank_t sp, const task_facts *facts, char *holder, 
 
 static int check_mps(const spank_task_request *request)
 {
-    gctx_mps_info mps;
-    memset(&mps, 0, sizeof mps);
-    mps.size = sizeof mps;
+    gctx_mps_info mps = GCTX_MPS_INFO_INIT;
     if (gctx_mps_get_info(&mps) != GCTX_SUCCESS) {
         fprintf(stderr, ERROR_PREFIX ": %s; the task was not started\n", gctx_last_error());
         return -1;
@@ -136,9 +132,15 @@ static int check_mps(const spank_task_request *request)
     return 0;
 }
 
-/* The devices this task confines and what each gets, with the planner's rules (a count the
- * GPU can't give is refused with the nearest counts that work, as greenctx run does). */
-static int plan_devices(const task_facts *facts, run_device_plan *plans, unsigned *nb_plans)
+/* One GPU the task confines: its facts and what is asked of it. */
+typedef struct task_device {
+    run_device_plan plan;
+    char request[RUN_MAX_REQUEST]; /* a count, a share or rest, as the claim takes it */
+} task_device;
+
+/* The devices this task confines and what each is asked for, as greenctx run reads its
+ * --sms: the claim decides the SMs (counts, shares, rest; `all` is every SM). */
+static int plan_devices(const task_facts *facts, task_device *devices, unsigned *nb_devices)
 {
     run_request parsed;
     char why[512];
@@ -158,7 +160,7 @@ static int plan_devices(const task_facts *facts, run_device_plan *plans, unsigne
                 visible ? visible : "unset");
         return -1;
     }
-    *nb_plans = 0;
+    *nb_devices = 0;
     for (unsigned i = 0; i < parsed.nb_entries; i++)
         if (parsed.entries[i].device >= count) {
             fprintf(stderr,
@@ -173,22 +175,26 @@ static int plan_devices(const task_facts *facts, run_device_plan *plans, unsigne
         const char *req = run_request_for(&parsed, dev);
         if (!req)
             continue;
-        s = run_plan_device(dev, req, NULL, &plans[*nb_plans], NULL, why, sizeof why);
+        task_device *d = &devices[*nb_devices];
+        s = run_plan_claim(dev, req, &d->plan, why, sizeof why);
         if (s != GCTX_SUCCESS) {
             fprintf(stderr, ERROR_PREFIX "=%s: %s\n  the task was not started\n",
                     facts->request, why);
             return -1;
         }
-        (*nb_plans)++;
+        if (d->plan.whole)
+            snprintf(d->request, sizeof d->request, "%u", d->plan.device_sms);
+        else
+            snprintf(d->request, sizeof d->request, "%s", req);
+        (*nb_devices)++;
     }
     return 0;
 }
 
 static int claim_device(const spank_task_request *request, const task_facts *facts,
-                        const run_device_plan *plan, gctx_claim **claim)
+                        const task_device *device, gctx_claim **claim)
 {
-    char count[16];
-    snprintf(count, sizeof count, "%u", plan->whole ? plan->device_sms : plan->sm_count);
+    const run_device_plan *plan = &device->plan;
     gctx_claim_options options = GCTX_CLAIM_OPTIONS_INIT;
     options.flags = GCTX_CLAIM_INHERIT | GCTX_CLAIM_SHARED_DIR |
                     (request->wait_s > 0 ? GCTX_CLAIM_WAIT : 0u);
@@ -196,20 +202,30 @@ static int claim_device(const spank_task_request *request, const task_facts *fac
     options.label = facts->label;
     options.command = facts->command;
     options.runtime_dir = request->config->runtime_dir;
-    gctx_status s = gctx_claim_acquire(plan->device, count, &options, claim);
+    gctx_status s = gctx_claim_acquire(plan->device, device->request, &options, claim);
     if (s == GCTX_SUCCESS)
         return 0;
-    if (s == GCTX_ERROR_BUSY)
-        fprintf(stderr,
-                ERROR_PREFIX "=%s: GPU %d: %s\n  %s; the task was not started\n",
-                facts->request, plan->device, gctx_last_error(),
+    if (s == GCTX_ERROR_BUSY) {
+        char why[1024], hint[160] = "";
+        gctx_claim_usage usage = GCTX_CLAIM_USAGE_INIT;
+        unsigned count = 0, asked = (unsigned)strtoul(device->request, NULL, 10);
+        snprintf(why, sizeof why, "%s", gctx_last_error());
+        /* Enough free SMs, but not in whole granules that add up to the count. */
+        if (gctx_claim_list(plan->device, request->config->runtime_dir, NULL, 0, &count,
+                            &usage) == GCTX_SUCCESS && asked && usage.free_sms >= asked)
+            snprintf(hint, sizeof hint, "%u SMs are free but can't make exactly %u; "
+                                        "--gpu-sms=rest takes them all; ",
+                     usage.free_sms, asked);
+        fprintf(stderr, ERROR_PREFIX "=%s: GPU %d: %s\n  %s%s; the task was not started\n",
+                facts->request, plan->device, why, hint,
                 request->wait_s > 0 ? "waited in vain (--gpu-sms-wait)"
                                     : "--gpu-sms-wait=SECONDS queues for the SMs");
-    else
-        fprintf(stderr,
-                ERROR_PREFIX "=%s: GPU %d: the SMs could not be claimed in %s: %s\n  the task "
-                             "was not started\n",
-                facts->request, plan->device, request->config->runtime_dir, gctx_last_error());
+    } else {
+        fprintf(stderr, ERROR_PREFIX "=%s: GPU %d: %s%s\n  the task was not started\n",
+                facts->request, plan->device,
+                s == GCTX_ERROR_REGISTRY ? "plugstack.conf's runtime_dir=: " : "",
+                gctx_last_error());
+    }
     return -1;
 }
 
@@ -243,8 +259,8 @@ static int set_task_environment(spank_t sp, const spank_task_request *request,
 int spank_task_confine(spank_t sp, const spank_task_request *request)
 {
     task_facts facts;
-    run_device_plan plans[RUN_MAX_DEVICES];
-    unsigned nb_plans = 0;
+    task_device devices[RUN_MAX_DEVICES];
+    unsigned nb_devices = 0;
     char claims[4096] = "";
     if (take_task_environment(sp) != 0 || task_facts_get(sp, request, &facts) != 0) {
         fprintf(stderr, ERROR_PREFIX ": the task's environment, id or command line could not "
@@ -257,29 +273,28 @@ int spank_task_confine(spank_t sp, const spank_task_request *request)
                 facts.job, holder);
         return 0;
     }
-    if (check_mps(request) != 0 || plan_devices(&facts, plans, &nb_plans) != 0)
+    if (check_mps(request) != 0 || plan_devices(&facts, devices, &nb_devices) != 0)
         return -1;
     /* The claims are never released here: this process becomes the task, and the claims' locks
      * with it. On a failure the process ends without starting the task, and the kernel drops
      * the locks of what was claimed. */
-    for (unsigned i = 0; i < nb_plans; i++) {
+    for (unsigned i = 0; i < nb_devices; i++) {
         gctx_claim *claim = NULL;
         char token[1024], ranges[512];
-        gctx_claim_info info;
-        memset(&info, 0, sizeof info);
-        info.size = sizeof info;
-        if (claim_device(request, &facts, &plans[i], &claim) != 0)
+        gctx_claim_info info = GCTX_CLAIM_INFO_INIT;
+        const run_device_plan *plan = &devices[i].plan;
+        if (claim_device(request, &facts, &devices[i], &claim) != 0)
             return -1;
         if (gctx_claim_export(claim, token, sizeof token) != GCTX_SUCCESS ||
             gctx_claim_get_info(claim, &info) != GCTX_SUCCESS ||
-            run_claim_list_add(claims, sizeof claims, plans[i].device, token) != 0) {
+            run_claim_list_add(claims, sizeof claims, plan->device, token) != 0) {
             fprintf(stderr, ERROR_PREFIX ": GPU %d: the claim could not be handed to the task "
                                          "(%s); the task was not started\n",
-                    plans[i].device, gctx_last_error());
+                    plan->device, gctx_last_error());
             return -1;
         }
         fprintf(stderr, SPANK_PREFIX ": %s: GPU %d: %u of %u SMs (claimed granules %s)\n",
-                facts.label, plans[i].device, info.sm_count, plans[i].device_sms,
+                facts.label, plan->device, info.sm_count, plan->device_sms,
                 tool_granule_ranges(info.granules, info.nb_granules, ranges, sizeof ranges));
     }
     return set_task_environment(sp, request, &facts, claims);

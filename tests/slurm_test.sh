@@ -361,10 +361,10 @@ bad() {
         show "$name"
     fi
 }
-bad odd "on this device groups are multiples of 8 (min 8); nearest: 8 or 16" --gpu-sms=12
-bad huge "asks for 500 SMs; this device has 132" --gpu-sms=500
+bad small "4 SMs can't be claimed on this device: claims are whole granules (15 of 8 SMs and one of 12, 132 SMs in all); the nearest count that can be claimed is 8" --gpu-sms=4
+bad huge "500 SMs can't be claimed: the device has 132 SMs in all" --gpu-sms=500
 bad typo "Invalid --gpu-sms argument: abc" --gpu-sms=abc
-bad typo_why "'abc' is not a count of SMs (16), a share of the GPU (25%) or all" --gpu-sms=abc
+bad typo_why "'abc' is not a count of SMs (16), a share of the GPU (25%), rest (every free SM) or all" --gpu-sms=abc
 bad no_gpu "there is no GPU 1" --gpu-sms=1=16
 bad wait_alone "--gpu-sms-wait needs --gpu-sms" --gpu-sms-wait=5
 if free_all; then
@@ -384,6 +384,9 @@ else
 fi
 plugstack require_mps=yes
 bad mps "this cluster requires MPS (plugstack.conf: require_mps=yes)" --gpu-sms=16
+mkdir -m 0777 "$work/private" # anyone may write, not sticky: anyone could remove claims
+plugstack runtime_dir="$work/private"
+bad private "plugstack.conf's runtime_dir=: the shared claims runtime directory $work/private (mode 0777) is not sticky" --gpu-sms=16
 plugstack bogus=1
 bad bogus "unknown argument 'bogus=1' in plugstack.conf"
 plugstack
