@@ -262,7 +262,10 @@ int spank_task_confine(spank_t sp, const spank_task_request *request)
     task_device devices[RUN_MAX_DEVICES];
     unsigned nb_devices = 0;
     char claims[4096] = "";
-    if (take_task_environment(sp) != 0 || task_facts_get(sp, request, &facts) != 0) {
+    /* The node's registry is shared by every user's jobs, here (listings) as in the task. */
+    if (take_task_environment(sp) != 0 || task_facts_get(sp, request, &facts) != 0 ||
+        setenv("GREENCTX_RUNTIME_DIR", request->config->runtime_dir, 1) != 0 ||
+        setenv("GREENCTX_RUNTIME_SHARED", "1", 1) != 0) {
         fprintf(stderr, ERROR_PREFIX ": the task's environment, id or command line could not "
                                      "be read; the task was not started\n");
         return -1;

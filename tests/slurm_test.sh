@@ -261,6 +261,16 @@ if wait_for "$work/hold-a/ready" && wait_for "$work/hold-b/ready"; then
         not_ok "a job on a full GPU" "status $status"
         show busy
     fi
+    job uneven --gres=shard:1 --gpu-sms=32 true
+    job rest --gres=shard:1 --gpu-sms=rest "$probe" confined 36
+    if [ "$status" -eq 0 ] && has rest.err "GPU 0: 36 of 132 SMs (claimed granules 12-15)" &&
+        has uneven.err "36 SMs are free but can't make exactly 32; --gpu-sms=rest takes them all"; then
+        ok "32 can't be made of the free granules (8, 8, 8 and 12): refused saying so; --gpu-sms=rest takes the 36"
+    else
+        not_ok "--gpu-sms=rest beside two jobs" "status $status"
+        show uneven
+        show rest
+    fi
     job waited --gres=shard:1 --gpu-sms=40 --gpu-sms-wait=30 "$probe" confined 40 &
     pid_w=$!
     sleep 1
