@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "groups.h"
 #include "spank_plugin.h"
 
 /* What Slurm looks up (greenctx_spank.map lets nothing else out). */
@@ -18,6 +19,7 @@ static spank_config config;
 /* Set by the option callbacks, in srun/sbatch/salloc and again in slurmstepd. */
 static char requested[SPANK_MAX_REQUEST];
 static int wait_s;
+static int rounding = GCTX_ROUND_STRICT;
 
 static int opt_sms(int val, const char *optarg, int remote)
 {
@@ -51,6 +53,20 @@ static int opt_wait(int val, const char *optarg, int remote)
     return 0;
 }
 
+static int opt_round(int val, const char *optarg, int remote)
+{
+    int mode = optarg ? tool_parse_rounding(optarg) : -1;
+    (void)val;
+    (void)remote;
+    if (mode < 0) {
+        slurm_error(SPANK_PREFIX ": --gpu-sms-round takes strict, down, nearest or up; got '%s'",
+                    optarg ? optarg : "");
+        return -1;
+    }
+    rounding = mode;
+    return 0;
+}
+
 static struct spank_option options[] = {
     {"gpu-sms", "COUNT|GROUP",
      "SMs of each of the task's GPUs, never shared with another job's tasks: a count (16), a "
@@ -60,6 +76,10 @@ static struct spank_option options[] = {
      "with --gpu-sms: wait up to SECONDS for the SMs when other jobs hold them (default: fail "
      "at once)",
      1, 0, opt_wait},
+    {"gpu-sms-round", "MODE",
+     "with --gpu-sms: a count whole granules can't make is refused (strict, the default) or "
+     "rounded down, to the nearest or up",
+     1, 0, opt_round},
     SPANK_OPTIONS_TABLE_END,
 };
 
@@ -85,9 +105,10 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
     (void)sp;
     (void)ac;
     (void)av;
-    if (wait_s > 0 && !requested[0] && !config.default_request[0]) {
-        slurm_error(SPANK_PREFIX ": --gpu-sms-wait needs --gpu-sms (this cluster sets no "
-                                 "default)");
+    if ((wait_s > 0 || rounding != GCTX_ROUND_STRICT) && !requested[0] &&
+        !config.default_request[0]) {
+        slurm_error(SPANK_PREFIX ": --gpu-sms-wait and --gpu-sms-round need --gpu-sms (this "
+                                 "cluster sets no default)");
         return -1;
     }
     return 0;
@@ -100,6 +121,7 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
     spank_task_request request;
     request.request = requested[0] ? requested : config.default_request;
     request.wait_s = wait_s;
+    request.rounding = rounding;
     request.config = &config;
     if (!request.request[0])
         return 0; /* the job did not ask: it runs as it would without the plugin */

@@ -38,12 +38,13 @@ int spank_request_check(const char *request, char *err, size_t size);
 typedef struct spank_task_request {
     const char *request;  /* --gpu-sms, else the default */
     int wait_s;           /* --gpu-sms-wait=SECONDS; 0: fail at once when the SMs are taken */
+    int rounding;         /* --gpu-sms-round=MODE: a gctx_rounding */
     const spank_config *config;
 } spank_task_request;
 
 /* In the task's process, before Slurm execs it: claims the SMs on every GPU the task sees and
- * puts the preload's variables into the task's environment. Returns 0, or -1 after printing
- * why on the task's stderr (the task is then not started). */
+ * puts the preload's variables into the task's environment. Returns 0, or -1 after saying
+ * why on the task's stderr and in slurmd's log (the task is then not started). */
 int spank_task_confine(spank_t sp, const spank_task_request *request);
 
 #endif

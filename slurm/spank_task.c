@@ -3,6 +3,7 @@
  * starts, and the kernel drops it when the last of them ends (scancel, a crash, a node
  * shutdown's SIGKILL). The task is then confined as `greenctx run` confines its program: the
  * preload in LD_PRELOAD, GREENCTX_RUN_SMS, and GREENCTX_RUN_CLAIM for it to join. */
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,21 @@
 #include "spank_plugin.h"
 
 #define ERROR_PREFIX SPANK_PREFIX ": --gpu-sms"
+
+/* Why the task is not started: Slurm's error log of the step goes to slurmd's log for the
+ * administrator and to the step's stderr (srun's, or a batch job's output) for the user. fmt
+ * follows "greenctx: --gpu-sms". Returns -1. */
+static int refuse(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int refuse(const char *fmt, ...)
+{
+    char message[4096];
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(message, sizeof message, fmt, args);
+    va_end(args);
+    slurm_error(ERROR_PREFIX "%s; the task was not started", message);
+    return -1;
+}
 
 typedef struct task_facts {
     uint32_t job;
@@ -106,29 +122,20 @@ static int joins_batch_claim(spank_t sp, const task_facts *facts, char *holder, 
 static int check_mps(const spank_task_request *request)
 {
     gctx_mps_info mps = GCTX_MPS_INFO_INIT;
-    if (gctx_mps_get_info(&mps) != GCTX_SUCCESS) {
-        fprintf(stderr, ERROR_PREFIX ": %s; the task was not started\n", gctx_last_error());
-        return -1;
-    }
-    if (request->config->require_mps && !mps.daemon_running) {
-        fprintf(stderr,
-                ERROR_PREFIX ": this cluster requires MPS (plugstack.conf: require_mps=yes) and "
-                             "no MPS control daemon answers on %s for this task, so its green "
-                             "contexts would be time-sliced with other jobs' instead of running "
-                             "beside them; start the node's MPS daemon (or set "
-                             "CUDA_MPS_PIPE_DIRECTORY to its pipe directory). The task was not "
-                             "started\n",
-                mps.pipe_dir);
-        return -1;
-    }
-    if (mps.active_thread_percentage < 100) {
-        fprintf(stderr,
-                ERROR_PREFIX ": CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=%d is refused: below 100 the "
-                             "driver refuses green splits inside an MPS client; unset it, the "
-                             "claim gives the task its own SMs. The task was not started\n",
-                mps.active_thread_percentage);
-        return -1;
-    }
+    if (gctx_mps_get_info(&mps) != GCTX_SUCCESS)
+        return refuse(": %s", gctx_last_error());
+    if (request->config->require_mps && !mps.daemon_running)
+        return refuse(": this cluster requires MPS (plugstack.conf: require_mps=yes) and no MPS "
+                      "control daemon answers on %s for this task, so its green contexts would "
+                      "be time-sliced with other jobs' instead of running beside them; start "
+                      "the node's MPS daemon (or set CUDA_MPS_PIPE_DIRECTORY to its pipe "
+                      "directory)",
+                      mps.pipe_dir);
+    if (mps.active_thread_percentage < 100)
+        return refuse(": CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=%d is refused: below 100 the driver "
+                      "refuses green splits inside an MPS client; unset it, the claim gives the "
+                      "task its own SMs",
+                      mps.active_thread_percentage);
     return 0;
 }
 
@@ -145,43 +152,31 @@ static int plan_devices(const task_facts *facts, task_device *devices, unsigned 
     run_request parsed;
     char why[512];
     int count = 0;
-    if (run_request_parse(facts->request, &parsed, why, sizeof why) != 0) {
-        fprintf(stderr, ERROR_PREFIX "=%s: %s; the task was not started\n", facts->request, why);
-        return -1;
-    }
+    if (run_request_parse(facts->request, &parsed, why, sizeof why) != 0)
+        return refuse("=%s: %s", facts->request, why);
     gctx_status s = gctx_device_count(&count);
     const char *visible = getenv("CUDA_VISIBLE_DEVICES");
-    if (s != GCTX_SUCCESS || count == 0) {
-        fprintf(stderr,
-                ERROR_PREFIX "=%s: the task sees no GPU (%s; CUDA_VISIBLE_DEVICES=%s): ask "
-                             "Slurm for one (--gres=gpu:1 or --gres=shard:N). The task was not "
-                             "started\n",
-                facts->request, s != GCTX_SUCCESS ? gctx_last_error() : "the driver shows none",
-                visible ? visible : "unset");
-        return -1;
-    }
+    if (s != GCTX_SUCCESS || count == 0)
+        return refuse("=%s: the task sees no GPU (%s; CUDA_VISIBLE_DEVICES=%s): ask Slurm for "
+                      "one (--gres=gpu:1 or --gres=shard:N)",
+                      facts->request,
+                      s != GCTX_SUCCESS ? gctx_last_error() : "the driver shows none",
+                      visible ? visible : "unset");
     *nb_devices = 0;
     for (unsigned i = 0; i < parsed.nb_entries; i++)
-        if (parsed.entries[i].device >= count) {
-            fprintf(stderr,
-                    ERROR_PREFIX "=%s: the task sees %d GPU(s), numbered 0 to %d "
-                                 "(CUDA_VISIBLE_DEVICES=%s); there is no GPU %d. The task was "
-                                 "not started\n",
-                    facts->request, count, count - 1, visible ? visible : "unset",
-                    parsed.entries[i].device);
-            return -1;
-        }
+        if (parsed.entries[i].device >= count)
+            return refuse("=%s: the task sees %d GPU(s), numbered 0 to %d "
+                          "(CUDA_VISIBLE_DEVICES=%s); there is no GPU %d",
+                          facts->request, count, count - 1, visible ? visible : "unset",
+                          parsed.entries[i].device);
     for (int dev = 0; dev < count && dev < RUN_MAX_DEVICES; dev++) {
         const char *req = run_request_for(&parsed, dev);
         if (!req)
             continue;
         task_device *d = &devices[*nb_devices];
         s = run_plan_claim(dev, req, &d->plan, why, sizeof why);
-        if (s != GCTX_SUCCESS) {
-            fprintf(stderr, ERROR_PREFIX "=%s: %s\n  the task was not started\n",
-                    facts->request, why);
-            return -1;
-        }
+        if (s != GCTX_SUCCESS)
+            return refuse("=%s: %s", facts->request, why);
         if (d->plan.whole)
             snprintf(d->request, sizeof d->request, "%u", d->plan.device_sms);
         else
@@ -199,6 +194,7 @@ static int claim_device(const spank_task_request *request, const task_facts *fac
     options.flags = GCTX_CLAIM_INHERIT | GCTX_CLAIM_SHARED_DIR |
                     (request->wait_s > 0 ? GCTX_CLAIM_WAIT : 0u);
     options.timeout_ms = request->wait_s > 0 ? request->wait_s * 1000 : 0;
+    options.rounding = (gctx_rounding)request->rounding;
     options.label = facts->label;
     options.command = facts->command;
     options.runtime_dir = request->config->runtime_dir;
@@ -216,17 +212,13 @@ static int claim_device(const spank_task_request *request, const task_facts *fac
             snprintf(hint, sizeof hint, "%u SMs are free but can't make exactly %u; "
                                         "--gpu-sms=rest takes them all; ",
                      usage.free_sms, asked);
-        fprintf(stderr, ERROR_PREFIX "=%s: GPU %d: %s\n  %s%s; the task was not started\n",
-                facts->request, plan->device, why, hint,
-                request->wait_s > 0 ? "waited in vain (--gpu-sms-wait)"
-                                    : "--gpu-sms-wait=SECONDS queues for the SMs");
-    } else {
-        fprintf(stderr, ERROR_PREFIX "=%s: GPU %d: %s%s\n  the task was not started\n",
-                facts->request, plan->device,
-                s == GCTX_ERROR_REGISTRY ? "plugstack.conf's runtime_dir=: " : "",
-                gctx_last_error());
+        return refuse("=%s: GPU %d: %s; %s%s", facts->request, plan->device, why, hint,
+                      request->wait_s > 0 ? "waited in vain (--gpu-sms-wait)"
+                                          : "--gpu-sms-wait=SECONDS queues for the SMs");
     }
-    return -1;
+    return refuse("=%s: GPU %d: %s%s", facts->request, plan->device,
+                  s == GCTX_ERROR_REGISTRY ? "plugstack.conf's runtime_dir=: " : "",
+                  gctx_last_error());
 }
 
 /* The variables `greenctx run` gives its program, in the task's environment. */
@@ -248,11 +240,8 @@ static int set_task_environment(spank_t sp, const spank_task_request *request,
         /* So that `greenctx ps` in the job shows the node's registry. */
         spank_setenv(sp, "GREENCTX_RUNTIME_DIR", request->config->runtime_dir, 1) !=
             ESPANK_SUCCESS ||
-        spank_setenv(sp, "GREENCTX_RUNTIME_SHARED", "1", 1) != ESPANK_SUCCESS) {
-        fprintf(stderr, ERROR_PREFIX ": the task's environment could not be set; the task was "
-                                     "not started\n");
-        return -1;
-    }
+        spank_setenv(sp, "GREENCTX_RUNTIME_SHARED", "1", 1) != ESPANK_SUCCESS)
+        return refuse(": the task's environment could not be set");
     return 0;
 }
 
@@ -265,11 +254,8 @@ int spank_task_confine(spank_t sp, const spank_task_request *request)
     /* The node's registry is shared by every user's jobs, here (listings) as in the task. */
     if (take_task_environment(sp) != 0 || task_facts_get(sp, request, &facts) != 0 ||
         setenv("GREENCTX_RUNTIME_DIR", request->config->runtime_dir, 1) != 0 ||
-        setenv("GREENCTX_RUNTIME_SHARED", "1", 1) != 0) {
-        fprintf(stderr, ERROR_PREFIX ": the task's environment, id or command line could not "
-                                     "be read; the task was not started\n");
-        return -1;
-    }
+        setenv("GREENCTX_RUNTIME_SHARED", "1", 1) != 0)
+        return refuse(": the task's environment, id or command line could not be read");
     char holder[1024];
     if (joins_batch_claim(sp, &facts, holder, sizeof holder)) {
         fprintf(stderr, SPANK_PREFIX ": %s: in the SMs of slurm %u.batch, %s\n", facts.label,
@@ -290,12 +276,9 @@ int spank_task_confine(spank_t sp, const spank_task_request *request)
             return -1;
         if (gctx_claim_export(claim, token, sizeof token) != GCTX_SUCCESS ||
             gctx_claim_get_info(claim, &info) != GCTX_SUCCESS ||
-            run_claim_list_add(claims, sizeof claims, plan->device, token) != 0) {
-            fprintf(stderr, ERROR_PREFIX ": GPU %d: the claim could not be handed to the task "
-                                         "(%s); the task was not started\n",
-                    plan->device, gctx_last_error());
-            return -1;
-        }
+            run_claim_list_add(claims, sizeof claims, plan->device, token) != 0)
+            return refuse(": GPU %d: the claim could not be handed to the task (%s)",
+                          plan->device, gctx_last_error());
         fprintf(stderr, SPANK_PREFIX ": %s: GPU %d: %u of %u SMs (claimed granules %s)\n",
                 facts.label, plan->device, info.sm_count, plan->device_sms,
                 tool_granule_ranges(info.granules, info.nb_granules, ranges, sizeof ranges));

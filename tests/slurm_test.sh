@@ -255,7 +255,7 @@ if wait_for "$work/hold-a/ready" && wait_for "$work/hold-b/ready"; then
     fi
     job busy --gres=shard:1 --gpu-sms=40 true
     if [ "$status" -ne 0 ] && has busy.err "the task was not started" &&
-        has busy.err "--gpu-sms-wait=SECONDS queues for the SMs" && has busy.err "run_probe hold"; then
+        has busy.err "; --gpu-sms-wait=SECONDS queues for the SMs" && has busy.err "run_probe hold"; then
         ok "a third job that does not fit fails at once, naming the holders"
     else
         not_ok "a job on a full GPU" "status $status"
@@ -376,7 +376,25 @@ bad huge "500 SMs can't be claimed: the device has 132 SMs in all" --gpu-sms=500
 bad typo "Invalid --gpu-sms argument: abc" --gpu-sms=abc
 bad typo_why "'abc' is not a count of SMs (16), a share of the GPU (25%), rest (every free SM) or all" --gpu-sms=abc
 bad no_gpu "there is no GPU 1" --gpu-sms=1=16
-bad wait_alone "--gpu-sms-wait needs --gpu-sms" --gpu-sms-wait=5
+bad wait_alone "--gpu-sms-wait and --gpu-sms-round need --gpu-sms" --gpu-sms-wait=5
+bad round_typo "--gpu-sms-round takes strict, down, nearest or up; got 'sideways'" --gpu-sms=16 --gpu-sms-round=sideways
+job round_up --gpu-sms=4 --gpu-sms-round=up "$probe" confined 8
+if [ "$status" -eq 0 ] && has round_up.err "GPU 0: 8 of 132 SMs"; then
+    ok "--gpu-sms=4 --gpu-sms-round=up gets 8 SMs"
+else
+    not_ok "--gpu-sms-round=up" "status $status"
+    show round_up
+fi
+timeout 60 sbatch --wait --export=ALL --gpu-sms=4 -o "$work/batch_bad.out" --wrap true \
+    >/dev/null 2>&1
+status=$?
+if [ "$status" -ne 0 ] &&
+    grep -qF "greenctx: --gpu-sms=4: GPU 0: 4 SMs can't be claimed on this device" "$work/batch_bad.out" &&
+    grep -qF "the task was not started" "$work/batch_bad.out"; then
+    ok "sbatch --gpu-sms=4: the job fails, its output says why"
+else
+    not_ok "sbatch --gpu-sms=4" "status $status: $(cat "$work/batch_bad.out")"
+fi
 if free_all; then
     ok "failed requests leave nothing claimed"
 else
