@@ -168,6 +168,17 @@ show() {
     sed 's/^/  err| /' "$work/$1.err"
 }
 has() { grep -qF -- "$2" "$work/$1"; }
+# verdict STATUS WHAT [JOB...]: ok WHAT when STATUS is 0, else not ok, with the jobs' output.
+verdict() {
+    local rc=$1 what=$2
+    shift 2
+    if [ "$rc" -eq 0 ]; then
+        ok "$what"
+        return
+    fi
+    not_ok "$what" "the last job's status: $status"
+    for name; do show "$name"; done
+}
 # The claims as `greenctx ps --json` shows them, into $work/ps.json.
 ps_json() {
     GREENCTX_RUNTIME_DIR=$work/claims GREENCTX_RUNTIME_SHARED=1 "$tool" ps --json \
@@ -200,37 +211,25 @@ wait_for() {
 
 # Without --gpu-sms a job runs as it would without the plugin: no preload, no claim.
 job plain sh -c 'env; '"$probe"' confined 132'
-if [ "$status" -eq 0 ] && ! has plain.out "LD_PRELOAD=" && ! has plain.out "GREENCTX_RUN_" &&
-    has plain.out "main thread, default stream: 132 SMs" && ! has plain.err "greenctx" && free_all; then
-    ok "a job without --gpu-sms runs unconfined, with nothing claimed"
-else
-    not_ok "a job without --gpu-sms" "status $status"
-    show plain
-fi
+[ "$status" -eq 0 ] && ! has plain.out "LD_PRELOAD=" && ! has plain.out "GREENCTX_RUN_" &&
+    has plain.out "main thread, default stream: 132 SMs" && ! has plain.err "greenctx" && free_all
+verdict $? "a job without --gpu-sms runs unconfined, with nothing claimed" plain
 
 # --gpu-sms=16 on a shard of the GPU: Slurm sets CUDA_VISIBLE_DEVICES, the task gets the
 # preload's variables and its work runs on 16 SMs of its claim, which is gone once the step is.
 job env --gres=shard:1 --gpu-sms=16 sh -c 'echo "visible=$CUDA_VISIBLE_DEVICES sms=$GREENCTX_RUN_SMS claim=$GREENCTX_RUN_CLAIM preload=$LD_PRELOAD"'
-if [ "$status" -eq 0 ] && has env.out "visible=0 sms=16 claim=0=v1:$work/claims/gpu-GPU-" &&
-    has env.out "preload=$preload"; then
-    ok "the task gets greenctx run's variables, its claim's token for GPU 0"
-else
-    not_ok "the task's environment" "status $status"
-    show env
-fi
+[ "$status" -eq 0 ] && has env.out "visible=0 sms=16 claim=0=v1:$work/claims/gpu-GPU-" &&
+    has env.out "preload=$preload"
+verdict $? "the task gets greenctx run's variables, its claim's token for GPU 0" env
 GREENCTX_RUN_REPORT=$work/confined.json job confined --gres=shard:1 --gpu-sms=16 "$probe" confined 16
 label=$(label_of confined)
-if [ "$status" -eq 0 ] && [ -n "$label" ] &&
+[ "$status" -eq 0 ] && [ -n "$label" ] &&
     has confined.err "GPU 0: 16 of 132 SMs (claimed granules " &&
     has confined.out "one of 4 threads: 16 SMs" &&
     json "$work/confined.json" 'd["devices"][0]["sm_count"] == 16' \
         'len(d["devices"][0]["sm_ids"]) == 16' 'd["devices"][0]["claim"]["sm_count"] == 16' &&
-    free_all; then
-    ok "srun --gpu-sms=16 confines the task to 16 SMs of its claim ($label), released at its end"
-else
-    not_ok "srun --gpu-sms=16" "status $status"
-    show confined
-fi
+    free_all
+verdict $? "srun --gpu-sms=16 confines the task to 16 SMs of its claim ($label), released at its end" confined
 
 # Two jobs at once on the one GPU: disjoint SMs, each claim named by its job step in
 # `greenctx ps`; a third that does not fit is refused naming the holders, or waits. (48 each:
@@ -254,23 +253,14 @@ if wait_for "$work/hold-a/ready" && wait_for "$work/hold-b/ready"; then
         not_ok "two jobs on one GPU" "ps: $(cat "$work/ps.json")"
     fi
     job busy --gres=shard:1 --gpu-sms=40 true
-    if [ "$status" -ne 0 ] && has busy.err "the task was not started" &&
-        has busy.err "; --gpu-sms-wait=SECONDS queues for the SMs" && has busy.err "run_probe hold"; then
-        ok "a third job that does not fit fails at once, naming the holders"
-    else
-        not_ok "a job on a full GPU" "status $status"
-        show busy
-    fi
+    [ "$status" -ne 0 ] && has busy.err "the task was not started" &&
+        has busy.err "; --gpu-sms-wait=SECONDS queues for the SMs" && has busy.err "run_probe hold"
+    verdict $? "a third job that does not fit fails at once, naming the holders" busy
     job uneven --gres=shard:1 --gpu-sms=32 true
     job rest --gres=shard:1 --gpu-sms=rest "$probe" confined 36
-    if [ "$status" -eq 0 ] && has rest.err "GPU 0: 36 of 132 SMs (claimed granules 12-15)" &&
-        has uneven.err "36 SMs are free but can't make exactly 32; --gpu-sms=rest takes them all"; then
-        ok "32 can't be made of the free granules (8, 8, 8 and 12): refused saying so; --gpu-sms=rest takes the 36"
-    else
-        not_ok "--gpu-sms=rest beside two jobs" "status $status"
-        show uneven
-        show rest
-    fi
+    [ "$status" -eq 0 ] && has rest.err "GPU 0: 36 of 132 SMs (claimed granules 12-15)" &&
+        has uneven.err "36 SMs are free but can't make exactly 32; --gpu-sms=rest takes them all"
+    verdict $? "32 can't be made of the free granules (8, 8, 8 and 12): refused saying so; --gpu-sms=rest takes the 36" uneven rest
     job waited --gres=shard:1 --gpu-sms=40 --gpu-sms-wait=30 "$probe" confined 40 &
     pid_w=$!
     sleep 1
@@ -324,17 +314,13 @@ timeout 60 sbatch --wait --export=ALL --gres=shard:1 --gpu-sms=16 -o "$work/step
 status=$?
 batch_job=$(sed -n 's/^greenctx: slurm \([0-9]*\)\.batch: .*/\1/p' "$work/steps.out")
 batch_granules=$(sed -n 's/^greenctx: slurm [0-9]*\.batch: GPU 0: 16 of 132 SMs (claimed granules \(.*\))$/\1/p' "$work/steps.out")
-if [ "$status" -eq 0 ] && [ -n "$batch_job" ] &&
+[ "$status" -eq 0 ] && [ -n "$batch_job" ] &&
     has steps.out "greenctx: slurm $batch_job.0: in the SMs of slurm $batch_job.batch, GPU 0: 16 SMs (granules $batch_granules)" &&
     has steps.out "greenctx: slurm $batch_job.1: GPU 0: 8 of 132 SMs (claimed granules " &&
     json "$work/step.json" 'len(d["devices"][0]["sm_ids"]) == 16' \
         "d['devices'][0]['claim']['granules'] == [g for r in '$batch_granules'.split(',') for g in range(int(r.split('-')[0]), int(r.split('-')[-1]) + 1)]" &&
-    free_all; then
-    ok "sbatch --gpu-sms=16: the script's steps run in the job's claim (granules $batch_granules); srun --gpu-sms=8 in it claims its own"
-else
-    not_ok "sbatch --gpu-sms with steps" "status $status"
-    show steps
-fi
+    free_all
+verdict $? "sbatch --gpu-sms=16: the script's steps run in the job's claim (granules $batch_granules); srun --gpu-sms=8 in it claims its own" steps
 
 # A batch job killed with scancel frees its SMs: nobody releases the claim, the kernel drops
 # its lock when the task dies, and the registry says it died.
@@ -364,12 +350,8 @@ bad() {
     local name=$1 message=$2
     shift 2
     job "$name" "$@" true
-    if [ "$status" -ne 0 ] && has "$name.err" "$message"; then
-        ok "srun $* true fails: $message"
-    else
-        not_ok "srun $* true" "status $status, expected a failure saying '$message'"
-        show "$name"
-    fi
+    [ "$status" -ne 0 ] && has "$name.err" "$message"
+    verdict $? "srun $* true fails: $message" "$name"
 }
 bad small "4 SMs can't be claimed on this device: claims are whole granules (15 of 8 SMs and one of 12, 132 SMs in all); the nearest count that can be claimed is 8" --gpu-sms=4
 bad huge "500 SMs can't be claimed: the device has 132 SMs in all" --gpu-sms=500
@@ -379,12 +361,8 @@ bad no_gpu "there is no GPU 1" --gpu-sms=1=16
 bad wait_alone "--gpu-sms-wait and --gpu-sms-round need --gpu-sms" --gpu-sms-wait=5
 bad round_typo "--gpu-sms-round takes strict, down, nearest or up; got 'sideways'" --gpu-sms=16 --gpu-sms-round=sideways
 job round_up --gpu-sms=4 --gpu-sms-round=up "$probe" confined 8
-if [ "$status" -eq 0 ] && has round_up.err "GPU 0: 8 of 132 SMs"; then
-    ok "--gpu-sms=4 --gpu-sms-round=up gets 8 SMs"
-else
-    not_ok "--gpu-sms-round=up" "status $status"
-    show round_up
-fi
+[ "$status" -eq 0 ] && has round_up.err "GPU 0: 8 of 132 SMs"
+verdict $? "--gpu-sms=4 --gpu-sms-round=up gets 8 SMs" round_up
 timeout 60 sbatch --wait --export=ALL --gpu-sms=4 -o "$work/batch_bad.out" --wrap true \
     >/dev/null 2>&1
 status=$?
@@ -404,12 +382,8 @@ fi
 # plugstack.conf's options: a default for jobs that do not ask, MPS required, a typo.
 plugstack default=8
 job default "$probe" confined 8
-if [ "$status" -eq 0 ] && has default.err "GPU 0: 8 of 132 SMs"; then
-    ok "plugstack.conf default=8 confines jobs that do not ask"
-else
-    not_ok "default=8" "status $status"
-    show default
-fi
+[ "$status" -eq 0 ] && has default.err "GPU 0: 8 of 132 SMs"
+verdict $? "plugstack.conf default=8 confines jobs that do not ask" default
 plugstack require_mps=yes
 bad mps "this cluster requires MPS (plugstack.conf: require_mps=yes)" --gpu-sms=16
 mkdir -m 0777 "$work/private" # anyone may write, not sticky: anyone could remove claims
