@@ -751,8 +751,11 @@ GCTX_API gctx_status gctx_claim_stream(gctx_claim *claim, gctx_stream **stream);
  * queue for them; NULL options: no wait); then the claim's stream moves to a context on the
  * new SMs that waits (an event) for the work submitted to the old one, as layouts switch.
  * Shrinking gives granules back only once the work submitted on them has finished, so no
- * other tenant is handed SMs still in use. stream, when not NULL, gets the claim's new stream
- * (retained for the caller). On failure the claim is unchanged. */
+ * other tenant is handed SMs still in use (the work of the claim's own context: contexts made
+ * with options are the caller's to drain). What the claim had before is kept until the next
+ * resize, which releases it first (its stream's release waits for its work), so that a claim
+ * resized back and forth gets its contexts from the cache. stream, when not NULL, gets the
+ * claim's new stream (retained for the caller). On failure the claim is unchanged. */
 GCTX_API gctx_status gctx_claim_resize(gctx_claim *claim, const char *request,
                                        const gctx_claim_options *options, gctx_stream **stream);
 

@@ -57,7 +57,7 @@ int gctx__claim_held_here(const char *dir, const char *file)
         char mine[600];
         snprintf(mine, sizeof mine, "gpu-%s", c->granules.identity.uuid);
         const char *base = strrchr(dir, '/');
-        found = strcmp(c->record.file, file) == 0 && base && strcmp(base + 1, mine) == 0;
+        found = strcmp(c->file, file) == 0 && base && strcmp(base + 1, mine) == 0;
     }
     pthread_mutex_unlock(&held_lock);
     return found;
@@ -141,7 +141,16 @@ gctx_status gctx__claim_busy(const gctx__identity *id, int device, unsigned coun
                               i ? ", " : "", records[i].pid, records[i].user,
                               records[i].command,
                               gctx__granules_sms(&id->layout, &records[i].granules));
-    char asked[48], waited[48] = "";
+    /* What would work now: the largest count the free granules give. */
+    unsigned most = 0;
+    gctx__granules none = {{0}}, fit;
+    for (unsigned c = gctx__granules_sms(&id->layout, free_set); c > 0 && !most; c--)
+        if (gctx__layout_claimable(&id->layout, c) &&
+            gctx__granules_choose(&id->layout, c, free_set, &none, &fit))
+            most = c;
+    char asked[48], waited[48] = "", now[48] = "";
+    if (most)
+        snprintf(now, sizeof now, " (%u can be claimed now)", most);
     if (count)
         snprintf(asked, sizeof asked, "%u SMs", count);
     else
@@ -149,11 +158,11 @@ gctx_status gctx__claim_busy(const gctx__identity *id, int device, unsigned coun
     if (waited_ms >= 0)
         snprintf(waited, sizeof waited, " after waiting %d ms", waited_ms);
     return gctx__fail(GCTX_ERROR_BUSY,
-                      "%s of device %d (%s) can't be claimed now%s: %u of its %u SMs are free; "
-                      "held by %s. Wait for them (GCTX_CLAIM_WAIT with a timeout, greenctx run "
-                      "--wait), ask for fewer SMs, or see greenctx ps",
+                      "%s of device %d (%s) can't be claimed now%s: %u of its %u SMs are "
+                      "free%s; held by %s. Wait for them (GCTX_CLAIM_WAIT with a timeout, "
+                      "greenctx run --wait), ask for fewer SMs, or see greenctx ps",
                       asked, device, id->uuid, waited, gctx__granules_sms(&id->layout, free_set),
-                      gctx__layout_total(&id->layout), nb ? holders : "nobody");
+                      gctx__layout_total(&id->layout), now, nb ? holders : "nobody");
 }
 
 int gctx__claim_wait_step(long long start_ns, int timeout_ms, unsigned *step_ms)
@@ -267,6 +276,7 @@ gctx_status gctx__claim_new(gctx__device_granules *granules, const char *runtime
     c->dir_flags = dir_flags;
     c->inherit = inherit;
     c->record = *record;
+    snprintf(c->file, sizeof c->file, "%s", record->file);
     c->fd = fd;
     c->acquired_ns = gctx__now_ns();
     pthread_mutex_init(&c->lock, NULL);

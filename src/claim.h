@@ -168,6 +168,7 @@ struct gctx_claim {
     int inherit;
     gctx__device_granules granules;
     gctx__record record;
+    char file[64];          /* record.file, kept apart: read without the lock (listings) */
     int fd;                 /* this member's LOCK_SH on the claim file */
     long long acquired_ns;  /* faults of others are looked for from here */
     gctx_partition *partition; /* public handles the claim holds a reference of */

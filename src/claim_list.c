@@ -161,9 +161,14 @@ gctx_status gctx_claim_report_fault(gctx_claim *claim, int cuda_result)
     unsigned n = 0;
     if ((s = gctx__claim_registry(claim, &reg)))
         return s;
-    /* Read before logging ours: the other tenant's fault came first if it is there. */
-    if (!(s = gctx__registry_events(&reg, &events, &n)))
+    /* Stale claims first, so that a tenant that died of the fault is logged before ours;
+     * the events read before ours is logged: the other tenant's came first. */
+    gctx__record *records = NULL;
+    unsigned live = 0;
+    if (!(s = gctx__registry_claims(&reg, &records, &live)) &&
+        !(s = gctx__registry_events(&reg, &events, &n)))
         s = gctx__registry_log(&reg, &e);
+    free(records);
     gctx__registry_close(&reg);
     if (s != GCTX_SUCCESS) {
         free(events);

@@ -105,7 +105,8 @@ gctx_status gctx__runtime_dir(const char *runtime_dir, unsigned flags, char *out
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "the claims runtime directory's path is longer than %zu bytes",
                           size - 1);
-    if (make_dirs(out, 0700) != 0)
+    struct stat st;
+    if (lstat(out, &st) != 0 && make_dirs(out, 0700) != 0)
         return gctx__fail(GCTX_ERROR_REGISTRY,
                           "can't create the claims runtime directory %s: %s (set "
                           "GREENCTX_RUNTIME_DIR to a directory you can write)",
@@ -167,8 +168,34 @@ static int write_all(int fd, const char *text)
 
 static mode_t file_mode(const gctx__registry *reg) { return reg->shared ? 0644 : 0600; }
 
+/* Writes text over the file at path, in place: written from the start, then cut to its
+ * length. Never truncated to zero first: ext4 flushes a file truncated to zero and written
+ * again when it is closed (auto_da_alloc), a millisecond per resize. Readers hold the
+ * registry lock, so they never see it half-written. */
+static int write_in_place(const char *path, const char *text, int create, mode_t mode)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC | (create ? O_CREAT : 0), mode);
+    if (fd < 0)
+        return -1;
+    size_t len = strlen(text), done = 0;
+    int rc = 0;
+    while (done < len && rc == 0) {
+        ssize_t w = pwrite(fd, text + done, len - done, (off_t)done);
+        if (w > 0)
+            done += (size_t)w;
+        else if (!(w < 0 && errno == EINTR))
+            rc = -1;
+    }
+    if (rc == 0 && ftruncate(fd, (off_t)len) != 0)
+        rc = -1;
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return rc;
+}
+
 /* Replaces a file as a whole (a temporary file renamed over it), so a crash never leaves a
- * half-written identity or event list. */
+ * half-written identity. */
 static gctx_status replace_file(const gctx__registry *reg, const char *name, const char *text)
 {
     char path[600], tmp[640];
@@ -372,7 +399,13 @@ gctx_status gctx__registry_log(gctx__registry *reg, const gctx__event_record *ev
     text[0] = '\0';
     for (unsigned i = 0; i < n; i++)
         format_event(&events[i], text + len, 320), len += strlen(text + len);
-    s = replace_file(reg, "events", text);
+    /* In place: a line a crash cut short is skipped when read (events are a record for
+     * people, not state). */
+    char path[600];
+    if (path_in(reg, "events", path, sizeof path) != 0 ||
+        write_in_place(path, text, 1, file_mode(reg)) != 0)
+        s = gctx__fail(GCTX_ERROR_REGISTRY, "can't write %s/events: %s", reg->dir,
+                       strerror(errno));
     free(text);
     free(events);
     return s;
@@ -677,15 +710,9 @@ gctx_status gctx__registry_rewrite(gctx__registry *reg, const gctx__record *reco
     if (path_in(reg, record->file, path, sizeof path) != 0)
         return gctx__fail(GCTX_ERROR_REGISTRY, "registry path too long: %s", reg->dir);
     /* In place: the file's inode is what its holders lock. */
-    int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-    if (fd < 0 || write_all(fd, text) != 0) {
-        gctx_status s = gctx__fail(GCTX_ERROR_REGISTRY, "can't rewrite the claim file %s: %s",
-                                   path, strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        return s;
-    }
-    close(fd);
+    if (write_in_place(path, text, 0, 0) != 0)
+        return gctx__fail(GCTX_ERROR_REGISTRY, "can't rewrite the claim file %s: %s", path,
+                          strerror(errno));
     return GCTX_SUCCESS;
 }
 

@@ -58,11 +58,23 @@ static gctx_status write_record(gctx_claim *c, const gctx__record *record)
     return s;
 }
 
-/* The claim takes the new objects; the ones it had are kept until the next resize. */
-static void swap_in(gctx_claim *c, resize_parts *p, const gctx__record *record)
+/* What the resize before this one moved from. Released before the new objects are made: its
+ * context goes to the cache and serves them when they are on the same SMs (a claim resized
+ * back and forth takes no driver context then). Its stream's release waits for work that
+ * was submitted before the last resize. */
+static void release_previous(gctx_claim *c)
 {
     resize_parts previous = {c->old_partition, c->old_context, c->old_stream, c->old_event};
     parts_release(&previous);
+    c->old_partition = NULL;
+    c->old_context = NULL;
+    c->old_stream = NULL;
+    c->old_event = NULL;
+}
+
+/* The claim takes the new objects; the ones it had are kept until the next resize. */
+static void swap_in(gctx_claim *c, resize_parts *p, const gctx__record *record)
+{
     c->old_partition = c->partition;
     c->old_context = c->context;
     c->old_stream = c->stream;
@@ -89,6 +101,7 @@ static gctx_status resize_locked(gctx_claim *c, unsigned count, const gctx_claim
     int shrinks = gctx__granules_count(&dropped) > 0;
     gctx__record final = taken;
     final.granules = target;
+    release_previous(c);
     s = build(c, &target, shrinks, &parts);
     if (s == GCTX_SUCCESS && shrinks)
         s = write_record(c, &final);

@@ -32,12 +32,14 @@ endfunction()
 claims_test(h200 TESTS h200_granules exact_sizes_and_best_fit counts_no_granules_give
   contexts_run_on_exactly_their_granules reacquire_hits_the_cache_and_leaks_nothing
   busy_names_the_holder)
-claims_test(processes TESTS killed_holder_frees_its_sms wait_times_out_then_succeeds_when_released)
+claims_test(processes TESTS killed_holder_frees_its_sms wait_times_out_then_succeeds_when_released
+  a_fault_names_the_tenant_that_died_first)
 # Forked children use the driver their parent loaded: the simulator allows it, CUDA doesn't.
 claims_test(stress SIM_ONLY TESTS sixty_four_processes_never_overlap TIMEOUT 120)
 claims_test(registry TESTS foreign_or_corrupt_registry_refused_while_live_rebuilt_when_not
   runtime_directory_permissions export_join_across_exec)
-claims_test(resize TESTS resize_keeps_work_ordered_and_never_overlaps)
+claims_test(resize TESTS resize_keeps_work_ordered_and_never_overlaps
+  resize_back_and_forth_hits_the_cache)
 # Objects are counted after each failed call: the cache off.
 claims_test(faults SIM_ONLY TESTS rollback_under_injected_faults ENV GREENCTX_CONTEXT_CACHE=0)
 claims_test(mps_percentage TESTS active_thread_percentage_below_100_is_refused

@@ -308,7 +308,7 @@ GT_TEST(busy_names_the_holder)
     char pid[64];
     snprintf(pid, sizeof pid, "held by pid %d (", (int)getpid());
     GT_ASSERT_CONTAINS(gctx_last_error(), "16 SMs of device 0");
-    GT_ASSERT_CONTAINS(gctx_last_error(), "8 of its 132 SMs are free");
+    GT_ASSERT_CONTAINS(gctx_last_error(), "8 of its 132 SMs are free (8 can be claimed now)");
     GT_ASSERT_CONTAINS(gctx_last_error(), pid);
     GT_ASSERT_CONTAINS(gctx_last_error(), "\"hog --big\", 124 SMs)");
     GT_ASSERT(c == NULL);
@@ -529,6 +529,43 @@ GT_TEST(sixty_four_processes_never_overlap)
     munmap(claimed, sizeof *claimed);
     GT_ASSERT_GT_INT(checks, 1);
     GT_ASSERT_EQ_INT(listed(dir, NULL, 0, NULL), 0);
+}
+
+/* Under MPS a fault of one client reaches every client: the report names the tenant that
+ * died (or faulted) first since this claim was taken. */
+GT_TEST(a_fault_names_the_tenant_that_died_first)
+{
+    if (gt_require_green_contexts())
+        return;
+    const char *dir = fresh_dir("fault");
+    GT_CHECK();
+    gctx_claim_options o = options_in(dir);
+    gctx_claim *mine;
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", &o, &mine), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(gctx_claim_report_fault(mine, 700), GCTX_SUCCESS);
+    GT_ASSERT_CONTAINS(gctx_last_error(), "failed with CUDA_ERROR_");
+    GT_ASSERT_CONTAINS(gctx_last_error(), "(700); no other tenant of the GPU faulted or died");
+    pid_t pid = holder(dir, "32", 0);
+    GT_ASSERT(pid > 0);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    GT_ASSERT_STATUS(gctx_claim_report_fault(mine, 700), GCTX_SUCCESS);
+    char named[64];
+    snprintf(named, sizeof named, "pid %d (\"holder\", 32 SMs), died", (int)pid);
+    GT_ASSERT_CONTAINS(gctx_last_error(), named);
+    GT_ASSERT_CONTAINS(gctx_last_error(), "under MPS a fatal fault in one client reaches every");
+    gctx_claim_event events[8];
+    events[0].size = sizeof events[0];
+    unsigned n;
+    GT_ASSERT_STATUS(gctx_claim_events(0, dir, events, 8, &n), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(n, 3); /* our first fault, its death, our second fault */
+    GT_ASSERT_EQ_INT(events[0].kind, GCTX_CLAIM_EVENT_FAULT);
+    GT_ASSERT_EQ_INT(events[0].cuda_result, 700);
+    GT_ASSERT_EQ_INT(events[0].pid, getpid());
+    GT_ASSERT_EQ_INT(events[0].sm_count, 16);
+    GT_ASSERT_EQ_INT(events[1].kind, GCTX_CLAIM_EVENT_DIED);
+    GT_ASSERT_EQ_INT(events[2].kind, GCTX_CLAIM_EVENT_FAULT);
+    gctx_claim_release(mine);
 }
 
 /* ---- a registry that can't be trusted ---- */
@@ -760,6 +797,33 @@ GT_TEST(resize_keeps_work_ordered_and_never_overlaps)
     GT_ASSERT_STATUS(gctx_cache_trim(0), GCTX_SUCCESS);
     GT_ASSERT_EQ_INT(gctx__object_live_count(), objects);
     GT_ASSERT_EQ_INT(gt_sim_live("all"), driver);
+}
+
+/* A claim resized back and forth takes its contexts from the cache: each resize first lets go
+ * of what the one before moved from. */
+GT_TEST(resize_back_and_forth_hits_the_cache)
+{
+    if (require_h200())
+        return;
+    const char *dir = fresh_dir("resize_cache");
+    GT_CHECK();
+    gctx_claim_options o = options_in(dir);
+    gctx_claim *c;
+    gctx_stream *s;
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", &o, &c), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(gctx_claim_stream(c, &s), GCTX_SUCCESS);
+    gctx_stream_release(s);
+    gctx_cache_stats was = GCTX_CACHE_STATS_INIT, now = GCTX_CACHE_STATS_INIT;
+    GT_ASSERT_STATUS(gctx_claim_resize(c, "64", NULL, NULL), GCTX_SUCCESS);
+    for (int round = 0; round < 4; round++) {
+        GT_ASSERT_STATUS(gctx_cache_get_stats(0, &was), GCTX_SUCCESS);
+        GT_ASSERT_STATUS(gctx_claim_resize(c, round % 2 ? "64" : "16", NULL, NULL),
+                         GCTX_SUCCESS);
+        GT_ASSERT_STATUS(gctx_cache_get_stats(0, &now), GCTX_SUCCESS);
+        GT_ASSERT_EQ_INT(now.hits, was.hits + 1);
+        GT_ASSERT_EQ_INT(now.misses, was.misses);
+    }
+    gctx_claim_release(c);
 }
 
 /* ---- rollback under driver faults ---- */
@@ -1018,6 +1082,7 @@ GT_TEST(mps_info_from_a_fake_pipe_directory)
 
 static const char *threads_dir;
 static gctx_claim *shared_claim;
+static atomic_int thread_claims;
 
 /* Each thread claims, resizes and releases at random, and checks the registry as the
  * processes do; all of them also use one claim object at once. */
@@ -1033,11 +1098,14 @@ static void *claim_thread(void *arg)
         seed = seed * 1103515245u + 12345u;
         gctx_claim *c;
         gctx_stream *s;
-        if (gctx_claim_acquire(0, sizes[(seed >> 16) % 4], &o, &c) != GCTX_SUCCESS) {
-            failures++;
+        gctx_status as = gctx_claim_acquire(0, sizes[(seed >> 16) % 4], &o, &c);
+        if (as != GCTX_SUCCESS) {
+            failures += as != GCTX_ERROR_BUSY; /* a wait may time out on a busy machine */
             continue;
         }
-        gctx_status rs = gctx_claim_resize(c, sizes[(seed >> 20) % 4], &o, NULL);
+        atomic_fetch_add(&thread_claims, 1);
+        /* No waiting while holding: two threads growing would wait for each other. */
+        gctx_status rs = gctx_claim_resize(c, sizes[(seed >> 20) % 4], NULL, NULL);
         failures += rs != GCTX_SUCCESS && rs != GCTX_ERROR_BUSY;
         gctx_claim_info mine = info_of(c), claims[32];
         unsigned count = 0;
@@ -1068,6 +1136,7 @@ GT_TEST(threads_claim_resize_and_share_without_overlap)
     gctx_claim_options o = options_in(threads_dir);
     GT_ASSERT_STATUS(gctx_claim_acquire(0, "8", &o, &shared_claim), GCTX_SUCCESS);
     GT_ASSERT_EQ_INT(gt_run_threads(8, claim_thread), 0);
+    GT_ASSERT_GT_INT(atomic_load(&thread_claims), 8 * 40 / 2);
     gctx_claim_release(shared_claim);
     GT_ASSERT_EQ_INT(listed(threads_dir, NULL, 0, NULL), 0);
 }
