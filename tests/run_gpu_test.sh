@@ -21,6 +21,8 @@ here=$(cd "$(dirname "$0")" && pwd)/run_gpu
 python=${PYTHON:-python3}
 tmp=$(mktemp -d)
 trap 'rm -rf "$out" "$err" "$tmp"' EXIT
+# The runs claim their SMs: a claims registry of this test's own.
+export GREENCTX_RUNTIME_DIR="$tmp/runtime"
 keep=${GREENCTX_GPU_OUT:-$tmp}
 mkdir -p "$keep"
 

@@ -12,6 +12,7 @@
  *   second_driver PATH   looks cuGetProcAddress_v2 up in another copy of the driver
  *   spawn CASE...  runs itself with CASE... as a child and returns its exit status
  *   noop           loads the driver and retains the primary context, nothing else
+ *   env NAME       prints NAME=its value (or NAME unset): what the program was given
  *   hold DIR       binds the primary context (so the preload confines the program), writes
  *                  DIR/ready, then waits for DIR/go (at most 60 s): a tenant that stays while
  *                  the test looks at the registry
@@ -396,6 +397,14 @@ int main(int argc, char **argv)
         return spawn(argv);
     if (argc >= 3 && strcmp(argv[1], "hold") == 0)
         return hold(argv[2]);
+    if (argc >= 3 && strcmp(argv[1], "env") == 0) {
+        const char *value = getenv(argv[2]);
+        if (value)
+            printf("%s=%s\n", argv[2], value);
+        else
+            printf("%s unset\n", argv[2]);
+        return 0;
+    }
     if (argc >= 2 && strcmp(argv[1], "noop") == 0) {
         load(0);
         check(p.retain(&p.primary, p.dev), "cuDevicePrimaryCtxRetain");
@@ -403,6 +412,6 @@ int main(int argc, char **argv)
         return p.failed;
     }
     fprintf(stderr, "usage: run_probe confined|direct N | refusals | foreign_bind | "
-                    "second_driver PATH | spawn CASE... | noop | hold DIR\n");
+                    "second_driver PATH | spawn CASE... | noop | hold DIR | env NAME\n");
     return 2;
 }

@@ -213,10 +213,10 @@ PY
     [ "$CUDA_MPS_PIPE_DIRECTORY" = "$pipe" ] || fail "--print-env did not set the pipe directory"
     run 0 --sim h200 ps
     has "$out" "MPS: a control daemon answers on $pipe"
-    run 0 --sim h200 run --sms 16 --memory 16G -- sh -c 'echo "limit=$CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"'
-    has "$out" "limit=0=16G"
-    run 0 --sim h200,h200 run --sms 16 --memory 512M -- sh -c 'echo "limit=$CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"'
-    has "$out" "limit=0=512M,1=512M"
+    run 0 --sim h200 run --sms 16 --memory 16G -- "$probe" env CUDA_MPS_PINNED_DEVICE_MEM_LIMIT
+    has "$out" "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=16G"
+    run 0 --sim h200,h200 run --sms 16 --memory 512M -- "$probe" env CUDA_MPS_PINNED_DEVICE_MEM_LIMIT
+    has "$out" "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=512M,1=512M"
     run 2 --sim h200 run --sms 16 --memory lots -- true
     has "$err" "--memory takes a size"
     run 0 mps stop
@@ -272,6 +272,7 @@ fault)
     release second
     [ "$released" -eq 0 ] || fail "the faulted program's exit status changed to $released"
     has "$work/second/err" "700"
+    cat "$work/second/err"
     has "$work/second/err" "$first"
     ps_check "any(e['kind'] == 'fault' and e['cuda_result'] == 700 for e in dev['events'])"
     run 0 --sim h200 ps

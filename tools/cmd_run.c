@@ -2,9 +2,9 @@
  *              [--wait[=S] | --shared] [--label TEXT] [--memory SIZE] -- CMD
  * greenctx run [--device N] --sweep REQ,REQ,... [--round MODE] [--json] [--svg FILE] -- CMD
  *
- * Checks the request with the planner, claims the SMs (run_claims.c), then starts CMD with
- * the preload (docs/run.md), which confines every kernel the program launches to a green
- * context on the claimed SMs. */
+ * Checks the request, claims the SMs (run_claims.c; with --shared the planner's split
+ * instead), then starts CMD with the preload (docs/run.md), which confines every kernel the
+ * program launches to a green context on the claimed SMs. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
