@@ -5,6 +5,7 @@
 # end whatever happens. Jobs run on the simulated H200 (GREENCTX_CUDA_LIBRARY=SIM, passed to
 # them by srun --export=ALL); PROBE is run_probe, TOOL `greenctx` (its `ps` reads the claims).
 # Exit 77 only where Slurm is not installed or can't be started here (not root, ...).
+# GREENCTX_TEST_NO_MKNOD=1 runs it as where no stand-in GPU device file can be made (no GRES).
 set -u
 work=$1 plugin=$2 preload=$3 sim=$4 tool=$5 probe=$6
 
@@ -94,12 +95,20 @@ s = [socket.socket() for _ in range(2)]
 for x in s: x.bind(("127.0.0.1", 0))
 print(" ".join(str(x.getsockname()[1]) for x in s))') || start_failed "finding free ports"
 read -r ctld_port slurmd_port <<<"$ports"
-# The GPU Slurm hands out: a device file named like the driver's, so that the gpu and shard
-# GRES set CUDA_VISIBLE_DEVICES; shards let several jobs onto the one GPU.
-mknod "$work/dev/nvidia0" c 1 3 2>/dev/null || start_failed "mknod of a stand-in GPU device file"
+# The GPU Slurm hands out: a device file named like the driver's (a character device, as
+# slurmd insists), so that the gpu and shard GRES set CUDA_VISIBLE_DEVICES; shards let several
+# jobs onto the one GPU. Where no device file can be made (a container without CAP_MKNOD),
+# there are no GRES (shards need a device file): jobs share the node, the plugin divides the
+# GPU all the same, and Slurm sets no CUDA_VISIBLE_DEVICES.
+gres_types="GresTypes=gpu,shard" node_gres="Gres=gpu:1,shard:8" gres="--gres=shard:1" visible=0
+if [ -n "${GREENCTX_TEST_NO_MKNOD:-}" ] || ! mknod "$work/dev/nvidia0" c 1 3 2>/dev/null; then
+    echo "# no device file could be made here: no GRES, and no CUDA_VISIBLE_DEVICES from Slurm"
+    gres_types="" node_gres="" gres="" visible=""
+fi
+host=$(hostname -s 2>/dev/null || uname -n)
 cat >"$work/slurm.conf" <<EOF
 ClusterName=greenctx
-SlurmctldHost=$(hostname -s)(127.0.0.1)
+SlurmctldHost=${host%%.*}(127.0.0.1)
 SlurmctldPort=$ctld_port
 SlurmdPort=$slurmd_port
 SlurmUser=root
@@ -129,14 +138,16 @@ SlurmdParameters=config_overrides
 ReturnToService=2
 KillWait=2
 PlugStackConfig=$work/plugstack.conf
-GresTypes=gpu,shard
-NodeName=gctxnode NodeHostname=localhost NodeAddr=127.0.0.1 CPUs=8 RealMemory=1000 Gres=gpu:1,shard:8 State=UNKNOWN
+$gres_types
+NodeName=gctxnode NodeHostname=localhost NodeAddr=127.0.0.1 CPUs=8 RealMemory=1000 $node_gres State=UNKNOWN
 PartitionName=debug Nodes=gctxnode Default=YES MaxTime=10 State=UP OverSubscribe=YES
 EOF
-cat >"$work/gres.conf" <<EOF
+if [ -n "$gres" ]; then
+    cat >"$work/gres.conf" <<EOF
 NodeName=gctxnode Name=gpu File=$work/dev/nvidia0
 NodeName=gctxnode Name=shard Count=8 File=$work/dev/nvidia0
 EOF
+fi
 plugstack() { echo "required $plugin runtime_dir=$work/claims preload=$preload $*" >"$work/plugstack.conf"; }
 plugstack
 export SLURM_CONF=$work/slurm.conf
@@ -217,11 +228,11 @@ verdict $? "a job without --gpu-sms runs unconfined, with nothing claimed" plain
 
 # --gpu-sms=16 on a shard of the GPU: Slurm sets CUDA_VISIBLE_DEVICES, the task gets the
 # preload's variables and its work runs on 16 SMs of its claim, which is gone once the step is.
-job env --gres=shard:1 --gpu-sms=16 sh -c 'echo "visible=$CUDA_VISIBLE_DEVICES sms=$GREENCTX_RUN_SMS claim=$GREENCTX_RUN_CLAIM preload=$LD_PRELOAD"'
-[ "$status" -eq 0 ] && has env.out "visible=0 sms=16 claim=0=v1:$work/claims/gpu-GPU-" &&
+job env $gres --gpu-sms=16 sh -c 'echo "visible=$CUDA_VISIBLE_DEVICES sms=$GREENCTX_RUN_SMS claim=$GREENCTX_RUN_CLAIM preload=$LD_PRELOAD"'
+[ "$status" -eq 0 ] && has env.out "visible=$visible sms=16 claim=0=v1:$work/claims/gpu-GPU-" &&
     has env.out "preload=$preload"
 verdict $? "the task gets greenctx run's variables, its claim's token for GPU 0" env
-GREENCTX_RUN_REPORT=$work/confined.json job confined --gres=shard:1 --gpu-sms=16 "$probe" confined 16
+GREENCTX_RUN_REPORT=$work/confined.json job confined $gres --gpu-sms=16 "$probe" confined 16
 label=$(label_of confined)
 [ "$status" -eq 0 ] && [ -n "$label" ] &&
     has confined.err "GPU 0: 16 of 132 SMs (claimed granules " &&
@@ -236,9 +247,9 @@ verdict $? "srun --gpu-sms=16 confines the task to 16 SMs of its claim ($label),
 # the H200's granules are 15 of 8 SMs and one of 12, and a claim is an exact count, so two
 # 64s can't both be made of them; 48 and 48 leave 36 free, two granules of 8 and the 12.)
 mkdir -p "$work"/hold-{a,b}
-GREENCTX_RUN_REPORT=$work/a.json job a --gres=shard:1 --gpu-sms=48 "$probe" hold "$work/hold-a" &
+GREENCTX_RUN_REPORT=$work/a.json job a $gres --gpu-sms=48 "$probe" hold "$work/hold-a" &
 pid_a=$!
-GREENCTX_RUN_REPORT=$work/b.json job b --gres=shard:1 --gpu-sms=48 "$probe" hold "$work/hold-b" &
+GREENCTX_RUN_REPORT=$work/b.json job b $gres --gpu-sms=48 "$probe" hold "$work/hold-b" &
 pid_b=$!
 if wait_for "$work/hold-a/ready" && wait_for "$work/hold-b/ready"; then
     label_a=$(label_of a) label_b=$(label_of b)
@@ -252,16 +263,16 @@ if wait_for "$work/hold-a/ready" && wait_for "$work/hold-b/ready"; then
     else
         not_ok "two jobs on one GPU" "ps: $(cat "$work/ps.json")"
     fi
-    job busy --gres=shard:1 --gpu-sms=40 true
+    job busy $gres --gpu-sms=40 true
     [ "$status" -ne 0 ] && has busy.err "the task was not started" &&
         has busy.err "; --gpu-sms-wait=SECONDS queues for the SMs" && has busy.err "run_probe hold"
     verdict $? "a third job that does not fit fails at once, naming the holders" busy
-    job uneven --gres=shard:1 --gpu-sms=32 true
-    job rest --gres=shard:1 --gpu-sms=rest "$probe" confined 36
+    job uneven $gres --gpu-sms=32 true
+    job rest $gres --gpu-sms=rest "$probe" confined 36
     [ "$status" -eq 0 ] && has rest.err "GPU 0: 36 of 132 SMs (claimed granules 12-15)" &&
         has uneven.err "36 SMs are free but can't make exactly 32; --gpu-sms=rest takes them all"
     verdict $? "32 can't be made of the free granules (8, 8, 8 and 12): refused saying so; --gpu-sms=rest takes the 36" uneven rest
-    job waited --gres=shard:1 --gpu-sms=40 --gpu-sms-wait=30 "$probe" confined 40 &
+    job waited $gres --gpu-sms=40 --gpu-sms-wait=30 "$probe" confined 40 &
     pid_w=$!
     sleep 1
     waiting=no
@@ -291,7 +302,7 @@ fi
 # Each task of a step has its own claim: two tasks on one GPU get disjoint SMs, under the
 # step's one label.
 mkdir -p "$work"/hold-t0 "$work"/hold-t1
-job tasks -n2 --gres=shard:1 --gpu-sms=16 sh -c 'exec "$0" hold "$1$SLURM_PROCID"' "$probe" "$work/hold-t" &
+job tasks -n2 $gres --gpu-sms=16 sh -c 'exec "$0" hold "$1$SLURM_PROCID"' "$probe" "$work/hold-t" &
 pid_t=$!
 if wait_for "$work/hold-t0/ready" && wait_for "$work/hold-t1/ready" && ps_json &&
     json "$work/ps.json" 'len(d["devices"][0]["claims"]) == 2' \
@@ -308,7 +319,7 @@ wait "$pid_t"
 # sbatch --gpu-sms: the batch script holds the job's claim, and the steps it starts with the
 # same request (sbatch hands it to them) run in those SMs; a step that asks for other SMs
 # claims its own.
-timeout 60 sbatch --wait --export=ALL --gres=shard:1 --gpu-sms=16 -o "$work/steps.out" \
+timeout 60 sbatch --wait --export=ALL $gres --gpu-sms=16 -o "$work/steps.out" \
     --wrap "srun --export=ALL,GREENCTX_RUN_REPORT=$work/step.json $probe confined 16 &&
             srun --gpu-sms=8 $probe confined 8" >"$work/steps.err" 2>&1
 status=$?
@@ -325,7 +336,7 @@ verdict $? "sbatch --gpu-sms=16: the script's steps run in the job's claim (gran
 # A batch job killed with scancel frees its SMs: nobody releases the claim, the kernel drops
 # its lock when the task dies, and the registry says it died.
 mkdir -p "$work/hold-c"
-jobid=$(timeout 20 sbatch --parsable --export=ALL --gres=shard:1 --gpu-sms=64 \
+jobid=$(timeout 20 sbatch --parsable --export=ALL $gres --gpu-sms=64 \
     -o "$work/batch.out" --wrap "$probe hold $work/hold-c" 2>"$work/sbatch.err")
 if [ -n "$jobid" ] && wait_for "$work/hold-c/ready" && ps_json &&
     json "$work/ps.json" "[c['label'] for c in d['devices'][0]['claims']] == ['slurm $jobid.batch']" \
