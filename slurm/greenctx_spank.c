@@ -91,7 +91,10 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
         return -1;
     }
     /* Registered here rather than through a spank_options table, so that sbatch and salloc
-     * take them too. */
+     * take them too; slurmd itself and job scripts (prolog, epilog) take no options. */
+    spank_context_t context = spank_context();
+    if (context != S_CTX_LOCAL && context != S_CTX_REMOTE && context != S_CTX_ALLOCATOR)
+        return 0;
     for (struct spank_option *o = options; o->name; o++)
         if (spank_option_register(sp, o) != ESPANK_SUCCESS) {
             slurm_error(SPANK_PREFIX ": option --%s could not be registered", o->name);
