@@ -1,0 +1,287 @@
+/* The claims of one task, taken in the task's own process just before Slurm execs it: the
+ * claim's lock is inherited (GCTX_CLAIM_INHERIT), so it is held by the task and everything it
+ * starts, and the kernel drops it when the last of them ends (scancel, a crash, a node
+ * shutdown's SIGKILL). The task is then confined as `greenctx run` confines its program: the
+ * preload in LD_PRELOAD, GREENCTX_RUN_SMS, and GREENCTX_RUN_CLAIM for it to join. */
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <slurm/slurm.h>
+
+#include "claim_text.h"
+#include "greenctx.h"
+#include "run_request.h"
+#include "spank_plugin.h"
+
+#define ERROR_PREFIX SPANK_PREFIX ": --gpu-sms"
+
+/* Why the task is not started: Slurm's error log of the step goes to slurmd's log for the
+ * administrator and to the step's stderr (srun's, or a batch job's output) for the user. fmt
+ * follows "greenctx: --gpu-sms". Returns -1. */
+static int refuse(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int refuse(const char *fmt, ...)
+{
+    char message[4096];
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(message, sizeof message, fmt, args);
+    va_end(args);
+    slurm_error(ERROR_PREFIX "%s; the task was not started", message);
+    return -1;
+}
+
+typedef struct task_facts {
+    uint32_t job;
+    char label[64];    /* "slurm 42.0" */
+    char command[256]; /* the task's command line */
+    char request[SPANK_MAX_REQUEST];
+} task_facts;
+
+/* The library reads the environment (GREENCTX_CUDA_LIBRARY, CUDA_VISIBLE_DEVICES, the MPS
+ * variables) and so does the driver; here, before exec, this process still has slurmstepd's.
+ * The task's own is put in its place: the claims are made on what the task will see. */
+static int take_task_environment(spank_t sp)
+{
+    char **env = NULL;
+    if (spank_get_item(sp, S_JOB_ENV, &env) != ESPANK_SUCCESS || !env)
+        return -1;
+    if (clearenv() != 0)
+        return -1;
+    for (char **e = env; *e; e++) {
+        char *copy = strdup(*e);
+        if (!copy || putenv(copy) != 0) /* the environment keeps the copy */
+            return -1;
+    }
+    return 0;
+}
+
+static void step_text(uint32_t step, char *buf, size_t size)
+{
+    if (step == SLURM_BATCH_SCRIPT)
+        snprintf(buf, size, "batch");
+    else if (step == SLURM_INTERACTIVE_STEP)
+        snprintf(buf, size, "interactive");
+    else
+        snprintf(buf, size, "%u", step);
+}
+
+static int task_facts_get(spank_t sp, const spank_task_request *request, task_facts *facts)
+{
+    uint32_t job = 0, step = 0;
+    int argc = 0;
+    char **argv = NULL, step_name[16];
+    if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS ||
+        spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS ||
+        spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS)
+        return -1;
+    step_text(step, step_name, sizeof step_name);
+    facts->job = job;
+    snprintf(facts->label, sizeof facts->label, "slurm %u.%s", job, step_name);
+    tool_join_words(argv, facts->command, sizeof facts->command);
+    snprintf(facts->request, sizeof facts->request, "%s", request->request);
+    return 0;
+}
+
+/* A step of a batch job started with the job's --gpu-sms (sbatch hands it to every srun in
+ * the script): the batch script holds the job's claim, its GREENCTX_RUN_CLAIM is in the
+ * environment the step inherited, and the task runs in those SMs, as a child of `greenctx
+ * run` does, rather than claiming as many again. holder gets the claims' description. Returns
+ * 1 when the task joins them, 0 when it claims its own. */
+static int joins_batch_claim(spank_t sp, const task_facts *facts, char *holder, size_t size)
+{
+    char list[4096], sms[SPANK_MAX_REQUEST], batch[64];
+    int count = 0, found = 0;
+    if (spank_getenv(sp, GREENCTX_RUN_CLAIM, list, sizeof list) != ESPANK_SUCCESS ||
+        spank_getenv(sp, GREENCTX_RUN_SMS, sms, sizeof sms) != ESPANK_SUCCESS ||
+        strcmp(sms, facts->request) != 0 || gctx_device_count(&count) != GCTX_SUCCESS)
+        return 0;
+    snprintf(batch, sizeof batch, "slurm %u.batch", facts->job);
+    holder[0] = '\0';
+    for (int dev = 0; dev < count && dev < RUN_MAX_DEVICES; dev++) {
+        char token[1024], ranges[512];
+        gctx_claim *claim = NULL;
+        gctx_claim_info info = GCTX_CLAIM_INFO_INIT;
+        if (run_claim_list_find(list, dev, token, sizeof token) != 0)
+            continue;
+        /* Not released: this process becomes the task, whose preload joins the claim again. */
+        if (gctx_claim_join(dev, token, &claim) != GCTX_SUCCESS ||
+            gctx_claim_get_info(claim, &info) != GCTX_SUCCESS || strcmp(info.label, batch) != 0)
+            return 0;
+        size_t used = strlen(holder);
+        snprintf(holder + used, size - used, "%sGPU %d: %u SMs (granules %s)", found ? ", " : "",
+                 dev, info.sm_count,
+                 tool_granule_ranges(info.granules, info.nb_granules, ranges, sizeof ranges));
+        found++;
+    }
+    return found > 0;
+}
+
+static int check_mps(const spank_task_request *request)
+{
+    gctx_mps_info mps = GCTX_MPS_INFO_INIT;
+    if (gctx_mps_get_info(&mps) != GCTX_SUCCESS)
+        return refuse(": %s", gctx_last_error());
+    if (request->config->require_mps && !mps.daemon_running)
+        return refuse(": this cluster requires MPS (plugstack.conf: require_mps=yes) and no MPS "
+                      "control daemon answers on %s for this task, so its green contexts would "
+                      "be time-sliced with other jobs' instead of running beside them; start "
+                      "the node's MPS daemon (or set CUDA_MPS_PIPE_DIRECTORY to its pipe "
+                      "directory)",
+                      mps.pipe_dir);
+    if (mps.active_thread_percentage < 100)
+        return refuse(": CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=%d is refused: below 100 the driver "
+                      "refuses green splits inside an MPS client; unset it, the claim gives the "
+                      "task its own SMs",
+                      mps.active_thread_percentage);
+    return 0;
+}
+
+/* One GPU the task confines: its facts and what is asked of it. */
+typedef struct task_device {
+    run_device_plan plan;
+    char request[RUN_MAX_REQUEST]; /* a count, a share or rest, as the claim takes it */
+} task_device;
+
+/* The devices this task confines and what each is asked for, as greenctx run reads its
+ * --sms: the claim decides the SMs (counts, shares, rest; `all` is every SM). */
+static int plan_devices(const task_facts *facts, task_device *devices, unsigned *nb_devices)
+{
+    run_request parsed;
+    char why[512];
+    int count = 0;
+    if (run_request_parse(facts->request, &parsed, why, sizeof why) != 0)
+        return refuse("=%s: %s", facts->request, why);
+    gctx_status s = gctx_device_count(&count);
+    const char *visible = getenv("CUDA_VISIBLE_DEVICES");
+    if (s != GCTX_SUCCESS || count == 0)
+        return refuse("=%s: the task sees no GPU (%s; CUDA_VISIBLE_DEVICES=%s): ask Slurm for "
+                      "one (--gres=gpu:1 or --gres=shard:N)",
+                      facts->request,
+                      s != GCTX_SUCCESS ? gctx_last_error() : "the driver shows none",
+                      visible ? visible : "unset");
+    *nb_devices = 0;
+    for (unsigned i = 0; i < parsed.nb_entries; i++)
+        if (parsed.entries[i].device >= count)
+            return refuse("=%s: the task sees %d GPU(s), numbered 0 to %d "
+                          "(CUDA_VISIBLE_DEVICES=%s); there is no GPU %d",
+                          facts->request, count, count - 1, visible ? visible : "unset",
+                          parsed.entries[i].device);
+    for (int dev = 0; dev < count && dev < RUN_MAX_DEVICES; dev++) {
+        const char *req = run_request_for(&parsed, dev);
+        if (!req)
+            continue;
+        task_device *d = &devices[*nb_devices];
+        s = run_plan_claim(dev, req, &d->plan, why, sizeof why);
+        if (s != GCTX_SUCCESS)
+            return refuse("=%s: %s", facts->request, why);
+        if (d->plan.whole)
+            snprintf(d->request, sizeof d->request, "%u", d->plan.device_sms);
+        else
+            snprintf(d->request, sizeof d->request, "%s", req);
+        (*nb_devices)++;
+    }
+    return 0;
+}
+
+static int claim_device(const spank_task_request *request, const task_facts *facts,
+                        const task_device *device, gctx_claim **claim)
+{
+    const run_device_plan *plan = &device->plan;
+    gctx_claim_options options = GCTX_CLAIM_OPTIONS_INIT;
+    options.flags = GCTX_CLAIM_INHERIT | GCTX_CLAIM_SHARED_DIR |
+                    (request->wait_s > 0 ? GCTX_CLAIM_WAIT : 0u);
+    options.timeout_ms = request->wait_s > 0 ? request->wait_s * 1000 : 0;
+    options.rounding = (gctx_rounding)request->rounding;
+    options.label = facts->label;
+    options.command = facts->command;
+    options.runtime_dir = request->config->runtime_dir;
+    gctx_status s = gctx_claim_acquire(plan->device, device->request, &options, claim);
+    if (s == GCTX_SUCCESS)
+        return 0;
+    if (s == GCTX_ERROR_BUSY) {
+        char why[1024], hint[160] = "";
+        gctx_claim_usage usage = GCTX_CLAIM_USAGE_INIT;
+        unsigned count = 0, asked = (unsigned)strtoul(device->request, NULL, 10);
+        snprintf(why, sizeof why, "%s", gctx_last_error());
+        /* Enough free SMs, but not in whole granules that add up to the count. */
+        if (gctx_claim_list(plan->device, request->config->runtime_dir, NULL, 0, &count,
+                            &usage) == GCTX_SUCCESS && asked && usage.free_sms >= asked)
+            snprintf(hint, sizeof hint, "%u SMs are free but can't make exactly %u; "
+                                        "--gpu-sms=rest takes them all; ",
+                     usage.free_sms, asked);
+        return refuse("=%s: GPU %d: %s; %s%s", facts->request, plan->device, why, hint,
+                      request->wait_s > 0 ? "waited in vain (--gpu-sms-wait)"
+                                          : "--gpu-sms-wait=SECONDS queues for the SMs");
+    }
+    return refuse("=%s: GPU %d: %s%s", facts->request, plan->device,
+                  s == GCTX_ERROR_REGISTRY ? "plugstack.conf's runtime_dir=: " : "",
+                  gctx_last_error());
+}
+
+/* The variables `greenctx run` gives its program, in the task's environment. */
+static int set_task_environment(spank_t sp, const spank_task_request *request,
+                                const task_facts *facts, const char *claims)
+{
+    char old[4096] = "", list[PATH_MAX + sizeof old + 2];
+    if (spank_getenv(sp, "LD_PRELOAD", old, sizeof old) != ESPANK_SUCCESS)
+        old[0] = '\0';
+    /* First, so that its dlsym is the one the program finds (a step of a job whose batch
+     * script was confined has it already). */
+    if (strncmp(old, request->config->preload, strlen(request->config->preload)) == 0)
+        snprintf(list, sizeof list, "%s", old);
+    else
+        snprintf(list, sizeof list, "%s%s%s", request->config->preload, old[0] ? " " : "", old);
+    if (spank_setenv(sp, "LD_PRELOAD", list, 1) != ESPANK_SUCCESS ||
+        spank_setenv(sp, GREENCTX_RUN_SMS, facts->request, 1) != ESPANK_SUCCESS ||
+        spank_setenv(sp, GREENCTX_RUN_CLAIM, claims, 1) != ESPANK_SUCCESS ||
+        /* So that `greenctx ps` in the job shows the node's registry. */
+        spank_setenv(sp, "GREENCTX_RUNTIME_DIR", request->config->runtime_dir, 1) !=
+            ESPANK_SUCCESS ||
+        spank_setenv(sp, "GREENCTX_RUNTIME_SHARED", "1", 1) != ESPANK_SUCCESS)
+        return refuse(": the task's environment could not be set");
+    return 0;
+}
+
+int spank_task_confine(spank_t sp, const spank_task_request *request)
+{
+    task_facts facts;
+    task_device devices[RUN_MAX_DEVICES];
+    unsigned nb_devices = 0;
+    char claims[4096] = "";
+    /* The node's registry is shared by every user's jobs, here (listings) as in the task. */
+    if (take_task_environment(sp) != 0 || task_facts_get(sp, request, &facts) != 0 ||
+        setenv("GREENCTX_RUNTIME_DIR", request->config->runtime_dir, 1) != 0 ||
+        setenv("GREENCTX_RUNTIME_SHARED", "1", 1) != 0)
+        return refuse(": the task's environment, id or command line could not be read");
+    char holder[1024];
+    if (joins_batch_claim(sp, &facts, holder, sizeof holder)) {
+        fprintf(stderr, SPANK_PREFIX ": %s: in the SMs of slurm %u.batch, %s\n", facts.label,
+                facts.job, holder);
+        return 0;
+    }
+    if (check_mps(request) != 0 || plan_devices(&facts, devices, &nb_devices) != 0)
+        return -1;
+    /* The claims are never released here: this process becomes the task, and the claims' locks
+     * with it. On a failure the process ends without starting the task, and the kernel drops
+     * the locks of what was claimed. */
+    for (unsigned i = 0; i < nb_devices; i++) {
+        gctx_claim *claim = NULL;
+        char token[1024], ranges[512];
+        gctx_claim_info info = GCTX_CLAIM_INFO_INIT;
+        const run_device_plan *plan = &devices[i].plan;
+        if (claim_device(request, &facts, &devices[i], &claim) != 0)
+            return -1;
+        if (gctx_claim_export(claim, token, sizeof token) != GCTX_SUCCESS ||
+            gctx_claim_get_info(claim, &info) != GCTX_SUCCESS ||
+            run_claim_list_add(claims, sizeof claims, plan->device, token) != 0)
+            return refuse(": GPU %d: the claim could not be handed to the task (%s)",
+                          plan->device, gctx_last_error());
+        fprintf(stderr, SPANK_PREFIX ": %s: GPU %d: %u of %u SMs (claimed granules %s)\n",
+                facts.label, plan->device, info.sm_count, plan->device_sms,
+                tool_granule_ranges(info.granules, info.nb_granules, ranges, sizeof ranges));
+    }
+    return set_task_environment(sp, request, &facts, claims);
+}
