@@ -174,7 +174,9 @@ gctx_status gctx_claim_report_fault(gctx_claim *claim, int cuda_result)
         free(events);
         return s;
     }
-    const gctx__event_record *other = first_other(events, n, e.pid, since);
+    /* Without MPS processes are time-sliced and fault-isolated (h200-faults.md: the other
+     * tenant ran on untouched), so another tenant's end says nothing about this fault. */
+    const gctx__event_record *other = mps ? first_other(events, n, e.pid, since) : NULL;
     const char *name = gctx__cuda_result_name(cuda_result);
     if (other)
         gctx__fail(GCTX_ERROR_DRIVER,
@@ -187,10 +189,12 @@ gctx_status gctx_claim_report_fault(gctx_claim *claim, int cuda_result)
                    (double)(e.time_ns - other->time_ns) / 1e9);
     else
         gctx__fail(GCTX_ERROR_DRIVER,
-                   "work on this claim's %u SMs failed with %s (%d); no other tenant of the GPU "
-                   "faulted or died since the claim was taken%s",
+                   "work on this claim's %u SMs failed with %s (%d); %s",
                    e.sm_count, name, cuda_result,
-                   mps ? " (under MPS a fault of any client would reach this one)" : "");
+                   mps ? "no other tenant of the GPU faulted or died since the claim was taken "
+                         "(under MPS a fault of any client would reach this one)"
+                       : "this process is not an MPS client, so other tenants' faults do not "
+                         "reach it: the fault is this process's own");
     free(events);
     return GCTX_SUCCESS;
 }

@@ -32,8 +32,10 @@ endfunction()
 claims_test(h200 TESTS h200_granules exact_sizes_and_best_fit counts_no_granules_give
   contexts_run_on_exactly_their_granules reacquire_hits_the_cache_and_leaks_nothing
   busy_names_the_holder)
-claims_test(processes TESTS killed_holder_frees_its_sms wait_times_out_then_succeeds_when_released
-  a_fault_names_the_tenant_that_died_first)
+claims_test(processes TESTS killed_holder_frees_its_sms wait_times_out_then_succeeds_when_released)
+# A fake MPS control daemon of the test's own: the simulator only.
+claims_test(fault SIM_ONLY TESTS a_fault_names_the_tenant_that_died_first
+  ENV CUDA_MPS_PIPE_DIRECTORY=${claims_runtime}/fault/fake-mps)
 # Forked children use the driver their parent loaded: the simulator allows it, CUDA doesn't.
 claims_test(stress SIM_ONLY TESTS sixty_four_processes_never_overlap TIMEOUT 120)
 claims_test(registry TESTS foreign_or_corrupt_registry_refused_while_live_rebuilt_when_not

@@ -533,20 +533,48 @@ GT_TEST(sixty_four_processes_never_overlap)
     GT_ASSERT_EQ_INT(listed(dir, NULL, 0, NULL), 0);
 }
 
+/* A control daemon as gctx_mps_get_info sees one: a SOCK_SEQPACKET socket listening at
+ * $CUDA_MPS_PIPE_DIRECTORY/control (the ctest entry names a directory of its own). Simulator
+ * only: a real driver would take it for MPS. Returns the socket, or -1. */
+static int fake_mps_daemon(void)
+{
+    const char *pipe_dir = getenv("CUDA_MPS_PIPE_DIRECTORY");
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    if (!pipe_dir || !strstr(pipe_dir, "fake-mps") ||
+        strlen(pipe_dir) + sizeof "/control" > sizeof addr.sun_path)
+        return -1;
+    mkdir(pipe_dir, 0700);
+    snprintf(addr.sun_path, sizeof addr.sun_path, "%s/control", pipe_dir);
+    unlink(addr.sun_path);
+    int sock = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+    if (sock >= 0 && (bind(sock, (struct sockaddr *)&addr, sizeof addr) != 0 ||
+                      listen(sock, 4) != 0)) {
+        close(sock);
+        sock = -1;
+    }
+    return sock;
+}
+
 /* Under MPS a fault of one client reaches every client: the report names the tenant that
- * died (or faulted) first since this claim was taken. */
+ * died (or faulted) first since this claim was taken. Without MPS it never does. */
 GT_TEST(a_fault_names_the_tenant_that_died_first)
 {
     if (gt_require_green_contexts())
         return;
+    if (!gt_on_sim())
+        GT_SKIP("needs the simulated driver: a real one would take the fake MPS daemon for one");
     const char *dir = fresh_dir("fault");
     GT_CHECK();
     gctx_claim_options o = options_in(dir);
-    gctx_claim *mine;
+    gctx_claim *mine, *alone;
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "8", &o, &alone), GCTX_SUCCESS); /* not MPS */
+    int daemon = fake_mps_daemon();
+    GT_ASSERT(daemon >= 0);
     GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", &o, &mine), GCTX_SUCCESS);
+    close(daemon);
     GT_ASSERT_STATUS(gctx_claim_report_fault(mine, 700), GCTX_SUCCESS);
-    GT_ASSERT_CONTAINS(gctx_last_error(), "failed with CUDA_ERROR_");
-    GT_ASSERT_CONTAINS(gctx_last_error(), "(700); no other tenant of the GPU faulted or died");
+    GT_ASSERT_CONTAINS(gctx_last_error(), "failed with CUDA_ERROR_ILLEGAL_ADDRESS (700); no other "
+                                          "tenant of the GPU faulted or died");
     pid_t pid = holder(dir, "32", 0);
     GT_ASSERT(pid > 0);
     kill(pid, SIGKILL);
@@ -556,18 +584,24 @@ GT_TEST(a_fault_names_the_tenant_that_died_first)
     snprintf(named, sizeof named, "pid %d (\"holder\", 32 SMs), died", (int)pid);
     GT_ASSERT_CONTAINS(gctx_last_error(), named);
     GT_ASSERT_CONTAINS(gctx_last_error(), "under MPS a fatal fault in one client reaches every");
+    /* The claim taken without MPS is fault-isolated: the death says nothing about its fault. */
+    GT_ASSERT_STATUS(gctx_claim_report_fault(alone, 700), GCTX_SUCCESS);
+    GT_ASSERT_CONTAINS(gctx_last_error(), "not an MPS client, so other tenants' faults do not "
+                                          "reach it: the fault is this process's own");
     gctx_claim_event events[8];
     events[0].size = sizeof events[0];
     unsigned n;
     GT_ASSERT_STATUS(gctx_claim_events(0, dir, events, 8, &n), GCTX_SUCCESS);
-    GT_ASSERT_EQ_INT(n, 3); /* our first fault, its death, our second fault */
+    GT_ASSERT_EQ_INT(n, 4); /* our first fault, its death, our second fault, the third */
     GT_ASSERT_EQ_INT(events[0].kind, GCTX_CLAIM_EVENT_FAULT);
     GT_ASSERT_EQ_INT(events[0].cuda_result, 700);
     GT_ASSERT_EQ_INT(events[0].pid, getpid());
     GT_ASSERT_EQ_INT(events[0].sm_count, 16);
     GT_ASSERT_EQ_INT(events[1].kind, GCTX_CLAIM_EVENT_DIED);
     GT_ASSERT_EQ_INT(events[2].kind, GCTX_CLAIM_EVENT_FAULT);
+    GT_ASSERT_EQ_INT(events[3].sm_count, 8);
     gctx_claim_release(mine);
+    gctx_claim_release(alone);
 }
 
 /* ---- a registry that can't be trusted ---- */
