@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The tenants wave on a GPU machine, from the repository root, logs into $OUT: builds against
+# the real driver once (build-gpu), then the GPU tests of claims, tenants, faults and the
+# cache; PyTorch parity and cuda.core interop verbosely; the full `greenctx bench tenants`
+# (table, JSON, SVG); the claims' own GPU script (two tenants in two processes, claim and
+# context times, MPS) and the tool's (GEMM tenants under MPS with greenctx run). Each part's
+# log is in $OUT; the last lines are a PASS/FAIL summary. About 7 minutes on an H200.
+set -uo pipefail
+out=${OUT:-gpu-out}
+mkdir -p "$out"
+export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
+results=()
+part() { # part NAME COMMAND...: its output in $out/NAME.log
+  local name=$1
+  shift
+  if "$@" >"$out/$name.log" 2>&1; then results+=("PASS $name"); else results+=("FAIL $name"); fi
+  echo "== $name: ${results[-1]}"
+  tail -n 12 "$out/$name.log"
+}
+{ date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; } | tee "$out/machine.txt"
+part build sh -c "cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DGREENCTX_TEST_DRIVER=real && cmake --build build-gpu -j$(nproc)"
+part tests sh -c "cd build-gpu && ctest --output-on-failure \
+  -R '^(tenants|claims|faults|cache|layouts)'"
+lib=$(ls build-gpu/src/libgreenctx.so.0.* | head -n 1)
+part parity env PYTHONPATH="$PWD/python:${PYTHONPATH:-}" GREENCTX_LIBRARY="$PWD/$lib" \
+  python3 python/tests/run_pytest.py -v -rs test_pytorch_parity.py test_gpu.py
+part bench_tenants sh -c "build-gpu/tools/greenctx bench tenants --json --svg '$out/tenants.svg' \
+  >'$out/tenants.json' && build-gpu/tools/greenctx bench tenants --quick"
+part claims env OUT="$out/claims" scripts/gpu_claims.sh
+part tool_tenants env OUT="$out/tool" scripts/gpu_tenants.sh
+printf '%s\n' "${results[@]}"
