@@ -37,6 +37,8 @@ pair() {
     start=$(python3 -c "import time; print(time.time() + 25)")
     "$tool" run "${a[@]}" -- python3 "$gemm" "$start" "$secs" >"$out/$name.a.json" 2>"$out/$name.a.err" &
     pa=$!
+    # A claims first (the tool claims before the program starts): B's request is what is left.
+    sleep 2
     "$tool" run "${b[@]}" -- python3 "$gemm" "$start" "$secs" >"$out/$name.b.json" 2>"$out/$name.b.err" &
     pb=$!
     sleep 20
@@ -56,8 +58,8 @@ start=$(python3 -c "import time; print(time.time() + 8)")
 "$tool" run --sms 64 -- python3 "$gemm" "$start" 3 >"$out/alone64.json" 2>"$out/alone64.err"
 log "alone, --sms 64: $(cat "$out/alone64.json")"
 start=$(python3 -c "import time; print(time.time() + 8)")
-"$tool" run --sms rest -- python3 "$gemm" "$start" 3 >"$out/alone68.json" 2>"$out/alone68.err"
-log "alone, --sms rest (all 132): $(cat "$out/alone68.json")"
+"$tool" run --sms 68 -- python3 "$gemm" "$start" 3 >"$out/alone68.json" 2>"$out/alone68.err"
+log "alone, --sms 68: $(cat "$out/alone68.json")"
 pair mps_claims 3 --sms 64 --label a -- --sms rest --label b
 python3 - "$out/mps_claims.ps.json" <<'PY' | tee -a "$out/tenants.txt"
 import json, sys

@@ -203,3 +203,85 @@ GT_TEST(claim_resized_from_16_to_64_while_kernels_run)
     GT_ASSERT_EQ_INT(live, 0);
     nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
 }
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median and the 99th percentile of n samples (sorted in place). */
+static void percentiles(double *v, int n, double *p50, double *p99)
+{
+    qsort(v, (size_t)n, sizeof *v, by_value);
+    *p50 = v[n / 2];
+    *p99 = v[(n * 99) / 100];
+}
+
+#define TIMING_REPS 200
+
+/* The issue's targets, timed in C on the driver (the GPU's under make test-gpu): a claim and a
+ * context on it, the first time (a context made, after the driver is loaded) and from the
+ * cache; an in-process resize 16 <-> 64 with cached contexts. Loose bounds fail only a gross
+ * regression; the figures go to BENCHMARKS.md. */
+GT_TEST(claim_context_and_resize_times)
+{
+    gt_require_device();
+    if (gt_state)
+        return;
+    if (gt_on_sim())
+        GT_SKIP("needs a GPU: the simulated driver's times mean nothing");
+    char dir[] = "/tmp/greenctx-claims-times-XXXXXX";
+    GT_ASSERT(mkdtemp(dir) != NULL);
+    gctx_claim_options options = GCTX_CLAIM_OPTIONS_INIT;
+    options.runtime_dir = dir;
+    GT_ASSERT_STATUS(gctx_init(), GCTX_SUCCESS);
+    /* The device's partition made once, as any program of the library has (the primary
+     * context it retains is not a claim's cost). */
+    gctx_partition *device = NULL;
+    GT_ASSERT_STATUS(gctx_partition_from_device(0, &device), GCTX_SUCCESS);
+    static double t[TIMING_REPS];
+    gctx_claim *claim = NULL;
+    gctx_context *ctx = NULL;
+    double t0 = now_ms();
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "24", &options, &claim), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(gctx_claim_context(claim, NULL, &ctx), GCTX_SUCCESS);
+    double first_ms = now_ms() - t0;
+    gctx_context_release(ctx);
+    gctx_claim_release(claim);
+    for (int i = 0; i < TIMING_REPS; i++) {
+        t0 = now_ms();
+        GT_ASSERT_STATUS(gctx_claim_acquire(0, "24", &options, &claim), GCTX_SUCCESS);
+        GT_ASSERT_STATUS(gctx_claim_context(claim, NULL, &ctx), GCTX_SUCCESS);
+        t[i] = (now_ms() - t0) * 1e3;
+        gctx_context_release(ctx);
+        gctx_claim_release(claim);
+    }
+    double cached_p50, cached_p99;
+    percentiles(t, TIMING_REPS, &cached_p50, &cached_p99);
+    /* Resize with both sizes' contexts and streams cached: after one round trip. */
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", &options, &claim), GCTX_SUCCESS);
+    gctx_stream *s = NULL;
+    GT_ASSERT_STATUS(gctx_claim_stream(claim, &s), GCTX_SUCCESS);
+    gctx_stream_release(s);
+    for (int i = -2; i < TIMING_REPS; i++) {
+        t0 = now_ms();
+        GT_ASSERT_STATUS(gctx_claim_resize(claim, (i & 1) ? "16" : "64", NULL, &s), GCTX_SUCCESS);
+        if (i >= 0)
+            t[i] = (now_ms() - t0) * 1e3;
+        gctx_stream_release(s);
+    }
+    double resize_p50, resize_p99;
+    percentiles(t, TIMING_REPS, &resize_p50, &resize_p99);
+    gctx_claim_release(claim);
+    gctx_partition_release(device);
+    printf("# claim + context: first %.3f ms; from the cache p50 %.1f us, p99 %.1f us (%d reps)\n",
+           first_ms, cached_p50, cached_p99, TIMING_REPS);
+    printf("# resize 16 <-> 64, contexts cached: p50 %.1f us, p99 %.1f us host time\n",
+           resize_p50, resize_p99);
+    printf("# targets: first <= 2 ms, cached <= 50 us, resize <= 20 us\n");
+    GT_ASSERT(first_ms < 20.0);
+    GT_ASSERT(cached_p50 < 500.0);
+    GT_ASSERT(resize_p50 < 500.0);
+    nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
