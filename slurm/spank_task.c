@@ -202,7 +202,7 @@ static int claim_device(const spank_task_request *request, const task_facts *fac
     if (s == GCTX_SUCCESS)
         return 0;
     if (s == GCTX_ERROR_BUSY) {
-        char why[1024], hint[160] = "";
+        char why[1024], hint[256] = "";
         gctx_claim_usage usage = GCTX_CLAIM_USAGE_INIT;
         unsigned count = 0, asked = (unsigned)strtoul(device->request, NULL, 10);
         snprintf(why, sizeof why, "%s", gctx_last_error());
@@ -210,7 +210,8 @@ static int claim_device(const spank_task_request *request, const task_facts *fac
         if (gctx_claim_list(plan->device, request->config->runtime_dir, NULL, 0, &count,
                             &usage) == GCTX_SUCCESS && asked && usage.free_sms >= asked)
             snprintf(hint, sizeof hint, "%u SMs are free but can't make exactly %u; "
-                                        "--gpu-sms=rest takes them all; ",
+                                        "--gpu-sms=rest takes them all, --gpu-sms-round=up the "
+                                        "next count they make; ",
                      usage.free_sms, asked);
         return refuse("=%s: GPU %d: %s; %s%s", facts->request, plan->device, why, hint,
                       request->wait_s > 0 ? "waited in vain (--gpu-sms-wait)"

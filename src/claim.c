@@ -180,6 +180,33 @@ int gctx__claim_wait_step(long long start_ns, int timeout_ms, unsigned *step_ms)
     return 1;
 }
 
+/* The granules for `count` out of avail; with rounding, when avail can't make exactly that
+ * count (say 64 beside another tenant's 64 on an H200: the 68 free SMs are 7 granules of 8 and
+ * the 12), the nearest count it can make in the rounding's direction, as the device-wide
+ * rounding does for counts no granules give. */
+static int choose_rounded(const gctx__granule_layout *l, unsigned count, gctx_rounding rounding,
+                          const gctx__granules *avail, const gctx__granules *held,
+                          gctx__granules *target)
+{
+    if (gctx__granules_choose(l, count, avail, held, target))
+        return 1;
+    if (count == 0 || rounding == GCTX_ROUND_STRICT)
+        return 0;
+    unsigned total = gctx__layout_total(l);
+    for (unsigned d = 1; d <= total; d++) {
+        int up = rounding != GCTX_ROUND_DOWN && count + d <= total;
+        int down = rounding != GCTX_ROUND_UP && d < count;
+        /* nearest: ties go up, as the device-wide rounding's do */
+        if (up && gctx__layout_claimable(l, count + d) &&
+            gctx__granules_choose(l, count + d, avail, held, target))
+            return 1;
+        if (down && gctx__layout_claimable(l, count - d) &&
+            gctx__granules_choose(l, count - d, avail, held, target))
+            return 1;
+    }
+    return 0;
+}
+
 gctx_status gctx__claim_take(const gctx_claim *c, unsigned count, const gctx_claim_options *opts,
                              gctx__record *record, int *fd, gctx__granules *target)
 {
@@ -195,8 +222,8 @@ gctx_status gctx__claim_take(const gctx_claim *c, unsigned count, const gctx_cla
         gctx_status s = gctx__claim_registry(c, &reg);
         if (s == GCTX_SUCCESS && !(s = gctx__claim_free(&reg, &free_set, &records, &nb))) {
             gctx__granules avail = gctx__granules_union(&free_set, &held);
-            if (gctx__granules_choose(&c->granules.identity.layout, count, &avail, &held,
-                                      target)) {
+            if (choose_rounded(&c->granules.identity.layout, count, opts->rounding, &avail,
+                               &held, target)) {
                 gctx__granules taken = gctx__granules_union(&held, target);
                 int adds = gctx__granules_count(&taken) != gctx__granules_count(&held);
                 record->granules = taken;

@@ -191,6 +191,23 @@ GT_TEST(counts_no_granules_give)
         GT_ASSERT_EQ_INT(info_of(c).sm_count, rounded[i].sms);
         gctx_claim_release(c);
     }
+    /* Beside another tenant's 64 the free 68 SMs (7 granules of 8 and the 12) can't make 64:
+     * strict waits or refuses, rounding takes the nearest count they make in its direction. */
+    gctx_claim *first = NULL;
+    o.rounding = GCTX_ROUND_STRICT;
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "64", &o, &first), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "64", &o, &c), GCTX_ERROR_BUSY);
+    static const struct {
+        gctx_rounding rounding;
+        unsigned sms;
+    } beside[] = {{GCTX_ROUND_UP, 68}, {GCTX_ROUND_DOWN, 60}, {GCTX_ROUND_NEAREST, 68}};
+    for (size_t i = 0; i < sizeof beside / sizeof beside[0]; i++) {
+        o.rounding = beside[i].rounding;
+        GT_ASSERT_STATUS(gctx_claim_acquire(0, "64", &o, &c), GCTX_SUCCESS);
+        GT_ASSERT_EQ_INT(info_of(c).sm_count, beside[i].sms);
+        gctx_claim_release(c);
+    }
+    gctx_claim_release(first);
     o.rounding = GCTX_ROUND_STRICT;
     const char *bad[] = {"", "0", "abc", "16x", "0%", "101%", "-8"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

@@ -110,7 +110,7 @@ static int take_one(const run_args *args, const char *text, run_device_plan *pla
     options.command = tool_join_words(args->command, command, sizeof command);
     gctx_status s = gctx_claim_acquire(plan->device, request, &options, claim);
     if (s == GCTX_ERROR_BUSY) {
-        char why[1024], hint[160] = "";
+        char why[1024], hint[256] = "";
         snprintf(why, sizeof why, "%s", gctx_last_error());
         gctx_claim_usage usage = GCTX_CLAIM_USAGE_INIT;
         unsigned count = 0, asked = (unsigned)strtoul(request, NULL, 10);
@@ -122,7 +122,7 @@ static int take_one(const run_args *args, const char *text, run_device_plan *pla
             usage.free_sms >= asked)
             snprintf(hint, sizeof hint,
                      "the %u free SMs can't make exactly %u of whole granules: --sms rest takes "
-                     "them all; ",
+                     "them all, --round up|down|nearest the nearest count they make; ",
                      usage.free_sms, asked);
         return greenctx_tool_error(
             args->opts, GREENCTX_EXIT_FAILED, gctx_status_name(s),
