@@ -50,3 +50,7 @@ claims_test(mps_info TESTS mps_info_from_a_fake_pipe_directory
   ENV CUDA_MPS_PIPE_DIRECTORY=${claims_runtime}/mps_info/fake-mps
   CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=2G)
 claims_test(threads TESTS threads_claim_resize_and_share_without_overlap LABELS threads)
+# Elastic claims: a waiter's want, the holders' pressure, priorities, the bound (issue 17).
+claims_test(elastic TESTS a_want_is_seen_then_granted_once_the_holder_shrinks
+  a_killed_waiters_want_disappears a_latency_holder_ignores_throughput_wants
+  want_to_grant_within_50_ms_of_a_holder_polling_every_10_ms TIMEOUT 60)
