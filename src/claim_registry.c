@@ -235,12 +235,17 @@ static void one_line(char *dst, size_t size, const char *src)
 
 static void format_record(const gctx__record *r, char *out, size_t size)
 {
-    char granules[GCTX_CLAIM_MAX_GRANULES * 4];
+    char granules[GCTX_CLAIM_MAX_GRANULES * 4], user[sizeof r->user], command[sizeof r->command],
+        label[sizeof r->label];
     gctx__granules_text(&r->granules, granules, sizeof granules);
+    /* A command's arguments may hold line breaks (python -c 'script'). */
+    one_line(user, sizeof user, r->user);
+    one_line(command, sizeof command, r->command);
+    one_line(label, sizeof label, r->label);
     snprintf(out, size,
              "greenctx-claim %d\npid %d\nuid %u\nuser %s\ncommand %s\nlabel %s\nsince_ns %lld\n"
              "mps %d\ngranules %s\n",
-             FORMAT_VERSION, r->pid, r->uid, r->user, r->command, r->label, r->since_ns, r->mps,
+             FORMAT_VERSION, r->pid, r->uid, user, command, label, r->since_ns, r->mps,
              granules);
 }
 

@@ -1427,3 +1427,20 @@ GT_TEST(want_to_grant_within_50_ms_of_a_holder_polling_every_10_ms)
     GT_ASSERT_EQ_INT(end_waiter(&w, 0), 0);
     gctx_claim_release(c);
 }
+
+/* python -c 'a script': a command of several lines is recorded as one. */
+GT_TEST(a_command_with_line_breaks_is_listed_on_one_line)
+{
+    if (gt_require_green_contexts())
+        return;
+    const char *dir = fresh_dir("command_lines");
+    GT_CHECK();
+    gctx_claim_options o = options_in(dir);
+    o.command = "python -c \nimport greenctx\nprint(1)";
+    gctx_claim *c = NULL;
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "8", &o, &c), GCTX_SUCCESS);
+    gctx_claim_info claims[2];
+    GT_ASSERT_EQ_INT(listed(dir, claims, 2, NULL), 1);
+    GT_ASSERT_STR_EQ(claims[0].command, "python -c  import greenctx print(1)");
+    gctx_claim_release(c);
+}

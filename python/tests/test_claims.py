@@ -80,3 +80,59 @@ def test_mps_info_without_a_daemon(monkeypatch, tmp_path):
     info = greenctx.mps_info()
     assert info.pipe_dir == str(tmp_path / "no-mps")
     assert (info.daemon_running, info.active_thread_percentage) == (False, 100)
+
+
+WAITER = """
+import sys, greenctx
+c = greenctx.claim(num_sms=int(sys.argv[1]), wait=True, priority=sys.argv[2],
+                   runtime_dir=sys.argv[3])
+print(c.sm_count, flush=True)
+sys.stdin.readline()
+"""
+
+
+def _pressure_reaching(claim, expected, seconds=10):
+    end = time.monotonic() + seconds
+    while claim.pressure() != expected and time.monotonic() < end:
+        time.sleep(0.01)
+    return claim.pressure()
+
+
+def test_a_holder_sees_a_latency_waiter_and_yields_to_it(sim, rt):
+    import subprocess
+    import sys
+    holder = greenctx.Claim(request="rest", runtime_dir=rt)
+    assert holder.pressure() == 0
+    waiter = subprocess.Popen([sys.executable, "-c", WAITER, "32", "latency", rt],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert _pressure_reaching(holder, 32) == 32
+        holder.resize(holder.sm_count - holder.pressure())
+        assert waiter.stdout.readline().strip() == "32"
+        held = greenctx.claims(runtime_dir=rt)
+        assert sorted(c.sm_count for c in held) == [32, 100]
+        assert not set(held[0].granules) & set(held[1].granules)
+        assert holder.pressure() == 0
+    finally:
+        waiter.communicate("\n", timeout=30)
+    holder.close()
+
+
+def test_a_latency_holder_ignores_a_throughput_waiter(sim, rt):
+    import subprocess
+    import sys
+    latency = greenctx.Claim(num_sms=64, runtime_dir=rt, priority="latency")
+    throughput = greenctx.Claim(request="rest", runtime_dir=rt)
+    waiter = subprocess.Popen([sys.executable, "-c", WAITER, "8", "throughput", rt],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert _pressure_reaching(throughput, 8) == 8
+        assert latency.pressure() == 0
+    finally:
+        waiter.kill()
+        waiter.communicate(timeout=30)
+    assert throughput.pressure() == 0  # its want went with it
+    with pytest.raises(ValueError, match="priority must be"):
+        greenctx.Claim(num_sms=8, runtime_dir=rt, priority="urgent")
+    latency.close()
+    throughput.close()
