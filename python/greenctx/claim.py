@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from . import _capi
 from ._capi import lib
-from ._errors import check
+from ._errors import BusyError, check
 from ._object import Handle, count, device_ordinal
 from .context import GreenContext
 from .partition import _ROUNDING_VALUES, Rounding, SMPartition
@@ -155,6 +155,23 @@ class Claim(Handle):
         wanted = ctypes.c_uint()
         check(lib.gctx_claim_pressure(self._handle, ctypes.byref(wanted)))
         return wanted.value
+
+    def cooperate(self, allowed_sms=None, *, minimum_sms=8):
+        """One step of a cooperative tenant, between two of its steps: gives back what waiters
+        of at least its priority want (never below minimum_sms), shrinks to allowed_sms (a
+        controller's decision for it) and, when nobody waits, grows toward allowed_sms with
+        the SMs free now (no waiting). Returns the claim's SM count after."""
+        have, wanted = self.sm_count, self.pressure()
+        target = have if allowed_sms is None else count("allowed_sms", allowed_sms)
+        if wanted:
+            target = min(target, have - wanted)
+        target = max(target, minimum_sms)
+        if target < have or (target > have and not wanted):
+            try:
+                self.resize(target, rounding="down")  # never above what is allowed
+            except BusyError:
+                pass  # another tenant took the free SMs first: stay, ask again next step
+        return self.sm_count
 
     def export(self):
         """The token a process started by this one joins with (Claim.join)."""

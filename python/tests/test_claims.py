@@ -136,3 +136,22 @@ def test_a_latency_holder_ignores_a_throughput_waiter(sim, rt):
         greenctx.Claim(num_sms=8, runtime_dir=rt, priority="urgent")
     latency.close()
     throughput.close()
+
+
+def test_cooperate_yields_to_a_waiter_then_follows_the_controller(sim, rt):
+    import subprocess
+    import sys
+    holder = greenctx.Claim(request="rest", runtime_dir=rt)
+    assert holder.cooperate() == 132  # nobody waits, nothing allowed: as it is
+    waiter = subprocess.Popen([sys.executable, "-c", WAITER, "40", "latency", rt],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert _pressure_reaching(holder, 40) == 40
+        assert holder.cooperate(allowed_sms=120) == 92  # 132 - 40
+        assert waiter.stdout.readline().strip() == "40"
+        assert holder.cooperate(allowed_sms=120) == 92  # nothing free to grow into
+    finally:
+        waiter.communicate("\n", timeout=30)
+    assert holder.cooperate(allowed_sms=120) == 120  # the waiter ended: grows to the allowed
+    assert holder.cooperate(allowed_sms=64) == 64
+    holder.close()
