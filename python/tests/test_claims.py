@@ -155,3 +155,17 @@ def test_cooperate_yields_to_a_waiter_then_follows_the_controller(sim, rt):
     assert holder.cooperate(allowed_sms=120) == 120  # the waiter ended: grows to the allowed
     assert holder.cooperate(allowed_sms=64) == 64
     holder.close()
+
+
+def test_the_elastic_tenants_example_grows_and_yields(sim, rt):
+    """examples/elastic_tenants.py: the latency tenant gets its 64 SMs at each burst."""
+    import subprocess
+    import sys
+    example = os.path.join(os.path.dirname(__file__), "..", "..", "examples",
+                           "elastic_tenants.py")
+    r = subprocess.run([sys.executable, example, "--seconds", "2.5"], capture_output=True,
+                       text=True, timeout=60, env={**os.environ, "GREENCTX_RUNTIME_DIR": rt})
+    assert r.returncode == 0, r.stderr
+    grew = [line for line in r.stdout.splitlines() if line.startswith("latency: grew to 64")]
+    assert len(grew) >= 2, r.stdout
+    assert "throughput: 68 SMs (the controller allows 68)" in r.stdout
