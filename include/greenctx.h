@@ -796,8 +796,9 @@ GCTX_API gctx_status gctx_claim_resize(gctx_claim *claim, const char *request,
  *
  * wanted_sms gets the SMs that live wants of other claims of at least this claim's priority
  * lack (0: nobody waits). Lock-free and read-only: one readdir of the GPU's registry
- * directory, plus an open and a flock test per want (about 10 us with none, a few us per
- * want); a want posted or renamed during the call may be missed until the next one. */
+ * directory, plus an open and a flock test per want (a few microseconds with one want on
+ * the simulator's runs); a want posted or renamed during the call may be missed until the
+ * next one. */
 GCTX_API gctx_status gctx_claim_pressure(const gctx_claim *claim, unsigned *wanted_sms);
 
 #define GCTX_CLAIM_MAX_GRANULES 128
