@@ -733,8 +733,14 @@ typedef struct gctx_claim_options {
     const char *label;       /* shown by greenctx ps (a job name, "slurm 42.0"); NULL: none */
     const char *command;     /* the holder's command as ps shows it; NULL: this process's */
     const char *runtime_dir; /* NULL: the default above */
+    int priority;            /* GCTX_CLAIM_PRIORITY_*, 0 .. 100: a claim yields SMs (see
+                                gctx_claim_pressure) only to waiters of at least its own */
 } gctx_claim_options;
-#define GCTX_CLAIM_OPTIONS_INIT {sizeof(gctx_claim_options), 0, 0, GCTX_ROUND_STRICT, NULL, NULL, NULL}
+#define GCTX_CLAIM_OPTIONS_INIT                                                                \
+    {sizeof(gctx_claim_options), 0, 0, GCTX_ROUND_STRICT, NULL, NULL, NULL,                    \
+     GCTX_CLAIM_PRIORITY_THROUGHPUT}
+#define GCTX_CLAIM_PRIORITY_THROUGHPUT 0
+#define GCTX_CLAIM_PRIORITY_LATENCY 50
 
 /* Claims SMs of a device. request is a GROUP of `greenctx plan`'s syntax without suffixes: a
  * count ("16"), a share of the device's SMs ("25%", rounded down to a count that can be
@@ -773,6 +779,27 @@ GCTX_API gctx_status gctx_claim_stream(gctx_claim *claim, gctx_stream **stream);
  * claim's new stream (retained for the caller). On failure the claim is unchanged. */
 GCTX_API gctx_status gctx_claim_resize(gctx_claim *claim, const char *request,
                                        const gctx_claim_options *options, gctx_stream **stream);
+
+/* Elastic claims across processes. A tenant that waits for SMs (GCTX_CLAIM_WAIT in an acquire
+ * or a growing resize) posts a want in the registry while it waits: how many SMs it lacks
+ * beyond the free ones (at least one granule), its priority (options->priority) and since
+ * when; the want is a file its lock holds, so a waiter that ends, however it ends, wants
+ * nothing any more. A cooperative holder asks, once per step, how many SMs others wait for,
+ * and gives them back with gctx_claim_resize (which hands granules over only once its work on
+ * them has finished: never an overlap). The waiter wakes when a claim shrinks or ends (inotify
+ * on the registry, its backoff as the fallback), so it gets its SMs within
+ *     the holder's polling interval + the holder's running kernel + the resize's cost
+ * (a cached context, a registry rewrite: well under a millisecond) + one registry pass.
+ * Only wants of at least the claim's priority count: a throughput tenant yields to a latency
+ * tenant, never the other way round (equals yield to each other). A claim's priority is its
+ * acquire's, changed by each resize given options. docs/elastic.md, "Across processes".
+ *
+ * wanted_sms gets the SMs that live wants of other claims of at least this claim's priority
+ * lack (0: nobody waits). Lock-free and read-only: one readdir of the GPU's registry
+ * directory, plus an open and a flock test per want (a few microseconds with one want on
+ * the simulator's runs); a want posted or renamed during the call may be missed until the
+ * next one. */
+GCTX_API gctx_status gctx_claim_pressure(const gctx_claim *claim, unsigned *wanted_sms);
 
 #define GCTX_CLAIM_MAX_GRANULES 128
 

@@ -165,21 +165,6 @@ gctx_status gctx__claim_busy(const gctx__identity *id, int device, unsigned coun
                       gctx__layout_total(&id->layout), now, nb ? holders : "nobody");
 }
 
-int gctx__claim_wait_step(long long start_ns, int timeout_ms, unsigned *step_ms)
-{
-    long long elapsed_ms = (gctx__now_ns() - start_ns) / 1000000;
-    if (timeout_ms >= 0 && elapsed_ms >= timeout_ms)
-        return 0;
-    unsigned ms = *step_ms;
-    if (timeout_ms >= 0 && ms > timeout_ms - elapsed_ms)
-        ms = (unsigned)(timeout_ms - elapsed_ms);
-    struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000};
-    while (nanosleep(&t, &t) != 0 && errno == EINTR)
-        ;
-    *step_ms = *step_ms * 2 > 100 ? 100 : *step_ms * 2;
-    return 1;
-}
-
 /* The granules for `count` out of avail; with rounding, when avail can't make exactly that
  * count (say 64 beside another tenant's 64 on an H200: the 68 free SMs are 7 granules of 8 and
  * the 12), the nearest count it can make in the rounding's direction, as the device-wide
@@ -212,8 +197,10 @@ gctx_status gctx__claim_take(const gctx_claim *c, unsigned count, const gctx_cla
 {
     long long start = gctx__now_ns();
     unsigned step = 5;
-    int wait = (opts->flags & GCTX_CLAIM_WAIT) != 0;
+    int wait = (opts->flags & GCTX_CLAIM_WAIT) != 0, watch = -1;
+    gctx__want want = GCTX__WANT_NONE;
     const gctx__granules held = record->granules;
+    const gctx__granule_layout *layout = &c->granules.identity.layout;
     for (;;) {
         gctx__registry reg;
         gctx__record *records = NULL;
@@ -222,8 +209,7 @@ gctx_status gctx__claim_take(const gctx_claim *c, unsigned count, const gctx_cla
         gctx_status s = gctx__claim_registry(c, &reg);
         if (s == GCTX_SUCCESS && !(s = gctx__claim_free(&reg, &free_set, &records, &nb))) {
             gctx__granules avail = gctx__granules_union(&free_set, &held);
-            if (choose_rounded(&c->granules.identity.layout, count, opts->rounding, &avail,
-                               &held, target)) {
+            if (choose_rounded(layout, count, opts->rounding, &avail, &held, target)) {
                 gctx__granules taken = gctx__granules_union(&held, target);
                 int adds = gctx__granules_count(&taken) != gctx__granules_count(&held);
                 record->granules = taken;
@@ -236,15 +222,30 @@ gctx_status gctx__claim_take(const gctx_claim *c, unsigned count, const gctx_cla
                     record->granules = held;
                 free(records);
                 gctx__registry_close(&reg);
+                gctx__want_end(&want);
+                if (watch >= 0)
+                    close(watch);
                 return s;
             }
             s = GCTX_ERROR_BUSY;
+            /* What holders must give back: the SMs beyond those free to it, or, when the
+             * free ones add up but no set of them gives the count, one more granule. */
+            unsigned have = gctx__granules_sms(layout, &avail);
+            if (wait)
+                gctx__want_post(&reg, &want, count > have ? count - have : layout->regular_sms,
+                                opts->priority, c->file);
+            if (wait && watch < 0)
+                watch = gctx__registry_watch(&reg);
         }
         gctx__registry_close(&reg);
-        if (s == GCTX_ERROR_BUSY && wait && gctx__claim_wait_step(start, opts->timeout_ms, &step)) {
+        if (s == GCTX_ERROR_BUSY && wait &&
+            gctx__claim_wait_step(start, opts->timeout_ms, &step, watch)) {
             free(records);
             continue;
         }
+        gctx__want_end(&want);
+        if (watch >= 0)
+            close(watch);
         if (s == GCTX_ERROR_BUSY)
             s = gctx__claim_busy(&c->granules.identity, c->device, count, &free_set, records, nb,
                                  wait ? (int)((gctx__now_ns() - start) / 1000000) : -1);
@@ -307,7 +308,14 @@ gctx_status gctx__claim_new(gctx__device_granules *granules, const char *runtime
     c->fd = fd;
     c->acquired_ns = gctx__now_ns();
     pthread_mutex_init(&c->lock, NULL);
-    gctx_status s = gctx__granules_partition(&c->granules, &c->record.granules, &c->partition);
+    char root[512];
+    int shared;
+    gctx_status s = gctx__runtime_dir(runtime_dir, dir_flags, root, sizeof root, &shared);
+    if (s == GCTX_SUCCESS)
+        s = gctx__registry_path(root, c->granules.identity.uuid, c->registry_dir,
+                                sizeof c->registry_dir);
+    if (s == GCTX_SUCCESS)
+        s = gctx__granules_partition(&c->granules, &c->record.granules, &c->partition);
     if (s == GCTX_SUCCESS && !hold(c))
         s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making a claim");
     if (s == GCTX_SUCCESS)
@@ -372,6 +380,12 @@ gctx_status gctx__claim_options(const gctx_claim_options *options, gctx_claim_op
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "options->timeout_ms is %d: give milliseconds, or -1 to wait forever",
                           opts->timeout_ms);
+    if (opts->priority < 0 || opts->priority > 100)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                          "options->priority is %d: give 0 .. 100 "
+                          "(GCTX_CLAIM_PRIORITY_THROUGHPUT %d, GCTX_CLAIM_PRIORITY_LATENCY %d)",
+                          opts->priority, GCTX_CLAIM_PRIORITY_THROUGHPUT,
+                          GCTX_CLAIM_PRIORITY_LATENCY);
     return GCTX_SUCCESS;
 }
 
@@ -417,6 +431,7 @@ gctx_status gctx_claim_acquire(int device, const char *request, const gctx_claim
         gctx__device_granules_end(&granules);
         return s;
     }
+    atomic_store(&c->priority, opts.priority);
     *claim = gctx__handle_give(&c->base);
     return GCTX_SUCCESS;
 }

@@ -4,6 +4,7 @@
 #define GREENCTX_CLAIM_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "internal.h"
 
@@ -110,6 +111,8 @@ typedef struct gctx__registry {
  * created; shared when the flag or GREENCTX_RUNTIME_SHARED=1 says so. */
 gctx_status gctx__runtime_dir(const char *runtime_dir, unsigned flags, char *out, size_t size,
                               int *shared);
+/* <root>/gpu-<uuid>: the GPU's registry directory. */
+gctx_status gctx__registry_path(const char *root, const char *uuid, char *out, size_t size);
 /* Opens the GPU's registry under the runtime directory and takes its lock; checks the
  * identity (rebuilding a foreign or corrupt registry when none of its claims is live, else
  * GCTX_ERROR_REGISTRY). */
@@ -169,6 +172,8 @@ struct gctx_claim {
     gctx__device_granules granules;
     gctx__record record;
     char file[64];          /* record.file, kept apart: read without the lock (listings) */
+    char registry_dir[512]; /* the GPU's registry directory (gctx_claim_pressure reads it) */
+    atomic_int priority;    /* options->priority of the acquire or the last resize given one */
     int fd;                 /* this member's LOCK_SH on the claim file */
     long long acquired_ns;  /* faults of others are looked for from here */
     gctx_partition *partition; /* public handles the claim holds a reference of */
@@ -210,6 +215,28 @@ gctx_status gctx__claim_take(const gctx_claim *c, unsigned count, const gctx_cla
                              gctx__record *record, int *fd, gctx__granules *target);
 /* The caller's options over the defaults, checked. */
 gctx_status gctx__claim_options(const gctx_claim_options *options, gctx_claim_options *opts);
-/* Sleeps the next step of the GCTX_CLAIM_WAIT backoff (5 ms doubling to 100 ms); 0 once
- * timeout_ms (-1: never) has passed since start_ns. */
-int gctx__claim_wait_step(long long start_ns, int timeout_ms, unsigned *step_ms);
+
+/* ---- wants (claim_want.c) ---- */
+
+/* A waiter's want in the registry: fd (-1: none posted) holds its file LOCK_SH. */
+typedef struct gctx__want {
+    int fd;
+    int pid;
+    unsigned seq;
+    int priority;
+    unsigned sms;
+    char path[640];
+} gctx__want;
+#define GCTX__WANT_NONE {-1, 0, 0, 0, 0, {0}}
+/* Posts the want (reg's lock held), or renames it when its SMs changed. A want that can't be
+ * written is logged, not returned: the wait still works, only holders don't see it. */
+void gctx__want_post(gctx__registry *reg, gctx__want *w, unsigned sms, int priority,
+                     const char *claim_file);
+/* Removes a posted want (granted, or given up). */
+void gctx__want_end(gctx__want *w);
+/* An inotify descriptor that reads when a claim file of reg is rewritten or removed; -1
+ * when there is none (the wait falls back to its backoff). */
+int gctx__registry_watch(const gctx__registry *reg);
+/* Waits the next step of the GCTX_CLAIM_WAIT backoff (5 ms doubling to 100 ms), or less when
+ * watch_fd (-1: none) reads; 0 once timeout_ms (-1: never) has passed since start_ns. */
+int gctx__claim_wait_step(long long start_ns, int timeout_ms, unsigned *step_ms, int watch_fd);

@@ -235,12 +235,17 @@ static void one_line(char *dst, size_t size, const char *src)
 
 static void format_record(const gctx__record *r, char *out, size_t size)
 {
-    char granules[GCTX_CLAIM_MAX_GRANULES * 4];
+    char granules[GCTX_CLAIM_MAX_GRANULES * 4], user[sizeof r->user], command[sizeof r->command],
+        label[sizeof r->label];
     gctx__granules_text(&r->granules, granules, sizeof granules);
+    /* A command's arguments may hold line breaks (python -c 'script'). */
+    one_line(user, sizeof user, r->user);
+    one_line(command, sizeof command, r->command);
+    one_line(label, sizeof label, r->label);
     snprintf(out, size,
              "greenctx-claim %d\npid %d\nuid %u\nuser %s\ncommand %s\nlabel %s\nsince_ns %lld\n"
              "mps %d\ngranules %s\n",
-             FORMAT_VERSION, r->pid, r->uid, r->user, r->command, r->label, r->since_ns, r->mps,
+             FORMAT_VERSION, r->pid, r->uid, user, command, label, r->since_ns, r->mps,
              granules);
 }
 
@@ -414,6 +419,7 @@ gctx_status gctx__registry_log(gctx__registry *reg, const gctx__event_record *ev
 /* ---- claim files: live or stale ---- */
 
 static int is_claim_file(const char *name) { return strncmp(name, "claim-", 6) == 0; }
+static int is_want_file(const char *name) { return strncmp(name, "want-", 5) == 0; }
 
 /* 1 when a process holds the claim file's lock, 0 when nobody does (and then fd holds
  * LOCK_EX), -1 on error. */
@@ -468,7 +474,8 @@ static gctx_status scan_claims(gctx__registry *reg, const gctx__identity *id, in
     gctx_status s = GCTX_SUCCESS;
     struct dirent *entry;
     while (s == GCTX_SUCCESS && (entry = readdir(d)) != NULL) {
-        if (!is_claim_file(entry->d_name))
+        int want = is_want_file(entry->d_name);
+        if (!want && !is_claim_file(entry->d_name))
             continue;
         char path[600];
         if (path_in(reg, entry->d_name, path, sizeof path) != 0)
@@ -477,7 +484,10 @@ static gctx_status scan_claims(gctx__registry *reg, const gctx__identity *id, in
         if (fd < 0)
             continue; /* removed meanwhile, or not ours to read */
         int held = held_by_someone(fd);
-        if (held == 0) {
+        if (want) {
+            if (held == 0)
+                unlink(path); /* its waiter ended without taking it back */
+        } else if (held == 0) {
             if (log)
                 remove_stale(reg, path, fd, id, GCTX_CLAIM_EVENT_DIED);
             else
@@ -616,6 +626,15 @@ static gctx_status check_identity(gctx__registry *reg)
     return replace_file(reg, "identity", expected);
 }
 
+gctx_status gctx__registry_path(const char *root, const char *uuid, char *out, size_t size)
+{
+    int n = snprintf(out, size, "%s/gpu-%s", root, uuid);
+    if (n < 0 || (size_t)n >= size)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                          "the claims runtime directory's path %s is too long", root);
+    return GCTX_SUCCESS;
+}
+
 gctx_status gctx__registry_open(const char *runtime_dir, unsigned flags, const gctx__identity *id,
                                 gctx__registry *reg)
 {
@@ -626,10 +645,8 @@ gctx_status gctx__registry_open(const char *runtime_dir, unsigned flags, const g
     gctx_status s = gctx__runtime_dir(runtime_dir, flags, root, sizeof root, &reg->shared);
     if (s != GCTX_SUCCESS)
         return s;
-    int n = snprintf(reg->dir, sizeof reg->dir, "%s/gpu-%s", root, id->uuid);
-    if (n < 0 || (size_t)n >= sizeof reg->dir)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
-                          "the claims runtime directory's path %s is too long", root);
+    if ((s = gctx__registry_path(root, id->uuid, reg->dir, sizeof reg->dir)))
+        return s;
     mode_t mode = reg->shared ? 0777 : 0700;
     if (mkdir(reg->dir, mode) == 0)
         chmod(reg->dir, mode); /* past the umask: other users must create claims here */

@@ -129,6 +129,8 @@ gctx_status gctx_claim_resize(gctx_claim *claim, const char *request,
         (s = gctx__request_count(&claim->granules.identity.layout, &req, opts.rounding, &count)))
         return s;
     pthread_mutex_lock(&claim->lock);
+    if (options)
+        atomic_store(&claim->priority, opts.priority);
     s = resize_locked(claim, count, &opts);
     if (s == GCTX_SUCCESS && stream && !(s = gctx__claim_own_context(claim)) && !claim->stream)
         s = gctx_stream_create(claim->context, NULL, &claim->stream);

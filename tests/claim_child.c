@@ -6,6 +6,9 @@
  *   claim_child acquire REQUEST DIR [MS]      claims REQUEST in the runtime directory DIR as
  *                                             command "holder", says so, then releases after
  *                                             MS milliseconds, or waits to be killed
+ *   claim_child wait REQUEST DIR PRIORITY     claims REQUEST with GCTX_CLAIM_WAIT (no timeout)
+ *                                             at PRIORITY, says how long it waited, then
+ *                                             releases at a line on stdin
  *
  * Each prints one line on stdout; exit status 0 when its claim or join worked. */
 #include <stdio.h>
@@ -41,6 +44,42 @@ static int acquire(const char *request, const char *dir, const char *hold_ms)
     return 0;
 }
 
+static long long now_us(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1000000ll + t.tv_nsec / 1000;
+}
+
+static int wait_for(const char *request, const char *dir, const char *priority)
+{
+    gctx_claim_options o = GCTX_CLAIM_OPTIONS_INIT;
+    o.runtime_dir = dir;
+    o.command = "waiter";
+    o.flags = GCTX_CLAIM_WAIT;
+    o.timeout_ms = -1;
+    o.priority = atoi(priority);
+    gctx_device_info dev = GCTX_DEVICE_INFO_INIT;
+    gctx_device_get_info(0, &dev); /* the driver loaded before the clock starts */
+    long long start = now_us();
+    gctx_claim *claim;
+    gctx_status s = gctx_claim_acquire(0, request, &o, &claim);
+    long long waited = now_us() - start;
+    if (s != GCTX_SUCCESS) {
+        printf("acquire %s %s\n", gctx_status_name(s), gctx_last_error());
+        return 1;
+    }
+    gctx_claim_info info = GCTX_CLAIM_INFO_INIT;
+    gctx_claim_get_info(claim, &info);
+    printf("claimed %u SMs after %lld us\n", info.sm_count, waited);
+    fflush(stdout);
+    char line[16];
+    if (!fgets(line, sizeof line, stdin))
+        line[0] = '\0';
+    gctx_claim_release(claim);
+    return 0;
+}
+
 static int join(const char *token, int hold)
 {
     gctx_claim *claim;
@@ -66,8 +105,11 @@ int main(int argc, char **argv)
 {
     if (argc >= 4 && strcmp(argv[1], "acquire") == 0)
         return acquire(argv[2], argv[3], argc > 4 ? argv[4] : NULL);
+    if (argc >= 5 && strcmp(argv[1], "wait") == 0)
+        return wait_for(argv[2], argv[3], argv[4]);
     if (argc >= 2 && strcmp(argv[1], "acquire") != 0)
         return join(argv[1], argc > 2 && strcmp(argv[2], "hold") == 0);
-    fprintf(stderr, "usage: claim_child TOKEN [hold] | claim_child acquire REQUEST DIR [MS]\n");
+    fprintf(stderr, "usage: claim_child TOKEN [hold] | claim_child acquire REQUEST DIR [MS] | "
+                    "claim_child wait REQUEST DIR PRIORITY\n");
     return 2;
 }

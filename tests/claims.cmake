@@ -39,7 +39,8 @@ claims_test(fault SIM_ONLY TESTS a_fault_names_the_tenant_that_died_first
 # Forked children use the driver their parent loaded: the simulator allows it, CUDA doesn't.
 claims_test(stress SIM_ONLY TESTS sixty_four_processes_never_overlap TIMEOUT 120)
 claims_test(registry TESTS foreign_or_corrupt_registry_refused_while_live_rebuilt_when_not
-  runtime_directory_permissions export_join_across_exec)
+  runtime_directory_permissions export_join_across_exec
+  a_command_with_line_breaks_is_listed_on_one_line)
 claims_test(resize TESTS resize_keeps_work_ordered_and_never_overlaps
   resize_back_and_forth_hits_the_cache)
 # Objects are counted after each failed call: the cache off.
@@ -50,3 +51,11 @@ claims_test(mps_info TESTS mps_info_from_a_fake_pipe_directory
   ENV CUDA_MPS_PIPE_DIRECTORY=${claims_runtime}/mps_info/fake-mps
   CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=2G)
 claims_test(threads TESTS threads_claim_resize_and_share_without_overlap LABELS threads)
+# Elastic claims: a waiter's want, the holders' pressure, priorities, the bound (issue 17).
+claims_test(elastic TESTS a_want_is_seen_then_granted_once_the_holder_shrinks
+  a_killed_waiters_want_disappears a_latency_holder_ignores_throughput_wants LABELS threads
+  TIMEOUT 60)
+# The bound on the simulator, whose resize costs microseconds; on the GPU a context not yet
+# cached adds a cuGreenCtxCreate (docs/elastic.md).
+claims_test(elastic_bound SIM_ONLY TESTS want_to_grant_within_50_ms_of_a_holder_polling_every_10_ms
+  TIMEOUT 60)

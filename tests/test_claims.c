@@ -1,7 +1,10 @@
 /* Claims: SMs of a GPU held across processes through the registry (include/greenctx.h,
  * "Tenants"). Each ctest entry has its own GREENCTX_RUNTIME_DIR; each test its own registry
  * below it (fresh_dir), so runs and tests never see each other's claims. */
+#include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <signal.h>
@@ -1206,4 +1209,277 @@ GT_TEST(threads_claim_resize_and_share_without_overlap)
     GT_ASSERT_GT_INT(atomic_load(&thread_claims), 8 * 40 / 2);
     gctx_claim_release(shared_claim);
     GT_ASSERT_EQ_INT(listed(threads_dir, NULL, 0, NULL), 0);
+}
+
+/* ---- elastic claims: wants and pressure ---- */
+
+typedef struct waiter_run {
+    pid_t pid;
+    FILE *out; /* its one line */
+    FILE *in;  /* a line ends it */
+} waiter_run;
+
+/* claim_child waiting (GCTX_CLAIM_WAIT, no timeout) for `request` at `priority`. */
+static int start_waiter(const char *dir, const char *request, int priority, waiter_run *w)
+{
+    const char *program = getenv("GREENCTX_CLAIM_CHILD");
+    int out[2], in[2];
+    if (!program || pipe(out) != 0)
+        return -1;
+    if (pipe(in) != 0) {
+        close(out[0]);
+        close(out[1]);
+        return -1;
+    }
+    char prio[16];
+    snprintf(prio, sizeof prio, "%d", priority);
+    w->pid = fork();
+    if (w->pid == 0) {
+        dup2(out[1], 1);
+        dup2(in[0], 0);
+        close(out[0]);
+        close(in[1]);
+        execl(program, program, "wait", request, dir, prio, (char *)NULL);
+        _exit(127);
+    }
+    close(out[1]);
+    close(in[0]);
+    w->out = fdopen(out[0], "r");
+    w->in = fdopen(in[1], "w");
+    return w->pid > 0 && w->out && w->in ? 0 : -1;
+}
+
+/* Blocks for its line: the SMs it claimed and how long it waited; -1 on anything else. */
+static int waiter_granted(waiter_run *w, unsigned *sms, long long *waited_us)
+{
+    char line[512] = "";
+    if (!fgets(line, sizeof line, w->out) ||
+        sscanf(line, "claimed %u SMs after %lld us", sms, waited_us) != 2) {
+        fprintf(stderr, "# claim_child wait: %s\n", line);
+        return -1;
+    }
+    return 0;
+}
+
+/* Ends it (a line, or SIGKILL when kill_it): its exit status, or -1 for a signal. */
+static int end_waiter(waiter_run *w, int kill_it)
+{
+    if (kill_it)
+        kill(w->pid, SIGKILL);
+    fputs("\n", w->in);
+    fclose(w->in);
+    fclose(w->out);
+    int status = 0;
+    waitpid(w->pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* The want files in the registry of dir. */
+static unsigned want_files(const char *dir)
+{
+    gctx_claim_usage usage = GCTX_CLAIM_USAGE_INIT;
+    if (gctx_claim_list(0, dir, NULL, 0, &(unsigned){0}, &usage) != GCTX_SUCCESS)
+        return 0;
+    unsigned n = 0;
+    DIR *d = opendir(usage.path);
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;)
+        n += strncmp(e->d_name, "want-", 5) == 0;
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* The claim's pressure once it reaches `expected`, or what it was after 3 s. */
+static unsigned pressure_reaching(gctx_claim *c, unsigned expected)
+{
+    unsigned wanted = 0;
+    for (int i = 0; i < 300; i++) {
+        if (gctx_claim_pressure(c, &wanted) != GCTX_SUCCESS)
+            return (unsigned)-1;
+        if (wanted == expected)
+            break;
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+    }
+    return wanted;
+}
+
+/* Every live claim's granules are distinct, and add up to at most the device's. */
+static int listing_disjoint(const char *dir, unsigned expected_claims)
+{
+    gctx_claim_info claims[8];
+    unsigned n = listed(dir, claims, 8, NULL), seen[GCTX_CLAIM_MAX_GRANULES] = {0}, sms = 0;
+    for (unsigned i = 0; i < n && i < 8; i++) {
+        sms += claims[i].sm_count;
+        for (unsigned g = 0; g < claims[i].nb_granules; g++)
+            if (seen[claims[i].granules[g]]++)
+                return 0;
+    }
+    return n == expected_claims && sms <= 132;
+}
+
+GT_TEST(a_want_is_seen_then_granted_once_the_holder_shrinks)
+{
+    if (require_h200())
+        return;
+    const char *dir = fresh_dir("want");
+    GT_CHECK();
+    gctx_claim_options o = options_in(dir);
+    gctx_claim *c = NULL;
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "rest", &o, &c), GCTX_SUCCESS);
+    unsigned wanted = 1;
+    GT_ASSERT_STATUS(gctx_claim_pressure(c, &wanted), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(wanted, 0);
+    waiter_run w;
+    GT_ASSERT_EQ_INT(start_waiter(dir, "32", GCTX_CLAIM_PRIORITY_LATENCY, &w), 0);
+    GT_ASSERT_EQ_INT(pressure_reaching(c, 32), 32);
+    GT_ASSERT(listing_disjoint(dir, 1));
+    /* The cost of asking, with one want posted. */
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (int i = 0; i < 1000; i++)
+        gctx_claim_pressure(c, &wanted);
+    long long us = ms_since(&start);
+    fprintf(stderr, "# gctx_claim_pressure: %lld us per call with one want\n", us);
+    GT_ASSERT(us < 2000); /* ms per 1000 calls: under 2 ms a call even under sanitizers or strace */
+    GT_ASSERT_STATUS(gctx_claim_resize(c, "100", &o, NULL), GCTX_SUCCESS);
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    unsigned sms = 0;
+    long long waited_us = 0;
+    GT_ASSERT_EQ_INT(waiter_granted(&w, &sms, &waited_us), 0);
+    long long after_ms = ms_since(&start);
+    fprintf(stderr, "# granted %lld ms after the shrink\n", after_ms);
+    GT_ASSERT_EQ_INT(sms, 32);
+    GT_ASSERT(after_ms < 200); /* woken by the shrink, not by its 100 ms backoff */
+    GT_ASSERT(listing_disjoint(dir, 2));
+    GT_ASSERT_EQ_INT(pressure_reaching(c, 0), 0);
+    GT_ASSERT_EQ_INT(want_files(dir), 0);
+    GT_ASSERT_EQ_INT(end_waiter(&w, 0), 0);
+    gctx_claim_release(c);
+}
+
+GT_TEST(a_killed_waiters_want_disappears)
+{
+    if (require_h200())
+        return;
+    const char *dir = fresh_dir("want_killed");
+    GT_CHECK();
+    gctx_claim_options o = options_in(dir);
+    gctx_claim *c = NULL;
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "rest", &o, &c), GCTX_SUCCESS);
+    waiter_run w;
+    GT_ASSERT_EQ_INT(start_waiter(dir, "8", GCTX_CLAIM_PRIORITY_THROUGHPUT, &w), 0);
+    GT_ASSERT_EQ_INT(pressure_reaching(c, 8), 8);
+    GT_ASSERT_EQ_INT(end_waiter(&w, 1), -1);
+    unsigned wanted = 1;
+    GT_ASSERT_STATUS(gctx_claim_pressure(c, &wanted), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(wanted, 0); /* at once: its lock went with it */
+    GT_ASSERT_EQ_INT(want_files(dir), 0); /* the listing removed the file */
+    gctx_claim_release(c);
+}
+
+/* A resize that waits up to 2 s for 76 SMs: its status. */
+static void *grow_to_76(void *claim)
+{
+    gctx_claim_options o = GCTX_CLAIM_OPTIONS_INIT;
+    o.flags = GCTX_CLAIM_WAIT;
+    o.timeout_ms = 2000;
+    return (void *)(intptr_t)gctx_claim_resize(claim, "76", &o, NULL);
+}
+
+GT_TEST(a_latency_holder_ignores_throughput_wants)
+{
+    if (require_h200())
+        return;
+    const char *dir = fresh_dir("want_priority");
+    GT_CHECK();
+    gctx_claim_options o = options_in(dir);
+    o.priority = 101;
+    gctx_claim *latency = NULL, *throughput = NULL;
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "64", &o, &latency), GCTX_ERROR_INVALID_ARGUMENT);
+    GT_ASSERT_CONTAINS(gctx_last_error(), "options->priority is 101: give 0 .. 100");
+    o.priority = GCTX_CLAIM_PRIORITY_LATENCY;
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "64", &o, &latency), GCTX_SUCCESS);
+    o.priority = GCTX_CLAIM_PRIORITY_THROUGHPUT;
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "rest", &o, &throughput), GCTX_SUCCESS);
+    waiter_run w;
+    GT_ASSERT_EQ_INT(start_waiter(dir, "8", GCTX_CLAIM_PRIORITY_THROUGHPUT, &w), 0);
+    GT_ASSERT_EQ_INT(pressure_reaching(throughput, 8), 8);
+    unsigned wanted = 1;
+    GT_ASSERT_STATUS(gctx_claim_pressure(latency, &wanted), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(wanted, 0);
+    GT_ASSERT_EQ_INT(end_waiter(&w, 1), -1);
+    GT_ASSERT_EQ_INT(start_waiter(dir, "16", GCTX_CLAIM_PRIORITY_LATENCY, &w), 0);
+    GT_ASSERT_EQ_INT(pressure_reaching(latency, 16), 16);
+    GT_ASSERT_EQ_INT(pressure_reaching(throughput, 16), 16);
+    GT_ASSERT_EQ_INT(end_waiter(&w, 1), -1);
+    /* A claim's own growing resize (a thread of this process) presses on the process's other
+     * claims of its priority, not on itself. */
+    gctx_claim *other = NULL;
+    GT_ASSERT_STATUS(gctx_claim_resize(throughput, "60", &o, NULL), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "8", &o, &other), GCTX_SUCCESS);
+    pthread_t grower;
+    GT_ASSERT_EQ_INT(pthread_create(&grower, NULL, grow_to_76, throughput), 0);
+    unsigned seen_other = pressure_reaching(other, 16), seen_self = 1, seen_latency = 1;
+    gctx_claim_pressure(throughput, &seen_self);
+    gctx_claim_pressure(latency, &seen_latency);
+    void *grown;
+    pthread_join(grower, &grown);
+    GT_ASSERT_EQ_INT(seen_other, 16); /* 76 less the 60 it holds: nothing is free */
+    GT_ASSERT_EQ_INT(seen_self, 0);
+    GT_ASSERT_EQ_INT(seen_latency, 0);
+    GT_ASSERT_EQ_INT((long)(intptr_t)grown, GCTX_ERROR_BUSY);
+    gctx_claim_release(other);
+    gctx_claim_release(latency);
+    gctx_claim_release(throughput);
+}
+
+/* A holder that asks every 10 ms and shrinks by what is wanted: the waiter's SMs within one
+ * polling interval plus the resize. */
+GT_TEST(want_to_grant_within_50_ms_of_a_holder_polling_every_10_ms)
+{
+    if (require_h200())
+        return;
+    const char *dir = fresh_dir("want_bound");
+    GT_CHECK();
+    gctx_claim_options o = options_in(dir);
+    gctx_claim *c = NULL;
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "rest", &o, &c), GCTX_SUCCESS);
+    o.rounding = GCTX_ROUND_DOWN;
+    waiter_run w;
+    GT_ASSERT_EQ_INT(start_waiter(dir, "40", GCTX_CLAIM_PRIORITY_LATENCY, &w), 0);
+    unsigned wanted = 0;
+    for (int step = 0; step < 500 && !wanted; step++) {
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+        GT_ASSERT_STATUS(gctx_claim_pressure(c, &wanted), GCTX_SUCCESS);
+    }
+    GT_ASSERT_EQ_INT(wanted, 40);
+    char request[16];
+    snprintf(request, sizeof request, "%u", info_of(c).sm_count - wanted);
+    GT_ASSERT_STATUS(gctx_claim_resize(c, request, &o, NULL), GCTX_SUCCESS);
+    unsigned sms = 0;
+    long long waited_us = 0;
+    GT_ASSERT_EQ_INT(waiter_granted(&w, &sms, &waited_us), 0);
+    fprintf(stderr, "# want to grant: %lld us\n", waited_us);
+    GT_ASSERT_EQ_INT(sms, 40);
+    GT_ASSERT(waited_us < 50000);
+    GT_ASSERT(listing_disjoint(dir, 2));
+    GT_ASSERT_EQ_INT(end_waiter(&w, 0), 0);
+    gctx_claim_release(c);
+}
+
+/* python -c 'a script': a command of several lines is recorded as one. */
+GT_TEST(a_command_with_line_breaks_is_listed_on_one_line)
+{
+    if (gt_require_green_contexts())
+        return;
+    const char *dir = fresh_dir("command_lines");
+    GT_CHECK();
+    gctx_claim_options o = options_in(dir);
+    o.command = "python -c \nimport greenctx\nprint(1)";
+    gctx_claim *c = NULL;
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "8", &o, &c), GCTX_SUCCESS);
+    gctx_claim_info claims[2];
+    GT_ASSERT_EQ_INT(listed(dir, claims, 2, NULL), 1);
+    GT_ASSERT_STR_EQ(claims[0].command, "python -c  import greenctx print(1)");
+    gctx_claim_release(c);
 }

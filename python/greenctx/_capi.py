@@ -39,6 +39,7 @@ GCTX_CONTEXT_FRESH = 0x1  # gctx_context_options.flags
 GCTX_WORKLOAD_LATENCY, GCTX_WORKLOAD_THROUGHPUT = 0, 1
 GCTX_CLAIM_WAIT, GCTX_CLAIM_INHERIT, GCTX_CLAIM_SHARED_DIR = 0x1, 0x2, 0x4  # claim options
 GCTX_CLAIM_MAX_GRANULES = 128
+GCTX_CLAIM_PRIORITY_THROUGHPUT, GCTX_CLAIM_PRIORITY_LATENCY = 0, 50
 GCTX_CLAIM_EVENT_RELEASED, GCTX_CLAIM_EVENT_DIED, GCTX_CLAIM_EVENT_FAULT = 0, 1, 2
 
 
@@ -142,7 +143,7 @@ class ControllerDecision(_Struct):
 class ClaimOptions(_Struct):
     _fields_ = [("size", c_size_t), ("flags", c_uint), ("timeout_ms", c_int),
                 ("rounding", c_int), ("label", ctypes.c_char_p), ("command", ctypes.c_char_p),
-                ("runtime_dir", ctypes.c_char_p)]
+                ("runtime_dir", ctypes.c_char_p), ("priority", c_int)]
 
 
 class ClaimInfo(_Struct):
@@ -271,6 +272,7 @@ SIGNATURES = {
     "gctx_claim_context": (status, [handle, _p(ContextOptions), handle_out]),
     "gctx_claim_stream": (status, [handle, handle_out]),
     "gctx_claim_resize": (status, [handle, ctypes.c_char_p, _p(ClaimOptions), handle_out]),
+    "gctx_claim_pressure": (status, [handle, _p(c_uint)]),
     "gctx_claim_get_info": (status, [handle, _p(ClaimInfo)]),
     "gctx_claim_list": (status, [c_int, ctypes.c_char_p, _p(ClaimInfo), c_uint, _p(c_uint),
                                  _p(ClaimUsage)]),

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from . import _capi
 from ._capi import lib
-from ._errors import check
+from ._errors import BusyError, check
 from ._object import Handle, count, device_ordinal
 from .context import GreenContext
 from .partition import _ROUNDING_VALUES, Rounding, SMPartition
@@ -30,8 +30,22 @@ def _request(num_sms, request):
     return str(count("num_sms", num_sms)) if request is None else str(request)
 
 
-def _options(wait, timeout, rounding="strict", label=None, runtime_dir=None):
+_PRIORITIES = {"throughput": _capi.GCTX_CLAIM_PRIORITY_THROUGHPUT,
+               "latency": _capi.GCTX_CLAIM_PRIORITY_LATENCY}
+
+
+def _priority(priority):
+    if isinstance(priority, str) and priority in _PRIORITIES:
+        return _PRIORITIES[priority]
+    if isinstance(priority, int) and not isinstance(priority, bool) and 0 <= priority <= 100:
+        return priority
+    raise ValueError(f"priority must be \"throughput\", \"latency\" or an int 0 .. 100, "
+                     f"got {priority!r}")
+
+
+def _options(wait, timeout, rounding="strict", label=None, runtime_dir=None, priority=0):
     o = _capi.ClaimOptions()
+    o.priority = priority
     if wait:
         o.flags |= _capi.GCTX_CLAIM_WAIT
         o.timeout_ms = -1 if timeout is None else int(timeout * 1000)
@@ -83,14 +97,15 @@ class Claim(Handle):
     """SMs of a device held by this process. Entered with `with`, it gives a GreenContext on
     its SMs and releases both at the end; resize() grows or shrinks it in place."""
 
-    __slots__ = ("_context",)
+    __slots__ = ("_context", "_priority")
     _release = "gctx_claim_release"
     _info_call, _info_type = "gctx_claim_get_info", _capi.ClaimInfo
 
     def __init__(self, num_sms=None, *, request=None, wait=False, timeout=None, device_id=None,
-                 rounding="strict", label=None, runtime_dir=None):
+                 rounding="strict", label=None, runtime_dir=None, priority="throughput"):
         self._h, self._info, self._context = None, None, None
-        options = _options(wait, timeout, rounding, label, runtime_dir)
+        self._priority = _priority(priority)
+        options = _options(wait, timeout, rounding, label, runtime_dir, self._priority)
         out = ctypes.c_void_p()
         check(lib.gctx_claim_acquire(device_ordinal(device_id),
                                      _request(num_sms, request).encode(),
@@ -122,12 +137,41 @@ class Claim(Handle):
         check(lib.gctx_claim_partition(self._handle, ctypes.byref(out)))
         return SMPartition._wrap(out.value)
 
-    def resize(self, num_sms=None, *, request=None, wait=False, timeout=None, rounding="strict"):
+    def resize(self, num_sms=None, *, request=None, wait=False, timeout=None, rounding="strict",
+               priority=None):
         """Grows or shrinks the claim; contexts asked for after it are on the new SMs (work
-        already submitted on the claim's own stream is waited for by events)."""
-        options = _options(wait, timeout, rounding)
+        already submitted on the claim's own stream is waited for by events). While it waits
+        (wait=True) its want is posted at priority (None: the claim's own)."""
+        if priority is not None:
+            self._priority = _priority(priority)
+        options = _options(wait, timeout, rounding, priority=self._priority)
         check(lib.gctx_claim_resize(self._handle, _request(num_sms, request).encode(),
                                     ctypes.byref(options), None))
+
+    def pressure(self):
+        """The SMs other tenants of at least this claim's priority wait for (0: nobody): ask
+        once per step, and give them back with resize() to cooperate. Cheap (one readdir of
+        the registry, no lock)."""
+        wanted = ctypes.c_uint()
+        check(lib.gctx_claim_pressure(self._handle, ctypes.byref(wanted)))
+        return wanted.value
+
+    def cooperate(self, allowed_sms=None, *, minimum_sms=8):
+        """One step of a cooperative tenant, between two of its steps: gives back what waiters
+        of at least its priority want (never below minimum_sms), shrinks to allowed_sms (a
+        controller's decision for it) and, when nobody waits, grows toward allowed_sms with
+        the SMs free now (no waiting). Returns the claim's SM count after."""
+        have, wanted = self.sm_count, self.pressure()
+        target = have if allowed_sms is None else count("allowed_sms", allowed_sms)
+        if wanted:
+            target = min(target, have - wanted)
+        target = max(target, minimum_sms)
+        if target < have or (target > have and not wanted):
+            try:
+                self.resize(target, rounding="down")  # never above what is allowed
+            except BusyError:
+                pass  # another tenant took the free SMs first: stay, ask again next step
+        return self.sm_count
 
     def export(self):
         """The token a process started by this one joins with (Claim.join)."""
@@ -140,7 +184,7 @@ class Claim(Handle):
         out = ctypes.c_void_p()
         check(lib.gctx_claim_join(device_ordinal(device_id), token.encode(), ctypes.byref(out)))
         self = cls._wrap(out.value)
-        self._context = None
+        self._context, self._priority = None, _capi.GCTX_CLAIM_PRIORITY_THROUGHPUT
         return self
 
     def __enter__(self):
@@ -155,13 +199,15 @@ class Claim(Handle):
 
 
 def claim(num_sms=None, *, request=None, wait=False, timeout=None, device_id=None,
-          rounding="strict", label=None, runtime_dir=None):
+          rounding="strict", label=None, runtime_dir=None, priority="throughput"):
     """Claims SMs of a device: `with greenctx.claim(num_sms=16) as ctx:` gives a GreenContext
     on them. request takes the C syntax ("16", "25%", "rest"); wait queues for the SMs, up to
     timeout seconds (None: forever). Raises BusyError naming the holders when they are taken,
-    InsufficientSMsError (naming the nearest counts) for a count no set of granules gives."""
+    InsufficientSMsError (naming the nearest counts) for a count no set of granules gives.
+    priority ("throughput", "latency" or 0 .. 100): holders yield to waiters of at least
+    their own (Claim.pressure)."""
     return Claim(num_sms, request=request, wait=wait, timeout=timeout, device_id=device_id,
-                 rounding=rounding, label=label, runtime_dir=runtime_dir)
+                 rounding=rounding, label=label, runtime_dir=runtime_dir, priority=priority)
 
 
 def claims(device_id=None, runtime_dir=None):

@@ -80,3 +80,92 @@ def test_mps_info_without_a_daemon(monkeypatch, tmp_path):
     info = greenctx.mps_info()
     assert info.pipe_dir == str(tmp_path / "no-mps")
     assert (info.daemon_running, info.active_thread_percentage) == (False, 100)
+
+
+WAITER = """
+import sys, greenctx
+c = greenctx.claim(num_sms=int(sys.argv[1]), wait=True, priority=sys.argv[2],
+                   runtime_dir=sys.argv[3])
+print(c.sm_count, flush=True)
+sys.stdin.readline()
+"""
+
+
+def _pressure_reaching(claim, expected, seconds=10):
+    end = time.monotonic() + seconds
+    while claim.pressure() != expected and time.monotonic() < end:
+        time.sleep(0.01)
+    return claim.pressure()
+
+
+def test_a_holder_sees_a_latency_waiter_and_yields_to_it(sim, rt):
+    import subprocess
+    import sys
+    holder = greenctx.Claim(request="rest", runtime_dir=rt)
+    assert holder.pressure() == 0
+    waiter = subprocess.Popen([sys.executable, "-c", WAITER, "32", "latency", rt],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert _pressure_reaching(holder, 32) == 32
+        holder.resize(holder.sm_count - holder.pressure())
+        assert waiter.stdout.readline().strip() == "32"
+        held = greenctx.claims(runtime_dir=rt)
+        assert sorted(c.sm_count for c in held) == [32, 100]
+        assert not set(held[0].granules) & set(held[1].granules)
+        assert holder.pressure() == 0
+    finally:
+        waiter.communicate("\n", timeout=30)
+    holder.close()
+
+
+def test_a_latency_holder_ignores_a_throughput_waiter(sim, rt):
+    import subprocess
+    import sys
+    latency = greenctx.Claim(num_sms=64, runtime_dir=rt, priority="latency")
+    throughput = greenctx.Claim(request="rest", runtime_dir=rt)
+    waiter = subprocess.Popen([sys.executable, "-c", WAITER, "8", "throughput", rt],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert _pressure_reaching(throughput, 8) == 8
+        assert latency.pressure() == 0
+    finally:
+        waiter.kill()
+        waiter.communicate(timeout=30)
+    assert throughput.pressure() == 0  # its want went with it
+    with pytest.raises(ValueError, match="priority must be"):
+        greenctx.Claim(num_sms=8, runtime_dir=rt, priority="urgent")
+    latency.close()
+    throughput.close()
+
+
+def test_cooperate_yields_to_a_waiter_then_follows_the_controller(sim, rt):
+    import subprocess
+    import sys
+    holder = greenctx.Claim(request="rest", runtime_dir=rt)
+    assert holder.cooperate() == 132  # nobody waits, nothing allowed: as it is
+    waiter = subprocess.Popen([sys.executable, "-c", WAITER, "40", "latency", rt],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert _pressure_reaching(holder, 40) == 40
+        assert holder.cooperate(allowed_sms=120) == 92  # 132 - 40
+        assert waiter.stdout.readline().strip() == "40"
+        assert holder.cooperate(allowed_sms=120) == 92  # nothing free to grow into
+    finally:
+        waiter.communicate("\n", timeout=30)
+    assert holder.cooperate(allowed_sms=120) == 120  # the waiter ended: grows to the allowed
+    assert holder.cooperate(allowed_sms=64) == 64
+    holder.close()
+
+
+def test_the_elastic_tenants_example_grows_and_yields(sim, rt):
+    """examples/elastic_tenants.py: the latency tenant gets its 64 SMs at each burst."""
+    import subprocess
+    import sys
+    example = os.path.join(os.path.dirname(__file__), "..", "..", "examples",
+                           "elastic_tenants.py")
+    r = subprocess.run([sys.executable, example, "--seconds", "2.5"], capture_output=True,
+                       text=True, timeout=60, env={**os.environ, "GREENCTX_RUNTIME_DIR": rt})
+    assert r.returncode == 0, r.stderr
+    grew = [line for line in r.stdout.splitlines() if line.startswith("latency: grew to 64")]
+    assert len(grew) >= 2, r.stdout
+    assert "throughput: 68 SMs (the controller allows 68)" in r.stdout

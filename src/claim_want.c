@@ -1,0 +1,184 @@
+/* Wants: a tenant waiting for SMs posts how many it lacks in the registry, so that holders
+ * can give them back (gctx_claim_pressure); the waiter wakes when a claim shrinks or ends. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/inotify.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "claim.h"
+#include "log.h"
+
+/* ---- a want's name: what the holders read without opening it ---- */
+
+/* "want-<pid>-<n>-p<priority>-s<sms>": the SMs change by a rename (atomic, the inode and so
+ * the waiter's lock kept), so a reader without the registry lock never sees half of one. */
+static void want_name(const gctx__want *w, char *out, size_t size)
+{
+    snprintf(out, size, "want-%d-%u-p%d-s%u", w->pid, w->seq, w->priority, w->sms);
+}
+
+static int parse_want_name(const char *name, int *pid, int *priority, unsigned *sms)
+{
+    unsigned seq;
+    char end;
+    return sscanf(name, "want-%d-%u-p%d-s%u%c", pid, &seq, priority, sms, &end) == 4;
+}
+
+/* ---- the waiter ---- */
+
+static atomic_uint next_want;
+
+static void post_failed(const char *what, const char *path)
+{
+    GCTX__INFO("claims: can't %s the want %s (%s); waiting without it: holders won't see "
+                  "it", what, path, strerror(errno));
+}
+
+void gctx__want_post(gctx__registry *reg, gctx__want *w, unsigned sms, int priority,
+                     const char *claim_file)
+{
+    char path[640];
+    if (w->fd >= 0) {
+        if (w->sms == sms)
+            return;
+        gctx__want moved = *w;
+        moved.sms = sms;
+        char name[96];
+        want_name(&moved, name, sizeof name);
+        snprintf(path, sizeof path, "%s/%s", reg->dir, name);
+        if (rename(w->path, path) == 0) {
+            *w = moved;
+            snprintf(w->path, sizeof w->path, "%s", path);
+        } else {
+            post_failed("update", w->path);
+        }
+        return;
+    }
+    w->pid = (int)getpid();
+    w->seq = atomic_fetch_add(&next_want, 1);
+    w->priority = priority;
+    w->sms = sms;
+    char name[96], text[256];
+    want_name(w, name, sizeof name);
+    snprintf(path, sizeof path, "%s/%s", reg->dir, name);
+    /* Created and locked under the registry lock: a scan (which holds it) never finds it
+     * unheld while its waiter lives. */
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, reg->shared ? 0644 : 0600);
+    if (fd < 0) {
+        post_failed("post", path);
+        return;
+    }
+    snprintf(text, sizeof text, "pid %d\nclaim %s\nsince %lld\n", w->pid,
+             claim_file && *claim_file ? claim_file : "-", gctx__now_ns());
+    size_t len = strlen(text);
+    if (flock(fd, LOCK_SH) != 0 || write(fd, text, len) != (ssize_t)len) {
+        post_failed("write", path);
+        unlink(path);
+        close(fd);
+        return;
+    }
+    w->fd = fd;
+    snprintf(w->path, sizeof w->path, "%s", path);
+}
+
+void gctx__want_end(gctx__want *w)
+{
+    if (w->fd < 0)
+        return;
+    unlink(w->path);
+    close(w->fd);
+    w->fd = -1;
+}
+
+int gctx__registry_watch(const gctx__registry *reg)
+{
+    int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    /* A claim rewritten smaller, a claim file removed: the moments SMs come free. */
+    if (fd >= 0 && inotify_add_watch(fd, reg->dir, IN_MODIFY | IN_DELETE) < 0) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+int gctx__claim_wait_step(long long start_ns, int timeout_ms, unsigned *step_ms, int watch_fd)
+{
+    long long elapsed_ms = (gctx__now_ns() - start_ns) / 1000000;
+    if (timeout_ms >= 0 && elapsed_ms >= timeout_ms)
+        return 0;
+    unsigned ms = *step_ms;
+    if (timeout_ms >= 0 && ms > timeout_ms - elapsed_ms)
+        ms = (unsigned)(timeout_ms - elapsed_ms);
+    if (watch_fd >= 0) {
+        struct pollfd p = {watch_fd, POLLIN, 0};
+        if (poll(&p, 1, (int)ms) > 0) {
+            char events[4096];
+            while (read(watch_fd, events, sizeof events) > 0)
+                ;
+        }
+    } else {
+        struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000};
+        while (nanosleep(&t, &t) != 0 && errno == EINTR)
+            ;
+    }
+    *step_ms = *step_ms * 2 > 100 ? 100 : *step_ms * 2;
+    return 1;
+}
+
+/* ---- the holders ---- */
+
+/* 1 when the want fd reads is this claim's own (a resize of it waiting). */
+static int own_want(int fd, const char *claim_file)
+{
+    char text[256];
+    ssize_t n = pread(fd, text, sizeof text - 1, 0);
+    if (n <= 0)
+        return 0;
+    text[n] = '\0';
+    const char *line = strstr(text, "\nclaim ");
+    size_t len = strlen(claim_file);
+    return line && strncmp(line + 7, claim_file, len) == 0 && line[7 + len] == '\n';
+}
+
+gctx_status gctx_claim_pressure(const gctx_claim *claim, unsigned *wanted_sms)
+{
+    gctx_status s = gctx__handle_resolve(&claim, GCTX__TYPE_CLAIM, "claim");
+    if (s != GCTX_SUCCESS)
+        return s;
+    if (!wanted_sms)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "wanted_sms (the output) is NULL");
+    DIR *d = opendir(claim->registry_dir);
+    if (!d)
+        return gctx__fail(GCTX_ERROR_REGISTRY,
+                          "can't read the claims registry %s: %s (the claim's registry was "
+                          "removed: claim SMs anew)",
+                          claim->registry_dir, strerror(errno));
+    int mine = atomic_load(&((gctx_claim *)claim)->priority), self = (int)getpid();
+    unsigned total = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        int pid, priority;
+        unsigned sms;
+        if (!parse_want_name(e->d_name, &pid, &priority, &sms) || priority < mine)
+            continue;
+        int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue; /* granted meanwhile */
+        /* Unheld: its waiter ended; the next registry scan removes the file. */
+        int live = flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+        if (live && !(pid == self && own_want(fd, claim->file)))
+            total += sms;
+        close(fd);
+    }
+    closedir(d);
+    *wanted_sms = total;
+    return GCTX_SUCCESS;
+}
