@@ -172,7 +172,7 @@ ps)
     grep -E "^ +$p +[^ ]+ +16 " "$out" >/dev/null || fail "ps has no row for $p with 16 SMs"
     has "$out" "job 7"
     # The documented shape (docs/tenants.md).
-    ps_check "set(d) == {'mps', 'sm_ids_note', 'devices'}" \
+    ps_check "set(d) == {'greenctx_version', 'schema', 'mps', 'sm_ids_note', 'devices'} and d['schema'] == 'greenctx.ps/1'" \
         "set(d['mps']) == {'daemon_running', 'pipe_dir', 'active_thread_percentage', 'pinned_mem_limit'}" \
         "d['mps']['daemon_running'] is False and d['mps']['pinned_mem_limit'] is None" \
         "set(dev) == {'device', 'registry', 'sm_count', 'free_sms', 'granules', 'claims', 'events'}" \
