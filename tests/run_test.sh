@@ -223,6 +223,13 @@ children)
     # exec replaces the process: its part is written before, so both images are in it.
     run 0 --sim h200 run --sms 16 --report "$report" -- "$probe" parent 16 exec confined 16
     report_has 'len({p["pid"] for p in r["processes"]}) == 1' 'len(r["processes"]) == 2'
+    # Without --report the program holds the claim alone: its exec hands the claim on to the
+    # program it becomes, which joins it and gives it back when it ends (released, not died).
+    run 0 --sim h200 run --sms 16 -- "$probe" parent 16 exec confined 16
+    run 0 --sim h200 run --sms 16 -- "$probe" parent 16 execve confined 16
+    "$tool" --sim h200 ps --json >"$report" 2>/dev/null || fail "ps --json failed"
+    report_has 'r["devices"][0]["claims"] == []' \
+        'all(e["kind"] == "released" for e in r["devices"][0]["events"])'
     ;;
 wrappers)
     # Confinement follows the program through wrappers that don't use CUDA, under dash and
