@@ -276,6 +276,21 @@ report)
     run 1 --sim h200 run --sms 16 --report "$report" -- "$probe" no_part
     has "$err" "is incomplete: 1 process(es) used CUDA"
     report_has 'r["complete"] is False' 'len(r["processes_missing"]) == 1' 'r["processes"] == []'
+    # A folder where the parts' directory can't be made (its path would pass PATH_MAX): exit
+    # 1, nothing run, and the claim taken for the run given back (released, not died).
+    long=$(python3 -c 'import os, sys
+d = sys.argv[1]
+while len(d) < 4085:
+    d += "/" + "d" * min(200, 4085 - len(d) - 1)
+os.makedirs(d)
+print(d)' "$copy/long")
+    run 1 --sim h200 run --sms 16 --report "$long/r" -- "$probe" confined 16
+    has "$err" "the report's directory"
+    not_started
+    rm -rf "$copy/long"
+    "$tool" --sim h200 ps --json >"$report" 2>/dev/null || fail "ps --json failed"
+    report_has 'r["devices"][0]["claims"] == []' \
+        'all(e["kind"] == "released" for e in r["devices"][0]["events"])'
     # The tool is the program's parent: a signal sent to it reaches the program, the report is
     # still merged, and the tool ends by the same signal.
     "$tool" --sim h200 run --sms 16 --report "$report" -- "$probe" sleep 30 >"$out" 2>"$err" &
