@@ -286,6 +286,9 @@ sweep)
     hold s --sms 64
     run 0 --sim h200 run --sweep 16,32 -- "$probe" noop
     has "$err" "on 16 of 132 SMs (claimed granules"
+    # Without MPS, the other tenant is named once per run, not once per size.
+    [ "$(grep -c 'another tenant holds SMs' "$err")" = 1 ] ||
+        fail "the warning without MPS was not said once: $(cat "$err")"
     run 1 --sim h200 run --sweep 16,72 -- "$probe" noop
     has "$err" "--wait"
     release s
