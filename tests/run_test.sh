@@ -38,6 +38,12 @@ for e in sys.argv[2:]:
     assert eval(e), e
 PY
 }
+# Every claim of the runs so far given back by a release, none left to die (greenctx ps).
+claims_released() {
+    "$tool" --sim h200 ps --json >"$report" 2>/dev/null || fail "ps --json failed"
+    report_has 'r["devices"][0]["claims"] == []' \
+        'all(e["kind"] == "released" for e in r["devices"][0]["events"])'
+}
 not_started() { [ -s "$out" ] && fail "the program ran: its output is not empty"; }
 # The preload without the tool: LD_PRELOAD and the variables set by hand.
 preload_run() {
@@ -227,9 +233,7 @@ children)
     # program it becomes, which joins it and gives it back when it ends (released, not died).
     run 0 --sim h200 run --sms 16 -- "$probe" parent 16 exec confined 16
     run 0 --sim h200 run --sms 16 -- "$probe" parent 16 execve confined 16
-    "$tool" --sim h200 ps --json >"$report" 2>/dev/null || fail "ps --json failed"
-    report_has 'r["devices"][0]["claims"] == []' \
-        'all(e["kind"] == "released" for e in r["devices"][0]["events"])'
+    claims_released
     ;;
 wrappers)
     # Confinement follows the program through wrappers that don't use CUDA, under dash and
@@ -288,9 +292,7 @@ print(d)' "$copy/long")
     has "$err" "the report's directory"
     not_started
     rm -rf "$copy/long"
-    "$tool" --sim h200 ps --json >"$report" 2>/dev/null || fail "ps --json failed"
-    report_has 'r["devices"][0]["claims"] == []' \
-        'all(e["kind"] == "released" for e in r["devices"][0]["events"])'
+    claims_released
     # The tool is the program's parent: a signal sent to it reaches the program, the report is
     # still merged, and the tool ends by the same signal.
     "$tool" --sim h200 run --sms 16 --report "$report" -- "$probe" sleep 30 >"$out" 2>"$err" &
