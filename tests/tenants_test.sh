@@ -281,6 +281,10 @@ fault)
     ps_check "any(e['kind'] == 'fault' and e['cuda_result'] == 700 for e in dev['events'])"
     run 0 --sim h200 ps
     has "$out" "fault"
+    # Every CUresult the library holds sticky, 721 (a kernel left tensor memory) too.
+    run 0 --sim h200 run --sms 16 -- env GREENCTX_SIM_FAIL=cuStreamQuery:1:721 "$probe" noop
+    has "$err" "721"
+    ps_check "any(e['kind'] == 'fault' and e['cuda_result'] == 721 for e in dev['events'])"
     ;;
 sweep)
     hold s --sms 64
