@@ -282,7 +282,9 @@ fault)
     run 0 --sim h200 ps
     has "$out" "fault"
     # Every CUresult the library holds sticky, 721 (a kernel left tensor memory) too.
-    run 0 --sim h200 run --sms 16 -- env GREENCTX_SIM_FAIL=cuStreamQuery:1:721 "$probe" noop
+    export GREENCTX_SIM_FAIL=cuStreamQuery:1:721 # not env(1): a sanitizer build's preload can't load there
+    run 0 --sim h200 run --sms 16 -- "$probe" noop
+    unset GREENCTX_SIM_FAIL
     has "$err" "721"
     ps_check "any(e['kind'] == 'fault' and e['cuda_result'] == 721 for e in dev['events'])"
     ;;
