@@ -172,7 +172,8 @@ ps)
     grep -E "^ +$p +[^ ]+ +16 " "$out" >/dev/null || fail "ps has no row for $p with 16 SMs"
     has "$out" "job 7"
     # The documented shape (docs/tenants.md).
-    ps_check "set(d) == {'greenctx_version', 'schema', 'mps', 'sm_ids_note', 'devices'} and d['schema'] == 'greenctx.ps/1'" \
+    ps_check "set(d) == {'greenctx_version', 'schema', 'mps', 'sm_ids_note', 'devices'}" \
+        "d['schema'] == 'greenctx.ps/1'" \
         "set(d['mps']) == {'daemon_running', 'pipe_dir', 'active_thread_percentage', 'pinned_mem_limit'}" \
         "d['mps']['daemon_running'] is False and d['mps']['pinned_mem_limit'] is None" \
         "set(dev) == {'device', 'registry', 'sm_count', 'free_sms', 'granules', 'claims', 'events'}" \
@@ -282,7 +283,8 @@ fault)
     run 0 --sim h200 ps
     has "$out" "fault"
     # Every CUresult the library holds sticky, 721 (a kernel left tensor memory) too.
-    export GREENCTX_SIM_FAIL=cuStreamQuery:1:721 # not env(1): a sanitizer build's preload can't load there
+    # (Not through env(1): a sanitizer build's preload can't load there.)
+    export GREENCTX_SIM_FAIL=cuStreamQuery:1:721
     run 0 --sim h200 run --sms 16 -- "$probe" noop
     unset GREENCTX_SIM_FAIL
     has "$err" "721"
