@@ -882,9 +882,11 @@ GCTX_API gctx_status gctx_claim_report_fault(gctx_claim *claim, int cuda_result)
 GCTX_API gctx_status gctx_claim_export(const gctx_claim *claim, char *token, size_t size);
 /* Joins a claim exported by a parent (the lock's descriptor inherited, or, when a program
  * closed it, the claim file opened again while its holder lives): the same SMs, held as long
- * as any process of the tenant lives. An inherited descriptor is taken over (closed; the
- * claim keeps a close-on-exec copy), so the last member's release gives the SMs back. GCTX_ERROR_INVALID_ARGUMENT for a malformed token,
- * GCTX_ERROR_REGISTRY when the claim is no longer held or is for another device. */
+ * as any process of the tenant lives. An inherited descriptor is taken over (made
+ * close-on-exec, its number kept: the token stays true for a program this one execs with the
+ * descriptor made inheritable again), so the last member's release gives the SMs back.
+ * GCTX_ERROR_INVALID_ARGUMENT for a malformed token, GCTX_ERROR_REGISTRY when the claim is no
+ * longer held or is for another device. */
 GCTX_API gctx_status gctx_claim_join(int device, const char *token, gctx_claim **claim);
 
 /* MPS as this process sees it: green contexts of different processes run at the same time

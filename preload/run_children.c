@@ -20,6 +20,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -168,22 +169,43 @@ void run_release_children(void)
         free(ld);
 }
 
+/* Across an exec the claims go with the program, which joins them with the same token
+ * (children confined, the default): their descriptors, close-on-exec since the join, are
+ * made inheritable for the exec, and close-on-exec again when it fails. Without this, a
+ * process that was the claim's last holder would give it up by its exec, and the program it
+ * becomes would be stopped, its claim gone. Released children get no claim. */
+static void hand_claims_on(int on)
+{
+    if (atomic_load(&releasing))
+        return;
+    for (unsigned i = 0; i < run.nb_devices; i++)
+        if (run.devices[i].claim && run.devices[i].claim_fd >= 0)
+            fcntl(run.devices[i].claim_fd, F_SETFD, on ? 0 : FD_CLOEXEC);
+}
+
+/* Writes the report part, then calls the C library's exec fn(...) with the claims handed on. */
+#define EXEC_WITH_CLAIMS(fn, ...)                                                                 \
+    do {                                                                                           \
+        run_report_write_part();                                                                   \
+        if (!(fn))                                                                                 \
+            return errno = ENOSYS, -1;                                                             \
+        hand_claims_on(1);                                                                         \
+        int rc_ = (fn)(__VA_ARGS__), err_ = errno;                                                 \
+        hand_claims_on(0);                                                                         \
+        errno = err_;                                                                              \
+        return rc_;                                                                                \
+    } while (0)
+
 static int call_execve(const char *path, char *const argv[], char *const envp[])
 {
     CHILD_ENV(env, envp);
-    run_report_write_part();
-    if (!real.execve)
-        return errno = ENOSYS, -1;
-    return real.execve(path, argv, env);
+    EXEC_WITH_CLAIMS(real.execve, path, argv, env);
 }
 
 static int call_execvpe(const char *file, char *const argv[], char *const envp[])
 {
     CHILD_ENV(env, envp);
-    run_report_write_part();
-    if (!real.execvpe)
-        return errno = ENOSYS, -1;
-    return real.execvpe(file, argv, env);
+    EXEC_WITH_CLAIMS(real.execvpe, file, argv, env);
 }
 
 RUN_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
@@ -206,20 +228,14 @@ RUN_EXPORT int execvp(const char *file, char *const argv[])
 RUN_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
     CHILD_ENV(env, envp);
-    run_report_write_part();
-    if (!real.fexecve)
-        return errno = ENOSYS, -1;
-    return real.fexecve(fd, argv, env);
+    EXEC_WITH_CLAIMS(real.fexecve, fd, argv, env);
 }
 
 RUN_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
                         int flags)
 {
     CHILD_ENV(env, envp);
-    run_report_write_part();
-    if (!real.execveat)
-        return errno = ENOSYS, -1;
-    return real.execveat(dirfd, path, argv, env, flags);
+    EXEC_WITH_CLAIMS(real.execveat, dirfd, path, argv, env, flags);
 }
 
 /* posix_spawn does not replace this process: no report part to write. */

@@ -5,33 +5,15 @@
  * and exit status pass through unchanged; this only adds one line on stderr. */
 #include <stdio.h>
 
+#include "cuda_abi.h" /* gcu_result_is_sticky: the library's own list of sticky CUresults */
 #include "run_preload.h"
 
 typedef cu_result (*cu_stream_query_fn)(CUstream stream);
 
-/* The CUresults after which a context is unusable (cuda.h: "the process must be
- * terminated and relaunched"). */
-static int sticky(cu_result r)
-{
-    switch (r) {
-    case 700: /* CUDA_ERROR_ILLEGAL_ADDRESS */
-    case 702: /* CUDA_ERROR_LAUNCH_TIMEOUT */
-    case 710: /* CUDA_ERROR_ASSERT */
-    case 714: /* CUDA_ERROR_HARDWARE_STACK_ERROR */
-    case 715: /* CUDA_ERROR_ILLEGAL_INSTRUCTION */
-    case 716: /* CUDA_ERROR_MISALIGNED_ADDRESS */
-    case 717: /* CUDA_ERROR_INVALID_ADDRESS_SPACE */
-    case 718: /* CUDA_ERROR_INVALID_PC */
-    case 719: /* CUDA_ERROR_LAUNCH_FAILED */
-        return 1;
-    default: return 0;
-    }
-}
-
 void run_fault_seen(run_device *d, cu_result result)
 {
     static atomic_int reported;
-    if (!sticky(result) || !d || !d->claim || atomic_exchange(&reported, 1))
+    if (!gcu_result_is_sticky(result) || !d || !d->claim || atomic_exchange(&reported, 1))
         return;
     run_inside++;
     gctx_status s = gctx_claim_report_fault(d->claim, result);

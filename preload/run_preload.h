@@ -68,6 +68,8 @@ typedef struct run_device {
     gctx_claim *claim;     /* the tenant's claim the context is on, or NULL (--shared, or
                               given back at exit) */
     gctx_claim_info claim_info; /* the claim as it was joined (claim_info.size 0: none) */
+    int claim_fd;          /* the claim's lock descriptor at the token's number (close-on-exec),
+                              or -1: what an exec hands on (run_children.c) */
     gctx_stream *probe;    /* the claim's stream: where a fault is seen at exit */
     run_device_plan plan;
     unsigned long long green_id;

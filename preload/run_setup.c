@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -112,6 +113,27 @@ static void observe(run_device *d)
     }
 }
 
+/* The token's descriptor ("v1:DIR:FILE:FD") when it is the claim file's, as gctx_claim_join
+ * leaves an inherited one; else -1 (the claim file was opened again, at another number). */
+static int token_descriptor(const char *token)
+{
+    const char *fd_sep = strrchr(token, ':'), *file_sep = NULL;
+    for (const char *p = token + 3; fd_sep && p < fd_sep; p++)
+        if (*p == ':')
+            file_sep = p;
+    char path[1024];
+    struct stat fd_st, file_st;
+    if (!file_sep || strncmp(token, "v1:", 3) != 0)
+        return -1;
+    int fd = atoi(fd_sep + 1);
+    snprintf(path, sizeof path, "%.*s/%.*s", (int)(file_sep - token - 3), token + 3,
+             (int)(fd_sep - file_sep - 1), file_sep + 1);
+    return fd >= 0 && fstat(fd, &fd_st) == 0 && stat(path, &file_st) == 0 &&
+                   fd_st.st_dev == file_st.st_dev && fd_st.st_ino == file_st.st_ino
+               ? fd
+               : -1;
+}
+
 /* The tenant's claim, taken by greenctx run before the program started: the green context
  * is made on exactly its SMs, so two runs never share SMs. Without it the program would run
  * on SMs another tenant may hold: it is stopped. */
@@ -135,6 +157,7 @@ static void join_claim(run_device *d, const char *request)
         run_die("device %d: no green context on the claim's SMs (%s: %s)", d->ordinal,
                 gctx_status_name(s), gctx_last_error());
     d->plan.sm_count = info->sm_count;
+    d->claim_fd = token_descriptor(token);
 }
 
 static void confine(run_device *d, int ordinal, const char *request)

@@ -69,19 +69,19 @@ static gctx_status parse_token(const char *token, token_parts *t)
 }
 
 /* The inherited descriptor, when it is still the claim file's: it shares the open file
- * description, and so the lock, with the holder's. The claim takes it over (a close-on-exec
- * copy, the original closed), so that its release is this member's last hold. -1 when the
- * program closed it or reused the number. */
+ * description, and so the lock, with the holder's. The claim takes it over, made
+ * close-on-exec, so that its release is this member's last hold; it keeps its number, the
+ * token's, so that a member that hands the claim on across its own exec (greenctx run's
+ * preload) passes a token that is still true. -1 when the program closed it or reused the
+ * number. */
 static int inherited(const token_parts *t, const char *path)
 {
     struct stat fd_st, file_st;
     if (t->fd < 0 || fstat(t->fd, &fd_st) != 0 || stat(path, &file_st) != 0 ||
         fd_st.st_dev != file_st.st_dev || fd_st.st_ino != file_st.st_ino)
         return -1;
-    int fd = fcntl(t->fd, F_DUPFD_CLOEXEC, 0);
-    if (fd >= 0)
-        close(t->fd);
-    return fd;
+    int flags = fcntl(t->fd, F_GETFD);
+    return flags >= 0 && fcntl(t->fd, F_SETFD, flags | FD_CLOEXEC) == 0 ? t->fd : -1;
 }
 
 gctx_status gctx_claim_join(int device, const char *token, gctx_claim **claim)

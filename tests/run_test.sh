@@ -38,6 +38,12 @@ for e in sys.argv[2:]:
     assert eval(e), e
 PY
 }
+# Every claim of the runs so far given back by a release, none left to die (greenctx ps).
+claims_released() {
+    "$tool" --sim h200 ps --json >"$report" 2>/dev/null || fail "ps --json failed"
+    report_has 'r["devices"][0]["claims"] == []' \
+        'all(e["kind"] == "released" for e in r["devices"][0]["events"])'
+}
 not_started() { [ -s "$out" ] && fail "the program ran: its output is not empty"; }
 # The preload without the tool: LD_PRELOAD and the variables set by hand.
 preload_run() {
@@ -223,6 +229,11 @@ children)
     # exec replaces the process: its part is written before, so both images are in it.
     run 0 --sim h200 run --sms 16 --report "$report" -- "$probe" parent 16 exec confined 16
     report_has 'len({p["pid"] for p in r["processes"]}) == 1' 'len(r["processes"]) == 2'
+    # Without --report the program holds the claim alone: its exec hands the claim on to the
+    # program it becomes, which joins it and gives it back when it ends (released, not died).
+    run 0 --sim h200 run --sms 16 -- "$probe" parent 16 exec confined 16
+    run 0 --sim h200 run --sms 16 -- "$probe" parent 16 execve confined 16
+    claims_released
     ;;
 wrappers)
     # Confinement follows the program through wrappers that don't use CUDA, under dash and
@@ -269,6 +280,19 @@ report)
     run 1 --sim h200 run --sms 16 --report "$report" -- "$probe" no_part
     has "$err" "is incomplete: 1 process(es) used CUDA"
     report_has 'r["complete"] is False' 'len(r["processes_missing"]) == 1' 'r["processes"] == []'
+    # A folder where the parts' directory can't be made (its path would pass PATH_MAX): exit
+    # 1, nothing run, and the claim taken for the run given back (released, not died).
+    long=$(python3 -c 'import os, sys
+d = sys.argv[1]
+while len(d) < 4085:
+    d += "/" + "d" * min(200, 4085 - len(d) - 1)
+os.makedirs(d)
+print(d)' "$copy/long")
+    run 1 --sim h200 run --sms 16 --report "$long/r" -- "$probe" confined 16
+    has "$err" "the report's directory"
+    not_started
+    rm -rf "$copy/long"
+    claims_released
     # The tool is the program's parent: a signal sent to it reaches the program, the report is
     # still merged, and the tool ends by the same signal.
     "$tool" --sim h200 run --sms 16 --report "$report" -- "$probe" sleep 30 >"$out" 2>"$err" &

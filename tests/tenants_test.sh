@@ -172,7 +172,8 @@ ps)
     grep -E "^ +$p +[^ ]+ +16 " "$out" >/dev/null || fail "ps has no row for $p with 16 SMs"
     has "$out" "job 7"
     # The documented shape (docs/tenants.md).
-    ps_check "set(d) == {'mps', 'sm_ids_note', 'devices'}" \
+    ps_check "set(d) == {'greenctx_version', 'schema', 'mps', 'sm_ids_note', 'devices'}" \
+        "d['schema'] == 'greenctx.ps/1'" \
         "set(d['mps']) == {'daemon_running', 'pipe_dir', 'active_thread_percentage', 'pinned_mem_limit'}" \
         "d['mps']['daemon_running'] is False and d['mps']['pinned_mem_limit'] is None" \
         "set(dev) == {'device', 'registry', 'sm_count', 'free_sms', 'granules', 'claims', 'events'}" \
@@ -281,11 +282,21 @@ fault)
     ps_check "any(e['kind'] == 'fault' and e['cuda_result'] == 700 for e in dev['events'])"
     run 0 --sim h200 ps
     has "$out" "fault"
+    # Every CUresult the library holds sticky, 721 (a kernel left tensor memory) too.
+    # (Not through env(1): a sanitizer build's preload can't load there.)
+    export GREENCTX_SIM_FAIL=cuStreamQuery:1:721
+    run 0 --sim h200 run --sms 16 -- "$probe" noop
+    unset GREENCTX_SIM_FAIL
+    has "$err" "721"
+    ps_check "any(e['kind'] == 'fault' and e['cuda_result'] == 721 for e in dev['events'])"
     ;;
 sweep)
     hold s --sms 64
     run 0 --sim h200 run --sweep 16,32 -- "$probe" noop
     has "$err" "on 16 of 132 SMs (claimed granules"
+    # Without MPS, the other tenant is named once per run, not once per size.
+    [ "$(grep -c 'another tenant holds SMs' "$err")" = 1 ] ||
+        fail "the warning without MPS was not said once: $(cat "$err")"
     run 1 --sim h200 run --sweep 16,72 -- "$probe" noop
     has "$err" "--wait"
     release s

@@ -247,6 +247,11 @@ PY
     check_json 0 greenctx.plan/1 --sim h200 plan 24 40 rest --json
     check_json 0 greenctx.map/1 --sim h200 map 24 rest --json
     check_json 1 greenctx.error/1 --sim h200 bench overhead --json --reps 1 --victim-sms 200
+    # The tenants' commands too; mps status without a daemon fails with its own document.
+    GREENCTX_RUNTIME_DIR=$(mktemp -d) && export GREENCTX_RUNTIME_DIR
+    check_json 0 greenctx.ps/1 --sim h200 ps --json
+    check_json 1 greenctx.mps/1 --sim h200 mps status --json
+    rm -rf "$GREENCTX_RUNTIME_DIR"
     ;;
 short_options)
     need_sim

@@ -206,22 +206,18 @@ static void print_env(const mps_setup *m)
 
 static void print_json(const mps_setup *m, int running, const char *servers)
 {
-    printf("{\"running\":%s,\"pipe_dir\":", running ? "true" : "false");
-    greenctx_json_string(stdout, m->pipe_dir);
-    printf(",\"log_dir\":");
-    greenctx_json_string(stdout, m->log_dir);
-    printf(",\"control\":");
-    greenctx_json_string(stdout, m->control[0] ? m->control : NULL);
-    printf(",\"servers\":[");
-    int first = 1;
+    json_writer w;
+    json_begin(&w, stdout, "greenctx.mps/1");
+    json_bool(&w, "running", running);
+    json_string(&w, "pipe_dir", m->pipe_dir);
+    json_string(&w, "log_dir", m->log_dir);
+    json_string(&w, "control", m->control[0] ? m->control : NULL);
+    json_array(&w, "servers");
     char copy[4096], *save = NULL;
     snprintf(copy, sizeof copy, "%s", servers ? servers : "");
-    for (char *w = strtok_r(copy, " \t\r\n", &save); w; w = strtok_r(NULL, " \t\r\n", &save)) {
-        printf("%s", first ? "" : ",");
-        greenctx_json_string(stdout, w);
-        first = 0;
-    }
-    printf("]}\n");
+    for (char *s = strtok_r(copy, " \t\r\n", &save); s; s = strtok_r(NULL, " \t\r\n", &save))
+        json_string(&w, NULL, s);
+    json_end(&w);
 }
 
 static int start(const greenctx_tool_options *opts, const mps_setup *m, int print_env_only)

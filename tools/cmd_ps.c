@@ -77,76 +77,91 @@ static gctx_status list_device(int device, device_listing *l)
     return s;
 }
 
-static void json_time(const char *key, long long ns)
+/* A time as nanoseconds (KEY_ns) and as local time (KEY). */
+static void json_time(json_writer *w, const char *key, long long ns)
 {
-    char when[32];
-    printf(",\"%s_ns\":%lld,\"%s\":", key, ns, key);
-    greenctx_json_string(stdout, tool_local_time(ns, when, sizeof when));
+    char when[32], key_ns[32];
+    snprintf(key_ns, sizeof key_ns, "%s_ns", key);
+    json_int(w, key_ns, ns);
+    json_string(w, key, tool_local_time(ns, when, sizeof when));
 }
 
-static void print_claim_json(const gctx_claim_info *c)
+static void json_claim(json_writer *w, const gctx_claim_info *c)
 {
-    printf("{\"pid\":%d,\"uid\":%u,\"user\":", c->pid, c->uid);
-    greenctx_json_string(stdout, c->user);
-    printf(",\"command\":");
-    greenctx_json_string(stdout, c->command);
-    printf(",\"label\":");
-    greenctx_json_string(stdout, c->label[0] ? c->label : NULL);
-    printf(",\"sm_count\":%u,\"granules\":[", c->sm_count);
+    json_object(w, NULL);
+    json_int(w, "pid", c->pid);
+    json_uint(w, "uid", c->uid);
+    json_string(w, "user", c->user);
+    json_string(w, "command", c->command);
+    json_string(w, "label", c->label[0] ? c->label : NULL);
+    json_uint(w, "sm_count", c->sm_count);
+    json_array(w, "granules");
     for (unsigned g = 0; g < c->nb_granules && g < GCTX_CLAIM_MAX_GRANULES; g++)
-        printf("%s%u", g ? "," : "", c->granules[g]);
-    printf("]");
-    json_time("since", c->since_ns);
-    printf(",\"age_s\":%.3f,\"mps\":%s,\"self\":%s,\"sm_ids\":null}",
-           tool_age_seconds(c->since_ns), c->mps ? "true" : "false", c->self ? "true" : "false");
+        json_uint(w, NULL, c->granules[g]);
+    json_close(w);
+    json_time(w, "since", c->since_ns);
+    json_fixed(w, "age_s", tool_age_seconds(c->since_ns), 3);
+    json_bool(w, "mps", c->mps);
+    json_bool(w, "self", c->self);
+    json_null(w, "sm_ids");
+    json_close(w);
 }
 
-static void print_device_json(const device_listing *l)
+static void json_device(json_writer *w, const device_listing *l)
 {
     const gctx_claim_usage *u = &l->usage;
-    printf("{\"device\":%d,\"registry\":", l->device);
-    greenctx_json_string(stdout, u->path);
-    printf(",\"sm_count\":%u,\"free_sms\":%u,\"granules\":[", u->sm_count, u->free_sms);
-    for (unsigned g = 0; g < u->nb_granules && g < GCTX_CLAIM_MAX_GRANULES; g++)
-        printf("%s{\"index\":%u,\"sm_count\":%u,\"free\":%s}", g ? "," : "", g,
-               u->granule_sms[g], u->granule_free[g] ? "true" : "false");
-    printf("],\"claims\":[");
-    for (unsigned i = 0; i < l->nb_claims; i++) {
-        if (i)
-            putchar(',');
-        print_claim_json(&l->claims[i]);
+    json_object(w, NULL);
+    json_int(w, "device", l->device);
+    json_string(w, "registry", u->path);
+    json_uint(w, "sm_count", u->sm_count);
+    json_uint(w, "free_sms", u->free_sms);
+    json_array(w, "granules");
+    for (unsigned g = 0; g < u->nb_granules && g < GCTX_CLAIM_MAX_GRANULES; g++) {
+        json_object(w, NULL);
+        json_uint(w, "index", g);
+        json_uint(w, "sm_count", u->granule_sms[g]);
+        json_bool(w, "free", u->granule_free[g]);
+        json_close(w);
     }
-    printf("],\"events\":[");
+    json_close(w);
+    json_array(w, "claims");
+    for (unsigned i = 0; i < l->nb_claims; i++)
+        json_claim(w, &l->claims[i]);
+    json_close(w);
+    json_array(w, "events");
     for (unsigned i = 0; i < l->nb_events; i++) {
         const gctx_claim_event *e = &l->events[i];
-        printf("%s{\"kind\":\"%s\"", i ? "," : "", event_name(e->kind));
-        json_time("time", e->time_ns);
-        printf(",\"pid\":%d,\"command\":", e->pid);
-        greenctx_json_string(stdout, e->command);
-        printf(",\"sm_count\":%u,\"cuda_result\":", e->sm_count);
+        json_object(w, NULL);
+        json_string(w, "kind", event_name(e->kind));
+        json_time(w, "time", e->time_ns);
+        json_int(w, "pid", e->pid);
+        json_string(w, "command", e->command);
+        json_uint(w, "sm_count", e->sm_count);
         if (e->kind == GCTX_CLAIM_EVENT_FAULT)
-            printf("%d}", e->cuda_result);
+            json_int(w, "cuda_result", e->cuda_result);
         else
-            printf("null}");
+            json_null(w, "cuda_result");
+        json_close(w);
     }
-    printf("]}");
+    json_close(w);
+    json_close(w);
 }
 
 static void print_json(const gctx_mps_info *mps, const device_listing *ls, int n)
 {
-    printf("{\"mps\":{\"daemon_running\":%s,\"pipe_dir\":", mps->daemon_running ? "true" : "false");
-    greenctx_json_string(stdout, mps->pipe_dir);
-    printf(",\"active_thread_percentage\":%d,\"pinned_mem_limit\":", mps->active_thread_percentage);
-    greenctx_json_string(stdout, mps->pinned_mem_limit[0] ? mps->pinned_mem_limit : NULL);
-    printf("},\"sm_ids_note\":");
-    greenctx_json_string(stdout, sm_ids_note);
-    printf(",\"devices\":[");
-    for (int i = 0; i < n; i++) {
-        if (i)
-            putchar(',');
-        print_device_json(&ls[i]);
-    }
-    printf("]}\n");
+    json_writer w;
+    json_begin(&w, stdout, "greenctx.ps/1");
+    json_object(&w, "mps");
+    json_bool(&w, "daemon_running", mps->daemon_running);
+    json_string(&w, "pipe_dir", mps->pipe_dir);
+    json_int(&w, "active_thread_percentage", mps->active_thread_percentage);
+    json_string(&w, "pinned_mem_limit", mps->pinned_mem_limit[0] ? mps->pinned_mem_limit : NULL);
+    json_close(&w);
+    json_string(&w, "sm_ids_note", sm_ids_note);
+    json_array(&w, "devices");
+    for (int i = 0; i < n; i++)
+        json_device(&w, &ls[i]);
+    json_end(&w);
 }
 
 static void print_device_text(const device_listing *l)

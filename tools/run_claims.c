@@ -53,15 +53,17 @@ int run_check_mps(const run_args *args)
     return GREENCTX_EXIT_OK;
 }
 
-/* Once per run: another tenant on a GPU this run confines, and no MPS. */
+/* Once per run (a sweep claims once per size): another tenant on a GPU this run confines,
+ * and no MPS. */
 static void warn_without_mps(const run_device_plan *plans, unsigned nb_plans)
 {
+    static int warned;
     gctx_mps_info mps = GCTX_MPS_INFO_INIT;
-    if (gctx_mps_get_info(&mps) != GCTX_SUCCESS || mps.daemon_running)
+    if (warned || gctx_mps_get_info(&mps) != GCTX_SUCCESS || mps.daemon_running)
         return;
     for (unsigned i = 0; i < nb_plans; i++) {
         gctx_claim_info others[8];
-        unsigned count = 0, shown = 0;
+        unsigned count = 0;
         for (unsigned k = 0; k < 8; k++)
             others[k] = (gctx_claim_info)GCTX_CLAIM_INFO_INIT;
         if (gctx_claim_list(plans[i].device, NULL, others, 8, &count, NULL) != GCTX_SUCCESS)
@@ -76,10 +78,10 @@ static void warn_without_mps(const run_device_plan *plans, unsigned nb_plans)
                     "throughput hog at 0.66x); %s\n",
                     plans[i].device, others[k].pid, others[k].user, others[k].sm_count,
                     others[k].command, mps.pipe_dir, MPS_HINT);
-            shown = 1;
+            warned = 1;
             break;
         }
-        if (shown)
+        if (warned)
             return;
     }
 }

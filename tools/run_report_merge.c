@@ -237,11 +237,14 @@ int run_with_report(run_args *args, const char *text, run_claims *claims)
     const char *slash = strrchr(args->report, '/');
     int n = snprintf(dir, sizeof dir, "%.*s/.greenctx-run-XXXXXX", (int)(slash - args->report),
                      args->report);
-    if (n < 0 || (size_t)n >= sizeof dir || !mkdtemp(dir))
+    if (n < 0 || (size_t)n >= sizeof dir || !mkdtemp(dir)) {
+        int err = n < 0 || (size_t)n >= sizeof dir ? ENAMETOOLONG : errno;
+        run_drop_claims(claims);
         return greenctx_tool_error(args->opts, GREENCTX_EXIT_FAILED, "report",
                                    "the report's directory %s could not be made: %s; the program "
                                    "was not started",
-                                   dir, strerror(errno));
+                                   dir, strerror(err));
+    }
     args->report_dir = dir;
     pid_t child =
         run_set_environment(args, text, claims) == 0 ? run_child_start(args->command, 0) : -1;
