@@ -10,6 +10,8 @@ if(TARGET greenctx_spank AND TARGET greenctx_sim)
     COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/slurm_test.sh ${CMAKE_CURRENT_BINARY_DIR}/slurm-test
             $<TARGET_FILE:greenctx_spank> $<TARGET_FILE:greenctx_preload>
             $<TARGET_FILE:greenctx_sim> $<TARGET_FILE:greenctx_tool> $<TARGET_FILE:run_probe>)
+  greenctx_test(slurm.symbols LABELS unit slurm
+    COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/plugin_symbols.sh $<TARGET_FILE:greenctx_spank>)
 else()
   greenctx_test(slurm LABELS slurm
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/skip.sh
