@@ -1269,9 +1269,11 @@ static int waiter_granted(waiter_run *w, unsigned *sms, long long *waited_us)
 /* Ends it (a line, or SIGKILL when kill_it): its exit status, or -1 for a signal. */
 static int end_waiter(waiter_run *w, int kill_it)
 {
+    /* A killed child's pipe has no reader: writing to it would raise SIGPIPE here. */
     if (kill_it)
         kill(w->pid, SIGKILL);
-    fputs("\n", w->in);
+    else
+        fputs("\n", w->in);
     fclose(w->in);
     fclose(w->out);
     int status = 0;
