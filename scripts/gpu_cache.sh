@@ -12,39 +12,24 @@ set -uo pipefail
 out=${OUT:-gpu-out}
 mkdir -p "$out"
 jobs=$(nproc)
-{
-  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1
-  git log -1 --format='commit %H %s' 2>/dev/null
-} | tee "$out/machine.txt"
+. "$(dirname "$0")/gpu_stages.sh"
+machine_info
 
-declare -A result
-step() { # step NAME COMMAND...: runs it, logs to $out/NAME.log, records PASS/FAIL
-  local name=$1
-  shift
-  if "$@" >"$out/$name.log" 2>&1; then result[$name]=PASS; else result[$name]="FAIL (exit $?)"; fi
-  echo "== $name: ${result[$name]}"
-  tail -n 25 "$out/$name.log"
-}
-
-step build bash -c "cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+stage build 600 bash -c "cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DGREENCTX_TEST_DRIVER=real && cmake --build build-gpu -j$jobs"
-if [ "${result[build]}" != PASS ]; then
-  echo "SUMMARY: FAIL (build)"
-  exit 1
-fi
-step cache timeout 150 build-gpu/tests/test_cache hits_only_for_the_same_sms other_sms_miss \
+passed build || { summary gpu_cache; exit 1; }
+stage cache 150 build-gpu/tests/test_cache hits_only_for_the_same_sms other_sms_miss \
   nested_partitions_hit_through_their_context bounded_least_recently_used_first \
   fresh_flag_and_bad_flags bad_arguments adopted_contexts_are_never_cached off_switch \
   streams_come_back_with_their_context \
   many_threads memory_flat_over_1000_repartitions memory_flat_over_100000_repartitions
 if [ -x build-gpu/tests/test_layouts ]; then
-  step layouts timeout 60 build-gpu/tests/test_layouts
+  stage layouts 60 build-gpu/tests/test_layouts
 fi
-step test_gpu bash -c "cd build-gpu && timeout 150 ctest --output-on-failure -R '^(partitions|contexts|gpu|layouts)$'"
-step bench timeout 120 build-gpu/tools/greenctx bench overhead
-step bench_json bash -c "timeout 120 build-gpu/tools/greenctx bench overhead --json > '$out/bench.json'"
-step targets python3 - "$out/bench.json" <<'PY'
+stage test_gpu 150 bash -c "cd build-gpu && ctest --output-on-failure -R '^(partitions|contexts|gpu|layouts)$'"
+stage bench 120 build-gpu/tools/greenctx bench overhead
+stage bench_json 120 bash -c "build-gpu/tools/greenctx bench overhead --json > '$out/bench.json'"
+stage targets 60 python3 - "$out/bench.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))["overhead"]
 ops = {o["op"]: o for o in d["ops"]}
@@ -73,11 +58,4 @@ for name, value, ok in checks:
 sys.exit(1 if bad else 0)
 PY
 
-echo
-status=0
-for name in "${!result[@]}"; do
-  echo "SUMMARY: $name ${result[$name]}"
-  [ "${result[$name]}" = PASS ] || status=1
-done
-if [ $status = 0 ]; then echo "SUMMARY: PASS"; else echo "SUMMARY: FAIL"; fi
-exit $status
+summary gpu_cache

@@ -17,33 +17,16 @@ out=${OUT:-gpu-out}
 mkdir -p "$out"
 jobs=$(nproc)
 rt=$(mktemp -d /tmp/greenctx-claims-XXXXXX)
-{
-  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1
-  git log -1 --format='commit %H %s' 2>/dev/null
-} | tee "$out/machine.txt"
+. "$(dirname "$0")/gpu_stages.sh"
+machine_info
 
-declare -A result
-order=()
-step() { # step NAME COMMAND...: runs it, logs to $out/NAME.log, records PASS/FAIL
-  local name=$1
-  shift
-  order+=("$name")
-  if "$@" >"$out/$name.log" 2>&1; then result[$name]=PASS; else result[$name]="FAIL (exit $?)"; fi
-  echo "== $name: ${result[$name]}"
-  tail -n 25 "$out/$name.log"
-}
-
-step build bash -c "cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+stage build 600 bash -c "cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DGREENCTX_TEST_DRIVER=real && cmake --build build-gpu -j$jobs"
-if [ "${result[build]}" != PASS ]; then
-  echo "SUMMARY: FAIL (build)"
-  exit 1
-fi
+passed build || { summary gpu_claims; exit 1; }
 child=build-gpu/tests/claim_child
 export PYTHONPATH=$PWD/python GREENCTX_LIBRARY=$PWD/build-gpu/src/libgreenctx.so
 
-step tests bash -c "cd build-gpu && timeout 300 ctest --output-on-failure -R '^claims\\.'"
+stage tests 300 bash -c "cd build-gpu && ctest --output-on-failure -R '^claims\\.'"
 
 # Two tenants, 64 SMs and the rest: a holder in the background, a second one while it holds.
 two_tenants() {
@@ -68,9 +51,9 @@ assert len(cs) == 2 and not set(cs[0].granules) & set(cs[1].granules), cs
   exec 3<&-
   return $ok
 }
-step two_tenants two_tenants "$rt/plain"
+stage two_tenants 0 two_tenants "$rt/plain"
 
-step timing python3 - "$rt/timing" <<'PY'
+stage timing 120 python3 - "$rt/timing" <<'PY'
 import sys, time
 import greenctx
 dir = sys.argv[1]
@@ -103,13 +86,8 @@ assert i.daemon_running
   echo get_server_list | nvidia-cuda-mps-control # still answers after greenctx's probes
 }
 if command -v nvidia-cuda-mps-control >/dev/null; then
-  step mps mps_run
+  stage mps 0 mps_run
 fi
 
 rm -rf "$rt"
-echo
-for name in "${order[@]}"; do echo "$name: ${result[$name]}"; done
-fail=0
-for name in "${order[@]}"; do [ "${result[$name]}" = PASS ] || fail=1; done
-[ $fail = 0 ] && echo "SUMMARY: PASS" || echo "SUMMARY: FAIL"
-exit $fail
+summary gpu_claims

@@ -16,33 +16,16 @@ py=${PYTHON:-python3}
 jobs=$(nproc 2>/dev/null || echo 4)
 work=$(mktemp -d)
 unset GREENCTX_LIBRARY GREENCTX_CUDA_LIBRARY
-results=()
-step() {  # step NAME LOG COMMAND...: runs it, logs it, records PASS/FAIL/SKIP (77)
-  local name=$1 log=$2
-  shift 2
-  echo "== $name" | tee -a "$out/summary.txt"
-  "$@" >"$out/$log" 2>&1
-  local rc=$?
-  tail -n 25 "$out/$log"
-  case $rc in
-    0) results+=("PASS $name") ;;
-    77) results+=("SKIP $name") ;;
-    *) results+=("FAIL $name (exit $rc, $log)") ;;
-  esac
-}
-
-{
-  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1
+. "$(dirname "$0")/gpu_stages.sh"
+versions() {
   echo "python: $($py --version 2>&1)"
   echo "torch: $($py -c 'import torch; print(torch.__version__)' 2>&1 | tail -1)"
   echo "cuda.core: $($py -c 'import cuda.core as c; print(c.__version__)' 2>&1 | tail -1)"
-  echo "commit: $(git rev-parse HEAD 2>/dev/null)"
-} | tee "$out/machine.txt"
+}
+machine_info versions
 
 # 1. pip install <checkout> into a fresh folder, then the installed copy alone on the GPU.
-step "pip install from the checkout, installed copy splits the GPU" install.log \
-  "$py" python/tests/install_check.py "$PWD" "$work" --no-editable
+stage install 600 "$py" python/tests/install_check.py "$PWD" "$work" --no-editable
 site=$work/site
 if [ -d "$site/greenctx" ]; then
   pkg=(env PYTHONPATH="$site")
@@ -53,16 +36,14 @@ else  # the install failed (reported above): the source tree, with the library C
   library=$PWD/build-python-gpu/src/libgreenctx.so
   pkg=(env PYTHONPATH="$PWD/python" GREENCTX_LIBRARY="$library")
 fi
-echo "package used below: ${pkg[*]}" | tee -a "$out/summary.txt"
+echo "package used below: ${pkg[*]}"
 
 # 2. The GPU tests against that package.
-step "pytest python/tests/test_gpu.py" pytest-gpu.log \
-  "${pkg[@]}" "$py" python/tests/run_pytest.py -v -s -rs test_gpu.py
+stage pytest-gpu 600 "${pkg[@]}" "$py" python/tests/run_pytest.py -v -s -rs test_gpu.py
 
 # 3. Creation costs side by side: greenctx (ctypes over the C API), greenctx's package,
 #    cuda.core, torch; each in its own process, one run.
-step "bench/compare/run_all.py" compare.log \
-  "${pkg[@]}" GREENCTX_LIBRARY="$library" \
+stage compare 600 "${pkg[@]}" GREENCTX_LIBRARY="$library" \
   GREENCTX_COMPARE_REPS=200 "$py" bench/compare/run_all.py
 "$py" - "$out/compare.log" <<'PYEOF' | tee "$out/targets.txt"
 import json, sys
@@ -91,15 +72,4 @@ ratio("{16, rest}: 2 disjoint contexts + streams", 1.05)
 PYEOF
 
 rm -rf "$work"
-{
-  echo
-  echo "== summary ($(date -u +%H:%M:%SZ))"
-  printf '%s\n' "${results[@]}"
-  if printf '%s\n' "${results[@]}" | grep -q '^FAIL'; then
-    echo "RESULT: FAIL"
-  else
-    echo "RESULT: PASS"
-  fi
-} | tee -a "$out/summary.txt"
-printf '%s\n' "${results[@]}" | grep -q '^FAIL' && exit 1
-exit 0
+summary gpu_python

@@ -1,6 +1,13 @@
 # Sourced by the scripts/gpu_*.sh that run in stages (bash; $out is the log folder):
-#   stage NAME TIMEOUT COMMAND...  runs it, logs to $out/NAME.log, records PASS/FAIL/SKIP
+#   machine_info [COMMAND...]      the date, the GPUs, the commit (and what COMMAND prints)
+#                                  into $out/machine.txt, shown too
+#   stage NAME TIMEOUT COMMAND...  runs it, logs to $out/NAME.log, records PASS/FAIL/SKIP;
+#                                  a shell function runs without the timeout (timeout(1)
+#                                  runs programs only)
 #   verdict NAME RC SECONDS        records the result of a check run otherwise
+#   passed NAME                    true when stage NAME passed
+#   summary LABEL                  the results into $out/summary.txt, "LABEL: PASS|FAIL", and
+#                                  the exit status: 1 when anything failed
 # The results accumulate in the array results, one "PASS|FAIL|SKIP NAME (N s)" line each.
 results=()
 verdict() {
@@ -17,7 +24,32 @@ stage() {
     local name=$1 limit=$2
     shift 2
     local t0=$SECONDS
-    timeout --kill-after=10 "$limit" "$@" >"$out/$name.log" 2>&1
+    if declare -F "$1" >/dev/null; then
+        "$@" >"$out/$name.log" 2>&1
+    else
+        timeout --kill-after=10 "$limit" "$@" >"$out/$name.log" 2>&1
+    fi
     verdict "$name" $? $((SECONDS - t0))
     tail -n 40 "$out/$name.log"
+}
+passed() {
+    printf '%s\n' "${results[@]}" | grep -q "^PASS $1 ("
+}
+machine_info() {
+    {
+        echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+        nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader 2>&1
+        echo "commit: $(git log -1 --format='%H %s' 2>/dev/null)"
+        (($#)) && "$@"
+    } >"$out/machine.txt" 2>&1
+    cat "$out/machine.txt"
+}
+summary() {
+    echo
+    printf '%s\n' "${results[@]}" | tee "$out/summary.txt"
+    if printf '%s\n' "${results[@]}" | grep -q '^FAIL'; then
+        echo "$1: FAIL" | tee -a "$out/summary.txt"
+        return 1
+    fi
+    echo "$1: PASS" | tee -a "$out/summary.txt"
 }
