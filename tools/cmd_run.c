@@ -58,7 +58,7 @@ static void usage(FILE *out)
             "8 SMs and one of 12: after --sms 64, a second tenant gets 68 or rest), a share\n"
             "or rest; the GROUPs below with 0 or a suffix (:c2, :b) need --shared.\n"
             "  e.g. greenctx run --sms 64 -- ./server & greenctx run --sms rest -- ./batch\n%s",
-            GREENCTX_RUN_EXIT_NOT_CONFINED, tool_groups_help);
+            GREENCTX_RUN_EXIT_NOT_CONFINED, group_syntax_help);
 }
 
 /* Options up to the command (after "--", or the first word that is not an option): what
@@ -91,7 +91,7 @@ static int parse_args(int argc, char **argv, greenctx_tool_options *opts, run_ar
         case SMS: a->sms = args.value; break;
         case SWEEP: a->sweep = args.value; break;
         case ROUND:
-            if (tool_parse_rounding(args.value) < 0)
+            if (group_syntax_rounding(args.value) < 0)
                 return greenctx_args_bad(&args, "--round takes %s; got '%s'", own[ROUND].value_help,
                                          args.value);
             a->round = args.value;
@@ -138,7 +138,7 @@ static int check_syntax(const run_args *args, const run_request *request)
     const greenctx_tool_options *opts = args->opts;
     for (unsigned i = 0; i < request->nb_entries; i++) {
         char *text = (char *)request->entries[i].text;
-        tool_group_request groups;
+        group_request groups;
         if (strcmp(text, "all") == 0)
             continue;
         if (!args->shared && strchr(text, ':'))
@@ -148,7 +148,7 @@ static int check_syntax(const run_args *args, const run_request *request)
                                        text);
         if (tool_parse_groups(opts, 1, &text, 100, 1, &groups) != 0)
             return GREENCTX_EXIT_USAGE;
-        tool_free_groups(&groups);
+        group_request_free(&groups);
     }
     return GREENCTX_EXIT_OK;
 }

@@ -107,7 +107,7 @@ static int take_one(const run_args *args, const char *text, run_device_plan *pla
     options.flags = GCTX_CLAIM_INHERIT | (args->wait ? GCTX_CLAIM_WAIT : 0u);
     options.timeout_ms = args->wait_ms;
     if (args->round)
-        options.rounding = (gctx_rounding)tool_parse_rounding(args->round);
+        options.rounding = (gctx_rounding)group_syntax_rounding(args->round);
     options.label = args->label;
     options.command = tool_join_words(args->command, command, sizeof command);
     gctx_status s = gctx_claim_acquire(plan->device, request, &options, claim);

@@ -22,6 +22,7 @@
 
 #include "greenctx.h"
 #include "json.h"
+#include "numbers.h" /* greenctx_parse_int, for the commands' options */
 
 enum {
     GREENCTX_EXIT_OK = 0,     /* done */
@@ -85,9 +86,6 @@ int greenctx_tool_error(const greenctx_tool_options *opts, int exit_code, const 
 /* The error document on stdout: {"greenctx_version", "schema": "greenctx.error/1",
  * "command": COMMAND or null, "error": {"status", "message"}}. */
 void greenctx_json_error(const char *command, const char *status, const char *message);
-
-/* Parses a whole decimal int in [min, max]; returns 0 on success, -1 otherwise. */
-int greenctx_parse_int(const char *text, int min, int max, int *value);
 
 /* "13.0" from 13000, into buf; returns buf. */
 const char *greenctx_format_driver_version(int version, char *buf, size_t size);

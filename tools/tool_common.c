@@ -1,26 +1,11 @@
-/* Helpers every command shares: common options, numbers, JSON strings, the start banner. */
+/* Helpers every command shares: errors (text and JSON), the start banner. */
 #include <dlfcn.h>
-#include <errno.h>
-#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tool.h"
-
-int greenctx_parse_int(const char *text, int min, int max, int *value)
-{
-    if (!text || !*text)
-        return -1;
-    char *end = NULL;
-    errno = 0;
-    long v = strtol(text, &end, 10);
-    if (errno || *end != '\0' || v < min || v > max)
-        return -1;
-    *value = (int)v;
-    return 0;
-}
 
 const char *greenctx_format_driver_version(int version, char *buf, size_t size)
 {

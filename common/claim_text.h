@@ -1,7 +1,7 @@
-/* How the tool writes claims for people: granule ranges, times, a command line. Shared by
- * `greenctx run` (its banner and refusals) and `greenctx ps`. */
-#ifndef GREENCTX_TOOL_CLAIM_TEXT_H
-#define GREENCTX_TOOL_CLAIM_TEXT_H
+/* How claims are written for people: granule ranges, times, a command line. Shared by
+ * `greenctx run` (its banner and refusals), `greenctx ps` and the Slurm plugin. */
+#ifndef GREENCTX_COMMON_CLAIM_TEXT_H
+#define GREENCTX_COMMON_CLAIM_TEXT_H
 
 #include <stddef.h>
 

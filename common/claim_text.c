@@ -1,4 +1,4 @@
-/* Claims as people read them (tools/claim_text.h). */
+/* Claims as people read them (claim_text.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
