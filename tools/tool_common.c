@@ -103,7 +103,8 @@ int greenctx_tool_start(const greenctx_tool_options *opts)
         if (gctx_driver_version(&version) == GCTX_SUCCESS)
             greenctx_format_driver_version(version, text, sizeof text);
         const char *models = opts->sim_models ? opts->sim_models : getenv("GREENCTX_SIM_DEVICES");
-        fprintf(opts->json ? stderr : stdout, "simulated driver: %s (driver %s) — no GPU is used\n",
+        fprintf(opts->json || opts->banner_on_stderr ? stderr : stdout,
+                "simulated driver: %s (driver %s) — no GPU is used\n",
                 models && *models ? models : "its default devices", text);
     }
     return GREENCTX_EXIT_OK;
