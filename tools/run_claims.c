@@ -108,7 +108,7 @@ static int take_one(const run_job *job, const char *text, run_device_plan *plan,
     if (job->options.round)
         options.rounding = (gctx_rounding)group_syntax_rounding(job->options.round);
     options.label = job->options.label;
-    options.command = tool_join_words(job->options.command, command, sizeof command);
+    options.command = text_join_words(job->options.command, command, sizeof command);
     gctx_status s = gctx_claim_acquire(plan->device, request, &options, claim);
     if (s == GCTX_ERROR_BUSY) {
         char why[1024], hint[256] = "";
@@ -188,7 +188,7 @@ const char *run_claim_note(const run_job *job, const run_claims *claims, unsigne
         snprintf(buf, size, " (--shared: not claimed, other tenants may run on the same SMs)");
     else if (i < claims->nb_claims && gctx_claim_get_info(claims->claims[i], &info) == GCTX_SUCCESS)
         snprintf(buf, size, " (claimed granules %s)",
-                 tool_granule_ranges(info.granules, info.nb_granules, ranges, sizeof ranges));
+                 text_granule_ranges(info.granules, info.nb_granules, ranges, sizeof ranges));
     else
         buf[0] = '\0';
     return buf;
