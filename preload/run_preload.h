@@ -16,19 +16,18 @@
  *   confined device: CUDA_ERROR_NOT_PERMITTED) or stops the program with exit status 125
  *   before it runs a kernel (no driver, a request the device can't give, a bad variable).
  *
- * Its globals, each with the one file that writes it (any file may read them):
- *   run_cfg              run_config.c, in its constructor before main; never written after
- *   greenctx_preload_abi run_config.c, a constant (the tool looks it up before it runs a program)
- *   run                  run_setup.c: in setup() (once, under pthread_once) and at exit
- *                        (run_claims_at_exit gives the claims back)
- *   run_count            run_hooks.c, the wrappers (atomics, from any thread)
- *   run_inside           run_setup.c and run_fault.c, around their own calls into greenctx
- *                        (thread-local: each thread writes its own)
- * The files' own statics are written by their file alone: run_children.c (the C library's
- * exec calls, found before main; whether children are being released, and this library's
- * path), run_dlsym.c (the C library's dlsym, found once), run_report.c (this process's part),
- * run_setup.c (the confinement made), run_hooks.c (this thread counted) and each warning's
- * once-flag.
+ * Its globals, one line each: the file that writes it (any file may read them).
+ *   run_cfg               run_config.c: its constructor, before main; never after
+ *   greenctx_preload_abi  run_config.c: a constant, which the tool looks up before a run
+ *   run                   run_setup.c: setup() (once, under pthread_once), run_claims_at_exit
+ *   run_count             run_hooks.c: the wrappers' counts (atomics, from any thread)
+ *   run_inside            run_setup.c and run_fault.c: around their calls into greenctx
+ *   real, releasing, self_*  run_children.c: the C library's exec calls; children released
+ *   real_dlsym_fn         run_dlsym.c: the C library's dlsym, found once
+ *   part, part_pid        run_report.c: this process's report part, at its first CUDA use
+ *   setup_once, ready     run_setup.c: the confinement made
+ *   thread_seen           run_hooks.c: this thread counted (thread-local)
+ *   warned, reported      the function they are static in: a warning's once-flag
  */
 #ifndef GREENCTX_RUN_PRELOAD_H
 #define GREENCTX_RUN_PRELOAD_H
