@@ -31,6 +31,22 @@ static gctx_status parse_quietly(int argc, char **argv, unsigned sm_count, unsig
     return s;
 }
 
+/* The groups are refused with `message`, about the syntax or not, nothing printed and no
+ * groups left. */
+static void expect_refused(int argc, char **argv, int about_syntax, const char *message)
+{
+    group_request r;
+    group_syntax_error err;
+    long printed = -1;
+    GT_ASSERT_STATUS(parse_quietly(argc, argv, 132, 8, &r, &err, &printed),
+                     GCTX_ERROR_INVALID_ARGUMENT);
+    GT_ASSERT_EQ_INT(printed, 0);
+    GT_ASSERT_EQ_INT(err.status, GCTX_ERROR_INVALID_ARGUMENT);
+    GT_ASSERT_EQ_INT(err.about_syntax, about_syntax);
+    GT_ASSERT_STR_EQ(err.message, message);
+    GT_ASSERT(r.groups == NULL && r.nb_groups == 0);
+}
+
 GT_TEST(counts_shares_and_rest)
 {
     char *argv[] = {"24", "16:c2:b", "25%", "rest"};
@@ -70,37 +86,18 @@ GT_TEST(a_group_written_wrong_is_a_message_not_a_print)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *argv[] = {"8", (char *)cases[i].arg};
-        group_request r;
-        group_syntax_error err;
-        long printed = -1;
-        GT_ASSERT_STATUS(parse_quietly(2, argv, 132, 8, &r, &err, &printed),
-                         GCTX_ERROR_INVALID_ARGUMENT);
-        GT_ASSERT_EQ_INT(printed, 0);
-        GT_ASSERT_EQ_INT(err.status, GCTX_ERROR_INVALID_ARGUMENT);
-        GT_ASSERT_EQ_INT(err.about_syntax, 1);
-        GT_ASSERT_STR_EQ(err.message, cases[i].message);
-        GT_ASSERT(r.groups == NULL && r.nb_groups == 0);
+        expect_refused(2, argv, 1, cases[i].message);
+        GT_CHECK();
     }
 }
 
 GT_TEST(no_group_and_too_many_percent)
 {
-    group_request r;
-    group_syntax_error err;
-    long printed = -1;
-    GT_ASSERT_STATUS(parse_quietly(0, NULL, 132, 8, &r, &err, &printed),
-                     GCTX_ERROR_INVALID_ARGUMENT);
-    GT_ASSERT_EQ_INT(printed, 0);
-    GT_ASSERT_EQ_INT(err.about_syntax, 1);
-    GT_ASSERT_STR_EQ(err.message, "give at least one GROUP (e.g. 24 40 rest)");
+    expect_refused(0, NULL, 1, "give at least one GROUP (e.g. 24 40 rest)");
+    GT_CHECK();
     /* Well written, but more than the partition: not a matter of syntax (no help shown). */
     char *argv[] = {"60%", "50%"};
-    GT_ASSERT_STATUS(parse_quietly(2, argv, 132, 8, &r, &err, &printed),
-                     GCTX_ERROR_INVALID_ARGUMENT);
-    GT_ASSERT_EQ_INT(printed, 0);
-    GT_ASSERT_EQ_INT(err.about_syntax, 0);
-    GT_ASSERT_STR_EQ(err.message, "the percentages add up to 110%; they can share at most 100%");
-    GT_ASSERT(r.groups == NULL && r.nb_groups == 0);
+    expect_refused(2, argv, 0, "the percentages add up to 110%; they can share at most 100%");
 }
 
 GT_TEST(rounding_names)
