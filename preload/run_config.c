@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "groups.h"
+#include "group_syntax.h"
 #include "run_preload.h"
 
 extern char **environ;
@@ -79,7 +79,7 @@ __attribute__((constructor)) static void run_config_load(void)
         config_error("%s='%s': use 1 (children are confined too) or 0", GREENCTX_RUN_INHERIT,
                      inherit);
     run_cfg.inherit = !inherit || strcmp(inherit, "0") != 0;
-    if (run_cfg.round[0] && tool_parse_rounding(run_cfg.round) < 0)
+    if (run_cfg.round[0] && group_syntax_rounding(run_cfg.round) < 0)
         config_error("%s='%s': use strict, down, nearest or up", GREENCTX_RUN_ROUND,
                      run_cfg.round);
     const char *dir = getenv(GREENCTX_RUN_REPORT_DIR);

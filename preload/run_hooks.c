@@ -5,10 +5,18 @@
 
 #include "run_preload.h"
 
+run_counters run_count;
+
+static _Thread_local int thread_seen; /* this thread is counted in run_count.threads_seen */
+
+/* Every wrapper starts here: the confinement made, the calling thread counted. */
 static void enter(void)
 {
     run_setup();
-    run_note_thread();
+    if (!thread_seen) {
+        thread_seen = 1;
+        atomic_fetch_add(&run_count.threads_seen, 1);
+    }
 }
 
 static cu_result refuse_context(CUcontext ctx, const char *call)

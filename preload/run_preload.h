@@ -15,6 +15,19 @@
  * - What cannot be confined is refused (cuCtxCreate, cuGreenCtxCreate, a context of no
  *   confined device: CUDA_ERROR_NOT_PERMITTED) or stops the program with exit status 125
  *   before it runs a kernel (no driver, a request the device can't give, a bad variable).
+ *
+ * Its globals, one line each: the file that writes it (any file may read them).
+ *   run_cfg               run_config.c: its constructor, before main; never after
+ *   greenctx_preload_abi  run_config.c: a constant, which the tool looks up before a run
+ *   run                   run_setup.c: setup() (once, under pthread_once), run_claims_at_exit
+ *   run_count             run_hooks.c: the wrappers' counts (atomics, from any thread)
+ *   run_inside            run_setup.c and run_fault.c: around their calls into greenctx
+ *   real, releasing, self_*  run_children.c: the C library's exec calls; children released
+ *   real_dlsym_fn         run_dlsym.c: the C library's dlsym, found once
+ *   part, part_pid        run_report.c: this process's report part, at its first CUDA use
+ *   setup_once, ready     run_setup.c: the confinement made
+ *   thread_seen           run_hooks.c: this thread counted (thread-local)
+ *   warned, reported      the function they are static in: a warning's once-flag
  */
 #ifndef GREENCTX_RUN_PRELOAD_H
 #define GREENCTX_RUN_PRELOAD_H
@@ -55,7 +68,7 @@ typedef struct run_config {
     int inherit;
 } run_config;
 
-extern run_config run_cfg;
+extern run_config run_cfg; /* written by run_config.c only, before main */
 
 /* ---- run_setup.c: the confinement -------------------------------------------------------- */
 
@@ -100,7 +113,7 @@ typedef struct run_state {
     double observe_ms; /* the report's %smid probe */
 } run_state;
 
-extern run_state run;
+extern run_state run; /* written by run_setup.c only */
 
 /* What the report counts; every field is updated atomically from any thread. */
 typedef struct run_counters {
@@ -113,7 +126,7 @@ typedef struct run_counters {
     atomic_long threads_seen;
 } run_counters;
 
-extern run_counters run_count;
+extern run_counters run_count; /* written by run_hooks.c only */
 
 /* Makes every confined device's green context, once; stops the program when it can't. Cheap
  * after the first call. */
@@ -127,8 +140,6 @@ void run_claims_at_exit(void);
 /* The device whose primary or green context `ctx` is, or NULL. */
 run_device *run_device_of_context(CUcontext ctx);
 run_device *run_device_of_cu_device(cu_device dev);
-/* Counts the calling thread the first time it reaches a wrapper. */
-void run_note_thread(void);
 
 /* Writes "greenctx run: MESSAGE" and why the program stops, and exits with status 125
  * without running atexit handlers (the program's own would touch a half-made state). */
@@ -138,7 +149,7 @@ void run_warn_once(atomic_int *flag, const char *fmt, ...) __attribute__((format
 
 /* Nonzero while the preload itself calls into greenctx or the driver: its dlsym calls (the
  * library loading the driver) must reach the C library's dlsym, not the interposer. */
-extern _Thread_local int run_inside;
+extern _Thread_local int run_inside; /* run_setup.c, run_fault.c */
 
 /* ---- run_dlsym.c -------------------------------------------------------------------------- */
 

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "run_preload.h"
-#include "tool.h"
+#include "json.h"
 
 static void device_json(FILE *f, const run_device *d)
 {

@@ -14,12 +14,10 @@
 #include "run_preload.h"
 
 run_state run;
-run_counters run_count;
 _Thread_local int run_inside;
 
 static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
-static atomic_int ready;
-static _Thread_local int thread_seen;
+static atomic_int ready; /* set once setup() made the confinement, read by run_setup_done */
 
 void run_die(const char *fmt, ...)
 {
@@ -45,14 +43,6 @@ void run_warn_once(atomic_int *flag, const char *fmt, ...)
     vsnprintf(message, sizeof message, fmt, args);
     va_end(args);
     fprintf(stderr, "greenctx run: %s\n", message);
-}
-
-void run_note_thread(void)
-{
-    if (!thread_seen) {
-        thread_seen = 1;
-        atomic_fetch_add(&run_count.threads_seen, 1);
-    }
 }
 
 static void *entry_point(const char *name)

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "groups.h"
+#include "group_syntax.h"
 #include "spank_plugin.h"
 
 /* What Slurm looks up (greenctx_spank.map lets nothing else out). */
@@ -55,7 +55,7 @@ static int opt_wait(int val, const char *optarg, int remote)
 
 static int opt_round(int val, const char *optarg, int remote)
 {
-    int mode = optarg ? tool_parse_rounding(optarg) : -1;
+    int mode = optarg ? group_syntax_rounding(optarg) : -1;
     (void)val;
     (void)remote;
     if (mode < 0) {

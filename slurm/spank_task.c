@@ -80,7 +80,7 @@ static int task_facts_get(spank_t sp, const spank_task_request *request, task_fa
     step_text(step, step_name, sizeof step_name);
     facts->job = job;
     snprintf(facts->label, sizeof facts->label, "slurm %u.%s", job, step_name);
-    tool_join_words(argv, facts->command, sizeof facts->command);
+    text_join_words(argv, facts->command, sizeof facts->command);
     snprintf(facts->request, sizeof facts->request, "%s", request->request);
     return 0;
 }
@@ -113,7 +113,7 @@ static int joins_batch_claim(spank_t sp, const task_facts *facts, char *holder, 
         size_t used = strlen(holder);
         snprintf(holder + used, size - used, "%sGPU %d: %u SMs (granules %s)", found ? ", " : "",
                  dev, info.sm_count,
-                 tool_granule_ranges(info.granules, info.nb_granules, ranges, sizeof ranges));
+                 text_granule_ranges(info.granules, info.nb_granules, ranges, sizeof ranges));
         found++;
     }
     return found > 0;
@@ -282,7 +282,7 @@ int spank_task_confine(spank_t sp, const spank_task_request *request)
                           plan->device, gctx_last_error());
         fprintf(stderr, SPANK_PREFIX ": %s: GPU %d: %u of %u SMs (claimed granules %s)\n",
                 facts.label, plan->device, info.sm_count, plan->device_sms,
-                tool_granule_ranges(info.granules, info.nb_granules, ranges, sizeof ranges));
+                text_granule_ranges(info.granules, info.nb_granules, ranges, sizeof ranges));
     }
     return set_task_environment(sp, request, &facts, claims);
 }

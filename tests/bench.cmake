@@ -16,12 +16,12 @@ endif()
 # bench tenants without a GPU: its MPS daemon's life (a stand-in nvidia-cuda-mps-control),
 # every arm with stand-in tenants, and the report of a made-up run.
 add_executable(test_tenants_bench test_tenants_bench.c harness.c
-  ${PROJECT_SOURCE_DIR}/tools/tool_common.c ${PROJECT_SOURCE_DIR}/tools/json.c)
+  ${PROJECT_SOURCE_DIR}/tools/tool_common.c)
 target_include_directories(test_tenants_bench PRIVATE ${PROJECT_SOURCE_DIR}/bench
   ${PROJECT_SOURCE_DIR}/tools)
 target_compile_definitions(test_tenants_bench PRIVATE
   FAKE_MPS_CONTROL="${CMAKE_CURRENT_SOURCE_DIR}/fake_mps_control.py"
   FAKE_TENANT_WORKER="${CMAKE_CURRENT_SOURCE_DIR}/fake_tenant_worker.py")
-target_link_libraries(test_tenants_bench PRIVATE greenctx_bench greenctx ${CMAKE_DL_LIBS}
-  Threads::Threads m)
+target_link_libraries(test_tenants_bench PRIVATE greenctx_bench greenctx_common greenctx
+  ${CMAKE_DL_LIBS} Threads::Threads m)
 greenctx_test(bench.tenants COMMAND test_tenants_bench LABELS unit)

@@ -4,6 +4,11 @@
 #                    header of src/
 #   driver_table     every entry point of the library's table (GCU_LIBRARY_SYMBOLS in
 #                    src/cuda_abi.h) is called somewhere in src/*.c
+#   rooms ROOMS_TXT  `greenctx run`'s rooms stay apart: the tool (tools/), the preload
+#                    (preload/) and the Slurm plugin (slurm/) compile only their own sources
+#                    and share only common/ (its own target); no target's include
+#                    directories name another room, and no source includes a header by a
+#                    path
 set -u
 case=$1
 src=$2
@@ -45,6 +50,43 @@ driver_table)
         fi
     done
     [ $status -eq 0 ] && echo "ok: $(echo "$names" | wc -l) entry points, each called in src/"
+    exit $status ;;
+rooms)
+    rooms_txt=$3
+    src=$(realpath "$src")
+    [ -s "$rooms_txt" ] || { echo "not ok: $rooms_txt (each room's build) is empty"; exit 1; }
+    status=0
+    others() { for r in tools preload slurm; do [ "$r" = "$1" ] || echo "$r"; done; }
+    while read -r room kind path; do
+        [ -n "$path" ] || continue
+        case $path in /*) ;; *) path=$src/$room/$path ;; esac
+        path=$(realpath -m "$path")
+        if [ "$kind" = source ]; then
+            case $path in "$src/$room"/*) ;; *)
+                echo "not ok: the $room room compiles $path, which is not its own"; status=1 ;;
+            esac
+        else
+            for other in $(others "$room"); do
+                case $path/ in "$src/$other"/*)
+                    echo "not ok: the $room room includes headers of $other/ ($path)"; status=1 ;;
+                esac
+            done
+        fi
+    done <"$rooms_txt"
+    # A header by a path ("../tools/tool.h") would pass any include directory: none has one.
+    for room in tools preload slurm common; do
+        found=$(grep -n '#include "[^"]*/' "$src/$room"/*.[ch] 2>/dev/null)
+        if [ -n "$found" ]; then
+            echo "not ok: $room/ includes a header by a path (another room's?):"
+            echo "$found"; status=1
+        fi
+    done
+    for room in tools preload slurm; do
+        grep -q "^$room source" "$rooms_txt" || [ "$room" = slurm ] ||
+            { echo "not ok: no sources listed for $room"; status=1; }
+    done
+    [ $status -eq 0 ] &&
+        echo "ok: tools/, preload/ and slurm/ compile their own sources and share only common/"
     exit $status ;;
 *) echo "unknown case $case"; exit 2 ;;
 esac

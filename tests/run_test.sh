@@ -186,6 +186,12 @@ fail_closed)
     has "$err" "GREENCTX_RUN_SMS is not set"
     preload_run 125 GREENCTX_RUN_SMS=16 GREENCTX_RUN_ROUND=sideways "$probe" confined 16
     has "$err" "GREENCTX_RUN_ROUND='sideways'"
+    # A GROUP written wrong, set by hand: the preload says why in one line of its own (the
+    # shared parser prints nothing, so the tool's GROUP help is not in the program's stderr).
+    preload_run 125 GREENCTX_RUN_SMS=16:c02 "$probe" confined 16
+    has "$err" "greenctx run: GREENCTX_RUN_SMS=16:c02: '16:c02' is not a GROUP"
+    grep -q "GROUP is COUNT" "$err" && fail "the preload printed the tool's GROUP help"
+    not_started
     preload_run 125 GREENCTX_RUN_SMS=0=16,0=24 "$probe" confined 16
     has "$err" "names device 0 twice"
     preload_run 125 GREENCTX_RUN_SMS=2=16 "$probe" confined 16

@@ -1,4 +1,4 @@
-/* The tool's one JSON writer (tools/json.c): the document's first members, commas and
+/* The one JSON writer (common/json.c): the document's first members, commas and
  * nesting, escapes, text that is not UTF-8, cuts that never split a character. */
 #include <math.h>
 #include <stdio.h>

@@ -83,7 +83,7 @@ static void json_time(json_writer *w, const char *key, long long ns)
     char when[32], key_ns[32];
     snprintf(key_ns, sizeof key_ns, "%s_ns", key);
     json_int(w, key_ns, ns);
-    json_string(w, key, tool_local_time(ns, when, sizeof when));
+    json_string(w, key, text_local_time(ns, when, sizeof when));
 }
 
 static void json_claim(json_writer *w, const gctx_claim_info *c)
@@ -100,7 +100,7 @@ static void json_claim(json_writer *w, const gctx_claim_info *c)
         json_uint(w, NULL, c->granules[g]);
     json_close(w);
     json_time(w, "since", c->since_ns);
-    json_fixed(w, "age_s", tool_age_seconds(c->since_ns), 3);
+    json_fixed(w, "age_s", text_age_seconds(c->since_ns), 3);
     json_bool(w, "mps", c->mps);
     json_bool(w, "self", c->self);
     json_null(w, "sm_ids");
@@ -170,7 +170,7 @@ static void print_device_text(const device_listing *l)
     char ranges[512], when[32], age[32];
     printf("device %d: %u of %u SMs free (granules %s), %u claim%s; registry %s\n", l->device,
            u->free_sms, u->sm_count,
-           tool_flagged_ranges(u->granule_free, u->nb_granules, ranges, sizeof ranges),
+           text_flagged_ranges(u->granule_free, u->nb_granules, ranges, sizeof ranges),
            u->nb_claims, u->nb_claims == 1 ? "" : "s", u->path);
     if (l->nb_claims) {
         printf("  %-8s %-10s %4s %-10s %-19s %7s  %-12s %s\n", "PID", "USER", "SMS", "GRANULES",
@@ -178,9 +178,9 @@ static void print_device_text(const device_listing *l)
         for (unsigned i = 0; i < l->nb_claims; i++) {
             const gctx_claim_info *c = &l->claims[i];
             printf("  %-8d %-10s %4u %-10s %-19s %7s  %-12s %s%s\n", c->pid, c->user, c->sm_count,
-                   tool_granule_ranges(c->granules, c->nb_granules, ranges, sizeof ranges),
-                   tool_local_time(c->since_ns, when, sizeof when),
-                   tool_age(c->since_ns, age, sizeof age), c->label[0] ? c->label : "-",
+                   text_granule_ranges(c->granules, c->nb_granules, ranges, sizeof ranges),
+                   text_local_time(c->since_ns, when, sizeof when),
+                   text_age(c->since_ns, age, sizeof age), c->label[0] ? c->label : "-",
                    c->command, c->self ? " (this process)" : "");
         }
     }
@@ -190,7 +190,7 @@ static void print_device_text(const device_listing *l)
             const gctx_claim_event *e = &l->events[i];
             if (e->kind == GCTX_CLAIM_EVENT_RELEASED)
                 continue;
-            printf("    %s  %-5s pid %d (%s), %u SMs", tool_local_time(e->time_ns, when, sizeof when),
+            printf("    %s  %-5s pid %d (%s), %u SMs", text_local_time(e->time_ns, when, sizeof when),
                    event_name(e->kind), e->pid, e->command, e->sm_count);
             if (e->kind == GCTX_CLAIM_EVENT_FAULT)
                 printf(": CUDA error %d", e->cuda_result);

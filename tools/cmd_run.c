@@ -2,9 +2,11 @@
  *              [--wait[=S] | --shared] [--label TEXT] [--memory SIZE] -- CMD
  * greenctx run [--device N] --sweep REQ,REQ,... [--round MODE] [--json] [--svg FILE] -- CMD
  *
- * Checks the request, claims the SMs (run_claims.c; with --shared the planner's split
- * instead), then starts CMD with the preload (docs/run.md), which confines every kernel the
- * program launches to a green context on the claimed SMs. */
+ * Parses the options (run_options), checks the request (run_check.c), claims the SMs
+ * (run_claims.c; with --shared the planner's split instead), then starts CMD with the preload
+ * (docs/run.md), which confines every kernel the program launches to a green context on the
+ * claimed SMs: by exec, or as a child for --report (run_report_merge.c) and for each size of
+ * --sweep (run_sweep.c). Those files never call back into this one. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
@@ -14,7 +16,7 @@
 #include <unistd.h>
 
 #include "companion.h"
-#include "groups.h"
+#include "group_syntax.h"
 #include "options.h"
 #include "run_tool.h"
 
@@ -58,12 +60,12 @@ static void usage(FILE *out)
             "8 SMs and one of 12: after --sms 64, a second tenant gets 68 or rest), a share\n"
             "or rest; the GROUPs below with 0 or a suffix (:c2, :b) need --shared.\n"
             "  e.g. greenctx run --sms 64 -- ./server & greenctx run --sms rest -- ./batch\n%s",
-            GREENCTX_RUN_EXIT_NOT_CONFINED, tool_groups_help);
+            GREENCTX_RUN_EXIT_NOT_CONFINED, group_syntax_help);
 }
 
 /* Options up to the command (after "--", or the first word that is not an option): what
  * follows it is the program's, options or not. */
-static int parse_args(int argc, char **argv, greenctx_tool_options *opts, run_args *a)
+static int parse_args(int argc, char **argv, greenctx_tool_options *opts, run_options *a)
 {
     enum { SMS, SWEEP, ROUND, REPORT, SVG, WAIT, SHARED, LABEL, MEMORY, NO_INHERIT };
     static const greenctx_option own[] = {
@@ -80,7 +82,6 @@ static int parse_args(int argc, char **argv, greenctx_tool_options *opts, run_ar
         {NULL, NULL},
     };
     memset(a, 0, sizeof *a);
-    a->opts = opts;
     greenctx_args args;
     greenctx_args_begin(&args, argc, argv, opts);
     for (int id; !a->command && (id = greenctx_args_next(&args, own)) != GREENCTX_ARG_END;) {
@@ -91,7 +92,7 @@ static int parse_args(int argc, char **argv, greenctx_tool_options *opts, run_ar
         case SMS: a->sms = args.value; break;
         case SWEEP: a->sweep = args.value; break;
         case ROUND:
-            if (tool_parse_rounding(args.value) < 0)
+            if (group_syntax_rounding(args.value) < 0)
                 return greenctx_args_bad(&args, "--round takes %s; got '%s'", own[ROUND].value_help,
                                          args.value);
             a->round = args.value;
@@ -111,7 +112,7 @@ static int parse_args(int argc, char **argv, greenctx_tool_options *opts, run_ar
         case SHARED: a->shared = 1; break;
         case LABEL: a->label = args.value; break;
         case MEMORY: a->memory = args.value; break;
-        default: a->no_inherit = 1; break;
+        case NO_INHERIT: a->no_inherit = 1; break;
         }
     }
     a->device = opts->device_given ? opts->device : -1;
@@ -131,145 +132,13 @@ static int parse_args(int argc, char **argv, greenctx_tool_options *opts, run_ar
     return GREENCTX_EXIT_OK;
 }
 
-/* A GROUP's syntax alone (no device needed): a typo is bad usage, not a failed plan. A
- * claim is a count of SMs, so a GROUP's suffixes (16:c2) need --shared. */
-static int check_syntax(const run_args *args, const run_request *request)
+/* Loads the preload here, once, and says why it can't be used (into why, returned; NULL when
+ * it can): a file the dynamic loader can't load would be skipped with a warning, and any
+ * other library would let the program run unconfined, so it must carry greenctx_preload_abi
+ * of this very version. Its constructor reads the preload's variables: the ones in this
+ * environment are the program's, so they are put aside meanwhile. */
+static const char *load_error(const char *path, char *why, size_t size)
 {
-    const greenctx_tool_options *opts = args->opts;
-    for (unsigned i = 0; i < request->nb_entries; i++) {
-        char *text = (char *)request->entries[i].text;
-        tool_group_request groups;
-        if (strcmp(text, "all") == 0)
-            continue;
-        if (!args->shared && strchr(text, ':'))
-            return greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage",
-                                       "'%s': a claim is a count or a share of the SMs; a "
-                                       "GROUP's suffixes need --shared (no claim)",
-                                       text);
-        if (tool_parse_groups(opts, 1, &text, 100, 1, &groups) != 0)
-            return GREENCTX_EXIT_USAGE;
-        tool_free_groups(&groups);
-    }
-    return GREENCTX_EXIT_OK;
-}
-
-int run_check_request(const run_args *args, const char *request, char *text, size_t text_size,
-                      run_device_plan *plans, unsigned *nb_plans)
-{
-    const greenctx_tool_options *opts = args->opts;
-    if (args->device >= 0 && strpbrk(request, "=,"))
-        return greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage",
-                                   "with --device, give one GROUP or all, not '%s'", request);
-    int n = args->device >= 0 ? snprintf(text, text_size, "%d=%s", args->device, request)
-                              : snprintf(text, text_size, "%s", request);
-    /* Cut, a device would get another size (the preload reads at most as much). */
-    if (n < 0 || (size_t)n >= text_size)
-        return greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage",
-                                   "the request is %zu bytes long; the preload takes at most %zu "
-                                   "(with --device's DEV=)",
-                                   strlen(request), text_size - 1);
-    run_request parsed;
-    char why[512];
-    if (run_request_parse(text, &parsed, why, sizeof why) != 0)
-        return greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage", "%s", why);
-    int rc = check_syntax(args, &parsed), count = 0;
-    if (rc != GREENCTX_EXIT_OK)
-        return rc;
-    gctx_status s = gctx_device_count(&count);
-    if (s != GCTX_SUCCESS)
-        return greenctx_tool_fail(opts, s);
-    const char *visible = getenv("CUDA_VISIBLE_DEVICES");
-    if (count == 0)
-        return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "GCTX_ERROR_NO_DEVICE",
-                                   "the driver shows no device (CUDA_VISIBLE_DEVICES=%s); the "
-                                   "program was not started",
-                                   visible ? visible : "unset");
-    for (unsigned i = 0; i < parsed.nb_entries; i++) {
-        if (parsed.entries[i].device >= count)
-            return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "GCTX_ERROR_NO_DEVICE",
-                                       "there is no device %d: the driver shows %d (valid devices "
-                                       "are 0 to %d; CUDA_VISIBLE_DEVICES=%s applies)",
-                                       parsed.entries[i].device, count, count - 1,
-                                       visible ? visible : "unset");
-    }
-    *nb_plans = 0;
-    for (int dev = 0; dev < count && dev < RUN_MAX_DEVICES; dev++) {
-        const char *req = run_request_for(&parsed, dev);
-        if (!req)
-            continue;
-        s = args->shared
-                ? run_plan_device(dev, req, args->round, &plans[*nb_plans], NULL, why, sizeof why)
-                : run_plan_claim(dev, req, &plans[*nb_plans], why, sizeof why);
-        if (s != GCTX_SUCCESS)
-            return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, gctx_status_name(s),
-                                       "%s\n  the program was not started", why);
-        (*nb_plans)++;
-    }
-    return GREENCTX_EXIT_OK;
-}
-
-/* --memory for every confined device, in MPS's syntax ("0=16G,1=16G"). */
-static int set_memory_limit(const run_args *args, const char *text)
-{
-    if (!args->memory)
-        return 0;
-    run_request parsed;
-    char why[256], value[1024] = "";
-    int count = 0;
-    if (run_request_parse(text, &parsed, why, sizeof why) != 0 ||
-        gctx_device_count(&count) != GCTX_SUCCESS)
-        return -1;
-    for (int dev = 0; dev < count && dev < RUN_MAX_DEVICES; dev++) {
-        size_t used = strlen(value);
-        if (run_request_for(&parsed, dev))
-            snprintf(value + used, sizeof value - used, "%s%d=%s", used ? "," : "", dev,
-                     args->memory);
-    }
-    return setenv("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", value, 1);
-}
-
-int run_set_environment(const run_args *args, const char *text, const run_claims *claims)
-{
-    /* The program's own LD_PRELOAD, taken once: a sweep sets this for every run. */
-    static char *original;
-    static int taken;
-    if (!taken) {
-        const char *old = getenv("LD_PRELOAD");
-        original = old && *old ? strdup(old) : NULL;
-        taken = 1;
-    }
-    size_t size = strlen(args->preload) + (original ? strlen(original) : 0) + 2;
-    char *list = malloc(size);
-    if (!list) {
-        greenctx_tool_fail(args->opts, GCTX_ERROR_OUT_OF_MEMORY);
-        return -1;
-    }
-    /* First, so that its dlsym is the one the program finds. */
-    snprintf(list, size, "%s%s%s", args->preload, original ? " " : "", original ? original : "");
-    int bad = setenv("LD_PRELOAD", list, 1) | setenv(GREENCTX_RUN_SMS, text, 1);
-    free(list);
-    bad |= args->round ? setenv(GREENCTX_RUN_ROUND, args->round, 1) : unsetenv(GREENCTX_RUN_ROUND);
-    bad |= args->report_dir ? setenv(GREENCTX_RUN_REPORT_DIR, args->report_dir, 1)
-                            : unsetenv(GREENCTX_RUN_REPORT_DIR);
-    bad |= args->no_inherit ? setenv(GREENCTX_RUN_INHERIT, "0", 1) : unsetenv(GREENCTX_RUN_INHERIT);
-    bad |= claims->variable[0] ? setenv(GREENCTX_RUN_CLAIM, claims->variable, 1)
-                               : unsetenv(GREENCTX_RUN_CLAIM);
-    bad |= set_memory_limit(args, text);
-    if (bad) {
-        perror("greenctx run: setting the environment");
-        return -1;
-    }
-    return 0;
-}
-
-/* Loads the preload here, once, and says why it can't be used (NULL when it can): a file the
- * dynamic loader can't load would be skipped with a warning, and any other library would let
- * the program run unconfined, so it must carry greenctx_preload_abi of this very version. Its
- * constructor reads the preload's variables: the ones in this environment are the program's,
- * so they are put aside meanwhile. */
-static const char *load_error(const char *path)
-{
-    static char why[512];
     char *aside[64];
     size_t nb_aside = 0, prefix = strlen(GREENCTX_RUN_VAR_PREFIX);
     for (char **e = environ; *e && nb_aside < sizeof aside / sizeof aside[0]; e++)
@@ -287,16 +156,16 @@ static const char *load_error(const char *path)
         if (aside[i])
             putenv(aside[i]); /* the environment keeps the string */
     if (!handle) {
-        snprintf(why, sizeof why, "%s", error ? error : "no reason given");
+        snprintf(why, size, "%s", error ? error : "no reason given");
         return why;
     }
     const run_preload_abi *abi = dlsym(handle, GREENCTX_PRELOAD_ABI_SYMBOL);
     if (!abi || strncmp(abi->magic, GREENCTX_PRELOAD_ABI_MAGIC, sizeof abi->magic) != 0)
-        snprintf(why, sizeof why, "it is not greenctx's preload: it has no %s",
+        snprintf(why, size, "it is not greenctx's preload: it has no %s",
                  GREENCTX_PRELOAD_ABI_SYMBOL);
     else if (abi->version != GCTX_VERSION)
-        snprintf(why, sizeof why, "it is the preload of greenctx %d, this tool is %d: use the "
-                                  "preload built with the tool",
+        snprintf(why, size, "it is the preload of greenctx %d, this tool is %d: use the preload "
+                            "built with the tool",
                  abi->version, GCTX_VERSION);
     else
         why[0] = '\0';
@@ -304,27 +173,26 @@ static const char *load_error(const char *path)
     return why[0] ? why : NULL;
 }
 
-/* The preload, found relative to the tool and checked once here. */
-static int find_preload(run_args *args)
+/* The preload, found relative to the tool and checked once here, into job->preload. */
+static int find_preload(run_job *job)
 {
-    static char absolute[PATH_MAX];
-    args->preload = tool_find_companion("libgreenctx_preload.so", "GREENCTX_PRELOAD_LIBRARY",
-                                        GREENCTX_PRELOAD_INSTALL_RELPATH,
-                                        GREENCTX_PRELOAD_BUILD_RELPATH);
-    /* Absolute, so that programs that change directory still find it for their children. */
-    if (args->preload && realpath(args->preload, absolute))
-        args->preload = absolute;
-    if (!args->preload)
-        return greenctx_tool_error(args->opts, GREENCTX_EXIT_FAILED, "GCTX_ERROR_NO_DRIVER",
+    const char *found = tool_find_companion("libgreenctx_preload.so", "GREENCTX_PRELOAD_LIBRARY",
+                                            GREENCTX_PRELOAD_INSTALL_RELPATH,
+                                            GREENCTX_PRELOAD_BUILD_RELPATH);
+    if (!found)
+        return greenctx_tool_error(job->opts, GREENCTX_EXIT_FAILED, "GCTX_ERROR_NO_DRIVER",
                                    "the preload (libgreenctx_preload.so) was not found next to "
                                    "the tool, in ../lib/greenctx or in the build tree beside the "
                                    "tool; set GREENCTX_PRELOAD_LIBRARY to its path");
-    const char *why = load_error(args->preload);
-    if (why)
-        return greenctx_tool_error(args->opts, GREENCTX_EXIT_FAILED, "GCTX_ERROR_NO_DRIVER",
+    /* Absolute, so that programs that change directory still find it for their children. */
+    if (!realpath(found, job->preload))
+        snprintf(job->preload, sizeof job->preload, "%s", found);
+    char why[512];
+    if (load_error(job->preload, why, sizeof why))
+        return greenctx_tool_error(job->opts, GREENCTX_EXIT_FAILED, "GCTX_ERROR_NO_DRIVER",
                                    "the preload %s can't be used (%s); the program was not "
                                    "started",
-                                   args->preload, why);
+                                   job->preload, why);
     return GREENCTX_EXIT_OK;
 }
 
@@ -343,58 +211,67 @@ static int refuse_nested(const greenctx_tool_options *opts)
                                GREENCTX_RUN_SMS, outer);
 }
 
-/* Starts the tool with its banner on stderr (stdout is the program's); a driver that does not
- * start is reported as text, never as JSON on the program's stdout. */
-static int start(const greenctx_tool_options *opts)
+/* One run, or a sweep, as job->options ask. */
+static int run(run_job *job)
 {
-    greenctx_tool_options quiet = *opts;
-    quiet.json = opts->json || gctx_init() == GCTX_SUCCESS;
-    return greenctx_tool_start(&quiet);
-}
-
-int greenctx_cmd_run(int argc, char **argv, greenctx_tool_options *opts)
-{
-    run_args args;
-    int rc = parse_args(argc, argv, opts, &args);
+    greenctx_tool_options *opts = job->opts;
+    int rc = refuse_nested(opts);
     if (rc != GREENCTX_EXIT_OK)
-        return rc == RUN_HELP_SHOWN ? GREENCTX_EXIT_OK : rc;
-    if ((rc = refuse_nested(opts)) != GREENCTX_EXIT_OK)
         return rc;
-    if (args.report && (rc = run_report_check(&args)) != GREENCTX_EXIT_OK)
+    if (job->options.report && (rc = run_report_check(job)) != GREENCTX_EXIT_OK)
         return rc;
-    if ((rc = start(opts)) != GREENCTX_EXIT_OK)
+    opts->banner_on_stderr = 1; /* stdout is the program's */
+    if ((rc = greenctx_tool_start(opts)) != GREENCTX_EXIT_OK)
         return rc;
-    if ((rc = find_preload(&args)) != GREENCTX_EXIT_OK)
+    if ((rc = find_preload(job)) != GREENCTX_EXIT_OK)
         return rc;
-    if ((rc = run_check_mps(&args)) != GREENCTX_EXIT_OK)
+    if ((rc = run_check_mps(job)) != GREENCTX_EXIT_OK)
         return rc;
-    if (args.sweep)
-        return run_sweep(&args);
+    if (job->options.sweep)
+        return run_sweep(job);
     char text[512], note[600];
     run_device_plan plans[RUN_MAX_DEVICES];
     unsigned nb_plans = 0;
-    rc = run_check_request(&args, args.sms, text, sizeof text, plans, &nb_plans);
+    rc = run_check_request(job, job->options.sms, text, sizeof text, plans, &nb_plans);
     if (rc != GREENCTX_EXIT_OK)
         return rc;
     run_claims claims;
-    if ((rc = run_take_claims(&args, text, plans, nb_plans, &claims)) != GREENCTX_EXIT_OK)
+    if ((rc = run_take_claims(job, text, plans, nb_plans, &claims)) != GREENCTX_EXIT_OK)
         return rc;
     for (unsigned i = 0; i < nb_plans; i++)
         fprintf(stderr, "greenctx run: device %d: %u of %u SMs%s\n", plans[i].device,
                 plans[i].sm_count, plans[i].device_sms,
-                run_claim_note(&args, &claims, i, note, sizeof note));
+                run_claim_note(job, &claims, i, note, sizeof note));
     /* With a report the tool stays the program's parent, to merge it at the end. */
-    if (args.report)
-        return run_with_report(&args, text, &claims);
-    if (run_set_environment(&args, text, &claims) != 0) {
+    if (job->options.report)
+        return run_with_report(job, text, &claims);
+    if (run_set_environment(job, text, &claims) != 0) {
         run_drop_claims(&claims);
         return GREENCTX_EXIT_FAILED;
     }
     fflush(NULL);
     /* The claims' locks pass to the program (GCTX_CLAIM_INHERIT): they are its now. */
-    execvp(args.command[0], args.command);
+    char **command = job->options.command;
+    execvp(command[0], command);
     int err = errno;
     run_drop_claims(&claims);
-    return greenctx_tool_error(opts, err == ENOENT ? 127 : 126, "exec", "%s: %s", args.command[0],
+    return greenctx_tool_error(opts, err == ENOENT ? 127 : 126, "exec", "%s: %s", command[0],
                                strerror(err));
+}
+
+int greenctx_cmd_run(int argc, char **argv, greenctx_tool_options *opts)
+{
+    run_job job;
+    memset(&job, 0, sizeof job);
+    job.opts = opts;
+    int rc = parse_args(argc, argv, opts, &job.options);
+    if (rc != GREENCTX_EXIT_OK)
+        return rc == RUN_HELP_SHOWN ? GREENCTX_EXIT_OK : rc;
+    /* The program's own LD_PRELOAD, before a run sets it (a sweep sets it for every size). */
+    const char *own = getenv("LD_PRELOAD");
+    if (own && *own && !(job.program_preload = strdup(own)))
+        return greenctx_tool_fail(opts, GCTX_ERROR_OUT_OF_MEMORY);
+    rc = run(&job);
+    free(job.program_preload);
+    return rc;
 }

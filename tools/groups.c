@@ -1,5 +1,5 @@
-/* What `plan` and `map` share: their options, the device's partition and the parsed groups
- * (the syntax itself is in group_syntax.c). */
+/* Groups on the tool's command line (groups.h): the syntax's errors as the tool prints them,
+ * and what `plan` and `map` share (the syntax itself is common/group_syntax.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +22,20 @@ const char *tool_path_text(gctx_split_path path)
     return "unknown";
 }
 
+int tool_parse_groups(const greenctx_tool_options *opts, int argc, char **argv, unsigned sm_count,
+                      unsigned unit_sms, group_request *out)
+{
+    group_syntax_error err;
+    gctx_status s = group_syntax_parse(argc, argv, sm_count, unit_sms, out, &err);
+    if (s == GCTX_ERROR_OUT_OF_MEMORY)
+        greenctx_tool_fail(opts, s);
+    else if (s != GCTX_SUCCESS)
+        greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage", "%s%s%s", err.message,
+                            err.about_syntax ? "\n" : "",
+                            err.about_syntax ? group_syntax_help : "");
+    return s == GCTX_SUCCESS ? 0 : -1;
+}
+
 static void split_usage(const char *command)
 {
     /* What the command does, in one line, before how to call it. */
@@ -34,7 +48,7 @@ static void split_usage(const char *command)
            "%s\n"
            "  --round MODE  a count the device can't give: strict (default: refuse), down,\n"
            "                nearest, up\n%s",
-           command, what, tool_groups_help);
+           command, what, group_syntax_help);
 }
 
 int tool_split_setup_begin(int argc, char **argv, greenctx_tool_options *opts,
@@ -61,7 +75,7 @@ int tool_split_setup_begin(int argc, char **argv, greenctx_tool_options *opts,
         int rc = id == GREENCTX_ARG_HELP   ? TOOL_SPLIT_HELP_SHOWN
                  : id == GREENCTX_ARG_STOP ? args.rc
                                            : GREENCTX_EXIT_OK;
-        int rounding = rc == GREENCTX_EXIT_OK ? tool_parse_rounding(args.value) : 0;
+        int rounding = rc == GREENCTX_EXIT_OK ? group_syntax_rounding(args.value) : 0;
         if (rounding < 0)
             rc = greenctx_args_bad(&args, "--round takes %s; got '%s'", own[0].value_help,
                                    args.value);
@@ -78,7 +92,7 @@ int tool_split_setup_begin(int argc, char **argv, greenctx_tool_options *opts,
         greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage",
                             "which groups? usage: greenctx %s [--device N] [--json] [--round "
                             "MODE] GROUP...\n%s",
-                            opts->command, tool_groups_help);
+                            opts->command, group_syntax_help);
         tool_split_setup_end(setup);
         return GREENCTX_EXIT_USAGE;
     }
@@ -107,7 +121,7 @@ void tool_split_setup_end(tool_split_setup *setup)
 {
     gctx_partition_release(setup->device);
     setup->device = NULL;
-    tool_free_groups(&setup->request);
+    group_request_free(&setup->request);
     free(setup->request.texts);
     setup->request.texts = NULL;
 }

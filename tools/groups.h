@@ -1,40 +1,16 @@
-/* The group syntax shared by `plan`, `map` and `run` (group_syntax.c; `run`'s preload links
- * it too):
- *
- *   COUNT[:cN][:pN][:b]   COUNT SMs; cN co-scheduled units of N SMs, pN preferred units of N,
- *                         b backfill (may take SMs outside whole units)
- *   P%[...]               P percent of the partition's SMs. Percentages that add up to at
- *                         most 100% always fit: the shares are cut at multiples of the
- *                         smallest partition (cumulative bounds, rounded down, at least one
- *                         unit each), and a last group that brings the total to 100% takes
- *                         everything left (as `rest` does)
- *   0[...]                discovery: every SM still free when the group's turn comes
- *   rest                  0:b, the last group: everything left over
- */
+/* Groups on the tool's command line: the syntax (common/group_syntax.h) with the tool's
+ * errors, and what `plan` and `map` share. */
 #ifndef GREENCTX_TOOL_GROUPS_H
 #define GREENCTX_TOOL_GROUPS_H
 
 #include "greenctx.h"
+#include "group_syntax.h"
 #include "tool.h"
 
-typedef struct tool_group_request {
-    gctx_group *groups;
-    unsigned nb_groups;
-    char **texts;    /* each group as written on the command line */
-    int has_percent; /* some group was given in percent */
-    unsigned unit_sms; /* percentages were cut at multiples of this */
-} tool_group_request;
-
-/* Parses argv[0..argc-1] into groups, percentages taken of sm_count in units of unit_sms
- * (the smallest partition). On a syntax error prints why and returns -1. */
+/* Parses argv[0..argc-1] into groups (group_syntax_parse); on an error prints why (with the
+ * group syntax's help when it is about how a GROUP is written) and returns -1. */
 int tool_parse_groups(const greenctx_tool_options *opts, int argc, char **argv, unsigned sm_count,
-                      unsigned unit_sms, tool_group_request *out);
-void tool_free_groups(tool_group_request *request);
-/* "strict", "down", "nearest", "up" -> a gctx_rounding; -1 for anything else. */
-int tool_parse_rounding(const char *text);
-/* Text shown in the usage of commands taking groups. */
-extern const char tool_groups_help[];
-
+                      unsigned unit_sms, group_request *out);
 
 /* What `plan` and `map` share: their options, the device's partition and the parsed groups. */
 
@@ -42,7 +18,7 @@ typedef struct tool_split_setup {
     int device_ordinal;
     gctx_partition *device; /* the whole device */
     gctx_partition_info info;
-    tool_group_request request;
+    group_request request;
     gctx_split_options options;
 } tool_split_setup;
 

@@ -23,43 +23,42 @@ static int valid_size(const char *text)
            (strchr("KMGTkmgt", text[digits]) && text[digits + 1] == '\0');
 }
 
-int run_check_mps(const run_args *args)
+int run_check_mps(const run_job *job)
 {
     gctx_mps_info mps = GCTX_MPS_INFO_INIT;
     gctx_status s = gctx_mps_get_info(&mps);
     if (s != GCTX_SUCCESS)
-        return greenctx_tool_fail(args->opts, s);
+        return greenctx_tool_fail(job->opts, s);
     if (mps.active_thread_percentage < 100)
         return greenctx_tool_error(
-            args->opts, GREENCTX_EXIT_USAGE, "usage",
+            job->opts, GREENCTX_EXIT_USAGE, "usage",
             "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=%d is refused: below 100 the driver refuses green "
             "splits inside an MPS client (CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION), and the "
             "percentage is a cap, not a reservation (measured on the H200: a victim's p99 5.9x "
             "worse at 12%%); unset it: the claim gives the program its own SMs. The program "
             "was not started",
             mps.active_thread_percentage);
-    if (args->memory && !valid_size(args->memory))
-        return greenctx_tool_error(args->opts, GREENCTX_EXIT_USAGE, "usage",
+    if (job->options.memory && !valid_size(job->options.memory))
+        return greenctx_tool_error(job->opts, GREENCTX_EXIT_USAGE, "usage",
                                    "--memory takes a size such as 16G, 512M or 1073741824; got "
                                    "'%s'",
-                                   args->memory);
-    if (args->memory && !mps.daemon_running)
+                                   job->options.memory);
+    if (job->options.memory && !mps.daemon_running)
         return greenctx_tool_error(
-            args->opts, GREENCTX_EXIT_USAGE, "usage",
+            job->opts, GREENCTX_EXIT_USAGE, "usage",
             "--memory %s sets the MPS client's device-memory limit "
             "(CUDA_MPS_PINNED_DEVICE_MEM_LIMIT), which only an MPS client obeys, and no MPS "
             "control daemon answers on %s: %s. The program was not started",
-            args->memory, mps.pipe_dir, MPS_HINT);
+            job->options.memory, mps.pipe_dir, MPS_HINT);
     return GREENCTX_EXIT_OK;
 }
 
 /* Once per run (a sweep claims once per size): another tenant on a GPU this run confines,
  * and no MPS. */
-static void warn_without_mps(const run_device_plan *plans, unsigned nb_plans)
+static void warn_without_mps(run_job *job, const run_device_plan *plans, unsigned nb_plans)
 {
-    static int warned;
     gctx_mps_info mps = GCTX_MPS_INFO_INIT;
-    if (warned || gctx_mps_get_info(&mps) != GCTX_SUCCESS || mps.daemon_running)
+    if (job->warned_without_mps || gctx_mps_get_info(&mps) != GCTX_SUCCESS || mps.daemon_running)
         return;
     for (unsigned i = 0; i < nb_plans; i++) {
         gctx_claim_info others[8];
@@ -78,10 +77,10 @@ static void warn_without_mps(const run_device_plan *plans, unsigned nb_plans)
                     "throughput hog at 0.66x); %s\n",
                     plans[i].device, others[k].pid, others[k].user, others[k].sm_count,
                     others[k].command, mps.pipe_dir, MPS_HINT);
-            warned = 1;
+            job->warned_without_mps = 1;
             break;
         }
-        if (warned)
+        if (job->warned_without_mps)
             return;
     }
 }
@@ -96,7 +95,7 @@ void run_drop_claims(run_claims *claims)
 /* What the claim asks for: the request as given (a count, a share or rest; claims can give
  * counts a split can't), or every SM of the device for `all`, which is refused while anyone
  * else holds a claim there. */
-static int take_one(const run_args *args, const char *text, run_device_plan *plan,
+static int take_one(const run_job *job, const char *text, run_device_plan *plan,
                     gctx_claim **claim)
 {
     char request[RUN_MAX_REQUEST], command[256];
@@ -104,12 +103,12 @@ static int take_one(const run_args *args, const char *text, run_device_plan *pla
     if (plan->whole)
         snprintf(request, sizeof request, "%u", plan->device_sms);
     gctx_claim_options options = GCTX_CLAIM_OPTIONS_INIT;
-    options.flags = GCTX_CLAIM_INHERIT | (args->wait ? GCTX_CLAIM_WAIT : 0u);
-    options.timeout_ms = args->wait_ms;
-    if (args->round)
-        options.rounding = (gctx_rounding)tool_parse_rounding(args->round);
-    options.label = args->label;
-    options.command = tool_join_words(args->command, command, sizeof command);
+    options.flags = GCTX_CLAIM_INHERIT | (job->options.wait ? GCTX_CLAIM_WAIT : 0u);
+    options.timeout_ms = job->options.wait_ms;
+    if (job->options.round)
+        options.rounding = (gctx_rounding)group_syntax_rounding(job->options.round);
+    options.label = job->options.label;
+    options.command = text_join_words(job->options.command, command, sizeof command);
     gctx_status s = gctx_claim_acquire(plan->device, request, &options, claim);
     if (s == GCTX_ERROR_BUSY) {
         char why[1024], hint[256] = "";
@@ -127,15 +126,15 @@ static int take_one(const run_args *args, const char *text, run_device_plan *pla
                      "them all, --round up|down|nearest the nearest count they make; ",
                      usage.free_sms, asked);
         return greenctx_tool_error(
-            args->opts, GREENCTX_EXIT_FAILED, gctx_status_name(s),
+            job->opts, GREENCTX_EXIT_FAILED, gctx_status_name(s),
             "%s\n  %s%s%s--wait[=SECONDS] queues for the SMs, --shared runs without a claim (the "
             "SMs may then be shared); the program was not started",
             why, hint,
             plan->whole ? "`all` claims every SM, so it waits for every other tenant; " : "",
-            args->wait ? "waited in vain; " : "");
+            job->options.wait ? "waited in vain; " : "");
     }
     if (s != GCTX_SUCCESS)
-        return greenctx_tool_error(args->opts, GREENCTX_EXIT_FAILED, gctx_status_name(s),
+        return greenctx_tool_error(job->opts, GREENCTX_EXIT_FAILED, gctx_status_name(s),
                                    "device %d: the SMs could not be claimed: %s\n  the program "
                                    "was not started",
                                    plan->device, gctx_last_error());
@@ -145,20 +144,20 @@ static int take_one(const run_args *args, const char *text, run_device_plan *pla
     return GREENCTX_EXIT_OK;
 }
 
-int run_take_claims(const run_args *args, const char *text, run_device_plan *plans,
+int run_take_claims(run_job *job, const char *text, run_device_plan *plans,
                     unsigned nb_plans, run_claims *claims)
 {
     memset(claims, 0, sizeof *claims);
     run_request parsed;
     char why[256];
-    if (args->shared)
+    if (job->options.shared)
         return GREENCTX_EXIT_OK;
     if (run_request_parse(text, &parsed, why, sizeof why) != 0) /* checked before: can't fail */
-        return greenctx_tool_error(args->opts, GREENCTX_EXIT_USAGE, "usage", "%s", why);
+        return greenctx_tool_error(job->opts, GREENCTX_EXIT_USAGE, "usage", "%s", why);
     for (unsigned i = 0; i < nb_plans; i++) {
         gctx_claim *claim = NULL;
         char token[1024];
-        int rc = take_one(args, run_request_for(&parsed, plans[i].device), &plans[i], &claim);
+        int rc = take_one(job, run_request_for(&parsed, plans[i].device), &plans[i], &claim);
         if (rc != GREENCTX_EXIT_OK) {
             run_drop_claims(claims);
             return rc;
@@ -168,7 +167,7 @@ int run_take_claims(const run_args *args, const char *text, run_device_plan *pla
         if (s != GCTX_SUCCESS || run_claim_list_add(claims->variable, sizeof claims->variable,
                                                     plans[i].device, token) != 0) {
             run_drop_claims(claims);
-            return greenctx_tool_error(args->opts, GREENCTX_EXIT_FAILED, "GCTX_ERROR_REGISTRY",
+            return greenctx_tool_error(job->opts, GREENCTX_EXIT_FAILED, "GCTX_ERROR_REGISTRY",
                                        "device %d: the claim could not be handed to the program "
                                        "(%s)",
                                        plans[i].device,
@@ -176,20 +175,20 @@ int run_take_claims(const run_args *args, const char *text, run_device_plan *pla
                                                          : "its token holds a comma or is too long");
         }
     }
-    warn_without_mps(plans, nb_plans);
+    warn_without_mps(job, plans, nb_plans);
     return GREENCTX_EXIT_OK;
 }
 
-const char *run_claim_note(const run_args *args, const run_claims *claims, unsigned i, char *buf,
+const char *run_claim_note(const run_job *job, const run_claims *claims, unsigned i, char *buf,
                            size_t size)
 {
     gctx_claim_info info = GCTX_CLAIM_INFO_INIT;
     char ranges[512];
-    if (args->shared)
+    if (job->options.shared)
         snprintf(buf, size, " (--shared: not claimed, other tenants may run on the same SMs)");
     else if (i < claims->nb_claims && gctx_claim_get_info(claims->claims[i], &info) == GCTX_SUCCESS)
         snprintf(buf, size, " (claimed granules %s)",
-                 tool_granule_ranges(info.granules, info.nb_granules, ranges, sizeof ranges));
+                 text_granule_ranges(info.granules, info.nb_granules, ranges, sizeof ranges));
     else
         buf[0] = '\0';
     return buf;

@@ -15,51 +15,49 @@
 
 #include "run_tool.h"
 
-static int bad_report(const run_args *args, const char *fmt, ...)
+static int bad_report(const run_job *job, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-static int bad_report(const run_args *args, const char *fmt, ...)
+static int bad_report(const run_job *job, const char *fmt, ...)
 {
     char why[PATH_MAX + 256];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
-    return greenctx_tool_error(args->opts, GREENCTX_EXIT_USAGE, "usage",
-                               "--report '%s': %s; the program was not started", args->report,
-                               why);
+    return greenctx_tool_error(job->opts, GREENCTX_EXIT_USAGE, "usage",
+                               "--report '%s': %s; the program was not started",
+                               job->options.report, why);
 }
 
-int run_report_check(run_args *args)
+int run_report_check(run_job *job)
 {
-    static char absolute[PATH_MAX];
     char dir[PATH_MAX] = ".", real_dir[PATH_MAX];
-    const char *path = args->report, *slash = strrchr(path, '/');
+    const char *path = job->options.report, *slash = strrchr(path, '/');
     const char *base = slash ? slash + 1 : path;
     struct stat st;
     if (!*path)
-        return bad_report(args, "give a file name");
+        return bad_report(job, "give a file name");
     if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
-        return bad_report(args, "is a directory; give a file name");
+        return bad_report(job, "is a directory; give a file name");
     if (slash && (size_t)(slash - path) >= sizeof dir)
-        return bad_report(args, "the path is longer than %d bytes", PATH_MAX);
+        return bad_report(job, "the path is longer than %d bytes", PATH_MAX);
     if (slash == path)
         strcpy(dir, "/");
     else if (slash)
         snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
     if (!realpath(dir, real_dir))
-        return bad_report(args, "its directory %s does not exist (%s)", dir, strerror(errno));
-    int n = snprintf(absolute, sizeof absolute, "%s/%s", strcmp(real_dir, "/") ? real_dir : "",
-                     base);
-    if (n < 0 || (size_t)n >= sizeof absolute)
-        return bad_report(args, "the path is longer than %d bytes", PATH_MAX);
-    if (stat(absolute, &st) == 0 && S_ISDIR(st.st_mode))
-        return bad_report(args, "is a directory; give a file name");
+        return bad_report(job, "its directory %s does not exist (%s)", dir, strerror(errno));
+    int n = snprintf(job->report_path, sizeof job->report_path, "%s/%s",
+                     strcmp(real_dir, "/") ? real_dir : "", base);
+    if (n < 0 || (size_t)n >= sizeof job->report_path)
+        return bad_report(job, "the path is longer than %d bytes", PATH_MAX);
+    if (stat(job->report_path, &st) == 0 && S_ISDIR(st.st_mode))
+        return bad_report(job, "is a directory; give a file name");
     if (access(real_dir, W_OK | X_OK) != 0)
-        return bad_report(args, "its directory %s can't be written (%s)", real_dir,
+        return bad_report(job, "its directory %s can't be written (%s)", real_dir,
                           strerror(errno));
-    if (stat(absolute, &st) == 0 && access(absolute, W_OK) != 0)
-        return bad_report(args, "the file can't be written (%s)", strerror(errno));
-    args->report = absolute;
+    if (stat(job->report_path, &st) == 0 && access(job->report_path, W_OK) != 0)
+        return bad_report(job, "the file can't be written (%s)", strerror(errno));
     return GREENCTX_EXIT_OK;
 }
 
@@ -185,26 +183,26 @@ static void remove_dir(const char *dir)
 
 /* Writes the report from the parts; 0 when complete, 1 when processes are missing, -1 when
  * it could not be written. Into FILE.XXXXXX, renamed: FILE is never half written. */
-static int merge(const run_args *args, long pid, const char *text)
+static int merge(const run_job *job, long pid, const char *text)
 {
     parts p;
-    if (list_parts(args->report_dir, &p) != 0) {
+    if (list_parts(job->report_dir, &p) != 0) {
         fprintf(stderr, "greenctx run: the report's directory %s can't be read: %s\n",
-                args->report_dir, strerror(errno));
+                job->report_dir, strerror(errno));
         return -1;
     }
     char **bodies = calloc(p.count + 1, sizeof *bodies);
     char tmp[PATH_MAX];
-    int n = snprintf(tmp, sizeof tmp, "%s.XXXXXX", args->report);
+    int n = snprintf(tmp, sizeof tmp, "%s.XXXXXX", job->report_path);
     int fd = bodies && n > 0 && (size_t)n < sizeof tmp ? mkstemp(tmp) : -1;
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     size_t nb_missing = 0;
     int rc = -1;
     if (f) {
         for (size_t i = 0; i < p.count; i++)
-            bodies[i] = read_part(args->report_dir, p.names[i]);
+            bodies[i] = read_part(job->report_dir, p.names[i]);
         write_merged(f, pid, text, &p, bodies, &nb_missing);
-        if (fclose(f) == 0 && rename(tmp, args->report) == 0)
+        if (fclose(f) == 0 && rename(tmp, job->report_path) == 0)
             rc = nb_missing ? 1 : 0;
         else
             unlink(tmp);
@@ -213,14 +211,14 @@ static int merge(const run_args *args, long pid, const char *text)
         unlink(tmp);
     }
     if (rc < 0)
-        fprintf(stderr, "greenctx run: the report %s could not be written: %s\n", args->report,
+        fprintf(stderr, "greenctx run: the report %s could not be written: %s\n", job->report_path,
                 strerror(errno));
     else if (rc > 0)
         fprintf(stderr,
                 "greenctx run: the report %s is incomplete: %zu process(es) used CUDA but ended "
                 "without writing their part (killed, _exit, stopped by the preload, or still "
                 "running when the program ended): see its \"processes_missing\"\n",
-                args->report, nb_missing);
+                job->report_path, nb_missing);
     for (size_t i = 0; i < p.count; i++) {
         free(p.names[i]);
         if (bodies)
@@ -231,23 +229,22 @@ static int merge(const run_args *args, long pid, const char *text)
     return rc;
 }
 
-int run_with_report(run_args *args, const char *text, run_claims *claims)
+int run_with_report(run_job *job, const char *text, run_claims *claims)
 {
-    static char dir[PATH_MAX];
-    const char *slash = strrchr(args->report, '/');
-    int n = snprintf(dir, sizeof dir, "%.*s/.greenctx-run-XXXXXX", (int)(slash - args->report),
-                     args->report);
-    if (n < 0 || (size_t)n >= sizeof dir || !mkdtemp(dir)) {
-        int err = n < 0 || (size_t)n >= sizeof dir ? ENAMETOOLONG : errno;
+    char *dir = job->report_dir;
+    const char *slash = strrchr(job->report_path, '/');
+    int n = snprintf(dir, sizeof job->report_dir, "%.*s/.greenctx-run-XXXXXX",
+                     (int)(slash - job->report_path), job->report_path);
+    if (n < 0 || (size_t)n >= sizeof job->report_dir || !mkdtemp(dir)) {
+        int err = n < 0 || (size_t)n >= sizeof job->report_dir ? ENAMETOOLONG : errno;
         run_drop_claims(claims);
-        return greenctx_tool_error(args->opts, GREENCTX_EXIT_FAILED, "report",
+        return greenctx_tool_error(job->opts, GREENCTX_EXIT_FAILED, "report",
                                    "the report's directory %s could not be made: %s; the program "
                                    "was not started",
                                    dir, strerror(err));
     }
-    args->report_dir = dir;
     pid_t child =
-        run_set_environment(args, text, claims) == 0 ? run_child_start(args->command, 0) : -1;
+        run_set_environment(job, text, claims) == 0 ? run_child_start(job->options.command, 0) : -1;
     if (child < 0) {
         run_drop_claims(claims);
         remove_dir(dir);
@@ -256,7 +253,7 @@ int run_with_report(run_args *args, const char *text, run_claims *claims)
     int status = 0, waited = run_child_wait(child, &status);
     /* The program and its processes are done with the SMs: the tool's hold goes too. */
     run_drop_claims(claims);
-    int merged = waited == 0 ? merge(args, (long)child, text) : -1;
+    int merged = waited == 0 ? merge(job, (long)child, text) : -1;
     remove_dir(dir);
     if (waited != 0)
         return GREENCTX_EXIT_FAILED;

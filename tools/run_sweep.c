@@ -33,12 +33,12 @@ static double now_ms(void)
 
 /* One run; with --json the program's stdout goes to stderr, so that stdout stays one JSON
  * document. */
-static int run_once(run_args *args, sweep_point *pt, const run_claims *claims)
+static int run_once(run_job *job, sweep_point *pt, const run_claims *claims)
 {
-    if (run_set_environment(args, pt->text, claims) != 0)
+    if (run_set_environment(job, pt->text, claims) != 0)
         return -1;
     double t0 = now_ms();
-    pid_t child = run_child_start(args->command, args->json);
+    pid_t child = run_child_start(job->options.command, job->options.json);
     int status = 0;
     if (child < 0 || run_child_wait(child, &status) != 0)
         return -1;
@@ -47,17 +47,17 @@ static int run_once(run_args *args, sweep_point *pt, const run_claims *claims)
     return 0;
 }
 
-static void print_json(const run_args *args, const sweep_point *pts, unsigned n)
+static void print_json(const run_job *job, const sweep_point *pts, unsigned n)
 {
     json_writer w;
     json_begin(&w, stdout, "greenctx.run.sweep/1");
-    if (args->device >= 0)
-        json_int(&w, "device", args->device);
+    if (job->options.device >= 0)
+        json_int(&w, "device", job->options.device);
     else
         json_null(&w, "device");
     json_uint(&w, "device_sm_count", pts[0].plan.device_sms);
     json_array(&w, "command");
-    for (char **c = args->command; *c; c++)
+    for (char **c = job->options.command; *c; c++)
         json_string(&w, NULL, *c);
     json_close(&w);
     json_array(&w, "runs");
@@ -74,14 +74,14 @@ static void print_json(const run_args *args, const sweep_point *pts, unsigned n)
     json_end(&w);
 }
 
-static void print_table(const run_args *args, const sweep_point *pts, unsigned n)
+static void print_table(const run_job *job, const sweep_point *pts, unsigned n)
 {
-    printf("\ngreenctx run --sweep: %s", args->command[0]);
-    for (char **c = args->command + 1; *c; c++)
+    printf("\ngreenctx run --sweep: %s", job->options.command[0]);
+    for (char **c = job->options.command + 1; *c; c++)
         printf(" %s", *c);
     printf(" (%u SMs on the device", pts[0].plan.device_sms);
-    if (args->device >= 0)
-        printf(", device %d", args->device);
+    if (job->options.device >= 0)
+        printf(", device %d", job->options.device);
     printf(")\n\n%6s  %-10s %10s %9s %14s  %s\n", "SMs", "request", "wall ms", "speed-up",
            "efficiency/SM", "exit");
     for (unsigned i = 0; i < n; i++)
@@ -99,7 +99,7 @@ static void xml_text(FILE *f, const char *s)
 
 /* Speed-up against SMs, with the line of perfect scaling, into f (opened before the runs, so
  * that a file that can't be written is known before them). */
-static int write_svg(FILE *f, const run_args *args, const sweep_point *pts, unsigned n,
+static int write_svg(FILE *f, const run_job *job, const sweep_point *pts, unsigned n,
                      unsigned smallest)
 {
     const double x0 = 70, y0 = 330, w = 560, h = 260;
@@ -114,7 +114,7 @@ static int write_svg(FILE *f, const run_args *args, const sweep_point *pts, unsi
                "font-family=\"sans-serif\" font-size=\"12\">\n<text x=\"%g\" y=\"24\">",
             x0);
     xml_text(f, "greenctx run --sweep:");
-    for (char **c = args->command; *c; c++) {
+    for (char **c = job->options.command; *c; c++) {
         fputc(' ', f);
         xml_text(f, *c);
     }
@@ -174,25 +174,25 @@ static int write_svg(FILE *f, const run_args *args, const sweep_point *pts, unsi
 
 /* The sizes of --sweep, each a whole REQ: an empty one ("16,,32", "") is a typo, not a size to
  * skip (one with spaces is refused with the request's grammar). */
-static int parse_sizes(run_args *args, sweep_point *pts, unsigned *n)
+static int parse_sizes(run_job *job, sweep_point *pts, unsigned *n)
 {
-    const char *p = args->sweep;
+    const char *p = job->options.sweep;
     *n = 0;
     for (;;) {
         size_t len = strcspn(p, ",");
         if (len == 0)
-            return greenctx_tool_error(args->opts, GREENCTX_EXIT_USAGE, "usage",
+            return greenctx_tool_error(job->opts, GREENCTX_EXIT_USAGE, "usage",
                                        "--sweep '%s': size %u is empty; give sizes as REQ,REQ,... "
                                        "(e.g. 16,32,64,all)",
-                                       args->sweep, *n + 1);
+                                       job->options.sweep, *n + 1);
         if (*n == SWEEP_MAX || len >= RUN_MAX_REQUEST)
-            return greenctx_tool_error(args->opts, GREENCTX_EXIT_USAGE, "usage",
+            return greenctx_tool_error(job->opts, GREENCTX_EXIT_USAGE, "usage",
                                        "--sweep takes at most %d sizes of a GROUP or all",
                                        SWEEP_MAX);
         sweep_point *pt = &pts[*n];
         memcpy(pt->request, p, len);
         pt->request[len] = '\0';
-        int rc = run_check_request(args, pt->request, pt->text, sizeof pt->text, pt->plans,
+        int rc = run_check_request(job, pt->request, pt->text, sizeof pt->text, pt->plans,
                                    &pt->nb_plans);
         if (rc != GREENCTX_EXIT_OK)
             return rc;
@@ -204,18 +204,18 @@ static int parse_sizes(run_args *args, sweep_point *pts, unsigned *n)
     }
 }
 
-int run_sweep(run_args *args)
+/* The sweep itself, into pts (SWEEP_MAX of them). */
+static int sweep(run_job *job, sweep_point *pts)
 {
-    static sweep_point pts[SWEEP_MAX];
     unsigned n = 0;
-    int rc = parse_sizes(args, pts, &n);
+    int rc = parse_sizes(job, pts, &n);
     if (rc != GREENCTX_EXIT_OK)
         return rc;
-    FILE *svg = args->svg ? fopen(args->svg, "w") : NULL;
-    if (args->svg && !svg)
-        return greenctx_tool_error(args->opts, GREENCTX_EXIT_USAGE, "usage",
-                                   "--svg '%s' can't be written (%s); nothing was run", args->svg,
-                                   strerror(errno));
+    FILE *svg = job->options.svg ? fopen(job->options.svg, "w") : NULL;
+    if (job->options.svg && !svg)
+        return greenctx_tool_error(job->opts, GREENCTX_EXIT_USAGE, "usage",
+                                   "--svg '%s' can't be written (%s); nothing was run",
+                                   job->options.svg, strerror(errno));
     unsigned smallest = 0;
     int failed = 0;
     bench_progress progress;
@@ -224,16 +224,16 @@ int run_sweep(run_args *args)
         /* Each size is claimed for its run, and given back before the next one. */
         run_claims claims;
         char note[600];
-        if ((rc = run_take_claims(args, pts[i].text, pts[i].plans, pts[i].nb_plans, &claims)) != 0) {
+        if ((rc = run_take_claims(job, pts[i].text, pts[i].plans, pts[i].nb_plans, &claims)) != 0) {
             if (svg)
                 fclose(svg);
             return rc;
         }
         pts[i].plan = pts[i].plans[0];
-        bench_progress_step(&progress, "%s on %u of %u SMs%s", args->command[0],
+        bench_progress_step(&progress, "%s on %u of %u SMs%s", job->options.command[0],
                             pts[i].plan.sm_count, pts[i].plan.device_sms,
-                            run_claim_note(args, &claims, 0, note, sizeof note));
-        int sig = 0, ran = run_once(args, &pts[i], &claims);
+                            run_claim_note(job, &claims, 0, note, sizeof note));
+        int sig = 0, ran = run_once(job, &pts[i], &claims);
         run_drop_claims(&claims);
         if (ran != 0 || (sig = run_child_interrupted())) {
             if (svg)
@@ -252,17 +252,28 @@ int run_sweep(run_args *args)
         pts[i].efficiency =
             pts[i].speedup * pts[smallest].plan.sm_count / (double)pts[i].plan.sm_count;
     }
-    if (args->json)
-        print_json(args, pts, n);
+    if (job->options.json)
+        print_json(job, pts, n);
     else
-        print_table(args, pts, n);
+        print_table(job, pts, n);
     if (failed)
         fprintf(stderr, "greenctx run: a run failed (its exit status is in the %s)\n",
-                args->json ? "runs' exit_status" : "last column");
-    if (svg && write_svg(svg, args, pts, n, smallest) != 0) {
-        fprintf(stderr, "greenctx run: --svg '%s' could not be written: %s\n", args->svg,
+                job->options.json ? "runs' exit_status" : "last column");
+    if (svg && write_svg(svg, job, pts, n, smallest) != 0) {
+        fprintf(stderr, "greenctx run: --svg '%s' could not be written: %s\n", job->options.svg,
                 strerror(errno));
         failed = 1;
     }
     return failed ? GREENCTX_EXIT_FAILED : GREENCTX_EXIT_OK;
+}
+
+int run_sweep(run_job *job)
+{
+    /* Each point holds every device's plan: too much for the stack. */
+    sweep_point *pts = calloc(SWEEP_MAX, sizeof *pts);
+    if (!pts)
+        return greenctx_tool_fail(job->opts, GCTX_ERROR_OUT_OF_MEMORY);
+    int rc = sweep(job, pts);
+    free(pts);
+    return rc;
 }

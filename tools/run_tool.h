@@ -1,21 +1,24 @@
-/* `greenctx run`: what cmd_run.c (options, checks, exec), run_sweep.c (one run per size),
- * run_child.c (the program as a child) and run_report_merge.c (--report) share. */
+/* `greenctx run`: what its files share. They call one way only: cmd_run.c (options, the
+ * preload, exec) calls run_sweep.c (one run per size) and run_report_merge.c (--report), and
+ * all three call run_check.c (the request), run_claims.c (the claims), run_environment.c
+ * (the program's variables) and run_child.c (the program as a child). */
 #ifndef GREENCTX_TOOL_RUN_H
 #define GREENCTX_TOOL_RUN_H
 
+#include <limits.h>
 #include <sys/types.h>
 
 #include "run_request.h"
 #include "tool.h"
 
-typedef struct run_args {
-    greenctx_tool_options *opts;
+/* What the command line asked, as cmd_run.c parsed it: one meaning per field, none changed
+ * after parsing. */
+typedef struct run_options {
     int device;             /* --device N (a shared option), or -1: every device */
-    const char *sms;        /* --sms REQ */
-    const char *sweep;      /* --sweep REQ,REQ,... */
+    const char *sms;        /* --sms REQ, or NULL */
+    const char *sweep;      /* --sweep REQ,REQ,..., or NULL */
     const char *round;      /* --round MODE, or NULL */
-    const char *report;     /* --report FILE.json (absolute once checked), or NULL */
-    const char *report_dir; /* where the processes write their parts, once made */
+    const char *report;     /* --report FILE.json as given, or NULL */
     int no_inherit;         /* --no-inherit */
     int shared;             /* --shared: no claim, the SMs may be shared with other tenants */
     int wait;               /* --wait[=SECONDS] given */
@@ -23,17 +26,32 @@ typedef struct run_args {
     const char *label;      /* --label TEXT, or NULL */
     const char *memory;     /* --memory SIZE (16G, 512M), or NULL */
     int json;               /* --json (sweep; a shared option) */
-    const char *svg;        /* --svg FILE (sweep) */
+    const char *svg;        /* --svg FILE (sweep), or NULL */
     char **command;         /* CMD ARGS..., NULL-terminated */
-    const char *preload;    /* the preload's path, once found */
-} run_args;
+} run_options;
+
+/* One `greenctx run`: its options, and what the tool found and made for them on the way. */
+typedef struct run_job {
+    greenctx_tool_options *opts; /* the shared options, for messages */
+    run_options options;
+    char preload[PATH_MAX];      /* the preload's absolute path, once found and checked */
+    char *program_preload;       /* LD_PRELOAD as the tool was started with (NULL: unset or
+                                    empty): the program's own, kept after the preload */
+    char report_path[PATH_MAX];  /* --report's file made absolute, once checked ("" before) */
+    char report_dir[PATH_MAX];   /* where the processes write their parts, "" until made */
+    int warned_without_mps;      /* what sharing a GPU without MPS costs was printed */
+} run_job;
+
+/* ---- run_check.c ---- */
 
 /* Checks REQ (GREENCTX_RUN_SMS's grammar, --device applied) on every device it confines: with
  * the planner under --shared, else only its syntax (the claim decides the SMs). On success
  * `text` holds the variable's value and plans[0..*nb_plans-1] each device (sm_count: what it
  * gets; 0 until claimed); else prints why and returns the tool's exit code. */
-int run_check_request(const run_args *args, const char *request, char *text, size_t text_size,
+int run_check_request(const run_job *job, const char *request, char *text, size_t text_size,
                       run_device_plan *plans, unsigned *nb_plans);
+
+/* ---- run_claims.c ---- */
 
 /* The claims of one run: one per confined device, taken before the program starts. */
 typedef struct run_claims {
@@ -45,25 +63,29 @@ typedef struct run_claims {
 /* What a run's environment allows, checked before anything is claimed or started: an MPS
  * active-thread percentage below 100 and --memory without an MPS daemon are refused (exit 2,
  * with the reason). */
-int run_check_mps(const run_args *args);
+int run_check_mps(const run_job *job);
 /* Claims every planned device's SMs (unless --shared) as `text` (GREENCTX_RUN_SMS's value)
  * asks, queueing with --wait; a full GPU is refused (exit 1) with the holders named. On
  * success each plan's sm_count is the claim's, and what sharing a GPU without MPS costs is
  * printed, once, when another tenant holds SMs there. */
-int run_take_claims(const run_args *args, const char *text, run_device_plan *plans,
-                    unsigned nb_plans, run_claims *claims);
+int run_take_claims(run_job *job, const char *text, run_device_plan *plans, unsigned nb_plans,
+                    run_claims *claims);
 /* What the banner adds for plan i: " (claimed granules 0-7)", or --shared's note. */
-const char *run_claim_note(const run_args *args, const run_claims *claims, unsigned i, char *buf,
+const char *run_claim_note(const run_job *job, const run_claims *claims, unsigned i, char *buf,
                            size_t size);
 /* Gives the claims back (a sweep's, between sizes; a failed exec's). */
 void run_drop_claims(run_claims *claims);
 
+/* ---- run_environment.c ---- */
+
 /* Puts the preload's variables for `text` and `claims` and LD_PRELOAD into this process's
  * environment, for the program about to be started. Returns 0, or -1 after printing why. */
-int run_set_environment(const run_args *args, const char *text, const run_claims *claims);
+int run_set_environment(const run_job *job, const char *text, const run_claims *claims);
+
+/* ---- run_sweep.c ---- */
 
 /* --sweep: runs the command once per size; returns the tool's exit code. */
-int run_sweep(run_args *args);
+int run_sweep(run_job *job);
 
 /* ---- run_child.c ---- */
 
@@ -83,14 +105,15 @@ int run_child_exit(int status);
 
 /* ---- run_report_merge.c ---- */
 
-/* --report FILE: makes it absolute in args->report and checks, before anything runs, that it
- * can be written (not empty, not a directory, in a directory that exists and is writable).
- * Returns the tool's exit code (GREENCTX_EXIT_USAGE after saying why). */
-int run_report_check(run_args *args);
-/* Runs the program as a child (holding `claims` for it, given back when it ends) with GREENCTX_RUN_REPORT_DIR set to a directory made beside
- * the report, merges the parts its processes wrote into the report when it ends, and returns
- * the tool's exit code: the program's, or 1 when it exited 0 but the report is incomplete or
- * could not be written (the report says which processes are missing). */
-int run_with_report(run_args *args, const char *text, run_claims *claims);
+/* --report FILE: makes it absolute in job->report_path and checks, before anything runs,
+ * that it can be written (not empty, not a directory, in a directory that exists and is
+ * writable). Returns the tool's exit code (GREENCTX_EXIT_USAGE after saying why). */
+int run_report_check(run_job *job);
+/* Runs the program as a child (holding `claims` for it, given back when it ends) with
+ * GREENCTX_RUN_REPORT_DIR set to job->report_dir, made beside the report; merges the parts
+ * its processes wrote into the report when it ends, and returns the tool's exit code: the
+ * program's, or 1 when it exited 0 but the report is incomplete or could not be written (the
+ * report says which processes are missing). */
+int run_with_report(run_job *job, const char *text, run_claims *claims);
 
 #endif

@@ -22,6 +22,7 @@
 
 #include "greenctx.h"
 #include "json.h"
+#include "numbers.h" /* greenctx_parse_int, for the commands' options */
 
 enum {
     GREENCTX_EXIT_OK = 0,     /* done */
@@ -42,6 +43,8 @@ typedef struct greenctx_tool_options {
     int device;             /* --device N (default 0) */
     int device_given;
     int json;               /* --json */
+    int banner_on_stderr;   /* the simulated-driver banner goes to stderr, not stdout: a
+                               command whose stdout is not its own (run: the program's) */
 } greenctx_tool_options;
 
 typedef int (*greenctx_command_fn)(int argc, char **argv, greenctx_tool_options *opts);
@@ -86,16 +89,13 @@ int greenctx_tool_error(const greenctx_tool_options *opts, int exit_code, const 
  * "command": COMMAND or null, "error": {"status", "message"}}. */
 void greenctx_json_error(const char *command, const char *status, const char *message);
 
-/* Parses a whole decimal int in [min, max]; returns 0 on success, -1 otherwise. */
-int greenctx_parse_int(const char *text, int min, int max, int *value);
-
 /* "13.0" from 13000, into buf; returns buf. */
 const char *greenctx_format_driver_version(int version, char *buf, size_t size);
 
 /* Call once a command's arguments are parsed, before its output. On the simulated driver it
  * prints "simulated driver: MODELS (driver X.Y) — no GPU is used" (on stdout, or on stderr
- * under --json so that stdout stays one JSON document). Returns GREENCTX_EXIT_OK;
- * GREENCTX_EXIT_FAILED with a message when no driver loads (the message says what was tried
+ * under --json so that stdout stays one JSON document, or with banner_on_stderr). Returns
+ * GREENCTX_EXIT_OK; GREENCTX_EXIT_FAILED with a message when no driver loads (the message says what was tried
  * and, unless --sim was given, the user's own command line with --sim h200); or
  * GREENCTX_EXIT_USAGE when the simulated driver refused its configuration (--sim or the
  * GREENCTX_SIM_* variables), with the simulator's list of what is valid. */

@@ -1,26 +1,11 @@
-/* Helpers every command shares: common options, numbers, JSON strings, the start banner. */
+/* Helpers every command shares: errors (text and JSON), the start banner. */
 #include <dlfcn.h>
-#include <errno.h>
-#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tool.h"
-
-int greenctx_parse_int(const char *text, int min, int max, int *value)
-{
-    if (!text || !*text)
-        return -1;
-    char *end = NULL;
-    errno = 0;
-    long v = strtol(text, &end, 10);
-    if (errno || *end != '\0' || v < min || v > max)
-        return -1;
-    *value = (int)v;
-    return 0;
-}
 
 const char *greenctx_format_driver_version(int version, char *buf, size_t size)
 {
@@ -118,7 +103,8 @@ int greenctx_tool_start(const greenctx_tool_options *opts)
         if (gctx_driver_version(&version) == GCTX_SUCCESS)
             greenctx_format_driver_version(version, text, sizeof text);
         const char *models = opts->sim_models ? opts->sim_models : getenv("GREENCTX_SIM_DEVICES");
-        fprintf(opts->json ? stderr : stdout, "simulated driver: %s (driver %s) — no GPU is used\n",
+        fprintf(opts->json || opts->banner_on_stderr ? stderr : stdout,
+                "simulated driver: %s (driver %s) — no GPU is used\n",
                 models && *models ? models : "its default devices", text);
     }
     return GREENCTX_EXIT_OK;

@@ -1,7 +1,8 @@
 /*
- * The one JSON writer of the tool: every document on stdout (info, plan, map, run --sweep,
- * bench, errors) is written through it, so every document is valid JSON, valid UTF-8, and
- * starts with the same two members:
+ * The one JSON writer of greenctx: every document the tool writes on stdout (info, plan, map,
+ * run --sweep, bench, errors) is written through it, so every document is valid JSON, valid
+ * UTF-8, and starts with the same two members (the preload's parts of `run --report` use its
+ * strings, greenctx_json_string):
  *
  *     {"greenctx_version":"0.3.0","schema":"greenctx.plan/1", ...}
  *
@@ -21,8 +22,8 @@
  * Strings are escaped, and bytes that are not UTF-8 (a non-UTF-8 argument, a name cut in the
  * middle of a character) are written as U+FFFD, so a reader never sees invalid text.
  */
-#ifndef GREENCTX_TOOL_JSON_H
-#define GREENCTX_TOOL_JSON_H
+#ifndef GREENCTX_COMMON_JSON_H
+#define GREENCTX_COMMON_JSON_H
 
 #include <stddef.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* Claims as people read them (tools/claim_text.h). */
+/* Claims as people read them (claim_text.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +15,7 @@ static void add_range(char *buf, size_t size, unsigned first, unsigned last)
         snprintf(buf + used, size - used, "%s%u-%u", used ? "," : "", first, last);
 }
 
-const char *tool_flagged_ranges(const unsigned char *flags, unsigned count, char *buf,
+const char *text_flagged_ranges(const unsigned char *flags, unsigned count, char *buf,
                                 size_t size)
 {
     buf[0] = '\0';
@@ -35,7 +35,7 @@ const char *tool_flagged_ranges(const unsigned char *flags, unsigned count, char
     return buf;
 }
 
-const char *tool_granule_ranges(const unsigned short *granules, unsigned count, char *buf,
+const char *text_granule_ranges(const unsigned short *granules, unsigned count, char *buf,
                                 size_t size)
 {
     unsigned char flags[1024] = {0}; /* granule indices are below GCTX_CLAIM_MAX_GRANULES */
@@ -45,10 +45,10 @@ const char *tool_granule_ranges(const unsigned short *granules, unsigned count, 
             flags[granules[i]] = 1;
             top = granules[i] + 1u > top ? granules[i] + 1u : top;
         }
-    return tool_flagged_ranges(flags, top, buf, size);
+    return text_flagged_ranges(flags, top, buf, size);
 }
 
-const char *tool_local_time(long long ns, char *buf, size_t size)
+const char *text_local_time(long long ns, char *buf, size_t size)
 {
     time_t t = (time_t)(ns / 1000000000LL);
     struct tm tm;
@@ -57,7 +57,7 @@ const char *tool_local_time(long long ns, char *buf, size_t size)
     return buf;
 }
 
-double tool_age_seconds(long long since_ns)
+double text_age_seconds(long long since_ns)
 {
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
@@ -65,9 +65,9 @@ double tool_age_seconds(long long since_ns)
     return age > 0 ? age : 0;
 }
 
-const char *tool_age(long long since_ns, char *buf, size_t size)
+const char *text_age(long long since_ns, char *buf, size_t size)
 {
-    long s = (long)tool_age_seconds(since_ns);
+    long s = (long)text_age_seconds(since_ns);
     if (s < 60)
         snprintf(buf, size, "%lds", s);
     else if (s < 3600)
@@ -79,7 +79,7 @@ const char *tool_age(long long since_ns, char *buf, size_t size)
     return buf;
 }
 
-const char *tool_join_words(char **words, char *buf, size_t size)
+const char *text_join_words(char **words, char *buf, size_t size)
 {
     buf[0] = '\0';
     for (char **w = words; *w; w++) {

@@ -1,8 +1,9 @@
 /*
  * What `greenctx run` asks of the preload, and the code that turns it into a green context.
  * Shared by the tool (tools/cmd_run.c: validates the request with the planner before the
- * program starts) and the preload (makes the same request real inside the program), so the
- * two can never read the variables differently.
+ * program starts), the preload (makes the same request real inside the program) and the
+ * Slurm plugin (sets the variables for a task, as the tool does), so they can never read the
+ * variables differently.
  *
  * The variables (docs/run.md), the only ones the preload reads besides the driver's own
  * GREENCTX_CUDA_LIBRARY; any other GREENCTX_RUN_* name is refused as a typo:
@@ -22,8 +23,8 @@
  *                         (exit status 125) when the join fails. Unset: no claim (--shared),
  *                         a fresh split as before
  */
-#ifndef GREENCTX_RUN_REQUEST_H
-#define GREENCTX_RUN_REQUEST_H
+#ifndef GREENCTX_COMMON_RUN_REQUEST_H
+#define GREENCTX_COMMON_RUN_REQUEST_H
 
 #include <stddef.h>
 
@@ -95,9 +96,9 @@ gctx_status run_plan_claim(int device, const char *text, run_device_plan *plan, 
                            size_t err_size);
 
 /* Checks `text` on a device with the planner (`round` is GREENCTX_RUN_ROUND's value, or NULL:
- * strict, as `greenctx plan`) and, when context is not NULL, makes
- * the green context. Returns GCTX_SUCCESS, or a status with the
- * reason in err (a GROUP syntax error also prints the group help on stderr). */
+ * strict, as `greenctx plan`) and, when context is not NULL, makes the green context. Returns
+ * GCTX_SUCCESS, or a status with the reason in err ("'16x' is not a GROUP", ...); prints
+ * nothing. */
 gctx_status run_plan_device(int device, const char *text, const char *round, run_device_plan *plan,
                             gctx_context **context, char *err, size_t err_size);
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "groups.h"
+#include "group_syntax.h"
 #include "run_request.h"
 
 static int say(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -136,18 +136,16 @@ static gctx_status plan_group(gctx_partition *whole, int device, const char *tex
                               gctx_context **context, char *err, size_t size)
 {
     char *argv[1] = {(char *)text};
-    tool_group_request request;
-    greenctx_tool_options opts;
-    memset(&opts, 0, sizeof opts);
-    opts.command = "run"; /* a syntax error prints "greenctx run: ..." */
-    if (tool_parse_groups(&opts, 1, argv, plan->device_sms, unit_sms, &request) != 0) {
-        say(err, size, "'%s' is not a GROUP or all", text);
-        return GCTX_ERROR_INVALID_ARGUMENT;
+    group_request request;
+    group_syntax_error why;
+    if (group_syntax_parse(1, argv, plan->device_sms, unit_sms, &request, &why) != GCTX_SUCCESS) {
+        say(err, size, "%s", why.message);
+        return why.status;
     }
     gctx_split_options options = GCTX_SPLIT_OPTIONS_INIT;
-    int rounding = round ? tool_parse_rounding(round) : -1;
+    int rounding = round ? group_syntax_rounding(round) : -1;
     if (round && rounding < 0) {
-        tool_free_groups(&request);
+        group_request_free(&request);
         say(err, size, "%s='%s': use strict, down, nearest or up", GREENCTX_RUN_ROUND, round);
         return GCTX_ERROR_INVALID_ARGUMENT;
     }
@@ -164,7 +162,7 @@ static gctx_status plan_group(gctx_partition *whole, int device, const char *tex
     } else {
         s = gctx_partition_plan(whole, request.groups, 1, &options, NULL, &group);
     }
-    tool_free_groups(&request);
+    group_request_free(&request);
     if (s != GCTX_SUCCESS)
         return failed(s, device, err, size);
     plan->sm_count = group.sm_count;

@@ -1,13 +1,13 @@
-/* The group syntax (groups.h), on its own: `greenctx run`'s preload parses its request with
- * it too, without the rest of the tool. */
+/* The group syntax (group_syntax.h): what a GROUP means, and why one is refused. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "groups.h"
-#include "tool.h"
+#include "group_syntax.h"
+#include "numbers.h"
 
-const char tool_groups_help[] =
+const char group_syntax_help[] =
     "GROUP is COUNT[:cN][:pN][:b], P%[...], 0 or rest:\n"
     "  24       24 SMs                 25%      a quarter of the partition's SMs\n"
     "  0        discovery: all SMs still free when its turn comes\n"
@@ -17,7 +17,7 @@ const char tool_groups_help[] =
     "  :b       backfill: the group may take SMs outside whole units to reach its count\n"
     "  e.g. 24 40 rest   25% 75%   16:c2 rest   20:b\n";
 
-int tool_parse_rounding(const char *text)
+int group_syntax_rounding(const char *text)
 {
     static const char *const names[] = {"strict", "down", "nearest", "up"};
     for (int i = 0; i < 4; i++)
@@ -113,22 +113,33 @@ static void share_percentages(gctx_group *groups, const unsigned *percent, unsig
     }
 }
 
-int tool_parse_groups(const greenctx_tool_options *opts, int argc, char **argv, unsigned sm_count,
-                      unsigned unit_sms, tool_group_request *out)
+static gctx_status refuse(group_syntax_error *err, gctx_status status, int about_syntax,
+                          const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static gctx_status refuse(group_syntax_error *err, gctx_status status, int about_syntax,
+                          const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
+    err->status = status;
+    err->about_syntax = about_syntax;
+    return status;
+}
+
+gctx_status group_syntax_parse(int argc, char **argv, unsigned sm_count, unsigned unit_sms,
+                               group_request *out, group_syntax_error *err)
 {
     memset(out, 0, sizeof *out);
-    if (argc <= 0) {
-        greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage",
-                            "give at least one GROUP (e.g. 24 40 rest)\n%s", tool_groups_help);
-        return -1;
-    }
+    if (argc <= 0)
+        return refuse(err, GCTX_ERROR_INVALID_ARGUMENT, 1,
+                      "give at least one GROUP (e.g. 24 40 rest)");
     out->groups = calloc((size_t)argc, sizeof *out->groups);
     unsigned *percent = calloc((size_t)argc, sizeof *percent);
     if (!out->groups || !percent) {
         free(percent);
-        tool_free_groups(out);
-        greenctx_tool_fail(opts, GCTX_ERROR_OUT_OF_MEMORY);
-        return -1;
+        group_request_free(out);
+        return refuse(err, GCTX_ERROR_OUT_OF_MEMORY, 0, "out of memory for %d groups", argc);
     }
     out->nb_groups = (unsigned)argc;
     out->texts = argv;
@@ -137,29 +148,26 @@ int tool_parse_groups(const greenctx_tool_options *opts, int argc, char **argv, 
     for (int i = 0; i < argc; i++) {
         const char *why = parse_one(argv[i], &out->groups[i], &percent[i]);
         if (why) {
-            greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage", "'%s' is not a GROUP%s%s\n%s",
-                                argv[i], *why ? ": " : "", why, tool_groups_help);
             free(percent);
-            tool_free_groups(out);
-            return -1;
+            group_request_free(out);
+            return refuse(err, GCTX_ERROR_INVALID_ARGUMENT, 1, "'%s' is not a GROUP%s%s",
+                          argv[i], *why ? ": " : "", why);
         }
         total += percent[i];
         out->has_percent |= percent[i] != 0;
     }
     if (total > 100) {
-        greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage",
-                            "the percentages add up to %u%%; they can share at most 100%%",
-                            total);
         free(percent);
-        tool_free_groups(out);
-        return -1;
+        group_request_free(out);
+        return refuse(err, GCTX_ERROR_INVALID_ARGUMENT, 0,
+                      "the percentages add up to %u%%; they can share at most 100%%", total);
     }
     share_percentages(out->groups, percent, out->nb_groups, sm_count, out->unit_sms);
     free(percent);
-    return 0;
+    return GCTX_SUCCESS;
 }
 
-void tool_free_groups(tool_group_request *request)
+void group_request_free(group_request *request)
 {
     free(request->groups);
     request->groups = NULL;

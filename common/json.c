@@ -1,4 +1,4 @@
-/* The tool's one JSON writer (tools/json.h). */
+/* greenctx's one JSON writer (json.h). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
