@@ -81,10 +81,6 @@ void tenant_say(const char *fmt, ...)
  * message) for a line it does not know. */
 int tenant_parse_line(const char *line, tenant_report *report);
 
-/* ---- the worker (tenant_worker.c): `greenctx bench tenant-worker ...` ---- */
-
-int bench_tenant_worker(int argc, char **argv, greenctx_tool_options *opts);
-
 /* ---- processes (tenant_proc.c) ---- */
 
 typedef struct tenant_paths {

@@ -2,24 +2,32 @@
 # layout_test.sh CASE SOURCE_DIR: rules of the source layout that the compiler cannot see.
 #   private_headers  nothing outside src/ includes src/internal.h, directly or through another
 #                    header of src/
+#   bench_tool_header  nothing in bench/ includes tools/tool.h (the tool's own header),
+#                    directly or through another header of tools/: the bench takes
+#                    tools/command.h, options.h and json.h
 #   driver_table     every entry point of the library's table (GCU_LIBRARY_SYMBOLS in
 #                    src/cuda_abi.h) is called somewhere in src/*.c
 set -u
 case=$1
 src=$2
+
+# The headers of DIR that are HEADER or include one of those, found again until the list
+# stops growing (observe.h -> stream.h -> partition.h -> internal.h).
+including() {
+    found=$2
+    while :; do
+        more=$( (echo "$found"
+                 for p in $found; do grep -l "#include \"$p\"" "$1"/*.h; done) |
+               sed 's#.*/##' | sort -u)
+        [ "$more" = "$found" ] && break
+        found=$more
+    done
+    echo $found
+}
+
 case $case in
 private_headers)
-    # The private headers: internal.h and every header in src/ that includes one of them,
-    # found again until the list stops growing (observe.h -> stream.h -> partition.h ->
-    # internal.h).
-    private=internal.h
-    while :; do
-        more=$( (echo "$private"
-                 for p in $private; do grep -l "#include \"$p\"" "$src"/src/*.h; done) |
-               sed 's#.*/##' | sort -u)
-        [ "$more" = "$private" ] && break
-        private=$more
-    done
+    private=$(including "$src/src" internal.h)
     status=0
     for p in $private; do
         found=$(grep -rl "#include \"$p\"" "$src" --include='*.c' --include='*.h' \
@@ -30,6 +38,18 @@ private_headers)
         fi
     done
     [ $status -eq 0 ] && echo "ok: nothing outside src/ includes any of:" $private
+    exit $status ;;
+bench_tool_header)
+    tool=$(including "$src/tools" tool.h)
+    status=0
+    for h in $tool; do
+        found=$(grep -l "#include \"$h\"" "$src"/bench/*.c "$src"/bench/*.h)
+        if [ -n "$found" ]; then
+            echo "not ok: these bench files include tools/$h (it is or includes tools/tool.h):"
+            echo "$found"; status=1
+        fi
+    done
+    [ $status -eq 0 ] && echo "ok: nothing in bench/ includes any of:" $tool
     exit $status ;;
 driver_table)
     names=$(sed -n '/^#define GCU_LIBRARY_SYMBOLS/,/^$/p' "$src/src/cuda_abi.h" |
