@@ -62,7 +62,7 @@ const char *greenctx_format_driver_version(int version, char *buf, size_t size);
 int greenctx_tool_start(const greenctx_tool_options *opts);
 
 /* 1 when the loaded driver is the simulated one: --sim, or GREENCTX_CUDA_LIBRARY naming it
- * (recognised by its test hooks). Call after greenctx_tool_start. */
+ * (recognised by its file name, libgreenctx_sim.so). Call after greenctx_tool_start. */
 int greenctx_tool_simulated(const greenctx_tool_options *opts);
 
 /* greenctx_tool_error() with the status's name and gctx_last_error() (or the status string
