@@ -25,32 +25,35 @@ including() {
     echo $found
 }
 
+# none_include WHY HEADERS FILES...: no FILE includes any of HEADERS (each one that does is
+# listed with WHY).
+none_include() {
+    why=$1 headers=$2
+    shift 2
+    status=0
+    for h in $headers; do
+        found=$(grep -l "#include \"$h\"" "$@" 2>/dev/null)
+        if [ -n "$found" ]; then
+            echo "not ok: these files include $h ($why):"
+            echo "$found"; status=1
+        fi
+    done
+    return $status
+}
+
 case $case in
 private_headers)
     private=$(including "$src/src" internal.h)
-    status=0
-    for p in $private; do
-        found=$(grep -rl "#include \"$p\"" "$src" --include='*.c' --include='*.h' \
-            --exclude-dir=src --exclude-dir='build*' --exclude-dir=.git 2>/dev/null)
-        if [ -n "$found" ]; then
-            echo "not ok: these files outside src/ include $p (private: it is or includes internal.h):"
-            echo "$found"; status=1
-        fi
-    done
-    [ $status -eq 0 ] && echo "ok: nothing outside src/ includes any of:" $private
-    exit $status ;;
+    outside=$(find "$src" \( -path "$src/src" -o -path "$src/build*" -o -path "$src/.git" \) \
+        -prune -o \( -name '*.c' -o -name '*.h' \) -print)
+    # $outside is split into its file names on purpose (none has a space: the tree's own).
+    none_include "they are outside src/, and it is or includes internal.h" "$private" $outside &&
+        echo "ok: nothing outside src/ includes any of:" $private ;;
 bench_tool_header)
     tool=$(including "$src/tools" tool.h)
-    status=0
-    for h in $tool; do
-        found=$(grep -l "#include \"$h\"" "$src"/bench/*.c "$src"/bench/*.h)
-        if [ -n "$found" ]; then
-            echo "not ok: these bench files include tools/$h (it is or includes tools/tool.h):"
-            echo "$found"; status=1
-        fi
-    done
-    [ $status -eq 0 ] && echo "ok: nothing in bench/ includes any of:" $tool
-    exit $status ;;
+    none_include "they are in bench/, and it is or includes tools/tool.h" "$tool" \
+        "$src"/bench/*.c "$src"/bench/*.h &&
+        echo "ok: nothing in bench/ includes any of:" $tool ;;
 driver_table)
     names=$(sed -n '/^#define GCU_LIBRARY_SYMBOLS/,/^$/p' "$src/src/cuda_abi.h" |
         grep -o 'X(cu[A-Za-z0-9_]*' | sed 's/^X(//')
