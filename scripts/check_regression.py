@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Issue 20's figures against the ratios recorded beside BENCHMARKS.md (bench/results/baseline.json).
+"""Issue 20's figures against the ratios recorded beside BENCHMARKS.md (bench/results/
+baseline.json).
 
     check_regression.py --bench BENCH.json [--compare COMPARE.txt] [--baseline FILE]
     check_regression.py --run TOOL [--library LIBGREENCTX] [--out DIR] [--baseline FILE]
@@ -93,13 +94,17 @@ def compare_row(lib, twin, op):
     return measure
 
 
+# Each figure: how to measure it, and which input it comes from.
 FIGURES = {
-    "split": overhead_row("split"),
-    "layout_switch": repartitioning_row("layout_switch_host_us", "layout_switch_by_hand_us"),
-    "layouts_16_cold": repartitioning_row("layouts_16x2_cold_ms_summary", "layouts_16x2_by_hand_ms"),
-    "repartition": overhead_row("repartition"),
-    "repartition_cache": repartitioning_row("repartition_cache_us", "repartition_no_cache_us"),
-    "python_split": compare_row("greenctx-py", "cuda.core", "split 16"),
+    "split": (overhead_row("split"), "bench"),
+    "layout_switch": (repartitioning_row("layout_switch_host_us", "layout_switch_by_hand_us"),
+                      "bench"),
+    "layouts_16_cold": (repartitioning_row("layouts_16x2_cold_ms_summary",
+                                           "layouts_16x2_by_hand_ms"), "bench"),
+    "repartition": (overhead_row("repartition"), "bench"),
+    "repartition_cache": (repartitioning_row("repartition_cache_us", "repartition_no_cache_us"),
+                          "bench"),
+    "python_split": (compare_row("greenctx-py", "cuda.core", "split 16"), "compare"),
 }
 
 
@@ -122,16 +127,17 @@ def targets(row, m):
 
 
 def check(baseline, bench, compare):
-    """Prints a line per figure; returns (regressions, errors, measures by name)."""
+    """Prints a line per figure; returns (regressions, errors, measures by name, targets not
+    met, targets checked)."""
     tolerance = baseline.get("tolerance", 0.20)
-    regressions, errors, measured = [], [], {}
+    regressions, errors, measured, missed, nb_targets = [], [], {}, [], 0
     for row in baseline["rows"]:
         name = row["name"]
         if name not in FIGURES:
             errors.append(f'baseline row "{name}": no such figure (known: {", ".join(FIGURES)})')
             continue
         try:
-            m = FIGURES[name](bench, compare)
+            m = FIGURES[name][0](bench, compare)
             if m is None:
                 print(f"{name:18} not checked: needs bench/compare/run_all.py's output (--compare)")
                 continue
@@ -140,6 +146,8 @@ def check(baseline, bench, compare):
             errors.append(f"{name}: {e}")
             continue
         measured[name] = m
+        nb_targets += len(met)
+        missed += [f"{name} {text.rsplit(':', 1)[0]}" for ok, text in met if not ok]
         unit, r, recorded = row.get("unit", ""), ratio(m), row.get("ratio")
         line = (f"{name:18} {m.p50:.3f} (p99 {m.p99:.3f}) {unit} / {m.twin_p50:.3f} "
                 f"(p99 {m.twin_p99:.3f}) = {r:.4g}")
@@ -152,22 +160,22 @@ def check(baseline, bench, compare):
                 line += f": REGRESSED (more than {tolerance:.0%} above)"
                 regressions.append(name)
         print(line + "".join(f"; target {text}" for _, text in met))
-    return regressions, errors, measured
+    return regressions, errors, measured, missed, nb_targets
 
 
 def written_baseline(baseline, bench, compare, measured):
     source = bench.get("meta", {})
     versions = {r["lib"]: r["version"] for r in compare or [] if "version" in r}
     out = dict(baseline, rows=[])
+    run = (f'{source.get("gpu")}, driver {source.get("driver")} ({source.get("driver_version")}), '
+           f'{source.get("date")}, `{source.get("command")}`')
     for row in baseline["rows"]:
         m = measured.get(row["name"])
         if m:
-            peers = "".join(f", {lib} {v}" for lib, v in sorted(versions.items())
-                            if row["name"].startswith("python"))
-            row = dict(row, ratio=round(ratio(m), 6), greenctx_p50=m.p50, by_hand_p50=m.twin_p50,
-                       **{"from": f'{source.get("gpu")}, driver {source.get("driver")} '
-                                  f'({source.get("driver_version")}), {source.get("date")}, '
-                                  f'`{source.get("command")}`{peers}'})
+            row = dict(row, ratio=round(ratio(m), 6), greenctx_p50=m.p50, by_hand_p50=m.twin_p50)
+            row["from"] = run
+            if FIGURES[row["name"]][1] == "compare":
+                row["from"] += "".join(f", {lib} {v}" for lib, v in sorted(versions.items()))
         out["rows"].append(row)
     return out
 
@@ -271,7 +279,9 @@ def main():
     meta = bench.get("meta", {})
     print(f"{meta.get('gpu')}, driver {meta.get('driver')}, {meta.get('date')}: "
           f"`{meta.get('command')}` against {args.baseline}")
-    regressions, errors, measured = check(baseline, bench, compare)
+    regressions, errors, measured, missed, nb_targets = check(baseline, bench, compare)
+    print(f"issue 20's targets: {nb_targets - len(missed)} of {nb_targets} met"
+          + (f"; not met: {', '.join(missed)}" if missed else ""))
     if args.write_baseline:
         with open(args.write_baseline, "w") as f:
             json.dump(written_baseline(baseline, bench, compare, measured), f, indent=2)

@@ -76,6 +76,9 @@ class CheckRegression(unittest.TestCase):
         self.assertIn("no ratio regressed", out)
         self.assertIn("= 1.235, recorded 1.237 (-0%)", out)
         self.assertIn("python_split       not checked: needs bench/compare/run_all.py", out)
+        self.assertIn("issue 20's targets: 1 of 6 met; not met: split ratio <= 1.05, "
+                      "layout_switch p50 <= 1.0 us, layouts_16_cold ratio <= 1.1, "
+                      "repartition p50 <= 10.0 us, repartition_cache p50 <= 10.0 us", out)
 
     def test_a_ratio_more_than_20_percent_above_fails(self):
         rc, out, _ = self.check(bench_doc(split=(6.15 * 1.25, 4.98)))  # 1.546: +25 %
