@@ -14,7 +14,7 @@
 #include <stddef.h>
 
 #include "bench_driver.h"
-#include "tool.h"
+#include "json.h"
 
 #define BENCH_MAX_VICTIM_SMS 8
 
@@ -50,6 +50,8 @@ typedef struct bench_env {
  * and returns -1. */
 int bench_env_open(bench_env *env, int device);
 void bench_env_close(bench_env *env);
+
+/* ---- bench_calls.c ---- */
 
 /* 0 when r is CUDA_SUCCESS; else prints "greenctx bench: WHAT: CUDA_ERROR_..." and returns -1. */
 int bench_cu(gcu_result r, const char *what);

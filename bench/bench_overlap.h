@@ -91,9 +91,4 @@ void bench_overlap_chart(const bench_env *env, const olap_result *res, bench_cha
 /* The line a user copies into a program for an arm: the split, NCCL's config, cuBLAS. */
 void bench_overlap_advice_line(const olap_arm *arm, char *buf, size_t size);
 
-/* cmd_bench_overlap.c: `greenctx bench overlap ...` (argv[0] is "overlap"); command is the
- * command line as typed, for the output's header. */
-int greenctx_bench_overlap(int argc, char **argv, greenctx_tool_options *opts,
-                           const char *command);
-
 #endif

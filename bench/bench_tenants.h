@@ -81,9 +81,12 @@ void tenant_say(const char *fmt, ...)
  * message) for a line it does not know. */
 int tenant_parse_line(const char *line, tenant_report *report);
 
-/* ---- the worker (tenant_worker.c): `greenctx bench tenant-worker ...` ---- */
+/* ---- a child's environment (tenant_env.c) ---- */
 
-int bench_tenant_worker(int argc, char **argv, greenctx_tool_options *opts);
+/* This process's environment without the variables named by drop ("NAME=" prefixes) and
+ * with add: a NULL-terminated array to free (the strings stay the caller's or environ's). */
+char **tenant_environment(const char *const drop[], size_t nb_drop, char *const add[],
+                          size_t nb_add);
 
 /* ---- processes (tenant_proc.c) ---- */
 
@@ -112,10 +115,6 @@ typedef struct tenant_run {
     int duration_ms, fault_at_ms;
 } tenant_run;
 
-/* This process's environment without the variables named by drop ("NAME=" prefixes) and
- * with add: a NULL-terminated array to free (the strings stay the caller's or environ's). */
-char **tenant_environment(const char *const drop[], size_t nb_drop, char *const add[],
-                          size_t nb_add);
 /* Starts a worker for spec and waits for its "ready" line (timeout_ms). -1 after a message
  * (the process is then gone). */
 int tenant_start(const tenant_run *run, const tenant_spec *spec, tenant_proc *proc,

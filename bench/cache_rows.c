@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "bench_kernels.h"
+#include "bench_raw.h"
 #include "cache_rows.h"
 
 #define MEMORY_CYCLES 200
@@ -70,20 +71,29 @@ static int repartitions(const bench_env *env, cache_rows *rows, unsigned limit, 
 
 /* Host time of a switch; on a GPU also the device gap it adds: kernel A (long enough that
  * what follows is queued before it ends) and kernel B on the old layout's stream, a switch,
- * kernel C on the new layout's: the gap B end -> C start, against A end -> B start. */
+ * kernel C on the new layout's: the gap B end -> C start, against A end -> B start. Beside
+ * each switch the same hand-over by hand, with A and B queued alike: per partition one
+ * cuEventRecord on the old layout's stream and one cuStreamWaitEvent on the new layout's (the
+ * floor; gctx_layouts_switch makes every new stream wait for every old one). */
+#define SWITCH_PARTS 2
 typedef struct switch_run {
     gctx_layouts *layouts;
-    CUcontext ctx[2];
-    CUstream stream[2];
-    bench_module mod[2];
+    CUcontext ctx[2][SWITCH_PARTS]; /* [layout][partition] */
+    CUstream stream[2][SWITCH_PARTS];
+    CUevent by_hand[2][SWITCH_PARTS]; /* made in the context of the stream of the same index */
+    bench_module mod[2];              /* in partition 0 of each layout, where the kernels run */
     gcu_deviceptr out, stamps; /* stamps: A, B, C slots of two 64-bit words */
     int kernels;
 } switch_run;
 
 static void switch_end(const bench_env *env, switch_run *run)
 {
-    for (int k = 0; k < 2; k++)
-        bench_module_unload(env, run->ctx[k], &run->mod[k]);
+    for (int k = 0; k < 2; k++) {
+        bench_module_unload(env, run->ctx[k][0], &run->mod[k]);
+        for (int i = 0; i < SWITCH_PARTS; i++)
+            if (run->by_hand[k][i])
+                env->drv->cuEventDestroy(run->by_hand[k][i]);
+    }
     bench_free(env, &run->out);
     bench_free(env, &run->stamps);
     gctx_layouts_release(run->layouts);
@@ -93,38 +103,59 @@ static int switch_begin(const bench_env *env, const cache_rows *rows, switch_run
 {
     const unsigned counts[] = {rows->small_sms, 0, rows->large_sms, 0};
     memset(run, 0, sizeof *run);
-    if (bench_gctx(gctx_layouts_create(env->device, counts, 2, 2, NULL, &run->layouts),
+    if (bench_gctx(gctx_layouts_create(env->device, counts, 2, SWITCH_PARTS, NULL, &run->layouts),
                    "gctx_layouts_create"))
         return -1;
-    for (unsigned k = 0; k < 2; k++) {
-        gctx_context *c;
-        gctx_stream *s;
-        if (bench_gctx(gctx_layouts_get(run->layouts, k, 0, NULL, &c, &s), "gctx_layouts_get"))
-            return -1;
-        run->ctx[k] = gctx_context_cu_context(c);
-        run->stream[k] = gctx_stream_handle(s);
-    }
+    for (unsigned k = 0; k < 2; k++)
+        for (unsigned i = 0; i < SWITCH_PARTS; i++) {
+            gctx_context *c;
+            gctx_stream *s;
+            if (bench_gctx(gctx_layouts_get(run->layouts, k, i, NULL, &c, &s), "gctx_layouts_get"))
+                return -1;
+            run->ctx[k][i] = gctx_context_cu_context(c);
+            run->stream[k][i] = gctx_stream_handle(s);
+            if (bench_push(env, run->ctx[k][i]))
+                return -1;
+            gcu_result r = env->drv->cuEventCreate(&run->by_hand[k][i], GCU_EVENT_DISABLE_TIMING);
+            bench_pop(env);
+            if (bench_cu(r, "cuEventCreate"))
+                return -1;
+        }
     if (!env->kernels)
         return 0;
     run->kernels = 1;
-    return bench_module_load(env, run->ctx[0], &run->mod[0], NULL) ||
-           bench_module_load(env, run->ctx[1], &run->mod[1], NULL) ||
+    return bench_module_load(env, run->ctx[0][0], &run->mod[0], NULL) ||
+           bench_module_load(env, run->ctx[1][0], &run->mod[1], NULL) ||
            bench_alloc(env, &run->out, 1 << 20, "the switch's kernels") ||
            bench_alloc(env, &run->stamps, 6 * sizeof(unsigned long long), "stamps");
+}
+
+/* Kernels A (long) and B on the old layout's partition 0, so that what follows is timed while
+ * the old layout is busy, as a switch in a real program is. */
+static int queue_old(const bench_env *env, switch_run *run, int from)
+{
+    const gcu_deviceptr slot = sizeof(unsigned long long) * 2;
+    CUstream stream = run->stream[from][0];
+    return run->kernels &&
+           (bench_zero(env, run->stamps, 3 * slot) ||
+            bench_fma(env, &run->mod[from], stream, 1, run->out, 1, 20000, run->stamps) ||
+            bench_fma(env, &run->mod[from], stream, 1, run->out, 1, 1, run->stamps + slot));
+}
+
+static int drain(const bench_env *env, const switch_run *run)
+{
+    for (int k = 0; k < 2; k++)
+        if (bench_cu(env->drv->cuStreamSynchronize(run->stream[k][0]), "the switch's kernels"))
+            return -1;
+    return 0;
 }
 
 static int one_switch(const bench_env *env, switch_run *run, int from, double *host,
                       double *gap, double *same)
 {
     const int to = !from;
-    if (bench_gctx(gctx_layouts_switch(run->layouts, (unsigned)from, NULL), "gctx_layouts_switch"))
-        return -1;
-    const gcu_deviceptr slot = sizeof(unsigned long long) * 2;
-    if (run->kernels &&
-        (bench_zero(env, run->stamps, 3 * slot) ||
-         bench_fma(env, &run->mod[from], run->stream[from], 1, run->out, 1, 20000, run->stamps) ||
-         bench_fma(env, &run->mod[from], run->stream[from], 1, run->out, 1, 1,
-                   run->stamps + slot)))
+    if (bench_gctx(gctx_layouts_switch(run->layouts, (unsigned)from, NULL), "gctx_layouts_switch") ||
+        queue_old(env, run, from))
         return -1;
     double t0 = bench_now_us();
     gctx_status s = gctx_layouts_switch(run->layouts, (unsigned)to, NULL);
@@ -133,11 +164,11 @@ static int one_switch(const bench_env *env, switch_run *run, int from, double *h
         return -1;
     if (!run->kernels)
         return 0;
+    const gcu_deviceptr slot = sizeof(unsigned long long) * 2;
     unsigned long long st[6];
-    if (bench_fma(env, &run->mod[to], run->stream[to], 1, run->out, 1, 1, run->stamps + 2 * slot) ||
-        bench_cu(env->drv->cuStreamSynchronize(run->stream[to]), "the switch's kernels") ||
-        bench_cu(env->drv->cuStreamSynchronize(run->stream[from]), "the switch's kernels") ||
-        bench_push(env, env->primary))
+    if (bench_fma(env, &run->mod[to], run->stream[to][0], 1, run->out, 1, 1,
+                  run->stamps + 2 * slot) ||
+        drain(env, run) || bench_push(env, env->primary))
         return -1;
     int rc = bench_cu(env->drv->cuMemcpyDtoH(st, run->stamps, sizeof st), "reading stamps");
     bench_pop(env);
@@ -146,19 +177,43 @@ static int one_switch(const bench_env *env, switch_run *run, int from, double *h
     return rc;
 }
 
+/* The switch's twin by hand, from layout from to the other. */
+static int one_by_hand(const bench_env *env, switch_run *run, int from, double *host)
+{
+    const int to = !from;
+    if (queue_old(env, run, from))
+        return -1;
+    gcu_result r = GCU_SUCCESS;
+    double t0 = bench_now_us();
+    for (int i = 0; i < SWITCH_PARTS && r == GCU_SUCCESS; i++)
+        if ((r = env->drv->cuEventRecord(run->by_hand[from][i], run->stream[from][i])) ==
+            GCU_SUCCESS)
+            r = env->drv->cuStreamWaitEvent(run->stream[to][i], run->by_hand[from][i], 0);
+    *host = bench_now_us() - t0;
+    return bench_cu(r, "a switch by hand (cuEventRecord, cuStreamWaitEvent)") ||
+           (run->kernels && drain(env, run));
+}
+
 static int switches(const bench_env *env, unsigned reps, cache_rows *rows, double *v)
 {
     switch_run run;
-    double *host = v, *gap = v + reps, *same = v + 2 * reps;
+    double *host = v, *gap = v + reps, *same = v + 2 * reps, *by_hand = v + 3 * reps;
     int rc = switch_begin(env, rows, &run);
     for (unsigned i = 0; i < WARMUPS + reps && !rc; i++) {
-        double h = 0, g = 0, s = 0;
-        rc = one_switch(env, &run, (int)(i & 1), &h, &g, &s);
+        double h = 0, g = 0, s = 0, b = 0;
+        int from = (int)(i & 1);
+        /* Which goes first swaps every rep, as in the overhead table. */
+        if ((i >> 1) & 1)
+            rc = one_by_hand(env, &run, from, &b) || one_switch(env, &run, from, &h, &g, &s);
+        else
+            rc = one_switch(env, &run, from, &h, &g, &s) || one_by_hand(env, &run, from, &b);
         if (i >= WARMUPS)
-            host[i - WARMUPS] = h, gap[i - WARMUPS] = g, same[i - WARMUPS] = s;
+            host[i - WARMUPS] = h, gap[i - WARMUPS] = g, same[i - WARMUPS] = s,
+                         by_hand[i - WARMUPS] = b;
     }
     if (!rc) {
         bench_summarize(host, reps, &rows->switch_host);
+        bench_summarize(by_hand, reps, &rows->switch_by_hand);
         rows->gap_valid = run.kernels;
         if (run.kernels) {
             bench_summarize(gap, reps, &rows->gap_switch);
@@ -169,35 +224,89 @@ static int switches(const bench_env *env, unsigned reps, cache_rows *rows, doubl
     return rc;
 }
 
-/* 16 layouts of {8k, rest}: with an empty cache, then again with every context cached; the
- * median of LAYOUT_BUILDS of each (each cold build's contexts, trimmed, leave the driver's
- * 4 MiB each behind). */
-#define LAYOUT_BUILDS 3
-static int layouts_build(const bench_env *env, cache_rows *rows)
+/* 16 layouts of {8k, rest}: with an empty cache, then again with every context cached, and
+ * the same 16 splits, 32 contexts and 32 streams by hand (raw_setup_build, each layout's split
+ * planned by greenctx outside the clock so that both sides make the same partitions; the
+ * layouts' 32 events, a few us, are greenctx's alone). Builds alternate which side goes first;
+ * each cold build's contexts, trimmed, leave the driver's 4 MiB each behind. */
+#define LAYOUTS 16
+#define LAYOUT_BUILDS 15
+#define QUICK_LAYOUT_BUILDS 5
+typedef struct layouts_run {
+    unsigned counts[2 * LAYOUTS];
+    raw_plan plans[LAYOUTS];
+    gcu_dev_resource whole;
+    raw_split split;
+    raw_setup setups[LAYOUTS];
+} layouts_run;
+
+/* Milliseconds for the 16 layouts with an empty cache, then for the same from the cache. The
+ * cache is emptied again after, so that the side by hand never runs beside 32 cached
+ * contexts that this one does not have. */
+static int layouts_through_greenctx(const bench_env *env, layouts_run *run, double ms[2])
 {
-    unsigned counts[32];
-    for (unsigned k = 0; k < 16; k++)
-        counts[2 * k] = 8 * (k + 1), counts[2 * k + 1] = 0;
-    if (bench_gctx(gctx_cache_set_limit(env->device, 32), "gctx_cache_set_limit"))
+    if (bench_gctx(gctx_cache_trim(env->device), "gctx_cache_trim"))
         return -1;
-    double cold[LAYOUT_BUILDS], warm[LAYOUT_BUILDS];
-    for (int i = 0; i < LAYOUT_BUILDS; i++) {
-        if (bench_gctx(gctx_cache_trim(env->device), "gctx_cache_trim"))
+    for (int round = 0; round < 2; round++) {
+        gctx_layouts *l;
+        double t0 = bench_now_us();
+        if (bench_gctx(gctx_layouts_create(env->device, run->counts, LAYOUTS, 2, NULL, &l),
+                       "gctx_layouts_create"))
             return -1;
-        double *ms[2] = {&cold[i], &warm[i]};
-        for (int round = 0; round < 2; round++) {
-            gctx_layouts *l;
-            double t0 = bench_now_us();
-            if (bench_gctx(gctx_layouts_create(env->device, counts, 16, 2, NULL, &l),
-                           "gctx_layouts_create"))
-                return -1;
-            *ms[round] = (bench_now_us() - t0) / 1e3;
-            gctx_layouts_release(l);
-        }
+        ms[round] = (bench_now_us() - t0) / 1e3;
+        gctx_layouts_release(l);
     }
-    rows->layouts_cold_ms = bench_median(cold, LAYOUT_BUILDS);
-    rows->layouts_warm_ms = bench_median(warm, LAYOUT_BUILDS);
-    return 0;
+    return bench_gctx(gctx_cache_trim(env->device), "gctx_cache_trim");
+}
+
+static int layouts_by_hand(const bench_env *env, layouts_run *run, double *ms)
+{
+    int rc = 0;
+    unsigned made = 0;
+    double t0 = bench_now_us();
+    for (; made < LAYOUTS && !rc; made++)
+        rc = raw_setup_build(env, &run->whole, &run->plans[made], &run->split,
+                             &run->setups[made]);
+    *ms = (bench_now_us() - t0) / 1e3;
+    while (made)
+        raw_setup_teardown(env, &run->setups[--made]);
+    return rc;
+}
+
+static int layouts_build(const bench_env *env, cache_rows *rows, double *v)
+{
+    layouts_run *run = calloc(1, sizeof *run);
+    if (!run) {
+        fprintf(stderr, "greenctx bench: out of memory\n");
+        return -1;
+    }
+    const unsigned builds = rows->layout_builds;
+    double *cold = v, *warm = v + builds, *by_hand = v + 2 * builds;
+    int rc = raw_split_init(env, &run->split) ||
+             bench_cu(env->drv->cuDeviceGetDevResource(env->cu_device, &run->whole,
+                                                       GCU_DEV_RESOURCE_TYPE_SM),
+                      "cuDeviceGetDevResource") ||
+             bench_gctx(gctx_cache_set_limit(env->device, 2 * LAYOUTS), "gctx_cache_set_limit");
+    for (unsigned k = 0; k < LAYOUTS && !rc; k++) {
+        run->counts[2 * k] = 8 * (k + 1), run->counts[2 * k + 1] = 0;
+        rc = raw_plan_make(env, 8 * (k + 1), &run->plans[k]);
+    }
+    for (unsigned i = 0; i < builds && !rc; i++) {
+        double ms[2];
+        if (i & 1)
+            rc = layouts_by_hand(env, run, &by_hand[i]) || layouts_through_greenctx(env, run, ms);
+        else
+            rc = layouts_through_greenctx(env, run, ms) || layouts_by_hand(env, run, &by_hand[i]);
+        cold[i] = ms[0], warm[i] = ms[1];
+    }
+    if (!rc) {
+        bench_summarize(cold, builds, &rows->layouts_cold);
+        bench_summarize(warm, builds, &rows->layouts_warm);
+        bench_summarize(by_hand, builds, &rows->layouts_by_hand);
+    }
+    raw_split_free(&run->split);
+    free(run);
+    return rc ? -1 : 0;
 }
 
 int cache_rows_measure(const bench_env *env, unsigned reps, cache_rows *rows)
@@ -206,10 +315,13 @@ int cache_rows_measure(const bench_env *env, unsigned reps, cache_rows *rows)
     rows->small_sms = 16;
     rows->large_sms = 64;
     rows->cycles = env->opt.quick ? QUICK_MEMORY_CYCLES : MEMORY_CYCLES;
+    rows->layout_builds = env->opt.quick ? QUICK_LAYOUT_BUILDS : LAYOUT_BUILDS;
     unsigned limit;
     if (bench_gctx(gctx_cache_get_limit(env->device, &limit), "gctx_cache_get_limit"))
         return -1;
-    size_t n = 3 * (size_t)(reps > rows->cycles ? reps : rows->cycles);
+    /* Room for the longest of: a cycle's time, 4 values a switch, 3 a layouts build. */
+    unsigned most = reps > rows->cycles ? reps : rows->cycles;
+    size_t n = 4 * (size_t)(most > rows->layout_builds ? most : rows->layout_builds);
     double *v = calloc(n, sizeof *v);
     if (!v) {
         fprintf(stderr, "greenctx bench: out of memory\n");
@@ -221,7 +333,7 @@ int cache_rows_measure(const bench_env *env, unsigned reps, cache_rows *rows)
              repartitions(env, rows, 0, v, &rows->repartition_rebuild, &rows->lost_rebuild_mib) ||
              bench_gctx(gctx_cache_set_limit(env->device, limit ? limit : 16),
                         "gctx_cache_set_limit") ||
-             switches(env, reps, rows, v) || layouts_build(env, rows);
+             switches(env, reps, rows, v) || layouts_build(env, rows, v);
     free(v);
     if (bench_gctx(gctx_cache_set_limit(env->device, limit), "gctx_cache_set_limit") ||
         bench_gctx(gctx_cache_trim(env->device), "gctx_cache_trim"))
@@ -244,10 +356,16 @@ void cache_rows_print(const cache_rows *r)
            bench_ratio(r->repartition_cached.p50, r->repartition_rebuild.p50));
     printf("%-34s %10.1f %10s | %10.1f %10s |\n", "device memory lost, MiB", r->lost_cached_mib,
            "", r->lost_rebuild_mib, "");
-    printf("   (over %u re-partitions; target with the cache: 0, at most 10 MB in 100,000)\n",
+    printf("   (over %u re-partitions; target with the cache: 0, at most 10 MB in 100,000; "
+           "re-partition p50 <= 10 us)\n",
            r->cycles);
-    printf("%-34s %10.2f %10.2f |   target p50 <= 2 us\n", "layout switch, host",
-           r->switch_host.p50, r->switch_host.p99);
+    printf("%-34s %10s %10s | %10s %10s | %7s\n", "", "greenctx", "p99", "by hand", "p99",
+           "ratio");
+    printf("%-34s %10.2f %10.2f | %10.2f %10.2f | %7.3f\n", "layout switch, host",
+           r->switch_host.p50, r->switch_host.p99, r->switch_by_hand.p50, r->switch_by_hand.p99,
+           bench_ratio(r->switch_host.p50, r->switch_by_hand.p50));
+    printf("   (by hand: per partition one cuEventRecord and one cuStreamWaitEvent; target p50 "
+           "<= 1 us, p99 <= 2 us)\n");
     if (r->gap_valid) {
         printf("%-34s %10.2f %10.2f | %10.2f %10.2f |  added %.2f (target <= 1 us)\n",
                "device gap: switch | one stream", r->gap_switch.p50, r->gap_switch.p99,
@@ -256,8 +374,13 @@ void cache_rows_print(const cache_rows *r)
     } else {
         printf("%-34s needs a GPU (kernels)\n", "device gap across a switch");
     }
-    printf("%-34s %10.1f ms empty cache | %.1f ms from the cache (target <= 60 ms)\n",
-           "16 layouts x 2 contexts + streams", r->layouts_cold_ms, r->layouts_warm_ms);
+    printf("%-34s %10.2f %10.2f | %10.2f %10.2f | %7.3f\n", "16 layouts x 2, empty cache, ms",
+           r->layouts_cold.p50, r->layouts_cold.p99, r->layouts_by_hand.p50,
+           r->layouts_by_hand.p99, bench_ratio(r->layouts_cold.p50, r->layouts_by_hand.p50));
+    printf("%-34s %10.2f %10.2f |\n", "... from the cache, ms", r->layouts_warm.p50,
+           r->layouts_warm.p99);
+    printf("   (%u builds; by hand: the same splits, contexts and streams; target ratio <= 1.1)\n",
+           r->layout_builds);
 }
 
 void cache_rows_json(json_writer *w, const cache_rows *r)
@@ -270,15 +393,26 @@ void cache_rows_json(json_writer *w, const cache_rows *r)
         json_uint(w, "cycles", r->cycles);
         bench_json_summary(w, "repartition_cache_us", &r->repartition_cached);
         bench_json_summary(w, "repartition_no_cache_us", &r->repartition_rebuild);
+        json_fixed(w, "repartition_ratio_p50",
+                   bench_ratio(r->repartition_cached.p50, r->repartition_rebuild.p50), 6);
         json_fixed(w, "memory_lost_cache_mib", r->lost_cached_mib, 3);
         json_fixed(w, "memory_lost_no_cache_mib", r->lost_rebuild_mib, 3);
         bench_json_summary(w, "layout_switch_host_us", &r->switch_host);
+        bench_json_summary(w, "layout_switch_by_hand_us", &r->switch_by_hand);
+        json_fixed(w, "layout_switch_ratio_p50",
+                   bench_ratio(r->switch_host.p50, r->switch_by_hand.p50), 4);
         if (r->gap_valid) {
             bench_json_summary(w, "device_gap_switch_us", &r->gap_switch);
             bench_json_summary(w, "device_gap_same_stream_us", &r->gap_same_stream);
         }
-        json_fixed(w, "layouts_16x2_cold_ms", r->layouts_cold_ms, 3);
-        json_fixed(w, "layouts_16x2_warm_ms", r->layouts_warm_ms, 3);
+        json_uint(w, "layout_builds", r->layout_builds);
+        json_fixed(w, "layouts_16x2_cold_ms", r->layouts_cold.p50, 3);
+        json_fixed(w, "layouts_16x2_warm_ms", r->layouts_warm.p50, 3);
+        bench_json_summary(w, "layouts_16x2_cold_ms_summary", &r->layouts_cold);
+        bench_json_summary(w, "layouts_16x2_warm_ms_summary", &r->layouts_warm);
+        bench_json_summary(w, "layouts_16x2_by_hand_ms", &r->layouts_by_hand);
+        json_fixed(w, "layouts_16x2_ratio_p50",
+                   bench_ratio(r->layouts_cold.p50, r->layouts_by_hand.p50), 4);
     }
     json_close(w);
 }

@@ -2,8 +2,10 @@
  * own re-partition row (through the cache against the raw rebuild) and its context-create row
  * (a cache miss against the raw create): device memory and time over many re-partitions with
  * the context cache and without it, a layout switch (host time, and the gap it adds on the
- * device between the last kernel on the old layout and the first on the new), and the time
- * to make 16 layouts of 2 contexts with a stream each. */
+ * device between the last kernel on the old layout and the first on the new) against the same
+ * hand-over by hand (per stream one cuEventRecord and one cuStreamWaitEvent: the floor), and
+ * the time to make 16 layouts of 2 contexts with a stream each against the raw driver calls
+ * that make the same contexts and streams. */
 #ifndef GREENCTX_BENCH_CACHE_ROWS_H
 #define GREENCTX_BENCH_CACHE_ROWS_H
 
@@ -16,10 +18,13 @@ typedef struct cache_rows {
     bench_summary repartition_cached, repartition_rebuild; /* us per re-partition */
     double lost_cached_mib, lost_rebuild_mib; /* device memory lost over `cycles` */
     bench_summary switch_host;     /* us per gctx_layouts_switch */
+    bench_summary switch_by_hand;  /* us per the same hand-over by hand (see above) */
     int gap_valid;                 /* 0 where kernels don't run */
     bench_summary gap_switch;      /* us from the old layout's last kernel to the new one's */
     bench_summary gap_same_stream; /* the same two kernels on one stream */
-    double layouts_cold_ms, layouts_warm_ms; /* 16 layouts x 2: empty cache, all cached */
+    unsigned layout_builds;        /* builds of each of the three below */
+    bench_summary layouts_cold, layouts_warm; /* ms per 16 layouts x 2: empty cache, all cached */
+    bench_summary layouts_by_hand; /* ms per the same 16 splits, 32 contexts and streams, raw */
 } cache_rows;
 
 /* Measures every row (reps: each timing's repetitions). Leaves the device's cache limit as it

@@ -6,12 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_commands.h"
 #include "bench_isolation.h"
 #include "bench_overhead.h"
 #include "bench_overlap.h"
 #include "bench_scaling.h"
 #include "bench_tenants.h"
-#include "options.h"
 
 enum { RUN_ISOLATION = 1, RUN_SCALING = 2, RUN_OVERHEAD = 4, RUN_TENANTS = 8 };
 

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_commands.h"
 #include "bench_overlap.h"
-#include "options.h"
 
 #define OVERLAP_USAGE                                                                           \
     "usage: greenctx bench overlap [--device N] [--sizes S [S ...]] [--sms C [C ...]]\n"        \

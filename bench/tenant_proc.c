@@ -18,8 +18,6 @@
 
 #include "bench_tenants.h"
 
-extern char **environ;
-
 #define EXIT_WAIT_MS 20000
 
 static const char *const role_names[TENANT_NB_ROLES] = {"victim", "hog", "launcher", "faulter",
@@ -71,28 +69,6 @@ int tenant_parse_line(const char *line, tenant_report *r)
         fprintf(stderr, "greenctx bench: a tenant said '%s', which the bench does not know\n",
                 line);
     return ok ? 0 : -1;
-}
-
-char **tenant_environment(const char *const drop[], size_t nb_drop, char *const add[],
-                          size_t nb_add)
-{
-    size_t n = 0;
-    while (environ[n])
-        n++;
-    char **envp = calloc(n + nb_add + 1, sizeof *envp);
-    if (!envp)
-        return NULL;
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        int dropped = 0;
-        for (size_t j = 0; j < nb_drop; j++)
-            dropped |= !strncmp(environ[i], drop[j], strlen(drop[j]));
-        if (!dropped)
-            envp[k++] = environ[i];
-    }
-    for (size_t j = 0; j < nb_add; j++)
-        envp[k++] = add[j];
-    return envp;
 }
 
 /* The worker's environment: the MPS variables of spec instead of the user's. */

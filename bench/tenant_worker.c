@@ -14,9 +14,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_commands.h"
 #include "bench_hog.h"
 #include "bench_tenants.h"
-#include "options.h"
 
 #define VICTIM_WARMUPS 20
 #define VICTIM_SETTLE 5

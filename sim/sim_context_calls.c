@@ -3,8 +3,8 @@
  * (preload/): cuCtxCreate. The simulated driver offers it through cuGetProcAddress so that
  * tests can see the preload refuse it before it reaches the driver; called directly, it
  * answers CUDA_ERROR_NOT_SUPPORTED (the simulator makes no ordinary contexts).
- * (cuDevicePrimaryCtxReset, which the preload refuses too, is the memory model's:
- * sim_memory.c.)
+ * (cuDevicePrimaryCtxReset, which the preload refuses too, is with the primary contexts in
+ * sim_contexts.c: it returns the memory destroyed green contexts left, sim_memory.c.)
  */
 #include <string.h>
 

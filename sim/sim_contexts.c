@@ -1,6 +1,5 @@
 /*
- * Primary contexts, green contexts, descriptors' storage and the per-thread current-context
- * stack.
+ * Primary contexts, green contexts and the per-thread current-context stack.
  */
 #include <string.h>
 
@@ -9,12 +8,14 @@
 #define SIM_CTX_STACK_MAX 64
 
 sim_pool sim_greens = {.item_size = sizeof(sim_green), .tag = SIM_TAG_GREEN};
-sim_pool sim_descs = {.item_size = sizeof(sim_desc), .tag = SIM_TAG_DESC};
 
 static int primary_refs[SIM_MAX_DEVICES];
 /* A green context holds its device's primary context active, as the driver's does, without
  * showing in the retain count a caller balances. */
 static int greens_on[SIM_MAX_DEVICES];
+/* Green contexts destroyed since the primary context's last reset (the memory they leave
+ * charged to it: sim_memory.c). */
+static int greens_gone[SIM_MAX_DEVICES];
 
 /* A stack left from before a reset is dropped on first use rather than trusted. */
 static _Thread_local struct {
@@ -81,9 +82,15 @@ sim_smset sim_ctx_sms(const sim_ctx *c)
 void sim_contexts_reset(void)
 {
     sim_pool_clear(&sim_greens);
-    sim_pool_clear(&sim_descs);
     memset(primary_refs, 0, sizeof primary_refs);
     memset(greens_on, 0, sizeof greens_on);
+    memset(greens_gone, 0, sizeof greens_gone);
+}
+
+void sim_greens_count(int dev, size_t *live, size_t *destroyed)
+{
+    *live = (size_t)greens_on[dev];
+    *destroyed = (size_t)greens_gone[dev];
 }
 
 /* ---- primary contexts and the context stack ---------------------------------------------- */
@@ -106,6 +113,16 @@ gcu_result sim_cuDevicePrimaryCtxRelease(gcu_device dev)
     if (primary_refs[dev] == 0)
         SIM_FAIL(GCU_ERROR_INVALID_CONTEXT);
     primary_refs[dev]--;
+    SIM_END();
+}
+
+/* Only what the memory model holds for the primary context is returned; green contexts still
+ * alive keep their 5 MiB. */
+gcu_result sim_cuDevicePrimaryCtxReset(gcu_device dev)
+{
+    SIM_BEGIN(cuDevicePrimaryCtxReset);
+    SIM_CHECK(sim_check_device(dev));
+    greens_gone[dev] = 0;
     SIM_END();
 }
 
@@ -238,7 +255,6 @@ gcu_result sim_cuGreenCtxCreate(CUgreenCtx *ctx, gcu_resource_desc desc, gcu_dev
     g->wq_limit = d->has_wq ? d->wq_limit : sim.wq_limit;
     g->wq_scope = d->has_wq ? d->wq_scope : GCU_WORKQUEUE_SCOPE_DEVICE_CTX;
     greens_on[dev]++;
-    sim_memory_green_created(dev);
     *ctx = (CUgreenCtx)handle;
     SIM_END();
 }
@@ -249,9 +265,8 @@ gcu_result sim_cuGreenCtxDestroy(CUgreenCtx ctx)
     sim_green *g = sim_green_get(ctx);
     if (!g)
         SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
-    sim_streams_detach_green(g);
     greens_on[g->dev]--;
-    sim_memory_green_destroyed(g->dev);
+    greens_gone[g->dev]++;
     sim_pool_free(g);
     SIM_END();
 }

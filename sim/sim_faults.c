@@ -2,6 +2,7 @@
  * Per-entry-point call counters and fault injection. A fault makes one numbered call of one
  * entry point fail before it does anything, so callers' rollback paths can be tested.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,9 +103,9 @@ static int add_entry(char *entry)
 }
 
 /* "symbol:N[:code],...": the N-th call since the reset fails. A malformed entry refuses the
- * whole configuration (cuInit fails) and says why: a fault silently dropped would let a
- * rollback test pass without testing anything. */
-void sim_faults_reset(const char *spec)
+ * whole configuration (the caller fails cuInit with why): a fault silently dropped would let
+ * a rollback test pass without testing anything. */
+int sim_faults_reset(const char *spec, char *why, size_t why_size)
 {
     memset(calls, 0, sizeof calls);
     sim_faults_clear();
@@ -118,12 +119,14 @@ void sim_faults_reset(const char *spec)
         memcpy(entry, spec, len);
         entry[len] = '\0';
         if (add_entry(entry) != 0) {
-            sim_config_refuse("GREENCTX_SIM_FAIL=%s: '%.*s' is not ENTRY_POINT:N[:CODE] with a "
-                              "driver entry point the simulator has (e.g. cuGreenCtxCreate), "
-                              "N >= 1 and CODE a CUresult from 0 to 100000",
-                              whole, (int)len, spec);
-            return;
+            snprintf(why, why_size,
+                     "GREENCTX_SIM_FAIL=%s: '%.*s' is not ENTRY_POINT:N[:CODE] with a driver "
+                     "entry point the simulator has (e.g. cuGreenCtxCreate), N >= 1 and CODE a "
+                     "CUresult from 0 to 100000",
+                     whole, (int)len, spec);
+            return -1;
         }
         spec = end ? end + 1 : NULL;
     }
+    return 0;
 }

@@ -78,7 +78,9 @@ gcu_result sim_enter(int sym, bool need_init);
 int sim_symbol_index(const char *name); /* -1 if unknown */
 long sim_count_call(int sym);           /* returns the call's 1-based number */
 gcu_result sim_fault_for(int sym, long call);
-void sim_faults_reset(const char *env_spec); /* zeroes the counters too */
+/* Zeroes the counters too. -1 with why written when env_spec is malformed: the caller
+ * refuses the configuration. */
+int sim_faults_reset(const char *env_spec, char *why, size_t why_size);
 void sim_faults_clear(void); /* the sticky fault too */
 /* The device faults now: every later call that needs a context answers code (a sticky
  * CUresult; CUDA_ERROR_ILLEGAL_ADDRESS for any other). */
@@ -179,6 +181,9 @@ uintptr_t sim_handle_retag(uintptr_t h, uint8_t tag);
 
 /* ---- resources (sim_resources.c) --------------------------------------------------------- */
 
+extern sim_pool sim_descs; /* what cuDevResourceGenerateDesc made */
+void sim_resources_reset(void);
+
 typedef enum { SIM_ORIGIN_QUERY = 1, SIM_ORIGIN_GROUP, SIM_ORIGIN_REMAINDER } sim_origin;
 
 /* What the 92 padding bytes of a gcu_dev_resource carry. */
@@ -250,18 +255,20 @@ typedef struct sim_ctx {
     sim_green *green; /* NULL for the primary context */
 } sim_ctx;
 
-extern sim_pool sim_greens, sim_descs;
+extern sim_pool sim_greens;
 gcu_result sim_ctx_resolve(CUcontext ctx, sim_ctx *out);
 gcu_result sim_ctx_current(sim_ctx *out);
 sim_green *sim_green_get(CUgreenCtx g);
 sim_smset sim_ctx_sms(const sim_ctx *c);
 void sim_contexts_reset(void);
+/* Green contexts of dev alive now, and destroyed since the primary context's last
+ * cuDevicePrimaryCtxReset: what the memory model charges (sim_memory.c). */
+void sim_greens_count(int dev, size_t *live, size_t *destroyed);
 int sim_primary_refs(void); /* explicit cuDevicePrimaryCtxRetain references */
 
 /* ---- streams and events (sim_streams.c) --------------------------------------------------- */
 
 #define SIM_WAITS_KEPT 16
-void sim_streams_detach_green(const sim_green *g);
 /* gctxsim_stream_waits without the lock. */
 int sim_stream_waits(CUstream stream, CUstream *waited_for, int capacity);
 void sim_streams_reset(void);
@@ -276,10 +283,6 @@ void sim_memory_reset(void); /* frees every allocation and what primary contexts
 int sim_memory_live(void);   /* allocations not freed */
 /* The host address of [ptr, ptr + bytes) if one live allocation holds all of it, else NULL. */
 unsigned char *sim_memory_range(gcu_deviceptr ptr, size_t bytes);
-/* Device memory of green contexts, as measured on the H200: a live one costs 5 MiB, and a
- * destroyed one leaves 4 MiB charged to the primary context until cuDevicePrimaryCtxReset. */
-void sim_memory_green_created(int dev);
-void sim_memory_green_destroyed(int dev);
 
 /* ---- modules (sim_kernels.c) --------------------------------------------------------------- */
 

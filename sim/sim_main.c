@@ -86,7 +86,9 @@ static void load_config(void)
     env = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
     long limit = env ? strtol(env, NULL, 10) : 0;
     sim.wq_limit = limit > 0 && limit <= 1024 ? (unsigned)limit : 32u;
-    sim_faults_reset(getenv("GREENCTX_SIM_FAIL"));
+    char why[sizeof config_message];
+    if (sim_faults_reset(getenv("GREENCTX_SIM_FAIL"), why, sizeof why))
+        sim_config_refuse("%s", why);
     sim.next_green_id = 1;
     sim.descs_made = 0;
     sim.configured = true;
@@ -250,6 +252,7 @@ GCTXSIM_API void gctxsim_reset(void)
     sim_lock();
     bool was_initialized = sim.initialized;
     sim_contexts_reset();
+    sim_resources_reset();
     sim_streams_reset();
     sim_memory_reset();
     sim_kernels_reset();

@@ -5,7 +5,7 @@
  * cuMemGetInfo also counts what green contexts cost, as measured on the H200 (driver 13.0,
  * shared/measurements/h200-context-memory-and-identity.md): about 5 MiB per live green
  * context, and 4 MiB per destroyed one, kept by the device's primary context until
- * cuDevicePrimaryCtxReset.
+ * cuDevicePrimaryCtxReset (sim_contexts.c counts both).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -22,21 +22,9 @@ static sim_alloc *allocs;
 static size_t nallocs, cap_allocs;
 
 enum { SIM_MIB = 1 << 20, SIM_LIVE_GREEN_BYTES = 5 * SIM_MIB, SIM_DESTROYED_GREEN_BYTES = 4 * SIM_MIB };
-static size_t greens_live[SIM_MAX_DEVICES];     /* green contexts alive now */
-static size_t greens_destroyed[SIM_MAX_DEVICES]; /* since the primary context's last reset */
-
-void sim_memory_green_created(int dev) { greens_live[dev]++; }
-
-void sim_memory_green_destroyed(int dev)
-{
-    greens_live[dev]--;
-    greens_destroyed[dev]++;
-}
 
 void sim_memory_reset(void)
 {
-    memset(greens_live, 0, sizeof greens_live);
-    memset(greens_destroyed, 0, sizeof greens_destroyed);
     for (size_t i = 0; i < nallocs; i++)
         free(allocs[i].base);
     free(allocs);
@@ -125,21 +113,12 @@ gcu_result sim_cuMemGetInfo(size_t *free_bytes, size_t *total_bytes)
     sim_ctx c;
     SIM_CHECK(sim_ctx_current(&c));
     size_t total = (size_t)sim.dev[c.dev]->memory_mib * SIM_MIB;
-    size_t used = greens_live[c.dev] * SIM_LIVE_GREEN_BYTES +
-                  greens_destroyed[c.dev] * SIM_DESTROYED_GREEN_BYTES;
+    size_t live, destroyed;
+    sim_greens_count(c.dev, &live, &destroyed);
+    size_t used = live * SIM_LIVE_GREEN_BYTES + destroyed * SIM_DESTROYED_GREEN_BYTES;
     for (size_t i = 0; i < nallocs; i++)
         used += allocs[i].bytes;
     *total_bytes = total;
     *free_bytes = used < total ? total - used : 0;
-    SIM_END();
-}
-
-/* Only what the model holds for the primary context is returned; green contexts still alive
- * keep their 5 MiB. */
-gcu_result sim_cuDevicePrimaryCtxReset(gcu_device dev)
-{
-    SIM_BEGIN(cuDevicePrimaryCtxReset);
-    SIM_CHECK(sim_check_device(dev));
-    greens_destroyed[dev] = 0;
     SIM_END();
 }

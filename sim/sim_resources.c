@@ -1,6 +1,6 @@
 /*
  * Device resources: what the padding of a CUdevResource carries, resource queries,
- * cuDevSmResourceSplitByCount and cuDevResourceGenerateDesc.
+ * cuDevSmResourceSplitByCount, cuDevResourceGenerateDesc and the descriptors it makes.
  */
 #include <stddef.h>
 #include <string.h>
@@ -9,6 +9,10 @@
 #include "sim_internal.h"
 
 #define SIM_RES_MAGIC 0x4d495347u /* "GSIM" */
+
+sim_pool sim_descs = {.item_size = sizeof(sim_desc), .tag = SIM_TAG_DESC};
+
+void sim_resources_reset(void) { sim_pool_clear(&sim_descs); }
 
 /* Where the H200's driver 580 keeps what differs from one process to the next: bytes 8..15 of
  * every resource hold a pointer of the process (the same in all its resources) and bytes

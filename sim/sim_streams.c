@@ -8,11 +8,10 @@ typedef struct sim_stream {
     sim_slot slot;
     int dev;
     CUgreenCtx green; /* NULL for a primary-context stream */
+    unsigned long long green_id; /* its sim_green's id: a context made later in the same slot,
+                                    even with the same handle, is another one */
     unsigned flags;
     int priority;
-    /* What the stream answers once its green context is destroyed: 709 up to 13.0 (the driver
-     * has freed it), 917 from 13.1 (detached; it lives until cuStreamDestroy). */
-    gcu_result gone;
     /* For tests of ordering: per cuStreamWaitEvent, the stream the event was last recorded on
      * (the last SIM_WAITS_KEPT of them). */
     unsigned waits;
@@ -42,12 +41,23 @@ void sim_streams_reset(void)
     sim_pool_clear(&events);
 }
 
+/* What a stream answers once its green context is destroyed: 709 up to 13.0 (the driver has
+ * freed it), 917 from 13.1 (detached; it lives until cuStreamDestroy). Found when the stream
+ * is used, so that destroying a context needs nothing of the streams. */
+static gcu_result stream_gone(const sim_stream *s)
+{
+    const sim_green *g = s->green ? sim_green_get(s->green) : NULL;
+    if (!s->green || (g && g->id == s->green_id))
+        return GCU_SUCCESS;
+    return sim_version_at_least(13010) ? GCU_ERROR_STREAM_DETACHED : GCU_ERROR_CONTEXT_IS_DESTROYED;
+}
+
 int sim_streams_live(void)
 {
     int n = 0;
     for (uint32_t i = 0; i < streams.count; i++) {
         const sim_stream *s = sim_pool_at(&streams, i);
-        n += s && s->gone != GCU_ERROR_CONTEXT_IS_DESTROYED;
+        n += s && stream_gone(s) != GCU_ERROR_CONTEXT_IS_DESTROYED;
     }
     return n;
 }
@@ -60,17 +70,6 @@ int sim_events_live(void)
     return n;
 }
 
-void sim_streams_detach_green(const sim_green *g)
-{
-    CUgreenCtx handle = (CUgreenCtx)sim_pool_handle(&sim_greens, g, SIM_TAG_GREEN);
-    for (uint32_t i = 0; i < streams.count; i++) {
-        sim_stream *s = sim_pool_at(&streams, i);
-        if (s && s->green == handle)
-            s->gone = sim_version_at_least(13010) ? GCU_ERROR_STREAM_DETACHED
-                                                  : GCU_ERROR_CONTEXT_IS_DESTROYED;
-    }
-}
-
 gcu_result sim_stream_ctx(CUstream s, sim_ctx *out)
 {
     if (is_default_stream(s))
@@ -78,8 +77,9 @@ gcu_result sim_stream_ctx(CUstream s, sim_ctx *out)
     const sim_stream *st = sim_pool_get(&streams, (uintptr_t)s);
     if (!st)
         return GCU_ERROR_INVALID_HANDLE;
-    if (st->gone != GCU_SUCCESS)
-        return st->gone;
+    gcu_result gone = stream_gone(st);
+    if (gone != GCU_SUCCESS)
+        return gone;
     *out = (sim_ctx){st->dev, st->green ? sim_green_get(st->green) : NULL};
     return GCU_SUCCESS;
 }
@@ -102,6 +102,7 @@ static gcu_result stream_new(CUstream *out, const sim_ctx *c, unsigned flags, in
         return GCU_ERROR_OUT_OF_MEMORY;
     s->dev = c->dev;
     s->green = c->green ? (CUgreenCtx)sim_pool_handle(&sim_greens, c->green, SIM_TAG_GREEN) : NULL;
+    s->green_id = c->green ? c->green->id : 0;
     s->flags = flags;
     /* Out-of-range priorities are clamped, as the driver documents. */
     s->priority = priority > SIM_PRIORITY_LEAST ? SIM_PRIORITY_LEAST
@@ -157,7 +158,7 @@ gcu_result sim_cuStreamDestroy(CUstream stream)
         SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
     /* A 13.0 driver already freed it with its green context and says so; 13.1 destroys a
      * detached stream normally. */
-    if (s->gone == GCU_ERROR_CONTEXT_IS_DESTROYED)
+    if (stream_gone(s) == GCU_ERROR_CONTEXT_IS_DESTROYED)
         rc = GCU_ERROR_CONTEXT_IS_DESTROYED;
     sim_pool_free(s);
     SIM_END();

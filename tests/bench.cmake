@@ -13,6 +13,21 @@ if(GREENCTX_TEST_DRIVER STREQUAL "real")
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/bench_test.sh gpu_quick $<TARGET_FILE:greenctx_tool>)
   set_tests_properties(bench.gpu_quick PROPERTIES TIMEOUT 120)
 endif()
+# Issue 20's regression check (scripts/check_regression.py, bench/results/baseline.json): the
+# script itself on made-up inputs, and in make test-gpu the quick overhead bench against the
+# recorded ratios (it skips, 77, on the simulated driver: its timings mean nothing).
+find_program(GREENCTX_PYTHON NAMES python3 python DOC "Python for the package's tests")
+if(GREENCTX_PYTHON)
+  greenctx_test(regression.script LABELS unit
+    COMMAND ${GREENCTX_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/test_check_regression.py)
+  # $GREENCTX_GPU_OUT, when set, keeps the bench's JSON and the comparison's output.
+  greenctx_driver_test(bench.regression LABELS tool gpu
+    COMMAND ${GREENCTX_PYTHON} ${PROJECT_SOURCE_DIR}/scripts/check_regression.py
+      --run $<TARGET_FILE:greenctx_tool> --library $<TARGET_FILE:greenctx>)
+  # About 10 s for the bench on an H200; bench/compare/run_all.py, where cuda.core imports,
+  # a few minutes (four interpreters, torch among them).
+  set_tests_properties(bench.regression PROPERTIES TIMEOUT 900)
+endif()
 # bench tenants without a GPU: its MPS daemon's life (a stand-in nvidia-cuda-mps-control),
 # every arm with stand-in tenants, and the report of a made-up run.
 add_executable(test_tenants_bench test_tenants_bench.c harness.c

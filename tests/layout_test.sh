@@ -2,6 +2,9 @@
 # layout_test.sh CASE SOURCE_DIR: rules of the source layout that the compiler cannot see.
 #   private_headers  nothing outside src/ includes src/internal.h, directly or through another
 #                    header of src/
+#   bench_tool_header  nothing in bench/ includes tools/tool.h (the tool's own header),
+#                    directly or through another header of tools/: the bench takes
+#                    tools/command.h, options.h and json.h
 #   driver_table     every entry point of the library's table (GCU_LIBRARY_SYMBOLS in
 #                    src/cuda_abi.h) is called somewhere in src/*.c
 #   rooms ROOMS_TXT  `greenctx run`'s rooms stay apart: the tool (tools/), the preload
@@ -12,30 +15,50 @@
 set -u
 case=$1
 src=$2
-case $case in
-private_headers)
-    # The private headers: internal.h and every header in src/ that includes one of them,
-    # found again until the list stops growing (observe.h -> stream.h -> partition.h ->
-    # internal.h).
-    private=internal.h
+
+# The headers of DIR that are HEADER or include one of those, found again until the list
+# stops growing (observe.h -> stream.h -> partition.h -> internal.h).
+including() {
+    found=$2
     while :; do
-        more=$( (echo "$private"
-                 for p in $private; do grep -l "#include \"$p\"" "$src"/src/*.h; done) |
+        more=$( (echo "$found"
+                 for p in $found; do grep -l "#include \"$p\"" "$1"/*.h; done) |
                sed 's#.*/##' | sort -u)
-        [ "$more" = "$private" ] && break
-        private=$more
+        [ "$more" = "$found" ] && break
+        found=$more
     done
+    echo $found
+}
+
+# none_include WHY HEADERS FILES...: no FILE includes any of HEADERS (each one that does is
+# listed with WHY).
+none_include() {
+    why=$1 headers=$2
+    shift 2
     status=0
-    for p in $private; do
-        found=$(grep -rl "#include \"$p\"" "$src" --include='*.c' --include='*.h' \
-            --exclude-dir=src --exclude-dir='build*' --exclude-dir=.git 2>/dev/null)
+    for h in $headers; do
+        found=$(grep -l "#include \"$h\"" "$@" 2>/dev/null)
         if [ -n "$found" ]; then
-            echo "not ok: these files outside src/ include $p (private: it is or includes internal.h):"
+            echo "not ok: these files include $h ($why):"
             echo "$found"; status=1
         fi
     done
-    [ $status -eq 0 ] && echo "ok: nothing outside src/ includes any of:" $private
-    exit $status ;;
+    return $status
+}
+
+case $case in
+private_headers)
+    private=$(including "$src/src" internal.h)
+    outside=$(find "$src" \( -path "$src/src" -o -path "$src/build*" -o -path "$src/.git" \) \
+        -prune -o \( -name '*.c' -o -name '*.h' \) -print)
+    # $outside is split into its file names on purpose (none has a space: the tree's own).
+    none_include "they are outside src/, and it is or includes internal.h" "$private" $outside &&
+        echo "ok: nothing outside src/ includes any of:" $private ;;
+bench_tool_header)
+    tool=$(including "$src/tools" tool.h)
+    none_include "they are in bench/, and it is or includes tools/tool.h" "$tool" \
+        "$src"/bench/*.c "$src"/bench/*.h &&
+        echo "ok: nothing in bench/ includes any of:" $tool ;;
 driver_table)
     names=$(sed -n '/^#define GCU_LIBRARY_SYMBOLS/,/^$/p' "$src/src/cuda_abi.h" |
         grep -o 'X(cu[A-Za-z0-9_]*' | sed 's/^X(//')

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "options.h"
+#include "tool.h"
 
 /* The shared options, after the command as before it (-d and -j are the short forms). */
 enum {

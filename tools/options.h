@@ -21,7 +21,7 @@
 #ifndef GREENCTX_TOOL_OPTIONS_H
 #define GREENCTX_TOOL_OPTIONS_H
 
-#include "tool.h"
+#include "command.h"
 
 /* One option of a command: "--round" and the words its value takes ("strict, down, nearest
  * or up", for the message when it is missing), or NULL for a flag. A value_help that starts

@@ -1,0 +1,302 @@
+#!/usr/bin/env python3
+"""Issue 20's figures against the ratios recorded beside BENCHMARKS.md (bench/results/
+baseline.json).
+
+    check_regression.py --bench BENCH.json [--compare COMPARE.txt] [--baseline FILE]
+    check_regression.py --run TOOL [--library LIBGREENCTX] [--out DIR] [--baseline FILE]
+    either with --write-baseline FILE: the baseline again, with this run's ratios
+
+BENCH.json is `greenctx bench overhead --json`'s document, COMPARE.txt the output of
+bench/compare/run_all.py (its JSON lines are read). Each figure of the baseline is measured as
+greenctx's p50 and p99 beside its twin's (the same work by hand, or cuda.core): their ratio
+(p50 over p50) more than the baseline's `tolerance` above the ratio recorded is a regression.
+Ratios, not times: a slower or faster machine moves both sides. The issue's targets are
+reported as met or not met, and fail nothing.
+
+--run runs `TOOL bench overhead --quick --json`, and bench/compare/run_all.py where this Python
+imports cuda.core and --library names libgreenctx.so; it keeps their outputs in --out
+($GREENCTX_GPU_OUT, else a temporary folder) and checks them. On the simulated driver, whose
+timings mean nothing, or with no driver at all it skips (exit 77) and says why.
+
+Exit: 0 no regression; 1 a ratio regressed; 2 an input lacks a figure the baseline names, or
+cannot be read; 77 skipped (--run).
+"""
+import argparse
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections import namedtuple
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+BASELINE = os.path.join(ROOT, "bench", "results", "baseline.json")
+SKIP = 77
+
+# greenctx's p50 and p99 beside its twin's, in the figure's unit.
+Measure = namedtuple("Measure", "p50 p99 twin_p50 twin_p99")
+
+
+class Missing(Exception):
+    """An input lacks a figure the baseline names: the message says which and where."""
+
+
+def summaries(doc, mine, twin, where):
+    for key in (mine, twin):
+        if not isinstance(doc.get(key), dict) or "p50" not in doc[key]:
+            raise Missing(f'{where} has no "{key}" summary (is the bench older than the baseline?)')
+    return Measure(doc[mine]["p50"], doc[mine]["p99"], doc[twin]["p50"], doc[twin]["p99"])
+
+
+def overhead_row(op):
+    """A row of the overhead table: greenctx against the raw driver calls."""
+    def measure(bench, _compare):
+        ops = bench.get("overhead", {}).get("ops", [])
+        row = next((o for o in ops if o.get("op") == op), None)
+        if row is None:
+            raise Missing(f'the bench JSON\'s overhead table has no "{op}" row')
+        if not row.get("valid"):
+            raise Missing(f'the overhead table\'s "{op}" row was not measured: '
+                          f'{row.get("note") or "no reason given"}')
+        return summaries(row, "greenctx_us", "raw_driver_us", f'the overhead table\'s "{op}" row')
+    return measure
+
+
+def repartitioning_row(mine, twin):
+    """A pair of the re-partitioning rows (bench/cache_rows.c)."""
+    def measure(bench, _compare):
+        rows = bench.get("overhead", {}).get("repartitioning")
+        if not rows:
+            raise Missing('the bench JSON has no "overhead" / "repartitioning" member')
+        if not rows.get("valid"):
+            raise Missing("the re-partitioning rows were not measured (the bench failed there)")
+        return summaries(rows, mine, twin, "the re-partitioning rows")
+    return measure
+
+
+def compare_row(lib, twin, op):
+    """The same operation from two libraries in bench/compare/run_all.py's output."""
+    def find(compare, name):
+        row = next((r for r in compare if r.get("lib") == name and r.get("op") == op), None)
+        if row is None:
+            raise Missing(f'the compare output has no "{op}" row of {name}')
+        if "error" in row:
+            raise Missing(f'the compare output\'s "{op}" row of {name} failed: {row["error"]}')
+        return row
+
+    def measure(_bench, compare):
+        if compare is None:
+            return None
+        a, b = find(compare, lib), find(compare, twin)
+        return Measure(a["p50_us"], a["p99_us"], b["p50_us"], b["p99_us"])
+    return measure
+
+
+# Each figure: how to measure it, and which input it comes from.
+FIGURES = {
+    "split": (overhead_row("split"), "bench"),
+    "layout_switch": (repartitioning_row("layout_switch_host_us", "layout_switch_by_hand_us"),
+                      "bench"),
+    "layouts_16_cold": (repartitioning_row("layouts_16x2_cold_ms_summary",
+                                           "layouts_16x2_by_hand_ms"), "bench"),
+    "repartition": (overhead_row("repartition"), "bench"),
+    "repartition_cache": (repartitioning_row("repartition_cache_us", "repartition_no_cache_us"),
+                          "bench"),
+    "python_split": (compare_row("greenctx-py", "cuda.core", "split 16"), "compare"),
+}
+
+
+def ratio(m):
+    return m.p50 / m.twin_p50 if m.twin_p50 > 0 else float("inf")
+
+
+def targets(row, m):
+    """'ratio <= 1.05: met' and the like, for each of the row's targets."""
+    unit, out = row.get("unit", ""), []
+    for key, limit in sorted(row.get("target", {}).items()):
+        if key == "ratio_max":
+            value, text = ratio(m), f"ratio <= {limit}"
+        elif key in ("p50_max", "p99_max"):
+            value, text = getattr(m, key[:3]), f"{key[:3]} <= {limit} {unit}"
+        else:
+            raise Missing(f'baseline row "{row["name"]}": unknown target "{key}"')
+        out.append((value <= limit, f"{text}: {'met' if value <= limit else 'not met'}"))
+    return out
+
+
+def check(baseline, bench, compare):
+    """Prints a line per figure; returns (regressions, errors, measures by name, targets not
+    met, targets checked)."""
+    tolerance = baseline.get("tolerance", 0.20)
+    regressions, errors, measured, missed, nb_targets = [], [], {}, [], 0
+    for row in baseline["rows"]:
+        name = row["name"]
+        if name not in FIGURES:
+            errors.append(f'baseline row "{name}": no such figure (known: {", ".join(FIGURES)})')
+            continue
+        try:
+            m = FIGURES[name][0](bench, compare)
+            if m is None:
+                print(f"{name:18} not checked: needs bench/compare/run_all.py's output (--compare)")
+                continue
+            met = targets(row, m)
+        except Missing as e:
+            errors.append(f"{name}: {e}")
+            continue
+        measured[name] = m
+        nb_targets += len(met)
+        missed += [f"{name} {text.rsplit(':', 1)[0]}" for ok, text in met if not ok]
+        unit, r, recorded = row.get("unit", ""), ratio(m), row.get("ratio")
+        line = (f"{name:18} {m.p50:.3f} (p99 {m.p99:.3f}) {unit} / {m.twin_p50:.3f} "
+                f"(p99 {m.twin_p99:.3f}) = {r:.4g}")
+        if recorded is None:
+            line += ", no recorded ratio yet (--write-baseline records this one)"
+        else:
+            change = r / recorded - 1
+            line += f", recorded {recorded:.4g} ({change:+.0%})"
+            if change > tolerance:
+                line += f": REGRESSED (more than {tolerance:.0%} above)"
+                regressions.append(name)
+        print(line + "".join(f"; target {text}" for _, text in met))
+    return regressions, errors, measured, missed, nb_targets
+
+
+def written_baseline(baseline, bench, compare, measured):
+    source = bench.get("meta", {})
+    versions = {r["lib"]: r["version"] for r in compare or [] if "version" in r}
+    out = dict(baseline, rows=[])
+    run = (f'{source.get("gpu")}, driver {source.get("driver")} ({source.get("driver_version")}), '
+           f'{source.get("date")}, `{source.get("command")}`')
+    for row in baseline["rows"]:
+        m = measured.get(row["name"])
+        if m:
+            row = dict(row, ratio=round(ratio(m), 6), greenctx_p50=m.p50, by_hand_p50=m.twin_p50)
+            row["from"] = run
+            if FIGURES[row["name"]][1] == "compare":
+                row["from"] += "".join(f", {lib} {v}" for lib, v in sorted(versions.items()))
+        out["rows"].append(row)
+    return out
+
+
+def read_json(path, what):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        raise Missing(f"{what} {path} cannot be read: {e}") from e
+
+
+def read_compare(path):
+    """The JSON lines of run_all.py's output (its table lines are not JSON)."""
+    try:
+        with open(path) as f:
+            lines = f.read().splitlines()
+    except OSError as e:
+        raise Missing(f"the compare output {path} cannot be read: {e}") from e
+    rows = []
+    for line in lines:
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(row, dict):
+            rows.append(row)
+    return rows
+
+
+def run_bench(tool, out):
+    """Runs the quick overhead bench into out/bench.json; a skip reason, or None."""
+    if "greenctx_sim" in os.environ.get("GREENCTX_CUDA_LIBRARY", ""):
+        return ("needs the real driver: GREENCTX_CUDA_LIBRARY names the simulated one, whose "
+                "timings mean nothing (make test-gpu runs this check)")
+    if subprocess.run([tool, "info"], capture_output=True).returncode != 0:
+        return "no CUDA driver on this machine (`greenctx info` failed)"
+    path = os.path.join(out, "bench.json")
+    with open(path, "w") as stdout, open(os.path.join(out, "bench.err"), "w") as stderr:
+        rc = subprocess.run([tool, "bench", "overhead", "--quick", "--json"], stdout=stdout,
+                            stderr=stderr, timeout=600).returncode
+    if rc != 0:
+        raise Missing(f"`{tool} bench overhead --quick --json` exited {rc} "
+                      f"(see {out}/bench.err)")
+    if read_json(path, "the bench JSON").get("meta", {}).get("simulated"):
+        return "needs the real driver: the bench ran on the simulated one (timings meaningless)"
+    return None
+
+
+def run_compare(library, out):
+    """bench/compare/run_all.py into out/compare.txt; its path, or None (said why)."""
+    if not library:
+        print("python_split: not run: --library (libgreenctx.so) not given")
+        return None
+    if importlib.util.find_spec("cuda") is None or importlib.util.find_spec("cuda.core") is None:
+        print(f"python_split: not run: {sys.executable} does not import cuda.core")
+        return None
+    path = os.path.join(out, "compare.txt")
+    env = dict(os.environ, GREENCTX_LIBRARY=library,
+               PYTHONPATH=os.pathsep.join(filter(None, [os.path.join(ROOT, "python"),
+                                                        os.environ.get("PYTHONPATH")])))
+    with open(path, "w") as stdout:
+        subprocess.run([sys.executable, os.path.join(ROOT, "bench", "compare", "run_all.py")],
+                       stdout=stdout, stderr=subprocess.STDOUT, env=env, timeout=1200)
+    return path
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--bench", help="`greenctx bench overhead --json`'s document")
+    source.add_argument("--run", metavar="TOOL", help="run the quick bench with this greenctx")
+    p.add_argument("--compare", help="bench/compare/run_all.py's output (with --bench)")
+    p.add_argument("--library", help="libgreenctx.so for the Python comparison (with --run)")
+    p.add_argument("--out", help="where --run keeps its outputs")
+    p.add_argument("--baseline", default=BASELINE)
+    p.add_argument("--write-baseline", metavar="FILE", help="the baseline with this run's ratios")
+    args = p.parse_args()
+    try:
+        baseline = read_json(args.baseline, "the baseline")
+        compare_path = args.compare
+        if args.run:
+            out = args.out or os.environ.get("GREENCTX_GPU_OUT") or tempfile.mkdtemp(
+                prefix="greenctx-regression-")
+            os.makedirs(out, exist_ok=True)
+            skip = run_bench(args.run, out)
+            if skip:
+                print(skip)
+                return SKIP
+            args.bench = os.path.join(out, "bench.json")
+            compare_path = run_compare(args.library, out)
+            print(f"outputs in {out}")
+        bench = read_json(args.bench, "the bench JSON")
+        if bench.get("meta", {}).get("simulated"):
+            raise Missing(f"{args.bench} was measured on the simulated driver: its timings "
+                          "mean nothing")
+        compare = read_compare(compare_path) if compare_path else None
+    except Missing as e:
+        print(f"check_regression: {e}", file=sys.stderr)
+        return 2
+    meta = bench.get("meta", {})
+    print(f"{meta.get('gpu')}, driver {meta.get('driver')}, {meta.get('date')}: "
+          f"`{meta.get('command')}` against {args.baseline}")
+    regressions, errors, measured, missed, nb_targets = check(baseline, bench, compare)
+    print(f"issue 20's targets: {nb_targets - len(missed)} of {nb_targets} met"
+          + (f"; not met: {', '.join(missed)}" if missed else ""))
+    if args.write_baseline:
+        with open(args.write_baseline, "w") as f:
+            json.dump(written_baseline(baseline, bench, compare, measured), f, indent=2)
+            f.write("\n")
+        print(f"wrote {args.write_baseline}")
+    for e in errors:
+        print(f"check_regression: {e}", file=sys.stderr)
+    if errors:
+        return 2
+    if regressions:
+        print(f"regressed: {', '.join(regressions)}")
+        return 1
+    print("no ratio regressed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,73 @@
+/*
+ * A command's contract with the tool: what tools/greenctx.c hands a command (the shared
+ * options, the exit codes it returns) and the helpers a command calls to report and to start
+ * the driver. Commands that live outside tools/ (bench/) include this and tools/options.h,
+ * never tool.h, which is the tool's own: its command table, the generated docs, --sim.
+ */
+#ifndef GREENCTX_TOOL_COMMAND_H
+#define GREENCTX_TOOL_COMMAND_H
+
+#include <stddef.h>
+
+#include "greenctx.h"
+#include "numbers.h" /* greenctx_parse_int, for the commands' options */
+
+enum {
+    GREENCTX_EXIT_OK = 0,     /* done */
+    GREENCTX_EXIT_FAILED = 1, /* the command ran and failed (no driver, driver error, ...) */
+    GREENCTX_EXIT_USAGE = 2   /* bad command line */
+};
+
+/* What the shared options (before or after the command, tools/options.h) decided. */
+typedef struct greenctx_tool_options {
+    const char *program;    /* argv[0] of the tool */
+    const char *command;    /* the command's name once known ("plan"), for messages */
+    int argc;               /* the whole command line, for hints that repeat it */
+    char **argv;
+    int simulated;          /* 1 when --sim was given */
+    const char *sim_models; /* --sim's models ("h200,a100"), else NULL */
+    int sim_driver_version; /* --sim's @DRIVER (13000), or 0 when not given */
+    const char *sim_library; /* the simulated driver file chosen for --sim, else NULL */
+    int device;             /* --device N (default 0) */
+    int device_given;
+    int json;               /* --json */
+    int banner_on_stderr;   /* the simulated-driver banner goes to stderr, not stdout: a
+                               command whose stdout is not its own (run: the program's) */
+} greenctx_tool_options;
+
+/* ---- tool_common.c ---- */
+
+/* Prints "greenctx CMD: <message>" on stderr and, under --json, the document
+ * {"greenctx_version", "schema": "greenctx.error/1", "command": CMD or null, "error":
+ * {"status": STATUS, "message": MESSAGE}} on stdout so that a script reading stdout sees the
+ * refusal too.
+ * Returns exit_code. */
+int greenctx_tool_error(const greenctx_tool_options *opts, int exit_code, const char *status,
+                        const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+/* "13.0" from 13000, into buf; returns buf. */
+const char *greenctx_format_driver_version(int version, char *buf, size_t size);
+
+/* Call once a command's arguments are parsed, before its output. On the simulated driver it
+ * prints "simulated driver: MODELS (driver X.Y) — no GPU is used" (on stdout, or on stderr
+ * under --json so that stdout stays one JSON document, or with banner_on_stderr). Returns
+ * GREENCTX_EXIT_OK;
+ * GREENCTX_EXIT_FAILED with a message when no driver loads (the message says what was tried
+ * and, unless --sim was given, the user's own command line with --sim h200); or
+ * GREENCTX_EXIT_USAGE when the simulated driver refused its configuration (--sim or the
+ * GREENCTX_SIM_* variables), with the simulator's list of what is valid. */
+int greenctx_tool_start(const greenctx_tool_options *opts);
+
+/* 1 when the loaded driver is the simulated one: --sim, or GREENCTX_CUDA_LIBRARY naming it
+ * (recognised by its file name, libgreenctx_sim.so). Call after greenctx_tool_start. */
+int greenctx_tool_simulated(const greenctx_tool_options *opts);
+
+/* greenctx_tool_error() with the status's name and gctx_last_error() (or the status string
+ * when empty); returns GREENCTX_EXIT_FAILED. */
+int greenctx_tool_fail(const greenctx_tool_options *opts, gctx_status status);
+
+#endif
