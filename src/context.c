@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "context_cache.h"
+#include "context_device.h"
 #include "log.h"
 
 /* The end of a driver context greenctx made: kept by the cache, or destroyed. */
@@ -253,37 +254,9 @@ gctx_status gctx_context_split(gctx_context *context, const gctx_group *groups,
     gctx_status s = gctx_context_partition(context, &whole);
     if (s != GCTX_SUCCESS)
         return s;
-    gctx_partition **parts = groups && nb_groups ? calloc(nb_groups, sizeof *parts) : NULL;
-    gctx_context **made = groups && nb_groups ? calloc(nb_groups, sizeof *made) : NULL;
-    gctx_partition *left = NULL;
-    gctx_context *left_context = NULL;
-    if (groups && nb_groups && (!parts || !made))
-        s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting a context");
-    if (s == GCTX_SUCCESS)
-        s = gctx_partition_split(whole, groups, nb_groups, split_options, parts,
-                                 remainder ? &left : NULL, NULL, NULL);
+    s = gctx__split_into_contexts(whole, groups, nb_groups, split_options, options, contexts,
+                                  remainder);
     gctx_partition_release(whole);
-    unsigned done = 0;
-    if (s == GCTX_SUCCESS) {
-        for (; done < nb_groups; done++)
-            if ((s = gctx_context_create(parts[done], options, &made[done])))
-                break;
-        if (s == GCTX_SUCCESS && left)
-            s = gctx_context_create(left, options, &left_context);
-        for (unsigned i = 0; i < nb_groups; i++)
-            gctx_partition_release(parts[i]);
-        gctx_partition_release(left);
-    }
-    if (s == GCTX_SUCCESS) {
-        memcpy(contexts, made, nb_groups * sizeof *made);
-        if (remainder)
-            *remainder = left_context;
-    } else {
-        for (unsigned i = 0; i < done; i++)
-            gctx_context_release(made[i]);
-    }
-    free(parts);
-    free(made);
     return s;
 }
 
