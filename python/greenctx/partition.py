@@ -125,9 +125,9 @@ _OPTIONS = (("num_sms", _count), ("coscheduled_sm_count", _count),
 def _exact(value, kind):
     """value is of exactly this type, or a tuple of values of exactly this type."""
     t = type(value)
-    if t is kind:
-        return True
-    return t is tuple and all(type(v) is kind for v in value)
+    if t is tuple:
+        return all(type(v) is kind for v in value)
+    return t is kind
 
 
 # Validated group arrays of requests made only of exact ints and bools (scalars or tuples),
@@ -140,8 +140,12 @@ _GROUPS_MAX = 256
 def groups_array(num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count, backfill):
     """The request as a C array, from a cache of earlier requests when it can be."""
     key = (num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count, backfill)
-    cacheable = (_exact(num_sms, int) and _exact(coscheduled_sm_count, int)
-                 and _exact(preferred_coscheduled_sm_count, int) and _exact(backfill, bool))
+    if (type(num_sms) is int and type(coscheduled_sm_count) is int  # one group, quickly
+            and type(preferred_coscheduled_sm_count) is int and type(backfill) is bool):
+        cacheable = True
+    else:
+        cacheable = (_exact(num_sms, int) and _exact(coscheduled_sm_count, int)
+                     and _exact(preferred_coscheduled_sm_count, int) and _exact(backfill, bool))
     if cacheable:
         array = _GROUPS.get(key)
         if array is not None:
@@ -301,8 +305,8 @@ class SMPartition(Handle):
         outputs, remainder = handles_array(n), ctypes.c_void_p()
         check(lib.gctx_partition_split(self._handle, groups, n, options, outputs,
                                        ctypes.byref(remainder), None, None))
-        wrap = type(self)._wrap
-        return tuple(map(wrap, outputs)), (wrap(remainder.value) if remainder.value else None)
+        wrap, rest = type(self)._wrap, remainder.value
+        return tuple(map(wrap, outputs)), (wrap(rest) if rest else None)
 
     def plan(self, *, num_sms: int | Sequence[int] = 0,
              coscheduled_sm_count: int | Sequence[int] = 0,
