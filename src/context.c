@@ -1,9 +1,8 @@
-/* Green contexts: creation (with workqueue settings), splitting, adoption, queries. */
+/* Green contexts: creation (with workqueue settings), adoption, queries. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "context_cache.h"
-#include "context_device.h"
 #include "log.h"
 
 /* The end of a driver context greenctx made: kept by the cache, or destroyed. */
@@ -216,47 +215,6 @@ gctx_status gctx_context_create(gctx_partition *partition, const gctx_context_op
     gctx_context *c;
     if ((s = gctx__context_create(partition, options, &c)) == GCTX_SUCCESS)
         *context = gctx__handle_give(&c->base);
-    return s;
-}
-
-gctx_status gctx_context_create_with_sms(int device, unsigned num_sms,
-                                         const gctx_context_options *options,
-                                         gctx_context **context)
-{
-    if (!context)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "context (the output) is NULL");
-    if (num_sms == 0)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
-                          "num_sms is 0: give the SM count the context should have");
-    gctx_partition *whole, *group;
-    gctx_status s = gctx_partition_from_device(device, &whole);
-    if (s != GCTX_SUCCESS)
-        return s;
-    gctx_group request = {.num_sms = num_sms};
-    s = gctx_partition_split(whole, &request, 1, NULL, &group, NULL, NULL, NULL);
-    gctx_partition_release(whole);
-    if (s != GCTX_SUCCESS)
-        return s;
-    s = gctx_context_create(group, options, context);
-    gctx_partition_release(group);
-    return s;
-}
-
-gctx_status gctx_context_split(gctx_context *context, const gctx_group *groups,
-                               unsigned nb_groups, const gctx_split_options *split_options,
-                               const gctx_context_options *options, gctx_context **contexts,
-                               gctx_context **remainder)
-{
-    if (!contexts)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
-                          "contexts (the output array of nb_groups) is NULL");
-    gctx_partition *whole;
-    gctx_status s = gctx_context_partition(context, &whole);
-    if (s != GCTX_SUCCESS)
-        return s;
-    s = gctx__split_into_contexts(whole, groups, nb_groups, split_options, options, contexts,
-                                  remainder);
-    gctx_partition_release(whole);
     return s;
 }
 
