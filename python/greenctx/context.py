@@ -277,7 +277,10 @@ class GreenContext(Handle):
             self._pool.append(self.stream())
         self._pool_next = index + 1
         pooled = self._pool[index]
-        return as_torch_stream(Stream._wrap(lib.gctx_stream_retain(pooled._handle)), self)
+        own = Stream._wrap(lib.gctx_stream_retain(pooled._handle), pooled._cu_stream)
+        stream = as_torch_stream(own, self)
+        pooled._cu_stream = own._cu_stream  # the CUstream, where PyTorch's stream asked for it
+        return stream
 
     def Event(self) -> greenctx_stream.Event:  # noqa: N802 - as Stream()
         """An event of this context's device, to order work across partitions."""

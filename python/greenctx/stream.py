@@ -31,8 +31,18 @@ class Stream(Handle):
     """A CUDA stream whose work runs on one green context's SMs. Non-blocking: it never
     synchronises with the legacy default stream. Its release waits for its work."""
 
-    __slots__ = ()
+    __slots__ = ("_cu_stream",)  # the CUstream, once asked (it never changes)
     _kind, _release = "stream", "gctx_stream_release"
+
+    def __init__(self, h):
+        super().__init__(h)
+        self._cu_stream = None
+
+    @classmethod
+    def _wrap(cls, h, cu_stream=None):
+        self = super()._wrap(h)
+        self._cu_stream = cu_stream
+        return self
 
     @classmethod
     def _create(cls, context, priority=0):
@@ -56,7 +66,11 @@ class Stream(Handle):
     @property
     def handle(self) -> int:
         """The CUstream, as an int (for cudart, cuBLAS, NCCL, ExternalStream)."""
-        return lib.gctx_stream_handle(self._handle)
+        h = self._handle  # refused once closed
+        cu = self._cu_stream
+        if cu is None:
+            cu = self._cu_stream = lib.gctx_stream_handle(h)
+        return cu
 
     @property
     def cuda_stream(self) -> int:  # PyTorch's and CuPy's name for the same thing

@@ -128,6 +128,22 @@ def test_a_pooled_stream_is_one_call(whole, made):
     assert n == {"gctx_stream_retain": 1}
 
 
+def test_a_pooled_torch_stream_is_one_call(whole, made, fake_torch):
+    """With PyTorch, the torch stream's CUstream and device come from what the pool and the
+    context already know."""
+    ctx = GreenContext(sm_partition=whole)
+    made.append(ctx)
+    for _ in range(32):
+        s = ctx.Stream()
+        made.append(s.greenctx_stream)
+    with c_calls() as n:
+        s = ctx.Stream()
+    made.append(s.greenctx_stream)
+    assert isinstance(s, fake_torch.cuda.ExternalStream)
+    assert n == {"gctx_stream_retain": 1}
+    assert s.cuda_stream == s.greenctx_stream.handle == made[1].handle and s.device == 0
+
+
 def test_a_layout_switch_is_one_call(sim):
     with Layouts([(16, 0), (32, 0)]) as layouts:
         layouts.switch(1)
