@@ -18,7 +18,8 @@ from ._errors import check
 # The Python class of each kind of C object ("context": GreenContext, ...), filled as the
 # modules defining them load (the package's __init__ loads them all). A module that hands out
 # an object of a kind defined in a module above it (a stream's context) finds its class here,
-# so that the package's modules import each other in one direction only (tests/test_imports.py).
+# so that the package's modules import each other in one direction only
+# (python/tests/test_imports.py).
 _CLASSES: dict[str, type] = {}
 
 

@@ -8,8 +8,8 @@ import warnings
 from typing import TYPE_CHECKING, Any
 
 from . import _capi, _driver, interop
-from . import stream as greenctx_stream  # its names for annotations: Stream and Event are
-                                         # also GreenContext's methods
+# The module's names for annotations: Stream and Event are also GreenContext's methods.
+from . import stream as greenctx_stream
 from ._capi import lib
 from ._errors import UnsupportedError, check, error_from_status
 from ._object import (UINT_MAX, Handle, count, cuda_torch, device_ordinal, driver_handle,
@@ -65,13 +65,14 @@ def _create_with_sms(device, num_sms, rounding, options, out):
     split's."""
     if rounding is None:
         n = integer("num_sms", num_sms)
+        error = None  # stays None for a count out of PyTorch's range (ctypes would wrap it)
         if 0 < n <= UINT_MAX:
             code = lib.gctx_context_create_at_least(device, n, options, ctypes.byref(out))
             if not code:
                 return
             error = _one_group_message(error_from_status(code))
         with SMPartition.from_device(device) as whole:  # PyTorch's message for its range
-            if n <= 0 or n > whole.sm_count:
+            if error is None or n > whole.sm_count:
                 raise RuntimeError("Invalid number of SMs requested for green context: "
                                    f"{n} (device has {whole.sm_count} SMs)")
         raise error
@@ -194,11 +195,12 @@ class GreenContext(Handle):
         not used."""
         options = context_options(workqueue_scope, workqueue_concurrency_limit, fresh)
         device = device_ordinal(device_id)
-        groups, splitting = request(num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count,
-                                    backfill, locality_domain_ids, rounding)
+        groups, split_opts = request(num_sms, coscheduled_sm_count,
+                                     preferred_coscheduled_sm_count, backfill,
+                                     locality_domain_ids, rounding)
         n = len(groups)
         outputs = handles_array(n)
-        check(lib.gctx_context_split_device(device, groups, n, splitting, options, outputs,
+        check(lib.gctx_context_split_device(device, groups, n, split_opts, options, outputs,
                                             None))
         return tuple(map(GreenContext._wrap, outputs))
 
