@@ -10,7 +10,8 @@ try:
 except Exception as e:  # noqa: BLE001
     fail(LIB, f"cannot import greenctx: {type(e).__name__}: {e}")
 
-emit(lib=LIB, version=greenctx.__version__)
+emit(lib=LIB, version=greenctx.__version__, device=greenctx.device_info(0).name,
+     driver_version=greenctx.driver_version())
 # Holding the whole-device partition keeps the primary context active (as cuda.core's
 # Device.set_current does), so no creation pays its initialisation.
 whole = SMPartition.from_device(0)

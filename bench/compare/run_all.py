@@ -10,7 +10,8 @@ package's SMPartition.split against cuda.core's SMResource.split (null when eith
 missing; "python_split_vs_cuda_core_missing" says why). A peer that is not installed is
 skipped, not failed; greenctx failing fails the run (exit 1). --only greenctx runs greenctx's
 two scripts alone (CI, on the simulator).
---reps N: repetitions per operation (default 500; GREENCTX_COMPARE_REPS otherwise).
+--reps N: repetitions per operation ($GREENCTX_COMPARE_REPS, else 500). "device" and
+"driver_version" are what the package saw.
 """
 import argparse
 import json
@@ -97,9 +98,11 @@ def main(argv=None):
     rows = [r for lib in libs for r in run(lib, args.reps)]
     versions = {lib: None for lib in SCRIPTS}
     skipped = {lib: "not run (--only greenctx)" for lib in SCRIPTS if lib not in libs}
+    machine = {}
     for r in rows:
         if "version" in r:
             versions[r["lib"]] = r["version"]
+            machine.update((k, r[k]) for k in ("device", "driver_version") if k in r)
         elif "skipped" in r:
             skipped[r["lib"]] = r["skipped"]
     ratio, why = split_ratio(rows)
@@ -109,7 +112,7 @@ def main(argv=None):
         print(json.dumps(r))
     if args.json:
         record = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                  "python": platform.python_version(), "reps": args.reps,
+                  "python": platform.python_version(), "reps": args.reps, **machine,
                   "versions": versions, "skipped": skipped,
                   "rows": [r for r in rows if "op" in r],
                   "capabilities": [r for r in rows if "capability" in r],

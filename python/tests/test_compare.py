@@ -31,6 +31,8 @@ def test_greenctx_only_run_writes_the_record(sim, tmp_path):
                                   "greenctx-py": greenctx.__version__,
                                   "cuda.core": None, "torch": None}
     assert set(record["skipped"]) == {"cuda.core", "torch"}
+    assert record["device"] == greenctx.device_info(0).name
+    assert record["driver_version"] == greenctx.driver_version() == 13010
     assert record["errors"] == []
     ops = {(r["lib"], r["op"]): r for r in record["rows"]}
     for lib in ("greenctx", "greenctx-py"):
