@@ -19,7 +19,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu 
     >"$out/nvidia-smi-after.txt" 2>&1 || true
 cat "$out/$name.txt"
 if command -v python3 >/dev/null 2>&1; then
-    GREENCTX_LIBRARY="$build/src/libgreenctx.so" python3 bench/compare/run_all.py \
-        >"$out/compare.txt" 2>&1
+    GREENCTX_LIBRARY="$build/src/libgreenctx.so" PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" \
+        python3 bench/compare/run_all.py --json "$out/compare.json" >"$out/compare.txt" 2>&1
     cat "$out/compare.txt"
 fi

@@ -459,6 +459,22 @@ GCTX_API gctx_status gctx_context_split(gctx_context *context, const gctx_group 
                                         unsigned nb_groups, const gctx_split_options *split_options,
                                         const gctx_context_options *options,
                                         gctx_context **contexts, gctx_context **remainder);
+/* gctx_context_split of a whole device: contexts on disjoint SMs of it, one per group (torch's
+ * GreenContext.split), in one call instead of gctx_partition_from_device, gctx_partition_split
+ * and a gctx_context_create per group. Fails as those; on failure no context is made. */
+GCTX_API gctx_status gctx_context_split_device(int device, const gctx_group *groups,
+                                               unsigned nb_groups,
+                                               const gctx_split_options *split_options,
+                                               const gctx_context_options *options,
+                                               gctx_context **contexts, gctx_context **remainder);
+/* A green context of at least num_sms SMs of a device, as torch's GreenContext.create gives
+ * it: num_sms rounded up to the next group size the device has, or the whole device when no
+ * group is that large (4 -> 8, 20 -> 24, 130 -> 132 on an H200). Driver 12.4+.
+ * GCTX_ERROR_INVALID_ARGUMENT for num_sms 0 or above the device's SM count (naming it); fails
+ * otherwise as gctx_partition_split and gctx_context_create. */
+GCTX_API gctx_status gctx_context_create_at_least(int device, unsigned num_sms,
+                                                  const gctx_context_options *options,
+                                                  gctx_context **context);
 /* Takes a green context someone else created (PyTorch, cuda.core, another library) without
  * taking ownership: greenctx never destroys it; the caller keeps it alive while the handle
  * lives. Driver 12.4+. GCTX_ERROR_INVALID_ARGUMENT for NULL; GCTX_ERROR_DRIVER when the

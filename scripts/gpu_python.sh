@@ -43,16 +43,15 @@ stage pytest-gpu 600 "${pkg[@]}" "$py" python/tests/run_pytest.py -v -s -rs test
 
 # 3. Creation costs side by side: greenctx (ctypes over the C API), greenctx's package,
 #    cuda.core, torch; each in its own process, one run.
+#    compare.json: the run as one record (versions, rows, python_split_vs_cuda_core).
 stage compare 600 "${pkg[@]}" GREENCTX_LIBRARY="$library" \
-  GREENCTX_COMPARE_REPS=200 "$py" bench/compare/run_all.py
-"$py" - "$out/compare.log" <<'PYEOF' | tee "$out/targets.txt"
+  "$py" bench/compare/run_all.py --reps 1000 --json "$out/compare.json"
+"$py" - "$out/compare.json" <<'PYEOF' | tee "$out/targets.txt"
 import json, sys
-rows = {}
-for line in open(sys.argv[1]):
-    if line.startswith("{"):
-        r = json.loads(line)
-        if "p50_us" in r:
-            rows[(r["lib"], r["op"])] = r
+record = json.load(open(sys.argv[1]))
+print("versions:", record["versions"], "skipped:", record["skipped"])
+print("python_split_vs_cuda_core:", record["python_split_vs_cuda_core"])
+rows = {(r["lib"], r["op"]): r for r in record["rows"] if "p50_us" in r}
 def ratio(op, limit):
     a, b = rows.get(("greenctx-py", op)), rows.get(("cuda.core", op))
     c = rows.get(("greenctx", op))

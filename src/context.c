@@ -1,4 +1,4 @@
-/* Green contexts: creation (with workqueue settings), splitting, adoption, queries. */
+/* Green contexts: creation (with workqueue settings), adoption, queries. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -215,75 +215,6 @@ gctx_status gctx_context_create(gctx_partition *partition, const gctx_context_op
     gctx_context *c;
     if ((s = gctx__context_create(partition, options, &c)) == GCTX_SUCCESS)
         *context = gctx__handle_give(&c->base);
-    return s;
-}
-
-gctx_status gctx_context_create_with_sms(int device, unsigned num_sms,
-                                         const gctx_context_options *options,
-                                         gctx_context **context)
-{
-    if (!context)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "context (the output) is NULL");
-    if (num_sms == 0)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
-                          "num_sms is 0: give the SM count the context should have");
-    gctx_partition *whole, *group;
-    gctx_status s = gctx_partition_from_device(device, &whole);
-    if (s != GCTX_SUCCESS)
-        return s;
-    gctx_group request = {.num_sms = num_sms};
-    s = gctx_partition_split(whole, &request, 1, NULL, &group, NULL, NULL, NULL);
-    gctx_partition_release(whole);
-    if (s != GCTX_SUCCESS)
-        return s;
-    s = gctx_context_create(group, options, context);
-    gctx_partition_release(group);
-    return s;
-}
-
-gctx_status gctx_context_split(gctx_context *context, const gctx_group *groups,
-                               unsigned nb_groups, const gctx_split_options *split_options,
-                               const gctx_context_options *options, gctx_context **contexts,
-                               gctx_context **remainder)
-{
-    if (!contexts)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
-                          "contexts (the output array of nb_groups) is NULL");
-    gctx_partition *whole;
-    gctx_status s = gctx_context_partition(context, &whole);
-    if (s != GCTX_SUCCESS)
-        return s;
-    gctx_partition **parts = groups && nb_groups ? calloc(nb_groups, sizeof *parts) : NULL;
-    gctx_context **made = groups && nb_groups ? calloc(nb_groups, sizeof *made) : NULL;
-    gctx_partition *left = NULL;
-    gctx_context *left_context = NULL;
-    if (groups && nb_groups && (!parts || !made))
-        s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting a context");
-    if (s == GCTX_SUCCESS)
-        s = gctx_partition_split(whole, groups, nb_groups, split_options, parts,
-                                 remainder ? &left : NULL, NULL, NULL);
-    gctx_partition_release(whole);
-    unsigned done = 0;
-    if (s == GCTX_SUCCESS) {
-        for (; done < nb_groups; done++)
-            if ((s = gctx_context_create(parts[done], options, &made[done])))
-                break;
-        if (s == GCTX_SUCCESS && left)
-            s = gctx_context_create(left, options, &left_context);
-        for (unsigned i = 0; i < nb_groups; i++)
-            gctx_partition_release(parts[i]);
-        gctx_partition_release(left);
-    }
-    if (s == GCTX_SUCCESS) {
-        memcpy(contexts, made, nb_groups * sizeof *made);
-        if (remainder)
-            *remainder = left_context;
-    } else {
-        for (unsigned i = 0; i < done; i++)
-            gctx_context_release(made[i]);
-    }
-    free(parts);
-    free(made);
     return s;
 }
 

@@ -159,3 +159,14 @@ if(CMAKE_CXX_COMPILER)
     endif()
   endforeach()
 endif()
+
+# Contexts straight from a device in one call (src/context_device.c).
+greenctx_object_test_binary(test_context_device test_context_device.c)
+foreach(version 12040 13010)
+  greenctx_driver_test(context_device.${version} COMMAND test_context_device SIM_ONLY
+    SIM_ENV GREENCTX_SIM_DEVICES=h200 GREENCTX_SIM_DRIVER_VERSION=${version}
+    GREENCTX_CONTEXT_CACHE=0)
+endforeach()
+if(GREENCTX_TEST_DRIVER STREQUAL "real")
+  greenctx_driver_test(context_device COMMAND test_context_device)
+endif()

@@ -40,6 +40,10 @@ if(NOT GREENCTX_TEST_DRIVER STREQUAL "real")
   list(APPEND py_tests_registered python.types)
 endif()
 
+# The package's modules import each other in one direction only (no circle).
+greenctx_test(python.imports COMMAND ${py_run} test_imports.py LABELS unit python)
+list(APPEND py_tests_registered python.imports)
+
 # The elastic controller: pure arithmetic, no driver.
 greenctx_test(python.controller COMMAND ${py_run} test_controller.py LABELS unit python)
 list(APPEND py_tests_registered python.controller)
@@ -48,10 +52,16 @@ list(APPEND py_tests_registered python.controller)
 foreach(version 12040 13000 13010)
   greenctx_driver_test(python.sim.${version} SIM_ONLY LABELS python
     COMMAND ${py_run} test_partition.py test_context.py test_stream.py test_lifetimes.py
-            test_cache_layouts.py test_claims.py test_checks.py
+            test_cache_layouts.py test_claims.py test_checks.py test_hot_paths.py
     SIM_ENV GREENCTX_SIM_DEVICES=h200 GREENCTX_SIM_DRIVER_VERSION=${version})
   list(APPEND py_tests_registered python.sim.${version})
 endforeach()
+
+# bench/compare/run_all.py's greenctx-only run and its JSON record, on the simulator.
+greenctx_driver_test(python.compare SIM_ONLY LABELS python COMMAND ${py_run} test_compare.py
+  SIM_ENV GREENCTX_SIM_DEVICES=h200 GREENCTX_SIM_DRIVER_VERSION=13010)
+set_tests_properties(python.compare PROPERTIES TIMEOUT 120)  # a process per library
+list(APPEND py_tests_registered python.compare)
 
 # PyTorch parity: PyTorch's own green-context tests and a table of its calls, against
 # greenctx (and against PyTorch where it sees CUDA); the simulated part runs everywhere.

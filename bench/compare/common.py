@@ -4,14 +4,16 @@ Each script runs in its own process (run_all.py starts them), times each operati
 times after warm-ups with time.perf_counter_ns around the calls only, and prints
   {"lib": ..., "op": ..., "reps": N, "p50_us": ..., "p99_us": ..., "min_us": ...}
 and, for what a library can or cannot do on this driver,
-  {"lib": ..., "capability": ..., "ok": true/false, "detail": "... or the exception's message"}.
+  {"lib": ..., "capability": ..., "ok": true/false, "detail": "... or the exception's message"},
+  and {"lib": ..., "version": ...} first, or {"lib": ..., "skipped": why} for a peer that is not
+  there (run_all.py reads them).
 """
 import json
 import os
 import sys
 import time
 
-REPS = int(os.environ.get("GREENCTX_COMPARE_REPS", "50"))
+REPS = int(os.environ.get("GREENCTX_COMPARE_REPS", "50"))  # run_all.py sets it
 WARMUPS = 5
 
 
@@ -63,4 +65,10 @@ def capability(lib, name, fn):
 
 def fail(lib, message):
     emit(lib=lib, error=message)
+    sys.exit(0)
+
+
+def skip(lib, reason):
+    """A peer library that is not installed (or can't run here): nothing to compare."""
+    emit(lib=lib, skipped=reason)
     sys.exit(0)

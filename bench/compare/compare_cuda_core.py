@@ -1,17 +1,20 @@
 """cuda.core (1.2): SMResource.split, Device.create_context, Context.create_stream."""
-from common import capability, emit, fail, time_op, timed
+from common import capability, emit, skip, time_op, timed
 
 LIB = "cuda.core"
 try:
     import cuda.core as cc
     from cuda.core import ContextOptions, Device, SMResourceOptions
 except Exception as e:  # noqa: BLE001
-    fail(LIB, f"cannot import cuda.core: {type(e).__name__}: {e}")
+    skip(LIB, f"cannot import cuda.core: {type(e).__name__}: {e}")
 
-dev = Device(0)
-dev.set_current()
 emit(lib=LIB, version=getattr(cc, "__version__", "?"))
-sm = dev.resources.sm
+try:
+    dev = Device(0)
+    dev.set_current()
+    sm = dev.resources.sm
+except Exception as e:  # noqa: BLE001 - installed, but no GPU (or driver) it can use
+    skip(LIB, f"cuda.core cannot use device 0: {type(e).__name__}: {e}")
 
 
 def split(**options):

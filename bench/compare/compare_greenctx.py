@@ -101,12 +101,29 @@ def two_disjoint():
 # does not, so it is measured both ways.
 time_op(LIB, "split 16", split_only)
 time_op(LIB, "16 SMs: context + stream (no primary context active)", one_context, reps=10)
-try:
-    cuda = ctypes.CDLL("libcuda.so.1")
+g.gctx_driver_path.restype = ctypes.c_char_p
+
+
+def driver_entry(cuda, name, *argtypes):
+    """A driver entry point through cuGetProcAddress (the simulated driver exports no other)."""
+    get = cuda.cuGetProcAddress_v2
+    get.argtypes = [ctypes.c_char_p, ctypes.POINTER(P), ctypes.c_int, ctypes.c_uint64,
+                    ctypes.POINTER(ctypes.c_int)]
+    pfn, found = P(), ctypes.c_int()
+    if get(name.encode(), ctypes.byref(pfn), 12040, 0, ctypes.byref(found)) or not pfn.value:
+        raise OSError(f"the driver gives no {name}")
+    return ctypes.CFUNCTYPE(ctypes.c_int, *argtypes)(pfn.value)
+
+
+try:  # the driver the library loaded (the simulated one under GREENCTX_CUDA_LIBRARY)
+    cuda = ctypes.CDLL(g.gctx_driver_path().decode())
     primary, device = P(), ctypes.c_int()
-    ok = (cuda.cuInit(0) == 0 and cuda.cuDeviceGet(ctypes.byref(device), 0) == 0 and
-          cuda.cuDevicePrimaryCtxRetain(ctypes.byref(primary), device) == 0)
-except OSError:
+    ok = (cuda.cuInit(0) == 0 and
+          driver_entry(cuda, "cuDeviceGet", ctypes.POINTER(ctypes.c_int),
+                       ctypes.c_int)(ctypes.byref(device), 0) == 0 and
+          driver_entry(cuda, "cuDevicePrimaryCtxRetain", ctypes.POINTER(P),
+                       ctypes.c_int)(ctypes.byref(primary), device) == 0)
+except (OSError, AttributeError):
     ok = False
 if ok:
     time_op(LIB, "16 SMs: context + stream", one_context)

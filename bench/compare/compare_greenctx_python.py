@@ -10,7 +10,8 @@ try:
 except Exception as e:  # noqa: BLE001
     fail(LIB, f"cannot import greenctx: {type(e).__name__}: {e}")
 
-emit(lib=LIB, version=greenctx.__version__)
+emit(lib=LIB, version=greenctx.__version__, device=greenctx.device_info(0).name,
+     driver_version=greenctx.driver_version())
 # Holding the whole-device partition keeps the primary context active (as cuda.core's
 # Device.set_current does), so no creation pays its initialisation.
 whole = SMPartition.from_device(0)
@@ -51,6 +52,37 @@ def two_disjoint():
 time_op(LIB, "split 16", split_only)
 time_op(LIB, "16 SMs: context + stream", one_context)
 time_op(LIB, "{16, rest}: 2 disjoint contexts + streams", two_disjoint)
+
+
+# The package's other hot paths (one C call each; python/tests/test_hot_paths.py), with
+# contexts from the cache as a program's loop gets them.
+def made_by(make):
+    def once():
+        ns, made = timed(make)
+        return ns, lambda: close_all(*(made if isinstance(made, tuple) else (made,)))
+    return once
+
+
+ctx = GreenContext(sm_partition=whole)
+layouts = greenctx.Layouts([(16, 0), (32, 0)])
+layouts.switch(1)
+flip = [0]
+
+
+def switch():
+    flip[0] ^= 1
+    ns, _ = timed(lambda: layouts.switch(flip[0]))
+    return ns, None
+
+
+time_op(LIB, "GreenContext(num_sms=16)", made_by(lambda: GreenContext(num_sms=16)))
+time_op(LIB, "GreenContext.split {16, rest}",
+        made_by(lambda: GreenContext.split(num_sms=(16, 0), backfill=(False, True))))
+time_op(LIB, "stream on a context", made_by(ctx.stream))
+time_op(LIB, "Stream() of a context's pool", made_by(ctx.Stream))
+time_op(LIB, "layout switch, 2 layouts of 2", switch)
+layouts.close()
+ctx.close()
 
 
 def probe(**kwargs):

@@ -1,16 +1,20 @@
 """torch.cuda.green_contexts (PyTorch 2.11): GreenContext.create(num_sms) and its Stream."""
 import gc
 
-from common import capability, emit, fail, time_op, timed
+from common import capability, emit, skip, time_op, timed
 
 LIB = "torch"
 try:
     import torch
+except Exception as e:  # noqa: BLE001
+    skip(LIB, f"cannot import torch: {type(e).__name__}: {e}")
+emit(lib=LIB, version=torch.__version__)
+try:
     from torch.cuda.green_contexts import GreenContext
 except Exception as e:  # noqa: BLE001
-    fail(LIB, f"cannot import torch.cuda.green_contexts: {type(e).__name__}: {e}")
-
-emit(lib=LIB, version=torch.__version__)
+    skip(LIB, f"no torch.cuda.green_contexts: {type(e).__name__}: {e}")
+if not torch.cuda.is_available():
+    skip(LIB, f"torch {torch.__version__} sees no CUDA device")
 torch.cuda.init()
 torch.zeros(1, device="cuda")  # the primary context exists before the first green context
 

@@ -1,22 +1,38 @@
-"""Runs the three comparisons, each in its own process, and prints a table, then every JSON
-line (for the record). On the GPU machine, from the repository root:
-    GREENCTX_LIBRARY=/path/to/libgreenctx.so python3 bench/compare/run_all.py
+"""Runs the comparisons, each library in its own process, in one run, and prints a table with
+each library's version, then every JSON line (for the record). On the GPU machine, from the
+repository root:
+    GREENCTX_LIBRARY=/path/to/libgreenctx.so python3 bench/compare/run_all.py --json out.json
+
+--json PATH writes the run as one JSON object: the versions ("versions": {lib: version or
+null}), why a library was skipped ("skipped": {lib: reason}), every row and capability, and
+"python_split_vs_cuda_core": {"median": p50 ratio, "p99": p99 ratio, "reps": N, ...} of the
+package's SMPartition.split against cuda.core's SMResource.split (null when either is
+missing; "python_split_vs_cuda_core_missing" says why). A peer that is not installed is
+skipped, not failed; greenctx failing fails the run (exit 1). --only greenctx runs greenctx's
+two scripts alone (CI, on the simulator).
+--reps N: repetitions per operation ($GREENCTX_COMPARE_REPS, else 500). "device" and
+"driver_version" are what the package saw.
 """
+import argparse
 import json
 import os
+import platform
 import subprocess
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPTS = ["compare_greenctx.py", "compare_greenctx_python.py", "compare_cuda_core.py",
-           "compare_torch.py"]
+SCRIPTS = {"greenctx": "compare_greenctx.py", "greenctx-py": "compare_greenctx_python.py",
+           "cuda.core": "compare_cuda_core.py", "torch": "compare_torch.py"}
+GREENCTX_ONLY = ("greenctx", "greenctx-py")
+SPLIT_OP = "split 16"
 
 
-def run(script):
+def run(lib, reps):
     path = os.pathsep.join(filter(None, [HERE, os.environ.get("PYTHONPATH")]))
-    p = subprocess.run([sys.executable, os.path.join(HERE, script)], cwd=os.getcwd(),
-                       env=dict(os.environ, PYTHONPATH=path), capture_output=True, text=True,
-                       timeout=300)
+    env = dict(os.environ, PYTHONPATH=path, GREENCTX_COMPARE_REPS=str(reps))
+    p = subprocess.run([sys.executable, os.path.join(HERE, SCRIPTS[lib])], cwd=os.getcwd(),
+                       env=env, capture_output=True, text=True, timeout=600)
     lines = []
     for line in p.stdout.splitlines():
         try:
@@ -25,34 +41,92 @@ def run(script):
             pass
     if p.returncode != 0:
         tail = (p.stderr.strip().splitlines() or ["(no output)"])[-1]
-        lines.append({"lib": script, "error": f"exit {p.returncode}: {tail}"})
+        lines.append({"lib": lib, "error": f"exit {p.returncode}: {tail}"})
     return lines
 
 
-def main():
-    rows = [r for s in SCRIPTS for r in run(s)]
-    print("== creation cost (us, wall clock in Python, median of reps after 5 warm-ups)")
-    print(f"{'library':<10} {'operation':<44} {'p50':>10} {'p99':>10}  note")
+def split_ratio(rows):
+    """The package's split against cuda.core's: medians and p99s, or None and why not."""
+    found = {r["lib"]: r for r in rows if r.get("op") == SPLIT_OP and "p50_us" in r}
+    ours, theirs = found.get("greenctx-py"), found.get("cuda.core")
+    if not ours or not theirs:
+        missing = [lib for lib, r in (("greenctx-py", ours), ("cuda.core", theirs)) if not r]
+        return None, f"no '{SPLIT_OP}' measurement of {' and '.join(missing)}"
+    return {"median": round(ours["p50_us"] / theirs["p50_us"], 3),
+            "p99": round(ours["p99_us"] / theirs["p99_us"], 3),
+            "reps": min(ours["reps"], theirs["reps"]),
+            "greenctx_py_us": {"p50": ours["p50_us"], "p99": ours["p99_us"]},
+            "cuda_core_us": {"p50": theirs["p50_us"], "p99": theirs["p99_us"]}}, None
+
+
+def print_table(rows, versions, skipped, ratio, why):
+    print("== versions")
+    for lib in SCRIPTS:
+        note = f"skipped: {skipped[lib]}" if lib in skipped else versions.get(lib) or "?"
+        print(f"{lib:<12} {note}")
+    print("\n== creation cost (us, wall clock in Python, median of reps after 5 warm-ups)")
+    print(f"{'library':<12} {'operation':<44} {'p50':>10} {'p99':>10}  note")
     for r in rows:
         if "op" in r:
             if "error" in r:
-                print(f"{r['lib']:<10} {r['op']:<44} {'-':>10} {'-':>10}  {r['error']}")
+                print(f"{r['lib']:<12} {r['op']:<44} {'-':>10} {'-':>10}  {r['error']}")
             else:
-                print(f"{r['lib']:<10} {r['op']:<44} {r['p50_us']:>10} {r['p99_us']:>10}")
+                print(f"{r['lib']:<12} {r['op']:<44} {r['p50_us']:>10} {r['p99_us']:>10}")
     print("\n== what each can do on this driver")
     for r in rows:
         if "capability" in r:
-            print(f"{r['lib']:<10} {r['capability']:<44} {'yes' if r['ok'] else 'NO':>4}  "
+            print(f"{r['lib']:<12} {r['capability']:<44} {'yes' if r['ok'] else 'NO':>4}  "
                   f"{r['detail']}")
     for r in rows:
-        if "version" in r:
-            print(f"{r['lib']}: {r['version']}")
-        elif "error" in r and "op" not in r:
+        if "error" in r and "op" not in r:
             print(f"{r['lib']}: {r['error']}")
+    print("\n== the package's split against cuda.core's")
+    if ratio:
+        print(f"median {ratio['median']}x, p99 {ratio['p99']}x ({ratio['reps']} reps)")
+    else:
+        print(f"not measured: {why}")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", metavar="PATH", help="write the run as one JSON object")
+    parser.add_argument("--only", choices=["greenctx"], help="greenctx's scripts alone")
+    parser.add_argument("--reps", type=int,
+                        default=int(os.environ.get("GREENCTX_COMPARE_REPS", "500")))
+    args = parser.parse_args(argv)
+    libs = list(GREENCTX_ONLY if args.only else SCRIPTS)
+    rows = [r for lib in libs for r in run(lib, args.reps)]
+    versions = {lib: None for lib in SCRIPTS}
+    skipped = {lib: "not run (--only greenctx)" for lib in SCRIPTS if lib not in libs}
+    machine = {}
+    for r in rows:
+        if "version" in r:
+            versions[r["lib"]] = r["version"]
+            machine.update((k, r[k]) for k in ("device", "driver_version") if k in r)
+        elif "skipped" in r:
+            skipped[r["lib"]] = r["skipped"]
+    ratio, why = split_ratio(rows)
+    print_table(rows, versions, skipped, ratio, why)
     print("\n== JSON lines")
     for r in rows:
         print(json.dumps(r))
+    if args.json:
+        record = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                  "python": platform.python_version(), "reps": args.reps, **machine,
+                  "versions": versions, "skipped": skipped,
+                  "rows": [r for r in rows if "op" in r],
+                  "capabilities": [r for r in rows if "capability" in r],
+                  "errors": [r for r in rows if "error" in r and "op" not in r],
+                  "python_split_vs_cuda_core": ratio}
+        if why:
+            record["python_split_vs_cuda_core_missing"] = why
+        with open(args.json, "w") as f:
+            json.dump(record, f, indent=1)
+            f.write("\n")
+    # greenctx itself failing (not loading, a script dying) fails the run; a peer never does.
+    return 1 if any("error" in r and "op" not in r and r["lib"] in GREENCTX_ONLY
+                    for r in rows) else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -14,7 +14,7 @@ import ctypes
 from dataclasses import dataclass
 
 from ._capi import lib
-from ._object import device_ordinal
+from ._object import device_ordinal, driver_version
 from ._errors import (BusyError, DriverError, Error, InsufficientSMsError,
                       InvalidArgumentError, InvalidHandleError, NoDeviceError, NoDriverError,
                       OutOfMemoryError, RegistryError, UnsupportedError, check)
@@ -45,13 +45,6 @@ __all__ = [
 def library_path() -> str:
     """The libgreenctx.so this package uses ($GREENCTX_LIBRARY, else its own copy)."""
     return lib.path
-
-
-def driver_version() -> int:
-    """The CUDA driver's version, 1000*major + 10*minor (13000 for 13.0)."""
-    out = ctypes.c_int()
-    check(lib.gctx_driver_version(ctypes.byref(out)))
-    return out.value
 
 
 def driver_path() -> str:

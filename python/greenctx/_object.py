@@ -15,14 +15,34 @@ from ._capi import lib
 from ._errors import check
 
 
+# The Python class of each kind of C object ("context": GreenContext, ...), filled as the
+# modules defining them load (the package's __init__ loads them all). A module that hands out
+# an object of a kind defined in a module above it (a stream's context) finds its class here,
+# so that the package's modules import each other in one direction only
+# (python/tests/test_imports.py).
+_CLASSES: dict[str, type] = {}
+
+
+def handle_class(kind):
+    """The class of a kind of C object ("partition", "context", "stream", "event")."""
+    return _CLASSES[kind]
+
+
 class Handle:
     """Owns one reference to a C object; _release names the C function that drops it, and
-    _info_call / _info_type the one that describes it (asked once: objects are immutable)."""
+    _info_call / _info_type the one that describes it (asked once, when first needed: objects
+    are immutable). _kind, where set, registers the class for handle_class()."""
 
     __slots__ = ("_h", "_info", "__weakref__")
+    _kind: ClassVar[str | None] = None
     _release: ClassVar[str | None] = None    # the name of gctx_<type>_release
     _info_call: ClassVar[str | None] = None  # the name of gctx_<type>_get_info
     _info_type: ClassVar[Any] = None         # its struct
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "_kind" in cls.__dict__:
+            _CLASSES[cls._kind] = cls
 
     def __init__(self, h):
         self._h, self._info = h, None
@@ -38,7 +58,7 @@ class Handle:
         info = self._info
         if info is None:
             info = self._info_type()
-            check(getattr(lib, self._info_call)(self._handle, ctypes.byref(info)))
+            check(getattr(lib, self._info_call)(self._handle, info))
             self._info = info
         return info
 
@@ -158,4 +178,13 @@ def current_device():
 def device_ordinal(device_id):
     if device_id is None:
         return current_device()
+    if type(device_id) is int and 0 <= device_id <= INT_MAX:  # the common case, quickly
+        return device_id
     return int_in("device_id", device_id, 0, INT_MAX)
+
+
+def driver_version():
+    """The CUDA driver's version, 1000*major + 10*minor (13000 for 13.0)."""
+    out = ctypes.c_int()
+    check(lib.gctx_driver_version(ctypes.byref(out)))
+    return out.value

@@ -7,17 +7,19 @@ import ctypes
 import warnings
 from typing import TYPE_CHECKING, Any
 
-from . import _capi, _driver
+from . import _capi, _driver, interop
+# The module's names for annotations: Stream and Event are also GreenContext's methods.
+from . import stream as greenctx_stream
 from ._capi import lib
-from ._errors import Error, UnsupportedError, check, error_from_status
-from ._object import (Handle, count, cuda_torch, device_ordinal, driver_handle, info_field,
-                      instance, integer)
-from .partition import Relation, Rounding, SMPartition, relation
+from ._errors import UnsupportedError, check, error_from_status
+from ._object import (UINT_MAX, Handle, count, cuda_torch, device_ordinal, driver_handle,
+                      info_field, instance, integer)
+from .partition import (Relation, Rounding, SMPartition, groups_array, handles_array, relation,
+                        request, split_options)
+from .stream import Event, Stream, as_torch_stream
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
-
-    from . import stream as greenctx_stream
 
 
 # PyTorch's workqueue_scope strings -> gctx_workqueue_scope (None: no workqueue configuration).
@@ -33,7 +35,14 @@ _CONTEXT_STACK_DEPRECATION = (
     "with GreenContext.Stream() and use torch.cuda.stream(stream) instead.")
 
 
+# The options without workqueue settings, by fresh (the C library only reads them).
+_PLAIN_OPTIONS = {False: _capi.ContextOptions(),
+                  True: _capi.ContextOptions(flags=_capi.GCTX_CONTEXT_FRESH)}
+
+
 def context_options(workqueue_scope, workqueue_concurrency_limit, fresh=False):
+    if workqueue_scope is None and workqueue_concurrency_limit is None:
+        return _PLAIN_OPTIONS[bool(fresh)]
     if workqueue_scope not in _WORKQUEUE_SCOPES:
         raise ValueError(f"workqueue_scope must be 'device_ctx' or 'balanced', "
                          f"got {workqueue_scope!r}")
@@ -50,33 +59,32 @@ def context_options(workqueue_scope, workqueue_concurrency_limit, fresh=False):
 
 
 def _create_with_sms(device, num_sms, rounding, options, out):
-    """A context of num_sms SMs of a device into out (a c_void_p). rounding None is
-    PyTorch's: its range check, then the driver's rounding up (the whole device when no
-    group is that large); "strict" is the C library's own check."""
-    if rounding == "strict":
-        code = lib.gctx_context_create_with_sms(device, count("num_sms", num_sms),
-                                                ctypes.byref(options), ctypes.byref(out))
-        if code:
-            raise _one_group_message(error_from_status(code))
-        return
-    with SMPartition.from_device(device) as whole:
-        if rounding is None:
-            n = integer("num_sms", num_sms)
-            if n <= 0 or n > whole.sm_count:
+    """A context of num_sms SMs of a device into out (a c_void_p), in one C call. rounding
+    None is PyTorch's: its range check, then the driver's rounding up (the whole device when
+    no group is that large); "strict" is the C library's own check; the others a one-group
+    split's."""
+    if rounding is None:
+        n = integer("num_sms", num_sms)
+        error = None  # stays None for a count out of PyTorch's range (ctypes would wrap it)
+        if 0 < n <= UINT_MAX:
+            code = lib.gctx_context_create_at_least(device, n, options, ctypes.byref(out))
+            if not code:
+                return
+            error = _one_group_message(error_from_status(code))
+        with SMPartition.from_device(device) as whole:  # PyTorch's message for its range
+            if error is None or n > whole.sm_count:
                 raise RuntimeError("Invalid number of SMs requested for green context: "
                                    f"{n} (device has {whole.sm_count} SMs)")
-        else:
-            n = count("num_sms", num_sms)
-        try:
-            (group,), rest = whole.split(num_sms=n, rounding=rounding or "up")
-        except Error as e:
-            raise _one_group_message(e) from None
-        with group:
-            if rest is not None:
-                rest.close()
-            source = whole if rounding is None and group.sm_count < n else group
-            check(lib.gctx_context_create(source._handle, ctypes.byref(options),
-                                          ctypes.byref(out)))
+        raise error
+    n = count("num_sms", num_sms)
+    if rounding == "strict":
+        code = lib.gctx_context_create_with_sms(device, n, options, ctypes.byref(out))
+    else:
+        code = lib.gctx_context_split_device(device, groups_array(n, 0, 0, False), 1,
+                                             split_options(rounding), options,
+                                             ctypes.byref(out), None)
+    if code:
+        raise _one_group_message(error_from_status(code))
 
 
 def _one_group_message(error):
@@ -107,7 +115,7 @@ class GreenContext(Handle):
     """
 
     __slots__ = ("_pushed", "_pool", "_pool_next")
-    _release = "gctx_context_release"
+    _kind, _release = "context", "gctx_context_release"
     _info_call, _info_type = "gctx_context_get_info", _capi.ContextInfo
 
     def __init__(self, *, num_sms: int | None = None, sm_partition: SMPartition | None = None,
@@ -135,14 +143,12 @@ class GreenContext(Handle):
         if sm_partition is not None:
             if device_id is not None and device_ordinal(device_id) != sm_partition.device_id:
                 raise ValueError("device_id must match the SM partition's device")
-            check(lib.gctx_context_create(sm_partition._handle, ctypes.byref(options),
-                                          ctypes.byref(out)))
+            check(lib.gctx_context_create(sm_partition._handle, options, ctypes.byref(out)))
         elif num_sms is not None:
             _create_with_sms(device_ordinal(device_id), num_sms, rounding, options, out)
         else:  # the whole device, with a workqueue configuration
             with SMPartition.from_device(device_id) as whole:
-                check(lib.gctx_context_create(whole._handle, ctypes.byref(options),
-                                              ctypes.byref(out)))
+                check(lib.gctx_context_create(whole._handle, options, ctypes.byref(out)))
         self._h = out.value
 
     @classmethod
@@ -157,8 +163,7 @@ class GreenContext(Handle):
         it alive while this object lives. green_handle: a CUgreenCtx (an int, or a
         cuda.bindings CUgreenCtx as PyTorch holds them), or a cuda.core green Context."""
         if hasattr(green_handle, "is_green") and hasattr(green_handle, "create_stream"):
-            from .interop import adopt_core_context
-            return adopt_core_context(green_handle)
+            return interop.adopt_core_context(green_handle)
         handle = driver_handle("green_handle", green_handle)
         out = ctypes.c_void_p()
         check(lib.gctx_context_adopt(handle, ctypes.byref(out)))
@@ -186,30 +191,18 @@ class GreenContext(Handle):
               device_id: int | None = None, rounding: Rounding | str = "strict",
               fresh: bool = False) -> tuple[GreenContext, ...]:
         """Contexts on disjoint SMs of a device, one per group (options as SMPartition.split;
-        the workqueue options and fresh apply to each). The SMs left over are not used."""
+        the workqueue options and fresh apply to each), in one C call. The SMs left over are
+        not used."""
         options = context_options(workqueue_scope, workqueue_concurrency_limit, fresh)
-        with SMPartition.from_device(device_id) as whole:
-            parts, rest = whole.split(num_sms=num_sms, coscheduled_sm_count=coscheduled_sm_count,
-                                      preferred_coscheduled_sm_count=preferred_coscheduled_sm_count,
-                                      backfill=backfill, locality_domain_ids=locality_domain_ids,
-                                      rounding=rounding)
-        try:
-            contexts = []
-            for p in parts:
-                out = ctypes.c_void_p()
-                check(lib.gctx_context_create(p._handle, ctypes.byref(options),
-                                              ctypes.byref(out)))
-                contexts.append(GreenContext._wrap(out.value))
-            return tuple(contexts)
-        except BaseException:
-            for c in contexts:
-                c.close()
-            raise
-        finally:
-            for p in parts:
-                p.close()
-            if rest is not None:
-                rest.close()
+        device = device_ordinal(device_id)
+        groups, split_opts = request(num_sms, coscheduled_sm_count,
+                                     preferred_coscheduled_sm_count, backfill,
+                                     locality_domain_ids, rounding)
+        n = len(groups)
+        outputs = handles_array(n)
+        check(lib.gctx_context_split_device(device, groups, n, split_opts, options, outputs,
+                                            None))
+        return tuple(map(GreenContext._wrap, outputs))
 
     device_id = info_field("device", "The device index of this green context.")
     sm_count = info_field("sm_count", "The number of SMs this context's work may use.")
@@ -273,7 +266,6 @@ class GreenContext(Handle):
 
     def stream(self, priority: int = 0) -> greenctx_stream.Stream:
         """A new greenctx Stream on this context (whether PyTorch is there or not)."""
-        from .stream import Stream
         return Stream._create(self, priority)
 
     def Stream(self) -> Any:  # noqa: N802 - PyTorch's name
@@ -282,30 +274,30 @@ class GreenContext(Handle):
         torch.cuda.Stream (usable with torch.cuda.stream()) when PyTorch sees CUDA, else a
         greenctx Stream. Either holds its own reference to the green stream, and so to this
         context, and speaks __cuda_stream__; closing it leaves the pool's stream alone."""
-        from .stream import Stream, as_torch_stream
         index = self._pool_next % STREAMS_PER_CONTEXT
         if index == len(self._pool):
             self._pool.append(self.stream())
         self._pool_next = index + 1
         pooled = self._pool[index]
-        return as_torch_stream(Stream._wrap(lib.gctx_stream_retain(pooled._handle)))
+        own = Stream._wrap(lib.gctx_stream_retain(pooled._handle), pooled._cu_stream)
+        stream = as_torch_stream(own, self)
+        pooled._cu_stream = own._cu_stream  # the CUstream, where PyTorch's stream asked for it
+        return stream
 
     def Event(self) -> greenctx_stream.Event:  # noqa: N802 - as Stream()
         """An event of this context's device, to order work across partitions."""
-        from .stream import Event
         return Event(self)
 
-    def record_event(self, event: greenctx_stream.Event | None = None) -> greenctx_stream.Event:
+    def record_event(self, event: greenctx_stream.Event | None = None
+                     ) -> greenctx_stream.Event:
         """Records an event after the work submitted so far to every stream of this context
         (a new event when none is given); returns it."""
-        from .stream import Event
         event = instance("event", event, Event) if event is not None else self.Event()
         check(lib.gctx_event_record_context(event._handle, self._handle))
         return event
 
     def wait_event(self, event: greenctx_stream.Event) -> None:
         """Makes later work of every stream of this context wait for the event."""
-        from .stream import Event
         check(lib.gctx_context_wait_event(self._handle, instance("event", event, Event)._handle))
 
     def relation(self, other: GreenContext) -> Relation:

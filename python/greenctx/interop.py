@@ -5,10 +5,15 @@ The C library's partitions are opaque (no CUdevResource goes in or out of it), s
 directions go through a green context, which both libraries can name: a cuda.core stream
 on a green context says which CUgreenCtx it belongs to (cuStreamGetGreenCtx, driver 13.0+),
 and a cuda.core stream on a greenctx stream reports its context's resources.
+
+SMPartition and GreenContext call this module, so it names their classes through
+_object.handle_class rather than importing their modules.
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
+
+from ._object import device_ordinal, handle_class, instance
 
 if TYPE_CHECKING:
     from .context import GreenContext
@@ -26,13 +31,12 @@ def _core():
 def adopt_core_context(core_context: Any) -> GreenContext:
     """A greenctx GreenContext on a cuda.core green Context (Device.create_context), never
     destroying it: the cuda.core Context must stay alive while the GreenContext is used."""
-    from .stream import Stream
     if not getattr(core_context, "is_green", False):
         raise ValueError("adopt needs a green cuda.core Context (Device.create_context with "
                          "ContextOptions(resources=[...])), got a primary one")
     core_stream = core_context.create_stream()
     try:
-        with Stream.adopt(core_stream) as stream:
+        with handle_class("stream").adopt(core_stream) as stream:
             return stream.context
     finally:
         core_stream.close()
@@ -40,12 +44,9 @@ def adopt_core_context(core_context: Any) -> GreenContext:
 
 def to_sm_resource(partition: SMPartition) -> Any:
     """The partition's SMs as a cuda.core SMResource (of a green context made on them)."""
-    from .context import GreenContext
-    from ._object import instance
-    from .partition import SMPartition
     core = _core()
-    instance("partition", partition, SMPartition)
-    with GreenContext(sm_partition=partition) as ctx, ctx.stream() as stream:
+    instance("partition", partition, handle_class("partition"))
+    with handle_class("context")(sm_partition=partition) as ctx, ctx.stream() as stream:
         core_stream = core.Stream.from_handle(stream.handle)
         try:
             return core_stream.resources.sm
@@ -56,14 +57,12 @@ def to_sm_resource(partition: SMPartition) -> Any:
 def from_sm_resource(resource: Any, device_id: int | None = None) -> SMPartition:
     """A cuda.core SMResource as an SMPartition with the same SMs: the partition of a
     greenctx context made on them (it keeps that context alive while it is in use)."""
-    from .context import GreenContext
-    from ._object import device_ordinal
     core = _core()
     core_context = core.Device(device_ordinal(device_id)).create_context(
         core.ContextOptions(resources=[resource]))
     try:
         with adopt_core_context(core_context) as adopted, adopted.sm_partition as sms, \
-                GreenContext(sm_partition=sms) as own:
+                handle_class("context")(sm_partition=sms) as own:
             return own.sm_partition
     finally:
         core_context.close()

@@ -95,8 +95,9 @@ class Layouts(Handle):
     def switch(self, index: int) -> tuple[Any, ...]:
         """Makes layout `index` active (its streams wait for the work submitted so far to the
         active layout's streams) and returns its streams, as streams(index)."""
-        index = count("index", index)
-        streams = self.streams(index)  # checks index before anything changes
+        streams = self._streams.get(index) if type(index) is int else None
+        if streams is None:  # a layout not switched to yet, or an index to check
+            streams = self.streams(count("index", index))  # before anything changes
         check(lib.gctx_layouts_switch(self._handle, index, None))
         return streams
 

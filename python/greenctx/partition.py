@@ -9,10 +9,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import _capi
+from . import _capi, interop
 from ._capi import lib
 from ._errors import UnsupportedError, check
-from ._object import Handle, count, device_ordinal, info_field
+from ._object import Handle, count, device_ordinal, driver_version, info_field
 
 
 class Rounding(str, enum.Enum):
@@ -71,18 +71,31 @@ class SplitPlan:
         return tuple(g.sm_count for g in self.groups)
 
 
-# Split options by rounding (the C library only reads them): one struct per policy, made once.
+# Split options by rounding (the C library only reads them): one struct per policy, made once,
+# passed as they are (ctypes passes a struct by reference to a pointer parameter).
 _SPLIT_OPTIONS = {}
 for _policy, _value in _ROUNDING_VALUES.items():
     _SPLIT_OPTIONS[_policy] = _capi.SplitOptions(rounding=_value)
 
 
-def _split_options(rounding):
+def split_options(rounding):
     options = _SPLIT_OPTIONS.get(rounding)  # a Rounding or its string (they hash alike)
     if options is None:
         raise ValueError(f"rounding must be one of {[r.value for r in Rounding]}, "
                          f"got {rounding!r}")
-    return ctypes.byref(options)
+    return options
+
+
+# The output arrays' types by group count (ctypes makes `c_void_p * n` anew on each use).
+_OUTPUTS: dict = {}
+
+
+def handles_array(n):
+    """A zeroed array of n handles, for a split's outputs."""
+    array_type = _OUTPUTS.get(n)
+    if array_type is None:
+        array_type = _OUTPUTS[n] = ctypes.c_void_p * n
+    return array_type()
 
 
 def _is_sequence(value):
@@ -127,8 +140,12 @@ _GROUPS_MAX = 256
 def groups_array(num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count, backfill):
     """The request as a C array, from a cache of earlier requests when it can be."""
     key = (num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count, backfill)
-    cacheable = (_exact(num_sms, int) and _exact(coscheduled_sm_count, int)
-                 and _exact(preferred_coscheduled_sm_count, int) and _exact(backfill, bool))
+    if (type(num_sms) is int and type(coscheduled_sm_count) is int  # one group, quickly
+            and type(preferred_coscheduled_sm_count) is int and type(backfill) is bool):
+        cacheable = True
+    else:
+        cacheable = (_exact(num_sms, int) and _exact(coscheduled_sm_count, int)
+                     and _exact(preferred_coscheduled_sm_count, int) and _exact(backfill, bool))
     if cacheable:
         array = _GROUPS.get(key)
         if array is not None:
@@ -180,7 +197,6 @@ def _check_locality_domains(locality_domain_ids, nb_groups):
         raise ValueError("All sequence options must have the same length")
     if all(d is None for d in domains):
         return
-    from . import driver_version
     if driver_version() < _LOCALITY_DRIVER:
         raise RuntimeError("Green Context localization requires user mode driver and "
                            "cuda.bindings package 13.4+")
@@ -191,6 +207,16 @@ def _check_locality_domains(locality_domain_ids, nb_groups):
                            "library's gctx_group has no domain field): pass "
                            "locality_domain_ids=None and read each partition's "
                            "locality_domain_id")
+
+
+def request(num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count, backfill,
+            locality_domain_ids, rounding):
+    """A split's groups array and options, checked in PyTorch's order."""
+    groups = groups_array(num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count,
+                          backfill)
+    if locality_domain_ids is not None:
+        _check_locality_domains(locality_domain_ids, len(groups))
+    return groups, split_options(rounding)
 
 
 def relation(c_function, a, b):
@@ -221,7 +247,7 @@ class SMPartition(Handle):
     """
 
     __slots__ = ()
-    _release = "gctx_partition_release"
+    _kind, _release = "partition", "gctx_partition_release"
     _info_call, _info_type = "gctx_partition_get_info", _capi.PartitionInfo
 
     @classmethod
@@ -256,14 +282,6 @@ class SMPartition(Handle):
         info = self._get_info()
         return info.locality_domain_id if info.has_locality_domain else None
 
-    def _request(self, num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count,
-                 backfill, locality_domain_ids, rounding):
-        groups = groups_array(num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count,
-                              backfill)
-        if locality_domain_ids is not None:
-            _check_locality_domains(locality_domain_ids, len(groups))
-        return groups, _split_options(rounding)
-
     def split(self, *, num_sms: int | Sequence[int] = 0,
               coscheduled_sm_count: int | Sequence[int] = 0,
               preferred_coscheduled_sm_count: int | Sequence[int] = 0,
@@ -281,16 +299,14 @@ class SMPartition(Handle):
         (a group, a remainder, a context's SMs). locality_domain_ids (PyTorch's, driver
         13.4+): None, or None for every group, until the C library places groups in a domain.
         """
-        groups, options = self._request(num_sms, coscheduled_sm_count,
-                                         preferred_coscheduled_sm_count, backfill,
-                                         locality_domain_ids, rounding)
+        groups, options = request(num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count,
+                                  backfill, locality_domain_ids, rounding)
         n = len(groups)
-        outputs = (ctypes.c_void_p * n)()
-        remainder = ctypes.c_void_p()
+        outputs, remainder = handles_array(n), ctypes.c_void_p()
         check(lib.gctx_partition_split(self._handle, groups, n, options, outputs,
                                        ctypes.byref(remainder), None, None))
-        wrap = type(self)._wrap
-        return tuple(map(wrap, outputs)), (wrap(remainder.value) if remainder.value else None)
+        wrap, rest = type(self)._wrap, remainder.value
+        return tuple(map(wrap, outputs)), (wrap(rest) if rest else None)
 
     def plan(self, *, num_sms: int | Sequence[int] = 0,
              coscheduled_sm_count: int | Sequence[int] = 0,
@@ -299,9 +315,8 @@ class SMPartition(Handle):
              locality_domain_ids: int | None | Sequence[int | None] = None,
              rounding: Rounding | str = "strict") -> SplitPlan:
         """What split() would give for the same arguments, making nothing: a SplitPlan."""
-        groups, options = self._request(num_sms, coscheduled_sm_count,
-                                         preferred_coscheduled_sm_count, backfill,
-                                         locality_domain_ids, rounding)
+        groups, options = request(num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count,
+                                  backfill, locality_domain_ids, rounding)
         n = len(groups)
         plan = _capi.SplitPlan()
         group_plans = (_capi.GroupPlan * n)()
@@ -315,14 +330,12 @@ class SMPartition(Handle):
 
     def to_sm_resource(self) -> Any:
         """These SMs as a cuda.core SMResource (greenctx.interop)."""
-        from .interop import to_sm_resource
-        return to_sm_resource(self)
+        return interop.to_sm_resource(self)
 
     @classmethod
     def from_sm_resource(cls, resource: Any, device_id: int | None = None) -> SMPartition:
         """A cuda.core SMResource's SMs as an SMPartition (greenctx.interop)."""
-        from .interop import from_sm_resource
-        return from_sm_resource(resource, device_id)
+        return interop.from_sm_resource(resource, device_id)
 
     def __repr__(self):
         if self._h is None:

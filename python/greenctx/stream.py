@@ -4,6 +4,9 @@ A greenctx Stream owns a green stream of the C library; GreenContext.Stream() ha
 PyTorch as a torch.cuda.ExternalStream subclass that holds it, so the stream lives as long
 as PyTorch's object. Every stream object speaks the __cuda_stream__ protocol (version 0,
 the CUstream as an int), which cuda.core, CuPy and Numba take.
+
+GreenContext (context.py) makes streams and events; this module names its class through
+_object.handle_class rather than importing context.py.
 """
 from __future__ import annotations
 
@@ -14,30 +17,43 @@ from typing import TYPE_CHECKING, Any
 from . import _capi
 from ._capi import lib
 from ._errors import check
-from ._object import INT_MAX, Handle, driver_handle, instance, int_in
+from ._object import INT_MAX, Handle, driver_handle, handle_class, instance, int_in
 
 if TYPE_CHECKING:
     from .context import GreenContext
 
 
 _MAX_SMS = 4096  # room for the %smid map of any GPU
+_DEFAULT_OPTIONS = _capi.StreamOptions()  # priority 0; the C library only reads it
 
 
 class Stream(Handle):
     """A CUDA stream whose work runs on one green context's SMs. Non-blocking: it never
     synchronises with the legacy default stream. Its release waits for its work."""
 
-    __slots__ = ()
-    _release = "gctx_stream_release"
+    __slots__ = ("_cu_stream",)  # the CUstream, once asked (it never changes)
+    _kind, _release = "stream", "gctx_stream_release"
+
+    def __init__(self, h):
+        super().__init__(h)
+        self._cu_stream = None
+
+    @classmethod
+    def _wrap(cls, h, cu_stream=None):
+        self = super()._wrap(h)
+        self._cu_stream = cu_stream
+        return self
 
     @classmethod
     def _create(cls, context, priority=0):
-        options = _capi.StreamOptions()
-        options.priority = int_in("priority", priority, -INT_MAX - 1, INT_MAX)
+        if priority == 0 and type(priority) is int:
+            options = _DEFAULT_OPTIONS
+        else:
+            options = _capi.StreamOptions()
+            options.priority = int_in("priority", priority, -INT_MAX - 1, INT_MAX)
         out = ctypes.c_void_p()
-        check(lib.gctx_stream_create(context._handle, ctypes.byref(options),
-                                     ctypes.byref(out)))
-        return cls(out.value)
+        check(lib.gctx_stream_create(context._handle, options, ctypes.byref(out)))
+        return cls._wrap(out.value)
 
     @classmethod
     def adopt(cls, stream: Any) -> Stream:
@@ -50,7 +66,11 @@ class Stream(Handle):
     @property
     def handle(self) -> int:
         """The CUstream, as an int (for cudart, cuBLAS, NCCL, ExternalStream)."""
-        return lib.gctx_stream_handle(self._handle)
+        h = self._handle  # refused once closed
+        cu = self._cu_stream
+        if cu is None:
+            cu = self._cu_stream = lib.gctx_stream_handle(h)
+        return cu
 
     @property
     def cuda_stream(self) -> int:  # PyTorch's and CuPy's name for the same thing
@@ -62,10 +82,9 @@ class Stream(Handle):
     @property
     def context(self) -> GreenContext:
         """The GreenContext this stream runs on."""
-        from .context import GreenContext
         out = ctypes.c_void_p()
         check(lib.gctx_stream_context(self._handle, ctypes.byref(out)))
-        return GreenContext._wrap(out.value)
+        return handle_class("context")._wrap(out.value)
 
     @property
     def device_id(self) -> int:
@@ -122,12 +141,11 @@ class Event(Handle):
     partitions without a host sync. Record it on one stream, make another wait for it."""
 
     __slots__ = ()
-    _release = "gctx_event_release"
+    _kind, _release = "event", "gctx_event_release"
 
     def __init__(self, context: GreenContext) -> None:
-        from .context import GreenContext
         super().__init__(None)
-        instance("context", context, GreenContext)
+        instance("context", context, handle_class("context"))
         out = ctypes.c_void_p()
         check(lib.gctx_event_create(context._handle, ctypes.byref(out)))
         self._h = out.value
@@ -193,23 +211,31 @@ def _torch_class(torch):
     return _torch_stream_class
 
 
+_torch_missing = False  # `import torch` failed once: a retry would search sys.path each time
+
+
 def _importable_torch():
+    global _torch_missing
     torch = sys.modules.get("torch")
-    if torch is not None:
+    if torch is not None or _torch_missing:
         return torch
     try:
         import torch  # noqa: PLC0415 - only when a stream is asked for
     except ImportError:
+        # Not installed; a None in sys.modules is a block that may be lifted (tests do it).
+        _torch_missing = "torch" not in sys.modules
         return None
     return torch
 
 
-def as_torch_stream(stream):
+def as_torch_stream(stream, context=None):
     """The stream as a torch.cuda.Stream when PyTorch can be imported and sees CUDA, else
-    itself."""
+    itself. context: the stream's GreenContext where the caller has it (its device is known
+    without asking the stream for its context)."""
     torch = _importable_torch()
     if torch is None or not torch.cuda.is_available():
         return stream
-    ts = _torch_class(torch)(stream_ptr=stream.handle, device=stream.device_id)
+    device = stream.device_id if context is None else context.device_id
+    ts = _torch_class(torch)(stream_ptr=stream.handle, device=device)
     ts.greenctx_stream = stream  # the green stream lives as long as PyTorch's object
     return ts

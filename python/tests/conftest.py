@@ -6,6 +6,8 @@ and GREENCTX_SIM_DRIVER_VERSION) or, unset, the machine's libcuda.
 import ctypes
 import gc
 import os
+import sys
+import types
 
 import pytest
 
@@ -110,4 +112,22 @@ def no_leaks_after_module():
 @pytest.fixture
 def no_torch(monkeypatch):
     """PyTorch not importable, whether it is installed or not."""
-    monkeypatch.setitem(__import__("sys").modules, "torch", None)
+    monkeypatch.setitem(sys.modules, "torch", None)
+
+
+@pytest.fixture
+def fake_torch(monkeypatch):
+    """A stand-in for PyTorch with what Stream() uses: torch.cuda.ExternalStream."""
+    torch = types.ModuleType("torch")
+    torch.cuda = types.SimpleNamespace()
+
+    class ExternalStream:
+        def __init__(self, stream_ptr, device=None):
+            self.cuda_stream, self.device = stream_ptr, device
+
+    torch.cuda.ExternalStream = ExternalStream
+    torch.cuda.current_device = lambda: 0
+    torch.cuda.is_available = lambda: True
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    monkeypatch.setattr(greenctx.stream, "_torch_stream_class", None)
+    return torch

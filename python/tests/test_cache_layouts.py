@@ -94,20 +94,10 @@ def test_switch_to_a_layout_that_does_not_exist(layouts):
     assert layouts.active == 0
 
 
-def test_switch_gives_torch_streams_when_torch_is_there(layouts, monkeypatch):
-    import sys
-    import types
-    torch = types.ModuleType("torch")
-
-    class ExternalStream:
-        def __init__(self, stream_ptr, device=None):
-            self.cuda_stream = stream_ptr
-
-    torch.cuda = types.SimpleNamespace(ExternalStream=ExternalStream, is_available=lambda: True)
-    monkeypatch.setitem(sys.modules, "torch", torch)
-    monkeypatch.setattr(greenctx.stream, "_torch_stream_class", None)
+def test_switch_gives_torch_streams_when_torch_is_there(layouts, fake_torch):
     a, b = layouts.switch(1)
-    assert isinstance(a, ExternalStream) and a.greenctx_stream.handle == a.cuda_stream
+    assert isinstance(a, fake_torch.cuda.ExternalStream)
+    assert a.greenctx_stream.handle == a.cuda_stream
 
 
 def test_what_layouts_hand_out_outlives_them(sim):

@@ -1,8 +1,5 @@
 """Streams and events on the simulated H200: Stream() with and without PyTorch, the
 __cuda_stream__ protocol, lifetimes, events ordering work across partitions."""
-import sys
-import types
-
 import pytest
 
 import greenctx
@@ -10,24 +7,6 @@ from greenctx import GreenContext, SMPartition
 from conftest import SIM
 
 pytestmark = pytest.mark.skipif(SIM is None, reason="needs the simulated driver")
-
-
-@pytest.fixture
-def fake_torch(monkeypatch):
-    """A stand-in for PyTorch with what Stream() uses: torch.cuda.ExternalStream."""
-    torch = types.ModuleType("torch")
-    torch.cuda = types.SimpleNamespace()
-
-    class ExternalStream:
-        def __init__(self, stream_ptr, device=None):
-            self.cuda_stream, self.device = stream_ptr, device
-
-    torch.cuda.ExternalStream = ExternalStream
-    torch.cuda.current_device = lambda: 0
-    torch.cuda.is_available = lambda: True
-    monkeypatch.setitem(sys.modules, "torch", torch)
-    monkeypatch.setattr(greenctx.stream, "_torch_stream_class", None)
-    return torch
 
 
 @pytest.fixture

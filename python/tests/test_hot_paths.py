@@ -1,0 +1,177 @@
+"""One C call per user call on the hot paths (issue 20): a split, a context (from a partition,
+from a count, from a split of the device), a stream, PyTorch's pooled Stream(), a layout
+switch. Every declared function of the loaded library is wrapped to count the calls the
+package makes; what an object describes is asked of the C library only when first read."""
+import collections
+import contextlib
+
+import pytest
+
+import greenctx
+from greenctx import GreenContext, Layouts, SMPartition, _capi
+from conftest import SIM
+
+pytestmark = pytest.mark.skipif(SIM is None, reason="needs the simulated driver")
+
+
+@contextlib.contextmanager
+def c_calls():
+    """{C function: calls} made while the block runs. The package calls _capi.lib.<name>
+    each time, so replacing the library's attributes catches every call."""
+    counts = collections.Counter()
+    lib = _capi.lib
+    originals = {name: getattr(lib, name) for name in _capi.SIGNATURES}
+
+    def counting(name, fn):
+        def call(*args):
+            counts[name] += 1
+            return fn(*args)
+        return call
+
+    for name, fn in originals.items():
+        setattr(lib, name, counting(name, fn))
+    try:
+        yield counts
+    finally:
+        for name, fn in originals.items():
+            setattr(lib, name, fn)
+
+
+def _close(o):
+    if isinstance(o, tuple):
+        for x in reversed(o):
+            _close(x)
+    elif o is not None:
+        o.close()
+
+
+@pytest.fixture
+def made(sim):
+    """Closes what a test made (objects, and the tuples splits return), whatever happened."""
+    objects = []
+    yield objects
+    _close(tuple(objects))
+
+
+@pytest.fixture
+def whole(sim):
+    p = SMPartition.from_device(0)
+    yield p
+    p.close()
+
+
+def test_the_counter_sees_each_call(sim):
+    with c_calls() as n:
+        greenctx.device_count()
+        greenctx.device_count()
+    assert n == {"gctx_device_count": 2}
+
+
+def test_split_is_one_call(whole, made):
+    with c_calls() as n:
+        groups, rest = whole.split(num_sms=16)
+    made.extend([groups, rest])
+    assert n == {"gctx_partition_split": 1}
+    with c_calls() as n:
+        made.append(whole.split(num_sms=(16, 0), backfill=(False, True)))
+        made.append(whole.split(num_sms=[8, 8, 8], coscheduled_sm_count=8, rounding="up"))
+    assert n == {"gctx_partition_split": 2}
+
+
+def test_what_a_partition_describes_is_asked_once_when_read(whole, made):
+    (group,), rest = whole.split(num_sms=16)
+    made.extend([group, rest])
+    with c_calls() as n:
+        assert (group.sm_count, group.device_id, group.kind, group.structured) == \
+            (16, 0, "group", True)
+        assert group.sm_count == 16
+    assert n == {"gctx_partition_get_info": 1}
+
+
+@pytest.mark.parametrize("make, call", [
+    (lambda p: GreenContext(sm_partition=p), "gctx_context_create"),
+    (lambda p: GreenContext(num_sms=16), "gctx_context_create_at_least"),
+    (lambda p: GreenContext(num_sms=130), "gctx_context_create_at_least"),  # the whole device
+    (lambda p: GreenContext.create(16, 0), "gctx_context_create_at_least"),
+    (lambda p: GreenContext(num_sms=16, rounding="strict"), "gctx_context_create_with_sms"),
+    (lambda p: GreenContext(num_sms=20, rounding="down"), "gctx_context_split_device"),
+    (lambda p: GreenContext.split(num_sms=(16, 0), backfill=(False, True)),
+     "gctx_context_split_device"),
+], ids=["sm_partition", "num_sms", "num_sms_whole_device", "create", "strict", "rounded",
+        "split"])
+def test_a_context_is_one_call(whole, made, make, call):
+    with c_calls() as n:
+        made.append(make(whole))
+    assert n == {call: 1}
+
+
+def test_a_stream_is_one_call(whole, made):
+    ctx = GreenContext(sm_partition=whole)
+    made.append(ctx)
+    with c_calls() as n:
+        made.append(ctx.stream())
+        made.append(ctx.stream(priority=-1))
+    assert n == {"gctx_stream_create": 2}
+
+
+def test_a_pooled_stream_is_one_call(whole, made):
+    """PyTorch's Stream(): once the pool of 32 is made, each call retains a pooled stream
+    (the context's device, for a torch stream, is read once)."""
+    ctx = GreenContext(sm_partition=whole)
+    made.append(ctx)
+    assert ctx.device_id == 0
+    with c_calls() as n:
+        made.extend(ctx.Stream() for _ in range(32))
+    assert n == {"gctx_stream_create": 32, "gctx_stream_retain": 32}
+    with c_calls() as n:
+        made.append(ctx.Stream())
+    assert n == {"gctx_stream_retain": 1}
+
+
+def test_a_pooled_torch_stream_is_one_call(whole, made, fake_torch):
+    """With PyTorch, the torch stream's CUstream and device come from what the pool and the
+    context already know."""
+    ctx = GreenContext(sm_partition=whole)
+    made.append(ctx)
+    for _ in range(32):
+        s = ctx.Stream()
+        made.append(s.greenctx_stream)
+    with c_calls() as n:
+        s = ctx.Stream()
+    made.append(s.greenctx_stream)
+    assert isinstance(s, fake_torch.cuda.ExternalStream)
+    assert n == {"gctx_stream_retain": 1}
+    assert s.cuda_stream == s.greenctx_stream.handle == made[1].handle and s.device == 0
+
+
+def test_a_layout_switch_is_one_call(sim):
+    with Layouts([(16, 0), (32, 0)]) as layouts:
+        layouts.switch(1)
+        layouts.switch(0)
+        with c_calls() as n:
+            for i in (1, 0, 1):
+                layouts.switch(i)
+        assert n == {"gctx_layouts_switch": 3}
+        assert layouts.active == 1
+
+
+def test_closing_is_one_call(whole, made):
+    (group,), rest = whole.split(num_sms=16)
+    made.append(rest)
+    with c_calls() as n:
+        group.close()
+        group.close()
+    assert n == {"gctx_partition_release": 1}
+
+
+def test_prototypes_are_declared_once_at_load(whole, made):
+    """No hot path touches a function's argtypes or restype (ctypes' per-call setup)."""
+    lib = _capi.lib
+    before = {name: (getattr(lib, name).argtypes, getattr(lib, name).restype)
+              for name in _capi.SIGNATURES}
+    ctx = GreenContext(num_sms=16)
+    made.extend([ctx, ctx.stream(), ctx.Stream(), whole.split(num_sms=16),
+                 GreenContext.split(num_sms=(16, 16))])
+    after = {name: (getattr(lib, name).argtypes, getattr(lib, name).restype)
+             for name in _capi.SIGNATURES}
+    assert all(after[k][0] is before[k][0] and after[k][1] is before[k][1] for k in before)
