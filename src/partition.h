@@ -36,15 +36,15 @@ struct gctx_partition {
     unsigned flags;
     int has_locality;
     unsigned locality;
-    /* The driver resources behind it: the one queried resource (DEVICE, CONTEXT), or outputs
-     * of one split (GROUP, REMAINDER), which can share a descriptor. */
     unsigned nb_resources;
-    gcu_dev_resource *resources;
     gctx__split *split; /* GROUP, REMAINDER: the split it came from (retained) */
     unsigned index;     /* its group index in that split; nb_groups for the remainder */
     gctx_context *context; /* CONTEXT: the green context whose SMs these are (retained) */
     pthread_mutex_t desc_lock;
     gcu_resource_desc desc; /* made once, on first use: the driver has no way to free one */
+    /* The driver resources behind it: the one queried resource (DEVICE, CONTEXT), or outputs
+     * of one split (GROUP, REMAINDER), which can share a descriptor. */
+    gcu_dev_resource resources[];
 };
 
 struct gctx_context {

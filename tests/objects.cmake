@@ -87,6 +87,8 @@ foreach(entry cuEventDestroy cuStreamDestroy cuGreenCtxDestroy cuDevicePrimaryCt
     SIM_ONLY SIM_ENV GREENCTX_SIM_DEVICES=h200 GREENCTX_SIM_FAIL=${entry}:1
     GREENCTX_CONTEXT_CACHE=0)
 endforeach()
+greenctx_driver_test(faults.primary_context COMMAND test_faults primary_context_held_once
+  SIM_ONLY SIM_ENV GREENCTX_SIM_DEVICES=h200 GREENCTX_CONTEXT_CACHE=0)
 foreach(entry cuInit cuDriverGetVersion)
   greenctx_driver_test(faults.load.${entry} COMMAND test_faults load_fails_naming_the_entry_point
     SIM_ONLY SIM_ENV GREENCTX_SIM_DEVICES=h200 GREENCTX_SIM_FAIL=${entry}:1)

@@ -959,7 +959,8 @@ GT_TEST(rollback_under_injected_faults)
                                 (gt_fault_round){fault_prepare, fault_attempt, fault_settle,
                                                  &acquire});
     GT_CHECK();
-    GT_ASSERT_GT_INT(failed, 4);
+    /* Each call once at least: the primary context is retained once for the device. */
+    GT_ASSERT_GE_INT(failed, 4);
     fault_case grow = {dir, NULL, "16", "64", 0, 0}, shrink = {dir, NULL, "64", "16", 0, 0};
     size_t n = sizeof resize_calls / sizeof resize_calls[0];
     failed = gt_each_fault(resize_calls, n, 2, 1,
