@@ -129,7 +129,7 @@ gctx_status gctx__partition_from_context(gctx_context *context, gctx_partition *
         return s;
     gcu_dev_resource resource;
     memset(&resource, 0, sizeof resource);
-    gcu_result r = drv->cuGreenCtxGetDevResource(context->green, &resource,
+    gcu_result r = drv->cuGreenCtxGetDevResource(context->driver.green, &resource,
                                                  GCU_DEV_RESOURCE_TYPE_SM);
     if (r != GCU_SUCCESS)
         return gctx__fail_cuda(r, "cuGreenCtxGetDevResource(SM)");

@@ -47,19 +47,25 @@ struct gctx_partition {
     gcu_dev_resource resources[];
 };
 
-struct gctx_context {
-    gctx__object base;
-    int device;
+/* The driver side of a green context: what the context cache keeps of it after its greenctx
+ * context ends, and hands to the next one (context_cache.c). */
+typedef struct gctx__driver_context {
     CUgreenCtx green;
-    CUcontext context;         /* cuCtxFromGreenCtx(green) */
-    gctx_partition *partition; /* what it was made from (retained); NULL when adopted */
-    int owned;                 /* 0 for adopted handles: never destroyed by greenctx */
+    CUcontext context; /* cuCtxFromGreenCtx(green) */
     int has_id;
     unsigned long long id;
     gctx_workqueue_scope workqueue_scope;
     unsigned workqueue_limit;
+    gctx__idle_streams idle; /* under the cache's lock */
+} gctx__driver_context;
+
+struct gctx_context {
+    gctx__object base;
+    int device;
+    gctx__driver_context driver;
+    gctx_partition *partition; /* what it was made from (retained); NULL when adopted */
+    int owned;                 /* 0 for adopted handles: never destroyed by greenctx */
     gctx__cache_key *cache_key; /* what identifies its SMs and options; NULL: never cached */
-    gctx__idle_streams idle;    /* under the cache's lock */
 };
 
 /* A partition's descriptor, made on first use. */

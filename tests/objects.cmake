@@ -97,7 +97,7 @@ endforeach()
 # After a fault every call fails cleanly with it (issue 18): one process per test, since a
 # fault is for the process's life. On a GPU (make test-gpu) a kernel really faults.
 greenctx_object_test_binary(test_sticky_fault test_sticky_fault.c)
-foreach(first cached_context cached_stream)
+foreach(first cached_context cached_context_with_a_stream cached_stream)
   greenctx_driver_test(faults.sticky.${first} COMMAND test_sticky_fault fault_met_by_a_${first}
     SIM_ENV GREENCTX_SIM_DEVICES=h200)
 endforeach()
