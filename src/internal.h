@@ -173,8 +173,6 @@ void *gctx__handle_retain(void *handle, gctx__type type);
 void gctx__handle_release(void *handle, gctx__type type);
 /* Size-prefixed structs and group arrays across header versions (sized.c). */
 #include "sized.h"
-/* gctx__object_live_count, for tests of leaks. */
-#include "testing.h"
 
 /* ---- the driver's destroy calls (release.c) ---- */
 
