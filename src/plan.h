@@ -53,9 +53,11 @@ typedef struct gctx__plan {
     unsigned remainder_sms;
     int rounded;
     unsigned nb_groups;
-    gctx__normal_group *normal;  /* nb_groups entries, owned by the plan */
-    gctx__assignment *assign;    /* nb_groups entries, granule paths only */
-    gctx_group_plan *groups;     /* nb_groups entries */
+    /* nb_groups entries each, in one block the plan owns */
+    gctx__normal_group *normal;
+    gctx__assignment *assign;    /* granule paths only */
+    gctx__assignment *trial;     /* the granule paths' scratch while planning */
+    gctx_group_plan *groups;
 } gctx__plan;
 
 /* Checks and rounds the request, then (granule paths) chooses the granule and assigns
