@@ -65,7 +65,14 @@ int gctx__claim_held_here(const char *dir, const char *file)
 
 /* ---- the holder ---- */
 
-static void own_command(char *out, size_t size)
+/* Who this process is, asked once: its command line (an exec starts a new image, and with it
+ * a new copy of these), and its user's name for the effective uid it had then. */
+static pthread_mutex_t self_lock = PTHREAD_MUTEX_INITIALIZER;
+static char self_command[256], self_user[64];
+static int self_known;
+static unsigned self_uid;
+
+static void read_command(char *out, size_t size)
 {
     int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
     ssize_t n = fd >= 0 ? read(fd, out, size - 1) : -1;
@@ -83,14 +90,32 @@ static void own_command(char *out, size_t size)
         out[--n] = '\0';
 }
 
-static void own_user(char *out, size_t size)
+static void read_user(unsigned uid, char *out, size_t size)
 {
     struct passwd pw, *found = NULL;
     char buf[1024];
-    if (getpwuid_r(geteuid(), &pw, buf, sizeof buf, &found) == 0 && found)
+    if (getpwuid_r((uid_t)uid, &pw, buf, sizeof buf, &found) == 0 && found)
         snprintf(out, size, "%s", found->pw_name);
     else
-        snprintf(out, size, "%u", (unsigned)geteuid());
+        snprintf(out, size, "%u", uid);
+}
+
+static void own_identity(unsigned uid, char *user, size_t user_size, char *command,
+                         size_t command_size)
+{
+    pthread_mutex_lock(&self_lock);
+    if (!self_known || self_uid != uid) {
+        if (!self_known)
+            read_command(self_command, sizeof self_command);
+        read_user(uid, self_user, sizeof self_user);
+        self_uid = uid;
+        self_known = 1;
+    }
+    if (user)
+        snprintf(user, user_size, "%s", self_user);
+    if (command)
+        snprintf(command, command_size, "%s", self_command);
+    pthread_mutex_unlock(&self_lock);
 }
 
 static void fill_holder(gctx__record *r, const gctx_claim_options *opts)
@@ -98,11 +123,10 @@ static void fill_holder(gctx__record *r, const gctx_claim_options *opts)
     memset(r, 0, sizeof *r);
     r->pid = (int)getpid();
     r->uid = (unsigned)geteuid();
-    own_user(r->user, sizeof r->user);
+    own_identity(r->uid, r->user, sizeof r->user, opts->command ? NULL : r->command,
+                 sizeof r->command);
     if (opts->command)
         snprintf(r->command, sizeof r->command, "%s", opts->command);
-    else
-        own_command(r->command, sizeof r->command);
     snprintf(r->label, sizeof r->label, "%s", opts->label ? opts->label : "");
     gctx_mps_info mps = GCTX_MPS_INFO_INIT;
     r->mps = gctx_mps_get_info(&mps) == GCTX_SUCCESS && mps.daemon_running;
@@ -310,7 +334,8 @@ gctx_status gctx__claim_new(gctx__device_granules *granules, const char *runtime
     pthread_mutex_init(&c->lock, NULL);
     char root[512];
     int shared;
-    gctx_status s = gctx__runtime_dir(runtime_dir, dir_flags, root, sizeof root, &shared);
+    /* The registry was opened (and its directories checked) to make the claim file. */
+    gctx_status s = gctx__runtime_path(runtime_dir, dir_flags, root, sizeof root, &shared);
     if (s == GCTX_SUCCESS)
         s = gctx__registry_path(root, c->granules.identity.uuid, c->registry_dir,
                                 sizeof c->registry_dir);

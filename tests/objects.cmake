@@ -136,6 +136,7 @@ greenctx_driver_test(handles.threads COMMAND test_handles
 
 include(${CMAKE_CURRENT_SOURCE_DIR}/cache.cmake)
 include(${CMAKE_CURRENT_SOURCE_DIR}/claims.cmake)
+include(${CMAKE_CURRENT_SOURCE_DIR}/costs.cmake)
 
 # The C++ wrapper (include/greenctx.hpp), where a C++ compiler exists: built with the
 # configured one and run on the simulator; the header is also compiled by g++ and clang++
