@@ -56,8 +56,7 @@ static gctx_status granule_oracle(void *context, unsigned granule, unsigned flag
         return s;
     unsigned nb = job->scratch_capacity;
     gcu_dev_resource *remainder = &job->last_remainder;
-    memset(remainder, 0, sizeof *remainder);
-    memset(job->scratch, 0, job->scratch_capacity * sizeof *job->scratch);
+    memset(remainder, 0, sizeof *remainder); /* the driver writes the granules it counts */
     job->last_nb = 0;
     gcu_result r = job->drv->cuDevSmResourceSplitByCount(job->scratch, &nb,
                                                          &job->through->resources[0], remainder,
