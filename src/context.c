@@ -354,7 +354,8 @@ gctx_status gctx_context_get_info(const gctx_context *context, gctx_context_info
         return s;
     gcu_dev_resource sm;
     memset(&sm, 0, sizeof sm);
-    gcu_result r = drv->cuGreenCtxGetDevResource(context->driver.green, &sm, GCU_DEV_RESOURCE_TYPE_SM);
+    gcu_result r = drv->cuGreenCtxGetDevResource(context->driver.green, &sm,
+                                                 GCU_DEV_RESOURCE_TYPE_SM);
     if (r != GCU_SUCCESS)
         return gctx__fail_cuda(r, "cuGreenCtxGetDevResource(SM)");
     gctx_context_info out = GCTX_CONTEXT_INFO_INIT;
@@ -397,7 +398,8 @@ gctx_status gctx_context_locality_domain(const gctx_context *context, unsigned *
                           drv->features[GCTX_FEATURE_LOCALITY_DOMAINS].reason);
     gcu_dev_resource sm;
     memset(&sm, 0, sizeof sm);
-    gcu_result r = drv->cuGreenCtxGetDevResource(context->driver.green, &sm, GCU_DEV_RESOURCE_TYPE_SM);
+    gcu_result r = drv->cuGreenCtxGetDevResource(context->driver.green, &sm,
+                                                 GCU_DEV_RESOURCE_TYPE_SM);
     if (r != GCU_SUCCESS)
         return gctx__fail_cuda(r, "cuGreenCtxGetDevResource(SM)");
     if (!(sm.u.sm.flags & GCU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_ID))
