@@ -75,6 +75,13 @@ static void same_calls(const calls *lib, const calls *hand, const char *what)
                     calls_text(hand, b, sizeof b));
 }
 
+/* The simulated driver's counters and green contexts, or the test is skipped: -1. */
+static int require_counters(void)
+{
+    gt_require_sim(0, NULL);
+    return gt_state ? -1 : gt_require_green_contexts();
+}
+
 static const gctx_group sixteen_and_rest[2] = {{.num_sms = 16}, {.backfill = 1}};
 
 /* A {16, rest} split as an application writes it with the driver alone, on the path and
@@ -105,9 +112,7 @@ static void split_by_hand(const gcu_dev_resource *whole, const gctx_split_plan *
 
 GT_TEST(split_makes_the_driver_calls_of_a_split_by_hand)
 {
-    gt_require_sim(0, NULL);
-    GT_CHECK();
-    if (gt_require_green_contexts())
+    if (require_counters())
         return;
     gctx_partition *whole = gt_whole_device(), *parts[2];
     GT_CHECK();
@@ -150,9 +155,7 @@ GT_TEST(split_makes_the_driver_calls_of_a_split_by_hand)
  * context creates and 2 stream creates, then 2 + 2 destroys. */
 GT_TEST(repartition_through_the_cache_costs_its_checks_only)
 {
-    gt_require_sim(0, NULL);
-    GT_CHECK();
-    if (gt_require_green_contexts())
+    if (require_counters())
         return;
     gctx_partition *whole = gt_whole_device();
     GT_CHECK();
@@ -220,9 +223,7 @@ static void switch_costs(unsigned n)
 
 GT_TEST(layout_switch_records_and_waits_only)
 {
-    gt_require_sim(0, NULL);
-    GT_CHECK();
-    if (gt_require_green_contexts())
+    if (require_counters())
         return;
     switch_costs(2);
     GT_CHECK();
@@ -329,9 +330,7 @@ static void claim_cycle(void)
  * user's name, the command line. */
 GT_TEST(a_claim_keeps_its_registry_open)
 {
-    gt_require_sim(0, NULL);
-    GT_CHECK();
-    if (gt_require_green_contexts())
+    if (require_counters())
         return;
     claim_cycle(); /* opens the registry, and makes the context the cache keeps */
     GT_CHECK();
