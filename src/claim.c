@@ -118,7 +118,7 @@ static void own_identity(unsigned uid, char *user, size_t user_size, char *comma
     pthread_mutex_unlock(&self_lock);
 }
 
-static void fill_holder(gctx__record *r, const gctx_claim_options *opts)
+static void fill_holder(gctx__record *r, const gctx_claim_options *opts, int mps)
 {
     memset(r, 0, sizeof *r);
     r->pid = (int)getpid();
@@ -128,8 +128,7 @@ static void fill_holder(gctx__record *r, const gctx_claim_options *opts)
     if (opts->command)
         snprintf(r->command, sizeof r->command, "%s", opts->command);
     snprintf(r->label, sizeof r->label, "%s", opts->label ? opts->label : "");
-    gctx_mps_info mps = GCTX_MPS_INFO_INIT;
-    r->mps = gctx_mps_get_info(&mps) == GCTX_SUCCESS && mps.daemon_running;
+    r->mps = mps;
 }
 
 /* ---- the registry, as the acquiring and resizing calls see it ---- */
@@ -367,12 +366,15 @@ gctx_status gctx__claim_new(gctx__device_granules *granules, const char *runtime
     return GCTX_SUCCESS;
 }
 
-static gctx_status refuse_partial_mps(void)
+/* Refuses a claim inside an MPS client held below 100 %; else *running says whether an MPS
+ * daemon answers (what the claim file records). */
+static gctx_status refuse_partial_mps(int *running)
 {
     gctx_mps_info mps = GCTX_MPS_INFO_INIT;
     gctx_status s = gctx_mps_get_info(&mps);
     if (s != GCTX_SUCCESS)
         return s;
+    *running = mps.daemon_running;
     if (mps.active_thread_percentage < 100)
         return gctx__fail(GCTX_ERROR_UNSUPPORTED,
                           "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE is %d: below 100 the driver refuses "
@@ -422,8 +424,9 @@ gctx_status gctx_claim_acquire(int device, const char *request, const gctx_claim
     gctx_claim_options opts;
     gctx__request req;
     gctx_status s;
+    int mps = 0;
     if ((s = gctx__claim_options(options, &opts)) || (s = gctx__request_parse(request, &req)) ||
-        (s = refuse_partial_mps()))
+        (s = refuse_partial_mps(&mps)))
         return s;
     gctx__device_granules granules;
     if ((s = gctx__device_granules_get(device, &granules)))
@@ -443,7 +446,7 @@ gctx_status gctx_claim_acquire(int device, const char *request, const gctx_claim
     snprintf(probe.runtime_dir, sizeof probe.runtime_dir, "%s",
              opts.runtime_dir ? opts.runtime_dir : "");
     gctx__record record;
-    fill_holder(&record, &opts);
+    fill_holder(&record, &opts, mps);
     int fd = -1;
     gctx__granules chosen;
     if ((s = gctx__claim_take(&probe, count, &opts, &record, &fd, &chosen))) {

@@ -683,9 +683,8 @@ struct gctx__kept_registry {
     pthread_mutex_t lock; /* this process's threads, one at a time, then the flock */
     DIR *dirp;            /* the GPU's directory, read again for every scan */
     int lock_fd;
-    struct stat dir_st, lock_st, identity_st; /* identity_st: the file last found right */
-    int identity_checked;
-    char identity[4096]; /* the text it was checked against */
+    int identity_fd; /* the identity file last found right, read again by every open */
+    struct stat dir_st, lock_st, identity_st;
 };
 
 static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -703,6 +702,8 @@ static void forget_in_child(void)
             closedir(k->dirp);
         if (k->lock_fd >= 0)
             close(k->lock_fd);
+        if (k->identity_fd >= 0)
+            close(k->identity_fd);
         free(k);
     }
     kept_list = NULL;
@@ -734,6 +735,7 @@ static gctx__kept_registry *kept_entry(const char *dir, int shared)
         snprintf(k->dir, sizeof k->dir, "%s", dir);
         k->shared = shared;
         k->lock_fd = -1;
+        k->identity_fd = -1;
         pthread_mutex_init(&k->lock, NULL);
         k->next = kept_list;
         kept_list = k;
@@ -748,9 +750,11 @@ static void kept_shut(gctx__kept_registry *k)
         closedir(k->dirp);
     if (k->lock_fd >= 0)
         close(k->lock_fd);
+    if (k->identity_fd >= 0)
+        close(k->identity_fd);
     k->dirp = NULL;
     k->lock_fd = -1;
-    k->identity_checked = 0;
+    k->identity_fd = -1;
 }
 
 /* Still the directory and lock file the paths name (nobody removed or replaced them), with
@@ -805,25 +809,34 @@ static gctx_status kept_open(const char *runtime_dir, unsigned flags, gctx__regi
     return s;
 }
 
-/* The identity, checked again only when its file is not the one found right last time. */
+/* The identity: the file found right last time, still under its name, read again and
+ * compared (two calls); else the whole check (read, compared, rebuilt when no claim is live,
+ * else refused), and the file kept open for the next time. */
 static gctx_status kept_identity(gctx__registry *reg, gctx__kept_registry *k)
 {
-    char expected[sizeof k->identity];
+    char expected[4096], found[4096];
     struct stat st;
     format_identity(&reg->identity, expected, sizeof expected);
-    int unchanged = k->identity_checked && strcmp(expected, k->identity) == 0 &&
-                    fstatat(dirfd(k->dirp), "identity", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-                    same_file(&st, &k->identity_st) && st.st_size == k->identity_st.st_size &&
-                    st.st_mtim.tv_sec == k->identity_st.st_mtim.tv_sec &&
-                    st.st_mtim.tv_nsec == k->identity_st.st_mtim.tv_nsec;
-    if (unchanged)
-        return GCTX_SUCCESS;
-    k->identity_checked = 0;
+    if (k->identity_fd >= 0 &&
+        fstatat(dirfd(k->dirp), "identity", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        same_file(&st, &k->identity_st)) {
+        ssize_t n = pread(k->identity_fd, found, sizeof found - 1, 0);
+        if (n >= 0) {
+            found[n] = '\0';
+            if (strcmp(found, expected) == 0)
+                return GCTX_SUCCESS;
+        }
+    }
+    if (k->identity_fd >= 0)
+        close(k->identity_fd);
+    k->identity_fd = -1;
     gctx_status s = check_identity(reg);
-    if (s == GCTX_SUCCESS &&
-        fstatat(dirfd(k->dirp), "identity", &k->identity_st, AT_SYMLINK_NOFOLLOW) == 0) {
-        memcpy(k->identity, expected, sizeof k->identity);
-        k->identity_checked = 1;
+    if (s == GCTX_SUCCESS) {
+        k->identity_fd = openat(dirfd(k->dirp), "identity", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (k->identity_fd >= 0 && fstat(k->identity_fd, &k->identity_st) != 0) {
+            close(k->identity_fd);
+            k->identity_fd = -1;
+        }
     }
     return s;
 }
