@@ -370,15 +370,23 @@ gctx_status gctx__plan_make(const gctx__plan_input *in, const gctx_group *groups
     }
 
     plan->nb_groups = nb_groups;
-    /* One block for the plan's arrays: a split is a hot path. Widest alignment first. */
-    void *block = calloc(nb_groups, sizeof *plan->groups + sizeof *plan->normal +
-                                        2 * sizeof *plan->assign);
-    if (!block)
-        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory planning a split");
-    plan->groups = block;
-    plan->normal = (gctx__normal_group *)(plan->groups + nb_groups);
-    plan->assign = (gctx__assignment *)(plan->normal + nb_groups);
-    plan->trial = plan->assign + nb_groups;
+    if (nb_groups <= GCTX__PLAN_SMALL) {
+        memset(&plan->small, 0, sizeof plan->small);
+        plan->groups = plan->small.groups;
+        plan->normal = plan->small.normal;
+        plan->assign = plan->small.assign;
+        plan->trial = plan->small.trial;
+    } else {
+        /* One block for the arrays, widest alignment first. */
+        void *block = calloc(nb_groups, sizeof *plan->groups + sizeof *plan->normal +
+                                            2 * sizeof *plan->assign);
+        if (!block)
+            return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory planning a split");
+        plan->groups = block;
+        plan->normal = (gctx__normal_group *)(plan->groups + nb_groups);
+        plan->assign = (gctx__assignment *)(plan->normal + nb_groups);
+        plan->trial = plan->assign + nb_groups;
+    }
     gctx_status s = normalize(in, fine, groups, nb_groups, rounding, plan->normal);
     for (unsigned i = 0; s == GCTX_SUCCESS && i < nb_groups; i++) {
         plan->groups[i].requested_sms = groups[i].num_sms;
@@ -428,7 +436,8 @@ gctx_status gctx__plan_take_structured(const gctx__plan_input *in, gctx__plan *p
 
 void gctx__plan_free(gctx__plan *plan)
 {
-    free(plan->groups); /* the block of every array */
+    if (plan->groups != plan->small.groups)
+        free(plan->groups); /* the block of every array */
     plan->groups = NULL;
     plan->normal = NULL;
     plan->assign = NULL;

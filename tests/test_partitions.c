@@ -205,6 +205,35 @@ GT_TEST(backfill_count_is_exact)
     gctx_partition_release(f.device);
 }
 
+/* More groups than a split keeps in its stack buffers: the same exact sizes, disjoint. */
+GT_TEST(twelve_groups_of_8_exact_and_disjoint)
+{
+    fixture f;
+    if (setup(&f))
+        return;
+    if (f.info.sm_count < 100 || f.info.min_partition_sms > 8) {
+        gctx_partition_release(f.device);
+        GT_SKIP("twelve groups of 8 need 96 SMs in partitions of 8");
+    }
+    gctx_group req[12];
+    gctx_partition *out[12];
+    for (unsigned i = 0; i < 12; i++)
+        req[i] = gt_group(8);
+    GT_ASSERT_STATUS(gctx_partition_split(f.device, req, 12, NULL, out, NULL, NULL, NULL),
+                     GCTX_SUCCESS);
+    gt_sm_set sets[12];
+    for (unsigned i = 0; i < 12; i++) {
+        GT_ASSERT_EQ_INT(size_of(out[i]), 8);
+        if (gt_partition_sms(out[i], &sets[i]))
+            return;
+        for (unsigned j = 0; j < i; j++)
+            GT_ASSERT(gt_sm_sets_disjoint(&sets[i], &sets[j]));
+    }
+    for (unsigned i = 0; i < 12; i++)
+        gctx_partition_release(out[i]);
+    gctx_partition_release(f.device);
+}
+
 GT_TEST(coscheduled_below_alignment)
 {
     fixture f;
