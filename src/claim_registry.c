@@ -861,11 +861,16 @@ gctx_status gctx__registry_open(const char *runtime_dir, unsigned flags, const g
     for (int attempt = 0; attempt < 2 && s == GCTX_SUCCESS; attempt++) {
         if (!k->dirp && (s = kept_open(runtime_dir, flags, reg, k)))
             break;
-        while (flock(k->lock_fd, LOCK_EX) != 0 && s == GCTX_SUCCESS)
-            if (errno != EINTR)
-                s = gctx__fail(GCTX_ERROR_REGISTRY, "can't lock %s/lock: %s", reg->dir,
-                               strerror(errno));
-        if (s == GCTX_SUCCESS && kept_valid(k)) {
+        int r;
+        while ((r = flock(k->lock_fd, LOCK_EX)) != 0 && errno == EINTR)
+            continue;
+        if (r != 0) {
+            s = gctx__fail(GCTX_ERROR_REGISTRY, "can't lock %s/lock: %s", reg->dir,
+                           strerror(errno));
+            kept_shut(k);
+            break;
+        }
+        if (kept_valid(k)) {
             reg->kept = k;
             reg->lock_fd = k->lock_fd;
             break;
