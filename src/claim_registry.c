@@ -691,6 +691,20 @@ static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
 static gctx__kept_registry *kept_list;
 static pthread_once_t kept_once = PTHREAD_ONCE_INIT;
 
+/* Closes what a kept registry holds open (its lock goes with the description). */
+static void kept_shut(gctx__kept_registry *k)
+{
+    if (k->dirp)
+        closedir(k->dirp);
+    if (k->lock_fd >= 0)
+        close(k->lock_fd);
+    if (k->identity_fd >= 0)
+        close(k->identity_fd);
+    k->dirp = NULL;
+    k->lock_fd = -1;
+    k->identity_fd = -1;
+}
+
 /* The child of a fork has one thread and the parent's descriptors: it forgets the parent's
  * registries (closing its copies of their descriptors drops no lock of the parent's) and
  * opens its own. */
@@ -698,12 +712,7 @@ static void forget_in_child(void)
 {
     for (gctx__kept_registry *k = kept_list, *next; k; k = next) {
         next = k->next;
-        if (k->dirp)
-            closedir(k->dirp);
-        if (k->lock_fd >= 0)
-            close(k->lock_fd);
-        if (k->identity_fd >= 0)
-            close(k->identity_fd);
+        kept_shut(k);
         free(k);
     }
     kept_list = NULL;
@@ -742,19 +751,6 @@ static gctx__kept_registry *kept_entry(const char *dir, int shared)
     }
     pthread_mutex_unlock(&kept_lock);
     return k;
-}
-
-static void kept_shut(gctx__kept_registry *k)
-{
-    if (k->dirp)
-        closedir(k->dirp);
-    if (k->lock_fd >= 0)
-        close(k->lock_fd);
-    if (k->identity_fd >= 0)
-        close(k->identity_fd);
-    k->dirp = NULL;
-    k->lock_fd = -1;
-    k->identity_fd = -1;
 }
 
 /* Still the directory and lock file the paths name (nobody removed or replaced them), with
