@@ -65,7 +65,14 @@ int gctx__claim_held_here(const char *dir, const char *file)
 
 /* ---- the holder ---- */
 
-static void own_command(char *out, size_t size)
+/* Who this process is, asked once: its command line (an exec starts a new image, and with it
+ * a new copy of these), and its user's name for the effective uid it had then. */
+static pthread_mutex_t self_lock = PTHREAD_MUTEX_INITIALIZER;
+static char self_command[256], self_user[64];
+static int self_known;
+static unsigned self_uid;
+
+static void read_command(char *out, size_t size)
 {
     int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
     ssize_t n = fd >= 0 ? read(fd, out, size - 1) : -1;
@@ -83,29 +90,45 @@ static void own_command(char *out, size_t size)
         out[--n] = '\0';
 }
 
-static void own_user(char *out, size_t size)
+static void read_user(unsigned uid, char *out, size_t size)
 {
     struct passwd pw, *found = NULL;
     char buf[1024];
-    if (getpwuid_r(geteuid(), &pw, buf, sizeof buf, &found) == 0 && found)
+    if (getpwuid_r((uid_t)uid, &pw, buf, sizeof buf, &found) == 0 && found)
         snprintf(out, size, "%s", found->pw_name);
     else
-        snprintf(out, size, "%u", (unsigned)geteuid());
+        snprintf(out, size, "%u", uid);
 }
 
-static void fill_holder(gctx__record *r, const gctx_claim_options *opts)
+static void own_identity(unsigned uid, char *user, size_t user_size, char *command,
+                         size_t command_size)
+{
+    pthread_mutex_lock(&self_lock);
+    if (!self_known || self_uid != uid) {
+        if (!self_known)
+            read_command(self_command, sizeof self_command);
+        read_user(uid, self_user, sizeof self_user);
+        self_uid = uid;
+        self_known = 1;
+    }
+    if (user)
+        snprintf(user, user_size, "%s", self_user);
+    if (command)
+        snprintf(command, command_size, "%s", self_command);
+    pthread_mutex_unlock(&self_lock);
+}
+
+static void fill_holder(gctx__record *r, const gctx_claim_options *opts, int mps)
 {
     memset(r, 0, sizeof *r);
     r->pid = (int)getpid();
     r->uid = (unsigned)geteuid();
-    own_user(r->user, sizeof r->user);
+    own_identity(r->uid, r->user, sizeof r->user, opts->command ? NULL : r->command,
+                 sizeof r->command);
     if (opts->command)
         snprintf(r->command, sizeof r->command, "%s", opts->command);
-    else
-        own_command(r->command, sizeof r->command);
     snprintf(r->label, sizeof r->label, "%s", opts->label ? opts->label : "");
-    gctx_mps_info mps = GCTX_MPS_INFO_INIT;
-    r->mps = gctx_mps_get_info(&mps) == GCTX_SUCCESS && mps.daemon_running;
+    r->mps = mps;
 }
 
 /* ---- the registry, as the acquiring and resizing calls see it ---- */
@@ -310,7 +333,8 @@ gctx_status gctx__claim_new(gctx__device_granules *granules, const char *runtime
     pthread_mutex_init(&c->lock, NULL);
     char root[512];
     int shared;
-    gctx_status s = gctx__runtime_dir(runtime_dir, dir_flags, root, sizeof root, &shared);
+    /* The registry was opened (and its directories checked) to make the claim file. */
+    gctx_status s = gctx__runtime_path(runtime_dir, dir_flags, root, sizeof root, &shared);
     if (s == GCTX_SUCCESS)
         s = gctx__registry_path(root, c->granules.identity.uuid, c->registry_dir,
                                 sizeof c->registry_dir);
@@ -342,12 +366,15 @@ gctx_status gctx__claim_new(gctx__device_granules *granules, const char *runtime
     return GCTX_SUCCESS;
 }
 
-static gctx_status refuse_partial_mps(void)
+/* Refuses a claim inside an MPS client held below 100 %; else *running says whether an MPS
+ * daemon answers (what the claim file records). */
+static gctx_status refuse_partial_mps(int *running)
 {
     gctx_mps_info mps = GCTX_MPS_INFO_INIT;
     gctx_status s = gctx_mps_get_info(&mps);
     if (s != GCTX_SUCCESS)
         return s;
+    *running = mps.daemon_running;
     if (mps.active_thread_percentage < 100)
         return gctx__fail(GCTX_ERROR_UNSUPPORTED,
                           "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE is %d: below 100 the driver refuses "
@@ -397,8 +424,9 @@ gctx_status gctx_claim_acquire(int device, const char *request, const gctx_claim
     gctx_claim_options opts;
     gctx__request req;
     gctx_status s;
+    int mps = 0;
     if ((s = gctx__claim_options(options, &opts)) || (s = gctx__request_parse(request, &req)) ||
-        (s = refuse_partial_mps()))
+        (s = refuse_partial_mps(&mps)))
         return s;
     gctx__device_granules granules;
     if ((s = gctx__device_granules_get(device, &granules)))
@@ -418,7 +446,7 @@ gctx_status gctx_claim_acquire(int device, const char *request, const gctx_claim
     snprintf(probe.runtime_dir, sizeof probe.runtime_dir, "%s",
              opts.runtime_dir ? opts.runtime_dir : "");
     gctx__record record;
-    fill_holder(&record, &opts);
+    fill_holder(&record, &opts, mps);
     int fd = -1;
     gctx__granules chosen;
     if ((s = gctx__claim_take(&probe, count, &opts, &record, &fd, &chosen))) {

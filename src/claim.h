@@ -3,6 +3,7 @@
 #ifndef GREENCTX_CLAIM_H
 #define GREENCTX_CLAIM_H
 
+#include <dirent.h>
 #include <pthread.h>
 #include <stdatomic.h>
 
@@ -99,18 +100,26 @@ typedef struct gctx__event_record {
 
 #define GCTX__EVENTS_KEPT 64
 
-/* An open registry: the GPU's directory, its lock held (LOCK_EX) until gctx__registry_close. */
+/* An open registry: the GPU's directory, its lock held (LOCK_EX) until gctx__registry_close.
+ * The directory and its lock file stay open in the process between operations (kept). */
+typedef struct gctx__kept_registry gctx__kept_registry;
 typedef struct gctx__registry {
     char dir[512];
     int lock_fd;
     int shared; /* the runtime directory is shared by several users */
     gctx__identity identity;
+    gctx__kept_registry *kept;
 } gctx__registry;
 
 /* The runtime directory (runtime_dir, else the environment's, else the default), checked and
  * created; shared when the flag or GREENCTX_RUNTIME_SHARED=1 says so. */
 gctx_status gctx__runtime_dir(const char *runtime_dir, unsigned flags, char *out, size_t size,
                               int *shared);
+/* The runtime directory's path alone: nothing looked at on disk. */
+gctx_status gctx__runtime_path(const char *runtime_dir, unsigned flags, char *out, size_t size,
+                               int *shared);
+/* The open registry's directory, rewound for a scan (the registry's lock held). */
+DIR *gctx__kept_dir(gctx__registry *reg);
 /* <root>/gpu-<uuid>: the GPU's registry directory. */
 gctx_status gctx__registry_path(const char *root, const char *uuid, char *out, size_t size);
 /* Opens the GPU's registry under the runtime directory and takes its lock; checks the

@@ -8,11 +8,18 @@
  *
  * A claim file nobody holds is stale: whoever takes LOCK_EX|LOCK_NB on it (a new open file
  * description, under the registry lock) knows its holders are gone. flock locks belong to
- * open file descriptions, so a process's own holds conflict with its own checks, and threads
- * of one process serialise on the registry lock like processes do. */
+ * open file descriptions, so a process's own holds conflict with its own checks.
+ *
+ * A process keeps each registry it used open: the directory (read again with rewinddir) and
+ * the lock file's one open file description, which its threads take in turn under a mutex
+ * before its flock (threads sharing a description would not exclude each other). What an
+ * operation checks then is that these are still what the paths name (a registry removed or
+ * rebuilt meanwhile is opened afresh) and that the identity file is the one checked before.
+ * A fork's child opens its own: sharing the parent's description would share its lock. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,8 +94,8 @@ static gctx_status check_dir(const char *path, int shared)
                       (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
 }
 
-gctx_status gctx__runtime_dir(const char *runtime_dir, unsigned flags, char *out, size_t size,
-                              int *shared)
+gctx_status gctx__runtime_path(const char *runtime_dir, unsigned flags, char *out, size_t size,
+                               int *shared)
 {
     const char *env = getenv("GREENCTX_RUNTIME_SHARED");
     *shared = (flags & GCTX_CLAIM_SHARED_DIR) || (env && strcmp(env, "1") == 0);
@@ -105,6 +112,15 @@ gctx_status gctx__runtime_dir(const char *runtime_dir, unsigned flags, char *out
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "the claims runtime directory's path is longer than %zu bytes",
                           size - 1);
+    return GCTX_SUCCESS;
+}
+
+gctx_status gctx__runtime_dir(const char *runtime_dir, unsigned flags, char *out, size_t size,
+                              int *shared)
+{
+    gctx_status s = gctx__runtime_path(runtime_dir, flags, out, size, shared);
+    if (s != GCTX_SUCCESS)
+        return s;
     struct stat st;
     if (lstat(out, &st) != 0 && make_dirs(out, 0700) != 0)
         return gctx__fail(GCTX_ERROR_REGISTRY,
@@ -168,15 +184,12 @@ static int write_all(int fd, const char *text)
 
 static mode_t file_mode(const gctx__registry *reg) { return reg->shared ? 0644 : 0600; }
 
-/* Writes text over the file at path, in place: written from the start, then cut to its
+/* Writes text over the file fd is open on, in place: written from the start, then cut to its
  * length. Never truncated to zero first: ext4 flushes a file truncated to zero and written
  * again when it is closed (auto_da_alloc), a millisecond per resize. Readers hold the
  * registry lock, so they never see it half-written. */
-static int write_in_place(const char *path, const char *text, int create, mode_t mode)
+static int write_fd_in_place(int fd, const char *text)
 {
-    int fd = open(path, O_WRONLY | O_CLOEXEC | (create ? O_CREAT : 0), mode);
-    if (fd < 0)
-        return -1;
     size_t len = strlen(text), done = 0;
     int rc = 0;
     while (done < len && rc == 0) {
@@ -188,6 +201,15 @@ static int write_in_place(const char *path, const char *text, int create, mode_t
     }
     if (rc == 0 && ftruncate(fd, (off_t)len) != 0)
         rc = -1;
+    return rc;
+}
+
+static int write_in_place(const char *path, const char *text)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    int rc = write_fd_in_place(fd, text);
     int saved = errno;
     close(fd);
     errno = saved;
@@ -357,62 +379,83 @@ static int parse_event(const char *line, gctx__event_record *e)
     return 0;
 }
 
-gctx_status gctx__registry_events(gctx__registry *reg, gctx__event_record **events,
-                                  unsigned *count)
+/* The events in text (cap bytes, NUL-terminated), parsed into out (GCTX__EVENTS_KEPT + 1). */
+static unsigned parse_events(char *text, gctx__event_record *out)
 {
-    char path[600];
-    static const size_t cap = GCTX__EVENTS_KEPT * 320 + 1;
-    char *text = malloc(cap);
+    unsigned n = 0;
+    char *save = NULL;
+    /* A line that doesn't parse is skipped: events are a record for people, not state. */
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+        if (parse_event(line, &out[n]) == 0 && ++n == GCTX__EVENTS_KEPT + 1) {
+            memmove(out, out + 1, GCTX__EVENTS_KEPT * sizeof *out);
+            n = GCTX__EVENTS_KEPT;
+        }
+    return n;
+}
+
+#define EVENTS_TEXT (GCTX__EVENTS_KEPT * 320 + 1)
+
+/* Reads the events from fd (-1: none) into a new array. */
+static gctx_status read_events(int fd, gctx__event_record **events, unsigned *count)
+{
+    char *text = malloc(EVENTS_TEXT);
     gctx__event_record *out = calloc(GCTX__EVENTS_KEPT + 1, sizeof *out);
     if (!text || !out) {
         free(text);
         free(out);
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory reading claim events");
     }
-    unsigned n = 0;
-    if (path_in(reg, "events", path, sizeof path) == 0 && read_file(path, text, cap) >= 0) {
-        char *save = NULL;
-        /* A line that doesn't parse is skipped: events are a record for people, not state. */
-        for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-            if (parse_event(line, &out[n]) == 0 && ++n == GCTX__EVENTS_KEPT + 1) {
-                memmove(out, out + 1, GCTX__EVENTS_KEPT * sizeof *out);
-                n = GCTX__EVENTS_KEPT;
-            }
-    }
+    *count = fd >= 0 && read_fd(fd, text, EVENTS_TEXT) >= 0 ? parse_events(text, out) : 0;
     free(text);
     *events = out;
-    *count = n;
     return GCTX_SUCCESS;
+}
+
+gctx_status gctx__registry_events(gctx__registry *reg, gctx__event_record **events,
+                                  unsigned *count)
+{
+    char path[600];
+    int fd = path_in(reg, "events", path, sizeof path) == 0 ? open(path, O_RDONLY | O_CLOEXEC)
+                                                            : -1;
+    gctx_status s = read_events(fd, events, count);
+    if (fd >= 0)
+        close(fd);
+    return s;
 }
 
 gctx_status gctx__registry_log(gctx__registry *reg, const gctx__event_record *event)
 {
+    char path[600];
+    /* One descriptor reads them and writes them back, in place: a line a crash cut short is
+     * skipped when read (events are a record for people, not state). */
+    int fd = path_in(reg, "events", path, sizeof path) == 0
+                 ? open(path, O_RDWR | O_CREAT | O_CLOEXEC, file_mode(reg)) : -1;
+    if (fd < 0)
+        return gctx__fail(GCTX_ERROR_REGISTRY, "can't write %s/events: %s", reg->dir,
+                          strerror(errno));
     gctx__event_record *events;
     unsigned n;
-    gctx_status s = gctx__registry_events(reg, &events, &n);
-    if (s != GCTX_SUCCESS)
-        return s;
-    if (n == GCTX__EVENTS_KEPT)
-        memmove(events, events + 1, --n * sizeof *events);
-    events[n++] = *event;
-    char *text = malloc((size_t)n * 320 + 1);
-    if (!text) {
-        free(events);
-        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory writing claim events");
+    gctx_status s = read_events(fd, &events, &n);
+    int read = s == GCTX_SUCCESS;
+    char *text = read ? malloc((size_t)(n + 1) * 320 + 1) : NULL;
+    if (s == GCTX_SUCCESS && !text)
+        s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory writing claim events");
+    if (s == GCTX_SUCCESS) {
+        if (n == GCTX__EVENTS_KEPT)
+            memmove(events, events + 1, --n * sizeof *events);
+        events[n++] = *event;
+        size_t len = 0;
+        text[0] = '\0';
+        for (unsigned i = 0; i < n; i++)
+            format_event(&events[i], text + len, 320), len += strlen(text + len);
+        if (write_fd_in_place(fd, text) != 0)
+            s = gctx__fail(GCTX_ERROR_REGISTRY, "can't write %s/events: %s", reg->dir,
+                           strerror(errno));
     }
-    size_t len = 0;
-    text[0] = '\0';
-    for (unsigned i = 0; i < n; i++)
-        format_event(&events[i], text + len, 320), len += strlen(text + len);
-    /* In place: a line a crash cut short is skipped when read (events are a record for
-     * people, not state). */
-    char path[600];
-    if (path_in(reg, "events", path, sizeof path) != 0 ||
-        write_in_place(path, text, 1, file_mode(reg)) != 0)
-        s = gctx__fail(GCTX_ERROR_REGISTRY, "can't write %s/events: %s", reg->dir,
-                       strerror(errno));
+    if (read)
+        free(events);
     free(text);
-    free(events);
+    close(fd);
     return s;
 }
 
@@ -467,10 +510,7 @@ static gctx_status scan_claims(gctx__registry *reg, const gctx__identity *id, in
                                int log, scan *sc)
 {
     memset(sc, 0, sizeof *sc);
-    DIR *d = opendir(reg->dir);
-    if (!d)
-        return gctx__fail(GCTX_ERROR_REGISTRY, "can't read the claims registry %s: %s", reg->dir,
-                          strerror(errno));
+    DIR *d = gctx__kept_dir(reg);
     gctx_status s = GCTX_SUCCESS;
     struct dirent *entry;
     while (s == GCTX_SUCCESS && (entry = readdir(d)) != NULL) {
@@ -524,7 +564,6 @@ static gctx_status scan_claims(gctx__registry *reg, const gctx__identity *id, in
         }
         close(fd);
     }
-    closedir(d);
     /* Two live claims on one granule: the files were edited, or written by another split. */
     for (unsigned i = 0; s == GCTX_SUCCESS && i < sc->count; i++)
         for (unsigned j = i + 1; j < sc->count; j++)
@@ -635,17 +674,105 @@ gctx_status gctx__registry_path(const char *root, const char *uuid, char *out, s
     return GCTX_SUCCESS;
 }
 
-gctx_status gctx__registry_open(const char *runtime_dir, unsigned flags, const gctx__identity *id,
-                                gctx__registry *reg)
+/* ---- the registries a process keeps open ---- */
+
+struct gctx__kept_registry {
+    gctx__kept_registry *next;
+    char dir[512];
+    int shared;
+    pthread_mutex_t lock; /* this process's threads, one at a time, then the flock */
+    DIR *dirp;            /* the GPU's directory, read again for every scan */
+    int lock_fd;
+    int identity_fd; /* the identity file last found right, read again by every open */
+    struct stat dir_st, lock_st, identity_st;
+};
+
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+static gctx__kept_registry *kept_list;
+static pthread_once_t kept_once = PTHREAD_ONCE_INIT;
+
+/* Closes what a kept registry holds open (its lock goes with the description). */
+static void kept_shut(gctx__kept_registry *k)
+{
+    if (k->dirp)
+        closedir(k->dirp);
+    if (k->lock_fd >= 0)
+        close(k->lock_fd);
+    if (k->identity_fd >= 0)
+        close(k->identity_fd);
+    k->dirp = NULL;
+    k->lock_fd = -1;
+    k->identity_fd = -1;
+}
+
+/* The child of a fork has one thread and the parent's descriptors: it forgets the parent's
+ * registries (closing its copies of their descriptors drops no lock of the parent's) and
+ * opens its own. */
+static void forget_in_child(void)
+{
+    for (gctx__kept_registry *k = kept_list, *next; k; k = next) {
+        next = k->next;
+        kept_shut(k);
+        free(k);
+    }
+    kept_list = NULL;
+    pthread_mutex_init(&kept_lock, NULL);
+}
+
+static void watch_forks(void) { pthread_atfork(NULL, NULL, forget_in_child); }
+
+static int same_file(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+DIR *gctx__kept_dir(gctx__registry *reg)
+{
+    rewinddir(reg->kept->dirp);
+    return reg->kept->dirp;
+}
+
+/* The process's entry for dir (made, unopened, when new); NULL when out of memory. */
+static gctx__kept_registry *kept_entry(const char *dir, int shared)
+{
+    pthread_once(&kept_once, watch_forks);
+    pthread_mutex_lock(&kept_lock);
+    gctx__kept_registry *k = kept_list;
+    while (k && (strcmp(k->dir, dir) != 0 || k->shared != shared))
+        k = k->next;
+    if (!k && (k = calloc(1, sizeof *k))) {
+        snprintf(k->dir, sizeof k->dir, "%s", dir);
+        k->shared = shared;
+        k->lock_fd = -1;
+        k->identity_fd = -1;
+        pthread_mutex_init(&k->lock, NULL);
+        k->next = kept_list;
+        kept_list = k;
+    }
+    pthread_mutex_unlock(&kept_lock);
+    return k;
+}
+
+/* Still the directory and lock file the paths name (nobody removed or replaced them), with
+ * the lock held. */
+static int kept_valid(const gctx__kept_registry *k)
+{
+    struct stat st;
+    return k->dirp && lstat(k->dir, &st) == 0 && same_file(&st, &k->dir_st) &&
+           st.st_mode == k->dir_st.st_mode && st.st_uid == k->dir_st.st_uid &&
+           fstatat(dirfd(k->dirp), "lock", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+           same_file(&st, &k->lock_st);
+}
+
+/* The first open in this process, or after the registry was removed or rebuilt: the runtime
+ * directory checked, the GPU's directory made and checked, both kept open. */
+static gctx_status kept_open(const char *runtime_dir, unsigned flags, gctx__registry *reg,
+                             gctx__kept_registry *k)
 {
     char root[512];
-    memset(reg, 0, sizeof *reg);
-    reg->lock_fd = -1;
-    reg->identity = *id;
-    gctx_status s = gctx__runtime_dir(runtime_dir, flags, root, sizeof root, &reg->shared);
+    int shared;
+    gctx_status s = gctx__runtime_dir(runtime_dir, flags, root, sizeof root, &shared);
     if (s != GCTX_SUCCESS)
-        return s;
-    if ((s = gctx__registry_path(root, id->uuid, reg->dir, sizeof reg->dir)))
         return s;
     mode_t mode = reg->shared ? 0777 : 0700;
     if (mkdir(reg->dir, mode) == 0)
@@ -657,32 +784,112 @@ gctx_status gctx__registry_open(const char *runtime_dir, unsigned flags, const g
         return s;
     char lock[600];
     path_in(reg, "lock", lock, sizeof lock);
-    reg->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, reg->shared ? 0666 : 0600);
-    if (reg->lock_fd < 0)
-        return gctx__fail(GCTX_ERROR_REGISTRY, "can't open the claims registry's lock %s: %s",
-                          lock, strerror(errno));
+    if (!(k->dirp = opendir(reg->dir)))
+        return gctx__fail(GCTX_ERROR_REGISTRY, "can't read the claims registry %s: %s", reg->dir,
+                          strerror(errno));
+    k->lock_fd = openat(dirfd(k->dirp), "lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+                        reg->shared ? 0666 : 0600);
+    if (k->lock_fd < 0) {
+        s = gctx__fail(GCTX_ERROR_REGISTRY, "can't open the claims registry's lock %s: %s", lock,
+                       strerror(errno));
+        kept_shut(k);
+        return s;
+    }
     if (reg->shared)
-        fchmod(reg->lock_fd, 0666); /* fails for another user's file, which is already so */
-    while (flock(reg->lock_fd, LOCK_EX) != 0) {
-        if (errno != EINTR) {
-            s = gctx__fail(GCTX_ERROR_REGISTRY, "can't lock %s: %s", lock, strerror(errno));
-            goto fail;
+        fchmod(k->lock_fd, 0666); /* fails for another user's file, which is already so */
+    if (fstat(dirfd(k->dirp), &k->dir_st) != 0 || fstat(k->lock_fd, &k->lock_st) != 0) {
+        s = gctx__fail(GCTX_ERROR_REGISTRY, "can't read the claims registry %s: %s", reg->dir,
+                       strerror(errno));
+        kept_shut(k);
+    }
+    return s;
+}
+
+/* The identity: the file found right last time, still under its name, read again and
+ * compared (two calls); else the whole check (read, compared, rebuilt when no claim is live,
+ * else refused), and the file kept open for the next time. */
+static gctx_status kept_identity(gctx__registry *reg, gctx__kept_registry *k)
+{
+    char expected[4096], found[4096];
+    struct stat st;
+    format_identity(&reg->identity, expected, sizeof expected);
+    if (k->identity_fd >= 0 &&
+        fstatat(dirfd(k->dirp), "identity", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        same_file(&st, &k->identity_st)) {
+        ssize_t n = pread(k->identity_fd, found, sizeof found - 1, 0);
+        if (n >= 0) {
+            found[n] = '\0';
+            if (strcmp(found, expected) == 0)
+                return GCTX_SUCCESS;
         }
     }
-    if ((s = check_identity(reg)))
-        goto fail;
-    return GCTX_SUCCESS;
+    if (k->identity_fd >= 0)
+        close(k->identity_fd);
+    k->identity_fd = -1;
+    gctx_status s = check_identity(reg);
+    if (s == GCTX_SUCCESS) {
+        k->identity_fd = openat(dirfd(k->dirp), "identity", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (k->identity_fd >= 0 && fstat(k->identity_fd, &k->identity_st) != 0) {
+            close(k->identity_fd);
+            k->identity_fd = -1;
+        }
+    }
+    return s;
+}
 
-fail:
-    close(reg->lock_fd);
+gctx_status gctx__registry_open(const char *runtime_dir, unsigned flags, const gctx__identity *id,
+                                gctx__registry *reg)
+{
+    char root[512];
+    memset(reg, 0, sizeof *reg);
     reg->lock_fd = -1;
+    reg->identity = *id;
+    gctx_status s = gctx__runtime_path(runtime_dir, flags, root, sizeof root, &reg->shared);
+    if (s != GCTX_SUCCESS)
+        return s;
+    if ((s = gctx__registry_path(root, id->uuid, reg->dir, sizeof reg->dir)))
+        return s;
+    gctx__kept_registry *k = kept_entry(reg->dir, reg->shared);
+    if (!k)
+        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory opening the claims registry");
+    pthread_mutex_lock(&k->lock);
+    /* Twice at most: a registry found removed or replaced under the lock is opened again. */
+    for (int attempt = 0; attempt < 2 && s == GCTX_SUCCESS; attempt++) {
+        if (!k->dirp && (s = kept_open(runtime_dir, flags, reg, k)))
+            break;
+        int r;
+        while ((r = flock(k->lock_fd, LOCK_EX)) != 0 && errno == EINTR)
+            continue;
+        if (r != 0) {
+            s = gctx__fail(GCTX_ERROR_REGISTRY, "can't lock %s/lock: %s", reg->dir,
+                           strerror(errno));
+            kept_shut(k);
+            break;
+        }
+        if (kept_valid(k)) {
+            reg->kept = k;
+            reg->lock_fd = k->lock_fd;
+            break;
+        }
+        kept_shut(k); /* drops the lock with the description */
+    }
+    if (s == GCTX_SUCCESS && !reg->kept)
+        s = gctx__fail(GCTX_ERROR_REGISTRY, "the claims registry %s keeps being replaced while "
+                                            "it is opened", reg->dir);
+    if (s == GCTX_SUCCESS && (s = kept_identity(reg, k)))
+        gctx__registry_close(reg);
+    else if (s != GCTX_SUCCESS)
+        pthread_mutex_unlock(&k->lock);
     return s;
 }
 
 void gctx__registry_close(gctx__registry *reg)
 {
-    if (reg->lock_fd >= 0)
-        close(reg->lock_fd); /* drops the lock */
+    if (!reg->kept)
+        return;
+    flock(reg->kept->lock_fd, LOCK_UN);
+    pthread_mutex_unlock(&reg->kept->lock);
+    reg->kept = NULL;
     reg->lock_fd = -1;
 }
 
@@ -727,7 +934,7 @@ gctx_status gctx__registry_rewrite(gctx__registry *reg, const gctx__record *reco
     if (path_in(reg, record->file, path, sizeof path) != 0)
         return gctx__fail(GCTX_ERROR_REGISTRY, "registry path too long: %s", reg->dir);
     /* In place: the file's inode is what its holders lock. */
-    if (write_in_place(path, text, 0, 0) != 0)
+    if (write_in_place(path, text) != 0)
         return gctx__fail(GCTX_ERROR_REGISTRY, "can't rewrite the claim file %s: %s", path,
                           strerror(errno));
     return GCTX_SUCCESS;

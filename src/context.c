@@ -10,7 +10,7 @@ static void release_driver_context(const gctx__driver *drv, gctx_context *c)
 {
     if (!gctx__cache_give(c))
         gctx__release_driver_object(drv, GCTX__RELEASE_GREEN_CONTEXT,
-                                    (gctx__driver_object){.green = c->green});
+                                    (gctx__driver_object){.green = c->driver.green});
 }
 
 static void context_destroy(gctx__object *object)
@@ -94,12 +94,12 @@ static gctx_status read_workqueue(const gctx__driver *drv, gctx_context *c)
         return GCTX_SUCCESS;
     gcu_dev_resource wq;
     memset(&wq, 0, sizeof wq);
-    gcu_result r = drv->cuGreenCtxGetDevResource(c->green, &wq,
+    gcu_result r = drv->cuGreenCtxGetDevResource(c->driver.green, &wq,
                                                  GCU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG);
     if (r != GCU_SUCCESS)
         return gctx__fail_cuda(r, "cuGreenCtxGetDevResource(WORKQUEUE_CONFIG)");
-    c->workqueue_limit = wq.u.wqConfig.wqConcurrencyLimit;
-    c->workqueue_scope = wq.u.wqConfig.sharingScope == GCU_WORKQUEUE_SCOPE_GREEN_CTX_BALANCED
+    c->driver.workqueue_limit = wq.u.wqConfig.wqConcurrencyLimit;
+    c->driver.workqueue_scope = wq.u.wqConfig.sharingScope == GCU_WORKQUEUE_SCOPE_GREEN_CTX_BALANCED
                              ? GCTX_WORKQUEUE_SCOPE_BALANCED
                              : GCTX_WORKQUEUE_SCOPE_DEVICE_CTX;
     return GCTX_SUCCESS;
@@ -109,14 +109,14 @@ static gctx_status read_workqueue(const gctx__driver *drv, gctx_context *c)
  * caller destroys what it owns. */
 static gctx_status finish_context(const gctx__driver *drv, gctx_context *c)
 {
-    gcu_result r = drv->cuCtxFromGreenCtx(&c->context, c->green);
+    gcu_result r = drv->cuCtxFromGreenCtx(&c->driver.context, c->driver.green);
     if (r != GCU_SUCCESS)
         return gctx__fail_cuda(r, "cuCtxFromGreenCtx");
     if (drv->cuGreenCtxGetId) {
-        r = drv->cuGreenCtxGetId(c->green, &c->id);
+        r = drv->cuGreenCtxGetId(c->driver.green, &c->driver.id);
         if (r != GCU_SUCCESS)
             return gctx__fail_cuda(r, "cuGreenCtxGetId");
-        c->has_id = 1;
+        c->driver.has_id = 1;
     }
     return read_workqueue(drv, c);
 }
@@ -133,7 +133,7 @@ static gctx_status make_driver_context(const gctx__driver *drv, gctx_partition *
     if (s != GCTX_SUCCESS)
         return s;
     /* DEFAULT_STREAM is required up to driver 13.2 and accepted after. */
-    gcu_result r = drv->cuGreenCtxCreate(&c->green, desc, partition->device,
+    gcu_result r = drv->cuGreenCtxCreate(&c->driver.green, desc, partition->device,
                                          GCU_GREEN_CTX_DEFAULT_STREAM);
     GCTX__DEBUG_CALL("cuGreenCtxCreate", r);
     if (r != GCU_SUCCESS)
@@ -141,8 +141,8 @@ static gctx_status make_driver_context(const gctx__driver *drv, gctx_partition *
                                partition->device);
     if ((s = finish_context(drv, c))) {
         gctx__release_driver_object(drv, GCTX__RELEASE_GREEN_CONTEXT,
-                                    (gctx__driver_object){.green = c->green});
-        c->green = NULL;
+                                    (gctx__driver_object){.green = c->driver.green});
+        c->driver.green = NULL;
     }
     return s;
 }
@@ -150,10 +150,18 @@ static gctx_status make_driver_context(const gctx__driver *drv, gctx_partition *
 /* A context from the cache is handed out only if the driver still runs work in it. After a
  * fault every context of the process is lost (a program may meet it outside greenctx), and a
  * hit makes no other driver call that would say so: on the H200 it "succeeded", and the
- * stream made on it then failed with 700. An idle context synchronizes at once. */
+ * stream made on it then failed with 700. An idle stream of the context synchronizes at once
+ * and answers the fault as the context would (one call); without one, the context itself
+ * synchronizes with it current. */
 static gctx_status check_cached(const gctx__driver *drv, gctx_context *c)
 {
-    gctx_status s = gctx__push_context(drv, c->context);
+    if (c->driver.idle.n) {
+        gcu_result r = drv->cuStreamSynchronize(c->driver.idle.stream[0]);
+        return r == GCU_SUCCESS ? GCTX_SUCCESS
+                                : gctx__fail_cuda(r, "cuStreamSynchronize of a stream of a "
+                                                     "cached green context");
+    }
+    gctx_status s = gctx__push_context(drv, c->driver.context);
     if (s != GCTX_SUCCESS)
         return s;
     gcu_result r = drv->cuCtxSynchronize();
@@ -179,11 +187,11 @@ gctx_status gctx__context_create(gctx_partition *partition, const gctx_context_o
     c->device = partition->device;
     if ((s = gctx__cache_take(partition, options, c)))
         goto fail_free;
-    if (c->green && (s = check_cached(drv, c))) {
+    if (c->driver.green && (s = check_cached(drv, c))) {
         gctx__cache_discard(drv, c);
         goto fail_free;
     }
-    if (!c->green && (s = make_driver_context(drv, partition, options, c)))
+    if (!c->driver.green && (s = make_driver_context(drv, partition, options, c)))
         goto fail_free;
     c->owned = 1;
     gctx__cache_count_live(c);
@@ -231,15 +239,15 @@ gctx_status gctx_context_adopt(CUgreenCtx green, gctx_context **context)
     gctx_context *c = calloc(1, sizeof *c);
     if (!c)
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory adopting a green context");
-    c->green = green;
-    gcu_result r = drv->cuCtxFromGreenCtx(&c->context, green);
+    c->driver.green = green;
+    gcu_result r = drv->cuCtxFromGreenCtx(&c->driver.context, green);
     if (r != GCU_SUCCESS) {
         s = gctx__fail_cuda(r, "cuCtxFromGreenCtx: the handle to adopt is not a live green "
                                "context");
         goto fail;
     }
     gcu_device device = 0;
-    if ((s = gctx__push_context(drv, c->context)))
+    if ((s = gctx__push_context(drv, c->driver.context)))
         goto fail;
     r = drv->cuCtxGetDevice(&device);
     if (r != GCU_SUCCESS)
@@ -277,17 +285,18 @@ gctx_status gctx_context_get_info(const gctx_context *context, gctx_context_info
         return s;
     gcu_dev_resource sm;
     memset(&sm, 0, sizeof sm);
-    gcu_result r = drv->cuGreenCtxGetDevResource(context->green, &sm, GCU_DEV_RESOURCE_TYPE_SM);
+    gcu_result r = drv->cuGreenCtxGetDevResource(context->driver.green, &sm,
+                                                 GCU_DEV_RESOURCE_TYPE_SM);
     if (r != GCU_SUCCESS)
         return gctx__fail_cuda(r, "cuGreenCtxGetDevResource(SM)");
     gctx_context_info out = GCTX_CONTEXT_INFO_INIT;
     out.device = context->device;
     out.sm_count = sm.u.sm.smCount;
-    out.has_id = context->has_id;
-    out.id = context->id;
+    out.has_id = context->driver.has_id;
+    out.id = context->driver.id;
     out.adopted = !context->owned;
-    out.workqueue_scope = context->workqueue_scope;
-    out.workqueue_concurrency_limit = context->workqueue_limit;
+    out.workqueue_scope = context->driver.workqueue_scope;
+    out.workqueue_concurrency_limit = context->driver.workqueue_limit;
     gctx__sized_out(info, &out, sizeof out);
     return GCTX_SUCCESS;
 }
@@ -320,7 +329,8 @@ gctx_status gctx_context_locality_domain(const gctx_context *context, unsigned *
                           drv->features[GCTX_FEATURE_LOCALITY_DOMAINS].reason);
     gcu_dev_resource sm;
     memset(&sm, 0, sizeof sm);
-    gcu_result r = drv->cuGreenCtxGetDevResource(context->green, &sm, GCU_DEV_RESOURCE_TYPE_SM);
+    gcu_result r = drv->cuGreenCtxGetDevResource(context->driver.green, &sm,
+                                                 GCU_DEV_RESOURCE_TYPE_SM);
     if (r != GCU_SUCCESS)
         return gctx__fail_cuda(r, "cuGreenCtxGetDevResource(SM)");
     if (!(sm.u.sm.flags & GCU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_ID))
@@ -334,13 +344,13 @@ gctx_status gctx_context_locality_domain(const gctx_context *context, unsigned *
 CUgreenCtx gctx_context_green_handle(const gctx_context *context)
 {
     return gctx__handle_resolve(&context, GCTX__TYPE_CONTEXT, "context") == GCTX_SUCCESS
-               ? context->green : NULL;
+               ? context->driver.green : NULL;
 }
 
 CUcontext gctx_context_cu_context(const gctx_context *context)
 {
     return gctx__handle_resolve(&context, GCTX__TYPE_CONTEXT, "context") == GCTX_SUCCESS
-               ? context->context : NULL;
+               ? context->driver.context : NULL;
 }
 
 gctx_status gctx_context_relation(const gctx_context *a, const gctx_context *b,
@@ -356,7 +366,7 @@ gctx_status gctx_context_relation(const gctx_context *a, const gctx_context *b,
         *relation = GCTX_RELATION_DISJOINT;
         return GCTX_SUCCESS;
     }
-    if (a->green == b->green) {
+    if (a->driver.green == b->driver.green) {
         *relation = GCTX_RELATION_OVERLAP;
         return GCTX_SUCCESS;
     }

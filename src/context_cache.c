@@ -37,23 +37,16 @@
 /* Every byte of a CUdevResource but nextResource. */
 #define RESOURCE_KEY_BYTES offsetof(gcu_dev_resource, nextResource)
 
+/* A context's key. When the context ends and the cache keeps its driver side, the key is
+ * that driver side's entry too: one allocation per context made, none at its end. */
 struct gctx__cache_key {
+    struct gctx__cache_key *prev, *next; /* in the device's list, most recently cached first */
+    gctx__driver_context driver;          /* while cached */
     uint64_t hash;
     size_t size; /* of bytes */
     unsigned char bytes[];
 };
-
-typedef struct entry {
-    struct entry *prev, *next; /* most recently cached first */
-    gctx__cache_key *key;
-    gctx__idle_streams idle;
-    CUgreenCtx green;
-    CUcontext context;
-    int has_id;
-    unsigned long long id;
-    gctx_workqueue_scope workqueue_scope;
-    unsigned workqueue_limit;
-} entry;
+typedef gctx__cache_key entry;
 
 typedef struct device_cache {
     entry *newest, *oldest;
@@ -116,29 +109,17 @@ static device_cache *device_of(int device)
 
 /* ---- keys ---- */
 
+/* Where a key is written: bytes past capacity are only counted (size), so a key too long for
+ * the buffer is measured in the same pass and written again into one of its size. */
 typedef struct key_buffer {
     unsigned char *bytes;
     size_t size, capacity;
-    int failed; /* out of memory */
 } key_buffer;
 
 static void put(key_buffer *b, const void *bytes, size_t size)
 {
-    if (b->failed)
-        return;
-    if (b->size + size > b->capacity) {
-        size_t capacity = b->capacity ? b->capacity * 2 : 256;
-        while (capacity < b->size + size)
-            capacity *= 2;
-        unsigned char *grown = realloc(b->bytes, capacity);
-        if (!grown) {
-            b->failed = 1;
-            return;
-        }
-        b->bytes = grown;
-        b->capacity = capacity;
-    }
-    memcpy(b->bytes + b->size, bytes, size);
+    if (b->size + size <= b->capacity)
+        memcpy(b->bytes + b->size, bytes, size);
     b->size += size;
 }
 
@@ -165,6 +146,20 @@ static int put_partition(key_buffer *b, const gctx_partition *p)
     return 1;
 }
 
+static int put_key(key_buffer *b, const gctx_partition *p, const gctx_context_options *options)
+{
+    const struct {
+        int device;
+        int workqueue_scope;
+        unsigned workqueue_limit;
+        unsigned create_flags;
+    } head = {p->device, options ? (int)options->workqueue_scope : 0,
+              options ? options->workqueue_concurrency_limit : 0, GCU_GREEN_CTX_DEFAULT_STREAM};
+    b->size = 0;
+    put(b, &head, sizeof head);
+    return put_partition(b, p);
+}
+
 static uint64_t fnv1a64(const unsigned char *bytes, size_t size)
 {
     uint64_t h = 1469598103934665603ull;
@@ -173,40 +168,33 @@ static uint64_t fnv1a64(const unsigned char *bytes, size_t size)
     return h;
 }
 
-/* NULL in *out when the partition's SMs can't be recognised. */
+/* A lookup's key, in the caller's buffer when it fits (a request's resources: a few hundred
+ * bytes on the structured path, a few granules' on the others), else in one of its own. */
+typedef struct lookup_key {
+    key_buffer b;
+    uint64_t hash;
+    int known; /* 0: the SMs can't be recognised, nothing to look up */
+} lookup_key;
+
 static gctx_status make_key(const gctx_partition *p, const gctx_context_options *options,
-                            gctx__cache_key **out)
+                            unsigned char *buffer, size_t capacity, lookup_key *k)
 {
-    key_buffer b = {0};
-    const struct {
-        int device;
-        int workqueue_scope;
-        unsigned workqueue_limit;
-        unsigned create_flags;
-    } head = {p->device, options ? (int)options->workqueue_scope : 0,
-              options ? options->workqueue_concurrency_limit : 0, GCU_GREEN_CTX_DEFAULT_STREAM};
-    put(&b, &head, sizeof head);
-    int known = put_partition(&b, p);
-    gctx__cache_key *key = NULL;
-    if (!b.failed && known) {
-        key = malloc(sizeof *key + b.size);
-        if (key) {
-            key->hash = fnv1a64(b.bytes, b.size);
-            key->size = b.size;
-            memcpy(key->bytes, b.bytes, b.size);
-        }
+    k->b = (key_buffer){buffer, 0, capacity};
+    k->known = put_key(&k->b, p, options);
+    if (k->known && k->b.size > capacity) {
+        if (!(k->b.bytes = malloc(k->b.size)))
+            return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making a green context");
+        k->b.capacity = k->b.size;
+        put_key(&k->b, p, options);
     }
-    int failed = b.failed || (known && !key);
-    free(b.bytes);
-    if (failed)
-        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making a green context");
-    *out = key;
+    k->hash = k->known ? fnv1a64(k->b.bytes, k->b.size) : 0;
     return GCTX_SUCCESS;
 }
 
-static int same_key(const gctx__cache_key *a, const gctx__cache_key *b)
+static int matches(const gctx__cache_key *a, const lookup_key *k)
 {
-    return a->hash == b->hash && a->size == b->size && memcmp(a->bytes, b->bytes, a->size) == 0;
+    return a->hash == k->hash && a->size == k->b.size &&
+           memcmp(a->bytes, k->b.bytes, a->size) == 0;
 }
 
 /* ---- the lists ---- */
@@ -268,11 +256,10 @@ static void destroy_victims(int device, entry *victims)
     while (victims) {
         entry *e = victims;
         victims = e->next;
-        destroy_idle(drv, &e->idle);
+        destroy_idle(drv, &e->driver.idle);
         gctx__release_driver_object(drv, GCTX__RELEASE_GREEN_CONTEXT,
-                                    (gctx__driver_object){.green = e->green});
+                                    (gctx__driver_object){.green = e->driver.green});
         destroyed++;
-        free(e->key);
         free(e);
     }
     pthread_mutex_lock(&lock);
@@ -295,16 +282,16 @@ gctx_status gctx__cache_take(gctx_partition *partition, const gctx_context_optio
     pthread_mutex_unlock(&lock);
     if (!on)
         return GCTX_SUCCESS; /* off, or no memory to track the device: a plain context */
-    gctx__cache_key *key = NULL;
-    if ((s = make_key(partition, options, &key)) || !key)
+    unsigned char buffer[2048];
+    lookup_key k;
+    if ((s = make_key(partition, options, buffer, sizeof buffer, &k)) || !k.known)
         return s;
-    c->cache_key = key;
     int fresh = options && (options->flags & GCTX_CONTEXT_FRESH);
     pthread_mutex_lock(&lock);
     d = device_of(partition->device); /* the table may have grown meanwhile */
     entry *e = NULL;
     for (entry *it = d->newest; it && !fresh; it = it->next)
-        if (same_key(it->key, key)) {
+        if (matches(it, &k)) {
             e = it;
             break;
         }
@@ -318,17 +305,18 @@ gctx_status gctx__cache_take(gctx_partition *partition, const gctx_context_optio
     GCTX__INFO("context cache of device %d: %s for %u SMs", partition->device,
                e ? "hit" : fresh ? "skipped (GCTX_CONTEXT_FRESH)" : "miss", partition->sm_count);
     if (e) {
-        c->green = e->green;
-        c->context = e->context;
-        c->has_id = e->has_id;
-        c->id = e->id;
-        c->workqueue_scope = e->workqueue_scope;
-        c->workqueue_limit = e->workqueue_limit;
-        c->idle = e->idle;
-        free(e->key);
-        free(e);
+        c->driver = e->driver; /* the entry is the new context's key from now on */
+    } else if ((e = malloc(sizeof *e + k.b.size))) {
+        e->hash = k.hash;
+        e->size = k.b.size;
+        memcpy(e->bytes, k.b.bytes, k.b.size);
+    } else {
+        s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making a green context");
     }
-    return GCTX_SUCCESS;
+    if (k.b.bytes != buffer)
+        free(k.b.bytes);
+    c->cache_key = e;
+    return s;
 }
 
 void gctx__cache_count_live(const gctx_context *c)
@@ -342,16 +330,14 @@ void gctx__cache_count_live(const gctx_context *c)
 
 int gctx__cache_give(gctx_context *c)
 {
-    entry *e = c->cache_key ? calloc(1, sizeof *e) : NULL;
-    entry *victims = NULL;
+    entry *e = c->cache_key, *victims = NULL;
     int kept = 0;
     pthread_mutex_lock(&lock);
     device_cache *d = device_of(c->device);
     if (d)
         d->live--;
     if (d && e && d->limit > 0 && !gctx__faulted()) { /* after a fault no context is kept */
-        *e = (entry){NULL, NULL, c->cache_key, c->idle, c->green, c->context, c->has_id, c->id,
-                     c->workqueue_scope, c->workqueue_limit};
+        e->driver = c->driver;
         push_newest(d, e);
         evict_beyond(d, d->limit, &victims);
         kept = 1;
@@ -360,12 +346,11 @@ int gctx__cache_give(gctx_context *c)
     destroy_victims(c->device, victims);
     if (!kept) {
         const gctx__driver *drv;
-        if (c->idle.n && gctx__driver_loaded(&drv))
-            destroy_idle(drv, &c->idle);
+        if (c->driver.idle.n && gctx__driver_loaded(&drv))
+            destroy_idle(drv, &c->driver.idle);
         free(e);
-        free(c->cache_key);
     }
-    c->idle.n = 0;
+    c->driver.idle.n = 0;
     c->cache_key = NULL;
     return kept;
 }
@@ -378,10 +363,10 @@ void gctx__cache_forget(gctx_context *c)
 
 void gctx__cache_discard(const gctx__driver *drv, gctx_context *c)
 {
-    destroy_idle(drv, &c->idle);
+    destroy_idle(drv, &c->driver.idle);
     gctx__release_driver_object(drv, GCTX__RELEASE_GREEN_CONTEXT,
-                                (gctx__driver_object){.green = c->green});
-    c->green = NULL;
+                                (gctx__driver_object){.green = c->driver.green});
+    c->driver.green = NULL;
     gctx__cache_forget(c);
 }
 
@@ -389,10 +374,10 @@ int gctx__cache_keep_stream(gctx_context *c, CUstream stream, int priority)
 {
     int kept = 0;
     pthread_mutex_lock(&lock);
-    if (c->cache_key && c->idle.n < GCTX__IDLE_STREAMS) {
-        c->idle.stream[c->idle.n] = stream;
-        c->idle.priority[c->idle.n] = priority;
-        c->idle.n++;
+    if (c->cache_key && c->driver.idle.n < GCTX__IDLE_STREAMS) {
+        c->driver.idle.stream[c->driver.idle.n] = stream;
+        c->driver.idle.priority[c->driver.idle.n] = priority;
+        c->driver.idle.n++;
         kept = 1;
     }
     pthread_mutex_unlock(&lock);
@@ -403,12 +388,12 @@ int gctx__cache_take_stream(gctx_context *c, int priority, CUstream *stream)
 {
     int taken = 0;
     pthread_mutex_lock(&lock);
-    for (unsigned i = 0; i < c->idle.n && !taken; i++) {
-        if (c->idle.priority[i] == priority) {
-            *stream = c->idle.stream[i];
-            c->idle.n--;
-            c->idle.stream[i] = c->idle.stream[c->idle.n];
-            c->idle.priority[i] = c->idle.priority[c->idle.n];
+    for (unsigned i = 0; i < c->driver.idle.n && !taken; i++) {
+        if (c->driver.idle.priority[i] == priority) {
+            *stream = c->driver.idle.stream[i];
+            c->driver.idle.n--;
+            c->driver.idle.stream[i] = c->driver.idle.stream[c->driver.idle.n];
+            c->driver.idle.priority[i] = c->driver.idle.priority[c->driver.idle.n];
             taken = 1;
         }
     }

@@ -8,8 +8,9 @@
 /* Looks for an idle driver context for a context of `partition` with `options` (NULL: the
  * defaults). Sets c->cache_key (NULL when the request can't be cached: the cache is off for
  * the device, or the SMs can't be recognised from the partition's resources), and on a hit
- * fills c's driver fields (green, context, id, workqueue settings). GCTX_ERROR_INVALID_ARGUMENT
- * when GREENCTX_CONTEXT_CACHE is malformed; GCTX_ERROR_OUT_OF_MEMORY. */
+ * fills c->driver (the handles, id, workqueue settings and idle streams).
+ * GCTX_ERROR_INVALID_ARGUMENT when GREENCTX_CONTEXT_CACHE is malformed;
+ * GCTX_ERROR_OUT_OF_MEMORY. */
 gctx_status gctx__cache_take(gctx_partition *partition, const gctx_context_options *options,
                              gctx_context *c);
 /* A context's driver side now belongs to a greenctx context: counted as live. */

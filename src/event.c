@@ -28,7 +28,7 @@ gctx_status gctx_event_create(gctx_context *context, gctx_event **event)
     if (!ev)
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making an event");
     /* cuEventCreate works on the current context: make it the green one, then restore. */
-    if ((s = gctx__push_context(drv, context->context)))
+    if ((s = gctx__push_context(drv, context->driver.context)))
         goto fail_free;
     gcu_result r = drv->cuEventCreate(&ev->handle, GCU_EVENT_DISABLE_TIMING);
     if (r != GCU_SUCCESS) {
@@ -92,7 +92,7 @@ gctx_status gctx_event_record_context(gctx_event *event, gctx_context *context)
                           "context", &drv);
     if (s != GCTX_SUCCESS)
         return s;
-    gcu_result r = drv->cuGreenCtxRecordEvent(context->green, event->handle);
+    gcu_result r = drv->cuGreenCtxRecordEvent(context->driver.green, event->handle);
     return r == GCU_SUCCESS ? GCTX_SUCCESS : gctx__fail_cuda(r, "cuGreenCtxRecordEvent");
 }
 
@@ -114,7 +114,7 @@ gctx_status gctx_context_wait_event(gctx_context *context, gctx_event *event)
                           "event", &drv);
     if (s != GCTX_SUCCESS)
         return s;
-    gcu_result r = drv->cuGreenCtxWaitEvent(context->green, event->handle);
+    gcu_result r = drv->cuGreenCtxWaitEvent(context->driver.green, event->handle);
     return r == GCU_SUCCESS ? GCTX_SUCCESS : gctx__fail_cuda(r, "cuGreenCtxWaitEvent");
 }
 

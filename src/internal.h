@@ -105,6 +105,13 @@ typedef struct gctx__sm_rules {
     unsigned alignment;
     int derived;
 } gctx__sm_rules;
+/* The device's compute capability (major), asked of the driver once. */
+gctx_status gctx__device_cc_major(const gctx__driver *drv, int device, int *major);
+/* Every partition holds the device's primary context: green contexts made from it then don't
+ * initialise it again. The first hold of a device retains it (cuDevicePrimaryCtxRetain), later
+ * ones only count; the last drop releases it through release.c. */
+gctx_status gctx__device_hold_primary(const gctx__driver *drv, int device);
+void gctx__device_drop_primary(const gctx__driver *drv, int device);
 gctx_status gctx__device_arch_rules(const gctx__driver *drv, int device, gctx__sm_rules *rules);
 /* A resource's rules: reported values when present, else the device's. */
 gctx_status gctx__resource_rules(const gctx__driver *drv, int device,
@@ -166,8 +173,6 @@ void *gctx__handle_retain(void *handle, gctx__type type);
 void gctx__handle_release(void *handle, gctx__type type);
 /* Size-prefixed structs and group arrays across header versions (sized.c). */
 #include "sized.h"
-/* gctx__object_live_count, for tests of leaks. */
-#include "testing.h"
 
 /* ---- the driver's destroy calls (release.c) ---- */
 

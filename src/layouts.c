@@ -10,25 +10,34 @@
 
 #include "stream.h"
 
+/* One partition of one layout: objects the layouts hold a reference of (never a caller's
+ * handle, so no stray release can drop it; callers get lent handles), and the raw handles a
+ * switch uses. Every slot is made, or the whole set rolled back. */
+typedef struct slot {
+    gctx_partition *partition;
+    gctx_context *context;
+    gctx_stream *stream;
+    gctx_event *event; /* recorded on the stream when switching away */
+    CUstream raw_stream;
+    CUevent raw_event;
+} slot;
+
 struct gctx_layouts {
     gctx__object base;
     int device;
     unsigned nb_layouts, nb_parts;
-    /* [layout * nb_parts + part]: objects the layouts hold a reference of (never a caller's
-     * handle, so no stray release can drop it; callers get lent handles), and the raw handles
-     * a switch uses; every element made, or the whole set rolled back */
-    gctx_partition **partitions;
-    gctx_context **contexts;
-    gctx_stream **streams;
-    gctx_event **events; /* recorded on the stream of the same index when switching away */
-    CUstream *raw_streams;
-    CUevent *raw_events;
+    slot *slots; /* nb_parts per layout, layout after layout */
     pthread_mutex_t lock;
     unsigned active;
 };
 
+static slot *slot_of(const gctx_layouts *l, unsigned layout, unsigned part)
+{
+    return &l->slots[(size_t)layout * l->nb_parts + part];
+}
+
 /* Drops the layouts' reference of an object, and the lent handle callers used (the same
- * object may sit in several elements: unlending twice is harmless). */
+ * object may sit in several slots: unlending twice is harmless). */
 static void drop(gctx__object *object)
 {
     if (!object)
@@ -39,23 +48,19 @@ static void drop(gctx__object *object)
 
 static void layouts_free(gctx_layouts *l)
 {
-    size_t n = (size_t)l->nb_layouts * l->nb_parts;
+    size_t n = l->slots ? (size_t)l->nb_layouts * l->nb_parts : 0;
     for (size_t i = 0; i < n; i++) {
-        if (l->events && l->events[i])
-            drop(&l->events[i]->base);
-        if (l->streams && l->streams[i])
-            drop(&l->streams[i]->base);
-        if (l->contexts && l->contexts[i])
-            drop(&l->contexts[i]->base);
-        if (l->partitions && l->partitions[i])
-            drop(&l->partitions[i]->base);
+        slot *k = &l->slots[i];
+        if (k->event)
+            drop(&k->event->base);
+        if (k->stream)
+            drop(&k->stream->base);
+        if (k->context)
+            drop(&k->context->base);
+        if (k->partition)
+            drop(&k->partition->base);
     }
-    free(l->raw_events);
-    free(l->raw_streams);
-    free(l->events);
-    free(l->streams);
-    free(l->contexts);
-    free(l->partitions);
+    free(l->slots);
     pthread_mutex_destroy(&l->lock);
     free(l);
 }
@@ -98,10 +103,10 @@ static gctx_status build_layout(gctx_layouts *l, gctx_partition *device, unsigne
     const unsigned n = l->nb_parts;
     const int rest = counts[n - 1] == 0;
     const unsigned nb_groups = rest ? n - 1 : n;
-    gctx_partition **parts = &l->partitions[(size_t)layout * n];
     gctx_group *groups = calloc(nb_groups ? nb_groups : 1, sizeof *groups); /* reserved: 0 */
+    gctx_partition **parts = calloc(n, sizeof *parts);
     gctx_status s = GCTX_SUCCESS;
-    if (!groups) {
+    if (!groups || !parts) {
         s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making layouts");
         goto cleanup;
     }
@@ -117,29 +122,30 @@ static gctx_status build_layout(gctx_layouts *l, gctx_partition *device, unsigne
                            "its last partition is the rest (0), but the others take every SM");
     }
     for (unsigned i = 0; i < n; i++)
-        parts[i] = parts[i] ? keep(parts[i], GCTX__TYPE_PARTITION) : NULL;
+        slot_of(l, layout, i)->partition = parts[i] ? keep(parts[i], GCTX__TYPE_PARTITION) : NULL;
     for (unsigned i = 0; i < n && s == GCTX_SUCCESS; i++) {
-        size_t k = (size_t)layout * n + i;
-        gctx_partition *partition = gctx__handle_lend(&l->partitions[k]->base);
+        slot *k = slot_of(l, layout, i);
         gctx_context *context = NULL;
         gctx_stream *stream = NULL;
         gctx_event *event = NULL;
-        if ((s = gctx_context_create(partition, options, &context)) == GCTX_SUCCESS)
-            l->contexts[k] = keep(context, GCTX__TYPE_CONTEXT);
-        if (s == GCTX_SUCCESS && (s = gctx_stream_create(gctx__handle_lend(&l->contexts[k]->base),
+        if ((s = gctx_context_create(gctx__handle_lend(&k->partition->base), options,
+                                     &context)) == GCTX_SUCCESS)
+            k->context = keep(context, GCTX__TYPE_CONTEXT);
+        if (s == GCTX_SUCCESS && (s = gctx_stream_create(gctx__handle_lend(&k->context->base),
                                                          NULL, &stream)) == GCTX_SUCCESS)
-            l->streams[k] = keep(stream, GCTX__TYPE_STREAM);
-        if (s == GCTX_SUCCESS && (s = gctx_event_create(gctx__handle_lend(&l->contexts[k]->base),
+            k->stream = keep(stream, GCTX__TYPE_STREAM);
+        if (s == GCTX_SUCCESS && (s = gctx_event_create(gctx__handle_lend(&k->context->base),
                                                         &event)) == GCTX_SUCCESS)
-            l->events[k] = keep(event, GCTX__TYPE_EVENT);
+            k->event = keep(event, GCTX__TYPE_EVENT);
         if (s != GCTX_SUCCESS)
             break;
-        l->raw_streams[k] = l->streams[k]->handle;
-        l->raw_events[k] = l->events[k]->handle;
+        k->raw_stream = k->stream->handle;
+        k->raw_event = k->event->handle;
     }
 cleanup:
     if (s != GCTX_SUCCESS)
         gctx__append_error("making layout %u of %u", layout, l->nb_layouts);
+    free(parts);
     free(groups);
     return s;
 }
@@ -163,15 +169,9 @@ gctx_status gctx_layouts_create(int device, const unsigned *sm_counts, unsigned 
         l->nb_layouts = nb_layouts;
         l->nb_parts = nb_parts;
         pthread_mutex_init(&l->lock, NULL);
-        l->partitions = calloc(n, sizeof *l->partitions);
-        l->contexts = calloc(n, sizeof *l->contexts);
-        l->streams = calloc(n, sizeof *l->streams);
-        l->events = calloc(n, sizeof *l->events);
-        l->raw_streams = calloc(n, sizeof *l->raw_streams);
-        l->raw_events = calloc(n, sizeof *l->raw_events);
+        l->slots = calloc(n, sizeof *l->slots);
     }
-    if (!l || !l->partitions || !l->contexts || !l->streams || !l->events || !l->raw_streams ||
-        !l->raw_events) {
+    if (!l || !l->slots) {
         s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making %u layouts", nb_layouts);
         goto cleanup;
     }
@@ -200,26 +200,26 @@ void gctx_layouts_release(gctx_layouts *layouts)
     gctx__handle_release(layouts, GCTX__TYPE_LAYOUTS);
 }
 
-/* Every stream of layout `to` waits for the work submitted so far to every stream of `from`.
- * Lock held. */
+/* Every stream of layout `to` waits for the work submitted so far to every stream of `from`:
+ * an event recorded on each old stream, and each new stream waits for each of them. That is
+ * the floor without ordering more than asked: fewer waits would need an old stream to wait
+ * for its siblings, which would hold back work still submitted to it. Lock held. */
 static gctx_status hand_over(const gctx__driver *drv, gctx_layouts *l, unsigned from, unsigned to)
 {
     const unsigned n = l->nb_parts;
+    const slot *away = slot_of(l, from, 0), *onto = slot_of(l, to, 0);
     for (unsigned i = 0; i < n; i++) {
-        size_t k = (size_t)from * n + i;
-        gcu_result r = drv->cuEventRecord(l->raw_events[k], l->raw_streams[k]);
+        gcu_result r = drv->cuEventRecord(away[i].raw_event, away[i].raw_stream);
         if (r != GCU_SUCCESS)
             return gctx__fail_cuda(r, "cuEventRecord on layout %u's stream %u", from, i);
     }
-    for (unsigned j = 0; j < n; j++) {
-        CUstream stream = l->raw_streams[(size_t)to * n + j];
+    for (unsigned j = 0; j < n; j++)
         for (unsigned i = 0; i < n; i++) {
-            gcu_result r = drv->cuStreamWaitEvent(stream, l->raw_events[(size_t)from * n + i], 0);
+            gcu_result r = drv->cuStreamWaitEvent(onto[j].raw_stream, away[i].raw_event, 0);
             if (r != GCU_SUCCESS)
                 return gctx__fail_cuda(r, "cuStreamWaitEvent: layout %u's stream %u for layout "
                                           "%u's stream %u", to, j, from, i);
         }
-    }
     return GCTX_SUCCESS;
 }
 
@@ -247,8 +247,7 @@ gctx_status gctx_layouts_switch(gctx_layouts *layouts, unsigned index, gctx_stre
     }
     if (streams)
         for (unsigned i = 0; i < layouts->nb_parts; i++)
-            streams[i] = gctx__handle_lend(
-                &layouts->streams[(size_t)index * layouts->nb_parts + i]->base);
+            streams[i] = gctx__handle_lend(&slot_of(layouts, index, i)->stream->base);
     return GCTX_SUCCESS;
 }
 
@@ -264,13 +263,13 @@ gctx_status gctx_layouts_get(const gctx_layouts *layouts, unsigned layout, unsig
                           "layout %u, partition %u does not exist: there are %u layouts of %u "
                           "partitions",
                           layout, part, layouts->nb_layouts, layouts->nb_parts);
-    size_t k = (size_t)layout * layouts->nb_parts + part;
+    const slot *k = slot_of(layouts, layout, part);
     if (partition)
-        *partition = gctx__handle_lend(&layouts->partitions[k]->base);
+        *partition = gctx__handle_lend(&k->partition->base);
     if (context)
-        *context = gctx__handle_lend(&layouts->contexts[k]->base);
+        *context = gctx__handle_lend(&k->context->base);
     if (stream)
-        *stream = gctx__handle_lend(&layouts->streams[k]->base);
+        *stream = gctx__handle_lend(&k->stream->base);
     return GCTX_SUCCESS;
 }
 

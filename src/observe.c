@@ -132,7 +132,7 @@ gctx_status gctx_stream_observe_sms(gctx_stream *stream, unsigned *sm_ids, unsig
                                              stream->context->device);
     if (r != GCU_SUCCESS)
         return gctx__fail_cuda(r, "cuDeviceGetAttribute(multiprocessor count)");
-    if ((s = gctx__push_context(drv, stream->context->context)))
+    if ((s = gctx__push_context(drv, stream->context->driver.context)))
         return s;
     gctx__smid_kernel kernel;
     s = gctx__smid_load(drv, &kernel);

@@ -10,14 +10,12 @@ static void partition_destroy(gctx__object *object)
     gctx_partition *p = (gctx_partition *)object;
     const gctx__driver *drv;
     if (gctx__driver_loaded(&drv))
-        gctx__release_driver_object(drv, GCTX__RELEASE_PRIMARY_CONTEXT,
-                                    (gctx__driver_object){.device = p->device});
+        gctx__device_drop_primary(drv, p->device);
     if (p->split)
         gctx__object_release(&p->split->base);
     if (p->context)
         gctx__context_release(p->context);
     pthread_mutex_destroy(&p->desc_lock);
-    free(p->resources);
     free(p);
 }
 
@@ -30,41 +28,28 @@ static gctx_status partition_new(int device, gctx_partition_kind kind,
     gctx_status s = gctx__driver_load(&drv);
     if (s != GCTX_SUCCESS)
         return s;
-    gctx_partition *p = calloc(1, sizeof *p);
-    gcu_dev_resource *copy = calloc(nb_resources, sizeof *copy);
-    if (!p || !copy) {
-        s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making a partition");
+    /* One block: the partition and its resources (at most a split's granules and remainder). */
+    gctx_partition *p = calloc(1, sizeof *p + nb_resources * sizeof *resources);
+    if (!p)
+        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making a partition");
+    if ((s = gctx__device_hold_primary(drv, device)))
         goto fail_free;
-    }
-    /* Every green context retains the device's primary context and its destruction releases
-     * it: with nothing else holding it, each context creation would initialise the primary
-     * context again (about 110 ms on an H200 instead of 1.7). Partitions hold it instead, and
-     * everything greenctx makes holds a partition. */
-    CUcontext primary;
-    gcu_result r = drv->cuDevicePrimaryCtxRetain(&primary, device);
-    if (r != GCU_SUCCESS) {
-        s = gctx__fail_cuda(r, "cuDevicePrimaryCtxRetain on device %d", device);
-        goto fail_free;
-    }
-    memcpy(copy, resources, nb_resources * sizeof *copy);
+    memcpy(p->resources, resources, nb_resources * sizeof *resources);
     p->device = device;
     p->kind = kind;
-    p->resources = copy;
     p->nb_resources = nb_resources;
     for (unsigned i = 0; i < nb_resources; i++)
         p->sm_count += resources[i].u.sm.smCount;
     pthread_mutex_init(&p->desc_lock, NULL);
     if ((s = gctx__object_init(&p->base, GCTX__TYPE_PARTITION, partition_destroy)))
-        goto fail_release;
+        goto fail_drop;
     *out = p;
     return GCTX_SUCCESS;
 
-fail_release:
+fail_drop:
     pthread_mutex_destroy(&p->desc_lock);
-    gctx__release_driver_object(drv, GCTX__RELEASE_PRIMARY_CONTEXT,
-                                (gctx__driver_object){.device = device});
+    gctx__device_drop_primary(drv, device);
 fail_free:
-    free(copy);
     free(p);
     return s;
 }
@@ -81,15 +66,6 @@ static void read_driver_fields(const gctx__driver *drv, gctx_partition *p)
         p->has_locality = 1;
         p->locality = sm->localityDomainId;
     }
-}
-
-static gctx_status compute_capability(const gctx__driver *drv, int device, int *major)
-{
-    gcu_result r = drv->cuDeviceGetAttribute(major, GCU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
-                                             device);
-    return r == GCU_SUCCESS ? GCTX_SUCCESS
-                            : gctx__fail_cuda(r, "cuDeviceGetAttribute(compute capability) on "
-                                                 "device %d", device);
 }
 
 gctx_status gctx_partition_from_device(int device, gctx_partition **partition)
@@ -110,7 +86,7 @@ gctx_status gctx_partition_from_device(int device, gctx_partition **partition)
     gctx__sm_rules rules;
     int major = 0;
     if ((s = gctx__resource_rules(drv, device, &resource, &rules)) ||
-        (s = compute_capability(drv, device, &major)))
+        (s = gctx__device_cc_major(drv, device, &major)))
         return s;
     gctx_partition *p = NULL;
     if ((s = partition_new(device, GCTX_PARTITION_DEVICE, &resource, 1, &p)))
@@ -153,7 +129,7 @@ gctx_status gctx__partition_from_context(gctx_context *context, gctx_partition *
         return s;
     gcu_dev_resource resource;
     memset(&resource, 0, sizeof resource);
-    gcu_result r = drv->cuGreenCtxGetDevResource(context->green, &resource,
+    gcu_result r = drv->cuGreenCtxGetDevResource(context->driver.green, &resource,
                                                  GCU_DEV_RESOURCE_TYPE_SM);
     if (r != GCU_SUCCESS)
         return gctx__fail_cuda(r, "cuGreenCtxGetDevResource(SM)");
@@ -161,7 +137,7 @@ gctx_status gctx__partition_from_context(gctx_context *context, gctx_partition *
     int major = 0;
     if ((s = gctx__resource_rules(drv, context->device, &resource, &rules)) ||
         (s = gctx__device_arch_rules(drv, context->device, &device_rules)) ||
-        (s = compute_capability(drv, context->device, &major)))
+        (s = gctx__device_cc_major(drv, context->device, &major)))
         return s;
     gctx_partition *p = NULL;
     if ((s = partition_new(context->device, GCTX_PARTITION_CONTEXT, &resource, 1, &p)))

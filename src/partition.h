@@ -36,30 +36,36 @@ struct gctx_partition {
     unsigned flags;
     int has_locality;
     unsigned locality;
-    /* The driver resources behind it: the one queried resource (DEVICE, CONTEXT), or outputs
-     * of one split (GROUP, REMAINDER), which can share a descriptor. */
     unsigned nb_resources;
-    gcu_dev_resource *resources;
     gctx__split *split; /* GROUP, REMAINDER: the split it came from (retained) */
     unsigned index;     /* its group index in that split; nb_groups for the remainder */
     gctx_context *context; /* CONTEXT: the green context whose SMs these are (retained) */
     pthread_mutex_t desc_lock;
     gcu_resource_desc desc; /* made once, on first use: the driver has no way to free one */
+    /* The driver resources behind it: the one queried resource (DEVICE, CONTEXT), or outputs
+     * of one split (GROUP, REMAINDER), which can share a descriptor. */
+    gcu_dev_resource resources[];
 };
 
-struct gctx_context {
-    gctx__object base;
-    int device;
+/* The driver side of a green context: what the context cache keeps of it after its greenctx
+ * context ends, and hands to the next one (context_cache.c). */
+typedef struct gctx__driver_context {
     CUgreenCtx green;
-    CUcontext context;         /* cuCtxFromGreenCtx(green) */
-    gctx_partition *partition; /* what it was made from (retained); NULL when adopted */
-    int owned;                 /* 0 for adopted handles: never destroyed by greenctx */
+    CUcontext context; /* cuCtxFromGreenCtx(green) */
     int has_id;
     unsigned long long id;
     gctx_workqueue_scope workqueue_scope;
     unsigned workqueue_limit;
+    gctx__idle_streams idle; /* under the cache's lock */
+} gctx__driver_context;
+
+struct gctx_context {
+    gctx__object base;
+    int device;
+    gctx__driver_context driver;
+    gctx_partition *partition; /* what it was made from (retained); NULL when adopted */
+    int owned;                 /* 0 for adopted handles: never destroyed by greenctx */
     gctx__cache_key *cache_key; /* what identifies its SMs and options; NULL: never cached */
-    gctx__idle_streams idle;    /* under the cache's lock */
 };
 
 /* A partition's descriptor, made on first use. */

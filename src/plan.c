@@ -273,9 +273,7 @@ static gctx_status plan_granules(const gctx__plan_input *in, int fine, gctx__pla
     unsigned start = counts_gcd ? counts_gcd : in->sm_count;
     start = start / unit_lcm * unit_lcm;
 
-    gctx__assignment *trial = calloc(plan->nb_groups, sizeof *trial);
-    if (!trial)
-        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory planning a split");
+    gctx__assignment *trial = plan->trial;
     char why[512] = "";
     int found = 0, have_discovery = 0;
     unsigned best_discovered = 0;
@@ -288,10 +286,8 @@ static gctx_status plan_granules(const gctx__plan_input *in, int fine, gctx__pla
             continue;
         gctx__granule_split split;
         gctx_status s = in->oracle(in->oracle_context, g, plan->flags, &split);
-        if (s != GCTX_SUCCESS) {
-            free(trial);
+        if (s != GCTX_SUCCESS)
             return s;
-        }
         if (split.size != g || split.groups == 0)
             continue; /* the driver rounds this granule to another size */
         unsigned discovered;
@@ -315,7 +311,6 @@ static gctx_status plan_granules(const gctx__plan_input *in, int fine, gctx__pla
         if (!have_discovery || discovered + explicit_total == in->sm_count)
             break;
     }
-    free(trial);
     if (!found) {
         if (!why[0])
             snprintf(why, sizeof why,
@@ -375,12 +370,22 @@ gctx_status gctx__plan_make(const gctx__plan_input *in, const gctx_group *groups
     }
 
     plan->nb_groups = nb_groups;
-    plan->normal = calloc(nb_groups, sizeof *plan->normal);
-    plan->assign = calloc(nb_groups, sizeof *plan->assign);
-    plan->groups = calloc(nb_groups, sizeof *plan->groups);
-    if (!plan->normal || !plan->assign || !plan->groups) {
-        gctx__plan_free(plan);
-        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory planning a split");
+    if (nb_groups <= GCTX__PLAN_SMALL) {
+        memset(&plan->small, 0, sizeof plan->small);
+        plan->groups = plan->small.groups;
+        plan->normal = plan->small.normal;
+        plan->assign = plan->small.assign;
+        plan->trial = plan->small.trial;
+    } else {
+        /* One block for the arrays, widest alignment first. */
+        void *block = calloc(nb_groups, sizeof *plan->groups + sizeof *plan->normal +
+                                            2 * sizeof *plan->assign);
+        if (!block)
+            return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory planning a split");
+        plan->groups = block;
+        plan->normal = (gctx__normal_group *)(plan->groups + nb_groups);
+        plan->assign = (gctx__assignment *)(plan->normal + nb_groups);
+        plan->trial = plan->assign + nb_groups;
     }
     gctx_status s = normalize(in, fine, groups, nb_groups, rounding, plan->normal);
     for (unsigned i = 0; s == GCTX_SUCCESS && i < nb_groups; i++) {
@@ -431,10 +436,10 @@ gctx_status gctx__plan_take_structured(const gctx__plan_input *in, gctx__plan *p
 
 void gctx__plan_free(gctx__plan *plan)
 {
-    free(plan->normal);
-    free(plan->assign);
-    free(plan->groups);
+    if (plan->groups != plan->small.groups)
+        free(plan->groups); /* the block of every array */
+    plan->groups = NULL;
     plan->normal = NULL;
     plan->assign = NULL;
-    plan->groups = NULL;
+    plan->trial = NULL;
 }

@@ -45,6 +45,8 @@ typedef struct gctx__assignment {
     int takes_remainder;
 } gctx__assignment;
 
+#define GCTX__PLAN_SMALL 8
+
 typedef struct gctx__plan {
     gctx_split_path path;
     unsigned granule;  /* minCount of the one split-by-count (granule paths) */
@@ -53,9 +55,17 @@ typedef struct gctx__plan {
     unsigned remainder_sms;
     int rounded;
     unsigned nb_groups;
-    gctx__normal_group *normal;  /* nb_groups entries, owned by the plan */
-    gctx__assignment *assign;    /* nb_groups entries, granule paths only */
-    gctx_group_plan *groups;     /* nb_groups entries */
+    /* nb_groups entries each: in small for a request of up to GCTX__PLAN_SMALL groups (a
+     * split is a hot path), else in one block the plan owns */
+    gctx__normal_group *normal;
+    gctx__assignment *assign;    /* granule paths only */
+    gctx__assignment *trial;     /* the granule paths' scratch while planning */
+    gctx_group_plan *groups;
+    struct {
+        gctx_group_plan groups[GCTX__PLAN_SMALL];
+        gctx__normal_group normal[GCTX__PLAN_SMALL];
+        gctx__assignment assign[GCTX__PLAN_SMALL], trial[GCTX__PLAN_SMALL];
+    } small;
 } gctx__plan;
 
 /* Checks and rounds the request, then (granule paths) chooses the granule and assigns

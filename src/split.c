@@ -8,6 +8,9 @@
 #include "partition.h"
 #include "plan.h"
 
+/* Groups a split holds in its own stack buffers; a larger request takes them from the heap. */
+#define SMALL_SPLIT 8
+
 typedef struct split_job {
     const gctx__driver *drv;
     gctx_partition *input;   /* what the caller passed */
@@ -16,13 +19,30 @@ typedef struct split_job {
     gctx__plan_input rules;
     gctx__plan plan;
     /* The outputs of the last split made while planning. When they are what the plan chose,
-     * the split hands them out instead of asking the driver the same thing again. */
+     * the split hands them out instead of asking the driver the same thing again. In
+     * small_scratch, or on the heap once a granule path needs room for every granule. */
     gcu_dev_resource *scratch;
     unsigned scratch_capacity;
+    gcu_dev_resource small_scratch[SMALL_SPLIT];
     unsigned last_nb;
     gcu_dev_resource last_remainder;
     unsigned last_granule, last_flags; /* granule paths: what that split was asked */
 } split_job;
+
+/* Room for n resources in the job's scratch (what it held is lost when it grows). */
+static gctx_status scratch_reserve(split_job *job, unsigned n)
+{
+    if (n <= job->scratch_capacity)
+        return GCTX_SUCCESS;
+    gcu_dev_resource *grown = malloc(n * sizeof *grown);
+    if (!grown)
+        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory planning a split");
+    if (job->scratch != job->small_scratch)
+        free(job->scratch);
+    job->scratch = grown;
+    job->scratch_capacity = n;
+    return GCTX_SUCCESS;
+}
 
 /* What a split-by-count of the resource gives: asked of the driver itself (a split writes
  * only into our memory and creates no driver object). */
@@ -30,10 +50,13 @@ static gctx_status granule_oracle(void *context, unsigned granule, unsigned flag
                                   gctx__granule_split *out)
 {
     split_job *job = context;
+    /* Every granule is at least 2 SMs: sm_count / 2 + 1 slots hold them. */
+    gctx_status s = scratch_reserve(job, job->through->sm_count / 2 + 1);
+    if (s != GCTX_SUCCESS)
+        return s;
     unsigned nb = job->scratch_capacity;
     gcu_dev_resource *remainder = &job->last_remainder;
-    memset(remainder, 0, sizeof *remainder);
-    memset(job->scratch, 0, job->scratch_capacity * sizeof *job->scratch);
+    memset(remainder, 0, sizeof *remainder); /* the driver writes the granules it counts */
     job->last_nb = 0;
     gcu_result r = job->drv->cuDevSmResourceSplitByCount(job->scratch, &nb,
                                                          &job->through->resources[0], remainder,
@@ -59,7 +82,8 @@ static gctx_status granule_oracle(void *context, unsigned granule, unsigned flag
 static void job_end(split_job *job)
 {
     gctx__plan_free(&job->plan);
-    free(job->scratch);
+    if (job->scratch != job->small_scratch)
+        free(job->scratch);
     if (job->through)
         gctx__object_release(&job->through->base);
 }
@@ -90,14 +114,20 @@ static gctx_status reach_splittable(split_job *job)
 static gctx_status structured_probe(split_job *job)
 {
     unsigned n = job->plan.nb_groups;
-    gcu_dev_sm_resource_group_params *params = calloc(n, sizeof *params);
-    unsigned *sizes = calloc(n, sizeof *sizes);
-    gctx_status s = GCTX_SUCCESS;
-    if (!params || !sizes) {
-        free(params);
-        free(sizes);
-        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory planning a split");
+    gcu_dev_sm_resource_group_params small_params[SMALL_SPLIT];
+    unsigned small_sizes[SMALL_SPLIT];
+    gcu_dev_sm_resource_group_params *params = small_params;
+    unsigned *sizes = small_sizes;
+    gctx_status s = scratch_reserve(job, n);
+    if (s == GCTX_SUCCESS && n > SMALL_SPLIT) {
+        params = malloc(n * (sizeof *params + sizeof *sizes));
+        sizes = params ? (unsigned *)(params + n) : NULL;
+        if (!params)
+            s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory planning a split");
     }
+    if (s != GCTX_SUCCESS)
+        return s;
+    memset(params, 0, n * sizeof *params);
     for (unsigned i = 0; i < n; i++) {
         const gctx__normal_group *g = &job->plan.normal[i];
         params[i].smCount = g->num_sms;
@@ -108,8 +138,6 @@ static gctx_status structured_probe(split_job *job)
     /* The real call, into scratch memory: it creates no driver object, and unlike a NULL-result
      * dry run it applies every rule; the split then hands out these very outputs. */
     gcu_dev_resource *results = job->scratch;
-    /* plan.c gives every group at least one 2-SM unit, so sm_count / 2 + 1 slots hold them. */
-    assert(n <= job->scratch_capacity);
     memset(&job->last_remainder, 0, sizeof job->last_remainder);
     gcu_result r = job->drv->cuDevSmResourceSplit(results, n, &job->through->resources[0],
                                                   &job->last_remainder, 0, params);
@@ -128,8 +156,8 @@ static gctx_status structured_probe(split_job *job)
             sizes[i] = results[i].u.sm.smCount;
         s = gctx__plan_take_structured(&job->rules, &job->plan, sizes);
     }
-    free(params);
-    free(sizes);
+    if (params != small_params)
+        free(params); /* sizes with it */
     return s;
 }
 
@@ -182,6 +210,8 @@ static gctx_status job_plan(split_job *job, gctx_partition *input, const gctx_gr
                             unsigned nb_groups, const gctx_split_options *options)
 {
     memset(job, 0, sizeof *job);
+    job->scratch = job->small_scratch;
+    job->scratch_capacity = SMALL_SPLIT;
     gctx_status s = gctx__handle_resolve(&input, GCTX__TYPE_PARTITION, "input partition");
     if (s != GCTX_SUCCESS)
         return s;
@@ -206,10 +236,6 @@ static gctx_status job_plan(split_job *job, gctx_partition *input, const gctx_gr
     job->rules.max_coscheduled = t->cc_major >= 9 ? 32 : 2;
     job->rules.oracle = granule_oracle;
     job->rules.oracle_context = job;
-    job->scratch_capacity = t->sm_count / 2 + 1;
-    job->scratch = calloc(job->scratch_capacity, sizeof *job->scratch);
-    if (!job->scratch)
-        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory planning a split");
     gctx_rounding rounding = opts.rounding;
     s = gctx__plan_make(&job->rules, groups, nb_groups, rounding, &job->plan);
     if (s == GCTX_SUCCESS && job->plan.path == GCTX_SPLIT_PATH_STRUCTURED)
@@ -264,10 +290,16 @@ gctx_status gctx_partition_plan(const gctx_partition *input, const gctx_group *g
 /* ---- making it real ---- */
 
 typedef struct split_outputs {
-    gcu_dev_resource *results;
+    gcu_dev_resource *results; /* the job's scratch when planning made them, else its own */
     unsigned nb_results;
     gcu_dev_resource remainder;
 } split_outputs;
+
+static void outputs_free(const split_job *job, split_outputs *out)
+{
+    if (out->results != job->scratch)
+        free(out->results);
+}
 
 static gctx_status run_split(split_job *job, split_outputs *out)
 {
@@ -277,9 +309,6 @@ static gctx_status run_split(split_job *job, split_outputs *out)
     unsigned capacity = structured ? plan->nb_groups : plan->split_groups;
     memset(&out->remainder, 0, sizeof out->remainder);
     out->nb_results = capacity;
-    out->results = calloc(capacity ? capacity : 1, sizeof *out->results);
-    if (!out->results)
-        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting");
     /* The structured path always planned with the real split; a granule path did when its
      * last candidate was the granule chosen. */
     int planned_outputs = structured || (job->last_nb == plan->split_groups &&
@@ -287,9 +316,12 @@ static gctx_status run_split(split_job *job, split_outputs *out)
                                          job->last_flags == plan->flags);
     gcu_result r = GCU_SUCCESS;
     if (planned_outputs) {
-        memcpy(out->results, job->scratch, capacity * sizeof *out->results);
+        out->results = job->scratch;
         out->remainder = job->last_remainder;
     } else {
+        out->results = calloc(capacity ? capacity : 1, sizeof *out->results);
+        if (!out->results)
+            return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting");
         r = job->drv->cuDevSmResourceSplitByCount(out->results, &out->nb_results, input,
                                                   &out->remainder, plan->flags, plan->granule);
         GCTX__DEBUG_CALL("cuDevSmResourceSplitByCount", r);
@@ -383,7 +415,9 @@ static gctx_status make_partitions(split_job *job, const split_outputs *out,
 {
     const gctx__plan *plan = &job->plan;
     gctx__split *record = NULL;
-    gcu_dev_resource *list = calloc(out->nb_results + 1, sizeof *list);
+    gcu_dev_resource small_list[SMALL_SPLIT + 1];
+    gcu_dev_resource *list = out->nb_results < SMALL_SPLIT + 1
+                                 ? small_list : malloc((out->nb_results + 1) * sizeof *list);
     if (!list)
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting");
     gctx_status s = gctx__split_new(job->through, &record);
@@ -416,11 +450,9 @@ static gctx_status make_partitions(split_job *job, const split_outputs *out,
         for (unsigned i = 0; i < made; i++)
             gctx__object_release(&groups[i]->base);
     gctx__object_release(&record->base); /* the partitions hold it now, or nothing does */
-    free(list);
-    return s;
-
 fail_free:
-    free(list);
+    if (list != small_list)
+        free(list);
     return s;
 }
 
@@ -434,6 +466,7 @@ gctx_status gctx_partition_split(gctx_partition *input, const gctx_group *groups
         return s;
     split_job job;
     split_outputs out = {NULL, 0, {0}};
+    gctx_partition *small_made[SMALL_SPLIT];
     gctx_partition **made = NULL;
     gctx_partition *left = NULL;
     /* The request first: gctx_context_split passes its own array here, which is NULL when
@@ -442,7 +475,8 @@ gctx_status gctx_partition_split(gctx_partition *input, const gctx_group *groups
     if (s == GCTX_SUCCESS && !partitions)
         s = gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                        "partitions (the output array of nb_groups) is NULL");
-    if (s == GCTX_SUCCESS && !(made = calloc(nb_groups, sizeof *made)))
+    if (s == GCTX_SUCCESS && !(made = nb_groups <= SMALL_SPLIT
+                                          ? small_made : malloc(nb_groups * sizeof *made)))
         s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting");
     if (s == GCTX_SUCCESS)
         s = run_split(&job, &out);
@@ -455,8 +489,9 @@ gctx_status gctx_partition_split(gctx_partition *input, const gctx_group *groups
             *remainder = left ? gctx__handle_give(&left->base) : NULL;
         job_report(&job, plan, group_plans);
     }
-    free(made);
-    free(out.results);
+    if (made != small_made)
+        free(made);
+    outputs_free(&job, &out);
     job_end(&job);
     return s;
 }

@@ -46,7 +46,7 @@ static gctx_status new_stream(CUstream handle, gctx_context *context, int owned,
 static gctx_status create_in_current(const gctx__driver *drv, gctx_context *context, int priority,
                                      CUstream *handle)
 {
-    gctx_status s = gctx__push_context(drv, context->context);
+    gctx_status s = gctx__push_context(drv, context->driver.context);
     if (s != GCTX_SUCCESS)
         return s;
     gcu_result r = drv->cuStreamCreateWithPriority(handle, GCU_STREAM_NON_BLOCKING, priority);
@@ -91,7 +91,7 @@ gctx_status gctx_stream_create(gctx_context *context, const gctx_stream_options 
                                       "kept");
         }
     } else if (drv->cuGreenCtxStreamCreate) {
-        gcu_result r = drv->cuGreenCtxStreamCreate(&handle, context->green,
+        gcu_result r = drv->cuGreenCtxStreamCreate(&handle, context->driver.green,
                                                    GCU_STREAM_NON_BLOCKING, opts.priority);
         GCTX__DEBUG_CALL("cuGreenCtxStreamCreate", r);
         if (r != GCU_SUCCESS)

@@ -1,6 +1,7 @@
 /* What tests see of the library from inside, beyond the public API (they link the static
- * library). Nothing else: tests that need more use the public API, a pure module's own
- * header (plan.h), or raw driver calls of their own (tests/raw_calls.h). */
+ * library and include this header themselves; no file of the library includes it but
+ * object.c, which defines these). Nothing else: tests that need more use the public API, a
+ * pure module's own header (plan.h), or raw driver calls of their own (tests/raw_calls.h). */
 #ifndef GREENCTX_TESTING_H
 #define GREENCTX_TESTING_H
 

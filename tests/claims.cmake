@@ -40,6 +40,7 @@ claims_test(fault SIM_ONLY TESTS a_fault_names_the_tenant_that_died_first
 claims_test(stress SIM_ONLY TESTS sixty_four_processes_never_overlap TIMEOUT 120)
 claims_test(registry TESTS foreign_or_corrupt_registry_refused_while_live_rebuilt_when_not
   runtime_directory_permissions export_join_across_exec
+  a_registry_removed_while_kept_open_is_made_again
   a_command_with_line_breaks_is_listed_on_one_line)
 claims_test(resize TESTS resize_keeps_work_ordered_and_never_overlaps
   resize_back_and_forth_hits_the_cache)

@@ -87,6 +87,8 @@ foreach(entry cuEventDestroy cuStreamDestroy cuGreenCtxDestroy cuDevicePrimaryCt
     SIM_ONLY SIM_ENV GREENCTX_SIM_DEVICES=h200 GREENCTX_SIM_FAIL=${entry}:1
     GREENCTX_CONTEXT_CACHE=0)
 endforeach()
+greenctx_driver_test(faults.primary_context COMMAND test_faults primary_context_held_once
+  SIM_ONLY SIM_ENV GREENCTX_SIM_DEVICES=h200 GREENCTX_CONTEXT_CACHE=0)
 foreach(entry cuInit cuDriverGetVersion)
   greenctx_driver_test(faults.load.${entry} COMMAND test_faults load_fails_naming_the_entry_point
     SIM_ONLY SIM_ENV GREENCTX_SIM_DEVICES=h200 GREENCTX_SIM_FAIL=${entry}:1)
@@ -95,7 +97,7 @@ endforeach()
 # After a fault every call fails cleanly with it (issue 18): one process per test, since a
 # fault is for the process's life. On a GPU (make test-gpu) a kernel really faults.
 greenctx_object_test_binary(test_sticky_fault test_sticky_fault.c)
-foreach(first cached_context cached_stream)
+foreach(first cached_context cached_context_with_a_stream cached_stream)
   greenctx_driver_test(faults.sticky.${first} COMMAND test_sticky_fault fault_met_by_a_${first}
     SIM_ENV GREENCTX_SIM_DEVICES=h200)
 endforeach()
@@ -134,6 +136,7 @@ greenctx_driver_test(handles.threads COMMAND test_handles
 
 include(${CMAKE_CURRENT_SOURCE_DIR}/cache.cmake)
 include(${CMAKE_CURRENT_SOURCE_DIR}/claims.cmake)
+include(${CMAKE_CURRENT_SOURCE_DIR}/costs.cmake)
 
 # The C++ wrapper (include/greenctx.hpp), where a C++ compiler exists: built with the
 # configured one and run on the simulator; the header is also compiled by g++ and clang++

@@ -724,6 +724,39 @@ GT_TEST(foreign_or_corrupt_registry_refused_while_live_rebuilt_when_not)
     GT_ASSERT(access(claim_file, F_OK) != 0);
 }
 
+/* The process keeps a registry open between claims: one removed meanwhile (its directory and
+ * every file in it) is made again under its path, and the next claim's file is there for
+ * every other process to see, not in the removed directory. */
+GT_TEST(a_registry_removed_while_kept_open_is_made_again)
+{
+    if (gt_require_green_contexts())
+        return;
+    const char *dir = fresh_dir("removed");
+    GT_CHECK();
+    gctx_claim_options o = options_in(dir);
+    gctx_claim *c;
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", &o, &c), GCTX_SUCCESS);
+    gctx_claim_release(c); /* the registry stays open in this process */
+    gctx_claim_usage usage = GCTX_CLAIM_USAGE_INIT;
+    listed(dir, NULL, 0, &usage);
+    GT_CHECK();
+    char gpu_dir[sizeof usage.path];
+    snprintf(gpu_dir, sizeof gpu_dir, "%s", usage.path);
+    fresh_dir("removed"); /* rm -rf, as a user might */
+    GT_ASSERT(access(gpu_dir, F_OK) != 0);
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", &o, &c), GCTX_SUCCESS);
+    DIR *d = opendir(gpu_dir);
+    GT_ASSERT(d != NULL);
+    int claims = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        claims += strncmp(e->d_name, "claim-", 6) == 0;
+    closedir(d);
+    GT_ASSERT_EQ_INT(claims, 1);
+    GT_ASSERT_EQ_INT(listed(dir, NULL, 0, NULL), 1);
+    gctx_claim_release(c);
+    GT_ASSERT_EQ_INT(listed(dir, NULL, 0, NULL), 0);
+}
+
 GT_TEST(runtime_directory_permissions)
 {
     if (gt_require_green_contexts())
@@ -959,7 +992,8 @@ GT_TEST(rollback_under_injected_faults)
                                 (gt_fault_round){fault_prepare, fault_attempt, fault_settle,
                                                  &acquire});
     GT_CHECK();
-    GT_ASSERT_GT_INT(failed, 4);
+    /* Each call once at least: the primary context is retained once for the device. */
+    GT_ASSERT_GE_INT(failed, 4);
     fault_case grow = {dir, NULL, "16", "64", 0, 0}, shrink = {dir, NULL, "64", "16", 0, 0};
     size_t n = sizeof resize_calls / sizeof resize_calls[0];
     failed = gt_each_fault(resize_calls, n, 2, 1,

@@ -184,8 +184,10 @@ GT_TEST(backfill_count_is_exact)
     fixture f;
     if (setup(&f))
         return;
-    if (f.info.sm_count != 132)
+    if (f.info.sm_count != 132) {
+        gctx_partition_release(f.device);
         GT_SKIP("the backfill count below is worked out for 132 SMs");
+    }
     /* 24 in granules, then 20 = one granule of 8 and the 12 SMs no granule holds. */
     gctx_group req[] = {gt_group(24), {.num_sms = 20, .backfill = 1}};
     gctx_partition *out[2];
@@ -200,6 +202,35 @@ GT_TEST(backfill_count_is_exact)
     GT_ASSERT(gt_sm_sets_disjoint(&a, &b));
     gctx_partition_release(out[0]);
     gctx_partition_release(out[1]);
+    gctx_partition_release(f.device);
+}
+
+/* More groups than a split keeps in its stack buffers: the same exact sizes, disjoint. */
+GT_TEST(twelve_groups_of_8_exact_and_disjoint)
+{
+    fixture f;
+    if (setup(&f))
+        return;
+    if (f.info.sm_count < 100 || f.info.min_partition_sms > 8) {
+        gctx_partition_release(f.device);
+        GT_SKIP("twelve groups of 8 need 96 SMs in partitions of 8");
+    }
+    gctx_group req[12];
+    gctx_partition *out[12];
+    for (unsigned i = 0; i < 12; i++)
+        req[i] = gt_group(8);
+    GT_ASSERT_STATUS(gctx_partition_split(f.device, req, 12, NULL, out, NULL, NULL, NULL),
+                     GCTX_SUCCESS);
+    gt_sm_set sets[12];
+    for (unsigned i = 0; i < 12; i++) {
+        GT_ASSERT_EQ_INT(size_of(out[i]), 8);
+        if (gt_partition_sms(out[i], &sets[i]))
+            return;
+        for (unsigned j = 0; j < i; j++)
+            GT_ASSERT(gt_sm_sets_disjoint(&sets[i], &sets[j]));
+    }
+    for (unsigned i = 0; i < 12; i++)
+        gctx_partition_release(out[i]);
     gctx_partition_release(f.device);
 }
 
@@ -528,7 +559,7 @@ GT_TEST(rollback_under_injected_faults)
     gt_fault_round round = {split_outer, split_inner, check_nothing_left, &n};
     long failures = gt_each_fault(symbols, sizeof symbols / sizeof symbols[0], 12, 1, round);
     GT_CHECK();
-    GT_ASSERT_GT_INT(failures, 5);
+    GT_ASSERT_GE_INT(failures, 5);
     gctx_partition_release(f.device);
     GT_ASSERT_EQ_INT(gctx__object_live_count(), f.live_at_start);
     GT_ASSERT_EQ_INT(gt_sim_live("green_ctx"), 0);
@@ -541,13 +572,19 @@ GT_TEST(nothing_leaks)
     if (setup(&f))
         return;
     /* Partitions hold the device's primary context, so contexts made from them don't
-     * initialise it again each time. */
+     * initialise it again each time: one retain of the driver's for all of them. */
+    int held = primary_before ? primary_before : 1;
     if (gt_on_sim())
-        GT_ASSERT_EQ_INT(gt_sim_live("primary_ctx"), primary_before + 1);
+        GT_ASSERT_EQ_INT(gt_sim_live("primary_ctx"), held);
     gctx_group req[] = {gt_group(f.a), rest()};
     gctx_partition *out[2], *inner[1];
+    long retains = gt_sim_calls("cuDevicePrimaryCtxRetain");
     GT_ASSERT_STATUS(gctx_partition_split(f.device, req, 2, NULL, out, NULL, NULL, NULL),
                      GCTX_SUCCESS);
+    if (gt_on_sim()) {
+        GT_ASSERT_EQ_INT(gt_sim_live("primary_ctx"), held);
+        GT_ASSERT_EQ_INT(gt_sim_calls("cuDevicePrimaryCtxRetain"), retains);
+    }
     gctx_group sub[] = {gt_group(8)};
     GT_ASSERT_STATUS(gctx_partition_split(out[0], sub, 1, NULL, inner, NULL, NULL, NULL),
                      GCTX_SUCCESS);

@@ -51,6 +51,25 @@ GT_TEST(equal_groups_use_the_largest_granule)
     gctx__plan_free(&p);
 }
 
+/* More groups than the plan holds in itself: its arrays come from the heap, planned alike. */
+GT_TEST(twelve_groups_of_8_plan_like_two)
+{
+    gctx_group req[12];
+    for (unsigned i = 0; i < 12; i++)
+        req[i] = g(8);
+    gctx__plan p;
+    GT_ASSERT_STATUS(plan_h200(req, 12, GCTX_ROUND_STRICT, &p), GCTX_SUCCESS);
+    GT_ASSERT(p.groups != p.small.groups);
+    GT_ASSERT_EQ_INT(p.granule, 8);
+    for (unsigned i = 0; i < 12; i++) {
+        GT_ASSERT_EQ_INT(p.groups[i].sm_count, 8);
+        GT_ASSERT_EQ_INT(p.assign[i].first_granule, i);
+        GT_ASSERT_EQ_INT(p.assign[i].granules, 1);
+    }
+    GT_ASSERT_EQ_INT(p.remainder_sms, 132 - 96);
+    gctx__plan_free(&p);
+}
+
 GT_TEST(strict_count_names_rule_and_nearest)
 {
     gctx_group req[] = {g(12)};

@@ -196,6 +196,30 @@ GT_TEST(fault_met_by_a_cached_context)
     scene_release(&s);
 }
 
+/* The same, for a cached context with a drained stream: the stream's synchronize is the
+ * check, and it must answer the fault as the context's would. */
+GT_TEST(fault_met_by_a_cached_context_with_a_stream)
+{
+    scene s;
+    scene_make(&s);
+    GT_CHECK();
+    gctx_context *c = NULL;
+    gctx_stream *st = NULL;
+    GT_ASSERT_STATUS(gctx_context_create(s.a, NULL, &c), GCTX_SUCCESS); /* the cached one */
+    GT_ASSERT_STATUS(gctx_stream_create(c, NULL, &st), GCTX_SUCCESS);
+    gctx_stream_release(st); /* drained, kept by c */
+    gctx_context_release(c); /* cached with its stream */
+    fault_outside_greenctx(&s);
+    GT_CHECK();
+    c = NULL;
+    ASSERT_FAULT(gctx_context_create(s.a, NULL, &c), gctx__object_live_count());
+    GT_ASSERT_CONTAINS(gctx_last_error(), "cuStreamSynchronize of a stream of a cached");
+    GT_ASSERT(c == NULL);
+    everything_refused(&s);
+    GT_CHECK();
+    scene_release(&s);
+}
+
 /* A drained stream a context kept would have been handed out after the fault. */
 GT_TEST(fault_met_by_a_cached_stream)
 {

@@ -1,0 +1,360 @@
+/* What the hot paths cost (issue 20). Driver calls: the simulator's counter of every entry
+ * point (src/cuda_abi.h's whole list, summed), against the calls the same operation needs when
+ * written by hand, made through the raw table in the same test. The claims registry: its calls
+ * into libc per claim, counted by wrapping them at link time (-Wl,--wrap in tests/costs.cmake).
+ * A path that starts making a call it doesn't need fails here, naming the call. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cuda_abi.h"
+#include "raw_calls.h"
+#include "sm_ids.h"
+
+/* ---- driver calls ---- */
+
+#define NAME_(name, version, required, params) #name,
+static const char *const entry_points[] = {GCU_DRIVER_SYMBOLS(NAME_)};
+#undef NAME_
+#define NB_ENTRY_POINTS (sizeof entry_points / sizeof entry_points[0])
+
+typedef struct calls {
+    long n[NB_ENTRY_POINTS];
+} calls;
+
+static void calls_now(calls *c)
+{
+    for (size_t i = 0; i < NB_ENTRY_POINTS; i++)
+        c->n[i] = gt_sim_calls(entry_points[i]);
+}
+
+/* What was called since *since, per entry point, and the total. */
+static long calls_since(const calls *since, calls *made)
+{
+    calls now;
+    calls_now(&now);
+    long total = 0;
+    for (size_t i = 0; i < NB_ENTRY_POINTS; i++)
+        total += made->n[i] = now.n[i] - since->n[i];
+    return total;
+}
+
+static long made_of(const calls *made, const char *entry)
+{
+    for (size_t i = 0; i < NB_ENTRY_POINTS; i++)
+        if (strcmp(entry_points[i], entry) == 0)
+            return made->n[i];
+    return -1;
+}
+
+/* "cuEventRecord 2, cuStreamWaitEvent 4" */
+static const char *calls_text(const calls *made, char *buf, size_t size)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < NB_ENTRY_POINTS && n < size; i++)
+        if (made->n[i])
+            n += (size_t)snprintf(buf + n, size - n, "%s%s %ld", n ? ", " : "", entry_points[i],
+                                  made->n[i]);
+    return buf;
+}
+
+/* Every entry point called as often in `lib` as in `hand`. */
+static void same_calls(const calls *lib, const calls *hand, const char *what)
+{
+    char a[1024], b[1024];
+    for (size_t i = 0; i < NB_ENTRY_POINTS; i++)
+        if (lib->n[i] != hand->n[i])
+            GT_FAIL("%s through greenctx: %s; by hand: %s", what, calls_text(lib, a, sizeof a),
+                    calls_text(hand, b, sizeof b));
+}
+
+/* The simulated driver's counters and green contexts, or the test is skipped: -1. */
+static int require_counters(void)
+{
+    gt_require_sim(0, NULL);
+    return gt_state ? -1 : gt_require_green_contexts();
+}
+
+static const gctx_group sixteen_and_rest[2] = {{.num_sms = 16}, {.backfill = 1}};
+
+/* A {16, rest} split as an application writes it with the driver alone, on the path and
+ * granule greenctx planned (bench/bench_raw.c does the same for the benchmark's baseline). */
+static void split_by_hand(const gcu_dev_resource *whole, const gctx_split_plan *plan,
+                          const gctx_group_plan *groups)
+{
+    const raw_driver *raw = gt_raw();
+    gcu_dev_resource res[80], remainder;
+    memset(&remainder, 0, sizeof remainder);
+    gcu_result r;
+    if (plan->path == GCTX_SPLIT_PATH_STRUCTURED) {
+        gcu_dev_sm_resource_group_params params[2];
+        memset(params, 0, sizeof params);
+        params[0].smCount = groups[0].sm_count;
+        params[1].flags = GCU_DEV_SM_RESOURCE_GROUP_BACKFILL;
+        r = raw->cuDevSmResourceSplit(res, 2, whole, &remainder, 0, params);
+    } else {
+        unsigned n = sizeof res / sizeof res[0];
+        unsigned flags = plan->path == GCTX_SPLIT_PATH_FINE_GRANULES
+                             ? GCU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING : 0;
+        r = raw->cuDevSmResourceSplitByCount(res, &n, whole, &remainder, flags,
+                                             plan->granule_sms);
+    }
+    if (r != GCU_SUCCESS)
+        GT_FAIL("the split by hand: CUresult %d", (int)r);
+}
+
+GT_TEST(split_makes_the_driver_calls_of_a_split_by_hand)
+{
+    if (require_counters())
+        return;
+    gctx_partition *whole = gt_whole_device(), *parts[2];
+    GT_CHECK();
+    gcu_dev_resource resource;
+    memset(&resource, 0, sizeof resource);
+    GT_ASSERT_EQ_INT(gt_raw()->cuDeviceGetDevResource(0, &resource, GCU_DEV_RESOURCE_TYPE_SM),
+                     GCU_SUCCESS);
+    gctx_split_plan plan = GCTX_SPLIT_PLAN_INIT;
+    gctx_group_plan groups[2];
+    GT_ASSERT_STATUS(gctx_partition_plan(whole, sixteen_and_rest, 2, NULL, &plan, groups),
+                     GCTX_SUCCESS);
+    for (int round = 0; round < 3; round++) { /* the first as every later one */
+        calls since, lib, hand, released;
+        calls_now(&since);
+        GT_ASSERT_STATUS(gctx_partition_split(whole, sixteen_and_rest, 2, NULL, parts, NULL,
+                                              NULL, NULL),
+                         GCTX_SUCCESS);
+        long through = calls_since(&since, &lib);
+        calls_now(&since);
+        split_by_hand(&resource, &plan, groups);
+        GT_CHECK();
+        GT_ASSERT_EQ_INT(through, calls_since(&since, &hand));
+        same_calls(&lib, &hand, "a {16, rest} split");
+        GT_CHECK();
+        GT_ASSERT_EQ_INT(through, 1);
+        /* The device partition lives on: its outputs go without a driver call, as a split's
+         * resources by hand need none. */
+        calls_now(&since);
+        gctx_partition_release(parts[0]);
+        gctx_partition_release(parts[1]);
+        GT_ASSERT_EQ_INT(calls_since(&since, &released), 0);
+    }
+    gctx_partition_release(whole);
+}
+
+/* Tear down and rebuild a {16, rest} setup with a context and a stream on each part, through
+ * the context cache: what it costs beyond the split is one synchronize per context and per
+ * stream it hands back (they are idle: this is how a fault met outside greenctx is seen) and
+ * one per stream drained at the end. By hand, without a cache, the same is 2 descriptors, 2
+ * context creates and 2 stream creates, then 2 + 2 destroys. */
+GT_TEST(repartition_through_the_cache_costs_its_checks_only)
+{
+    if (require_counters())
+        return;
+    gctx_partition *whole = gt_whole_device();
+    GT_CHECK();
+    for (int round = 0; round < 3; round++) {
+        gctx_partition *parts[2];
+        gctx_context *ctx[2];
+        gctx_stream *st[2];
+        calls since, built, torn;
+        calls_now(&since);
+        GT_ASSERT_STATUS(gctx_partition_split(whole, sixteen_and_rest, 2, NULL, parts, NULL,
+                                              NULL, NULL),
+                         GCTX_SUCCESS);
+        for (int i = 0; i < 2; i++) {
+            GT_ASSERT_STATUS(gctx_context_create(parts[i], NULL, &ctx[i]), GCTX_SUCCESS);
+            GT_ASSERT_STATUS(gctx_stream_create(ctx[i], NULL, &st[i]), GCTX_SUCCESS);
+        }
+        long build = calls_since(&since, &built);
+        calls_now(&since);
+        for (int i = 0; i < 2; i++) {
+            gctx_stream_release(st[i]);
+            gctx_context_release(ctx[i]);
+            gctx_partition_release(parts[i]);
+        }
+        long teardown = calls_since(&since, &torn);
+        if (round == 0)
+            continue; /* the first made the contexts and streams the cache keeps */
+        char text[1024];
+        if (build != 5 || made_of(&built, "cuStreamSynchronize") != 4)
+            GT_FAIL("a rebuild from the cache: %s; expected the split and 4 cuStreamSynchronize",
+                    calls_text(&built, text, sizeof text));
+        if (teardown != 2 || made_of(&torn, "cuStreamSynchronize") != 2)
+            GT_FAIL("a teardown into the cache: %s; expected 2 cuStreamSynchronize",
+                    calls_text(&torn, text, sizeof text));
+    }
+    gctx_partition_release(whole);
+    GT_ASSERT_STATUS(gctx_cache_trim(0), GCTX_SUCCESS);
+}
+
+/* n partitions: one event recorded on each old stream and each new stream waiting for each of
+ * them, nothing else; switching to the active layout makes no call. */
+static void switch_costs(unsigned n)
+{
+    unsigned counts[2 * 4];
+    for (unsigned l = 0; l < 2; l++)
+        for (unsigned i = 0; i < n; i++)
+            counts[l * n + i] = i + 1 < n ? 8 * (l + 1) : 0;
+    gctx_layouts *layouts = NULL;
+    GT_ASSERT_STATUS(gctx_layouts_create(0, counts, 2, n, NULL, &layouts), GCTX_SUCCESS);
+    char text[1024];
+    for (unsigned k = 1; k <= 4; k++) {
+        calls since, made;
+        calls_now(&since);
+        GT_ASSERT_STATUS(gctx_layouts_switch(layouts, k & 1, NULL), GCTX_SUCCESS);
+        long total = calls_since(&since, &made);
+        if (total != (long)(n + n * n) || made_of(&made, "cuEventRecord") != (long)n ||
+            made_of(&made, "cuStreamWaitEvent") != (long)(n * n))
+            GT_FAIL("a switch of %u partitions: %s; expected %u cuEventRecord and %u "
+                    "cuStreamWaitEvent", n, calls_text(&made, text, sizeof text), n, n * n);
+        calls_now(&since);
+        GT_ASSERT_STATUS(gctx_layouts_switch(layouts, k & 1, NULL), GCTX_SUCCESS);
+        GT_ASSERT_EQ_INT(calls_since(&since, &made), 0);
+    }
+    gctx_layouts_release(layouts);
+}
+
+GT_TEST(layout_switch_records_and_waits_only)
+{
+    if (require_counters())
+        return;
+    switch_costs(2);
+    GT_CHECK();
+    switch_costs(3);
+}
+
+/* ---- the claims registry's calls into libc ---- */
+
+/* Every libc call of src/ that reaches the file system or asks the kernel who we are. */
+#define LIBC_CALLS(X)                                                                          \
+    X(open) X(openat) X(close) X(opendir) X(closedir) X(readdir) X(rewinddir) X(lstat) X(stat) \
+    X(fstat) X(fstatat) X(mkdir) X(chmod) X(fchmod) X(flock) X(read) X(pread) X(write)         \
+    X(pwrite) X(ftruncate) X(unlink) X(rename) X(getpwuid_r) X(geteuid) X(getpid)
+
+enum {
+#define LIBC_INDEX_(name) LIBC_##name,
+    LIBC_CALLS(LIBC_INDEX_)
+#undef LIBC_INDEX_
+    NB_LIBC
+};
+static const char *const libc_names[NB_LIBC] = {
+#define LIBC_NAME_(name) #name,
+    LIBC_CALLS(LIBC_NAME_)
+#undef LIBC_NAME_
+};
+static long libc_calls[NB_LIBC];
+static int counting;
+
+#define COUNT(name) (counting ? (void)libc_calls[LIBC_##name]++ : (void)0)
+
+int __real_open(const char *path, int flags, ...);
+int __wrap_open(const char *path, int flags, ...)
+{
+    va_list ap;
+    va_start(ap, flags);
+    mode_t mode = (mode_t)va_arg(ap, int);
+    va_end(ap);
+    COUNT(open);
+    return __real_open(path, flags, mode);
+}
+int __real_openat(int dir, const char *path, int flags, ...);
+int __wrap_openat(int dir, const char *path, int flags, ...)
+{
+    va_list ap;
+    va_start(ap, flags);
+    mode_t mode = (mode_t)va_arg(ap, int);
+    va_end(ap);
+    COUNT(openat);
+    return __real_openat(dir, path, flags, mode);
+}
+#define WRAP(ret, name, params, args)                                                          \
+    ret __real_##name params;                                                                  \
+    ret __wrap_##name params                                                                   \
+    {                                                                                          \
+        COUNT(name);                                                                           \
+        return __real_##name args;                                                             \
+    }
+WRAP(int, close, (int fd), (fd))
+WRAP(DIR *, opendir, (const char *path), (path))
+WRAP(int, closedir, (DIR *d), (d))
+WRAP(struct dirent *, readdir, (DIR *d), (d))
+WRAP(int, lstat, (const char *path, struct stat *st), (path, st))
+WRAP(int, stat, (const char *path, struct stat *st), (path, st))
+WRAP(int, fstat, (int fd, struct stat *st), (fd, st))
+WRAP(int, fstatat, (int dir, const char *path, struct stat *st, int flags), (dir, path, st, flags))
+WRAP(int, mkdir, (const char *path, mode_t mode), (path, mode))
+WRAP(int, chmod, (const char *path, mode_t mode), (path, mode))
+WRAP(int, fchmod, (int fd, mode_t mode), (fd, mode))
+WRAP(int, flock, (int fd, int op), (fd, op))
+WRAP(ssize_t, read, (int fd, void *buf, size_t n), (fd, buf, n))
+WRAP(ssize_t, pread, (int fd, void *buf, size_t n, off_t at), (fd, buf, n, at))
+WRAP(ssize_t, write, (int fd, const void *buf, size_t n), (fd, buf, n))
+WRAP(ssize_t, pwrite, (int fd, const void *buf, size_t n, off_t at), (fd, buf, n, at))
+WRAP(int, ftruncate, (int fd, off_t n), (fd, n))
+WRAP(int, unlink, (const char *path), (path))
+WRAP(int, rename, (const char *from, const char *to), (from, to))
+WRAP(int, getpwuid_r,
+     (uid_t uid, struct passwd *pw, char *buf, size_t size, struct passwd **found),
+     (uid, pw, buf, size, found))
+WRAP(uid_t, geteuid, (void), ())
+WRAP(pid_t, getpid, (void), ())
+void __real_rewinddir(DIR *d);
+void __wrap_rewinddir(DIR *d)
+{
+    COUNT(rewinddir);
+    __real_rewinddir(d);
+}
+
+/* Acquire 16 SMs, make their context (a cache hit after the first time), release. */
+static void claim_cycle(void)
+{
+    gctx_claim *claim = NULL;
+    gctx_context *context = NULL;
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", NULL, &claim), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(gctx_claim_context(claim, NULL, &context), GCTX_SUCCESS);
+    gctx_context_release(context);
+    gctx_claim_release(claim);
+}
+
+/* The registry stays open between claims: a claim costs the lock, the checks that the files
+ * are still the ones opened, the scan of claim files, its own file, the liveness test at its
+ * release and the event. What it no longer does (each asked once per process): opening the
+ * directory and the lock file, reading the identity, the runtime directory's checks, the
+ * user's name, the command line. */
+GT_TEST(a_claim_keeps_its_registry_open)
+{
+    if (require_counters())
+        return;
+    claim_cycle(); /* opens the registry, and makes the context the cache keeps */
+    GT_CHECK();
+    for (int round = 0; round < 3; round++) {
+        memset(libc_calls, 0, sizeof libc_calls);
+        counting = 1;
+        claim_cycle();
+        counting = 0;
+        GT_CHECK();
+        char text[1024];
+        size_t n = 0;
+        long total = 0;
+        for (int i = 0; i < NB_LIBC; i++) {
+            total += libc_calls[i];
+            if (libc_calls[i] && n < sizeof text)
+                n += (size_t)snprintf(text + n, sizeof text - n, " %s %ld", libc_names[i],
+                                      libc_calls[i]);
+        }
+        GT_ASSERT_EQ_INT(libc_calls[LIBC_opendir] + libc_calls[LIBC_mkdir] +
+                             libc_calls[LIBC_getpwuid_r] + libc_calls[LIBC_read], 0);
+        GT_ASSERT_EQ_INT(libc_calls[LIBC_flock], 6); /* registry lock and unlock twice, the
+                                                        claim's hold, its liveness test */
+        /* 66 before the registry stayed open (issue 20). */
+        if (total != 39)
+            GT_FAIL("a cached claim made %ld calls into libc (expected 39):%s", total, text);
+    }
+}
