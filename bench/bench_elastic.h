@@ -110,6 +110,9 @@ void el_buffers_free(const bench_env *env, el_buffers *buf);
 /* Launches (no synchronization) one decode step of batch rows, every layer. */
 int el_decode_step(const bench_env *env, const el_shape *shape, const el_buffers *buf,
                    const el_site *site, CUstream stream, unsigned batch);
+/* Launches one of them: the matrix-th GEMM (0 .. EL_NB_MATRICES - 1). */
+int el_prefill_gemm(const bench_env *env, const el_buffers *buf, const el_site *site,
+                    CUstream stream, unsigned layer, unsigned matrix, unsigned tokens);
 /* Launches the prefill GEMMs of one layer (`layer`) for tokens tokens. */
 int el_prefill_unit(const bench_env *env, const el_shape *shape, const el_buffers *buf,
                     const el_site *site, CUstream stream, unsigned layer, unsigned tokens);

@@ -203,18 +203,23 @@ int el_decode_step(const bench_env *env, const el_shape *shape, const el_buffers
     return 0;
 }
 
+int el_prefill_gemm(const bench_env *env, const el_buffers *buf, const el_site *site,
+                    CUstream stream, unsigned layer, unsigned matrix, unsigned tokens)
+{
+    unsigned rows = matrix_rows[matrix], cols = matrix_cols[matrix];
+    unsigned grid = ((tokens + GEMM_TILE - 1) / GEMM_TILE) * ((rows + GEMM_TILE - 1) / GEMM_TILE);
+    void *params[] = {(void *)&buf->a, (void *)&buf->w[layer][matrix], (void *)&buf->c, &tokens,
+                      &rows, &cols};
+    return bench_launch(env, site->gemm, grid, stream, params, "launching gce_gemm");
+}
+
 int el_prefill_unit(const bench_env *env, const el_shape *shape, const el_buffers *buf,
                     const el_site *site, CUstream stream, unsigned layer, unsigned tokens)
 {
     (void)shape;
-    for (unsigned m = 0; m < EL_NB_MATRICES; m++) {
-        unsigned rows = matrix_rows[m], cols = matrix_cols[m];
-        unsigned grid = ((tokens + GEMM_TILE - 1) / GEMM_TILE) * ((rows + GEMM_TILE - 1) / GEMM_TILE);
-        void *params[] = {(void *)&buf->a, (void *)&buf->w[layer][m], (void *)&buf->c, &tokens,
-                          &rows, &cols};
-        if (bench_launch(env, site->gemm, grid, stream, params, "launching gce_gemm"))
+    for (unsigned m = 0; m < EL_NB_MATRICES; m++)
+        if (el_prefill_gemm(env, buf, site, stream, layer, m, tokens))
             return -1;
-    }
     return 0;
 }
 
