@@ -7,6 +7,16 @@ foreach(case sim_overhead sim_needs_gpu sim_bad_victim)
   greenctx_driver_test(bench.${case} SIM_ONLY LABELS tool
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/bench_test.sh ${case} $<TARGET_FILE:greenctx_tool>)
 endforeach()
+# bench elastic on the simulator's cost model: arms, report, SVG, JSON, bad arguments.
+greenctx_driver_test(bench.elastic SIM_ONLY LABELS tool
+  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/bench_test.sh sim_elastic $<TARGET_FILE:greenctx_tool>)
+set_tests_properties(bench.elastic PROPERTIES TIMEOUT 240)
+if(GREENCTX_TEST_DRIVER STREQUAL "real")
+  # bench elastic --quick on the GPU: about 2 minutes with MPS, every arm 5 s.
+  greenctx_driver_test(bench.elastic_gpu LABELS tool gpu
+    COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/bench_test.sh gpu_elastic $<TARGET_FILE:greenctx_tool>)
+  set_tests_properties(bench.elastic_gpu PROPERTIES TIMEOUT 600)
+endif()
 if(GREENCTX_TEST_DRIVER STREQUAL "real")
   # About 10 s on an H200: every kernel's result is checked on the way.
   greenctx_driver_test(bench.gpu_quick LABELS tool gpu

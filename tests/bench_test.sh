@@ -74,6 +74,48 @@ sim_needs_gpu)
     run 1 --sim h200@12030 bench overhead
     has "$err" "needs driver 12.4"
     ;;
+sim_elastic)
+    # bench elastic on the simulator's cost model: every arm present (the MPS ones skipped
+    # with the reason), the report's parts, a well-formed SVG, the JSON fields. Not timing.
+    need_sim
+    run 0 --sim h200 bench elastic --quick --seconds 0.4 --svg "$svg"
+    for text in "simulated: the kernels are a cost model" "trace onoff" "calibration" \
+        "static split 16 | 116" "no split (equal streams)" "priority streams" \
+        "controller over layouts" "chunked prefill, 128 tokens a step" \
+        "2 processes, no MPS (time-sliced)" "2 processes, claims resized, no MPS" \
+        "<- best static" "not run:" "MPS is not available" "targets (issue 17):" \
+        "simulated: not a measurement" "chart: $svg"; do
+        has "$out" "$text"
+    done
+    if command -v python3 >/dev/null 2>&1; then
+        python3 -c "import sys, xml.dom.minidom as m; m.parse(sys.argv[1])" "$svg" ||
+            fail "the SVG is not well-formed XML"
+    fi
+    has "$svg" "SMs over time: controller over layouts"
+    has "$svg" "</svg>"
+    run 0 --sim h200 bench elastic --quick --seconds 0.3 --trace stationary --arms 1p --json
+    json_ok "$out" 'd["schema"] == "greenctx.bench.elastic/1" and d["meta"]["simulated"]'
+    json_ok "$out" 'd["elastic"]["trace"] == "stationary" and d["elastic"]["model"]["hidden"] == 4096 and d["elastic"]["model"]["kv_heads"] == 8 and d["elastic"]["target_ms"] > 0 and len(d["elastic"]["calibration"]) == 5'
+    json_ok "$out" 'all(n in [a["name"] for a in d["elastic"]["arms"]] for n in ["static_16", "static_96", "no_split", "priority", "controller", "chunked_128"]) and not any(a["name"].startswith("2p") for a in d["elastic"]["arms"])'
+    json_ok "$out" 'all(a["ran"] and a["steps"] > 0 and a["step_ms"]["p99"] > 0 and a["prefill_tokens_per_s"] > 0 for a in d["elastic"]["arms"])'
+    json_ok "$out" 'd["elastic"]["best_static"].startswith("static_") and [t["applies"] for t in d["elastic"]["targets"]][2]'
+    json_ok "$out" 'all("simulated" in t["detail"] for t in d["elastic"]["targets"] if t["applies"])'
+    # Bad arguments: refused with what would work, before anything runs.
+    run 2 --sim h200 bench elastic --trace bursty
+    has "$err" "--trace: onoff, duty50, poisson or stationary, got 'bursty'"
+    run 2 --sim h200 bench elastic --seconds 0.01
+    has "$err" "--seconds needs seconds from 0.2 to 600"
+    run 2 --sim h200 bench elastic --layers 9
+    has "$err" "--layers needs a count from 1 to 8"
+    run 2 --sim h200 bench elastic --arms 2p
+    has "$err" "--arms: all or 1p"
+    run 2 --sim h200 bench elastic --reps 3
+    has "$err" "unknown option '--reps'"
+    run 0 bench elastic --help
+    has "$out" "usage: greenctx bench elastic"
+    run 2 --sim h200 bench elastic-worker
+    has "$err" "started by bench elastic"
+    ;;
 sim_bad_victim)
     need_sim
     run 1 --sim h200 bench overhead --victim-sms 12 --reps 2
@@ -115,6 +157,22 @@ gpu_quick)
         "submit, per launch"; do
         has "$out" "$text"
     done
+    grep -q "</svg>" "$svg" || fail "the chart is not a whole SVG file"
+    ;;
+gpu_elastic)
+    # A real GPU: bench elastic --quick runs every arm it can (the MPS ones need
+    # nvidia-cuda-mps-control) and reports the targets. Skipped without a GPU or on the sim.
+    case "${GREENCTX_CUDA_LIBRARY:-}" in
+    *greenctx_sim*) echo "the simulated driver: bench.elastic covers it"; exit 77 ;;
+    esac
+    "$tool" info 2>/dev/null | grep -q '^device 0:' ||
+        { echo "needs a GPU: no CUDA driver or device here"; exit 77; }
+    run 0 bench elastic --quick --svg "$svg"
+    for text in "controller over layouts" "<- best static" "targets (issue 17):" \
+        "2 processes, no MPS (time-sliced)"; do
+        has "$out" "$text"
+    done
+    grep -q "simulated" "$out" && fail "a real GPU's run says simulated"
     grep -q "</svg>" "$svg" || fail "the chart is not a whole SVG file"
     ;;
 *)
