@@ -222,6 +222,7 @@ typedef struct elastic_options {
     unsigned layers, peak_batch, context, chunk;
     unsigned long long seed;
     int one_process_only;  /* --arms 1p */
+    const char *json_path; /* --json-file: the JSON document there too */
 } elastic_options;
 
 /* Parses `bench elastic`'s own options (argv[0] is "elastic"). An exit code, or -1 after --help. */

@@ -16,7 +16,8 @@ void bench_elastic_usage(FILE *out)
             "usage: greenctx bench elastic [--trace onoff|duty50|poisson|stationary]\n"
             "                              [--seconds S] [--quick] [--target-ms MS]\n"
             "                              [--layers N] [--batch N] [--context N] [--chunk N]\n"
-            "                              [--seed N] [--arms all|1p] [--svg FILE] [--json]\n"
+            "                              [--seed N] [--arms all|1p] [--svg FILE]\n"
+            "                              [--json-file FILE] [--json]\n"
             "\n"
             "A latency workload shaped like LLM decode (bf16 Llama-3-8B-shaped layers: GEMV\n"
             "weight reads and decode attention over a KV cache, its batch following the trace)\n"
@@ -38,7 +39,8 @@ void bench_elastic_usage(FILE *out)
             "  --chunk N      prefill tokens per unit (default 128)\n"
             "  --seed N       the trace's seed (default 1)\n"
             "  --arms 1p      the one-process arms only\n"
-            "  --svg FILE     SMs over time per workload, the step-time distributions\n");
+            "  --svg FILE     SMs over time per workload, the step-time distributions\n"
+            "  --json-file F  the JSON document (as --json prints it) into F, beside the table\n");
 }
 
 static int parse_double(const char *text, double lo, double hi, double *value)
@@ -55,7 +57,7 @@ int bench_elastic_parse(int argc, char **argv, greenctx_tool_options *opts, benc
                         elastic_options *eo)
 {
     enum { OPT_TRACE, OPT_SECONDS, OPT_QUICK, OPT_TARGET, OPT_LAYERS, OPT_BATCH, OPT_CONTEXT,
-           OPT_CHUNK, OPT_SEED, OPT_ARMS, OPT_SVG };
+           OPT_CHUNK, OPT_SEED, OPT_ARMS, OPT_SVG, OPT_JSON_FILE };
     static const greenctx_option own[] = {{"--trace", "onoff, duty50, poisson or stationary"},
                                           {"--seconds", "seconds from 0.2 to 600"},
                                           {"--quick", NULL},
@@ -67,8 +69,9 @@ int bench_elastic_parse(int argc, char **argv, greenctx_tool_options *opts, benc
                                           {"--seed", "a number"},
                                           {"--arms", "all or 1p"},
                                           {"--svg", "a file name"},
+                                          {"--json-file", "a file name"},
                                           {NULL, NULL}};
-    *eo = (elastic_options){EL_TRACE_ONOFF, 0, 0, 2, 32, 8192, 128, 1, 0};
+    *eo = (elastic_options){EL_TRACE_ONOFF, 0, 0, 2, 32, 8192, 128, 1, 0, NULL};
     greenctx_args args;
     greenctx_args_begin(&args, argc, argv, opts);
     int value;
@@ -95,10 +98,13 @@ int bench_elastic_parse(int argc, char **argv, greenctx_tool_options *opts, benc
             if (parse_double(a, 0.001, 100000, &eo->target_ms))
                 return greenctx_args_bad(&args, "--target-ms needs milliseconds (0.001 to "
                                          "100000), got '%s'", a);
-        } else if (id == OPT_SVG) {
+        } else if (id == OPT_SVG || id == OPT_JSON_FILE) {
             if (!*a || a[0] == '-')
-                return greenctx_args_bad(&args, "--svg needs a file name, got '%s'", a);
-            env->opt.svg_path = a;
+                return greenctx_args_bad(&args, "%s needs a file name, got '%s'", own[id].name, a);
+            if (id == OPT_SVG)
+                env->opt.svg_path = a;
+            else
+                eo->json_path = a;
         } else if (id == OPT_ARMS) {
             if (strcmp(a, "all") && strcmp(a, "1p"))
                 return greenctx_args_bad(&args, "--arms: all or 1p (the one-process arms "
@@ -129,11 +135,11 @@ int bench_elastic_parse(int argc, char **argv, greenctx_tool_options *opts, benc
     return GREENCTX_EXIT_OK;
 }
 
-static void print_json(const bench_env *env, const elastic_result *res)
+static void print_json(FILE *out, const bench_env *env, const elastic_result *res)
 {
     char version[16];
     json_writer w;
-    json_begin(&w, stdout, "greenctx.bench.elastic/1");
+    json_begin(&w, out, "greenctx.bench.elastic/1");
     json_object(&w, "meta");
     json_string(&w, "gpu", env->gpu_name);
     json_int(&w, "device", env->device);
@@ -147,6 +153,21 @@ static void print_json(const bench_env *env, const elastic_result *res)
     json_close(&w);
     bench_elastic_json(&w, res);
     json_end(&w);
+}
+
+static int write_json_file(const char *path, const bench_env *env, const elastic_result *res)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        perror(path);
+        return -1;
+    }
+    print_json(f, env, res);
+    if (fclose(f) != 0) {
+        perror(path);
+        return -1;
+    }
+    return 0;
 }
 
 static int write_svg(const bench_env *env, const elastic_result *res)
@@ -178,10 +199,12 @@ int bench_elastic(bench_env *env, const elastic_options *eo)
         el_pick_best(res);
         el_check_targets(env, res);
         if (env->opt.json)
-            print_json(env, res);
+            print_json(stdout, env, res);
         else
             bench_elastic_print(env, res);
         if (env->opt.svg_path && write_svg(env, res))
+            rc = -1;
+        if (eo->json_path && write_json_file(eo->json_path, env, res))
             rc = -1;
     }
     rc |= res->failed;

@@ -4,8 +4,8 @@
 # Cases with --sim need the simulated driver (GREENCTX_CUDA_LIBRARY names it); they skip (77)
 # without it.
 . "$(dirname "$0")/tool_lib.sh"
-svg=$(mktemp)
-trap 'rm -f "$out" "$err" "$svg"' EXIT
+svg=$(mktemp) json=$(mktemp)
+trap 'rm -f "$out" "$err" "$svg" "$json"' EXIT
 
 need_sim() {
     case "${GREENCTX_CUDA_LIBRARY:-}" in
@@ -78,7 +78,8 @@ sim_elastic)
     # bench elastic on the simulator's cost model: every arm present (the MPS ones skipped
     # with the reason), the report's parts, a well-formed SVG, the JSON fields. Not timing.
     need_sim
-    run 0 --sim h200 bench elastic --quick --seconds 0.4 --svg "$svg"
+    # One layer: the simulator's buffers are host memory (untouched, but counted by ASan).
+    run 0 --sim h200 bench elastic --quick --layers 1 --seconds 0.4 --svg "$svg" --json-file "$json"
     for text in "simulated: the kernels are a cost model" "trace onoff" "calibration" \
         "static split 16 | 116" "no split (equal streams)" "priority streams" \
         "controller over layouts" "chunked prefill, 128 tokens a step" \
@@ -93,7 +94,12 @@ sim_elastic)
     fi
     has "$svg" "SMs over time: controller over layouts"
     has "$svg" "</svg>"
-    run 0 --sim h200 bench elastic --quick --seconds 0.3 --trace stationary --arms 1p --json
+    # The two-process arms: skipped MPS arms say why; the resized claims moved and timed it.
+    json_ok "$json" 'sorted(a["name"] for a in d["elastic"]["arms"] if a["kind"].startswith("2p") and not a["ran"]) == ["2p_claims", "2p_claims_controller", "2p_mps", "2p_mps_threads"]'
+    json_ok "$json" 'all("MPS is not available" in a["why"] for a in d["elastic"]["arms"] if not a["ran"])'
+    json_ok "$json" '[a for a in d["elastic"]["arms"] if a["name"] == "2p_claims_controller_sliced"][0]["resizes"] >= 1 and [a for a in d["elastic"]["arms"] if a["name"] == "2p_claims_controller_sliced"][0]["timeline"][0]["lat_sms"] == 16'
+    json_ok "$json" '[a for a in d["elastic"]["arms"] if a["name"] == "2p_sliced"][0]["steps"] > 0 and [a for a in d["elastic"]["arms"] if a["name"] == "2p_sliced"][0]["prefill_tokens_per_s"] > 0'
+    run 0 --sim h200 bench elastic --quick --layers 1 --seconds 0.3 --trace stationary --arms 1p --json
     json_ok "$out" 'd["schema"] == "greenctx.bench.elastic/1" and d["meta"]["simulated"]'
     json_ok "$out" 'd["elastic"]["trace"] == "stationary" and d["elastic"]["model"]["hidden"] == 4096 and d["elastic"]["model"]["kv_heads"] == 8 and d["elastic"]["target_ms"] > 0 and len(d["elastic"]["calibration"]) == 5'
     json_ok "$out" 'all(n in [a["name"] for a in d["elastic"]["arms"]] for n in ["static_16", "static_96", "no_split", "priority", "controller", "chunked_128"]) and not any(a["name"].startswith("2p") for a in d["elastic"]["arms"])'

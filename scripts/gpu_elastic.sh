@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# bench elastic on a GPU machine, from the repository root, logs into $OUT: builds against the
+# real driver once (build-gpu), runs bench.elastic_gpu (`bench elastic --quick`, as
+# make test-gpu does), then `greenctx bench elastic` on each trace of $TRACES (default all
+# four) for $ARM_SECONDS an arm (default 5): the table in elastic-TRACE.log, the JSON document in
+# elastic-TRACE.json, the chart in elastic-TRACE.svg. Everything is tarred into
+# $OUT/elastic.tar.gz; the last lines are a PASS/FAIL summary. About 2.5 minutes a trace on an
+# H200 at 5 s a run (13 one-process arms, 6 two-process arms, calibration, tenants' start):
+# TRACES=onoff for one call of a few minutes.
+set -uo pipefail
+out=${OUT:-gpu-out}
+mkdir -p "$out"
+traces=${TRACES:-onoff stationary duty50 poisson}
+seconds=${ARM_SECONDS:-5}
+results=()
+part() { # part NAME COMMAND...: its output in $out/NAME.log
+  local name=$1
+  shift
+  if "$@" >"$out/$name.log" 2>&1; then results+=("PASS $name"); else results+=("FAIL $name"); fi
+  echo "== $name: ${results[-1]}"
+  tail -n 40 "$out/$name.log"
+}
+{ date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; } | tee "$out/machine.txt"
+part build sh -c "cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DGREENCTX_TEST_DRIVER=real && cmake --build build-gpu -j$(nproc)"
+part test_quick sh -c "cd build-gpu && ctest --output-on-failure -R '^bench\.elastic_gpu$'"
+for trace in $traces; do
+  part "elastic-$trace" build-gpu/tools/greenctx bench elastic --trace "$trace" \
+    --seconds "$seconds" --svg "$out/elastic-$trace.svg" --json-file "$out/elastic-$trace.json"
+done
+tar -czf "$out/elastic.tar.gz" -C "$out" $(cd "$out" && ls *.log *.json *.svg machine.txt 2>/dev/null)
+printf '%s\n' "${results[@]}"
