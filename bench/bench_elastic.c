@@ -418,7 +418,7 @@ static int run_loop(el_loop *L, int start_place)
     return rc;
 }
 
-static el_arm *new_arm(elastic_result *res, el_arm_kind kind, const char *name, const char *label)
+el_arm *el_arm_new(elastic_result *res, el_arm_kind kind, const char *name, const char *label)
 {
     el_arm *a = &res->arm[res->nb_arms++];
     memset(a, 0, sizeof *a);
@@ -476,21 +476,21 @@ int bench_elastic_one_process(const bench_env *env, const elastic_options *eo,
         const el_place *p = &rig.place[PLACE_LAYOUT0 + l];
         snprintf(name, sizeof name, "static_%u", p->lat_sms);
         snprintf(label, sizeof label, "static split %u | %u", p->lat_sms, p->thr_sms);
-        rc = run_arm(&rig, &trace, res, new_arm(res, EL_ARM_STATIC, name, label),
+        rc = run_arm(&rig, &trace, res, el_arm_new(res, EL_ARM_STATIC, name, label),
                      PLACE_LAYOUT0 + (int)l, NULL, 0);
     }
     if (rc == 0)
         rc = run_arm(&rig, &trace, res,
-                     new_arm(res, EL_ARM_NO_SPLIT, "no_split", "no split (equal streams)"),
+                     el_arm_new(res, EL_ARM_NO_SPLIT, "no_split", "no split (equal streams)"),
                      PLACE_SHARED, NULL, 0);
     if (rc == 0)
         rc = run_arm(&rig, &trace, res,
-                     new_arm(res, EL_ARM_PRIORITY, "priority", "priority streams"),
+                     el_arm_new(res, EL_ARM_PRIORITY, "priority", "priority streams"),
                      PLACE_PRIORITY, NULL, 0);
     gctx_controller *ctl = NULL;
     if (rc == 0 && (rc = make_controller(&rig, res, &ctl)) == 0)
         rc = run_arm(&rig, &trace, res,
-                     new_arm(res, EL_ARM_CONTROLLER, "controller", "controller over layouts"),
+                     el_arm_new(res, EL_ARM_CONTROLLER, "controller", "controller over layouts"),
                      place_of(&rig, 0), ctl, 0);
     gctx_controller_release(ctl);
     unsigned chunks[] = {eo->chunk / 2, eo->chunk, 2 * eo->chunk};
@@ -499,7 +499,7 @@ int bench_elastic_one_process(const bench_env *env, const elastic_options *eo,
             continue;
         snprintf(name, sizeof name, "chunked_%u", chunks[i]);
         snprintf(label, sizeof label, "chunked prefill, %u tokens a step", chunks[i]);
-        el_arm *a = new_arm(res, EL_ARM_CHUNKED, name, label);
+        el_arm *a = el_arm_new(res, EL_ARM_CHUNKED, name, label);
         a->chunk = chunks[i];
         rc = run_arm(&rig, &trace, res, a, PLACE_SHARED, NULL, chunks[i]);
     }

@@ -208,6 +208,8 @@ typedef struct elastic_result {
     int failed;
 } elastic_result;
 
+/* The next arm of res, zeroed, with its kind, name and label. */
+el_arm *el_arm_new(elastic_result *res, el_arm_kind kind, const char *name, const char *label);
 /* The arm's figures, from its samples (step times in ms, re-size costs in us). */
 void el_arm_finish(el_arm *arm, double *step_ms, size_t nb_steps, double target_ms,
                    double *resize_us, size_t nb_resizes);

@@ -137,20 +137,9 @@ int bench_elastic_parse(int argc, char **argv, greenctx_tool_options *opts, benc
 
 static void print_json(FILE *out, const bench_env *env, const elastic_result *res)
 {
-    char version[16];
     json_writer w;
     json_begin(&w, out, "greenctx.bench.elastic/1");
-    json_object(&w, "meta");
-    json_string(&w, "gpu", env->gpu_name);
-    json_int(&w, "device", env->device);
-    json_uint(&w, "sm_count", env->sm_count);
-    json_string(&w, "driver",
-                greenctx_format_driver_version(env->driver_version, version, sizeof version));
-    json_string(&w, "date", env->date);
-    json_bool(&w, "simulated", env->simulated);
-    json_bool(&w, "quick", env->opt.quick);
-    json_string(&w, "command", env->command);
-    json_close(&w);
+    bench_json_meta(&w, env);
     bench_elastic_json(&w, res);
     json_end(&w);
 }

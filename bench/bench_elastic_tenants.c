@@ -61,10 +61,11 @@ static int own_line(void *ctx, const char *line)
     return 1;
 }
 
-/* The two tenants' SM counts, merged in time order. */
+/* The two tenants' SM counts, merged in time order (each starts with its first count). */
 static void merge_timelines(el_arm *a, const el_side *lat, const el_side *thr)
 {
-    unsigned i = 0, j = 0, cur_lat = 0, cur_thr = 0;
+    unsigned i = 0, j = 0;
+    unsigned cur_lat = lat->nb_sms ? lat->sms[0] : 0, cur_thr = thr->nb_sms ? thr->sms[0] : 0;
     a->timeline.count = 0;
     while (i < lat->nb_sms || j < thr->nb_sms) {
         int take_lat = j == thr->nb_sms || (i < lat->nb_sms && lat->t_sms[i] <= thr->t_sms[j]);
@@ -156,16 +157,6 @@ static int run_pair(const el_two *two, el_arm *arm, const char *lat_on, const ch
     return 0;
 }
 
-static el_arm *new_arm(elastic_result *res, el_arm_kind kind, const char *name, const char *label)
-{
-    el_arm *a = &res->arm[res->nb_arms++];
-    memset(a, 0, sizeof *a);
-    a->kind = kind;
-    snprintf(a->name, sizeof a->name, "%s", name);
-    snprintf(a->label, sizeof a->label, "%s", label);
-    return a;
-}
-
 static void priors(el_two *two)
 {
     const elastic_result *res = two->res;
@@ -195,16 +186,16 @@ void bench_elastic_two_process(const bench_env *env, const elastic_options *eo,
     snprintf(lat_count, sizeof lat_count, "%u", lat);
     snprintf(lat_min, sizeof lat_min, "%u", res->cal_sms[0]);
     el_arm *arms[6];
-    arms[0] = new_arm(res, EL_ARM_2P_SLICED, "2p_sliced", "2 processes, no MPS (time-sliced)");
+    arms[0] = el_arm_new(res, EL_ARM_2P_SLICED, "2p_sliced", "2 processes, no MPS (time-sliced)");
     snprintf(label, sizeof label, "2 processes, static claims %u | rest, MPS", lat);
-    arms[1] = new_arm(res, EL_ARM_2P_CLAIMS, "2p_claims", label);
-    arms[2] = new_arm(res, EL_ARM_2P_MPS, "2p_mps", "2 processes, MPS");
+    arms[1] = el_arm_new(res, EL_ARM_2P_CLAIMS, "2p_claims", label);
+    arms[2] = el_arm_new(res, EL_ARM_2P_MPS, "2p_mps", "2 processes, MPS");
     snprintf(label, sizeof label, "2 processes, MPS, active threads %d %% | %d %%", pct, 100 - pct);
-    arms[3] = new_arm(res, EL_ARM_2P_THREADS, "2p_mps_threads", label);
+    arms[3] = el_arm_new(res, EL_ARM_2P_THREADS, "2p_mps_threads", label);
     arms[3]->thread_percentage = pct;
-    arms[4] = new_arm(res, EL_ARM_2P_ELASTIC, "2p_claims_controller",
+    arms[4] = el_arm_new(res, EL_ARM_2P_ELASTIC, "2p_claims_controller",
                       "2 processes, claims resized (controller), MPS");
-    arms[5] = new_arm(res, EL_ARM_2P_ELASTIC_SLICED, "2p_claims_controller_sliced",
+    arms[5] = el_arm_new(res, EL_ARM_2P_ELASTIC_SLICED, "2p_claims_controller_sliced",
                       "2 processes, claims resized, no MPS");
     if (tenant_paths_make(&paths)) {
         for (int i = 0; i < 6; i++)

@@ -22,6 +22,9 @@
 
 #define GROW_TIMEOUT_MS 5000
 #define REGROW_EVERY_NS 20000000LL /* the prefill tenant tries to grow back every 20 ms */
+/* A want stays posted until its waiter's next registry pass, after the SMs it lacked are
+ * free: a yield is not repeated for it until the pressure was seen at 0 once, or this long. */
+#define REYIELD_NS 10000000LL
 #define MAX_PRIOR 16
 
 typedef struct el_worker {
@@ -178,8 +181,11 @@ static int resize(el_worker *w, const char *request, int grow, long long start_n
     char what[64];
     snprintf(what, sizeof what, "resizing the %s's claim to %s", w->decode ? "decode" : "prefill",
              request);
+    unsigned before = w->sms;
     if (bench_gctx(s, what) || take_claim(w, stream))
         return -1;
+    if (w->sms == before) /* "rest" with nothing free */
+        return 0;
     if (w->nb_resizes < EL_MAX_RESIZES)
         w->resize_us[w->nb_resizes++] = us;
     if (grow && w->decode && w->nb_grants < EL_MAX_RESIZES)
@@ -318,13 +324,16 @@ static int prefill_run(el_worker *w, long long start_ns, long long end_ns)
     int rc = say_sms(w, start_ns);
     unsigned long long gemms = 0;
     unsigned full = w->sms;
-    long long last_grow = start_ns;
+    long long last_grow = start_ns, last_yield = 0;
     for (long long now; rc == 0 && (now = bench_wall_ns()) < end_ns;) {
         unsigned wanted = 0;
         if (w->elastic && w->claim)
             rc = bench_gctx(gctx_claim_pressure(w->claim, &wanted), "gctx_claim_pressure");
+        if (!wanted)
+            last_yield = 0;
         char request[16];
-        if (rc == 0 && wanted) {
+        if (rc == 0 && wanted && (!last_yield || now - last_yield > REYIELD_NS)) {
+            last_yield = now;
             snprintf(request, sizeof request, "%u", w->sms > wanted + 8 ? w->sms - wanted : 8);
             rc = resize(w, request, 0, start_ns);
         } else if (rc == 0 && w->elastic && w->sms < full && now - last_grow > REGROW_EVERY_NS) {

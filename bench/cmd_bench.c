@@ -170,23 +170,6 @@ static void print_header(const bench_env *env)
         printf("simulated: timings meaningless\n");
 }
 
-static void print_meta_json(json_writer *w, const bench_env *env)
-{
-    char version[16];
-    json_object(w, "meta");
-    json_string(w, "gpu", env->gpu_name);
-    json_int(w, "device", env->device);
-    json_uint(w, "sm_count", env->sm_count);
-    json_int(w, "driver_version", env->driver_version);
-    json_string(w, "driver",
-                greenctx_format_driver_version(env->driver_version, version, sizeof version));
-    json_string(w, "date", env->date);
-    json_bool(w, "simulated", env->simulated);
-    json_bool(w, "quick", env->opt.quick);
-    json_string(w, "command", env->command);
-    json_close(w);
-}
-
 /* Every victim size must make a legal split before anything runs. */
 static int check_victim_sizes(const bench_env *env)
 {
@@ -238,7 +221,7 @@ static void print_json(const bench_env *env, const bench_results *r)
 {
     json_writer w;
     json_begin(&w, stdout, "greenctx.bench/1");
-    print_meta_json(&w, env);
+    bench_json_meta(&w, env);
     if (r->runs & RUN_ISOLATION) {
         json_array(&w, "isolation");
         for (unsigned i = 0; i < r->nb_iso; i++)
@@ -305,6 +288,23 @@ static int run_tenants(bench_env *env)
     return rc ? GREENCTX_EXIT_FAILED : GREENCTX_EXIT_OK;
 }
 
+/* The command line for the header, the driver and the device; an exit code (the device is
+ * closed again on failure). */
+static int open_env(greenctx_tool_options *opts, int argc, char **argv, bench_env *env)
+{
+    command_line(opts, argc, argv, env->command, sizeof env->command);
+    env->opt.json = opts->json;
+    int rc = greenctx_tool_start(opts);
+    if (rc != GREENCTX_EXIT_OK)
+        return rc;
+    if (bench_env_open(env, opts->device)) {
+        bench_env_close(env);
+        return GREENCTX_EXIT_FAILED;
+    }
+    env->simulated |= opts->simulated;
+    return GREENCTX_EXIT_OK;
+}
+
 /* bench elastic: its own options; it closes the device itself before its two-process arms. */
 static int run_elastic(int argc, char **argv, greenctx_tool_options *opts)
 {
@@ -314,15 +314,8 @@ static int run_elastic(int argc, char **argv, greenctx_tool_options *opts)
     int rc = bench_elastic_parse(argc - 1, argv + 1, opts, &env, &eo);
     if (rc != GREENCTX_EXIT_OK)
         return rc < 0 ? GREENCTX_EXIT_OK : rc;
-    command_line(opts, argc, argv, env.command, sizeof env.command);
-    env.opt.json = opts->json;
-    if ((rc = greenctx_tool_start(opts)) != GREENCTX_EXIT_OK)
+    if ((rc = open_env(opts, argc, argv, &env)) != GREENCTX_EXIT_OK)
         return rc;
-    if (bench_env_open(&env, opts->device)) {
-        bench_env_close(&env);
-        return GREENCTX_EXIT_FAILED;
-    }
-    env.simulated |= opts->simulated;
     return bench_elastic(&env, &eo);
 }
 
@@ -344,17 +337,10 @@ int greenctx_cmd_bench(int argc, char **argv, greenctx_tool_options *opts)
     int rc = parse(argc, argv, opts, &env.opt, &runs);
     if (rc != GREENCTX_EXIT_OK)
         return rc == BENCH_HELP_SHOWN ? GREENCTX_EXIT_OK : rc;
-    command_line(opts, argc, argv, env.command, sizeof env.command);
-    env.opt.json = opts->json;
     if (env.opt.nb_victim_sms == 0)
         env.opt.victim_sms[env.opt.nb_victim_sms++] = 16;
-    if ((rc = greenctx_tool_start(opts)) != GREENCTX_EXIT_OK)
+    if ((rc = open_env(opts, argc, argv, &env)) != GREENCTX_EXIT_OK)
         return rc;
-    if (bench_env_open(&env, opts->device)) {
-        bench_env_close(&env);
-        return GREENCTX_EXIT_FAILED;
-    }
-    env.simulated |= opts->simulated;
     if ((runs & (RUN_ISOLATION | RUN_SCALING | RUN_TENANTS)) && !env.kernels) {
         bench_env_close(&env);
         return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED,

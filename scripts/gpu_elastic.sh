@@ -8,21 +8,10 @@
 # H200 at 5 s a run (13 one-process arms, 6 two-process arms, calibration, tenants' start):
 # TRACES=onoff for one call of a few minutes.
 set -uo pipefail
-out=${OUT:-gpu-out}
-mkdir -p "$out"
 traces=${TRACES:-onoff stationary duty50 poisson}
 seconds=${ARM_SECONDS:-5}
-results=()
-part() { # part NAME COMMAND...: its output in $out/NAME.log
-  local name=$1
-  shift
-  if "$@" >"$out/$name.log" 2>&1; then results+=("PASS $name"); else results+=("FAIL $name"); fi
-  echo "== $name: ${results[-1]}"
-  tail -n 40 "$out/$name.log"
-}
-{ date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; } | tee "$out/machine.txt"
-part build sh -c "cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DGREENCTX_TEST_DRIVER=real && cmake --build build-gpu -j$(nproc)"
+PART_TAIL=40
+. "$(dirname "$0")/gpu_parts.sh"
 part test_quick sh -c "cd build-gpu && ctest --output-on-failure -R '^bench\.elastic_gpu$'"
 for trace in $traces; do
   part "elastic-$trace" build-gpu/tools/greenctx bench elastic --trace "$trace" \
