@@ -25,31 +25,35 @@ typedef struct el_side {
     double seconds;
 } el_side;
 
+/* "NAME n min p50 p99 p999 max mean" into s: 1 when the line was NAME's. */
+static int summary_line(const char *line, const char *name, bench_summary *s)
+{
+    size_t len = strlen(name);
+    return !strncmp(line, name, len) && line[len] == ' ' &&
+           sscanf(line + len, "%zu %lf %lf %lf %lf %lf %lf", &s->n, &s->min, &s->p50, &s->p99,
+                  &s->p999, &s->max, &s->mean) == 7;
+}
+
 static int own_line(void *ctx, const char *line)
 {
     el_side *side = ctx;
     el_arm *a = side->arm;
-    bench_summary *s = &a->step_ms;
-    unsigned long long within;
+    bench_summary resizes;
     double t;
     unsigned sms;
-    size_t n;
-    double p50, p99;
-    if (sscanf(line, "el_step %zu %lf %lf %lf %lf %lf %lf %llu", &s->n, &s->min, &s->p50, &s->p99,
-               &s->p999, &s->max, &s->mean, &within) == 8) {
-        a->steps = s->n;
-        a->within_target = within;
-    } else if (sscanf(line, "el_rate %llu %lf", &side->gemms, &side->seconds) == 2) {
-    } else if (sscanf(line, "el_kernel %zu %lf %lf", &n, &p50, &p99) == 3) {
-        a->thr_kernel_ms = (bench_summary){.n = n, .p50 = p50, .p99 = p99};
-    } else if (sscanf(line, "el_resize %zu %lf %lf", &n, &p50, &p99) == 3) {
+    if (summary_line(line, "el_step", &a->step_ms)) {
+        a->steps = a->step_ms.n;
+    } else if (sscanf(line, "el_within %llu", &a->within_target) == 1 ||
+               sscanf(line, "el_rate %llu %lf", &side->gemms, &side->seconds) == 2 ||
+               summary_line(line, "el_kernel", &a->thr_kernel_ms)) {
+    } else if (summary_line(line, "el_resize", &resizes)) {
         if (side->decode) { /* the decode tenant's re-sizes are the arm's */
-            a->resizes = (unsigned)n;
-            a->resize_us = (bench_summary){.n = n, .p50 = p50, .p99 = p99};
+            a->resizes = (unsigned)resizes.n;
+            a->resize_us = resizes;
         }
-    } else if (sscanf(line, "el_grant %zu %lf %lf", &n, &p50, &p99) == 3) {
+    } else if (summary_line(line, "el_grant", &resizes)) {
         if (side->decode)
-            a->grant_ms = (bench_summary){.n = n, .p50 = p50, .p99 = p99};
+            a->grant_ms = resizes;
     } else if (sscanf(line, "el_sms %lf %u", &t, &sms) == 2) {
         if (side->nb_sms < EL_MAX_TIMELINE) {
             side->t_sms[side->nb_sms] = t;

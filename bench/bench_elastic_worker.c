@@ -129,6 +129,15 @@ static int parse(int argc, char **argv, greenctx_tool_options *opts, el_worker *
 
 /* Once running (start_ns set): the SMs it has from now on. Before "ready" nothing but that
  * line may be said. */
+/* "NAME n min p50 p99 p999 max mean": the parent reads it back into a bench_summary. */
+static void say_summary(const char *name, double *values, size_t n)
+{
+    bench_summary s;
+    bench_summarize(values, n, &s);
+    tenant_say("%s %zu %.5f %.5f %.5f %.5f %.5f %.5f", name, s.n, s.min, s.p50, s.p99, s.p999,
+               s.max, s.mean);
+}
+
 static int say_sms(const el_worker *w, long long start_ns)
 {
     double t = (bench_wall_ns() - start_ns) * 1e-9;
@@ -312,10 +321,8 @@ static int decode_run(el_worker *w, long long start_ns, long long end_ns)
     }
     gctx_controller_release(ctl);
     el_trace_free(&trace);
-    bench_summary s;
-    bench_summarize(w->samples, w->nb_samples, &s);
-    tenant_say("el_step %zu %.5f %.5f %.5f %.5f %.5f %.5f %llu", s.n, s.min, s.p50, s.p99, s.p999,
-               s.max, s.mean, within);
+    say_summary("el_step", w->samples, w->nb_samples);
+    tenant_say("el_within %llu", within);
     return rc;
 }
 
@@ -351,19 +358,14 @@ static int prefill_run(el_worker *w, long long start_ns, long long end_ns)
     }
     double seconds = (bench_wall_ns() - start_ns) * 1e-9;
     tenant_say("el_rate %llu %.6f", gemms, seconds);
-    bench_summary s;
-    bench_summarize(w->samples, w->nb_samples, &s);
-    tenant_say("el_kernel %zu %.5f %.5f", s.n, s.p50, s.p99);
+    say_summary("el_kernel", w->samples, w->nb_samples);
     return rc;
 }
 
 static void report_resizes(el_worker *w)
 {
-    bench_summary r, g;
-    bench_summarize(w->resize_us, w->nb_resizes, &r);
-    bench_summarize(w->grant_ms, w->nb_grants, &g);
-    tenant_say("el_resize %zu %.3f %.3f", r.n, r.p50, r.p99);
-    tenant_say("el_grant %zu %.5f %.5f", g.n, g.p50, g.p99);
+    say_summary("el_resize", w->resize_us, w->nb_resizes);
+    say_summary("el_grant", w->grant_ms, w->nb_grants);
 }
 
 int bench_elastic_worker(int argc, char **argv, greenctx_tool_options *opts)
