@@ -410,7 +410,8 @@ static int run_loop(el_loop *L, int start_place)
     if (L->chunk)
         units = nb_steps * shape->layers; /* each step carried a chunk through every layer */
     unsigned tokens = L->chunk ? L->chunk : shape->chunk;
-    L->arm->prefill_tokens_per_s = seconds > 0 ? units * (double)tokens / shape->layers / seconds : 0;
+    L->arm->prefill_tokens_per_s =
+        seconds > 0 ? units * (double)tokens / shape->layers / seconds : 0;
     L->arm->tflops = seconds > 0 ? units * el_prefill_flops(shape, tokens) / seconds * 1e-12 : 0;
     el_arm_finish(L->arm, steps, nb_steps, L->target_ms, resizes, nb_resizes);
     free(steps);

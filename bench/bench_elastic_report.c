@@ -105,8 +105,9 @@ void el_check_targets(const bench_env *env, elastic_result *res)
         double beyond = claims->grant_ms.p99 - claims->thr_kernel_ms.p99;
         c[4].applies = 1;
         c[4].met = beyond <= RESIZE_2P_MS;
-        snprintf(c[4].detail, sizeof c[4].detail, "%sgrant p99 %.2f ms, the GEMM kernel p99 %.2f ms: "
-                 "%.2f ms beyond it", sim, claims->grant_ms.p99, claims->thr_kernel_ms.p99, beyond);
+        snprintf(c[4].detail, sizeof c[4].detail,
+                 "%sgrant p99 %.2f ms, the GEMM kernel p99 %.2f ms: %.2f ms beyond it", sim,
+                 claims->grant_ms.p99, claims->thr_kernel_ms.p99, beyond);
     }
 }
 
@@ -156,8 +157,8 @@ void bench_elastic_print(const bench_env *env, const elastic_result *res)
                a->prefill_tokens_per_s, ratio_to_best(res, a), a->resizes, resize,
                (int)i == res->best_static ? "  <- best static" : "");
         if (a->grant_ms.n)
-            printf("%-38s grant of the SMs: p50 %.2f ms, p99 %.2f ms; the GEMM kernel p99 %.2f ms\n",
-                   "", a->grant_ms.p50, a->grant_ms.p99, a->thr_kernel_ms.p99);
+            printf("%-38s grant of the SMs: p50 %.2f ms, p99 %.2f ms; the GEMM kernel p99 "
+                   "%.2f ms\n", "", a->grant_ms.p50, a->grant_ms.p99, a->thr_kernel_ms.p99);
     }
     if (res->best_static >= 0 && !res->best_static_within)
         printf("no static split holds the target: the best static is the one with the smallest "

@@ -132,8 +132,9 @@ static int run_pair(const el_two *two, el_arm *arm, const char *lat_on, const ch
     fprintf(stderr, "greenctx bench: elastic: %s\n", arm->label);
     int started = 0, rc = 0;
     for (; started < 2 && rc == 0; started++) {
-        char **argv = worker_argv(two, started == 0, started == 0 ? lat_on : thr_on, elastic, store);
-        rc = tenant_launch(&two->run, &specs[started], started == 0 ? "decode tenant" : "prefill tenant",
+        int decode = started == 0;
+        char **argv = worker_argv(two, decode, decode ? lat_on : thr_on, elastic, store);
+        rc = tenant_launch(&two->run, &specs[started], decode ? "decode tenant" : "prefill tenant",
                            argv, &procs[started], READY_TIMEOUT_MS);
         procs[started].own_line = own_line;
         procs[started].own_ctx = &sides[started];

@@ -220,7 +220,8 @@ static int open_context(el_worker *w)
     o.label = "bench elastic";
     o.priority = w->decode ? GCTX_CLAIM_PRIORITY_LATENCY : GCTX_CLAIM_PRIORITY_THROUGHPUT;
     char what[96];
-    snprintf(what, sizeof what, "claiming %s SMs for the %s", w->on, w->decode ? "decode" : "prefill");
+    snprintf(what, sizeof what, "claiming %s SMs for the %s", w->on,
+             w->decode ? "decode" : "prefill");
     gctx_stream *stream;
     if (bench_gctx(gctx_claim_acquire(w->env.device, w->on, &o, &w->claim), what) ||
         bench_gctx(gctx_claim_stream(w->claim, &stream), "the claim's stream"))
@@ -293,7 +294,8 @@ static int decode_run(el_worker *w, long long start_ns, long long end_ns)
 {
     el_trace trace;
     gctx_controller *ctl = NULL;
-    if (el_trace_make(&trace, w->eo.trace, w->duration_ms * 1e-3, w->shape.peak_batch, w->eo.seed) ||
+    if (el_trace_make(&trace, w->eo.trace, w->duration_ms * 1e-3, w->shape.peak_batch,
+                      w->eo.seed) ||
         (w->elastic && make_controller(w, &ctl)))
         return -1;
     int rc = say_sms(w, start_ns);

@@ -16,10 +16,10 @@
 
 enum { SIM_IMAGE_SMID = 0, SIM_IMAGE_ELASTIC = 1 };
 
-/* The elastic kernels, in the order of their model below. */
-static const char *const elastic_entries[] = {"gce_fill_bf16", "gce_gemv", "gce_decode_attn",
-                                              "gce_gemm"};
-enum { SIM_NB_ELASTIC = sizeof elastic_entries / sizeof elastic_entries[0] };
+/* The elastic kernels, by their index in the model below. */
+enum { SIM_FILL_BF16 = 0, SIM_GEMV, SIM_DECODE_ATTN, SIM_GEMM, SIM_NB_ELASTIC };
+static const char *const elastic_entries[SIM_NB_ELASTIC] = {"gce_fill_bf16", "gce_gemv",
+                                                            "gce_decode_attn", "gce_gemm"};
 
 /* A loaded module, or one function of an elastic module (parent: the module's handle). A
  * function's handle is its slot's, retagged, so the %smid module's one function is the module
@@ -120,30 +120,35 @@ gcu_result sim_cuModuleGetFunction(gcu_function *fn, gcu_module module, const ch
 #define SIM_HBM_BYTES_S 3.9e12
 #define SIM_FLOPS_PER_SM_S 0.15e12
 
-static double param_u64(void **params, int i) { return (double)*(const unsigned long long *)params[i]; }
+static double param_u64(void **params, int i)
+{
+    return (double)*(const unsigned long long *)params[i];
+}
+
 static double param_u32(void **params, int i) { return (double)*(const unsigned *)params[i]; }
 
 static double elastic_ns(int kernel, void **params, unsigned grid, unsigned sms)
 {
     double bytes = 0, flops = 0;
     switch (kernel) {
-    case 0: /* fill_bf16(buf, n, seed) */
+    case SIM_FILL_BF16: /* (buf, n, seed) */
         bytes = 2 * param_u64(params, 1);
         break;
-    case 1: { /* gemv(W, x, y, rows, cols, batch) */
-        double rows = param_u32(params, 3), cols = param_u32(params, 4), batch = param_u32(params, 5);
+    case SIM_GEMV: { /* (W, x, y, rows, cols, batch) */
+        double rows = param_u32(params, 3), cols = param_u32(params, 4);
+        double batch = param_u32(params, 5);
         double passes = (double)(((unsigned)batch + 31) / 32);
         bytes = rows * cols * 2 * passes + batch * (cols * 2 + rows * 4);
         flops = 2 * rows * cols * batch;
         break;
     }
-    case 2: { /* decode_attn(q, k, v, part, ctx, kv_heads, splits): grid = batch * kv_heads * splits */
+    case SIM_DECODE_ATTN: { /* (q, k, v, part, ctx, kv_heads, splits): batch x kv_heads x splits */
         double ctx = param_u32(params, 4), splits = param_u32(params, 6);
         bytes = grid / splits * ctx * 128 * 2 * 2;
         flops = grid / splits * 4 * ctx * 128 * 4;
         break;
     }
-    default: { /* gemm(A, W, C, M, N, K) */
+    default: { /* SIM_GEMM (A, W, C, M, N, K) */
         double m = param_u32(params, 3), n = param_u32(params, 4), k = param_u32(params, 5);
         bytes = (m * k + n * k) * 2 + m * n * 4;
         flops = 2 * m * n * k;
