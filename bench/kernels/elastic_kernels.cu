@@ -43,7 +43,9 @@ __device__ __forceinline__ float dot8(uint4 w, uint4 x)
 // Decode's weight reads: y[b][r] = sum_c W[r][c] * x[b][c] for b < batch, W bf16 [rows][cols]
 // row-major (cols a multiple of 8), x bf16 [batch][cols], y fp32 [batch][rows]. A warp per
 // row; each pass over W serves GEMV_BATCH rows of the batch, so W is read ceil(batch / 32)
-// times (once up to a batch of 32): memory bound, as decode's GEMMs are.
+// times (once up to a batch of 32). Memory bound at small batches; at large ones the
+// activations' reads (through L1, batch of them per weight) and the CUDA cores bound it, where
+// a tensor-core GEMM would still be memory bound.
 #define GEMV_BATCH 32
 extern "C" __global__ void __launch_bounds__(256)
     gce_gemv(const uint4 *__restrict__ W, const uint4 *__restrict__ x, float *y, unsigned rows,
@@ -77,13 +79,35 @@ extern "C" __global__ void __launch_bounds__(256)
         }
 }
 
+// One position of decode attention for the 4 query heads of a KV head: the lane holds 4 of
+// the 128 dimensions; an online softmax (running max m, sum l, weighted values acc).
+__device__ __forceinline__ void attend(uint2 kk, uint2 vv, const float (&qf)[4][4], float (&m)[4],
+                                       float (&l)[4], float (&acc)[4][4])
+{
+    float kf[4] = {bf_lo(kk.x), bf_hi(kk.x), bf_lo(kk.y), bf_hi(kk.y)};
+    float vf[4] = {bf_lo(vv.x), bf_hi(vv.x), bf_lo(vv.y), bf_hi(vv.y)};
+#pragma unroll
+    for (int g = 0; g < 4; g++) {
+        float sc = qf[g][0] * kf[0] + qf[g][1] * kf[1] + qf[g][2] * kf[2] + qf[g][3] * kf[3];
+        for (int o = 16; o; o >>= 1)
+            sc += __shfl_xor_sync(0xffffffffu, sc, o);
+        sc *= 0.08838834764831845f; // 1 / sqrt(128)
+        float mn = fmaxf(m[g], sc), corr = __expf(m[g] - mn), e = __expf(sc - mn);
+        l[g] = l[g] * corr + e;
+#pragma unroll
+        for (int d = 0; d < 4; d++)
+            acc[g][d] = acc[g][d] * corr + e * vf[d];
+        m[g] = mn;
+    }
+}
+
 // Decode attention with grouped queries (4 query heads per KV head, head dim 128), split
 // over the context (flash-decoding): block (b, h, s) reads positions [s * per, (s + 1) * per)
 // of sequence b's K and V for KV head h (bf16 [batch][kv_heads][ctx][128] each) once, with an
 // online softmax per query head, and writes its partial (max, sum, 128 weighted values) for
 // each of the 4 heads to part[((b * kv_heads + h) * splits + s) * 4 + g][130]. The combine of
 // the splits (a read of 0.1 % of the bytes) is left out: the step's cost is the KV read.
-extern "C" __global__ void __launch_bounds__(256)
+extern "C" __global__ void __launch_bounds__(256, 3)
     gce_decode_attn(const uint2 *__restrict__ q, const uint2 *__restrict__ k,
                     const uint2 *__restrict__ v, float *part, unsigned ctx, unsigned kv_heads,
                     unsigned splits)
@@ -103,24 +127,22 @@ extern "C" __global__ void __launch_bounds__(256)
     }
     unsigned per = (ctx + splits - 1) / splits, p1 = min(ctx, (s + 1) * per);
     const uint2 *kb = k + (unsigned long long)bh * ctx * 32, *vb = v + (unsigned long long)bh * ctx * 32;
-    for (unsigned p = s * per + warp; p < p1; p += 8) {
-        uint2 kk = kb[(unsigned long long)p * 32 + lane], vv = vb[(unsigned long long)p * 32 + lane];
-        float kf[4] = {bf_lo(kk.x), bf_hi(kk.x), bf_lo(kk.y), bf_hi(kk.y)};
-        float vf[4] = {bf_lo(vv.x), bf_hi(vv.x), bf_lo(vv.y), bf_hi(vv.y)};
+    // Four of this warp's positions at a time: their loads are in flight together.
+    unsigned p = s * per + warp;
+    for (; p + 24 < p1; p += 32) {
+        uint2 kk[4], vv[4];
 #pragma unroll
-        for (int g = 0; g < 4; g++) {
-            float sc = qf[g][0] * kf[0] + qf[g][1] * kf[1] + qf[g][2] * kf[2] + qf[g][3] * kf[3];
-            for (int o = 16; o; o >>= 1)
-                sc += __shfl_xor_sync(0xffffffffu, sc, o);
-            sc *= 0.08838834764831845f; // 1 / sqrt(128)
-            float mn = fmaxf(m[g], sc), corr = __expf(m[g] - mn), e = __expf(sc - mn);
-            l[g] = l[g] * corr + e;
-#pragma unroll
-            for (int d = 0; d < 4; d++)
-                acc[g][d] = acc[g][d] * corr + e * vf[d];
-            m[g] = mn;
+        for (int u = 0; u < 4; u++) {
+            kk[u] = kb[(unsigned long long)(p + 8 * u) * 32 + lane];
+            vv[u] = vb[(unsigned long long)(p + 8 * u) * 32 + lane];
         }
+#pragma unroll
+        for (int u = 0; u < 4; u++)
+            attend(kk[u], vv[u], qf, m, l, acc);
     }
+    for (; p < p1; p += 8)
+        attend(kb[(unsigned long long)p * 32 + lane], vb[(unsigned long long)p * 32 + lane], qf, m,
+               l, acc);
 #pragma unroll
     for (int g = 0; g < 4; g++) {
         if (lane == 0)
