@@ -41,6 +41,8 @@ typedef struct el_worker {
     CUstream stream, own_stream; /* own_stream: the primary's, made here */
     el_site *site;
     el_sites sites;
+    gctx_context *held[EL_MAX_SITES]; /* the contexts of the sites, kept until they close */
+    unsigned nb_held;
     el_buffers buf;
     unsigned sms;
     double *samples, *resize_us, *grant_ms;
@@ -146,27 +148,33 @@ static int say_sms(const el_worker *w, long long start_ns)
     return 0;
 }
 
-/* The claim's stream and context now (after an acquire or a resize), and its kernels. */
+/* The claim's stream (both on the claim's context) and context now, after an acquire or a
+ * resize, and its kernels there. */
 static int take_claim(el_worker *w, gctx_stream *stream)
 {
     gctx_context *context;
     gctx_partition *partition;
     gctx_partition_info info = GCTX_PARTITION_INFO_INIT;
+    w->stream = gctx_stream_handle(stream);
+    gctx_stream_release(stream); /* the claim keeps its stream */
     if (bench_gctx(gctx_claim_context(w->claim, NULL, &context), "the claim's context"))
         return -1;
     CUcontext ctx = gctx_context_cu_context(context);
-    gctx_context_release(context); /* the claim keeps it */
-    if (bench_gctx(gctx_claim_partition(w->claim, &partition), "the claim's partition"))
+    unsigned known = w->sites.count;
+    w->site = el_site_get(&w->env, &w->sites, ctx);
+    if (w->sites.count > known && w->nb_held < EL_MAX_SITES)
+        w->held[w->nb_held++] = context; /* its kernels live as long as it */
+    else
+        gctx_context_release(context);
+    if (!w->site ||
+        bench_gctx(gctx_claim_partition(w->claim, &partition), "the claim's partition"))
         return -1;
     gctx_status s = gctx_partition_get_info(partition, &info);
     gctx_partition_release(partition);
     if (bench_gctx(s, "gctx_partition_get_info"))
         return -1;
     w->sms = info.sm_count;
-    w->stream = gctx_stream_handle(stream);
-    gctx_stream_release(stream); /* the claim keeps its stream */
-    w->site = el_site_get(&w->env, &w->sites, ctx);
-    return w->site ? 0 : -1;
+    return 0;
 }
 
 static int resize(el_worker *w, const char *request, int grow, long long start_ns)
@@ -410,6 +418,8 @@ int bench_elastic_worker(int argc, char **argv, greenctx_tool_options *opts)
         w->env.drv->cuStreamSynchronize(w->stream);
     el_buffers_free(&w->env, &w->buf);
     el_sites_close(&w->env, &w->sites);
+    for (unsigned i = 0; i < w->nb_held; i++)
+        gctx_context_release(w->held[i]);
     if (w->own_stream)
         w->env.drv->cuStreamDestroy(w->own_stream);
     gctx_claim_release(w->claim);
