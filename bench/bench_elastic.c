@@ -6,7 +6,9 @@
  * One host thread drives both workloads and never blocks on either: it polls their streams
  * (cuStreamQuery). The latency workload runs decode steps back to back, each at the batch the
  * trace gives at its start; the throughput workload keeps EL_THR_SLOTS prefill units queued.
- * Step and unit times come from events; the throughput is what completed over the arm's time.
+ * A step's latency runs from when it was due (before any re-size) to its end as the host sees
+ * it (el_step_latency_ms); the controller observes the step's own time (events). The
+ * throughput is what completed over the arm's time.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +53,11 @@ void el_timeline_add(el_timeline *line, double t, unsigned lat_sms, unsigned thr
     line->t[line->count] = t;
     line->lat_sms[line->count] = lat_sms;
     line->thr_sms[line->count++] = thr_sms;
+}
+
+double el_step_latency_ms(double event_ms, double host_ms)
+{
+    return host_ms > event_ms ? host_ms : event_ms;
 }
 
 void el_arm_finish(el_arm *arm, double *step_ms, size_t nb_steps, double target_ms,
@@ -356,7 +363,7 @@ static int run_loop(el_loop *L, int start_place)
     el_timeline_add(&L->arm->timeline, 0, rig->place[cur].lat_sms,
                     L->chunk ? 0 : rig->place[cur].thr_sms);
     unsigned long long units = 0, next_unit = 0;
-    double t0 = bench_now_us(), last_done = t0;
+    double t0 = bench_now_us(), last_done = t0, due_us = t0;
     while (rc == 0) {
         double now_us = bench_now_us(), t = (now_us - t0) * 1e-6;
         int open = t < L->seconds, done;
@@ -367,15 +374,16 @@ static int run_loop(el_loop *L, int start_place)
             if ((rc = query(env, p->lat, &done)) || !done)
                 goto throughput;
             double ms = elapsed_ms(env, p->lat_site->lat_start, p->lat_site->lat_end);
+            last_done = bench_now_us();
             if (nb_steps < cap)
-                steps[nb_steps++] = ms;
-            if (L->ctl && lat_place == cur)
+                steps[nb_steps++] = el_step_latency_ms(ms, (last_done - due_us) * 1e-3);
+            if (L->ctl && lat_place == cur) /* the model wants the step's own time */
                 rc = bench_gctx(gctx_controller_observe(L->ctl, 0, ms * 1e-3),
                                 "gctx_controller_observe");
             lat_place = -1;
-            last_done = bench_now_us();
         }
         if (open && rc == 0) {
+            due_us = bench_now_us();
             unsigned batch = el_trace_batch(L->trace, t);
             if (L->ctl)
                 rc = decide(L, batch, &cur, t, resizes, &nb_resizes);

@@ -208,6 +208,10 @@ typedef struct elastic_result {
     int failed;
 } elastic_result;
 
+/* A decode step's latency: from when it was due (before a re-size that it waits behind) to its
+ * end as the host saw it; not less than its events' time, which is all the simulated driver
+ * (whose kernels take no host time) gives. */
+double el_step_latency_ms(double event_ms, double host_ms);
 /* The next arm of res, zeroed, with its kind, name and label. */
 el_arm *el_arm_new(elastic_result *res, el_arm_kind kind, const char *name, const char *label);
 /* The arm's figures, from its samples (step times in ms, re-size costs in us). */
