@@ -38,6 +38,7 @@ enum { PLACE_SHARED = 0, PLACE_PRIORITY = 1, PLACE_LAYOUT0 = 2 }; /* then the la
 typedef struct el_rig {
     const bench_env *env;
     el_shape shape;
+    el_blas blas;
     el_sites sites;
     el_buffers buf;
     gctx_layouts *layouts;
@@ -110,14 +111,15 @@ static int layout_place(el_rig *rig, unsigned l, el_place *p)
         st[part] = gctx_stream_handle(stream);
         sms[part] = info.sm_count;
     }
-    *p = (el_place){st[0], st[1], el_site_get(rig->env, &rig->sites, ctx[0]),
-                    el_site_get(rig->env, &rig->sites, ctx[1]), sms[0], sms[1], (int)l};
+    *p = (el_place){st[0], st[1], el_site_get(rig->env, &rig->sites, ctx[0], sms[0]),
+                    el_site_get(rig->env, &rig->sites, ctx[1], sms[1]), sms[0], sms[1], (int)l};
     return p->lat_site && p->thr_site ? 0 : -1;
 }
 
 static void rig_close(el_rig *rig)
 {
     const bench_env *env = rig->env;
+    el_blas_close(env, &rig->blas); /* first: its handle may still name a stream below */
     if (bench_push(env, env->primary) == 0) {
         for (int i = 0; i < 3; i++)
             if (rig->primary[i]) {
@@ -145,7 +147,10 @@ static int rig_open(el_rig *rig, const bench_env *env, const elastic_options *eo
             rows[2 * rig->nb_layouts] = sizes[i];
             rows[2 * rig->nb_layouts++ + 1] = 0;
         }
-    el_site *primary = el_site_get(env, &rig->sites, env->primary);
+    if (el_blas_open(env, eo->gemm, &rig->blas))
+        return -1;
+    rig->sites.blas = &rig->blas;
+    el_site *primary = el_site_get(env, &rig->sites, env->primary, env->sm_count);
     if (!primary || primary_streams(rig))
         return -1;
     rig->place[PLACE_SHARED] = (el_place){rig->primary[0], rig->primary[1], primary, primary,
@@ -474,10 +479,11 @@ int bench_elastic_one_process(const bench_env *env, const elastic_options *eo,
     res->seconds = eo->seconds;
     res->seed = eo->seed;
     res->sm_count = env->sm_count;
-    res->gemm_impl = "greenctx's own bf16 tiled GEMM (CUDA cores, fp32 accumulate)";
     if (el_trace_make(&trace, eo->trace, eo->seconds, eo->peak_batch, eo->seed))
         return -1;
     int rc = rig_open(&rig, env, eo);
+    el_blas_name(&rig.blas, res->gemm_impl, sizeof res->gemm_impl);
+    res->gemm_cublas = rig.blas.handle != NULL;
     if (rc == 0)
         rc = calibrate(&rig, eo, res);
     char name[48], label[96];

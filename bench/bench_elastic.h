@@ -16,6 +16,7 @@
 #define GREENCTX_BENCH_ELASTIC_H
 
 #include "bench_chart.h"
+#include "overlap_libs.h"
 
 extern const char bench_elastic_ptx[];
 
@@ -75,10 +76,28 @@ typedef struct el_buffers {
     gcu_deviceptr a, c;          /* prefill's tokens and outputs */
 } el_buffers;
 
+/* Which GEMM prefill runs: cuBLAS (tensor cores) when asked or found, else the bench's own
+ * CUDA-core kernel. One handle per process: every GEMM of a run is ordered after the last. */
+typedef enum el_gemm_kind { EL_GEMM_AUTO = 0, EL_GEMM_OWN, EL_GEMM_CUBLAS } el_gemm_kind;
+typedef struct el_blas {
+    olap_libs libs;
+    olap_cublas_handle handle; /* NULL: the own kernel */
+    char why[1200];            /* auto without cuBLAS: why not */
+} el_blas;
+
+/* Loads cuBLAS and makes its handle for EL_GEMM_CUBLAS, and for EL_GEMM_AUTO on a GPU when it
+ * is found (else why says why not). -1 after a message when cuBLAS was asked for and fails. */
+int el_blas_open(const bench_env *env, el_gemm_kind kind, el_blas *blas);
+void el_blas_close(const bench_env *env, el_blas *blas);
+/* What ran, for the report. */
+const char *el_blas_name(const el_blas *blas, char *buf, size_t size);
+
 /* The kernels loaded in one context, and the events work there is timed with. */
 #define EL_THR_SLOTS 2
 typedef struct el_site {
     CUcontext ctx;
+    unsigned sms;         /* the context's: cuBLAS's SM-count target */
+    const el_blas *blas;  /* the process's, or NULL */
     gcu_module module;
     gcu_function fill, gemv, attn, gemm;
     CUevent lat_start, lat_end, thr_start[EL_THR_SLOTS], thr_end[EL_THR_SLOTS];
@@ -89,11 +108,12 @@ typedef struct el_site {
 typedef struct el_sites {
     el_site site[EL_MAX_SITES];
     unsigned count;
+    const el_blas *blas; /* given to every site */
 } el_sites;
 
-/* The site of ctx, loading the kernels and making the events there the first time. NULL
- * after a message. */
-el_site *el_site_get(const bench_env *env, el_sites *sites, CUcontext ctx);
+/* The site of ctx (sms SMs), loading the kernels and making the events there the first time.
+ * NULL after a message. */
+el_site *el_site_get(const bench_env *env, el_sites *sites, CUcontext ctx, unsigned sms);
 void el_sites_close(const bench_env *env, el_sites *sites);
 
 /* Bytes a decode step reads at a batch; FLOPs of one prefill unit (a layer, chunk tokens). */
@@ -197,7 +217,8 @@ typedef struct elastic_result {
     unsigned cal_sms[EL_MAX_LAYOUTS + 1];
     double cal_decode_ms[EL_MAX_LAYOUTS + 1], cal_prefill_ms[EL_MAX_LAYOUTS + 1];
     unsigned sm_count;
-    const char *gemm_impl; /* which GEMM ran */
+    char gemm_impl[1400];  /* which GEMM ran */
+    int gemm_cublas;       /* 1: cuBLAS (the tenants use it too) */
     int mps_available, mps_started;
     char mps_why[1600];
     el_arm arm[EL_MAX_ARMS];
@@ -228,6 +249,7 @@ typedef struct elastic_options {
     unsigned layers, peak_batch, context, chunk;
     unsigned long long seed;
     int one_process_only;  /* --arms 1p */
+    el_gemm_kind gemm;     /* --gemm */
     const char *json_path; /* --json-file: the JSON document there too */
 } elastic_options;
 

@@ -17,7 +17,7 @@ void bench_elastic_usage(FILE *out)
             "                              [--seconds S] [--quick] [--target-ms MS]\n"
             "                              [--layers N] [--batch N] [--context N] [--chunk N]\n"
             "                              [--seed N] [--arms all|1p] [--svg FILE]\n"
-            "                              [--json-file FILE] [--json]\n"
+            "                              [--gemm auto|own|cublas] [--json-file FILE] [--json]\n"
             "\n"
             "A latency workload shaped like LLM decode (bf16 Llama-3-8B-shaped layers: GEMV\n"
             "weight reads and decode attention over a KV cache, its batch following the trace)\n"
@@ -39,6 +39,9 @@ void bench_elastic_usage(FILE *out)
             "  --chunk N      prefill tokens per unit (default 128)\n"
             "  --seed N       the trace's seed (default 1)\n"
             "  --arms 1p      the one-process arms only\n"
+            "  --gemm G       prefill's GEMMs: cuBLAS (tensor cores) when found (auto, the\n"
+            "                 default; never on --sim), the bench's own CUDA-core kernel (own)\n"
+            "                 or cuBLAS or fail (cublas)\n"
             "  --svg FILE     SMs over time per workload, the step-time distributions\n"
             "  --json-file F  the JSON document (as --json prints it) into F, beside the table\n");
 }
@@ -57,7 +60,7 @@ int bench_elastic_parse(int argc, char **argv, greenctx_tool_options *opts, benc
                         elastic_options *eo)
 {
     enum { OPT_TRACE, OPT_SECONDS, OPT_QUICK, OPT_TARGET, OPT_LAYERS, OPT_BATCH, OPT_CONTEXT,
-           OPT_CHUNK, OPT_SEED, OPT_ARMS, OPT_SVG, OPT_JSON_FILE };
+           OPT_CHUNK, OPT_SEED, OPT_ARMS, OPT_SVG, OPT_JSON_FILE, OPT_GEMM };
     static const greenctx_option own[] = {{"--trace", "onoff, duty50, poisson or stationary"},
                                           {"--seconds", "seconds from 0.2 to 600"},
                                           {"--quick", NULL},
@@ -70,8 +73,9 @@ int bench_elastic_parse(int argc, char **argv, greenctx_tool_options *opts, benc
                                           {"--arms", "all or 1p"},
                                           {"--svg", "a file name"},
                                           {"--json-file", "a file name"},
+                                          {"--gemm", "auto, own or cublas"},
                                           {NULL, NULL}};
-    *eo = (elastic_options){EL_TRACE_ONOFF, 0, 0, 2, 32, 8192, 128, 1, 0, NULL};
+    *eo = (elastic_options){EL_TRACE_ONOFF, 0, 0, 2, 32, 8192, 128, 1, 0, EL_GEMM_AUTO, NULL};
     greenctx_args args;
     greenctx_args_begin(&args, argc, argv, opts);
     int value;
@@ -110,6 +114,15 @@ int bench_elastic_parse(int argc, char **argv, greenctx_tool_options *opts, benc
                 return greenctx_args_bad(&args, "--arms: all or 1p (the one-process arms "
                                          "only), got '%s'", a);
             eo->one_process_only = !strcmp(a, "1p");
+        } else if (id == OPT_GEMM) {
+            static const char *const kinds[] = {"auto", "own", "cublas"};
+            int k = 0;
+            while (k < 3 && strcmp(a, kinds[k]))
+                k++;
+            if (k == 3)
+                return greenctx_args_bad(&args, "--gemm: auto (cuBLAS when found), own (the "
+                                         "bench's kernel) or cublas, got '%s'", a);
+            eo->gemm = (el_gemm_kind)k;
         } else if (id == OPT_SEED) {
             if (greenctx_parse_int(a, 0, 2147483647, &value))
                 return greenctx_args_bad(&args, "--seed needs a number from 0 to 2147483647, "

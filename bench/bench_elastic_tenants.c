@@ -111,7 +111,8 @@ static char **worker_argv(const el_two *two, int decode, const char *on, int ela
                      "--trace", (char *)el_trace_name(eo->trace), "--seed", store[2],
                      "--layers", store[3], "--batch", store[4], "--context", store[5],
                      "--chunk", store[6], "--target-ms", store[7],
-                     "--prior", (char *)two->prior[0], "--prior-prefill", (char *)two->prior[1]};
+                     "--prior", (char *)two->prior[0], "--prior-prefill", (char *)two->prior[1],
+                     "--gemm", two->res->gemm_cublas ? "cublas" : "own"};
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
         argv[n++] = fixed[i];
     if (elastic)

@@ -2,6 +2,7 @@
  * step or one prefill unit as launches. Activations are not chained from kernel to kernel:
  * every kernel reads inputs filled once; the shapes, and so the bytes and FLOPs, are the
  * model's, which is what the SMs' share decides. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -19,7 +20,57 @@ static const unsigned matrix_rows[EL_NB_MATRICES] = {
     EL_HIDDEN + 2 * EL_KV_HEADS * EL_HEAD_DIM, EL_HIDDEN, 2 * EL_FFN, EL_HIDDEN};
 static const unsigned matrix_cols[EL_NB_MATRICES] = {EL_HIDDEN, EL_HIDDEN, EL_HIDDEN, EL_FFN};
 
-el_site *el_site_get(const bench_env *env, el_sites *sites, CUcontext ctx)
+int el_blas_open(const bench_env *env, el_gemm_kind kind, el_blas *blas)
+{
+    memset(blas, 0, sizeof *blas);
+    if (kind == EL_GEMM_OWN)
+        return 0;
+    if (env->simulated) {
+        snprintf(blas->why, sizeof blas->why, "the simulated driver runs no cuBLAS");
+        if (kind == EL_GEMM_CUBLAS)
+            fprintf(stderr, "greenctx bench: --gemm cublas: %s\n", blas->why);
+        return kind == EL_GEMM_CUBLAS ? -1 : 0;
+    }
+    int rc = olap_cublas_load(&blas->libs, blas->why, sizeof blas->why);
+    if (rc == 0 && bench_push(env, env->primary) == 0) { /* the handle's device context */
+        olap_cublas_status st = blas->libs.cublasCreate_v2(&blas->handle);
+        bench_pop(env);
+        if (st != OLAP_CUBLAS_SUCCESS) {
+            snprintf(blas->why, sizeof blas->why, "cublasCreate: %s",
+                     blas->libs.cublasGetStatusString(st));
+            blas->handle = NULL;
+            rc = -1;
+        }
+    }
+    if (rc && kind == EL_GEMM_CUBLAS) {
+        fprintf(stderr, "greenctx bench: --gemm cublas: %s\n", blas->why);
+        return -1;
+    }
+    return 0;
+}
+
+void el_blas_close(const bench_env *env, el_blas *blas)
+{
+    if (blas->handle && bench_push(env, env->primary) == 0) {
+        blas->libs.cublasSetStream_v2(blas->handle, NULL);
+        blas->libs.cublasDestroy_v2(blas->handle);
+        bench_pop(env);
+    }
+    blas->handle = NULL;
+}
+
+const char *el_blas_name(const el_blas *blas, char *buf, size_t size)
+{
+    if (blas->handle)
+        snprintf(buf, size, "cuBLAS (%s): cublasGemmEx, bf16 in, fp32 out and accumulate",
+                 blas->libs.cublas_path);
+    else
+        snprintf(buf, size, "the bench's own bf16 tiled GEMM (CUDA cores, fp32 accumulate)%s%s",
+                 blas->why[0] ? "; cuBLAS not used: " : "", blas->why);
+    return buf;
+}
+
+el_site *el_site_get(const bench_env *env, el_sites *sites, CUcontext ctx, unsigned sms)
 {
     for (unsigned i = 0; i < sites->count; i++)
         if (sites->site[i].ctx == ctx)
@@ -31,6 +82,8 @@ el_site *el_site_get(const bench_env *env, el_sites *sites, CUcontext ctx)
     el_site *s = &sites->site[sites->count];
     memset(s, 0, sizeof *s);
     s->ctx = ctx;
+    s->sms = sms;
+    s->blas = sites->blas;
     if (bench_push(env, ctx))
         return NULL;
     const raw_driver *drv = env->drv;
@@ -203,10 +256,42 @@ int el_decode_step(const bench_env *env, const el_shape *shape, const el_buffers
     return 0;
 }
 
+/* C = A W^T, row-major, in cuBLAS's column-major terms: C^T (rows x tokens, ld rows) =
+ * op_T(W') A', where W' is W read column-major (cols x rows, ld cols) and A' is A read
+ * column-major (cols x tokens, ld cols). */
+static int blas_gemm(const bench_env *env, const el_site *site, CUstream stream, gcu_deviceptr a,
+                     gcu_deviceptr w, gcu_deviceptr c, unsigned tokens, unsigned rows,
+                     unsigned cols)
+{
+    static const float one = 1.0f, zero = 0.0f;
+    const olap_libs *L = &site->blas->libs;
+    olap_cublas_handle h = site->blas->handle;
+    if (bench_push(env, env->primary)) /* cuBLAS works in its device's context */
+        return -1;
+    olap_cublas_status st = L->cublasSetStream_v2(h, stream);
+    if (st == OLAP_CUBLAS_SUCCESS)
+        st = L->cublasSetSmCountTarget(h, (int)site->sms);
+    if (st == OLAP_CUBLAS_SUCCESS)
+        st = L->cublasGemmEx(h, OLAP_CUBLAS_OP_T, OLAP_CUBLAS_OP_N, (int)rows, (int)tokens,
+                             (int)cols, &one, (void *)(uintptr_t)w, OLAP_CUDA_R_16BF, (int)cols,
+                             (void *)(uintptr_t)a, OLAP_CUDA_R_16BF, (int)cols, &zero,
+                             (void *)(uintptr_t)c, OLAP_CUDA_R_32F, (int)rows,
+                             OLAP_CUBLAS_COMPUTE_32F, OLAP_CUBLAS_GEMM_DEFAULT);
+    bench_pop(env);
+    if (st == OLAP_CUBLAS_SUCCESS)
+        return 0;
+    fprintf(stderr, "greenctx bench: cublasGemmEx (%u x %u x %u): %s\n", tokens, rows, cols,
+            L->cublasGetStatusString(st));
+    return -1;
+}
+
 int el_prefill_gemm(const bench_env *env, const el_buffers *buf, const el_site *site,
                     CUstream stream, unsigned layer, unsigned matrix, unsigned tokens)
 {
     unsigned rows = matrix_rows[matrix], cols = matrix_cols[matrix];
+    if (site->blas && site->blas->handle)
+        return blas_gemm(env, site, stream, buf->a, buf->w[layer][matrix], buf->c, tokens, rows,
+                         cols);
     unsigned grid = ((tokens + GEMM_TILE - 1) / GEMM_TILE) * ((rows + GEMM_TILE - 1) / GEMM_TILE);
     void *params[] = {(void *)&buf->a, (void *)&buf->w[layer][matrix], (void *)&buf->c, &tokens,
                       &rows, &cols};

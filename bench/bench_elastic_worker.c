@@ -39,6 +39,7 @@ typedef struct el_worker {
     unsigned nb_prior[2];
     gctx_claim *claim;
     CUstream stream, own_stream; /* own_stream: the primary's, made here */
+    el_blas blas;
     el_site *site;
     el_sites sites;
     gctx_context *held[EL_MAX_SITES]; /* the contexts of the sites, kept until they close */
@@ -72,14 +73,14 @@ static int parse_prior(const char *text, unsigned *sms, double *s, unsigned *n)
 static int parse(int argc, char **argv, greenctx_tool_options *opts, el_worker *w)
 {
     enum { OPT_ROLE, OPT_ON, OPT_ELASTIC, OPT_MS, OPT_REGISTRY, OPT_TRACE, OPT_SEED, OPT_LAYERS,
-           OPT_BATCH, OPT_CONTEXT, OPT_CHUNK, OPT_TARGET, OPT_PRIOR, OPT_PRIOR_PREFILL };
+           OPT_BATCH, OPT_CONTEXT, OPT_CHUNK, OPT_TARGET, OPT_PRIOR, OPT_PRIOR_PREFILL, OPT_GEMM };
     static const greenctx_option own[] = {
         {"--role", "decode or prefill"}, {"--on", "primary or a claim request"},
         {"--elastic", NULL}, {"--ms", "milliseconds"}, {"--registry", "a directory"},
         {"--trace", "a trace"}, {"--seed", "a number"}, {"--layers", "a count"},
         {"--batch", "a count"}, {"--context", "positions"}, {"--chunk", "tokens"},
         {"--target-ms", "milliseconds"}, {"--prior", "SMS:MS,..."},
-        {"--prior-prefill", "SMS:MS,..."}, {NULL, NULL}};
+        {"--prior-prefill", "SMS:MS,..."}, {"--gemm", "own or cublas"}, {NULL, NULL}};
     greenctx_args args;
     greenctx_args_begin(&args, argc, argv, opts);
     int v, role = -1;
@@ -113,6 +114,9 @@ static int parse(int argc, char **argv, greenctx_tool_options *opts, el_worker *
         else if (id == OPT_PRIOR || id == OPT_PRIOR_PREFILL) {
             int k = id == OPT_PRIOR ? 0 : 1;
             bad = parse_prior(a, w->prior_sms[k], w->prior_s[k], &w->nb_prior[k]) != 0;
+        } else if (id == OPT_GEMM) {
+            w->eo.gemm = !strcmp(a, "cublas") ? EL_GEMM_CUBLAS : EL_GEMM_OWN;
+            bad = strcmp(a, "cublas") && strcmp(a, "own");
         } else
             bad = 1;
         if (bad)
@@ -159,22 +163,23 @@ static int take_claim(el_worker *w, gctx_stream *stream)
     gctx_stream_release(stream); /* the claim keeps its stream */
     if (bench_gctx(gctx_claim_context(w->claim, NULL, &context), "the claim's context"))
         return -1;
-    CUcontext ctx = gctx_context_cu_context(context);
+    gctx_status s = gctx_claim_partition(w->claim, &partition);
+    if (s == GCTX_SUCCESS) {
+        s = gctx_partition_get_info(partition, &info);
+        gctx_partition_release(partition);
+    }
+    if (bench_gctx(s, "the claim's partition")) {
+        gctx_context_release(context);
+        return -1;
+    }
+    w->sms = info.sm_count;
     unsigned known = w->sites.count;
-    w->site = el_site_get(&w->env, &w->sites, ctx);
+    w->site = el_site_get(&w->env, &w->sites, gctx_context_cu_context(context), w->sms);
     if (w->sites.count > known && w->nb_held < EL_MAX_SITES)
         w->held[w->nb_held++] = context; /* its kernels live as long as it */
     else
         gctx_context_release(context);
-    if (!w->site ||
-        bench_gctx(gctx_claim_partition(w->claim, &partition), "the claim's partition"))
-        return -1;
-    gctx_status s = gctx_partition_get_info(partition, &info);
-    gctx_partition_release(partition);
-    if (bench_gctx(s, "gctx_partition_get_info"))
-        return -1;
-    w->sms = info.sm_count;
-    return 0;
+    return w->site ? 0 : -1;
 }
 
 static int resize(el_worker *w, const char *request, int grow, long long start_ns)
@@ -214,7 +219,7 @@ static int open_context(el_worker *w)
 {
     if (!strcmp(w->on, "primary")) {
         w->sms = w->env.sm_count;
-        w->site = el_site_get(&w->env, &w->sites, w->env.primary);
+        w->site = el_site_get(&w->env, &w->sites, w->env.primary, w->sms);
         if (!w->site || bench_push(&w->env, w->env.primary))
             return -1;
         int rc = bench_cu(w->env.drv->cuStreamCreate(&w->own_stream, GCU_STREAM_NON_BLOCKING),
@@ -394,7 +399,13 @@ int bench_elastic_worker(int argc, char **argv, greenctx_tool_options *opts)
     w->samples = malloc(w->cap * sizeof *w->samples);
     w->resize_us = malloc(EL_MAX_RESIZES * sizeof *w->resize_us);
     w->grant_ms = malloc(EL_MAX_RESIZES * sizeof *w->grant_ms);
+    w->eo.gemm = w->eo.gemm ? w->eo.gemm : EL_GEMM_OWN;
     rc = !w->samples || !w->resize_us || !w->grant_ms || bench_env_open(&w->env, opts->device);
+    if (rc == 0) {
+        w->env.simulated |= opts->simulated;
+        rc = el_blas_open(&w->env, w->eo.gemm, &w->blas);
+        w->sites.blas = &w->blas;
+    }
     if (rc == 0) {
         w->shape = (el_shape){w->eo.layers, w->eo.peak_batch, w->eo.context, w->eo.chunk,
                               w->env.sm_count};
@@ -418,6 +429,7 @@ int bench_elastic_worker(int argc, char **argv, greenctx_tool_options *opts)
         tenant_say("done");
     if (w->stream)
         w->env.drv->cuStreamSynchronize(w->stream);
+    el_blas_close(&w->env, &w->blas);
     el_buffers_free(&w->env, &w->buf);
     el_sites_close(&w->env, &w->sites);
     for (unsigned i = 0; i < w->nb_held; i++)
