@@ -137,8 +137,9 @@ int el_prefill_gemm(const bench_env *env, const el_buffers *buf, const el_site *
 int el_prefill_unit(const bench_env *env, const el_shape *shape, const el_buffers *buf,
                     const el_site *site, CUstream stream, unsigned layer, unsigned tokens);
 
-/* Times one call of work on a stream with the site's lat events, after `warmups` untimed
- * ones: the median of reps, in seconds. */
+/* Times one call of work on a stream with the site's lat events, after two untimed ones: the
+ * median of reps (each as el_step_latency_ms takes it: events, or the host's time if longer),
+ * in seconds. */
 typedef int (*el_work_fn)(const bench_env *env, const el_shape *shape, const el_buffers *buf,
                           const el_site *site, CUstream stream, unsigned arg);
 int el_time_work(const bench_env *env, const el_shape *shape, const el_buffers *buf,

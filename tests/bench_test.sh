@@ -122,6 +122,23 @@ sim_elastic)
     run 2 --sim h200 bench elastic-worker
     has "$err" "started by bench elastic"
     ;;
+sim_elastic_cublas)
+    # --gemm cublas on the simulator: the double (GREENCTX_CUBLAS_LIBRARY) takes every GEMM
+    # of every arm, the two processes' too; the report says cuBLAS ran.
+    need_sim
+    run 0 --sim h200 bench elastic --quick --layers 1 --seconds 0.3 --gemm cublas --json
+    json_ok "$out" '"cuBLAS" in d["elastic"]["gemm"] and "fake_cublas" in d["elastic"]["gemm"]'
+    json_ok "$out" 'all(a["ran"] and a["steps"] > 0 for a in d["elastic"]["arms"] if "MPS" not in a["label"] or "no MPS" in a["label"])'
+    json_ok "$out" 'all(c["prefill_unit_ms"] > 0 for c in d["elastic"]["calibration"])'
+    # Asked for and missing: refused with where it looked; auto goes on without it.
+    double=$GREENCTX_CUBLAS_LIBRARY
+    export GREENCTX_CUBLAS_LIBRARY=/nonexistent/libcublas.so.13
+    run 1 --sim h200 bench elastic --quick --layers 1 --seconds 0.3 --gemm cublas
+    export GREENCTX_CUBLAS_LIBRARY="$double"
+    has "$err" "--gemm cublas: cuBLAS could not be loaded from GREENCTX_CUBLAS_LIBRARY"
+    run 2 --sim h200 bench elastic --gemm tensor
+    has "$err" "--gemm: auto (cuBLAS when found), own (the bench's kernel) or cublas"
+    ;;
 sim_bad_victim)
     need_sim
     run 1 --sim h200 bench overhead --victim-sms 12 --reps 2
