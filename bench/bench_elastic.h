@@ -93,7 +93,7 @@ void el_blas_close(const bench_env *env, el_blas *blas);
 const char *el_blas_name(const el_blas *blas, char *buf, size_t size);
 
 /* The kernels loaded in one context, and the events work there is timed with. */
-#define EL_THR_SLOTS 2
+#define EL_THR_SLOTS 4 /* prefill units queued at a time in one process */
 typedef struct el_site {
     CUcontext ctx;
     unsigned sms;         /* the context's: cuBLAS's SM-count target */

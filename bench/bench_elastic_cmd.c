@@ -36,7 +36,7 @@ void bench_elastic_usage(FILE *out)
             "  --layers N     model layers (default 2, at most 8)\n"
             "  --batch N      the peak batch (default 32)\n"
             "  --context N    each sequence's KV cache positions (default 8192)\n"
-            "  --chunk N      prefill tokens per unit (default 128)\n"
+            "  --chunk N      prefill tokens per unit (default 256)\n"
             "  --seed N       the trace's seed (default 1)\n"
             "  --arms 1p      the one-process arms only\n"
             "  --gemm G       prefill's GEMMs: cuBLAS (tensor cores) when found (auto, the\n"
@@ -75,7 +75,7 @@ int bench_elastic_parse(int argc, char **argv, greenctx_tool_options *opts, benc
                                           {"--json-file", "a file name"},
                                           {"--gemm", "auto, own or cublas"},
                                           {NULL, NULL}};
-    *eo = (elastic_options){EL_TRACE_ONOFF, 0, 0, 2, 32, 8192, 128, 1, 0, EL_GEMM_AUTO, NULL};
+    *eo = (elastic_options){EL_TRACE_ONOFF, 0, 0, 2, 32, 8192, 256, 1, 0, EL_GEMM_AUTO, NULL};
     greenctx_args args;
     greenctx_args_begin(&args, argc, argv, opts);
     int value;

@@ -20,6 +20,23 @@ static const unsigned matrix_rows[EL_NB_MATRICES] = {
     EL_HIDDEN + 2 * EL_KV_HEADS * EL_HEAD_DIM, EL_HIDDEN, 2 * EL_FFN, EL_HIDDEN};
 static const unsigned matrix_cols[EL_NB_MATRICES] = {EL_HIDDEN, EL_HIDDEN, EL_HIDDEN, EL_FFN};
 
+#define SITE_EVENTS (4 + 2 * EL_THR_SLOTS)
+
+/* Every event of a site, for making and destroying them all. */
+static unsigned site_events(el_site *s, CUevent **out)
+{
+    unsigned n = 0;
+    out[n++] = &s->lat_start;
+    out[n++] = &s->lat_end;
+    out[n++] = &s->lat_mark;
+    out[n++] = &s->thr_mark;
+    for (unsigned i = 0; i < EL_THR_SLOTS; i++) {
+        out[n++] = &s->thr_start[i];
+        out[n++] = &s->thr_end[i];
+    }
+    return n;
+}
+
 int el_blas_open(const bench_env *env, el_gemm_kind kind, el_blas *blas)
 {
     memset(blas, 0, sizeof *blas);
@@ -91,9 +108,9 @@ el_site *el_site_get(const bench_env *env, el_sites *sites, CUcontext ctx, unsig
     gcu_function *fns[] = {&s->fill, &s->gemv, &s->attn, &s->gemm};
     for (size_t i = 0; i < sizeof names / sizeof names[0] && rc == 0; i++)
         rc = bench_cu(drv->cuModuleGetFunction(fns[i], s->module, names[i]), names[i]);
-    CUevent *events[] = {&s->lat_start, &s->lat_end, &s->thr_start[0], &s->thr_end[0],
-                         &s->thr_start[1], &s->thr_end[1], &s->lat_mark, &s->thr_mark};
-    for (size_t i = 0; i < sizeof events / sizeof events[0] && rc == 0; i++)
+    CUevent *events[SITE_EVENTS];
+    unsigned n = site_events(s, events);
+    for (unsigned i = 0; i < n && rc == 0; i++)
         rc = bench_cu(drv->cuEventCreate(events[i], GCU_EVENT_DEFAULT), "cuEventCreate");
     bench_pop(env);
     sites->count++; /* closed with the others, even half made */
@@ -107,11 +124,11 @@ void el_sites_close(const bench_env *env, el_sites *sites)
         el_site *s = &sites->site[i];
         if (bench_push(env, s->ctx))
             continue;
-        CUevent events[] = {s->lat_start, s->lat_end, s->thr_start[0], s->thr_end[0],
-                            s->thr_start[1], s->thr_end[1], s->lat_mark, s->thr_mark};
-        for (size_t e = 0; e < sizeof events / sizeof events[0]; e++)
-            if (events[e])
-                drv->cuEventDestroy(events[e]);
+        CUevent *events[SITE_EVENTS];
+        unsigned n = site_events(s, events);
+        for (unsigned e = 0; e < n; e++)
+            if (*events[e])
+                drv->cuEventDestroy(*events[e]);
         if (s->module)
             drv->cuModuleUnload(s->module);
         bench_pop(env);

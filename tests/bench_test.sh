@@ -82,7 +82,7 @@ sim_elastic)
     run 0 --sim h200 bench elastic --quick --layers 1 --seconds 0.4 --svg "$svg" --json-file "$json"
     for text in "simulated: the kernels are a cost model" "trace onoff" "calibration" \
         "static split 16 | 116" "no split (equal streams)" "priority streams" \
-        "controller over layouts" "chunked prefill, 128 tokens a step" \
+        "controller over layouts" "chunked prefill, 256 tokens a step" \
         "2 processes, no MPS (time-sliced)" "2 processes, claims resized, no MPS" \
         "<- best static" "not run:" "MPS is not available" "targets (issue 17):" \
         "simulated: not a measurement" "chart: $svg"; do
@@ -102,7 +102,7 @@ sim_elastic)
     run 0 --sim h200 bench elastic --quick --layers 1 --seconds 0.3 --trace stationary --arms 1p --json
     json_ok "$out" 'd["schema"] == "greenctx.bench.elastic/1" and d["meta"]["simulated"]'
     json_ok "$out" 'd["elastic"]["trace"] == "stationary" and d["elastic"]["model"]["hidden"] == 4096 and d["elastic"]["model"]["kv_heads"] == 8 and d["elastic"]["target_ms"] > 0 and len(d["elastic"]["calibration"]) == 5'
-    json_ok "$out" 'all(n in [a["name"] for a in d["elastic"]["arms"]] for n in ["static_16", "static_96", "no_split", "priority", "controller", "chunked_128"]) and not any(a["name"].startswith("2p") for a in d["elastic"]["arms"])'
+    json_ok "$out" 'all(n in [a["name"] for a in d["elastic"]["arms"]] for n in ["static_16", "static_96", "no_split", "priority", "controller", "chunked_128", "chunked_256", "chunked_512"]) and not any(a["name"].startswith("2p") for a in d["elastic"]["arms"])'
     json_ok "$out" 'all(a["ran"] and a["steps"] > 0 and a["step_ms"]["p99"] > 0 and a["prefill_tokens_per_s"] > 0 for a in d["elastic"]["arms"])'
     json_ok "$out" 'd["elastic"]["best_static"].startswith("static_") and [t["applies"] for t in d["elastic"]["targets"]][2]'
     json_ok "$out" 'all("simulated" in t["detail"] for t in d["elastic"]["targets"] if t["applies"])'
