@@ -486,38 +486,43 @@ int bench_elastic_one_process(const bench_env *env, const elastic_options *eo,
     res->gemm_cublas = rig.blas.handle != NULL;
     if (rc == 0)
         rc = calibrate(&rig, eo, res);
+    /* Once calibrated, every arm runs and the report says which failed (their messages are
+     * above it). */
+    int failed = 0;
     char name[48], label[96];
     for (unsigned l = 0; l < rig.nb_layouts && rc == 0; l++) {
         const el_place *p = &rig.place[PLACE_LAYOUT0 + l];
         snprintf(name, sizeof name, "static_%u", p->lat_sms);
         snprintf(label, sizeof label, "static split %u | %u", p->lat_sms, p->thr_sms);
-        rc = run_arm(&rig, &trace, res, el_arm_new(res, EL_ARM_STATIC, name, label),
-                     PLACE_LAYOUT0 + (int)l, NULL, 0);
+        failed |= run_arm(&rig, &trace, res, el_arm_new(res, EL_ARM_STATIC, name, label),
+                          PLACE_LAYOUT0 + (int)l, NULL, 0);
     }
-    if (rc == 0)
-        rc = run_arm(&rig, &trace, res,
-                     el_arm_new(res, EL_ARM_NO_SPLIT, "no_split", "no split (equal streams)"),
-                     PLACE_SHARED, NULL, 0);
-    if (rc == 0)
-        rc = run_arm(&rig, &trace, res,
-                     el_arm_new(res, EL_ARM_PRIORITY, "priority", "priority streams"),
-                     PLACE_PRIORITY, NULL, 0);
-    gctx_controller *ctl = NULL;
-    if (rc == 0 && (rc = make_controller(&rig, res, &ctl)) == 0)
-        rc = run_arm(&rig, &trace, res,
-                     el_arm_new(res, EL_ARM_CONTROLLER, "controller", "controller over layouts"),
-                     place_of(&rig, 0), ctl, 0);
-    gctx_controller_release(ctl);
+    if (rc == 0) {
+        failed |= run_arm(&rig, &trace, res,
+                          el_arm_new(res, EL_ARM_NO_SPLIT, "no_split", "no split (equal streams)"),
+                          PLACE_SHARED, NULL, 0);
+        failed |= run_arm(&rig, &trace, res,
+                          el_arm_new(res, EL_ARM_PRIORITY, "priority", "priority streams"),
+                          PLACE_PRIORITY, NULL, 0);
+        gctx_controller *ctl = NULL;
+        el_arm *a = el_arm_new(res, EL_ARM_CONTROLLER, "controller", "controller over layouts");
+        if (make_controller(&rig, res, &ctl) == 0)
+            failed |= run_arm(&rig, &trace, res, a, place_of(&rig, 0), ctl, 0);
+        else {
+            snprintf(a->why, sizeof a->why, "gctx_controller_create failed: see above");
+            failed = 1;
+        }
+        gctx_controller_release(ctl);
+    }
     unsigned chunks[] = {eo->chunk / 2, eo->chunk, 2 * eo->chunk};
     for (unsigned i = 0; i < 3 && rc == 0; i++) {
-        if (!chunks[i])
-            continue;
         snprintf(name, sizeof name, "chunked_%u", chunks[i]);
         snprintf(label, sizeof label, "chunked prefill, %u tokens a step", chunks[i]);
         el_arm *a = el_arm_new(res, EL_ARM_CHUNKED, name, label);
         a->chunk = chunks[i];
-        rc = run_arm(&rig, &trace, res, a, PLACE_SHARED, NULL, chunks[i]);
+        failed |= run_arm(&rig, &trace, res, a, PLACE_SHARED, NULL, chunks[i]);
     }
+    res->failed |= failed;
     rig_close(&rig);
     el_trace_free(&trace);
     res->failed |= rc != 0;
