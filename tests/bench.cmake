@@ -7,6 +7,14 @@ foreach(case sim_overhead sim_needs_gpu sim_bad_victim)
   greenctx_driver_test(bench.${case} SIM_ONLY LABELS tool
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/bench_test.sh ${case} $<TARGET_FILE:greenctx_tool>)
 endforeach()
+# bench elastic's traces, best-static rule and targets, without a driver.
+add_executable(test_elastic_bench test_elastic_bench.c harness.c
+  ${PROJECT_SOURCE_DIR}/tools/tool_common.c ${PROJECT_SOURCE_DIR}/tools/json.c)
+target_include_directories(test_elastic_bench PRIVATE ${PROJECT_SOURCE_DIR}/bench
+  ${PROJECT_SOURCE_DIR}/tools)
+target_link_libraries(test_elastic_bench PRIVATE greenctx_bench greenctx ${CMAKE_DL_LIBS}
+  Threads::Threads m)
+greenctx_test(bench.elastic_rules COMMAND test_elastic_bench LABELS unit)
 # bench elastic on the simulator's cost model: arms, report, SVG, JSON, bad arguments.
 greenctx_driver_test(bench.elastic SIM_ONLY LABELS tool
   COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/bench_test.sh sim_elastic $<TARGET_FILE:greenctx_tool>)
