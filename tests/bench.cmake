@@ -7,13 +7,18 @@ foreach(case sim_overhead sim_needs_gpu sim_bad_victim)
   greenctx_driver_test(bench.${case} SIM_ONLY LABELS tool
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/bench_test.sh ${case} $<TARGET_FILE:greenctx_tool>)
 endforeach()
+# A test of bench/'s code: NAME.c with the harness, the bench library and the tool's helpers
+# and JSON writer that the bench calls.
+function(greenctx_bench_test_binary name)
+  add_executable(${name} ${name}.c harness.c
+    ${PROJECT_SOURCE_DIR}/tools/tool_common.c ${PROJECT_SOURCE_DIR}/tools/json.c)
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/bench
+    ${PROJECT_SOURCE_DIR}/tools)
+  target_link_libraries(${name} PRIVATE greenctx_bench greenctx ${CMAKE_DL_LIBS}
+    Threads::Threads m)
+endfunction()
 # bench elastic's traces, best-static rule and targets, without a driver.
-add_executable(test_elastic_bench test_elastic_bench.c harness.c
-  ${PROJECT_SOURCE_DIR}/tools/tool_common.c ${PROJECT_SOURCE_DIR}/tools/json.c)
-target_include_directories(test_elastic_bench PRIVATE ${PROJECT_SOURCE_DIR}/bench
-  ${PROJECT_SOURCE_DIR}/tools)
-target_link_libraries(test_elastic_bench PRIVATE greenctx_bench greenctx ${CMAKE_DL_LIBS}
-  Threads::Threads m)
+greenctx_bench_test_binary(test_elastic_bench)
 greenctx_test(bench.elastic_rules COMMAND test_elastic_bench LABELS unit)
 # bench elastic on the simulator's cost model: arms, report, SVG, JSON, bad arguments.
 greenctx_driver_test(bench.elastic SIM_ONLY LABELS tool
@@ -39,13 +44,8 @@ if(GREENCTX_TEST_DRIVER STREQUAL "real")
 endif()
 # bench tenants without a GPU: its MPS daemon's life (a stand-in nvidia-cuda-mps-control),
 # every arm with stand-in tenants, and the report of a made-up run.
-add_executable(test_tenants_bench test_tenants_bench.c harness.c
-  ${PROJECT_SOURCE_DIR}/tools/tool_common.c ${PROJECT_SOURCE_DIR}/tools/json.c)
-target_include_directories(test_tenants_bench PRIVATE ${PROJECT_SOURCE_DIR}/bench
-  ${PROJECT_SOURCE_DIR}/tools)
+greenctx_bench_test_binary(test_tenants_bench)
 target_compile_definitions(test_tenants_bench PRIVATE
   FAKE_MPS_CONTROL="${CMAKE_CURRENT_SOURCE_DIR}/fake_mps_control.py"
   FAKE_TENANT_WORKER="${CMAKE_CURRENT_SOURCE_DIR}/fake_tenant_worker.py")
-target_link_libraries(test_tenants_bench PRIVATE greenctx_bench greenctx ${CMAKE_DL_LIBS}
-  Threads::Threads m)
 greenctx_test(bench.tenants COMMAND test_tenants_bench LABELS unit)
