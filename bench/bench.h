@@ -50,6 +50,8 @@ typedef struct bench_env {
  * and returns -1. */
 int bench_env_open(bench_env *env, int device);
 void bench_env_close(bench_env *env);
+/* Writes "meta":{gpu, device, sm_count, driver, date, simulated, quick, command}. */
+void bench_json_meta(json_writer *w, const bench_env *env);
 
 /* ---- bench_calls.c ---- */
 

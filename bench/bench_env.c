@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include "bench_kernels.h"
+#include "numbers.h"
 
 int bench_env_open(bench_env *env, int device)
 {
@@ -48,4 +49,21 @@ void bench_env_close(bench_env *env)
     if (env->primary)
         env->drv->cuDevicePrimaryCtxRelease(env->cu_device);
     env->primary = NULL;
+}
+
+void bench_json_meta(json_writer *w, const bench_env *env)
+{
+    char version[16];
+    json_object(w, "meta");
+    json_string(w, "gpu", env->gpu_name);
+    json_int(w, "device", env->device);
+    json_uint(w, "sm_count", env->sm_count);
+    json_int(w, "driver_version", env->driver_version);
+    json_string(w, "driver",
+                greenctx_format_driver_version(env->driver_version, version, sizeof version));
+    json_string(w, "date", env->date);
+    json_bool(w, "simulated", env->simulated);
+    json_bool(w, "quick", env->opt.quick);
+    json_string(w, "command", env->command);
+    json_close(w);
 }

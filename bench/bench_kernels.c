@@ -46,8 +46,8 @@ void bench_module_unload(const bench_env *env, CUcontext ctx, bench_module *mod)
     memset(mod, 0, sizeof *mod);
 }
 
-static int launch(const bench_env *env, gcu_function fn, unsigned grid, CUstream stream,
-                  void **params, const char *what)
+int bench_launch(const bench_env *env, gcu_function fn, unsigned grid, CUstream stream,
+                 void **params, const char *what)
 {
     return bench_cu(env->drv->cuLaunchKernel(fn, grid, 1, 1, BENCH_BLOCK, 1, 1, 0, stream, params,
                                              NULL),
@@ -58,7 +58,7 @@ int bench_fill(const bench_env *env, const bench_module *mod, CUstream stream, g
                unsigned long long words, unsigned seed)
 {
     void *params[] = {&buf, &words, &seed};
-    return launch(env, mod->fill, env->sm_count * BENCH_FULL_BLOCKS_SM, stream, params,
+    return bench_launch(env, mod->fill, env->sm_count * BENCH_FULL_BLOCKS_SM, stream, params,
                   "launching gc_fill");
 }
 
@@ -66,7 +66,7 @@ int bench_fma(const bench_env *env, const bench_module *mod, CUstream stream, un
               gcu_deviceptr out, unsigned chunks, unsigned iters, gcu_deviceptr stamps)
 {
     void *params[] = {&out, &chunks, &iters, &stamps};
-    return launch(env, mod->fma, grid, stream, params, "launching gc_fma");
+    return bench_launch(env, mod->fma, grid, stream, params, "launching gc_fma");
 }
 
 int bench_sum(const bench_env *env, const bench_module *mod, CUstream stream, unsigned grid,
@@ -74,14 +74,14 @@ int bench_sum(const bench_env *env, const bench_module *mod, CUstream stream, un
               gcu_deviceptr stamps)
 {
     void *params[] = {&src, &vecs, &partial, &stamps};
-    return launch(env, mod->sum, grid, stream, params, "launching gc_sum");
+    return bench_launch(env, mod->sum, grid, stream, params, "launching gc_sum");
 }
 
 int bench_copy(const bench_env *env, const bench_module *mod, CUstream stream, unsigned grid,
                gcu_deviceptr src, gcu_deviceptr dst, unsigned long long vecs)
 {
     void *params[] = {&src, &dst, &vecs};
-    return launch(env, mod->copy, grid, stream, params, "launching gc_copy");
+    return bench_launch(env, mod->copy, grid, stream, params, "launching gc_copy");
 }
 
 int bench_empty(const bench_env *env, const bench_module *mod, CUstream stream)

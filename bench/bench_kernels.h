@@ -25,6 +25,10 @@ typedef struct bench_module {
 int bench_module_load(const bench_env *env, CUcontext ctx, bench_module *mod, int *not_supported);
 void bench_module_unload(const bench_env *env, CUcontext ctx, bench_module *mod);
 
+/* Launches grid blocks of BENCH_BLOCK threads of fn (no synchronisation; an error of the
+ * launch call itself is printed with what). */
+int bench_launch(const bench_env *env, gcu_function fn, unsigned grid, CUstream stream,
+                 void **params, const char *what);
 /* Launches (no synchronisation; errors of the launch call itself are printed). */
 int bench_fill(const bench_env *env, const bench_module *mod, CUstream stream, gcu_deviceptr buf,
                unsigned long long words, unsigned seed);

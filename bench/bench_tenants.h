@@ -105,6 +105,9 @@ typedef struct tenant_proc {
     size_t len;
     tenant_report report;
     const char *name; /* "victim", "hog", ... for messages */
+    /* Lines of another worker's protocol (bench elastic's): 1 when own_line took it. */
+    int (*own_line)(void *own_ctx, const char *line);
+    void *own_ctx;
 } tenant_proc;
 
 typedef struct tenant_run {
@@ -119,6 +122,12 @@ typedef struct tenant_run {
  * (the process is then gone). */
 int tenant_start(const tenant_run *run, const tenant_spec *spec, tenant_proc *proc,
                  int timeout_ms);
+/* tenant_start's process with another worker's command line (argv, NULL-terminated) under
+ * spec's MPS environment; name is the process's in messages. */
+int tenant_launch(const tenant_run *run, const tenant_spec *spec, const char *name, char **argv,
+                  tenant_proc *proc, int timeout_ms);
+/* The worker's side: waits for "go START_NS" on stdin. */
+int tenant_wait_go(long long *start_ns);
 /* Sends "go START_NS". */
 int tenant_go(tenant_proc *proc, long long start_ns);
 /* Reads result lines until "done", then reaps the process. -1 after a message when it

@@ -1,12 +1,14 @@
-/* greenctx bench isolation|scaling|overhead|all|tenants (and overlap, in cmd_bench_overlap.c):
- * the command line, the header every output carries (GPU, driver, date, command), and the
- * order the benchmarks run and print in. `bench tenant-worker` (not in the usage) is one
- * process of `bench tenants`. */
+/* greenctx bench isolation|scaling|overhead|all|tenants (and overlap, in cmd_bench_overlap.c,
+ * and elastic, in bench_elastic_cmd.c): the command line, the header every output carries
+ * (GPU, driver, date, command), and the order the benchmarks run and print in. `bench
+ * tenant-worker` and `bench elastic-worker` (not in the usage) are one process of `bench
+ * tenants` and of `bench elastic`. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench_commands.h"
+#include "bench_elastic.h"
 #include "bench_isolation.h"
 #include "bench_overhead.h"
 #include "bench_overlap.h"
@@ -27,10 +29,12 @@ static const struct {
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: greenctx bench isolation|scaling|overhead|all|tenants|overlap [--device N]\n"
+            "usage: greenctx bench isolation|scaling|overhead|all|tenants|overlap|elastic\n"
+            "                      [--device N]\n"
             "                      [--json] [--svg FILE] [--reps N] [--victim-sms N [N ...]]\n"
             "                      [--quick]\n"
             "       greenctx bench overlap --help   (overlap's own options)\n"
+            "       greenctx bench elastic --help   (elastic's own options)\n"
             "\n"
             "  isolation   a short victim beside a hog: alone, plain streams, priorities, green\n"
             "              partitions for both, green victim with the hog in the primary context\n"
@@ -45,6 +49,13 @@ static void usage(FILE *out)
             "              own MPS daemon when none answers (about 80 s; --quick: 40 s)\n"
             "  overlap     an NCCL all-reduce beside cuBLAS GEMMs on two GPUs, green partitions\n"
             "              against ordinary streams (its own options: bench overlap --help)\n"
+            "  elastic     a decode-shaped latency workload on a bursty trace beside a prefill\n"
+            "              GEMM stream: static splits, priority streams, chunked prefill, MPS\n"
+            "              and the elastic controller, in one process and in two (its own\n"
+            "              options: bench elastic --help: --trace --seconds --target-ms\n"
+            "              --layers --batch --context --chunk --seed --arms --gemm\n"
+            "              --json-file; runs on --sim\n"
+            "              as a cost model)\n"
             "\n"
             "  --reps N         repetitions per measurement (defaults: isolation 1000,\n"
             "                   scaling 20, overhead 200; --quick: 150, 7, 50)\n"
@@ -124,10 +135,11 @@ static int parse(int argc, char **argv, greenctx_tool_options *opts, bench_optio
                 k++;
             if (k == sizeof subcommands / sizeof subcommands[0])
                 return greenctx_args_bad(&args, "unknown benchmark '%s': isolation, scaling, "
-                                         "overhead, all, tenants or overlap%s", a,
-                                         strcmp(a, "overlap") ? ""
-                                                              : " (overlap comes first: greenctx "
-                                                                "bench overlap [OPTIONS])");
+                                         "overhead, all, tenants, overlap or elastic%s", a,
+                                         strcmp(a, "overlap") && strcmp(a, "elastic")
+                                             ? ""
+                                             : " (it comes first: greenctx bench overlap|elastic "
+                                               "[OPTIONS])");
             if (*runs)
                 return greenctx_args_bad(&args, "one benchmark at a time ('all' runs the three); "
                                          "got '%s' too", a);
@@ -157,23 +169,6 @@ static void print_header(const bench_env *env)
     printf("command: %s\n", env->command);
     if (env->simulated)
         printf("simulated: timings meaningless\n");
-}
-
-static void print_meta_json(json_writer *w, const bench_env *env)
-{
-    char version[16];
-    json_object(w, "meta");
-    json_string(w, "gpu", env->gpu_name);
-    json_int(w, "device", env->device);
-    json_uint(w, "sm_count", env->sm_count);
-    json_int(w, "driver_version", env->driver_version);
-    json_string(w, "driver",
-                greenctx_format_driver_version(env->driver_version, version, sizeof version));
-    json_string(w, "date", env->date);
-    json_bool(w, "simulated", env->simulated);
-    json_bool(w, "quick", env->opt.quick);
-    json_string(w, "command", env->command);
-    json_close(w);
 }
 
 /* Every victim size must make a legal split before anything runs. */
@@ -227,7 +222,7 @@ static void print_json(const bench_env *env, const bench_results *r)
 {
     json_writer w;
     json_begin(&w, stdout, "greenctx.bench/1");
-    print_meta_json(&w, env);
+    bench_json_meta(&w, env);
     if (r->runs & RUN_ISOLATION) {
         json_array(&w, "isolation");
         for (unsigned i = 0; i < r->nb_iso; i++)
@@ -294,12 +289,47 @@ static int run_tenants(bench_env *env)
     return rc ? GREENCTX_EXIT_FAILED : GREENCTX_EXIT_OK;
 }
 
+/* The command line for the header, the driver and the device; an exit code (the device is
+ * closed again on failure). */
+static int open_env(greenctx_tool_options *opts, int argc, char **argv, bench_env *env)
+{
+    command_line(opts, argc, argv, env->command, sizeof env->command);
+    env->opt.json = opts->json;
+    int rc = greenctx_tool_start(opts);
+    if (rc != GREENCTX_EXIT_OK)
+        return rc;
+    if (bench_env_open(env, opts->device)) {
+        bench_env_close(env);
+        return GREENCTX_EXIT_FAILED;
+    }
+    env->simulated |= opts->simulated;
+    return GREENCTX_EXIT_OK;
+}
+
+/* bench elastic: its own options; it closes the device itself before its two-process arms. */
+static int run_elastic(int argc, char **argv, greenctx_tool_options *opts)
+{
+    bench_env env;
+    memset(&env, 0, sizeof env);
+    elastic_options eo;
+    int rc = bench_elastic_parse(argc - 1, argv + 1, opts, &env, &eo);
+    if (rc != GREENCTX_EXIT_OK)
+        return rc < 0 ? GREENCTX_EXIT_OK : rc;
+    if ((rc = open_env(opts, argc, argv, &env)) != GREENCTX_EXIT_OK)
+        return rc;
+    return bench_elastic(&env, &eo);
+}
+
 int greenctx_cmd_bench(int argc, char **argv, greenctx_tool_options *opts)
 {
     bench_env env;
     memset(&env, 0, sizeof env);
     if (argc > 1 && !strcmp(argv[1], "tenant-worker")) /* started by bench tenants */
         return bench_tenant_worker(argc - 1, argv + 1, opts);
+    if (argc > 1 && !strcmp(argv[1], "elastic-worker")) /* started by bench elastic */
+        return bench_elastic_worker(argc - 1, argv + 1, opts);
+    if (argc > 1 && !strcmp(argv[1], "elastic"))
+        return run_elastic(argc, argv, opts);
     if (argc > 1 && !strcmp(argv[1], "overlap")) { /* two GPUs, its own options */
         command_line(opts, argc, argv, env.command, sizeof env.command);
         return greenctx_bench_overlap(argc - 1, argv + 1, opts, env.command);
@@ -308,17 +338,10 @@ int greenctx_cmd_bench(int argc, char **argv, greenctx_tool_options *opts)
     int rc = parse(argc, argv, opts, &env.opt, &runs);
     if (rc != GREENCTX_EXIT_OK)
         return rc == BENCH_HELP_SHOWN ? GREENCTX_EXIT_OK : rc;
-    command_line(opts, argc, argv, env.command, sizeof env.command);
-    env.opt.json = opts->json;
     if (env.opt.nb_victim_sms == 0)
         env.opt.victim_sms[env.opt.nb_victim_sms++] = 16;
-    if ((rc = greenctx_tool_start(opts)) != GREENCTX_EXIT_OK)
+    if ((rc = open_env(opts, argc, argv, &env)) != GREENCTX_EXIT_OK)
         return rc;
-    if (bench_env_open(&env, opts->device)) {
-        bench_env_close(&env);
-        return GREENCTX_EXIT_FAILED;
-    }
-    env.simulated |= opts->simulated;
     if ((runs & (RUN_ISOLATION | RUN_SCALING | RUN_TENANTS)) && !env.kernels) {
         bench_env_close(&env);
         return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED,

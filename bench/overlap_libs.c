@@ -167,22 +167,31 @@ static int resolve(void *lib, const char *what, const symbol_row *rows, size_t n
     return 0;
 }
 
-int olap_libs_load(olap_libs *libs, char *why, size_t why_size)
-{
-    static const symbol_row nccl_rows[] = {
 #define OLAP_ROW_(name, ret, params) {#name, offsetof(olap_libs, name)},
-        OLAP_NCCL_SYMBOLS(OLAP_ROW_)};
-    static const symbol_row cublas_rows[] = {OLAP_CUBLAS_SYMBOLS(OLAP_ROW_)};
+static const symbol_row nccl_rows[] = {OLAP_NCCL_SYMBOLS(OLAP_ROW_)};
+static const symbol_row cublas_rows[] = {OLAP_CUBLAS_SYMBOLS(OLAP_ROW_)};
 #undef OLAP_ROW_
+
+int olap_cublas_load(olap_libs *libs, char *why, size_t why_size)
+{
     static const char *const cublas_deps[] = {"libcudart.so.13", "libcublasLt.so.13", NULL};
-    static const olap_lib_search nccl = {
-        "NCCL", "GREENCTX_NCCL_LIBRARY", "libnccl.so.2", "/usr/local/cuda/lib64/libnccl.so.2",
-        "nccl",
-        "Install it (pip install nvidia-nccl-cu13)", NULL};
     static const olap_lib_search cublas = {
         "cuBLAS", "GREENCTX_CUBLAS_LIBRARY", "libcublas.so.13",
         "/usr/local/cuda/lib64/libcublas.so.13", "cublas",
         "Install the CUDA 13 toolkit's cuBLAS (or pip install nvidia-cublas)", cublas_deps};
+    void *lib = olap_lib_find(&cublas, libs->cublas_path, sizeof libs->cublas_path, why, why_size);
+    if (!lib || resolve(lib, libs->cublas_path, cublas_rows,
+                        sizeof cublas_rows / sizeof cublas_rows[0], libs, why, why_size))
+        return -1;
+    return 0;
+}
+
+int olap_libs_load(olap_libs *libs, char *why, size_t why_size)
+{
+    static const olap_lib_search nccl = {
+        "NCCL", "GREENCTX_NCCL_LIBRARY", "libnccl.so.2", "/usr/local/cuda/lib64/libnccl.so.2",
+        "nccl",
+        "Install it (pip install nvidia-nccl-cu13)", NULL};
 
     memset(libs, 0, sizeof *libs);
     void *lib = olap_lib_find(&nccl, libs->nccl_path, sizeof libs->nccl_path, why, why_size);
@@ -191,9 +200,5 @@ int olap_libs_load(olap_libs *libs, char *why, size_t why_size)
         return -1;
     if (libs->ncclGetVersion(&libs->nccl_version) != OLAP_NCCL_SUCCESS)
         libs->nccl_version = 0;
-    lib = olap_lib_find(&cublas, libs->cublas_path, sizeof libs->cublas_path, why, why_size);
-    if (!lib || resolve(lib, libs->cublas_path, cublas_rows,
-                        sizeof cublas_rows / sizeof cublas_rows[0], libs, why, why_size))
-        return -1;
-    return 0;
+    return olap_cublas_load(libs, why, why_size);
 }

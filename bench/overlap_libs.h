@@ -61,6 +61,7 @@ typedef struct olap_cublas_context *olap_cublas_handle; /* cublasHandle_t */
 typedef int olap_cublas_status;                          /* CUBLAS_STATUS_SUCCESS = 0 */
 #define OLAP_CUBLAS_SUCCESS 0
 #define OLAP_CUBLAS_OP_N 0
+#define OLAP_CUBLAS_OP_T 1
 #define OLAP_CUDA_R_32F 0
 #define OLAP_CUDA_R_16BF 14
 #define OLAP_CUBLAS_COMPUTE_32F 68
@@ -127,5 +128,7 @@ void *olap_lib_find(const olap_lib_search *s, char *loaded, size_t size, char *w
  * never relative to the current directory. Returns 0, or -1 with why (every place tried, how
  * to point at the file). */
 int olap_libs_load(olap_libs *libs, char *why, size_t why_size);
+/* cuBLAS alone, as olap_libs_load finds it (bench elastic's GEMMs); libs zeroed by the caller. */
+int olap_cublas_load(olap_libs *libs, char *why, size_t why_size);
 
 #endif

@@ -28,6 +28,7 @@
     X(cuStreamCreateWithPriority, 1)                                                            \
     X(cuStreamDestroy, 1)                                                                       \
     X(cuStreamSynchronize, 1)                                                                   \
+    X(cuStreamQuery, 1)                                                                         \
     X(cuStreamWaitEvent, 1)                                                                     \
     X(cuEventCreate, 1)                                                                         \
     X(cuEventDestroy, 1)                                                                        \

@@ -190,10 +190,7 @@ static pid_t spawn(const char *exe, char **argv, char **envp, int in[2], int out
 int tenant_start(const tenant_run *run, const tenant_spec *spec, tenant_proc *proc,
                  int timeout_ms)
 {
-    memset(proc, 0, sizeof *proc);
-    proc->to_child = proc->from_child = -1;
-    proc->name = tenant_role_name(spec->role);
-    char device[16], ms[16], fault_at[16], victim_sms[16], vars[3][600];
+    char device[16], ms[16], fault_at[16], victim_sms[16];
     snprintf(device, sizeof device, "%d", run->env->device);
     snprintf(ms, sizeof ms, "%d", run->duration_ms);
     snprintf(fault_at, sizeof fault_at, "%d", run->fault_at_ms);
@@ -204,6 +201,16 @@ int tenant_start(const tenant_run *run, const tenant_spec *spec, tenant_proc *pr
                     "--on", (char *)spec->on, "--ms", ms, "--fault-at-ms", fault_at,
                     "--victim-sms", victim_sms, "--registry", (char *)run->paths->registry,
                     NULL};
+    return tenant_launch(run, spec, tenant_role_name(spec->role), argv, proc, timeout_ms);
+}
+
+int tenant_launch(const tenant_run *run, const tenant_spec *spec, const char *name, char **argv,
+                  tenant_proc *proc, int timeout_ms)
+{
+    memset(proc, 0, sizeof *proc);
+    proc->to_child = proc->from_child = -1;
+    proc->name = name;
+    char vars[3][600];
     char **envp = worker_environment(run, spec, vars);
     int in[2] = {-1, -1}, out[2] = {-1, -1};
     if (!envp || pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC)) {
@@ -247,6 +254,16 @@ int tenant_start(const tenant_run *run, const tenant_spec *spec, tenant_proc *pr
     return -1;
 }
 
+int tenant_wait_go(long long *start_ns)
+{
+    char line[128];
+    if (!fgets(line, sizeof line, stdin) || sscanf(line, "go %lld", start_ns) != 1) {
+        fprintf(stderr, "greenctx bench: tenant-worker: no start from the bench\n");
+        return -1;
+    }
+    return 0;
+}
+
 int tenant_go(tenant_proc *proc, long long start_ns)
 {
     char line[64];
@@ -263,6 +280,8 @@ int tenant_finish(tenant_proc *proc, int timeout_ms)
     char line[600];
     int got = 0, done = 0;
     while (!done && (got = read_line(proc, line, sizeof line, timeout_ms)) == 1) {
+        if (proc->own_line && proc->own_line(proc->own_ctx, line))
+            continue;
         int r = tenant_parse_line(line, &proc->report);
         if (r < 0)
             break;

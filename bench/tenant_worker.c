@@ -271,16 +271,6 @@ static int prepare(worker *w)
 }
 
 /* "go START_NS" from the bench; -1 when it never comes (the bench is gone). */
-static int wait_go(long long *start_ns)
-{
-    char line[128];
-    if (!fgets(line, sizeof line, stdin) || sscanf(line, "go %lld", start_ns) != 1) {
-        fprintf(stderr, "greenctx bench: tenant-worker: no start from the bench\n");
-        return -1;
-    }
-    return 0;
-}
-
 static int run_role(worker *w, long long start_ns)
 {
     long long end_ns = start_ns + w->duration_ms * 1000000LL;
@@ -326,7 +316,7 @@ int bench_tenant_worker(int argc, char **argv, greenctx_tool_options *opts)
         rc = prepare(&w);
         if (rc == 0) {
             tenant_say("ready %u", w.lane.sms);
-            rc = wait_go(&start_ns) || run_role(&w, start_ns);
+            rc = tenant_wait_go(&start_ns) || run_role(&w, start_ns);
         }
         bench_pop(&w.env);
     }

@@ -1,5 +1,6 @@
-/* Numbers read from text (numbers.h). */
+/* Numbers read from text and written as text (numbers.h). */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "numbers.h"
@@ -15,4 +16,10 @@ int greenctx_parse_int(const char *text, int min, int max, int *value)
         return -1;
     *value = (int)v;
     return 0;
+}
+
+const char *greenctx_format_driver_version(int version, char *buf, size_t size)
+{
+    snprintf(buf, size, "%d.%d", version / 1000, (version % 1000) / 10);
+    return buf;
 }

@@ -6,20 +6,8 @@
 # context times, MPS) and the tool's (GEMM tenants under MPS with greenctx run). Each part's
 # log is in $OUT; the last lines are a PASS/FAIL summary. About 7 minutes on an H200.
 set -uo pipefail
-out=${OUT:-gpu-out}
-mkdir -p "$out"
 export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
-results=()
-part() { # part NAME COMMAND...: its output in $out/NAME.log
-  local name=$1
-  shift
-  if "$@" >"$out/$name.log" 2>&1; then results+=("PASS $name"); else results+=("FAIL $name"); fi
-  echo "== $name: ${results[-1]}"
-  tail -n 12 "$out/$name.log"
-}
-{ date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; } | tee "$out/machine.txt"
-part build sh -c "cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DGREENCTX_TEST_DRIVER=real && cmake --build build-gpu -j$(nproc)"
+. "$(dirname "$0")/gpu_parts.sh"
 part tests sh -c "cd build-gpu && ctest --output-on-failure \
   -R '^(tenants|claims|faults|cache|layouts)'"
 lib=$(ls build-gpu/src/libgreenctx.so.0.* | head -n 1)

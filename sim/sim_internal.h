@@ -276,6 +276,8 @@ int sim_streams_live(void);
 int sim_events_live(void);
 /* The context a stream's work runs in; default-stream handles mean the current context. */
 gcu_result sim_stream_ctx(CUstream s, sim_ctx *out);
+/* Adds ns of modelled work to a created stream's clock (default streams keep none). */
+void sim_stream_advance(CUstream s, double ns);
 
 /* ---- memory (sim_memory.c) ---------------------------------------------------------------- */
 

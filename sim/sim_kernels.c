@@ -1,19 +1,34 @@
 /*
- * Code loading, kernel launches and graphs. The simulated driver runs exactly one kernel: the
+ * Code loading, kernel launches and graphs. The simulated driver runs two images: the
  * library's %smid observation kernel (src/observe.c, entry greenctx_smid), so that
- * gctx_stream_observe_sms works, and fails call by call, without a GPU. Every other image
- * answers CUDA_ERROR_NOT_SUPPORTED (callers treat that as "needs a real GPU"), and so do graphs.
+ * gctx_stream_observe_sms works, and fails call by call, without a GPU; and `bench elastic`'s
+ * kernels (bench/kernels/elastic_kernels.cu), as a cost model: a launch advances its stream's
+ * clock by the time the model gives it, so that events time it, and computes nothing. Every
+ * other image answers CUDA_ERROR_NOT_SUPPORTED (callers treat that as "needs a real GPU"), and
+ * so do graphs.
  */
 #include <string.h>
 
 #include "sim_internal.h"
 
 #define SIM_SMID_ENTRY "greenctx_smid"
+#define SIM_ELASTIC_MARK ".entry gce_decode_attn("
 
-/* A loaded module: only ever the %smid kernel's. Its one function's handle is the module's,
- * retagged, so the function lives exactly as long as its module. */
+enum { SIM_IMAGE_SMID = 0, SIM_IMAGE_ELASTIC = 1 };
+
+/* The elastic kernels, by their index in the model below. */
+enum { SIM_FILL_BF16 = 0, SIM_GEMV, SIM_DECODE_ATTN, SIM_GEMM, SIM_NB_ELASTIC };
+static const char *const elastic_entries[SIM_NB_ELASTIC] = {"gce_fill_bf16", "gce_gemv",
+                                                            "gce_decode_attn", "gce_gemm"};
+
+/* A loaded module, or one function of an elastic module (parent: the module's handle). A
+ * function's handle is its slot's, retagged, so the %smid module's one function is the module
+ * itself and an elastic module's functions are freed with it. */
 typedef struct sim_module {
     sim_slot slot;
+    int image;
+    uintptr_t parent; /* 0: a module */
+    int kernel;       /* a function of an elastic module: its index in elastic_entries */
 } sim_module;
 
 static sim_pool modules = {.item_size = sizeof(sim_module), .tag = SIM_TAG_MODULE};
@@ -21,8 +36,10 @@ static sim_pool modules = {.item_size = sizeof(sim_module), .tag = SIM_TAG_MODUL
 int sim_modules_live(void)
 {
     int n = 0;
-    for (uint32_t i = 0; i < modules.count; i++)
-        n += sim_pool_at(&modules, i) != NULL;
+    for (uint32_t i = 0; i < modules.count; i++) {
+        const sim_module *m = sim_pool_at(&modules, i);
+        n += m && !m->parent;
+    }
     return n;
 }
 
@@ -33,13 +50,18 @@ gcu_result sim_cuModuleLoadData(gcu_module *module, const void *image)
     SIM_BEGIN(cuModuleLoadData);
     if (!module || !image)
         SIM_FAIL(GCU_ERROR_INVALID_VALUE);
-    if (!strstr(image, ".entry " SIM_SMID_ENTRY "("))
+    int kind = strstr(image, ".entry " SIM_SMID_ENTRY "(") ? SIM_IMAGE_SMID
+               : strstr(image, SIM_ELASTIC_MARK)         ? SIM_IMAGE_ELASTIC
+                                                         : -1;
+    if (kind < 0)
         SIM_FAIL(GCU_ERROR_NOT_SUPPORTED);
     sim_ctx c;
     SIM_CHECK(sim_ctx_current(&c));
     uintptr_t h;
-    if (!sim_pool_alloc(&modules, &h))
+    sim_module *m = sim_pool_alloc(&modules, &h);
+    if (!m)
         SIM_FAIL(GCU_ERROR_OUT_OF_MEMORY);
+    m->image = kind;
     *module = (gcu_module)h;
     SIM_END();
 }
@@ -48,8 +70,13 @@ gcu_result sim_cuModuleUnload(gcu_module module)
 {
     SIM_BEGIN(cuModuleUnload);
     sim_module *m = sim_pool_get(&modules, (uintptr_t)module);
-    if (!m)
+    if (!m || m->parent)
         SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
+    for (uint32_t i = 0; i < modules.count; i++) {
+        sim_module *f = sim_pool_at(&modules, i);
+        if (f && f->parent == (uintptr_t)module)
+            sim_pool_free(f);
+    }
     sim_pool_free(m);
     SIM_END();
 }
@@ -59,12 +86,80 @@ gcu_result sim_cuModuleGetFunction(gcu_function *fn, gcu_module module, const ch
     SIM_BEGIN(cuModuleGetFunction);
     if (!fn || !name)
         SIM_FAIL(GCU_ERROR_INVALID_VALUE);
-    if (!sim_pool_get(&modules, (uintptr_t)module))
+    const sim_module *m = sim_pool_get(&modules, (uintptr_t)module);
+    if (!m || m->parent)
         SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
-    if (strcmp(name, SIM_SMID_ENTRY) != 0)
+    if (m->image == SIM_IMAGE_SMID) {
+        if (strcmp(name, SIM_SMID_ENTRY) != 0)
+            SIM_FAIL(GCU_ERROR_NOT_FOUND);
+        *fn = (gcu_function)sim_handle_retag((uintptr_t)module, SIM_TAG_FUNCTION);
+        goto out;
+    }
+    int k = 0;
+    while (k < SIM_NB_ELASTIC && strcmp(name, elastic_entries[k]))
+        k++;
+    if (k == SIM_NB_ELASTIC)
         SIM_FAIL(GCU_ERROR_NOT_FOUND);
-    *fn = (gcu_function)sim_handle_retag((uintptr_t)module, SIM_TAG_FUNCTION);
+    uintptr_t h;
+    sim_module *f = sim_pool_alloc(&modules, &h);
+    if (!f)
+        SIM_FAIL(GCU_ERROR_OUT_OF_MEMORY);
+    *f = (sim_module){.slot = f->slot, .image = SIM_IMAGE_ELASTIC, .parent = (uintptr_t)module,
+                      .kernel = k};
+    *fn = (gcu_function)sim_handle_retag(h, SIM_TAG_FUNCTION);
     SIM_END();
+}
+
+/* The cost model of the elastic kernels, in nanoseconds on `sms` SMs: a launch, then the
+ * larger of the bytes at a per-SM share of HBM (capped at the device's) and the FLOPs at a
+ * per-SM rate. The constants are of the H200's order (a memory-bound kernel about 60 GB/s
+ * per SM, HBM about 3.9 TB/s as a copy kernel measured, CUDA-core FMA GEMMs about
+ * 0.15 TFLOP/s per SM); a model of the shapes, not a measurement. */
+#define SIM_LAUNCH_NS 3000.0
+#define SIM_BYTES_PER_SM_S 60e9
+#define SIM_HBM_BYTES_S 3.9e12
+#define SIM_FLOPS_PER_SM_S 0.15e12
+
+static double param_u64(void **params, int i)
+{
+    return (double)*(const unsigned long long *)params[i];
+}
+
+static double param_u32(void **params, int i) { return (double)*(const unsigned *)params[i]; }
+
+static double elastic_ns(int kernel, void **params, unsigned grid, unsigned sms)
+{
+    double bytes = 0, flops = 0;
+    switch (kernel) {
+    case SIM_FILL_BF16: /* (buf, n, seed) */
+        bytes = 2 * param_u64(params, 1);
+        break;
+    case SIM_GEMV: { /* (W, x, y, rows, cols, batch) */
+        double rows = param_u32(params, 3), cols = param_u32(params, 4);
+        double batch = param_u32(params, 5);
+        double passes = (double)(((unsigned)batch + 31) / 32);
+        bytes = rows * cols * 2 * passes + batch * (cols * 2 + rows * 4);
+        flops = 2 * rows * cols * batch;
+        break;
+    }
+    case SIM_DECODE_ATTN: { /* (q, k, v, part, ctx, kv_heads, splits): batch x kv_heads x splits */
+        double ctx = param_u32(params, 4), splits = param_u32(params, 6);
+        bytes = grid / splits * ctx * 128 * 2 * 2;
+        flops = grid / splits * 4 * ctx * 128 * 4;
+        break;
+    }
+    default: { /* SIM_GEMM (A, W, C, M, N, K) */
+        double m = param_u32(params, 3), n = param_u32(params, 4), k = param_u32(params, 5);
+        bytes = (m * k + n * k) * 2 + m * n * 4;
+        flops = 2 * m * n * k;
+        break;
+    }
+    }
+    double bw = sms * SIM_BYTES_PER_SM_S;
+    if (bw > SIM_HBM_BYTES_S)
+        bw = SIM_HBM_BYTES_S;
+    double t_mem = bytes / bw, t_flops = flops / (sms * SIM_FLOPS_PER_SM_S);
+    return SIM_LAUNCH_NS + 1e9 * (t_mem > t_flops ? t_mem : t_flops);
 }
 
 /* greenctx_smid(flags, spin_ns): thread 0 of each block stores 1 at flags[smid & 1023]. Block b
@@ -76,8 +171,9 @@ gcu_result sim_cuLaunchKernel(gcu_function fn, unsigned gx, unsigned gy, unsigne
 {
     (void)shmem, (void)extra;
     SIM_BEGIN(cuLaunchKernel);
-    if (!sim_pool_get(&modules, sim_handle_retag((uintptr_t)fn, SIM_TAG_MODULE)) ||
-        sim_handle_tag((uintptr_t)fn) != SIM_TAG_FUNCTION)
+    const sim_module *m = sim_pool_get(&modules, sim_handle_retag((uintptr_t)fn, SIM_TAG_MODULE));
+    if (!m || sim_handle_tag((uintptr_t)fn) != SIM_TAG_FUNCTION ||
+        (m->image == SIM_IMAGE_ELASTIC && !m->parent))
         SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
     if (!params || !params[0] || !gx || !gy || !gz || !bx || !by || !bz ||
         (unsigned long long)bx * by * bz > 1024)
@@ -87,6 +183,12 @@ gcu_result sim_cuLaunchKernel(gcu_function fn, unsigned gx, unsigned gy, unsigne
     sim_smset sms = sim_ctx_sms(&c);
     unsigned ids[SIM_MAX_SMS];
     unsigned n = sim_set_ids(&sms, ids);
+    if (m->image == SIM_IMAGE_ELASTIC) {
+        if (n == 0)
+            SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+        sim_stream_advance(stream, elastic_ns(m->kernel, params, gx * gy * gz, n));
+        goto out;
+    }
     gcu_deviceptr flags = *(const gcu_deviceptr *)params[0];
     unsigned long long blocks = (unsigned long long)gx * gy * gz;
     for (unsigned long long b = 0; b < blocks && b < n; b++) {

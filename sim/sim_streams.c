@@ -1,6 +1,9 @@
 /*
  * Streams and events. Work "completes" at once: the simulator runs nothing, it only tracks
  * which context (and so which SMs) a stream's work would run in, and the driver's error codes.
+ * A stream keeps a clock that only modelled kernels advance (sim_stream_advance): an event
+ * records it, so the time between two events of one stream is the modelled time of the work
+ * between them (0 without modelled kernels). Streams do not slow each other down.
  */
 #include "sim_internal.h"
 
@@ -16,6 +19,7 @@ typedef struct sim_stream {
      * (the last SIM_WAITS_KEPT of them). */
     unsigned waits;
     CUstream waited_for[SIM_WAITS_KEPT];
+    double clock_ns; /* the modelled work submitted so far */
 } sim_stream;
 
 typedef struct sim_event {
@@ -24,6 +28,7 @@ typedef struct sim_event {
     unsigned flags;
     bool recorded;
     CUstream recorded_on; /* by cuEventRecord; NULL after a green-context record */
+    double at_ns;         /* its stream's clock when recorded */
 } sim_event;
 
 static sim_pool streams = {.item_size = sizeof(sim_stream), .tag = SIM_TAG_STREAM};
@@ -82,6 +87,19 @@ gcu_result sim_stream_ctx(CUstream s, sim_ctx *out)
         return gone;
     *out = (sim_ctx){st->dev, st->green ? sim_green_get(st->green) : NULL};
     return GCU_SUCCESS;
+}
+
+void sim_stream_advance(CUstream s, double ns)
+{
+    sim_stream *st = is_default_stream(s) ? NULL : sim_pool_get(&streams, (uintptr_t)s);
+    if (st)
+        st->clock_ns += ns;
+}
+
+static double stream_clock(CUstream s)
+{
+    const sim_stream *st = is_default_stream(s) ? NULL : sim_pool_get(&streams, (uintptr_t)s);
+    return st ? st->clock_ns : 0.0;
 }
 
 /* A live stream, for the queries that read its own fields. */
@@ -296,6 +314,7 @@ gcu_result sim_cuEventRecord(CUevent event, CUstream stream)
         SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
     e->recorded = true;
     e->recorded_on = stream;
+    e->at_ns = stream_clock(stream);
     SIM_END();
 }
 
@@ -315,7 +334,7 @@ gcu_result sim_cuEventElapsedTime(float *ms, CUevent start, CUevent end)
     const sim_event *a = event_get(start), *b = event_get(end);
     if (!a || !b || !a->recorded || !b->recorded || ((a->flags | b->flags) & GCU_EVENT_DISABLE_TIMING))
         SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
-    *ms = 0.0f;
+    *ms = b->at_ns > a->at_ns ? (float)((b->at_ns - a->at_ns) * 1e-6) : 0.0f;
     SIM_END();
 }
 
@@ -329,6 +348,7 @@ gcu_result sim_cuGreenCtxRecordEvent(CUgreenCtx ctx, CUevent event)
         SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
     e->recorded = true;
     e->recorded_on = NULL;
+    e->at_ns = 0.0;
     SIM_END();
 }
 

@@ -7,6 +7,34 @@ foreach(case sim_overhead sim_needs_gpu sim_bad_victim)
   greenctx_driver_test(bench.${case} SIM_ONLY LABELS tool
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/bench_test.sh ${case} $<TARGET_FILE:greenctx_tool>)
 endforeach()
+# A test of bench/'s code: NAME.c with the harness, the bench library and the tool's helpers
+# and JSON writer that the bench calls.
+function(greenctx_bench_test_binary name)
+  add_executable(${name} ${name}.c harness.c ${PROJECT_SOURCE_DIR}/tools/tool_common.c)
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/bench
+    ${PROJECT_SOURCE_DIR}/tools)
+  target_link_libraries(${name} PRIVATE greenctx_bench greenctx_common greenctx
+    ${CMAKE_DL_LIBS} Threads::Threads m)
+endfunction()
+# bench elastic's traces, best-static rule and targets, without a driver.
+greenctx_bench_test_binary(test_elastic_bench)
+greenctx_test(bench.elastic_rules COMMAND test_elastic_bench LABELS unit)
+# bench elastic on the simulator's cost model: arms, report, SVG, JSON, bad arguments.
+greenctx_driver_test(bench.elastic SIM_ONLY LABELS tool
+  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/bench_test.sh sim_elastic $<TARGET_FILE:greenctx_tool>)
+set_tests_properties(bench.elastic PROPERTIES TIMEOUT 240)
+# Its cuBLAS path on the simulator, through the test double of tests/overlap.cmake checking
+# each GEMM's arguments (the model's GEMMs are too large to compute on the host).
+greenctx_driver_test(bench.elastic_cublas SIM_ONLY LABELS tool
+  SIM_ENV GREENCTX_CUBLAS_LIBRARY=$<TARGET_FILE:fake_cublas> GREENCTX_FAKE_CUBLAS_SHAPES_ONLY=1
+  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/bench_test.sh sim_elastic_cublas
+    $<TARGET_FILE:greenctx_tool>)
+set_tests_properties(bench.elastic_cublas PROPERTIES TIMEOUT 240)
+# bench elastic --quick on the GPU for make test-gpu (about 2 minutes with MPS, every arm
+# 5 s); on the simulated driver it skips (bench.elastic covers that).
+greenctx_driver_test(bench.elastic_gpu LABELS tool gpu
+  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/bench_test.sh gpu_elastic $<TARGET_FILE:greenctx_tool>)
+set_tests_properties(bench.elastic_gpu PROPERTIES TIMEOUT 600)
 if(GREENCTX_TEST_DRIVER STREQUAL "real")
   # About 10 s on an H200: every kernel's result is checked on the way.
   greenctx_driver_test(bench.gpu_quick LABELS tool gpu
@@ -30,13 +58,8 @@ if(GREENCTX_PYTHON)
 endif()
 # bench tenants without a GPU: its MPS daemon's life (a stand-in nvidia-cuda-mps-control),
 # every arm with stand-in tenants, and the report of a made-up run.
-add_executable(test_tenants_bench test_tenants_bench.c harness.c
-  ${PROJECT_SOURCE_DIR}/tools/tool_common.c)
-target_include_directories(test_tenants_bench PRIVATE ${PROJECT_SOURCE_DIR}/bench
-  ${PROJECT_SOURCE_DIR}/tools)
+greenctx_bench_test_binary(test_tenants_bench)
 target_compile_definitions(test_tenants_bench PRIVATE
   FAKE_MPS_CONTROL="${CMAKE_CURRENT_SOURCE_DIR}/fake_mps_control.py"
   FAKE_TENANT_WORKER="${CMAKE_CURRENT_SOURCE_DIR}/fake_tenant_worker.py")
-target_link_libraries(test_tenants_bench PRIVATE greenctx_bench greenctx_common greenctx
-  ${CMAKE_DL_LIBS} Threads::Threads m)
 greenctx_test(bench.tenants COMMAND test_tenants_bench LABELS unit)

@@ -4,8 +4,8 @@
 # Cases with --sim need the simulated driver (GREENCTX_CUDA_LIBRARY names it); they skip (77)
 # without it.
 . "$(dirname "$0")/tool_lib.sh"
-svg=$(mktemp)
-trap 'rm -f "$out" "$err" "$svg"' EXIT
+svg=$(mktemp) json=$(mktemp)
+trap 'rm -f "$out" "$err" "$svg" "$json"' EXIT
 
 need_sim() {
     case "${GREENCTX_CUDA_LIBRARY:-}" in
@@ -79,6 +79,71 @@ sim_needs_gpu)
     run 1 --sim h200@12030 bench overhead
     has "$err" "needs driver 12.4"
     ;;
+sim_elastic)
+    # bench elastic on the simulator's cost model: every arm present (the MPS ones skipped
+    # with the reason), the report's parts, a well-formed SVG, the JSON fields. Not timing.
+    need_sim
+    # One layer: the simulator's buffers are host memory (untouched, but counted by ASan).
+    run 0 --sim h200 bench elastic --quick --layers 1 --seconds 0.4 --svg "$svg" --json-file "$json"
+    for text in "simulated: the kernels are a cost model" "trace onoff" "calibration" \
+        "static split 16 | 116" "no split (equal streams)" "priority streams" \
+        "controller over layouts" "chunked prefill, 256 tokens a step" \
+        "2 processes, no MPS (time-sliced)" "2 processes, claims resized, no MPS" \
+        "<- best static" "not run:" "MPS is not available" "targets (issue 17):" \
+        "simulated: not a measurement" "chart: $svg"; do
+        has "$out" "$text"
+    done
+    if command -v python3 >/dev/null 2>&1; then
+        python3 -c "import sys, xml.dom.minidom as m; m.parse(sys.argv[1])" "$svg" ||
+            fail "the SVG is not well-formed XML"
+    fi
+    has "$svg" "SMs over time: controller over layouts"
+    has "$svg" "</svg>"
+    # The two-process arms: skipped MPS arms say why; the resized claims moved and timed it.
+    json_ok "$json" 'sorted(a["name"] for a in d["elastic"]["arms"] if a["kind"].startswith("2p") and not a["ran"]) == ["2p_claims", "2p_claims_controller", "2p_mps", "2p_mps_threads"]'
+    json_ok "$json" 'all("MPS is not available" in a["why"] for a in d["elastic"]["arms"] if not a["ran"])'
+    json_ok "$json" '[a for a in d["elastic"]["arms"] if a["name"] == "2p_claims_controller_sliced"][0]["resizes"] >= 1 and [a for a in d["elastic"]["arms"] if a["name"] == "2p_claims_controller_sliced"][0]["timeline"][0]["lat_sms"] == 16'
+    json_ok "$json" '[a for a in d["elastic"]["arms"] if a["name"] == "2p_sliced"][0]["steps"] > 0 and [a for a in d["elastic"]["arms"] if a["name"] == "2p_sliced"][0]["prefill_tokens_per_s"] > 0'
+    run 0 --sim h200 bench elastic --quick --layers 1 --seconds 0.3 --trace stationary --arms 1p --json
+    json_ok "$out" 'd["schema"] == "greenctx.bench.elastic/1" and d["meta"]["simulated"]'
+    json_ok "$out" 'd["elastic"]["trace"] == "stationary" and d["elastic"]["model"]["hidden"] == 4096 and d["elastic"]["model"]["kv_heads"] == 8 and d["elastic"]["target_ms"] > 0 and len(d["elastic"]["calibration"]) == 5'
+    json_ok "$out" 'all(n in [a["name"] for a in d["elastic"]["arms"]] for n in ["static_16", "static_96", "no_split", "priority", "controller", "chunked_128", "chunked_256", "chunked_512"]) and not any(a["name"].startswith("2p") for a in d["elastic"]["arms"])'
+    json_ok "$out" 'all(a["ran"] and a["steps"] > 0 and a["step_ms"]["p99"] > 0 and a["prefill_tokens_per_s"] > 0 for a in d["elastic"]["arms"])'
+    json_ok "$out" 'd["elastic"]["best_static"].startswith("static_") and [t["applies"] for t in d["elastic"]["targets"]][2]'
+    json_ok "$out" 'all("simulated" in t["detail"] for t in d["elastic"]["targets"] if t["applies"])'
+    # Bad arguments: refused with what would work, before anything runs.
+    run 2 --sim h200 bench elastic --trace bursty
+    has "$err" "--trace: onoff, duty50, poisson or stationary, got 'bursty'"
+    run 2 --sim h200 bench elastic --seconds 0.01
+    has "$err" "--seconds needs seconds from 0.2 to 600"
+    run 2 --sim h200 bench elastic --layers 9
+    has "$err" "--layers needs a count from 1 to 8"
+    run 2 --sim h200 bench elastic --arms 2p
+    has "$err" "--arms: all or 1p"
+    run 2 --sim h200 bench elastic --reps 3
+    has "$err" "unknown option '--reps'"
+    run 0 bench elastic --help
+    has "$out" "usage: greenctx bench elastic"
+    run 2 --sim h200 bench elastic-worker
+    has "$err" "started by bench elastic"
+    ;;
+sim_elastic_cublas)
+    # --gemm cublas on the simulator: the double (GREENCTX_CUBLAS_LIBRARY) takes every GEMM
+    # of every arm, the two processes' too; the report says cuBLAS ran.
+    need_sim
+    run 0 --sim h200 bench elastic --quick --layers 1 --seconds 0.3 --gemm cublas --json
+    json_ok "$out" '"cuBLAS" in d["elastic"]["gemm"] and "fake_cublas" in d["elastic"]["gemm"]'
+    json_ok "$out" 'all(a["ran"] and a["steps"] > 0 for a in d["elastic"]["arms"] if "MPS" not in a["label"] or "no MPS" in a["label"])'
+    json_ok "$out" 'all(c["prefill_unit_ms"] > 0 for c in d["elastic"]["calibration"])'
+    # Asked for and missing: refused with where it looked; auto goes on without it.
+    double=$GREENCTX_CUBLAS_LIBRARY
+    export GREENCTX_CUBLAS_LIBRARY=/nonexistent/libcublas.so.13
+    run 1 --sim h200 bench elastic --quick --layers 1 --seconds 0.3 --gemm cublas
+    export GREENCTX_CUBLAS_LIBRARY="$double"
+    has "$err" "--gemm cublas: cuBLAS could not be loaded from GREENCTX_CUBLAS_LIBRARY"
+    run 2 --sim h200 bench elastic --gemm tensor
+    has "$err" "--gemm: auto (cuBLAS when found), own (the bench's kernel) or cublas"
+    ;;
 sim_bad_victim)
     need_sim
     run 1 --sim h200 bench overhead --victim-sms 12 --reps 2
@@ -120,6 +185,22 @@ gpu_quick)
         "submit, per launch"; do
         has "$out" "$text"
     done
+    grep -q "</svg>" "$svg" || fail "the chart is not a whole SVG file"
+    ;;
+gpu_elastic)
+    # A real GPU: bench elastic --quick runs every arm it can (the MPS ones need
+    # nvidia-cuda-mps-control) and reports the targets. Skipped without a GPU or on the sim.
+    case "${GREENCTX_CUDA_LIBRARY:-}" in
+    *greenctx_sim*) echo "the simulated driver: bench.elastic covers it"; exit 77 ;;
+    esac
+    "$tool" info 2>/dev/null | grep -q '^device 0:' ||
+        { echo "needs a GPU: no CUDA driver or device here"; exit 77; }
+    run 0 bench elastic --quick --svg "$svg"
+    for text in "controller over layouts" "<- best static" "targets (issue 17):" \
+        "2 processes, no MPS (time-sliced)"; do
+        has "$out" "$text"
+    done
+    grep -q "simulated" "$out" && fail "a real GPU's run says simulated"
     grep -q "</svg>" "$svg" || fail "the chart is not a whole SVG file"
     ;;
 *)

@@ -29,6 +29,8 @@ expect "plan" greenctx --sim h200 pl          # --sim's value is not the command
 expect "plan" greenctx -d 1 pl
 expect "--sizes --sim" greenctx info --si
 expect "overhead overlap" greenctx bench ove
+expect "elastic" greenctx bench el
+expect "--trace" greenctx bench elastic --tr
 expect "--sms --shared --sweep --svg --sim" greenctx run --s
 expect "plan" greenctx help pl
 expect "-V" greenctx -V

@@ -90,10 +90,5 @@ else()
 endif()
 
 # The report of a made-up run: the advisor's picks, the lines to copy, the JSON.
-add_executable(test_overlap_report test_overlap_report.c harness.c
-  ${PROJECT_SOURCE_DIR}/tools/tool_common.c)
-target_include_directories(test_overlap_report PRIVATE ${PROJECT_SOURCE_DIR}/bench
-  ${PROJECT_SOURCE_DIR}/tools)
-target_link_libraries(test_overlap_report PRIVATE greenctx_bench greenctx_common greenctx
-  ${CMAKE_DL_LIBS} Threads::Threads m)
+greenctx_bench_test_binary(test_overlap_report) # tests/bench.cmake
 greenctx_test(overlap.report COMMAND test_overlap_report LABELS unit)

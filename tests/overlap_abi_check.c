@@ -33,6 +33,7 @@ _Static_assert(sizeof(ncclDataType_t) == sizeof(int) && sizeof(ncclRedOp_t) == s
 
 _Static_assert(OLAP_CUBLAS_SUCCESS == CUBLAS_STATUS_SUCCESS, "CUBLAS_STATUS_SUCCESS");
 _Static_assert(OLAP_CUBLAS_OP_N == CUBLAS_OP_N, "CUBLAS_OP_N");
+_Static_assert(OLAP_CUBLAS_OP_T == CUBLAS_OP_T, "CUBLAS_OP_T");
 _Static_assert(OLAP_CUDA_R_32F == CUDA_R_32F, "CUDA_R_32F");
 _Static_assert(OLAP_CUDA_R_16BF == CUDA_R_16BF, "CUDA_R_16BF");
 _Static_assert(OLAP_CUBLAS_COMPUTE_32F == CUBLAS_COMPUTE_32F, "CUBLAS_COMPUTE_32F");

@@ -283,7 +283,7 @@ short_options)
     run 0 bench --help
     has "$out" "usage: greenctx bench isolation|scaling|overhead|all|tenants|overlap"
     run 2 --sim h200 bench frob
-    has "$err" "unknown benchmark 'frob': isolation, scaling, overhead, all, tenants or overlap"
+    has "$err" "unknown benchmark 'frob': isolation, scaling, overhead, all, tenants, overlap or elastic"
     run 2 --sim h200 bench
     has "$err" "which benchmark? isolation, scaling, overhead, all or overlap"
     ;;

@@ -10,7 +10,7 @@
 #include <stddef.h>
 
 #include "greenctx.h"
-#include "numbers.h" /* greenctx_parse_int, for the commands' options */
+#include "numbers.h" /* greenctx_parse_int, greenctx_format_driver_version */
 
 enum {
     GREENCTX_EXIT_OK = 0,     /* done */
@@ -48,9 +48,6 @@ int greenctx_tool_error(const greenctx_tool_options *opts, int exit_code, const 
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
-
-/* "13.0" from 13000, into buf; returns buf. */
-const char *greenctx_format_driver_version(int version, char *buf, size_t size);
 
 /* Call once a command's arguments are parsed, before its output. On the simulated driver it
  * prints "simulated driver: MODELS (driver X.Y) — no GPU is used" (on stdout, or on stderr

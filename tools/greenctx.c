@@ -21,7 +21,7 @@ static int cmd_help(int argc, char **argv, greenctx_tool_options *opts);
 static const command commands[] = {
     {"info", greenctx_cmd_info, "the driver, each device's SM rules and the feature matrix"},
     {"plan", greenctx_cmd_plan, "dry-run a split: what each group would get (plan 24 40 rest)"},
-    {"bench", greenctx_cmd_bench, "measured isolation, scaling, overhead and overlap (needs a GPU)"},
+    {"bench", greenctx_cmd_bench, "measured isolation, scaling, overhead, overlap and elastic partitions (needs a GPU)"},
     {"map", greenctx_cmd_map, "make the split, run a kernel on each partition, show its SMs"},
     {"run", greenctx_cmd_run, "run a program confined to N SMs, or sweep sizes (run --sms 16 -- CMD)"},
     {"ps", greenctx_cmd_ps, "the tenants of each GPU: SM claims, free SMs, MPS, recent events"},

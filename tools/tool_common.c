@@ -7,12 +7,6 @@
 
 #include "tool.h"
 
-const char *greenctx_format_driver_version(int version, char *buf, size_t size)
-{
-    snprintf(buf, size, "%d.%d", version / 1000, (version % 1000) / 10);
-    return buf;
-}
-
 int greenctx_tool_error(const greenctx_tool_options *opts, int exit_code, const char *status,
                         const char *fmt, ...)
 {

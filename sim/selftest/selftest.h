@@ -4,8 +4,8 @@
  * The driver is reached as greenctx reaches it (driver.c: dlopen, then cuGetProcAddress_v2 for
  * every entry point), with the simulator's test hooks beside it; helpers.c makes the splits and
  * contexts every check uses. The replays of the H200's measurements (replay*.c) and the checks
- * of behaviour they do not cover (loading.c, structured_split.c, faults.c, threads.c) each
- * have a file of their own.
+ * of behaviour they do not cover (loading.c, structured_split.c, faults.c, threads.c,
+ * elastic_model.c) each have a file of their own.
  */
 #ifndef GREENCTX_SIM_SELFTEST_H
 #define GREENCTX_SIM_SELFTEST_H
@@ -86,5 +86,6 @@ void check_loading(void);          /* loading.c */
 void check_structured_split(void); /* structured_split.c */
 void check_errors_and_faults(void); /* faults.c */
 void check_threads(void);          /* threads.c */
+void check_elastic_model(void);    /* elastic_model.c */
 
 #endif

@@ -1,0 +1,366 @@
+/* bench elastic's workloads: the model's buffers, its kernels in each context, and one decode
+ * step or one prefill unit as launches. Activations are not chained from kernel to kernel:
+ * every kernel reads inputs filled once; the shapes, and so the bytes and FLOPs, are the
+ * model's, which is what the SMs' share decides. */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bench_elastic.h"
+#include "bench_kernels.h"
+
+#define ATTN_BLOCKS_PER_SM 4u
+#define ATTN_MIN_POSITIONS 64u
+#define GEMV_WARPS_PER_BLOCK (BENCH_BLOCK / 32u)
+#define GEMM_TILE 64u
+#define FILL_SEED 0x5eed0e1au
+
+/* rows x cols of each layer matrix (W[rows][cols]: out features x in features). */
+static const unsigned matrix_rows[EL_NB_MATRICES] = {
+    EL_HIDDEN + 2 * EL_KV_HEADS * EL_HEAD_DIM, EL_HIDDEN, 2 * EL_FFN, EL_HIDDEN};
+static const unsigned matrix_cols[EL_NB_MATRICES] = {EL_HIDDEN, EL_HIDDEN, EL_HIDDEN, EL_FFN};
+
+#define SITE_EVENTS (4 + 2 * EL_THR_SLOTS)
+
+/* Every event of a site, for making and destroying them all. */
+static unsigned site_events(el_site *s, CUevent **out)
+{
+    unsigned n = 0;
+    out[n++] = &s->lat_start;
+    out[n++] = &s->lat_end;
+    out[n++] = &s->lat_mark;
+    out[n++] = &s->thr_mark;
+    for (unsigned i = 0; i < EL_THR_SLOTS; i++) {
+        out[n++] = &s->thr_start[i];
+        out[n++] = &s->thr_end[i];
+    }
+    return n;
+}
+
+int el_blas_open(const bench_env *env, el_gemm_kind kind, el_blas *blas)
+{
+    memset(blas, 0, sizeof *blas);
+    if (kind == EL_GEMM_OWN)
+        return 0;
+    if (env->simulated && kind == EL_GEMM_AUTO) { /* --gemm cublas: a test double there */
+        snprintf(blas->why, sizeof blas->why, "the simulated driver runs no cuBLAS");
+        return 0;
+    }
+    int rc = olap_cublas_load(&blas->libs, blas->why, sizeof blas->why);
+    if (rc == 0 && bench_push(env, env->primary) == 0) { /* the handle's device context */
+        olap_cublas_status st = blas->libs.cublasCreate_v2(&blas->handle);
+        bench_pop(env);
+        if (st != OLAP_CUBLAS_SUCCESS) {
+            snprintf(blas->why, sizeof blas->why, "cublasCreate: %s",
+                     blas->libs.cublasGetStatusString(st));
+            blas->handle = NULL;
+            rc = -1;
+        }
+    }
+    if (rc && kind == EL_GEMM_CUBLAS) {
+        fprintf(stderr, "greenctx bench: --gemm cublas: %s\n", blas->why);
+        return -1;
+    }
+    return 0;
+}
+
+void el_blas_close(const bench_env *env, el_blas *blas)
+{
+    if (blas->handle && bench_push(env, env->primary) == 0) {
+        blas->libs.cublasSetStream_v2(blas->handle, NULL);
+        blas->libs.cublasDestroy_v2(blas->handle);
+        bench_pop(env);
+    }
+    blas->handle = NULL;
+}
+
+const char *el_blas_name(const el_blas *blas, char *buf, size_t size)
+{
+    if (blas->handle)
+        snprintf(buf, size, "cuBLAS (%s): cublasGemmEx, bf16 in, fp32 out and accumulate",
+                 blas->libs.cublas_path);
+    else
+        snprintf(buf, size, "the bench's own bf16 tiled GEMM (CUDA cores, fp32 accumulate)%s%s",
+                 blas->why[0] ? "; cuBLAS not used: " : "", blas->why);
+    return buf;
+}
+
+el_site *el_site_get(const bench_env *env, el_sites *sites, CUcontext ctx, unsigned sms)
+{
+    for (unsigned i = 0; i < sites->count; i++)
+        if (sites->site[i].ctx == ctx)
+            return &sites->site[i];
+    if (sites->count == EL_MAX_SITES) {
+        fprintf(stderr, "greenctx bench: elastic: more than %u contexts\n", EL_MAX_SITES);
+        return NULL;
+    }
+    el_site *s = &sites->site[sites->count];
+    memset(s, 0, sizeof *s);
+    s->ctx = ctx;
+    s->sms = sms;
+    s->blas = sites->blas;
+    if (bench_push(env, ctx))
+        return NULL;
+    const raw_driver *drv = env->drv;
+    int rc = bench_cu(drv->cuModuleLoadData(&s->module, bench_elastic_ptx),
+                      "cuModuleLoadData of bench elastic's kernels (PTX)");
+    static const char *const names[] = {"gce_fill_bf16", "gce_gemv", "gce_decode_attn", "gce_gemm"};
+    gcu_function *fns[] = {&s->fill, &s->gemv, &s->attn, &s->gemm};
+    for (size_t i = 0; i < sizeof names / sizeof names[0] && rc == 0; i++)
+        rc = bench_cu(drv->cuModuleGetFunction(fns[i], s->module, names[i]), names[i]);
+    CUevent *events[SITE_EVENTS];
+    unsigned n = site_events(s, events);
+    for (unsigned i = 0; i < n && rc == 0; i++)
+        rc = bench_cu(drv->cuEventCreate(events[i], GCU_EVENT_DEFAULT), "cuEventCreate");
+    bench_pop(env);
+    sites->count++; /* closed with the others, even half made */
+    return rc ? NULL : s;
+}
+
+void el_sites_close(const bench_env *env, el_sites *sites)
+{
+    const raw_driver *drv = env->drv;
+    for (unsigned i = 0; i < sites->count; i++) {
+        el_site *s = &sites->site[i];
+        if (bench_push(env, s->ctx))
+            continue;
+        CUevent *events[SITE_EVENTS];
+        unsigned n = site_events(s, events);
+        for (unsigned e = 0; e < n; e++)
+            if (*events[e])
+                drv->cuEventDestroy(*events[e]);
+        if (s->module)
+            drv->cuModuleUnload(s->module);
+        bench_pop(env);
+    }
+    sites->count = 0;
+}
+
+static unsigned attn_splits(const el_shape *shape, unsigned batch)
+{
+    unsigned rows = batch * EL_KV_HEADS;
+    unsigned splits = (ATTN_BLOCKS_PER_SM * shape->device_sms + rows - 1) / rows;
+    unsigned most = shape->context / ATTN_MIN_POSITIONS;
+    if (splits > most)
+        splits = most;
+    return splits ? splits : 1;
+}
+
+static double kv_bytes(const el_shape *shape, unsigned batch)
+{
+    return 2.0 * batch * EL_KV_HEADS * shape->context * EL_HEAD_DIM * 2;
+}
+
+double el_decode_weight_bytes(const el_shape *shape)
+{
+    double bytes = 0;
+    for (unsigned m = 0; m < EL_NB_MATRICES; m++)
+        bytes += (double)matrix_rows[m] * matrix_cols[m] * 2;
+    return bytes * shape->layers;
+}
+
+double el_decode_bytes(const el_shape *shape, unsigned batch)
+{
+    return el_decode_weight_bytes(shape) + kv_bytes(shape, batch) * shape->layers;
+}
+
+double el_prefill_flops(const el_shape *shape, unsigned tokens)
+{
+    (void)shape;
+    double flops = 0;
+    for (unsigned m = 0; m < EL_NB_MATRICES; m++)
+        flops += 2.0 * tokens * matrix_rows[m] * matrix_cols[m];
+    return flops;
+}
+
+double el_prefill_bytes(const el_shape *shape, unsigned tokens)
+{
+    (void)shape;
+    double bytes = 0;
+    for (unsigned m = 0; m < EL_NB_MATRICES; m++)
+        bytes += (double)matrix_rows[m] * matrix_cols[m] * 2 +
+                 (double)tokens * (matrix_cols[m] * 2 + matrix_rows[m] * 4);
+    return bytes;
+}
+
+static int alloc_filled(const bench_env *env, const el_site *site, CUstream stream,
+                        gcu_deviceptr *ptr, size_t elements, unsigned seed, const char *what)
+{
+    if (bench_alloc(env, ptr, elements * 2, what))
+        return -1;
+    unsigned long long n = elements;
+    void *params[] = {ptr, &n, &seed};
+    return bench_launch(env, site->fill, env->sm_count * BENCH_FULL_BLOCKS_SM, stream, params,
+                        "launching gce_fill_bf16");
+}
+
+int el_buffers_make(const bench_env *env, const el_shape *shape, const el_site *site,
+                    CUstream stream, el_buffers *buf)
+{
+    memset(buf, 0, sizeof *buf);
+    unsigned seed = FILL_SEED;
+    size_t kv = (size_t)shape->peak_batch * EL_KV_HEADS * shape->context * EL_HEAD_DIM;
+    size_t max_grid = 0, tokens = 2 * (size_t)shape->chunk; /* chunked prefill goes to 2x */
+    for (unsigned b = 1; b <= shape->peak_batch; b++) {
+        size_t g = (size_t)b * EL_KV_HEADS * attn_splits(shape, b);
+        max_grid = g > max_grid ? g : max_grid;
+    }
+    int rc = 0;
+    for (unsigned l = 0; l < shape->layers && rc == 0; l++) {
+        for (unsigned m = 0; m < EL_NB_MATRICES && rc == 0; m++)
+            rc = alloc_filled(env, site, stream, &buf->w[l][m],
+                              (size_t)matrix_rows[m] * matrix_cols[m], seed++, "the weights");
+        rc = rc ? rc : alloc_filled(env, site, stream, &buf->k[l], kv, seed++, "the K cache");
+        rc = rc ? rc : alloc_filled(env, site, stream, &buf->v[l], kv, seed++, "the V cache");
+    }
+    if (rc == 0)
+        rc = alloc_filled(env, site, stream, &buf->x, (size_t)shape->peak_batch * EL_FFN, seed++,
+                          "decode's activations") ||
+             alloc_filled(env, site, stream, &buf->q,
+                          (size_t)shape->peak_batch * EL_Q_HEADS * EL_HEAD_DIM, seed++,
+                          "decode's queries") ||
+             bench_alloc(env, &buf->y, (size_t)shape->peak_batch * 2 * EL_FFN * 4,
+                         "decode's outputs") ||
+             bench_alloc(env, &buf->part, max_grid * 4 * (EL_HEAD_DIM + 2) * 4,
+                         "the attention's partials") ||
+             alloc_filled(env, site, stream, &buf->a, tokens * EL_FFN, seed++,
+                          "prefill's tokens") ||
+             bench_alloc(env, &buf->c, tokens * 2 * EL_FFN * 4, "prefill's outputs");
+    if (rc == 0 && bench_push(env, site->ctx) == 0) {
+        rc = bench_cu(env->drv->cuStreamSynchronize(stream), "filling bench elastic's buffers");
+        bench_pop(env);
+    }
+    if (rc)
+        el_buffers_free(env, buf);
+    return rc ? -1 : 0;
+}
+
+void el_buffers_free(const bench_env *env, el_buffers *buf)
+{
+    for (unsigned l = 0; l < EL_MAX_LAYERS; l++) {
+        for (unsigned m = 0; m < EL_NB_MATRICES; m++)
+            bench_free(env, &buf->w[l][m]);
+        bench_free(env, &buf->k[l]);
+        bench_free(env, &buf->v[l]);
+    }
+    gcu_deviceptr *rest[] = {&buf->x, &buf->q, &buf->y, &buf->part, &buf->a, &buf->c};
+    for (size_t i = 0; i < sizeof rest / sizeof rest[0]; i++)
+        bench_free(env, rest[i]);
+}
+
+int el_decode_step(const bench_env *env, const el_shape *shape, const el_buffers *buf,
+                   const el_site *site, CUstream stream, unsigned batch)
+{
+    unsigned ctx = shape->context, kv_heads = EL_KV_HEADS, splits = attn_splits(shape, batch);
+    for (unsigned l = 0; l < shape->layers; l++)
+        for (unsigned m = 0; m < EL_NB_MATRICES; m++) {
+            unsigned rows = matrix_rows[m], cols = matrix_cols[m];
+            void *gemv[] = {(void *)&buf->w[l][m], (void *)&buf->x, (void *)&buf->y, &rows, &cols,
+                            &batch};
+            if (bench_launch(env, site->gemv, rows / GEMV_WARPS_PER_BLOCK, stream, gemv,
+                             "launching gce_gemv"))
+                return -1;
+            if (m != 0)
+                continue;
+            void *attn[] = {(void *)&buf->q, (void *)&buf->k[l], (void *)&buf->v[l],
+                            (void *)&buf->part, &ctx, &kv_heads, &splits};
+            if (bench_launch(env, site->attn, batch * kv_heads * splits, stream, attn,
+                             "launching gce_decode_attn"))
+                return -1;
+        }
+    return 0;
+}
+
+/* C = A W^T, row-major, in cuBLAS's column-major terms: C^T (rows x tokens, ld rows) =
+ * op_T(W') A', where W' is W read column-major (cols x rows, ld cols) and A' is A read
+ * column-major (cols x tokens, ld cols). */
+static int blas_gemm(const bench_env *env, const el_site *site, CUstream stream, gcu_deviceptr a,
+                     gcu_deviceptr w, gcu_deviceptr c, unsigned tokens, unsigned rows,
+                     unsigned cols)
+{
+    static const float one = 1.0f, zero = 0.0f;
+    const olap_libs *L = &site->blas->libs;
+    olap_cublas_handle h = site->blas->handle;
+    if (bench_push(env, env->primary)) /* cuBLAS works in its device's context */
+        return -1;
+    olap_cublas_status st = L->cublasSetStream_v2(h, stream);
+    if (st == OLAP_CUBLAS_SUCCESS)
+        st = L->cublasSetSmCountTarget(h, (int)site->sms);
+    if (st == OLAP_CUBLAS_SUCCESS)
+        st = L->cublasGemmEx(h, OLAP_CUBLAS_OP_T, OLAP_CUBLAS_OP_N, (int)rows, (int)tokens,
+                             (int)cols, &one, (void *)(uintptr_t)w, OLAP_CUDA_R_16BF, (int)cols,
+                             (void *)(uintptr_t)a, OLAP_CUDA_R_16BF, (int)cols, &zero,
+                             (void *)(uintptr_t)c, OLAP_CUDA_R_32F, (int)rows,
+                             OLAP_CUBLAS_COMPUTE_32F, OLAP_CUBLAS_GEMM_DEFAULT);
+    bench_pop(env);
+    if (st == OLAP_CUBLAS_SUCCESS)
+        return 0;
+    fprintf(stderr, "greenctx bench: cublasGemmEx (%u x %u x %u): %s\n", tokens, rows, cols,
+            L->cublasGetStatusString(st));
+    return -1;
+}
+
+int el_prefill_gemm(const bench_env *env, const el_buffers *buf, const el_site *site,
+                    CUstream stream, unsigned layer, unsigned matrix, unsigned tokens)
+{
+    unsigned rows = matrix_rows[matrix], cols = matrix_cols[matrix];
+    if (site->blas && site->blas->handle)
+        return blas_gemm(env, site, stream, buf->a, buf->w[layer][matrix], buf->c, tokens, rows,
+                         cols);
+    unsigned grid = ((tokens + GEMM_TILE - 1) / GEMM_TILE) * ((rows + GEMM_TILE - 1) / GEMM_TILE);
+    void *params[] = {(void *)&buf->a, (void *)&buf->w[layer][matrix], (void *)&buf->c, &tokens,
+                      &rows, &cols};
+    return bench_launch(env, site->gemm, grid, stream, params, "launching gce_gemm");
+}
+
+int el_prefill_unit(const bench_env *env, const el_shape *shape, const el_buffers *buf,
+                    const el_site *site, CUstream stream, unsigned layer, unsigned tokens)
+{
+    (void)shape;
+    for (unsigned m = 0; m < EL_NB_MATRICES; m++)
+        if (el_prefill_gemm(env, buf, site, stream, layer, m, tokens))
+            return -1;
+    return 0;
+}
+
+int el_decode_fn(const bench_env *env, const el_shape *shape, const el_buffers *buf,
+                 const el_site *site, CUstream stream, unsigned batch)
+{
+    return el_decode_step(env, shape, buf, site, stream, batch);
+}
+
+int el_prefill_fn(const bench_env *env, const el_shape *shape, const el_buffers *buf,
+                  const el_site *site, CUstream stream, unsigned tokens)
+{
+    return el_prefill_unit(env, shape, buf, site, stream, 0, tokens);
+}
+
+int el_time_work(const bench_env *env, const el_shape *shape, const el_buffers *buf,
+                 const el_site *site, CUstream stream, el_work_fn fn, unsigned arg,
+                 unsigned reps, double *median_s)
+{
+    enum { WARMUPS = 2, MAX_REPS = 64 };
+    double ms[MAX_REPS];
+    if (reps > MAX_REPS)
+        reps = MAX_REPS;
+    if (bench_push(env, site->ctx))
+        return -1;
+    const raw_driver *drv = env->drv;
+    int rc = 0;
+    for (unsigned i = 0; i < WARMUPS + reps && rc == 0; i++) {
+        float elapsed = 0;
+        double t0 = bench_now_us();
+        rc = bench_cu(drv->cuEventRecord(site->lat_start, stream), "cuEventRecord") ||
+             fn(env, shape, buf, site, stream, arg) ||
+             bench_cu(drv->cuEventRecord(site->lat_end, stream), "cuEventRecord") ||
+             bench_cu(drv->cuEventSynchronize(site->lat_end), "waiting for bench elastic's work") ||
+             bench_cu(drv->cuEventElapsedTime(&elapsed, site->lat_start, site->lat_end),
+                      "cuEventElapsedTime");
+        if (i >= WARMUPS) /* as a step's latency is taken */
+            ms[i - WARMUPS] = el_step_latency_ms(elapsed, (bench_now_us() - t0) * 1e-3);
+    }
+    bench_pop(env);
+    if (rc == 0)
+        *median_s = bench_median(ms, reps) * 1e-3;
+    return rc ? -1 : 0;
+}

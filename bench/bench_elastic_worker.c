@@ -1,0 +1,446 @@
+/*
+ * One tenant of bench elastic's two-process arms: `greenctx [--device N] bench elastic-worker
+ * --role decode|prefill --on primary|COUNT|rest [--elastic] --ms MS --registry DIR --trace T
+ * --seed N --layers N --batch N --context N --chunk N --target-ms MS --prior SMS:MS,...
+ * --prior-prefill SMS:MS,...`, started by the bench through bench tenants' processes
+ * (tenant_launch), never by hand.
+ *
+ * decode: steps back to back at the trace's batch. With --elastic its claim follows a
+ * gctx_controller's choice (the priors are the parent's calibration): it grows with
+ * GCTX_CLAIM_WAIT at the latency priority, so the prefill tenant sees the pressure, and it
+ * shrinks when the load falls. prefill: one GEMM at a time (the running kernel is the one
+ * term of the yield a tenant can't shorten); with --elastic it asks gctx_claim_pressure
+ * before each and shrinks by what is wanted, and grows back to the rest when nobody waits.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_elastic.h"
+#include "bench_tenants.h"
+#include "bench_commands.h"
+
+#define GROW_TIMEOUT_MS 5000
+#define REGROW_EVERY_NS 20000000LL /* the prefill tenant tries to grow back every 20 ms */
+/* A want stays posted until its waiter's next registry pass, after the SMs it lacked are
+ * free: a yield is not repeated for it until the pressure was seen at 0 once, or this long. */
+#define REYIELD_NS 10000000LL
+#define MAX_PRIOR 16
+
+typedef struct el_worker {
+    bench_env env;
+    int decode; /* else prefill */
+    const char *on, *registry;
+    int elastic, duration_ms;
+    elastic_options eo;
+    el_shape shape;
+    unsigned prior_sms[2][MAX_PRIOR];
+    double prior_s[2][MAX_PRIOR];
+    unsigned nb_prior[2];
+    gctx_claim *claim;
+    CUstream stream, own_stream; /* own_stream: the primary's, made here */
+    el_blas blas;
+    el_site *site;
+    el_sites sites;
+    gctx_context *held[EL_MAX_SITES]; /* the contexts of the sites, kept until they close */
+    unsigned nb_held;
+    el_buffers buf;
+    unsigned sms;
+    double *samples, *resize_us, *grant_ms;
+    size_t nb_samples, nb_resizes, nb_grants, cap;
+} el_worker;
+
+static int parse_prior(const char *text, unsigned *sms, double *s, unsigned *n)
+{
+    *n = 0;
+    for (const char *p = text; *p && *n < MAX_PRIOR;) {
+        char *end;
+        unsigned long count = strtoul(p, &end, 10);
+        if (*end != ':')
+            return -1;
+        double ms = strtod(end + 1, &end);
+        if (!(ms > 0) || count == 0 || (*n && count <= sms[*n - 1]))
+            return -1;
+        sms[*n] = (unsigned)count;
+        s[(*n)++] = ms * 1e-3;
+        if (*end != ',' && *end)
+            return -1;
+        p = *end ? end + 1 : end;
+    }
+    return *n ? 0 : -1;
+}
+
+static int parse(int argc, char **argv, greenctx_tool_options *opts, el_worker *w)
+{
+    enum { OPT_ROLE, OPT_ON, OPT_ELASTIC, OPT_MS, OPT_REGISTRY, OPT_TRACE, OPT_SEED, OPT_LAYERS,
+           OPT_BATCH, OPT_CONTEXT, OPT_CHUNK, OPT_TARGET, OPT_PRIOR, OPT_PRIOR_PREFILL, OPT_GEMM };
+    static const greenctx_option own[] = {
+        {"--role", "decode or prefill"}, {"--on", "primary or a claim request"},
+        {"--elastic", NULL}, {"--ms", "milliseconds"}, {"--registry", "a directory"},
+        {"--trace", "a trace"}, {"--seed", "a number"}, {"--layers", "a count"},
+        {"--batch", "a count"}, {"--context", "positions"}, {"--chunk", "tokens"},
+        {"--target-ms", "milliseconds"}, {"--prior", "SMS:MS,..."},
+        {"--prior-prefill", "SMS:MS,..."}, {"--gemm", "own or cublas"}, {NULL, NULL}};
+    greenctx_args args;
+    greenctx_args_begin(&args, argc, argv, opts);
+    int v, role = -1;
+    unsigned *counts[] = {&w->eo.layers, &w->eo.peak_batch, &w->eo.context, &w->eo.chunk};
+    for (int id; (id = greenctx_args_next(&args, own)) != GREENCTX_ARG_END;) {
+        const char *a = args.value;
+        int bad = 0;
+        if (id == GREENCTX_ARG_STOP)
+            return args.rc;
+        if (id == OPT_ROLE)
+            bad = (role = !strcmp(a, "decode") ? 1 : !strcmp(a, "prefill") ? 0 : -1) < 0;
+        else if (id == OPT_ON)
+            w->on = a;
+        else if (id == OPT_ELASTIC)
+            w->elastic = 1;
+        else if (id == OPT_REGISTRY)
+            w->registry = a;
+        else if (id == OPT_TRACE)
+            bad = (v = el_trace_parse(a)) < 0 || ((w->eo.trace = (el_trace_kind)v), 0);
+        else if (id == OPT_MS || id == OPT_SEED || (id >= OPT_LAYERS && id <= OPT_CHUNK)) {
+            bad = greenctx_parse_int(a, id == OPT_SEED ? 0 : 1, 2147483647, &v) != 0;
+            if (!bad && id == OPT_MS)
+                w->duration_ms = v;
+            else if (!bad && id == OPT_SEED)
+                w->eo.seed = (unsigned long long)v;
+            else if (!bad)
+                *counts[id - OPT_LAYERS] = (unsigned)v;
+            bad |= id == OPT_LAYERS && v > (int)EL_MAX_LAYERS;
+        } else if (id == OPT_TARGET)
+            bad = !((w->eo.target_ms = strtod(a, NULL)) > 0);
+        else if (id == OPT_PRIOR || id == OPT_PRIOR_PREFILL) {
+            int k = id == OPT_PRIOR ? 0 : 1;
+            bad = parse_prior(a, w->prior_sms[k], w->prior_s[k], &w->nb_prior[k]) != 0;
+        } else if (id == OPT_GEMM) {
+            w->eo.gemm = !strcmp(a, "cublas") ? EL_GEMM_CUBLAS : EL_GEMM_OWN;
+            bad = strcmp(a, "cublas") && strcmp(a, "own");
+        } else
+            bad = 1;
+        if (bad)
+            return greenctx_args_bad(&args, "elastic-worker (started by bench elastic): bad "
+                                     "argument '%s'", a);
+    }
+    w->decode = role == 1;
+    if (role < 0 || !w->on || !w->registry || !w->duration_ms || !w->eo.layers ||
+        !w->eo.peak_batch || !w->eo.context || !w->eo.chunk ||
+        (w->elastic && (!w->nb_prior[0] || !w->nb_prior[1] || !(w->eo.target_ms > 0))))
+        return greenctx_args_bad(&args, "elastic-worker needs --role, --on, --ms, --registry, "
+                                 "the model's shape and, with --elastic, --target-ms and both "
+                                 "priors (it is started by bench elastic)");
+    return GREENCTX_EXIT_OK;
+}
+
+/* Once running (start_ns set): the SMs it has from now on. Before "ready" nothing but that
+ * line may be said. */
+/* "NAME n min p50 p99 p999 max mean": the parent reads it back into a bench_summary. */
+static void say_summary(const char *name, double *values, size_t n)
+{
+    bench_summary s;
+    bench_summarize(values, n, &s);
+    tenant_say("%s %zu %.5f %.5f %.5f %.5f %.5f %.5f", name, s.n, s.min, s.p50, s.p99, s.p999,
+               s.max, s.mean);
+}
+
+static int say_sms(const el_worker *w, long long start_ns)
+{
+    double t = (bench_wall_ns() - start_ns) * 1e-9;
+    if (start_ns)
+        tenant_say("el_sms %.4f %u", t > 0 ? t : 0, w->sms);
+    return 0;
+}
+
+/* The claim's stream (both on the claim's context) and context now, after an acquire or a
+ * resize, and its kernels there. */
+static int take_claim(el_worker *w, gctx_stream *stream)
+{
+    gctx_context *context;
+    gctx_partition *partition;
+    gctx_partition_info info = GCTX_PARTITION_INFO_INIT;
+    w->stream = gctx_stream_handle(stream);
+    gctx_stream_release(stream); /* the claim keeps its stream */
+    if (bench_gctx(gctx_claim_context(w->claim, NULL, &context), "the claim's context"))
+        return -1;
+    gctx_status s = gctx_claim_partition(w->claim, &partition);
+    if (s == GCTX_SUCCESS) {
+        s = gctx_partition_get_info(partition, &info);
+        gctx_partition_release(partition);
+    }
+    if (bench_gctx(s, "the claim's partition")) {
+        gctx_context_release(context);
+        return -1;
+    }
+    w->sms = info.sm_count;
+    unsigned known = w->sites.count;
+    w->site = el_site_get(&w->env, &w->sites, gctx_context_cu_context(context), w->sms);
+    if (w->sites.count > known && w->nb_held < EL_MAX_SITES)
+        w->held[w->nb_held++] = context; /* its kernels live as long as it */
+    else
+        gctx_context_release(context);
+    return w->site ? 0 : -1;
+}
+
+static int resize(el_worker *w, const char *request, int grow, long long start_ns)
+{
+    gctx_claim_options o = GCTX_CLAIM_OPTIONS_INIT;
+    o.runtime_dir = w->registry;
+    o.priority = w->decode ? GCTX_CLAIM_PRIORITY_LATENCY : GCTX_CLAIM_PRIORITY_THROUGHPUT;
+    /* the decode tenant waits for exactly what it asked; the prefill tenant gives back at
+     * least what is wanted */
+    o.rounding = w->decode ? GCTX_ROUND_STRICT : GCTX_ROUND_DOWN;
+    if (grow && w->decode) {
+        o.flags = GCTX_CLAIM_WAIT;
+        o.timeout_ms = GROW_TIMEOUT_MS;
+    }
+    gctx_stream *stream;
+    double t0 = bench_now_us();
+    gctx_status s = gctx_claim_resize(w->claim, request, &o, &stream);
+    double us = bench_now_us() - t0;
+    if (s == GCTX_ERROR_BUSY && !w->decode)
+        return 0; /* nothing free to grow into: try again later */
+    char what[64];
+    snprintf(what, sizeof what, "resizing the %s's claim to %s", w->decode ? "decode" : "prefill",
+             request);
+    unsigned before = w->sms;
+    if (bench_gctx(s, what) || take_claim(w, stream))
+        return -1;
+    if (w->sms == before) /* "rest" with nothing free */
+        return 0;
+    if (w->nb_resizes < EL_MAX_RESIZES)
+        w->resize_us[w->nb_resizes++] = us;
+    if (grow && w->decode && w->nb_grants < EL_MAX_RESIZES)
+        w->grant_ms[w->nb_grants++] = us * 1e-3;
+    return say_sms(w, start_ns);
+}
+
+static int open_context(el_worker *w)
+{
+    if (!strcmp(w->on, "primary")) {
+        w->sms = w->env.sm_count;
+        w->site = el_site_get(&w->env, &w->sites, w->env.primary, w->sms);
+        if (!w->site || bench_push(&w->env, w->env.primary))
+            return -1;
+        int rc = bench_cu(w->env.drv->cuStreamCreate(&w->own_stream, GCU_STREAM_NON_BLOCKING),
+                          "cuStreamCreate");
+        bench_pop(&w->env);
+        w->stream = w->own_stream;
+        return rc;
+    }
+    gctx_claim_options o = GCTX_CLAIM_OPTIONS_INIT;
+    o.runtime_dir = w->registry;
+    o.label = "bench elastic";
+    o.priority = w->decode ? GCTX_CLAIM_PRIORITY_LATENCY : GCTX_CLAIM_PRIORITY_THROUGHPUT;
+    char what[96];
+    snprintf(what, sizeof what, "claiming %s SMs for the %s", w->on,
+             w->decode ? "decode" : "prefill");
+    gctx_stream *stream;
+    if (bench_gctx(gctx_claim_acquire(w->env.device, w->on, &o, &w->claim), what) ||
+        bench_gctx(gctx_claim_stream(w->claim, &stream), "the claim's stream"))
+        return -1;
+    return take_claim(w, stream);
+}
+
+/* An elastic tenant makes its contexts (and loads its kernels there) for the sizes it will
+ * take before the start, so that a re-size finds them cached. */
+static int warm_sizes(el_worker *w)
+{
+    char request[16], back[16];
+    snprintf(back, sizeof back, "%u", w->sms);
+    for (unsigned i = 0; i + 1 < w->nb_prior[0]; i++) {
+        unsigned n = w->decode ? w->prior_sms[0][i] : w->env.sm_count - w->prior_sms[0][i];
+        if (!w->decode && n > w->sms)
+            continue;
+        snprintf(request, sizeof request, "%u", n);
+        if (resize(w, request, 0, 0))
+            return -1;
+    }
+    int rc = resize(w, back, 0, 0);
+    w->nb_resizes = w->nb_grants = 0;
+    return rc;
+}
+
+static int make_controller(const el_worker *w, gctx_controller **ctl)
+{
+    unsigned rows[2 * MAX_PRIOR], n = 0;
+    for (unsigned i = 0; i + 1 < w->nb_prior[0]; i++, n++) {
+        rows[2 * n] = w->prior_sms[0][i];
+        rows[2 * n + 1] = w->env.sm_count - w->prior_sms[0][i];
+    }
+    gctx_workload wl[2] = {GCTX_WORKLOAD_INIT, GCTX_WORKLOAD_INIT};
+    wl[0].kind = GCTX_WORKLOAD_LATENCY;
+    wl[0].target_s = w->eo.target_ms * 1e-3;
+    wl[0].nb_points = w->nb_prior[0];
+    wl[0].prior_sms = w->prior_sms[0];
+    wl[0].prior_step_s = w->prior_s[0];
+    wl[0].ref_demand = w->shape.peak_batch;
+    wl[0].demand_weight = 1.0 - el_decode_weight_bytes(&w->shape) /
+                                    el_decode_bytes(&w->shape, w->shape.peak_batch);
+    wl[1].kind = GCTX_WORKLOAD_THROUGHPUT;
+    wl[1].nb_points = w->nb_prior[1];
+    wl[1].prior_sms = w->prior_sms[1];
+    wl[1].prior_step_s = w->prior_s[1];
+    gctx_controller_options o = GCTX_CONTROLLER_OPTIONS_INIT;
+    o.device_sms = w->env.sm_count;
+    return bench_gctx(gctx_controller_create(wl, 2, rows, n, &o, ctl), "gctx_controller_create");
+}
+
+static int timed(el_worker *w, unsigned arg, unsigned matrix, double *ms)
+{
+    const raw_driver *drv = w->env.drv;
+    const el_site *s = w->site;
+    float elapsed = 0;
+    int rc = bench_cu(drv->cuEventRecord(s->lat_start, w->stream), "cuEventRecord") ||
+             (w->decode ? el_decode_step(&w->env, &w->shape, &w->buf, s, w->stream, arg)
+                        : el_prefill_gemm(&w->env, &w->buf, s, w->stream, arg, matrix,
+                                          w->shape.chunk)) ||
+             bench_cu(drv->cuEventRecord(s->lat_end, w->stream), "cuEventRecord") ||
+             bench_cu(drv->cuEventSynchronize(s->lat_end), "waiting for a step") ||
+             bench_cu(drv->cuEventElapsedTime(&elapsed, s->lat_start, s->lat_end),
+                      "cuEventElapsedTime");
+    *ms = elapsed;
+    return rc;
+}
+
+static int decode_run(el_worker *w, long long start_ns, long long end_ns)
+{
+    el_trace trace;
+    gctx_controller *ctl = NULL;
+    if (el_trace_make(&trace, w->eo.trace, w->duration_ms * 1e-3, w->shape.peak_batch,
+                      w->eo.seed) ||
+        (w->elastic && make_controller(w, &ctl)))
+        return -1;
+    int rc = say_sms(w, start_ns);
+    unsigned long long within = 0;
+    for (long long now; rc == 0 && (now = bench_wall_ns()) < end_ns;) {
+        double due_us = bench_now_us(); /* a grow's wait is the step's latency too */
+        unsigned batch = el_trace_batch(&trace, (now - start_ns) * 1e-9);
+        if (ctl) {
+            gctx_controller_decision d = GCTX_CONTROLLER_DECISION_INIT;
+            rc = bench_gctx(gctx_controller_set_demand(ctl, 0, batch), "set_demand") ||
+                 bench_gctx(gctx_controller_decide(ctl, &d), "decide");
+            unsigned want = d.no_split ? w->prior_sms[0][w->nb_prior[0] - 2] : d.sm_counts[0];
+            char request[16];
+            snprintf(request, sizeof request, "%u", want);
+            if (rc == 0 && want != w->sms)
+                rc = resize(w, request, want > w->sms, start_ns);
+        }
+        double ms;
+        if (rc == 0 && (rc = timed(w, batch, 0, &ms)) == 0) {
+            double latency = el_step_latency_ms(ms, (bench_now_us() - due_us) * 1e-3);
+            if (w->nb_samples < w->cap)
+                w->samples[w->nb_samples++] = latency;
+            within += latency <= w->eo.target_ms;
+            if (ctl)
+                rc = bench_gctx(gctx_controller_observe(ctl, 0, ms * 1e-3), "observe");
+        }
+    }
+    gctx_controller_release(ctl);
+    el_trace_free(&trace);
+    say_summary("el_step", w->samples, w->nb_samples);
+    tenant_say("el_within %llu", within);
+    return rc;
+}
+
+static int prefill_run(el_worker *w, long long start_ns, long long end_ns)
+{
+    int rc = say_sms(w, start_ns);
+    unsigned long long gemms = 0;
+    unsigned full = w->sms;
+    long long last_grow = start_ns, last_yield = 0;
+    for (long long now; rc == 0 && (now = bench_wall_ns()) < end_ns;) {
+        unsigned wanted = 0;
+        if (w->elastic && w->claim)
+            rc = bench_gctx(gctx_claim_pressure(w->claim, &wanted), "gctx_claim_pressure");
+        if (!wanted)
+            last_yield = 0;
+        char request[16];
+        if (rc == 0 && wanted && (!last_yield || now - last_yield > REYIELD_NS)) {
+            last_yield = now;
+            snprintf(request, sizeof request, "%u", w->sms > wanted + 8 ? w->sms - wanted : 8);
+            rc = resize(w, request, 0, start_ns);
+        } else if (rc == 0 && w->elastic && w->sms < full && now - last_grow > REGROW_EVERY_NS) {
+            last_grow = now;
+            rc = resize(w, "rest", 1, start_ns);
+        }
+        double ms;
+        if (rc == 0 &&
+            (rc = timed(w, (unsigned)(gemms / EL_NB_MATRICES % w->shape.layers),
+                        (unsigned)(gemms % EL_NB_MATRICES), &ms)) == 0) {
+            if (w->nb_samples < w->cap)
+                w->samples[w->nb_samples++] = ms;
+            gemms++;
+        }
+    }
+    double seconds = (bench_wall_ns() - start_ns) * 1e-9;
+    tenant_say("el_rate %llu %.6f", gemms, seconds);
+    say_summary("el_kernel", w->samples, w->nb_samples);
+    return rc;
+}
+
+static void report_resizes(el_worker *w)
+{
+    say_summary("el_resize", w->resize_us, w->nb_resizes);
+    say_summary("el_grant", w->grant_ms, w->nb_grants);
+}
+
+int bench_elastic_worker(int argc, char **argv, greenctx_tool_options *opts)
+{
+    el_worker *w = calloc(1, sizeof *w);
+    if (!w)
+        return GREENCTX_EXIT_FAILED;
+    int rc = parse(argc, argv, opts, w);
+    if (rc != GREENCTX_EXIT_OK) {
+        free(w);
+        return rc;
+    }
+    w->cap = 1 << 20;
+    w->samples = malloc(w->cap * sizeof *w->samples);
+    w->resize_us = malloc(EL_MAX_RESIZES * sizeof *w->resize_us);
+    w->grant_ms = malloc(EL_MAX_RESIZES * sizeof *w->grant_ms);
+    w->eo.gemm = w->eo.gemm ? w->eo.gemm : EL_GEMM_OWN;
+    rc = !w->samples || !w->resize_us || !w->grant_ms || bench_env_open(&w->env, opts->device);
+    if (rc == 0) {
+        w->env.simulated |= opts->simulated;
+        rc = el_blas_open(&w->env, w->eo.gemm, &w->blas);
+        w->sites.blas = &w->blas;
+    }
+    if (rc == 0) {
+        w->shape = (el_shape){w->eo.layers, w->eo.peak_batch, w->eo.context, w->eo.chunk,
+                              w->env.sm_count};
+        rc = open_context(w) ||
+             el_buffers_make(&w->env, &w->shape, w->site, w->stream, &w->buf) ||
+             (w->elastic && w->claim && warm_sizes(w));
+    }
+    long long start_ns = 0;
+    if (rc == 0) {
+        tenant_say("ready %u", w->sms);
+        rc = tenant_wait_go(&start_ns);
+    }
+    if (rc == 0) {
+        long long end_ns = start_ns + w->duration_ms * 1000000LL;
+        while (bench_wall_ns() < start_ns) {
+        }
+        rc = w->decode ? decode_run(w, start_ns, end_ns) : prefill_run(w, start_ns, end_ns);
+        report_resizes(w);
+    }
+    if (rc == 0)
+        tenant_say("done");
+    if (w->stream)
+        w->env.drv->cuStreamSynchronize(w->stream);
+    el_blas_close(&w->env, &w->blas);
+    el_buffers_free(&w->env, &w->buf);
+    el_sites_close(&w->env, &w->sites);
+    for (unsigned i = 0; i < w->nb_held; i++)
+        gctx_context_release(w->held[i]);
+    if (w->own_stream)
+        w->env.drv->cuStreamDestroy(w->own_stream);
+    gctx_claim_release(w->claim);
+    bench_env_close(&w->env);
+    free(w->samples);
+    free(w->resize_us);
+    free(w->grant_ms);
+    free(w);
+    return rc ? GREENCTX_EXIT_FAILED : GREENCTX_EXIT_OK;
+}

@@ -1,0 +1,166 @@
+/* `bench elastic` without a GPU: its traces (the batch at each instant, the mean loads, the
+ * seeded Poisson arrivals), the rule that picks the best static split, and the issue's
+ * targets checked on made-up arms (met, not met, not applying, "simulated" on the
+ * simulator). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_elastic.h"
+#include "harness.h"
+
+GT_TEST(onoff_is_the_peak_one_second_in_five_and_a_tenth_otherwise)
+{
+    el_trace t;
+    GT_ASSERT_EQ_INT(el_trace_make(&t, EL_TRACE_ONOFF, 10, 32, 1), 0);
+    GT_ASSERT_EQ_INT(el_trace_batch(&t, 0.0), 32);
+    GT_ASSERT_EQ_INT(el_trace_batch(&t, 0.99), 32);
+    GT_ASSERT_EQ_INT(el_trace_batch(&t, 1.01), 3); /* 10 % of 32, rounded */
+    GT_ASSERT_EQ_INT(el_trace_batch(&t, 4.99), 3);
+    GT_ASSERT_EQ_INT(el_trace_batch(&t, 5.5), 32);
+    el_trace_free(&t);
+    GT_ASSERT(fabs(el_trace_mean_load(EL_TRACE_ONOFF) - 0.28) < 1e-12);
+    GT_ASSERT(fabs(el_trace_mean_load(EL_TRACE_DUTY50) - 0.55) < 1e-12);
+}
+
+GT_TEST(duty50_and_stationary_batches)
+{
+    el_trace d, s;
+    GT_ASSERT_EQ_INT(el_trace_make(&d, EL_TRACE_DUTY50, 10, 32, 1), 0);
+    GT_ASSERT_EQ_INT(el_trace_make(&s, EL_TRACE_STATIONARY, 10, 32, 1), 0);
+    GT_ASSERT_EQ_INT(el_trace_batch(&d, 2.4), 32);
+    GT_ASSERT_EQ_INT(el_trace_batch(&d, 2.6), 3);
+    for (double t = 0; t < 10; t += 0.37)
+        GT_ASSERT_EQ_INT(el_trace_batch(&s, t), 9); /* 0.28 x 32 */
+    /* A batch never falls below one request, even at a peak of one. */
+    el_trace one;
+    GT_ASSERT_EQ_INT(el_trace_make(&one, EL_TRACE_ONOFF, 10, 1, 1), 0);
+    GT_ASSERT_EQ_INT(el_trace_batch(&one, 2.0), 1);
+    el_trace_free(&d);
+    el_trace_free(&s);
+    el_trace_free(&one);
+}
+
+GT_TEST(poisson_is_seeded_and_has_the_onoff_mean)
+{
+    el_trace a, b, c;
+    GT_ASSERT_EQ_INT(el_trace_make(&a, EL_TRACE_POISSON, 200, 32, 7), 0);
+    GT_ASSERT_EQ_INT(el_trace_make(&b, EL_TRACE_POISSON, 200, 32, 7), 0);
+    GT_ASSERT_EQ_INT(el_trace_make(&c, EL_TRACE_POISSON, 200, 32, 8), 0);
+    double sum = 0;
+    unsigned n = 0, differs = 0, varies = 0, first = el_trace_batch(&a, 0);
+    for (double t = 0; t < 200; t += 0.05, n++) {
+        unsigned x = el_trace_batch(&a, t);
+        GT_ASSERT_EQ_INT(x, el_trace_batch(&b, t));
+        GT_ASSERT(x >= 1 && x <= 32);
+        differs += x != el_trace_batch(&c, t);
+        varies += x != first;
+        sum += x;
+    }
+    /* Little's law: 0.28 x 32 requests in the batch on average (within sampling noise). */
+    GT_ASSERT(fabs(sum / n - 0.28 * 32) < 0.8);
+    GT_ASSERT(differs > n / 4);
+    GT_ASSERT(varies > n / 4);
+    el_trace_free(&a);
+    el_trace_free(&b);
+    el_trace_free(&c);
+}
+
+GT_TEST(trace_names_parse_back)
+{
+    for (int k = 0; k < EL_NB_TRACES; k++)
+        GT_ASSERT_EQ_INT(el_trace_parse(el_trace_name((el_trace_kind)k)), k);
+    GT_ASSERT_EQ_INT(el_trace_parse("bursty"), -1);
+}
+
+/* An arm that ran: p99 and prefill rate. */
+static el_arm *add(elastic_result *r, el_arm_kind kind, const char *name, double p99,
+                   double rate)
+{
+    el_arm *a = el_arm_new(r, kind, name, name);
+    a->ran = 1;
+    a->steps = 100;
+    a->step_ms.n = 100;
+    a->step_ms.p50 = p99 / 2;
+    a->step_ms.p99 = p99;
+    a->prefill_tokens_per_s = rate;
+    return a;
+}
+
+static elastic_result *made_up(el_trace_kind trace)
+{
+    elastic_result *r = calloc(1, sizeof *r);
+    r->trace = trace;
+    r->target_ms = 2.0;
+    add(r, EL_ARM_STATIC, "static_16", 9.0, 5000);  /* most prefill, misses the target */
+    add(r, EL_ARM_STATIC, "static_64", 1.9, 3000);  /* within, the most of those */
+    add(r, EL_ARM_STATIC, "static_96", 1.2, 2000);
+    el_arm_new(r, EL_ARM_STATIC, "static_112", "static_112"); /* did not run */
+    return r;
+}
+
+GT_TEST(best_static_is_the_most_prefill_within_the_target)
+{
+    elastic_result *r = made_up(EL_TRACE_ONOFF);
+    el_pick_best(r);
+    GT_ASSERT_STR_EQ(r->arm[r->best_static].name, "static_64");
+    GT_ASSERT_EQ_INT(r->best_static_within, 1);
+    /* None within: the smallest p99. */
+    r->target_ms = 1.0;
+    el_pick_best(r);
+    GT_ASSERT_STR_EQ(r->arm[r->best_static].name, "static_96");
+    GT_ASSERT_EQ_INT(r->best_static_within, 0);
+    GT_ASSERT_EQ_INT(r->best_chunked, -1);
+    free(r);
+}
+
+GT_TEST(targets_met_and_not_met_on_onoff)
+{
+    bench_env env;
+    memset(&env, 0, sizeof env);
+    elastic_result *r = made_up(EL_TRACE_ONOFF);
+    el_arm *ctl = add(r, EL_ARM_CONTROLLER, "controller", 1.8, 4000); /* 1.33x static_64 */
+    ctl->resizes = 12;
+    ctl->resize_us.p50 = 4;
+    ctl->resize_us.p99 = 25; /* over 20 us */
+    el_arm *claims = add(r, EL_ARM_2P_CLAIMS, "2p_claims", 1.5, 1000);
+    el_arm *moved = add(r, EL_ARM_2P_ELASTIC, "2p_claims_controller", 1.9, 1200); /* 1.2x */
+    moved->grant_ms = (bench_summary){.n = 4, .p50 = 3, .p99 = 9};
+    moved->thr_kernel_ms = (bench_summary){.n = 400, .p50 = 2, .p99 = 5}; /* 4 ms beyond */
+    (void)claims;
+    el_pick_best(r);
+    el_check_targets(&env, r);
+    GT_ASSERT(r->check[0].applies && r->check[0].met);
+    GT_ASSERT_CONTAINS(r->check[0].detail, "1.33x static_64");
+    GT_ASSERT(r->check[1].applies && !r->check[1].met);
+    GT_ASSERT_CONTAINS(r->check[1].detail, "2p_claims's rate");
+    GT_ASSERT(!r->check[2].applies); /* stationary only */
+    GT_ASSERT(r->check[3].applies && !r->check[3].met);
+    GT_ASSERT(r->check[4].applies && r->check[4].met);
+    GT_ASSERT_CONTAINS(r->check[4].detail, "4.00 ms beyond it");
+    GT_ASSERT(strstr(r->check[0].detail, "simulated") == NULL);
+    /* A controller that wins on rate but breaks the target does not meet it. */
+    ctl->step_ms.p99 = 2.5;
+    el_check_targets(&env, r);
+    GT_ASSERT(r->check[0].applies && !r->check[0].met);
+    free(r);
+}
+
+GT_TEST(stationary_allows_three_percent_and_the_simulator_says_so)
+{
+    bench_env env;
+    memset(&env, 0, sizeof env);
+    env.simulated = 1;
+    elastic_result *r = made_up(EL_TRACE_STATIONARY);
+    el_arm *ctl = add(r, EL_ARM_CONTROLLER, "controller", 1.9, 2920); /* 0.973x */
+    el_pick_best(r);
+    el_check_targets(&env, r);
+    GT_ASSERT(!r->check[0].applies && !r->check[1].applies);
+    GT_ASSERT(r->check[2].applies && r->check[2].met);
+    GT_ASSERT_CONTAINS(r->check[2].detail, "simulated: not a measurement");
+    ctl->prefill_tokens_per_s = 2900; /* 0.967x */
+    el_check_targets(&env, r);
+    GT_ASSERT(r->check[2].applies && !r->check[2].met);
+    GT_ASSERT(!r->check[3].applies); /* no re-size happened */
+    free(r);
+}
