@@ -492,7 +492,7 @@ GT_TEST(many_threads_switch)
     gctx_layouts_release(shared);
 }
 
-/* ---- on a GPU: graphs captured per layout, ordered by the switches ---- */
+/* ---- on a GPU: graphs captured per layout, ordered by the switches of either kind ---- */
 
 /* out[0] = out[0] * 3 + tag, reading first and writing after spin_ns: two of these running at
  * once lose an update, so only ordered runs give the sequential result. */
@@ -547,9 +547,10 @@ GT_TEST(graphs_per_layout_run_in_switch_order)
         drv->cuCtxPopCurrent(&popped);
     }
     unsigned expected = 1;
-    for (int i = 0; i < 40; i++) {
+    for (int i = 0; i < 80; i++) { /* the barrier, then by part: the graphs are on part 0 */
         unsigned k = (unsigned)(i % 3 == 0); /* 1, 0, 0, 1, 0, 0, ... */
-        GT_ASSERT_STATUS(gctx_layouts_switch(l, k, NULL), GCTX_SUCCESS);
+        unsigned flags = i < 40 ? GCTX_LAYOUTS_ORDER_ALL : GCTX_LAYOUTS_ORDER_BY_PART;
+        GT_ASSERT_STATUS(gctx_layouts_switch_ordered(l, k, flags, NULL), GCTX_SUCCESS);
         GT_ASSERT_EQ_INT(drv->cuGraphLaunch(exec[k], raw[k]), 0);
         expected = expected * 3 + k + 1;
     }
