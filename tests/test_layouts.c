@@ -1,7 +1,8 @@
 /* Layouts, on the simulated driver (tests/cache.cmake) and the real one: what they are made
  * of, their partitions' relations, a switch that makes no driver object and orders the new
- * layout's streams after the old ones (the simulator's record of each wait; on a GPU, CUDA
- * graphs that would race without it), bad arguments, faults and threads. */
+ * layout's streams after the old ones, all of them (the barrier, funnelled through old stream
+ * 0) or part by part (the simulator's record of each wait and the order of the calls; on a
+ * GPU, CUDA graphs that would race without it), bad arguments, faults and threads. */
 #include <stdlib.h>
 #include <string.h>
 
