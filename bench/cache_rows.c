@@ -69,13 +69,15 @@ static int repartitions(const bench_env *env, cache_rows *rows, unsigned limit, 
 
 /* ---- layouts ---- */
 
-/* Host time of a switch; on a GPU also the device gap it adds: kernel A (long enough that
- * what follows is queued before it ends) and kernel B on the old layout's stream, a switch,
- * kernel C on the new layout's: the gap B end -> C start, against A end -> B start. Beside
- * each switch the same hand-over by hand, with A and B queued alike: per partition one
+/* Host time of a switch, the barrier (gctx_layouts_switch) and by part
+ * (GCTX_LAYOUTS_ORDER_BY_PART); on a GPU also the device gap each adds: kernel A (long enough
+ * that what follows is queued before it ends) and kernel B on the old layout's stream, a
+ * switch, kernel C on the new layout's: the gap B end -> C start, against A end -> B start.
+ * Beside them the same hand-over by hand, with A and B queued alike: per partition one
  * cuEventRecord on the old layout's stream and one cuStreamWaitEvent on the new layout's (the
- * floor; gctx_layouts_switch makes every new stream wait for every old one). */
+ * floor, what the switch by part calls; the barrier adds a wait per partition but one). */
 #define SWITCH_PARTS 2
+#define SWITCH_VALUES 6 /* per rep: the switch_rep fields */
 typedef struct switch_run {
     gctx_layouts *layouts;
     CUcontext ctx[2][SWITCH_PARTS]; /* [layout][partition] */
@@ -150,17 +152,18 @@ static int drain(const bench_env *env, const switch_run *run)
     return 0;
 }
 
-static int one_switch(const bench_env *env, switch_run *run, int from, double *host,
-                      double *gap, double *same)
+static int one_switch(const bench_env *env, switch_run *run, int from, unsigned order,
+                      double *host, double *gap, double *same)
 {
     const int to = !from;
-    if (bench_gctx(gctx_layouts_switch(run->layouts, (unsigned)from, NULL), "gctx_layouts_switch") ||
+    if (bench_gctx(gctx_layouts_switch_ordered(run->layouts, (unsigned)from, order, NULL),
+                   "gctx_layouts_switch_ordered") ||
         queue_old(env, run, from))
         return -1;
     double t0 = bench_now_us();
-    gctx_status s = gctx_layouts_switch(run->layouts, (unsigned)to, NULL);
+    gctx_status s = gctx_layouts_switch_ordered(run->layouts, (unsigned)to, order, NULL);
     *host = bench_now_us() - t0;
-    if (bench_gctx(s, "gctx_layouts_switch"))
+    if (bench_gctx(s, "gctx_layouts_switch_ordered"))
         return -1;
     if (!run->kernels)
         return 0;
@@ -194,29 +197,54 @@ static int one_by_hand(const bench_env *env, switch_run *run, int from, double *
            (run->kernels && drain(env, run));
 }
 
+/* One rep's three timings, in the order `first` says (it turns every other rep, so that
+ * none always follows another, as in the overhead table). */
+typedef struct switch_rep {
+    double host, gap, same, by_part, by_part_gap, by_hand;
+} switch_rep;
+
+static int one_rep(const bench_env *env, switch_run *run, int from, unsigned first,
+                   switch_rep *r)
+{
+    double same_again;
+    int rc = 0;
+    for (unsigned k = 0; k < 3 && !rc; k++) {
+        unsigned which = (first + k) % 3;
+        if (which == 0)
+            rc = one_switch(env, run, from, GCTX_LAYOUTS_ORDER_ALL, &r->host, &r->gap, &r->same);
+        else if (which == 1)
+            rc = one_switch(env, run, from, GCTX_LAYOUTS_ORDER_BY_PART, &r->by_part,
+                            &r->by_part_gap, &same_again);
+        else
+            rc = one_by_hand(env, run, from, &r->by_hand);
+    }
+    return rc;
+}
+
+/* v: room for SWITCH_VALUES values a rep. */
 static int switches(const bench_env *env, unsigned reps, cache_rows *rows, double *v)
 {
     switch_run run;
     double *host = v, *gap = v + reps, *same = v + 2 * reps, *by_hand = v + 3 * reps;
+    double *by_part = v + 4 * reps, *by_part_gap = v + 5 * reps;
     int rc = switch_begin(env, rows, &run);
     for (unsigned i = 0; i < WARMUPS + reps && !rc; i++) {
-        double h = 0, g = 0, s = 0, b = 0;
-        int from = (int)(i & 1);
-        /* Which goes first swaps every rep, as in the overhead table. */
-        if ((i >> 1) & 1)
-            rc = one_by_hand(env, &run, from, &b) || one_switch(env, &run, from, &h, &g, &s);
-        else
-            rc = one_switch(env, &run, from, &h, &g, &s) || one_by_hand(env, &run, from, &b);
-        if (i >= WARMUPS)
-            host[i - WARMUPS] = h, gap[i - WARMUPS] = g, same[i - WARMUPS] = s,
-                         by_hand[i - WARMUPS] = b;
+        switch_rep r = {0, 0, 0, 0, 0, 0};
+        rc = one_rep(env, &run, (int)(i & 1), (i >> 1) % 3, &r);
+        if (i >= WARMUPS) {
+            unsigned k = i - WARMUPS;
+            host[k] = r.host, gap[k] = r.gap, same[k] = r.same, by_hand[k] = r.by_hand;
+            by_part[k] = r.by_part, by_part_gap[k] = r.by_part_gap;
+        }
     }
     if (!rc) {
         bench_summarize(host, reps, &rows->switch_host);
+        bench_summarize(by_part, reps, &rows->switch_by_part_host);
         bench_summarize(by_hand, reps, &rows->switch_by_hand);
         rows->gap_valid = run.kernels;
         if (run.kernels) {
             bench_summarize(gap, reps, &rows->gap_switch);
+            bench_summarize(by_part_gap, reps, &rows->gap_switch_by_part);
             bench_summarize(same, reps, &rows->gap_same_stream);
         }
     }
@@ -319,9 +347,9 @@ int cache_rows_measure(const bench_env *env, unsigned reps, cache_rows *rows)
     unsigned limit;
     if (bench_gctx(gctx_cache_get_limit(env->device, &limit), "gctx_cache_get_limit"))
         return -1;
-    /* Room for the longest of: a cycle's time, 4 values a switch, 3 a layouts build. */
+    /* Room for the longest of: a cycle's time, SWITCH_VALUES a switch, 3 a layouts build. */
     unsigned most = reps > rows->cycles ? reps : rows->cycles;
-    size_t n = 4 * (size_t)(most > rows->layout_builds ? most : rows->layout_builds);
+    size_t n = SWITCH_VALUES * (size_t)(most > rows->layout_builds ? most : rows->layout_builds);
     double *v = calloc(n, sizeof *v);
     if (!v) {
         fprintf(stderr, "greenctx bench: out of memory\n");
@@ -364,13 +392,21 @@ void cache_rows_print(const cache_rows *r)
     printf("%-34s %10.2f %10.2f | %10.2f %10.2f | %7.3f\n", "layout switch, host",
            r->switch_host.p50, r->switch_host.p99, r->switch_by_hand.p50, r->switch_by_hand.p99,
            bench_ratio(r->switch_host.p50, r->switch_by_hand.p50));
-    printf("   (by hand: per partition one cuEventRecord and one cuStreamWaitEvent; target p50 "
-           "<= 1 us, p99 <= 2 us)\n");
+    printf("%-34s %10.2f %10.2f | %10.2f %10.2f | %7.3f\n", "layout switch by part, host",
+           r->switch_by_part_host.p50, r->switch_by_part_host.p99, r->switch_by_hand.p50,
+           r->switch_by_hand.p99, bench_ratio(r->switch_by_part_host.p50, r->switch_by_hand.p50));
+    printf("   (by hand: per partition one cuEventRecord and one cuStreamWaitEvent, as by part; "
+           "the barrier: %d wait more;\n    target p50 <= 1 us, p99 <= 2 us)\n",
+           SWITCH_PARTS - 1);
     if (r->gap_valid) {
         printf("%-34s %10.2f %10.2f | %10.2f %10.2f |  added %.2f (target <= 1 us)\n",
                "device gap: switch | one stream", r->gap_switch.p50, r->gap_switch.p99,
                r->gap_same_stream.p50, r->gap_same_stream.p99,
                r->gap_switch.p50 - r->gap_same_stream.p50);
+        printf("%-34s %10.2f %10.2f | %10.2f %10.2f |  added %.2f\n",
+               "device gap: by part | one stream", r->gap_switch_by_part.p50,
+               r->gap_switch_by_part.p99, r->gap_same_stream.p50, r->gap_same_stream.p99,
+               r->gap_switch_by_part.p50 - r->gap_same_stream.p50);
     } else {
         printf("%-34s needs a GPU (kernels)\n", "device gap across a switch");
     }
@@ -401,8 +437,12 @@ void cache_rows_json(json_writer *w, const cache_rows *r)
         bench_json_summary(w, "layout_switch_by_hand_us", &r->switch_by_hand);
         json_fixed(w, "layout_switch_ratio_p50",
                    bench_ratio(r->switch_host.p50, r->switch_by_hand.p50), 4);
+        bench_json_summary(w, "layout_switch_by_part_host_us", &r->switch_by_part_host);
+        json_fixed(w, "layout_switch_by_part_ratio_p50",
+                   bench_ratio(r->switch_by_part_host.p50, r->switch_by_hand.p50), 4);
         if (r->gap_valid) {
             bench_json_summary(w, "device_gap_switch_us", &r->gap_switch);
+            bench_json_summary(w, "device_gap_switch_by_part_us", &r->gap_switch_by_part);
             bench_json_summary(w, "device_gap_same_stream_us", &r->gap_same_stream);
         }
         json_uint(w, "layout_builds", r->layout_builds);

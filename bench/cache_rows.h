@@ -1,9 +1,10 @@
 /* The re-partitioning rows of `greenctx bench overhead` (issue 8), beside the overhead table's
  * own re-partition row (through the cache against the raw rebuild) and its context-create row
  * (a cache miss against the raw create): device memory and time over many re-partitions with
- * the context cache and without it, a layout switch (host time, and the gap it adds on the
- * device between the last kernel on the old layout and the first on the new) against the same
- * hand-over by hand (per stream one cuEventRecord and one cuStreamWaitEvent: the floor), and
+ * the context cache and without it, a layout switch, the barrier and by part (host time, and
+ * the gap it adds on the device between the last kernel on the old layout and the first on the
+ * new) against the same hand-over by hand (per stream one cuEventRecord and one
+ * cuStreamWaitEvent: the floor, what the switch by part calls), and
  * the time to make 16 layouts of 2 contexts with a stream each against the raw driver calls
  * that make the same contexts and streams. */
 #ifndef GREENCTX_BENCH_CACHE_ROWS_H
@@ -17,10 +18,12 @@ typedef struct cache_rows {
     unsigned cycles;               /* re-partitions per memory row */
     bench_summary repartition_cached, repartition_rebuild; /* us per re-partition */
     double lost_cached_mib, lost_rebuild_mib; /* device memory lost over `cycles` */
-    bench_summary switch_host;     /* us per gctx_layouts_switch */
+    bench_summary switch_host;     /* us per gctx_layouts_switch (the barrier) */
+    bench_summary switch_by_part_host; /* us per switch with GCTX_LAYOUTS_ORDER_BY_PART */
     bench_summary switch_by_hand;  /* us per the same hand-over by hand (see above) */
     int gap_valid;                 /* 0 where kernels don't run */
     bench_summary gap_switch;      /* us from the old layout's last kernel to the new one's */
+    bench_summary gap_switch_by_part; /* the same across a switch by part */
     bench_summary gap_same_stream; /* the same two kernels on one stream */
     unsigned layout_builds;        /* builds of each of the three below */
     bench_summary layouts_cold, layouts_warm; /* ms per 16 layouts x 2: empty cache, all cached */

@@ -689,10 +689,26 @@ GCTX_API void gctx_layouts_release(gctx_layouts *layouts);
  * to keep it longer). The layouts hold their objects themselves: a release too many of a
  * handle they gave retires only that value (refused from then on), never their streams, and
  * the next switch or get gives the same object under a new value. On failure the active
- * layout stays. Thread-safe; work submitted to the old streams after the switch is not waited
- * for. */
+ * layout stays (waits already made only add order). Thread-safe; work submitted to the old
+ * streams after the switch is not waited for. The old layout's streams are funnelled into its
+ * stream 0 (n event records and 2n - 1 waits for n partitions, not n + n^2): work submitted
+ * later to old stream 0 also waits for its siblings' work from before the switch. Old streams
+ * are not meant to get work after a switch, and this cannot deadlock (every wait is for an
+ * event recorded earlier). The same as gctx_layouts_switch_ordered with
+ * GCTX_LAYOUTS_ORDER_ALL. */
 GCTX_API gctx_status gctx_layouts_switch(gctx_layouts *layouts, unsigned index,
                                          gctx_stream **streams);
+/* How a switch orders the new layout's streams after the active layout's. BY_PART is for
+ * workloads that keep their partition index in every layout (decode part 0, prefill part 1):
+ * each goes on on its new partition after its own earlier work, and may run beside another's
+ * unfinished old work (sharing, while that runs, the SMs both layouts give them). */
+#define GCTX_LAYOUTS_ORDER_ALL 0x0u     /* every new stream after every old one: a barrier */
+#define GCTX_LAYOUTS_ORDER_BY_PART 0x1u /* new stream i after old stream i only: one event
+                                         * record and one wait per stream, the floor */
+/* gctx_layouts_switch with the ordering in flags (a GCTX_LAYOUTS_ORDER_* value; other bits
+ * are GCTX_ERROR_INVALID_ARGUMENT). */
+GCTX_API gctx_status gctx_layouts_switch_ordered(gctx_layouts *layouts, unsigned index,
+                                                 unsigned flags, gctx_stream **streams);
 /* Partition `part` of layout `layout`: any of its partition, context and stream (each output
  * optional; owned by the layouts, as above). */
 GCTX_API gctx_status gctx_layouts_get(const gctx_layouts *layouts, unsigned layout, unsigned part,

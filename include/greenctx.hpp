@@ -460,11 +460,13 @@ public:
     {
         ptr_ = create(device, rows, options);
     }
-    /* Makes layout `index` active and returns its streams. */
-    std::vector<stream> switch_to(unsigned index)
+    /* Makes layout `index` active and returns its streams; order: GCTX_LAYOUTS_ORDER_ALL (every
+     * new stream after every old one) or GCTX_LAYOUTS_ORDER_BY_PART (new stream i after old
+     * stream i only). */
+    std::vector<stream> switch_to(unsigned index, unsigned order = GCTX_LAYOUTS_ORDER_ALL)
     {
         std::vector<gctx_stream *> raw(nb_parts_, nullptr);
-        detail::check(gctx_layouts_switch(ptr_, index, raw.data()));
+        detail::check(gctx_layouts_switch_ordered(ptr_, index, order, raw.data()));
         std::vector<stream> out;
         for (gctx_stream *s : raw)
             out.push_back(stream::share(s));

@@ -99,6 +99,8 @@ FIGURES = {
     "split": (overhead_row("split"), "bench"),
     "layout_switch": (repartitioning_row("layout_switch_host_us", "layout_switch_by_hand_us"),
                       "bench"),
+    "layout_switch_by_part": (repartitioning_row("layout_switch_by_part_host_us",
+                                                 "layout_switch_by_hand_us"), "bench"),
     "layouts_16_cold": (repartitioning_row("layouts_16x2_cold_ms_summary",
                                            "layouts_16x2_by_hand_ms"), "bench"),
     "repartition": (overhead_row("repartition"), "bench"),

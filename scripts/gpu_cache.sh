@@ -40,6 +40,8 @@ checks = [
     ("raw rebuild p50 (for reference)", ops["repartition"]["raw_driver_us"]["p50"], lambda v: True),
     ("cache miss / raw create p50 <= 1.02", ops["context_create"]["ratio_p50"], lambda v: v <= 1.02),
     ("layout switch host p50 <= 2 us", r["layout_switch_host_us"]["p50"], lambda v: v <= 2),
+    ("layout switch by part host p50 <= 1 us (issue 20)",
+     r["layout_switch_by_part_host_us"]["p50"], lambda v: v <= 1),
     ("added device gap p50 <= 1 us",
      r["device_gap_switch_us"]["p50"] - r["device_gap_same_stream_us"]["p50"]
      if "device_gap_switch_us" in r else None, lambda v: v <= 1),

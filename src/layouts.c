@@ -3,8 +3,8 @@
  *
  * Making green contexts costs milliseconds (and device memory that the driver keeps); a
  * switch must cost microseconds. So every layout's partitions, contexts, streams and one event
- * per stream are made when the layouts are, and a switch only records each old stream's event
- * and makes every new stream wait for all of them: no driver object is made or destroyed. */
+ * per stream are made when the layouts are, and a switch only records old streams' events and
+ * makes the new streams wait for them (see hand_over): no driver object is made or destroyed. */
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -200,34 +200,69 @@ void gctx_layouts_release(gctx_layouts *layouts)
     gctx__handle_release(layouts, GCTX__TYPE_LAYOUTS);
 }
 
-/* Every stream of layout `to` waits for the work submitted so far to every stream of `from`:
- * an event recorded on each old stream, and each new stream waits for each of them. That is
- * the floor without ordering more than asked: fewer waits would need an old stream to wait
- * for its siblings, which would hold back work still submitted to it. Lock held. */
-static gctx_status hand_over(const gctx__driver *drv, gctx_layouts *l, unsigned from, unsigned to)
+static gctx_status record(const gctx__driver *drv, const gctx_layouts *l, unsigned layout,
+                          unsigned part)
 {
-    const unsigned n = l->nb_parts;
-    const slot *away = slot_of(l, from, 0), *onto = slot_of(l, to, 0);
-    for (unsigned i = 0; i < n; i++) {
-        gcu_result r = drv->cuEventRecord(away[i].raw_event, away[i].raw_stream);
-        if (r != GCU_SUCCESS)
-            return gctx__fail_cuda(r, "cuEventRecord on layout %u's stream %u", from, i);
-    }
-    for (unsigned j = 0; j < n; j++)
-        for (unsigned i = 0; i < n; i++) {
-            gcu_result r = drv->cuStreamWaitEvent(onto[j].raw_stream, away[i].raw_event, 0);
-            if (r != GCU_SUCCESS)
-                return gctx__fail_cuda(r, "cuStreamWaitEvent: layout %u's stream %u for layout "
-                                          "%u's stream %u", to, j, from, i);
-        }
-    return GCTX_SUCCESS;
+    const slot *k = slot_of(l, layout, part);
+    gcu_result r = drv->cuEventRecord(k->raw_event, k->raw_stream);
+    return r == GCU_SUCCESS ? GCTX_SUCCESS
+                            : gctx__fail_cuda(r, "cuEventRecord on layout %u's stream %u", layout,
+                                              part);
 }
 
-gctx_status gctx_layouts_switch(gctx_layouts *layouts, unsigned index, gctx_stream **streams)
+/* Stream `part` of layout `layout` waits for the event last recorded on stream `of_part` of
+ * layout `of`. */
+static gctx_status wait_for(const gctx__driver *drv, const gctx_layouts *l, unsigned layout,
+                            unsigned part, unsigned of, unsigned of_part)
+{
+    gcu_result r = drv->cuStreamWaitEvent(slot_of(l, layout, part)->raw_stream,
+                                          slot_of(l, of, of_part)->raw_event, 0);
+    return r == GCU_SUCCESS ? GCTX_SUCCESS
+                            : gctx__fail_cuda(r, "cuStreamWaitEvent: layout %u's stream %u for "
+                                                 "layout %u's stream %u",
+                                              layout, part, of, of_part);
+}
+
+/* By part: new stream i waits for old stream i only, one record and one wait each (the
+ * floor). All: the old streams are funnelled into old stream 0 (streams 1..n-1 record, stream
+ * 0 waits for them and records once) and every new stream waits for that one event: n
+ * records and 2n - 1 waits, where each new stream waiting for each old one took n + n^2.
+ * Funnelling orders later work on old stream 0 after its siblings' earlier work, which no
+ * one submits after a switch; it cannot deadlock, as every wait is for an event recorded
+ * before it in host order. A failure part way leaves only waits that add order. Lock held. */
+static gctx_status hand_over(const gctx__driver *drv, const gctx_layouts *l, unsigned from,
+                             unsigned to, unsigned flags)
+{
+    const unsigned n = l->nb_parts;
+    gctx_status s = GCTX_SUCCESS;
+    if (flags & GCTX_LAYOUTS_ORDER_BY_PART) {
+        for (unsigned i = 0; i < n && s == GCTX_SUCCESS; i++)
+            if ((s = record(drv, l, from, i)) == GCTX_SUCCESS)
+                s = wait_for(drv, l, to, i, from, i);
+        return s;
+    }
+    for (unsigned i = 1; i < n && s == GCTX_SUCCESS; i++)
+        if ((s = record(drv, l, from, i)) == GCTX_SUCCESS)
+            s = wait_for(drv, l, from, 0, from, i);
+    if (s == GCTX_SUCCESS)
+        s = record(drv, l, from, 0);
+    for (unsigned j = 0; j < n && s == GCTX_SUCCESS; j++)
+        s = wait_for(drv, l, to, j, from, 0);
+    return s;
+}
+
+gctx_status gctx_layouts_switch_ordered(gctx_layouts *layouts, unsigned index, unsigned flags,
+                                        gctx_stream **streams)
 {
     gctx_status s = gctx__handle_resolve(&layouts, GCTX__TYPE_LAYOUTS, "layouts");
     if (s != GCTX_SUCCESS)
         return s;
+    if (flags & ~(unsigned)GCTX_LAYOUTS_ORDER_BY_PART)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                          "flags 0x%x has bits that are not GCTX_LAYOUTS_ORDER_* flags: give "
+                          "GCTX_LAYOUTS_ORDER_ALL (0: every new stream after every old one) or "
+                          "GCTX_LAYOUTS_ORDER_BY_PART (0x%x: new stream i after old stream i)",
+                          flags, (unsigned)GCTX_LAYOUTS_ORDER_BY_PART);
     if (index >= layouts->nb_layouts)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "layout %u does not exist: there are %u (0 to %u)", index,
@@ -236,7 +271,8 @@ gctx_status gctx_layouts_switch(gctx_layouts *layouts, unsigned index, gctx_stre
     if ((s = gctx__driver_load_green(&drv)))
         return s;
     pthread_mutex_lock(&layouts->lock);
-    if (index != layouts->active && (s = hand_over(drv, layouts, layouts->active, index)) == 0)
+    if (index != layouts->active &&
+        (s = hand_over(drv, layouts, layouts->active, index, flags)) == GCTX_SUCCESS)
         layouts->active = index;
     pthread_mutex_unlock(&layouts->lock);
     if (s != GCTX_SUCCESS) {
@@ -249,6 +285,11 @@ gctx_status gctx_layouts_switch(gctx_layouts *layouts, unsigned index, gctx_stre
         for (unsigned i = 0; i < layouts->nb_parts; i++)
             streams[i] = gctx__handle_lend(&slot_of(layouts, index, i)->stream->base);
     return GCTX_SUCCESS;
+}
+
+gctx_status gctx_layouts_switch(gctx_layouts *layouts, unsigned index, gctx_stream **streams)
+{
+    return gctx_layouts_switch_ordered(layouts, index, GCTX_LAYOUTS_ORDER_ALL, streams);
 }
 
 gctx_status gctx_layouts_get(const gctx_layouts *layouts, unsigned layout, unsigned part,

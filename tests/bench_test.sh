@@ -41,6 +41,7 @@ sim_overhead)
     has "$out" "re-partitioning: 16/rest <-> 64/rest"
     has "$out" "device memory lost, MiB                   0.0            |     1600.0"
     has "$out" "layout switch, host"
+    has "$out" "layout switch by part, host"
     has "$out" "16 layouts x 2, empty cache, ms"
     run 0 --sim h200@13000 bench overhead --reps 3 --json
     json_ok "$out" \
@@ -51,7 +52,9 @@ sim_overhead)
     json_ok "$out" \
         'd["overhead"]["repartitioning"]["layout_switch_by_hand_us"]["n"] == 3 and d["overhead"]["repartitioning"]["layouts_16x2_by_hand_ms"]["n"] == 15'
     json_ok "$out" \
-        'all(d["overhead"]["repartitioning"][k] > 0 for k in ("repartition_ratio_p50", "layout_switch_ratio_p50", "layouts_16x2_ratio_p50"))'
+        'all(d["overhead"]["repartitioning"][k] > 0 for k in ("repartition_ratio_p50", "layout_switch_ratio_p50", "layout_switch_by_part_ratio_p50", "layouts_16x2_ratio_p50"))'
+    json_ok "$out" \
+        'd["overhead"]["repartitioning"]["layout_switch_by_part_host_us"]["n"] == 3'
     json_ok "$out" \
         'all(o["valid"] == (not o["op"].startswith("launch")) for o in d["overhead"]["ops"])'
     # 12.4 has no cuGreenCtxStreamCreate: greenctx still makes streams, the raw column is empty.

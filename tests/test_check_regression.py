@@ -26,6 +26,7 @@ def bench_doc(split=(6.15, 4.98), repartition=(21.36, 2277.71), simulated=False)
             "repartition_cache_us": summary(13.18), "repartition_no_cache_us": summary(2360.61),
             "layout_switch_host_us": summary(1.25, 1.86),
             "layout_switch_by_hand_us": summary(0.72),
+            "layout_switch_by_part_host_us": summary(0.80, 1.10),
             "layouts_16x2_cold_ms_summary": summary(37.6), "layouts_16x2_by_hand_ms": summary(33.0)}
     return {"schema": "greenctx.bench/1",
             "meta": {"gpu": "NVIDIA H200", "driver": "13.0", "driver_version": 13000,
@@ -40,6 +41,7 @@ def baseline_doc():
     return {"schema": "greenctx.baseline/1", "tolerance": 0.20, "rows": [
         row("split", 1.237, {"ratio_max": 1.05}),
         row("layout_switch", None, {"p50_max": 1.0, "p99_max": 2.0}),
+        row("layout_switch_by_part", None, {"p50_max": 1.0, "p99_max": 2.0}),
         row("layouts_16_cold", None, {"ratio_max": 1.1}),
         row("repartition", 0.009378, {"p50_max": 10.0}),
         row("repartition_cache", 0.005583, {"p50_max": 10.0}),
@@ -76,7 +78,7 @@ class CheckRegression(unittest.TestCase):
         self.assertIn("no ratio regressed", out)
         self.assertIn("= 1.235, recorded 1.237 (-0%)", out)
         self.assertIn("python_split       not checked: needs bench/compare/run_all.py", out)
-        self.assertIn("issue 20's targets: 1 of 6 met; not met: split ratio <= 1.05, "
+        self.assertIn("issue 20's targets: 3 of 8 met; not met: split ratio <= 1.05, "
                       "layout_switch p50 <= 1.0 us, layouts_16_cold ratio <= 1.1, "
                       "repartition p50 <= 10.0 us, repartition_cache p50 <= 10.0 us", out)
 
@@ -134,6 +136,18 @@ class CheckRegression(unittest.TestCase):
         self.assertIn("layout_switch      1.250 (p99 1.860) us / 0.720", out)
         self.assertIn("no recorded ratio yet", out)
         self.assertIn("target p50 <= 1.0 us: not met; target p99 <= 2.0 us: met", out)
+
+    def test_the_switch_by_part_beside_the_same_twin(self):
+        rc, out, _ = self.check(bench_doc())
+        self.assertEqual(rc, 0, out)
+        self.assertIn("layout_switch_by_part 0.800 (p99 1.100) us / 0.720", out)
+        self.assertIn("target p50 <= 1.0 us: met; target p99 <= 2.0 us: met", out)
+        doc = bench_doc()
+        del doc["overhead"]["repartitioning"]["layout_switch_by_part_host_us"]
+        rc, _, err = self.check(doc)
+        self.assertEqual(rc, 2)
+        self.assertIn('layout_switch_by_part: the re-partitioning rows has no '
+                      '"layout_switch_by_part_host_us"', err)
 
     def test_the_simulated_driver_is_refused(self):
         rc, _, err = self.check(bench_doc(simulated=True))

@@ -194,28 +194,32 @@ GT_TEST(repartition_through_the_cache_costs_its_checks_only)
     GT_ASSERT_STATUS(gctx_cache_trim(0), GCTX_SUCCESS);
 }
 
-/* n partitions: one event recorded on each old stream and each new stream waiting for each of
- * them, nothing else; switching to the active layout makes no call. */
-static void switch_costs(unsigned n)
+/* n partitions, each old stream recording one event: the barrier funnelled through old
+ * stream 0 (its n - 1 siblings' events, then every new stream waits for its one), or by part
+ * (each new stream waits for its own old stream: the floor); nothing else. Switching to the
+ * active layout makes no call. */
+static void switch_costs(unsigned n, unsigned flags)
 {
     unsigned counts[2 * 4];
     for (unsigned l = 0; l < 2; l++)
         for (unsigned i = 0; i < n; i++)
             counts[l * n + i] = i + 1 < n ? 8 * (l + 1) : 0;
+    const long waits = flags & GCTX_LAYOUTS_ORDER_BY_PART ? (long)n : 2 * (long)n - 1;
     gctx_layouts *layouts = NULL;
     GT_ASSERT_STATUS(gctx_layouts_create(0, counts, 2, n, NULL, &layouts), GCTX_SUCCESS);
     char text[1024];
     for (unsigned k = 1; k <= 4; k++) {
         calls since, made;
         calls_now(&since);
-        GT_ASSERT_STATUS(gctx_layouts_switch(layouts, k & 1, NULL), GCTX_SUCCESS);
+        GT_ASSERT_STATUS(gctx_layouts_switch_ordered(layouts, k & 1, flags, NULL), GCTX_SUCCESS);
         long total = calls_since(&since, &made);
-        if (total != (long)(n + n * n) || made_of(&made, "cuEventRecord") != (long)n ||
-            made_of(&made, "cuStreamWaitEvent") != (long)(n * n))
-            GT_FAIL("a switch of %u partitions: %s; expected %u cuEventRecord and %u "
-                    "cuStreamWaitEvent", n, calls_text(&made, text, sizeof text), n, n * n);
+        if (total != (long)n + waits || made_of(&made, "cuEventRecord") != (long)n ||
+            made_of(&made, "cuStreamWaitEvent") != waits)
+            GT_FAIL("a switch of %u partitions (flags 0x%x): %s; expected %u cuEventRecord and "
+                    "%ld cuStreamWaitEvent", n, flags, calls_text(&made, text, sizeof text), n,
+                    waits);
         calls_now(&since);
-        GT_ASSERT_STATUS(gctx_layouts_switch(layouts, k & 1, NULL), GCTX_SUCCESS);
+        GT_ASSERT_STATUS(gctx_layouts_switch_ordered(layouts, k & 1, flags, NULL), GCTX_SUCCESS);
         GT_ASSERT_EQ_INT(calls_since(&since, &made), 0);
     }
     gctx_layouts_release(layouts);
@@ -225,9 +229,23 @@ GT_TEST(layout_switch_records_and_waits_only)
 {
     if (require_counters())
         return;
-    switch_costs(2);
-    GT_CHECK();
-    switch_costs(3);
+    for (unsigned n = 2; n <= 3; n++) {
+        switch_costs(n, GCTX_LAYOUTS_ORDER_ALL);
+        GT_CHECK();
+        switch_costs(n, GCTX_LAYOUTS_ORDER_BY_PART);
+        GT_CHECK();
+    }
+    /* gctx_layouts_switch is the barrier: 2 records and 3 waits for 2 partitions. */
+    const unsigned counts[] = {8, 0, 16, 0};
+    gctx_layouts *layouts = NULL;
+    GT_ASSERT_STATUS(gctx_layouts_create(0, counts, 2, 2, NULL, &layouts), GCTX_SUCCESS);
+    calls since, made;
+    calls_now(&since);
+    GT_ASSERT_STATUS(gctx_layouts_switch(layouts, 1, NULL), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(calls_since(&since, &made), 5);
+    GT_ASSERT_EQ_INT(made_of(&made, "cuEventRecord"), 2);
+    GT_ASSERT_EQ_INT(made_of(&made, "cuStreamWaitEvent"), 3);
+    gctx_layouts_release(layouts);
 }
 
 /* ---- the claims registry's calls into libc ---- */

@@ -142,6 +142,18 @@ GT_TEST(context_split_and_layouts)
         GT_ASSERT_EQ_INT(streams.size(), 2);
         GT_ASSERT_EQ_INT(stream_sms(streams[0]), 32);
         GT_ASSERT_EQ_INT(stream_sms(streams[1]), 100);
+        long waits = gt_sim_calls("cuStreamWaitEvent");
+        streams = l.switch_to(0, GCTX_LAYOUTS_ORDER_BY_PART);
+        GT_ASSERT_EQ_INT(l.active(), 0);
+        GT_ASSERT_EQ_INT(gt_sim_calls("cuStreamWaitEvent") - waits, 2); /* one per stream */
+        GT_ASSERT_EQ_INT(stream_sms(streams[0]), 16);
+        bool refused = false;
+        try {
+            l.switch_to(1, 0x2u);
+        } catch (const greenctx::error &e) {
+            refused = e.status() == GCTX_ERROR_INVALID_ARGUMENT;
+        }
+        GT_ASSERT(refused && l.active() == 0);
         greenctx::layout_part part = l.get(0, 0);
         GT_ASSERT_EQ_INT(part.partition.sm_count(), 16);
         GT_ASSERT_EQ_INT(part.context.info().sm_count, 16);

@@ -1,8 +1,10 @@
 /* Layouts, on the simulated driver (tests/cache.cmake) and the real one: what they are made
  * of, their partitions' relations, a switch that makes no driver object and orders the new
- * layout's streams after the old ones (the simulator's record of each wait; on a GPU, CUDA
- * graphs that would race without it), bad arguments, faults and threads. */
+ * layout's streams after the old ones, all of them (the barrier, funnelled through old stream
+ * 0) or part by part (the simulator's record of each wait and the order of the calls; on a
+ * GPU, CUDA graphs that would race without it), bad arguments, faults and threads. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "raw_calls.h"
 #include "sm_ids.h"
@@ -82,32 +84,116 @@ GT_TEST(one_partition_of_every_sm)
     gctx_layouts_release(l);
 }
 
-typedef long (*calls_fn)(const char *);
 typedef int (*waits_fn)(CUstream, CUstream *, int);
 
-/* Every stream of layout `to` waited, in its last two waits, for both streams of `from`. */
-static void check_hand_over(gctx_layouts *l, unsigned from, unsigned to)
+static const unsigned three_parts[] = {16, 16, 0, 32, 32, 0, 8, 64, 0};
+#define MOST_PARTS 3
+
+/* The streams of two layouts and how often each had waited, before a switch from one to the
+ * other: what the simulator's record of each stream's waits has gained since tells what the
+ * switch ordered. */
+typedef struct hand_over {
+    unsigned nb_parts, from, to;
+    CUstream old[MOST_PARTS], now[MOST_PARTS];
+    int old_waits[MOST_PARTS], now_waits[MOST_PARTS];
+} hand_over;
+
+static int waits_of(CUstream s, CUstream *seen, int capacity)
 {
     waits_fn waits = (waits_fn)gt_sim_symbol("gctxsim_stream_waits");
-    if (!waits)
-        GT_FAIL("no gctxsim_stream_waits");
-    gctx_stream *old[2], *now[2];
-    for (unsigned i = 0; i < 2; i++) {
-        if (gctx_layouts_get(l, from, i, NULL, NULL, &old[i]) ||
-            gctx_layouts_get(l, to, i, NULL, NULL, &now[i]))
+    return waits ? waits(s, seen, capacity) : -1;
+}
+
+static void before_switch(gctx_layouts *l, unsigned nb_parts, unsigned from, unsigned to,
+                          hand_over *h)
+{
+    h->nb_parts = nb_parts, h->from = from, h->to = to;
+    for (unsigned i = 0; i < nb_parts; i++) {
+        gctx_stream *old, *now;
+        if (gctx_layouts_get(l, from, i, NULL, NULL, &old) ||
+            gctx_layouts_get(l, to, i, NULL, NULL, &now))
             GT_FAIL("gctx_layouts_get: %s", gctx_last_error());
+        h->old[i] = gctx_stream_handle(old), h->now[i] = gctx_stream_handle(now);
+        h->old_waits[i] = waits_of(h->old[i], NULL, 0);
+        h->now_waits[i] = waits_of(h->now[i], NULL, 0);
     }
-    for (unsigned j = 0; j < 2; j++) {
-        CUstream seen[16];
-        int n = waits(gctx_stream_handle(now[j]), seen, 16);
-        if (n < 2)
-            GT_FAIL("layout %u's stream %u waited %d times", to, j, n);
-        int kept = n < 16 ? n : 16;
-        CUstream a = seen[kept - 2], b = seen[kept - 1];
-        CUstream o0 = gctx_stream_handle(old[0]), o1 = gctx_stream_handle(old[1]);
-        if (!((a == o0 && b == o1) || (a == o1 && b == o0)))
-            GT_FAIL("layout %u's stream %u did not wait for both of layout %u's streams", to, j,
-                    from);
+}
+
+/* What stream s waited for since `before` waits (at most MOST_PARTS): how many, or -1. */
+static int waited_since(CUstream s, int before, CUstream *got)
+{
+    CUstream seen[16];
+    int n = waits_of(s, seen, 16), made = n - before;
+    if (n < 0 || made < 0 || made > MOST_PARTS || n > 16)
+        return -1;
+    for (int k = 0; k < made; k++)
+        got[k] = seen[n - made + k];
+    return made;
+}
+
+/* The barrier, funnelled: old stream 0 waited once for each of its siblings (their work
+ * before the switch) and nothing else; every new stream waited once, for old stream 0 (its
+ * record after those waits: rollback_under_injected_faults checks the order of the calls);
+ * so each new stream's work follows every old stream's earlier work. */
+static void check_after_all(const hand_over *h)
+{
+    const unsigned n = h->nb_parts;
+    CUstream got[MOST_PARTS];
+    int made = waited_since(h->old[0], h->old_waits[0], got);
+    if (made != (int)n - 1)
+        GT_FAIL("layout %u's stream 0 waited %d times in a switch of %u partitions", h->from,
+                made, n);
+    for (unsigned i = 1; i < n; i++) {
+        int found = 0;
+        for (unsigned k = 0; k + 1 < n; k++)
+            found += got[k] == h->old[i];
+        if (found != 1)
+            GT_FAIL("layout %u's stream 0 waited %d times for its stream %u", h->from, found, i);
+        if (waited_since(h->old[i], h->old_waits[i], got) != 0)
+            GT_FAIL("layout %u's stream %u waited in the switch away from it", h->from, i);
+    }
+    for (unsigned j = 0; j < n; j++)
+        if (waited_since(h->now[j], h->now_waits[j], got) != 1 || got[0] != h->old[0])
+            GT_FAIL("layout %u's stream %u did not wait once, for layout %u's stream 0", h->to,
+                    j, h->from);
+}
+
+/* By part: new stream i waited once, for old stream i; the old streams waited for nothing. */
+static void check_by_part(const hand_over *h)
+{
+    CUstream got[MOST_PARTS];
+    for (unsigned i = 0; i < h->nb_parts; i++) {
+        if (waited_since(h->old[i], h->old_waits[i], got) != 0)
+            GT_FAIL("layout %u's stream %u waited in a switch by part", h->from, i);
+        if (waited_since(h->now[i], h->now_waits[i], got) != 1 || got[0] != h->old[i])
+            GT_FAIL("layout %u's stream %u did not wait once, for layout %u's stream %u", h->to,
+                    i, h->from, i);
+    }
+}
+
+/* Switches through `order` with `flags`, checking each hand-over and the streams given. */
+static void switch_through(gctx_layouts *l, unsigned nb_parts, unsigned flags)
+{
+    const unsigned order[] = {1, 2, 0, 2, 1, 0};
+    unsigned from = 0;
+    for (unsigned k = 0; k < sizeof order / sizeof order[0]; k++) {
+        hand_over h;
+        before_switch(l, nb_parts, from, order[k], &h);
+        GT_CHECK();
+        gctx_stream *streams[MOST_PARTS] = {0};
+        GT_ASSERT_STATUS(gctx_layouts_switch_ordered(l, order[k], flags, streams), GCTX_SUCCESS);
+        for (unsigned i = 0; i < nb_parts; i++) {
+            gctx_stream *expected;
+            GT_ASSERT_STATUS(gctx_layouts_get(l, order[k], i, NULL, NULL, &expected),
+                             GCTX_SUCCESS);
+            GT_ASSERT(streams[i] == expected);
+        }
+        if (flags & GCTX_LAYOUTS_ORDER_BY_PART)
+            check_by_part(&h);
+        else
+            check_after_all(&h);
+        GT_CHECK();
+        from = order[k];
     }
 }
 
@@ -117,8 +203,9 @@ GT_TEST(switch_orders_with_events_and_makes_nothing)
     GT_CHECK();
     if (gt_require_green_contexts())
         return;
-    gctx_layouts *l = NULL;
-    GT_ASSERT_STATUS(gctx_layouts_create(0, three_ratios, 3, 2, NULL, &l), GCTX_SUCCESS);
+    gctx_layouts *two = NULL, *three = NULL;
+    GT_ASSERT_STATUS(gctx_layouts_create(0, three_ratios, 3, 2, NULL, &two), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(gctx_layouts_create(0, three_parts, 3, 3, NULL, &three), GCTX_SUCCESS);
     int live = gt_sim_live("all");
     const char *makers[] = {"cuGreenCtxCreate", "cuGreenCtxStreamCreate", "cuStreamCreate",
                             "cuEventCreate", "cuDevResourceGenerateDesc", "cuGreenCtxDestroy",
@@ -126,33 +213,33 @@ GT_TEST(switch_orders_with_events_and_makes_nothing)
     long made[8];
     for (int i = 0; i < 8; i++)
         made[i] = gt_sim_calls(makers[i]);
-    const unsigned order[] = {1, 2, 0, 2, 1};
-    unsigned from = 0;
-    for (unsigned k = 0; k < 5; k++) {
-        gctx_stream *streams[2] = {0};
-        GT_ASSERT_STATUS(gctx_layouts_switch(l, order[k], streams), GCTX_SUCCESS);
-        for (unsigned i = 0; i < 2; i++) {
-            gctx_stream *expected;
-            GT_ASSERT_STATUS(gctx_layouts_get(l, order[k], i, NULL, NULL, &expected),
-                             GCTX_SUCCESS);
-            GT_ASSERT(streams[i] == expected);
-        }
-        check_hand_over(l, from, order[k]);
+    for (unsigned flags = GCTX_LAYOUTS_ORDER_ALL; flags <= GCTX_LAYOUTS_ORDER_BY_PART; flags++) {
+        switch_through(two, 2, flags);
         GT_CHECK();
-        from = order[k];
+        switch_through(three, 3, flags);
+        GT_CHECK();
     }
-    /* Switching to the active layout orders nothing more. */
-    gctx_stream *s;
-    GT_ASSERT_STATUS(gctx_layouts_get(l, 1, 0, NULL, NULL, &s), GCTX_SUCCESS);
-    waits_fn waits = (waits_fn)gt_sim_symbol("gctxsim_stream_waits");
-    int before = waits(gctx_stream_handle(s), NULL, 0);
-    GT_ASSERT_STATUS(gctx_layouts_switch(l, 1, NULL), GCTX_SUCCESS);
-    GT_ASSERT_EQ_INT(waits(gctx_stream_handle(s), NULL, 0), before);
+    /* gctx_layouts_switch is the barrier. */
+    hand_over h;
+    before_switch(two, 2, 0, 1, &h);
+    GT_CHECK();
+    GT_ASSERT_STATUS(gctx_layouts_switch(two, 1, NULL), GCTX_SUCCESS);
+    check_after_all(&h);
+    GT_CHECK();
+    /* Switching to the active layout orders nothing more, in either mode. */
+    before_switch(two, 2, 1, 1, &h);
+    GT_CHECK();
+    GT_ASSERT_STATUS(gctx_layouts_switch(two, 1, NULL), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(gctx_layouts_switch_ordered(two, 1, GCTX_LAYOUTS_ORDER_BY_PART, NULL),
+                     GCTX_SUCCESS);
+    for (unsigned i = 0; i < 2; i++)
+        GT_ASSERT_EQ_INT(waits_of(h.now[i], NULL, 0), h.now_waits[i]);
     for (int i = 0; i < 8; i++)
         if (gt_sim_calls(makers[i]) != made[i])
             GT_FAIL("a switch called %s", makers[i]);
     GT_ASSERT_EQ_INT(gt_sim_live("all"), live);
-    gctx_layouts_release(l);
+    gctx_layouts_release(three);
+    gctx_layouts_release(two);
 }
 
 /* Issue 18: one release too many of a stream a switch handed out. Before, it dropped the
@@ -229,10 +316,26 @@ GT_TEST(bad_arguments)
     GT_ASSERT_STATUS(gctx_layouts_create(0, three_ratios, 3, 2, NULL, &l), GCTX_SUCCESS);
     GT_ASSERT_STATUS(gctx_layouts_switch(l, 3, NULL), GCTX_ERROR_INVALID_ARGUMENT);
     GT_ASSERT_CONTAINS(gctx_last_error(), "there are 3 (0 to 2)");
+    GT_ASSERT_STATUS(gctx_layouts_switch_ordered(l, 3, GCTX_LAYOUTS_ORDER_BY_PART, NULL),
+                     GCTX_ERROR_INVALID_ARGUMENT);
+    GT_ASSERT_CONTAINS(gctx_last_error(), "there are 3 (0 to 2)");
+    gctx_stream *untouched[2] = {NULL, NULL};
+    GT_ASSERT_STATUS(gctx_layouts_switch_ordered(l, 1, 0x6u, untouched),
+                     GCTX_ERROR_INVALID_ARGUMENT);
+    GT_ASSERT_STR_EQ(gctx_last_error(),
+                     "flags 0x6 has bits that are not GCTX_LAYOUTS_ORDER_* flags: give "
+                     "GCTX_LAYOUTS_ORDER_ALL (0: every new stream after every old one) or "
+                     "GCTX_LAYOUTS_ORDER_BY_PART (0x1: new stream i after old stream i)");
+    GT_ASSERT(untouched[0] == NULL && untouched[1] == NULL);
+    unsigned active = 9;
+    GT_ASSERT_STATUS(gctx_layouts_get_active(l, &active), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(active, 0);
     GT_ASSERT_STATUS(gctx_layouts_get(l, 0, 2, NULL, NULL, NULL), GCTX_ERROR_INVALID_ARGUMENT);
     GT_ASSERT_STATUS(gctx_layouts_get_active(l, NULL), GCTX_ERROR_INVALID_ARGUMENT);
     gctx_layouts_release(l);
     GT_ASSERT_STATUS(gctx_layouts_switch(l, 0, NULL), GCTX_ERROR_INVALID_HANDLE);
+    GT_ASSERT_STATUS(gctx_layouts_switch_ordered(l, 0, GCTX_LAYOUTS_ORDER_BY_PART, NULL),
+                     GCTX_ERROR_INVALID_HANDLE);
     GT_ASSERT_EQ_INT(gctx__object_live_count(), objects);
 }
 
@@ -268,6 +371,67 @@ static void release_and_count_leaks(void *arg)
     GT_ASSERT_EQ_INT(gt_sim_live("all"), r->live);
 }
 
+/* Each driver call of a switch of two partitions failing in turn, in the order the hand-over
+ * makes them (all: old stream 1 records, old stream 0 waits for it and records, the new
+ * streams wait for old stream 0; by part: each old stream records and its new one waits): the
+ * error names the call, the active layout stays, and the switch then goes through in full. */
+static void failing_switches(gctx_layouts *l, unsigned flags, gt_sim_fail_fn fail)
+{
+    static const char *const after_all[] = {
+        "cuEventRecord on layout 0's stream 1",
+        "cuStreamWaitEvent: layout 0's stream 0 for layout 0's stream 1",
+        "cuEventRecord on layout 0's stream 0",
+        "cuStreamWaitEvent: layout 2's stream 0 for layout 0's stream 0",
+        "cuStreamWaitEvent: layout 2's stream 1 for layout 0's stream 0"};
+    static const char *const by_part[] = {
+        "cuEventRecord on layout 0's stream 0",
+        "cuStreamWaitEvent: layout 2's stream 0 for layout 0's stream 0",
+        "cuEventRecord on layout 0's stream 1",
+        "cuStreamWaitEvent: layout 2's stream 1 for layout 0's stream 1"};
+    const int all = !(flags & GCTX_LAYOUTS_ORDER_BY_PART);
+    const char *const *steps = all ? after_all : by_part;
+    const int nb_steps = all ? 5 : 4;
+    unsigned active = 9;
+    GT_ASSERT_STATUS(gctx_layouts_get_active(l, &active), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(active, 0);
+    for (int step = 0; step < nb_steps; step++) {
+        /* Up to this step, how many calls of each: the failing one is the last of its kind,
+         * and none of the other kind follows it. */
+        long upto[2] = {0, 0}, before[2], made[2];
+        for (int k = 0; k <= step; k++)
+            upto[strncmp(steps[k], "cuEventRecord", 13) != 0]++;
+        const int waits = strncmp(steps[step], "cuEventRecord", 13) != 0;
+        const char *symbols[2] = {"cuEventRecord", "cuStreamWaitEvent"};
+        for (int i = 0; i < 2; i++)
+            before[i] = gt_sim_calls(symbols[i]);
+        fail(symbols[waits], (int)upto[waits], 2);
+        gctx_stream *streams[2] = {NULL, NULL};
+        GT_ASSERT_STATUS(gctx_layouts_switch_ordered(l, 2, flags, streams), GCTX_ERROR_DRIVER);
+        fail(NULL, 0, 0);
+        for (int i = 0; i < 2; i++)
+            made[i] = gt_sim_calls(symbols[i]) - before[i];
+        if (made[0] != upto[0] || made[1] != upto[1])
+            GT_FAIL("step %d (%s) of a switch failing: %ld cuEventRecord and %ld "
+                    "cuStreamWaitEvent made, expected %ld and %ld",
+                    step, steps[step], made[0], made[1], upto[0], upto[1]);
+        GT_ASSERT_CONTAINS(gctx_last_error(), steps[step]);
+        GT_ASSERT_CONTAINS(gctx_last_error(), "switching to layout 2: it is not active");
+        GT_ASSERT(streams[0] == NULL && streams[1] == NULL);
+        GT_ASSERT_STATUS(gctx_layouts_get_active(l, &active), GCTX_SUCCESS);
+        GT_ASSERT_EQ_INT(active, 0);
+    }
+    hand_over h;
+    before_switch(l, 2, 0, 2, &h);
+    GT_CHECK();
+    GT_ASSERT_STATUS(gctx_layouts_switch_ordered(l, 2, flags, NULL), GCTX_SUCCESS);
+    if (all)
+        check_after_all(&h);
+    else
+        check_by_part(&h);
+    GT_CHECK();
+    GT_ASSERT_STATUS(gctx_layouts_switch_ordered(l, 0, flags, NULL), GCTX_SUCCESS);
+}
+
 GT_TEST(rollback_under_injected_faults)
 {
     gt_require_sim(0, NULL);
@@ -287,21 +451,13 @@ GT_TEST(rollback_under_injected_faults)
     long failures = gt_each_fault(symbols, sizeof symbols / sizeof symbols[0], 5, 2, round);
     GT_CHECK();
     GT_ASSERT_GT_INT(failures, 10);
-    /* A switch whose ordering fails leaves the active layout as it was. */
+    /* A switch whose ordering fails leaves the active layout as it was, at every call. */
     gctx_layouts *l = NULL;
     GT_ASSERT_STATUS(gctx_layouts_create(0, three_ratios, 3, 2, NULL, &l), GCTX_SUCCESS);
-    const char *switch_symbols[] = {"cuEventRecord", "cuStreamWaitEvent"};
-    for (int k = 0; k < 2; k++) {
-        fail(switch_symbols[k], 1, 2);
-        GT_ASSERT_STATUS(gctx_layouts_switch(l, 2, NULL), GCTX_ERROR_DRIVER);
-        GT_ASSERT_CONTAINS(gctx_last_error(), switch_symbols[k]);
-        GT_ASSERT_CONTAINS(gctx_last_error(), "switching to layout 2: it is not active");
-        fail(NULL, 0, 0);
-        unsigned active = 9;
-        GT_ASSERT_STATUS(gctx_layouts_get_active(l, &active), GCTX_SUCCESS);
-        GT_ASSERT_EQ_INT(active, 0);
+    for (unsigned flags = GCTX_LAYOUTS_ORDER_ALL; flags <= GCTX_LAYOUTS_ORDER_BY_PART; flags++) {
+        failing_switches(l, flags, fail);
+        GT_CHECK();
     }
-    GT_ASSERT_STATUS(gctx_layouts_switch(l, 2, NULL), GCTX_SUCCESS);
     gctx_layouts_release(l);
     GT_ASSERT_EQ_INT(gctx__object_live_count(), objects);
 }
@@ -318,7 +474,8 @@ static void *switcher(void *arg)
         seed = seed * 1103515245u + 12345u;
         unsigned to = (seed >> 16) % 3, active;
         gctx_stream *streams[2] = {0};
-        if (gctx_layouts_switch(shared, to, streams) != GCTX_SUCCESS || !streams[0] ||
+        unsigned flags = (seed >> 4) & 1 ? GCTX_LAYOUTS_ORDER_BY_PART : GCTX_LAYOUTS_ORDER_ALL;
+        if (gctx_layouts_switch_ordered(shared, to, flags, streams) != GCTX_SUCCESS || !streams[0] ||
             !streams[1] || gctx_layouts_get_active(shared, &active) != GCTX_SUCCESS ||
             active > 2 || gctx_stream_synchronize(streams[(seed >> 8) & 1]) != GCTX_SUCCESS)
             failures++;
@@ -336,7 +493,7 @@ GT_TEST(many_threads_switch)
     gctx_layouts_release(shared);
 }
 
-/* ---- on a GPU: graphs captured per layout, ordered by the switches ---- */
+/* ---- on a GPU: graphs captured per layout, ordered by the switches of either kind ---- */
 
 /* out[0] = out[0] * 3 + tag, reading first and writing after spin_ns: two of these running at
  * once lose an update, so only ordered runs give the sequential result. */
@@ -391,9 +548,10 @@ GT_TEST(graphs_per_layout_run_in_switch_order)
         drv->cuCtxPopCurrent(&popped);
     }
     unsigned expected = 1;
-    for (int i = 0; i < 40; i++) {
+    for (int i = 0; i < 80; i++) { /* the barrier, then by part: the graphs are on part 0 */
         unsigned k = (unsigned)(i % 3 == 0); /* 1, 0, 0, 1, 0, 0, ... */
-        GT_ASSERT_STATUS(gctx_layouts_switch(l, k, NULL), GCTX_SUCCESS);
+        unsigned flags = i < 40 ? GCTX_LAYOUTS_ORDER_ALL : GCTX_LAYOUTS_ORDER_BY_PART;
+        GT_ASSERT_STATUS(gctx_layouts_switch_ordered(l, k, flags, NULL), GCTX_SUCCESS);
         GT_ASSERT_EQ_INT(drv->cuGraphLaunch(exec[k], raw[k]), 0);
         expected = expected * 3 + k + 1;
     }

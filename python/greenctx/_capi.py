@@ -36,6 +36,7 @@ GCTX_RELATION_DISJOINT, GCTX_RELATION_MAY_OVERLAP, GCTX_RELATION_OVERLAP = 0, 1,
 GCTX_WORKQUEUE_SCOPE_DEFAULT, GCTX_WORKQUEUE_SCOPE_DEVICE_CTX = 0, 1
 GCTX_WORKQUEUE_SCOPE_BALANCED = 2
 GCTX_CONTEXT_FRESH = 0x1  # gctx_context_options.flags
+GCTX_LAYOUTS_ORDER_ALL, GCTX_LAYOUTS_ORDER_BY_PART = 0x0, 0x1  # gctx_layouts_switch_ordered
 GCTX_WORKLOAD_LATENCY, GCTX_WORKLOAD_THROUGHPUT = 0, 1
 GCTX_CLAIM_WAIT, GCTX_CLAIM_INHERIT, GCTX_CLAIM_SHARED_DIR = 0x1, 0x2, 0x4  # claim options
 GCTX_CLAIM_MAX_GRANULES = 128
@@ -258,6 +259,7 @@ SIGNATURES = {
                                      handle_out]),
     "gctx_layouts_release": (None, [handle]),
     "gctx_layouts_switch": (status, [handle, c_uint, handle_out]),
+    "gctx_layouts_switch_ordered": (status, [handle, c_uint, c_uint, handle_out]),
     "gctx_layouts_get": (status, [handle, c_uint, c_uint, handle_out, handle_out, handle_out]),
     "gctx_layouts_get_active": (status, [handle, _p(c_uint)]),
     "gctx_controller_create": (status, [_p(Workload), c_uint, _p(c_uint), c_uint,

@@ -8,12 +8,14 @@ import ctypes
 from collections.abc import Sequence
 from typing import Any
 
-from ._capi import lib
+from ._capi import GCTX_LAYOUTS_ORDER_ALL, GCTX_LAYOUTS_ORDER_BY_PART, lib
 from ._errors import check
 from ._object import Handle, count, device_ordinal
 from .context import GreenContext, context_options
 from .partition import SMPartition
 from .stream import Stream, as_torch_stream
+
+_ORDERS = {"all": GCTX_LAYOUTS_ORDER_ALL, "by_part": GCTX_LAYOUTS_ORDER_BY_PART}
 
 
 class Layouts(Handle):
@@ -26,6 +28,7 @@ class Layouts(Handle):
 
         layouts = Layouts([(16, 0), (32, 0), (64, 0)])
         a, b = layouts.switch(2)        # streams of layout 2, after the work on layout 0's
+        a, b = layouts.switch(0, order="by_part")  # a after layout 2's a only, b after its b
     """
 
     __slots__ = ("_nb_layouts", "_nb_parts", "_streams")
@@ -92,13 +95,19 @@ class Layouts(Handle):
             self._streams[layout] = streams
         return streams
 
-    def switch(self, index: int) -> tuple[Any, ...]:
-        """Makes layout `index` active (its streams wait for the work submitted so far to the
-        active layout's streams) and returns its streams, as streams(index)."""
+    def switch(self, index: int, order: str = "all") -> tuple[Any, ...]:
+        """Makes layout `index` active and returns its streams, as streams(index). order="all":
+        every new stream waits for the work submitted so far to every stream of the active
+        layout (a barrier). order="by_part": new stream i waits for old stream i only, one
+        event record and one wait per stream, for workloads that keep their partition index
+        in every layout (decode part 0, prefill part 1 in each)."""
+        flags = _ORDERS.get(order) if type(order) is str else None
+        if flags is None:
+            raise ValueError(f"order is {order!r}: give one of {', '.join(map(repr, _ORDERS))}")
         streams = self._streams.get(index) if type(index) is int else None
         if streams is None:  # a layout not switched to yet, or an index to check
             streams = self.streams(count("index", index))  # before anything changes
-        check(lib.gctx_layouts_switch(self._handle, index, None))
+        check(lib.gctx_layouts_switch_ordered(self._handle, index, flags, None))
         return streams
 
     def close(self) -> None:

@@ -88,6 +88,26 @@ def test_switch_returns_the_layouts_streams(layouts, sim, no_torch):
     assert sim.calls("cuStreamWaitEvent") > calls  # the new streams wait for the old
 
 
+@pytest.mark.parametrize("order, waits", [("all", 3), ("by_part", 2)])
+def test_switch_orders_all_or_by_part(layouts, sim, order, waits):
+    """Two partitions: the barrier funnels the old streams into old stream 0 (2 records, 3
+    waits); by part each new stream waits for its old one only (2 records, 2 waits)."""
+    for to in (1, 2, 0):
+        before = sim.calls("cuEventRecord"), sim.calls("cuStreamWaitEvent")
+        layouts.switch(to, order=order)
+        assert layouts.active == to
+        assert (sim.calls("cuEventRecord") - before[0],
+                sim.calls("cuStreamWaitEvent") - before[1]) == (2, waits)
+
+
+@pytest.mark.parametrize("order", ["barrier", "ALL", None, 1])
+def test_an_unknown_order_is_refused(layouts, sim, order):
+    calls = sim.calls("cuStreamWaitEvent")
+    with pytest.raises(ValueError, match=r"order is .*: give one of 'all', 'by_part'"):
+        layouts.switch(1, order=order)
+    assert layouts.active == 0 and sim.calls("cuStreamWaitEvent") == calls
+
+
 def test_switch_to_a_layout_that_does_not_exist(layouts):
     with pytest.raises(greenctx.InvalidArgumentError):
         layouts.switch(3)

@@ -151,8 +151,9 @@ def test_a_layout_switch_is_one_call(sim):
         with c_calls() as n:
             for i in (1, 0, 1):
                 layouts.switch(i)
-        assert n == {"gctx_layouts_switch": 3}
-        assert layouts.active == 1
+            layouts.switch(0, order="by_part")
+        assert n == {"gctx_layouts_switch_ordered": 4}
+        assert layouts.active == 0
 
 
 def test_closing_is_one_call(whole, made):
