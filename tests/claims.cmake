@@ -32,7 +32,8 @@ endfunction()
 claims_test(h200 TESTS h200_granules exact_sizes_and_best_fit counts_no_granules_give
   contexts_run_on_exactly_their_granules reacquire_hits_the_cache_and_leaks_nothing
   busy_names_the_holder)
-claims_test(processes TESTS killed_holder_frees_its_sms wait_times_out_then_succeeds_when_released)
+claims_test(processes TESTS killed_holder_frees_its_sms wait_times_out_then_succeeds_when_released
+  a_forked_child_keeps_only_an_inherited_claim)
 # A fake MPS control daemon of the test's own: the simulator only.
 claims_test(fault SIM_ONLY TESTS a_fault_names_the_tenant_that_died_first
   ENV CUDA_MPS_PIPE_DIRECTORY=${claims_runtime}/fault/fake-mps)

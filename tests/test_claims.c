@@ -345,33 +345,35 @@ GT_TEST(busy_names_the_holder)
 
 /* ---- processes ---- */
 
-/* claim_child (a process of its own) claiming `request` as command "holder": its pid once it
- * holds the claim, or -1. It releases after hold_ms, or (hold_ms 0) holds until killed. */
-static pid_t holder(const char *dir, const char *request, int hold_ms)
+/* claim_child (a process of its own) run with args: its pid once the first line it prints
+ * (in line) starts with expect, else -1 (the line said on stderr, the child killed). */
+static pid_t run_child(const char *const args[], const char *expect, char *line, size_t size)
 {
     const char *program = getenv("GREENCTX_CLAIM_CHILD");
     int out[2];
     if (!program || pipe(out) != 0)
         return -1;
-    char ms[16];
-    snprintf(ms, sizeof ms, "%d", hold_ms);
+    char *argv[8] = {(char *)program};
+    for (int i = 0; args[i] && i < 6; i++)
+        argv[i + 1] = (char *)args[i];
     pid_t pid = fork();
     if (pid == 0) {
         dup2(out[1], 1);
         close(out[0]);
-        execl(program, program, "acquire", request, dir, hold_ms ? ms : NULL, (char *)NULL);
+        execv(program, argv);
         _exit(127);
     }
     close(out[1]);
-    char line[512] = "";
+    line[0] = '\0';
     FILE *f = fdopen(out[0], "r");
-    int ok = pid > 0 && f && fgets(line, sizeof line, f) && strncmp(line, "claimed ", 8) == 0;
+    int ok = pid > 0 && f && fgets(line, (int)size, f) &&
+             strncmp(line, expect, strlen(expect)) == 0;
     if (f)
         fclose(f);
     else
         close(out[0]);
     if (!ok) {
-        fprintf(stderr, "# claim_child acquire %s: %s", request, line);
+        fprintf(stderr, "# claim_child %s %s: %s", args[0], args[1], line);
         if (pid > 0) {
             kill(pid, SIGKILL);
             waitpid(pid, NULL, 0);
@@ -379,6 +381,16 @@ static pid_t holder(const char *dir, const char *request, int hold_ms)
         return -1;
     }
     return pid;
+}
+
+/* claim_child claiming `request` as command "holder": its pid once it holds the claim, or -1.
+ * It releases after hold_ms, or (hold_ms 0) holds until killed. */
+static pid_t holder(const char *dir, const char *request, int hold_ms)
+{
+    char ms[16], line[512];
+    snprintf(ms, sizeof ms, "%d", hold_ms);
+    const char *args[] = {"acquire", request, dir, hold_ms ? ms : NULL, NULL};
+    return run_child(args, "claimed ", line, sizeof line);
 }
 
 static long long ms_since(const struct timespec *start)
@@ -422,6 +434,46 @@ GT_TEST(killed_holder_frees_its_sms)
     GT_ASSERT_EQ_INT(n, 2);
     GT_ASSERT_EQ_INT(events[1].kind, GCTX_CLAIM_EVENT_RELEASED);
     GT_ASSERT_EQ_INT(events[1].pid, getpid());
+}
+
+/* A holder's child that never execs shares the claim's open file description, and with it
+ * the lock. Without GCTX_CLAIM_INHERIT the claim still ends with the process that made it (the
+ * child can't use its parent's CUDA state); with it, the child holds it as the tenant's
+ * member, until it ends too. */
+GT_TEST(a_forked_child_keeps_only_an_inherited_claim)
+{
+    if (gt_require_green_contexts())
+        return;
+    for (int inherit = 0; inherit < 2; inherit++) {
+        const char *dir = fresh_dir(inherit ? "fork-inherit" : "fork-own");
+        GT_CHECK();
+        char line[512];
+        const char *args[] = {"fork", "rest", dir, inherit ? "inherit" : "own", NULL};
+        pid_t pid = run_child(args, "claimed, child ", line, sizeof line);
+        GT_ASSERT(pid > 0);
+        pid_t child = (pid_t)atoi(line + strlen("claimed, child "));
+        GT_ASSERT(child > 0);
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        gctx_claim_options o = options_in(dir);
+        gctx_claim *c = NULL;
+        gctx_status s = gctx_claim_acquire(0, "8", &o, &c);
+        char error[1024];
+        snprintf(error, sizeof error, "%s", gctx_last_error());
+        gctx_claim_release(c);
+        /* The child is init's now: its end is seen when the claim is free. */
+        kill(child, SIGKILL);
+        GT_ASSERT_STATUS(s, inherit ? GCTX_ERROR_BUSY : GCTX_SUCCESS);
+        if (inherit)
+            GT_ASSERT_CONTAINS(error, "\"holder\"");
+        struct timespec start;
+        clock_gettime(CLOCK_MONOTONIC, &start);
+        while ((s = gctx_claim_acquire(0, "rest", &o, &c)) == GCTX_ERROR_BUSY &&
+               ms_since(&start) < 2000)
+            usleep(1000);
+        GT_ASSERT_STATUS(s, GCTX_SUCCESS);
+        gctx_claim_release(c);
+    }
 }
 
 GT_TEST(wait_times_out_then_succeeds_when_released)
