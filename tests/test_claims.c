@@ -776,6 +776,50 @@ GT_TEST(foreign_or_corrupt_registry_refused_while_live_rebuilt_when_not)
     GT_ASSERT(access(claim_file, F_OK) != 0);
 }
 
+/* The descriptors this process has open without close-on-exec, as a mask of numbers < 256. */
+static void inheritable_fds(unsigned char mask[32])
+{
+    memset(mask, 0, 32);
+    for (int fd = 0; fd < 256; fd++) {
+        int flags = fcntl(fd, F_GETFD);
+        if (flags >= 0 && !(flags & FD_CLOEXEC))
+            mask[fd / 8] |= (unsigned char)(1u << (fd % 8));
+    }
+}
+
+/* posix_spawn and vfork run no fork handler: what a program they start inherits is what is
+ * not close-on-exec. The registry kept open (directory, lock, identity), the events, wants
+ * and listings leave nothing; a claim's descriptor is inheritable only with
+ * GCTX_CLAIM_INHERIT, and then it is the one its token names. */
+GT_TEST(only_an_inherited_claim_survives_exec)
+{
+    if (gt_require_green_contexts())
+        return;
+    const char *dir = fresh_dir("cloexec");
+    GT_CHECK();
+    unsigned char before[32], after[32];
+    inheritable_fds(before);
+    gctx_claim_options o = options_in(dir);
+    gctx_claim *own = NULL, *handed = NULL;
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", &o, &own), GCTX_SUCCESS);
+    o.flags = GCTX_CLAIM_INHERIT;
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", &o, &handed), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(listed(dir, NULL, 0, NULL), 2);
+    char token[1200];
+    GT_ASSERT_STATUS(gctx_claim_export(handed, token, sizeof token), GCTX_SUCCESS);
+    int handed_fd = atoi(strrchr(token, ':') + 1);
+    inheritable_fds(after);
+    gctx_claim_release(own);
+    gctx_claim_release(handed);
+    for (int fd = 0; fd < 256; fd++) {
+        int was = (before[fd / 8] >> (fd % 8)) & 1, is = (after[fd / 8] >> (fd % 8)) & 1;
+        if (fd == handed_fd)
+            GT_ASSERT_EQ_INT(is, 1);
+        else if (is && !was)
+            GT_FAIL("descriptor %d is left open across exec", fd);
+    }
+}
+
 /* The process keeps a registry open between claims: one removed meanwhile (its directory and
  * every file in it) is made again under its path, and the next claim's file is there for
  * every other process to see, not in the removed directory. */
