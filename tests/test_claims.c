@@ -820,6 +820,47 @@ GT_TEST(only_an_inherited_claim_survives_exec)
     }
 }
 
+static int open_fds(void)
+{
+    int n = 0;
+    for (int fd = 0; fd < 4096; fd++)
+        n += fcntl(fd, F_GETFD) >= 0;
+    return n;
+}
+
+/* A process that claims in a runtime directory per job keeps a few registries open, not one
+ * per directory it ever used: 200 directories would be 600 descriptors, past a default limit
+ * of 1024 after 340. */
+GT_TEST(registries_kept_open_are_bounded)
+{
+    if (gt_require_green_contexts())
+        return;
+    char base[512];
+    snprintf(base, sizeof base, "%s", fresh_dir("many"));
+    GT_CHECK();
+    int before = open_fds();
+    for (int i = 0; i < 200; i++) {
+        char dir[600];
+        snprintf(dir, sizeof dir, "%s/job-%d", base, i);
+        gctx_claim_options o = options_in(dir);
+        gctx_claim *c = NULL;
+        GT_ASSERT_STATUS(gctx_claim_acquire(0, "8", &o, &c), GCTX_SUCCESS);
+        gctx_claim_release(c);
+    }
+    int kept = open_fds() - before;
+    printf("# %d descriptors kept after claims in 200 runtime directories\n", kept);
+    GT_ASSERT(kept <= 3 * 16);
+    /* The first directory's registry, shut meanwhile, is opened again. */
+    char first[600];
+    snprintf(first, sizeof first, "%s/job-0", base);
+    gctx_claim_options o = options_in(first);
+    gctx_claim *c = NULL;
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "rest", &o, &c), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(listed(first, NULL, 0, NULL), 1);
+    gctx_claim_release(c);
+    GT_ASSERT_EQ_INT(listed(first, NULL, 0, NULL), 0);
+}
+
 /* The process keeps a registry open between claims: one removed meanwhile (its directory and
  * every file in it) is made again under its path, and the next claim's file is there for
  * every other process to see, not in the removed directory. */
