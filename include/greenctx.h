@@ -729,11 +729,13 @@ GCTX_API gctx_status gctx_layouts_get_active(gctx_layouts *layouts, unsigned *in
  *
  * The registry is node-local and needs no daemon: a directory per GPU (named by its UUID)
  * under the runtime directory, one file per claim, each held by a lock (flock) that the kernel
- * drops when the last process holding it ends, however it ends. A crash never strands SMs: a
- * claim whose lock nobody holds is stale, and the next registry operation removes it. The
- * registry records the identity of the split (format, greenctx version, device UUID, driver
- * version, the granules' sizes and resource bytes); one written otherwise is refused with
- * GCTX_ERROR_REGISTRY while any of its claims is live, and rebuilt once none is.
+ * drops when the last process holding it ends, however it ends (a child the holder forks
+ * without exec holds only claims made with GCTX_CLAIM_INHERIT or joined). A crash never
+ * strands SMs: a claim whose lock nobody holds is stale, and the next registry operation
+ * removes it. The registry records the identity of the split (format, greenctx version,
+ * device UUID, driver version, the granules' sizes and resource bytes); one written otherwise
+ * is refused with GCTX_ERROR_REGISTRY while any of its claims is live, and rebuilt once none
+ * is.
  *
  * The runtime directory: options->runtime_dir, else $GREENCTX_RUNTIME_DIR, else
  * $XDG_RUNTIME_DIR/greenctx, else /tmp/greenctx-UID. It is created with mode 0700 and refused

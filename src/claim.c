@@ -16,9 +16,36 @@
 static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
 static gctx_claim **held;
 static unsigned nb_held, held_capacity;
+static pthread_once_t forks_watched = PTHREAD_ONCE_INIT;
+
+/* A fork's child that never execs has its parent's claim descriptors, the same open file
+ * descriptions, and so their locks: it would hold its parent's SMs after its parent ended,
+ * though it can't use its parent's CUDA state. It closes its copies of the claims its parent
+ * made for itself (a claim dies with its holder) and no longer counts them its own; a claim
+ * handed to a tenant's members (GCTX_CLAIM_INHERIT, or joined) it holds as one of them.
+ * posix_spawn and vfork run no handler and need none: only those descriptors survive exec. */
+static void drop_own_claims_in_child(void)
+{
+    for (unsigned i = 0; i < nb_held;) {
+        gctx_claim *c = held[i];
+        if (c->inherit || c->joined) {
+            i++;
+            continue;
+        }
+        close(c->fd);
+        c->fd = -1; /* its release drops the record only once nobody holds it */
+        held[i] = held[--nb_held];
+    }
+    pthread_mutex_init(&held_lock, NULL);
+}
+
+static void lock_held(void) { pthread_mutex_lock(&held_lock); }
+static void unlock_held(void) { pthread_mutex_unlock(&held_lock); }
+static void watch_forks(void) { pthread_atfork(lock_held, unlock_held, drop_own_claims_in_child); }
 
 static int hold(gctx_claim *c)
 {
+    pthread_once(&forks_watched, watch_forks);
     pthread_mutex_lock(&held_lock);
     int ok = 1;
     if (nb_held == held_capacity) {
@@ -312,8 +339,8 @@ static void claim_destroy(gctx__object *object)
 }
 
 gctx_status gctx__claim_new(gctx__device_granules *granules, const char *runtime_dir,
-                            unsigned dir_flags, int inherit, const gctx__record *record, int fd,
-                            gctx_claim **out)
+                            unsigned dir_flags, int inherit, int joined,
+                            const gctx__record *record, int fd, gctx_claim **out)
 {
     gctx_claim *c = calloc(1, sizeof *c);
     if (!c) {
@@ -326,6 +353,7 @@ gctx_status gctx__claim_new(gctx__device_granules *granules, const char *runtime
     snprintf(c->runtime_dir, sizeof c->runtime_dir, "%s", runtime_dir ? runtime_dir : "");
     c->dir_flags = dir_flags;
     c->inherit = inherit;
+    c->joined = joined;
     c->record = *record;
     snprintf(c->file, sizeof c->file, "%s", record->file);
     c->fd = fd;
@@ -454,8 +482,8 @@ gctx_status gctx_claim_acquire(int device, const char *request, const gctx_claim
         return s;
     }
     gctx_claim *c;
-    if ((s = gctx__claim_new(&granules, opts.runtime_dir, probe.dir_flags, probe.inherit, &record,
-                             fd, &c))) {
+    if ((s = gctx__claim_new(&granules, opts.runtime_dir, probe.dir_flags, probe.inherit, 0,
+                             &record, fd, &c))) {
         gctx__device_granules_end(&granules);
         return s;
     }

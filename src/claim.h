@@ -178,6 +178,7 @@ struct gctx_claim {
     char runtime_dir[512]; /* as the caller gave it ("" for the default) */
     unsigned dir_flags;    /* GCTX_CLAIM_SHARED_DIR */
     int inherit;
+    int joined; /* a member of a claim exported by another process (gctx_claim_join) */
     gctx__device_granules granules;
     gctx__record record;
     char file[64];          /* record.file, kept apart: read without the lock (listings) */
@@ -198,10 +199,11 @@ struct gctx_claim {
 
 /* Opens the claim's registry (its lock taken). */
 gctx_status gctx__claim_registry(const gctx_claim *claim, gctx__registry *reg);
-/* A claim object for a record whose file fd holds; takes fd (closed on failure). */
+/* A claim object for a record whose file fd holds; takes fd (closed on failure). joined: fd
+ * is a member's hold of a claim another process made (gctx_claim_join). */
 gctx_status gctx__claim_new(gctx__device_granules *granules, const char *runtime_dir,
-                            unsigned dir_flags, int inherit, const gctx__record *record, int fd,
-                            gctx_claim **out);
+                            unsigned dir_flags, int inherit, int joined,
+                            const gctx__record *record, int fd, gctx_claim **out);
 /* The claim's own context, made on first use (claim->lock held). */
 gctx_status gctx__claim_own_context(gctx_claim *claim);
 /* A record as the public struct; self: held by this process. */

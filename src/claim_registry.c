@@ -10,9 +10,10 @@
  * description, under the registry lock) knows its holders are gone. flock locks belong to
  * open file descriptions, so a process's own holds conflict with its own checks.
  *
- * A process keeps each registry it used open: the directory (read again with rewinddir) and
- * the lock file's one open file description, which its threads take in turn under a mutex
- * before its flock (threads sharing a description would not exclude each other). What an
+ * A process keeps the registries it used last open (KEPT_OPEN): the directory (read again
+ * with rewinddir) and the lock file's one open file description, which its threads take in
+ * turn under a mutex before its flock (threads sharing a description would not exclude each
+ * other). What an
  * operation checks then is that these are still what the paths name (a registry removed or
  * rebuilt meanwhile is opened afresh) and that the identity file is the one checked before.
  * A fork's child opens its own: sharing the parent's description would share its lock. */
@@ -732,22 +733,45 @@ DIR *gctx__kept_dir(gctx__registry *reg)
     return reg->kept->dirp;
 }
 
-/* The process's entry for dir (made, unopened, when new); NULL when out of memory. */
+/* Registries a process keeps open at most (three descriptors each): one that claims in a
+ * runtime directory per job would otherwise hold three per directory it ever used. */
+#define KEPT_OPEN 16
+
+/* Shuts the registries used least recently beyond the first KEPT_OPEN (kept_lock held); one
+ * in use is left alone. Their entries stay (another thread may be about to take one), and
+ * their next use opens them again. */
+static void shut_beyond_kept(void)
+{
+    unsigned n = 0;
+    for (gctx__kept_registry *k = kept_list; k; k = k->next)
+        if (++n > KEPT_OPEN && k->dirp && pthread_mutex_trylock(&k->lock) == 0) {
+            kept_shut(k);
+            pthread_mutex_unlock(&k->lock);
+        }
+}
+
+/* The process's entry for dir (made, unopened, when new), first in the list from now on;
+ * NULL when out of memory. */
 static gctx__kept_registry *kept_entry(const char *dir, int shared)
 {
     pthread_once(&kept_once, watch_forks);
     pthread_mutex_lock(&kept_lock);
-    gctx__kept_registry *k = kept_list;
-    while (k && (strcmp(k->dir, dir) != 0 || k->shared != shared))
-        k = k->next;
-    if (!k && (k = calloc(1, sizeof *k))) {
+    gctx__kept_registry **at = &kept_list, *k;
+    while ((k = *at) && (strcmp(k->dir, dir) != 0 || k->shared != shared))
+        at = &k->next;
+    if (k) {
+        *at = k->next;
+    } else if ((k = calloc(1, sizeof *k))) {
         snprintf(k->dir, sizeof k->dir, "%s", dir);
         k->shared = shared;
         k->lock_fd = -1;
         k->identity_fd = -1;
         pthread_mutex_init(&k->lock, NULL);
+    }
+    if (k) {
         k->next = kept_list;
         kept_list = k;
+        shut_beyond_kept();
     }
     pthread_mutex_unlock(&kept_lock);
     return k;

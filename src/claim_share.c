@@ -130,7 +130,7 @@ gctx_status gctx_claim_join(int device, const char *token, gctx_claim **claim)
     gctx__registry_close(&reg);
     gctx_claim *c;
     if (s == GCTX_SUCCESS)
-        s = gctx__claim_new(&g, t.dir, dir_flags, 0, &record, fd, &c);
+        s = gctx__claim_new(&g, t.dir, dir_flags, 0, 1, &record, fd, &c);
     gctx__device_granules_end(&g);
     if (s != GCTX_SUCCESS)
         return s;

@@ -152,7 +152,13 @@ static gctx_status make_driver_context(const gctx__driver *drv, gctx_partition *
  * hit makes no other driver call that would say so: on the H200 it "succeeded", and the
  * stream made on it then failed with 700. An idle stream of the context synchronizes at once
  * and answers the fault as the context would (one call); without one, the context itself
- * synchronizes with it current. */
+ * synchronizes with it current. The stream's call relies on a sticky error being the
+ * context's, not the stream's: the driver answers it to every call of the context (on the
+ * H200, of the process: shared/measurements/h200-faults.md), whichever stream faulted; a
+ * non-sticky error of another stream is not a lost context and need not be seen here. The
+ * simulator answers a sticky fault to every call (sim_faults.c), and
+ * test_sticky_fault.c's fault_met_by_a_cached_context_with_a_stream faults another context's
+ * stream before the hit. */
 static gctx_status check_cached(const gctx__driver *drv, gctx_context *c)
 {
     if (c->driver.idle.n) {

@@ -9,11 +9,15 @@
  *   claim_child wait REQUEST DIR PRIORITY     claims REQUEST with GCTX_CLAIM_WAIT (no timeout)
  *                                             at PRIORITY, says how long it waited, then
  *                                             releases at a line on stdin
+ *   claim_child fork REQUEST DIR own|inherit  claims REQUEST (inherit: GCTX_CLAIM_INHERIT),
+ *                                             forks a child that never execs and sleeps until
+ *                                             killed, says the child's pid, waits to be killed
  *
  * Each prints one line on stdout; exit status 0 when its claim or join worked. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -42,6 +46,38 @@ static int acquire(const char *request, const char *dir, const char *hold_ms)
     nanosleep(&t, NULL);
     gctx_claim_release(claim);
     return 0;
+}
+
+static int fork_holding(const char *request, const char *dir, const char *how)
+{
+    gctx_claim_options o = GCTX_CLAIM_OPTIONS_INIT;
+    o.runtime_dir = dir;
+    o.command = "holder";
+    o.flags = strcmp(how, "inherit") == 0 ? GCTX_CLAIM_INHERIT : 0;
+    gctx_claim *claim;
+    gctx_status s = gctx_claim_acquire(0, request, &o, &claim);
+    if (s != GCTX_SUCCESS) {
+        printf("acquire %s %s\n", gctx_status_name(s), gctx_last_error());
+        return 1;
+    }
+    fflush(stdout);
+    int ready[2];
+    if (pipe(ready) != 0)
+        return 1;
+    pid_t child = fork();
+    if (child == 0) { /* no exec, no CUDA: only the descriptors it got, after fork's handlers */
+        if (write(ready[1], "r", 1) != 1)
+            _exit(1);
+        for (;;)
+            pause();
+    }
+    char r;
+    if (child < 0 || read(ready[0], &r, 1) != 1)
+        return 1;
+    printf("claimed, child %d\n", (int)child);
+    fflush(stdout);
+    for (;;)
+        pause();
 }
 
 static long long now_us(void)
@@ -107,9 +143,12 @@ int main(int argc, char **argv)
         return acquire(argv[2], argv[3], argc > 4 ? argv[4] : NULL);
     if (argc >= 5 && strcmp(argv[1], "wait") == 0)
         return wait_for(argv[2], argv[3], argv[4]);
+    if (argc >= 5 && strcmp(argv[1], "fork") == 0)
+        return fork_holding(argv[2], argv[3], argv[4]);
     if (argc >= 2 && strcmp(argv[1], "acquire") != 0)
         return join(argv[1], argc > 2 && strcmp(argv[2], "hold") == 0);
     fprintf(stderr, "usage: claim_child TOKEN [hold] | claim_child acquire REQUEST DIR [MS] | "
-                    "claim_child wait REQUEST DIR PRIORITY\n");
+                    "claim_child wait REQUEST DIR PRIORITY | "
+                    "claim_child fork REQUEST DIR own|inherit\n");
     return 2;
 }

@@ -32,7 +32,8 @@ endfunction()
 claims_test(h200 TESTS h200_granules exact_sizes_and_best_fit counts_no_granules_give
   contexts_run_on_exactly_their_granules reacquire_hits_the_cache_and_leaks_nothing
   busy_names_the_holder)
-claims_test(processes TESTS killed_holder_frees_its_sms wait_times_out_then_succeeds_when_released)
+claims_test(processes TESTS killed_holder_frees_its_sms wait_times_out_then_succeeds_when_released
+  a_forked_child_keeps_only_an_inherited_claim)
 # A fake MPS control daemon of the test's own: the simulator only.
 claims_test(fault SIM_ONLY TESTS a_fault_names_the_tenant_that_died_first
   ENV CUDA_MPS_PIPE_DIRECTORY=${claims_runtime}/fault/fake-mps)
@@ -40,7 +41,8 @@ claims_test(fault SIM_ONLY TESTS a_fault_names_the_tenant_that_died_first
 claims_test(stress SIM_ONLY TESTS sixty_four_processes_never_overlap TIMEOUT 120)
 claims_test(registry TESTS foreign_or_corrupt_registry_refused_while_live_rebuilt_when_not
   runtime_directory_permissions export_join_across_exec
-  a_registry_removed_while_kept_open_is_made_again
+  a_registry_removed_while_kept_open_is_made_again only_an_inherited_claim_survives_exec
+  registries_kept_open_are_bounded
   a_command_with_line_breaks_is_listed_on_one_line)
 claims_test(resize TESTS resize_keeps_work_ordered_and_never_overlaps
   resize_back_and_forth_hits_the_cache)

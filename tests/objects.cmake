@@ -67,7 +67,7 @@ foreach(version 12040 12050 13000 13010)
     GREENCTX_CONTEXT_CACHE=0)
 endforeach()
 greenctx_driver_test(contexts.threads COMMAND test_contexts many_threads_create_use_release
-  SIM_ONLY SIM_ENV GREENCTX_SIM_DEVICES=h200 GREENCTX_CONTEXT_CACHE=0 LABELS threads)
+  threads_race_the_first_hold_and_last_drop_of_the_primary_context SIM_ONLY SIM_ENV GREENCTX_SIM_DEVICES=h200 GREENCTX_CONTEXT_CACHE=0 LABELS threads)
 if(GREENCTX_TEST_DRIVER STREQUAL "real")
   greenctx_driver_test(contexts COMMAND test_contexts)
 endif()

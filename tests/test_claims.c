@@ -345,33 +345,35 @@ GT_TEST(busy_names_the_holder)
 
 /* ---- processes ---- */
 
-/* claim_child (a process of its own) claiming `request` as command "holder": its pid once it
- * holds the claim, or -1. It releases after hold_ms, or (hold_ms 0) holds until killed. */
-static pid_t holder(const char *dir, const char *request, int hold_ms)
+/* claim_child (a process of its own) run with args: its pid once the first line it prints
+ * (in line) starts with expect, else -1 (the line said on stderr, the child killed). */
+static pid_t run_child(const char *const args[], const char *expect, char *line, size_t size)
 {
     const char *program = getenv("GREENCTX_CLAIM_CHILD");
     int out[2];
     if (!program || pipe(out) != 0)
         return -1;
-    char ms[16];
-    snprintf(ms, sizeof ms, "%d", hold_ms);
+    char *argv[8] = {(char *)program};
+    for (int i = 0; args[i] && i < 6; i++)
+        argv[i + 1] = (char *)args[i];
     pid_t pid = fork();
     if (pid == 0) {
         dup2(out[1], 1);
         close(out[0]);
-        execl(program, program, "acquire", request, dir, hold_ms ? ms : NULL, (char *)NULL);
+        execv(program, argv);
         _exit(127);
     }
     close(out[1]);
-    char line[512] = "";
+    line[0] = '\0';
     FILE *f = fdopen(out[0], "r");
-    int ok = pid > 0 && f && fgets(line, sizeof line, f) && strncmp(line, "claimed ", 8) == 0;
+    int ok = pid > 0 && f && fgets(line, (int)size, f) &&
+             strncmp(line, expect, strlen(expect)) == 0;
     if (f)
         fclose(f);
     else
         close(out[0]);
     if (!ok) {
-        fprintf(stderr, "# claim_child acquire %s: %s", request, line);
+        fprintf(stderr, "# claim_child %s %s: %s", args[0], args[1], line);
         if (pid > 0) {
             kill(pid, SIGKILL);
             waitpid(pid, NULL, 0);
@@ -379,6 +381,16 @@ static pid_t holder(const char *dir, const char *request, int hold_ms)
         return -1;
     }
     return pid;
+}
+
+/* claim_child claiming `request` as command "holder": its pid once it holds the claim, or -1.
+ * It releases after hold_ms, or (hold_ms 0) holds until killed. */
+static pid_t holder(const char *dir, const char *request, int hold_ms)
+{
+    char ms[16], line[512];
+    snprintf(ms, sizeof ms, "%d", hold_ms);
+    const char *args[] = {"acquire", request, dir, hold_ms ? ms : NULL, NULL};
+    return run_child(args, "claimed ", line, sizeof line);
 }
 
 static long long ms_since(const struct timespec *start)
@@ -422,6 +434,46 @@ GT_TEST(killed_holder_frees_its_sms)
     GT_ASSERT_EQ_INT(n, 2);
     GT_ASSERT_EQ_INT(events[1].kind, GCTX_CLAIM_EVENT_RELEASED);
     GT_ASSERT_EQ_INT(events[1].pid, getpid());
+}
+
+/* A holder's child that never execs shares the claim's open file description, and with it
+ * the lock. Without GCTX_CLAIM_INHERIT the claim still ends with the process that made it (the
+ * child can't use its parent's CUDA state); with it, the child holds it as the tenant's
+ * member, until it ends too. */
+GT_TEST(a_forked_child_keeps_only_an_inherited_claim)
+{
+    if (gt_require_green_contexts())
+        return;
+    for (int inherit = 0; inherit < 2; inherit++) {
+        const char *dir = fresh_dir(inherit ? "fork-inherit" : "fork-own");
+        GT_CHECK();
+        char line[512];
+        const char *args[] = {"fork", "rest", dir, inherit ? "inherit" : "own", NULL};
+        pid_t pid = run_child(args, "claimed, child ", line, sizeof line);
+        GT_ASSERT(pid > 0);
+        pid_t child = (pid_t)atoi(line + strlen("claimed, child "));
+        GT_ASSERT(child > 0);
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        gctx_claim_options o = options_in(dir);
+        gctx_claim *c = NULL;
+        gctx_status s = gctx_claim_acquire(0, "8", &o, &c);
+        char error[1024];
+        snprintf(error, sizeof error, "%s", gctx_last_error());
+        gctx_claim_release(c);
+        /* The child is init's now: its end is seen when the claim is free. */
+        kill(child, SIGKILL);
+        GT_ASSERT_STATUS(s, inherit ? GCTX_ERROR_BUSY : GCTX_SUCCESS);
+        if (inherit)
+            GT_ASSERT_CONTAINS(error, "\"holder\"");
+        struct timespec start;
+        clock_gettime(CLOCK_MONOTONIC, &start);
+        while ((s = gctx_claim_acquire(0, "rest", &o, &c)) == GCTX_ERROR_BUSY &&
+               ms_since(&start) < 2000)
+            usleep(1000);
+        GT_ASSERT_STATUS(s, GCTX_SUCCESS);
+        gctx_claim_release(c);
+    }
 }
 
 GT_TEST(wait_times_out_then_succeeds_when_released)
@@ -722,6 +774,91 @@ GT_TEST(foreign_or_corrupt_registry_refused_while_live_rebuilt_when_not)
     gctx_claim_release(live);
     GT_ASSERT_EQ_INT(listed(dir, NULL, 0, NULL), 0);
     GT_ASSERT(access(claim_file, F_OK) != 0);
+}
+
+/* The descriptors this process has open without close-on-exec, as a mask of numbers < 256. */
+static void inheritable_fds(unsigned char mask[32])
+{
+    memset(mask, 0, 32);
+    for (int fd = 0; fd < 256; fd++) {
+        int flags = fcntl(fd, F_GETFD);
+        if (flags >= 0 && !(flags & FD_CLOEXEC))
+            mask[fd / 8] |= (unsigned char)(1u << (fd % 8));
+    }
+}
+
+/* posix_spawn and vfork run no fork handler: what a program they start inherits is what is
+ * not close-on-exec. The registry kept open (directory, lock, identity), the events, wants
+ * and listings leave nothing; a claim's descriptor is inheritable only with
+ * GCTX_CLAIM_INHERIT, and then it is the one its token names. */
+GT_TEST(only_an_inherited_claim_survives_exec)
+{
+    if (gt_require_green_contexts())
+        return;
+    const char *dir = fresh_dir("cloexec");
+    GT_CHECK();
+    unsigned char before[32], after[32];
+    inheritable_fds(before);
+    gctx_claim_options o = options_in(dir);
+    gctx_claim *own = NULL, *handed = NULL;
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", &o, &own), GCTX_SUCCESS);
+    o.flags = GCTX_CLAIM_INHERIT;
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", &o, &handed), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(listed(dir, NULL, 0, NULL), 2);
+    char token[1200];
+    GT_ASSERT_STATUS(gctx_claim_export(handed, token, sizeof token), GCTX_SUCCESS);
+    int handed_fd = atoi(strrchr(token, ':') + 1);
+    inheritable_fds(after);
+    gctx_claim_release(own);
+    gctx_claim_release(handed);
+    for (int fd = 0; fd < 256; fd++) {
+        int was = (before[fd / 8] >> (fd % 8)) & 1, is = (after[fd / 8] >> (fd % 8)) & 1;
+        if (fd == handed_fd)
+            GT_ASSERT_EQ_INT(is, 1);
+        else if (is && !was)
+            GT_FAIL("descriptor %d is left open across exec", fd);
+    }
+}
+
+static int open_fds(void)
+{
+    int n = 0;
+    for (int fd = 0; fd < 4096; fd++)
+        n += fcntl(fd, F_GETFD) >= 0;
+    return n;
+}
+
+/* A process that claims in a runtime directory per job keeps a few registries open, not one
+ * per directory it ever used: 200 directories would be 600 descriptors, past a default limit
+ * of 1024 after 340. */
+GT_TEST(registries_kept_open_are_bounded)
+{
+    if (gt_require_green_contexts())
+        return;
+    char base[512];
+    snprintf(base, sizeof base, "%s", fresh_dir("many"));
+    GT_CHECK();
+    int before = open_fds();
+    for (int i = 0; i < 200; i++) {
+        char dir[600];
+        snprintf(dir, sizeof dir, "%s/job-%d", base, i);
+        gctx_claim_options o = options_in(dir);
+        gctx_claim *c = NULL;
+        GT_ASSERT_STATUS(gctx_claim_acquire(0, "8", &o, &c), GCTX_SUCCESS);
+        gctx_claim_release(c);
+    }
+    int kept = open_fds() - before;
+    printf("# %d descriptors kept after claims in 200 runtime directories\n", kept);
+    GT_ASSERT(kept <= 3 * 16);
+    /* The first directory's registry, shut meanwhile, is opened again. */
+    char first[600];
+    snprintf(first, sizeof first, "%s/job-0", base);
+    gctx_claim_options o = options_in(first);
+    gctx_claim *c = NULL;
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "rest", &o, &c), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(listed(first, NULL, 0, NULL), 1);
+    gctx_claim_release(c);
+    GT_ASSERT_EQ_INT(listed(first, NULL, 0, NULL), 0);
 }
 
 /* The process keeps a registry open between claims: one removed meanwhile (its directory and

@@ -2,9 +2,12 @@
  * gives the disjoint groups a split of the device would, with their contexts and nothing left
  * behind on failure; gctx_context_create_at_least rounds up as torch's GreenContext.create
  * does, to the whole device above the largest group, and names the device's count when asked
- * for more. Against the simulated H200 (132 SMs) and the real driver. */
+ * for more; every driver call on their paths failing in turn leaves nothing behind and no
+ * output written. Against the simulated H200 (132 SMs) and the real driver. */
 #include "harness.h"
+#include "raw_calls.h"
 #include "sm_ids.h"
+#include "testing.h"
 
 static unsigned context_sms(gctx_context *c)
 {
@@ -98,4 +101,84 @@ GT_TEST(create_at_least_rounds_up_as_torch)
     GT_ASSERT(c == NULL);
     if (gt_on_sim())
         GT_ASSERT_EQ_INT(gt_sim_live("green_ctx"), 0);
+}
+
+/* ---- every driver call on the paths failing in turn (the simulator) ---- */
+
+typedef struct one_call {
+    int objects, greens, primaries; /* live before the call */
+    CUcontext current;              /* the caller's, before and after */
+    gctx_context *parts[2], *left, *at_least;
+} one_call;
+
+static gctx_context *const untouched = (gctx_context *)&untouched;
+
+static CUcontext current(void)
+{
+    CUcontext c = NULL;
+    gt_raw()->cuCtxGetCurrent(&c);
+    return c;
+}
+
+static void before_call(void *arg)
+{
+    one_call *k = arg;
+    k->objects = gctx__object_live_count();
+    k->greens = gt_sim_live("green_ctx");
+    k->primaries = gt_sim_live("primary_ctx");
+    k->current = current();
+    k->parts[0] = k->parts[1] = k->left = k->at_least = untouched;
+}
+
+/* A split of the device into {16, 24} and the remainder, then a context of at least 20 SMs:
+ * three green contexts, then one; a failure makes none and writes no output. */
+static int split_then_at_least(void *arg)
+{
+    one_call *k = arg;
+    gctx_group req[] = {gt_group(16), gt_group(24)};
+    int failed = 0;
+    gctx_status s = gctx_context_split_device(0, req, 2, NULL, NULL, k->parts, &k->left);
+    if (gt_fault_failed(s)) {
+        failed++;
+        if (k->parts[0] != untouched || k->parts[1] != untouched || k->left != untouched)
+            gt_fail(__FILE__, __LINE__, "a failed gctx_context_split_device wrote its outputs");
+    }
+    s = gctx_context_create_at_least(0, 20, NULL, &k->at_least);
+    if (gt_fault_failed(s)) {
+        failed++;
+        if (k->at_least != untouched)
+            gt_fail(__FILE__, __LINE__, "a failed gctx_context_create_at_least wrote its output");
+    }
+    if (current() != k->current)
+        gt_fail(__FILE__, __LINE__, "the caller's current context changed");
+    return failed;
+}
+
+static void release_and_count(void *arg)
+{
+    one_call *k = arg;
+    gctx_context *made[] = {k->parts[0], k->parts[1], k->left, k->at_least};
+    for (int i = 0; i < 4; i++)
+        if (made[i] != untouched)
+            gctx_context_release(made[i]);
+    GT_ASSERT_EQ_INT(gctx__object_live_count(), k->objects);
+    GT_ASSERT_EQ_INT(gt_sim_live("green_ctx"), k->greens);
+    GT_ASSERT_EQ_INT(gt_sim_live("primary_ctx"), k->primaries);
+}
+
+GT_TEST(split_device_and_at_least_roll_back_every_failed_call)
+{
+    gt_require_sim(0, NULL);
+    GT_CHECK();
+    if (gt_require_green_contexts())
+        return;
+    const char *symbols[] = {"cuDeviceGetDevResource", "cuDevicePrimaryCtxRetain",
+                             "cuDevSmResourceSplitByCount", "cuDevSmResourceSplit",
+                             "cuDevResourceGenerateDesc", "cuGreenCtxCreate", "cuCtxFromGreenCtx",
+                             "cuGreenCtxGetId", "cuGreenCtxGetDevResource"};
+    one_call k;
+    gt_fault_round round = {before_call, split_then_at_least, release_and_count, &k};
+    long failures = gt_each_fault(symbols, sizeof symbols / sizeof symbols[0], 4, 1, round);
+    GT_CHECK();
+    GT_ASSERT_GT_INT(failures, 8);
 }

@@ -537,6 +537,47 @@ GT_TEST(many_threads_create_use_release)
     }
 }
 
+/* Partitions made and released at once on 8 threads, nothing else of greenctx holding the
+ * device: the first hold's retain of the primary context and the last drop's release race.
+ * While a thread holds a partition the retain is live (a context made then would not
+ * initialise the primary context again); once all are released greenctx holds none. */
+static int primary_refs_before;
+
+static void *hold_and_drop(void *arg)
+{
+    (void)arg;
+    long bad = 0;
+    for (int i = 0; i < 300; i++) {
+        gctx_partition *p = NULL;
+        if (gctx_partition_from_device(0, &p) != GCTX_SUCCESS ||
+            gt_sim_live("primary_ctx") != primary_refs_before + 1)
+            bad++;
+        gctx_partition_release(p);
+    }
+    return (void *)bad;
+}
+
+GT_TEST(threads_race_the_first_hold_and_last_drop_of_the_primary_context)
+{
+    if (begin())
+        return;
+    if (!gt_on_sim())
+        GT_SKIP("the primary context's retains are counted by the simulator");
+    primary_refs_before = gt_sim_live("primary_ctx");
+    enum { THREADS = 8 };
+    pthread_t threads[THREADS];
+    for (long t = 0; t < THREADS; t++)
+        GT_ASSERT_EQ_INT(pthread_create(&threads[t], NULL, hold_and_drop, NULL), 0);
+    long bad = 0;
+    for (int t = 0; t < THREADS; t++) {
+        void *r;
+        pthread_join(threads[t], &r);
+        bad += (long)r;
+    }
+    GT_ASSERT_EQ_INT(bad, 0);
+    GT_ASSERT_EQ_INT(gt_sim_live("primary_ctx"), primary_refs_before);
+}
+
 GT_TEST(locality_domains)
 {
     if (begin())

@@ -176,3 +176,44 @@ def test_prototypes_are_declared_once_at_load(whole, made):
     after = {name: (getattr(lib, name).argtypes, getattr(lib, name).restype)
              for name in _capi.SIGNATURES}
     assert all(after[k][0] is before[k][0] and after[k][1] is before[k][1] for k in before)
+
+
+def test_threads_share_the_read_only_structs_and_get_their_own_results():
+    """The package passes one options struct per policy, and cached group arrays, to every
+    call (the C library only reads them): threads asking at once for different counts,
+    roundings and workqueue limits each get what they asked for, and the shared structs are
+    as they were."""
+    import threading
+    from greenctx import context, partition, stream
+    workqueues = greenctx.driver_version() >= 13010
+    shared = (bytes(context._PLAIN_OPTIONS[False]), bytes(context._PLAIN_OPTIONS[True]),
+              bytes(stream._DEFAULT_OPTIONS),
+              {k: bytes(v) for k, v in partition._SPLIT_OPTIONS.items()})
+    errors = []
+
+    def work(i):
+        n, limit = 8 * (1 + i % 4), 1 + i % 8
+        try:
+            for _ in range(20):
+                with GreenContext(num_sms=n) as c, c.stream() as s:
+                    assert (c.sm_count, s.handle != 0) == (n, True)
+                a, b = GreenContext.split(num_sms=(n, 8), rounding="up" if i % 2 else "strict")
+                assert (a.sm_count, b.sm_count) == (n, 8)
+                a.close()
+                b.close()
+                if workqueues:
+                    with GreenContext(num_sms=n, workqueue_scope="balanced",
+                                      workqueue_concurrency_limit=limit) as w:
+                        assert w.workqueue_concurrency_limit == limit
+        except BaseException as e:  # noqa: BLE001 - reported by the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert shared == (bytes(context._PLAIN_OPTIONS[False]), bytes(context._PLAIN_OPTIONS[True]),
+                      bytes(stream._DEFAULT_OPTIONS),
+                      {k: bytes(v) for k, v in partition._SPLIT_OPTIONS.items()})
