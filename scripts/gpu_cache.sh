@@ -11,13 +11,10 @@
 set -uo pipefail
 out=${OUT:-gpu-out}
 mkdir -p "$out"
-jobs=$(nproc)
 . "$(dirname "$0")/gpu_stages.sh"
 machine_info
 
-stage build 600 bash -c "cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DGREENCTX_TEST_DRIVER=real && cmake --build build-gpu -j$jobs"
-passed build || { summary gpu_cache; exit 1; }
+build_gpu gpu_cache
 stage cache 150 build-gpu/tests/test_cache hits_only_for_the_same_sms other_sms_miss \
   nested_partitions_hit_through_their_context bounded_least_recently_used_first \
   fresh_flag_and_bad_flags bad_arguments adopted_contexts_are_never_cached off_switch \

@@ -15,14 +15,11 @@
 set -uo pipefail
 out=${OUT:-gpu-out}
 mkdir -p "$out"
-jobs=$(nproc)
 rt=$(mktemp -d /tmp/greenctx-claims-XXXXXX)
 . "$(dirname "$0")/gpu_stages.sh"
 machine_info
 
-stage build 600 bash -c "cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DGREENCTX_TEST_DRIVER=real && cmake --build build-gpu -j$jobs"
-passed build || { summary gpu_claims; exit 1; }
+build_gpu gpu_claims
 child=build-gpu/tests/claim_child
 export PYTHONPATH=$PWD/python GREENCTX_LIBRARY=$PWD/build-gpu/src/libgreenctx.so
 

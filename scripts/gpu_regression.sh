@@ -13,7 +13,6 @@ set -uo pipefail
 out=${OUT:-gpu-out}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-jobs=$(nproc)
 py=${PYTHON:-python3}
 . "$(dirname "$0")/gpu_stages.sh"
 cuda_core() {
@@ -21,9 +20,7 @@ cuda_core() {
 }
 machine_info cuda_core
 
-stage build 600 bash -c "cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DGREENCTX_TEST_DRIVER=real && cmake --build build-gpu -j$jobs"
-passed build || { summary gpu_regression; exit 1; }
+build_gpu gpu_regression
 library=$(ls build-gpu/src/libgreenctx.so.0.* | head -n 1)
 
 stage quick 900 bash -c "cd build-gpu && GREENCTX_GPU_OUT='$out/quick' \

@@ -6,6 +6,8 @@
 #                                  runs programs only)
 #   verdict NAME RC SECONDS        records the result of a check run otherwise
 #   passed NAME                    true when stage NAME passed
+#   build_gpu LABEL                the stage `build`: build-gpu against the real driver, as
+#                                  make test-gpu builds it; on failure the summary, exit 1
 #   summary LABEL                  the results into $out/summary.txt, "LABEL: PASS|FAIL", and
 #                                  the exit status: 1 when anything failed
 # The results accumulate in the array results, one "PASS|FAIL|SKIP NAME (N s)" line each.
@@ -52,4 +54,9 @@ summary() {
         return 1
     fi
     echo "$1: PASS" | tee -a "$out/summary.txt"
+}
+build_gpu() {
+    stage build 600 bash -c "cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DGREENCTX_TEST_DRIVER=real && cmake --build build-gpu -j$(nproc)"
+    passed build || { summary "$1"; exit 1; }
 }
