@@ -205,6 +205,9 @@ int el_buffers_make(const bench_env *env, const el_shape *shape, const el_site *
         size_t g = (size_t)b * EL_KV_HEADS * attn_splits(shape, b);
         max_grid = g > max_grid ? g : max_grid;
     }
+    /* the site's kernels launch with its context current (the allocations push the primary's) */
+    if (bench_push(env, site->ctx))
+        return -1;
     int rc = 0;
     for (unsigned l = 0; l < shape->layers && rc == 0; l++) {
         for (unsigned m = 0; m < EL_NB_MATRICES && rc == 0; m++)
@@ -226,10 +229,9 @@ int el_buffers_make(const bench_env *env, const el_shape *shape, const el_site *
              alloc_filled(env, site, stream, &buf->a, tokens * EL_FFN, seed++,
                           "prefill's tokens") ||
              bench_alloc(env, &buf->c, tokens * 2 * EL_FFN * 4, "prefill's outputs");
-    if (rc == 0 && bench_push(env, site->ctx) == 0) {
+    if (rc == 0)
         rc = bench_cu(env->drv->cuStreamSynchronize(stream), "filling bench elastic's buffers");
-        bench_pop(env);
-    }
+    bench_pop(env);
     if (rc)
         el_buffers_free(env, buf);
     return rc ? -1 : 0;
