@@ -199,7 +199,8 @@ typedef struct el_arm {
 typedef struct el_target_check {
     const char *what;
     int applies; /* 0: not for this trace, or an arm it needs did not run */
-    int met;
+    int met;      /* the rule on the figures; printed as met / not met only when measured */
+    int measured; /* 0: the simulator's figures, so no verdict is printed ("simulated") */
     char detail[200];
 } el_target_check;
 

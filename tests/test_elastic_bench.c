@@ -139,6 +139,7 @@ GT_TEST(targets_met_and_not_met_on_onoff)
     GT_ASSERT(r->check[4].applies && r->check[4].met);
     GT_ASSERT_CONTAINS(r->check[4].detail, "4.00 ms beyond it");
     GT_ASSERT(strstr(r->check[0].detail, "simulated") == NULL);
+    GT_ASSERT(r->check[0].measured && r->check[4].measured);
     /* A controller that wins on rate but breaks the target does not meet it. */
     ctl->step_ms.p99 = 2.5;
     el_check_targets(&env, r);
@@ -158,6 +159,7 @@ GT_TEST(stationary_allows_three_percent_and_the_simulator_says_so)
     GT_ASSERT(!r->check[0].applies && !r->check[1].applies);
     GT_ASSERT(r->check[2].applies && r->check[2].met);
     GT_ASSERT_CONTAINS(r->check[2].detail, "simulated: not a measurement");
+    GT_ASSERT(!r->check[2].measured); /* printed "simulated", never "met" */
     ctl->prefill_tokens_per_s = 2900; /* 0.967x */
     el_check_targets(&env, r);
     GT_ASSERT(r->check[2].applies && !r->check[2].met);
