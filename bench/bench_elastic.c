@@ -126,11 +126,21 @@ static void rig_close(el_rig *rig)
                 env->drv->cuStreamSynchronize(rig->primary[i]);
                 env->drv->cuStreamDestroy(rig->primary[i]);
             }
+        /* the layouts' streams idle before their contexts' kernels unload */
+        for (unsigned l = 0; l < rig->nb_layouts; l++) {
+            const el_place *p = &rig->place[PLACE_LAYOUT0 + l];
+            if (p->lat)
+                env->drv->cuStreamSynchronize(p->lat);
+            if (p->thr)
+                env->drv->cuStreamSynchronize(p->thr);
+        }
         bench_pop(env);
     }
-    gctx_layouts_release(rig->layouts); /* synchronizes its streams */
-    el_buffers_free(env, &rig->buf);
+    /* before the layouts: releasing them may destroy the contexts the kernels live in (the
+     * context cache keeps 16) */
     el_sites_close(env, &rig->sites);
+    gctx_layouts_release(rig->layouts);
+    el_buffers_free(env, &rig->buf);
 }
 
 static int rig_open(el_rig *rig, const bench_env *env, const elastic_options *eo)

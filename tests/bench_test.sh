@@ -117,6 +117,12 @@ sim_elastic)
     json_ok "$out" 'all("simulated" in t["detail"] for t in d["elastic"]["targets"] if t["applies"])'
     # No verdict from the model's figures: "met" is null, the rule's answer is model_met.
     json_ok "$out" 'all(t["met"] is None and not t["measured"] and ("model_met" in t) == t["applies"] for t in d["elastic"]["targets"])'
+    # With the context cache off, releasing the layouts destroys their contexts: the kernels
+    # and events loaded there are gone before, never pushed after.
+    export GREENCTX_CONTEXT_CACHE=0
+    run 0 --sim h200 bench elastic --quick --layers 1 --seconds 0.2 --arms 1p
+    unset GREENCTX_CONTEXT_CACHE
+    grep -q "cuCtxPushCurrent" "$err" && fail "a context was used after the layouts ended"
     # Bad arguments: refused with what would work, before anything runs.
     run 2 --sim h200 bench elastic --trace bursty
     has "$err" "--trace: onoff, duty50, poisson or stationary, got 'bursty'"
