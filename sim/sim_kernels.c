@@ -103,11 +103,12 @@ gcu_result sim_cuModuleGetFunction(gcu_function *fn, gcu_module module, const ch
     if (k == SIM_NB_ELASTIC)
         SIM_FAIL(GCU_ERROR_NOT_FOUND);
     uintptr_t h;
+    sim_ctx ctx = m->ctx; /* the allocation may move the pool, and m with it */
     sim_module *f = sim_pool_alloc(&modules, &h);
     if (!f)
         SIM_FAIL(GCU_ERROR_OUT_OF_MEMORY);
     *f = (sim_module){.slot = f->slot, .image = SIM_IMAGE_ELASTIC, .parent = (uintptr_t)module,
-                      .kernel = k, .ctx = m->ctx};
+                      .kernel = k, .ctx = ctx};
     *fn = (gcu_function)sim_handle_retag(h, SIM_TAG_FUNCTION);
     SIM_END();
 }
