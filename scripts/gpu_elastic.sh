@@ -9,7 +9,7 @@
 # first runs bench.elastic_gpu (make test-gpu's check, about 2 minutes). On every exit the
 # logs are tarred into $OUT/elastic.tar.gz and any MPS daemon a killed bench left under
 # /tmp/greenctx-bench-* is quit. About 2 minutes a trace with --quick on an H200 (10
-# one-process arms, 6 two-process arms) and 4 minutes without; e.g.
+# one-process arms, 6 two-process arms) and 2.5 without (13 one-process arms); e.g.
 #   scripts/gpu_elastic.sh
 #   QUICK=0 TRACES="duty50 poisson" OUT=$OUT/more scripts/gpu_elastic.sh
 set -uo pipefail
