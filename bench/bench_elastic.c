@@ -126,11 +126,21 @@ static void rig_close(el_rig *rig)
                 env->drv->cuStreamSynchronize(rig->primary[i]);
                 env->drv->cuStreamDestroy(rig->primary[i]);
             }
+        /* the layouts' streams idle before their contexts' kernels unload */
+        for (unsigned l = 0; l < rig->nb_layouts; l++) {
+            const el_place *p = &rig->place[PLACE_LAYOUT0 + l];
+            if (p->lat)
+                env->drv->cuStreamSynchronize(p->lat);
+            if (p->thr)
+                env->drv->cuStreamSynchronize(p->thr);
+        }
         bench_pop(env);
     }
-    gctx_layouts_release(rig->layouts); /* synchronizes its streams */
-    el_buffers_free(env, &rig->buf);
+    /* before the layouts: releasing them may destroy the contexts the kernels live in (the
+     * context cache keeps 16) */
     el_sites_close(env, &rig->sites);
+    gctx_layouts_release(rig->layouts);
+    el_buffers_free(env, &rig->buf);
 }
 
 static int rig_open(el_rig *rig, const bench_env *env, const elastic_options *eo)
@@ -265,8 +275,15 @@ static int move(el_rig *rig, int from, int to)
     if (a->layout >= 0 && b->layout >= 0)
         return 0;
     CUevent marks[2] = {a->lat_site->lat_mark, a->thr_site->thr_mark};
-    int rc = bench_cu(drv->cuEventRecord(marks[0], a->lat), "cuEventRecord") ||
-             bench_cu(drv->cuEventRecord(marks[1], a->thr), "cuEventRecord");
+    const el_site *sites[2] = {a->lat_site, a->thr_site};
+    CUstream from_streams[2] = {a->lat, a->thr};
+    int rc = 0;
+    for (int i = 0; i < 2 && rc == 0; i++) { /* each mark in its own context */
+        if ((rc = bench_push(rig->env, sites[i]->ctx)))
+            break;
+        rc = bench_cu(drv->cuEventRecord(marks[i], from_streams[i]), "cuEventRecord");
+        bench_pop(rig->env);
+    }
     for (int i = 0; i < 2 && rc == 0; i++)
         rc = bench_cu(drv->cuStreamWaitEvent(b->lat, marks[i], 0), "cuStreamWaitEvent") ||
              bench_cu(drv->cuStreamWaitEvent(b->thr, marks[i], 0), "cuStreamWaitEvent");
@@ -302,24 +319,31 @@ static int launch_decode(el_loop *L, const el_place *p, unsigned batch)
     const bench_env *env = L->rig->env;
     const raw_driver *drv = env->drv;
     const el_shape *shape = &L->rig->shape;
+    if (bench_push(env, p->lat_site->ctx)) /* the kernels' context, current for their launches */
+        return -1;
     int rc = bench_cu(drv->cuEventRecord(p->lat_site->lat_start, p->lat), "cuEventRecord") ||
              el_decode_step(env, shape, &L->rig->buf, p->lat_site, p->lat, batch);
     for (unsigned l = 0; L->chunk && l < shape->layers && rc == 0; l++)
         rc = el_prefill_unit(env, shape, &L->rig->buf, p->lat_site, p->lat, l, L->chunk);
-    return rc || bench_cu(drv->cuEventRecord(p->lat_site->lat_end, p->lat), "cuEventRecord");
+    rc = rc || bench_cu(drv->cuEventRecord(p->lat_site->lat_end, p->lat), "cuEventRecord");
+    bench_pop(env);
+    return rc;
 }
 
 static int launch_prefill(el_loop *L, const el_place *p, unsigned long long *next_unit)
 {
     const bench_env *env = L->rig->env;
     const raw_driver *drv = env->drv;
-    for (unsigned s = 0; s < EL_THR_SLOTS; s++, (*next_unit)++)
-        if (bench_cu(drv->cuEventRecord(p->thr_site->thr_start[s], p->thr), "cuEventRecord") ||
-            el_prefill_unit(env, &L->rig->shape, &L->rig->buf, p->thr_site, p->thr,
-                            (unsigned)(*next_unit % L->rig->shape.layers), L->rig->shape.chunk) ||
-            bench_cu(drv->cuEventRecord(p->thr_site->thr_end[s], p->thr), "cuEventRecord"))
-            return -1;
-    return 0;
+    if (bench_push(env, p->thr_site->ctx)) /* the kernels' context, current for their launches */
+        return -1;
+    int rc = 0;
+    for (unsigned s = 0; s < EL_THR_SLOTS && rc == 0; s++, (*next_unit)++)
+        rc = bench_cu(drv->cuEventRecord(p->thr_site->thr_start[s], p->thr), "cuEventRecord") ||
+             el_prefill_unit(env, &L->rig->shape, &L->rig->buf, p->thr_site, p->thr,
+                             (unsigned)(*next_unit % L->rig->shape.layers), L->rig->shape.chunk) ||
+             bench_cu(drv->cuEventRecord(p->thr_site->thr_end[s], p->thr), "cuEventRecord");
+    bench_pop(env);
+    return rc ? -1 : 0;
 }
 
 /* Candidate c of the controller: layout c, or (the last) "no split" on the primary's streams. */
@@ -452,20 +476,24 @@ static int run_arm(el_rig *rig, const el_trace *trace, elastic_result *res, el_a
         arm->lat_sms = p->lat_sms;
         arm->thr_sms = p->thr_sms;
     }
-    int rc = run_loop(&L, place);
+    /* a context current for the loop's queries and events (its launches push their own) */
+    const bench_env *env = rig->env;
+    int rc = bench_push(env, env->primary);
+    if (rc == 0) {
+        rc = run_loop(&L, place);
+        /* the next arm starts on an idle GPU; a failed wait is the arm's fault too */
+        for (unsigned i = 0; i < 3; i++)
+            rc |= bench_cu(env->drv->cuStreamSynchronize(rig->primary[i]), "the arm's end");
+        for (unsigned l = 0; l < rig->nb_layouts; l++)
+            rc |= bench_cu(env->drv->cuStreamSynchronize(rig->place[PLACE_LAYOUT0 + l].lat),
+                           "the arm's end") |
+                  bench_cu(env->drv->cuStreamSynchronize(rig->place[PLACE_LAYOUT0 + l].thr),
+                           "the arm's end");
+        bench_pop(env);
+    }
     arm->ran = rc == 0;
     if (rc)
         snprintf(arm->why, sizeof arm->why, "failed: see the messages above");
-    /* the next arm starts on an idle GPU */
-    if (bench_push(rig->env, rig->env->primary) == 0) {
-        for (unsigned i = 0; i < 3; i++)
-            rig->env->drv->cuStreamSynchronize(rig->primary[i]);
-        bench_pop(rig->env);
-    }
-    for (unsigned l = 0; l < rig->nb_layouts; l++) {
-        rig->env->drv->cuStreamSynchronize(rig->place[PLACE_LAYOUT0 + l].lat);
-        rig->env->drv->cuStreamSynchronize(rig->place[PLACE_LAYOUT0 + l].thr);
-    }
     return rc;
 }
 

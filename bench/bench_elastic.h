@@ -122,6 +122,19 @@ double el_decode_weight_bytes(const el_shape *shape);
 double el_prefill_flops(const el_shape *shape, unsigned tokens);
 double el_prefill_bytes(const el_shape *shape, unsigned tokens);
 
+/* Each layer matrix W[rows][cols] (out features x in features): QKV, O, gate+up, down. */
+extern const unsigned el_matrix_rows[EL_NB_MATRICES], el_matrix_cols[EL_NB_MATRICES];
+/* The attention's split of each sequence's context over blocks at a batch: sized for the
+ * device (shape->device_sms), the same in every arm; at least 64 positions a split. */
+unsigned el_attn_splits(const el_shape *shape, unsigned batch);
+/* The bytes of each buffer el_buffers_make allocates: enough for every launch of the run
+ * (batches up to the peak, prefill up to 2 x chunk tokens for chunked prefill). */
+typedef struct el_sizes {
+    size_t weight[EL_NB_MATRICES], kv; /* kv: each of K and V, per layer */
+    size_t x, q, y, part, a, c;
+} el_sizes;
+void el_buffer_sizes(const el_shape *shape, el_sizes *sizes);
+
 /* Allocates and fills (with the site's kernels, on stream; synchronized) every buffer. */
 int el_buffers_make(const bench_env *env, const el_shape *shape, const el_site *site,
                     CUstream stream, el_buffers *buf);
@@ -199,7 +212,8 @@ typedef struct el_arm {
 typedef struct el_target_check {
     const char *what;
     int applies; /* 0: not for this trace, or an arm it needs did not run */
-    int met;
+    int met;      /* the rule on the figures; printed as met / not met only when measured */
+    int measured; /* 0: the simulator's figures, so no verdict is printed ("simulated") */
     char detail[200];
 } el_target_check;
 

@@ -15,10 +15,9 @@
 #define GEMM_TILE 64u
 #define FILL_SEED 0x5eed0e1au
 
-/* rows x cols of each layer matrix (W[rows][cols]: out features x in features). */
-static const unsigned matrix_rows[EL_NB_MATRICES] = {
-    EL_HIDDEN + 2 * EL_KV_HEADS * EL_HEAD_DIM, EL_HIDDEN, 2 * EL_FFN, EL_HIDDEN};
-static const unsigned matrix_cols[EL_NB_MATRICES] = {EL_HIDDEN, EL_HIDDEN, EL_HIDDEN, EL_FFN};
+const unsigned el_matrix_rows[EL_NB_MATRICES] = {EL_HIDDEN + 2 * EL_KV_HEADS * EL_HEAD_DIM,
+                                                 EL_HIDDEN, 2 * EL_FFN, EL_HIDDEN};
+const unsigned el_matrix_cols[EL_NB_MATRICES] = {EL_HIDDEN, EL_HIDDEN, EL_HIDDEN, EL_FFN};
 
 #define SITE_EVENTS (4 + 2 * EL_THR_SLOTS)
 
@@ -136,7 +135,7 @@ void el_sites_close(const bench_env *env, el_sites *sites)
     sites->count = 0;
 }
 
-static unsigned attn_splits(const el_shape *shape, unsigned batch)
+unsigned el_attn_splits(const el_shape *shape, unsigned batch)
 {
     unsigned rows = batch * EL_KV_HEADS;
     unsigned splits = (ATTN_BLOCKS_PER_SM * shape->device_sms + rows - 1) / rows;
@@ -155,7 +154,7 @@ double el_decode_weight_bytes(const el_shape *shape)
 {
     double bytes = 0;
     for (unsigned m = 0; m < EL_NB_MATRICES; m++)
-        bytes += (double)matrix_rows[m] * matrix_cols[m] * 2;
+        bytes += (double)el_matrix_rows[m] * el_matrix_cols[m] * 2;
     return bytes * shape->layers;
 }
 
@@ -169,7 +168,7 @@ double el_prefill_flops(const el_shape *shape, unsigned tokens)
     (void)shape;
     double flops = 0;
     for (unsigned m = 0; m < EL_NB_MATRICES; m++)
-        flops += 2.0 * tokens * matrix_rows[m] * matrix_cols[m];
+        flops += 2.0 * tokens * el_matrix_rows[m] * el_matrix_cols[m];
     return flops;
 }
 
@@ -178,17 +177,37 @@ double el_prefill_bytes(const el_shape *shape, unsigned tokens)
     (void)shape;
     double bytes = 0;
     for (unsigned m = 0; m < EL_NB_MATRICES; m++)
-        bytes += (double)matrix_rows[m] * matrix_cols[m] * 2 +
-                 (double)tokens * (matrix_cols[m] * 2 + matrix_rows[m] * 4);
+        bytes += (double)el_matrix_rows[m] * el_matrix_cols[m] * 2 +
+                 (double)tokens * (el_matrix_cols[m] * 2 + el_matrix_rows[m] * 4);
     return bytes;
 }
 
-static int alloc_filled(const bench_env *env, const el_site *site, CUstream stream,
-                        gcu_deviceptr *ptr, size_t elements, unsigned seed, const char *what)
+void el_buffer_sizes(const el_shape *shape, el_sizes *z)
 {
-    if (bench_alloc(env, ptr, elements * 2, what))
+    size_t peak = shape->peak_batch, tokens = 2 * (size_t)shape->chunk; /* chunked goes to 2x */
+    size_t max_grid = 0;
+    for (unsigned b = 1; b <= shape->peak_batch; b++) {
+        size_t g = (size_t)b * EL_KV_HEADS * el_attn_splits(shape, b);
+        max_grid = g > max_grid ? g : max_grid;
+    }
+    for (unsigned m = 0; m < EL_NB_MATRICES; m++)
+        z->weight[m] = (size_t)el_matrix_rows[m] * el_matrix_cols[m] * 2;
+    z->kv = peak * EL_KV_HEADS * shape->context * EL_HEAD_DIM * 2;
+    z->x = peak * EL_FFN * 2;                          /* bf16 [batch][widest cols] */
+    z->q = peak * EL_Q_HEADS * EL_HEAD_DIM * 2;        /* bf16 [batch][q heads][128] */
+    z->y = peak * 2 * EL_FFN * 4;                      /* fp32 [batch][widest rows] */
+    z->part = max_grid * 4 * (EL_HEAD_DIM + 2) * 4;    /* fp32 [block][4 heads][130] */
+    z->a = tokens * EL_FFN * 2;                        /* bf16 [tokens][widest cols] */
+    z->c = tokens * 2 * EL_FFN * 4;                    /* fp32 [tokens][widest rows] */
+}
+
+/* bytes of bf16 values, filled */
+static int alloc_filled(const bench_env *env, const el_site *site, CUstream stream,
+                        gcu_deviceptr *ptr, size_t bytes, unsigned seed, const char *what)
+{
+    if (bench_alloc(env, ptr, bytes, what))
         return -1;
-    unsigned long long n = elements;
+    unsigned long long n = bytes / 2;
     void *params[] = {ptr, &n, &seed};
     return bench_launch(env, site->fill, env->sm_count * BENCH_FULL_BLOCKS_SM, stream, params,
                         "launching gce_fill_bf16");
@@ -199,37 +218,29 @@ int el_buffers_make(const bench_env *env, const el_shape *shape, const el_site *
 {
     memset(buf, 0, sizeof *buf);
     unsigned seed = FILL_SEED;
-    size_t kv = (size_t)shape->peak_batch * EL_KV_HEADS * shape->context * EL_HEAD_DIM;
-    size_t max_grid = 0, tokens = 2 * (size_t)shape->chunk; /* chunked prefill goes to 2x */
-    for (unsigned b = 1; b <= shape->peak_batch; b++) {
-        size_t g = (size_t)b * EL_KV_HEADS * attn_splits(shape, b);
-        max_grid = g > max_grid ? g : max_grid;
-    }
+    el_sizes z;
+    el_buffer_sizes(shape, &z);
+    /* the site's kernels launch with its context current (the allocations push the primary's) */
+    if (bench_push(env, site->ctx))
+        return -1;
     int rc = 0;
     for (unsigned l = 0; l < shape->layers && rc == 0; l++) {
         for (unsigned m = 0; m < EL_NB_MATRICES && rc == 0; m++)
-            rc = alloc_filled(env, site, stream, &buf->w[l][m],
-                              (size_t)matrix_rows[m] * matrix_cols[m], seed++, "the weights");
-        rc = rc ? rc : alloc_filled(env, site, stream, &buf->k[l], kv, seed++, "the K cache");
-        rc = rc ? rc : alloc_filled(env, site, stream, &buf->v[l], kv, seed++, "the V cache");
+            rc = alloc_filled(env, site, stream, &buf->w[l][m], z.weight[m], seed++,
+                              "the weights");
+        rc = rc ? rc : alloc_filled(env, site, stream, &buf->k[l], z.kv, seed++, "the K cache");
+        rc = rc ? rc : alloc_filled(env, site, stream, &buf->v[l], z.kv, seed++, "the V cache");
     }
     if (rc == 0)
-        rc = alloc_filled(env, site, stream, &buf->x, (size_t)shape->peak_batch * EL_FFN, seed++,
-                          "decode's activations") ||
-             alloc_filled(env, site, stream, &buf->q,
-                          (size_t)shape->peak_batch * EL_Q_HEADS * EL_HEAD_DIM, seed++,
-                          "decode's queries") ||
-             bench_alloc(env, &buf->y, (size_t)shape->peak_batch * 2 * EL_FFN * 4,
-                         "decode's outputs") ||
-             bench_alloc(env, &buf->part, max_grid * 4 * (EL_HEAD_DIM + 2) * 4,
-                         "the attention's partials") ||
-             alloc_filled(env, site, stream, &buf->a, tokens * EL_FFN, seed++,
-                          "prefill's tokens") ||
-             bench_alloc(env, &buf->c, tokens * 2 * EL_FFN * 4, "prefill's outputs");
-    if (rc == 0 && bench_push(env, site->ctx) == 0) {
+        rc = alloc_filled(env, site, stream, &buf->x, z.x, seed++, "decode's activations") ||
+             alloc_filled(env, site, stream, &buf->q, z.q, seed++, "decode's queries") ||
+             bench_alloc(env, &buf->y, z.y, "decode's outputs") ||
+             bench_alloc(env, &buf->part, z.part, "the attention's partials") ||
+             alloc_filled(env, site, stream, &buf->a, z.a, seed++, "prefill's tokens") ||
+             bench_alloc(env, &buf->c, z.c, "prefill's outputs");
+    if (rc == 0)
         rc = bench_cu(env->drv->cuStreamSynchronize(stream), "filling bench elastic's buffers");
-        bench_pop(env);
-    }
+    bench_pop(env);
     if (rc)
         el_buffers_free(env, buf);
     return rc ? -1 : 0;
@@ -251,10 +262,10 @@ void el_buffers_free(const bench_env *env, el_buffers *buf)
 int el_decode_step(const bench_env *env, const el_shape *shape, const el_buffers *buf,
                    const el_site *site, CUstream stream, unsigned batch)
 {
-    unsigned ctx = shape->context, kv_heads = EL_KV_HEADS, splits = attn_splits(shape, batch);
+    unsigned ctx = shape->context, kv_heads = EL_KV_HEADS, splits = el_attn_splits(shape, batch);
     for (unsigned l = 0; l < shape->layers; l++)
         for (unsigned m = 0; m < EL_NB_MATRICES; m++) {
-            unsigned rows = matrix_rows[m], cols = matrix_cols[m];
+            unsigned rows = el_matrix_rows[m], cols = el_matrix_cols[m];
             void *gemv[] = {(void *)&buf->w[l][m], (void *)&buf->x, (void *)&buf->y, &rows, &cols,
                             &batch};
             if (bench_launch(env, site->gemv, rows / GEMV_WARPS_PER_BLOCK, stream, gemv,
@@ -303,7 +314,7 @@ static int blas_gemm(const bench_env *env, const el_site *site, CUstream stream,
 int el_prefill_gemm(const bench_env *env, const el_buffers *buf, const el_site *site,
                     CUstream stream, unsigned layer, unsigned matrix, unsigned tokens)
 {
-    unsigned rows = matrix_rows[matrix], cols = matrix_cols[matrix];
+    unsigned rows = el_matrix_rows[matrix], cols = el_matrix_cols[matrix];
     if (site->blas && site->blas->handle)
         return blas_gemm(env, site, stream, buf->a, buf->w[layer][matrix], buf->c, tokens, rows,
                          cols);

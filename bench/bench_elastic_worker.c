@@ -291,6 +291,8 @@ static int timed(el_worker *w, unsigned arg, unsigned matrix, double *ms)
     const raw_driver *drv = w->env.drv;
     const el_site *s = w->site;
     float elapsed = 0;
+    if (bench_push(&w->env, s->ctx)) /* the kernels' context, current for their launches */
+        return -1;
     int rc = bench_cu(drv->cuEventRecord(s->lat_start, w->stream), "cuEventRecord") ||
              (w->decode ? el_decode_step(&w->env, &w->shape, &w->buf, s, w->stream, arg)
                         : el_prefill_gemm(&w->env, &w->buf, s, w->stream, arg, matrix,
@@ -299,6 +301,7 @@ static int timed(el_worker *w, unsigned arg, unsigned matrix, double *ms)
              bench_cu(drv->cuEventSynchronize(s->lat_end), "waiting for a step") ||
              bench_cu(drv->cuEventElapsedTime(&elapsed, s->lat_start, s->lat_end),
                       "cuEventElapsedTime");
+    bench_pop(&w->env);
     *ms = elapsed;
     return rc;
 }
@@ -427,8 +430,10 @@ int bench_elastic_worker(int argc, char **argv, greenctx_tool_options *opts)
     }
     if (rc == 0)
         tenant_say("done");
-    if (w->stream)
+    if (w->stream && w->site && bench_push(&w->env, w->site->ctx) == 0) {
         w->env.drv->cuStreamSynchronize(w->stream);
+        bench_pop(&w->env);
+    }
     el_blas_close(&w->env, &w->blas);
     el_buffers_free(&w->env, &w->buf);
     el_sites_close(&w->env, &w->sites);

@@ -29,6 +29,7 @@ typedef struct sim_module {
     int image;
     uintptr_t parent; /* 0: a module */
     int kernel;       /* a function of an elastic module: its index in elastic_entries */
+    sim_ctx ctx;      /* the context current at its load: its functions launch there only */
 } sim_module;
 
 static sim_pool modules = {.item_size = sizeof(sim_module), .tag = SIM_TAG_MODULE};
@@ -62,6 +63,7 @@ gcu_result sim_cuModuleLoadData(gcu_module *module, const void *image)
     if (!m)
         SIM_FAIL(GCU_ERROR_OUT_OF_MEMORY);
     m->image = kind;
+    m->ctx = c;
     *module = (gcu_module)h;
     SIM_END();
 }
@@ -101,11 +103,12 @@ gcu_result sim_cuModuleGetFunction(gcu_function *fn, gcu_module module, const ch
     if (k == SIM_NB_ELASTIC)
         SIM_FAIL(GCU_ERROR_NOT_FOUND);
     uintptr_t h;
+    sim_ctx ctx = m->ctx; /* the allocation may move the pool, and m with it */
     sim_module *f = sim_pool_alloc(&modules, &h);
     if (!f)
         SIM_FAIL(GCU_ERROR_OUT_OF_MEMORY);
     *f = (sim_module){.slot = f->slot, .image = SIM_IMAGE_ELASTIC, .parent = (uintptr_t)module,
-                      .kernel = k};
+                      .kernel = k, .ctx = ctx};
     *fn = (gcu_function)sim_handle_retag(h, SIM_TAG_FUNCTION);
     SIM_END();
 }
@@ -178,8 +181,13 @@ gcu_result sim_cuLaunchKernel(gcu_function fn, unsigned gx, unsigned gy, unsigne
     if (!params || !params[0] || !gx || !gy || !gz || !bx || !by || !bz ||
         (unsigned long long)bx * by * bz > 1024)
         SIM_FAIL(GCU_ERROR_INVALID_VALUE);
-    sim_ctx c;
+    /* A CUfunction belongs to its module's context: a launch needs a stream of that context,
+     * and a current context (perhaps stricter than the driver; code that passes works there). */
+    sim_ctx c, current;
+    SIM_CHECK(sim_ctx_current(&current));
     SIM_CHECK(sim_stream_ctx(stream, &c));
+    if (c.dev != m->ctx.dev || c.green != m->ctx.green)
+        SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
     sim_smset sms = sim_ctx_sms(&c);
     unsigned ids[SIM_MAX_SMS];
     unsigned n = sim_set_ids(&sms, ids);

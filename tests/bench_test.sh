@@ -96,6 +96,10 @@ sim_elastic)
         "simulated: not a measurement" "chart: $svg"; do
         has "$out" "$text"
     done
+    sed -n '/^targets (issue 17):/,$p' "$out" | grep -Eq '^  (met|not met) ' &&
+        fail "a simulated run gives a target's verdict"
+    sed -n '/^targets (issue 17):/,$p' "$out" | grep -q '^  simulated ' ||
+        fail "a simulated run's targets do not say simulated"
     if command -v python3 >/dev/null 2>&1; then
         python3 -c "import sys, xml.dom.minidom as m; m.parse(sys.argv[1])" "$svg" ||
             fail "the SVG is not well-formed XML"
@@ -114,6 +118,14 @@ sim_elastic)
     json_ok "$out" 'all(a["ran"] and a["steps"] > 0 and a["step_ms"]["p99"] > 0 and a["prefill_tokens_per_s"] > 0 for a in d["elastic"]["arms"])'
     json_ok "$out" 'd["elastic"]["best_static"].startswith("static_") and [t["applies"] for t in d["elastic"]["targets"]][2]'
     json_ok "$out" 'all("simulated" in t["detail"] for t in d["elastic"]["targets"] if t["applies"])'
+    # No verdict from the model's figures: "met" is null, the rule's answer is model_met.
+    json_ok "$out" 'all(t["met"] is None and not t["measured"] and ("model_met" in t) == t["applies"] for t in d["elastic"]["targets"])'
+    # With the context cache off, releasing the layouts destroys their contexts: the kernels
+    # and events loaded there are gone before, never pushed after.
+    export GREENCTX_CONTEXT_CACHE=0
+    run 0 --sim h200 bench elastic --quick --layers 1 --seconds 0.2 --arms 1p
+    unset GREENCTX_CONTEXT_CACHE
+    grep -q "cuCtxPushCurrent" "$err" && fail "a context was used after the layouts ended"
     # Bad arguments: refused with what would work, before anything runs.
     run 2 --sim h200 bench elastic --trace bursty
     has "$err" "--trace: onoff, duty50, poisson or stationary, got 'bursty'"

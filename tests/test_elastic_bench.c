@@ -1,7 +1,7 @@
 /* `bench elastic` without a GPU: its traces (the batch at each instant, the mean loads, the
  * seeded Poisson arrivals), the rule that picks the best static split, and the issue's
  * targets checked on made-up arms (met, not met, not applying, "simulated" on the
- * simulator). */
+ * simulator), and every kernel's reach against the buffers the host allocates. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,6 +139,7 @@ GT_TEST(targets_met_and_not_met_on_onoff)
     GT_ASSERT(r->check[4].applies && r->check[4].met);
     GT_ASSERT_CONTAINS(r->check[4].detail, "4.00 ms beyond it");
     GT_ASSERT(strstr(r->check[0].detail, "simulated") == NULL);
+    GT_ASSERT(r->check[0].measured && r->check[4].measured);
     /* A controller that wins on rate but breaks the target does not meet it. */
     ctl->step_ms.p99 = 2.5;
     el_check_targets(&env, r);
@@ -158,9 +159,83 @@ GT_TEST(stationary_allows_three_percent_and_the_simulator_says_so)
     GT_ASSERT(!r->check[0].applies && !r->check[1].applies);
     GT_ASSERT(r->check[2].applies && r->check[2].met);
     GT_ASSERT_CONTAINS(r->check[2].detail, "simulated: not a measurement");
+    GT_ASSERT(!r->check[2].measured); /* printed "simulated", never "met" */
     ctl->prefill_tokens_per_s = 2900; /* 0.967x */
     el_check_targets(&env, r);
     GT_ASSERT(r->check[2].applies && !r->check[2].met);
     GT_ASSERT(!r->check[3].applies); /* no re-size happened */
     free(r);
+}
+
+/* The reach of each kernel of bench/kernels/elastic_kernels.cu, in bytes past its buffer's
+ * start, for the launches bench_elastic_work.c makes: the kernels' own index arithmetic,
+ * written again here, against the sizes the host allocates (a read past them is a sticky
+ * fault on the GPU that ends the run). */
+static void check_decode_reach(const el_shape *shape, unsigned batch, const el_sizes *z)
+{
+    for (unsigned m = 0; m < EL_NB_MATRICES; m++) { /* gce_gemv: a warp per row */
+        unsigned rows = el_matrix_rows[m], cols = el_matrix_cols[m], vecs = cols / 8;
+        GT_ASSERT_EQ_INT(cols % 8, 0); /* uint4 loads of whole rows */
+        GT_ASSERT_EQ_INT(rows % (256 / 32), 0); /* grid rows / 8: a warp for every row */
+        size_t w_end = ((size_t)(rows - 1) * vecs + vecs) * 16;
+        size_t x_end = ((size_t)(batch - 1) * vecs + vecs) * 16;
+        size_t y_end = ((size_t)(batch - 1) * rows + rows) * 4;
+        GT_ASSERT(w_end <= z->weight[m] && x_end <= z->x && y_end <= z->y);
+    }
+    /* gce_decode_attn: block (bh, s) of batch x 8 x splits, 8 warps over its positions */
+    unsigned splits = el_attn_splits(shape, batch), ctx = shape->context;
+    unsigned per = (ctx + splits - 1) / splits;
+    GT_ASSERT(splits >= 1 && per >= 1);
+    unsigned long long covered = 0, blocks = (unsigned long long)batch * EL_KV_HEADS * splits;
+    for (unsigned s = 0; s < splits; s++) {
+        unsigned p0 = s * per, p1 = (s + 1) * per < ctx ? (s + 1) * per : ctx;
+        covered += p1 > p0 ? p1 - p0 : 0;
+    }
+    GT_ASSERT_EQ_INT(covered, ctx); /* every position once: the splits tile the context */
+    unsigned long long bh_last = (unsigned long long)batch * EL_KV_HEADS - 1;
+    size_t kv_end = ((size_t)bh_last * ctx * 32 + (size_t)(ctx - 1) * 32 + 32) * 8;
+    size_t q_end = ((size_t)(bh_last * 4 + 3) * 32 + 32) * 8;
+    size_t part_end = ((size_t)((blocks - 1) * 4 + 3) * 130 + 130) * 4;
+    GT_ASSERT(kv_end <= z->kv && q_end <= z->q && part_end <= z->part);
+}
+
+static void check_prefill_reach(unsigned tokens, const el_sizes *z)
+{
+    for (unsigned m = 0; m < EL_NB_MATRICES; m++) {
+        unsigned rows = el_matrix_rows[m], cols = el_matrix_cols[m];
+        /* gce_gemm (M tokens, N rows, K cols), guarded to M x N; cublasGemmEx reads A' (cols x
+         * tokens, ld cols) and writes C' (rows x tokens, ld rows): the same bytes */
+        GT_ASSERT((size_t)tokens * cols * 2 <= z->a);
+        GT_ASSERT((size_t)tokens * rows * 4 <= z->c);
+        GT_ASSERT((size_t)rows * cols * 2 <= z->weight[m]);
+    }
+}
+
+GT_TEST(every_kernel_stays_within_the_buffers_the_host_allocates)
+{
+    static const unsigned batches[] = {1, 3, 32, 33, 100, 256};
+    static const unsigned contexts[] = {64, 100, 4097, 8192, 131072};
+    static const unsigned chunks[] = {16, 100, 256, 4096};
+    static const unsigned devices[] = {16, 78, 132};
+    unsigned shapes = 0;
+    for (size_t b = 0; b < sizeof batches / sizeof batches[0]; b++)
+        for (size_t c = 0; c < sizeof contexts / sizeof contexts[0]; c++)
+            for (size_t k = 0; k < sizeof chunks / sizeof chunks[0]; k++)
+                for (size_t d = 0; d < sizeof devices / sizeof devices[0]; d++, shapes++) {
+                    el_shape shape = {2, batches[b], contexts[c], chunks[k], devices[d]};
+                    el_sizes z;
+                    el_buffer_sizes(&shape, &z);
+                    for (unsigned batch = 1; batch <= shape.peak_batch; batch++)
+                        check_decode_reach(&shape, batch, &z);
+                    /* the prefill units, the worker's GEMMs and the chunked arms' chunks */
+                    unsigned tokens[] = {shape.chunk / 2, shape.chunk, 2 * shape.chunk};
+                    for (int t = 0; t < 3; t++)
+                        check_prefill_reach(tokens[t], &z);
+                }
+    GT_ASSERT_EQ_INT(shapes, 6 * 5 * 4 * 3);
+    /* The largest KV cache runs past 4 GiB: its offsets are 64-bit. */
+    el_shape big = {1, 256, 131072, 256, 132};
+    el_sizes z;
+    el_buffer_sizes(&big, &z);
+    GT_ASSERT(z.kv == (size_t)256 * 8 * 131072 * 128 * 2 && z.kv > ((size_t)1 << 32));
 }

@@ -49,6 +49,17 @@ void check_elastic_model(void)
     float whole = gemm_ms(gemm, s, 4096), small = gemm_ms(gemm16, s16, 4096);
     check(whole > 0 && small > 8 * whole && small < 8.5f * whole,
           "a compute-bound GEMM takes 132/16 as long on 16 SMs (%.3f ms, %.3f ms)", whole, small);
+    gcu_deviceptr none = 0x1000;
+    unsigned n = 64;
+    void *params[] = {&none, &none, &none, &n, &n, &n};
+    check(D.cuLaunchKernel(gemm, 1, 1, 1, 256, 1, 1, 0, s16, params, NULL) ==
+              GCU_ERROR_INVALID_HANDLE,
+          "a function launches on its own context's streams only");
+    D.cuCtxSetCurrent(NULL);
+    check(D.cuLaunchKernel(gemm16, 1, 1, 1, 256, 1, 1, 0, s16, params, NULL) ==
+              GCU_ERROR_INVALID_CONTEXT,
+          "a launch needs a current context (maybe stricter than the driver)");
+    D.cuCtxSetCurrent(g16);
     check(D.cuModuleUnload((gcu_module)gemm16) == GCU_ERROR_INVALID_HANDLE,
           "a function is not a module");
     D.cuModuleUnload(mod16);
