@@ -21,7 +21,6 @@ traces=${TRACES:-onoff stationary}
 seconds=${ARM_SECONDS:-5}
 quick=()
 [ "${QUICK:-1}" != 0 ] && quick=(--quick)
-export PART_TAIL=40 # read by gpu_parts.sh's part
 
 # COMMAND under a timeout of S seconds, in the background so that a signal to this script
 # is handled at once: its trap ends the timeout, which passes the signal on to the bench (the
@@ -50,18 +49,19 @@ finish() {
   if [ -d "${out:-}" ]; then
     (cd "$out" && shopt -s nullglob && tar -czf elastic.tar.gz -- *.log *.json *.svg *.txt)
   fi
-  printf '%s\n' "${results[@]}" # the summary, last
-  case " ${results[*]}" in *" FAIL "*) exit 1 ;; esac
+  summary gpu_elastic || exit 1 # the summary, last
 }
-results=()
+out=${OUT:-gpu-out}
+mkdir -p "$out"
+# shellcheck source=scripts/gpu_stages.sh
+. "$(dirname "$0")/gpu_stages.sh"
 trap finish EXIT
 trap 'exit 130' INT TERM HUP
-
-# shellcheck source=scripts/gpu_parts.sh
-. "$(dirname "$0")/gpu_parts.sh"
+machine_info
+build_gpu gpu_elastic
 left() { echo $((budget - (SECONDS - start))); }
 if [ "${TEST:-0}" = 1 ]; then
-  part test_quick bounded "$(left)" \
+  stage test_quick 0 bounded "$(left)" \
     sh -c "cd build-gpu && ctest --output-on-failure -R '^bench\.elastic_gpu$'"
 fi
 for trace in $traces; do
@@ -69,7 +69,7 @@ for trace in $traces; do
     results+=("SKIP elastic-$trace (only $(left) s of the ${budget} s budget left)")
     continue
   fi
-  part "elastic-$trace" bounded "$(left)" build-gpu/tools/greenctx bench elastic \
+  stage "elastic-$trace" 0 bounded "$(left)" build-gpu/tools/greenctx bench elastic \
     "${quick[@]}" --trace "$trace" --seconds "$seconds" \
     --svg "$out/elastic-$trace.svg" --json-file "$out/elastic-$trace.json"
 done
