@@ -262,15 +262,18 @@ static int make_controller(const el_rig *rig, const elastic_result *res, gctx_co
 
 /* ---- moving the work from one place to another ---- */
 
-/* The streams of `to` wait for what was submitted to `from`'s: layouts order themselves
- * (gctx_layouts_switch); to or from the primary context's streams, events do. */
+/* Each workload's stream in `to` waits for what was submitted to its stream in `from`, and
+ * only that: decode and prefill share no data, so a burst's first decode step never queues
+ * behind prefill's work. Layouts order themselves (by part: decode is part 0 of every
+ * layout, prefill part 1); to or from the primary context's streams, events do. */
 static int move(el_rig *rig, int from, int to)
 {
     const el_place *a = &rig->place[from], *b = &rig->place[to];
     const raw_driver *drv = rig->env->drv;
     if (b->layout >= 0 &&
-        bench_gctx(gctx_layouts_switch(rig->layouts, (unsigned)b->layout, NULL),
-                   "gctx_layouts_switch"))
+        bench_gctx(gctx_layouts_switch_ordered(rig->layouts, (unsigned)b->layout,
+                                               GCTX_LAYOUTS_ORDER_BY_PART, NULL),
+                   "gctx_layouts_switch_ordered"))
         return -1;
     if (a->layout >= 0 && b->layout >= 0)
         return 0;
@@ -284,9 +287,9 @@ static int move(el_rig *rig, int from, int to)
         rc = bench_cu(drv->cuEventRecord(marks[i], from_streams[i]), "cuEventRecord");
         bench_pop(rig->env);
     }
+    CUstream to_streams[2] = {b->lat, b->thr};
     for (int i = 0; i < 2 && rc == 0; i++)
-        rc = bench_cu(drv->cuStreamWaitEvent(b->lat, marks[i], 0), "cuStreamWaitEvent") ||
-             bench_cu(drv->cuStreamWaitEvent(b->thr, marks[i], 0), "cuStreamWaitEvent");
+        rc = bench_cu(drv->cuStreamWaitEvent(to_streams[i], marks[i], 0), "cuStreamWaitEvent");
     return rc;
 }
 

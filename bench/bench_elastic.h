@@ -76,13 +76,16 @@ typedef struct el_buffers {
     gcu_deviceptr a, c;          /* prefill's tokens and outputs */
 } el_buffers;
 
-/* Which GEMM prefill runs: cuBLAS (tensor cores) when asked or found, else the bench's own
- * CUDA-core kernel. One handle per process: every GEMM of a run is ordered after the last. */
+/* Which GEMMs prefill and decode run: cuBLAS (tensor cores) when asked or found, else the
+ * bench's own CUDA-core kernels. Two handles per process, one for each workload: each
+ * workload's GEMMs are ordered after its last, on one stream at a time. */
 typedef enum el_gemm_kind { EL_GEMM_AUTO = 0, EL_GEMM_OWN, EL_GEMM_CUBLAS } el_gemm_kind;
 typedef struct el_blas {
     olap_libs libs;
-    olap_cublas_handle handle; /* NULL: the own kernel */
-    char why[1200];            /* auto without cuBLAS: why not */
+    olap_cublas_handle handle;        /* prefill's GEMMs; NULL: the own kernels */
+    olap_cublas_handle decode_handle; /* decode's GEMVs: its own, since decode and prefill run
+                                         at once and a handle's workspace serves one stream */
+    char why[1200];                   /* auto without cuBLAS: why not */
 } el_blas;
 
 /* Loads cuBLAS and makes its handle for EL_GEMM_CUBLAS, and for EL_GEMM_AUTO on a GPU when it

@@ -46,8 +46,13 @@ int el_blas_open(const bench_env *env, el_gemm_kind kind, el_blas *blas)
         return 0;
     }
     int rc = olap_cublas_load(&blas->libs, blas->why, sizeof blas->why);
-    if (rc == 0 && bench_push(env, env->primary) == 0) { /* the handle's device context */
+    if (rc == 0 && bench_push(env, env->primary) == 0) { /* the handles' device context */
         olap_cublas_status st = blas->libs.cublasCreate_v2(&blas->handle);
+        if (st == OLAP_CUBLAS_SUCCESS &&
+            (st = blas->libs.cublasCreate_v2(&blas->decode_handle)) != OLAP_CUBLAS_SUCCESS) {
+            blas->libs.cublasDestroy_v2(blas->handle);
+            blas->decode_handle = NULL;
+        }
         bench_pop(env);
         if (st != OLAP_CUBLAS_SUCCESS) {
             snprintf(blas->why, sizeof blas->why, "cublasCreate: %s",
@@ -66,18 +71,21 @@ int el_blas_open(const bench_env *env, el_gemm_kind kind, el_blas *blas)
 void el_blas_close(const bench_env *env, el_blas *blas)
 {
     if (blas->handle && bench_push(env, env->primary) == 0) {
-        blas->libs.cublasSetStream_v2(blas->handle, NULL);
-        blas->libs.cublasDestroy_v2(blas->handle);
+        olap_cublas_handle handles[] = {blas->handle, blas->decode_handle};
+        for (size_t i = 0; i < sizeof handles / sizeof handles[0]; i++) {
+            blas->libs.cublasSetStream_v2(handles[i], NULL);
+            blas->libs.cublasDestroy_v2(handles[i]);
+        }
         bench_pop(env);
     }
-    blas->handle = NULL;
+    blas->handle = blas->decode_handle = NULL;
 }
 
 const char *el_blas_name(const el_blas *blas, char *buf, size_t size)
 {
     if (blas->handle)
-        snprintf(buf, size, "cuBLAS (%s): cublasGemmEx, bf16 in, fp32 out and accumulate",
-                 blas->libs.cublas_path);
+        snprintf(buf, size, "cuBLAS (%s): cublasGemmEx, bf16 in, fp32 out and accumulate, "
+                 "for prefill's GEMMs and decode's GEMVs", blas->libs.cublas_path);
     else
         snprintf(buf, size, "the bench's own bf16 tiled GEMM (CUDA cores, fp32 accumulate)%s%s",
                  blas->why[0] ? "; cuBLAS not used: " : "", blas->why);
@@ -259,39 +267,15 @@ void el_buffers_free(const bench_env *env, el_buffers *buf)
         bench_free(env, rest[i]);
 }
 
-int el_decode_step(const bench_env *env, const el_shape *shape, const el_buffers *buf,
-                   const el_site *site, CUstream stream, unsigned batch)
-{
-    unsigned ctx = shape->context, kv_heads = EL_KV_HEADS, splits = el_attn_splits(shape, batch);
-    for (unsigned l = 0; l < shape->layers; l++)
-        for (unsigned m = 0; m < EL_NB_MATRICES; m++) {
-            unsigned rows = el_matrix_rows[m], cols = el_matrix_cols[m];
-            void *gemv[] = {(void *)&buf->w[l][m], (void *)&buf->x, (void *)&buf->y, &rows, &cols,
-                            &batch};
-            if (bench_launch(env, site->gemv, rows / GEMV_WARPS_PER_BLOCK, stream, gemv,
-                             "launching gce_gemv"))
-                return -1;
-            if (m != 0)
-                continue;
-            void *attn[] = {(void *)&buf->q, (void *)&buf->k[l], (void *)&buf->v[l],
-                            (void *)&buf->part, &ctx, &kv_heads, &splits};
-            if (bench_launch(env, site->attn, batch * kv_heads * splits, stream, attn,
-                             "launching gce_decode_attn"))
-                return -1;
-        }
-    return 0;
-}
-
 /* C = A W^T, row-major, in cuBLAS's column-major terms: C^T (rows x tokens, ld rows) =
  * op_T(W') A', where W' is W read column-major (cols x rows, ld cols) and A' is A read
  * column-major (cols x tokens, ld cols). */
-static int blas_gemm(const bench_env *env, const el_site *site, CUstream stream, gcu_deviceptr a,
-                     gcu_deviceptr w, gcu_deviceptr c, unsigned tokens, unsigned rows,
-                     unsigned cols)
+static int blas_gemm(const bench_env *env, const el_site *site, olap_cublas_handle h,
+                     CUstream stream, gcu_deviceptr a, gcu_deviceptr w, gcu_deviceptr c,
+                     unsigned tokens, unsigned rows, unsigned cols)
 {
     static const float one = 1.0f, zero = 0.0f;
     const olap_libs *L = &site->blas->libs;
-    olap_cublas_handle h = site->blas->handle;
     if (bench_push(env, env->primary)) /* cuBLAS works in its device's context */
         return -1;
     olap_cublas_status st = L->cublasSetStream_v2(h, stream);
@@ -311,13 +295,48 @@ static int blas_gemm(const bench_env *env, const el_site *site, CUstream stream,
     return -1;
 }
 
+/* y = x W^T for the batch: through cuBLAS when it is used (tensor cores: as memory bound as
+ * serving's decode is; the own kernel's CUDA-core reads of x bind it at the peak batch), else
+ * the own GEMV. */
+static int decode_gemv(const bench_env *env, const el_site *site, CUstream stream,
+                       gcu_deviceptr w, gcu_deviceptr x, gcu_deviceptr y, unsigned rows,
+                       unsigned cols, unsigned batch)
+{
+    if (site->blas && site->blas->decode_handle)
+        return blas_gemm(env, site, site->blas->decode_handle, stream, x, w, y, batch, rows,
+                         cols);
+    void *params[] = {(void *)&w, (void *)&x, (void *)&y, &rows, &cols, &batch};
+    return bench_launch(env, site->gemv, rows / GEMV_WARPS_PER_BLOCK, stream, params,
+                        "launching gce_gemv");
+}
+
+int el_decode_step(const bench_env *env, const el_shape *shape, const el_buffers *buf,
+                   const el_site *site, CUstream stream, unsigned batch)
+{
+    unsigned ctx = shape->context, kv_heads = EL_KV_HEADS, splits = el_attn_splits(shape, batch);
+    for (unsigned l = 0; l < shape->layers; l++)
+        for (unsigned m = 0; m < EL_NB_MATRICES; m++) {
+            unsigned rows = el_matrix_rows[m], cols = el_matrix_cols[m];
+            if (decode_gemv(env, site, stream, buf->w[l][m], buf->x, buf->y, rows, cols, batch))
+                return -1;
+            if (m != 0)
+                continue;
+            void *attn[] = {(void *)&buf->q, (void *)&buf->k[l], (void *)&buf->v[l],
+                            (void *)&buf->part, &ctx, &kv_heads, &splits};
+            if (bench_launch(env, site->attn, batch * kv_heads * splits, stream, attn,
+                             "launching gce_decode_attn"))
+                return -1;
+        }
+    return 0;
+}
+
 int el_prefill_gemm(const bench_env *env, const el_buffers *buf, const el_site *site,
                     CUstream stream, unsigned layer, unsigned matrix, unsigned tokens)
 {
     unsigned rows = el_matrix_rows[matrix], cols = el_matrix_cols[matrix];
     if (site->blas && site->blas->handle)
-        return blas_gemm(env, site, stream, buf->a, buf->w[layer][matrix], buf->c, tokens, rows,
-                         cols);
+        return blas_gemm(env, site, site->blas->handle, stream, buf->a, buf->w[layer][matrix],
+                         buf->c, tokens, rows, cols);
     unsigned grid = ((tokens + GEMM_TILE - 1) / GEMM_TILE) * ((rows + GEMM_TILE - 1) / GEMM_TILE);
     void *params[] = {(void *)&buf->a, (void *)&buf->w[layer][matrix], (void *)&buf->c, &tokens,
                       &rows, &cols};

@@ -148,6 +148,7 @@ sim_elastic_cublas)
     need_sim
     run 0 --sim h200 bench elastic --quick --layers 1 --seconds 0.3 --gemm cublas --json
     json_ok "$out" '"cuBLAS" in d["elastic"]["gemm"] and "fake_cublas" in d["elastic"]["gemm"]'
+    json_ok "$out" '"decode'"'"'s GEMVs" in d["elastic"]["gemm"]' # the double checks their shapes too
     json_ok "$out" 'all(a["ran"] and a["steps"] > 0 for a in d["elastic"]["arms"] if "MPS" not in a["label"] or "no MPS" in a["label"])'
     json_ok "$out" 'all(c["prefill_unit_ms"] > 0 for c in d["elastic"]["calibration"])'
     # Asked for and missing: refused with where it looked; auto goes on without it.
