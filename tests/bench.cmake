@@ -20,16 +20,14 @@ endfunction()
 greenctx_bench_test_binary(test_elastic_bench)
 greenctx_test(bench.elastic_rules COMMAND test_elastic_bench LABELS unit)
 # bench elastic on the simulator's cost model: arms, report, SVG, JSON, bad arguments.
-greenctx_driver_test(bench.elastic SIM_ONLY LABELS tool
+greenctx_driver_test(bench.elastic SIM_ONLY LABELS tool TIMEOUT 240
   COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/bench_test.sh sim_elastic $<TARGET_FILE:greenctx_tool>)
-set_tests_properties(bench.elastic PROPERTIES TIMEOUT 240)
 # Its cuBLAS path on the simulator, through the test double of tests/overlap.cmake checking
 # each GEMM's arguments (the model's GEMMs are too large to compute on the host).
-greenctx_driver_test(bench.elastic_cublas SIM_ONLY LABELS tool
+greenctx_driver_test(bench.elastic_cublas SIM_ONLY LABELS tool TIMEOUT 240
   SIM_ENV GREENCTX_CUBLAS_LIBRARY=$<TARGET_FILE:fake_cublas> GREENCTX_FAKE_CUBLAS_SHAPES_ONLY=1
   COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/bench_test.sh sim_elastic_cublas
     $<TARGET_FILE:greenctx_tool>)
-set_tests_properties(bench.elastic_cublas PROPERTIES TIMEOUT 240)
 # bench elastic --quick on the GPU for make test-gpu (about 2 minutes with MPS, every arm
 # 5 s); on the simulated driver it skips (bench.elastic covers that).
 greenctx_driver_test(bench.elastic_gpu LABELS tool gpu

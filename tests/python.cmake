@@ -59,8 +59,8 @@ endforeach()
 
 # bench/compare/run_all.py's greenctx-only run and its JSON record, on the simulator.
 greenctx_driver_test(python.compare SIM_ONLY LABELS python COMMAND ${py_run} test_compare.py
-  SIM_ENV GREENCTX_SIM_DEVICES=h200 GREENCTX_SIM_DRIVER_VERSION=13010)
-set_tests_properties(python.compare PROPERTIES TIMEOUT 120)  # a process per library
+  SIM_ENV GREENCTX_SIM_DEVICES=h200 GREENCTX_SIM_DRIVER_VERSION=13010
+  TIMEOUT 120)  # a process per library
 list(APPEND py_tests_registered python.compare)
 
 # PyTorch parity: PyTorch's own green-context tests and a table of its calls, against
