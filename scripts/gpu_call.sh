@@ -4,10 +4,12 @@
 # into $OUT/summary.txt — a few files, as the device tool brings back (at most 8), whatever
 # the parts write. Parts, in the order given (each a script of scripts/ with its own
 # PASS/FAIL summary):
-#   tests       make test-gpu's tests (ctest -L driver on build-gpu), the regression check
-#               left to `regression` (it runs bench/compare, minutes with torch)
+#   tests       make test-gpu's tests (ctest -L driver on build-gpu) but two, each left to
+#               its own part to keep a call within 10 minutes: the regression check (it runs
+#               bench/compare, minutes with torch) and bench elastic's
 #   regression  scripts/gpu_regression.sh: bench.regression, two full overhead runs, compare
-#   elastic     scripts/gpu_elastic.sh (TRACES, ARM_SECONDS, QUICK as it reads them)
+#   elastic     scripts/gpu_elastic.sh with TEST=1: bench.elastic_gpu, then the traces
+#               (TRACES, ARM_SECONDS, QUICK as it reads them)
 #   python      scripts/gpu_python.sh: the installed package on the GPU, bench/compare
 #   wave3       scripts/gpu_wave3.sh: the tenants wave
 # Example (issues 17 and 20, one part a call to stay within 10 minutes each):
@@ -23,7 +25,7 @@ trap 'rm -rf "$work"' EXIT
 tests() {
   cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGREENCTX_TEST_DRIVER=real &&
     cmake --build build-gpu -j"$(nproc)" &&
-    (cd build-gpu && ctest --output-on-failure -L driver -E '^bench\.regression$')
+    (cd build-gpu && ctest --output-on-failure -L driver -E '^bench\.(regression|elastic_gpu)$')
 }
 status=0
 for name in "$@"; do
@@ -32,7 +34,7 @@ for name in "$@"; do
   case $name in
     tests) tests >"$work/$name/run.log" 2>&1 ;;
     regression) OUT="$work/$name" "$here/gpu_regression.sh" >"$work/$name/run.log" 2>&1 ;;
-    elastic) OUT="$work/$name" "$here/gpu_elastic.sh" >"$work/$name/run.log" 2>&1 ;;
+    elastic) OUT="$work/$name" TEST=${TEST:-1} "$here/gpu_elastic.sh" >"$work/$name/run.log" 2>&1 ;;
     python) OUT="$work/$name" "$here/gpu_python.sh" >"$work/$name/run.log" 2>&1 ;;
     wave3) OUT="$work/$name" "$here/gpu_wave3.sh" >"$work/$name/run.log" 2>&1 ;;
     *) echo "gpu_call.sh: no part '$name' (tests, regression, elastic, python, wave3)" >&2
