@@ -201,7 +201,7 @@ static int calibrate(el_rig *rig, const elastic_options *eo, elastic_result *res
                        "gctx_layouts_switch"))
             return -1;
         double decode_s, prefill_s;
-        if (el_time_work(env, &rig->shape, &rig->buf, p->lat_site, p->lat, el_decode_fn,
+        if (el_time_work(env, &rig->shape, &rig->buf, p->lat_site, p->lat, el_decode_step,
                          rig->shape.peak_batch, reps, &decode_s) ||
             el_time_work(env, &rig->shape, &rig->buf, p->thr_site, p->thr, el_prefill_fn,
                          rig->shape.chunk, reps, &prefill_s))

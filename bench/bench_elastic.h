@@ -161,8 +161,7 @@ typedef int (*el_work_fn)(const bench_env *env, const el_shape *shape, const el_
 int el_time_work(const bench_env *env, const el_shape *shape, const el_buffers *buf,
                  const el_site *site, CUstream stream, el_work_fn fn, unsigned arg,
                  unsigned reps, double *median_s);
-int el_decode_fn(const bench_env *env, const el_shape *shape, const el_buffers *buf,
-                 const el_site *site, CUstream stream, unsigned batch);
+/* el_prefill_unit of layer 0, as an el_work_fn (el_decode_step is one as it is). */
 int el_prefill_fn(const bench_env *env, const el_shape *shape, const el_buffers *buf,
                   const el_site *site, CUstream stream, unsigned tokens);
 

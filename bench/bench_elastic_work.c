@@ -353,12 +353,6 @@ int el_prefill_unit(const bench_env *env, const el_shape *shape, const el_buffer
     return 0;
 }
 
-int el_decode_fn(const bench_env *env, const el_shape *shape, const el_buffers *buf,
-                 const el_site *site, CUstream stream, unsigned batch)
-{
-    return el_decode_step(env, shape, buf, site, stream, batch);
-}
-
 int el_prefill_fn(const bench_env *env, const el_shape *shape, const el_buffers *buf,
                   const el_site *site, CUstream stream, unsigned tokens)
 {
