@@ -208,6 +208,8 @@ typedef struct el_arm {
     bench_summary resize_us;   /* host time of each re-size */
     bench_summary grant_ms;    /* across processes: a growing claim's wait for its SMs */
     bench_summary thr_kernel_ms; /* across processes: the shrinking tenant's GEMM kernels */
+    bench_summary thr_resize_us; /* across processes: the prefill tenant's re-sizes */
+    unsigned long long contexts_made[2]; /* across processes, during the run: decode, prefill */
     el_timeline timeline;
 } el_arm;
 

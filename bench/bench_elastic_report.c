@@ -160,7 +160,11 @@ void bench_elastic_print(const bench_env *env, const elastic_result *res)
                (int)i == res->best_static ? "  <- best static" : "");
         if (a->grant_ms.n)
             printf("%-38s grant of the SMs: p50 %.2f ms, p99 %.2f ms; the GEMM kernel p99 "
-                   "%.2f ms\n", "", a->grant_ms.p50, a->grant_ms.p99, a->thr_kernel_ms.p99);
+                   "%.2f ms\n%-38s prefill's re-sizes: %zu, p50 %.1f us, p99 %.1f us; contexts "
+                   "made in the run: decode %llu, prefill %llu\n", "", a->grant_ms.p50,
+                   a->grant_ms.p99, a->thr_kernel_ms.p99, "", a->thr_resize_us.n,
+                   a->thr_resize_us.p50, a->thr_resize_us.p99, a->contexts_made[0],
+                   a->contexts_made[1]);
     }
     if (res->best_static >= 0 && !res->best_static_within)
         printf("no static split holds the target: the best static is the one with the smallest "
@@ -205,6 +209,9 @@ static void json_arm(json_writer *w, const elastic_result *res, const el_arm *a)
     bench_json_summary(w, "resize_us", &a->resize_us);
     bench_json_summary(w, "grant_ms", &a->grant_ms);
     bench_json_summary(w, "thr_kernel_ms", &a->thr_kernel_ms);
+    bench_json_summary(w, "thr_resize_us", &a->thr_resize_us);
+    json_uint(w, "lat_contexts_made", a->contexts_made[0]);
+    json_uint(w, "thr_contexts_made", a->contexts_made[1]);
     json_array(w, "timeline");
     for (unsigned i = 0; i < a->timeline.count; i++) {
         json_object(w, NULL);

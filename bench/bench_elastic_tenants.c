@@ -50,7 +50,10 @@ static int own_line(void *ctx, const char *line)
         if (side->decode) { /* the decode tenant's re-sizes are the arm's */
             a->resizes = (unsigned)resizes.n;
             a->resize_us = resizes;
+        } else {
+            a->thr_resize_us = resizes;
         }
+    } else if (sscanf(line, "el_contexts_made %llu", &a->contexts_made[!side->decode]) == 1) {
     } else if (summary_line(line, "el_grant", &resizes)) {
         if (side->decode)
             a->grant_ms = resizes;

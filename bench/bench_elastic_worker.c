@@ -42,8 +42,6 @@ typedef struct el_worker {
     el_blas blas;
     el_site *site;
     el_sites sites;
-    gctx_context *held[EL_MAX_SITES]; /* the contexts of the sites, kept until they close */
-    unsigned nb_held;
     el_buffers buf;
     unsigned sms;
     double *samples, *resize_us, *grant_ms;
@@ -173,12 +171,13 @@ static int take_claim(el_worker *w, gctx_stream *stream)
         return -1;
     }
     w->sms = info.sm_count;
-    unsigned known = w->sites.count;
     w->site = el_site_get(&w->env, &w->sites, gctx_context_cu_context(context), w->sms);
-    if (w->sites.count > known && w->nb_held < EL_MAX_SITES)
-        w->held[w->nb_held++] = context; /* its kernels live as long as it */
-    else
-        gctx_context_release(context);
+    /* The site's kernels live in the driver context, which outlives this handle: the claim
+     * holds it, and once the claim moves away the cache keeps it (its limit raised to the
+     * sites' count, evictions checked at the end), so a resize back to these SMs gets the same
+     * context and finds its kernels loaded. Holding the handle here would keep the context
+     * out of the cache and make every such resize create one. */
+    gctx_context_release(context);
     return w->site ? 0 : -1;
 }
 
@@ -242,8 +241,44 @@ static int open_context(el_worker *w)
     return take_claim(w, stream);
 }
 
+static int timed(el_worker *w, unsigned arg, unsigned matrix, double *ms)
+{
+    const raw_driver *drv = w->env.drv;
+    const el_site *s = w->site;
+    float elapsed = 0;
+    if (bench_push(&w->env, s->ctx)) /* the kernels' context, current for their launches */
+        return -1;
+    int rc = bench_cu(drv->cuEventRecord(s->lat_start, w->stream), "cuEventRecord") ||
+             (w->decode ? el_decode_step(&w->env, &w->shape, &w->buf, s, w->stream, arg)
+                        : el_prefill_gemm(&w->env, &w->buf, s, w->stream, arg, matrix,
+                                          w->shape.chunk)) ||
+             bench_cu(drv->cuEventRecord(s->lat_end, w->stream), "cuEventRecord") ||
+             bench_cu(drv->cuEventSynchronize(s->lat_end), "waiting for a step") ||
+             bench_cu(drv->cuEventElapsedTime(&elapsed, s->lat_start, s->lat_end),
+                      "cuEventElapsedTime");
+    bench_pop(&w->env);
+    *ms = elapsed;
+    return rc;
+}
+
+/* Every kernel the run launches on the claim's SMs, launched once now: kernels load into
+ * each context at their first launch (cuBLAS's lazily, and which ones depends on the batch),
+ * which would otherwise land in the first step after a resize, and the controller would learn
+ * a step time the SMs never give. */
+static int warm_kernels(el_worker *w)
+{
+    double ms;
+    unsigned n = w->decode ? w->shape.peak_batch : EL_NB_MATRICES;
+    for (unsigned i = 0; i < n; i++)
+        if (w->decode ? timed(w, i + 1, 0, &ms) : timed(w, 0, i, &ms))
+            return -1;
+    return 0;
+}
+
 /* An elastic tenant makes its contexts (and loads its kernels there) for the sizes it will
- * take before the start, so that a re-size finds them cached. */
+ * take before the start, so that a re-size finds them cached: the claims place each count on
+ * the same SMs every time (a shrinking claim gives back the granules next to its neighbour,
+ * a growing one takes those next to its own). */
 static int warm_sizes(el_worker *w)
 {
     char request[16], back[16];
@@ -253,7 +288,7 @@ static int warm_sizes(el_worker *w)
         if (!w->decode && n > w->sms)
             continue;
         snprintf(request, sizeof request, "%u", n);
-        if (resize(w, request, 0, 0))
+        if (resize(w, request, 0, 0) || warm_kernels(w))
             return -1;
     }
     int rc = resize(w, back, 0, 0);
@@ -284,26 +319,6 @@ static int make_controller(const el_worker *w, gctx_controller **ctl)
     gctx_controller_options o = GCTX_CONTROLLER_OPTIONS_INIT;
     o.device_sms = w->env.sm_count;
     return bench_gctx(gctx_controller_create(wl, 2, rows, n, &o, ctl), "gctx_controller_create");
-}
-
-static int timed(el_worker *w, unsigned arg, unsigned matrix, double *ms)
-{
-    const raw_driver *drv = w->env.drv;
-    const el_site *s = w->site;
-    float elapsed = 0;
-    if (bench_push(&w->env, s->ctx)) /* the kernels' context, current for their launches */
-        return -1;
-    int rc = bench_cu(drv->cuEventRecord(s->lat_start, w->stream), "cuEventRecord") ||
-             (w->decode ? el_decode_step(&w->env, &w->shape, &w->buf, s, w->stream, arg)
-                        : el_prefill_gemm(&w->env, &w->buf, s, w->stream, arg, matrix,
-                                          w->shape.chunk)) ||
-             bench_cu(drv->cuEventRecord(s->lat_end, w->stream), "cuEventRecord") ||
-             bench_cu(drv->cuEventSynchronize(s->lat_end), "waiting for a step") ||
-             bench_cu(drv->cuEventElapsedTime(&elapsed, s->lat_start, s->lat_end),
-                      "cuEventElapsedTime");
-    bench_pop(&w->env);
-    *ms = elapsed;
-    return rc;
 }
 
 static int decode_run(el_worker *w, long long start_ns, long long end_ns)
@@ -412,11 +427,15 @@ int bench_elastic_worker(int argc, char **argv, greenctx_tool_options *opts)
     if (rc == 0) {
         w->shape = (el_shape){w->eo.layers, w->eo.peak_batch, w->eo.context, w->eo.chunk,
                               w->env.sm_count};
-        rc = open_context(w) ||
+        rc = bench_gctx(gctx_cache_set_limit(w->env.device, EL_MAX_SITES), "the cache's limit") ||
+             open_context(w) ||
              el_buffers_make(&w->env, &w->shape, w->site, w->stream, &w->buf) ||
-             (w->elastic && w->claim && warm_sizes(w));
+             warm_kernels(w) || (w->elastic && w->claim && warm_sizes(w));
     }
     long long start_ns = 0;
+    gctx_cache_stats before = GCTX_CACHE_STATS_INIT, cache = GCTX_CACHE_STATS_INIT;
+    if (rc == 0)
+        rc = bench_gctx(gctx_cache_get_stats(w->env.device, &before), "the cache's stats");
     if (rc == 0) {
         tenant_say("ready %u", w->sms);
         rc = tenant_wait_go(&start_ns);
@@ -429,6 +448,15 @@ int bench_elastic_worker(int argc, char **argv, greenctx_tool_options *opts)
         report_resizes(w);
     }
     if (rc == 0)
+        rc = bench_gctx(gctx_cache_get_stats(w->env.device, &cache), "the cache's stats");
+    if (rc == 0) /* a context a re-size had to make: a driver create (1-2 ms) in the grant */
+        tenant_say("el_contexts_made %llu", cache.misses - before.misses);
+    if (rc == 0 && cache.evictions) {
+        fprintf(stderr, "greenctx bench: elastic: the context cache evicted %llu contexts whose "
+                "kernels the bench kept: more than %u contexts\n", cache.evictions, EL_MAX_SITES);
+        rc = -1;
+    }
+    if (rc == 0)
         tenant_say("done");
     if (w->stream && w->site && bench_push(&w->env, w->site->ctx) == 0) {
         w->env.drv->cuStreamSynchronize(w->stream);
@@ -437,8 +465,6 @@ int bench_elastic_worker(int argc, char **argv, greenctx_tool_options *opts)
     el_blas_close(&w->env, &w->blas);
     el_buffers_free(&w->env, &w->buf);
     el_sites_close(&w->env, &w->sites);
-    for (unsigned i = 0; i < w->nb_held; i++)
-        gctx_context_release(w->held[i]);
     if (w->own_stream)
         w->env.drv->cuStreamDestroy(w->own_stream);
     gctx_claim_release(w->claim);

@@ -247,7 +247,7 @@ gctx_status gctx__claim_take(const gctx_claim *c, unsigned count, const gctx_cla
 {
     long long start = gctx__now_ns();
     unsigned step = 5;
-    int wait = (opts->flags & GCTX_CLAIM_WAIT) != 0, watch = -1;
+    int wait = (opts->flags & GCTX_CLAIM_WAIT) != 0, watch = -1, fresh = 0;
     gctx__want want = GCTX__WANT_NONE;
     const gctx__granules held = record->granules;
     const gctx__granule_layout *layout = &c->granules.identity.layout;
@@ -270,6 +270,10 @@ gctx_status gctx__claim_take(const gctx_claim *c, unsigned count, const gctx_cla
                     s = gctx__registry_rewrite(&reg, record);
                 if (s != GCTX_SUCCESS)
                     record->granules = held;
+                /* A latency claim is the one that waits to grow: its watch made now, not in
+                 * the first burst's wait. */
+                if (s == GCTX_SUCCESS && opts->priority >= GCTX_CLAIM_PRIORITY_LATENCY)
+                    gctx__registry_watch(&reg);
                 free(records);
                 gctx__registry_close(&reg);
                 gctx__want_end(&want);
@@ -284,10 +288,21 @@ gctx_status gctx__claim_take(const gctx_claim *c, unsigned count, const gctx_cla
             if (wait)
                 gctx__want_post(&reg, &want, count > have ? count - have : layout->regular_sms,
                                 opts->priority, c->file);
-            if (wait && watch < 0)
-                watch = gctx__registry_watch(&reg);
+            if (wait && watch < 0) {
+                /* A copy of its own, as the registry's may be shut while it waits; closing a
+                 * copy costs nothing while the registry keeps the original. */
+                int kept = gctx__registry_watch(&reg);
+                watch = kept >= 0 ? fcntl(kept, F_DUPFD_CLOEXEC, 0) : -1;
+                /* SMs freed while the watch was being made woke nobody: look again first. */
+                fresh = watch >= 0;
+            }
         }
         gctx__registry_close(&reg);
+        if (s == GCTX_ERROR_BUSY && wait && fresh) {
+            fresh = 0;
+            free(records);
+            continue;
+        }
         if (s == GCTX_ERROR_BUSY && wait &&
             gctx__claim_wait_step(start, opts->timeout_ms, &step, watch)) {
             free(records);

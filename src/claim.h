@@ -245,9 +245,10 @@ void gctx__want_post(gctx__registry *reg, gctx__want *w, unsigned sms, int prior
                      const char *claim_file);
 /* Removes a posted want (granted, or given up). */
 void gctx__want_end(gctx__want *w);
-/* An inotify descriptor that reads when a claim file of reg is rewritten or removed; -1
- * when there is none (the wait falls back to its backoff). */
-int gctx__registry_watch(const gctx__registry *reg);
+/* An inotify descriptor that reads when a claim file of reg is rewritten or removed (reg's
+ * lock held); -1 when there is none (the wait falls back to its backoff). The process's, kept
+ * with the open registry: never closed by the caller. */
+int gctx__registry_watch(gctx__registry *reg);
 /* Waits the next step of the GCTX_CLAIM_WAIT backoff (5 ms doubling to 100 ms), or less when
  * watch_fd (-1: none) reads; 0 once timeout_ms (-1: never) has passed since start_ns. */
 int gctx__claim_wait_step(long long start_ns, int timeout_ms, unsigned *step_ms, int watch_fd);

@@ -1,5 +1,6 @@
 /* Claims as sets of granules: the request syntax, the counts a device can give, best fit.
  * Pure: no driver, no files (the registry says what is free). */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -249,6 +250,63 @@ static void take_adjacent(const gctx__granule_layout *l, gctx__granules pool, un
     }
 }
 
+/* Distance from regular granule i to the nearest granule of `of` (UINT_MAX: none). */
+static unsigned distance_to(const gctx__granule_layout *l, unsigned i, const gctx__granules *of)
+{
+    unsigned best = UINT_MAX;
+    for (unsigned j = 0; j < l->nb_regular; j++)
+        if (gctx__granules_has(of, j)) {
+            unsigned d = j > i ? j - i : i - j;
+            best = d < best ? d : best;
+        }
+    return best;
+}
+
+/* Moves the m granules of from that rank first (the lowest distance to `to` first when near,
+ * the highest when not; ties to the lower index) into out. */
+static void take_ranked(const gctx__granule_layout *l, gctx__granules from, unsigned m,
+                        const gctx__granules *to, int near, gctx__granules *out)
+{
+    for (; m > 0; m--) {
+        unsigned pick = UINT_MAX, pick_d = 0;
+        for (unsigned i = 0; i < l->nb_regular; i++) {
+            if (!gctx__granules_has(&from, i))
+                continue;
+            unsigned d = distance_to(l, i, to);
+            if (pick == UINT_MAX || (near ? d < pick_d : d > pick_d)) {
+                pick = i;
+                pick_d = d;
+            }
+        }
+        if (pick == UINT_MAX)
+            return; /* the caller counted from: never reached */
+        gctx__granules_add(out, pick);
+        from.w[pick / 64] &= ~(1ull << (pick % 64));
+    }
+}
+
+/* A shrinking claim keeps the m granules farthest from the other claims' (those not in
+ * avail), so it gives back the ones next to its neighbours: a neighbour that grows gets SMs
+ * beside its own, the same set for the same count every time, and its contexts from the
+ * cache. With no neighbour, the lowest. */
+static void take_farthest(const gctx__granule_layout *l, const gctx__granules *kept,
+                          const gctx__granules *avail_regular, unsigned m, gctx__granules *out)
+{
+    gctx__granules others = {{0}};
+    for (unsigned i = 0; i < l->nb_regular; i++)
+        if (!gctx__granules_has(avail_regular, i))
+            gctx__granules_add(&others, i);
+    take_ranked(l, *kept, m, &others, 0, out);
+}
+
+/* A growing claim takes the free granules nearest to its own first (a claim grows as one run
+ * where it can, so its sets repeat and its contexts come from the cache). */
+static void take_nearest(const gctx__granule_layout *l, const gctx__granules *pool,
+                         const gctx__granules *kept, unsigned m, gctx__granules *out)
+{
+    take_ranked(l, *pool, m, kept, 1, out);
+}
+
 int gctx__granules_choose(const gctx__granule_layout *l, unsigned count,
                           const gctx__granules *avail, const gctx__granules *keep,
                           gctx__granules *out)
@@ -277,14 +335,17 @@ int gctx__granules_choose(const gctx__granule_layout *l, unsigned count,
         gctx__granules chosen = {{0}};
         if (with)
             gctx__granules_add(&chosen, l->nb_regular);
-        unsigned m = (unsigned)k;
-        for (unsigned i = 0; i < l->nb_regular && m > 0; i++)
-            if (gctx__granules_has(&kept_regular, i)) {
-                gctx__granules_add(&chosen, i);
-                m--;
-            }
-        gctx__granules pool = gctx__granules_minus(&regular, &chosen);
-        take_adjacent(l, pool, m, &chosen);
+        unsigned m = (unsigned)k, nb_kept = gctx__granules_count(&kept_regular);
+        if (nb_kept >= m) {
+            take_farthest(l, &kept_regular, &regular, m, &chosen);
+        } else {
+            chosen = gctx__granules_union(&chosen, &kept_regular);
+            gctx__granules pool = gctx__granules_minus(&regular, &kept_regular);
+            if (nb_kept)
+                take_nearest(l, &pool, &kept_regular, m - nb_kept, &chosen);
+            else
+                take_adjacent(l, pool, m, &chosen);
+        }
         *out = chosen;
         return 1;
     }

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/inotify.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -96,17 +95,6 @@ void gctx__want_end(gctx__want *w)
     unlink(w->path);
     close(w->fd);
     w->fd = -1;
-}
-
-int gctx__registry_watch(const gctx__registry *reg)
-{
-    int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-    /* A claim rewritten smaller, a claim file removed: the moments SMs come free. */
-    if (fd >= 0 && inotify_add_watch(fd, reg->dir, IN_MODIFY | IN_DELETE) < 0) {
-        close(fd);
-        fd = -1;
-    }
-    return fd;
 }
 
 int gctx__claim_wait_step(long long start_ns, int timeout_ms, unsigned *step_ms, int watch_fd)

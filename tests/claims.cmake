@@ -45,7 +45,8 @@ claims_test(registry TESTS foreign_or_corrupt_registry_refused_while_live_rebuil
   registries_kept_open_are_bounded
   a_command_with_line_breaks_is_listed_on_one_line)
 claims_test(resize TESTS resize_keeps_work_ordered_and_never_overlaps
-  resize_back_and_forth_hits_the_cache)
+  resize_back_and_forth_hits_the_cache
+  tenants_moving_sms_back_and_forth_get_the_same_sets_from_the_cache)
 # Objects are counted after each failed call: the cache off.
 claims_test(faults SIM_ONLY TESTS rollback_under_injected_faults ENV GREENCTX_CONTEXT_CACHE=0)
 claims_test(mps_percentage TESTS active_thread_percentage_below_100_is_refused
@@ -61,4 +62,5 @@ claims_test(elastic TESTS a_want_is_seen_then_granted_once_the_holder_shrinks
 # The bound on the simulator, whose resize costs microseconds; on the GPU a context not yet
 # cached adds a cuGreenCtxCreate (docs/elastic.md).
 claims_test(elastic_bound SIM_ONLY TESTS want_to_grant_within_50_ms_of_a_holder_polling_every_10_ms
+  a_waiter_is_granted_within_3_ms_of_the_shrink
   TIMEOUT 60)

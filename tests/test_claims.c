@@ -1002,9 +1002,9 @@ GT_TEST(resize_keeps_work_ordered_and_never_overlaps)
     GT_ASSERT_STATUS(gctx_claim_resize(a, "132", NULL, NULL), GCTX_ERROR_BUSY);
     GT_ASSERT_CONTAINS(gctx_last_error(), "16 SMs)");
     ASSERT_GRANULES(a, "0 1 4 5 6 7 8 9");
-    /* Shrinking keeps the lowest granules it holds and gives the rest back. */
+    /* Shrinking gives back the granules next to the other claim and keeps the farthest. */
     GT_ASSERT_STATUS(gctx_claim_resize(a, "16", NULL, &s3), GCTX_SUCCESS);
-    ASSERT_GRANULES(a, "0 1");
+    ASSERT_GRANULES(a, "8 9");
     if (gt_on_sim())
         GT_ASSERT(last_wait(s3) == gctx_stream_handle(s2));
     gctx_claim_usage usage = GCTX_CLAIM_USAGE_INIT;
@@ -1050,6 +1050,49 @@ GT_TEST(resize_back_and_forth_hits_the_cache)
         GT_ASSERT_EQ_INT(now.misses, was.misses);
     }
     gctx_claim_release(c);
+}
+
+/* Two tenants side by side, as an elastic pair moves SMs between them: the latency claim
+ * grows next to its own granules into what the throughput claim gave back, the throughput claim
+ * keeps the granules away from it, so each count comes back as the same SMs (the sets each made
+ * alone before) and every context of the moves comes from the cache. */
+GT_TEST(tenants_moving_sms_back_and_forth_get_the_same_sets_from_the_cache)
+{
+    if (require_h200())
+        return;
+    const char *dir = fresh_dir("resize_pair");
+    GT_CHECK();
+    gctx_claim_options o = options_in(dir);
+    gctx_claim *lat, *thr;
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", &o, &lat), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(gctx_claim_resize(lat, "96", NULL, NULL), GCTX_SUCCESS); /* alone */
+    ASSERT_GRANULES(lat, "0 1 2 3 4 5 6 7 8 9 10 11");
+    GT_ASSERT_STATUS(gctx_claim_resize(lat, "16", NULL, NULL), GCTX_SUCCESS);
+    ASSERT_GRANULES(lat, "0 1");
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "rest", &o, &thr), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(gctx_claim_resize(thr, "36", NULL, NULL), GCTX_SUCCESS);
+    ASSERT_GRANULES(thr, "12 13 14 15"); /* 3 of 8 SMs and the 12-SM remainder */
+    GT_ASSERT_STATUS(gctx_claim_resize(thr, "rest", NULL, NULL), GCTX_SUCCESS);
+    gctx_cache_stats was = GCTX_CACHE_STATS_INIT, now = GCTX_CACHE_STATS_INIT;
+    GT_ASSERT_STATUS(gctx_cache_get_stats(0, &was), GCTX_SUCCESS);
+    for (int round = 0; round < 3; round++) {
+        GT_ASSERT_STATUS(gctx_claim_resize(thr, "36", NULL, NULL), GCTX_SUCCESS);
+        GT_ASSERT_STATUS(gctx_claim_resize(lat, "96", NULL, NULL), GCTX_SUCCESS);
+        ASSERT_GRANULES(lat, "0 1 2 3 4 5 6 7 8 9 10 11");
+        ASSERT_GRANULES(thr, "12 13 14 15");
+        GT_ASSERT_STATUS(gctx_claim_resize(lat, "16", NULL, NULL), GCTX_SUCCESS);
+        GT_ASSERT_STATUS(gctx_claim_resize(thr, "rest", NULL, NULL), GCTX_SUCCESS);
+        ASSERT_GRANULES(lat, "0 1");
+        gt_sm_set a = claim_sms(lat), b = claim_sms(thr);
+        GT_CHECK();
+        GT_ASSERT_EQ_INT(a.count + b.count, 132);
+        GT_ASSERT(gt_sm_sets_disjoint(&a, &b));
+    }
+    GT_ASSERT_STATUS(gctx_cache_get_stats(0, &now), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(now.misses, was.misses);
+    GT_ASSERT_EQ_INT(now.hits, was.hits + 12);
+    gctx_claim_release(thr);
+    gctx_claim_release(lat);
 }
 
 /* ---- rollback under driver faults ---- */
@@ -1642,6 +1685,61 @@ GT_TEST(want_to_grant_within_50_ms_of_a_holder_polling_every_10_ms)
     GT_ASSERT(waited_us < 50000);
     GT_ASSERT(listing_disjoint(dir, 2));
     GT_ASSERT_EQ_INT(end_waiter(&w, 0), 0);
+    gctx_claim_release(c);
+}
+
+static long long monotonic_us(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1000000LL + t.tv_nsec / 1000;
+}
+
+static int compare_ll(const void *a, const void *b)
+{
+    long long x = *(const long long *)a, y = *(const long long *)b;
+    return (x > y) - (x < y);
+}
+
+/* The bound the elastic pair relies on: from the holder's shrink to the waiter's grant, the
+ * waiter's wake and one registry pass, not a polling step (a watch made and closed for each
+ * wait cost 15-35 ms of inotify grace periods on Linux 6.x). Median of 5 waits. */
+GT_TEST(a_waiter_is_granted_within_3_ms_of_the_shrink)
+{
+    if (require_h200())
+        return;
+    const char *dir = fresh_dir("want_wake");
+    GT_CHECK();
+    gctx_claim_options o = options_in(dir);
+    gctx_claim *c = NULL;
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "rest", &o, &c), GCTX_SUCCESS);
+    o.rounding = GCTX_ROUND_DOWN;
+    long long after_us[5];
+    for (int round = 0; round < 5; round++) {
+        waiter_run w;
+        GT_ASSERT_EQ_INT(start_waiter(dir, "40", GCTX_CLAIM_PRIORITY_LATENCY, &w), 0);
+        unsigned wanted = 0;
+        for (int step = 0; step < 20000 && !wanted; step++) {
+            nanosleep(&(struct timespec){0, 200000}, NULL);
+            GT_ASSERT_STATUS(gctx_claim_pressure(c, &wanted), GCTX_SUCCESS);
+        }
+        GT_ASSERT_EQ_INT(wanted, 40);
+        char request[16];
+        snprintf(request, sizeof request, "%u", info_of(c).sm_count - wanted);
+        GT_ASSERT_STATUS(gctx_claim_resize(c, request, &o, NULL), GCTX_SUCCESS);
+        long long shrunk = monotonic_us();
+        unsigned sms = 0;
+        long long waited_us = 0;
+        GT_ASSERT_EQ_INT(waiter_granted(&w, &sms, &waited_us), 0);
+        after_us[round] = monotonic_us() - shrunk;
+        GT_ASSERT_EQ_INT(sms, 40);
+        GT_ASSERT_EQ_INT(end_waiter(&w, 0), 0);
+        GT_ASSERT_STATUS(gctx_claim_resize(c, "rest", &o, NULL), GCTX_SUCCESS);
+    }
+    qsort(after_us, 5, sizeof after_us[0], compare_ll);
+    fprintf(stderr, "# shrink to grant: median %lld us (%lld .. %lld)\n", after_us[2],
+            after_us[0], after_us[4]);
+    GT_ASSERT(after_us[2] < 3000);
     gctx_claim_release(c);
 }
 
