@@ -990,12 +990,16 @@ typedef struct gctx_controller_options {
                                 this is within it (1.10) */
     double shared_slowdown;  /* "no split": a workload's step stretches by this for each other
                                 busy workload (1.0: time-sliced) */
+    int disjoint;            /* 1: the workloads can't share SMs (claims across processes,
+                                which never overlap): no "no split" candidate, and a row of
+                                zeros is refused */
 } gctx_controller_options;
-#define GCTX_CONTROLLER_OPTIONS_INIT {sizeof(gctx_controller_options), 0, 0.0, 0.05, 3, 0.25, 1.10, 1.0}
+#define GCTX_CONTROLLER_OPTIONS_INIT {sizeof(gctx_controller_options), 0, 0.0, 0.05, 3, 0.25, 1.10, 1.0, 0}
 
 /* candidates: nb_candidates rows of nb_workloads SM counts (row c gives workload w
  * candidates[c * nb_workloads + w] SMs); a row of zeros is "no split", added as the last
- * candidate when no row is. The first decision takes the best candidate at once. */
+ * candidate when no row is (unless options->disjoint). The first decision takes the best
+ * candidate at once. */
 GCTX_API gctx_status gctx_controller_create(const gctx_workload *workloads, unsigned nb_workloads,
                                             const unsigned *candidates, unsigned nb_candidates,
                                             const gctx_controller_options *options,

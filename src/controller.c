@@ -74,12 +74,13 @@ static gctx_status check_options(const gctx_controller_options *o)
 {
     if (!(o->hysteresis >= 0.0) || !(o->learning_rate > 0.0) || !(o->learning_rate <= 1.0) ||
         !(o->latency_margin >= 1.0) || !(o->shared_slowdown >= 0.0) ||
-        !(o->hbm_bytes_per_s >= 0.0))
+        !(o->hbm_bytes_per_s >= 0.0) || (o->disjoint != 0 && o->disjoint != 1))
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "controller options: hysteresis %g and shared_slowdown %g must be >= "
                           "0, learning_rate %g within (0, 1], latency_margin %g >= 1, "
-                          "hbm_bytes_per_s %g >= 0", o->hysteresis, o->shared_slowdown,
-                          o->learning_rate, o->latency_margin, o->hbm_bytes_per_s);
+                          "hbm_bytes_per_s %g >= 0, disjoint %d 0 or 1", o->hysteresis,
+                          o->shared_slowdown, o->learning_rate, o->latency_margin,
+                          o->hbm_bytes_per_s, o->disjoint);
     return GCTX_SUCCESS;
 }
 
@@ -100,7 +101,8 @@ static gctx_status copy_workload(gctx__ctl_workload *to, const gctx_workload *fr
     return GCTX_SUCCESS;
 }
 
-/* The candidate rows, with a no-split row of zeros appended unless the caller gave one. */
+/* The candidate rows, with a no-split row of zeros appended unless the caller gave one or
+ * the workloads are disjoint (then no_split is nb_rows: no candidate's index). */
 static gctx_status copy_candidates(gctx__ctl_model *m, const unsigned *rows, unsigned nb_rows)
 {
     const unsigned n = m->nb_workloads;
@@ -112,11 +114,15 @@ static gctx_status copy_candidates(gctx__ctl_model *m, const unsigned *rows, uns
             sum += rows[(size_t)c * n + w];
             zeros += rows[(size_t)c * n + w] == 0;
         }
+        if (zeros == n && m->options.disjoint)
+            return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                              "candidate row %u is all zeros (\"no split\"), but options->disjoint "
+                              "says the workloads can't share SMs: give each an SM count", c);
         if (zeros == n && m->no_split == nb_rows)
             m->no_split = c;
         widest = sum > widest ? sum : widest;
     }
-    m->nb_candidates = nb_rows + (m->no_split == nb_rows);
+    m->nb_candidates = nb_rows + (m->no_split == nb_rows && !m->options.disjoint);
     size_t cells = (size_t)m->nb_candidates * n;
     m->rows = calloc(cells, sizeof *m->rows);
     m->ratio = calloc(cells, sizeof *m->ratio);
@@ -155,6 +161,10 @@ gctx_status gctx_controller_create(const gctx_workload *workloads, unsigned nb_w
         return s;
     if ((s = check_options(&opts)))
         return s;
+    if (opts.disjoint && nb_candidates == 0)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                          "no candidate rows, and options->disjoint leaves out \"no split\": "
+                          "give at least one row of SM counts");
     gctx_workload local[GCTX_CONTROLLER_MAX_WORKLOADS];
     for (unsigned w = 0; w < nb_workloads; w++) {
         gctx_workload init = GCTX_WORKLOAD_INIT;

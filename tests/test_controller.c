@@ -354,6 +354,43 @@ GT_TEST(no_split_is_always_a_candidate)
     gctx_controller_release(c);
 }
 
+/* Claims across processes never overlap: a disjoint controller offers its rows only, and
+ * keeps to them where "no split" would have won (the throughput workload idle). */
+GT_TEST(disjoint_workloads_have_no_no_split_candidate)
+{
+    world w;
+    world_init(&w, 0.0);
+    unsigned rows[] = {16, 116, 64, 68};
+    gctx_controller_options o = GCTX_CONTROLLER_OPTIONS_INIT;
+    o.device_sms = DEVICE_SMS;
+    o.disjoint = 1;
+    gctx_controller *c;
+    GT_ASSERT_STATUS(gctx_controller_create(w.truth, 2, rows, 2, &o, &c), GCTX_SUCCESS);
+    unsigned n = 0;
+    GT_ASSERT_STATUS(gctx_controller_candidates(c, &n), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(n, 2);
+    GT_ASSERT_STATUS(gctx_controller_set_demand(c, THR, 0.0), GCTX_SUCCESS);
+    gctx_controller_decision d = GCTX_CONTROLLER_DECISION_INIT;
+    GT_ASSERT_STATUS(gctx_controller_decide(c, &d), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(d.no_split, 0);
+    GT_ASSERT(d.candidate < 2);
+    GT_ASSERT_EQ_INT(d.sm_counts[LAT] + d.sm_counts[THR], DEVICE_SMS);
+    gctx_controller_release(c);
+    unsigned zeros[] = {0, 0, 64, 68};
+    c = NULL;
+    GT_ASSERT_STATUS(gctx_controller_create(w.truth, 2, zeros, 2, &o, &c),
+                     GCTX_ERROR_INVALID_ARGUMENT);
+    GT_ASSERT_CONTAINS(gctx_last_error(), "row 0 is all zeros");
+    GT_ASSERT(c == NULL);
+    GT_ASSERT_STATUS(gctx_controller_create(w.truth, 2, NULL, 0, &o, &c),
+                     GCTX_ERROR_INVALID_ARGUMENT);
+    GT_ASSERT_CONTAINS(gctx_last_error(), "give at least one row");
+    o.disjoint = 2;
+    GT_ASSERT_STATUS(gctx_controller_create(w.truth, 2, rows, 2, &o, &c),
+                     GCTX_ERROR_INVALID_ARGUMENT);
+    GT_ASSERT_CONTAINS(gctx_last_error(), "disjoint 2 0 or 1");
+}
+
 GT_TEST(predictions_follow_the_prior_demand_and_bandwidth)
 {
     unsigned sms[] = {32, 64};

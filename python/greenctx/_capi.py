@@ -129,7 +129,7 @@ class ControllerOptions(_Struct):
     _fields_ = [("size", c_size_t), ("device_sms", c_uint), ("hbm_bytes_per_s", ctypes.c_double),
                 ("hysteresis", ctypes.c_double), ("dwell", c_uint),
                 ("learning_rate", ctypes.c_double), ("latency_margin", ctypes.c_double),
-                ("shared_slowdown", ctypes.c_double)]
+                ("shared_slowdown", ctypes.c_double), ("disjoint", c_int)]
 
 
 CONTROLLER_MAX_WORKLOADS = 8

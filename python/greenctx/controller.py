@@ -54,10 +54,11 @@ class Decision:
 
 class Controller(Handle):
     """Controller(workloads, candidates, *, device_sms=0, hbm_bytes_per_s=0.0, hysteresis=0.05,
-    dwell=3, learning_rate=0.25, latency_margin=1.10, shared_slowdown=1.0)
+    dwell=3, learning_rate=0.25, latency_margin=1.10, shared_slowdown=1.0, disjoint=False)
 
     candidates: rows of one SM count per workload; "no split" is added as the last candidate
-    unless a row of zeros is given."""
+    unless a row of zeros is given, or disjoint (workloads that can't share SMs: claims across
+    processes) leaves it out."""
 
     __slots__ = ("_nb_workloads",)
     _release = "gctx_controller_release"
@@ -65,7 +66,7 @@ class Controller(Handle):
     def __init__(self, workloads: Sequence[Workload], candidates: Sequence[Sequence[int]], *,
                  device_sms: int = 0, hbm_bytes_per_s: float = 0.0, hysteresis: float = 0.05,
                  dwell: int = 3, learning_rate: float = 0.25, latency_margin: float = 1.10,
-                 shared_slowdown: float = 1.0):
+                 shared_slowdown: float = 1.0, disjoint: bool = False):
         super().__init__(None)
         workloads = list(workloads)
         rows = [list(row) for row in candidates]
@@ -93,6 +94,7 @@ class Controller(Handle):
         options.dwell = count("dwell", dwell)
         options.learning_rate, options.latency_margin = float(learning_rate), float(latency_margin)
         options.shared_slowdown = float(shared_slowdown)
+        options.disjoint = 1 if disjoint else 0
         out = ctypes.c_void_p()
         check(lib.gctx_controller_create(c_workloads, len(workloads), c_rows, len(rows),
                                          ctypes.byref(options), ctypes.byref(out)))

@@ -53,3 +53,15 @@ def test_bad_arguments_carry_the_library_message():
     ctl.close()
     with pytest.raises(RuntimeError, match="destroyed"):
         ctl.decide()
+
+
+def test_disjoint_workloads_keep_to_their_rows():
+    ctl = Controller([Workload.latency(0.020, DECODE, demand_weight=0.8),
+                      Workload.throughput(PREFILL)], SPLITS, device_sms=132, disjoint=True)
+    assert ctl.nb_candidates == 2  # no "no split": claims never overlap
+    ctl.set_demand(1, 0.0)
+    d = ctl.decide()
+    assert not d.no_split and sum(d.sm_counts) == 132
+    with pytest.raises(greenctx.InvalidArgumentError, match="all zeros"):
+        Controller([Workload.latency(0.020, DECODE), Workload.throughput(PREFILL)],
+                   [(0, 0), (64, 68)], device_sms=132, disjoint=True)
