@@ -61,13 +61,16 @@ double el_step_latency_ms(double event_ms, double host_ms)
     return host_ms > event_ms ? host_ms : event_ms;
 }
 
-void el_arm_finish(el_arm *arm, double *step_ms, size_t nb_steps, double target_ms,
-                   double *resize_us, size_t nb_resizes)
+void el_arm_finish(el_arm *arm, double *step_ms, unsigned *batches, size_t nb_steps,
+                   double target_ms, double *resize_us, size_t nb_resizes)
 {
     arm->steps = nb_steps;
-    arm->within_target = 0;
-    for (size_t i = 0; i < nb_steps; i++)
+    arm->within_target = arm->tokens_within_target = 0;
+    for (size_t i = 0; i < nb_steps; i++) {
         arm->within_target += step_ms[i] <= target_ms;
+        arm->tokens_within_target += step_ms[i] <= target_ms ? batches[i] : 0;
+    }
+    bench_summarize_weighted(step_ms, batches, nb_steps, &arm->token_ms);
     bench_summarize(step_ms, nb_steps, &arm->step_ms);
     arm->resizes = (unsigned)nb_resizes;
     bench_summarize(resize_us, nb_resizes, &arm->resize_us);
@@ -381,14 +384,17 @@ static int run_loop(el_loop *L, int start_place)
     const bench_env *env = rig->env;
     size_t cap = 1 << 20, nb_steps = 0, nb_resizes = 0;
     double *steps = malloc(cap * sizeof *steps);
+    unsigned *batches = malloc(cap * sizeof *batches);
     double *resizes = malloc(EL_MAX_RESIZES * sizeof *resizes);
-    if (!steps || !resizes) {
+    if (!steps || !batches || !resizes) {
         free(steps);
+        free(batches);
         free(resizes);
         fprintf(stderr, "greenctx bench: out of memory\n");
         return -1;
     }
     int cur = start_place, lat_place = -1, thr_place = -1, rc = 0;
+    unsigned lat_batch = 0; /* the batch of the step in flight */
     if (rig->place[cur].layout >= 0)
         rc = bench_gctx(gctx_layouts_switch(rig->layouts, (unsigned)rig->place[cur].layout, NULL),
                         "gctx_layouts_switch");
@@ -407,8 +413,10 @@ static int run_loop(el_loop *L, int start_place)
                 goto throughput;
             double ms = elapsed_ms(env, p->lat_site->lat_start, p->lat_site->lat_end);
             last_done = bench_now_us();
-            if (nb_steps < cap)
+            if (nb_steps < cap) {
+                batches[nb_steps] = lat_batch;
                 steps[nb_steps++] = el_step_latency_ms(ms, (last_done - due_us) * 1e-3);
+            }
             if (L->ctl && lat_place == cur) /* the model wants the step's own time */
                 rc = bench_gctx(gctx_controller_observe(L->ctl, 0, ms * 1e-3),
                                 "gctx_controller_observe");
@@ -422,6 +430,7 @@ static int run_loop(el_loop *L, int start_place)
             if (rc == 0)
                 rc = launch_decode(L, &rig->place[cur], batch);
             lat_place = cur;
+            lat_batch = batch;
         }
     throughput:
         if (L->chunk || rc)
@@ -453,8 +462,9 @@ static int run_loop(el_loop *L, int start_place)
     L->arm->prefill_tokens_per_s =
         seconds > 0 ? units * (double)tokens / shape->layers / seconds : 0;
     L->arm->tflops = seconds > 0 ? units * el_prefill_flops(shape, tokens) / seconds * 1e-12 : 0;
-    el_arm_finish(L->arm, steps, nb_steps, L->target_ms, resizes, nb_resizes);
+    el_arm_finish(L->arm, steps, batches, nb_steps, L->target_ms, resizes, nb_resizes);
     free(steps);
+    free(batches);
     free(resizes);
     return rc;
 }

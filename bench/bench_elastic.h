@@ -202,7 +202,11 @@ typedef struct el_arm {
     int ran;
     char why[400];             /* when it did not run: why */
     bench_summary step_ms;     /* the latency workload's step times */
-    unsigned long long steps, within_target;
+    /* The same per output token (each step counted once for each token of its batch): the
+     * latency a request sees, and what the target is held to. A step-weighted p99 would
+     * count an arm that makes fewer, slower steps at low load against it. */
+    bench_summary token_ms;
+    unsigned long long steps, within_target, tokens_within_target;
     double prefill_tokens_per_s, tflops;
     unsigned resizes;
     bench_summary resize_us;   /* host time of each re-size */
@@ -255,8 +259,8 @@ double el_step_latency_ms(double event_ms, double host_ms);
 /* The next arm of res, zeroed, with its kind, name and label. */
 el_arm *el_arm_new(elastic_result *res, el_arm_kind kind, const char *name, const char *label);
 /* The arm's figures, from its samples (step times in ms, re-size costs in us). */
-void el_arm_finish(el_arm *arm, double *step_ms, size_t nb_steps, double target_ms,
-                   double *resize_us, size_t nb_resizes);
+void el_arm_finish(el_arm *arm, double *step_ms, unsigned *batches, size_t nb_steps,
+                   double target_ms, double *resize_us, size_t nb_resizes);
 void el_timeline_add(el_timeline *line, double t, unsigned lat_sms, unsigned thr_sms);
 
 /* ---- the run (bench_elastic.c): one-process arms and the calibration ---- */

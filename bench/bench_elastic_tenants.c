@@ -43,7 +43,9 @@ static int own_line(void *ctx, const char *line)
     unsigned sms;
     if (summary_line(line, "el_step", &a->step_ms)) {
         a->steps = a->step_ms.n;
-    } else if (sscanf(line, "el_within %llu", &a->within_target) == 1 ||
+    } else if (summary_line(line, "el_token", &a->token_ms) ||
+               sscanf(line, "el_within %llu %llu", &a->within_target,
+                      &a->tokens_within_target) == 2 ||
                sscanf(line, "el_rate %llu %lf", &side->gemms, &side->seconds) == 2 ||
                summary_line(line, "el_kernel", &a->thr_kernel_ms)) {
     } else if (summary_line(line, "el_resize", &resizes)) {

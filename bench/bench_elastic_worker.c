@@ -45,6 +45,7 @@ typedef struct el_worker {
     el_buffers buf;
     unsigned sms;
     double *samples, *resize_us, *grant_ms;
+    unsigned *batches; /* decode: each sample's batch */
     size_t nb_samples, nb_resizes, nb_grants, cap;
 } el_worker;
 
@@ -134,12 +135,17 @@ static int parse(int argc, char **argv, greenctx_tool_options *opts, el_worker *
 /* Once running (start_ns set): the SMs it has from now on. Before "ready" nothing but that
  * line may be said. */
 /* "NAME n min p50 p99 p999 max mean": the parent reads it back into a bench_summary. */
+static void say_stats(const char *name, const bench_summary *s)
+{
+    tenant_say("%s %zu %.5f %.5f %.5f %.5f %.5f %.5f", name, s->n, s->min, s->p50, s->p99,
+               s->p999, s->max, s->mean);
+}
+
 static void say_summary(const char *name, double *values, size_t n)
 {
     bench_summary s;
     bench_summarize(values, n, &s);
-    tenant_say("%s %zu %.5f %.5f %.5f %.5f %.5f %.5f", name, s.n, s.min, s.p50, s.p99, s.p999,
-               s.max, s.mean);
+    say_stats(name, &s);
 }
 
 static int say_sms(const el_worker *w, long long start_ns)
@@ -331,7 +337,7 @@ static int decode_run(el_worker *w, long long start_ns, long long end_ns)
         (w->elastic && make_controller(w, &ctl)))
         return -1;
     int rc = say_sms(w, start_ns);
-    unsigned long long within = 0;
+    unsigned long long within = 0, tokens_within = 0;
     for (long long now; rc == 0 && (now = bench_wall_ns()) < end_ns;) {
         double due_us = bench_now_us(); /* a grow's wait is the step's latency too */
         unsigned batch = el_trace_batch(&trace, (now - start_ns) * 1e-9);
@@ -348,17 +354,23 @@ static int decode_run(el_worker *w, long long start_ns, long long end_ns)
         double ms;
         if (rc == 0 && (rc = timed(w, batch, 0, &ms)) == 0) {
             double latency = el_step_latency_ms(ms, (bench_now_us() - due_us) * 1e-3);
-            if (w->nb_samples < w->cap)
+            if (w->nb_samples < w->cap) {
+                w->batches[w->nb_samples] = batch;
                 w->samples[w->nb_samples++] = latency;
+            }
             within += latency <= w->eo.target_ms;
+            tokens_within += latency <= w->eo.target_ms ? batch : 0;
             if (ctl)
                 rc = bench_gctx(gctx_controller_observe(ctl, 0, ms * 1e-3), "observe");
         }
     }
     gctx_controller_release(ctl);
     el_trace_free(&trace);
+    bench_summary tokens;
+    bench_summarize_weighted(w->samples, w->batches, w->nb_samples, &tokens);
+    say_stats("el_token", &tokens);
     say_summary("el_step", w->samples, w->nb_samples);
-    tenant_say("el_within %llu", within);
+    tenant_say("el_within %llu %llu", within, tokens_within);
     return rc;
 }
 
@@ -416,10 +428,11 @@ int bench_elastic_worker(int argc, char **argv, greenctx_tool_options *opts)
     }
     w->cap = 1 << 20;
     w->samples = malloc(w->cap * sizeof *w->samples);
+    w->batches = malloc(w->cap * sizeof *w->batches);
     w->resize_us = malloc(EL_MAX_RESIZES * sizeof *w->resize_us);
     w->grant_ms = malloc(EL_MAX_RESIZES * sizeof *w->grant_ms);
     w->eo.gemm = w->eo.gemm ? w->eo.gemm : EL_GEMM_OWN;
-    rc = !w->samples || !w->resize_us || !w->grant_ms || bench_env_open(&w->env, opts->device);
+    rc = !w->samples || !w->batches || !w->resize_us || !w->grant_ms || bench_env_open(&w->env, opts->device);
     if (rc == 0) {
         w->env.simulated |= opts->simulated;
         rc = el_blas_open(&w->env, w->eo.gemm, &w->blas);
@@ -471,6 +484,7 @@ int bench_elastic_worker(int argc, char **argv, greenctx_tool_options *opts)
     gctx_claim_release(w->claim);
     bench_env_close(&w->env);
     free(w->samples);
+    free(w->batches);
     free(w->resize_us);
     free(w->grant_ms);
     free(w);

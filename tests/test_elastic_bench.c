@@ -73,16 +73,16 @@ GT_TEST(trace_names_parse_back)
     GT_ASSERT_EQ_INT(el_trace_parse("bursty"), -1);
 }
 
-/* An arm that ran: p99 and prefill rate. */
+/* An arm that ran: its p99 per output token and prefill rate. Its per-step p99 is made
+ * twice that, so a rule that read the steps' would fail these tests. */
 static el_arm *add(elastic_result *r, el_arm_kind kind, const char *name, double p99,
                    double rate)
 {
     el_arm *a = el_arm_new(r, kind, name, name);
     a->ran = 1;
     a->steps = 100;
-    a->step_ms.n = 100;
-    a->step_ms.p50 = p99 / 2;
-    a->step_ms.p99 = p99;
+    a->token_ms = (bench_summary){.n = 1000, .p50 = p99 / 2, .p99 = p99};
+    a->step_ms = (bench_summary){.n = 100, .p50 = p99, .p99 = 2 * p99};
     a->prefill_tokens_per_s = rate;
     return a;
 }
@@ -141,7 +141,7 @@ GT_TEST(targets_met_and_not_met_on_onoff)
     GT_ASSERT(strstr(r->check[0].detail, "simulated") == NULL);
     GT_ASSERT(r->check[0].measured && r->check[4].measured);
     /* A controller that wins on rate but breaks the target does not meet it. */
-    ctl->step_ms.p99 = 2.5;
+    ctl->token_ms.p99 = 2.5;
     el_check_targets(&env, r);
     GT_ASSERT(r->check[0].applies && !r->check[0].met);
     free(r);
