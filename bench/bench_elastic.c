@@ -22,7 +22,7 @@
 #define DEFAULT_TARGET_X 1.5
 
 static const unsigned lat_sizes[] = {16, 32, 48, 64, 80, 96, 112};
-static const unsigned quick_lat_sizes[] = {16, 32, 64, 96};
+static const unsigned quick_lat_sizes[] = {16, 32, 64, 96, 112};
 
 /* Where the two workloads' work goes: a layout's two partitions, or streams of the primary
  * context (every SM). */

@@ -113,7 +113,7 @@ sim_elastic)
     json_ok "$json" '[a for a in d["elastic"]["arms"] if a["name"] == "2p_sliced"][0]["steps"] > 0 and [a for a in d["elastic"]["arms"] if a["name"] == "2p_sliced"][0]["prefill_tokens_per_s"] > 0'
     run 0 --sim h200 bench elastic --quick --layers 1 --seconds 0.3 --trace stationary --arms 1p --json
     json_ok "$out" 'd["schema"] == "greenctx.bench.elastic/1" and d["meta"]["simulated"]'
-    json_ok "$out" 'd["elastic"]["trace"] == "stationary" and d["elastic"]["model"]["hidden"] == 4096 and d["elastic"]["model"]["kv_heads"] == 8 and d["elastic"]["target_ms"] > 0 and len(d["elastic"]["calibration"]) == 5'
+    json_ok "$out" 'd["elastic"]["trace"] == "stationary" and d["elastic"]["model"]["hidden"] == 4096 and d["elastic"]["model"]["kv_heads"] == 8 and d["elastic"]["target_ms"] > 0 and len(d["elastic"]["calibration"]) == 6'
     json_ok "$out" 'all(n in [a["name"] for a in d["elastic"]["arms"]] for n in ["static_16", "static_96", "no_split", "priority", "controller", "chunked_128", "chunked_256", "chunked_512"]) and not any(a["name"].startswith("2p") for a in d["elastic"]["arms"])'
     json_ok "$out" 'all(a["ran"] and a["steps"] > 0 and a["step_ms"]["p99"] > 0 and a["prefill_tokens_per_s"] > 0 for a in d["elastic"]["arms"])'
     json_ok "$out" 'd["elastic"]["best_static"].startswith("static_") and [t["applies"] for t in d["elastic"]["targets"]][2]'
