@@ -261,9 +261,9 @@ static int try_granule(const gctx__plan_input *in, const gctx__plan *plan, unsig
 }
 
 /* The granules of g the groups take when each asks for whole granules (no discovery, no
- * backfill into the remainder): the split asks the driver for these and no more, leaving the
- * other SMs in the driver's one remainder, as a peer's split of the same groups does; the
- * driver's work grows with the granules it writes. 0 when a group needs every granule seen. */
+ * backfill into the remainder): the split gives the driver room for these and no more, so it
+ * writes those and leaves the other SMs in its one remainder, as cuda.core's split of the
+ * same groups asks. 0 when a group needs to see every granule. */
 static unsigned granules_taken(const gctx__plan *plan, unsigned g)
 {
     unsigned n = 0;

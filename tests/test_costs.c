@@ -166,11 +166,11 @@ static int resource_sms(const gcu_dev_resource *resource, gt_sm_set *set)
     return 0;
 }
 
-/* One group of 32 SMs and the rest, as cuda.core's sm.split(count=32) and PyTorch ask: a
- * split of the resource with room for that one group, the others' SMs in the remainder.
- * greenctx makes that call and no other, with that room: its group gets the SMs of the
- * peer's group (asked for room for every granule, the H200 deals its 16-SM units over them
- * and the first granule is another set of SMs, which the driver works longer to write). */
+/* One group of 32 SMs and the rest, as cuda.core's sm.split(count=32) asks: a split of the
+ * resource with room for that one group, the others' SMs in the remainder. greenctx makes
+ * that call and no other: its group gets the SMs of the peer's group (with room for every
+ * granule, the driver writes all 4 and the H200 deals its 16-SM units over them, so the
+ * first is another set of SMs). */
 GT_TEST(a_split_with_a_remainder_makes_the_peers_driver_call)
 {
     if (require_counters())

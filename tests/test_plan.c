@@ -27,7 +27,7 @@ GT_TEST(heterogeneous_24_40_aggregates_granules_of_8)
     GT_ASSERT_EQ_INT(p.path, GCTX_SPLIT_PATH_GRANULES);
     GT_ASSERT_EQ_INT(p.granule, 8);
     GT_ASSERT_EQ_INT(p.flags, 0);
-    GT_ASSERT_EQ_INT(p.split_groups, 8); /* the 3 + 5 it takes: the other 7 stay in the remainder */
+    GT_ASSERT_EQ_INT(p.split_groups, 8); /* the 3 + 5 taken: the other 7 stay in the remainder */
     GT_ASSERT_EQ_INT(p.groups[0].sm_count, 24);
     GT_ASSERT_EQ_INT(p.groups[1].sm_count, 40);
     GT_ASSERT_EQ_INT(p.assign[0].first_granule, 0);
