@@ -260,6 +260,22 @@ static int try_granule(const gctx__plan_input *in, const gctx__plan *plan, unsig
     return 1;
 }
 
+/* The granules of g the groups take when each asks for whole granules (no discovery, no
+ * backfill into the remainder): the split gives the driver room for these and no more, so it
+ * writes those and leaves the other SMs in its one remainder, as cuda.core's split of the
+ * same groups asks. 0 when a group needs to see every granule. */
+static unsigned granules_taken(const gctx__plan *plan, unsigned g)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < plan->nb_groups; i++) {
+        unsigned sms = plan->normal[i].num_sms;
+        if (!sms || sms % g)
+            return 0;
+        n += sms / g;
+    }
+    return n;
+}
+
 static gctx_status plan_granules(const gctx__plan_input *in, int fine, gctx__plan *plan)
 {
     unsigned unit_lcm = 1, counts_gcd = 0, explicit_total = 0;
@@ -285,7 +301,8 @@ static gctx_status plan_granules(const gctx__plan_input *in, int fine, gctx__pla
         if (counts_gcd && counts_gcd % g)
             continue;
         gctx__granule_split split;
-        gctx_status s = in->oracle(in->oracle_context, g, plan->flags, &split);
+        gctx_status s = in->oracle(in->oracle_context, g, granules_taken(plan, g), plan->flags,
+                                   &split);
         if (s != GCTX_SUCCESS)
             return s;
         if (split.size != g || split.groups == 0)

@@ -8,13 +8,15 @@
 
 /* What one split-by-count of the input gives for a granule (minCount) and flags. */
 typedef struct gctx__granule_split {
-    unsigned groups;    /* whole granules */
+    unsigned groups;    /* whole granules (at most the room asked for) */
     unsigned size;      /* SMs in each (the driver rounds minCount up) */
     unsigned remainder; /* SMs in no granule */
 } gctx__granule_split;
 
-typedef gctx_status (*gctx__granule_oracle)(void *context, unsigned granule, unsigned flags,
-                                            gctx__granule_split *out);
+/* room: the granules to ask for, the rest staying in the remainder (as the driver does with
+ * less room than granules); 0 asks for every granule. */
+typedef gctx_status (*gctx__granule_oracle)(void *context, unsigned granule, unsigned room,
+                                            unsigned flags, gctx__granule_split *out);
 
 typedef struct gctx__plan_input {
     unsigned sm_count;

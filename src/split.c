@@ -46,15 +46,15 @@ static gctx_status scratch_reserve(split_job *job, unsigned n)
 
 /* What a split-by-count of the resource gives: asked of the driver itself (a split writes
  * only into our memory and creates no driver object). */
-static gctx_status granule_oracle(void *context, unsigned granule, unsigned flags,
+static gctx_status granule_oracle(void *context, unsigned granule, unsigned room, unsigned flags,
                                   gctx__granule_split *out)
 {
     split_job *job = context;
-    /* Every granule is at least 2 SMs: sm_count / 2 + 1 slots hold them. */
-    gctx_status s = scratch_reserve(job, job->through->sm_count / 2 + 1);
+    /* Every granule is at least 2 SMs: sm_count / 2 + 1 slots hold them all. */
+    unsigned nb = room ? room : job->through->sm_count / 2 + 1;
+    gctx_status s = scratch_reserve(job, nb);
     if (s != GCTX_SUCCESS)
         return s;
-    unsigned nb = job->scratch_capacity;
     gcu_dev_resource *remainder = &job->last_remainder;
     memset(remainder, 0, sizeof *remainder); /* the driver writes the granules it counts */
     job->last_nb = 0;

@@ -43,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     gctx__granule_split split;
-    plan_model_oracle(&m, p.granule, p.flags, &split);
+    plan_model_oracle(&m, p.granule, p.split_groups, p.flags, &split);
     unsigned used = 0, total = 0;
     for (unsigned i = 0; i < n; i++) {
         unsigned sms = p.assign[i].granules * p.granule +

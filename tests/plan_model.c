@@ -2,7 +2,7 @@
 
 static unsigned round_up(unsigned x, unsigned step) { return (x + step - 1) / step * step; }
 
-gctx_status plan_model_oracle(void *context, unsigned granule, unsigned flags,
+gctx_status plan_model_oracle(void *context, unsigned granule, unsigned room, unsigned flags,
                               gctx__granule_split *out)
 {
     plan_model *m = context;
@@ -28,6 +28,8 @@ gctx_status plan_model_oracle(void *context, unsigned granule, unsigned flags,
             out->groups = s <= m->sm_count ? m->sm_count / s : 0;
         }
     }
+    if (room && out->groups > room)
+        out->groups = room; /* the granules without room go to the remainder */
     out->size = s;
     out->remainder = m->sm_count - out->groups * s;
     return GCTX_SUCCESS;

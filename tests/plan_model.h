@@ -14,7 +14,7 @@ typedef struct plan_model {
     long calls;
 } plan_model;
 
-gctx_status plan_model_oracle(void *model, unsigned granule, unsigned flags,
+gctx_status plan_model_oracle(void *model, unsigned granule, unsigned room, unsigned flags,
                               gctx__granule_split *out);
 /* Plan input for a model: the H200 device with driver 13.0, or a uniform structured
  * resource (whole_device says which wording the messages use). */

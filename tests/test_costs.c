@@ -148,6 +148,83 @@ GT_TEST(split_makes_the_driver_calls_of_a_split_by_hand)
     gctx_partition_release(whole);
 }
 
+/* The SMs of a resource the driver wrote, by the simulated driver's record of it. */
+static int resource_sms(const gcu_dev_resource *resource, gt_sm_set *set)
+{
+    int (*ids_of)(const void *, unsigned *, int) =
+        (int (*)(const void *, unsigned *, int))gt_sim_symbol("gctxsim_resource_sm_ids");
+    unsigned ids[GT_MAX_SMS];
+    int n = ids_of ? ids_of(resource, ids, GT_MAX_SMS) : -1;
+    if (n < 0) {
+        gt_fail(__FILE__, __LINE__, "the simulated driver does not know the resource by hand");
+        return -1;
+    }
+    memset(set, 0, sizeof *set);
+    for (int i = 0; i < n; i++)
+        set->has[ids[i]] = 1;
+    set->count = (unsigned)n;
+    return 0;
+}
+
+/* One group of 32 SMs and the rest, as cuda.core's sm.split(count=32) asks: a split of the
+ * resource with room for that one group, the others' SMs in the remainder. greenctx makes
+ * that call and no other: its group gets the SMs of the peer's group (with room for every
+ * granule, the driver writes all 4 and the H200 deals its 16-SM units over them, so the
+ * first is another set of SMs). */
+GT_TEST(a_split_with_a_remainder_makes_the_peers_driver_call)
+{
+    if (require_counters())
+        return;
+    gctx_partition *whole = gt_whole_device(), *group = NULL, *rest = NULL;
+    GT_CHECK();
+    gcu_dev_resource resource, res[1], remainder;
+    memset(&resource, 0, sizeof resource);
+    memset(&remainder, 0, sizeof remainder);
+    const raw_driver *raw = gt_raw();
+    GT_ASSERT_EQ_INT(raw->cuDeviceGetDevResource(0, &resource, GCU_DEV_RESOURCE_TYPE_SM),
+                     GCU_SUCCESS);
+    const gctx_group one[1] = {{.num_sms = 32}};
+    gctx_split_plan plan = GCTX_SPLIT_PLAN_INIT;
+    gctx_group_plan planned[1];
+    GT_ASSERT_STATUS(gctx_partition_plan(whole, one, 1, NULL, &plan, planned), GCTX_SUCCESS);
+    calls since, lib, hand;
+    calls_now(&since);
+    GT_ASSERT_STATUS(gctx_partition_split(whole, one, 1, NULL, &group, &rest, NULL, NULL),
+                     GCTX_SUCCESS);
+    long through = calls_since(&since, &lib);
+    calls_now(&since);
+    gcu_result r;
+    if (plan.path == GCTX_SPLIT_PATH_STRUCTURED) {
+        gcu_dev_sm_resource_group_params params[1];
+        memset(params, 0, sizeof params);
+        params[0].smCount = 32;
+        params[0].coscheduledSmCount = planned[0].coscheduled_sm_count;
+        r = raw->cuDevSmResourceSplit(res, 1, &resource, &remainder, 0, params);
+    } else {
+        unsigned room = 32 / plan.granule_sms;
+        GT_ASSERT_EQ_INT(room, 1);
+        r = raw->cuDevSmResourceSplitByCount(res, &room, &resource, &remainder, 0,
+                                             plan.granule_sms);
+    }
+    GT_ASSERT_EQ_INT(r, GCU_SUCCESS);
+    GT_ASSERT_EQ_INT(through, calls_since(&since, &hand));
+    same_calls(&lib, &hand, "a {32} split with its remainder");
+    GT_ASSERT_EQ_INT(through, 1);
+    gt_sm_set mine, theirs;
+    if (resource_sms(&res[0], &theirs) || gt_partition_sms(group, &mine))
+        return;
+    char a[4096], b[4096];
+    if (mine.count != theirs.count || memcmp(mine.has, theirs.has, sizeof mine.has) != 0)
+        GT_FAIL("greenctx's group of 32: SMs %s; the peer's: %s",
+                gt_sm_set_text(&mine, a, sizeof a), gt_sm_set_text(&theirs, b, sizeof b));
+    gctx_partition_info info = GCTX_PARTITION_INFO_INIT;
+    GT_ASSERT_STATUS(gctx_partition_get_info(rest, &info), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(info.sm_count, resource.u.sm.smCount - 32);
+    gctx_partition_release(group);
+    gctx_partition_release(rest);
+    gctx_partition_release(whole);
+}
+
 /* Tear down and rebuild a {16, rest} setup with a context and a stream on each part, through
  * the context cache: what it costs beyond the split is one synchronize per context and per
  * stream it hands back (they are idle: this is how a fault met outside greenctx is seen) and

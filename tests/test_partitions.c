@@ -271,12 +271,12 @@ GT_TEST(nested_split_of_a_group)
     GT_ASSERT_STATUS(gctx_partition_split(f.device, first, 1, NULL, &group, NULL, NULL, NULL),
                      GCTX_SUCCESS);
     gctx_partition_release(f.device); /* the outputs keep what they need alive */
-    /* Where the SMs lie decides: before 13.1 the H200's split by 64 deals its 16-SM units
-     * over two granules, and a context holding the first (SMs 0 1 4 5 ... 124 125) splits
-     * into 7 granules of 8 and 8 SMs outside them, so discovery gets 4 granules. Elsewhere
-     * the group holds whole granules and discovery gets everything but the first group. */
-    int dealt = f.info.sm_count == 132 && gt_driver_version() < 13010;
-    unsigned discovered = dealt ? 32 : f.b;
+    /* Where the SMs lie decides. Before 13.1 the split asks the driver for the one granule
+     * of 64 the group takes: the H200 gives it as SMs 0-63 (asked for two, it deals its 16-SM
+     * units over both, and a context holding the first, SMs 0 1 4 5 ... 124 125, splits into
+     * 7 granules of 8 and 8 SMs outside them). So the group holds whole granules, and
+     * discovery gets everything but the first group. */
+    unsigned discovered = f.b;
     gctx_group second[] = {gt_group(f.a), gt_group(0)};
     gctx_partition *inner[2];
     gctx_split_plan plan = GCTX_SPLIT_PLAN_INIT;

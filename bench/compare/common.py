@@ -31,21 +31,36 @@ def percentile(sorted_values, q):
 def time_op(lib, op, once, reps=None):
     """once() does the operation and returns (elapsed_ns, cleanup) where cleanup is a
     callable run outside the clock (or None)."""
+    time_ops(lib, [(op, once)], reps)
+
+
+def time_ops(lib, ops, reps=None):
+    """Times operations rep by rep, each rep in the order the last one ran backwards (A B C,
+    then C B A), so that what runs just before a call is alike for each: ops is [(op, once)],
+    each once as for time_op. One row per op; an op that raises gets its error as its row."""
     reps = reps or REPS
-    samples = []
-    try:
-        for i in range(WARMUPS + reps):
-            ns, cleanup = once()
-            if cleanup:
-                cleanup()
+    samples = {op: [] for op, _ in ops}
+    failed = {}
+    for i in range(WARMUPS + reps):
+        for op, once in (ops if i % 2 == 0 else ops[::-1]):
+            if op in failed:
+                continue
+            try:
+                ns, cleanup = once()
+                if cleanup:
+                    cleanup()
+            except Exception as e:  # the library could not do it: say so, with its own words
+                failed[op] = f"{type(e).__name__}: {e}"
+                continue
             if i >= WARMUPS:
-                samples.append(ns / 1e3)
-    except Exception as e:  # the library could not do it: say so, with its own words
-        emit(lib=lib, op=op, error=f"{type(e).__name__}: {e}")
-        return
-    samples.sort()
-    emit(lib=lib, op=op, reps=reps, p50_us=round(percentile(samples, 0.5), 2),
-         p99_us=round(percentile(samples, 0.99), 2), min_us=round(samples[0], 2))
+                samples[op].append(ns / 1e3)
+    for op, _ in ops:
+        if op in failed:
+            emit(lib=lib, op=op, error=failed[op])
+            continue
+        s = sorted(samples[op])
+        emit(lib=lib, op=op, reps=reps, p50_us=round(percentile(s, 0.5), 2),
+             p99_us=round(percentile(s, 0.99), 2), min_us=round(s[0], 2))
 
 
 def timed(fn):

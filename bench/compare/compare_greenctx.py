@@ -1,9 +1,11 @@
 """greenctx through ctypes: the public C API only (GREENCTX_LIBRARY names libgreenctx.so,
-default build/src/libgreenctx.so)."""
+default build/src/libgreenctx.so), and beside its splits the same driver calls by hand from
+this process."""
 import ctypes
 import os
+import time
 
-from common import capability, emit, fail, time_op, timed
+from common import capability, emit, fail, time_op, time_ops, timed
 
 LIB = "greenctx"
 path = os.environ.get("GREENCTX_LIBRARY", "build/src/libgreenctx.so")
@@ -74,11 +76,6 @@ def release_all(parts, made):
     release_parts(parts)
 
 
-def split_only():
-    ns, parts = timed(lambda: split([(16, 0, 0)]))
-    return ns, lambda: release_parts(parts)
-
-
 def one_context():
     def make():
         parts = split([(16, 0, 0)])
@@ -95,30 +92,134 @@ def two_disjoint():
     return ns, lambda: release_all(parts, made)
 
 
-# cuGreenCtxCreate retains the device's primary context and the last destroy releases it: with
-# no primary context active, every create pays its initialisation (the driver's documentation
-# advises keeping it active). cuda.core (Device.set_current) and torch keep it active; greenctx
-# does not, so it is measured both ways.
-time_op(LIB, "split 16", split_only)
-time_op(LIB, "16 SMs: context + stream (no primary context active)", one_context, reps=10)
 g.gctx_driver_path.restype = ctypes.c_char_p
 
 
-def driver_entry(cuda, name, *argtypes):
+def driver_entry(cuda, name, *argtypes, version=12040):
     """A driver entry point through cuGetProcAddress (the simulated driver exports no other)."""
     get = cuda.cuGetProcAddress_v2
     get.argtypes = [ctypes.c_char_p, ctypes.POINTER(P), ctypes.c_int, ctypes.c_uint64,
                     ctypes.POINTER(ctypes.c_int)]
     pfn, found = P(), ctypes.c_int()
-    if get(name.encode(), ctypes.byref(pfn), 12040, 0, ctypes.byref(found)) or not pfn.value:
+    if get(name.encode(), ctypes.byref(pfn), version, 0, ctypes.byref(found)) or not pfn.value:
         raise OSError(f"the driver gives no {name}")
     return ctypes.CFUNCTYPE(ctypes.c_int, *argtypes)(pfn.value)
 
 
+class SplitPlan(ctypes.Structure):  # gctx_split_plan
+    _fields_ = [("size", ctypes.c_size_t), ("device", ctypes.c_int),
+                ("driver_version", ctypes.c_int), ("path", ctypes.c_int),
+                ("granule_sms", ctypes.c_uint), ("nb_groups", ctypes.c_uint),
+                ("remainder_sms", ctypes.c_uint), ("rounded", ctypes.c_int),
+                ("nested", ctypes.c_int)]
+
+
+class DevResource(ctypes.Structure):  # CUdevResource (144 bytes): an SM resource's count at 96
+    _fields_ = [("type", ctypes.c_int), ("_internal", ctypes.c_ubyte * 92),
+                ("sm_count", ctypes.c_uint), ("_sm", ctypes.c_ubyte * 36),
+                ("next", ctypes.c_void_p)]
+
+
+class GroupParams(ctypes.Structure):  # CU_DEV_SM_RESOURCE_GROUP_PARAMS (13.1)
+    _fields_ = [("sm_count", ctypes.c_uint), ("coscheduled_sm_count", ctypes.c_uint),
+                ("preferred_coscheduled_sm_count", ctypes.c_uint), ("flags", ctypes.c_uint),
+                ("reserved", ctypes.c_uint * 12)]
+
+
+STRUCTURED, FINE_GRANULES = 1, 3  # gctx_split_path
+g.gctx_partition_plan.argtypes = [P, ctypes.POINTER(Group), ctypes.c_uint, P,
+                                  ctypes.POINTER(SplitPlan), P]
+
+
+def c_split(request, with_remainder):
+    """One gctx_partition_split, its arguments made once, as a C caller passes them."""
+    n = len(request)
+    parts, rest = (P * n)(), P()
+    rest_out = ctypes.byref(rest) if with_remainder else None
+    call, clock = g.gctx_partition_split, time.perf_counter_ns
+
+    def release():
+        release_parts(list(parts) + [rest.value])
+        rest.value = None
+
+    def once():
+        t0 = clock()
+        status = call(whole, request, n, None, parts, rest_out, None, None)
+        ns = clock() - t0
+        check(status, "gctx_partition_split")
+        return ns, release
+    return once
+
+
+def by_hand(cuda, request, with_remainder):
+    """The driver call greenctx makes for the same request, made here: on 13.1+ one
+    cuDevSmResourceSplit of its groups; before, one cuDevSmResourceSplitByCount into the
+    planned granules, with room for the granules the groups take when they take whole granules
+    and a remainder is wanted (as cuda.core's split asks), else for every granule."""
+    plan = SplitPlan(ctypes.sizeof(SplitPlan), 0, 0, STRUCTURED)
+    check(g.gctx_partition_plan(whole, request, len(request), None, ctypes.byref(plan), None),
+          "gctx_partition_plan")
+    resource, remainder = DevResource(), DevResource()
+    get = driver_entry(cuda, "cuDeviceGetDevResource", ctypes.c_int, ctypes.POINTER(DevResource),
+                       ctypes.c_int)
+    if get(0, ctypes.byref(resource), 1):  # CU_DEV_RESOURCE_TYPE_SM; device 0 is ordinal 0
+        raise RuntimeError("cuDeviceGetDevResource failed")
+    nb = ctypes.c_uint()  # the split by count's room, in and out
+    if plan.path == STRUCTURED:
+        split_call = driver_entry(cuda, "cuDevSmResourceSplit", P, ctypes.c_uint,
+                                  ctypes.POINTER(DevResource), ctypes.POINTER(DevResource),
+                                  ctypes.c_uint, P, version=13010)
+        params = (GroupParams * len(request))()
+        for p, r in zip(params, request):
+            p.sm_count, p.flags = r.num_sms, 1 if r.backfill else 0  # GROUP_BACKFILL
+        results = (DevResource * len(request))()
+        args = (results, len(request), resource, remainder, 0, params)
+    else:
+        split_call = driver_entry(cuda, "cuDevSmResourceSplitByCount", P,
+                                  ctypes.POINTER(ctypes.c_uint), ctypes.POINTER(DevResource),
+                                  ctypes.POINTER(DevResource), ctypes.c_uint, ctypes.c_uint)
+        whole_granules = with_remainder and all(r.num_sms and not r.backfill for r in request)
+        room = (sum(r.num_sms for r in request) // plan.granule_sms if whole_granules
+                else resource.sm_count // 2 + 1)
+        results = (DevResource * room)()
+        flags = 1 if plan.path == FINE_GRANULES else 0  # IGNORE_SM_COSCHEDULING
+        args = (results, ctypes.byref(nb), resource, remainder, flags, plan.granule_sms)
+    rooms, clock = len(results), time.perf_counter_ns
+
+    def once():
+        nb.value = rooms
+        t0 = clock()
+        r = split_call(*args)
+        ns = clock() - t0
+        if r:
+            raise RuntimeError(f"the split by hand: CUresult {r}")
+        return ns, None
+    return once
+
+
+SIXTEEN, SIXTEEN_REST = groups((16, 0, 0)), groups((16, 0, 0), (0, 0, 1))
 try:  # the driver the library loaded (the simulated one under GREENCTX_CUDA_LIBRARY)
     cuda = ctypes.CDLL(g.gctx_driver_path().decode())
+except OSError:
+    cuda = None
+# The splits, interleaved: "split 16" is the package's call ({16} and a remainder, cuda.core's
+# request), "split {16, rest}" the C call `greenctx bench overhead` times; each beside the
+# driver call it makes, by hand from this process (what ctypes and Python cost, against what
+# the driver costs here).
+splits = [("split 16", c_split(SIXTEEN, True)),
+          ("split {16, rest}", c_split(SIXTEEN_REST, False))]
+if cuda is not None:
+    splits += [("split 16, the driver's call by hand", by_hand(cuda, SIXTEEN, True)),
+               ("split {16, rest}, the driver's call by hand", by_hand(cuda, SIXTEEN_REST, False))]
+time_ops(LIB, splits)
+# cuGreenCtxCreate retains the device's primary context and the last destroy releases it: with
+# no primary context active, every create pays its initialisation (the driver's documentation
+# advises keeping it active). cuda.core (Device.set_current) and torch keep it active; greenctx
+# does not, so it is measured both ways.
+time_op(LIB, "16 SMs: context + stream (no primary context active)", one_context, reps=10)
+try:
     primary, device = P(), ctypes.c_int()
-    ok = (cuda.cuInit(0) == 0 and
+    ok = (cuda is not None and cuda.cuInit(0) == 0 and
           driver_entry(cuda, "cuDeviceGet", ctypes.POINTER(ctypes.c_int),
                        ctypes.c_int)(ctypes.byref(device), 0) == 0 and
           driver_entry(cuda, "cuDevicePrimaryCtxRetain", ctypes.POINTER(P),

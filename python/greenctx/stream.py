@@ -206,6 +206,13 @@ def _torch_class(torch):
             def __cuda_stream__(self):
                 return (0, self.cuda_stream)
 
+            def close(self):
+                """Drops this stream's reference to its green stream now (idempotent), as
+                greenctx's Stream.close() and cuda.core's Stream.close() do (PyTorch's own
+                streams have no close(): theirs goes with the object). The CUstream lives on
+                while something else holds it: its context's pool, for GreenContext.Stream()."""
+                self.greenctx_stream.close()
+
         GreenStream.__module__ = __name__
         _torch_stream_class = GreenStream
     return _torch_stream_class

@@ -6,6 +6,7 @@ and GREENCTX_SIM_DRIVER_VERSION) or, unset, the machine's libcuda.
 import ctypes
 import gc
 import os
+import re
 import sys
 import types
 
@@ -13,6 +14,11 @@ import pytest
 
 import greenctx
 
+# Every driver entry point the library calls: src/cuda_abi.h's table, as tests/test_costs.c
+# counts them.
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src",
+                       "cuda_abi.h")) as _f:
+    DRIVER_ENTRY_POINTS = tuple(re.findall(r"^\s*X\((cu\w+),", _f.read(), re.M))
 LIVE_KINDS = ("green_ctx", "stream", "event", "primary_ctx")
 NONE_LIVE = {k: 0 for k in LIVE_KINDS}
 
@@ -69,6 +75,10 @@ class Sim:
 
     def calls(self, symbol):
         return self.lib.gctxsim_calls(symbol.encode())
+
+    def driver_calls(self):
+        """{entry point: calls so far} for each entry point of the library's table."""
+        return {name: self.calls(name) for name in DRIVER_ENTRY_POINTS}
 
 
 def _sim_or_none():

@@ -4,6 +4,7 @@ a peer that is not installed is skipped, not failed; the ratio is the package's 
 p99 over cuda.core's."""
 import json
 import os
+import runpy
 import subprocess
 import sys
 
@@ -45,6 +46,37 @@ def test_greenctx_only_run_writes_the_record(sim, tmp_path):
     assert record["python_split_vs_cuda_core"] is None
     assert "cuda.core" in record["python_split_vs_cuda_core_missing"]
     assert "== versions" in p.stdout and "skipped: not run (--only greenctx)" in p.stdout
+
+
+def test_the_package_rows_run_with_torch_streams(sim, fake_torch, monkeypatch, capsys):
+    """Where PyTorch sees CUDA, Stream() gives torch streams: the package's script closes
+    them as it closes everything it makes (the H200 run's AttributeError: 'GreenStream' object
+    has no attribute 'close'), and each row is measured."""
+    monkeypatch.setenv("GREENCTX_COMPARE_REPS", "3")
+    monkeypatch.syspath_prepend(COMPARE)
+    monkeypatch.delitem(sys.modules, "common", raising=False)  # it reads the reps at import
+    runpy.run_path(os.path.join(COMPARE, "compare_greenctx_python.py"), run_name="__main__")
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r for r in rows if "error" in r or r.get("ok") is False] == []
+    ops = {r["op"]: r for r in rows if "op" in r}
+    assert ops["Stream() of a context's pool"]["reps"] == 3
+    assert len(ops) == 8, sorted(ops)
+
+
+def test_the_c_rows_time_the_splits_beside_the_drivers_calls(sim):
+    """The raw C library's splits ("split 16": the package's call, "{16, rest}": the one
+    `greenctx bench overhead` times) and, by hand from the same process, the driver call each
+    makes."""
+    p = subprocess.run([sys.executable, os.path.join(COMPARE, "compare_greenctx.py")],
+                       capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, GREENCTX_COMPARE_REPS="3"))
+    assert p.returncode == 0, p.stderr
+    rows = [json.loads(line) for line in p.stdout.splitlines()]
+    assert [r for r in rows if "error" in r or r.get("ok") is False] == []
+    ops = {r["op"]: r for r in rows if "op" in r}
+    for op in ("split 16", "split {16, rest}", "split 16, the driver's call by hand",
+               "split {16, rest}, the driver's call by hand"):
+        assert ops[op]["reps"] == 3 and 0 < ops[op]["min_us"] <= ops[op]["p50_us"], op
 
 
 @pytest.mark.parametrize("script, module", [("compare_cuda_core.py", "cuda"),

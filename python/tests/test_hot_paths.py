@@ -9,7 +9,7 @@ import pytest
 
 import greenctx
 from greenctx import GreenContext, Layouts, SMPartition, _capi
-from conftest import SIM
+from conftest import DRIVER, SIM
 
 pytestmark = pytest.mark.skipif(SIM is None, reason="needs the simulated driver")
 
@@ -35,6 +35,18 @@ def c_calls():
     finally:
         for name, fn in originals.items():
             setattr(lib, name, fn)
+
+
+@contextlib.contextmanager
+def driver_calls(sim):
+    """{driver entry point: calls} made while the block runs (the simulator counts them)."""
+    made = {}
+    before = sim.driver_calls()
+    try:
+        yield made
+    finally:
+        after = sim.driver_calls()
+        made.update({k: after[k] - before[k] for k in after if after[k] != before[k]})
 
 
 def _close(o):
@@ -76,6 +88,23 @@ def test_split_is_one_call(whole, made):
         made.append(whole.split(num_sms=(16, 0), backfill=(False, True)))
         made.append(whole.split(num_sms=[8, 8, 8], coscheduled_sm_count=8, rounding="up"))
     assert n == {"gctx_partition_split": 2}
+
+
+@pytest.mark.parametrize("request_", [dict(num_sms=16), dict(num_sms=(16, 32)),
+                                      dict(num_sms=(16, 0), backfill=(False, True))],
+                         ids=["16", "16_32", "16_rest"])
+def test_a_split_is_one_driver_call(sim, whole, made, request_):
+    """What cuda.core's split makes: one driver split of the resource greenctx fetched once
+    (no device query, no context, no check of the plan through the driver), every time; its
+    outputs go with no driver call while the device's partition lives."""
+    split_call = "cuDevSmResourceSplit" if DRIVER >= 13010 else "cuDevSmResourceSplitByCount"
+    for _ in range(3):
+        with driver_calls(sim) as d, c_calls() as c:
+            out = whole.split(**request_)
+        assert (c, d) == ({"gctx_partition_split": 1}, {split_call: 1})
+        with driver_calls(sim) as d:
+            _close(out)
+        assert d == {}
 
 
 def test_what_a_partition_describes_is_asked_once_when_read(whole, made):

@@ -47,6 +47,25 @@ def test_stream_with_torch_is_an_external_stream_holding_the_green_stream(sim, f
     assert sim.settled()["stream"] == streams - 1
 
 
+def test_a_torch_stream_closes_as_the_peers_streams_do(sim, fake_torch, two):
+    """cuda.core's streams and greenctx's own have close(); PyTorch's have none, so the torch
+    stream Stream() gives has greenctx's: it drops its reference to the green stream now (the
+    object itself may live on), once however often it is called; the pool's reference stays
+    with the context."""
+    ctx = two[1]
+    streams = sim.live("stream")
+    s = ctx.Stream()
+    handle = s.cuda_stream
+    s.close()
+    s.close()
+    with pytest.raises(RuntimeError, match="destroyed"):
+        s.greenctx_stream.handle
+    assert sim.live("stream") == streams + 1 and sim.stream_sms(handle)  # the pool's
+    ctx.close()  # the context's end takes the pool's stream with it: s holds nothing
+    assert sim.settled()["stream"] == streams
+    assert s.cuda_stream == handle  # PyTorch's object, as it was
+
+
 def test_stream_with_a_torch_that_sees_no_gpu_is_a_greenctx_stream(fake_torch, two):
     fake_torch.cuda.is_available = lambda: False
     assert isinstance(two[0].Stream(), greenctx.Stream)
