@@ -214,6 +214,16 @@ free_all() { ps_json && json "$work/ps.json" 'd["devices"][0]["free_sms"] == 132
     'd["devices"][0]["claims"] == []'; }
 # The label the plugin printed for the task: "slurm 12.0".
 label_of() { sed -n 's/^greenctx: \(slurm [0-9.a-z]*\): GPU 0: .*/\1/p' "$work/$1.err" | head -n 1; }
+# The label of a job still running: srun relays its task's stderr a moment after the task
+# has gone on (its ready file can come first).
+label_said() {
+    for _ in $(seq 100); do
+        local label
+        label=$(label_of "$1")
+        [ -n "$label" ] && { echo "$label"; return; }
+        sleep 0.1
+    done
+}
 wait_for() {
     for _ in $(seq 200); do
         [ -e "$1" ] && return 0
@@ -257,7 +267,7 @@ pid_a=$!
 GREENCTX_RUN_REPORT_DIR=$(parts b) job b $gres --gpu-sms=48 "$probe" hold "$work/hold-b" &
 pid_b=$!
 if wait_for "$work/hold-a/ready" && wait_for "$work/hold-b/ready"; then
-    label_a=$(label_of a) label_b=$(label_of b)
+    label_a=$(label_said a) label_b=$(label_said b)
     if ps_json && json "$work/ps.json" 'len(d["devices"][0]["claims"]) == 2' \
         'd["devices"][0]["free_sms"] == 36' \
         "sorted(c['label'] for c in d['devices'][0]['claims']) == sorted(['$label_a', '$label_b'])" \

@@ -1654,6 +1654,23 @@ GT_TEST(a_latency_holder_ignores_throughput_wants)
     gctx_claim_release(throughput);
 }
 
+/* A latency waiter for 40 SMs started, then c (holding them) asks every poll_ns until it
+ * sees the want and shrinks by it, as a cooperative holder does. */
+static void yield_to_a_waiter(gctx_claim *c, const char *dir, const gctx_claim_options *o,
+                              long poll_ns, waiter_run *w)
+{
+    GT_ASSERT_EQ_INT(start_waiter(dir, "40", GCTX_CLAIM_PRIORITY_LATENCY, w), 0);
+    unsigned wanted = 0;
+    for (long waited = 0; waited < 5000000000L && !wanted; waited += poll_ns) {
+        nanosleep(&(struct timespec){0, poll_ns}, NULL);
+        GT_ASSERT_STATUS(gctx_claim_pressure(c, &wanted), GCTX_SUCCESS);
+    }
+    GT_ASSERT_EQ_INT(wanted, 40);
+    char request[16];
+    snprintf(request, sizeof request, "%u", info_of(c).sm_count - wanted);
+    GT_ASSERT_STATUS(gctx_claim_resize(c, request, o, NULL), GCTX_SUCCESS);
+}
+
 /* A holder that asks every 10 ms and shrinks by what is wanted: the waiter's SMs within one
  * polling interval plus the resize. */
 GT_TEST(want_to_grant_within_50_ms_of_a_holder_polling_every_10_ms)
@@ -1667,16 +1684,8 @@ GT_TEST(want_to_grant_within_50_ms_of_a_holder_polling_every_10_ms)
     GT_ASSERT_STATUS(gctx_claim_acquire(0, "rest", &o, &c), GCTX_SUCCESS);
     o.rounding = GCTX_ROUND_DOWN;
     waiter_run w;
-    GT_ASSERT_EQ_INT(start_waiter(dir, "40", GCTX_CLAIM_PRIORITY_LATENCY, &w), 0);
-    unsigned wanted = 0;
-    for (int step = 0; step < 500 && !wanted; step++) {
-        nanosleep(&(struct timespec){0, 10000000}, NULL);
-        GT_ASSERT_STATUS(gctx_claim_pressure(c, &wanted), GCTX_SUCCESS);
-    }
-    GT_ASSERT_EQ_INT(wanted, 40);
-    char request[16];
-    snprintf(request, sizeof request, "%u", info_of(c).sm_count - wanted);
-    GT_ASSERT_STATUS(gctx_claim_resize(c, request, &o, NULL), GCTX_SUCCESS);
+    yield_to_a_waiter(c, dir, &o, 10000000, &w);
+    GT_CHECK();
     unsigned sms = 0;
     long long waited_us = 0;
     GT_ASSERT_EQ_INT(waiter_granted(&w, &sms, &waited_us), 0);
@@ -1717,16 +1726,8 @@ GT_TEST(a_waiter_is_granted_within_3_ms_of_the_shrink)
     long long after_us[5];
     for (int round = 0; round < 5; round++) {
         waiter_run w;
-        GT_ASSERT_EQ_INT(start_waiter(dir, "40", GCTX_CLAIM_PRIORITY_LATENCY, &w), 0);
-        unsigned wanted = 0;
-        for (int step = 0; step < 20000 && !wanted; step++) {
-            nanosleep(&(struct timespec){0, 200000}, NULL);
-            GT_ASSERT_STATUS(gctx_claim_pressure(c, &wanted), GCTX_SUCCESS);
-        }
-        GT_ASSERT_EQ_INT(wanted, 40);
-        char request[16];
-        snprintf(request, sizeof request, "%u", info_of(c).sm_count - wanted);
-        GT_ASSERT_STATUS(gctx_claim_resize(c, request, &o, NULL), GCTX_SUCCESS);
+        yield_to_a_waiter(c, dir, &o, 200000, &w);
+        GT_CHECK();
         long long shrunk = monotonic_us();
         unsigned sms = 0;
         long long waited_us = 0;
