@@ -160,10 +160,19 @@ static int put_key(key_buffer *b, const gctx_partition *p, const gctx_context_op
     return put_partition(b, p);
 }
 
-static uint64_t fnv1a64(const unsigned char *bytes, size_t size)
+/* FNV-1a over 8-byte words, then the last bytes one by one: a key is a kilobyte on the rest
+ * group of a {16, rest} split (8 resources), and a byte at a time cost a multiply's latency per
+ * byte on every lookup, a re-partition's largest part after its driver calls (issue 20). */
+static uint64_t key_hash(const unsigned char *bytes, size_t size)
 {
     uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < size; i++)
+    size_t i = 0;
+    for (; i + sizeof(uint64_t) <= size; i += sizeof(uint64_t)) {
+        uint64_t word;
+        memcpy(&word, bytes + i, sizeof word);
+        h = (h ^ word) * 1099511628211ull;
+    }
+    for (; i < size; i++)
         h = (h ^ bytes[i]) * 1099511628211ull;
     return h;
 }
@@ -187,7 +196,7 @@ static gctx_status make_key(const gctx_partition *p, const gctx_context_options 
         k->b.capacity = k->b.size;
         put_key(&k->b, p, options);
     }
-    k->hash = k->known ? fnv1a64(k->b.bytes, k->b.size) : 0;
+    k->hash = k->known ? key_hash(k->b.bytes, k->b.size) : 0;
     return GCTX_SUCCESS;
 }
 
@@ -338,6 +347,7 @@ int gctx__cache_give(gctx_context *c)
         d->live--;
     if (d && e && d->limit > 0 && !gctx__faulted()) { /* after a fault no context is kept */
         e->driver = c->driver;
+        e->driver.idle.checked = NULL; /* checked again at its next hand-out */
         push_newest(d, e);
         evict_beyond(d, d->limit, &victims);
         kept = 1;
@@ -384,13 +394,16 @@ int gctx__cache_keep_stream(gctx_context *c, CUstream stream, int priority)
     return kept;
 }
 
-int gctx__cache_take_stream(gctx_context *c, int priority, CUstream *stream)
+int gctx__cache_take_stream(gctx_context *c, int priority, CUstream *stream, int *checked)
 {
     int taken = 0;
     pthread_mutex_lock(&lock);
     for (unsigned i = 0; i < c->driver.idle.n && !taken; i++) {
         if (c->driver.idle.priority[i] == priority) {
             *stream = c->driver.idle.stream[i];
+            /* Only the context's first stream: the check was made at the context's hand-out. */
+            *checked = *stream == c->driver.idle.checked;
+            c->driver.idle.checked = NULL;
             c->driver.idle.n--;
             c->driver.idle.stream[i] = c->driver.idle.stream[c->driver.idle.n];
             c->driver.idle.priority[i] = c->driver.idle.priority[c->driver.idle.n];

@@ -16,6 +16,10 @@ typedef struct gctx__idle_streams {
     unsigned n;
     CUstream stream[GCTX__IDLE_STREAMS];
     int priority[GCTX__IDLE_STREAMS];
+    /* The idle stream whose synchronize was the check of the context's hand-out from the
+     * cache (context.c, check_cached), until the context's first stream takes an idle one:
+     * that stream was checked with the context and needs no second check. NULL otherwise. */
+    CUstream checked;
 } gctx__idle_streams;
 
 /* The record of one split: its outputs share it, and it keeps the split's input alive.
