@@ -1,5 +1,6 @@
 /* Split planning: validation, rounding, and on drivers before 13.1 the choice of one granule
  * and of which granules each group gets (DESIGN.md, "Splitting on every driver"). */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -274,7 +275,8 @@ static gctx_status plan_granules(const gctx__plan_input *in, int fine, gctx__pla
     start = start / unit_lcm * unit_lcm;
 
     gctx__assignment *trial = plan->trial;
-    char why[512] = "";
+    char why[512];
+    why[0] = '\0';
     int found = 0, have_discovery = 0;
     unsigned best_discovered = 0;
     for (unsigned i = 0; i < plan->nb_groups; i++)
@@ -340,7 +342,9 @@ static gctx_status plan_granules(const gctx__plan_input *in, int fine, gctx__pla
 gctx_status gctx__plan_make(const gctx__plan_input *in, const gctx_group *groups,
                             unsigned nb_groups, gctx_rounding rounding, gctx__plan *plan)
 {
-    memset(plan, 0, sizeof *plan);
+    /* The small arrays are written before they are read (the group plans zeroed below, as
+     * the caller sees them): clearing all of them cost a split more than its planning. */
+    memset(plan, 0, offsetof(gctx__plan, small));
     if (!groups)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "groups is NULL");
     if (nb_groups == 0)
@@ -371,7 +375,7 @@ gctx_status gctx__plan_make(const gctx__plan_input *in, const gctx_group *groups
 
     plan->nb_groups = nb_groups;
     if (nb_groups <= GCTX__PLAN_SMALL) {
-        memset(&plan->small, 0, sizeof plan->small);
+        memset(plan->small.groups, 0, nb_groups * sizeof *plan->small.groups);
         plan->groups = plan->small.groups;
         plan->normal = plan->small.normal;
         plan->assign = plan->small.assign;
