@@ -15,7 +15,7 @@ static void partition_destroy(gctx__object *object)
     gctx_partition *p = (gctx_partition *)object;
     gctx__split *split = p->split;
     const gctx__driver *drv;
-    if (gctx__driver_loaded(&drv))
+    if (p->holds_primary && gctx__driver_loaded(&drv))
         gctx__device_drop_primary(drv, p->device);
     if (p->context)
         gctx__context_release(p->context);
@@ -28,7 +28,11 @@ static void partition_destroy(gctx__object *object)
 
 /* A partition whose resources are in place; the caller sets what depends on its kind. The
  * memory is the partition's own (in_split_block 0: freed with it) or its split record's. On
- * failure nothing is held and the memory is the caller's to free. */
+ * failure nothing is held and the memory is the caller's to free.
+ * The device's primary context is held by the partitions at the top of a provenance tree (a
+ * device's, a context's): a split's outputs hold their record, which holds its input, so
+ * they reach it through that chain and ask nothing of the device's count (two atomic
+ * exchanges a split and two a release, before issue 20). */
 static gctx_status partition_setup(gctx_partition *p, int device, gctx_partition_kind kind,
                                    unsigned nb_resources, int in_split_block)
 {
@@ -37,15 +41,17 @@ static gctx_status partition_setup(gctx_partition *p, int device, gctx_partition
     if (s != GCTX_SUCCESS)
         return s;
     memset(p, 0, sizeof *p); /* the resources after it are written already */
-    if ((s = gctx__device_hold_primary(drv, device)))
+    int top = kind == GCTX_PARTITION_DEVICE || kind == GCTX_PARTITION_CONTEXT;
+    if (top && (s = gctx__device_hold_primary(drv, device)))
         return s;
+    p->holds_primary = top;
     p->device = device;
     p->kind = kind;
     p->nb_resources = nb_resources;
     p->in_split_block = in_split_block;
     for (unsigned i = 0; i < nb_resources; i++)
         p->sm_count += p->resources[i].u.sm.smCount;
-    if ((s = gctx__object_init(&p->base, GCTX__TYPE_PARTITION, partition_destroy)))
+    if ((s = gctx__object_init(&p->base, GCTX__TYPE_PARTITION, partition_destroy)) && top)
         gctx__device_drop_primary(drv, device);
     return s;
 }

@@ -43,6 +43,7 @@ struct gctx_partition {
     unsigned index;     /* its group index in that split; nb_groups for the remainder */
     gctx_context *context; /* CONTEXT: the green context whose SMs these are (retained) */
     int in_split_block;    /* 1: in its split record's block, freed with the record */
+    int holds_primary;     /* 1: holds the device's primary context (DEVICE, CONTEXT kinds) */
     gcu_resource_desc desc; /* made once, on first use (under partition.c's lock): the driver
                                has no way to free one */
     /* The driver resources behind it: the one queried resource (DEVICE, CONTEXT), or outputs

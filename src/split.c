@@ -93,8 +93,8 @@ static void job_end(split_job *job)
     gctx__plan_free(&job->plan);
     if (job->scratch != job->small_scratch)
         free(job->scratch);
-    if (job->through)
-        gctx__object_release(&job->through->base);
+    if (job->through && job->through != job->input)
+        gctx__object_release(&job->through->base); /* the intermediate context's partition */
 }
 
 /* The partition to hand the driver: split outputs can't be split again directly (915), so
@@ -102,7 +102,9 @@ static void job_end(split_job *job)
 static gctx_status reach_splittable(split_job *job)
 {
     if (job->input->kind != GCTX_PARTITION_GROUP && job->input->kind != GCTX_PARTITION_REMAINDER) {
-        gctx__object_retain(&job->input->base);
+        /* No reference of the job's own: the caller's handle holds the input for the call,
+         * as every entry point's resolved handles are (the header's note on a release racing
+         * with a use), and the split's record takes its own. */
         job->through = job->input;
         return GCTX_SUCCESS;
     }
