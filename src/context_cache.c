@@ -285,21 +285,18 @@ gctx_status gctx__cache_take(gctx_partition *partition, const gctx_context_optio
     gctx_status s = check_env();
     if (s != GCTX_SUCCESS)
         return s;
-    pthread_mutex_lock(&lock);
-    device_cache *d = device_of(partition->device);
-    int on = d && d->limit > 0;
-    pthread_mutex_unlock(&lock);
-    if (!on)
-        return GCTX_SUCCESS; /* off, or no memory to track the device: a plain context */
+    /* The key first, then one lock for the device's state and the lookup: the key is made
+     * for nothing only when the cache is off. */
     unsigned char buffer[2048];
     lookup_key k;
     if ((s = make_key(partition, options, buffer, sizeof buffer, &k)) || !k.known)
         return s;
     int fresh = options && (options->flags & GCTX_CONTEXT_FRESH);
     pthread_mutex_lock(&lock);
-    d = device_of(partition->device); /* the table may have grown meanwhile */
+    device_cache *d = device_of(partition->device);
     entry *e = NULL;
-    for (entry *it = d->newest; it && !fresh; it = it->next)
+    int on = d && d->limit > 0;
+    for (entry *it = on ? d->newest : NULL; it && !fresh; it = it->next)
         if (matches(it, &k)) {
             e = it;
             break;
@@ -307,10 +304,15 @@ gctx_status gctx__cache_take(gctx_partition *partition, const gctx_context_optio
     if (e) {
         unlink_entry(d, e);
         d->hits++;
-    } else {
+    } else if (on) {
         d->misses++;
     }
     pthread_mutex_unlock(&lock);
+    if (!on) {
+        if (k.b.bytes != buffer)
+            free(k.b.bytes);
+        return GCTX_SUCCESS; /* off, or no memory to track the device: a plain context */
+    }
     GCTX__INFO("context cache of device %d: %s for %u SMs", partition->device,
                e ? "hit" : fresh ? "skipped (GCTX_CONTEXT_FRESH)" : "miss", partition->sm_count);
     if (e) {

@@ -12,7 +12,9 @@
  * object, beside those the library's own objects hold (a stream holds its context), so a
  * caller's extra release can only retire the caller's handle, never free an object that
  * something else still uses. Lookups read the table without a lock; retain, release and
- * handing out a handle take one. */
+ * handing out a handle take one, but for handing out a new object's first handle (nothing
+ * else can reach it yet), and a release that retires a handle frees the slot of an object
+ * it was the last reference of in the same lock. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -47,7 +49,10 @@ static int live; /* objects alive (under lock) */
 /* Lookups read the table without the lock: what they read was published under it with a
  * release store. Acquire and release, not the default sequential consistency: every store of
  * a handle's path was a locked instruction of its own (issue 20). */
-static uintptr_t load(const _Atomic uintptr_t *v) { return atomic_load_explicit(v, memory_order_acquire); }
+static uintptr_t load(const _Atomic uintptr_t *v)
+{
+    return atomic_load_explicit(v, memory_order_acquire);
+}
 
 static void store(_Atomic uintptr_t *v, uintptr_t value)
 {
@@ -121,26 +126,43 @@ gctx_status gctx__object_init(gctx__object *object, gctx__type type,
 
 void gctx__object_retain(gctx__object *object) { atomic_fetch_add(&object->refs, 1); }
 
-void gctx__object_release(gctx__object *object)
+/* Under the lock, after the last reference went: no handle is out (a handle holds one), so
+ * the slot goes back to the free list with an even generation; the next object there gets
+ * the next odd one. */
+static void free_slot(gctx__object *object)
 {
-    if (atomic_fetch_sub(&object->refs, 1) != 1)
-        return;
-    /* The last reference: no handle is out (a handle holds one), so the slot goes back to the
-     * free list with an even generation; the next object there gets the next odd one. */
-    pthread_mutex_lock(&table_lock);
     slot *s = slot_at(object->slot);
     atomic_store_explicit(&s->object, NULL, memory_order_release);
     s->next_free = free_head;
     free_head = object->slot + 1;
     live--;
+}
+
+void gctx__object_release(gctx__object *object)
+{
+    if (atomic_fetch_sub(&object->refs, 1) != 1)
+        return;
+    pthread_mutex_lock(&table_lock);
+    free_slot(object);
     pthread_mutex_unlock(&table_lock);
     object->destroy(object);
 }
 
 void *gctx__handle_give(gctx__object *object)
 {
-    pthread_mutex_lock(&table_lock);
     slot *s = slot_at(object->slot);
+    if (atomic_load_explicit(&object->refs, memory_order_acquire) == 1) {
+        /* The caller's reference is the object's only one (a create function handing out
+         * what it made): no handle is out, since a handle holds a reference, and nothing else
+         * can reach the slot, so no lock (issue 20). The release store publishes the
+         * counts with the new value. */
+        uintptr_t generation = load(&s->generation) + 1;
+        s->handle_refs = 1;
+        s->lent = 0;
+        store(&s->generation, generation);
+        return encode(object->slot, generation);
+    }
+    pthread_mutex_lock(&table_lock);
     uintptr_t generation = load(&s->generation);
     int handle_out = generation & 1;
     if (handle_out) {
@@ -252,17 +274,19 @@ void gctx__handle_release(void *handle, gctx__type type)
     if (!object || !s)
         return;
     pthread_mutex_lock(&table_lock);
-    int ok = generation_is(s, generation), retired = 0;
+    int ok = generation_is(s, generation), last = 0;
     if (ok && --s->handle_refs == 0) {
         store(&s->generation, load(&s->generation) + 1);
         s->lent = 0;
-        retired = 1;
+        /* The handle's reference; when it was the last, the slot goes in this same lock. */
+        if ((last = atomic_fetch_sub(&object->refs, 1) == 1))
+            free_slot(object);
     }
     pthread_mutex_unlock(&table_lock);
     if (!ok)
         gctx__fail(GCTX_ERROR_INVALID_HANDLE, "handle (%p) was released meanwhile", handle);
-    if (retired)
-        gctx__object_release(object); /* the handle's reference */
+    if (last)
+        object->destroy(object);
 }
 
 /* ---- what tests see from inside (testing.h): nothing in the library calls these ---- */
