@@ -10,17 +10,43 @@
 
 #define FINE_UNIT 2u /* what the ignore-co-scheduling flag splits into: one TPC's SM pair */
 
-static unsigned gcd(unsigned a, unsigned b)
+/* Units, granules and counts are powers of two or small multiples of them, and a division
+ * costs tens of cycles: a split's planning made a dozen, a tenth of its own time (issue 20).
+ * So quotients and remainders by a power of two are a shift and a mask, and the greatest
+ * common divisor is the binary one. b > 0. */
+static unsigned shift_of(unsigned b)
 {
-    while (b) {
-        unsigned t = a % b;
-        a = b;
-        b = t;
+    unsigned k = 0;
+    while (!(b & 1)) {
+        b >>= 1;
+        k++;
     }
-    return a;
+    return k;
 }
 
-static unsigned lcm(unsigned a, unsigned b) { return a / gcd(a, b) * b; }
+static unsigned quot(unsigned a, unsigned b) { return b & (b - 1) ? a / b : a >> shift_of(b); }
+
+static unsigned rem(unsigned a, unsigned b) { return b & (b - 1) ? a % b : a & (b - 1); }
+
+static unsigned gcd(unsigned a, unsigned b)
+{
+    if (!a || !b)
+        return a | b;
+    unsigned k = shift_of(a | b);
+    a >>= shift_of(a);
+    do {
+        b >>= shift_of(b);
+        if (a > b) {
+            unsigned t = a;
+            a = b;
+            b = t;
+        }
+        b -= a;
+    } while (b);
+    return a << k;
+}
+
+static unsigned lcm(unsigned a, unsigned b) { return quot(a, gcd(a, b)) * b; }
 
 static const char *where(const gctx__plan_input *in)
 {
@@ -79,7 +105,7 @@ static gctx_status coscheduled_unit(const gctx__plan_input *in, int fine, unsign
         c = FINE_UNIT;
     } else {
         c = c ? c : in->alignment;
-        if (c % in->alignment || c > in->max_coscheduled)
+        if (rem(c, in->alignment) || c > in->max_coscheduled)
             return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                               "group %u: coscheduled_sm_count %u: on %s it must be a multiple of "
                               "%u up to %u, or below %u for 2-SM units",
@@ -101,17 +127,17 @@ static gctx_status legal_count(const gctx__plan_input *in, unsigned i, unsigned 
                                unsigned unit, unsigned minimum, gctx_rounding rounding,
                                unsigned *count, int *rounded)
 {
-    unsigned most = in->sm_count / unit * unit;
+    unsigned most = quot(in->sm_count, unit) * unit;
     if (asked > in->sm_count)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "group %u asks for %u SMs; %s has %u", i, asked, where(in),
                           in->sm_count);
-    if (asked % unit == 0 && asked >= minimum) {
+    if (rem(asked, unit) == 0 && asked >= minimum) {
         *count = asked;
         *rounded = 0;
         return GCTX_SUCCESS;
     }
-    unsigned below = asked / unit * unit, above = below + unit;
+    unsigned below = quot(asked, unit) * unit, above = below + unit;
     if (below < minimum)
         below = 0;
     if (above < minimum)
@@ -223,12 +249,12 @@ static int try_granule(const gctx__plan_input *in, const gctx__plan *plan, unsig
             }
             *discovered += a->granules * g + (a->takes_remainder ? split->remainder : 0);
             taker = (int)i;
-        } else if (o->num_sms % g == 0 && o->num_sms / g <= free_granules) {
-            a->granules = o->num_sms / g;
+        } else if (rem(o->num_sms, g) == 0 && quot(o->num_sms, g) <= free_granules) {
+            a->granules = quot(o->num_sms, g);
         } else if (o->backfill && remainder_free && o->num_sms >= split->remainder &&
-                   (o->num_sms - split->remainder) % g == 0 &&
-                   (o->num_sms - split->remainder) / g <= free_granules) {
-            a->granules = (o->num_sms - split->remainder) / g;
+                   rem(o->num_sms - split->remainder, g) == 0 &&
+                   quot(o->num_sms - split->remainder, g) <= free_granules) {
+            a->granules = quot(o->num_sms - split->remainder, g);
             a->takes_remainder = 1;
         } else {
             if (taker >= 0)
@@ -272,7 +298,7 @@ static gctx_status plan_granules(const gctx__plan_input *in, int fine, gctx__pla
     }
     unsigned minimum = fine ? FINE_UNIT : in->min_partition;
     unsigned start = counts_gcd ? counts_gcd : in->sm_count;
-    start = start / unit_lcm * unit_lcm;
+    start = quot(start, unit_lcm) * unit_lcm;
 
     gctx__assignment *trial = plan->trial;
     char why[512];
@@ -284,7 +310,7 @@ static gctx_status plan_granules(const gctx__plan_input *in, int fine, gctx__pla
 
     plan->flags = fine ? GCU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING : 0;
     for (unsigned g = start; g >= unit_lcm && g >= minimum && g > 0; g -= unit_lcm) {
-        if (counts_gcd && counts_gcd % g)
+        if (counts_gcd && rem(counts_gcd, g))
             continue;
         gctx__granule_split split;
         gctx_status s = in->oracle(in->oracle_context, g, plan->flags, &split);
