@@ -16,12 +16,11 @@
  * common divisor is the binary one. b > 0. */
 static unsigned shift_of(unsigned b)
 {
-    unsigned k = 0;
-    while (!(b & 1)) {
-        b >>= 1;
-        k++;
-    }
-    return k;
+    /* the trailing zeros, by de Bruijn multiplication: no loop, no compiler builtin */
+    static const unsigned char position[32] = {0,  1,  28, 2,  29, 14, 24, 3,  30, 22, 20,
+                                               15, 25, 17, 4,  8,  31, 27, 13, 23, 21, 19,
+                                               16, 7,  26, 12, 18, 6,  11, 5,  10, 9};
+    return position[((b & (0u - b)) * 0x077CB531u) >> 27];
 }
 
 static unsigned quot(unsigned a, unsigned b) { return b & (b - 1) ? a / b : a >> shift_of(b); }

@@ -1,7 +1,8 @@
 /* What the hot paths cost (issue 20). Driver calls: the simulator's counter of every entry
  * point (src/cuda_abi.h's whole list, summed), against the calls the same operation needs when
- * written by hand, made through the raw table in the same test. The claims registry: its calls
- * into libc per claim, counted by wrapping them at link time (-Wl,--wrap in tests/costs.cmake).
+ * written by hand, made through the raw table in the same test. Allocations of a split and a
+ * re-partition, and the claims registry's calls into libc per claim, counted by wrapping them
+ * at link time (-Wl,--wrap in tests/costs.cmake).
  * A path that starts making a call it doesn't need fails here, naming the call. */
 #include <dirent.h>
 #include <fcntl.h>
@@ -296,6 +297,81 @@ GT_TEST(layout_switch_records_and_waits_only)
     GT_ASSERT_EQ_INT(made_of(&made, "cuEventRecord"), 2);
     GT_ASSERT_EQ_INT(made_of(&made, "cuStreamWaitEvent"), 3);
     gctx_layouts_release(layouts);
+}
+
+/* ---- allocations on the hot paths ---- */
+
+/* The library's malloc, calloc and realloc while `allocating` (wrapped at link time, as the
+ * libc calls below are: the static library's calls, not the simulator's). */
+static long allocations;
+static int allocating;
+
+void *__real_malloc(size_t size);
+void *__wrap_malloc(size_t size)
+{
+    allocations += allocating;
+    return __real_malloc(size);
+}
+void *__real_calloc(size_t n, size_t size);
+void *__wrap_calloc(size_t n, size_t size)
+{
+    allocations += allocating;
+    return __real_calloc(n, size);
+}
+void *__real_realloc(void *p, size_t size);
+void *__wrap_realloc(void *p, size_t size)
+{
+    allocations += allocating;
+    return __real_realloc(p, size);
+}
+
+static void count_allocations(int on)
+{
+    if (on)
+        allocations = 0;
+    allocating = on;
+}
+
+/* A {16, rest} split is one allocation (its record and both partitions, before issue 20 an
+ * allocation each and the planning's scratch); a rebuild from the cache adds one per context
+ * and per stream object, and its teardown none. */
+GT_TEST(hot_paths_allocate_once_per_object)
+{
+    if (require_counters())
+        return;
+    gctx_partition *whole = gt_whole_device();
+    GT_CHECK();
+    for (int round = 0; round < 3; round++) {
+        gctx_partition *parts[2];
+        gctx_context *ctx[2];
+        gctx_stream *st[2];
+        count_allocations(1);
+        GT_ASSERT_STATUS(gctx_partition_split(whole, sixteen_and_rest, 2, NULL, parts, NULL,
+                                              NULL, NULL),
+                         GCTX_SUCCESS);
+        count_allocations(0);
+        GT_ASSERT_EQ_INT(allocations, 1);
+        count_allocations(1);
+        for (int i = 0; i < 2; i++) {
+            GT_ASSERT_STATUS(gctx_context_create(parts[i], NULL, &ctx[i]), GCTX_SUCCESS);
+            GT_ASSERT_STATUS(gctx_stream_create(ctx[i], NULL, &st[i]), GCTX_SUCCESS);
+        }
+        count_allocations(0);
+        long built = allocations;
+        count_allocations(1);
+        for (int i = 0; i < 2; i++) {
+            gctx_stream_release(st[i]);
+            gctx_context_release(ctx[i]);
+            gctx_partition_release(parts[i]);
+        }
+        count_allocations(0);
+        if (round == 0)
+            continue; /* the first made the contexts (their cache keys) and streams */
+        GT_ASSERT_EQ_INT(built, 4);
+        GT_ASSERT_EQ_INT(allocations, 0);
+    }
+    gctx_partition_release(whole);
+    GT_ASSERT_STATUS(gctx_cache_trim(0), GCTX_SUCCESS);
 }
 
 /* ---- the claims registry's calls into libc ---- */
