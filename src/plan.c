@@ -205,7 +205,7 @@ static gctx_status normalize(const gctx__plan_input *in, int fine, const gctx_gr
             o->num_sms = g->num_sms;
         } else {
             unsigned minimum = in->structured_api || fine ? unit : in->min_partition;
-            minimum = (minimum + unit - 1) / unit * unit;
+            minimum = quot(minimum + unit - 1, unit) * unit;
             s = legal_count(in, i, g->num_sms, unit, minimum, rounding, &o->num_sms,
                             &o->rounded);
             if (s != GCTX_SUCCESS)
@@ -367,8 +367,8 @@ static gctx_status plan_granules(const gctx__plan_input *in, int fine, gctx__pla
 gctx_status gctx__plan_make(const gctx__plan_input *in, const gctx_group *groups,
                             unsigned nb_groups, gctx_rounding rounding, gctx__plan *plan)
 {
-    /* The small arrays are written before they are read (the group plans zeroed below, as
-     * the caller sees them): clearing all of them cost a split more than its planning. */
+    /* The small arrays are written before they are read (each group plan whole, as the
+     * caller sees it): clearing them cost a split more than its planning. */
     memset(plan, 0, offsetof(gctx__plan, small));
     if (!groups)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "groups is NULL");
@@ -400,8 +400,7 @@ gctx_status gctx__plan_make(const gctx__plan_input *in, const gctx_group *groups
 
     plan->nb_groups = nb_groups;
     if (nb_groups <= GCTX__PLAN_SMALL) {
-        memset(plan->small.groups, 0, nb_groups * sizeof *plan->small.groups);
-        plan->groups = plan->small.groups;
+        plan->groups = plan->small.groups; /* each written whole below before it is read */
         plan->normal = plan->small.normal;
         plan->assign = plan->small.assign;
         plan->trial = plan->small.trial;
@@ -418,9 +417,10 @@ gctx_status gctx__plan_make(const gctx__plan_input *in, const gctx_group *groups
     }
     gctx_status s = normalize(in, fine, groups, nb_groups, rounding, plan->normal);
     for (unsigned i = 0; s == GCTX_SUCCESS && i < nb_groups; i++) {
-        plan->groups[i].requested_sms = groups[i].num_sms;
-        plan->groups[i].coscheduled_sm_count = plan->normal[i].coscheduled;
-        plan->groups[i].rounded = plan->normal[i].rounded;
+        /* the whole group plan, as the caller sees it: the rest (and reserved) zero */
+        plan->groups[i] = (gctx_group_plan){.requested_sms = groups[i].num_sms,
+                                            .coscheduled_sm_count = plan->normal[i].coscheduled,
+                                            .rounded = plan->normal[i].rounded};
         plan->rounded |= plan->normal[i].rounded;
     }
     if (s == GCTX_SUCCESS) {
