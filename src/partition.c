@@ -31,8 +31,8 @@ static void partition_destroy(gctx__object *object)
  * failure nothing is held and the memory is the caller's to free.
  * The device's primary context is held by the partitions at the top of a provenance tree (a
  * device's, a context's): a split's outputs hold their record, which holds its input, so
- * they reach it through that chain and ask nothing of the device's count (two atomic
- * exchanges a split and two a release, before issue 20). */
+ * they reach it through that chain and ask nothing of the device's count (a compare-exchange
+ * per output at a split and at its release, before issue 20). */
 static gctx_status partition_setup(gctx_partition *p, int device, gctx_partition_kind kind,
                                    unsigned nb_resources, int in_split_block)
 {

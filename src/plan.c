@@ -368,7 +368,7 @@ gctx_status gctx__plan_make(const gctx__plan_input *in, const gctx_group *groups
                             unsigned nb_groups, gctx_rounding rounding, gctx__plan *plan)
 {
     /* The small arrays are written before they are read (each group plan whole, as the
-     * caller sees it): clearing them cost a split more than its planning. */
+     * caller sees it): clearing them was a rep stos, a hot spot of the split's profile. */
     memset(plan, 0, offsetof(gctx__plan, small));
     if (!groups)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "groups is NULL");
