@@ -11,7 +11,8 @@
 #define FINE_UNIT 2u /* what the ignore-co-scheduling flag splits into: one TPC's SM pair */
 
 /* Units, granules and counts are powers of two or small multiples of them, and a division
- * costs tens of cycles: a split's planning made a dozen, a tenth of its own time (issue 20).
+ * costs tens of cycles: a split's planning made about ten (its profile's hottest spots,
+ * issue 20).
  * So quotients and remainders by a power of two are a shift and a mask, and the greatest
  * common divisor is the binary one. b > 0. */
 static unsigned shift_of(unsigned b)
