@@ -401,12 +401,15 @@ int gctx__cache_take_stream(gctx_context *c, int priority, CUstream *stream, int
 {
     int taken = 0;
     pthread_mutex_lock(&lock);
+    /* Only the context's first stream, whichever it takes: the check was made at the
+     * context's hand-out. */
+    CUstream checked_with_context = c->driver.idle.checked;
+    c->driver.idle.checked = NULL;
+    *checked = 0;
     for (unsigned i = 0; i < c->driver.idle.n && !taken; i++) {
         if (c->driver.idle.priority[i] == priority) {
             *stream = c->driver.idle.stream[i];
-            /* Only the context's first stream: the check was made at the context's hand-out. */
-            *checked = *stream == c->driver.idle.checked;
-            c->driver.idle.checked = NULL;
+            *checked = *stream == checked_with_context;
             c->driver.idle.n--;
             c->driver.idle.stream[i] = c->driver.idle.stream[c->driver.idle.n];
             c->driver.idle.priority[i] = c->driver.idle.priority[c->driver.idle.n];

@@ -15,8 +15,9 @@ typedef struct gctx__idle_streams {
     CUstream stream[GCTX__IDLE_STREAMS];
     int priority[GCTX__IDLE_STREAMS];
     /* The idle stream whose synchronize was the check of the context's hand-out from the
-     * cache (context.c, check_cached), until the context's first stream takes an idle one:
-     * that stream was checked with the context and needs no second check. NULL otherwise. */
+     * cache (context.c, check_cached), until the context's first stream is made: if that
+     * stream takes it, it was checked with the context and needs no second check. NULL
+     * otherwise. */
     CUstream checked;
 } gctx__idle_streams;
 

@@ -239,6 +239,19 @@ GT_TEST(only_the_stream_checked_with_its_context_skips_its_check)
     for (int i = 0; i < 2; i++)
         gctx_stream_release(s[i]);
     gctx_context_release(c);
+    /* The context's first stream is of another priority (made by the driver): the idle one
+     * the hit checked is checked again when a later stream takes it. */
+    GT_ASSERT_STATUS(gctx_context_create(parts[0], NULL, &c), GCTX_SUCCESS); /* a hit */
+    gctx_stream_options urgent = GCTX_STREAM_OPTIONS_INIT;
+    urgent.priority = -1;
+    GT_ASSERT_STATUS(gctx_stream_create(c, &urgent, &s[1]), GCTX_SUCCESS);
+    calls_now(&since);
+    GT_ASSERT_STATUS(gctx_stream_create(c, NULL, &s[0]), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(calls_since(&since, &made), 1);
+    GT_ASSERT_EQ_INT(made_of(&made, "cuStreamSynchronize"), 1);
+    for (int i = 0; i < 2; i++)
+        gctx_stream_release(s[i]);
+    gctx_context_release(c);
     gctx_partition_release(parts[0]);
     gctx_partition_release(parts[1]);
     gctx_partition_release(whole);
