@@ -48,18 +48,31 @@ typedef struct ov_run {
  * pair has one). */
 typedef int (*ov_fn)(ov_run *run, double us[2]);
 
-static int lib_setup_build(ov_run *run, int ratio, bench_pair *st)
+/* The split, a context and a stream on each part. phase (NULL in the rows, which time the
+ * whole): the microseconds of the split, the contexts and the streams, added in. */
+static int lib_setup_build(ov_run *run, int ratio, bench_pair *st, double *phase)
 {
     memset(st, 0, sizeof *st);
+    double t0 = phase ? bench_now_us() : 0;
     if (bench_gctx(gctx_partition_split(run->env->whole, run->groups[ratio], 2, NULL, st->part,
                                         NULL, NULL, NULL),
                    "gctx_partition_split"))
         return -1;
-    for (int g = 0; g < 2; g++)
+    for (int g = 0; g < 2; g++) {
+        double t1 = phase ? bench_now_us() : 0;
         if (bench_gctx(gctx_context_create(st->part[g], NULL, &st->ctx[g]),
-                       "gctx_context_create") ||
-            bench_gctx(gctx_stream_create(st->ctx[g], NULL, &st->stream[g]), "gctx_stream_create"))
+                       "gctx_context_create"))
             return -1;
+        double t2 = phase ? bench_now_us() : 0;
+        if (bench_gctx(gctx_stream_create(st->ctx[g], NULL, &st->stream[g]), "gctx_stream_create"))
+            return -1;
+        if (phase) {
+            double t3 = bench_now_us();
+            phase[OV_PHASE_SPLIT] += g ? 0 : t1 - t0;
+            phase[OV_PHASE_CONTEXTS] += t2 - t1;
+            phase[OV_PHASE_STREAMS] += t3 - t2;
+        }
+    }
     return 0;
 }
 
@@ -91,8 +104,8 @@ static void undo_times(double us[2], double t0, double t1)
 }
 
 /* A cache miss, every time: the cost of making a context, which the raw create is the floor
- * of. Its release hands it to the cache, which destroys the oldest over its limit: after the
- * first 16, a destroy per release. */
+ * of. Its release hands it to the cache, which destroys the oldest over its limit; the cache
+ * is filled first (fill_cache), so that every release timed is that destroy. */
 static int lib_context(ov_run *run, double us[2])
 {
     gctx_context *ctx = NULL;
@@ -145,7 +158,7 @@ static int lib_setup_op(ov_run *run, double us[2])
 {
     bench_pair st;
     double t0 = bench_now_us();
-    int rc = lib_setup_build(run, 0, &st);
+    int rc = lib_setup_build(run, 0, &st, NULL);
     double t1 = bench_now_us();
     bench_pair_release(&st);
     undo_times(us, t0, t1);
@@ -169,7 +182,7 @@ static int lib_repartition(ov_run *run, double us[2])
     double t0 = bench_now_us();
     bench_pair_release(&run->lib_state);
     run->lib_ratio ^= 1;
-    int rc = lib_setup_build(run, run->lib_ratio, &run->lib_state);
+    int rc = lib_setup_build(run, run->lib_ratio, &run->lib_state, NULL);
     us[0] = bench_now_us() - t0;
     return rc;
 }
@@ -183,6 +196,24 @@ static int raw_repartition(ov_run *run, double us[2])
                              &run->raw_state);
     us[0] = bench_now_us() - t0;
     return rc;
+}
+
+/* The context row's releases hand their contexts to the cache, which destroys the oldest past
+ * its limit (16). Before issue 20 the row began with an empty cache: its first 11 timed
+ * releases destroyed nothing (0.63 us on the H200) and the rest destroyed one (17 us), a
+ * bimodal row. Filled to its limit with contexts of the row's SMs first, every release the row
+ * times is the one a program making fresh contexts pays: the keeping and the destroy. */
+static int fill_cache(ov_run *run)
+{
+    unsigned limit = 0;
+    if (bench_gctx(gctx_cache_get_limit(run->env->device, &limit), "gctx_cache_get_limit"))
+        return -1;
+    for (unsigned i = 0; i < limit; i++) {
+        double us[2];
+        if (lib_context(run, us))
+            return -1;
+    }
+    return 0;
 }
 
 /* Times a and b (b may be NULL) reps times after warm-ups, alternating which goes first. The
@@ -276,6 +307,72 @@ static int run_launches(ov_run *run)
     return rc ? -1 : 0;
 }
 
+/* ---- diagnostics: where the rows' time goes, apart from the rows ---- */
+
+/* The re-partition row's sequence again, each phase timed on its own. */
+static int repartition_phases(ov_run *run, ov_diagnostics *d)
+{
+    const unsigned reps = run->res->reps;
+    double *v = calloc(OV_NB_PHASES * (size_t)reps, sizeof *v);
+    if (!v)
+        return -1;
+    int rc = 0;
+    for (unsigned i = 0; i < run->res->warmups + reps && !rc; i++) {
+        double phase[OV_NB_PHASES] = {0};
+        double t0 = bench_now_us();
+        bench_pair_release(&run->lib_state);
+        phase[OV_PHASE_TEARDOWN] = bench_now_us() - t0;
+        run->lib_ratio ^= 1;
+        rc = lib_setup_build(run, run->lib_ratio, &run->lib_state, phase);
+        if (i >= run->res->warmups)
+            for (int k = 0; k < OV_NB_PHASES; k++)
+                v[(size_t)k * reps + i - run->res->warmups] = phase[k];
+    }
+    for (int k = 0; k < OV_NB_PHASES && !rc; k++)
+        bench_summarize(v + (size_t)k * reps, reps, &d->phase[k]);
+    d->valid = !rc;
+    free(v);
+    return rc ? -1 : 0;
+}
+
+/* By hand, the destroy the context row's release makes: `kept` contexts alive (the cache's
+ * limit), one more made, the oldest destroyed (the row's raw twin destroys the one it just
+ * made, with no other alive). */
+static int destroy_oldest_by_hand(ov_run *run, ov_diagnostics *d)
+{
+    const bench_env *env = run->env;
+    const unsigned reps = run->res->reps;
+    unsigned kept = 0;
+    if (bench_gctx(gctx_cache_get_limit(env->device, &kept), "gctx_cache_get_limit"))
+        return -1;
+    CUgreenCtx *ring = calloc((size_t)kept + 1, sizeof *ring);
+    double *v = calloc(reps, sizeof *v);
+    int rc = !ring || !v ? -1 : 0;
+    for (unsigned i = 0; i < kept && !rc; i++)
+        rc = raw_context_create(env, run->raw_desc, &ring[i]);
+    /* ring holds kept + 1 slots: rep i makes into the free one and destroys the oldest */
+    for (unsigned i = 0; i < reps && !rc; i++) {
+        unsigned fresh = (i + kept) % (kept + 1), oldest = i % (kept + 1);
+        if ((rc = raw_context_create(env, run->raw_desc, &ring[fresh])))
+            break;
+        double t0 = bench_now_us();
+        rc = bench_cu(env->drv->cuGreenCtxDestroy(ring[oldest]), "cuGreenCtxDestroy");
+        v[i] = bench_now_us() - t0;
+        ring[oldest] = NULL;
+    }
+    for (unsigned i = 0; ring && i <= kept; i++)
+        if (ring[i])
+            env->drv->cuGreenCtxDestroy(ring[i]);
+    if (!rc) {
+        bench_summarize(v, reps, &d->destroy_oldest);
+        d->destroy_kept = kept;
+        d->destroy_valid = 1;
+    }
+    free(ring);
+    free(v);
+    return rc ? -1 : 0;
+}
+
 static unsigned other_ratio(const bench_env *env, unsigned victim)
 {
     return victim * 4 <= env->sm_count / 2 ? victim * 4 : victim / 2;
@@ -350,7 +447,7 @@ int bench_overhead_run(const bench_env *env, ov_result *res)
     run.res = res;
     fprintf(stderr, "greenctx bench: overhead\n");
     int rc = prepare(&run) || measure(&run, OV_SPLIT, 0, lib_split, raw_split_op) ||
-             measure(&run, OV_CONTEXT_CREATE, 1, lib_context, raw_context);
+             fill_cache(&run) || measure(&run, OV_CONTEXT_CREATE, 1, lib_context, raw_context);
     if (!rc)
         rc = raw_has_green_streams(env)
                  ? measure(&run, OV_STREAM_CREATE, 1, lib_stream, raw_stream)
@@ -358,12 +455,15 @@ int bench_overhead_run(const bench_env *env, ov_result *res)
     if (!rc)
         rc = measure(&run, OV_SETUP, 1, lib_setup_op, raw_setup_op);
     if (!rc && run.alt_ok)
-        rc = lib_setup_build(&run, 0, &run.lib_state) ||
+        rc = lib_setup_build(&run, 0, &run.lib_state, NULL) ||
              raw_setup_build(env, &run.whole, &run.plans[0], &run.split, &run.raw_state) ||
-             measure(&run, OV_REPARTITION, 0, lib_repartition, raw_repartition);
+             measure(&run, OV_REPARTITION, 0, lib_repartition, raw_repartition) ||
+             repartition_phases(&run, &res->diagnostics);
     else if (!rc)
         snprintf(res->rows[OV_REPARTITION].note, sizeof res->rows[OV_REPARTITION].note,
                  "skipped: %u SMs is no legal second ratio on this device", res->alt_sms);
+    if (!rc)
+        rc = destroy_oldest_by_hand(&run, &res->diagnostics);
     if (!rc)
         rc = run_launches(&run);
     if (!rc)
@@ -410,6 +510,29 @@ static void print_row(const ov_result *res, ov_op op)
         printf(" %10s %10s | %7s\n", "-", "-", "-");
 }
 
+static const char *const phase_names[OV_NB_PHASES] = {"teardown", "split", "contexts",
+                                                      "streams"};
+
+static void print_diagnostics(const ov_diagnostics *d)
+{
+    if (!d->valid && !d->destroy_valid)
+        return;
+    printf("\nwhere the time goes (measured apart from the rows), us\n");
+    printf("%-34s %10s %10s %10s\n", "", "p50", "p99", "min");
+    for (int k = 0; k < OV_NB_PHASES && d->valid; k++) {
+        char label[64];
+        snprintf(label, sizeof label, "re-partition: %s", phase_names[k]);
+        printf("%-34s %10.2f %10.2f %10.2f\n", label, d->phase[k].p50, d->phase[k].p99,
+               d->phase[k].min);
+    }
+    if (d->destroy_valid) {
+        char label[64];
+        snprintf(label, sizeof label, "destroy oldest of %u, by hand", d->destroy_kept + 1);
+        printf("%-34s %10.2f %10.2f %10.2f\n", label, d->destroy_oldest.p50,
+               d->destroy_oldest.p99, d->destroy_oldest.min);
+    }
+}
+
 void bench_overhead_print(const ov_result *res)
 {
     printf("\n== overhead: greenctx against the raw driver calls doing the same, in this "
@@ -429,6 +552,7 @@ void bench_overhead_print(const ov_result *res)
     print_row(res, OV_LAUNCH_SUBMIT);
     print_row(res, OV_LAUNCH_TOTAL);
     cache_rows_print(&res->repartitioning);
+    print_diagnostics(&res->diagnostics);
 }
 
 void bench_overhead_json(json_writer *w, const ov_result *res)
@@ -464,5 +588,18 @@ void bench_overhead_json(json_writer *w, const ov_result *res)
     }
     json_close(w);
     cache_rows_json(w, &res->repartitioning);
+    const ov_diagnostics *d = &res->diagnostics;
+    json_object(w, "diagnostics");
+    json_bool(w, "valid", d->valid);
+    for (int k = 0; k < OV_NB_PHASES && d->valid; k++) {
+        char name[64];
+        snprintf(name, sizeof name, "repartition_%s_us", phase_names[k]);
+        bench_json_summary(w, name, &d->phase[k]);
+    }
+    if (d->destroy_valid) {
+        json_uint(w, "destroy_kept", d->destroy_kept);
+        bench_json_summary(w, "destroy_oldest_by_hand_us", &d->destroy_oldest);
+    }
+    json_close(w);
     json_close(w);
 }

@@ -26,6 +26,25 @@ typedef struct ov_row {
                            ordinary streams) */
 } ov_row;
 
+/* Where the rows' time goes, measured apart from them (the rows' clocks hold only the user's
+ * calls): a greenctx re-partition's phases, and the driver's destroy of the oldest of the
+ * cache's worth of contexts by hand, which is what the context row's release makes. */
+typedef enum ov_phase {
+    OV_PHASE_TEARDOWN, /* bench_pair_release: 2 streams, 2 contexts, 2 partitions */
+    OV_PHASE_SPLIT,
+    OV_PHASE_CONTEXTS, /* both gctx_context_create (cache hits) */
+    OV_PHASE_STREAMS,  /* both gctx_stream_create */
+    OV_NB_PHASES
+} ov_phase;
+
+typedef struct ov_diagnostics {
+    int valid;
+    bench_summary phase[OV_NB_PHASES];
+    int destroy_valid;
+    unsigned destroy_kept; /* contexts alive by hand: the cache's limit */
+    bench_summary destroy_oldest; /* cuGreenCtxDestroy of the oldest of destroy_kept + 1 */
+} ov_diagnostics;
+
 typedef struct ov_result {
     unsigned reps, warmups, launches, rounds;
     unsigned victim_sms, other_sms, alt_sms, alt_other_sms;
@@ -33,6 +52,7 @@ typedef struct ov_result {
     char split_text[200];
     ov_row rows[OV_NB_OPS];
     cache_rows repartitioning; /* the context cache and layouts (cache_rows.h) */
+    ov_diagnostics diagnostics;
 } ov_result;
 
 const char *ov_op_name(ov_op op);

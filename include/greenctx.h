@@ -73,7 +73,8 @@
  *   context of the process fail with 700). From the first call that meets a sticky CUresult
  *   (700, 702, 710, 714 to 719, 721), every call that uses the driver fails with it
  *   (GCTX_ERROR_DRIVER, gctx_last_cuda_result() that CUresult, the message saying the process
- *   must restart); a cached context or drained stream is checked before it is handed out.
+ *   must restart); a cached context or drained stream is checked before it is handed out
+ *   (a drained stream that comes back with its context, by the context's check).
  *   Releases, gctx_release_failures_retry and gctx_cache_trim still destroy what they can.
  * - The CUDA driver is loaded on first use: libcuda.so.1, or the file named by the environment
  *   variable GREENCTX_CUDA_LIBRARY (tests point it at the simulated driver).

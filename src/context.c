@@ -158,14 +158,22 @@ static gctx_status make_driver_context(const gctx__driver *drv, gctx_partition *
  * non-sticky error of another stream is not a lost context and need not be seen here. The
  * simulator answers a sticky fault to every call (sim_faults.c), and
  * test_sticky_fault.c's fault_met_by_a_cached_context_with_a_stream faults another context's
- * stream before the hit. */
+ * stream before the hit.
+ * The stream synchronized here came out of the cache with the context: the context's first
+ * stream that takes it is handed out without a second synchronize (idle.checked), as a
+ * re-partition does right after the hit. The context's check covered it; a fault after the
+ * hit is met by the stream's first use, as one after any stream's creation is. A drained
+ * stream of a live context (released to it, not handed out of the cache with it) is checked
+ * when it is taken (stream.c; fault_met_by_a_cached_stream). */
 static gctx_status check_cached(const gctx__driver *drv, gctx_context *c)
 {
     if (c->driver.idle.n) {
         gcu_result r = drv->cuStreamSynchronize(c->driver.idle.stream[0]);
-        return r == GCU_SUCCESS ? GCTX_SUCCESS
-                                : gctx__fail_cuda(r, "cuStreamSynchronize of a stream of a "
-                                                     "cached green context");
+        if (r != GCU_SUCCESS)
+            return gctx__fail_cuda(r, "cuStreamSynchronize of a stream of a cached green "
+                                      "context");
+        c->driver.idle.checked = c->driver.idle.stream[0];
+        return GCTX_SUCCESS;
     }
     gctx_status s = gctx__push_context(drv, c->driver.context);
     if (s != GCTX_SUCCESS)

@@ -28,7 +28,9 @@ void gctx__cache_discard(const gctx__driver *drv, gctx_context *c);
 /* A drained stream of c at its release: 1 when c's idle streams took it (c may be cached,
  * and has room), 0 when the caller destroys it. */
 int gctx__cache_keep_stream(gctx_context *c, CUstream stream, int priority);
-/* 1 and *stream set when c has an idle stream of that priority, taken off its list. */
-int gctx__cache_take_stream(gctx_context *c, int priority, CUstream *stream);
+/* 1 and *stream set when c has an idle stream of that priority, taken off its list; *checked
+ * is 1 when its synchronize was the check of c's hand-out from the cache and this is c's first
+ * stream since (check_cached, context.c): it needs no check of its own. */
+int gctx__cache_take_stream(gctx_context *c, int priority, CUstream *stream, int *checked);
 
 #endif

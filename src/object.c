@@ -12,7 +12,9 @@
  * object, beside those the library's own objects hold (a stream holds its context), so a
  * caller's extra release can only retire the caller's handle, never free an object that
  * something else still uses. Lookups read the table without a lock; retain, release and
- * handing out a handle take one. */
+ * handing out a handle take one, but for handing out a new object's first handle (nothing
+ * else can reach it yet), and a release that retires a handle frees the slot of an object
+ * it was the last reference of in the same lock. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -42,17 +44,31 @@ static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic(slot *) chunks[MAX_CHUNKS];
 static unsigned nb_slots;  /* slots ever made (under lock) */
 static unsigned free_head; /* index + 1 of the first free slot, 0 when none (under lock) */
-static atomic_int live;
+static int live; /* objects alive (under lock) */
+
+/* Lookups read the table without the lock: what they read was published under it with a
+ * release store. Acquire and release, not the default sequential consistency: every store of
+ * a handle's path was a locked instruction of its own (issue 20). */
+static uintptr_t load(const _Atomic uintptr_t *v)
+{
+    return atomic_load_explicit(v, memory_order_acquire);
+}
+
+static void store(_Atomic uintptr_t *v, uintptr_t value)
+{
+    atomic_store_explicit(v, value, memory_order_release);
+}
 
 static int slot_exists(unsigned index)
 {
-    return index < CHUNK_SLOTS * MAX_CHUNKS && atomic_load(&chunks[index >> CHUNK_BITS]) != NULL;
+    return index < CHUNK_SLOTS * MAX_CHUNKS && atomic_load_explicit(&chunks[index >> CHUNK_BITS], memory_order_acquire) != NULL;
 }
 
 /* A slot that exists: it belongs to an object, or once did. */
 static slot *slot_at(unsigned index)
 {
-    return &atomic_load(&chunks[index >> CHUNK_BITS])[index & (CHUNK_SLOTS - 1)];
+    return &atomic_load_explicit(&chunks[index >> CHUNK_BITS],
+                                memory_order_acquire)[index & (CHUNK_SLOTS - 1)];
 }
 
 static void *encode(unsigned index, uintptr_t generation)
@@ -73,7 +89,7 @@ static slot *decode(const void *handle, uintptr_t *generation)
 
 static int generation_is(const slot *s, uintptr_t generation)
 {
-    return (atomic_load(&s->generation) & GEN_MASK) == generation && (generation & 1);
+    return (load(&s->generation) & GEN_MASK) == generation && (generation & 1);
 }
 
 gctx_status gctx__object_init(gctx__object *object, gctx__type type,
@@ -98,44 +114,61 @@ gctx_status gctx__object_init(gctx__object *object, gctx__type type,
                               "out of memory for a handle (%u objects alive)", nb_slots);
         }
         if (chunk)
-            atomic_store(&chunks[index >> CHUNK_BITS], chunk);
+            atomic_store_explicit(&chunks[index >> CHUNK_BITS], chunk, memory_order_release);
         nb_slots++;
     }
     object->slot = index;
-    atomic_store(&slot_at(index)->object, object);
+    atomic_store_explicit(&slot_at(index)->object, object, memory_order_release);
+    live++;
     pthread_mutex_unlock(&table_lock);
-    atomic_fetch_add(&live, 1);
     return GCTX_SUCCESS;
 }
 
 void gctx__object_retain(gctx__object *object) { atomic_fetch_add(&object->refs, 1); }
 
+/* Under the lock, after the last reference went: no handle is out (a handle holds one), so
+ * the slot goes back to the free list with an even generation; the next object there gets
+ * the next odd one. */
+static void free_slot(gctx__object *object)
+{
+    slot *s = slot_at(object->slot);
+    atomic_store_explicit(&s->object, NULL, memory_order_release);
+    s->next_free = free_head;
+    free_head = object->slot + 1;
+    live--;
+}
+
 void gctx__object_release(gctx__object *object)
 {
     if (atomic_fetch_sub(&object->refs, 1) != 1)
         return;
-    /* The last reference: no handle is out (a handle holds one), so the slot goes back to the
-     * free list with an even generation; the next object there gets the next odd one. */
     pthread_mutex_lock(&table_lock);
-    slot *s = slot_at(object->slot);
-    atomic_store(&s->object, NULL);
-    s->next_free = free_head;
-    free_head = object->slot + 1;
+    free_slot(object);
     pthread_mutex_unlock(&table_lock);
-    atomic_fetch_sub(&live, 1);
     object->destroy(object);
 }
 
 void *gctx__handle_give(gctx__object *object)
 {
-    pthread_mutex_lock(&table_lock);
     slot *s = slot_at(object->slot);
-    uintptr_t generation = atomic_load(&s->generation);
+    if (atomic_load_explicit(&object->refs, memory_order_acquire) == 1) {
+        /* The caller's reference is the object's only one (a create function handing out
+         * what it made): no handle is out, since a handle holds a reference, and nothing else
+         * can reach the slot, so no lock (issue 20). The release store publishes the
+         * counts with the new value. */
+        uintptr_t generation = load(&s->generation) + 1;
+        s->handle_refs = 1;
+        s->lent = 0;
+        store(&s->generation, generation);
+        return encode(object->slot, generation);
+    }
+    pthread_mutex_lock(&table_lock);
+    uintptr_t generation = load(&s->generation);
     int handle_out = generation & 1;
     if (handle_out) {
         s->handle_refs++;
     } else {
-        atomic_store(&s->generation, ++generation); /* a new handle value: the old stays dead */
+        store(&s->generation, ++generation); /* a new handle value: the old stays dead */
         s->handle_refs = 1;
         s->lent = 0;
     }
@@ -149,9 +182,9 @@ void *gctx__handle_lend(gctx__object *object)
 {
     pthread_mutex_lock(&table_lock);
     slot *s = slot_at(object->slot);
-    uintptr_t generation = atomic_load(&s->generation);
+    uintptr_t generation = load(&s->generation);
     if (!(generation & 1)) {
-        atomic_store(&s->generation, ++generation);
+        store(&s->generation, ++generation);
         s->handle_refs = 0;
         gctx__object_retain(object); /* the handle's; under the lock, before anyone can drop it */
     }
@@ -168,10 +201,10 @@ void gctx__handle_unlend(gctx__object *object)
     pthread_mutex_lock(&table_lock);
     slot *s = slot_at(object->slot);
     int retired = 0;
-    if ((atomic_load(&s->generation) & 1) && s->lent) {
+    if ((load(&s->generation) & 1) && s->lent) {
         s->lent = 0;
         if (--s->handle_refs == 0) {
-            atomic_store(&s->generation, atomic_load(&s->generation) + 1);
+            store(&s->generation, load(&s->generation) + 1);
             retired = 1;
         }
     }
@@ -185,7 +218,9 @@ static gctx__object *lookup(const void *handle, gctx__type type, const char *wha
 {
     uintptr_t generation = 0;
     slot *s = decode(handle, &generation);
-    gctx__object *object = s && generation_is(s, generation) ? atomic_load(&s->object) : NULL;
+    gctx__object *object =
+        s && generation_is(s, generation)
+            ? atomic_load_explicit(&s->object, memory_order_acquire) : NULL;
     /* Read again: a handle retired meanwhile is refused rather than half-seen. */
     if (!object || !generation_is(s, generation)) {
         gctx__fail(GCTX_ERROR_INVALID_HANDLE,
@@ -239,26 +274,35 @@ void gctx__handle_release(void *handle, gctx__type type)
     if (!object || !s)
         return;
     pthread_mutex_lock(&table_lock);
-    int ok = generation_is(s, generation), retired = 0;
+    int ok = generation_is(s, generation), last = 0;
     if (ok && --s->handle_refs == 0) {
-        atomic_store(&s->generation, atomic_load(&s->generation) + 1);
+        store(&s->generation, load(&s->generation) + 1);
         s->lent = 0;
-        retired = 1;
+        /* The handle's reference; when it was the last, the slot goes in this same lock. */
+        if ((last = atomic_fetch_sub(&object->refs, 1) == 1))
+            free_slot(object);
     }
     pthread_mutex_unlock(&table_lock);
     if (!ok)
         gctx__fail(GCTX_ERROR_INVALID_HANDLE, "handle (%p) was released meanwhile", handle);
-    if (retired)
-        gctx__object_release(object); /* the handle's reference */
+    if (last)
+        object->destroy(object);
 }
 
 /* ---- what tests see from inside (testing.h): nothing in the library calls these ---- */
 
-int gctx__object_live_count(void) { return atomic_load(&live); }
+int gctx__object_live_count(void)
+{
+    pthread_mutex_lock(&table_lock);
+    int n = live;
+    pthread_mutex_unlock(&table_lock);
+    return n;
+}
 
 const void *gctx__handle_object(const void *handle)
 {
     uintptr_t generation = 0;
     slot *s = decode(handle, &generation);
-    return s && generation_is(s, generation) ? atomic_load(&s->object) : NULL;
+    return s && generation_is(s, generation)
+               ? atomic_load_explicit(&s->object, memory_order_acquire) : NULL;
 }

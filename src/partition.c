@@ -1,57 +1,84 @@
 /* Partition objects: from a device, from a split, from a green context; info; provenance. */
 #include <assert.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "partition.h"
 
+/* One lock for every partition's descriptor: it is taken once per context made (a cache
+ * miss), where a mutex of each partition cost every split an init and a destroy per output. */
+static pthread_mutex_t desc_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static void partition_destroy(gctx__object *object)
 {
     gctx_partition *p = (gctx_partition *)object;
+    gctx__split *split = p->split;
     const gctx__driver *drv;
-    if (gctx__driver_loaded(&drv))
+    if (p->holds_primary && gctx__driver_loaded(&drv))
         gctx__device_drop_primary(drv, p->device);
-    if (p->split)
-        gctx__object_release(&p->split->base);
     if (p->context)
         gctx__context_release(p->context);
-    pthread_mutex_destroy(&p->desc_lock);
-    free(p);
+    if (!p->in_split_block)
+        free(p);
+    /* Last: in its record's block, p goes with the record's last reference. */
+    if (split)
+        gctx__object_release(&split->base);
 }
 
-/* A partition with its resources copied; the caller sets what depends on its kind. */
-static gctx_status partition_new(int device, gctx_partition_kind kind,
-                                 const gcu_dev_resource *resources, unsigned nb_resources,
-                                 gctx_partition **out)
+/* A partition whose resources are in place; the caller sets what depends on its kind. The
+ * memory is the partition's own (in_split_block 0: freed with it) or its split record's. On
+ * failure nothing is held and the memory is the caller's to free.
+ * The device's primary context is held by the partitions at the top of a provenance tree (a
+ * device's, a context's): a split's outputs hold their record, which holds its input, so
+ * they reach it through that chain and ask nothing of the device's count (a compare-exchange
+ * per output at a split and at its release, before issue 20). */
+static gctx_status partition_setup(gctx_partition *p, int device, gctx_partition_kind kind,
+                                   unsigned nb_resources, int in_split_block)
 {
     const gctx__driver *drv;
     gctx_status s = gctx__driver_load(&drv);
     if (s != GCTX_SUCCESS)
         return s;
-    /* One block: the partition and its resources (at most a split's granules and remainder). */
-    gctx_partition *p = calloc(1, sizeof *p + nb_resources * sizeof *resources);
-    if (!p)
-        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making a partition");
-    if ((s = gctx__device_hold_primary(drv, device)))
-        goto fail_free;
-    memcpy(p->resources, resources, nb_resources * sizeof *resources);
+    memset(p, 0, sizeof *p); /* the resources after it are written already */
+    int top = kind == GCTX_PARTITION_DEVICE || kind == GCTX_PARTITION_CONTEXT;
+    if (top && (s = gctx__device_hold_primary(drv, device)))
+        return s;
+    p->holds_primary = top;
     p->device = device;
     p->kind = kind;
     p->nb_resources = nb_resources;
+    p->in_split_block = in_split_block;
     for (unsigned i = 0; i < nb_resources; i++)
-        p->sm_count += resources[i].u.sm.smCount;
-    pthread_mutex_init(&p->desc_lock, NULL);
-    if ((s = gctx__object_init(&p->base, GCTX__TYPE_PARTITION, partition_destroy)))
-        goto fail_drop;
+        p->sm_count += p->resources[i].u.sm.smCount;
+    if ((s = gctx__object_init(&p->base, GCTX__TYPE_PARTITION, partition_destroy)) && top)
+        gctx__device_drop_primary(drv, device);
+    return s;
+}
+
+/* A partition with its resources copied, in one block of its own. */
+static gctx_status partition_new(int device, gctx_partition_kind kind,
+                                 const gcu_dev_resource *resources, unsigned nb_resources,
+                                 gctx_partition **out)
+{
+    gctx_partition *p = malloc(gctx__partition_bytes(nb_resources));
+    if (!p)
+        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making a partition");
+    memcpy(p->resources, resources, nb_resources * sizeof *resources);
+    gctx_status s = partition_setup(p, device, kind, nb_resources, 0);
+    if (s != GCTX_SUCCESS) {
+        free(p);
+        return s;
+    }
     *out = p;
     return GCTX_SUCCESS;
+}
 
-fail_drop:
-    pthread_mutex_destroy(&p->desc_lock);
-    gctx__device_drop_primary(drv, device);
-fail_free:
-    free(p);
-    return s;
+size_t gctx__partition_bytes(unsigned nb_resources)
+{
+    const size_t align = _Alignof(gctx_partition);
+    size_t bytes = sizeof(gctx_partition) + nb_resources * sizeof(gcu_dev_resource);
+    return (bytes + align - 1) / align * align;
 }
 
 /* Locality and flags exist only in newer drivers' resources. */
@@ -99,6 +126,21 @@ gctx_status gctx_partition_from_device(int device, gctx_partition **partition)
     return GCTX_SUCCESS;
 }
 
+/* What a partition of a split's outputs takes from its split. */
+static void take_split(gctx_partition *p, gctx__split *split, unsigned index,
+                       const gctx__sm_rules *rules, int structured)
+{
+    p->cc_major = split->input->cc_major;
+    p->rules = *rules;
+    p->structured = structured;
+    p->split = split;
+    p->index = index;
+    gctx__object_retain(&split->base);
+    const gctx__driver *drv;
+    if (p->nb_resources == 1 && gctx__driver_loaded(&drv))
+        read_driver_fields(drv, p);
+}
+
 gctx_status gctx__partition_from_split(gctx__split *split, unsigned index, gctx_partition_kind kind,
                                        const gcu_dev_resource *resources, unsigned nb_resources,
                                        const gctx__sm_rules *rules, int structured,
@@ -108,17 +150,19 @@ gctx_status gctx__partition_from_split(gctx__split *split, unsigned index, gctx_
     gctx_status s = partition_new(split->input->device, kind, resources, nb_resources, &p);
     if (s != GCTX_SUCCESS)
         return s;
-    p->cc_major = split->input->cc_major;
-    p->rules = *rules;
-    p->structured = structured;
-    p->split = split;
-    p->index = index;
-    gctx__object_retain(&split->base);
-    const gctx__driver *drv;
-    if (nb_resources == 1 && gctx__driver_loaded(&drv))
-        read_driver_fields(drv, p);
+    take_split(p, split, index, rules, structured);
     *out = p;
     return GCTX_SUCCESS;
+}
+
+gctx_status gctx__partition_in_split_block(gctx__split *split, gctx_partition *p, unsigned index,
+                                           gctx_partition_kind kind, unsigned nb_resources,
+                                           const gctx__sm_rules *rules, int structured)
+{
+    gctx_status s = partition_setup(p, split->input->device, kind, nb_resources, 1);
+    if (s == GCTX_SUCCESS)
+        take_split(p, split, index, rules, structured);
+    return s;
 }
 
 gctx_status gctx__partition_from_context(gctx_context *context, gctx_partition **out)
@@ -161,7 +205,7 @@ gctx_status gctx__partition_desc(gctx_partition *p, gcu_resource_desc *desc)
     gctx_status s = gctx__driver_load_green(&drv);
     if (s != GCTX_SUCCESS)
         return s;
-    pthread_mutex_lock(&p->desc_lock);
+    pthread_mutex_lock(&desc_lock);
     if (!p->desc) {
         gcu_result r = drv->cuDevResourceGenerateDesc(&p->desc, p->resources, p->nb_resources);
         if (r != GCU_SUCCESS) {
@@ -171,7 +215,7 @@ gctx_status gctx__partition_desc(gctx_partition *p, gcu_resource_desc *desc)
         }
     }
     *desc = p->desc;
-    pthread_mutex_unlock(&p->desc_lock);
+    pthread_mutex_unlock(&desc_lock);
     return s;
 }
 

@@ -2,8 +2,6 @@
 #ifndef GREENCTX_PARTITION_H
 #define GREENCTX_PARTITION_H
 
-#include <pthread.h>
-
 #include "internal.h"
 
 typedef struct gctx_context gctx_context;
@@ -16,6 +14,11 @@ typedef struct gctx__idle_streams {
     unsigned n;
     CUstream stream[GCTX__IDLE_STREAMS];
     int priority[GCTX__IDLE_STREAMS];
+    /* The idle stream whose synchronize was the check of the context's hand-out from the
+     * cache (context.c, check_cached), until the context's first stream is made: if that
+     * stream takes it, it was checked with the context and needs no second check. NULL
+     * otherwise. */
+    CUstream checked;
 } gctx__idle_streams;
 
 /* The record of one split: its outputs share it, and it keeps the split's input alive.
@@ -40,8 +43,10 @@ struct gctx_partition {
     gctx__split *split; /* GROUP, REMAINDER: the split it came from (retained) */
     unsigned index;     /* its group index in that split; nb_groups for the remainder */
     gctx_context *context; /* CONTEXT: the green context whose SMs these are (retained) */
-    pthread_mutex_t desc_lock;
-    gcu_resource_desc desc; /* made once, on first use: the driver has no way to free one */
+    int in_split_block;    /* 1: in its split record's block, freed with the record */
+    int holds_primary;     /* 1: holds the device's primary context (DEVICE, CONTEXT kinds) */
+    gcu_resource_desc desc; /* made once, on first use (under partition.c's lock): the driver
+                               has no way to free one */
     /* The driver resources behind it: the one queried resource (DEVICE, CONTEXT), or outputs
      * of one split (GROUP, REMAINDER), which can share a descriptor. */
     gcu_dev_resource resources[];
@@ -81,6 +86,14 @@ gctx_status gctx__partition_relation(const gctx_partition *a, const gctx_partiti
                                      gctx_relation *relation);
 /* A new split record of input (retained by it), with one reference (the caller's). */
 gctx_status gctx__split_new(gctx_partition *input, gctx__split **out);
+/* The bytes of a partition with nb_resources resources, rounded to its alignment. */
+size_t gctx__partition_bytes(unsigned nb_resources);
+/* A partition object in memory of the split record's block (split.c), its nb_resources
+ * resources written already: it holds the record, which frees the block with its last
+ * reference. On failure the memory is left as it was. */
+gctx_status gctx__partition_in_split_block(gctx__split *split, gctx_partition *p, unsigned index,
+                                           gctx_partition_kind kind, unsigned nb_resources,
+                                           const gctx__sm_rules *rules, int structured);
 /* A partition object from resources of one split (copied). */
 gctx_status gctx__partition_from_split(gctx__split *split, unsigned index, gctx_partition_kind kind,
                                        const gcu_dev_resource *resources, unsigned nb_resources,

@@ -10,6 +10,10 @@
 
 /* Groups a split holds in its own stack buffers; a larger request takes them from the heap. */
 #define SMALL_SPLIT 8
+/* Resources the planning's splits write into on the stack: sm_count / 2 + 1 (every granule
+ * is at least 2 SMs) for up to 160 SMs. 11.6 KB: a split of any current GPU asks the heap for
+ * no scratch, where the granule oracle allocated and freed 9.6 KB per split (issue 20). */
+#define STACK_SCRATCH 81
 
 typedef struct split_job {
     const gctx__driver *drv;
@@ -17,16 +21,18 @@ typedef struct split_job {
     gctx_partition *through; /* what the driver splits: input, or the SMs of an intermediate
                                 green context when input is itself a split's output */
     gctx__plan_input rules;
-    gctx__plan plan;
     /* The outputs of the last split made while planning. When they are what the plan chose,
      * the split hands them out instead of asking the driver the same thing again. In
-     * small_scratch, or on the heap once a granule path needs room for every granule. */
+     * small_scratch, or on the heap when an input has more SMs than it holds granules for. */
     gcu_dev_resource *scratch;
     unsigned scratch_capacity;
-    gcu_dev_resource small_scratch[SMALL_SPLIT];
     unsigned last_nb;
     gcu_dev_resource last_remainder;
     unsigned last_granule, last_flags; /* granule paths: what that split was asked */
+    /* gctx__plan_make initialises the plan, and the scratch is only read where a driver split
+     * wrote it. */
+    gctx__plan plan;
+    gcu_dev_resource small_scratch[STACK_SCRATCH];
 } split_job;
 
 /* Room for n resources in the job's scratch (what it held is lost when it grows). */
@@ -50,7 +56,9 @@ static gctx_status granule_oracle(void *context, unsigned granule, unsigned room
                                   gctx__granule_split *out)
 {
     split_job *job = context;
-    /* Every granule is at least 2 SMs: sm_count / 2 + 1 slots hold them all. */
+    /* Every granule is at least 2 SMs: sm_count / 2 + 1 slots hold them all (what the driver
+     * is told unless the plan gives a room, whatever room the scratch has: bench/bench_raw.c's
+     * split by hand asks the same). */
     unsigned nb = room ? room : job->through->sm_count / 2 + 1;
     gctx_status s = scratch_reserve(job, nb);
     if (s != GCTX_SUCCESS)
@@ -84,8 +92,8 @@ static void job_end(split_job *job)
     gctx__plan_free(&job->plan);
     if (job->scratch != job->small_scratch)
         free(job->scratch);
-    if (job->through)
-        gctx__object_release(&job->through->base);
+    if (job->through && job->through != job->input)
+        gctx__object_release(&job->through->base); /* the intermediate context's partition */
 }
 
 /* The partition to hand the driver: split outputs can't be split again directly (915), so
@@ -93,7 +101,9 @@ static void job_end(split_job *job)
 static gctx_status reach_splittable(split_job *job)
 {
     if (job->input->kind != GCTX_PARTITION_GROUP && job->input->kind != GCTX_PARTITION_REMAINDER) {
-        gctx__object_retain(&job->input->base);
+        /* No reference of the job's own: the caller's handle holds the input for the call,
+         * as every entry point's resolved handles are (the header's note on a release racing
+         * with a use), and the split's record takes its own. */
         job->through = job->input;
         return GCTX_SUCCESS;
     }
@@ -209,9 +219,16 @@ static void log_plan(const split_job *job)
 static gctx_status job_plan(split_job *job, gctx_partition *input, const gctx_group *groups,
                             unsigned nb_groups, const gctx_split_options *options)
 {
-    memset(job, 0, sizeof *job);
+    /* Field by field, not a memset of the job (a rep stos, a hot spot of the split's profile):
+     * the rules are all set below before they are read, and last_remainder by every split
+     * before it is. */
+    job->drv = NULL;
+    job->input = NULL;
+    job->through = NULL;
     job->scratch = job->small_scratch;
-    job->scratch_capacity = SMALL_SPLIT;
+    job->scratch_capacity = STACK_SCRATCH;
+    job->last_nb = job->last_granule = job->last_flags = 0;
+    job->plan.groups = NULL; /* what job_end frees when planning never started */
     gctx_status s = gctx__handle_resolve(&input, GCTX__TYPE_PARTITION, "input partition");
     if (s != GCTX_SUCCESS)
         return s;
@@ -347,7 +364,16 @@ static gctx_status run_split(split_job *job, split_outputs *out)
     return GCTX_SUCCESS;
 }
 
-/* The resources of group i (or, with i == nb_groups, of the remainder) gathered into list. */
+/* One resource into list at *n (list NULL: only counted). */
+static void put(gcu_dev_resource *list, unsigned *n, const gcu_dev_resource *resource)
+{
+    if (list)
+        list[*n] = *resource;
+    (*n)++;
+}
+
+/* The resources of group i (or, with i == nb_groups, of the remainder) gathered into list
+ * (NULL: only counted). */
 static unsigned gather(const split_job *job, const split_outputs *out, unsigned i,
                        gcu_dev_resource *list)
 {
@@ -357,17 +383,17 @@ static unsigned gather(const split_job *job, const split_outputs *out, unsigned 
                         out->remainder.u.sm.smCount > 0;
     if (plan->path == GCTX_SPLIT_PATH_STRUCTURED) {
         if (i < plan->nb_groups)
-            list[n++] = out->results[i];
+            put(list, &n, &out->results[i]);
         else if (has_remainder)
-            list[n++] = out->remainder;
+            put(list, &n, &out->remainder);
         return n;
     }
     if (i < plan->nb_groups) {
         const gctx__assignment *a = &plan->assign[i];
         for (unsigned k = 0; k < a->granules; k++)
-            list[n++] = out->results[a->first_granule + k];
+            put(list, &n, &out->results[a->first_granule + k]);
         if (a->takes_remainder)
-            list[n++] = out->remainder;
+            put(list, &n, &out->remainder);
         return n;
     }
     /* The remainder: the granules no group took, and the split's own remainder unless taken. */
@@ -378,11 +404,10 @@ static unsigned gather(const split_job *job, const split_outputs *out, unsigned 
         taken |= plan->assign[g].takes_remainder;
     }
     for (unsigned k = used; k < out->nb_results; k++)
-        list[n++] = out->results[k];
+        put(list, &n, &out->results[k]);
     if (has_remainder && !taken)
-        list[n++] = out->remainder;
-    /* list has room for every granule and the remainder (make_partitions): plan.c assigns
-     * each granule to at most one group. */
+        put(list, &n, &out->remainder);
+    /* plan.c assigns each granule to at most one group. */
     assert(used <= out->nb_results);
     return n;
 }
@@ -391,14 +416,21 @@ static void split_record_destroy(gctx__object *object)
 {
     gctx__split *record = (gctx__split *)object;
     gctx__object_release(&record->input->base);
-    free(record);
+    free(record); /* and the partitions of its block, whose last reference this was */
 }
 
-gctx_status gctx__split_new(gctx_partition *input, gctx__split **out)
+/* The record's own bytes, where its block's partitions start. */
+#define RECORD_BYTES                                                                           \
+    ((sizeof(gctx__split) + _Alignof(gctx_partition) - 1) / _Alignof(gctx_partition) *        \
+     _Alignof(gctx_partition))
+
+/* A record with `extra` bytes after it (from RECORD_BYTES) for the split's partitions. */
+static gctx_status split_new_block(gctx_partition *input, size_t extra, gctx__split **out)
 {
-    gctx__split *record = calloc(1, sizeof *record);
+    gctx__split *record = malloc(RECORD_BYTES + extra);
     if (!record)
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting");
+    memset(record, 0, sizeof *record);
     gctx_status s = gctx__object_init(&record->base, GCTX__TYPE_SPLIT, split_record_destroy);
     if (s != GCTX_SUCCESS) {
         free(record);
@@ -410,49 +442,59 @@ gctx_status gctx__split_new(gctx_partition *input, gctx__split **out)
     return GCTX_SUCCESS;
 }
 
+gctx_status gctx__split_new(gctx_partition *input, gctx__split **out)
+{
+    return split_new_block(input, 0, out);
+}
+
+/* The split's outputs as partitions, in one block with their record (a split's objects were
+ * an allocation each, and their resources copied twice): groups[0..nb_groups), then the
+ * remainder when asked for and there is one. */
 static gctx_status make_partitions(split_job *job, const split_outputs *out,
                                    gctx_partition **groups, gctx_partition **remainder)
 {
     const gctx__plan *plan = &job->plan;
+    unsigned outputs = plan->nb_groups + (remainder != NULL);
+    size_t extra = 0;
+    for (unsigned i = 0; i < outputs; i++)
+        extra += gctx__partition_bytes(gather(job, out, i, NULL));
     gctx__split *record = NULL;
-    gcu_dev_resource small_list[SMALL_SPLIT + 1];
-    gcu_dev_resource *list = out->nb_results < SMALL_SPLIT + 1
-                                 ? small_list : malloc((out->nb_results + 1) * sizeof *list);
-    if (!list)
-        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting");
-    gctx_status s = gctx__split_new(job->through, &record);
+    gctx_status s = split_new_block(job->through, extra, &record);
     if (s != GCTX_SUCCESS)
-        goto fail_free;
+        return s;
     const gctx__sm_rules unstructured = {2, 2, 0};
     int fine = plan->path == GCTX_SPLIT_PATH_FINE_GRANULES;
+    char *at = (char *)record + RECORD_BYTES;
     unsigned made = 0;
-    for (; made < plan->nb_groups && s == GCTX_SUCCESS; made++) {
-        unsigned n = gather(job, out, made, list);
-        gctx__sm_rules rules = fine ? unstructured : job->through->rules;
-        if (plan->path == GCTX_SPLIT_PATH_STRUCTURED && list[0].u.sm.minSmPartitionSize &&
-            list[0].u.sm.smCoscheduledAlignment) {
-            rules.min_partition = list[0].u.sm.minSmPartitionSize;
-            rules.alignment = list[0].u.sm.smCoscheduledAlignment;
-        }
-        s = gctx__partition_from_split(record, made, GCTX_PARTITION_GROUP, list, n, &rules,
-                                       !fine && job->through->structured, &groups[made]);
-        if (s != GCTX_SUCCESS)
-            break;
-    }
-    if (s == GCTX_SUCCESS && remainder) {
+    if (remainder)
         *remainder = NULL;
-        unsigned n = gather(job, out, plan->nb_groups, list);
-        if (n)
-            s = gctx__partition_from_split(record, plan->nb_groups, GCTX_PARTITION_REMAINDER,
-                                           list, n, &unstructured, 0, remainder);
+    for (; made < outputs && s == GCTX_SUCCESS; made++) {
+        gctx_partition *p = (gctx_partition *)(void *)at;
+        unsigned n = gather(job, out, made, p->resources);
+        at += gctx__partition_bytes(n);
+        if (made == plan->nb_groups) { /* the remainder */
+            if (n && (s = gctx__partition_in_split_block(record, p, made, GCTX_PARTITION_REMAINDER,
+                                                         n, &unstructured, 0)) == GCTX_SUCCESS)
+                *remainder = p;
+            continue;
+        }
+        gctx__sm_rules rules = fine ? unstructured : job->through->rules;
+        if (plan->path == GCTX_SPLIT_PATH_STRUCTURED && p->resources[0].u.sm.minSmPartitionSize &&
+            p->resources[0].u.sm.smCoscheduledAlignment) {
+            rules.min_partition = p->resources[0].u.sm.minSmPartitionSize;
+            rules.alignment = p->resources[0].u.sm.smCoscheduledAlignment;
+        }
+        if ((s = gctx__partition_in_split_block(record, p, made, GCTX_PARTITION_GROUP, n, &rules,
+                                                !fine && job->through->structured)) ==
+            GCTX_SUCCESS)
+            groups[made] = p;
     }
-    if (s != GCTX_SUCCESS)
-        for (unsigned i = 0; i < made; i++)
+    if (s != GCTX_SUCCESS) {
+        /* made - 1 failed: release the groups before it (the remainder is the last output) */
+        for (unsigned i = 0; i + 1 < made; i++)
             gctx__object_release(&groups[i]->base);
+    }
     gctx__object_release(&record->base); /* the partitions hold it now, or nothing does */
-fail_free:
-    if (list != small_list)
-        free(list);
     return s;
 }
 

@@ -80,10 +80,12 @@ gctx_status gctx_stream_create(gctx_context *context, const gctx_stream_options 
     if ((s = gctx__driver_load_green(&drv)))
         return s;
     CUstream handle = NULL;
-    if (gctx__cache_take_stream(context, opts.priority, &handle)) {
+    int checked = 0;
+    if (gctx__cache_take_stream(context, opts.priority, &handle, &checked)) {
         /* A drained stream of the same priority that the context had: it synchronizes at
-         * once, unless a fault lost the process's CUDA state (see check_cached, context.c). */
-        gcu_result r = drv->cuStreamSynchronize(handle);
+         * once, unless a fault lost the process's CUDA state (see check_cached, context.c).
+         * The one the context's hand-out from the cache synchronized was checked then. */
+        gcu_result r = checked ? GCU_SUCCESS : drv->cuStreamSynchronize(handle);
         if (r != GCU_SUCCESS) {
             gctx__release_driver_object(drv, GCTX__RELEASE_STREAM,
                                         (gctx__driver_object){.stream = handle});
