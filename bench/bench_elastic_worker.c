@@ -132,8 +132,6 @@ static int parse(int argc, char **argv, greenctx_tool_options *opts, el_worker *
     return GREENCTX_EXIT_OK;
 }
 
-/* Once running (start_ns set): the SMs it has from now on. Before "ready" nothing but that
- * line may be said. */
 /* "NAME n min p50 p99 p999 max mean": the parent reads it back into a bench_summary. */
 static void say_stats(const char *name, const bench_summary *s)
 {
@@ -148,6 +146,8 @@ static void say_summary(const char *name, double *values, size_t n)
     say_stats(name, &s);
 }
 
+/* Once running (start_ns set): the SMs it has from now on. Before "ready" nothing but that
+ * line may be said. */
 static int say_sms(const el_worker *w, long long start_ns)
 {
     double t = (bench_wall_ns() - start_ns) * 1e-9;
