@@ -247,8 +247,10 @@ gctx_status gctx__claim_take(const gctx_claim *c, unsigned count, const gctx_cla
 {
     long long start = gctx__now_ns();
     unsigned step = 5;
-    int wait = (opts->flags & GCTX_CLAIM_WAIT) != 0, watch = -1, fresh = 0;
+    int wait = (opts->flags & GCTX_CLAIM_WAIT) != 0, make_watch = 0;
     gctx__want want = GCTX__WANT_NONE;
+    gctx__watch watch = GCTX__WATCH_NONE;
+    char dir[sizeof ((gctx__registry *)0)->dir];
     const gctx__granules held = record->granules;
     const gctx__granule_layout *layout = &c->granules.identity.layout;
     for (;;) {
@@ -270,15 +272,16 @@ gctx_status gctx__claim_take(const gctx_claim *c, unsigned count, const gctx_cla
                     s = gctx__registry_rewrite(&reg, record);
                 if (s != GCTX_SUCCESS)
                     record->granules = held;
-                /* A latency claim is the one that waits to grow: its watch made now, not in
-                 * the first burst's wait. */
-                if (s == GCTX_SUCCESS && opts->priority >= GCTX_CLAIM_PRIORITY_LATENCY)
-                    gctx__registry_watch(&reg);
+                gctx__watch_pool *watches = gctx__registry_watches(&reg);
+                snprintf(dir, sizeof dir, "%s", reg.dir);
                 free(records);
                 gctx__registry_close(&reg);
                 gctx__want_end(&want);
-                if (watch >= 0)
-                    close(watch);
+                gctx__watch_return(&watch);
+                /* A latency claim is the one that waits to grow: its watch made now, not in
+                 * the first burst's wait (and not under the registry's lock). */
+                if (s == GCTX_SUCCESS && opts->priority >= GCTX_CLAIM_PRIORITY_LATENCY)
+                    gctx__watch_prepare(watches, dir);
                 return s;
             }
             s = GCTX_ERROR_BUSY;
@@ -288,29 +291,29 @@ gctx_status gctx__claim_take(const gctx_claim *c, unsigned count, const gctx_cla
             if (wait)
                 gctx__want_post(&reg, &want, count > have ? count - have : layout->regular_sms,
                                 opts->priority, c->file);
-            if (wait && watch < 0) {
-                /* A copy of its own, as the registry's may be shut while it waits; closing a
-                 * copy costs nothing while the registry keeps the original. */
-                int kept = gctx__registry_watch(&reg);
-                watch = kept >= 0 ? fcntl(kept, F_DUPFD_CLOEXEC, 0) : -1;
-                /* SMs freed while the watch was being made woke nobody: look again first. */
-                fresh = watch >= 0;
+            if (wait && watch.fd >= 0) /* the changes this pass has seen */
+                gctx__watch_drain(watch.fd);
+            else if (wait && !gctx__watch_borrow(&reg, &watch) && !make_watch) {
+                make_watch = 1;
+                snprintf(dir, sizeof dir, "%s", reg.dir);
             }
         }
         gctx__registry_close(&reg);
-        if (s == GCTX_ERROR_BUSY && wait && fresh) {
-            fresh = 0;
-            free(records);
-            continue;
+        /* SMs freed while the watch was being made woke nobody: look again at once. */
+        if (s == GCTX_ERROR_BUSY && make_watch == 1) {
+            make_watch = 2; /* once: a watch that can't be made leaves the backoff */
+            if (gctx__watch_make(&watch, dir)) {
+                free(records);
+                continue;
+            }
         }
         if (s == GCTX_ERROR_BUSY && wait &&
-            gctx__claim_wait_step(start, opts->timeout_ms, &step, watch)) {
+            gctx__claim_wait_step(start, opts->timeout_ms, &step, watch.fd)) {
             free(records);
             continue;
         }
         gctx__want_end(&want);
-        if (watch >= 0)
-            close(watch);
+        gctx__watch_return(&watch);
         if (s == GCTX_ERROR_BUSY)
             s = gctx__claim_busy(&c->granules.identity, c->device, count, &free_set, records, nb,
                                  wait ? (int)((gctx__now_ns() - start) / 1000000) : -1);

@@ -245,10 +245,42 @@ void gctx__want_post(gctx__registry *reg, gctx__want *w, unsigned sms, int prior
                      const char *claim_file);
 /* Removes a posted want (granted, or given up). */
 void gctx__want_end(gctx__want *w);
-/* An inotify descriptor that reads when a claim file of reg is rewritten or removed (reg's
- * lock held); -1 when there is none (the wait falls back to its backoff). The process's, kept
- * with the open registry: never closed by the caller. */
-int gctx__registry_watch(gctx__registry *reg);
+/* Watches (claim_watch.c): inotify descriptors that read when a claim file of a registry is
+ * rewritten or removed, kept per process with the open registry, because making one and
+ * ending one each wait out an SRCU grace period (15-35 ms measured on Linux 6.x). A wait
+ * borrows one of its own: waiters of one process never share a queue, where the first to
+ * wake would read the others' wakes. */
+#define GCTX__WATCHES_KEPT 4
+typedef struct gctx__watch_pool {
+    pthread_mutex_t lock;
+    int fd[GCTX__WATCHES_KEPT];              /* -1: none */
+    unsigned char lent[GCTX__WATCHES_KEPT];  /* 1: a wait's; 2: a wait's, the registry shut
+                                                meanwhile (ended at its return) */
+} gctx__watch_pool;
+typedef struct gctx__watch {
+    gctx__watch_pool *pool;
+    int slot; /* -1: the wait's own, the pool full */
+    int fd;   /* -1: none (the wait backs off) */
+} gctx__watch;
+#define GCTX__WATCH_NONE {NULL, -1, -1}
+void gctx__watch_pool_init(gctx__watch_pool *p);
+/* The registry shut: idle watches ended, lent ones at their return. */
+void gctx__watch_pool_shut(gctx__watch_pool *p);
+/* A fork's child: every copy closed (the parent's descriptions live on: no grace period). */
+void gctx__watch_pool_forget(gctx__watch_pool *p);
+/* The pool of the open registry reg (lives as long as the process's entry for it). */
+gctx__watch_pool *gctx__registry_watches(gctx__registry *reg);
+/* An idle watch lent to w, drained (with reg's lock held nothing changed the registry since
+ * the pass that failed); 0 when none is idle (w->pool is set for gctx__watch_make). */
+int gctx__watch_borrow(gctx__registry *reg, gctx__watch *w);
+/* A new watch of dir lent to w, made with no lock held (it takes a grace period); 0 when
+ * none can be made. */
+int gctx__watch_make(gctx__watch *w, const char *dir);
+/* One idle watch of dir in the pool, made now unless there is one (a latency claim's, so
+ * that its first wait does not pay for it); no lock held. */
+void gctx__watch_prepare(gctx__watch_pool *p, const char *dir);
+void gctx__watch_drain(int fd);
+void gctx__watch_return(gctx__watch *w);
 /* Waits the next step of the GCTX_CLAIM_WAIT backoff (5 ms doubling to 100 ms), or less when
  * watch_fd (-1: none) reads; 0 once timeout_ms (-1: never) has passed since start_ns. */
 int gctx__claim_wait_step(long long start_ns, int timeout_ms, unsigned *step_ms, int watch_fd);

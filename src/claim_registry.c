@@ -26,7 +26,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -686,7 +685,7 @@ struct gctx__kept_registry {
     DIR *dirp;            /* the GPU's directory, read again for every scan */
     int lock_fd;
     int identity_fd; /* the identity file last found right, read again by every open */
-    int watch_fd;    /* inotify on the directory, made by the first wait (or latency claim) */
+    gctx__watch_pool watches; /* inotify on the directory, for this process's waits */
     struct stat dir_st, lock_st, identity_st;
 };
 
@@ -694,8 +693,7 @@ static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
 static gctx__kept_registry *kept_list;
 static pthread_once_t kept_once = PTHREAD_ONCE_INIT;
 
-/* Closes what a kept registry holds open (its lock goes with the description). */
-static void kept_shut(gctx__kept_registry *k)
+static void close_files(gctx__kept_registry *k)
 {
     if (k->dirp)
         closedir(k->dirp);
@@ -703,32 +701,19 @@ static void kept_shut(gctx__kept_registry *k)
         close(k->lock_fd);
     if (k->identity_fd >= 0)
         close(k->identity_fd);
-    if (k->watch_fd >= 0)
-        close(k->watch_fd);
     k->dirp = NULL;
     k->lock_fd = -1;
     k->identity_fd = -1;
-    k->watch_fd = -1;
 }
 
-/* Kept, because making one and ending it are slow: on Linux 6.x inotify_add_watch and the
- * last close of an inotify descriptor each wait for an SRCU grace period (15-35 ms measured),
- * which a wait that made its own watch paid twice between the SMs coming free and its grant.
- * A fork's child closes only its copy (the parent's description lives on: no grace period). */
-int gctx__registry_watch(gctx__registry *reg)
+/* Closes what a kept registry holds open (its lock goes with the description). */
+static void kept_shut(gctx__kept_registry *k)
 {
-    gctx__kept_registry *k = reg->kept;
-    if (k->watch_fd < 0) {
-        k->watch_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-        /* A claim rewritten smaller, a claim file removed: the moments SMs come free. */
-        if (k->watch_fd >= 0 &&
-            inotify_add_watch(k->watch_fd, reg->dir, IN_MODIFY | IN_DELETE) < 0) {
-            close(k->watch_fd);
-            k->watch_fd = -1;
-        }
-    }
-    return k->watch_fd;
+    close_files(k);
+    gctx__watch_pool_shut(&k->watches);
 }
+
+gctx__watch_pool *gctx__registry_watches(gctx__registry *reg) { return &reg->kept->watches; }
 
 /* The child of a fork has one thread and the parent's descriptors: it forgets the parent's
  * registries (closing its copies of their descriptors drops no lock of the parent's) and
@@ -737,7 +722,8 @@ static void forget_in_child(void)
 {
     for (gctx__kept_registry *k = kept_list, *next; k; k = next) {
         next = k->next;
-        kept_shut(k);
+        close_files(k);
+        gctx__watch_pool_forget(&k->watches); /* its lock may be a parent thread's: not taken */
         free(k);
     }
     kept_list = NULL;
@@ -790,7 +776,7 @@ static gctx__kept_registry *kept_entry(const char *dir, int shared)
         k->shared = shared;
         k->lock_fd = -1;
         k->identity_fd = -1;
-        k->watch_fd = -1;
+        gctx__watch_pool_init(&k->watches);
         pthread_mutex_init(&k->lock, NULL);
     }
     if (k) {

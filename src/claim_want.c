@@ -107,11 +107,8 @@ int gctx__claim_wait_step(long long start_ns, int timeout_ms, unsigned *step_ms,
         ms = (unsigned)(timeout_ms - elapsed_ms);
     if (watch_fd >= 0) {
         struct pollfd p = {watch_fd, POLLIN, 0};
-        if (poll(&p, 1, (int)ms) > 0) {
-            char events[4096];
-            while (read(watch_fd, events, sizeof events) > 0)
-                ;
-        }
+        if (poll(&p, 1, (int)ms) > 0)
+            gctx__watch_drain(watch_fd);
     } else {
         struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000};
         while (nanosleep(&t, &t) != 0 && errno == EINTR)

@@ -57,7 +57,8 @@ claims_test(mps_info TESTS mps_info_from_a_fake_pipe_directory
 claims_test(threads TESTS threads_claim_resize_and_share_without_overlap LABELS threads)
 # Elastic claims: a waiter's want, the holders' pressure, priorities, the bound (issue 17).
 claims_test(elastic TESTS a_want_is_seen_then_granted_once_the_holder_shrinks
-  a_killed_waiters_want_disappears a_latency_holder_ignores_throughput_wants LABELS threads
+  a_killed_waiters_want_disappears a_latency_holder_ignores_throughput_wants
+  two_waits_of_one_process_both_wake_at_one_shrink LABELS threads
   TIMEOUT 60)
 # The bound on the simulator, whose resize costs microseconds; on the GPU a context not yet
 # cached adds a cuGreenCtxCreate (docs/elastic.md).

@@ -1654,6 +1654,64 @@ GT_TEST(a_latency_holder_ignores_throughput_wants)
     gctx_claim_release(throughput);
 }
 
+/* Two waits of one process at once: each on a watch of its own, so one shrink that frees
+ * SMs for both wakes both (on one shared inotify queue the first to wake read the other's
+ * wake, which slept out its backoff step: up to 100 ms). */
+typedef struct thread_wait {
+    const char *dir;
+    long long granted_us; /* CLOCK_MONOTONIC */
+    gctx_status status;
+    gctx_claim *claim;
+} thread_wait;
+
+static long long monotonic_us(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1000000LL + t.tv_nsec / 1000;
+}
+
+static void *wait_for_16(void *arg)
+{
+    thread_wait *t = arg;
+    gctx_claim_options o = options_in(t->dir);
+    o.flags = GCTX_CLAIM_WAIT;
+    o.timeout_ms = 5000;
+    o.priority = GCTX_CLAIM_PRIORITY_LATENCY;
+    t->status = gctx_claim_acquire(0, "16", &o, &t->claim);
+    t->granted_us = monotonic_us();
+    return NULL;
+}
+
+GT_TEST(two_waits_of_one_process_both_wake_at_one_shrink)
+{
+    if (require_h200())
+        return;
+    const char *dir = fresh_dir("two_waits");
+    GT_CHECK();
+    gctx_claim_options o = options_in(dir);
+    gctx_claim *holder = NULL;
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "rest", &o, &holder), GCTX_SUCCESS);
+    thread_wait waits[2] = {{dir, 0, GCTX_SUCCESS, NULL}, {dir, 0, GCTX_SUCCESS, NULL}};
+    pthread_t threads[2];
+    for (int i = 0; i < 2; i++)
+        GT_ASSERT_EQ_INT(pthread_create(&threads[i], NULL, wait_for_16, &waits[i]), 0);
+    /* Long enough for both backoffs to reach their longest step. */
+    nanosleep(&(struct timespec){0, 400000000}, NULL);
+    GT_ASSERT_STATUS(gctx_claim_resize(holder, "100", &o, NULL), GCTX_SUCCESS);
+    long long shrunk = monotonic_us();
+    for (int i = 0; i < 2; i++)
+        pthread_join(threads[i], NULL);
+    for (int i = 0; i < 2; i++) {
+        GT_ASSERT_STATUS(waits[i].status, GCTX_SUCCESS);
+        fprintf(stderr, "# wait %d granted %lld us after the shrink\n", i,
+                waits[i].granted_us - shrunk);
+        GT_ASSERT(waits[i].granted_us - shrunk < 40000);
+        gctx_claim_release(waits[i].claim);
+    }
+    gctx_claim_release(holder);
+}
+
 /* A latency waiter for 40 SMs started, then c (holding them) asks every poll_ns until it
  * sees the want and shrinks by it, as a cooperative holder does. */
 static void yield_to_a_waiter(gctx_claim *c, const char *dir, const gctx_claim_options *o,
@@ -1695,13 +1753,6 @@ GT_TEST(want_to_grant_within_50_ms_of_a_holder_polling_every_10_ms)
     GT_ASSERT(listing_disjoint(dir, 2));
     GT_ASSERT_EQ_INT(end_waiter(&w, 0), 0);
     gctx_claim_release(c);
-}
-
-static long long monotonic_us(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1000000LL + t.tv_nsec / 1000;
 }
 
 static int compare_ll(const void *a, const void *b)
