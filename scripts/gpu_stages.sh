@@ -41,7 +41,8 @@ machine_info() {
     {
         echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
         nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader 2>&1
-        echo "commit: $(git log -1 --format='%H %s' 2>/dev/null)"
+        echo "commit: $(git log -1 --format='%H %s' 2>/dev/null) (the copy's .git: may be older)"
+        echo "sources: $("$(dirname "${BASH_SOURCE[0]}")/tree_hash.sh" 2>&1)" # scripts/tree_hash.sh
         (($#)) && "$@"
     } >"$out/machine.txt" 2>&1
     cat "$out/machine.txt"
