@@ -14,8 +14,7 @@ from ._capi import lib
 from ._errors import UnsupportedError, check, error_from_status
 from ._object import (UINT_MAX, Handle, count, cuda_torch, device_ordinal, driver_handle,
                       info_field, instance, integer)
-from .partition import (Relation, Rounding, SMPartition, groups_array, handles_array, relation,
-                        request, split_options)
+from .partition import Relation, Rounding, SMPartition, prepare, relation
 from .stream import Event, Stream, as_torch_stream
 
 if TYPE_CHECKING:
@@ -80,8 +79,8 @@ def _create_with_sms(device, num_sms, rounding, options, out):
     if rounding == "strict":
         code = lib.gctx_context_create_with_sms(device, n, options, ctypes.byref(out))
     else:
-        code = lib.gctx_context_split_device(device, groups_array(n, 0, 0, False), 1,
-                                             split_options(rounding), options,
+        groups, _, split_opts, _ = prepare(n, 0, 0, False, None, rounding)
+        code = lib.gctx_context_split_device(device, groups, 1, split_opts, options,
                                              ctypes.byref(out), None)
     if code:
         raise _one_group_message(error_from_status(code))
@@ -195,14 +194,13 @@ class GreenContext(Handle):
         not used."""
         options = context_options(workqueue_scope, workqueue_concurrency_limit, fresh)
         device = device_ordinal(device_id)
-        groups, split_opts = request(num_sms, coscheduled_sm_count,
-                                     preferred_coscheduled_sm_count, backfill,
-                                     locality_domain_ids, rounding)
-        n = len(groups)
-        outputs = handles_array(n)
+        groups, n, split_opts, outputs_type = prepare(num_sms, coscheduled_sm_count,
+                                                      preferred_coscheduled_sm_count, backfill,
+                                                      locality_domain_ids, rounding)
+        outputs = outputs_type()
         check(lib.gctx_context_split_device(device, groups, n, split_opts, options, outputs,
                                             None))
-        return tuple(map(GreenContext._wrap, outputs))
+        return tuple(map(GreenContext._wrap, outputs[:]))
 
     device_id = info_field("device", "The device index of this green context.")
     sm_count = info_field("sm_count", "The number of SMs this context's work may use.")

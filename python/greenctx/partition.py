@@ -11,7 +11,7 @@ from typing import Any
 
 from . import _capi, interop
 from ._capi import lib
-from ._errors import UnsupportedError, check
+from ._errors import UnsupportedError, check, error_from_status
 from ._object import Handle, count, device_ordinal, driver_version, info_field
 
 
@@ -86,18 +86,6 @@ def split_options(rounding):
     return options
 
 
-# The output arrays' types by group count (ctypes makes `c_void_p * n` anew on each use).
-_OUTPUTS: dict = {}
-
-
-def handles_array(n):
-    """A zeroed array of n handles, for a split's outputs."""
-    array_type = _OUTPUTS.get(n)
-    if array_type is None:
-        array_type = _OUTPUTS[n] = ctypes.c_void_p * n
-    return array_type()
-
-
 def _is_sequence(value):
     t = type(value)
     if t is list or t is tuple:
@@ -128,34 +116,6 @@ def _exact(value, kind):
     if t is tuple:
         return all(type(v) is kind for v in value)
     return t is kind
-
-
-# Validated group arrays of requests made only of exact ints and bools (scalars or tuples),
-# as a program's loop repeats them: the C library only reads them, so they can be reused.
-# With exact types, two equal requests are the same request (True == 1 can't mix them up).
-_GROUPS: dict = {}
-_GROUPS_MAX = 256
-
-
-def groups_array(num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count, backfill):
-    """The request as a C array, from a cache of earlier requests when it can be."""
-    key = (num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count, backfill)
-    if (type(num_sms) is int and type(coscheduled_sm_count) is int  # one group, quickly
-            and type(preferred_coscheduled_sm_count) is int and type(backfill) is bool):
-        cacheable = True
-    else:
-        cacheable = (_exact(num_sms, int) and _exact(coscheduled_sm_count, int)
-                     and _exact(preferred_coscheduled_sm_count, int) and _exact(backfill, bool))
-    if cacheable:
-        array = _GROUPS.get(key)
-        if array is not None:
-            return array
-    array = _groups_array(*key)
-    if cacheable:
-        if len(_GROUPS) >= _GROUPS_MAX:
-            _GROUPS.clear()
-        _GROUPS[key] = array
-    return array
 
 
 def _groups_array(num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count, backfill):
@@ -209,14 +169,47 @@ def _check_locality_domains(locality_domain_ids, nb_groups):
                            "locality_domain_id")
 
 
-def request(num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count, backfill,
+# Prepared splits: the C arguments of each distinct request made only of exact ints and bools
+# (scalars or tuples), with no locality domain, as a program's loop repeats them. The C library
+# only reads the groups and options, so every call and thread passes the same ones; each call
+# makes its own outputs, of the cached type. With exact types two equal requests are the same
+# request (True == 1 can't mix them up). Bounded: emptied when full.
+_PREPARED: dict = {}
+_PREPARED_MAX = 256
+_ONE_HANDLE = ctypes.c_void_p * 1  # a remainder's output: an array passes with no byref()
+
+
+def prepare(num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count, backfill,
             locality_domain_ids, rounding):
-    """A split's groups array and options, checked in PyTorch's order."""
-    groups = groups_array(num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count,
-                          backfill)
+    """A split's C arguments, checked in PyTorch's order and made once per distinct request:
+    (groups array, its length, options, the type of its outputs array)."""
     if locality_domain_ids is not None:
-        _check_locality_domains(locality_domain_ids, len(groups))
-    return groups, split_options(rounding)
+        cacheable = False
+    elif (type(num_sms) is int and type(coscheduled_sm_count) is int  # one group, quickly
+            and type(preferred_coscheduled_sm_count) is int and type(backfill) is bool):
+        cacheable = True
+    else:
+        cacheable = (_exact(num_sms, int) and _exact(coscheduled_sm_count, int)
+                     and _exact(preferred_coscheduled_sm_count, int) and _exact(backfill, bool))
+    key = (num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count, backfill, rounding)
+    if cacheable:
+        try:
+            prepared = _PREPARED.get(key)
+        except TypeError:  # an unhashable rounding: refused below, after the groups' checks
+            prepared, cacheable = None, False
+        if prepared is not None:
+            return prepared
+    groups = _groups_array(num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count,
+                           backfill)
+    n = len(groups)
+    if locality_domain_ids is not None:
+        _check_locality_domains(locality_domain_ids, n)
+    prepared = (groups, n, split_options(rounding), ctypes.c_void_p * n)
+    if cacheable:
+        if len(_PREPARED) >= _PREPARED_MAX:
+            _PREPARED.clear()
+        _PREPARED[key] = prepared
+    return prepared
 
 
 def relation(c_function, a, b):
@@ -299,14 +292,20 @@ class SMPartition(Handle):
         (a group, a remainder, a context's SMs). locality_domain_ids (PyTorch's, driver
         13.4+): None, or None for every group, until the C library places groups in a domain.
         """
-        groups, options = request(num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count,
-                                  backfill, locality_domain_ids, rounding)
-        n = len(groups)
-        outputs, remainder = handles_array(n), ctypes.c_void_p()
-        check(lib.gctx_partition_split(self._handle, groups, n, options, outputs,
-                                       ctypes.byref(remainder), None, None))
-        wrap, rest = type(self)._wrap, remainder.value
-        return tuple(map(wrap, outputs)), (wrap(rest) if rest else None)
+        groups, n, options, outputs_type = prepare(
+            num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count, backfill,
+            locality_domain_ids, rounding)
+        h = self._h  # the _handle property's check, without its call
+        if h is None:
+            h = self._handle  # raises: destroyed
+        outputs, remainder = outputs_type(), _ONE_HANDLE()
+        code = lib.gctx_partition_split(h, groups, n, options, outputs, remainder, None, None)
+        if code:
+            raise error_from_status(code)
+        wrap, rest = self._wrap, remainder[0]
+        # A slice reads a ctypes array in one step (iterating it ends on an IndexError).
+        return ((wrap(outputs[0]),) if n == 1 else tuple(map(wrap, outputs[:])),
+                wrap(rest) if rest else None)
 
     def plan(self, *, num_sms: int | Sequence[int] = 0,
              coscheduled_sm_count: int | Sequence[int] = 0,
@@ -315,9 +314,9 @@ class SMPartition(Handle):
              locality_domain_ids: int | None | Sequence[int | None] = None,
              rounding: Rounding | str = "strict") -> SplitPlan:
         """What split() would give for the same arguments, making nothing: a SplitPlan."""
-        groups, options = request(num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count,
-                                  backfill, locality_domain_ids, rounding)
-        n = len(groups)
+        groups, n, options, _ = prepare(num_sms, coscheduled_sm_count,
+                                        preferred_coscheduled_sm_count, backfill,
+                                        locality_domain_ids, rounding)
         plan = _capi.SplitPlan()
         group_plans = (_capi.GroupPlan * n)()
         check(lib.gctx_partition_plan(self._handle, groups, n, options,

@@ -110,6 +110,44 @@ def test_repeated_requests_are_checked_like_new_ones(sms):
             sms.split(num_sms=(True, 8))
 
 
+def test_prepared_requests_are_reused_bounded_and_never_stale(sms):
+    """A split reuses the C arguments of an exact request it saw before (partition._PREPARED):
+    each request, its rounding included, still gets what it asks for, the cache stays within
+    its bound, and what was emptied out is made again, alike."""
+    from greenctx import partition
+    partition._PREPARED.clear()
+    first = partition.prepare(16, 0, 0, False, None, "strict")
+    assert partition.prepare(16, 0, 0, False, None, greenctx.Rounding.STRICT) is first
+    for _ in range(2):  # the rounding is part of the request
+        assert counts(sms.split(num_sms=12, rounding="down")) == ([8], 124)
+        assert counts(sms.split(num_sms=12, rounding="up")) == ([16], 116)
+        with pytest.raises(ValueError, match="nearest: 8 or 16"):
+            sms.split(num_sms=12)
+
+    class Count(int):
+        pass
+    cached = len(partition._PREPARED)
+    assert counts(sms.split(num_sms=Count(24))) == ([24], 108)
+    assert counts(sms.split(num_sms=(24,), rounding="up")) == ([24], 108)
+    assert len(partition._PREPARED) == cached + 1  # the tuple, not the int subclass
+    sizes = set()
+    for rounding in ("strict", "down", "nearest", "up"):  # pairs of whole 8-SM granules
+        for a in range(8, 120, 8):
+            for b in range(8, 128 - a, 8):
+                assert sms.plan(num_sms=(a, b), rounding=rounding).sm_counts == (a, b)
+                sizes.add(len(partition._PREPARED))
+    assert max(sizes) == partition._PREPARED_MAX and min(sizes) < partition._PREPARED_MAX
+    assert counts(sms.split(num_sms=16)) == ([16], 116)
+    assert counts(sms.split(num_sms=(16, 0), backfill=(False, True))) == ([16, 116], None)
+
+
+def test_an_unhashable_rounding_is_refused_after_the_counts(sms):
+    with pytest.raises(ValueError, match="num_sms entries must be nonnegative integers"):
+        sms.split(num_sms=-8, rounding=["strict"])
+    with pytest.raises(TypeError, match="unhashable"):
+        sms.split(num_sms=16, rounding=["strict"])
+
+
 def test_split_is_keyword_only(sms):
     with pytest.raises(TypeError):
         sms.split(16)
