@@ -247,10 +247,9 @@ gctx_status gctx__claim_take(const gctx_claim *c, unsigned count, const gctx_cla
 {
     long long start = gctx__now_ns();
     unsigned step = 5;
-    int wait = (opts->flags & GCTX_CLAIM_WAIT) != 0, make_watch = 0;
+    int wait = (opts->flags & GCTX_CLAIM_WAIT) != 0, watch_made = 0;
     gctx__want want = GCTX__WANT_NONE;
     gctx__watch watch = GCTX__WATCH_NONE;
-    char dir[sizeof ((gctx__registry *)0)->dir];
     const gctx__granules held = record->granules;
     const gctx__granule_layout *layout = &c->granules.identity.layout;
     for (;;) {
@@ -272,16 +271,18 @@ gctx_status gctx__claim_take(const gctx_claim *c, unsigned count, const gctx_cla
                     s = gctx__registry_rewrite(&reg, record);
                 if (s != GCTX_SUCCESS)
                     record->granules = held;
-                gctx__watch_pool *watches = gctx__registry_watches(&reg);
-                snprintf(dir, sizeof dir, "%s", reg.dir);
-                free(records);
-                gctx__registry_close(&reg);
-                gctx__want_end(&want);
-                gctx__watch_return(&watch);
                 /* A latency claim is the one that waits to grow: its watch made now, not in
                  * the first burst's wait (and not under the registry's lock). */
-                if (s == GCTX_SUCCESS && opts->priority >= GCTX_CLAIM_PRIORITY_LATENCY)
-                    gctx__watch_prepare(watches, dir);
+                gctx__watch_pool *prepare =
+                    s == GCTX_SUCCESS && opts->priority >= GCTX_CLAIM_PRIORITY_LATENCY
+                        ? gctx__registry_watches(&reg)
+                        : NULL;
+                free(records);
+                gctx__registry_close(&reg); /* reg.dir still names it */
+                gctx__want_end(&want);
+                gctx__watch_return(&watch);
+                if (prepare)
+                    gctx__watch_prepare(prepare, reg.dir);
                 return s;
             }
             s = GCTX_ERROR_BUSY;
@@ -293,16 +294,15 @@ gctx_status gctx__claim_take(const gctx_claim *c, unsigned count, const gctx_cla
                                 opts->priority, c->file);
             if (wait && watch.fd >= 0) /* the changes this pass has seen */
                 gctx__watch_drain(watch.fd);
-            else if (wait && !gctx__watch_borrow(&reg, &watch) && !make_watch) {
-                make_watch = 1;
-                snprintf(dir, sizeof dir, "%s", reg.dir);
-            }
+            else if (wait)
+                gctx__watch_borrow(&reg, &watch);
         }
-        gctx__registry_close(&reg);
-        /* SMs freed while the watch was being made woke nobody: look again at once. */
-        if (s == GCTX_ERROR_BUSY && make_watch == 1) {
-            make_watch = 2; /* once: a watch that can't be made leaves the backoff */
-            if (gctx__watch_make(&watch, dir)) {
+        gctx__registry_close(&reg); /* reg.dir still names it */
+        /* None idle: one made (once: a watch that can't be made leaves the backoff), then a
+         * look again at once, as SMs freed while it was made woke nobody. */
+        if (s == GCTX_ERROR_BUSY && wait && watch.fd < 0 && !watch_made) {
+            watch_made = 1;
+            if (gctx__watch_make(&watch, reg.dir)) {
                 free(records);
                 continue;
             }

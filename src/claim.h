@@ -127,7 +127,7 @@ gctx_status gctx__registry_path(const char *root, const char *uuid, char *out, s
  * GCTX_ERROR_REGISTRY). */
 gctx_status gctx__registry_open(const char *runtime_dir, unsigned flags, const gctx__identity *id,
                                 gctx__registry *reg);
-/* Releases the lock. */
+/* Releases the lock; reg->dir still names the registry. */
 void gctx__registry_close(gctx__registry *reg);
 /* The live claims, stale ones removed first (a DIED event each): *records is malloc'ed.
  * GCTX_ERROR_REGISTRY for a live claim file that doesn't parse, or two that overlap. */

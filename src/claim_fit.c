@@ -299,14 +299,6 @@ static void take_farthest(const gctx__granule_layout *l, const gctx__granules *k
     take_ranked(l, *kept, m, &others, 0, out);
 }
 
-/* A growing claim takes the free granules nearest to its own first (a claim grows as one run
- * where it can, so its sets repeat and its contexts come from the cache). */
-static void take_nearest(const gctx__granule_layout *l, const gctx__granules *pool,
-                         const gctx__granules *kept, unsigned m, gctx__granules *out)
-{
-    take_ranked(l, *pool, m, kept, 1, out);
-}
-
 int gctx__granules_choose(const gctx__granule_layout *l, unsigned count,
                           const gctx__granules *avail, const gctx__granules *keep,
                           gctx__granules *out)
@@ -341,8 +333,10 @@ int gctx__granules_choose(const gctx__granule_layout *l, unsigned count,
         } else {
             chosen = gctx__granules_union(&chosen, &kept_regular);
             gctx__granules pool = gctx__granules_minus(&regular, &kept_regular);
+            /* A growing claim takes the free granules nearest to its own first (it grows as
+             * one run where it can, so its sets repeat and its contexts come from the cache). */
             if (nb_kept)
-                take_nearest(l, &pool, &kept_regular, m - nb_kept, &chosen);
+                take_ranked(l, pool, m - nb_kept, &kept_regular, 1, &chosen);
             else
                 take_adjacent(l, pool, m, &chosen);
         }
