@@ -337,7 +337,6 @@ static int decode_run(el_worker *w, long long start_ns, long long end_ns)
         (w->elastic && make_controller(w, &ctl)))
         return -1;
     int rc = say_sms(w, start_ns);
-    unsigned long long within = 0, tokens_within = 0;
     for (long long now; rc == 0 && (now = bench_wall_ns()) < end_ns;) {
         double due_us = bench_now_us(); /* a grow's wait is the step's latency too */
         unsigned batch = el_trace_batch(&trace, (now - start_ns) * 1e-9);
@@ -358,19 +357,17 @@ static int decode_run(el_worker *w, long long start_ns, long long end_ns)
                 w->batches[w->nb_samples] = batch;
                 w->samples[w->nb_samples++] = latency;
             }
-            within += latency <= w->eo.target_ms;
-            tokens_within += latency <= w->eo.target_ms ? batch : 0;
             if (ctl)
                 rc = bench_gctx(gctx_controller_observe(ctl, 0, ms * 1e-3), "observe");
         }
     }
     gctx_controller_release(ctl);
     el_trace_free(&trace);
-    bench_summary tokens;
-    bench_summarize_weighted(w->samples, w->batches, w->nb_samples, &tokens);
-    say_stats("el_token", &tokens);
-    say_summary("el_step", w->samples, w->nb_samples);
-    tenant_say("el_within %llu %llu", within, tokens_within);
+    el_arm steps; /* the one-process arms' figures, by the same rule */
+    el_arm_finish(&steps, w->samples, w->batches, w->nb_samples, w->eo.target_ms, NULL, 0);
+    say_stats("el_token", &steps.token_ms);
+    say_stats("el_step", &steps.step_ms);
+    tenant_say("el_within %llu %llu", steps.within_target, steps.tokens_within_target);
     return rc;
 }
 

@@ -61,7 +61,8 @@ static double weighted_percentile(const weighted *sorted, size_t n, double total
     return sorted[n - 1].value;
 }
 
-void bench_summarize_weighted(double *values, unsigned *weights, size_t n, bench_summary *out)
+void bench_summarize_weighted(const double *values, const unsigned *weights, size_t n,
+                              bench_summary *out)
 {
     memset(out, 0, sizeof *out);
     weighted *pairs = n ? malloc(n * sizeof *pairs) : NULL;
@@ -74,10 +75,6 @@ void bench_summarize_weighted(double *values, unsigned *weights, size_t n, bench
         sum += values[i] * weights[i];
     }
     qsort(pairs, n, sizeof *pairs, compare_weighted);
-    for (size_t i = 0; i < n; i++) {
-        values[i] = pairs[i].value;
-        weights[i] = pairs[i].weight;
-    }
     if (total > 0) {
         out->n = (size_t)total;
         out->min = pairs[0].value;
