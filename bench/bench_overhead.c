@@ -421,6 +421,21 @@ static int destroy_oldest_by_hand(ov_run *run, ov_diagnostics *d)
     return rc ? -1 : 0;
 }
 
+/* The host's own speed just before the switch rows, whose microsecond is host time: a fixed
+ * chain of work, reps times. */
+static int host_check(ov_run *run, ov_diagnostics *d)
+{
+    double *v = calloc(run->res->reps, sizeof *v);
+    if (!v)
+        return -1;
+    for (unsigned i = 0; i < run->res->reps; i++)
+        v[i] = bench_pin_check_us();
+    bench_summarize(v, run->res->reps, &d->host_check);
+    d->host_check_valid = 1;
+    free(v);
+    return 0;
+}
+
 static unsigned other_ratio(const bench_env *env, unsigned victim)
 {
     return victim * 4 <= env->sm_count / 2 ? victim * 4 : victim / 2;
@@ -519,7 +534,8 @@ int bench_overhead_run(const bench_env *env, ov_result *res)
     if (!rc)
         rc = run_launches(&run);
     if (!rc)
-        rc = cache_rows_measure(env, res->reps, &res->repartitioning);
+        rc = host_check(&run, &res->diagnostics) ||
+             cache_rows_measure(env, res->reps, &res->repartitioning);
     finish(&run);
     bench_pin_end(&pin);
     return rc ? -1 : 0;
@@ -568,7 +584,7 @@ static const char *const phase_names[OV_NB_PHASES] = {"teardown", "split", "cont
 
 static void print_diagnostics(const ov_diagnostics *d)
 {
-    if (!d->valid && !d->destroy_valid)
+    if (!d->valid && !d->destroy_valid && !d->host_check_valid)
         return;
     printf("\nwhere the time goes (measured apart from the rows), us\n");
     printf("%-34s %10s %10s %10s\n", "", "p50", "p99", "min");
@@ -584,6 +600,9 @@ static void print_diagnostics(const ov_diagnostics *d)
         printf("%-34s %10.2f %10.2f %10.2f\n", label, d->destroy_oldest.p50,
                d->destroy_oldest.p99, d->destroy_oldest.min);
     }
+    if (d->host_check_valid)
+        printf("%-34s %10.2f %10.2f %10.2f\n", "the host: fixed work, no driver", d->host_check.p50,
+               d->host_check.p99, d->host_check.min);
 }
 
 void bench_overhead_print(const ov_result *res)
@@ -657,6 +676,8 @@ void bench_overhead_json(json_writer *w, const ov_result *res)
         json_uint(w, "destroy_kept", d->destroy_kept);
         bench_json_summary(w, "destroy_oldest_by_hand_us", &d->destroy_oldest);
     }
+    if (d->host_check_valid)
+        bench_json_summary(w, "host_check_us", &d->host_check);
     json_close(w);
     json_close(w);
 }

@@ -43,6 +43,8 @@ typedef struct ov_diagnostics {
     int destroy_valid;
     unsigned destroy_kept; /* contexts alive by hand: the cache's limit */
     bench_summary destroy_oldest; /* cuGreenCtxDestroy of the oldest of destroy_kept + 1 */
+    int host_check_valid;
+    bench_summary host_check; /* bench_pin_check_us, reps times before the switch rows */
 } ov_diagnostics;
 
 typedef struct ov_result {

@@ -1,9 +1,13 @@
 /* Pinning the timing thread: see bench_pin.h. */
 #include <dirent.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench.h"
 #include "bench_pin.h"
+
+#define CHECK_STEPS 1000 /* a multiply and an add each, 4 cycles of latency */
 
 /* The process's thread ids, at most max; the count. */
 static unsigned list_threads(pid_t *tids, unsigned max)
@@ -53,4 +57,16 @@ void bench_pin_end(bench_pin *pin)
             sched_setaffinity(now[i], sizeof pin->saved, &pin->saved);
     sched_setaffinity(0, sizeof pin->saved, &pin->saved);
     pin->cpu = -1;
+}
+
+double bench_pin_check_us(void)
+{
+    static volatile uint64_t seed = 1;
+    uint64_t x = seed;
+    double t0 = bench_now_us();
+    for (unsigned i = 0; i < CHECK_STEPS; i++)
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+    double us = bench_now_us() - t0;
+    seed = x;
+    return us;
 }

@@ -53,6 +53,9 @@ sim_overhead)
     json_ok "$out" \
         'all(o["greenctx_us"]["n"] == 3 and o["raw_driver_us"]["n"] == 3 for o in d["overhead"]["ops"] if o["op"] == "repartition")'
     json_ok "$out" 'isinstance(d["overhead"]["host_cpu"], int) and d["overhead"]["host_cpu"] >= -1'
+    # The host's own speed beside the host-time rows: reps timings of fixed work.
+    json_ok "$out" \
+        'd["overhead"]["diagnostics"]["host_check_us"]["n"] == 3 and d["overhead"]["diagnostics"]["host_check_us"]["min"] > 0'
     json_ok "$out" \
         'd["meta"]["simulated"] and d["overhead"]["reps"] == 3 and d["isolation"] is None'
     # Issue 20's figures: each with its twin by hand and their ratio (check_regression.py).
