@@ -11,6 +11,7 @@
 
 #include "bench_lane.h"
 #include "bench_overhead.h"
+#include "bench_pin.h"
 #include "bench_raw.h"
 
 #define OV_REPS 200
@@ -20,6 +21,7 @@
 #define OV_QUICK_LAUNCHES 500
 #define OV_ROUNDS 7
 #define OV_QUICK_ROUNDS 3
+#define OV_SPIN_US 2000 /* before each timed block: the CPU at speed (bench_spin_us) */
 
 static const char *const op_names[OV_NB_OPS] = {
     "split", "context_create", "context_destroy", "stream_create", "stream_destroy",
@@ -216,34 +218,80 @@ static int fill_cache(ov_run *run)
     return 0;
 }
 
-/* Times a and b (b may be NULL) reps times after warm-ups, alternating which goes first. The
- * results go to rows op and, when pair, op + 1 (the undo). */
-static int measure(ov_run *run, ov_op op, int pair, ov_fn a, ov_fn b)
+/* How a row's two sides take turns. Rep by rep (ABAB, the order swapped every rep): drift
+ * and the CPU's state hit both alike, for operations of similar cost. In blocks (A B B A: each
+ * side's reps back to back in two halves, warm-ups before each block, the halves mirrored so
+ * that drift over the run hits both alike): for a greenctx operation of microseconds beside a
+ * twin of milliseconds, whose work between two greenctx reps leaves the CPU's caches, TLB and
+ * the driver's state to the twin, so that every greenctx rep begins cold: what a user who
+ * re-partitions in a loop never pays (issue 20: 12.3 us interleaved on the H200 where the same
+ * calls back to back take 7). */
+typedef enum ov_order { OV_INTERLEAVED, OV_BLOCKS } ov_order;
+
+/* Where a side's times go: values[0] the doing, values[1] the undoing, reps each. */
+typedef struct ov_side {
+    ov_fn fn;
+    double *values[2];
+} ov_side;
+
+static int rep_into(ov_run *run, const ov_side *side, unsigned warm, unsigned i)
+{
+    double us[2] = {0, 0};
+    if (side->fn(run, us))
+        return -1;
+    if (i >= warm)
+        side->values[0][i - warm] = us[0], side->values[1][i - warm] = us[1];
+    return 0;
+}
+
+/* Reps [from, to) of one side back to back, after warm-ups and the CPU busy for a moment. */
+static int block(ov_run *run, const ov_side *side, unsigned from, unsigned to)
+{
+    const unsigned warm = run->res->warmups;
+    ov_side at = {side->fn, {side->values[0] + from, side->values[1] + from}};
+    bench_spin_us(OV_SPIN_US);
+    for (unsigned i = 0; i < warm + to - from; i++)
+        if (rep_into(run, &at, warm, i))
+            return -1;
+    return 0;
+}
+
+static int interleaved(ov_run *run, const ov_side *a, const ov_side *b)
 {
     const unsigned reps = run->res->reps, warm = run->res->warmups;
+    bench_spin_us(OV_SPIN_US);
+    for (unsigned i = 0; i < warm + reps; i++) {
+        const ov_side *first = i & 1 && b->fn ? b : a, *second = first == a ? b : a;
+        if (rep_into(run, first, warm, i) || (second->fn && rep_into(run, second, warm, i)))
+            return -1;
+    }
+    return 0;
+}
+
+static int blocks(ov_run *run, const ov_side *a, const ov_side *b)
+{
+    const unsigned reps = run->res->reps, half = reps / 2;
+    return block(run, a, 0, half) || block(run, b, 0, half) || block(run, b, half, reps) ||
+           block(run, a, half, reps);
+}
+
+/* Times a and b (b may be NULL) reps times after warm-ups, in the order given. The results go
+ * to rows op and, when pair, op + 1 (the undo). */
+static int measure(ov_run *run, ov_op op, int pair, ov_order order, ov_fn a, ov_fn b)
+{
+    const unsigned reps = run->res->reps;
     double *v = calloc(4 * (size_t)reps, sizeof *v);
     if (!v) {
         fprintf(stderr, "greenctx bench: out of memory\n");
         return -1;
     }
-    double *a0 = v, *a1 = v + reps, *b0 = v + 2 * reps, *b1 = v + 3 * reps;
-    int rc = 0;
-    for (unsigned i = 0; i < warm + reps && !rc; i++) {
-        double ua[2] = {0, 0}, ub[2] = {0, 0};
-        if (i & 1)
-            rc = (b && b(run, ub)) || a(run, ua);
-        else
-            rc = a(run, ua) || (b && b(run, ub));
-        if (i >= warm) {
-            a0[i - warm] = ua[0], a1[i - warm] = ua[1];
-            b0[i - warm] = ub[0], b1[i - warm] = ub[1];
-        }
-    }
+    const ov_side sa = {a, {v, v + reps}}, sb = {b, {v + 2 * reps, v + 3 * reps}};
+    int rc = order == OV_BLOCKS && b ? blocks(run, &sa, &sb) : interleaved(run, &sa, &sb);
     for (int k = 0; k <= pair && !rc; k++) {
         ov_row *row = &run->res->rows[op + k];
-        bench_summarize(k ? a1 : a0, reps, &row->a);
+        bench_summarize(sa.values[k], reps, &row->a);
         if (b)
-            bench_summarize(k ? b1 : b0, reps, &row->b);
+            bench_summarize(sb.values[k], reps, &row->b);
         row->valid = 1;
         row->b_valid = b != NULL;
     }
@@ -373,6 +421,21 @@ static int destroy_oldest_by_hand(ov_run *run, ov_diagnostics *d)
     return rc ? -1 : 0;
 }
 
+/* The host's own speed just before the switch rows, whose microsecond is host time: a fixed
+ * chain of work, reps times. */
+static int host_check(ov_run *run, ov_diagnostics *d)
+{
+    double *v = calloc(run->res->reps, sizeof *v);
+    if (!v)
+        return -1;
+    for (unsigned i = 0; i < run->res->reps; i++)
+        v[i] = bench_pin_check_us();
+    bench_summarize(v, run->res->reps, &d->host_check);
+    d->host_check_valid = 1;
+    free(v);
+    return 0;
+}
+
 static unsigned other_ratio(const bench_env *env, unsigned victim)
 {
     return victim * 4 <= env->sm_count / 2 ? victim * 4 : victim / 2;
@@ -446,18 +509,22 @@ int bench_overhead_run(const bench_env *env, ov_result *res)
     run.env = env;
     run.res = res;
     fprintf(stderr, "greenctx bench: overhead\n");
-    int rc = prepare(&run) || measure(&run, OV_SPLIT, 0, lib_split, raw_split_op) ||
-             fill_cache(&run) || measure(&run, OV_CONTEXT_CREATE, 1, lib_context, raw_context);
+    /* Every row is host time: one CPU throughout (bench_pin.h), so that two runs compare. */
+    bench_pin pin;
+    bench_pin_begin(&pin);
+    res->host_cpu = pin.cpu;
+    int rc = prepare(&run) || measure(&run, OV_SPLIT, 0, OV_INTERLEAVED, lib_split, raw_split_op) ||
+             fill_cache(&run) || measure(&run, OV_CONTEXT_CREATE, 1, OV_INTERLEAVED, lib_context, raw_context);
     if (!rc)
         rc = raw_has_green_streams(env)
-                 ? measure(&run, OV_STREAM_CREATE, 1, lib_stream, raw_stream)
-                 : measure(&run, OV_STREAM_CREATE, 1, lib_stream, NULL);
+                 ? measure(&run, OV_STREAM_CREATE, 1, OV_INTERLEAVED, lib_stream, raw_stream)
+                 : measure(&run, OV_STREAM_CREATE, 1, OV_INTERLEAVED, lib_stream, NULL);
     if (!rc)
-        rc = measure(&run, OV_SETUP, 1, lib_setup_op, raw_setup_op);
+        rc = measure(&run, OV_SETUP, 1, OV_INTERLEAVED, lib_setup_op, raw_setup_op);
     if (!rc && run.alt_ok)
         rc = lib_setup_build(&run, 0, &run.lib_state, NULL) ||
              raw_setup_build(env, &run.whole, &run.plans[0], &run.split, &run.raw_state) ||
-             measure(&run, OV_REPARTITION, 0, lib_repartition, raw_repartition) ||
+             measure(&run, OV_REPARTITION, 0, OV_BLOCKS, lib_repartition, raw_repartition) ||
              repartition_phases(&run, &res->diagnostics);
     else if (!rc)
         snprintf(res->rows[OV_REPARTITION].note, sizeof res->rows[OV_REPARTITION].note,
@@ -467,8 +534,10 @@ int bench_overhead_run(const bench_env *env, ov_result *res)
     if (!rc)
         rc = run_launches(&run);
     if (!rc)
-        rc = cache_rows_measure(env, res->reps, &res->repartitioning);
+        rc = host_check(&run, &res->diagnostics) ||
+             cache_rows_measure(env, res->reps, &res->repartitioning);
     finish(&run);
+    bench_pin_end(&pin);
     return rc ? -1 : 0;
 }
 
@@ -515,7 +584,7 @@ static const char *const phase_names[OV_NB_PHASES] = {"teardown", "split", "cont
 
 static void print_diagnostics(const ov_diagnostics *d)
 {
-    if (!d->valid && !d->destroy_valid)
+    if (!d->valid && !d->destroy_valid && !d->host_check_valid)
         return;
     printf("\nwhere the time goes (measured apart from the rows), us\n");
     printf("%-34s %10s %10s %10s\n", "", "p50", "p99", "min");
@@ -531,6 +600,9 @@ static void print_diagnostics(const ov_diagnostics *d)
         printf("%-34s %10.2f %10.2f %10.2f\n", label, d->destroy_oldest.p50,
                d->destroy_oldest.p99, d->destroy_oldest.min);
     }
+    if (d->host_check_valid)
+        printf("%-34s %10.2f %10.2f %10.2f\n", "the host: fixed work, no driver", d->host_check.p50,
+               d->host_check.p99, d->host_check.min);
 }
 
 void bench_overhead_print(const ov_result *res)
@@ -538,7 +610,9 @@ void bench_overhead_print(const ov_result *res)
     printf("\n== overhead: greenctx against the raw driver calls doing the same, in this "
            "process\n");
     printf("   split %s\n", res->split_text);
-    printf("   %u reps after %u warm-ups, interleaved; times in us\n", res->reps, res->warmups);
+    printf("   %u reps after %u warm-ups, interleaved (re-partition: in blocks, A B B A); "
+           "times in us; %s\n",
+           res->reps, res->warmups, res->host_cpu >= 0 ? "the thread pinned to one CPU" : "not pinned");
     printf("%-34s %10s %10s | %10s %10s | %7s\n", "operation", "gctx p50", "p99", "raw p50",
            "p99", "ratio");
     for (int op = OV_SPLIT; op <= OV_REPARTITION; op++)
@@ -568,6 +642,8 @@ void bench_overhead_json(json_writer *w, const ov_result *res)
     json_uint(w, "alt_other_sms", res->alt_other_sms);
     json_bool(w, "simulated", res->simulated);
     json_string(w, "split", res->split_text);
+    json_int(w, "host_cpu", res->host_cpu);
+    json_string(w, "repartition_order", "blocks");
     json_array(w, "ops");
     for (int op = 0; op < OV_NB_OPS; op++) {
         const ov_row *r = &res->rows[op];
@@ -600,6 +676,8 @@ void bench_overhead_json(json_writer *w, const ov_result *res)
         json_uint(w, "destroy_kept", d->destroy_kept);
         bench_json_summary(w, "destroy_oldest_by_hand_us", &d->destroy_oldest);
     }
+    if (d->host_check_valid)
+        bench_json_summary(w, "host_check_us", &d->host_check);
     json_close(w);
     json_close(w);
 }

@@ -43,12 +43,15 @@ typedef struct ov_diagnostics {
     int destroy_valid;
     unsigned destroy_kept; /* contexts alive by hand: the cache's limit */
     bench_summary destroy_oldest; /* cuGreenCtxDestroy of the oldest of destroy_kept + 1 */
+    int host_check_valid;
+    bench_summary host_check; /* bench_pin_check_us, reps times before the switch rows */
 } ov_diagnostics;
 
 typedef struct ov_result {
     unsigned reps, warmups, launches, rounds;
     unsigned victim_sms, other_sms, alt_sms, alt_other_sms;
     int simulated;
+    int host_cpu; /* the CPU the bench's thread was pinned to (bench_pin.h), -1: not pinned */
     char split_text[200];
     ov_row rows[OV_NB_OPS];
     cache_rows repartitioning; /* the context cache and layouts (cache_rows.h) */

@@ -25,6 +25,7 @@ typedef struct cache_rows {
     bench_summary gap_switch;      /* us from the old layout's last kernel to the new one's */
     bench_summary gap_switch_by_part; /* the same across a switch by part */
     bench_summary gap_same_stream; /* the same two kernels on one stream */
+    unsigned switch_reps;          /* reps of each switch row */
     unsigned layout_builds;        /* builds of each of the three below */
     bench_summary layouts_cold, layouts_warm; /* ms per 16 layouts x 2: empty cache, all cached */
     bench_summary layouts_by_hand; /* ms per the same 16 splits, 32 contexts and streams, raw */

@@ -16,6 +16,9 @@ function(greenctx_bench_test_binary name)
   target_link_libraries(${name} PRIVATE greenctx_bench greenctx_common greenctx
     ${CMAKE_DL_LIBS} Threads::Threads m)
 endfunction()
+# The overhead bench's timing thread pinned to its CPU and let go again (bench_pin.c).
+greenctx_bench_test_binary(test_bench_pin)
+greenctx_test(bench.pin COMMAND test_bench_pin LABELS unit threads)
 # bench elastic's traces, best-static rule and targets, without a driver.
 greenctx_bench_test_binary(test_elastic_bench)
 greenctx_test(bench.elastic_rules COMMAND test_elastic_bench LABELS unit)

@@ -45,16 +45,26 @@ sim_overhead)
     has "$out" "16 layouts x 2, empty cache, ms"
     run 0 --sim h200@13000 bench overhead --reps 3 --json
     json_ok "$out" \
-        'd["overhead"]["repartitioning"]["memory_lost_cache_mib"] == 0 and d["overhead"]["repartitioning"]["layout_switch_host_us"]["n"] == 3'
+        'd["overhead"]["repartitioning"]["memory_lost_cache_mib"] == 0 and d["overhead"]["repartitioning"]["layout_switch_host_us"]["n"] == 12'
+    # The switch rows take 4 reps to one of --reps; the re-partition row's sides in blocks,
+    # every rep of both kept; the thread pinned where the mask can be set (-1: not pinned).
+    json_ok "$out" \
+        'd["overhead"]["repartitioning"]["layout_switch_reps"] == 12 and d["overhead"]["repartition_order"] == "blocks"'
+    json_ok "$out" \
+        'all(o["greenctx_us"]["n"] == 3 and o["raw_driver_us"]["n"] == 3 for o in d["overhead"]["ops"] if o["op"] == "repartition")'
+    json_ok "$out" 'isinstance(d["overhead"]["host_cpu"], int) and d["overhead"]["host_cpu"] >= -1'
+    # The host's own speed beside the host-time rows: reps timings of fixed work.
+    json_ok "$out" \
+        'd["overhead"]["diagnostics"]["host_check_us"]["n"] == 3 and d["overhead"]["diagnostics"]["host_check_us"]["min"] > 0'
     json_ok "$out" \
         'd["meta"]["simulated"] and d["overhead"]["reps"] == 3 and d["isolation"] is None'
     # Issue 20's figures: each with its twin by hand and their ratio (check_regression.py).
     json_ok "$out" \
-        'd["overhead"]["repartitioning"]["layout_switch_by_hand_us"]["n"] == 3 and d["overhead"]["repartitioning"]["layouts_16x2_by_hand_ms"]["n"] == 15'
+        'd["overhead"]["repartitioning"]["layout_switch_by_hand_us"]["n"] == 12 and d["overhead"]["repartitioning"]["layouts_16x2_by_hand_ms"]["n"] == 15'
     json_ok "$out" \
         'all(d["overhead"]["repartitioning"][k] > 0 for k in ("repartition_ratio_p50", "layout_switch_ratio_p50", "layout_switch_by_part_ratio_p50", "layouts_16x2_ratio_p50"))'
     json_ok "$out" \
-        'd["overhead"]["repartitioning"]["layout_switch_by_part_host_us"]["n"] == 3'
+        'd["overhead"]["repartitioning"]["layout_switch_by_part_host_us"]["n"] == 12'
     json_ok "$out" \
         'all(o["valid"] == (not o["op"].startswith("launch")) for o in d["overhead"]["ops"])'
     # 12.4 has no cuGreenCtxStreamCreate: greenctx still makes streams, the raw column is empty.
