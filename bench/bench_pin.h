@@ -22,7 +22,9 @@ void bench_pin_begin(bench_pin *pin);
 /* The calling thread's old mask back, and the same mask to every thread the process started
  * while pinned (a thread inherits its creator's mask: a driver's helper thread born during a
  * timed row would otherwise stay on the benchmark's one CPU). */
-void bench_pin_end(bench_pin *pin);/* Microseconds of a fixed chain of dependent multiplies (4000 cycles: 1 us at 4 GHz): the
+void bench_pin_end(bench_pin *pin);
+
+/* Microseconds of a fixed chain of dependent multiplies (4000 cycles: 1 us at 4 GHz): the
  * same in every run on the same host at the same clock, so that a run whose host-time rows
  * all read slower can be told from a slower library or driver. */
 double bench_pin_check_us(void);
