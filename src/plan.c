@@ -367,18 +367,16 @@ static gctx_status plan_granules(const gctx__plan_input *in, int fine, gctx__pla
         return gctx__fail(GCTX_ERROR_INSUFFICIENT_SMS, "%s", why);
     }
 
-    unsigned used_granules = 0;
-    int remainder_taken = 0;
     for (unsigned i = 0; i < plan->nb_groups; i++) {
         const gctx__assignment *a = &plan->assign[i];
         gctx_group_plan *out = &plan->groups[i];
         out->sm_count = a->granules * plan->granule + (a->takes_remainder ? plan->split_remainder : 0);
         out->backfilled = a->takes_remainder;
-        used_granules += a->granules;
-        remainder_taken |= a->takes_remainder;
+        plan->used_granules += a->granules;
+        plan->remainder_taken |= a->takes_remainder;
     }
-    plan->remainder_sms = (plan->split_groups - used_granules) * plan->granule +
-                          (remainder_taken ? 0 : plan->split_remainder);
+    plan->remainder_sms = (plan->split_groups - plan->used_granules) * plan->granule +
+                          (plan->remainder_taken ? 0 : plan->split_remainder);
     return GCTX_SUCCESS;
 }
 
