@@ -93,10 +93,10 @@ static int generation_is(const slot *s, uintptr_t generation)
 }
 
 void gctx__object_prepare(gctx__object *object, gctx__type type,
-                          void (*destroy)(gctx__object *))
+                          void (*destroy)(gctx__object *), int refs)
 {
     object->type = type;
-    atomic_init(&object->refs, 1);
+    atomic_init(&object->refs, refs);
     object->destroy = destroy;
 }
 
@@ -158,7 +158,7 @@ gctx_status gctx__objects_register(gctx__object *const *objects, unsigned n)
 gctx_status gctx__object_init(gctx__object *object, gctx__type type,
                               void (*destroy)(gctx__object *))
 {
-    gctx__object_prepare(object, type, destroy);
+    gctx__object_prepare(object, type, destroy, 1);
     return gctx__objects_register(&object, 1);
 }
 

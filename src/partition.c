@@ -27,18 +27,32 @@ static void partition_destroy(gctx__object *object)
 }
 
 /* The fields of a partition whose resources are in place, for any kind; the caller sets what
- * depends on its kind. The memory is the partition's own (in_split_block 0: freed with it) or
- * its split record's. */
+ * depends on its kind, and its object (gctx__object_init or _prepare). The memory is the
+ * partition's own (in_split_block 0: freed with it) or its split record's. */
 static void partition_fields(gctx_partition *p, int device, gctx_partition_kind kind,
                              unsigned nb_resources, int in_split_block)
 {
-    memset(p, 0, sizeof *p); /* the resources after it are written already */
+    /* Field by field, in the struct's order (partition.h asks a new field to be set here): a
+     * memset or a compound literal of the struct is a rep stos, whose start-up was the
+     * costliest part of a split's outputs (issue 20). */
     p->device = device;
+    p->cc_major = 0;
     p->kind = kind;
-    p->nb_resources = nb_resources;
-    p->in_split_block = in_split_block;
+    p->sm_count = 0;
     for (unsigned i = 0; i < nb_resources; i++)
         p->sm_count += p->resources[i].u.sm.smCount;
+    p->rules = (gctx__sm_rules){0, 0, 0};
+    p->structured = 0;
+    p->flags = 0;
+    p->has_locality = 0;
+    p->locality = 0;
+    p->nb_resources = nb_resources;
+    p->split = NULL;
+    p->index = 0;
+    p->context = NULL;
+    p->in_split_block = in_split_block;
+    p->holds_primary = 0;
+    p->desc = NULL;
 }
 
 /* A registered partition of its own memory (partition_fields). On failure nothing is held
@@ -143,7 +157,6 @@ static void take_split(const gctx__driver *drv, gctx_partition *p, gctx__split *
     p->structured = structured;
     p->split = split;
     p->index = index;
-    gctx__object_retain(&split->base);
     if (p->nb_resources == 1)
         read_driver_fields(drv, p);
 }
@@ -161,6 +174,7 @@ gctx_status gctx__partition_from_split(gctx__split *split, unsigned index, gctx_
     if (s != GCTX_SUCCESS)
         return s;
     take_split(drv, p, split, index, rules, structured);
+    gctx__object_retain(&split->base);
     *out = p;
     return GCTX_SUCCESS;
 }
@@ -171,7 +185,7 @@ void gctx__partition_in_split_block(const gctx__driver *drv, gctx__split *split,
                                     int structured)
 {
     partition_fields(p, split->input->device, kind, nb_resources, 1);
-    gctx__object_prepare(&p->base, GCTX__TYPE_PARTITION, partition_destroy);
+    gctx__object_prepare(&p->base, GCTX__TYPE_PARTITION, partition_destroy, 1);
     take_split(drv, p, split, index, rules, structured);
 }
 

@@ -28,6 +28,7 @@ typedef struct gctx__split {
     gctx_partition *input; /* the partition the driver split (retained) */
 } gctx__split;
 
+/* partition.c's partition_fields sets every field but base: a new field is set there too. */
 struct gctx_partition {
     gctx__object base;
     int device;
@@ -90,7 +91,8 @@ gctx_status gctx__split_new(gctx_partition *input, gctx__split **out);
 size_t gctx__partition_bytes(unsigned nb_resources);
 /* A partition object in memory of the split record's block (split.c), its nb_resources
  * resources written already, prepared for gctx__objects_register with the block's other
- * objects: it holds the record, which frees the block with its last reference. */
+ * objects: it holds the record, which frees the block with its last reference, by one of the
+ * references the record is prepared with (split.c counts them, not a retain each). */
 void gctx__partition_in_split_block(const gctx__driver *drv, gctx__split *split,
                                     gctx_partition *p, unsigned index, gctx_partition_kind kind,
                                     unsigned nb_resources, const gctx__sm_rules *rules,

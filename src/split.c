@@ -375,25 +375,29 @@ typedef struct output_span {
 
 static unsigned span_size(const output_span *span) { return span->count + !!span->with_remainder; }
 
-/* The span of group i, or with i == nb_groups of the remainder. */
-static output_span span_of(const split_job *job, const split_outputs *out, unsigned i)
+/* The span of group i, or with i == nb_groups of the remainder. Written through a pointer:
+ * a 12-byte struct returned in registers was stored in halves and read back whole, a
+ * store-forwarding stall per call that made this the split's hottest function (issue 20). */
+static void span_of(const split_job *job, const split_outputs *out, unsigned i,
+                    output_span *span)
 {
     const gctx__plan *plan = &job->plan;
+    int structured = plan->path == GCTX_SPLIT_PATH_STRUCTURED;
     if (i < plan->nb_groups) {
-        if (plan->path == GCTX_SPLIT_PATH_STRUCTURED)
-            return (output_span){i, 1, 0};
         const gctx__assignment *a = &plan->assign[i];
-        return (output_span){a->first_granule, a->granules, a->takes_remainder};
+        span->first = structured ? i : a->first_granule;
+        span->count = structured ? 1 : a->granules;
+        span->with_remainder = !structured && a->takes_remainder;
+        return;
     }
     const gcu_dev_resource *left = &job->last_remainder;
     int has_remainder = left->type == GCU_DEV_RESOURCE_TYPE_SM && left->u.sm.smCount > 0;
-    if (plan->path == GCTX_SPLIT_PATH_STRUCTURED)
-        return (output_span){0, 0, has_remainder};
-    /* The granules no group took, and the split's own remainder unless taken. plan.c assigns
-     * each granule to at most one group. */
-    assert(plan->used_granules <= out->nb_results);
-    return (output_span){plan->used_granules, out->nb_results - plan->used_granules,
-                         has_remainder && !plan->remainder_taken};
+    /* Structured: the split's remainder alone. Granules: the granules no group took, and the
+     * split's own remainder unless taken. plan.c assigns each granule to at most one group. */
+    assert(structured || plan->used_granules <= out->nb_results);
+    span->first = structured ? 0 : plan->used_granules;
+    span->count = structured ? 0 : out->nb_results - plan->used_granules;
+    span->with_remainder = has_remainder && (structured || !plan->remainder_taken);
 }
 
 /* The resources of a span, copied into list; their number. */
@@ -419,22 +423,22 @@ static void split_record_destroy(gctx__object *object)
      _Alignof(gctx_partition))
 
 /* A record of input with `extra` bytes after it (from RECORD_BYTES) for the split's
- * partitions, prepared for gctx__objects_register; NULL when out of memory. It takes its
- * reference of the input once registered. */
-static gctx__split *split_block_new(gctx_partition *input, size_t extra)
+ * partitions, prepared for gctx__objects_register with refs references; NULL when out of
+ * memory. It takes its reference of the input once registered. */
+static gctx__split *split_block_new(gctx_partition *input, size_t extra, int refs)
 {
     gctx__split *record = malloc(RECORD_BYTES + extra);
     if (!record)
         return NULL;
     memset(record, 0, sizeof *record);
-    gctx__object_prepare(&record->base, GCTX__TYPE_SPLIT, split_record_destroy);
+    gctx__object_prepare(&record->base, GCTX__TYPE_SPLIT, split_record_destroy, refs);
     record->input = input;
     return record;
 }
 
 gctx_status gctx__split_new(gctx_partition *input, gctx__split **out)
 {
-    gctx__split *record = split_block_new(input, 0);
+    gctx__split *record = split_block_new(input, 0, 1);
     if (!record)
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting");
     gctx__object *object = &record->base;
@@ -457,13 +461,17 @@ static gctx_status make_partitions(split_job *job, const split_outputs *out, int
                                    gctx__object **objects, unsigned *nb_objects)
 {
     const gctx__plan *plan = &job->plan;
-    unsigned outputs = plan->nb_groups + !!want_remainder;
+    unsigned outputs = plan->nb_groups + !!want_remainder, partitions = 0;
     size_t extra = 0;
     for (unsigned i = 0; i < outputs; i++) {
-        output_span span = span_of(job, out, i);
+        output_span span;
+        span_of(job, out, i, &span);
         extra += gctx__partition_bytes(span_size(&span));
+        partitions += span_size(&span) > 0; /* an empty remainder is no partition */
     }
-    gctx__split *record = split_block_new(job->through, extra);
+    /* The record's references are its partitions' from the start, rather than its creator's
+     * and then one retain each: locked instructions of the split's every output (issue 20). */
+    gctx__split *record = split_block_new(job->through, extra, (int)partitions);
     if (!record)
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting");
     const gctx__sm_rules unstructured = {2, 2, 0};
@@ -473,7 +481,8 @@ static gctx_status make_partitions(split_job *job, const split_outputs *out, int
     unsigned n_objects = 1;
     for (unsigned i = 0; i < outputs; i++) {
         gctx_partition *p = (gctx_partition *)(void *)at;
-        output_span span = span_of(job, out, i);
+        output_span span;
+        span_of(job, out, i, &span);
         unsigned n = gather(job, out, &span, p->resources);
         at += gctx__partition_bytes(n);
         if (i == plan->nb_groups) { /* the remainder, when it has SMs */
@@ -500,7 +509,6 @@ static gctx_status make_partitions(split_job *job, const split_outputs *out, int
         return s;
     }
     gctx__object_retain(&job->through->base); /* the record's */
-    gctx__object_release(&record->base); /* the partitions hold it now */
     *nb_objects = n_objects;
     return GCTX_SUCCESS;
 }
