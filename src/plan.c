@@ -28,6 +28,10 @@ static unsigned quot(unsigned a, unsigned b) { return b & (b - 1) ? a / b : a >>
 
 static unsigned rem(unsigned a, unsigned b) { return b & (b - 1) ? a % b : a & (b - 1); }
 
+/* a rounded down to a multiple of b: a mask for a power of two, where quot() and a product
+ * made a dependent chain of a shift_of per rounding. */
+static unsigned round_down(unsigned a, unsigned b) { return b & (b - 1) ? a / b * b : a & (0u - b); }
+
 static unsigned gcd(unsigned a, unsigned b)
 {
     if (!a || !b)
@@ -46,7 +50,15 @@ static unsigned gcd(unsigned a, unsigned b)
     return a << k;
 }
 
-static unsigned lcm(unsigned a, unsigned b) { return quot(a, gcd(a, b)) * b; }
+static unsigned lcm(unsigned a, unsigned b)
+{
+    /* One unit dividing the other is the common case (powers of two): no gcd's loop. */
+    if (!rem(b, a))
+        return b;
+    if (!rem(a, b))
+        return a;
+    return quot(a, gcd(a, b)) * b;
+}
 
 static const char *where(const gctx__plan_input *in)
 {
@@ -127,7 +139,7 @@ static gctx_status legal_count(const gctx__plan_input *in, unsigned i, unsigned 
                                unsigned unit, unsigned minimum, gctx_rounding rounding,
                                unsigned *count, int *rounded)
 {
-    unsigned most = quot(in->sm_count, unit) * unit;
+    unsigned most = round_down(in->sm_count, unit);
     if (asked > in->sm_count)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "group %u asks for %u SMs; %s has %u", i, asked, where(in),
@@ -137,7 +149,7 @@ static gctx_status legal_count(const gctx__plan_input *in, unsigned i, unsigned 
         *rounded = 0;
         return GCTX_SUCCESS;
     }
-    unsigned below = quot(asked, unit) * unit, above = below + unit;
+    unsigned below = round_down(asked, unit), above = below + unit;
     if (below < minimum)
         below = 0;
     if (above < minimum)
@@ -206,7 +218,7 @@ static gctx_status normalize(const gctx__plan_input *in, int fine, const gctx_gr
             o->num_sms = g->num_sms;
         } else {
             unsigned minimum = in->structured_api || fine ? unit : in->min_partition;
-            minimum = quot(minimum + unit - 1, unit) * unit;
+            minimum = round_down(minimum + unit - 1, unit);
             s = legal_count(in, i, g->num_sms, unit, minimum, rounding, &o->num_sms,
                             &o->rounded);
             if (s != GCTX_SUCCESS)
@@ -296,9 +308,9 @@ static unsigned granules_taken(const gctx__plan *plan, unsigned g)
     unsigned n = 0;
     for (unsigned i = 0; i < plan->nb_groups; i++) {
         unsigned sms = plan->normal[i].num_sms;
-        if (!sms || sms % g)
+        if (!sms || rem(sms, g))
             return 0;
-        n += sms / g;
+        n += quot(sms, g);
     }
     return n;
 }
@@ -314,7 +326,7 @@ static gctx_status plan_granules(const gctx__plan_input *in, int fine, gctx__pla
     }
     unsigned minimum = fine ? FINE_UNIT : in->min_partition;
     unsigned start = counts_gcd ? counts_gcd : in->sm_count;
-    start = quot(start, unit_lcm) * unit_lcm;
+    start = round_down(start, unit_lcm);
 
     gctx__assignment *trial = plan->trial;
     char why[512];
