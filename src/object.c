@@ -117,9 +117,11 @@ static void free_slot(gctx__object *object)
 static int take_slot(gctx__object *object)
 {
     unsigned index;
+    slot *s;
     if (free_head) {
         index = free_head - 1;
-        free_head = slot_at(index)->next_free;
+        s = slot_at(index);
+        free_head = s->next_free;
     } else {
         index = nb_slots;
         slot *chunk = NULL;
@@ -130,9 +132,10 @@ static int take_slot(gctx__object *object)
         if (chunk)
             atomic_store_explicit(&chunks[index >> CHUNK_BITS], chunk, memory_order_release);
         nb_slots++;
+        s = slot_at(index);
     }
     object->slot = index;
-    atomic_store_explicit(&slot_at(index)->object, object, memory_order_release);
+    atomic_store_explicit(&s->object, object, memory_order_release);
     live++;
     return 1;
 }

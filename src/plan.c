@@ -318,23 +318,23 @@ static unsigned granules_taken(const gctx__plan *plan, unsigned g)
 static gctx_status plan_granules(const gctx__plan_input *in, int fine, gctx__plan *plan)
 {
     unsigned unit_lcm = 1, counts_gcd = 0, explicit_total = 0;
+    int have_discovery = 0;
     for (unsigned i = 0; i < plan->nb_groups; i++) {
-        unit_lcm = lcm(unit_lcm, plan->normal[i].coscheduled);
-        explicit_total += plan->normal[i].num_sms;
-        if (plan->normal[i].num_sms && !plan->normal[i].backfill)
-            counts_gcd = gcd(counts_gcd, plan->normal[i].num_sms);
+        const gctx__normal_group *o = &plan->normal[i];
+        unit_lcm = lcm(unit_lcm, o->coscheduled);
+        explicit_total += o->num_sms;
+        have_discovery |= o->num_sms == 0;
+        if (o->num_sms && !o->backfill)
+            counts_gcd = gcd(counts_gcd, o->num_sms);
     }
     unsigned minimum = fine ? FINE_UNIT : in->min_partition;
     unsigned start = counts_gcd ? counts_gcd : in->sm_count;
     start = round_down(start, unit_lcm);
 
-    gctx__assignment *trial = plan->trial;
     char why[512];
     why[0] = '\0';
-    int found = 0, have_discovery = 0;
+    int found = 0;
     unsigned best_discovered = 0;
-    for (unsigned i = 0; i < plan->nb_groups; i++)
-        have_discovery |= plan->normal[i].num_sms == 0;
 
     plan->flags = fine ? GCU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING : 0;
     for (unsigned g = start; g >= unit_lcm && g >= minimum && g > 0; g -= unit_lcm) {
@@ -349,7 +349,8 @@ static gctx_status plan_granules(const gctx__plan_input *in, int fine, gctx__pla
             continue; /* the driver rounds this granule to another size */
         unsigned discovered;
         char reason[512];
-        int ok = try_granule(in, plan, g, &split, trial, &discovered, reason, sizeof reason);
+        int ok = try_granule(in, plan, g, &split, plan->trial, &discovered, reason,
+                             sizeof reason);
         if (!ok) {
             if (!why[0])
                 memcpy(why, reason, sizeof why);
@@ -361,7 +362,11 @@ static gctx_status plan_granules(const gctx__plan_input *in, int fine, gctx__pla
             plan->granule = g;
             plan->split_groups = split.groups;
             plan->split_remainder = split.remainder;
-            memcpy(plan->assign, trial, plan->nb_groups * sizeof *trial);
+            /* The trial becomes the assignment, the old assignment the next trial's room:
+             * the arrays swap rather than copy. */
+            gctx__assignment *best = plan->trial;
+            plan->trial = plan->assign;
+            plan->assign = best;
         }
         /* The largest granule that works is the one to use, unless discovery could get more
          * from a smaller one; nothing beats discovery taking every SM the counts leave. */
@@ -379,16 +384,20 @@ static gctx_status plan_granules(const gctx__plan_input *in, int fine, gctx__pla
         return gctx__fail(GCTX_ERROR_INSUFFICIENT_SMS, "%s", why);
     }
 
+    unsigned used_granules = 0;
+    int remainder_taken = 0;
     for (unsigned i = 0; i < plan->nb_groups; i++) {
         const gctx__assignment *a = &plan->assign[i];
         gctx_group_plan *out = &plan->groups[i];
         out->sm_count = a->granules * plan->granule + (a->takes_remainder ? plan->split_remainder : 0);
         out->backfilled = a->takes_remainder;
-        plan->used_granules += a->granules;
-        plan->remainder_taken |= a->takes_remainder;
+        used_granules += a->granules;
+        remainder_taken |= a->takes_remainder;
     }
-    plan->remainder_sms = (plan->split_groups - plan->used_granules) * plan->granule +
-                          (plan->remainder_taken ? 0 : plan->split_remainder);
+    plan->used_granules = used_granules;
+    plan->remainder_taken = remainder_taken;
+    plan->remainder_sms = (plan->split_groups - used_granules) * plan->granule +
+                          (remainder_taken ? 0 : plan->split_remainder);
     return GCTX_SUCCESS;
 }
 

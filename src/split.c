@@ -35,6 +35,15 @@ typedef struct split_job {
     gcu_dev_resource small_scratch[STACK_SCRATCH];
 } split_job;
 
+/* A resource the driver writes into, cleared first (what it leaves unwritten reads as no
+ * resource, and outputs are compared by their bytes): a copy of a zero one, as gcc clears
+ * 144 bytes with a rep stos whose start-up cost more than the whole copy (issue 20). */
+static void clear_resource(gcu_dev_resource *resource)
+{
+    static const gcu_dev_resource none;
+    *resource = none;
+}
+
 /* Room for n resources in the job's scratch (what it held is lost when it grows). */
 static gctx_status scratch_reserve(split_job *job, unsigned n)
 {
@@ -64,7 +73,7 @@ static gctx_status granule_oracle(void *context, unsigned granule, unsigned room
     if (s != GCTX_SUCCESS)
         return s;
     gcu_dev_resource *remainder = &job->last_remainder;
-    memset(remainder, 0, sizeof *remainder); /* the driver writes the granules it counts */
+    clear_resource(remainder);
     job->last_nb = 0;
     gcu_result r = job->drv->cuDevSmResourceSplitByCount(job->scratch, &nb,
                                                          &job->through->resources[0], remainder,
@@ -148,7 +157,7 @@ static gctx_status structured_probe(split_job *job)
     /* The real call, into scratch memory: it creates no driver object, and unlike a NULL-result
      * dry run it applies every rule; the split then hands out these very outputs. */
     gcu_dev_resource *results = job->scratch;
-    memset(&job->last_remainder, 0, sizeof job->last_remainder);
+    clear_resource(&job->last_remainder);
     gcu_result r = job->drv->cuDevSmResourceSplit(results, n, &job->through->resources[0],
                                                   &job->last_remainder, 0, params);
     GCTX__DEBUG_CALL("cuDevSmResourceSplit", r);
@@ -339,7 +348,7 @@ static gctx_status run_split(split_job *job, split_outputs *out)
         out->results = calloc(capacity ? capacity : 1, sizeof *out->results);
         if (!out->results)
             return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting");
-        memset(&job->last_remainder, 0, sizeof job->last_remainder);
+        clear_resource(&job->last_remainder);
         r = job->drv->cuDevSmResourceSplitByCount(out->results, &out->nb_results, input,
                                                   &job->last_remainder, plan->flags,
                                                   plan->granule);
