@@ -432,24 +432,24 @@ static void split_record_destroy(gctx__object *object)
      _Alignof(gctx_partition))
 
 /* A record of input with `extra` bytes after it (from RECORD_BYTES) for the split's
- * partitions, prepared for gctx__objects_register with refs references; NULL when out of
- * memory. It takes its reference of the input once registered. */
-static gctx__split *split_block_new(gctx_partition *input, size_t extra, int refs)
+ * partitions, to prepare (split_record_destroy) and register; NULL when out of memory. It
+ * takes its reference of the input once registered. */
+static gctx__split *split_block_new(gctx_partition *input, size_t extra)
 {
     gctx__split *record = malloc(RECORD_BYTES + extra);
     if (!record)
         return NULL;
     memset(record, 0, sizeof *record);
-    gctx__object_prepare(&record->base, GCTX__TYPE_SPLIT, split_record_destroy, refs);
     record->input = input;
     return record;
 }
 
 gctx_status gctx__split_new(gctx_partition *input, gctx__split **out)
 {
-    gctx__split *record = split_block_new(input, 0, 1);
+    gctx__split *record = split_block_new(input, 0);
     if (!record)
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting");
+    gctx__object_prepare(&record->base, GCTX__TYPE_SPLIT, split_record_destroy, 1);
     gctx__object *object = &record->base;
     gctx_status s = gctx__objects_register(&object, 1);
     if (s != GCTX_SUCCESS) {
@@ -470,17 +470,15 @@ static gctx_status make_partitions(split_job *job, const split_outputs *out, int
                                    gctx__object **objects, unsigned *nb_objects)
 {
     const gctx__plan *plan = &job->plan;
-    unsigned outputs = plan->nb_groups + !!want_remainder, partitions = 0;
-    size_t extra = 0;
-    for (unsigned i = 0; i < outputs; i++) {
-        output_span span;
-        span_of(job, out, i, &span);
-        extra += gctx__partition_bytes(span_size(&span));
-        partitions += span_size(&span) > 0; /* an empty remainder is no partition */
-    }
-    /* The record's references are its partitions' from the start, rather than its creator's
-     * and then one retain each: locked instructions of the split's every output (issue 20). */
-    gctx__split *record = split_block_new(job->through, extra, (int)partitions);
+    unsigned outputs = plan->nb_groups + !!want_remainder;
+    /* Sized by a bound, not by a pass over the outputs: each of the split's resources (its
+     * results and its remainder) goes to one output at most, and a partition's bytes grow by
+     * a resource's bytes (partition.c rounds to the alignment, a resource is a multiple). */
+    _Static_assert(sizeof(gcu_dev_resource) % _Alignof(gctx_partition) == 0,
+                   "a partition's bytes are linear in its resources");
+    size_t extra = outputs * gctx__partition_bytes(0) +
+                   (out->nb_results + 1) * sizeof(gcu_dev_resource);
+    gctx__split *record = split_block_new(job->through, extra);
     if (!record)
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting");
     const gctx__sm_rules unstructured = {2, 2, 0};
@@ -512,6 +510,10 @@ static gctx_status make_partitions(split_job *job, const split_outputs *out, int
         if (n)
             objects[n_objects++] = &p->base;
     }
+    /* The record's references are its partitions' from the start, rather than its creator's
+     * and then one retain each: locked instructions of the split's every output (issue 20). */
+    gctx__object_prepare(&record->base, GCTX__TYPE_SPLIT, split_record_destroy,
+                         (int)n_objects - 1);
     gctx_status s = gctx__objects_register(objects, n_objects);
     if (s != GCTX_SUCCESS) {
         free(record); /* nothing registered: the block is all there is */
