@@ -167,7 +167,6 @@ gctx_status gctx__object_init(gctx__object *object, gctx__type type,
 
 void gctx__object_retain(gctx__object *object) { atomic_fetch_add(&object->refs, 1); }
 
-
 void gctx__object_release(gctx__object *object)
 {
     if (atomic_fetch_sub(&object->refs, 1) != 1)

@@ -30,7 +30,10 @@ static unsigned rem(unsigned a, unsigned b) { return b & (b - 1) ? a % b : a & (
 
 /* a rounded down to a multiple of b: a mask for a power of two, where quot() and a product
  * made a dependent chain of a shift_of per rounding. */
-static unsigned round_down(unsigned a, unsigned b) { return b & (b - 1) ? a / b * b : a & (0u - b); }
+static unsigned round_down(unsigned a, unsigned b)
+{
+    return b & (b - 1) ? a / b * b : a & (0u - b);
+}
 
 static unsigned gcd(unsigned a, unsigned b)
 {

@@ -392,11 +392,13 @@ static void span_of(const split_job *job, const split_outputs *out, unsigned i,
 {
     const gctx__plan *plan = &job->plan;
     int structured = plan->path == GCTX_SPLIT_PATH_STRUCTURED;
+    if (i < plan->nb_groups && structured) {
+        *span = (output_span){i, 1, 0};
+        return;
+    }
     if (i < plan->nb_groups) {
         const gctx__assignment *a = &plan->assign[i];
-        span->first = structured ? i : a->first_granule;
-        span->count = structured ? 1 : a->granules;
-        span->with_remainder = !structured && a->takes_remainder;
+        *span = (output_span){a->first_granule, a->granules, a->takes_remainder};
         return;
     }
     const gcu_dev_resource *left = &job->last_remainder;
@@ -449,9 +451,7 @@ gctx_status gctx__split_new(gctx_partition *input, gctx__split **out)
     gctx__split *record = split_block_new(input, 0);
     if (!record)
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting");
-    gctx__object_prepare(&record->base, GCTX__TYPE_SPLIT, split_record_destroy, 1);
-    gctx__object *object = &record->base;
-    gctx_status s = gctx__objects_register(&object, 1);
+    gctx_status s = gctx__object_init(&record->base, GCTX__TYPE_SPLIT, split_record_destroy);
     if (s != GCTX_SUCCESS) {
         free(record);
         return s;
@@ -473,7 +473,9 @@ static gctx_status make_partitions(split_job *job, const split_outputs *out, int
     unsigned outputs = plan->nb_groups + !!want_remainder;
     /* Sized by a bound, not by a pass over the outputs: each of the split's resources (its
      * results and its remainder) goes to one output at most, and a partition's bytes grow by
-     * a resource's bytes (partition.c rounds to the alignment, a resource is a multiple). */
+     * a resource's bytes (partition.c rounds to the alignment, a resource is a multiple).
+     * What no output takes (granules left over when the caller wants no remainder) stays
+     * unused in the block. */
     _Static_assert(sizeof(gcu_dev_resource) % _Alignof(gctx_partition) == 0,
                    "a partition's bytes are linear in its resources");
     size_t extra = outputs * gctx__partition_bytes(0) +
