@@ -145,6 +145,14 @@ typedef struct gctx__object {
 /* Registers a new object with one reference (the creator's). Fails only when out of memory. */
 gctx_status gctx__object_init(gctx__object *object, gctx__type type,
                               void (*destroy)(gctx__object *));
+/* gctx__object_init in two steps, for objects made together: prepare each (its type, its
+ * destroy, the references it starts with: 1, its creator's, or the number of objects made
+ * with it that hold it), then register them all in one lock of the handle table (a split's
+ * record and outputs took a lock each, issue 20). All or none: on failure none is registered
+ * and the memory is the caller's. */
+void gctx__object_prepare(gctx__object *object, gctx__type type,
+                          void (*destroy)(gctx__object *), int refs);
+gctx_status gctx__objects_register(gctx__object *const *objects, unsigned n);
 void gctx__object_retain(gctx__object *object);
 /* Drops a reference; the last one destroys the object. */
 void gctx__object_release(gctx__object *object);

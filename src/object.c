@@ -92,39 +92,13 @@ static int generation_is(const slot *s, uintptr_t generation)
     return (load(&s->generation) & GEN_MASK) == generation && (generation & 1);
 }
 
-gctx_status gctx__object_init(gctx__object *object, gctx__type type,
-                              void (*destroy)(gctx__object *))
+void gctx__object_prepare(gctx__object *object, gctx__type type,
+                          void (*destroy)(gctx__object *), int refs)
 {
     object->type = type;
-    atomic_init(&object->refs, 1);
+    atomic_init(&object->refs, refs);
     object->destroy = destroy;
-    pthread_mutex_lock(&table_lock);
-    unsigned index;
-    if (free_head) {
-        index = free_head - 1;
-        free_head = slot_at(index)->next_free;
-    } else {
-        index = nb_slots;
-        slot *chunk = NULL;
-        if (index < CHUNK_SLOTS * MAX_CHUNKS && !slot_exists(index))
-            chunk = calloc(CHUNK_SLOTS, sizeof *chunk);
-        if (index == CHUNK_SLOTS * MAX_CHUNKS || (!slot_exists(index) && !chunk)) {
-            pthread_mutex_unlock(&table_lock);
-            return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY,
-                              "out of memory for a handle (%u objects alive)", nb_slots);
-        }
-        if (chunk)
-            atomic_store_explicit(&chunks[index >> CHUNK_BITS], chunk, memory_order_release);
-        nb_slots++;
-    }
-    object->slot = index;
-    atomic_store_explicit(&slot_at(index)->object, object, memory_order_release);
-    live++;
-    pthread_mutex_unlock(&table_lock);
-    return GCTX_SUCCESS;
 }
-
-void gctx__object_retain(gctx__object *object) { atomic_fetch_add(&object->refs, 1); }
 
 /* Under the lock, after the last reference went: no handle is out (a handle holds one), so
  * the slot goes back to the free list with an even generation; the next object there gets
@@ -137,6 +111,61 @@ static void free_slot(gctx__object *object)
     free_head = object->slot + 1;
     live--;
 }
+
+/* Under the lock: a slot for the object, from the free list or a new one. 0 when out of
+ * memory. */
+static int take_slot(gctx__object *object)
+{
+    unsigned index;
+    slot *s;
+    if (free_head) {
+        index = free_head - 1;
+        s = slot_at(index);
+        free_head = s->next_free;
+    } else {
+        index = nb_slots;
+        slot *chunk = NULL;
+        if (index < CHUNK_SLOTS * MAX_CHUNKS && !slot_exists(index))
+            chunk = calloc(CHUNK_SLOTS, sizeof *chunk);
+        if (index == CHUNK_SLOTS * MAX_CHUNKS || (!slot_exists(index) && !chunk))
+            return 0;
+        if (chunk)
+            atomic_store_explicit(&chunks[index >> CHUNK_BITS], chunk, memory_order_release);
+        nb_slots++;
+        s = slot_at(index);
+    }
+    object->slot = index;
+    atomic_store_explicit(&s->object, object, memory_order_release);
+    live++;
+    return 1;
+}
+
+gctx_status gctx__objects_register(gctx__object *const *objects, unsigned n)
+{
+    pthread_mutex_lock(&table_lock);
+    unsigned taken = 0;
+    while (taken < n && take_slot(objects[taken]))
+        taken++;
+    if (taken < n) {
+        while (taken)
+            free_slot(objects[--taken]); /* all or none: no handle of these was out */
+        unsigned alive = nb_slots;
+        pthread_mutex_unlock(&table_lock);
+        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY,
+                          "out of memory for a handle (%u objects alive)", alive);
+    }
+    pthread_mutex_unlock(&table_lock);
+    return GCTX_SUCCESS;
+}
+
+gctx_status gctx__object_init(gctx__object *object, gctx__type type,
+                              void (*destroy)(gctx__object *))
+{
+    gctx__object_prepare(object, type, destroy, 1);
+    return gctx__objects_register(&object, 1);
+}
+
+void gctx__object_retain(gctx__object *object) { atomic_fetch_add(&object->refs, 1); }
 
 void gctx__object_release(gctx__object *object)
 {

@@ -26,31 +26,53 @@ static void partition_destroy(gctx__object *object)
         gctx__object_release(&split->base);
 }
 
-/* A partition whose resources are in place; the caller sets what depends on its kind. The
- * memory is the partition's own (in_split_block 0: freed with it) or its split record's. On
- * failure nothing is held and the memory is the caller's to free.
+/* The fields of a partition whose resources are in place, for any kind; the caller sets what
+ * depends on its kind, and its object (gctx__object_init or _prepare). The memory is the
+ * partition's own (in_split_block 0: freed with it) or its split record's. */
+static void partition_fields(gctx_partition *p, int device, gctx_partition_kind kind,
+                             unsigned nb_resources, int in_split_block)
+{
+    /* Field by field, in the struct's order (partition.h asks a new field to be set here): a
+     * memset or a compound literal of the struct is a rep stos, whose start-up was the
+     * costliest part of a split's outputs (issue 20). */
+    p->device = device;
+    p->cc_major = 0;
+    p->kind = kind;
+    p->sm_count = 0;
+    for (unsigned i = 0; i < nb_resources; i++)
+        p->sm_count += p->resources[i].u.sm.smCount;
+    p->rules = (gctx__sm_rules){0, 0, 0};
+    p->structured = 0;
+    p->flags = 0;
+    p->has_locality = 0;
+    p->locality = 0;
+    p->nb_resources = nb_resources;
+    p->split = NULL;
+    p->index = 0;
+    p->context = NULL;
+    p->in_split_block = in_split_block;
+    p->holds_primary = 0;
+    p->desc = NULL;
+}
+
+/* A registered partition of its own memory (partition_fields). On failure nothing is held
+ * and the memory is the caller's to free.
  * The device's primary context is held by the partitions at the top of a provenance tree (a
  * device's, a context's): a split's outputs hold their record, which holds its input, so
  * they reach it through that chain and ask nothing of the device's count (a compare-exchange
  * per output at a split and at its release, before issue 20). */
 static gctx_status partition_setup(gctx_partition *p, int device, gctx_partition_kind kind,
-                                   unsigned nb_resources, int in_split_block)
+                                   unsigned nb_resources)
 {
     const gctx__driver *drv;
     gctx_status s = gctx__driver_load(&drv);
     if (s != GCTX_SUCCESS)
         return s;
-    memset(p, 0, sizeof *p); /* the resources after it are written already */
+    partition_fields(p, device, kind, nb_resources, 0);
     int top = kind == GCTX_PARTITION_DEVICE || kind == GCTX_PARTITION_CONTEXT;
     if (top && (s = gctx__device_hold_primary(drv, device)))
         return s;
     p->holds_primary = top;
-    p->device = device;
-    p->kind = kind;
-    p->nb_resources = nb_resources;
-    p->in_split_block = in_split_block;
-    for (unsigned i = 0; i < nb_resources; i++)
-        p->sm_count += p->resources[i].u.sm.smCount;
     if ((s = gctx__object_init(&p->base, GCTX__TYPE_PARTITION, partition_destroy)) && top)
         gctx__device_drop_primary(drv, device);
     return s;
@@ -65,7 +87,7 @@ static gctx_status partition_new(int device, gctx_partition_kind kind,
     if (!p)
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making a partition");
     memcpy(p->resources, resources, nb_resources * sizeof *resources);
-    gctx_status s = partition_setup(p, device, kind, nb_resources, 0);
+    gctx_status s = partition_setup(p, device, kind, nb_resources);
     if (s != GCTX_SUCCESS) {
         free(p);
         return s;
@@ -127,17 +149,15 @@ gctx_status gctx_partition_from_device(int device, gctx_partition **partition)
 }
 
 /* What a partition of a split's outputs takes from its split. */
-static void take_split(gctx_partition *p, gctx__split *split, unsigned index,
-                       const gctx__sm_rules *rules, int structured)
+static void take_split(const gctx__driver *drv, gctx_partition *p, gctx__split *split,
+                       unsigned index, const gctx__sm_rules *rules, int structured)
 {
     p->cc_major = split->input->cc_major;
     p->rules = *rules;
     p->structured = structured;
     p->split = split;
     p->index = index;
-    gctx__object_retain(&split->base);
-    const gctx__driver *drv;
-    if (p->nb_resources == 1 && gctx__driver_loaded(&drv))
+    if (p->nb_resources == 1)
         read_driver_fields(drv, p);
 }
 
@@ -146,23 +166,27 @@ gctx_status gctx__partition_from_split(gctx__split *split, unsigned index, gctx_
                                        const gctx__sm_rules *rules, int structured,
                                        gctx_partition **out)
 {
+    const gctx__driver *drv;
     gctx_partition *p = NULL;
-    gctx_status s = partition_new(split->input->device, kind, resources, nb_resources, &p);
+    gctx_status s = gctx__driver_load(&drv);
+    if (s == GCTX_SUCCESS)
+        s = partition_new(split->input->device, kind, resources, nb_resources, &p);
     if (s != GCTX_SUCCESS)
         return s;
-    take_split(p, split, index, rules, structured);
+    take_split(drv, p, split, index, rules, structured);
+    gctx__object_retain(&split->base);
     *out = p;
     return GCTX_SUCCESS;
 }
 
-gctx_status gctx__partition_in_split_block(gctx__split *split, gctx_partition *p, unsigned index,
-                                           gctx_partition_kind kind, unsigned nb_resources,
-                                           const gctx__sm_rules *rules, int structured)
+void gctx__partition_in_split_block(const gctx__driver *drv, gctx__split *split,
+                                    gctx_partition *p, unsigned index, gctx_partition_kind kind,
+                                    unsigned nb_resources, const gctx__sm_rules *rules,
+                                    int structured)
 {
-    gctx_status s = partition_setup(p, split->input->device, kind, nb_resources, 1);
-    if (s == GCTX_SUCCESS)
-        take_split(p, split, index, rules, structured);
-    return s;
+    partition_fields(p, split->input->device, kind, nb_resources, 1);
+    gctx__object_prepare(&p->base, GCTX__TYPE_PARTITION, partition_destroy, 1);
+    take_split(drv, p, split, index, rules, structured);
 }
 
 gctx_status gctx__partition_from_context(gctx_context *context, gctx_partition **out)

@@ -28,6 +28,7 @@ typedef struct gctx__split {
     gctx_partition *input; /* the partition the driver split (retained) */
 } gctx__split;
 
+/* partition.c's partition_fields sets every field but base: a new field is set there too. */
 struct gctx_partition {
     gctx__object base;
     int device;
@@ -89,11 +90,13 @@ gctx_status gctx__split_new(gctx_partition *input, gctx__split **out);
 /* The bytes of a partition with nb_resources resources, rounded to its alignment. */
 size_t gctx__partition_bytes(unsigned nb_resources);
 /* A partition object in memory of the split record's block (split.c), its nb_resources
- * resources written already: it holds the record, which frees the block with its last
- * reference. On failure the memory is left as it was. */
-gctx_status gctx__partition_in_split_block(gctx__split *split, gctx_partition *p, unsigned index,
-                                           gctx_partition_kind kind, unsigned nb_resources,
-                                           const gctx__sm_rules *rules, int structured);
+ * resources written already, prepared for gctx__objects_register with the block's other
+ * objects: it holds the record, which frees the block with its last reference, by one of the
+ * references the record is prepared with (split.c counts them, not a retain each). */
+void gctx__partition_in_split_block(const gctx__driver *drv, gctx__split *split,
+                                    gctx_partition *p, unsigned index, gctx_partition_kind kind,
+                                    unsigned nb_resources, const gctx__sm_rules *rules,
+                                    int structured);
 /* A partition object from resources of one split (copied). */
 gctx_status gctx__partition_from_split(gctx__split *split, unsigned index, gctx_partition_kind kind,
                                        const gcu_dev_resource *resources, unsigned nb_resources,

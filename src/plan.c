@@ -28,6 +28,13 @@ static unsigned quot(unsigned a, unsigned b) { return b & (b - 1) ? a / b : a >>
 
 static unsigned rem(unsigned a, unsigned b) { return b & (b - 1) ? a % b : a & (b - 1); }
 
+/* a rounded down to a multiple of b: a mask for a power of two, where quot() and a product
+ * made a dependent chain of a shift_of per rounding. */
+static unsigned round_down(unsigned a, unsigned b)
+{
+    return b & (b - 1) ? a / b * b : a & (0u - b);
+}
+
 static unsigned gcd(unsigned a, unsigned b)
 {
     if (!a || !b)
@@ -46,7 +53,15 @@ static unsigned gcd(unsigned a, unsigned b)
     return a << k;
 }
 
-static unsigned lcm(unsigned a, unsigned b) { return quot(a, gcd(a, b)) * b; }
+static unsigned lcm(unsigned a, unsigned b)
+{
+    /* One unit dividing the other is the common case (powers of two): no gcd's loop. */
+    if (!rem(b, a))
+        return b;
+    if (!rem(a, b))
+        return a;
+    return quot(a, gcd(a, b)) * b;
+}
 
 static const char *where(const gctx__plan_input *in)
 {
@@ -127,7 +142,7 @@ static gctx_status legal_count(const gctx__plan_input *in, unsigned i, unsigned 
                                unsigned unit, unsigned minimum, gctx_rounding rounding,
                                unsigned *count, int *rounded)
 {
-    unsigned most = quot(in->sm_count, unit) * unit;
+    unsigned most = round_down(in->sm_count, unit);
     if (asked > in->sm_count)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "group %u asks for %u SMs; %s has %u", i, asked, where(in),
@@ -137,7 +152,7 @@ static gctx_status legal_count(const gctx__plan_input *in, unsigned i, unsigned 
         *rounded = 0;
         return GCTX_SUCCESS;
     }
-    unsigned below = quot(asked, unit) * unit, above = below + unit;
+    unsigned below = round_down(asked, unit), above = below + unit;
     if (below < minimum)
         below = 0;
     if (above < minimum)
@@ -206,7 +221,7 @@ static gctx_status normalize(const gctx__plan_input *in, int fine, const gctx_gr
             o->num_sms = g->num_sms;
         } else {
             unsigned minimum = in->structured_api || fine ? unit : in->min_partition;
-            minimum = quot(minimum + unit - 1, unit) * unit;
+            minimum = round_down(minimum + unit - 1, unit);
             s = legal_count(in, i, g->num_sms, unit, minimum, rounding, &o->num_sms,
                             &o->rounded);
             if (s != GCTX_SUCCESS)
@@ -296,9 +311,9 @@ static unsigned granules_taken(const gctx__plan *plan, unsigned g)
     unsigned n = 0;
     for (unsigned i = 0; i < plan->nb_groups; i++) {
         unsigned sms = plan->normal[i].num_sms;
-        if (!sms || sms % g)
+        if (!sms || rem(sms, g))
             return 0;
-        n += sms / g;
+        n += quot(sms, g);
     }
     return n;
 }
@@ -306,23 +321,23 @@ static unsigned granules_taken(const gctx__plan *plan, unsigned g)
 static gctx_status plan_granules(const gctx__plan_input *in, int fine, gctx__plan *plan)
 {
     unsigned unit_lcm = 1, counts_gcd = 0, explicit_total = 0;
+    int have_discovery = 0;
     for (unsigned i = 0; i < plan->nb_groups; i++) {
-        unit_lcm = lcm(unit_lcm, plan->normal[i].coscheduled);
-        explicit_total += plan->normal[i].num_sms;
-        if (plan->normal[i].num_sms && !plan->normal[i].backfill)
-            counts_gcd = gcd(counts_gcd, plan->normal[i].num_sms);
+        const gctx__normal_group *o = &plan->normal[i];
+        unit_lcm = lcm(unit_lcm, o->coscheduled);
+        explicit_total += o->num_sms;
+        have_discovery |= o->num_sms == 0;
+        if (o->num_sms && !o->backfill)
+            counts_gcd = gcd(counts_gcd, o->num_sms);
     }
     unsigned minimum = fine ? FINE_UNIT : in->min_partition;
     unsigned start = counts_gcd ? counts_gcd : in->sm_count;
-    start = quot(start, unit_lcm) * unit_lcm;
+    start = round_down(start, unit_lcm);
 
-    gctx__assignment *trial = plan->trial;
     char why[512];
     why[0] = '\0';
-    int found = 0, have_discovery = 0;
+    int found = 0;
     unsigned best_discovered = 0;
-    for (unsigned i = 0; i < plan->nb_groups; i++)
-        have_discovery |= plan->normal[i].num_sms == 0;
 
     plan->flags = fine ? GCU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING : 0;
     for (unsigned g = start; g >= unit_lcm && g >= minimum && g > 0; g -= unit_lcm) {
@@ -337,7 +352,8 @@ static gctx_status plan_granules(const gctx__plan_input *in, int fine, gctx__pla
             continue; /* the driver rounds this granule to another size */
         unsigned discovered;
         char reason[512];
-        int ok = try_granule(in, plan, g, &split, trial, &discovered, reason, sizeof reason);
+        int ok = try_granule(in, plan, g, &split, plan->trial, &discovered, reason,
+                             sizeof reason);
         if (!ok) {
             if (!why[0])
                 memcpy(why, reason, sizeof why);
@@ -349,7 +365,11 @@ static gctx_status plan_granules(const gctx__plan_input *in, int fine, gctx__pla
             plan->granule = g;
             plan->split_groups = split.groups;
             plan->split_remainder = split.remainder;
-            memcpy(plan->assign, trial, plan->nb_groups * sizeof *trial);
+            /* The trial becomes the assignment, the old assignment the next trial's room:
+             * the arrays swap rather than copy. */
+            gctx__assignment *best = plan->trial;
+            plan->trial = plan->assign;
+            plan->assign = best;
         }
         /* The largest granule that works is the one to use, unless discovery could get more
          * from a smaller one; nothing beats discovery taking every SM the counts leave. */
@@ -377,6 +397,8 @@ static gctx_status plan_granules(const gctx__plan_input *in, int fine, gctx__pla
         used_granules += a->granules;
         remainder_taken |= a->takes_remainder;
     }
+    plan->used_granules = used_granules;
+    plan->remainder_taken = remainder_taken;
     plan->remainder_sms = (plan->split_groups - used_granules) * plan->granule +
                           (remainder_taken ? 0 : plan->split_remainder);
     return GCTX_SUCCESS;

@@ -54,6 +54,10 @@ typedef struct gctx__plan {
     unsigned granule;  /* minCount of the one split-by-count (granule paths) */
     unsigned flags;    /* its useFlags */
     unsigned split_groups, split_remainder; /* what that split gives */
+    /* the granules the groups take (the first ones: the remainder's start at this one), and
+     * whether a group takes the split's own remainder */
+    unsigned used_granules;
+    int remainder_taken;
     unsigned remainder_sms;
     int rounded;
     unsigned nb_groups;

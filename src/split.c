@@ -35,6 +35,15 @@ typedef struct split_job {
     gcu_dev_resource small_scratch[STACK_SCRATCH];
 } split_job;
 
+/* A resource the driver writes into, cleared first (what it leaves unwritten reads as no
+ * resource, and outputs are compared by their bytes): a copy of a zero one, as gcc clears
+ * 144 bytes with a rep stos whose start-up cost more than the whole copy (issue 20). */
+static void clear_resource(gcu_dev_resource *resource)
+{
+    static const gcu_dev_resource none;
+    *resource = none;
+}
+
 /* Room for n resources in the job's scratch (what it held is lost when it grows). */
 static gctx_status scratch_reserve(split_job *job, unsigned n)
 {
@@ -64,7 +73,7 @@ static gctx_status granule_oracle(void *context, unsigned granule, unsigned room
     if (s != GCTX_SUCCESS)
         return s;
     gcu_dev_resource *remainder = &job->last_remainder;
-    memset(remainder, 0, sizeof *remainder); /* the driver writes the granules it counts */
+    clear_resource(remainder);
     job->last_nb = 0;
     gcu_result r = job->drv->cuDevSmResourceSplitByCount(job->scratch, &nb,
                                                          &job->through->resources[0], remainder,
@@ -148,7 +157,7 @@ static gctx_status structured_probe(split_job *job)
     /* The real call, into scratch memory: it creates no driver object, and unlike a NULL-result
      * dry run it applies every rule; the split then hands out these very outputs. */
     gcu_dev_resource *results = job->scratch;
-    memset(&job->last_remainder, 0, sizeof job->last_remainder);
+    clear_resource(&job->last_remainder);
     gcu_result r = job->drv->cuDevSmResourceSplit(results, n, &job->through->resources[0],
                                                   &job->last_remainder, 0, params);
     GCTX__DEBUG_CALL("cuDevSmResourceSplit", r);
@@ -306,10 +315,11 @@ gctx_status gctx_partition_plan(const gctx_partition *input, const gctx_group *g
 
 /* ---- making it real ---- */
 
+/* The split's granules or groups: the job's scratch when planning made them, else their own.
+ * Its remainder is the job's last_remainder either way (a copy less of a large struct). */
 typedef struct split_outputs {
-    gcu_dev_resource *results; /* the job's scratch when planning made them, else its own */
+    gcu_dev_resource *results;
     unsigned nb_results;
-    gcu_dev_resource remainder;
 } split_outputs;
 
 static void outputs_free(const split_job *job, split_outputs *out)
@@ -324,7 +334,7 @@ static gctx_status run_split(split_job *job, split_outputs *out)
     const gcu_dev_resource *input = &job->through->resources[0];
     int structured = plan->path == GCTX_SPLIT_PATH_STRUCTURED;
     unsigned capacity = structured ? plan->nb_groups : plan->split_groups;
-    memset(&out->remainder, 0, sizeof out->remainder);
+    const gcu_dev_resource *left = &job->last_remainder;
     out->nb_results = capacity;
     /* The structured path always planned with the real split; a granule path did when its
      * last candidate was the granule chosen. */
@@ -334,13 +344,14 @@ static gctx_status run_split(split_job *job, split_outputs *out)
     gcu_result r = GCU_SUCCESS;
     if (planned_outputs) {
         out->results = job->scratch;
-        out->remainder = job->last_remainder;
     } else {
         out->results = calloc(capacity ? capacity : 1, sizeof *out->results);
         if (!out->results)
             return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting");
+        clear_resource(&job->last_remainder);
         r = job->drv->cuDevSmResourceSplitByCount(out->results, &out->nb_results, input,
-                                                  &out->remainder, plan->flags, plan->granule);
+                                                  &job->last_remainder, plan->flags,
+                                                  plan->granule);
         GCTX__DEBUG_CALL("cuDevSmResourceSplitByCount", r);
     }
     if (r != GCU_SUCCESS)
@@ -348,8 +359,7 @@ static gctx_status run_split(split_job *job, split_outputs *out)
                                plan->granule, plan->flags, job->through->sm_count);
     if (structured)
         return GCTX_SUCCESS; /* planning checked every group of these very outputs */
-    unsigned remainder = out->remainder.type == GCU_DEV_RESOURCE_TYPE_SM
-                             ? out->remainder.u.sm.smCount : 0;
+    unsigned remainder = left->type == GCU_DEV_RESOURCE_TYPE_SM ? left->u.sm.smCount : 0;
     if (out->nb_results != plan->split_groups || remainder != plan->split_remainder)
         return gctx__fail(GCTX_ERROR_DRIVER,
                           "cuDevSmResourceSplitByCount gave %u granules and %u SMs left where "
@@ -364,52 +374,51 @@ static gctx_status run_split(split_job *job, split_outputs *out)
     return GCTX_SUCCESS;
 }
 
-/* One resource into list at *n (list NULL: only counted). */
-static void put(gcu_dev_resource *list, unsigned *n, const gcu_dev_resource *resource)
-{
-    if (list)
-        list[*n] = *resource;
-    (*n)++;
-}
+/* Where one output's resources are: a run of the split's results, then perhaps its
+ * remainder. Runs are contiguous on both paths (plan.c gives each group consecutive
+ * granules), so an output is one copy, not one per resource. */
+typedef struct output_span {
+    unsigned first, count;
+    int with_remainder;
+} output_span;
 
-/* The resources of group i (or, with i == nb_groups, of the remainder) gathered into list
- * (NULL: only counted). */
-static unsigned gather(const split_job *job, const split_outputs *out, unsigned i,
-                       gcu_dev_resource *list)
+static unsigned span_size(const output_span *span) { return span->count + !!span->with_remainder; }
+
+/* The span of group i, or with i == nb_groups of the remainder. Written through a pointer:
+ * a 12-byte struct returned in registers was stored in halves and read back whole, a
+ * store-forwarding stall per call that made this the split's hottest function (issue 20). */
+static void span_of(const split_job *job, const split_outputs *out, unsigned i,
+                    output_span *span)
 {
     const gctx__plan *plan = &job->plan;
-    unsigned n = 0;
-    int has_remainder = out->remainder.type == GCU_DEV_RESOURCE_TYPE_SM &&
-                        out->remainder.u.sm.smCount > 0;
-    if (plan->path == GCTX_SPLIT_PATH_STRUCTURED) {
-        if (i < plan->nb_groups)
-            put(list, &n, &out->results[i]);
-        else if (has_remainder)
-            put(list, &n, &out->remainder);
-        return n;
+    int structured = plan->path == GCTX_SPLIT_PATH_STRUCTURED;
+    if (i < plan->nb_groups && structured) {
+        *span = (output_span){i, 1, 0};
+        return;
     }
     if (i < plan->nb_groups) {
         const gctx__assignment *a = &plan->assign[i];
-        for (unsigned k = 0; k < a->granules; k++)
-            put(list, &n, &out->results[a->first_granule + k]);
-        if (a->takes_remainder)
-            put(list, &n, &out->remainder);
-        return n;
+        *span = (output_span){a->first_granule, a->granules, a->takes_remainder};
+        return;
     }
-    /* The remainder: the granules no group took, and the split's own remainder unless taken. */
-    int taken = 0;
-    unsigned used = 0;
-    for (unsigned g = 0; g < plan->nb_groups; g++) {
-        used += plan->assign[g].granules;
-        taken |= plan->assign[g].takes_remainder;
-    }
-    for (unsigned k = used; k < out->nb_results; k++)
-        put(list, &n, &out->results[k]);
-    if (has_remainder && !taken)
-        put(list, &n, &out->remainder);
-    /* plan.c assigns each granule to at most one group. */
-    assert(used <= out->nb_results);
-    return n;
+    const gcu_dev_resource *left = &job->last_remainder;
+    int has_remainder = left->type == GCU_DEV_RESOURCE_TYPE_SM && left->u.sm.smCount > 0;
+    /* Structured: the split's remainder alone. Granules: the granules no group took, and the
+     * split's own remainder unless taken. plan.c assigns each granule to at most one group. */
+    assert(structured || plan->used_granules <= out->nb_results);
+    span->first = structured ? 0 : plan->used_granules;
+    span->count = structured ? 0 : out->nb_results - plan->used_granules;
+    span->with_remainder = has_remainder && (structured || !plan->remainder_taken);
+}
+
+/* The resources of a span, copied into list; their number. */
+static unsigned gather(const split_job *job, const split_outputs *out, const output_span *span,
+                       gcu_dev_resource *list)
+{
+    memcpy(list, &out->results[span->first], span->count * sizeof *list);
+    if (span->with_remainder)
+        list[span->count] = job->last_remainder;
+    return span_size(span);
 }
 
 static void split_record_destroy(gctx__object *object)
@@ -424,78 +433,97 @@ static void split_record_destroy(gctx__object *object)
     ((sizeof(gctx__split) + _Alignof(gctx_partition) - 1) / _Alignof(gctx_partition) *        \
      _Alignof(gctx_partition))
 
-/* A record with `extra` bytes after it (from RECORD_BYTES) for the split's partitions. */
-static gctx_status split_new_block(gctx_partition *input, size_t extra, gctx__split **out)
+/* A record of input with `extra` bytes after it (from RECORD_BYTES) for the split's
+ * partitions, to prepare (split_record_destroy) and register; NULL when out of memory. It
+ * takes its reference of the input once registered. */
+static gctx__split *split_block_new(gctx_partition *input, size_t extra)
 {
     gctx__split *record = malloc(RECORD_BYTES + extra);
     if (!record)
-        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting");
+        return NULL;
     memset(record, 0, sizeof *record);
+    record->input = input;
+    return record;
+}
+
+gctx_status gctx__split_new(gctx_partition *input, gctx__split **out)
+{
+    gctx__split *record = split_block_new(input, 0);
+    if (!record)
+        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting");
     gctx_status s = gctx__object_init(&record->base, GCTX__TYPE_SPLIT, split_record_destroy);
     if (s != GCTX_SUCCESS) {
         free(record);
         return s;
     }
-    record->input = input;
     gctx__object_retain(&input->base);
     *out = record;
     return GCTX_SUCCESS;
 }
 
-gctx_status gctx__split_new(gctx_partition *input, gctx__split **out)
-{
-    return split_new_block(input, 0, out);
-}
-
 /* The split's outputs as partitions, in one block with their record (a split's objects were
- * an allocation each, and their resources copied twice): groups[0..nb_groups), then the
- * remainder when asked for and there is one. */
-static gctx_status make_partitions(split_job *job, const split_outputs *out,
-                                   gctx_partition **groups, gctx_partition **remainder)
+ * an allocation each, and their resources copied twice), registered in one lock (a lock
+ * each before). objects gets the block's objects: the record (held by its partitions on
+ * success), the groups' partitions, then the remainder's when want_remainder and there is
+ * one; *nb_objects says how many. */
+static gctx_status make_partitions(split_job *job, const split_outputs *out, int want_remainder,
+                                   gctx__object **objects, unsigned *nb_objects)
 {
     const gctx__plan *plan = &job->plan;
-    unsigned outputs = plan->nb_groups + (remainder != NULL);
-    size_t extra = 0;
-    for (unsigned i = 0; i < outputs; i++)
-        extra += gctx__partition_bytes(gather(job, out, i, NULL));
-    gctx__split *record = NULL;
-    gctx_status s = split_new_block(job->through, extra, &record);
-    if (s != GCTX_SUCCESS)
-        return s;
+    unsigned outputs = plan->nb_groups + !!want_remainder;
+    /* Sized by a bound, not by a pass over the outputs: each of the split's resources (its
+     * results and its remainder) goes to one output at most, and a partition's bytes grow by
+     * a resource's bytes (partition.c rounds to the alignment, a resource is a multiple).
+     * What no output takes (granules left over when the caller wants no remainder) stays
+     * unused in the block. */
+    _Static_assert(sizeof(gcu_dev_resource) % _Alignof(gctx_partition) == 0,
+                   "a partition's bytes are linear in its resources");
+    size_t extra = outputs * gctx__partition_bytes(0) +
+                   (out->nb_results + 1) * sizeof(gcu_dev_resource);
+    gctx__split *record = split_block_new(job->through, extra);
+    if (!record)
+        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting");
     const gctx__sm_rules unstructured = {2, 2, 0};
     int fine = plan->path == GCTX_SPLIT_PATH_FINE_GRANULES;
     char *at = (char *)record + RECORD_BYTES;
-    unsigned made = 0;
-    if (remainder)
-        *remainder = NULL;
-    for (; made < outputs && s == GCTX_SUCCESS; made++) {
+    objects[0] = &record->base;
+    unsigned n_objects = 1;
+    for (unsigned i = 0; i < outputs; i++) {
         gctx_partition *p = (gctx_partition *)(void *)at;
-        unsigned n = gather(job, out, made, p->resources);
+        output_span span;
+        span_of(job, out, i, &span);
+        unsigned n = gather(job, out, &span, p->resources);
         at += gctx__partition_bytes(n);
-        if (made == plan->nb_groups) { /* the remainder */
-            if (n && (s = gctx__partition_in_split_block(record, p, made, GCTX_PARTITION_REMAINDER,
-                                                         n, &unstructured, 0)) == GCTX_SUCCESS)
-                *remainder = p;
-            continue;
+        if (i == plan->nb_groups) { /* the remainder, when it has SMs */
+            if (n)
+                gctx__partition_in_split_block(job->drv, record, p, i, GCTX_PARTITION_REMAINDER,
+                                               n, &unstructured, 0);
+        } else {
+            gctx__sm_rules rules = fine ? unstructured : job->through->rules;
+            if (plan->path == GCTX_SPLIT_PATH_STRUCTURED &&
+                p->resources[0].u.sm.minSmPartitionSize &&
+                p->resources[0].u.sm.smCoscheduledAlignment) {
+                rules.min_partition = p->resources[0].u.sm.minSmPartitionSize;
+                rules.alignment = p->resources[0].u.sm.smCoscheduledAlignment;
+            }
+            gctx__partition_in_split_block(job->drv, record, p, i, GCTX_PARTITION_GROUP, n, &rules,
+                                           !fine && job->through->structured);
         }
-        gctx__sm_rules rules = fine ? unstructured : job->through->rules;
-        if (plan->path == GCTX_SPLIT_PATH_STRUCTURED && p->resources[0].u.sm.minSmPartitionSize &&
-            p->resources[0].u.sm.smCoscheduledAlignment) {
-            rules.min_partition = p->resources[0].u.sm.minSmPartitionSize;
-            rules.alignment = p->resources[0].u.sm.smCoscheduledAlignment;
-        }
-        if ((s = gctx__partition_in_split_block(record, p, made, GCTX_PARTITION_GROUP, n, &rules,
-                                                !fine && job->through->structured)) ==
-            GCTX_SUCCESS)
-            groups[made] = p;
+        if (n)
+            objects[n_objects++] = &p->base;
     }
+    /* The record's references are its partitions' from the start, rather than its creator's
+     * and then one retain each: locked instructions of the split's every output (issue 20). */
+    gctx__object_prepare(&record->base, GCTX__TYPE_SPLIT, split_record_destroy,
+                         (int)n_objects - 1);
+    gctx_status s = gctx__objects_register(objects, n_objects);
     if (s != GCTX_SUCCESS) {
-        /* made - 1 failed: release the groups before it (the remainder is the last output) */
-        for (unsigned i = 0; i + 1 < made; i++)
-            gctx__object_release(&groups[i]->base);
+        free(record); /* nothing registered: the block is all there is */
+        return s;
     }
-    gctx__object_release(&record->base); /* the partitions hold it now, or nothing does */
-    return s;
+    gctx__object_retain(&job->through->base); /* the record's */
+    *nb_objects = n_objects;
+    return GCTX_SUCCESS;
 }
 
 gctx_status gctx_partition_split(gctx_partition *input, const gctx_group *groups,
@@ -507,32 +535,35 @@ gctx_status gctx_partition_split(gctx_partition *input, const gctx_group *groups
     if (s != GCTX_SUCCESS)
         return s;
     split_job job;
-    split_outputs out = {NULL, 0, {0}};
-    gctx_partition *small_made[SMALL_SPLIT];
-    gctx_partition **made = NULL;
-    gctx_partition *left = NULL;
+    split_outputs out = {NULL, 0};
+    /* The block's objects (make_partitions): handed out only once all are made. */
+    gctx__object *small_objects[SMALL_SPLIT + 2];
+    gctx__object **objects = NULL;
+    unsigned nb_objects = 0;
     /* The request first: gctx_context_split passes its own array here, which is NULL when
      * the caller's nb_groups is 0, and the message must name what the caller passed. */
     s = job_plan(&job, input, groups, nb_groups, options);
     if (s == GCTX_SUCCESS && !partitions)
         s = gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                        "partitions (the output array of nb_groups) is NULL");
-    if (s == GCTX_SUCCESS && !(made = nb_groups <= SMALL_SPLIT
-                                          ? small_made : malloc(nb_groups * sizeof *made)))
+    if (s == GCTX_SUCCESS &&
+        !(objects = nb_groups <= SMALL_SPLIT ? small_objects
+                                             : malloc((nb_groups + 2) * sizeof *objects)))
         s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting");
     if (s == GCTX_SUCCESS)
         s = run_split(&job, &out);
     if (s == GCTX_SUCCESS)
-        s = make_partitions(&job, &out, made, remainder ? &left : NULL);
+        s = make_partitions(&job, &out, remainder != NULL, objects, &nb_objects);
     if (s == GCTX_SUCCESS) {
         for (unsigned i = 0; i < nb_groups; i++)
-            partitions[i] = gctx__handle_give(&made[i]->base);
+            partitions[i] = gctx__handle_give(objects[1 + i]);
         if (remainder)
-            *remainder = left ? gctx__handle_give(&left->base) : NULL;
+            *remainder = nb_objects > 1 + nb_groups ? gctx__handle_give(objects[1 + nb_groups])
+                                                    : NULL;
         job_report(&job, plan, group_plans);
     }
-    if (made != small_made)
-        free(made);
+    if (objects != small_objects)
+        free(objects);
     outputs_free(&job, &out);
     job_end(&job);
     return s;
