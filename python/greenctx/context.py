@@ -79,7 +79,7 @@ def _create_with_sms(device, num_sms, rounding, options, out):
     if rounding == "strict":
         code = lib.gctx_context_create_with_sms(device, n, options, ctypes.byref(out))
     else:
-        groups, _, split_opts, _ = prepare(n, 0, 0, False, None, rounding)
+        groups, _, split_opts, _, _ = prepare(n, 0, 0, False, None, rounding)
         code = lib.gctx_context_split_device(device, groups, 1, split_opts, options,
                                              ctypes.byref(out), None)
     if code:
@@ -194,7 +194,7 @@ class GreenContext(Handle):
         not used."""
         options = context_options(workqueue_scope, workqueue_concurrency_limit, fresh)
         device = device_ordinal(device_id)
-        groups, n, split_opts, outputs_type = prepare(num_sms, coscheduled_sm_count,
+        groups, n, split_opts, outputs_type, _ = prepare(num_sms, coscheduled_sm_count,
                                                       preferred_coscheduled_sm_count, backfill,
                                                       locality_domain_ids, rounding)
         outputs = outputs_type()

@@ -107,6 +107,81 @@ def test_a_split_is_one_driver_call(sim, whole, made, request_):
         assert d == {}
 
 
+@pytest.mark.parametrize("request_, sizes", [
+    (dict(num_sms=16), ([16], 116)), (dict(num_sms=0, backfill=True), ([132], None)),
+    (dict(num_sms=(16, 32)), ([16, 32], 84)),
+    (dict(num_sms=(16, 0), backfill=(False, True)), ([16, 116], None))],
+    ids=["16", "all", "16_32", "16_rest"])
+def test_an_untraced_split_is_one_driver_call_and_gives_what_was_asked(sim, whole, made,
+                                                                      request_, sizes):
+    """With lib.gctx_partition_split as loaded, split calls it without ctypes' conversions
+    (partition._BARE_SPLIT): still one driver split, the partitions asked for, of the class
+    split was called on, each owning its handle (closing them releases what was made)."""
+    class Mine(SMPartition):
+        __slots__ = ()
+    split_call = "cuDevSmResourceSplit" if DRIVER >= 13010 else "cuDevSmResourceSplitByCount"
+    mine = Mine._wrap(_capi.lib.gctx_partition_retain(whole._handle))
+    made.append(mine)
+    for source in (whole, mine):
+        with driver_calls(sim) as d:
+            groups, rest = source.split(**request_)
+        made.extend([groups, rest])
+        assert d == {split_call: 1}
+        assert ([g.sm_count for g in groups], rest and rest.sm_count) == sizes
+        assert {type(p) for p in (*groups, rest) if p is not None} == {type(source)}
+        assert [g.kind for g in groups] == ["group"] * len(groups)
+        assert rest is None or rest.kind == "remainder"
+        handles = [p._h for p in (*groups, rest) if p is not None]
+        assert len(set(handles)) == len(handles) and whole._h not in handles
+    live = sim.live_counts()
+    _close(tuple(made[1:]))
+    del made[1:]
+    assert sim.live_counts() == live  # partitions hold no driver object of their own
+
+
+def test_threads_splitting_at_once_get_their_own_partitions(sim, whole):
+    """Every thread's split passes the same cached groups and options (the C library only
+    reads them) with its own outputs: threads splitting one partition at once, with
+    different requests and roundings, each get the sizes they asked for and partitions of
+    their own, and the shared arguments are as they were."""
+    import threading
+    from greenctx import partition
+    requests = [(dict(num_sms=8 * (1 + i % 4), rounding="up" if i % 2 else "strict"),
+                 [8 * (1 + i % 4)]) for i in range(4)]
+    requests += [(dict(num_sms=(8, 16)), [8, 16]),
+                 (dict(num_sms=(16, 0), backfill=(False, True)), [16, 116])]
+    partition._PREPARED.clear()
+    for request_, _ in requests:
+        _close(whole.split(**request_))  # the requests are prepared once, then shared
+    shared = {k: bytes(v[0]) + bytes(v[2]) for k, v in partition._PREPARED.items()}
+    assert len(shared) == len(requests)
+    held, errors = [], []
+
+    def work(i):
+        request_, sizes = requests[i % len(requests)]
+        try:
+            for _ in range(50):
+                groups, rest = whole.split(**request_)
+                assert [g.sm_count for g in groups] == sizes
+                assert (rest is None) == (sum(sizes) == 132)
+                held.append((groups, rest))  # kept alive: no handle can be reused
+        except BaseException as e:  # noqa: BLE001 - reported by the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    try:
+        assert not errors, errors
+        handles = [p._h for groups, rest in held for p in (*groups, rest) if p is not None]
+        assert len(held) == 8 * 50 and len(handles) == len(set(handles))
+        assert {k: bytes(v[0]) + bytes(v[2]) for k, v in partition._PREPARED.items()} == shared
+    finally:
+        _close(tuple(held))
+
+
 def test_what_a_partition_describes_is_asked_once_when_read(whole, made):
     (group,), rest = whole.split(num_sms=16)
     made.extend([group, rest])
