@@ -57,6 +57,25 @@ def _close(o):
         o.close()
 
 
+def _in_threads(work, n=8):
+    """work(i) in n threads at once; the exceptions they raised (the main thread asserts)."""
+    import threading
+    errors = []
+
+    def run(i):
+        try:
+            work(i)
+        except BaseException as e:  # noqa: BLE001 - reported by the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return errors
+
+
 @pytest.fixture
 def made(sim):
     """Closes what a test made (objects, and the tuples splits return), whatever happened."""
@@ -144,7 +163,6 @@ def test_threads_splitting_at_once_get_their_own_partitions(sim, whole):
     reads them) with its own outputs: threads splitting one partition at once, with
     different requests and roundings, each get the sizes they asked for and partitions of
     their own, and the shared arguments are as they were."""
-    import threading
     from greenctx import partition
     requests = [(dict(num_sms=8 * (1 + i % 4), rounding="up" if i % 2 else "strict"),
                  [8 * (1 + i % 4)]) for i in range(4)]
@@ -155,24 +173,17 @@ def test_threads_splitting_at_once_get_their_own_partitions(sim, whole):
         _close(whole.split(**request_))  # the requests are prepared once, then shared
     shared = {k: bytes(v[0]) + bytes(v[2]) for k, v in partition._PREPARED.items()}
     assert len(shared) == len(requests)
-    held, errors = [], []
+    held = []
 
     def work(i):
         request_, sizes = requests[i % len(requests)]
-        try:
-            for _ in range(50):
-                groups, rest = whole.split(**request_)
-                assert [g.sm_count for g in groups] == sizes
-                assert (rest is None) == (sum(sizes) == 132)
-                held.append((groups, rest))  # kept alive: no handle can be reused
-        except BaseException as e:  # noqa: BLE001 - reported by the main thread
-            errors.append(e)
+        for _ in range(50):
+            groups, rest = whole.split(**request_)
+            assert [g.sm_count for g in groups] == sizes
+            assert (rest is None) == (sum(sizes) == 132)
+            held.append((groups, rest))  # kept alive: no handle can be reused
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    errors = _in_threads(work)
     try:
         assert not errors, errors
         handles = [p._h for groups, rest in held for p in (*groups, rest) if p is not None]
@@ -287,36 +298,27 @@ def test_threads_share_the_read_only_structs_and_get_their_own_results():
     call (the C library only reads them): threads asking at once for different counts,
     roundings and workqueue limits each get what they asked for, and the shared structs are
     as they were."""
-    import threading
     from greenctx import context, partition, stream
     workqueues = greenctx.driver_version() >= 13010
     shared = (bytes(context._PLAIN_OPTIONS[False]), bytes(context._PLAIN_OPTIONS[True]),
               bytes(stream._DEFAULT_OPTIONS),
               {k: bytes(v) for k, v in partition._SPLIT_OPTIONS.items()})
-    errors = []
 
     def work(i):
         n, limit = 8 * (1 + i % 4), 1 + i % 8
-        try:
-            for _ in range(20):
-                with GreenContext(num_sms=n) as c, c.stream() as s:
-                    assert (c.sm_count, s.handle != 0) == (n, True)
-                a, b = GreenContext.split(num_sms=(n, 8), rounding="up" if i % 2 else "strict")
-                assert (a.sm_count, b.sm_count) == (n, 8)
-                a.close()
-                b.close()
-                if workqueues:
-                    with GreenContext(num_sms=n, workqueue_scope="balanced",
-                                      workqueue_concurrency_limit=limit) as w:
-                        assert w.workqueue_concurrency_limit == limit
-        except BaseException as e:  # noqa: BLE001 - reported by the main thread
-            errors.append(e)
+        for _ in range(20):
+            with GreenContext(num_sms=n) as c, c.stream() as s:
+                assert (c.sm_count, s.handle != 0) == (n, True)
+            a, b = GreenContext.split(num_sms=(n, 8), rounding="up" if i % 2 else "strict")
+            assert (a.sm_count, b.sm_count) == (n, 8)
+            a.close()
+            b.close()
+            if workqueues:
+                with GreenContext(num_sms=n, workqueue_scope="balanced",
+                                  workqueue_concurrency_limit=limit) as w:
+                    assert w.workqueue_concurrency_limit == limit
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    errors = _in_threads(work)
     assert not errors, errors
     assert shared == (bytes(context._PLAIN_OPTIONS[False]), bytes(context._PLAIN_OPTIONS[True]),
                       bytes(stream._DEFAULT_OPTIONS),
