@@ -426,8 +426,10 @@ static int destroy_oldest_by_hand(ov_run *run, ov_diagnostics *d)
 static int host_check(ov_run *run, ov_diagnostics *d)
 {
     double *v = calloc(run->res->reps, sizeof *v);
-    if (!v)
+    if (!v) {
+        fprintf(stderr, "greenctx bench: out of memory\n");
         return -1;
+    }
     for (unsigned i = 0; i < run->res->reps; i++)
         v[i] = bench_pin_check_us();
     bench_summarize(v, run->res->reps, &d->host_check);
@@ -643,7 +645,8 @@ void bench_overhead_json(json_writer *w, const ov_result *res)
     json_bool(w, "simulated", res->simulated);
     json_string(w, "split", res->split_text);
     json_int(w, "host_cpu", res->host_cpu);
-    json_string(w, "repartition_order", "blocks");
+    if (res->rows[OV_REPARTITION].valid) /* how that row was timed */
+        json_string(w, "repartition_order", "blocks");
     json_array(w, "ops");
     for (int op = 0; op < OV_NB_OPS; op++) {
         const ov_row *r = &res->rows[op];

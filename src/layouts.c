@@ -232,11 +232,12 @@ static gctx_status wait_for(const gctx__driver *drv, const gctx_layouts *l, unsi
  * before it in host order. A failure part way leaves only waits that add order. Lock held.
  * For n = 2 that is 5 calls, the fewest that keep the barrier. Only a wait orders one
  * stream's work after another's (cuStreamWaitEvent; a stream memory wait needs a write on the
- * other stream all the same), and it waits for one event, recorded on one stream: each old stream's work needs a record (2), each new stream a wait
- * (2), and the two old streams' work must meet in one stream before one event can carry both:
- * a third wait, of old stream 0 for old stream 1 (here). Meeting in a new stream instead
- * (waiting for both) leaves the other new stream two waits, or a record on the first and a
- * wait: 6 calls. By part makes 4 and keeps no barrier. */
+ * other stream all the same), and it waits for one event, recorded on one stream: each old
+ * stream's work needs a record (2), each new stream a wait (2), and the two old streams'
+ * work must meet in one stream before one event can carry both: a third wait, of old stream
+ * 0 for old stream 1 (here). Meeting in a new stream instead (waiting for both) leaves the
+ * other new stream two waits, or a record on the first and a wait: 6 calls. By part makes 4
+ * and keeps no barrier. */
 static gctx_status hand_over(const gctx__driver *drv, const gctx_layouts *l, unsigned from,
                              unsigned to, unsigned flags)
 {

@@ -323,7 +323,9 @@ def bare(name):
     argtype's from_param: about 0.6 us of an 8-argument split on the simulator's host. Those
     others must be C objects already: arrays or byref() for pointers, None for NULL, ints for
     int parameters (a Python int for a pointer, or a struct, would be passed wrong), so it is
-    only for the package's callers that make every argument themselves."""
+    only for the package's callers that make every argument themselves. ctypes then makes a
+    variadic call, which passes these arguments as the plain one does on the Linux ABIs the
+    library is built for (x86-64, aarch64)."""
     fn = lib[name]  # a new function object: lib.<name> keeps its prototype
     restype, argtypes = SIGNATURES[name]
     fn.restype, fn.argtypes = restype, argtypes[:1]

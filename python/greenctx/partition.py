@@ -317,7 +317,8 @@ class SMPartition(Handle):
         rest = remainder[0]
         if n == 1:
             # The one group of the common split, and the remainder, made as Handle._wrap
-            # makes them, without its Python call for each (0.2 us of a split).
+            # makes them, without its Python call for each (0.2 us of a split); SMPartition
+            # and its subclasses keep Handle's _wrap (none overrides it).
             cls = type(self)
             group = _new(cls)
             group._h, group._info = outputs[0], None
