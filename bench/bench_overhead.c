@@ -516,7 +516,8 @@ int bench_overhead_run(const bench_env *env, ov_result *res)
     bench_pin_begin(&pin);
     res->host_cpu = pin.cpu;
     int rc = prepare(&run) || measure(&run, OV_SPLIT, 0, OV_INTERLEAVED, lib_split, raw_split_op) ||
-             fill_cache(&run) || measure(&run, OV_CONTEXT_CREATE, 1, OV_INTERLEAVED, lib_context, raw_context);
+             fill_cache(&run) ||
+             measure(&run, OV_CONTEXT_CREATE, 1, OV_INTERLEAVED, lib_context, raw_context);
     if (!rc)
         rc = raw_has_green_streams(env)
                  ? measure(&run, OV_STREAM_CREATE, 1, OV_INTERLEAVED, lib_stream, raw_stream)
@@ -614,7 +615,8 @@ void bench_overhead_print(const ov_result *res)
     printf("   split %s\n", res->split_text);
     printf("   %u reps after %u warm-ups, interleaved (re-partition: in blocks, A B B A); "
            "times in us; %s\n",
-           res->reps, res->warmups, res->host_cpu >= 0 ? "the thread pinned to one CPU" : "not pinned");
+           res->reps, res->warmups,
+           res->host_cpu >= 0 ? "the thread pinned to one CPU" : "not pinned");
     printf("%-34s %10s %10s | %10s %10s | %7s\n", "operation", "gctx p50", "p99", "raw p50",
            "p99", "ratio");
     for (int op = OV_SPLIT; op <= OV_REPARTITION; op++)
