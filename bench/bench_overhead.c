@@ -44,6 +44,7 @@ typedef struct ov_run {
     bench_pair lib_state;
     raw_setup raw_state;
     int lib_ratio, raw_ratio;
+    const bench_pin *pin; /* the timing thread's (bench_pin.h) */
 } ov_run;
 
 /* An operation: does it once, writes the timed microseconds (us[1]: the undo, when the row
@@ -280,6 +281,7 @@ static int blocks(ov_run *run, const ov_side *a, const ov_side *b)
 static int measure(ov_run *run, ov_op op, int pair, ov_order order, ov_fn a, ov_fn b)
 {
     const unsigned reps = run->res->reps;
+    bench_pin_free_born(run->pin);
     double *v = calloc(4 * (size_t)reps, sizeof *v);
     if (!v) {
         fprintf(stderr, "greenctx bench: out of memory\n");
@@ -514,6 +516,7 @@ int bench_overhead_run(const bench_env *env, ov_result *res)
     /* Every row is host time: one CPU throughout (bench_pin.h), so that two runs compare. */
     bench_pin pin;
     bench_pin_begin(&pin);
+    run.pin = &pin;
     res->host_cpu = pin.cpu;
     int rc = prepare(&run) || measure(&run, OV_SPLIT, 0, OV_INTERLEAVED, lib_split, raw_split_op) ||
              fill_cache(&run) ||
@@ -534,8 +537,10 @@ int bench_overhead_run(const bench_env *env, ov_result *res)
                  "skipped: %u SMs is no legal second ratio on this device", res->alt_sms);
     if (!rc)
         rc = destroy_oldest_by_hand(&run, &res->diagnostics);
+    bench_pin_free_born(&pin);
     if (!rc)
         rc = run_launches(&run);
+    bench_pin_free_born(&pin);
     if (!rc)
         rc = host_check(&run, &res->diagnostics) ||
              cache_rows_measure(env, res->reps, &res->repartitioning);

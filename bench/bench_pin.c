@@ -46,7 +46,7 @@ static int listed(const bench_pin *pin, pid_t tid)
     return 0;
 }
 
-void bench_pin_end(bench_pin *pin)
+void bench_pin_free_born(const bench_pin *pin)
 {
     if (pin->cpu < 0)
         return;
@@ -55,6 +55,13 @@ void bench_pin_end(bench_pin *pin)
     for (unsigned i = 0; i < n; i++)
         if (!listed(pin, now[i]))
             sched_setaffinity(now[i], sizeof pin->saved, &pin->saved);
+}
+
+void bench_pin_end(bench_pin *pin)
+{
+    if (pin->cpu < 0)
+        return;
+    bench_pin_free_born(pin);
     sched_setaffinity(0, sizeof pin->saved, &pin->saved);
     pin->cpu = -1;
 }

@@ -23,6 +23,10 @@ void bench_pin_begin(bench_pin *pin);
  * while pinned (a thread inherits its creator's mask: a driver's helper thread born during a
  * timed row would otherwise stay on the benchmark's one CPU). */
 void bench_pin_end(bench_pin *pin);
+/* The old mask to every thread the process started since bench_pin_begin, the caller still
+ * pinned: a driver's thread born while a row made contexts would share the bench's one CPU
+ * with the rows timed after it (called before each timed stage). */
+void bench_pin_free_born(const bench_pin *pin);
 
 /* Microseconds of a fixed chain of dependent multiplies (4000 cycles: 1 us at 4 GHz): the
  * same in every run on the same host at the same clock, so that a run whose host-time rows

@@ -53,40 +53,87 @@ GT_TEST(pinned_to_one_cpu_then_the_old_mask_back)
     GT_ASSERT(same_mask(&before, &after));
 }
 
-GT_TEST(a_thread_born_while_pinned_gets_the_old_mask_back)
+/* Starts h's thread and waits until it has read its mask at birth. */
+static int start_helper(helper *h, pthread_t *t)
 {
-    cpu_set_t before;
-    GT_ASSERT_EQ_INT(sched_getaffinity(0, sizeof before, &before), 0);
-    if (CPU_COUNT(&before) < 2)
-        GT_SKIP("one CPU only: pinned and unpinned masks are the same");
-    bench_pin pin;
-    bench_pin_begin(&pin);
-    if (pin.cpu < 0)
-        GT_SKIP("this thread's CPU mask can't be set here");
-    helper h;
-    memset(&h, 0, sizeof h);
-    pthread_mutex_init(&h.lock, NULL);
-    pthread_cond_init(&h.cond, NULL);
-    pthread_t t;
-    GT_ASSERT_EQ_INT(pthread_create(&t, NULL, helper_main, &h), 0);
-    /* its mask at birth is read before it waits: wait for it to be running */
+    memset(h, 0, sizeof *h);
+    pthread_mutex_init(&h->lock, NULL);
+    pthread_cond_init(&h->cond, NULL);
+    if (pthread_create(t, NULL, helper_main, h))
+        return -1;
     for (;;) {
-        pthread_mutex_lock(&h.lock);
-        int born = CPU_COUNT(&h.at_birth) > 0;
-        pthread_mutex_unlock(&h.lock);
+        pthread_mutex_lock(&h->lock);
+        int born = CPU_COUNT(&h->at_birth) > 0;
+        pthread_mutex_unlock(&h->lock);
         if (born)
-            break;
+            return 0;
         sched_yield();
     }
+}
+
+/* Asks h's thread for its mask now and joins it. */
+static int finish_helper(helper *h, pthread_t t)
+{
+    pthread_mutex_lock(&h->lock);
+    h->asked = 1;
+    pthread_cond_signal(&h->cond);
+    pthread_mutex_unlock(&h->lock);
+    int rc = pthread_join(t, NULL);
+    pthread_cond_destroy(&h->cond);
+    pthread_mutex_destroy(&h->lock);
+    return rc || !h->done ? -1 : 0;
+}
+
+/* Pins the caller and starts a helper while pinned; 0 when the test can run here. */
+static int pinned_with_a_newborn(bench_pin *pin, cpu_set_t *before, helper *h, pthread_t *t)
+{
+    pin->cpu = -1; /* bench_pin_end does nothing until bench_pin_begin pinned */
+    if (sched_getaffinity(0, sizeof *before, before) || CPU_COUNT(before) < 2)
+        return 1; /* one CPU only: pinned and unpinned masks are the same */
+    bench_pin_begin(pin);
+    if (pin->cpu < 0)
+        return 1; /* this thread's CPU mask can't be set here */
+    return start_helper(h, t) ? -1 : 0;
+}
+
+GT_TEST(a_thread_born_while_pinned_gets_the_old_mask_back)
+{
+    bench_pin pin;
+    cpu_set_t before;
+    helper h;
+    pthread_t t;
+    int rc = pinned_with_a_newborn(&pin, &before, &h, &t);
+    if (rc > 0) {
+        bench_pin_end(&pin);
+        GT_SKIP("no CPU mask to change here (one CPU, or masks can't be set)");
+    }
+    GT_ASSERT_EQ_INT(rc, 0);
     bench_pin_end(&pin);
-    pthread_mutex_lock(&h.lock);
-    h.asked = 1;
-    pthread_cond_signal(&h.cond);
-    pthread_mutex_unlock(&h.lock);
-    GT_ASSERT_EQ_INT(pthread_join(t, NULL), 0);
-    GT_ASSERT(h.done);
+    GT_ASSERT_EQ_INT(finish_helper(&h, t), 0);
     GT_ASSERT_EQ_INT(CPU_COUNT(&h.at_birth), 1); /* it inherited the pin */
     GT_ASSERT(same_mask(&before, &h.later));
-    pthread_cond_destroy(&h.cond);
-    pthread_mutex_destroy(&h.lock);
+}
+
+GT_TEST(threads_born_while_pinned_are_freed_before_each_stage_the_caller_kept)
+{
+    bench_pin pin;
+    cpu_set_t before, caller;
+    helper h;
+    pthread_t t;
+    int rc = pinned_with_a_newborn(&pin, &before, &h, &t);
+    if (rc > 0) {
+        bench_pin_end(&pin);
+        GT_SKIP("no CPU mask to change here (one CPU, or masks can't be set)");
+    }
+    GT_ASSERT_EQ_INT(rc, 0);
+    bench_pin_free_born(&pin);
+    GT_ASSERT_EQ_INT(sched_getaffinity(0, sizeof caller, &caller), 0);
+    GT_ASSERT_EQ_INT(CPU_COUNT(&caller), 1); /* the timing thread stays on its CPU */
+    GT_ASSERT(CPU_ISSET(pin.cpu, &caller));
+    GT_ASSERT_EQ_INT(finish_helper(&h, t), 0);
+    GT_ASSERT_EQ_INT(CPU_COUNT(&h.at_birth), 1);
+    GT_ASSERT(same_mask(&before, &h.later)); /* the newborn is free while the caller is not */
+    bench_pin_end(&pin);
+    GT_ASSERT_EQ_INT(sched_getaffinity(0, sizeof caller, &caller), 0);
+    GT_ASSERT(same_mask(&before, &caller));
 }
