@@ -85,6 +85,26 @@ static int require_counters(void)
 
 static const gctx_group sixteen_and_rest[2] = {{.num_sms = 16}, {.backfill = 1}};
 
+/* A context and a stream on each of a {16, rest} split's two parts (test failure: some left
+ * unmade, and the caller's GT_CHECK returns). */
+static void build_on(gctx_partition *parts[2], gctx_context *ctx[2], gctx_stream *st[2])
+{
+    for (int i = 0; i < 2; i++) {
+        GT_ASSERT_STATUS(gctx_context_create(parts[i], NULL, &ctx[i]), GCTX_SUCCESS);
+        GT_ASSERT_STATUS(gctx_stream_create(ctx[i], NULL, &st[i]), GCTX_SUCCESS);
+    }
+}
+
+/* What build_on made, and the parts, released: into the cache. */
+static void tear_down(gctx_partition *parts[2], gctx_context *ctx[2], gctx_stream *st[2])
+{
+    for (int i = 0; i < 2; i++) {
+        gctx_stream_release(st[i]);
+        gctx_context_release(ctx[i]);
+        gctx_partition_release(parts[i]);
+    }
+}
+
 /* A {16, rest} split as an application writes it with the driver alone, on the path and
  * granule greenctx planned (bench/bench_raw.c does the same for the benchmark's baseline). */
 static void split_by_hand(const gcu_dev_resource *whole, const gctx_split_plan *plan,
@@ -248,17 +268,11 @@ GT_TEST(repartition_through_the_cache_costs_its_checks_only)
         GT_ASSERT_STATUS(gctx_partition_split(whole, sixteen_and_rest, 2, NULL, parts, NULL,
                                               NULL, NULL),
                          GCTX_SUCCESS);
-        for (int i = 0; i < 2; i++) {
-            GT_ASSERT_STATUS(gctx_context_create(parts[i], NULL, &ctx[i]), GCTX_SUCCESS);
-            GT_ASSERT_STATUS(gctx_stream_create(ctx[i], NULL, &st[i]), GCTX_SUCCESS);
-        }
+        build_on(parts, ctx, st);
+        GT_CHECK();
         long build = calls_since(&since, &built);
         calls_now(&since);
-        for (int i = 0; i < 2; i++) {
-            gctx_stream_release(st[i]);
-            gctx_context_release(ctx[i]);
-            gctx_partition_release(parts[i]);
-        }
+        tear_down(parts, ctx, st);
         long teardown = calls_since(&since, &torn);
         if (round == 0)
             continue; /* the first made the contexts and streams the cache keeps */
@@ -442,18 +456,12 @@ GT_TEST(hot_paths_allocate_once_per_object)
         count_allocations(0);
         GT_ASSERT_EQ_INT(allocations, 1);
         count_allocations(1);
-        for (int i = 0; i < 2; i++) {
-            GT_ASSERT_STATUS(gctx_context_create(parts[i], NULL, &ctx[i]), GCTX_SUCCESS);
-            GT_ASSERT_STATUS(gctx_stream_create(ctx[i], NULL, &st[i]), GCTX_SUCCESS);
-        }
+        build_on(parts, ctx, st);
         count_allocations(0);
+        GT_CHECK();
         long built = allocations;
         count_allocations(1);
-        for (int i = 0; i < 2; i++) {
-            gctx_stream_release(st[i]);
-            gctx_context_release(ctx[i]);
-            gctx_partition_release(parts[i]);
-        }
+        tear_down(parts, ctx, st);
         count_allocations(0);
         if (round == 0)
             continue; /* the first made the contexts (their cache keys) and streams */
