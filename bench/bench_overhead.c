@@ -47,6 +47,15 @@ typedef struct ov_run {
     const bench_pin *pin; /* the timing thread's (bench_pin.h) */
 } ov_run;
 
+/* n zeroed items of size bytes; NULL after saying so (every allocation of the run's timing). */
+static void *zeroed(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size);
+    if (!p)
+        fprintf(stderr, "greenctx bench: out of memory\n");
+    return p;
+}
+
 /* An operation: does it once, writes the timed microseconds (us[1]: the undo, when the row
  * pair has one). */
 typedef int (*ov_fn)(ov_run *run, double us[2]);
@@ -282,11 +291,9 @@ static int measure(ov_run *run, ov_op op, int pair, ov_order order, ov_fn a, ov_
 {
     const unsigned reps = run->res->reps;
     bench_pin_free_born(run->pin);
-    double *v = calloc(4 * (size_t)reps, sizeof *v);
-    if (!v) {
-        fprintf(stderr, "greenctx bench: out of memory\n");
+    double *v = zeroed(4 * (size_t)reps, sizeof *v);
+    if (!v)
         return -1;
-    }
     const ov_side sa = {a, {v, v + reps}}, sb = {b, {v + 2 * reps, v + 3 * reps}};
     int rc = order == OV_BLOCKS && b ? blocks(run, &sa, &sb) : interleaved(run, &sa, &sb);
     for (int k = 0; k <= pair && !rc; k++) {
@@ -306,7 +313,7 @@ static int measure_launches(ov_run *run, bench_lane lanes[2])
 {
     const bench_env *env = run->env;
     ov_result *res = run->res;
-    double *v = calloc(4 * (size_t)res->rounds, sizeof *v);
+    double *v = zeroed(4 * (size_t)res->rounds, sizeof *v);
     if (!v)
         return -1;
     int rc = 0;
@@ -363,7 +370,7 @@ static int run_launches(ov_run *run)
 static int repartition_phases(ov_run *run, ov_diagnostics *d)
 {
     const unsigned reps = run->res->reps;
-    double *v = calloc(OV_NB_PHASES * (size_t)reps, sizeof *v);
+    double *v = zeroed(OV_NB_PHASES * (size_t)reps, sizeof *v);
     if (!v)
         return -1;
     int rc = 0;
@@ -395,8 +402,8 @@ static int destroy_oldest_by_hand(ov_run *run, ov_diagnostics *d)
     unsigned kept = 0;
     if (bench_gctx(gctx_cache_get_limit(env->device, &kept), "gctx_cache_get_limit"))
         return -1;
-    CUgreenCtx *ring = calloc((size_t)kept + 1, sizeof *ring);
-    double *v = calloc(reps, sizeof *v);
+    CUgreenCtx *ring = zeroed((size_t)kept + 1, sizeof *ring);
+    double *v = ring ? zeroed(reps, sizeof *v) : NULL;
     int rc = !ring || !v ? -1 : 0;
     for (unsigned i = 0; i < kept && !rc; i++)
         rc = raw_context_create(env, run->raw_desc, &ring[i]);
@@ -427,11 +434,9 @@ static int destroy_oldest_by_hand(ov_run *run, ov_diagnostics *d)
  * chain of work, reps times. */
 static int host_check(ov_run *run, ov_diagnostics *d)
 {
-    double *v = calloc(run->res->reps, sizeof *v);
-    if (!v) {
-        fprintf(stderr, "greenctx bench: out of memory\n");
+    double *v = zeroed(run->res->reps, sizeof *v);
+    if (!v)
         return -1;
-    }
     for (unsigned i = 0; i < run->res->reps; i++)
         v[i] = bench_pin_check_us();
     bench_summarize(v, run->res->reps, &d->host_check);
