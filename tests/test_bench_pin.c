@@ -132,3 +132,87 @@ GT_TEST(threads_born_while_pinned_are_freed_before_each_stage_the_caller_kept)
 {
     newborn_case(1);
 }
+
+/* A probe that reads fast on one CPU only, and can be told to fail on every CPU but one. */
+typedef struct fake_probe {
+    int fast_cpu;
+    int works_only_on; /* -1: works everywhere */
+    unsigned calls;
+} fake_probe;
+
+static double fake_probe_run(void *context)
+{
+    fake_probe *p = context;
+    p->calls++;
+    int cpu = sched_getcpu();
+    if (p->works_only_on >= 0 && cpu != p->works_only_on)
+        return -1;
+    return cpu == p->fast_cpu ? 1.0 : 2.0;
+}
+
+/* A CPU of mask other than not (the one the pin started on, so that staying there fails). */
+static int other_cpu(const cpu_set_t *mask, int not)
+{
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+        if (CPU_ISSET(cpu, mask) && cpu != not)
+            return cpu;
+    return -1;
+}
+
+/* Pinned where it runs, with at least two CPUs to rank; 0 when the test can run here. */
+static int pinned_among_several(bench_pin *pin, cpu_set_t *before)
+{
+    if (sched_getaffinity(0, sizeof *before, before) || CPU_COUNT(before) < 2)
+        return 1;
+    bench_pin_begin(pin);
+    return pin->cpu < 0;
+}
+
+GT_TEST(the_rows_run_on_the_cpu_where_the_probe_is_fastest)
+{
+    bench_pin pin;
+    cpu_set_t before, during, after;
+    if (pinned_among_several(&pin, &before))
+        GT_SKIP("fewer than two CPUs to rank here, or masks can't be set");
+    fake_probe probe = {other_cpu(&before, pin.cpu), -1, 0};
+    GT_ASSERT_EQ_INT(bench_pin_fastest(&pin, fake_probe_run, &probe), 0);
+    GT_ASSERT_EQ_INT(pin.cpu, probe.fast_cpu);
+    GT_ASSERT_EQ_INT(sched_getaffinity(0, sizeof during, &during), 0);
+    GT_ASSERT_EQ_INT(CPU_COUNT(&during), 1);
+    GT_ASSERT(CPU_ISSET(probe.fast_cpu, &during));
+    GT_ASSERT_EQ_INT((int)pin.probed, CPU_COUNT(&before));
+    GT_ASSERT(pin.fastest_us == 1.0 && pin.slowest_us == 2.0);
+    GT_ASSERT(probe.calls >= 2 * pin.probed); /* more than one run on every CPU */
+    bench_pin_end(&pin);
+    GT_ASSERT_EQ_INT(sched_getaffinity(0, sizeof after, &after), 0);
+    GT_ASSERT(same_mask(&before, &after));
+}
+
+GT_TEST(a_failed_probe_leaves_the_pin_where_it_was)
+{
+    bench_pin pin;
+    cpu_set_t before, during;
+    if (pinned_among_several(&pin, &before))
+        GT_SKIP("fewer than two CPUs to rank here, or masks can't be set");
+    int started = pin.cpu;
+    fake_probe probe = {started, started, 0}; /* fails on the first other CPU */
+    GT_ASSERT_EQ_INT(bench_pin_fastest(&pin, fake_probe_run, &probe), -1);
+    GT_ASSERT_EQ_INT(pin.cpu, started);
+    GT_ASSERT_EQ_INT(pin.probed, 0);
+    GT_ASSERT_EQ_INT(sched_getaffinity(0, sizeof during, &during), 0);
+    GT_ASSERT_EQ_INT(CPU_COUNT(&during), 1);
+    GT_ASSERT(CPU_ISSET(started, &during));
+    bench_pin_end(&pin);
+}
+
+GT_TEST(an_unpinned_thread_is_not_probed)
+{
+    bench_pin pin;
+    memset(&pin, 0, sizeof pin);
+    pin.cpu = -1;
+    fake_probe probe = {0, -1, 0};
+    GT_ASSERT_EQ_INT(bench_pin_fastest(&pin, fake_probe_run, &probe), 0);
+    GT_ASSERT_EQ_INT(probe.calls, 0);
+    GT_ASSERT_EQ_INT(pin.probed, 0);
+    GT_ASSERT_EQ_INT(pin.cpu, -1);
+}
