@@ -44,7 +44,7 @@ typedef struct ov_run {
     bench_pair lib_state;
     raw_setup raw_state;
     int lib_ratio, raw_ratio;
-    bench_pin *pin; /* the timing thread's (bench_pin.h) */
+    const bench_pin *pin; /* the timing thread's (bench_pin.h) */
 } ov_run;
 
 /* n zeroed items of size bytes; NULL after saying so (every allocation of the run's timing). */
@@ -106,26 +106,6 @@ static int raw_split_op(ov_run *run, double us[2])
     int rc = raw_split_run(run->env, &run->whole, &run->plans[0], &run->split);
     us[0] = bench_now_us() - t0;
     return rc;
-}
-
-/* What ranks the CPUs before the rows: the split by hand, the floor of the first row. */
-static double raw_split_probe(void *context)
-{
-    double us[2];
-    return raw_split_op(context, us) ? -1 : us[0];
-}
-
-/* The rows on the CPU where the split by hand is fastest (bench_pin_fastest). */
-static int pin_fastest(ov_run *run)
-{
-    const bench_pin *pin = run->pin;
-    if (bench_pin_fastest(run->pin, raw_split_probe, run))
-        return -1;
-    run->res->host_cpu = pin->cpu;
-    run->res->host_cpus_probed = pin->probed;
-    run->res->host_probe_fastest_us = pin->fastest_us;
-    run->res->host_probe_slowest_us = pin->slowest_us;
-    return 0;
 }
 
 /* Right after an undo: us[0] the doing (t0 to t1), us[1] the undoing (t1 to now). */
@@ -543,7 +523,7 @@ int bench_overhead_run(const bench_env *env, ov_result *res)
     bench_pin_begin(&pin);
     run.pin = &pin;
     res->host_cpu = pin.cpu;
-    int rc = prepare(&run) || pin_fastest(&run) || measure(&run, OV_SPLIT, 0, OV_INTERLEAVED, lib_split, raw_split_op) ||
+    int rc = prepare(&run) || measure(&run, OV_SPLIT, 0, OV_INTERLEAVED, lib_split, raw_split_op) ||
              fill_cache(&run) ||
              measure(&run, OV_CONTEXT_CREATE, 1, OV_INTERLEAVED, lib_context, raw_context);
     if (!rc)
@@ -647,11 +627,6 @@ void bench_overhead_print(const ov_result *res)
            "times in us; %s\n",
            res->reps, res->warmups,
            res->host_cpu >= 0 ? "the thread pinned to one CPU" : "not pinned");
-    if (res->host_cpus_probed > 1)
-        printf("   on CPU %d, the fastest of %u for the split by hand: %.2f us (the slowest "
-               "%.2f)\n",
-               res->host_cpu, res->host_cpus_probed, res->host_probe_fastest_us,
-               res->host_probe_slowest_us);
     printf("%-34s %10s %10s | %10s %10s | %7s\n", "operation", "gctx p50", "p99", "raw p50",
            "p99", "ratio");
     for (int op = OV_SPLIT; op <= OV_REPARTITION; op++)
@@ -682,11 +657,6 @@ void bench_overhead_json(json_writer *w, const ov_result *res)
     json_bool(w, "simulated", res->simulated);
     json_string(w, "split", res->split_text);
     json_int(w, "host_cpu", res->host_cpu);
-    if (res->host_cpus_probed) {
-        json_uint(w, "host_cpus_probed", res->host_cpus_probed);
-        json_fixed(w, "host_probe_fastest_us", res->host_probe_fastest_us, 3);
-        json_fixed(w, "host_probe_slowest_us", res->host_probe_slowest_us, 3);
-    }
     if (res->rows[OV_REPARTITION].valid) /* how that row was timed */
         json_string(w, "repartition_order", "blocks");
     json_array(w, "ops");

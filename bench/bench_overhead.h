@@ -52,10 +52,6 @@ typedef struct ov_result {
     unsigned victim_sms, other_sms, alt_sms, alt_other_sms;
     int simulated;
     int host_cpu; /* the CPU the bench's thread was pinned to (bench_pin.h), -1: not pinned */
-    /* the CPUs ranked by the twin's split before the rows (bench_pin_fastest): how many, and
-     * its median on the fastest (host_cpu) and on the slowest */
-    unsigned host_cpus_probed;
-    double host_probe_fastest_us, host_probe_slowest_us;
     char split_text[200];
     ov_row rows[OV_NB_OPS];
     cache_rows repartitioning; /* the context cache and layouts (cache_rows.h) */

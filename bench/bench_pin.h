@@ -11,10 +11,6 @@
 typedef struct bench_pin {
     int cpu;             /* the CPU the thread is held on; -1 when it could not be pinned */
     cpu_set_t saved;     /* the thread's mask before */
-    /* bench_pin_fastest's ranking: the CPUs probed (0: none), the probe's median on the
-     * fastest (where the thread is held) and on the slowest, in microseconds */
-    unsigned probed;
-    double fastest_us, slowest_us;
     unsigned nb_threads; /* the process's threads before, to tell those born while pinned */
     pid_t threads[BENCH_PIN_MAX_THREADS];
 } bench_pin;
@@ -23,16 +19,6 @@ typedef struct bench_pin {
  * move it between the reps of a row, to a CPU whose caches and clock are cold. Never fails:
  * where the mask can't be set (a restricted container), pin->cpu is -1 and nothing changed. */
 void bench_pin_begin(bench_pin *pin);
-/* A probe: the microseconds of one run of the work that ranks CPUs, or < 0 when it failed
- * (its error already said). */
-typedef double (*bench_pin_probe)(void *context);
-/* Moves the pin to the CPU, of those the thread's mask allowed before bench_pin_begin, where
- * probe's median is lowest. CPUs are not alike: on the H200's VM, 8 of its 16 vCPUs ran
- * the driver's split 20 % slower and greenctx's own part of it twice as slow, in every
- * pass (BENCHMARKS.md, "Overhead"); a run pinned where it started measured whichever it landed on.
- * Both sides of every row then run on that CPU. -1 when the probe failed (the pin is where
- * it was); 0 else, also when the thread isn't pinned (nothing probed). */
-int bench_pin_fastest(bench_pin *pin, bench_pin_probe probe, void *context);
 /* The calling thread's old mask back, and the same mask to every thread the process started
  * while pinned (a thread inherits its creator's mask: a driver's helper thread born during a
  * timed row would otherwise stay on the benchmark's one CPU). */

@@ -281,12 +281,6 @@ def main():
     meta = bench.get("meta", {})
     print(f"{meta.get('gpu')}, driver {meta.get('driver')}, {meta.get('date')}: "
           f"`{meta.get('command')}` against {args.baseline}")
-    overhead = bench.get("overhead", {})
-    if overhead.get("host_cpus_probed"):
-        print(f"pinned to CPU {overhead.get('host_cpu')}, the fastest of "
-              f"{overhead['host_cpus_probed']} for the split by hand: "
-              f"{overhead.get('host_probe_fastest_us')} us (the slowest "
-              f"{overhead.get('host_probe_slowest_us')})")
     regressions, errors, measured, missed, nb_targets = check(baseline, bench, compare)
     print(f"issue 20's targets: {nb_targets - len(missed)} of {nb_targets} met"
           + (f"; not met: {', '.join(missed)}" if missed else ""))

@@ -1,8 +1,7 @@
 #!/usr/bin/env python3
 """scripts/check_regression.py on made-up inputs: a pass, a regression, a figure missing from
 the bench's JSON or the comparison's output (a clear error, exit 2), a figure with no recorded
-ratio yet, the simulated driver refused, the targets reported, the CPU the bench chose, and
---write-baseline."""
+ratio yet, the simulated driver refused, the targets reported, and --write-baseline."""
 import json
 import os
 import subprocess
@@ -72,17 +71,6 @@ class CheckRegression(unittest.TestCase):
                "--baseline", self.write("baseline.json", baseline or baseline_doc()), *args]
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
         return p.returncode, p.stdout, p.stderr
-
-    def test_the_cpu_the_bench_chose_is_named(self):
-        bench = bench_doc()
-        bench["overhead"].update(host_cpu=3, host_cpus_probed=16, host_probe_fastest_us=4.76,
-                                 host_probe_slowest_us=6.35)
-        rc, out, err = self.check(bench)
-        self.assertEqual(rc, 0, out + err)
-        self.assertIn("pinned to CPU 3, the fastest of 16 for the split by hand: 4.76 us "
-                      "(the slowest 6.35)", out)
-        rc, out, err = self.check(bench_doc())  # an older bench: no such line
-        self.assertNotIn("pinned to CPU", out)
 
     def test_the_recorded_ratios_pass(self):
         rc, out, err = self.check(bench_doc())
