@@ -77,7 +77,7 @@ static int repartitions(const bench_env *env, cache_rows *rows, unsigned limit, 
  * cuEventRecord on the old layout's stream and one cuStreamWaitEvent on the new layout's (the
  * floor, what the switch by part calls; the barrier adds a wait per partition but one). */
 #define SWITCH_PARTS 2
-#define SWITCH_VALUES 6 /* per rep: the switch_rep fields */
+#define SWITCH_VALUES 7 /* per rep: the switch_rep fields */
 /* A switch is about a microsecond of host time, its target a p99: 4 of its reps to one of the
  * bench's (800 by default), so that the p99 is no longer the second highest of 200. */
 #define SWITCH_REPS_PER_REP 4
@@ -184,27 +184,53 @@ static int one_switch(const bench_env *env, switch_run *run, int from, unsigned 
     return rc;
 }
 
-/* The switch's twin by hand, from layout from to the other. */
-static int one_by_hand(const bench_env *env, switch_run *run, int from, double *host)
+/* Stream i of layout `to` waits for what was last recorded on stream of_i of layout `of`. */
+static gcu_result hand_wait(const bench_env *env, const switch_run *run, int to, int i, int of,
+                            int of_i)
+{
+    return env->drv->cuStreamWaitEvent(run->stream[to][i], run->by_hand[of][of_i], 0);
+}
+
+static gcu_result hand_record(const bench_env *env, const switch_run *run, int of, int i)
+{
+    return env->drv->cuEventRecord(run->by_hand[of][i], run->stream[of][i]);
+}
+
+/* A switch's twins by hand, from layout from to the other: by part (new stream i waits for
+ * old stream i: the floor), or the barrier's funnel as src/layouts.c makes it (old streams
+ * 1.. recorded and waited for by old stream 0, which records once, and every new stream
+ * waits for that). */
+static int one_by_hand(const bench_env *env, switch_run *run, int from, int barrier,
+                       double *host)
 {
     const int to = !from;
     if (queue_old(env, run, from))
         return -1;
     gcu_result r = GCU_SUCCESS;
     double t0 = bench_now_us();
-    for (int i = 0; i < SWITCH_PARTS && r == GCU_SUCCESS; i++)
-        if ((r = env->drv->cuEventRecord(run->by_hand[from][i], run->stream[from][i])) ==
-            GCU_SUCCESS)
-            r = env->drv->cuStreamWaitEvent(run->stream[to][i], run->by_hand[from][i], 0);
+    if (!barrier) {
+        for (int i = 0; i < SWITCH_PARTS && r == GCU_SUCCESS; i++)
+            if ((r = hand_record(env, run, from, i)) == GCU_SUCCESS)
+                r = hand_wait(env, run, to, i, from, i);
+    } else {
+        for (int i = 1; i < SWITCH_PARTS && r == GCU_SUCCESS; i++)
+            if ((r = hand_record(env, run, from, i)) == GCU_SUCCESS)
+                r = hand_wait(env, run, from, 0, from, i);
+        if (r == GCU_SUCCESS)
+            r = hand_record(env, run, from, 0);
+        for (int j = 0; j < SWITCH_PARTS && r == GCU_SUCCESS; j++)
+            r = hand_wait(env, run, to, j, from, 0);
+    }
     *host = bench_now_us() - t0;
     return bench_cu(r, "a switch by hand (cuEventRecord, cuStreamWaitEvent)") ||
            (run->kernels && drain(env, run));
 }
 
-/* One rep's three timings, in the order `first` says (it turns every other rep, so that
+/* One rep's four timings, in the order `first` says (it turns every other rep, so that
  * none always follows another, as in the overhead table). */
+#define SWITCH_KINDS 4
 typedef struct switch_rep {
-    double host, gap, same, by_part, by_part_gap, by_hand;
+    double host, gap, same, by_part, by_part_gap, by_hand, barrier_by_hand;
 } switch_rep;
 
 static int one_rep(const bench_env *env, switch_run *run, int from, unsigned first,
@@ -212,15 +238,16 @@ static int one_rep(const bench_env *env, switch_run *run, int from, unsigned fir
 {
     double same_again;
     int rc = 0;
-    for (unsigned k = 0; k < 3 && !rc; k++) {
-        unsigned which = (first + k) % 3;
+    for (unsigned k = 0; k < SWITCH_KINDS && !rc; k++) {
+        unsigned which = (first + k) % SWITCH_KINDS;
         if (which == 0)
             rc = one_switch(env, run, from, GCTX_LAYOUTS_ORDER_ALL, &r->host, &r->gap, &r->same);
         else if (which == 1)
             rc = one_switch(env, run, from, GCTX_LAYOUTS_ORDER_BY_PART, &r->by_part,
                             &r->by_part_gap, &same_again);
         else
-            rc = one_by_hand(env, run, from, &r->by_hand);
+            rc = one_by_hand(env, run, from, which == 3,
+                             which == 3 ? &r->barrier_by_hand : &r->by_hand);
     }
     return rc;
 }
@@ -230,22 +257,24 @@ static int switches(const bench_env *env, unsigned reps, cache_rows *rows, doubl
 {
     switch_run run;
     double *host = v, *gap = v + reps, *same = v + 2 * reps, *by_hand = v + 3 * reps;
-    double *by_part = v + 4 * reps, *by_part_gap = v + 5 * reps;
+    double *by_part = v + 4 * reps, *by_part_gap = v + 5 * reps, *barrier_by_hand = v + 6 * reps;
     int rc = switch_begin(env, rows, &run);
     bench_spin_us(SWITCH_SPIN_US);
     for (unsigned i = 0; i < WARMUPS + reps && !rc; i++) {
-        switch_rep r = {0, 0, 0, 0, 0, 0};
-        rc = one_rep(env, &run, (int)(i & 1), (i >> 1) % 3, &r);
+        switch_rep r = {0, 0, 0, 0, 0, 0, 0};
+        rc = one_rep(env, &run, (int)(i & 1), (i >> 1) % SWITCH_KINDS, &r);
         if (i >= WARMUPS) {
             unsigned k = i - WARMUPS;
             host[k] = r.host, gap[k] = r.gap, same[k] = r.same, by_hand[k] = r.by_hand;
             by_part[k] = r.by_part, by_part_gap[k] = r.by_part_gap;
+            barrier_by_hand[k] = r.barrier_by_hand;
         }
     }
     if (!rc) {
         bench_summarize(host, reps, &rows->switch_host);
         bench_summarize(by_part, reps, &rows->switch_by_part_host);
         bench_summarize(by_hand, reps, &rows->switch_by_hand);
+        bench_summarize(barrier_by_hand, reps, &rows->switch_barrier_by_hand);
         rows->gap_valid = run.kernels;
         if (run.kernels) {
             bench_summarize(gap, reps, &rows->gap_switch);
@@ -398,12 +427,16 @@ void cache_rows_print(const cache_rows *r)
     printf("%-34s %10.2f %10.2f | %10.2f %10.2f | %7.3f\n", "layout switch, host",
            r->switch_host.p50, r->switch_host.p99, r->switch_by_hand.p50, r->switch_by_hand.p99,
            bench_ratio(r->switch_host.p50, r->switch_by_hand.p50));
+    printf("%-34s %10s %10s | %10.2f %10.2f | %7.3f\n", "... against its own calls by hand", "",
+           "", r->switch_barrier_by_hand.p50, r->switch_barrier_by_hand.p99,
+           bench_ratio(r->switch_host.p50, r->switch_barrier_by_hand.p50));
     printf("%-34s %10.2f %10.2f | %10.2f %10.2f | %7.3f\n", "layout switch by part, host",
            r->switch_by_part_host.p50, r->switch_by_part_host.p99, r->switch_by_hand.p50,
            r->switch_by_hand.p99, bench_ratio(r->switch_by_part_host.p50, r->switch_by_hand.p50));
     printf("   (%u reps; by hand: per partition one cuEventRecord and one cuStreamWaitEvent, as "
-           "by part; the barrier: %d wait more;\n    target p50 <= 1 us, p99 <= 2 us)\n",
-           r->switch_reps, SWITCH_PARTS - 1);
+           "by part; the barrier: %d wait more,\n    its own by hand the same %d calls; target "
+           "p50 <= 1 us, p99 <= 2 us)\n",
+           r->switch_reps, SWITCH_PARTS - 1, 3 * SWITCH_PARTS - 1);
     if (r->gap_valid) {
         printf("%-34s %10.2f %10.2f | %10.2f %10.2f |  added %.2f (target <= 1 us)\n",
                "device gap: switch | one stream", r->gap_switch.p50, r->gap_switch.p99,
@@ -444,6 +477,9 @@ void cache_rows_json(json_writer *w, const cache_rows *r)
         json_uint(w, "layout_switch_reps", r->switch_reps);
         json_fixed(w, "layout_switch_ratio_p50",
                    bench_ratio(r->switch_host.p50, r->switch_by_hand.p50), 4);
+        bench_json_summary(w, "layout_switch_barrier_by_hand_us", &r->switch_barrier_by_hand);
+        json_fixed(w, "layout_switch_barrier_ratio_p50",
+                   bench_ratio(r->switch_host.p50, r->switch_barrier_by_hand.p50), 4);
         bench_json_summary(w, "layout_switch_by_part_host_us", &r->switch_by_part_host);
         json_fixed(w, "layout_switch_by_part_ratio_p50",
                    bench_ratio(r->switch_by_part_host.p50, r->switch_by_hand.p50), 4);

@@ -21,6 +21,7 @@ typedef struct cache_rows {
     bench_summary switch_host;     /* us per gctx_layouts_switch (the barrier) */
     bench_summary switch_by_part_host; /* us per switch with GCTX_LAYOUTS_ORDER_BY_PART */
     bench_summary switch_by_hand;  /* us per the same hand-over by hand (see above) */
+    bench_summary switch_barrier_by_hand; /* us per the barrier's calls by hand */
     int gap_valid;                 /* 0 where kernels don't run */
     bench_summary gap_switch;      /* us from the old layout's last kernel to the new one's */
     bench_summary gap_switch_by_part; /* the same across a switch by part */

@@ -26,6 +26,7 @@ def bench_doc(split=(6.15, 4.98), repartition=(21.36, 2277.71), simulated=False)
             "repartition_cache_us": summary(13.18), "repartition_no_cache_us": summary(2360.61),
             "layout_switch_host_us": summary(1.25, 1.86),
             "layout_switch_by_hand_us": summary(0.72),
+            "layout_switch_barrier_by_hand_us": summary(0.90),
             "layout_switch_by_part_host_us": summary(0.80, 1.10),
             "layouts_16x2_cold_ms_summary": summary(37.6), "layouts_16x2_by_hand_ms": summary(33.0)}
     return {"schema": "greenctx.bench/1",
@@ -117,11 +118,11 @@ class CheckRegression(unittest.TestCase):
 
     def test_a_missing_twin_is_a_clear_error(self):
         doc = bench_doc()
-        del doc["overhead"]["repartitioning"]["layout_switch_by_hand_us"]
+        del doc["overhead"]["repartitioning"]["layout_switch_barrier_by_hand_us"]
         rc, _, err = self.check(doc)
         self.assertEqual(rc, 2)
-        self.assertIn('layout_switch: the re-partitioning rows has no "layout_switch_by_hand_us"',
-                      err)
+        self.assertIn('layout_switch: the re-partitioning rows has no '
+                      '"layout_switch_barrier_by_hand_us"', err)
 
     def test_an_unknown_baseline_row_is_an_error(self):
         baseline = baseline_doc()
@@ -133,7 +134,7 @@ class CheckRegression(unittest.TestCase):
     def test_no_recorded_ratio_is_reported_not_failed(self):
         rc, out, _ = self.check(bench_doc())
         self.assertEqual(rc, 0)
-        self.assertIn("layout_switch      1.250 (p99 1.860) us / 0.720", out)
+        self.assertIn("layout_switch      1.250 (p99 1.860) us / 0.900", out)
         self.assertIn("no recorded ratio yet", out)
         self.assertIn("target p50 <= 1.0 us: not met; target p99 <= 2.0 us: met", out)
 
@@ -173,7 +174,7 @@ class CheckRegression(unittest.TestCase):
         self.assertEqual(rc, 0, out)
         with open(path) as f:
             rows = {r["name"]: r for r in json.load(f)["rows"]}
-        self.assertAlmostEqual(rows["layout_switch"]["ratio"], 1.25 / 0.72, places=5)
+        self.assertAlmostEqual(rows["layout_switch"]["ratio"], 1.25 / 0.90, places=5)
         self.assertIn("2026-12-01T00:00:00Z", rows["layout_switch"]["from"])
         self.assertIn("cuda.core 1.2.0", rows["python_split"]["from"])
         self.assertEqual(rows["split"]["target"], {"ratio_max": 1.05})
