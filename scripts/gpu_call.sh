@@ -8,7 +8,7 @@
 #               its own part to keep a call within 10 minutes: the regression check (it runs
 #               bench/compare, minutes with torch) and bench elastic's; SKIP_TESTS (a regex of
 #               test names, e.g. 'run\.gpu\.targets') leaves out more when device time is short
-#   regression  scripts/gpu_regression.sh: bench.regression, two full overhead runs, compare
+#   regression  scripts/gpu_regression.sh: bench.regression, RUNS (2) full overhead runs, compare
 #   elastic     scripts/gpu_elastic.sh with TEST=1: bench.elastic_gpu, then the traces
 #               (TRACES, ARM_SECONDS, QUICK as it reads them)
 #   python      scripts/gpu_python.sh: the installed package on the GPU, bench/compare

@@ -4,9 +4,10 @@
 #   1. bench.regression, the make test-gpu entry: the quick overhead bench (and
 #      bench/compare/run_all.py where python3 imports cuda.core) against
 #      bench/results/baseline.json, its outputs in $OUT/quick/;
-#   2. two full runs of `greenctx bench overhead --json` and one of bench/compare/run_all.py,
-#      each run checked the same way and the baseline written again with its ratios
-#      ($OUT/baseline-run1.json, -run2.json: what BENCHMARKS.md and the baseline would record).
+#   2. RUNS (default 2) full runs of `greenctx bench overhead --json` and one of
+#      bench/compare/run_all.py, each run checked the same way and the baseline written again
+#      with its ratios ($OUT/baseline-run1.json, ...: what BENCHMARKS.md and the baseline
+#      would record).
 # Logs go to $OUT; the last lines are a PASS/FAIL summary. A regression fails its stage; the
 # issue's targets are in each check's log, met or not met.
 set -uo pipefail
@@ -31,7 +32,7 @@ if $py -c 'import cuda.core' >/dev/null 2>&1; then
     "$py" bench/compare/run_all.py
   compare=(--compare "$out/compare.log")
 fi
-for run in 1 2; do
+for run in $(seq "${RUNS:-2}"); do
   stage "bench_run$run" 300 bash -c \
     "build-gpu/tools/greenctx bench overhead --json > '$out/overhead-run$run.json'"
   stage "check_run$run" 60 "$py" scripts/check_regression.py \
