@@ -26,6 +26,7 @@ typedef struct gctx__idle_streams {
 typedef struct gctx__split {
     gctx__object base;
     gctx_partition *input; /* the partition the driver split (retained) */
+    size_t block_bytes;    /* what its allocation holds: itself and its partitions (split.c) */
 } gctx__split;
 
 /* partition.c's partition_fields sets every field but base: a new field is set there too. */
