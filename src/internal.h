@@ -161,6 +161,9 @@ void gctx__object_release(gctx__object *object);
  * caller reference. While a handle is out, the same value is given again; once callers
  * released it, the object gets a new value and the old one stays refused. Cannot fail. */
 void *gctx__handle_give(gctx__object *object);
+/* gctx__handle_give of an object whose only reference is the caller's (just registered,
+ * nothing else holds it): without the test of its count. */
+void *gctx__handle_give_new(gctx__object *object);
 /* The handle of an object the library holds and lets callers use without a reference of
  * their own (the layouts' partitions, contexts and streams): the value already out, or a new
  * one. The lender counts as one caller reference of the handle, given once however often it

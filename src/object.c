@@ -84,7 +84,13 @@ static slot *decode(const void *handle, uintptr_t *generation)
     uintptr_t bits = (uintptr_t)handle >> 1;
     unsigned index = (unsigned)(bits & ((1u << INDEX_BITS) - 1));
     *generation = bits >> INDEX_BITS;
-    return ((uintptr_t)handle & 1) && slot_exists(index) ? slot_at(index) : NULL;
+    if (!((uintptr_t)handle & 1))
+        return NULL;
+    /* Every index of INDEX_BITS has its chunk's place: one load of the chunk, where
+     * slot_exists and slot_at made one each (a handle's every lookup, issue 20). */
+    _Static_assert((1u << INDEX_BITS) == CHUNK_SLOTS * MAX_CHUNKS, "an index names a slot");
+    slot *chunk = atomic_load_explicit(&chunks[index >> CHUNK_BITS], memory_order_acquire);
+    return chunk ? &chunk[index & (CHUNK_SLOTS - 1)] : NULL;
 }
 
 static int generation_is(const slot *s, uintptr_t generation)
@@ -177,20 +183,26 @@ void gctx__object_release(gctx__object *object)
     object->destroy(object);
 }
 
+void *gctx__handle_give_new(gctx__object *object)
+{
+    /* No handle is out, since a handle holds a reference, and nothing else can reach the
+     * slot, so no lock (issue 20). The release store publishes the counts with the new
+     * value. */
+    slot *s = slot_at(object->slot);
+    uintptr_t generation = load(&s->generation) + 1;
+    s->handle_refs = 1;
+    s->lent = 0;
+    store(&s->generation, generation);
+    return encode(object->slot, generation);
+}
+
 void *gctx__handle_give(gctx__object *object)
 {
+    /* The caller's reference is the object's only one: a create function handing out what it
+     * made. */
+    if (atomic_load_explicit(&object->refs, memory_order_acquire) == 1)
+        return gctx__handle_give_new(object);
     slot *s = slot_at(object->slot);
-    if (atomic_load_explicit(&object->refs, memory_order_acquire) == 1) {
-        /* The caller's reference is the object's only one (a create function handing out
-         * what it made): no handle is out, since a handle holds a reference, and nothing else
-         * can reach the slot, so no lock (issue 20). The release store publishes the
-         * counts with the new value. */
-        uintptr_t generation = load(&s->generation) + 1;
-        s->handle_refs = 1;
-        s->lent = 0;
-        store(&s->generation, generation);
-        return encode(object->slot, generation);
-    }
     pthread_mutex_lock(&table_lock);
     uintptr_t generation = load(&s->generation);
     int handle_out = generation & 1;

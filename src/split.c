@@ -586,11 +586,13 @@ gctx_status gctx_partition_split(gctx_partition *input, const gctx_group *groups
     if (s == GCTX_SUCCESS)
         s = make_partitions(&job, &out, remainder != NULL, objects, &nb_objects);
     if (s == GCTX_SUCCESS) {
+        /* Each holds the one reference it was prepared with: nothing else reaches it yet. */
         for (unsigned i = 0; i < nb_groups; i++)
-            partitions[i] = gctx__handle_give(objects[1 + i]);
+            partitions[i] = gctx__handle_give_new(objects[1 + i]);
         if (remainder)
-            *remainder = nb_objects > 1 + nb_groups ? gctx__handle_give(objects[1 + nb_groups])
-                                                    : NULL;
+            *remainder = nb_objects > 1 + nb_groups
+                             ? gctx__handle_give_new(objects[1 + nb_groups])
+                             : NULL;
         job_report(&job, plan, group_plans);
     }
     if (objects != small_objects)
