@@ -52,6 +52,7 @@ gcu_result gctx__faulted(void);
 
 typedef struct gctx__feature_state {
     int available;
+    int reached; /* by the driver's version alone (gctx__driver_reaches) */
     char reason[160];
 } gctx__feature_state;
 
@@ -78,7 +79,12 @@ gctx_status gctx__driver_load_green(const gctx__driver **driver);
 /* 1 when the driver's version has what the feature needs by version alone (its row in
  * GCTX_FEATURE_MAP), whether or not an entry point the feature also needs is there: for
  * facts such as which fields a resource carries. */
-int gctx__driver_reaches(const gctx__driver *drv, gctx_feature feature);
+static inline int gctx__driver_reaches(const gctx__driver *drv, gctx_feature feature)
+{
+    /* Decided with the table, not compared each time: a partition of one resource asks
+     * twice, and a split's every such output did (issue 20). */
+    return drv->features[feature].reached;
+}
 /* 1 when cuInit answered CUDA_ERROR_NO_DEVICE: the driver loaded and counts no device. */
 int gctx__driver_has_no_device(void);
 

@@ -26,11 +26,12 @@ static void partition_destroy(gctx__object *object)
         gctx__object_release(&split->base);
 }
 
-/* The fields of a partition whose resources are in place, for any kind; the caller sets what
- * depends on its kind, and its object (gctx__object_init or _prepare). The memory is the
- * partition's own (in_split_block 0: freed with it) or its split record's. */
+/* The fields of a partition whose resources are in place, of sm_count SMs in all, for any
+ * kind; the caller sets what depends on its kind, and its object (gctx__object_init or
+ * _prepare). The memory is the partition's own (in_split_block 0: freed with it) or its split
+ * record's. */
 static void partition_fields(gctx_partition *p, int device, gctx_partition_kind kind,
-                             unsigned nb_resources, int in_split_block)
+                             unsigned nb_resources, unsigned sm_count, int in_split_block)
 {
     /* Field by field, in the struct's order (partition.h asks a new field to be set here): a
      * memset or a compound literal of the struct is a rep stos, whose start-up was the
@@ -38,9 +39,7 @@ static void partition_fields(gctx_partition *p, int device, gctx_partition_kind 
     p->device = device;
     p->cc_major = 0;
     p->kind = kind;
-    p->sm_count = 0;
-    for (unsigned i = 0; i < nb_resources; i++)
-        p->sm_count += p->resources[i].u.sm.smCount;
+    p->sm_count = sm_count;
     p->rules = (gctx__sm_rules){0, 0, 0};
     p->structured = 0;
     p->flags = 0;
@@ -68,7 +67,10 @@ static gctx_status partition_setup(gctx_partition *p, int device, gctx_partition
     gctx_status s = gctx__driver_load(&drv);
     if (s != GCTX_SUCCESS)
         return s;
-    partition_fields(p, device, kind, nb_resources, 0);
+    unsigned sm_count = 0;
+    for (unsigned i = 0; i < nb_resources; i++)
+        sm_count += p->resources[i].u.sm.smCount;
+    partition_fields(p, device, kind, nb_resources, sm_count, 0);
     int top = kind == GCTX_PARTITION_DEVICE || kind == GCTX_PARTITION_CONTEXT;
     if (top && (s = gctx__device_hold_primary(drv, device)))
         return s;
@@ -181,10 +183,10 @@ gctx_status gctx__partition_from_split(gctx__split *split, unsigned index, gctx_
 
 void gctx__partition_in_split_block(const gctx__driver *drv, gctx__split *split,
                                     gctx_partition *p, unsigned index, gctx_partition_kind kind,
-                                    unsigned nb_resources, const gctx__sm_rules *rules,
-                                    int structured)
+                                    unsigned nb_resources, unsigned sm_count,
+                                    const gctx__sm_rules *rules, int structured)
 {
-    partition_fields(p, split->input->device, kind, nb_resources, 1);
+    partition_fields(p, split->input->device, kind, nb_resources, sm_count, 1);
     gctx__object_prepare(&p->base, GCTX__TYPE_PARTITION, partition_destroy, 1);
     take_split(drv, p, split, index, rules, structured);
 }

@@ -91,13 +91,14 @@ gctx_status gctx__split_new(gctx_partition *input, gctx__split **out);
 /* The bytes of a partition with nb_resources resources, rounded to its alignment. */
 size_t gctx__partition_bytes(unsigned nb_resources);
 /* A partition object in memory of the split record's block (split.c), its nb_resources
- * resources written already, prepared for gctx__objects_register with the block's other
- * objects: it holds the record, which frees the block with its last reference, by one of the
- * references the record is prepared with (split.c counts them, not a retain each). */
+ * resources written already (sm_count SMs in all: the split knows, so no pass over them),
+ * prepared for gctx__objects_register with the block's other objects: it holds the record,
+ * which frees the block with its last reference, by one of the references the record is
+ * prepared with (split.c counts them, not a retain each). */
 void gctx__partition_in_split_block(const gctx__driver *drv, gctx__split *split,
                                     gctx_partition *p, unsigned index, gctx_partition_kind kind,
-                                    unsigned nb_resources, const gctx__sm_rules *rules,
-                                    int structured);
+                                    unsigned nb_resources, unsigned sm_count,
+                                    const gctx__sm_rules *rules, int structured);
 /* A partition object from resources of one split (copied). */
 gctx_status gctx__partition_from_split(gctx__split *split, unsigned index, gctx_partition_kind kind,
                                        const gcu_dev_resource *resources, unsigned nb_resources,

@@ -411,6 +411,17 @@ static void span_of(const split_job *job, const split_outputs *out, unsigned i,
     span->with_remainder = has_remainder && (structured || !plan->remainder_taken);
 }
 
+/* The SMs of a span, without a pass over its resources: the structured path's group is its
+ * one result, and run_split checked that each granule has the plan's size. */
+static unsigned span_sms(const split_job *job, const split_outputs *out, const output_span *span)
+{
+    const gctx__plan *plan = &job->plan;
+    unsigned sms = plan->path != GCTX_SPLIT_PATH_STRUCTURED ? span->count * plan->granule
+                   : span->count                            ? out->results[span->first].u.sm.smCount
+                                                            : 0;
+    return span->with_remainder ? sms + job->last_remainder.u.sm.smCount : sms;
+}
+
 /* The resources of a span, copied into list; their number. */
 static unsigned gather(const split_job *job, const split_outputs *out, const output_span *span,
                        gcu_dev_resource *list)
@@ -528,7 +539,7 @@ static gctx_status make_partitions(split_job *job, const split_outputs *out, int
         if (i == plan->nb_groups) { /* the remainder, when it has SMs */
             if (n)
                 gctx__partition_in_split_block(job->drv, record, p, i, GCTX_PARTITION_REMAINDER,
-                                               n, &unstructured, 0);
+                                               n, span_sms(job, out, &span), &unstructured, 0);
         } else {
             gctx__sm_rules rules = fine ? unstructured : job->through->rules;
             if (plan->path == GCTX_SPLIT_PATH_STRUCTURED &&
@@ -537,7 +548,8 @@ static gctx_status make_partitions(split_job *job, const split_outputs *out, int
                 rules.min_partition = p->resources[0].u.sm.minSmPartitionSize;
                 rules.alignment = p->resources[0].u.sm.smCoscheduledAlignment;
             }
-            gctx__partition_in_split_block(job->drv, record, p, i, GCTX_PARTITION_GROUP, n, &rules,
+            gctx__partition_in_split_block(job->drv, record, p, i, GCTX_PARTITION_GROUP, n,
+                                           span_sms(job, out, &span), &rules,
                                            !fine && job->through->structured);
         }
         if (n)
