@@ -156,10 +156,19 @@ gctx_status gctx__object_init(gctx__object *object, gctx__type type,
  * with it that hold it), then register them all in one lock of the handle table (a split's
  * record and outputs took a lock each, issue 20). All or none: on failure none is registered
  * and the memory is the caller's. */
-void gctx__object_prepare(gctx__object *object, gctx__type type,
-                          void (*destroy)(gctx__object *), int refs);
+static inline void gctx__object_prepare(gctx__object *object, gctx__type type,
+                                        void (*destroy)(gctx__object *), int refs)
+{
+    /* Inline, as gctx__object_retain: a split prepares each of its objects (issue 20). */
+    object->type = type;
+    atomic_init(&object->refs, refs);
+    object->destroy = destroy;
+}
 gctx_status gctx__objects_register(gctx__object *const *objects, unsigned n);
-void gctx__object_retain(gctx__object *object);
+static inline void gctx__object_retain(gctx__object *object)
+{
+    atomic_fetch_add(&object->refs, 1);
+}
 /* Drops a reference; the last one destroys the object. */
 void gctx__object_release(gctx__object *object);
 /* The public handle of an object, for a caller: consumes one reference of the object (a

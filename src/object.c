@@ -98,14 +98,6 @@ static int generation_is(const slot *s, uintptr_t generation)
     return (load(&s->generation) & GEN_MASK) == generation && (generation & 1);
 }
 
-void gctx__object_prepare(gctx__object *object, gctx__type type,
-                          void (*destroy)(gctx__object *), int refs)
-{
-    object->type = type;
-    atomic_init(&object->refs, refs);
-    object->destroy = destroy;
-}
-
 /* Under the lock, after the last reference went: no handle is out (a handle holds one), so
  * the slot goes back to the free list with an even generation; the next object there gets
  * the next odd one. */
@@ -170,8 +162,6 @@ gctx_status gctx__object_init(gctx__object *object, gctx__type type,
     gctx__object_prepare(object, type, destroy, 1);
     return gctx__objects_register(&object, 1);
 }
-
-void gctx__object_retain(gctx__object *object) { atomic_fetch_add(&object->refs, 1); }
 
 void gctx__object_release(gctx__object *object)
 {

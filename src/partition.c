@@ -98,13 +98,6 @@ static gctx_status partition_new(int device, gctx_partition_kind kind,
     return GCTX_SUCCESS;
 }
 
-size_t gctx__partition_bytes(unsigned nb_resources)
-{
-    const size_t align = _Alignof(gctx_partition);
-    size_t bytes = sizeof(gctx_partition) + nb_resources * sizeof(gcu_dev_resource);
-    return (bytes + align - 1) / align * align;
-}
-
 /* Locality and flags exist only in newer drivers' resources. */
 static void read_driver_fields(const gctx__driver *drv, gctx_partition *p)
 {

@@ -88,8 +88,14 @@ gctx_status gctx__partition_relation(const gctx_partition *a, const gctx_partiti
                                      gctx_relation *relation);
 /* A new split record of input (retained by it), with one reference (the caller's). */
 gctx_status gctx__split_new(gctx_partition *input, gctx__split **out);
-/* The bytes of a partition with nb_resources resources, rounded to its alignment. */
-size_t gctx__partition_bytes(unsigned nb_resources);
+/* The bytes of a partition with nb_resources resources, rounded to its alignment. Inline: a
+ * split asks it for every output (issue 20). */
+static inline size_t gctx__partition_bytes(unsigned nb_resources)
+{
+    const size_t align = _Alignof(gctx_partition);
+    size_t bytes = sizeof(gctx_partition) + nb_resources * sizeof(gcu_dev_resource);
+    return (bytes + align - 1) / align * align;
+}
 /* A partition object in memory of the split record's block (split.c), its nb_resources
  * resources written already (sm_count SMs in all: the split knows, so no pass over them),
  * prepared for gctx__objects_register with the block's other objects: it holds the record,
