@@ -328,43 +328,51 @@ static void outputs_free(const split_job *job, split_outputs *out)
         free(out->results);
 }
 
-static gctx_status run_split(split_job *job, split_outputs *out)
+/* The granule split made again, planning's last split having been another candidate: its
+ * results in their own memory, their count and remainder checked against what planning saw
+ * (on the planned outputs they are what it saw). */
+static gctx_status split_again(split_job *job, split_outputs *out)
 {
     const gctx__plan *plan = &job->plan;
-    const gcu_dev_resource *input = &job->through->resources[0];
-    int structured = plan->path == GCTX_SPLIT_PATH_STRUCTURED;
-    unsigned capacity = structured ? plan->nb_groups : plan->split_groups;
     const gcu_dev_resource *left = &job->last_remainder;
-    out->nb_results = capacity;
-    /* The structured path always planned with the real split; a granule path did when its
-     * last candidate was the granule chosen. */
-    int planned_outputs = structured || (job->last_nb == plan->split_groups &&
-                                         job->last_granule == plan->granule &&
-                                         job->last_flags == plan->flags);
-    gcu_result r = GCU_SUCCESS;
-    if (planned_outputs) {
-        out->results = job->scratch;
-    } else {
-        out->results = calloc(capacity ? capacity : 1, sizeof *out->results);
-        if (!out->results)
-            return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting");
-        clear_resource(&job->last_remainder);
-        r = job->drv->cuDevSmResourceSplitByCount(out->results, &out->nb_results, input,
-                                                  &job->last_remainder, plan->flags,
-                                                  plan->granule);
-        GCTX__DEBUG_CALL("cuDevSmResourceSplitByCount", r);
-    }
+    out->results = calloc(out->nb_results ? out->nb_results : 1, sizeof *out->results);
+    if (!out->results)
+        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting");
+    clear_resource(&job->last_remainder);
+    gcu_result r = job->drv->cuDevSmResourceSplitByCount(out->results, &out->nb_results,
+                                                         &job->through->resources[0],
+                                                         &job->last_remainder, plan->flags,
+                                                         plan->granule);
+    GCTX__DEBUG_CALL("cuDevSmResourceSplitByCount", r);
     if (r != GCU_SUCCESS)
         return gctx__fail_cuda(r, "cuDevSmResourceSplitByCount(minCount %u, flags %u) of %u SMs",
                                plan->granule, plan->flags, job->through->sm_count);
-    if (structured)
-        return GCTX_SUCCESS; /* planning checked every group of these very outputs */
     unsigned remainder = left->type == GCU_DEV_RESOURCE_TYPE_SM ? left->u.sm.smCount : 0;
     if (out->nb_results != plan->split_groups || remainder != plan->split_remainder)
         return gctx__fail(GCTX_ERROR_DRIVER,
                           "cuDevSmResourceSplitByCount gave %u granules and %u SMs left where "
                           "planning saw %u and %u",
                           out->nb_results, remainder, plan->split_groups, plan->split_remainder);
+    return GCTX_SUCCESS;
+}
+
+static gctx_status run_split(split_job *job, split_outputs *out)
+{
+    const gctx__plan *plan = &job->plan;
+    int structured = plan->path == GCTX_SPLIT_PATH_STRUCTURED;
+    out->nb_results = structured ? plan->nb_groups : plan->split_groups;
+    /* The structured path always planned with the real split; a granule path did when its
+     * last candidate was the granule chosen. */
+    int planned_outputs = structured || (job->last_nb == plan->split_groups &&
+                                         job->last_granule == plan->granule &&
+                                         job->last_flags == plan->flags);
+    gctx_status s = GCTX_SUCCESS;
+    if (planned_outputs)
+        out->results = job->scratch;
+    else
+        s = split_again(job, out);
+    if (s != GCTX_SUCCESS || structured)
+        return s; /* structured: planning checked every group of these very outputs */
     for (unsigned i = 0; i < out->nb_results; i++)
         if (out->results[i].u.sm.smCount != plan->granule)
             return gctx__fail(GCTX_ERROR_DRIVER,
