@@ -9,8 +9,12 @@
 
 #if defined(__GNUC__)
 #define GCTX_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+/* A rare path kept out of line: the function that tests for it then saves no registers and
+ * sets up no frame for it (a check on every call's path, issue 20). */
+#define GCTX_COLD __attribute__((cold, noinline))
 #else
 #define GCTX_PRINTF(fmt, args)
+#define GCTX_COLD
 #endif
 
 /* ---- errors (error.c) ---- */
