@@ -134,7 +134,6 @@ typedef enum gctx__type {
     GCTX__TYPE_CONTEXT = 0x43545854,   /* 'CTXT' */
     GCTX__TYPE_STREAM = 0x5354524d,    /* 'STRM' */
     GCTX__TYPE_EVENT = 0x45564e54,     /* 'EVNT' */
-    GCTX__TYPE_SPLIT = 0x53504c54,     /* 'SPLT': the record of one split, shared by its outputs */
     GCTX__TYPE_LAYOUTS = 0x4c41594f,   /* 'LAYO' */
     GCTX__TYPE_CONTROLLER = 0x4354524c, /* 'CTRL' */
     GCTX__TYPE_CLAIM = 0x434c414d       /* 'CLAM' */
@@ -156,16 +155,15 @@ typedef struct gctx__object {
 gctx_status gctx__object_init(gctx__object *object, gctx__type type,
                               void (*destroy)(gctx__object *));
 /* gctx__object_init in two steps, for objects made together: prepare each (its type, its
- * destroy, the references it starts with: 1, its creator's, or the number of objects made
- * with it that hold it), then register them all in one lock of the handle table (a split's
- * record and outputs took a lock each, issue 20). All or none: on failure none is registered
- * and the memory is the caller's. */
+ * destroy, one reference: its creator's), then register them all in one lock of the handle
+ * table (a split's outputs took a lock each, issue 20). All or none: on failure none is
+ * registered and the memory is the caller's. */
 static inline void gctx__object_prepare(gctx__object *object, gctx__type type,
-                                        void (*destroy)(gctx__object *), int refs)
+                                        void (*destroy)(gctx__object *))
 {
-    /* Inline, as gctx__object_retain: a split prepares each of its objects (issue 20). */
+    /* Inline, as gctx__object_retain: a split prepares each of its outputs (issue 20). */
     object->type = type;
-    atomic_init(&object->refs, refs);
+    atomic_init(&object->refs, 1);
     object->destroy = destroy;
 }
 gctx_status gctx__objects_register(gctx__object *const *objects, unsigned n);

@@ -159,7 +159,7 @@ gctx_status gctx__objects_register(gctx__object *const *objects, unsigned n)
 gctx_status gctx__object_init(gctx__object *object, gctx__type type,
                               void (*destroy)(gctx__object *))
 {
-    gctx__object_prepare(object, type, destroy, 1);
+    gctx__object_prepare(object, type, destroy);
     return gctx__objects_register(&object, 1);
 }
 

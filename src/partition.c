@@ -23,7 +23,7 @@ static void partition_destroy(gctx__object *object)
         free(p);
     /* Last: in its record's block, p goes with the record's last reference. */
     if (split)
-        gctx__object_release(&split->base);
+        gctx__split_release(split);
 }
 
 /* The fields of a partition whose resources are in place, of sm_count SMs in all, for any
@@ -169,7 +169,7 @@ gctx_status gctx__partition_from_split(gctx__split *split, unsigned index, gctx_
     if (s != GCTX_SUCCESS)
         return s;
     take_split(drv, p, split, index, rules, structured);
-    gctx__object_retain(&split->base);
+    gctx__split_retain(split);
     *out = p;
     return GCTX_SUCCESS;
 }
@@ -180,7 +180,7 @@ void gctx__partition_in_split_block(const gctx__driver *drv, gctx__split *split,
                                     const gctx__sm_rules *rules, int structured)
 {
     partition_fields(p, split->input->device, kind, nb_resources, sm_count, 1);
-    gctx__object_prepare(&p->base, GCTX__TYPE_PARTITION, partition_destroy, 1);
+    gctx__object_prepare(&p->base, GCTX__TYPE_PARTITION, partition_destroy);
     take_split(drv, p, split, index, rules, structured);
 }
 

@@ -469,11 +469,12 @@ static void block_give_back(gctx__split *block)
     free(block); /* the spare it replaced, or itself */
 }
 
-static void split_record_destroy(gctx__object *object)
+void gctx__split_release(gctx__split *split)
 {
-    gctx__split *record = (gctx__split *)object;
-    gctx__object_release(&record->input->base);
-    block_give_back(record); /* and the partitions of its block, whose last reference this was */
+    if (atomic_fetch_sub(&split->refs, 1) != 1)
+        return;
+    gctx__object_release(&split->input->base);
+    block_give_back(split); /* and the partitions of its block, whose last reference this was */
 }
 
 /* The record's own bytes, where its block's partitions start. */
@@ -481,31 +482,24 @@ static void split_record_destroy(gctx__object *object)
     ((sizeof(gctx__split) + _Alignof(gctx_partition) - 1) / _Alignof(gctx_partition) *        \
      _Alignof(gctx_partition))
 
-/* A record of input with `extra` bytes after it (from RECORD_BYTES) for the split's
- * partitions, to prepare (split_record_destroy) and register; NULL when out of memory. It
- * takes its reference of the input once registered. */
-static gctx__split *split_block_new(gctx_partition *input, size_t extra)
+/* A record of input with refs references and `extra` bytes after it (from RECORD_BYTES) for
+ * the split's partitions; NULL when out of memory. It takes its reference of the input once
+ * its partitions are registered. */
+static gctx__split *split_block_new(gctx_partition *input, int refs, size_t extra)
 {
     gctx__split *record = block_take(RECORD_BYTES + extra);
     if (!record)
         return NULL;
-    size_t bytes = record->block_bytes;
-    memset(record, 0, sizeof *record);
+    atomic_init(&record->refs, refs);
     record->input = input;
-    record->block_bytes = bytes;
     return record;
 }
 
 gctx_status gctx__split_new(gctx_partition *input, gctx__split **out)
 {
-    gctx__split *record = split_block_new(input, 0);
+    gctx__split *record = split_block_new(input, 1, 0);
     if (!record)
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting");
-    gctx_status s = gctx__object_init(&record->base, GCTX__TYPE_SPLIT, split_record_destroy);
-    if (s != GCTX_SUCCESS) {
-        block_give_back(record);
-        return s;
-    }
     gctx__object_retain(&input->base);
     *out = record;
     return GCTX_SUCCESS;
@@ -513,9 +507,9 @@ gctx_status gctx__split_new(gctx_partition *input, gctx__split **out)
 
 /* The split's outputs as partitions, in one block with their record (a split's objects were
  * an allocation each, and their resources copied twice), registered in one lock (a lock
- * each before). objects gets the block's objects: the record (held by its partitions on
- * success), the groups' partitions, then the remainder's when want_remainder and there is
- * one; *nb_objects says how many. */
+ * each before). objects gets the block's partitions, which hold the record on success: the
+ * groups', then the remainder's when want_remainder and there is one; *nb_objects says how
+ * many. */
 static gctx_status make_partitions(split_job *job, const split_outputs *out, int want_remainder,
                                    gctx__object **objects, unsigned *nb_objects)
 {
@@ -530,14 +524,13 @@ static gctx_status make_partitions(split_job *job, const split_outputs *out, int
                    "a partition's bytes are linear in its resources");
     size_t extra = outputs * gctx__partition_bytes(0) +
                    (out->nb_results + 1) * sizeof(gcu_dev_resource);
-    gctx__split *record = split_block_new(job->through, extra);
+    gctx__split *record = split_block_new(job->through, 0, extra);
     if (!record)
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting");
     const gctx__sm_rules unstructured = {2, 2, 0};
     int fine = plan->path == GCTX_SPLIT_PATH_FINE_GRANULES;
     char *at = (char *)record + RECORD_BYTES;
-    objects[0] = &record->base;
-    unsigned n_objects = 1;
+    unsigned n_objects = 0;
     for (unsigned i = 0; i < outputs; i++) {
         gctx_partition *p = (gctx_partition *)(void *)at;
         output_span span;
@@ -565,8 +558,7 @@ static gctx_status make_partitions(split_job *job, const split_outputs *out, int
     }
     /* The record's references are its partitions' from the start, rather than its creator's
      * and then one retain each: locked instructions of the split's every output (issue 20). */
-    gctx__object_prepare(&record->base, GCTX__TYPE_SPLIT, split_record_destroy,
-                         (int)n_objects - 1);
+    atomic_init(&record->refs, (int)n_objects);
     gctx_status s = gctx__objects_register(objects, n_objects);
     if (s != GCTX_SUCCESS) {
         block_give_back(record); /* nothing registered: the block is all there is */
@@ -587,8 +579,8 @@ gctx_status gctx_partition_split(gctx_partition *input, const gctx_group *groups
         return s;
     split_job job;
     split_outputs out = {NULL, 0};
-    /* The block's objects (make_partitions): handed out only once all are made. */
-    gctx__object *small_objects[SMALL_SPLIT + 2];
+    /* The block's partitions (make_partitions): handed out only once all are made. */
+    gctx__object *small_objects[SMALL_SPLIT + 1];
     gctx__object **objects = NULL;
     unsigned nb_objects = 0;
     /* The request first: gctx_context_split passes its own array here, which is NULL when
@@ -599,7 +591,7 @@ gctx_status gctx_partition_split(gctx_partition *input, const gctx_group *groups
                        "partitions (the output array of nb_groups) is NULL");
     if (s == GCTX_SUCCESS &&
         !(objects = nb_groups <= SMALL_SPLIT ? small_objects
-                                             : malloc((nb_groups + 2) * sizeof *objects)))
+                                             : malloc((nb_groups + 1) * sizeof *objects)))
         s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting");
     if (s == GCTX_SUCCESS)
         s = run_split(&job, &out);
@@ -608,11 +600,10 @@ gctx_status gctx_partition_split(gctx_partition *input, const gctx_group *groups
     if (s == GCTX_SUCCESS) {
         /* Each holds the one reference it was prepared with: nothing else reaches it yet. */
         for (unsigned i = 0; i < nb_groups; i++)
-            partitions[i] = gctx__handle_give_new(objects[1 + i]);
+            partitions[i] = gctx__handle_give_new(objects[i]);
         if (remainder)
-            *remainder = nb_objects > 1 + nb_groups
-                             ? gctx__handle_give_new(objects[1 + nb_groups])
-                             : NULL;
+            *remainder =
+                nb_objects > nb_groups ? gctx__handle_give_new(objects[nb_groups]) : NULL;
         job_report(&job, plan, group_plans);
     }
     if (objects != small_objects)
