@@ -536,25 +536,22 @@ static gctx_status make_partitions(split_job *job, const split_outputs *out, int
         output_span span;
         span_of(job, out, i, &span);
         unsigned n = gather(job, out, &span, p->resources);
+        if (!n)
+            continue; /* the remainder, when it has no SMs */
         at += gctx__partition_bytes(n);
-        if (i == plan->nb_groups) { /* the remainder, when it has SMs */
-            if (n)
-                gctx__partition_in_split_block(job->drv, record, p, i, GCTX_PARTITION_REMAINDER,
-                                               n, span_sms(job, out, &span), &unstructured, 0);
-        } else {
-            gctx__sm_rules rules = fine ? unstructured : job->through->rules;
-            if (plan->path == GCTX_SPLIT_PATH_STRUCTURED &&
-                p->resources[0].u.sm.minSmPartitionSize &&
-                p->resources[0].u.sm.smCoscheduledAlignment) {
-                rules.min_partition = p->resources[0].u.sm.minSmPartitionSize;
-                rules.alignment = p->resources[0].u.sm.smCoscheduledAlignment;
-            }
-            gctx__partition_in_split_block(job->drv, record, p, i, GCTX_PARTITION_GROUP, n,
-                                           span_sms(job, out, &span), &rules,
-                                           !fine && job->through->structured);
+        int group = i < plan->nb_groups;
+        gctx__sm_rules rules = fine || !group ? unstructured : job->through->rules;
+        if (group && plan->path == GCTX_SPLIT_PATH_STRUCTURED &&
+            p->resources[0].u.sm.minSmPartitionSize &&
+            p->resources[0].u.sm.smCoscheduledAlignment) {
+            rules.min_partition = p->resources[0].u.sm.minSmPartitionSize;
+            rules.alignment = p->resources[0].u.sm.smCoscheduledAlignment;
         }
-        if (n)
-            objects[n_objects++] = &p->base;
+        gctx__partition_in_split_block(job->drv, record, p, i,
+                                       group ? GCTX_PARTITION_GROUP : GCTX_PARTITION_REMAINDER, n,
+                                       span_sms(job, out, &span), &rules,
+                                       group && !fine && job->through->structured);
+        objects[n_objects++] = &p->base;
     }
     /* The record's references are its partitions' from the start, rather than its creator's
      * and then one retain each: locked instructions of the split's every output (issue 20). */
