@@ -482,24 +482,23 @@ void gctx__split_release(gctx__split *split)
     ((sizeof(gctx__split) + _Alignof(gctx_partition) - 1) / _Alignof(gctx_partition) *        \
      _Alignof(gctx_partition))
 
-/* A record of input with refs references and `extra` bytes after it (from RECORD_BYTES) for
- * the split's partitions; NULL when out of memory. It takes its reference of the input once
- * its partitions are registered. */
-static gctx__split *split_block_new(gctx_partition *input, int refs, size_t extra)
+/* A record of input with `extra` bytes after it (from RECORD_BYTES) for the split's
+ * partitions, its references for the caller to set; NULL when out of memory. It takes its
+ * reference of the input once its partitions are registered. */
+static gctx__split *split_block_new(gctx_partition *input, size_t extra)
 {
     gctx__split *record = block_take(RECORD_BYTES + extra);
-    if (!record)
-        return NULL;
-    atomic_init(&record->refs, refs);
-    record->input = input;
+    if (record)
+        record->input = input;
     return record;
 }
 
 gctx_status gctx__split_new(gctx_partition *input, gctx__split **out)
 {
-    gctx__split *record = split_block_new(input, 1, 0);
+    gctx__split *record = split_block_new(input, 0);
     if (!record)
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting");
+    atomic_init(&record->refs, 1);
     gctx__object_retain(&input->base);
     *out = record;
     return GCTX_SUCCESS;
@@ -524,7 +523,7 @@ static gctx_status make_partitions(split_job *job, const split_outputs *out, int
                    "a partition's bytes are linear in its resources");
     size_t extra = outputs * gctx__partition_bytes(0) +
                    (out->nb_results + 1) * sizeof(gcu_dev_resource);
-    gctx__split *record = split_block_new(job->through, 0, extra);
+    gctx__split *record = split_block_new(job->through, extra);
     if (!record)
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting");
     const gctx__sm_rules unstructured = {2, 2, 0};
