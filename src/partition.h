@@ -27,7 +27,7 @@ typedef struct gctx__idle_streams {
  * slot cost a split one more entry in the table's lock, and the release of its last output
  * one more lock (issue 20). */
 typedef struct gctx__split {
-    atomic_int refs;       /* its outputs', and its maker's while it makes them */
+    atomic_int refs;       /* its outputs' (and gctx__split_new's caller's until it lets go) */
     gctx_partition *input; /* the partition the driver split (retained) */
     size_t block_bytes;    /* what its allocation holds: itself and its partitions (split.c) */
 } gctx__split;
