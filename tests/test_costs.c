@@ -456,7 +456,8 @@ GT_TEST(hot_paths_allocate_once_per_object)
                                               NULL, NULL),
                          GCTX_SUCCESS);
         count_allocations(0);
-        GT_ASSERT_GE_INT(round == 0 ? 1 : 0, allocations);
+        long most = round == 0 ? 1 : 0; /* later rounds reuse the block the last one released */
+        GT_ASSERT_GE_INT(most, allocations);
         count_allocations(1);
         build_on(parts, ctx, st);
         count_allocations(0);
