@@ -244,11 +244,17 @@ void gctx__handle_unlend(gctx__object *object)
         gctx__object_release(object); /* the handle's; the lender still holds its own */
 }
 
-/* The object of a live handle of that type, or NULL with the thread's error set. */
-static gctx__object *lookup(const void *handle, gctx__type type, const char *what)
+/* The object of a live handle of that type, with its slot and the handle's generation for
+ * the caller's locked step (a retain or release decoded the handle a second time for them);
+ * or NULL with the thread's error set. Inline: every entry point resolves its handles
+ * through it (issue 20). */
+static inline gctx__object *lookup(const void *handle, gctx__type type, const char *what,
+                                   slot **where, uintptr_t *generation_out)
 {
     uintptr_t generation = 0;
     slot *s = decode(handle, &generation);
+    *where = s;
+    *generation_out = generation;
     gctx__object *object =
         s && generation_is(s, generation)
             ? atomic_load_explicit(&s->object, memory_order_acquire) : NULL;
@@ -274,7 +280,9 @@ gctx_status gctx__handle_resolve(void *var, gctx__type type, const char *what)
     memcpy(&handle, var, sizeof handle);
     if (!handle)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "%s is NULL", what);
-    gctx__object *object = lookup(handle, type, what);
+    slot *s;
+    uintptr_t generation;
+    gctx__object *object = lookup(handle, type, what, &s, &generation);
     if (!object)
         return GCTX_ERROR_INVALID_HANDLE;
     memcpy(var, &object, sizeof object);
@@ -283,9 +291,9 @@ gctx_status gctx__handle_resolve(void *var, gctx__type type, const char *what)
 
 void *gctx__handle_retain(void *handle, gctx__type type)
 {
-    uintptr_t generation = 0;
-    slot *s = decode(handle, &generation);
-    if (!handle || !lookup(handle, type, "handle") || !s)
+    slot *s;
+    uintptr_t generation;
+    if (!handle || !lookup(handle, type, "handle", &s, &generation))
         return NULL;
     pthread_mutex_lock(&table_lock);
     int ok = generation_is(s, generation);
@@ -299,10 +307,10 @@ void *gctx__handle_retain(void *handle, gctx__type type)
 
 void gctx__handle_release(void *handle, gctx__type type)
 {
-    uintptr_t generation = 0;
-    slot *s = decode(handle, &generation);
-    gctx__object *object = handle ? lookup(handle, type, "handle") : NULL;
-    if (!object || !s)
+    slot *s;
+    uintptr_t generation;
+    gctx__object *object = handle ? lookup(handle, type, "handle", &s, &generation) : NULL;
+    if (!object)
         return;
     pthread_mutex_lock(&table_lock);
     int ok = generation_is(s, generation), last = 0;
