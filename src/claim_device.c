@@ -123,7 +123,7 @@ gctx_status gctx__granules_partition(const gctx__device_granules *g, const gctx_
                                                        : GCTX_PARTITION_GROUP,
                                    list, n, remainder ? &unstructured : &whole->rules,
                                    !remainder && whole->structured, &p);
-    gctx__object_release(&record->base); /* the partition holds it now, or nothing does */
+    gctx__split_release(record); /* the partition holds it now, or nothing does */
     if (s != GCTX_SUCCESS)
         return s;
     *out = gctx__handle_give(&p->base);

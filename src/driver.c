@@ -69,11 +69,6 @@ static int feature_version(gctx_feature feature)
     }
 }
 
-int gctx__driver_reaches(const gctx__driver *drv, gctx_feature feature)
-{
-    return drv->version >= feature_version(feature);
-}
-
 /* The entry point a feature needs besides its version; NULL name when the version is all. */
 static const char *feature_entry_point(gctx_feature feature, size_t *offset)
 {
@@ -112,6 +107,7 @@ static void decide_feature(gctx_feature feature)
     format_version(have, sizeof have, driver.version);
     size_t offset = 0;
     const char *symbol = feature_entry_point(feature, &offset);
+    driver.features[feature].reached = driver.version >= feature_version(feature);
     if (!gctx__driver_reaches(&driver, feature))
         set_feature(feature, 0, "needs driver %s, found %s", need, have);
     else if (symbol && !entry_point(offset))

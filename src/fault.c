@@ -31,14 +31,18 @@ void gctx__fault_note(gcu_result result, const char *what)
 
 gcu_result gctx__faulted(void) { return atomic_load(&fault); }
 
-gctx_status gctx__fault_check(void)
+/* The refusal of a call after the fault `result`. */
+static GCTX_COLD gctx_status refuse(gcu_result result)
 {
-    gcu_result result = atomic_load(&fault);
-    if (!result)
-        return GCTX_SUCCESS;
     char what[sizeof first_call];
     pthread_mutex_lock(&lock);
     snprintf(what, sizeof what, "%s", first_call);
     pthread_mutex_unlock(&lock);
     return gctx__fail_cuda(result, "refused: an earlier call (%s) met a fault", what);
+}
+
+gctx_status gctx__fault_check(void)
+{
+    gcu_result result = atomic_load(&fault);
+    return result ? refuse(result) : GCTX_SUCCESS;
 }

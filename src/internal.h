@@ -9,8 +9,12 @@
 
 #if defined(__GNUC__)
 #define GCTX_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+/* A rare path kept out of line: the function that tests for it then saves no registers and
+ * sets up no frame for it (a check on every call's path, issue 20). */
+#define GCTX_COLD __attribute__((cold, noinline))
 #else
 #define GCTX_PRINTF(fmt, args)
+#define GCTX_COLD
 #endif
 
 /* ---- errors (error.c) ---- */
@@ -52,6 +56,7 @@ gcu_result gctx__faulted(void);
 
 typedef struct gctx__feature_state {
     int available;
+    int reached; /* by the driver's version alone (gctx__driver_reaches) */
     char reason[160];
 } gctx__feature_state;
 
@@ -78,7 +83,12 @@ gctx_status gctx__driver_load_green(const gctx__driver **driver);
 /* 1 when the driver's version has what the feature needs by version alone (its row in
  * GCTX_FEATURE_MAP), whether or not an entry point the feature also needs is there: for
  * facts such as which fields a resource carries. */
-int gctx__driver_reaches(const gctx__driver *drv, gctx_feature feature);
+static inline int gctx__driver_reaches(const gctx__driver *drv, gctx_feature feature)
+{
+    /* Decided with the table, not compared each time: a partition of one resource asks
+     * twice, and a split's every such output did (issue 20). */
+    return drv->features[feature].reached;
+}
 /* 1 when cuInit answered CUDA_ERROR_NO_DEVICE: the driver loaded and counts no device. */
 int gctx__driver_has_no_device(void);
 
@@ -124,7 +134,6 @@ typedef enum gctx__type {
     GCTX__TYPE_CONTEXT = 0x43545854,   /* 'CTXT' */
     GCTX__TYPE_STREAM = 0x5354524d,    /* 'STRM' */
     GCTX__TYPE_EVENT = 0x45564e54,     /* 'EVNT' */
-    GCTX__TYPE_SPLIT = 0x53504c54,     /* 'SPLT': the record of one split, shared by its outputs */
     GCTX__TYPE_LAYOUTS = 0x4c41594f,   /* 'LAYO' */
     GCTX__TYPE_CONTROLLER = 0x4354524c, /* 'CTRL' */
     GCTX__TYPE_CLAIM = 0x434c414d       /* 'CLAM' */
@@ -146,14 +155,22 @@ typedef struct gctx__object {
 gctx_status gctx__object_init(gctx__object *object, gctx__type type,
                               void (*destroy)(gctx__object *));
 /* gctx__object_init in two steps, for objects made together: prepare each (its type, its
- * destroy, the references it starts with: 1, its creator's, or the number of objects made
- * with it that hold it), then register them all in one lock of the handle table (a split's
- * record and outputs took a lock each, issue 20). All or none: on failure none is registered
- * and the memory is the caller's. */
-void gctx__object_prepare(gctx__object *object, gctx__type type,
-                          void (*destroy)(gctx__object *), int refs);
+ * destroy, one reference: its creator's), then register them all in one lock of the handle
+ * table (a split's outputs took a lock each, issue 20). All or none: on failure none is
+ * registered and the memory is the caller's. */
+static inline void gctx__object_prepare(gctx__object *object, gctx__type type,
+                                        void (*destroy)(gctx__object *))
+{
+    /* Inline, as gctx__object_retain: a split prepares each of its outputs (issue 20). */
+    object->type = type;
+    atomic_init(&object->refs, 1);
+    object->destroy = destroy;
+}
 gctx_status gctx__objects_register(gctx__object *const *objects, unsigned n);
-void gctx__object_retain(gctx__object *object);
+static inline void gctx__object_retain(gctx__object *object)
+{
+    atomic_fetch_add(&object->refs, 1);
+}
 /* Drops a reference; the last one destroys the object. */
 void gctx__object_release(gctx__object *object);
 /* The public handle of an object, for a caller: consumes one reference of the object (a
@@ -161,6 +178,9 @@ void gctx__object_release(gctx__object *object);
  * caller reference. While a handle is out, the same value is given again; once callers
  * released it, the object gets a new value and the old one stays refused. Cannot fail. */
 void *gctx__handle_give(gctx__object *object);
+/* gctx__handle_give of an object whose only reference is the caller's (just registered,
+ * nothing else holds it): without the test of its count. */
+void *gctx__handle_give_new(gctx__object *object);
 /* The handle of an object the library holds and lets callers use without a reference of
  * their own (the layouts' partitions, contexts and streams): the value already out, or a new
  * one. The lender counts as one caller reference of the handle, given once however often it

@@ -84,20 +84,18 @@ static slot *decode(const void *handle, uintptr_t *generation)
     uintptr_t bits = (uintptr_t)handle >> 1;
     unsigned index = (unsigned)(bits & ((1u << INDEX_BITS) - 1));
     *generation = bits >> INDEX_BITS;
-    return ((uintptr_t)handle & 1) && slot_exists(index) ? slot_at(index) : NULL;
+    if (!((uintptr_t)handle & 1))
+        return NULL;
+    /* Every index of INDEX_BITS has its chunk's place: one load of the chunk, where
+     * slot_exists and slot_at made one each (a handle's every lookup, issue 20). */
+    _Static_assert((1u << INDEX_BITS) == CHUNK_SLOTS * MAX_CHUNKS, "an index names a slot");
+    slot *chunk = atomic_load_explicit(&chunks[index >> CHUNK_BITS], memory_order_acquire);
+    return chunk ? &chunk[index & (CHUNK_SLOTS - 1)] : NULL;
 }
 
 static int generation_is(const slot *s, uintptr_t generation)
 {
     return (load(&s->generation) & GEN_MASK) == generation && (generation & 1);
-}
-
-void gctx__object_prepare(gctx__object *object, gctx__type type,
-                          void (*destroy)(gctx__object *), int refs)
-{
-    object->type = type;
-    atomic_init(&object->refs, refs);
-    object->destroy = destroy;
 }
 
 /* Under the lock, after the last reference went: no handle is out (a handle holds one), so
@@ -161,11 +159,9 @@ gctx_status gctx__objects_register(gctx__object *const *objects, unsigned n)
 gctx_status gctx__object_init(gctx__object *object, gctx__type type,
                               void (*destroy)(gctx__object *))
 {
-    gctx__object_prepare(object, type, destroy, 1);
+    gctx__object_prepare(object, type, destroy);
     return gctx__objects_register(&object, 1);
 }
-
-void gctx__object_retain(gctx__object *object) { atomic_fetch_add(&object->refs, 1); }
 
 void gctx__object_release(gctx__object *object)
 {
@@ -177,20 +173,26 @@ void gctx__object_release(gctx__object *object)
     object->destroy(object);
 }
 
+void *gctx__handle_give_new(gctx__object *object)
+{
+    /* No handle is out, since a handle holds a reference, and nothing else can reach the
+     * slot, so no lock (issue 20). The release store publishes the counts with the new
+     * value. */
+    slot *s = slot_at(object->slot);
+    uintptr_t generation = load(&s->generation) + 1;
+    s->handle_refs = 1;
+    s->lent = 0;
+    store(&s->generation, generation);
+    return encode(object->slot, generation);
+}
+
 void *gctx__handle_give(gctx__object *object)
 {
+    /* The caller's reference is the object's only one: a create function handing out what it
+     * made. */
+    if (atomic_load_explicit(&object->refs, memory_order_acquire) == 1)
+        return gctx__handle_give_new(object);
     slot *s = slot_at(object->slot);
-    if (atomic_load_explicit(&object->refs, memory_order_acquire) == 1) {
-        /* The caller's reference is the object's only one (a create function handing out
-         * what it made): no handle is out, since a handle holds a reference, and nothing else
-         * can reach the slot, so no lock (issue 20). The release store publishes the
-         * counts with the new value. */
-        uintptr_t generation = load(&s->generation) + 1;
-        s->handle_refs = 1;
-        s->lent = 0;
-        store(&s->generation, generation);
-        return encode(object->slot, generation);
-    }
     pthread_mutex_lock(&table_lock);
     uintptr_t generation = load(&s->generation);
     int handle_out = generation & 1;
@@ -242,11 +244,17 @@ void gctx__handle_unlend(gctx__object *object)
         gctx__object_release(object); /* the handle's; the lender still holds its own */
 }
 
-/* The object of a live handle of that type, or NULL with the thread's error set. */
-static gctx__object *lookup(const void *handle, gctx__type type, const char *what)
+/* The object of a live handle of that type, with its slot and the handle's generation for
+ * the caller's locked step (a retain or release decoded the handle a second time for them);
+ * or NULL with the thread's error set. Inline: every entry point resolves its handles
+ * through it (issue 20). */
+static inline gctx__object *lookup(const void *handle, gctx__type type, const char *what,
+                                   slot **where, uintptr_t *generation_out)
 {
     uintptr_t generation = 0;
     slot *s = decode(handle, &generation);
+    *where = s;
+    *generation_out = generation;
     gctx__object *object =
         s && generation_is(s, generation)
             ? atomic_load_explicit(&s->object, memory_order_acquire) : NULL;
@@ -272,7 +280,9 @@ gctx_status gctx__handle_resolve(void *var, gctx__type type, const char *what)
     memcpy(&handle, var, sizeof handle);
     if (!handle)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "%s is NULL", what);
-    gctx__object *object = lookup(handle, type, what);
+    slot *s;
+    uintptr_t generation;
+    gctx__object *object = lookup(handle, type, what, &s, &generation);
     if (!object)
         return GCTX_ERROR_INVALID_HANDLE;
     memcpy(var, &object, sizeof object);
@@ -281,9 +291,9 @@ gctx_status gctx__handle_resolve(void *var, gctx__type type, const char *what)
 
 void *gctx__handle_retain(void *handle, gctx__type type)
 {
-    uintptr_t generation = 0;
-    slot *s = decode(handle, &generation);
-    if (!handle || !lookup(handle, type, "handle") || !s)
+    slot *s;
+    uintptr_t generation;
+    if (!handle || !lookup(handle, type, "handle", &s, &generation))
         return NULL;
     pthread_mutex_lock(&table_lock);
     int ok = generation_is(s, generation);
@@ -297,10 +307,10 @@ void *gctx__handle_retain(void *handle, gctx__type type)
 
 void gctx__handle_release(void *handle, gctx__type type)
 {
-    uintptr_t generation = 0;
-    slot *s = decode(handle, &generation);
-    gctx__object *object = handle ? lookup(handle, type, "handle") : NULL;
-    if (!object || !s)
+    slot *s;
+    uintptr_t generation;
+    gctx__object *object = handle ? lookup(handle, type, "handle", &s, &generation) : NULL;
+    if (!object)
         return;
     pthread_mutex_lock(&table_lock);
     int ok = generation_is(s, generation), last = 0;

@@ -23,14 +23,15 @@ static void partition_destroy(gctx__object *object)
         free(p);
     /* Last: in its record's block, p goes with the record's last reference. */
     if (split)
-        gctx__object_release(&split->base);
+        gctx__split_release(split);
 }
 
-/* The fields of a partition whose resources are in place, for any kind; the caller sets what
- * depends on its kind, and its object (gctx__object_init or _prepare). The memory is the
- * partition's own (in_split_block 0: freed with it) or its split record's. */
+/* The fields of a partition whose resources are in place, of sm_count SMs in all, for any
+ * kind; the caller sets what depends on its kind, and its object (gctx__object_init or
+ * _prepare). The memory is the partition's own (in_split_block 0: freed with it) or its split
+ * record's. */
 static void partition_fields(gctx_partition *p, int device, gctx_partition_kind kind,
-                             unsigned nb_resources, int in_split_block)
+                             unsigned nb_resources, unsigned sm_count, int in_split_block)
 {
     /* Field by field, in the struct's order (partition.h asks a new field to be set here): a
      * memset or a compound literal of the struct is a rep stos, whose start-up was the
@@ -38,9 +39,7 @@ static void partition_fields(gctx_partition *p, int device, gctx_partition_kind 
     p->device = device;
     p->cc_major = 0;
     p->kind = kind;
-    p->sm_count = 0;
-    for (unsigned i = 0; i < nb_resources; i++)
-        p->sm_count += p->resources[i].u.sm.smCount;
+    p->sm_count = sm_count;
     p->rules = (gctx__sm_rules){0, 0, 0};
     p->structured = 0;
     p->flags = 0;
@@ -68,7 +67,10 @@ static gctx_status partition_setup(gctx_partition *p, int device, gctx_partition
     gctx_status s = gctx__driver_load(&drv);
     if (s != GCTX_SUCCESS)
         return s;
-    partition_fields(p, device, kind, nb_resources, 0);
+    unsigned sm_count = 0;
+    for (unsigned i = 0; i < nb_resources; i++)
+        sm_count += p->resources[i].u.sm.smCount;
+    partition_fields(p, device, kind, nb_resources, sm_count, 0);
     int top = kind == GCTX_PARTITION_DEVICE || kind == GCTX_PARTITION_CONTEXT;
     if (top && (s = gctx__device_hold_primary(drv, device)))
         return s;
@@ -94,13 +96,6 @@ static gctx_status partition_new(int device, gctx_partition_kind kind,
     }
     *out = p;
     return GCTX_SUCCESS;
-}
-
-size_t gctx__partition_bytes(unsigned nb_resources)
-{
-    const size_t align = _Alignof(gctx_partition);
-    size_t bytes = sizeof(gctx_partition) + nb_resources * sizeof(gcu_dev_resource);
-    return (bytes + align - 1) / align * align;
 }
 
 /* Locality and flags exist only in newer drivers' resources. */
@@ -174,18 +169,18 @@ gctx_status gctx__partition_from_split(gctx__split *split, unsigned index, gctx_
     if (s != GCTX_SUCCESS)
         return s;
     take_split(drv, p, split, index, rules, structured);
-    gctx__object_retain(&split->base);
+    gctx__split_retain(split);
     *out = p;
     return GCTX_SUCCESS;
 }
 
 void gctx__partition_in_split_block(const gctx__driver *drv, gctx__split *split,
                                     gctx_partition *p, unsigned index, gctx_partition_kind kind,
-                                    unsigned nb_resources, const gctx__sm_rules *rules,
-                                    int structured)
+                                    unsigned nb_resources, unsigned sm_count,
+                                    const gctx__sm_rules *rules, int structured)
 {
-    partition_fields(p, split->input->device, kind, nb_resources, 1);
-    gctx__object_prepare(&p->base, GCTX__TYPE_PARTITION, partition_destroy, 1);
+    partition_fields(p, split->input->device, kind, nb_resources, sm_count, 1);
+    gctx__object_prepare(&p->base, GCTX__TYPE_PARTITION, partition_destroy);
     take_split(drv, p, split, index, rules, structured);
 }
 

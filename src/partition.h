@@ -22,10 +22,14 @@ typedef struct gctx__idle_streams {
 } gctx__idle_streams;
 
 /* The record of one split: its outputs share it, and it keeps the split's input alive.
- * Outputs of one record are disjoint; that is how greenctx knows provenance. */
+ * Outputs of one record are disjoint; that is how greenctx knows provenance. It is never
+ * handed out, so it counts its references itself and takes no slot of the handle table: its
+ * slot cost a split one more entry in the table's lock, and the release of its last output
+ * one more lock (issue 20). */
 typedef struct gctx__split {
-    gctx__object base;
+    atomic_int refs;       /* its outputs' (and gctx__split_new's caller's until it lets go) */
     gctx_partition *input; /* the partition the driver split (retained) */
+    size_t block_bytes;    /* what its allocation holds: itself and its partitions (split.c) */
 } gctx__split;
 
 /* partition.c's partition_fields sets every field but base: a new field is set there too. */
@@ -87,16 +91,26 @@ gctx_status gctx__partition_relation(const gctx_partition *a, const gctx_partiti
                                      gctx_relation *relation);
 /* A new split record of input (retained by it), with one reference (the caller's). */
 gctx_status gctx__split_new(gctx_partition *input, gctx__split **out);
-/* The bytes of a partition with nb_resources resources, rounded to its alignment. */
-size_t gctx__partition_bytes(unsigned nb_resources);
+static inline void gctx__split_retain(gctx__split *split) { atomic_fetch_add(&split->refs, 1); }
+/* Drops a reference; the last one releases the input and frees the record's block. */
+void gctx__split_release(gctx__split *split);
+/* The bytes of a partition with nb_resources resources, rounded to its alignment. Inline: a
+ * split asks it for every output (issue 20). */
+static inline size_t gctx__partition_bytes(unsigned nb_resources)
+{
+    const size_t align = _Alignof(gctx_partition);
+    size_t bytes = sizeof(gctx_partition) + nb_resources * sizeof(gcu_dev_resource);
+    return (bytes + align - 1) / align * align;
+}
 /* A partition object in memory of the split record's block (split.c), its nb_resources
- * resources written already, prepared for gctx__objects_register with the block's other
- * objects: it holds the record, which frees the block with its last reference, by one of the
- * references the record is prepared with (split.c counts them, not a retain each). */
+ * resources written already (sm_count SMs in all: the split knows, so no pass over them),
+ * prepared for gctx__objects_register with the block's other partitions: it holds the
+ * record, which frees the block with its last reference, by one of the references the record
+ * starts with (split.c counts them, not a retain each). */
 void gctx__partition_in_split_block(const gctx__driver *drv, gctx__split *split,
                                     gctx_partition *p, unsigned index, gctx_partition_kind kind,
-                                    unsigned nb_resources, const gctx__sm_rules *rules,
-                                    int structured);
+                                    unsigned nb_resources, unsigned sm_count,
+                                    const gctx__sm_rules *rules, int structured);
 /* A partition object from resources of one split (copied). */
 gctx_status gctx__partition_from_split(gctx__split *split, unsigned index, gctx_partition_kind kind,
                                        const gcu_dev_resource *resources, unsigned nb_resources,

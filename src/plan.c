@@ -184,54 +184,80 @@ static gctx_status legal_count(const gctx__plan_input *in, unsigned i, unsigned 
     return GCTX_SUCCESS;
 }
 
-static gctx_status normalize(const gctx__plan_input *in, int fine, const gctx_group *groups,
-                             unsigned n, gctx_rounding rounding, gctx__normal_group *out)
+/* What the granule search needs of the whole request, gathered while normalize checks it
+ * (plan_granules' own pass over the groups was a tenth of a split's planning, issue 20). */
+typedef struct request_sums {
+    unsigned unit_lcm;       /* of the groups' co-scheduled units */
+    unsigned counts_gcd;     /* of the counts of groups without backfill; 0 when none has one */
+    unsigned explicit_total; /* the SMs of the groups with a count */
+    int have_discovery;
+} request_sums;
+
+/* Group i checked and rounded into *o: its count, 0 for discovery. */
+static gctx_status normalize_group(const gctx__plan_input *in, int fine, unsigned i, unsigned n,
+                                   const gctx_group *g, gctx_rounding rounding,
+                                   gctx__normal_group *o)
 {
-    unsigned explicit_total = 0;
+    unsigned unit = 0;
+    gctx_status s = coscheduled_unit(in, fine, i, g, &unit);
+    if (s != GCTX_SUCCESS)
+        return s;
+    o->coscheduled = unit;
+    o->preferred = g->preferred_coscheduled_sm_count;
+    o->backfill = g->backfill != 0;
+    o->rounded = 0;
+    o->num_sms = 0;
+    if (g->num_sms == 0) {
+        if (o->backfill && i + 1 != n)
+            return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                              "group %u is discovery with backfill, which takes everything "
+                              "left, so it must be the last group (it is %u of %u)",
+                              i, i + 1, n);
+        return GCTX_SUCCESS;
+    }
+    if (o->backfill) {
+        if (g->num_sms > in->sm_count)
+            return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                              "group %u asks for %u SMs; %s has %u", i, g->num_sms, where(in),
+                              in->sm_count);
+        if (g->num_sms < unit)
+            return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                              "group %u: a backfill group needs at least one whole "
+                              "co-scheduled unit (%u SMs); it asks for %u",
+                              i, unit, g->num_sms);
+        o->num_sms = g->num_sms;
+        return GCTX_SUCCESS;
+    }
+    unsigned minimum = in->structured_api || fine ? unit : in->min_partition;
+    minimum = round_down(minimum + unit - 1, unit);
+    return legal_count(in, i, g->num_sms, unit, minimum, rounding, &o->num_sms, &o->rounded);
+}
+
+/* Every group checked and rounded into plan->normal, with its group plan as the caller sees
+ * it (the rest of it, and reserved, zero), in one pass that also sums the request. */
+static gctx_status normalize(const gctx__plan_input *in, int fine, const gctx_group *groups,
+                             unsigned n, gctx_rounding rounding, gctx__plan *plan,
+                             request_sums *sums)
+{
+    *sums = (request_sums){1, 0, 0, 0};
     for (unsigned i = 0; i < n; i++) {
-        const gctx_group *g = &groups[i];
-        gctx__normal_group *o = &out[i];
-        unsigned unit = 0;
-        gctx_status s = coscheduled_unit(in, fine, i, g, &unit);
+        gctx__normal_group *o = &plan->normal[i];
+        gctx_status s = normalize_group(in, fine, i, n, &groups[i], rounding, o);
         if (s != GCTX_SUCCESS)
             return s;
-        o->coscheduled = unit;
-        o->preferred = g->preferred_coscheduled_sm_count;
-        o->backfill = g->backfill != 0;
-        o->rounded = 0;
-        o->num_sms = 0;
-        if (g->num_sms == 0) {
-            if (o->backfill && i + 1 != n)
-                return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
-                                  "group %u is discovery with backfill, which takes everything "
-                                  "left, so it must be the last group (it is %u of %u)",
-                                  i, i + 1, n);
-            continue;
-        }
-        if (o->backfill) {
-            if (g->num_sms > in->sm_count)
-                return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
-                                  "group %u asks for %u SMs; %s has %u", i, g->num_sms,
-                                  where(in), in->sm_count);
-            if (g->num_sms < unit)
-                return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
-                                  "group %u: a backfill group needs at least one whole "
-                                  "co-scheduled unit (%u SMs); it asks for %u",
-                                  i, unit, g->num_sms);
-            o->num_sms = g->num_sms;
-        } else {
-            unsigned minimum = in->structured_api || fine ? unit : in->min_partition;
-            minimum = round_down(minimum + unit - 1, unit);
-            s = legal_count(in, i, g->num_sms, unit, minimum, rounding, &o->num_sms,
-                            &o->rounded);
-            if (s != GCTX_SUCCESS)
-                return s;
-        }
-        explicit_total += o->num_sms;
+        plan->groups[i] = (gctx_group_plan){.requested_sms = groups[i].num_sms,
+                                            .coscheduled_sm_count = o->coscheduled,
+                                            .rounded = o->rounded};
+        plan->rounded |= o->rounded;
+        sums->unit_lcm = lcm(sums->unit_lcm, o->coscheduled);
+        sums->explicit_total += o->num_sms;
+        sums->have_discovery |= o->num_sms == 0;
+        if (o->num_sms && !o->backfill)
+            sums->counts_gcd = gcd(sums->counts_gcd, o->num_sms);
     }
-    if (explicit_total > in->sm_count)
+    if (sums->explicit_total > in->sm_count)
         return gctx__fail(GCTX_ERROR_INSUFFICIENT_SMS,
-                          "the groups ask for %u SMs in all; %s has %u", explicit_total,
+                          "the groups ask for %u SMs in all; %s has %u", sums->explicit_total,
                           where(in), in->sm_count);
     return GCTX_SUCCESS;
 }
@@ -318,18 +344,12 @@ static unsigned granules_taken(const gctx__plan *plan, unsigned g)
     return n;
 }
 
-static gctx_status plan_granules(const gctx__plan_input *in, int fine, gctx__plan *plan)
+static gctx_status plan_granules(const gctx__plan_input *in, int fine, const request_sums *sums,
+                                 gctx__plan *plan)
 {
-    unsigned unit_lcm = 1, counts_gcd = 0, explicit_total = 0;
-    int have_discovery = 0;
-    for (unsigned i = 0; i < plan->nb_groups; i++) {
-        const gctx__normal_group *o = &plan->normal[i];
-        unit_lcm = lcm(unit_lcm, o->coscheduled);
-        explicit_total += o->num_sms;
-        have_discovery |= o->num_sms == 0;
-        if (o->num_sms && !o->backfill)
-            counts_gcd = gcd(counts_gcd, o->num_sms);
-    }
+    const unsigned unit_lcm = sums->unit_lcm, counts_gcd = sums->counts_gcd;
+    const unsigned explicit_total = sums->explicit_total;
+    const int have_discovery = sums->have_discovery;
     unsigned minimum = fine ? FINE_UNIT : in->min_partition;
     unsigned start = counts_gcd ? counts_gcd : in->sm_count;
     start = round_down(start, unit_lcm);
@@ -344,8 +364,9 @@ static gctx_status plan_granules(const gctx__plan_input *in, int fine, gctx__pla
         if (counts_gcd && rem(counts_gcd, g))
             continue;
         gctx__granule_split split;
-        gctx_status s = in->oracle(in->oracle_context, g, granules_taken(plan, g), plan->flags,
-                                   &split);
+        /* A discovery group needs to see every granule: no loop over the groups to learn it. */
+        unsigned room = have_discovery ? 0 : granules_taken(plan, g);
+        gctx_status s = in->oracle(in->oracle_context, g, room, plan->flags, &split);
         if (s != GCTX_SUCCESS)
             return s;
         if (split.size != g || split.groups == 0)
@@ -455,20 +476,14 @@ gctx_status gctx__plan_make(const gctx__plan_input *in, const gctx_group *groups
         plan->assign = (gctx__assignment *)(plan->normal + nb_groups);
         plan->trial = plan->assign + nb_groups;
     }
-    gctx_status s = normalize(in, fine, groups, nb_groups, rounding, plan->normal);
-    for (unsigned i = 0; s == GCTX_SUCCESS && i < nb_groups; i++) {
-        /* the whole group plan, as the caller sees it: the rest (and reserved) zero */
-        plan->groups[i] = (gctx_group_plan){.requested_sms = groups[i].num_sms,
-                                            .coscheduled_sm_count = plan->normal[i].coscheduled,
-                                            .rounded = plan->normal[i].rounded};
-        plan->rounded |= plan->normal[i].rounded;
-    }
+    request_sums sums;
+    gctx_status s = normalize(in, fine, groups, nb_groups, rounding, plan, &sums);
     if (s == GCTX_SUCCESS) {
         if (in->structured_api)
             plan->path = GCTX_SPLIT_PATH_STRUCTURED;
         else {
             plan->path = fine ? GCTX_SPLIT_PATH_FINE_GRANULES : GCTX_SPLIT_PATH_GRANULES;
-            s = plan_granules(in, fine, plan);
+            s = plan_granules(in, fine, &sums, plan);
         }
     }
     if (s != GCTX_SUCCESS)

@@ -273,7 +273,8 @@ static gctx_status job_plan(split_job *job, gctx_partition *input, const gctx_gr
     return s;
 }
 
-static void job_report(const split_job *job, gctx_split_plan *plan, gctx_group_plan *group_plans)
+/* Inline: a split that asks for no report pays its two tests, not a call (issue 20). */
+static inline void job_report(const split_job *job, gctx_split_plan *plan, gctx_group_plan *group_plans)
 {
     if (plan) {
         gctx_split_plan out = GCTX_SPLIT_PLAN_INIT;
@@ -328,43 +329,51 @@ static void outputs_free(const split_job *job, split_outputs *out)
         free(out->results);
 }
 
-static gctx_status run_split(split_job *job, split_outputs *out)
+/* The granule split made again, planning's last split having been another candidate: its
+ * results in their own memory, their count and remainder checked against what planning saw
+ * (on the planned outputs they are what it saw). */
+static gctx_status split_again(split_job *job, split_outputs *out)
 {
     const gctx__plan *plan = &job->plan;
-    const gcu_dev_resource *input = &job->through->resources[0];
-    int structured = plan->path == GCTX_SPLIT_PATH_STRUCTURED;
-    unsigned capacity = structured ? plan->nb_groups : plan->split_groups;
     const gcu_dev_resource *left = &job->last_remainder;
-    out->nb_results = capacity;
-    /* The structured path always planned with the real split; a granule path did when its
-     * last candidate was the granule chosen. */
-    int planned_outputs = structured || (job->last_nb == plan->split_groups &&
-                                         job->last_granule == plan->granule &&
-                                         job->last_flags == plan->flags);
-    gcu_result r = GCU_SUCCESS;
-    if (planned_outputs) {
-        out->results = job->scratch;
-    } else {
-        out->results = calloc(capacity ? capacity : 1, sizeof *out->results);
-        if (!out->results)
-            return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting");
-        clear_resource(&job->last_remainder);
-        r = job->drv->cuDevSmResourceSplitByCount(out->results, &out->nb_results, input,
-                                                  &job->last_remainder, plan->flags,
-                                                  plan->granule);
-        GCTX__DEBUG_CALL("cuDevSmResourceSplitByCount", r);
-    }
+    out->results = calloc(out->nb_results ? out->nb_results : 1, sizeof *out->results);
+    if (!out->results)
+        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting");
+    clear_resource(&job->last_remainder);
+    gcu_result r = job->drv->cuDevSmResourceSplitByCount(out->results, &out->nb_results,
+                                                         &job->through->resources[0],
+                                                         &job->last_remainder, plan->flags,
+                                                         plan->granule);
+    GCTX__DEBUG_CALL("cuDevSmResourceSplitByCount", r);
     if (r != GCU_SUCCESS)
         return gctx__fail_cuda(r, "cuDevSmResourceSplitByCount(minCount %u, flags %u) of %u SMs",
                                plan->granule, plan->flags, job->through->sm_count);
-    if (structured)
-        return GCTX_SUCCESS; /* planning checked every group of these very outputs */
     unsigned remainder = left->type == GCU_DEV_RESOURCE_TYPE_SM ? left->u.sm.smCount : 0;
     if (out->nb_results != plan->split_groups || remainder != plan->split_remainder)
         return gctx__fail(GCTX_ERROR_DRIVER,
                           "cuDevSmResourceSplitByCount gave %u granules and %u SMs left where "
                           "planning saw %u and %u",
                           out->nb_results, remainder, plan->split_groups, plan->split_remainder);
+    return GCTX_SUCCESS;
+}
+
+static gctx_status run_split(split_job *job, split_outputs *out)
+{
+    const gctx__plan *plan = &job->plan;
+    int structured = plan->path == GCTX_SPLIT_PATH_STRUCTURED;
+    out->nb_results = structured ? plan->nb_groups : plan->split_groups;
+    /* The structured path always planned with the real split; a granule path did when its
+     * last candidate was the granule chosen. */
+    int planned_outputs = structured || (job->last_nb == plan->split_groups &&
+                                         job->last_granule == plan->granule &&
+                                         job->last_flags == plan->flags);
+    gctx_status s = GCTX_SUCCESS;
+    if (planned_outputs)
+        out->results = job->scratch;
+    else
+        s = split_again(job, out);
+    if (s != GCTX_SUCCESS || structured)
+        return s; /* structured: planning checked every group of these very outputs */
     for (unsigned i = 0; i < out->nb_results; i++)
         if (out->results[i].u.sm.smCount != plan->granule)
             return gctx__fail(GCTX_ERROR_DRIVER,
@@ -411,6 +420,17 @@ static void span_of(const split_job *job, const split_outputs *out, unsigned i,
     span->with_remainder = has_remainder && (structured || !plan->remainder_taken);
 }
 
+/* The SMs of a span, without a pass over its resources: the structured path's group is its
+ * one result, and run_split checked that each granule has the plan's size. */
+static unsigned span_sms(const split_job *job, const split_outputs *out, const output_span *span)
+{
+    const gctx__plan *plan = &job->plan;
+    unsigned sms = plan->path != GCTX_SPLIT_PATH_STRUCTURED ? span->count * plan->granule
+                   : span->count                            ? out->results[span->first].u.sm.smCount
+                                                            : 0;
+    return span->with_remainder ? sms + job->last_remainder.u.sm.smCount : sms;
+}
+
 /* The resources of a span, copied into list; their number. */
 static unsigned gather(const split_job *job, const split_outputs *out, const output_span *span,
                        gcu_dev_resource *list)
@@ -421,11 +441,41 @@ static unsigned gather(const split_job *job, const split_outputs *out, const out
     return span_size(span);
 }
 
-static void split_record_destroy(gctx__object *object)
+/* The block of the last split released, kept for the next split: a {16, rest} split's block
+ * (1.5 KB on an H200) is above glibc's per-thread cache (1032 bytes), so every split's malloc
+ * and every release's free went through the heap's bins, a tenth of a split's own part
+ * (issue 20). One block at most, of at most SPARE_BYTES: what it keeps is bounded. */
+#define SPARE_BYTES 16384
+static _Atomic(gctx__split *) spare_block;
+
+/* A block of at least bytes, the spare one when it is large enough; NULL when out of memory.
+ * Its block_bytes says what it holds. */
+static gctx__split *block_take(size_t bytes)
 {
-    gctx__split *record = (gctx__split *)object;
-    gctx__object_release(&record->input->base);
-    free(record); /* and the partitions of its block, whose last reference this was */
+    gctx__split *block = atomic_exchange_explicit(&spare_block, NULL, memory_order_acquire);
+    if (block && block->block_bytes >= bytes)
+        return block;
+    free(block); /* too small for this one: the heap's again */
+    block = malloc(bytes);
+    if (block)
+        block->block_bytes = bytes;
+    return block;
+}
+
+/* A block no object uses any more: the spare, or the heap's. */
+static void block_give_back(gctx__split *block)
+{
+    if (block->block_bytes <= SPARE_BYTES)
+        block = atomic_exchange_explicit(&spare_block, block, memory_order_acq_rel);
+    free(block); /* the spare it replaced, or itself */
+}
+
+void gctx__split_release(gctx__split *split)
+{
+    if (atomic_fetch_sub(&split->refs, 1) != 1)
+        return;
+    gctx__object_release(&split->input->base);
+    block_give_back(split); /* and the partitions of its block, whose last reference this was */
 }
 
 /* The record's own bytes, where its block's partitions start. */
@@ -434,15 +484,13 @@ static void split_record_destroy(gctx__object *object)
      _Alignof(gctx_partition))
 
 /* A record of input with `extra` bytes after it (from RECORD_BYTES) for the split's
- * partitions, to prepare (split_record_destroy) and register; NULL when out of memory. It
- * takes its reference of the input once registered. */
+ * partitions, its references for the caller to set; NULL when out of memory. It takes its
+ * reference of the input once its partitions are registered. */
 static gctx__split *split_block_new(gctx_partition *input, size_t extra)
 {
-    gctx__split *record = malloc(RECORD_BYTES + extra);
-    if (!record)
-        return NULL;
-    memset(record, 0, sizeof *record);
-    record->input = input;
+    gctx__split *record = block_take(RECORD_BYTES + extra);
+    if (record)
+        record->input = input;
     return record;
 }
 
@@ -451,11 +499,7 @@ gctx_status gctx__split_new(gctx_partition *input, gctx__split **out)
     gctx__split *record = split_block_new(input, 0);
     if (!record)
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting");
-    gctx_status s = gctx__object_init(&record->base, GCTX__TYPE_SPLIT, split_record_destroy);
-    if (s != GCTX_SUCCESS) {
-        free(record);
-        return s;
-    }
+    atomic_init(&record->refs, 1);
     gctx__object_retain(&input->base);
     *out = record;
     return GCTX_SUCCESS;
@@ -463,9 +507,9 @@ gctx_status gctx__split_new(gctx_partition *input, gctx__split **out)
 
 /* The split's outputs as partitions, in one block with their record (a split's objects were
  * an allocation each, and their resources copied twice), registered in one lock (a lock
- * each before). objects gets the block's objects: the record (held by its partitions on
- * success), the groups' partitions, then the remainder's when want_remainder and there is
- * one; *nb_objects says how many. */
+ * each before). objects gets the block's partitions, which hold the record on success: the
+ * groups', then the remainder's when want_remainder and there is one; *nb_objects says how
+ * many. */
 static gctx_status make_partitions(split_job *job, const split_outputs *out, int want_remainder,
                                    gctx__object **objects, unsigned *nb_objects)
 {
@@ -486,39 +530,35 @@ static gctx_status make_partitions(split_job *job, const split_outputs *out, int
     const gctx__sm_rules unstructured = {2, 2, 0};
     int fine = plan->path == GCTX_SPLIT_PATH_FINE_GRANULES;
     char *at = (char *)record + RECORD_BYTES;
-    objects[0] = &record->base;
-    unsigned n_objects = 1;
+    unsigned n_objects = 0;
     for (unsigned i = 0; i < outputs; i++) {
         gctx_partition *p = (gctx_partition *)(void *)at;
         output_span span;
         span_of(job, out, i, &span);
         unsigned n = gather(job, out, &span, p->resources);
+        if (!n)
+            continue; /* the remainder, when it has no SMs */
         at += gctx__partition_bytes(n);
-        if (i == plan->nb_groups) { /* the remainder, when it has SMs */
-            if (n)
-                gctx__partition_in_split_block(job->drv, record, p, i, GCTX_PARTITION_REMAINDER,
-                                               n, &unstructured, 0);
-        } else {
-            gctx__sm_rules rules = fine ? unstructured : job->through->rules;
-            if (plan->path == GCTX_SPLIT_PATH_STRUCTURED &&
-                p->resources[0].u.sm.minSmPartitionSize &&
-                p->resources[0].u.sm.smCoscheduledAlignment) {
-                rules.min_partition = p->resources[0].u.sm.minSmPartitionSize;
-                rules.alignment = p->resources[0].u.sm.smCoscheduledAlignment;
-            }
-            gctx__partition_in_split_block(job->drv, record, p, i, GCTX_PARTITION_GROUP, n, &rules,
-                                           !fine && job->through->structured);
+        int group = i < plan->nb_groups;
+        gctx__sm_rules rules = fine || !group ? unstructured : job->through->rules;
+        if (group && plan->path == GCTX_SPLIT_PATH_STRUCTURED &&
+            p->resources[0].u.sm.minSmPartitionSize &&
+            p->resources[0].u.sm.smCoscheduledAlignment) {
+            rules.min_partition = p->resources[0].u.sm.minSmPartitionSize;
+            rules.alignment = p->resources[0].u.sm.smCoscheduledAlignment;
         }
-        if (n)
-            objects[n_objects++] = &p->base;
+        gctx__partition_in_split_block(job->drv, record, p, i,
+                                       group ? GCTX_PARTITION_GROUP : GCTX_PARTITION_REMAINDER, n,
+                                       span_sms(job, out, &span), &rules,
+                                       group && !fine && job->through->structured);
+        objects[n_objects++] = &p->base;
     }
     /* The record's references are its partitions' from the start, rather than its creator's
      * and then one retain each: locked instructions of the split's every output (issue 20). */
-    gctx__object_prepare(&record->base, GCTX__TYPE_SPLIT, split_record_destroy,
-                         (int)n_objects - 1);
+    atomic_init(&record->refs, (int)n_objects);
     gctx_status s = gctx__objects_register(objects, n_objects);
     if (s != GCTX_SUCCESS) {
-        free(record); /* nothing registered: the block is all there is */
+        block_give_back(record); /* nothing registered: the block is all there is */
         return s;
     }
     gctx__object_retain(&job->through->base); /* the record's */
@@ -536,8 +576,8 @@ gctx_status gctx_partition_split(gctx_partition *input, const gctx_group *groups
         return s;
     split_job job;
     split_outputs out = {NULL, 0};
-    /* The block's objects (make_partitions): handed out only once all are made. */
-    gctx__object *small_objects[SMALL_SPLIT + 2];
+    /* The block's partitions (make_partitions): handed out only once all are made. */
+    gctx__object *small_objects[SMALL_SPLIT + 1];
     gctx__object **objects = NULL;
     unsigned nb_objects = 0;
     /* The request first: gctx_context_split passes its own array here, which is NULL when
@@ -548,18 +588,19 @@ gctx_status gctx_partition_split(gctx_partition *input, const gctx_group *groups
                        "partitions (the output array of nb_groups) is NULL");
     if (s == GCTX_SUCCESS &&
         !(objects = nb_groups <= SMALL_SPLIT ? small_objects
-                                             : malloc((nb_groups + 2) * sizeof *objects)))
+                                             : malloc((nb_groups + 1) * sizeof *objects)))
         s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting");
     if (s == GCTX_SUCCESS)
         s = run_split(&job, &out);
     if (s == GCTX_SUCCESS)
         s = make_partitions(&job, &out, remainder != NULL, objects, &nb_objects);
     if (s == GCTX_SUCCESS) {
+        /* Each holds the one reference it was prepared with: nothing else reaches it yet. */
         for (unsigned i = 0; i < nb_groups; i++)
-            partitions[i] = gctx__handle_give(objects[1 + i]);
+            partitions[i] = gctx__handle_give_new(objects[i]);
         if (remainder)
-            *remainder = nb_objects > 1 + nb_groups ? gctx__handle_give(objects[1 + nb_groups])
-                                                    : NULL;
+            *remainder =
+                nb_objects > nb_groups ? gctx__handle_give_new(objects[nb_groups]) : NULL;
         job_report(&job, plan, group_plans);
     }
     if (objects != small_objects)

@@ -5,8 +5,9 @@
 #ifndef GREENCTX_TESTING_H
 #define GREENCTX_TESTING_H
 
-/* Objects alive now (partitions, contexts, streams, events, split records): a test that
- * takes it before and after a failed call asserts nothing leaked. */
+/* Objects alive now (every object with a slot of the handle table: partitions, contexts,
+ * streams, events and the rest; a split record has none, and lives as long as its
+ * partitions): a test that takes it before and after a failed call asserts nothing leaked. */
 int gctx__object_live_count(void);
 /* The object behind a live handle, or NULL for a stale or foreign one: tests of stale
  * handles see when a new object took a released one's memory. */

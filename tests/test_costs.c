@@ -436,9 +436,11 @@ static void count_allocations(int on)
     allocating = on;
 }
 
-/* A {16, rest} split is one allocation (its record and both partitions, before issue 20 an
- * allocation each and the planning's scratch); a rebuild from the cache adds one per context
- * and per stream object, and its teardown none. */
+/* A {16, rest} split is one allocation at most (its record and both partitions, before
+ * issue 20 an allocation each and the planning's scratch), and none once a split of the same
+ * size was released (its block is kept for the next: the first round may reuse an earlier
+ * test's); a rebuild from the cache adds one per context and per stream object, and its
+ * teardown none. */
 GT_TEST(hot_paths_allocate_once_per_object)
 {
     if (require_counters())
@@ -454,7 +456,8 @@ GT_TEST(hot_paths_allocate_once_per_object)
                                               NULL, NULL),
                          GCTX_SUCCESS);
         count_allocations(0);
-        GT_ASSERT_EQ_INT(allocations, 1);
+        long most = round == 0 ? 1 : 0; /* later rounds reuse the block the last one released */
+        GT_ASSERT_GE_INT(most, allocations);
         count_allocations(1);
         build_on(parts, ctx, st);
         count_allocations(0);
