@@ -8,6 +8,17 @@
 #include "partition.h"
 #include "plan.h"
 
+/* AddressSanitizer's manual poisoning (the spare block, below), a no-op without it. */
+#if defined(__has_include)
+#if __has_include(<sanitizer/asan_interface.h>)
+#include <sanitizer/asan_interface.h>
+#endif
+#endif
+#ifndef ASAN_POISON_MEMORY_REGION
+#define ASAN_POISON_MEMORY_REGION(addr, size) ((void)(addr), (void)(size))
+#define ASAN_UNPOISON_MEMORY_REGION(addr, size) ((void)(addr), (void)(size))
+#endif
+
 /* Groups a split holds in its own stack buffers; a larger request takes them from the heap. */
 #define SMALL_SPLIT 8
 /* Resources the planning's splits write into on the stack: sm_count / 2 + 1 (every granule
@@ -448,11 +459,26 @@ static unsigned gather(const split_job *job, const split_outputs *out, const out
 #define SPARE_BYTES 16384
 static _Atomic(gctx__split *) spare_block;
 
+/* The spare's partitions poisoned for AddressSanitizer while it waits (no-ops in other
+ * builds): a use of a released split's partitions stays an error there, as with free. Its
+ * header stays readable, for its size. */
+static void spare_poison(gctx__split *block, int poisoned)
+{
+    char *partitions = (char *)block + sizeof *block;
+    size_t bytes = block->block_bytes - sizeof *block;
+    if (poisoned)
+        ASAN_POISON_MEMORY_REGION(partitions, bytes);
+    else
+        ASAN_UNPOISON_MEMORY_REGION(partitions, bytes);
+}
+
 /* A block of at least bytes, the spare one when it is large enough; NULL when out of memory.
  * Its block_bytes says what it holds. */
 static gctx__split *block_take(size_t bytes)
 {
     gctx__split *block = atomic_exchange_explicit(&spare_block, NULL, memory_order_acquire);
+    if (block)
+        spare_poison(block, 0);
     if (block && block->block_bytes >= bytes)
         return block;
     free(block); /* too small for this one: the heap's again */
@@ -465,8 +491,12 @@ static gctx__split *block_take(size_t bytes)
 /* A block no object uses any more: the spare, or the heap's. */
 static void block_give_back(gctx__split *block)
 {
-    if (block->block_bytes <= SPARE_BYTES)
+    if (block->block_bytes <= SPARE_BYTES) {
+        spare_poison(block, 1); /* before another thread can take it */
         block = atomic_exchange_explicit(&spare_block, block, memory_order_acq_rel);
+        if (block)
+            spare_poison(block, 0);
+    }
     free(block); /* the spare it replaced, or itself */
 }
 
