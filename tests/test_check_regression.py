@@ -51,8 +51,8 @@ def baseline_doc():
 
 COMPARE = """== creation cost (a table line that is not JSON)
 {"lib": "cuda.core", "version": "1.2.0"}
-{"lib": "greenctx-py", "op": "split 16", "reps": 50, "p50_us": 13.65, "p99_us": 34.69}
-{"lib": "cuda.core", "op": "split 16", "reps": 50, "p50_us": 6.48, "p99_us": 10.61}
+{"lib": "greenctx-py", "op": "split 16, side by side", "reps": 50, "p50_us": 13.65, "p99_us": 34.69}
+{"lib": "cuda.core", "op": "split 16, side by side", "reps": 50, "p50_us": 6.48, "p99_us": 10.61}
 """
 
 
@@ -165,7 +165,7 @@ class CheckRegression(unittest.TestCase):
         compare = "\n".join(l for l in COMPARE.splitlines() if '"cuda.core", "op"' not in l)
         rc, _, err = self.check(bench_doc(), "--compare", self.write("compare.txt", compare))
         self.assertEqual(rc, 2)
-        self.assertIn('python_split: the compare output has no "split 16" row of cuda.core', err)
+        self.assertIn('python_split: the compare output has no "split 16, side by side" row of cuda.core', err)
 
     def test_write_baseline_records_this_runs_ratios(self):
         path = os.path.join(self.dir.name, "new.json")

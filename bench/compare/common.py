@@ -38,27 +38,33 @@ def time_ops(lib, ops, reps=None):
     """Times operations rep by rep, each rep in the order the last one ran backwards (A B C,
     then C B A), so that what runs just before a call is alike for each: ops is [(op, once)],
     each once as for time_op. One row per op; an op that raises gets its error as its row."""
+    time_entries([(lib, op, once) for op, once in ops], reps)
+
+
+def time_entries(entries, reps=None):
+    """time_ops over [(lib, op, once)]: operations of several libraries in one process, side
+    by side in the same state of the host."""
     reps = reps or REPS
-    samples = {op: [] for op, _ in ops}
+    samples = {(lib, op): [] for lib, op, _ in entries}
     failed = {}
     for i in range(WARMUPS + reps):
-        for op, once in (ops if i % 2 == 0 else ops[::-1]):
-            if op in failed:
+        for lib, op, once in (entries if i % 2 == 0 else entries[::-1]):
+            if (lib, op) in failed:
                 continue
             try:
                 ns, cleanup = once()
                 if cleanup:
                     cleanup()
             except Exception as e:  # the library could not do it: say so, with its own words
-                failed[op] = f"{type(e).__name__}: {e}"
+                failed[lib, op] = f"{type(e).__name__}: {e}"
                 continue
             if i >= WARMUPS:
-                samples[op].append(ns / 1e3)
-    for op, _ in ops:
-        if op in failed:
-            emit(lib=lib, op=op, error=failed[op])
+                samples[lib, op].append(ns / 1e3)
+    for lib, op, _ in entries:
+        if (lib, op) in failed:
+            emit(lib=lib, op=op, error=failed[lib, op])
             continue
-        s = sorted(samples[op])
+        s = sorted(samples[lib, op])
         emit(lib=lib, op=op, reps=reps, p50_us=round(percentile(s, 0.5), 2),
              p99_us=round(percentile(s, 0.99), 2), min_us=round(s[0], 2))
 

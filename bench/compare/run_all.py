@@ -23,9 +23,12 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = {"greenctx": "compare_greenctx.py", "greenctx-py": "compare_greenctx_python.py",
-           "cuda.core": "compare_cuda_core.py", "torch": "compare_torch.py"}
+           "cuda.core": "compare_cuda_core.py", "torch": "compare_torch.py",
+           "side by side": "compare_split_side_by_side.py"}
 GREENCTX_ONLY = ("greenctx", "greenctx-py")
-SPLIT_OP = "split 16"
+# The package's split against cuda.core's: the two in one process, rep by rep
+# (compare_split_side_by_side.py), not each library's own process's figure.
+SPLIT_OP = "split 16, side by side"
 
 
 def run(lib, reps):

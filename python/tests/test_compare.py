@@ -30,8 +30,8 @@ def test_greenctx_only_run_writes_the_record(sim, tmp_path):
     record = json.loads(out.read_text())
     assert record["versions"] == {"greenctx": greenctx.__version__,
                                   "greenctx-py": greenctx.__version__,
-                                  "cuda.core": None, "torch": None}
-    assert set(record["skipped"]) == {"cuda.core", "torch"}
+                                  "cuda.core": None, "torch": None, "side by side": None}
+    assert set(record["skipped"]) == {"cuda.core", "torch", "side by side"}
     assert record["device"] == greenctx.device_info(0).name
     assert record["driver_version"] == greenctx.driver_version() == 13010
     assert record["errors"] == []
@@ -80,7 +80,8 @@ def test_the_c_rows_time_the_splits_beside_the_drivers_calls(sim):
 
 
 @pytest.mark.parametrize("script, module", [("compare_cuda_core.py", "cuda"),
-                                            ("compare_torch.py", "torch")])
+                                            ("compare_torch.py", "torch"),
+                                            ("compare_split_side_by_side.py", "cuda")])
 def test_a_missing_peer_is_skipped(script, module):
     """As on a machine without it: the import fails, the script says so and exits 0."""
     path = os.path.join(COMPARE, script)
@@ -94,13 +95,15 @@ def test_a_missing_peer_is_skipped(script, module):
 
 
 def test_the_split_ratio_is_medians_and_p99s():
-    rows = [{"lib": "greenctx-py", "op": "split 16", "reps": 500, "p50_us": 6.0, "p99_us": 12.0},
-            {"lib": "cuda.core", "op": "split 16", "reps": 400, "p50_us": 4.0, "p99_us": 10.0},
-            {"lib": "cuda.core", "op": "other", "reps": 400, "p50_us": 1.0, "p99_us": 1.0}]
+    """Of the two splits side by side in one process, not of each library's own process."""
+    side = "split 16, side by side"
+    rows = [{"lib": "greenctx-py", "op": side, "reps": 500, "p50_us": 6.0, "p99_us": 12.0},
+            {"lib": "cuda.core", "op": side, "reps": 400, "p50_us": 4.0, "p99_us": 10.0},
+            {"lib": "cuda.core", "op": "split 16", "reps": 400, "p50_us": 1.0, "p99_us": 1.0}]
     ratio, why = run_all.split_ratio(rows)
     assert why is None
     assert ratio == {"median": 1.5, "p99": 1.2, "reps": 400,
                      "greenctx_py_us": {"p50": 6.0, "p99": 12.0},
                      "cuda_core_us": {"p50": 4.0, "p99": 10.0}}
     ratio, why = run_all.split_ratio(rows[1:])
-    assert ratio is None and why == "no 'split 16' measurement of greenctx-py"
+    assert ratio is None and why == f"no '{side}' measurement of greenctx-py"

@@ -1,0 +1,38 @@
+"""The package's SMPartition.split against cuda.core's SMResource.split in one process, rep
+by rep in turning order: each library's split of 16 SMs (and the rest as the remainder) in the
+same state of the host. Run in their own processes, the two read apart by as much as the
+host's state moved between them (cuda.core's split read 3.4 to 6.4 us in runs of one day on
+the H200), which a ratio of the two then carries; side by side, both see the same."""
+from common import emit, fail, skip, time_entries, timed
+
+try:
+    import cuda.core as cc
+    from cuda.core import Device, SMResourceOptions
+except Exception as e:  # noqa: BLE001
+    skip("cuda.core", f"cannot import cuda.core: {type(e).__name__}: {e}")
+try:
+    import greenctx
+    from greenctx import SMPartition
+except Exception as e:  # noqa: BLE001
+    fail("greenctx-py", f"cannot import greenctx: {type(e).__name__}: {e}")
+
+OP = "split 16, side by side"
+emit(lib="side by side", version=f"greenctx {greenctx.__version__}, cuda.core "
+                                 f"{getattr(cc, '__version__', '?')}")
+dev = Device(0)
+dev.set_current()
+sm = dev.resources.sm
+whole = SMPartition.from_device(0)
+
+
+def greenctx_split():
+    ns, (groups, rest) = timed(lambda: whole.split(num_sms=16))
+    return ns, lambda: [p.close() for p in (*groups, rest)]
+
+
+def cuda_core_split():
+    ns, _ = timed(lambda: sm.split(SMResourceOptions(count=16)))
+    return ns, None
+
+
+time_entries([("greenctx-py", OP, greenctx_split), ("cuda.core", OP, cuda_core_split)])
