@@ -22,6 +22,9 @@
 #define OV_ROUNDS 7
 #define OV_QUICK_ROUNDS 3
 #define OV_SPIN_US 2000 /* before each timed block: the CPU at speed (bench_spin_us) */
+/* Interleaved rows in blocks of this many reps, each on the CPU quietest at its start
+ * (bench_pin_move_to_quietest), after warm-ups there. */
+#define OV_MOVE_EVERY 50
 
 static const char *const op_names[OV_NB_OPS] = {
     "split", "context_create", "context_destroy", "stream_create", "stream_destroy",
@@ -44,7 +47,7 @@ typedef struct ov_run {
     bench_pair lib_state;
     raw_setup raw_state;
     int lib_ratio, raw_ratio;
-    const bench_pin *pin; /* the timing thread's (bench_pin.h) */
+    bench_pin *pin; /* the timing thread's (bench_pin.h) */
 } ov_run;
 
 /* n zeroed items of size bytes; NULL after saying so (every allocation of the run's timing). */
@@ -238,43 +241,76 @@ static int fill_cache(ov_run *run)
  * calls back to back take 7). */
 typedef enum ov_order { OV_INTERLEAVED, OV_BLOCKS } ov_order;
 
-/* Where a side's times go: values[0] the doing, values[1] the undoing, reps each. */
+/* Where a side's times go: values[0] the doing, values[1] the undoing, checks the host check
+ * right before each (bench_pin.h), reps each. */
 typedef struct ov_side {
     ov_fn fn;
     double *values[2];
+    double *checks;
 } ov_side;
 
 static int rep_into(ov_run *run, const ov_side *side, unsigned warm, unsigned i)
 {
     double us[2] = {0, 0};
+    double checked = bench_pin_check_us();
     if (side->fn(run, us))
         return -1;
-    if (i >= warm)
+    if (i >= warm) {
         side->values[0][i - warm] = us[0], side->values[1][i - warm] = us[1];
+        side->checks[i - warm] = checked;
+    }
     return 0;
 }
 
-/* Reps [from, to) of one side back to back, after warm-ups and the CPU busy for a moment. */
+/* side's reps from `from` on. */
+static ov_side side_from(const ov_side *side, unsigned from)
+{
+    return (ov_side){side->fn, {side->values[0] + from, side->values[1] + from},
+                     side->checks + from};
+}
+
+/* The pin on the quietest CPU now, and that CPU busy for a moment: before each timed block. */
+static void block_start(ov_run *run)
+{
+    bench_pin_move_to_quietest(run->pin);
+    bench_spin_us(OV_SPIN_US);
+}
+
+/* Reps [from, to) of one side back to back, after warm-ups. */
 static int block(ov_run *run, const ov_side *side, unsigned from, unsigned to)
 {
     const unsigned warm = run->res->warmups;
-    ov_side at = {side->fn, {side->values[0] + from, side->values[1] + from}};
-    bench_spin_us(OV_SPIN_US);
+    ov_side at = side_from(side, from);
+    block_start(run);
     for (unsigned i = 0; i < warm + to - from; i++)
         if (rep_into(run, &at, warm, i))
             return -1;
     return 0;
 }
 
-static int interleaved(ov_run *run, const ov_side *a, const ov_side *b)
+/* Reps [from, to) of both sides in turn, the order swapped every rep, after warm-ups. */
+static int interleaved_block(ov_run *run, const ov_side *a, const ov_side *b, unsigned from,
+                             unsigned to)
 {
-    const unsigned reps = run->res->reps, warm = run->res->warmups;
-    bench_spin_us(OV_SPIN_US);
-    for (unsigned i = 0; i < warm + reps; i++) {
-        const ov_side *first = i & 1 && b->fn ? b : a, *second = first == a ? b : a;
+    const unsigned warm = run->res->warmups;
+    const ov_side at_a = side_from(a, from), at_b = side_from(b, from);
+    block_start(run);
+    for (unsigned i = 0; i < warm + to - from; i++) {
+        const ov_side *first = i & 1 && b->fn ? &at_b : &at_a;
+        const ov_side *second = first == &at_a ? &at_b : &at_a;
         if (rep_into(run, first, warm, i) || (second->fn && rep_into(run, second, warm, i)))
             return -1;
     }
+    return 0;
+}
+
+static int interleaved(ov_run *run, const ov_side *a, const ov_side *b)
+{
+    const unsigned reps = run->res->reps;
+    for (unsigned from = 0; from < reps; from += OV_MOVE_EVERY)
+        if (interleaved_block(run, a, b, from,
+                              reps - from < OV_MOVE_EVERY ? reps : from + OV_MOVE_EVERY))
+            return -1;
     return 0;
 }
 
@@ -285,22 +321,39 @@ static int blocks(ov_run *run, const ov_side *a, const ov_side *b)
            block(run, a, half, reps);
 }
 
+/* A side's doing (k 0) or undoing (1) over its quiet reps, limit the row's quiet limit; before
+ * bench_summarize sorts the side's values. */
+static void summarize_quiet(const ov_side *side, int k, unsigned reps, double limit,
+                            double *scratch, ov_quiet *out)
+{
+    size_t kept = bench_keep_quiet(side->values[k], side->checks, reps, limit, scratch);
+    bench_summarize(scratch, kept, &out->times);
+    out->reps = (unsigned)kept;
+}
+
 /* Times a and b (b may be NULL) reps times after warm-ups, in the order given. The results go
  * to rows op and, when pair, op + 1 (the undo). */
 static int measure(ov_run *run, ov_op op, int pair, ov_order order, ov_fn a, ov_fn b)
 {
     const unsigned reps = run->res->reps;
     bench_pin_free_born(run->pin);
-    double *v = zeroed(4 * (size_t)reps, sizeof *v);
+    double *v = zeroed(7 * (size_t)reps, sizeof *v), *scratch = v + 6 * (size_t)reps;
     if (!v)
         return -1;
-    const ov_side sa = {a, {v, v + reps}}, sb = {b, {v + 2 * reps, v + 3 * reps}};
+    const ov_side sa = {a, {v, v + reps}, v + 4 * reps};
+    const ov_side sb = {b, {v + 2 * reps, v + 3 * reps}, v + 5 * reps};
     int rc = order == OV_BLOCKS && b ? blocks(run, &sa, &sb) : interleaved(run, &sa, &sb);
+    double limit = bench_quiet_limit(sa.checks, reps);
+    if (b && bench_quiet_limit(sb.checks, reps) < limit)
+        limit = bench_quiet_limit(sb.checks, reps);
     for (int k = 0; k <= pair && !rc; k++) {
         ov_row *row = &run->res->rows[op + k];
+        summarize_quiet(&sa, k, reps, limit, scratch, &row->a_quiet);
         bench_summarize(sa.values[k], reps, &row->a);
-        if (b)
+        if (b) {
+            summarize_quiet(&sb, k, reps, limit, scratch, &row->b_quiet);
             bench_summarize(sb.values[k], reps, &row->b);
+        }
         row->valid = 1;
         row->b_valid = b != NULL;
     }
@@ -430,21 +483,6 @@ static int destroy_oldest_by_hand(ov_run *run, ov_diagnostics *d)
     return rc ? -1 : 0;
 }
 
-/* The host's own speed just before the switch rows, whose microsecond is host time: a fixed
- * chain of work, reps times. */
-static int host_check(ov_run *run, ov_diagnostics *d)
-{
-    double *v = zeroed(run->res->reps, sizeof *v);
-    if (!v)
-        return -1;
-    for (unsigned i = 0; i < run->res->reps; i++)
-        v[i] = bench_pin_check_us();
-    bench_summarize(v, run->res->reps, &d->host_check);
-    d->host_check_valid = 1;
-    free(v);
-    return 0;
-}
-
 static unsigned other_ratio(const bench_env *env, unsigned victim)
 {
     return victim * 4 <= env->sm_count / 2 ? victim * 4 : victim / 2;
@@ -547,8 +585,7 @@ int bench_overhead_run(const bench_env *env, ov_result *res)
         rc = run_launches(&run);
     bench_pin_free_born(&pin);
     if (!rc)
-        rc = host_check(&run, &res->diagnostics) ||
-             cache_rows_measure(env, res->reps, &res->repartitioning);
+        rc = cache_rows_measure(env, res->reps, &pin, &res->repartitioning);
     finish(&run);
     bench_pin_end(&pin);
     return rc ? -1 : 0;
@@ -592,12 +629,42 @@ static void print_row(const ov_result *res, ov_op op)
         printf(" %10s %10s | %7s\n", "-", "-", "-");
 }
 
+/* A side's p50 and p99 over its quiet reps, "-" where it had none. */
+static void print_quiet_side(const ov_quiet *q)
+{
+    if (q->reps)
+        printf(" %10.2f %10.2f |", q->times.p50, q->times.p99);
+    else
+        printf(" %10s %10s |", "-", "-");
+}
+
+static void print_quiet_row(const ov_result *res, ov_op op)
+{
+    const ov_row *r = &res->rows[op];
+    char label[96];
+    if (!r->valid)
+        return;
+    op_label(res, op, label, sizeof label);
+    printf("%-34s", label);
+    print_quiet_side(&r->a_quiet);
+    if (!r->b_valid) {
+        printf(" %10s %10s | %7s  %u reps\n", "-", "-", "-", r->a_quiet.reps);
+        return;
+    }
+    print_quiet_side(&r->b_quiet);
+    if (r->a_quiet.reps && r->b_quiet.reps)
+        printf(" %7.3f", bench_ratio(r->a_quiet.times.p50, r->b_quiet.times.p50));
+    else
+        printf(" %7s", "-");
+    printf("  %u / %u reps\n", r->a_quiet.reps, r->b_quiet.reps);
+}
+
 static const char *const phase_names[OV_NB_PHASES] = {"teardown", "split", "contexts",
                                                       "streams"};
 
 static void print_diagnostics(const ov_diagnostics *d)
 {
-    if (!d->valid && !d->destroy_valid && !d->host_check_valid)
+    if (!d->valid && !d->destroy_valid)
         return;
     printf("\nwhere the time goes (measured apart from the rows), us\n");
     printf("%-34s %10s %10s %10s\n", "", "p50", "p99", "min");
@@ -613,9 +680,6 @@ static void print_diagnostics(const ov_diagnostics *d)
         printf("%-34s %10.2f %10.2f %10.2f\n", label, d->destroy_oldest.p50,
                d->destroy_oldest.p99, d->destroy_oldest.min);
     }
-    if (d->host_check_valid)
-        printf("%-34s %10.2f %10.2f %10.2f\n", "the host: fixed work, no driver", d->host_check.p50,
-               d->host_check.p99, d->host_check.min);
 }
 
 void bench_overhead_print(const ov_result *res)
@@ -633,6 +697,13 @@ void bench_overhead_print(const ov_result *res)
         print_row(res, op);
     printf("   target: ratio <= 1.05 for creation and the split (the raw driver's cost is the "
            "floor); re-partition through the cache p50 <= 10 us\n");
+    printf("%-34s %10s %10s | %10s %10s | %7s\n", "the same over quiet reps", "gctx p50", "p99",
+           "raw p50", "p99", "ratio");
+    for (int op = OV_SPLIT; op <= OV_REPARTITION; op++)
+        print_quiet_row(res, op);
+    printf("   (quiet: the host check right before the rep read at most %.2fx the row's "
+           "fastest, bench_pin.h; greenctx's reps / the raw driver's)\n",
+           BENCH_QUIET_SLACK);
     printf("\nlaunch cost: empty kernel, %u launches x %u rounds, us per launch\n", res->launches,
            res->rounds);
     printf("%-34s %10s %10s | %10s %10s | %7s\n", "", "green p50", "p99", "ordinary", "p99",
@@ -641,6 +712,18 @@ void bench_overhead_print(const ov_result *res)
     print_row(res, OV_LAUNCH_TOTAL);
     cache_rows_print(&res->repartitioning);
     print_diagnostics(&res->diagnostics);
+}
+
+/* A row's figures over its quiet reps. */
+static void quiet_json(json_writer *w, const ov_row *r)
+{
+    json_uint(w, "quiet_reps", r->a_quiet.reps);
+    bench_json_summary(w, "greenctx_quiet_us", &r->a_quiet.times);
+    if (!r->b_valid)
+        return;
+    json_uint(w, "raw_driver_quiet_reps", r->b_quiet.reps);
+    bench_json_summary(w, "raw_driver_quiet_us", &r->b_quiet.times);
+    json_fixed(w, "ratio_quiet_p50", bench_ratio(r->a_quiet.times.p50, r->b_quiet.times.p50), 4);
 }
 
 void bench_overhead_json(json_writer *w, const ov_result *res)
@@ -672,6 +755,8 @@ void bench_overhead_json(json_writer *w, const ov_result *res)
                 bench_json_summary(w, launch ? "ordinary_stream_us" : "raw_driver_us", &r->b);
                 json_fixed(w, "ratio_p50", bench_ratio(r->a.p50, r->b.p50), 4);
             }
+            if (!launch)
+                quiet_json(w, r);
         } else {
             json_string(w, "note", r->note);
         }
@@ -691,8 +776,6 @@ void bench_overhead_json(json_writer *w, const ov_result *res)
         json_uint(w, "destroy_kept", d->destroy_kept);
         bench_json_summary(w, "destroy_oldest_by_hand_us", &d->destroy_oldest);
     }
-    if (d->host_check_valid)
-        bench_json_summary(w, "host_check_us", &d->host_check);
     json_close(w);
     json_close(w);
 }

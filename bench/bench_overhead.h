@@ -19,11 +19,19 @@ typedef enum ov_op {
     OV_NB_OPS
 } ov_op;
 
+/* A side of a row over its quiet reps (bench_pin.h): those whose host check right before
+ * read at most BENCH_QUIET_SLACK times the row's fastest. */
+typedef struct ov_quiet {
+    unsigned reps;
+    bench_summary times;
+} ov_quiet;
+
 typedef struct ov_row {
     int valid, b_valid;
     char note[160];
     bench_summary a, b; /* microseconds: greenctx and the raw driver (launches: green and
                            ordinary streams) */
+    ov_quiet a_quiet, b_quiet; /* the rows timed by measure(), not the launches */
 } ov_row;
 
 /* Where the rows' time goes, measured apart from them (the rows' clocks hold only the user's
@@ -43,8 +51,6 @@ typedef struct ov_diagnostics {
     int destroy_valid;
     unsigned destroy_kept; /* contexts alive by hand: the cache's limit */
     bench_summary destroy_oldest; /* cuGreenCtxDestroy of the oldest of destroy_kept + 1 */
-    int host_check_valid;
-    bench_summary host_check; /* bench_pin_check_us, reps times before the switch rows */
 } ov_diagnostics;
 
 typedef struct ov_result {

@@ -7,7 +7,7 @@
 #include "bench.h"
 #include "bench_pin.h"
 
-#define CHECK_STEPS 1000 /* a multiply and an add each, 4 cycles of latency */
+#define CHECK_STEPS 1000 /* 4 multiply chains, 2 shift-xor and 2 add-xor ones: about 2 us */
 
 /* The process's thread ids, at most max; the count. */
 static unsigned list_threads(pid_t *tids, unsigned max)
@@ -69,11 +69,78 @@ void bench_pin_end(bench_pin *pin)
 double bench_pin_check_us(void)
 {
     static volatile uint64_t seed = 1;
-    uint64_t x = seed;
+    uint64_t a = seed, b = a + 1, c = a + 2, d = a + 3, e = a | 1, f = a | 2, g = a + 5,
+             h = a + 7;
     double t0 = bench_now_us();
-    for (unsigned i = 0; i < CHECK_STEPS; i++)
-        x = x * 6364136223846793005ull + 1442695040888963407ull;
+    for (unsigned i = 0; i < CHECK_STEPS; i++) {
+        a = a * 6364136223846793005ull + 1, b = b * 6364136223846793005ull + 3;
+        c = c * 6364136223846793005ull + 5, d = d * 6364136223846793005ull + 7;
+        e ^= e << 13, e ^= e >> 7, f ^= f << 13, f ^= f >> 7;
+        g += h ^ (g >> 3), h += g ^ (h << 5);
+    }
     double us = bench_now_us() - t0;
-    seed = x;
+    seed = a ^ b ^ c ^ d ^ e ^ f ^ g ^ h;
     return us;
+}
+
+/* The best of SURVEY_CHECKS host checks on each CPU of the saved mask; the pin moves to the
+ * fastest. */
+#define SURVEY_CHECKS 3
+
+static double best_check(void)
+{
+    double best = bench_pin_check_us();
+    for (int i = 1; i < SURVEY_CHECKS; i++) {
+        double us = bench_pin_check_us();
+        if (us < best)
+            best = us;
+    }
+    return best;
+}
+
+static int pin_to(int cpu)
+{
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    return sched_setaffinity(0, sizeof one, &one);
+}
+
+double bench_pin_move_to_quietest(bench_pin *pin)
+{
+    if (pin->cpu < 0)
+        return 0;
+    int best_cpu = pin->cpu;
+    double best = 0;
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+        if (!CPU_ISSET(cpu, &pin->saved) || pin_to(cpu) != 0)
+            continue;
+        double us = best_check();
+        if (best == 0 || us < best)
+            best = us, best_cpu = cpu;
+    }
+    if (pin_to(best_cpu) == 0)
+        pin->cpu = best_cpu;
+    else
+        pin_to(pin->cpu);
+    return best;
+}
+
+double bench_quiet_limit(const double *checks, size_t n)
+{
+    double fastest = n ? checks[0] : 0;
+    for (size_t i = 1; i < n; i++)
+        if (checks[i] < fastest)
+            fastest = checks[i];
+    return fastest * BENCH_QUIET_SLACK;
+}
+
+size_t bench_keep_quiet(const double *values, const double *checks, size_t n, double limit,
+                        double *out)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++)
+        if (checks[i] <= limit)
+            out[kept++] = values[i];
+    return kept;
 }

@@ -4,6 +4,7 @@
 #define GREENCTX_BENCH_PIN_H
 
 #include <sched.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 #define BENCH_PIN_MAX_THREADS 256
@@ -28,9 +29,32 @@ void bench_pin_end(bench_pin *pin);
  * with the rows timed after it (called before each timed stage). */
 void bench_pin_free_born(const bench_pin *pin);
 
-/* Microseconds of a fixed chain of dependent multiplies (4000 cycles: 1 us at 4 GHz): the
- * same in every run on the same host at the same clock, so that a run whose host-time rows
- * all read slower can be told from a slower library or driver. */
+/* Microseconds of fixed throughput-bound work (eight independent chains of multiplies,
+ * shifts and adds, no memory: about 2 us). On the H200's VM a vCPU whose physical core another
+ * guest's thread is using at that moment reads it 20-55 % slower, and the driver's calls there
+ * by as much (2026-12-02: 8.9-9.6 against 10.1-14.0 us for four times this work, two event
+ * records and waits 0.66-0.81 against 1.08-1.27 us, on the same vCPUs seconds apart); a chain
+ * of dependent multiplies, whose latency leaves the core's ports to the other guest, read the
+ * same on both (5.4-5.8 us), so it can't tell them. */
 double bench_pin_check_us(void);
+
+/* Moves the pinned thread to the CPU of its old mask whose host check reads fastest now (the
+ * best of three on each): on a VM whose vCPUs share physical cores with other guests, the
+ * one whose core is its own at the moment. Those moments last about a second or less on the
+ * H200's VM (a vCPU fast, then slow, then fast in passes 0.3 s apart), so the timed rows call
+ * it before each block of a few dozen reps, and warm up again after it (the new CPU's caches
+ * are cold). Returns the chosen CPU's check; 0, and nothing moved, when not pinned. */
+double bench_pin_move_to_quietest(bench_pin *pin);
+
+/* A rep is quiet when the check right before it read at most BENCH_QUIET_SLACK times the
+ * fastest of its row's checks: its CPU's core was not shared then. The host-time rows give
+ * their figures over every rep and over the quiet ones, so that a figure of the library on a
+ * core of its own can be told from one of the core's neighbour. */
+#define BENCH_QUIET_SLACK 1.10
+/* The quiet limit of a row's n checks: the fastest times BENCH_QUIET_SLACK (0 when n is 0). */
+double bench_quiet_limit(const double *checks, size_t n);
+/* The values whose checks read at most limit, in order, into out (room for n); their count. */
+size_t bench_keep_quiet(const double *values, const double *checks, size_t n, double limit,
+                        double *out);
 
 #endif

@@ -77,11 +77,12 @@ static int repartitions(const bench_env *env, cache_rows *rows, unsigned limit, 
  * cuEventRecord on the old layout's stream and one cuStreamWaitEvent on the new layout's (the
  * floor, what the switch by part calls; the barrier adds a wait per partition but one). */
 #define SWITCH_PARTS 2
-#define SWITCH_VALUES 7 /* per rep: the switch_rep fields */
+#define SWITCH_VALUES 9 /* per rep: the switch_rep fields, its check and room for a copy */
 /* A switch is about a microsecond of host time, its target a p99: 4 of its reps to one of the
  * bench's (800 by default), so that the p99 is no longer the second highest of 200. */
 #define SWITCH_REPS_PER_REP 4
-#define SWITCH_SPIN_US 2000 /* before the timed reps: the CPU at speed */
+#define SWITCH_SPIN_US 2000 /* before each block of timed reps: the CPU at speed */
+#define SWITCH_MOVE_EVERY 100 /* reps a block, on the CPU quietest at its start (bench_pin.h) */
 typedef struct switch_run {
     gctx_layouts *layouts;
     CUcontext ctx[2][SWITCH_PARTS]; /* [layout][partition] */
@@ -252,25 +253,52 @@ static int one_rep(const bench_env *env, switch_run *run, int from, unsigned fir
     return rc;
 }
 
-/* v: room for SWITCH_VALUES values a rep. */
-static int switches(const bench_env *env, unsigned reps, cache_rows *rows, double *v)
+/* The four host-time rows over the reps whose check was quiet (bench_pin.h); before
+ * bench_summarize sorts the rows in place. */
+static void summarize_quiet(double *const rows_of[4], const double *checks, unsigned reps,
+                            double *scratch, cache_rows *rows)
+{
+    bench_summary *quiet[4] = {&rows->switch_host_quiet, &rows->switch_by_part_quiet,
+                               &rows->switch_by_hand_quiet, &rows->switch_barrier_by_hand_quiet};
+    const double limit = bench_quiet_limit(checks, reps);
+    size_t kept = 0;
+    for (int k = 0; k < 4; k++) {
+        kept = bench_keep_quiet(rows_of[k], checks, reps, limit, scratch);
+        bench_summarize(scratch, kept, quiet[k]);
+    }
+    rows->switch_quiet_reps = (unsigned)kept;
+}
+
+/* v: room for SWITCH_VALUES values a rep. Blocks of SWITCH_MOVE_EVERY reps, each after the
+ * pin moved and warm-ups. */
+static int switches(const bench_env *env, unsigned reps, bench_pin *pin, cache_rows *rows,
+                    double *v)
 {
     switch_run run;
     double *host = v, *gap = v + reps, *same = v + 2 * reps, *by_hand = v + 3 * reps;
     double *by_part = v + 4 * reps, *by_part_gap = v + 5 * reps, *barrier_by_hand = v + 6 * reps;
+    double *check = v + 7 * reps, *scratch = v + 8 * reps;
     int rc = switch_begin(env, rows, &run);
-    bench_spin_us(SWITCH_SPIN_US);
-    for (unsigned i = 0; i < WARMUPS + reps && !rc; i++) {
-        switch_rep r = {0, 0, 0, 0, 0, 0, 0};
-        rc = one_rep(env, &run, (int)(i & 1), (i >> 1) % SWITCH_KINDS, &r);
-        if (i >= WARMUPS) {
-            unsigned k = i - WARMUPS;
+    for (unsigned from = 0, i = 0; from < reps && !rc; from += SWITCH_MOVE_EVERY) {
+        const unsigned to = reps - from < SWITCH_MOVE_EVERY ? reps : from + SWITCH_MOVE_EVERY;
+        bench_pin_move_to_quietest(pin);
+        bench_spin_us(SWITCH_SPIN_US);
+        for (unsigned j = 0; j < WARMUPS + to - from && !rc; j++, i++) {
+            switch_rep r = {0, 0, 0, 0, 0, 0, 0};
+            double checked = bench_pin_check_us();
+            rc = one_rep(env, &run, (int)(i & 1), (i >> 1) % SWITCH_KINDS, &r);
+            if (j < WARMUPS)
+                continue;
+            unsigned k = from + j - WARMUPS;
             host[k] = r.host, gap[k] = r.gap, same[k] = r.same, by_hand[k] = r.by_hand;
             by_part[k] = r.by_part, by_part_gap[k] = r.by_part_gap;
-            barrier_by_hand[k] = r.barrier_by_hand;
+            barrier_by_hand[k] = r.barrier_by_hand, check[k] = checked;
         }
     }
     if (!rc) {
+        double *const timed[4] = {host, by_part, by_hand, barrier_by_hand};
+        summarize_quiet(timed, check, reps, scratch, rows);
+        bench_summarize(check, reps, &rows->switch_check);
         bench_summarize(host, reps, &rows->switch_host);
         bench_summarize(by_part, reps, &rows->switch_by_part_host);
         bench_summarize(by_hand, reps, &rows->switch_by_hand);
@@ -371,7 +399,7 @@ static int layouts_build(const bench_env *env, cache_rows *rows, double *v)
     return rc ? -1 : 0;
 }
 
-int cache_rows_measure(const bench_env *env, unsigned reps, cache_rows *rows)
+int cache_rows_measure(const bench_env *env, unsigned reps, bench_pin *pin, cache_rows *rows)
 {
     memset(rows, 0, sizeof *rows);
     rows->small_sms = 16;
@@ -396,7 +424,7 @@ int cache_rows_measure(const bench_env *env, unsigned reps, cache_rows *rows)
              repartitions(env, rows, 0, v, &rows->repartition_rebuild, &rows->lost_rebuild_mib) ||
              bench_gctx(gctx_cache_set_limit(env->device, limit ? limit : 16),
                         "gctx_cache_set_limit") ||
-             switches(env, switch_reps, rows, v) || layouts_build(env, rows, v);
+             switches(env, switch_reps, pin, rows, v) || layouts_build(env, rows, v);
     free(v);
     if (bench_gctx(gctx_cache_set_limit(env->device, limit), "gctx_cache_set_limit") ||
         bench_gctx(gctx_cache_trim(env->device), "gctx_cache_trim"))
@@ -437,6 +465,18 @@ void cache_rows_print(const cache_rows *r)
            "by part; the barrier: %d wait more,\n    its own by hand the same %d calls; target "
            "p50 <= 1 us, p99 <= 2 us)\n",
            r->switch_reps, SWITCH_PARTS - 1, 3 * SWITCH_PARTS - 1);
+    printf("%-34s %10.2f %10.2f | %10.2f %10.2f | %7.3f\n", "... quiet reps: switch",
+           r->switch_host_quiet.p50, r->switch_host_quiet.p99,
+           r->switch_barrier_by_hand_quiet.p50, r->switch_barrier_by_hand_quiet.p99,
+           bench_ratio(r->switch_host_quiet.p50, r->switch_barrier_by_hand_quiet.p50));
+    printf("%-34s %10.2f %10.2f | %10.2f %10.2f | %7.3f\n", "... quiet reps: by part",
+           r->switch_by_part_quiet.p50, r->switch_by_part_quiet.p99, r->switch_by_hand_quiet.p50,
+           r->switch_by_hand_quiet.p99,
+           bench_ratio(r->switch_by_part_quiet.p50, r->switch_by_hand_quiet.p50));
+    printf("   (quiet: %u of %u reps, whose host check right before read at most %.2fx the "
+           "fastest, %.2f us; p50 %.2f us)\n",
+           r->switch_quiet_reps, r->switch_reps, BENCH_QUIET_SLACK, r->switch_check.min,
+           r->switch_check.p50);
     if (r->gap_valid) {
         printf("%-34s %10.2f %10.2f | %10.2f %10.2f |  added %.2f (target <= 1 us)\n",
                "device gap: switch | one stream", r->gap_switch.p50, r->gap_switch.p99,
@@ -478,6 +518,13 @@ void cache_rows_json(json_writer *w, const cache_rows *r)
         json_fixed(w, "layout_switch_ratio_p50",
                    bench_ratio(r->switch_host.p50, r->switch_by_hand.p50), 4);
         bench_json_summary(w, "layout_switch_barrier_by_hand_us", &r->switch_barrier_by_hand);
+        bench_json_summary(w, "layout_switch_check_us", &r->switch_check);
+        json_uint(w, "layout_switch_quiet_reps", r->switch_quiet_reps);
+        bench_json_summary(w, "layout_switch_host_quiet_us", &r->switch_host_quiet);
+        bench_json_summary(w, "layout_switch_by_part_host_quiet_us", &r->switch_by_part_quiet);
+        bench_json_summary(w, "layout_switch_by_hand_quiet_us", &r->switch_by_hand_quiet);
+        bench_json_summary(w, "layout_switch_barrier_by_hand_quiet_us",
+                           &r->switch_barrier_by_hand_quiet);
         json_fixed(w, "layout_switch_barrier_ratio_p50",
                    bench_ratio(r->switch_host.p50, r->switch_barrier_by_hand.p50), 4);
         bench_json_summary(w, "layout_switch_by_part_host_us", &r->switch_by_part_host);

@@ -11,6 +11,7 @@
 #define GREENCTX_BENCH_CACHE_ROWS_H
 
 #include "bench.h"
+#include "bench_pin.h"
 
 typedef struct cache_rows {
     int valid;
@@ -27,14 +28,19 @@ typedef struct cache_rows {
     bench_summary gap_switch_by_part; /* the same across a switch by part */
     bench_summary gap_same_stream; /* the same two kernels on one stream */
     unsigned switch_reps;          /* reps of each switch row */
+    bench_summary switch_check;    /* us of bench_pin_check_us, right before each rep */
+    unsigned switch_quiet_reps;    /* reps whose check was quiet (bench_pin.h) */
+    bench_summary switch_host_quiet, switch_by_part_quiet, switch_by_hand_quiet,
+        switch_barrier_by_hand_quiet; /* the four host-time rows over the quiet reps */
     unsigned layout_builds;        /* builds of each of the three below */
     bench_summary layouts_cold, layouts_warm; /* ms per 16 layouts x 2: empty cache, all cached */
     bench_summary layouts_by_hand; /* ms per the same 16 splits, 32 contexts and streams, raw */
 } cache_rows;
 
-/* Measures every row (reps: each timing's repetitions). Leaves the device's cache limit as it
- * was, and the cache empty. Returns 0, or -1 after printing why. */
-int cache_rows_measure(const bench_env *env, unsigned reps, cache_rows *rows);
+/* Measures every row (reps: each timing's repetitions; pin: the timing thread's, which the
+ * switch rows move to the quietest CPU before each block of reps). Leaves the device's cache
+ * limit as it was, and the cache empty. Returns 0, or -1 after printing why. */
+int cache_rows_measure(const bench_env *env, unsigned reps, bench_pin *pin, cache_rows *rows);
 void cache_rows_print(const cache_rows *rows);
 /* ,"repartitioning":{...} */
 void cache_rows_json(json_writer *w, const cache_rows *rows);

@@ -31,19 +31,27 @@ static void *helper_main(void *arg)
     return NULL;
 }
 
+/* The calling thread held on pin's one CPU, one of `before`, and running there. */
+static void held_on_its_cpu(const bench_pin *pin, const cpu_set_t *before)
+{
+    cpu_set_t during;
+    GT_ASSERT_EQ_INT(sched_getaffinity(0, sizeof during, &during), 0);
+    GT_ASSERT_EQ_INT(CPU_COUNT(&during), 1);
+    GT_ASSERT(CPU_ISSET(pin->cpu, &during));
+    GT_ASSERT(CPU_ISSET(pin->cpu, before));
+    GT_ASSERT_EQ_INT(sched_getcpu(), pin->cpu);
+}
+
 GT_TEST(pinned_to_one_cpu_then_the_old_mask_back)
 {
-    cpu_set_t before, during, after;
+    cpu_set_t before, after;
     GT_ASSERT_EQ_INT(sched_getaffinity(0, sizeof before, &before), 0);
     bench_pin pin;
     bench_pin_begin(&pin);
     if (pin.cpu < 0)
         GT_SKIP("this thread's CPU mask can't be set here");
-    GT_ASSERT_EQ_INT(sched_getaffinity(0, sizeof during, &during), 0);
-    GT_ASSERT_EQ_INT(CPU_COUNT(&during), 1);
-    GT_ASSERT(CPU_ISSET(pin.cpu, &during));
-    GT_ASSERT(CPU_ISSET(pin.cpu, &before));
-    GT_ASSERT_EQ_INT(sched_getcpu(), pin.cpu);
+    held_on_its_cpu(&pin, &before);
+    GT_CHECK();
     bench_pin_end(&pin);
     GT_ASSERT_EQ_INT(sched_getaffinity(0, sizeof after, &after), 0);
     GT_ASSERT(same_mask(&before, &after));
@@ -131,4 +139,40 @@ GT_TEST(a_thread_born_while_pinned_gets_the_old_mask_back) { newborn_case(0); }
 GT_TEST(threads_born_while_pinned_are_freed_before_each_stage_the_caller_kept)
 {
     newborn_case(1);
+}
+
+/* The quiet reps of a row: those whose check read at most 1.10x the row's fastest, in order. */
+GT_TEST(quiet_reps_are_those_within_a_tenth_of_the_fastest_check)
+{
+    const double checks[] = {2.5, 2.0, 2.19, 2.21, 3.0, 2.1};
+    const double values[] = {10, 11, 12, 13, 14, 15};
+    double kept[6] = {0};
+    double limit = bench_quiet_limit(checks, 6);
+    GT_ASSERT(limit > 2.2 - 1e-9 && limit < 2.2 + 1e-9);
+    GT_ASSERT_EQ_INT((int)bench_keep_quiet(values, checks, 6, limit, kept), 3);
+    GT_ASSERT(kept[0] == 11 && kept[1] == 12 && kept[2] == 15);
+    GT_ASSERT(bench_quiet_limit(checks, 0) == 0);
+    GT_ASSERT_EQ_INT((int)bench_keep_quiet(values, checks, 0, limit, kept), 0);
+}
+
+/* Moved to the quietest CPU: still held on exactly one, one of its old mask, which it runs on;
+ * the old mask back at the end. Unpinned, nothing moves. */
+GT_TEST(moved_to_the_quietest_cpu_of_its_old_mask)
+{
+    cpu_set_t before, during, after;
+    GT_ASSERT_EQ_INT(sched_getaffinity(0, sizeof before, &before), 0);
+    bench_pin pin;
+    pin.cpu = -1;
+    GT_ASSERT(bench_pin_move_to_quietest(&pin) == 0);
+    GT_ASSERT_EQ_INT(sched_getaffinity(0, sizeof during, &during), 0);
+    GT_ASSERT(same_mask(&before, &during));
+    bench_pin_begin(&pin);
+    if (pin.cpu < 0)
+        GT_SKIP("this thread's CPU mask can't be set here");
+    GT_ASSERT(bench_pin_move_to_quietest(&pin) > 0);
+    held_on_its_cpu(&pin, &before);
+    GT_CHECK();
+    bench_pin_end(&pin);
+    GT_ASSERT_EQ_INT(sched_getaffinity(0, sizeof after, &after), 0);
+    GT_ASSERT(same_mask(&before, &after));
 }

@@ -13,8 +13,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "scripts", "check_regression.py")
 
 
-def summary(p50, p99=None):
-    return {"n": 50, "min": p50, "p50": p50, "p99": p99 or p50 * 1.5, "max": p99 or p50 * 1.5}
+def summary(p50, p99=None, n=50):
+    return {"n": n, "min": p50, "p50": p50, "p99": p99 or p50 * 1.5, "max": p99 or p50 * 1.5}
 
 
 def bench_doc(split=(6.15, 4.98), repartition=(21.36, 2277.71), simulated=False):
@@ -149,6 +149,45 @@ class CheckRegression(unittest.TestCase):
         self.assertEqual(rc, 2)
         self.assertIn('layout_switch_by_part: the re-partitioning rows has no '
                       '"layout_switch_by_part_host_us"', err)
+
+    def test_targets_over_quiet_reps_beside_every_rep(self):
+        # A switch by part of 1.40 us over every rep and 0.80 over the 1200 of 3200 reps whose
+        # host check was quiet; the split's ratio over its quiet reps.
+        doc = bench_doc(split=(5.10, 4.80))
+        rows = doc["overhead"]["repartitioning"]
+        rows["layout_switch_by_part_host_us"] = summary(1.40, 2.50, n=3200)
+        rows["layout_switch_by_part_host_quiet_us"] = summary(0.80, 1.50, n=1200)
+        rows["layout_switch_by_hand_quiet_us"] = summary(0.78, 1.40, n=1200)
+        split = doc["overhead"]["ops"][0]
+        split["greenctx_quiet_us"] = summary(4.60, n=30)
+        split["raw_driver_quiet_us"] = summary(4.50, n=28)
+        rc, out, _ = self.check(doc)
+        self.assertEqual(rc, 0, out)
+        self.assertIn("layout_switch_by_part 1.400 (p99 2.500) us / 0.720 (p99 1.080) = 1.944, "
+                      "no recorded ratio yet (--write-baseline records this one); "
+                      "target p50 <= 1.0 us: not met (quiet reps: met); "
+                      "target p99 <= 2.0 us: not met (quiet reps: met)", out)
+        self.assertIn("quiet reps 1200 of 3200: 0.800 (p99 1.500) us / 0.780 (p99 1.400) = 1.026",
+                      out)
+        self.assertIn("target ratio <= 1.05: not met (quiet reps: met)", out)  # 1.0625, 1.022
+        self.assertIn("quiet reps 30 of 50: 4.600", out)
+        self.assertIn("issue 20's targets: 1 of 8 met; not met: split ratio <= 1.05, "
+                      "layout_switch p50 <= 1.0 us, layout_switch_by_part p50 <= 1.0 us, "
+                      "layout_switch_by_part p99 <= 2.0 us, layouts_16_cold ratio <= 1.1, "
+                      "repartition p50 <= 10.0 us, repartition_cache p50 <= 10.0 us\n", out)
+        self.assertIn("issue 20's targets over quiet reps where a row has them: 4 of 8 met; "
+                      "not met: layout_switch p50 <= 1.0 us, layouts_16_cold ratio <= 1.1, "
+                      "repartition p50 <= 10.0 us, repartition_cache p50 <= 10.0 us", out)
+
+    def test_a_side_with_no_quiet_rep_gives_no_quiet_verdict(self):
+        doc = bench_doc()
+        rows = doc["overhead"]["repartitioning"]
+        rows["layout_switch_by_part_host_quiet_us"] = summary(0.80, n=40)
+        rows["layout_switch_by_hand_quiet_us"] = summary(0, n=0)
+        rc, out, _ = self.check(doc)
+        self.assertEqual(rc, 0, out)
+        self.assertNotIn("quiet reps:", out)
+        self.assertNotIn("quiet reps 40", out)
 
     def test_the_simulated_driver_is_refused(self):
         rc, _, err = self.check(bench_doc(simulated=True))
