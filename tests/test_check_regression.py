@@ -219,20 +219,23 @@ class CheckRegression(unittest.TestCase):
         self.assertEqual(rows["split"]["target"], {"ratio_max": 1.05})
 
     def test_the_checked_in_baseline_holds_for_the_runs_it_came_from(self):
-        # bench/results/baseline.json records the highest ratio of five H200 runs (two calls,
-        # of two and three, each call with its one comparison), all checked in beside it:
-        # each passes against it, every row checked (python_split included).
+        # bench/results/baseline.json records the highest ratio of the H200 runs checked in
+        # beside it (calls of scripts/gpu_call.sh regression: full runs and the quick one of
+        # bench.regression, each call with its one comparison): each passes against it, every
+        # row checked (python_split included).
         results = os.path.join(ROOT, "bench", "results")
         with open(os.path.join(results, "baseline.json")) as f:
             baseline = json.load(f)
-        calls = {"T0523": 2, "T0524": 3}  # the call's time: its runs
-        for run in [f"{c}-run{i}" for c, n in calls.items() for i in range(1, n + 1)]:
+        calls = {"T0523": 2, "T0524": 3, "T0801": 3, "T0809": 3}  # the call's time: its runs
+        runs = [(f"{c}-run{i}", f"{c}.txt") for c, n in calls.items() for i in range(1, n + 1)]
+        runs += [(f"{c}-quick", f"{c}-quick.txt") for c in ("T0800", "T0809")]
+        for run, compare in runs:
             with open(os.path.join(results, f"overhead-2026-12-02{run}.json")) as f:
                 bench = json.load(f)
-            compare = f"compare-2026-12-02{run[:5]}.txt"
-            rc, out, err = self.check(bench, "--compare", os.path.join(results, compare),
+            rc, out, err = self.check(bench, "--compare",
+                                      os.path.join(results, f"compare-2026-12-02{compare}"),
                                       baseline=baseline)
-            self.assertEqual(rc, 0, out + err)
+            self.assertEqual(rc, 0, run + out + err)
             self.assertIn("no ratio regressed", out)
             self.assertNotIn("not checked", out)
 
