@@ -226,9 +226,9 @@ class CheckRegression(unittest.TestCase):
         results = os.path.join(ROOT, "bench", "results")
         with open(os.path.join(results, "baseline.json")) as f:
             baseline = json.load(f)
-        calls = {"T0523": 2, "T0524": 3, "T0801": 3, "T0809": 3}  # the call's time: its runs
+        calls = {"T0523": 2, "T0524": 3, "T0801": 3, "T0809": 3, "T0821": 2}  # the call's time: its runs
         runs = [(f"{c}-run{i}", f"{c}.txt") for c, n in calls.items() for i in range(1, n + 1)]
-        runs += [(f"{c}-quick", f"{c}-quick.txt") for c in ("T0800", "T0809")]
+        runs += [(f"{c}-quick", f"{c}-quick.txt") for c in ("T0800", "T0809", "T0820")]
         for run, compare in runs:
             with open(os.path.join(results, f"overhead-2026-12-02{run}.json")) as f:
                 bench = json.load(f)
