@@ -337,9 +337,10 @@ static int measure(ov_run *run, ov_op op, int pair, ov_order order, ov_fn a, ov_
 {
     const unsigned reps = run->res->reps;
     bench_pin_free_born(run->pin);
-    double *v = zeroed(7 * (size_t)reps, sizeof *v), *scratch = v + 6 * (size_t)reps;
+    double *v = zeroed(7 * (size_t)reps, sizeof *v);
     if (!v)
         return -1;
+    double *scratch = v + 6 * (size_t)reps;
     const ov_side sa = {a, {v, v + reps}, v + 4 * reps};
     const ov_side sb = {b, {v + 2 * reps, v + 3 * reps}, v + 5 * reps};
     int rc = order == OV_BLOCKS && b ? blocks(run, &sa, &sb) : interleaved(run, &sa, &sb);
