@@ -344,15 +344,19 @@ static int measure(ov_run *run, ov_op op, int pair, ov_order order, ov_fn a, ov_
     const ov_side sa = {a, {v, v + reps}, v + 4 * reps};
     const ov_side sb = {b, {v + 2 * reps, v + 3 * reps}, v + 5 * reps};
     int rc = order == OV_BLOCKS && b ? blocks(run, &sa, &sb) : interleaved(run, &sa, &sb);
-    double limit = bench_quiet_limit(sa.checks, reps);
-    if (b && bench_quiet_limit(sb.checks, reps) < limit)
-        limit = bench_quiet_limit(sb.checks, reps);
+    /* Interleaved, both sides share each block's vCPU: one limit, the quieter side's. In
+     * blocks, each side's reps had vCPUs of their own: a limit each. */
+    double limit_a = bench_quiet_limit(sa.checks, reps), limit_b = limit_a;
+    if (b)
+        limit_b = bench_quiet_limit(sb.checks, reps);
+    if (order != OV_BLOCKS || !b)
+        limit_a = limit_b = limit_a < limit_b ? limit_a : limit_b;
     for (int k = 0; k <= pair && !rc; k++) {
         ov_row *row = &run->res->rows[op + k];
-        summarize_quiet(&sa, k, reps, limit, scratch, &row->a_quiet);
+        summarize_quiet(&sa, k, reps, limit_a, scratch, &row->a_quiet);
         bench_summarize(sa.values[k], reps, &row->a);
         if (b) {
-            summarize_quiet(&sb, k, reps, limit, scratch, &row->b_quiet);
+            summarize_quiet(&sb, k, reps, limit_b, scratch, &row->b_quiet);
             bench_summarize(sb.values[k], reps, &row->b);
         }
         row->valid = 1;
@@ -688,10 +692,11 @@ void bench_overhead_print(const ov_result *res)
     printf("\n== overhead: greenctx against the raw driver calls doing the same, in this "
            "process\n");
     printf("   split %s\n", res->split_text);
-    printf("   %u reps after %u warm-ups, interleaved (re-partition: in blocks, A B B A); "
-           "times in us; %s\n",
-           res->reps, res->warmups,
-           res->host_cpu >= 0 ? "the thread pinned to one CPU" : "not pinned");
+    printf("   %u reps, interleaved in blocks of %u (re-partition: in blocks, A B B A), %u "
+           "warm-ups before each block; times in us; %s\n",
+           res->reps, OV_MOVE_EVERY, res->warmups,
+           res->host_cpu >= 0 ? "the thread pinned, to the quietest vCPU before each block"
+                              : "not pinned");
     printf("%-34s %10s %10s | %10s %10s | %7s\n", "operation", "gctx p50", "p99", "raw p50",
            "p99", "ratio");
     for (int op = OV_SPLIT; op <= OV_REPARTITION; op++)
@@ -724,7 +729,9 @@ static void quiet_json(json_writer *w, const ov_row *r)
         return;
     json_uint(w, "raw_driver_quiet_reps", r->b_quiet.reps);
     bench_json_summary(w, "raw_driver_quiet_us", &r->b_quiet.times);
-    json_fixed(w, "ratio_quiet_p50", bench_ratio(r->a_quiet.times.p50, r->b_quiet.times.p50), 4);
+    if (r->a_quiet.reps && r->b_quiet.reps) /* no ratio of an empty side */
+        json_fixed(w, "ratio_quiet_p50",
+                   bench_ratio(r->a_quiet.times.p50, r->b_quiet.times.p50), 4);
 }
 
 void bench_overhead_json(json_writer *w, const ov_result *res)

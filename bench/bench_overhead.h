@@ -57,7 +57,8 @@ typedef struct ov_result {
     unsigned reps, warmups, launches, rounds;
     unsigned victim_sms, other_sms, alt_sms, alt_other_sms;
     int simulated;
-    int host_cpu; /* the CPU the bench's thread was pinned to (bench_pin.h), -1: not pinned */
+    int host_cpu; /* the CPU the bench's thread was pinned to first (bench_pin.h; it moves to
+                   * the quietest before each block of reps), -1: not pinned */
     char split_text[200];
     ov_row rows[OV_NB_OPS];
     cache_rows repartitioning; /* the context cache and layouts (cache_rows.h) */

@@ -465,7 +465,7 @@ void cache_rows_print(const cache_rows *r)
            "by part; the barrier: %d wait more,\n    its own by hand the same %d calls; target "
            "p50 <= 1 us, p99 <= 2 us)\n",
            r->switch_reps, SWITCH_PARTS - 1, 3 * SWITCH_PARTS - 1);
-    printf("%-34s %10.2f %10.2f | %10.2f %10.2f | %7.3f\n", "... quiet reps: switch",
+    printf("%-34s %10.2f %10.2f | %10.2f %10.2f | %7.3f\n", "... quiet reps: switch / its own",
            r->switch_host_quiet.p50, r->switch_host_quiet.p99,
            r->switch_barrier_by_hand_quiet.p50, r->switch_barrier_by_hand_quiet.p99,
            bench_ratio(r->switch_host_quiet.p50, r->switch_barrier_by_hand_quiet.p50));

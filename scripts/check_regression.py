@@ -38,7 +38,8 @@ BASELINE = os.path.join(ROOT, "bench", "results", "baseline.json")
 SKIP = 77
 
 # greenctx's p50 and p99 beside its twin's, in the figure's unit; quiet: the same over the
-# quiet reps (a Measure, its reps and of how many), None where the bench gives none.
+# quiet reps (a Measure, the two sides' quiet reps and of how many), None where the bench
+# gives none.
 Measure = namedtuple("Measure", "p50 p99 twin_p50 twin_p99 quiet", defaults=(None,))
 Quiet = namedtuple("Quiet", "measure reps of_reps")
 
@@ -56,7 +57,8 @@ def summaries(doc, mine, twin, where, quiet=None):
     q = None
     if quiet and all(isinstance(doc.get(k), dict) and doc[k].get("n", 0) > 0 for k in quiet):
         a, b = doc[quiet[0]], doc[quiet[1]]
-        q = Quiet(Measure(a["p50"], a["p99"], b["p50"], b["p99"]), a["n"], doc[mine].get("n"))
+        q = Quiet(Measure(a["p50"], a["p99"], b["p50"], b["p99"]), (a["n"], b["n"]),
+                  doc[mine].get("n"))
     return Measure(doc[mine]["p50"], doc[mine]["p99"], doc[twin]["p50"], doc[twin]["p99"], q)
 
 
@@ -164,7 +166,7 @@ def targets(row, m):
 
 def quiet_line(name, m, unit):
     q = m.quiet
-    return (f"{'':18} quiet reps {q.reps} of {q.of_reps}: {q.measure.p50:.3f} "
+    return (f"{'':18} quiet reps {q.reps[0]} / {q.reps[1]} of {q.of_reps}: {q.measure.p50:.3f} "
             f"(p99 {q.measure.p99:.3f}) {unit} / {q.measure.twin_p50:.3f} "
             f"(p99 {q.measure.twin_p99:.3f}) = {ratio(q.measure):.4g}")
 
