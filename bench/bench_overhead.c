@@ -321,16 +321,6 @@ static int blocks(ov_run *run, const ov_side *a, const ov_side *b)
            block(run, a, half, reps);
 }
 
-/* A side's doing (k 0) or undoing (1) over its quiet reps, limit the row's quiet limit; before
- * bench_summarize sorts the side's values. */
-static void summarize_quiet(const ov_side *side, int k, unsigned reps, double limit,
-                            double *scratch, ov_quiet *out)
-{
-    size_t kept = bench_keep_quiet(side->values[k], side->checks, reps, limit, scratch);
-    bench_summarize(scratch, kept, &out->times);
-    out->reps = (unsigned)kept;
-}
-
 /* Times a and b (b may be NULL) reps times after warm-ups, in the order given. The results go
  * to rows op and, when pair, op + 1 (the undo). */
 static int measure(ov_run *run, ov_op op, int pair, ov_order order, ov_fn a, ov_fn b)
@@ -343,20 +333,23 @@ static int measure(ov_run *run, ov_op op, int pair, ov_order order, ov_fn a, ov_
     double *scratch = v + 6 * (size_t)reps;
     const ov_side sa = {a, {v, v + reps}, v + 4 * reps};
     const ov_side sb = {b, {v + 2 * reps, v + 3 * reps}, v + 5 * reps};
-    int rc = order == OV_BLOCKS && b ? blocks(run, &sa, &sb) : interleaved(run, &sa, &sb);
+    const int in_blocks = order == OV_BLOCKS && b;
+    int rc = in_blocks ? blocks(run, &sa, &sb) : interleaved(run, &sa, &sb);
     /* Interleaved, both sides share each block's vCPU: one limit, the quieter side's. In
      * blocks, each side's reps had vCPUs of their own: a limit each. */
-    double limit_a = bench_quiet_limit(sa.checks, reps), limit_b = limit_a;
-    if (b)
-        limit_b = bench_quiet_limit(sb.checks, reps);
-    if (order != OV_BLOCKS || !b)
+    double limit_a = bench_quiet_limit(sa.checks, reps);
+    double limit_b = b ? bench_quiet_limit(sb.checks, reps) : limit_a;
+    if (!in_blocks)
         limit_a = limit_b = limit_a < limit_b ? limit_a : limit_b;
     for (int k = 0; k <= pair && !rc; k++) {
         ov_row *row = &run->res->rows[op + k];
-        summarize_quiet(&sa, k, reps, limit_a, scratch, &row->a_quiet);
+        /* Quiet first: bench_summarize sorts a side's values in place. */
+        row->a_quiet.reps = (unsigned)bench_summarize_quiet(sa.values[k], sa.checks, reps, limit_a,
+                                                            scratch, &row->a_quiet.times);
         bench_summarize(sa.values[k], reps, &row->a);
         if (b) {
-            summarize_quiet(&sb, k, reps, limit_b, scratch, &row->b_quiet);
+            row->b_quiet.reps = (unsigned)bench_summarize_quiet(
+                sb.values[k], sb.checks, reps, limit_b, scratch, &row->b_quiet.times);
             bench_summarize(sb.values[k], reps, &row->b);
         }
         row->valid = 1;

@@ -144,3 +144,11 @@ size_t bench_keep_quiet(const double *values, const double *checks, size_t n, do
             out[kept++] = values[i];
     return kept;
 }
+
+size_t bench_summarize_quiet(const double *values, const double *checks, size_t n, double limit,
+                             double *scratch, bench_summary *out)
+{
+    size_t kept = bench_keep_quiet(values, checks, n, limit, scratch);
+    bench_summarize(scratch, kept, out);
+    return kept;
+}

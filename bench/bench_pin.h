@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "bench.h"
+
 #define BENCH_PIN_MAX_THREADS 256
 
 typedef struct bench_pin {
@@ -56,5 +58,9 @@ double bench_quiet_limit(const double *checks, size_t n);
 /* The values whose checks read at most limit, in order, into out (room for n); their count. */
 size_t bench_keep_quiet(const double *values, const double *checks, size_t n, double limit,
                         double *out);
+/* bench_summarize of the values whose checks read at most limit (copied into scratch, room
+ * for n, so that values keep their order); their count. */
+size_t bench_summarize_quiet(const double *values, const double *checks, size_t n, double limit,
+                             double *scratch, bench_summary *out);
 
 #endif

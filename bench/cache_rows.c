@@ -262,10 +262,8 @@ static void summarize_quiet(double *const rows_of[4], const double *checks, unsi
                                &rows->switch_by_hand_quiet, &rows->switch_barrier_by_hand_quiet};
     const double limit = bench_quiet_limit(checks, reps);
     size_t kept = 0;
-    for (int k = 0; k < 4; k++) {
-        kept = bench_keep_quiet(rows_of[k], checks, reps, limit, scratch);
-        bench_summarize(scratch, kept, quiet[k]);
-    }
+    for (int k = 0; k < 4; k++)
+        kept = bench_summarize_quiet(rows_of[k], checks, reps, limit, scratch, quiet[k]);
     rows->switch_quiet_reps = (unsigned)kept;
 }
 

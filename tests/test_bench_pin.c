@@ -151,6 +151,9 @@ GT_TEST(quiet_reps_are_those_within_a_tenth_of_the_fastest_check)
     GT_ASSERT(limit > 2.2 - 1e-9 && limit < 2.2 + 1e-9);
     GT_ASSERT_EQ_INT((int)bench_keep_quiet(values, checks, 6, limit, kept), 3);
     GT_ASSERT(kept[0] == 11 && kept[1] == 12 && kept[2] == 15);
+    bench_summary quiet;
+    GT_ASSERT_EQ_INT((int)bench_summarize_quiet(values, checks, 6, limit, kept, &quiet), 3);
+    GT_ASSERT(quiet.n == 3 && quiet.min == 11 && quiet.p50 == 12 && quiet.max == 15);
     GT_ASSERT(bench_quiet_limit(checks, 0) == 0);
     GT_ASSERT_EQ_INT((int)bench_keep_quiet(values, checks, 0, limit, kept), 0);
 }
