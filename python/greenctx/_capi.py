@@ -301,9 +301,10 @@ def load(path=None):
         lib = ctypes.CDLL(path)
     except OSError as e:
         hint = ("" if os.environ.get("GREENCTX_LIBRARY") else
-                " (the package's own build of the C library is missing: install greenctx with"
-                " `pip install greenctx` or `pip install <checkout>` (-e for an editable one),"
-                " or set GREENCTX_LIBRARY to a libgreenctx.so)")
+                " (the package's own build of the C library is missing: install greenctx's"
+                " wheel (scripts/build_wheel.sh builds it; greenctx is not on PyPI) or"
+                " `pip install /path/to/checkout` (-e for an editable one), or set"
+                " GREENCTX_LIBRARY to a libgreenctx.so)")
         raise ImportError(f"greenctx: cannot load the C library {path}: {e}{hint}") from e
     for name, (restype, argtypes) in SIGNATURES.items():
         fn = getattr(lib, name)
