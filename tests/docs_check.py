@@ -1,0 +1,69 @@
+"""The documentation stands alone: every Markdown file and committed SVG of the source tree
+refers to nothing a reader of the repository doesn't have, and every relative link resolves.
+
+    python3 tests/docs_check.py SOURCE_DIR
+
+Refused: paths into the project's working notes outside the repository (shared/..., "the
+project's shared notes"), issue numbers of a tracker the reader can't see ("issue 12"), how it
+was built ("the lent machine", "run by the lead"), and temporary paths (/tmp/...) printed into
+committed SVGs. Links: [text](target) with a relative target must name a file or folder of the
+tree (an #anchor after it is not checked).
+"""
+import os
+import re
+import sys
+
+OUTSIDE = [
+    (re.compile(r"(?<![\w-])(\.\./)?shared/(measurements|docs|audits|DESIGN)"), "a path outside the repository"),
+    (re.compile(r"shared notes", re.I), "the project's notes, outside the repository"),
+    (re.compile(r"\bissues? #?\d+", re.I), "an issue number of a tracker readers can't see"),
+    (re.compile(r"\blent machine|\bby the lead\b|nvidia-h200-x\d", re.I),
+     "how the project was built, not what it is"),
+]
+SVG_OUTSIDE = [(re.compile(r"/tmp/"), "a temporary path")]
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+SKIP_DIRS = {".git", "node_modules", "__pycache__"}
+
+
+def files(root):
+    for top, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("build")
+                         and not d.startswith(".") and d != "_native")
+        for name in sorted(names):
+            if name.endswith((".md", ".svg")):
+                yield os.path.join(top, name)
+
+
+def check(root):
+    problems = []
+    for path in files(root):
+        rel = os.path.relpath(path, root)
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        rules = SVG_OUTSIDE if path.endswith(".svg") else OUTSIDE
+        for n, line in enumerate(text.splitlines(), 1):
+            for pattern, why in rules:
+                m = pattern.search(line)
+                if m:
+                    problems.append(f"{rel}:{n}: {m.group(0)!r}: {why}")
+            if path.endswith(".md"):
+                for target in LINK.findall(line):
+                    if re.match(r"[a-z]+:|#", target):
+                        continue
+                    where = os.path.normpath(os.path.join(os.path.dirname(path),
+                                                          target.split("#")[0]))
+                    if not os.path.exists(where):
+                        problems.append(f"{rel}:{n}: the link {target!r} leads nowhere")
+    return problems
+
+
+def main(root):
+    problems = check(root)
+    for p in problems:
+        print(p)
+    print(f"docs: {len(problems)} problems" if problems else "docs: they stand alone")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else "."))
