@@ -49,7 +49,7 @@ RUN_TOOL = $(RUN_BUILD)/tools/greenctx
 run:
 	$(call build_quietly,$(RUN_BUILD),,--target greenctx_tool greenctx_sim)
 	@if $(RUN_TOOL) info >/dev/null 2>&1; then sim=; else \
-	  echo "No CUDA driver found on this machine: showing the simulated H200 (driver 13.0) instead."; \
+	  echo "No CUDA driver found on this machine: showing the simulated H200 (a CUDA 13.0 driver, R580) instead."; \
 	  echo; sim="--sim h200@13000"; \
 	fi; \
 	$(RUN_TOOL) $$sim info && echo && $(RUN_TOOL) $$sim plan 24 40 rest && echo && \
