@@ -15,7 +15,7 @@ import sys
 
 OUTSIDE = [
     (re.compile(r"(?<![\w-])(\.\./)?shared/(measurements|docs|audits|DESIGN)"), "a path outside the repository"),
-    (re.compile(r"shared notes", re.I), "the project's notes, outside the repository"),
+    (re.compile(r"shared notes|\bDESIGN\.md\b", re.I), "the project's notes, outside the repository"),
     (re.compile(r"\bissues? #?\d+", re.I), "an issue number of a tracker readers can't see"),
     (re.compile(r"\blent machine|\bby the lead\b|nvidia-h200-x\d", re.I),
      "how the project was built, not what it is"),
