@@ -163,7 +163,9 @@ class Wheel(bdist_wheel):
     the native files were built for."""
 
     def get_tag(self):
-        return "py3", "none", manylinux_tag(BuildPyWithNative.glibc)
+        # An editable install's wheel is tagged before build_py runs: this machine's glibc.
+        local = tuple(int(x) for x in os.confstr("CS_GNU_LIBC_VERSION").split()[-1].split(".")[:2])
+        return "py3", "none", manylinux_tag(BuildPyWithNative.glibc or local)
 
 
 class BinaryDistribution(Distribution):
