@@ -5,6 +5,10 @@
 #   bench_tool_header  nothing in bench/ includes tools/tool.h (the tool's own header),
 #                    directly or through another header of tools/: the bench takes
 #                    tools/command.h, options.h and json.h
+#   bench_program TOOL BENCH_LIB  the bench is its own program: the tool defines none of the
+#                    bench library's symbols, nothing in tools/ includes a header of bench/
+#                    (and bench/ links only greenctx_cli of tools/, which calls neither
+#                    program: greenctx-bench links without the tool)
 #   driver_table     every entry point of the library's table (GCU_LIBRARY_SYMBOLS in
 #                    src/cuda_abi.h) is called somewhere in src/*.c
 #   rooms ROOMS_TXT  `greenctx run`'s rooms stay apart: the tool (tools/), the preload
@@ -59,6 +63,19 @@ bench_tool_header)
     none_include "they are in bench/, and it is or includes tools/tool.h" "$tool" \
         "$src"/bench/*.c "$src"/bench/*.h &&
         echo "ok: nothing in bench/ includes any of:" $tool ;;
+bench_program)
+    tool=$3 bench_lib=$4
+    none_include "they are in tools/, and it is a header of bench/" \
+        "$(cd "$src/bench" && echo *.h)" "$src"/tools/*.c "$src"/tools/*.h || exit 1
+    defined() { nm -g --defined-only "$1" 2>/dev/null | awk 'NF == 3 { print $3 }' | sort -u; }
+    defined "$bench_lib" >"${TMPDIR:-/tmp}/bench_syms.$$"
+    [ -s "${TMPDIR:-/tmp}/bench_syms.$$" ] || { echo "not ok: no symbols in $bench_lib"; exit 1; }
+    shared=$(defined "$tool" | comm -12 - "${TMPDIR:-/tmp}/bench_syms.$$")
+    rm -f "${TMPDIR:-/tmp}/bench_syms.$$"
+    if [ -n "$shared" ]; then
+        echo "not ok: the tool defines the bench's symbols:" $shared; exit 1
+    fi
+    echo "ok: the tool defines no symbol of the bench and tools/ includes no header of bench/" ;;
 driver_table)
     names=$(sed -n '/^#define GCU_LIBRARY_SYMBOLS/,/^$/p' "$src/src/cuda_abi.h" |
         grep -o 'X(cu[A-Za-z0-9_]*' | sed 's/^X(//')
