@@ -18,6 +18,7 @@
 #include "bench_chart.h"
 #include "overlap_libs.h"
 
+/* bench/kernels/elastic_kernels.ptx, compiled in (cmake/embed.cmake). */
 extern const char bench_elastic_ptx[];
 
 #define EL_HIDDEN 4096u

@@ -8,7 +8,8 @@
 #   bench_program TOOL BENCH_LIB  the bench is its own program: the tool defines none of the
 #                    bench library's symbols, nothing in tools/ includes a header of bench/
 #                    (and bench/ links only greenctx_cli of tools/, which calls neither
-#                    program: greenctx-bench links without the tool)
+#                    program: greenctx-bench links without the tool); no generated C in
+#                    bench/ (its PTX is data, bench/kernels/*.ptx, compiled in by the build)
 #   driver_table     every entry point of the library's table (GCU_LIBRARY_SYMBOLS in
 #                    src/cuda_abi.h) is called somewhere in src/*.c
 #   rooms ROOMS_TXT  `greenctx run`'s rooms stay apart: the tool (tools/), the preload
@@ -75,7 +76,12 @@ bench_program)
     if [ -n "$shared" ]; then
         echo "not ok: the tool defines the bench's symbols:" $shared; exit 1
     fi
-    echo "ok: the tool defines no symbol of the bench and tools/ includes no header of bench/" ;;
+    generated=$(grep -l "GENERATED\|^const char [a-z_]*ptx\[\] =" "$src"/bench/*.c)
+    if [ -n "$generated" ]; then
+        echo "not ok: generated code in bench/ (keep the data, compile it in):" $generated; exit 1
+    fi
+    echo "ok: the tool defines no symbol of the bench, tools/ includes no header of bench/," \
+        "bench/ holds no generated C" ;;
 driver_table)
     names=$(sed -n '/^#define GCU_LIBRARY_SYMBOLS/,/^$/p' "$src/src/cuda_abi.h" |
         grep -o 'X(cu[A-Za-z0-9_]*' | sed 's/^X(//')
