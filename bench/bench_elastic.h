@@ -21,6 +21,12 @@
 /* bench/kernels/elastic_kernels.ptx, compiled in (cmake/embed.cmake). */
 extern const char bench_elastic_ptx[];
 
+/* elastic_model.c: the kernels' entry names, and their cost model given to the simulated
+ * driver when it is the one loaded (nothing on a GPU). */
+enum { EL_NB_KERNELS = 4 };
+extern const char *const el_kernel_names[EL_NB_KERNELS];
+void el_register_sim_models(void);
+
 #define EL_HIDDEN 4096u
 #define EL_Q_HEADS 32u
 #define EL_KV_HEADS 8u

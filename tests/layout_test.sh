@@ -9,7 +9,8 @@
 #                    bench library's symbols, nothing in tools/ includes a header of bench/
 #                    (and bench/ links only greenctx_cli of tools/, which calls neither
 #                    program: greenctx-bench links without the tool); no generated C in
-#                    bench/ (its PTX is data, bench/kernels/*.ptx, compiled in by the build)
+#                    bench/ (its PTX is data, bench/kernels/*.ptx, compiled in by the build);
+#                    no kernel of the bench named in sim/'s code (it registers its cost model)
 #   driver_table     every entry point of the library's table (GCU_LIBRARY_SYMBOLS in
 #                    src/cuda_abi.h) is called somewhere in src/*.c
 #   rooms ROOMS_TXT  `greenctx run`'s rooms stay apart: the tool (tools/), the preload
@@ -80,8 +81,15 @@ bench_program)
     if [ -n "$generated" ]; then
         echo "not ok: generated code in bench/ (keep the data, compile it in):" $generated; exit 1
     fi
+    for entry in $(sed -n 's/^\.visible \.entry \([A-Za-z0-9_]*\)(.*/\1/p' \
+        "$src"/bench/kernels/*.ptx); do
+        named=$(grep -rl "$entry" "$src"/sim --include='*.c' --include='*.h')
+        if [ -n "$named" ]; then
+            echo "not ok: sim/ names the bench's kernel $entry:" $named; exit 1
+        fi
+    done
     echo "ok: the tool defines no symbol of the bench, tools/ includes no header of bench/," \
-        "bench/ holds no generated C" ;;
+        "bench/ holds no generated C, sim/ names none of its kernels" ;;
 driver_table)
     names=$(sed -n '/^#define GCU_LIBRARY_SYMBOLS/,/^$/p' "$src/src/cuda_abi.h" |
         grep -o 'X(cu[A-Za-z0-9_]*' | sed 's/^X(//')
