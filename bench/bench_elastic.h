@@ -259,7 +259,7 @@ typedef struct elastic_result {
     int failed;
 } elastic_result;
 
-/* A decode step's latency: from when it was due (before a re-size that it waits behind) to its
+/* bench_elastic_work.c: a decode step's latency: from when it was due (before a re-size that it waits behind) to its
  * end as the host saw it; not less than its events' time, which is all the simulated driver
  * (whose kernels take no host time) gives. */
 double el_step_latency_ms(double event_ms, double host_ms);

@@ -360,6 +360,11 @@ int el_prefill_fn(const bench_env *env, const el_shape *shape, const el_buffers 
     return el_prefill_unit(env, shape, buf, site, stream, 0, tokens);
 }
 
+double el_step_latency_ms(double event_ms, double host_ms)
+{
+    return host_ms > event_ms ? host_ms : event_ms;
+}
+
 int el_time_work(const bench_env *env, const el_shape *shape, const el_buffers *buf,
                  const el_site *site, CUstream stream, el_work_fn fn, unsigned arg,
                  unsigned reps, double *median_s)
