@@ -227,6 +227,7 @@ GT_TEST(no_control_program_is_said)
 GT_TEST(the_control_program_override_is_the_tools)
 {
     use_fake();
+    GT_CHECK();
     char control[600];
     snprintf(control, sizeof control, "%s/nvidia-cuda-mps-control", fake_dir);
     char saved[4096];
