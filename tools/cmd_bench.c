@@ -1,17 +1,17 @@
 /* `greenctx bench ...`: runs greenctx-bench, the benchmarks' own program beside the tool, with
  * the shared options the tool took before the command (--sim, --device, --json) handed on,
  * so the bench's commands and docs keep working through the tool. The tool has no bench
- * code. */
+ * code. It is the tool's child as `run`'s programs are (run_child.c: signals forwarded, its
+ * end passed on), not an exec: `greenctx help bench` and the generated man page read its
+ * usage from the tool's stdout. */
 #include <errno.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/wait.h>
+#include <unistd.h>
 
 #include "companion.h"
+#include "run_tool.h"
 #include "tool.h"
-
-extern char **environ;
 
 int greenctx_cmd_bench(int argc, char **argv, greenctx_tool_options *opts)
 {
@@ -20,11 +20,15 @@ int greenctx_cmd_bench(int argc, char **argv, greenctx_tool_options *opts)
         return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "not_found",
                                    "greenctx-bench, the benchmarks' program, was not found next "
                                    "to the tool; set GREENCTX_BENCH to its path");
-    char sim[300], device[16], program[] = "greenctx-bench", sim_flag[] = "--sim",
-                              device_flag[] = "--device", json_flag[] = "--json";
+    if (access(bench, X_OK) != 0)
+        return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "not_found",
+                                   "could not run %s: %s", bench, strerror(errno));
+    char path[4096], sim[300], device[16], sim_flag[] = "--sim", device_flag[] = "--device",
+                                            json_flag[] = "--json";
+    snprintf(path, sizeof path, "%s", bench);
     char *args[argc + 8];
     int n = 0;
-    args[n++] = program;
+    args[n++] = path;
     if (opts->simulated) {
         snprintf(sim, sizeof sim, "%s", opts->sim_models);
         if (opts->sim_driver_version)
@@ -43,19 +47,10 @@ int greenctx_cmd_bench(int argc, char **argv, greenctx_tool_options *opts)
     for (int i = 1; i < argc; i++)
         args[n++] = argv[i];
     args[n] = NULL;
-    /* A child, not an exec: `greenctx help bench` and the generated man page read its usage
-     * from this process's stdout. */
-    fflush(stdout);
-    pid_t pid;
-    int status, err = posix_spawn(&pid, bench, NULL, NULL, args, environ);
-    if (err)
-        return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "failed", "could not run %s: %s",
-                                   bench, strerror(err));
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
+    int status;
+    pid_t pid = run_child_start(args, 0);
+    if (pid < 0 || run_child_wait(pid, &status) != 0)
+        return GREENCTX_EXIT_FAILED;
     opts->json = 0; /* the bench printed its own document, error or not */
-    if (WIFEXITED(status))
-        return WEXITSTATUS(status);
-    return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "failed", "%s was killed by signal %d",
-                               bench, WTERMSIG(status));
+    return run_child_exit(status);
 }
