@@ -44,7 +44,7 @@ cat "$out/machine.txt"
 before=$(leftovers | wc -l)
 
 stage build 150 sh -c "cmake -S . -B $build -DCMAKE_BUILD_TYPE=Release -DGREENCTX_WERROR=OFF \
-    -DGREENCTX_TEST_DRIVER=real && cmake --build $build -j$(nproc) --target greenctx_tool \
+    -DGREENCTX_TEST_DRIVER=real && cmake --build $build -j$(nproc) --target greenctx_tool greenctx_bench_tool \
     greenctx_preload test_claims_gpu"
 tool=$build/tools/greenctx
 export GREENCTX_GPU_OUT="$out"

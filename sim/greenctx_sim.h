@@ -86,6 +86,25 @@ GCTXSIM_API void gctxsim_fail_after(const char *symbol, int n, int code);
  * gctxsim_fail_after(NULL, 0, 0) and gctxsim_reset. */
 GCTXSIM_API void gctxsim_sticky_fault(int code);
 
+/* Kernels the simulator runs as a cost model (a benchmark's, a program's own tests'): what one
+ * launch does, from its kernel parameters (cuLaunchKernel's kernelParams) and its grid's blocks.
+ * The model reads sizes only, never device memory, and calls no driver function. */
+typedef struct gctxsim_work {
+    double bytes; /* moved to and from device memory */
+    double flops; /* floating-point operations */
+} gctxsim_work;
+typedef gctxsim_work (*gctxsim_work_fn)(void **params, unsigned long long blocks, void *user);
+
+/* Registers kernel `entry` with its model. cuModuleLoadData then accepts an image that defines
+ * a registered entry (".entry NAME("), and cuModuleGetFunction finds in it every registered
+ * entry; a launch computes nothing and advances its stream's clock (what events record) by a
+ * launch's 3 us, then the larger of the bytes at 60 GB/s per SM (3.9 TB/s at most) and the
+ * FLOPs at 0.15 TFLOP/s per SM, on the SMs of the stream's context. Registering a name again
+ * replaces its model; work == NULL removes it (its functions then fail to launch with
+ * CUDA_ERROR_INVALID_HANDLE). Kept across gctxsim_reset. Returns 0, or -1 for a NULL or empty
+ * entry, a name over 63 bytes, or a full table (32 models). */
+GCTXSIM_API int gctxsim_kernel_model(const char *entry, gctxsim_work_fn work, void *user);
+
 #ifdef __cplusplus
 }
 #endif

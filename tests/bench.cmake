@@ -1,20 +1,18 @@
-# `greenctx bench`, the benchmark in bench/ run through the tool (tests/bench_test.sh);
+# `greenctx bench`, greenctx-bench (bench/) run through the tool, and the program itself
+# (tests/bench_test.sh);
 # include()d from tests/CMakeLists.txt after the tool's tests, so greenctx_test and
 # greenctx_driver_test exist.
 greenctx_test(bench.usage LABELS unit tool
   COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/bench_test.sh usage $<TARGET_FILE:greenctx_tool>)
-foreach(case sim_overhead sim_needs_gpu sim_bad_victim)
+foreach(case sim_overhead sim_needs_gpu sim_bad_victim program)
   greenctx_driver_test(bench.${case} SIM_ONLY LABELS tool
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/bench_test.sh ${case} $<TARGET_FILE:greenctx_tool>)
 endforeach()
-# A test of bench/'s code: NAME.c with the harness, the bench library and the tool's helpers
-# and JSON writer that the bench calls.
+# A test of bench/'s code: NAME.c with the harness and the bench library.
 function(greenctx_bench_test_binary name)
-  add_executable(${name} ${name}.c harness.c ${PROJECT_SOURCE_DIR}/tools/tool_common.c)
-  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/bench
-    ${PROJECT_SOURCE_DIR}/tools)
-  target_link_libraries(${name} PRIVATE greenctx_bench greenctx_common greenctx
-    ${CMAKE_DL_LIBS} Threads::Threads m)
+  add_executable(${name} ${name}.c harness.c)
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/bench)
+  target_link_libraries(${name} PRIVATE greenctx_bench ${CMAKE_DL_LIBS} Threads::Threads m)
 endfunction()
 # The overhead bench's timing thread pinned to its CPU and let go again (bench_pin.c).
 greenctx_bench_test_binary(test_bench_pin)
