@@ -53,6 +53,7 @@ enum {
     GCU_ERROR_INVALID_ADDRESS_SPACE = 717,
     GCU_ERROR_INVALID_PC = 718,
     GCU_ERROR_LAUNCH_FAILED = 719,
+    GCU_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE = 720,
     GCU_ERROR_TENSOR_MEMORY_LEAK = 721,
     GCU_ERROR_NOT_PERMITTED = 800,
     GCU_ERROR_NOT_SUPPORTED = 801,
@@ -282,7 +283,12 @@ typedef gcu_result (*gcu_pfn_cuGetProcAddress)(const char *symbol, void **pfn, i
       (gcu_graph_exec * exec, gcu_graph graph, unsigned long long flags))                       \
     X(cuGraphLaunch, 10000, 0, (gcu_graph_exec exec, CUstream stream))                          \
     X(cuGraphExecDestroy, 10000, 0, (gcu_graph_exec exec))                                      \
-    X(cuGraphDestroy, 10000, 0, (gcu_graph graph))
+    X(cuGraphDestroy, 10000, 0, (gcu_graph graph))                                             \
+    X(cuLaunchCooperativeKernel, 9000, 0,                                                       \
+      (gcu_function fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,        \
+       unsigned bz, unsigned shmem, CUstream stream, void **params))                            \
+    X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050, 0,                                     \
+      (int *blocks, gcu_function fn, int block_size, size_t shmem))
 
 /* Every entry point declared here: what the simulated driver exports. */
 #define GCU_DRIVER_SYMBOLS(X) GCU_LIBRARY_SYMBOLS(X) GCU_OUTSIDE_SYMBOLS(X)
