@@ -239,6 +239,8 @@ typedef gcu_result (*gcu_pfn_cuGetProcAddress)(const char *symbol, void **pfn, i
       (gcu_device dev, gcu_dev_resource * resource, gcu_dev_resource_type type))                \
     X(cuGreenCtxGetDevResource, 12040, 0,                                                       \
       (CUgreenCtx ctx, gcu_dev_resource * resource, gcu_dev_resource_type type))                \
+    X(cuCtxGetDevResource, 12040, 0,                                                            \
+      (CUcontext ctx, gcu_dev_resource * resource, gcu_dev_resource_type type))                 \
     X(cuDevSmResourceSplitByCount, 12040, 0,                                                    \
       (gcu_dev_resource * result, unsigned int *nbGroups, const gcu_dev_resource *input,        \
        gcu_dev_resource *remaining, unsigned int useFlags, unsigned int minCount))              \
@@ -273,8 +275,6 @@ typedef gcu_result (*gcu_pfn_cuGetProcAddress)(const char *symbol, void **pfn, i
     X(cuEventElapsedTime, 2000, 1, (float *ms, CUevent start, CUevent end))                     \
     X(cuMemGetInfo, 3020, 1, (size_t *free_bytes, size_t *total_bytes))                         \
     X(cuDevicePrimaryCtxReset, 11000, 1, (gcu_device dev))                                      \
-    X(cuCtxGetDevResource, 12040, 0,                                                            \
-      (CUcontext ctx, gcu_dev_resource * resource, gcu_dev_resource_type type))                 \
     X(cuStreamGetDevResource, 13010, 0,                                                         \
       (CUstream stream, gcu_dev_resource * resource, gcu_dev_resource_type type))               \
     X(cuStreamBeginCapture, 10010, 0, (CUstream stream, int mode))                              \
