@@ -13,20 +13,26 @@ static gctx_status get_current(const gctx__driver *drv, CUcontext *ctx, const ch
     return r == GCU_SUCCESS ? GCTX_SUCCESS : gctx__fail_cuda(r, "cuCtxGetCurrent (%s)", when);
 }
 
+/* The start of a call that reads the current context into an output: the output checked,
+ * the driver loaded, the context read. */
+static gctx_status read_current(const char *call, const char *output, const void *out,
+                                const gctx__driver **drv, CUcontext *current)
+{
+    if (!out)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "%s: %s (the output) is NULL", call,
+                          output);
+    gctx_status s = gctx__driver_load(drv);
+    return s != GCTX_SUCCESS ? s : get_current(*drv, current, call);
+}
+
 gctx_status gctx_current_context_save(CUcontext *saved)
 {
-    if (!saved)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
-                          "gctx_current_context_save: saved (the output) is NULL");
     const gctx__driver *drv;
-    gctx_status s = gctx__driver_load(&drv);
-    if (s != GCTX_SUCCESS)
-        return s;
     CUcontext current;
-    if ((s = get_current(drv, &current, "saving the current context")))
-        return s;
-    *saved = current;
-    return GCTX_SUCCESS;
+    gctx_status s = read_current("gctx_current_context_save", "saved", saved, &drv, &current);
+    if (s == GCTX_SUCCESS)
+        *saved = current;
+    return s;
 }
 
 gctx_status gctx_current_context_restore(CUcontext saved, int *changed)
@@ -67,14 +73,9 @@ gctx_status gctx_current_context_restore(CUcontext saved, int *changed)
 
 gctx_status gctx_current_sm_count(unsigned *count)
 {
-    if (!count)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
-                          "gctx_current_sm_count: count (the output) is NULL");
     const gctx__driver *drv;
-    gctx_status s = gctx__driver_load(&drv);
     CUcontext current = NULL;
-    if (s == GCTX_SUCCESS)
-        s = get_current(drv, &current, "counting its SMs");
+    gctx_status s = read_current("gctx_current_sm_count", "count", count, &drv, &current);
     if (s != GCTX_SUCCESS)
         return s;
     if (!current)
