@@ -83,8 +83,13 @@ static void load_driver(void)
     run.drv.push = (cu_ctx_fn)entry_point("cuCtxPushCurrent", 12000);
     run.drv.pop = (cu_ctx_out_fn)entry_point("cuCtxPopCurrent", 12000);
     run.drv.get_attribute = (cu_attribute_fn)entry_point("cuDeviceGetAttribute", 12000);
-    run.drv.device_resource = (cu_device_resource_fn)entry_point("cuDeviceGetDevResource", 12040);
-    run.drv.ctx_resource = (cu_ctx_resource_fn)entry_point("cuCtxGetDevResource", 12040);
+    /* Before 12.4 there are no green contexts: the confinement stops the program with the
+     * planner's reason, before any wrapper could need these. */
+    if (run.drv.version >= 12040) {
+        run.drv.device_resource =
+            (cu_device_resource_fn)entry_point("cuDeviceGetDevResource", 12040);
+        run.drv.ctx_resource = (cu_ctx_resource_fn)entry_point("cuCtxGetDevResource", 12040);
+    }
 }
 
 static double now_ms(void)
