@@ -16,6 +16,7 @@ long (*calls)(const char *);
 void (*reset)(void);
 void (*fail_after)(const char *, int, int);
 const char *(*config_error)(void);
+int (*last_launch)(unsigned long long *, unsigned long long *);
 
 int passed, failed;
 
@@ -77,8 +78,9 @@ void load(const char *path)
     *(void **)&reset = dlsym(lib, "gctxsim_reset");
     *(void **)&fail_after = dlsym(lib, "gctxsim_fail_after");
     *(void **)&config_error = dlsym(lib, "gctxsim_config_error");
+    *(void **)&last_launch = dlsym(lib, "gctxsim_last_launch");
     if (!get_proc || !live || !res_ids || !green_ids || !stream_ids || !calls || !reset ||
-        !fail_after || !config_error) {
+        !fail_after || !config_error || !last_launch) {
         fprintf(stderr, "%s lacks an exported symbol\n", path);
         exit(2);
     }
