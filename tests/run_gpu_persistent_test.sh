@@ -107,8 +107,10 @@ physical)
 frameworks)
     ran=0
     for fw in torch triton cupy; do
-        if ! "$python" -c "import $fw" 2>/dev/null; then
-            echo "SKIP $fw: not installed for $python"
+        needs=$fw
+        [ $fw = triton ] && needs="triton, torch" # Triton's driver needs a context: PyTorch's
+        if ! "$python" -c "import $needs" 2>/dev/null; then
+            echo "SKIP $fw: $needs not installed for $python"
             continue
         fi
         ran=1
@@ -119,7 +121,7 @@ if fw == "torch":
     import torch
     n = torch.cuda.get_device_properties(0).multi_processor_count
 elif fw == "triton":
-    import torch  # Triton's driver needs a CUDA context; PyTorch makes the primary one
+    import torch
     import triton
     torch.zeros(1, device="cuda")
     n = triton.runtime.driver.active.utils.get_device_properties(0)["multiprocessor_count"]

@@ -40,8 +40,9 @@ __device__ __forceinline__ unsigned long long now_ns()
     return t;
 }
 
-// state[0]: arrivals; state[1]: abort (a block waited past the timeout).
-__global__ void grid_barrier(unsigned *state, unsigned *smids)
+// state[0]: arrivals; state[1]: abort (a block waited past the timeout). shared_bytes: the
+// launch's dynamic shared memory, which the block touches so that it is really held.
+__global__ void grid_barrier(unsigned *state, unsigned *smids, unsigned shared_bytes)
 {
     extern __shared__ unsigned char shared[];
     if (threadIdx.x == 0) {
@@ -61,8 +62,8 @@ __global__ void grid_barrier(unsigned *state, unsigned *smids)
                 }
         }
     }
-    if (threadIdx.x < 1024)
-        shared[threadIdx.x] = (unsigned char)threadIdx.x; // the block holds its shared memory
+    if (threadIdx.x < shared_bytes)
+        shared[threadIdx.x] = (unsigned char)threadIdx.x;
     __syncthreads();
 }
 
@@ -88,11 +89,12 @@ static void run_case(const char *name, launch_kind kind, unsigned grid, unsigned
         !ok(cudaMalloc(&smids, grid * sizeof(unsigned)), name) ||
         !ok(cudaMemset(state, 0, 2 * sizeof(unsigned)), name))
         return;
-    void *args[] = {&state, &smids};
+    unsigned shared_bytes = (unsigned)shared;
+    void *args[] = {&state, &smids, &shared_bytes};
     auto t0 = std::chrono::steady_clock::now();
     cudaError_t e;
     if (kind == ORDINARY) {
-        grid_barrier<<<grid, threads, shared>>>(state, smids);
+        grid_barrier<<<grid, threads, shared>>>(state, smids, shared_bytes);
         e = cudaGetLastError();
     } else if (kind == COOPERATIVE) {
         e = cudaLaunchCooperativeKernel((void *)grid_barrier, grid, threads, args, shared, 0);
@@ -106,7 +108,7 @@ static void run_case(const char *name, launch_kind kind, unsigned grid, unsigned
         config.dynamicSmemBytes = shared;
         config.attrs = &attribute;
         config.numAttrs = 1;
-        e = cudaLaunchKernelEx(&config, grid_barrier, state, smids);
+        e = cudaLaunchKernelEx(&config, grid_barrier, state, smids, shared_bytes);
     }
     if (expect != cudaSuccess) {
         if (e == expect) {
