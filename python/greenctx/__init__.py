@@ -62,9 +62,9 @@ def device_count() -> int:
 
 def current_sm_count() -> int:
     """The SMs the calling thread's current CUDA context runs on: a green context's partition
-    (inside `with GreenContext(...)`, or a greenctx Stream's context made current), else the
-    device's; under `greenctx run`, the program's partition. What a persistent kernel's grid is
-    sized by (docs/python.md). DriverError when no context is current."""
+    when one is current (`ctx.set_context()`, its `cu_context` pushed), else the device's;
+    under `greenctx run`, the program's partition. What a persistent kernel's grid is sized by
+    (docs/python.md). DriverError when no context is current."""
     out = ctypes.c_uint()
     check(lib.gctx_current_sm_count(ctypes.byref(out)))
     return out.value
