@@ -42,7 +42,7 @@ static void usage(FILE *out)
             "  --round MODE   a count the device can't give: strict (default: refuse), down,\n"
             "                 nearest, up\n"
             "  --report FILE  when CMD ends, JSON of every process that used CUDA: device, SMs\n"
-            "                 and their ids, binds redirected, threads\n"
+            "                 and their ids, the SM count it was told, binds redirected, threads\n"
             "  --no-inherit   programs started by a process that used CUDA are not confined\n"
             "                 (wrappers before it, such as env or sh -c, pass confinement on)\n"
             "  --wait[=S]     when the SMs are held by other tenants, queue for them (up to S\n"
