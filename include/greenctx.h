@@ -663,8 +663,9 @@ GCTX_API gctx_status gctx_current_context_restore(CUcontext saved, int *changed)
  * green context's partition (its gctx_context_cu_context, or the context of a greenctx stream
  * made current), else the device's count. Unlike cudaGetDeviceProperties, which says the
  * device's count whatever is current, and caches it. Under `greenctx run` the program's
- * primary context answers with its partition (docs/run.md). GCTX_ERROR_INVALID_ARGUMENT for
- * count NULL; GCTX_ERROR_DRIVER (CUDA_ERROR_INVALID_CONTEXT) when nothing is current. */
+ * primary context answers with its partition (the whole device's under --device-sms physical;
+ * docs/run.md). GCTX_ERROR_INVALID_ARGUMENT for count NULL; GCTX_ERROR_DRIVER
+ * (CUDA_ERROR_INVALID_CONTEXT) when nothing is current. */
 GCTX_API gctx_status gctx_current_sm_count(unsigned *count);
 
 /* ---------------------------------------------------------------------------------------- */
