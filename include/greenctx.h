@@ -657,6 +657,17 @@ GCTX_API gctx_status gctx_current_context_save(CUcontext *saved); /* INVALID_ARG
  * current context is then left as the call in between left it. */
 GCTX_API gctx_status gctx_current_context_restore(CUcontext saved, int *changed);
 
+/* The SMs the calling thread's current context runs on, for sizing a grid as persistent
+ * kernels do (one block per SM, times the blocks one SM holds: CUTLASS's
+ * KernelHardwareInfo::sm_count, a Triton persistent kernel's grid, a cooperative launch): a
+ * green context's partition (its gctx_context_cu_context, or the context of a greenctx stream
+ * made current), else the device's count. Unlike cudaGetDeviceProperties, which says the
+ * device's count whatever is current, and caches it. Under `greenctx run` the program's
+ * primary context answers with its partition (the whole device's under --device-sms physical;
+ * docs/run.md). GCTX_ERROR_INVALID_ARGUMENT for count NULL; GCTX_ERROR_DRIVER
+ * (CUDA_ERROR_INVALID_CONTEXT) when nothing is current. */
+GCTX_API gctx_status gctx_current_sm_count(unsigned *count);
+
 /* ---------------------------------------------------------------------------------------- */
 /* Layouts: re-partitioning in microseconds                                                  */
 

@@ -45,12 +45,14 @@ void run_warn_once(atomic_int *flag, const char *fmt, ...)
     fprintf(stderr, "greenctx run: %s\n", message);
 }
 
-static void *entry_point(const char *name)
+/* At `version`, or the driver's own when older: 12.0 gives the current prototype of every
+ * call wrapped (the _v2 ones); the resources' calls came with 12.4. */
+static void *entry_point(const char *name, int version)
 {
     void *fn = NULL;
     int status = 0;
-    /* 12.0 gives the current prototype of every call wrapped (the _v2 ones). */
-    int version = run.drv.version < 12000 ? run.drv.version : 12000;
+    if (run.drv.version < version)
+        version = run.drv.version;
     cu_result r = run.drv.getproc(name, &fn, version, 0, &status);
     if (r != CU_OK || !fn)
         run_die("the CUDA driver %s gives no %s (cuGetProcAddress returned %d, symbol status %d)",
@@ -73,13 +75,21 @@ static void load_driver(void)
         run_die("the CUDA driver %s has no cuGetProcAddress_v2 (drivers of CUDA 12.0 and later "
                 "do)",
                 path);
-    run.drv.device_get = (cu_device_get_fn)entry_point("cuDeviceGet");
-    run.drv.retain = (cu_retain_fn)entry_point("cuDevicePrimaryCtxRetain");
-    run.drv.release = (cu_device_fn)entry_point("cuDevicePrimaryCtxRelease");
-    run.drv.set_current = (cu_ctx_fn)entry_point("cuCtxSetCurrent");
-    run.drv.get_current = (cu_ctx_out_fn)entry_point("cuCtxGetCurrent");
-    run.drv.push = (cu_ctx_fn)entry_point("cuCtxPushCurrent");
-    run.drv.pop = (cu_ctx_out_fn)entry_point("cuCtxPopCurrent");
+    run.drv.device_get = (cu_device_get_fn)entry_point("cuDeviceGet", 12000);
+    run.drv.retain = (cu_retain_fn)entry_point("cuDevicePrimaryCtxRetain", 12000);
+    run.drv.release = (cu_device_fn)entry_point("cuDevicePrimaryCtxRelease", 12000);
+    run.drv.set_current = (cu_ctx_fn)entry_point("cuCtxSetCurrent", 12000);
+    run.drv.get_current = (cu_ctx_out_fn)entry_point("cuCtxGetCurrent", 12000);
+    run.drv.push = (cu_ctx_fn)entry_point("cuCtxPushCurrent", 12000);
+    run.drv.pop = (cu_ctx_out_fn)entry_point("cuCtxPopCurrent", 12000);
+    run.drv.get_attribute = (cu_attribute_fn)entry_point("cuDeviceGetAttribute", 12000);
+    /* Before 12.4 there are no green contexts: the confinement stops the program with the
+     * planner's reason, before any wrapper could need these. */
+    if (run.drv.version >= 12040) {
+        run.drv.device_resource =
+            (cu_device_resource_fn)entry_point("cuDeviceGetDevResource", 12040);
+        run.drv.ctx_resource = (cu_ctx_resource_fn)entry_point("cuCtxGetDevResource", 12040);
+    }
 }
 
 static double now_ms(void)
@@ -238,6 +248,11 @@ void run_setup(void)
 {
     if (!atomic_load_explicit(&ready, memory_order_acquire))
         pthread_once(&setup_once, setup);
+}
+
+unsigned run_device_sms_shown(const run_device *d)
+{
+    return run_cfg.device_sms == RUN_DEVICE_SMS_PHYSICAL ? d->plan.device_sms : d->plan.sm_count;
 }
 
 run_device *run_device_of_context(CUcontext ctx)

@@ -50,6 +50,17 @@ GCTXSIM_API int gctxsim_green_ctx_sm_ids(CUgreenCtx ctx, unsigned *ids, int capa
  * whose green context was destroyed, or a default stream with no current context. */
 GCTXSIM_API int gctxsim_stream_sm_ids(CUstream stream, unsigned *ids, int capacity);
 
+/* Co-residency of the last kernel launch that ran (cuLaunchKernel or
+ * cuLaunchCooperativeKernel, any thread): `blocks` gets its grid's blocks and `resident` how
+ * many of them its context's SMs hold at once (SMs x blocks per SM; an SM holds what fits in
+ * 228 KB of shared memory, 2,048 threads and 32 blocks, as on Hopper). A persistent kernel
+ * whose blocks wait for each other (a grid barrier) never completes when blocks > resident:
+ * on a GPU it hangs; here the test asks. A cooperative launch that large fails with
+ * CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE (720) and does not count as run; so does
+ * cuOccupancyMaxActiveBlocksPerMultiprocessor answer per SM. Returns 0, or -1 when no launch
+ * ran since load or the last reset. */
+GCTXSIM_API int gctxsim_last_launch(unsigned long long *blocks, unsigned long long *resident);
+
 /* What a stream's cuStreamWaitEvent calls waited for: for each, the stream its event had last
  * been recorded on (NULL when never, or by cuGreenCtxRecordEvent). Writes the last
  * min(capacity, 16) of them, oldest first, and returns how many waits there were in all; -1

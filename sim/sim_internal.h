@@ -290,5 +290,8 @@ unsigned char *sim_memory_range(gcu_deviceptr ptr, size_t bytes);
 
 int sim_modules_live(void);
 void sim_kernels_reset(void);
+/* The last kernel launch that ran: its blocks and how many its context's SMs hold at once
+ * (gctxsim_last_launch); -1 when none ran since the last reset. Lock held. */
+int sim_last_launch(unsigned long long *blocks, unsigned long long *resident);
 
 #endif

@@ -77,6 +77,12 @@ static int image_modelled(const char *image)
 
 static sim_pool modules = {.item_size = sizeof(sim_module), .tag = SIM_TAG_MODULE};
 
+/* The last launch that ran (gctxsim_last_launch). */
+static struct {
+    int made;
+    unsigned long long blocks, resident;
+} last_launch;
+
 int sim_modules_live(void)
 {
     int n = 0;
@@ -87,7 +93,11 @@ int sim_modules_live(void)
     return n;
 }
 
-void sim_kernels_reset(void) { sim_pool_clear(&modules); }
+void sim_kernels_reset(void)
+{
+    sim_pool_clear(&modules);
+    last_launch.made = 0;
+}
 
 gcu_result sim_cuModuleLoadData(gcu_module *module, const void *image)
 {
@@ -173,49 +183,120 @@ static double work_ns(gctxsim_work w, unsigned sms)
     return SIM_LAUNCH_NS + 1e9 * (t_mem > t_flops ? t_mem : t_flops);
 }
 
-/* greenctx_smid(flags, spin_ns): thread 0 of each block stores 1 at flags[smid & 1023]. Block b
- * runs on the b-th SM the stream's context may use, round-robin as a GPU spreads spinning
- * blocks; blocks past the last SM only mark SMs already marked, so they are not simulated. */
+/* Co-residency, in a simple model of one SM's limits (Hopper's): the blocks of `threads`
+ * threads and `shmem` bytes of dynamic shared memory that one SM holds at once; 0 when one
+ * block does not fit. A cooperative launch and a persistent kernel's grid barrier need every
+ * block of the grid resident at once: at most this many per SM of the launch's context. */
+#define SIM_SM_SHARED_BYTES (228u * 1024u)
+#define SIM_BLOCK_SHARED_MAX (227u * 1024u)
+#define SIM_SM_THREADS 2048u
+#define SIM_SM_BLOCKS 32u
+
+static unsigned blocks_per_sm(unsigned long long threads, unsigned long long shmem)
+{
+    if (!threads || threads > 1024 || shmem > SIM_BLOCK_SHARED_MAX)
+        return 0;
+    unsigned long long by_threads = SIM_SM_THREADS / threads;
+    unsigned long long by_shared = shmem ? SIM_SM_SHARED_BYTES / shmem : SIM_SM_BLOCKS;
+    unsigned long long n = by_threads < by_shared ? by_threads : by_shared;
+    return (unsigned)(n < SIM_SM_BLOCKS ? n : SIM_SM_BLOCKS);
+}
+
+/* A launch of greenctx_smid(flags, spin_ns): thread 0 of each block stores 1 at
+ * flags[smid & 1023]. Block b runs on the b-th SM the stream's context may use, round-robin as
+ * a GPU spreads spinning blocks; blocks past the last SM only mark SMs already marked, so they
+ * are not simulated. With `cooperative`, a grid larger than the blocks the context's SMs hold
+ * at once is refused, as the driver refuses it. Lock held. */
+static gcu_result launch(gcu_function fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                         unsigned by, unsigned bz, unsigned shmem, CUstream stream, void **params,
+                         int cooperative)
+{
+    const sim_module *m = sim_pool_get(&modules, sim_handle_retag((uintptr_t)fn, SIM_TAG_MODULE));
+    if (!m || sim_handle_tag((uintptr_t)fn) != SIM_TAG_FUNCTION ||
+        (m->image == SIM_IMAGE_MODELLED && (!m->parent || !models[m->kernel].work)))
+        return GCU_ERROR_INVALID_HANDLE;
+    unsigned long long threads = (unsigned long long)bx * by * bz;
+    unsigned per_sm = blocks_per_sm(threads, shmem);
+    if (!params || !params[0] || !gx || !gy || !gz || !per_sm)
+        return GCU_ERROR_INVALID_VALUE;
+    /* A CUfunction belongs to its module's context: a launch needs a stream of that context,
+     * and a current context (perhaps stricter than the driver; code that passes works there). */
+    sim_ctx c, current;
+    gcu_result r = sim_ctx_current(&current);
+    if (r == GCU_SUCCESS)
+        r = sim_stream_ctx(stream, &c);
+    if (r != GCU_SUCCESS)
+        return r;
+    if (c.dev != m->ctx.dev || c.green != m->ctx.green)
+        return GCU_ERROR_INVALID_HANDLE;
+    sim_smset sms = sim_ctx_sms(&c);
+    unsigned ids[SIM_MAX_SMS];
+    unsigned n = sim_set_ids(&sms, ids);
+    unsigned long long blocks = (unsigned long long)gx * gy * gz;
+    if (cooperative && blocks > (unsigned long long)n * per_sm)
+        return GCU_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+    if (m->image == SIM_IMAGE_MODELLED) {
+        if (n == 0)
+            return GCU_ERROR_INVALID_VALUE;
+        gctxsim_work w = models[m->kernel].work(params, blocks, models[m->kernel].user);
+        sim_stream_advance(stream, work_ns(w, n));
+    } else {
+        gcu_deviceptr flags = *(const gcu_deviceptr *)params[0];
+        for (unsigned long long b = 0; b < blocks && b < n; b++) {
+            unsigned char *slot = sim_memory_range(flags + (ids[b] & 1023u) * 4u, 4);
+            if (!slot)
+                return GCU_ERROR_INVALID_VALUE;
+            memcpy(slot, &(uint32_t){1}, 4);
+        }
+    }
+    last_launch.made = 1;
+    last_launch.blocks = blocks;
+    last_launch.resident = (unsigned long long)n * per_sm;
+    return GCU_SUCCESS;
+}
+
 gcu_result sim_cuLaunchKernel(gcu_function fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                               unsigned by, unsigned bz, unsigned shmem, CUstream stream,
                               void **params, void **extra)
 {
-    (void)shmem, (void)extra;
+    (void)extra;
     SIM_BEGIN(cuLaunchKernel);
-    const sim_module *m = sim_pool_get(&modules, sim_handle_retag((uintptr_t)fn, SIM_TAG_MODULE));
-    if (!m || sim_handle_tag((uintptr_t)fn) != SIM_TAG_FUNCTION ||
-        (m->image == SIM_IMAGE_MODELLED && (!m->parent || !models[m->kernel].work)))
-        SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
-    if (!params || !params[0] || !gx || !gy || !gz || !bx || !by || !bz ||
-        (unsigned long long)bx * by * bz > 1024)
-        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
-    /* A CUfunction belongs to its module's context: a launch needs a stream of that context,
-     * and a current context (perhaps stricter than the driver; code that passes works there). */
-    sim_ctx c, current;
-    SIM_CHECK(sim_ctx_current(&current));
-    SIM_CHECK(sim_stream_ctx(stream, &c));
-    if (c.dev != m->ctx.dev || c.green != m->ctx.green)
-        SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
-    sim_smset sms = sim_ctx_sms(&c);
-    unsigned ids[SIM_MAX_SMS];
-    unsigned n = sim_set_ids(&sms, ids);
-    if (m->image == SIM_IMAGE_MODELLED) {
-        if (n == 0)
-            SIM_FAIL(GCU_ERROR_INVALID_VALUE);
-        gctxsim_work w = models[m->kernel].work(params, (unsigned long long)gx * gy * gz,
-                                                models[m->kernel].user);
-        sim_stream_advance(stream, work_ns(w, n));
-        goto out;
-    }
-    gcu_deviceptr flags = *(const gcu_deviceptr *)params[0];
-    unsigned long long blocks = (unsigned long long)gx * gy * gz;
-    for (unsigned long long b = 0; b < blocks && b < n; b++) {
-        unsigned char *slot = sim_memory_range(flags + (ids[b] & 1023u) * 4u, 4);
-        if (!slot)
-            SIM_FAIL(GCU_ERROR_INVALID_VALUE);
-        memcpy(slot, &(uint32_t){1}, 4);
-    }
+    SIM_CHECK(launch(fn, gx, gy, gz, bx, by, bz, shmem, stream, params, 0));
     SIM_END();
+}
+
+gcu_result sim_cuLaunchCooperativeKernel(gcu_function fn, unsigned gx, unsigned gy, unsigned gz,
+                                         unsigned bx, unsigned by, unsigned bz, unsigned shmem,
+                                         CUstream stream, void **params)
+{
+    SIM_BEGIN(cuLaunchCooperativeKernel);
+    SIM_CHECK(launch(fn, gx, gy, gz, bx, by, bz, shmem, stream, params, 1));
+    SIM_END();
+}
+
+/* Per SM, whatever the context: as the driver answers. */
+gcu_result sim_cuOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, gcu_function fn,
+                                                           int block_size, size_t shmem)
+{
+    SIM_BEGIN(cuOccupancyMaxActiveBlocksPerMultiprocessor);
+    if (!sim_pool_get(&modules, sim_handle_retag((uintptr_t)fn, SIM_TAG_MODULE)) ||
+        sim_handle_tag((uintptr_t)fn) != SIM_TAG_FUNCTION)
+        SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
+    if (!blocks || block_size <= 0 || block_size > 1024)
+        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    *blocks = (int)blocks_per_sm((unsigned long long)block_size, shmem);
+    SIM_END();
+}
+
+int sim_last_launch(unsigned long long *blocks, unsigned long long *resident)
+{
+    if (!last_launch.made)
+        return -1;
+    if (blocks)
+        *blocks = last_launch.blocks;
+    if (resident)
+        *resident = last_launch.resident;
+    return 0;
 }
 
 gcu_result sim_cuStreamBeginCapture(CUstream stream, int mode)

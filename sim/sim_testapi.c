@@ -112,3 +112,11 @@ GCTXSIM_API void gctxsim_sticky_fault(int code)
     sim_fault_sticky(code);
     sim_unlock();
 }
+
+GCTXSIM_API int gctxsim_last_launch(unsigned long long *blocks, unsigned long long *resident)
+{
+    sim_lock();
+    int r = sim_last_launch(blocks, resident);
+    sim_unlock();
+    return r;
+}

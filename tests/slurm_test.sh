@@ -256,6 +256,14 @@ label=$(label_of confined)
         'len(d["devices"][0]["sm_ids"]) == 16' 'd["devices"][0]["claim"]["sm_count"] == 16' &&
     free_all
 verdict $? "srun --gpu-sms=16 confines the task to 16 SMs of its claim ($label), released at its end" confined
+# The task is told its claim's SM count, as under greenctx run; --gpu-device-sms=physical
+# tells it the whole GPU's.
+job told $gres --gpu-sms=16 "$probe" sm_counts
+[ "$status" -eq 0 ] && has told.out "device 0: cuDeviceGetAttribute 16, exported 16, cuDeviceGetDevResource 16"
+verdict $? "srun --gpu-sms=16: the task is told 16 SMs" told
+job told_physical $gres --gpu-sms=16 --gpu-device-sms=physical "$probe" sm_counts
+[ "$status" -eq 0 ] && has told_physical.out "device 0: cuDeviceGetAttribute 132, exported 132, cuDeviceGetDevResource 132"
+verdict $? "srun --gpu-sms=16 --gpu-device-sms=physical: the task is told 132 SMs" told_physical
 
 # Two jobs at once on the one GPU: disjoint SMs, each claim named by its job step in
 # `greenctx ps`; a third that does not fit is refused naming the holders, or waits. (48 each:
@@ -388,8 +396,10 @@ bad huge "500 SMs can't be claimed: the device has 132 SMs in all" --gpu-sms=500
 bad typo "Invalid --gpu-sms argument: abc" --gpu-sms=abc
 bad typo_why "'abc' is not a count of SMs (16), a share of the GPU (25%), rest (every free SM) or all" --gpu-sms=abc
 bad no_gpu "there is no GPU 1" --gpu-sms=1=16
-bad wait_alone "--gpu-sms-wait and --gpu-sms-round need --gpu-sms" --gpu-sms-wait=5
+bad wait_alone "--gpu-sms-wait, --gpu-sms-round and --gpu-device-sms need --gpu-sms" --gpu-sms-wait=5
+bad device_sms_alone "--gpu-sms-wait, --gpu-sms-round and --gpu-device-sms need --gpu-sms" --gpu-device-sms=physical
 bad round_typo "--gpu-sms-round takes strict, down, nearest or up; got 'sideways'" --gpu-sms=16 --gpu-sms-round=sideways
+bad device_sms_typo "--gpu-device-sms takes partition or physical; got 'phys'" --gpu-sms=16 --gpu-device-sms=phys
 job round_up --gpu-sms=4 --gpu-sms-round=up "$probe" confined 8
 [ "$status" -eq 0 ] && has round_up.err "GPU 0: 8 of 132 SMs"
 verdict $? "--gpu-sms=4 --gpu-sms-round=up gets 8 SMs" round_up

@@ -20,6 +20,7 @@ typedef struct run_options {
     const char *round;      /* --round MODE, or NULL */
     const char *report;     /* --report FILE.json as given, or NULL */
     int no_inherit;         /* --no-inherit */
+    int device_sms;         /* --device-sms: RUN_DEVICE_SMS_PARTITION (default) or _PHYSICAL */
     int shared;             /* --shared: no claim, the SMs may be shared with other tenants */
     int wait;               /* --wait[=SECONDS] given */
     int wait_ms;            /* its timeout; -1: forever */

@@ -34,6 +34,7 @@ __all__ = [
     "Rounding", "DeviceInfo", "Error", "InvalidArgumentError", "InsufficientSMsError",
     "UnsupportedError", "NoDriverError", "NoDeviceError", "InvalidHandleError", "DriverError",
     "OutOfMemoryError", "driver_version", "driver_path", "device_count", "device_info",
+    "current_sm_count",
     "features", "library_path", "ReleaseFailures", "release_failures",
     "retry_release_failures", "Layouts", "CacheStats", "cache_stats", "cache_limit",
     "set_cache_limit", "trim_cache", "Controller", "Workload", "Decision", "BusyError",
@@ -56,6 +57,16 @@ def driver_path() -> str:
 def device_count() -> int:
     out = ctypes.c_int()
     check(lib.gctx_device_count(ctypes.byref(out)))
+    return out.value
+
+
+def current_sm_count() -> int:
+    """The SMs the calling thread's current CUDA context runs on: a green context's partition
+    when one is current (`ctx.set_context()`, its `cu_context` pushed), else the device's;
+    under `greenctx run`, the program's partition. What a persistent kernel's grid is sized by
+    (docs/python.md). DriverError when no context is current."""
+    out = ctypes.c_uint()
+    check(lib.gctx_current_sm_count(ctypes.byref(out)))
     return out.value
 
 

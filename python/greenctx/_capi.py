@@ -206,6 +206,7 @@ SIGNATURES = {
     "gctx_feature_reason": (ctypes.c_char_p, [c_int]),
     "gctx_feature_name": (ctypes.c_char_p, [c_int]),
     "gctx_device_count": (status, [_p(c_int)]),
+    "gctx_current_sm_count": (status, [_p(c_uint)]),
     "gctx_device_get_info": (status, [c_int, _p(DeviceInfo)]),
     "gctx_partition_from_device": (status, [c_int, handle_out]),
     "gctx_partition_get_info": (status, [handle, _p(PartitionInfo)]),
