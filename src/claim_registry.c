@@ -309,6 +309,8 @@ static gctx_status scan_claim(gctx__registry *reg, const gctx__identity *id, int
             s = file_fail(reg, "test the lock of", name);
             goto cleanup;
         }
+        if (!live && st.st_uid != geteuid() && geteuid() != 0)
+            goto cleanup; /* another user's, stale: theirs (or root's) to remove and log */
         if (!live) {
             if (log)
                 remove_stale(reg, name, fd, id, GCTX_CLAIM_EVENT_DIED);
