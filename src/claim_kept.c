@@ -280,6 +280,7 @@ static gctx_status registry_open(const char *runtime_dir, unsigned flags, int cr
     memset(reg, 0, sizeof *reg);
     reg->lock_fd = -1;
     reg->dir_fd = -1;
+    reg->me = geteuid();
     reg->identity = *id;
     gctx_status s = gctx__runtime_path(runtime_dir, flags, root, sizeof root, &reg->shared);
     if (s != GCTX_SUCCESS)

@@ -134,7 +134,7 @@ gctx_status gctx__registry_events(gctx__registry *reg, gctx__event_record **even
 gctx_status gctx__registry_log(gctx__registry *reg, const gctx__event_record *event)
 {
     char name[32];
-    snprintf(name, sizeof name, "events-%u", (unsigned)geteuid());
+    snprintf(name, sizeof name, "events-%u", (unsigned)reg->me);
     char *text = malloc(EVENTS_TEXT), *out = malloc(EVENTS_TEXT + 320);
     gctx__event_record *events = calloc(GCTX__EVENTS_KEPT + 1, sizeof *events);
     gctx_status s = GCTX_SUCCESS;
@@ -143,7 +143,7 @@ gctx_status gctx__registry_log(gctx__registry *reg, const gctx__event_record *ev
         s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory writing claim events");
         goto cleanup;
     }
-    int fd = gctx__file_open(reg->dir_fd, name, O_RDONLY, geteuid(), 1, NULL);
+    int fd = gctx__file_open(reg->dir_fd, name, O_RDONLY, reg->me, 1, NULL);
     if (fd >= 0) {
         if (gctx__file_read(fd, text, EVENTS_TEXT) >= 0)
             n = gctx__events_parse(text, events);
@@ -235,7 +235,7 @@ static gctx_status look(gctx__registry *reg, const char *name, int *fd, struct s
     *fd = gctx__file_open(reg->dir_fd, name, O_RDONLY, GCTX__ANY_OWNER, 0, st);
     if (*fd >= 0)
         *kind = ENTRY_OPEN;
-    else if (errno == EACCES && reg->shared && st->st_uid != geteuid())
+    else if (errno == EACCES && reg->shared && st->st_uid != reg->me)
         *kind = ENTRY_FOREIGN;
     else if (!(errno == ENOENT || errno == ELOOP || errno == GCTX__ENOTREG))
         return file_fail(reg, "open", name); /* replaced meanwhile by its owner: ENTRY_NONE */
@@ -309,7 +309,7 @@ static gctx_status scan_claim(gctx__registry *reg, const gctx__identity *id, int
             s = file_fail(reg, "test the lock of", name);
             goto cleanup;
         }
-        if (!live && st.st_uid != geteuid() && geteuid() != 0)
+        if (!live && st.st_uid != reg->me && reg->me != 0)
             goto cleanup; /* another user's, stale: theirs (or root's) to remove and log */
         if (!live) {
             if (log)
@@ -442,7 +442,7 @@ gctx_status gctx__registry_check_identity(gctx__registry *reg)
                           sc.live_files == 1 ? "is" : "are", reg->dir);
     /* Nothing live: what the old events said is of no use under another identity. */
     char events[32];
-    snprintf(events, sizeof events, "events-%u", (unsigned)geteuid());
+    snprintf(events, sizeof events, "events-%u", (unsigned)reg->me);
     unlinkat(reg->dir_fd, events, 0);
     if (gctx__file_replace(reg->dir_fd, "identity", expected, public_mode(reg)) != 0)
         return file_fail(reg, "write", "identity");
@@ -495,7 +495,7 @@ gctx_status gctx__registry_rewrite(gctx__registry *reg, const gctx__record *reco
     gctx__record_format(record, text, sizeof text);
     /* In place, through a descriptor checked to be our own file: its inode is what its
      * holders lock. */
-    int fd = gctx__file_open(reg->dir_fd, record->file, O_WRONLY, geteuid(), 1, NULL);
+    int fd = gctx__file_open(reg->dir_fd, record->file, O_WRONLY, reg->me, 1, NULL);
     int rc = fd >= 0 ? gctx__file_write(fd, text) : -1;
     if (rc == 0)
         rc = write_info(reg, record, text);
@@ -510,7 +510,7 @@ void gctx__registry_drop(gctx__registry *reg, const gctx__record *record, int fd
     close(fd);
     /* Another open file description: the members that still hold the claim (an inherited
      * descriptor is the same description as ours was) keep LOCK_SH on theirs. */
-    int check = gctx__file_open(reg->dir_fd, record->file, O_RDONLY, geteuid(), 0, NULL);
+    int check = gctx__file_open(reg->dir_fd, record->file, O_RDONLY, reg->me, 0, NULL);
     if (check < 0)
         return;
     if (held_by_someone(check) == 0) {
@@ -525,7 +525,7 @@ void gctx__registry_drop(gctx__registry *reg, const gctx__record *record, int fd
 gctx_status gctx__registry_read(gctx__registry *reg, const char *file, gctx__record *record)
 {
     char text[2048], why[160];
-    int fd = gctx__file_open(reg->dir_fd, file, O_RDONLY, geteuid(), 0, NULL);
+    int fd = gctx__file_open(reg->dir_fd, file, O_RDONLY, reg->me, 0, NULL);
     long n = fd >= 0 ? gctx__file_read(fd, text, sizeof text) : -1;
     int err = errno;
     if (fd >= 0)
@@ -543,7 +543,7 @@ gctx_status gctx__registry_read(gctx__registry *reg, const char *file, gctx__rec
 gctx_status gctx__registry_rejoin(gctx__registry *reg, const char *file, int inherit, int *fd,
                                   gctx__record *record)
 {
-    int f = gctx__file_open(reg->dir_fd, file, O_RDONLY, geteuid(), 0, NULL);
+    int f = gctx__file_open(reg->dir_fd, file, O_RDONLY, reg->me, 0, NULL);
     if (f < 0)
         return gctx__fail(GCTX_ERROR_REGISTRY,
                           "the claim %s/%s is no longer held (%s): its holders ended; claim SMs "
