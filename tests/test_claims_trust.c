@@ -450,3 +450,68 @@ GT_TEST(the_default_registry_outlives_the_login_session)
     snprintf(expected, sizeof expected, "/var/tmp/greenctx-%u/gpu-", (unsigned)geteuid());
     GT_ASSERT_CONTAINS(usage.path, expected);
 }
+
+/* ---- m1: the live holder, not a dead pid ---- */
+
+/* The program ended, its child that inherited the claim lives on: the listing names the
+ * child, who holds the SMs. */
+GT_TEST(a_listing_names_the_live_holder_when_the_program_ended)
+{
+    if (gt_require_green_contexts())
+        return;
+    const char *dir = fresh_dir("live_holder");
+    GT_CHECK();
+    int p[2];
+    GT_ASSERT_EQ_INT(pipe(p), 0);
+    pid_t program = fork();
+    if (program == 0) {
+        close(p[0]);
+        gctx_claim_options o = options_in(dir);
+        o.flags = GCTX_CLAIM_INHERIT;
+        gctx_claim *c;
+        int child = -1;
+        if (gctx_claim_acquire(0, "16", &o, &c) == GCTX_SUCCESS && (child = fork()) == 0) {
+            close(p[1]);
+            sleep(30);
+            _exit(0);
+        }
+        _exit(write(p[1], &child, sizeof child) == sizeof child ? 0 : 1);
+    }
+    close(p[1]);
+    int child = -1;
+    GT_ASSERT_EQ_INT(read(p[0], &child, sizeof child), sizeof child);
+    close(p[0]);
+    waitpid(program, NULL, 0); /* the program's pid is dead; its child holds the claim */
+    gctx_claim_info claims[2];
+    claims[0].size = sizeof claims[0];
+    unsigned n = 0;
+    gctx_status s = gctx_claim_list(0, dir, claims, 2, &n, NULL);
+    end(child);
+    GT_ASSERT_STATUS(s, GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(n, 1);
+    GT_ASSERT_EQ_INT(claims[0].pid, child);
+    GT_ASSERT_EQ_INT(claims[0].sm_count, 16);
+}
+
+/* ---- m8: a link where a GPU's registry should be ---- */
+
+GT_TEST(a_link_for_a_gpu_registry_is_named_as_such)
+{
+    if (gt_require_green_contexts())
+        return;
+    const char *dir = fresh_dir("gpu_link");
+    GT_CHECK();
+    char reg[600], elsewhere[700];
+    GT_ASSERT_EQ_INT(registry_of(dir, reg, sizeof reg), 0);
+    snprintf(elsewhere, sizeof elsewhere, "%s/elsewhere", dir);
+    GT_ASSERT_EQ_INT(rename(reg, elsewhere), 0);
+    GT_ASSERT_EQ_INT(symlink(elsewhere, reg), 0);
+    /* Shared, where a user could plant it before the registry was made. */
+    GT_ASSERT_EQ_INT(chmod(dir, 01777), 0);
+    gctx_claim_options o = options_in(dir);
+    o.flags = GCTX_CLAIM_SHARED_DIR;
+    gctx_claim *c = NULL;
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "8", &o, &c), GCTX_ERROR_REGISTRY);
+    GT_ASSERT_CONTAINS(gctx_last_error(), reg);
+    GT_ASSERT_CONTAINS(gctx_last_error(), "is not a directory (a symbolic link or a file)");
+}

@@ -36,8 +36,8 @@ static void usage(FILE *out)
             "Your own MPS control daemon, so that tenants on disjoint SM claims (greenctx run)\n"
             "run side by side instead of time-sliced. Its pipe and log directories are\n"
             "<runtime>/mps/pipe and <runtime>/mps/log (runtime: $GREENCTX_RUNTIME_DIR, else\n"
-            "$XDG_RUNTIME_DIR/greenctx, else /tmp/greenctx-UID). Nothing else changes: not the\n"
-            "GPU's compute mode, not any setting.\n"
+            "/var/tmp/greenctx-UID), each your own. Nothing else changes: not the GPU's\n"
+            "compute mode, not any setting.\n"
             "  start        starts `%s -d`; prints the export line clients need\n"
             "  stop         sends it `quit`\n"
             "  status       running or not, and its MPS servers (get_server_list); exit 0 when\n"
@@ -52,14 +52,13 @@ static void usage(FILE *out)
 /* The library's rule for the runtime directory (include/greenctx.h, Tenants). */
 static int resolve_runtime(mps_setup *m)
 {
-    const char *dir = getenv("GREENCTX_RUNTIME_DIR"), *xdg = getenv("XDG_RUNTIME_DIR");
+    const char *dir = getenv("GREENCTX_RUNTIME_DIR");
     int n;
     if (dir && *dir)
         n = snprintf(m->runtime, sizeof m->runtime, "%s", dir);
-    else if (xdg && *xdg)
-        n = snprintf(m->runtime, sizeof m->runtime, "%s/greenctx", xdg);
     else
-        n = snprintf(m->runtime, sizeof m->runtime, "/tmp/greenctx-%u", (unsigned)getuid());
+        n = snprintf(m->runtime, sizeof m->runtime, "%s/greenctx-%u",
+                     access("/var/tmp", W_OK) == 0 ? "/var/tmp" : "/tmp", (unsigned)geteuid());
     if (n < 0 || (size_t)n >= sizeof m->runtime - 16)
         return -1;
     snprintf(m->pipe_dir, sizeof m->pipe_dir, "%s/mps/pipe", m->runtime);
@@ -72,7 +71,11 @@ static void find_control(mps_setup *m)
     const char *override = getenv("GREENCTX_MPS_CONTROL");
     m->control[0] = '\0';
     if (override && *override) {
-        if (access(override, X_OK) == 0)
+        struct stat st;
+        if (stat(override, &st) == 0 && S_ISDIR(st.st_mode))
+            m->why_no_control = "GREENCTX_MPS_CONTROL names a directory, not the control "
+                                "program (nvidia-cuda-mps-control) itself";
+        else if (access(override, X_OK) == 0)
             snprintf(m->control, sizeof m->control, "%s", override);
         else
             m->why_no_control = "GREENCTX_MPS_CONTROL names no executable file";
@@ -94,9 +97,26 @@ static void find_control(mps_setup *m)
                                          "GREENCTX_MPS_CONTROL may name it)";
 }
 
-/* mkdir -p with mode 0700 for what is made; an existing directory must be the user's. */
-static int make_dir(const char *path)
+/* 0 when path is a directory (not a link) of the user's own that no other user can write. */
+static int own_dir(const char *path)
 {
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return -1;
+    if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+        errno = EPERM;
+        return -1;
+    }
+    return 0;
+}
+
+/* mkdir -p with mode 0700 for what is made; from the runtime directory down, every directory
+ * must be the user's own: another user who owns one could swap the pipe directory below it
+ * for his own under the exported CUDA_MPS_PIPE_DIRECTORY. */
+static int make_dir(const mps_setup *m, const char *path)
+{
+    char mps[PATH_MAX + 16];
+    snprintf(mps, sizeof mps, "%s/mps", m->runtime);
     char partial[PATH_MAX + 16];
     snprintf(partial, sizeof partial, "%s", path);
     for (char *p = partial + 1;; p++) {
@@ -110,12 +130,7 @@ static int make_dir(const char *path)
         if (!saved)
             break;
     }
-    struct stat st;
-    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid()) {
-        errno = EPERM;
-        return -1;
-    }
-    return 0;
+    return own_dir(m->runtime) || own_dir(mps) || own_dir(path) ? -1 : 0;
 }
 
 /* What clients use: this process's view, so gctx_mps_get_info asks the right pipe. */
@@ -231,10 +246,15 @@ static int start(const greenctx_tool_options *opts, const mps_setup *m, int prin
                                    "started (greenctx mps status; stop it with greenctx mps "
                                    "stop)",
                                    m->pipe_dir);
-    if (make_dir(m->pipe_dir) != 0 || make_dir(m->log_dir) != 0)
+    if (make_dir(m, m->pipe_dir) != 0 || make_dir(m, m->log_dir) != 0)
         return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "runtime_dir",
-                                   "%s/mps can't be made as the user's own directory: %s",
-                                   m->runtime, strerror(errno));
+                                   "%s/mps can't be made as the user's own directory: %s%s",
+                                   m->runtime, strerror(errno),
+                                   errno == EPERM ? " (it, or a directory on the way from the "
+                                                    "runtime directory, is another user's, "
+                                                    "writable by others, or a link: use a "
+                                                    "GREENCTX_RUNTIME_DIR of your own)"
+                                                  : "");
     int status = control(m, NULL, NULL, 0);
     if (status != 0)
         return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "control_failed",
