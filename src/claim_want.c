@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -141,6 +142,16 @@ gctx_status gctx_claim_pressure(const gctx_claim *claim, unsigned *wanted_sms)
         return s;
     if (!wanted_sms)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "wanted_sms (the output) is NULL");
+    /* Holders poll here: where one learns that its claim file was removed (rm -rf, a cleaner
+     * of /tmp), which other tenants then no longer see. */
+    struct stat held;
+    if (fstat(claim->fd, &held) == 0 && held.st_nlink == 0)
+        return gctx__fail(GCTX_ERROR_REGISTRY,
+                          "this claim's file %s/%s was removed from the registry (rm, a cleaner "
+                          "of temporary files): other tenants no longer see the claim and may be "
+                          "given its SMs. Release it and claim anew; keep the runtime directory "
+                          "(GREENCTX_RUNTIME_DIR) out of such cleaning",
+                          claim->registry_dir, claim->file);
     int dfd = open(claim->registry_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
     if (!d && dfd >= 0)

@@ -80,6 +80,14 @@ as "$b" "$tool" run --sms rest -- true >"$work/b-64.out" 2>&1
 rc=$?
 check "bob's run --sms rest is granted the other 68" '[ $rc -eq 0 ] && grep -q "68 of 132 SMs" "$work/b-64.out"'
 
+# Alice's program ends, its child (which inherited the claim) lives on: bob, who can't open
+# her claim, still sees it held (its lock in /proc/locks), and isn't granted its SMs.
+as "$a" "$tool" run --sms 16 -- sh -c 'sleep 20 >/dev/null 2>&1 & exit 0' >"$work/a-child.out" 2>&1
+as "$b" "$tool" run --sms rest -- true >"$work/b-rest.out" 2>&1
+rc=$?
+check "a claim whose program ended but whose child lives stays held for bob" \
+    '[ $rc -eq 0 ] && grep -q "52 of 132 SMs" "$work/b-rest.out"'
+
 # Bob's planted names: FIFOs and a directory named like claims and wants, a link where
 # alice's events go, a stale claim of his whose command would be written there.
 as "$b" mkfifo "$reg/claim-1-1" "$reg/want-1-1-p0-s8"
@@ -105,7 +113,7 @@ sleep 0.5
 as "$a" "$tool" ps >"$work/a-lock.out" 2>&1
 check "a held registry lock times out naming its holder" 'grep -q "stayed locked by pid" "$work/a-lock.out"'
 
-for f in root-ps a-ps2 a-ps3 a-run b-ps.err b-all b-64 a-ps a-lock; do
+for f in root-ps a-ps2 a-ps3 a-run b-ps.err b-all b-64 a-child b-rest a-ps a-lock; do
     [ -f "$work/$f.out" ] && sed "s/^/  $f| /" "$work/$f.out"
     [ -f "$work/$f" ] && sed "s/^/  $f| /" "$work/$f"
 done

@@ -515,3 +515,32 @@ GT_TEST(a_link_for_a_gpu_registry_is_named_as_such)
     GT_ASSERT_CONTAINS(gctx_last_error(), reg);
     GT_ASSERT_CONTAINS(gctx_last_error(), "is not a directory (a symbolic link or a file)");
 }
+
+/* ---- C6: a holder learns that its file was removed ---- */
+
+GT_TEST(a_holder_learns_that_its_claim_file_was_removed)
+{
+    if (gt_require_green_contexts())
+        return;
+    const char *dir = fresh_dir("removed");
+    GT_CHECK();
+    gctx_claim_options o = options_in(dir);
+    gctx_claim *c = NULL;
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", &o, &c), GCTX_SUCCESS);
+    unsigned wanted = 99;
+    GT_ASSERT_STATUS(gctx_claim_pressure(c, &wanted), GCTX_SUCCESS);
+    char reg[600], path[900];
+    GT_ASSERT_EQ_INT(registry_of(dir, reg, sizeof reg), 0);
+    DIR *d = opendir(reg);
+    GT_ASSERT(d != NULL);
+    for (struct dirent *e; (e = readdir(d));)
+        if (strncmp(e->d_name, "claim-", 6) == 0) {
+            snprintf(path, sizeof path, "%s/%s", reg, e->d_name);
+            unlink(path);
+        }
+    closedir(d);
+    gctx_status s = gctx_claim_pressure(c, &wanted);
+    gctx_claim_release(c);
+    GT_ASSERT_STATUS(s, GCTX_ERROR_REGISTRY);
+    GT_ASSERT_CONTAINS(gctx_last_error(), "was removed from the registry");
+}
