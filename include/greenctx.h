@@ -739,11 +739,15 @@ GCTX_API gctx_status gctx_layouts_get_active(gctx_layouts *layouts, unsigned *in
  * is.
  *
  * The runtime directory: options->runtime_dir, else $GREENCTX_RUNTIME_DIR, else
- * $XDG_RUNTIME_DIR/greenctx, else /tmp/greenctx-UID. It is created with mode 0700 and refused
- * (GCTX_ERROR_REGISTRY) when another user owns it or others may write it, unless
- * GCTX_CLAIM_SHARED_DIR (or GREENCTX_RUNTIME_SHARED=1) says that several users share it: then
- * it must be sticky (mode 1777 or 1770, made by an administrator), and claims of every user in
- * it are coordinated.
+ * /var/tmp/greenctx-UID (not $XDG_RUNTIME_DIR, which logind removes at the last logout while
+ * tenants run on). It is created with mode 0700 and refused (GCTX_ERROR_REGISTRY) when another
+ * user owns it or others may write it, unless GCTX_CLAIM_SHARED_DIR (or
+ * GREENCTX_RUNTIME_SHARED=1) says that several users share it: then it must be sticky (mode
+ * 1777 or 1770) and owned by root or the caller, its per-GPU registries are made by root or
+ * its owner, and claims of every user in it are coordinated (docs/tenants.md, Threat model).
+ * A registry call waits for the registry's lock at most $GREENCTX_REGISTRY_LOCK_TIMEOUT_MS
+ * (10000), then fails naming the holder; any error reading the registry fails the call
+ * (GCTX_ERROR_REGISTRY), never counts as free SMs.
  *
  * Isolation needs MPS: without it, processes are time-sliced and their green contexts never
  * run at the same time; under MPS the same split gives the same SMs in every client, so

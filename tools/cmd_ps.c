@@ -27,7 +27,7 @@ static void usage(FILE *out)
             "whether an MPS daemon answers (tenants run side by side only under MPS); the\n"
             "registry's recent events (a holder that died holding SMs, a fault it reported).\n"
             "A claim whose holder ended is removed, never shown. The runtime directory is\n"
-            "$GREENCTX_RUNTIME_DIR, else $XDG_RUNTIME_DIR/greenctx, else /tmp/greenctx-UID.\n"
+            "$GREENCTX_RUNTIME_DIR, else /var/tmp/greenctx-UID.\n"
             "--json: one document, its shape in docs/tenants.md.\n");
 }
 
