@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "claims_common.h"
 #include "sm_ids.h"
 
 /* ---- a clock that steps back (the M3 test), else the real one ---- */
@@ -37,36 +38,6 @@ int clock_gettime(clockid_t id, struct timespec *t)
 }
 
 /* ---- helpers ---- */
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
-/* <GREENCTX_RUNTIME_DIR>/<name>, emptied. */
-static const char *fresh_dir(const char *name)
-{
-    static char path[512];
-    const char *base = getenv("GREENCTX_RUNTIME_DIR");
-    if (!base || !*base) {
-        gt_fail(__FILE__, __LINE__, "GREENCTX_RUNTIME_DIR is not set (tests/claims.cmake)");
-        return NULL;
-    }
-    mkdir(base, 0700);
-    snprintf(path, sizeof path, "%s/%s", base, name);
-    nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-    return path;
-}
-
-static gctx_claim_options options_in(const char *dir)
-{
-    gctx_claim_options o = GCTX_CLAIM_OPTIONS_INIT;
-    o.runtime_dir = dir;
-    return o;
-}
 
 /* A forked child holding `request` in dir until killed: its pid, or -1. */
 static pid_t holder(const char *dir, const char *request)
@@ -141,15 +112,6 @@ static int list_in_child(const char *dir, unsigned *free_sms)
                 WTERMSIG(status));
     *free_sms = (unsigned)out[1];
     return out[0];
-}
-
-static int write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    int rc = f && fputs(text, f) >= 0 ? 0 : -1;
-    if (f && fclose(f) != 0)
-        rc = -1;
-    return rc;
 }
 
 static long long ms_since(long long start_ms)
