@@ -37,6 +37,22 @@ int clock_gettime(clockid_t id, struct timespec *t)
     return rc;
 }
 
+/* flock as the kernel's, but ENOLCK (NFS without lockd) for a test of a claim file's lock
+ * while flock_fails is set. */
+static volatile int flock_fails;
+
+int flock(int fd, int operation)
+{
+    char link[64], path[600] = "";
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    if (flock_fails && operation == (LOCK_EX | LOCK_NB) &&
+        readlink(link, path, sizeof path - 1) > 0 && strstr(path, "/claim-")) {
+        errno = ENOLCK;
+        return -1;
+    }
+    return (int)syscall(SYS_flock, fd, operation);
+}
+
 /* ---- helpers ---- */
 
 /* A forked child holding `request` in dir until killed: its pid, or -1. */
@@ -224,6 +240,26 @@ GT_TEST(scan_errors_fail_and_never_count_as_free)
     GT_ASSERT(strstr(message, "claim-") != NULL);
     GT_ASSERT(strstr(message, "Too many open files") != NULL);
     GT_ASSERT_EQ_INT(acquired, GCTX_ERROR_REGISTRY);
+}
+
+/* A claim whose lock can't be tested (ENOLCK) is no free claim: the listing fails. */
+GT_TEST(a_lock_test_that_fails_is_no_free_claim)
+{
+    if (gt_require_green_contexts())
+        return;
+    const char *dir = fresh_dir("enolck");
+    GT_CHECK();
+    pid_t pid = holder(dir, "64");
+    GT_ASSERT(pid > 0);
+    flock_fails = 1;
+    gctx_claim_usage usage = GCTX_CLAIM_USAGE_INIT;
+    unsigned n = 99;
+    gctx_status s = gctx_claim_list(0, dir, NULL, 0, &n, &usage);
+    flock_fails = 0;
+    end(pid);
+    GT_ASSERT_STATUS(s, GCTX_ERROR_REGISTRY);
+    GT_ASSERT_CONTAINS(gctx_last_error(), "can't test the lock of");
+    GT_ASSERT_CONTAINS(gctx_last_error(), "No locks available");
 }
 
 /* ---- M2, M3: bounded waits ---- */
