@@ -26,6 +26,7 @@ failed=0
 ok() { echo "ok - $*"; }
 not_ok() { echo "not ok - $*"; failed=1; }
 check() { if eval "$2"; then ok "$1"; else not_ok "$1"; fi; }
+regular() { find "$reg" -maxdepth 1 -type f -name "$1*"; } # the regular files named PREFIX*
 
 S=$work/shared
 mkdir -m 1777 "$S"
@@ -105,6 +106,18 @@ ln -s "$work/victim" "$reg/events-0" 2>/dev/null
 "$tool" ps >"$work/root-ps2.out" 2>&1
 check "root's ps is safe: no link followed, the stale claim removed" \
     '[ "$(cat "$work/victim")" = precious ] && [ ! -e "$reg/claim-4242-0" ] && [ ! -L "$reg/events-0" ]'
+
+# Alice's processes all end (killed): her claim files stay (bob can't remove them), but bob
+# sees no holder in /proc/locks and no live pid, so their SMs are free to him; root's ps
+# (or alice's next) removes them.
+for p in $(pgrep -u "$a"); do kill -9 "$p" 2>/dev/null; done
+sleep 0.3
+as "$b" "$tool" ps --json >"$work/b-ps2.json" 2>"$work/b-ps2.err"
+check "a stale claim of alice's is free to bob, its file left to her or root" \
+    'python3 -c "import json,sys; d=json.load(open(sys.argv[1]))[\"devices\"][0]; sys.exit(0 if d[\"free_sms\"] == 132 else 1)" "$work/b-ps2.json" && [ -n "$(regular claim-)" ]'
+"$tool" ps >/dev/null 2>&1
+check "root's ps removes the stale claims and their info files" \
+    '[ -z "$(regular claim-)$(regular info-)" ]'
 
 # Bob holds the registry lock: alice's ps gives up at the bound, naming him.
 as "$b" flock "$reg/lock" sleep 20 &
