@@ -476,11 +476,20 @@ gctx_status gctx__registry_add(gctx__registry *reg, gctx__record *record, int in
             return file_fail(reg, "create the claim file", record->file);
         /* Locked before the registry's lock is released: never seen unheld. */
         gctx__record_format(record, text, sizeof text);
-        if ((inherit && fcntl(f, F_SETFD, 0) != 0) || gctx__hold(f, 0) != 0 ||
-            gctx__file_write(f, text) != 0 || write_info(reg, record, text) != 0) {
-            gctx_status s = file_fail(reg, "write the claim file", record->file);
-            unlink_claim(reg, record->file);
+        int failed = (inherit && fcntl(f, F_SETFD, 0) != 0) || gctx__hold(f, 0) != 0 ||
+                     gctx__file_write(f, text) != 0;
+        int squatted = 0;
+        if (!failed && write_info(reg, record, text) != 0) {
+            failed = 1;
+            squatted = errno == EPERM; /* another user made the info name first (sticky) */
+        }
+        if (failed) {
+            gctx_status s = squatted ? GCTX_SUCCESS
+                                     : file_fail(reg, "write the claim file", record->file);
+            unlink_claim(reg, record->file); /* the squatter's info stays: not ours */
             close(f);
+            if (squatted)
+                continue;
             return s;
         }
         *fd = f;
