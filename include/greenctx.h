@@ -837,7 +837,8 @@ GCTX_API gctx_status gctx_claim_resize(gctx_claim *claim, const char *request,
  * lack (0: nobody waits). Lock-free and read-only: one readdir of the GPU's registry
  * directory, plus an open and a flock test per want (a few microseconds with one want on
  * the simulator's runs); a want posted or renamed during the call may be missed until the
- * next one. */
+ * next one. GCTX_ERROR_REGISTRY when this claim's own file was removed from the registry
+ * (rm, a cleaner of temporary files): other tenants no longer see it; release and claim anew. */
 GCTX_API gctx_status gctx_claim_pressure(const gctx_claim *claim, unsigned *wanted_sms);
 
 #define GCTX_CLAIM_MAX_GRANULES 128
@@ -900,7 +901,10 @@ typedef struct gctx_claim_event {
 GCTX_API gctx_status gctx_claim_get_info(const gctx_claim *claim, gctx_claim_info *info);
 /* Every live claim on a device (stale ones are removed first, never shown): count gets how
  * many, at most capacity are written (claims may be NULL with capacity 0); usage, when not
- * NULL, the granules and what is free. runtime_dir: NULL for the default. The array's layout
+ * NULL, the granules and what is free. runtime_dir: NULL for the default. A claim file that
+ * can't be read or lock-tested fails the call (GCTX_ERROR_REGISTRY), never counts as free. A
+ * claim whose recorded pid ended is listed under a live process that holds it, where this
+ * user may see one (a child that inherited it). The array's layout
  * is claims[0].size (GCTX_CLAIM_INFO_INIT): every element is that many bytes, as is each of
  * gctx_claim_events' events (events[0].size). */
 GCTX_API gctx_status gctx_claim_list(int device, const char *runtime_dir, gctx_claim_info *claims,
