@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,7 +19,11 @@ static void find_program(mps_control *m)
     const char *override = getenv("GREENCTX_MPS_CONTROL");
     m->program[0] = '\0';
     if (override && *override) {
-        if (access(override, X_OK) == 0)
+        struct stat st;
+        if (stat(override, &st) == 0 && S_ISDIR(st.st_mode))
+            m->why_none = "GREENCTX_MPS_CONTROL names a directory, not the control program "
+                          "(nvidia-cuda-mps-control) itself";
+        else if (access(override, X_OK) == 0)
             snprintf(m->program, sizeof m->program, "%s", override);
         else
             m->why_none = "GREENCTX_MPS_CONTROL names no executable file";

@@ -750,11 +750,15 @@ GCTX_API gctx_status gctx_layouts_get_active(gctx_layouts *layouts, unsigned *in
  * is.
  *
  * The runtime directory: options->runtime_dir, else $GREENCTX_RUNTIME_DIR, else
- * $XDG_RUNTIME_DIR/greenctx, else /tmp/greenctx-UID. It is created with mode 0700 and refused
- * (GCTX_ERROR_REGISTRY) when another user owns it or others may write it, unless
- * GCTX_CLAIM_SHARED_DIR (or GREENCTX_RUNTIME_SHARED=1) says that several users share it: then
- * it must be sticky (mode 1777 or 1770, made by an administrator), and claims of every user in
- * it are coordinated.
+ * /var/tmp/greenctx-UID (not $XDG_RUNTIME_DIR, which logind removes at the last logout while
+ * tenants run on). It is created with mode 0700 and refused (GCTX_ERROR_REGISTRY) when another
+ * user owns it or others may write it, unless GCTX_CLAIM_SHARED_DIR (or
+ * GREENCTX_RUNTIME_SHARED=1) says that several users share it: then it must be sticky (mode
+ * 1777 or 1770) and owned by root or the caller, its per-GPU registries are made by root or
+ * its owner, and claims of every user in it are coordinated (docs/tenants.md, Threat model).
+ * A registry call waits for the registry's lock at most $GREENCTX_REGISTRY_LOCK_TIMEOUT_MS
+ * (10000), then fails naming the holder; any error reading the registry fails the call
+ * (GCTX_ERROR_REGISTRY), never counts as free SMs.
  *
  * Isolation needs MPS: without it, processes are time-sliced and their green contexts never
  * run at the same time; under MPS the same split gives the same SMs in every client, so
@@ -844,7 +848,8 @@ GCTX_API gctx_status gctx_claim_resize(gctx_claim *claim, const char *request,
  * lack (0: nobody waits). Lock-free and read-only: one readdir of the GPU's registry
  * directory, plus an open and a flock test per want (a few microseconds with one want on
  * the simulator's runs); a want posted or renamed during the call may be missed until the
- * next one. */
+ * next one. GCTX_ERROR_REGISTRY when this claim's own file was removed from the registry
+ * (rm, a cleaner of temporary files): other tenants no longer see it; release and claim anew. */
 GCTX_API gctx_status gctx_claim_pressure(const gctx_claim *claim, unsigned *wanted_sms);
 
 #define GCTX_CLAIM_MAX_GRANULES 128
@@ -907,7 +912,10 @@ typedef struct gctx_claim_event {
 GCTX_API gctx_status gctx_claim_get_info(const gctx_claim *claim, gctx_claim_info *info);
 /* Every live claim on a device (stale ones are removed first, never shown): count gets how
  * many, at most capacity are written (claims may be NULL with capacity 0); usage, when not
- * NULL, the granules and what is free. runtime_dir: NULL for the default. The array's layout
+ * NULL, the granules and what is free. runtime_dir: NULL for the default. A claim file that
+ * can't be read or lock-tested fails the call (GCTX_ERROR_REGISTRY), never counts as free. A
+ * claim whose recorded pid ended is listed under a live process that holds it, where this
+ * user may see one (a child that inherited it). The array's layout
  * is claims[0].size (GCTX_CLAIM_INFO_INIT): every element is that many bytes, as is each of
  * gctx_claim_events' events (events[0].size). */
 GCTX_API gctx_status gctx_claim_list(int device, const char *runtime_dir, gctx_claim_info *claims,

@@ -245,7 +245,7 @@ static int choose_rounded(const gctx__granule_layout *l, unsigned count, gctx_ro
 gctx_status gctx__claim_take(const gctx_claim *c, unsigned count, const gctx_claim_options *opts,
                              gctx__record *record, int *fd, gctx__granules *target)
 {
-    long long start = gctx__now_ns();
+    long long start = gctx__monotonic_ns();
     unsigned step = 5;
     int wait = (opts->flags & GCTX_CLAIM_WAIT) != 0, watch_made = 0;
     gctx__want want = GCTX__WANT_NONE;
@@ -316,7 +316,7 @@ gctx_status gctx__claim_take(const gctx_claim *c, unsigned count, const gctx_cla
         gctx__watch_return(&watch);
         if (s == GCTX_ERROR_BUSY)
             s = gctx__claim_busy(&c->granules.identity, c->device, count, &free_set, records, nb,
-                                 wait ? (int)((gctx__now_ns() - start) / 1000000) : -1);
+                                 wait ? (int)((gctx__monotonic_ns() - start) / 1000000) : -1);
         free(records);
         return s;
     }

@@ -4,8 +4,10 @@
 #define GREENCTX_CLAIM_H
 
 #include <dirent.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <sys/stat.h>
 
 #include "internal.h"
 
@@ -66,6 +68,38 @@ int gctx__granules_choose(const gctx__granule_layout *l, unsigned count,
                           const gctx__granules *avail, const gctx__granules *keep,
                           gctx__granules *out);
 
+/* ---- registry files (claim_files.c): hostile input, never followed or blocked on ---- */
+
+#define GCTX__ANY_OWNER ((uid_t)-1)
+#define GCTX__ENOTREG EMEDIUMTYPE /* errno of gctx__file_check: not a regular file */
+long long gctx__now_ns(void);       /* CLOCK_REALTIME: when things happened, for people */
+long long gctx__monotonic_ns(void); /* CLOCK_MONOTONIC: every wait's deadline */
+/* What errno says about a registry file, the gctx__file_check failures named. */
+const char *gctx__file_error(int err);
+/* 0 when fd is a regular file owned by owner (GCTX__ANY_OWNER: anyone) with one link (when
+ * one_link); -1 with errno GCTX__ENOTREG, EPERM or EMLINK. st (may be NULL) gets its stat. */
+int gctx__file_check(int fd, uid_t owner, int one_link, struct stat *st);
+/* name in the directory dfd, O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, then checked as above. */
+int gctx__file_open(int dfd, const char *name, int flags, uid_t owner, int one_link,
+                    struct stat *st);
+/* A new file (O_EXCL, same flags), mode set past the umask. */
+int gctx__file_create(int dfd, const char *name, int flags, mode_t mode);
+/* The whole file into buf (NUL-terminated); its length, or -1. */
+long gctx__file_read(int fd, char *buf, size_t size);
+/* Writes text over the file fd is open on, from the start, then cut to its length. */
+int gctx__file_write(int fd, const char *text);
+/* name replaced as a whole by a new file holding text (made O_EXCL in dfd, renamed). */
+int gctx__file_replace(int dfd, const char *name, const char *text, mode_t mode);
+/* A holder's lock on a claim or want file: flock LOCK_SH and an open-file-description read
+ * lock, which /proc/locks shows to users who can't open the file. */
+int gctx__hold(int fd, int nonblocking);
+/* The locks /proc/locks lists on the file st names (-1: can't read it); *pid the first flock
+ * holder's pid when want_flock_pid. */
+int gctx__locks_on(const struct stat *st, int want_flock_pid, int *pid);
+/* Another user's claim or want (a file this process can't open): 1 unless /proc/locks, trusted
+ * here, shows no lock on it and its pid is dead. */
+int gctx__foreign_live(const struct stat *st, int pid, int locks_trusted);
+
 /* ---- the registry (claim_registry.c: POSIX files and flock, no driver) ---- */
 
 /* What the registry of one GPU is for: written to its identity file, compared on open. */
@@ -106,6 +140,9 @@ typedef struct gctx__kept_registry gctx__kept_registry;
 typedef struct gctx__registry {
     char dir[512];
     int lock_fd;
+    int dir_fd;      /* the GPU's directory: every file is opened relative to it */
+    uid_t dir_owner; /* who made it: root, the admin or (private) this user */
+    uid_t me;        /* geteuid(), once an open */
     int shared; /* the runtime directory is shared by several users */
     gctx__identity identity;
     gctx__kept_registry *kept;
@@ -148,7 +185,32 @@ gctx_status gctx__registry_log(gctx__registry *reg, const gctx__event_record *ev
 /* The kept events, oldest first: *events is malloc'ed. */
 gctx_status gctx__registry_events(gctx__registry *reg, gctx__event_record **events,
                                   unsigned *count);
-long long gctx__now_ns(void); /* CLOCK_REALTIME */
+/* The identity file checked (claim_kept.c's open): a missing, foreign or corrupt one rebuilt
+ * when no claim is live, else GCTX_ERROR_REGISTRY. */
+gctx_status gctx__registry_check_identity(gctx__registry *reg);
+/* gctx__registry_open of a registry that must exist: nothing is created (a join). */
+gctx_status gctx__registry_open_existing(const char *runtime_dir, unsigned flags,
+                                         const gctx__identity *id, gctx__registry *reg);
+/* The runtime directory opened (*fd) and checked, made first when create; *owner: its owner. */
+gctx_status gctx__runtime_open(const char *runtime_dir, unsigned flags, char *out, size_t size,
+                               int *shared, int create, int *fd, uid_t *owner);
+/* The GPU's directory at path, in the runtime directory root_fd (owned by admin), opened (*fd)
+ * and checked; made when create (in a shared one, only by root or admin). */
+gctx_status gctx__gpu_dir_open(int root_fd, uid_t admin, const char *path, int shared, int create,
+                               int *fd, struct stat *st);
+
+/* Text formats (claim_format.c). Text fields are one line each: line breaks become spaces. */
+void gctx__one_line(char *dst, size_t size, const char *src);
+void gctx__record_format(const gctx__record *r, char *out, size_t size);
+/* 0, or -1 with what is wrong in why. */
+int gctx__record_parse(const char *text, const gctx__identity *id, gctx__record *r, char *why,
+                       size_t why_size);
+void gctx__event_format(const gctx__event_record *e, char *out, size_t size);
+/* The events in text, parsed into out (GCTX__EVENTS_KEPT + 1), the last GCTX__EVENTS_KEPT. */
+unsigned gctx__events_parse(char *text, gctx__event_record *out);
+void gctx__identity_format(const gctx__identity *id, char *out, size_t size);
+/* What differs between an identity file's text and ours: the first line that does. */
+void gctx__identity_difference(const char *found, const char *expected, char *why, size_t size);
 
 /* ---- the device side (claim_device.c) ---- */
 

@@ -56,7 +56,7 @@ static gctx_status parse_token(const char *token, token_parts *t)
     size_t dir_len = file_sep ? (size_t)(file_sep - body) : 0;
     size_t file_len = file_sep ? (size_t)(fd_sep - file_sep - 1) : 0;
     if (!file_sep || !end || *end || end == fd_sep + 1 || fd < -1 || fd > 1 << 24 ||
-        dir_len == 0 || dir_len >= sizeof t->dir || file_len >= sizeof t->file ||
+        dir_len == 0 || dir_len >= sizeof t->dir || body[0] != '/' || file_len >= sizeof t->file ||
         strncmp(file_sep + 1, "claim-", 6) != 0 || memchr(file_sep + 1, '/', file_len))
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "the claim token \"%s\" is not %s", token,
                           syntax);
@@ -115,7 +115,8 @@ gctx_status gctx_claim_join(int device, const char *token, gctx_claim **claim)
     gctx__registry reg;
     gctx__record record;
     int fd = -1;
-    if ((s = gctx__registry_open(t.dir, dir_flags, &g.identity, &reg))) {
+    /* Nothing made: a token names a registry its holder made, or none (issue 28, m4). */
+    if ((s = gctx__registry_open_existing(t.dir, dir_flags, &g.identity, &reg))) {
         gctx__device_granules_end(&g);
         return s;
     }

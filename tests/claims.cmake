@@ -1,6 +1,6 @@
 # Claims across processes (tests/test_claims.c; included from tests/CMakeLists.txt). Each entry
 # has its own runtime directory under the build tree, so runs and entries never share claims.
-greenctx_object_test_binary(test_claims test_claims.c)
+greenctx_object_test_binary(test_claims test_claims.c claims_common.c)
 add_executable(claim_child claim_child.c)
 target_link_libraries(claim_child PRIVATE greenctx)
 add_dependencies(test_claims claim_child)
@@ -65,3 +65,9 @@ claims_test(elastic TESTS a_want_is_seen_then_granted_once_the_holder_shrinks
 claims_test(elastic_bound SIM_ONLY TESTS want_to_grant_within_50_ms_of_a_holder_polling_every_10_ms
   a_waiter_is_granted_within_3_ms_of_the_shrink
   TIMEOUT 60)
+# Claims whatever other processes put in the registry: planted links and FIFOs, scan errors,
+# a held registry lock, a clock stepped back, shared directories, bad tokens (issue 28).
+# Holders are forked children: the simulator only.
+greenctx_object_test_binary(test_claims_trust test_claims_trust.c claims_common.c)
+greenctx_driver_test(claims.trust COMMAND test_claims_trust SIM_ONLY TIMEOUT 60
+  SIM_ENV GREENCTX_SIM_DEVICES=h200 GREENCTX_RUNTIME_DIR=${claims_runtime}/trust)

@@ -419,6 +419,42 @@ else
     not_ok "failed requests" "ps: $(cat "$work/ps.json")"
 fi
 
+# A second user (made here, removed at the end) shares the node's claims with root's job: the
+# audit's takeover (issue 28, C1) fails. The user can neither remove the running job's claim
+# file (sticky, root's registry) nor open it to hold it (0600), and --gpu-sms=all is refused
+# naming the holder, which the user sees through its public info file and /proc/locks.
+user=gctxslurm$$
+if useradd -M -d /nonexistent "$user" 2>/dev/null; then
+    trap 'userdel "$user" 2>/dev/null; stop_cluster' EXIT
+    mkdir -p "$work/hold-u"
+    jobid=$(timeout 20 sbatch --parsable --export=ALL $gres --gpu-sms=64 \
+        -o "$work/hold-u.out" --wrap "$probe hold $work/hold-u" 2>"$work/hold-u.err")
+    claim=
+    if [ -n "$jobid" ] && wait_for "$work/hold-u/ready"; then
+        claim=$(find "$work/claims" -name 'claim-*' -type f | head -1)
+        runuser -u "$user" -- rm -f "$claim" 2>/dev/null
+        runuser -u "$user" -- flock -n -s "$claim" true 2>/dev/null && claim="held by $user"
+        timeout 60 runuser -u "$user" -- srun --export=ALL $gres --gpu-sms=all "$probe" confined 132 \
+            >"$work/other.out" 2>"$work/other.err"
+        status=$?
+    fi
+    if [ -n "$claim" ] && [ -f "$claim" ] && [ "${status:-0}" -ne 0 ] &&
+        has other.err "can't be claimed now" && has other.err "held by pid"; then
+        ok "another user can't remove, hold or take the SMs of a running job's claim"
+    else
+        not_ok "a second user" "claim '$claim', status ${status:-}: $(cat "$work/other.err" "$work/hold-u.err" 2>&1)"
+    fi
+    [ -n "$jobid" ] && timeout 10 scancel "$jobid"
+    for _ in $(seq 100); do
+        [ -z "$(timeout 5 squeue -h -j "$jobid" -o %i 2>/dev/null)" ] && break
+        sleep 0.1
+    done
+    userdel "$user" 2>/dev/null
+    trap stop_cluster EXIT
+else
+    echo "# no second user (useradd failed): the cross-user case is not run"
+fi
+
 # plugstack.conf's options: a default for jobs that do not ask, MPS required, a typo.
 plugstack default=8
 job default "$probe" confined 8

@@ -166,11 +166,13 @@ ps)
     has "$out" "device 0: 132 of 132 SMs free"
     has "$out" "no control daemon answers on $CUDA_MPS_PIPE_DIRECTORY"
     has "$out" "physical SM ids are not shown: under MPS %smid is renumbered per client"
-    hold p --sms 16 --label "job 7"
+    hold p --sms 16 --label "job 7$(printf '\033]0;title\007')"
     p=$held
     run 0 --sim h200 ps
     grep -E "^ +$p +[^ ]+ +16 " "$out" >/dev/null || fail "ps has no row for $p with 16 SMs"
-    has "$out" "job 7"
+    # A label's (another user's) terminal escapes are shown, never sent to the terminal.
+    has "$out" 'job 7\x1b]0;title\x07'
+    grep -q "$(printf '\033')" "$out" && fail "ps printed a raw escape"
     # The documented shape (docs/tenants.md).
     ps_check "set(d) == {'greenctx_version', 'schema', 'mps', 'sm_ids_note', 'devices'}" \
         "d['schema'] == 'greenctx.ps/1'" \
@@ -179,7 +181,7 @@ ps)
         "set(dev) == {'device', 'registry', 'sm_count', 'free_sms', 'granules', 'claims', 'events'}" \
         "set(dev['granules'][0]) == {'index', 'sm_count', 'free'}" \
         "set(claims[$p]) == {'pid', 'uid', 'user', 'command', 'label', 'sm_count', 'granules', 'since_ns', 'since', 'age_s', 'mps', 'self', 'sm_ids'}" \
-        "claims[$p]['label'] == 'job 7' and claims[$p]['self'] is False" \
+        "claims[$p]['label'] == 'job 7\\x1b]0;title\\x07' and claims[$p]['self'] is False" \
         "0 <= claims[$p]['age_s'] < 60 and len(claims[$p]['since']) == 19" \
         "dev['free_sms'] == 116"
     release p
@@ -232,6 +234,17 @@ PY
     export GREENCTX_MPS_CONTROL="$work/none"
     run 1 mps start
     has "$err" "GREENCTX_MPS_CONTROL names no executable file"
+    export GREENCTX_MPS_CONTROL="$work"
+    run 1 mps start
+    has "$err" "GREENCTX_MPS_CONTROL names a directory, not the control program"
+    # A runtime directory others can write (or another user's): its owner could swap the
+    # pipe directory under the exported CUDA_MPS_PIPE_DIRECTORY.
+    export GREENCTX_MPS_CONTROL="$fake_control"
+    mkdir -m 0700 "$work/group-rt" && chmod 0770 "$work/group-rt"
+    GREENCTX_RUNTIME_DIR="$work/group-rt" "$tool" mps start >"$out" 2>"$err" &&
+        fail "mps start accepted a runtime directory others can write"
+    has "$err" "is another user's, writable by others, or a link"
+    [ -e "$work/group-rt/mps/pipe/control" ] && fail "mps start put its pipe in $work/group-rt"
     unset GREENCTX_MPS_CONTROL
     mkdir "$work/empty"
     env PATH="$work/empty" "$tool" mps start >"$out" 2>"$err" && fail "mps start ran with no control program"

@@ -20,40 +20,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "claims_common.h"
 #include "sm_ids.h"
 #include "testing.h"
 
 /* ---- helpers ---- */
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
-/* <GREENCTX_RUNTIME_DIR>/<name>, emptied: this test's own runtime directory. */
-static const char *fresh_dir(const char *name)
-{
-    static char path[512];
-    const char *base = getenv("GREENCTX_RUNTIME_DIR");
-    if (!base || !*base) {
-        gt_fail(__FILE__, __LINE__, "GREENCTX_RUNTIME_DIR is not set: tests/claims.cmake sets "
-                                    "one per ctest entry");
-        return NULL;
-    }
-    snprintf(path, sizeof path, "%s/%s", base, name);
-    nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-    return path;
-}
-
-static gctx_claim_options options_in(const char *dir)
-{
-    gctx_claim_options o = GCTX_CLAIM_OPTIONS_INIT;
-    o.runtime_dir = dir;
-    return o;
-}
 
 static gctx_claim_info info_of(gctx_claim *c)
 {
@@ -678,15 +649,6 @@ GT_TEST(a_fault_names_the_tenant_that_died_first)
 
 /* ---- a registry that can't be trusted ---- */
 
-static int write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return -1;
-    fputs(text, f);
-    return fclose(f);
-}
-
 static int read_text(const char *path, char *buf, size_t size)
 {
     FILE *f = fopen(path, "r");
@@ -1309,7 +1271,7 @@ GT_TEST(mps_info_from_a_fake_pipe_directory)
         GT_SKIP("needs CUDA_MPS_PIPE_DIRECTORY=.../fake-mps (its ctest entry sets it)");
     char control[600];
     snprintf(control, sizeof control, "%s/control", pipe_dir);
-    nftw(pipe_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    remove_tree(pipe_dir);
     gctx_mps_info info = GCTX_MPS_INFO_INIT;
     GT_ASSERT_STATUS(gctx_mps_get_info(&info), GCTX_SUCCESS);
     GT_ASSERT_STR_EQ(info.pipe_dir, pipe_dir);

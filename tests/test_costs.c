@@ -598,8 +598,10 @@ GT_TEST(a_claim_keeps_its_registry_open)
                              libc_calls[LIBC_getpwuid_r] + libc_calls[LIBC_read], 0);
         GT_ASSERT_EQ_INT(libc_calls[LIBC_flock], 6); /* registry lock and unlock twice, the
                                                         claim's hold, its liveness test */
-        /* 66 before the registry stayed open (issue 20). */
-        if (total != 39)
-            GT_FAIL("a cached claim made %ld calls into libc (expected 39):%s", total, text);
+        /* 66 before the registry stayed open (issue 20); 39 before each file was checked
+         * (fstat, fstatat before a scan opens an entry) and events were replaced by rename
+         * (issue 28). */
+        if (total != 48)
+            GT_FAIL("a cached claim made %ld calls into libc (expected 48):%s", total, text);
     }
 }

@@ -29,8 +29,8 @@ static void usage(FILE *out)
             "Your own MPS control daemon, so that tenants on disjoint SM claims (greenctx run)\n"
             "run side by side instead of time-sliced. Its pipe and log directories are\n"
             "<runtime>/mps/pipe and <runtime>/mps/log (runtime: $GREENCTX_RUNTIME_DIR, else\n"
-            "$XDG_RUNTIME_DIR/greenctx, else /tmp/greenctx-UID). Nothing else changes: not the\n"
-            "GPU's compute mode, not any setting.\n"
+            "/var/tmp/greenctx-UID), each your own. Nothing else changes: not the GPU's\n"
+            "compute mode, not any setting.\n"
             "  start        starts `%s -d`; prints the export line clients need\n"
             "  stop         sends it `quit`\n"
             "  status       running or not, and its MPS servers (get_server_list); exit 0 when\n"
@@ -45,14 +45,13 @@ static void usage(FILE *out)
 /* The library's rule for the runtime directory (include/greenctx.h, Tenants). */
 static int resolve_runtime(mps_setup *m)
 {
-    const char *dir = getenv("GREENCTX_RUNTIME_DIR"), *xdg = getenv("XDG_RUNTIME_DIR");
+    const char *dir = getenv("GREENCTX_RUNTIME_DIR");
     int n;
     if (dir && *dir)
         n = snprintf(m->runtime, sizeof m->runtime, "%s", dir);
-    else if (xdg && *xdg)
-        n = snprintf(m->runtime, sizeof m->runtime, "%s/greenctx", xdg);
     else
-        n = snprintf(m->runtime, sizeof m->runtime, "/tmp/greenctx-%u", (unsigned)getuid());
+        n = snprintf(m->runtime, sizeof m->runtime, "%s/greenctx-%u",
+                     access("/var/tmp", W_OK) == 0 ? "/var/tmp" : "/tmp", (unsigned)geteuid());
     if (n < 0 || (size_t)n >= sizeof m->runtime - 16)
         return -1;
     char pipe_dir[PATH_MAX + 16], log_dir[PATH_MAX + 16];
@@ -61,9 +60,26 @@ static int resolve_runtime(mps_setup *m)
     return mps_control_open(&m->control, pipe_dir, log_dir);
 }
 
-/* mkdir -p with mode 0700 for what is made; an existing directory must be the user's. */
-static int make_dir(const char *path)
+/* 0 when path is a directory (not a link) of the user's own that no other user can write. */
+static int own_dir(const char *path)
 {
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return -1;
+    if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+        errno = EPERM;
+        return -1;
+    }
+    return 0;
+}
+
+/* mkdir -p with mode 0700 for what is made; from the runtime directory down, every directory
+ * must be the user's own: another user who owns one could swap the pipe directory below it
+ * for his own under the exported CUDA_MPS_PIPE_DIRECTORY. */
+static int make_dir(const char *runtime, const char *path)
+{
+    char mps[PATH_MAX + 16];
+    snprintf(mps, sizeof mps, "%s/mps", runtime);
     char partial[PATH_MAX + 16];
     snprintf(partial, sizeof partial, "%s", path);
     for (char *p = partial + 1;; p++) {
@@ -77,12 +93,7 @@ static int make_dir(const char *path)
         if (!saved)
             break;
     }
-    struct stat st;
-    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid()) {
-        errno = EPERM;
-        return -1;
-    }
-    return 0;
+    return own_dir(runtime) || own_dir(mps) || own_dir(path) ? -1 : 0;
 }
 
 static void print_quoted_export(const char *name, const char *value)
@@ -115,8 +126,9 @@ static void print_json(const mps_control *m, int running, const char *servers)
     json_end(&w);
 }
 
-static int start(const greenctx_tool_options *opts, const mps_control *m, int print_env_only)
+static int start(const greenctx_tool_options *opts, const mps_setup *setup, int print_env_only)
 {
+    const mps_control *m = &setup->control;
     if (!m->program[0])
         return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "no_mps_control",
                                    "MPS can't be started: %s", m->why_none);
@@ -126,13 +138,15 @@ static int start(const greenctx_tool_options *opts, const mps_control *m, int pr
                                    "started (greenctx mps status; stop it with greenctx mps "
                                    "stop)",
                                    m->pipe_dir);
-    const char *dir = make_dir(m->pipe_dir) != 0 ? m->pipe_dir
-                      : make_dir(m->log_dir) != 0 ? m->log_dir
-                                                  : NULL;
-    if (dir)
+    if (make_dir(setup->runtime, m->pipe_dir) != 0 || make_dir(setup->runtime, m->log_dir) != 0)
         return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "runtime_dir",
-                                   "%s can't be made as the user's own directory: %s", dir,
-                                   strerror(errno));
+                                   "%s/mps can't be made as the user's own directory: %s%s",
+                                   setup->runtime, strerror(errno),
+                                   errno == EPERM ? " (it, or a directory on the way from the "
+                                                    "runtime directory, is another user's, "
+                                                    "writable by others, or a link: use a "
+                                                    "GREENCTX_RUNTIME_DIR of your own)"
+                                                  : "");
     int status = mps_control_run(m, NULL, NULL, 0);
     if (status != 0)
         return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "control_failed",
@@ -260,7 +274,7 @@ int greenctx_cmd_mps(int argc, char **argv, greenctx_tool_options *opts)
     if (resolve_runtime(&m) != 0)
         return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "runtime_dir",
                                    "the runtime directory's path is too long");
-    int rc = which == 0 ? start(opts, &m.control, print_env_only)
+    int rc = which == 0 ? start(opts, &m, print_env_only)
              : which == 1 ? stop(opts, &m.control)
                           : status(opts, &m.control, print_env_only);
     mps_control_close(&m.control);

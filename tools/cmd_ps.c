@@ -27,7 +27,7 @@ static void usage(FILE *out)
             "whether an MPS daemon answers (tenants run side by side only under MPS); the\n"
             "registry's recent events (a holder that died holding SMs, a fault it reported).\n"
             "A claim whose holder ended is removed, never shown. The runtime directory is\n"
-            "$GREENCTX_RUNTIME_DIR, else $XDG_RUNTIME_DIR/greenctx, else /tmp/greenctx-UID.\n"
+            "$GREENCTX_RUNTIME_DIR, else /var/tmp/greenctx-UID.\n"
             "--json: one document, its shape in docs/tenants.md.\n");
 }
 
@@ -164,6 +164,27 @@ static void print_json(const gctx_mps_info *mps, const device_listing *ls, int n
     json_end(&w);
 }
 
+/* text with its control characters (C0, DEL, C1 as UTF-8 or raw) as \xNN: labels and commands
+ * are other tenants' (other users', in a shared directory), and a terminal acts on escapes. */
+static const char *visible(const char *text, char *out, size_t size)
+{
+    size_t n = 0;
+    for (const unsigned char *p = (const unsigned char *)text; *p && n + 5 < size; p++) {
+        int c1 = *p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f;
+        unsigned c = c1 ? *++p : *p;
+        if (c < 0x20 || c == 0x7f || c1 || (c >= 0x80 && c <= 0x9f))
+            n += (size_t)snprintf(out + n, size - n, "\\x%02x", c);
+        else
+            out[n++] = (char)c;
+        /* the rest of a multi-byte character: its continuation bytes are not C1 */
+        for (int more = c >= 0xc0 ? (c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : 1) : 0;
+             more && (p[1] & 0xc0) == 0x80 && n + 1 < size; more--)
+            out[n++] = (char)*++p;
+    }
+    out[n] = '\0';
+    return out;
+}
+
 static void print_device_text(const device_listing *l)
 {
     const gctx_claim_usage *u = &l->usage;
@@ -177,11 +198,15 @@ static void print_device_text(const device_listing *l)
                "SINCE", "AGE", "LABEL", "COMMAND");
         for (unsigned i = 0; i < l->nb_claims; i++) {
             const gctx_claim_info *c = &l->claims[i];
-            printf("  %-8d %-10s %4u %-10s %-19s %7s  %-12s %s%s\n", c->pid, c->user, c->sm_count,
+            char user[4 * sizeof c->user], label[4 * sizeof c->label],
+                command[4 * sizeof c->command];
+            printf("  %-8d %-10s %4u %-10s %-19s %7s  %-12s %s%s\n", c->pid,
+                   visible(c->user, user, sizeof user), c->sm_count,
                    text_granule_ranges(c->granules, c->nb_granules, ranges, sizeof ranges),
                    text_local_time(c->since_ns, when, sizeof when),
-                   text_age(c->since_ns, age, sizeof age), c->label[0] ? c->label : "-",
-                   c->command, c->self ? " (this process)" : "");
+                   text_age(c->since_ns, age, sizeof age),
+                   c->label[0] ? visible(c->label, label, sizeof label) : "-",
+                   visible(c->command, command, sizeof command), c->self ? " (this process)" : "");
         }
     }
     if (l->nb_events) {
@@ -190,8 +215,10 @@ static void print_device_text(const device_listing *l)
             const gctx_claim_event *e = &l->events[i];
             if (e->kind == GCTX_CLAIM_EVENT_RELEASED)
                 continue;
+            char command[4 * sizeof e->command];
             printf("    %s  %-5s pid %d (%s), %u SMs", text_local_time(e->time_ns, when, sizeof when),
-                   event_name(e->kind), e->pid, e->command, e->sm_count);
+                   event_name(e->kind), e->pid, visible(e->command, command, sizeof command),
+                   e->sm_count);
             if (e->kind == GCTX_CLAIM_EVENT_FAULT)
                 printf(": CUDA error %d", e->cuda_result);
             else
