@@ -788,6 +788,15 @@ typedef struct gctx_claim_options {
  * may be NULL. Driver 12.4+. */
 GCTX_API gctx_status gctx_claim_acquire(int device, const char *request,
                                         const gctx_claim_options *options, gctx_claim **claim);
+/* What gctx_claim_acquire would make of request on the device, claiming nothing: sm_count
+ * gets the count (0 for "rest", every free SM) and at_once, when not NULL, how many claims of
+ * that count the device holds at once (0 for "rest"). A count is claimable when a one-group
+ * split of the whole device gives it (greenctx plan, info --sizes): claims use the planner's
+ * granules, and the SMs left over from them go with "rest". GCTX_ERROR_INSUFFICIENT_SMS
+ * naming the nearest counts for one that isn't (with GCTX_ROUND_STRICT). The one rule for
+ * claimable counts: greenctx info --sizes, run, ps and the Python API ask it. */
+GCTX_API gctx_status gctx_claim_count(int device, const char *request, gctx_rounding rounding,
+                                      unsigned *sm_count, unsigned *at_once);
 GCTX_API gctx_claim *gctx_claim_retain(gctx_claim *claim);
 /* Drops one reference; the last gives the SMs back to the registry (after the claim's own
  * stream and contexts are drained and released). NULL is ignored. */

@@ -286,9 +286,12 @@ gctx_status gctx__claim_take(const gctx_claim *c, unsigned count, const gctx_cla
                 return s;
             }
             s = GCTX_ERROR_BUSY;
-            /* What holders must give back: the SMs beyond those free to it, or, when the
-             * free ones add up but no set of them gives the count, one more granule. */
+            /* What holders must give back: the SMs beyond those free to it (the left-over
+             * SMs go with "rest" only, never towards a count), or, when the free ones add up
+             * but no set of them gives the count, one more granule. */
             unsigned have = gctx__granules_sms(layout, &avail);
+            if (layout->remainder_sms && gctx__granules_has(&avail, layout->nb_regular))
+                have -= layout->remainder_sms;
             if (wait)
                 gctx__want_post(&reg, &want, count > have ? count - have : layout->regular_sms,
                                 opts->priority, c->file);
@@ -460,6 +463,32 @@ gctx_status gctx__claim_options(const gctx_claim_options *options, gctx_claim_op
                           opts->priority, GCTX_CLAIM_PRIORITY_THROUGHPUT,
                           GCTX_CLAIM_PRIORITY_LATENCY);
     return GCTX_SUCCESS;
+}
+
+gctx_status gctx_claim_count(int device, const char *request, gctx_rounding rounding,
+                             unsigned *sm_count, unsigned *at_once)
+{
+    if (!sm_count)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "sm_count (the output) is NULL");
+    if ((unsigned)rounding > GCTX_ROUND_UP)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                          "rounding %d is not a gctx_rounding value", (int)rounding);
+    gctx__request req;
+    gctx_status s = gctx__request_parse(request, &req);
+    if (s != GCTX_SUCCESS)
+        return s;
+    gctx__device_granules granules;
+    if ((s = gctx__device_granules_get(device, &granules)))
+        return s;
+    unsigned count = 0;
+    s = gctx__request_count(&granules.identity.layout, &req, rounding, &count);
+    if (s == GCTX_SUCCESS) {
+        *sm_count = count;
+        if (at_once)
+            *at_once = gctx__layout_fit(&granules.identity.layout, count);
+    }
+    gctx__device_granules_end(&granules);
+    return s;
 }
 
 gctx_status gctx_claim_acquire(int device, const char *request, const gctx_claim_options *options,

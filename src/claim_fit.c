@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "claim.h"
+#include "plan.h"
 
 int gctx__granules_has(const gctx__granules *g, unsigned i)
 {
@@ -101,7 +102,12 @@ static int regular_needed(const gctx__granule_layout *l, unsigned count, int wit
 
 int gctx__layout_claimable(const gctx__granule_layout *l, unsigned count)
 {
-    return count > 0 && (regular_needed(l, count, 0) >= 0 || regular_needed(l, count, 1) >= 0);
+    return count > 0 && count >= l->min_sms && regular_needed(l, count, 0) >= 0;
+}
+
+unsigned gctx__layout_fit(const gctx__granule_layout *l, unsigned count)
+{
+    return gctx__layout_claimable(l, count) ? l->nb_regular / (count / l->regular_sms) : 0;
 }
 
 gctx_status gctx__request_parse(const char *text, gctx__request *out)
@@ -163,14 +169,17 @@ static gctx_status not_claimable(const gctx__granule_layout *l, unsigned count)
     else
         snprintf(nearest, sizeof nearest, "the nearest count that can be claimed is %u",
                  below ? below : above);
-    char remainder[64] = "";
+    char remainder[96] = "";
     if (l->remainder_sms)
-        snprintf(remainder, sizeof remainder, " and one of %u", l->remainder_sms);
+        snprintf(remainder, sizeof remainder, "; the %u SM%s left over go%s with \"rest\"",
+                 l->remainder_sms, GCTX__PLURAL(l->remainder_sms),
+                 l->remainder_sms == 1 ? "es" : "");
     return gctx__fail(GCTX_ERROR_INSUFFICIENT_SMS,
-                      "%u SMs can't be claimed on this device: claims are whole granules (%u of "
-                      "%u SMs%s, %u SMs in all); %s (or ask with rounding down, nearest or up)",
-                      count, l->nb_regular, l->regular_sms, remainder, gctx__layout_total(l),
-                      nearest);
+                      "%u SMs can't be claimed on this device: a claim is a count a split "
+                      "gives, as greenctx plan and info --sizes show (multiples of %u from %u "
+                      "to %u%s); %s (or ask with rounding down, nearest or up)",
+                      count, l->regular_sms, l->min_sms, l->nb_regular * l->regular_sms,
+                      remainder, nearest);
 }
 
 gctx_status gctx__request_count(const gctx__granule_layout *l, const gctx__request *r,

@@ -121,10 +121,12 @@ GT_TEST(h200_granules)
     GT_CHECK();
     GT_ASSERT_EQ_INT(usage.sm_count, 132);
     GT_ASSERT_EQ_INT(usage.free_sms, 132);
-    GT_ASSERT_EQ_INT(usage.nb_granules, 16);
-    for (unsigned i = 0; i < 15; i++)
+    /* The planner's granules: 16 of 8 and the 4 SMs left over (the structured split by 8
+     * would give 15 and leave 12, so that 64 + 64 could not be held at once). */
+    GT_ASSERT_EQ_INT(usage.nb_granules, 17);
+    for (unsigned i = 0; i < 16; i++)
         GT_ASSERT_EQ_INT(usage.granule_sms[i], 8);
-    GT_ASSERT_EQ_INT(usage.granule_sms[15], 12);
+    GT_ASSERT_EQ_INT(usage.granule_sms[16], 4);
     GT_ASSERT_EQ_INT(usage.nb_claims, 0);
     GT_ASSERT_CONTAINS(usage.path, "/gpu-GPU-");
 }
@@ -140,10 +142,9 @@ GT_TEST(exact_sizes_and_best_fit)
     GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", &o, &a), GCTX_SUCCESS);
     GT_ASSERT_EQ_INT(info_of(a).sm_count, 16);
     ASSERT_GRANULES(a, "0 1");
-    /* 20 = 8 + the remainder's 12: the remainder only when needed. */
-    GT_ASSERT_STATUS(gctx_claim_acquire(0, "20", &o, &b), GCTX_SUCCESS);
-    GT_ASSERT_EQ_INT(info_of(b).sm_count, 20);
-    ASSERT_GRANULES(b, "2 15");
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "8", &o, &b), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(info_of(b).sm_count, 8);
+    ASSERT_GRANULES(b, "2");
     /* 25% of 132 is 33, floored to 32 */
     GT_ASSERT_STATUS(gctx_claim_acquire(0, "25%", &o, &c), GCTX_SUCCESS);
     GT_ASSERT_EQ_INT(info_of(c).sm_count, 32);
@@ -151,7 +152,7 @@ GT_TEST(exact_sizes_and_best_fit)
     gctx_claim_release(c);
     /* rest: every free SM */
     GT_ASSERT_STATUS(gctx_claim_acquire(0, "rest", &o, &c), GCTX_SUCCESS);
-    GT_ASSERT_EQ_INT(info_of(c).sm_count, 132 - 16 - 20);
+    GT_ASSERT_EQ_INT(info_of(c).sm_count, 132 - 16 - 8);
     gctx_claim *d;
     GT_ASSERT_STATUS(gctx_claim_acquire(0, "rest", &o, &d), GCTX_ERROR_BUSY);
     gctx_claim_release(c);
@@ -161,9 +162,15 @@ GT_TEST(exact_sizes_and_best_fit)
     ASSERT_GRANULES(b, "2");
     gctx_claim_release(b);
     gctx_claim_release(a);
-    GT_ASSERT_STATUS(gctx_claim_acquire(0, "132", &o, &a), GCTX_SUCCESS);
+    /* 128 leaves the 4 for "rest"; 132 is no count a split gives (plan 132 is refused) */
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "128", &o, &a), GCTX_SUCCESS);
     GT_ASSERT_EQ_INT(info_of(a).nb_granules, 16);
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "rest", &o, &b), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(info_of(b).sm_count, 4);
+    ASSERT_GRANULES(b, "16");
+    gctx_claim_release(b);
     gctx_claim_release(a);
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "132", &o, &a), GCTX_ERROR_INSUFFICIENT_SMS);
 }
 
 GT_TEST(counts_no_granules_give)
@@ -176,8 +183,11 @@ GT_TEST(counts_no_granules_give)
     gctx_claim *c = NULL;
     GT_ASSERT_STATUS(gctx_claim_acquire(0, "10", &o, &c), GCTX_ERROR_INSUFFICIENT_SMS);
     GT_ASSERT_CONTAINS(gctx_last_error(), "10 SMs can't be claimed");
-    GT_ASSERT_CONTAINS(gctx_last_error(), "15 of 8 SMs and one of 12");
-    GT_ASSERT_CONTAINS(gctx_last_error(), "nearest counts that can be claimed are 8 and 12");
+    GT_ASSERT_CONTAINS(gctx_last_error(), "multiples of 8 from 8 to 128");
+    GT_ASSERT_CONTAINS(gctx_last_error(), "the 4 SMs left over go with \"rest\"");
+    GT_ASSERT_CONTAINS(gctx_last_error(), "nearest counts that can be claimed are 8 and 16");
+    /* plan 12 is refused, so is a claim of 12 (it was 8 + a 12-SM remainder once) */
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "12", &o, &c), GCTX_ERROR_INSUFFICIENT_SMS);
     GT_ASSERT(c == NULL);
     GT_ASSERT_STATUS(gctx_claim_acquire(0, "133", &o, &c), GCTX_ERROR_INSUFFICIENT_SMS);
     GT_ASSERT_CONTAINS(gctx_last_error(), "132 SMs in all");
@@ -185,31 +195,42 @@ GT_TEST(counts_no_granules_give)
         gctx_rounding rounding;
         const char *request;
         unsigned sms;
-    } rounded[] = {{GCTX_ROUND_DOWN, "10", 8}, {GCTX_ROUND_UP, "10", 12},
-                   {GCTX_ROUND_NEAREST, "10", 12}, {GCTX_ROUND_NEAREST, "9", 8},
-                   {GCTX_ROUND_DOWN, "3", 8},      {GCTX_ROUND_UP, "125", 132}};
+    } rounded[] = {{GCTX_ROUND_DOWN, "10", 8},     {GCTX_ROUND_UP, "10", 16},
+                   {GCTX_ROUND_NEAREST, "12", 16}, {GCTX_ROUND_NEAREST, "11", 8},
+                   {GCTX_ROUND_DOWN, "3", 8},      {GCTX_ROUND_UP, "125", 128},
+                   {GCTX_ROUND_UP, "130", 128}};
     for (size_t i = 0; i < sizeof rounded / sizeof rounded[0]; i++) {
         o.rounding = rounded[i].rounding;
         GT_ASSERT_STATUS(gctx_claim_acquire(0, rounded[i].request, &o, &c), GCTX_SUCCESS);
         GT_ASSERT_EQ_INT(info_of(c).sm_count, rounded[i].sms);
         gctx_claim_release(c);
     }
-    /* Beside another tenant's 64 the free 68 SMs (7 granules of 8 and the 12) can't make 64:
-     * strict waits or refuses, rounding takes the nearest count they make in its direction. */
-    gctx_claim *first = NULL;
+    /* Half each: 64 + 64 at once (plan 64 64 makes them), the 4 left for "rest"; then the
+     * device is full: strict refuses, rounding has nothing to round to. */
+    gctx_claim *first = NULL, *second = NULL, *rest = NULL;
     o.rounding = GCTX_ROUND_STRICT;
     GT_ASSERT_STATUS(gctx_claim_acquire(0, "64", &o, &first), GCTX_SUCCESS);
-    GT_ASSERT_STATUS(gctx_claim_acquire(0, "64", &o, &c), GCTX_ERROR_BUSY);
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "64", &o, &second), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "rest", &o, &rest), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(info_of(rest).sm_count, 4);
+    o.rounding = GCTX_ROUND_DOWN;
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "8", &o, &c), GCTX_ERROR_BUSY);
+    gctx_claim_release(rest);
+    gctx_claim_release(second);
+    /* Beside 64 and a 16, the free 52 SMs (6 granules and the 4) can't make 56: rounding down
+     * or to the nearest takes the nearest count they make in its direction (up: none). */
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", &o, &second), GCTX_SUCCESS);
     static const struct {
         gctx_rounding rounding;
         unsigned sms;
-    } beside[] = {{GCTX_ROUND_UP, 68}, {GCTX_ROUND_DOWN, 60}, {GCTX_ROUND_NEAREST, 68}};
+    } beside[] = {{GCTX_ROUND_DOWN, 48}, {GCTX_ROUND_NEAREST, 48}};
     for (size_t i = 0; i < sizeof beside / sizeof beside[0]; i++) {
         o.rounding = beside[i].rounding;
-        GT_ASSERT_STATUS(gctx_claim_acquire(0, "64", &o, &c), GCTX_SUCCESS);
+        GT_ASSERT_STATUS(gctx_claim_acquire(0, "56", &o, &c), GCTX_SUCCESS);
         GT_ASSERT_EQ_INT(info_of(c).sm_count, beside[i].sms);
         gctx_claim_release(c);
     }
+    gctx_claim_release(second);
     gctx_claim_release(first);
     o.rounding = GCTX_ROUND_STRICT;
     const char *bad[] = {"", "0", "abc", "16x", "0%", "101%", "-8"};
@@ -234,11 +255,14 @@ GT_TEST(contexts_run_on_exactly_their_granules)
     const char *dir = fresh_dir("union");
     GT_CHECK();
     gctx_claim_options o = options_in(dir);
-    gctx_claim *one[16];
-    gt_sm_set sms[16], all;
+    gctx_claim *one[17];
+    gt_sm_set sms[17], all;
     memset(&all, 0, sizeof all);
-    for (unsigned i = 0; i < 16; i++) {
-        GT_ASSERT_STATUS(gctx_claim_acquire(0, i < 15 ? "8" : "12", &o, &one[i]), GCTX_SUCCESS);
+    for (unsigned i = 0; i < 17; i++) {
+        /* the 4 SMs left over alone, by "rest" (the H200 made a context of them: the
+         * aggregation probe's remainder-of-64x2) */
+        GT_ASSERT_STATUS(gctx_claim_acquire(0, i < 16 ? "8" : "rest", &o, &one[i]),
+                         GCTX_SUCCESS);
         gctx_claim_info info = info_of(one[i]);
         GT_ASSERT_EQ_INT(info.nb_granules, 1);
         GT_ASSERT_EQ_INT(info.granules[0], i);
@@ -247,7 +271,7 @@ GT_TEST(contexts_run_on_exactly_their_granules)
         gt_context_sms(ctx, &sms[i]);
         gctx_context_release(ctx);
         GT_CHECK();
-        GT_ASSERT_EQ_INT(sms[i].count, i < 15 ? 8 : 12);
+        GT_ASSERT_EQ_INT(sms[i].count, i < 16 ? 8 : 4);
         for (unsigned k = 0; k < i; k++)
             GT_ASSERT(gt_sm_sets_disjoint(&sms[i], &sms[k]));
         for (unsigned id = 0; id < GT_MAX_SMS; id++)
@@ -257,32 +281,32 @@ GT_TEST(contexts_run_on_exactly_their_granules)
     for (unsigned id = 0; id < GT_MAX_SMS; id++)
         total += all.has[id];
     GT_ASSERT_EQ_INT(total, 132);
-    /* Free granules 1, 7, 14 and the remainder: 24 + 12 SMs, none adjacent. */
-    unsigned freed[] = {1, 7, 14, 15};
+    /* Free granules 1, 7, 14 and the remainder: 24 + 4 SMs, none adjacent. */
+    unsigned freed[] = {1, 7, 14, 16};
     for (unsigned k = 0; k < 4; k++)
         gctx_claim_release(one[freed[k]]);
     gctx_claim *mixed;
-    GT_ASSERT_STATUS(gctx_claim_acquire(0, "36", &o, &mixed), GCTX_SUCCESS);
-    ASSERT_GRANULES(mixed, "1 7 14 15");
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "rest", &o, &mixed), GCTX_SUCCESS);
+    ASSERT_GRANULES(mixed, "1 7 14 16");
     gctx_context *ctx;
     gt_sm_set got;
     GT_ASSERT_STATUS(gctx_claim_context(mixed, NULL, &ctx), GCTX_SUCCESS);
     gt_context_sms(ctx, &got);
     gctx_context_release(ctx);
     GT_CHECK();
-    GT_ASSERT_EQ_INT(got.count, 36);
+    GT_ASSERT_EQ_INT(got.count, 28);
     for (unsigned k = 0; k < 4; k++)
         GT_ASSERT(gt_sm_set_within(&sms[freed[k]], &got));
     gctx_partition *p;
     gctx_partition_info pinfo = GCTX_PARTITION_INFO_INIT;
     GT_ASSERT_STATUS(gctx_claim_partition(mixed, &p), GCTX_SUCCESS);
     GT_ASSERT_STATUS(gctx_partition_get_info(p, &pinfo), GCTX_SUCCESS);
-    GT_ASSERT_EQ_INT(pinfo.sm_count, 36);
-    GT_ASSERT_EQ_INT(pinfo.structured, 0); /* the remainder's SMs carry no co-scheduling */
+    GT_ASSERT_EQ_INT(pinfo.sm_count, 28);
+    GT_ASSERT_EQ_INT(pinfo.structured, 0); /* split ignoring co-scheduling: none carried */
     gctx_partition_release(p);
     gctx_claim_release(mixed);
-    for (unsigned i = 0; i < 16; i++)
-        if (i != 1 && i != 7 && i != 14 && i != 15)
+    for (unsigned i = 0; i < 17; i++)
+        if (i != 1 && i != 7 && i != 14 && i != 16)
             gctx_claim_release(one[i]);
     GT_ASSERT_EQ_INT(listed(dir, NULL, 0, NULL), 0);
 }
@@ -325,20 +349,20 @@ GT_TEST(busy_names_the_holder)
     gctx_claim_options o = options_in(dir);
     o.command = "hog --big";
     gctx_claim *hog, *c = NULL;
-    GT_ASSERT_STATUS(gctx_claim_acquire(0, "124", &o, &hog), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "120", &o, &hog), GCTX_SUCCESS);
     GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", &o, &c), GCTX_ERROR_BUSY);
     char pid[64];
     snprintf(pid, sizeof pid, "held by pid %d (", (int)getpid());
     GT_ASSERT_CONTAINS(gctx_last_error(), "16 SMs of device 0");
-    GT_ASSERT_CONTAINS(gctx_last_error(), "8 of its 132 SMs are free (8 can be claimed now)");
+    GT_ASSERT_CONTAINS(gctx_last_error(), "12 of its 132 SMs are free (8 can be claimed now)");
     GT_ASSERT_CONTAINS(gctx_last_error(), pid);
-    GT_ASSERT_CONTAINS(gctx_last_error(), "\"hog --big\", 124 SMs)");
+    GT_ASSERT_CONTAINS(gctx_last_error(), "\"hog --big\", 120 SMs)");
     GT_ASSERT(c == NULL);
     gctx_claim_info claims[4];
     GT_ASSERT_EQ_INT(listed(dir, claims, 4, NULL), 1);
     GT_ASSERT_EQ_INT(claims[0].pid, getpid());
     GT_ASSERT_EQ_INT(claims[0].self, 1);
-    GT_ASSERT_EQ_INT(claims[0].sm_count, 124);
+    GT_ASSERT_EQ_INT(claims[0].sm_count, 120);
     GT_ASSERT_STR_EQ(claims[0].command, "hog --big");
     gctx_claim_release(hog);
 }
@@ -516,7 +540,7 @@ enum { STRESS_CHILDREN = 64, STRESS_ROUNDS = 1000 };
 
 static int stress_child(const char *dir, unsigned seed, int rounds, atomic_int *claimed)
 {
-    static const char *const requests[] = {"8", "16", "12", "20", "24", "32", "rest"};
+    static const char *const requests[] = {"8", "16", "40", "48", "24", "32", "rest"};
     gctx_claim_options o = options_in(dir);
     o.flags = GCTX_CLAIM_WAIT; /* queue a while: most rounds then get their SMs */
     o.timeout_ms = 500;
@@ -999,7 +1023,7 @@ GT_TEST(resize_keeps_work_ordered_and_never_overlaps)
     GT_ASSERT_EQ_INT(mine.count, 64);
     GT_ASSERT(gt_sm_sets_disjoint(&mine, &theirs));
     /* Growing past what is free: BUSY naming the holder, the claim as it was. */
-    GT_ASSERT_STATUS(gctx_claim_resize(a, "132", NULL, NULL), GCTX_ERROR_BUSY);
+    GT_ASSERT_STATUS(gctx_claim_resize(a, "128", NULL, NULL), GCTX_ERROR_BUSY);
     GT_ASSERT_CONTAINS(gctx_last_error(), "16 SMs)");
     ASSERT_GRANULES(a, "0 1 4 5 6 7 8 9");
     /* Shrinking gives back the granules next to the other claim and keeps the farthest. */
@@ -1070,13 +1094,13 @@ GT_TEST(tenants_moving_sms_back_and_forth_get_the_same_sets_from_the_cache)
     GT_ASSERT_STATUS(gctx_claim_resize(lat, "16", NULL, NULL), GCTX_SUCCESS);
     ASSERT_GRANULES(lat, "0 1");
     GT_ASSERT_STATUS(gctx_claim_acquire(0, "rest", &o, &thr), GCTX_SUCCESS);
-    GT_ASSERT_STATUS(gctx_claim_resize(thr, "36", NULL, NULL), GCTX_SUCCESS);
-    ASSERT_GRANULES(thr, "12 13 14 15"); /* 3 of 8 SMs and the 12-SM remainder */
+    GT_ASSERT_STATUS(gctx_claim_resize(thr, "32", NULL, NULL), GCTX_SUCCESS);
+    ASSERT_GRANULES(thr, "12 13 14 15"); /* 4 of 8 SMs: the 4 left over given back */
     GT_ASSERT_STATUS(gctx_claim_resize(thr, "rest", NULL, NULL), GCTX_SUCCESS);
     gctx_cache_stats was = GCTX_CACHE_STATS_INIT, now = GCTX_CACHE_STATS_INIT;
     GT_ASSERT_STATUS(gctx_cache_get_stats(0, &was), GCTX_SUCCESS);
     for (int round = 0; round < 3; round++) {
-        GT_ASSERT_STATUS(gctx_claim_resize(thr, "36", NULL, NULL), GCTX_SUCCESS);
+        GT_ASSERT_STATUS(gctx_claim_resize(thr, "32", NULL, NULL), GCTX_SUCCESS);
         GT_ASSERT_STATUS(gctx_claim_resize(lat, "96", NULL, NULL), GCTX_SUCCESS);
         ASSERT_GRANULES(lat, "0 1 2 3 4 5 6 7 8 9 10 11");
         ASSERT_GRANULES(thr, "12 13 14 15");
@@ -1167,7 +1191,7 @@ GT_TEST(rollback_under_injected_faults)
         "cuDevicePrimaryCtxRetain", "cuDevResourceGenerateDesc", "cuGreenCtxCreate",
         "cuCtxFromGreenCtx", "cuGreenCtxStreamCreate", "cuEventCreate", "cuEventRecord",
         "cuStreamWaitEvent", "cuGreenCtxRecordEvent", "cuEventSynchronize"};
-    fault_case acquire = {dir, NULL, NULL, "20", 0, 0};
+    fault_case acquire = {dir, NULL, NULL, "24", 0, 0};
     long failed = gt_each_fault(acquire_calls, 4, 3, 1,
                                 (gt_fault_round){fault_prepare, fault_attempt, fault_settle,
                                                  &acquire});
@@ -1377,7 +1401,7 @@ static atomic_int thread_claims;
  * processes do; all of them also use one claim object at once. */
 static void *claim_thread(void *arg)
 {
-    static const char *const sizes[] = {"8", "16", "20", "24"};
+    static const char *const sizes[] = {"8", "16", "40", "24"};
     unsigned seed = (unsigned)(long)arg * 2654435761u;
     gctx_claim_options o = options_in(threads_dir);
     o.flags = GCTX_CLAIM_WAIT;
@@ -1562,7 +1586,7 @@ GT_TEST(a_want_is_seen_then_granted_once_the_holder_shrinks)
     long long us = ms_since(&start);
     fprintf(stderr, "# gctx_claim_pressure: %lld us per call with one want\n", us);
     GT_ASSERT(us < 2000); /* ms per 1000 calls: under 2 ms a call even under sanitizers or strace */
-    GT_ASSERT_STATUS(gctx_claim_resize(c, "100", &o, NULL), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(gctx_claim_resize(c, "96", &o, NULL), GCTX_SUCCESS);
     clock_gettime(CLOCK_MONOTONIC, &start);
     unsigned sms = 0;
     long long waited_us = 0;
@@ -1598,13 +1622,13 @@ GT_TEST(a_killed_waiters_want_disappears)
     gctx_claim_release(c);
 }
 
-/* A resize that waits up to 2 s for 76 SMs: its status. */
-static void *grow_to_76(void *claim)
+/* A resize that waits up to 2 s for 72 SMs: its status. */
+static void *grow_to_72(void *claim)
 {
     gctx_claim_options o = GCTX_CLAIM_OPTIONS_INIT;
     o.flags = GCTX_CLAIM_WAIT;
     o.timeout_ms = 2000;
-    return (void *)(intptr_t)gctx_claim_resize(claim, "76", &o, NULL);
+    return (void *)(intptr_t)gctx_claim_resize(claim, "72", &o, NULL);
 }
 
 GT_TEST(a_latency_holder_ignores_throughput_wants)
@@ -1636,16 +1660,16 @@ GT_TEST(a_latency_holder_ignores_throughput_wants)
     /* A claim's own growing resize (a thread of this process) presses on the process's other
      * claims of its priority, not on itself. */
     gctx_claim *other = NULL;
-    GT_ASSERT_STATUS(gctx_claim_resize(throughput, "60", &o, NULL), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(gctx_claim_resize(throughput, "56", &o, NULL), GCTX_SUCCESS);
     GT_ASSERT_STATUS(gctx_claim_acquire(0, "8", &o, &other), GCTX_SUCCESS);
     pthread_t grower;
-    GT_ASSERT_EQ_INT(pthread_create(&grower, NULL, grow_to_76, throughput), 0);
+    GT_ASSERT_EQ_INT(pthread_create(&grower, NULL, grow_to_72, throughput), 0);
     unsigned seen_other = pressure_reaching(other, 16), seen_self = 1, seen_latency = 1;
     gctx_claim_pressure(throughput, &seen_self);
     gctx_claim_pressure(latency, &seen_latency);
     void *grown;
     pthread_join(grower, &grown);
-    GT_ASSERT_EQ_INT(seen_other, 16); /* 76 less the 60 it holds: nothing is free */
+    GT_ASSERT_EQ_INT(seen_other, 16); /* 72 less the 56 it holds: only the 4 left over are free */
     GT_ASSERT_EQ_INT(seen_self, 0);
     GT_ASSERT_EQ_INT(seen_latency, 0);
     GT_ASSERT_EQ_INT((long)(intptr_t)grown, GCTX_ERROR_BUSY);
@@ -1698,7 +1722,7 @@ GT_TEST(two_waits_of_one_process_both_wake_at_one_shrink)
         GT_ASSERT_EQ_INT(pthread_create(&threads[i], NULL, wait_for_16, &waits[i]), 0);
     /* Long enough for both backoffs to reach their longest step. */
     nanosleep(&(struct timespec){0, 400000000}, NULL);
-    GT_ASSERT_STATUS(gctx_claim_resize(holder, "100", &o, NULL), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(gctx_claim_resize(holder, "96", &o, NULL), GCTX_SUCCESS);
     long long shrunk = monotonic_us();
     for (int i = 0; i < 2; i++)
         pthread_join(threads[i], NULL);
