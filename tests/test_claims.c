@@ -131,6 +131,73 @@ GT_TEST(h200_granules)
     GT_ASSERT_CONTAINS(usage.path, "/gpu-GPU-");
 }
 
+/* The one rule for claimable counts: on every device, every count from 1 to its SMs, a claim
+ * (gctx_claim_count, which greenctx info --sizes, run, ps and Python ask) is refused exactly
+ * when a one-group split (greenctx plan) is, with the same count under each rounding, and as
+ * many claims of it fit at once as one split makes groups of it, or more. */
+GT_TEST(claimable_counts_agree_with_the_planner_on_every_device)
+{
+    if (gt_require_green_contexts())
+        return;
+    int devices = 0;
+    GT_ASSERT_STATUS(gctx_device_count(&devices), GCTX_SUCCESS);
+    for (int d = 0; d < devices; d++) {
+        gctx_partition *whole = NULL;
+        gctx_device_info info = GCTX_DEVICE_INFO_INIT;
+        GT_ASSERT_STATUS(gctx_device_get_info(d, &info), GCTX_SUCCESS);
+        GT_ASSERT_STATUS(gctx_partition_from_device(d, &whole), GCTX_SUCCESS);
+        GT_CHECK();
+        unsigned claimable = 0;
+        for (unsigned c = 1; c <= info.sm_count; c++) {
+            for (int r = GCTX_ROUND_STRICT; r <= GCTX_ROUND_UP; r++) {
+                char request[16];
+                snprintf(request, sizeof request, "%u", c);
+                gctx_group groups[GCTX_CLAIM_MAX_GRANULES];
+                gctx_group g = GCTX_GROUP_INIT;
+                g.num_sms = c;
+                gctx_split_options so = GCTX_SPLIT_OPTIONS_INIT;
+                so.rounding = (gctx_rounding)r;
+                gctx_group_plan gp;
+                gctx_status planned = gctx_partition_plan(whole, &g, 1, &so, NULL, &gp);
+                unsigned sms = 0, at_once = 0;
+                gctx_status claimed = gctx_claim_count(d, request, (gctx_rounding)r, &sms, &at_once);
+                if ((planned == GCTX_SUCCESS) != (claimed == GCTX_SUCCESS) ||
+                    (planned == GCTX_SUCCESS && sms != gp.sm_count)) {
+                    gt_fail(__FILE__, __LINE__,
+                            "device %d (%s), %u SMs, rounding %d: plan %s (%u SMs), claim %s "
+                            "(%u SMs: %s)",
+                            d, info.name, c, r, gctx_status_name(planned),
+                            planned ? 0 : gp.sm_count, gctx_status_name(claimed), sms,
+                            claimed ? gctx_last_error() : "");
+                    break;
+                }
+                if (r != GCTX_ROUND_STRICT || claimed != GCTX_SUCCESS)
+                    continue;
+                claimable++;
+                /* as many at once as one split gives */
+                unsigned k = 1;
+                while ((k + 1) * c <= info.sm_count && k + 1 < GCTX_CLAIM_MAX_GRANULES) {
+                    for (unsigned i = 0; i <= k; i++) {
+                        groups[i] = (gctx_group)GCTX_GROUP_INIT;
+                        groups[i].num_sms = c;
+                    }
+                    if (gctx_partition_plan(whole, groups, k + 1, NULL, NULL, NULL))
+                        break;
+                    k++;
+                }
+                if (at_once < k)
+                    gt_fail(__FILE__, __LINE__, "device %d (%s): %u claims of %u SMs fit at "
+                            "once, one split makes %u", d, info.name, at_once, c, k);
+            }
+            GT_CHECK();
+        }
+        fprintf(stderr, "# device %d (%s): %u claimable counts, as many as plan gives\n", d,
+                info.name, claimable);
+        GT_ASSERT(claimable > 0);
+        gctx_partition_release(whole);
+    }
+}
+
 GT_TEST(exact_sizes_and_best_fit)
 {
     if (require_h200())
