@@ -778,8 +778,9 @@ typedef struct gctx_claim_options {
 #define GCTX_CLAIM_PRIORITY_LATENCY 50
 
 /* Claims SMs of a device. request is a GROUP of `greenctx plan`'s syntax without suffixes: a
- * count ("16"), a share of the device's SMs ("25%", rounded down to a count that can be
- * claimed) or "rest" (every free SM). Best fit: the granules that give exactly the count,
+ * count ("16": one a one-group split gives, see gctx_claim_count), a share of the device's
+ * SMs ("25%", rounded down to a count that can be claimed), "rest" (every free SM, the SMs
+ * left over from the granules too) or "all" (every SM of the device). Best fit: the granules that give exactly the count,
  * adjacent ones first. GCTX_ERROR_BUSY when the free SMs can't give it now (the message names
  * the holders: pid, user, command, SMs), after timeout_ms with GCTX_CLAIM_WAIT;
  * GCTX_ERROR_INSUFFICIENT_SMS when the device could never give it (the message names the

@@ -53,11 +53,12 @@ int gctx__layout_claimable(const gctx__granule_layout *l, unsigned count);
 /* How many claims of a claimable count fit on the device at once. */
 unsigned gctx__layout_fit(const gctx__granule_layout *l, unsigned count);
 
-/* A request of the acquire syntax: "16", "25%", "rest". */
+/* A request of the acquire syntax: "16", "25%", "rest", "all". */
 typedef enum gctx__request_kind {
     GCTX__REQUEST_COUNT,
     GCTX__REQUEST_PERCENT,
-    GCTX__REQUEST_REST
+    GCTX__REQUEST_REST,
+    GCTX__REQUEST_ALL /* every SM of the device, the left-over ones too */
 } gctx__request_kind;
 typedef struct gctx__request {
     gctx__request_kind kind;

@@ -114,10 +114,10 @@ gctx_status gctx__request_parse(const char *text, gctx__request *out)
 {
     if (!text)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
-                          "request is NULL: ask for a count (\"16\"), a share (\"25%%\") or "
-                          "\"rest\"");
-    if (strcmp(text, "rest") == 0) {
-        out->kind = GCTX__REQUEST_REST;
+                          "request is NULL: ask for a count (\"16\"), a share (\"25%%\"), "
+                          "\"rest\" or \"all\"");
+    if (strcmp(text, "rest") == 0 || strcmp(text, "all") == 0) {
+        out->kind = text[0] == 'r' ? GCTX__REQUEST_REST : GCTX__REQUEST_ALL;
         out->value = 0;
         return GCTX_SUCCESS;
     }
@@ -127,7 +127,8 @@ gctx_status gctx__request_parse(const char *text, gctx__request *out)
     if (!end || end == text || (*end && !percent) || v == 0 || v > (percent ? 100ul : 1ul << 20))
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "request \"%s\": a claim asks for a count of SMs (\"16\"), a share of "
-                          "the device from 1%% to 100%% (\"25%%\") or \"rest\" (every free SM)",
+                          "the device from 1%% to 100%% (\"25%%\"), \"rest\" (every free SM) or "
+                          "\"all\" (every SM)",
                           text);
     out->kind = percent ? GCTX__REQUEST_PERCENT : GCTX__REQUEST_COUNT;
     out->value = (unsigned)v;
@@ -186,8 +187,8 @@ gctx_status gctx__request_count(const gctx__granule_layout *l, const gctx__reque
                                 gctx_rounding rounding, unsigned *count)
 {
     unsigned total = gctx__layout_total(l);
-    if (r->kind == GCTX__REQUEST_REST) {
-        *count = 0;
+    if (r->kind == GCTX__REQUEST_REST || r->kind == GCTX__REQUEST_ALL) {
+        *count = r->kind == GCTX__REQUEST_ALL ? total : 0;
         return GCTX_SUCCESS;
     }
     if (r->kind == GCTX__REQUEST_PERCENT) {

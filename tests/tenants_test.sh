@@ -85,21 +85,21 @@ claims)
     hold a --sms 64 --label first
     a=$held
     has "$work/a/err" "greenctx run: device 0: 64 of 132 SMs (claimed granules"
-    # 7 granules of 8 and the 12 are left (68 SMs): 64 can't be made of them (64 is 8
-    # granules of 8, and the H200 has 15), so a second 64 is refused; rest takes all 68.
-    run 1 --sim h200 run --sms 64 -- "$probe" noop
-    has "$err" "68 of its 132 SMs are free"
-    has "$err" "the 68 free SMs can't make exactly 64 of whole granules: --sms rest takes them all"
-    hold b --sms rest
+    # Half each: a second 64 is held beside the first (16 granules of 8); rest takes the
+    # 4 SMs left over, alone.
+    hold b --sms 64
     b=$held
-    has "$work/b/err" "greenctx run: device 0: 68 of 132 SMs (claimed granules 8-15)"
+    has "$work/b/err" "greenctx run: device 0: 64 of 132 SMs (claimed granules 8-15)"
+    hold r --sms rest
+    has "$work/r/err" "greenctx run: device 0: 4 of 132 SMs (claimed granules 16)"
+    release r
     # Both claims, as the registry has them while they run: disjoint.
     ps_check "set(claims) == {$a, $b}" \
-        "claims[$a]['sm_count'] == 64 and claims[$b]['sm_count'] == 68" \
+        "claims[$a]['sm_count'] == 64 and claims[$b]['sm_count'] == 64" \
         "not set(claims[$a]['granules']) & set(claims[$b]['granules'])" \
         "claims[$a]['label'] == 'first' and claims[$b]['label'] is None" \
         "claims[$a]['command'].endswith('hold $work/a')" \
-        "dev['free_sms'] == 0" \
+        "dev['free_sms'] == 4" \
         "sum(g['sm_count'] for g in dev['granules']) == 132" \
         "all(c['sm_ids'] is None for c in dev['claims'])"
     # A third is refused before it starts, naming the holders.
@@ -134,7 +134,7 @@ claims)
 import json, sys
 a, b = (json.load(open(f))["devices"][0] for f in sys.argv[1:3])
 ps = {c["pid"]: c for c in json.load(open(sys.argv[3]))["devices"][0]["claims"]}
-assert len(a["sm_ids"]) == 64 and len(b["sm_ids"]) == 68, (a, b)
+assert len(a["sm_ids"]) == 64 and len(b["sm_ids"]) == 64, (a, b)
 assert not set(a["sm_ids"]) & set(b["sm_ids"]), (a["sm_ids"], b["sm_ids"])
 assert sorted(c["granules"] for c in ps.values()) == sorted(
     [a["claim"]["granules"], b["claim"]["granules"]]), (ps, a, b)
