@@ -48,8 +48,8 @@ hold() {
     name=$1
     shift
     mkdir -p "$work/$name"
-    # With --report the tool stays the program's parent; HOLD_REPORT=0 makes the holder the
-    # program itself (the tool execs into it), as a plain run does.
+    # The tool stays the program's parent (with --report it merges the report too);
+    # HOLD_REPORT=0 runs it plainly.
     [ "${HOLD_REPORT:-1}" = 1 ] && set -- "$@" --report "$work/$name/report.json"
     "$tool" --sim h200 run "$@" -- "$probe" hold "$work/$name" \
         >"$work/$name/out" 2>"$work/$name/err" &
@@ -145,13 +145,17 @@ PY
         "[e['kind'] for e in dev['events']].count('died') == 0"
     ;;
 killed)
-    # The holder is the program (no --report: the tool execs into it), killed with SIGKILL.
+    # The program (the tool's child; the tool, pid k, holds the claim) killed with SIGKILL:
+    # the tool dies of it too, leaving the claim to be found stale, "died".
     HOLD_REPORT=0 hold k --sms 64
     k=$held
     hold l --sms rest
     run 1 --sim h200 run --sms 64 -- "$probe" noop
-    kill -9 "$k"
+    program=$(cat /proc/$k/task/$k/children 2>/dev/null)
+    [ -n "$program" ] || fail "no program under the tool $k"
+    kill -9 $program
     wait "$k"
+    [ $? -eq 137 ] || fail "the tool did not end as its program did (SIGKILL)"
     # Its SMs are free for the next run, and ps never shows it as a holder again.
     run 0 --sim h200 run --sms 64 -- "$probe" noop
     ps_check "$k not in claims" "len(claims) == 1" \
@@ -160,6 +164,12 @@ killed)
     grep -E "^ +$k " "$out" && fail "ps shows the killed holder $k as a claim"
     has "$out" "died"
     release l
+    # Programs that end without using CUDA (a plain command, a shell around one): released,
+    # never "died".
+    run 0 --sim h200 run --sms 64 -- true
+    run 3 --sim h200 run --sms 64 -- sh -c 'exit 3'
+    ps_check "dev['claims'] == []" \
+        "[e['kind'] for e in dev['events']][-3:] == ['released', 'released', 'released']"
     ;;
 ps)
     run 0 --sim h200 ps

@@ -5,8 +5,8 @@
  * Parses the options (run_options), checks the request (run_check.c), claims the SMs
  * (run_claims.c; with --shared the planner's split instead), then starts CMD with the preload
  * (docs/run.md), which confines every kernel the program launches to a green context on the
- * claimed SMs: by exec, or as a child for --report (run_report_merge.c) and for each size of
- * --sweep (run_sweep.c). Those files never call back into this one. */
+ * claimed SMs, as a child (run_child.c; with --report, run_report_merge.c; for each size of
+ * --sweep, run_sweep.c). Those files never call back into this one. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
@@ -242,21 +242,21 @@ static int run(run_job *job)
         fprintf(stderr, "greenctx run: device %d: %u of %u SMs%s\n", plans[i].device,
                 plans[i].sm_count, plans[i].device_sms,
                 run_claim_note(job, &claims, i, note, sizeof note));
-    /* With a report the tool stays the program's parent, to merge it at the end. */
+    /* The tool stays the program's parent (with a report, to merge it at the end), so that
+     * a program that ends gives the claims back as released, whether or not it used CUDA
+     * (greenctx run --sms 64 -- true, a shell around the program): an exec'd program that
+     * never joined them left them to be found stale, a false "died". */
     if (job->options.report)
         return run_with_report(job, text, &claims);
-    if (run_set_environment(job, text, &claims) != 0) {
+    pid_t child = run_set_environment(job, text, &claims) == 0
+                      ? run_child_start(job->options.command, 0)
+                      : -1;
+    int status = 0;
+    if (child < 0 || run_child_wait(child, &status) != 0) {
         run_drop_claims(&claims);
         return GREENCTX_EXIT_FAILED;
     }
-    fflush(NULL);
-    /* The claims' locks pass to the program (GCTX_CLAIM_INHERIT): they are its now. */
-    char **command = job->options.command;
-    execvp(command[0], command);
-    int err = errno;
-    run_drop_claims(&claims);
-    return greenctx_tool_error(opts, err == ENOENT ? 127 : 126, "exec", "%s: %s", command[0],
-                               strerror(err));
+    return run_child_end(&claims, status);
 }
 
 int greenctx_cmd_run(int argc, char **argv, greenctx_tool_options *opts)
