@@ -241,6 +241,14 @@ children)
     run 0 --sim h200 run --sms 16 -- "$probe" parent 16 exec confined 16
     run 0 --sim h200 run --sms 16 -- "$probe" parent 16 execve confined 16
     claims_released
+    # Children started with posix_spawn inherit the claim's lock as forked ones do (not only
+    # join it while its holders live); released children get none.
+    for how in execv posix_spawn; do
+        run 0 --sim h200 run --sms 16 -- "$probe" parent 16 "$how" claim_fd
+        has "$out" "claim inherited"
+        run 1 --sim h200 run --sms 16 --no-inherit -- "$probe" parent 16 "$how" claim_fd
+        has "$out" "claim not inherited"
+    done
     ;;
 wrappers)
     # Confinement follows the program through wrappers that don't use CUDA, under dash and

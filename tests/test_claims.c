@@ -545,6 +545,65 @@ GT_TEST(killed_holder_frees_its_sms)
  * the lock. Without GCTX_CLAIM_INHERIT the claim still ends with the process that made it (the
  * child can't use its parent's CUDA state); with it, the child holds it as the tenant's
  * member, until it ends too. */
+/* Forks while another thread makes and ends claims of its own: no child keeps one alive
+ * (between the claim file's open and its claim's place in the process's list, a fork would
+ * have copied its descriptor, and the child held its parent's SMs as long as it lived). The
+ * children live on, blocked on a pipe, while the registry is listed. */
+static atomic_int making_claims;
+
+static void *claim_and_release(void *dir)
+{
+    gctx_claim_options o = options_in(dir);
+    while (atomic_load(&making_claims)) {
+        gctx_claim *c = NULL;
+        if (gctx_claim_acquire(0, "8", &o, &c) == GCTX_SUCCESS)
+            gctx_claim_release(c);
+    }
+    return NULL;
+}
+
+GT_TEST(a_fork_while_a_claim_is_made_gets_none_of_it)
+{
+    if (gt_require_green_contexts())
+        return;
+    const char *dir = fresh_dir("fork-window");
+    GT_CHECK();
+    gctx_partition *primary = keep_primary();
+    GT_CHECK();
+    int hold_on[2];
+    GT_ASSERT_EQ_INT(pipe(hold_on), 0);
+    atomic_store(&making_claims, 1);
+    pthread_t maker;
+    GT_ASSERT_EQ_INT(pthread_create(&maker, NULL, claim_and_release, (void *)dir), 0);
+    pid_t children[200];
+    int forks = 0;
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    while (ms_since(&start) < 1000 && forks < 200) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            char c;
+            close(hold_on[1]);
+            _exit((int)read(hold_on[0], &c, 1)); /* until the parent closes its end */
+        }
+        if (pid > 0)
+            children[forks++] = pid;
+        usleep(2000);
+    }
+    atomic_store(&making_claims, 0);
+    pthread_join(maker, NULL);
+    unsigned live = listed(dir, NULL, 0, NULL);
+    close(hold_on[1]);
+    close(hold_on[0]);
+    for (int i = 0; i < forks; i++)
+        waitpid(children[i], NULL, 0);
+    printf("# %d children forked while claims were made; %u claims left alive by them\n",
+           forks, live);
+    GT_ASSERT(forks > 10);
+    GT_ASSERT_EQ_INT(live, 0);
+    gctx_partition_release(primary);
+}
+
 GT_TEST(a_forked_child_keeps_only_an_inherited_claim)
 {
     if (gt_require_green_contexts())
