@@ -795,7 +795,8 @@ GCTX_API gctx_status gctx_claim_acquire(int device, const char *request,
  * split of the whole device gives it (greenctx plan, info --sizes): claims use the planner's
  * granules, and the SMs left over from them go with "rest". GCTX_ERROR_INSUFFICIENT_SMS
  * naming the nearest counts for one that isn't (with GCTX_ROUND_STRICT). The one rule for
- * claimable counts: greenctx info --sizes, run, ps and the Python API ask it. */
+ * claimable counts: greenctx info --sizes (how many at once), ps (the largest count of the free
+ * SMs) and the Python API ask it; acquire and resize (run's claims) decide by it. */
 GCTX_API gctx_status gctx_claim_count(int device, const char *request, gctx_rounding rounding,
                                       unsigned *sm_count, unsigned *at_once);
 GCTX_API gctx_claim *gctx_claim_retain(gctx_claim *claim);

@@ -99,7 +99,7 @@ claims)
         "not set(claims[$a]['granules']) & set(claims[$b]['granules'])" \
         "claims[$a]['label'] == 'first' and claims[$b]['label'] is None" \
         "claims[$a]['command'].endswith('hold $work/a')" \
-        "dev['free_sms'] == 4" \
+        "dev['free_sms'] == 4 and dev['claimable_sms'] == 0" \
         "sum(g['sm_count'] for g in dev['granules']) == 132" \
         "all(c['sm_ids'] is None for c in dev['claims'])"
     # A third is refused before it starts, naming the holders.
@@ -173,7 +173,7 @@ killed)
     ;;
 ps)
     run 0 --sim h200 ps
-    has "$out" "device 0: 132 of 132 SMs free"
+    has "$out" "device 0: 132 of 132 SMs free (granules 0-16; --sms 128 can be claimed, rest takes them all)"
     has "$out" "no control daemon answers on $CUDA_MPS_PIPE_DIRECTORY"
     has "$out" "physical SM ids are not shown: under MPS %smid is renumbered per client"
     hold p --sms 16 --label "job 7"
@@ -186,12 +186,12 @@ ps)
         "d['schema'] == 'greenctx.ps/1'" \
         "set(d['mps']) == {'daemon_running', 'pipe_dir', 'active_thread_percentage', 'pinned_mem_limit'}" \
         "d['mps']['daemon_running'] is False and d['mps']['pinned_mem_limit'] is None" \
-        "set(dev) == {'device', 'registry', 'sm_count', 'free_sms', 'granules', 'claims', 'events'}" \
+        "set(dev) == {'device', 'registry', 'sm_count', 'free_sms', 'claimable_sms', 'granules', 'claims', 'events'}" \
         "set(dev['granules'][0]) == {'index', 'sm_count', 'free'}" \
         "set(claims[$p]) == {'pid', 'uid', 'user', 'command', 'label', 'sm_count', 'granules', 'since_ns', 'since', 'age_s', 'mps', 'self', 'sm_ids'}" \
         "claims[$p]['label'] == 'job 7' and claims[$p]['self'] is False" \
         "0 <= claims[$p]['age_s'] < 60 and len(claims[$p]['since']) == 19" \
-        "dev['free_sms'] == 116"
+        "dev['free_sms'] == 116 and dev['claimable_sms'] == 112"
     release p
     run 0 --sim h200 ps --device 0 --json
     run 1 --sim h200 ps --device 3
