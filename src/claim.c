@@ -340,7 +340,8 @@ gctx_status gctx__claim_take(const gctx_claim *c, unsigned count, const gctx_cla
              * SMs go with "rest" only, never towards a count), or, when the free ones add up
              * but no set of them gives the count, one more granule. */
             unsigned have = gctx__granules_sms(layout, &avail);
-            if (layout->remainder_sms && gctx__granules_has(&avail, layout->nb_regular))
+            if (layout->remainder_sms && !layout->remainder_counts &&
+                gctx__granules_has(&avail, layout->nb_regular))
                 have -= layout->remainder_sms;
             if (wait)
                 gctx__want_post(&reg, &want, count > have ? count - have : layout->regular_sms,

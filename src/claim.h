@@ -39,6 +39,10 @@ typedef struct gctx__granule_layout {
     unsigned remainder_sms; /* 0: no remainder granule */
     unsigned min_sms;       /* the smallest claimable count: the minimum partition */
     unsigned split_flags;   /* the split's useFlags: 1, the granules carry no co-scheduling */
+    /* 1 on drivers without the ignore-co-scheduling flag (before 12.5): the structured split
+     * is all there is, and a count may take the remainder granule (15 x 8 and 12 on an H200:
+     * 20 = 8 + 12), as the planner's granules can't be had */
+    int remainder_counts;
 } gctx__granule_layout;
 
 unsigned gctx__layout_count(const gctx__granule_layout *l);  /* every granule */
@@ -47,8 +51,8 @@ unsigned gctx__layout_total(const gctx__granule_layout *l);  /* every SM */
 unsigned gctx__granules_sms(const gctx__granule_layout *l, const gctx__granules *g);
 /* 1 when count is a claimable count: a multiple of the granule, at least min_sms, at most
  * the regular granules' SMs; the counts a one-group split of the whole device gives (the
- * remainder granule is had with "rest" only). The one rule: gctx_claim_count answers it for
- * greenctx info --sizes, run, ps and Python. */
+ * remainder granule is had with "rest" only, but with remainder_counts). The one rule:
+ * gctx_claim_count answers it for greenctx info --sizes, run, ps and Python. */
 int gctx__layout_claimable(const gctx__granule_layout *l, unsigned count);
 /* How many claims of a claimable count fit on the device at once. */
 unsigned gctx__layout_fit(const gctx__granule_layout *l, unsigned count);

@@ -58,9 +58,9 @@ static gctx_status canonical_split(const gctx__driver *drv, const gctx_partition
     unsigned nb, granule = whole->rules.min_partition, flags = 0;
     unsigned unit = whole->rules.alignment >= 2 ? whole->rules.alignment : 2;
     gcu_result r = split_by(drv, whole, granule, 0, out, &nb, &remainder);
-    unsigned structured_sms = r == GCU_SUCCESS && nb ? nb * out->resources[0].u.sm.smCount : 0;
-    int coarser = r == GCU_SUCCESS && nb && out->resources[0].u.sm.smCount > unit;
-    if (drv->features[GCTX_FEATURE_FINE_GRANULES].available &&
+    unsigned structured_sms = nb ? nb * out->resources[0].u.sm.smCount : 0;
+    int coarser = nb && out->resources[0].u.sm.smCount > unit;
+    if (r == GCU_SUCCESS && drv->features[GCTX_FEATURE_FINE_GRANULES].available &&
         (coarser || structured_sms + unit <= whole->sm_count - whole->sm_count % unit)) {
         granule = unit;
         flags = GCU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING;
@@ -76,6 +76,7 @@ static gctx_status canonical_split(const gctx__driver *drv, const gctx_partition
     l->remainder_sms = remainder.type == GCU_DEV_RESOURCE_TYPE_SM ? remainder.u.sm.smCount : 0;
     l->min_sms = whole->rules.min_partition;
     l->split_flags = flags;
+    l->remainder_counts = !drv->features[GCTX_FEATURE_FINE_GRANULES].available;
     if (l->remainder_sms)
         out->resources[nb] = remainder;
     if (nb == 0 || gctx__layout_total(l) != whole->sm_count)

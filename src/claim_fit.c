@@ -102,12 +102,17 @@ static int regular_needed(const gctx__granule_layout *l, unsigned count, int wit
 
 int gctx__layout_claimable(const gctx__granule_layout *l, unsigned count)
 {
-    return count > 0 && count >= l->min_sms && regular_needed(l, count, 0) >= 0;
+    return count > 0 && count >= l->min_sms &&
+           (regular_needed(l, count, 0) >= 0 ||
+            (l->remainder_counts && regular_needed(l, count, 1) >= 0));
 }
 
 unsigned gctx__layout_fit(const gctx__granule_layout *l, unsigned count)
 {
-    return gctx__layout_claimable(l, count) ? l->nb_regular / (count / l->regular_sms) : 0;
+    if (!gctx__layout_claimable(l, count))
+        return 0;
+    /* a count with the remainder granule: one claim at a time holds it */
+    return count % l->regular_sms ? 1 : l->nb_regular / (count / l->regular_sms);
 }
 
 gctx_status gctx__request_parse(const char *text, gctx__request *out)
@@ -171,7 +176,10 @@ static gctx_status not_claimable(const gctx__granule_layout *l, unsigned count)
         snprintf(nearest, sizeof nearest, "the nearest count that can be claimed is %u",
                  below ? below : above);
     char remainder[96] = "";
-    if (l->remainder_sms)
+    if (l->remainder_sms && l->remainder_counts)
+        snprintf(remainder, sizeof remainder, ", with or without the %u SM%s left over",
+                 l->remainder_sms, GCTX__PLURAL(l->remainder_sms));
+    else if (l->remainder_sms)
         snprintf(remainder, sizeof remainder, "; the %u SM%s left over go%s with \"rest\"",
                  l->remainder_sms, GCTX__PLURAL(l->remainder_sms),
                  l->remainder_sms == 1 ? "es" : "");
