@@ -164,10 +164,11 @@ killed)
     grep -E "^ +$k " "$out" && fail "ps shows the killed holder $k as a claim"
     has "$out" "died"
     release l
-    # Programs that end without using CUDA (a plain command, a shell around one): released,
-    # never "died".
-    run 0 --sim h200 run --sms 64 -- true
-    run 3 --sim h200 run --sms 64 -- sh -c 'exit 3'
+    # Programs that end without using CUDA (a plain command, a wrapper around one): released,
+    # never "died". (The probe's own modes: sanitizer builds' preload loads only into
+    # instrumented programs.)
+    run 0 --sim h200 run --sms 64 -- "$probe" env HOME
+    run 0 --sim h200 run --sms 64 -- "$probe" spawn env HOME
     ps_check "dev['claims'] == []" \
         "[e['kind'] for e in dev['events']][-3:] == ['released', 'released', 'released']"
     ;;
