@@ -29,7 +29,8 @@ function(claims_test name)
   endif()
 endfunction()
 
-claims_test(h200 TESTS h200_granules exact_sizes_and_best_fit counts_no_granules_give
+claims_test(h200 TESTS h200_granules exact_sizes_and_best_fit the_sets_a_split_gives_are_held_at_once
+  counts_no_granules_give
   contexts_run_on_exactly_their_granules reacquire_hits_the_cache_and_leaks_nothing
   busy_names_the_holder)
 # The rule for claimable counts against the planner's, on every simulated device.

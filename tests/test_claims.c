@@ -254,6 +254,30 @@ GT_TEST(exact_sizes_and_best_fit)
     GT_ASSERT_STATUS(gctx_claim_acquire(0, "132", &o, &a), GCTX_ERROR_INSUFFICIENT_SMS);
 }
 
+/* Every set of counts one split gives (plan 16 16 16 16 16 16 16 16, plan 16 rest) is held by
+ * as many processes' claims at once. */
+GT_TEST(the_sets_a_split_gives_are_held_at_once)
+{
+    if (require_h200())
+        return;
+    const char *dir = fresh_dir("sets");
+    GT_CHECK();
+    gctx_claim_options o = options_in(dir);
+    gctx_claim *c[9] = {NULL};
+    for (int i = 0; i < 8; i++)
+        GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", &o, &c[i]), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", &o, &c[8]), GCTX_ERROR_BUSY);
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "rest", &o, &c[8]), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(info_of(c[8]).sm_count, 4); /* never stranded */
+    for (int i = 1; i < 9; i++)
+        gctx_claim_release(c[i]);
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "rest", &o, &c[1]), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(info_of(c[1]).sm_count, 116); /* 16 + 116 */
+    gctx_claim_release(c[1]);
+    gctx_claim_release(c[0]);
+    GT_ASSERT_EQ_INT(listed(dir, NULL, 0, NULL), 0);
+}
+
 GT_TEST(counts_no_granules_give)
 {
     if (require_h200())
