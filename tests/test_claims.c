@@ -218,6 +218,8 @@ GT_TEST(exact_sizes_and_best_fit)
         return;
     const char *dir = fresh_dir("exact_sizes");
     GT_CHECK();
+    gctx_partition *primary = keep_primary(); /* claims made and released over and over */
+    GT_CHECK();
     gctx_claim_options o = options_in(dir);
     gctx_claim *a, *b, *c;
     GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", &o, &a), GCTX_SUCCESS);
@@ -252,6 +254,7 @@ GT_TEST(exact_sizes_and_best_fit)
     gctx_claim_release(b);
     gctx_claim_release(a);
     GT_ASSERT_STATUS(gctx_claim_acquire(0, "132", &o, &a), GCTX_ERROR_INSUFFICIENT_SMS);
+    gctx_partition_release(primary);
 }
 
 /* Every set of counts one split gives (plan 16 16 16 16 16 16 16 16, plan 16 rest) is held by
@@ -261,6 +264,8 @@ GT_TEST(the_sets_a_split_gives_are_held_at_once)
     if (require_h200())
         return;
     const char *dir = fresh_dir("sets");
+    GT_CHECK();
+    gctx_partition *primary = keep_primary(); /* claims made and released over and over */
     GT_CHECK();
     gctx_claim_options o = options_in(dir);
     gctx_claim *c[9] = {NULL};
@@ -276,6 +281,7 @@ GT_TEST(the_sets_a_split_gives_are_held_at_once)
     gctx_claim_release(c[1]);
     gctx_claim_release(c[0]);
     GT_ASSERT_EQ_INT(listed(dir, NULL, 0, NULL), 0);
+    gctx_partition_release(primary);
 }
 
 GT_TEST(counts_no_granules_give)
@@ -283,6 +289,8 @@ GT_TEST(counts_no_granules_give)
     if (require_h200())
         return;
     const char *dir = fresh_dir("counts");
+    GT_CHECK();
+    gctx_partition *primary = keep_primary(); /* claims made and released over and over */
     GT_CHECK();
     gctx_claim_options o = options_in(dir);
     gctx_claim *c = NULL;
@@ -349,6 +357,7 @@ GT_TEST(counts_no_granules_give)
     GT_ASSERT_STATUS(gctx_claim_acquire(0, "8", &o, &c), GCTX_ERROR_INVALID_ARGUMENT);
     GT_ASSERT_CONTAINS(gctx_last_error(), "unknown bits 0x80");
     GT_ASSERT_EQ_INT(listed(dir, NULL, 0, NULL), 0);
+    gctx_partition_release(primary);
 }
 
 /* Every granule alone, then any set of them: a claim's context runs on exactly the union of
@@ -1034,8 +1043,20 @@ GT_TEST(registries_kept_open_are_bounded)
     char base[512];
     snprintf(base, sizeof base, "%s", fresh_dir("many"));
     GT_CHECK();
+    /* What keep_primary saves: without a partition held, every claim after the last release
+     * retains the primary context again (on the simulator, counted). */
+    long retains = gt_sim_calls("cuDevicePrimaryCtxRetain");
+    for (int i = 0; i < 3; i++) {
+        gctx_claim_options o = options_in(base);
+        gctx_claim *c = NULL;
+        GT_ASSERT_STATUS(gctx_claim_acquire(0, "8", &o, &c), GCTX_SUCCESS);
+        gctx_claim_release(c);
+    }
+    if (gt_on_sim())
+        GT_ASSERT_EQ_INT(gt_sim_calls("cuDevicePrimaryCtxRetain") - retains, 3);
     gctx_partition *primary = keep_primary();
     GT_CHECK();
+    retains = gt_sim_calls("cuDevicePrimaryCtxRetain");
     int before = open_fds();
     for (int i = 0; i < 200; i++) {
         char dir[600];
@@ -1047,6 +1068,8 @@ GT_TEST(registries_kept_open_are_bounded)
     }
     int kept = open_fds() - before;
     printf("# %d descriptors kept after claims in 200 runtime directories\n", kept);
+    if (gt_on_sim()) /* held: no claim made the primary context again */
+        GT_ASSERT_EQ_INT(gt_sim_calls("cuDevicePrimaryCtxRetain") - retains, 0);
     GT_ASSERT(kept <= 3 * 16);
     /* The first directory's registry, shut meanwhile, is opened again. */
     char first[600];
