@@ -21,7 +21,7 @@ for t in gpu claims.processes claims.registry tenants.gpu.disjoint; do
   echo "$listed" | grep -q "Test *#[0-9]*: $t\$" || { echo "FAIL: $t is not a driver test there"; fail=1; }
 done
 # make bench-gpu's: the long benchmark checks, out of make test-gpu's minutes
-for t in bench.elastic_gpu bench.regression tenants.gpu.bench run.gpu.sweep; do
+for t in bench.elastic_gpu bench.regression tenants.gpu.bench run.gpu.sweep run.gpu.targets; do
   echo "$bench" | grep -q "Test *#[0-9]*: $t\$" || { echo "FAIL: $t is not a bench_gpu test there"; fail=1; }
   echo "$listed" | grep -q "Test *#[0-9]*: $t\$" && { echo "FAIL: $t is in make test-gpu"; fail=1; }
 done
