@@ -14,7 +14,7 @@ comma := ,
 # No "Entering directory" lines from the builds' own makes.
 MAKEFLAGS += --no-print-directory
 
-.PHONY: all build run test test-plain test-asan test-tsan test-gpu fuzz clean
+.PHONY: all build run test test-plain test-asan test-tsan test-gpu bench-gpu fuzz clean
 
 all: build
 
@@ -99,10 +99,17 @@ fuzz:
 	$(call build_quietly,build-asan,-DCMAKE_C_COMPILER=$(SAN_CC) -DGREENCTX_SANITIZE=address$(comma)undefined)
 	build-asan/tests/fuzz_plan -max_total_time=$(SECONDS) -print_final_stats=1
 
-# On a machine with an NVIDIA GPU and driver: the driver-facing tests against libcuda.so.1.
+# On a machine with an NVIDIA GPU and driver: the driver-facing tests against libcuda.so.1
+# (a few minutes: the wall time is printed), and the benchmarks' checks (label bench_gpu).
 test-gpu:
 	$(call build_quietly,build-gpu,-DGREENCTX_TEST_DRIVER=real)
-	cd build-gpu && $(CTEST) --output-on-failure -L driver
+	@start=$$(date +%s); cd build-gpu && $(CTEST) --output-on-failure -L driver; rc=$$?; \
+	echo "make test-gpu: $$(($$(date +%s) - start)) s"; exit $$rc
+
+bench-gpu:
+	$(call build_quietly,build-gpu,-DGREENCTX_TEST_DRIVER=real)
+	@start=$$(date +%s); cd build-gpu && $(CTEST) --output-on-failure -L bench_gpu; rc=$$?; \
+	echo "make bench-gpu: $$(($$(date +%s) - start)) s"; exit $$rc
 
 clean:
 	rm -rf build build-asan build-tsan build-gpu

@@ -102,9 +102,9 @@ typedef struct run_device_plan {
 } run_device_plan;
 
 /* What a request is on a device when the SMs are claimed (gctx_claim_acquire takes the
- * request: a count, a share or rest; `all` is every SM): the device's facts, sm_count 0
- * until the claim says (claims can give counts a split can't, such as 68 = 7 x 8 + 12 on an
- * H200). Returns GCTX_SUCCESS, or a status with the reason in err. */
+ * request: a count, a share, rest or all): the device's facts, sm_count 0 until the claim
+ * says (rest can give a count a split can't, such as 68 = 64 + the 4 left over on an H200).
+ * Returns GCTX_SUCCESS, or a status with the reason in err. */
 gctx_status run_plan_claim(int device, const char *text, run_device_plan *plan, char *err,
                            size_t err_size);
 

@@ -177,10 +177,7 @@ static int plan_devices(const task_facts *facts, task_device *devices, unsigned 
         s = run_plan_claim(dev, req, &d->plan, why, sizeof why);
         if (s != GCTX_SUCCESS)
             return refuse("=%s: %s", facts->request, why);
-        if (d->plan.whole)
-            snprintf(d->request, sizeof d->request, "%u", d->plan.device_sms);
-        else
-            snprintf(d->request, sizeof d->request, "%s", req);
+        snprintf(d->request, sizeof d->request, "%s", req);
         (*nb_devices)++;
     }
     return 0;

@@ -24,8 +24,17 @@ static pthread_once_t forks_watched = PTHREAD_ONCE_INIT;
  * made for itself (a claim dies with its holder) and no longer counts them its own; a claim
  * handed to a tenant's members (GCTX_CLAIM_INHERIT, or joined) it holds as one of them.
  * posix_spawn and vfork run no handler and need none: only those descriptors survive exec. */
+/* Claim files made but whose claim is not in `held` yet (the fork window at a claim's
+ * making): forks wait while one is made (held_lock, taken by the prepare handler), and a
+ * child closes these too. Under held_lock. */
+static int making[8];
+static unsigned nb_making;
+
 static void drop_own_claims_in_child(void)
 {
+    for (unsigned i = 0; i < nb_making; i++)
+        close(making[i]);
+    nb_making = 0;
     for (unsigned i = 0; i < nb_held;) {
         gctx_claim *c = held[i];
         if (c->inherit || c->joined) {
@@ -43,6 +52,40 @@ static void lock_held(void) { pthread_mutex_lock(&held_lock); }
 static void unlock_held(void) { pthread_mutex_unlock(&held_lock); }
 static void watch_forks(void) { pthread_atfork(lock_held, unlock_held, drop_own_claims_in_child); }
 
+/* Makes a claim file of this process's own (not inherit) with no fork in between: a child
+ * forked while it is made is forked after it is in `making`, and closes it. */
+static gctx_status add_claim_file(gctx__registry *reg, gctx__record *record, int inherit, int *fd)
+{
+    pthread_once(&forks_watched, watch_forks);
+    pthread_mutex_lock(&held_lock);
+    gctx_status s = nb_making < sizeof making / sizeof making[0]
+                        ? gctx__registry_add(reg, record, inherit, fd)
+                        : gctx__fail(GCTX_ERROR_BUSY, "%u claims are being made at once in this "
+                                                      "process: try again",
+                                     nb_making);
+    if (s == GCTX_SUCCESS && !inherit)
+        making[nb_making++] = *fd;
+    pthread_mutex_unlock(&held_lock);
+    return s;
+}
+
+/* fd's claim is in `held`, or fd closed: no longer one being made (held_lock held). */
+static void made(int fd)
+{
+    for (unsigned i = 0; i < nb_making; i++)
+        if (making[i] == fd) {
+            making[i] = making[--nb_making];
+            return;
+        }
+}
+
+static void not_made(int fd)
+{
+    pthread_mutex_lock(&held_lock);
+    made(fd);
+    pthread_mutex_unlock(&held_lock);
+}
+
 static int hold(gctx_claim *c)
 {
     pthread_once(&forks_watched, watch_forks);
@@ -58,20 +101,27 @@ static int hold(gctx_claim *c)
             ok = 0;
         }
     }
-    if (ok)
+    if (ok) {
         held[nb_held++] = c;
+        made(c->fd);
+    }
     pthread_mutex_unlock(&held_lock);
     return ok;
 }
 
-static void unhold(gctx_claim *c)
+static void unhold_locked(gctx_claim *c)
 {
-    pthread_mutex_lock(&held_lock);
     for (unsigned i = 0; i < nb_held; i++)
         if (held[i] == c) {
             held[i] = held[--nb_held];
             break;
         }
+}
+
+static void unhold(gctx_claim *c)
+{
+    pthread_mutex_lock(&held_lock);
+    unhold_locked(c);
     pthread_mutex_unlock(&held_lock);
 }
 
@@ -266,7 +316,7 @@ gctx_status gctx__claim_take(const gctx_claim *c, unsigned count, const gctx_cla
                 record->granules = taken;
                 record->since_ns = gctx__now_ns();
                 if (fd)
-                    s = gctx__registry_add(&reg, record, c->inherit, fd);
+                    s = add_claim_file(&reg, record, c->inherit, fd);
                 else if (adds)
                     s = gctx__registry_rewrite(&reg, record);
                 if (s != GCTX_SUCCESS)
@@ -286,9 +336,13 @@ gctx_status gctx__claim_take(const gctx_claim *c, unsigned count, const gctx_cla
                 return s;
             }
             s = GCTX_ERROR_BUSY;
-            /* What holders must give back: the SMs beyond those free to it, or, when the
-             * free ones add up but no set of them gives the count, one more granule. */
+            /* What holders must give back: the SMs beyond those free to it (the left-over
+             * SMs go with "rest" only, never towards a count), or, when the free ones add up
+             * but no set of them gives the count, one more granule. */
             unsigned have = gctx__granules_sms(layout, &avail);
+            if (layout->remainder_sms && !layout->remainder_counts &&
+                gctx__granules_has(&avail, layout->nb_regular))
+                have -= layout->remainder_sms;
             if (wait)
                 gctx__want_post(&reg, &want, count > have ? count - have : layout->regular_sms,
                                 opts->priority, c->file);
@@ -338,18 +392,23 @@ static void release_handles(gctx_claim *c)
 static void claim_destroy(gctx__object *object)
 {
     gctx_claim *c = (gctx_claim *)object;
-    unhold(c);
     /* Streams first: their release waits for the work on the claim's SMs. */
     release_handles(c);
     gctx__error_state kept;
     gctx__error_save(&kept);
     gctx__registry reg;
-    if (gctx__claim_registry(c, &reg) == GCTX_SUCCESS) {
+    /* The claim leaves `held` and its descriptor is closed with no fork in between: a child
+     * forked meanwhile would keep a copy nobody closes, and the SMs with it. */
+    int opened = gctx__claim_registry(c, &reg) == GCTX_SUCCESS;
+    pthread_mutex_lock(&held_lock);
+    unhold_locked(c);
+    if (opened)
         gctx__registry_drop(&reg, &c->record, c->fd, 1);
-        gctx__registry_close(&reg);
-    } else {
+    else
         close(c->fd); /* the claim is stale from now on: the next listing removes it */
-    }
+    pthread_mutex_unlock(&held_lock);
+    if (opened)
+        gctx__registry_close(&reg);
     gctx__error_restore(&kept);
     gctx__device_granules_end(&c->granules);
     pthread_mutex_destroy(&c->lock);
@@ -362,6 +421,7 @@ gctx_status gctx__claim_new(gctx__device_granules *granules, const char *runtime
 {
     gctx_claim *c = calloc(1, sizeof *c);
     if (!c) {
+        not_made(fd);
         close(fd);
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making a claim");
     }
@@ -392,6 +452,7 @@ gctx_status gctx__claim_new(gctx__device_granules *granules, const char *runtime
         s = gctx__object_init(&c->base, GCTX__TYPE_CLAIM, claim_destroy);
     if (s != GCTX_SUCCESS) {
         unhold(c);
+        not_made(fd);
         gctx_partition_release(c->partition);
         gctx__registry reg;
         if (gctx__claim_registry(c, &reg) == GCTX_SUCCESS) {
@@ -460,6 +521,32 @@ gctx_status gctx__claim_options(const gctx_claim_options *options, gctx_claim_op
                           opts->priority, GCTX_CLAIM_PRIORITY_THROUGHPUT,
                           GCTX_CLAIM_PRIORITY_LATENCY);
     return GCTX_SUCCESS;
+}
+
+gctx_status gctx_claim_count(int device, const char *request, gctx_rounding rounding,
+                             unsigned *sm_count, unsigned *at_once)
+{
+    if (!sm_count)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "sm_count (the output) is NULL");
+    if ((unsigned)rounding > GCTX_ROUND_UP)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                          "rounding %d is not a gctx_rounding value", (int)rounding);
+    gctx__request req;
+    gctx_status s = gctx__request_parse(request, &req);
+    if (s != GCTX_SUCCESS)
+        return s;
+    gctx__device_granules granules;
+    if ((s = gctx__device_granules_get(device, &granules)))
+        return s;
+    unsigned count = 0;
+    s = gctx__request_count(&granules.identity.layout, &req, rounding, &count);
+    if (s == GCTX_SUCCESS) {
+        *sm_count = count;
+        if (at_once)
+            *at_once = gctx__layout_fit(&granules.identity.layout, count);
+    }
+    gctx__device_granules_end(&granules);
+    return s;
 }
 
 gctx_status gctx_claim_acquire(int device, const char *request, const gctx_claim_options *options,

@@ -28,27 +28,43 @@ int gctx__granules_meet(const gctx__granules *a, const gctx__granules *b);
 /* "0 1 2 15" into buf (at most size bytes with the NUL). */
 const char *gctx__granules_text(const gctx__granules *g, char *buf, size_t size);
 
-/* A device's canonical granules: the driver's split by its minimum partition size gives
- * nb_regular granules of regular_sms each (indices 0 .. nb_regular - 1) and, when SMs are
- * left over, one more granule of remainder_sms (index nb_regular). */
+/* A device's canonical granules, the planner's: one split-by-count gives nb_regular granules
+ * of regular_sms each (indices 0 .. nb_regular - 1) and, when SMs are left over, one more
+ * granule of remainder_sms (index nb_regular). The split is by the co-scheduled alignment,
+ * with the ignore-co-scheduling flag where the structured split by the minimum partition
+ * would strand SMs or give coarser granules (the H200: 16 of 8 and 4 left, where the
+ * structured split gives 15 of 8 and 12 left), so that every count a one-group split gives
+ * is a claimable count, and as many claims as a split has groups fit at once. */
 typedef struct gctx__granule_layout {
     unsigned nb_regular;
     unsigned regular_sms;
     unsigned remainder_sms; /* 0: no remainder granule */
+    unsigned min_sms;       /* the smallest claimable count: the minimum partition */
+    unsigned split_flags;   /* the split's useFlags: 1, the granules carry no co-scheduling */
+    /* 1 on drivers without the ignore-co-scheduling flag (before 12.5): the structured split
+     * is all there is, and a count may take the remainder granule (15 x 8 and 12 on an H200:
+     * 20 = 8 + 12), as the planner's granules can't be had */
+    int remainder_counts;
 } gctx__granule_layout;
 
 unsigned gctx__layout_count(const gctx__granule_layout *l);  /* every granule */
 unsigned gctx__layout_sms(const gctx__granule_layout *l, unsigned granule);
 unsigned gctx__layout_total(const gctx__granule_layout *l);  /* every SM */
 unsigned gctx__granules_sms(const gctx__granule_layout *l, const gctx__granules *g);
-/* 1 when some set of the device's granules has exactly count SMs. */
+/* 1 when count is a claimable count: a multiple of the granule, at least min_sms, at most
+ * the regular granules' SMs; the counts a one-group split of the whole device gives (the
+ * remainder granule is had with "rest" only, but with remainder_counts). The one rule:
+ * gctx_claim_count answers it for greenctx info --sizes, run, ps and Python. */
 int gctx__layout_claimable(const gctx__granule_layout *l, unsigned count);
+/* How many claims of a claimable count fit on the device at once. */
+unsigned gctx__layout_fit(const gctx__granule_layout *l, unsigned count);
 
-/* A request of the acquire syntax: "16", "25%", "rest". */
+/* A request of the acquire syntax: "16", "25%", "rest", "all". */
 typedef enum gctx__request_kind {
     GCTX__REQUEST_COUNT,
     GCTX__REQUEST_PERCENT,
-    GCTX__REQUEST_REST
+    GCTX__REQUEST_REST,
+    GCTX__REQUEST_ALL /* every SM of the device, the left-over ones too */
 } gctx__request_kind;
 typedef struct gctx__request {
     gctx__request_kind kind;

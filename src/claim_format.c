@@ -168,7 +168,8 @@ void gctx__identity_format(const gctx__identity *id, char *out, size_t size)
     for (unsigned i = 0; i < gctx__layout_count(&id->layout) && n < size; i++)
         n += (size_t)snprintf(out + n, size - n, " %u", gctx__layout_sms(&id->layout, i));
     if (n < size)
-        snprintf(out + n, size - n, "\nhash %016llx\n", id->hash);
+        snprintf(out + n, size - n, "\nsplit-flags %u\nhash %016llx\n",
+                 id->layout.split_flags, id->hash);
 }
 
 /* What differs between the identity file's text and ours: the first line that does. */

@@ -102,6 +102,8 @@ sim_elastic)
     need_sim
     # One layer: the simulator's buffers are host memory (untouched, but counted by ASan).
     run 0 --sim h200 bench elastic --quick --layers 1 --seconds 0.4 --svg "$svg" --json-file "$json"
+    # cuBLAS not used (--gemm auto): said where it happens, and in the report's GEMM line
+    has "$err" "greenctx bench: cuBLAS not used (the simulated driver runs no cuBLAS): the GEMMs run on the bench's own kernel"
     for text in "simulated: the kernels are a cost model" "trace onoff" "calibration" \
         "static split 16 | 116" "no split (equal streams)" "priority streams" \
         "controller over layouts" "chunked prefill, 256 tokens a step" \

@@ -29,11 +29,15 @@ function(claims_test name)
   endif()
 endfunction()
 
-claims_test(h200 TESTS h200_granules exact_sizes_and_best_fit counts_no_granules_give
+claims_test(h200 TESTS h200_granules exact_sizes_and_best_fit the_sets_a_split_gives_are_held_at_once
+  counts_no_granules_give
   contexts_run_on_exactly_their_granules reacquire_hits_the_cache_and_leaks_nothing
   busy_names_the_holder)
+# The rule for claimable counts against the planner's, on every simulated device.
+claims_test(agree SIM_ONLY TESTS claimable_counts_agree_with_the_planner_on_every_device
+  ENV GREENCTX_SIM_DEVICES=h200,h100,a100,l4,b200)
 claims_test(processes TESTS killed_holder_frees_its_sms wait_times_out_then_succeeds_when_released
-  a_forked_child_keeps_only_an_inherited_claim)
+  a_forked_child_keeps_only_an_inherited_claim a_fork_while_a_claim_is_made_gets_none_of_it)
 # A fake MPS control daemon of the test's own: the simulator only.
 claims_test(fault SIM_ONLY TESTS a_fault_names_the_tenant_that_died_first
   ENV CUDA_MPS_PIPE_DIRECTORY=${claims_runtime}/fault/fake-mps)

@@ -35,6 +35,9 @@ foreach(case torch static sweep targets)
   # Several PyTorch start-ups, nvcc, hundreds of GEMMs on 16 SMs: more than the default.
   set_tests_properties(run.gpu.${case} PROPERTIES TIMEOUT 180)
 endforeach()
+# The sweep times a program at several sizes (30 s on an H200) and the targets time GEMMs,
+# launches and some twenty PyTorch start-ups against their figures: make bench-gpu.
+set_tests_properties(run.gpu.sweep run.gpu.targets PROPERTIES LABELS "bench_gpu;tool")
 # The installed tool with the installed preload (install.run's prefix; not in sanitizer builds,
 # as the other install tests).
 if(NOT GREENCTX_SANITIZE)

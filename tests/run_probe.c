@@ -22,6 +22,7 @@
  *   fault          after its first bind, a fault (700) on the next call of each wrapped entry
  *                  point (simulated driver only); prints what each returned
  *   noop           loads the driver and retains the primary context, nothing else
+ *   claim_fd       prints whether a claim file's descriptor came with it (before any CUDA)
  *   env NAME       prints NAME=its value (or NAME unset): what the program was given
  *   hold DIR       binds the primary context (so the preload confines the program), writes
  *                  DIR/ready, then waits for DIR/go (at most 60 s): a tenant that stays while
@@ -704,6 +705,21 @@ int main(int argc, char **argv)
         return sm_counts();
     if (argc >= 2 && strcmp(argv[1], "persistent") == 0)
         return persistent(argc >= 3 && strcmp(argv[2], "count") == 0);
+    if (argc >= 2 && strcmp(argv[1], "claim_fd") == 0) {
+        /* Whether a claim file's descriptor came with this program (inherited, as a forked
+         * child's is), before it uses CUDA. */
+        for (int fd = 0; fd < 1024; fd++) {
+            char link[64], target[PATH_MAX];
+            snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+            ssize_t got = readlink(link, target, sizeof target - 1);
+            if (got > 0 && (target[got] = '\0', strstr(target, "/claim-"))) {
+                printf("claim inherited\n");
+                return 0;
+            }
+        }
+        printf("claim not inherited\n");
+        return 1;
+    }
     if (argc >= 2 && strcmp(argv[1], "noop") == 0) {
         load(0);
         check(p.retain(&p.primary, p.dev), "cuDevicePrimaryCtxRetain");
@@ -712,7 +728,7 @@ int main(int argc, char **argv)
     }
     fprintf(stderr, "usage: run_probe confined|direct N | refusals | foreign_bind | "
                     "second_driver PATH | spawn CASE... | parent N HOW CASE... | no_part | "
-                    "sleep S | sigchld_ignored CMD... | fault | noop | hold DIR | env NAME | "
-                    "sm_counts | persistent [count]\n");
+                    "sleep S | sigchld_ignored CMD... | fault | noop | claim_fd | hold DIR | "
+                    "env NAME | sm_counts | persistent [count]\n");
     return 2;
 }

@@ -266,23 +266,23 @@ job told_physical $gres --gpu-sms=16 --gpu-device-sms=physical "$probe" sm_count
 verdict $? "srun --gpu-sms=16 --gpu-device-sms=physical: the task is told 132 SMs" told_physical
 
 # Two jobs at once on the one GPU: disjoint SMs, each claim named by its job step in
-# `greenctx ps`; a third that does not fit is refused naming the holders, or waits. (48 each:
-# the H200's granules are 15 of 8 SMs and one of 12, and a claim is an exact count, so two
-# 64s can't both be made of them; 48 and 48 leave 36 free, two granules of 8 and the 12.)
+# `greenctx ps`; a third that does not fit is refused naming the holders, or waits. (Half
+# each: the H200's claim granules are the planner's, 16 of 8 SMs and 4 left over, so two 64s
+# are made of them and leave the 4, which --gpu-sms=rest takes.)
 mkdir -p "$work"/hold-{a,b}
-GREENCTX_RUN_REPORT_DIR=$(parts a) job a $gres --gpu-sms=48 "$probe" hold "$work/hold-a" &
+GREENCTX_RUN_REPORT_DIR=$(parts a) job a $gres --gpu-sms=64 "$probe" hold "$work/hold-a" &
 pid_a=$!
-GREENCTX_RUN_REPORT_DIR=$(parts b) job b $gres --gpu-sms=48 "$probe" hold "$work/hold-b" &
+GREENCTX_RUN_REPORT_DIR=$(parts b) job b $gres --gpu-sms=64 "$probe" hold "$work/hold-b" &
 pid_b=$!
 if wait_for "$work/hold-a/ready" && wait_for "$work/hold-b/ready"; then
     label_a=$(label_said a) label_b=$(label_said b)
     if ps_json && json "$work/ps.json" 'len(d["devices"][0]["claims"]) == 2' \
-        'd["devices"][0]["free_sms"] == 36' \
+        'd["devices"][0]["free_sms"] == 4' \
         "sorted(c['label'] for c in d['devices'][0]['claims']) == sorted(['$label_a', '$label_b'])" \
-        'all(c["sm_count"] == 48 for c in d["devices"][0]["claims"])' \
+        'all(c["sm_count"] == 64 for c in d["devices"][0]["claims"])' \
         'not set(d["devices"][0]["claims"][0]["granules"]) & set(d["devices"][0]["claims"][1]["granules"])' \
         'all("run_probe hold" in c["command"] for c in d["devices"][0]["claims"])'; then
-        ok "two jobs hold 48 SMs each, disjoint granules; greenctx ps names them ($label_a, $label_b)"
+        ok "two jobs hold 64 SMs each, disjoint granules; greenctx ps names them ($label_a, $label_b)"
     else
         not_ok "two jobs on one GPU" "ps: $(cat "$work/ps.json")"
     fi
@@ -290,11 +290,9 @@ if wait_for "$work/hold-a/ready" && wait_for "$work/hold-b/ready"; then
     [ "$status" -ne 0 ] && has busy.err "the task was not started" &&
         has busy.err "; --gpu-sms-wait=SECONDS queues for the SMs" && has busy.err "run_probe hold"
     verdict $? "a third job that does not fit fails at once, naming the holders" busy
-    job uneven $gres --gpu-sms=32 true
-    job rest $gres --gpu-sms=rest "$probe" confined 36
-    [ "$status" -eq 0 ] && has rest.err "GPU 0: 36 of 132 SMs (claimed granules 12-15)" &&
-        has uneven.err "36 SMs are free but can't make exactly 32; --gpu-sms=rest takes them all"
-    verdict $? "32 can't be made of the free granules (8, 8, 8 and 12): refused saying so; --gpu-sms=rest takes the 36" uneven rest
+    job rest $gres --gpu-sms=rest "$probe" confined 4
+    [ "$status" -eq 0 ] && has rest.err "GPU 0: 4 of 132 SMs (claimed granules 16)"
+    verdict $? "--gpu-sms=rest takes the 4 SMs the two halves leave, alone" rest
     job waited $gres --gpu-sms=40 --gpu-sms-wait=30 "$probe" confined 40 &
     pid_w=$!
     sleep 1
@@ -391,7 +389,7 @@ bad() {
     [ "$status" -ne 0 ] && has "$name.err" "$message"
     verdict $? "srun $* true fails: $message" "$name"
 }
-bad small "4 SMs can't be claimed on this device: claims are whole granules (15 of 8 SMs and one of 12, 132 SMs in all); the nearest count that can be claimed is 8" --gpu-sms=4
+bad small "4 SMs can't be claimed on this device: a claim is a count a split gives, as greenctx plan and info --sizes show (multiples of 8 from 8 to 128; the 4 SMs left over go with \"rest\"); the nearest count that can be claimed is 8" --gpu-sms=4
 bad huge "500 SMs can't be claimed: the device has 132 SMs in all" --gpu-sms=500
 bad typo "Invalid --gpu-sms argument: abc" --gpu-sms=abc
 bad typo_why "'abc' is not a count of SMs (16), a share of the GPU (25%), rest (every free SM) or all" --gpu-sms=abc

@@ -38,6 +38,7 @@ typedef struct device_listing {
     unsigned nb_claims;
     gctx_claim_event events[MAX_EVENTS];
     unsigned nb_events;
+    unsigned claimable; /* the largest count a claim gets of the free SMs now (0: none) */
 } device_listing;
 
 static const char *event_name(gctx_claim_event_kind kind)
@@ -69,6 +70,14 @@ static gctx_status list_device(int device, device_listing *l)
     l->nb_claims = count < capacity ? count : capacity;
     if (s != GCTX_SUCCESS)
         return s;
+    /* Asked of the one rule (gctx_claim_count): the free SMs rounded down to a count; any set
+     * of free granules makes one context, so the count is what matters. */
+    char free_text[16];
+    snprintf(free_text, sizeof free_text, "%u", l->usage.free_sms);
+    if (!l->usage.free_sms ||
+        gctx_claim_count(device, free_text, GCTX_ROUND_DOWN, &l->claimable, NULL) != GCTX_SUCCESS ||
+        l->claimable > l->usage.free_sms)
+        l->claimable = 0;
     for (unsigned i = 0; i < MAX_EVENTS; i++)
         l->events[i] = (gctx_claim_event)GCTX_CLAIM_EVENT_INIT;
     s = gctx_claim_events(device, NULL, l->events, MAX_EVENTS, &l->nb_events);
@@ -115,6 +124,7 @@ static void json_device(json_writer *w, const device_listing *l)
     json_string(w, "registry", u->path);
     json_uint(w, "sm_count", u->sm_count);
     json_uint(w, "free_sms", u->free_sms);
+    json_uint(w, "claimable_sms", l->claimable);
     json_array(w, "granules");
     for (unsigned g = 0; g < u->nb_granules && g < GCTX_CLAIM_MAX_GRANULES; g++) {
         json_object(w, NULL);
@@ -189,9 +199,13 @@ static void print_device_text(const device_listing *l)
 {
     const gctx_claim_usage *u = &l->usage;
     char ranges[512], when[32], age[32];
-    printf("device %d: %u of %u SMs free (granules %s), %u claim%s; registry %s\n", l->device,
+    char now[96] = "";
+    if (l->claimable)
+        snprintf(now, sizeof now, "; --sms %u can be claimed%s", l->claimable,
+                 l->claimable < u->free_sms ? ", rest takes them all" : "");
+    printf("device %d: %u of %u SMs free (granules %s%s), %u claim%s; registry %s\n", l->device,
            u->free_sms, u->sm_count,
-           text_flagged_ranges(u->granule_free, u->nb_granules, ranges, sizeof ranges),
+           text_flagged_ranges(u->granule_free, u->nb_granules, ranges, sizeof ranges), now,
            u->nb_claims, u->nb_claims == 1 ? "" : "s", u->path);
     if (l->nb_claims) {
         printf("  %-8s %-10s %4s %-10s %-19s %7s  %-12s %s\n", "PID", "USER", "SMS", "GRANULES",

@@ -6,8 +6,8 @@
  * Parses the options (run_options), checks the request (run_check.c), claims the SMs
  * (run_claims.c; with --shared the planner's split instead), then starts CMD with the preload
  * (docs/run.md), which confines every kernel the program launches to a green context on the
- * claimed SMs: by exec, or as a child for --report (run_report_merge.c) and for each size of
- * --sweep (run_sweep.c). Those files never call back into this one. */
+ * claimed SMs, as a child (run_child.c; with --report, run_report_merge.c; for each size of
+ * --sweep, run_sweep.c). Those files never call back into this one. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
@@ -65,10 +65,10 @@ static void usage(FILE *out)
             "When the program can't be confined it does not run: greenctx run exits 1 before\n"
             "starting it, or the program is stopped with exit status %d. Tenants on disjoint\n"
             "claims run side by side only under MPS (greenctx mps start; docs/tenants.md).\n"
-            "A claim (the default) takes whole granules: a count they make (on an H200 15 of\n"
-            "8 SMs and one of 12: after --sms 64, a second tenant gets 68 or rest), a share\n"
-            "or rest; the GROUPs below with 0 or a suffix (:c2, :b) need --shared.\n"
-            "  e.g. greenctx run --sms 64 -- ./server & greenctx run --sms rest -- ./batch\n%s",
+            "A claim (the default) is a count a split gives (as greenctx plan N says; on an\n"
+            "H200 multiples of 8: two tenants of 64 side by side), a share, rest (every free\n"
+            "SM, the 4 left over too) or all; GROUPs with 0 or a suffix (:c2, :b) need --shared.\n"
+            "  e.g. greenctx run --sms 64 -- ./server & greenctx run --sms 64 -- ./batch\n%s",
             GREENCTX_RUN_EXIT_NOT_CONFINED, group_syntax_help);
 }
 
@@ -260,21 +260,21 @@ static int run(run_job *job)
                 run_claim_note(job, &claims, i, note, sizeof note),
                 job->options.device_sms == RUN_DEVICE_SMS_PHYSICAL ? plans[i].device_sms
                                                                    : plans[i].sm_count);
-    /* With a report the tool stays the program's parent, to merge it at the end. */
+    /* The tool stays the program's parent (with a report, to merge it at the end), so that
+     * a program that ends gives the claims back as released, whether or not it used CUDA
+     * (greenctx run --sms 64 -- true, a shell around the program): an exec'd program that
+     * never joined them left them to be found stale, a false "died". */
     if (job->options.report)
         return run_with_report(job, text, &claims);
-    if (run_set_environment(job, text, &claims) != 0) {
+    pid_t child = run_set_environment(job, text, &claims) == 0
+                      ? run_child_start(job->options.command, 0)
+                      : -1;
+    int status = 0;
+    if (child < 0 || run_child_wait(child, &status) != 0) {
         run_drop_claims(&claims);
         return GREENCTX_EXIT_FAILED;
     }
-    fflush(NULL);
-    /* The claims' locks pass to the program (GCTX_CLAIM_INHERIT): they are its now. */
-    char **command = job->options.command;
-    execvp(command[0], command);
-    int err = errno;
-    run_drop_claims(&claims);
-    return greenctx_tool_error(opts, err == ENOENT ? 127 : 126, "exec", "%s: %s", command[0],
-                               strerror(err));
+    return run_child_end(&claims, status);
 }
 
 int greenctx_cmd_run(int argc, char **argv, greenctx_tool_options *opts)

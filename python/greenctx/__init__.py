@@ -19,7 +19,8 @@ from ._errors import (BusyError, DriverError, Error, InsufficientSMsError,
                       InvalidArgumentError, InvalidHandleError, NoDeviceError, NoDriverError,
                       OutOfMemoryError, RegistryError, UnsupportedError, check)
 from .cache import CacheStats, cache_limit, cache_stats, set_cache_limit, trim_cache
-from .claim import Claim, ClaimEvent, ClaimInfo, MpsInfo, claim, claim_events, claims, mps_info
+from .claim import (Claim, ClaimEvent, ClaimInfo, MpsInfo, claim, claim_count, claim_events, claims,
+                    mps_info)
 from .context import GreenContext
 from .controller import Controller, Decision, Workload
 from .layouts import Layouts
@@ -38,8 +39,8 @@ __all__ = [
     "features", "library_path", "ReleaseFailures", "release_failures",
     "retry_release_failures", "Layouts", "CacheStats", "cache_stats", "cache_limit",
     "set_cache_limit", "trim_cache", "Controller", "Workload", "Decision", "BusyError",
-    "RegistryError", "Claim", "ClaimInfo", "ClaimEvent", "MpsInfo", "claim", "claims",
-    "claim_events", "mps_info", "simulate",
+    "RegistryError", "Claim", "ClaimInfo", "ClaimEvent", "MpsInfo", "claim", "claim_count",
+    "claims", "claim_events", "mps_info", "simulate",
 ]
 
 

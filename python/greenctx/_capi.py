@@ -273,6 +273,7 @@ SIGNATURES = {
     "gctx_controller_predict": (status, [handle, c_uint, c_uint, _p(ctypes.c_double)]),
     "gctx_claim_acquire": (status, [c_int, ctypes.c_char_p, _p(ClaimOptions), handle_out]),
     "gctx_claim_retain": (handle, [handle]),
+    "gctx_claim_count": (status, [c_int, ctypes.c_char_p, c_int, _p(c_uint), _p(c_uint)]),
     "gctx_claim_release": (None, [handle]),
     "gctx_claim_partition": (status, [handle, handle_out]),
     "gctx_claim_context": (status, [handle, _p(ContextOptions), handle_out]),

@@ -210,6 +210,18 @@ def claim(num_sms=None, *, request=None, wait=False, timeout=None, device_id=Non
                  rounding=rounding, label=label, runtime_dir=runtime_dir, priority=priority)
 
 
+def claim_count(num_sms=None, *, request=None, device_id=None, rounding="strict"):
+    """What claim() would make of a request, claiming nothing: (SMs, how many such claims the
+    device holds at once); (0, 0) for "rest". The C library's one rule for claimable counts
+    (gctx_claim_count), as greenctx info --sizes, plan and run give it. Raises
+    InsufficientSMsError naming the nearest counts for a count no split gives."""
+    sms, at_once = ctypes.c_uint(), ctypes.c_uint()
+    rounding_value = _options(False, None, rounding).rounding
+    check(lib.gctx_claim_count(device_ordinal(device_id), _request(num_sms, request).encode(),
+                               rounding_value, ctypes.byref(sms), ctypes.byref(at_once)))
+    return sms.value, at_once.value
+
+
 def claims(device_id=None, runtime_dir=None):
     """Every live claim of a device (stale ones are removed first, never shown)."""
     device = device_ordinal(device_id)
