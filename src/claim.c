@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "claim.h"
+#include "log.h"
 
 /* ---- what this process holds: `self` in listings ---- */
 
@@ -43,7 +45,26 @@ static void lock_held(void) { pthread_mutex_lock(&held_lock); }
 static void unlock_held(void) { pthread_mutex_unlock(&held_lock); }
 static void watch_forks(void) { pthread_atfork(lock_held, unlock_held, drop_own_claims_in_child); }
 
-static int hold(gctx_claim *c)
+/* Whether fd is an inherited copy of c's claim file that this process's claims don't own
+ * (held_lock held): inherited across exec, so not close-on-exec (every descriptor greenctx
+ * opens is, but an INHERIT claim's, which its claim owns). */
+static int unowned_copy(const gctx_claim *c, int fd)
+{
+    struct stat st;
+    int flags = fcntl(fd, F_GETFD);
+    if (fd == c->fd || flags < 0 || (flags & FD_CLOEXEC) || fstat(fd, &st) != 0 ||
+        st.st_dev != c->file_dev || st.st_ino != c->file_ino)
+        return 0;
+    for (unsigned i = 0; i < nb_held; i++)
+        if (held[i]->fd == fd)
+            return 0;
+    return 1;
+}
+
+/* Counts c as this process's; its descriptor moves to `inherited` first when that is an
+ * unowned inherited copy of its claim file. One step under held_lock: two joins of one token
+ * never both take the number, and a claim's own number is never taken. */
+static int hold(gctx_claim *c, int inherited)
 {
     pthread_once(&forks_watched, watch_forks);
     pthread_mutex_lock(&held_lock);
@@ -58,13 +79,20 @@ static int hold(gctx_claim *c)
             ok = 0;
         }
     }
+    if (ok && inherited >= 0 && unowned_copy(c, inherited) &&
+        dup3(c->fd, inherited, O_CLOEXEC) == inherited) {
+        close(c->fd);
+        c->fd = inherited;
+    }
     if (ok)
         held[nb_held++] = c;
     pthread_mutex_unlock(&held_lock);
     return ok;
 }
 
-static void unhold(gctx_claim *c)
+/* No longer this process's; its descriptor closed in the same step (see hold), unless the
+ * program closed it already (the number may be another file's by now). */
+static void unhold(gctx_claim *c, int close_fd)
 {
     pthread_mutex_lock(&held_lock);
     for (unsigned i = 0; i < nb_held; i++)
@@ -72,7 +100,23 @@ static void unhold(gctx_claim *c)
             held[i] = held[--nb_held];
             break;
         }
+    if (close_fd && c->fd >= 0 && gctx__claim_fd_check(c) == GCTX_SUCCESS)
+        close(c->fd);
     pthread_mutex_unlock(&held_lock);
+}
+
+gctx_status gctx__claim_fd_check(const gctx_claim *c)
+{
+    struct stat st;
+    if (c->fd >= 0 && fstat(c->fd, &st) == 0 && st.st_dev == c->file_dev &&
+        st.st_ino == c->file_ino)
+        return GCTX_SUCCESS;
+    return gctx__fail(GCTX_ERROR_REGISTRY,
+                      "the claim %s/%s lost its lock: its descriptor %d was closed by the "
+                      "program (closefrom(3), or a loop closing inherited descriptors), and "
+                      "the SMs were free for other tenants from the moment no process held "
+                      "it. Close descriptors before claiming, or keep the claim's open",
+                      c->registry_dir, c->file, c->fd);
 }
 
 int gctx__claim_held_here(const char *dir, const char *file)
@@ -335,20 +379,43 @@ static void release_handles(gctx_claim *c)
     gctx_partition_release(c->partition);
 }
 
+/* Every stream of the claim's context ran on its SMs, not only the claim's own stream: their
+ * work must be done before another tenant may be handed them (greenctx run releases at the
+ * program's exit, when its kernels may still run). A context that can't be waited for (a
+ * faulted device: its work is gone) is logged, not kept. */
+static void wait_idle(gctx_context *context)
+{
+    gctx_event *event = NULL;
+    if (!context)
+        return;
+    gctx_status s = gctx_event_create(context, &event);
+    if (s == GCTX_SUCCESS)
+        s = gctx_event_record_context(event, context);
+    if (s == GCTX_SUCCESS)
+        s = gctx_event_synchronize(event);
+    if (s != GCTX_SUCCESS)
+        GCTX__INFO("a claim's context was not waited for before its SMs went back: %s",
+                   gctx_last_error());
+    gctx_event_release(event);
+}
+
 static void claim_destroy(gctx__object *object)
 {
     gctx_claim *c = (gctx_claim *)object;
-    unhold(c);
-    /* Streams first: their release waits for the work on the claim's SMs. */
-    release_handles(c);
     gctx__error_state kept;
     gctx__error_save(&kept);
+    wait_idle(c->context);
+    wait_idle(c->old_context);
+    release_handles(c);
+    if (gctx__claim_fd_check(c) != GCTX_SUCCESS)
+        GCTX__INFO("%s", gctx_last_error());
     gctx__registry reg;
     if (gctx__claim_registry(c, &reg) == GCTX_SUCCESS) {
-        gctx__registry_drop(&reg, &c->record, c->fd, 1);
+        unhold(c, 1);
+        gctx__registry_drop(&reg, &c->record, -1, 1);
         gctx__registry_close(&reg);
     } else {
-        close(c->fd); /* the claim is stale from now on: the next listing removes it */
+        unhold(c, 1); /* the claim is stale from now on: the next listing removes it */
     }
     gctx__error_restore(&kept);
     gctx__device_granules_end(&c->granules);
@@ -358,7 +425,7 @@ static void claim_destroy(gctx__object *object)
 
 gctx_status gctx__claim_new(gctx__device_granules *granules, const char *runtime_dir,
                             unsigned dir_flags, int inherit, int joined,
-                            const gctx__record *record, int fd, gctx_claim **out)
+                            const gctx__record *record, int fd, int inherited, gctx_claim **out)
 {
     gctx_claim *c = calloc(1, sizeof *c);
     if (!c) {
@@ -375,41 +442,55 @@ gctx_status gctx__claim_new(gctx__device_granules *granules, const char *runtime
     c->record = *record;
     snprintf(c->file, sizeof c->file, "%s", record->file);
     c->fd = fd;
+    c->made_by = getpid();
     c->acquired_ns = gctx__now_ns();
     pthread_mutex_init(&c->lock, NULL);
     char root[512];
-    int shared;
+    int shared, counted = 0;
+    struct stat st;
     /* The registry was opened (and its directories checked) to make the claim file. */
     gctx_status s = gctx__runtime_path(runtime_dir, dir_flags, root, sizeof root, &shared);
     if (s == GCTX_SUCCESS)
         s = gctx__registry_path(root, c->granules.identity.uuid, c->registry_dir,
                                 sizeof c->registry_dir);
-    if (s == GCTX_SUCCESS)
-        s = gctx__granules_partition(&c->granules, &c->record.granules, &c->partition);
-    if (s == GCTX_SUCCESS && !hold(c))
-        s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making a claim");
-    if (s == GCTX_SUCCESS)
-        s = gctx__object_init(&c->base, GCTX__TYPE_CLAIM, claim_destroy);
-    if (s != GCTX_SUCCESS) {
-        unhold(c);
-        gctx_partition_release(c->partition);
-        gctx__registry reg;
-        if (gctx__claim_registry(c, &reg) == GCTX_SUCCESS) {
-            gctx__error_state kept;
-            gctx__error_save(&kept);
-            gctx__registry_drop(&reg, &c->record, fd, 0);
-            gctx__registry_close(&reg);
-            gctx__error_restore(&kept);
-        } else {
-            close(fd);
-        }
-        gctx__device_granules_end(&c->granules);
-        pthread_mutex_destroy(&c->lock);
-        free(c);
-        return s;
+    if (s != GCTX_SUCCESS)
+        goto fail;
+    if (fstat(fd, &st) != 0) {
+        s = gctx__fail(GCTX_ERROR_REGISTRY, "can't read the claim file %s/%s: %s",
+                       c->registry_dir, c->file, strerror(errno));
+        goto fail;
     }
+    c->file_dev = st.st_dev;
+    c->file_ino = st.st_ino;
+    if ((s = gctx__granules_partition(&c->granules, &c->record.granules, &c->partition)))
+        goto fail;
+    if (!(counted = hold(c, inherited))) {
+        s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making a claim");
+        goto fail;
+    }
+    if ((s = gctx__object_init(&c->base, GCTX__TYPE_CLAIM, claim_destroy)))
+        goto fail;
     *out = c;
     return GCTX_SUCCESS;
+fail:;
+    gctx__error_state kept;
+    gctx__error_save(&kept);
+    gctx_partition_release(c->partition);
+    gctx__registry reg;
+    int opened = gctx__claim_registry(c, &reg) == GCTX_SUCCESS;
+    if (counted)
+        unhold(c, 1);
+    else
+        close(c->fd);
+    if (opened) {
+        gctx__registry_drop(&reg, &c->record, -1, 0);
+        gctx__registry_close(&reg);
+    }
+    gctx__error_restore(&kept);
+    gctx__device_granules_end(&c->granules);
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+    return s;
 }
 
 /* Refuses a claim inside an MPS client held below 100 %; else *running says whether an MPS
@@ -501,7 +582,7 @@ gctx_status gctx_claim_acquire(int device, const char *request, const gctx_claim
     }
     gctx_claim *c;
     if ((s = gctx__claim_new(&granules, opts.runtime_dir, probe.dir_flags, probe.inherit, 0,
-                             &record, fd, &c))) {
+                             &record, fd, -1, &c))) {
         gctx__device_granules_end(&granules);
         return s;
     }
