@@ -1411,6 +1411,58 @@ GT_TEST(a_claim_descriptor_closed_by_the_program_is_reported)
     close(fd);
 }
 
+static char release_claim_file[1200];
+static atomic_int release_syncs, release_syncs_claimed;
+
+static void at_event_sync(void *arg)
+{
+    (void)arg;
+    atomic_fetch_add(&release_syncs, 1);
+    if (access(release_claim_file, F_OK) == 0)
+        atomic_fetch_add(&release_syncs_claimed, 1);
+}
+
+/* A release (greenctx run's at the program's exit) gives the granules back only after the
+ * work on the claim's context is done: the program's own streams of it too, not only the
+ * claim's stream. The simulator runs no kernels; what it shows is the order: the release
+ * waits on an event recorded on the whole context while the claim file still holds the SMs. */
+GT_TEST(a_release_waits_for_the_claims_context_first)
+{
+    if (gt_require_green_contexts())
+        return;
+    int (*on_call)(const char *, void (*)(void *), void *) =
+        (int (*)(const char *, void (*)(void *), void *))gt_sim_symbol("gctxsim_on_call");
+    if (!on_call)
+        GT_SKIP("needs the simulated driver's gctxsim_on_call (GPU: tenants.gpu.resize)");
+    const char *dir = fresh_dir("release_idle");
+    GT_CHECK();
+    gctx_claim_options o = options_in(dir);
+    gctx_claim *c;
+    gctx_context *context;
+    gctx_stream *program_stream;
+    char token[1024];
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", &o, &c), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(gctx_claim_context(c, NULL, &context), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(gctx_stream_create(context, NULL, &program_stream), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(gctx_claim_export(c, token, sizeof token), GCTX_SUCCESS);
+    const char *file = strstr(token, ":claim-");
+    GT_ASSERT(file != NULL);
+    snprintf(release_claim_file, sizeof release_claim_file, "%.*s/%.*s", (int)(file - token - 3),
+             token + 3, (int)(strrchr(token, ':') - file - 1), file + 1);
+    GT_ASSERT_EQ_INT(access(release_claim_file, F_OK), 0);
+    long recorded = gt_sim_calls("cuGreenCtxRecordEvent");
+    GT_ASSERT_EQ_INT(on_call("cuEventSynchronize", at_event_sync, NULL), 0);
+    gctx_claim_release(c);
+    on_call("cuEventSynchronize", NULL, NULL);
+    GT_ASSERT(gt_sim_calls("cuGreenCtxRecordEvent") > recorded);
+    GT_ASSERT(atomic_load(&release_syncs) >= 1);
+    GT_ASSERT_EQ_INT(atomic_load(&release_syncs_claimed), atomic_load(&release_syncs));
+    GT_ASSERT(access(release_claim_file, F_OK) != 0);
+    GT_ASSERT_EQ_INT(listed(dir, NULL, 0, NULL), 0);
+    gctx_stream_release(program_stream);
+    gctx_context_release(context);
+}
+
 /* ---- MPS ---- */
 
 GT_TEST(active_thread_percentage_below_100_is_refused)

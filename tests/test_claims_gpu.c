@@ -204,6 +204,64 @@ GT_TEST(claim_resized_from_16_to_64_while_kernels_run)
     nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
 }
 
+/* A release (greenctx run's at the program's exit) gives the SMs back only once the claim's
+ * context is idle: a 300 ms kernel on a stream the program made in the claim's context (not
+ * the claim's own stream) is still running when the release is called, and the claim file
+ * stays until it ends. */
+GT_TEST(claim_release_waits_for_the_programs_kernels)
+{
+    gt_require_device();
+    if (gt_state)
+        return;
+    if (gt_on_sim())
+        GT_SKIP("needs a GPU: the simulated driver runs no kernels (claims.release_idle)");
+    const raw_driver *cu = gt_raw();
+    char dir[] = "/tmp/greenctx-claims-gpu-XXXXXX";
+    GT_ASSERT(mkdtemp(dir) != NULL);
+    gctx_claim_options options = GCTX_CLAIM_OPTIONS_INIT;
+    options.runtime_dir = dir;
+    gctx_claim *claim = NULL;
+    gctx_context *context = NULL;
+    gctx_stream *program = NULL;
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", &options, &claim), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(gctx_claim_context(claim, NULL, &context), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(gctx_stream_create(context, NULL, &program), GCTX_SUCCESS);
+    kernels k;
+    load(cu, context, &k);
+    GT_CHECK();
+    CUcontext primary, popped;
+    gcu_deviceptr x = 0;
+    GT_ASSERT_EQ_INT(cu->cuDevicePrimaryCtxRetain(&primary, 0), 0);
+    GT_ASSERT_EQ_INT(cu->cuCtxPushCurrent(primary), 0);
+    GT_ASSERT_EQ_INT(cu->cuMemAlloc(&x, sizeof(unsigned)), 0);
+    GT_ASSERT_EQ_INT(cu->cuMemsetD32(x, 0, 1), 0);
+    GT_ASSERT_EQ_INT(cu->cuStreamSynchronize(NULL), 0);
+    cu->cuCtxPopCurrent(&popped);
+    double t0 = now_ms();
+    step(cu, &k, program, x, FIRST_SPIN_NS, 7);
+    GT_CHECK();
+    gctx_claim_release(claim);
+    double release_ms = now_ms() - t0;
+    printf("# release behind a %llu ms kernel on the program's stream: %.1f ms\n",
+           FIRST_SPIN_NS / 1000000, release_ms);
+    GT_ASSERT(release_ms >= 0.9 * FIRST_SPIN_NS / 1e6);
+    unsigned value = 0, live = 1;
+    GT_ASSERT_EQ_INT(cu->cuCtxPushCurrent(primary), 0);
+    GT_ASSERT_EQ_INT(cu->cuMemcpyDtoH(&value, x, sizeof value), 0); /* done by now */
+    cu->cuCtxPopCurrent(&popped);
+    GT_ASSERT_EQ_INT(value, 7);
+    GT_ASSERT_STATUS(gctx_claim_list(0, dir, NULL, 0, &live, NULL), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(live, 0);
+    unload(cu, context, &k);
+    GT_ASSERT_EQ_INT(cu->cuCtxPushCurrent(primary), 0);
+    cu->cuMemFree(x);
+    cu->cuCtxPopCurrent(&popped);
+    cu->cuDevicePrimaryCtxRelease(0);
+    gctx_stream_release(program);
+    gctx_context_release(context);
+    nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
 static int by_value(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
