@@ -765,7 +765,8 @@ typedef struct gctx_claim_options {
     int timeout_ms;          /* with GCTX_CLAIM_WAIT: how long to wait; -1: forever */
     gctx_rounding rounding;  /* a count no set of granules gives: strict (refused, with the
                                 nearest counts that can be claimed), down, nearest or up */
-    const char *label;       /* shown by greenctx ps (a job name, "slurm 42.0"); NULL: none */
+    const char *label;       /* shown by greenctx ps (a job name, "slurm 42.0"); NULL: none;
+                                at most 127 bytes, as gctx_claim_info keeps it */
     const char *command;     /* the holder's command as ps shows it; NULL: this process's */
     const char *runtime_dir; /* NULL: the default above */
     int priority;            /* GCTX_CLAIM_PRIORITY_*, 0 .. 100: a claim yields SMs (see

@@ -534,6 +534,12 @@ gctx_status gctx__claim_options(const gctx_claim_options *options, gctx_claim_op
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "options->timeout_ms is %d: give milliseconds, or -1 to wait forever",
                           opts->timeout_ms);
+    size_t label_max = sizeof ((gctx_claim_info *)0)->label - 1;
+    if (opts->label && strlen(opts->label) > label_max)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                          "options->label is %zu bytes: at most %zu (the registry and "
+                          "gctx_claim_info keep it whole, not cut)",
+                          strlen(opts->label), label_max);
     if (opts->priority < 0 || opts->priority > 100)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "options->priority is %d: give 0 .. 100 "

@@ -222,6 +222,18 @@ GT_TEST(counts_no_granules_give)
     o.flags = 0x80;
     GT_ASSERT_STATUS(gctx_claim_acquire(0, "8", &o, &c), GCTX_ERROR_INVALID_ARGUMENT);
     GT_ASSERT_CONTAINS(gctx_last_error(), "unknown bits 0x80");
+    /* A label is kept whole or refused, never cut (mid-UTF-8 at that). */
+    char label[129];
+    memset(label, 'x', 127);
+    label[127] = '\0';
+    o.flags = 0;
+    o.label = label;
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "8", &o, &c), GCTX_SUCCESS);
+    GT_ASSERT_STR_EQ(info_of(c).label, label);
+    gctx_claim_release(c);
+    strcpy(label + 126, "\xc3\xa9");
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "8", &o, &c), GCTX_ERROR_INVALID_ARGUMENT);
+    GT_ASSERT_CONTAINS(gctx_last_error(), "options->label is 128 bytes: at most 127");
     GT_ASSERT_EQ_INT(listed(dir, NULL, 0, NULL), 0);
 }
 
