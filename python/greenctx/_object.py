@@ -7,6 +7,7 @@ collector otherwise. Releasing in any order is safe.
 from __future__ import annotations
 
 import ctypes
+import numbers
 import operator
 import os
 import sys
@@ -130,6 +131,15 @@ def count(name, value):
     if v > UINT_MAX:
         raise ValueError(f"{name} must be below 2**32, got {v}")
     return v
+
+
+def real(name, value):
+    """A real number argument as the C double it becomes; TypeError for anything else (a str
+    is not read as a number). Its range is the C library's to check."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__} "
+                        f"{value!r:.60}")
+    return float(value)
 
 
 def text(name, value):

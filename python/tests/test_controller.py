@@ -81,3 +81,16 @@ def test_an_absurd_observation_is_refused_and_the_target_still_met():
         d = ctl.decide()
     assert d.sm_counts == (64, 68) and d.unmet == ()
     assert 0 < d.predicted_step_s[0] < 1
+
+
+def test_numbers_are_numbers():
+    ctl = make()
+    ctl.decide()
+    with pytest.raises(TypeError, match="demand must be a real number, got str '1'"):
+        ctl.set_demand(0, "1")
+    with pytest.raises(TypeError, match="step_s must be a real number, got str"):
+        ctl.observe(0, "0.01")
+    with pytest.raises(TypeError, match="prior step times must be a real number, got str"):
+        Controller([Workload.latency(0.02, {16: "x"})], [(16,)])
+    with pytest.raises(TypeError, match="hysteresis must be a real number, got bool"):
+        Controller([Workload.latency(0.02, {16: 0.05})], [(16,)], hysteresis=True)
