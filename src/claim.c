@@ -38,7 +38,7 @@ static void drop_own_claims_in_child(void)
         c->fd = -1; /* its release drops the record only once nobody holds it */
         held[i] = held[--nb_held];
     }
-    pthread_mutex_init(&held_lock, NULL);
+    pthread_mutex_unlock(&held_lock); /* the forking thread's, taken by lock_held */
 }
 
 static void lock_held(void) { pthread_mutex_lock(&held_lock); }
