@@ -189,6 +189,7 @@ struct gctx_claim {
     ino_t file_ino;         /* closed (closefrom) and reused no longer names it */
     pid_t made_by;          /* the process fd's description is this member's in: a fork's
                                child shares its parent's, so it is no member of its own */
+    int alone;              /* a resize holds fd LOCK_EX (claim_resize.c) */
     long long acquired_ns;  /* faults of others are looked for from here */
     gctx_partition *partition; /* public handles the claim holds a reference of */
     gctx_context *context;     /* made on first use */

@@ -52,13 +52,24 @@ static gctx_status build(gctx_claim *c, const gctx__granules *target, int shrink
     return GCTX_SUCCESS;
 }
 
-/* The claim's registry record back to `record` (a rollback, or the final set). */
+/* Back to LOCK_SH (reg's lock held): a conversion from LOCK_EX, which nothing else can hold
+ * the file against. */
+static void share(gctx_claim *c)
+{
+    if (c->alone)
+        flock(c->fd, LOCK_SH);
+    c->alone = 0;
+}
+
+/* The claim's registry record back to `record` (a rollback, or the final set): the resize's
+ * last step, so the claim is shared again under the same lock. */
 static gctx_status write_record(gctx_claim *c, const gctx__record *record)
 {
     gctx__registry reg;
     gctx_status s = gctx__claim_registry(c, &reg);
     if (s == GCTX_SUCCESS)
         s = gctx__registry_rewrite(&reg, record);
+    share(c);
     gctx__registry_close(&reg);
     return s;
 }
@@ -93,7 +104,7 @@ static void swap_in(gctx_claim *c, resize_parts *p, const gctx__record *record)
 
 /* The claim taken for this member alone, for the resize (the registry's lock held meanwhile):
  * its LOCK_SH made LOCK_EX, which only a description no other holds can be, and which keeps
- * members from joining until share_again. GCTX_ERROR_BUSY while another member holds it. */
+ * members from joining until the resize ends (share). GCTX_ERROR_BUSY while another member holds it. */
 static gctx_status take_alone(gctx_claim *c)
 {
     gctx__registry reg;
@@ -110,8 +121,10 @@ static gctx_status take_alone(gctx_claim *c)
                        c->file, (int)c->made_by);
         goto done;
     }
-    if (flock(c->fd, LOCK_EX | LOCK_NB) == 0)
+    if (flock(c->fd, LOCK_EX | LOCK_NB) == 0) {
+        c->alone = 1;
         goto done;
+    }
     int err = errno;
     /* A conversion that fails has dropped the LOCK_SH (flock(2)): taken again at once. The
      * other members' locks held the claim meanwhile, and the registry's lock kept greenctx's
@@ -132,12 +145,14 @@ done:
     return s;
 }
 
-/* Back to LOCK_SH once the resize is done. */
+/* Back to LOCK_SH once the resize is done, when its last step was not a write_record. */
 static void share_again(gctx_claim *c)
 {
+    if (!c->alone)
+        return;
     gctx__registry reg;
     int opened = gctx__claim_registry(c, &reg) == GCTX_SUCCESS;
-    flock(c->fd, LOCK_SH); /* a conversion from LOCK_EX: nothing else can hold the file */
+    share(c);
     if (opened)
         gctx__registry_close(&reg);
 }
