@@ -53,6 +53,25 @@ static void world_init(world *w, double noise)
     w->seed = 12345;
 }
 
+/* A latency workload with target_s and a throughput one, each on its own prior. */
+static void two_workloads(gctx_workload wl[2], double target_s, const unsigned *lat_sms,
+                          const double *lat_s, unsigned nb_lat, const unsigned *thr_sms,
+                          const double *thr_s, unsigned nb_thr)
+{
+    gctx_workload init = GCTX_WORKLOAD_INIT;
+    wl[LAT] = init;
+    wl[LAT].kind = GCTX_WORKLOAD_LATENCY;
+    wl[LAT].target_s = target_s;
+    wl[LAT].nb_points = nb_lat;
+    wl[LAT].prior_sms = lat_sms;
+    wl[LAT].prior_step_s = lat_s;
+    wl[THR] = init;
+    wl[THR].kind = GCTX_WORKLOAD_THROUGHPUT;
+    wl[THR].nb_points = nb_thr;
+    wl[THR].prior_sms = thr_sms;
+    wl[THR].prior_step_s = thr_s;
+}
+
 /* A controller made from the truth, with every prior step time 25 % too long. */
 static void make_controller(const world *w, double prior_error, gctx_controller **out)
 {
@@ -260,15 +279,9 @@ GT_TEST(enters_for_throughput_only_with_headroom_after_the_dwell)
 {
     unsigned lat_sms[] = {48, 64}, thr_sms[] = {68, 84};
     double lat_s[] = {0.0211, 0.0144}, thr_s[] = {0.0281, 0.0238};
-    gctx_workload wl[2] = {GCTX_WORKLOAD_INIT, GCTX_WORKLOAD_INIT};
-    wl[LAT].target_s = 0.0211 * 1.10 * 1.02; /* 48 SMs meet it by 2 % at demand 1 */
-    wl[LAT].nb_points = 2;
-    wl[LAT].prior_sms = lat_sms;
-    wl[LAT].prior_step_s = lat_s;
-    wl[THR].kind = GCTX_WORKLOAD_THROUGHPUT;
-    wl[THR].nb_points = 2;
-    wl[THR].prior_sms = thr_sms;
-    wl[THR].prior_step_s = thr_s;
+    gctx_workload wl[2];
+    /* 48 SMs meet the target by 2 % at demand 1 */
+    two_workloads(wl, 0.0211 * 1.10 * 1.02, lat_sms, lat_s, 2, thr_sms, thr_s, 2);
     unsigned rows[] = {64, 68, 48, 84};
     gctx_controller_options o = GCTX_CONTROLLER_OPTIONS_INIT;
     o.device_sms = DEVICE_SMS;
@@ -453,16 +466,8 @@ GT_TEST(absurd_observations_are_refused_and_predictions_stay_finite)
 {
     unsigned lat_sms[] = {16, 64, 132}, thr_sms[] = {16, 132};
     double lat_s[] = {0.060, 0.015, 0.010}, thr_s[] = {0.1, 0.0125};
-    gctx_workload wl[2] = {GCTX_WORKLOAD_INIT, GCTX_WORKLOAD_INIT};
-    wl[LAT].kind = GCTX_WORKLOAD_LATENCY;
-    wl[LAT].target_s = 0.020;
-    wl[LAT].nb_points = 3;
-    wl[LAT].prior_sms = lat_sms;
-    wl[LAT].prior_step_s = lat_s;
-    wl[THR].kind = GCTX_WORKLOAD_THROUGHPUT;
-    wl[THR].nb_points = 2;
-    wl[THR].prior_sms = thr_sms;
-    wl[THR].prior_step_s = thr_s;
+    gctx_workload wl[2];
+    two_workloads(wl, 0.020, lat_sms, lat_s, 3, thr_sms, thr_s, 2);
     unsigned rows[] = {16, 116, 64, 68};
     gctx_controller_options o = GCTX_CONTROLLER_OPTIONS_INIT;
     o.device_sms = 132;
