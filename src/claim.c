@@ -19,6 +19,7 @@ static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
 static gctx_claim **held;
 static unsigned nb_held, held_capacity;
 static pthread_once_t forks_watched = PTHREAD_ONCE_INIT;
+static unsigned forks_seen; /* fork children this process is (of processes holding claims) */
 
 /* A fork's child that never execs has its parent's claim descriptors, the same open file
  * descriptions, and so their locks: it would hold its parent's SMs after its parent ended,
@@ -38,7 +39,16 @@ static void drop_own_claims_in_child(void)
         c->fd = -1; /* its release drops the record only once nobody holds it */
         held[i] = held[--nb_held];
     }
+    forks_seen++;
     pthread_mutex_unlock(&held_lock); /* the forking thread's, taken by lock_held */
+}
+
+unsigned gctx__claim_forks_seen(void)
+{
+    pthread_mutex_lock(&held_lock);
+    unsigned n = forks_seen;
+    pthread_mutex_unlock(&held_lock);
+    return n;
 }
 
 static void lock_held(void) { pthread_mutex_lock(&held_lock); }
@@ -86,13 +96,13 @@ static int hold(gctx_claim *c, int inherited)
     }
     if (ok)
         held[nb_held++] = c;
+    c->made_in = forks_seen;
     pthread_mutex_unlock(&held_lock);
     return ok;
 }
 
-/* No longer this process's; its descriptor closed in the same step (see hold), unless the
- * program closed it already (the number may be another file's by now). */
-static void unhold(gctx_claim *c, int close_fd)
+/* No longer this process's (its descriptor closed first: see claim_destroy). */
+static void unhold(gctx_claim *c)
 {
     pthread_mutex_lock(&held_lock);
     for (unsigned i = 0; i < nb_held; i++)
@@ -100,8 +110,6 @@ static void unhold(gctx_claim *c, int close_fd)
             held[i] = held[--nb_held];
             break;
         }
-    if (close_fd && c->fd >= 0 && gctx__claim_fd_check(c) == GCTX_SUCCESS)
-        close(c->fd);
     pthread_mutex_unlock(&held_lock);
 }
 
@@ -407,16 +415,21 @@ static void claim_destroy(gctx__object *object)
     wait_idle(c->context);
     wait_idle(c->old_context);
     release_handles(c);
-    if (gctx__claim_fd_check(c) != GCTX_SUCCESS)
+    int fd = c->fd;
+    if (fd >= 0 && gctx__claim_fd_check(c) != GCTX_SUCCESS) {
         GCTX__INFO("%s", gctx_last_error());
+        fd = -1; /* the number may be another file's now */
+    }
+    /* Closed before the claim stops being this process's: a join never takes its number
+     * meanwhile (see hold). */
     gctx__registry reg;
     if (gctx__claim_registry(c, &reg) == GCTX_SUCCESS) {
-        unhold(c, 1);
-        gctx__registry_drop(&reg, &c->record, -1, 1);
+        gctx__registry_drop(&reg, &c->record, fd, 1);
         gctx__registry_close(&reg);
-    } else {
-        unhold(c, 1); /* the claim is stale from now on: the next listing removes it */
+    } else if (fd >= 0) {
+        close(fd); /* the claim is stale from now on: the next listing removes it */
     }
+    unhold(c);
     gctx__error_restore(&kept);
     gctx__device_granules_end(&c->granules);
     pthread_mutex_destroy(&c->lock);
@@ -442,7 +455,6 @@ gctx_status gctx__claim_new(gctx__device_granules *granules, const char *runtime
     c->record = *record;
     snprintf(c->file, sizeof c->file, "%s", record->file);
     c->fd = fd;
-    c->made_by = getpid();
     c->acquired_ns = gctx__now_ns();
     pthread_mutex_init(&c->lock, NULL);
     char root[512];
@@ -477,15 +489,14 @@ fail:;
     gctx__error_save(&kept);
     gctx_partition_release(c->partition);
     gctx__registry reg;
-    int opened = gctx__claim_registry(c, &reg) == GCTX_SUCCESS;
-    if (counted)
-        unhold(c, 1);
-    else
-        close(c->fd);
-    if (opened) {
-        gctx__registry_drop(&reg, &c->record, -1, 0);
+    if (gctx__claim_registry(c, &reg) == GCTX_SUCCESS) {
+        gctx__registry_drop(&reg, &c->record, c->fd, 0);
         gctx__registry_close(&reg);
+    } else {
+        close(c->fd);
     }
+    if (counted)
+        unhold(c);
     gctx__error_restore(&kept);
     gctx__device_granules_end(&c->granules);
     pthread_mutex_destroy(&c->lock);

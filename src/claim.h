@@ -187,8 +187,8 @@ struct gctx_claim {
                                description of this claim object's own (never another's) */
     dev_t file_dev;         /* the claim file fd was opened on: a descriptor the program */
     ino_t file_ino;         /* closed (closefrom) and reused no longer names it */
-    pid_t made_by;          /* the process fd's description is this member's in: a fork's
-                               child shares its parent's, so it is no member of its own */
+    unsigned made_in;       /* gctx__claim_forks_seen() when made: in a fork's child, which
+                               shares the maker's description, it is no member of its own */
     int alone;              /* a resize holds fd LOCK_EX (claim_resize.c) */
     long long acquired_ns;  /* faults of others are looked for from here */
     gctx_partition *partition; /* public handles the claim holds a reference of */
@@ -213,6 +213,8 @@ gctx_status gctx__claim_registry(const gctx_claim *claim, gctx__registry *reg);
 gctx_status gctx__claim_new(gctx__device_granules *granules, const char *runtime_dir,
                             unsigned dir_flags, int inherit, int joined,
                             const gctx__record *record, int fd, int inherited, gctx_claim **out);
+/* How many forks this process is a child of, counted since its first claim. */
+unsigned gctx__claim_forks_seen(void);
 /* GCTX_ERROR_REGISTRY, naming what happened, when claim->fd no longer is the descriptor of
  * its claim file: the program closed it (closefrom(3)), and with it, if it was the claim's
  * last hold, the claim. */

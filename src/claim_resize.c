@@ -113,12 +113,12 @@ static gctx_status take_alone(gctx_claim *c)
         return s;
     if ((s = gctx__claim_fd_check(c)))
         goto done;
-    if (c->made_by != getpid()) {
+    if (c->made_in != gctx__claim_forks_seen()) {
         s = gctx__fail(GCTX_ERROR_BUSY,
-                       "the claim %s was made by pid %d, which this process is a fork of: they "
-                       "share its hold, and a resize here would move SMs from under its work. "
-                       "Resize it there, or release it here and claim anew",
-                       c->file, (int)c->made_by);
+                       "the claim %s was made in a process this one is a fork of: they share "
+                       "its hold, and a resize here would move SMs from under its work. Resize "
+                       "it there, or release it here and claim anew",
+                       c->file);
         goto done;
     }
     if (flock(c->fd, LOCK_EX | LOCK_NB) == 0) {
