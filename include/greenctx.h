@@ -780,7 +780,8 @@ typedef struct gctx_claim_options {
     int timeout_ms;          /* with GCTX_CLAIM_WAIT: how long to wait; -1: forever */
     gctx_rounding rounding;  /* a count no set of granules gives: strict (refused, with the
                                 nearest counts that can be claimed), down, nearest or up */
-    const char *label;       /* shown by greenctx ps (a job name, "slurm 42.0"); NULL: none */
+    const char *label;       /* shown by greenctx ps (a job name, "slurm 42.0"); NULL: none;
+                                at most 127 bytes, as gctx_claim_info keeps it */
     const char *command;     /* the holder's command as ps shows it; NULL: this process's */
     const char *runtime_dir; /* NULL: the default above */
     int priority;            /* GCTX_CLAIM_PRIORITY_*, 0 .. 100: a claim yields SMs (see
@@ -815,8 +816,13 @@ GCTX_API gctx_status gctx_claim_acquire(int device, const char *request,
 GCTX_API gctx_status gctx_claim_count(int device, const char *request, gctx_rounding rounding,
                                       unsigned *sm_count, unsigned *at_once);
 GCTX_API gctx_claim *gctx_claim_retain(gctx_claim *claim);
-/* Drops one reference; the last gives the SMs back to the registry (after the claim's own
- * stream and contexts are drained and released). NULL is ignored. */
+/* Drops one reference; the last gives the SMs back to the registry once the claim's context is
+ * idle: every stream of it, the caller's own included, is waited for (an event recorded on the
+ * whole green context; contexts made with options are the caller's to drain), then the
+ * claim's stream and contexts are released. NULL is ignored. A claim whose descriptor the
+ * program closed (closefrom(3)) was no longer held from then on: its release closes nothing
+ * (the number may be another file's now); gctx_claim_export and gctx_claim_resize say so
+ * (GCTX_ERROR_REGISTRY). */
 GCTX_API void gctx_claim_release(gctx_claim *claim);
 
 /* The claim's SMs now, as a partition (retained for the caller), and a green context on them
@@ -837,7 +843,12 @@ GCTX_API gctx_status gctx_claim_stream(gctx_claim *claim, gctx_stream **stream);
  * with options are the caller's to drain). What the claim had before is kept until the next
  * resize, which releases it first (its stream's release waits for its work), so that a claim
  * resized back and forth gets its contexts from the cache. stream, when not NULL, gets the
- * claim's new stream (retained for the caller). On failure the claim is unchanged. */
+ * claim's new stream (retained for the caller). On failure the claim is unchanged.
+ * Only a claim's sole member resizes it: GCTX_ERROR_BUSY, naming why, while another process
+ * holds it too (one that joined it, as greenctx run's program and its children do, another
+ * gctx_claim_join of it in this process, or a child that inherited it), and in a child forked
+ * from the process that made it; the work of other members is nothing this one can wait
+ * for. While a resize runs, a join of the claim is refused (GCTX_ERROR_REGISTRY). */
 GCTX_API gctx_status gctx_claim_resize(gctx_claim *claim, const char *request,
                                        const gctx_claim_options *options, gctx_stream **stream);
 
@@ -945,11 +956,12 @@ GCTX_API gctx_status gctx_claim_report_fault(gctx_claim *claim, int cuda_result)
 /* A text that lets a process started by this one (greenctx run's program) take part in the
  * claim: "v1:<registry path>:<claim file>:<fd>". At most size bytes with the NUL. */
 GCTX_API gctx_status gctx_claim_export(const gctx_claim *claim, char *token, size_t size);
-/* Joins a claim exported by a parent (the lock's descriptor inherited, or, when a program
- * closed it, the claim file opened again while its holder lives): the same SMs, held as long
- * as any process of the tenant lives. An inherited descriptor is taken over (made
- * close-on-exec, its number kept: the token stays true for a program this one execs with the
- * descriptor made inheritable again), so the last member's release gives the SMs back.
+/* Joins a claim exported by a parent, or by this very process: the same SMs, held as long as
+ * any member lives. Each member holds the claim through a description of the claim file of its
+ * own (opened again while a holder lives), so its release ends its own hold only. When the
+ * token's descriptor is an inherited copy that no claim of this process owns, the member's
+ * description takes its number (close-on-exec: the token stays true for a program this one
+ * execs with it made inheritable again) and the copy is closed.
  * GCTX_ERROR_INVALID_ARGUMENT for a malformed token, GCTX_ERROR_REGISTRY when the claim is no
  * longer held or is for another device. */
 GCTX_API gctx_status gctx_claim_join(int device, const char *token, gctx_claim **claim);

@@ -179,7 +179,7 @@ static void hand_claims_on(int on)
     if (atomic_load(&releasing))
         return;
     for (unsigned i = 0; i < run.nb_devices; i++)
-        if (run.devices[i].claim && run.devices[i].claim_fd >= 0)
+        if (run.devices[i].claim && run_claim_fd_intact(&run.devices[i]))
             fcntl(run.devices[i].claim_fd, F_SETFD, on ? 0 : FD_CLOEXEC);
 }
 

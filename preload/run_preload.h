@@ -34,6 +34,7 @@
 #define GREENCTX_RUN_PRELOAD_H
 
 #include <stdatomic.h>
+#include <sys/types.h>
 
 #include "greenctx.h"
 #include "run_request.h"
@@ -90,6 +91,8 @@ typedef struct run_device {
     gctx_claim_info claim_info; /* the claim as it was joined (claim_info.size 0: none) */
     int claim_fd;          /* the claim's lock descriptor at the token's number (close-on-exec),
                               or -1: what an exec hands on (run_children.c) */
+    dev_t claim_dev;       /* the claim file claim_fd was: a number the program closed */
+    ino_t claim_ino;       /* (closefrom) and reused is not handed on */
     gctx_stream *probe;    /* the claim's stream: where a fault is seen at exit */
     run_device_plan plan;
     unsigned long long green_id;
@@ -97,6 +100,9 @@ typedef struct run_device {
     unsigned nb_sm_ids;
     char sm_ids_error[256];
 } run_device;
+
+/* 1 while d->claim_fd is still the claim file's descriptor. */
+int run_claim_fd_intact(const run_device *d);
 
 /* The driver's own entry points that the wrappers forward to. */
 typedef struct run_driver {

@@ -114,24 +114,32 @@ static void observe(run_device *d)
 }
 
 /* The token's descriptor ("v1:DIR:FILE:FD") when it is the claim file's, as gctx_claim_join
- * leaves an inherited one; else -1 (the claim file was opened again, at another number). */
-static int token_descriptor(const char *token)
+ * leaves an inherited one (*file gets the file's identity); else -1 (the claim file was
+ * opened again, at another number). */
+static int token_descriptor(const char *token, struct stat *file)
 {
     const char *fd_sep = strrchr(token, ':'), *file_sep = NULL;
     for (const char *p = token + 3; fd_sep && p < fd_sep; p++)
         if (*p == ':')
             file_sep = p;
     char path[1024];
-    struct stat fd_st, file_st;
+    struct stat fd_st;
     if (!file_sep || strncmp(token, "v1:", 3) != 0)
         return -1;
     int fd = atoi(fd_sep + 1);
     snprintf(path, sizeof path, "%.*s/%.*s", (int)(file_sep - token - 3), token + 3,
              (int)(fd_sep - file_sep - 1), file_sep + 1);
-    return fd >= 0 && fstat(fd, &fd_st) == 0 && stat(path, &file_st) == 0 &&
-                   fd_st.st_dev == file_st.st_dev && fd_st.st_ino == file_st.st_ino
+    return fd >= 0 && fstat(fd, &fd_st) == 0 && stat(path, file) == 0 &&
+                   fd_st.st_dev == file->st_dev && fd_st.st_ino == file->st_ino
                ? fd
                : -1;
+}
+
+int run_claim_fd_intact(const run_device *d)
+{
+    struct stat st;
+    return d->claim_fd >= 0 && fstat(d->claim_fd, &st) == 0 && st.st_dev == d->claim_dev &&
+           st.st_ino == d->claim_ino;
 }
 
 /* The tenant's claim, taken by greenctx run before the program started: the green context
@@ -157,7 +165,10 @@ static void join_claim(run_device *d, const char *request)
         run_die("device %d: no green context on the claim's SMs (%s: %s)", d->ordinal,
                 gctx_status_name(s), gctx_last_error());
     d->plan.sm_count = info->sm_count;
-    d->claim_fd = token_descriptor(token);
+    struct stat file;
+    d->claim_fd = token_descriptor(token, &file);
+    d->claim_dev = file.st_dev;
+    d->claim_ino = file.st_ino;
 }
 
 static void confine(run_device *d, int ordinal, const char *request)
@@ -234,10 +245,16 @@ void run_claims_at_exit(void)
     run_fault_check_at_exit();
     run_inside++;
     /* The green contexts stay: threads still running may bind them until the process is
-     * gone. Only the claim goes back. */
+     * gone. Only the claim goes back, once the work on its context is done (the release
+     * waits for it). A claim whose descriptor the program closed (closefrom) was no longer
+     * held: said, as its SMs may have been another tenant's meanwhile. */
     for (unsigned i = 0; i < run.nb_devices; i++) {
-        gctx_claim_release(run.devices[i].claim);
-        run.devices[i].claim = NULL;
+        run_device *d = &run.devices[i];
+        char token[1024];
+        if (d->claim && gctx_claim_export(d->claim, token, sizeof token) == GCTX_ERROR_REGISTRY)
+            fprintf(stderr, "greenctx run: device %d: %s\n", d->ordinal, gctx_last_error());
+        gctx_claim_release(d->claim);
+        d->claim = NULL;
     }
     run_inside--;
 }

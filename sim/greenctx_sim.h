@@ -83,6 +83,13 @@ GCTXSIM_API const char *gctxsim_config_error(void);
  * stays initialised if cuInit had succeeded and the new device list is valid. */
 GCTXSIM_API void gctxsim_reset(void);
 
+/* Calls fn(arg) at every call of `symbol` from now on, before the call has any effect (one
+ * hook at a time; fn NULL clears it, as gctxsim_reset does). fn runs under the simulator's
+ * lock: it may look at the process (a file, a counter) but must not call the driver. What a
+ * test sees then is the order: say, whether a claim file still exists when its release
+ * waits for the claim's context. 0, or -1 for an unknown symbol. */
+GCTXSIM_API int gctxsim_on_call(const char *symbol, void (*fn)(void *arg), void *arg);
+
 /* Makes the n-th call of `symbol` from now on (n >= 1; the next call is 1) fail with `code`
  * (CUDA_ERROR_OUT_OF_MEMORY when code <= 0), before it has any effect. n == 0 clears every
  * fault, including those from GREENCTX_SIM_FAIL. */

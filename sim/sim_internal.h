@@ -77,6 +77,7 @@ gcu_result sim_enter(int sym, bool need_init);
 
 int sim_symbol_index(const char *name); /* -1 if unknown */
 long sim_count_call(int sym);           /* returns the call's 1-based number */
+void sim_hook_set(int sym, void (*fn)(void *), void *arg); /* gctxsim_on_call */
 gcu_result sim_fault_for(int sym, long call);
 /* Zeroes the counters too. -1 with why written when env_spec is malformed: the caller
  * refuses the configuration. */

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "claim.h"
+#include "log.h"
 
 /* ---- what this process holds: `self` in listings ---- */
 
@@ -17,6 +19,7 @@ static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
 static gctx_claim **held;
 static unsigned nb_held, held_capacity;
 static pthread_once_t forks_watched = PTHREAD_ONCE_INIT;
+static unsigned forks_seen; /* fork children this process is (of processes holding claims) */
 
 /* A fork's child that never execs has its parent's claim descriptors, the same open file
  * descriptions, and so their locks: it would hold its parent's SMs after its parent ended,
@@ -45,7 +48,16 @@ static void drop_own_claims_in_child(void)
         c->fd = -1; /* its release drops the record only once nobody holds it */
         held[i] = held[--nb_held];
     }
-    pthread_mutex_init(&held_lock, NULL);
+    forks_seen++;
+    pthread_mutex_unlock(&held_lock); /* the forking thread's, taken by lock_held */
+}
+
+unsigned gctx__claim_forks_seen(void)
+{
+    pthread_mutex_lock(&held_lock);
+    unsigned n = forks_seen;
+    pthread_mutex_unlock(&held_lock);
+    return n;
 }
 
 static void lock_held(void) { pthread_mutex_lock(&held_lock); }
@@ -86,7 +98,26 @@ static void not_made(int fd)
     pthread_mutex_unlock(&held_lock);
 }
 
-static int hold(gctx_claim *c)
+/* Whether fd is an inherited copy of c's claim file that this process's claims don't own
+ * (held_lock held): inherited across exec, so not close-on-exec (every descriptor greenctx
+ * opens is, but an INHERIT claim's, which its claim owns). */
+static int unowned_copy(const gctx_claim *c, int fd)
+{
+    struct stat st;
+    int flags = fcntl(fd, F_GETFD);
+    if (fd == c->fd || flags < 0 || (flags & FD_CLOEXEC) || fstat(fd, &st) != 0 ||
+        st.st_dev != c->file_dev || st.st_ino != c->file_ino)
+        return 0;
+    for (unsigned i = 0; i < nb_held; i++)
+        if (held[i]->fd == fd)
+            return 0;
+    return 1;
+}
+
+/* Counts c as this process's; its descriptor moves to `inherited` first when that is an
+ * unowned inherited copy of its claim file. One step under held_lock: two joins of one token
+ * never both take the number, and a claim's own number is never taken. */
+static int hold(gctx_claim *c, int inherited)
 {
     pthread_once(&forks_watched, watch_forks);
     pthread_mutex_lock(&held_lock);
@@ -101,14 +132,21 @@ static int hold(gctx_claim *c)
             ok = 0;
         }
     }
-    if (ok) {
-        held[nb_held++] = c;
+    if (ok)
         made(c->fd);
+    if (ok && inherited >= 0 && unowned_copy(c, inherited) &&
+        dup3(c->fd, inherited, O_CLOEXEC) == inherited) {
+        close(c->fd);
+        c->fd = inherited;
     }
+    if (ok)
+        held[nb_held++] = c;
+    c->made_in = forks_seen;
     pthread_mutex_unlock(&held_lock);
     return ok;
 }
 
+/* No longer this process's (its descriptor closed first: see claim_destroy). */
 static void unhold_locked(gctx_claim *c)
 {
     for (unsigned i = 0; i < nb_held; i++)
@@ -123,6 +161,20 @@ static void unhold(gctx_claim *c)
     pthread_mutex_lock(&held_lock);
     unhold_locked(c);
     pthread_mutex_unlock(&held_lock);
+}
+
+gctx_status gctx__claim_fd_check(const gctx_claim *c)
+{
+    struct stat st;
+    if (c->fd >= 0 && fstat(c->fd, &st) == 0 && st.st_dev == c->file_dev &&
+        st.st_ino == c->file_ino)
+        return GCTX_SUCCESS;
+    return gctx__fail(GCTX_ERROR_REGISTRY,
+                      "the claim %s/%s lost its lock: its descriptor %d was closed by the "
+                      "program (closefrom(3), or a loop closing inherited descriptors), and "
+                      "the SMs were free for other tenants from the moment no process held "
+                      "it. Close descriptors before claiming, or keep the claim's open",
+                      c->registry_dir, c->file, c->fd);
 }
 
 int gctx__claim_held_here(const char *dir, const char *file)
@@ -389,23 +441,50 @@ static void release_handles(gctx_claim *c)
     gctx_partition_release(c->partition);
 }
 
+/* Every stream of the claim's context ran on its SMs, not only the claim's own stream: their
+ * work must be done before another tenant may be handed them (greenctx run releases at the
+ * program's exit, when its kernels may still run). A context that can't be waited for (a
+ * faulted device: its work is gone) is logged, not kept. */
+static void wait_idle(gctx_context *context)
+{
+    gctx_event *event = NULL;
+    if (!context)
+        return;
+    gctx_status s = gctx_event_create(context, &event);
+    if (s == GCTX_SUCCESS)
+        s = gctx_event_record_context(event, context);
+    if (s == GCTX_SUCCESS)
+        s = gctx_event_synchronize(event);
+    if (s != GCTX_SUCCESS)
+        GCTX__INFO("a claim's context was not waited for before its SMs went back: %s",
+                   gctx_last_error());
+    gctx_event_release(event);
+}
+
 static void claim_destroy(gctx__object *object)
 {
     gctx_claim *c = (gctx_claim *)object;
-    /* Streams first: their release waits for the work on the claim's SMs. */
-    release_handles(c);
     gctx__error_state kept;
     gctx__error_save(&kept);
+    wait_idle(c->context);
+    wait_idle(c->old_context);
+    release_handles(c);
+    int fd = c->fd;
+    if (fd >= 0 && gctx__claim_fd_check(c) != GCTX_SUCCESS) {
+        GCTX__INFO("%s", gctx_last_error());
+        fd = -1; /* the number may be another file's now */
+    }
+    /* Closed, and the claim no longer this process's, in one step under held_lock: a join
+     * never takes its number meanwhile (see hold), and no fork comes in between (a child
+     * would keep a copy nobody closes, and the SMs with it). */
     gctx__registry reg;
-    /* The claim leaves `held` and its descriptor is closed with no fork in between: a child
-     * forked meanwhile would keep a copy nobody closes, and the SMs with it. */
     int opened = gctx__claim_registry(c, &reg) == GCTX_SUCCESS;
     pthread_mutex_lock(&held_lock);
-    unhold_locked(c);
     if (opened)
-        gctx__registry_drop(&reg, &c->record, c->fd, 1);
-    else
-        close(c->fd); /* the claim is stale from now on: the next listing removes it */
+        gctx__registry_drop(&reg, &c->record, fd, 1);
+    else if (fd >= 0)
+        close(fd); /* the claim is stale from now on: the next listing removes it */
+    unhold_locked(c);
     pthread_mutex_unlock(&held_lock);
     if (opened)
         gctx__registry_close(&reg);
@@ -417,7 +496,7 @@ static void claim_destroy(gctx__object *object)
 
 gctx_status gctx__claim_new(gctx__device_granules *granules, const char *runtime_dir,
                             unsigned dir_flags, int inherit, int joined,
-                            const gctx__record *record, int fd, gctx_claim **out)
+                            const gctx__record *record, int fd, int inherited, gctx_claim **out)
 {
     gctx_claim *c = calloc(1, sizeof *c);
     if (!c) {
@@ -438,39 +517,52 @@ gctx_status gctx__claim_new(gctx__device_granules *granules, const char *runtime
     c->acquired_ns = gctx__now_ns();
     pthread_mutex_init(&c->lock, NULL);
     char root[512];
-    int shared;
+    int shared, counted = 0;
+    struct stat st;
     /* The registry was opened (and its directories checked) to make the claim file. */
     gctx_status s = gctx__runtime_path(runtime_dir, dir_flags, root, sizeof root, &shared);
     if (s == GCTX_SUCCESS)
         s = gctx__registry_path(root, c->granules.identity.uuid, c->registry_dir,
                                 sizeof c->registry_dir);
-    if (s == GCTX_SUCCESS)
-        s = gctx__granules_partition(&c->granules, &c->record.granules, &c->partition);
-    if (s == GCTX_SUCCESS && !hold(c))
-        s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making a claim");
-    if (s == GCTX_SUCCESS)
-        s = gctx__object_init(&c->base, GCTX__TYPE_CLAIM, claim_destroy);
-    if (s != GCTX_SUCCESS) {
-        unhold(c);
-        not_made(fd);
-        gctx_partition_release(c->partition);
-        gctx__registry reg;
-        if (gctx__claim_registry(c, &reg) == GCTX_SUCCESS) {
-            gctx__error_state kept;
-            gctx__error_save(&kept);
-            gctx__registry_drop(&reg, &c->record, fd, 0);
-            gctx__registry_close(&reg);
-            gctx__error_restore(&kept);
-        } else {
-            close(fd);
-        }
-        gctx__device_granules_end(&c->granules);
-        pthread_mutex_destroy(&c->lock);
-        free(c);
-        return s;
+    if (s != GCTX_SUCCESS)
+        goto fail;
+    if (fstat(fd, &st) != 0) {
+        s = gctx__fail(GCTX_ERROR_REGISTRY, "can't read the claim file %s/%s: %s",
+                       c->registry_dir, c->file, strerror(errno));
+        goto fail;
     }
+    c->file_dev = st.st_dev;
+    c->file_ino = st.st_ino;
+    if ((s = gctx__granules_partition(&c->granules, &c->record.granules, &c->partition)))
+        goto fail;
+    if (!(counted = hold(c, inherited))) {
+        s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making a claim");
+        goto fail;
+    }
+    if ((s = gctx__object_init(&c->base, GCTX__TYPE_CLAIM, claim_destroy)))
+        goto fail;
     *out = c;
     return GCTX_SUCCESS;
+fail:;
+    gctx__error_state kept;
+    gctx__error_save(&kept);
+    if (!counted)
+        not_made(fd);
+    gctx_partition_release(c->partition);
+    gctx__registry reg;
+    if (gctx__claim_registry(c, &reg) == GCTX_SUCCESS) {
+        gctx__registry_drop(&reg, &c->record, c->fd, 0);
+        gctx__registry_close(&reg);
+    } else {
+        close(c->fd);
+    }
+    if (counted)
+        unhold(c);
+    gctx__error_restore(&kept);
+    gctx__device_granules_end(&c->granules);
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+    return s;
 }
 
 /* Refuses a claim inside an MPS client held below 100 %; else *running says whether an MPS
@@ -514,6 +606,12 @@ gctx_status gctx__claim_options(const gctx_claim_options *options, gctx_claim_op
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "options->timeout_ms is %d: give milliseconds, or -1 to wait forever",
                           opts->timeout_ms);
+    size_t label_max = sizeof ((gctx_claim_info *)0)->label - 1;
+    if (opts->label && strlen(opts->label) > label_max)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                          "options->label is %zu bytes: at most %zu (the registry and "
+                          "gctx_claim_info keep it whole, not cut)",
+                          strlen(opts->label), label_max);
     if (opts->priority < 0 || opts->priority > 100)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "options->priority is %d: give 0 .. 100 "
@@ -588,7 +686,7 @@ gctx_status gctx_claim_acquire(int device, const char *request, const gctx_claim
     }
     gctx_claim *c;
     if ((s = gctx__claim_new(&granules, opts.runtime_dir, probe.dir_flags, probe.inherit, 0,
-                             &record, fd, &c))) {
+                             &record, fd, -1, &c))) {
         gctx__device_granules_end(&granules);
         return s;
     }

@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sys/types.h>
 #include <stdatomic.h>
 #include <sys/stat.h>
 
@@ -245,8 +246,6 @@ void gctx__device_granules_end(gctx__device_granules *g);
 gctx_status gctx__granules_partition(const gctx__device_granules *g, const gctx__granules *set,
                                      gctx_partition **out);
 
-#endif
-
 /* ---- the claim object (claim.c; resize in claim_resize.c, sharing in claim_share.c) ---- */
 
 struct gctx_claim {
@@ -262,7 +261,13 @@ struct gctx_claim {
     char file[64];          /* record.file, kept apart: read without the lock (listings) */
     char registry_dir[512]; /* the GPU's registry directory (gctx_claim_pressure reads it) */
     atomic_int priority;    /* options->priority of the acquire or the last resize given one */
-    int fd;                 /* this member's LOCK_SH on the claim file */
+    int fd;                 /* this member's LOCK_SH on the claim file: an open file
+                               description of this claim object's own (never another's) */
+    dev_t file_dev;         /* the claim file fd was opened on: a descriptor the program */
+    ino_t file_ino;         /* closed (closefrom) and reused no longer names it */
+    unsigned made_in;       /* gctx__claim_forks_seen() when made: in a fork's child, which
+                               shares the maker's description, it is no member of its own */
+    int alone;              /* a resize holds fd LOCK_EX (claim_resize.c) */
     long long acquired_ns;  /* faults of others are looked for from here */
     gctx_partition *partition; /* public handles the claim holds a reference of */
     gctx_context *context;     /* made on first use */
@@ -277,11 +282,21 @@ struct gctx_claim {
 
 /* Opens the claim's registry (its lock taken). */
 gctx_status gctx__claim_registry(const gctx_claim *claim, gctx__registry *reg);
-/* A claim object for a record whose file fd holds; takes fd (closed on failure). joined: fd
- * is a member's hold of a claim another process made (gctx_claim_join). */
+/* A claim object for a record whose file fd holds (a description of its own, locked
+ * LOCK_SH); takes fd (closed on failure). joined: fd is a member's hold of a claim another
+ * process made (gctx_claim_join). inherited (-1: none) is the joined token's descriptor
+ * number: when it is an inherited copy of the claim file that no claim of this process owns,
+ * fd moves to that number (so that a member handing the claim on across exec passes a token
+ * that is still true) and the inherited copy is closed. */
 gctx_status gctx__claim_new(gctx__device_granules *granules, const char *runtime_dir,
                             unsigned dir_flags, int inherit, int joined,
-                            const gctx__record *record, int fd, gctx_claim **out);
+                            const gctx__record *record, int fd, int inherited, gctx_claim **out);
+/* How many forks this process is a child of, counted since its first claim. */
+unsigned gctx__claim_forks_seen(void);
+/* GCTX_ERROR_REGISTRY, naming what happened, when claim->fd no longer is the descriptor of
+ * its claim file: the program closed it (closefrom(3)), and with it, if it was the claim's
+ * last hold, the claim. */
+gctx_status gctx__claim_fd_check(const gctx_claim *claim);
 /* The claim's own context, made on first use (claim->lock held). */
 gctx_status gctx__claim_own_context(gctx_claim *claim);
 /* A record as the public struct; self: held by this process. */
@@ -362,3 +377,5 @@ void gctx__watch_return(gctx__watch *w);
 /* Waits the next step of the GCTX_CLAIM_WAIT backoff (5 ms doubling to 100 ms), or less when
  * watch_fd (-1: none) reads; 0 once timeout_ms (-1: never) has passed since start_ns. */
 int gctx__claim_wait_step(long long start_ns, int timeout_ms, unsigned *step_ms, int watch_fd);
+
+#endif

@@ -41,6 +41,7 @@
  * Exit status 0 when what it checked held, 1 otherwise (with the reason).
  */
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -651,6 +652,22 @@ static int hold(const char *dir)
     return p.failed;
 }
 
+/* A program that closes every descriptor it did not open itself once it runs (closefrom(3),
+ * as daemons do), after its first CUDA call: the claim's lock with them. The numbers go to
+ * files of its own. */
+static int close_inherited(void)
+{
+    load(0);
+    check(p.retain(&p.primary, p.dev), "cuDevicePrimaryCtxRetain");
+    for (int fd = 3; fd < 1024; fd++)
+        close(fd);
+    for (int i = 0; i < 16; i++)
+        if (open("/dev/null", O_RDONLY) < 0)
+            fail("opening /dev/null", 0);
+    check(p.release(p.dev), "cuDevicePrimaryCtxRelease");
+    return p.failed;
+}
+
 int main(int argc, char **argv)
 {
     size_t nb_env = 0;
@@ -693,6 +710,8 @@ int main(int argc, char **argv)
         return spawn(argv);
     if (argc >= 3 && strcmp(argv[1], "hold") == 0)
         return hold(argv[2]);
+    if (argc >= 2 && strcmp(argv[1], "closefrom") == 0)
+        return close_inherited();
     if (argc >= 3 && strcmp(argv[1], "env") == 0) {
         const char *value = getenv(argv[2]);
         if (value)
@@ -729,6 +748,6 @@ int main(int argc, char **argv)
     fprintf(stderr, "usage: run_probe confined|direct N | refusals | foreign_bind | "
                     "second_driver PATH | spawn CASE... | parent N HOW CASE... | no_part | "
                     "sleep S | sigchld_ignored CMD... | fault | noop | claim_fd | hold DIR | "
-                    "env NAME | sm_counts | persistent [count]\n");
+                    "closefrom | env NAME | sm_counts | persistent [count]\n");
     return 2;
 }

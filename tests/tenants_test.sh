@@ -314,6 +314,14 @@ fault)
     has "$err" "721"
     ps_check "any(e['kind'] == 'fault' and e['cuda_result'] == 721 for e in dev['events'])"
     ;;
+closefrom)
+    # A program that closes the descriptors it inherited (closefrom(3)) after its first CUDA
+    # call closes its claim's lock: the claim is gone from then on, as if it had ended, and
+    # greenctx run says so at its exit.
+    run 0 --sim h200 run --sms 64 -- "$probe" closefrom
+    has "$err" "was closed by the program"
+    ps_check "dev['claims'] == []"
+    ;;
 sweep)
     hold s --sms 64
     run 0 --sim h200 run --sweep 16,32 -- "$probe" noop

@@ -327,6 +327,18 @@ GT_TEST(counts_no_granules_give)
     o.flags = 0x80;
     GT_ASSERT_STATUS(gctx_claim_acquire(0, "8", &o, &c), GCTX_ERROR_INVALID_ARGUMENT);
     GT_ASSERT_CONTAINS(gctx_last_error(), "unknown bits 0x80");
+    /* A label is kept whole or refused, never cut (mid-UTF-8 at that). */
+    char label[129];
+    memset(label, 'x', 127);
+    label[127] = '\0';
+    o.flags = 0;
+    o.label = label;
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "8", &o, &c), GCTX_SUCCESS);
+    GT_ASSERT_STR_EQ(info_of(c).label, label);
+    gctx_claim_release(c);
+    strcpy(label + 126, "\xc3\xa9");
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "8", &o, &c), GCTX_ERROR_INVALID_ARGUMENT);
+    GT_ASSERT_CONTAINS(gctx_last_error(), "options->label is 128 bytes: at most 127");
     GT_ASSERT_EQ_INT(listed(dir, NULL, 0, NULL), 0);
     gctx_partition_release(primary);
 }
@@ -1463,6 +1475,190 @@ GT_TEST(export_join_across_exec)
     GT_ASSERT_CONTAINS(gctx_last_error(), "not device 0's");
 }
 
+static int token_fd(const char *token) { return atoi(strrchr(token, ':') + 1); }
+
+/* Issue 28 C3: a join of a token this very process exported (a library beside the program)
+ * took over the exporter's descriptor: its release freed SMs the exporter still used, and the
+ * exporter's release then closed whatever file had taken that number. */
+GT_TEST(a_join_in_the_exporting_process_holds_the_claim_apart)
+{
+    if (gt_require_green_contexts())
+        return;
+    const char *dir = fresh_dir("join_self");
+    GT_CHECK();
+    for (int inherit = 0; inherit <= 1; inherit++) {
+        gctx_claim_options o = options_in(dir);
+        o.flags = inherit ? GCTX_CLAIM_INHERIT : 0;
+        gctx_claim *c, *j;
+        char token[1024], joined[1024];
+        GT_ASSERT_STATUS(gctx_claim_acquire(0, "64", &o, &c), GCTX_SUCCESS);
+        GT_ASSERT_STATUS(gctx_claim_export(c, token, sizeof token), GCTX_SUCCESS);
+        GT_ASSERT_STATUS(gctx_claim_join(0, token, &j), GCTX_SUCCESS);
+        GT_ASSERT_STATUS(gctx_claim_export(j, joined, sizeof joined), GCTX_SUCCESS);
+        GT_ASSERT(token_fd(joined) != token_fd(token));
+        GT_ASSERT_EQ_INT(info_of(j).sm_count, 64);
+        gctx_claim_release(j);
+        gctx_claim_usage usage = GCTX_CLAIM_USAGE_INIT;
+        gctx_claim_info claims[2];
+        GT_ASSERT_EQ_INT(listed(dir, claims, 2, &usage), 1);
+        GT_ASSERT_EQ_INT(claims[0].sm_count, 64);
+        GT_ASSERT_EQ_INT(usage.free_sms, 132 - 64);
+        /* The number a closed descriptor frees is the next open's: the exporter's release
+         * must close its own descriptor, never that file. */
+        int other = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        GT_ASSERT(other >= 0);
+        gctx_claim_release(c);
+        GT_ASSERT(fcntl(other, F_GETFD) >= 0);
+        close(other);
+        GT_ASSERT_EQ_INT(listed(dir, NULL, 0, NULL), 0);
+    }
+}
+
+static int wait_status(pid_t pid)
+{
+    int status = -1;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+/* Issue 28 C4: a member shrank a claim that another process still ran on, and a third tenant
+ * was handed the SMs in between. A resize is refused while another member holds the claim:
+ * a process that joined it, one that joined it in this process, or a fork's child. */
+GT_TEST(a_shared_claim_is_not_resized_under_its_members)
+{
+    if (gt_require_green_contexts())
+        return;
+    if (!getenv("GREENCTX_CLAIM_CHILD"))
+        GT_SKIP("GREENCTX_CLAIM_CHILD (the claim_child program) is not set");
+    const char *dir = fresh_dir("member_shrink");
+    GT_CHECK();
+    gctx_claim_options o = options_in(dir);
+    o.flags = GCTX_CLAIM_INHERIT;
+    gctx_claim *c, *j;
+    char token[1024], line[512];
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "64", &o, &c), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(gctx_claim_export(c, token, sizeof token), GCTX_SUCCESS);
+    child_run run;
+    GT_ASSERT_EQ_INT(start_child(token, 1, &run), 0);
+    GT_ASSERT(fgets(line, sizeof line, run.out) != NULL);
+    GT_ASSERT_CONTAINS(line, "joined 64 SMs");
+    GT_ASSERT_STATUS(gctx_claim_resize(c, "16", NULL, NULL), GCTX_ERROR_BUSY);
+    GT_ASSERT_CONTAINS(gctx_last_error(), "is shared: another process holds it too");
+    GT_ASSERT_STATUS(gctx_claim_resize(c, "132", NULL, NULL), GCTX_ERROR_BUSY);
+    gctx_claim_info claims[2];
+    GT_ASSERT_EQ_INT(listed(dir, claims, 2, NULL), 1);
+    GT_ASSERT_EQ_INT(claims[0].sm_count, 64);
+    GT_ASSERT_EQ_INT(info_of(c).sm_count, 64);
+    GT_ASSERT_EQ_INT(write(run.in, "\n", 1), 1);
+    GT_ASSERT_EQ_INT(end_child(&run), 0);
+    /* Its only member now: resized. */
+    GT_ASSERT_STATUS(gctx_claim_resize(c, "16", NULL, NULL), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(info_of(c).sm_count, 16);
+    /* A member in this process. */
+    GT_ASSERT_STATUS(gctx_claim_join(0, token, &j), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(gctx_claim_resize(c, "64", NULL, NULL), GCTX_ERROR_BUSY);
+    GT_ASSERT_STATUS(gctx_claim_resize(j, "64", NULL, NULL), GCTX_ERROR_BUSY);
+    gctx_claim_release(j);
+    /* A fork's child shares the holder's description: never the resizer. */
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0)
+        _exit(gctx_claim_resize(c, "64", NULL, NULL) == GCTX_ERROR_BUSY &&
+                      strstr(gctx_last_error(), "made in a process this one is a fork of")
+                  ? 0
+                  : 1);
+    GT_ASSERT_EQ_INT(wait_status(pid), 0);
+    GT_ASSERT_STATUS(gctx_claim_resize(c, "64", NULL, NULL), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(listed(dir, claims, 2, NULL), 1);
+    GT_ASSERT_EQ_INT(claims[0].sm_count, 64);
+    gctx_claim_release(c);
+    GT_ASSERT_EQ_INT(listed(dir, NULL, 0, NULL), 0);
+}
+
+/* A program that closes the descriptors it did not open (closefrom(3)) closes its claim's
+ * lock: the claim is no longer held (the registry frees it, as for a process that ended).
+ * What the library can do: say so at the next use, and never close the number's next file. */
+GT_TEST(a_claim_descriptor_closed_by_the_program_is_reported)
+{
+    if (gt_require_green_contexts())
+        return;
+    const char *dir = fresh_dir("closefrom");
+    GT_CHECK();
+    gctx_claim_options o = options_in(dir);
+    gctx_claim *c;
+    char token[1024];
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", &o, &c), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(gctx_claim_export(c, token, sizeof token), GCTX_SUCCESS);
+    int fd = token_fd(token);
+    GT_ASSERT_EQ_INT(close(fd), 0);
+    GT_ASSERT_EQ_INT(listed(dir, NULL, 0, NULL), 0);
+    int other = open("/dev/null", O_RDONLY);
+    GT_ASSERT(other >= 0);
+    if (other != fd) { /* the number is the next open's */
+        GT_ASSERT_EQ_INT(dup2(other, fd), fd);
+        close(other);
+    }
+    GT_ASSERT_STATUS(gctx_claim_export(c, token, sizeof token), GCTX_ERROR_REGISTRY);
+    GT_ASSERT_CONTAINS(gctx_last_error(), "was closed by the program");
+    GT_ASSERT_STATUS(gctx_claim_resize(c, "32", NULL, NULL), GCTX_ERROR_REGISTRY);
+    GT_ASSERT_CONTAINS(gctx_last_error(), "lost its lock");
+    gctx_claim_release(c);
+    GT_ASSERT(fcntl(fd, F_GETFD) >= 0);
+    close(fd);
+}
+
+static char release_claim_file[1200];
+static atomic_int release_syncs, release_syncs_claimed;
+
+static void at_event_sync(void *arg)
+{
+    (void)arg;
+    atomic_fetch_add(&release_syncs, 1);
+    if (access(release_claim_file, F_OK) == 0)
+        atomic_fetch_add(&release_syncs_claimed, 1);
+}
+
+/* A release (greenctx run's at the program's exit) gives the granules back only after the
+ * work on the claim's context is done: the program's own streams of it too, not only the
+ * claim's stream. The simulator runs no kernels; what it shows is the order: the release
+ * waits on an event recorded on the whole context while the claim file still holds the SMs. */
+GT_TEST(a_release_waits_for_the_claims_context_first)
+{
+    if (gt_require_green_contexts())
+        return;
+    int (*on_call)(const char *, void (*)(void *), void *) =
+        (int (*)(const char *, void (*)(void *), void *))gt_sim_symbol("gctxsim_on_call");
+    if (!on_call)
+        GT_SKIP("needs the simulated driver's gctxsim_on_call (GPU: tenants.gpu.resize)");
+    const char *dir = fresh_dir("release_idle");
+    GT_CHECK();
+    gctx_claim_options o = options_in(dir);
+    gctx_claim *c;
+    gctx_context *context;
+    gctx_stream *program_stream;
+    char token[1024];
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", &o, &c), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(gctx_claim_context(c, NULL, &context), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(gctx_stream_create(context, NULL, &program_stream), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(gctx_claim_export(c, token, sizeof token), GCTX_SUCCESS);
+    const char *file = strstr(token, ":claim-");
+    GT_ASSERT(file != NULL);
+    snprintf(release_claim_file, sizeof release_claim_file, "%.*s/%.*s", (int)(file - token - 3),
+             token + 3, (int)(strrchr(token, ':') - file - 1), file + 1);
+    GT_ASSERT_EQ_INT(access(release_claim_file, F_OK), 0);
+    long recorded = gt_sim_calls("cuGreenCtxRecordEvent");
+    GT_ASSERT_EQ_INT(on_call("cuEventSynchronize", at_event_sync, NULL), 0);
+    gctx_claim_release(c);
+    on_call("cuEventSynchronize", NULL, NULL);
+    GT_ASSERT(gt_sim_calls("cuGreenCtxRecordEvent") > recorded);
+    GT_ASSERT(atomic_load(&release_syncs) >= 1);
+    GT_ASSERT_EQ_INT(atomic_load(&release_syncs_claimed), atomic_load(&release_syncs));
+    GT_ASSERT(access(release_claim_file, F_OK) != 0);
+    GT_ASSERT_EQ_INT(listed(dir, NULL, 0, NULL), 0);
+    gctx_stream_release(program_stream);
+    gctx_context_release(context);
+}
+
 /* ---- MPS ---- */
 
 GT_TEST(active_thread_percentage_below_100_is_refused)
@@ -1580,6 +1776,16 @@ static void *claim_thread(void *arg)
         /* No waiting while holding: two threads growing would wait for each other. */
         gctx_status rs = gctx_claim_resize(c, sizes[(seed >> 20) % 4], NULL, NULL);
         failures += rs != GCTX_SUCCESS && rs != GCTX_ERROR_BUSY;
+        /* Joins in the exporting process (issue 28 C3), its own claim's and the one every
+         * thread joins at once: each a hold of its own, whose release frees nothing held. */
+        char token[1024];
+        gctx_claim *joined;
+        const gctx_claim *exporter = round % 2 ? c : shared_claim;
+        if (gctx_claim_export(exporter, token, sizeof token) != GCTX_SUCCESS ||
+            gctx_claim_join(0, token, &joined) != GCTX_SUCCESS)
+            failures++;
+        else
+            gctx_claim_release(joined);
         gctx_claim_info mine = info_of(c), claims[32];
         unsigned count = 0;
         claims[0].size = sizeof claims[0];

@@ -90,6 +90,50 @@ def test_counts_and_arguments(sim, rt):
         greenctx.claim(num_sms=8, rounding="sideways", runtime_dir=rt)
 
 
+@pytest.mark.parametrize("timeout, error, says", [
+    ("1", TypeError, "timeout must be a number of seconds"),
+    (True, TypeError, "timeout must be a number of seconds"),
+    (-1, ValueError, "timeout must be seconds >= 0"),
+    (-0.0005, ValueError, "timeout must be seconds >= 0"),  # was -1 ms: wait forever
+    (float("nan"), ValueError, "timeout must be seconds >= 0"),
+    (float("inf"), ValueError, "beyond the C field"),
+    (3e6, ValueError, "beyond the C field: at most 2147483.647 s"),
+    (4294967.296, ValueError, "beyond the C field"),  # was 0 ms, the 32-bit wrap
+    (0.0004, ValueError, "below the 1 ms"),
+])
+def test_a_timeout_is_seconds_the_c_field_can_hold(sim, rt, timeout, error, says):
+    with pytest.raises(error, match=says):
+        greenctx.claim(num_sms=132, wait=True, timeout=timeout, runtime_dir=rt)
+    assert greenctx.claims(runtime_dir=rt) == []
+
+
+@pytest.mark.parametrize("kw, error, says", [
+    ({"request": "8\x00junk"}, ValueError, "request has an embedded NUL"),
+    ({"num_sms": 8, "label": "a\x00b"}, ValueError, "label has an embedded NUL"),
+    ({"num_sms": 8, "label": 42}, TypeError, "label must be a str, got int"),
+    ({"num_sms": 8, "label": "\udc80"}, ValueError, "label is not encodable as UTF-8"),
+    ({"num_sms": 8, "label": "é" * 64}, greenctx.InvalidArgumentError,
+     "options->label is 128 bytes: at most 127"),
+    ({"num_sms": 8, "runtime_dir": 5}, TypeError, "runtime_dir must be a str or os.PathLike"),
+    ({"num_sms": 8, "runtime_dir": "/tmp/x\x00y"}, ValueError, "runtime_dir has an embedded NUL"),
+])
+def test_text_arguments_are_refused_not_cut(sim, rt, kw, error, says):
+    with pytest.raises(error, match=says):
+        greenctx.claim(**{"runtime_dir": rt, **kw})
+    assert greenctx.claims(runtime_dir=rt) == []
+
+
+def test_text_arguments_that_hold(sim, rt, tmp_path):
+    label = "é" * 63 + "x"  # 127 bytes: kept whole
+    with greenctx.claim(num_sms=8, label=label, runtime_dir=tmp_path / "runtime"):
+        (held,) = greenctx.claims(runtime_dir=tmp_path / "runtime")
+        assert held.label == label
+    with pytest.raises(TypeError, match="token must be a str, got NoneType"):
+        greenctx.Claim.join(None)
+    with pytest.raises(TypeError, match="runtime_dir must be a str or os.PathLike"):
+        greenctx.claims(runtime_dir=5)
+
+
 def test_resize_in_place(sim, rt):
     c = greenctx.claim(num_sms=16, runtime_dir=rt)
     try:
