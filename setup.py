@@ -98,7 +98,7 @@ def build_native(native_dir, work_dir):
     build = os.path.join(work_dir, "cmake-zig" if toolchain else "cmake")
     stage = os.path.join(work_dir, "stage")
     run([cmake, "-S", ROOT, "-B", build, "-DCMAKE_BUILD_TYPE=Release",
-         "-DGREENCTX_BUILD_TESTS=OFF", "-DGREENCTX_WERROR=OFF",
+         "-DGREENCTX_BUILD_TESTS=OFF", "-DGREENCTX_WERROR=OFF", "-DGREENCTX_SLURM=OFF",
          "-DCMAKE_INSTALL_PREFIX=" + stage, "-DCMAKE_INSTALL_BINDIR=bin",
          "-DCMAKE_INSTALL_LIBDIR=lib", *toolchain])
     run([cmake, "--build", build, "-j", str(os.cpu_count() or 2)])

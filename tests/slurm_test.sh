@@ -316,7 +316,7 @@ report a
 report b
 if python3 -c 'import json, sys
 a, b = (set(json.load(open(f))["devices"][0]["sm_ids"]) for f in sys.argv[1:])
-sys.exit(0 if len(a) == len(b) == 48 and not a & b else 1)' "$work/a.json" "$work/b.json"; then
+sys.exit(0 if len(a) == len(b) == 64 and not a & b else 1)' "$work/a.json" "$work/b.json"; then
     ok "the two jobs' work ran on disjoint SMs (the preload's reports)"
 else
     not_ok "disjoint SMs" "reports: $(cat "$work/a.json" "$work/b.json" 2>&1 | head -c 600)"

@@ -1544,7 +1544,7 @@ GT_TEST(a_shared_claim_is_not_resized_under_its_members)
     GT_ASSERT_CONTAINS(line, "joined 64 SMs");
     GT_ASSERT_STATUS(gctx_claim_resize(c, "16", NULL, NULL), GCTX_ERROR_BUSY);
     GT_ASSERT_CONTAINS(gctx_last_error(), "is shared: another process holds it too");
-    GT_ASSERT_STATUS(gctx_claim_resize(c, "132", NULL, NULL), GCTX_ERROR_BUSY);
+    GT_ASSERT_STATUS(gctx_claim_resize(c, "128", NULL, NULL), GCTX_ERROR_BUSY);
     gctx_claim_info claims[2];
     GT_ASSERT_EQ_INT(listed(dir, claims, 2, NULL), 1);
     GT_ASSERT_EQ_INT(claims[0].sm_count, 64);

@@ -245,7 +245,7 @@ def claim_count(num_sms=None, *, request=None, device_id=None, rounding="strict"
     InsufficientSMsError naming the nearest counts for a count no split gives."""
     sms, at_once = ctypes.c_uint(), ctypes.c_uint()
     rounding_value = _options(False, None, rounding).rounding
-    check(lib.gctx_claim_count(device_ordinal(device_id), _request(num_sms, request).encode(),
+    check(lib.gctx_claim_count(device_ordinal(device_id), _request(num_sms, request),
                                rounding_value, ctypes.byref(sms), ctypes.byref(at_once)))
     return sms.value, at_once.value
 
