@@ -21,12 +21,11 @@ from ._errors import (BusyError, DriverError, Error, InsufficientSMsError,
 from .cache import CacheStats, cache_limit, cache_stats, set_cache_limit, trim_cache
 from .claim import (Claim, ClaimEvent, ClaimInfo, MpsInfo, claim, claim_count, claim_events, claims,
                     mps_info)
-from .context import GreenContext
 from .controller import Controller, Decision, Workload
 from .layouts import Layouts
 from .partition import GroupPlan, Relation, Rounding, SMPartition, SplitPlan
 from .simulation import simulate
-from .stream import Event, Stream
+from .context import Event, GreenContext, Stream
 
 __version__ = lib.gctx_version_string().decode()
 

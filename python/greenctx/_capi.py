@@ -9,9 +9,12 @@ the shared library: $GREENCTX_LIBRARY when set, else the copy built into this pa
 Handles (partitions, contexts, streams, events, and the CUDA handles) are opaque values:
 c_void_p, passed back as they came, never dereferenced.
 """
+from __future__ import annotations
+
 import ctypes
 import glob
 import os
+from typing import Any
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 NATIVE = os.path.join(_HERE, "_native")
@@ -296,11 +299,11 @@ def library_path():
     return os.environ.get("GREENCTX_LIBRARY") or PACKAGED_LIBRARY
 
 
-def load(path=None):
+def load(path: str | None = None) -> Any:
     """The C library with every function of SIGNATURES declared."""
     path = path or library_path()
     try:
-        lib = ctypes.CDLL(path)
+        lib: Any = ctypes.CDLL(path)
     except OSError as e:
         hint = ("" if os.environ.get("GREENCTX_LIBRARY") else
                 " (the package's own build of the C library is missing: install greenctx's"

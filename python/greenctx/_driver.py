@@ -3,12 +3,13 @@ library leaves to its caller (it never changes the calling thread's context): re
 cuGetProcAddress from the same driver file the library loaded.
 """
 import ctypes
+from typing import Any
 
 from ._capi import lib
 from ._errors import Error, check
 
 _CUDA_SUCCESS = 0
-_entry_points: dict = {}
+_entry_points: dict[str, Any] = {}
 
 
 def _entry_point(name, argtypes):

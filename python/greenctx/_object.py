@@ -11,52 +11,65 @@ import numbers
 import operator
 import os
 import sys
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from ._capi import lib
 from ._errors import check
 
 
-# The Python class of each kind of C object ("context": GreenContext, ...), filled as the
-# modules defining them load (the package's __init__ loads them all). A module that hands out
-# an object of a kind defined in a module above it (a stream's context) finds its class here,
-# so that the package's modules import each other in one direction only
-# (python/tests/test_imports.py).
-_CLASSES: dict[str, type] = {}
-
-
-def handle_class(kind):
-    """The class of a kind of C object ("partition", "context", "stream", "event")."""
-    return _CLASSES[kind]
+_H = TypeVar("_H", bound="Handle")
+_T = TypeVar("_T")
 
 
 class Handle:
     """Owns one reference to a C object; _release names the C function that drops it, and
     _info_call / _info_type the one that describes it (asked once, when first needed: objects
-    are immutable). _kind, where set, registers the class for handle_class()."""
+    are immutable).
 
-    __slots__ = ("_h", "_info", "__weakref__")
-    _kind: ClassVar[str | None] = None
-    _release: ClassVar[str | None] = None    # the name of gctx_<type>_release
-    _info_call: ClassVar[str | None] = None  # the name of gctx_<type>_get_info
+    Handles are made by the package only (_wrap, or a class's own constructor): a C handle
+    is no user's to forge, so calling a class without a constructor of its own raises
+    TypeError naming _how to get one. Two objects for one C object compare equal and hash
+    alike (by the C handle, kept in _key after release so that a hash never changes)."""
+
+    __slots__ = ("_h", "_key", "_info", "__weakref__")
+    _h: int | None    # the C handle; None once released
+    _key: int | None  # the C handle, kept after release: equality and hash
+    _info: Any        # the info struct, once asked
+    _how: ClassVar[str] = ""  # how a user gets one, for the TypeError of Class(...)
+    _release: ClassVar[str]  # the name of gctx_<type>_release
+    _info_call: ClassVar[str] = ""  # the name of gctx_<type>_get_info
     _info_type: ClassVar[Any] = None         # its struct
 
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        if "_kind" in cls.__dict__:
-            _CLASSES[cls._kind] = cls
-
-    def __init__(self, h):
-        self._h, self._info = h, None
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        raise TypeError(f"greenctx.{type(self).__name__} is not made from a handle: "
+                        f"{self._how}")
 
     @classmethod
-    def _wrap(cls, h):
+    def _wrap(cls: type[_H], h: int | None) -> _H:
         """An object owning a reference the C library handed out."""
         self = cls.__new__(cls)
-        self._h, self._info = h, None
+        self._h = self._key = h
+        self._info = None
         return self
 
-    def _get_info(self):
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Handle):
+            return NotImplemented
+        return self._release == other._release and self._key == other._key
+
+    def __hash__(self) -> int:
+        return hash((self._release, self._key))
+
+    def __repr__(self) -> str:
+        if self._h is None:
+            return f"<greenctx.{type(self).__name__} released>"
+        return f"<greenctx.{type(self).__name__} {self._describe()}>"
+
+    def _describe(self) -> str:
+        """What repr() says of a live object after its class name."""
+        return f"0x{self._h or 0:x}"
+
+    def _get_info(self) -> Any:
         info = self._info
         if info is None:
             info = self._info_type()
@@ -65,20 +78,20 @@ class Handle:
         return info
 
     @property
-    def _handle(self):
+    def _handle(self) -> int:
         h = self._h
         if h is None:
-            raise RuntimeError(f"{type(self).__name__} has been destroyed")
+            raise RuntimeError(f"{type(self).__name__} has been released")
         return h
 
-    def close(self):
+    def close(self) -> None:
         """Drops this object's reference now (idempotent). What it was made from, and what
         was made from it, stay alive as long as something else holds them."""
         h, self._h = self._h, None
         if h is not None:
             getattr(lib, self._release)(h)
 
-    def __del__(self):
+    def __del__(self) -> None:
         if sys.is_finalizing():  # the library may be unloaded already; the process is ending
             return
         try:
@@ -86,14 +99,14 @@ class Handle:
         except Exception:  # noqa: BLE001 - nothing can be raised from __del__
             pass
 
-    def __enter__(self):
+    def __enter__(self: _H) -> _H:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
-def info_field(field, doc):
+def info_field(field: str, doc: str) -> Any:
     """A read-only property: one field of the object's info struct."""
     return property(lambda self: getattr(self._get_info(), field), doc=doc)
 
@@ -103,7 +116,7 @@ UINT_MAX = 2**32 - 1  # a C unsigned
 PTR_MAX = 2**64 - 1   # a driver handle (a pointer)
 
 
-def integer(name, value):
+def integer(name: str, value: Any) -> int:
     """An int argument as an int: TypeError for anything else (bool included, as PyTorch
     refuses it), so that nothing but a number reaches a C parameter."""
     if isinstance(value, bool) or not hasattr(type(value), "__index__"):
@@ -111,7 +124,7 @@ def integer(name, value):
     return operator.index(value)
 
 
-def int_in(name, value, low, high):
+def int_in(name: str, value: object, low: int, high: int) -> int:
     """An int argument within [low, high]: ctypes would wrap anything outside silently."""
     v = integer(name, value)
     if not low <= v <= high:
@@ -119,7 +132,7 @@ def int_in(name, value, low, high):
     return v
 
 
-def count(name, value):
+def count(name: str, value: Any) -> int:
     """A nonnegative integer argument below 2**32 (a C unsigned), as an int; ValueError
     otherwise, as PyTorch's split gives for its counts."""
     what = "nonnegative integers" if name.endswith(" entries") else "a nonnegative integer"
@@ -133,7 +146,7 @@ def count(name, value):
     return v
 
 
-def real(name, value):
+def real(name: str, value: object) -> float:
     """A real number argument as the C double it becomes; TypeError for anything else (a str
     is not read as a number). Its range is the C library's to check."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
@@ -142,7 +155,7 @@ def real(name, value):
     return float(value)
 
 
-def text(name, value):
+def text(name: str, value: object) -> bytes:
     """A str argument as the C string it becomes (UTF-8): TypeError for another type,
     ValueError for an embedded NUL (C would end the text there) or a lone surrogate."""
     if not isinstance(value, str):
@@ -155,7 +168,7 @@ def text(name, value):
         raise ValueError(f"{name} is not encodable as UTF-8: {e.reason} at {e.start}") from None
 
 
-def path(name, value):
+def path(name: str, value: Any) -> bytes:
     """A str or os.PathLike argument as the C string it becomes (the file system's encoding);
     TypeError for another type, ValueError for an embedded NUL."""
     try:
@@ -168,7 +181,7 @@ def path(name, value):
     return raw
 
 
-def driver_handle(name, value):
+def driver_handle(name: str, value: Any) -> int:
     """A raw driver handle (CUgreenCtx, CUstream) as a nonzero int: an int, or an object
     that converts to one as cuda.bindings' handle types do (int(h)). Strings, floats and
     other Python objects are refused before anything reaches the driver."""
@@ -186,7 +199,7 @@ def driver_handle(name, value):
     return v
 
 
-def instance(name, value, kind):
+def instance(name: str, value: object, kind: type[_T]) -> _T:
     """value when it is a kind (a greenctx class), else TypeError naming what was given."""
     if not isinstance(value, kind):
         raise TypeError(f"{name} must be a greenctx.{kind.__name__}, "
@@ -194,7 +207,7 @@ def instance(name, value, kind):
     return value
 
 
-def cuda_torch():
+def cuda_torch() -> Any:
     """PyTorch when the program imported it and it sees CUDA (a CPU-only PyTorch is as good
     as none: greenctx never asks it for a device or a stream)."""
     torch = sys.modules.get("torch")
@@ -206,13 +219,13 @@ def cuda_torch():
         return None
 
 
-def current_device():
+def current_device() -> int:
     """PyTorch's current device when PyTorch with CUDA is loaded, else device 0."""
     torch = cuda_torch()
     return torch.cuda.current_device() if torch is not None else 0
 
 
-def device_ordinal(device_id):
+def device_ordinal(device_id: object) -> int:
     if device_id is None:
         return current_device()
     if type(device_id) is int and 0 <= device_id <= INT_MAX:  # the common case, quickly
@@ -220,8 +233,18 @@ def device_ordinal(device_id):
     return int_in("device_id", device_id, 0, INT_MAX)
 
 
-def driver_version():
+def driver_version() -> int:
     """The CUDA driver's version, 1000*major + 10*minor (13000 for 13.0)."""
     out = ctypes.c_int()
     check(lib.gctx_driver_version(ctypes.byref(out)))
     return out.value
+
+
+def stream_handle(stream: object) -> int:
+    """A CUstream as a nonzero int, from an int, a cuda.bindings CUstream or an object
+    speaking __cuda_stream__."""
+    proto = getattr(stream, "__cuda_stream__", None)
+    if proto is not None:
+        version, handle = proto() if callable(proto) else proto
+        return driver_handle("stream", handle)
+    return driver_handle("stream", stream)

@@ -9,10 +9,13 @@ The SMs are the claim's until the block ends (or the process does, however it en
 greenctx.claims() lists every claim of a device, as `greenctx ps` does. Isolation between
 processes needs MPS (greenctx.mps_info()); claims are cooperative, not a security boundary.
 """
+from __future__ import annotations
+
 import ctypes
 import math
 import numbers
 from dataclasses import dataclass
+from typing import Any
 
 from . import _capi
 from ._capi import lib
@@ -25,7 +28,7 @@ _EVENT_KINDS = {_capi.GCTX_CLAIM_EVENT_RELEASED: "released", _capi.GCTX_CLAIM_EV
                 _capi.GCTX_CLAIM_EVENT_FAULT: "fault"}
 
 
-def _request(num_sms, request):
+def _request(num_sms: int | None, request: str | None) -> bytes:
     if (num_sms is None) == (request is None):
         raise ValueError("give num_sms (a count) or request (\"16\", \"25%\" or \"rest\"), "
                          "not both")
@@ -36,7 +39,7 @@ def _request(num_sms, request):
 _INT_MAX = 2**31 - 1  # gctx_claim_options.timeout_ms is a C int
 
 
-def _timeout_ms(timeout):
+def _timeout_ms(timeout: Any) -> int:
     """Seconds (None: forever) as the C field's milliseconds; the range is C's rule, what is
     checked here is only what the conversion could change the meaning of."""
     if timeout is None:
@@ -61,7 +64,7 @@ _PRIORITIES = {"throughput": _capi.GCTX_CLAIM_PRIORITY_THROUGHPUT,
                "latency": _capi.GCTX_CLAIM_PRIORITY_LATENCY}
 
 
-def _priority(priority):
+def _priority(priority: str | int) -> int:
     if isinstance(priority, str) and priority in _PRIORITIES:
         return _PRIORITIES[priority]
     if isinstance(priority, int) and not isinstance(priority, bool) and 0 <= priority <= 100:
@@ -70,7 +73,9 @@ def _priority(priority):
                      f"got {priority!r}")
 
 
-def _options(wait, timeout, rounding="strict", label=None, runtime_dir=None, priority=0):
+def _options(wait: bool, timeout: float | None, rounding: Rounding | str = "strict",
+             label: str | None = None, runtime_dir: str | None = None,
+             priority: int = 0) -> _capi.ClaimOptions:
     o = _capi.ClaimOptions()
     o.priority = priority
     if wait:
@@ -81,7 +86,7 @@ def _options(wait, timeout, rounding="strict", label=None, runtime_dir=None, pri
     if rounding not in _ROUNDING_VALUES:  # a Rounding or its string (they hash alike)
         raise ValueError(f"rounding must be one of {[r.value for r in Rounding]}, "
                          f"got {rounding!r}")
-    o.rounding = _ROUNDING_VALUES[rounding]
+    o.rounding = _ROUNDING_VALUES[rounding]  # type: ignore[index]  # a str is checked above
     o.label = None if label is None else text("label", label) or None
     o.runtime_dir = None if runtime_dir is None else path("runtime_dir", runtime_dir) or None
     return o
@@ -100,10 +105,10 @@ class ClaimInfo:
     mps: bool       # the holder is an MPS client
     self: bool      # held by this process
     sm_count: int
-    granules: tuple
+    granules: tuple[int, ...]
 
     @classmethod
-    def _of(cls, c):
+    def _of(cls, c: Any) -> ClaimInfo:
         return cls(c.device, c.device_uuid.decode(), c.pid, c.user.decode(errors="replace"),
                    c.command.decode(errors="replace"), c.label.decode(errors="replace"),
                    c.since_ns, bool(c.mps), bool(c.self), c.sm_count,
@@ -125,47 +130,52 @@ class Claim(Handle):
     its SMs and releases both at the end; resize() grows or shrinks it in place."""
 
     __slots__ = ("_context", "_priority")
+    _context: GreenContext | None  # the one `with` gives
+    _priority: int
     _release = "gctx_claim_release"
     _info_call, _info_type = "gctx_claim_get_info", _capi.ClaimInfo
 
-    def __init__(self, num_sms=None, *, request=None, wait=False, timeout=None, device_id=None,
-                 rounding="strict", label=None, runtime_dir=None, priority="throughput"):
-        self._h, self._info, self._context = None, None, None
+    def __init__(self, num_sms: int | None = None, *, request: str | None = None,
+                 wait: bool = False, timeout: float | None = None, device_id: int | None = None,
+                 rounding: Rounding | str = "strict", label: str | None = None,
+                 runtime_dir: str | None = None, priority: str | int = "throughput") -> None:
+        self._h = self._key = self._info = self._context = None
         self._priority = _priority(priority)
         options = _options(wait, timeout, rounding, label, runtime_dir, self._priority)
         out = ctypes.c_void_p()
         check(lib.gctx_claim_acquire(device_ordinal(device_id),
                                      _request(num_sms, request),
                                      ctypes.byref(options), ctypes.byref(out)))
-        self._h = out.value
+        self._h = self._key = out.value
 
     @property
-    def info(self):
+    def info(self) -> ClaimInfo:
         """What the registry records now (asked each time: a resize changes it)."""
         self._info = None
         return ClaimInfo._of(self._get_info())
 
     @property
-    def sm_count(self):
+    def sm_count(self) -> int:
         return self.info.sm_count
 
     @property
-    def granules(self):
+    def granules(self) -> tuple[int, ...]:
         return self.info.granules
 
-    def context(self):
+    def context(self) -> GreenContext:
         """A GreenContext on the claim's SMs now (the claim's own, through the cache)."""
         out = ctypes.c_void_p()
         check(lib.gctx_claim_context(self._handle, None, ctypes.byref(out)))
         return GreenContext._wrap(out.value)
 
-    def partition(self):
+    def partition(self) -> SMPartition:
         out = ctypes.c_void_p()
         check(lib.gctx_claim_partition(self._handle, ctypes.byref(out)))
         return SMPartition._wrap(out.value)
 
-    def resize(self, num_sms=None, *, request=None, wait=False, timeout=None, rounding="strict",
-               priority=None):
+    def resize(self, num_sms: int | None = None, *, request: str | None = None,
+               wait: bool = False, timeout: float | None = None,
+               rounding: Rounding | str = "strict", priority: str | int | None = None) -> None:
         """Grows or shrinks the claim; contexts asked for after it are on the new SMs (work
         already submitted on the claim's own stream is waited for by events). While it waits
         (wait=True) its want is posted at priority (None: the claim's own)."""
@@ -175,7 +185,7 @@ class Claim(Handle):
         check(lib.gctx_claim_resize(self._handle, _request(num_sms, request),
                                     ctypes.byref(options), None))
 
-    def pressure(self):
+    def pressure(self) -> int:
         """The SMs other tenants of at least this claim's priority wait for (0: nobody): ask
         once per step, and give them back with resize() to cooperate. Cheap (one readdir of
         the registry, no lock)."""
@@ -183,7 +193,7 @@ class Claim(Handle):
         check(lib.gctx_claim_pressure(self._handle, ctypes.byref(wanted)))
         return wanted.value
 
-    def cooperate(self, allowed_sms=None, *, minimum_sms=8):
+    def cooperate(self, allowed_sms: int | None = None, *, minimum_sms: int = 8) -> int:
         """One step of a cooperative tenant, between two of its steps: gives back what waiters
         of at least its priority want (never below minimum_sms), shrinks to allowed_sms (a
         controller's decision for it) and, when nobody waits, grows toward allowed_sms with
@@ -200,14 +210,14 @@ class Claim(Handle):
                 pass  # another tenant took the free SMs first: stay, ask again next step
         return self.sm_count
 
-    def export(self):
+    def export(self) -> str:
         """The token a process started by this one joins with (Claim.join)."""
         buf = ctypes.create_string_buffer(1024)
         check(lib.gctx_claim_export(self._handle, buf, len(buf)))
         return buf.value.decode()
 
     @classmethod
-    def join(cls, token, device_id=None):
+    def join(cls, token: str, device_id: int | None = None) -> Claim:
         out = ctypes.c_void_p()
         check(lib.gctx_claim_join(device_ordinal(device_id), text("token", token),
                                   ctypes.byref(out)))
@@ -215,19 +225,38 @@ class Claim(Handle):
         self._context, self._priority = None, _capi.GCTX_CLAIM_PRIORITY_THROUGHPUT
         return self
 
-    def __enter__(self):
+    def __enter__(self) -> GreenContext:  # type: ignore[override]  # the context, not self
         self._context = self.context()
         return self._context
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         if self._context is not None:
             self._context.close()
             self._context = None
         self.close()
 
+    def _describe(self) -> str:
+        info = self.info
+        label = f", label {info.label!r}" if info.label else ""
+        return (f"{info.sm_count} SMs on GPU {info.device_id}, "
+                f"granules {_ranges(info.granules)}{label}")
 
-def claim(num_sms=None, *, request=None, wait=False, timeout=None, device_id=None,
-          rounding="strict", label=None, runtime_dir=None, priority="throughput"):
+
+def _ranges(numbers: tuple[int, ...]) -> str:
+    """Sorted numbers as runs: (0, 1, 2, 3, 8, 9) -> "0-3,8-9"."""
+    runs: list[list[int]] = []
+    for n in numbers:
+        if runs and n == runs[-1][1] + 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    return ",".join(f"{a}-{b}" if a != b else f"{a}" for a, b in runs) or "none"
+
+
+def claim(num_sms: int | None = None, *, request: str | None = None, wait: bool = False,
+          timeout: float | None = None, device_id: int | None = None,
+          rounding: Rounding | str = "strict", label: str | None = None,
+          runtime_dir: str | None = None, priority: str | int = "throughput") -> Claim:
     """Claims SMs of a device: `with greenctx.claim(num_sms=16) as ctx:` gives a GreenContext
     on them. request takes the C syntax ("16", "25%", "rest"); wait queues for the SMs, up to
     timeout seconds (None: forever). Raises BusyError naming the holders when they are taken,
@@ -238,7 +267,9 @@ def claim(num_sms=None, *, request=None, wait=False, timeout=None, device_id=Non
                  rounding=rounding, label=label, runtime_dir=runtime_dir, priority=priority)
 
 
-def claim_count(num_sms=None, *, request=None, device_id=None, rounding="strict"):
+def claim_count(num_sms: int | None = None, *, request: str | None = None,
+                device_id: int | None = None,
+                rounding: Rounding | str = "strict") -> tuple[int, int]:
     """What claim() would make of a request, claiming nothing: (SMs, how many such claims the
     device holds at once); (0, 0) for "rest". The C library's one rule for claimable counts
     (gctx_claim_count), as greenctx info --sizes, plan and run give it. Raises
@@ -250,7 +281,7 @@ def claim_count(num_sms=None, *, request=None, device_id=None, rounding="strict"
     return sms.value, at_once.value
 
 
-def claims(device_id=None, runtime_dir=None):
+def claims(device_id: int | None = None, runtime_dir: str | None = None) -> list[ClaimInfo]:
     """Every live claim of a device (stale ones are removed first, never shown)."""
     device = device_ordinal(device_id)
     where = None if runtime_dir is None else path("runtime_dir", runtime_dir) or None
@@ -263,7 +294,8 @@ def claims(device_id=None, runtime_dir=None):
     return [ClaimInfo._of(out[i]) for i in range(min(n.value, capacity))]
 
 
-def claim_events(device_id=None, runtime_dir=None):
+def claim_events(device_id: int | None = None,
+                 runtime_dir: str | None = None) -> list[ClaimEvent]:
     """The device's last events (claims released, holders that died, faults), oldest first."""
     capacity = 64
     out = (_capi.ClaimEvent * capacity)()
@@ -284,7 +316,7 @@ class MpsInfo:
     pinned_mem_limit: str
 
 
-def mps_info():
+def mps_info() -> MpsInfo:
     """MPS as this process sees it (no driver call)."""
     out = _capi.MpsInfo()
     check(lib.gctx_mps_get_info(ctypes.byref(out)))

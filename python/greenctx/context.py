@@ -1,5 +1,10 @@
 """GreenContext: a CUDA green context, with the constructor, properties and methods of
-PyTorch's torch.cuda.green_contexts.GreenContext, made by the C library.
+PyTorch's torch.cuda.green_contexts.GreenContext, made by the C library; and the Streams and
+Events it makes (a stream names its context: the three classes refer to each other, so they
+live in one module).
+
+Every stream object speaks the __cuda_stream__ protocol (version 0, the CUstream as an int),
+which cuda.core, CuPy and Numba take; GreenContext.Stream() gives PyTorch's view (_torch).
 """
 from __future__ import annotations
 
@@ -8,14 +13,12 @@ import warnings
 from typing import TYPE_CHECKING, Any
 
 from . import _capi, _driver, interop
-# The module's names for annotations: Stream and Event are also GreenContext's methods.
-from . import stream as greenctx_stream
 from ._capi import lib
 from ._errors import UnsupportedError, check, error_from_status
-from ._object import (UINT_MAX, Handle, count, cuda_torch, device_ordinal, driver_handle,
-                      info_field, instance, integer)
+from ._object import (INT_MAX, UINT_MAX, Handle, count, cuda_torch, device_ordinal,
+                      driver_handle, info_field, instance, int_in, integer, stream_handle)
+from ._torch import as_torch_stream
 from .partition import Relation, Rounding, SMPartition, prepare, relation
-from .stream import Event, Stream, as_torch_stream
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -27,6 +30,8 @@ _WORKQUEUE_SCOPES = {None: _capi.GCTX_WORKQUEUE_SCOPE_DEFAULT,
                      "balanced": _capi.GCTX_WORKQUEUE_SCOPE_BALANCED}
 _SCOPE_NAMES = {v: k for k, v in _WORKQUEUE_SCOPES.items()}
 
+_MAX_SMS = 4096  # room for the %smid map of any GPU
+_DEFAULT_STREAM_OPTIONS = _capi.StreamOptions()  # priority 0; the C library only reads it
 STREAMS_PER_CONTEXT = 32  # PyTorch's pool of streams per green context
 
 _CONTEXT_STACK_DEPRECATION = (
@@ -39,7 +44,8 @@ _PLAIN_OPTIONS = {False: _capi.ContextOptions(),
                   True: _capi.ContextOptions(flags=_capi.GCTX_CONTEXT_FRESH)}
 
 
-def context_options(workqueue_scope, workqueue_concurrency_limit, fresh=False):
+def context_options(workqueue_scope: str | None, workqueue_concurrency_limit: int | None,
+                    fresh: bool = False) -> _capi.ContextOptions:
     if workqueue_scope is None and workqueue_concurrency_limit is None:
         return _PLAIN_OPTIONS[bool(fresh)]
     if workqueue_scope not in _WORKQUEUE_SCOPES:
@@ -97,6 +103,162 @@ def _one_group_message(error):
     return error
 
 
+class Stream(Handle):
+    """A CUDA stream whose work runs on one green context's SMs. Non-blocking: it never
+    synchronises with the legacy default stream. Its release waits for its work."""
+
+    __slots__ = ("_cu_stream",)  # the CUstream, once asked (it never changes)
+    _cu_stream: int | None
+    _release = "gctx_stream_release"
+    _how = "get one from GreenContext.stream(), GreenContext.Stream() or Stream.adopt()"
+
+    @classmethod
+    def _wrap(cls, h: int | None, cu_stream: int | None = None) -> Stream:
+        self = super()._wrap(h)
+        self._cu_stream = cu_stream
+        return self
+
+    @classmethod
+    def _create(cls, context: GreenContext, priority: int = 0) -> Stream:
+        if priority == 0 and type(priority) is int:
+            options = _DEFAULT_STREAM_OPTIONS
+        else:
+            options = _capi.StreamOptions()
+            options.priority = int_in("priority", priority, -INT_MAX - 1, INT_MAX)
+        out = ctypes.c_void_p()
+        check(lib.gctx_stream_create(context._handle, options, ctypes.byref(out)))
+        return cls._wrap(out.value)
+
+    @classmethod
+    def adopt(cls, stream: Any) -> Stream:
+        """Wraps a stream of a green context made by someone else (an int CUstream, or an
+        object with __cuda_stream__), never destroying it: its maker keeps it alive."""
+        out = ctypes.c_void_p()
+        check(lib.gctx_stream_adopt(stream_handle(stream), ctypes.byref(out)))
+        return cls._wrap(out.value)
+
+    @property
+    def handle(self) -> int:
+        """The CUstream, as an int (for cudart, cuBLAS, NCCL, ExternalStream)."""
+        h = self._handle  # refused once closed
+        cu = self._cu_stream
+        if cu is None:
+            cu = self._cu_stream = lib.gctx_stream_handle(h)
+        return cu
+
+    @property
+    def cuda_stream(self) -> int:  # PyTorch's and CuPy's name for the same thing
+        return self.handle
+
+    def __cuda_stream__(self) -> tuple[int, int]:
+        return (0, self.handle)
+
+    @property
+    def context(self) -> GreenContext:
+        """The GreenContext this stream runs on."""
+        out = ctypes.c_void_p()
+        check(lib.gctx_stream_context(self._handle, ctypes.byref(out)))
+        return GreenContext._wrap(out.value)
+
+    @property
+    def device_id(self) -> int:
+        if self._info is None:  # a stream's device never changes: ask its context once
+            with self.context as ctx:
+                self._info = ctx.device_id
+        return self._info
+
+    @property
+    def priority(self) -> int:
+        out = ctypes.c_int()
+        check(lib.gctx_stream_priority(self._handle, ctypes.byref(out)))
+        return out.value
+
+    def synchronize(self) -> None:
+        """Waits until the work submitted so far is done."""
+        check(lib.gctx_stream_synchronize(self._handle))
+
+    def record_event(self, event: Event | None = None) -> Event:
+        """Records an event after the work submitted so far (a new one when none is given,
+        of this stream's context); returns it."""
+        if event is None:
+            with self.context as ctx:
+                event = Event(ctx)
+        check(lib.gctx_event_record(instance("event", event, Event)._handle, self._handle))
+        return event
+
+    def wait_event(self, event: Event) -> None:
+        """Makes later work on this stream wait for the event (no host sync)."""
+        check(lib.gctx_stream_wait_event(self._handle, instance("event", event, Event)._handle))
+
+    def wait_stream(self, stream: Any) -> None:
+        """Makes later work on this stream wait for the work submitted so far to another
+        greenctx stream (one on another partition, typically)."""
+        with green_stream(stream).record_event() as event:
+            self.wait_event(event)
+
+    def observe_sms(self) -> list[int]:
+        """The physical SM ids (%smid) a kernel on this stream ran on, sorted. The simulated
+        driver runs this kernel too, on the SMs of the stream's partition."""
+        ids = (ctypes.c_uint * _MAX_SMS)()
+        n = ctypes.c_uint()
+        check(lib.gctx_stream_observe_sms(self._handle, ids, _MAX_SMS, ctypes.byref(n)))
+        return list(ids[:min(n.value, _MAX_SMS)])
+
+    def _describe(self) -> str:
+        return f"0x{self.handle or 0:x}"
+
+
+class Event(Handle):
+    """An event of a green context's device (timing disabled): it orders work on two
+    partitions without a host sync. Record it on one stream, make another wait for it."""
+
+    __slots__ = ()
+    _release = "gctx_event_release"
+
+    def __init__(self, context: GreenContext) -> None:
+        self._h = self._key = self._info = None
+        instance("context", context, GreenContext)
+        out = ctypes.c_void_p()
+        check(lib.gctx_event_create(context._handle, ctypes.byref(out)))
+        self._h = self._key = out.value
+
+    @property
+    def handle(self) -> int:
+        """The CUevent, as an int."""
+        return lib.gctx_event_handle(self._handle)
+
+    def record(self, stream: Any) -> None:
+        """Records the event after the work submitted so far to a greenctx stream (or the
+        torch stream GreenContext.Stream() gave)."""
+        check(lib.gctx_event_record(self._handle, green_stream(stream)._handle))
+
+    def wait(self, stream: Any) -> None:
+        """Makes later work on a greenctx stream wait for this event."""
+        green_stream(stream).wait_event(self)
+
+    def synchronize(self) -> None:
+        check(lib.gctx_event_synchronize(self._handle))
+
+    def _describe(self) -> str:
+        return f"0x{self.handle or 0:x}"
+
+
+def green_stream(stream: Any) -> Stream:
+    """The greenctx Stream behind a stream object GreenContext gave."""
+    if isinstance(stream, Stream):
+        return stream
+    held = getattr(stream, "greenctx_stream", None)
+    if isinstance(held, Stream):
+        return held
+    raise TypeError(f"expected a greenctx stream, got {type(stream).__name__}")
+
+
+# GreenContext's methods Stream and Event hide the classes inside its body: these names
+# don't, for its annotations.
+_Stream = Stream
+_Event = Event
+
+
 class GreenContext(Handle):
     """A CUDA green context: work on its streams runs only on its SMs.
 
@@ -114,7 +276,10 @@ class GreenContext(Handle):
     """
 
     __slots__ = ("_pushed", "_pool", "_pool_next")
-    _kind, _release = "context", "gctx_context_release"
+    _pushed: tuple[Any] | None  # set_context's parent stream, until pop_context
+    _pool: list[Stream]         # Stream()'s pool
+    _pool_next: int
+    _release = "gctx_context_release"
     _info_call, _info_type = "gctx_context_get_info", _capi.ContextInfo
 
     def __init__(self, *, num_sms: int | None = None, sm_partition: SMPartition | None = None,
@@ -125,9 +290,8 @@ class GreenContext(Handle):
         the hardware has, the whole device when none is that large: 4 -> 8, 20 -> 24, 132 ->
         132 on an H200); rounding="strict" refuses a count the hardware can't give, naming
         the nearest legal ones; "down", "nearest" and "up" are SMPartition.split's."""
-        self._h, self._info, self._pool_next = None, None, 0
-        self._pushed: tuple | None = None
-        self._pool: list = []
+        self._h = self._key = self._info = None
+        self._pushed, self._pool, self._pool_next = None, [], 0
         options = context_options(workqueue_scope, workqueue_concurrency_limit, fresh)
         if sm_partition is not None and not isinstance(sm_partition, SMPartition):
             raise TypeError("sm_partition must be an SMPartition")
@@ -148,10 +312,10 @@ class GreenContext(Handle):
         else:  # the whole device, with a workqueue configuration
             with SMPartition.from_device(device_id) as whole:
                 check(lib.gctx_context_create(whole._handle, options, ctypes.byref(out)))
-        self._h = out.value
+        self._h = self._key = out.value
 
     @classmethod
-    def _wrap(cls, handle):
+    def _wrap(cls, handle: int | None) -> GreenContext:
         self = super()._wrap(handle)
         self._pushed, self._pool, self._pool_next = None, [], 0
         return self
@@ -162,7 +326,7 @@ class GreenContext(Handle):
         it alive while this object lives. green_handle: a CUgreenCtx (an int, or a
         cuda.bindings CUgreenCtx as PyTorch holds them), or a cuda.core green Context."""
         if hasattr(green_handle, "is_green") and hasattr(green_handle, "create_stream"):
-            return interop.adopt_core_context(green_handle)
+            return cls._wrap(interop.adopt_core_context(green_handle))
         handle = driver_handle("green_handle", green_handle)
         out = ctypes.c_void_p()
         check(lib.gctx_context_adopt(handle, ctypes.byref(out)))
@@ -231,7 +395,7 @@ class GreenContext(Handle):
         context alive while it is in use."""
         out = ctypes.c_void_p()
         check(lib.gctx_context_partition(self._handle, ctypes.byref(out)))
-        return SMPartition(out.value)
+        return SMPartition._wrap(out.value)
 
     @property
     def locality_domain_id(self) -> int | None:
@@ -262,7 +426,7 @@ class GreenContext(Handle):
         """The CUcontext of cuCtxFromGreenCtx, as an int."""
         return lib.gctx_context_cu_context(self._handle)
 
-    def stream(self, priority: int = 0) -> greenctx_stream.Stream:
+    def stream(self, priority: int = 0) -> _Stream:
         """A new greenctx Stream on this context (whether PyTorch is there or not)."""
         return Stream._create(self, priority)
 
@@ -282,19 +446,19 @@ class GreenContext(Handle):
         pooled._cu_stream = own._cu_stream  # the CUstream, where PyTorch's stream asked for it
         return stream
 
-    def Event(self) -> greenctx_stream.Event:  # noqa: N802 - as Stream()
+    def Event(self) -> _Event:  # noqa: N802 - as Stream()
         """An event of this context's device, to order work across partitions."""
         return Event(self)
 
-    def record_event(self, event: greenctx_stream.Event | None = None
-                     ) -> greenctx_stream.Event:
+    def record_event(self, event: _Event | None = None
+                     ) -> _Event:
         """Records an event after the work submitted so far to every stream of this context
         (a new event when none is given); returns it."""
         event = instance("event", event, Event) if event is not None else self.Event()
         check(lib.gctx_event_record_context(event._handle, self._handle))
         return event
 
-    def wait_event(self, event: greenctx_stream.Event) -> None:
+    def wait_event(self, event: _Event) -> None:
         """Makes later work of every stream of this context wait for the event."""
         check(lib.gctx_context_wait_event(self._handle, instance("event", event, Event)._handle))
 
@@ -354,7 +518,5 @@ class GreenContext(Handle):
             event.wait(parent)
             torch.cuda.set_stream(parent)
 
-    def __repr__(self):
-        if self._h is None:
-            return "<greenctx.GreenContext destroyed>"
-        return f"<greenctx.GreenContext on device {self.device_id}: {self.sm_count} SMs>"
+    def _describe(self) -> str:
+        return f"on device {self.device_id}: {self.sm_count} SMs"

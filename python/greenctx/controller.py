@@ -10,6 +10,8 @@ their demand, a bandwidth term and their targets. All the arithmetic is the C li
     d = ctl.decide()          # d.candidate, d.sm_counts, d.reason
     ctl.observe(0, measured_step_s)
 """
+from __future__ import annotations
+
 import ctypes
 from dataclasses import dataclass
 from typing import Dict, Sequence, Tuple
@@ -33,11 +35,12 @@ class Workload:
     bytes_per_step: float = 0.0
 
     @classmethod
-    def latency(cls, target_s, prior, **kwargs):
+    def latency(cls, target_s: float, prior: Dict[int, float], **kwargs: float) -> Workload:
         return cls(GCTX_WORKLOAD_LATENCY, dict(prior), target_s=target_s, **kwargs)
 
     @classmethod
-    def throughput(cls, prior, floor_per_s=0.0, **kwargs):
+    def throughput(cls, prior: Dict[int, float], floor_per_s: float = 0.0,
+                   **kwargs: float) -> Workload:
         return cls(GCTX_WORKLOAD_THROUGHPUT, dict(prior), floor_per_s=floor_per_s, **kwargs)
 
 
@@ -61,13 +64,15 @@ class Controller(Handle):
     processes) leaves it out."""
 
     __slots__ = ("_nb_workloads",)
+    _nb_workloads: int
     _release = "gctx_controller_release"
 
     def __init__(self, workloads: Sequence[Workload], candidates: Sequence[Sequence[int]], *,
                  device_sms: int = 0, hbm_bytes_per_s: float = 0.0, hysteresis: float = 0.05,
                  dwell: int = 3, learning_rate: float = 0.25, latency_margin: float = 1.10,
-                 shared_slowdown: float = 1.0, disjoint: bool = False):
-        super().__init__(None)
+                 shared_slowdown: float = 1.0, disjoint: bool = False) -> None:
+        self._h = self._key = self._info = None
+        self._nb_workloads = 0
         workloads = list(workloads)
         rows = [list(row) for row in candidates]
         if any(len(row) != len(workloads) for row in rows):
@@ -102,7 +107,8 @@ class Controller(Handle):
         out = ctypes.c_void_p()
         check(lib.gctx_controller_create(c_workloads, len(workloads), c_rows, len(rows),
                                          ctypes.byref(options), ctypes.byref(out)))
-        self._h, self._nb_workloads = out.value, len(workloads)
+        self._h = self._key = out.value
+        self._nb_workloads = len(workloads)
 
     @property
     def nb_candidates(self) -> int:
@@ -132,6 +138,9 @@ class Controller(Handle):
                         tuple(w for w in range(n) if d.unmet >> w & 1),
                         tuple(d.sm_counts[:n]), tuple(d.predicted_step_s[:n]),
                         d.reason.decode())
+
+    def _describe(self) -> str:
+        return f"{self._nb_workloads} workloads, {self.nb_candidates} candidates"
 
 
 __all__ = ["Controller", "Workload", "Decision"]

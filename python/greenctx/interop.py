@@ -6,21 +6,22 @@ directions go through a green context, which both libraries can name: a cuda.cor
 on a green context says which CUgreenCtx it belongs to (cuStreamGetGreenCtx, driver 13.0+),
 and a cuda.core stream on a greenctx stream reports its context's resources.
 
-SMPartition and GreenContext call this module, so it names their classes through
-_object.handle_class rather than importing their modules.
+This module speaks the C library's handles only (SMPartition.to_sm_resource,
+SMPartition.from_sm_resource and GreenContext.adopt wrap what it returns), so that it sits
+below the modules of the objects and imports none of them.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import ctypes
+from typing import Any
 
-from ._object import device_ordinal, handle_class, instance
+from . import _capi
+from ._capi import lib
+from ._errors import check
+from ._object import device_ordinal, stream_handle
 
-if TYPE_CHECKING:
-    from .context import GreenContext
-    from .partition import SMPartition
 
-
-def _core():
+def _core() -> Any:
     try:
         import cuda.core as core  # noqa: PLC0415 - optional
     except ImportError as e:
@@ -28,41 +29,68 @@ def _core():
     return core
 
 
-def adopt_core_context(core_context: Any) -> GreenContext:
-    """A greenctx GreenContext on a cuda.core green Context (Device.create_context), never
-    destroying it: the cuda.core Context must stay alive while the GreenContext is used."""
+def _out(call: Any, *args: Any) -> int:
+    """The handle a gctx_* call with one handle output gives."""
+    out = ctypes.c_void_p()
+    check(call(*args, ctypes.byref(out)))
+    return out.value or 0
+
+
+def adopt_core_context(core_context: Any) -> int:
+    """A gctx_context (a handle the caller owns) adopting a cuda.core green Context
+    (Device.create_context), never destroying it: the cuda.core Context must stay alive
+    while the context is used."""
     if not getattr(core_context, "is_green", False):
         raise ValueError("adopt needs a green cuda.core Context (Device.create_context with "
                          "ContextOptions(resources=[...])), got a primary one")
     core_stream = core_context.create_stream()
     try:
-        with handle_class("stream").adopt(core_stream) as stream:
-            return stream.context
+        stream = _out(lib.gctx_stream_adopt, stream_handle(core_stream))
+        try:
+            return _out(lib.gctx_stream_context, stream)
+        finally:
+            lib.gctx_stream_release(stream)
     finally:
         core_stream.close()
 
 
-def to_sm_resource(partition: SMPartition) -> Any:
-    """The partition's SMs as a cuda.core SMResource (of a green context made on them)."""
+def to_sm_resource(partition: int) -> Any:
+    """A gctx_partition's SMs as a cuda.core SMResource (of a green context made on them)."""
     core = _core()
-    instance("partition", partition, handle_class("partition"))
-    with handle_class("context")(sm_partition=partition) as ctx, ctx.stream() as stream:
-        core_stream = core.Stream.from_handle(stream.handle)
+    context = _out(lib.gctx_context_create, partition, _capi.ContextOptions())
+    try:
+        stream = _out(lib.gctx_stream_create, context, _capi.StreamOptions())
         try:
-            return core_stream.resources.sm
+            core_stream = core.Stream.from_handle(lib.gctx_stream_handle(stream))
+            try:
+                return core_stream.resources.sm
+            finally:
+                core_stream.close()
         finally:
-            core_stream.close()
+            lib.gctx_stream_release(stream)
+    finally:
+        lib.gctx_context_release(context)
 
 
-def from_sm_resource(resource: Any, device_id: int | None = None) -> SMPartition:
-    """A cuda.core SMResource as an SMPartition with the same SMs: the partition of a
-    greenctx context made on them (it keeps that context alive while it is in use)."""
+def from_sm_resource(resource: Any, device_id: int | None = None) -> int:
+    """A cuda.core SMResource as a gctx_partition (a handle the caller owns) with the same
+    SMs: the partition of a greenctx context made on them (it keeps that context alive)."""
     core = _core()
     core_context = core.Device(device_ordinal(device_id)).create_context(
         core.ContextOptions(resources=[resource]))
     try:
-        with adopt_core_context(core_context) as adopted, adopted.sm_partition as sms, \
-                handle_class("context")(sm_partition=sms) as own:
-            return own.sm_partition
+        adopted = adopt_core_context(core_context)
+        try:
+            sms = _out(lib.gctx_context_partition, adopted)
+            try:
+                own = _out(lib.gctx_context_create, sms, _capi.ContextOptions())
+            finally:
+                lib.gctx_partition_release(sms)
+            try:
+                return _out(lib.gctx_context_partition, own)
+            finally:
+                lib.gctx_context_release(own)
+        finally:
+            lib.gctx_context_release(adopted)
     finally:
         core_context.close()

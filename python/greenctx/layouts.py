@@ -11,9 +11,9 @@ from typing import Any
 from ._capi import GCTX_LAYOUTS_ORDER_ALL, GCTX_LAYOUTS_ORDER_BY_PART, lib
 from ._errors import check
 from ._object import Handle, count, device_ordinal
-from .context import GreenContext, context_options
+from ._torch import as_torch_stream
+from .context import GreenContext, Stream, context_options
 from .partition import SMPartition
-from .stream import Stream, as_torch_stream
 
 _ORDERS = {"all": GCTX_LAYOUTS_ORDER_ALL, "by_part": GCTX_LAYOUTS_ORDER_BY_PART}
 
@@ -32,12 +32,15 @@ class Layouts(Handle):
     """
 
     __slots__ = ("_nb_layouts", "_nb_parts", "_streams")
+    _nb_layouts: int
+    _nb_parts: int
+    _streams: dict[int, tuple[Any, ...]]  # streams(layout), made once
     _release = "gctx_layouts_release"
 
     def __init__(self, sm_counts: Sequence[Sequence[int]], device_id: int | None = None, *,
                  workqueue_scope: str | None = None,
                  workqueue_concurrency_limit: int | None = None, fresh: bool = False) -> None:
-        super().__init__(None)
+        self._h = self._key = self._info = None
         rows = [list(row) for row in sm_counts]
         if not rows or len({len(row) for row in rows}) != 1 or not rows[0]:
             raise ValueError("sm_counts must be a nonempty list of rows of one nonzero length")
@@ -48,8 +51,8 @@ class Layouts(Handle):
         check(lib.gctx_layouts_create(device_ordinal(device_id),
                                       (ctypes.c_uint * len(counts))(*counts), self._nb_layouts,
                                       self._nb_parts, ctypes.byref(options), ctypes.byref(out)))
-        self._h = out.value
-        self._streams: dict = {}
+        self._h = self._key = out.value
+        self._streams = {}
 
     def __len__(self) -> int:
         return self._nb_layouts
@@ -65,24 +68,24 @@ class Layouts(Handle):
         check(lib.gctx_layouts_get_active(self._handle, ctypes.byref(out)))
         return out.value
 
-    def _get(self, layout, part, which):
+    def _get(self, layout: int, part: int, which: int) -> int:
         layout, part = count("layout", layout), count("part", part)
-        outs = [None, None, None]
+        outs: list[Any] = [None, None, None]
         out = ctypes.c_void_p()
         outs[which] = ctypes.byref(out)
         check(lib.gctx_layouts_get(self._handle, layout, part, *outs))
-        return out.value
+        return out.value or 0
 
     def partition(self, layout: int, part: int) -> SMPartition:
         """Partition `part` of layout `layout`, as an SMPartition of its own."""
-        return SMPartition(lib.gctx_partition_retain(self._get(layout, part, 0)))
+        return SMPartition._wrap(lib.gctx_partition_retain(self._get(layout, part, 0)))
 
     def context(self, layout: int, part: int) -> GreenContext:
         return GreenContext._wrap(lib.gctx_context_retain(self._get(layout, part, 1)))
 
     def stream(self, layout: int, part: int) -> Stream:
         """The greenctx Stream of a partition of a layout."""
-        return Stream(lib.gctx_stream_retain(self._get(layout, part, 2)))
+        return Stream._wrap(lib.gctx_stream_retain(self._get(layout, part, 2)))
 
     def streams(self, layout: int) -> tuple[Any, ...]:
         """The layout's streams as GreenContext.Stream() gives them (torch.cuda.Streams when
@@ -114,7 +117,5 @@ class Layouts(Handle):
         self._streams = {}
         super().close()
 
-    def __repr__(self):
-        if self._h is None:
-            return "<greenctx.Layouts destroyed>"
-        return f"<greenctx.Layouts {self._nb_layouts} layouts of {self._nb_parts} partitions>"
+    def _describe(self) -> str:
+        return f"{self._nb_layouts} layouts of {self._nb_parts} partitions"

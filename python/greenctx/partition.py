@@ -61,7 +61,7 @@ class SplitPlan:
     driver_version: int
     path: str          # "structured" (13.1+), "granules" or "fine_granules" (12.4 to 13.0)
     granule_sms: int   # the granule of the granule paths, else 0
-    groups: tuple      # one GroupPlan per group
+    groups: tuple[GroupPlan, ...]  # one GroupPlan per group
     remainder_sms: int  # SMs in no group
     rounded: bool
     nested: bool       # the input is a split's output: the split goes through a context
@@ -73,12 +73,12 @@ class SplitPlan:
 
 # Split options by rounding (the C library only reads them): one struct per policy, made once,
 # passed as they are (ctypes passes a struct by reference to a pointer parameter).
-_SPLIT_OPTIONS = {}
+_SPLIT_OPTIONS: dict[Rounding | str, _capi.SplitOptions] = {}
 for _policy, _value in _ROUNDING_VALUES.items():
     _SPLIT_OPTIONS[_policy] = _capi.SplitOptions(rounding=_value)
 
 
-def split_options(rounding):
+def split_options(rounding: Rounding | str) -> _capi.SplitOptions:
     options = _SPLIT_OPTIONS.get(rounding)  # a Rounding or its string (they hash alike)
     if options is None:
         raise ValueError(f"rounding must be one of {[r.value for r in Rounding]}, "
@@ -174,7 +174,7 @@ def _check_locality_domains(locality_domain_ids, nb_groups):
 # only reads the groups and options, so every call and thread passes the same ones; each call
 # makes its own outputs, of the cached type. With exact types two equal requests are the same
 # request (True == 1 can't mix them up). Bounded: emptied when full.
-_PREPARED: dict = {}
+_PREPARED: dict[Any, Any] = {}
 _PREPARED_MAX = 256
 _ONE_HANDLE = ctypes.c_void_p * 1  # a remainder's output: an array passes with no byref()
 # split's C call without ctypes' conversion of each argument (_capi.bare: it passes the
@@ -185,8 +185,8 @@ _BARE_SPLIT = _capi.bare("gctx_partition_split")
 _new = object.__new__
 
 
-def prepare(num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count, backfill,
-            locality_domain_ids, rounding):
+def prepare(num_sms: Any, coscheduled_sm_count: Any, preferred_coscheduled_sm_count: Any,
+            backfill: Any, locality_domain_ids: Any, rounding: Rounding | str) -> Any:
     """A split's C arguments, checked in PyTorch's order and made once per distinct request:
     (groups array, its length, options, the type of its outputs array, a pointer to the
     options)."""
@@ -220,7 +220,7 @@ def prepare(num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count, backf
     return prepared
 
 
-def relation(c_function, a, b):
+def relation(c_function: Any, a: Handle, b: Handle) -> Relation:
     """What the C library knows of two objects' SMs (partitions, or contexts)."""
     if not isinstance(b, type(a)):
         raise TypeError(f"relation() needs a {type(a).__name__}, got {type(b).__name__}")
@@ -248,7 +248,9 @@ class SMPartition(Handle):
     """
 
     __slots__ = ()
-    _kind, _release = "partition", "gctx_partition_release"
+    _release = "gctx_partition_release"
+    _how = ("get one from SMPartition.from_device(), SMPartition.split() or "
+            "GreenContext.sm_partition")
     _info_call, _info_type = "gctx_partition_get_info", _capi.PartitionInfo
 
     @classmethod
@@ -257,7 +259,7 @@ class SMPartition(Handle):
         device_id is None)."""
         out = ctypes.c_void_p()
         check(lib.gctx_partition_from_device(device_ordinal(device_id), ctypes.byref(out)))
-        return cls(out.value)
+        return cls._wrap(out.value)
 
     device_id = info_field("device", "The device index of these SMs.")
     sm_count = info_field("sm_count", "The number of SMs in this partition.")
@@ -321,11 +323,13 @@ class SMPartition(Handle):
             # and its subclasses keep Handle's _wrap (none overrides it).
             cls = type(self)
             group = _new(cls)
-            group._h, group._info = outputs[0], None
+            group._h = group._key = outputs[0]
+            group._info = None
             if rest is None:
                 return (group,), None
             rest_part = _new(cls)
-            rest_part._h, rest_part._info = rest, None
+            rest_part._h = rest_part._key = rest
+            rest_part._info = None
             return (group,), rest_part
         wrap = self._wrap
         # A slice reads a ctypes array in one step (iterating it ends on an IndexError).
@@ -353,15 +357,12 @@ class SMPartition(Handle):
 
     def to_sm_resource(self) -> Any:
         """These SMs as a cuda.core SMResource (greenctx.interop)."""
-        return interop.to_sm_resource(self)
+        return interop.to_sm_resource(self._handle)
 
     @classmethod
     def from_sm_resource(cls, resource: Any, device_id: int | None = None) -> SMPartition:
         """A cuda.core SMResource's SMs as an SMPartition (greenctx.interop)."""
-        return interop.from_sm_resource(resource, device_id)
+        return cls._wrap(interop.from_sm_resource(resource, device_id))
 
-    def __repr__(self):
-        if self._h is None:
-            return "<greenctx.SMPartition destroyed>"
-        return (f"<greenctx.SMPartition {self.kind} of device {self.device_id}: "
-                f"{self.sm_count} SMs>")
+    def _describe(self) -> str:
+        return f"{self.kind} of device {self.device_id}: {self.sm_count} SMs"

@@ -139,5 +139,5 @@ def fake_torch(monkeypatch):
     torch.cuda.current_device = lambda: 0
     torch.cuda.is_available = lambda: True
     monkeypatch.setitem(sys.modules, "torch", torch)
-    monkeypatch.setattr(greenctx.stream, "_torch_stream_class", None)
+    monkeypatch.setattr(greenctx._torch, "_torch_stream_class", None)
     return torch

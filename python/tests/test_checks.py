@@ -146,4 +146,4 @@ def test_events_are_type_checked(ctx):
 def test_event_repr(ctx):
     with ctx.Event() as e:
         assert repr(e) == f"<greenctx.Event 0x{e.handle:x}>"
-    assert repr(e) == "<greenctx.Event destroyed>"
+    assert repr(e) == "<greenctx.Event released>"

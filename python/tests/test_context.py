@@ -211,12 +211,12 @@ def test_adopt_does_not_take_ownership(sim):
     assert sim.live("green_ctx") >= 1 and ctx.sm_count == 16
 
 
-def test_destroyed_context_says_so():
+def test_released_context_says_so():
     ctx = GreenContext(num_sms=16)
     ctx.close()
-    with pytest.raises(RuntimeError, match="GreenContext has been destroyed"):
+    with pytest.raises(RuntimeError, match="GreenContext has been released"):
         ctx.Stream()
-    assert "destroyed" in repr(ctx)
+    assert "released" in repr(ctx)
 
 
 def test_current_sm_count_follows_the_current_context(no_torch):

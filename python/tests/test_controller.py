@@ -51,7 +51,7 @@ def test_bad_arguments_carry_the_library_message():
     with pytest.raises(ValueError, match="one SM count per workload"):
         Controller([Workload.throughput(PREFILL)], [(16, 116)])
     ctl.close()
-    with pytest.raises(RuntimeError, match="destroyed"):
+    with pytest.raises(RuntimeError, match="released"):
         ctl.decide()
 
 

@@ -298,10 +298,10 @@ def test_threads_share_the_read_only_structs_and_get_their_own_results():
     call (the C library only reads them): threads asking at once for different counts,
     roundings and workqueue limits each get what they asked for, and the shared structs are
     as they were."""
-    from greenctx import context, partition, stream
+    from greenctx import context, partition
     workqueues = greenctx.driver_version() >= 13010
     shared = (bytes(context._PLAIN_OPTIONS[False]), bytes(context._PLAIN_OPTIONS[True]),
-              bytes(stream._DEFAULT_OPTIONS),
+              bytes(context._DEFAULT_STREAM_OPTIONS),
               {k: bytes(v) for k, v in partition._SPLIT_OPTIONS.items()})
 
     def work(i):
@@ -321,5 +321,5 @@ def test_threads_share_the_read_only_structs_and_get_their_own_results():
     errors = _in_threads(work)
     assert not errors, errors
     assert shared == (bytes(context._PLAIN_OPTIONS[False]), bytes(context._PLAIN_OPTIONS[True]),
-                      bytes(stream._DEFAULT_OPTIONS),
+                      bytes(context._DEFAULT_STREAM_OPTIONS),
                       {k: bytes(v) for k, v in partition._SPLIT_OPTIONS.items()})

@@ -234,10 +234,10 @@ def test_fine_units_need_driver_12_5(sms):
         sms.split(num_sms=4, coscheduled_sm_count=2)
 
 
-def test_destroyed_partition_says_so(sms):
+def test_released_partition_says_so(sms):
     (a,), _ = sms.split(num_sms=16)
     a.close()
     a.close()  # idempotent
-    with pytest.raises(RuntimeError, match="SMPartition has been destroyed"):
+    with pytest.raises(RuntimeError, match="SMPartition has been released"):
         a.split(num_sms=8)
-    assert "destroyed" in repr(a)
+    assert "released" in repr(a)

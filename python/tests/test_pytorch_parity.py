@@ -321,7 +321,7 @@ def cpu_only_torch(monkeypatch):
                                        Event=not_compiled, default_stream=not_compiled,
                                        set_stream=not_compiled)
     monkeypatch.setitem(sys.modules, "torch", torch)
-    monkeypatch.setattr(greenctx.stream, "_torch_stream_class", None)
+    monkeypatch.setattr(greenctx._torch, "_torch_stream_class", None)
     return torch
 
 

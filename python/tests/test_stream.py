@@ -58,7 +58,7 @@ def test_a_torch_stream_closes_as_the_peers_streams_do(sim, fake_torch, two):
     handle = s.cuda_stream
     s.close()
     s.close()
-    with pytest.raises(RuntimeError, match="destroyed"):
+    with pytest.raises(RuntimeError, match="released"):
         s.greenctx_stream.handle
     assert sim.live("stream") == streams + 1 and sim.stream_sms(handle)  # the pool's
     ctx.close()  # the context's end takes the pool's stream with it: s holds nothing
@@ -125,9 +125,9 @@ def test_observe_sms_sees_each_partitions_own_sms(no_torch, two):
     assert not set(seen_a) & set(seen_b)
 
 
-def test_destroyed_stream_says_so(no_torch, two):
+def test_released_stream_says_so(no_torch, two):
     s = two[0].Stream()
     with s:
         pass
-    with pytest.raises(RuntimeError, match="Stream has been destroyed"):
+    with pytest.raises(RuntimeError, match="Stream has been released"):
         s.synchronize()
