@@ -32,7 +32,8 @@ set(py_tests_registered "")
 greenctx_test(python.abi COMMAND ${py_run} test_abi.py LABELS unit python)
 list(APPEND py_tests_registered python.abi)
 
-# The package's type annotations (py.typed: users' type checkers read them) hold.
+# The package's type annotations (py.typed: users' type checkers read them) hold: mypy,
+# strict less what ctypes can't give (pyproject.toml), over python/greenctx.
 if(NOT GREENCTX_TEST_DRIVER STREQUAL "real")
   greenctx_test(python.types LABELS unit python TIMEOUT 120
     COMMAND ${CMAKE_COMMAND} -E chdir ${PROJECT_SOURCE_DIR} ${py_python} -m mypy
@@ -40,8 +41,10 @@ if(NOT GREENCTX_TEST_DRIVER STREQUAL "real")
   list(APPEND py_tests_registered python.types)
 endif()
 
-# The package's modules import each other in one direction only (no circle).
-greenctx_test(python.imports COMMAND ${py_run} test_imports.py LABELS unit python)
+# The package's modules import each other in one direction only (no circle), and every
+# public function and method is annotated.
+greenctx_test(python.imports COMMAND ${py_run} test_imports.py test_annotations.py
+  LABELS unit python)
 list(APPEND py_tests_registered python.imports)
 
 # The elastic controller: pure arithmetic, no driver.
@@ -52,7 +55,7 @@ list(APPEND py_tests_registered python.controller)
 foreach(version 12040 13000 13010)
   greenctx_driver_test(python.sim.${version} SIM_ONLY LABELS python
     COMMAND ${py_run} test_partition.py test_context.py test_stream.py test_lifetimes.py
-            test_cache_layouts.py test_claims.py test_checks.py test_hot_paths.py
+            test_cache_layouts.py test_claims.py test_checks.py test_hot_paths.py test_handles.py
     SIM_ENV GREENCTX_SIM_DEVICES=h200 GREENCTX_SIM_DRIVER_VERSION=${version})
   list(APPEND py_tests_registered python.sim.${version})
 endforeach()
