@@ -56,6 +56,7 @@ foreach(version 12040 13000 13010)
   greenctx_driver_test(python.sim.${version} SIM_ONLY LABELS python
     COMMAND ${py_run} test_partition.py test_context.py test_stream.py test_lifetimes.py
             test_cache_layouts.py test_claims.py test_checks.py test_hot_paths.py test_handles.py
+            test_interop.py
     SIM_ENV GREENCTX_SIM_DEVICES=h200 GREENCTX_SIM_DRIVER_VERSION=${version})
   list(APPEND py_tests_registered python.sim.${version})
 endforeach()
