@@ -32,8 +32,8 @@ set(py_tests_registered "")
 greenctx_test(python.abi COMMAND ${py_run} test_abi.py LABELS unit python)
 list(APPEND py_tests_registered python.abi)
 
-# The package's type annotations (py.typed: users' type checkers read them) hold: mypy,
-# strict less what ctypes can't give (pyproject.toml), over python/greenctx.
+# The package's type annotations (py.typed: users' type checkers read them) hold: mypy
+# --strict over python/greenctx (pyproject.toml).
 if(NOT GREENCTX_TEST_DRIVER STREQUAL "real")
   greenctx_test(python.types LABELS unit python TIMEOUT 120
     COMMAND ${CMAKE_COMMAND} -E chdir ${PROJECT_SOURCE_DIR} ${py_python} -m mypy

@@ -45,13 +45,15 @@ __all__ = [
 
 def library_path() -> str:
     """The libgreenctx.so this package uses ($GREENCTX_LIBRARY, else its own copy)."""
-    return lib.path
+    path: str = lib.path
+    return path
 
 
 def driver_path() -> str:
     """The file the CUDA driver was loaded from."""
     check(lib.gctx_init())
-    return lib.gctx_driver_path().decode()
+    path: str = lib.gctx_driver_path().decode()
+    return path
 
 
 def device_count() -> int:

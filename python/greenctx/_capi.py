@@ -50,7 +50,7 @@ GCTX_CLAIM_EVENT_RELEASED, GCTX_CLAIM_EVENT_DIED, GCTX_CLAIM_EVENT_FAULT = 0, 1,
 class _Struct(ctypes.Structure):
     """A C struct; size-prefixed ones get their size field set on construction."""
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         if self._fields_[0][0] == "size":
             self.size = ctypes.sizeof(self)
@@ -191,7 +191,7 @@ STRUCTS = {"gctx_device_info": DeviceInfo, "gctx_partition_info": PartitionInfo,
            "gctx_claim_event": ClaimEvent, "gctx_mps_info": MpsInfo}
 
 
-def _p(t):
+def _p(t: Any) -> Any:
     return ctypes.POINTER(t)
 
 
@@ -295,7 +295,7 @@ SIGNATURES = {
 }
 
 
-def library_path():
+def library_path() -> str:
     return os.environ.get("GREENCTX_LIBRARY") or PACKAGED_LIBRARY
 
 
@@ -322,7 +322,7 @@ def load(path: str | None = None) -> Any:
 lib = load()
 
 
-def bare(name):
+def bare(name: str) -> Any:
     """lib.<name> for a hot call: ctypes converts its first argument (a handle, passed as an
     int) as the declared function does, and passes the others as they are (a C function may
     take more arguments than its argtypes), where the declared function runs each through its

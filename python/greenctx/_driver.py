@@ -2,6 +2,8 @@
 library leaves to its caller (it never changes the calling thread's context): resolved with
 cuGetProcAddress from the same driver file the library loaded.
 """
+from __future__ import annotations
+
 import ctypes
 from typing import Any
 
@@ -12,7 +14,7 @@ _CUDA_SUCCESS = 0
 _entry_points: dict[str, Any] = {}
 
 
-def _entry_point(name, argtypes):
+def _entry_point(name: str, argtypes: list[Any]) -> Any:
     fn = _entry_points.get(name)
     if fn is None:
         check(lib.gctx_init())
@@ -31,27 +33,27 @@ def _entry_point(name, argtypes):
     return fn
 
 
-def _call(name, argtypes, *args):
+def _call(name: str, argtypes: list[Any], *args: Any) -> None:
     r = _entry_point(name, argtypes)(*args)
     if r != _CUDA_SUCCESS:
         raise Error(f"{name} failed: CUresult {r}", cuda_result=r)
 
 
-def push_context(cu_context):
+def push_context(cu_context: int) -> None:
     _call("cuCtxPushCurrent", [ctypes.c_void_p], cu_context)
 
 
-def set_current_context(cu_context):
+def set_current_context(cu_context: int) -> None:
     _call("cuCtxSetCurrent", [ctypes.c_void_p], cu_context)
 
 
-def pop_context():
+def pop_context() -> int | None:
     out = ctypes.c_void_p()
     _call("cuCtxPopCurrent", [ctypes.POINTER(ctypes.c_void_p)], ctypes.byref(out))
     return out.value
 
 
-def current_context():
+def current_context() -> int | None:
     out = ctypes.c_void_p()
     _call("cuCtxGetCurrent", [ctypes.POINTER(ctypes.c_void_p)], ctypes.byref(out))
     return out.value

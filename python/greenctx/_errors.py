@@ -6,13 +6,16 @@ counts), RuntimeError for what the driver or the machine can't do, MemoryError f
 memory. Every one is also a greenctx.Error, with .status (the gctx_status name) and
 .cuda_result (the CUresult behind a driver failure, else 0).
 """
+from __future__ import annotations
+
 from ._capi import lib
 
 
 class Error(RuntimeError):
     """A failed greenctx call."""
 
-    def __init__(self, message, status="GCTX_ERROR_DRIVER", cuda_result=0):
+    def __init__(self, message: str, status: str = "GCTX_ERROR_DRIVER",
+                 cuda_result: int = 0) -> None:
         super().__init__(message)
         self.status = status
         self.cuda_result = cuda_result
@@ -73,13 +76,13 @@ _BY_STATUS = {
 }
 
 
-def error_from_status(code):
+def error_from_status(code: int) -> Error:
     """The exception for a failed call's status, with this thread's message."""
     name = lib.gctx_status_name(code).decode()
     message = lib.gctx_last_error().decode(errors="replace")
     return _BY_STATUS.get(name, Error)(message, name, lib.gctx_last_cuda_result())
 
 
-def check(code):
+def check(code: int) -> None:
     if code:
         raise error_from_status(code)

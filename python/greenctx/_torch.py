@@ -17,10 +17,10 @@ def _torch_class(torch: Any) -> Any:
         class GreenStream(torch.cuda.ExternalStream):  # type: ignore[misc]  # torch is untyped here
             """A torch.cuda.Stream on a green context; holds the green stream alive."""
 
-            def __cuda_stream__(self):
+            def __cuda_stream__(self) -> tuple[int, int]:
                 return (0, self.cuda_stream)
 
-            def close(self):
+            def close(self) -> None:
                 """Drops this stream's reference to its green stream now (idempotent), as
                 greenctx's Stream.close() and cuda.core's Stream.close() do (PyTorch's own
                 streams have no close(): theirs goes with the object). The CUstream lives on

@@ -63,7 +63,8 @@ def context_options(workqueue_scope: str | None, workqueue_concurrency_limit: in
     return options
 
 
-def _create_with_sms(device, num_sms, rounding, options, out):
+def _create_with_sms(device: int, num_sms: Any, rounding: Rounding | str | None,
+                     options: _capi.ContextOptions, out: ctypes.c_void_p) -> None:
     """A context of num_sms SMs of a device into out (a c_void_p), in one C call. rounding
     None is PyTorch's: its range check, then the driver's rounding up (the whole device when
     no group is that large); "strict" is the C library's own check; the others a one-group
@@ -92,7 +93,7 @@ def _create_with_sms(device, num_sms, rounding, options, out):
         raise _one_group_message(error_from_status(code))
 
 
-def _one_group_message(error):
+def _one_group_message(error: Exception) -> Exception:
     """The library's message for a one-group request, without its group index: the
     constructor asks for one context, not for groups."""
     message = str(error)
@@ -162,10 +163,11 @@ class Stream(Handle):
 
     @property
     def device_id(self) -> int:
-        if self._info is None:  # a stream's device never changes: ask its context once
+        device: int = self._info
+        if device is None:  # a stream's device never changes: ask its context once
             with self.context as ctx:
-                self._info = ctx.device_id
-        return self._info
+                device = self._info = ctx.device_id
+        return device
 
     @property
     def priority(self) -> int:
@@ -225,7 +227,8 @@ class Event(Handle):
     @property
     def handle(self) -> int:
         """The CUevent, as an int."""
-        return lib.gctx_event_handle(self._handle)
+        event: int = lib.gctx_event_handle(self._handle)
+        return event
 
     def record(self, stream: Any) -> None:
         """Records the event after the work submitted so far to a greenctx stream (or the
@@ -419,12 +422,14 @@ class GreenContext(Handle):
     @property
     def green_handle(self) -> int:
         """The raw CUgreenCtx, as an int (owned by this context)."""
-        return lib.gctx_context_green_handle(self._handle)
+        green: int = lib.gctx_context_green_handle(self._handle)
+        return green
 
     @property
     def cu_context(self) -> int:
         """The CUcontext of cuCtxFromGreenCtx, as an int."""
-        return lib.gctx_context_cu_context(self._handle)
+        cu: int = lib.gctx_context_cu_context(self._handle)
+        return cu
 
     def stream(self, priority: int = 0) -> _Stream:
         """A new greenctx Stream on this context (whether PyTorch is there or not)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ctypes
 import enum
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,7 +86,7 @@ def split_options(rounding: Rounding | str) -> _capi.SplitOptions:
     return options
 
 
-def _is_sequence(value):
+def _is_sequence(value: Any) -> bool:
     t = type(value)
     if t is list or t is tuple:
         return True
@@ -94,23 +94,24 @@ def _is_sequence(value):
         not isinstance(value, (str, bytes))
 
 
-def _count(name, value):
+def _count(name: str, value: Any) -> int:
     if type(value) is int and 0 <= value <= 0xFFFFFFFF:  # the common case, quickly
         return value
     return count(f"{name} entries", value)
 
 
-def _flag(value):
+def _flag(value: Any) -> bool:
     if type(value) is not bool:
         raise ValueError("backfill entries must be bool values")
     return value
 
 
-_OPTIONS = (("num_sms", _count), ("coscheduled_sm_count", _count),
-            ("preferred_coscheduled_sm_count", _count), ("backfill", lambda name, v: _flag(v)))
+_OPTIONS: tuple[tuple[str, Callable[[str, Any], Any]], ...] = (
+    ("num_sms", _count), ("coscheduled_sm_count", _count),
+    ("preferred_coscheduled_sm_count", _count), ("backfill", lambda name, v: _flag(v)))
 
 
-def _exact(value, kind):
+def _exact(value: Any, kind: type) -> bool:
     """value is of exactly this type, or a tuple of values of exactly this type."""
     t = type(value)
     if t is tuple:
@@ -118,7 +119,8 @@ def _exact(value, kind):
     return t is kind
 
 
-def _groups_array(num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count, backfill):
+def _groups_array(num_sms: Any, coscheduled_sm_count: Any,
+                  preferred_coscheduled_sm_count: Any, backfill: Any) -> Any:
     """PyTorch's broadcasting: every option is a scalar or a sequence; sequences share one
     nonzero length and scalars repeat to it; all scalars make one group."""
     values = (num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count, backfill)
@@ -147,7 +149,7 @@ def _groups_array(num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count,
 _LOCALITY_DRIVER = 13040
 
 
-def _check_locality_domains(locality_domain_ids, nb_groups):
+def _check_locality_domains(locality_domain_ids: Any, nb_groups: int) -> None:
     """PyTorch's checks of locality_domain_ids, in its order: a domain needs driver 13.4,
     entries are nonnegative ints or None. Then what greenctx can't do yet: gctx_group has
     no domain field, so a group can't be placed in one (UnsupportedError, not ignored)."""
@@ -229,7 +231,7 @@ def relation(c_function: Any, a: Handle, b: Handle) -> Relation:
     return RELATIONS[out.value]
 
 
-def _plans(plan, group_plans):
+def _plans(plan: Any, group_plans: Any) -> SplitPlan:
     return SplitPlan(
         device_id=plan.device, driver_version=plan.driver_version,
         path=_PATHS.get(plan.path, str(plan.path)), granule_sms=plan.granule_sms,
