@@ -47,14 +47,14 @@ def _timeout_ms(timeout: Any) -> int:
     if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real):
         raise TypeError(f"timeout must be a number of seconds or None, got "
                         f"{type(timeout).__name__} {timeout!r:.60}")
-    if math.isnan(timeout) or timeout < 0:
+    seconds = float(timeout)
+    if math.isnan(seconds) or seconds < 0:
         raise ValueError(f"timeout must be seconds >= 0 (None: wait forever), got {timeout!r}")
-    ms = timeout * 1000
-    if ms > _INT_MAX:
+    if seconds * 1000 > _INT_MAX:
         raise ValueError(f"timeout={timeout!r} s is beyond the C field: at most "
                          f"{_INT_MAX / 1000} s (None: wait forever)")
-    ms = round(ms)
-    if timeout > 0 and ms == 0:
+    ms = round(seconds * 1000)
+    if seconds > 0 and ms == 0:
         raise ValueError(f"timeout={timeout!r} s is below the 1 ms the C library counts in: "
                          f"give 0 (no wait) or at least 0.0005")
     return ms
