@@ -12,7 +12,7 @@ import ctypes
 import warnings
 from typing import TYPE_CHECKING, Any
 
-from . import _capi, _driver, interop
+from . import _capi, _driver, _interop
 from ._capi import lib
 from ._errors import UnsupportedError, check, error_from_status
 from ._object import (INT_MAX, UINT_MAX, Handle, count, cuda_torch, device_ordinal,
@@ -329,7 +329,7 @@ class GreenContext(Handle):
         it alive while this object lives. green_handle: a CUgreenCtx (an int, or a
         cuda.bindings CUgreenCtx as PyTorch holds them), or a cuda.core green Context."""
         if hasattr(green_handle, "is_green") and hasattr(green_handle, "create_stream"):
-            return cls._wrap(interop.adopt_core_context(green_handle))
+            return cls._wrap(_interop.adopt_core_context(green_handle))
         handle = driver_handle("green_handle", green_handle)
         out = ctypes.c_void_p()
         check(lib.gctx_context_adopt(handle, ctypes.byref(out)))

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import _capi, interop
+from . import _capi, _interop
 from ._capi import lib
 from ._errors import UnsupportedError, check, error_from_status
 from ._object import Handle, count, device_ordinal, driver_version, info_field
@@ -358,13 +358,13 @@ class SMPartition(Handle):
         return relation(lib.gctx_partition_relation, self, other)
 
     def to_sm_resource(self) -> Any:
-        """These SMs as a cuda.core SMResource (greenctx.interop)."""
-        return interop.to_sm_resource(self._handle)
+        """These SMs as a cuda.core SMResource (through a green context)."""
+        return _interop.to_sm_resource(self._handle)
 
     @classmethod
     def from_sm_resource(cls, resource: Any, device_id: int | None = None) -> SMPartition:
-        """A cuda.core SMResource's SMs as an SMPartition (greenctx.interop)."""
-        return cls._wrap(interop.from_sm_resource(resource, device_id))
+        """A cuda.core SMResource's SMs as an SMPartition (through a green context)."""
+        return cls._wrap(_interop.from_sm_resource(resource, device_id))
 
     def _describe(self) -> str:
         return f"{self.kind} of device {self.device_id}: {self.sm_count} SMs"

@@ -1,4 +1,4 @@
-"""greenctx.interop's three conversions (SMPartition.to_sm_resource / from_sm_resource,
+"""greenctx._interop's three conversions (SMPartition.to_sm_resource / from_sm_resource,
 GreenContext.adopt of a cuda.core Context) on the simulated H200, through a stand-in for
 cuda.core that names SMs as the simulator does: the right SMs come back, the cuda.core
 objects are closed, and no driver object is left (the module's leak check)."""

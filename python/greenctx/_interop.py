@@ -25,7 +25,7 @@ def _core() -> Any:
     try:
         import cuda.core as core  # noqa: PLC0415 - optional
     except ImportError as e:
-        raise ImportError("greenctx.interop needs cuda.core (pip install cuda-core)") from e
+        raise ImportError("greenctx needs cuda.core for this (pip install cuda-core)") from e
     return core
 
 
