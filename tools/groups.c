@@ -29,10 +29,12 @@ int tool_parse_groups(const greenctx_tool_options *opts, int argc, char **argv, 
     gctx_status s = group_syntax_parse(argc, argv, sm_count, unit_sms, out, &err);
     if (s == GCTX_ERROR_OUT_OF_MEMORY)
         greenctx_tool_fail(opts, s);
+    else if (s != GCTX_SUCCESS && err.about_syntax)
+        greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage",
+                            "%s (how a GROUP is written: greenctx help %s)", err.message,
+                            opts->command);
     else if (s != GCTX_SUCCESS)
-        greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage", "%s%s%s", err.message,
-                            err.about_syntax ? "\n" : "",
-                            err.about_syntax ? group_syntax_help : "");
+        greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage", "%s", err.message);
     return s == GCTX_SUCCESS ? 0 : -1;
 }
 
@@ -90,9 +92,9 @@ int tool_split_setup_begin(int argc, char **argv, greenctx_tool_options *opts,
     setup->request.texts = groups; /* freed by tool_split_setup_end, whatever happens next */
     if (nb_groups == 0) {
         greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage",
-                            "which groups? usage: greenctx %s [--device N] [--json] [--round "
-                            "MODE] GROUP...\n%s",
-                            opts->command, group_syntax_help);
+                            "which groups? e.g. greenctx %s 24 40 rest (how a GROUP is "
+                            "written: greenctx help %s)",
+                            opts->command, opts->command);
         tool_split_setup_end(setup);
         return GREENCTX_EXIT_USAGE;
     }
