@@ -84,6 +84,21 @@ help_and_version)
     has "$out" "greenctx 0.3.0"
     run 0 help
     has "$out" "usage: greenctx"
+    # help is a command like the others: help help is its usage, not an error.
+    run 0 help help
+    has "$out" "usage: greenctx [GLOBAL OPTIONS] COMMAND"
+    has "$out" "Exit status: 0 done; 1 failed"
+    # --json is honoured by help and by --help too: one document with the text.
+    for args in "--json help" "help -j" "--json --help" "--help --json"; do
+        run 0 $args
+        grep -q '^{.*"schema":"greenctx.help/1","command":null,"usage":"usage: greenctx \[GLOBAL' "$out" ||
+            fail "greenctx $args is not the help document"
+        has "$out" '{"name":"plan","summary":"dry-run a split'
+    done
+    for args in "--json help plan" "plan --help --json" "-j plan -h"; do
+        run 0 $args
+        grep -q '"command":"plan","usage":"usage: greenctx plan ' "$out" || fail "greenctx $args is not plan's help document"
+    done
     ;;
 bad_device)
     need_sim
@@ -256,7 +271,7 @@ PY
 short_options)
     need_sim
     run 0 -V
-    has "$out" "greenctx 0.3.0 (header 0.3.0)"
+    has "$out" "greenctx 0.3.0 (libgreenctx 0.3.0)"
     run 0 --sim h200,a100 info -d 1
     has "$out" "device 1: NVIDIA A100"
     grep -q "device 0:" "$out" && fail "-d 1 also printed device 0"

@@ -52,9 +52,15 @@ static void usage(FILE *out)
     for (size_t i = 0; i < NB_COMMANDS; i++)
         fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].help);
     fprintf(out, "\nOptions go before or after the command, as --x VALUE or --x=VALUE.\n"
-                 "Exit status: 0 done, 1 failed, 2 bad usage.\n"
-                 "e.g. greenctx --sim h200 plan 24 40 rest\n");
+                 "%s"
+                 "e.g. greenctx --sim h200 plan 24 40 rest\n",
+            greenctx_exit_status_help);
 }
+
+const char greenctx_exit_status_help[] =
+    "Exit status: 0 done; 1 failed: no driver, a driver error, or a well-written request\n"
+    "the device can't give (plan 133 on 132 SMs); 2 bad usage: a malformed command line\n"
+    "(plan 0x10, plan 150%, an unknown option). run exits with its program's status.\n";
 
 /* The valid commands, from the table the usage lists too. */
 static const char *command_names(void)
@@ -75,20 +81,64 @@ static const command *find_command(const char *name)
     return NULL;
 }
 
-/* `greenctx help [COMMAND]`: the tool's usage, or the command's own --help. */
+/* `greenctx --json help [COMMAND]`: {"command": COMMAND or null, "usage": the text, and
+ * without a command "commands": [{"name", "summary"}]}. */
+static int help_json(const greenctx_tool_options *opts, const command *c)
+{
+    char *text = greenctx_tool_capture_usage(c && c->run != cmd_help ? c - commands : -1);
+    if (!text)
+        return greenctx_tool_fail(opts, GCTX_ERROR_OUT_OF_MEMORY);
+    json_writer w;
+    json_begin(&w, stdout, "greenctx.help/1");
+    if (c && c->run != cmd_help)
+        json_string(&w, "command", c->name);
+    else
+        json_null(&w, "command");
+    json_string(&w, "usage", text);
+    if (!c || c->run == cmd_help) {
+        json_array(&w, "commands");
+        for (size_t i = 0; i < NB_COMMANDS; i++) {
+            json_object(&w, NULL);
+            json_string(&w, "name", commands[i].name);
+            json_string(&w, "summary", commands[i].help);
+            json_close(&w);
+        }
+        json_close(&w);
+    }
+    json_end(&w);
+    free(text);
+    return GREENCTX_EXIT_OK;
+}
+
+/* `greenctx help [COMMAND]`: the tool's usage, or the command's own --help (`help help`:
+ * the tool's usage, which is help's). */
 static int cmd_help(int argc, char **argv, greenctx_tool_options *opts)
 {
-    if (argc < 2) {
+    const char *name = NULL;
+    greenctx_args args;
+    greenctx_args_begin(&args, argc, argv, opts);
+    for (int id; (id = greenctx_args_next(&args, NULL)) != GREENCTX_ARG_END;) {
+        if (id == GREENCTX_ARG_STOP)
+            return args.rc;
+        if (id == GREENCTX_ARG_POSITIONAL && name)
+            return greenctx_args_bad(&args, "help takes one command; got '%s' and '%s'", name,
+                                     args.value);
+        if (id == GREENCTX_ARG_POSITIONAL)
+            name = args.value;
+    }
+    const command *c = name ? find_command(name) : NULL;
+    if (name && !c)
+        return greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage",
+                                   "help: no command '%s'; commands: %s", name,
+                                   command_names());
+    if (opts->json)
+        return help_json(opts, c);
+    if (!c || c->run == cmd_help) {
         usage(stdout);
         return GREENCTX_EXIT_OK;
     }
-    const command *c = find_command(argv[1]);
-    if (!c || c->run == cmd_help)
-        return greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage",
-                                   "help: no command '%s'; commands: %s", argv[1],
-                                   command_names());
     char help[] = "--help";
-    char *help_argv[] = {argv[1], help, NULL};
+    char *help_argv[] = {(char *)c->name, help, NULL};
     opts->command = c->name;
     return c->run(2, help_argv, opts);
 }
@@ -171,19 +221,22 @@ static const greenctx_option global_options[] = {{"--version", NULL},
 
 const greenctx_option *greenctx_tool_global_options(void) { return global_options; }
 
+/* The tool's version, and the library's (gctx_version: the libgreenctx.so the tool loaded,
+ * which is another build's when LD_LIBRARY_PATH says so). */
 static int print_version(const greenctx_tool_options *opts)
 {
-    char header[32];
-    snprintf(header, sizeof header, "%d.%d.%d", GCTX_VERSION_MAJOR, GCTX_VERSION_MINOR,
+    char tool[32];
+    snprintf(tool, sizeof tool, "%d.%d.%d", GCTX_VERSION_MAJOR, GCTX_VERSION_MINOR,
              GCTX_VERSION_PATCH);
     if (!opts->json) {
-        printf("greenctx %s (header %s)\n", gctx_version_string(), header);
+        printf("greenctx %s (libgreenctx %s)\n", tool, gctx_version_string());
         return GREENCTX_EXIT_OK;
     }
     json_writer w;
     json_begin(&w, stdout, "greenctx.version/1");
     json_string(&w, "library", gctx_version_string());
-    json_string(&w, "header", header);
+    json_int(&w, "library_version", gctx_version());
+    json_string(&w, "tool", tool);
     json_end(&w);
     return GREENCTX_EXIT_OK;
 }
@@ -205,6 +258,16 @@ static int finish_output(const greenctx_tool_options *opts, int rc)
     return GREENCTX_EXIT_FAILED;
 }
 
+/* 1 when argv[from..] holds long_name or short_name before a lone "--" (after which the
+ * words are a program's). */
+static int given(int argc, char **argv, int from, const char *long_name, const char *short_name)
+{
+    for (int i = from; i < argc && strcmp(argv[i], "--"); i++)
+        if (!strcmp(argv[i], long_name) || !strcmp(argv[i], short_name))
+            return 1;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     greenctx_tool_options opts;
@@ -219,6 +282,8 @@ int main(int argc, char **argv)
         if (id == GREENCTX_ARG_STOP)
             return finish_output(&opts, args.rc);
         if (id == GREENCTX_ARG_HELP) {
+            if (opts.json || given(argc, argv, args.next, "--json", "-j"))
+                return finish_output(&opts, help_json(&opts, NULL));
             usage(stdout);
             return finish_output(&opts, GREENCTX_EXIT_OK);
         }
@@ -244,6 +309,10 @@ int main(int argc, char **argv)
     if (c) {
         if (c->run != cmd_help)
             opts.command = c->name;
+        /* COMMAND --help --json: the help as a document, as `--json help COMMAND` gives it. */
+        if (given(argc, argv, i + 1, "--help", "-h") &&
+            (opts.json || given(argc, argv, i + 1, "--json", "-j")))
+            return finish_output(&opts, help_json(&opts, c));
         return finish_output(&opts, c->run(argc - i, argv + i, &opts));
     }
     return finish_output(&opts, greenctx_args_bad(&args, "unknown command '%s'; commands: %s",

@@ -40,6 +40,11 @@ const char *greenctx_tool_command_help(size_t i);
 /* Prints command i's --help on stdout (the tool's usage for `help`). */
 int greenctx_tool_command_usage(size_t i, greenctx_tool_options *opts);
 void greenctx_tool_usage(FILE *out);
+/* What command i's --help (or, for i == -1, the tool's usage) prints, NUL-terminated; NULL
+ * when it could not be captured. The caller frees it (generate.c). */
+char *greenctx_tool_capture_usage(long i);
+/* "Exit status: 0 done; 1 failed ...; 2 bad usage ...", for the usage and the man page. */
+extern const char greenctx_exit_status_help[];
 /* The options only the tool takes, before the command (--version, -V, --generate-*). */
 const struct greenctx_option *greenctx_tool_global_options(void);
 
