@@ -17,11 +17,12 @@ const char group_syntax_help[] =
     "  :b       backfill: the group may take SMs outside whole units to reach its count\n"
     "  e.g. 24 40 rest   25% 75%   16:c2 rest   20:b\n";
 
+const char *const group_syntax_roundings[] = {"strict", "down", "nearest", "up", NULL};
+
 int group_syntax_rounding(const char *text)
 {
-    static const char *const names[] = {"strict", "down", "nearest", "up"};
-    for (int i = 0; i < 4; i++)
-        if (strcmp(text, names[i]) == 0)
+    for (int i = 0; group_syntax_roundings[i]; i++)
+        if (strcmp(text, group_syntax_roundings[i]) == 0)
             return i;
     return -1;
 }

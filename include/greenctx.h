@@ -259,6 +259,16 @@ typedef struct gctx_device_info {
  * names the range). */
 GCTX_API gctx_status gctx_device_get_info(int device, gctx_device_info *info);
 
+/* The device's UUID as nvidia-smi prints it, "GPU-" and 8-4-4-4-12 hex digits (41 bytes with
+ * the NUL: GCTX_UUID_SIZE), the name claims registries use; needs CUDA 11.4+
+ * (GCTX_ERROR_UNSUPPORTED before). */
+#define GCTX_UUID_SIZE 41
+GCTX_API gctx_status gctx_device_uuid(int device, char *uuid, size_t size);
+/* The device's PCI bus id as the driver writes it, domain:bus:device.function
+ * ("0000:18:00.0"; at most GCTX_PCI_BUS_ID_SIZE bytes with the NUL). */
+#define GCTX_PCI_BUS_ID_SIZE 32
+GCTX_API gctx_status gctx_device_pci_bus_id(int device, char *bus_id, size_t size);
+
 /* ---------------------------------------------------------------------------------------- */
 /* SM partitions                                                                             */
 

@@ -62,10 +62,12 @@ static void usage(void)
            "e.g. greenctx info    greenctx --sim h200,a100@12050 info --device 1\n");
 }
 
+const greenctx_option greenctx_info_options[] = {{"--sizes", NULL}, {NULL, NULL}};
+
 int greenctx_cmd_info(int argc, char **argv, greenctx_tool_options *opts)
 {
     enum { OPT_SIZES };
-    static const greenctx_option own[] = {{"--sizes", NULL}, {NULL, NULL}};
+    const greenctx_option *own = greenctx_info_options;
     int sizes = 0;
     greenctx_args args;
     greenctx_args_begin(&args, argc, argv, opts);

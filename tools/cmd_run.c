@@ -63,24 +63,28 @@ static void usage(FILE *out)
             GREENCTX_RUN_EXIT_NOT_CONFINED, group_syntax_help);
 }
 
+/* In the order of parse_args's enum. The report and the chart are files the completions
+ * offer; a GROUP, a size or a label is for the user to write. */
+const greenctx_option greenctx_run_options[] = {
+    {"--sms", "a GROUP (16, 25%, ...), all, or DEV=GROUP,DEV=GROUP"},
+    {"--sweep", "sizes, e.g. 16,32,64,all"},
+    {"--round", greenctx_values_round},
+    {"--report", greenctx_values_file},
+    {"--svg", greenctx_values_file},
+    {"--wait", "[=SECONDS]"},
+    {"--shared", NULL},
+    {"--label", "a text for greenctx ps"},
+    {"--memory", "a size such as 16G or 512M"},
+    {"--no-inherit", NULL},
+    {NULL, NULL},
+};
+
 /* Options up to the command (after "--", or the first word that is not an option): what
  * follows it is the program's, options or not. */
 static int parse_args(int argc, char **argv, greenctx_tool_options *opts, run_options *a)
 {
     enum { SMS, SWEEP, ROUND, REPORT, SVG, WAIT, SHARED, LABEL, MEMORY, NO_INHERIT };
-    static const greenctx_option own[] = {
-        {"--sms", "a GROUP (16, 25%, ...), all, or DEV=GROUP,DEV=GROUP"},
-        {"--sweep", "sizes, e.g. 16,32,64,all"},
-        {"--round", "strict, down, nearest or up"},
-        {"--report", "a file for the JSON report"},
-        {"--svg", "a file for the chart"},
-        {"--wait", "[=SECONDS]"},
-        {"--shared", NULL},
-        {"--label", "a text for greenctx ps"},
-        {"--memory", "a size such as 16G or 512M"},
-        {"--no-inherit", NULL},
-        {NULL, NULL},
-    };
+    const greenctx_option *own = greenctx_run_options;
     memset(a, 0, sizeof *a);
     greenctx_args args;
     greenctx_args_begin(&args, argc, argv, opts);

@@ -1,7 +1,6 @@
-/* The man page and the bash and zsh completions, made from the command table and each
- * command's own --help (greenctx --generate-man, --generate-completion bash|zsh; the build
- * runs them and installs the results). */
-#include <ctype.h>
+/* The man page, made from the command table and each command's own --help (greenctx
+ * --generate-man; the build runs it and installs the result). The completions are
+ * completion.c's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,8 +8,6 @@
 
 #include "options.h"
 #include "tool.h"
-
-#define MAX_WORDS 64
 
 char *greenctx_tool_capture_usage(long i)
 {
@@ -43,62 +40,6 @@ char *greenctx_tool_capture_usage(long i)
     }
     fclose(tmp);
     return text;
-}
-
-/* Adds word to words (once). */
-static void add_word(const char **words, char storage[][40], unsigned *n, const char *word,
-                     size_t len)
-{
-    if (len == 0 || len >= sizeof storage[0] || *n == MAX_WORDS)
-        return;
-    for (unsigned k = 0; k < *n; k++)
-        if (strlen(words[k]) == len && !strncmp(words[k], word, len))
-            return;
-    memcpy(storage[*n], word, len);
-    storage[*n][len] = '\0';
-    words[*n] = storage[*n];
-    (*n)++;
-}
-
-/* The words a command completes to, from its help: the alternatives of its usage line
- * ("bench isolation|scaling|overhead|all|overlap"), then every --option and -x it names,
- * then the shared options. */
-static unsigned command_words(const char *name, const char *help, const char **words,
-                              char storage[][40])
-{
-    unsigned n = 0;
-    char head[64];
-    snprintf(head, sizeof head, "usage: greenctx %s ", name);
-    const char *line = help ? strstr(help, head) : NULL;
-    if (line) {
-        const char *w = line + strlen(head);
-        size_t len = strcspn(w, " \n[");
-        if (memchr(w, '|', len))
-            for (const char *p = w; p < w + len;) {
-                size_t one = strcspn(p, "| \n[");
-                add_word(words, storage, &n, p, one);
-                p += one + 1;
-            }
-    }
-    for (const char *p = help; p && *p; p++) {
-        int starts = (p == help || isspace((unsigned char)p[-1]) || p[-1] == '[' ||
-                      p[-1] == ',' || p[-1] == '(');
-        if (!starts || p[0] != '-' || !(isalpha((unsigned char)p[1]) || p[1] == '-'))
-            continue;
-        size_t len = 1;
-        while (isalnum((unsigned char)p[len]) || p[len] == '-')
-            len++;
-        int long_option = p[1] == '-' && len > 2 && isalpha((unsigned char)p[2]);
-        int short_option = p[1] != '-' && len == 2;
-        if ((long_option || short_option) && strncmp(p, "--generate", 10) != 0)
-            add_word(words, storage, &n, p, len);
-        p += len - 1;
-    }
-    const greenctx_option *shared = greenctx_shared_options();
-    for (int k = 0; shared[k].name; k++)
-        add_word(words, storage, &n, shared[k].name, strlen(shared[k].name));
-    add_word(words, storage, &n, "--help", 6);
-    return n;
 }
 
 /* roff: a backslash is \e, and a line may not start with '.' or '\''. */
@@ -170,147 +111,5 @@ int greenctx_generate_man(greenctx_tool_options *opts)
     roff_text(greenctx_exit_status_help + strlen("Exit status: "));
     printf(".SH LICENSE\n"
            "Apache License 2.0 (share/doc/greenctx/LICENSE).\n");
-    return GREENCTX_EXIT_OK;
-}
-
-/* The words of every command, for one shell's script. */
-typedef struct completion_table {
-    unsigned nb[32];
-    const char *words[32][MAX_WORDS];
-    char storage[32][MAX_WORDS][40];
-    const char *top[MAX_WORDS];
-    char top_storage[MAX_WORDS][40];
-    unsigned nb_top;
-} completion_table;
-
-static void fill_table(completion_table *t)
-{
-    size_t n = greenctx_tool_nb_commands();
-    for (size_t i = 0; i < n && i < 32; i++) {
-        const char *name = greenctx_tool_command_name(i);
-        add_word(t->top, t->top_storage, &t->nb_top, name, strlen(name));
-    }
-    /* The tool's own options, less the two that exist for the build, and the shared ones. */
-    const greenctx_option *own = greenctx_tool_global_options();
-    for (int k = 0; own[k].name; k++)
-        if (strncmp(own[k].name, "--generate", 10) != 0)
-            add_word(t->top, t->top_storage, &t->nb_top, own[k].name, strlen(own[k].name));
-    const greenctx_option *shared = greenctx_shared_options();
-    for (int k = 0; shared[k].name; k++)
-        add_word(t->top, t->top_storage, &t->nb_top, shared[k].name, strlen(shared[k].name));
-    add_word(t->top, t->top_storage, &t->nb_top, "--help", 6);
-    for (size_t i = 0; i < n && i < 32; i++) {
-        char *help = greenctx_tool_capture_usage((long)i);
-        t->nb[i] = command_words(greenctx_tool_command_name(i), help, t->words[i], t->storage[i]);
-        free(help);
-    }
-    /* help completes to the commands. */
-    for (size_t i = 0; i < n && i < 32; i++)
-        if (!strcmp(greenctx_tool_command_name(i), "help")) {
-            t->nb[i] = 0;
-            for (size_t c = 0; c < n; c++)
-                add_word(t->words[i], t->storage[i], &t->nb[i], greenctx_tool_command_name(c),
-                         strlen(greenctx_tool_command_name(c)));
-        }
-}
-
-static void print_words(const char *const *words, unsigned n)
-{
-    for (unsigned k = 0; k < n; k++)
-        printf("%s%s", k ? " " : "", words[k]);
-}
-
-/* The shared options that take a value: their value is not the command. */
-static void print_value_options(const char *separator)
-{
-    const greenctx_option *shared = greenctx_shared_options();
-    int first = 1;
-    for (int k = 0; shared[k].name; k++)
-        if (shared[k].value_help) {
-            printf("%s%s", first ? "" : separator, shared[k].name);
-            first = 0;
-        }
-}
-
-/* How each shell's script is written: the same scan for the command (skipping the values of
- * the shared options that take one), then one case per command. */
-typedef struct shell_syntax {
-    const char *name;
-    const char *head;       /* printf format of the text before the value options: %s version */
-    const char *scan_end;   /* after them, up to the first case */
-    const char *case_open;  /* printf format with the command's name ("" for none) */
-    const char *case_close;
-    const char *tail;
-} shell_syntax;
-
-static const shell_syntax shells[] = {
-    {"bash",
-     "# bash completion for greenctx %s, generated by greenctx --generate-completion bash\n"
-     "# from its command table; do not edit. SPDX-License-Identifier: Apache-2.0\n"
-     "_greenctx() {\n"
-     "    local cur=${COMP_WORDS[COMP_CWORD]} cmd= i words\n"
-     "    for ((i = 1; i < COMP_CWORD; i++)); do\n"
-     "        case ${COMP_WORDS[i]} in\n"
-     "        ",
-     ") ((i++)) ;;\n"
-     "        --) break ;;\n"
-     "        -*) ;;\n"
-     "        *) cmd=${COMP_WORDS[i]}; break ;;\n"
-     "        esac\n"
-     "    done\n"
-     "    case $cmd in\n",
-     "    %s) words='", "' ;;\n",
-     "    *) words= ;;\n"
-     "    esac\n"
-     "    COMPREPLY=($(compgen -W \"$words\" -- \"$cur\"))\n"
-     "}\n"
-     "complete -o default -F _greenctx greenctx\n"},
-    {"zsh",
-     "#compdef greenctx\n"
-     "# zsh completion for greenctx %s, generated by greenctx --generate-completion zsh\n"
-     "# from its command table; do not edit. SPDX-License-Identifier: Apache-2.0\n"
-     "local cmd i\n"
-     "local -a choices\n"
-     "for ((i = 2; i < CURRENT; i++)); do\n"
-     "    case ${words[i]} in\n"
-     "    ",
-     ") ((i++)) ;;\n"
-     "    --) break ;;\n"
-     "    -*) ;;\n"
-     "    *) cmd=${words[i]}; break ;;\n"
-     "    esac\n"
-     "done\n"
-     "case $cmd in\n",
-     "%s) choices=(", ") ;;\n",
-     "esac\n"
-     "compadd -a choices\n"},
-};
-
-int greenctx_generate_completion(greenctx_tool_options *opts, const char *shell)
-{
-    const shell_syntax *sh = NULL;
-    for (size_t i = 0; i < sizeof shells / sizeof shells[0]; i++)
-        if (!strcmp(shell, shells[i].name))
-            sh = &shells[i];
-    if (!sh)
-        return greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage",
-                                   "--generate-completion takes bash or zsh; got '%s'", shell);
-    completion_table *t = calloc(1, sizeof *t);
-    if (!t)
-        return greenctx_tool_fail(opts, GCTX_ERROR_OUT_OF_MEMORY);
-    fill_table(t);
-    printf(sh->head, gctx_version_string());
-    print_value_options("|");
-    fputs(sh->scan_end, stdout);
-    printf(sh->case_open, "''"); /* no command yet: the commands and the tool's options */
-    print_words(t->top, t->nb_top);
-    fputs(sh->case_close, stdout);
-    for (size_t i = 0; i < greenctx_tool_nb_commands() && i < 32; i++) {
-        printf(sh->case_open, greenctx_tool_command_name(i));
-        print_words(t->words[i], t->nb[i]);
-        fputs(sh->case_close, stdout);
-    }
-    fputs(sh->tail, stdout);
-    free(t);
     return GREENCTX_EXIT_OK;
 }

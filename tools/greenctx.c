@@ -1,4 +1,5 @@
 /* The greenctx tool: global options, the command table, usage. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,21 +13,34 @@ typedef struct command {
     const char *name;
     greenctx_command_fn run;
     const char *help;
+    const greenctx_option *options; /* its own options, NULL for none (the shared ones on top) */
+    const char *const *words;       /* what its first argument may be, NULL for anything */
+    int runs_program;               /* its first argument, or what follows --, is a program */
 } command;
 
 static int cmd_help(int argc, char **argv, greenctx_tool_options *opts);
+/* help's words: the names of the table below, copied there when the completions ask. */
+static const char *command_names_list[16];
 
-/* The one list of commands: the usage, `help COMMAND`, the man page and the shell
- * completions (tools/generate.c) are all made from it and from each command's --help. */
+/* The one list of commands: the usage, `help COMMAND`, the man page (with each command's
+ * --help) and the shell completions (tools/generate.c: the options and words below) are all
+ * made from it. bench declares no options here: it is becoming its own program. */
 static const command commands[] = {
-    {"info", greenctx_cmd_info, "the driver, each device's SM rules and the feature matrix"},
-    {"plan", greenctx_cmd_plan, "dry-run a split: what each group would get (plan 24 40 rest)"},
-    {"bench", greenctx_cmd_bench, "measured isolation, scaling, overhead, overlap and elastic partitions (needs a GPU)"},
-    {"map", greenctx_cmd_map, "make the split, run a kernel on each partition, show its SMs"},
-    {"run", greenctx_cmd_run, "run a program confined to N SMs, or sweep sizes (run --sms 16 -- CMD)"},
-    {"ps", greenctx_cmd_ps, "the tenants of each GPU: SM claims, free SMs, MPS, recent events"},
-    {"mps", greenctx_cmd_mps, "your own MPS control daemon: mps start|stop|status"},
-    {"help", cmd_help, "this help, or a command's (help plan)"},
+    {"info", greenctx_cmd_info, "the driver, each device's SM rules and the feature matrix",
+     greenctx_info_options, NULL, 0},
+    {"plan", greenctx_cmd_plan, "dry-run a split: what each group would get (plan 24 40 rest)",
+     tool_split_options, NULL, 0},
+    {"bench", greenctx_cmd_bench, "measured isolation, scaling, overhead, overlap and elastic partitions (needs a GPU)",
+     NULL, NULL, 0},
+    {"map", greenctx_cmd_map, "make the split, run a kernel on each partition, show its SMs",
+     tool_split_options, NULL, 0},
+    {"run", greenctx_cmd_run, "run a program confined to N SMs, or sweep sizes (run --sms 16 -- CMD)",
+     greenctx_run_options, NULL, 1},
+    {"ps", greenctx_cmd_ps, "the tenants of each GPU: SM claims, free SMs, MPS, recent events",
+     NULL, NULL, 0},
+    {"mps", greenctx_cmd_mps, "your own MPS control daemon: mps start|stop|status",
+     greenctx_mps_options, greenctx_mps_actions, 0},
+    {"help", cmd_help, "this help, or a command's (help plan)", NULL, command_names_list, 0},
 };
 #define NB_COMMANDS (sizeof commands / sizeof commands[0])
 
@@ -147,6 +161,16 @@ static int cmd_help(int argc, char **argv, greenctx_tool_options *opts)
 size_t greenctx_tool_nb_commands(void) { return NB_COMMANDS; }
 const char *greenctx_tool_command_name(size_t i) { return commands[i].name; }
 const char *greenctx_tool_command_help(size_t i) { return commands[i].help; }
+const greenctx_option *greenctx_tool_command_options(size_t i) { return commands[i].options; }
+const char *const *greenctx_tool_command_words(size_t i)
+{
+    _Static_assert(NB_COMMANDS < sizeof command_names_list / sizeof *command_names_list,
+                   "command_names_list holds every command and a NULL");
+    for (size_t c = 0; c < NB_COMMANDS; c++)
+        command_names_list[c] = commands[c].name;
+    return commands[i].words;
+}
+int greenctx_tool_command_runs_program(size_t i) { return commands[i].runs_program; }
 int greenctx_tool_command_usage(size_t i, greenctx_tool_options *opts)
 {
     char help[] = "--help", name[32];
@@ -208,6 +232,16 @@ static const char *find_sim_library(void)
 {
     return tool_find_companion("libgreenctx_sim.so", "GREENCTX_SIM_LIBRARY",
                                GREENCTX_SIM_INSTALL_RELPATH, GREENCTX_SIM_BUILD_RELPATH);
+}
+
+const char *greenctx_tool_sim_models(void)
+{
+    const char *lib = find_sim_library();
+    void *sim = lib ? dlopen(lib, RTLD_NOW | RTLD_LOCAL) : NULL;
+    const char *(*models)(void) = NULL;
+    if (sim)
+        *(void **)&models = dlsym(sim, "gctxsim_models");
+    return models ? models() : NULL; /* the library stays loaded: the text is its */
 }
 
 /* The options only the tool takes, before the command (the two --generate ones make the

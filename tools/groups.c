@@ -53,11 +53,11 @@ static void split_usage(const char *command)
            command, what, group_syntax_help);
 }
 
+const greenctx_option tool_split_options[] = {{"--round", greenctx_values_round}, {NULL, NULL}};
+
 int tool_split_setup_begin(int argc, char **argv, greenctx_tool_options *opts,
                            tool_split_setup *setup)
 {
-    static const greenctx_option own[] = {{"--round", "strict, down, nearest or up"},
-                                          {NULL, NULL}};
     memset(setup, 0, sizeof *setup);
     gctx_split_options defaults = GCTX_SPLIT_OPTIONS_INIT;
     setup->options = defaults;
@@ -69,7 +69,7 @@ int tool_split_setup_begin(int argc, char **argv, greenctx_tool_options *opts,
     greenctx_args args;
     greenctx_args_begin(&args, argc, argv, opts);
     args.negative_positional = 1; /* `plan -3`: a group, refused as one */
-    for (int id; (id = greenctx_args_next(&args, own)) != GREENCTX_ARG_END;) {
+    for (int id; (id = greenctx_args_next(&args, tool_split_options)) != GREENCTX_ARG_END;) {
         if (id == GREENCTX_ARG_POSITIONAL) {
             groups[nb_groups++] = argv[args.next - 1];
             continue;
@@ -79,7 +79,7 @@ int tool_split_setup_begin(int argc, char **argv, greenctx_tool_options *opts,
                                            : GREENCTX_EXIT_OK;
         int rounding = rc == GREENCTX_EXIT_OK ? group_syntax_rounding(args.value) : 0;
         if (rounding < 0)
-            rc = greenctx_args_bad(&args, "--round takes %s; got '%s'", own[0].value_help,
+            rc = greenctx_args_bad(&args, "--round takes %s; got '%s'", greenctx_values_round,
                                    args.value);
         if (rc == TOOL_SPLIT_HELP_SHOWN)
             split_usage(opts->command);

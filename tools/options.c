@@ -17,12 +17,17 @@ enum {
     SHARED_DEVICE_SHORT,
     SHARED_JSON_SHORT
 };
+const char greenctx_values_round[] = "strict, down, nearest or up";
+const char greenctx_values_sim[] = "MODEL[,MODEL...][@DRIVER], e.g. h200@13000";
+const char greenctx_values_device[] = "a device number (0, 1, ...)";
+const char greenctx_values_file[] = "a file name";
+
 static const greenctx_option shared[] = {
-    {"--sim", "MODEL[,MODEL...][@DRIVER], e.g. h200@13000"},
-    {"--device", "a device number (0, 1, ...)"},
+    {"--sim", greenctx_values_sim},
+    {"--device", greenctx_values_device},
     {"--json", NULL},
     {"--verbose", NULL},
-    {"-d", "a device number (0, 1, ...)"},
+    {"-d", greenctx_values_device},
     {"-j", NULL},
     {NULL, NULL},
 };
