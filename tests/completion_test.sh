@@ -47,10 +47,24 @@ expect "up" greenctx map --round = u
 expect "h100" greenctx plan --sim = h1
 expect "h200 h100 a100 l4 b200" greenctx --sim =
 expect "" greenctx run --sms ""          # a GROUP is the user's to write: nothing offered
-dir=$(mktemp -d)
-touch "$dir/report-one.json"
-expect "$dir/report-one.json" greenctx run --report "$dir/report-"
-rm -rf "$dir"
+files=$(mktemp -d)
+touch "$files/report-one.json"
+expect "$files/report-one.json" greenctx run --report "$files/report-"
+rm -rf "$files"
+# --device: the devices' indices and UUIDs, asked of the tool as typed (here on the simulated
+# driver, two devices).
+sim=$dir/../sim/libgreenctx_sim.so
+if [ -r "$sim" ]; then
+    export GREENCTX_CUDA_LIBRARY="$sim" GREENCTX_SIM_DEVICES=h200,a100
+    u0=$("$tool" --device 0 info --query uuid --format csv,noheader 2>/dev/null)
+    u1=$("$tool" --device 1 info --query uuid --format csv,noheader 2>/dev/null)
+    case "$u0 $u1" in GPU-*" "GPU-*) ;; *) fail "info --query uuid gave '$u0' and '$u1'" ;; esac
+    expect "0 $u0 1 $u1" "$tool" plan --device ""
+    expect "$u1" "$tool" -d "$(echo "$u1" | cut -c1-8)"
+    unset GREENCTX_CUDA_LIBRARY GREENCTX_SIM_DEVICES
+else
+    echo "no simulated driver: --device's values were not tried"
+fi
 # After -- (or the program's first word), the program's own completion from that word on.
 expect "program-from-word-5" greenctx run --sms 16 -- ""
 expect "program-from-word-5" greenctx run --sms 16 -- make -

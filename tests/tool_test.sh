@@ -145,6 +145,59 @@ assert set(doc["features"]) >= {"green_contexts", "structured_split"}, doc
 print("json ok")
 PY
     ;;
+device_identity)
+    need_sim
+    # What nvidia-smi users look for: each device's UUID and PCI bus id, the driver branch.
+    run 0 --sim h200,a100@13000 info
+    has "$out" "driver: CUDA 13.0 (13000), branch R580, loaded from"
+    grep -Eq "^  UUID +GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$" "$out" ||
+        fail "info shows no UUID as nvidia-smi prints it"
+    grep -Eq "^  PCI bus id +0000:18:00.0$" "$out" || fail "device 0's PCI bus id is not 0000:18:00.0"
+    grep -Eq "^  PCI bus id +0000:28:00.0$" "$out" || fail "device 1's PCI bus id is not 0000:28:00.0"
+    run 0 --sim h200@12040 info
+    has "$out" "branch R550"
+    run 0 --sim h200@13040 info
+    has "$out" "branch unknown"
+    # --query FIELDS --format csv[,noheader], as nvidia-smi --query-gpu: stdout is the CSV alone.
+    run 0 --sim h200,a100@13000 info --query index,name,pci.bus_id,sms,driver_branch,cuda_version
+    [ "$(sed -n 1p "$out")" = "index, name, pci.bus_id, sms, driver_branch, cuda_version" ] || fail "no CSV header"
+    [ "$(sed -n 2p "$out")" = "0, NVIDIA H200, 0000:18:00.0, 132, R580, 13.0" ] || fail "device 0's CSV line"
+    [ "$(sed -n 3p "$out")" = "1, NVIDIA A100-SXM4-80GB, 0000:28:00.0, 108, R580, 13.0" ] || fail "device 1's CSV line"
+    [ "$(wc -l <"$out")" -eq 3 ] || fail "the CSV has more than a header and two lines (a banner on stdout?)"
+    has "$err" "simulated driver: h200,a100"
+    run 0 --sim h200,a100 info --query uuid,driver_version --format csv,noheader
+    uuid1=$(sed -n 2p "$out" | cut -d, -f1)
+    grep -Eq "^GPU-[0-9a-f-]{36}, \[N/A\]$" "$out" || fail "no UUID, or driver_version is not [N/A] without NVML"
+    [ "$(wc -l <"$out")" -eq 2 ] || fail "csv,noheader printed a header"
+    run 0 info --help-query
+    has "$out" "pci.bus_id"
+    has "$out" "driver_branch"
+    run 2 --sim h200 info --query index,frob
+    has "$err" "--query: no field 'frob' (greenctx info --help-query lists them)"
+    run 2 --sim h200 info --query index --format xml
+    has "$err" "--format takes csv or csv,noheader; got 'xml'"
+    run 2 --sim h200 info --format csv
+    run 2 --sim h200 info --query index --json
+    # The JSON has them too.
+    run 0 --sim h200,a100@13000 --json info
+    has "$out" '"driver_branch":"R580","nvidia_driver_version":null'
+    has "$out" '"uuid":"GPU-'
+    has "$out" '"pci_bus_id":"0000:28:00.0"'
+    # A device chosen by UUID, by the start of one, or by PCI bus id (either domain width).
+    run 0 --sim h200,a100 --device "$uuid1" info --query index --format csv,noheader
+    [ "$(cat "$out")" = 1 ] || fail "--device $uuid1 is not device 1"
+    run 0 --sim h200,a100 -d "$(echo "$uuid1" | cut -c1-10)" plan 24
+    has "$out" "device 1: 108 SMs"
+    run 0 --sim h200,a100 plan --device 00000000:28:00.0 24
+    has "$out" "device 1: 108 SMs"
+    run 0 --sim h200,a100 --device 0000:18:00.0 info
+    has "$out" "device 0: NVIDIA H200"
+    grep -q "device 1:" "$out" && fail "--device 0000:18:00.0 printed device 1"
+    run 1 --sim h200,a100 --device GPU-ffffffff plan 24
+    has "$err" "--device GPU-ffffffff: no device has this UUID or PCI bus id; the driver shows 2"
+    run 2 --sim h200,h200 --device GPU- plan 24
+    has "$err" "the UUIDs of 2 devices start with it; give more of it"
+    ;;
 no_driver)
     # GREENCTX_CUDA_LIBRARY names a missing file: no driver, and the tool says what to try.
     run 1 info
@@ -169,7 +222,7 @@ options)
     run 0 info --sim h200,a100 --device=1
     has "$out" "device 1: NVIDIA A100"
     run 0 info --help
-    has "$out" "usage: greenctx info [--device N] [--json]"
+    has "$out" "usage: greenctx info [--device N|UUID] [--json]"
     run 0 info -h
     run 2 --sim h200 info --frob
     has "$err" "greenctx info: unknown option '--frob' (see greenctx info --help)"
@@ -278,7 +331,7 @@ short_options)
     run 0 --sim h200 -d 0 -j plan 24
     has "$out" '"schema":"greenctx.plan/1"'
     run 2 --sim h200 plan -d x 24
-    has "$err" "-d needs a device number (0, 1, ...); got 'x'"
+    has "$err" "-d needs a device number (0, 1, ...), a UUID (GPU-..., or its start) or a PCI bus id; got 'x'"
     # help COMMAND is COMMAND --help; plan's and map's say in one line what they do.
     run 0 help plan
     cp "$out" "$out.help"

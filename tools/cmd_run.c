@@ -227,6 +227,7 @@ static int run(run_job *job)
     opts->banner_on_stderr = 1; /* stdout is the program's */
     if ((rc = greenctx_tool_start(opts)) != GREENCTX_EXIT_OK)
         return rc;
+    job->options.device = opts->device_given ? opts->device : -1; /* found by its UUID */
     if ((rc = find_preload(job)) != GREENCTX_EXIT_OK)
         return rc;
     if ((rc = run_check_mps(job)) != GREENCTX_EXIT_OK)

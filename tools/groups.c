@@ -98,8 +98,8 @@ int tool_split_setup_begin(int argc, char **argv, greenctx_tool_options *opts,
         tool_split_setup_end(setup);
         return GREENCTX_EXIT_USAGE;
     }
-    setup->device_ordinal = opts->device;
     int rc = greenctx_tool_start(opts);
+    setup->device_ordinal = opts->device; /* found by its UUID there */
     gctx_status s = rc == GREENCTX_EXIT_OK
                         ? gctx_partition_from_device(opts->device, &setup->device)
                         : GCTX_SUCCESS;
