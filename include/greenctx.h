@@ -915,6 +915,19 @@ GCTX_API gctx_status gctx_claim_list(int device, const char *runtime_dir, gctx_c
 GCTX_API gctx_status gctx_claim_events(int device, const char *runtime_dir,
                                        gctx_claim_event *events, unsigned capacity,
                                        unsigned *count);
+/* The same without the driver (a login node, a machine whose driver is down): the GPU named
+ * by its UUID, its granules as its registry records them; each claim's device is -1. A
+ * registry written by another greenctx version is GCTX_ERROR_REGISTRY, never rebuilt. */
+GCTX_API gctx_status gctx_claim_list_uuid(const char *uuid, const char *runtime_dir,
+                                          gctx_claim_info *claims, unsigned capacity,
+                                          unsigned *count, gctx_claim_usage *usage);
+GCTX_API gctx_status gctx_claim_events_uuid(const char *uuid, const char *runtime_dir,
+                                            gctx_claim_event *events, unsigned capacity,
+                                            unsigned *count);
+/* The UUIDs of the GPUs with a registry under the runtime directory (NULL: the default),
+ * without the driver: at most capacity of them in uuids, their number in *count. */
+GCTX_API gctx_status gctx_claim_registries(const char *runtime_dir, char (*uuids)[GCTX_UUID_SIZE],
+                                           unsigned capacity, unsigned *count);
 /* Records that work on the claim failed with cuda_result (a sticky fault: 700 and its kin),
  * and leaves in gctx_last_error() a line for the user: under MPS a fault in one client reaches
  * every client, so it names the other tenant whose fault or death the registry saw first

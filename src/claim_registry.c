@@ -675,6 +675,94 @@ gctx_status gctx__registry_path(const char *root, const char *uuid, char *out, s
     return GCTX_SUCCESS;
 }
 
+/* ---- the registries on disk, without the driver (greenctx ps on a login node) ---- */
+
+gctx_status gctx__registry_uuids(const char *runtime_dir, char (*uuids)[48], unsigned capacity,
+                                 unsigned *count)
+{
+    char root[512];
+    int shared;
+    gctx_status s = gctx__runtime_path(runtime_dir, 0, root, sizeof root, &shared);
+    if (s != GCTX_SUCCESS)
+        return s;
+    *count = 0;
+    int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        if (errno == ENOENT)
+            return GCTX_SUCCESS; /* no claim was ever taken here */
+        return gctx__fail(GCTX_ERROR_REGISTRY, "can't read the claims runtime directory %s: %s",
+                          root, strerror(errno));
+    }
+    for (struct dirent *e; (e = readdir(d));) {
+        struct stat st;
+        /* "gpu-" and a UUID as cuDeviceGetUuid gives it: GPU- and 36 characters. */
+        if (strncmp(e->d_name, "gpu-GPU-", 8) || strlen(e->d_name + 4) != 40 ||
+            fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode))
+            continue;
+        if (*count < capacity)
+            snprintf(uuids[*count], sizeof uuids[0], "%s", e->d_name + 4);
+        (*count)++;
+    }
+    closedir(d);
+    return GCTX_SUCCESS;
+}
+
+/* The identity file parsed, and written back the same by format_identity: anything else (an
+ * older greenctx's, a foreign or corrupt file) is refused here rather than rebuilt by the
+ * open that follows. */
+gctx_status gctx__registry_identity(const char *runtime_dir, const char *uuid, gctx__identity *id)
+{
+    char root[512], dir[600], text[4096], again[4096];
+    int shared;
+    gctx_status s = gctx__runtime_path(runtime_dir, 0, root, sizeof root, &shared);
+    if (s || (s = gctx__registry_path(root, uuid, dir, sizeof dir)))
+        return s;
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    int fd = dfd >= 0 ? openat(dfd, "identity", O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+                      : -1;
+    struct stat st;
+    long n = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read_fd(fd, text, sizeof text)
+                                                                   : -1;
+    if (fd >= 0)
+        close(fd);
+    if (dfd >= 0)
+        close(dfd);
+    if (n < 0)
+        return gctx__fail(GCTX_ERROR_REGISTRY, "can't read the claims registry %s/identity", dir);
+    memset(id, 0, sizeof *id);
+    snprintf(id->uuid, sizeof id->uuid, "%s", uuid);
+    const char *granules = strstr(text, "\ngranules");
+    const char *driver = strstr(text, "\ndriver ");
+    const char *hash = strstr(text, "\nhash ");
+    unsigned sms[GCTX_CLAIM_MAX_GRANULES], nb = 0;
+    int used = 0;
+    for (const char *p = granules ? granules + 9 : ""; *p == ' ' && nb < GCTX_CLAIM_MAX_GRANULES;
+         p += used)
+        if (sscanf(p, " %u%n", &sms[nb], &used) == 1)
+            nb++;
+        else
+            break;
+    if (driver)
+        sscanf(driver, "\ndriver %d", &id->driver_version);
+    if (hash)
+        sscanf(hash, "\nhash %llx", &id->hash);
+    gctx__granule_layout *l = &id->layout;
+    l->regular_sms = nb ? sms[0] : 0;
+    l->nb_regular = nb && sms[nb - 1] != sms[0] ? nb - 1 : nb;
+    l->remainder_sms = l->nb_regular < nb ? sms[nb - 1] : 0;
+    format_identity(id, again, sizeof again);
+    if (nb == 0 || strcmp(text, again) != 0)
+        return gctx__fail(GCTX_ERROR_REGISTRY,
+                          "the claims registry %s was written by another greenctx version (this "
+                          "is %s), or its identity file is corrupt: list it with the greenctx "
+                          "that wrote it, or on the GPU's node",
+                          dir, gctx_version_string());
+    return GCTX_SUCCESS;
+}
+
 /* ---- the registries a process keeps open ---- */
 
 struct gctx__kept_registry {

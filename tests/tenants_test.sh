@@ -172,11 +172,13 @@ ps)
     grep -E "^ +$p +[^ ]+ +16 " "$out" >/dev/null || fail "ps has no row for $p with 16 SMs"
     has "$out" "job 7"
     # The documented shape (docs/tenants.md).
-    ps_check "set(d) == {'greenctx_version', 'schema', 'mps', 'sm_ids_note', 'devices'}" \
+    ps_check "set(d) == {'greenctx_version', 'schema', 'driver', 'mps', 'sm_ids_note', 'devices'}" \
+        "d['driver'] is True" \
         "d['schema'] == 'greenctx.ps/1'" \
         "set(d['mps']) == {'daemon_running', 'pipe_dir', 'active_thread_percentage', 'pinned_mem_limit'}" \
         "d['mps']['daemon_running'] is False and d['mps']['pinned_mem_limit'] is None" \
-        "set(dev) == {'device', 'registry', 'sm_count', 'free_sms', 'granules', 'claims', 'events'}" \
+        "set(dev) == {'device', 'uuid', 'registry', 'sm_count', 'free_sms', 'granules', 'claims', 'events', 'processes', 'processes_note'}" \
+        "dev['uuid'].startswith('GPU-') and dev['processes'] is None and 'NVML' in dev['processes_note']" \
         "set(dev['granules'][0]) == {'index', 'sm_count', 'free'}" \
         "set(claims[$p]) == {'pid', 'uid', 'user', 'command', 'label', 'sm_count', 'granules', 'since_ns', 'since', 'age_s', 'mps', 'self', 'sm_ids'}" \
         "claims[$p]['label'] == 'job 7' and claims[$p]['self'] is False" \

@@ -198,6 +198,73 @@ device_identity)
     run 2 --sim h200,h200 --device GPU- plan 24
     has "$err" "the UUIDs of 2 devices start with it; give more of it"
     ;;
+ps_without_driver)
+    need_sim
+    # A login node: no libcuda (GREENCTX_CUDA_LIBRARY names a missing file), but the registry
+    # a tenant on the simulated GPU wrote is listed from its files alone, the GPU by its UUID.
+    GREENCTX_RUNTIME_DIR=$(mktemp -d) && export GREENCTX_RUNTIME_DIR
+    run 0 ps
+    has "$out" "no CUDA driver here: the claims are read from the registry alone"
+    "$tool" --sim h200 run --sms 64 --label tenant-a -- sleep 30 >/dev/null 2>&1 &
+    tenant=$!
+    for _ in $(seq 100); do
+        "$tool" --sim h200 ps 2>/dev/null | grep -q tenant-a && break
+        sleep 0.1
+    done
+    uuid=$("$tool" --sim h200 info --query uuid --format csv,noheader 2>/dev/null)
+    run 0 ps
+    has "$out" "$uuid: 68 of 132 SMs free (granules 8-15), 1 claim; registry $GREENCTX_RUNTIME_DIR/gpu-$uuid"
+    grep -Eq "^  [0-9]+ +[^ ]+ +64 0-7 .* tenant-a +sleep 30$" "$out" || fail "the claim is not listed without the driver"
+    grep -q "recent events:" "$out" && fail "an empty 'recent events:' heading"
+    grep -q "compute processes" "$out" && fail "NVML is absent, yet processes are shown"
+    run 0 ps --json
+    has "$out" '"driver":false'
+    has "$out" "\"device\":null,\"uuid\":\"$uuid\""
+    has "$out" '"processes":null,"processes_note":"NVML (libnvidia-ml.so.1) is not installed'
+    run 0 ps --device "$(echo "$uuid" | cut -c1-8)"
+    has "$out" "$uuid: 68 of 132 SMs free"
+    run 1 ps --device 0
+    has "$err" "--device 0: without a CUDA driver devices have no numbers; give the GPU's UUID (or its start)"
+    kill "$tenant"
+    wait "$tenant" 2>/dev/null
+    # The tenant's end is a release (or its death): no heading without an event to show.
+    run 0 --sim h200 ps
+    has "$out" "132 of 132 SMs free"
+    if grep -q "recent events:" "$out"; then
+        grep -A1 "recent events:" "$out" | sed -n 2p | grep -q "died" || fail "an empty 'recent events:' heading"
+    fi
+    rm -rf "$GREENCTX_RUNTIME_DIR"
+    ;;
+nvml)
+    need_sim
+    # NVML where it loads (here a stand-in): the exact driver version and the branch it names,
+    # and each GPU's compute processes beside the claims, any user's, with their memory.
+    GREENCTX_RUNTIME_DIR=$(mktemp -d) && export GREENCTX_RUNTIME_DIR
+    run 0 --sim h200@13010 info
+    has "$out" "driver: CUDA 13.1 (13010), branch R580 580.95.05"
+    run 0 --sim h200 info --query driver_version,driver_branch --format csv,noheader
+    [ "$(cat "$out")" = "580.95.05, R580" ] || fail "--query driver_version,driver_branch"
+    sleep 30 &
+    other=$!
+    for _ in $(seq 100); do # until the child has become sleep
+        tr '\0' ' ' <"/proc/$other/cmdline" | grep -q "^sleep 30" && break
+        sleep 0.05
+    done
+    export FAKE_NVML_PROCESSES="$other:2048,$$:-"
+    run 0 --sim h200 ps
+    has "$out" "compute processes (NVML):"
+    grep -Eq "^  $other +[^ ]+ +2048 MiB  no +sleep 30$" "$out" || fail "the other process is not listed with its 2048 MiB"
+    grep -Eq "^  $$ +[^ ]+ +n/a  no " "$out" || fail "memory NVML can't tell is not n/a"
+    run 0 --sim h200 --json ps
+    has "$out" "{\"pid\":$other,\"user\":\"$(id -un)\",\"command\":\"sleep 30\",\"memory_bytes\":2147483648,\"holds_claim\":false}"
+    has "$out" '"memory_bytes":null'
+    has "$out" '"processes_note":null'
+    export FAKE_NVML_PROCESSES=
+    run 0 --sim h200 ps
+    has "$out" "compute processes (NVML): none"
+    kill "$other"
+    rm -rf "$GREENCTX_RUNTIME_DIR"
+    ;;
 no_driver)
     # GREENCTX_CUDA_LIBRARY names a missing file: no driver, and the tool says what to try.
     run 1 info
