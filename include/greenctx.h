@@ -925,8 +925,9 @@ GCTX_API gctx_status gctx_claim_events_uuid(const char *uuid, const char *runtim
                                             gctx_claim_event *events, unsigned capacity,
                                             unsigned *count);
 /* The UUIDs of the GPUs with a registry under the runtime directory (NULL: the default),
- * without the driver: at most capacity of them in uuids, their number in *count. */
-GCTX_API gctx_status gctx_claim_registries(const char *runtime_dir, char (*uuids)[GCTX_UUID_SIZE],
+ * without the driver: at most capacity of them in uuids, the i-th at uuids + i *
+ * GCTX_UUID_SIZE (capacity * GCTX_UUID_SIZE bytes), their number in *count. */
+GCTX_API gctx_status gctx_claim_registries(const char *runtime_dir, char *uuids,
                                            unsigned capacity, unsigned *count);
 /* Records that work on the claim failed with cuda_result (a sticky fault: 700 and its kin),
  * and leaves in gctx_last_error() a line for the user: under MPS a fault in one client reaches

@@ -119,8 +119,8 @@ gctx_status gctx_claim_list_uuid(const char *uuid, const char *runtime_dir,
     return list(-1, uuid, runtime_dir, claims, capacity, count, usage);
 }
 
-gctx_status gctx_claim_registries(const char *runtime_dir, char (*uuids)[GCTX_UUID_SIZE],
-                                  unsigned capacity, unsigned *count)
+gctx_status gctx_claim_registries(const char *runtime_dir, char *uuids, unsigned capacity,
+                                  unsigned *count)
 {
     if (!count || (capacity && !uuids))
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "%s is NULL", count ? "uuids" : "count");
@@ -129,7 +129,7 @@ gctx_status gctx_claim_registries(const char *runtime_dir, char (*uuids)[GCTX_UU
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory for %u UUIDs", capacity);
     gctx_status s = gctx__registry_uuids(runtime_dir, found, capacity, count);
     for (unsigned i = 0; s == GCTX_SUCCESS && i < *count && i < capacity; i++)
-        snprintf(uuids[i], sizeof uuids[i], "%s", found[i]);
+        snprintf(uuids + (size_t)i * GCTX_UUID_SIZE, GCTX_UUID_SIZE, "%s", found[i]);
     free(found);
     return s;
 }

@@ -261,7 +261,7 @@ static int list_devices(greenctx_tool_options *opts, int driver, device_listing 
         s = GCTX_ERROR_OUT_OF_MEMORY;
     unsigned found = (unsigned)count;
     if (s == GCTX_SUCCESS && uuids)
-        s = gctx_claim_registries(NULL, uuids, found, &found);
+        s = gctx_claim_registries(NULL, uuids[0], found, &found);
     if (s != GCTX_SUCCESS) {
         free(uuids);
         return greenctx_tool_fail(opts, s);
