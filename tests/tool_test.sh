@@ -205,16 +205,20 @@ ps_without_driver)
     GREENCTX_RUNTIME_DIR=$(mktemp -d) && export GREENCTX_RUNTIME_DIR
     run 0 ps
     has "$out" "no CUDA driver here: the claims are read from the registry alone"
-    "$tool" --sim h200 run --sms 64 --label tenant-a -- sleep 30 >/dev/null 2>&1 &
+    # The tenant: the tests' probe (built with the sanitizers too), holding until told.
+    hold=$GREENCTX_RUNTIME_DIR/hold
+    mkdir -p "$hold"
+    "$tool" --sim h200 run --sms 64 --label tenant-a -- "$GREENCTX_TEST_PROBE" hold "$hold" \
+        >/dev/null 2>&1 &
     tenant=$!
-    for _ in $(seq 100); do
-        "$tool" --sim h200 ps 2>/dev/null | grep -q tenant-a && break
-        sleep 0.1
+    for _ in $(seq 3000); do # 30 s: sanitizer builds start slowly
+        [ -e "$hold/ready" ] && break
+        sleep 0.01
     done
     uuid=$("$tool" --sim h200 info --query uuid --format csv,noheader 2>/dev/null)
     run 0 ps
     has "$out" "$uuid: 68 of 132 SMs free (granules 8-15), 1 claim; registry $GREENCTX_RUNTIME_DIR/gpu-$uuid"
-    grep -Eq "^  [0-9]+ +[^ ]+ +64 0-7 .* tenant-a +sleep 30$" "$out" || fail "the claim is not listed without the driver"
+    grep -Eq "^  [0-9]+ +[^ ]+ +64 0-7 .* tenant-a +.*run_probe hold .*$" "$out" || fail "the claim is not listed without the driver"
     grep -q "recent events:" "$out" && fail "an empty 'recent events:' heading"
     grep -q "compute processes" "$out" && fail "NVML is absent, yet processes are shown"
     run 0 ps --json
@@ -225,7 +229,7 @@ ps_without_driver)
     has "$out" "$uuid: 68 of 132 SMs free"
     run 1 ps --device 0
     has "$err" "--device 0: without a CUDA driver devices have no numbers; give the GPU's UUID (or its start)"
-    kill "$tenant"
+    touch "$hold/go"
     wait "$tenant" 2>/dev/null
     # The tenant's end is a release (or its death): no heading without an event to show.
     run 0 --sim h200 ps
