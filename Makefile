@@ -1,29 +1,43 @@
-# A thin wrapper over CMake and CTest. `make run` shows what greenctx sees (quietly built); `make test` builds
-# and runs every test (plainly, under ASan+UBSan, and the threaded ones under TSan).
+# A thin wrapper over CMake and CTest. `make run` shows what greenctx sees (quietly built); `make test`
+# builds and runs every test (plainly, under ASan+UBSan, and the threaded ones under TSan), showing
+# only what failed, then one summary: each run's counts, each skipped test and why, and as its
+# last line `N passed, N failed, N skipped` over the three runs.
 CMAKE ?= cmake
 CTEST ?= ctest
+PYTHON ?= python3
 # Parallel build jobs: the machine's cores.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 BUILD_TYPE ?= RelWithDebInfo
 # Sanitizer builds use clang when it is installed, else gcc.
 SAN_CC ?= $(shell command -v clang >/dev/null 2>&1 && echo clang || echo gcc)
-CTEST_FLAGS = --output-on-failure -j$(JOBS)
 comma := ,
+# No "Entering directory" lines from the builds' own makes.
+MAKEFLAGS += --no-print-directory
 
-.PHONY: all build run test test-plain test-asan test-tsan test-gpu fuzz clean
+.PHONY: all build run test test-plain test-asan test-tsan test-gpu bench-gpu fuzz clean
 
 all: build
 
-# configure DIR [CMAKE ARGS...]: configure once, then only rebuild.
-define configure
-	@if [ ! -f $(1)/CMakeCache.txt ]; then \
-	  $(CMAKE) -S . -B $(1) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(2); \
+# build_quietly DIR,[CMAKE ARGS],[BUILD ARGS]: configure DIR once, then (re)build; the log
+# (DIR/build.log) is shown only when a step fails.
+define build_quietly
+	@mkdir -p $(1); log=$(1)/build.log; \
+	if ! { [ -f $(1)/CMakeCache.txt ] || $(CMAKE) -S . -B $(1) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(2); } \
+	     >$$log 2>&1 || ! $(CMAKE) --build $(1) -j$(JOBS) $(3) >>$$log 2>&1; then \
+	  cat $$log; echo "make: building $(1) failed (log above, also in $$log)"; exit 1; \
 	fi
-	$(CMAKE) --build $(1) -j$(JOBS)
+endef
+
+# run_tests DIR,NAME,[CTEST ARGS]: the tests of DIR; on screen only the failed tests' output
+# and the counts (the whole log: DIR/ctest.log; the results: DIR/ctest.xml).
+define run_tests
+	@rm -f $(1)/ctest.xml; echo "$(2): running the tests of $(1)"; \
+	cd $(1) && $(CTEST) -j$(JOBS) --output-on-failure --output-junit ctest.xml $(3) >ctest.log 2>&1; \
+	cd $(CURDIR) && $(PYTHON) tests/summary.py --run $(2)=$(1)/ctest.xml
 endef
 
 build:
-	$(call configure,build)
+	$(call build_quietly,build)
 
 # `make run`: builds quietly only what it runs (the tool and the simulated driver; the build's
 # log is shown only when it fails), then shows what greenctx sees and what its words mean. On
@@ -33,19 +47,16 @@ build:
 RUN_BUILD ?= build
 RUN_TOOL = $(RUN_BUILD)/tools/greenctx
 run:
-	@log=$(RUN_BUILD)/run-build.log; mkdir -p $(RUN_BUILD); \
-	if ! { [ -f $(RUN_BUILD)/CMakeCache.txt ] || $(CMAKE) -S . -B $(RUN_BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE); } \
-	     >$$log 2>&1 || ! $(CMAKE) --build $(RUN_BUILD) -j$(JOBS) --target greenctx_tool greenctx_sim >>$$log 2>&1; then \
-	  cat $$log; echo "make run: the build failed (log above, also in $$log)"; exit 1; \
-	fi; rm -f $$log
+	$(call build_quietly,$(RUN_BUILD),,--target greenctx_tool greenctx_sim)
 	@if $(RUN_TOOL) info >/dev/null 2>&1; then sim=; else \
-	  echo "No CUDA driver found on this machine: showing the simulated H200 (driver 13.0) instead."; \
+	  echo "No CUDA driver found on this machine: showing the simulated H200 (a CUDA 13.0 driver, R580) instead."; \
 	  echo; sim="--sim h200@13000"; \
 	fi; \
 	$(RUN_TOOL) $$sim info && echo && $(RUN_TOOL) $$sim plan 24 40 rest && echo && \
 	echo "What the words mean:" && \
 	echo "  SM               a streaming multiprocessor: the GPU's unit of compute. A partition is" && \
-	echo "                   a set of SMs that only its own green contexts run on." && \
+	echo "                   a set of SMs its green contexts are confined to (work outside green" && \
+	echo "                   contexts, in the primary context, may still run there)." && \
 	echo "  minimum partition, co-scheduled alignment" && \
 	echo "                   the smallest partition the driver makes, and the step partition" && \
 	echo "                   sizes come in (the SMs the driver schedules together)." && \
@@ -65,29 +76,40 @@ run:
 	echo "  $(RUN_TOOL) $$sim info --sizes     # every partition size, and how many fit" && \
 	echo "  $(RUN_TOOL) help                   # every command (make test: the tests)"
 
-test: test-plain test-asan test-tsan
+test:
+	@rc=0; for run in plain asan tsan; do $(MAKE) test-$$run || rc=1; done; echo; \
+	$(PYTHON) tests/summary.py plain=build/ctest.xml asan=build-asan/ctest.xml \
+	  tsan=build-tsan/ctest.xml || rc=1; exit $$rc
 
-test-plain: build
-	cd build && $(CTEST) $(CTEST_FLAGS)
+test-plain:
+	$(call build_quietly,build)
+	$(call run_tests,build,plain)
 
 test-asan:
-	$(call configure,build-asan,-DCMAKE_C_COMPILER=$(SAN_CC) -DGREENCTX_SANITIZE=address$(comma)undefined)
-	cd build-asan && $(CTEST) $(CTEST_FLAGS)
+	$(call build_quietly,build-asan,-DCMAKE_C_COMPILER=$(SAN_CC) -DGREENCTX_SANITIZE=address$(comma)undefined)
+	$(call run_tests,build-asan,asan)
 
 test-tsan:
-	$(call configure,build-tsan,-DCMAKE_C_COMPILER=$(SAN_CC) -DGREENCTX_SANITIZE=thread)
-	cd build-tsan && $(CTEST) $(CTEST_FLAGS) -L threads
+	$(call build_quietly,build-tsan,-DCMAKE_C_COMPILER=$(SAN_CC) -DGREENCTX_SANITIZE=thread)
+	$(call run_tests,build-tsan,tsan,-L threads)
 
 # The planner's fuzzer (clang's libFuzzer, in the ASan build) for SECONDS seconds.
 SECONDS ?= 600
 fuzz:
-	$(call configure,build-asan,-DCMAKE_C_COMPILER=$(SAN_CC) -DGREENCTX_SANITIZE=address$(comma)undefined)
+	$(call build_quietly,build-asan,-DCMAKE_C_COMPILER=$(SAN_CC) -DGREENCTX_SANITIZE=address$(comma)undefined)
 	build-asan/tests/fuzz_plan -max_total_time=$(SECONDS) -print_final_stats=1
 
-# On a machine with an NVIDIA GPU and driver: the driver-facing tests against libcuda.so.1.
+# On a machine with an NVIDIA GPU and driver: the driver-facing tests against libcuda.so.1
+# (a few minutes: the wall time is printed), and the benchmarks' checks (label bench_gpu).
 test-gpu:
-	$(call configure,build-gpu,-DGREENCTX_TEST_DRIVER=real)
-	cd build-gpu && $(CTEST) --output-on-failure -L driver
+	$(call build_quietly,build-gpu,-DGREENCTX_TEST_DRIVER=real)
+	@start=$$(date +%s); cd build-gpu && $(CTEST) --output-on-failure -L driver; rc=$$?; \
+	echo "make test-gpu: $$(($$(date +%s) - start)) s"; exit $$rc
+
+bench-gpu:
+	$(call build_quietly,build-gpu,-DGREENCTX_TEST_DRIVER=real)
+	@start=$$(date +%s); cd build-gpu && $(CTEST) --output-on-failure -L bench_gpu; rc=$$?; \
+	echo "make bench-gpu: $$(($$(date +%s) - start)) s"; exit $$rc
 
 clean:
 	rm -rf build build-asan build-tsan build-gpu

@@ -6,11 +6,20 @@ puts it inside the package, as `cmake --install` lays it out, under greenctx/_na
                                     minor before 1.0)
     lib/greenctx/libgreenctx_sim.so       the simulated driver (greenctx.simulate, --sim)
     lib/greenctx/libgreenctx_preload.so   what `greenctx run` preloads
+    include/                        greenctx.h, greenctx.hpp, greenctx_sim.h
+    share/man/man1/greenctx.1       the man page
+    share/bash-completion/completions/greenctx, share/zsh/site-functions/_greenctx
 
 The tool finds its two companions at <bindir>/../lib/greenctx/, as an installed tool does, so
 the wheel needs nothing from the tree it was built in. The package has no Python extension:
-the wheel is tagged py3-none-<platform>, the platform the manylinux tag of the newest glibc
-symbol version its ELF files need (what `auditwheel show` checks; scripts/build_wheel.sh).
+the wheel is tagged py3-none-<platform>.
+
+The platform is a glibc baseline, not whatever this machine's glibc is: when the `ziglang`
+package is importable (the build backend asks for it), the native files are compiled and
+linked by `zig cc` against glibc BASELINE_GLIBC's symbols, so the wheel installs on RHEL 7/8,
+Ubuntu 20.04, Debian 11 and SLES 15; the build then fails if any file needs a newer
+GLIBC_ symbol version. Without zig (an offline --no-isolation build), this machine's
+compiler builds them and the tag is the newest GLIBC_ version they need (readelf).
 The version comes from include/greenctx.h, so the package and the library always agree.
 """
 import os
@@ -18,6 +27,7 @@ import platform
 import re
 import shutil
 import subprocess
+import sys
 from glob import glob
 
 from setuptools import Distribution, setup
@@ -42,7 +52,12 @@ def soname():
 
 
 NATIVE_FILES = ("bin/greenctx", "lib/" + soname(), "lib/greenctx/libgreenctx_sim.so",
-                "lib/greenctx/libgreenctx_preload.so")
+                "lib/greenctx/libgreenctx_preload.so", "include/greenctx.h",
+                "include/greenctx.hpp", "include/greenctx_sim.h", "share/man/man1/greenctx.1",
+                "share/bash-completion/completions/greenctx", "share/zsh/site-functions/_greenctx")
+# The oldest glibc the wheel runs on: manylinux2014's (CentOS 7), which every cluster
+# distribution still supported has.
+BASELINE_GLIBC = (2, 17)
 
 
 def run(cmd):
@@ -50,18 +65,42 @@ def run(cmd):
     subprocess.run(cmd, check=True)
 
 
+def zig_toolchain(work_dir):
+    """CMake arguments for zig cc targeting glibc BASELINE_GLIBC (wrapper scripts: CMake takes
+    a compiler as one path), or [] when the ziglang package is not importable."""
+    try:
+        import ziglang  # noqa: F401 - only whether it is there
+    except ImportError:
+        return []
+    target = f"{platform.machine()}-linux-gnu.{BASELINE_GLIBC[0]}.{BASELINE_GLIBC[1]}"
+    args = []
+    for var, tool in (("CMAKE_C_COMPILER", f"cc -target {target}"), ("CMAKE_AR", "ar"),
+                      ("CMAKE_RANLIB", "ranlib")):
+        wrapper = os.path.join(work_dir, "zig-" + tool.split()[0])
+        with open(wrapper, "w") as f:
+            f.write(f'#!/bin/sh\nexec "{sys.executable}" -m ziglang {tool} "$@"\n')
+        os.chmod(wrapper, 0o755)
+        args.append(f"-D{var}={wrapper}")
+    return args
+
+
 def build_native(native_dir, work_dir):
     """Configures, builds and installs the project into work_dir/stage, then copies the
-    NATIVE_FILES into native_dir (files only: a wheel holds no symbolic links)."""
+    NATIVE_FILES into native_dir (files only: a wheel holds no symbolic links). Returns
+    whether zig built them for BASELINE_GLIBC."""
     cmake = shutil.which("cmake")
     if cmake is None:
         raise RuntimeError("building greenctx needs CMake 3.18+ (apt-get install cmake, or "
                            "pip install cmake)")
-    build, stage = os.path.join(work_dir, "cmake"), os.path.join(work_dir, "stage")
+    os.makedirs(work_dir, exist_ok=True)
+    toolchain = zig_toolchain(work_dir)
+    # A CMake cache keeps its compiler: one build directory per toolchain.
+    build = os.path.join(work_dir, "cmake-zig" if toolchain else "cmake")
+    stage = os.path.join(work_dir, "stage")
     run([cmake, "-S", ROOT, "-B", build, "-DCMAKE_BUILD_TYPE=Release",
-         "-DGREENCTX_BUILD_TESTS=OFF", "-DGREENCTX_WERROR=OFF",
+         "-DGREENCTX_BUILD_TESTS=OFF", "-DGREENCTX_WERROR=OFF", "-DGREENCTX_SLURM=OFF",
          "-DCMAKE_INSTALL_PREFIX=" + stage, "-DCMAKE_INSTALL_BINDIR=bin",
-         "-DCMAKE_INSTALL_LIBDIR=lib"])
+         "-DCMAKE_INSTALL_LIBDIR=lib", *toolchain])
     run([cmake, "--build", build, "-j", str(os.cpu_count() or 2)])
     shutil.rmtree(stage, ignore_errors=True)
     run([cmake, "--install", build])
@@ -70,28 +109,43 @@ def build_native(native_dir, work_dir):
         target = os.path.join(native_dir, rel)
         os.makedirs(os.path.dirname(target), exist_ok=True)
         shutil.copy2(os.path.realpath(os.path.join(stage, rel)), target)
+    if toolchain:
+        newest = newest_glibc(native_dir)
+        if newest > BASELINE_GLIBC:
+            raise RuntimeError(f"a native file needs GLIBC_{newest[0]}.{newest[1]}, newer than "
+                               f"the wheel's baseline {BASELINE_GLIBC}")
+    return bool(toolchain)
 
 
-def manylinux_tag(native_dir):
-    """manylinux_X_Y_<arch>: X.Y the newest GLIBC_ symbol version any bundled ELF file needs
-    (readelf -V), else this machine's glibc."""
-    newest = (2, 17)
-    try:
-        for path in glob(os.path.join(native_dir, "**", "*"), recursive=True):
-            if os.path.isfile(path):
-                out = subprocess.run(["readelf", "-V", "--wide", path], check=True,
-                                     capture_output=True, text=True).stdout
-                for major, minor in re.findall(r"GLIBC_(\d+)\.(\d+)", out):
-                    newest = max(newest, (int(major), int(minor)))
-    except (OSError, subprocess.CalledProcessError):
-        libc = os.confstr("CS_GNU_LIBC_VERSION").split()[-1]
-        newest = tuple(int(x) for x in libc.split(".")[:2])
-    return f"manylinux_{newest[0]}_{newest[1]}_{platform.machine()}"
+def newest_glibc(native_dir):
+    """The newest GLIBC_ symbol version any ELF file under native_dir needs (readelf -V)."""
+    newest = (2, 0)
+    for path in glob(os.path.join(native_dir, "**", "*"), recursive=True):
+        if not os.path.isfile(path):
+            continue
+        with open(path, "rb") as f:
+            if f.read(4) != b"\x7fELF":
+                continue
+        out = subprocess.run(["readelf", "-V", "--wide", path], check=True,
+                             capture_output=True, text=True).stdout
+        for major, minor in re.findall(r"GLIBC_(\d+)\.(\d+)", out):
+            newest = max(newest, (int(major), int(minor)))
+    return newest
+
+
+def manylinux_tag(glibc):
+    """manylinux_X_Y_<arch>, with its legacy alias (manylinux2014 for 2.17) for pip < 20.3."""
+    arch = platform.machine()
+    tag = f"manylinux_{glibc[0]}_{glibc[1]}_{arch}"
+    return tag + f".manylinux2014_{arch}" if glibc == (2, 17) else tag
 
 
 class BuildPyWithNative(build_py):
     """build_py, then the native files into the built package (into the source tree's
-    package for `pip install -e`, so that the editable package finds them)."""
+    package for `pip install -e`, so that the editable package finds them). glibc: the
+    baseline they were built for, which the wheel's tag names."""
+
+    glibc = None
 
     def run(self):
         super().run()
@@ -99,15 +153,19 @@ class BuildPyWithNative(build_py):
             package = os.path.join(ROOT, "python", "greenctx")
         else:
             package = os.path.join(self.build_lib, "greenctx")
-        build_native(os.path.join(package, "_native"),
-                     os.path.join(ROOT, "build-python", "native"))
+        native = os.path.join(package, "_native")
+        zig = build_native(native, os.path.join(ROOT, "build-python", "native"))
+        BuildPyWithNative.glibc = BASELINE_GLIBC if zig else max(newest_glibc(native), (2, 17))
 
 
 class Wheel(bdist_wheel):
-    """Tagged py3-none-manylinux_X_Y_<arch>: any Python 3, no Python ABI, this platform."""
+    """Tagged py3-none-manylinux_X_Y_<arch>: any Python 3, no Python ABI, the glibc baseline
+    the native files were built for."""
 
     def get_tag(self):
-        return "py3", "none", manylinux_tag(os.path.join(self.bdist_dir, "greenctx", "_native"))
+        # An editable install's wheel is tagged before build_py runs: this machine's glibc.
+        local = tuple(int(x) for x in os.confstr("CS_GNU_LIBC_VERSION").split()[-1].split(".")[:2])
+        return "py3", "none", manylinux_tag(BuildPyWithNative.glibc or local)
 
 
 class BinaryDistribution(Distribution):

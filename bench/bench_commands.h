@@ -1,10 +1,11 @@
 /*
- * The bench's commands as the tool runs them: `greenctx bench` (cmd_bench.c, whose entry
- * point tools/tool.h declares for the command table), and those it hands on to. Only the
- * files that parse a command line include this: the benchmarks themselves see no tool.
+ * The bench's commands: greenctx-bench's (main.c hands bench_main its arguments, argv[0]
+ * "bench"), and those it hands on to. Only the files that parse a command line include this:
+ * the benchmarks themselves see no command line.
  *
- * What they take from the tool is its command contract (tools/command.h: the shared options,
- * exit codes, errors, the driver's start) and its option parser (tools/options.h).
+ * What they take from tools/ is the command contract both programs link (greenctx_cli:
+ * tools/command.h: the shared options, exit codes, errors, the driver's start; its option
+ * parser, tools/options.h), never the tool itself.
  */
 #ifndef GREENCTX_BENCH_COMMANDS_H
 #define GREENCTX_BENCH_COMMANDS_H
@@ -12,6 +13,9 @@
 #include "bench_elastic.h"
 #include "command.h"
 #include "options.h"
+
+/* cmd_bench.c: everything after the shared options that come first. */
+int bench_main(int argc, char **argv, greenctx_tool_options *opts);
 
 /* cmd_bench_overlap.c: `greenctx bench overlap ...` (argv[0] is "overlap"); command is the
  * command line as typed, for the output's header. */

@@ -56,11 +56,6 @@ void el_timeline_add(el_timeline *line, double t, unsigned lat_sms, unsigned thr
     line->thr_sms[line->count++] = thr_sms;
 }
 
-double el_step_latency_ms(double event_ms, double host_ms)
-{
-    return host_ms > event_ms ? host_ms : event_ms;
-}
-
 void el_arm_finish(el_arm *arm, double *step_ms, unsigned *batches, size_t nb_steps,
                    double target_ms, double *resize_us, size_t nb_resizes)
 {

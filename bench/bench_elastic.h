@@ -18,7 +18,14 @@
 #include "bench_chart.h"
 #include "overlap_libs.h"
 
+/* bench/kernels/elastic_kernels.ptx, compiled in (cmake/embed.cmake). */
 extern const char bench_elastic_ptx[];
+
+/* elastic_model.c: the kernels' entry names, and their cost model given to the simulated
+ * driver when it is the one loaded (nothing on a GPU). */
+enum { EL_NB_KERNELS = 4 };
+extern const char *const el_kernel_names[EL_NB_KERNELS];
+void el_register_sim_models(void);
 
 #define EL_HIDDEN 4096u
 #define EL_Q_HEADS 32u
@@ -252,7 +259,7 @@ typedef struct elastic_result {
     int failed;
 } elastic_result;
 
-/* A decode step's latency: from when it was due (before a re-size that it waits behind) to its
+/* bench_elastic_work.c: a decode step's latency: from when it was due (before a re-size that it waits behind) to its
  * end as the host saw it; not less than its events' time, which is all the simulated driver
  * (whose kernels take no host time) gives. */
 double el_step_latency_ms(double event_ms, double host_ms);

@@ -110,9 +110,8 @@ static char **worker_argv(const el_two *two, int decode, const char *on, int ela
     snprintf(store[5], 32, "%u", s->context);
     snprintf(store[6], 32, "%u", s->chunk);
     snprintf(store[7], 32, "%.6f", two->res->target_ms);
-    char *fixed[] = {"greenctx", "--device", store[0], "bench", "elastic-worker",
-                     "--role", decode ? "decode" : "prefill", "--on", (char *)on,
-                     "--ms", store[1], "--registry", (char *)two->run.paths->registry,
+    char *fixed[] = {"greenctx-bench", "--device", store[0], "elastic-worker",
+                     "--role", decode ? "decode" : "prefill", "--on", (char *)on, "--ms", store[1], "--registry", (char *)two->run.paths->registry,
                      "--trace", (char *)el_trace_name(eo->trace), "--seed", store[2],
                      "--layers", store[3], "--batch", store[4], "--context", store[5],
                      "--chunk", store[6], "--target-ms", store[7],

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench_progress.h"
+#include "progress.h"
 #include "bench_isolation.h"
 
 #define ISO_REPS 1000
@@ -72,7 +72,7 @@ typedef struct iso_run {
     unsigned fma_grid, decode_grid;
     unsigned slots; /* per victim: calibration, warm-ups, reps, calibration */
     unsigned long long rng;
-    bench_progress progress; /* one step per cell */
+    progress_meter progress; /* one step per cell */
     long long *host_ns;          /* per slot, both victims */
     double *latency_ms;          /* per slot */
     unsigned long long *stamp_host;
@@ -188,7 +188,7 @@ static int run_cell(iso_run *run, iso_arm arm, int hog)
     const bench_lane *lane = &run->lanes[arms[arm].victim_lane];
     bench_hog hog_state;
     memset(&hog_state, 0, sizeof hog_state);
-    bench_progress_step(&run->progress, "victim %u SMs: %s%s%s", run->res->victim_sms,
+    progress_step(&run->progress, "victim %u SMs: %s%s%s", run->res->victim_sms,
                         arms[arm].label, hog >= 0 ? ", hog " : "",
                         hog >= 0 ? bench_hog_name(hog) : "");
     if (bench_zero(env, run->stamps, (size_t)2 * run->slots * STAMP_SLOT_BYTES) ||
@@ -326,7 +326,7 @@ int bench_isolation_run(const bench_env *env, unsigned victim_sms, iso_result *r
     unsigned cells = 0;
     for (int arm = 0; arm < ISO_NB_ARMS; arm++)
         cells += iso_arm_has_hog(arm) ? BENCH_NB_HOGS : 1;
-    bench_progress_begin(&run.progress, "greenctx bench: isolation", cells);
+    progress_begin(&run.progress, "greenctx bench: isolation", cells);
     double alone_s = env->opt.quick ? ISO_QUICK_HOG_ALONE_S : ISO_HOG_ALONE_S;
     for (int h = 0; h < BENCH_NB_HOGS && !rc; h++)
         rc = bench_hog_alone(env, &run.lanes[L_PRIMARY_HOG], &run.hog_work, h, alone_s,

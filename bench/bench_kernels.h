@@ -1,5 +1,6 @@
 /*
- * The benchmark kernels (bench/kernels/bench_kernels.cu, shipped as PTX in bench_ptx.c):
+ * The benchmark kernels (bench/kernels/bench_kernels.cu, shipped as bench_kernels.ptx and
+ * compiled in as bench_ptx by cmake/embed.cmake):
  * loading them into a context, launching them, and checking their results on the host.
  */
 #ifndef GREENCTX_BENCH_KERNELS_H

@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench_progress.h"
+#include "progress.h"
 #include "bench_overlap.h"
 
 #define GEMM_IN_FLIGHT 3u
@@ -73,7 +73,7 @@ typedef struct olap_run {
     bench_lane *comm_lane[OLAP_GPUS], *compute_lane[OLAP_GPUS];
     olap_nccl_comm comm[OLAP_GPUS];
     size_t bytes;
-    bench_progress progress; /* one step per arm */
+    progress_meter progress; /* one step per arm */
 } olap_run;
 
 /* ---- errors ---------------------------------------------------------------------------- */
@@ -678,7 +678,7 @@ static void arm_label(olap_arm *arm)
 static int measure_arm(olap_run *run, olap_size_result *sr, olap_arm *arm)
 {
     arm_label(arm);
-    bench_progress_step(&run->progress, "%zu bytes: %s", sr->bytes, arm->label);
+    progress_step(&run->progress, "%zu bytes: %s", sr->bytes, arm->label);
     feeder f;
     feeder_init(&f, run);
     run->bytes = sr->bytes;
@@ -815,7 +815,7 @@ int bench_overlap_run(const bench_env env[OLAP_GPUS], const olap_libs *libs,
         snprintf(res->gpu_name[i], sizeof res->gpu_name[i], "%s", env[i].gpu_name);
         res->sm_count[i] = env[i].sm_count;
     }
-    bench_progress_begin(&run->progress, "greenctx bench overlap",
+    progress_begin(&run->progress, "greenctx bench overlap",
                          opt->nb_sizes * (1 + opt->nb_sms * OLAP_ARMS_PER_SMS));
     int rc = make_inputs(run);
     for (unsigned i = 0; i < OLAP_GPUS && !rc; i++)

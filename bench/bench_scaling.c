@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench_progress.h"
+#include "progress.h"
 #include "bench_lane.h"
 #include "bench_scaling.h"
 
@@ -32,7 +32,7 @@ typedef struct scaling_run {
     gcu_deviceptr fma_out, src, dst;
     unsigned long long copy_bytes;
     double *times;
-    bench_progress progress; /* one step per size */
+    progress_meter progress; /* one step per size */
 } scaling_run;
 
 /* Median of reps launches of one kind on the lane (fma: kind 0, copy: kind 1). */
@@ -102,7 +102,7 @@ static int run_point(scaling_run *run, unsigned k, scaling_point *pt)
     memset(pt, 0, sizeof *pt);
     pt->sms = k;
     pt->whole_gpu = k == env->sm_count;
-    bench_progress_step(&run->progress, "%u SMs", k);
+    progress_step(&run->progress, "%u SMs", k);
     if (!pt->whole_gpu && partition_of(env, k, &part, &pt->fine_granules)) {
         snprintf(pt->note, sizeof pt->note, "skipped: %s", gctx_last_error());
         return 0;
@@ -156,7 +156,7 @@ int bench_scaling_run(const bench_env *env, scaling_result *res)
     unsigned points = 1;
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         points += sizes[i] < env->sm_count;
-    bench_progress_begin(&run.progress, "greenctx bench: scaling", points);
+    progress_begin(&run.progress, "greenctx bench: scaling", points);
     /* The whole GPU first: every other point is measured against it. */
     if (!rc)
         rc = run_point(&run, env->sm_count, &res->points[res->nb_points++]);

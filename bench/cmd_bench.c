@@ -1,7 +1,7 @@
-/* greenctx bench isolation|scaling|overhead|all|tenants (and overlap, in cmd_bench_overlap.c,
- * and elastic, in bench_elastic_cmd.c): the command line, the header every output carries
- * (GPU, driver, date, command), and the order the benchmarks run and print in. `bench
- * tenant-worker` and `bench elastic-worker` (not in the usage) are one process of `bench
+/* greenctx-bench (and `greenctx bench`, which runs it) isolation|scaling|overhead|all|tenants
+ * (and overlap, in cmd_bench_overlap.c, and elastic, in bench_elastic_cmd.c): the command line, the header every output carries
+ * (GPU, driver, date, command), and the order the benchmarks run and print in. `greenctx-bench
+ * tenant-worker` and `elastic-worker` (not in the usage) are one process of `bench
  * tenants` and of `bench elastic`. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -320,7 +320,7 @@ static int run_elastic(int argc, char **argv, greenctx_tool_options *opts)
     return bench_elastic(&env, &eo);
 }
 
-int greenctx_cmd_bench(int argc, char **argv, greenctx_tool_options *opts)
+int bench_main(int argc, char **argv, greenctx_tool_options *opts)
 {
     bench_env env;
     memset(&env, 0, sizeof env);

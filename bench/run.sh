@@ -10,7 +10,7 @@ mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv \
     >"$out/nvidia-smi-before.txt" 2>&1 || true
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DGREENCTX_BUILD_TESTS=OFF >/dev/null &&
-    cmake --build "$build" -j"$(nproc)" --target greenctx_tool greenctx >/dev/null || exit 1
+    cmake --build "$build" -j"$(nproc)" --target greenctx_tool greenctx_bench_tool greenctx >/dev/null || exit 1
 tool="$build/tools/greenctx"
 name=bench${quick:+-quick}
 "$tool" bench all $quick --svg "$out/$name.svg" >"$out/$name.txt" || exit 1

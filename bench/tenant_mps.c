@@ -1,11 +1,10 @@
 /*
  * The run's directories and its MPS control daemon. When no daemon answers for this
  * process's CUDA_MPS_PIPE_DIRECTORY, the bench starts its own with its own pipe and log
- * directories (`nvidia-cuda-mps-control -d`: no change to the GPU's compute mode or any other
- * setting) and always quits it (`echo quit | nvidia-cuda-mps-control`, the same environment):
- * at the end, on failure, and on SIGINT, SIGTERM, SIGHUP or SIGQUIT, whose handler kills the
- * workers and quits the daemon with async-signal-safe calls only (fork, execve, write,
- * waitpid), from an argv and environment prepared beforehand. Only SIGKILL can leave it.
+ * directories through common/mps_control.h, as `greenctx mps` does (no change to the GPU's
+ * compute mode or any other setting), and always quits it: at the end, on failure, and on
+ * SIGINT, SIGTERM, SIGHUP or SIGQUIT, whose handler kills the workers and quits the daemon
+ * (mps_control_run is async-signal-safe). Only SIGKILL can leave it.
  */
 #include <errno.h>
 #include <ftw.h>
@@ -14,10 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bench_tenants.h"
+#include "mps_control.h"
 
 #define MAX_WATCHED 8
 #define ANSWER_WAIT_MS 5000
@@ -29,9 +28,7 @@ static const int handled[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 static struct {
     volatile pid_t workers[MAX_WATCHED];
     volatile sig_atomic_t daemon_ours;
-    char control[512]; /* nvidia-cuda-mps-control, found on PATH */
-    char pipe_var[600], log_var[600];
-    char **envp;
+    mps_control control;
     struct sigaction previous[NB_HANDLED], previous_pipe;
     int installed;
 } mps_state;
@@ -73,72 +70,10 @@ void tenant_paths_remove(const tenant_paths *paths)
                 strerror(errno));
 }
 
-/* The control program on PATH; 0 when found. */
-static int find_control(void)
-{
-    const char *path = getenv("PATH");
-    char dirs[4096];
-    snprintf(dirs, sizeof dirs, "%s", path && *path ? path : "/usr/bin:/bin");
-    for (char *save = NULL, *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-        snprintf(mps_state.control, sizeof mps_state.control, "%s/nvidia-cuda-mps-control", d);
-        if (access(mps_state.control, X_OK) == 0)
-            return 0;
-    }
-    mps_state.control[0] = '\0';
-    return -1;
-}
-
-/* This environment with our pipe and log directories: the daemon's and its quit's. */
-static char **daemon_environment(const tenant_paths *paths)
-{
-    static const char *const ours[] = {"CUDA_MPS_PIPE_DIRECTORY=", "CUDA_MPS_LOG_DIRECTORY="};
-    snprintf(mps_state.pipe_var, sizeof mps_state.pipe_var, "%s%s", ours[0], paths->mps_pipe);
-    snprintf(mps_state.log_var, sizeof mps_state.log_var, "%s%s", ours[1], paths->mps_log);
-    char *add[] = {mps_state.pipe_var, mps_state.log_var};
-    return tenant_environment(ours, 2, add, 2);
-}
-
-/* Runs the control program with argument arg (NULL: none) and input (NULL: none); its exit
- * status, or -1. Async-signal-safe. */
-static int control(const char *arg, const char *input)
-{
-    int p[2] = {-1, -1};
-    if (input && pipe(p) != 0)
-        return -1;
-    char *argv[] = {mps_state.control, (char *)arg, NULL};
-    pid_t pid = fork();
-    if (pid == 0) {
-        if (input && dup2(p[0], 0) < 0)
-            _exit(127);
-        if (input)
-            close(p[1]);
-        execve(mps_state.control, argv, mps_state.envp);
-        _exit(127);
-    }
-    if (input) {
-        close(p[0]);
-        if (pid > 0) {
-            size_t len = 0;
-            while (input[len])
-                len++;
-            ssize_t w = write(p[1], input, len);
-            (void)w;
-        }
-        close(p[1]);
-    }
-    if (pid < 0)
-        return -1;
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
-            return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 static void quit_daemon(void)
 {
     if (mps_state.daemon_ours) {
-        control(NULL, "quit\n");
+        mps_control_run(&mps_state.control, "quit\n", NULL, 0);
         mps_state.daemon_ours = 0;
     }
 }
@@ -183,22 +118,6 @@ static void install_handlers(void)
     mps_state.installed = 1;
 }
 
-/* Whether a daemon answers on pipe_dir, as the library sees it for a client there. */
-static int answers(const char *pipe_dir)
-{
-    const char *saved = getenv("CUDA_MPS_PIPE_DIRECTORY");
-    char old[512];
-    snprintf(old, sizeof old, "%s", saved ? saved : "");
-    setenv("CUDA_MPS_PIPE_DIRECTORY", pipe_dir, 1);
-    gctx_mps_info info = GCTX_MPS_INFO_INIT;
-    int up = gctx_mps_get_info(&info) == GCTX_SUCCESS && info.daemon_running;
-    if (saved)
-        setenv("CUDA_MPS_PIPE_DIRECTORY", old, 1);
-    else
-        unsetenv("CUDA_MPS_PIPE_DIRECTORY");
-    return up;
-}
-
 void tenant_mps_start(tenant_paths *paths, tenant_mps *mps)
 {
     memset(mps, 0, sizeof *mps);
@@ -209,28 +128,24 @@ void tenant_mps_start(tenant_paths *paths, tenant_mps *mps)
         mps->available = 1;
         return;
     }
-    if (find_control() != 0) {
-        snprintf(mps->why, sizeof mps->why, "no MPS daemon answers on %s and "
-                 "nvidia-cuda-mps-control is not on PATH to start one", info.pipe_dir);
-        return;
-    }
-    if (!(mps_state.envp = daemon_environment(paths))) {
+    mps_control *c = &mps_state.control;
+    if (mps_control_open(c, paths->mps_pipe, paths->mps_log) != 0) {
         snprintf(mps->why, sizeof mps->why, "out of memory");
         return;
     }
-    mps_state.daemon_ours = 1; /* from here on a signal quits it, whatever -d answers */
-    int status = control("-d", NULL);
-    for (int waited = 0; status == 0 && waited < ANSWER_WAIT_MS && !mps->available;
-         waited += 20) {
-        mps->available = answers(paths->mps_pipe);
-        if (!mps->available)
-            usleep(20000);
+    if (!c->program[0]) {
+        snprintf(mps->why, sizeof mps->why, "no MPS daemon answers on %s and %s",
+                 info.pipe_dir, c->why_none);
+        return;
     }
+    mps_state.daemon_ours = 1; /* from here on a signal quits it, whatever -d answers */
+    int status = mps_control_run(c, NULL, NULL, 0);
+    mps->available = status == 0 && mps_control_wait(c, 1, ANSWER_WAIT_MS) == 0;
     mps->started = 1;
     if (!mps->available)
         snprintf(mps->why, sizeof mps->why,
-                 "`%s -d` (CUDA_MPS_PIPE_DIRECTORY=%s) %s; its log: %s/control.log",
-                 mps_state.control, paths->mps_pipe,
+                 "`%.512s -d` (CUDA_MPS_PIPE_DIRECTORY=%s) %s; its log: %s", c->program,
+                 paths->mps_pipe,
                  status ? "failed" : "started, but no daemon answered within 5 s",
                  paths->mps_log);
 }
@@ -246,6 +161,5 @@ void tenant_mps_stop(tenant_mps *mps)
         sigaction(SIGPIPE, &mps_state.previous_pipe, NULL);
         mps_state.installed = 0;
     }
-    free(mps_state.envp);
-    mps_state.envp = NULL;
+    mps_control_close(&mps_state.control);
 }

@@ -1,7 +1,7 @@
 /*
- * The tenants' processes: each is this executable again (/proc/self/exe: the same tool,
- * library and driver, nothing to look for; a test gives a stand-in), run as `bench
- * tenant-worker`, with its stdin and stdout on pipes to the bench. The protocol is lines: the
+ * The tenants' processes: each is this executable again (/proc/self/exe: the same
+ * greenctx-bench, library and driver, nothing to look for; a test gives a stand-in), run as
+ * `greenctx-bench tenant-worker`, with its stdin and stdout on pipes to the bench. The protocol is lines: the
  * worker says "ready SMS", the bench answers "go START_NS", the worker writes its result
  * lines and "done".
  */
@@ -195,7 +195,7 @@ int tenant_start(const tenant_run *run, const tenant_spec *spec, tenant_proc *pr
     snprintf(ms, sizeof ms, "%d", run->duration_ms);
     snprintf(fault_at, sizeof fault_at, "%d", run->fault_at_ms);
     snprintf(victim_sms, sizeof victim_sms, "%u", run->victim_sms);
-    char *argv[] = {"greenctx", "--device", device, "bench", "tenant-worker",
+    char *argv[] = {"greenctx-bench", "--device", device, "tenant-worker",
                     "--role", (char *)tenant_role_name(spec->role),
                     "--work", (char *)tenant_work_name(spec->work),
                     "--on", (char *)spec->on, "--ms", ms, "--fault-at-ms", fault_at,

@@ -87,6 +87,20 @@ int run_request_parse(const char *text, run_request *out, char *err, size_t err_
     return 0;
 }
 
+int run_device_sms_parse(const char *text)
+{
+    if (text && strcmp(text, "partition") == 0)
+        return RUN_DEVICE_SMS_PARTITION;
+    if (text && strcmp(text, "physical") == 0)
+        return RUN_DEVICE_SMS_PHYSICAL;
+    return -1;
+}
+
+const char *run_device_sms_name(int mode)
+{
+    return mode == RUN_DEVICE_SMS_PHYSICAL ? "physical" : "partition";
+}
+
 const char *run_request_for(const run_request *request, int device)
 {
     for (unsigned i = 0; i < request->nb_entries; i++)

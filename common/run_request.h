@@ -22,6 +22,10 @@
  *                         device's green context on the claim's SMs, and stops the program
  *                         (exit status 125) when the join fails. Unset: no claim (--shared),
  *                         a fresh split as before
+ *   GREENCTX_RUN_DEVICE_SMS  partition (default): a confined device reports the partition's
+ *                         SM count and SM resource to the program (cuDeviceGetAttribute of
+ *                         the SM count, cuDeviceGetDevResource, cuCtxGetDevResource of its
+ *                         primary context); physical: the whole device's, as the driver says
  */
 #ifndef GREENCTX_COMMON_RUN_REQUEST_H
 #define GREENCTX_COMMON_RUN_REQUEST_H
@@ -36,6 +40,7 @@
 #define GREENCTX_RUN_REPORT_DIR "GREENCTX_RUN_REPORT_DIR"
 #define GREENCTX_RUN_INHERIT "GREENCTX_RUN_INHERIT"
 #define GREENCTX_RUN_CLAIM "GREENCTX_RUN_CLAIM"
+#define GREENCTX_RUN_DEVICE_SMS "GREENCTX_RUN_DEVICE_SMS"
 
 /* The report's parts in GREENCTX_RUN_REPORT_DIR: "<20-digit CLOCK_MONOTONIC ns>-<pid>" and
  * these suffixes, so that the names sort in the order the processes started using CUDA. */
@@ -73,6 +78,14 @@ int run_request_parse(const char *text, run_request *out, char *err, size_t err_
 /* The request for a device ordinal, or NULL when that device is not to be used. */
 const char *run_request_for(const run_request *request, int device);
 
+/* GREENCTX_RUN_DEVICE_SMS's values, and what `--device-sms` takes. */
+enum { RUN_DEVICE_SMS_PHYSICAL = 0, RUN_DEVICE_SMS_PARTITION = 1 };
+#define RUN_DEVICE_SMS_VALUES "partition or physical"
+/* RUN_DEVICE_SMS_PARTITION or _PHYSICAL for "partition" or "physical"; -1 for anything else. */
+int run_device_sms_parse(const char *text);
+/* The name of a mode ("partition", "physical"). */
+const char *run_device_sms_name(int mode);
+
 /* GREENCTX_RUN_CLAIM: appends "DEV=TOKEN" to list (a comma first unless it is empty); -1
  * when it does not fit or the token holds a comma. */
 int run_claim_list_add(char *list, size_t size, int device, const char *token);
@@ -89,9 +102,9 @@ typedef struct run_device_plan {
 } run_device_plan;
 
 /* What a request is on a device when the SMs are claimed (gctx_claim_acquire takes the
- * request: a count, a share or rest; `all` is every SM): the device's facts, sm_count 0
- * until the claim says (claims can give counts a split can't, such as 68 = 7 x 8 + 12 on an
- * H200). Returns GCTX_SUCCESS, or a status with the reason in err. */
+ * request: a count, a share, rest or all): the device's facts, sm_count 0 until the claim
+ * says (rest can give a count a split can't, such as 68 = 64 + the 4 left over on an H200).
+ * Returns GCTX_SUCCESS, or a status with the reason in err. */
 gctx_status run_plan_claim(int device, const char *text, run_device_plan *plan, char *err,
                            size_t err_size);
 

@@ -18,6 +18,7 @@ claim.context() there. Under MPS the two tenants run side by side on their SMs.
 import argparse
 import subprocess
 import sys
+import threading
 import time
 
 import greenctx
@@ -68,11 +69,31 @@ def main():
     if a.role:
         (latency if a.role == "latency" else throughput)(a.seconds)
         return
-    b = subprocess.Popen([sys.executable, __file__, "throughput", "--seconds", str(a.seconds)])
+    # Each tenant writes to a pipe of its own, relayed here a whole line at a time: on one
+    # shared stdout, two unbuffered children (PYTHONUNBUFFERED=1) glue their lines together.
+    lock = threading.Lock()
+
+    def start(role, seconds):
+        child = subprocess.Popen([sys.executable, __file__, role, "--seconds", str(seconds)],
+                                 stdout=subprocess.PIPE, text=True)
+        relay = threading.Thread(target=relay_lines, args=(child.stdout, lock))
+        relay.start()
+        return child, relay
+
+    b, b_relay = start("throughput", a.seconds)
     time.sleep(0.5)  # B holds the rest first
-    a_run = subprocess.run([sys.executable, __file__, "latency", "--seconds",
-                            str(a.seconds - 1)])
-    sys.exit(a_run.returncode or b.wait())
+    a_child, a_relay = start("latency", a.seconds - 1)
+    a_rc, b_rc = a_child.wait(), b.wait()
+    a_relay.join()
+    b_relay.join()
+    sys.exit(a_rc or b_rc)
+
+
+def relay_lines(pipe, lock):
+    for line in pipe:
+        with lock:
+            sys.stdout.write(line)
+            sys.stdout.flush()
 
 
 if __name__ == "__main__":

@@ -667,6 +667,17 @@ GCTX_API gctx_status gctx_current_context_save(CUcontext *saved); /* INVALID_ARG
  * current context is then left as the call in between left it. */
 GCTX_API gctx_status gctx_current_context_restore(CUcontext saved, int *changed);
 
+/* The SMs the calling thread's current context runs on, for sizing a grid as persistent
+ * kernels do (one block per SM, times the blocks one SM holds: CUTLASS's
+ * KernelHardwareInfo::sm_count, a Triton persistent kernel's grid, a cooperative launch): a
+ * green context's partition (its gctx_context_cu_context, or the context of a greenctx stream
+ * made current), else the device's count. Unlike cudaGetDeviceProperties, which says the
+ * device's count whatever is current, and caches it. Under `greenctx run` the program's
+ * primary context answers with its partition (the whole device's under --device-sms physical;
+ * docs/run.md). GCTX_ERROR_INVALID_ARGUMENT for count NULL; GCTX_ERROR_DRIVER
+ * (CUDA_ERROR_INVALID_CONTEXT) when nothing is current. */
+GCTX_API gctx_status gctx_current_sm_count(unsigned *count);
+
 /* ---------------------------------------------------------------------------------------- */
 /* Layouts: re-partitioning in microseconds                                                  */
 
@@ -749,11 +760,15 @@ GCTX_API gctx_status gctx_layouts_get_active(gctx_layouts *layouts, unsigned *in
  * is.
  *
  * The runtime directory: options->runtime_dir, else $GREENCTX_RUNTIME_DIR, else
- * $XDG_RUNTIME_DIR/greenctx, else /tmp/greenctx-UID. It is created with mode 0700 and refused
- * (GCTX_ERROR_REGISTRY) when another user owns it or others may write it, unless
- * GCTX_CLAIM_SHARED_DIR (or GREENCTX_RUNTIME_SHARED=1) says that several users share it: then
- * it must be sticky (mode 1777 or 1770, made by an administrator), and claims of every user in
- * it are coordinated.
+ * /var/tmp/greenctx-UID (not $XDG_RUNTIME_DIR, which logind removes at the last logout while
+ * tenants run on). It is created with mode 0700 and refused (GCTX_ERROR_REGISTRY) when another
+ * user owns it or others may write it, unless GCTX_CLAIM_SHARED_DIR (or
+ * GREENCTX_RUNTIME_SHARED=1) says that several users share it: then it must be sticky (mode
+ * 1777 or 1770) and owned by root or the caller, its per-GPU registries are made by root or
+ * its owner, and claims of every user in it are coordinated (docs/tenants.md, Threat model).
+ * A registry call waits for the registry's lock at most $GREENCTX_REGISTRY_LOCK_TIMEOUT_MS
+ * (10000), then fails naming the holder; any error reading the registry fails the call
+ * (GCTX_ERROR_REGISTRY), never counts as free SMs.
  *
  * Isolation needs MPS: without it, processes are time-sliced and their green contexts never
  * run at the same time; under MPS the same split gives the same SMs in every client, so
@@ -775,7 +790,8 @@ typedef struct gctx_claim_options {
     int timeout_ms;          /* with GCTX_CLAIM_WAIT: how long to wait; -1: forever */
     gctx_rounding rounding;  /* a count no set of granules gives: strict (refused, with the
                                 nearest counts that can be claimed), down, nearest or up */
-    const char *label;       /* shown by greenctx ps (a job name, "slurm 42.0"); NULL: none */
+    const char *label;       /* shown by greenctx ps (a job name, "slurm 42.0"); NULL: none;
+                                at most 127 bytes, as gctx_claim_info keeps it */
     const char *command;     /* the holder's command as ps shows it; NULL: this process's */
     const char *runtime_dir; /* NULL: the default above */
     int priority;            /* GCTX_CLAIM_PRIORITY_*, 0 .. 100: a claim yields SMs (see
@@ -788,8 +804,9 @@ typedef struct gctx_claim_options {
 #define GCTX_CLAIM_PRIORITY_LATENCY 50
 
 /* Claims SMs of a device. request is a GROUP of `greenctx plan`'s syntax without suffixes: a
- * count ("16"), a share of the device's SMs ("25%", rounded down to a count that can be
- * claimed) or "rest" (every free SM). Best fit: the granules that give exactly the count,
+ * count ("16": one a one-group split gives, see gctx_claim_count), a share of the device's
+ * SMs ("25%", rounded down to a count that can be claimed), "rest" (every free SM, the SMs
+ * left over from the granules too) or "all" (every SM of the device). Best fit: the granules that give exactly the count,
  * adjacent ones first. GCTX_ERROR_BUSY when the free SMs can't give it now (the message names
  * the holders: pid, user, command, SMs), after timeout_ms with GCTX_CLAIM_WAIT;
  * GCTX_ERROR_INSUFFICIENT_SMS when the device could never give it (the message names the
@@ -798,9 +815,24 @@ typedef struct gctx_claim_options {
  * may be NULL. Driver 12.4+. */
 GCTX_API gctx_status gctx_claim_acquire(int device, const char *request,
                                         const gctx_claim_options *options, gctx_claim **claim);
+/* What gctx_claim_acquire would make of request on the device, claiming nothing: sm_count
+ * gets the count (0 for "rest", every free SM) and at_once, when not NULL, how many claims of
+ * that count the device holds at once (0 for "rest"). A count is claimable when a one-group
+ * split of the whole device gives it (greenctx plan, info --sizes): claims use the planner's
+ * granules, and the SMs left over from them go with "rest". GCTX_ERROR_INSUFFICIENT_SMS
+ * naming the nearest counts for one that isn't (with GCTX_ROUND_STRICT). The one rule for
+ * claimable counts: greenctx info --sizes (how many at once), ps (the largest count of the free
+ * SMs) and the Python API ask it; acquire and resize (run's claims) decide by it. */
+GCTX_API gctx_status gctx_claim_count(int device, const char *request, gctx_rounding rounding,
+                                      unsigned *sm_count, unsigned *at_once);
 GCTX_API gctx_claim *gctx_claim_retain(gctx_claim *claim);
-/* Drops one reference; the last gives the SMs back to the registry (after the claim's own
- * stream and contexts are drained and released). NULL is ignored. */
+/* Drops one reference; the last gives the SMs back to the registry once the claim's context is
+ * idle: every stream of it, the caller's own included, is waited for (an event recorded on the
+ * whole green context; contexts made with options are the caller's to drain), then the
+ * claim's stream and contexts are released. NULL is ignored. A claim whose descriptor the
+ * program closed (closefrom(3)) was no longer held from then on: its release closes nothing
+ * (the number may be another file's now); gctx_claim_export and gctx_claim_resize say so
+ * (GCTX_ERROR_REGISTRY). */
 GCTX_API void gctx_claim_release(gctx_claim *claim);
 
 /* The claim's SMs now, as a partition (retained for the caller), and a green context on them
@@ -821,7 +853,12 @@ GCTX_API gctx_status gctx_claim_stream(gctx_claim *claim, gctx_stream **stream);
  * with options are the caller's to drain). What the claim had before is kept until the next
  * resize, which releases it first (its stream's release waits for its work), so that a claim
  * resized back and forth gets its contexts from the cache. stream, when not NULL, gets the
- * claim's new stream (retained for the caller). On failure the claim is unchanged. */
+ * claim's new stream (retained for the caller). On failure the claim is unchanged.
+ * Only a claim's sole member resizes it: GCTX_ERROR_BUSY, naming why, while another process
+ * holds it too (one that joined it, as greenctx run's program and its children do, another
+ * gctx_claim_join of it in this process, or a child that inherited it), and in a child forked
+ * from the process that made it; the work of other members is nothing this one can wait
+ * for. While a resize runs, a join of the claim is refused (GCTX_ERROR_REGISTRY). */
 GCTX_API gctx_status gctx_claim_resize(gctx_claim *claim, const char *request,
                                        const gctx_claim_options *options, gctx_stream **stream);
 
@@ -843,7 +880,8 @@ GCTX_API gctx_status gctx_claim_resize(gctx_claim *claim, const char *request,
  * lack (0: nobody waits). Lock-free and read-only: one readdir of the GPU's registry
  * directory, plus an open and a flock test per want (a few microseconds with one want on
  * the simulator's runs); a want posted or renamed during the call may be missed until the
- * next one. */
+ * next one. GCTX_ERROR_REGISTRY when this claim's own file was removed from the registry
+ * (rm, a cleaner of temporary files): other tenants no longer see it; release and claim anew. */
 GCTX_API gctx_status gctx_claim_pressure(const gctx_claim *claim, unsigned *wanted_sms);
 
 #define GCTX_CLAIM_MAX_GRANULES 128
@@ -906,7 +944,10 @@ typedef struct gctx_claim_event {
 GCTX_API gctx_status gctx_claim_get_info(const gctx_claim *claim, gctx_claim_info *info);
 /* Every live claim on a device (stale ones are removed first, never shown): count gets how
  * many, at most capacity are written (claims may be NULL with capacity 0); usage, when not
- * NULL, the granules and what is free. runtime_dir: NULL for the default. The array's layout
+ * NULL, the granules and what is free. runtime_dir: NULL for the default. A claim file that
+ * can't be read or lock-tested fails the call (GCTX_ERROR_REGISTRY), never counts as free. A
+ * claim whose recorded pid ended is listed under a live process that holds it, where this
+ * user may see one (a child that inherited it). The array's layout
  * is claims[0].size (GCTX_CLAIM_INFO_INIT): every element is that many bytes, as is each of
  * gctx_claim_events' events (events[0].size). */
 GCTX_API gctx_status gctx_claim_list(int device, const char *runtime_dir, gctx_claim_info *claims,
@@ -939,11 +980,12 @@ GCTX_API gctx_status gctx_claim_report_fault(gctx_claim *claim, int cuda_result)
 /* A text that lets a process started by this one (greenctx run's program) take part in the
  * claim: "v1:<registry path>:<claim file>:<fd>". At most size bytes with the NUL. */
 GCTX_API gctx_status gctx_claim_export(const gctx_claim *claim, char *token, size_t size);
-/* Joins a claim exported by a parent (the lock's descriptor inherited, or, when a program
- * closed it, the claim file opened again while its holder lives): the same SMs, held as long
- * as any process of the tenant lives. An inherited descriptor is taken over (made
- * close-on-exec, its number kept: the token stays true for a program this one execs with the
- * descriptor made inheritable again), so the last member's release gives the SMs back.
+/* Joins a claim exported by a parent, or by this very process: the same SMs, held as long as
+ * any member lives. Each member holds the claim through a description of the claim file of its
+ * own (opened again while a holder lives), so its release ends its own hold only. When the
+ * token's descriptor is an inherited copy that no claim of this process owns, the member's
+ * description takes its number (close-on-exec: the token stays true for a program this one
+ * execs with it made inheritable again) and the copy is closed.
  * GCTX_ERROR_INVALID_ARGUMENT for a malformed token, GCTX_ERROR_REGISTRY when the claim is no
  * longer held or is for another device. */
 GCTX_API gctx_status gctx_claim_join(int device, const char *token, gctx_claim **claim);

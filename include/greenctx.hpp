@@ -173,6 +173,16 @@ inline result<int> try_device_count()
 }
 inline int device_count() { return try_device_count().value(); }
 
+/* The SMs the calling thread's current context runs on (gctx_current_sm_count): what a
+ * persistent kernel's grid is sized by, e.g. cutlass::KernelHardwareInfo::sm_count. */
+inline result<unsigned> try_current_sm_count()
+{
+    unsigned count = 0;
+    gctx_status s = gctx_current_sm_count(&count);
+    return s == GCTX_SUCCESS ? result<unsigned>(count) : result<unsigned>::failed(s);
+}
+inline unsigned current_sm_count() { return try_current_sm_count().value(); }
+
 inline result<gctx_device_info> try_device_info(int device)
 {
     gctx_device_info info = GCTX_DEVICE_INFO_INIT;

@@ -179,7 +179,7 @@ static void hand_claims_on(int on)
     if (atomic_load(&releasing))
         return;
     for (unsigned i = 0; i < run.nb_devices; i++)
-        if (run.devices[i].claim && run.devices[i].claim_fd >= 0)
+        if (run.devices[i].claim && run_claim_fd_intact(&run.devices[i]))
             fcntl(run.devices[i].claim_fd, F_SETFD, on ? 0 : FD_CLOEXEC);
 }
 
@@ -238,19 +238,31 @@ RUN_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *c
     EXEC_WITH_CLAIMS(real.execveat, dirfd, path, argv, env, flags);
 }
 
-/* posix_spawn does not replace this process: no report part to write. */
+/* posix_spawn does not replace this process: no report part to write. Its child gets the
+ * claims' descriptors as a forked child that execs does (hand_claims_on), so it holds the
+ * claim itself, not only joins it while its holders live. */
+#define SPAWN_WITH_CLAIMS(fn, ...)                                                                \
+    do {                                                                                           \
+        if (!(fn))                                                                                 \
+            return ENOSYS;                                                                         \
+        hand_claims_on(1);                                                                         \
+        int rc_ = (fn)(__VA_ARGS__);                                                               \
+        hand_claims_on(0);                                                                         \
+        return rc_;                                                                                \
+    } while (0)
+
 RUN_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *actions,
                            const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
     CHILD_ENV(env, envp);
-    return real.spawn ? real.spawn(pid, path, actions, attr, argv, env) : ENOSYS;
+    SPAWN_WITH_CLAIMS(real.spawn, pid, path, actions, attr, argv, env);
 }
 
 RUN_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *actions,
                             const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
     CHILD_ENV(env, envp);
-    return real.spawnp ? real.spawnp(pid, file, actions, attr, argv, env) : ENOSYS;
+    SPAWN_WITH_CLAIMS(real.spawnp, pid, file, actions, attr, argv, env);
 }
 
 /* execl, execlp, execle: the arguments after `arg` up to the NULL. */

@@ -45,7 +45,7 @@ static void check_names(void)
 {
     static const char *const known[] = {GREENCTX_RUN_SMS, GREENCTX_RUN_ROUND,
                                         GREENCTX_RUN_REPORT_DIR, GREENCTX_RUN_INHERIT,
-                                        GREENCTX_RUN_CLAIM};
+                                        GREENCTX_RUN_CLAIM, GREENCTX_RUN_DEVICE_SMS};
     size_t prefix = strlen(GREENCTX_RUN_VAR_PREFIX);
     for (char **e = environ; e && *e; e++) {
         if (strncmp(*e, GREENCTX_RUN_VAR_PREFIX, prefix) != 0)
@@ -58,7 +58,7 @@ static void check_names(void)
             char name[128];
             snprintf(name, sizeof name, "%.*s", (int)len, *e);
             config_error("unknown variable %s (the preload reads GREENCTX_RUN_SMS, _ROUND, "
-                         "_REPORT_DIR, _INHERIT and _CLAIM)",
+                         "_REPORT_DIR, _INHERIT, _CLAIM and _DEVICE_SMS)",
                          name);
         }
     }
@@ -79,6 +79,11 @@ __attribute__((constructor)) static void run_config_load(void)
         config_error("%s='%s': use 1 (children are confined too) or 0", GREENCTX_RUN_INHERIT,
                      inherit);
     run_cfg.inherit = !inherit || strcmp(inherit, "0") != 0;
+    const char *device_sms = getenv(GREENCTX_RUN_DEVICE_SMS);
+    run_cfg.device_sms = device_sms ? run_device_sms_parse(device_sms) : RUN_DEVICE_SMS_PARTITION;
+    if (run_cfg.device_sms < 0)
+        config_error("%s='%s': use %s", GREENCTX_RUN_DEVICE_SMS, device_sms,
+                     RUN_DEVICE_SMS_VALUES);
     if (run_cfg.round[0] && group_syntax_rounding(run_cfg.round) < 0)
         config_error("%s='%s': use strict, down, nearest or up", GREENCTX_RUN_ROUND,
                      run_cfg.round);

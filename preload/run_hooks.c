@@ -151,6 +151,51 @@ RUN_EXPORT cu_result cuGreenCtxCreate(CUgreenCtx *ctx, void *desc, cu_device dev
     return refuse_create(&run_count.refused_green_ctx_create, "cuGreenCtxCreate");
 }
 
+/* The device the program is told the partition of: a confined one, unless
+ * GREENCTX_RUN_DEVICE_SMS=physical. Counts the answer. */
+static run_device *partition_shown(run_device *d)
+{
+    if (!d || run_cfg.device_sms == RUN_DEVICE_SMS_PHYSICAL)
+        return NULL;
+    atomic_fetch_add(&run_count.sm_count_shown, 1);
+    return d;
+}
+
+/* cudart's cudaGetDeviceProperties and cudaDeviceGetAttribute read the SM count here, and so
+ * do PyTorch, Triton, CuPy and the kernels that size a grid by it: a confined device says the
+ * partition's count. */
+RUN_EXPORT cu_result cuDeviceGetAttribute(int *value, int attribute, cu_device dev)
+{
+    enter();
+    cu_result r = run.drv.get_attribute(value, attribute, dev);
+    run_device *d = r == CU_OK && attribute == CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+                        ? partition_shown(run_device_of_cu_device(dev))
+                        : NULL;
+    if (d)
+        *value = (int)d->plan.sm_count;
+    return r;
+}
+
+/* A confined device's SM resource is its green context's (what a split of it may use). */
+RUN_EXPORT cu_result cuDeviceGetDevResource(cu_device dev, void *resource, int type)
+{
+    enter();
+    run_device *d = type == CU_DEV_RESOURCE_TYPE_SM ? partition_shown(run_device_of_cu_device(dev))
+                                                    : NULL;
+    return d ? run.drv.ctx_resource(d->green, resource, type)
+             : run.drv.device_resource(dev, resource, type);
+}
+
+/* The primary context's SM resource is the green context's that runs its work. */
+RUN_EXPORT cu_result cuCtxGetDevResource(CUcontext ctx, void *resource, int type)
+{
+    enter();
+    run_device *d = ctx && type == CU_DEV_RESOURCE_TYPE_SM ? run_device_of_context(ctx) : NULL;
+    if (d && ctx == d->primary && partition_shown(d))
+        ctx = d->green;
+    return run.drv.ctx_resource(ctx, resource, type);
+}
+
 RUN_EXPORT cu_result cuGetProcAddress_v2(const char *symbol, void **pfn, int version,
                                          unsigned long long flags, int *symbol_status)
 {
@@ -203,6 +248,9 @@ static const hook hooks[] = {
     {"cuCtxCreate_v3", (void *)cuCtxCreate_v3},
     {"cuCtxCreate_v4", (void *)cuCtxCreate_v4},
     {"cuGreenCtxCreate", (void *)cuGreenCtxCreate},
+    {"cuDeviceGetAttribute", (void *)cuDeviceGetAttribute},
+    {"cuDeviceGetDevResource", (void *)cuDeviceGetDevResource},
+    {"cuCtxGetDevResource", (void *)cuCtxGetDevResource},
 };
 
 void *run_hook_for_symbol(const char *name)

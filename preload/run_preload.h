@@ -5,7 +5,8 @@
  * - cudart (shared or static), cuda-python and torch find the driver with dlopen and one
  *   dlsym of cuGetProcAddress_v2, then get every entry point through it. The preload exports
  *   dlsym (run_dlsym.c), so that lookup returns its own cuGetProcAddress, which hands out
- *   wrappers for the few calls that bind or return contexts (run_hooks.c). Programs linked
+ *   wrappers for the few calls that bind or return contexts, and for those that tell a
+ *   device's SM count (run_hooks.c). Programs linked
  *   with -lcuda reach the same wrappers through the cu* names the preload exports.
  * - Before the program's first bind, every device it may use gets a green context made with
  *   the greenctx library (run_setup.c); binds of a device's primary context go to that green
@@ -33,6 +34,7 @@
 #define GREENCTX_RUN_PRELOAD_H
 
 #include <stdatomic.h>
+#include <sys/types.h>
 
 #include "greenctx.h"
 #include "run_request.h"
@@ -49,6 +51,11 @@ typedef cu_result (*cu_device_fn)(cu_device dev);
 typedef cu_result (*cu_ctx_fn)(CUcontext ctx);
 typedef cu_result (*cu_ctx_out_fn)(CUcontext *ctx);
 typedef cu_result (*cu_device_get_fn)(cu_device *dev, int ordinal);
+typedef cu_result (*cu_attribute_fn)(int *value, int attribute, cu_device dev);
+/* CUdevResource is 144 bytes in every driver (src/cuda_abi.h): passed through, never read. */
+typedef cu_result (*cu_device_resource_fn)(cu_device dev, void *resource, int type);
+typedef cu_result (*cu_ctx_resource_fn)(CUcontext ctx, void *resource, int type);
+enum { CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16, CU_DEV_RESOURCE_TYPE_SM = 1 };
 
 #define RUN_EXPORT __attribute__((visibility("default")))
 #define RUN_MAX_SM_IDS 1024
@@ -66,6 +73,7 @@ typedef struct run_config {
     long pid; /* the process the variables were read in: only it gives the claims back (a
                  forked child shares the claim's lock, which is not its to end) */
     int inherit;
+    int device_sms; /* GREENCTX_RUN_DEVICE_SMS: RUN_DEVICE_SMS_PARTITION (default) or _PHYSICAL */
 } run_config;
 
 extern run_config run_cfg; /* written by run_config.c only, before main */
@@ -83,6 +91,8 @@ typedef struct run_device {
     gctx_claim_info claim_info; /* the claim as it was joined (claim_info.size 0: none) */
     int claim_fd;          /* the claim's lock descriptor at the token's number (close-on-exec),
                               or -1: what an exec hands on (run_children.c) */
+    dev_t claim_dev;       /* the claim file claim_fd was: a number the program closed */
+    ino_t claim_ino;       /* (closefrom) and reused is not handed on */
     gctx_stream *probe;    /* the claim's stream: where a fault is seen at exit */
     run_device_plan plan;
     unsigned long long green_id;
@@ -90,6 +100,9 @@ typedef struct run_device {
     unsigned nb_sm_ids;
     char sm_ids_error[256];
 } run_device;
+
+/* 1 while d->claim_fd is still the claim file's descriptor. */
+int run_claim_fd_intact(const run_device *d);
 
 /* The driver's own entry points that the wrappers forward to. */
 typedef struct run_driver {
@@ -101,6 +114,9 @@ typedef struct run_driver {
     cu_device_fn release;
     cu_ctx_fn set_current, push;
     cu_ctx_out_fn get_current, pop;
+    cu_attribute_fn get_attribute;
+    cu_device_resource_fn device_resource;
+    cu_ctx_resource_fn ctx_resource;
 } run_driver;
 
 typedef struct run_state {
@@ -124,6 +140,8 @@ typedef struct run_counters {
     atomic_long refused_ctx_create, refused_green_ctx_create, refused_reset;
     atomic_long refused_context, refused_device;
     atomic_long threads_seen;
+    atomic_long sm_count_shown;    /* the SM count or resource of a device answered with the
+                                      partition's (GREENCTX_RUN_DEVICE_SMS=partition) */
 } run_counters;
 
 extern run_counters run_count; /* written by run_hooks.c only */
@@ -137,6 +155,9 @@ int run_setup_done(void);
  * fault (run_fault_check_at_exit), then gives the claims back, so the registry records the
  * tenant as ended, not as died. A tenant killed or ending in _exit is found dead instead. */
 void run_claims_at_exit(void);
+/* The SM count the program is shown for device d: the partition's, or the whole device's
+ * under GREENCTX_RUN_DEVICE_SMS=physical. */
+unsigned run_device_sms_shown(const run_device *d);
 /* The device whose primary or green context `ctx` is, or NULL. */
 run_device *run_device_of_context(CUcontext ctx);
 run_device *run_device_of_cu_device(cu_device dev);

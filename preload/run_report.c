@@ -16,9 +16,10 @@ static void device_json(FILE *f, const run_device *d)
 {
     fprintf(f, "{\"device\":%d,\"request\":", d->ordinal);
     greenctx_json_string(f, run_request_for(&run_cfg.request, d->ordinal));
-    fprintf(f, ",\"device_sm_count\":%u,\"sm_count\":%u,\"whole_device\":%s,\"green_context_id\":%llu,"
-               "\"sm_ids\":",
-            d->plan.device_sms, d->plan.sm_count, d->plan.whole ? "true" : "false", d->green_id);
+    fprintf(f, ",\"device_sm_count\":%u,\"sm_count\":%u,\"sm_count_shown\":%u,"
+               "\"whole_device\":%s,\"green_context_id\":%llu,\"sm_ids\":",
+            d->plan.device_sms, d->plan.sm_count, run_device_sms_shown(d),
+            d->plan.whole ? "true" : "false", d->green_id);
     if (d->sm_ids_error[0]) {
         fputs("null,\"sm_ids_error\":", f);
         greenctx_json_string(f, d->sm_ids_error);
@@ -75,6 +76,7 @@ static void write_json(FILE *f)
     greenctx_json_string(f, used ? gctx_driver_path() : NULL);
     fputs(",\"request\":", f);
     greenctx_json_string(f, run_cfg.sms);
+    fprintf(f, ",\"device_sms\":\"%s\"", run_device_sms_name(run_cfg.device_sms));
     fprintf(f, ",\"setup_ms\":%.3f,\"driver_ms\":%.3f,\"observe_ms\":%.3f,\"devices\":[",
             run.setup_ms, run.driver_ms, run.observe_ms);
     for (unsigned i = 0; i < run.nb_devices; i++) {
@@ -85,12 +87,14 @@ static void write_json(FILE *f)
     fprintf(f,
             "],\"binds_redirected\":%ld,\"binds_passed\":%ld,\"current_shown_primary\":%ld,"
             "\"primary_retains\":%ld,\"primary_releases\":%ld,\"threads_seen\":%ld,"
+            "\"sm_count_shown_calls\":%ld,"
             "\"refused\":{\"cuCtxCreate\":%ld,\"cuGreenCtxCreate\":%ld,"
             "\"cuDevicePrimaryCtxReset\":%ld,\"unconfined_context\":%ld,"
             "\"unconfined_device\":%ld}}\n",
             atomic_load(&run_count.binds_redirected), atomic_load(&run_count.binds_passed),
             atomic_load(&run_count.current_shown_primary), atomic_load(&run_count.retains),
             atomic_load(&run_count.releases), atomic_load(&run_count.threads_seen),
+            atomic_load(&run_count.sm_count_shown),
             atomic_load(&run_count.refused_ctx_create),
             atomic_load(&run_count.refused_green_ctx_create),
             atomic_load(&run_count.refused_reset), atomic_load(&run_count.refused_context),

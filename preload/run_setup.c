@@ -45,12 +45,14 @@ void run_warn_once(atomic_int *flag, const char *fmt, ...)
     fprintf(stderr, "greenctx run: %s\n", message);
 }
 
-static void *entry_point(const char *name)
+/* At `version`, or the driver's own when older: 12.0 gives the current prototype of every
+ * call wrapped (the _v2 ones); the resources' calls came with 12.4. */
+static void *entry_point(const char *name, int version)
 {
     void *fn = NULL;
     int status = 0;
-    /* 12.0 gives the current prototype of every call wrapped (the _v2 ones). */
-    int version = run.drv.version < 12000 ? run.drv.version : 12000;
+    if (run.drv.version < version)
+        version = run.drv.version;
     cu_result r = run.drv.getproc(name, &fn, version, 0, &status);
     if (r != CU_OK || !fn)
         run_die("the CUDA driver %s gives no %s (cuGetProcAddress returned %d, symbol status %d)",
@@ -73,13 +75,21 @@ static void load_driver(void)
         run_die("the CUDA driver %s has no cuGetProcAddress_v2 (drivers of CUDA 12.0 and later "
                 "do)",
                 path);
-    run.drv.device_get = (cu_device_get_fn)entry_point("cuDeviceGet");
-    run.drv.retain = (cu_retain_fn)entry_point("cuDevicePrimaryCtxRetain");
-    run.drv.release = (cu_device_fn)entry_point("cuDevicePrimaryCtxRelease");
-    run.drv.set_current = (cu_ctx_fn)entry_point("cuCtxSetCurrent");
-    run.drv.get_current = (cu_ctx_out_fn)entry_point("cuCtxGetCurrent");
-    run.drv.push = (cu_ctx_fn)entry_point("cuCtxPushCurrent");
-    run.drv.pop = (cu_ctx_out_fn)entry_point("cuCtxPopCurrent");
+    run.drv.device_get = (cu_device_get_fn)entry_point("cuDeviceGet", 12000);
+    run.drv.retain = (cu_retain_fn)entry_point("cuDevicePrimaryCtxRetain", 12000);
+    run.drv.release = (cu_device_fn)entry_point("cuDevicePrimaryCtxRelease", 12000);
+    run.drv.set_current = (cu_ctx_fn)entry_point("cuCtxSetCurrent", 12000);
+    run.drv.get_current = (cu_ctx_out_fn)entry_point("cuCtxGetCurrent", 12000);
+    run.drv.push = (cu_ctx_fn)entry_point("cuCtxPushCurrent", 12000);
+    run.drv.pop = (cu_ctx_out_fn)entry_point("cuCtxPopCurrent", 12000);
+    run.drv.get_attribute = (cu_attribute_fn)entry_point("cuDeviceGetAttribute", 12000);
+    /* Before 12.4 there are no green contexts: the confinement stops the program with the
+     * planner's reason, before any wrapper could need these. */
+    if (run.drv.version >= 12040) {
+        run.drv.device_resource =
+            (cu_device_resource_fn)entry_point("cuDeviceGetDevResource", 12040);
+        run.drv.ctx_resource = (cu_ctx_resource_fn)entry_point("cuCtxGetDevResource", 12040);
+    }
 }
 
 static double now_ms(void)
@@ -104,24 +114,32 @@ static void observe(run_device *d)
 }
 
 /* The token's descriptor ("v1:DIR:FILE:FD") when it is the claim file's, as gctx_claim_join
- * leaves an inherited one; else -1 (the claim file was opened again, at another number). */
-static int token_descriptor(const char *token)
+ * leaves an inherited one (*file gets the file's identity); else -1 (the claim file was
+ * opened again, at another number). */
+static int token_descriptor(const char *token, struct stat *file)
 {
     const char *fd_sep = strrchr(token, ':'), *file_sep = NULL;
     for (const char *p = token + 3; fd_sep && p < fd_sep; p++)
         if (*p == ':')
             file_sep = p;
     char path[1024];
-    struct stat fd_st, file_st;
+    struct stat fd_st;
     if (!file_sep || strncmp(token, "v1:", 3) != 0)
         return -1;
     int fd = atoi(fd_sep + 1);
     snprintf(path, sizeof path, "%.*s/%.*s", (int)(file_sep - token - 3), token + 3,
              (int)(fd_sep - file_sep - 1), file_sep + 1);
-    return fd >= 0 && fstat(fd, &fd_st) == 0 && stat(path, &file_st) == 0 &&
-                   fd_st.st_dev == file_st.st_dev && fd_st.st_ino == file_st.st_ino
+    return fd >= 0 && fstat(fd, &fd_st) == 0 && stat(path, file) == 0 &&
+                   fd_st.st_dev == file->st_dev && fd_st.st_ino == file->st_ino
                ? fd
                : -1;
+}
+
+int run_claim_fd_intact(const run_device *d)
+{
+    struct stat st;
+    return d->claim_fd >= 0 && fstat(d->claim_fd, &st) == 0 && st.st_dev == d->claim_dev &&
+           st.st_ino == d->claim_ino;
 }
 
 /* The tenant's claim, taken by greenctx run before the program started: the green context
@@ -147,7 +165,10 @@ static void join_claim(run_device *d, const char *request)
         run_die("device %d: no green context on the claim's SMs (%s: %s)", d->ordinal,
                 gctx_status_name(s), gctx_last_error());
     d->plan.sm_count = info->sm_count;
-    d->claim_fd = token_descriptor(token);
+    struct stat file;
+    d->claim_fd = token_descriptor(token, &file);
+    d->claim_dev = file.st_dev;
+    d->claim_ino = file.st_ino;
 }
 
 static void confine(run_device *d, int ordinal, const char *request)
@@ -224,10 +245,16 @@ void run_claims_at_exit(void)
     run_fault_check_at_exit();
     run_inside++;
     /* The green contexts stay: threads still running may bind them until the process is
-     * gone. Only the claim goes back. */
+     * gone. Only the claim goes back, once the work on its context is done (the release
+     * waits for it). A claim whose descriptor the program closed (closefrom) was no longer
+     * held: said, as its SMs may have been another tenant's meanwhile. */
     for (unsigned i = 0; i < run.nb_devices; i++) {
-        gctx_claim_release(run.devices[i].claim);
-        run.devices[i].claim = NULL;
+        run_device *d = &run.devices[i];
+        char token[1024];
+        if (d->claim && gctx_claim_export(d->claim, token, sizeof token) == GCTX_ERROR_REGISTRY)
+            fprintf(stderr, "greenctx run: device %d: %s\n", d->ordinal, gctx_last_error());
+        gctx_claim_release(d->claim);
+        d->claim = NULL;
     }
     run_inside--;
 }
@@ -238,6 +265,11 @@ void run_setup(void)
 {
     if (!atomic_load_explicit(&ready, memory_order_acquire))
         pthread_once(&setup_once, setup);
+}
+
+unsigned run_device_sms_shown(const run_device *d)
+{
+    return run_cfg.device_sms == RUN_DEVICE_SMS_PHYSICAL ? d->plan.device_sms : d->plan.sm_count;
 }
 
 run_device *run_device_of_context(CUcontext ctx)

@@ -5,8 +5,11 @@
 # tagged py3-none-manylinux_X_Y_<arch>, and consistent with that tag (every bundled ELF file
 # needs only libraries and glibc symbol versions the manylinux policy allows).
 #
-# Python: $PYTHON (default python3). Its environment needs build, auditwheel and setuptools
-# 77+; without them they are installed from PyPI into OUTDIR/.venv first.
+# The native files are built by zig cc against glibc 2.17's symbols (setup.py), so the tag is
+# that baseline (manylinux_2_17, with its manylinux2014 alias), whatever this machine's glibc.
+#
+# Python: $PYTHON (default python3). Its environment needs build, auditwheel, ziglang and
+# setuptools 77+; without them they are installed from PyPI into OUTDIR/.venv first.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/dist}
@@ -15,7 +18,7 @@ out=$(cd "$out" && pwd)
 python=${PYTHON:-python3}
 has_tools() {
     "$1" - <<'PY' 2>/dev/null
-import build, auditwheel, setuptools
+import build, auditwheel, setuptools, ziglang
 assert int(setuptools.__version__.split(".")[0]) >= 77
 PY
 }
@@ -26,7 +29,7 @@ if ! has_tools "$python"; then
     }
     python=$out/.venv/bin/python
     has_tools "$python" || "$python" -m pip install --quiet --disable-pip-version-check \
-        --upgrade build auditwheel "setuptools>=77" wheel
+        --upgrade build auditwheel ziglang "setuptools>=77" wheel
 fi
 
 rm -f "$out"/greenctx-*.tar.gz "$out"/greenctx-*.whl
@@ -45,10 +48,11 @@ py3-none-manylinux_*) ;;
 *) echo "build_wheel.sh: the wheel is tagged $tag, not py3-none-manylinux_*"; exit 1 ;;
 esac
 platform=${tag#py3-none-}
+platform=${platform%%.*}  # the PEP 600 tag, without its legacy alias
 report=$("$python" -m auditwheel show "$wheel")
 echo "$report"
 # auditwheel names the most compatible tag the files allow; the wheel's must be that one.
-echo "$report" | tr -d '\n' | tr -s ' ' | grep -q "platform tag: \"$platform\"" || {
+echo "$report" | tr '\n' ' ' | tr -s ' ' | grep -q "platform tag: \"$platform\"" || {
     echo "build_wheel.sh: auditwheel does not find $wheel consistent with $platform"
     exit 1
 }

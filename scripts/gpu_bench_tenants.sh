@@ -5,8 +5,8 @@
 #   resize    tenants.gpu.resize: a claim grown from 16 to 64 SMs while its kernels run
 #   bench     tenants.gpu.bench: `bench tenants --quick` under the test's own MPS daemon,
 #             loose targets (victim p99 <= 1.10x alone, hog >= 0.90x)
-#   disjoint  tenants.gpu.disjoint: `greenctx run --sms 64` and `--sms rest` under MPS,
-#             disjoint by timing; two `--sms 64 --shared`, not
+#   disjoint  tenants.gpu.disjoint: two `greenctx run --sms 64` under MPS, disjoint by
+#             timing; two `--sms 64 --shared`, not
 #   full      `bench tenants --json --svg` (3 s an arm), starting and quitting its own MPS
 #             daemon: the figures for BENCHMARKS.md ($OUT/tenants.json, tenants.svg)
 #   targets   the full run as markdown tables (targets.log) and the issue's targets on it
@@ -44,7 +44,7 @@ cat "$out/machine.txt"
 before=$(leftovers | wc -l)
 
 stage build 150 sh -c "cmake -S . -B $build -DCMAKE_BUILD_TYPE=Release -DGREENCTX_WERROR=OFF \
-    -DGREENCTX_TEST_DRIVER=real && cmake --build $build -j$(nproc) --target greenctx_tool \
+    -DGREENCTX_TEST_DRIVER=real && cmake --build $build -j$(nproc) --target greenctx_tool greenctx_bench_tool \
     greenctx_preload test_claims_gpu"
 tool=$build/tools/greenctx
 export GREENCTX_GPU_OUT="$out"

@@ -50,7 +50,23 @@ int sim_symbol_index(const char *name)
     return -1;
 }
 
-long sim_count_call(int sym) { return ++calls[sym]; }
+static int hook_sym = -1;
+static void (*hook_fn)(void *);
+static void *hook_arg;
+
+void sim_hook_set(int sym, void (*fn)(void *), void *arg)
+{
+    hook_sym = fn ? sym : -1;
+    hook_fn = fn;
+    hook_arg = arg;
+}
+
+long sim_count_call(int sym)
+{
+    if (sym == hook_sym)
+        hook_fn(hook_arg);
+    return ++calls[sym];
+}
 
 long sim_calls(int sym) { return calls[sym]; }
 
@@ -109,6 +125,7 @@ int sim_faults_reset(const char *spec, char *why, size_t why_size)
 {
     memset(calls, 0, sizeof calls);
     sim_faults_clear();
+    sim_hook_set(-1, NULL, NULL);
     const char *whole = spec;
     while (spec && *spec) {
         const char *end = strchr(spec, ',');

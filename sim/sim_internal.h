@@ -77,6 +77,7 @@ gcu_result sim_enter(int sym, bool need_init);
 
 int sim_symbol_index(const char *name); /* -1 if unknown */
 long sim_count_call(int sym);           /* returns the call's 1-based number */
+void sim_hook_set(int sym, void (*fn)(void *), void *arg); /* gctxsim_on_call */
 gcu_result sim_fault_for(int sym, long call);
 /* Zeroes the counters too. -1 with why written when env_spec is malformed: the caller
  * refuses the configuration. */
@@ -290,5 +291,8 @@ unsigned char *sim_memory_range(gcu_deviceptr ptr, size_t bytes);
 
 int sim_modules_live(void);
 void sim_kernels_reset(void);
+/* The last kernel launch that ran: its blocks and how many its context's SMs hold at once
+ * (gctxsim_last_launch); -1 when none ran since the last reset. Lock held. */
+int sim_last_launch(unsigned long long *blocks, unsigned long long *resident);
 
 #endif

@@ -1,38 +1,87 @@
 /*
- * Code loading, kernel launches and graphs. The simulated driver runs two images: the
- * library's %smid observation kernel (src/observe.c, entry greenctx_smid), so that
- * gctx_stream_observe_sms works, and fails call by call, without a GPU; and `bench elastic`'s
- * kernels (bench/kernels/elastic_kernels.cu), as a cost model: a launch advances its stream's
- * clock by the time the model gives it, so that events time it, and computes nothing. Every
- * other image answers CUDA_ERROR_NOT_SUPPORTED (callers treat that as "needs a real GPU"), and
- * so do graphs.
+ * Code loading, kernel launches and graphs. The simulated driver runs the library's %smid
+ * observation kernel (src/observe.c, entry greenctx_smid), so that gctx_stream_observe_sms
+ * works, and fails call by call, without a GPU; and the kernels a program registered with a
+ * cost model (gctxsim_kernel_model: a benchmark's), whose launch advances its stream's clock
+ * by the model's time, so that events time it, and computes nothing. Every other image answers
+ * CUDA_ERROR_NOT_SUPPORTED (callers treat that as "needs a real GPU"), and so do graphs.
  */
 #include <string.h>
 
+#include "greenctx_sim.h"
 #include "sim_internal.h"
 
 #define SIM_SMID_ENTRY "greenctx_smid"
-#define SIM_ELASTIC_MARK ".entry gce_decode_attn("
 
-enum { SIM_IMAGE_SMID = 0, SIM_IMAGE_ELASTIC = 1 };
+enum { SIM_IMAGE_SMID = 0, SIM_IMAGE_MODELLED = 1 };
 
-/* The elastic kernels, by their index in the model below. */
-enum { SIM_FILL_BF16 = 0, SIM_GEMV, SIM_DECODE_ATTN, SIM_GEMM, SIM_NB_ELASTIC };
-static const char *const elastic_entries[SIM_NB_ELASTIC] = {"gce_fill_bf16", "gce_gemv",
-                                                            "gce_decode_attn", "gce_gemm"};
+/* The registered models, by index; a removed one keeps its slot with work NULL, so that a
+ * function's index never names another kernel. */
+enum { SIM_MAX_MODELS = 32, SIM_MODEL_NAME = 64 };
+static struct {
+    char entry[SIM_MODEL_NAME];
+    gctxsim_work_fn work;
+    void *user;
+} models[SIM_MAX_MODELS];
+static int nb_models;
 
-/* A loaded module, or one function of an elastic module (parent: the module's handle). A
+/* A loaded module, or one function of a modelled module (parent: the module's handle). A
  * function's handle is its slot's, retagged, so the %smid module's one function is the module
- * itself and an elastic module's functions are freed with it. */
+ * itself and a modelled module's functions are freed with it. */
 typedef struct sim_module {
     sim_slot slot;
     int image;
     uintptr_t parent; /* 0: a module */
-    int kernel;       /* a function of an elastic module: its index in elastic_entries */
+    int kernel;       /* a function of a modelled module: its index in models */
     sim_ctx ctx;      /* the context current at its load: its functions launch there only */
 } sim_module;
 
+/* The model registered as entry, or -1; the lock held. */
+static int model_index(const char *entry)
+{
+    for (int k = 0; k < nb_models; k++)
+        if (strcmp(models[k].entry, entry) == 0)
+            return k;
+    return -1;
+}
+
+GCTXSIM_API int gctxsim_kernel_model(const char *entry, gctxsim_work_fn work, void *user)
+{
+    if (!entry || !*entry || strlen(entry) >= SIM_MODEL_NAME)
+        return -1;
+    sim_lock();
+    int k = model_index(entry);
+    if (k < 0 && nb_models < SIM_MAX_MODELS)
+        strcpy(models[k = nb_models++].entry, entry);
+    if (k >= 0) {
+        models[k].work = work;
+        models[k].user = user;
+    }
+    sim_unlock();
+    return k >= 0 ? 0 : -1;
+}
+
+/* 1 when image defines a registered entry (".entry NAME("); the lock held. */
+static int image_modelled(const char *image)
+{
+    for (const char *p = image; (p = strstr(p, ".entry ")) != NULL;) {
+        p += strlen(".entry ");
+        size_t len = strcspn(p, "( \t\n");
+        for (int k = 0; k < nb_models; k++)
+            if (models[k].work && strlen(models[k].entry) == len &&
+                !strncmp(models[k].entry, p, len) && p[len] == '(')
+                return 1;
+    }
+    return 0;
+}
+
 static sim_pool modules = {.item_size = sizeof(sim_module), .tag = SIM_TAG_MODULE};
+
+/* The last launch that ran (gctxsim_last_launch). */
+static struct {
+    int made;
+    unsigned long long blocks, resident;
+} last_launch;
 
 int sim_modules_live(void)
 {
@@ -44,7 +93,11 @@ int sim_modules_live(void)
     return n;
 }
 
-void sim_kernels_reset(void) { sim_pool_clear(&modules); }
+void sim_kernels_reset(void)
+{
+    sim_pool_clear(&modules);
+    last_launch.made = 0;
+}
 
 gcu_result sim_cuModuleLoadData(gcu_module *module, const void *image)
 {
@@ -52,7 +105,7 @@ gcu_result sim_cuModuleLoadData(gcu_module *module, const void *image)
     if (!module || !image)
         SIM_FAIL(GCU_ERROR_INVALID_VALUE);
     int kind = strstr(image, ".entry " SIM_SMID_ENTRY "(") ? SIM_IMAGE_SMID
-               : strstr(image, SIM_ELASTIC_MARK)         ? SIM_IMAGE_ELASTIC
+               : image_modelled(image)                   ? SIM_IMAGE_MODELLED
                                                          : -1;
     if (kind < 0)
         SIM_FAIL(GCU_ERROR_NOT_SUPPORTED);
@@ -97,115 +150,153 @@ gcu_result sim_cuModuleGetFunction(gcu_function *fn, gcu_module module, const ch
         *fn = (gcu_function)sim_handle_retag((uintptr_t)module, SIM_TAG_FUNCTION);
         goto out;
     }
-    int k = 0;
-    while (k < SIM_NB_ELASTIC && strcmp(name, elastic_entries[k]))
-        k++;
-    if (k == SIM_NB_ELASTIC)
+    int k = model_index(name);
+    if (k < 0 || !models[k].work)
         SIM_FAIL(GCU_ERROR_NOT_FOUND);
     uintptr_t h;
     sim_ctx ctx = m->ctx; /* the allocation may move the pool, and m with it */
     sim_module *f = sim_pool_alloc(&modules, &h);
     if (!f)
         SIM_FAIL(GCU_ERROR_OUT_OF_MEMORY);
-    *f = (sim_module){.slot = f->slot, .image = SIM_IMAGE_ELASTIC, .parent = (uintptr_t)module,
+    *f = (sim_module){.slot = f->slot, .image = SIM_IMAGE_MODELLED, .parent = (uintptr_t)module,
                       .kernel = k, .ctx = ctx};
     *fn = (gcu_function)sim_handle_retag(h, SIM_TAG_FUNCTION);
     SIM_END();
 }
 
-/* The cost model of the elastic kernels, in nanoseconds on `sms` SMs: a launch, then the
- * larger of the bytes at a per-SM share of HBM (capped at the device's) and the FLOPs at a
- * per-SM rate. The constants are of the H200's order (a memory-bound kernel about 60 GB/s
- * per SM, HBM about 3.9 TB/s as a copy kernel measured, CUDA-core FMA GEMMs about
- * 0.15 TFLOP/s per SM); a model of the shapes, not a measurement. */
+/* The time of a modelled kernel's work, in nanoseconds on `sms` SMs: a launch, then the larger
+ * of the bytes at a per-SM share of HBM (capped at the device's) and the FLOPs at a per-SM
+ * rate. The constants are of the H200's order (a memory-bound kernel about 60 GB/s per SM, HBM
+ * about 3.9 TB/s as a copy kernel measured, CUDA-core FMA GEMMs about 0.15 TFLOP/s per SM); a
+ * model of the shapes, not a measurement. */
 #define SIM_LAUNCH_NS 3000.0
 #define SIM_BYTES_PER_SM_S 60e9
 #define SIM_HBM_BYTES_S 3.9e12
 #define SIM_FLOPS_PER_SM_S 0.15e12
 
-static double param_u64(void **params, int i)
+static double work_ns(gctxsim_work w, unsigned sms)
 {
-    return (double)*(const unsigned long long *)params[i];
-}
-
-static double param_u32(void **params, int i) { return (double)*(const unsigned *)params[i]; }
-
-static double elastic_ns(int kernel, void **params, unsigned grid, unsigned sms)
-{
-    double bytes = 0, flops = 0;
-    switch (kernel) {
-    case SIM_FILL_BF16: /* (buf, n, seed) */
-        bytes = 2 * param_u64(params, 1);
-        break;
-    case SIM_GEMV: { /* (W, x, y, rows, cols, batch) */
-        double rows = param_u32(params, 3), cols = param_u32(params, 4);
-        double batch = param_u32(params, 5);
-        double passes = (double)(((unsigned)batch + 31) / 32);
-        bytes = rows * cols * 2 * passes + batch * (cols * 2 + rows * 4);
-        flops = 2 * rows * cols * batch;
-        break;
-    }
-    case SIM_DECODE_ATTN: { /* (q, k, v, part, ctx, kv_heads, splits): batch x kv_heads x splits */
-        double ctx = param_u32(params, 4), splits = param_u32(params, 6);
-        bytes = grid / splits * ctx * 128 * 2 * 2;
-        flops = grid / splits * 4 * ctx * 128 * 4;
-        break;
-    }
-    default: { /* SIM_GEMM (A, W, C, M, N, K) */
-        double m = param_u32(params, 3), n = param_u32(params, 4), k = param_u32(params, 5);
-        bytes = (m * k + n * k) * 2 + m * n * 4;
-        flops = 2 * m * n * k;
-        break;
-    }
-    }
     double bw = sms * SIM_BYTES_PER_SM_S;
     if (bw > SIM_HBM_BYTES_S)
         bw = SIM_HBM_BYTES_S;
-    double t_mem = bytes / bw, t_flops = flops / (sms * SIM_FLOPS_PER_SM_S);
+    double t_mem = w.bytes / bw, t_flops = w.flops / (sms * SIM_FLOPS_PER_SM_S);
     return SIM_LAUNCH_NS + 1e9 * (t_mem > t_flops ? t_mem : t_flops);
 }
 
-/* greenctx_smid(flags, spin_ns): thread 0 of each block stores 1 at flags[smid & 1023]. Block b
- * runs on the b-th SM the stream's context may use, round-robin as a GPU spreads spinning
- * blocks; blocks past the last SM only mark SMs already marked, so they are not simulated. */
+/* Co-residency, in a simple model of one SM's limits (Hopper's): the blocks of `threads`
+ * threads and `shmem` bytes of dynamic shared memory that one SM holds at once; 0 when one
+ * block does not fit. A cooperative launch and a persistent kernel's grid barrier need every
+ * block of the grid resident at once: at most this many per SM of the launch's context. */
+#define SIM_SM_SHARED_BYTES (228u * 1024u)
+#define SIM_BLOCK_SHARED_MAX (227u * 1024u)
+#define SIM_SM_THREADS 2048u
+#define SIM_SM_BLOCKS 32u
+
+static unsigned blocks_per_sm(unsigned long long threads, unsigned long long shmem)
+{
+    if (!threads || threads > 1024 || shmem > SIM_BLOCK_SHARED_MAX)
+        return 0;
+    unsigned long long by_threads = SIM_SM_THREADS / threads;
+    unsigned long long by_shared = shmem ? SIM_SM_SHARED_BYTES / shmem : SIM_SM_BLOCKS;
+    unsigned long long n = by_threads < by_shared ? by_threads : by_shared;
+    return (unsigned)(n < SIM_SM_BLOCKS ? n : SIM_SM_BLOCKS);
+}
+
+/* A launch of greenctx_smid(flags, spin_ns): thread 0 of each block stores 1 at
+ * flags[smid & 1023]. Block b runs on the b-th SM the stream's context may use, round-robin as
+ * a GPU spreads spinning blocks; blocks past the last SM only mark SMs already marked, so they
+ * are not simulated. With `cooperative`, a grid larger than the blocks the context's SMs hold
+ * at once is refused, as the driver refuses it. Lock held. */
+static gcu_result launch(gcu_function fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                         unsigned by, unsigned bz, unsigned shmem, CUstream stream, void **params,
+                         int cooperative)
+{
+    const sim_module *m = sim_pool_get(&modules, sim_handle_retag((uintptr_t)fn, SIM_TAG_MODULE));
+    if (!m || sim_handle_tag((uintptr_t)fn) != SIM_TAG_FUNCTION ||
+        (m->image == SIM_IMAGE_MODELLED && (!m->parent || !models[m->kernel].work)))
+        return GCU_ERROR_INVALID_HANDLE;
+    unsigned long long threads = (unsigned long long)bx * by * bz;
+    unsigned per_sm = blocks_per_sm(threads, shmem);
+    if (!params || !params[0] || !gx || !gy || !gz || !per_sm)
+        return GCU_ERROR_INVALID_VALUE;
+    /* A CUfunction belongs to its module's context: a launch needs a stream of that context,
+     * and a current context (perhaps stricter than the driver; code that passes works there). */
+    sim_ctx c, current;
+    gcu_result r = sim_ctx_current(&current);
+    if (r == GCU_SUCCESS)
+        r = sim_stream_ctx(stream, &c);
+    if (r != GCU_SUCCESS)
+        return r;
+    if (c.dev != m->ctx.dev || c.green != m->ctx.green)
+        return GCU_ERROR_INVALID_HANDLE;
+    sim_smset sms = sim_ctx_sms(&c);
+    unsigned ids[SIM_MAX_SMS];
+    unsigned n = sim_set_ids(&sms, ids);
+    unsigned long long blocks = (unsigned long long)gx * gy * gz;
+    if (cooperative && blocks > (unsigned long long)n * per_sm)
+        return GCU_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+    if (m->image == SIM_IMAGE_MODELLED) {
+        if (n == 0)
+            return GCU_ERROR_INVALID_VALUE;
+        gctxsim_work w = models[m->kernel].work(params, blocks, models[m->kernel].user);
+        sim_stream_advance(stream, work_ns(w, n));
+    } else {
+        gcu_deviceptr flags = *(const gcu_deviceptr *)params[0];
+        for (unsigned long long b = 0; b < blocks && b < n; b++) {
+            unsigned char *slot = sim_memory_range(flags + (ids[b] & 1023u) * 4u, 4);
+            if (!slot)
+                return GCU_ERROR_INVALID_VALUE;
+            memcpy(slot, &(uint32_t){1}, 4);
+        }
+    }
+    last_launch.made = 1;
+    last_launch.blocks = blocks;
+    last_launch.resident = (unsigned long long)n * per_sm;
+    return GCU_SUCCESS;
+}
+
 gcu_result sim_cuLaunchKernel(gcu_function fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                               unsigned by, unsigned bz, unsigned shmem, CUstream stream,
                               void **params, void **extra)
 {
-    (void)shmem, (void)extra;
+    (void)extra;
     SIM_BEGIN(cuLaunchKernel);
-    const sim_module *m = sim_pool_get(&modules, sim_handle_retag((uintptr_t)fn, SIM_TAG_MODULE));
-    if (!m || sim_handle_tag((uintptr_t)fn) != SIM_TAG_FUNCTION ||
-        (m->image == SIM_IMAGE_ELASTIC && !m->parent))
-        SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
-    if (!params || !params[0] || !gx || !gy || !gz || !bx || !by || !bz ||
-        (unsigned long long)bx * by * bz > 1024)
-        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
-    /* A CUfunction belongs to its module's context: a launch needs a stream of that context,
-     * and a current context (perhaps stricter than the driver; code that passes works there). */
-    sim_ctx c, current;
-    SIM_CHECK(sim_ctx_current(&current));
-    SIM_CHECK(sim_stream_ctx(stream, &c));
-    if (c.dev != m->ctx.dev || c.green != m->ctx.green)
-        SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
-    sim_smset sms = sim_ctx_sms(&c);
-    unsigned ids[SIM_MAX_SMS];
-    unsigned n = sim_set_ids(&sms, ids);
-    if (m->image == SIM_IMAGE_ELASTIC) {
-        if (n == 0)
-            SIM_FAIL(GCU_ERROR_INVALID_VALUE);
-        sim_stream_advance(stream, elastic_ns(m->kernel, params, gx * gy * gz, n));
-        goto out;
-    }
-    gcu_deviceptr flags = *(const gcu_deviceptr *)params[0];
-    unsigned long long blocks = (unsigned long long)gx * gy * gz;
-    for (unsigned long long b = 0; b < blocks && b < n; b++) {
-        unsigned char *slot = sim_memory_range(flags + (ids[b] & 1023u) * 4u, 4);
-        if (!slot)
-            SIM_FAIL(GCU_ERROR_INVALID_VALUE);
-        memcpy(slot, &(uint32_t){1}, 4);
-    }
+    SIM_CHECK(launch(fn, gx, gy, gz, bx, by, bz, shmem, stream, params, 0));
     SIM_END();
+}
+
+gcu_result sim_cuLaunchCooperativeKernel(gcu_function fn, unsigned gx, unsigned gy, unsigned gz,
+                                         unsigned bx, unsigned by, unsigned bz, unsigned shmem,
+                                         CUstream stream, void **params)
+{
+    SIM_BEGIN(cuLaunchCooperativeKernel);
+    SIM_CHECK(launch(fn, gx, gy, gz, bx, by, bz, shmem, stream, params, 1));
+    SIM_END();
+}
+
+/* Per SM, whatever the context: as the driver answers. */
+gcu_result sim_cuOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, gcu_function fn,
+                                                           int block_size, size_t shmem)
+{
+    SIM_BEGIN(cuOccupancyMaxActiveBlocksPerMultiprocessor);
+    if (!sim_pool_get(&modules, sim_handle_retag((uintptr_t)fn, SIM_TAG_MODULE)) ||
+        sim_handle_tag((uintptr_t)fn) != SIM_TAG_FUNCTION)
+        SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
+    if (!blocks || block_size <= 0 || block_size > 1024)
+        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    *blocks = (int)blocks_per_sm((unsigned long long)block_size, shmem);
+    SIM_END();
+}
+
+int sim_last_launch(unsigned long long *blocks, unsigned long long *resident)
+{
+    if (!last_launch.made)
+        return -1;
+    if (blocks)
+        *blocks = last_launch.blocks;
+    if (resident)
+        *resident = last_launch.resident;
+    return 0;
 }
 
 gcu_result sim_cuStreamBeginCapture(CUstream stream, int mode)

@@ -93,6 +93,17 @@ GCTXSIM_API long gctxsim_calls(const char *symbol)
     return n;
 }
 
+GCTXSIM_API int gctxsim_on_call(const char *symbol, void (*fn)(void *arg), void *arg)
+{
+    int sym = sim_symbol_index(symbol);
+    if (fn && sym < 0)
+        return -1;
+    sim_lock();
+    sim_hook_set(sym, fn, arg);
+    sim_unlock();
+    return 0;
+}
+
 GCTXSIM_API void gctxsim_fail_after(const char *symbol, int n, int code)
 {
     int sym = sim_symbol_index(symbol);
@@ -111,4 +122,12 @@ GCTXSIM_API void gctxsim_sticky_fault(int code)
     sim_configure();
     sim_fault_sticky(code);
     sim_unlock();
+}
+
+GCTXSIM_API int gctxsim_last_launch(unsigned long long *blocks, unsigned long long *resident)
+{
+    sim_lock();
+    int r = sim_last_launch(blocks, resident);
+    sim_unlock();
+    return r;
 }

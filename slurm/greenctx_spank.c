@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "group_syntax.h"
+#include "run_request.h"
 #include "spank_plugin.h"
 
 /* What Slurm looks up (greenctx_spank.map lets nothing else out). */
@@ -20,6 +21,7 @@ static spank_config config;
 static char requested[SPANK_MAX_REQUEST];
 static int wait_s;
 static int rounding = GCTX_ROUND_STRICT;
+static int device_sms = RUN_DEVICE_SMS_PARTITION;
 
 static int opt_sms(int val, const char *optarg, int remote)
 {
@@ -67,6 +69,20 @@ static int opt_round(int val, const char *optarg, int remote)
     return 0;
 }
 
+static int opt_device_sms(int val, const char *optarg, int remote)
+{
+    int mode = run_device_sms_parse(optarg);
+    (void)val;
+    (void)remote;
+    if (mode < 0) {
+        slurm_error(SPANK_PREFIX ": --gpu-device-sms takes %s; got '%s'", RUN_DEVICE_SMS_VALUES,
+                    optarg ? optarg : "");
+        return -1;
+    }
+    device_sms = mode;
+    return 0;
+}
+
 static struct spank_option options[] = {
     {"gpu-sms", "COUNT|GROUP",
      "SMs of each of the task's GPUs, never shared with another job's tasks: a count (16), a "
@@ -80,6 +96,10 @@ static struct spank_option options[] = {
      "with --gpu-sms: a count whole granules can't make is refused (strict, the default) or "
      "rounded down, to the nearest or up",
      1, 0, opt_round},
+    {"gpu-device-sms", "MODE",
+     "with --gpu-sms: the SM count the task is told: partition (the default: its SMs) or "
+     "physical (the whole GPU's, for programs that index per-SM buffers by %smid)",
+     1, 0, opt_device_sms},
     SPANK_OPTIONS_TABLE_END,
 };
 
@@ -108,10 +128,10 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
     (void)sp;
     (void)ac;
     (void)av;
-    if ((wait_s > 0 || rounding != GCTX_ROUND_STRICT) && !requested[0] &&
-        !config.default_request[0]) {
-        slurm_error(SPANK_PREFIX ": --gpu-sms-wait and --gpu-sms-round need --gpu-sms (this "
-                                 "cluster sets no default)");
+    if ((wait_s > 0 || rounding != GCTX_ROUND_STRICT || device_sms != RUN_DEVICE_SMS_PARTITION) &&
+        !requested[0] && !config.default_request[0]) {
+        slurm_error(SPANK_PREFIX ": --gpu-sms-wait, --gpu-sms-round and --gpu-device-sms need "
+                                 "--gpu-sms (this cluster sets no default)");
         return -1;
     }
     return 0;
@@ -125,6 +145,7 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
     request.request = requested[0] ? requested : config.default_request;
     request.wait_s = wait_s;
     request.rounding = rounding;
+    request.device_sms = device_sms;
     request.config = &config;
     if (!request.request[0])
         return 0; /* the job did not ask: it runs as it would without the plugin */

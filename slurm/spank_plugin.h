@@ -39,6 +39,8 @@ typedef struct spank_task_request {
     const char *request;  /* --gpu-sms, else the default */
     int wait_s;           /* --gpu-sms-wait=SECONDS; 0: fail at once when the SMs are taken */
     int rounding;         /* --gpu-sms-round=MODE: a gctx_rounding */
+    int device_sms;       /* --gpu-device-sms=MODE: RUN_DEVICE_SMS_PARTITION (default, as
+                             greenctx run) or _PHYSICAL */
     const spank_config *config;
 } spank_task_request;
 

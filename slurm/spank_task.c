@@ -177,10 +177,7 @@ static int plan_devices(const task_facts *facts, task_device *devices, unsigned 
         s = run_plan_claim(dev, req, &d->plan, why, sizeof why);
         if (s != GCTX_SUCCESS)
             return refuse("=%s: %s", facts->request, why);
-        if (d->plan.whole)
-            snprintf(d->request, sizeof d->request, "%u", d->plan.device_sms);
-        else
-            snprintf(d->request, sizeof d->request, "%s", req);
+        snprintf(d->request, sizeof d->request, "%s", req);
         (*nb_devices)++;
     }
     return 0;
@@ -238,6 +235,8 @@ static int set_task_environment(spank_t sp, const spank_task_request *request,
     if (spank_setenv(sp, "LD_PRELOAD", list, 1) != ESPANK_SUCCESS ||
         spank_setenv(sp, GREENCTX_RUN_SMS, facts->request, 1) != ESPANK_SUCCESS ||
         spank_setenv(sp, GREENCTX_RUN_CLAIM, claims, 1) != ESPANK_SUCCESS ||
+        spank_setenv(sp, GREENCTX_RUN_DEVICE_SMS, run_device_sms_name(request->device_sms), 1) !=
+            ESPANK_SUCCESS ||
         /* So that `greenctx ps` in the job shows the node's registry. */
         spank_setenv(sp, "GREENCTX_RUNTIME_DIR", request->config->runtime_dir, 1) !=
             ESPANK_SUCCESS ||
@@ -261,7 +260,11 @@ int spank_task_confine(spank_t sp, const spank_task_request *request)
     if (joins_batch_claim(sp, &facts, holder, sizeof holder)) {
         fprintf(stderr, SPANK_PREFIX ": %s: in the SMs of slurm %u.batch, %s\n", facts.label,
                 facts.job, holder);
-        return 0;
+        /* The step's own --gpu-device-sms, not the batch script's. */
+        return spank_setenv(sp, GREENCTX_RUN_DEVICE_SMS, run_device_sms_name(request->device_sms),
+                            1) == ESPANK_SUCCESS
+                   ? 0
+                   : refuse(": the task's environment could not be set");
     }
     if (check_mps(request) != 0 || plan_devices(&facts, devices, &nb_devices) != 0)
         return -1;

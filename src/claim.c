@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "claim.h"
+#include "log.h"
 
 /* ---- what this process holds: `self` in listings ---- */
 
@@ -17,6 +19,7 @@ static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
 static gctx_claim **held;
 static unsigned nb_held, held_capacity;
 static pthread_once_t forks_watched = PTHREAD_ONCE_INIT;
+static unsigned forks_seen; /* fork children this process is (of processes holding claims) */
 
 /* A fork's child that never execs has its parent's claim descriptors, the same open file
  * descriptions, and so their locks: it would hold its parent's SMs after its parent ended,
@@ -24,8 +27,17 @@ static pthread_once_t forks_watched = PTHREAD_ONCE_INIT;
  * made for itself (a claim dies with its holder) and no longer counts them its own; a claim
  * handed to a tenant's members (GCTX_CLAIM_INHERIT, or joined) it holds as one of them.
  * posix_spawn and vfork run no handler and need none: only those descriptors survive exec. */
+/* Claim files made but whose claim is not in `held` yet (the fork window at a claim's
+ * making): forks wait while one is made (held_lock, taken by the prepare handler), and a
+ * child closes these too. Under held_lock. */
+static int making[8];
+static unsigned nb_making;
+
 static void drop_own_claims_in_child(void)
 {
+    for (unsigned i = 0; i < nb_making; i++)
+        close(making[i]);
+    nb_making = 0;
     for (unsigned i = 0; i < nb_held;) {
         gctx_claim *c = held[i];
         if (c->inherit || c->joined) {
@@ -36,14 +48,76 @@ static void drop_own_claims_in_child(void)
         c->fd = -1; /* its release drops the record only once nobody holds it */
         held[i] = held[--nb_held];
     }
-    pthread_mutex_init(&held_lock, NULL);
+    forks_seen++;
+    pthread_mutex_unlock(&held_lock); /* the forking thread's, taken by lock_held */
+}
+
+unsigned gctx__claim_forks_seen(void)
+{
+    pthread_mutex_lock(&held_lock);
+    unsigned n = forks_seen;
+    pthread_mutex_unlock(&held_lock);
+    return n;
 }
 
 static void lock_held(void) { pthread_mutex_lock(&held_lock); }
 static void unlock_held(void) { pthread_mutex_unlock(&held_lock); }
 static void watch_forks(void) { pthread_atfork(lock_held, unlock_held, drop_own_claims_in_child); }
 
-static int hold(gctx_claim *c)
+/* Makes a claim file of this process's own (not inherit) with no fork in between: a child
+ * forked while it is made is forked after it is in `making`, and closes it. */
+static gctx_status add_claim_file(gctx__registry *reg, gctx__record *record, int inherit, int *fd)
+{
+    pthread_once(&forks_watched, watch_forks);
+    pthread_mutex_lock(&held_lock);
+    gctx_status s = nb_making < sizeof making / sizeof making[0]
+                        ? gctx__registry_add(reg, record, inherit, fd)
+                        : gctx__fail(GCTX_ERROR_BUSY, "%u claims are being made at once in this "
+                                                      "process: try again",
+                                     nb_making);
+    if (s == GCTX_SUCCESS && !inherit)
+        making[nb_making++] = *fd;
+    pthread_mutex_unlock(&held_lock);
+    return s;
+}
+
+/* fd's claim is in `held`, or fd closed: no longer one being made (held_lock held). */
+static void made(int fd)
+{
+    for (unsigned i = 0; i < nb_making; i++)
+        if (making[i] == fd) {
+            making[i] = making[--nb_making];
+            return;
+        }
+}
+
+static void not_made(int fd)
+{
+    pthread_mutex_lock(&held_lock);
+    made(fd);
+    pthread_mutex_unlock(&held_lock);
+}
+
+/* Whether fd is an inherited copy of c's claim file that this process's claims don't own
+ * (held_lock held): inherited across exec, so not close-on-exec (every descriptor greenctx
+ * opens is, but an INHERIT claim's, which its claim owns). */
+static int unowned_copy(const gctx_claim *c, int fd)
+{
+    struct stat st;
+    int flags = fcntl(fd, F_GETFD);
+    if (fd == c->fd || flags < 0 || (flags & FD_CLOEXEC) || fstat(fd, &st) != 0 ||
+        st.st_dev != c->file_dev || st.st_ino != c->file_ino)
+        return 0;
+    for (unsigned i = 0; i < nb_held; i++)
+        if (held[i]->fd == fd)
+            return 0;
+    return 1;
+}
+
+/* Counts c as this process's; its descriptor moves to `inherited` first when that is an
+ * unowned inherited copy of its claim file. One step under held_lock: two joins of one token
+ * never both take the number, and a claim's own number is never taken. */
+static int hold(gctx_claim *c, int inherited)
 {
     pthread_once(&forks_watched, watch_forks);
     pthread_mutex_lock(&held_lock);
@@ -59,20 +133,48 @@ static int hold(gctx_claim *c)
         }
     }
     if (ok)
+        made(c->fd);
+    if (ok && inherited >= 0 && unowned_copy(c, inherited) &&
+        dup3(c->fd, inherited, O_CLOEXEC) == inherited) {
+        close(c->fd);
+        c->fd = inherited;
+    }
+    if (ok)
         held[nb_held++] = c;
+    c->made_in = forks_seen;
     pthread_mutex_unlock(&held_lock);
     return ok;
 }
 
-static void unhold(gctx_claim *c)
+/* No longer this process's (its descriptor closed first: see claim_destroy). */
+static void unhold_locked(gctx_claim *c)
 {
-    pthread_mutex_lock(&held_lock);
     for (unsigned i = 0; i < nb_held; i++)
         if (held[i] == c) {
             held[i] = held[--nb_held];
             break;
         }
+}
+
+static void unhold(gctx_claim *c)
+{
+    pthread_mutex_lock(&held_lock);
+    unhold_locked(c);
     pthread_mutex_unlock(&held_lock);
+}
+
+gctx_status gctx__claim_fd_check(const gctx_claim *c)
+{
+    struct stat st;
+    if (c->fd >= 0 && fstat(c->fd, &st) == 0 && st.st_dev == c->file_dev &&
+        st.st_ino == c->file_ino)
+        return GCTX_SUCCESS;
+    return gctx__fail(GCTX_ERROR_REGISTRY,
+                      "the claim %s/%s lost its lock: its descriptor %d was closed by the "
+                      "program (closefrom(3), or a loop closing inherited descriptors), and "
+                      "the SMs were free for other tenants from the moment no process held "
+                      "it. Close descriptors before claiming, or keep the claim's open",
+                      c->registry_dir, c->file, c->fd);
 }
 
 int gctx__claim_held_here(const char *dir, const char *file)
@@ -245,7 +347,7 @@ static int choose_rounded(const gctx__granule_layout *l, unsigned count, gctx_ro
 gctx_status gctx__claim_take(const gctx_claim *c, unsigned count, const gctx_claim_options *opts,
                              gctx__record *record, int *fd, gctx__granules *target)
 {
-    long long start = gctx__now_ns();
+    long long start = gctx__monotonic_ns();
     unsigned step = 5;
     int wait = (opts->flags & GCTX_CLAIM_WAIT) != 0, watch_made = 0;
     gctx__want want = GCTX__WANT_NONE;
@@ -266,7 +368,7 @@ gctx_status gctx__claim_take(const gctx_claim *c, unsigned count, const gctx_cla
                 record->granules = taken;
                 record->since_ns = gctx__now_ns();
                 if (fd)
-                    s = gctx__registry_add(&reg, record, c->inherit, fd);
+                    s = add_claim_file(&reg, record, c->inherit, fd);
                 else if (adds)
                     s = gctx__registry_rewrite(&reg, record);
                 if (s != GCTX_SUCCESS)
@@ -286,9 +388,13 @@ gctx_status gctx__claim_take(const gctx_claim *c, unsigned count, const gctx_cla
                 return s;
             }
             s = GCTX_ERROR_BUSY;
-            /* What holders must give back: the SMs beyond those free to it, or, when the
-             * free ones add up but no set of them gives the count, one more granule. */
+            /* What holders must give back: the SMs beyond those free to it (the left-over
+             * SMs go with "rest" only, never towards a count), or, when the free ones add up
+             * but no set of them gives the count, one more granule. */
             unsigned have = gctx__granules_sms(layout, &avail);
+            if (layout->remainder_sms && !layout->remainder_counts &&
+                gctx__granules_has(&avail, layout->nb_regular))
+                have -= layout->remainder_sms;
             if (wait)
                 gctx__want_post(&reg, &want, count > have ? count - have : layout->regular_sms,
                                 opts->priority, c->file);
@@ -316,7 +422,7 @@ gctx_status gctx__claim_take(const gctx_claim *c, unsigned count, const gctx_cla
         gctx__watch_return(&watch);
         if (s == GCTX_ERROR_BUSY)
             s = gctx__claim_busy(&c->granules.identity, c->device, count, &free_set, records, nb,
-                                 wait ? (int)((gctx__now_ns() - start) / 1000000) : -1);
+                                 wait ? (int)((gctx__monotonic_ns() - start) / 1000000) : -1);
         free(records);
         return s;
     }
@@ -335,21 +441,53 @@ static void release_handles(gctx_claim *c)
     gctx_partition_release(c->partition);
 }
 
+/* Every stream of the claim's context ran on its SMs, not only the claim's own stream: their
+ * work must be done before another tenant may be handed them (greenctx run releases at the
+ * program's exit, when its kernels may still run). A context that can't be waited for (a
+ * faulted device: its work is gone) is logged, not kept. */
+static void wait_idle(gctx_context *context)
+{
+    gctx_event *event = NULL;
+    if (!context)
+        return;
+    gctx_status s = gctx_event_create(context, &event);
+    if (s == GCTX_SUCCESS)
+        s = gctx_event_record_context(event, context);
+    if (s == GCTX_SUCCESS)
+        s = gctx_event_synchronize(event);
+    if (s != GCTX_SUCCESS)
+        GCTX__INFO("a claim's context was not waited for before its SMs went back: %s",
+                   gctx_last_error());
+    gctx_event_release(event);
+}
+
 static void claim_destroy(gctx__object *object)
 {
     gctx_claim *c = (gctx_claim *)object;
-    unhold(c);
-    /* Streams first: their release waits for the work on the claim's SMs. */
-    release_handles(c);
     gctx__error_state kept;
     gctx__error_save(&kept);
-    gctx__registry reg;
-    if (gctx__claim_registry(c, &reg) == GCTX_SUCCESS) {
-        gctx__registry_drop(&reg, &c->record, c->fd, 1);
-        gctx__registry_close(&reg);
-    } else {
-        close(c->fd); /* the claim is stale from now on: the next listing removes it */
+    wait_idle(c->context);
+    wait_idle(c->old_context);
+    release_handles(c);
+    int fd = c->fd;
+    if (fd >= 0 && gctx__claim_fd_check(c) != GCTX_SUCCESS) {
+        GCTX__INFO("%s", gctx_last_error());
+        fd = -1; /* the number may be another file's now */
     }
+    /* Closed, and the claim no longer this process's, in one step under held_lock: a join
+     * never takes its number meanwhile (see hold), and no fork comes in between (a child
+     * would keep a copy nobody closes, and the SMs with it). */
+    gctx__registry reg;
+    int opened = gctx__claim_registry(c, &reg) == GCTX_SUCCESS;
+    pthread_mutex_lock(&held_lock);
+    if (opened)
+        gctx__registry_drop(&reg, &c->record, fd, 1);
+    else if (fd >= 0)
+        close(fd); /* the claim is stale from now on: the next listing removes it */
+    unhold_locked(c);
+    pthread_mutex_unlock(&held_lock);
+    if (opened)
+        gctx__registry_close(&reg);
     gctx__error_restore(&kept);
     gctx__device_granules_end(&c->granules);
     pthread_mutex_destroy(&c->lock);
@@ -358,10 +496,11 @@ static void claim_destroy(gctx__object *object)
 
 gctx_status gctx__claim_new(gctx__device_granules *granules, const char *runtime_dir,
                             unsigned dir_flags, int inherit, int joined,
-                            const gctx__record *record, int fd, gctx_claim **out)
+                            const gctx__record *record, int fd, int inherited, gctx_claim **out)
 {
     gctx_claim *c = calloc(1, sizeof *c);
     if (!c) {
+        not_made(fd);
         close(fd);
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making a claim");
     }
@@ -378,38 +517,52 @@ gctx_status gctx__claim_new(gctx__device_granules *granules, const char *runtime
     c->acquired_ns = gctx__now_ns();
     pthread_mutex_init(&c->lock, NULL);
     char root[512];
-    int shared;
+    int shared, counted = 0;
+    struct stat st;
     /* The registry was opened (and its directories checked) to make the claim file. */
     gctx_status s = gctx__runtime_path(runtime_dir, dir_flags, root, sizeof root, &shared);
     if (s == GCTX_SUCCESS)
         s = gctx__registry_path(root, c->granules.identity.uuid, c->registry_dir,
                                 sizeof c->registry_dir);
-    if (s == GCTX_SUCCESS)
-        s = gctx__granules_partition(&c->granules, &c->record.granules, &c->partition);
-    if (s == GCTX_SUCCESS && !hold(c))
-        s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making a claim");
-    if (s == GCTX_SUCCESS)
-        s = gctx__object_init(&c->base, GCTX__TYPE_CLAIM, claim_destroy);
-    if (s != GCTX_SUCCESS) {
-        unhold(c);
-        gctx_partition_release(c->partition);
-        gctx__registry reg;
-        if (gctx__claim_registry(c, &reg) == GCTX_SUCCESS) {
-            gctx__error_state kept;
-            gctx__error_save(&kept);
-            gctx__registry_drop(&reg, &c->record, fd, 0);
-            gctx__registry_close(&reg);
-            gctx__error_restore(&kept);
-        } else {
-            close(fd);
-        }
-        gctx__device_granules_end(&c->granules);
-        pthread_mutex_destroy(&c->lock);
-        free(c);
-        return s;
+    if (s != GCTX_SUCCESS)
+        goto fail;
+    if (fstat(fd, &st) != 0) {
+        s = gctx__fail(GCTX_ERROR_REGISTRY, "can't read the claim file %s/%s: %s",
+                       c->registry_dir, c->file, strerror(errno));
+        goto fail;
     }
+    c->file_dev = st.st_dev;
+    c->file_ino = st.st_ino;
+    if ((s = gctx__granules_partition(&c->granules, &c->record.granules, &c->partition)))
+        goto fail;
+    if (!(counted = hold(c, inherited))) {
+        s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making a claim");
+        goto fail;
+    }
+    if ((s = gctx__object_init(&c->base, GCTX__TYPE_CLAIM, claim_destroy)))
+        goto fail;
     *out = c;
     return GCTX_SUCCESS;
+fail:;
+    gctx__error_state kept;
+    gctx__error_save(&kept);
+    if (!counted)
+        not_made(fd);
+    gctx_partition_release(c->partition);
+    gctx__registry reg;
+    if (gctx__claim_registry(c, &reg) == GCTX_SUCCESS) {
+        gctx__registry_drop(&reg, &c->record, c->fd, 0);
+        gctx__registry_close(&reg);
+    } else {
+        close(c->fd);
+    }
+    if (counted)
+        unhold(c);
+    gctx__error_restore(&kept);
+    gctx__device_granules_end(&c->granules);
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+    return s;
 }
 
 /* Refuses a claim inside an MPS client held below 100 %; else *running says whether an MPS
@@ -453,6 +606,12 @@ gctx_status gctx__claim_options(const gctx_claim_options *options, gctx_claim_op
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "options->timeout_ms is %d: give milliseconds, or -1 to wait forever",
                           opts->timeout_ms);
+    size_t label_max = sizeof ((gctx_claim_info *)0)->label - 1;
+    if (opts->label && strlen(opts->label) > label_max)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                          "options->label is %zu bytes: at most %zu (the registry and "
+                          "gctx_claim_info keep it whole, not cut)",
+                          strlen(opts->label), label_max);
     if (opts->priority < 0 || opts->priority > 100)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "options->priority is %d: give 0 .. 100 "
@@ -460,6 +619,32 @@ gctx_status gctx__claim_options(const gctx_claim_options *options, gctx_claim_op
                           opts->priority, GCTX_CLAIM_PRIORITY_THROUGHPUT,
                           GCTX_CLAIM_PRIORITY_LATENCY);
     return GCTX_SUCCESS;
+}
+
+gctx_status gctx_claim_count(int device, const char *request, gctx_rounding rounding,
+                             unsigned *sm_count, unsigned *at_once)
+{
+    if (!sm_count)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "sm_count (the output) is NULL");
+    if ((unsigned)rounding > GCTX_ROUND_UP)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                          "rounding %d is not a gctx_rounding value", (int)rounding);
+    gctx__request req;
+    gctx_status s = gctx__request_parse(request, &req);
+    if (s != GCTX_SUCCESS)
+        return s;
+    gctx__device_granules granules;
+    if ((s = gctx__device_granules_get(device, &granules)))
+        return s;
+    unsigned count = 0;
+    s = gctx__request_count(&granules.identity.layout, &req, rounding, &count);
+    if (s == GCTX_SUCCESS) {
+        *sm_count = count;
+        if (at_once)
+            *at_once = gctx__layout_fit(&granules.identity.layout, count);
+    }
+    gctx__device_granules_end(&granules);
+    return s;
 }
 
 gctx_status gctx_claim_acquire(int device, const char *request, const gctx_claim_options *options,
@@ -501,7 +686,7 @@ gctx_status gctx_claim_acquire(int device, const char *request, const gctx_claim
     }
     gctx_claim *c;
     if ((s = gctx__claim_new(&granules, opts.runtime_dir, probe.dir_flags, probe.inherit, 0,
-                             &record, fd, &c))) {
+                             &record, fd, -1, &c))) {
         gctx__device_granules_end(&granules);
         return s;
     }

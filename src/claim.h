@@ -4,8 +4,11 @@
 #define GREENCTX_CLAIM_H
 
 #include <dirent.h>
+#include <errno.h>
 #include <pthread.h>
+#include <sys/types.h>
 #include <stdatomic.h>
+#include <sys/stat.h>
 
 #include "internal.h"
 
@@ -26,27 +29,43 @@ int gctx__granules_meet(const gctx__granules *a, const gctx__granules *b);
 /* "0 1 2 15" into buf (at most size bytes with the NUL). */
 const char *gctx__granules_text(const gctx__granules *g, char *buf, size_t size);
 
-/* A device's canonical granules: the driver's split by its minimum partition size gives
- * nb_regular granules of regular_sms each (indices 0 .. nb_regular - 1) and, when SMs are
- * left over, one more granule of remainder_sms (index nb_regular). */
+/* A device's canonical granules, the planner's: one split-by-count gives nb_regular granules
+ * of regular_sms each (indices 0 .. nb_regular - 1) and, when SMs are left over, one more
+ * granule of remainder_sms (index nb_regular). The split is by the co-scheduled alignment,
+ * with the ignore-co-scheduling flag where the structured split by the minimum partition
+ * would strand SMs or give coarser granules (the H200: 16 of 8 and 4 left, where the
+ * structured split gives 15 of 8 and 12 left), so that every count a one-group split gives
+ * is a claimable count, and as many claims as a split has groups fit at once. */
 typedef struct gctx__granule_layout {
     unsigned nb_regular;
     unsigned regular_sms;
     unsigned remainder_sms; /* 0: no remainder granule */
+    unsigned min_sms;       /* the smallest claimable count: the minimum partition */
+    unsigned split_flags;   /* the split's useFlags: 1, the granules carry no co-scheduling */
+    /* 1 on drivers without the ignore-co-scheduling flag (before 12.5): the structured split
+     * is all there is, and a count may take the remainder granule (15 x 8 and 12 on an H200:
+     * 20 = 8 + 12), as the planner's granules can't be had */
+    int remainder_counts;
 } gctx__granule_layout;
 
 unsigned gctx__layout_count(const gctx__granule_layout *l);  /* every granule */
 unsigned gctx__layout_sms(const gctx__granule_layout *l, unsigned granule);
 unsigned gctx__layout_total(const gctx__granule_layout *l);  /* every SM */
 unsigned gctx__granules_sms(const gctx__granule_layout *l, const gctx__granules *g);
-/* 1 when some set of the device's granules has exactly count SMs. */
+/* 1 when count is a claimable count: a multiple of the granule, at least min_sms, at most
+ * the regular granules' SMs; the counts a one-group split of the whole device gives (the
+ * remainder granule is had with "rest" only, but with remainder_counts). The one rule:
+ * gctx_claim_count answers it for greenctx info --sizes, run, ps and Python. */
 int gctx__layout_claimable(const gctx__granule_layout *l, unsigned count);
+/* How many claims of a claimable count fit on the device at once. */
+unsigned gctx__layout_fit(const gctx__granule_layout *l, unsigned count);
 
-/* A request of the acquire syntax: "16", "25%", "rest". */
+/* A request of the acquire syntax: "16", "25%", "rest", "all". */
 typedef enum gctx__request_kind {
     GCTX__REQUEST_COUNT,
     GCTX__REQUEST_PERCENT,
-    GCTX__REQUEST_REST
+    GCTX__REQUEST_REST,
+    GCTX__REQUEST_ALL /* every SM of the device, the left-over ones too */
 } gctx__request_kind;
 typedef struct gctx__request {
     gctx__request_kind kind;
@@ -65,6 +84,38 @@ gctx_status gctx__request_count(const gctx__granule_layout *l, const gctx__reque
 int gctx__granules_choose(const gctx__granule_layout *l, unsigned count,
                           const gctx__granules *avail, const gctx__granules *keep,
                           gctx__granules *out);
+
+/* ---- registry files (claim_files.c): hostile input, never followed or blocked on ---- */
+
+#define GCTX__ANY_OWNER ((uid_t)-1)
+#define GCTX__ENOTREG EMEDIUMTYPE /* errno of gctx__file_check: not a regular file */
+long long gctx__now_ns(void);       /* CLOCK_REALTIME: when things happened, for people */
+long long gctx__monotonic_ns(void); /* CLOCK_MONOTONIC: every wait's deadline */
+/* What errno says about a registry file, the gctx__file_check failures named. */
+const char *gctx__file_error(int err);
+/* 0 when fd is a regular file owned by owner (GCTX__ANY_OWNER: anyone) with one link (when
+ * one_link); -1 with errno GCTX__ENOTREG, EPERM or EMLINK. st (may be NULL) gets its stat. */
+int gctx__file_check(int fd, uid_t owner, int one_link, struct stat *st);
+/* name in the directory dfd, O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, then checked as above. */
+int gctx__file_open(int dfd, const char *name, int flags, uid_t owner, int one_link,
+                    struct stat *st);
+/* A new file (O_EXCL, same flags), mode set past the umask. */
+int gctx__file_create(int dfd, const char *name, int flags, mode_t mode);
+/* The whole file into buf (NUL-terminated); its length, or -1. */
+long gctx__file_read(int fd, char *buf, size_t size);
+/* Writes text over the file fd is open on, from the start, then cut to its length. */
+int gctx__file_write(int fd, const char *text);
+/* name replaced as a whole by a new file holding text (made O_EXCL in dfd, renamed). */
+int gctx__file_replace(int dfd, const char *name, const char *text, mode_t mode);
+/* A holder's lock on a claim or want file: flock LOCK_SH and an open-file-description read
+ * lock, which /proc/locks shows to users who can't open the file. */
+int gctx__hold(int fd, int nonblocking);
+/* The locks /proc/locks lists on the file st names (-1: can't read it); *pid the first flock
+ * holder's pid when want_flock_pid. */
+int gctx__locks_on(const struct stat *st, int want_flock_pid, int *pid);
+/* Another user's claim or want (a file this process can't open): 1 unless /proc/locks, trusted
+ * here, shows no lock on it and its pid is dead. */
+int gctx__foreign_live(const struct stat *st, int pid, int locks_trusted);
 
 /* ---- the registry (claim_registry.c: POSIX files and flock, no driver) ---- */
 
@@ -106,6 +157,9 @@ typedef struct gctx__kept_registry gctx__kept_registry;
 typedef struct gctx__registry {
     char dir[512];
     int lock_fd;
+    int dir_fd;      /* the GPU's directory: every file is opened relative to it */
+    uid_t dir_owner; /* who made it: root, the admin or (private) this user */
+    uid_t me;        /* geteuid(), once an open */
     int shared; /* the runtime directory is shared by several users */
     gctx__identity identity;
     gctx__kept_registry *kept;
@@ -155,7 +209,32 @@ gctx_status gctx__registry_log(gctx__registry *reg, const gctx__event_record *ev
 /* The kept events, oldest first: *events is malloc'ed. */
 gctx_status gctx__registry_events(gctx__registry *reg, gctx__event_record **events,
                                   unsigned *count);
-long long gctx__now_ns(void); /* CLOCK_REALTIME */
+/* The identity file checked (claim_kept.c's open): a missing, foreign or corrupt one rebuilt
+ * when no claim is live, else GCTX_ERROR_REGISTRY. */
+gctx_status gctx__registry_check_identity(gctx__registry *reg);
+/* gctx__registry_open of a registry that must exist: nothing is created (a join). */
+gctx_status gctx__registry_open_existing(const char *runtime_dir, unsigned flags,
+                                         const gctx__identity *id, gctx__registry *reg);
+/* The runtime directory opened (*fd) and checked, made first when create; *owner: its owner. */
+gctx_status gctx__runtime_open(const char *runtime_dir, unsigned flags, char *out, size_t size,
+                               int *shared, int create, int *fd, uid_t *owner);
+/* The GPU's directory at path, in the runtime directory root_fd (owned by admin), opened (*fd)
+ * and checked; made when create (in a shared one, only by root or admin). */
+gctx_status gctx__gpu_dir_open(int root_fd, uid_t admin, const char *path, int shared, int create,
+                               int *fd, struct stat *st);
+
+/* Text formats (claim_format.c). Text fields are one line each: line breaks become spaces. */
+void gctx__one_line(char *dst, size_t size, const char *src);
+void gctx__record_format(const gctx__record *r, char *out, size_t size);
+/* 0, or -1 with what is wrong in why. */
+int gctx__record_parse(const char *text, const gctx__identity *id, gctx__record *r, char *why,
+                       size_t why_size);
+void gctx__event_format(const gctx__event_record *e, char *out, size_t size);
+/* The events in text, parsed into out (GCTX__EVENTS_KEPT + 1), the last GCTX__EVENTS_KEPT. */
+unsigned gctx__events_parse(char *text, gctx__event_record *out);
+void gctx__identity_format(const gctx__identity *id, char *out, size_t size);
+/* What differs between an identity file's text and ours: the first line that does. */
+void gctx__identity_difference(const char *found, const char *expected, char *why, size_t size);
 
 /* ---- the device side (claim_device.c) ---- */
 
@@ -174,8 +253,6 @@ void gctx__device_granules_end(gctx__device_granules *g);
 gctx_status gctx__granules_partition(const gctx__device_granules *g, const gctx__granules *set,
                                      gctx_partition **out);
 
-#endif
-
 /* ---- the claim object (claim.c; resize in claim_resize.c, sharing in claim_share.c) ---- */
 
 struct gctx_claim {
@@ -191,7 +268,13 @@ struct gctx_claim {
     char file[64];          /* record.file, kept apart: read without the lock (listings) */
     char registry_dir[512]; /* the GPU's registry directory (gctx_claim_pressure reads it) */
     atomic_int priority;    /* options->priority of the acquire or the last resize given one */
-    int fd;                 /* this member's LOCK_SH on the claim file */
+    int fd;                 /* this member's LOCK_SH on the claim file: an open file
+                               description of this claim object's own (never another's) */
+    dev_t file_dev;         /* the claim file fd was opened on: a descriptor the program */
+    ino_t file_ino;         /* closed (closefrom) and reused no longer names it */
+    unsigned made_in;       /* gctx__claim_forks_seen() when made: in a fork's child, which
+                               shares the maker's description, it is no member of its own */
+    int alone;              /* a resize holds fd LOCK_EX (claim_resize.c) */
     long long acquired_ns;  /* faults of others are looked for from here */
     gctx_partition *partition; /* public handles the claim holds a reference of */
     gctx_context *context;     /* made on first use */
@@ -206,11 +289,21 @@ struct gctx_claim {
 
 /* Opens the claim's registry (its lock taken). */
 gctx_status gctx__claim_registry(const gctx_claim *claim, gctx__registry *reg);
-/* A claim object for a record whose file fd holds; takes fd (closed on failure). joined: fd
- * is a member's hold of a claim another process made (gctx_claim_join). */
+/* A claim object for a record whose file fd holds (a description of its own, locked
+ * LOCK_SH); takes fd (closed on failure). joined: fd is a member's hold of a claim another
+ * process made (gctx_claim_join). inherited (-1: none) is the joined token's descriptor
+ * number: when it is an inherited copy of the claim file that no claim of this process owns,
+ * fd moves to that number (so that a member handing the claim on across exec passes a token
+ * that is still true) and the inherited copy is closed. */
 gctx_status gctx__claim_new(gctx__device_granules *granules, const char *runtime_dir,
                             unsigned dir_flags, int inherit, int joined,
-                            const gctx__record *record, int fd, gctx_claim **out);
+                            const gctx__record *record, int fd, int inherited, gctx_claim **out);
+/* How many forks this process is a child of, counted since its first claim. */
+unsigned gctx__claim_forks_seen(void);
+/* GCTX_ERROR_REGISTRY, naming what happened, when claim->fd no longer is the descriptor of
+ * its claim file: the program closed it (closefrom(3)), and with it, if it was the claim's
+ * last hold, the claim. */
+gctx_status gctx__claim_fd_check(const gctx_claim *claim);
 /* The claim's own context, made on first use (claim->lock held). */
 gctx_status gctx__claim_own_context(gctx_claim *claim);
 /* A record as the public struct; self: held by this process. */
@@ -291,3 +384,5 @@ void gctx__watch_return(gctx__watch *w);
 /* Waits the next step of the GCTX_CLAIM_WAIT backoff (5 ms doubling to 100 ms), or less when
  * watch_fd (-1: none) reads; 0 once timeout_ms (-1: never) has passed since start_ns. */
 int gctx__claim_wait_step(long long start_ns, int timeout_ms, unsigned *step_ms, int watch_fd);
+
+#endif

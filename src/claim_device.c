@@ -26,23 +26,48 @@ static unsigned long long granules_hash(const gcu_dev_resource *resources, unsig
     return h;
 }
 
+/* One split of whole by minCount granule with flags into out's resources: 0 when the driver
+ * made one. */
+static gcu_result split_by(const gctx__driver *drv, const gctx_partition *whole, unsigned granule,
+                           unsigned flags, gctx__device_granules *out, unsigned *nb,
+                           gcu_dev_resource *remainder)
+{
+    *nb = GCTX_CLAIM_MAX_GRANULES - 1;
+    memset(remainder, 0, sizeof *remainder);
+    return drv->cuDevSmResourceSplitByCount(out->resources, nb, &whole->resources[0], remainder,
+                                            flags, granule);
+}
+
+/* The planner's granules (claim.h, gctx__granule_layout): the structured split by the
+ * minimum partition where it gives granules of the alignment and strands no more SMs than
+ * the fine split would, else the split by the alignment with the ignore-co-scheduling flag
+ * (the H200: the structured split gives 15 of 8 and leaves 12, the fine one 16 of 8 and 4). */
 static gctx_status canonical_split(const gctx__driver *drv, const gctx_partition *whole,
                                    gctx__device_granules *out)
 {
-    unsigned nb = GCTX_CLAIM_MAX_GRANULES - 1;
     gcu_dev_resource remainder;
-    memset(&remainder, 0, sizeof remainder);
-    unsigned granule = whole->rules.min_partition;
-    gcu_result r = drv->cuDevSmResourceSplitByCount(out->resources, &nb, &whole->resources[0],
-                                                    &remainder, 0, granule);
+    unsigned nb, granule = whole->rules.min_partition, flags = 0;
+    unsigned unit = whole->rules.alignment >= 2 ? whole->rules.alignment : 2;
+    gcu_result r = split_by(drv, whole, granule, 0, out, &nb, &remainder);
+    unsigned structured_sms = nb ? nb * out->resources[0].u.sm.smCount : 0;
+    int coarser = nb && out->resources[0].u.sm.smCount > unit;
+    if (r == GCU_SUCCESS && drv->features[GCTX_FEATURE_FINE_GRANULES].available &&
+        (coarser || structured_sms + unit <= whole->sm_count - whole->sm_count % unit)) {
+        granule = unit;
+        flags = GCU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING;
+        r = split_by(drv, whole, granule, flags, out, &nb, &remainder);
+    }
     if (r != GCU_SUCCESS)
-        return gctx__fail_cuda(r, "cuDevSmResourceSplitByCount(minCount %u) of device %d's %u "
-                                  "SMs, its granules for claims",
-                               granule, whole->device, whole->sm_count);
+        return gctx__fail_cuda(r, "cuDevSmResourceSplitByCount(minCount %u, flags %u) of device "
+                                  "%d's %u SMs, its granules for claims",
+                               granule, flags, whole->device, whole->sm_count);
     gctx__granule_layout *l = &out->identity.layout;
     l->nb_regular = nb;
     l->regular_sms = nb ? out->resources[0].u.sm.smCount : 0;
     l->remainder_sms = remainder.type == GCU_DEV_RESOURCE_TYPE_SM ? remainder.u.sm.smCount : 0;
+    l->min_sms = whole->rules.min_partition;
+    l->split_flags = flags;
+    l->remainder_counts = !drv->features[GCTX_FEATURE_FINE_GRANULES].available;
     if (l->remainder_sms)
         out->resources[nb] = remainder;
     if (nb == 0 || gctx__layout_total(l) != whole->sm_count)
@@ -102,18 +127,20 @@ gctx_status gctx__granules_partition(const gctx__device_granules *g, const gctx_
     for (unsigned i = 0; i < gctx__layout_count(l); i++)
         if (gctx__granules_has(set, i))
             list[n++] = g->resources[i];
-    /* The remainder granule carries no co-scheduling guarantee, nor does a set holding it. */
-    int remainder = l->remainder_sms && gctx__granules_has(set, l->nb_regular);
+    /* The remainder granule carries no co-scheduling guarantee, nor does a set holding it,
+     * nor the granules of a split that ignored co-scheduling. */
+    int loose = l->split_flags || (l->remainder_sms && gctx__granules_has(set, l->nb_regular));
+    int remainder_alone = l->remainder_sms && gctx__granules_has(set, l->nb_regular) && n == 1;
     const gctx__sm_rules unstructured = {2, 2, 0};
     gctx__split *record;
     if ((s = gctx__split_new(whole, &record)))
         return s;
     gctx_partition *p = NULL;
     s = gctx__partition_from_split(record, 0,
-                                   remainder && n == 1 ? GCTX_PARTITION_REMAINDER
-                                                       : GCTX_PARTITION_GROUP,
-                                   list, n, remainder ? &unstructured : &whole->rules,
-                                   !remainder && whole->structured, &p);
+                                   remainder_alone ? GCTX_PARTITION_REMAINDER
+                                                   : GCTX_PARTITION_GROUP,
+                                   list, n, loose ? &unstructured : &whole->rules,
+                                   !loose && whole->structured, &p);
     gctx__split_release(record); /* the partition holds it now, or nothing does */
     if (s != GCTX_SUCCESS)
         return s;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "claim.h"
+#include "plan.h"
 
 int gctx__granules_has(const gctx__granules *g, unsigned i)
 {
@@ -101,17 +102,27 @@ static int regular_needed(const gctx__granule_layout *l, unsigned count, int wit
 
 int gctx__layout_claimable(const gctx__granule_layout *l, unsigned count)
 {
-    return count > 0 && (regular_needed(l, count, 0) >= 0 || regular_needed(l, count, 1) >= 0);
+    return count > 0 && count >= l->min_sms &&
+           (regular_needed(l, count, 0) >= 0 ||
+            (l->remainder_counts && regular_needed(l, count, 1) >= 0));
+}
+
+unsigned gctx__layout_fit(const gctx__granule_layout *l, unsigned count)
+{
+    if (!gctx__layout_claimable(l, count))
+        return 0;
+    /* a count with the remainder granule: one claim at a time holds it */
+    return count % l->regular_sms ? 1 : l->nb_regular / (count / l->regular_sms);
 }
 
 gctx_status gctx__request_parse(const char *text, gctx__request *out)
 {
     if (!text)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
-                          "request is NULL: ask for a count (\"16\"), a share (\"25%%\") or "
-                          "\"rest\"");
-    if (strcmp(text, "rest") == 0) {
-        out->kind = GCTX__REQUEST_REST;
+                          "request is NULL: ask for a count (\"16\"), a share (\"25%%\"), "
+                          "\"rest\" or \"all\"");
+    if (strcmp(text, "rest") == 0 || strcmp(text, "all") == 0) {
+        out->kind = text[0] == 'r' ? GCTX__REQUEST_REST : GCTX__REQUEST_ALL;
         out->value = 0;
         return GCTX_SUCCESS;
     }
@@ -121,7 +132,8 @@ gctx_status gctx__request_parse(const char *text, gctx__request *out)
     if (!end || end == text || (*end && !percent) || v == 0 || v > (percent ? 100ul : 1ul << 20))
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "request \"%s\": a claim asks for a count of SMs (\"16\"), a share of "
-                          "the device from 1%% to 100%% (\"25%%\") or \"rest\" (every free SM)",
+                          "the device from 1%% to 100%% (\"25%%\"), \"rest\" (every free SM) or "
+                          "\"all\" (every SM)",
                           text);
     out->kind = percent ? GCTX__REQUEST_PERCENT : GCTX__REQUEST_COUNT;
     out->value = (unsigned)v;
@@ -163,22 +175,28 @@ static gctx_status not_claimable(const gctx__granule_layout *l, unsigned count)
     else
         snprintf(nearest, sizeof nearest, "the nearest count that can be claimed is %u",
                  below ? below : above);
-    char remainder[64] = "";
-    if (l->remainder_sms)
-        snprintf(remainder, sizeof remainder, " and one of %u", l->remainder_sms);
+    char remainder[96] = "";
+    if (l->remainder_sms && l->remainder_counts)
+        snprintf(remainder, sizeof remainder, ", with or without the %u SM%s left over",
+                 l->remainder_sms, GCTX__PLURAL(l->remainder_sms));
+    else if (l->remainder_sms)
+        snprintf(remainder, sizeof remainder, "; the %u SM%s left over go%s with \"rest\"",
+                 l->remainder_sms, GCTX__PLURAL(l->remainder_sms),
+                 l->remainder_sms == 1 ? "es" : "");
     return gctx__fail(GCTX_ERROR_INSUFFICIENT_SMS,
-                      "%u SMs can't be claimed on this device: claims are whole granules (%u of "
-                      "%u SMs%s, %u SMs in all); %s (or ask with rounding down, nearest or up)",
-                      count, l->nb_regular, l->regular_sms, remainder, gctx__layout_total(l),
-                      nearest);
+                      "%u SMs can't be claimed on this device: a claim is a count a split "
+                      "gives, as greenctx plan and info --sizes show (multiples of %u from %u "
+                      "to %u%s); %s (or ask with rounding down, nearest or up)",
+                      count, l->regular_sms, l->min_sms, l->nb_regular * l->regular_sms,
+                      remainder, nearest);
 }
 
 gctx_status gctx__request_count(const gctx__granule_layout *l, const gctx__request *r,
                                 gctx_rounding rounding, unsigned *count)
 {
     unsigned total = gctx__layout_total(l);
-    if (r->kind == GCTX__REQUEST_REST) {
-        *count = 0;
+    if (r->kind == GCTX__REQUEST_REST || r->kind == GCTX__REQUEST_ALL) {
+        *count = r->kind == GCTX__REQUEST_ALL ? total : 0;
         return GCTX_SUCCESS;
     }
     if (r->kind == GCTX__REQUEST_PERCENT) {

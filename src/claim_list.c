@@ -1,6 +1,10 @@
 /* What the registry shows: every live claim of a device, its events, and a holder's fault. */
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -47,9 +51,44 @@ static gctx_status open_device(int device, const char *uuid, const char *runtime
     }
     if (s != GCTX_SUCCESS)
         return s;
-    if ((s = gctx__registry_open(runtime_dir, 0, &g->identity, reg)))
+    /* Without the driver the registry is only read: one that isn't there is not made. */
+    if ((s = uuid ? gctx__registry_open_existing(runtime_dir, 0, &g->identity, reg)
+                  : gctx__registry_open(runtime_dir, 0, &g->identity, reg)))
         gctx__device_granules_end(g);
     return s;
+}
+
+/* A live process holding the claim file dir/file open, when its recorded pid has ended: a child
+ * that inherited the claim outlives the program (sh -c 'daemon &'), and the SMs are held by
+ * it. Found among the processes whose descriptors this user may see; 0 when none is. */
+static int live_holder(const char *dir, const char *file)
+{
+    char path[700];
+    struct stat claim, st;
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    if (lstat(path, &claim) != 0)
+        return 0;
+    DIR *proc = opendir("/proc");
+    int found = 0;
+    for (struct dirent *p; proc && !found && (p = readdir(proc));) {
+        char *end;
+        long pid = strtol(p->d_name, &end, 10);
+        if (*end || pid <= 0)
+            continue;
+        snprintf(path, sizeof path, "/proc/%ld/fd", pid);
+        DIR *fds = opendir(path);
+        for (struct dirent *f; fds && !found && (f = readdir(fds));) {
+            snprintf(path, sizeof path, "/proc/%ld/fd/%s", pid, f->d_name);
+            if (f->d_name[0] != '.' && stat(path, &st) == 0 && st.st_dev == claim.st_dev &&
+                st.st_ino == claim.st_ino)
+                found = (int)pid;
+        }
+        if (fds)
+            closedir(fds);
+    }
+    if (proc)
+        closedir(proc);
+    return found;
 }
 
 static gctx_status list(int device, const char *uuid, const char *runtime_dir,
@@ -78,6 +117,11 @@ static gctx_status list(int device, const char *uuid, const char *runtime_dir,
             gctx_claim_info info;
             int self = records[i].pid == (int)getpid() ||
                        gctx__claim_held_here(reg.dir, records[i].file);
+            int holder = kill(records[i].pid, 0) != 0 && errno == ESRCH
+                             ? live_holder(reg.dir, records[i].file)
+                             : 0;
+            if (holder)
+                records[i].pid = holder;
             gctx__claim_info(&records[i], &g.identity, device, self, &info);
             gctx__sized_out(element(claims, i), &info, sizeof info);
         }
@@ -225,8 +269,10 @@ gctx_status gctx_claim_report_fault(gctx_claim *claim, int cuda_result)
     gctx__record *records = NULL;
     unsigned live = 0;
     if (!(s = gctx__registry_claims(&reg, &records, &live)) &&
-        !(s = gctx__registry_events(&reg, &events, &n)))
+        !(s = gctx__registry_events(&reg, &events, &n))) {
+        e.time_ns = gctx__now_ns(); /* after the deaths just logged: events sort by time */
         s = gctx__registry_log(&reg, &e);
+    }
     free(records);
     gctx__registry_close(&reg);
     if (s != GCTX_SUCCESS) {

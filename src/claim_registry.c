@@ -1,469 +1,172 @@
-/* The claims registry: files under the runtime directory, locks the kernel drops when their
- * holders end. POSIX only, no driver.
+/* The claims registry: files in a GPU's directory under the runtime directory, locks the
+ * kernel drops when their holders end. POSIX only, no driver.
  *
- *   <runtime dir>/gpu-<UUID>/lock           flock LOCK_EX around every change and listing
- *   <runtime dir>/gpu-<UUID>/identity       what split the granule indices refer to
- *   <runtime dir>/gpu-<UUID>/claim-<pid>-<n> one claim, flock LOCK_SH by each of its holders
- *   <runtime dir>/gpu-<UUID>/events         the last GCTX__EVENTS_KEPT events
+ *   gpu-<UUID>/lock             flock LOCK_EX around every change and listing (claim_kept.c)
+ *   gpu-<UUID>/identity         what split the granule indices refer to
+ *   gpu-<UUID>/claim-<pid>-<n>  one claim, mode 0600, held (LOCK_SH) by each of its holders
+ *   gpu-<UUID>/info-<pid>-<n>   shared registries: the claim's record, mode 0644, for others
+ *   gpu-<UUID>/events-<uid>     the last GCTX__EVENTS_KEPT events a user logged
  *
  * A claim file nobody holds is stale: whoever takes LOCK_EX|LOCK_NB on it (a new open file
  * description, under the registry lock) knows its holders are gone. flock locks belong to
  * open file descriptions, so a process's own holds conflict with its own checks.
  *
- * A process keeps the registries it used last open (KEPT_OPEN): the directory (read again
- * with rewinddir) and the lock file's one open file description, which its threads take in
- * turn under a mutex before its flock (threads sharing a description would not exclude each
- * other). What an
- * operation checks then is that these are still what the paths name (a registry removed or
- * rebuilt meanwhile is opened afresh) and that the identity file is the one checked before.
- * A fork's child opens its own: sharing the parent's description would share its lock. */
+ * Claim files are private: a user who could open another's could hold its lock and keep its
+ * SMs taken for good. So in a shared registry another user's claim is read from its info
+ * file, and it is live while /proc/locks shows its holders' lock (an open-file-description
+ * lock besides the flock: shown to every user, in every pid namespace) or its pid lives. What
+ * can't be told is live: an unknown is never free. Any error but "gone" fails the operation.
+ *
+ * A name `claim-*` or `want-*` that is not a regular file (a FIFO, a directory, a device, a
+ * symbolic link) is skipped unopened: greenctx makes only regular files, and a holder's file
+ * can be replaced only by its owner (private or sticky directories). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "claim.h"
 
-#define FORMAT_VERSION 1
+/* Claim files: private, whatever the registry. The info and events files: readable by the
+ * users sharing a registry. */
+#define CLAIM_MODE 0600
+static mode_t public_mode(const gctx__registry *reg) { return reg->shared ? 0644 : 0600; }
 
-long long gctx__now_ns(void)
+static gctx_status file_fail(const gctx__registry *reg, const char *what, const char *name)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
-    return (long long)t.tv_sec * 1000000000ll + t.tv_nsec;
-}
-
-/* ---- the runtime directory ---- */
-
-/* mkdir -p: missing directories get mode (the last one's is what the checks look at). */
-static int make_dirs(const char *path, mode_t mode)
-{
-    char buf[512];
-    if (strlen(path) >= sizeof buf)
-        return -1;
-    strcpy(buf, path);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(buf, 0700) != 0 && errno != EEXIST)
-            return -1;
-        *p = '/';
-    }
-    return mkdir(buf, mode) == 0 || errno == EEXIST ? 0 : -1;
-}
-
-static gctx_status check_dir(const char *path, int shared)
-{
-    struct stat st;
-    if (lstat(path, &st) != 0)
-        return gctx__fail(GCTX_ERROR_REGISTRY, "the claims runtime directory %s: %s", path,
-                          strerror(errno));
-    if (!S_ISDIR(st.st_mode))
-        return gctx__fail(GCTX_ERROR_REGISTRY,
-                          "the claims runtime directory %s is not a directory (a symbolic link "
-                          "or a file): remove it, or set GREENCTX_RUNTIME_DIR to a directory of "
-                          "your own",
-                          path);
-    int foreign = st.st_uid != geteuid();
-    int writable = (st.st_mode & (S_IWGRP | S_IWOTH)) != 0;
-    if (shared && (st.st_mode & S_ISVTX))
-        return GCTX_SUCCESS;
-    if (!foreign && !writable)
-        return GCTX_SUCCESS;
-    if (shared)
-        return gctx__fail(GCTX_ERROR_REGISTRY,
-                          "the shared claims runtime directory %s (mode %04o) is not sticky: a "
-                          "directory several users share must be mode 1777 or 1770 (chmod +t, "
-                          "made by an administrator), so no user can remove another's files",
-                          path, (unsigned)(st.st_mode & 07777));
+    int err = errno;
     return gctx__fail(GCTX_ERROR_REGISTRY,
-                      "the claims runtime directory %s is %s (uid %u, mode %04o): another user "
-                      "could forge or remove claims there. Use a directory of your own "
-                      "(GREENCTX_RUNTIME_DIR, mode 0700), or, for a directory several users "
-                      "share on purpose, GCTX_CLAIM_SHARED_DIR or GREENCTX_RUNTIME_SHARED=1 "
-                      "with a sticky directory (mode 1777)",
-                      path, foreign ? "owned by another user" : "writable by other users",
-                      (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+                      "can't %s %s/%s: %s. greenctx won't guess which SMs are free; fix or "
+                      "remove the file (or raise the descriptor limit, ulimit -n, when it says "
+                      "too many open files)",
+                      what, reg->dir, name, gctx__file_error(err));
 }
 
-gctx_status gctx__runtime_path(const char *runtime_dir, unsigned flags, char *out, size_t size,
-                               int *shared)
+static int is_claim_file(const char *name) { return strncmp(name, "claim-", 6) == 0; }
+static int is_want_file(const char *name) { return strncmp(name, "want-", 5) == 0; }
+
+/* info-<pid>-<n> for claim-<pid>-<n>. */
+static void info_name(const char *claim_file, char *out, size_t size)
 {
-    const char *env = getenv("GREENCTX_RUNTIME_SHARED");
-    *shared = (flags & GCTX_CLAIM_SHARED_DIR) || (env && strcmp(env, "1") == 0);
-    const char *xdg = getenv("XDG_RUNTIME_DIR");
-    const char *given = runtime_dir && *runtime_dir ? runtime_dir : getenv("GREENCTX_RUNTIME_DIR");
-    int n;
-    if (given && *given)
-        n = snprintf(out, size, "%s", given);
-    else if (xdg && *xdg)
-        n = snprintf(out, size, "%s/greenctx", xdg);
-    else
-        n = snprintf(out, size, "/tmp/greenctx-%u", (unsigned)geteuid());
-    if (n < 0 || (size_t)n >= size)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
-                          "the claims runtime directory's path is longer than %zu bytes",
-                          size - 1);
-    return GCTX_SUCCESS;
+    snprintf(out, size, "info-%s", claim_file + 6);
 }
 
-gctx_status gctx__runtime_dir(const char *runtime_dir, unsigned flags, char *out, size_t size,
-                              int *shared)
+static void unlink_claim(gctx__registry *reg, const char *name)
 {
-    gctx_status s = gctx__runtime_path(runtime_dir, flags, out, size, shared);
-    if (s != GCTX_SUCCESS)
-        return s;
-    struct stat st;
-    if (lstat(out, &st) != 0 && make_dirs(out, 0700) != 0)
-        return gctx__fail(GCTX_ERROR_REGISTRY,
-                          "can't create the claims runtime directory %s: %s (set "
-                          "GREENCTX_RUNTIME_DIR to a directory you can write)",
-                          out, strerror(errno));
-    return check_dir(out, *shared);
-}
-
-/* ---- small files ---- */
-
-static int path_in(const gctx__registry *reg, const char *name, char *out, size_t size)
-{
-    int n = snprintf(out, size, "%s/%s", reg->dir, name);
-    return n >= 0 && (size_t)n < size ? 0 : -1;
-}
-
-/* The whole file into buf (NUL-terminated); its length, or -1 (errno set). */
-static long read_fd(int fd, char *buf, size_t size)
-{
-    size_t n = 0;
-    for (;;) {
-        ssize_t r = pread(fd, buf + n, size - 1 - n, (off_t)n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            return -1;
-        if (r == 0 || n + (size_t)r >= size - 1) {
-            n += (size_t)r;
-            break;
-        }
-        n += (size_t)r;
-    }
-    buf[n] = '\0';
-    return (long)n;
-}
-
-static long read_file(const char *path, char *buf, size_t size)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    long n = read_fd(fd, buf, size);
-    close(fd);
-    return n;
-}
-
-static int write_all(int fd, const char *text)
-{
-    size_t len = strlen(text), done = 0;
-    while (done < len) {
-        ssize_t w = write(fd, text + done, len - done);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        done += (size_t)w;
-    }
-    return 0;
-}
-
-static mode_t file_mode(const gctx__registry *reg) { return reg->shared ? 0644 : 0600; }
-
-/* Writes text over the file fd is open on, in place: written from the start, then cut to its
- * length. Never truncated to zero first: ext4 flushes a file truncated to zero and written
- * again when it is closed (auto_da_alloc), a millisecond per resize. Readers hold the
- * registry lock, so they never see it half-written. */
-static int write_fd_in_place(int fd, const char *text)
-{
-    size_t len = strlen(text), done = 0;
-    int rc = 0;
-    while (done < len && rc == 0) {
-        ssize_t w = pwrite(fd, text + done, len - done, (off_t)done);
-        if (w > 0)
-            done += (size_t)w;
-        else if (!(w < 0 && errno == EINTR))
-            rc = -1;
-    }
-    if (rc == 0 && ftruncate(fd, (off_t)len) != 0)
-        rc = -1;
-    return rc;
-}
-
-static int write_in_place(const char *path, const char *text)
-{
-    int fd = open(path, O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    int rc = write_fd_in_place(fd, text);
-    int saved = errno;
-    close(fd);
-    errno = saved;
-    return rc;
-}
-
-/* Replaces a file as a whole (a temporary file renamed over it), so a crash never leaves a
- * half-written identity. */
-static gctx_status replace_file(const gctx__registry *reg, const char *name, const char *text)
-{
-    char path[600], tmp[640];
-    if (path_in(reg, name, path, sizeof path) != 0)
-        return gctx__fail(GCTX_ERROR_REGISTRY, "registry path too long: %s", reg->dir);
-    /* Per process: another user's leftover (a crash) must not stand in the way. */
-    snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, file_mode(reg));
-    if (fd < 0 || fchmod(fd, file_mode(reg)) != 0 || write_all(fd, text) != 0) {
-        gctx_status s = gctx__fail(GCTX_ERROR_REGISTRY, "can't write %s: %s", tmp,
-                                   strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        unlink(tmp);
-        return s;
-    }
-    close(fd);
-    if (rename(tmp, path) != 0) {
-        gctx_status s = gctx__fail(GCTX_ERROR_REGISTRY, "can't rename %s to %s: %s", tmp, path,
-                                   strerror(errno));
-        unlink(tmp);
-        return s;
-    }
-    return GCTX_SUCCESS;
-}
-
-/* ---- claim records ---- */
-
-/* Text fields are one line each: line breaks become spaces. */
-static void one_line(char *dst, size_t size, const char *src)
-{
-    size_t i = 0;
-    for (; src && src[i] && i + 1 < size; i++)
-        dst[i] = src[i] == '\n' || src[i] == '\r' ? ' ' : src[i];
-    dst[i] = '\0';
-}
-
-static void format_record(const gctx__record *r, char *out, size_t size)
-{
-    char granules[GCTX_CLAIM_MAX_GRANULES * 4], user[sizeof r->user], command[sizeof r->command],
-        label[sizeof r->label];
-    gctx__granules_text(&r->granules, granules, sizeof granules);
-    /* A command's arguments may hold line breaks (python -c 'script'). */
-    one_line(user, sizeof user, r->user);
-    one_line(command, sizeof command, r->command);
-    one_line(label, sizeof label, r->label);
-    snprintf(out, size,
-             "greenctx-claim %d\npid %d\nuid %u\nuser %s\ncommand %s\nlabel %s\nsince_ns %lld\n"
-             "mps %d\ngranules %s\n",
-             FORMAT_VERSION, r->pid, r->uid, user, command, label, r->since_ns, r->mps,
-             granules);
-}
-
-/* The value of line `key ` at *cursor, copied into value; advances the cursor. */
-static int take_line(const char **cursor, const char *key, char *value, size_t size)
-{
-    size_t klen = strlen(key);
-    const char *p = *cursor;
-    if (strncmp(p, key, klen) != 0 || p[klen] != ' ')
-        return -1;
-    p += klen + 1;
-    const char *end = strchr(p, '\n');
-    if (!end)
-        return -1;
-    size_t len = (size_t)(end - p);
-    if (len >= size)
-        len = size - 1;
-    memcpy(value, p, len);
-    value[len] = '\0';
-    *cursor = end + 1;
-    return 0;
-}
-
-static int parse_long(const char *text, long long *v)
-{
-    char *end;
-    errno = 0;
-    *v = strtoll(text, &end, 10);
-    return errno || end == text || *end ? -1 : 0;
-}
-
-/* 0, or -1 with what is wrong in why. */
-static int parse_record(const char *text, const gctx__identity *id, gctx__record *r, char *why,
-                        size_t why_size)
-{
-    char v[300];
-    long long n;
-    const char *c = text;
-    memset(r, 0, sizeof *r);
-#define FIELD(key)                                                                             \
-    (take_line(&c, key, v, sizeof v) == 0 ||                                                   \
-     (snprintf(why, why_size, "no '%s' line where expected", key), 0))
-    if (!FIELD("greenctx-claim"))
-        return -1;
-    if (parse_long(v, &n) || n != FORMAT_VERSION) {
-        snprintf(why, why_size, "format %.40s, this greenctx writes %d", v, FORMAT_VERSION);
-        return -1;
-    }
-    if (!FIELD("pid") || parse_long(v, &n))
-        return -1;
-    r->pid = (int)n;
-    if (!FIELD("uid") || parse_long(v, &n))
-        return -1;
-    r->uid = (unsigned)n;
-    if (!FIELD("user"))
-        return -1;
-    one_line(r->user, sizeof r->user, v);
-    if (!FIELD("command"))
-        return -1;
-    one_line(r->command, sizeof r->command, v);
-    if (!FIELD("label"))
-        return -1;
-    one_line(r->label, sizeof r->label, v);
-    if (!FIELD("since_ns") || parse_long(v, &r->since_ns))
-        return -1;
-    if (!FIELD("mps") || parse_long(v, &n))
-        return -1;
-    r->mps = n != 0;
-    if (!FIELD("granules"))
-        return -1;
-#undef FIELD
-    char *save = NULL;
-    for (char *tok = strtok_r(v, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
-        if (parse_long(tok, &n) || n < 0 || n >= (long long)gctx__layout_count(&id->layout) ||
-            gctx__granules_has(&r->granules, (unsigned)n)) {
-            snprintf(why, why_size, "granule '%s' is no granule of this device's %u, or twice",
-                     tok, gctx__layout_count(&id->layout));
-            return -1;
-        }
-        gctx__granules_add(&r->granules, (unsigned)n);
-    }
-    if (!gctx__granules_count(&r->granules)) {
-        snprintf(why, why_size, "it holds no granule");
-        return -1;
-    }
-    return 0;
+    char info[80];
+    info_name(name, info, sizeof info);
+    unlinkat(reg->dir_fd, name, 0);
+    unlinkat(reg->dir_fd, info, 0); /* shared registries only; else not there */
 }
 
 /* ---- events ---- */
 
-static void format_event(const gctx__event_record *e, char *out, size_t size)
-{
-    char command[256];
-    one_line(command, sizeof command, e->command);
-    snprintf(out, size, "%d %lld %d %d %u %s\n", (int)e->kind, e->time_ns, e->pid, e->cuda_result,
-             e->sm_count, command);
-}
-
-static int parse_event(const char *line, gctx__event_record *e)
-{
-    int kind, used = 0;
-    memset(e, 0, sizeof *e);
-    if (sscanf(line, "%d %lld %d %d %u %n", &kind, &e->time_ns, &e->pid, &e->cuda_result,
-               &e->sm_count, &used) < 5 ||
-        kind < GCTX_CLAIM_EVENT_RELEASED || kind > GCTX_CLAIM_EVENT_FAULT)
-        return -1;
-    e->kind = (gctx_claim_event_kind)kind;
-    one_line(e->command, sizeof e->command, line + used);
-    return 0;
-}
-
-/* The events in text (cap bytes, NUL-terminated), parsed into out (GCTX__EVENTS_KEPT + 1). */
-static unsigned parse_events(char *text, gctx__event_record *out)
-{
-    unsigned n = 0;
-    char *save = NULL;
-    /* A line that doesn't parse is skipped: events are a record for people, not state. */
-    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-        if (parse_event(line, &out[n]) == 0 && ++n == GCTX__EVENTS_KEPT + 1) {
-            memmove(out, out + 1, GCTX__EVENTS_KEPT * sizeof *out);
-            n = GCTX__EVENTS_KEPT;
-        }
-    return n;
-}
-
 #define EVENTS_TEXT (GCTX__EVENTS_KEPT * 320 + 1)
 
-/* Reads the events from fd (-1: none) into a new array. */
-static gctx_status read_events(int fd, gctx__event_record **events, unsigned *count)
+static int by_time(const void *a, const void *b)
 {
-    char *text = malloc(EVENTS_TEXT);
-    gctx__event_record *out = calloc(GCTX__EVENTS_KEPT + 1, sizeof *out);
-    if (!text || !out) {
-        free(text);
-        free(out);
-        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory reading claim events");
+    long long x = ((const gctx__event_record *)a)->time_ns;
+    long long y = ((const gctx__event_record *)b)->time_ns;
+    return (x > y) - (x < y);
+}
+
+/* The events one user logged (their events-<uid>), appended to out (n of them, room for cap). */
+static void read_user_events(gctx__registry *reg, const char *name, char *text,
+                             gctx__event_record **out, unsigned *n, unsigned *cap)
+{
+    char *end;
+    unsigned long uid = strtoul(name + 7, &end, 10);
+    if (*end || end == name + 7)
+        return;
+    /* A record for people, not state: a file that can't be read is left out. */
+    int fd = gctx__file_open(reg->dir_fd, name, O_RDONLY, (uid_t)uid, 1, NULL);
+    if (fd < 0)
+        return;
+    gctx__event_record parsed[GCTX__EVENTS_KEPT + 1];
+    unsigned got = gctx__file_read(fd, text, EVENTS_TEXT) >= 0 ? gctx__events_parse(text, parsed) : 0;
+    close(fd);
+    if (*n + got > *cap) {
+        unsigned c = (*n + got) * 2;
+        gctx__event_record *grown = realloc(*out, c * sizeof *grown);
+        if (!grown)
+            return;
+        *out = grown;
+        *cap = c;
     }
-    *count = fd >= 0 && read_fd(fd, text, EVENTS_TEXT) >= 0 ? parse_events(text, out) : 0;
-    free(text);
-    *events = out;
-    return GCTX_SUCCESS;
+    memcpy(*out + *n, parsed, got * sizeof *parsed);
+    *n += got;
 }
 
 gctx_status gctx__registry_events(gctx__registry *reg, gctx__event_record **events,
                                   unsigned *count)
 {
-    char path[600];
-    int fd = path_in(reg, "events", path, sizeof path) == 0 ? open(path, O_RDONLY | O_CLOEXEC)
-                                                            : -1;
-    gctx_status s = read_events(fd, events, count);
-    if (fd >= 0)
-        close(fd);
-    return s;
+    char *text = malloc(EVENTS_TEXT);
+    unsigned n = 0, cap = GCTX__EVENTS_KEPT + 1;
+    gctx__event_record *out = calloc(cap, sizeof *out);
+    if (!text || !out) {
+        free(text);
+        free(out);
+        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory reading claim events");
+    }
+    DIR *d = gctx__kept_dir(reg);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        if (strncmp(e->d_name, "events-", 7) == 0)
+            read_user_events(reg, e->d_name, text, &out, &n, &cap);
+    free(text);
+    qsort(out, n, sizeof *out, by_time);
+    if (n > GCTX__EVENTS_KEPT) {
+        memmove(out, out + n - GCTX__EVENTS_KEPT, GCTX__EVENTS_KEPT * sizeof *out);
+        n = GCTX__EVENTS_KEPT;
+    }
+    *events = out;
+    *count = n;
+    return GCTX_SUCCESS;
 }
 
 gctx_status gctx__registry_log(gctx__registry *reg, const gctx__event_record *event)
 {
-    char path[600];
-    /* One descriptor reads them and writes them back, in place: a line a crash cut short is
-     * skipped when read (events are a record for people, not state). */
-    int fd = path_in(reg, "events", path, sizeof path) == 0
-                 ? open(path, O_RDWR | O_CREAT | O_CLOEXEC, file_mode(reg)) : -1;
-    if (fd < 0)
-        return gctx__fail(GCTX_ERROR_REGISTRY, "can't write %s/events: %s", reg->dir,
-                          strerror(errno));
-    gctx__event_record *events;
-    unsigned n;
-    gctx_status s = read_events(fd, &events, &n);
-    int read = s == GCTX_SUCCESS;
-    char *text = read ? malloc((size_t)(n + 1) * 320 + 1) : NULL;
-    if (s == GCTX_SUCCESS && !text)
+    char name[32];
+    snprintf(name, sizeof name, "events-%u", (unsigned)reg->me);
+    char *text = malloc(EVENTS_TEXT), *out = malloc(EVENTS_TEXT + 320);
+    gctx__event_record *events = calloc(GCTX__EVENTS_KEPT + 1, sizeof *events);
+    gctx_status s = GCTX_SUCCESS;
+    unsigned n = 0;
+    if (!text || !out || !events) {
         s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory writing claim events");
-    if (s == GCTX_SUCCESS) {
-        if (n == GCTX__EVENTS_KEPT)
-            memmove(events, events + 1, --n * sizeof *events);
-        events[n++] = *event;
-        size_t len = 0;
-        text[0] = '\0';
-        for (unsigned i = 0; i < n; i++)
-            format_event(&events[i], text + len, 320), len += strlen(text + len);
-        if (write_fd_in_place(fd, text) != 0)
-            s = gctx__fail(GCTX_ERROR_REGISTRY, "can't write %s/events: %s", reg->dir,
-                           strerror(errno));
+        goto cleanup;
     }
-    if (read)
-        free(events);
+    int fd = gctx__file_open(reg->dir_fd, name, O_RDONLY, reg->me, 1, NULL);
+    if (fd >= 0) {
+        if (gctx__file_read(fd, text, EVENTS_TEXT) >= 0)
+            n = gctx__events_parse(text, events);
+        close(fd);
+    }
+    if (n == GCTX__EVENTS_KEPT)
+        memmove(events, events + 1, --n * sizeof *events);
+    events[n++] = *event;
+    size_t len = 0;
+    out[0] = '\0';
+    for (unsigned i = 0; i < n; i++)
+        gctx__event_format(&events[i], out + len, 320), len += strlen(out + len);
+    /* Replaced, never written through: the name may be another user's link. */
+    if (gctx__file_replace(reg->dir_fd, name, out, public_mode(reg)) != 0)
+        s = file_fail(reg, "write", name);
+cleanup:
     free(text);
-    close(fd);
+    free(out);
+    free(events);
     return s;
 }
 
 /* ---- claim files: live or stale ---- */
-
-static int is_claim_file(const char *name) { return strncmp(name, "claim-", 6) == 0; }
-static int is_want_file(const char *name) { return strncmp(name, "want-", 5) == 0; }
 
 /* 1 when a process holds the claim file's lock, 0 when nobody does (and then fd holds
  * LOCK_EX), -1 on error. */
@@ -475,14 +178,14 @@ static int held_by_someone(int fd)
 }
 
 /* Removes a stale claim file (its lock is held by us, LOCK_EX) and logs what it was. */
-static void remove_stale(gctx__registry *reg, const char *path, int fd, const gctx__identity *id,
+static void remove_stale(gctx__registry *reg, const char *name, int fd, const gctx__identity *id,
                          gctx_claim_event_kind kind)
 {
     char text[2048], why[128];
     gctx__record r;
-    int parsed = read_fd(fd, text, sizeof text) >= 0 && parse_record(text, id, &r, why,
-                                                                     sizeof why) == 0;
-    unlink(path);
+    int parsed = gctx__file_read(fd, text, sizeof text) >= 0 &&
+                 gctx__record_parse(text, id, &r, why, sizeof why) == 0;
+    unlink_claim(reg, name);
     if (!parsed)
         return; /* nothing to name: a file never written, or not ours */
     gctx__event_record e;
@@ -498,73 +201,181 @@ static void remove_stale(gctx__registry *reg, const char *path, int fd, const gc
     gctx__error_restore(&kept);
 }
 
+int gctx__foreign_live(const struct stat *st, int pid, int locks_trusted)
+{
+    int holder, n = gctx__locks_on(st, 0, &holder);
+    if (n != 0 || !locks_trusted)
+        return 1; /* held, or /proc/locks can't tell here */
+    return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+}
+
+/* /proc/locks names files as this process's stat does (not so on some overlay or network
+ * filesystems): our own hold of the registry lock is in it. */
+static int locks_trusted(const gctx__registry *reg)
+{
+    struct stat st;
+    int pid;
+    return fstat(reg->lock_fd, &st) == 0 && gctx__locks_on(&st, 0, &pid) > 0;
+}
+
+typedef enum entry_kind { ENTRY_NONE, ENTRY_OPEN, ENTRY_FOREIGN } entry_kind;
+
+/* A scan's look at name: opened (*fd, ENTRY_OPEN), another user's it can't open in a shared
+ * registry (ENTRY_FOREIGN), or nothing to count (ENTRY_NONE: gone, or not a regular file);
+ * GCTX_ERROR_REGISTRY for anything else. */
+static gctx_status look(gctx__registry *reg, const char *name, int *fd, struct stat *st,
+                        entry_kind *kind)
+{
+    *fd = -1;
+    *kind = ENTRY_NONE;
+    if (fstatat(reg->dir_fd, name, st, AT_SYMLINK_NOFOLLOW) != 0)
+        return errno == ENOENT ? GCTX_SUCCESS : file_fail(reg, "look at", name);
+    if (!S_ISREG(st->st_mode))
+        return GCTX_SUCCESS;
+    *fd = gctx__file_open(reg->dir_fd, name, O_RDONLY, GCTX__ANY_OWNER, 0, st);
+    if (*fd >= 0)
+        *kind = ENTRY_OPEN;
+    else if (errno == EACCES && reg->shared && st->st_uid != reg->me)
+        *kind = ENTRY_FOREIGN;
+    else if (!(errno == ENOENT || errno == ELOOP || errno == GCTX__ENOTREG))
+        return file_fail(reg, "open", name); /* replaced meanwhile by its owner: ENTRY_NONE */
+    return GCTX_SUCCESS;
+}
+
+/* Another user's live claim, from its info file (owned by the claim's owner). */
+static int read_foreign(gctx__registry *reg, const char *name, const struct stat *st,
+                        char *text, size_t size)
+{
+    char info[80];
+    info_name(name, info, sizeof info);
+    int fd = gctx__file_open(reg->dir_fd, info, O_RDONLY, st->st_uid, 1, NULL);
+    if (fd < 0)
+        return -1;
+    long n = gctx__file_read(fd, text, size);
+    close(fd);
+    return n < 0 ? -1 : 0;
+}
+
 typedef struct scan {
     gctx__record *records;
     unsigned count, capacity;
     unsigned live_files; /* live claim files, parsed or not */
     char first_live[64]; /* for messages */
+    int locks_trusted;   /* -1: not looked at yet */
 } scan;
 
-/* Every claim file: stale ones removed (with `log_kind` events when log is set), live ones
+/* A live claim's record into sc: text read from its file; uid the file's owner. */
+static gctx_status add_live(gctx__registry *reg, const gctx__identity *id, const char *name,
+                            const char *text, uid_t uid, scan *sc)
+{
+    char why[160];
+    if (sc->count == sc->capacity) {
+        unsigned cap = sc->capacity ? 2 * sc->capacity : 16;
+        gctx__record *grown = realloc(sc->records, cap * sizeof *grown);
+        if (!grown)
+            return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory listing claims");
+        sc->records = grown;
+        sc->capacity = cap;
+    }
+    gctx__record *r = &sc->records[sc->count];
+    if (!text || gctx__record_parse(text, id, r, why, sizeof why) != 0 ||
+        (r->uid != uid && (snprintf(why, sizeof why, "it says uid %u, its file is uid %u's",
+                                    r->uid, (unsigned)uid), 1)))
+        return gctx__fail(GCTX_ERROR_REGISTRY,
+                          "the claim file %s/%s is corrupt (%s) and a process still holds it: "
+                          "greenctx won't guess which SMs it holds. End the processes that hold "
+                          "it (fuser %s/%s), then try again",
+                          reg->dir, name, text ? why : "its info file can't be read", reg->dir,
+                          name);
+    snprintf(r->file, sizeof r->file, "%.63s", name);
+    sc->count++;
+    return GCTX_SUCCESS;
+}
+
+/* One claim file of a scan. */
+static gctx_status scan_claim(gctx__registry *reg, const gctx__identity *id, int parse, int log,
+                              const char *name, scan *sc)
+{
+    char text[2048];
+    struct stat st;
+    int fd = -1, live = 0, have_text = 0;
+    entry_kind kind;
+    gctx_status s = look(reg, name, &fd, &st, &kind);
+    if (s != GCTX_SUCCESS || kind == ENTRY_NONE)
+        return s;
+    if (kind == ENTRY_OPEN) {
+        live = held_by_someone(fd);
+        if (live < 0) {
+            s = file_fail(reg, "test the lock of", name);
+            goto cleanup;
+        }
+        if (!live && st.st_uid != reg->me && reg->me != 0)
+            goto cleanup; /* another user's, stale: theirs (or root's) to remove and log */
+        if (!live) {
+            if (log)
+                remove_stale(reg, name, fd, id, GCTX_CLAIM_EVENT_DIED);
+            else
+                unlink_claim(reg, name);
+            goto cleanup;
+        }
+    }
+    have_text = kind == ENTRY_OPEN ? gctx__file_read(fd, text, sizeof text) >= 0
+                                       : read_foreign(reg, name, &st, text, sizeof text) == 0;
+    if (kind == ENTRY_FOREIGN) {
+        gctx__record r;
+        char why[8];
+        if (sc->locks_trusted < 0)
+            sc->locks_trusted = locks_trusted(reg);
+        int pid = have_text && gctx__record_parse(text, id, &r, why, sizeof why) == 0 ? r.pid : -1;
+        /* An unreadable one counts as live: an unknown is never free. */
+        if (pid > 0 && !gctx__foreign_live(&st, pid, sc->locks_trusted))
+            goto cleanup; /* stale; its owner's (or root's) next scan removes it */
+    }
+    if (!sc->live_files++)
+        snprintf(sc->first_live, sizeof sc->first_live, "%.63s", name);
+    if (parse)
+        s = add_live(reg, id, name, have_text ? text : NULL, st.st_uid, sc);
+cleanup:
+    if (fd >= 0)
+        close(fd);
+    return s;
+}
+
+/* One want file of a scan: removed when its waiter ended without taking it back. */
+static gctx_status scan_want(gctx__registry *reg, const char *name)
+{
+    struct stat st;
+    int fd;
+    entry_kind kind;
+    gctx_status s = look(reg, name, &fd, &st, &kind);
+    if (s == GCTX_SUCCESS && kind == ENTRY_OPEN && held_by_someone(fd) == 0)
+        unlinkat(reg->dir_fd, name, 0);
+    if (fd >= 0)
+        close(fd);
+    return s;
+}
+
+/* Every claim file: stale ones removed (with DIED events when log is set), live ones
  * parsed into sc (when parse is set: a live file that doesn't parse fails). */
 static gctx_status scan_claims(gctx__registry *reg, const gctx__identity *id, int parse,
                                int log, scan *sc)
 {
     memset(sc, 0, sizeof *sc);
+    sc->locks_trusted = -1;
     DIR *d = gctx__kept_dir(reg);
     gctx_status s = GCTX_SUCCESS;
     struct dirent *entry;
+    errno = 0;
     while (s == GCTX_SUCCESS && (entry = readdir(d)) != NULL) {
-        int want = is_want_file(entry->d_name);
-        if (!want && !is_claim_file(entry->d_name))
-            continue;
-        char path[600];
-        if (path_in(reg, entry->d_name, path, sizeof path) != 0)
-            continue;
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            continue; /* removed meanwhile, or not ours to read */
-        int held = held_by_someone(fd);
-        if (want) {
-            if (held == 0)
-                unlink(path); /* its waiter ended without taking it back */
-        } else if (held == 0) {
-            if (log)
-                remove_stale(reg, path, fd, id, GCTX_CLAIM_EVENT_DIED);
-            else
-                unlink(path);
-        } else if (held == 1) {
-            if (!sc->live_files++)
-                snprintf(sc->first_live, sizeof sc->first_live, "%.63s", entry->d_name);
-            if (parse) {
-                char text[2048], why[160];
-                if (sc->count == sc->capacity) {
-                    unsigned cap = sc->capacity ? 2 * sc->capacity : 16;
-                    gctx__record *grown = realloc(sc->records, cap * sizeof *grown);
-                    if (!grown) {
-                        s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory listing claims");
-                        close(fd);
-                        break;
-                    }
-                    sc->records = grown;
-                    sc->capacity = cap;
-                }
-                gctx__record *r = &sc->records[sc->count];
-                if (read_fd(fd, text, sizeof text) < 0 ||
-                    parse_record(text, id, r, why, sizeof why) != 0) {
-                    s = gctx__fail(GCTX_ERROR_REGISTRY,
-                                   "the claim file %s is corrupt (%s) and a process still holds "
-                                   "it: greenctx won't guess which SMs it holds. End the "
-                                   "processes that hold it (fuser %s), then try again",
-                                   path, why, path);
-                } else {
-                    snprintf(r->file, sizeof r->file, "%.63s", entry->d_name);
-                    sc->count++;
-                }
-            }
-        }
-        close(fd);
+        if (is_want_file(entry->d_name))
+            s = scan_want(reg, entry->d_name);
+        else if (is_claim_file(entry->d_name))
+            s = scan_claim(reg, id, parse, log, entry->d_name, sc);
+        errno = 0;
     }
+    if (s == GCTX_SUCCESS && errno)
+        s = gctx__fail(GCTX_ERROR_REGISTRY, "can't read the claims registry %s: %s", reg->dir,
+                       strerror(errno));
     /* Two live claims on one granule: the files were edited, or written by another split. */
     for (unsigned i = 0; s == GCTX_SUCCESS && i < sc->count; i++)
         for (unsigned j = i + 1; j < sc->count; j++)
@@ -597,54 +408,24 @@ gctx_status gctx__registry_claims(gctx__registry *reg, gctx__record **records, u
 
 /* ---- identity ---- */
 
-static void format_identity(const gctx__identity *id, char *out, size_t size)
+gctx_status gctx__registry_check_identity(gctx__registry *reg)
 {
-    size_t n = (size_t)snprintf(out, size,
-                                "greenctx-claims %d\nversion %s\nuuid %s\ndriver %d\ngranules",
-                                FORMAT_VERSION, gctx_version_string(), id->uuid,
-                                id->driver_version);
-    for (unsigned i = 0; i < gctx__layout_count(&id->layout) && n < size; i++)
-        n += (size_t)snprintf(out + n, size - n, " %u", gctx__layout_sms(&id->layout, i));
-    if (n < size)
-        snprintf(out + n, size - n, "\nhash %016llx\n", id->hash);
-}
-
-/* What differs between the identity file's text and ours: the first line that does. */
-static void identity_difference(const char *found, const char *expected, char *why, size_t size)
-{
-    const char *f = found, *e = expected;
-    while (*e) {
-        const char *fe = strchr(f, '\n'), *ee = strchr(e, '\n');
-        size_t fl = fe ? (size_t)(fe - f) : strlen(f), el = ee ? (size_t)(ee - e) : strlen(e);
-        if (fl != el || strncmp(f, e, el) != 0) {
-            snprintf(why, size, "its identity says '%.*s' where this process has '%.*s'",
-                     (int)(fl > 80 ? 80 : fl), f, (int)(el > 80 ? 80 : el), e);
-            return;
-        }
-        if (!fe || !ee)
-            break;
-        f = fe + 1;
-        e = ee + 1;
+    char found[4096], expected[4096], why[300];
+    gctx__identity_format(&reg->identity, expected, sizeof expected);
+    long n = -1;
+    int fd = gctx__file_open(reg->dir_fd, "identity", O_RDONLY, GCTX__ANY_OWNER, 1, NULL);
+    if (fd >= 0) {
+        n = gctx__file_read(fd, found, sizeof found);
+        close(fd);
     }
-    snprintf(why, size, "its identity file is corrupt (trailing text)");
-}
-
-/* Checks the identity file; a missing, foreign or corrupt one is rebuilt when no claim is
- * live, else refused. */
-static gctx_status check_identity(gctx__registry *reg)
-{
-    char path[600], found[4096], expected[4096], why[300];
-    format_identity(&reg->identity, expected, sizeof expected);
-    if (path_in(reg, "identity", path, sizeof path) != 0)
-        return gctx__fail(GCTX_ERROR_REGISTRY, "registry path too long: %s", reg->dir);
-    long n = read_file(path, found, sizeof found);
     if (n >= 0 && strcmp(found, expected) == 0)
         return GCTX_SUCCESS;
-    int missing = n < 0;
-    if (missing)
+    if (n < 0 && errno == ENOENT)
         snprintf(why, sizeof why, "it has no identity file");
+    else if (n < 0)
+        snprintf(why, sizeof why, "its identity file can't be read: %s", gctx__file_error(errno));
     else
-        identity_difference(found, expected, why, sizeof why);
+        gctx__identity_difference(found, expected, why, sizeof why);
     scan sc;
     gctx_status s = scan_claims(reg, &reg->identity, 0, 0, &sc);
     if (s != GCTX_SUCCESS)
@@ -659,44 +440,49 @@ static gctx_status check_identity(gctx__registry *reg)
                           "none is held",
                           reg->dir, why, sc.live_files, sc.first_live,
                           sc.live_files == 1 ? "is" : "are", reg->dir);
-    /* Nothing live: what the old files said is of no use under another identity. */
-    char events[600];
-    if (!missing && path_in(reg, "events", events, sizeof events) == 0)
-        unlink(events);
-    return replace_file(reg, "identity", expected);
-}
-
-gctx_status gctx__registry_path(const char *root, const char *uuid, char *out, size_t size)
-{
-    int n = snprintf(out, size, "%s/gpu-%s", root, uuid);
-    if (n < 0 || (size_t)n >= size)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
-                          "the claims runtime directory's path %s is too long", root);
+    /* Nothing live: what the old events said is of no use under another identity. */
+    char events[32];
+    snprintf(events, sizeof events, "events-%u", (unsigned)reg->me);
+    unlinkat(reg->dir_fd, events, 0);
+    if (gctx__file_replace(reg->dir_fd, "identity", expected, public_mode(reg)) != 0)
+        return file_fail(reg, "write", "identity");
     return GCTX_SUCCESS;
 }
 
 /* ---- the registries on disk, without the driver (greenctx ps on a login node) ---- */
 
+/* The runtime directory opened and checked as every open checks it, never made: *fd -1 (and
+ * success) when it doesn't exist, as no claim was ever taken there. */
+static gctx_status runtime_existing(const char *runtime_dir, char *root, size_t size,
+                                    int *shared, int *fd, uid_t *owner)
+{
+    struct stat st;
+    gctx_status s = gctx__runtime_path(runtime_dir, 0, root, size, shared);
+    *fd = -1;
+    if (s != GCTX_SUCCESS || (lstat(root, &st) != 0 && errno == ENOENT))
+        return s;
+    return gctx__runtime_open(runtime_dir, 0, root, size, shared, 0, fd, owner);
+}
+
 gctx_status gctx__registry_uuids(const char *runtime_dir, char (*uuids)[48], unsigned capacity,
                                  unsigned *count)
 {
     char root[512];
-    int shared;
-    gctx_status s = gctx__runtime_path(runtime_dir, 0, root, sizeof root, &shared);
-    if (s != GCTX_SUCCESS)
-        return s;
+    int shared, fd;
+    uid_t owner;
     *count = 0;
-    int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    gctx_status s = runtime_existing(runtime_dir, root, sizeof root, &shared, &fd, &owner);
+    if (s != GCTX_SUCCESS || fd < 0)
+        return s;
+    DIR *d = fdopendir(fd);
     if (!d) {
-        if (fd >= 0)
-            close(fd);
-        if (errno == ENOENT)
-            return GCTX_SUCCESS; /* no claim was ever taken here */
-        return gctx__fail(GCTX_ERROR_REGISTRY, "can't read the claims runtime directory %s: %s",
-                          root, strerror(errno));
+        s = gctx__fail(GCTX_ERROR_REGISTRY, "can't read the claims runtime directory %s: %s",
+                       root, strerror(errno));
+        close(fd);
+        return s;
     }
-    for (struct dirent *e; (e = readdir(d));) {
+    errno = 0;
+    for (struct dirent *e; (e = readdir(d)); errno = 0) {
         struct stat st;
         /* "gpu-" and a UUID as cuDeviceGetUuid gives it: GPU- and 36 characters. */
         if (strncmp(e->d_name, "gpu-GPU-", 8) || strlen(e->d_name + 4) != 40 ||
@@ -706,36 +492,56 @@ gctx_status gctx__registry_uuids(const char *runtime_dir, char (*uuids)[48], uns
             snprintf(uuids[*count], sizeof uuids[0], "%s", e->d_name + 4);
         (*count)++;
     }
+    if (errno != 0)
+        s = gctx__fail(GCTX_ERROR_REGISTRY, "can't read the claims runtime directory %s: %s",
+                       root, strerror(errno));
     closedir(d);
-    return GCTX_SUCCESS;
+    return s;
 }
 
-/* The identity file parsed, and written back the same by format_identity: anything else (an
- * older greenctx's, a foreign or corrupt file) is refused here rather than rebuilt by the
- * open that follows. */
-gctx_status gctx__registry_identity(const char *runtime_dir, const char *uuid, gctx__identity *id)
+/* The identity file's text: the GPU's directory checked as an open checks it, the file
+ * opened without following a link or blocking, regular and with one link. */
+static gctx_status read_identity(const char *runtime_dir, const char *uuid, char *dir,
+                                 size_t dir_size, char *text, size_t size)
 {
-    char root[512], dir[600], text[4096], again[4096];
-    int shared;
-    gctx_status s = gctx__runtime_path(runtime_dir, 0, root, sizeof root, &shared);
-    if (s || (s = gctx__registry_path(root, uuid, dir, sizeof dir)))
-        return s;
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-    int fd = dfd >= 0 ? openat(dfd, "identity", O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-                      : -1;
+    char root[512];
+    int shared, root_fd, dfd = -1, fd = -1;
+    uid_t owner;
     struct stat st;
-    long n = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read_fd(fd, text, sizeof text)
-                                                                   : -1;
+    gctx_status s = runtime_existing(runtime_dir, root, sizeof root, &shared, &root_fd, &owner);
+    if (s == GCTX_SUCCESS && (s = gctx__registry_path(root, uuid, dir, dir_size)) == GCTX_SUCCESS &&
+        root_fd < 0)
+        s = gctx__fail(GCTX_ERROR_REGISTRY, "the claims registry %s doesn't exist", dir);
+    if (s == GCTX_SUCCESS)
+        s = gctx__gpu_dir_open(root_fd, owner, dir, shared, 0, &dfd, &st);
+    if (s == GCTX_SUCCESS &&
+        ((fd = gctx__file_open(dfd, "identity", O_RDONLY, GCTX__ANY_OWNER, 1, NULL)) < 0 ||
+         gctx__file_read(fd, text, size) < 0))
+        s = gctx__fail(GCTX_ERROR_REGISTRY, "can't read the claims registry's identity %s/identity: %s",
+                       dir, gctx__file_error(errno));
     if (fd >= 0)
         close(fd);
     if (dfd >= 0)
         close(dfd);
-    if (n < 0)
-        return gctx__fail(GCTX_ERROR_REGISTRY, "can't read the claims registry %s/identity", dir);
+    if (root_fd >= 0)
+        close(root_fd);
+    return s;
+}
+
+/* The identity file parsed, and written back the same by gctx__identity_format: anything else
+ * (an older greenctx's, a foreign or corrupt file) is refused here rather than rebuilt by the
+ * open that follows. */
+gctx_status gctx__registry_identity(const char *runtime_dir, const char *uuid, gctx__identity *id)
+{
+    char dir[600], text[4096], again[4096];
+    gctx_status s = read_identity(runtime_dir, uuid, dir, sizeof dir, text, sizeof text);
+    if (s != GCTX_SUCCESS)
+        return s;
     memset(id, 0, sizeof *id);
     snprintf(id->uuid, sizeof id->uuid, "%s", uuid);
     const char *granules = strstr(text, "\ngranules");
     const char *driver = strstr(text, "\ndriver ");
+    const char *flags = strstr(text, "\nsplit-flags ");
     const char *hash = strstr(text, "\nhash ");
     unsigned sms[GCTX_CLAIM_MAX_GRANULES], nb = 0;
     int used = 0;
@@ -745,15 +551,17 @@ gctx_status gctx__registry_identity(const char *runtime_dir, const char *uuid, g
             nb++;
         else
             break;
+    gctx__granule_layout *l = &id->layout;
     if (driver)
         sscanf(driver, "\ndriver %d", &id->driver_version);
+    if (flags)
+        sscanf(flags, "\nsplit-flags %u", &l->split_flags);
     if (hash)
         sscanf(hash, "\nhash %llx", &id->hash);
-    gctx__granule_layout *l = &id->layout;
     l->regular_sms = nb ? sms[0] : 0;
     l->nb_regular = nb && sms[nb - 1] != sms[0] ? nb - 1 : nb;
     l->remainder_sms = l->nb_regular < nb ? sms[nb - 1] : 0;
-    format_identity(id, again, sizeof again);
+    gctx__identity_format(id, again, sizeof again);
     if (nb == 0 || strcmp(text, again) != 0)
         return gctx__fail(GCTX_ERROR_REGISTRY,
                           "the claims registry %s was written by another greenctx version (this "
@@ -763,285 +571,47 @@ gctx_status gctx__registry_identity(const char *runtime_dir, const char *uuid, g
     return GCTX_SUCCESS;
 }
 
-/* ---- the registries a process keeps open ---- */
-
-struct gctx__kept_registry {
-    gctx__kept_registry *next;
-    char dir[512];
-    int shared;
-    pthread_mutex_t lock; /* this process's threads, one at a time, then the flock */
-    DIR *dirp;            /* the GPU's directory, read again for every scan */
-    int lock_fd;
-    int identity_fd; /* the identity file last found right, read again by every open */
-    gctx__watch_pool watches; /* inotify on the directory, for this process's waits */
-    struct stat dir_st, lock_st, identity_st;
-};
-
-static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
-static gctx__kept_registry *kept_list;
-static pthread_once_t kept_once = PTHREAD_ONCE_INIT;
-
-static void close_files(gctx__kept_registry *k)
-{
-    if (k->dirp)
-        closedir(k->dirp);
-    if (k->lock_fd >= 0)
-        close(k->lock_fd);
-    if (k->identity_fd >= 0)
-        close(k->identity_fd);
-    k->dirp = NULL;
-    k->lock_fd = -1;
-    k->identity_fd = -1;
-}
-
-/* Closes what a kept registry holds open (its lock goes with the description). */
-static void kept_shut(gctx__kept_registry *k)
-{
-    close_files(k);
-    gctx__watch_pool_shut(&k->watches);
-}
-
-gctx__watch_pool *gctx__registry_watches(gctx__registry *reg) { return &reg->kept->watches; }
-
-/* The child of a fork has one thread and the parent's descriptors: it forgets the parent's
- * registries (closing its copies of their descriptors drops no lock of the parent's) and
- * opens its own. */
-static void forget_in_child(void)
-{
-    for (gctx__kept_registry *k = kept_list, *next; k; k = next) {
-        next = k->next;
-        close_files(k);
-        gctx__watch_pool_forget(&k->watches); /* its lock may be a parent thread's: not taken */
-        free(k);
-    }
-    kept_list = NULL;
-    pthread_mutex_init(&kept_lock, NULL);
-}
-
-static void watch_forks(void) { pthread_atfork(NULL, NULL, forget_in_child); }
-
-static int same_file(const struct stat *a, const struct stat *b)
-{
-    return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
-}
-
-DIR *gctx__kept_dir(gctx__registry *reg)
-{
-    rewinddir(reg->kept->dirp);
-    return reg->kept->dirp;
-}
-
-/* Registries a process keeps open at most (three descriptors each): one that claims in a
- * runtime directory per job would otherwise hold three per directory it ever used. */
-#define KEPT_OPEN 16
-
-/* Shuts the registries used least recently beyond the first KEPT_OPEN (kept_lock held); one
- * in use is left alone. Their entries stay (another thread may be about to take one), and
- * their next use opens them again. */
-static void shut_beyond_kept(void)
-{
-    unsigned n = 0;
-    for (gctx__kept_registry *k = kept_list; k; k = k->next)
-        if (++n > KEPT_OPEN && k->dirp && pthread_mutex_trylock(&k->lock) == 0) {
-            kept_shut(k);
-            pthread_mutex_unlock(&k->lock);
-        }
-}
-
-/* The process's entry for dir (made, unopened, when new), first in the list from now on;
- * NULL when out of memory. */
-static gctx__kept_registry *kept_entry(const char *dir, int shared)
-{
-    pthread_once(&kept_once, watch_forks);
-    pthread_mutex_lock(&kept_lock);
-    gctx__kept_registry **at = &kept_list, *k;
-    while ((k = *at) && (strcmp(k->dir, dir) != 0 || k->shared != shared))
-        at = &k->next;
-    if (k) {
-        *at = k->next;
-    } else if ((k = calloc(1, sizeof *k))) {
-        snprintf(k->dir, sizeof k->dir, "%s", dir);
-        k->shared = shared;
-        k->lock_fd = -1;
-        k->identity_fd = -1;
-        gctx__watch_pool_init(&k->watches);
-        pthread_mutex_init(&k->lock, NULL);
-    }
-    if (k) {
-        k->next = kept_list;
-        kept_list = k;
-        shut_beyond_kept();
-    }
-    pthread_mutex_unlock(&kept_lock);
-    return k;
-}
-
-/* Still the directory and lock file the paths name (nobody removed or replaced them), with
- * the lock held. */
-static int kept_valid(const gctx__kept_registry *k)
-{
-    struct stat st;
-    return k->dirp && lstat(k->dir, &st) == 0 && same_file(&st, &k->dir_st) &&
-           st.st_mode == k->dir_st.st_mode && st.st_uid == k->dir_st.st_uid &&
-           fstatat(dirfd(k->dirp), "lock", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-           same_file(&st, &k->lock_st);
-}
-
-/* The first open in this process, or after the registry was removed or rebuilt: the runtime
- * directory checked, the GPU's directory made and checked, both kept open. */
-static gctx_status kept_open(const char *runtime_dir, unsigned flags, gctx__registry *reg,
-                             gctx__kept_registry *k)
-{
-    char root[512];
-    int shared;
-    gctx_status s = gctx__runtime_dir(runtime_dir, flags, root, sizeof root, &shared);
-    if (s != GCTX_SUCCESS)
-        return s;
-    mode_t mode = reg->shared ? 0777 : 0700;
-    if (mkdir(reg->dir, mode) == 0)
-        chmod(reg->dir, mode); /* past the umask: other users must create claims here */
-    else if (errno != EEXIST)
-        return gctx__fail(GCTX_ERROR_REGISTRY, "can't create the claims registry %s: %s",
-                          reg->dir, strerror(errno));
-    if (!reg->shared && (s = check_dir(reg->dir, 0)))
-        return s;
-    char lock[600];
-    path_in(reg, "lock", lock, sizeof lock);
-    if (!(k->dirp = opendir(reg->dir)))
-        return gctx__fail(GCTX_ERROR_REGISTRY, "can't read the claims registry %s: %s", reg->dir,
-                          strerror(errno));
-    k->lock_fd = openat(dirfd(k->dirp), "lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
-                        reg->shared ? 0666 : 0600);
-    if (k->lock_fd < 0) {
-        s = gctx__fail(GCTX_ERROR_REGISTRY, "can't open the claims registry's lock %s: %s", lock,
-                       strerror(errno));
-        kept_shut(k);
-        return s;
-    }
-    if (reg->shared)
-        fchmod(k->lock_fd, 0666); /* fails for another user's file, which is already so */
-    if (fstat(dirfd(k->dirp), &k->dir_st) != 0 || fstat(k->lock_fd, &k->lock_st) != 0) {
-        s = gctx__fail(GCTX_ERROR_REGISTRY, "can't read the claims registry %s: %s", reg->dir,
-                       strerror(errno));
-        kept_shut(k);
-    }
-    return s;
-}
-
-/* The identity: the file found right last time, still under its name, read again and
- * compared (two calls); else the whole check (read, compared, rebuilt when no claim is live,
- * else refused), and the file kept open for the next time. */
-static gctx_status kept_identity(gctx__registry *reg, gctx__kept_registry *k)
-{
-    char expected[4096], found[4096];
-    struct stat st;
-    format_identity(&reg->identity, expected, sizeof expected);
-    if (k->identity_fd >= 0 &&
-        fstatat(dirfd(k->dirp), "identity", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-        same_file(&st, &k->identity_st)) {
-        ssize_t n = pread(k->identity_fd, found, sizeof found - 1, 0);
-        if (n >= 0) {
-            found[n] = '\0';
-            if (strcmp(found, expected) == 0)
-                return GCTX_SUCCESS;
-        }
-    }
-    if (k->identity_fd >= 0)
-        close(k->identity_fd);
-    k->identity_fd = -1;
-    gctx_status s = check_identity(reg);
-    if (s == GCTX_SUCCESS) {
-        k->identity_fd = openat(dirfd(k->dirp), "identity", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (k->identity_fd >= 0 && fstat(k->identity_fd, &k->identity_st) != 0) {
-            close(k->identity_fd);
-            k->identity_fd = -1;
-        }
-    }
-    return s;
-}
-
-gctx_status gctx__registry_open(const char *runtime_dir, unsigned flags, const gctx__identity *id,
-                                gctx__registry *reg)
-{
-    char root[512];
-    memset(reg, 0, sizeof *reg);
-    reg->lock_fd = -1;
-    reg->identity = *id;
-    gctx_status s = gctx__runtime_path(runtime_dir, flags, root, sizeof root, &reg->shared);
-    if (s != GCTX_SUCCESS)
-        return s;
-    if ((s = gctx__registry_path(root, id->uuid, reg->dir, sizeof reg->dir)))
-        return s;
-    gctx__kept_registry *k = kept_entry(reg->dir, reg->shared);
-    if (!k)
-        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory opening the claims registry");
-    pthread_mutex_lock(&k->lock);
-    /* Twice at most: a registry found removed or replaced under the lock is opened again. */
-    for (int attempt = 0; attempt < 2 && s == GCTX_SUCCESS; attempt++) {
-        if (!k->dirp && (s = kept_open(runtime_dir, flags, reg, k)))
-            break;
-        int r;
-        while ((r = flock(k->lock_fd, LOCK_EX)) != 0 && errno == EINTR)
-            continue;
-        if (r != 0) {
-            s = gctx__fail(GCTX_ERROR_REGISTRY, "can't lock %s/lock: %s", reg->dir,
-                           strerror(errno));
-            kept_shut(k);
-            break;
-        }
-        if (kept_valid(k)) {
-            reg->kept = k;
-            reg->lock_fd = k->lock_fd;
-            break;
-        }
-        kept_shut(k); /* drops the lock with the description */
-    }
-    if (s == GCTX_SUCCESS && !reg->kept)
-        s = gctx__fail(GCTX_ERROR_REGISTRY, "the claims registry %s keeps being replaced while "
-                                            "it is opened", reg->dir);
-    if (s == GCTX_SUCCESS && (s = kept_identity(reg, k)))
-        gctx__registry_close(reg);
-    else if (s != GCTX_SUCCESS)
-        pthread_mutex_unlock(&k->lock);
-    return s;
-}
-
-void gctx__registry_close(gctx__registry *reg)
-{
-    if (!reg->kept)
-        return;
-    flock(reg->kept->lock_fd, LOCK_UN);
-    pthread_mutex_unlock(&reg->kept->lock);
-    reg->kept = NULL;
-    reg->lock_fd = -1;
-}
-
 /* ---- one claim's file ---- */
 
 static atomic_uint next_claim;
 
+/* The info file other users read a shared registry's claim from. */
+static int write_info(gctx__registry *reg, const gctx__record *record, const char *text)
+{
+    char info[80];
+    if (!reg->shared)
+        return 0;
+    info_name(record->file, info, sizeof info);
+    return gctx__file_replace(reg->dir_fd, info, text, 0644);
+}
+
 gctx_status gctx__registry_add(gctx__registry *reg, gctx__record *record, int inherit, int *fd)
 {
-    char path[600], text[2048];
-    int flags = O_RDWR | O_CREAT | O_EXCL | (inherit ? 0 : O_CLOEXEC);
+    char text[2048];
     for (int attempt = 0; attempt < 1000; attempt++) {
         snprintf(record->file, sizeof record->file, "claim-%d-%u", record->pid,
                  atomic_fetch_add(&next_claim, 1));
-        if (path_in(reg, record->file, path, sizeof path) != 0)
-            break;
-        int f = open(path, flags, file_mode(reg));
+        int f = gctx__file_create(reg->dir_fd, record->file, O_RDWR, CLAIM_MODE);
         if (f < 0 && errno == EEXIST)
             continue; /* a claim of an earlier process with our pid, held by its members */
         if (f < 0)
-            return gctx__fail(GCTX_ERROR_REGISTRY, "can't create the claim file %s: %s", path,
-                              strerror(errno));
+            return file_fail(reg, "create the claim file", record->file);
         /* Locked before the registry's lock is released: never seen unheld. */
-        format_record(record, text, sizeof text);
-        if (fchmod(f, file_mode(reg)) != 0 || flock(f, LOCK_SH) != 0 || write_all(f, text) != 0) {
-            gctx_status s = gctx__fail(GCTX_ERROR_REGISTRY, "can't write the claim file %s: %s",
-                                       path, strerror(errno));
-            unlink(path);
+        gctx__record_format(record, text, sizeof text);
+        int failed = (inherit && fcntl(f, F_SETFD, 0) != 0) || gctx__hold(f, 0) != 0 ||
+                     gctx__file_write(f, text) != 0;
+        int squatted = 0;
+        if (!failed && write_info(reg, record, text) != 0) {
+            failed = 1;
+            squatted = errno == EPERM; /* another user made the info name first (sticky) */
+        }
+        if (failed) {
+            gctx_status s = squatted ? GCTX_SUCCESS
+                                     : file_fail(reg, "write the claim file", record->file);
+            unlink_claim(reg, record->file); /* the squatter's info stays: not ours */
             close(f);
+            if (squatted)
+                continue;
             return s;
         }
         *fd = f;
@@ -1052,45 +622,51 @@ gctx_status gctx__registry_add(gctx__registry *reg, gctx__record *record, int in
 
 gctx_status gctx__registry_rewrite(gctx__registry *reg, const gctx__record *record)
 {
-    char path[600], text[2048];
-    format_record(record, text, sizeof text);
-    if (path_in(reg, record->file, path, sizeof path) != 0)
-        return gctx__fail(GCTX_ERROR_REGISTRY, "registry path too long: %s", reg->dir);
-    /* In place: the file's inode is what its holders lock. */
-    if (write_in_place(path, text) != 0)
-        return gctx__fail(GCTX_ERROR_REGISTRY, "can't rewrite the claim file %s: %s", path,
-                          strerror(errno));
-    return GCTX_SUCCESS;
+    char text[2048];
+    gctx__record_format(record, text, sizeof text);
+    /* In place, through a descriptor checked to be our own file: its inode is what its
+     * holders lock. */
+    int fd = gctx__file_open(reg->dir_fd, record->file, O_WRONLY, reg->me, 1, NULL);
+    int rc = fd >= 0 ? gctx__file_write(fd, text) : -1;
+    if (rc == 0)
+        rc = write_info(reg, record, text);
+    gctx_status s = rc == 0 ? GCTX_SUCCESS : file_fail(reg, "rewrite the claim file", record->file);
+    if (fd >= 0)
+        close(fd);
+    return s;
 }
 
 void gctx__registry_drop(gctx__registry *reg, const gctx__record *record, int fd, int log)
 {
-    char path[600];
     close(fd);
-    if (path_in(reg, record->file, path, sizeof path) != 0)
-        return;
     /* Another open file description: the members that still hold the claim (an inherited
      * descriptor is the same description as ours was) keep LOCK_SH on theirs. */
-    int check = open(path, O_RDONLY | O_CLOEXEC);
+    int check = gctx__file_open(reg->dir_fd, record->file, O_RDONLY, reg->me, 0, NULL);
     if (check < 0)
         return;
     if (held_by_someone(check) == 0) {
         if (log)
-            remove_stale(reg, path, check, &reg->identity, GCTX_CLAIM_EVENT_RELEASED);
+            remove_stale(reg, record->file, check, &reg->identity, GCTX_CLAIM_EVENT_RELEASED);
         else
-            unlink(path);
+            unlink_claim(reg, record->file);
     }
     close(check);
 }
 
 gctx_status gctx__registry_read(gctx__registry *reg, const char *file, gctx__record *record)
 {
-    char path[600], text[2048], why[160];
-    if (path_in(reg, file, path, sizeof path) != 0 || read_file(path, text, sizeof text) < 0)
+    char text[2048], why[160];
+    int fd = gctx__file_open(reg->dir_fd, file, O_RDONLY, reg->me, 0, NULL);
+    long n = fd >= 0 ? gctx__file_read(fd, text, sizeof text) : -1;
+    int err = errno;
+    if (fd >= 0)
+        close(fd);
+    if (n < 0)
         return gctx__fail(GCTX_ERROR_REGISTRY, "the claim %s/%s is gone: %s", reg->dir, file,
-                          strerror(errno));
-    if (parse_record(text, &reg->identity, record, why, sizeof why) != 0)
-        return gctx__fail(GCTX_ERROR_REGISTRY, "the claim file %s is corrupt (%s)", path, why);
+                          gctx__file_error(err));
+    if (gctx__record_parse(text, &reg->identity, record, why, sizeof why) != 0)
+        return gctx__fail(GCTX_ERROR_REGISTRY, "the claim file %s/%s is corrupt (%s)", reg->dir,
+                          file, why);
     snprintf(record->file, sizeof record->file, "%s", file);
     return GCTX_SUCCESS;
 }
@@ -1098,26 +674,25 @@ gctx_status gctx__registry_read(gctx__registry *reg, const char *file, gctx__rec
 gctx_status gctx__registry_rejoin(gctx__registry *reg, const char *file, int inherit, int *fd,
                                   gctx__record *record)
 {
-    char path[600];
-    if (path_in(reg, file, path, sizeof path) != 0)
-        return gctx__fail(GCTX_ERROR_REGISTRY, "registry path too long: %s", reg->dir);
-    int f = open(path, O_RDONLY | (inherit ? 0 : O_CLOEXEC));
+    int f = gctx__file_open(reg->dir_fd, file, O_RDONLY, reg->me, 0, NULL);
     if (f < 0)
         return gctx__fail(GCTX_ERROR_REGISTRY,
-                          "the claim %s is no longer held (%s): its holders ended; claim SMs "
+                          "the claim %s/%s is no longer held (%s): its holders ended; claim SMs "
                           "anew",
-                          path, strerror(errno));
+                          reg->dir, file, gctx__file_error(errno));
     int held = held_by_someone(f);
     gctx_status s = GCTX_SUCCESS;
     if (held != 1)
         s = gctx__fail(GCTX_ERROR_REGISTRY,
-                       "the claim %s is no longer held: its holders ended; claim SMs anew", path);
-    else if (flock(f, LOCK_SH | LOCK_NB) != 0)
-        s = gctx__fail(GCTX_ERROR_REGISTRY, "can't lock the claim %s: %s", path, strerror(errno));
+                       "the claim %s/%s is no longer held: its holders ended; claim SMs anew",
+                       reg->dir, file);
+    else if ((inherit && fcntl(f, F_SETFD, 0) != 0) || gctx__hold(f, 1) != 0)
+        s = gctx__fail(GCTX_ERROR_REGISTRY, "can't lock the claim %s/%s: %s", reg->dir, file,
+                       strerror(errno));
     else
         s = gctx__registry_read(reg, file, record);
     if (held == 0)
-        remove_stale(reg, path, f, &reg->identity, GCTX_CLAIM_EVENT_DIED);
+        remove_stale(reg, file, f, &reg->identity, GCTX_CLAIM_EVENT_DIED);
     if (s != GCTX_SUCCESS) {
         close(f);
         return s;

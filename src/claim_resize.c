@@ -1,7 +1,12 @@
 /* Resizing a live claim: new granules are taken in the registry before anything runs on them,
  * dropped ones given back only after the work submitted on them has finished; the claim's
- * stream moves to a context on the new SMs that waits (an event) for the old one's work. */
+ * stream moves to a context on the new SMs that waits (an event) for the old one's work.
+ * Only a claim's sole member resizes it: the other members' work, in other processes, is
+ * nothing this one can wait for, and their objects would stay on the old SMs. */
+#include <errno.h>
 #include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include "claim.h"
 
@@ -47,13 +52,24 @@ static gctx_status build(gctx_claim *c, const gctx__granules *target, int shrink
     return GCTX_SUCCESS;
 }
 
-/* The claim's registry record back to `record` (a rollback, or the final set). */
+/* Back to LOCK_SH (reg's lock held): a conversion from LOCK_EX, which nothing else can hold
+ * the file against. */
+static void share(gctx_claim *c)
+{
+    if (c->alone)
+        flock(c->fd, LOCK_SH);
+    c->alone = 0;
+}
+
+/* The claim's registry record back to `record` (a rollback, or the final set): the resize's
+ * last step, so the claim is shared again under the same lock. */
 static gctx_status write_record(gctx_claim *c, const gctx__record *record)
 {
     gctx__registry reg;
     gctx_status s = gctx__claim_registry(c, &reg);
     if (s == GCTX_SUCCESS)
         s = gctx__registry_rewrite(&reg, record);
+    share(c);
     gctx__registry_close(&reg);
     return s;
 }
@@ -84,6 +100,61 @@ static void swap_in(gctx_claim *c, resize_parts *p, const gctx__record *record)
     c->stream = p->stream;
     c->record = *record;
     memset(p, 0, sizeof *p);
+}
+
+/* The claim taken for this member alone, for the resize (the registry's lock held meanwhile):
+ * its LOCK_SH made LOCK_EX, which only a description no other holds can be, and which keeps
+ * members from joining until the resize ends (share). GCTX_ERROR_BUSY while another member holds it. */
+static gctx_status take_alone(gctx_claim *c)
+{
+    gctx__registry reg;
+    gctx_status s = gctx__claim_registry(c, &reg);
+    if (s != GCTX_SUCCESS)
+        return s;
+    if ((s = gctx__claim_fd_check(c)))
+        goto done;
+    if (c->made_in != gctx__claim_forks_seen()) {
+        s = gctx__fail(GCTX_ERROR_BUSY,
+                       "the claim %s was made in a process this one is a fork of: they share "
+                       "its hold, and a resize here would move SMs from under its work. Resize "
+                       "it there, or release it here and claim anew",
+                       c->file);
+        goto done;
+    }
+    if (flock(c->fd, LOCK_EX | LOCK_NB) == 0) {
+        c->alone = 1;
+        goto done;
+    }
+    int err = errno;
+    /* A conversion that fails has dropped the LOCK_SH (flock(2)): taken again at once. The
+     * other members' locks held the claim meanwhile, and the registry's lock kept greenctx's
+     * scans out. */
+    if (flock(c->fd, LOCK_SH | LOCK_NB) != 0 || err != EWOULDBLOCK)
+        s = gctx__fail(GCTX_ERROR_REGISTRY, "can't lock the claim %s/%s: %s", reg.dir, c->file,
+                       strerror(err != EWOULDBLOCK ? err : errno));
+    else
+        s = gctx__fail(GCTX_ERROR_BUSY,
+                       "the claim %s/%s is shared: another process holds it too (a member that "
+                       "joined it with gctx_claim_join, as greenctx run's program and its "
+                       "children do, or a child that inherited it), and a resize here would "
+                       "move SMs from under that member's work. Resize it once this process "
+                       "is its only holder, or claim the SMs that member doesn't need apart",
+                       reg.dir, c->file);
+done:
+    gctx__registry_close(&reg);
+    return s;
+}
+
+/* Back to LOCK_SH once the resize is done, when its last step was not a write_record. */
+static void share_again(gctx_claim *c)
+{
+    if (!c->alone)
+        return;
+    gctx__registry reg;
+    int opened = gctx__claim_registry(c, &reg) == GCTX_SUCCESS;
+    share(c);
+    if (opened)
+        gctx__registry_close(&reg);
 }
 
 static gctx_status resize_locked(gctx_claim *c, unsigned count, const gctx_claim_options *opts)
@@ -131,7 +202,13 @@ gctx_status gctx_claim_resize(gctx_claim *claim, const char *request,
     pthread_mutex_lock(&claim->lock);
     if (options)
         atomic_store(&claim->priority, opts.priority);
-    s = resize_locked(claim, count, &opts);
+    if (!(s = take_alone(claim))) {
+        s = resize_locked(claim, count, &opts);
+        gctx__error_state kept;
+        gctx__error_save(&kept);
+        share_again(claim);
+        gctx__error_restore(&kept);
+    }
     if (s == GCTX_SUCCESS && stream && !(s = gctx__claim_own_context(claim)) && !claim->stream)
         s = gctx_stream_create(claim->context, NULL, &claim->stream);
     if (s == GCTX_SUCCESS && stream)

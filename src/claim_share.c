@@ -1,6 +1,8 @@
 /* A claim shared with the processes a holder starts: a token naming the claim file and the
- * holder's descriptor of it. A member holds the claim as long as it lives: the file's lock
- * is held while any member's open file description holds it. */
+ * holder's descriptor of it. Each member holds the claim through an open file description of
+ * its own, kept at the token's number when that was an inherited copy (so that the token
+ * stays true across the member's exec): the file's lock is held while any member's
+ * description holds it, and a resize sees whether another member does. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -26,7 +28,10 @@ gctx_status gctx_claim_export(const gctx_claim *claim, char *token, size_t size)
     char text[1024];
     pthread_mutex_lock(&c->lock);
     int n = snprintf(text, sizeof text, "v1:%s:%s:%d", reg.dir, c->record.file, c->fd);
+    s = gctx__claim_fd_check(c);
     pthread_mutex_unlock(&c->lock);
+    if (s != GCTX_SUCCESS)
+        return s;
     if (n < 0 || (size_t)n >= size)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "the token needs %d bytes with its NUL; size is %zu", n + 1, size);
@@ -56,7 +61,7 @@ static gctx_status parse_token(const char *token, token_parts *t)
     size_t dir_len = file_sep ? (size_t)(file_sep - body) : 0;
     size_t file_len = file_sep ? (size_t)(fd_sep - file_sep - 1) : 0;
     if (!file_sep || !end || *end || end == fd_sep + 1 || fd < -1 || fd > 1 << 24 ||
-        dir_len == 0 || dir_len >= sizeof t->dir || file_len >= sizeof t->file ||
+        dir_len == 0 || dir_len >= sizeof t->dir || body[0] != '/' || file_len >= sizeof t->file ||
         strncmp(file_sep + 1, "claim-", 6) != 0 || memchr(file_sep + 1, '/', file_len))
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "the claim token \"%s\" is not %s", token,
                           syntax);
@@ -66,22 +71,6 @@ static gctx_status parse_token(const char *token, token_parts *t)
     t->file[file_len] = '\0';
     t->fd = (int)fd;
     return GCTX_SUCCESS;
-}
-
-/* The inherited descriptor, when it is still the claim file's: it shares the open file
- * description, and so the lock, with the holder's. The claim takes it over, made
- * close-on-exec, so that its release is this member's last hold; it keeps its number, the
- * token's, so that a member that hands the claim on across its own exec (greenctx run's
- * preload) passes a token that is still true. -1 when the program closed it or reused the
- * number. */
-static int inherited(const token_parts *t, const char *path)
-{
-    struct stat fd_st, file_st;
-    if (t->fd < 0 || fstat(t->fd, &fd_st) != 0 || stat(path, &file_st) != 0 ||
-        fd_st.st_dev != file_st.st_dev || fd_st.st_ino != file_st.st_ino)
-        return -1;
-    int flags = fcntl(t->fd, F_GETFD);
-    return flags >= 0 && fcntl(t->fd, F_SETFD, flags | FD_CLOEXEC) == 0 ? t->fd : -1;
 }
 
 gctx_status gctx_claim_join(int device, const char *token, gctx_claim **claim)
@@ -103,8 +92,7 @@ gctx_status gctx_claim_join(int device, const char *token, gctx_claim **claim)
                        "the claim token names the registry %s, not device %d's (%s): join with "
                        "the device the claim is on",
                        t.dir, device, expected);
-        gctx__device_granules_end(&g);
-        return s;
+        goto done;
     }
     *base = '\0'; /* t.dir is the runtime directory now */
     /* A sticky runtime directory is one several users share (the holder said so): checked
@@ -115,25 +103,19 @@ gctx_status gctx_claim_join(int device, const char *token, gctx_claim **claim)
     gctx__registry reg;
     gctx__record record;
     int fd = -1;
-    if ((s = gctx__registry_open(t.dir, dir_flags, &g.identity, &reg))) {
-        gctx__device_granules_end(&g);
-        return s;
-    }
-    char path[600];
-    snprintf(path, sizeof path, "%s/%s", reg.dir, t.file);
-    if ((fd = inherited(&t, path)) >= 0) {
-        if ((s = gctx__registry_read(&reg, t.file, &record)))
-            close(fd);
-    } else {
-        s = gctx__registry_rejoin(&reg, t.file, 0, &fd, &record);
-    }
+    /* Nothing made: a token names a registry its holder made, or none. */
+    if ((s = gctx__registry_open_existing(t.dir, dir_flags, &g.identity, &reg)))
+        goto done;
+    /* A description of the member's own, even beside an inherited copy of the holder's: its
+     * release ends its own hold, never another member's (the holder may be this very
+     * process), and a resize sees each member's hold apart. */
+    s = gctx__registry_rejoin(&reg, t.file, 0, &fd, &record);
     gctx__registry_close(&reg);
     gctx_claim *c;
-    if (s == GCTX_SUCCESS)
-        s = gctx__claim_new(&g, t.dir, dir_flags, 0, 1, &record, fd, &c);
+    if (s == GCTX_SUCCESS && !(s = gctx__claim_new(&g, t.dir, dir_flags, 0, 1, &record, fd, t.fd,
+                                                   &c)))
+        *claim = gctx__handle_give(&c->base);
+done:
     gctx__device_granules_end(&g);
-    if (s != GCTX_SUCCESS)
-        return s;
-    *claim = gctx__handle_give(&c->base);
-    return GCTX_SUCCESS;
+    return s;
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -70,7 +71,8 @@ void gctx__want_post(gctx__registry *reg, gctx__want *w, unsigned sms, int prior
     snprintf(path, sizeof path, "%s/%s", reg->dir, name);
     /* Created and locked under the registry lock: a scan (which holds it) never finds it
      * unheld while its waiter lives. */
-    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, reg->shared ? 0644 : 0600);
+    /* Private: another user who could open it could hold it, a want that never ends. */
+    int fd = gctx__file_create(reg->dir_fd, name, O_RDWR, 0600);
     if (fd < 0) {
         post_failed("post", path);
         return;
@@ -78,7 +80,7 @@ void gctx__want_post(gctx__registry *reg, gctx__want *w, unsigned sms, int prior
     snprintf(text, sizeof text, "pid %d\nclaim %s\nsince %lld\n", w->pid,
              claim_file && *claim_file ? claim_file : "-", gctx__now_ns());
     size_t len = strlen(text);
-    if (flock(fd, LOCK_SH) != 0 || write(fd, text, len) != (ssize_t)len) {
+    if (gctx__hold(fd, 0) != 0 || write(fd, text, len) != (ssize_t)len) {
         post_failed("write", path);
         unlink(path);
         close(fd);
@@ -99,7 +101,7 @@ void gctx__want_end(gctx__want *w)
 
 int gctx__claim_wait_step(long long start_ns, int timeout_ms, unsigned *step_ms, int watch_fd)
 {
-    long long elapsed_ms = (gctx__now_ns() - start_ns) / 1000000;
+    long long elapsed_ms = (gctx__monotonic_ns() - start_ns) / 1000000;
     if (timeout_ms >= 0 && elapsed_ms >= timeout_ms)
         return 0;
     unsigned ms = *step_ms;
@@ -140,7 +142,20 @@ gctx_status gctx_claim_pressure(const gctx_claim *claim, unsigned *wanted_sms)
         return s;
     if (!wanted_sms)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "wanted_sms (the output) is NULL");
-    DIR *d = opendir(claim->registry_dir);
+    /* Holders poll here: where one learns that its claim file was removed (rm -rf, a cleaner
+     * of /tmp), which other tenants then no longer see. */
+    struct stat held;
+    if (fstat(claim->fd, &held) == 0 && held.st_nlink == 0)
+        return gctx__fail(GCTX_ERROR_REGISTRY,
+                          "this claim's file %s/%s was removed from the registry (rm, a cleaner "
+                          "of temporary files): other tenants no longer see the claim and may be "
+                          "given its SMs. Release it and claim anew; keep the runtime directory "
+                          "(GREENCTX_RUNTIME_DIR) out of such cleaning",
+                          claim->registry_dir, claim->file);
+    int dfd = open(claim->registry_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+    if (!d && dfd >= 0)
+        close(dfd);
     if (!d)
         return gctx__fail(GCTX_ERROR_REGISTRY,
                           "can't read the claims registry %s: %s (the claim's registry was "
@@ -154,14 +169,18 @@ gctx_status gctx_claim_pressure(const gctx_claim *claim, unsigned *wanted_sms)
         unsigned sms;
         if (!parse_want_name(e->d_name, &pid, &priority, &sms) || priority < mine)
             continue;
-        int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            continue; /* granted meanwhile */
-        /* Unheld: its waiter ended; the next registry scan removes the file. */
-        int live = flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
-        if (live && !(pid == self && own_want(fd, claim->file)))
+        struct stat st;
+        int fd = gctx__file_open(dirfd(d), e->d_name, O_RDONLY, GCTX__ANY_OWNER, 1, &st);
+        /* Another user's, in a shared registry: told live as a foreign claim is. Gone
+         * (granted meanwhile) or not a want file: none. Wants are advice, not state. */
+        int live = fd >= 0 ? flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK
+                   : errno == EACCES && fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0
+                       ? gctx__foreign_live(&st, pid, 1)
+                       : 0;
+        if (live && !(pid == self && fd >= 0 && own_want(fd, claim->file)))
             total += sms;
-        close(fd);
+        if (fd >= 0)
+            close(fd);
     }
     closedir(d);
     *wanted_sms = total;

@@ -129,7 +129,8 @@ static gctx_status copy_candidates(gctx__ctl_model *m, const unsigned *rows, uns
     m->seen = calloc(cells, sizeof *m->seen);
     if (!m->rows || !m->ratio || !m->seen)
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making a controller");
-    memcpy(m->rows, rows, (size_t)nb_rows * n * sizeof *rows);
+    if (nb_rows) /* rows may be NULL then */
+        memcpy(m->rows, rows, (size_t)nb_rows * n * sizeof *rows);
     if (m->options.device_sms == 0)
         m->options.device_sms = widest;
     if (m->options.device_sms == 0)
@@ -258,15 +259,23 @@ gctx_status gctx_controller_observe(gctx_controller *controller, unsigned worklo
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "workload %u: a step of %g s; measured steps take > 0 seconds",
                           workload, step_s);
+    double modelled = 0.0;
     pthread_mutex_lock(&c->lock);
-    if (c->decided)
-        gctx__ctl_learn(&c->model, c->active, workload, step_s);
+    if (!c->decided) {
+        s = gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                       "a step observed before the first gctx_controller_decide: nothing is "
+                       "active yet to learn about");
+        goto done;
+    }
+    if (gctx__ctl_learn(&c->model, c->active, workload, step_s, &modelled) != 0)
+        s = gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                       "workload %u: a step of %g s is more than %g times from the %g s its "
+                       "prior predicts on the active candidate %u: refused (give seconds, "
+                       "measured on that candidate)",
+                       workload, step_s, GCTX__CTL_RATIO_LIMIT, modelled, c->active);
+done:
     pthread_mutex_unlock(&c->lock);
-    if (!c->decided)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
-                          "a step observed before the first gctx_controller_decide: nothing "
-                          "is active yet to learn about");
-    return GCTX_SUCCESS;
+    return s;
 }
 
 /* What one candidate would give, judged against the targets. */
@@ -289,8 +298,10 @@ static void judge(const gctx__ctl_model *m, unsigned c, judged *j)
     for (unsigned w = 0; w < m->nb_workloads; w++) {
         const gctx__ctl_workload *wl = &m->workloads[w];
         double t = j->step_s[w], ratio = 0.0;
-        if (!(t > 0.0))
-            continue;
+        if (wl->demand <= 0.0)
+            continue; /* idle: its prediction is 0 */
+        if (!(t > 0.0) || isnan(t))
+            t = INFINITY; /* busy but no prediction: it misses any target */
         if (wl->desc.kind == GCTX_WORKLOAD_LATENCY) {
             ratio = t * m->options.latency_margin / wl->desc.target_s;
             latency_speed += wl->desc.target_s / t;

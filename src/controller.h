@@ -32,7 +32,14 @@ double gctx__ctl_curve(const gctx__ctl_workload *w, unsigned sms);
  * when a busy workload gets no SMs), from the curve, demand, the no-split slowdown and the
  * bandwidth term; `learned` multiplies in the corrections observed so far. */
 void gctx__ctl_predict_row(const gctx__ctl_model *m, unsigned c, int learned, double *step_s);
-/* Folds an observed step of workload w on candidate c into the corrections. */
-void gctx__ctl_learn(gctx__ctl_model *m, unsigned c, unsigned w, double step_s);
+/* Observed steps further than this factor from the prior's prediction, either way, are
+ * refused: a unit mistake or a broken clock, not a curve (one such step would swamp every
+ * correction learned, and overflow the predictions to inf, then NaN). */
+#define GCTX__CTL_RATIO_LIMIT 1000.0
+/* Folds an observed step of workload w on candidate c into the corrections; *modelled_s gets
+ * the prior's prediction. -1, nothing learned, when step_s is beyond GCTX__CTL_RATIO_LIMIT
+ * times it. */
+int gctx__ctl_learn(gctx__ctl_model *m, unsigned c, unsigned w, double step_s,
+                    double *modelled_s);
 
 #endif

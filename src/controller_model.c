@@ -76,17 +76,23 @@ void gctx__ctl_predict_row(const gctx__ctl_model *m, unsigned c, int learned, do
     }
 }
 
-void gctx__ctl_learn(gctx__ctl_model *m, unsigned c, unsigned w, double step_s)
+int gctx__ctl_learn(gctx__ctl_model *m, unsigned c, unsigned w, double step_s,
+                    double *modelled_s)
 {
     double modelled[GCTX_CONTROLLER_MAX_WORKLOADS];
     gctx__ctl_predict_row(m, c, 0, modelled);
+    *modelled_s = modelled[w];
     if (!(modelled[w] > 0.0) || !isfinite(modelled[w]))
-        return; /* idle, or no SMs: nothing it says about the curve */
+        return 0; /* idle, or no SMs: nothing it says about the curve */
     double r = step_s / modelled[w], lr = m->options.learning_rate;
+    if (!(r <= GCTX__CTL_RATIO_LIMIT && r >= 1.0 / GCTX__CTL_RATIO_LIMIT))
+        return -1;
+    /* Averages of ratios within the limit stay within it: predictions stay finite. */
     size_t k = (size_t)c * m->nb_workloads + w;
     gctx__ctl_workload *wl = &m->workloads[w];
     m->ratio[k] = m->seen[k] ? (1.0 - lr) * m->ratio[k] + lr * r : r;
     m->seen[k]++;
     wl->ratio = wl->observations ? (1.0 - lr) * wl->ratio + lr * r : r;
     wl->observations++;
+    return 0;
 }

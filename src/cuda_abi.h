@@ -53,6 +53,7 @@ enum {
     GCU_ERROR_INVALID_ADDRESS_SPACE = 717,
     GCU_ERROR_INVALID_PC = 718,
     GCU_ERROR_LAUNCH_FAILED = 719,
+    GCU_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE = 720,
     GCU_ERROR_TENSOR_MEMORY_LEAK = 721,
     GCU_ERROR_NOT_PERMITTED = 800,
     GCU_ERROR_NOT_SUPPORTED = 801,
@@ -239,6 +240,8 @@ typedef gcu_result (*gcu_pfn_cuGetProcAddress)(const char *symbol, void **pfn, i
       (gcu_device dev, gcu_dev_resource * resource, gcu_dev_resource_type type))                \
     X(cuGreenCtxGetDevResource, 12040, 0,                                                       \
       (CUgreenCtx ctx, gcu_dev_resource * resource, gcu_dev_resource_type type))                \
+    X(cuCtxGetDevResource, 12040, 0,                                                            \
+      (CUcontext ctx, gcu_dev_resource * resource, gcu_dev_resource_type type))                 \
     X(cuDevSmResourceSplitByCount, 12040, 0,                                                    \
       (gcu_dev_resource * result, unsigned int *nbGroups, const gcu_dev_resource *input,        \
        gcu_dev_resource *remaining, unsigned int useFlags, unsigned int minCount))              \
@@ -273,8 +276,6 @@ typedef gcu_result (*gcu_pfn_cuGetProcAddress)(const char *symbol, void **pfn, i
     X(cuEventElapsedTime, 2000, 1, (float *ms, CUevent start, CUevent end))                     \
     X(cuMemGetInfo, 3020, 1, (size_t *free_bytes, size_t *total_bytes))                         \
     X(cuDevicePrimaryCtxReset, 11000, 1, (gcu_device dev))                                      \
-    X(cuCtxGetDevResource, 12040, 0,                                                            \
-      (CUcontext ctx, gcu_dev_resource * resource, gcu_dev_resource_type type))                 \
     X(cuStreamGetDevResource, 13010, 0,                                                         \
       (CUstream stream, gcu_dev_resource * resource, gcu_dev_resource_type type))               \
     X(cuStreamBeginCapture, 10010, 0, (CUstream stream, int mode))                              \
@@ -283,7 +284,12 @@ typedef gcu_result (*gcu_pfn_cuGetProcAddress)(const char *symbol, void **pfn, i
       (gcu_graph_exec * exec, gcu_graph graph, unsigned long long flags))                       \
     X(cuGraphLaunch, 10000, 0, (gcu_graph_exec exec, CUstream stream))                          \
     X(cuGraphExecDestroy, 10000, 0, (gcu_graph_exec exec))                                      \
-    X(cuGraphDestroy, 10000, 0, (gcu_graph graph))
+    X(cuGraphDestroy, 10000, 0, (gcu_graph graph))                                             \
+    X(cuLaunchCooperativeKernel, 9000, 0,                                                       \
+      (gcu_function fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,        \
+       unsigned bz, unsigned shmem, CUstream stream, void **params))                            \
+    X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050, 0,                                     \
+      (int *blocks, gcu_function fn, int block_size, size_t shmem))
 
 /* Every entry point declared here: what the simulated driver exports. */
 #define GCU_DRIVER_SYMBOLS(X) GCU_LIBRARY_SYMBOLS(X) GCU_OUTSIDE_SYMBOLS(X)

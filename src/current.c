@@ -1,5 +1,7 @@
-/* Saving and restoring the calling thread's current context around calls into libraries that
- * change it (NCCL's communicator init, cudaSetDevice). */
+/* The calling thread's current context: saving and restoring it around calls into libraries
+ * that change it (NCCL's communicator init, cudaSetDevice), and the SMs it runs on. */
+#include <string.h>
+
 #include "internal.h"
 
 /* A library may leave several contexts pushed; more than this means something is wrong. */
@@ -11,20 +13,26 @@ static gctx_status get_current(const gctx__driver *drv, CUcontext *ctx, const ch
     return r == GCU_SUCCESS ? GCTX_SUCCESS : gctx__fail_cuda(r, "cuCtxGetCurrent (%s)", when);
 }
 
+/* The start of a call that reads the current context into an output: the output checked,
+ * the driver loaded, the context read. */
+static gctx_status read_current(const char *call, const char *output, const void *out,
+                                const gctx__driver **drv, CUcontext *current)
+{
+    if (!out)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "%s: %s (the output) is NULL", call,
+                          output);
+    gctx_status s = gctx__driver_load(drv);
+    return s != GCTX_SUCCESS ? s : get_current(*drv, current, call);
+}
+
 gctx_status gctx_current_context_save(CUcontext *saved)
 {
-    if (!saved)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
-                          "gctx_current_context_save: saved (the output) is NULL");
     const gctx__driver *drv;
-    gctx_status s = gctx__driver_load(&drv);
-    if (s != GCTX_SUCCESS)
-        return s;
     CUcontext current;
-    if ((s = get_current(drv, &current, "saving the current context")))
-        return s;
-    *saved = current;
-    return GCTX_SUCCESS;
+    gctx_status s = read_current("gctx_current_context_save", "saved", saved, &drv, &current);
+    if (s == GCTX_SUCCESS)
+        *saved = current;
+    return s;
 }
 
 gctx_status gctx_current_context_restore(CUcontext saved, int *changed)
@@ -60,5 +68,39 @@ gctx_status gctx_current_context_restore(CUcontext saved, int *changed)
         return s;
     if (changed)
         *changed = was_changed;
+    return GCTX_SUCCESS;
+}
+
+gctx_status gctx_current_sm_count(unsigned *count)
+{
+    const gctx__driver *drv;
+    CUcontext current = NULL;
+    gctx_status s = read_current("gctx_current_sm_count", "count", count, &drv, &current);
+    if (s != GCTX_SUCCESS)
+        return s;
+    if (!current)
+        return gctx__fail_cuda(GCU_ERROR_INVALID_CONTEXT,
+                               "gctx_current_sm_count: no context is current on this thread; "
+                               "make one current first (a green context's "
+                               "gctx_context_cu_context, or the device's primary context: "
+                               "cudaSetDevice, torch.cuda.set_device)");
+    gcu_result r;
+    /* A green context's SM resource is its partition's; a primary context's is the device's. */
+    if (drv->cuCtxGetDevResource) {
+        gcu_dev_resource resource;
+        memset(&resource, 0, sizeof resource);
+        if ((r = drv->cuCtxGetDevResource(current, &resource, GCU_DEV_RESOURCE_TYPE_SM)))
+            return gctx__fail_cuda(r, "cuCtxGetDevResource of the current context %p",
+                                   (void *)current);
+        *count = resource.u.sm.smCount;
+        return GCTX_SUCCESS;
+    }
+    /* Before 12.4 there are no green contexts: the device's count is the context's. */
+    gcu_device dev;
+    int n = 0;
+    if ((r = drv->cuCtxGetDevice(&dev)) ||
+        (r = drv->cuDeviceGetAttribute(&n, GCU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev)))
+        return gctx__fail_cuda(r, "gctx_current_sm_count: the current context's device");
+    *count = (unsigned)n;
     return GCTX_SUCCESS;
 }

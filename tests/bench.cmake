@@ -1,20 +1,18 @@
-# `greenctx bench`, the benchmark in bench/ run through the tool (tests/bench_test.sh);
+# `greenctx bench`, greenctx-bench (bench/) run through the tool, and the program itself
+# (tests/bench_test.sh);
 # include()d from tests/CMakeLists.txt after the tool's tests, so greenctx_test and
 # greenctx_driver_test exist.
 greenctx_test(bench.usage LABELS unit tool
   COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/bench_test.sh usage $<TARGET_FILE:greenctx_tool>)
-foreach(case sim_overhead sim_needs_gpu sim_bad_victim)
+foreach(case sim_overhead sim_needs_gpu sim_bad_victim program)
   greenctx_driver_test(bench.${case} SIM_ONLY LABELS tool
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/bench_test.sh ${case} $<TARGET_FILE:greenctx_tool>)
 endforeach()
-# A test of bench/'s code: NAME.c with the harness, the bench library and the tool's helpers
-# and JSON writer that the bench calls.
+# A test of bench/'s code: NAME.c with the harness and the bench library.
 function(greenctx_bench_test_binary name)
-  add_executable(${name} ${name}.c harness.c ${PROJECT_SOURCE_DIR}/tools/tool_common.c)
-  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/bench
-    ${PROJECT_SOURCE_DIR}/tools)
-  target_link_libraries(${name} PRIVATE greenctx_bench greenctx_common greenctx
-    ${CMAKE_DL_LIBS} Threads::Threads m)
+  add_executable(${name} ${name}.c harness.c)
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/bench)
+  target_link_libraries(${name} PRIVATE greenctx_bench ${CMAKE_DL_LIBS} Threads::Threads m)
 endfunction()
 # The overhead bench's timing thread pinned to its CPU and let go again (bench_pin.c).
 greenctx_bench_test_binary(test_bench_pin)
@@ -31,11 +29,12 @@ greenctx_driver_test(bench.elastic_cublas SIM_ONLY LABELS tool TIMEOUT 240
   SIM_ENV GREENCTX_CUBLAS_LIBRARY=$<TARGET_FILE:fake_cublas> GREENCTX_FAKE_CUBLAS_SHAPES_ONLY=1
   COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/bench_test.sh sim_elastic_cublas
     $<TARGET_FILE:greenctx_tool>)
-# bench elastic --quick on the GPU for make test-gpu (about 2 minutes with MPS, every arm
-# 5 s); on the simulated driver it skips (bench.elastic covers that).
+# bench elastic --quick on the GPU for make bench-gpu (about 2 minutes with MPS, every arm
+# 5 s; label bench_gpu, not driver: make test-gpu stays quick); on the simulated driver it
+# skips (bench.elastic covers that).
 greenctx_driver_test(bench.elastic_gpu LABELS tool gpu
   COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/bench_test.sh gpu_elastic $<TARGET_FILE:greenctx_tool>)
-set_tests_properties(bench.elastic_gpu PROPERTIES TIMEOUT 600)
+set_tests_properties(bench.elastic_gpu PROPERTIES TIMEOUT 600 LABELS "bench_gpu;tool;gpu")
 if(GREENCTX_TEST_DRIVER STREQUAL "real")
   # About 10 s on an H200: every kernel's result is checked on the way.
   greenctx_driver_test(bench.gpu_quick LABELS tool gpu
@@ -43,7 +42,7 @@ if(GREENCTX_TEST_DRIVER STREQUAL "real")
   set_tests_properties(bench.gpu_quick PROPERTIES TIMEOUT 120)
 endif()
 # Issue 20's regression check (scripts/check_regression.py, bench/results/baseline.json): the
-# script itself on made-up inputs, and in make test-gpu the quick overhead bench against the
+# script itself on made-up inputs, and in make bench-gpu the quick overhead bench against the
 # recorded ratios (it skips, 77, on the simulated driver: its timings mean nothing).
 find_program(GREENCTX_PYTHON NAMES python3 python DOC "Python for the package's tests")
 if(GREENCTX_PYTHON)
@@ -55,7 +54,7 @@ if(GREENCTX_PYTHON)
       --run $<TARGET_FILE:greenctx_tool> --library $<TARGET_FILE:greenctx>)
   # About 10 s for the bench on an H200; bench/compare/run_all.py, where cuda.core imports,
   # a few minutes (four interpreters, torch among them).
-  set_tests_properties(bench.regression PROPERTIES TIMEOUT 900)
+  set_tests_properties(bench.regression PROPERTIES TIMEOUT 900 LABELS "bench_gpu;tool;gpu")
 endif()
 # bench tenants without a GPU: its MPS daemon's life (a stand-in nvidia-cuda-mps-control),
 # every arm with stand-in tenants, and the report of a made-up run.

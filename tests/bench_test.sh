@@ -1,6 +1,7 @@
 #!/bin/sh
-# bench_test.sh CASE TOOL: `greenctx bench` (bench/, linked into the tool) on the simulated driver (what runs there, and the
-# clean refusal of what needs a GPU), its usage errors, and a quick real run on a GPU.
+# bench_test.sh CASE TOOL: `greenctx bench` (greenctx-bench, bench/'s program beside the tool,
+# run by it) on the simulated driver (what runs there, and the clean refusal of what needs a
+# GPU), its usage errors, the program run directly, and a quick real run on a GPU.
 # Cases with --sim need the simulated driver (GREENCTX_CUDA_LIBRARY names it); they skip (77)
 # without it.
 . "$(dirname "$0")/tool_lib.sh"
@@ -101,6 +102,8 @@ sim_elastic)
     need_sim
     # One layer: the simulator's buffers are host memory (untouched, but counted by ASan).
     run 0 --sim h200 bench elastic --quick --layers 1 --seconds 0.4 --svg "$svg" --json-file "$json"
+    # cuBLAS not used (--gemm auto): said where it happens, and in the report's GEMM line
+    has "$err" "greenctx bench: cuBLAS not used (the simulated driver runs no cuBLAS): the GEMMs run on the bench's own kernel"
     for text in "simulated: the kernels are a cost model" "trace onoff" "calibration" \
         "static split 16 | 116" "no split (equal streams)" "priority streams" \
         "controller over layouts" "chunked prefill, 256 tokens a step" \
@@ -203,6 +206,22 @@ usage)
     has "$err" "tenants take one victim size"
     run 2 bench tenants isolation
     has "$err" "one benchmark at a time"
+    ;;
+program)
+    # greenctx-bench on its own, with the shared options before the benchmark as the tool
+    # hands them on, prints what `greenctx bench` prints; the tool without it says so.
+    need_sim
+    bench="$(dirname "$tool")/greenctx-bench"
+    "$bench" --sim h200@13000 -d 0 overhead --reps 2 >"$out" 2>"$err" || fail "greenctx-bench failed"
+    has "$out" "command: greenctx --sim h200@13000 bench overhead --reps 2"
+    "$bench" --device >"$out" 2>"$err"; [ $? -eq 2 ] || fail "greenctx-bench --device: not 2"
+    has "$err" "greenctx bench: --device needs a device number"
+    "$bench" --help >"$out" || fail "greenctx-bench --help failed"
+    has "$out" "usage: greenctx bench"
+    GREENCTX_BENCH=/nonexistent/greenctx-bench run 1 bench overhead
+    has "$err" "could not run /nonexistent/greenctx-bench"
+    run 2 --json bench overhead --reps 0
+    json_ok "$out" 'd["schema"] == "greenctx.error/1" and d["command"] == "bench"'
     ;;
 gpu_quick)
     # A real GPU: every benchmark runs, checks its kernels' results and draws its chart.

@@ -1,6 +1,6 @@
 # Claims across processes (tests/test_claims.c; included from tests/CMakeLists.txt). Each entry
 # has its own runtime directory under the build tree, so runs and entries never share claims.
-greenctx_object_test_binary(test_claims test_claims.c)
+greenctx_object_test_binary(test_claims test_claims.c claims_common.c)
 add_executable(claim_child claim_child.c)
 target_link_libraries(claim_child PRIVATE greenctx)
 add_dependencies(test_claims claim_child)
@@ -29,11 +29,15 @@ function(claims_test name)
   endif()
 endfunction()
 
-claims_test(h200 TESTS h200_granules exact_sizes_and_best_fit counts_no_granules_give
+claims_test(h200 TESTS h200_granules exact_sizes_and_best_fit the_sets_a_split_gives_are_held_at_once
+  counts_no_granules_give
   contexts_run_on_exactly_their_granules reacquire_hits_the_cache_and_leaks_nothing
   busy_names_the_holder)
+# The rule for claimable counts against the planner's, on every simulated device.
+claims_test(agree SIM_ONLY TESTS claimable_counts_agree_with_the_planner_on_every_device
+  ENV GREENCTX_SIM_DEVICES=h200,h100,a100,l4,b200)
 claims_test(processes TESTS killed_holder_frees_its_sms wait_times_out_then_succeeds_when_released
-  a_forked_child_keeps_only_an_inherited_claim)
+  a_forked_child_keeps_only_an_inherited_claim a_fork_while_a_claim_is_made_gets_none_of_it)
 # A fake MPS control daemon of the test's own: the simulator only.
 claims_test(fault SIM_ONLY TESTS a_fault_names_the_tenant_that_died_first
   ENV CUDA_MPS_PIPE_DIRECTORY=${claims_runtime}/fault/fake-mps)
@@ -44,6 +48,12 @@ claims_test(registry TESTS foreign_or_corrupt_registry_refused_while_live_rebuil
   a_registry_removed_while_kept_open_is_made_again only_an_inherited_claim_survives_exec
   registries_kept_open_are_bounded
   a_command_with_line_breaks_is_listed_on_one_line)
+# Issue 28: members of one claim (C3, C4), and a descriptor the program closed.
+claims_test(members TESTS a_join_in_the_exporting_process_holds_the_claim_apart
+  a_shared_claim_is_not_resized_under_its_members
+  a_claim_descriptor_closed_by_the_program_is_reported)
+# The order of a release: the simulator's gctxsim_on_call (on the GPU: tenants.gpu.resize).
+claims_test(release_idle SIM_ONLY TESTS a_release_waits_for_the_claims_context_first)
 claims_test(resize TESTS resize_keeps_work_ordered_and_never_overlaps
   resize_back_and_forth_hits_the_cache
   tenants_moving_sms_back_and_forth_get_the_same_sets_from_the_cache)
@@ -65,3 +75,9 @@ claims_test(elastic TESTS a_want_is_seen_then_granted_once_the_holder_shrinks
 claims_test(elastic_bound SIM_ONLY TESTS want_to_grant_within_50_ms_of_a_holder_polling_every_10_ms
   a_waiter_is_granted_within_3_ms_of_the_shrink
   TIMEOUT 60)
+# Claims whatever other processes put in the registry: planted links and FIFOs, scan errors,
+# a held registry lock, a clock stepped back, shared directories, bad tokens (issue 28).
+# Holders are forked children: the simulator only.
+greenctx_object_test_binary(test_claims_trust test_claims_trust.c claims_common.c)
+greenctx_driver_test(claims.trust COMMAND test_claims_trust SIM_ONLY TIMEOUT 60
+  SIM_ENV GREENCTX_SIM_DEVICES=h200 GREENCTX_RUNTIME_DIR=${claims_runtime}/trust)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A stand-in for `greenctx bench tenant-worker`, for test_tenants_bench (no GPU here): it
+"""A stand-in for `greenctx-bench tenant-worker`, for test_tenants_bench (no GPU here): it
 speaks the worker's protocol (ready SMS, go START_NS, result lines, done) with made-up
 figures, and appends to $GREENCTX_TEST_TENANT_RECORD "start ROLE ON PIPE ATP" when it starts
 and "go ROLE ON START_NS" once it has its start, so the test sees who ran with which
@@ -12,7 +12,8 @@ import os
 import sys
 import time
 
-args = dict(zip(sys.argv[1::2], sys.argv[2::2]))
+words = [a for a in sys.argv[1:] if a != "tenant-worker"]
+args = dict(zip(words[0::2], words[1::2]))
 role, on = args["--role"], args["--on"]
 pipe = os.environ.get("CUDA_MPS_PIPE_DIRECTORY", "")
 atp = os.environ.get("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "-")

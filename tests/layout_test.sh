@@ -5,6 +5,13 @@
 #   bench_tool_header  nothing in bench/ includes tools/tool.h (the tool's own header),
 #                    directly or through another header of tools/: the bench takes
 #                    tools/command.h, options.h and json.h
+#   bench_program TOOL BENCH_LIB  the bench is its own program: the tool defines none of the
+#                    bench library's symbols (local ones included), nothing in tools/ includes
+#                    a header of bench/ (greenctx-bench links greenctx_cli without the tool:
+#                    its build is the check that greenctx_cli calls back into neither
+#                    program); no generated C in bench/ (its PTX is data, bench/kernels/*.ptx,
+#                    compiled in by the build); no kernel of the bench named in sim/'s code
+#                    (it registers its cost model)
 #   driver_table     every entry point of the library's table (GCU_LIBRARY_SYMBOLS in
 #                    src/cuda_abi.h) is called somewhere in src/*.c
 #   rooms ROOMS_TXT  `greenctx run`'s rooms stay apart: the tool (tools/), the preload
@@ -59,6 +66,37 @@ bench_tool_header)
     none_include "they are in bench/, and it is or includes tools/tool.h" "$tool" \
         "$src"/bench/*.c "$src"/bench/*.h &&
         echo "ok: nothing in bench/ includes any of:" $tool ;;
+bench_program)
+    tool=$3 bench_lib=$4
+    none_include "they are in tools/, and it is a header of bench/" \
+        "$(cd "$src/bench" && echo *.h)" "$src"/tools/*.c "$src"/tools/*.h || exit 1
+    # Every name the file defines, local ones too: the libraries' symbols are hidden, so they
+    # are local in a linked program (a compiler's "f.cold" counts as f).
+    defined() {
+        nm --defined-only ${2:-} "$1" 2>/dev/null | awk 'NF == 3 { sub(/\..*/, "", $3); print $3 }' |
+            sort -u
+    }
+    syms=${TMPDIR:-/tmp}/layout-bench.$$
+    defined "$bench_lib" -g >"$syms"
+    in_tool=$(defined "$tool" | comm -12 - "$syms")
+    [ -s "$syms" ] || { rm -f "$syms"; echo "not ok: no symbols read from $bench_lib"; exit 1; }
+    rm -f "$syms"
+    if [ -n "$in_tool" ]; then
+        echo "not ok: the tool defines the bench's symbols:" $in_tool; exit 1
+    fi
+    generated=$(grep -l "GENERATED\|^const char [a-z_]*ptx\[\] =" "$src"/bench/*.c)
+    if [ -n "$generated" ]; then
+        echo "not ok: generated code in bench/ (keep the data, compile it in):" $generated; exit 1
+    fi
+    for entry in $(sed -n 's/^\.visible \.entry \([A-Za-z0-9_]*\)(.*/\1/p' \
+        "$src"/bench/kernels/*.ptx); do
+        named=$(grep -rl "$entry" "$src"/sim --include='*.c' --include='*.h')
+        if [ -n "$named" ]; then
+            echo "not ok: sim/ names the bench's kernel $entry:" $named; exit 1
+        fi
+    done
+    echo "ok: the tool defines no symbol of the bench, tools/ includes no header of bench/," \
+        "bench/ holds no generated C, sim/ names none of its kernels" ;;
 driver_table)
     names=$(sed -n '/^#define GCU_LIBRARY_SYMBOLS/,/^$/p' "$src/src/cuda_abi.h" |
         grep -o 'X(cu[A-Za-z0-9_]*' | sed 's/^X(//')

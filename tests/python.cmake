@@ -17,7 +17,7 @@ set(py_python ${py_venv}/bin/python)
 # make test-gpu's machine may have no network: there the suites need pytest alone.
 set(py_requirements pytest)
 if(NOT GREENCTX_TEST_DRIVER STREQUAL "real")
-  list(APPEND py_requirements build auditwheel "setuptools>=77" wheel mypy)
+  list(APPEND py_requirements build auditwheel ziglang "setuptools>=77" wheel mypy)
 endif()
 greenctx_test(python.venv LABELS python TIMEOUT 300
   COMMAND ${GREENCTX_PYTHON} ${py_tests}/venv_setup.py ${py_venv} ${py_requirements})

@@ -13,7 +13,7 @@ set(run_test_args $<TARGET_FILE:greenctx_tool> $<TARGET_FILE:run_probe>
   $<TARGET_FILE:greenctx_preload>)
 # On the simulated driver (--sim), whichever driver the other tests use.
 foreach(case confined direct per_device refusals fail_closed inherit children wrappers report
-    nested companions fault next_wrapper sweep usage)
+    nested companions fault next_wrapper sweep usage sm_count)
   set(labels driver tool)
   if(case MATCHES "^(confined|direct)$")
     list(APPEND labels threads) # the probe binds from 5 threads
@@ -35,6 +35,9 @@ foreach(case torch static sweep targets)
   # Several PyTorch start-ups, nvcc, hundreds of GEMMs on 16 SMs: more than the default.
   set_tests_properties(run.gpu.${case} PROPERTIES TIMEOUT 180)
 endforeach()
+# The sweep times a program at several sizes (30 s on an H200) and the targets time GEMMs,
+# launches and some twenty PyTorch start-ups against their figures: make bench-gpu.
+set_tests_properties(run.gpu.sweep run.gpu.targets PROPERTIES LABELS "bench_gpu;tool")
 # The installed tool with the installed preload (install.run's prefix; not in sanitizer builds,
 # as the other install tests).
 if(NOT GREENCTX_SANITIZE)
@@ -44,3 +47,29 @@ if(NOT GREENCTX_SANITIZE)
             $<TARGET_FILE:greenctx_preload>)
   set_tests_properties(run.installed PROPERTIES FIXTURES_REQUIRED greenctx_installed)
 endif()
+
+# Persistent kernels and cooperative launches sized by the SM count the program is told
+# (run_gpu/persistent.cu, built for the H200's sm_90 with the shared and the static cudart),
+# under `greenctx run` on a GPU (run_gpu_persistent_test.sh). Built only for the real driver,
+# where nvcc is; elsewhere the entries skip.
+find_program(GREENCTX_NVCC nvcc HINTS /usr/local/cuda/bin)
+set(persistent_probes)
+if(GREENCTX_NVCC AND GREENCTX_TEST_DRIVER STREQUAL "real")
+  foreach(cudart shared static)
+    set(probe ${CMAKE_CURRENT_BINARY_DIR}/persistent_${cudart})
+    add_custom_command(OUTPUT ${probe}
+      COMMAND ${GREENCTX_NVCC} -O2 -arch=sm_90 -cudart ${cudart} -o ${probe}
+              ${CMAKE_CURRENT_SOURCE_DIR}/run_gpu/persistent.cu
+      DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/run_gpu/persistent.cu
+      COMMENT "nvcc persistent.cu (cudart ${cudart})")
+    list(APPEND persistent_probes ${probe})
+  endforeach()
+  add_custom_target(persistent_probes ALL DEPENDS ${persistent_probes})
+else()
+  set(persistent_probes none none)
+endif()
+foreach(case shared static mps physical frameworks)
+  greenctx_driver_test(run.gpu.persistent.${case} LABELS tool TIMEOUT 120
+    COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/run_gpu_persistent_test.sh ${case}
+            $<TARGET_FILE:greenctx_tool> ${persistent_probes})
+endforeach()

@@ -22,14 +22,26 @@
  *   fault          after its first bind, a fault (700) on the next call of each wrapped entry
  *                  point (simulated driver only); prints what each returned
  *   noop           loads the driver and retains the primary context, nothing else
+ *   claim_fd       prints whether a claim file's descriptor came with it (before any CUDA)
  *   env NAME       prints NAME=its value (or NAME unset): what the program was given
  *   hold DIR       binds the primary context (so the preload confines the program), writes
  *                  DIR/ready, then waits for DIR/go (at most 60 s): a tenant that stays while
  *                  the test looks at the registry
+ *   sm_counts      prints each device's SM count as a program reads it: cuDeviceGetAttribute
+ *                  through cuGetProcAddress and by its exported name (as -lcuda binds it),
+ *                  cuDeviceGetDevResource; fails when they disagree
+ *   persistent [count]  on device 0, prints its "count:" line (the above, and
+ *                  cuCtxGetDevResource of the primary context), then sizes grids by that count
+ *                  as persistent kernels do: one block of 200 KB of shared memory (one fits per
+ *                  SM) per SM told, an ordinary launch whose blocks must all be resident at
+ *                  once (the simulator says: gctxsim_last_launch), a cooperative launch of
+ *                  count x occupancy blocks that must run, and one block more that the driver
+ *                  must refuse (720); a line per case. `count`: the first line only
  *
  * Exit status 0 when what it checked held, 1 otherwise (with the reason).
  */
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -85,6 +97,14 @@ static struct {
     CUresult (*end_capture)(CUstream, CUgraph *);
     CUresult (*instantiate)(CUgraphExec *, CUgraph, unsigned long long);
     CUresult (*graph_launch)(CUgraphExec, CUstream);
+    CUresult (*get_attribute)(int *, int, CUdevice);
+    CUresult (*device_resource)(CUdevice, void *, int);
+    CUresult (*ctx_resource)(CUcontext, void *, int);
+    CUresult (*cooperative)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                            unsigned, CUstream, void **);
+    CUresult (*occupancy)(int *, CUfunction, int, size_t);
+    CUresult (*func_set_attribute)(CUfunction, int, int);
+    int (*sim_last_launch)(unsigned long long *, unsigned long long *);
     CUdevice dev;
     CUcontext primary;
     unsigned expected;
@@ -157,6 +177,12 @@ static void load(int direct)
     GET(end_capture, "cuStreamEndCapture", 10000);
     GET(instantiate, "cuGraphInstantiateWithFlags", 11040);
     GET(graph_launch, "cuGraphLaunch", 10000);
+    GET(get_attribute, "cuDeviceGetAttribute", 2000);
+    GET(device_resource, "cuDeviceGetDevResource", 12040);
+    GET(ctx_resource, "cuCtxGetDevResource", 12040);
+    GET(cooperative, "cuLaunchCooperativeKernel", 9000);
+    GET(occupancy, "cuOccupancyMaxActiveBlocksPerMultiprocessor", 6050);
+    GET(func_set_attribute, "cuFuncSetAttribute", 9000);
 #undef GET
     if (direct) {
 #define GLOBAL(field, name) *(void **)&p.field = dlsym(RTLD_DEFAULT, name)
@@ -170,6 +196,7 @@ static void load(int direct)
     }
     *(void **)&p.sim_stream_sm_ids = dlsym(p.lib, "gctxsim_stream_sm_ids");
     *(void **)&p.sim_fail_after = dlsym(p.lib, "gctxsim_fail_after");
+    *(void **)&p.sim_last_launch = dlsym(p.lib, "gctxsim_last_launch");
     if (!p.init || !p.device_get || !p.retain || !p.release || !p.set_current || !p.get_current ||
         !p.push || !p.pop || !p.stream_create || !p.stream_destroy) {
         printf("FAIL: the driver lacks an entry point the probe needs\n");
@@ -482,6 +509,132 @@ static int fault(void)
     return 0;
 }
 
+/* ---- sizing by the SM count ---- */
+
+#define SM_COUNT_ATTRIBUTE 16 /* CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT */
+#define SM_RESOURCE 1         /* CU_DEV_RESOURCE_TYPE_SM */
+#define BIG_SHARED (200 * 1024)
+#define COOPERATIVE_TOO_LARGE 720
+
+/* CUdevResource: 144 bytes; an SM resource's smCount at byte 96. */
+static int resource_sms(CUresult r, const unsigned char resource[144])
+{
+    unsigned n;
+    memcpy(&n, resource + 96, sizeof n);
+    return r == 0 ? (int)n : -r;
+}
+
+/* A device's SM count through cuGetProcAddress, the exported name (-1 where the program has
+ * none: not under the preload) and cuDeviceGetDevResource. */
+static void device_sms(CUdevice dev, int counts[3])
+{
+    CUresult (*exported)(int *, int, CUdevice);
+    *(void **)&exported = dlsym(RTLD_DEFAULT, "cuDeviceGetAttribute");
+    unsigned char resource[144] = {0};
+    counts[0] = counts[1] = -1;
+    check(p.get_attribute(&counts[0], SM_COUNT_ATTRIBUTE, dev), "cuDeviceGetAttribute");
+    if (exported)
+        check(exported(&counts[1], SM_COUNT_ATTRIBUTE, dev), "cuDeviceGetAttribute (exported)");
+    counts[2] = resource_sms(p.device_resource(dev, resource, SM_RESOURCE), resource);
+    if ((exported && counts[1] != counts[0]) || counts[2] != counts[0])
+        fail("the SM counts disagree", counts[0]);
+}
+
+static int sm_counts(void)
+{
+    load(0);
+    int nb = 0;
+    CUresult (*count)(int *);
+    *(void **)&count = proc("cuDeviceGetCount", 2000);
+    check(count ? count(&nb) : 1, "cuDeviceGetCount");
+    for (int i = 0; i < nb; i++) {
+        CUdevice dev;
+        int counts[3];
+        check(p.device_get(&dev, i), "cuDeviceGet");
+        device_sms(dev, counts);
+        printf("device %d: cuDeviceGetAttribute %d, exported %d, cuDeviceGetDevResource %d\n", i,
+               counts[0], counts[1], counts[2]);
+    }
+    return p.failed;
+}
+
+/* greenctx_smid(flags, spin): thread 0 of each block sets flags[%smid & 1023] (the entry the
+ * simulated driver runs; real PTX on a GPU). */
+static const char persistent_ptx[] =
+    ".version 7.0\n.target sm_70\n.address_size 64\n"
+    ".visible .entry greenctx_smid(.param .u64 flags, .param .u64 spin)\n{\n"
+    "  .reg .b32 r<3>;\n  .reg .b64 rd<3>;\n  .reg .pred q;\n"
+    "  mov.u32 r0, %tid.x;\n  setp.ne.u32 q, r0, 0;\n  @q bra END;\n"
+    "  ld.param.u64 rd0, [flags];\n  cvta.to.global.u64 rd0, rd0;\n"
+    "  mov.u32 r1, %smid;\n  and.b32 r1, r1, 1023;\n  mul.wide.u32 rd1, r1, 4;\n"
+    "  add.s64 rd2, rd0, rd1;\n  mov.u32 r2, 1;\n  st.global.u32 [rd2], r2;\n"
+    "END:\n  ret;\n}\n";
+
+/* One launch of `blocks` blocks of 128 threads and 200 KB; prints its case's line. */
+static void sized_launch(const char *name, CUfunction fn, CUdeviceptr flags, unsigned blocks,
+                         int cooperative, CUresult expect)
+{
+    unsigned long long spin = 0;
+    void *args[] = {&flags, &spin};
+    CUresult r = cooperative ? p.cooperative(fn, blocks, 1, 1, 128, 1, 1, BIG_SHARED, NULL, args)
+                             : p.launch(fn, blocks, 1, 1, 128, 1, 1, BIG_SHARED, NULL, args, NULL);
+    if (r == 0)
+        r = p.stream_sync(NULL);
+    if (r != expect) {
+        printf("FAIL case %s: %u blocks gave %d, expected %d\n", name, blocks, r, expect);
+        p.failed = 1;
+        return;
+    }
+    unsigned long long launched = 0, resident = 0;
+    /* A persistent kernel waits for every block of its grid: they must all be resident. */
+    if (r == 0 && p.sim_last_launch && (p.sim_last_launch(&launched, &resident) != 0 ||
+                                        launched != blocks || resident < launched)) {
+        printf("FAIL case %s: %llu blocks, only %llu resident at once: a grid barrier would "
+               "never complete\n",
+               name, launched, resident);
+        p.failed = 1;
+        return;
+    }
+    printf("case %s: ok, %u blocks of 200 KB (%s)\n", name, blocks, r ? "refused" : "ran");
+}
+
+static int persistent(int count_only)
+{
+    load(0);
+    check(p.retain(&p.primary, p.dev), "cuDevicePrimaryCtxRetain");
+    check(p.set_current(p.primary), "cuCtxSetCurrent");
+    int counts[3];
+    unsigned char resource[144] = {0};
+    device_sms(p.dev, counts);
+    int ctx_sms = resource_sms(p.ctx_resource(p.primary, resource, SM_RESOURCE), resource);
+    printf("count: cuDeviceGetAttribute %d, exported %d, cuDeviceGetDevResource %d, "
+           "cuCtxGetDevResource %d\n",
+           counts[0], counts[1], counts[2], ctx_sms);
+    if (ctx_sms != counts[0])
+        fail("cuCtxGetDevResource of the primary context disagrees", ctx_sms);
+    if (count_only || p.failed)
+        return p.failed;
+    CUmodule module;
+    CUfunction fn;
+    CUdeviceptr flags;
+    int per_sm = 0;
+    check(p.module_load(&module, persistent_ptx), "cuModuleLoadData");
+    check(p.module_function(&fn, module, "greenctx_smid"), "cuModuleGetFunction");
+    /* Above 48 KB a block asks for its shared memory (the simulator has no such limit). */
+    if (p.func_set_attribute)
+        check(p.func_set_attribute(fn, 8 /* MAX_DYNAMIC_SHARED_SIZE_BYTES */, BIG_SHARED),
+              "cuFuncSetAttribute");
+    check(p.occupancy(&per_sm, fn, 128, BIG_SHARED), "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+    check(p.mem_alloc(&flags, 4096), "cuMemAlloc");
+    if (p.failed)
+        return 1;
+    unsigned fits = (unsigned)(counts[0] * per_sm);
+    sized_launch("persistent", fn, flags, (unsigned)counts[0], 0, 0);
+    sized_launch("cooperative", fn, flags, fits, 1, 0);
+    sized_launch("too_large", fn, flags, fits + 1, 1, COOPERATIVE_TOO_LARGE);
+    return p.failed;
+}
+
 static int hold(const char *dir)
 {
     char ready[4096], go[4096];
@@ -495,6 +648,22 @@ static int hold(const char *dir)
         fail("writing DIR/ready", 0);
     for (int i = 0; i < 6000 && access(go, F_OK) != 0; i++)
         usleep(10000);
+    check(p.release(p.dev), "cuDevicePrimaryCtxRelease");
+    return p.failed;
+}
+
+/* A program that closes every descriptor it did not open itself once it runs (closefrom(3),
+ * as daemons do), after its first CUDA call: the claim's lock with them. The numbers go to
+ * files of its own. */
+static int close_inherited(void)
+{
+    load(0);
+    check(p.retain(&p.primary, p.dev), "cuDevicePrimaryCtxRetain");
+    for (int fd = 3; fd < 1024; fd++)
+        close(fd);
+    for (int i = 0; i < 16; i++)
+        if (open("/dev/null", O_RDONLY) < 0)
+            fail("opening /dev/null", 0);
     check(p.release(p.dev), "cuDevicePrimaryCtxRelease");
     return p.failed;
 }
@@ -541,6 +710,8 @@ int main(int argc, char **argv)
         return spawn(argv);
     if (argc >= 3 && strcmp(argv[1], "hold") == 0)
         return hold(argv[2]);
+    if (argc >= 2 && strcmp(argv[1], "closefrom") == 0)
+        return close_inherited();
     if (argc >= 3 && strcmp(argv[1], "env") == 0) {
         const char *value = getenv(argv[2]);
         if (value)
@@ -548,6 +719,25 @@ int main(int argc, char **argv)
         else
             printf("%s unset\n", argv[2]);
         return 0;
+    }
+    if (argc >= 2 && strcmp(argv[1], "sm_counts") == 0)
+        return sm_counts();
+    if (argc >= 2 && strcmp(argv[1], "persistent") == 0)
+        return persistent(argc >= 3 && strcmp(argv[2], "count") == 0);
+    if (argc >= 2 && strcmp(argv[1], "claim_fd") == 0) {
+        /* Whether a claim file's descriptor came with this program (inherited, as a forked
+         * child's is), before it uses CUDA. */
+        for (int fd = 0; fd < 1024; fd++) {
+            char link[64], target[PATH_MAX];
+            snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+            ssize_t got = readlink(link, target, sizeof target - 1);
+            if (got > 0 && (target[got] = '\0', strstr(target, "/claim-"))) {
+                printf("claim inherited\n");
+                return 0;
+            }
+        }
+        printf("claim not inherited\n");
+        return 1;
     }
     if (argc >= 2 && strcmp(argv[1], "noop") == 0) {
         load(0);
@@ -557,6 +747,7 @@ int main(int argc, char **argv)
     }
     fprintf(stderr, "usage: run_probe confined|direct N | refusals | foreign_bind | "
                     "second_driver PATH | spawn CASE... | parent N HOW CASE... | no_part | "
-                    "sleep S | sigchld_ignored CMD... | fault | noop | hold DIR | env NAME\n");
+                    "sleep S | sigchld_ignored CMD... | fault | noop | claim_fd | hold DIR | "
+                    "closefrom | env NAME | sm_counts | persistent [count]\n");
     return 2;
 }

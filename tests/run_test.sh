@@ -74,7 +74,7 @@ confined)
     report_has 'r["cuda_used"] is True' 'r["request"] == "16"' \
         'len(r["devices"]) == 1' 'r["devices"][0]["sm_count"] == 16' \
         'r["devices"][0]["device_sm_count"] == 132' \
-        'r["devices"][0]["sm_ids"] == [0, 1, 2, 3, 16, 17, 18, 19, 32, 33, 34, 35, 48, 49, 50, 51]' \
+        'r["devices"][0]["sm_ids"] == list(range(16))' \
         'r["devices"][0]["sm_ids_error"] is None' \
         'r["devices"][0]["claim"] == {"sm_count": 16, "granules": [0, 1]}' \
         'r["binds_redirected"] == 12' 'r["binds_passed"] == 5' \
@@ -87,7 +87,7 @@ confined)
     run 0 --sim h200 run --sms 25% -- "$probe" confined 32
     has "$err" "device 0: 32 of 132 SMs"
     run 0 --sim h200 run --sms=all -- "$probe" confined 132
-    has "$err" "device 0: 132 of 132 SMs (claimed granules 0-15)"
+    has "$err" "device 0: 132 of 132 SMs (claimed granules 0-16)"
     # Without a claim (--shared), the planner's split, as before claims.
     run 0 --sim h200 run --sms 16 --shared --report "$report" -- "$probe" confined 16
     has "$err" "16 of 132 SMs (--shared: not claimed, other tenants may run on the same SMs)"
@@ -145,15 +145,16 @@ fail_closed)
     has "$err" "green contexts are not available: needs driver 12.4, found 12.3"
     has "$err" "the program was not started"
     not_started
-    # A split's rule (--shared) is not a claim's: 12 SMs is the H200's remainder granule.
+    # A split's rule (--shared) is a claim's too: 12 SMs is no count a split gives.
     run 1 --sim h200 run --sms 12 --shared -- "$probe" confined 12
     has "$err" "12 SMs: on this device groups are multiples of 8 (min 8); nearest: 8 or 16"
     not_started
     run 0 --sim h200 run --sms 12 --shared --round up -- "$probe" confined 16
-    run 0 --sim h200 run --sms 12 -- "$probe" confined 12
-    has "$err" "12 of 132 SMs (claimed granules 15)"
+    run 1 --sim h200 run --sms 12 -- "$probe" confined 12
+    has "$err" "12 SMs can't be claimed on this device: a claim is a count a split gives"
+    has "$err" "the 4 SMs left over go with \"rest\""
     run 1 --sim h200 run --sms 13 -- "$probe" confined 13
-    has "$err" "13 SMs can't be claimed on this device: claims are whole granules"
+    has "$err" "13 SMs can't be claimed on this device: a claim is a count a split gives"
     has "$err" "the program was not started"
     not_started
     run 0 --sim h200 run --sms 13 --round up -- "$probe" confined 16
@@ -240,6 +241,14 @@ children)
     run 0 --sim h200 run --sms 16 -- "$probe" parent 16 exec confined 16
     run 0 --sim h200 run --sms 16 -- "$probe" parent 16 execve confined 16
     claims_released
+    # Children started with posix_spawn inherit the claim's lock as forked ones do (not only
+    # join it while its holders live); released children get none.
+    for how in execv posix_spawn; do
+        run 0 --sim h200 run --sms 16 -- "$probe" parent 16 "$how" claim_fd
+        has "$out" "claim inherited"
+        run 1 --sim h200 run --sms 16 --no-inherit -- "$probe" parent 16 "$how" claim_fd
+        has "$out" "claim not inherited"
+    done
     ;;
 wrappers)
     # Confinement follows the program through wrappers that don't use CUDA, under dash and
@@ -439,10 +448,60 @@ PY
     status=$?
     [ "$status" -eq 0 ] || fail "the sweep with SIGCHLD ignored exited $status: $(cat "$err")"
     ;;
+sm_count)
+    need_sim
+    need_python
+    # Without the preload the probe is told the whole device, 132 SMs, as under greenctx run
+    # before issue 29 (then its grids of 132 blocks did not fit in a partition).
+    GREENCTX_CUDA_LIBRARY=$GREENCTX_SIM_LIBRARY "$probe" persistent count >"$out" 2>&1
+    has "$out" "count: cuDeviceGetAttribute 132,"
+    # Told the claim's count, through cuGetProcAddress, the exported name and the SM resources,
+    # it sizes a persistent grid (all resident) and a cooperative launch that fit; one block
+    # more is refused (720).
+    for size in 8 16 64 rest; do
+        run 0 --sim h200 run --sms $size --report "$report" -- "$probe" persistent
+        n=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["devices"][0]["sm_count"])' "$report")
+        has "$out" "count: cuDeviceGetAttribute $n, exported $n, cuDeviceGetDevResource $n, cuCtxGetDevResource $n"
+        has "$out" "case persistent: ok, $n blocks"
+        has "$out" "case cooperative: ok, $n blocks"
+        has "$out" "case too_large: ok, $((n + 1)) blocks of 200 KB (refused)"
+        has "$err" "the program is told $n"
+        report_has 'r["device_sms"] == "partition"' 'r["sm_count_shown_calls"] >= 4' \
+            'r["devices"][0]["sm_count_shown"] == r["devices"][0]["sm_count"]'
+    done
+    has "$out" "count: cuDeviceGetAttribute 132," # rest, with no other tenant: every SM
+    # --device-sms physical: the whole device's count, and grids sized by it do not fit.
+    run 1 --sim h200 run --sms 16 --device-sms physical --report "$report" -- "$probe" persistent
+    has "$out" "count: cuDeviceGetAttribute 132, exported 132, cuDeviceGetDevResource 132, cuCtxGetDevResource 132"
+    has "$out" "FAIL case persistent: 132 blocks, only 16 resident at once"
+    has "$out" "FAIL case cooperative: 132 blocks gave 720"
+    has "$err" "16 of 132 SMs (claimed granules 0-1); the program is told 132"
+    report_has 'r["device_sms"] == "physical"' 'r["sm_count_shown_calls"] == 0' \
+        'r["devices"][0]["sm_count_shown"] == 132' 'r["devices"][0]["sm_count"] == 16'
+    # Each device its own count; a device not confined keeps its own.
+    run 0 --sim h200,a100 run --sms 0=16,1=8 -- "$probe" sm_counts
+    has "$out" "device 0: cuDeviceGetAttribute 16, exported 16, cuDeviceGetDevResource 16"
+    has "$out" "device 1: cuDeviceGetAttribute 8, exported 8, cuDeviceGetDevResource 8"
+    run 0 --sim h200,a100 run --device 0 --sms 64 -- "$probe" sm_counts
+    has "$out" "device 0: cuDeviceGetAttribute 64,"
+    has "$out" "device 1: cuDeviceGetAttribute 108, exported 108, cuDeviceGetDevResource 108"
+    # The preload alone: partition unless GREENCTX_RUN_DEVICE_SMS says physical; anything else
+    # stops the program.
+    preload_run 0 GREENCTX_RUN_SMS=16 "$probe" sm_counts
+    has "$out" "device 0: cuDeviceGetAttribute 16,"
+    preload_run 0 GREENCTX_RUN_SMS=16 GREENCTX_RUN_DEVICE_SMS=physical "$probe" sm_counts
+    has "$out" "device 0: cuDeviceGetAttribute 132,"
+    preload_run 125 GREENCTX_RUN_SMS=16 GREENCTX_RUN_DEVICE_SMS=phys "$probe" sm_counts
+    has "$err" "GREENCTX_RUN_DEVICE_SMS='phys': use partition or physical"
+    run 2 --sim h200 run --sms 16 --device-sms phys -- "$probe" sm_counts
+    has "$err" "--device-sms takes partition or physical; got 'phys'"
+    not_started
+    ;;
 usage)
     need_sim
     run 0 --sim h200 run --help
     has "$out" "usage: greenctx run"
+    has "$out" "--device-sms MODE"
     run 2 --sim h200 run
     run 2 --sim h200 run --sms 16
     has "$err" "give the command to run"
@@ -494,6 +553,12 @@ for l in lines:
         assert sorted(seen) == sorted(ids), (l, ids)
 print(len(lines), "observations, every one on the partition")
 PY
+    # Told 16 SMs by the driver API, it sizes a cooperative launch that runs; one more block
+    # is refused.
+    run 0 run --sms 16 -- "$probe" persistent
+    has "$out" "count: cuDeviceGetAttribute 16, exported 16, cuDeviceGetDevResource 16, cuCtxGetDevResource 16"
+    has "$out" "case cooperative: ok"
+    has "$out" "case too_large: ok"
     ;;
 *)
     echo "unknown case $1"

@@ -256,25 +256,33 @@ label=$(label_of confined)
         'len(d["devices"][0]["sm_ids"]) == 16' 'd["devices"][0]["claim"]["sm_count"] == 16' &&
     free_all
 verdict $? "srun --gpu-sms=16 confines the task to 16 SMs of its claim ($label), released at its end" confined
+# The task is told its claim's SM count, as under greenctx run; --gpu-device-sms=physical
+# tells it the whole GPU's.
+job told $gres --gpu-sms=16 "$probe" sm_counts
+[ "$status" -eq 0 ] && has told.out "device 0: cuDeviceGetAttribute 16, exported 16, cuDeviceGetDevResource 16"
+verdict $? "srun --gpu-sms=16: the task is told 16 SMs" told
+job told_physical $gres --gpu-sms=16 --gpu-device-sms=physical "$probe" sm_counts
+[ "$status" -eq 0 ] && has told_physical.out "device 0: cuDeviceGetAttribute 132, exported 132, cuDeviceGetDevResource 132"
+verdict $? "srun --gpu-sms=16 --gpu-device-sms=physical: the task is told 132 SMs" told_physical
 
 # Two jobs at once on the one GPU: disjoint SMs, each claim named by its job step in
-# `greenctx ps`; a third that does not fit is refused naming the holders, or waits. (48 each:
-# the H200's granules are 15 of 8 SMs and one of 12, and a claim is an exact count, so two
-# 64s can't both be made of them; 48 and 48 leave 36 free, two granules of 8 and the 12.)
+# `greenctx ps`; a third that does not fit is refused naming the holders, or waits. (Half
+# each: the H200's claim granules are the planner's, 16 of 8 SMs and 4 left over, so two 64s
+# are made of them and leave the 4, which --gpu-sms=rest takes.)
 mkdir -p "$work"/hold-{a,b}
-GREENCTX_RUN_REPORT_DIR=$(parts a) job a $gres --gpu-sms=48 "$probe" hold "$work/hold-a" &
+GREENCTX_RUN_REPORT_DIR=$(parts a) job a $gres --gpu-sms=64 "$probe" hold "$work/hold-a" &
 pid_a=$!
-GREENCTX_RUN_REPORT_DIR=$(parts b) job b $gres --gpu-sms=48 "$probe" hold "$work/hold-b" &
+GREENCTX_RUN_REPORT_DIR=$(parts b) job b $gres --gpu-sms=64 "$probe" hold "$work/hold-b" &
 pid_b=$!
 if wait_for "$work/hold-a/ready" && wait_for "$work/hold-b/ready"; then
     label_a=$(label_said a) label_b=$(label_said b)
     if ps_json && json "$work/ps.json" 'len(d["devices"][0]["claims"]) == 2' \
-        'd["devices"][0]["free_sms"] == 36' \
+        'd["devices"][0]["free_sms"] == 4' \
         "sorted(c['label'] for c in d['devices'][0]['claims']) == sorted(['$label_a', '$label_b'])" \
-        'all(c["sm_count"] == 48 for c in d["devices"][0]["claims"])' \
+        'all(c["sm_count"] == 64 for c in d["devices"][0]["claims"])' \
         'not set(d["devices"][0]["claims"][0]["granules"]) & set(d["devices"][0]["claims"][1]["granules"])' \
         'all("run_probe hold" in c["command"] for c in d["devices"][0]["claims"])'; then
-        ok "two jobs hold 48 SMs each, disjoint granules; greenctx ps names them ($label_a, $label_b)"
+        ok "two jobs hold 64 SMs each, disjoint granules; greenctx ps names them ($label_a, $label_b)"
     else
         not_ok "two jobs on one GPU" "ps: $(cat "$work/ps.json")"
     fi
@@ -282,11 +290,9 @@ if wait_for "$work/hold-a/ready" && wait_for "$work/hold-b/ready"; then
     [ "$status" -ne 0 ] && has busy.err "the task was not started" &&
         has busy.err "; --gpu-sms-wait=SECONDS queues for the SMs" && has busy.err "run_probe hold"
     verdict $? "a third job that does not fit fails at once, naming the holders" busy
-    job uneven $gres --gpu-sms=32 true
-    job rest $gres --gpu-sms=rest "$probe" confined 36
-    [ "$status" -eq 0 ] && has rest.err "GPU 0: 36 of 132 SMs (claimed granules 12-15)" &&
-        has uneven.err "36 SMs are free but can't make exactly 32; --gpu-sms=rest takes them all"
-    verdict $? "32 can't be made of the free granules (8, 8, 8 and 12): refused saying so; --gpu-sms=rest takes the 36" uneven rest
+    job rest $gres --gpu-sms=rest "$probe" confined 4
+    [ "$status" -eq 0 ] && has rest.err "GPU 0: 4 of 132 SMs (claimed granules 16)"
+    verdict $? "--gpu-sms=rest takes the 4 SMs the two halves leave, alone" rest
     job waited $gres --gpu-sms=40 --gpu-sms-wait=30 "$probe" confined 40 &
     pid_w=$!
     sleep 1
@@ -310,7 +316,7 @@ report a
 report b
 if python3 -c 'import json, sys
 a, b = (set(json.load(open(f))["devices"][0]["sm_ids"]) for f in sys.argv[1:])
-sys.exit(0 if len(a) == len(b) == 48 and not a & b else 1)' "$work/a.json" "$work/b.json"; then
+sys.exit(0 if len(a) == len(b) == 64 and not a & b else 1)' "$work/a.json" "$work/b.json"; then
     ok "the two jobs' work ran on disjoint SMs (the preload's reports)"
 else
     not_ok "disjoint SMs" "reports: $(cat "$work/a.json" "$work/b.json" 2>&1 | head -c 600)"
@@ -383,13 +389,15 @@ bad() {
     [ "$status" -ne 0 ] && has "$name.err" "$message"
     verdict $? "srun $* true fails: $message" "$name"
 }
-bad small "4 SMs can't be claimed on this device: claims are whole granules (15 of 8 SMs and one of 12, 132 SMs in all); the nearest count that can be claimed is 8" --gpu-sms=4
+bad small "4 SMs can't be claimed on this device: a claim is a count a split gives, as greenctx plan and info --sizes show (multiples of 8 from 8 to 128; the 4 SMs left over go with \"rest\"); the nearest count that can be claimed is 8" --gpu-sms=4
 bad huge "500 SMs can't be claimed: the device has 132 SMs in all" --gpu-sms=500
 bad typo "Invalid --gpu-sms argument: abc" --gpu-sms=abc
 bad typo_why "'abc' is not a count of SMs (16), a share of the GPU (25%), rest (every free SM) or all" --gpu-sms=abc
 bad no_gpu "there is no GPU 1" --gpu-sms=1=16
-bad wait_alone "--gpu-sms-wait and --gpu-sms-round need --gpu-sms" --gpu-sms-wait=5
+bad wait_alone "--gpu-sms-wait, --gpu-sms-round and --gpu-device-sms need --gpu-sms" --gpu-sms-wait=5
+bad device_sms_alone "--gpu-sms-wait, --gpu-sms-round and --gpu-device-sms need --gpu-sms" --gpu-device-sms=physical
 bad round_typo "--gpu-sms-round takes strict, down, nearest or up; got 'sideways'" --gpu-sms=16 --gpu-sms-round=sideways
+bad device_sms_typo "--gpu-device-sms takes partition or physical; got 'phys'" --gpu-sms=16 --gpu-device-sms=phys
 job round_up --gpu-sms=4 --gpu-sms-round=up "$probe" confined 8
 [ "$status" -eq 0 ] && has round_up.err "GPU 0: 8 of 132 SMs"
 verdict $? "--gpu-sms=4 --gpu-sms-round=up gets 8 SMs" round_up
@@ -407,6 +415,42 @@ if free_all; then
     ok "failed requests leave nothing claimed"
 else
     not_ok "failed requests" "ps: $(cat "$work/ps.json")"
+fi
+
+# A second user (made here, removed at the end) shares the node's claims with root's job: the
+# audit's takeover (issue 28, C1) fails. The user can neither remove the running job's claim
+# file (sticky, root's registry) nor open it to hold it (0600), and --gpu-sms=all is refused
+# naming the holder, which the user sees through its public info file and /proc/locks.
+user=gctxslurm$$
+if useradd -M -d /nonexistent "$user" 2>/dev/null; then
+    trap 'userdel "$user" 2>/dev/null; stop_cluster' EXIT
+    mkdir -p "$work/hold-u"
+    jobid=$(timeout 20 sbatch --parsable --export=ALL $gres --gpu-sms=64 \
+        -o "$work/hold-u.out" --wrap "$probe hold $work/hold-u" 2>"$work/hold-u.err")
+    claim=
+    if [ -n "$jobid" ] && wait_for "$work/hold-u/ready"; then
+        claim=$(find "$work/claims" -name 'claim-*' -type f | head -1)
+        runuser -u "$user" -- rm -f "$claim" 2>/dev/null
+        runuser -u "$user" -- flock -n -s "$claim" true 2>/dev/null && claim="held by $user"
+        timeout 60 runuser -u "$user" -- srun --export=ALL $gres --gpu-sms=all "$probe" confined 132 \
+            >"$work/other.out" 2>"$work/other.err"
+        status=$?
+    fi
+    if [ -n "$claim" ] && [ -f "$claim" ] && [ "${status:-0}" -ne 0 ] &&
+        has other.err "can't be claimed now" && has other.err "held by pid"; then
+        ok "another user can't remove, hold or take the SMs of a running job's claim"
+    else
+        not_ok "a second user" "claim '$claim', status ${status:-}: $(cat "$work/other.err" "$work/hold-u.err" 2>&1)"
+    fi
+    [ -n "$jobid" ] && timeout 10 scancel "$jobid"
+    for _ in $(seq 100); do
+        [ -z "$(timeout 5 squeue -h -j "$jobid" -o %i 2>/dev/null)" ] && break
+        sleep 0.1
+    done
+    userdel "$user" 2>/dev/null
+    trap stop_cluster EXIT
+else
+    echo "# no second user (useradd failed): the cross-user case is not run"
 fi
 
 # plugstack.conf's options: a default for jobs that do not ask, MPS required, a typo.

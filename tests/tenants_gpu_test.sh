@@ -6,11 +6,11 @@
 #             MPS is not run on a daemon that is not the bench's own), and asserts loosely
 #             the issue's targets for claims under MPS (victim p99 <= 1.10x alone, hog >=
 #             0.90x alone in its SMs; the issue's own are 1.05 and 0.97, for the full run)
-#   disjoint  two `greenctx run` tenants (--sms 64, and --sms rest: two claims of 64 don't
-#             fit an H200's granules) run full-occupancy kernels at the same instant: on
-#             disjoint claims they take about the time of one (< 1.3x), and two `--sms 64
-#             --shared` on the same 64 SMs about twice (> 1.6x); a cudart program
-#             (tests/run_gpu/spin.cu) built with nvcc here
+#   disjoint  two `greenctx run --sms 64` tenants (half each: an H200's 16 granules of 8)
+#             run full-occupancy kernels at the same instant: on disjoint claims they take
+#             about the time of one (< 1.3x), and two `--sms 64 --shared` on the same 64 SMs
+#             about twice (> 1.6x); a cudart program (tests/run_gpu/spin.cu) built with nvcc
+#             here
 # Skips (77) on the simulated driver, without a GPU, without nvidia-cuda-mps-control, or (for
 # disjoint) without nvcc. $GREENCTX_GPU_OUT, when set, gets the JSON.
 . "$(dirname "$0")/tool_lib.sh"
@@ -101,10 +101,10 @@ disjoint)
         cat "$tmp"/t*.json | sed 's/.*"ms": \([0-9.]*\).*/\1/' | sort -n | tail -1
         rm -f "$tmp"/t*.json
     }
-    # Two claims of 64 don't fit an H200's granules (15 of 8 and one of 12): the second
-    # tenant claims the rest (68); each kernel is 64 x 8 blocks, one wave on either.
+    # Half each: two claims of 64 (8 of the H200's 16 granules of 8 each); each kernel is
+    # 64 x 8 blocks, one wave on 64 SMs.
     alone=$(tenants 64)
-    pair=$(tenants 64 rest)
+    pair=$(tenants 64 64)
     shared=$(tenants --shared 64 64)
     echo "one tenant alone: $alone ms; two on claims: $pair ms; two --shared: $shared ms"
     echo "{\"alone_ms\": $alone, \"claims_ms\": $pair, \"shared_ms\": $shared}" >"$keep/tenants-disjoint.json"

@@ -48,8 +48,8 @@ hold() {
     name=$1
     shift
     mkdir -p "$work/$name"
-    # With --report the tool stays the program's parent; HOLD_REPORT=0 makes the holder the
-    # program itself (the tool execs into it), as a plain run does.
+    # The tool stays the program's parent (with --report it merges the report too);
+    # HOLD_REPORT=0 runs it plainly.
     [ "${HOLD_REPORT:-1}" = 1 ] && set -- "$@" --report "$work/$name/report.json"
     "$tool" --sim h200 run "$@" -- "$probe" hold "$work/$name" \
         >"$work/$name/out" 2>"$work/$name/err" &
@@ -85,21 +85,21 @@ claims)
     hold a --sms 64 --label first
     a=$held
     has "$work/a/err" "greenctx run: device 0: 64 of 132 SMs (claimed granules"
-    # 7 granules of 8 and the 12 are left (68 SMs): 64 can't be made of them (64 is 8
-    # granules of 8, and the H200 has 15), so a second 64 is refused; rest takes all 68.
-    run 1 --sim h200 run --sms 64 -- "$probe" noop
-    has "$err" "68 of its 132 SMs are free"
-    has "$err" "the 68 free SMs can't make exactly 64 of whole granules: --sms rest takes them all"
-    hold b --sms rest
+    # Half each: a second 64 is held beside the first (16 granules of 8); rest takes the
+    # 4 SMs left over, alone.
+    hold b --sms 64
     b=$held
-    has "$work/b/err" "greenctx run: device 0: 68 of 132 SMs (claimed granules 8-15)"
+    has "$work/b/err" "greenctx run: device 0: 64 of 132 SMs (claimed granules 8-15)"
+    hold r --sms rest
+    has "$work/r/err" "greenctx run: device 0: 4 of 132 SMs (claimed granules 16)"
+    release r
     # Both claims, as the registry has them while they run: disjoint.
     ps_check "set(claims) == {$a, $b}" \
-        "claims[$a]['sm_count'] == 64 and claims[$b]['sm_count'] == 68" \
+        "claims[$a]['sm_count'] == 64 and claims[$b]['sm_count'] == 64" \
         "not set(claims[$a]['granules']) & set(claims[$b]['granules'])" \
         "claims[$a]['label'] == 'first' and claims[$b]['label'] is None" \
         "claims[$a]['command'].endswith('hold $work/a')" \
-        "dev['free_sms'] == 0" \
+        "dev['free_sms'] == 4 and dev['claimable_sms'] == 0" \
         "sum(g['sm_count'] for g in dev['granules']) == 132" \
         "all(c['sm_ids'] is None for c in dev['claims'])"
     # A third is refused before it starts, naming the holders.
@@ -134,7 +134,7 @@ claims)
 import json, sys
 a, b = (json.load(open(f))["devices"][0] for f in sys.argv[1:3])
 ps = {c["pid"]: c for c in json.load(open(sys.argv[3]))["devices"][0]["claims"]}
-assert len(a["sm_ids"]) == 64 and len(b["sm_ids"]) == 68, (a, b)
+assert len(a["sm_ids"]) == 64 and len(b["sm_ids"]) == 64, (a, b)
 assert not set(a["sm_ids"]) & set(b["sm_ids"]), (a["sm_ids"], b["sm_ids"])
 assert sorted(c["granules"] for c in ps.values()) == sorted(
     [a["claim"]["granules"], b["claim"]["granules"]]), (ps, a, b)
@@ -145,13 +145,17 @@ PY
         "[e['kind'] for e in dev['events']].count('died') == 0"
     ;;
 killed)
-    # The holder is the program (no --report: the tool execs into it), killed with SIGKILL.
+    # The program (the tool's child; the tool, pid k, holds the claim) killed with SIGKILL:
+    # the tool dies of it too, leaving the claim to be found stale, "died".
     HOLD_REPORT=0 hold k --sms 64
     k=$held
     hold l --sms rest
     run 1 --sim h200 run --sms 64 -- "$probe" noop
-    kill -9 "$k"
+    program=$(cat /proc/$k/task/$k/children 2>/dev/null)
+    [ -n "$program" ] || fail "no program under the tool $k"
+    kill -9 $program
     wait "$k"
+    [ $? -eq 137 ] || fail "the tool did not end as its program did (SIGKILL)"
     # Its SMs are free for the next run, and ps never shows it as a holder again.
     run 0 --sim h200 run --sms 64 -- "$probe" noop
     ps_check "$k not in claims" "len(claims) == 1" \
@@ -160,30 +164,39 @@ killed)
     grep -E "^ +$k " "$out" && fail "ps shows the killed holder $k as a claim"
     has "$out" "died"
     release l
+    # Programs that end without using CUDA (a plain command, a wrapper around one): released,
+    # never "died". (The probe's own modes: sanitizer builds' preload loads only into
+    # instrumented programs.)
+    run 0 --sim h200 run --sms 64 -- "$probe" env HOME
+    run 0 --sim h200 run --sms 64 -- "$probe" spawn env HOME
+    ps_check "dev['claims'] == []" \
+        "[e['kind'] for e in dev['events']][-3:] == ['released', 'released', 'released']"
     ;;
 ps)
     run 0 --sim h200 ps
-    has "$out" "device 0: 132 of 132 SMs free"
+    has "$out" "device 0: 132 of 132 SMs free (granules 0-16; --sms 128 can be claimed, rest takes them all)"
     has "$out" "no control daemon answers on $CUDA_MPS_PIPE_DIRECTORY"
     has "$out" "physical SM ids are not shown: under MPS %smid is renumbered per client"
-    hold p --sms 16 --label "job 7"
+    hold p --sms 16 --label "job 7$(printf '\033]0;title\007')"
     p=$held
     run 0 --sim h200 ps
     grep -E "^ +$p +[^ ]+ +16 " "$out" >/dev/null || fail "ps has no row for $p with 16 SMs"
-    has "$out" "job 7"
+    # A label's (another user's) terminal escapes are shown, never sent to the terminal.
+    has "$out" 'job 7\x1b]0;title\x07'
+    grep -q "$(printf '\033')" "$out" && fail "ps printed a raw escape"
     # The documented shape (docs/tenants.md).
     ps_check "set(d) == {'greenctx_version', 'schema', 'driver', 'mps', 'sm_ids_note', 'devices'}" \
         "d['driver'] is True" \
         "d['schema'] == 'greenctx.ps/1'" \
         "set(d['mps']) == {'daemon_running', 'pipe_dir', 'active_thread_percentage', 'pinned_mem_limit'}" \
         "d['mps']['daemon_running'] is False and d['mps']['pinned_mem_limit'] is None" \
-        "set(dev) == {'device', 'uuid', 'registry', 'sm_count', 'free_sms', 'granules', 'claims', 'events', 'processes', 'processes_note'}" \
+        "set(dev) == {'device', 'uuid', 'registry', 'sm_count', 'free_sms', 'claimable_sms', 'granules', 'claims', 'events', 'processes', 'processes_note'}" \
         "dev['uuid'].startswith('GPU-') and dev['processes'] is None and 'NVML' in dev['processes_note']" \
         "set(dev['granules'][0]) == {'index', 'sm_count', 'free'}" \
         "set(claims[$p]) == {'pid', 'uid', 'user', 'command', 'label', 'sm_count', 'granules', 'since_ns', 'since', 'age_s', 'mps', 'self', 'sm_ids'}" \
-        "claims[$p]['label'] == 'job 7' and claims[$p]['self'] is False" \
+        "claims[$p]['label'] == 'job 7\\x1b]0;title\\x07' and claims[$p]['self'] is False" \
         "0 <= claims[$p]['age_s'] < 60 and len(claims[$p]['since']) == 19" \
-        "dev['free_sms'] == 116"
+        "dev['free_sms'] == 116 and dev['claimable_sms'] == 112"
     release p
     run 0 --sim h200 ps --device 0 --json
     run 1 --sim h200 ps --device 3
@@ -234,6 +247,17 @@ PY
     export GREENCTX_MPS_CONTROL="$work/none"
     run 1 mps start
     has "$err" "GREENCTX_MPS_CONTROL names no executable file"
+    export GREENCTX_MPS_CONTROL="$work"
+    run 1 mps start
+    has "$err" "GREENCTX_MPS_CONTROL names a directory, not the control program"
+    # A runtime directory others can write (or another user's): its owner could swap the
+    # pipe directory under the exported CUDA_MPS_PIPE_DIRECTORY.
+    export GREENCTX_MPS_CONTROL="$fake_control"
+    mkdir -m 0700 "$work/group-rt" && chmod 0770 "$work/group-rt"
+    GREENCTX_RUNTIME_DIR="$work/group-rt" "$tool" mps start >"$out" 2>"$err" &&
+        fail "mps start accepted a runtime directory others can write"
+    has "$err" "is another user's, writable by others, or a link"
+    [ -e "$work/group-rt/mps/pipe/control" ] && fail "mps start put its pipe in $work/group-rt"
     unset GREENCTX_MPS_CONTROL
     mkdir "$work/empty"
     env PATH="$work/empty" "$tool" mps start >"$out" 2>"$err" && fail "mps start ran with no control program"
@@ -291,6 +315,14 @@ fault)
     unset GREENCTX_SIM_FAIL
     has "$err" "721"
     ps_check "any(e['kind'] == 'fault' and e['cuda_result'] == 721 for e in dev['events'])"
+    ;;
+closefrom)
+    # A program that closes the descriptors it inherited (closefrom(3)) after its first CUDA
+    # call closes its claim's lock: the claim is gone from then on, as if it had ended, and
+    # greenctx run says so at its exit.
+    run 0 --sim h200 run --sms 64 -- "$probe" closefrom
+    has "$err" "was closed by the program"
+    ps_check "dev['claims'] == []"
     ;;
 sweep)
     hold s --sms 64

@@ -1,4 +1,4 @@
-/* The charts' axes (bench/chart_axis.c, bench/bench_svg.c): nice 1-2-5 ticks in plain
+/* The charts' axes (common/chart_axis.c, bench/bench_svg.c): nice 1-2-5 ticks in plain
  * decimals for awkward ranges, x labels that never collide (SM counts 128 and 132 side by
  * side), and the y title clear of the top tick, checked in a rendered SVG. */
 #include <math.h>

@@ -75,6 +75,38 @@ static void step(const raw_driver *cu, const kernels *k, gctx_stream *s, gcu_dev
                                         params, NULL), 0);
 }
 
+/* The value the steps work on, one unsigned set to 0, in the primary context (green contexts
+ * share its memory), which keeps a reference of value_make's until value_end. */
+static void value_make(const raw_driver *cu, gcu_deviceptr *x)
+{
+    CUcontext primary, popped;
+    GT_ASSERT_EQ_INT(cu->cuDevicePrimaryCtxRetain(&primary, 0), 0);
+    GT_ASSERT_EQ_INT(cu->cuCtxPushCurrent(primary), 0);
+    GT_ASSERT_EQ_INT(cu->cuMemAlloc(x, sizeof(unsigned)), 0);
+    GT_ASSERT_EQ_INT(cu->cuMemsetD32(*x, 0, 1), 0);
+    GT_ASSERT_EQ_INT(cu->cuStreamSynchronize(NULL), 0);
+    cu->cuCtxPopCurrent(&popped);
+}
+
+/* With the primary context current: x read into *value, or freed when value is NULL. */
+static int in_primary(const raw_driver *cu, gcu_deviceptr x, unsigned *value)
+{
+    CUcontext primary, popped;
+    int r = cu->cuDevicePrimaryCtxRetain(&primary, 0);
+    if (r == 0 && (r = cu->cuCtxPushCurrent(primary)) == 0) {
+        r = value ? cu->cuMemcpyDtoH(value, x, sizeof *value) : cu->cuMemFree(x);
+        cu->cuCtxPopCurrent(&popped);
+    }
+    cu->cuDevicePrimaryCtxRelease(0);
+    return r;
+}
+
+static void value_end(const raw_driver *cu, gcu_deviceptr x)
+{
+    in_primary(cu, x, NULL);
+    cu->cuDevicePrimaryCtxRelease(0); /* value_make's */
+}
+
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
     (void)st, (void)flag, (void)ftw;
@@ -123,15 +155,9 @@ GT_TEST(claim_resized_from_16_to_64_while_kernels_run)
     load(cu, small, &k16);
     GT_CHECK();
 
-    /* The value the steps work on, in the primary context (green contexts share its memory). */
-    CUcontext primary, popped;
     gcu_deviceptr x = 0;
-    GT_ASSERT_EQ_INT(cu->cuDevicePrimaryCtxRetain(&primary, 0), 0);
-    GT_ASSERT_EQ_INT(cu->cuCtxPushCurrent(primary), 0);
-    GT_ASSERT_EQ_INT(cu->cuMemAlloc(&x, sizeof(unsigned)), 0);
-    GT_ASSERT_EQ_INT(cu->cuMemsetD32(x, 0, 1), 0);
-    GT_ASSERT_EQ_INT(cu->cuStreamSynchronize(NULL), 0);
-    cu->cuCtxPopCurrent(&popped);
+    value_make(cu, &x);
+    GT_CHECK();
 
     /* Step 1 runs 300 ms on the 16 SMs; the claim grows under it. */
     step(cu, &k16, before, x, FIRST_SPIN_NS, 1);
@@ -160,9 +186,7 @@ GT_TEST(claim_resized_from_16_to_64_while_kernels_run)
     GT_CHECK();
     GT_ASSERT_STATUS(gctx_stream_synchronize(after), GCTX_SUCCESS);
     unsigned value = 0;
-    GT_ASSERT_EQ_INT(cu->cuCtxPushCurrent(primary), 0);
-    GT_ASSERT_EQ_INT(cu->cuMemcpyDtoH(&value, x, sizeof value), 0);
-    cu->cuCtxPopCurrent(&popped);
+    GT_ASSERT_EQ_INT(in_primary(cu, x, &value), 0);
     GT_ASSERT_EQ_INT(value, 123);
 
     /* 64 x 8 full blocks: one wave of 50 ms on 64 SMs, four waves (200 ms) on 16. */
@@ -189,10 +213,7 @@ GT_TEST(claim_resized_from_16_to_64_while_kernels_run)
 
     unload(cu, small, &k16);
     unload(cu, large, &k64);
-    GT_ASSERT_EQ_INT(cu->cuCtxPushCurrent(primary), 0);
-    cu->cuMemFree(x);
-    cu->cuCtxPopCurrent(&popped);
-    cu->cuDevicePrimaryCtxRelease(0);
+    value_end(cu, x);
     gctx_stream_release(before);
     gctx_stream_release(after);
     gctx_context_release(small);
@@ -201,6 +222,54 @@ GT_TEST(claim_resized_from_16_to_64_while_kernels_run)
     unsigned live = 1;
     GT_ASSERT_STATUS(gctx_claim_list(0, dir, NULL, 0, &live, NULL), GCTX_SUCCESS);
     GT_ASSERT_EQ_INT(live, 0);
+    nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+/* A release (greenctx run's at the program's exit) gives the SMs back only once the claim's
+ * context is idle: a 300 ms kernel on a stream the program made in the claim's context (not
+ * the claim's own stream) is still running when the release is called, and the claim file
+ * stays until it ends. */
+GT_TEST(claim_release_waits_for_the_programs_kernels)
+{
+    gt_require_device();
+    if (gt_state)
+        return;
+    if (gt_on_sim())
+        GT_SKIP("needs a GPU: the simulated driver runs no kernels (claims.release_idle)");
+    const raw_driver *cu = gt_raw();
+    char dir[] = "/tmp/greenctx-claims-gpu-XXXXXX";
+    GT_ASSERT(mkdtemp(dir) != NULL);
+    gctx_claim_options options = GCTX_CLAIM_OPTIONS_INIT;
+    options.runtime_dir = dir;
+    gctx_claim *claim = NULL;
+    gctx_context *context = NULL;
+    gctx_stream *program = NULL;
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", &options, &claim), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(gctx_claim_context(claim, NULL, &context), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(gctx_stream_create(context, NULL, &program), GCTX_SUCCESS);
+    kernels k;
+    load(cu, context, &k);
+    GT_CHECK();
+    gcu_deviceptr x = 0;
+    value_make(cu, &x);
+    GT_CHECK();
+    double t0 = now_ms();
+    step(cu, &k, program, x, FIRST_SPIN_NS, 7);
+    GT_CHECK();
+    gctx_claim_release(claim);
+    double release_ms = now_ms() - t0;
+    printf("# release behind a %llu ms kernel on the program's stream: %.1f ms\n",
+           FIRST_SPIN_NS / 1000000, release_ms);
+    GT_ASSERT(release_ms >= 0.9 * FIRST_SPIN_NS / 1e6);
+    unsigned value = 0, live = 1;
+    GT_ASSERT_EQ_INT(in_primary(cu, x, &value), 0);
+    GT_ASSERT_EQ_INT(value, 7); /* done by now */
+    GT_ASSERT_STATUS(gctx_claim_list(0, dir, NULL, 0, &live, NULL), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(live, 0);
+    unload(cu, context, &k);
+    value_end(cu, x);
+    gctx_stream_release(program);
+    gctx_context_release(context);
     nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
 }
 

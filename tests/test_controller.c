@@ -53,6 +53,25 @@ static void world_init(world *w, double noise)
     w->seed = 12345;
 }
 
+/* A latency workload with target_s and a throughput one, each on its own prior. */
+static void two_workloads(gctx_workload wl[2], double target_s, const unsigned *lat_sms,
+                          const double *lat_s, unsigned nb_lat, const unsigned *thr_sms,
+                          const double *thr_s, unsigned nb_thr)
+{
+    gctx_workload init = GCTX_WORKLOAD_INIT;
+    wl[LAT] = init;
+    wl[LAT].kind = GCTX_WORKLOAD_LATENCY;
+    wl[LAT].target_s = target_s;
+    wl[LAT].nb_points = nb_lat;
+    wl[LAT].prior_sms = lat_sms;
+    wl[LAT].prior_step_s = lat_s;
+    wl[THR] = init;
+    wl[THR].kind = GCTX_WORKLOAD_THROUGHPUT;
+    wl[THR].nb_points = nb_thr;
+    wl[THR].prior_sms = thr_sms;
+    wl[THR].prior_step_s = thr_s;
+}
+
 /* A controller made from the truth, with every prior step time 25 % too long. */
 static void make_controller(const world *w, double prior_error, gctx_controller **out)
 {
@@ -260,15 +279,9 @@ GT_TEST(enters_for_throughput_only_with_headroom_after_the_dwell)
 {
     unsigned lat_sms[] = {48, 64}, thr_sms[] = {68, 84};
     double lat_s[] = {0.0211, 0.0144}, thr_s[] = {0.0281, 0.0238};
-    gctx_workload wl[2] = {GCTX_WORKLOAD_INIT, GCTX_WORKLOAD_INIT};
-    wl[LAT].target_s = 0.0211 * 1.10 * 1.02; /* 48 SMs meet it by 2 % at demand 1 */
-    wl[LAT].nb_points = 2;
-    wl[LAT].prior_sms = lat_sms;
-    wl[LAT].prior_step_s = lat_s;
-    wl[THR].kind = GCTX_WORKLOAD_THROUGHPUT;
-    wl[THR].nb_points = 2;
-    wl[THR].prior_sms = thr_sms;
-    wl[THR].prior_step_s = thr_s;
+    gctx_workload wl[2];
+    /* 48 SMs meet the target by 2 % at demand 1 */
+    two_workloads(wl, 0.0211 * 1.10 * 1.02, lat_sms, lat_s, 2, thr_sms, thr_s, 2);
     unsigned rows[] = {64, 68, 48, 84};
     gctx_controller_options o = GCTX_CONTROLLER_OPTIONS_INIT;
     o.device_sms = DEVICE_SMS;
@@ -443,6 +456,62 @@ GT_TEST(predictions_follow_the_prior_demand_and_bandwidth)
     GT_ASSERT_STATUS(gctx_controller_predict(c, d.candidate == 0 ? 1 : 0, 1, &other),
                      GCTX_SUCCESS);
     GT_ASSERT(other > 0.0);
+    gctx_controller_release(c);
+}
+
+/* The audit's case (issue 28 m5): with learning_rate 1 one absurd finite step made the latency
+ * workload's prediction inf, the next NaN, and a NaN latency workload was judged idle and
+ * moved to 16 SMs (60 ms against its 20 ms target). */
+GT_TEST(absurd_observations_are_refused_and_predictions_stay_finite)
+{
+    unsigned lat_sms[] = {16, 64, 132}, thr_sms[] = {16, 132};
+    double lat_s[] = {0.060, 0.015, 0.010}, thr_s[] = {0.1, 0.0125};
+    gctx_workload wl[2];
+    two_workloads(wl, 0.020, lat_sms, lat_s, 3, thr_sms, thr_s, 2);
+    unsigned rows[] = {16, 116, 64, 68};
+    gctx_controller_options o = GCTX_CONTROLLER_OPTIONS_INIT;
+    o.device_sms = 132;
+    o.learning_rate = 1.0;
+    o.disjoint = 1;
+    gctx_controller *c;
+    GT_ASSERT_STATUS(gctx_controller_create(wl, 2, rows, 2, &o, &c), GCTX_SUCCESS);
+    gctx_controller_decision d = GCTX_CONTROLLER_DECISION_INIT;
+    GT_ASSERT_STATUS(gctx_controller_decide(c, &d), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(d.sm_counts[LAT], 64);
+    GT_ASSERT_STATUS(gctx_controller_observe(c, LAT, 1e307), GCTX_ERROR_INVALID_ARGUMENT);
+    GT_ASSERT_CONTAINS(gctx_last_error(), "workload 0: a step of 1e+307 s is more than 1000 "
+                                          "times from the 0.015 s its prior predicts");
+    GT_ASSERT_STATUS(gctx_controller_observe(c, LAT, 1e-9), GCTX_ERROR_INVALID_ARGUMENT);
+    /* Within the bound: learnt, and every prediction stays finite. */
+    GT_ASSERT_STATUS(gctx_controller_observe(c, LAT, 0.015 * 999), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(gctx_controller_observe(c, LAT, 0.015), GCTX_SUCCESS);
+    for (unsigned k = 0; k < 2; k++)
+        for (unsigned w = 0; w < 2; w++) {
+            double t;
+            GT_ASSERT_STATUS(gctx_controller_predict(c, k, w, &t), GCTX_SUCCESS);
+            GT_ASSERT(t > 0.0 && isfinite(t));
+        }
+    for (int i = 0; i < 4; i++)
+        GT_ASSERT_STATUS(gctx_controller_decide(c, &d), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(d.sm_counts[LAT], 64); /* still meets its 20 ms target */
+    GT_ASSERT_EQ_INT(d.unmet, 0);
+    GT_ASSERT(d.predicted_step_s[LAT] > 0.0 && isfinite(d.predicted_step_s[LAT]));
+    gctx_controller_release(c);
+}
+
+/* No candidate rows (NULL, 0): only "no split". UBSan saw memcpy(rows, NULL, 0) here. */
+GT_TEST(no_candidates_but_no_split)
+{
+    world w;
+    world_init(&w, 0.0);
+    gctx_controller_options o = GCTX_CONTROLLER_OPTIONS_INIT;
+    o.device_sms = DEVICE_SMS;
+    gctx_controller *c;
+    GT_ASSERT_STATUS(gctx_controller_create(w.truth, 2, NULL, 0, &o, &c), GCTX_SUCCESS);
+    gctx_controller_decision d = GCTX_CONTROLLER_DECISION_INIT;
+    GT_ASSERT_STATUS(gctx_controller_decide(c, &d), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(d.candidate, 0);
+    GT_ASSERT_EQ_INT(d.sm_counts[LAT], DEVICE_SMS);
     gctx_controller_release(c);
 }
 

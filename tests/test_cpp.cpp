@@ -183,6 +183,9 @@ GT_TEST(current_context_guard_restores)
     {
         greenctx::current_context_guard guard;
         GT_ASSERT_STATUS(gctx_current_context_restore(ctx.cu_context(), nullptr), GCTX_SUCCESS);
+        GT_ASSERT_EQ_INT(greenctx::current_sm_count(), 16); /* what is current, counted */
+        GT_ASSERT_STATUS(gctx_current_context_restore(nullptr, nullptr), GCTX_SUCCESS);
+        GT_ASSERT(!greenctx::try_current_sm_count()); /* nothing current */
     }
     CUcontext after = reinterpret_cast<CUcontext>(1);
     GT_ASSERT_STATUS(gctx_current_context_save(&after), GCTX_SUCCESS);

@@ -129,3 +129,34 @@ GT_TEST(save_needs_an_output)
     GT_ASSERT_STATUS(gctx_current_context_save(NULL), GCTX_ERROR_INVALID_ARGUMENT);
     GT_ASSERT_CONTAINS(gctx_last_error(), "NULL");
 }
+
+/* gctx_current_sm_count answers for whatever is current: a green context's partition, the
+ * primary context's whole device, and says why when nothing is. */
+GT_TEST(sm_count_of_the_current_context)
+{
+    if (begin())
+        return;
+    gctx_device_info device = GCTX_DEVICE_INFO_INIT;
+    GT_ASSERT_STATUS(gctx_device_get_info(0, &device), GCTX_SUCCESS);
+    gctx_context *green;
+    GT_ASSERT_STATUS(gctx_context_create_with_sms(0, 16, NULL, &green), GCTX_SUCCESS);
+    clear_stack();
+    unsigned n = 0;
+    GT_ASSERT_STATUS(gctx_current_sm_count(&n), GCTX_ERROR_DRIVER);
+    GT_ASSERT_EQ_INT(gctx_last_cuda_result(), 201); /* CUDA_ERROR_INVALID_CONTEXT */
+    GT_ASSERT_CONTAINS(gctx_last_error(), "no context is current on this thread");
+    drv->cuCtxPushCurrent(primary);
+    GT_ASSERT_STATUS(gctx_current_sm_count(&n), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(n, device.sm_count);
+    drv->cuCtxPushCurrent(gctx_context_cu_context(green));
+    GT_ASSERT_STATUS(gctx_current_sm_count(&n), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(n, 16);
+    GT_ASSERT(current() == gctx_context_cu_context(green)); /* the stack as it was */
+    drv->cuCtxPopCurrent(&(CUcontext){NULL});
+    GT_ASSERT_STATUS(gctx_current_sm_count(&n), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(n, device.sm_count);
+    GT_ASSERT_STATUS(gctx_current_sm_count(NULL), GCTX_ERROR_INVALID_ARGUMENT);
+    GT_ASSERT_CONTAINS(gctx_last_error(), "NULL");
+    clear_stack();
+    gctx_context_release(green);
+}

@@ -178,6 +178,14 @@ static gctx_status current_context_kept(fixture *f)
     return s;
 }
 
+/* The SMs of the caller's current context (the fixture's caller). */
+static gctx_status current_sm_count(fixture *f)
+{
+    (void)f;
+    unsigned count;
+    return gctx_current_sm_count(&count);
+}
+
 /* The simulator runs the library's %smid kernel: observing loads, allocates, fills, launches,
  * reads back and releases as on a GPU. */
 /* A claim (its registry in GREENCTX_RUNTIME_DIR, set by the ctest entry) and a context on it. */
@@ -247,6 +255,8 @@ static const row table[] = {
     ROW(cuCtxPopCurrent, FAILS, observe_sms),
     ROW(cuCtxGetCurrent, FAILS, current_context_kept),
     ROW(cuCtxSetCurrent, FAILS, current_context_kept),
+    ROW(cuCtxGetCurrent, FAILS, current_sm_count),
+    ROW(cuCtxGetDevResource, FAILS, current_sm_count),
     ROW(cuCtxGetDevice, FAILS, context_adopt_and_partition),
     ROW(cuCtxSynchronize, FAILS, cached_context_create),
     ROW(cuCtxPushCurrent, FAILS, cached_context_create),

@@ -1,18 +1,18 @@
-/* Progress of long runs (bench/bench_progress.c): [k/N] and the time left, on stderr. */
+/* Progress of long runs (bench/progress_meter.c): [k/N] and the time left, on stderr. */
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "bench_progress.h"
+#include "progress.h"
 #include "harness.h"
 
 GT_TEST(the_time_left_comes_from_the_steps_done)
 {
     char buf[64];
-    GT_ASSERT_STR_EQ(bench_progress_left(10, 0, 5, buf, sizeof buf), ""); /* nothing known yet */
-    GT_ASSERT_STR_EQ(bench_progress_left(10, 2, 5, buf, sizeof buf), " (about 15 s left)");
-    GT_ASSERT_STR_EQ(bench_progress_left(100, 1, 5, buf, sizeof buf), " (about 7 min left)");
-    GT_ASSERT_STR_EQ(bench_progress_left(3, 5, 5, buf, sizeof buf), ""); /* done */
+    GT_ASSERT_STR_EQ(progress_left(10, 0, 5, buf, sizeof buf), ""); /* nothing known yet */
+    GT_ASSERT_STR_EQ(progress_left(10, 2, 5, buf, sizeof buf), " (about 15 s left)");
+    GT_ASSERT_STR_EQ(progress_left(100, 1, 5, buf, sizeof buf), " (about 7 min left)");
+    GT_ASSERT_STR_EQ(progress_left(3, 5, 5, buf, sizeof buf), ""); /* done */
 }
 
 GT_TEST(steps_are_numbered_on_stderr)
@@ -22,10 +22,10 @@ GT_TEST(steps_are_numbered_on_stderr)
     fflush(stderr);
     int saved = dup(2);
     dup2(fileno(tmp), 2);
-    bench_progress p;
-    bench_progress_begin(&p, "greenctx bench: test", 2);
-    bench_progress_step(&p, "first %d", 1);
-    bench_progress_step(&p, "second");
+    progress_meter p;
+    progress_begin(&p, "greenctx bench: test", 2);
+    progress_step(&p, "first %d", 1);
+    progress_step(&p, "second");
     fflush(stderr);
     dup2(saved, 2);
     close(saved);

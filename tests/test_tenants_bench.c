@@ -222,6 +222,36 @@ GT_TEST(no_control_program_is_said)
     GT_ASSERT_CONTAINS(mps.why, "nvidia-cuda-mps-control is not on PATH");
 }
 
+/* GREENCTX_MPS_CONTROL names the control program for the bench as for `greenctx mps`
+ * (common/mps_control.c): the stand-in there starts the run's daemon; a wrong one is said. */
+GT_TEST(the_control_program_override_is_the_tools)
+{
+    use_fake();
+    GT_CHECK();
+    char control[600];
+    snprintf(control, sizeof control, "%s/nvidia-cuda-mps-control", fake_dir);
+    char saved[4096];
+    snprintf(saved, sizeof saved, "%s", getenv("PATH"));
+    setenv("PATH", "/usr/bin:/bin", 1); /* the stand-in only through the override */
+    setenv("GREENCTX_MPS_CONTROL", control, 1);
+    tenant_paths paths;
+    tenant_mps mps;
+    GT_ASSERT_EQ_INT(tenant_paths_make(&paths), 0);
+    tenant_mps_start(&paths, &mps);
+    GT_ASSERT_STR_EQ(mps.why, "");
+    GT_ASSERT_EQ_INT(mps.started, 1);
+    tenant_mps_stop(&mps);
+    setenv("GREENCTX_MPS_CONTROL", "/nonexistent/mps-control", 1);
+    tenant_mps_start(&paths, &mps);
+    tenant_mps_stop(&mps);
+    unsetenv("GREENCTX_MPS_CONTROL");
+    setenv("PATH", saved, 1);
+    tenant_paths_remove(&paths);
+    drop_fake();
+    GT_ASSERT_EQ_INT(mps.available, 0);
+    GT_ASSERT_CONTAINS(mps.why, "GREENCTX_MPS_CONTROL names no executable file");
+}
+
 /* ---- every arm, with stand-in tenants ---- */
 
 /* Lines of the stand-ins' record that start with prefix (and contain part, when not NULL). */

@@ -432,13 +432,14 @@ info_sizes)
     # (13.0) and the structured split (13.1) agree on the counts.
     for driver in 13000 13010; do
         run 0 --sim h200@$driver info --sizes
-        grep -Eq '^ +8 +15 +12  ' "$out" || fail "@$driver: 8 SMs: not 15 partitions and 12 left"
-        grep -Eq '^ +16 +8 +4  ' "$out" || fail "@$driver: 16 SMs: not 8 partitions and 4 left"
-        grep -Eq '^ +24 +5 +12  ' "$out" || fail "@$driver: 24 SMs: not 5 and 12"
-        grep -Eq '^ +64 +2 +4  ' "$out" || fail "@$driver: 64 SMs: not 2 and 4"
-        grep -Eq '^ +128 +1 +4  ' "$out" || fail "@$driver: 128 SMs: not 1 and 4"
+        # the claims column: how many processes hold that many at once (16 granules of 8)
+        grep -Eq '^ +8 +15 +12 +16  ' "$out" || fail "@$driver: 8 SMs: not 15 partitions, 12 left, 16 claims"
+        grep -Eq '^ +16 +8 +4 +8  ' "$out" || fail "@$driver: 16 SMs: not 8 partitions, 4 left, 8 claims"
+        grep -Eq '^ +24 +5 +12 +5  ' "$out" || fail "@$driver: 24 SMs: not 5, 12 and 5"
+        grep -Eq '^ +64 +2 +4 +2  ' "$out" || fail "@$driver: 64 SMs: not 2, 4 and 2"
+        grep -Eq '^ +128 +1 +4 +1  ' "$out" || fail "@$driver: 128 SMs: not 1, 4 and 1"
         grep -Eq '^ +12 ' "$out" && fail "@$driver: 12 SMs is listed; the H200 gives multiples of 8"
-        [ "$(grep -Ec '^ +[0-9]+ +[0-9]+ +[0-9]+  ' "$out")" -eq 16 ] || fail "@$driver: not the 16 sizes 8..128"
+        [ "$(grep -Ec '^ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+  ' "$out")" -eq 16 ] || fail "@$driver: not the 16 sizes 8..128"
     done
     has "$out" "structured"
     run 0 --sim h200@13000 info --sizes

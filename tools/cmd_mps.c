@@ -1,31 +1,24 @@
 /* greenctx mps start|stop|status [--print-env] [--json]: the user's own MPS control daemon,
  * with its own pipe and log directories under the runtime directory (<runtime>/mps/pipe,
- * <runtime>/mps/log). It only runs `nvidia-cuda-mps-control` (GREENCTX_MPS_CONTROL: another
- * program, for tests) with CUDA_MPS_PIPE_DIRECTORY and CUDA_MPS_LOG_DIRECTORY set: the GPU's
- * compute mode and every other setting stay as they are. */
+ * <runtime>/mps/log), driven through common/mps_control.h (which greenctx-bench tenants
+ * shares). */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "mps_control.h"
 #include "options.h"
 #include "tool.h"
 
-#define CONTROL_NAME "nvidia-cuda-mps-control"
 #define ANSWER_WAIT_MS 10000
 
 typedef struct mps_setup {
     char runtime[PATH_MAX];
-    char pipe_dir[PATH_MAX + 16];
-    char log_dir[PATH_MAX + 16];
-    char control[PATH_MAX]; /* the control program, "" when none was found */
-    const char *why_no_control;
+    mps_control control;
 } mps_setup;
 
 static void usage(FILE *out)
@@ -36,8 +29,8 @@ static void usage(FILE *out)
             "Your own MPS control daemon, so that tenants on disjoint SM claims (greenctx run)\n"
             "run side by side instead of time-sliced. Its pipe and log directories are\n"
             "<runtime>/mps/pipe and <runtime>/mps/log (runtime: $GREENCTX_RUNTIME_DIR, else\n"
-            "$XDG_RUNTIME_DIR/greenctx, else /tmp/greenctx-UID). Nothing else changes: not the\n"
-            "GPU's compute mode, not any setting.\n"
+            "/var/tmp/greenctx-UID), each your own. Nothing else changes: not the GPU's\n"
+            "compute mode, not any setting.\n"
             "  start        starts `%s -d`; prints the export line clients need\n"
             "  stop         sends it `quit`\n"
             "  status       running or not, and its MPS servers (get_server_list); exit 0 when\n"
@@ -46,57 +39,47 @@ static void usage(FILE *out)
             "               eval \"$(greenctx mps start --print-env)\"\n"
             "GREENCTX_MPS_CONTROL names another control program (a path). Under MPS a fatal\n"
             "fault in one client reaches every client of the server (docs/tenants.md).\n",
-            CONTROL_NAME);
+            MPS_CONTROL_NAME);
 }
 
 /* The library's rule for the runtime directory (include/greenctx.h, Tenants). */
 static int resolve_runtime(mps_setup *m)
 {
-    const char *dir = getenv("GREENCTX_RUNTIME_DIR"), *xdg = getenv("XDG_RUNTIME_DIR");
+    const char *dir = getenv("GREENCTX_RUNTIME_DIR");
     int n;
     if (dir && *dir)
         n = snprintf(m->runtime, sizeof m->runtime, "%s", dir);
-    else if (xdg && *xdg)
-        n = snprintf(m->runtime, sizeof m->runtime, "%s/greenctx", xdg);
     else
-        n = snprintf(m->runtime, sizeof m->runtime, "/tmp/greenctx-%u", (unsigned)getuid());
+        n = snprintf(m->runtime, sizeof m->runtime, "%s/greenctx-%u",
+                     access("/var/tmp", W_OK) == 0 ? "/var/tmp" : "/tmp", (unsigned)geteuid());
     if (n < 0 || (size_t)n >= sizeof m->runtime - 16)
         return -1;
-    snprintf(m->pipe_dir, sizeof m->pipe_dir, "%s/mps/pipe", m->runtime);
-    snprintf(m->log_dir, sizeof m->log_dir, "%s/mps/log", m->runtime);
+    char pipe_dir[PATH_MAX + 16], log_dir[PATH_MAX + 16];
+    snprintf(pipe_dir, sizeof pipe_dir, "%s/mps/pipe", m->runtime);
+    snprintf(log_dir, sizeof log_dir, "%s/mps/log", m->runtime);
+    return mps_control_open(&m->control, pipe_dir, log_dir);
+}
+
+/* 0 when path is a directory (not a link) of the user's own that no other user can write. */
+static int own_dir(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return -1;
+    if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+        errno = EPERM;
+        return -1;
+    }
     return 0;
 }
 
-static void find_control(mps_setup *m)
+/* mkdir -p with mode 0700 for what is made; from the runtime directory down, every directory
+ * must be the user's own: another user who owns one could swap the pipe directory below it
+ * for his own under the exported CUDA_MPS_PIPE_DIRECTORY. */
+static int make_dir(const char *runtime, const char *path)
 {
-    const char *override = getenv("GREENCTX_MPS_CONTROL");
-    m->control[0] = '\0';
-    if (override && *override) {
-        if (access(override, X_OK) == 0)
-            snprintf(m->control, sizeof m->control, "%s", override);
-        else
-            m->why_no_control = "GREENCTX_MPS_CONTROL names no executable file";
-        return;
-    }
-    const char *path = getenv("PATH");
-    char *copy = strdup(path ? path : ""), *save = NULL;
-    for (char *d = copy ? strtok_r(copy, ":", &save) : NULL; d; d = strtok_r(NULL, ":", &save)) {
-        char candidate[PATH_MAX];
-        int n = snprintf(candidate, sizeof candidate, "%s/%s", *d ? d : ".", CONTROL_NAME);
-        if (n > 0 && (size_t)n < sizeof candidate && access(candidate, X_OK) == 0) {
-            snprintf(m->control, sizeof m->control, "%s", candidate);
-            break;
-        }
-    }
-    free(copy);
-    if (!m->control[0])
-        m->why_no_control = CONTROL_NAME " is not on PATH (it comes with the NVIDIA driver; "
-                                         "GREENCTX_MPS_CONTROL may name it)";
-}
-
-/* mkdir -p with mode 0700 for what is made; an existing directory must be the user's. */
-static int make_dir(const char *path)
-{
+    char mps[PATH_MAX + 16];
+    snprintf(mps, sizeof mps, "%s/mps", runtime);
     char partial[PATH_MAX + 16];
     snprintf(partial, sizeof partial, "%s", path);
     for (char *p = partial + 1;; p++) {
@@ -110,84 +93,7 @@ static int make_dir(const char *path)
         if (!saved)
             break;
     }
-    struct stat st;
-    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid()) {
-        errno = EPERM;
-        return -1;
-    }
-    return 0;
-}
-
-/* What clients use: this process's view, so gctx_mps_get_info asks the right pipe. */
-static int daemon_answers(const mps_setup *m)
-{
-    setenv("CUDA_MPS_PIPE_DIRECTORY", m->pipe_dir, 1);
-    setenv("CUDA_MPS_LOG_DIRECTORY", m->log_dir, 1);
-    gctx_mps_info info = GCTX_MPS_INFO_INIT;
-    return gctx_mps_get_info(&info) == GCTX_SUCCESS && info.daemon_running;
-}
-
-static int wait_for(const mps_setup *m, int running)
-{
-    for (int waited = 0; waited < ANSWER_WAIT_MS; waited += 20) {
-        if (daemon_answers(m) == running)
-            return 0;
-        nanosleep(&(struct timespec){0, 20 * 1000000L}, NULL);
-    }
-    return -1;
-}
-
-/* Runs the control program: with `command` fed on stdin (its output, up to size, in output),
- * or with NULL, as `-d` (the daemon). The daemon gets no end of this process's output, else
- * eval "$(greenctx mps start --print-env)" would wait for it to end: its stdout and stderr go
- * to <log>/greenctx-start.log. Returns its exit status, -1 when it did not run. */
-static int control(const mps_setup *m, const char *command, char *output, size_t size)
-{
-    char start_log[PATH_MAX + 64];
-    snprintf(start_log, sizeof start_log, "%s/greenctx-start.log", m->log_dir);
-    int in[2], out[2];
-    if (pipe(in) != 0)
-        return -1;
-    if (pipe(out) != 0) {
-        close(in[0]);
-        close(in[1]);
-        return -1;
-    }
-    fflush(NULL);
-    pid_t child = fork();
-    if (child == 0) {
-        int log = command ? -1 : open(start_log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        dup2(in[0], STDIN_FILENO);
-        dup2(command ? out[1] : log, STDOUT_FILENO);
-        if (!command)
-            dup2(log, STDERR_FILENO);
-        close(in[0]), close(in[1]), close(out[0]), close(out[1]);
-        setenv("CUDA_MPS_PIPE_DIRECTORY", m->pipe_dir, 1);
-        setenv("CUDA_MPS_LOG_DIRECTORY", m->log_dir, 1);
-        if (command)
-            execl(m->control, m->control, (char *)NULL);
-        else
-            execl(m->control, m->control, "-d", (char *)NULL);
-        _exit(127);
-    }
-    close(in[0]);
-    close(out[1]);
-    if (command && child > 0 && write(in[1], command, strlen(command)) < 0)
-        command = NULL;
-    close(in[1]);
-    size_t used = 0;
-    for (ssize_t n; child > 0 && used + 1 < size &&
-                    (n = read(out[0], output + used, size - 1 - used)) > 0;)
-        used += (size_t)n;
-    if (size)
-        output[used] = '\0';
-    close(out[0]);
-    int status = 0;
-    if (child < 0)
-        return -1;
-    while (waitpid(child, &status, 0) < 0 && errno == EINTR)
-        continue;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return own_dir(runtime) || own_dir(mps) || own_dir(path) ? -1 : 0;
 }
 
 static void print_quoted_export(const char *name, const char *value)
@@ -198,20 +104,20 @@ static void print_quoted_export(const char *name, const char *value)
     printf("'\n");
 }
 
-static void print_env(const mps_setup *m)
+static void print_env(const mps_control *m)
 {
     print_quoted_export("CUDA_MPS_PIPE_DIRECTORY", m->pipe_dir);
     print_quoted_export("CUDA_MPS_LOG_DIRECTORY", m->log_dir);
 }
 
-static void print_json(const mps_setup *m, int running, const char *servers)
+static void print_json(const mps_control *m, int running, const char *servers)
 {
     json_writer w;
     json_begin(&w, stdout, "greenctx.mps/1");
     json_bool(&w, "running", running);
     json_string(&w, "pipe_dir", m->pipe_dir);
     json_string(&w, "log_dir", m->log_dir);
-    json_string(&w, "control", m->control[0] ? m->control : NULL);
+    json_string(&w, "control", m->program[0] ? m->program : NULL);
     json_array(&w, "servers");
     char copy[4096], *save = NULL;
     snprintf(copy, sizeof copy, "%s", servers ? servers : "");
@@ -220,32 +126,38 @@ static void print_json(const mps_setup *m, int running, const char *servers)
     json_end(&w);
 }
 
-static int start(const greenctx_tool_options *opts, const mps_setup *m, int print_env_only)
+static int start(const greenctx_tool_options *opts, const mps_setup *setup, int print_env_only)
 {
-    if (!m->control[0])
+    const mps_control *m = &setup->control;
+    if (!m->program[0])
         return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "no_mps_control",
-                                   "MPS can't be started: %s", m->why_no_control);
-    if (daemon_answers(m))
+                                   "MPS can't be started: %s", m->why_none);
+    if (mps_control_answers(m))
         return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "running",
                                    "an MPS control daemon already answers on %s: nothing was "
                                    "started (greenctx mps status; stop it with greenctx mps "
                                    "stop)",
                                    m->pipe_dir);
-    if (make_dir(m->pipe_dir) != 0 || make_dir(m->log_dir) != 0)
+    if (make_dir(setup->runtime, m->pipe_dir) != 0 || make_dir(setup->runtime, m->log_dir) != 0)
         return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "runtime_dir",
-                                   "%s/mps can't be made as the user's own directory: %s",
-                                   m->runtime, strerror(errno));
-    int status = control(m, NULL, NULL, 0);
+                                   "%s/mps can't be made as the user's own directory: %s%s",
+                                   setup->runtime, strerror(errno),
+                                   errno == EPERM ? " (it, or a directory on the way from the "
+                                                    "runtime directory, is another user's, "
+                                                    "writable by others, or a link: use a "
+                                                    "GREENCTX_RUNTIME_DIR of your own)"
+                                                  : "");
+    int status = mps_control_run(m, NULL, NULL, 0);
     if (status != 0)
         return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "control_failed",
                                    "%s -d exited with status %d (its output: "
                                    "%s/greenctx-start.log)",
-                                   m->control, status, m->log_dir);
-    if (wait_for(m, 1) != 0)
+                                   m->program, status, m->log_dir);
+    if (mps_control_wait(m, 1, ANSWER_WAIT_MS) != 0)
         return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "not_answering",
                                    "%s -d started, but no daemon answers on %s after %d s (its "
                                    "log: %s)",
-                                   m->control, m->pipe_dir, ANSWER_WAIT_MS / 1000, m->log_dir);
+                                   m->program, m->pipe_dir, ANSWER_WAIT_MS / 1000, m->log_dir);
     if (opts->json) {
         print_json(m, 1, NULL);
     } else if (print_env_only) {
@@ -262,22 +174,22 @@ static int start(const greenctx_tool_options *opts, const mps_setup *m, int prin
     return GREENCTX_EXIT_OK;
 }
 
-static int stop(const greenctx_tool_options *opts, const mps_setup *m)
+static int stop(const greenctx_tool_options *opts, const mps_control *m)
 {
     char output[4096];
-    if (!m->control[0])
+    if (!m->program[0])
         return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "no_mps_control",
-                                   "MPS can't be stopped: %s", m->why_no_control);
-    if (!daemon_answers(m))
+                                   "MPS can't be stopped: %s", m->why_none);
+    if (!mps_control_answers(m))
         return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "not_running",
                                    "no MPS control daemon answers on %s: nothing to stop",
                                    m->pipe_dir);
-    int status = control(m, "quit\n", output, sizeof output);
+    int status = mps_control_run(m, "quit\n", output, sizeof output);
     if (status != 0)
         return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "control_failed",
-                                   "`echo quit | %s` exited with status %d%s%s", m->control,
+                                   "`echo quit | %s` exited with status %d%s%s", m->program,
                                    status, output[0] ? ": " : "", output);
-    if (wait_for(m, 0) != 0)
+    if (mps_control_wait(m, 0, ANSWER_WAIT_MS) != 0)
         return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "still_running",
                                    "the daemon on %s was sent quit, but still answers after %d s "
                                    "(its clients may still run; its log: %s)",
@@ -289,15 +201,15 @@ static int stop(const greenctx_tool_options *opts, const mps_setup *m)
     return GREENCTX_EXIT_OK;
 }
 
-static int status(const greenctx_tool_options *opts, const mps_setup *m, int print_env_only)
+static int status(const greenctx_tool_options *opts, const mps_control *m, int print_env_only)
 {
     const char *shell_pipe = getenv("CUDA_MPS_PIPE_DIRECTORY");
     char other[PATH_MAX] = "", servers[4096] = "";
     if (shell_pipe && *shell_pipe && strcmp(shell_pipe, m->pipe_dir) != 0)
         snprintf(other, sizeof other, "%s", shell_pipe);
-    int running = daemon_answers(m);
-    if (running && m->control[0])
-        control(m, "get_server_list\n", servers, sizeof servers);
+    int running = mps_control_answers(m);
+    if (running && m->program[0])
+        mps_control_run(m, "get_server_list\n", servers, sizeof servers);
     if (opts->json) {
         print_json(m, running, servers);
     } else if (print_env_only) {
@@ -364,8 +276,9 @@ int greenctx_cmd_mps(int argc, char **argv, greenctx_tool_options *opts)
     if (resolve_runtime(&m) != 0)
         return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "runtime_dir",
                                    "the runtime directory's path is too long");
-    find_control(&m);
-    return which == 0 ? start(opts, &m, print_env_only)
-           : which == 1 ? stop(opts, &m)
-                        : status(opts, &m, print_env_only);
+    int rc = which == 0 ? start(opts, &m, print_env_only)
+             : which == 1 ? stop(opts, &m.control)
+                          : status(opts, &m.control, print_env_only);
+    mps_control_close(&m.control);
+    return rc;
 }

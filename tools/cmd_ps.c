@@ -29,7 +29,7 @@ static void usage(FILE *out)
             "whether an MPS daemon answers (tenants run side by side only under MPS); the\n"
             "registry's recent events (a holder that died holding SMs, a fault it reported).\n"
             "A claim whose holder ended is removed, never shown. The runtime directory is\n"
-            "$GREENCTX_RUNTIME_DIR, else $XDG_RUNTIME_DIR/greenctx, else /tmp/greenctx-UID.\n"
+            "$GREENCTX_RUNTIME_DIR, else /var/tmp/greenctx-UID.\n"
             "Where NVML (libnvidia-ml.so.1) loads, the GPU's compute processes too, any\n"
             "user's, with their memory. Without a CUDA driver (a login node) the claims are\n"
             "read from the registry alone and each GPU is named by its UUID (--device UUID).\n"
@@ -45,6 +45,7 @@ typedef struct device_listing {
     unsigned nb_claims;
     gctx_claim_event events[MAX_EVENTS];
     unsigned nb_events;
+    unsigned claimable; /* the largest count a claim gets of the free SMs now (0: none) */
 } device_listing;
 
 static const char *event_name(gctx_claim_event_kind kind)
@@ -82,6 +83,14 @@ static gctx_status list_device(int device, const char *uuid, device_listing *l)
     l->nb_claims = count < capacity ? count : capacity;
     if (s != GCTX_SUCCESS)
         return s;
+    /* Asked of the one rule (gctx_claim_count): the free SMs rounded down to a count; any set
+     * of free granules makes one context, so the count is what matters. */
+    char free_text[16];
+    snprintf(free_text, sizeof free_text, "%u", l->usage.free_sms);
+    if (uuid || !l->usage.free_sms ||
+        gctx_claim_count(device, free_text, GCTX_ROUND_DOWN, &l->claimable, NULL) != GCTX_SUCCESS ||
+        l->claimable > l->usage.free_sms)
+        l->claimable = 0;
     for (unsigned i = 0; i < MAX_EVENTS; i++)
         l->events[i] = (gctx_claim_event)GCTX_CLAIM_EVENT_INIT;
     s = uuid ? gctx_claim_events_uuid(uuid, NULL, l->events, MAX_EVENTS, &l->nb_events)
@@ -133,6 +142,7 @@ static void json_device(json_writer *w, const device_listing *l)
     json_string(w, "registry", u->path);
     json_uint(w, "sm_count", u->sm_count);
     json_uint(w, "free_sms", u->free_sms);
+    json_uint(w, "claimable_sms", l->claimable);
     json_array(w, "granules");
     for (unsigned g = 0; g < u->nb_granules && g < GCTX_CLAIM_MAX_GRANULES; g++) {
         json_object(w, NULL);
@@ -184,28 +194,57 @@ static void print_json(const gctx_mps_info *mps, const device_listing *ls, int n
     json_end(&w);
 }
 
+/* text with its control characters (C0, DEL, C1 as UTF-8 or raw) as \xNN: labels and commands
+ * are other tenants' (other users', in a shared directory), and a terminal acts on escapes. */
+static const char *visible(const char *text, char *out, size_t size)
+{
+    size_t n = 0;
+    for (const unsigned char *p = (const unsigned char *)text; *p && n + 5 < size; p++) {
+        int c1 = *p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f;
+        unsigned c = c1 ? *++p : *p;
+        if (c < 0x20 || c == 0x7f || c1 || (c >= 0x80 && c <= 0x9f))
+            n += (size_t)snprintf(out + n, size - n, "\\x%02x", c);
+        else
+            out[n++] = (char)c;
+        /* the rest of a multi-byte character: its continuation bytes are not C1 */
+        for (int more = c >= 0xc0 ? (c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : 1) : 0;
+             more && (p[1] & 0xc0) == 0x80 && n + 1 < size; more--)
+            out[n++] = (char)*++p;
+    }
+    out[n] = '\0';
+    return out;
+}
+
 static void print_device_text(const device_listing *l)
 {
     const gctx_claim_usage *u = &l->usage;
     char ranges[512], when[32], age[32];
+    char now[96] = "";
+    if (l->claimable)
+        snprintf(now, sizeof now, "; --sms %u can be claimed%s", l->claimable,
+                 l->claimable < u->free_sms ? ", rest takes them all" : "");
     if (l->device >= 0)
         printf("device %d", l->device);
     else
         printf("%s", l->uuid);
-    printf(": %u of %u SMs free (granules %s), %u claim%s; registry %s\n",
+    printf(": %u of %u SMs free (granules %s%s), %u claim%s; registry %s\n",
            u->free_sms, u->sm_count,
-           text_flagged_ranges(u->granule_free, u->nb_granules, ranges, sizeof ranges),
+           text_flagged_ranges(u->granule_free, u->nb_granules, ranges, sizeof ranges), now,
            u->nb_claims, u->nb_claims == 1 ? "" : "s", u->path);
     if (l->nb_claims) {
         printf("  %-8s %-10s %4s %-10s %-19s %7s  %-12s %s\n", "PID", "USER", "SMS", "GRANULES",
                "SINCE", "AGE", "LABEL", "COMMAND");
         for (unsigned i = 0; i < l->nb_claims; i++) {
             const gctx_claim_info *c = &l->claims[i];
-            printf("  %-8d %-10s %4u %-10s %-19s %7s  %-12s %s%s\n", c->pid, c->user, c->sm_count,
+            char user[4 * sizeof c->user], label[4 * sizeof c->label],
+                command[4 * sizeof c->command];
+            printf("  %-8d %-10s %4u %-10s %-19s %7s  %-12s %s%s\n", c->pid,
+                   visible(c->user, user, sizeof user), c->sm_count,
                    text_granule_ranges(c->granules, c->nb_granules, ranges, sizeof ranges),
                    text_local_time(c->since_ns, when, sizeof when),
-                   text_age(c->since_ns, age, sizeof age), c->label[0] ? c->label : "-",
-                   c->command, c->self ? " (this process)" : "");
+                   text_age(c->since_ns, age, sizeof age),
+                   c->label[0] ? visible(c->label, label, sizeof label) : "-",
+                   visible(c->command, command, sizeof command), c->self ? " (this process)" : "");
         }
     }
     unsigned shown = 0; /* a release is no event a user needs told */
@@ -217,8 +256,10 @@ static void print_device_text(const device_listing *l)
             const gctx_claim_event *e = &l->events[i];
             if (e->kind == GCTX_CLAIM_EVENT_RELEASED)
                 continue;
+            char command[4 * sizeof e->command];
             printf("    %s  %-5s pid %d (%s), %u SMs", text_local_time(e->time_ns, when, sizeof when),
-                   event_name(e->kind), e->pid, e->command, e->sm_count);
+                   event_name(e->kind), e->pid, visible(e->command, command, sizeof command),
+                   e->sm_count);
             if (e->kind == GCTX_CLAIM_EVENT_FAULT)
                 printf(": CUDA error %d", e->cuda_result);
             else

@@ -1,12 +1,13 @@
 /* greenctx run [--device N] --sms REQ [--round MODE] [--report FILE.json] [--no-inherit]
- *              [--wait[=S] | --shared] [--label TEXT] [--memory SIZE] -- CMD
+ *              [--wait[=S] | --shared] [--label TEXT] [--memory SIZE]
+ *              [--device-sms partition|physical] -- CMD
  * greenctx run [--device N] --sweep REQ,REQ,... [--round MODE] [--json] [--svg FILE] -- CMD
  *
  * Parses the options (run_options), checks the request (run_check.c), claims the SMs
  * (run_claims.c; with --shared the planner's split instead), then starts CMD with the preload
  * (docs/run.md), which confines every kernel the program launches to a green context on the
- * claimed SMs: by exec, or as a child for --report (run_report_merge.c) and for each size of
- * --sweep (run_sweep.c). Those files never call back into this one. */
+ * claimed SMs, as a child (run_child.c; with --report, run_report_merge.c; for each size of
+ * --sweep, run_sweep.c). Those files never call back into this one. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
@@ -29,7 +30,7 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: greenctx run [--device N] --sms REQ [--round MODE] [--report FILE.json]\n"
             "                    [--no-inherit] [--wait[=SECONDS] | --shared] [--label TEXT]\n"
-            "                    [--memory SIZE] -- CMD [ARGS...]\n"
+            "                    [--memory SIZE] [--device-sms MODE] -- CMD [ARGS...]\n"
             "       greenctx run [--device N] --sweep REQ,REQ,... [--round MODE] [--json]\n"
             "                    [--svg FILE] -- CMD [ARGS...]\n"
             "\n"
@@ -41,7 +42,7 @@ static void usage(FILE *out)
             "  --round MODE   a count the device can't give: strict (default: refuse), down,\n"
             "                 nearest, up\n"
             "  --report FILE  when CMD ends, JSON of every process that used CUDA: device, SMs\n"
-            "                 and their ids, binds redirected, threads\n"
+            "                 and their ids, the SM count it was told, binds redirected, threads\n"
             "  --no-inherit   programs started by a process that used CUDA are not confined\n"
             "                 (wrappers before it, such as env or sh -c, pass confinement on)\n"
             "  --wait[=S]     when the SMs are held by other tenants, queue for them (up to S\n"
@@ -53,13 +54,21 @@ static void usage(FILE *out)
             "                 CUDA_MPS_PINNED_DEVICE_MEM_LIMIT; refused without an MPS daemon\n"
             "  --sweep LIST   run CMD once per size: wall time, speed-up against the smallest\n"
             "                 size and efficiency per SM (--json, --svg FILE)\n"
+            "  --device-sms MODE  the SM count the program is told: partition (default: the\n"
+            "                 device's SM count and SM resource are the partition's, so grids\n"
+            "                 sized by them, persistent kernels and cooperative launches, fit)\n"
+            "                 or physical (the whole device's, as without greenctx run: for a\n"
+            "                 program that indexes per-SM buffers by %%smid, which stays the\n"
+            "                 physical SM id outside MPS and can exceed the partition's count;\n"
+            "                 its kernels sized by the count then run in waves, and persistent\n"
+            "                 ones with a grid barrier hang)\n"
             "When the program can't be confined it does not run: greenctx run exits 1 before\n"
             "starting it, or the program is stopped with exit status %d. Tenants on disjoint\n"
             "claims run side by side only under MPS (greenctx mps start; docs/tenants.md).\n"
-            "A claim (the default) takes whole granules: a count they make (on an H200 15 of\n"
-            "8 SMs and one of 12: after --sms 64, a second tenant gets 68 or rest), a share\n"
-            "or rest; the GROUPs below with 0 or a suffix (:c2, :b) need --shared.\n"
-            "  e.g. greenctx run --sms 64 -- ./server & greenctx run --sms rest -- ./batch\n%s",
+            "A claim (the default) is a count a split gives (as greenctx plan N says; on an\n"
+            "H200 multiples of 8: two tenants of 64 side by side), a share, rest (every free\n"
+            "SM, the 4 left over too) or all; GROUPs with 0 or a suffix (:c2, :b) need --shared.\n"
+            "  e.g. greenctx run --sms 64 -- ./server & greenctx run --sms 64 -- ./batch\n%s",
             GREENCTX_RUN_EXIT_NOT_CONFINED, group_syntax_help);
 }
 
@@ -76,6 +85,7 @@ const greenctx_option greenctx_run_options[] = {
     {"--label", "a text for greenctx ps"},
     {"--memory", "a size such as 16G or 512M"},
     {"--no-inherit", NULL},
+    {"--device-sms", RUN_DEVICE_SMS_VALUES},
     {NULL, NULL},
 };
 
@@ -83,9 +93,10 @@ const greenctx_option greenctx_run_options[] = {
  * follows it is the program's, options or not. */
 static int parse_args(int argc, char **argv, greenctx_tool_options *opts, run_options *a)
 {
-    enum { SMS, SWEEP, ROUND, REPORT, SVG, WAIT, SHARED, LABEL, MEMORY, NO_INHERIT };
+    enum { SMS, SWEEP, ROUND, REPORT, SVG, WAIT, SHARED, LABEL, MEMORY, NO_INHERIT, DEVICE_SMS };
     const greenctx_option *own = greenctx_run_options;
     memset(a, 0, sizeof *a);
+    a->device_sms = RUN_DEVICE_SMS_PARTITION;
     greenctx_args args;
     greenctx_args_begin(&args, argc, argv, opts);
     for (int id; !a->command && (id = greenctx_args_next(&args, own)) != GREENCTX_ARG_END;) {
@@ -117,6 +128,11 @@ static int parse_args(int argc, char **argv, greenctx_tool_options *opts, run_op
         case LABEL: a->label = args.value; break;
         case MEMORY: a->memory = args.value; break;
         case NO_INHERIT: a->no_inherit = 1; break;
+        case DEVICE_SMS:
+            if ((a->device_sms = run_device_sms_parse(args.value)) < 0)
+                return greenctx_args_bad(&args, "--device-sms takes %s; got '%s'",
+                                         own[DEVICE_SMS].value_help, args.value);
+            break;
         }
     }
     a->device = opts->device_given ? opts->device : -1;
@@ -244,24 +260,26 @@ static int run(run_job *job)
     if ((rc = run_take_claims(job, text, plans, nb_plans, &claims)) != GREENCTX_EXIT_OK)
         return rc;
     for (unsigned i = 0; i < nb_plans; i++)
-        fprintf(stderr, "greenctx run: device %d: %u of %u SMs%s\n", plans[i].device,
-                plans[i].sm_count, plans[i].device_sms,
-                run_claim_note(job, &claims, i, note, sizeof note));
-    /* With a report the tool stays the program's parent, to merge it at the end. */
+        fprintf(stderr, "greenctx run: device %d: %u of %u SMs%s; the program is told %u\n",
+                plans[i].device, plans[i].sm_count, plans[i].device_sms,
+                run_claim_note(job, &claims, i, note, sizeof note),
+                job->options.device_sms == RUN_DEVICE_SMS_PHYSICAL ? plans[i].device_sms
+                                                                   : plans[i].sm_count);
+    /* The tool stays the program's parent (with a report, to merge it at the end), so that
+     * a program that ends gives the claims back as released, whether or not it used CUDA
+     * (greenctx run --sms 64 -- true, a shell around the program): an exec'd program that
+     * never joined them left them to be found stale, a false "died". */
     if (job->options.report)
         return run_with_report(job, text, &claims);
-    if (run_set_environment(job, text, &claims) != 0) {
+    pid_t child = run_set_environment(job, text, &claims) == 0
+                      ? run_child_start(job->options.command, 0)
+                      : -1;
+    int status = 0;
+    if (child < 0 || run_child_wait(child, &status) != 0) {
         run_drop_claims(&claims);
         return GREENCTX_EXIT_FAILED;
     }
-    fflush(NULL);
-    /* The claims' locks pass to the program (GCTX_CLAIM_INHERIT): they are its now. */
-    char **command = job->options.command;
-    execvp(command[0], command);
-    int err = errno;
-    run_drop_claims(&claims);
-    return greenctx_tool_error(opts, err == ENOENT ? 127 : 126, "exec", "%s: %s", command[0],
-                               strerror(err));
+    return run_child_end(&claims, status);
 }
 
 int greenctx_cmd_run(int argc, char **argv, greenctx_tool_options *opts)

@@ -1,8 +1,9 @@
 /*
  * A command's contract with the tool: what tools/greenctx.c hands a command (the shared
  * options, the exit codes it returns) and the helpers a command calls to report and to start
- * the driver. Commands that live outside tools/ (bench/) include this and tools/options.h,
- * never tool.h, which is the tool's own: its command table, the generated docs, --sim.
+ * the driver, from the library greenctx_cli (options.c, tool_common.c, sim_option.c,
+ * companion.c) that the tool and greenctx-bench both link. Programs outside tools/ (bench/)
+ * include this and tools/options.h, never tool.h, which is the tool's own.
  */
 #ifndef GREENCTX_TOOL_COMMAND_H
 #define GREENCTX_TOOL_COMMAND_H
@@ -70,5 +71,9 @@ int greenctx_tool_simulated(const greenctx_tool_options *opts);
 /* greenctx_tool_error() with the status's name and gctx_last_error() (or the status string
  * when empty); returns GREENCTX_EXIT_FAILED. */
 int greenctx_tool_fail(const greenctx_tool_options *opts, gctx_status status);
+
+/* A program's exit code from its command's: under --json a failure that printed no document
+ * prints the error document; a failed write of stdout (a full disk, a closed pipe) fails. */
+int greenctx_tool_finish(const greenctx_tool_options *opts, int rc);
 
 #endif

@@ -1,11 +1,8 @@
 /* The greenctx tool: global options, the command table, usage. */
-#include <dlfcn.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "companion.h"
 #include "options.h"
 #include "tool.h"
 
@@ -24,7 +21,8 @@ static const char *command_names_list[16];
 
 /* The one list of commands: the usage, `help COMMAND`, the man page (with each command's
  * --help) and the shell completions (tools/generate.c: the options and words below) are all
- * made from it. bench declares no options here: it is becoming its own program. */
+ * made from it. bench runs greenctx-bench, whose options are its own: the completions offer
+ * the shared ones. */
 static const command commands[] = {
     {"info", greenctx_cmd_info, "the driver, each device's SM rules and the feature matrix",
      greenctx_info_options, NULL, 0},
@@ -186,65 +184,6 @@ int greenctx_tool_command_usage(size_t i, greenctx_tool_options *opts)
 }
 void greenctx_tool_usage(FILE *out) { usage(out); }
 
-static const char *find_sim_library(void);
-
-int greenctx_tool_use_sim(greenctx_tool_options *opts, const char *spec)
-{
-    static char models[256];
-    const char *at = strchr(spec, '@');
-    size_t len = at ? (size_t)(at - spec) : strlen(spec);
-    if (len == 0 || len >= sizeof models)
-        return greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage",
-                                   "--sim needs MODEL[,MODEL...][@DRIVER], e.g. h200@13000; got "
-                                   "'%s' (models: h200 h100 a100 l4 b200)",
-                                   spec);
-    memcpy(models, spec, len);
-    models[len] = '\0';
-    if (at && greenctx_parse_int(at + 1, 2000, 99999, &opts->sim_driver_version) != 0)
-        return greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage",
-                                   "--sim: the driver version after @ is 1000 * major + 10 * "
-                                   "minor, e.g. 13000 for 13.0 or 12050 for 12.5; got '%s'",
-                                   at + 1);
-
-    const char *lib = find_sim_library();
-    if (!lib)
-        return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED,
-                                   gctx_status_name(GCTX_ERROR_NO_DRIVER),
-                                   "--sim: the simulated driver (libgreenctx_sim.so) was not "
-                                   "found next to the tool, in ../lib/greenctx, or in the build "
-                                   "tree; set GREENCTX_SIM_LIBRARY to its path");
-    setenv("GREENCTX_CUDA_LIBRARY", lib, 1);
-    setenv("GREENCTX_SIM_DEVICES", models, 1);
-    if (opts->sim_driver_version) {
-        char version[16];
-        snprintf(version, sizeof version, "%d", opts->sim_driver_version);
-        setenv("GREENCTX_SIM_DRIVER_VERSION", version, 1);
-    }
-    opts->simulated = 1;
-    opts->sim_models = models;
-    opts->sim_library = lib;
-    return GREENCTX_EXIT_OK;
-}
-
-/* The simulated driver's file: $GREENCTX_SIM_LIBRARY, next to the executable, the install
- * layout (<bindir>/../<libdir>/greenctx/), ../lib/greenctx/, then the build tree's (all
- * relative to the executable). */
-static const char *find_sim_library(void)
-{
-    return tool_find_companion("libgreenctx_sim.so", "GREENCTX_SIM_LIBRARY",
-                               GREENCTX_SIM_INSTALL_RELPATH, GREENCTX_SIM_BUILD_RELPATH);
-}
-
-const char *greenctx_tool_sim_models(void)
-{
-    const char *lib = find_sim_library();
-    void *sim = lib ? dlopen(lib, RTLD_NOW | RTLD_LOCAL) : NULL;
-    const char *(*models)(void) = NULL;
-    if (sim)
-        *(void **)&models = dlsym(sim, "gctxsim_models");
-    return models ? models() : NULL; /* the library stays loaded: the text is its */
-}
-
 /* The options only the tool takes, before the command (the two --generate ones make the
  * man page and the completions at build time, and are not in the usage). */
 enum { GLOBAL_VERSION, GLOBAL_VERSION_SHORT, GLOBAL_MAN, GLOBAL_COMPLETION };
@@ -276,23 +215,6 @@ static int print_version(const greenctx_tool_options *opts)
     return GREENCTX_EXIT_OK;
 }
 
-/* What a command's output came to: a failed write (a full disk, `>/dev/full`, a closed pipe)
- * is a failure, not a silent success. */
-static int finish_output(const greenctx_tool_options *opts, int rc)
-{
-    /* Some failures (deep in a benchmark) are told on stderr only: under --json stdout still
-     * gets a document that says the command failed. */
-    if (opts->json && rc != GREENCTX_EXIT_OK && json_documents_begun() == 0)
-        greenctx_json_error(opts->command, rc == GREENCTX_EXIT_USAGE ? "usage" : "failed",
-                            "the command failed; what went wrong is on stderr");
-    if (fflush(stdout) == 0 && !ferror(stdout))
-        return rc;
-    int saved = errno;
-    fprintf(stderr, "greenctx%s%s: could not write the output: %s\n", opts->command ? " " : "",
-            opts->command ? opts->command : "", strerror(saved));
-    return GREENCTX_EXIT_FAILED;
-}
-
 /* 1 when argv[from..] holds long_name or short_name before a lone "--" (after which the
  * words are a program's). */
 static int given(int argc, char **argv, int from, const char *long_name, const char *short_name)
@@ -315,25 +237,26 @@ int main(int argc, char **argv)
     for (;;) {
         int id = greenctx_args_next(&args, global_options);
         if (id == GREENCTX_ARG_STOP)
-            return finish_output(&opts, args.rc);
+            return greenctx_tool_finish(&opts, args.rc);
         if (id == GREENCTX_ARG_HELP) {
             if (opts.json || given(argc, argv, args.next, "--json", "-j"))
-                return finish_output(&opts, help_json(&opts, NULL));
+                return greenctx_tool_finish(&opts, help_json(&opts, NULL));
             usage(stdout);
-            return finish_output(&opts, GREENCTX_EXIT_OK);
+            return greenctx_tool_finish(&opts, GREENCTX_EXIT_OK);
         }
         if (id == GLOBAL_VERSION || id == GLOBAL_VERSION_SHORT)
-            return finish_output(&opts, print_version(&opts));
+            return greenctx_tool_finish(&opts, print_version(&opts));
         if (id == GLOBAL_MAN)
-            return finish_output(&opts, greenctx_generate_man(&opts));
+            return greenctx_tool_finish(&opts, greenctx_generate_man(&opts));
         if (id == GLOBAL_COMPLETION)
-            return finish_output(&opts, greenctx_generate_completion(&opts, args.value));
+            return greenctx_tool_finish(&opts, greenctx_generate_completion(&opts, args.value));
         if (id == GREENCTX_ARG_END) {
             if (!opts.json)
                 usage(stderr);
-            return finish_output(&opts, greenctx_tool_error(&opts, GREENCTX_EXIT_USAGE, "usage",
-                                                            "no command given; commands: %s",
-                                                            command_names()));
+            return greenctx_tool_finish(&opts, greenctx_tool_error(&opts, GREENCTX_EXIT_USAGE,
+                                                                   "usage",
+                                                                   "no command given; commands: %s",
+                                                                   command_names()));
         }
         if (id == GREENCTX_ARG_POSITIONAL)
             break;
@@ -347,9 +270,10 @@ int main(int argc, char **argv)
         /* COMMAND --help --json: the help as a document, as `--json help COMMAND` gives it. */
         if (given(argc, argv, i + 1, "--help", "-h") &&
             (opts.json || given(argc, argv, i + 1, "--json", "-j")))
-            return finish_output(&opts, help_json(&opts, c));
-        return finish_output(&opts, c->run(argc - i, argv + i, &opts));
+            return greenctx_tool_finish(&opts, help_json(&opts, c));
+        return greenctx_tool_finish(&opts, c->run(argc - i, argv + i, &opts));
     }
-    return finish_output(&opts, greenctx_args_bad(&args, "unknown command '%s'; commands: %s",
-                                                  argv[i], command_names()));
+    return greenctx_tool_finish(&opts, greenctx_args_bad(&args,
+                                                         "unknown command '%s'; commands: %s",
+                                                         argv[i], command_names()));
 }

@@ -12,6 +12,7 @@ typedef struct size_row {
     unsigned remainder; /* the SMs those leave */
     gctx_split_path path;
     unsigned granule_sms;
+    unsigned claims; /* how many processes can claim that many at once (gctx_claim_count) */
 } size_row;
 
 /* The plan of `k` groups of `sms`: 0 when the split gives them, else -1. */
@@ -27,8 +28,8 @@ static int plan_equal(gctx_partition *device, unsigned sms, unsigned k, gctx_gro
 }
 
 /* Every count from 1 to the device's SMs that a one-group split gives, with how many fit. */
-static unsigned device_rows(gctx_partition *device, unsigned sm_count, size_row *rows,
-                            gctx_group *groups)
+static unsigned device_rows(int ordinal, gctx_partition *device, unsigned sm_count,
+                            size_row *rows, gctx_group *groups)
 {
     unsigned n = 0;
     gctx_split_plan plan;
@@ -41,6 +42,11 @@ static unsigned device_rows(gctx_partition *device, unsigned sm_count, size_row 
         r->remainder = plan.remainder_sms;
         r->path = plan.path;
         r->granule_sms = plan.granule_sms;
+        char request[16];
+        unsigned claimed = 0;
+        snprintf(request, sizeof request, "%u", sms);
+        if (gctx_claim_count(ordinal, request, GCTX_ROUND_STRICT, &claimed, &r->claims))
+            r->claims = 0;
         for (unsigned k = 2; k * sms <= sm_count && !plan_equal(device, sms, k, groups, &plan);
              k++) {
             r->fit = k;
@@ -79,7 +85,7 @@ int tool_info_sizes(const greenctx_tool_options *opts, const gctx_device_info *d
             free(groups);
             return greenctx_tool_fail(opts, s);
         }
-        unsigned n = device_rows(device, info->sm_count, rows, groups);
+        unsigned n = device_rows(info->ordinal, device, info->sm_count, rows, groups);
         gctx_partition_release(device);
         if (opts->json) {
             json_object(&w, NULL);
@@ -94,6 +100,7 @@ int tool_info_sizes(const greenctx_tool_options *opts, const gctx_device_info *d
                 json_uint(&w, "remainder_sms", rows[i].remainder);
                 json_string(&w, "path", path_word(rows[i].path));
                 json_uint(&w, "granule_sms", rows[i].granule_sms);
+                json_uint(&w, "max_claims", rows[i].claims);
                 json_close(&w);
             }
             json_close(&w);
@@ -101,13 +108,13 @@ int tool_info_sizes(const greenctx_tool_options *opts, const gctx_device_info *d
         } else {
             printf("%sdevice %d: %s, %u SMs\n", d ? "\n" : "", info->ordinal, info->name,
                    info->sm_count);
-            printf("  %5s %11s %9s  %s\n", "SMs", "partitions", "SMs left", "path");
+            printf("  %5s %11s %9s %7s  %s\n", "SMs", "partitions", "SMs left", "claims", "path");
             for (unsigned i = 0; i < n; i++) {
                 char granule[32] = "";
                 if (rows[i].granule_sms)
                     snprintf(granule, sizeof granule, " (granule %u)", rows[i].granule_sms);
-                printf("  %5u %11u %9u  %s%s\n", rows[i].sm_count, rows[i].fit,
-                       rows[i].remainder, path_word(rows[i].path), granule);
+                printf("  %5u %11u %9u %7u  %s%s\n", rows[i].sm_count, rows[i].fit,
+                       rows[i].remainder, rows[i].claims, path_word(rows[i].path), granule);
             }
         }
         free(rows);
@@ -118,7 +125,8 @@ int tool_info_sizes(const greenctx_tool_options *opts, const gctx_device_info *d
     else
         printf("\nSMs: a partition size this driver gives; partitions: how many of that size "
                "one split\ngives at once; SMs left: what they leave (usable, without the "
-               "co-scheduling guarantee).\nAny mix that fits is possible: greenctx plan 24 40 "
+               "co-scheduling guarantee);\nclaims: how many processes can hold that many "
+               "at once (greenctx run --sms; the SMs left\nover go with --sms rest).\nAny mix that fits is possible: greenctx plan 24 40 "
                "rest shows one.\n");
     return GREENCTX_EXIT_OK;
 }

@@ -106,3 +106,12 @@ int run_child_exit(int status)
 {
     return WIFEXITED(status) ? WEXITSTATUS(status) : run_child_raise(WTERMSIG(status));
 }
+
+int run_child_end(run_claims *claims, int status)
+{
+    /* A program killed by a signal leaves its claims to be found stale ("died", the event a
+     * fault's report names under MPS): the tool dies of the same signal holding them. */
+    if (WIFEXITED(status))
+        run_drop_claims(claims);
+    return run_child_exit(status);
+}

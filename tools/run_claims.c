@@ -92,16 +92,13 @@ void run_drop_claims(run_claims *claims)
     memset(claims, 0, sizeof *claims);
 }
 
-/* What the claim asks for: the request as given (a count, a share or rest; claims can give
- * counts a split can't), or every SM of the device for `all`, which is refused while anyone
- * else holds a claim there. */
+/* What the claim asks for: the request as given (a count, a share, rest, or all: every SM
+ * of the device, refused while anyone else holds a claim there). */
 static int take_one(const run_job *job, const char *text, run_device_plan *plan,
                     gctx_claim **claim)
 {
     char request[RUN_MAX_REQUEST], command[256];
     snprintf(request, sizeof request, "%s", text);
-    if (plan->whole)
-        snprintf(request, sizeof request, "%u", plan->device_sms);
     gctx_claim_options options = GCTX_CLAIM_OPTIONS_INIT;
     options.flags = GCTX_CLAIM_INHERIT | (job->options.wait ? GCTX_CLAIM_WAIT : 0u);
     options.timeout_ms = job->options.wait_ms;
@@ -115,8 +112,8 @@ static int take_one(const run_job *job, const char *text, run_device_plan *plan,
         snprintf(why, sizeof why, "%s", gctx_last_error());
         gctx_claim_usage usage = GCTX_CLAIM_USAGE_INIT;
         unsigned count = 0, asked = (unsigned)strtoul(request, NULL, 10);
-        /* Free SMs that can't make the count: granules are whole (on an H200, 64 + 64 can't
-         * both be made of 15 granules of 8 and one of 12). */
+        /* Free SMs that can't make the count: granules are whole, and the SMs left over
+         * from them (4 on an H200) go with rest only. */
         int a_count = request[strspn(request, "0123456789")] == '\0';
         if (a_count &&
             gctx_claim_list(plan->device, NULL, NULL, 0, &count, &usage) == GCTX_SUCCESS &&

@@ -44,6 +44,7 @@ int run_set_environment(const run_job *job, const char *text, const run_claims *
     bad |= job->report_dir[0] ? setenv(GREENCTX_RUN_REPORT_DIR, job->report_dir, 1)
                               : unsetenv(GREENCTX_RUN_REPORT_DIR);
     bad |= o->no_inherit ? setenv(GREENCTX_RUN_INHERIT, "0", 1) : unsetenv(GREENCTX_RUN_INHERIT);
+    bad |= setenv(GREENCTX_RUN_DEVICE_SMS, run_device_sms_name(o->device_sms), 1);
     bad |= claims->variable[0] ? setenv(GREENCTX_RUN_CLAIM, claims->variable, 1)
                                : unsetenv(GREENCTX_RUN_CLAIM);
     bad |= set_memory_limit(job, text);

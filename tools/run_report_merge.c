@@ -251,13 +251,15 @@ int run_with_report(run_job *job, const char *text, run_claims *claims)
         return GREENCTX_EXIT_FAILED;
     }
     int status = 0, waited = run_child_wait(child, &status);
-    /* The program and its processes are done with the SMs: the tool's hold goes too. */
-    run_drop_claims(claims);
+    if (waited != 0)
+        run_drop_claims(claims);
     int merged = waited == 0 ? merge(job, (long)child, text) : -1;
     remove_dir(dir);
     if (waited != 0)
         return GREENCTX_EXIT_FAILED;
-    if (merged != 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+    if (merged != 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+        run_drop_claims(claims);
         return GREENCTX_EXIT_FAILED;
-    return run_child_exit(status);
+    }
+    return run_child_end(claims, status);
 }

@@ -8,7 +8,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "bench_progress.h"
+#include "progress.h"
 #include "chart_axis.h"
 #include "run_tool.h"
 
@@ -218,8 +218,8 @@ static int sweep(run_job *job, sweep_point *pts)
                                    job->options.svg, strerror(errno));
     unsigned smallest = 0;
     int failed = 0;
-    bench_progress progress;
-    bench_progress_begin(&progress, "greenctx run --sweep", n);
+    progress_meter progress;
+    progress_begin(&progress, "greenctx run --sweep", n);
     for (unsigned i = 0; i < n; i++) {
         /* Each size is claimed for its run, and given back before the next one. */
         run_claims claims;
@@ -230,7 +230,7 @@ static int sweep(run_job *job, sweep_point *pts)
             return rc;
         }
         pts[i].plan = pts[i].plans[0];
-        bench_progress_step(&progress, "%s on %u of %u SMs%s", job->options.command[0],
+        progress_step(&progress, "%s on %u of %u SMs%s", job->options.command[0],
                             pts[i].plan.sm_count, pts[i].plan.device_sms,
                             run_claim_note(job, &claims, 0, note, sizeof note));
         int sig = 0, ran = run_once(job, &pts[i], &claims);

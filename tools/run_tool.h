@@ -20,6 +20,7 @@ typedef struct run_options {
     const char *round;      /* --round MODE, or NULL */
     const char *report;     /* --report FILE.json as given, or NULL */
     int no_inherit;         /* --no-inherit */
+    int device_sms;         /* --device-sms: RUN_DEVICE_SMS_PARTITION (default) or _PHYSICAL */
     int shared;             /* --shared: no claim, the SMs may be shared with other tenants */
     int wait;               /* --wait[=SECONDS] given */
     int wait_ms;            /* its timeout; -1: forever */
@@ -102,6 +103,9 @@ int run_child_raise(int sig);
 /* The tool's exit code for the child's status: its exit status; for a signal, the same signal
  * raised in the tool (run_child_raise). */
 int run_child_exit(int status);
+/* The program ended with status: the claims given back when it exited (released; killed by a
+ * signal, they are left to be found stale: "died"), then run_child_exit. */
+int run_child_end(run_claims *claims, int status);
 
 /* ---- run_report_merge.c ---- */
 

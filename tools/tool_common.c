@@ -1,5 +1,6 @@
 /* Helpers every command shares: errors (text and JSON), the start banner. */
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,4 +157,21 @@ int greenctx_tool_simulated(const greenctx_tool_options *opts)
     const char *path = gctx_driver_path();
     const char *name = path ? strrchr(path, '/') : NULL;
     return opts->simulated || (path && strstr(name ? name + 1 : path, "libgreenctx_sim"));
+}
+
+/* What a command's output came to: a failed write (a full disk, `>/dev/full`, a closed pipe)
+ * is a failure, not a silent success. */
+int greenctx_tool_finish(const greenctx_tool_options *opts, int rc)
+{
+    /* Some failures (deep in a benchmark) are told on stderr only: under --json stdout still
+     * gets a document that says the command failed. */
+    if (opts->json && rc != GREENCTX_EXIT_OK && json_documents_begun() == 0)
+        greenctx_json_error(opts->command, rc == GREENCTX_EXIT_USAGE ? "usage" : "failed",
+                            "the command failed; what went wrong is on stderr");
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return rc;
+    int saved = errno;
+    fprintf(stderr, "greenctx%s%s: could not write the output: %s\n", opts->command ? " " : "",
+            opts->command ? opts->command : "", strerror(saved));
+    return GREENCTX_EXIT_FAILED;
 }

@@ -19,7 +19,8 @@ from ._errors import (BusyError, DriverError, Error, InsufficientSMsError,
                       InvalidArgumentError, InvalidHandleError, NoDeviceError, NoDriverError,
                       OutOfMemoryError, RegistryError, UnsupportedError, check)
 from .cache import CacheStats, cache_limit, cache_stats, set_cache_limit, trim_cache
-from .claim import Claim, ClaimEvent, ClaimInfo, MpsInfo, claim, claim_events, claims, mps_info
+from .claim import (Claim, ClaimEvent, ClaimInfo, MpsInfo, claim, claim_count, claim_events, claims,
+                    mps_info)
 from .context import GreenContext
 from .controller import Controller, Decision, Workload
 from .layouts import Layouts
@@ -34,11 +35,12 @@ __all__ = [
     "Rounding", "DeviceInfo", "Error", "InvalidArgumentError", "InsufficientSMsError",
     "UnsupportedError", "NoDriverError", "NoDeviceError", "InvalidHandleError", "DriverError",
     "OutOfMemoryError", "driver_version", "driver_path", "device_count", "device_info",
+    "current_sm_count",
     "features", "library_path", "ReleaseFailures", "release_failures",
     "retry_release_failures", "Layouts", "CacheStats", "cache_stats", "cache_limit",
     "set_cache_limit", "trim_cache", "Controller", "Workload", "Decision", "BusyError",
-    "RegistryError", "Claim", "ClaimInfo", "ClaimEvent", "MpsInfo", "claim", "claims",
-    "claim_events", "mps_info", "simulate",
+    "RegistryError", "Claim", "ClaimInfo", "ClaimEvent", "MpsInfo", "claim", "claim_count",
+    "claims", "claim_events", "mps_info", "simulate",
 ]
 
 
@@ -56,6 +58,16 @@ def driver_path() -> str:
 def device_count() -> int:
     out = ctypes.c_int()
     check(lib.gctx_device_count(ctypes.byref(out)))
+    return out.value
+
+
+def current_sm_count() -> int:
+    """The SMs the calling thread's current CUDA context runs on: a green context's partition
+    when one is current (`ctx.set_context()`, its `cu_context` pushed), else the device's;
+    under `greenctx run`, the program's partition. What a persistent kernel's grid is sized by
+    (docs/python.md). DriverError when no context is current."""
+    out = ctypes.c_uint()
+    check(lib.gctx_current_sm_count(ctypes.byref(out)))
     return out.value
 
 

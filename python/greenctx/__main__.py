@@ -11,7 +11,9 @@ from ._capi import PACKAGED_TOOL
 def main() -> None:
     if not os.access(PACKAGED_TOOL, os.X_OK):
         sys.exit(f"greenctx: the package's build of the tool is missing ({PACKAGED_TOOL}): "
-                 "install greenctx with pip (pip install greenctx, or pip install <checkout>)")
+                 "install greenctx with pip from its wheel (scripts/build_wheel.sh in a "
+                 "checkout builds it) or from a checkout (pip install /path/to/greenctx); "
+                 "greenctx is not on PyPI")
     os.execv(PACKAGED_TOOL, ["greenctx", *sys.argv[1:]])
 
 

@@ -206,6 +206,7 @@ SIGNATURES = {
     "gctx_feature_reason": (ctypes.c_char_p, [c_int]),
     "gctx_feature_name": (ctypes.c_char_p, [c_int]),
     "gctx_device_count": (status, [_p(c_int)]),
+    "gctx_current_sm_count": (status, [_p(c_uint)]),
     "gctx_device_get_info": (status, [c_int, _p(DeviceInfo)]),
     "gctx_partition_from_device": (status, [c_int, handle_out]),
     "gctx_partition_get_info": (status, [handle, _p(PartitionInfo)]),
@@ -272,6 +273,7 @@ SIGNATURES = {
     "gctx_controller_predict": (status, [handle, c_uint, c_uint, _p(ctypes.c_double)]),
     "gctx_claim_acquire": (status, [c_int, ctypes.c_char_p, _p(ClaimOptions), handle_out]),
     "gctx_claim_retain": (handle, [handle]),
+    "gctx_claim_count": (status, [c_int, ctypes.c_char_p, c_int, _p(c_uint), _p(c_uint)]),
     "gctx_claim_release": (None, [handle]),
     "gctx_claim_partition": (status, [handle, handle_out]),
     "gctx_claim_context": (status, [handle, _p(ContextOptions), handle_out]),
@@ -306,9 +308,10 @@ def load(path=None):
         lib = ctypes.CDLL(path)
     except OSError as e:
         hint = ("" if os.environ.get("GREENCTX_LIBRARY") else
-                " (the package's own build of the C library is missing: install greenctx with"
-                " `pip install greenctx` or `pip install <checkout>` (-e for an editable one),"
-                " or set GREENCTX_LIBRARY to a libgreenctx.so)")
+                " (the package's own build of the C library is missing: install greenctx's"
+                " wheel (scripts/build_wheel.sh builds it; greenctx is not on PyPI) or"
+                " `pip install /path/to/checkout` (-e for an editable one), or set"
+                " GREENCTX_LIBRARY to a libgreenctx.so)")
         raise ImportError(f"greenctx: cannot load the C library {path}: {e}{hint}") from e
     for name, (restype, argtypes) in SIGNATURES.items():
         fn = getattr(lib, name)

@@ -7,7 +7,9 @@ collector otherwise. Releasing in any order is safe.
 from __future__ import annotations
 
 import ctypes
+import numbers
 import operator
+import os
 import sys
 from typing import Any, ClassVar
 
@@ -129,6 +131,41 @@ def count(name, value):
     if v > UINT_MAX:
         raise ValueError(f"{name} must be below 2**32, got {v}")
     return v
+
+
+def real(name, value):
+    """A real number argument as the C double it becomes; TypeError for anything else (a str
+    is not read as a number). Its range is the C library's to check."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__} "
+                        f"{value!r:.60}")
+    return float(value)
+
+
+def text(name, value):
+    """A str argument as the C string it becomes (UTF-8): TypeError for another type,
+    ValueError for an embedded NUL (C would end the text there) or a lone surrogate."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, got {type(value).__name__} {value!r:.60}")
+    if "\0" in value:
+        raise ValueError(f"{name} has an embedded NUL (\\x00): C would end it there")
+    try:
+        return value.encode()
+    except UnicodeEncodeError as e:
+        raise ValueError(f"{name} is not encodable as UTF-8: {e.reason} at {e.start}") from None
+
+
+def path(name, value):
+    """A str or os.PathLike argument as the C string it becomes (the file system's encoding);
+    TypeError for another type, ValueError for an embedded NUL."""
+    try:
+        raw = os.fsencode(value)
+    except TypeError:
+        raise TypeError(f"{name} must be a str or os.PathLike, got {type(value).__name__} "
+                        f"{value!r:.60}") from None
+    if b"\0" in raw:
+        raise ValueError(f"{name} has an embedded NUL (\\x00): C would end it there")
+    return raw
 
 
 def driver_handle(name, value):

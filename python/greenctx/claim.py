@@ -10,12 +10,14 @@ greenctx.claims() lists every claim of a device, as `greenctx ps` does. Isolatio
 processes needs MPS (greenctx.mps_info()); claims are cooperative, not a security boundary.
 """
 import ctypes
+import math
+import numbers
 from dataclasses import dataclass
 
 from . import _capi
 from ._capi import lib
 from ._errors import BusyError, check
-from ._object import Handle, count, device_ordinal
+from ._object import Handle, count, device_ordinal, path, text
 from .context import GreenContext
 from .partition import _ROUNDING_VALUES, Rounding, SMPartition
 
@@ -27,7 +29,32 @@ def _request(num_sms, request):
     if (num_sms is None) == (request is None):
         raise ValueError("give num_sms (a count) or request (\"16\", \"25%\" or \"rest\"), "
                          "not both")
-    return str(count("num_sms", num_sms)) if request is None else str(request)
+    return str(count("num_sms", num_sms)).encode() if request is None else text("request",
+                                                                                  request)
+
+
+_INT_MAX = 2**31 - 1  # gctx_claim_options.timeout_ms is a C int
+
+
+def _timeout_ms(timeout):
+    """Seconds (None: forever) as the C field's milliseconds; the range is C's rule, what is
+    checked here is only what the conversion could change the meaning of."""
+    if timeout is None:
+        return -1
+    if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real):
+        raise TypeError(f"timeout must be a number of seconds or None, got "
+                        f"{type(timeout).__name__} {timeout!r:.60}")
+    if math.isnan(timeout) or timeout < 0:
+        raise ValueError(f"timeout must be seconds >= 0 (None: wait forever), got {timeout!r}")
+    ms = timeout * 1000
+    if ms > _INT_MAX:
+        raise ValueError(f"timeout={timeout!r} s is beyond the C field: at most "
+                         f"{_INT_MAX / 1000} s (None: wait forever)")
+    ms = round(ms)
+    if timeout > 0 and ms == 0:
+        raise ValueError(f"timeout={timeout!r} s is below the 1 ms the C library counts in: "
+                         f"give 0 (no wait) or at least 0.0005")
+    return ms
 
 
 _PRIORITIES = {"throughput": _capi.GCTX_CLAIM_PRIORITY_THROUGHPUT,
@@ -48,15 +75,15 @@ def _options(wait, timeout, rounding="strict", label=None, runtime_dir=None, pri
     o.priority = priority
     if wait:
         o.flags |= _capi.GCTX_CLAIM_WAIT
-        o.timeout_ms = -1 if timeout is None else int(timeout * 1000)
+        o.timeout_ms = _timeout_ms(timeout)
     elif timeout is not None:
         raise ValueError("timeout needs wait=True")
     if rounding not in _ROUNDING_VALUES:  # a Rounding or its string (they hash alike)
         raise ValueError(f"rounding must be one of {[r.value for r in Rounding]}, "
                          f"got {rounding!r}")
     o.rounding = _ROUNDING_VALUES[rounding]
-    o.label = label.encode() if label else None
-    o.runtime_dir = runtime_dir.encode() if runtime_dir else None
+    o.label = None if label is None else text("label", label) or None
+    o.runtime_dir = None if runtime_dir is None else path("runtime_dir", runtime_dir) or None
     return o
 
 
@@ -108,7 +135,7 @@ class Claim(Handle):
         options = _options(wait, timeout, rounding, label, runtime_dir, self._priority)
         out = ctypes.c_void_p()
         check(lib.gctx_claim_acquire(device_ordinal(device_id),
-                                     _request(num_sms, request).encode(),
+                                     _request(num_sms, request),
                                      ctypes.byref(options), ctypes.byref(out)))
         self._h = out.value
 
@@ -145,7 +172,7 @@ class Claim(Handle):
         if priority is not None:
             self._priority = _priority(priority)
         options = _options(wait, timeout, rounding, priority=self._priority)
-        check(lib.gctx_claim_resize(self._handle, _request(num_sms, request).encode(),
+        check(lib.gctx_claim_resize(self._handle, _request(num_sms, request),
                                     ctypes.byref(options), None))
 
     def pressure(self):
@@ -182,7 +209,8 @@ class Claim(Handle):
     @classmethod
     def join(cls, token, device_id=None):
         out = ctypes.c_void_p()
-        check(lib.gctx_claim_join(device_ordinal(device_id), token.encode(), ctypes.byref(out)))
+        check(lib.gctx_claim_join(device_ordinal(device_id), text("token", token),
+                                  ctypes.byref(out)))
         self = cls._wrap(out.value)
         self._context, self._priority = None, _capi.GCTX_CLAIM_PRIORITY_THROUGHPUT
         return self
@@ -210,16 +238,28 @@ def claim(num_sms=None, *, request=None, wait=False, timeout=None, device_id=Non
                  rounding=rounding, label=label, runtime_dir=runtime_dir, priority=priority)
 
 
+def claim_count(num_sms=None, *, request=None, device_id=None, rounding="strict"):
+    """What claim() would make of a request, claiming nothing: (SMs, how many such claims the
+    device holds at once); (0, 0) for "rest". The C library's one rule for claimable counts
+    (gctx_claim_count), as greenctx info --sizes, plan and run give it. Raises
+    InsufficientSMsError naming the nearest counts for a count no split gives."""
+    sms, at_once = ctypes.c_uint(), ctypes.c_uint()
+    rounding_value = _options(False, None, rounding).rounding
+    check(lib.gctx_claim_count(device_ordinal(device_id), _request(num_sms, request),
+                               rounding_value, ctypes.byref(sms), ctypes.byref(at_once)))
+    return sms.value, at_once.value
+
+
 def claims(device_id=None, runtime_dir=None):
     """Every live claim of a device (stale ones are removed first, never shown)."""
     device = device_ordinal(device_id)
-    path = runtime_dir.encode() if runtime_dir else None
+    where = None if runtime_dir is None else path("runtime_dir", runtime_dir) or None
     n = ctypes.c_uint()
-    check(lib.gctx_claim_list(device, path, None, 0, ctypes.byref(n), None))
+    check(lib.gctx_claim_list(device, where, None, 0, ctypes.byref(n), None))
     capacity = n.value + 8  # room for claims made meanwhile
     out = (_capi.ClaimInfo * capacity)()
     out[0].size = ctypes.sizeof(_capi.ClaimInfo)  # the array's layout: its first element's
-    check(lib.gctx_claim_list(device, path, out, capacity, ctypes.byref(n), None))
+    check(lib.gctx_claim_list(device, where, out, capacity, ctypes.byref(n), None))
     return [ClaimInfo._of(out[i]) for i in range(min(n.value, capacity))]
 
 
@@ -229,8 +269,8 @@ def claim_events(device_id=None, runtime_dir=None):
     out = (_capi.ClaimEvent * capacity)()
     out[0].size = ctypes.sizeof(_capi.ClaimEvent)
     n = ctypes.c_uint()
-    check(lib.gctx_claim_events(device_ordinal(device_id),
-                                runtime_dir.encode() if runtime_dir else None, out, capacity,
+    where = None if runtime_dir is None else path("runtime_dir", runtime_dir) or None
+    check(lib.gctx_claim_events(device_ordinal(device_id), where, out, capacity,
                                 ctypes.byref(n)))
     return [ClaimEvent(_EVENT_KINDS[e.kind], e.time_ns, e.pid, e.command.decode(errors="replace"),
                        e.cuda_result, e.sm_count) for e in out[:min(n.value, capacity)]]

@@ -17,7 +17,7 @@ from typing import Dict, Sequence, Tuple
 from ._capi import (GCTX_WORKLOAD_LATENCY, GCTX_WORKLOAD_THROUGHPUT, ControllerDecision,
                     ControllerOptions, Workload as _CWorkload, lib)
 from ._errors import check
-from ._object import Handle, count
+from ._object import Handle, count, real
 
 
 @dataclass(frozen=True)
@@ -78,22 +78,26 @@ class Controller(Handle):
         for i, w in enumerate(workloads):
             points = sorted(w.prior.items())
             sms = (ctypes.c_uint * len(points))(*[count("prior SM counts", s) for s, _ in points])
-            steps = (ctypes.c_double * len(points))(*[float(t) for _, t in points])
+            steps = (ctypes.c_double * len(points))(*[real("prior step times", t) for _, t in points])
             keep += [sms, steps]
             c = _CWorkload()
-            c.kind, c.target_s, c.floor_per_s = w.kind, float(w.target_s), float(w.floor_per_s)
+            c.kind, c.target_s = w.kind, real("target_s", w.target_s)
+            c.floor_per_s = real("floor_per_s", w.floor_per_s)
             c.nb_points, c.prior_sms, c.prior_step_s = len(points), sms, steps
-            c.ref_demand, c.demand_weight = float(w.ref_demand), float(w.demand_weight)
-            c.bytes_per_step = float(w.bytes_per_step)
+            c.ref_demand = real("ref_demand", w.ref_demand)
+            c.demand_weight = real("demand_weight", w.demand_weight)
+            c.bytes_per_step = real("bytes_per_step", w.bytes_per_step)
             c_workloads[i] = c
         flat = [count("candidate SM counts", v) for row in rows for v in row]
         c_rows = (ctypes.c_uint * max(len(flat), 1))(*flat)
         options = ControllerOptions()
         options.device_sms = count("device_sms", device_sms)
-        options.hbm_bytes_per_s, options.hysteresis = float(hbm_bytes_per_s), float(hysteresis)
+        options.hbm_bytes_per_s = real("hbm_bytes_per_s", hbm_bytes_per_s)
+        options.hysteresis = real("hysteresis", hysteresis)
         options.dwell = count("dwell", dwell)
-        options.learning_rate, options.latency_margin = float(learning_rate), float(latency_margin)
-        options.shared_slowdown = float(shared_slowdown)
+        options.learning_rate = real("learning_rate", learning_rate)
+        options.latency_margin = real("latency_margin", latency_margin)
+        options.shared_slowdown = real("shared_slowdown", shared_slowdown)
         options.disjoint = 1 if disjoint else 0
         out = ctypes.c_void_p()
         check(lib.gctx_controller_create(c_workloads, len(workloads), c_rows, len(rows),
@@ -108,11 +112,11 @@ class Controller(Handle):
 
     def set_demand(self, workload: int, demand: float) -> None:
         check(lib.gctx_controller_set_demand(self._handle, count("workload", workload),
-                                             float(demand)))
+                                             real("demand", demand)))
 
     def observe(self, workload: int, step_s: float) -> None:
         check(lib.gctx_controller_observe(self._handle, count("workload", workload),
-                                          float(step_s)))
+                                          real("step_s", step_s)))
 
     def predict(self, candidate: int, workload: int) -> float:
         out = ctypes.c_double()

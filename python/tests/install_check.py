@@ -57,6 +57,7 @@ def main(checkout, workdir, editable=True):
            if not k.startswith("GREENCTX_") and k not in ("PYTHONPATH",)}
     env["PIP_ROOT_USER_ACTION"] = "ignore"
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    env["GREENCTX_RUNTIME_DIR"] = os.path.join(workdir, "runtime")  # not the user's registry
 
     # 1. pip install <checkout> --target: this Python builds it (setuptools 77+, CMake).
     isolation = ["--no-build-isolation"] if has_setuptools_77() else []

@@ -217,3 +217,19 @@ def test_destroyed_context_says_so():
     with pytest.raises(RuntimeError, match="GreenContext has been destroyed"):
         ctx.Stream()
     assert "destroyed" in repr(ctx)
+
+
+def test_current_sm_count_follows_the_current_context(no_torch):
+    ctx = GreenContext(num_sms=16)
+    before = _driver.current_context()
+    _driver.push_context(ctx.cu_context)
+    try:
+        assert greenctx.current_sm_count() == 16
+    finally:
+        _driver.pop_context()
+    assert _driver.current_context() == before
+    if before is None:
+        with pytest.raises(greenctx.DriverError, match="no context is current"):
+            greenctx.current_sm_count()
+    else:
+        assert greenctx.current_sm_count() == greenctx.device_info(0).sm_count

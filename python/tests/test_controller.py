@@ -65,3 +65,32 @@ def test_disjoint_workloads_keep_to_their_rows():
     with pytest.raises(greenctx.InvalidArgumentError, match="all zeros"):
         Controller([Workload.latency(0.020, DECODE), Workload.throughput(PREFILL)],
                    [(0, 0), (64, 68)], device_sms=132, disjoint=True)
+
+
+def test_an_absurd_observation_is_refused_and_the_target_still_met():
+    """issue 28 m5: observe(0, 1e307) with learning_rate=1 made the latency prediction NaN,
+    and the workload was then judged idle and moved to 16 SMs."""
+    ctl = Controller([Workload.latency(0.020, {16: 0.060, 64: 0.015, 132: 0.010}),
+                      Workload.throughput({16: 0.1, 132: 0.0125})],
+                     [(16, 116), (64, 68)], device_sms=132, learning_rate=1.0, disjoint=True)
+    assert ctl.decide().sm_counts == (64, 68)
+    with pytest.raises(greenctx.InvalidArgumentError, match="more than 1000 times"):
+        ctl.observe(0, 1e307)
+    ctl.observe(0, 0.015)
+    for _ in range(4):
+        d = ctl.decide()
+    assert d.sm_counts == (64, 68) and d.unmet == ()
+    assert 0 < d.predicted_step_s[0] < 1
+
+
+def test_numbers_are_numbers():
+    ctl = make()
+    ctl.decide()
+    with pytest.raises(TypeError, match="demand must be a real number, got str '1'"):
+        ctl.set_demand(0, "1")
+    with pytest.raises(TypeError, match="step_s must be a real number, got str"):
+        ctl.observe(0, "0.01")
+    with pytest.raises(TypeError, match="prior step times must be a real number, got str"):
+        Controller([Workload.latency(0.02, {16: "x"})], [(16,)])
+    with pytest.raises(TypeError, match="hysteresis must be a real number, got bool"):
+        Controller([Workload.latency(0.02, {16: 0.05})], [(16,)], hysteresis=True)

@@ -16,6 +16,8 @@ long (*calls)(const char *);
 void (*reset)(void);
 void (*fail_after)(const char *, int, int);
 const char *(*config_error)(void);
+int (*kernel_model)(const char *, gctxsim_work_fn, void *);
+int (*last_launch)(unsigned long long *, unsigned long long *);
 
 int passed, failed;
 
@@ -77,8 +79,10 @@ void load(const char *path)
     *(void **)&reset = dlsym(lib, "gctxsim_reset");
     *(void **)&fail_after = dlsym(lib, "gctxsim_fail_after");
     *(void **)&config_error = dlsym(lib, "gctxsim_config_error");
+    *(void **)&kernel_model = dlsym(lib, "gctxsim_kernel_model");
+    *(void **)&last_launch = dlsym(lib, "gctxsim_last_launch");
     if (!get_proc || !live || !res_ids || !green_ids || !stream_ids || !calls || !reset ||
-        !fail_after || !config_error) {
+        !fail_after || !config_error || !kernel_model || !last_launch) {
         fprintf(stderr, "%s lacks an exported symbol\n", path);
         exit(2);
     }

@@ -6,8 +6,8 @@
  *  1. fidelity: every line of the .txt files in TESTDATA_DIR is a measurement of the real H200 driver; the
  *     same operation is run on the simulator, printed in the same format and compared as text;
  *  2. behaviour the measurements do not cover: version gating, 13.1+ splits, workqueues,
- *     locality, faults, handle validation, bench elastic's kernel model, threads and live-object
- *     accounting.
+ *     locality, faults, handle validation, kernels registered with a cost model, co-residency
+ *     (occupancy, cooperative launches, persistent grids), threads and live-object accounting.
  * Ends with "sim_reproduces_h200: N passed, M failed" and exits non-zero on any failure.
  */
 #include <stdio.h>
@@ -44,7 +44,8 @@ int main(int argc, char **argv)
     check_loading();
     check_structured_split();
     check_errors_and_faults();
-    check_elastic_model();
+    check_kernel_model();
+    check_co_residency();
     check_threads();
 
     printf("sim_reproduces_h200: %d passed, %d failed\n", passed, failed);

@@ -5,7 +5,7 @@
  * every entry point), with the simulator's test hooks beside it; helpers.c makes the splits and
  * contexts every check uses. The replays of the H200's measurements (replay*.c) and the checks
  * of behaviour they do not cover (loading.c, structured_split.c, faults.c, threads.c,
- * elastic_model.c) each have a file of their own.
+ * kernel_model.c, co_residency.c) each have a file of their own.
  */
 #ifndef GREENCTX_SIM_SELFTEST_H
 #define GREENCTX_SIM_SELFTEST_H
@@ -32,6 +32,8 @@ extern long (*calls)(const char *);
 extern void (*reset)(void);
 extern void (*fail_after)(const char *, int, int);
 extern const char *(*config_error)(void);
+extern int (*kernel_model)(const char *, gctxsim_work_fn, void *);
+extern int (*last_launch)(unsigned long long *, unsigned long long *);
 
 extern int passed, failed;
 
@@ -86,6 +88,7 @@ void check_loading(void);          /* loading.c */
 void check_structured_split(void); /* structured_split.c */
 void check_errors_and_faults(void); /* faults.c */
 void check_threads(void);          /* threads.c */
-void check_elastic_model(void);    /* elastic_model.c */
+void check_kernel_model(void);     /* kernel_model.c */
+void check_co_residency(void);     /* co_residency.c */
 
 #endif

@@ -1,20 +1,27 @@
-/* Progress lines with a time estimate (bench_progress.h). */
+/* Progress lines with a time estimate (progress.h). */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <time.h>
 
-#include "bench.h"
-#include "bench_progress.h"
+#include "progress.h"
 
-void bench_progress_begin(bench_progress *p, const char *what, unsigned total)
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+}
+
+void progress_begin(progress_meter *p, const char *what, unsigned total)
 {
     p->what = what;
     p->total = total;
     p->done = 0;
-    p->start_us = bench_now_us();
+    p->start_us = now_us();
 }
 
-const char *bench_progress_left(double elapsed_s, unsigned done, unsigned total, char *buf,
+const char *progress_left(double elapsed_s, unsigned done, unsigned total, char *buf,
                                 unsigned size)
 {
     buf[0] = '\0';
@@ -28,14 +35,14 @@ const char *bench_progress_left(double elapsed_s, unsigned done, unsigned total,
     return buf;
 }
 
-void bench_progress_step(bench_progress *p, const char *fmt, ...)
+void progress_step(progress_meter *p, const char *fmt, ...)
 {
     char step[256], left[64];
     va_list args;
     va_start(args, fmt);
     vsnprintf(step, sizeof step, fmt, args);
     va_end(args);
-    bench_progress_left((bench_now_us() - p->start_us) * 1e-6, p->done, p->total, left,
+    progress_left((now_us() - p->start_us) * 1e-6, p->done, p->total, left,
                         sizeof left);
     p->done++;
     fprintf(stderr, "%s [%u/%u] %s%s\n", p->what, p->done, p->total, step, left);

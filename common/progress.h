@@ -1,24 +1,24 @@
 /* Progress of a long run on stderr: "greenctx bench: isolation [3/14] ... (about 40 s
  * left)", the estimate from the steps done so far. */
-#ifndef GREENCTX_BENCH_PROGRESS_H
-#define GREENCTX_BENCH_PROGRESS_H
+#ifndef GREENCTX_PROGRESS_H
+#define GREENCTX_PROGRESS_H
 
-typedef struct bench_progress {
+typedef struct progress_meter {
     const char *what;  /* "greenctx bench: isolation" */
     unsigned total, done;
     double start_us;
-} bench_progress;
+} progress_meter;
 
-void bench_progress_begin(bench_progress *p, const char *what, unsigned total);
+void progress_begin(progress_meter *p, const char *what, unsigned total);
 /* Starts the next step: prints "WHAT [k/N] STEP" and, after the first step, the time left. */
-void bench_progress_step(bench_progress *p, const char *fmt, ...)
+void progress_step(progress_meter *p, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
 /* "about 40 s left" or "about 3 min left" from the elapsed time of `done` of `total` steps;
  * "" before any step is done. Into buf; returns buf. */
-const char *bench_progress_left(double elapsed_s, unsigned done, unsigned total, char *buf,
+const char *progress_left(double elapsed_s, unsigned done, unsigned total, char *buf,
                                 unsigned size);
 
 #endif

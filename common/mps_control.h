@@ -1,0 +1,45 @@
+/*
+ * An MPS control daemon with its own pipe and log directories: finding the control program,
+ * running it, and asking whether a daemon answers. `greenctx mps` (the user's daemon under the
+ * runtime directory) and greenctx-bench tenants (the run's own daemon) both drive it through
+ * this. It only runs `nvidia-cuda-mps-control` (GREENCTX_MPS_CONTROL: another program, for
+ * tests) with CUDA_MPS_PIPE_DIRECTORY and CUDA_MPS_LOG_DIRECTORY set: the GPU's compute mode
+ * and every other setting stay as they are.
+ */
+#ifndef GREENCTX_MPS_CONTROL_H
+#define GREENCTX_MPS_CONTROL_H
+
+#include <limits.h>
+#include <stddef.h>
+
+#define MPS_CONTROL_NAME "nvidia-cuda-mps-control"
+
+typedef struct mps_control {
+    char pipe_dir[PATH_MAX];
+    char log_dir[PATH_MAX];
+    char program[PATH_MAX]; /* the control program, "" when none was found */
+    const char *why_none;   /* then why, for a message */
+    char pipe_var[PATH_MAX + 32], log_var[PATH_MAX + 32], start_log[PATH_MAX + 32];
+    char **envp;            /* this environment with the two directories: the program's */
+} mps_control;
+
+/* The daemon of pipe_dir and log_dir (copied): its control program found (program "" with
+ * why_none when not) and its environment made. -1 when a path is too long or out of memory
+ * (nothing to close); else 0, and mps_control_close frees it. */
+int mps_control_open(mps_control *m, const char *pipe_dir, const char *log_dir);
+void mps_control_close(mps_control *m);
+
+/* Runs the control program with input on its stdin (its output, up to size, in output), or
+ * with NULL as `-d`, the daemon, whose stdout and stderr go to <log_dir>/greenctx-start.log so
+ * that it holds no end of the caller's output. Its exit status, -1 when it did not run.
+ * Async-signal-safe (a signal handler may quit the daemon): flush stdio first. */
+int mps_control_run(const mps_control *m, const char *input, char *output, size_t size);
+
+/* 1 when a daemon answers on m's pipe directory, as the library sees it for a client there
+ * (gctx_mps_get_info); the caller's CUDA_MPS_PIPE_DIRECTORY is left as it was. */
+int mps_control_answers(const mps_control *m);
+
+/* Waits up to ms milliseconds until mps_control_answers says `running`; 0 when it did. */
+int mps_control_wait(const mps_control *m, int running, int ms);
+
+#endif

@@ -1,0 +1,196 @@
+/* Registry files as hostile input: a registry directory may be shared with other users, so
+ * every file in it is opened relative to the directory's descriptor, never through a symbolic
+ * link, never blocking (a FIFO named like a claim), close-on-exec, and checked with fstat
+ * before use; new files are created O_EXCL and whole files are replaced by rename. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "claim.h"
+
+#define OPEN_FLAGS (O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+
+long long gctx__now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return (long long)t.tv_sec * 1000000000ll + t.tv_nsec;
+}
+
+long long gctx__monotonic_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)t.tv_sec * 1000000000ll + t.tv_nsec;
+}
+
+const char *gctx__file_error(int err)
+{
+    switch (err) {
+    case ELOOP:
+        return "it is a symbolic link";
+    case GCTX__ENOTREG:
+        return "it is not a regular file";
+    case EPERM:
+        return "it is owned by another user";
+    case EMLINK:
+        return "it has other hard links";
+    default:
+        return strerror(err);
+    }
+}
+
+int gctx__file_check(int fd, uid_t owner, int one_link, struct stat *st)
+{
+    struct stat own;
+    struct stat *s = st ? st : &own;
+    int err = 0;
+    if (fstat(fd, s) != 0)
+        err = errno;
+    else if (!S_ISREG(s->st_mode))
+        err = GCTX__ENOTREG;
+    else if (owner != GCTX__ANY_OWNER && s->st_uid != owner)
+        err = EPERM;
+    else if (one_link && s->st_nlink != 1)
+        err = EMLINK;
+    errno = err;
+    return err ? -1 : 0;
+}
+
+int gctx__file_open(int dfd, const char *name, int flags, uid_t owner, int one_link,
+                    struct stat *st)
+{
+    int fd = openat(dfd, name, flags | OPEN_FLAGS);
+    if (fd < 0)
+        return -1;
+    if (gctx__file_check(fd, owner, one_link, st) != 0) {
+        int err = errno;
+        close(fd);
+        errno = err;
+        return -1;
+    }
+    return fd;
+}
+
+int gctx__file_create(int dfd, const char *name, int flags, mode_t mode)
+{
+    int fd = openat(dfd, name, flags | O_CREAT | O_EXCL | OPEN_FLAGS, mode);
+    /* Past the umask: the mode is what other users may do (none, or read). */
+    if (fd >= 0 && fchmod(fd, mode) != 0) {
+        int err = errno;
+        close(fd);
+        unlinkat(dfd, name, 0);
+        errno = err;
+        return -1;
+    }
+    return fd;
+}
+
+long gctx__file_read(int fd, char *buf, size_t size)
+{
+    size_t n = 0;
+    for (;;) {
+        ssize_t r = pread(fd, buf + n, size - 1 - n, (off_t)n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return -1;
+        n += (size_t)r;
+        if (r == 0 || n >= size - 1)
+            break;
+    }
+    buf[n] = '\0';
+    return (long)n;
+}
+
+static int write_all(int fd, const char *text)
+{
+    size_t len = strlen(text), done = 0;
+    while (done < len) {
+        ssize_t w = pwrite(fd, text + done, len - done, (off_t)done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        done += (size_t)w;
+    }
+    return 0;
+}
+
+/* Never truncated to zero first: ext4 flushes a file truncated to zero and written again when
+ * it is closed (auto_da_alloc), a millisecond per resize. */
+int gctx__file_write(int fd, const char *text)
+{
+    return write_all(fd, text) == 0 && ftruncate(fd, (off_t)strlen(text)) == 0 ? 0 : -1;
+}
+
+int gctx__file_replace(int dfd, const char *name, const char *text, mode_t mode)
+{
+    char tmp[128];
+    int fd = -1, rc = -1, err = 0;
+    /* A name nobody can guess ahead, created O_EXCL: another user's file or link is never
+     * written through. */
+    for (int attempt = 0; attempt < 100 && fd < 0; attempt++) {
+        snprintf(tmp, sizeof tmp, ".tmp-%s-%d-%lld", name, (int)getpid(),
+                 gctx__monotonic_ns() + attempt);
+        fd = gctx__file_create(dfd, tmp, O_WRONLY, mode);
+        if (fd < 0 && errno != EEXIST)
+            break;
+    }
+    if (fd < 0)
+        return -1;
+    if (write_all(fd, text) != 0 || renameat(dfd, tmp, dfd, name) != 0)
+        goto cleanup;
+    rc = 0;
+cleanup:
+    err = errno;
+    close(fd);
+    if (rc != 0)
+        unlinkat(dfd, tmp, 0);
+    errno = err;
+    return rc;
+}
+
+int gctx__hold(int fd, int nonblocking)
+{
+    int rc;
+    while ((rc = flock(fd, LOCK_SH | (nonblocking ? LOCK_NB : 0))) != 0 && errno == EINTR)
+        continue;
+    if (rc != 0)
+        return -1;
+    /* Also an open-file-description lock: /proc/locks shows it (pid -1) to other users, who
+     * can't open the file to test its flock, in every pid namespace. */
+    struct flock l = {.l_type = F_RDLCK, .l_whence = SEEK_SET};
+    return fcntl(fd, F_OFD_SETLK, &l);
+}
+
+int gctx__locks_on(const struct stat *st, int want_flock_pid, int *pid)
+{
+    FILE *f = fopen("/proc/locks", "re");
+    if (!f)
+        return -1;
+    char line[256], target[64];
+    int n = 0;
+    snprintf(target, sizeof target, " %02x:%02x:%llu ", major(st->st_dev), minor(st->st_dev),
+             (unsigned long long)st->st_ino);
+    *pid = 0;
+    while (fgets(line, sizeof line, f)) {
+        /* "1: FLOCK  ADVISORY  WRITE 4242 08:01:1234 0 EOF"; "1: -> ..." a blocked waiter */
+        if (strstr(line, "->") || !strstr(line, target))
+            continue;
+        n++;
+        int p;
+        if (want_flock_pid && !*pid && strstr(line, "FLOCK") &&
+            sscanf(line, "%*d: %*s %*s %*s %d", &p) == 1)
+            *pid = p;
+    }
+    fclose(f);
+    return n;
+}

@@ -1,0 +1,193 @@
+/* The registry's text formats: a claim's record, the events, the identity. Pure: no files. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "claim.h"
+
+#define FORMAT_VERSION 1
+
+/* ---- claim records ---- */
+
+/* Text fields are one line each: line breaks become spaces. */
+void gctx__one_line(char *dst, size_t size, const char *src)
+{
+    size_t i = 0;
+    for (; src && src[i] && i + 1 < size; i++)
+        dst[i] = src[i] == '\n' || src[i] == '\r' ? ' ' : src[i];
+    dst[i] = '\0';
+}
+
+void gctx__record_format(const gctx__record *r, char *out, size_t size)
+{
+    char granules[GCTX_CLAIM_MAX_GRANULES * 4], user[sizeof r->user], command[sizeof r->command],
+        label[sizeof r->label];
+    gctx__granules_text(&r->granules, granules, sizeof granules);
+    /* A command's arguments may hold line breaks (python -c 'script'). */
+    gctx__one_line(user, sizeof user, r->user);
+    gctx__one_line(command, sizeof command, r->command);
+    gctx__one_line(label, sizeof label, r->label);
+    snprintf(out, size,
+             "greenctx-claim %d\npid %d\nuid %u\nuser %s\ncommand %s\nlabel %s\nsince_ns %lld\n"
+             "mps %d\ngranules %s\n",
+             FORMAT_VERSION, r->pid, r->uid, user, command, label, r->since_ns, r->mps,
+             granules);
+}
+
+/* The value of line `key ` at *cursor, copied into value; advances the cursor. */
+static int take_line(const char **cursor, const char *key, char *value, size_t size)
+{
+    size_t klen = strlen(key);
+    const char *p = *cursor;
+    if (strncmp(p, key, klen) != 0 || p[klen] != ' ')
+        return -1;
+    p += klen + 1;
+    const char *end = strchr(p, '\n');
+    if (!end)
+        return -1;
+    size_t len = (size_t)(end - p);
+    if (len >= size)
+        len = size - 1;
+    memcpy(value, p, len);
+    value[len] = '\0';
+    *cursor = end + 1;
+    return 0;
+}
+
+static int parse_long(const char *text, long long *v)
+{
+    char *end;
+    errno = 0;
+    *v = strtoll(text, &end, 10);
+    return errno || end == text || *end ? -1 : 0;
+}
+
+/* 0, or -1 with what is wrong in why. */
+int gctx__record_parse(const char *text, const gctx__identity *id, gctx__record *r, char *why,
+                        size_t why_size)
+{
+    char v[300];
+    long long n;
+    const char *c = text;
+    memset(r, 0, sizeof *r);
+#define FIELD(key)                                                                             \
+    (take_line(&c, key, v, sizeof v) == 0 ||                                                   \
+     (snprintf(why, why_size, "no '%s' line where expected", key), 0))
+    if (!FIELD("greenctx-claim"))
+        return -1;
+    if (parse_long(v, &n) || n != FORMAT_VERSION) {
+        snprintf(why, why_size, "format %.40s, this greenctx writes %d", v, FORMAT_VERSION);
+        return -1;
+    }
+    if (!FIELD("pid") || parse_long(v, &n))
+        return -1;
+    r->pid = (int)n;
+    if (!FIELD("uid") || parse_long(v, &n))
+        return -1;
+    r->uid = (unsigned)n;
+    if (!FIELD("user"))
+        return -1;
+    gctx__one_line(r->user, sizeof r->user, v);
+    if (!FIELD("command"))
+        return -1;
+    gctx__one_line(r->command, sizeof r->command, v);
+    if (!FIELD("label"))
+        return -1;
+    gctx__one_line(r->label, sizeof r->label, v);
+    if (!FIELD("since_ns") || parse_long(v, &r->since_ns))
+        return -1;
+    if (!FIELD("mps") || parse_long(v, &n))
+        return -1;
+    r->mps = n != 0;
+    if (!FIELD("granules"))
+        return -1;
+#undef FIELD
+    char *save = NULL;
+    for (char *tok = strtok_r(v, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+        if (parse_long(tok, &n) || n < 0 || n >= (long long)gctx__layout_count(&id->layout) ||
+            gctx__granules_has(&r->granules, (unsigned)n)) {
+            snprintf(why, why_size, "granule '%s' is no granule of this device's %u, or twice",
+                     tok, gctx__layout_count(&id->layout));
+            return -1;
+        }
+        gctx__granules_add(&r->granules, (unsigned)n);
+    }
+    if (!gctx__granules_count(&r->granules)) {
+        snprintf(why, why_size, "it holds no granule");
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- events ---- */
+
+void gctx__event_format(const gctx__event_record *e, char *out, size_t size)
+{
+    char command[256];
+    gctx__one_line(command, sizeof command, e->command);
+    snprintf(out, size, "%d %lld %d %d %u %s\n", (int)e->kind, e->time_ns, e->pid, e->cuda_result,
+             e->sm_count, command);
+}
+
+static int parse_event(const char *line, gctx__event_record *e)
+{
+    int kind, used = 0;
+    memset(e, 0, sizeof *e);
+    if (sscanf(line, "%d %lld %d %d %u %n", &kind, &e->time_ns, &e->pid, &e->cuda_result,
+               &e->sm_count, &used) < 5 ||
+        kind < GCTX_CLAIM_EVENT_RELEASED || kind > GCTX_CLAIM_EVENT_FAULT)
+        return -1;
+    e->kind = (gctx_claim_event_kind)kind;
+    gctx__one_line(e->command, sizeof e->command, line + used);
+    return 0;
+}
+
+/* The events in text (cap bytes, NUL-terminated), parsed into out (GCTX__EVENTS_KEPT + 1). */
+unsigned gctx__events_parse(char *text, gctx__event_record *out)
+{
+    unsigned n = 0;
+    char *save = NULL;
+    /* A line that doesn't parse is skipped: events are a record for people, not state. */
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+        if (parse_event(line, &out[n]) == 0 && ++n == GCTX__EVENTS_KEPT + 1) {
+            memmove(out, out + 1, GCTX__EVENTS_KEPT * sizeof *out);
+            n = GCTX__EVENTS_KEPT;
+        }
+    return n;
+}
+
+/* ---- identity ---- */
+
+void gctx__identity_format(const gctx__identity *id, char *out, size_t size)
+{
+    size_t n = (size_t)snprintf(out, size,
+                                "greenctx-claims %d\nversion %s\nuuid %s\ndriver %d\ngranules",
+                                FORMAT_VERSION, gctx_version_string(), id->uuid,
+                                id->driver_version);
+    for (unsigned i = 0; i < gctx__layout_count(&id->layout) && n < size; i++)
+        n += (size_t)snprintf(out + n, size - n, " %u", gctx__layout_sms(&id->layout, i));
+    if (n < size)
+        snprintf(out + n, size - n, "\nsplit-flags %u\nhash %016llx\n",
+                 id->layout.split_flags, id->hash);
+}
+
+/* What differs between the identity file's text and ours: the first line that does. */
+void gctx__identity_difference(const char *found, const char *expected, char *why, size_t size)
+{
+    const char *f = found, *e = expected;
+    while (*e) {
+        const char *fe = strchr(f, '\n'), *ee = strchr(e, '\n');
+        size_t fl = fe ? (size_t)(fe - f) : strlen(f), el = ee ? (size_t)(ee - e) : strlen(e);
+        if (fl != el || strncmp(f, e, el) != 0) {
+            snprintf(why, size, "its identity says '%.*s' where this process has '%.*s'",
+                     (int)(fl > 80 ? 80 : fl), f, (int)(el > 80 ? 80 : el), e);
+            return;
+        }
+        if (!fe || !ee)
+            break;
+        f = fe + 1;
+        e = ee + 1;
+    }
+    snprintf(why, size, "its identity file is corrupt (trailing text)");
+}

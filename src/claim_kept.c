@@ -1,0 +1,342 @@
+/* The registries a process keeps open, and opening one: its directory checked, its lock taken
+ * within a bounded wait.
+ *
+ * A process keeps the registries it used last open (KEPT_OPEN): the directory (read again
+ * with rewinddir) and the lock file's one open file description, which its threads take in
+ * turn under a mutex before its flock (threads sharing a description would not exclude each
+ * other). What an operation checks then is that these are still what the paths name (a
+ * registry removed or rebuilt meanwhile is opened afresh) and that the identity file is the
+ * one checked before. A fork's child opens its own: sharing the parent's description would
+ * share its lock. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "claim.h"
+
+/* ---- the registries a process keeps open ---- */
+
+struct gctx__kept_registry {
+    gctx__kept_registry *next;
+    char dir[512];
+    int shared;
+    pthread_mutex_t lock; /* this process's threads, one at a time, then the flock */
+    DIR *dirp;            /* the GPU's directory, read again for every scan */
+    int lock_fd;
+    int identity_fd; /* the identity file last found right, read again by every open */
+    gctx__watch_pool watches; /* inotify on the directory, for this process's waits */
+    struct stat dir_st, lock_st, identity_st;
+};
+
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+static gctx__kept_registry *kept_list;
+static pthread_once_t kept_once = PTHREAD_ONCE_INIT;
+
+static void close_files(gctx__kept_registry *k)
+{
+    if (k->dirp)
+        closedir(k->dirp);
+    if (k->lock_fd >= 0)
+        close(k->lock_fd);
+    if (k->identity_fd >= 0)
+        close(k->identity_fd);
+    k->dirp = NULL;
+    k->lock_fd = -1;
+    k->identity_fd = -1;
+}
+
+/* Closes what a kept registry holds open (its lock goes with the description). */
+static void kept_shut(gctx__kept_registry *k)
+{
+    close_files(k);
+    gctx__watch_pool_shut(&k->watches);
+}
+
+gctx__watch_pool *gctx__registry_watches(gctx__registry *reg) { return &reg->kept->watches; }
+
+/* The child of a fork has one thread and the parent's descriptors: it forgets the parent's
+ * registries (closing its copies of their descriptors drops no lock of the parent's) and
+ * opens its own. */
+static void forget_in_child(void)
+{
+    for (gctx__kept_registry *k = kept_list, *next; k; k = next) {
+        next = k->next;
+        close_files(k);
+        gctx__watch_pool_forget(&k->watches); /* its lock may be a parent thread's: not taken */
+        free(k);
+    }
+    kept_list = NULL;
+    pthread_mutex_init(&kept_lock, NULL);
+}
+
+static void watch_forks(void) { pthread_atfork(NULL, NULL, forget_in_child); }
+
+static int same_file(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+DIR *gctx__kept_dir(gctx__registry *reg)
+{
+    rewinddir(reg->kept->dirp);
+    return reg->kept->dirp;
+}
+
+/* Registries a process keeps open at most (three descriptors each): one that claims in a
+ * runtime directory per job would otherwise hold three per directory it ever used. */
+#define KEPT_OPEN 16
+
+/* Shuts the registries used least recently beyond the first KEPT_OPEN (kept_lock held); one
+ * in use is left alone. Their entries stay (another thread may be about to take one), and
+ * their next use opens them again. */
+static void shut_beyond_kept(void)
+{
+    unsigned n = 0;
+    for (gctx__kept_registry *k = kept_list; k; k = k->next)
+        if (++n > KEPT_OPEN && k->dirp && pthread_mutex_trylock(&k->lock) == 0) {
+            kept_shut(k);
+            pthread_mutex_unlock(&k->lock);
+        }
+}
+
+/* The process's entry for dir (made, unopened, when new), first in the list from now on;
+ * NULL when out of memory. */
+static gctx__kept_registry *kept_entry(const char *dir, int shared)
+{
+    pthread_once(&kept_once, watch_forks);
+    pthread_mutex_lock(&kept_lock);
+    gctx__kept_registry **at = &kept_list, *k;
+    while ((k = *at) && (strcmp(k->dir, dir) != 0 || k->shared != shared))
+        at = &k->next;
+    if (k) {
+        *at = k->next;
+    } else if ((k = calloc(1, sizeof *k))) {
+        snprintf(k->dir, sizeof k->dir, "%s", dir);
+        k->shared = shared;
+        k->lock_fd = -1;
+        k->identity_fd = -1;
+        gctx__watch_pool_init(&k->watches);
+        pthread_mutex_init(&k->lock, NULL);
+    }
+    if (k) {
+        k->next = kept_list;
+        kept_list = k;
+        shut_beyond_kept();
+    }
+    pthread_mutex_unlock(&kept_lock);
+    return k;
+}
+
+/* Still the directory and lock file the paths name (nobody removed or replaced them), with
+ * the lock held. */
+static int kept_valid(const gctx__kept_registry *k)
+{
+    struct stat st;
+    return k->dirp && lstat(k->dir, &st) == 0 && same_file(&st, &k->dir_st) &&
+           st.st_mode == k->dir_st.st_mode && st.st_uid == k->dir_st.st_uid &&
+           fstatat(dirfd(k->dirp), "lock", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+           same_file(&st, &k->lock_st);
+}
+
+/* The lock file: shared, one everybody can open but nobody can remove from under the others
+ * (owned by the registry directory's owner, who alone makes it); private, this user's. */
+static gctx_status open_lock(gctx__registry *reg, gctx__kept_registry *k)
+{
+    int dfd = dirfd(k->dirp);
+    uid_t me = geteuid(), owner = k->dir_st.st_uid;
+    mode_t mode = reg->shared ? 0666 : 0600;
+    k->lock_fd = gctx__file_open(dfd, "lock", O_RDWR, owner, 1, &k->lock_st);
+    if (k->lock_fd < 0 && errno == ENOENT && (me == owner || me == 0)) {
+        k->lock_fd = gctx__file_create(dfd, "lock", O_RDWR, mode);
+        if (k->lock_fd < 0 && errno == EEXIST) /* made meanwhile: checked as found */
+            k->lock_fd = gctx__file_open(dfd, "lock", O_RDWR, owner, 1, &k->lock_st);
+        else if (k->lock_fd >= 0 && fstat(k->lock_fd, &k->lock_st) != 0) {
+            close(k->lock_fd);
+            k->lock_fd = -1;
+        }
+    }
+    if (k->lock_fd >= 0)
+        return GCTX_SUCCESS;
+    return gctx__fail(GCTX_ERROR_REGISTRY,
+                      "can't open the claims registry's lock %s/lock: %s%s", reg->dir,
+                      gctx__file_error(errno),
+                      errno == EPERM || errno == ENOENT
+                          ? " (it must be made by the registry directory's owner: remove the "
+                            "registry, or ask who owns it)"
+                          : "");
+}
+
+/* The first open in this process, or after the registry was removed or rebuilt: the runtime
+ * directory checked, the GPU's directory made (create) and checked, both kept open. */
+static gctx_status kept_open(const char *runtime_dir, unsigned flags, int create,
+                             gctx__registry *reg, gctx__kept_registry *k)
+{
+    char root[512];
+    int shared, root_fd = -1, dir_fd = -1;
+    uid_t admin;
+    gctx_status s = gctx__runtime_open(runtime_dir, flags, root, sizeof root, &shared, create,
+                                       &root_fd, &admin);
+    if (s != GCTX_SUCCESS)
+        goto cleanup;
+    if ((s = gctx__gpu_dir_open(root_fd, admin, reg->dir, reg->shared, create, &dir_fd,
+                                &k->dir_st)))
+        goto cleanup;
+    if (!(k->dirp = fdopendir(dir_fd))) {
+        s = gctx__fail(GCTX_ERROR_REGISTRY, "can't read the claims registry %s: %s", reg->dir,
+                       strerror(errno));
+        goto cleanup;
+    }
+    dir_fd = -1; /* the DIR's */
+    if ((s = open_lock(reg, k)))
+        kept_shut(k);
+cleanup:
+    if (root_fd >= 0)
+        close(root_fd);
+    if (dir_fd >= 0)
+        close(dir_fd);
+    return s;
+}
+
+/* The identity: the file found right last time, still under its name, read again and
+ * compared (two calls); else the whole check (read, compared, rebuilt when no claim is live,
+ * else refused), and the file kept open for the next time. */
+static gctx_status kept_identity(gctx__registry *reg, gctx__kept_registry *k)
+{
+    char expected[4096], found[4096];
+    struct stat st;
+    gctx__identity_format(&reg->identity, expected, sizeof expected);
+    if (k->identity_fd >= 0 &&
+        fstatat(dirfd(k->dirp), "identity", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        same_file(&st, &k->identity_st) && gctx__file_read(k->identity_fd, found, sizeof found) >= 0 &&
+        strcmp(found, expected) == 0)
+        return GCTX_SUCCESS;
+    if (k->identity_fd >= 0)
+        close(k->identity_fd);
+    k->identity_fd = -1;
+    gctx_status s = gctx__registry_check_identity(reg);
+    if (s == GCTX_SUCCESS)
+        k->identity_fd = gctx__file_open(dirfd(k->dirp), "identity", O_RDONLY,
+                                         GCTX__ANY_OWNER, 1, &k->identity_st);
+    return s;
+}
+
+/* How long a registry call waits for another process's hold of the registry lock (ms): a
+ * holder stopped (SIGSTOP, a debugger) or, in a shared directory, another user's `flock
+ * lock sleep 1d` must not hang every tenant. */
+static long long lock_timeout_ms(void)
+{
+    const char *env = getenv("GREENCTX_REGISTRY_LOCK_TIMEOUT_MS");
+    char *end;
+    long long ms = env && *env ? strtoll(env, &end, 10) : -1;
+    return env && *env && !*end && ms > 0 ? ms : 10000;
+}
+
+/* flock(LOCK_EX) until the deadline (CLOCK_MONOTONIC): polled, as a blocking flock can't be
+ * bounded in a library (no signals of its own). */
+static gctx_status lock_registry(gctx__registry *reg, gctx__kept_registry *k)
+{
+    long long timeout = lock_timeout_ms(), start = gctx__monotonic_ns();
+    long long deadline = start + timeout * 1000000, pause_ns = 20000;
+    for (;;) {
+        if (flock(k->lock_fd, LOCK_EX | LOCK_NB) == 0)
+            return GCTX_SUCCESS;
+        if (errno != EWOULDBLOCK && errno != EINTR)
+            return gctx__fail(GCTX_ERROR_REGISTRY, "can't lock %s/lock: %s (a filesystem "
+                              "without flock can't hold a claims registry: set "
+                              "GREENCTX_RUNTIME_DIR to a local directory)",
+                              reg->dir, strerror(errno));
+        long long now = gctx__monotonic_ns();
+        if (now >= deadline)
+            break;
+        long long left = deadline - now;
+        struct timespec t = {0, pause_ns < left ? pause_ns : left};
+        nanosleep(&t, NULL);
+        pause_ns = pause_ns * 2 > 2000000 ? 2000000 : pause_ns * 2;
+    }
+    int pid = 0;
+    char holder[64] = "another process";
+    if (gctx__locks_on(&k->lock_st, 1, &pid) > 0 && pid > 0)
+        snprintf(holder, sizeof holder, "pid %d", pid);
+    return gctx__fail(GCTX_ERROR_REGISTRY,
+                      "the claims registry %s stayed locked by %s for %lld ms: a process "
+                      "stopped inside a registry call (SIGSTOP, a debugger) or one holding its "
+                      "lock file on purpose. Let it go on or end it (GREENCTX_REGISTRY_LOCK_"
+                      "TIMEOUT_MS sets the wait)",
+                      reg->dir, holder, timeout);
+}
+
+static gctx_status registry_open(const char *runtime_dir, unsigned flags, int create,
+                                 const gctx__identity *id, gctx__registry *reg)
+{
+    char root[512];
+    memset(reg, 0, sizeof *reg);
+    reg->lock_fd = -1;
+    reg->dir_fd = -1;
+    reg->me = geteuid();
+    reg->identity = *id;
+    gctx_status s = gctx__runtime_path(runtime_dir, flags, root, sizeof root, &reg->shared);
+    if (s != GCTX_SUCCESS)
+        return s;
+    if ((s = gctx__registry_path(root, id->uuid, reg->dir, sizeof reg->dir)))
+        return s;
+    gctx__kept_registry *k = kept_entry(reg->dir, reg->shared);
+    if (!k)
+        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory opening the claims registry");
+    pthread_mutex_lock(&k->lock);
+    /* Twice at most: a registry found removed or replaced under the lock is opened again. */
+    for (int attempt = 0; attempt < 2 && s == GCTX_SUCCESS; attempt++) {
+        if (!k->dirp && (s = kept_open(runtime_dir, flags, create, reg, k)))
+            break;
+        if ((s = lock_registry(reg, k))) {
+            kept_shut(k);
+            break;
+        }
+        if (kept_valid(k)) {
+            reg->kept = k;
+            reg->lock_fd = k->lock_fd;
+            reg->dir_fd = dirfd(k->dirp);
+            reg->dir_owner = k->dir_st.st_uid;
+            break;
+        }
+        kept_shut(k); /* drops the lock with the description */
+    }
+    if (s == GCTX_SUCCESS && !reg->kept)
+        s = gctx__fail(GCTX_ERROR_REGISTRY, "the claims registry %s keeps being replaced while "
+                                            "it is opened", reg->dir);
+    if (s == GCTX_SUCCESS && (s = kept_identity(reg, k)))
+        gctx__registry_close(reg);
+    else if (s != GCTX_SUCCESS)
+        pthread_mutex_unlock(&k->lock);
+    return s;
+}
+
+gctx_status gctx__registry_open(const char *runtime_dir, unsigned flags, const gctx__identity *id,
+                                gctx__registry *reg)
+{
+    return registry_open(runtime_dir, flags, 1, id, reg);
+}
+
+gctx_status gctx__registry_open_existing(const char *runtime_dir, unsigned flags,
+                                         const gctx__identity *id, gctx__registry *reg)
+{
+    return registry_open(runtime_dir, flags, 0, id, reg);
+}
+
+void gctx__registry_close(gctx__registry *reg)
+{
+    if (!reg->kept)
+        return;
+    flock(reg->kept->lock_fd, LOCK_UN);
+    pthread_mutex_unlock(&reg->kept->lock);
+    reg->kept = NULL;
+    reg->lock_fd = -1;
+    reg->dir_fd = -1;
+}

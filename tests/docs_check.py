@@ -1,0 +1,106 @@
+"""The documentation stands alone: every Markdown file and committed SVG of the source tree
+refers to nothing a reader of the repository doesn't have, and every relative link resolves.
+
+    python3 tests/docs_check.py SOURCE_DIR
+
+Refused: paths into the project's working notes outside the repository (shared/..., "the
+project's shared notes"), issue numbers of a tracker the reader can't see ("issue 12"), how it
+was built ("the lent machine", "run by the lead"), and temporary paths (/tmp/...) printed into
+committed SVGs. Links: [text](target) with a relative target must name a file or folder of the
+tree, and an #anchor a heading of the Markdown file it names (as GitHub makes them).
+"""
+import os
+import re
+import subprocess
+import sys
+
+OUTSIDE = [
+    (re.compile(r"(?<![\w-])(\.\./)?shared/(measurements|docs|audits|DESIGN)"),
+     "a path outside the repository"),
+    (re.compile(r"shared notes|\bDESIGN\.md\b", re.I),
+     "the project's notes, outside the repository"),
+    (re.compile(r"\bissues? #?\d+", re.I), "an issue number of a tracker readers can't see"),
+    (re.compile(r"\blent machine|\bby the lead\b|nvidia-h200-x\d", re.I),
+     "how the project was built, not what it is"),
+]
+SVG_OUTSIDE = [(re.compile(r"/tmp/"), "a temporary path")]
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+SKIP_DIRS = {".git", "node_modules", "__pycache__"}
+
+
+def files(root):
+    """The tree's Markdown and SVG files: git's (tracked, and new ones it does not ignore),
+    else every one outside build folders (an unpacked sdist)."""
+    git = subprocess.run(["git", "-C", root, "ls-files", "-z", "--cached", "--others",
+                          "--exclude-standard", "*.md", "*.svg"], capture_output=True)
+    if git.returncode == 0:
+        names = sorted(set(git.stdout.decode().split("\0")) - {""})
+        return [os.path.join(root, n) for n in names if os.path.exists(os.path.join(root, n))]
+    found = []
+    for top, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("build")
+                         and not d.startswith(".") and d != "_native")
+        found += [os.path.join(top, n) for n in sorted(names) if n.endswith((".md", ".svg"))]
+    return found
+
+
+def anchors(path, cache={}):
+    """The #anchors GitHub gives a Markdown file's headings (lower case, punctuation dropped,
+    spaces to hyphens, -1, -2 ... after repeats)."""
+    if path not in cache:
+        seen, found, fence = {}, set(), False
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                fence ^= line.startswith("```")
+                m = None if fence else re.match(r"#{1,6}\s+(.*?)\s*#*\s*$", line)
+                if m:
+                    slug = re.sub(r"[^\w\- ]", "", m.group(1).lower()).replace(" ", "-")
+                    n = seen.get(slug, 0)
+                    seen[slug] = n + 1
+                    found.add(slug if n == 0 else f"{slug}-{n}")
+        cache[path] = found
+    return cache[path]
+
+
+def link_problem(path, target):
+    if re.match(r"[a-z]+:", target):
+        return None
+    name, _, anchor = target.partition("#")
+    where = os.path.normpath(os.path.join(os.path.dirname(path), name)) if name else path
+    if not os.path.exists(where):
+        return f"the link {target!r} leads nowhere"
+    if anchor and where.endswith(".md") and anchor not in anchors(where):
+        return f"the link {target!r} names no heading there"
+    return None
+
+
+def check(root):
+    problems = []
+    for path in files(root):
+        rel = os.path.relpath(path, root)
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        rules = SVG_OUTSIDE if path.endswith(".svg") else OUTSIDE
+        for n, line in enumerate(text.splitlines(), 1):
+            for pattern, why in rules:
+                m = pattern.search(line)
+                if m:
+                    problems.append(f"{rel}:{n}: {m.group(0)!r}: {why}")
+            if path.endswith(".md"):
+                for target in LINK.findall(line):
+                    problem = link_problem(path, target)
+                    if problem:
+                        problems.append(f"{rel}:{n}: {problem}")
+    return problems
+
+
+def main(root):
+    problems = check(root)
+    for p in problems:
+        print(p)
+    print(f"docs: {len(problems)} problems" if problems else "docs: they stand alone")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else "."))

@@ -1,0 +1,56 @@
+/* `greenctx bench ...`: runs greenctx-bench, the benchmarks' own program beside the tool, with
+ * the shared options the tool took before the command (--sim, --device, --json) handed on,
+ * so the bench's commands and docs keep working through the tool. The tool has no bench
+ * code. It is the tool's child as `run`'s programs are (run_child.c: signals forwarded, its
+ * end passed on), not an exec: `greenctx help bench` and the generated man page read its
+ * usage from the tool's stdout. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "companion.h"
+#include "run_tool.h"
+#include "tool.h"
+
+int greenctx_cmd_bench(int argc, char **argv, greenctx_tool_options *opts)
+{
+    const char *bench = tool_find_companion("greenctx-bench", "GREENCTX_BENCH", NULL, NULL);
+    if (!bench)
+        return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "not_found",
+                                   "greenctx-bench, the benchmarks' program, was not found next "
+                                   "to the tool; set GREENCTX_BENCH to its path");
+    if (access(bench, X_OK) != 0)
+        return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "not_found",
+                                   "could not run %s: %s", bench, strerror(errno));
+    char path[4096], sim[300], device[16], sim_flag[] = "--sim", device_flag[] = "--device",
+                                            json_flag[] = "--json";
+    snprintf(path, sizeof path, "%s", bench);
+    char *args[argc + 8];
+    int n = 0;
+    args[n++] = path;
+    if (opts->simulated) {
+        snprintf(sim, sizeof sim, "%s", opts->sim_models);
+        if (opts->sim_driver_version)
+            snprintf(sim + strlen(sim), sizeof sim - strlen(sim), "@%d",
+                     opts->sim_driver_version);
+        args[n++] = sim_flag;
+        args[n++] = sim;
+    }
+    if (opts->device_given) {
+        snprintf(device, sizeof device, "%d", opts->device);
+        args[n++] = device_flag;
+        args[n++] = device;
+    }
+    if (opts->json)
+        args[n++] = json_flag;
+    for (int i = 1; i < argc; i++)
+        args[n++] = argv[i];
+    args[n] = NULL;
+    int status;
+    pid_t pid = run_child_start(args, 0);
+    if (pid < 0 || run_child_wait(pid, &status) != 0)
+        return GREENCTX_EXIT_FAILED;
+    opts->json = 0; /* the bench printed its own document, error or not */
+    return run_child_exit(status);
+}
