@@ -217,7 +217,7 @@ ps_without_driver)
     done
     uuid=$("$tool" --sim h200 info --query uuid --format csv,noheader 2>/dev/null)
     run 0 ps
-    has "$out" "$uuid: 68 of 132 SMs free (granules 8-15), 1 claim; registry $GREENCTX_RUNTIME_DIR/gpu-$uuid"
+    has "$out" "$uuid: 68 of 132 SMs free (granules 8-16), 1 claim; registry $GREENCTX_RUNTIME_DIR/gpu-$uuid"
     grep -Eq "^  [0-9]+ +[^ ]+ +64 0-7 .* tenant-a +.*run_probe hold .*$" "$out" || fail "the claim is not listed without the driver"
     grep -q "recent events:" "$out" && fail "an empty 'recent events:' heading"
     grep -q "compute processes" "$out" && fail "NVML is absent, yet processes are shown"
