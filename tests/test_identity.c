@@ -159,3 +159,35 @@ GT_TEST(another_versions_registry_is_refused_not_rebuilt)
     remove_runtime();
     GT_ASSERT_STR_EQ(after, text);
 }
+
+/* The registry read without the driver is hostile input as every registry read is: an
+ * identity that is a link (to a right copy) or a FIFO, or a runtime directory other users may
+ * write, is refused with GCTX_ERROR_REGISTRY, never followed, blocked on or read as free. */
+GT_TEST(a_hostile_registry_is_refused_without_the_driver)
+{
+    char uuid[GCTX_UUID_SIZE], path[600], copy[600];
+    GT_ASSERT_STATUS(gctx_device_uuid(0, uuid, sizeof uuid), GCTX_SUCCESS);
+    gctx_claim_options o = fresh_runtime();
+    gctx_claim *claim;
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", &o, &claim), GCTX_SUCCESS);
+    gctx_claim_release(claim);
+    unsigned n = 0;
+    GT_ASSERT_STATUS(gctx_claim_list_uuid(uuid, runtime, NULL, 0, &n, NULL), GCTX_SUCCESS);
+    registry_file(uuid, "identity", path, sizeof path);
+    snprintf(copy, sizeof copy, "%s/identity-copy", runtime);
+    GT_ASSERT_EQ_INT(rename(path, copy), 0);
+    GT_ASSERT_EQ_INT(symlink(copy, path), 0);
+    GT_ASSERT_STATUS(gctx_claim_list_uuid(uuid, runtime, NULL, 0, &n, NULL), GCTX_ERROR_REGISTRY);
+    GT_ASSERT_CONTAINS(gctx_last_error(), "identity");
+    GT_ASSERT_EQ_INT(unlink(path), 0);
+    GT_ASSERT_EQ_INT(mkfifo(path, 0600), 0);
+    GT_ASSERT_STATUS(gctx_claim_events_uuid(uuid, runtime, NULL, 0, &n), GCTX_ERROR_REGISTRY);
+    GT_ASSERT_EQ_INT(unlink(path), 0);
+    GT_ASSERT_EQ_INT(rename(copy, path), 0);
+    GT_ASSERT_EQ_INT(chmod(runtime, 0777), 0);
+    GT_ASSERT_STATUS(gctx_claim_registries(runtime, NULL, 0, &n), GCTX_ERROR_REGISTRY);
+    GT_ASSERT_CONTAINS(gctx_last_error(), "writable by other users");
+    GT_ASSERT_STATUS(gctx_claim_list_uuid(uuid, runtime, NULL, 0, &n, NULL), GCTX_ERROR_REGISTRY);
+    GT_ASSERT_EQ_INT(chmod(runtime, 0700), 0);
+    remove_runtime();
+}
