@@ -17,11 +17,12 @@ const char group_syntax_help[] =
     "  :b       backfill: the group may take SMs outside whole units to reach its count\n"
     "  e.g. 24 40 rest   25% 75%   16:c2 rest   20:b\n";
 
+const char *const group_syntax_roundings[] = {"strict", "down", "nearest", "up", NULL};
+
 int group_syntax_rounding(const char *text)
 {
-    static const char *const names[] = {"strict", "down", "nearest", "up"};
-    for (int i = 0; i < 4; i++)
-        if (strcmp(text, names[i]) == 0)
+    for (int i = 0; group_syntax_roundings[i]; i++)
+        if (strcmp(text, group_syntax_roundings[i]) == 0)
             return i;
     return -1;
 }
@@ -39,12 +40,45 @@ static int parse_unsigned(const char *text, unsigned *value)
     return 0;
 }
 
+/* Why text, where a count was expected, is not one: the near-misses a user types, named;
+ * "" when nothing more can be said than "not a GROUP". */
+static const char *count_mistake(const char *text)
+{
+    size_t digits = strspn(text, "0123456789");
+    if (digits && text[digits] == '\0')
+        return "out of range: a count is at most 1048576 SMs";
+    if (text[0] == '0' && (text[1] == 'x' || text[1] == 'X'))
+        return "counts are decimal: hex (0x...) is not accepted";
+    if (digits && (text[digits] == 'e' || text[digits] == 'E'))
+        return "write the count in plain digits, with no exponent (1000, not 1e3)";
+    if (digits && text[digits] == '.')
+        return "a count is a whole number of SMs";
+    for (const char *p = text; *p; p++)
+        if ((unsigned char)*p >= 0x80)
+            return "only ASCII digits make a count (no full-width or other characters)";
+    return "";
+}
+
+/* A space in a GROUP: around it (' 16', a stray quote) or between groups ('24 40'). */
+static const char *space_mistake(const char *arg)
+{
+    const char *first = arg + strspn(arg, " \t\n"), *last = arg + strlen(arg);
+    while (last > first && strchr(" \t\n", last[-1]))
+        last--;
+    for (const char *p = first; p < last; p++)
+        if (strchr(" \t\n", *p))
+            return "a GROUP has no spaces: give each group as its own argument (24 40)";
+    return "a GROUP has no spaces: remove the leading or trailing space";
+}
+
 /* One GROUP argument; *percent gets P of "P%" (0 otherwise). Returns NULL, or what is wrong
- * when more can be said than "not a GROUP". */
+ * ("" when nothing more can be said than "not a GROUP"). */
 static const char *parse_one(const char *arg, gctx_group *g, unsigned *percent)
 {
     static const char *const not_a_group = "";
     char buf[64];
+    if (strpbrk(arg, " \t\n"))
+        return space_mistake(arg);
     if (strchr(arg, ','))
         return "groups are separate arguments (24 40, not 24,40)";
     if (arg[0] == '-' && arg[1] >= '0' && arg[1] <= '9')
@@ -71,11 +105,13 @@ static const char *parse_one(const char *arg, gctx_group *g, unsigned *percent)
         if (parse_unsigned(head, percent) != 0 || *percent == 0 || *percent > 100)
             return "a percentage is a whole number from 1% to 100%";
     } else if (parse_unsigned(head, &g->num_sms) != 0) {
-        return not_a_group;
+        return count_mistake(head);
     }
     for (char *mod = strtok_r(NULL, ":", &save); mod; mod = strtok_r(NULL, ":", &save)) {
         if (strcmp(mod, "b") == 0)
             g->backfill = 1;
+        else if ((mod[0] == 'c' || mod[0] == 'p') && !strcmp(mod + 1, "0"))
+            return "a unit of 0 SMs means nothing: cN and pN take 1 or more (or leave them out)";
         else if (mod[0] == 'c' && parse_unsigned(mod + 1, &g->coscheduled_sm_count) == 0)
             continue;
         else if (mod[0] == 'p' && parse_unsigned(mod + 1, &g->preferred_coscheduled_sm_count) == 0)

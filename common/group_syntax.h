@@ -43,6 +43,8 @@ gctx_status group_syntax_parse(int argc, char **argv, unsigned sm_count, unsigne
 void group_request_free(group_request *request);
 /* "strict", "down", "nearest", "up" -> a gctx_rounding; -1 for anything else. */
 int group_syntax_rounding(const char *text);
+/* Those names, in gctx_rounding order, NULL-terminated (the tool's completions offer them). */
+extern const char *const group_syntax_roundings[];
 /* How a GROUP is written, for the usage of commands taking groups. */
 extern const char group_syntax_help[];
 

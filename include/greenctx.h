@@ -259,6 +259,16 @@ typedef struct gctx_device_info {
  * names the range). */
 GCTX_API gctx_status gctx_device_get_info(int device, gctx_device_info *info);
 
+/* The device's UUID as nvidia-smi prints it, "GPU-" and 8-4-4-4-12 hex digits (41 bytes with
+ * the NUL: GCTX_UUID_SIZE), the name claims registries use; needs CUDA 11.4+
+ * (GCTX_ERROR_UNSUPPORTED before). */
+#define GCTX_UUID_SIZE 41
+GCTX_API gctx_status gctx_device_uuid(int device, char *uuid, size_t size);
+/* The device's PCI bus id as the driver writes it, domain:bus:device.function
+ * ("0000:18:00.0"; at most GCTX_PCI_BUS_ID_SIZE bytes with the NUL). */
+#define GCTX_PCI_BUS_ID_SIZE 32
+GCTX_API gctx_status gctx_device_pci_bus_id(int device, char *bus_id, size_t size);
+
 /* ---------------------------------------------------------------------------------------- */
 /* SM partitions                                                                             */
 
@@ -946,6 +956,20 @@ GCTX_API gctx_status gctx_claim_list(int device, const char *runtime_dir, gctx_c
 GCTX_API gctx_status gctx_claim_events(int device, const char *runtime_dir,
                                        gctx_claim_event *events, unsigned capacity,
                                        unsigned *count);
+/* The same without the driver (a login node, a machine whose driver is down): the GPU named
+ * by its UUID, its granules as its registry records them; each claim's device is -1. A
+ * registry written by another greenctx version is GCTX_ERROR_REGISTRY, never rebuilt. */
+GCTX_API gctx_status gctx_claim_list_uuid(const char *uuid, const char *runtime_dir,
+                                          gctx_claim_info *claims, unsigned capacity,
+                                          unsigned *count, gctx_claim_usage *usage);
+GCTX_API gctx_status gctx_claim_events_uuid(const char *uuid, const char *runtime_dir,
+                                            gctx_claim_event *events, unsigned capacity,
+                                            unsigned *count);
+/* The UUIDs of the GPUs with a registry under the runtime directory (NULL: the default),
+ * without the driver: at most capacity of them in uuids, the i-th at uuids + i *
+ * GCTX_UUID_SIZE (capacity * GCTX_UUID_SIZE bytes), their number in *count. */
+GCTX_API gctx_status gctx_claim_registries(const char *runtime_dir, char *uuids,
+                                           unsigned capacity, unsigned *count);
 /* Records that work on the claim failed with cuda_result (a sticky fault: 700 and its kin),
  * and leaves in gctx_last_error() a line for the user: under MPS a fault in one client reaches
  * every client, so it names the other tenant whose fault or death the registry saw first

@@ -24,6 +24,11 @@
 #ifndef GREENCTX_HPP
 #define GREENCTX_HPP
 
+/* Said alone, instead of a page of std::optional errors (the rest of the file is skipped). */
+#if !defined(__cplusplus) || (__cplusplus < 201703L && !(defined(_MSVC_LANG) && _MSVC_LANG >= 201703L))
+#error "greenctx.hpp needs C++17 or newer (-std=c++17); from C or older C++, include greenctx.h"
+#else
+
 #include "greenctx.h"
 
 #include <initializer_list>
@@ -602,4 +607,5 @@ private:
 
 } // namespace greenctx
 
+#endif /* C++17 */
 #endif /* GREENCTX_HPP */

@@ -174,6 +174,13 @@ gctx_status gctx__runtime_path(const char *runtime_dir, unsigned flags, char *ou
                                int *shared);
 /* The open registry's directory, rewound for a scan (the registry's lock held). */
 DIR *gctx__kept_dir(gctx__registry *reg);
+/* The UUIDs of the GPUs with a registry under the runtime directory (its gpu-GPU-*
+ * directories), read without the driver: at most capacity, their number in *count. */
+gctx_status gctx__registry_uuids(const char *runtime_dir, char (*uuids)[48], unsigned capacity,
+                                 unsigned *count);
+/* The identity a GPU's registry records (its granules, driver, hash), read without the
+ * driver; GCTX_ERROR_REGISTRY when this greenctx would not write it so. */
+gctx_status gctx__registry_identity(const char *runtime_dir, const char *uuid, gctx__identity *id);
 /* <root>/gpu-<uuid>: the GPU's registry directory. */
 gctx_status gctx__registry_path(const char *root, const char *uuid, char *out, size_t size);
 /* Opens the GPU's registry under the runtime directory and takes its lock; checks the

@@ -26,15 +26,6 @@ static unsigned long long granules_hash(const gcu_dev_resource *resources, unsig
     return h;
 }
 
-static void format_uuid(const gcu_uuid *u, char *out, size_t size)
-{
-    const unsigned char *b = (const unsigned char *)u->bytes;
-    snprintf(out, size,
-             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
-             b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
-             b[14], b[15]);
-}
-
 /* One split of whole by minCount granule with flags into out's resources: 0 when the driver
  * made one. */
 static gcu_result split_by(const gctx__driver *drv, const gctx_partition *whole, unsigned granule,
@@ -112,7 +103,7 @@ gctx_status gctx__device_granules_get(int device, gctx__device_granules *out)
         gctx__device_granules_end(out);
         return s;
     }
-    format_uuid(&uuid, out->identity.uuid, sizeof out->identity.uuid);
+    gctx__format_uuid(&uuid, out->identity.uuid, sizeof out->identity.uuid);
     out->identity.driver_version = drv->version;
     return GCTX_SUCCESS;
 }

@@ -31,13 +31,29 @@ static void *element(void *first, unsigned i)
     return e;
 }
 
-static gctx_status open_device(int device, const char *runtime_dir, gctx__device_granules *g,
-                               gctx__registry *reg)
+/* The device's registry, opened with its granules as the driver gives them; or, with a
+ * uuid, as the registry itself records them (no driver: the device is -1). */
+static gctx_status open_device(int device, const char *uuid, const char *runtime_dir,
+                               gctx__device_granules *g, gctx__registry *reg)
 {
-    gctx_status s = gctx__device_granules_get(device, g);
+    gctx_status s;
+    if (uuid) {
+        memset(g, 0, sizeof *g);
+        g->device = -1;
+        if (strncmp(uuid, "GPU-", 4) || strspn(uuid + 4, "0123456789abcdef-") != strlen(uuid + 4))
+            return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                              "'%.60s' is no GPU UUID (GPU- and hex digits, as nvidia-smi -L "
+                              "prints it)",
+                              uuid);
+        s = gctx__registry_identity(runtime_dir, uuid, &g->identity);
+    } else {
+        s = gctx__device_granules_get(device, g);
+    }
     if (s != GCTX_SUCCESS)
         return s;
-    if ((s = gctx__registry_open(runtime_dir, 0, &g->identity, reg)))
+    /* Without the driver the registry is only read: one that isn't there is not made. */
+    if ((s = uuid ? gctx__registry_open_existing(runtime_dir, 0, &g->identity, reg)
+                  : gctx__registry_open(runtime_dir, 0, &g->identity, reg)))
         gctx__device_granules_end(g);
     return s;
 }
@@ -75,8 +91,9 @@ static int live_holder(const char *dir, const char *file)
     return found;
 }
 
-gctx_status gctx_claim_list(int device, const char *runtime_dir, gctx_claim_info *claims,
-                            unsigned capacity, unsigned *count, gctx_claim_usage *usage)
+static gctx_status list(int device, const char *uuid, const char *runtime_dir,
+                        gctx_claim_info *claims, unsigned capacity, unsigned *count,
+                        gctx_claim_usage *usage)
 {
     gctx_status s;
     if (!count)
@@ -88,7 +105,7 @@ gctx_status gctx_claim_list(int device, const char *runtime_dir, gctx_claim_info
         return s;
     gctx__device_granules g;
     gctx__registry reg;
-    if ((s = open_device(device, runtime_dir, &g, &reg)))
+    if ((s = open_device(device, uuid, runtime_dir, &g, &reg)))
         return s;
     gctx__record *records = NULL;
     unsigned nb = 0;
@@ -131,6 +148,36 @@ gctx_status gctx_claim_list(int device, const char *runtime_dir, gctx_claim_info
     return s;
 }
 
+gctx_status gctx_claim_list(int device, const char *runtime_dir, gctx_claim_info *claims,
+                            unsigned capacity, unsigned *count, gctx_claim_usage *usage)
+{
+    return list(device, NULL, runtime_dir, claims, capacity, count, usage);
+}
+
+gctx_status gctx_claim_list_uuid(const char *uuid, const char *runtime_dir,
+                                 gctx_claim_info *claims, unsigned capacity, unsigned *count,
+                                 gctx_claim_usage *usage)
+{
+    if (!uuid)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "uuid is NULL");
+    return list(-1, uuid, runtime_dir, claims, capacity, count, usage);
+}
+
+gctx_status gctx_claim_registries(const char *runtime_dir, char *uuids, unsigned capacity,
+                                  unsigned *count)
+{
+    if (!count || (capacity && !uuids))
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "%s is NULL", count ? "uuids" : "count");
+    char(*found)[48] = capacity ? calloc(capacity, sizeof *found) : NULL;
+    if (capacity && !found)
+        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory for %u UUIDs", capacity);
+    gctx_status s = gctx__registry_uuids(runtime_dir, found, capacity, count);
+    for (unsigned i = 0; s == GCTX_SUCCESS && i < *count && i < capacity; i++)
+        snprintf(uuids + (size_t)i * GCTX_UUID_SIZE, GCTX_UUID_SIZE, "%s", found[i]);
+    free(found);
+    return s;
+}
+
 static void event_out(const gctx__event_record *e, gctx_claim_event *out)
 {
     gctx_claim_event ev = GCTX_CLAIM_EVENT_INIT;
@@ -143,8 +190,8 @@ static void event_out(const gctx__event_record *e, gctx_claim_event *out)
     gctx__sized_out(out, &ev, sizeof ev);
 }
 
-gctx_status gctx_claim_events(int device, const char *runtime_dir, gctx_claim_event *events,
-                              unsigned capacity, unsigned *count)
+static gctx_status events_of(int device, const char *uuid, const char *runtime_dir,
+                             gctx_claim_event *events, unsigned capacity, unsigned *count)
 {
     gctx_status s;
     if (!count)
@@ -154,7 +201,7 @@ gctx_status gctx_claim_events(int device, const char *runtime_dir, gctx_claim_ev
         return s;
     gctx__device_granules g;
     gctx__registry reg;
-    if ((s = open_device(device, runtime_dir, &g, &reg)))
+    if ((s = open_device(device, uuid, runtime_dir, &g, &reg)))
         return s;
     gctx__event_record *kept = NULL;
     unsigned nb = 0;
@@ -168,6 +215,20 @@ gctx_status gctx_claim_events(int device, const char *runtime_dir, gctx_claim_ev
     *count = nb;
     free(kept);
     return GCTX_SUCCESS;
+}
+
+gctx_status gctx_claim_events(int device, const char *runtime_dir, gctx_claim_event *events,
+                              unsigned capacity, unsigned *count)
+{
+    return events_of(device, NULL, runtime_dir, events, capacity, count);
+}
+
+gctx_status gctx_claim_events_uuid(const char *uuid, const char *runtime_dir,
+                                   gctx_claim_event *events, unsigned capacity, unsigned *count)
+{
+    if (!uuid)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "uuid is NULL");
+    return events_of(-1, uuid, runtime_dir, events, capacity, count);
 }
 
 /* The first fault or death of another tenant since `since`, or NULL. */

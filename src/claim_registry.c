@@ -449,6 +449,128 @@ gctx_status gctx__registry_check_identity(gctx__registry *reg)
     return GCTX_SUCCESS;
 }
 
+/* ---- the registries on disk, without the driver (greenctx ps on a login node) ---- */
+
+/* The runtime directory opened and checked as every open checks it, never made: *fd -1 (and
+ * success) when it doesn't exist, as no claim was ever taken there. */
+static gctx_status runtime_existing(const char *runtime_dir, char *root, size_t size,
+                                    int *shared, int *fd, uid_t *owner)
+{
+    struct stat st;
+    gctx_status s = gctx__runtime_path(runtime_dir, 0, root, size, shared);
+    *fd = -1;
+    if (s != GCTX_SUCCESS || (lstat(root, &st) != 0 && errno == ENOENT))
+        return s;
+    return gctx__runtime_open(runtime_dir, 0, root, size, shared, 0, fd, owner);
+}
+
+gctx_status gctx__registry_uuids(const char *runtime_dir, char (*uuids)[48], unsigned capacity,
+                                 unsigned *count)
+{
+    char root[512];
+    int shared, fd;
+    uid_t owner;
+    *count = 0;
+    gctx_status s = runtime_existing(runtime_dir, root, sizeof root, &shared, &fd, &owner);
+    if (s != GCTX_SUCCESS || fd < 0)
+        return s;
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        s = gctx__fail(GCTX_ERROR_REGISTRY, "can't read the claims runtime directory %s: %s",
+                       root, strerror(errno));
+        close(fd);
+        return s;
+    }
+    errno = 0;
+    for (struct dirent *e; (e = readdir(d)); errno = 0) {
+        struct stat st;
+        /* "gpu-" and a UUID as cuDeviceGetUuid gives it: GPU- and 36 characters. */
+        if (strncmp(e->d_name, "gpu-GPU-", 8) || strlen(e->d_name + 4) != 40 ||
+            fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode))
+            continue;
+        if (*count < capacity)
+            snprintf(uuids[*count], sizeof uuids[0], "%s", e->d_name + 4);
+        (*count)++;
+    }
+    if (errno != 0)
+        s = gctx__fail(GCTX_ERROR_REGISTRY, "can't read the claims runtime directory %s: %s",
+                       root, strerror(errno));
+    closedir(d);
+    return s;
+}
+
+/* The identity file's text: the GPU's directory checked as an open checks it, the file
+ * opened without following a link or blocking, regular and with one link. */
+static gctx_status read_identity(const char *runtime_dir, const char *uuid, char *dir,
+                                 size_t dir_size, char *text, size_t size)
+{
+    char root[512];
+    int shared, root_fd, dfd = -1, fd = -1;
+    uid_t owner;
+    struct stat st;
+    gctx_status s = runtime_existing(runtime_dir, root, sizeof root, &shared, &root_fd, &owner);
+    if (s == GCTX_SUCCESS && (s = gctx__registry_path(root, uuid, dir, dir_size)) == GCTX_SUCCESS &&
+        root_fd < 0)
+        s = gctx__fail(GCTX_ERROR_REGISTRY, "the claims registry %s doesn't exist", dir);
+    if (s == GCTX_SUCCESS)
+        s = gctx__gpu_dir_open(root_fd, owner, dir, shared, 0, &dfd, &st);
+    if (s == GCTX_SUCCESS &&
+        ((fd = gctx__file_open(dfd, "identity", O_RDONLY, GCTX__ANY_OWNER, 1, NULL)) < 0 ||
+         gctx__file_read(fd, text, size) < 0))
+        s = gctx__fail(GCTX_ERROR_REGISTRY, "can't read the claims registry's identity %s/identity: %s",
+                       dir, gctx__file_error(errno));
+    if (fd >= 0)
+        close(fd);
+    if (dfd >= 0)
+        close(dfd);
+    if (root_fd >= 0)
+        close(root_fd);
+    return s;
+}
+
+/* The identity file parsed, and written back the same by gctx__identity_format: anything else
+ * (an older greenctx's, a foreign or corrupt file) is refused here rather than rebuilt by the
+ * open that follows. */
+gctx_status gctx__registry_identity(const char *runtime_dir, const char *uuid, gctx__identity *id)
+{
+    char dir[600], text[4096], again[4096];
+    gctx_status s = read_identity(runtime_dir, uuid, dir, sizeof dir, text, sizeof text);
+    if (s != GCTX_SUCCESS)
+        return s;
+    memset(id, 0, sizeof *id);
+    snprintf(id->uuid, sizeof id->uuid, "%s", uuid);
+    const char *granules = strstr(text, "\ngranules");
+    const char *driver = strstr(text, "\ndriver ");
+    const char *flags = strstr(text, "\nsplit-flags ");
+    const char *hash = strstr(text, "\nhash ");
+    unsigned sms[GCTX_CLAIM_MAX_GRANULES], nb = 0;
+    int used = 0;
+    for (const char *p = granules ? granules + 9 : ""; *p == ' ' && nb < GCTX_CLAIM_MAX_GRANULES;
+         p += used)
+        if (sscanf(p, " %u%n", &sms[nb], &used) == 1)
+            nb++;
+        else
+            break;
+    gctx__granule_layout *l = &id->layout;
+    if (driver)
+        sscanf(driver, "\ndriver %d", &id->driver_version);
+    if (flags)
+        sscanf(flags, "\nsplit-flags %u", &l->split_flags);
+    if (hash)
+        sscanf(hash, "\nhash %llx", &id->hash);
+    l->regular_sms = nb ? sms[0] : 0;
+    l->nb_regular = nb && sms[nb - 1] != sms[0] ? nb - 1 : nb;
+    l->remainder_sms = l->nb_regular < nb ? sms[nb - 1] : 0;
+    gctx__identity_format(id, again, sizeof again);
+    if (nb == 0 || strcmp(text, again) != 0)
+        return gctx__fail(GCTX_ERROR_REGISTRY,
+                          "the claims registry %s was written by another greenctx version (this "
+                          "is %s), or its identity file is corrupt: list it with the greenctx "
+                          "that wrote it, or on the GPU's node",
+                          dir, gctx_version_string());
+    return GCTX_SUCCESS;
+}
+
 /* ---- one claim's file ---- */
 
 static atomic_uint next_claim;

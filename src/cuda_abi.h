@@ -208,6 +208,7 @@ typedef gcu_result (*gcu_pfn_cuGetProcAddress)(const char *symbol, void **pfn, i
     X(cuDeviceGetName, 2000, 1, (char *name, int len, gcu_device dev))                          \
     X(cuDeviceGetAttribute, 2000, 1, (int *value, int attrib, gcu_device dev))                  \
     X(cuDeviceGetUuid, 11040, 0, (gcu_uuid * uuid, gcu_device dev)) /* the _v2 ABI */           \
+    X(cuDeviceGetPCIBusId, 4010, 0, (char *pciBusId, int len, gcu_device dev))                  \
     X(cuDevicePrimaryCtxRetain, 7000, 1, (CUcontext * ctx, gcu_device dev))                     \
     X(cuDevicePrimaryCtxRelease, 11000, 1, (gcu_device dev))                                    \
     X(cuCtxPushCurrent, 4000, 1, (CUcontext ctx))                                               \

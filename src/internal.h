@@ -107,6 +107,8 @@ gctx_status gctx__pop_context(const gctx__driver *drv, gctx_status status);
 
 /* GCTX_SUCCESS when device is an ordinal of this machine; else NO_DEVICE naming the range. */
 gctx_status gctx__check_device(const gctx__driver *drv, int device);
+/* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", as nvidia-smi prints it (device_identity.c). */
+void gctx__format_uuid(const gcu_uuid *u, char *out, size_t size);
 
 /* The SM partitioning rules of a resource: what the driver reports (13.0+) or, where it
  * reports nothing, the architecture's rule for the device (derived = 1). */

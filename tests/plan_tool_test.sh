@@ -52,9 +52,28 @@ plan_strict_and_rounding)
     ;;
 plan_usage)
     run 2 --sim h200 plan
-    has "$err" "GROUP is"
+    has "$err" "which groups? e.g. greenctx plan 24 40 rest (how a GROUP is written: greenctx help plan)"
     run 2 --sim h200 plan 24x
-    has "$err" "'24x' is not a GROUP"
+    has "$err" "'24x' is not a GROUP (how a GROUP is written: greenctx help plan)"
+    # One line that says why, not the syntax's nine (issue 32), in the JSON message too.
+    [ "$(grep -vc '^simulated driver' "$err")" = 1 ] || fail "a GROUP error is not one line: $(cat "$err")"
+    run 2 --sim h200 plan 0x10
+    has "$err" "'0x10' is not a GROUP: counts are decimal: hex (0x...) is not accepted"
+    run 2 --sim h200 plan 99999999999999999999
+    has "$err" "out of range: a count is at most 1048576 SMs"
+    run 2 --sim h200 plan 1e3
+    has "$err" "with no exponent (1000, not 1e3)"
+    run 2 --sim h200 plan ' 16'
+    has "$err" "remove the leading or trailing space"
+    run 2 --sim h200 plan 16:c0
+    has "$err" "'16:c0' is not a GROUP: a unit of 0 SMs means nothing"
+    run 2 --sim h200 --json plan 1e3
+    grep -q '"message":"[^"]*(how a GROUP is written: greenctx help plan)"' "$out" ||
+        fail "the JSON message is not the one line"
+    # A malformed request is bad usage (2); a well-written one the device can't give fails (1).
+    run 2 --sim h200 plan 150%
+    run 1 --sim h200 plan 133
+    has "$err" "group 0 asks for 133 SMs; this device has 132"
     run 2 --sim h200 plan 24,40
     has "$err" "'24,40' is not a GROUP: groups are separate arguments (24 40, not 24,40)"
     run 2 --sim h200 plan 0%

@@ -61,6 +61,11 @@ foreach(version 12040 13000 13010)
   list(APPEND py_tests_registered python.sim.${version})
 endforeach()
 
+# simulate(): a model the simulated driver does not know is refused with its own list.
+greenctx_driver_test(python.simulate SIM_ONLY LABELS python COMMAND ${py_run} test_simulation.py
+  SIM_ENV GREENCTX_SIM_DEVICES=h200)
+list(APPEND py_tests_registered python.simulate)
+
 # bench/compare/run_all.py's greenctx-only run and its JSON record, on the simulator.
 greenctx_driver_test(python.compare SIM_ONLY LABELS python COMMAND ${py_run} test_compare.py
   SIM_ENV GREENCTX_SIM_DEVICES=h200 GREENCTX_SIM_DRIVER_VERSION=13010

@@ -185,11 +185,13 @@ ps)
     has "$out" 'job 7\x1b]0;title\x07'
     grep -q "$(printf '\033')" "$out" && fail "ps printed a raw escape"
     # The documented shape (docs/tenants.md).
-    ps_check "set(d) == {'greenctx_version', 'schema', 'mps', 'sm_ids_note', 'devices'}" \
+    ps_check "set(d) == {'greenctx_version', 'schema', 'driver', 'mps', 'sm_ids_note', 'devices'}" \
+        "d['driver'] is True" \
         "d['schema'] == 'greenctx.ps/1'" \
         "set(d['mps']) == {'daemon_running', 'pipe_dir', 'active_thread_percentage', 'pinned_mem_limit'}" \
         "d['mps']['daemon_running'] is False and d['mps']['pinned_mem_limit'] is None" \
-        "set(dev) == {'device', 'registry', 'sm_count', 'free_sms', 'claimable_sms', 'granules', 'claims', 'events'}" \
+        "set(dev) == {'device', 'uuid', 'registry', 'sm_count', 'free_sms', 'claimable_sms', 'granules', 'claims', 'events', 'processes', 'processes_note'}" \
+        "dev['uuid'].startswith('GPU-') and dev['processes'] is None and 'NVML' in dev['processes_note']" \
         "set(dev['granules'][0]) == {'index', 'sm_count', 'free'}" \
         "set(claims[$p]) == {'pid', 'uid', 'user', 'command', 'label', 'sm_count', 'granules', 'since_ns', 'since', 'age_s', 'mps', 'self', 'sm_ids'}" \
         "claims[$p]['label'] == 'job 7\\x1b]0;title\\x07' and claims[$p]['self'] is False" \

@@ -35,6 +35,14 @@ static gctx_status device_info(fixture *f)
     return s ? s : gctx_device_count(&count);
 }
 
+static gctx_status device_identity(fixture *f)
+{
+    (void)f;
+    char uuid[GCTX_UUID_SIZE], bus_id[GCTX_PCI_BUS_ID_SIZE];
+    gctx_status s = gctx_device_uuid(0, uuid, sizeof uuid);
+    return s ? s : gctx_device_pci_bus_id(0, bus_id, sizeof bus_id);
+}
+
 static gctx_status partition_from_device(fixture *f)
 {
     (void)f;
@@ -229,6 +237,8 @@ static const row table[] = {
     ROW(cuDeviceGetName, FAILS, device_info),
     ROW(cuDeviceGetAttribute, FAILS, device_info),
     ROW(cuDeviceGetUuid, FAILS, claim_acquire),
+    ROW(cuDeviceGetUuid, FAILS, device_identity),
+    ROW(cuDeviceGetPCIBusId, FAILS, device_identity),
     ROW(cuDevSmResourceSplitByCount, FAILS, claim_acquire),
     ROW(cuGreenCtxCreate, FAILS, claim_acquire),
     ROW(cuDeviceGetAttribute, FAILS, partition_from_device),

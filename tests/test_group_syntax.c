@@ -83,6 +83,25 @@ GT_TEST(a_group_written_wrong_is_a_message_not_a_print)
         {"16:", "'16:' is not a GROUP: after ':' come cN, pN or b (e.g. 16:c2, 20:b), never "
                 "nothing"},
         {"0%", "'0%' is not a GROUP: a percentage is a whole number from 1% to 100%"},
+        /* The near-misses of a count, each with its reason. */
+        {"0x10", "'0x10' is not a GROUP: counts are decimal: hex (0x...) is not accepted"},
+        {"99999999999999999999",
+         "'99999999999999999999' is not a GROUP: out of range: a count is at most 1048576 SMs"},
+        {"4294967312", "'4294967312' is not a GROUP: out of range: a count is at most 1048576 SMs"},
+        {"1e3", "'1e3' is not a GROUP: write the count in plain digits, with no exponent (1000, "
+                "not 1e3)"},
+        {" 16", "' 16' is not a GROUP: a GROUP has no spaces: remove the leading or trailing "
+                "space"},
+        {"24 40", "'24 40' is not a GROUP: a GROUP has no spaces: give each group as its own "
+                  "argument (24 40)"},
+        {"1.5", "'1.5' is not a GROUP: a count is a whole number of SMs"},
+        {"\xef\xbc\x91\xef\xbc\x96", "'\xef\xbc\x91\xef\xbc\x96' is not a GROUP: only ASCII "
+                                      "digits make a count (no full-width or other characters)"},
+        /* A unit of 0 SMs would be read as "no unit": refused, not silently dropped. */
+        {"16:c0", "'16:c0' is not a GROUP: a unit of 0 SMs means nothing: cN and pN take 1 or "
+                  "more (or leave them out)"},
+        {"16:p0", "'16:p0' is not a GROUP: a unit of 0 SMs means nothing: cN and pN take 1 or "
+                  "more (or leave them out)"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *argv[] = {"8", (char *)cases[i].arg};

@@ -84,6 +84,21 @@ help_and_version)
     has "$out" "greenctx 0.3.0"
     run 0 help
     has "$out" "usage: greenctx"
+    # help is a command like the others: help help is its usage, not an error.
+    run 0 help help
+    has "$out" "usage: greenctx [GLOBAL OPTIONS] COMMAND"
+    has "$out" "Exit status: 0 done; 1 failed"
+    # --json is honoured by help and by --help too: one document with the text.
+    for args in "--json help" "help -j" "--json --help" "--help --json"; do
+        run 0 $args
+        grep -q '^{.*"schema":"greenctx.help/1","command":null,"usage":"usage: greenctx \[GLOBAL' "$out" ||
+            fail "greenctx $args is not the help document"
+        has "$out" '{"name":"plan","summary":"dry-run a split'
+    done
+    for args in "--json help plan" "plan --help --json" "-j plan -h"; do
+        run 0 $args
+        grep -q '"command":"plan","usage":"usage: greenctx plan ' "$out" || fail "greenctx $args is not plan's help document"
+    done
     ;;
 bad_device)
     need_sim
@@ -130,6 +145,130 @@ assert set(doc["features"]) >= {"green_contexts", "structured_split"}, doc
 print("json ok")
 PY
     ;;
+device_identity)
+    need_sim
+    # What nvidia-smi users look for: each device's UUID and PCI bus id, the driver branch.
+    run 0 --sim h200,a100@13000 info
+    has "$out" "driver: CUDA 13.0 (13000), branch R580, loaded from"
+    grep -Eq "^  UUID +GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$" "$out" ||
+        fail "info shows no UUID as nvidia-smi prints it"
+    grep -Eq "^  PCI bus id +0000:18:00.0$" "$out" || fail "device 0's PCI bus id is not 0000:18:00.0"
+    grep -Eq "^  PCI bus id +0000:28:00.0$" "$out" || fail "device 1's PCI bus id is not 0000:28:00.0"
+    run 0 --sim h200@12040 info
+    has "$out" "branch R550"
+    run 0 --sim h200@13040 info
+    has "$out" "branch unknown"
+    # --query FIELDS --format csv[,noheader], as nvidia-smi --query-gpu: stdout is the CSV alone.
+    run 0 --sim h200,a100@13000 info --query index,name,pci.bus_id,sms,driver_branch,cuda_version
+    [ "$(sed -n 1p "$out")" = "index, name, pci.bus_id, sms, driver_branch, cuda_version" ] || fail "no CSV header"
+    [ "$(sed -n 2p "$out")" = "0, NVIDIA H200, 0000:18:00.0, 132, R580, 13.0" ] || fail "device 0's CSV line"
+    [ "$(sed -n 3p "$out")" = "1, NVIDIA A100-SXM4-80GB, 0000:28:00.0, 108, R580, 13.0" ] || fail "device 1's CSV line"
+    [ "$(wc -l <"$out")" -eq 3 ] || fail "the CSV has more than a header and two lines (a banner on stdout?)"
+    has "$err" "simulated driver: h200,a100"
+    run 0 --sim h200,a100 info --query uuid,driver_version --format csv,noheader
+    uuid1=$(sed -n 2p "$out" | cut -d, -f1)
+    grep -Eq "^GPU-[0-9a-f-]{36}, \[N/A\]$" "$out" || fail "no UUID, or driver_version is not [N/A] without NVML"
+    [ "$(wc -l <"$out")" -eq 2 ] || fail "csv,noheader printed a header"
+    run 0 info --help-query
+    has "$out" "pci.bus_id"
+    has "$out" "driver_branch"
+    run 2 --sim h200 info --query index,frob
+    has "$err" "--query: no field 'frob' (greenctx info --help-query lists them)"
+    run 2 --sim h200 info --query index --format xml
+    has "$err" "--format takes csv or csv,noheader; got 'xml'"
+    run 2 --sim h200 info --format csv
+    run 2 --sim h200 info --query index --json
+    # The JSON has them too.
+    run 0 --sim h200,a100@13000 --json info
+    has "$out" '"driver_branch":"R580","nvidia_driver_version":null'
+    has "$out" '"uuid":"GPU-'
+    has "$out" '"pci_bus_id":"0000:28:00.0"'
+    # A device chosen by UUID, by the start of one, or by PCI bus id (either domain width).
+    run 0 --sim h200,a100 --device "$uuid1" info --query index --format csv,noheader
+    [ "$(cat "$out")" = 1 ] || fail "--device $uuid1 is not device 1"
+    run 0 --sim h200,a100 -d "$(echo "$uuid1" | cut -c1-10)" plan 24
+    has "$out" "device 1: 108 SMs"
+    run 0 --sim h200,a100 plan --device 00000000:28:00.0 24
+    has "$out" "device 1: 108 SMs"
+    run 0 --sim h200,a100 --device 0000:18:00.0 info
+    has "$out" "device 0: NVIDIA H200"
+    grep -q "device 1:" "$out" && fail "--device 0000:18:00.0 printed device 1"
+    run 1 --sim h200,a100 --device GPU-ffffffff plan 24
+    has "$err" "--device GPU-ffffffff: no device has this UUID or PCI bus id; the driver shows 2"
+    run 2 --sim h200,h200 --device GPU- plan 24
+    has "$err" "the UUIDs of 2 devices start with it; give more of it"
+    ;;
+ps_without_driver)
+    need_sim
+    # A login node: no libcuda (GREENCTX_CUDA_LIBRARY names a missing file), but the registry
+    # a tenant on the simulated GPU wrote is listed from its files alone, the GPU by its UUID.
+    GREENCTX_RUNTIME_DIR=$(mktemp -d) && export GREENCTX_RUNTIME_DIR
+    run 0 ps
+    has "$out" "no CUDA driver here: the claims are read from the registry alone"
+    # The tenant: the tests' probe (built with the sanitizers too), holding until told.
+    hold=$GREENCTX_RUNTIME_DIR/hold
+    mkdir -p "$hold"
+    "$tool" --sim h200 run --sms 64 --label tenant-a -- "$GREENCTX_TEST_PROBE" hold "$hold" \
+        >/dev/null 2>&1 &
+    tenant=$!
+    for _ in $(seq 3000); do # 30 s: sanitizer builds start slowly
+        [ -e "$hold/ready" ] && break
+        sleep 0.01
+    done
+    uuid=$("$tool" --sim h200 info --query uuid --format csv,noheader 2>/dev/null)
+    run 0 ps
+    has "$out" "$uuid: 68 of 132 SMs free (granules 8-16), 1 claim; registry $GREENCTX_RUNTIME_DIR/gpu-$uuid"
+    grep -Eq "^  [0-9]+ +[^ ]+ +64 0-7 .* tenant-a +.*run_probe hold .*$" "$out" || fail "the claim is not listed without the driver"
+    grep -q "recent events:" "$out" && fail "an empty 'recent events:' heading"
+    grep -q "compute processes" "$out" && fail "NVML is absent, yet processes are shown"
+    run 0 ps --json
+    has "$out" '"driver":false'
+    has "$out" "\"device\":null,\"uuid\":\"$uuid\""
+    has "$out" '"processes":null,"processes_note":"NVML (libnvidia-ml.so.1) is not installed'
+    run 0 ps --device "$(echo "$uuid" | cut -c1-8)"
+    has "$out" "$uuid: 68 of 132 SMs free"
+    run 1 ps --device 0
+    has "$err" "--device 0: without a CUDA driver devices have no numbers; give the GPU's UUID (or its start)"
+    touch "$hold/go"
+    wait "$tenant" 2>/dev/null
+    # The tenant's end is a release (or its death): no heading without an event to show.
+    run 0 --sim h200 ps
+    has "$out" "132 of 132 SMs free"
+    if grep -q "recent events:" "$out"; then
+        grep -A1 "recent events:" "$out" | sed -n 2p | grep -q "died" || fail "an empty 'recent events:' heading"
+    fi
+    rm -rf "$GREENCTX_RUNTIME_DIR"
+    ;;
+nvml)
+    need_sim
+    # NVML where it loads (here a stand-in): the exact driver version and the branch it names,
+    # and each GPU's compute processes beside the claims, any user's, with their memory.
+    GREENCTX_RUNTIME_DIR=$(mktemp -d) && export GREENCTX_RUNTIME_DIR
+    run 0 --sim h200@13010 info
+    has "$out" "driver: CUDA 13.1 (13010), branch R580 580.95.05"
+    run 0 --sim h200 info --query driver_version,driver_branch --format csv,noheader
+    [ "$(cat "$out")" = "580.95.05, R580" ] || fail "--query driver_version,driver_branch"
+    sleep 30 &
+    other=$!
+    for _ in $(seq 100); do # until the child has become sleep
+        tr '\0' ' ' <"/proc/$other/cmdline" | grep -q "^sleep 30" && break
+        sleep 0.05
+    done
+    export FAKE_NVML_PROCESSES="$other:2048,$$:-"
+    run 0 --sim h200 ps
+    has "$out" "compute processes (NVML):"
+    grep -Eq "^  $other +[^ ]+ +2048 MiB  no +sleep 30$" "$out" || fail "the other process is not listed with its 2048 MiB"
+    grep -Eq "^  $$ +[^ ]+ +n/a  no " "$out" || fail "memory NVML can't tell is not n/a"
+    run 0 --sim h200 --json ps
+    has "$out" "{\"pid\":$other,\"user\":\"$(id -un)\",\"command\":\"sleep 30\",\"memory_bytes\":2147483648,\"holds_claim\":false}"
+    has "$out" '"memory_bytes":null'
+    has "$out" '"processes_note":null'
+    export FAKE_NVML_PROCESSES=
+    run 0 --sim h200 ps
+    has "$out" "compute processes (NVML): none"
+    kill "$other"
+    rm -rf "$GREENCTX_RUNTIME_DIR"
+    ;;
 no_driver)
     # GREENCTX_CUDA_LIBRARY names a missing file: no driver, and the tool says what to try.
     run 1 info
@@ -154,7 +293,7 @@ options)
     run 0 info --sim h200,a100 --device=1
     has "$out" "device 1: NVIDIA A100"
     run 0 info --help
-    has "$out" "usage: greenctx info [--device N] [--json]"
+    has "$out" "usage: greenctx info [--device N|UUID] [--json]"
     run 0 info -h
     run 2 --sim h200 info --frob
     has "$err" "greenctx info: unknown option '--frob' (see greenctx info --help)"
@@ -256,14 +395,14 @@ PY
 short_options)
     need_sim
     run 0 -V
-    has "$out" "greenctx 0.3.0 (header 0.3.0)"
+    has "$out" "greenctx 0.3.0 (libgreenctx 0.3.0)"
     run 0 --sim h200,a100 info -d 1
     has "$out" "device 1: NVIDIA A100"
     grep -q "device 0:" "$out" && fail "-d 1 also printed device 0"
     run 0 --sim h200 -d 0 -j plan 24
     has "$out" '"schema":"greenctx.plan/1"'
     run 2 --sim h200 plan -d x 24
-    has "$err" "-d needs a device number (0, 1, ...); got 'x'"
+    has "$err" "-d needs a device number (0, 1, ...), a UUID (GPU-..., or its start) or a PCI bus id; got 'x'"
     # help COMMAND is COMMAND --help; plan's and map's say in one line what they do.
     run 0 help plan
     cp "$out" "$out.help"

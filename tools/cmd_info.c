@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "info_query.h"
 #include "info_sizes.h"
 #include "options.h"
 #include "tool.h"
@@ -20,9 +21,11 @@ static const gctx_feature all_features[] = {
 static const char derived_note[] =
     "derived from the architecture: driver before 13.0 reports none";
 
-static void print_device_text(const gctx_device_info *d)
+static void print_device_text(const gctx_device_info *d, const info_identity *id)
 {
     printf("device %d: %s\n", d->ordinal, d->name);
+    printf("  UUID                   %s\n", id->uuid[0] ? id->uuid : "unknown");
+    printf("  PCI bus id             %s\n", id->pci_bus_id[0] ? id->pci_bus_id : "unknown");
     printf("  compute capability     %d.%d\n", d->cc_major, d->cc_minor);
     printf("  SMs                    %u\n", d->sm_count);
     printf("  minimum partition      %u SMs\n", d->min_partition_sms);
@@ -32,13 +35,15 @@ static void print_device_text(const gctx_device_info *d)
     printf("  locality domains       %u\n", d->locality_domain_count);
 }
 
-static void print_device_json(json_writer *w, const gctx_device_info *d)
+static void print_device_json(json_writer *w, const gctx_device_info *d, const info_identity *id)
 {
     char cc[16];
     snprintf(cc, sizeof cc, "%d.%d", d->cc_major, d->cc_minor);
     json_object(w, NULL);
     json_int(w, "ordinal", d->ordinal);
     json_string(w, "name", d->name);
+    json_string(w, "uuid", id->uuid[0] ? id->uuid : NULL);
+    json_string(w, "pci_bus_id", id->pci_bus_id[0] ? id->pci_bus_id : NULL);
     json_string(w, "cc", cc);
     json_uint(w, "sm_count", d->sm_count);
     json_uint(w, "min_partition_sms", d->min_partition_sms);
@@ -50,23 +55,39 @@ static void print_device_json(json_writer *w, const gctx_device_info *d)
 
 static void usage(void)
 {
-    printf("usage: greenctx info [--device N] [--json] [--sizes]\n"
+    printf("usage: greenctx info [--device N|UUID] [--json] [--sizes]\n"
+           "       greenctx info [--device N|UUID] --query FIELD[,FIELD...] [--format "
+           "csv[,noheader]]\n"
            "\n"
            "What the driver offers: its version, each device's SMs with the smallest partition\n"
            "it gives and the co-scheduled alignment (partitions come in multiples of it), and\n"
            "which green-context features this driver has.\n"
            "\n"
-           "  --device N  only device N (default: every device)\n"
-           "  --json      one JSON document on stdout\n"
-           "  --sizes     every partition size each device gives, and how many fit at once\n"
-           "e.g. greenctx info    greenctx --sim h200,a100@12050 info --device 1\n");
+           "  --device N    only device N (default: every device), or the one with this UUID\n"
+           "                (GPU-..., or its start) or PCI bus id, as nvidia-smi -i takes them\n"
+           "  --json        one JSON document on stdout\n"
+           "  --sizes       every partition size each device gives, and how many fit at once\n"
+           "  --query F,F   only these fields of each device, one line each (--help-query\n"
+           "                lists them: index, name, uuid, pci.bus_id, sms, driver_branch, ...)\n"
+           "  --format csv  with --query: comma-separated with a header line (csv,noheader:\n"
+           "                without it), as nvidia-smi --format takes it\n"
+           "e.g. greenctx info    greenctx --sim h200,a100@12050 info --device 1\n"
+           "     greenctx info --query index,uuid,pci.bus_id --format csv,noheader\n");
 }
+
+const greenctx_option greenctx_info_options[] = {{"--sizes", NULL},
+                                                 {"--query", "fields, e.g. index,uuid,pci.bus_id"},
+                                                 {"--format", "csv or csv,noheader"},
+                                                 {"--help-query", NULL},
+                                                 {NULL, NULL}};
 
 int greenctx_cmd_info(int argc, char **argv, greenctx_tool_options *opts)
 {
-    enum { OPT_SIZES };
-    static const greenctx_option own[] = {{"--sizes", NULL}, {NULL, NULL}};
-    int sizes = 0;
+    enum { OPT_SIZES, OPT_QUERY, OPT_FORMAT, OPT_HELP_QUERY };
+    const greenctx_option *own = greenctx_info_options;
+    int sizes = 0, noheader = 0;
+    const char *query = NULL, *format = NULL;
+    char bad[64];
     greenctx_args args;
     greenctx_args_begin(&args, argc, argv, opts);
     for (int id; (id = greenctx_args_next(&args, own)) != GREENCTX_ARG_END;) {
@@ -80,10 +101,32 @@ int greenctx_cmd_info(int argc, char **argv, greenctx_tool_options *opts)
             sizes = 1;
             continue;
         }
+        if (id == OPT_HELP_QUERY) {
+            info_query_help();
+            return GREENCTX_EXIT_OK;
+        }
+        if (id == OPT_QUERY && info_query_check(args.value, bad, sizeof bad) != 0)
+            return greenctx_args_bad(&args, "--query: no field '%s' (greenctx info --help-query "
+                                            "lists them)",
+                                     bad);
+        if (id == OPT_FORMAT && strcmp(args.value, "csv") && strcmp(args.value, "csv,noheader"))
+            return greenctx_args_bad(&args, "--format takes csv or csv,noheader; got '%s'",
+                                     args.value);
+        if (id == OPT_QUERY || id == OPT_FORMAT) {
+            *(id == OPT_QUERY ? &query : &format) = args.value;
+            continue;
+        }
         return greenctx_args_bad(&args, "unexpected argument '%s' (usage: greenctx info "
                                         "[--device N] [--json] [--sizes])",
                                  args.value);
     }
+    if (format && !query)
+        return greenctx_args_bad(&args, "--format goes with --query FIELDS");
+    if (query && (sizes || opts->json))
+        return greenctx_args_bad(&args, "--query is its own output: not with %s",
+                                 sizes ? "--sizes" : "--json (which has every field)");
+    noheader = format && !strcmp(format, "csv,noheader");
+    opts->banner_on_stderr = query != NULL; /* stdout is the CSV, for scripts */
     int rc = greenctx_tool_start(opts);
     if (rc != GREENCTX_EXIT_OK)
         return rc;
@@ -99,7 +142,10 @@ int greenctx_cmd_info(int argc, char **argv, greenctx_tool_options *opts)
         first = last = opts->device;
     int nb_devices = last >= first ? last - first + 1 : 0;
     gctx_device_info *devices = calloc(nb_devices ? (size_t)nb_devices : 1, sizeof *devices);
-    if (!devices) {
+    info_identity *ids = calloc(nb_devices ? (size_t)nb_devices : 1, sizeof *ids);
+    if (!devices || !ids) {
+        free(devices);
+        free(ids);
         return greenctx_tool_fail(opts, GCTX_ERROR_OUT_OF_MEMORY);
     }
     for (int i = 0; i < nb_devices; i++) {
@@ -107,13 +153,21 @@ int greenctx_cmd_info(int argc, char **argv, greenctx_tool_options *opts)
         s = gctx_device_get_info(first + i, &devices[i]);
         if (s != GCTX_SUCCESS) {
             free(devices);
+            free(ids);
             return greenctx_tool_fail(opts, s);
         }
+        info_identity_get(first + i, &ids[i]);
     }
+    info_driver driver;
+    info_driver_get(version, &driver);
 
-    if (sizes) {
-        rc = tool_info_sizes(opts, devices, nb_devices);
+    if (sizes || query) {
+        if (sizes)
+            rc = tool_info_sizes(opts, devices, nb_devices);
+        else
+            info_query_print(query, noheader, devices, ids, nb_devices, &driver);
         free(devices);
+        free(ids);
         return rc;
     }
 
@@ -137,11 +191,13 @@ int greenctx_cmd_info(int argc, char **argv, greenctx_tool_options *opts)
         json_writer w;
         json_begin(&w, stdout, "greenctx.info/1");
         json_int(&w, "driver_version", version);
+        json_string(&w, "driver_branch", driver.branch[0] ? driver.branch : NULL);
+        json_string(&w, "nvidia_driver_version", driver.version[0] ? driver.version : NULL);
         json_string(&w, "driver_path", path);
         json_bool(&w, "simulated", greenctx_tool_simulated(opts));
         json_array(&w, "devices");
         for (int i = 0; i < nb_devices; i++)
-            print_device_json(&w, &devices[i]);
+            print_device_json(&w, &devices[i], &ids[i]);
         json_close(&w);
         json_object(&w, "features");
         for (size_t f = 0; f < NB_FEATURES; f++) {
@@ -156,10 +212,12 @@ int greenctx_cmd_info(int argc, char **argv, greenctx_tool_options *opts)
             json_string(&w, NULL, warnings[i]);
         json_end(&w);
     } else {
-        printf("driver: %s (%d), loaded from %s\n", vtext, version, path ? path : "?");
+        printf("driver: CUDA %s (%d), %s%s%s%s, loaded from %s\n", vtext, version,
+               driver.branch[0] ? "branch " : "branch unknown", driver.branch,
+               driver.version[0] ? " " : "", driver.version, path ? path : "?");
         printf("devices: %d\n", count);
         for (int i = 0; i < nb_devices; i++)
-            print_device_text(&devices[i]);
+            print_device_text(&devices[i], &ids[i]);
         printf("features:\n");
         for (size_t f = 0; f < NB_FEATURES; f++)
             printf("  %-18s %-4s %s\n", gctx_feature_name(all_features[f]),
@@ -169,5 +227,6 @@ int greenctx_cmd_info(int argc, char **argv, greenctx_tool_options *opts)
             printf("warning: %s\n", warnings[w]);
     }
     free(devices);
+    free(ids);
     return GREENCTX_EXIT_OK;
 }

@@ -236,10 +236,13 @@ static int status(const greenctx_tool_options *opts, const mps_control *m, int p
     return running ? GREENCTX_EXIT_OK : GREENCTX_EXIT_FAILED;
 }
 
+const greenctx_option greenctx_mps_options[] = {{"--print-env", NULL}, {NULL, NULL}};
+const char *const greenctx_mps_actions[] = {"start", "stop", "status", NULL};
+
 int greenctx_cmd_mps(int argc, char **argv, greenctx_tool_options *opts)
 {
     enum { PRINT_ENV };
-    static const greenctx_option own[] = {{"--print-env", NULL}, {NULL, NULL}};
+    const greenctx_option *own = greenctx_mps_options;
     greenctx_args args;
     greenctx_args_begin(&args, argc, argv, opts);
     const char *action = NULL;
@@ -259,11 +262,10 @@ int greenctx_cmd_mps(int argc, char **argv, greenctx_tool_options *opts)
         else
             action = args.value;
     }
-    int which = !action ? -1
-                : !strcmp(action, "start") ? 0
-                : !strcmp(action, "stop")  ? 1
-                : !strcmp(action, "status") ? 2
-                                            : -1;
+    int which = -1;
+    for (int i = 0; action && greenctx_mps_actions[i]; i++)
+        if (!strcmp(action, greenctx_mps_actions[i]))
+            which = i;
     if (which < 0)
         return greenctx_args_bad(&args, "give start, stop or status%s%s%s",
                                  action ? "; got '" : "", action ? action : "", action ? "'" : "");

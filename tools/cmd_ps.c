@@ -4,9 +4,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "claim_text.h"
 #include "options.h"
+#include "ps_processes.h"
 #include "tool.h"
 
 #define MAX_EVENTS 64
@@ -28,11 +30,16 @@ static void usage(FILE *out)
             "registry's recent events (a holder that died holding SMs, a fault it reported).\n"
             "A claim whose holder ended is removed, never shown. The runtime directory is\n"
             "$GREENCTX_RUNTIME_DIR, else /var/tmp/greenctx-UID.\n"
+            "Where NVML (libnvidia-ml.so.1) loads, the GPU's compute processes too, any\n"
+            "user's, with their memory. Without a CUDA driver (a login node) the claims are\n"
+            "read from the registry alone and each GPU is named by its UUID (--device UUID).\n"
             "--json: one document, its shape in docs/tenants.md.\n");
 }
 
 typedef struct device_listing {
-    int device;
+    int device; /* -1: listed without the driver, named by uuid alone */
+    char uuid[GCTX_UUID_SIZE];
+    ps_processes processes;
     gctx_claim_usage usage;
     gctx_claim_info *claims;
     unsigned nb_claims;
@@ -47,16 +54,22 @@ static const char *event_name(gctx_claim_event_kind kind)
                                                                                   : "released";
 }
 
-/* Every claim: asked again with more room while the registry grows under us. */
-static gctx_status list_device(int device, device_listing *l)
+/* Every claim: asked again with more room while the registry grows under us. Without the
+ * driver (device -1) the GPU is l->uuid, read from its registry alone. */
+static gctx_status list_device(int device, const char *uuid, device_listing *l)
 {
     memset(l, 0, sizeof *l);
     l->device = device;
+    if (uuid)
+        snprintf(l->uuid, sizeof l->uuid, "%s", uuid);
+    else if (gctx_device_uuid(device, l->uuid, sizeof l->uuid) != GCTX_SUCCESS)
+        l->uuid[0] = '\0';
     l->usage = (gctx_claim_usage)GCTX_CLAIM_USAGE_INIT;
     unsigned count = 0, capacity = 0;
     gctx_status s;
     for (;;) {
-        s = gctx_claim_list(device, NULL, l->claims, capacity, &count, &l->usage);
+        s = uuid ? gctx_claim_list_uuid(uuid, NULL, l->claims, capacity, &count, &l->usage)
+                 : gctx_claim_list(device, NULL, l->claims, capacity, &count, &l->usage);
         if (s != GCTX_SUCCESS || count <= capacity)
             break;
         capacity = count + 8;
@@ -74,13 +87,14 @@ static gctx_status list_device(int device, device_listing *l)
      * of free granules makes one context, so the count is what matters. */
     char free_text[16];
     snprintf(free_text, sizeof free_text, "%u", l->usage.free_sms);
-    if (!l->usage.free_sms ||
+    if (uuid || !l->usage.free_sms ||
         gctx_claim_count(device, free_text, GCTX_ROUND_DOWN, &l->claimable, NULL) != GCTX_SUCCESS ||
         l->claimable > l->usage.free_sms)
         l->claimable = 0;
     for (unsigned i = 0; i < MAX_EVENTS; i++)
         l->events[i] = (gctx_claim_event)GCTX_CLAIM_EVENT_INIT;
-    s = gctx_claim_events(device, NULL, l->events, MAX_EVENTS, &l->nb_events);
+    s = uuid ? gctx_claim_events_uuid(uuid, NULL, l->events, MAX_EVENTS, &l->nb_events)
+             : gctx_claim_events(device, NULL, l->events, MAX_EVENTS, &l->nb_events);
     if (l->nb_events > MAX_EVENTS)
         l->nb_events = MAX_EVENTS;
     return s;
@@ -120,7 +134,11 @@ static void json_device(json_writer *w, const device_listing *l)
 {
     const gctx_claim_usage *u = &l->usage;
     json_object(w, NULL);
-    json_int(w, "device", l->device);
+    if (l->device >= 0)
+        json_int(w, "device", l->device);
+    else
+        json_null(w, "device");
+    json_string(w, "uuid", l->uuid[0] ? l->uuid : NULL);
     json_string(w, "registry", u->path);
     json_uint(w, "sm_count", u->sm_count);
     json_uint(w, "free_sms", u->free_sms);
@@ -154,13 +172,15 @@ static void json_device(json_writer *w, const device_listing *l)
         json_close(w);
     }
     json_close(w);
+    ps_processes_json(w, &l->processes);
     json_close(w);
 }
 
-static void print_json(const gctx_mps_info *mps, const device_listing *ls, int n)
+static void print_json(const gctx_mps_info *mps, const device_listing *ls, int n, int driver)
 {
     json_writer w;
     json_begin(&w, stdout, "greenctx.ps/1");
+    json_bool(&w, "driver", driver);
     json_object(&w, "mps");
     json_bool(&w, "daemon_running", mps->daemon_running);
     json_string(&w, "pipe_dir", mps->pipe_dir);
@@ -203,7 +223,11 @@ static void print_device_text(const device_listing *l)
     if (l->claimable)
         snprintf(now, sizeof now, "; --sms %u can be claimed%s", l->claimable,
                  l->claimable < u->free_sms ? ", rest takes them all" : "");
-    printf("device %d: %u of %u SMs free (granules %s%s), %u claim%s; registry %s\n", l->device,
+    if (l->device >= 0)
+        printf("device %d", l->device);
+    else
+        printf("%s", l->uuid);
+    printf(": %u of %u SMs free (granules %s%s), %u claim%s; registry %s\n",
            u->free_sms, u->sm_count,
            text_flagged_ranges(u->granule_free, u->nb_granules, ranges, sizeof ranges), now,
            u->nb_claims, u->nb_claims == 1 ? "" : "s", u->path);
@@ -223,7 +247,10 @@ static void print_device_text(const device_listing *l)
                    visible(c->command, command, sizeof command), c->self ? " (this process)" : "");
         }
     }
-    if (l->nb_events) {
+    unsigned shown = 0; /* a release is no event a user needs told */
+    for (unsigned i = 0; i < l->nb_events; i++)
+        shown += l->events[i].kind != GCTX_CLAIM_EVENT_RELEASED;
+    if (shown) {
         printf("  recent events:\n");
         for (unsigned i = 0; i < l->nb_events; i++) {
             const gctx_claim_event *e = &l->events[i];
@@ -240,10 +267,14 @@ static void print_device_text(const device_listing *l)
             putchar('\n');
         }
     }
+    ps_processes_print(&l->processes);
 }
 
-static void print_text(const gctx_mps_info *mps, const device_listing *ls, int n)
+static void print_text(const gctx_mps_info *mps, const device_listing *ls, int n, int driver)
 {
+    if (!driver)
+        printf("no CUDA driver here: the claims are read from the registry alone, each GPU "
+               "named by its UUID\n");
     if (mps->daemon_running)
         printf("MPS: a control daemon answers on %s: tenants on disjoint claims run side by side "
                "(a fatal fault in one client reaches every client)\n",
@@ -255,6 +286,74 @@ static void print_text(const gctx_mps_info *mps, const device_listing *ls, int n
     for (int i = 0; i < n; i++)
         print_device_text(&ls[i]);
     printf("(%s)\n", sm_ids_note);
+}
+
+/* The GPUs to list: with the driver, every device (or --device's); without it (a login
+ * node), every GPU with a registry, by UUID (--device: a UUID or its start). Returns an exit
+ * code; *ls and *n are the listings. */
+static int list_devices(greenctx_tool_options *opts, int driver, device_listing **ls, int *n)
+{
+    int count = 0;
+    char (*uuids)[GCTX_UUID_SIZE] = NULL;
+    gctx_status s = driver ? gctx_device_count(&count)
+                           : gctx_claim_registries(NULL, NULL, 0, (unsigned *)&count);
+    if (s == GCTX_SUCCESS && !driver && count &&
+        !(uuids = calloc((size_t)count, sizeof *uuids)))
+        s = GCTX_ERROR_OUT_OF_MEMORY;
+    unsigned found = (unsigned)count;
+    if (s == GCTX_SUCCESS && uuids)
+        s = gctx_claim_registries(NULL, uuids[0], found, &found);
+    if (s != GCTX_SUCCESS) {
+        free(uuids);
+        return greenctx_tool_fail(opts, s);
+    }
+    count = found < (unsigned)count ? (int)found : count;
+    if (driver && opts->device_given && opts->device >= count)
+        return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "GCTX_ERROR_NO_DEVICE",
+                                   "there is no device %d: the driver shows %d", opts->device,
+                                   count);
+    if (!driver && opts->device_given && !opts->device_name) {
+        free(uuids);
+        return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "GCTX_ERROR_NO_DRIVER",
+                                   "--device %d: without a CUDA driver devices have no numbers; "
+                                   "give the GPU's UUID (or its start)",
+                                   opts->device);
+    }
+    *ls = calloc(count > 0 ? (size_t)count : 1, sizeof **ls);
+    if (!*ls) {
+        free(uuids);
+        return greenctx_tool_fail(opts, GCTX_ERROR_OUT_OF_MEMORY);
+    }
+    *n = 0;
+    for (int i = 0; i < count && s == GCTX_SUCCESS; i++) {
+        if (driver && opts->device_given && i != opts->device)
+            continue;
+        if (!driver && opts->device_name &&
+            strncasecmp(uuids[i], opts->device_name, strlen(opts->device_name)))
+            continue;
+        s = list_device(driver ? i : -1, driver ? NULL : uuids[i], &(*ls)[(*n)++]);
+    }
+    free(uuids);
+    return s == GCTX_SUCCESS ? GREENCTX_EXIT_OK : greenctx_tool_fail(opts, s);
+}
+
+/* Beside each GPU's claims, its compute processes where NVML loads. */
+static void list_processes(device_listing *ls, int n)
+{
+    char why[256];
+    tool_nvml *nvml = tool_nvml_open(why, sizeof why);
+    for (int i = 0; i < n; i++) {
+        int pids[64];
+        unsigned nb = 0;
+        for (unsigned c = 0; c < ls[i].nb_claims && nb < 64; c++)
+            pids[nb++] = ls[i].claims[c].pid;
+        if (ls[i].uuid[0])
+            ps_processes_get(nvml, why, ls[i].uuid, pids, nb, &ls[i].processes);
+        else
+            snprintf(ls[i].processes.why, sizeof ls[i].processes.why,
+                     "the driver gives no UUID for this device");
+    }
+    tool_nvml_close(nvml);
 }
 
 int greenctx_cmd_ps(int argc, char **argv, greenctx_tool_options *opts)
@@ -270,32 +369,29 @@ int greenctx_cmd_ps(int argc, char **argv, greenctx_tool_options *opts)
             return args.rc;
         return greenctx_args_bad(&args, "ps takes no arguments; got '%s'", args.value);
     }
-    int rc = greenctx_tool_start(opts), count = 0;
-    if (rc != GREENCTX_EXIT_OK)
+    /* No driver at all (not one that failed): the registry alone. */
+    int driver = opts->simulated || gctx_init() != GCTX_ERROR_NO_DRIVER;
+    int rc = driver ? greenctx_tool_start(opts) : GREENCTX_EXIT_OK, n = 0;
+    device_listing *ls = NULL;
+    if (rc == GREENCTX_EXIT_OK)
+        rc = list_devices(opts, driver, &ls, &n);
+    if (rc != GREENCTX_EXIT_OK) {
+        free(ls);
         return rc;
-    gctx_status s = gctx_device_count(&count);
-    if (s != GCTX_SUCCESS)
-        return greenctx_tool_fail(opts, s);
-    if (opts->device_given && opts->device >= count)
-        return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "GCTX_ERROR_NO_DEVICE",
-                                   "there is no device %d: the driver shows %d", opts->device,
-                                   count);
-    int first = opts->device_given ? opts->device : 0, n = opts->device_given ? 1 : count;
-    device_listing *ls = calloc(n > 0 ? (size_t)n : 1, sizeof *ls);
-    if (!ls)
-        return greenctx_tool_fail(opts, GCTX_ERROR_OUT_OF_MEMORY);
+    }
+    list_processes(ls, n);
     gctx_mps_info mps = GCTX_MPS_INFO_INIT;
-    s = gctx_mps_get_info(&mps);
-    for (int i = 0; i < n && s == GCTX_SUCCESS; i++)
-        s = list_device(first + i, &ls[i]);
+    gctx_status s = gctx_mps_get_info(&mps);
     if (s != GCTX_SUCCESS)
         rc = greenctx_tool_fail(opts, s);
     else if (opts->json)
-        print_json(&mps, ls, n);
+        print_json(&mps, ls, n, driver);
     else
-        print_text(&mps, ls, n);
-    for (int i = 0; i < n; i++)
+        print_text(&mps, ls, n, driver);
+    for (int i = 0; i < n; i++) {
         free(ls[i].claims);
+        ps_processes_free(&ls[i].processes);
+    }
     free(ls);
     return rc;
 }

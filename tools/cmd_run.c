@@ -72,25 +72,29 @@ static void usage(FILE *out)
             GREENCTX_RUN_EXIT_NOT_CONFINED, group_syntax_help);
 }
 
+/* In the order of parse_args's enum. The report and the chart are files the completions
+ * offer; a GROUP, a size or a label is for the user to write. */
+const greenctx_option greenctx_run_options[] = {
+    {"--sms", "a GROUP (16, 25%, ...), all, or DEV=GROUP,DEV=GROUP"},
+    {"--sweep", "sizes, e.g. 16,32,64,all"},
+    {"--round", greenctx_values_round},
+    {"--report", greenctx_values_file},
+    {"--svg", greenctx_values_file},
+    {"--wait", "[=SECONDS]"},
+    {"--shared", NULL},
+    {"--label", "a text for greenctx ps"},
+    {"--memory", "a size such as 16G or 512M"},
+    {"--no-inherit", NULL},
+    {"--device-sms", RUN_DEVICE_SMS_VALUES},
+    {NULL, NULL},
+};
+
 /* Options up to the command (after "--", or the first word that is not an option): what
  * follows it is the program's, options or not. */
 static int parse_args(int argc, char **argv, greenctx_tool_options *opts, run_options *a)
 {
     enum { SMS, SWEEP, ROUND, REPORT, SVG, WAIT, SHARED, LABEL, MEMORY, NO_INHERIT, DEVICE_SMS };
-    static const greenctx_option own[] = {
-        {"--sms", "a GROUP (16, 25%, ...), all, or DEV=GROUP,DEV=GROUP"},
-        {"--sweep", "sizes, e.g. 16,32,64,all"},
-        {"--round", "strict, down, nearest or up"},
-        {"--report", "a file for the JSON report"},
-        {"--svg", "a file for the chart"},
-        {"--wait", "[=SECONDS]"},
-        {"--shared", NULL},
-        {"--label", "a text for greenctx ps"},
-        {"--memory", "a size such as 16G or 512M"},
-        {"--no-inherit", NULL},
-        {"--device-sms", RUN_DEVICE_SMS_VALUES},
-        {NULL, NULL},
-    };
+    const greenctx_option *own = greenctx_run_options;
     memset(a, 0, sizeof *a);
     a->device_sms = RUN_DEVICE_SMS_PARTITION;
     greenctx_args args;
@@ -239,6 +243,7 @@ static int run(run_job *job)
     opts->banner_on_stderr = 1; /* stdout is the program's */
     if ((rc = greenctx_tool_start(opts)) != GREENCTX_EXIT_OK)
         return rc;
+    job->options.device = opts->device_given ? opts->device : -1; /* found by its UUID */
     if ((rc = find_preload(job)) != GREENCTX_EXIT_OK)
         return rc;
     if ((rc = run_check_mps(job)) != GREENCTX_EXIT_OK)

@@ -31,6 +31,8 @@ typedef struct greenctx_tool_options {
     const char *sim_library; /* the simulated driver file chosen for --sim, else NULL */
     int device;             /* --device N (default 0) */
     int device_given;
+    const char *device_name; /* --device by UUID (or its prefix) or PCI bus id: the index is
+                                found by greenctx_tool_start, which sets device */
     int json;               /* --json */
     int banner_on_stderr;   /* the simulated-driver banner goes to stderr, not stdout: a
                                command whose stdout is not its own (run: the program's) */
@@ -57,8 +59,10 @@ int greenctx_tool_error(const greenctx_tool_options *opts, int exit_code, const 
  * GREENCTX_EXIT_FAILED with a message when no driver loads (the message says what was tried
  * and, unless --sim was given, the user's own command line with --sim h200); or
  * GREENCTX_EXIT_USAGE when the simulated driver refused its configuration (--sim or the
- * GREENCTX_SIM_* variables), with the simulator's list of what is valid. */
-int greenctx_tool_start(const greenctx_tool_options *opts);
+ * GREENCTX_SIM_* variables), with the simulator's list of what is valid. A --device given
+ * by UUID or PCI bus id is looked up here (opts->device set): GREENCTX_EXIT_FAILED when no
+ * device has it, GREENCTX_EXIT_USAGE when a UUID prefix names several. */
+int greenctx_tool_start(greenctx_tool_options *opts);
 
 /* 1 when the loaded driver is the simulated one: --sim, or GREENCTX_CUDA_LIBRARY naming it
  * (recognised by its file name, libgreenctx_sim.so). Call after greenctx_tool_start. */

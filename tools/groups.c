@@ -29,10 +29,12 @@ int tool_parse_groups(const greenctx_tool_options *opts, int argc, char **argv, 
     gctx_status s = group_syntax_parse(argc, argv, sm_count, unit_sms, out, &err);
     if (s == GCTX_ERROR_OUT_OF_MEMORY)
         greenctx_tool_fail(opts, s);
+    else if (s != GCTX_SUCCESS && err.about_syntax)
+        greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage",
+                            "%s (how a GROUP is written: greenctx help %s)", err.message,
+                            opts->command);
     else if (s != GCTX_SUCCESS)
-        greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage", "%s%s%s", err.message,
-                            err.about_syntax ? "\n" : "",
-                            err.about_syntax ? group_syntax_help : "");
+        greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage", "%s", err.message);
     return s == GCTX_SUCCESS ? 0 : -1;
 }
 
@@ -51,11 +53,11 @@ static void split_usage(const char *command)
            command, what, group_syntax_help);
 }
 
+const greenctx_option tool_split_options[] = {{"--round", greenctx_values_round}, {NULL, NULL}};
+
 int tool_split_setup_begin(int argc, char **argv, greenctx_tool_options *opts,
                            tool_split_setup *setup)
 {
-    static const greenctx_option own[] = {{"--round", "strict, down, nearest or up"},
-                                          {NULL, NULL}};
     memset(setup, 0, sizeof *setup);
     gctx_split_options defaults = GCTX_SPLIT_OPTIONS_INIT;
     setup->options = defaults;
@@ -67,7 +69,7 @@ int tool_split_setup_begin(int argc, char **argv, greenctx_tool_options *opts,
     greenctx_args args;
     greenctx_args_begin(&args, argc, argv, opts);
     args.negative_positional = 1; /* `plan -3`: a group, refused as one */
-    for (int id; (id = greenctx_args_next(&args, own)) != GREENCTX_ARG_END;) {
+    for (int id; (id = greenctx_args_next(&args, tool_split_options)) != GREENCTX_ARG_END;) {
         if (id == GREENCTX_ARG_POSITIONAL) {
             groups[nb_groups++] = argv[args.next - 1];
             continue;
@@ -77,7 +79,7 @@ int tool_split_setup_begin(int argc, char **argv, greenctx_tool_options *opts,
                                            : GREENCTX_EXIT_OK;
         int rounding = rc == GREENCTX_EXIT_OK ? group_syntax_rounding(args.value) : 0;
         if (rounding < 0)
-            rc = greenctx_args_bad(&args, "--round takes %s; got '%s'", own[0].value_help,
+            rc = greenctx_args_bad(&args, "--round takes %s; got '%s'", greenctx_values_round,
                                    args.value);
         if (rc == TOOL_SPLIT_HELP_SHOWN)
             split_usage(opts->command);
@@ -90,14 +92,14 @@ int tool_split_setup_begin(int argc, char **argv, greenctx_tool_options *opts,
     setup->request.texts = groups; /* freed by tool_split_setup_end, whatever happens next */
     if (nb_groups == 0) {
         greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage",
-                            "which groups? usage: greenctx %s [--device N] [--json] [--round "
-                            "MODE] GROUP...\n%s",
-                            opts->command, group_syntax_help);
+                            "which groups? e.g. greenctx %s 24 40 rest (how a GROUP is "
+                            "written: greenctx help %s)",
+                            opts->command, opts->command);
         tool_split_setup_end(setup);
         return GREENCTX_EXIT_USAGE;
     }
-    setup->device_ordinal = opts->device;
     int rc = greenctx_tool_start(opts);
+    setup->device_ordinal = opts->device; /* found by its UUID there */
     gctx_status s = rc == GREENCTX_EXIT_OK
                         ? gctx_partition_from_device(opts->device, &setup->device)
                         : GCTX_SUCCESS;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "options.h"
 #include "tool.h"
@@ -17,12 +18,18 @@ enum {
     SHARED_DEVICE_SHORT,
     SHARED_JSON_SHORT
 };
+const char greenctx_values_round[] = "strict, down, nearest or up";
+const char greenctx_values_sim[] = "MODEL[,MODEL...][@DRIVER], e.g. h200@13000";
+const char greenctx_values_device[] =
+    "a device number (0, 1, ...), a UUID (GPU-..., or its start) or a PCI bus id";
+const char greenctx_values_file[] = "a file name";
+
 static const greenctx_option shared[] = {
-    {"--sim", "MODEL[,MODEL...][@DRIVER], e.g. h200@13000"},
-    {"--device", "a device number (0, 1, ...)"},
+    {"--sim", greenctx_values_sim},
+    {"--device", greenctx_values_device},
     {"--json", NULL},
     {"--verbose", NULL},
-    {"-d", "a device number (0, 1, ...)"},
+    {"-d", greenctx_values_device},
     {"-j", NULL},
     {NULL, NULL},
 };
@@ -111,9 +118,15 @@ static int apply_shared(greenctx_args *args, int id)
     }
     case SHARED_DEVICE:
     case SHARED_DEVICE_SHORT:
-        if (greenctx_parse_int(args->value, 0, INT_MAX, &opts->device) != 0)
-            return greenctx_args_bad(args, "%s needs %s; got '%s'", shared[id].name,
-                                     shared[id].value_help, args->value);
+        /* A number, or a name looked up once the driver is loaded (greenctx_tool_start):
+         * "GPU-..." as nvidia-smi -L prints it, or a bus id ("0000:18:00.0", with ':'). */
+        opts->device_name = NULL;
+        if (greenctx_parse_int(args->value, 0, INT_MAX, &opts->device) != 0) {
+            if (strncasecmp(args->value, "GPU-", 4) != 0 && !strchr(args->value, ':'))
+                return greenctx_args_bad(args, "%s needs %s; got '%s'", shared[id].name,
+                                         shared[id].value_help, args->value);
+            opts->device_name = args->value;
+        }
         opts->device_given = 1;
         return 0;
     case SHARED_VERBOSE: {

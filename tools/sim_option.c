@@ -1,5 +1,6 @@
 /* --sim MODEL[,MODEL...][@DRIVER] (tools/options.h hands it here): the simulated driver
  * found beside the program that parses it, the tool or greenctx-bench. */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,4 +53,14 @@ int greenctx_tool_use_sim(greenctx_tool_options *opts, const char *spec)
     opts->sim_models = models;
     opts->sim_library = lib;
     return GREENCTX_EXIT_OK;
+}
+
+const char *greenctx_tool_sim_models(void)
+{
+    const char *lib = find_sim_library();
+    void *sim = lib ? dlopen(lib, RTLD_NOW | RTLD_LOCAL) : NULL;
+    const char *(*models)(void) = NULL;
+    if (sim)
+        *(void **)&models = dlsym(sim, "gctxsim_models");
+    return models ? models() : NULL; /* the library stays loaded: the text is its */
 }

@@ -22,6 +22,7 @@
 
 #include "command.h"
 #include "json.h"
+#include "options.h"
 
 typedef int (*greenctx_command_fn)(int argc, char **argv, greenctx_tool_options *opts);
 
@@ -33,17 +34,42 @@ int greenctx_cmd_run(int argc, char **argv, greenctx_tool_options *opts);
 int greenctx_cmd_ps(int argc, char **argv, greenctx_tool_options *opts);
 int greenctx_cmd_mps(int argc, char **argv, greenctx_tool_options *opts);
 
+/* Each command's own options (the shared ones come on top), and what else the completions
+ * offer: mps's actions. */
+extern const greenctx_option greenctx_info_options[];
+extern const greenctx_option tool_split_options[]; /* plan's and map's (groups.c) */
+extern const greenctx_option greenctx_run_options[];
+extern const greenctx_option greenctx_mps_options[];
+extern const char *const greenctx_mps_actions[];
+
 /* ---- greenctx.c: the command table, for tools/generate.c ---- */
 size_t greenctx_tool_nb_commands(void);
 const char *greenctx_tool_command_name(size_t i);
 const char *greenctx_tool_command_help(size_t i);
+/* Command i's own options ({NULL}-terminated; NULL: the shared ones only). */
+const greenctx_option *greenctx_tool_command_options(size_t i);
+/* What command i's first argument may be (mps: start, stop, status; help: the commands),
+ * NULL-terminated, or NULL for anything. */
+const char *const *greenctx_tool_command_words(size_t i);
+/* 1 when command i runs a program: from its first argument (or what follows --) on, the
+ * words are the program's. */
+int greenctx_tool_command_runs_program(size_t i);
 /* Prints command i's --help on stdout (the tool's usage for `help`). */
 int greenctx_tool_command_usage(size_t i, greenctx_tool_options *opts);
 void greenctx_tool_usage(FILE *out);
+/* What command i's --help (or, for i == -1, the tool's usage) prints, NUL-terminated; NULL
+ * when it could not be captured. The caller frees it (generate.c). */
+char *greenctx_tool_capture_usage(long i);
+/* "Exit status: 0 done; 1 failed ...; 2 bad usage ...", for the usage and the man page. */
+extern const char greenctx_exit_status_help[];
 /* The options only the tool takes, before the command (--version, -V, --generate-*). */
 const struct greenctx_option *greenctx_tool_global_options(void);
 
-/* ---- generate.c: made from the command table ---- */
+/* The simulated driver's models ("h200 h100 ..."), asked of the simulated driver itself
+ * (gctxsim_models); NULL when it is not found. */
+const char *greenctx_tool_sim_models(void);
+
+/* ---- generate.c (the man page) and completion.c: made from the command table ---- */
 int greenctx_generate_man(greenctx_tool_options *opts);
 int greenctx_generate_completion(greenctx_tool_options *opts, const char *shell);
 

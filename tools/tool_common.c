@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "tool.h"
 
@@ -66,7 +67,51 @@ static void print_sim_hint(const greenctx_tool_options *opts)
     fputc('\n', stderr);
 }
 
-int greenctx_tool_start(const greenctx_tool_options *opts)
+/* 1 when two PCI bus ids are the same slot: the driver writes a 4-digit domain
+ * ("0000:18:00.0"), nvidia-smi an 8-digit one ("00000000:18:00.0"). */
+static int same_bus_id(const char *a, const char *b)
+{
+    unsigned x[4], y[4];
+    char end;
+    return sscanf(a, "%x:%x:%x.%x%c", &x[0], &x[1], &x[2], &x[3], &end) == 4 &&
+           sscanf(b, "%x:%x:%x.%x%c", &y[0], &y[1], &y[2], &y[3], &end) == 4 && !memcmp(x, y, sizeof x);
+}
+
+/* --device GPU-... (a whole UUID or its start, as nvidia-smi -i takes it) or a PCI bus id:
+ * the one device it names. */
+static int find_named_device(greenctx_tool_options *opts)
+{
+    const char *name = opts->device_name;
+    int count = 0, found = -1, matches = 0;
+    gctx_status s = gctx_device_count(&count);
+    for (int d = 0; s == GCTX_SUCCESS && d < count; d++) {
+        char uuid[GCTX_UUID_SIZE], bus_id[GCTX_PCI_BUS_ID_SIZE];
+        if ((s = gctx_device_uuid(d, uuid, sizeof uuid)) != GCTX_SUCCESS ||
+            (s = gctx_device_pci_bus_id(d, bus_id, sizeof bus_id)) != GCTX_SUCCESS)
+            break;
+        if (!strncasecmp(uuid, name, strlen(name)) || same_bus_id(bus_id, name)) {
+            found = d;
+            matches++;
+        }
+    }
+    if (s != GCTX_SUCCESS)
+        return greenctx_tool_fail(opts, s);
+    if (matches > 1)
+        return greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage",
+                                   "--device %s: the UUIDs of %d devices start with it; give more "
+                                   "of it (greenctx info --query index,uuid lists them)",
+                                   name, matches);
+    if (matches == 0)
+        return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "GCTX_ERROR_NO_DEVICE",
+                                   "--device %s: no device has this UUID or PCI bus id; the "
+                                   "driver shows %d (greenctx info --query index,uuid,pci.bus_id "
+                                   "lists them)",
+                                   name, count);
+    opts->device = found;
+    return GREENCTX_EXIT_OK;
+}
+
+int greenctx_tool_start(greenctx_tool_options *opts)
 {
     gctx_status s = gctx_init();
     if (s != GCTX_SUCCESS) {
@@ -102,7 +147,7 @@ int greenctx_tool_start(const greenctx_tool_options *opts)
                 "simulated driver: %s (driver %s) — no GPU is used\n",
                 models && *models ? models : "its default devices", text);
     }
-    return GREENCTX_EXIT_OK;
+    return opts->device_name ? find_named_device(opts) : GREENCTX_EXIT_OK;
 }
 
 int greenctx_tool_simulated(const greenctx_tool_options *opts)

@@ -2,12 +2,21 @@
 user can try everything (splits, contexts, streams, %smid observation, `greenctx run`) on a
 machine without one. The simulated driver is the one the tests use (sim/): the SM rules and
 split results of real devices, measured on them."""
+import ctypes
 import os
 import re
 
 from ._capi import PACKAGED_SIM, lib
 
 _SPEC = re.compile(r"^([A-Za-z0-9]+(?:,[A-Za-z0-9]+)*)(?:@(\d+))?$")
+
+
+def _models(path: str) -> list:
+    """The models the simulated driver at path knows, asked of it (its model table)."""
+    models = ctypes.CDLL(path).gctxsim_models
+    models.restype = ctypes.c_char_p
+    models.argtypes = []
+    return models().decode().split()
 
 
 def simulate(spec: str = "h200") -> str:
@@ -36,6 +45,11 @@ def simulate(spec: str = "h200") -> str:
         raise FileNotFoundError(f"the simulated driver {path} is missing: install greenctx "
                                 f"with pip, or set GREENCTX_SIM_LIBRARY to a "
                                 f"libgreenctx_sim.so")
+    known = _models(path)
+    unknown = [m for m in models.split(",") if m.lower() not in known]
+    if unknown:
+        raise ValueError(f"simulate(): no simulated model {unknown[0]!r}; the models are "
+                         f"{', '.join(known)}")
     os.environ["GREENCTX_CUDA_LIBRARY"] = path
     os.environ["GREENCTX_SIM_DEVICES"] = models
     if driver is None:

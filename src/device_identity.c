@@ -1,0 +1,60 @@
+/* What names a device to people and to other tools: its UUID and PCI bus id, as nvidia-smi
+ * prints them (the claims registry is keyed by the UUID; nvidia-smi -i takes both). */
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+void gctx__format_uuid(const gcu_uuid *u, char *out, size_t size)
+{
+    const unsigned char *b = (const unsigned char *)u->bytes;
+    snprintf(out, size,
+             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+             b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+             b[14], b[15]);
+}
+
+/* The driver and the device checked, and out big enough for `need` bytes. */
+static gctx_status begin(int device, char *out, size_t size, size_t need, const char *what,
+                         const gctx__driver **drv)
+{
+    if (!out || size < need)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                          "the %s needs a buffer of %zu bytes; got %zu%s", what, need,
+                          out ? size : 0, out ? "" : " (NULL)");
+    out[0] = '\0';
+    gctx_status s = gctx__driver_load(drv);
+    return s ? s : gctx__check_device(*drv, device);
+}
+
+gctx_status gctx_device_uuid(int device, char *uuid, size_t size)
+{
+    const gctx__driver *drv;
+    gctx_status s = begin(device, uuid, size, GCTX_UUID_SIZE, "UUID", &drv);
+    if (s != GCTX_SUCCESS)
+        return s;
+    if (!drv->cuDeviceGetUuid)
+        return gctx__fail(GCTX_ERROR_UNSUPPORTED, "the driver has no cuDeviceGetUuid (CUDA 11.4+)");
+    gcu_uuid u;
+    gcu_result r = drv->cuDeviceGetUuid(&u, device);
+    if (r != GCU_SUCCESS)
+        return gctx__fail_cuda(r, "cuDeviceGetUuid on device %d", device);
+    gctx__format_uuid(&u, uuid, size);
+    return GCTX_SUCCESS;
+}
+
+gctx_status gctx_device_pci_bus_id(int device, char *bus_id, size_t size)
+{
+    const gctx__driver *drv;
+    gctx_status s = begin(device, bus_id, size, GCTX_PCI_BUS_ID_SIZE, "PCI bus id", &drv);
+    if (s != GCTX_SUCCESS)
+        return s;
+    if (!drv->cuDeviceGetPCIBusId)
+        return gctx__fail(GCTX_ERROR_UNSUPPORTED, "the driver has no cuDeviceGetPCIBusId");
+    gcu_result r = drv->cuDeviceGetPCIBusId(bus_id, (int)size, device);
+    if (r != GCU_SUCCESS) {
+        bus_id[0] = '\0';
+        return gctx__fail_cuda(r, "cuDeviceGetPCIBusId on device %d", device);
+    }
+    return GCTX_SUCCESS;
+}

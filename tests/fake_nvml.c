@@ -1,0 +1,48 @@
+/* A stand-in for libnvidia-ml.so.1 (GREENCTX_NVML_LIBRARY names it), so that what greenctx
+ * shows from NVML is tested without a GPU: the driver 580.95.05, and on every GPU the compute
+ * processes FAKE_NVML_PROCESSES lists ("PID:MIB,PID:-", "-": memory NVML can't tell). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+typedef struct {
+    unsigned pid;
+    unsigned long long usedGpuMemory;
+    unsigned gpuInstanceId, computeInstanceId;
+} process_info;
+
+EXPORT int nvmlInit_v2(void) { return 0; }
+EXPORT int nvmlShutdown(void) { return 0; }
+EXPORT const char *nvmlErrorString(int r) { return r == 6 ? "Not Found" : "Unknown Error"; }
+
+EXPORT int nvmlSystemGetDriverVersion(char *version, unsigned length)
+{
+    return snprintf(version, length, "580.95.05") < (int)length ? 0 : 7;
+}
+
+EXPORT int nvmlDeviceGetHandleByUUID(const char *uuid, void **device)
+{
+    *device = (void *)1;
+    return strncmp(uuid, "GPU-", 4) ? 6 : 0;
+}
+
+EXPORT int nvmlDeviceGetComputeRunningProcesses_v3(void *device, unsigned *count,
+                                                   process_info *infos)
+{
+    (void)device;
+    const char *list = getenv("FAKE_NVML_PROCESSES");
+    unsigned n = 0, room = *count;
+    for (const char *p = list && *list ? list : NULL; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
+        if (n < room) {
+            infos[n].pid = (unsigned)strtoul(p, NULL, 10);
+            const char *mib = strchr(p, ':');
+            infos[n].usedGpuMemory =
+                mib && mib[1] != '-' ? strtoull(mib + 1, NULL, 10) << 20 : ~0ULL;
+        }
+        n++;
+    }
+    *count = n;
+    return n > room ? 7 : 0; /* NVML_ERROR_INSUFFICIENT_SIZE */
+}

@@ -1,0 +1,32 @@
+/* What names a device and its driver the way nvidia-smi does (UUID, PCI bus id, driver
+ * branch), and `greenctx info --query FIELDS --format csv[,noheader]` (info_query.c). */
+#ifndef GREENCTX_TOOL_INFO_QUERY_H
+#define GREENCTX_TOOL_INFO_QUERY_H
+
+#include "tool.h"
+
+typedef struct info_identity {
+    char uuid[GCTX_UUID_SIZE];             /* "" when the driver can't tell */
+    char pci_bus_id[GCTX_PCI_BUS_ID_SIZE]; /* "" likewise */
+} info_identity;
+
+typedef struct info_driver {
+    int cuda_version;  /* cuDriverGetVersion: 13000 */
+    char branch[16];   /* "R580", from NVML's version or the CUDA version it reports; "" */
+    char version[64];  /* NVML's "580.95.05", or "" without NVML */
+} info_driver;
+
+void info_identity_get(int device, info_identity *out);
+void info_driver_get(int cuda_version, info_driver *out);
+
+/* --help-query: the fields, one a line with what each is. */
+void info_query_help(void);
+/* 0 when every field of the comma-separated list is known; else -1 with the unknown one in
+ * bad (at most bad_size bytes). */
+int info_query_check(const char *fields, char *bad, size_t bad_size);
+/* The fields of each device, comma-separated as nvidia-smi writes them ("0, NVIDIA H200"),
+ * after a header line unless noheader. */
+void info_query_print(const char *fields, int noheader, const gctx_device_info *devices,
+                      const info_identity *ids, int nb_devices, const info_driver *driver);
+
+#endif

@@ -1,0 +1,126 @@
+/* NVML, loaded at run time (nvml.h). Its ABI as nvml.h declares it: the functions return an
+ * nvmlReturn_t (0: success), a device is an opaque pointer, and the _v2/_v3 process calls fill
+ * nvmlProcessInfo_v2_t. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nvml.h"
+
+typedef struct nvml_process_info { /* nvmlProcessInfo_v2_t */
+    unsigned int pid;
+    unsigned long long usedGpuMemory;
+    unsigned int gpuInstanceId;
+    unsigned int computeInstanceId;
+} nvml_process_info;
+
+enum { NVML_ERROR_INSUFFICIENT_SIZE = 7 };
+
+struct tool_nvml {
+    void *lib;
+    int (*shutdown)(void);
+    const char *(*error_string)(int);
+    int (*driver_version)(char *, unsigned);
+    int (*handle_by_uuid)(const char *, void **);
+    int (*processes)(void *, unsigned *, nvml_process_info *);
+};
+
+static void *symbol(void *lib, const char *name, const char *fallback)
+{
+    void *p = dlsym(lib, name);
+    return p || !fallback ? p : dlsym(lib, fallback);
+}
+
+static const char *nvml_error(const tool_nvml *n, int r)
+{
+    const char *text = n->error_string ? n->error_string(r) : NULL;
+    return text ? text : "unknown error";
+}
+
+tool_nvml *tool_nvml_open(char *why, size_t why_size)
+{
+    const char *path = getenv("GREENCTX_NVML_LIBRARY");
+    if (!path || !*path)
+        path = "libnvidia-ml.so.1";
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        snprintf(why, why_size, "NVML (%s) is not installed: %s", path, dlerror());
+        return NULL;
+    }
+    tool_nvml *n = calloc(1, sizeof *n);
+    int (*init)(void) = NULL;
+    if (n) {
+        n->lib = lib;
+        *(void **)&init = symbol(lib, "nvmlInit_v2", "nvmlInit");
+        *(void **)&n->shutdown = symbol(lib, "nvmlShutdown", NULL);
+        *(void **)&n->error_string = symbol(lib, "nvmlErrorString", NULL);
+        *(void **)&n->driver_version = symbol(lib, "nvmlSystemGetDriverVersion", NULL);
+        *(void **)&n->handle_by_uuid = symbol(lib, "nvmlDeviceGetHandleByUUID", NULL);
+        *(void **)&n->processes = symbol(lib, "nvmlDeviceGetComputeRunningProcesses_v3",
+                                         "nvmlDeviceGetComputeRunningProcesses_v2");
+    }
+    int r = -1;
+    if (!n || !init || !n->shutdown || !n->driver_version || !n->handle_by_uuid ||
+        !n->processes || (r = init()) != 0) {
+        if (r > 0)
+            snprintf(why, why_size, "NVML (%s) did not start: %s", path, nvml_error(n, r));
+        else
+            snprintf(why, why_size, "NVML (%s) lacks the calls greenctx needs", path);
+        free(n);
+        dlclose(lib);
+        return NULL;
+    }
+    return n;
+}
+
+void tool_nvml_close(tool_nvml *nvml)
+{
+    if (!nvml)
+        return;
+    nvml->shutdown();
+    dlclose(nvml->lib);
+    free(nvml);
+}
+
+int tool_nvml_driver_version(tool_nvml *nvml, char *out, size_t size)
+{
+    return nvml->driver_version(out, (unsigned)size) == 0 ? 0 : -1;
+}
+
+int tool_nvml_processes(tool_nvml *nvml, const char *uuid, tool_nvml_process *out,
+                        unsigned capacity, unsigned *count, char *why, size_t why_size)
+{
+    void *device = NULL;
+    int r = nvml->handle_by_uuid(uuid, &device);
+    /* Room for the processes that start while we ask: asked again while it grows. */
+    nvml_process_info *infos = NULL;
+    unsigned n = 0;
+    for (unsigned room = 64; r == 0; room *= 2) {
+        nvml_process_info *more = realloc(infos, room * sizeof *infos);
+        if (!more) {
+            snprintf(why, why_size, "out of memory for the GPU's processes");
+            free(infos);
+            return -1;
+        }
+        infos = more;
+        n = room;
+        r = nvml->processes(device, &n, infos);
+        if (r != NVML_ERROR_INSUFFICIENT_SIZE || room > 65536)
+            break;
+        r = 0;
+    }
+    if (r != 0) {
+        snprintf(why, why_size, "NVML could not list the processes of %s: %s", uuid,
+                 nvml_error(nvml, r));
+        free(infos);
+        return -1;
+    }
+    for (unsigned i = 0; i < n && i < capacity; i++) {
+        out[i].pid = (int)infos[i].pid;
+        out[i].memory_bytes = infos[i].usedGpuMemory;
+    }
+    *count = n;
+    free(infos);
+    return 0;
+}
