@@ -7,5 +7,6 @@ foreach(case claims killed ps mps mps_refusals fault sweep closefrom)
             $<TARGET_FILE:run_probe> ${CMAKE_CURRENT_SOURCE_DIR}/fake_mps_control.sh)
 endforeach()
 # A shared directory between two users the test makes (root only; skipped otherwise).
-greenctx_test(tenants.shared_users LABELS tool TIMEOUT 120 ENV ${tool_sim_env}
+greenctx_test(tenants.shared_users LABELS tool TIMEOUT 120
+  ENV ${tool_sim_env} GREENCTX_TEST_SANITIZE=${GREENCTX_SANITIZE}
   COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/shared_registry_test.sh $<TARGET_FILE:greenctx_tool>)
