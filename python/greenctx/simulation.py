@@ -2,6 +2,8 @@
 user can try everything (splits, contexts, streams, %smid observation, `greenctx run`) on a
 machine without one. The simulated driver is the one the tests use (sim/): the SM rules and
 split results of real devices, measured on them."""
+from __future__ import annotations
+
 import ctypes
 import os
 import re
@@ -11,12 +13,13 @@ from ._capi import PACKAGED_SIM, lib
 _SPEC = re.compile(r"^([A-Za-z0-9]+(?:,[A-Za-z0-9]+)*)(?:@(\d+))?$")
 
 
-def _models(path: str) -> list:
+def _models(path: str) -> list[str]:
     """The models the simulated driver at path knows, asked of it (its model table)."""
     models = ctypes.CDLL(path).gctxsim_models
     models.restype = ctypes.c_char_p
     models.argtypes = []
-    return models().decode().split()
+    table: bytes = models()
+    return table.decode().split()
 
 
 def simulate(spec: str = "h200") -> str:
