@@ -324,6 +324,26 @@ closefrom)
     has "$err" "was closed by the program"
     ps_check "dev['claims'] == []"
     ;;
+removed)
+    # A claim file removed from the registry while its program runs (rm, a /var/tmp cleaner):
+    # greenctx run tells the user within a couple of seconds, once, and the program runs on.
+    hold a --sms 16
+    set -- "$GREENCTX_RUNTIME_DIR"/gpu-*/claim-*
+    [ -f "$1" ] || fail "no claim file in $GREENCTX_RUNTIME_DIR"
+    rm -f "$1"
+    i=0
+    until grep -q "was removed from the registry" "$work/a/err"; do
+        i=$((i + 1))
+        [ $i -gt 500 ] && break
+        sleep 0.01
+    done
+    has "$work/a/err" "another tenant may be given them while this program runs"
+    sleep 1.2
+    [ "$(grep -c 'was removed from the registry' "$work/a/err")" = 1 ] ||
+        fail "the removal was not said once: $(cat "$work/a/err")"
+    release a
+    [ "$released" -eq 0 ] || fail "the program exited $released"
+    ;;
 sweep)
     hold s --sms 64
     run 0 --sim h200 run --sweep 16,32 -- "$probe" noop

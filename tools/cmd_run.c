@@ -275,7 +275,7 @@ static int run(run_job *job)
                       ? run_child_start(job->options.command, 0)
                       : -1;
     int status = 0;
-    if (child < 0 || run_child_wait(child, &status) != 0) {
+    if (child < 0 || run_child_wait_holding(child, &status, &claims) != 0) {
         run_drop_claims(&claims);
         return GREENCTX_EXIT_FAILED;
     }

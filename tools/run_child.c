@@ -4,10 +4,12 @@
  * tool's own. The child stays in the tool's process group, so a terminal's foreground group
  * (reads, Ctrl-C, Ctrl-Z) is the same as when the tool execs the program. */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -82,6 +84,42 @@ int run_child_wait(pid_t pid, int *status)
         return -1;
     }
     return 0;
+}
+
+/* Once a second while the program runs, each claim is asked whether its file is still in
+ * the registry (gctx_claim_pressure fails when it was removed: an `rm`, a cleaner of /tmp or
+ * /var/tmp): from then on the registry no longer counts its SMs, and another tenant may be
+ * given them while the program runs on them, so the user is told at once. Where the kernel
+ * has no pidfd (before Linux 5.3) the program is waited for without the check. */
+int run_child_wait_holding(pid_t pid, int *status, const run_claims *claims)
+{
+#ifdef SYS_pidfd_open
+    int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    unsigned told = 0; /* a bit per claim already reported */
+    while (pidfd >= 0) {
+        struct pollfd p = {.fd = pidfd, .events = POLLIN};
+        int ready = poll(&p, 1, 1000);
+        if (ready > 0 || (ready < 0 && errno != EINTR))
+            break;
+        for (unsigned i = 0; i < claims->nb_claims; i++) {
+            unsigned wanted;
+            if (!claims->claims[i] || (told & 1u << i) ||
+                gctx_claim_pressure(claims->claims[i], &wanted) != GCTX_ERROR_REGISTRY)
+                continue;
+            told |= 1u << i;
+            fprintf(stderr,
+                    "greenctx run: warning: %s. Its SMs are no longer counted as held: another "
+                    "tenant may be given them while this program runs (stop it and run it "
+                    "again to claim them anew)\n",
+                    gctx_last_error());
+        }
+    }
+    if (pidfd >= 0)
+        close(pidfd);
+#else
+    (void)claims;
+#endif
+    return run_child_wait(pid, status);
 }
 
 int run_child_interrupted(void) { return interrupted; }

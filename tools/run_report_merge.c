@@ -250,7 +250,7 @@ int run_with_report(run_job *job, const char *text, run_claims *claims)
         remove_dir(dir);
         return GREENCTX_EXIT_FAILED;
     }
-    int status = 0, waited = run_child_wait(child, &status);
+    int status = 0, waited = run_child_wait_holding(child, &status, claims);
     if (waited != 0)
         run_drop_claims(claims);
     int merged = waited == 0 ? merge(job, (long)child, text) : -1;

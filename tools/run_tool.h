@@ -96,6 +96,9 @@ int run_sweep(run_job *job);
 pid_t run_child_start(char **command, int stdout_to_stderr);
 /* Waits for it (waitpid retried on EINTR only); 0 with its status, or -1 after saying why. */
 int run_child_wait(pid_t pid, int *status);
+/* run_child_wait for a program that holds claims: says at once (on stderr) when a claim's
+ * file is removed from the registry while it runs. */
+int run_child_wait_holding(pid_t pid, int *status, const run_claims *claims);
 /* The signal (SIGINT, ...) the tool got while it waited for the last child, or 0. */
 int run_child_interrupted(void);
 /* Ends the tool by `sig` (no core dump); returns 128 + sig if it survives it. */
