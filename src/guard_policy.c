@@ -1,7 +1,7 @@
 /* The guard's rule (guard_policy.h). The levels are data: what each step of the trade curve
- * measured on the H200 costs a hog (shared/measurements/h200-power-frameworks-persistent.md,
- * h200-hbm-tradeoff.md): a GEMM hog on 116 -> 64 -> 48 SMs left its 16-SM GEMM victim
- * 1.38 / 1.25 / 1.06x; a copy hog on 24 - 32 SMs left a memory victim 1.0 - 1.14x. */
+ * measured on the H200 through claims (docs/tenants.md, "The guard") buys: a GEMM hog on
+ * 116 -> 64 -> 48 SMs left its 16-SM GEMM victim 1.38 / 1.25 / 1.06x; a copy hog on 24 - 32
+ * SMs left a memory victim 1.0 - 1.14x. */
 #include "guard_policy.h"
 
 /* Per level: the share of its SMs a best-effort tenant keeps (per mille; 0: its floor) and
