@@ -1035,7 +1035,8 @@ typedef struct gctx_guard_advice {
 
 /* One look of a best-effort claim's guard (call it every few ms, between its own launches):
  * reads the latency tenants' published steps in the registry and the device's signals
- * (NULL: none but the steps), moves the claim's guard one decision on, publishes what it
+ * (NULL: NVML's, read only while a latency tenant runs: libnvidia-ml.so.1 loaded at run time,
+ * nothing when it isn't there), moves the claim's guard one decision on, publishes what it
  * allows (greenctx ps shows it) and returns it. The rule is the same in every best-effort
  * tenant, so they agree without a daemon; a latency tenant that ends or stops stepping for
  * 50 ms gives everything back. GCTX_ERROR_INVALID_ARGUMENT for a claim not acquired

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "claim.h"
+#include "nvml.h"
 #include "sized.h"
 
 #define WINDOW_NS 10000000ll /* a latency tenant publishes at most every 10 ms */
@@ -200,6 +201,8 @@ gctx_status gctx_claim_guard(gctx_claim *claim, const gctx_guard_signals *signal
     free(records);
     gctx__guard_device dev = {sig.sm_clock_mhz, sig.max_sm_clock_mhz, sig.throttle,
                               sig.hbm_busy};
+    if (!signals && nb_lat)
+        gctx__nvml_read(claim->granules.identity.uuid, &dev); /* none: the steps alone */
     static const gctx__guard_config config = GCTX__GUARD_CONFIG_INIT;
     long long now = gctx__now_ns();
     pthread_mutex_lock(&claim->lock);

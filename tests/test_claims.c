@@ -2424,3 +2424,25 @@ GT_TEST(reporting_steps_calls_no_driver)
         GT_ASSERT_EQ_INT(gt_sim_calls(entry_points[i]), before[i]);
     gctx_claim_release(lat);
 }
+
+/* Given no signals, the guard reads NVML (here the fake: the clock held at 1450 of 1980 MHz by
+ * the power cap, or the memory 97 % busy): the reason it names is NVML's. */
+GT_TEST(guard_reads_nvml_when_given_no_signals)
+{
+    if (gt_require_green_contexts())
+        return;
+    const char *dir = fresh_dir("guard-nvml");
+    GT_CHECK();
+    const char *expect = getenv("FAKE_NVML_EXPECT");
+    GT_ASSERT(expect != NULL);
+    gctx_claim *lat = NULL, *be = NULL;
+    gctx_claim_options o = classed(dir, GCTX_TENANT_LATENCY, 1.0);
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", &o, &lat), GCTX_SUCCESS);
+    o = classed(dir, GCTX_TENANT_BEST_EFFORT, 0);
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "rest", &o, &be), GCTX_SUCCESS);
+    gctx_guard_advice a = guard_for(be, lat, 1.5, 60, NULL);
+    GT_ASSERT_GT_INT(a.level, 0);
+    GT_ASSERT_STR_EQ(a.reason, expect);
+    gctx_claim_release(be);
+    gctx_claim_release(lat);
+}
