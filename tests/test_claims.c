@@ -2218,6 +2218,15 @@ static gctx_claim_options classed(const char *dir, gctx_tenant_class k, double t
     return o;
 }
 
+/* A latency claim of 16 SMs (target 1 ms) and a best-effort one on the rest, in dir. */
+static gctx_status guard_pair(const char *dir, gctx_claim **lat, gctx_claim **be)
+{
+    gctx_claim_options o = classed(dir, GCTX_TENANT_LATENCY, 1.0);
+    gctx_status s = gctx_claim_acquire(0, "16", &o, lat);
+    o = classed(dir, GCTX_TENANT_BEST_EFFORT, 0);
+    return s != GCTX_SUCCESS ? s : gctx_claim_acquire(0, "rest", &o, be);
+}
+
 /* The best-effort claim's guard looked at every 5 ms for ms, the latency claim (when given)
  * reporting a step of step_ms before each look; the last advice. */
 static gctx_guard_advice guard_for(gctx_claim *be, gctx_claim *lat, double step_ms, long ms,
@@ -2288,10 +2297,7 @@ GT_TEST(guard_steps_over_target_hold_best_effort_back_then_give_back)
     const char *dir = fresh_dir("guard-steps");
     GT_CHECK();
     gctx_claim *lat = NULL, *be = NULL;
-    gctx_claim_options o = classed(dir, GCTX_TENANT_LATENCY, 1.0);
-    GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", &o, &lat), GCTX_SUCCESS);
-    o = classed(dir, GCTX_TENANT_BEST_EFFORT, 0);
-    GT_ASSERT_STATUS(gctx_claim_acquire(0, "rest", &o, &be), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(guard_pair(dir, &lat, &be), GCTX_SUCCESS);
     unsigned full = info_of(be).sm_count;
     /* Under target: nothing held back. */
     gctx_guard_advice a = guard_for(be, lat, 0.8, 80, NULL);
@@ -2335,10 +2341,7 @@ GT_TEST(guard_names_the_power_cap_and_hbm)
     const char *dir = fresh_dir("guard-signals");
     GT_CHECK();
     gctx_claim *lat = NULL, *be = NULL;
-    gctx_claim_options o = classed(dir, GCTX_TENANT_LATENCY, 1.0);
-    GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", &o, &lat), GCTX_SUCCESS);
-    o = classed(dir, GCTX_TENANT_BEST_EFFORT, 0);
-    GT_ASSERT_STATUS(gctx_claim_acquire(0, "rest", &o, &be), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(guard_pair(dir, &lat, &be), GCTX_SUCCESS);
     gctx_guard_signals power = GCTX_GUARD_SIGNALS_INIT;
     power.sm_clock_mhz = 1450;
     power.max_sm_clock_mhz = 1980;
@@ -2347,7 +2350,7 @@ GT_TEST(guard_names_the_power_cap_and_hbm)
     GT_ASSERT_GT_INT(a.level, 0);
     GT_ASSERT_STR_EQ(a.reason, "power");
     gctx_claim_release(be);
-    o = classed(dir, GCTX_TENANT_BEST_EFFORT, 0);
+    gctx_claim_options o = classed(dir, GCTX_TENANT_BEST_EFFORT, 0);
     GT_ASSERT_STATUS(gctx_claim_acquire(0, "rest", &o, &be), GCTX_SUCCESS);
     gctx_guard_signals hbm = GCTX_GUARD_SIGNALS_INIT;
     hbm.hbm_busy = 0.97;
@@ -2436,10 +2439,7 @@ GT_TEST(guard_reads_nvml_when_given_no_signals)
     const char *expect = getenv("FAKE_NVML_EXPECT");
     GT_ASSERT(expect != NULL);
     gctx_claim *lat = NULL, *be = NULL;
-    gctx_claim_options o = classed(dir, GCTX_TENANT_LATENCY, 1.0);
-    GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", &o, &lat), GCTX_SUCCESS);
-    o = classed(dir, GCTX_TENANT_BEST_EFFORT, 0);
-    GT_ASSERT_STATUS(gctx_claim_acquire(0, "rest", &o, &be), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(guard_pair(dir, &lat, &be), GCTX_SUCCESS);
     gctx_guard_advice a = guard_for(be, lat, 1.5, 60, NULL);
     GT_ASSERT_GT_INT(a.level, 0);
     GT_ASSERT_STR_EQ(a.reason, expect);
