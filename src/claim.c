@@ -524,6 +524,7 @@ gctx_status gctx__claim_new(gctx__device_granules *granules, const char *runtime
     pthread_mutex_init(&c->lock, NULL);
     pthread_mutex_init(&c->guard_lock, NULL);
     c->state_fd = -1;
+    c->floor_sms = c->granules.identity.layout.regular_sms; /* one granule; acquire's option */
     char root[512];
     int shared, counted = 0;
     struct stat st;
@@ -700,7 +701,8 @@ gctx_status gctx_claim_acquire(int device, const char *request, const gctx_claim
         return s;
     }
     atomic_store(&c->priority, opts.priority);
-    c->floor_sms = opts.floor_sms ? opts.floor_sms : granules.identity.layout.regular_sms;
+    if (opts.floor_sms)
+        c->floor_sms = opts.floor_sms;
     *claim = gctx__handle_give(&c->base);
     return GCTX_SUCCESS;
 }

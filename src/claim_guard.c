@@ -178,7 +178,11 @@ gctx_status gctx_claim_guard(gctx_claim *claim, const gctx_guard_signals *signal
                            "GCTX_GUARD_SIGNALS_INIT");
     if (s != GCTX_SUCCESS)
         return s;
-    if (claim->record.tenant_class != GCTX_TENANT_BEST_EFFORT)
+    pthread_mutex_lock(&claim->lock);
+    gctx_tenant_class tenant_class = claim->record.tenant_class;
+    unsigned sms = gctx__granules_sms(&claim->granules.identity.layout, &claim->record.granules);
+    pthread_mutex_unlock(&claim->lock);
+    if (tenant_class != GCTX_TENANT_BEST_EFFORT)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "the claim %s is not best-effort: only a claim acquired with "
                           "tenant_class GCTX_TENANT_BEST_EFFORT gives way to latency tenants",
@@ -205,9 +209,6 @@ gctx_status gctx_claim_guard(gctx_claim *claim, const gctx_guard_signals *signal
         gctx__nvml_read(claim->granules.identity.uuid, &dev); /* none: the steps alone */
     static const gctx__guard_config config = GCTX__GUARD_CONFIG_INIT;
     long long now = gctx__now_ns();
-    pthread_mutex_lock(&claim->lock);
-    unsigned sms = gctx__granules_sms(&claim->granules.identity.layout, &claim->record.granules);
-    pthread_mutex_unlock(&claim->lock);
     pthread_mutex_lock(&claim->guard_lock);
     /* What it gets back: its SMs before the guard held it back, until it has them again (a
      * shrink of its own meanwhile is its new size). */

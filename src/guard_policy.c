@@ -34,7 +34,10 @@ void gctx__guard_decide(const gctx__guard_config *c, gctx__guard_state *s,
     int running = 0, calm = 1;
     for (unsigned i = 0; i < nb_latency; i++) {
         const gctx__guard_latency *l = &latency[i];
-        if (!l->last_step_ns || now_ns - l->last_step_ns > c->idle_ns)
+        /* Steps longer than idle_ns leave gaps as long: twice its step is not idle either. */
+        long long twice = (long long)(2e6 * l->step_ms);
+        long long idle = twice > c->idle_ns ? twice : c->idle_ns;
+        if (!l->last_step_ns || now_ns - l->last_step_ns > idle)
             continue;
         running = 1;
         double target = l->target_ms > 0 ? l->target_ms : l->alone_ms * l->factor;

@@ -36,7 +36,8 @@ typedef struct gctx__guard_device {
 
 typedef struct gctx__guard_config {
     long long hold_ns; /* between two changes of level: the last one's effect is seen first */
-    long long idle_ns; /* a latency tenant with no step this long is not running: all back */
+    long long idle_ns; /* a latency tenant with no step this long (or twice its step, when
+                          longer) is not running: all back */
     double calm;       /* steps under calm x target lower the level */
     double clock_drop; /* a power-capped clock under clock_drop x its max is interference */
     double hbm_high;   /* hbm_busy above this is interference */

@@ -164,3 +164,17 @@ GT_TEST(step_target_in_ms_and_several_latency_tenants)
     GT_ASSERT_EQ_INT(a.level, b.level);
     GT_ASSERT_EQ_INT(a.changed_ns, b.changed_ns);
 }
+
+GT_TEST(steps_longer_than_idle_are_not_a_burst_end)
+{
+    /* A 120 ms step: its gaps are longer than idle_ns but it is running all along. */
+    gctx__guard_state s = GCTX__GUARD_STATE_INIT;
+    long long t = 1000 * MS;
+    for (int i = 0; i < 6; i++, t += 120 * MS) {
+        gctx__guard_latency l = {100.0, 0, 0, 120.0, t};
+        gctx__guard_decide(&config, &s, &l, 1, NULL, t);
+        gctx__guard_decide(&config, &s, &l, 1, NULL, t + 119 * MS);
+    }
+    GT_ASSERT_GT_INT(s.level, 2);
+    GT_ASSERT_EQ_INT(s.running, 1);
+}
