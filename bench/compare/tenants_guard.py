@@ -72,7 +72,9 @@ def tenant(args):
     claim = ctx = None
     if args.place == "claim":
         request = str(VICTIM_SMS) if args.role == "victim" else "rest"
-        kw = {"target_factor": 1.10} if tenant_class == "latency" else {}
+        # The target: 1.10x its p99 alone, measured by the alone arm (a factor target would
+        # learn "alone" beside the hog, which starts with it).
+        kw = {"target_ms": args.target_ms} if tenant_class == "latency" else {}
         claim = greenctx.Claim(request=request, wait=True, timeout=60, tenant=tenant_class,
                                runtime_dir=args.runtime, **kw)
         ctx = claim.context()
@@ -151,7 +153,7 @@ def signals():
 
 # ---- the arms ----
 
-def run_arm(name, pair, seconds, env, runtime):
+def run_arm(name, pair, seconds, env, runtime, target_ms):
     v_place, h_place, _, guard = ARMS[name]
     v_kind, h_kind, bursty = PAIRS[pair]
     procs = []
@@ -165,7 +167,7 @@ def run_arm(name, pair, seconds, env, runtime):
                "claim" if place == "claim" else "primary", "--seconds", str(seconds),
                "--runtime", runtime]
         if guard:
-            cmd.append("--guard")
+            cmd += ["--guard", "--target-ms", f"{target_ms:.4f}"]
         if bursty and role == "victim":
             cmd.append("--bursty")
         procs.append(subprocess.Popen(cmd, env=e, stdout=subprocess.PIPE, text=True))
@@ -198,6 +200,7 @@ def main():
     ap.add_argument("--seconds", type=float)
     ap.add_argument("--runtime")
     ap.add_argument("--guard", action="store_true")
+    ap.add_argument("--target-ms", type=float)
     ap.add_argument("--bursty", action="store_true")
     args = ap.parse_args()
     if args.role:
@@ -216,7 +219,10 @@ def main():
         for pair in args.pairs.split(","):
             bursty = PAIRS[pair][2]
             seconds = (10 if bursty else 3) if args.quick else (30 if bursty else 20)
-            rows = {a: run_arm(a, pair, seconds, env, runtime) for a in ARMS}
+            rows = {}
+            for a in ARMS:  # victim_alone first: its p99 sets the guarded victim's target
+                target = rows["victim_alone"]["victim"]["p99_ms"] * 1.10 if rows else 0.0
+                rows[a] = run_arm(a, pair, seconds, env, runtime, target)
             alone_v, alone_h = rows["victim_alone"]["victim"], rows["hog_alone"]["hog"]
             for a, row in rows.items():
                 if "victim" in row and "p99_ms" in row["victim"]:
