@@ -81,8 +81,9 @@ claims_test(elastic_bound SIM_ONLY TESTS want_to_grant_within_50_ms_of_a_holder_
 greenctx_object_test_binary(test_claims_trust test_claims_trust.c claims_common.c)
 greenctx_driver_test(claims.trust COMMAND test_claims_trust SIM_ONLY TIMEOUT 60
   SIM_ENV GREENCTX_SIM_DEVICES=h200 GREENCTX_RUNTIME_DIR=${claims_runtime}/trust)
-# The guard (issue 33): classes, steps, signals, a latency tenant's death, its cost.
-claims_test(guard SIM_ONLY TESTS tenant_classes_are_recorded_checked_and_listed
+# The guard (issue 33): classes, steps, signals, a latency tenant's death, its cost (the
+# driver calls counted on the simulator only; the rest on the GPU too, under make test-gpu).
+claims_test(guard TESTS tenant_classes_are_recorded_checked_and_listed
   guard_steps_over_target_hold_best_effort_back_then_give_back guard_names_the_power_cap_and_hbm
   a_dead_latency_tenant_leaves_nothing_held_back reporting_steps_calls_no_driver
   ENV GREENCTX_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1)
