@@ -784,6 +784,17 @@ typedef struct gctx_claim gctx_claim;
                                       the program it starts (else close-on-exec) */
 #define GCTX_CLAIM_SHARED_DIR 0x4u /* the runtime directory is shared by several users */
 
+/* Tenant classes, for the guard against what disjoint SMs don't isolate (the power cap, HBM
+ * bandwidth): while a latency tenant's steps (gctx_claim_report_step) are over its target,
+ * best-effort tenants on the GPU give way (gctx_claim_guard), down to a floor, and get
+ * everything back within 50 ms of the pressure's end. Unguarded claims are neither
+ * protected nor held back. docs/tenants.md, "The guard". */
+typedef enum gctx_tenant_class {
+    GCTX_TENANT_UNGUARDED = 0,
+    GCTX_TENANT_LATENCY = 1,
+    GCTX_TENANT_BEST_EFFORT = 2
+} gctx_tenant_class;
+
 typedef struct gctx_claim_options {
     size_t size;             /* sizeof(gctx_claim_options), set by GCTX_CLAIM_OPTIONS_INIT */
     unsigned flags;          /* GCTX_CLAIM_* */
@@ -796,10 +807,14 @@ typedef struct gctx_claim_options {
     const char *runtime_dir; /* NULL: the default above */
     int priority;            /* GCTX_CLAIM_PRIORITY_*, 0 .. 100: a claim yields SMs (see
                                 gctx_claim_pressure) only to waiters of at least its own */
+    gctx_tenant_class tenant_class; /* what the guard does for it or to it (below) */
+    double target_ms;        /* latency: its step target in ms; 0: as alone within factor */
+    double target_factor;    /* latency without target_ms: p99 within factor x alone (1.10) */
+    unsigned floor_sms;      /* best-effort: the guard never holds it under this; 0: one granule */
 } gctx_claim_options;
 #define GCTX_CLAIM_OPTIONS_INIT                                                                \
     {sizeof(gctx_claim_options), 0, 0, GCTX_ROUND_STRICT, NULL, NULL, NULL,                    \
-     GCTX_CLAIM_PRIORITY_THROUGHPUT}
+     GCTX_CLAIM_PRIORITY_THROUGHPUT, GCTX_TENANT_UNGUARDED, 0, 0, 0}
 #define GCTX_CLAIM_PRIORITY_THROUGHPUT 0
 #define GCTX_CLAIM_PRIORITY_LATENCY 50
 
@@ -902,9 +917,21 @@ typedef struct gctx_claim_info {
     unsigned sm_count;
     unsigned nb_granules;
     unsigned short granules[GCTX_CLAIM_MAX_GRANULES]; /* indices into the device's granules */
+    gctx_tenant_class tenant_class;
+    double target_ms, target_factor; /* as acquired (gctx_claim_options) */
+    /* What its holder last published (0 where it published nothing): a latency tenant its
+     * steps, a best-effort one what the guard holds it to. */
+    double step_ms;          /* p99 of its last window of reported steps */
+    double alone_ms;         /* the lowest such p99 it reported: its step undisturbed */
+    long long step_ns;       /* when: CLOCK_REALTIME, ns */
+    unsigned guard_level;    /* 0 (nothing held back) .. 4 (at its floor, one launch in flight) */
+    char guard_reason[16];   /* "steps", "power", "hbm": what raised it; "" at level 0 */
+    unsigned guard_sms;      /* the SMs the guard allows it */
+    unsigned guard_outstanding; /* launches in flight it allows (paced programs); 0: no cap */
 } gctx_claim_info;
 #define GCTX_CLAIM_INFO_INIT                                                                   \
-    {sizeof(gctx_claim_info), 0, {0}, 0, 0, {0}, {0}, {0}, 0, 0, 0, 0, 0, {0}}
+    {sizeof(gctx_claim_info), 0, {0}, 0, 0, {0}, {0}, {0}, 0, 0, 0, 0, 0, {0},                \
+     GCTX_TENANT_UNGUARDED, 0, 0, 0, 0, 0, 0, {0}, 0, 0}
 
 /* The granules of a device's registry and what is free. */
 typedef struct gctx_claim_usage {
@@ -976,6 +1003,46 @@ GCTX_API gctx_status gctx_claim_registries(const char *runtime_dir, char *uuids,
  * since this claim was taken, when there is one. Returns GCTX_SUCCESS when the event was
  * recorded. */
 GCTX_API gctx_status gctx_claim_report_fault(gctx_claim *claim, int cuda_result);
+
+/* A latency tenant's step (a decode step, a request: what its target is about), in ms: kept in
+ * a window whose p99 the claim publishes every 10 ms for best-effort tenants' guards. No
+ * driver call, no lock shared with other processes: a write to the claim's state file at
+ * most every 10 ms. */
+GCTX_API gctx_status gctx_claim_report_step(gctx_claim *claim, double step_ms);
+
+/* The device's signals for the guard; zeros for what is not known. */
+#define GCTX_GUARD_THROTTLE_POWER 0x1u   /* the SM clock is held by the board's power cap */
+#define GCTX_GUARD_THROTTLE_THERMAL 0x2u
+typedef struct gctx_guard_signals {
+    size_t size;             /* sizeof(gctx_guard_signals), set by GCTX_GUARD_SIGNALS_INIT */
+    unsigned sm_clock_mhz, max_sm_clock_mhz;
+    unsigned throttle;       /* GCTX_GUARD_THROTTLE_* */
+    double hbm_busy;         /* memory throughput over its peak, 0 .. 1 */
+} gctx_guard_signals;
+#define GCTX_GUARD_SIGNALS_INIT {sizeof(gctx_guard_signals), 0, 0, 0, 0}
+
+/* What the guard allows a best-effort tenant now. */
+typedef struct gctx_guard_advice {
+    size_t size;             /* set by the caller: sizeof(gctx_guard_advice) */
+    unsigned level;          /* 0: nothing held back .. 4: at its floor */
+    unsigned sms;            /* SMs it may use: a cooperative claim resizes to them
+                                (gctx_claim_resize, GCTX_ROUND_DOWN), and back when they grow */
+    unsigned max_outstanding; /* launches in flight, for a program paced instead; 0: no cap */
+    char reason[16];         /* "steps", "power", "hbm"; "" at level 0 */
+    unsigned latency_tenants; /* latency tenants running on the GPU now */
+} gctx_guard_advice;
+#define GCTX_GUARD_ADVICE_INIT {sizeof(gctx_guard_advice), 0, 0, 0, {0}, 0}
+
+/* One look of a best-effort claim's guard (call it every few ms, between its own launches):
+ * reads the latency tenants' published steps in the registry and the device's signals
+ * (NULL: NVML's, read only while a latency tenant runs: libnvidia-ml.so.1 loaded at run time,
+ * nothing when it isn't there), moves the claim's guard one decision on, publishes what it
+ * allows (greenctx ps shows it) and returns it. The rule is the same in every best-effort
+ * tenant, so they agree without a daemon; a latency tenant that ends or stops stepping for
+ * 50 ms gives everything back. GCTX_ERROR_INVALID_ARGUMENT for a claim not acquired
+ * GCTX_TENANT_BEST_EFFORT. */
+GCTX_API gctx_status gctx_claim_guard(gctx_claim *claim, const gctx_guard_signals *signals,
+                                      gctx_guard_advice *advice);
 
 /* A text that lets a process started by this one (greenctx run's program) take part in the
  * claim: "v1:<registry path>:<claim file>:<fd>". At most size bytes with the NUL. */

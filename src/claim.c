@@ -258,6 +258,9 @@ static void fill_holder(gctx__record *r, const gctx_claim_options *opts, int mps
         snprintf(r->command, sizeof r->command, "%s", opts->command);
     snprintf(r->label, sizeof r->label, "%s", opts->label ? opts->label : "");
     r->mps = mps;
+    r->tenant_class = opts->tenant_class;
+    r->target_ms = opts->target_ms;
+    r->target_factor = opts->target_factor;
 }
 
 /* ---- the registry, as the acquiring and resizing calls see it ---- */
@@ -489,7 +492,10 @@ static void claim_destroy(gctx__object *object)
     if (opened)
         gctx__registry_close(&reg);
     gctx__error_restore(&kept);
+    if (c->state_fd >= 0)
+        close(c->state_fd);
     gctx__device_granules_end(&c->granules);
+    pthread_mutex_destroy(&c->guard_lock);
     pthread_mutex_destroy(&c->lock);
     free(c);
 }
@@ -516,6 +522,9 @@ gctx_status gctx__claim_new(gctx__device_granules *granules, const char *runtime
     c->fd = fd;
     c->acquired_ns = gctx__now_ns();
     pthread_mutex_init(&c->lock, NULL);
+    pthread_mutex_init(&c->guard_lock, NULL);
+    c->state_fd = -1;
+    c->floor_sms = c->granules.identity.layout.regular_sms; /* one granule; acquire's option */
     char root[512];
     int shared, counted = 0;
     struct stat st;
@@ -560,6 +569,7 @@ fail:;
         unhold(c);
     gctx__error_restore(&kept);
     gctx__device_granules_end(&c->granules);
+    pthread_mutex_destroy(&c->guard_lock);
     pthread_mutex_destroy(&c->lock);
     free(c);
     return s;
@@ -618,7 +628,7 @@ gctx_status gctx__claim_options(const gctx_claim_options *options, gctx_claim_op
                           "(GCTX_CLAIM_PRIORITY_THROUGHPUT %d, GCTX_CLAIM_PRIORITY_LATENCY %d)",
                           opts->priority, GCTX_CLAIM_PRIORITY_THROUGHPUT,
                           GCTX_CLAIM_PRIORITY_LATENCY);
-    return GCTX_SUCCESS;
+    return gctx__claim_class_check(opts);
 }
 
 gctx_status gctx_claim_count(int device, const char *request, gctx_rounding rounding,
@@ -691,6 +701,8 @@ gctx_status gctx_claim_acquire(int device, const char *request, const gctx_claim
         return s;
     }
     atomic_store(&c->priority, opts.priority);
+    if (opts.floor_sms)
+        c->floor_sms = opts.floor_sms;
     *claim = gctx__handle_give(&c->base);
     return GCTX_SUCCESS;
 }
@@ -786,6 +798,7 @@ gctx_status gctx_claim_get_info(const gctx_claim *claim, gctx_claim_info *info)
     pthread_mutex_lock(&c->lock);
     gctx__claim_info(&c->record, &c->granules.identity, c->device, 1, &out);
     pthread_mutex_unlock(&c->lock);
+    gctx__claim_state_info(c->registry_dir, &c->record, &out);
     gctx__sized_out(info, &out, sizeof out);
     return GCTX_SUCCESS;
 }

@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <sys/stat.h>
 
+#include "guard_policy.h"
 #include "internal.h"
 
 /* ---- sets of granules (claim_fit.c: pure, no driver, no files) ---- */
@@ -138,6 +139,8 @@ typedef struct gctx__record {
     long long since_ns;
     int mps;
     gctx__granules granules;
+    gctx_tenant_class tenant_class; /* with its target: a line only guarded claims write */
+    double target_ms, target_factor;
 } gctx__record;
 
 typedef struct gctx__event_record {
@@ -203,6 +206,12 @@ void gctx__registry_drop(gctx__registry *reg, const gctx__record *record, int fd
 /* Opens a claim file again for a member joining it: only while it is live. */
 gctx_status gctx__registry_rejoin(gctx__registry *reg, const char *file, int inherit, int *fd,
                                   gctx__record *record);
+/* A claim's state file ("state-<claim file>"): one line its holder rewrites in place without
+ * the registry lock (gctx_claim_report_step, gctx_claim_guard) and others read. Removed with
+ * the claim. Open for writing: -1 with errno when it can't be (not a file of ours). */
+int gctx__state_open(const char *dir, const char *file, int shared);
+/* Its text into text (NUL-ended), when it is a regular file of uid: -1 otherwise. */
+int gctx__state_read(const char *dir, const char *file, unsigned uid, char *text, size_t size);
 /* Reads a claim's record (a member that inherited its descriptor). */
 gctx_status gctx__registry_read(gctx__registry *reg, const char *file, gctx__record *record);
 gctx_status gctx__registry_log(gctx__registry *reg, const gctx__event_record *event);
@@ -285,6 +294,18 @@ struct gctx_claim {
     gctx_context *old_context;
     gctx_stream *old_stream;
     gctx_event *old_event;
+    /* The guard (claim_guard.c), under guard_lock: a latency tenant's window of steps, or a
+     * best-effort tenant's decisions; what either publishes goes to state_fd. */
+    pthread_mutex_t guard_lock;
+    int state_fd; /* -1: nothing published yet */
+    unsigned state_seq;
+    float steps[32];
+    unsigned nb_steps;
+    long long window_ns; /* when the window began */
+    double alone_ms;
+    unsigned floor_sms, full_sms; /* full: its SMs before the guard held it back */
+    int held_back;                /* the guard allowed less than full_sms, not yet regrown */
+    gctx__guard_state guard;
 };
 
 /* Opens the claim's registry (its lock taken). */
@@ -326,6 +347,13 @@ gctx_status gctx__claim_take(const gctx_claim *c, unsigned count, const gctx_cla
                              gctx__record *record, int *fd, gctx__granules *target);
 /* The caller's options over the defaults, checked. */
 gctx_status gctx__claim_options(const gctx_claim_options *options, gctx_claim_options *opts);
+
+/* ---- the guard (claim_guard.c) ---- */
+
+/* options' class, target and floor, checked: INVALID_ARGUMENT naming the field. */
+gctx_status gctx__claim_class_check(const gctx_claim_options *opts);
+/* The class and target of record, and what its holder published in dir, into out. */
+void gctx__claim_state_info(const char *dir, const gctx__record *record, gctx_claim_info *out);
 
 /* ---- wants (claim_want.c) ---- */
 

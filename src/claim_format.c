@@ -28,11 +28,16 @@ void gctx__record_format(const gctx__record *r, char *out, size_t size)
     gctx__one_line(user, sizeof user, r->user);
     gctx__one_line(command, sizeof command, r->command);
     gctx__one_line(label, sizeof label, r->label);
-    snprintf(out, size,
-             "greenctx-claim %d\npid %d\nuid %u\nuser %s\ncommand %s\nlabel %s\nsince_ns %lld\n"
-             "mps %d\ngranules %s\n",
-             FORMAT_VERSION, r->pid, r->uid, user, command, label, r->since_ns, r->mps,
-             granules);
+    int n = snprintf(out, size,
+                     "greenctx-claim %d\npid %d\nuid %u\nuser %s\ncommand %s\nlabel %s\n"
+                     "since_ns %lld\nmps %d\ngranules %s\n",
+                     FORMAT_VERSION, r->pid, r->uid, user, command, label, r->since_ns, r->mps,
+                     granules);
+    /* After the granules, where readers before the guard stop reading. */
+    if (r->tenant_class != GCTX_TENANT_UNGUARDED && n > 0 && (size_t)n < size)
+        snprintf(out + n, size - (size_t)n, "class %s target_ms %.4f factor %.4f\n",
+                 r->tenant_class == GCTX_TENANT_LATENCY ? "latency" : "best-effort",
+                 r->target_ms, r->target_factor);
 }
 
 /* The value of line `key ` at *cursor, copied into value; advances the cursor. */
@@ -116,6 +121,17 @@ int gctx__record_parse(const char *text, const gctx__identity *id, gctx__record 
     if (!gctx__granules_count(&r->granules)) {
         snprintf(why, why_size, "it holds no granule");
         return -1;
+    }
+    char klass[16];
+    if (take_line(&c, "class", v, sizeof v) == 0) {
+        if (sscanf(v, "%15s target_ms %lf factor %lf", klass, &r->target_ms,
+                   &r->target_factor) != 3 ||
+            (strcmp(klass, "latency") != 0 && strcmp(klass, "best-effort") != 0)) {
+            snprintf(why, why_size, "class '%.60s' is not 'latency|best-effort target_ms T "
+                                    "factor F'", v);
+            return -1;
+        }
+        r->tenant_class = klass[0] == 'l' ? GCTX_TENANT_LATENCY : GCTX_TENANT_BEST_EFFORT;
     }
     return 0;
 }

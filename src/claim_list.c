@@ -123,6 +123,7 @@ static gctx_status list(int device, const char *uuid, const char *runtime_dir,
             if (holder)
                 records[i].pid = holder;
             gctx__claim_info(&records[i], &g.identity, device, self, &info);
+            gctx__claim_state_info(reg.dir, &records[i], &info);
             gctx__sized_out(element(claims, i), &info, sizeof info);
         }
         *count = nb;

@@ -6,6 +6,7 @@
  *   gpu-<UUID>/claim-<pid>-<n>  one claim, mode 0600, held (LOCK_SH) by each of its holders
  *   gpu-<UUID>/info-<pid>-<n>   shared registries: the claim's record, mode 0644, for others
  *   gpu-<UUID>/events-<uid>     the last GCTX__EVENTS_KEPT events a user logged
+ *   gpu-<UUID>/state-claim-<pid>-<n> a guarded claim's line, its holder's (claim_guard.c)
  *
  * A claim file nobody holds is stale: whoever takes LOCK_EX|LOCK_NB on it (a new open file
  * description, under the registry lock) knows its holders are gone. flock locks belong to
@@ -60,10 +61,50 @@ static void info_name(const char *claim_file, char *out, size_t size)
 
 static void unlink_claim(gctx__registry *reg, const char *name)
 {
-    char info[80];
+    char info[80], state[80];
     info_name(name, info, sizeof info);
+    snprintf(state, sizeof state, "state-%s", name);
     unlinkat(reg->dir_fd, name, 0);
-    unlinkat(reg->dir_fd, info, 0); /* shared registries only; else not there */
+    unlinkat(reg->dir_fd, info, 0);  /* shared registries only; else not there */
+    unlinkat(reg->dir_fd, state, 0); /* guarded claims only */
+}
+
+/* ---- a claim's state file ---- */
+
+/* The GPU's directory at dir, for a state file: opened without following a link. */
+static int state_dir(const char *dir)
+{
+    return open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+int gctx__state_open(const char *dir, const char *file, int shared)
+{
+    char name[80];
+    snprintf(name, sizeof name, "state-%s", file);
+    int dfd = state_dir(dir);
+    if (dfd < 0)
+        return -1;
+    int fd = gctx__file_open(dfd, name, O_WRONLY, geteuid(), 1, NULL);
+    if (fd < 0 && errno == ENOENT)
+        fd = gctx__file_create(dfd, name, O_WRONLY, shared ? 0644 : 0600);
+    close(dfd);
+    return fd;
+}
+
+int gctx__state_read(const char *dir, const char *file, unsigned uid, char *text, size_t size)
+{
+    char name[80];
+    snprintf(name, sizeof name, "state-%s", file);
+    int dfd = state_dir(dir);
+    if (dfd < 0)
+        return -1;
+    int fd = gctx__file_open(dfd, name, O_RDONLY, (uid_t)uid, 1, NULL);
+    close(dfd);
+    if (fd < 0)
+        return -1;
+    long n = gctx__file_read(fd, text, size);
+    close(fd);
+    return n > 0 ? 0 : -1;
 }
 
 /* ---- events ---- */

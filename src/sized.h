@@ -31,6 +31,8 @@
 #define GCTX__MIN_CLAIM_USAGE GCTX__SIZE_THROUGH(gctx_claim_usage, path)
 #define GCTX__MIN_CLAIM_EVENT GCTX__SIZE_THROUGH(gctx_claim_event, sm_count)
 #define GCTX__MIN_MPS_INFO GCTX__SIZE_THROUGH(gctx_mps_info, pinned_mem_limit)
+#define GCTX__MIN_GUARD_SIGNALS GCTX__SIZE_THROUGH(gctx_guard_signals, hbm_busy)
+#define GCTX__MIN_GUARD_ADVICE GCTX__SIZE_THROUGH(gctx_guard_advice, latency_tenants)
 
 /* A caller's struct is there and its size is at least min_size; else INVALID_ARGUMENT naming
  * the INIT macro. Outputs are checked with it before any work, so failure leaves them alone. */

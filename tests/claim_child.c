@@ -12,6 +12,9 @@
  *   claim_child fork REQUEST DIR own|inherit  claims REQUEST (inherit: GCTX_CLAIM_INHERIT),
  *                                             forks a child that never execs and sleeps until
  *                                             killed, says the child's pid, waits to be killed
+ *   claim_child latency REQUEST DIR STEP_MS   claims REQUEST as a latency tenant (target
+ *                                             1 ms), says so, then reports a step of STEP_MS
+ *                                             every ms until killed
  *
  * Each prints one line on stdout; exit status 0 when its claim or join worked. */
 #include <stdio.h>
@@ -137,8 +140,32 @@ static int join(const char *token, int hold)
     return 0;
 }
 
+static int latency(const char *request, const char *dir, const char *step_ms)
+{
+    gctx_claim_options o = GCTX_CLAIM_OPTIONS_INIT;
+    o.runtime_dir = dir;
+    o.command = "latency";
+    o.tenant_class = GCTX_TENANT_LATENCY;
+    o.target_ms = 1.0;
+    gctx_claim *claim;
+    gctx_status s = gctx_claim_acquire(0, request, &o, &claim);
+    if (s != GCTX_SUCCESS) {
+        printf("acquire %s %s\n", gctx_status_name(s), gctx_last_error());
+        return 1;
+    }
+    printf("stepping\n");
+    fflush(stdout);
+    for (;;) {
+        struct timespec t = {0, 1000000};
+        nanosleep(&t, NULL);
+        gctx_claim_report_step(claim, atof(step_ms));
+    }
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 5 && strcmp(argv[1], "latency") == 0)
+        return latency(argv[2], argv[3], argv[4]);
     if (argc >= 4 && strcmp(argv[1], "acquire") == 0)
         return acquire(argv[2], argv[3], argc > 4 ? argv[4] : NULL);
     if (argc >= 5 && strcmp(argv[1], "wait") == 0)
@@ -149,6 +176,7 @@ int main(int argc, char **argv)
         return join(argv[1], argc > 2 && strcmp(argv[2], "hold") == 0);
     fprintf(stderr, "usage: claim_child TOKEN [hold] | claim_child acquire REQUEST DIR [MS] | "
                     "claim_child wait REQUEST DIR PRIORITY | "
-                    "claim_child fork REQUEST DIR own|inherit\n");
+                    "claim_child fork REQUEST DIR own|inherit | "
+                    "claim_child latency REQUEST DIR STEP_MS\n");
     return 2;
 }

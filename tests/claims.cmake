@@ -81,3 +81,17 @@ claims_test(elastic_bound SIM_ONLY TESTS want_to_grant_within_50_ms_of_a_holder_
 greenctx_object_test_binary(test_claims_trust test_claims_trust.c claims_common.c)
 greenctx_driver_test(claims.trust COMMAND test_claims_trust SIM_ONLY TIMEOUT 60
   SIM_ENV GREENCTX_SIM_DEVICES=h200 GREENCTX_RUNTIME_DIR=${claims_runtime}/trust)
+# The guard (issue 33): classes, steps, signals, a latency tenant's death, its cost (the
+# driver calls counted on the simulator only; the rest on the GPU too, under make test-gpu).
+claims_test(guard TESTS tenant_classes_are_recorded_checked_and_listed
+  guard_steps_over_target_hold_best_effort_back_then_give_back guard_names_the_power_cap_and_hbm
+  a_dead_latency_tenant_leaves_nothing_held_back reporting_steps_calls_no_driver
+  ENV GREENCTX_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1)
+# NVML's signals through a fake of it: the power cap (0x4: SwPowerCap), then busy HBM.
+add_dependencies(test_claims fake_nvml) # tests/CMakeLists.txt's: the tool's and the guard's
+claims_test(guard_nvml_power SIM_ONLY TESTS guard_reads_nvml_when_given_no_signals
+  ENV GREENCTX_NVML_LIBRARY=$<TARGET_FILE:fake_nvml> FAKE_NVML_SM_CLOCK=1450
+      FAKE_NVML_MAX_CLOCK=1980 FAKE_NVML_REASONS=0x4 FAKE_NVML_MEMORY=40 FAKE_NVML_EXPECT=power)
+claims_test(guard_nvml_hbm SIM_ONLY TESTS guard_reads_nvml_when_given_no_signals
+  ENV GREENCTX_NVML_LIBRARY=$<TARGET_FILE:fake_nvml> FAKE_NVML_SM_CLOCK=1980
+      FAKE_NVML_MAX_CLOCK=1980 FAKE_NVML_REASONS=0 FAKE_NVML_MEMORY=97 FAKE_NVML_EXPECT=hbm)

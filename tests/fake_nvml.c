@@ -1,6 +1,7 @@
 /* A stand-in for libnvidia-ml.so.1 (GREENCTX_NVML_LIBRARY names it), so that what greenctx
- * shows from NVML is tested without a GPU: the driver 580.95.05, and on every GPU the compute
- * processes FAKE_NVML_PROCESSES lists ("PID:MIB,PID:-", "-": memory NVML can't tell). */
+ * shows from NVML is tested without a GPU: the driver 580.95.05, on every GPU the compute
+ * processes FAKE_NVML_PROCESSES lists ("PID:MIB,PID:-", "-": memory NVML can't tell), and the
+ * guard's signals (below). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,4 +46,45 @@ EXPORT int nvmlDeviceGetComputeRunningProcesses_v3(void *device, unsigned *count
     }
     *count = n;
     return n > room ? 7 : 0; /* NVML_ERROR_INSUFFICIENT_SIZE */
+}
+
+/* The guard's signals (src/nvml.c): FAKE_NVML_SM_CLOCK, FAKE_NVML_MAX_CLOCK (MHz),
+ * FAKE_NVML_REASONS (the clocks event reasons' bits) and FAKE_NVML_MEMORY (percent busy). */
+static unsigned long long env_number(const char *name)
+{
+    const char *v = getenv(name);
+    return v ? strtoull(v, NULL, 0) : 0;
+}
+
+EXPORT int nvmlDeviceGetClockInfo(void *device, int type, unsigned *mhz)
+{
+    (void)device;
+    *mhz = (unsigned)env_number("FAKE_NVML_SM_CLOCK");
+    return type == 1 ? 0 : 2; /* NVML_CLOCK_SM, else NVML_ERROR_INVALID_ARGUMENT */
+}
+
+EXPORT int nvmlDeviceGetMaxClockInfo(void *device, int type, unsigned *mhz)
+{
+    (void)device;
+    *mhz = (unsigned)env_number("FAKE_NVML_MAX_CLOCK");
+    return type == 1 ? 0 : 2;
+}
+
+EXPORT int nvmlDeviceGetCurrentClocksEventReasons(void *device, unsigned long long *reasons)
+{
+    (void)device;
+    *reasons = env_number("FAKE_NVML_REASONS");
+    return 0;
+}
+
+typedef struct {
+    unsigned gpu, memory;
+} utilization;
+
+EXPORT int nvmlDeviceGetUtilizationRates(void *device, utilization *u)
+{
+    (void)device;
+    u->gpu = 100;
+    u->memory = (unsigned)env_number("FAKE_NVML_MEMORY");
+    return 0;
 }

@@ -193,7 +193,7 @@ ps)
         "set(dev) == {'device', 'uuid', 'registry', 'sm_count', 'free_sms', 'claimable_sms', 'granules', 'claims', 'events', 'processes', 'processes_note'}" \
         "dev['uuid'].startswith('GPU-') and dev['processes'] is None and 'NVML' in dev['processes_note']" \
         "set(dev['granules'][0]) == {'index', 'sm_count', 'free'}" \
-        "set(claims[$p]) == {'pid', 'uid', 'user', 'command', 'label', 'sm_count', 'granules', 'since_ns', 'since', 'age_s', 'mps', 'self', 'sm_ids'}" \
+        "set(claims[$p]) == {'pid', 'uid', 'user', 'command', 'label', 'sm_count', 'granules', 'since_ns', 'since', 'age_s', 'mps', 'self', 'sm_ids', 'tenant'}" \
         "claims[$p]['label'] == 'job 7\\x1b]0;title\\x07' and claims[$p]['self'] is False" \
         "0 <= claims[$p]['age_s'] < 60 and len(claims[$p]['since']) == 19" \
         "dev['free_sms'] == 116 and dev['claimable_sms'] == 112"
@@ -354,6 +354,29 @@ sweep)
     run 1 --sim h200 run --sweep 16,72 -- "$probe" noop
     has "$err" "--wait"
     release s
+    ps_check "dev['claims'] == []"
+    ;;
+classes)
+    # --class: recorded in the claim, shown by ps (text and JSON); a bad one refused.
+    run 2 --sim h200 run --sms 16 --class latency:fast -- "$probe" noop
+    has "$err" "--class takes latency[:2.5ms|:1.1x] or best-effort; got 'latency:fast'"
+    run 2 --sim h200 run --sms 16 --class latency:0.9x -- "$probe" noop
+    run 2 --sim h200 run --shared --sms 16 --class best-effort -- "$probe" noop
+    has "$err" "--shared takes no claim: --wait, --label and --class go with a claim"
+    hold l --sms 16 --class latency:2.5ms
+    l=$held
+    hold b --sms rest --class best-effort
+    b=$held
+    ps_check "claims[$l]['tenant']['class'] == 'latency'" \
+        "claims[$l]['tenant']['target_ms'] == 2.5 and claims[$l]['tenant']['step_ms'] == 0" \
+        "claims[$b]['tenant']['class'] == 'best-effort'" \
+        "claims[$b]['tenant']['guard_level'] == 0"
+    "$tool" --sim h200 ps >"$out" 2>"$err" || fail "ps failed"
+    has "$out" "latency, target 2.50 ms: no step reported yet"
+    has "$out" "best-effort: nothing held back"
+    release b
+    release l
+    run 0 --sim h200 run --sms 16 --class latency -- "$probe" noop
     ps_check "dev['claims'] == []"
     ;;
 *)

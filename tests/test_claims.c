@@ -2201,3 +2201,248 @@ GT_TEST(a_command_with_line_breaks_is_listed_on_one_line)
     GT_ASSERT_STR_EQ(claims[0].command, "python -c  import greenctx print(1)");
     gctx_claim_release(c);
 }
+
+/* ---- the guard: latency tenants' steps hold best-effort tenants back ---- */
+
+static void sleep_ms(long ms)
+{
+    struct timespec t = {ms / 1000, (ms % 1000) * 1000000};
+    nanosleep(&t, NULL);
+}
+
+static gctx_claim_options classed(const char *dir, gctx_tenant_class k, double target_ms)
+{
+    gctx_claim_options o = options_in(dir);
+    o.tenant_class = k;
+    o.target_ms = target_ms;
+    return o;
+}
+
+/* A latency claim of 16 SMs (target 1 ms) and a best-effort one on the rest, in dir. */
+static gctx_status guard_pair(const char *dir, gctx_claim **lat, gctx_claim **be)
+{
+    gctx_claim_options o = classed(dir, GCTX_TENANT_LATENCY, 1.0);
+    gctx_status s = gctx_claim_acquire(0, "16", &o, lat);
+    o = classed(dir, GCTX_TENANT_BEST_EFFORT, 0);
+    return s != GCTX_SUCCESS ? s : gctx_claim_acquire(0, "rest", &o, be);
+}
+
+/* The best-effort claim's guard looked at every 5 ms for ms, the latency claim (when given)
+ * reporting a step of step_ms before each look; the last advice. */
+static gctx_guard_advice guard_for(gctx_claim *be, gctx_claim *lat, double step_ms, long ms,
+                                   const gctx_guard_signals *signals)
+{
+    gctx_guard_advice a = GCTX_GUARD_ADVICE_INIT;
+    for (long t = 0; t <= ms; t += 5) {
+        for (int i = 0; lat && i < 5; i++)
+            gctx_claim_report_step(lat, step_ms);
+        if (gctx_claim_guard(be, signals, &a) != GCTX_SUCCESS)
+            break;
+        sleep_ms(5);
+    }
+    return a;
+}
+
+GT_TEST(tenant_classes_are_recorded_checked_and_listed)
+{
+    if (gt_require_green_contexts())
+        return;
+    const char *dir = fresh_dir("classes");
+    GT_CHECK();
+    gctx_claim *lat = NULL, *be = NULL, *c = NULL;
+    gctx_claim_options o = classed(dir, GCTX_TENANT_LATENCY, 2.5);
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", &o, &lat), GCTX_SUCCESS);
+    o = classed(dir, GCTX_TENANT_BEST_EFFORT, 2.5);
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", &o, &c), GCTX_ERROR_INVALID_ARGUMENT);
+    GT_ASSERT_CONTAINS(gctx_last_error(), "GCTX_TENANT_LATENCY");
+    o = classed(dir, GCTX_TENANT_LATENCY, 0);
+    o.target_factor = 0.5;
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", &o, &c), GCTX_ERROR_INVALID_ARGUMENT);
+    GT_ASSERT_CONTAINS(gctx_last_error(), "factor of at least 1");
+    o = classed(dir, (gctx_tenant_class)7, 0);
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", &o, &c), GCTX_ERROR_INVALID_ARGUMENT);
+    o = classed(dir, GCTX_TENANT_BEST_EFFORT, 0);
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "rest", &o, &be), GCTX_SUCCESS);
+    gctx_guard_advice a = GCTX_GUARD_ADVICE_INIT;
+    GT_ASSERT_STATUS(gctx_claim_guard(lat, NULL, &a), GCTX_ERROR_INVALID_ARGUMENT);
+    GT_ASSERT_CONTAINS(gctx_last_error(), "not best-effort");
+    GT_ASSERT_STATUS(gctx_claim_report_step(lat, -1), GCTX_ERROR_INVALID_ARGUMENT);
+    gctx_claim_info list[4];
+    list[0].size = sizeof list[0];
+    unsigned n = 0;
+    GT_ASSERT_STATUS(gctx_claim_list(0, dir, list, 4, &n, NULL), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(n, 2);
+    int seen = 0;
+    for (unsigned i = 0; i < n; i++) {
+        if (list[i].sm_count == 16) {
+            GT_ASSERT_EQ_INT(list[i].tenant_class, GCTX_TENANT_LATENCY);
+            GT_ASSERT(list[i].target_ms == 2.5);
+            seen |= 1;
+        } else {
+            GT_ASSERT_EQ_INT(list[i].tenant_class, GCTX_TENANT_BEST_EFFORT);
+            seen |= 2;
+        }
+    }
+    GT_ASSERT_EQ_INT(seen, 3);
+    gctx_claim_release(be);
+    gctx_claim_release(lat);
+}
+
+/* Steps over target: the best-effort tenant is held back a level per 20 ms, says why, and
+ * `ps` (the listing) shows it; steps that stop give everything back within 50 ms. */
+GT_TEST(guard_steps_over_target_hold_best_effort_back_then_give_back)
+{
+    if (gt_require_green_contexts())
+        return;
+    const char *dir = fresh_dir("guard-steps");
+    GT_CHECK();
+    gctx_claim *lat = NULL, *be = NULL;
+    GT_ASSERT_STATUS(guard_pair(dir, &lat, &be), GCTX_SUCCESS);
+    unsigned full = info_of(be).sm_count;
+    /* Under target: nothing held back. */
+    gctx_guard_advice a = guard_for(be, lat, 0.8, 80, NULL);
+    GT_ASSERT_EQ_INT(a.level, 0);
+    GT_ASSERT_EQ_INT(a.sms, full);
+    GT_ASSERT_EQ_INT(a.latency_tenants, 1);
+    a = guard_for(be, lat, 2.0, 150, NULL);
+    GT_ASSERT_GT_INT(a.level, 1);
+    GT_ASSERT(a.sms < full);
+    GT_ASSERT(a.sms >= 8); /* the floor: one granule */
+    GT_ASSERT_GT_INT(a.max_outstanding, 0);
+    GT_ASSERT_STR_EQ(a.reason, "steps");
+    gctx_claim_info list[4];
+    list[0].size = sizeof list[0];
+    unsigned n = 0;
+    GT_ASSERT_STATUS(gctx_claim_list(0, dir, list, 4, &n, NULL), GCTX_SUCCESS);
+    for (unsigned i = 0; i < n; i++) {
+        if (list[i].tenant_class == GCTX_TENANT_BEST_EFFORT) {
+            GT_ASSERT_EQ_INT(list[i].guard_level, a.level);
+            GT_ASSERT_EQ_INT(list[i].guard_sms, a.sms);
+            GT_ASSERT_STR_EQ(list[i].guard_reason, "steps");
+        } else {
+            GT_ASSERT(list[i].step_ms >= 2.0 && list[i].step_ms < 2.01);
+        }
+    }
+    /* The burst ends: within 50 ms (and a look) everything is back. */
+    sleep_ms(60);
+    GT_ASSERT_STATUS(gctx_claim_guard(be, NULL, &a), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(a.level, 0);
+    GT_ASSERT_EQ_INT(a.sms, full);
+    GT_ASSERT_EQ_INT(a.max_outstanding, 0);
+    gctx_claim_release(be);
+    gctx_claim_release(lat);
+}
+
+/* The power cap and HBM name the reason a latency tenant's steps are over target. */
+GT_TEST(guard_names_the_power_cap_and_hbm)
+{
+    if (gt_require_green_contexts())
+        return;
+    const char *dir = fresh_dir("guard-signals");
+    GT_CHECK();
+    gctx_claim *lat = NULL, *be = NULL;
+    GT_ASSERT_STATUS(guard_pair(dir, &lat, &be), GCTX_SUCCESS);
+    gctx_guard_signals power = GCTX_GUARD_SIGNALS_INIT;
+    power.sm_clock_mhz = 1450;
+    power.max_sm_clock_mhz = 1980;
+    power.throttle = GCTX_GUARD_THROTTLE_POWER;
+    gctx_guard_advice a = guard_for(be, lat, 1.4, 60, &power);
+    GT_ASSERT_GT_INT(a.level, 0);
+    GT_ASSERT_STR_EQ(a.reason, "power");
+    gctx_claim_release(be);
+    gctx_claim_options o = classed(dir, GCTX_TENANT_BEST_EFFORT, 0);
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "rest", &o, &be), GCTX_SUCCESS);
+    gctx_guard_signals hbm = GCTX_GUARD_SIGNALS_INIT;
+    hbm.hbm_busy = 0.97;
+    a = guard_for(be, lat, 3.0, 60, &hbm);
+    GT_ASSERT_GT_INT(a.level, 0);
+    GT_ASSERT_STR_EQ(a.reason, "hbm");
+    gctx_claim_release(be);
+    gctx_claim_release(lat);
+}
+
+/* A latency tenant killed mid-burst: its claim and its steps go with it, and the best-effort
+ * tenant's next look gives everything back. A best-effort tenant that ends leaves no line. */
+GT_TEST(a_dead_latency_tenant_leaves_nothing_held_back)
+{
+    if (gt_require_green_contexts())
+        return;
+    const char *dir = fresh_dir("guard-death");
+    GT_CHECK();
+    char line[256];
+    const char *args[] = {"latency", "16", dir, "3.0", NULL};
+    pid_t pid = run_child(args, "stepping", line, sizeof line);
+    GT_ASSERT(pid > 0);
+    gctx_claim *be = NULL;
+    gctx_claim_options o = classed(dir, GCTX_TENANT_BEST_EFFORT, 0);
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "rest", &o, &be), GCTX_SUCCESS);
+    unsigned full = info_of(be).sm_count;
+    gctx_guard_advice a = guard_for(be, NULL, 0, 120, NULL);
+    GT_ASSERT_GT_INT(a.level, 0);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    GT_ASSERT_STATUS(gctx_claim_guard(be, NULL, &a), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(a.level, 0);
+    GT_ASSERT_EQ_INT(a.sms, full);
+    GT_ASSERT_EQ_INT(a.latency_tenants, 0);
+    gctx_claim_info info = info_of(be);
+    char state[700];
+    snprintf(state, sizeof state, "%s", info.device_uuid);
+    gctx_claim_release(be);
+    /* Neither claim's state line is left in the registry. */
+    gctx_claim_usage usage = GCTX_CLAIM_USAGE_INIT;
+    unsigned n = 0;
+    GT_ASSERT_STATUS(gctx_claim_list(0, dir, NULL, 0, &n, &usage), GCTX_SUCCESS);
+    DIR *d = opendir(usage.path);
+    GT_ASSERT(d != NULL);
+    struct dirent *e;
+    int states = 0;
+    while ((e = readdir(d)) != NULL)
+        states += strncmp(e->d_name, "state-", 6) == 0;
+    closedir(d);
+    GT_ASSERT_EQ_INT(states, 0);
+}
+
+/* A latency tenant pays nothing for the guard: reporting steps calls no driver entry point. */
+GT_TEST(reporting_steps_calls_no_driver)
+{
+    if (gt_require_green_contexts())
+        return;
+    const char *dir = fresh_dir("guard-cost");
+    GT_CHECK();
+    gctx_claim *lat = NULL;
+    gctx_claim_options o = classed(dir, GCTX_TENANT_LATENCY, 1.0);
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", &o, &lat), GCTX_SUCCESS);
+    static const char *const entry_points[] = {"cuLaunchKernel", "cuEventRecord",
+                                               "cuStreamSynchronize", "cuCtxGetCurrent",
+                                               "cuEventQuery", "cuCtxSetCurrent"};
+    long before[6];
+    for (int i = 0; i < 6; i++)
+        before[i] = gt_sim_calls(entry_points[i]);
+    if (before[0] < 0)
+        GT_SKIP("counts driver calls on the simulator only");
+    for (int i = 0; i < 2000; i++)
+        GT_ASSERT_STATUS(gctx_claim_report_step(lat, 1.0), GCTX_SUCCESS);
+    for (int i = 0; i < 6; i++)
+        GT_ASSERT_EQ_INT(gt_sim_calls(entry_points[i]), before[i]);
+    gctx_claim_release(lat);
+}
+
+/* Given no signals, the guard reads NVML (here the fake: the clock held at 1450 of 1980 MHz by
+ * the power cap, or the memory 97 % busy): the reason it names is NVML's. */
+GT_TEST(guard_reads_nvml_when_given_no_signals)
+{
+    if (gt_require_green_contexts())
+        return;
+    const char *dir = fresh_dir("guard-nvml");
+    GT_CHECK();
+    const char *expect = getenv("FAKE_NVML_EXPECT");
+    GT_ASSERT(expect != NULL);
+    gctx_claim *lat = NULL, *be = NULL;
+    GT_ASSERT_STATUS(guard_pair(dir, &lat, &be), GCTX_SUCCESS);
+    gctx_guard_advice a = guard_for(be, lat, 1.5, 60, NULL);
+    GT_ASSERT_GT_INT(a.level, 0);
+    GT_ASSERT_STR_EQ(a.reason, expect);
+    gctx_claim_release(be);
+    gctx_claim_release(lat);
+}

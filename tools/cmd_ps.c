@@ -28,6 +28,9 @@ static void usage(FILE *out)
             "holder's pid, user, command, label, SMs, granules and since when; the free SMs;\n"
             "whether an MPS daemon answers (tenants run side by side only under MPS); the\n"
             "registry's recent events (a holder that died holding SMs, a fault it reported).\n"
+            "A guarded claim (--class of greenctx run) gets a line: a latency tenant's target,\n"
+            "p99 step and pressure (step over target); what the guard holds a best-effort one\n"
+            "to and why (steps, power, hbm).\n"
             "A claim whose holder ended is removed, never shown. The runtime directory is\n"
             "$GREENCTX_RUNTIME_DIR, else /var/tmp/greenctx-UID.\n"
             "Where NVML (libnvidia-ml.so.1) loads, the GPU's compute processes too, any\n"
@@ -109,6 +112,73 @@ static void json_time(json_writer *w, const char *key, long long ns)
     json_string(w, key, text_local_time(ns, when, sizeof when));
 }
 
+/* A latency tenant's step over its target (0: no step or target known). */
+static double pressure(const gctx_claim_info *c)
+{
+    double target = c->target_ms > 0 ? c->target_ms : c->alone_ms * c->target_factor;
+    return c->step_ms > 0 && target > 0 ? c->step_ms / target : 0;
+}
+
+static const char *class_name(gctx_tenant_class k)
+{
+    return k == GCTX_TENANT_LATENCY ? "latency" : "best-effort";
+}
+
+/* The guard's view of a claim: null for an unguarded one. */
+static void json_tenant(json_writer *w, const gctx_claim_info *c)
+{
+    if (c->tenant_class == GCTX_TENANT_UNGUARDED) {
+        json_null(w, "tenant");
+        return;
+    }
+    json_object(w, "tenant");
+    json_string(w, "class", class_name(c->tenant_class));
+    if (c->tenant_class == GCTX_TENANT_LATENCY) {
+        json_fixed(w, "target_ms", c->target_ms, 3);
+        json_fixed(w, "target_factor", c->target_factor, 3);
+        json_fixed(w, "step_ms", c->step_ms, 3);
+        json_fixed(w, "alone_ms", c->alone_ms, 3);
+        json_fixed(w, "pressure", pressure(c), 3);
+    } else {
+        json_uint(w, "guard_level", c->guard_level);
+        json_string(w, "guard_reason", c->guard_reason[0] ? c->guard_reason : NULL);
+        json_uint(w, "allowed_sms", c->guard_sms);
+        json_uint(w, "max_outstanding", c->guard_outstanding);
+    }
+    json_close(w);
+}
+
+static const char *visible(const char *text, char *out, size_t size);
+
+/* One line under the claim's row: its class and what the guard sees or does. */
+static void print_tenant(const gctx_claim_info *c)
+{
+    char reason[sizeof c->guard_reason * 5];
+    if (c->tenant_class == GCTX_TENANT_LATENCY) {
+        printf("           latency, target ");
+        if (c->target_ms > 0)
+            printf("%.2f ms", c->target_ms);
+        else
+            printf("%.2fx alone", c->target_factor);
+        if (c->step_ms > 0)
+            printf(": p99 step %.2f ms (alone %.2f), pressure %.2f", c->step_ms, c->alone_ms,
+                   pressure(c));
+        else
+            printf(": no step reported yet");
+    } else if (c->tenant_class == GCTX_TENANT_BEST_EFFORT) {
+        printf("           best-effort: ");
+        if (c->guard_level)
+            printf("held to %u SMs, %u launches in flight (guard level %u, %s)", c->guard_sms,
+                   c->guard_outstanding, c->guard_level,
+                   visible(c->guard_reason, reason, sizeof reason));
+        else
+            printf("nothing held back");
+    } else {
+        return;
+    }
+    putchar('\n');
+}
+
 static void json_claim(json_writer *w, const gctx_claim_info *c)
 {
     json_object(w, NULL);
@@ -127,6 +197,7 @@ static void json_claim(json_writer *w, const gctx_claim_info *c)
     json_bool(w, "mps", c->mps);
     json_bool(w, "self", c->self);
     json_null(w, "sm_ids");
+    json_tenant(w, c);
     json_close(w);
 }
 
@@ -245,6 +316,7 @@ static void print_device_text(const device_listing *l)
                    text_age(c->since_ns, age, sizeof age),
                    c->label[0] ? visible(c->label, label, sizeof label) : "-",
                    visible(c->command, command, sizeof command), c->self ? " (this process)" : "");
+            print_tenant(c);
         }
     }
     unsigned shown = 0; /* a release is no event a user needs told */

@@ -1,5 +1,5 @@
 /* greenctx run [--device N] --sms REQ [--round MODE] [--report FILE.json] [--no-inherit]
- *              [--wait[=S] | --shared] [--label TEXT] [--memory SIZE]
+ *              [--wait[=S] | --shared] [--label TEXT] [--class CLASS] [--memory SIZE]
  *              [--device-sms partition|physical] -- CMD
  * greenctx run [--device N] --sweep REQ,REQ,... [--round MODE] [--json] [--svg FILE] -- CMD
  *
@@ -30,6 +30,7 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: greenctx run [--device N] --sms REQ [--round MODE] [--report FILE.json]\n"
             "                    [--no-inherit] [--wait[=SECONDS] | --shared] [--label TEXT]\n"
+            "                    [--class latency[:TARGET]|best-effort]\n"
             "                    [--memory SIZE] [--device-sms MODE] -- CMD [ARGS...]\n"
             "       greenctx run [--device N] --sweep REQ,REQ,... [--round MODE] [--json]\n"
             "                    [--svg FILE] -- CMD [ARGS...]\n"
@@ -50,6 +51,9 @@ static void usage(FILE *out)
             "  --shared       take no claim: other tenants may run on the same SMs (as before\n"
             "                 claims); by default the SMs are claimed (greenctx ps lists them)\n"
             "  --label TEXT   a name for the claim, shown by greenctx ps\n"
+            "  --class CLASS  latency[:TARGET] (TARGET 2.5ms, or 1.1x its step alone: the\n"
+            "                 default) or best-effort: best-effort tenants give way while a\n"
+            "                 latency tenant's target is at risk (docs/tenants.md, the guard)\n"
             "  --memory SIZE  the program's device-memory limit under MPS (16G, 512M):\n"
             "                 CUDA_MPS_PINNED_DEVICE_MEM_LIMIT; refused without an MPS daemon\n"
             "  --sweep LIST   run CMD once per size: wall time, speed-up against the smallest\n"
@@ -86,14 +90,42 @@ const greenctx_option greenctx_run_options[] = {
     {"--memory", "a size such as 16G or 512M"},
     {"--no-inherit", NULL},
     {"--device-sms", RUN_DEVICE_SMS_VALUES},
+    {"--class", "latency[:2.5ms|:1.1x] or best-effort"},
     {NULL, NULL},
 };
+
+/* --class: "best-effort", "latency", "latency:2.5ms" or "latency:1.1x"; -1 otherwise. */
+static int parse_class(const char *text, run_options *a)
+{
+    char unit[4] = "", end;
+    double v;
+    if (strcmp(text, "best-effort") == 0) {
+        a->tenant_class = GCTX_TENANT_BEST_EFFORT;
+        return 0;
+    }
+    if (strncmp(text, "latency", 7) != 0)
+        return -1;
+    a->tenant_class = GCTX_TENANT_LATENCY;
+    a->target_factor = 1.10; /* the bound: p99 within 10 % of alone */
+    if (!text[7])
+        return 0;
+    if (text[7] != ':' || sscanf(text + 8, "%lf%3[msx]%c", &v, unit, &end) != 2 || !(v > 0))
+        return -1;
+    if (strcmp(unit, "ms") == 0) {
+        a->target_ms = v;
+        a->target_factor = 0;
+        return 0;
+    }
+    a->target_factor = v;
+    return strcmp(unit, "x") == 0 && v >= 1 ? 0 : -1;
+}
 
 /* Options up to the command (after "--", or the first word that is not an option): what
  * follows it is the program's, options or not. */
 static int parse_args(int argc, char **argv, greenctx_tool_options *opts, run_options *a)
 {
-    enum { SMS, SWEEP, ROUND, REPORT, SVG, WAIT, SHARED, LABEL, MEMORY, NO_INHERIT, DEVICE_SMS };
+    enum { SMS, SWEEP, ROUND, REPORT, SVG, WAIT, SHARED, LABEL, MEMORY, NO_INHERIT, DEVICE_SMS,
+           CLASS };
     const greenctx_option *own = greenctx_run_options;
     memset(a, 0, sizeof *a);
     a->device_sms = RUN_DEVICE_SMS_PARTITION;
@@ -126,6 +158,11 @@ static int parse_args(int argc, char **argv, greenctx_tool_options *opts, run_op
             break;
         case SHARED: a->shared = 1; break;
         case LABEL: a->label = args.value; break;
+        case CLASS:
+            if (parse_class(args.value, a) != 0)
+                return greenctx_args_bad(&args, "--class takes %s; got '%s'",
+                                         own[CLASS].value_help, args.value);
+            break;
         case MEMORY: a->memory = args.value; break;
         case NO_INHERIT: a->no_inherit = 1; break;
         case DEVICE_SMS:
@@ -146,9 +183,9 @@ static int parse_args(int argc, char **argv, greenctx_tool_options *opts, run_op
         return greenctx_args_bad(&args, "--json and --svg go with --sweep");
     if (a->sweep && a->report)
         return greenctx_args_bad(&args, "--report goes with --sms (one run)");
-    if (a->shared && (a->wait || a->label))
-        return greenctx_args_bad(&args, "--shared takes no claim: --wait and --label go with a "
-                                        "claim");
+    if (a->shared && (a->wait || a->label || a->tenant_class))
+        return greenctx_args_bad(&args, "--shared takes no claim: --wait, --label and --class "
+                                        "go with a claim");
     return GREENCTX_EXIT_OK;
 }
 

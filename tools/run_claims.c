@@ -105,6 +105,9 @@ static int take_one(const run_job *job, const char *text, run_device_plan *plan,
     if (job->options.round)
         options.rounding = (gctx_rounding)group_syntax_rounding(job->options.round);
     options.label = job->options.label;
+    options.tenant_class = job->options.tenant_class;
+    options.target_ms = job->options.target_ms;
+    options.target_factor = job->options.target_factor;
     options.command = text_join_words(job->options.command, command, sizeof command);
     gctx_status s = gctx_claim_acquire(plan->device, request, &options, claim);
     if (s == GCTX_ERROR_BUSY) {

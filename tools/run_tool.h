@@ -25,6 +25,8 @@ typedef struct run_options {
     int wait;               /* --wait[=SECONDS] given */
     int wait_ms;            /* its timeout; -1: forever */
     const char *label;      /* --label TEXT, or NULL */
+    gctx_tenant_class tenant_class; /* --class latency[:TARGET] | best-effort */
+    double target_ms, target_factor; /* latency's TARGET: 2.5ms, or 1.1x (as alone) */
     const char *memory;     /* --memory SIZE (16G, 512M), or NULL */
     int json;               /* --json (sweep; a shared option) */
     const char *svg;        /* --svg FILE (sweep), or NULL */

@@ -44,6 +44,8 @@ GCTX_WORKLOAD_LATENCY, GCTX_WORKLOAD_THROUGHPUT = 0, 1
 GCTX_CLAIM_WAIT, GCTX_CLAIM_INHERIT, GCTX_CLAIM_SHARED_DIR = 0x1, 0x2, 0x4  # claim options
 GCTX_CLAIM_MAX_GRANULES = 128
 GCTX_CLAIM_PRIORITY_THROUGHPUT, GCTX_CLAIM_PRIORITY_LATENCY = 0, 50
+GCTX_TENANT_UNGUARDED, GCTX_TENANT_LATENCY, GCTX_TENANT_BEST_EFFORT = 0, 1, 2
+GCTX_GUARD_THROTTLE_POWER, GCTX_GUARD_THROTTLE_THERMAL = 0x1, 0x2
 GCTX_CLAIM_EVENT_RELEASED, GCTX_CLAIM_EVENT_DIED, GCTX_CLAIM_EVENT_FAULT = 0, 1, 2
 
 
@@ -147,7 +149,9 @@ class ControllerDecision(_Struct):
 class ClaimOptions(_Struct):
     _fields_ = [("size", c_size_t), ("flags", c_uint), ("timeout_ms", c_int),
                 ("rounding", c_int), ("label", ctypes.c_char_p), ("command", ctypes.c_char_p),
-                ("runtime_dir", ctypes.c_char_p), ("priority", c_int)]
+                ("runtime_dir", ctypes.c_char_p), ("priority", c_int),
+                ("tenant_class", c_int), ("target_ms", ctypes.c_double),
+                ("target_factor", ctypes.c_double), ("floor_sms", c_uint)]
 
 
 class ClaimInfo(_Struct):
@@ -156,7 +160,12 @@ class ClaimInfo(_Struct):
                 ("command", ctypes.c_char * 256), ("label", ctypes.c_char * 128),
                 ("since_ns", ctypes.c_longlong), ("mps", c_int), ("self", c_int),
                 ("sm_count", c_uint), ("nb_granules", c_uint),
-                ("granules", ctypes.c_ushort * GCTX_CLAIM_MAX_GRANULES)]
+                ("granules", ctypes.c_ushort * GCTX_CLAIM_MAX_GRANULES),
+                ("tenant_class", c_int), ("target_ms", ctypes.c_double),
+                ("target_factor", ctypes.c_double), ("step_ms", ctypes.c_double),
+                ("alone_ms", ctypes.c_double), ("step_ns", ctypes.c_longlong),
+                ("guard_level", c_uint), ("guard_reason", ctypes.c_char * 16),
+                ("guard_sms", c_uint), ("guard_outstanding", c_uint)]
 
 
 class ClaimUsage(_Struct):
@@ -170,6 +179,17 @@ class ClaimEvent(_Struct):
     _fields_ = [("size", c_size_t), ("kind", c_int), ("time_ns", ctypes.c_longlong),
                 ("pid", c_int), ("command", ctypes.c_char * 256), ("cuda_result", c_int),
                 ("sm_count", c_uint)]
+
+
+class GuardSignals(_Struct):
+    _fields_ = [("size", c_size_t), ("sm_clock_mhz", c_uint), ("max_sm_clock_mhz", c_uint),
+                ("throttle", c_uint), ("hbm_busy", ctypes.c_double)]
+
+
+class GuardAdvice(_Struct):
+    _fields_ = [("size", c_size_t), ("level", c_uint), ("sms", c_uint),
+                ("max_outstanding", c_uint), ("reason", ctypes.c_char * 16),
+                ("latency_tenants", c_uint)]
 
 
 class MpsInfo(_Struct):
@@ -188,7 +208,8 @@ STRUCTS = {"gctx_device_info": DeviceInfo, "gctx_partition_info": PartitionInfo,
            "gctx_controller_options": ControllerOptions,
            "gctx_controller_decision": ControllerDecision, "gctx_claim_options": ClaimOptions,
            "gctx_claim_info": ClaimInfo, "gctx_claim_usage": ClaimUsage,
-           "gctx_claim_event": ClaimEvent, "gctx_mps_info": MpsInfo}
+           "gctx_claim_event": ClaimEvent, "gctx_mps_info": MpsInfo,
+           "gctx_guard_signals": GuardSignals, "gctx_guard_advice": GuardAdvice}
 
 
 def _p(t: Any) -> Any:
@@ -294,6 +315,8 @@ SIGNATURES = {
                                         _p(c_uint)]),
     "gctx_claim_registries": (status, [ctypes.c_char_p, ctypes.c_char_p, c_uint, _p(c_uint)]),
     "gctx_claim_report_fault": (status, [handle, c_int]),
+    "gctx_claim_report_step": (status, [handle, ctypes.c_double]),
+    "gctx_claim_guard": (status, [handle, _p(GuardSignals), _p(GuardAdvice)]),
     "gctx_claim_export": (status, [handle, ctypes.c_char_p, c_size_t]),
     "gctx_claim_join": (status, [c_int, ctypes.c_char_p, handle_out]),
     "gctx_mps_get_info": (status, [_p(MpsInfo)]),

@@ -73,6 +73,21 @@ def _priority(priority: str | int) -> int:
                      f"got {priority!r}")
 
 
+_CLASSES = {None: _capi.GCTX_TENANT_UNGUARDED, "latency": _capi.GCTX_TENANT_LATENCY,
+            "best-effort": _capi.GCTX_TENANT_BEST_EFFORT}
+_CLASS_NAMES = {v: k for k, v in _CLASSES.items()}
+
+
+def _tenant(o: _capi.ClaimOptions, tenant: str | None, target_ms: float | None,
+            target_factor: float | None, floor_sms: int | None) -> None:
+    if tenant not in _CLASSES:
+        raise ValueError(f"tenant must be \"latency\", \"best-effort\" or None, got {tenant!r}")
+    o.tenant_class = _CLASSES[tenant]
+    o.target_ms = target_ms or 0.0
+    o.target_factor = target_factor or 0.0
+    o.floor_sms = floor_sms or 0
+
+
 def _options(wait: bool, timeout: float | None, rounding: Rounding | str = "strict",
              label: str | None = None, runtime_dir: str | None = None,
              priority: int = 0) -> _capi.ClaimOptions:
@@ -106,13 +121,32 @@ class ClaimInfo:
     self: bool      # held by this process
     sm_count: int
     granules: tuple[int, ...]
+    tenant: str | None  # "latency", "best-effort" or None (unguarded)
+    target_ms: float    # a latency tenant's target (0: target_factor x its step alone)
+    target_factor: float
+    step_ms: float      # a latency tenant's last published p99 step (0: none)
+    guard_level: int    # a best-effort tenant: 0 (nothing held back) .. 4 (at its floor)
+    guard_reason: str   # "steps", "power", "hbm"; "" at level 0
+    guard_sms: int      # the SMs the guard allows it
 
     @classmethod
     def _of(cls, c: Any) -> ClaimInfo:
         return cls(c.device, c.device_uuid.decode(), c.pid, c.user.decode(errors="replace"),
                    c.command.decode(errors="replace"), c.label.decode(errors="replace"),
                    c.since_ns, bool(c.mps), bool(c.self), c.sm_count,
-                   tuple(c.granules[:c.nb_granules]))
+                   tuple(c.granules[:c.nb_granules]), _CLASS_NAMES.get(c.tenant_class),
+                   c.target_ms, c.target_factor, c.step_ms, c.guard_level,
+                   c.guard_reason.decode(), c.guard_sms)
+
+
+@dataclass(frozen=True)
+class GuardAdvice:
+    """What the guard allows a best-effort tenant now (Claim.guard)."""
+    level: int            # 0: nothing held back .. 4: at its floor
+    sms: int              # resize to these (rounding="down"), and back when they grow
+    max_outstanding: int  # launches in flight for a paced program; 0: no cap
+    reason: str           # "steps", "power", "hbm"; "" at level 0
+    latency_tenants: int
 
 
 @dataclass(frozen=True)
@@ -138,10 +172,13 @@ class Claim(Handle):
     def __init__(self, num_sms: int | None = None, *, request: str | None = None,
                  wait: bool = False, timeout: float | None = None, device_id: int | None = None,
                  rounding: Rounding | str = "strict", label: str | None = None,
-                 runtime_dir: str | None = None, priority: str | int = "throughput") -> None:
+                 runtime_dir: str | None = None, priority: str | int = "throughput",
+                 tenant: str | None = None, target_ms: float | None = None,
+                 target_factor: float | None = None, floor_sms: int | None = None) -> None:
         self._h = self._key = self._info = self._context = None
         self._priority = _priority(priority)
         options = _options(wait, timeout, rounding, label, runtime_dir, self._priority)
+        _tenant(options, tenant, target_ms, target_factor, floor_sms)
         out = ctypes.c_void_p()
         check(lib.gctx_claim_acquire(device_ordinal(device_id),
                                      _request(num_sms, request),
@@ -210,6 +247,27 @@ class Claim(Handle):
                 pass  # another tenant took the free SMs first: stay, ask again next step
         return self.sm_count
 
+    def report_step(self, step_ms: float) -> None:
+        """A latency tenant's step, in ms: its window's p99 is what best-effort tenants'
+        guards hold against its target. No driver call."""
+        check(lib.gctx_claim_report_step(self._handle, float(step_ms)))
+
+    def guard(self, sm_clock_mhz: int = 0, max_sm_clock_mhz: int = 0, throttle: int = 0,
+              hbm_busy: float = 0.0) -> GuardAdvice:
+        """One look of a best-effort tenant's guard (every few ms, between steps): what it
+        may use now, given the latency tenants' steps and the device's signals (none given:
+        NVML's, when it is there). Follow advice.sms with cooperate(advice.sms) to give way
+        and take back."""
+        signals = _capi.GuardSignals(sm_clock_mhz=sm_clock_mhz,
+                                     max_sm_clock_mhz=max_sm_clock_mhz, throttle=throttle,
+                                     hbm_busy=hbm_busy)
+        given = sm_clock_mhz or max_sm_clock_mhz or throttle or hbm_busy
+        out = _capi.GuardAdvice()
+        check(lib.gctx_claim_guard(self._handle, ctypes.byref(signals) if given else None,
+                                   ctypes.byref(out)))
+        return GuardAdvice(out.level, out.sms, out.max_outstanding, out.reason.decode(),
+                           out.latency_tenants)
+
     def export(self) -> str:
         """The token a process started by this one joins with (Claim.join)."""
         buf = ctypes.create_string_buffer(1024)
@@ -256,15 +314,20 @@ def _ranges(numbers: tuple[int, ...]) -> str:
 def claim(num_sms: int | None = None, *, request: str | None = None, wait: bool = False,
           timeout: float | None = None, device_id: int | None = None,
           rounding: Rounding | str = "strict", label: str | None = None,
-          runtime_dir: str | None = None, priority: str | int = "throughput") -> Claim:
+          runtime_dir: str | None = None, priority: str | int = "throughput",
+          tenant: str | None = None, target_ms: float | None = None,
+          target_factor: float | None = None, floor_sms: int | None = None) -> Claim:
     """Claims SMs of a device: `with greenctx.claim(num_sms=16) as ctx:` gives a GreenContext
     on them. request takes the C syntax ("16", "25%", "rest"); wait queues for the SMs, up to
     timeout seconds (None: forever). Raises BusyError naming the holders when they are taken,
     InsufficientSMsError (naming the nearest counts) for a count no set of granules gives.
     priority ("throughput", "latency" or 0 .. 100): holders yield to waiters of at least
-    their own (Claim.pressure)."""
+    their own (Claim.pressure). tenant ("latency" with target_ms or target_factor, or
+    "best-effort" with floor_sms): the guard (Claim.report_step, Claim.guard)."""
     return Claim(num_sms, request=request, wait=wait, timeout=timeout, device_id=device_id,
-                 rounding=rounding, label=label, runtime_dir=runtime_dir, priority=priority)
+                 rounding=rounding, label=label, runtime_dir=runtime_dir, priority=priority,
+                 tenant=tenant, target_ms=target_ms, target_factor=target_factor,
+                 floor_sms=floor_sms)
 
 
 def claim_count(num_sms: int | None = None, *, request: str | None = None,

@@ -248,3 +248,31 @@ def test_the_elastic_tenants_example_grows_and_yields(sim, rt):
     assert len(grew) >= 2, r.stdout
     throughput = 64 if _planners_granules() else 68  # the 4 left over go with rest only
     assert f"throughput: {throughput} SMs (the controller allows 68)" in r.stdout
+
+
+def test_the_guard_holds_a_best_effort_tenant_back_then_gives_back(sim, rt):
+    lat = greenctx.Claim(16, runtime_dir=rt, tenant="latency", target_ms=1.0)
+    be = greenctx.Claim(request="rest", runtime_dir=rt, tenant="best-effort")
+    try:
+        advice = be.guard()
+        for _ in range(20):  # steps of 2 ms against 1 ms, looked at every 5 ms
+            for _ in range(5):
+                lat.report_step(2.0)
+            advice = be.guard()
+            time.sleep(0.005)
+        assert advice.level >= 2 and advice.reason == "steps" and advice.latency_tenants == 1
+        assert 8 <= advice.sms < 116
+        assert be.cooperate(advice.sms, minimum_sms=8) <= advice.sms  # gives way by resize
+        shown = {c.tenant: c for c in greenctx.claims(runtime_dir=rt)}
+        assert shown["latency"].target_ms == 1.0 and shown["latency"].step_ms == 2.0
+        assert shown["best-effort"].guard_level == advice.level
+        time.sleep(0.06)  # the latency tenant stops stepping: all back
+        advice = be.guard()
+        assert (advice.level, advice.sms, advice.max_outstanding) == (0, 116, 0)
+        with pytest.raises(ValueError, match="tenant must be"):
+            greenctx.Claim(8, runtime_dir=rt, tenant="batch")
+        with pytest.raises(ValueError, match="not best-effort"):
+            lat.guard()
+    finally:
+        be.close()
+        lat.close()

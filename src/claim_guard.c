@@ -1,0 +1,238 @@
+/* The guard's two sides of a claim: a latency tenant publishes its steps, a best-effort tenant
+ * reads them, decides (guard_policy.c) and publishes what it allows itself. Each claim's line
+ * is its state file, rewritten in place by its holder alone: no registry lock on the latency
+ * tenant's path, and no driver call on either side. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "claim.h"
+#include "nvml.h"
+#include "sized.h"
+
+#define WINDOW_NS 10000000ll /* a latency tenant publishes at most every 10 ms */
+#define STATE_BYTES 192      /* every write the same length: a rewrite never leaves a tail */
+
+gctx_status gctx__claim_class_check(const gctx_claim_options *o)
+{
+    if ((unsigned)o->tenant_class > GCTX_TENANT_BEST_EFFORT)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                          "options->tenant_class is %d: use GCTX_TENANT_UNGUARDED, "
+                          "GCTX_TENANT_LATENCY or GCTX_TENANT_BEST_EFFORT",
+                          (int)o->tenant_class);
+    if (!isfinite(o->target_ms) || o->target_ms < 0 || !isfinite(o->target_factor) ||
+        (o->target_factor != 0 && o->target_factor < 1))
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                          "options->target_ms %g / target_factor %g: give a step time in ms, "
+                          "or a factor of at least 1 over the tenant's step alone",
+                          o->target_ms, o->target_factor);
+    if (o->tenant_class != GCTX_TENANT_LATENCY && (o->target_ms || o->target_factor))
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                          "options->target_ms / target_factor are for a GCTX_TENANT_LATENCY "
+                          "claim: a best-effort or unguarded one has no target");
+    return GCTX_SUCCESS;
+}
+
+/* ---- the state line ---- */
+
+typedef struct state_line {
+    double step_ms, alone_ms;
+    long long step_ns;
+    unsigned level, sms, outstanding;
+    char reason[16];
+} state_line;
+
+/* Rewrites the claim's line (guard_lock held); a line that can't be written is skipped: the
+ * guard is advice, never a reason for the tenant's work to fail. */
+static void publish(gctx_claim *c, const state_line *l)
+{
+    if (c->state_fd < 0) {
+        int shared = (c->dir_flags & GCTX_CLAIM_SHARED_DIR) != 0;
+        c->state_fd = gctx__state_open(c->registry_dir, c->file, shared);
+        if (c->state_fd < 0)
+            return;
+    }
+    char text[STATE_BYTES + 1];
+    unsigned seq = ++c->state_seq;
+    /* The sequence at both ends: a reader that meets a write half done sees them differ. */
+    int n = snprintf(text, sizeof text,
+                     "seq %u step_ms %.4f alone_ms %.4f step_ns %lld level %u reason %s sms %u "
+                     "outstanding %u end %u",
+                     seq, l->step_ms, l->alone_ms, l->step_ns, l->level,
+                     l->reason[0] ? l->reason : "-", l->sms, l->outstanding, seq);
+    if (n < 0 || n >= STATE_BYTES)
+        return;
+    memset(text + n, ' ', STATE_BYTES - 1 - (size_t)n);
+    text[STATE_BYTES - 1] = '\n';
+    if (pwrite(c->state_fd, text, STATE_BYTES, 0) != STATE_BYTES)
+        return;
+}
+
+static int read_line(const char *dir, const gctx__record *r, state_line *l)
+{
+    char text[STATE_BYTES + 1];
+    unsigned seq, end;
+    memset(l, 0, sizeof *l);
+    if (gctx__state_read(dir, r->file, r->uid, text, sizeof text) != 0)
+        return -1;
+    if (sscanf(text,
+               "seq %u step_ms %lf alone_ms %lf step_ns %lld level %u reason %15s sms %u "
+               "outstanding %u end %u",
+               &seq, &l->step_ms, &l->alone_ms, &l->step_ns, &l->level, l->reason, &l->sms,
+               &l->outstanding, &end) != 9 ||
+        seq != end) {
+        memset(l, 0, sizeof *l);
+        return -1;
+    }
+    if (strcmp(l->reason, "-") == 0)
+        l->reason[0] = '\0';
+    return 0;
+}
+
+void gctx__claim_state_info(const char *dir, const gctx__record *r, gctx_claim_info *out)
+{
+    out->tenant_class = r->tenant_class;
+    out->target_ms = r->target_ms;
+    out->target_factor = r->target_factor;
+    state_line l;
+    if (r->tenant_class == GCTX_TENANT_UNGUARDED || read_line(dir, r, &l) != 0)
+        return;
+    out->step_ms = l.step_ms;
+    out->alone_ms = l.alone_ms;
+    out->step_ns = l.step_ns;
+    out->guard_level = l.level;
+    snprintf(out->guard_reason, sizeof out->guard_reason, "%s", l.reason);
+    out->guard_sms = l.sms;
+    out->guard_outstanding = l.outstanding;
+}
+
+/* ---- a latency tenant's steps ---- */
+
+static int by_value(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+gctx_status gctx_claim_report_step(gctx_claim *claim, double step_ms)
+{
+    gctx_status s = gctx__handle_resolve(&claim, GCTX__TYPE_CLAIM, "claim");
+    if (s != GCTX_SUCCESS)
+        return s;
+    if (!isfinite(step_ms) || step_ms <= 0)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                          "step_ms is %g: give the step's time in milliseconds (> 0)", step_ms);
+    long long now = gctx__now_ns();
+    pthread_mutex_lock(&claim->guard_lock);
+    if (!claim->nb_steps)
+        claim->window_ns = now;
+    claim->steps[claim->nb_steps++] = (float)step_ms;
+    unsigned cap = sizeof claim->steps / sizeof claim->steps[0];
+    if (claim->nb_steps == cap || now - claim->window_ns >= WINDOW_NS) {
+        float sorted[sizeof claim->steps / sizeof claim->steps[0]];
+        unsigned n = claim->nb_steps;
+        memcpy(sorted, claim->steps, n * sizeof sorted[0]);
+        qsort(sorted, n, sizeof sorted[0], by_value);
+        state_line l = {sorted[(n * 99 + 99) / 100 - 1], 0, now, 0, 0, 0, {0}};
+        /* A window of a few steps says little of its tail: alone is learnt from full ones. */
+        if (n >= 8 && (!claim->alone_ms || l.step_ms < claim->alone_ms))
+            claim->alone_ms = l.step_ms;
+        l.alone_ms = claim->alone_ms;
+        publish(claim, &l);
+        claim->nb_steps = 0;
+    }
+    pthread_mutex_unlock(&claim->guard_lock);
+    return GCTX_SUCCESS;
+}
+
+/* ---- a best-effort tenant's guard ---- */
+
+/* The running latency tenants of the registry (records), from their state lines. */
+static unsigned latency_inputs(const char *dir, const gctx__record *records, unsigned nb,
+                               gctx__guard_latency *out)
+{
+    unsigned k = 0;
+    for (unsigned i = 0; i < nb; i++) {
+        state_line l;
+        if (records[i].tenant_class != GCTX_TENANT_LATENCY ||
+            read_line(dir, &records[i], &l) != 0)
+            continue;
+        gctx__guard_latency g = {records[i].target_ms, l.alone_ms, records[i].target_factor,
+                                 l.step_ms, l.step_ns};
+        out[k++] = g;
+    }
+    return k;
+}
+
+gctx_status gctx_claim_guard(gctx_claim *claim, const gctx_guard_signals *signals,
+                             gctx_guard_advice *advice)
+{
+    gctx_status s = gctx__handle_resolve(&claim, GCTX__TYPE_CLAIM, "claim");
+    if (s == GCTX_SUCCESS)
+        s = gctx__sized_check(advice, GCTX__MIN_GUARD_ADVICE, "advice", "GCTX_GUARD_ADVICE_INIT");
+    gctx_guard_signals sig = GCTX_GUARD_SIGNALS_INIT;
+    if (s == GCTX_SUCCESS && signals)
+        s = gctx__sized_in(&sig, sizeof sig, signals, GCTX__MIN_GUARD_SIGNALS, "signals",
+                           "GCTX_GUARD_SIGNALS_INIT");
+    if (s != GCTX_SUCCESS)
+        return s;
+    pthread_mutex_lock(&claim->lock);
+    gctx_tenant_class tenant_class = claim->record.tenant_class;
+    unsigned sms = gctx__granules_sms(&claim->granules.identity.layout, &claim->record.granules);
+    pthread_mutex_unlock(&claim->lock);
+    if (tenant_class != GCTX_TENANT_BEST_EFFORT)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                          "the claim %s is not best-effort: only a claim acquired with "
+                          "tenant_class GCTX_TENANT_BEST_EFFORT gives way to latency tenants",
+                          claim->file);
+    gctx__registry reg;
+    gctx__record *records = NULL;
+    unsigned nb = 0;
+    if ((s = gctx__claim_registry(claim, &reg)))
+        return s;
+    s = gctx__registry_claims(&reg, &records, &nb);
+    gctx__registry_close(&reg);
+    if (s != GCTX_SUCCESS)
+        return s;
+    gctx__guard_latency *lat = nb ? calloc(nb, sizeof *lat) : NULL;
+    if (nb && !lat) {
+        free(records);
+        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory reading the guard's inputs");
+    }
+    unsigned nb_lat = latency_inputs(reg.dir, records, nb, lat);
+    free(records);
+    gctx__guard_device dev = {sig.sm_clock_mhz, sig.max_sm_clock_mhz, sig.throttle,
+                              sig.hbm_busy};
+    if (!signals && nb_lat)
+        gctx__nvml_read(claim->granules.identity.uuid, &dev); /* none: the steps alone */
+    static const gctx__guard_config config = GCTX__GUARD_CONFIG_INIT;
+    long long now = gctx__now_ns();
+    pthread_mutex_lock(&claim->guard_lock);
+    /* What it gets back: its SMs before the guard held it back, until it has them again (a
+     * shrink of its own meanwhile is its new size). */
+    if (sms >= claim->full_sms || !claim->held_back) {
+        claim->full_sms = sms;
+        claim->held_back = 0;
+    }
+    gctx__guard_decide(&config, &claim->guard, lat, nb_lat, &dev, now);
+    gctx__guard_allowance a = gctx__guard_allow(&claim->guard, claim->full_sms, claim->floor_sms);
+    if (a.sms < claim->full_sms)
+        claim->held_back = 1;
+    unsigned level = claim->guard.running ? claim->guard.level : 0;
+    state_line l = {0, 0, now, level, a.sms, a.max_outstanding, {0}};
+    if (level)
+        snprintf(l.reason, sizeof l.reason, "%s", gctx__guard_reason_name(claim->guard.reason));
+    publish(claim, &l);
+    pthread_mutex_unlock(&claim->guard_lock);
+    free(lat);
+    gctx_guard_advice out = GCTX_GUARD_ADVICE_INIT;
+    out.level = level;
+    out.sms = a.sms;
+    out.max_outstanding = a.max_outstanding;
+    snprintf(out.reason, sizeof out.reason, "%s", l.reason);
+    out.latency_tenants = nb_lat;
+    gctx__sized_out(advice, &out, sizeof out);
+    return GCTX_SUCCESS;
+}
