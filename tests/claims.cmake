@@ -81,3 +81,5 @@ claims_test(elastic_bound SIM_ONLY TESTS want_to_grant_within_50_ms_of_a_holder_
 greenctx_object_test_binary(test_claims_trust test_claims_trust.c claims_common.c)
 greenctx_driver_test(claims.trust COMMAND test_claims_trust SIM_ONLY TIMEOUT 60
   SIM_ENV GREENCTX_SIM_DEVICES=h200 GREENCTX_RUNTIME_DIR=${claims_runtime}/trust)
+greenctx_fine_granules(claims.h200 claims.agree claims.registry claims.members claims.resize
+  claims.elastic)
