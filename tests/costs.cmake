@@ -22,4 +22,3 @@ greenctx_driver_test(costs.claims COMMAND test_costs a_claim_keeps_its_registry_
   SIM_ENV GREENCTX_SIM_DEVICES=h200
   GREENCTX_RUNTIME_DIR=${CMAKE_CURRENT_BINARY_DIR}/claims-runtime/costs
   CUDA_MPS_PIPE_DIRECTORY=${CMAKE_CURRENT_BINARY_DIR}/no-mps-here)
-greenctx_fine_granules(costs.claims)
