@@ -128,9 +128,9 @@ static char **worker_argv(const el_two *two, int decode, const char *on, int ela
 static int run_pair(const el_two *two, el_arm *arm, const char *lat_on, const char *thr_on,
                     int mps, int lat_pct, int elastic)
 {
-    tenant_spec specs[2] = {{TENANT_VICTIM, TENANT_WORK_FMA, lat_on, lat_pct, mps},
+    tenant_spec specs[2] = {{TENANT_VICTIM, TENANT_WORK_FMA, lat_on, lat_pct, mps, NULL},
                             {TENANT_HOG, TENANT_WORK_FMA, thr_on, lat_pct ? 100 - lat_pct : 0,
-                             mps}};
+                             mps, NULL}};
     el_side sides[2] = {{arm, 1, {0}, {0}, 0, 0, 0}, {arm, 0, {0}, {0}, 0, 0, 0}};
     tenant_proc procs[2];
     char store[16][32];

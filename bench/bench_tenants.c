@@ -24,15 +24,15 @@
 #define PROBE_PAUSE_US 100000
 
 static tenant_arm_def arm_defs[TA_NB_ARMS];
-static char victim_request[16], hog_count[16], labels[TA_NB_ARMS][96];
+static char victim_request[16], labels[TA_NB_ARMS][96];
 
 static tenant_spec side(tenant_role role, tenant_work work, const char *on, int mps)
 {
-    tenant_spec s = {role, work, on, 0, mps};
+    tenant_spec s = {role, work, on, 0, mps, NULL};
     return s;
 }
 
-static const tenant_spec none = {TENANT_NB_ROLES, TENANT_WORK_FMA, NULL, 0, 0};
+static const tenant_spec none = {TENANT_NB_ROLES, TENANT_WORK_FMA, NULL, 0, 0, NULL};
 
 static void set_arm(tenant_arm_id id, const char *name, int mps, int victim_ref, int hog_ref,
                     tenant_spec victim, tenant_spec hog)
@@ -52,13 +52,12 @@ const tenant_arm_def *tenant_arm(tenant_arm_id id, unsigned victim_sms, unsigned
     const unsigned rest = sm_count - victim_sms;
     const int victim_pct = (int)((100.0 * victim_sms / sm_count) + 0.5);
     snprintf(victim_request, sizeof victim_request, "%u", victim_sms);
-    snprintf(hog_count, sizeof hog_count, "%u", rest);
     const char *v = victim_request, *p = "primary";
     const tenant_work fma = TENANT_WORK_FMA, reads = TENANT_WORK_READ, copies = TENANT_WORK_COPY;
     const tenant_role victim = TENANT_VICTIM, hog = TENANT_HOG;
     set_arm(TA_VICTIM_ALONE, "victim_alone", 0, -1, -1, side(victim, fma, v, 0), none);
-    set_arm(TA_HOG_ALONE_CLAIM, "hog_alone_claim", 0, -1, -1, none,
-            side(hog, fma, hog_count, 0));
+    set_arm(TA_HOG_ALONE_CLAIM, "hog_alone_claim", 0, -1, -1, none, side(hog, fma, "rest", 0));
+    arm_defs[TA_HOG_ALONE_CLAIM].hog.aside = v;
     set_arm(TA_HOG_ALONE_PRIMARY, "hog_alone_primary", 0, -1, -1, none, side(hog, fma, p, 0));
     set_arm(TA_SLICED_PRIMARY, "no_mps_primary", 0, TA_VICTIM_ALONE, TA_HOG_ALONE_PRIMARY,
             side(victim, fma, p, 0), side(hog, fma, p, 0));
@@ -73,7 +72,8 @@ const tenant_arm_def *tenant_arm(tenant_arm_id id, unsigned victim_sms, unsigned
     set_arm(TA_MPS_CLAIMS, "mps_claims", 1, TA_VICTIM_ALONE, TA_HOG_ALONE_CLAIM,
             side(victim, fma, v, 1), side(hog, fma, "rest", 1));
     set_arm(TA_READ_ALONE, "read_victim_alone", 0, -1, -1, side(victim, reads, v, 0), none);
-    set_arm(TA_COPY_ALONE, "copy_hog_alone", 0, -1, -1, none, side(hog, copies, hog_count, 0));
+    set_arm(TA_COPY_ALONE, "copy_hog_alone", 0, -1, -1, none, side(hog, copies, "rest", 0));
+    arm_defs[TA_COPY_ALONE].hog.aside = v;
     set_arm(TA_MPS_CLAIMS_COPY, "mps_claims_copy", 1, TA_READ_ALONE, TA_COPY_ALONE,
             side(victim, reads, v, 1), side(hog, copies, "rest", 1));
     snprintf(labels[TA_VICTIM_ALONE], sizeof labels[0], "victim alone, claim %u", victim_sms);

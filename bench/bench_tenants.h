@@ -43,9 +43,13 @@ typedef enum tenant_work {
 typedef struct tenant_spec {
     tenant_role role;
     tenant_work work;
-    const char *on;          /* "primary", or a claim request ("16", "rest", "116") */
+    const char *on;          /* "primary", or a claim request ("16", "rest") */
     int thread_percentage;   /* CUDA_MPS_ACTIVE_THREAD_PERCENTAGE for it; 0: unset */
     int mps;                 /* 1: the MPS daemon's pipe directory; 0: one no daemon answers */
+    /* a claim request held aside while on is claimed, then released: a hog alone on "rest"
+     * gets the rest beside the victim's claim, which may be no count of its own (116 of an
+     * H200's fine granules); NULL: none */
+    const char *aside;
 } tenant_spec;
 
 const char *tenant_role_name(tenant_role role);

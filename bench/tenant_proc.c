@@ -200,7 +200,7 @@ int tenant_start(const tenant_run *run, const tenant_spec *spec, tenant_proc *pr
                     "--work", (char *)tenant_work_name(spec->work),
                     "--on", (char *)spec->on, "--ms", ms, "--fault-at-ms", fault_at,
                     "--victim-sms", victim_sms, "--registry", (char *)run->paths->registry,
-                    NULL};
+                    spec->aside ? "--aside" : NULL, (char *)spec->aside, NULL};
     return tenant_launch(run, spec, tenant_role_name(spec->role), argv, proc, timeout_ms);
 }
 

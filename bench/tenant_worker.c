@@ -29,7 +29,7 @@ typedef struct worker {
     bench_env env;
     tenant_role role;
     tenant_work work;
-    const char *on, *registry;
+    const char *on, *aside, *registry;
     unsigned victim_sms;
     int duration_ms, fault_at_ms;
     gctx_claim *claim;
@@ -43,7 +43,7 @@ typedef struct worker {
 
 static int parse(int argc, char **argv, greenctx_tool_options *opts, worker *w)
 {
-    enum { OPT_ROLE, OPT_WORK, OPT_ON, OPT_MS, OPT_FAULT_AT, OPT_VICTIM_SMS, OPT_REGISTRY };
+    enum { OPT_ROLE, OPT_WORK, OPT_ON, OPT_MS, OPT_FAULT_AT, OPT_VICTIM_SMS, OPT_REGISTRY, OPT_ASIDE };
     static const greenctx_option own[] = {
         {"--role", "victim, hog, launcher, faulter or probe"},
         {"--work", "fma, read or copy"},
@@ -52,6 +52,7 @@ static int parse(int argc, char **argv, greenctx_tool_options *opts, worker *w)
         {"--fault-at-ms", "milliseconds"},
         {"--victim-sms", "an SM count"},
         {"--registry", "a directory"},
+        {"--aside", "a claim request held aside while --on's is claimed"},
         {NULL, NULL}};
     greenctx_args args;
     greenctx_args_begin(&args, argc, argv, opts);
@@ -69,6 +70,8 @@ static int parse(int argc, char **argv, greenctx_tool_options *opts, worker *w)
             w->on = a;
         else if (id == OPT_REGISTRY)
             w->registry = a;
+        else if (id == OPT_ASIDE)
+            w->aside = a;
         else if (id == OPT_MS && greenctx_parse_int(a, 1, 600000, &value) == 0)
             w->duration_ms = value;
         else if (id == OPT_FAULT_AT && greenctx_parse_int(a, 0, 600000, &value) == 0)
@@ -94,8 +97,16 @@ static int open_context(worker *w)
     options.runtime_dir = w->registry;
     options.label = "bench tenants";
     char what[96];
+    gctx_claim *aside = NULL;
+    snprintf(what, sizeof what, "claiming %s SMs aside for the %s", w->aside ? w->aside : "",
+             tenant_role_name(w->role));
+    if (w->aside && bench_gctx(gctx_claim_acquire(w->env.device, w->aside, &options, &aside),
+                               what))
+        return -1;
     snprintf(what, sizeof what, "claiming %s SMs for the %s", w->on, tenant_role_name(w->role));
-    if (bench_gctx(gctx_claim_acquire(w->env.device, w->on, &options, &w->claim), what))
+    gctx_status s = gctx_claim_acquire(w->env.device, w->on, &options, &w->claim);
+    gctx_claim_release(aside);
+    if (bench_gctx(s, what))
         return -1;
     return bench_lane_claim(&w->env, w->claim, &w->lane);
 }

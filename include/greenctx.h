@@ -746,8 +746,15 @@ GCTX_API gctx_status gctx_layouts_get_active(gctx_layouts *layouts, unsigned *in
  * granules: the driver's split of the whole device by its minimum partition size (on an H200,
  * 15 granules of 8 SMs and a remainder granule of 12: all 132 SMs can be claimed, in counts of
  * 8k or 12 + 8k; so beside a claim of 64 the most another can take is the rest, 68, and two
- * claims of 64 don't fit: 64 and 60 do). Any set of granules makes one green context, adjacent
- * or not, so fragmentation never refuses a request that fits in the free SMs.
+ * claims of 64 don't fit: 64 and 60 do). These granules keep the driver's co-scheduling
+ * guarantee, which thread-block clusters (cuBLAS's and CUTLASS's GEMMs on Hopper) need.
+ * GREENCTX_CLAIM_GRANULES=fine (every process on the GPU must set the same; a registry of the
+ * other mode is GCTX_ERROR_REGISTRY while its claims live) uses the planner's split instead,
+ * ignoring co-scheduling (on an H200 16 granules of 8 and 4 SMs that go with "rest" only): two
+ * claims of 64 fit, but kernels that use clusters may fail to launch on them (cuBLAS's GEMMs
+ * did on an H200), so it is for work without clusters. Any set of granules makes one green
+ * context, adjacent or not, so fragmentation never refuses a request that fits in the free
+ * SMs.
  *
  * The registry is node-local and needs no daemon: a directory per GPU (named by its UUID)
  * under the runtime directory, one file per claim, each held by a lock (flock) that the kernel

@@ -285,41 +285,6 @@ gctx_status gctx__claim_free(gctx__registry *reg, gctx__granules *free_set,
     return GCTX_SUCCESS;
 }
 
-gctx_status gctx__claim_busy(const gctx__identity *id, int device, unsigned count,
-                             const gctx__granules *free_set, const gctx__record *records,
-                             unsigned nb, int waited_ms)
-{
-    char holders[1024] = "";
-    size_t n = 0;
-    for (unsigned i = 0; i < nb && n < sizeof holders; i++)
-        n += (size_t)snprintf(holders + n, sizeof holders - n, "%spid %d (%s, \"%.60s\", %u SMs)",
-                              i ? ", " : "", records[i].pid, records[i].user,
-                              records[i].command,
-                              gctx__granules_sms(&id->layout, &records[i].granules));
-    /* What would work now: the largest count the free granules give. */
-    unsigned most = 0;
-    gctx__granules none = {{0}}, fit;
-    for (unsigned c = gctx__granules_sms(&id->layout, free_set); c > 0 && !most; c--)
-        if (gctx__layout_claimable(&id->layout, c) &&
-            gctx__granules_choose(&id->layout, c, free_set, &none, &fit))
-            most = c;
-    char asked[48], waited[48] = "", now[48] = "";
-    if (most)
-        snprintf(now, sizeof now, " (%u can be claimed now)", most);
-    if (count)
-        snprintf(asked, sizeof asked, "%u SMs", count);
-    else
-        snprintf(asked, sizeof asked, "the rest (every free SM)");
-    if (waited_ms >= 0)
-        snprintf(waited, sizeof waited, " after waiting %d ms", waited_ms);
-    return gctx__fail(GCTX_ERROR_BUSY,
-                      "%s of device %d (%s) can't be claimed now%s: %u of its %u SMs are "
-                      "free%s; held by %s. Wait for them (GCTX_CLAIM_WAIT with a timeout, "
-                      "greenctx run --wait), ask for fewer SMs, or see greenctx ps",
-                      asked, device, id->uuid, waited, gctx__granules_sms(&id->layout, free_set),
-                      gctx__layout_total(&id->layout), now, nb ? holders : "nobody");
-}
-
 /* The granules for `count` out of avail; with rounding, when avail can't make exactly that
  * count (say 64 beside another tenant's 64 on an H200: the 68 free SMs are 7 granules of 8 and
  * the 12), the nearest count it can make in the rounding's direction, as the device-wide
@@ -345,6 +310,48 @@ static int choose_rounded(const gctx__granule_layout *l, unsigned count, gctx_ro
             return 1;
     }
     return 0;
+}
+
+gctx_status gctx__claim_busy(const gctx__identity *id, int device, unsigned count,
+                             const gctx__granules *free_set, const gctx__record *records,
+                             unsigned nb, int waited_ms)
+{
+    char holders[1024] = "";
+    size_t n = 0;
+    for (unsigned i = 0; i < nb && n < sizeof holders; i++)
+        n += (size_t)snprintf(holders + n, sizeof holders - n, "%spid %d (%s, \"%.60s\", %u SMs)",
+                              i ? ", " : "", records[i].pid, records[i].user,
+                              records[i].command,
+                              gctx__granules_sms(&id->layout, &records[i].granules));
+    /* What would work now: the largest count the free granules give. */
+    unsigned most = 0;
+    gctx__granules none = {{0}}, fit;
+    for (unsigned c = gctx__granules_sms(&id->layout, free_set); c > 0 && !most; c--)
+        if (gctx__layout_claimable(&id->layout, c) &&
+            gctx__granules_choose(&id->layout, c, free_set, &none, &fit))
+            most = c;
+    /* and the count rounding down gives (64 beside another 64 on an H200's structured
+     * granules: 60, where the most is 68) */
+    unsigned down = 0;
+    if (count && choose_rounded(&id->layout, count, GCTX_ROUND_DOWN, free_set, &none, &fit))
+        down = gctx__granules_sms(&id->layout, &fit);
+    char asked[48], waited[48] = "", now[96] = "";
+    if (most && down && down != most)
+        snprintf(now, sizeof now, " (%u can be claimed now, %u rounding down)", most, down);
+    else if (most)
+        snprintf(now, sizeof now, " (%u can be claimed now)", most);
+    if (count)
+        snprintf(asked, sizeof asked, "%u SMs", count);
+    else
+        snprintf(asked, sizeof asked, "the rest (every free SM)");
+    if (waited_ms >= 0)
+        snprintf(waited, sizeof waited, " after waiting %d ms", waited_ms);
+    return gctx__fail(GCTX_ERROR_BUSY,
+                      "%s of device %d (%s) can't be claimed now%s: %u of its %u SMs are "
+                      "free%s; held by %s. Wait for them (GCTX_CLAIM_WAIT with a timeout, "
+                      "greenctx run --wait), ask for fewer SMs, or see greenctx ps",
+                      asked, device, id->uuid, waited, gctx__granules_sms(&id->layout, free_set),
+                      gctx__layout_total(&id->layout), now, nb ? holders : "nobody");
 }
 
 gctx_status gctx__claim_take(const gctx_claim *c, unsigned count, const gctx_claim_options *opts,

@@ -1,5 +1,6 @@
 /* A device's canonical granules as the driver gives them, and partitions on sets of them. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "claim.h"
@@ -38,20 +39,39 @@ static gcu_result split_by(const gctx__driver *drv, const gctx_partition *whole,
                                             flags, granule);
 }
 
-/* The planner's granules (claim.h, gctx__granule_layout): the structured split by the
- * minimum partition where it gives granules of the alignment and strands no more SMs than
- * the fine split would, else the split by the alignment with the ignore-co-scheduling flag
- * (the H200: the structured split gives 15 of 8 and leaves 12, the fine one 16 of 8 and 4). */
+/* GREENCTX_CLAIM_GRANULES: structured (the default) or fine (claim.h, gctx__granule_layout). */
+static gctx_status claim_granules_mode(int *fine)
+{
+    const char *v = getenv("GREENCTX_CLAIM_GRANULES");
+    *fine = v && strcmp(v, "fine") == 0;
+    if (!v || !*v || *fine || strcmp(v, "structured") == 0)
+        return GCTX_SUCCESS;
+    return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                      "GREENCTX_CLAIM_GRANULES='%.40s' is neither 'structured' (the default: "
+                      "co-scheduled granules, for thread-block clusters, cuBLAS and CUTLASS) nor "
+                      "'fine' (the planner's granules without co-scheduling, for work that uses "
+                      "no clusters)",
+                      v);
+}
+
+/* The claims' granules (claim.h, gctx__granule_layout): the structured split by the minimum
+ * partition; in fine mode the split by the alignment with the ignore-co-scheduling flag where
+ * the structured one strands SMs or gives coarser granules (the H200: 16 of 8 and 4 left,
+ * where the structured split gives 15 of 8 and 12 left). */
 static gctx_status canonical_split(const gctx__driver *drv, const gctx_partition *whole,
                                    gctx__device_granules *out)
 {
     gcu_dev_resource remainder;
     unsigned nb, granule = whole->rules.min_partition, flags = 0;
     unsigned unit = whole->rules.alignment >= 2 ? whole->rules.alignment : 2;
+    int fine, can_fine = drv->features[GCTX_FEATURE_FINE_GRANULES].available;
+    gctx_status s = claim_granules_mode(&fine);
+    if (s != GCTX_SUCCESS)
+        return s;
     gcu_result r = split_by(drv, whole, granule, 0, out, &nb, &remainder);
     unsigned structured_sms = nb ? nb * out->resources[0].u.sm.smCount : 0;
     int coarser = nb && out->resources[0].u.sm.smCount > unit;
-    if (r == GCU_SUCCESS && drv->features[GCTX_FEATURE_FINE_GRANULES].available &&
+    if (r == GCU_SUCCESS && fine && can_fine &&
         (coarser || structured_sms + unit <= whole->sm_count - whole->sm_count % unit)) {
         granule = unit;
         flags = GCU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING;
@@ -67,7 +87,8 @@ static gctx_status canonical_split(const gctx__driver *drv, const gctx_partition
     l->remainder_sms = remainder.type == GCU_DEV_RESOURCE_TYPE_SM ? remainder.u.sm.smCount : 0;
     l->min_sms = whole->rules.min_partition;
     l->split_flags = flags;
-    l->remainder_counts = !drv->features[GCTX_FEATURE_FINE_GRANULES].available;
+    l->fine = fine;
+    l->remainder_counts = !fine || !can_fine;
     if (l->remainder_sms)
         out->resources[nb] = remainder;
     if (nb == 0 || gctx__layout_total(l) != whole->sm_count)

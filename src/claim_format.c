@@ -178,9 +178,10 @@ unsigned gctx__events_parse(char *text, gctx__event_record *out)
 void gctx__identity_format(const gctx__identity *id, char *out, size_t size)
 {
     size_t n = (size_t)snprintf(out, size,
-                                "greenctx-claims %d\nversion %s\nuuid %s\ndriver %d\ngranules",
+                                "greenctx-claims %d\nversion %s\nuuid %s\ndriver %d\n"
+                                "claim-granules %s\ngranules",
                                 FORMAT_VERSION, gctx_version_string(), id->uuid,
-                                id->driver_version);
+                                id->driver_version, id->layout.fine ? "fine" : "structured");
     for (unsigned i = 0; i < gctx__layout_count(&id->layout) && n < size; i++)
         n += (size_t)snprintf(out + n, size - n, " %u", gctx__layout_sms(&id->layout, i));
     if (n < size)
@@ -195,6 +196,18 @@ void gctx__identity_difference(const char *found, const char *expected, char *wh
     while (*e) {
         const char *fe = strchr(f, '\n'), *ee = strchr(e, '\n');
         size_t fl = fe ? (size_t)(fe - f) : strlen(f), el = ee ? (size_t)(ee - e) : strlen(e);
+        static const char mode[] = "claim-granules ";
+        if ((fl != el || strncmp(f, e, el) != 0) && strncmp(f, mode, sizeof mode - 1) == 0 &&
+            strncmp(e, mode, sizeof mode - 1) == 0) {
+            int n = (int)(fl - (sizeof mode - 1));
+            snprintf(why, size,
+                     "its claims are over GREENCTX_CLAIM_GRANULES=%.*s granules, this process's "
+                     "over %.*s: run it with GREENCTX_CLAIM_GRANULES=%.*s to share the GPU with "
+                     "them",
+                     n > 12 ? 12 : n, f + sizeof mode - 1, (int)(el - (sizeof mode - 1)),
+                     e + sizeof mode - 1, n > 12 ? 12 : n, f + sizeof mode - 1);
+            return;
+        }
         if (fl != el || strncmp(f, e, el) != 0) {
             snprintf(why, size, "its identity says '%.*s' where this process has '%.*s'",
                      (int)(fl > 80 ? 80 : fl), f, (int)(el > 80 ? 80 : el), e);

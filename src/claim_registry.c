@@ -451,7 +451,7 @@ gctx_status gctx__registry_claims(gctx__registry *reg, gctx__record **records, u
 
 gctx_status gctx__registry_check_identity(gctx__registry *reg)
 {
-    char found[4096], expected[4096], why[300];
+    char found[4096], expected[4096], why[400];
     gctx__identity_format(&reg->identity, expected, sizeof expected);
     long n = -1;
     int fd = gctx__file_open(reg->dir_fd, "identity", O_RDONLY, GCTX__ANY_OWNER, 1, NULL);

@@ -15,6 +15,8 @@ import time
 words = [a for a in sys.argv[1:] if a != "tenant-worker"]
 args = dict(zip(words[0::2], words[1::2]))
 role, on = args["--role"], args["--on"]
+# a claim held aside while on's is claimed: the rest beside it
+shown = on + "-beside-" + args["--aside"] if "--aside" in args else on
 pipe = os.environ.get("CUDA_MPS_PIPE_DIRECTORY", "")
 atp = os.environ.get("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "-")
 mps = not pipe.endswith("/no-mps")
@@ -25,7 +27,7 @@ def record(line):
         f.write(line + "\n")
 
 
-record("start %s %s %s %s" % (role, on, pipe, atp))
+record("start %s %s %s %s" % (role, shown, pipe, atp))
 if os.environ.get("GREENCTX_TEST_TENANT_FAIL") == "%s:%s" % (role, atp):
     sys.exit("fake worker: failing on purpose")
 if role == "probe" and mps:

@@ -1,7 +1,8 @@
 # Tenants on one GPU (included from tests/CMakeLists.txt): `greenctx run`'s claims, `ps`,
 # `mps` with a fake control program, on the simulated driver; each case has its own runtime
 # directory. Several processes at once, so a little longer than the default.
-foreach(case claims killed ps mps mps_refusals fault sweep closefrom removed classes)
+foreach(case claims killed ps mps mps_refusals fault sweep closefrom removed classes
+  structured)
   greenctx_test(tenants.${case} LABELS tool TIMEOUT 120 ENV ${tool_sim_env}
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tenants_test.sh ${case} $<TARGET_FILE:greenctx_tool>
             $<TARGET_FILE:run_probe> ${CMAKE_CURRENT_SOURCE_DIR}/fake_mps_control.sh)
@@ -10,3 +11,4 @@ endforeach()
 greenctx_test(tenants.shared_users LABELS tool TIMEOUT 120
   ENV ${tool_sim_env} GREENCTX_TEST_SANITIZE=${GREENCTX_SANITIZE}
   COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/shared_registry_test.sh $<TARGET_FILE:greenctx_tool>)
+greenctx_fine_granules(tenants.claims tenants.ps)

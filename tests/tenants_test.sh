@@ -379,6 +379,41 @@ classes)
     run 0 --sim h200 run --sms 16 --class latency -- "$probe" noop
     ps_check "dev['claims'] == []"
     ;;
+structured)
+    # The default, co-scheduled granules (15 of 8 and a 12 that counts on an H200): exact
+    # sizes, 12 and 20 claimable, half each doesn't fit (64 + 68, or 60 rounding down).
+    run 0 --sim h200 run --sms 12 -- "$probe" confined 12
+    has "$err" "12 of 132 SMs (claimed granules 15)"
+    run 0 --sim h200 run --sms 20 -- "$probe" confined 20
+    has "$err" "20 of 132 SMs (claimed granules"
+    hold a --sms 64
+    has "$work/a/err" "greenctx run: device 0: 64 of 132 SMs (claimed granules 0-7)"
+    run 1 --sim h200 run --sms 64 -- "$probe" noop
+    has "$err" "68 of its 132 SMs are free (68 can be claimed now, 60 rounding down)"
+    has "$err" "--sms rest takes them all"
+    run 0 --sim h200 run --sms 64 --round down -- "$probe" confined 60
+    has "$err" "60 of 132 SMs (claimed granules"
+    hold r --sms rest
+    has "$work/r/err" "68 of 132 SMs (claimed granules 8-15)"
+    # The other mode is refused while these claims live, naming the variable and the mode.
+    GREENCTX_CLAIM_GRANULES=fine run 1 --sim h200 run --sms 8 -- "$probe" noop
+    has "$err" "its claims are over GREENCTX_CLAIM_GRANULES=structured granules, this process's over fine: run it with GREENCTX_CLAIM_GRANULES=structured"
+    release r
+    release a
+    # 16 and the rest: 116, the hog of bench tenants.
+    hold v --sms 16
+    hold h --sms rest
+    has "$work/h/err" "116 of 132 SMs"
+    ps_check "sum(c['sm_count'] for c in dev['claims']) == 132"
+    release h
+    release v
+    # Once empty, the registry is rebuilt in the other mode: 64 + 64 side by side.
+    GREENCTX_CLAIM_GRANULES=fine hold f --sms 64
+    GREENCTX_CLAIM_GRANULES=fine run 0 --sim h200 run --sms 64 -- "$probe" confined 64
+    release f
+    GREENCTX_CLAIM_GRANULES=finer run 1 --sim h200 run --sms 8 -- "$probe" noop
+    has "$err" "GREENCTX_CLAIM_GRANULES='finer' is neither 'structured' (the default"
+    ;;
 *)
     echo "unknown case $1"
     exit 2

@@ -323,8 +323,9 @@ GT_TEST(every_arm_runs_its_tenants_together_and_a_failed_one_keeps_its_row)
     GT_ASSERT_EQ_INT(count_lines(text, "start hog primary", " 88"), 1);
     GT_ASSERT_EQ_INT(count_lines(text, "start ", " -"), 5 + 10 + 6 + 1);
     GT_ASSERT_EQ_INT(count_lines(text, "start victim 16", NULL), 5); /* claims take 16 */
-    GT_ASSERT_EQ_INT(count_lines(text, "start hog rest", NULL), 3);
-    GT_ASSERT_EQ_INT(count_lines(text, "start hog 116", NULL), 2); /* alone: the same count */
+    GT_ASSERT_EQ_INT(count_lines(text, "start hog rest ", NULL), 3);
+    /* alone: the rest beside the victim's claim, held aside */
+    GT_ASSERT_EQ_INT(count_lines(text, "start hog rest-beside-16 ", NULL), 2);
     /* Each pair got one start: 5 + 5 + 2 distinct instants for the 20 that waited for one
      * (the probes start at once: "go 0"). */
     GT_ASSERT_EQ_INT(count_lines(text, "go ", NULL), 5 + 10 + 6);
