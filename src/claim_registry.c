@@ -583,6 +583,7 @@ gctx_status gctx__registry_identity(const char *runtime_dir, const char *uuid, g
     const char *granules = strstr(text, "\ngranules");
     const char *driver = strstr(text, "\ndriver ");
     const char *flags = strstr(text, "\nsplit-flags ");
+    const char *mode = strstr(text, "\nclaim-granules ");
     const char *hash = strstr(text, "\nhash ");
     unsigned sms[GCTX_CLAIM_MAX_GRANULES], nb = 0;
     int used = 0;
@@ -597,6 +598,9 @@ gctx_status gctx__registry_identity(const char *runtime_dir, const char *uuid, g
         sscanf(driver, "\ndriver %d", &id->driver_version);
     if (flags)
         sscanf(flags, "\nsplit-flags %u", &l->split_flags);
+    static const char fine[] = "\nclaim-granules fine\n";
+    l->fine = mode && strncmp(mode, fine, sizeof fine - 1) == 0;
+    l->remainder_counts = !l->fine;
     if (hash)
         sscanf(hash, "\nhash %llx", &id->hash);
     l->regular_sms = nb ? sms[0] : 0;
