@@ -9,6 +9,7 @@
 #include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -577,6 +578,12 @@ GT_TEST(a_claim_keeps_its_registry_open)
 {
     if (require_counters())
         return;
+    /* A registry of its own: each of its entries costs a readdir in every scan. */
+    const char *base = getenv("GREENCTX_RUNTIME_DIR");
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/run-XXXXXX", base ? base : "/tmp");
+    GT_ASSERT(mkdtemp(dir) != NULL);
+    setenv("GREENCTX_RUNTIME_DIR", dir, 1);
     claim_cycle(); /* opens the registry, and makes the context the cache keeps */
     GT_CHECK();
     for (int round = 0; round < 3; round++) {
@@ -602,7 +609,7 @@ GT_TEST(a_claim_keeps_its_registry_open)
          * fstatat before a scan opens an entry), events were replaced by rename and the claim
          * file's identity was kept to check its descriptor at the release (a descriptor the
          * program closed is never closed again). */
-        if (total != 51)
-            GT_FAIL("a cached claim made %ld calls into libc (expected 51):%s", total, text);
+        if (total != 50)
+            GT_FAIL("a cached claim made %ld calls into libc (expected 50):%s", total, text);
     }
 }
