@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "greenctx.h"
 #include "nvml.h"
 
 typedef struct nvml_process_info { /* nvmlProcessInfo_v2_t */
@@ -41,8 +42,16 @@ static const char *nvml_error(const tool_nvml *n, int r)
 tool_nvml *tool_nvml_open(char *why, size_t why_size)
 {
     const char *path = getenv("GREENCTX_NVML_LIBRARY");
-    if (!path || !*path)
+    if (!path || !*path) {
+        /* The machine's NVML tells of its real GPUs and driver, not of the simulated ones. */
+        const char *driver = gctx_driver_path();
+        if (driver && strstr(driver, "libgreenctx_sim")) {
+            snprintf(why, why_size, "NVML describes this machine's GPUs, not the simulated "
+                                    "driver's");
+            return NULL;
+        }
         path = "libnvidia-ml.so.1";
+    }
     void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
         snprintf(why, why_size, "NVML (%s) is not installed: %s", path, dlerror());
