@@ -67,6 +67,8 @@ int greenctx_tool_start(greenctx_tool_options *opts);
 /* 1 when the loaded driver is the simulated one: --sim, or GREENCTX_CUDA_LIBRARY naming it
  * (recognised by its file name, libgreenctx_sim.so). Call after greenctx_tool_start. */
 int greenctx_tool_simulated(const greenctx_tool_options *opts);
+/* 1 when the driver loaded is the simulated one (its file name), --sim given or not. */
+int greenctx_driver_simulated(void);
 
 /* greenctx_tool_error() with the status's name and gctx_last_error() (or the status string
  * when empty); returns GREENCTX_EXIT_FAILED. */

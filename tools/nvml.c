@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "greenctx.h"
+#include "command.h"
 #include "nvml.h"
 
 typedef struct nvml_process_info { /* nvmlProcessInfo_v2_t */
@@ -44,8 +44,7 @@ tool_nvml *tool_nvml_open(char *why, size_t why_size)
     const char *path = getenv("GREENCTX_NVML_LIBRARY");
     if (!path || !*path) {
         /* The machine's NVML tells of its real GPUs and driver, not of the simulated ones. */
-        const char *driver = gctx_driver_path();
-        if (driver && strstr(driver, "libgreenctx_sim")) {
+        if (greenctx_driver_simulated()) {
             snprintf(why, why_size, "NVML describes this machine's GPUs, not the simulated "
                                     "driver's");
             return NULL;

@@ -150,13 +150,18 @@ int greenctx_tool_start(greenctx_tool_options *opts)
     return opts->device_name ? find_named_device(opts) : GREENCTX_EXIT_OK;
 }
 
-int greenctx_tool_simulated(const greenctx_tool_options *opts)
+int greenctx_driver_simulated(void)
 {
     /* GREENCTX_CUDA_LIBRARY may name the simulator without --sim (Python's simulate() does):
      * its file name says so, as it does to the tests. */
     const char *path = gctx_driver_path();
     const char *name = path ? strrchr(path, '/') : NULL;
-    return opts->simulated || (path && strstr(name ? name + 1 : path, "libgreenctx_sim"));
+    return path && strstr(name ? name + 1 : path, "libgreenctx_sim");
+}
+
+int greenctx_tool_simulated(const greenctx_tool_options *opts)
+{
+    return opts->simulated || greenctx_driver_simulated();
 }
 
 /* What a command's output came to: a failed write (a full disk, `>/dev/full`, a closed pipe)
