@@ -162,11 +162,8 @@ static int put_key(key_buffer *b, const gctx_partition *p, const gctx_context_op
 
 /* FNV-1a over 8-byte words in four interleaved lanes, folded at the end, then the last words
  * and bytes one by one: a key is a kilobyte on the rest group of a {16, rest} split (8
- * resources). A byte at a time cost a multiply's latency per byte on every lookup (1.2 us for
- * that key on the H200's host, the largest item of a re-partition's profile, issue 20); one
- * lane of words still waits for each multiply before the next (0.10 us for that key on the
- * build host, most of gctx__cache_take's own time in a re-partition's profile on the
- * simulator); four lanes' multiplies overlap (0.07 us). */
+ * resources), hashed on every lookup. A byte at a time waits a multiply's latency per byte,
+ * one lane of words one per word; four lanes' multiplies overlap. */
 #define HASH_BASIS 1469598103934665603ull
 #define HASH_PRIME 1099511628211ull
 #define HASH_LANES 4

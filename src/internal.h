@@ -10,7 +10,7 @@
 #if defined(__GNUC__)
 #define GCTX_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
 /* A rare path kept out of line: the function that tests for it then saves no registers and
- * sets up no frame for it (a check on every call's path, issue 20). */
+ * sets up no frame for it (checks on every call's path). */
 #define GCTX_COLD __attribute__((cold, noinline))
 #else
 #define GCTX_PRINTF(fmt, args)
@@ -86,7 +86,7 @@ gctx_status gctx__driver_load_green(const gctx__driver **driver);
 static inline int gctx__driver_reaches(const gctx__driver *drv, gctx_feature feature)
 {
     /* Decided with the table, not compared each time: a partition of one resource asks
-     * twice, and a split's every such output did (issue 20). */
+     * twice. */
     return drv->features[feature].reached;
 }
 /* 1 when cuInit answered CUDA_ERROR_NO_DEVICE: the driver loaded and counts no device. */
@@ -158,12 +158,12 @@ gctx_status gctx__object_init(gctx__object *object, gctx__type type,
                               void (*destroy)(gctx__object *));
 /* gctx__object_init in two steps, for objects made together: prepare each (its type, its
  * destroy, one reference: its creator's), then register them all in one lock of the handle
- * table (a split's outputs took a lock each, issue 20). All or none: on failure none is
+ * table (not a lock for each of a split's outputs). All or none: on failure none is
  * registered and the memory is the caller's. */
 static inline void gctx__object_prepare(gctx__object *object, gctx__type type,
                                         void (*destroy)(gctx__object *))
 {
-    /* Inline, as gctx__object_retain: a split prepares each of its outputs (issue 20). */
+    /* Inline, as gctx__object_retain: a split prepares each of its outputs. */
     object->type = type;
     atomic_init(&object->refs, 1);
     object->destroy = destroy;

@@ -47,8 +47,8 @@ static unsigned free_head; /* index + 1 of the first free slot, 0 when none (und
 static int live; /* objects alive (under lock) */
 
 /* Lookups read the table without the lock: what they read was published under it with a
- * release store. Acquire and release, not the default sequential consistency: every store of
- * a handle's path was a locked instruction of its own (issue 20). */
+ * release store. Acquire and release, not the default sequential consistency, whose every
+ * store on a handle's path is a locked instruction of its own. */
 static uintptr_t load(const _Atomic uintptr_t *v)
 {
     return atomic_load_explicit(v, memory_order_acquire);
@@ -86,8 +86,8 @@ static slot *decode(const void *handle, uintptr_t *generation)
     *generation = bits >> INDEX_BITS;
     if (!((uintptr_t)handle & 1))
         return NULL;
-    /* Every index of INDEX_BITS has its chunk's place: one load of the chunk, where
-     * slot_exists and slot_at made one each (a handle's every lookup, issue 20). */
+    /* Every index of INDEX_BITS has its chunk's place: one load of the chunk on a handle's
+     * every lookup. */
     _Static_assert((1u << INDEX_BITS) == CHUNK_SLOTS * MAX_CHUNKS, "an index names a slot");
     slot *chunk = atomic_load_explicit(&chunks[index >> CHUNK_BITS], memory_order_acquire);
     return chunk ? &chunk[index & (CHUNK_SLOTS - 1)] : NULL;
@@ -176,7 +176,7 @@ void gctx__object_release(gctx__object *object)
 void *gctx__handle_give_new(gctx__object *object)
 {
     /* No handle is out, since a handle holds a reference, and nothing else can reach the
-     * slot, so no lock (issue 20). The release store publishes the counts with the new
+     * slot, so no lock. The release store publishes the counts with the new
      * value. */
     slot *s = slot_at(object->slot);
     uintptr_t generation = load(&s->generation) + 1;
@@ -245,9 +245,8 @@ void gctx__handle_unlend(gctx__object *object)
 }
 
 /* The object of a live handle of that type, with its slot and the handle's generation for
- * the caller's locked step (a retain or release decoded the handle a second time for them);
- * or NULL with the thread's error set. Inline: every entry point resolves its handles
- * through it (issue 20). */
+ * the caller's locked step (a retain or release then decodes the handle once); or NULL with
+ * the thread's error set. Inline: every entry point resolves its handles through it. */
 static inline gctx__object *lookup(const void *handle, gctx__type type, const char *what,
                                    slot **where, uintptr_t *generation_out)
 {

@@ -34,8 +34,8 @@ static void partition_fields(gctx_partition *p, int device, gctx_partition_kind 
                              unsigned nb_resources, unsigned sm_count, int in_split_block)
 {
     /* Field by field, in the struct's order (partition.h asks a new field to be set here): a
-     * memset or a compound literal of the struct is a rep stos, whose start-up was the
-     * costliest part of a split's outputs (issue 20). */
+     * memset or a compound literal of the struct is a rep stos, whose start-up costs more
+     * than the fields of every split's outputs. */
     p->device = device;
     p->cc_major = 0;
     p->kind = kind;
@@ -58,8 +58,7 @@ static void partition_fields(gctx_partition *p, int device, gctx_partition_kind 
  * and the memory is the caller's to free.
  * The device's primary context is held by the partitions at the top of a provenance tree (a
  * device's, a context's): a split's outputs hold their record, which holds its input, so
- * they reach it through that chain and ask nothing of the device's count (a compare-exchange
- * per output at a split and at its release, before issue 20). */
+ * they reach it through that chain and ask nothing of the device's count. */
 static gctx_status partition_setup(gctx_partition *p, int device, gctx_partition_kind kind,
                                    unsigned nb_resources)
 {

@@ -23,9 +23,8 @@ typedef struct gctx__idle_streams {
 
 /* The record of one split: its outputs share it, and it keeps the split's input alive.
  * Outputs of one record are disjoint; that is how greenctx knows provenance. It is never
- * handed out, so it counts its references itself and takes no slot of the handle table: its
- * slot cost a split one more entry in the table's lock, and the release of its last output
- * one more lock (issue 20). */
+ * handed out, so it counts its references itself and takes no slot of the handle table (a
+ * slot would cost a split and the release of its last output one more lock each). */
 typedef struct gctx__split {
     atomic_int refs;       /* its outputs' (and gctx__split_new's caller's until it lets go) */
     gctx_partition *input; /* the partition the driver split (retained) */
@@ -95,7 +94,7 @@ static inline void gctx__split_retain(gctx__split *split) { atomic_fetch_add(&sp
 /* Drops a reference; the last one releases the input and frees the record's block. */
 void gctx__split_release(gctx__split *split);
 /* The bytes of a partition with nb_resources resources, rounded to its alignment. Inline: a
- * split asks it for every output (issue 20). */
+ * split asks it for every output. */
 static inline size_t gctx__partition_bytes(unsigned nb_resources)
 {
     const size_t align = _Alignof(gctx_partition);

@@ -11,8 +11,7 @@
 #define FINE_UNIT 2u /* what the ignore-co-scheduling flag splits into: one TPC's SM pair */
 
 /* Units, granules and counts are powers of two or small multiples of them, and a division
- * costs tens of cycles: a split's planning made about ten (its profile's hottest spots,
- * issue 20).
+ * costs tens of cycles on every split's planning.
  * So quotients and remainders by a power of two are a shift and a mask, and the greatest
  * common divisor is the binary one. b > 0. */
 static unsigned shift_of(unsigned b)
@@ -185,7 +184,7 @@ static gctx_status legal_count(const gctx__plan_input *in, unsigned i, unsigned 
 }
 
 /* What the granule search needs of the whole request, gathered while normalize checks it
- * (plan_granules' own pass over the groups was a tenth of a split's planning, issue 20). */
+ * (so plan_granules needs no pass of its own over the groups). */
 typedef struct request_sums {
     unsigned unit_lcm;       /* of the groups' co-scheduled units */
     unsigned counts_gcd;     /* of the counts of groups without backfill; 0 when none has one */

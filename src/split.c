@@ -23,7 +23,7 @@
 #define SMALL_SPLIT 8
 /* Resources the planning's splits write into on the stack: sm_count / 2 + 1 (every granule
  * is at least 2 SMs) for up to 160 SMs. 11.6 KB: a split of any current GPU asks the heap for
- * no scratch, where the granule oracle allocated and freed 9.6 KB per split (issue 20). */
+ * no scratch. */
 #define STACK_SCRATCH 81
 
 typedef struct split_job {
@@ -48,7 +48,7 @@ typedef struct split_job {
 
 /* A resource the driver writes into, cleared first (what it leaves unwritten reads as no
  * resource, and outputs are compared by their bytes): a copy of a zero one, as gcc clears
- * 144 bytes with a rep stos whose start-up cost more than the whole copy (issue 20). */
+ * 144 bytes with a rep stos whose start-up costs more than the whole copy. */
 static void clear_resource(gcu_dev_resource *resource)
 {
     static const gcu_dev_resource none;
@@ -284,7 +284,7 @@ static gctx_status job_plan(split_job *job, gctx_partition *input, const gctx_gr
     return s;
 }
 
-/* Inline: a split that asks for no report pays its two tests, not a call (issue 20). */
+/* Inline: a split that asks for no report pays its two tests, not a call. */
 static inline void job_report(const split_job *job, gctx_split_plan *plan, gctx_group_plan *group_plans)
 {
     if (plan) {
@@ -405,8 +405,8 @@ typedef struct output_span {
 static unsigned span_size(const output_span *span) { return span->count + !!span->with_remainder; }
 
 /* The span of group i, or with i == nb_groups of the remainder. Written through a pointer:
- * a 12-byte struct returned in registers was stored in halves and read back whole, a
- * store-forwarding stall per call that made this the split's hottest function (issue 20). */
+ * a 12-byte struct returned in registers is stored in halves and read back whole, a
+ * store-forwarding stall per call. */
 static void span_of(const split_job *job, const split_outputs *out, unsigned i,
                     output_span *span)
 {
@@ -454,8 +454,8 @@ static unsigned gather(const split_job *job, const split_outputs *out, const out
 
 /* The block of the last split released, kept for the next split: a {16, rest} split's block
  * (1.5 KB on an H200) is above glibc's per-thread cache (1032 bytes), so every split's malloc
- * and every release's free went through the heap's bins, a tenth of a split's own part
- * (issue 20). One block at most, of at most SPARE_BYTES: what it keeps is bounded. */
+ * and every release's free would go through the heap's bins. One block at most, of at most
+ * SPARE_BYTES: what it keeps is bounded. */
 #define SPARE_BYTES 16384
 static _Atomic(gctx__split *) spare_block;
 
@@ -584,7 +584,7 @@ static gctx_status make_partitions(split_job *job, const split_outputs *out, int
         objects[n_objects++] = &p->base;
     }
     /* The record's references are its partitions' from the start, rather than its creator's
-     * and then one retain each: locked instructions of the split's every output (issue 20). */
+     * and then one retain each: a locked instruction saved per output. */
     atomic_init(&record->refs, (int)n_objects);
     gctx_status s = gctx__objects_register(objects, n_objects);
     if (s != GCTX_SUCCESS) {

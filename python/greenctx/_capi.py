@@ -354,7 +354,7 @@ def bare(name: str) -> Any:
     """lib.<name> for a hot call: ctypes converts its first argument (a handle, passed as an
     int) as the declared function does, and passes the others as they are (a C function may
     take more arguments than its argtypes), where the declared function runs each through its
-    argtype's from_param: about 0.6 us of an 8-argument split on the simulator's host. Those
+    argtype's from_param, a cost every split would pay per argument. Those
     others must be C objects already: arrays or byref() for pointers, None for NULL, ints for
     int parameters (a Python int for a pointer, or a struct, would be passed wrong), so it is
     only for the package's callers that make every argument themselves. ctypes then makes a

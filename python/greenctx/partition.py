@@ -321,7 +321,7 @@ class SMPartition(Handle):
         rest = remainder[0]
         if n == 1:
             # The one group of the common split, and the remainder, made as Handle._wrap
-            # makes them, without its Python call for each (0.2 us of a split); SMPartition
+            # makes them, without its Python call for each (on every split); SMPartition
             # and its subclasses keep Handle's _wrap (none overrides it).
             cls = type(self)
             group = _new(cls)
