@@ -354,22 +354,25 @@ gctx_status gctx__claim_busy(const gctx__identity *id, int device, unsigned coun
                       gctx__layout_total(&id->layout), now, nb ? holders : "nobody");
 }
 
-gctx_status gctx__claim_take(const gctx_claim *c, unsigned count, const gctx_claim_options *opts,
-                             gctx__record *record, int *fd, gctx__granules *target)
+gctx_status gctx__claim_take(const gctx__take *take, gctx__record *record, int *fd,
+                             gctx__granules *target)
 {
+    const gctx_claim_options *opts = take->opts;
+    unsigned count = take->count;
     long long start = gctx__monotonic_ns();
     unsigned step = 5;
     int wait = (opts->flags & GCTX_CLAIM_WAIT) != 0, watch_made = 0;
     gctx__want want = GCTX__WANT_NONE;
     gctx__watch watch = GCTX__WATCH_NONE;
     const gctx__granules held = record->granules;
-    const gctx__granule_layout *layout = &c->granules.identity.layout;
+    const gctx__granule_layout *layout = &take->identity->layout;
     for (;;) {
         gctx__registry reg;
         gctx__record *records = NULL;
         unsigned nb = 0;
         gctx__granules free_set = {{0}};
-        gctx_status s = gctx__claim_registry(c, &reg);
+        gctx_status s = gctx__registry_open(take->runtime_dir, take->dir_flags, take->identity,
+                                            &reg);
         if (s == GCTX_SUCCESS && !(s = gctx__claim_free(&reg, &free_set, &records, &nb))) {
             gctx__granules avail = gctx__granules_union(&free_set, &held);
             if (choose_rounded(layout, count, opts->rounding, &avail, &held, target)) {
@@ -378,7 +381,7 @@ gctx_status gctx__claim_take(const gctx_claim *c, unsigned count, const gctx_cla
                 record->granules = taken;
                 record->since_ns = gctx__now_ns();
                 if (fd)
-                    s = add_claim_file(&reg, record, c->inherit, fd);
+                    s = add_claim_file(&reg, record, take->inherit, fd);
                 else if (adds)
                     s = gctx__registry_rewrite(&reg, record);
                 if (s != GCTX_SUCCESS)
@@ -407,7 +410,7 @@ gctx_status gctx__claim_take(const gctx_claim *c, unsigned count, const gctx_cla
                 have -= layout->remainder_sms;
             if (wait)
                 gctx__want_post(&reg, &want, count > have ? count - have : layout->regular_sms,
-                                opts->priority, c->file);
+                                opts->priority, take->file);
             if (wait && watch.fd >= 0) /* the changes this pass has seen */
                 gctx__watch_drain(watch.fd);
             else if (wait)
@@ -431,7 +434,7 @@ gctx_status gctx__claim_take(const gctx_claim *c, unsigned count, const gctx_cla
         gctx__want_end(&want);
         gctx__watch_return(&watch);
         if (s == GCTX_ERROR_BUSY)
-            s = gctx__claim_busy(&c->granules.identity, c->device, count, &free_set, records, nb,
+            s = gctx__claim_busy(take->identity, take->device, count, &free_set, records, nb,
                                  wait ? (int)((gctx__monotonic_ns() - start) / 1000000) : -1);
         free(records);
         return s;
@@ -684,25 +687,21 @@ gctx_status gctx_claim_acquire(int device, const char *request, const gctx_claim
         gctx__device_granules_end(&granules);
         return s;
     }
-    /* Only what gctx__claim_take reads: the registry's place and the device's identity. */
-    gctx_claim probe;
-    memset(&probe, 0, sizeof probe);
-    probe.device = device;
-    probe.granules = granules;
-    probe.inherit = (opts.flags & GCTX_CLAIM_INHERIT) != 0;
-    probe.dir_flags = opts.flags & GCTX_CLAIM_SHARED_DIR;
-    snprintf(probe.runtime_dir, sizeof probe.runtime_dir, "%s",
-             opts.runtime_dir ? opts.runtime_dir : "");
+    gctx__take take = {.device = device, .identity = &granules.identity,
+                       .runtime_dir = opts.runtime_dir,
+                       .dir_flags = opts.flags & GCTX_CLAIM_SHARED_DIR,
+                       .inherit = (opts.flags & GCTX_CLAIM_INHERIT) != 0, .file = "",
+                       .count = count, .opts = &opts};
     gctx__record record;
     fill_holder(&record, &opts, mps);
     int fd = -1;
     gctx__granules chosen;
-    if ((s = gctx__claim_take(&probe, count, &opts, &record, &fd, &chosen))) {
+    if ((s = gctx__claim_take(&take, &record, &fd, &chosen))) {
         gctx__device_granules_end(&granules);
         return s;
     }
     gctx_claim *c;
-    if ((s = gctx__claim_new(&granules, opts.runtime_dir, probe.dir_flags, probe.inherit, 0,
+    if ((s = gctx__claim_new(&granules, opts.runtime_dir, take.dir_flags, take.inherit, 0,
                              &record, fd, -1, &c))) {
         gctx__device_granules_end(&granules);
         return s;

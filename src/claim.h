@@ -343,12 +343,25 @@ gctx_status gctx__claim_free(gctx__registry *reg, gctx__granules *free_set,
 gctx_status gctx__claim_busy(const gctx__identity *id, int device, unsigned count,
                              const gctx__granules *free_set, const gctx__record *records,
                              unsigned nb, int waited_ms);
-/* Takes count SMs (0: the rest) in the registry, keeping record->granules (what the claim
- * holds) where it can: *target gets the set chosen, record->granules what the registry now
- * records (held | target) and its file is rewritten, or, with fd not NULL, created (*fd gets
- * its lock). GCTX_CLAIM_WAIT in opts->flags waits for the SMs; else BUSY naming holders. */
-gctx_status gctx__claim_take(const gctx_claim *c, unsigned count, const gctx_claim_options *opts,
-                             gctx__record *record, int *fd, gctx__granules *target);
+/* What gctx__claim_take takes, and where: count SMs (0: the rest) of device in the registry
+ * of runtime_dir (NULL or "": the default) and dir_flags; file is the claim file ("" before it
+ * exists), inherit its GCTX_CLAIM_INHERIT. */
+typedef struct gctx__take {
+    int device;
+    const gctx__identity *identity;
+    const char *runtime_dir;
+    unsigned dir_flags;
+    int inherit;
+    const char *file;
+    unsigned count;
+    const gctx_claim_options *opts;
+} gctx__take;
+/* Takes what `take` asks, keeping record->granules (what the claim holds) where it can:
+ * *target gets the set chosen, record->granules what the registry now records (held |
+ * target) and its file is rewritten, or, with fd not NULL, created (*fd gets its lock).
+ * GCTX_CLAIM_WAIT in opts->flags waits for the SMs; else BUSY naming holders. */
+gctx_status gctx__claim_take(const gctx__take *take, gctx__record *record, int *fd,
+                             gctx__granules *target);
 /* The caller's options over the defaults, checked. */
 gctx_status gctx__claim_options(const gctx_claim_options *options, gctx_claim_options *opts);
 

@@ -161,7 +161,10 @@ static gctx_status resize_locked(gctx_claim *c, unsigned count, const gctx_claim
 {
     gctx__record taken = c->record;
     gctx__granules target;
-    gctx_status s = gctx__claim_take(c, count, opts, &taken, NULL, &target);
+    gctx__take take = {.device = c->device, .identity = &c->granules.identity,
+                       .runtime_dir = c->runtime_dir, .dir_flags = c->dir_flags,
+                       .file = c->file, .count = count, .opts = opts};
+    gctx_status s = gctx__claim_take(&take, &taken, NULL, &target);
     if (s != GCTX_SUCCESS)
         return s;
     gctx__granules dropped = gctx__granules_minus(&c->record.granules, &target);
