@@ -139,7 +139,7 @@ static gctx_status make_driver_context(const gctx__driver *drv, gctx_partition *
     if (r != GCU_SUCCESS)
         return gctx__fail_cuda(r, "cuGreenCtxCreate for %u SMs on device %d", partition->sm_count,
                                partition->device);
-    if ((s = finish_context(drv, c))) {
+    if ((s = finish_context(drv, c)) != GCTX_SUCCESS) {
         gctx__release_driver_object(drv, GCTX__RELEASE_GREEN_CONTEXT,
                                     (gctx__driver_object){.green = c->driver.green});
         c->driver.green = NULL;
@@ -199,26 +199,24 @@ gctx_status gctx__context_create(gctx_partition *partition, const gctx_context_o
     if (!c)
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making a green context");
     c->device = partition->device;
-    if ((s = gctx__cache_take(partition, options, c)))
-        goto fail_free;
-    if (c->driver.green && (s = check_cached(drv, c))) {
+    GCTX_CHECK(gctx__cache_take(partition, options, c), fail);
+    if (c->driver.green && (s = check_cached(drv, c)) != GCTX_SUCCESS) {
         gctx__cache_discard(drv, c);
-        goto fail_free;
+        goto fail;
     }
-    if (!c->driver.green && (s = make_driver_context(drv, partition, options, c)))
-        goto fail_free;
+    if (!c->driver.green)
+        GCTX_CHECK(make_driver_context(drv, partition, options, c), fail);
     c->owned = 1;
     gctx__cache_count_live(c);
-    if ((s = gctx__object_init(&c->base, GCTX__TYPE_CONTEXT, context_destroy)))
-        goto fail_release;
+    GCTX_CHECK(gctx__object_init(&c->base, GCTX__TYPE_CONTEXT, context_destroy), fail);
     gctx__object_retain(&partition->base);
     c->partition = partition;
     *out = c;
     return GCTX_SUCCESS;
 
-fail_release:
-    release_driver_context(drv, c);
-fail_free:
+fail:
+    if (c->owned)
+        release_driver_context(drv, c);
     gctx__cache_forget(c);
     free(c);
     return s;
@@ -261,17 +259,14 @@ gctx_status gctx_context_adopt(CUgreenCtx green, gctx_context **context)
         goto fail;
     }
     gcu_device device = 0;
-    if ((s = gctx__push_context(drv, c->driver.context)))
-        goto fail;
+    GCTX_CHECK(gctx__push_context(drv, c->driver.context), fail);
     r = drv->cuCtxGetDevice(&device);
     if (r != GCU_SUCCESS)
         s = gctx__fail_cuda(r, "cuCtxGetDevice of the adopted green context");
-    if ((s = gctx__pop_context(drv, s)))
-        goto fail;
+    GCTX_CHECK(gctx__pop_context(drv, s), fail);
     c->device = device;
-    if ((s = finish_context(drv, c)) ||
-        (s = gctx__object_init(&c->base, GCTX__TYPE_CONTEXT, context_destroy)))
-        goto fail;
+    GCTX_CHECK(finish_context(drv, c), fail);
+    GCTX_CHECK(gctx__object_init(&c->base, GCTX__TYPE_CONTEXT, context_destroy), fail);
     *context = gctx__handle_give(&c->base);
     return GCTX_SUCCESS;
 

@@ -28,25 +28,23 @@ gctx_status gctx_event_create(gctx_context *context, gctx_event **event)
     if (!ev)
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making an event");
     /* cuEventCreate works on the current context: make it the green one, then restore. */
-    if ((s = gctx__push_context(drv, context->driver.context)))
-        goto fail_free;
+    GCTX_CHECK(gctx__push_context(drv, context->driver.context), fail);
     gcu_result r = drv->cuEventCreate(&ev->handle, GCU_EVENT_DISABLE_TIMING);
-    if (r != GCU_SUCCESS) {
-        s = gctx__pop_context(drv, gctx__fail_cuda(r, "cuEventCreate"));
-        goto fail_free;
-    }
-    if ((s = gctx__pop_context(drv, GCTX_SUCCESS)) ||
-        (s = gctx__object_init(&ev->base, GCTX__TYPE_EVENT, event_destroy)))
-        goto fail_destroy;
+    if (r != GCU_SUCCESS)
+        ev->handle = NULL; /* none made: nothing to destroy */
+    GCTX_CHECK(gctx__pop_context(drv, r == GCU_SUCCESS ? GCTX_SUCCESS
+                                                       : gctx__fail_cuda(r, "cuEventCreate")),
+               fail);
+    GCTX_CHECK(gctx__object_init(&ev->base, GCTX__TYPE_EVENT, event_destroy), fail);
     ev->context = context;
     gctx__object_retain(&context->base);
     *event = gctx__handle_give(&ev->base);
     return GCTX_SUCCESS;
 
-fail_destroy:
-    gctx__release_driver_object(drv, GCTX__RELEASE_EVENT,
-                                (gctx__driver_object){.event = ev->handle});
-fail_free:
+fail:
+    if (ev->handle)
+        gctx__release_driver_object(drv, GCTX__RELEASE_EVENT,
+                                    (gctx__driver_object){.event = ev->handle});
     free(ev);
     return s;
 }

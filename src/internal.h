@@ -19,6 +19,16 @@
 
 /* ---- errors (error.c) ---- */
 
+/* The one error idiom of src/: a function with cleanup keeps its status in `gctx_status s`
+ * and has one cleanup label, `fail` (failures only) or `done` (every path); GCTX_CHECK runs
+ * a call that returns gctx_status and jumps there when it fails. A function without cleanup
+ * returns early instead. */
+#define GCTX_CHECK(call, label)                                                               \
+    do {                                                                                      \
+        if ((s = (call)) != GCTX_SUCCESS)                                                     \
+            goto label;                                                                       \
+    } while (0)
+
 /* Sets this thread's message (and clears its CUresult) and returns status, so a caller can
  * write `return gctx__fail(...)`. */
 gctx_status gctx__fail(gctx_status status, const char *fmt, ...) GCTX_PRINTF(2, 3);

@@ -108,7 +108,7 @@ static gctx_status build_layout(gctx_layouts *l, gctx_partition *device, unsigne
     gctx_status s = GCTX_SUCCESS;
     if (!groups || !parts) {
         s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making layouts");
-        goto cleanup;
+        goto done;
     }
     for (unsigned i = 0; i < nb_groups; i++)
         groups[i].num_sms = counts[i];
@@ -128,21 +128,17 @@ static gctx_status build_layout(gctx_layouts *l, gctx_partition *device, unsigne
         gctx_context *context = NULL;
         gctx_stream *stream = NULL;
         gctx_event *event = NULL;
-        if ((s = gctx_context_create(gctx__handle_lend(&k->partition->base), options,
-                                     &context)) == GCTX_SUCCESS)
-            k->context = keep(context, GCTX__TYPE_CONTEXT);
-        if (s == GCTX_SUCCESS && (s = gctx_stream_create(gctx__handle_lend(&k->context->base),
-                                                         NULL, &stream)) == GCTX_SUCCESS)
-            k->stream = keep(stream, GCTX__TYPE_STREAM);
-        if (s == GCTX_SUCCESS && (s = gctx_event_create(gctx__handle_lend(&k->context->base),
-                                                        &event)) == GCTX_SUCCESS)
-            k->event = keep(event, GCTX__TYPE_EVENT);
-        if (s != GCTX_SUCCESS)
-            break;
+        GCTX_CHECK(gctx_context_create(gctx__handle_lend(&k->partition->base), options, &context),
+                   done);
+        k->context = keep(context, GCTX__TYPE_CONTEXT);
+        GCTX_CHECK(gctx_stream_create(gctx__handle_lend(&k->context->base), NULL, &stream), done);
+        k->stream = keep(stream, GCTX__TYPE_STREAM);
+        GCTX_CHECK(gctx_event_create(gctx__handle_lend(&k->context->base), &event), done);
+        k->event = keep(event, GCTX__TYPE_EVENT);
         k->raw_stream = k->stream->handle;
         k->raw_event = k->event->handle;
     }
-cleanup:
+done:
     if (s != GCTX_SUCCESS)
         gctx__append_error("making layout %u of %u", layout, l->nb_layouts);
     free(parts);
@@ -173,13 +169,12 @@ gctx_status gctx_layouts_create(int device, const unsigned *sm_counts, unsigned 
     }
     if (!l || !l->slots) {
         s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making %u layouts", nb_layouts);
-        goto cleanup;
+        goto done;
     }
-    for (unsigned k = 0; k < nb_layouts && s == GCTX_SUCCESS; k++)
-        s = build_layout(l, whole, k, &sm_counts[(size_t)k * nb_parts], options);
-    if (s == GCTX_SUCCESS)
-        s = gctx__object_init(&l->base, GCTX__TYPE_LAYOUTS, layouts_destroy);
-cleanup:
+    for (unsigned k = 0; k < nb_layouts; k++)
+        GCTX_CHECK(build_layout(l, whole, k, &sm_counts[(size_t)k * nb_parts], options), done);
+    s = gctx__object_init(&l->base, GCTX__TYPE_LAYOUTS, layouts_destroy);
+done:
     gctx_partition_release(whole);
     if (s != GCTX_SUCCESS) {
         if (l)
