@@ -539,12 +539,11 @@ gctx_status gctx__claim_new(gctx__device_granules *granules, const char *runtime
     int shared, counted = 0;
     struct stat st;
     /* The registry was opened (and its directories checked) to make the claim file. */
-    gctx_status s = gctx__runtime_path(runtime_dir, dir_flags, root, sizeof root, &shared);
-    if (s == GCTX_SUCCESS)
-        s = gctx__registry_path(root, c->granules.identity.uuid, c->registry_dir,
-                                sizeof c->registry_dir);
-    if (s != GCTX_SUCCESS)
-        goto fail;
+    gctx_status s;
+    GCTX_CHECK(gctx__runtime_path(runtime_dir, dir_flags, root, sizeof root, &shared), fail);
+    GCTX_CHECK(gctx__registry_path(root, c->granules.identity.uuid, c->registry_dir,
+                                   sizeof c->registry_dir),
+               fail);
     if (fstat(fd, &st) != 0) {
         s = gctx__fail(GCTX_ERROR_REGISTRY, "can't read the claim file %s/%s: %s",
                        c->registry_dir, c->file, strerror(errno));
@@ -552,14 +551,12 @@ gctx_status gctx__claim_new(gctx__device_granules *granules, const char *runtime
     }
     c->file_dev = st.st_dev;
     c->file_ino = st.st_ino;
-    if ((s = gctx__granules_partition(&c->granules, &c->record.granules, &c->partition)))
-        goto fail;
+    GCTX_CHECK(gctx__granules_partition(&c->granules, &c->record.granules, &c->partition), fail);
     if (!(counted = hold(c, inherited))) {
         s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making a claim");
         goto fail;
     }
-    if ((s = gctx__object_init(&c->base, GCTX__TYPE_CLAIM, claim_destroy)))
-        goto fail;
+    GCTX_CHECK(gctx__object_init(&c->base, GCTX__TYPE_CLAIM, claim_destroy), fail);
     *out = c;
     return GCTX_SUCCESS;
 fail:;
@@ -657,12 +654,11 @@ gctx_status gctx_claim_count(int device, const char *request, gctx_rounding roun
     if ((s = gctx__device_granules_get(device, &granules)))
         return s;
     unsigned count = 0;
-    s = gctx__request_count(&granules.identity.layout, &req, rounding, &count);
-    if (s == GCTX_SUCCESS) {
-        *sm_count = count;
-        if (at_once)
-            *at_once = gctx__layout_fit(&granules.identity.layout, count);
-    }
+    GCTX_CHECK(gctx__request_count(&granules.identity.layout, &req, rounding, &count), done);
+    *sm_count = count;
+    if (at_once)
+        *at_once = gctx__layout_fit(&granules.identity.layout, count);
+done:
     gctx__device_granules_end(&granules);
     return s;
 }
@@ -683,10 +679,8 @@ gctx_status gctx_claim_acquire(int device, const char *request, const gctx_claim
     if ((s = gctx__device_granules_get(device, &granules)))
         return s;
     unsigned count = 0;
-    if ((s = gctx__request_count(&granules.identity.layout, &req, opts.rounding, &count))) {
-        gctx__device_granules_end(&granules);
-        return s;
-    }
+    gctx_claim *c;
+    GCTX_CHECK(gctx__request_count(&granules.identity.layout, &req, opts.rounding, &count), fail);
     gctx__take take = {.device = device, .identity = &granules.identity,
                        .runtime_dir = opts.runtime_dir,
                        .dir_flags = opts.flags & GCTX_CLAIM_SHARED_DIR,
@@ -696,21 +690,18 @@ gctx_status gctx_claim_acquire(int device, const char *request, const gctx_claim
     fill_holder(&record, &opts, mps);
     int fd = -1;
     gctx__granules chosen;
-    if ((s = gctx__claim_take(&take, &record, &fd, &chosen))) {
-        gctx__device_granules_end(&granules);
-        return s;
-    }
-    gctx_claim *c;
-    if ((s = gctx__claim_new(&granules, opts.runtime_dir, take.dir_flags, take.inherit, 0,
-                             &record, fd, -1, &c))) {
-        gctx__device_granules_end(&granules);
-        return s;
-    }
+    GCTX_CHECK(gctx__claim_take(&take, &record, &fd, &chosen), fail);
+    GCTX_CHECK(gctx__claim_new(&granules, opts.runtime_dir, take.dir_flags, take.inherit, 0,
+                               &record, fd, -1, &c),
+               fail);
     atomic_store(&c->priority, opts.priority);
     if (opts.floor_sms)
         c->floor_sms = opts.floor_sms;
     *claim = gctx__handle_give(&c->base);
     return GCTX_SUCCESS;
+fail:
+    gctx__device_granules_end(&granules);
+    return s;
 }
 
 gctx_claim *gctx_claim_retain(gctx_claim *claim) { return gctx__handle_retain(claim, GCTX__TYPE_CLAIM); }
@@ -763,10 +754,11 @@ gctx_status gctx_claim_stream(gctx_claim *claim, gctx_stream **stream)
     if (!stream)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "stream (the output) is NULL");
     pthread_mutex_lock(&claim->lock);
-    if (!(s = gctx__claim_own_context(claim)) && !claim->stream)
-        s = gctx_stream_create(claim->context, NULL, &claim->stream);
-    if (s == GCTX_SUCCESS)
-        *stream = gctx_stream_retain(claim->stream);
+    GCTX_CHECK(gctx__claim_own_context(claim), done);
+    if (!claim->stream)
+        GCTX_CHECK(gctx_stream_create(claim->context, NULL, &claim->stream), done);
+    *stream = gctx_stream_retain(claim->stream);
+done:
     pthread_mutex_unlock(&claim->lock);
     return s;
 }
