@@ -147,9 +147,9 @@ int gctx__file_replace(int dfd, const char *name, const char *text, mode_t mode)
     if (fd < 0)
         return -1;
     if (write_all(fd, text) != 0 || renameat(dfd, tmp, dfd, name) != 0)
-        goto cleanup;
+        goto done;
     rc = 0;
-cleanup:
+done:
     err = errno;
     close(fd);
     if (rc != 0)

@@ -182,22 +182,22 @@ static gctx_status kept_open(const char *runtime_dir, unsigned flags, int create
     char root[512];
     int shared, root_fd = -1, dir_fd = -1;
     uid_t admin;
-    gctx_status s = gctx__runtime_open(runtime_dir, flags, root, sizeof root, &shared, create,
-                                       &root_fd, &admin);
-    if (s != GCTX_SUCCESS)
-        goto cleanup;
-    if ((s = gctx__gpu_dir_open(root_fd, admin, reg->dir, reg->shared, create, &dir_fd,
-                                &k->dir_st)))
-        goto cleanup;
+    gctx_status s;
+    GCTX_CHECK(gctx__runtime_open(runtime_dir, flags, root, sizeof root, &shared, create,
+                                  &root_fd, &admin),
+               done);
+    GCTX_CHECK(gctx__gpu_dir_open(root_fd, admin, reg->dir, reg->shared, create, &dir_fd,
+                                  &k->dir_st),
+               done);
     if (!(k->dirp = fdopendir(dir_fd))) {
         s = gctx__fail(GCTX_ERROR_REGISTRY, "can't read the claims registry %s: %s", reg->dir,
                        strerror(errno));
-        goto cleanup;
+        goto done;
     }
     dir_fd = -1; /* the DIR's */
-    if ((s = open_lock(reg, k)))
+    if ((s = open_lock(reg, k)) != GCTX_SUCCESS)
         kept_shut(k);
-cleanup:
+done:
     if (root_fd >= 0)
         close(root_fd);
     if (dir_fd >= 0)
@@ -292,12 +292,12 @@ static gctx_status registry_open(const char *runtime_dir, unsigned flags, int cr
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory opening the claims registry");
     pthread_mutex_lock(&k->lock);
     /* Twice at most: a registry found removed or replaced under the lock is opened again. */
-    for (int attempt = 0; attempt < 2 && s == GCTX_SUCCESS; attempt++) {
-        if (!k->dirp && (s = kept_open(runtime_dir, flags, create, reg, k)))
-            break;
-        if ((s = lock_registry(reg, k))) {
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (!k->dirp)
+            GCTX_CHECK(kept_open(runtime_dir, flags, create, reg, k), fail);
+        if ((s = lock_registry(reg, k)) != GCTX_SUCCESS) {
             kept_shut(k);
-            break;
+            goto fail;
         }
         if (kept_valid(k)) {
             reg->kept = k;
@@ -308,13 +308,16 @@ static gctx_status registry_open(const char *runtime_dir, unsigned flags, int cr
         }
         kept_shut(k); /* drops the lock with the description */
     }
-    if (s == GCTX_SUCCESS && !reg->kept)
+    if (!reg->kept) {
         s = gctx__fail(GCTX_ERROR_REGISTRY, "the claims registry %s keeps being replaced while "
                                             "it is opened", reg->dir);
-    if (s == GCTX_SUCCESS && (s = kept_identity(reg, k)))
+        goto fail;
+    }
+    if ((s = kept_identity(reg, k)) != GCTX_SUCCESS)
         gctx__registry_close(reg);
-    else if (s != GCTX_SUCCESS)
-        pthread_mutex_unlock(&k->lock);
+    return s;
+fail:
+    pthread_mutex_unlock(&k->lock);
     return s;
 }
 

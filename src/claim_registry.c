@@ -182,7 +182,7 @@ gctx_status gctx__registry_log(gctx__registry *reg, const gctx__event_record *ev
     unsigned n = 0;
     if (!text || !out || !events) {
         s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory writing claim events");
-        goto cleanup;
+        goto done;
     }
     int fd = gctx__file_open(reg->dir_fd, name, O_RDONLY, reg->me, 1, NULL);
     if (fd >= 0) {
@@ -200,7 +200,7 @@ gctx_status gctx__registry_log(gctx__registry *reg, const gctx__event_record *ev
     /* Replaced, never written through: the name may be another user's link. */
     if (gctx__file_replace(reg->dir_fd, name, out, public_mode(reg)) != 0)
         s = file_fail(reg, "write", name);
-cleanup:
+done:
     free(text);
     free(out);
     free(events);
@@ -348,16 +348,16 @@ static gctx_status scan_claim(gctx__registry *reg, const gctx__identity *id, int
         live = held_by_someone(fd);
         if (live < 0) {
             s = file_fail(reg, "test the lock of", name);
-            goto cleanup;
+            goto done;
         }
         if (!live && st.st_uid != reg->me && reg->me != 0)
-            goto cleanup; /* another user's, stale: theirs (or root's) to remove and log */
+            goto done; /* another user's, stale: theirs (or root's) to remove and log */
         if (!live) {
             if (log)
                 remove_stale(reg, name, fd, id, GCTX_CLAIM_EVENT_DIED);
             else
                 unlink_claim(reg, name);
-            goto cleanup;
+            goto done;
         }
     }
     have_text = kind == ENTRY_OPEN ? gctx__file_read(fd, text, sizeof text) >= 0
@@ -370,13 +370,13 @@ static gctx_status scan_claim(gctx__registry *reg, const gctx__identity *id, int
         int pid = have_text && gctx__record_parse(text, id, &r, why, sizeof why) == 0 ? r.pid : -1;
         /* An unreadable one counts as live: an unknown is never free. */
         if (pid > 0 && !gctx__foreign_live(&st, pid, sc->locks_trusted))
-            goto cleanup; /* stale; its owner's (or root's) next scan removes it */
+            goto done; /* stale; its owner's (or root's) next scan removes it */
     }
     if (!sc->live_files++)
         snprintf(sc->first_live, sizeof sc->first_live, "%.63s", name);
     if (parse)
         s = add_live(reg, id, name, have_text ? text : NULL, st.st_uid, sc);
-cleanup:
+done:
     if (fd >= 0)
         close(fd);
     return s;
@@ -404,21 +404,23 @@ static gctx_status scan_claims(gctx__registry *reg, const gctx__identity *id, in
     memset(sc, 0, sizeof *sc);
     sc->locks_trusted = -1;
     DIR *d = gctx__kept_dir(reg);
-    gctx_status s = GCTX_SUCCESS;
+    gctx_status s;
     struct dirent *entry;
     errno = 0;
-    while (s == GCTX_SUCCESS && (entry = readdir(d)) != NULL) {
+    while ((entry = readdir(d)) != NULL) {
         if (is_want_file(entry->d_name))
-            s = scan_want(reg, entry->d_name);
+            GCTX_CHECK(scan_want(reg, entry->d_name), fail);
         else if (is_claim_file(entry->d_name))
-            s = scan_claim(reg, id, parse, log, entry->d_name, sc);
+            GCTX_CHECK(scan_claim(reg, id, parse, log, entry->d_name, sc), fail);
         errno = 0;
     }
-    if (s == GCTX_SUCCESS && errno)
+    if (errno) {
         s = gctx__fail(GCTX_ERROR_REGISTRY, "can't read the claims registry %s: %s", reg->dir,
                        strerror(errno));
+        goto fail;
+    }
     /* Two live claims on one granule: the files were edited, or written by another split. */
-    for (unsigned i = 0; s == GCTX_SUCCESS && i < sc->count; i++)
+    for (unsigned i = 0; i < sc->count; i++)
         for (unsigned j = i + 1; j < sc->count; j++)
             if (gctx__granules_meet(&sc->records[i].granules, &sc->records[j].granules)) {
                 s = gctx__fail(GCTX_ERROR_REGISTRY,
@@ -427,12 +429,12 @@ static gctx_status scan_claims(gctx__registry *reg, const gctx__identity *id, in
                                "again",
                                reg->dir, sc->records[i].file, sc->records[i].pid,
                                sc->records[j].file, sc->records[j].pid);
-                break;
+                goto fail;
             }
-    if (s != GCTX_SUCCESS) {
-        free(sc->records);
-        sc->records = NULL;
-    }
+    return GCTX_SUCCESS;
+fail:
+    free(sc->records);
+    sc->records = NULL;
     return s;
 }
 
@@ -546,20 +548,22 @@ static gctx_status read_identity(const char *runtime_dir, const char *uuid, char
                                  size_t dir_size, char *text, size_t size)
 {
     char root[512];
-    int shared, root_fd, dfd = -1, fd = -1;
+    int shared, root_fd = -1, dfd = -1, fd = -1;
     uid_t owner;
     struct stat st;
-    gctx_status s = runtime_existing(runtime_dir, root, sizeof root, &shared, &root_fd, &owner);
-    if (s == GCTX_SUCCESS && (s = gctx__registry_path(root, uuid, dir, dir_size)) == GCTX_SUCCESS &&
-        root_fd < 0)
+    gctx_status s;
+    GCTX_CHECK(runtime_existing(runtime_dir, root, sizeof root, &shared, &root_fd, &owner), done);
+    GCTX_CHECK(gctx__registry_path(root, uuid, dir, dir_size), done);
+    if (root_fd < 0) {
         s = gctx__fail(GCTX_ERROR_REGISTRY, "the claims registry %s doesn't exist", dir);
-    if (s == GCTX_SUCCESS)
-        s = gctx__gpu_dir_open(root_fd, owner, dir, shared, 0, &dfd, &st);
-    if (s == GCTX_SUCCESS &&
-        ((fd = gctx__file_open(dfd, "identity", O_RDONLY, GCTX__ANY_OWNER, 1, NULL)) < 0 ||
-         gctx__file_read(fd, text, size) < 0))
+        goto done;
+    }
+    GCTX_CHECK(gctx__gpu_dir_open(root_fd, owner, dir, shared, 0, &dfd, &st), done);
+    if ((fd = gctx__file_open(dfd, "identity", O_RDONLY, GCTX__ANY_OWNER, 1, NULL)) < 0 ||
+        gctx__file_read(fd, text, size) < 0)
         s = gctx__fail(GCTX_ERROR_REGISTRY, "can't read the claims registry's identity %s/identity: %s",
                        dir, gctx__file_error(errno));
+done:
     if (fd >= 0)
         close(fd);
     if (dfd >= 0)
