@@ -111,8 +111,7 @@ static gctx_status take_alone(gctx_claim *c)
     gctx_status s = gctx__claim_registry(c, &reg);
     if (s != GCTX_SUCCESS)
         return s;
-    if ((s = gctx__claim_fd_check(c)))
-        goto done;
+    GCTX_CHECK(gctx__claim_fd_check(c), done);
     if (c->made_in != gctx__claim_forks_seen()) {
         s = gctx__fail(GCTX_ERROR_BUSY,
                        "the claim %s was made in a process this one is a fork of: they share "
@@ -176,20 +175,19 @@ static gctx_status resize_locked(gctx_claim *c, unsigned count, const gctx_claim
     gctx__record final = taken;
     final.granules = target;
     release_previous(c);
-    s = build(c, &target, shrinks, &parts);
-    if (s == GCTX_SUCCESS && shrinks)
-        s = write_record(c, &final);
-    if (s != GCTX_SUCCESS) {
-        gctx__error_state kept;
-        gctx__error_save(&kept);
-        parts_release(&parts);
-        if (gctx__granules_count(&added))
-            write_record(c, &c->record);
-        gctx__error_restore(&kept);
-        return s;
-    }
+    GCTX_CHECK(build(c, &target, shrinks, &parts), fail);
+    if (shrinks)
+        GCTX_CHECK(write_record(c, &final), fail);
     swap_in(c, &parts, &final);
     return GCTX_SUCCESS;
+fail:;
+    gctx__error_state kept;
+    gctx__error_save(&kept);
+    parts_release(&parts);
+    if (gctx__granules_count(&added))
+        write_record(c, &c->record);
+    gctx__error_restore(&kept);
+    return s;
 }
 
 gctx_status gctx_claim_resize(gctx_claim *claim, const char *request,
@@ -205,17 +203,19 @@ gctx_status gctx_claim_resize(gctx_claim *claim, const char *request,
     pthread_mutex_lock(&claim->lock);
     if (options)
         atomic_store(&claim->priority, opts.priority);
-    if (!(s = take_alone(claim))) {
-        s = resize_locked(claim, count, &opts);
-        gctx__error_state kept;
-        gctx__error_save(&kept);
-        share_again(claim);
-        gctx__error_restore(&kept);
-    }
-    if (s == GCTX_SUCCESS && stream && !(s = gctx__claim_own_context(claim)) && !claim->stream)
-        s = gctx_stream_create(claim->context, NULL, &claim->stream);
-    if (s == GCTX_SUCCESS && stream)
-        *stream = gctx_stream_retain(claim->stream);
+    GCTX_CHECK(take_alone(claim), done);
+    s = resize_locked(claim, count, &opts);
+    gctx__error_state kept;
+    gctx__error_save(&kept);
+    share_again(claim);
+    gctx__error_restore(&kept);
+    if (s != GCTX_SUCCESS || !stream)
+        goto done;
+    GCTX_CHECK(gctx__claim_own_context(claim), done);
+    if (!claim->stream)
+        GCTX_CHECK(gctx_stream_create(claim->context, NULL, &claim->stream), done);
+    *stream = gctx_stream_retain(claim->stream);
+done:
     pthread_mutex_unlock(&claim->lock);
     return s;
 }
