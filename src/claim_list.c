@@ -112,23 +112,23 @@ static gctx_status list(int device, const char *uuid, const char *runtime_dir,
     gctx__granules free_set;
     s = gctx__claim_free(&reg, &free_set, &records, &nb);
     gctx__registry_close(&reg);
-    if (s == GCTX_SUCCESS) {
-        for (unsigned i = 0; i < nb && i < capacity; i++) {
-            gctx_claim_info info;
-            int self = records[i].pid == (int)getpid() ||
-                       gctx__claim_held_here(reg.dir, records[i].file);
-            int holder = kill(records[i].pid, 0) != 0 && errno == ESRCH
-                             ? live_holder(reg.dir, records[i].file)
-                             : 0;
-            if (holder)
-                records[i].pid = holder;
-            gctx__claim_info(&records[i], &g.identity, device, self, &info);
-            gctx__claim_state_info(reg.dir, &records[i], &info);
-            gctx__sized_out(element(claims, i), &info, sizeof info);
-        }
-        *count = nb;
+    if (s != GCTX_SUCCESS)
+        goto done;
+    for (unsigned i = 0; i < nb && i < capacity; i++) {
+        gctx_claim_info info;
+        int self = records[i].pid == (int)getpid() ||
+                   gctx__claim_held_here(reg.dir, records[i].file);
+        int holder = kill(records[i].pid, 0) != 0 && errno == ESRCH
+                         ? live_holder(reg.dir, records[i].file)
+                         : 0;
+        if (holder)
+            records[i].pid = holder;
+        gctx__claim_info(&records[i], &g.identity, device, self, &info);
+        gctx__claim_state_info(reg.dir, &records[i], &info);
+        gctx__sized_out(element(claims, i), &info, sizeof info);
     }
-    if (s == GCTX_SUCCESS && usage) {
+    *count = nb;
+    if (usage) {
         const gctx__granule_layout *l = &g.identity.layout;
         gctx_claim_usage out = GCTX_CLAIM_USAGE_INIT;
         out.sm_count = gctx__layout_total(l);
@@ -144,6 +144,7 @@ static gctx_status list(int device, const char *uuid, const char *runtime_dir,
         snprintf(out.path, sizeof out.path, "%s", reg.dir);
         gctx__sized_out(usage, &out, sizeof out);
     }
+done:
     free(records);
     gctx__device_granules_end(&g);
     return s;
