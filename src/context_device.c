@@ -16,27 +16,29 @@ static gctx_status context_of_sms(int device, unsigned num_sms, int at_least,
     if (num_sms == 0)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "num_sms is 0: give the SM count the context should have");
-    gctx_partition *whole, *group;
+    gctx_partition *whole, *group = NULL;
     gctx_status s = gctx_partition_from_device(device, &whole);
     if (s != GCTX_SUCCESS)
         return s;
     gctx_partition_info info = GCTX_PARTITION_INFO_INIT;
-    if (at_least && (s = gctx_partition_get_info(whole, &info)) == GCTX_SUCCESS &&
-        num_sms > info.sm_count)
+    if (at_least)
+        GCTX_CHECK(gctx_partition_get_info(whole, &info), done);
+    if (at_least && num_sms > info.sm_count) {
         s = gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                        "num_sms %u is more than device %d has (%u SMs): ask for at most %u",
                        num_sms, device, info.sm_count, info.sm_count);
+        goto done;
+    }
     gctx_group request = {.num_sms = num_sms};
     gctx_split_options up = {sizeof up, GCTX_ROUND_UP};
     gctx_group_plan plan;
-    if (s == GCTX_SUCCESS &&
-        (s = gctx_partition_split(whole, &request, 1, at_least ? &up : NULL, &group, NULL, NULL,
-                                  &plan)) == GCTX_SUCCESS) {
-        /* Rounding up stops at the largest group the device has: above it, the whole device. */
-        s = gctx_context_create(at_least && plan.sm_count < num_sms ? whole : group, options,
-                                context);
-        gctx_partition_release(group);
-    }
+    GCTX_CHECK(gctx_partition_split(whole, &request, 1, at_least ? &up : NULL, &group, NULL, NULL,
+                                    &plan),
+               done);
+    /* Rounding up stops at the largest group the device has: above it, the whole device. */
+    s = gctx_context_create(at_least && plan.sm_count < num_sms ? whole : group, options, context);
+done:
+    gctx_partition_release(group);
     gctx_partition_release(whole);
     return s;
 }
@@ -69,36 +71,32 @@ static gctx_status split_into_contexts(gctx_status got, gctx_partition *whole,
                           "contexts (the output array of nb_groups) is NULL");
     if (got != GCTX_SUCCESS)
         return got;
-    gctx_status s = GCTX_SUCCESS;
     gctx_partition **parts = groups && nb_groups ? calloc(nb_groups, sizeof *parts) : NULL;
     gctx_context **made = groups && nb_groups ? calloc(nb_groups, sizeof *made) : NULL;
     gctx_partition *left = NULL;
     gctx_context *left_context = NULL;
-    if (groups && nb_groups && (!parts || !made))
-        s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting into contexts");
-    if (s == GCTX_SUCCESS)
-        s = gctx_partition_split(whole, groups, nb_groups, split_options, parts,
-                                 remainder ? &left : NULL, NULL, NULL);
+    unsigned nb_made = 0;
+    gctx_status s = groups && nb_groups && (!parts || !made)
+                        ? gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting into "
+                                                               "contexts")
+                        : gctx_partition_split(whole, groups, nb_groups, split_options, parts,
+                                               remainder ? &left : NULL, NULL, NULL);
     gctx_partition_release(whole);
-    unsigned done = 0;
-    if (s == GCTX_SUCCESS) {
-        for (; done < nb_groups; done++)
-            if ((s = gctx_context_create(parts[done], options, &made[done])))
-                break;
-        if (s == GCTX_SUCCESS && left)
-            s = gctx_context_create(left, options, &left_context);
-        for (unsigned i = 0; i < nb_groups; i++)
-            gctx_partition_release(parts[i]);
-        gctx_partition_release(left);
-    }
-    if (s == GCTX_SUCCESS) {
-        memcpy(contexts, made, nb_groups * sizeof *made);
-        if (remainder)
-            *remainder = left_context;
-    } else {
-        for (unsigned i = 0; i < done; i++)
-            gctx_context_release(made[i]);
-    }
+    if (s != GCTX_SUCCESS)
+        goto done;
+    for (; nb_made < nb_groups; nb_made++)
+        GCTX_CHECK(gctx_context_create(parts[nb_made], options, &made[nb_made]), done);
+    if (left)
+        GCTX_CHECK(gctx_context_create(left, options, &left_context), done);
+    memcpy(contexts, made, nb_groups * sizeof *made);
+    if (remainder)
+        *remainder = left_context;
+done:
+    for (unsigned i = 0; s != GCTX_SUCCESS && i < nb_made; i++)
+        gctx_context_release(made[i]);
+    for (unsigned i = 0; parts && i < nb_groups; i++)
+        gctx_partition_release(parts[i]);
+    gctx_partition_release(left);
     free(parts);
     free(made);
     return s;

@@ -149,14 +149,13 @@ static gctx_status structured_probe(split_job *job)
     gcu_dev_sm_resource_group_params *params = small_params;
     unsigned *sizes = small_sizes;
     gctx_status s = scratch_reserve(job, n);
-    if (s == GCTX_SUCCESS && n > SMALL_SPLIT) {
-        params = malloc(n * (sizeof *params + sizeof *sizes));
-        sizes = params ? (unsigned *)(params + n) : NULL;
-        if (!params)
-            s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory planning a split");
-    }
     if (s != GCTX_SUCCESS)
         return s;
+    if (n > SMALL_SPLIT) {
+        if (!(params = malloc(n * (sizeof *params + sizeof *sizes))))
+            return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory planning a split");
+        sizes = (unsigned *)(params + n);
+    }
     memset(params, 0, n * sizeof *params);
     for (unsigned i = 0; i < n; i++) {
         const gctx__normal_group *g = &job->plan.normal[i];
@@ -612,27 +611,26 @@ gctx_status gctx_partition_split(gctx_partition *input, const gctx_group *groups
     unsigned nb_objects = 0;
     /* The request first: gctx_context_split passes its own array here, which is NULL when
      * the caller's nb_groups is 0, and the message must name what the caller passed. */
-    s = job_plan(&job, input, groups, nb_groups, options);
-    if (s == GCTX_SUCCESS && !partitions)
+    GCTX_CHECK(job_plan(&job, input, groups, nb_groups, options), done);
+    if (!partitions) {
         s = gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                        "partitions (the output array of nb_groups) is NULL");
-    if (s == GCTX_SUCCESS &&
-        !(objects = nb_groups <= SMALL_SPLIT ? small_objects
-                                             : malloc((nb_groups + 1) * sizeof *objects)))
-        s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting");
-    if (s == GCTX_SUCCESS)
-        s = run_split(&job, &out);
-    if (s == GCTX_SUCCESS)
-        s = make_partitions(&job, &out, remainder != NULL, objects, &nb_objects);
-    if (s == GCTX_SUCCESS) {
-        /* Each holds the one reference it was prepared with: nothing else reaches it yet. */
-        for (unsigned i = 0; i < nb_groups; i++)
-            partitions[i] = gctx__handle_give_new(objects[i]);
-        if (remainder)
-            *remainder =
-                nb_objects > nb_groups ? gctx__handle_give_new(objects[nb_groups]) : NULL;
-        job_report(&job, plan, group_plans);
+        goto done;
     }
+    if (!(objects = nb_groups <= SMALL_SPLIT ? small_objects
+                                             : malloc((nb_groups + 1) * sizeof *objects))) {
+        s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting");
+        goto done;
+    }
+    GCTX_CHECK(run_split(&job, &out), done);
+    GCTX_CHECK(make_partitions(&job, &out, remainder != NULL, objects, &nb_objects), done);
+    /* Each holds the one reference it was prepared with: nothing else reaches it yet. */
+    for (unsigned i = 0; i < nb_groups; i++)
+        partitions[i] = gctx__handle_give_new(objects[i]);
+    if (remainder)
+        *remainder = nb_objects > nb_groups ? gctx__handle_give_new(objects[nb_groups]) : NULL;
+    job_report(&job, plan, group_plans);
+done:
     if (objects != small_objects)
         free(objects);
     outputs_free(&job, &out);

@@ -148,9 +148,10 @@ gctx_status gctx_stream_adopt(CUstream stream, gctx_stream **out)
         return s;
     context = handle;
     gctx_stream *st = NULL;
-    if ((s = gctx__handle_resolve(&context, GCTX__TYPE_CONTEXT, "context")) == GCTX_SUCCESS &&
-        (s = new_stream(stream, context, 0, &st)) == GCTX_SUCCESS)
-        *out = gctx__handle_give(&st->base);
+    GCTX_CHECK(gctx__handle_resolve(&context, GCTX__TYPE_CONTEXT, "context"), done);
+    GCTX_CHECK(new_stream(stream, context, 0, &st), done);
+    *out = gctx__handle_give(&st->base);
+done:
     gctx_context_release(handle); /* the stream holds its context now, or nothing does */
     return s;
 }
