@@ -116,17 +116,18 @@ gctx_status gctx__device_granules_get(int device, gctx__device_granules *out)
     gctx_partition *whole = out->whole;
     gcu_uuid uuid;
     gcu_result r = drv->cuDeviceGetUuid(&uuid, device);
-    if (r != GCU_SUCCESS)
+    if (r != GCU_SUCCESS) {
         s = gctx__fail_cuda(r, "cuDeviceGetUuid on device %d", device);
-    else if (!(s = gctx__handle_resolve(&whole, GCTX__TYPE_PARTITION, "device partition")))
-        s = canonical_split(drv, whole, out);
-    if (s != GCTX_SUCCESS) {
-        gctx__device_granules_end(out);
-        return s;
+        goto fail;
     }
+    GCTX_CHECK(gctx__handle_resolve(&whole, GCTX__TYPE_PARTITION, "device partition"), fail);
+    GCTX_CHECK(canonical_split(drv, whole, out), fail);
     gctx__format_uuid(&uuid, out->identity.uuid, sizeof out->identity.uuid);
     out->identity.driver_version = drv->version;
     return GCTX_SUCCESS;
+fail:
+    gctx__device_granules_end(out);
+    return s;
 }
 
 void gctx__device_granules_end(gctx__device_granules *g)

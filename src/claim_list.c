@@ -270,11 +270,11 @@ gctx_status gctx_claim_report_fault(gctx_claim *claim, int cuda_result)
      * the events read before ours is logged: the other tenant's came first. */
     gctx__record *records = NULL;
     unsigned live = 0;
-    if (!(s = gctx__registry_claims(&reg, &records, &live)) &&
-        !(s = gctx__registry_events(&reg, &events, &n))) {
-        e.time_ns = gctx__now_ns(); /* after the deaths just logged: events sort by time */
-        s = gctx__registry_log(&reg, &e);
-    }
+    GCTX_CHECK(gctx__registry_claims(&reg, &records, &live), done);
+    GCTX_CHECK(gctx__registry_events(&reg, &events, &n), done);
+    e.time_ns = gctx__now_ns(); /* after the deaths just logged: events sort by time */
+    s = gctx__registry_log(&reg, &e);
+done:
     free(records);
     gctx__registry_close(&reg);
     if (s != GCTX_SUCCESS) {

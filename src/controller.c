@@ -182,18 +182,15 @@ gctx_status gctx_controller_create(const gctx_workload *workloads, unsigned nb_w
     gctx__ctl_model *m = &c->model;
     m->nb_workloads = nb_workloads;
     m->options = opts;
-    for (unsigned w = 0; w < nb_workloads && s == GCTX_SUCCESS; w++)
-        s = copy_workload(&m->workloads[w], &local[w]);
-    if (s == GCTX_SUCCESS)
-        s = copy_candidates(m, candidates, nb_candidates);
-    if (s == GCTX_SUCCESS)
-        s = gctx__object_init(&c->base, GCTX__TYPE_CONTROLLER, controller_destroy);
-    if (s != GCTX_SUCCESS) {
-        controller_free(c);
-        return s;
-    }
+    for (unsigned w = 0; w < nb_workloads; w++)
+        GCTX_CHECK(copy_workload(&m->workloads[w], &local[w]), fail);
+    GCTX_CHECK(copy_candidates(m, candidates, nb_candidates), fail);
+    GCTX_CHECK(gctx__object_init(&c->base, GCTX__TYPE_CONTROLLER, controller_destroy), fail);
     *controller = gctx__handle_give(&c->base);
     return GCTX_SUCCESS;
+fail:
+    controller_free(c);
+    return s;
 }
 
 gctx_controller *gctx_controller_retain(gctx_controller *controller)
