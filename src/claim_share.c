@@ -104,17 +104,17 @@ gctx_status gctx_claim_join(int device, const char *token, gctx_claim **claim)
     gctx__record record;
     int fd = -1;
     /* Nothing made: a token names a registry its holder made, or none. */
-    if ((s = gctx__registry_open_existing(t.dir, dir_flags, &g.identity, &reg)))
-        goto done;
+    GCTX_CHECK(gctx__registry_open_existing(t.dir, dir_flags, &g.identity, &reg), done);
     /* A description of the member's own, even beside an inherited copy of the holder's: its
      * release ends its own hold, never another member's (the holder may be this very
      * process), and a resize sees each member's hold apart. */
     s = gctx__registry_rejoin(&reg, t.file, 0, &fd, &record);
     gctx__registry_close(&reg);
     gctx_claim *c;
-    if (s == GCTX_SUCCESS && !(s = gctx__claim_new(&g, t.dir, dir_flags, 0, 1, &record, fd, t.fd,
-                                                   &c)))
-        *claim = gctx__handle_give(&c->base);
+    if (s != GCTX_SUCCESS)
+        goto done;
+    GCTX_CHECK(gctx__claim_new(&g, t.dir, dir_flags, 0, 1, &record, fd, t.fd, &c), done);
+    *claim = gctx__handle_give(&c->base);
 done:
     gctx__device_granules_end(&g);
     return s;
