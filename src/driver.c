@@ -200,32 +200,36 @@ static gctx_status load_attempt(void)
     }
     snprintf(driver.path, sizeof driver.path, "%s", path);
 
-    gctx_status s = GCTX_SUCCESS;
+    gctx_status s;
     gcu_result r;
     gcu_pfn_cuDriverGetVersion get_version =
         (gcu_pfn_cuDriverGetVersion)dlsym(lib, "cuDriverGetVersion");
-    if ((!dlsym(lib, "cuGetProcAddress_v2") && !dlsym(lib, "cuGetProcAddress")) || !get_version)
+    if ((!dlsym(lib, "cuGetProcAddress_v2") && !dlsym(lib, "cuGetProcAddress")) || !get_version) {
         s = fail_load(GCTX_ERROR_NO_DRIVER, 0,
                       "%s is not a CUDA driver greenctx can use: it exports no cuGetProcAddress "
                       "(drivers of CUDA 11.3 and later do)",
                       path);
-    else if ((r = get_version(&driver.version)) != GCU_SUCCESS)
-        s = fail_load(GCTX_ERROR_NO_DRIVER, r, "cuDriverGetVersion failed in %s", path);
-    else if ((s = resolve_symbols(lib, path)) != GCTX_SUCCESS) {
-    } else if ((r = driver.cuInit(0)) != GCU_SUCCESS && r != GCU_ERROR_NO_DEVICE) {
-        /* No device is not a load failure: the driver is there and counts zero devices. */
-        s = fail_load(GCTX_ERROR_DRIVER, r, "cuInit failed in %s", path);
-    } else {
-        driver_has_no_device = r == GCU_ERROR_NO_DEVICE;
-        decide_features();
-        GCTX__INFO("driver %d.%d loaded from %s%s", driver.version / 1000,
-                   driver.version % 1000 / 10, path,
-                   driver_has_no_device ? " (it sees no device)" : "");
-        for (int f = 0; f < (int)(sizeof driver.features / sizeof driver.features[0]); f++)
-            GCTX__DEBUG("feature %s: %s, %s", gctx_feature_name((gctx_feature)f),
-                        driver.features[f].available ? "on" : "off", driver.features[f].reason);
-        return GCTX_SUCCESS;
+        goto fail;
     }
+    if ((r = get_version(&driver.version)) != GCU_SUCCESS) {
+        s = fail_load(GCTX_ERROR_NO_DRIVER, r, "cuDriverGetVersion failed in %s", path);
+        goto fail;
+    }
+    GCTX_CHECK(resolve_symbols(lib, path), fail);
+    /* No device is not a load failure: the driver is there and counts zero devices. */
+    if ((r = driver.cuInit(0)) != GCU_SUCCESS && r != GCU_ERROR_NO_DEVICE) {
+        s = fail_load(GCTX_ERROR_DRIVER, r, "cuInit failed in %s", path);
+        goto fail;
+    }
+    driver_has_no_device = r == GCU_ERROR_NO_DEVICE;
+    decide_features();
+    GCTX__INFO("driver %d.%d loaded from %s%s", driver.version / 1000, driver.version % 1000 / 10,
+               path, driver_has_no_device ? " (it sees no device)" : "");
+    for (int f = 0; f < (int)(sizeof driver.features / sizeof driver.features[0]); f++)
+        GCTX__DEBUG("feature %s: %s, %s", gctx_feature_name((gctx_feature)f),
+                    driver.features[f].available ? "on" : "off", driver.features[f].reason);
+    return GCTX_SUCCESS;
+fail:
     dlclose(lib);
     memset(&driver, 0, sizeof driver);
     return s;
