@@ -364,15 +364,16 @@ gctx_status gctx__claim_take(const gctx__take *take, gctx__record *record, int *
     int wait = (opts->flags & GCTX_CLAIM_WAIT) != 0, watch_made = 0;
     gctx__want want = GCTX__WANT_NONE;
     gctx__watch watch = GCTX__WATCH_NONE;
+    gctx__watch_pool *prepare = NULL;
     const gctx__granules held = record->granules;
     const gctx__granule_layout *layout = &take->identity->layout;
-    for (;;) {
-        gctx__registry reg;
-        gctx__record *records = NULL;
+    gctx__registry reg;
+    gctx__record *records = NULL;
+    gctx_status s;
+    for (;; free(records), records = NULL) {
         unsigned nb = 0;
         gctx__granules free_set = {{0}};
-        gctx_status s = gctx__registry_open(take->runtime_dir, take->dir_flags, take->identity,
-                                            &reg);
+        s = gctx__registry_open(take->runtime_dir, take->dir_flags, take->identity, &reg);
         if (s == GCTX_SUCCESS && !(s = gctx__claim_free(&reg, &free_set, &records, &nb))) {
             gctx__granules avail = gctx__granules_union(&free_set, &held);
             if (choose_rounded(layout, count, opts->rounding, &avail, &held, target)) {
@@ -388,17 +389,10 @@ gctx_status gctx__claim_take(const gctx__take *take, gctx__record *record, int *
                     record->granules = held;
                 /* A latency claim is the one that waits to grow: its watch made now, not in
                  * the first burst's wait (and not under the registry's lock). */
-                gctx__watch_pool *prepare =
-                    s == GCTX_SUCCESS && opts->priority >= GCTX_CLAIM_PRIORITY_LATENCY
-                        ? gctx__registry_watches(&reg)
-                        : NULL;
-                free(records);
+                if (s == GCTX_SUCCESS && opts->priority >= GCTX_CLAIM_PRIORITY_LATENCY)
+                    prepare = gctx__registry_watches(&reg);
                 gctx__registry_close(&reg); /* reg.dir still names it */
-                gctx__want_end(&want);
-                gctx__watch_return(&watch);
-                if (prepare)
-                    gctx__watch_prepare(prepare, reg.dir);
-                return s;
+                break;
             }
             s = GCTX_ERROR_BUSY;
             /* What holders must give back: the SMs beyond those free to it (the left-over
@@ -421,24 +415,23 @@ gctx_status gctx__claim_take(const gctx__take *take, gctx__record *record, int *
          * look again at once, as SMs freed while it was made woke nobody. */
         if (s == GCTX_ERROR_BUSY && wait && watch.fd < 0 && !watch_made) {
             watch_made = 1;
-            if (gctx__watch_make(&watch, reg.dir)) {
-                free(records);
+            if (gctx__watch_make(&watch, reg.dir))
                 continue;
-            }
         }
         if (s == GCTX_ERROR_BUSY && wait &&
-            gctx__claim_wait_step(start, opts->timeout_ms, &step, watch.fd)) {
-            free(records);
+            gctx__claim_wait_step(start, opts->timeout_ms, &step, watch.fd))
             continue;
-        }
-        gctx__want_end(&want);
-        gctx__watch_return(&watch);
         if (s == GCTX_ERROR_BUSY)
             s = gctx__claim_busy(take->identity, take->device, count, &free_set, records, nb,
                                  wait ? (int)((gctx__monotonic_ns() - start) / 1000000) : -1);
-        free(records);
-        return s;
+        break;
     }
+    free(records);
+    gctx__want_end(&want);
+    gctx__watch_return(&watch);
+    if (prepare)
+        gctx__watch_prepare(prepare, reg.dir);
+    return s;
 }
 
 /* ---- the object ---- */
