@@ -35,7 +35,7 @@ static void partition_fields(gctx_partition *p, int device, gctx_partition_kind 
 {
     /* Field by field, in the struct's order (partition.h asks a new field to be set here): a
      * memset or a compound literal of the struct is a rep stos, whose start-up costs more
-     * than the fields of every split's outputs. */
+     * than these stores, on every output of a split. */
     p->device = device;
     p->cc_major = 0;
     p->kind = kind;
