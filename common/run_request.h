@@ -1,9 +1,8 @@
 /*
  * What `greenctx run` asks of the preload, and the code that turns it into a green context.
- * Shared by the tool (tools/cmd_run.c: validates the request with the planner before the
- * program starts), the preload (makes the same request real inside the program) and the
- * Slurm plugin (sets the variables for a task, as the tool does), so they can never read the
- * variables differently.
+ * The protocol between the rooms of `greenctx run`: the tool and the Slurm plugin write these
+ * variables for a program (run_session_environment), the preload reads them, so they can
+ * never read them differently. It makes no context and takes no claim (run_session.c does).
  *
  * The variables (docs/run.md), the only ones the preload reads besides the driver's own
  * GREENCTX_CUDA_LIBRARY; any other GREENCTX_RUN_* name is refused as a typo:
@@ -93,26 +92,65 @@ int run_claim_list_add(char *list, size_t size, int device, const char *token);
  * none. */
 int run_claim_list_find(const char *list, int device, char *token, size_t size);
 
+/* Each room words its own errors around this one's message; returns -1. */
+int run_say(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* What a request gives on one device. */
 typedef struct run_device_plan {
     int device;
     unsigned device_sms; /* SMs of the whole device */
-    unsigned sm_count;   /* SMs of the green context */
+    unsigned sm_count;   /* SMs of the green context; with a claim, 0 until it is taken */
     int whole;           /* 1 for `all`: a green context of every SM */
 } run_device_plan;
 
-/* What a request is on a device when the SMs are claimed (gctx_claim_acquire takes the
- * request: a count, a share, rest or all): the device's facts, sm_count 0 until the claim
- * says (rest can give a count a split can't, such as 68 = 64 + the 4 left over on an H200).
- * Returns GCTX_SUCCESS, or a status with the reason in err. */
-gctx_status run_plan_claim(int device, const char *text, run_device_plan *plan, char *err,
-                           size_t err_size);
+/* What a room asks of one session (common/run_session.h): the request, how its SMs are
+ * taken, and what else the program's environment carries. */
+typedef struct run_session_request {
+    const char *sms;             /* GREENCTX_RUN_SMS's value */
+    const char *round;           /* GREENCTX_RUN_ROUND's value, or NULL: strict */
+    int shared;                  /* no claim: the planner's split, SMs other tenants may use */
+    const char *device_word;     /* how the room's users name a device: "GPU", NULL: "device" */
+    gctx_claim_options claim;    /* each device's claim (rounding, waiting, label, registry) */
+    const char *claim_list;      /* the preload: GREENCTX_RUN_CLAIM to join, or NULL */
+    const char *preload;         /* first in LD_PRELOAD */
+    const char *program_preload; /* the program's own LD_PRELOAD, kept after it, or NULL */
+    const char *report_dir;      /* GREENCTX_RUN_REPORT_DIR, or NULL */
+    int no_inherit;              /* GREENCTX_RUN_INHERIT=0 */
+    int device_sms;              /* GREENCTX_RUN_DEVICE_SMS */
+    const char *memory;          /* MPS's device-memory limit on each device confined, or NULL */
+} run_session_request;
 
-/* Checks `text` on a device with the planner (`round` is GREENCTX_RUN_ROUND's value, or NULL:
- * strict, as `greenctx plan`) and, when context is not NULL, makes the green context. Returns
- * GCTX_SUCCESS, or a status with the reason in err ("'16x' is not a GROUP", ...); prints
- * nothing. */
-gctx_status run_plan_device(int device, const char *text, const char *round, run_device_plan *plan,
-                            gctx_context **context, char *err, size_t err_size);
+#define RUN_MAX_SMS_TEXT 512
+
+/* One session as the tool or the Slurm plugin takes it for a program. */
+typedef struct run_session {
+    char sms[RUN_MAX_SMS_TEXT];             /* GREENCTX_RUN_SMS's value */
+    run_request request;                    /* it, parsed */
+    int device_count;                       /* devices the driver shows */
+    run_device_plan plans[RUN_MAX_DEVICES]; /* each device confined, in order */
+    unsigned nb_plans;
+    gctx_claim *claims[RUN_MAX_DEVICES];    /* plans[i]'s claim; none when shared */
+    unsigned nb_claims;
+    char claim_list[4096];                  /* GREENCTX_RUN_CLAIM's value, "" when shared */
+    unsigned failed;                        /* the plan whose claim failed */
+    unsigned free_sms; /* a count refused busy: the free SMs that whole granules can't make
+                          it of; else 0 */
+} run_session;
+
+/* The program's environment: each name set to its value, or unset where the value is NULL. */
+#define RUN_ENV_MAX 12
+typedef struct run_environment {
+    const char *name[RUN_ENV_MAX];
+    const char *value[RUN_ENV_MAX];
+    unsigned count;
+    char ld_preload[8192];
+    char memory[1024];
+} run_environment;
+
+/* The variables a session's program gets (the preload first in LD_PRELOAD unless it is
+ * there already, the GREENCTX_RUN_* ones, MPS's memory limit, a shared registry's place).
+ * Returns 0, or -1 when LD_PRELOAD or the memory limit would be cut. */
+int run_session_environment(const run_session_request *req, const run_session *s,
+                            run_environment *env);
 
 #endif
