@@ -71,7 +71,7 @@ typedef struct run_request {
     unsigned nb_entries;
 } run_request;
 
-/* Parses GREENCTX_RUN_SMS's grammar (the groups themselves are checked by run_plan_device,
+/* Parses GREENCTX_RUN_SMS's grammar (the groups themselves are checked by run_session_plan,
  * which knows the device). Returns 0, or -1 with a message in err. */
 int run_request_parse(const char *text, run_request *out, char *err, size_t err_size);
 /* The request for a device ordinal, or NULL when that device is not to be used. */

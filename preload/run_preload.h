@@ -114,7 +114,6 @@ typedef struct run_state {
     run_driver drv;
     run_device devices[RUN_MAX_DEVICES];
     unsigned nb_devices;
-    int device_count; /* devices the driver shows (CUDA_VISIBLE_DEVICES applied) */
     double setup_ms;   /* the confinement's start-up, the report's probe excluded */
     double driver_ms;  /* of which loading the driver (cuInit included) */
     double observe_ms; /* the report's %smid probe */

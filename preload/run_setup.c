@@ -175,7 +175,6 @@ static void setup(void)
     char why[512];
     if (run_session_open(&req, &session, why, sizeof why) != GCTX_SUCCESS)
         run_die("%s=%s: %s", GREENCTX_RUN_SMS, run_cfg.sms, why);
-    run.device_count = session.device_count;
     for (unsigned i = 0; i < session.nb_plans; i++)
         confine(&run.devices[run.nb_devices++], &req, &session, i);
     run_inside--;

@@ -131,12 +131,7 @@ static int check_mps(const spank_task_request *request)
                       "the node's MPS daemon (or set CUDA_MPS_PIPE_DIRECTORY to its pipe "
                       "directory)",
                       mps.pipe_dir);
-    if (mps.active_thread_percentage < 100)
-        return refuse(": CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=%d is refused: below 100 the driver "
-                      "refuses green splits inside an MPS client; unset it, the claim gives the "
-                      "task its own SMs",
-                      mps.active_thread_percentage);
-    return 0;
+    return 0; /* an active-thread percentage below 100: the claim refuses it */
 }
 
 /* The session of the task, as greenctx run's: planned and claimed on every GPU it sees. */
