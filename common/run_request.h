@@ -1,31 +1,8 @@
-/*
- * What `greenctx run` asks of the preload, and the code that turns it into a green context.
- * The protocol between the rooms of `greenctx run`: the tool and the Slurm plugin write these
- * variables for a program (run_session_environment), the preload reads them, so they can
- * never read them differently. It makes no context and takes no claim (run_session.c does).
- *
- * The variables (docs/run.md), the only ones the preload reads besides the driver's own
- * GREENCTX_CUDA_LIBRARY; any other GREENCTX_RUN_* name is refused as a typo:
- *   GREENCTX_RUN_SMS      REQ, or DEV=REQ[,DEV=REQ...]: REQ is a GROUP of `greenctx plan`
- *                         (24, 25%, 16:c2, ...) or `all`; without DEV= every device gets REQ,
- *                         with it only the devices named are usable
- *   GREENCTX_RUN_ROUND    strict (default), down, nearest, up
- *   GREENCTX_RUN_REPORT_DIR  an absolute directory: each process that uses CUDA writes its
- *                         part of the report there (NAME.started when it starts using CUDA,
- *                         NAME.part when it exits or execs); the tool merges them
- *   GREENCTX_RUN_INHERIT  1 (default): child processes are confined too; 0: the children of
- *                         the first process that uses CUDA are not
- *   GREENCTX_RUN_CLAIM    DEV=TOKEN[,DEV=TOKEN...]: the claim the tool took for each device it
- *                         confines (gctx_claim_export's token; the lock's descriptor is
- *                         inherited); the preload joins it (gctx_claim_join) and makes the
- *                         device's green context on the claim's SMs, and stops the program
- *                         (exit status 125) when the join fails. Unset: no claim (--shared),
- *                         a fresh split as before
- *   GREENCTX_RUN_DEVICE_SMS  partition (default): a confined device reports the partition's
- *                         SM count and SM resource to the program (cuDeviceGetAttribute of
- *                         the SM count, cuDeviceGetDevResource, cuCtxGetDevResource of its
- *                         primary context); physical: the whole device's, as the driver says
- */
+/* The protocol between the rooms of `greenctx run`, its GREENCTX_RUN_* variables (docs/run.md
+ * has their table): the tool and the Slurm plugin write them for a program
+ * (run_session_environment), the preload reads them and no other besides the driver's
+ * GREENCTX_CUDA_LIBRARY (another GREENCTX_RUN_* name is refused as a typo), so the rooms can
+ * never read them differently. It makes no context and takes no claim (run_session.c does). */
 #ifndef GREENCTX_COMMON_RUN_REQUEST_H
 #define GREENCTX_COMMON_RUN_REQUEST_H
 
@@ -101,6 +78,7 @@ typedef struct run_device_plan {
     unsigned device_sms; /* SMs of the whole device */
     unsigned sm_count;   /* SMs of the green context; with a claim, 0 until it is taken */
     int whole;           /* 1 for `all`: a green context of every SM */
+    char granules[256];  /* the claim's granules as people read them ("0-7"), "" without one */
 } run_device_plan;
 
 /* What a room asks of one session (common/run_session.h): the request, how its SMs are
@@ -110,13 +88,13 @@ typedef struct run_session_request {
     const char *round;           /* GREENCTX_RUN_ROUND's value, or NULL: strict */
     int shared;                  /* no claim: the planner's split, SMs other tenants may use */
     const char *device_word;     /* how the room's users name a device: "GPU", NULL: "device" */
+    const char *rest_option;     /* how they ask for every free SM ("--sms rest") and for a */
+    const char *round_option;    /* rounding ("--round up"): a busy claim's advice */
     gctx_claim_options claim;    /* each device's claim (rounding, waiting, label, registry) */
     const char *claim_list;      /* the preload: GREENCTX_RUN_CLAIM to join, or NULL */
-    const char *preload;         /* first in LD_PRELOAD */
-    const char *program_preload; /* the program's own LD_PRELOAD, kept after it, or NULL */
+    const char *preload, *program_preload; /* LD_PRELOAD: the preload, the program's own after */
     const char *report_dir;      /* GREENCTX_RUN_REPORT_DIR, or NULL */
-    int no_inherit;              /* GREENCTX_RUN_INHERIT=0 */
-    int device_sms;              /* GREENCTX_RUN_DEVICE_SMS */
+    int no_inherit, device_sms;  /* GREENCTX_RUN_INHERIT=0, GREENCTX_RUN_DEVICE_SMS */
     const char *memory;          /* MPS's device-memory limit on each device confined, or NULL */
 } run_session_request;
 
@@ -133,8 +111,6 @@ typedef struct run_session {
     unsigned nb_claims;
     char claim_list[4096];                  /* GREENCTX_RUN_CLAIM's value, "" when shared */
     unsigned failed;                        /* the plan whose claim failed */
-    unsigned free_sms; /* a count refused busy: the free SMs that whole granules can't make
-                          it of; else 0 */
 } run_session;
 
 /* The program's environment: each name set to its value, or unset where the value is NULL. */

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "claim_text.h"
 #include "group_syntax.h"
 #include "run_session.h"
 
@@ -150,16 +151,20 @@ void run_session_release(run_session *s)
     s->claim_list[0] = '\0';
 }
 
-/* Free SMs enough for the count asked, but not in whole granules that make it: granules are
- * whole, and the SMs left over from them (4 on an H200) go with rest only. */
-static unsigned free_but_unfit(const run_session_request *req, int device, const char *text)
+/* A count refused busy though enough SMs are free: granules are whole, and the SMs left over
+ * from them (4 on an H200) go with rest only. */
+static void advise(const run_session_request *req, int device, const char *text, char *err,
+                   size_t size)
 {
     gctx_claim_usage usage = GCTX_CLAIM_USAGE_INIT;
     unsigned count = 0, asked = (unsigned)strtoul(text, NULL, 10);
-    if (text[strspn(text, "0123456789")] != '\0' ||
-        gctx_claim_list(device, req->claim.runtime_dir, NULL, 0, &count, &usage) != GCTX_SUCCESS)
-        return 0;
-    return usage.free_sms >= asked ? usage.free_sms : 0;
+    size_t used = strlen(err);
+    if (text[strspn(text, "0123456789")] == '\0' && req->rest_option && req->round_option &&
+        gctx_claim_list(device, req->claim.runtime_dir, NULL, 0, &count, &usage) == GCTX_SUCCESS &&
+        usage.free_sms >= asked)
+        snprintf(err + used, size - used, "; the %u free SMs can't make exactly %u of whole "
+                                          "granules: %s takes them all, %s the next count they make",
+                 usage.free_sms, asked, req->rest_option, req->round_option);
 }
 
 gctx_status run_session_claim(const run_session_request *req, run_session *s, char *err,
@@ -175,7 +180,8 @@ gctx_status run_session_claim(const run_session_request *req, run_session *s, ch
         s->failed = i;
         if (st != GCTX_SUCCESS) {
             run_say(err, size, "%s", gctx_last_error());
-            s->free_sms = st == GCTX_ERROR_BUSY ? free_but_unfit(req, plan->device, text) : 0;
+            if (st == GCTX_ERROR_BUSY)
+                advise(req, plan->device, text, err, size);
             run_session_release(s);
             return st;
         }
@@ -188,8 +194,11 @@ gctx_status run_session_claim(const run_session_request *req, run_session *s, ch
             run_session_release(s);
             return GCTX_ERROR_REGISTRY;
         }
-        if (gctx_claim_get_info(claim, &info) == GCTX_SUCCESS)
+        if (gctx_claim_get_info(claim, &info) == GCTX_SUCCESS) {
             plan->sm_count = info.sm_count; /* what the program gets, rounding included */
+            text_granule_ranges(info.granules, info.nb_granules, plan->granules,
+                                sizeof plan->granules);
+        }
     }
     return GCTX_SUCCESS;
 }

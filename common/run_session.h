@@ -1,11 +1,7 @@
-/*
- * One `greenctx run` session, the same in its three rooms. The tool and the Slurm plugin plan
- * it (run_session_plan), claim each device's SMs (run_session_claim) and hand it to the
- * program as its environment (run_session_environment, common/run_request.h); the preload in
- * the program joins it from that environment, a green context per device (run_session_open,
- * then run_session_join). Errors come back as a status and a message in err, which each room
- * prints its way; nothing is printed here.
- */
+/* One `greenctx run` session, the same in its three rooms: the tool and the Slurm plugin plan
+ * and claim it, then hand it to the program as its environment (run_session_environment);
+ * the preload opens and joins it there. Errors come back as a status and a message in err,
+ * which each room prints its way. */
 #ifndef GREENCTX_COMMON_RUN_SESSION_H
 #define GREENCTX_COMMON_RUN_SESSION_H
 
@@ -13,21 +9,19 @@
 
 #include "run_request.h"
 
-/* Parses req->sms, asks the driver how many devices it shows and lists the devices the
- * request confines in s->plans (their device only). GCTX_ERROR_INVALID_ARGUMENT for a
- * request that does not parse, GCTX_ERROR_NO_DEVICE when it names a device the driver does
- * not show or there is none. */
+/* Parses req->sms and lists the devices it confines in s->plans (their device only).
+ * GCTX_ERROR_NO_DEVICE when the driver shows none or not one the request names. */
 gctx_status run_session_open(const run_session_request *req, run_session *s, char *err,
                              size_t size);
-/* run_session_open, then what each device gets: with req->shared the planner's split
- * (sm_count is the context's); else the device's facts, sm_count 0 until the claim says
- * (rest can give a count a split can't, such as 68 = 64 + the 4 left over on an H200). */
+/* run_session_open, then what each device gets: with req->shared the planner's split; else
+ * the device's facts, sm_count 0 until the claim says (rest can give a count a split can't,
+ * such as 68 = 64 + the 4 left over on an H200). */
 gctx_status run_session_plan(const run_session_request *req, run_session *s, char *err,
                              size_t size);
 /* Claims each planned device's SMs (nothing with req->shared) and lists their tokens in
  * s->claim_list; each plan's sm_count is then its claim's. On a failure what was claimed is
- * given back, s->failed is the plan that failed and err holds the library's reason
- * (GCTX_ERROR_BUSY: s->free_sms says when free SMs can't make the count asked). */
+ * given back, s->failed is the plan that failed and err holds the library's reason (with
+ * GCTX_ERROR_BUSY, what to ask when free SMs can't make the count asked). */
 gctx_status run_session_claim(const run_session_request *req, run_session *s, char *err,
                               size_t size);
 /* Gives the claims back (a sweep's between sizes, a failed start's). */
@@ -47,7 +41,7 @@ typedef struct run_member {
 } run_member;
 
 /* In the program: plan i of an opened session made real, on the claim req->claim_list names
- * for its device when there is one, else the planner's split. */
+ * for its device, or without one the planner's split. */
 gctx_status run_session_join(const run_session_request *req, const run_session *s, unsigned i,
                              run_member *m, char *err, size_t size);
 

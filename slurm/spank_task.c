@@ -141,6 +141,8 @@ static int claim(const spank_task_request *request, const task_facts *facts,
     char why[1024];
     *req = (run_session_request){.sms = facts->request,
                                  .device_word = "GPU",
+                                 .rest_option = "--gpu-sms=rest",
+                                 .round_option = "--gpu-sms-round=up",
                                  .preload = request->config->preload,
                                  .device_sms = request->device_sms};
     gctx_claim_options *options = &req->claim;
@@ -160,17 +162,10 @@ static int claim(const spank_task_request *request, const task_facts *facts,
                           : "");
     s = run_session_claim(req, session, why, sizeof why);
     int device = session->plans[session->failed].device;
-    if (s == GCTX_ERROR_BUSY) {
-        char hint[256] = "";
-        if (session->free_sms)
-            snprintf(hint, sizeof hint, "%u SMs are free but can't make exactly %s; "
-                                        "--gpu-sms=rest takes them all, --gpu-sms-round=up the "
-                                        "next count they make; ",
-                     session->free_sms, run_request_for(&session->request, device));
-        return refuse("=%s: GPU %d: %s; %s%s", facts->request, device, why, hint,
+    if (s == GCTX_ERROR_BUSY)
+        return refuse("=%s: GPU %d: %s; %s", facts->request, device, why,
                       request->wait_s > 0 ? "waited in vain (--gpu-sms-wait)"
                                           : "--gpu-sms-wait=SECONDS queues for the SMs");
-    }
     if (s != GCTX_SUCCESS)
         return refuse("=%s: GPU %d: %s%s", facts->request, device,
                       s == GCTX_ERROR_REGISTRY ? "plugstack.conf's runtime_dir=: " : "", why);
@@ -202,15 +197,9 @@ int spank_task_confine(spank_t sp, const spank_task_request *request)
     run_environment env;
     if (check_mps(request) != 0 || claim(request, &facts, &req, &session) != 0)
         return -1;
-    for (unsigned i = 0; i < session.nb_claims; i++) {
-        char ranges[512];
-        gctx_claim_info info = GCTX_CLAIM_INFO_INIT;
-        if (gctx_claim_get_info(session.claims[i], &info) == GCTX_SUCCESS)
-            fprintf(stderr, SPANK_PREFIX ": %s: GPU %d: %u of %u SMs (claimed granules %s)\n",
-                    facts.label, session.plans[i].device, info.sm_count,
-                    session.plans[i].device_sms,
-                    text_granule_ranges(info.granules, info.nb_granules, ranges, sizeof ranges));
-    }
+    for (const run_device_plan *p = session.plans; p < session.plans + session.nb_plans; p++)
+        fprintf(stderr, SPANK_PREFIX ": %s: GPU %d: %u of %u SMs (claimed granules %s)\n",
+                facts.label, p->device, p->sm_count, p->device_sms, p->granules);
     char old[4096] = "";
     if (spank_getenv(sp, "LD_PRELOAD", old, sizeof old) == ESPANK_SUCCESS)
         req.program_preload = old;

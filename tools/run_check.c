@@ -36,6 +36,8 @@ void run_session_request_of(const run_job *job, const char *sms, run_session_req
     *req = (run_session_request){.sms = sms,
                                  .round = o->round,
                                  .shared = o->shared,
+                                 .rest_option = "--sms rest",
+                                 .round_option = "--round up|down|nearest",
                                  .preload = job->preload,
                                  .program_preload = job->program_preload,
                                  .report_dir = job->report_dir[0] ? job->report_dir : NULL,

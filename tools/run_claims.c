@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "claim_text.h"
 #include "groups.h"
 #include "run_tool.h"
 
@@ -93,21 +92,13 @@ int run_take_claims(run_job *job, run_session *session)
     run_session_request_of(job, session->sms, &req);
     gctx_status s = run_session_claim(&req, session, why, sizeof why);
     const run_device_plan *plan = &session->plans[session->failed];
-    if (s == GCTX_ERROR_BUSY) {
-        char hint[256] = "";
-        if (session->free_sms)
-            snprintf(hint, sizeof hint,
-                     "the %u free SMs can't make exactly %s of whole granules: --sms rest takes "
-                     "them all, --round up|down|nearest the nearest count they make; ",
-                     session->free_sms, run_request_for(&session->request, plan->device));
+    if (s == GCTX_ERROR_BUSY)
         return greenctx_tool_error(
             job->opts, GREENCTX_EXIT_FAILED, gctx_status_name(s),
-            "%s\n  %s%s%s--wait[=SECONDS] queues for the SMs, --shared runs without a claim (the "
+            "%s\n  %s%s--wait[=SECONDS] queues for the SMs, --shared runs without a claim (the "
             "SMs may then be shared); the program was not started",
-            why, hint,
-            plan->whole ? "`all` claims every SM, so it waits for every other tenant; " : "",
+            why, plan->whole ? "`all` claims every SM, so it waits for every other tenant; " : "",
             job->options.wait ? "waited in vain; " : "");
-    }
     if (s != GCTX_SUCCESS)
         return greenctx_tool_error(job->opts, GREENCTX_EXIT_FAILED, gctx_status_name(s),
                                    "device %d: the SMs could not be claimed: %s\n  the program "
@@ -120,16 +111,10 @@ int run_take_claims(run_job *job, run_session *session)
 const char *run_claim_note(const run_job *job, const run_session *session, unsigned i, char *buf,
                            size_t size)
 {
-    gctx_claim_info info = GCTX_CLAIM_INFO_INIT;
-    char ranges[512];
     if (job->options.shared)
         snprintf(buf, size, " (--shared: not claimed, other tenants may run on the same SMs)");
-    else if (i < session->nb_claims &&
-             gctx_claim_get_info(session->claims[i], &info) == GCTX_SUCCESS)
-        snprintf(buf, size, " (claimed granules %s)",
-                 text_granule_ranges(info.granules, info.nb_granules, ranges, sizeof ranges));
     else
-        buf[0] = '\0';
+        snprintf(buf, size, " (claimed granules %s)", session->plans[i].granules);
     return buf;
 }
 
