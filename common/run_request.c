@@ -32,7 +32,7 @@ static int parse_entry(const char *start, size_t len, run_request_entry *e, char
         long d = strtol(number, &end, 10);
         if (*end || d < 0 || d >= RUN_MAX_DEVICES)
             return run_say(err, size, "'%s' is not a device number (0 to %d)", number,
-                       RUN_MAX_DEVICES - 1);
+                           RUN_MAX_DEVICES - 1);
         e->device = (int)d;
         len -= n + 1;
         start = eq + 1;
@@ -49,35 +49,35 @@ int run_request_parse(const char *text, run_request *out, char *err, size_t err_
     memset(out, 0, sizeof *out);
     if (!text || !*text)
         return run_say(err, err_size, "%s is empty: give a GROUP (16, 25%%, ...), all, or "
-                                  "DEV=GROUP,DEV=GROUP",
-                   GREENCTX_RUN_SMS);
+                                      "DEV=GROUP,DEV=GROUP",
+                       GREENCTX_RUN_SMS);
     /* " 16" would read as 16 here and as something else to a user: no spaces at all. */
     if (text[strcspn(text, " \t\n\v\f\r")])
-        return run_say(err, err_size, "'%s' has white space: a request is written without (16, 25%%, "
-                                  "0=16,1=8)",
-                   text);
+        return run_say(err, err_size, "'%s' has white space: a request is written without (16, "
+                                      "25%%, 0=16,1=8)",
+                       text);
     for (const char *p = text;;) {
         const char *comma = strchr(p, ',');
         size_t len = comma ? (size_t)(comma - p) : strlen(p);
         if (out->nb_entries == RUN_MAX_DEVICES)
             return run_say(err, err_size, "%s: more than %d entries", GREENCTX_RUN_SMS,
-                       RUN_MAX_DEVICES);
+                           RUN_MAX_DEVICES);
         run_request_entry *e = &out->entries[out->nb_entries];
         if (parse_entry(p, len, e, err, err_size) != 0)
             return -1;
         for (unsigned i = 0; i < out->nb_entries; i++) {
             if ((out->entries[i].device < 0) != (e->device < 0))
                 return run_say(err, err_size, "%s='%s' mixes a request for every device with "
-                                          "requests per device (DEV=GROUP)",
-                           GREENCTX_RUN_SMS, text);
+                                              "requests per device (DEV=GROUP)",
+                               GREENCTX_RUN_SMS, text);
             if (e->device >= 0 && out->entries[i].device == e->device)
                 return run_say(err, err_size, "%s names device %d twice", GREENCTX_RUN_SMS,
-                           e->device);
+                               e->device);
         }
         if (e->device < 0 && out->nb_entries > 0)
             return run_say(err, err_size, "%s='%s': one request for every device, or DEV=GROUP "
-                                      "entries",
-                       GREENCTX_RUN_SMS, text);
+                                          "entries",
+                           GREENCTX_RUN_SMS, text);
         out->nb_entries++;
         if (!comma)
             break;

@@ -163,7 +163,8 @@ static void advise(const run_session_request *req, int device, const char *text,
         gctx_claim_list(device, req->claim.runtime_dir, NULL, 0, &count, &usage) == GCTX_SUCCESS &&
         usage.free_sms >= asked)
         snprintf(err + used, size - used, "; the %u free SMs can't make exactly %u of whole "
-                                          "granules: %s takes them all, %s the next count they make",
+                                          "granules: %s takes them all, %s the next count "
+                                          "they make",
                  usage.free_sms, asked, req->rest_option, req->round_option);
 }
 

@@ -12,7 +12,8 @@ typedef cu_result (*cu_stream_query_fn)(CUstream stream);
 void run_fault_seen(run_device *d, cu_result result)
 {
     static atomic_int reported;
-    if (!gctx_cuda_result_is_sticky(result) || !d || !d->joined.claim || atomic_exchange(&reported, 1))
+    if (!gctx_cuda_result_is_sticky(result) || !d || !d->joined.claim ||
+        atomic_exchange(&reported, 1))
         return;
     run_inside++;
     gctx_status s = gctx_claim_report_fault(d->joined.claim, result);
