@@ -1,4 +1,4 @@
-/* GREENCTX_RUN_SMS's grammar, and one request made into a plan or a green context. */
+/* GREENCTX_RUN_*: the request's grammar, the claims' list and the program's environment. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,8 +7,7 @@
 #include "group_syntax.h"
 #include "run_request.h"
 
-static int say(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int say(char *err, size_t size, const char *fmt, ...)
+int run_say(char *err, size_t size, const char *fmt, ...)
 {
     va_list args;
     va_start(args, fmt);
@@ -27,19 +26,19 @@ static int parse_entry(const char *start, size_t len, run_request_entry *e, char
         size_t n = (size_t)(eq - start);
         char *end = NULL;
         if (n == 0 || n >= sizeof number)
-            return say(err, size, "'%.*s' needs a device number before '='", (int)len, start);
+            return run_say(err, size, "'%.*s' needs a device number before '='", (int)len, start);
         memcpy(number, start, n);
         number[n] = '\0';
         long d = strtol(number, &end, 10);
         if (*end || d < 0 || d >= RUN_MAX_DEVICES)
-            return say(err, size, "'%s' is not a device number (0 to %d)", number,
-                       RUN_MAX_DEVICES - 1);
+            return run_say(err, size, "'%s' is not a device number (0 to %d)", number,
+                           RUN_MAX_DEVICES - 1);
         e->device = (int)d;
         len -= n + 1;
         start = eq + 1;
     }
     if (len == 0 || len >= sizeof e->text)
-        return say(err, size, "an empty or too long request in '%.*s'", (int)len, start);
+        return run_say(err, size, "an empty or too long request in '%.*s'", (int)len, start);
     memcpy(e->text, start, len);
     e->text[len] = '\0';
     return 0;
@@ -49,36 +48,36 @@ int run_request_parse(const char *text, run_request *out, char *err, size_t err_
 {
     memset(out, 0, sizeof *out);
     if (!text || !*text)
-        return say(err, err_size, "%s is empty: give a GROUP (16, 25%%, ...), all, or "
-                                  "DEV=GROUP,DEV=GROUP",
-                   GREENCTX_RUN_SMS);
+        return run_say(err, err_size, "%s is empty: give a GROUP (16, 25%%, ...), all, or "
+                                      "DEV=GROUP,DEV=GROUP",
+                       GREENCTX_RUN_SMS);
     /* " 16" would read as 16 here and as something else to a user: no spaces at all. */
     if (text[strcspn(text, " \t\n\v\f\r")])
-        return say(err, err_size, "'%s' has white space: a request is written without (16, 25%%, "
-                                  "0=16,1=8)",
-                   text);
+        return run_say(err, err_size, "'%s' has white space: a request is written without (16, "
+                                      "25%%, 0=16,1=8)",
+                       text);
     for (const char *p = text;;) {
         const char *comma = strchr(p, ',');
         size_t len = comma ? (size_t)(comma - p) : strlen(p);
         if (out->nb_entries == RUN_MAX_DEVICES)
-            return say(err, err_size, "%s: more than %d entries", GREENCTX_RUN_SMS,
-                       RUN_MAX_DEVICES);
+            return run_say(err, err_size, "%s: more than %d entries", GREENCTX_RUN_SMS,
+                           RUN_MAX_DEVICES);
         run_request_entry *e = &out->entries[out->nb_entries];
         if (parse_entry(p, len, e, err, err_size) != 0)
             return -1;
         for (unsigned i = 0; i < out->nb_entries; i++) {
             if ((out->entries[i].device < 0) != (e->device < 0))
-                return say(err, err_size, "%s='%s' mixes a request for every device with "
-                                          "requests per device (DEV=GROUP)",
-                           GREENCTX_RUN_SMS, text);
+                return run_say(err, err_size, "%s='%s' mixes a request for every device with "
+                                              "requests per device (DEV=GROUP)",
+                               GREENCTX_RUN_SMS, text);
             if (e->device >= 0 && out->entries[i].device == e->device)
-                return say(err, err_size, "%s names device %d twice", GREENCTX_RUN_SMS,
-                           e->device);
+                return run_say(err, err_size, "%s names device %d twice", GREENCTX_RUN_SMS,
+                               e->device);
         }
         if (e->device < 0 && out->nb_entries > 0)
-            return say(err, err_size, "%s='%s': one request for every device, or DEV=GROUP "
-                                      "entries",
-                       GREENCTX_RUN_SMS, text);
+            return run_say(err, err_size, "%s='%s': one request for every device, or DEV=GROUP "
+                                          "entries",
+                           GREENCTX_RUN_SMS, text);
         out->nb_entries++;
         if (!comma)
             break;
@@ -138,90 +137,45 @@ int run_claim_list_find(const char *list, int device, char *token, size_t size)
     return -1;
 }
 
-static gctx_status failed(gctx_status s, int device, char *err, size_t size)
+static void put(run_environment *env, const char *name, const char *value)
 {
-    say(err, size, "device %d: %s", device, gctx_last_error());
-    return s;
+    env->name[env->count] = name;
+    env->value[env->count++] = value;
 }
 
-/* A GROUP: planned, or split off the device (the remainder is dropped) and made a context. */
-static gctx_status plan_group(gctx_partition *whole, int device, const char *text,
-                              unsigned unit_sms, const char *round, run_device_plan *plan,
-                              gctx_context **context, char *err, size_t size)
+int run_session_environment(const run_session_request *req, const run_session *s,
+                            run_environment *env)
 {
-    char *argv[1] = {(char *)text};
-    group_request request;
-    group_syntax_error why;
-    if (group_syntax_parse(1, argv, plan->device_sms, unit_sms, &request, &why) != GCTX_SUCCESS) {
-        say(err, size, "%s", why.message);
-        return why.status;
+    memset(env, 0, sizeof *env);
+    const char *own = req->program_preload ? req->program_preload : "";
+    size_t len = strlen(req->preload);
+    /* First, so that its dlsym is the one the program finds (a step of a Slurm job whose
+     * batch script was confined has it already). */
+    int n = strncmp(own, req->preload, len) == 0 && (own[len] == '\0' || own[len] == ' ')
+                ? snprintf(env->ld_preload, sizeof env->ld_preload, "%s", own)
+                : snprintf(env->ld_preload, sizeof env->ld_preload, "%s%s%s", req->preload,
+                           *own ? " " : "", own);
+    int bad = n < 0 || (size_t)n >= sizeof env->ld_preload;
+    put(env, "LD_PRELOAD", env->ld_preload);
+    put(env, GREENCTX_RUN_SMS, s->sms);
+    put(env, GREENCTX_RUN_ROUND, req->round);
+    put(env, GREENCTX_RUN_REPORT_DIR, req->report_dir);
+    put(env, GREENCTX_RUN_INHERIT, req->no_inherit ? "0" : NULL);
+    put(env, GREENCTX_RUN_DEVICE_SMS, run_device_sms_name(req->device_sms));
+    put(env, GREENCTX_RUN_CLAIM, s->claim_list[0] ? s->claim_list : NULL);
+    /* MPS's syntax ("0=16G,1=16G"): only an MPS client obeys it. */
+    for (unsigned i = 0; req->memory && i < s->nb_plans; i++) {
+        size_t used = strlen(env->memory);
+        n = snprintf(env->memory + used, sizeof env->memory - used, "%s%d=%s", used ? "," : "",
+                     s->plans[i].device, req->memory);
+        bad |= n < 0 || (size_t)n >= sizeof env->memory - used;
     }
-    gctx_split_options options = GCTX_SPLIT_OPTIONS_INIT;
-    int rounding = round ? group_syntax_rounding(round) : -1;
-    if (round && rounding < 0) {
-        group_request_free(&request);
-        say(err, size, "%s='%s': use strict, down, nearest or up", GREENCTX_RUN_ROUND, round);
-        return GCTX_ERROR_INVALID_ARGUMENT;
+    if (req->memory)
+        put(env, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", env->memory);
+    /* So that `greenctx ps` in the program shows the registry several users share. */
+    if (req->claim.runtime_dir && (req->claim.flags & GCTX_CLAIM_SHARED_DIR)) {
+        put(env, "GREENCTX_RUNTIME_DIR", req->claim.runtime_dir);
+        put(env, "GREENCTX_RUNTIME_SHARED", "1");
     }
-    if (rounding >= 0)
-        options.rounding = (gctx_rounding)rounding;
-    gctx_group_plan group;
-    gctx_status s;
-    if (context) {
-        gctx_partition *part = NULL;
-        s = gctx_partition_split(whole, request.groups, 1, &options, &part, NULL, NULL, &group);
-        if (s == GCTX_SUCCESS)
-            s = gctx_context_create(part, NULL, context);
-        gctx_partition_release(part);
-    } else {
-        s = gctx_partition_plan(whole, request.groups, 1, &options, NULL, &group);
-    }
-    group_request_free(&request);
-    if (s != GCTX_SUCCESS)
-        return failed(s, device, err, size);
-    plan->sm_count = group.sm_count;
-    return GCTX_SUCCESS;
-}
-
-gctx_status run_plan_claim(int device, const char *text, run_device_plan *plan, char *err,
-                           size_t err_size)
-{
-    memset(plan, 0, sizeof *plan);
-    plan->device = device;
-    gctx_device_info info = GCTX_DEVICE_INFO_INIT;
-    gctx_status s = gctx_device_get_info(device, &info);
-    if (s != GCTX_SUCCESS)
-        return failed(s, device, err, err_size);
-    plan->device_sms = info.sm_count;
-    plan->whole = strcmp(text, "all") == 0;
-    return GCTX_SUCCESS;
-}
-
-gctx_status run_plan_device(int device, const char *text, const char *round, run_device_plan *plan,
-                            gctx_context **context, char *err, size_t err_size)
-{
-    memset(plan, 0, sizeof *plan);
-    plan->device = device;
-    gctx_partition *whole = NULL;
-    gctx_status s = gctx_partition_from_device(device, &whole);
-    if (s != GCTX_SUCCESS)
-        return failed(s, device, err, err_size);
-    gctx_partition_info info = GCTX_PARTITION_INFO_INIT;
-    s = gctx_partition_get_info(whole, &info);
-    plan->device_sms = info.sm_count;
-    if (s != GCTX_SUCCESS) {
-        failed(s, device, err, err_size);
-    } else if (strcmp(text, "all") == 0) {
-        plan->whole = 1;
-        plan->sm_count = info.sm_count;
-        /* A green context of every SM: the program's own work is still in a green context,
-         * the baseline a sweep compares the smaller sizes with. */
-        if (context && (s = gctx_context_create(whole, NULL, context)) != GCTX_SUCCESS)
-            failed(s, device, err, err_size);
-    } else {
-        s = plan_group(whole, device, text, info.min_partition_sms, round, plan, context, err,
-                       err_size);
-    }
-    gctx_partition_release(whole);
-    return s;
+    return bad ? -1 : 0;
 }

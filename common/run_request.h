@@ -1,32 +1,8 @@
-/*
- * What `greenctx run` asks of the preload, and the code that turns it into a green context.
- * Shared by the tool (tools/cmd_run.c: validates the request with the planner before the
- * program starts), the preload (makes the same request real inside the program) and the
- * Slurm plugin (sets the variables for a task, as the tool does), so they can never read the
- * variables differently.
- *
- * The variables (docs/run.md), the only ones the preload reads besides the driver's own
- * GREENCTX_CUDA_LIBRARY; any other GREENCTX_RUN_* name is refused as a typo:
- *   GREENCTX_RUN_SMS      REQ, or DEV=REQ[,DEV=REQ...]: REQ is a GROUP of `greenctx plan`
- *                         (24, 25%, 16:c2, ...) or `all`; without DEV= every device gets REQ,
- *                         with it only the devices named are usable
- *   GREENCTX_RUN_ROUND    strict (default), down, nearest, up
- *   GREENCTX_RUN_REPORT_DIR  an absolute directory: each process that uses CUDA writes its
- *                         part of the report there (NAME.started when it starts using CUDA,
- *                         NAME.part when it exits or execs); the tool merges them
- *   GREENCTX_RUN_INHERIT  1 (default): child processes are confined too; 0: the children of
- *                         the first process that uses CUDA are not
- *   GREENCTX_RUN_CLAIM    DEV=TOKEN[,DEV=TOKEN...]: the claim the tool took for each device it
- *                         confines (gctx_claim_export's token; the lock's descriptor is
- *                         inherited); the preload joins it (gctx_claim_join) and makes the
- *                         device's green context on the claim's SMs, and stops the program
- *                         (exit status 125) when the join fails. Unset: no claim (--shared),
- *                         a fresh split as before
- *   GREENCTX_RUN_DEVICE_SMS  partition (default): a confined device reports the partition's
- *                         SM count and SM resource to the program (cuDeviceGetAttribute of
- *                         the SM count, cuDeviceGetDevResource, cuCtxGetDevResource of its
- *                         primary context); physical: the whole device's, as the driver says
- */
+/* The protocol between the rooms of `greenctx run`, its GREENCTX_RUN_* variables (docs/run.md
+ * has their table): the tool and the Slurm plugin write them for a program
+ * (run_session_environment), the preload reads them and no other besides the driver's
+ * GREENCTX_CUDA_LIBRARY (another GREENCTX_RUN_* name is refused as a typo), so the rooms can
+ * never read them differently. It makes no context and takes no claim (run_session.c does). */
 #ifndef GREENCTX_COMMON_RUN_REQUEST_H
 #define GREENCTX_COMMON_RUN_REQUEST_H
 
@@ -72,7 +48,7 @@ typedef struct run_request {
     unsigned nb_entries;
 } run_request;
 
-/* Parses GREENCTX_RUN_SMS's grammar (the groups themselves are checked by run_plan_device,
+/* Parses GREENCTX_RUN_SMS's grammar (the groups themselves are checked by run_session_plan,
  * which knows the device). Returns 0, or -1 with a message in err. */
 int run_request_parse(const char *text, run_request *out, char *err, size_t err_size);
 /* The request for a device ordinal, or NULL when that device is not to be used. */
@@ -93,26 +69,64 @@ int run_claim_list_add(char *list, size_t size, int device, const char *token);
  * none. */
 int run_claim_list_find(const char *list, int device, char *token, size_t size);
 
+/* Each room words its own errors around this one's message; returns -1. */
+int run_say(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* What a request gives on one device. */
 typedef struct run_device_plan {
     int device;
     unsigned device_sms; /* SMs of the whole device */
-    unsigned sm_count;   /* SMs of the green context */
+    unsigned sm_count;   /* SMs of the green context; with a claim, 0 until it is taken */
     int whole;           /* 1 for `all`: a green context of every SM */
+    char granules[256];  /* the claim's granules as people read them ("0-7"), "" without one */
 } run_device_plan;
 
-/* What a request is on a device when the SMs are claimed (gctx_claim_acquire takes the
- * request: a count, a share, rest or all): the device's facts, sm_count 0 until the claim
- * says (rest can give a count a split can't, such as 68 = 64 + the 4 left over on an H200).
- * Returns GCTX_SUCCESS, or a status with the reason in err. */
-gctx_status run_plan_claim(int device, const char *text, run_device_plan *plan, char *err,
-                           size_t err_size);
+/* What a room asks of one session (common/run_session.h): the request, how its SMs are
+ * taken, and what else the program's environment carries. */
+typedef struct run_session_request {
+    const char *sms;             /* GREENCTX_RUN_SMS's value */
+    const char *round;           /* GREENCTX_RUN_ROUND's value, or NULL: strict */
+    int shared;                  /* no claim: the planner's split, SMs other tenants may use */
+    const char *device_word;     /* how the room's users name a device: "GPU", NULL: "device" */
+    const char *rest_option;     /* how they ask for every free SM ("--sms rest") and for a */
+    const char *round_option;    /* rounding ("--round up"): a busy claim's advice */
+    gctx_claim_options claim;    /* each device's claim (rounding, waiting, label, registry) */
+    const char *claim_list;      /* the preload: GREENCTX_RUN_CLAIM to join, or NULL */
+    const char *preload, *program_preload; /* LD_PRELOAD: the preload, the program's own after */
+    const char *report_dir;      /* GREENCTX_RUN_REPORT_DIR, or NULL */
+    int no_inherit, device_sms;  /* GREENCTX_RUN_INHERIT=0, GREENCTX_RUN_DEVICE_SMS */
+    const char *memory;          /* MPS's device-memory limit on each device confined, or NULL */
+} run_session_request;
 
-/* Checks `text` on a device with the planner (`round` is GREENCTX_RUN_ROUND's value, or NULL:
- * strict, as `greenctx plan`) and, when context is not NULL, makes the green context. Returns
- * GCTX_SUCCESS, or a status with the reason in err ("'16x' is not a GROUP", ...); prints
- * nothing. */
-gctx_status run_plan_device(int device, const char *text, const char *round, run_device_plan *plan,
-                            gctx_context **context, char *err, size_t err_size);
+#define RUN_MAX_SMS_TEXT 512
+
+/* One session as the tool or the Slurm plugin takes it for a program. */
+typedef struct run_session {
+    char sms[RUN_MAX_SMS_TEXT];             /* GREENCTX_RUN_SMS's value */
+    run_request request;                    /* it, parsed */
+    int device_count;                       /* devices the driver shows */
+    run_device_plan plans[RUN_MAX_DEVICES]; /* each device confined, in order */
+    unsigned nb_plans;
+    gctx_claim *claims[RUN_MAX_DEVICES];    /* plans[i]'s claim; none when shared */
+    unsigned nb_claims;
+    char claim_list[4096];                  /* GREENCTX_RUN_CLAIM's value, "" when shared */
+    unsigned failed;                        /* the plan whose claim failed */
+} run_session;
+
+/* The program's environment: each name set to its value, or unset where the value is NULL. */
+#define RUN_ENV_MAX 12
+typedef struct run_environment {
+    const char *name[RUN_ENV_MAX];
+    const char *value[RUN_ENV_MAX];
+    unsigned count;
+    char ld_preload[8192];
+    char memory[1024];
+} run_environment;
+
+/* The variables a session's program gets (the preload first in LD_PRELOAD unless it is
+ * there already, the GREENCTX_RUN_* ones, MPS's memory limit, a shared registry's place).
+ * Returns 0, or -1 when LD_PRELOAD or the memory limit would be cut. */
+int run_session_environment(const run_session_request *req, const run_session *s,
+                            run_environment *env);
 
 #endif

@@ -1010,6 +1010,10 @@ GCTX_API gctx_status gctx_claim_registries(const char *runtime_dir, char *uuids,
  * since this claim was taken, when there is one. Returns GCTX_SUCCESS when the event was
  * recorded. */
 GCTX_API gctx_status gctx_claim_report_fault(gctx_claim *claim, int cuda_result);
+/* 1 when cuda_result (a CUresult) is a sticky fault, after which every call of the process's
+ * contexts fails with it (700 and its kin, the faults gctx_claim_report_fault records); else
+ * 0. (Tenancy: goes to greenctx_claims.h with gctx_claim_report_fault.) */
+GCTX_API int gctx_cuda_result_is_sticky(int cuda_result);
 
 /* A latency tenant's step (a decode step, a request: what its target is about), in ms: kept in
  * a window whose p99 the claim publishes every 10 ms for best-effort tenants' guards. No
@@ -1063,6 +1067,13 @@ GCTX_API gctx_status gctx_claim_export(const gctx_claim *claim, char *token, siz
  * GCTX_ERROR_INVALID_ARGUMENT for a malformed token, GCTX_ERROR_REGISTRY when the claim is no
  * longer held or is for another device. */
 GCTX_API gctx_status gctx_claim_join(int device, const char *token, gctx_claim **claim);
+/* The descriptor of this process that a token names, as gctx_claim_join leaves it: *fd gets
+ * its number when it is open on the token's claim file, so that a program this process execs
+ * with the token can join the claim through it (greenctx run's preload makes it inheritable
+ * for the exec); else *fd is -1. GCTX_ERROR_INVALID_ARGUMENT for a malformed token,
+ * GCTX_ERROR_REGISTRY when the number is closed or another file's. (Tenancy: goes to
+ * greenctx_claims.h with the other claim calls.) */
+GCTX_API gctx_status gctx_claim_token_descriptor(const char *token, int *fd);
 
 /* MPS as this process sees it: green contexts of different processes run at the same time
  * only under MPS. Reads the environment and the pipe directory; no driver call. */

@@ -179,8 +179,8 @@ static void hand_claims_on(int on)
     if (atomic_load(&releasing))
         return;
     for (unsigned i = 0; i < run.nb_devices; i++)
-        if (run.devices[i].claim && run_claim_fd_intact(&run.devices[i]))
-            fcntl(run.devices[i].claim_fd, F_SETFD, on ? 0 : FD_CLOEXEC);
+        if (run.devices[i].joined.claim && run_claim_fd_intact(&run.devices[i]))
+            fcntl(run.devices[i].joined.claim_fd, F_SETFD, on ? 0 : FD_CLOEXEC);
 }
 
 /* Writes the report part, then calls the C library's exec fn(...) with the claims handed on. */

@@ -5,7 +5,6 @@
  * and exit status pass through unchanged; this only adds one line on stderr. */
 #include <stdio.h>
 
-#include "cuda_abi.h" /* gcu_result_is_sticky: the library's own list of sticky CUresults */
 #include "run_preload.h"
 
 typedef cu_result (*cu_stream_query_fn)(CUstream stream);
@@ -13,10 +12,11 @@ typedef cu_result (*cu_stream_query_fn)(CUstream stream);
 void run_fault_seen(run_device *d, cu_result result)
 {
     static atomic_int reported;
-    if (!gcu_result_is_sticky(result) || !d || !d->claim || atomic_exchange(&reported, 1))
+    if (!gctx_cuda_result_is_sticky(result) || !d || !d->joined.claim ||
+        atomic_exchange(&reported, 1))
         return;
     run_inside++;
-    gctx_status s = gctx_claim_report_fault(d->claim, result);
+    gctx_status s = gctx_claim_report_fault(d->joined.claim, result);
     if (s == GCTX_SUCCESS)
         fprintf(stderr, "greenctx run: %s\n", gctx_last_error());
     else
@@ -39,7 +39,7 @@ void run_fault_check_at_exit(void)
         return;
     for (unsigned i = 0; i < run.nb_devices; i++) {
         run_device *d = &run.devices[i];
-        if (d->probe)
-            run_fault_seen(d, ((cu_stream_query_fn)fn)(gctx_stream_handle(d->probe)));
+        if (d->joined.probe)
+            run_fault_seen(d, ((cu_stream_query_fn)fn)(gctx_stream_handle(d->joined.probe)));
     }
 }

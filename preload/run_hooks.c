@@ -172,7 +172,7 @@ RUN_EXPORT cu_result cuDeviceGetAttribute(int *value, int attribute, cu_device d
                         ? partition_shown(run_device_of_cu_device(dev))
                         : NULL;
     if (d)
-        *value = (int)d->plan.sm_count;
+        *value = (int)d->joined.plan.sm_count;
     return r;
 }
 

@@ -37,7 +37,7 @@
 #include <sys/types.h>
 
 #include "greenctx.h"
-#include "run_request.h"
+#include "run_session.h"
 
 /* The driver ABI of the calls the preload wraps, declared here as cuda.h declares them (the
  * library's src/cuda_abi.h holds only what the library itself calls). */
@@ -85,23 +85,14 @@ typedef struct run_device {
     cu_device cu_device;
     CUcontext primary;  /* the device's primary context, as the program knows it */
     CUcontext green;    /* what binds of `primary` make current */
-    gctx_context *context;
-    gctx_claim *claim;     /* the tenant's claim the context is on, or NULL (--shared, or
-                              given back at exit) */
-    gctx_claim_info claim_info; /* the claim as it was joined (claim_info.size 0: none) */
-    int claim_fd;          /* the claim's lock descriptor at the token's number (close-on-exec),
-                              or -1: what an exec hands on (run_children.c) */
-    dev_t claim_dev;       /* the claim file claim_fd was: a number the program closed */
-    ino_t claim_ino;       /* (closefrom) and reused is not handed on */
-    gctx_stream *probe;    /* the claim's stream: where a fault is seen at exit */
-    run_device_plan plan;
+    run_member joined; /* its plan, green context and claim (NULL when given back at exit) */
     unsigned long long green_id;
     unsigned sm_ids[RUN_MAX_SM_IDS]; /* from a %smid kernel, when a report is asked for */
     unsigned nb_sm_ids;
     char sm_ids_error[256];
 } run_device;
 
-/* 1 while d->claim_fd is still the claim file's descriptor. */
+/* 1 while d->joined.claim_fd is still the claim file's descriptor. */
 int run_claim_fd_intact(const run_device *d);
 
 /* The driver's own entry points that the wrappers forward to. */
@@ -123,7 +114,6 @@ typedef struct run_state {
     run_driver drv;
     run_device devices[RUN_MAX_DEVICES];
     unsigned nb_devices;
-    int device_count; /* devices the driver shows (CUDA_VISIBLE_DEVICES applied) */
     double setup_ms;   /* the confinement's start-up, the report's probe excluded */
     double driver_ms;  /* of which loading the driver (cuInit included) */
     double observe_ms; /* the report's %smid probe */

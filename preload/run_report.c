@@ -18,8 +18,8 @@ static void device_json(FILE *f, const run_device *d)
     greenctx_json_string(f, run_request_for(&run_cfg.request, d->ordinal));
     fprintf(f, ",\"device_sm_count\":%u,\"sm_count\":%u,\"sm_count_shown\":%u,"
                "\"whole_device\":%s,\"green_context_id\":%llu,\"sm_ids\":",
-            d->plan.device_sms, d->plan.sm_count, run_device_sms_shown(d),
-            d->plan.whole ? "true" : "false", d->green_id);
+            d->joined.plan.device_sms, d->joined.plan.sm_count, run_device_sms_shown(d),
+            d->joined.plan.whole ? "true" : "false", d->green_id);
     if (d->sm_ids_error[0]) {
         fputs("null,\"sm_ids_error\":", f);
         greenctx_json_string(f, d->sm_ids_error);
@@ -29,7 +29,7 @@ static void device_json(FILE *f, const run_device *d)
             fprintf(f, "%s%u", i ? "," : "", d->sm_ids[i]);
         fputs("],\"sm_ids_error\":null", f);
     }
-    const gctx_claim_info *info = &d->claim_info;
+    const gctx_claim_info *info = &d->joined.claim_info;
     if (info->size) {
         fprintf(f, ",\"claim\":{\"sm_count\":%u,\"granules\":[", info->sm_count);
         for (unsigned i = 0; i < info->nb_granules && i < GCTX_CLAIM_MAX_GRANULES; i++)

@@ -103,7 +103,7 @@ static double now_ms(void)
 static void observe(run_device *d)
 {
     gctx_stream *stream = NULL;
-    gctx_status s = gctx_stream_create(d->context, NULL, &stream);
+    gctx_status s = gctx_stream_create(d->joined.context, NULL, &stream);
     if (s == GCTX_SUCCESS)
         s = gctx_stream_observe_sms(stream, d->sm_ids, RUN_MAX_SM_IDS, &d->nb_sm_ids);
     gctx_stream_release(stream);
@@ -113,72 +113,24 @@ static void observe(run_device *d)
     }
 }
 
-/* The token's descriptor ("v1:DIR:FILE:FD") when it is the claim file's, as gctx_claim_join
- * leaves an inherited one (*file gets the file's identity); else -1 (the claim file was
- * opened again, at another number). */
-static int token_descriptor(const char *token, struct stat *file)
-{
-    const char *fd_sep = strrchr(token, ':'), *file_sep = NULL;
-    for (const char *p = token + 3; fd_sep && p < fd_sep; p++)
-        if (*p == ':')
-            file_sep = p;
-    char path[1024];
-    struct stat fd_st;
-    if (!file_sep || strncmp(token, "v1:", 3) != 0)
-        return -1;
-    int fd = atoi(fd_sep + 1);
-    snprintf(path, sizeof path, "%.*s/%.*s", (int)(file_sep - token - 3), token + 3,
-             (int)(fd_sep - file_sep - 1), file_sep + 1);
-    return fd >= 0 && fstat(fd, &fd_st) == 0 && stat(path, file) == 0 &&
-                   fd_st.st_dev == file->st_dev && fd_st.st_ino == file->st_ino
-               ? fd
-               : -1;
-}
-
 int run_claim_fd_intact(const run_device *d)
 {
+    const run_member *m = &d->joined;
     struct stat st;
-    return d->claim_fd >= 0 && fstat(d->claim_fd, &st) == 0 && st.st_dev == d->claim_dev &&
-           st.st_ino == d->claim_ino;
+    return m->claim_fd >= 0 && fstat(m->claim_fd, &st) == 0 && st.st_dev == m->claim_dev &&
+           st.st_ino == m->claim_ino;
 }
 
-/* The tenant's claim, taken by greenctx run before the program started: the green context
- * is made on exactly its SMs, so two runs never share SMs. Without it the program would run
- * on SMs another tenant may hold: it is stopped. */
-static void join_claim(run_device *d, const char *request)
-{
-    char token[1024], why[512];
-    if (run_claim_list_find(run_cfg.claim, d->ordinal, token, sizeof token) != 0)
-        run_die("%s=%s has no claim for device %d, which %s=%s confines", GREENCTX_RUN_CLAIM,
-                run_cfg.claim, d->ordinal, GREENCTX_RUN_SMS, run_cfg.sms);
-    gctx_status s = gctx_claim_join(d->ordinal, token, &d->claim);
-    if (s != GCTX_SUCCESS)
-        run_die("device %d: the claim greenctx run took could not be joined (%s: %s)",
-                d->ordinal, gctx_status_name(s), gctx_last_error());
-    if (run_plan_claim(d->ordinal, request, &d->plan, why, sizeof why) != GCTX_SUCCESS)
-        run_die("%s=%s: %s", GREENCTX_RUN_SMS, run_cfg.sms, why);
-    gctx_claim_info *info = &d->claim_info;
-    *info = (gctx_claim_info)GCTX_CLAIM_INFO_INIT;
-    if ((s = gctx_claim_get_info(d->claim, info)) != GCTX_SUCCESS ||
-        (s = gctx_claim_context(d->claim, NULL, &d->context)) != GCTX_SUCCESS ||
-        (s = gctx_claim_stream(d->claim, &d->probe)) != GCTX_SUCCESS)
-        run_die("device %d: no green context on the claim's SMs (%s: %s)", d->ordinal,
-                gctx_status_name(s), gctx_last_error());
-    d->plan.sm_count = info->sm_count;
-    struct stat file;
-    d->claim_fd = token_descriptor(token, &file);
-    d->claim_dev = file.st_dev;
-    d->claim_ino = file.st_ino;
-}
-
-static void confine(run_device *d, int ordinal, const char *request)
+/* The device's green context: on the claim greenctx run took before the program started
+ * (exactly its SMs, so two runs never share SMs), or without one (--shared) the planner's
+ * split. A program that can't have it would run on SMs another tenant may hold: it is
+ * stopped. */
+static void confine(run_device *d, const run_session_request *req, const run_session *session,
+                    unsigned i)
 {
     char why[512];
-    d->ordinal = ordinal;
-    if (run_cfg.claim[0])
-        join_claim(d, request);
-    else if (run_plan_device(ordinal, request, run_cfg.round[0] ? run_cfg.round : NULL, &d->plan,
-                             &d->context, why, sizeof why) != GCTX_SUCCESS)
+    int ordinal = d->ordinal = session->plans[i].device;
+    if (run_session_join(req, session, i, &d->joined, why, sizeof why) != GCTX_SUCCESS)
         run_die("%s=%s: %s", GREENCTX_RUN_SMS, run_cfg.sms, why);
     cu_result r = run.drv.device_get(&d->cu_device, ordinal);
     /* A reference the preload holds for the life of the process: the handle the program
@@ -188,9 +140,9 @@ static void confine(run_device *d, int ordinal, const char *request)
     if (r != CU_OK)
         run_die("device %d: the primary context could not be retained (CUDA error %d)", ordinal,
                 r);
-    d->green = gctx_context_cu_context(d->context);
+    d->green = gctx_context_cu_context(d->joined.context);
     gctx_context_info info = GCTX_CONTEXT_INFO_INIT;
-    if (gctx_context_get_info(d->context, &info) == GCTX_SUCCESS && info.has_id)
+    if (gctx_context_get_info(d->joined.context, &info) == GCTX_SUCCESS && info.has_id)
         d->green_id = info.id;
     if (run_cfg.report_dir[0]) {
         double t0 = now_ms();
@@ -216,20 +168,15 @@ static void setup(void)
     run_inside++;
     load_driver();
     run.driver_ms = now_ms() - t0;
-    if (gctx_device_count(&run.device_count) != GCTX_SUCCESS || run.device_count == 0)
-        run_die("the CUDA driver shows no device (CUDA_VISIBLE_DEVICES=%s)",
-                getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES") : "unset");
-    for (unsigned i = 0; i < run_cfg.request.nb_entries; i++)
-        if (run_cfg.request.entries[i].device >= run.device_count)
-            run_die("%s=%s names device %d, but the driver shows %d (CUDA_VISIBLE_DEVICES=%s)",
-                    GREENCTX_RUN_SMS, run_cfg.sms, run_cfg.request.entries[i].device,
-                    run.device_count,
-                    getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES") : "unset");
-    for (int dev = 0; dev < run.device_count && dev < RUN_MAX_DEVICES; dev++) {
-        const char *request = run_request_for(&run_cfg.request, dev);
-        if (request)
-            confine(&run.devices[run.nb_devices++], dev, request);
-    }
+    run_session_request req = {.sms = run_cfg.sms,
+                               .round = run_cfg.round[0] ? run_cfg.round : NULL,
+                               .claim_list = run_cfg.claim};
+    static run_session session; /* too big for a program thread's stack */
+    char why[512];
+    if (run_session_open(&req, &session, why, sizeof why) != GCTX_SUCCESS)
+        run_die("%s=%s: %s", GREENCTX_RUN_SMS, run_cfg.sms, why);
+    for (unsigned i = 0; i < session.nb_plans; i++)
+        confine(&run.devices[run.nb_devices++], &req, &session, i);
     run_inside--;
     /* The %smid kernel of the report is not start-up: a run without --report skips it. */
     run.setup_ms = now_ms() - t0 - run.observe_ms;
@@ -251,10 +198,11 @@ void run_claims_at_exit(void)
     for (unsigned i = 0; i < run.nb_devices; i++) {
         run_device *d = &run.devices[i];
         char token[1024];
-        if (d->claim && gctx_claim_export(d->claim, token, sizeof token) == GCTX_ERROR_REGISTRY)
+        if (d->joined.claim &&
+            gctx_claim_export(d->joined.claim, token, sizeof token) == GCTX_ERROR_REGISTRY)
             fprintf(stderr, "greenctx run: device %d: %s\n", d->ordinal, gctx_last_error());
-        gctx_claim_release(d->claim);
-        d->claim = NULL;
+        gctx_claim_release(d->joined.claim);
+        d->joined.claim = NULL;
     }
     run_inside--;
 }
@@ -269,7 +217,8 @@ void run_setup(void)
 
 unsigned run_device_sms_shown(const run_device *d)
 {
-    return run_cfg.device_sms == RUN_DEVICE_SMS_PHYSICAL ? d->plan.device_sms : d->plan.sm_count;
+    return run_cfg.device_sms == RUN_DEVICE_SMS_PHYSICAL ? d->joined.plan.device_sms
+                                                         : d->joined.plan.sm_count;
 }
 
 run_device *run_device_of_context(CUcontext ctx)

@@ -13,7 +13,7 @@
 
 #include "claim_text.h"
 #include "greenctx.h"
-#include "run_request.h"
+#include "run_session.h"
 #include "spank_plugin.h"
 
 #define ERROR_PREFIX SPANK_PREFIX ": --gpu-sms"
@@ -131,126 +131,50 @@ static int check_mps(const spank_task_request *request)
                       "the node's MPS daemon (or set CUDA_MPS_PIPE_DIRECTORY to its pipe "
                       "directory)",
                       mps.pipe_dir);
-    if (mps.active_thread_percentage < 100)
-        return refuse(": CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=%d is refused: below 100 the driver "
-                      "refuses green splits inside an MPS client; unset it, the claim gives the "
-                      "task its own SMs",
-                      mps.active_thread_percentage);
-    return 0;
+    return 0; /* an active-thread percentage below 100: the claim refuses it */
 }
 
-/* One GPU the task confines: its facts and what is asked of it. */
-typedef struct task_device {
-    run_device_plan plan;
-    char request[RUN_MAX_REQUEST]; /* a count, a share or rest, as the claim takes it */
-} task_device;
-
-/* The devices this task confines and what each is asked for, as greenctx run reads its
- * --sms: the claim decides the SMs (counts, shares, rest; `all` is every SM). */
-static int plan_devices(const task_facts *facts, task_device *devices, unsigned *nb_devices)
+/* The session of the task, as greenctx run's: planned and claimed on every GPU it sees. */
+static int claim(const spank_task_request *request, const task_facts *facts,
+                 run_session_request *req, run_session *session)
 {
-    run_request parsed;
-    char why[512];
-    int count = 0;
-    if (run_request_parse(facts->request, &parsed, why, sizeof why) != 0)
-        return refuse("=%s: %s", facts->request, why);
-    gctx_status s = gctx_device_count(&count);
-    const char *visible = getenv("CUDA_VISIBLE_DEVICES");
-    if (s != GCTX_SUCCESS || count == 0)
-        return refuse("=%s: the task sees no GPU (%s; CUDA_VISIBLE_DEVICES=%s): ask Slurm for "
-                      "one (--gres=gpu:1 or --gres=shard:N)",
-                      facts->request,
-                      s != GCTX_SUCCESS ? gctx_last_error() : "the driver shows none",
-                      visible ? visible : "unset");
-    *nb_devices = 0;
-    for (unsigned i = 0; i < parsed.nb_entries; i++)
-        if (parsed.entries[i].device >= count)
-            return refuse("=%s: the task sees %d GPU(s), numbered 0 to %d "
-                          "(CUDA_VISIBLE_DEVICES=%s); there is no GPU %d",
-                          facts->request, count, count - 1, visible ? visible : "unset",
-                          parsed.entries[i].device);
-    for (int dev = 0; dev < count && dev < RUN_MAX_DEVICES; dev++) {
-        const char *req = run_request_for(&parsed, dev);
-        if (!req)
-            continue;
-        task_device *d = &devices[*nb_devices];
-        s = run_plan_claim(dev, req, &d->plan, why, sizeof why);
-        if (s != GCTX_SUCCESS)
-            return refuse("=%s: %s", facts->request, why);
-        snprintf(d->request, sizeof d->request, "%s", req);
-        (*nb_devices)++;
-    }
-    return 0;
-}
-
-static int claim_device(const spank_task_request *request, const task_facts *facts,
-                        const task_device *device, gctx_claim **claim)
-{
-    const run_device_plan *plan = &device->plan;
-    gctx_claim_options options = GCTX_CLAIM_OPTIONS_INIT;
-    options.flags = GCTX_CLAIM_INHERIT | GCTX_CLAIM_SHARED_DIR |
-                    (request->wait_s > 0 ? GCTX_CLAIM_WAIT : 0u);
-    options.timeout_ms = request->wait_s > 0 ? request->wait_s * 1000 : 0;
-    options.rounding = (gctx_rounding)request->rounding;
-    options.label = facts->label;
-    options.command = facts->command;
-    options.runtime_dir = request->config->runtime_dir;
-    gctx_status s = gctx_claim_acquire(plan->device, device->request, &options, claim);
-    if (s == GCTX_SUCCESS)
-        return 0;
-    if (s == GCTX_ERROR_BUSY) {
-        char why[1024], hint[256] = "";
-        gctx_claim_usage usage = GCTX_CLAIM_USAGE_INIT;
-        unsigned count = 0, asked = (unsigned)strtoul(device->request, NULL, 10);
-        snprintf(why, sizeof why, "%s", gctx_last_error());
-        /* Enough free SMs, but not in whole granules that add up to the count. */
-        if (gctx_claim_list(plan->device, request->config->runtime_dir, NULL, 0, &count,
-                            &usage) == GCTX_SUCCESS && asked && usage.free_sms >= asked)
-            snprintf(hint, sizeof hint, "%u SMs are free but can't make exactly %u; "
-                                        "--gpu-sms=rest takes them all, --gpu-sms-round=up the "
-                                        "next count they make; ",
-                     usage.free_sms, asked);
-        return refuse("=%s: GPU %d: %s; %s%s", facts->request, plan->device, why, hint,
+    char why[1024];
+    *req = (run_session_request){.sms = facts->request,
+                                 .device_word = "GPU",
+                                 .rest_option = "--gpu-sms=rest",
+                                 .round_option = "--gpu-sms-round=up",
+                                 .preload = request->config->preload,
+                                 .device_sms = request->device_sms};
+    gctx_claim_options *options = &req->claim;
+    *options = (gctx_claim_options)GCTX_CLAIM_OPTIONS_INIT;
+    options->flags = GCTX_CLAIM_INHERIT | GCTX_CLAIM_SHARED_DIR |
+                     (request->wait_s > 0 ? GCTX_CLAIM_WAIT : 0u);
+    options->timeout_ms = request->wait_s > 0 ? request->wait_s * 1000 : 0;
+    options->rounding = (gctx_rounding)request->rounding;
+    options->label = facts->label;
+    options->command = facts->command;
+    options->runtime_dir = request->config->runtime_dir;
+    gctx_status s = run_session_plan(req, session, why, sizeof why);
+    if (s != GCTX_SUCCESS)
+        return refuse("=%s: %s%s", facts->request, why,
+                      s == GCTX_ERROR_NO_DEVICE && session->device_count == 0
+                          ? ": ask Slurm for one (--gres=gpu:1 or --gres=shard:N)"
+                          : "");
+    s = run_session_claim(req, session, why, sizeof why);
+    int device = session->plans[session->failed].device;
+    if (s == GCTX_ERROR_BUSY)
+        return refuse("=%s: GPU %d: %s; %s", facts->request, device, why,
                       request->wait_s > 0 ? "waited in vain (--gpu-sms-wait)"
                                           : "--gpu-sms-wait=SECONDS queues for the SMs");
-    }
-    return refuse("=%s: GPU %d: %s%s", facts->request, plan->device,
-                  s == GCTX_ERROR_REGISTRY ? "plugstack.conf's runtime_dir=: " : "",
-                  gctx_last_error());
-}
-
-/* The variables `greenctx run` gives its program, in the task's environment. */
-static int set_task_environment(spank_t sp, const spank_task_request *request,
-                                const task_facts *facts, const char *claims)
-{
-    char old[4096] = "", list[PATH_MAX + sizeof old + 2];
-    if (spank_getenv(sp, "LD_PRELOAD", old, sizeof old) != ESPANK_SUCCESS)
-        old[0] = '\0';
-    /* First, so that its dlsym is the one the program finds (a step of a job whose batch
-     * script was confined has it already). */
-    if (strncmp(old, request->config->preload, strlen(request->config->preload)) == 0)
-        snprintf(list, sizeof list, "%s", old);
-    else
-        snprintf(list, sizeof list, "%s%s%s", request->config->preload, old[0] ? " " : "", old);
-    if (spank_setenv(sp, "LD_PRELOAD", list, 1) != ESPANK_SUCCESS ||
-        spank_setenv(sp, GREENCTX_RUN_SMS, facts->request, 1) != ESPANK_SUCCESS ||
-        spank_setenv(sp, GREENCTX_RUN_CLAIM, claims, 1) != ESPANK_SUCCESS ||
-        spank_setenv(sp, GREENCTX_RUN_DEVICE_SMS, run_device_sms_name(request->device_sms), 1) !=
-            ESPANK_SUCCESS ||
-        /* So that `greenctx ps` in the job shows the node's registry. */
-        spank_setenv(sp, "GREENCTX_RUNTIME_DIR", request->config->runtime_dir, 1) !=
-            ESPANK_SUCCESS ||
-        spank_setenv(sp, "GREENCTX_RUNTIME_SHARED", "1", 1) != ESPANK_SUCCESS)
-        return refuse(": the task's environment could not be set");
+    if (s != GCTX_SUCCESS)
+        return refuse("=%s: GPU %d: %s%s", facts->request, device,
+                      s == GCTX_ERROR_REGISTRY ? "plugstack.conf's runtime_dir=: " : "", why);
     return 0;
 }
 
 int spank_task_confine(spank_t sp, const spank_task_request *request)
 {
     task_facts facts;
-    task_device devices[RUN_MAX_DEVICES];
-    unsigned nb_devices = 0;
-    char claims[4096] = "";
     /* The node's registry is shared by every user's jobs, here (listings) as in the task. */
     if (take_task_environment(sp) != 0 || task_facts_get(sp, request, &facts) != 0 ||
         setenv("GREENCTX_RUNTIME_DIR", request->config->runtime_dir, 1) != 0 ||
@@ -266,26 +190,21 @@ int spank_task_confine(spank_t sp, const spank_task_request *request)
                    ? 0
                    : refuse(": the task's environment could not be set");
     }
-    if (check_mps(request) != 0 || plan_devices(&facts, devices, &nb_devices) != 0)
-        return -1;
     /* The claims are never released here: this process becomes the task, and the claims' locks
-     * with it. On a failure the process ends without starting the task, and the kernel drops
-     * the locks of what was claimed. */
-    for (unsigned i = 0; i < nb_devices; i++) {
-        gctx_claim *claim = NULL;
-        char token[1024], ranges[512];
-        gctx_claim_info info = GCTX_CLAIM_INFO_INIT;
-        const run_device_plan *plan = &devices[i].plan;
-        if (claim_device(request, &facts, &devices[i], &claim) != 0)
-            return -1;
-        if (gctx_claim_export(claim, token, sizeof token) != GCTX_SUCCESS ||
-            gctx_claim_get_info(claim, &info) != GCTX_SUCCESS ||
-            run_claim_list_add(claims, sizeof claims, plan->device, token) != 0)
-            return refuse(": GPU %d: the claim could not be handed to the task (%s)",
-                          plan->device, gctx_last_error());
+     * with it. On a failure the process ends without starting the task. */
+    run_session_request req;
+    static run_session session; /* too big for slurmstepd's stack */
+    run_environment env;
+    if (check_mps(request) != 0 || claim(request, &facts, &req, &session) != 0)
+        return -1;
+    for (const run_device_plan *p = session.plans; p < session.plans + session.nb_plans; p++)
         fprintf(stderr, SPANK_PREFIX ": %s: GPU %d: %u of %u SMs (claimed granules %s)\n",
-                facts.label, plan->device, info.sm_count, plan->device_sms,
-                text_granule_ranges(info.granules, info.nb_granules, ranges, sizeof ranges));
-    }
-    return set_task_environment(sp, request, &facts, claims);
+                facts.label, p->device, p->sm_count, p->device_sms, p->granules);
+    char old[4096] = "";
+    if (spank_getenv(sp, "LD_PRELOAD", old, sizeof old) == ESPANK_SUCCESS)
+        req.program_preload = old;
+    int bad = run_session_environment(&req, &session, &env);
+    for (unsigned i = 0; i < env.count; i++)
+        bad |= env.value[i] && spank_setenv(sp, env.name[i], env.value[i], 1) != ESPANK_SUCCESS;
+    return bad ? refuse(": the task's environment could not be set") : 0;
 }

@@ -73,6 +73,28 @@ static gctx_status parse_token(const char *token, token_parts *t)
     return GCTX_SUCCESS;
 }
 
+gctx_status gctx_claim_token_descriptor(const char *token, int *fd)
+{
+    if (!fd)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "fd (the output) is NULL");
+    *fd = -1;
+    token_parts t;
+    gctx_status s = parse_token(token, &t);
+    if (s != GCTX_SUCCESS)
+        return s;
+    char path[sizeof t.dir + sizeof t.file + 1];
+    snprintf(path, sizeof path, "%s/%s", t.dir, t.file);
+    struct stat held, file;
+    if (t.fd < 0 || fstat(t.fd, &held) != 0 || lstat(path, &file) != 0 ||
+        !S_ISREG(file.st_mode) || held.st_dev != file.st_dev || held.st_ino != file.st_ino)
+        return gctx__fail(GCTX_ERROR_REGISTRY,
+                          "descriptor %d of this process is not the claim file %s that the token "
+                          "names: it is closed or another file's",
+                          t.fd, path);
+    *fd = t.fd;
+    return GCTX_SUCCESS;
+}
+
 gctx_status gctx_claim_join(int device, const char *token, gctx_claim **claim)
 {
     if (!claim)

@@ -29,6 +29,8 @@ void gctx__fault_note(gcu_result result, const char *what)
     pthread_mutex_unlock(&lock);
 }
 
+int gctx_cuda_result_is_sticky(int cuda_result) { return gcu_result_is_sticky(cuda_result); }
+
 gcu_result gctx__faulted(void) { return atomic_load(&fault); }
 
 /* The refusal of a call after the fault `result`. */

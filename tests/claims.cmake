@@ -51,7 +51,8 @@ claims_test(registry TESTS foreign_or_corrupt_registry_refused_while_live_rebuil
 # Issue 28: members of one claim (C3, C4), and a descriptor the program closed.
 claims_test(members TESTS a_join_in_the_exporting_process_holds_the_claim_apart
   a_shared_claim_is_not_resized_under_its_members
-  a_claim_descriptor_closed_by_the_program_is_reported)
+  a_claim_descriptor_closed_by_the_program_is_reported
+  a_token_names_its_descriptor_only_while_it_is_the_claim_file)
 # The order of a release: the simulator's gctxsim_on_call (on the GPU: tenants.gpu.resize).
 claims_test(release_idle SIM_ONLY TESTS a_release_waits_for_the_claims_context_first)
 claims_test(resize TESTS resize_keeps_work_ordered_and_never_overlaps

@@ -17,7 +17,8 @@
 #   rooms ROOMS_TXT  `greenctx run`'s rooms stay apart: the tool (tools/), the preload
 #                    (preload/) and the Slurm plugin (slurm/) compile only their own sources
 #                    and share only common/ (its own target); no target's include
-#                    directories name another room, and no source includes a header by a
+#                    directories name another room or src/ (the library's private headers:
+#                    the rooms call its public API), and no source includes a header by a
 #                    path
 set -u
 case=$1
@@ -127,7 +128,7 @@ rooms)
                 echo "not ok: the $room room compiles $path, which is not its own"; status=1 ;;
             esac
         else
-            for other in $(others "$room"); do
+            for other in $(others "$room") src; do
                 case $path/ in "$src/$other"/*)
                     echo "not ok: the $room room includes headers of $other/ ($path)"; status=1 ;;
                 esac
@@ -147,7 +148,8 @@ rooms)
             { echo "not ok: no sources listed for $room"; status=1; }
     done
     [ $status -eq 0 ] &&
-        echo "ok: tools/, preload/ and slurm/ compile their own sources and share only common/"
+        echo "ok: tools/, preload/ and slurm/ compile their own sources, share only common/" \
+            "and include no header of src/"
     exit $status ;;
 *) echo "unknown case $case"; exit 2 ;;
 esac

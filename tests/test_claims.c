@@ -832,6 +832,11 @@ GT_TEST(a_fault_names_the_tenant_that_died_first)
 {
     if (gt_require_green_contexts())
         return;
+    /* What the preload reports: 700 and its kin, never an ordinary error. */
+    GT_ASSERT_EQ_INT(gctx_cuda_result_is_sticky(700), 1);
+    GT_ASSERT_EQ_INT(gctx_cuda_result_is_sticky(719), 1);
+    GT_ASSERT_EQ_INT(gctx_cuda_result_is_sticky(1), 0);
+    GT_ASSERT_EQ_INT(gctx_cuda_result_is_sticky(0), 0);
     if (!gt_on_sim())
         GT_SKIP("needs the simulated driver: a real one would take the fake MPS daemon for one");
     const char *dir = fresh_dir("fault");
@@ -1531,6 +1536,50 @@ GT_TEST(a_join_in_the_exporting_process_holds_the_claim_apart)
         close(other);
         GT_ASSERT_EQ_INT(listed(dir, NULL, 0, NULL), 0);
     }
+}
+
+/* The preload hands a claim on across an exec through the descriptor its token names: the
+ * library says which, and only when it is open on that very claim file. */
+GT_TEST(a_token_names_its_descriptor_only_while_it_is_the_claim_file)
+{
+    if (gt_require_green_contexts())
+        return;
+    const char *dir = fresh_dir("token_fd");
+    GT_CHECK();
+    gctx_claim_options o = options_in(dir);
+    o.flags = GCTX_CLAIM_INHERIT;
+    gctx_claim *c, *j;
+    char token[1024], forged[1100];
+    int fd = 7;
+    GT_ASSERT_STATUS(gctx_claim_token_descriptor("v2:x:claim-1-1:3", &fd),
+                     GCTX_ERROR_INVALID_ARGUMENT);
+    GT_ASSERT_CONTAINS(gctx_last_error(), "is not \"v1:<registry path>:<claim file>:<fd>\"");
+    GT_ASSERT_EQ_INT(fd, -1);
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", &o, &c), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(gctx_claim_export(c, token, sizeof token), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(gctx_claim_token_descriptor(token, NULL), GCTX_ERROR_INVALID_ARGUMENT);
+    GT_ASSERT_STATUS(gctx_claim_token_descriptor(token, &fd), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(fd, token_fd(token));
+    GT_ASSERT_STATUS(gctx_claim_join(0, token, &j), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(info_of(j).sm_count, 16);
+    gctx_claim_release(j);
+    /* Forged: the claim file's name with another file's descriptor. */
+    int other = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    GT_ASSERT(other >= 0);
+    snprintf(forged, sizeof forged, "%.*s:%d", (int)(strrchr(token, ':') - token), token, other);
+    fd = 7;
+    GT_ASSERT_STATUS(gctx_claim_token_descriptor(forged, &fd), GCTX_ERROR_REGISTRY);
+    GT_ASSERT_CONTAINS(gctx_last_error(), "is not the claim file");
+    GT_ASSERT_EQ_INT(fd, -1);
+    /* Foreign: a registry and claim file that are not there. */
+    snprintf(forged, sizeof forged, "v1:%s/gpu-GPU-0:claim-1-1:%d", dir, token_fd(token));
+    GT_ASSERT_STATUS(gctx_claim_token_descriptor(forged, &fd), GCTX_ERROR_REGISTRY);
+    GT_ASSERT_EQ_INT(fd, -1);
+    close(other);
+    /* Released: the number is closed. */
+    gctx_claim_release(c);
+    GT_ASSERT_STATUS(gctx_claim_token_descriptor(token, &fd), GCTX_ERROR_REGISTRY);
+    GT_ASSERT_EQ_INT(fd, -1);
 }
 
 static int wait_status(pid_t pid)

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "claim_text.h"
 #include "companion.h"
 #include "group_syntax.h"
 #include "options.h"
@@ -289,36 +290,34 @@ static int run(run_job *job)
         return rc;
     if (job->options.sweep)
         return run_sweep(job);
-    char text[512], note[600];
-    run_device_plan plans[RUN_MAX_DEVICES];
-    unsigned nb_plans = 0;
-    rc = run_check_request(job, job->options.sms, text, sizeof text, plans, &nb_plans);
-    if (rc != GREENCTX_EXIT_OK)
+    char note[600];
+    static run_session session; /* too big for the stack */
+    if ((rc = run_check_request(job, job->options.sms, &session)) != GREENCTX_EXIT_OK ||
+        (rc = run_take_claims(job, &session)) != GREENCTX_EXIT_OK)
         return rc;
-    run_claims claims;
-    if ((rc = run_take_claims(job, text, plans, nb_plans, &claims)) != GREENCTX_EXIT_OK)
-        return rc;
-    for (unsigned i = 0; i < nb_plans; i++)
+    for (unsigned i = 0; i < session.nb_plans; i++) {
+        const run_device_plan *plan = &session.plans[i];
         fprintf(stderr, "greenctx run: device %d: %u of %u SMs%s; the program is told %u\n",
-                plans[i].device, plans[i].sm_count, plans[i].device_sms,
-                run_claim_note(job, &claims, i, note, sizeof note),
-                job->options.device_sms == RUN_DEVICE_SMS_PHYSICAL ? plans[i].device_sms
-                                                                   : plans[i].sm_count);
+                plan->device, plan->sm_count, plan->device_sms,
+                run_claim_note(job, &session, i, note, sizeof note),
+                job->options.device_sms == RUN_DEVICE_SMS_PHYSICAL ? plan->device_sms
+                                                                   : plan->sm_count);
+    }
     /* The tool stays the program's parent (with a report, to merge it at the end), so that
      * a program that ends gives the claims back as released, whether or not it used CUDA
      * (greenctx run --sms 64 -- true, a shell around the program): an exec'd program that
      * never joined them left them to be found stale, a false "died". */
     if (job->options.report)
-        return run_with_report(job, text, &claims);
-    pid_t child = run_set_environment(job, text, &claims) == 0
+        return run_with_report(job, &session);
+    pid_t child = run_set_environment(job, &session) == 0
                       ? run_child_start(job->options.command, 0)
                       : -1;
     int status = 0;
-    if (child < 0 || run_child_wait_holding(child, &status, &claims) != 0) {
-        run_drop_claims(&claims);
+    if (child < 0 || run_child_wait_holding(child, &status, &session) != 0) {
+        run_session_release(&session);
         return GREENCTX_EXIT_FAILED;
     }
-    return run_child_end(&claims, status);
+    return run_child_end(&session, status);
 }
 
 int greenctx_cmd_run(int argc, char **argv, greenctx_tool_options *opts)
@@ -329,6 +328,7 @@ int greenctx_cmd_run(int argc, char **argv, greenctx_tool_options *opts)
     int rc = parse_args(argc, argv, opts, &job.options);
     if (rc != GREENCTX_EXIT_OK)
         return rc == RUN_HELP_SHOWN ? GREENCTX_EXIT_OK : rc;
+    text_join_words(job.options.command, job.command_text, sizeof job.command_text);
     /* The program's own LD_PRELOAD, before a run sets it (a sweep sets it for every size). */
     const char *own = getenv("LD_PRELOAD");
     if (own && *own && !(job.program_preload = strdup(own)))

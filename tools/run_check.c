@@ -30,59 +30,60 @@ static int check_syntax(const run_job *job, const run_request *request)
     return GREENCTX_EXIT_OK;
 }
 
-int run_check_request(const run_job *job, const char *request, char *text, size_t text_size,
-                      run_device_plan *plans, unsigned *nb_plans)
+void run_session_request_of(const run_job *job, const char *sms, run_session_request *req)
+{
+    const run_options *o = &job->options;
+    *req = (run_session_request){.sms = sms,
+                                 .round = o->round,
+                                 .shared = o->shared,
+                                 .rest_option = "--sms rest",
+                                 .round_option = "--round up|down|nearest",
+                                 .preload = job->preload,
+                                 .program_preload = job->program_preload,
+                                 .report_dir = job->report_dir[0] ? job->report_dir : NULL,
+                                 .no_inherit = o->no_inherit,
+                                 .device_sms = o->device_sms,
+                                 .memory = o->memory};
+    gctx_claim_options *claim = &req->claim;
+    *claim = (gctx_claim_options)GCTX_CLAIM_OPTIONS_INIT;
+    claim->flags = GCTX_CLAIM_INHERIT | (o->wait ? GCTX_CLAIM_WAIT : 0u);
+    claim->timeout_ms = o->wait_ms;
+    if (o->round)
+        claim->rounding = (gctx_rounding)group_syntax_rounding(o->round);
+    claim->label = o->label;
+    claim->tenant_class = o->tenant_class;
+    claim->target_ms = o->target_ms;
+    claim->target_factor = o->target_factor;
+    claim->command = job->command_text;
+}
+
+int run_check_request(const run_job *job, const char *request, run_session *session)
 {
     const greenctx_tool_options *opts = job->opts;
     int device = job->options.device;
+    char text[RUN_MAX_SMS_TEXT], why[512];
     if (device >= 0 && strpbrk(request, "=,"))
         return greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage",
                                    "with --device, give one GROUP or all, not '%s'", request);
-    int n = device >= 0 ? snprintf(text, text_size, "%d=%s", device, request)
-                        : snprintf(text, text_size, "%s", request);
+    int n = device >= 0 ? snprintf(text, sizeof text, "%d=%s", device, request)
+                        : snprintf(text, sizeof text, "%s", request);
     /* Cut, a device would get another size (the preload reads at most as much). */
-    if (n < 0 || (size_t)n >= text_size)
+    if (n < 0 || (size_t)n >= sizeof text)
         return greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage",
                                    "the request is %zu bytes long; the preload takes at most %zu "
                                    "(with --device's DEV=)",
-                                   strlen(request), text_size - 1);
+                                   strlen(request), sizeof text - 1);
     run_request parsed;
-    char why[512];
     if (run_request_parse(text, &parsed, why, sizeof why) != 0)
         return greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage", "%s", why);
-    int rc = check_syntax(job, &parsed), count = 0;
+    int rc = check_syntax(job, &parsed);
     if (rc != GREENCTX_EXIT_OK)
         return rc;
-    gctx_status s = gctx_device_count(&count);
+    run_session_request req;
+    run_session_request_of(job, text, &req);
+    gctx_status s = run_session_plan(&req, session, why, sizeof why);
     if (s != GCTX_SUCCESS)
-        return greenctx_tool_fail(opts, s);
-    const char *visible = getenv("CUDA_VISIBLE_DEVICES");
-    if (count == 0)
-        return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "GCTX_ERROR_NO_DEVICE",
-                                   "the driver shows no device (CUDA_VISIBLE_DEVICES=%s); the "
-                                   "program was not started",
-                                   visible ? visible : "unset");
-    for (unsigned i = 0; i < parsed.nb_entries; i++) {
-        if (parsed.entries[i].device >= count)
-            return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "GCTX_ERROR_NO_DEVICE",
-                                       "there is no device %d: the driver shows %d (valid devices "
-                                       "are 0 to %d; CUDA_VISIBLE_DEVICES=%s applies)",
-                                       parsed.entries[i].device, count, count - 1,
-                                       visible ? visible : "unset");
-    }
-    *nb_plans = 0;
-    for (int dev = 0; dev < count && dev < RUN_MAX_DEVICES; dev++) {
-        const char *req = run_request_for(&parsed, dev);
-        if (!req)
-            continue;
-        s = job->options.shared
-                ? run_plan_device(dev, req, job->options.round, &plans[*nb_plans], NULL, why,
-                                  sizeof why)
-                : run_plan_claim(dev, req, &plans[*nb_plans], why, sizeof why);
-        if (s != GCTX_SUCCESS)
-            return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, gctx_status_name(s),
-                                       "%s\n  the program was not started", why);
-        (*nb_plans)++;
-    }
+        return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, gctx_status_name(s),
+                                   "%s\n  the program was not started", why);
     return GREENCTX_EXIT_OK;
 }

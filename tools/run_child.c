@@ -91,7 +91,7 @@ int run_child_wait(pid_t pid, int *status)
  * /var/tmp): from then on the registry no longer counts its SMs, and another tenant may be
  * given them while the program runs on them, so the user is told at once. Where the kernel
  * has no pidfd (before Linux 5.3) the program is waited for without the check. */
-int run_child_wait_holding(pid_t pid, int *status, const run_claims *claims)
+int run_child_wait_holding(pid_t pid, int *status, const run_session *session)
 {
 #ifdef SYS_pidfd_open
     int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
@@ -101,10 +101,10 @@ int run_child_wait_holding(pid_t pid, int *status, const run_claims *claims)
         int ready = poll(&p, 1, 1000);
         if (ready > 0 || (ready < 0 && errno != EINTR))
             break;
-        for (unsigned i = 0; i < claims->nb_claims; i++) {
+        for (unsigned i = 0; i < session->nb_claims; i++) {
             unsigned wanted;
-            if (!claims->claims[i] || (told & 1u << i) ||
-                gctx_claim_pressure(claims->claims[i], &wanted) != GCTX_ERROR_REGISTRY)
+            if (!session->claims[i] || (told & 1u << i) ||
+                gctx_claim_pressure(session->claims[i], &wanted) != GCTX_ERROR_REGISTRY)
                 continue;
             told |= 1u << i;
             fprintf(stderr,
@@ -117,7 +117,7 @@ int run_child_wait_holding(pid_t pid, int *status, const run_claims *claims)
     if (pidfd >= 0)
         close(pidfd);
 #else
-    (void)claims;
+    (void)session;
 #endif
     return run_child_wait(pid, status);
 }
@@ -145,11 +145,11 @@ int run_child_exit(int status)
     return WIFEXITED(status) ? WEXITSTATUS(status) : run_child_raise(WTERMSIG(status));
 }
 
-int run_child_end(run_claims *claims, int status)
+int run_child_end(run_session *session, int status)
 {
     /* A program killed by a signal leaves its claims to be found stale ("died", the event a
      * fault's report names under MPS): the tool dies of the same signal holding them. */
     if (WIFEXITED(status))
-        run_drop_claims(claims);
+        run_session_release(session);
     return run_child_exit(status);
 }

@@ -1,12 +1,12 @@
 /* greenctx run's claims: before the program starts, each confined device's SMs are claimed
  * in the registry (gctx_claim_acquire), so that two runs never share SMs; the program's
  * preload joins the claim (GREENCTX_RUN_CLAIM) and makes its green context on exactly those
- * SMs. And what MPS must allow for that: tenants run side by side only under MPS. */
+ * SMs. And what MPS must allow for that: tenants run side by side only under MPS. Then the
+ * program's environment: the preload first in LD_PRELOAD and the session's variables. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "claim_text.h"
 #include "groups.h"
 #include "run_tool.h"
 
@@ -85,111 +85,51 @@ static void warn_without_mps(run_job *job, const run_device_plan *plans, unsigne
     }
 }
 
-void run_drop_claims(run_claims *claims)
+int run_take_claims(run_job *job, run_session *session)
 {
-    for (unsigned i = 0; i < claims->nb_claims; i++)
-        gctx_claim_release(claims->claims[i]);
-    memset(claims, 0, sizeof *claims);
-}
-
-/* What the claim asks for: the request as given (a count, a share, rest, or all: every SM
- * of the device, refused while anyone else holds a claim there). */
-static int take_one(const run_job *job, const char *text, run_device_plan *plan,
-                    gctx_claim **claim)
-{
-    char request[RUN_MAX_REQUEST], command[256];
-    snprintf(request, sizeof request, "%s", text);
-    gctx_claim_options options = GCTX_CLAIM_OPTIONS_INIT;
-    options.flags = GCTX_CLAIM_INHERIT | (job->options.wait ? GCTX_CLAIM_WAIT : 0u);
-    options.timeout_ms = job->options.wait_ms;
-    if (job->options.round)
-        options.rounding = (gctx_rounding)group_syntax_rounding(job->options.round);
-    options.label = job->options.label;
-    options.tenant_class = job->options.tenant_class;
-    options.target_ms = job->options.target_ms;
-    options.target_factor = job->options.target_factor;
-    options.command = text_join_words(job->options.command, command, sizeof command);
-    gctx_status s = gctx_claim_acquire(plan->device, request, &options, claim);
-    if (s == GCTX_ERROR_BUSY) {
-        char why[1024], hint[256] = "";
-        snprintf(why, sizeof why, "%s", gctx_last_error());
-        gctx_claim_usage usage = GCTX_CLAIM_USAGE_INIT;
-        unsigned count = 0, asked = (unsigned)strtoul(request, NULL, 10);
-        /* Free SMs that can't make the count: granules are whole, and the SMs left over
-         * from them (4 on an H200) go with rest only. */
-        int a_count = request[strspn(request, "0123456789")] == '\0';
-        if (a_count &&
-            gctx_claim_list(plan->device, NULL, NULL, 0, &count, &usage) == GCTX_SUCCESS &&
-            usage.free_sms >= asked)
-            snprintf(hint, sizeof hint,
-                     "the %u free SMs can't make exactly %u of whole granules: --sms rest takes "
-                     "them all, --round up|down|nearest the nearest count they make; ",
-                     usage.free_sms, asked);
+    run_session_request req;
+    char why[1024];
+    run_session_request_of(job, session->sms, &req);
+    gctx_status s = run_session_claim(&req, session, why, sizeof why);
+    const run_device_plan *plan = &session->plans[session->failed];
+    if (s == GCTX_ERROR_BUSY)
         return greenctx_tool_error(
             job->opts, GREENCTX_EXIT_FAILED, gctx_status_name(s),
-            "%s\n  %s%s%s--wait[=SECONDS] queues for the SMs, --shared runs without a claim (the "
+            "%s\n  %s%s--wait[=SECONDS] queues for the SMs, --shared runs without a claim (the "
             "SMs may then be shared); the program was not started",
-            why, hint,
-            plan->whole ? "`all` claims every SM, so it waits for every other tenant; " : "",
+            why, plan->whole ? "`all` claims every SM, so it waits for every other tenant; " : "",
             job->options.wait ? "waited in vain; " : "");
-    }
     if (s != GCTX_SUCCESS)
         return greenctx_tool_error(job->opts, GREENCTX_EXIT_FAILED, gctx_status_name(s),
                                    "device %d: the SMs could not be claimed: %s\n  the program "
                                    "was not started",
-                                   plan->device, gctx_last_error());
-    gctx_claim_info info = GCTX_CLAIM_INFO_INIT;
-    if (gctx_claim_get_info(*claim, &info) == GCTX_SUCCESS)
-        plan->sm_count = info.sm_count; /* what the program gets, rounding included */
+                                   plan->device, why);
+    warn_without_mps(job, session->plans, session->nb_plans);
     return GREENCTX_EXIT_OK;
 }
 
-int run_take_claims(run_job *job, const char *text, run_device_plan *plans,
-                    unsigned nb_plans, run_claims *claims)
-{
-    memset(claims, 0, sizeof *claims);
-    run_request parsed;
-    char why[256];
-    if (job->options.shared)
-        return GREENCTX_EXIT_OK;
-    if (run_request_parse(text, &parsed, why, sizeof why) != 0) /* checked before: can't fail */
-        return greenctx_tool_error(job->opts, GREENCTX_EXIT_USAGE, "usage", "%s", why);
-    for (unsigned i = 0; i < nb_plans; i++) {
-        gctx_claim *claim = NULL;
-        char token[1024];
-        int rc = take_one(job, run_request_for(&parsed, plans[i].device), &plans[i], &claim);
-        if (rc != GREENCTX_EXIT_OK) {
-            run_drop_claims(claims);
-            return rc;
-        }
-        claims->claims[claims->nb_claims++] = claim;
-        gctx_status s = gctx_claim_export(claim, token, sizeof token);
-        if (s != GCTX_SUCCESS || run_claim_list_add(claims->variable, sizeof claims->variable,
-                                                    plans[i].device, token) != 0) {
-            run_drop_claims(claims);
-            return greenctx_tool_error(job->opts, GREENCTX_EXIT_FAILED, "GCTX_ERROR_REGISTRY",
-                                       "device %d: the claim could not be handed to the program "
-                                       "(%s)",
-                                       plans[i].device,
-                                       s != GCTX_SUCCESS ? gctx_last_error()
-                                                         : "its token holds a comma or is too long");
-        }
-    }
-    warn_without_mps(job, plans, nb_plans);
-    return GREENCTX_EXIT_OK;
-}
-
-const char *run_claim_note(const run_job *job, const run_claims *claims, unsigned i, char *buf,
+const char *run_claim_note(const run_job *job, const run_session *session, unsigned i, char *buf,
                            size_t size)
 {
-    gctx_claim_info info = GCTX_CLAIM_INFO_INIT;
-    char ranges[512];
     if (job->options.shared)
         snprintf(buf, size, " (--shared: not claimed, other tenants may run on the same SMs)");
-    else if (i < claims->nb_claims && gctx_claim_get_info(claims->claims[i], &info) == GCTX_SUCCESS)
-        snprintf(buf, size, " (claimed granules %s)",
-                 text_granule_ranges(info.granules, info.nb_granules, ranges, sizeof ranges));
     else
-        buf[0] = '\0';
+        snprintf(buf, size, " (claimed granules %s)", session->plans[i].granules);
     return buf;
+}
+
+int run_set_environment(const run_job *job, const run_session *session)
+{
+    run_session_request req;
+    run_environment env;
+    run_session_request_of(job, session->sms, &req);
+    int bad = run_session_environment(&req, session, &env);
+    for (unsigned i = 0; i < env.count; i++)
+        bad |= env.value[i] ? setenv(env.name[i], env.value[i], 1) : unsetenv(env.name[i]);
+    if (bad) {
+        fprintf(stderr, "greenctx run: the program's environment could not be set (LD_PRELOAD "
+                        "or the memory limit is too long)\n");
+        return -1;
+    }
+    return 0;
 }

@@ -229,7 +229,7 @@ static int merge(const run_job *job, long pid, const char *text)
     return rc;
 }
 
-int run_with_report(run_job *job, const char *text, run_claims *claims)
+int run_with_report(run_job *job, run_session *session)
 {
     char *dir = job->report_dir;
     const char *slash = strrchr(job->report_path, '/');
@@ -237,29 +237,29 @@ int run_with_report(run_job *job, const char *text, run_claims *claims)
                      (int)(slash - job->report_path), job->report_path);
     if (n < 0 || (size_t)n >= sizeof job->report_dir || !mkdtemp(dir)) {
         int err = n < 0 || (size_t)n >= sizeof job->report_dir ? ENAMETOOLONG : errno;
-        run_drop_claims(claims);
+        run_session_release(session);
         return greenctx_tool_error(job->opts, GREENCTX_EXIT_FAILED, "report",
                                    "the report's directory %s could not be made: %s; the program "
                                    "was not started",
                                    dir, strerror(err));
     }
     pid_t child =
-        run_set_environment(job, text, claims) == 0 ? run_child_start(job->options.command, 0) : -1;
+        run_set_environment(job, session) == 0 ? run_child_start(job->options.command, 0) : -1;
     if (child < 0) {
-        run_drop_claims(claims);
+        run_session_release(session);
         remove_dir(dir);
         return GREENCTX_EXIT_FAILED;
     }
-    int status = 0, waited = run_child_wait_holding(child, &status, claims);
+    int status = 0, waited = run_child_wait_holding(child, &status, session);
     if (waited != 0)
-        run_drop_claims(claims);
-    int merged = waited == 0 ? merge(job, (long)child, text) : -1;
+        run_session_release(session);
+    int merged = waited == 0 ? merge(job, (long)child, session->sms) : -1;
     remove_dir(dir);
     if (waited != 0)
         return GREENCTX_EXIT_FAILED;
     if (merged != 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-        run_drop_claims(claims);
+        run_session_release(session);
         return GREENCTX_EXIT_FAILED;
     }
-    return run_child_end(claims, status);
+    return run_child_end(session, status);
 }

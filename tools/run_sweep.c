@@ -16,10 +16,8 @@
 
 typedef struct sweep_point {
     char request[RUN_MAX_REQUEST];
-    char text[512]; /* GREENCTX_RUN_SMS for this size */
     run_device_plan plan; /* of the first device confined */
-    run_device_plan plans[RUN_MAX_DEVICES]; /* of every device confined, for the claims */
-    unsigned nb_plans;
+    run_session session;  /* of every device confined, for the claims */
     double wall_ms, speedup, efficiency;
     int status; /* the program's exit status; -1 when killed by a signal */
 } sweep_point;
@@ -33,9 +31,9 @@ static double now_ms(void)
 
 /* One run; with --json the program's stdout goes to stderr, so that stdout stays one JSON
  * document. */
-static int run_once(run_job *job, sweep_point *pt, const run_claims *claims)
+static int run_once(run_job *job, sweep_point *pt)
 {
-    if (run_set_environment(job, pt->text, claims) != 0)
+    if (run_set_environment(job, &pt->session) != 0)
         return -1;
     double t0 = now_ms();
     pid_t child = run_child_start(job->options.command, job->options.json);
@@ -192,11 +190,10 @@ static int parse_sizes(run_job *job, sweep_point *pts, unsigned *n)
         sweep_point *pt = &pts[*n];
         memcpy(pt->request, p, len);
         pt->request[len] = '\0';
-        int rc = run_check_request(job, pt->request, pt->text, sizeof pt->text, pt->plans,
-                                   &pt->nb_plans);
+        int rc = run_check_request(job, pt->request, &pt->session);
         if (rc != GREENCTX_EXIT_OK)
             return rc;
-        pt->plan = pt->plans[0];
+        pt->plan = pt->session.plans[0];
         (*n)++;
         if (!p[len])
             return GREENCTX_EXIT_OK;
@@ -222,19 +219,18 @@ static int sweep(run_job *job, sweep_point *pts)
     progress_begin(&progress, "greenctx run --sweep", n);
     for (unsigned i = 0; i < n; i++) {
         /* Each size is claimed for its run, and given back before the next one. */
-        run_claims claims;
         char note[600];
-        if ((rc = run_take_claims(job, pts[i].text, pts[i].plans, pts[i].nb_plans, &claims)) != 0) {
+        if ((rc = run_take_claims(job, &pts[i].session)) != 0) {
             if (svg)
                 fclose(svg);
             return rc;
         }
-        pts[i].plan = pts[i].plans[0];
+        pts[i].plan = pts[i].session.plans[0];
         progress_step(&progress, "%s on %u of %u SMs%s", job->options.command[0],
                             pts[i].plan.sm_count, pts[i].plan.device_sms,
-                            run_claim_note(job, &claims, 0, note, sizeof note));
-        int sig = 0, ran = run_once(job, &pts[i], &claims);
-        run_drop_claims(&claims);
+                            run_claim_note(job, &pts[i].session, 0, note, sizeof note));
+        int sig = 0, ran = run_once(job, &pts[i]);
+        run_session_release(&pts[i].session);
         if (ran != 0 || (sig = run_child_interrupted())) {
             if (svg)
                 fclose(svg);

@@ -1,14 +1,14 @@
 /* `greenctx run`: what its files share. They call one way only: cmd_run.c (options, the
  * preload, exec) calls run_sweep.c (one run per size) and run_report_merge.c (--report), and
- * all three call run_check.c (the request), run_claims.c (the claims), run_environment.c
- * (the program's variables) and run_child.c (the program as a child). */
+ * all three call run_check.c (the request), run_claims.c (the claims and the program's
+ * variables, of common/run_session.h's session) and run_child.c (the program as a child). */
 #ifndef GREENCTX_TOOL_RUN_H
 #define GREENCTX_TOOL_RUN_H
 
 #include <limits.h>
 #include <sys/types.h>
 
-#include "run_request.h"
+#include "run_session.h"
 #include "tool.h"
 
 /* What the command line asked, as cmd_run.c parsed it: one meaning per field, none changed
@@ -43,47 +43,36 @@ typedef struct run_job {
     char report_path[PATH_MAX];  /* --report's file made absolute, once checked ("" before) */
     char report_dir[PATH_MAX];   /* where the processes write their parts, "" until made */
     int warned_without_mps;      /* what sharing a GPU without MPS costs was printed */
+    char command_text[256];      /* the command line as the claims' registry shows it */
 } run_job;
 
 /* ---- run_check.c ---- */
 
+/* The session's request for `sms` (--sms or a sweep's size) and the command line's options. */
+void run_session_request_of(const run_job *job, const char *sms, run_session_request *req);
 /* Checks REQ (GREENCTX_RUN_SMS's grammar, --device applied) on every device it confines: with
  * the planner under --shared, else only its syntax (the claim decides the SMs). On success
- * `text` holds the variable's value and plans[0..*nb_plans-1] each device (sm_count: what it
- * gets; 0 until claimed); else prints why and returns the tool's exit code. */
-int run_check_request(const run_job *job, const char *request, char *text, size_t text_size,
-                      run_device_plan *plans, unsigned *nb_plans);
+ * the session is planned (sm_count: what each device gets; 0 until claimed); else prints why
+ * and returns the tool's exit code. */
+int run_check_request(const run_job *job, const char *request, run_session *session);
 
 /* ---- run_claims.c ---- */
-
-/* The claims of one run: one per confined device, taken before the program starts. */
-typedef struct run_claims {
-    gctx_claim *claims[RUN_MAX_DEVICES]; /* in the order of the plans; NULL with --shared */
-    unsigned nb_claims;
-    char variable[4096]; /* GREENCTX_RUN_CLAIM's value, "" with --shared */
-} run_claims;
 
 /* What a run's environment allows, checked before anything is claimed or started: an MPS
  * active-thread percentage below 100 and --memory without an MPS daemon are refused (exit 2,
  * with the reason). */
 int run_check_mps(const run_job *job);
-/* Claims every planned device's SMs (unless --shared) as `text` (GREENCTX_RUN_SMS's value)
- * asks, queueing with --wait; a full GPU is refused (exit 1) with the holders named. On
- * success each plan's sm_count is the claim's, and what sharing a GPU without MPS costs is
- * printed, once, when another tenant holds SMs there. */
-int run_take_claims(run_job *job, const char *text, run_device_plan *plans, unsigned nb_plans,
-                    run_claims *claims);
+/* Claims every planned device's SMs (unless --shared), queueing with --wait; a full GPU is
+ * refused (exit 1) with the holders named. On success each plan's sm_count is the claim's,
+ * and what sharing a GPU without MPS costs is printed, once, when another tenant holds SMs
+ * there. */
+int run_take_claims(run_job *job, run_session *session);
 /* What the banner adds for plan i: " (claimed granules 0-7)", or --shared's note. */
-const char *run_claim_note(const run_job *job, const run_claims *claims, unsigned i, char *buf,
+const char *run_claim_note(const run_job *job, const run_session *session, unsigned i, char *buf,
                            size_t size);
-/* Gives the claims back (a sweep's, between sizes; a failed exec's). */
-void run_drop_claims(run_claims *claims);
-
-/* ---- run_environment.c ---- */
-
-/* Puts the preload's variables for `text` and `claims` and LD_PRELOAD into this process's
- * environment, for the program about to be started. Returns 0, or -1 after printing why. */
-int run_set_environment(const run_job *job, const char *text, const run_claims *claims);
+/* Puts the session's variables and LD_PRELOAD into this process's environment, for the
+ * program about to be started. Returns 0, or -1 after printing why. */
+int run_set_environment(const run_job *job, const run_session *session);
 
 /* ---- run_sweep.c ---- */
 
@@ -100,7 +89,7 @@ pid_t run_child_start(char **command, int stdout_to_stderr);
 int run_child_wait(pid_t pid, int *status);
 /* run_child_wait for a program that holds claims: says at once (on stderr) when a claim's
  * file is removed from the registry while it runs. */
-int run_child_wait_holding(pid_t pid, int *status, const run_claims *claims);
+int run_child_wait_holding(pid_t pid, int *status, const run_session *session);
 /* The signal (SIGINT, ...) the tool got while it waited for the last child, or 0. */
 int run_child_interrupted(void);
 /* Ends the tool by `sig` (no core dump); returns 128 + sig if it survives it. */
@@ -110,7 +99,7 @@ int run_child_raise(int sig);
 int run_child_exit(int status);
 /* The program ended with status: the claims given back when it exited (released; killed by a
  * signal, they are left to be found stale: "died"), then run_child_exit. */
-int run_child_end(run_claims *claims, int status);
+int run_child_end(run_session *session, int status);
 
 /* ---- run_report_merge.c ---- */
 
@@ -118,11 +107,11 @@ int run_child_end(run_claims *claims, int status);
  * that it can be written (not empty, not a directory, in a directory that exists and is
  * writable). Returns the tool's exit code (GREENCTX_EXIT_USAGE after saying why). */
 int run_report_check(run_job *job);
-/* Runs the program as a child (holding `claims` for it, given back when it ends) with
+/* Runs the program as a child (holding the session's claims for it, given back when it ends) with
  * GREENCTX_RUN_REPORT_DIR set to job->report_dir, made beside the report; merges the parts
  * its processes wrote into the report when it ends, and returns the tool's exit code: the
  * program's, or 1 when it exited 0 but the report is incomplete or could not be written (the
  * report says which processes are missing). */
-int run_with_report(run_job *job, const char *text, run_claims *claims);
+int run_with_report(run_job *job, run_session *session);
 
 #endif

@@ -319,6 +319,7 @@ SIGNATURES = {
     "gctx_claim_guard": (status, [handle, _p(GuardSignals), _p(GuardAdvice)]),
     "gctx_claim_export": (status, [handle, ctypes.c_char_p, c_size_t]),
     "gctx_claim_join": (status, [c_int, ctypes.c_char_p, handle_out]),
+    "gctx_claim_token_descriptor": (status, [ctypes.c_char_p, _p(c_int)]),
     "gctx_mps_get_info": (status, [_p(MpsInfo)]),
 }
 

@@ -1,0 +1,48 @@
+/* One `greenctx run` session, the same in its three rooms: the tool and the Slurm plugin plan
+ * and claim it, then hand it to the program as its environment (run_session_environment);
+ * the preload opens and joins it there. Errors come back as a status and a message in err,
+ * which each room prints its way. */
+#ifndef GREENCTX_COMMON_RUN_SESSION_H
+#define GREENCTX_COMMON_RUN_SESSION_H
+
+#include <sys/types.h>
+
+#include "run_request.h"
+
+/* Parses req->sms and lists the devices it confines in s->plans (their device only).
+ * GCTX_ERROR_NO_DEVICE when the driver shows none or not one the request names. */
+gctx_status run_session_open(const run_session_request *req, run_session *s, char *err,
+                             size_t size);
+/* run_session_open, then what each device gets: with req->shared the planner's split; else
+ * the device's facts, sm_count 0 until the claim says (rest can give a count a split can't,
+ * such as 68 = 64 + the 4 left over on an H200). */
+gctx_status run_session_plan(const run_session_request *req, run_session *s, char *err,
+                             size_t size);
+/* Claims each planned device's SMs (nothing with req->shared) and lists their tokens in
+ * s->claim_list; each plan's sm_count is then its claim's. On a failure what was claimed is
+ * given back, s->failed is the plan that failed and err holds the library's reason (with
+ * GCTX_ERROR_BUSY, what to ask when free SMs can't make the count asked). */
+gctx_status run_session_claim(const run_session_request *req, run_session *s, char *err,
+                              size_t size);
+/* Gives the claims back (a sweep's between sizes, a failed start's). */
+void run_session_release(run_session *s);
+
+/* One device as the program joined the session. */
+typedef struct run_member {
+    run_device_plan plan;
+    gctx_context *context;      /* the green context the program's work runs in */
+    gctx_claim *claim;          /* the claim it is on, or NULL (--shared) */
+    gctx_claim_info claim_info; /* the claim as it was joined (size 0: none) */
+    gctx_stream *probe;         /* the claim's stream: where a fault is seen */
+    int claim_fd;               /* the claim's descriptor at its token's number, or -1: what
+                                   an exec hands on to the program it starts */
+    dev_t claim_dev;            /* the claim file claim_fd was, so that a number the program */
+    ino_t claim_ino;            /* closed and reused is not handed on */
+} run_member;
+
+/* In the program: plan i of an opened session made real, on the claim req->claim_list names
+ * for its device, or without one the planner's split. */
+gctx_status run_session_join(const run_session_request *req, const run_session *s, unsigned i,
+                             run_member *m, char *err, size_t size);
+
+#endif
