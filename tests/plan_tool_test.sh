@@ -136,7 +136,13 @@ every_model)
             sim="$model@$driver"
             if [ $model = l4 ]; then
                 run 1 --sim $sim plan 24 40 rest
-                has "$err" "the groups ask for 64 SMs in all; this device has 58"
+                has "$err" "the groups ask for 64 SMs in all; this device has 58; try plan "
+                # The request it suggests instead is one the device gives.
+                fits=$(sed -n 's/.*; try plan \(.*\) (the counts scaled to fit)$/\1/p' "$err")
+                [ -n "$fits" ] || fail "no request that fits is suggested"
+                # shellcheck disable=SC2086
+                run 0 --sim $sim plan $fits
+                has "$out" "asked"
             else
                 run 0 --sim $sim plan 24 40 rest
             fi
@@ -165,6 +171,10 @@ map_on_sim)
     has "$out" "C  group 2: planned 68 SMs, ran on 68: 64 65 66"
     has "$out" "    64  CCCC CCCC CCCC CCCC"
     has "$out" "shared SMs: none"
+    # Too many SMs asked: the JSON error's one line suggests the counts scaled to fit.
+    run 1 --sim h200 --json map 96:c16 96 rest
+    has "$out" '"message":"the groups ask for 192 SMs in all; this device has 132; try map 64:c16 64 rest (the counts scaled to fit)"'
+    run 0 --sim h200 map 64:c16 64 rest
     ;;
 *)
     echo "unknown case $1"
