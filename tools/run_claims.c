@@ -100,7 +100,7 @@ static int take_one(const run_job *job, const char *text, run_device_plan *plan,
     char request[RUN_MAX_REQUEST], command[256];
     snprintf(request, sizeof request, "%s", text);
     gctx_claim_options options = GCTX_CLAIM_OPTIONS_INIT;
-    options.flags = GCTX_CLAIM_INHERIT | (job->options.wait ? GCTX_CLAIM_WAIT : 0u);
+    options.flags = GCTX_CLAIM_INHERIT;
     options.timeout_ms = job->options.wait_ms;
     if (job->options.round)
         options.rounding = (gctx_rounding)group_syntax_rounding(job->options.round);
@@ -110,6 +110,18 @@ static int take_one(const run_job *job, const char *text, run_device_plan *plan,
     options.target_factor = job->options.target_factor;
     options.command = text_join_words(job->options.command, command, sizeof command);
     gctx_status s = gctx_claim_acquire(plan->device, request, &options, claim);
+    if (s == GCTX_ERROR_BUSY && job->options.wait) {
+        /* Queued, the tool would be silent for as long as the holders keep the SMs. */
+        char bound[32] = "as long as it takes";
+        if (options.timeout_ms >= 0)
+            snprintf(bound, sizeof bound, "up to %d s", (options.timeout_ms + 999) / 1000);
+        fprintf(stderr,
+                "greenctx run: device %d: --sms %s is not free now; waiting for it %s "
+                "(greenctx ps shows the holders; Ctrl-C gives up)\n",
+                plan->device, request, bound);
+        options.flags |= GCTX_CLAIM_WAIT;
+        s = gctx_claim_acquire(plan->device, request, &options, claim);
+    }
     if (s == GCTX_ERROR_BUSY) {
         char why[1024], hint[256] = "";
         snprintf(why, sizeof why, "%s", gctx_last_error());
