@@ -4,10 +4,13 @@ refers to nothing a reader of the repository doesn't have, and every relative li
     python3 tests/docs_check.py SOURCE_DIR
 
 Refused: paths into the project's working notes outside the repository (shared/..., "the
-project's shared notes"), issue numbers of a tracker the reader can't see ("issue 12"), how it
+project's shared notes"), issues of a tracker the reader can't see ("issue 12", "the issue's
+targets", "the brief"), how it
 was built ("the lent machine", "run by the lead"), and temporary paths (/tmp/...) printed into
 committed SVGs. Links: [text](target) with a relative target must name a file or folder of the
-tree, and an #anchor a heading of the Markdown file it names (as GitHub makes them).
+tree, and an #anchor a heading of the Markdown file it names (as GitHub makes them). A file of
+the tree named in the prose (`docs/run.md`, bench/results/bench.txt) must exist too, outside
+code blocks (a command's output file) and but for placeholders (elastic-TRACE.svg).
 """
 import os
 import re
@@ -19,13 +22,19 @@ OUTSIDE = [
      "a path outside the repository"),
     (re.compile(r"shared notes|\bDESIGN\.md\b", re.I),
      "the project's notes, outside the repository"),
-    (re.compile(r"\bissues? #?\d+", re.I), "an issue number of a tracker readers can't see"),
+    (re.compile(r"\bissues? #?\d+|\bthe issue'?s?\b(?! of\b)|\bthe brief\b", re.I),
+     "an issue of a tracker readers can't see"),
     (re.compile(r"\blent machine|\bby the lead\b|nvidia-h200-x\d", re.I),
      "how the project was built, not what it is"),
 ]
 SVG_OUTSIDE = [(re.compile(r"/tmp/"), "a temporary path")]
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 SKIP_DIRS = {".git", "node_modules", "__pycache__"}
+# A path into one of the tree's folders, as prose names files (not <slurm/spank.h>, a system
+# header); a word in capitals in it is a placeholder.
+TREE_PATH = re.compile(r"(?<![\w./<-])((?:docs|bench|tests|tools|scripts|examples|python|sim|src|"
+                       r"include|slurm|preload|common|cmake)/[\w./-]*\w\.[a-z]+)\b")
+PLACEHOLDER = re.compile(r"[A-Z]{3,}")
 
 
 def files(root):
@@ -74,6 +83,13 @@ def link_problem(path, target):
     return None
 
 
+def named_file_problem(root, path, name):
+    if PLACEHOLDER.search(name) or any(os.path.exists(os.path.join(base, name)) for base in
+                                       (root, os.path.dirname(path))):
+        return None
+    return f"{name!r} is no file of the tree"
+
+
 def check(root):
     problems = []
     for path in files(root):
@@ -81,7 +97,14 @@ def check(root):
         with open(path, encoding="utf-8", errors="replace") as f:
             text = f.read()
         rules = SVG_OUTSIDE if path.endswith(".svg") else OUTSIDE
+        fence = False
         for n, line in enumerate(text.splitlines(), 1):
+            fence ^= line.lstrip().startswith("```")
+            if path.endswith(".md") and not fence:
+                for name in TREE_PATH.findall(line):
+                    problem = named_file_problem(root, path, name)
+                    if problem:
+                        problems.append(f"{rel}:{n}: {problem}")
             for pattern, why in rules:
                 m = pattern.search(line)
                 if m:

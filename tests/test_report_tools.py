@@ -68,7 +68,9 @@ def test_docs_check(tmp):
         "README.md": "See [run](docs/run.md#run), [gone](docs/gone.md), [web](https://x.org).\n",
         "docs/run.md": "Measured (`shared/measurements/h200.md`), fixed in issue 12.\n"
                        "Back to [the README](../README.md#top). On the lent machine.\n"
-                       "[Here](#run) and [nowhere](#gone).\n\n# Run\n",
+                       "[Here](#run) and [nowhere](#gone).\n\n# Run\n"
+                       "The issue's targets; see `docs/run.md`, bench/gone.txt, docs/x-TRACE.svg.\n"
+                       "```\ngreenctx bench --svg bench/out.svg\n```\n",
         "docs/chart.svg": "<svg><text>$ greenctx bench --svg /tmp/tmp.x/chart.svg</text></svg>\n",
     }
     for name, text in files.items():
@@ -79,9 +81,13 @@ def test_docs_check(tmp):
                    "docs/run.md:1: 'shared/measurements'", "docs/run.md:1: 'issue 12'",
                    "docs/run.md:2: 'lent machine'", "docs/chart.svg:1: '/tmp/'",
                    "docs/run.md:2: the link '../README.md#top' names no heading there",
-                   "docs/run.md:3: the link '#gone' names no heading there"):
+                   "docs/run.md:3: the link '#gone' names no heading there",
+                   "docs/run.md:6: \"The issue's\"",
+                   "docs/run.md:6: 'bench/gone.txt' is no file of the tree"):
         assert needle in problems, (needle, problems)
-    assert "'#run'" not in problems and "x.org" not in problems, problems
+    # A link out, a file that is there, a placeholder, a command's output file: no problem.
+    for fine in ("'#run'", "x.org", "'docs/run.md'", "TRACE", "bench/out.svg"):
+        assert fine not in problems, (fine, problems)
 
 
 if __name__ == "__main__":
