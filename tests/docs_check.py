@@ -10,7 +10,8 @@ was built ("the lent machine", "run by the lead"), and temporary paths (/tmp/...
 committed SVGs. Links: [text](target) with a relative target must name a file or folder of the
 tree, and an #anchor a heading of the Markdown file it names (as GitHub makes them). A file of
 the tree named in the prose (`docs/run.md`, bench/results/bench.txt) must exist too, outside
-code blocks (a command's output file) and but for placeholders (elastic-TRACE.svg).
+code blocks (a command's output file) and but for placeholders (elastic-TRACE.svg). And the
+first screens a newcomer reads are there (first_screens).
 """
 import os
 import re
@@ -117,8 +118,42 @@ def check(root):
     return problems
 
 
+def first_screens(root):
+    """What a newcomer sees first: the README's first screen (40 lines) has a picture that is
+    in the tree and the table of why greenctx over MPS, MIG and PyTorch's green contexts;
+    BENCHMARKS.md opens with its summary; CHANGELOG.md goes from 0.1.0 to this version."""
+    def head(name, lines=40):
+        path = os.path.join(root, name)
+        if not os.path.exists(path):
+            return None
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read().splitlines()[:lines] if lines else f.read().splitlines()
+    problems = []
+    readme = head("README.md")
+    if readme is not None:
+        pictures = [t for line in readme for t in re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", line)
+                    if t.endswith((".svg", ".png")) and os.path.exists(os.path.join(root, t))]
+        if not pictures:
+            problems.append("README.md: no picture of the tree in its first 40 lines")
+        if not any(all(w in line for w in ("greenctx", "MPS", "MIG", "PyTorch"))
+                   for line in readme if line.startswith("|")):
+            problems.append("README.md: no table of greenctx against MPS, MIG and PyTorch in "
+                            "its first 40 lines")
+    bench = head("BENCHMARKS.md", 10)
+    if bench is not None and "## Summary" not in bench:
+        problems.append("BENCHMARKS.md: does not open with '## Summary'")
+    changes, header = head("CHANGELOG.md", 0), head(os.path.join("include", "greenctx.h"), 0)
+    if changes is not None and header is not None:
+        version = ".".join(re.search(rf"#define GCTX_VERSION_{p} (\d+)", "\n".join(header)).group(1)
+                           for p in ("MAJOR", "MINOR", "PATCH"))
+        for wanted in (version, "0.1.0"):
+            if not any(line.startswith(f"## {wanted} ") for line in changes):
+                problems.append(f"CHANGELOG.md: no '## {wanted}' section")
+    return problems
+
+
 def main(root):
-    problems = check(root)
+    problems = check(root) + first_screens(root)
     for p in problems:
         print(p)
     print(f"docs: {len(problems)} problems" if problems else "docs: they stand alone")

@@ -90,8 +90,28 @@ def test_docs_check(tmp):
         assert fine not in problems, (fine, problems)
 
 
+def test_first_screens(tmp):
+    os.makedirs(os.path.join(tmp, "include"))
+    files = {"README.md": "# x\n![a chart](gone.svg)\n| | greenctx | MPS |\n",
+             "BENCHMARKS.md": "# Benchmarks\n\n## Results\n",
+             "CHANGELOG.md": "## 0.3.0 (today)\n",
+             "include/greenctx.h": "#define GCTX_VERSION_MAJOR 0\n#define GCTX_VERSION_MINOR 4\n"
+                                   "#define GCTX_VERSION_PATCH 1\n"}
+    for name, text in files.items():
+        with open(os.path.join(tmp, name), "w") as f:
+            f.write(text)
+    problems = "\n".join(docs_check.first_screens(tmp))
+    for needle in ("README.md: no picture", "README.md: no table", "BENCHMARKS.md: does not open",
+                   "CHANGELOG.md: no '## 0.4.1' section", "CHANGELOG.md: no '## 0.1.0' section"):
+        assert needle in problems, (needle, problems)
+    with open(os.path.join(tmp, "README.md"), "w") as f:
+        f.write("# x\n![a chart](c.svg)\n| | greenctx | MPS | MIG | PyTorch |\n")
+    open(os.path.join(tmp, "c.svg"), "w").close()
+    assert "README" not in "\n".join(docs_check.first_screens(tmp))
+
+
 if __name__ == "__main__":
-    for test in (test_summary, test_docs_check):
+    for test in (test_summary, test_docs_check, test_first_screens):
         with tempfile.TemporaryDirectory() as tmp:
             test(tmp)
         print("ok", test.__name__)
