@@ -27,6 +27,9 @@ OUTSIDE = [
      "an issue of a tracker readers can't see"),
     (re.compile(r"\blent machine|\bby the lead\b|nvidia-h200-x\d", re.I),
      "how the project was built, not what it is"),
+    (re.compile(r"pip install greenctx(?![\w./*-])"),
+     "greenctx is not on PyPI: a checkout or a wheel is installed"),
+    (re.compile(r"greenctx-\d+\.\d+\.\d+-py3"), "a wheel named with a version that will go stale"),
 ]
 SVG_OUTSIDE = [(re.compile(r"/tmp/"), "a temporary path")]
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
