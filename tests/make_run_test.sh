@@ -22,6 +22,9 @@ for text in "device 0:" "features:" "group  asked" "What the words mean:" "local
     "info --sizes"; do
     grep -qF -- "$text" "$out" || fail "make run's output does not contain '$text'"
 done
+# The build is quiet: no make chatter, no compiler progress (its log is shown only on failure).
+grep -Eq "Entering directory|Leaving directory|^\[ *[0-9]+%\]|Building C object" "$out" &&
+    fail "make run's build is not quiet"
 # The glossary says what the README's caveat says: work outside green contexts still runs there.
 grep -qF "in the primary context, may still run there" "$out" ||
     fail "make run's glossary does not say primary-context work may run on a partition's SMs"
