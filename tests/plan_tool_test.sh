@@ -74,6 +74,10 @@ plan_usage)
     run 2 --sim h200 plan 150%
     run 1 --sim h200 plan 133
     has "$err" "group 0 asks for 133 SMs; this device has 132"
+    # Groups at the smallest size can't be scaled down: the reason alone, the planner's own.
+    run 1 --sim h200 plan 8 8 8 8 8 8 8 8 8 8 8 8 8 8 8 8 8 8
+    [ "$(cat "$err")" = "greenctx plan: the groups ask for 144 SMs in all; this device has 132" ] ||
+        fail "18 groups of 8 are not refused with the reason alone"
     run 2 --sim h200 plan 24,40
     has "$err" "'24,40' is not a GROUP: groups are separate arguments (24 40, not 24,40)"
     run 2 --sim h200 plan 0%

@@ -169,8 +169,10 @@ int tool_split_fail(const greenctx_tool_options *opts, const tool_split_setup *s
 {
     char why[512], fits[256];
     snprintf(why, sizeof why, "%s", gctx_last_error()); /* the tries below overwrite it */
-    if (s != GCTX_ERROR_INSUFFICIENT_SMS || !*why || !scaled_request(st, fits, sizeof fits))
+    if (s != GCTX_ERROR_INSUFFICIENT_SMS || !*why)
         return greenctx_tool_fail(opts, s);
+    if (!scaled_request(st, fits, sizeof fits))
+        return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, gctx_status_name(s), "%s", why);
     return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, gctx_status_name(s),
                                "%s; try %s %s (the counts scaled to fit)", why, opts->command,
                                fits);
