@@ -142,7 +142,7 @@ def first_screens(root):
                    for line in readme if line.startswith("|")):
             problems.append("README.md: no table of greenctx against MPS, MIG and PyTorch in "
                             "its first 40 lines")
-    bench = head("BENCHMARKS.md", 10)
+    bench = head("BENCHMARKS.md", 15)
     if bench is not None and "## Summary" not in bench:
         problems.append("BENCHMARKS.md: does not open with '## Summary'")
     changes, header = head("CHANGELOG.md", 0), head(os.path.join("include", "greenctx.h"), 0)
