@@ -10,8 +10,8 @@ was built ("the lent machine", "run by the lead"), and temporary paths (/tmp/...
 committed SVGs. Links: [text](target) with a relative target must name a file or folder of the
 tree, and an #anchor a heading of the Markdown file it names (as GitHub makes them). A file of
 the tree named in the prose (`docs/run.md`, bench/results/bench.txt) must exist too, outside
-code blocks (a command's output file) and but for placeholders (elastic-TRACE.svg). And the
-first screens a newcomer reads are there (first_screens).
+code blocks (a command's output file) and but for placeholders (elastic-TRACE.svg). No table
+cell is longer than MAX_CELL characters. And the first screens a newcomer reads are there (first_screens).
 """
 import os
 import re
@@ -39,6 +39,9 @@ SKIP_DIRS = {".git", "node_modules", "__pycache__"}
 TREE_PATH = re.compile(r"(?<![\w./<-])((?:docs|bench|tests|tools|scripts|examples|python|sim|src|"
                        r"include|slurm|preload|common|cmake)/[\w./-]*\w\.[a-z]+)\b")
 PLACEHOLDER = re.compile(r"[A-Z]{3,}")
+# A table cell longer than this is a page in a cell: a list reads better (tests/README.md's
+# index of test files, for the project's developers, is left as it is).
+MAX_CELL = 800
 
 
 def files(root):
@@ -104,6 +107,12 @@ def check(root):
         fence = False
         for n, line in enumerate(text.splitlines(), 1):
             fence ^= line.lstrip().startswith("```")
+            if path.endswith(".md") and not fence and line.startswith("|") and \
+                    not rel.startswith("tests" + os.sep):
+                longest = max(len(cell) for cell in line.split("|"))
+                if longest > MAX_CELL:
+                    problems.append(f"{rel}:{n}: a table cell of {longest} characters (at most "
+                                    f"{MAX_CELL}): write it as a list")
             if path.endswith(".md") and not fence:
                 for name in TREE_PATH.findall(line):
                     problem = named_file_problem(root, path, name)
