@@ -104,9 +104,17 @@ def check(root):
         with open(path, encoding="utf-8", errors="replace") as f:
             text = f.read()
         rules = SVG_OUTSIDE if path.endswith(".svg") else OUTSIDE
-        fence = False
+        fence, header = False, 0
         for n, line in enumerate(text.splitlines(), 1):
             fence ^= line.lstrip().startswith("```")
+            # A row of another number of cells than its table's header: a '|' left unescaped
+            # in it (in code too: `a | b` splits the row on GitHub).
+            cells = (len(re.split(r"(?<!\\)\|", line.strip()))
+                     if path.endswith(".md") and line.startswith("|") else 0)
+            header = (header or cells) if cells and not fence else 0
+            if cells and not fence and cells != header:
+                problems.append(f"{rel}:{n}: a table row of {cells - 2} cells under a header of "
+                                f"{header - 2}: escape its '|' as '\\|'")
             if path.endswith(".md") and not fence and line.startswith("|") and \
                     not rel.startswith("tests" + os.sep):
                 longest = max(len(cell) for cell in line.split("|"))

@@ -72,7 +72,8 @@ def test_docs_check(tmp):
                        "The issue's targets; see `docs/run.md`, bench/gone.txt, docs/x-TRACE.svg.\n"
                        "```\ngreenctx bench --svg bench/out.svg\n```\n"
                        "pip install greenctx, or pip install greenctx-0.2.0-py3-none-any.whl\n"
-                       "| a | b |\n| --- | --- |\n| short | " + "long " * 200 + "|\n",
+                       "| a | b |\n| --- | --- |\n| short | " + "long " * 200 + "|\n"
+                       "| `x | y` | z |\n| `x \\| y` | z |\n",
         "docs/chart.svg": "<svg><text>$ greenctx bench --svg /tmp/tmp.x/chart.svg</text></svg>\n",
     }
     for name, text in files.items():
@@ -88,10 +89,11 @@ def test_docs_check(tmp):
                    "docs/run.md:6: 'bench/gone.txt' is no file of the tree",
                    "docs/run.md:10: 'pip install greenctx': greenctx is not on PyPI",
                    "docs/run.md:10: 'greenctx-0.2.0-py3': a wheel named with a version",
-                   "docs/run.md:13: a table cell of 1001 characters"):
+                   "docs/run.md:13: a table cell of 1001 characters",
+                   "docs/run.md:14: a table row of 3 cells under a header of 2"):
         assert needle in problems, (needle, problems)
     # A link out, a file that is there, a placeholder, a command's output file: no problem.
-    for fine in ("'#run'", "x.org", "'docs/run.md'", "TRACE", "bench/out.svg"):
+    for fine in ("'#run'", "x.org", "'docs/run.md'", "TRACE", "bench/out.svg", "run.md:15:"):
         assert fine not in problems, (fine, problems)
 
 
