@@ -6,7 +6,7 @@ puts it inside the package, as `cmake --install` lays it out, under greenctx/_na
                                     minor before 1.0)
     lib/greenctx/libgreenctx_sim.so       the simulated driver (greenctx.simulate, --sim)
     lib/greenctx/libgreenctx_preload.so   what `greenctx run` preloads
-    include/                        greenctx.h, greenctx.hpp, greenctx_sim.h
+    include/                        the headers, as cmake --install lays them out
     share/man/man1/greenctx.1       the man page
     share/bash-completion/completions/greenctx, share/zsh/site-functions/_greenctx
 
@@ -52,9 +52,9 @@ def soname():
 
 
 NATIVE_FILES = ("bin/greenctx", "lib/" + soname(), "lib/greenctx/libgreenctx_sim.so",
-                "lib/greenctx/libgreenctx_preload.so", "include/greenctx.h",
-                "include/greenctx.hpp", "include/greenctx_sim.h", "share/man/man1/greenctx.1",
+                "lib/greenctx/libgreenctx_preload.so", "share/man/man1/greenctx.1",
                 "share/bash-completion/completions/greenctx", "share/zsh/site-functions/_greenctx")
+# Beside them, include/ as CMake installs it: its install rules are the one list of headers.
 # The oldest glibc the wheel runs on: manylinux2014's (CentOS 7), which every cluster
 # distribution still supported has.
 BASELINE_GLIBC = (2, 17)
@@ -86,7 +86,8 @@ def zig_toolchain(work_dir):
 
 def build_native(native_dir, work_dir):
     """Configures, builds and installs the project into work_dir/stage, then copies the
-    NATIVE_FILES into native_dir (files only: a wheel holds no symbolic links). Returns
+    NATIVE_FILES and the installed headers into native_dir (files only: a wheel holds no
+    symbolic links). Returns
     whether zig built them for BASELINE_GLIBC."""
     cmake = shutil.which("cmake")
     if cmake is None:
@@ -109,6 +110,7 @@ def build_native(native_dir, work_dir):
         target = os.path.join(native_dir, rel)
         os.makedirs(os.path.dirname(target), exist_ok=True)
         shutil.copy2(os.path.realpath(os.path.join(stage, rel)), target)
+    shutil.copytree(os.path.join(stage, "include"), os.path.join(native_dir, "include"))
     if toolchain:
         newest = newest_glibc(native_dir)
         if newest > BASELINE_GLIBC:

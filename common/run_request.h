@@ -90,6 +90,8 @@ typedef struct run_session_request {
     const char *device_word;     /* how the room's users name a device: "GPU", NULL: "device" */
     const char *rest_option;     /* how they ask for every free SM ("--sms rest") and for a */
     const char *round_option;    /* rounding ("--round up"): a busy claim's advice */
+    const char *waiting_note;    /* "greenctx run": with GCTX_CLAIM_WAIT, says on stderr when
+                                    --sms queues (the holders may keep the SMs for hours) */
     gctx_claim_options claim;    /* each device's claim (rounding, waiting, label, registry) */
     const char *claim_list;      /* the preload: GREENCTX_RUN_CLAIM to join, or NULL */
     const char *preload, *program_preload; /* LD_PRELOAD: the preload, the program's own after */

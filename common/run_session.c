@@ -168,6 +168,27 @@ static void advise(const run_session_request *req, int device, const char *text,
                  usage.free_sms, asked, req->rest_option, req->round_option);
 }
 
+/* gctx_claim_acquire, first without waiting when the request waits and the room says so. */
+static gctx_status take(const run_session_request *req, int device, const char *text,
+                        gctx_claim **claim)
+{
+    gctx_claim_options options = req->claim;
+    int note = req->waiting_note && (options.flags & GCTX_CLAIM_WAIT);
+    if (note)
+        options.flags &= ~GCTX_CLAIM_WAIT;
+    gctx_status st = gctx_claim_acquire(device, text, &options, claim);
+    if (st != GCTX_ERROR_BUSY || !note)
+        return st;
+    char bound[32] = "as long as it takes";
+    if (options.timeout_ms >= 0)
+        snprintf(bound, sizeof bound, "up to %d s", (options.timeout_ms + 999) / 1000);
+    fprintf(stderr, "%s: device %d: --sms %s is not free now; waiting for it %s (greenctx ps "
+                    "shows the holders; Ctrl-C gives up)\n",
+            req->waiting_note, device, text, bound);
+    options.flags |= GCTX_CLAIM_WAIT;
+    return gctx_claim_acquire(device, text, &options, claim);
+}
+
 gctx_status run_session_claim(const run_session_request *req, run_session *s, char *err,
                               size_t size)
 {
@@ -177,7 +198,7 @@ gctx_status run_session_claim(const run_session_request *req, run_session *s, ch
         gctx_claim *claim = NULL;
         char token[1024];
         gctx_claim_info info = GCTX_CLAIM_INFO_INIT;
-        gctx_status st = gctx_claim_acquire(plan->device, text, &req->claim, &claim);
+        gctx_status st = take(req, plan->device, text, &claim);
         s->failed = i;
         if (st != GCTX_SUCCESS) {
             run_say(err, size, "%s", gctx_last_error());

@@ -1,4 +1,4 @@
-/* What the claims tests (test_claims.c, test_claims_trust.c) share. */
+/* What the claims tests (test_claims.c, test_claims_trust.c, test_claims_gpu.c) share. */
 #ifndef GREENCTX_TEST_CLAIMS_COMMON_H
 #define GREENCTX_TEST_CLAIMS_COMMON_H
 

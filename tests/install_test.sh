@@ -16,14 +16,20 @@ fail() { echo "FAIL: $*"; exit 1; }
 case "$mode" in
 find_package)
     # Installed beside the library: the documents, the simulator's header, the C++ wrapper.
-    for f in share/doc/greenctx/LICENSE share/doc/greenctx/NOTICE include/greenctx.h \
-             include/greenctx.hpp include/greenctx_sim.h share/man/man1/greenctx.1 \
+    # The headers: every one of the source tree's include/ (however the API is split into
+    # headers) and the simulator's.
+    headers=$(for h in "$src"/../../include/*.h* "$src"/../../sim/greenctx_sim.h; do
+        echo "include/${h##*/}"; done)
+    # shellcheck disable=SC2086
+    for f in share/doc/greenctx/LICENSE share/doc/greenctx/NOTICE $headers \
+             share/man/man1/greenctx.1 \
              share/bash-completion/completions/greenctx share/zsh/site-functions/_greenctx; do
         [ -f "$prefix/$f" ] || fail "$f is not installed"
     done
     grep -q "Apache License" "$prefix/share/doc/greenctx/LICENSE" || fail "LICENSE is not Apache-2.0"
     # Every installed artefact a user reads names the licence.
-    for f in include/greenctx.h include/greenctx.hpp include/greenctx_sim.h \
+    # shellcheck disable=SC2086
+    for f in $headers \
              share/man/man1/greenctx.1 "${libdir#$prefix/}/cmake/greenctx/greenctxConfig.cmake"; do
         grep -q "SPDX-License-Identifier: Apache-2.0" "$prefix/$f" || fail "$f names no licence"
     done

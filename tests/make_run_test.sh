@@ -22,6 +22,13 @@ for text in "device 0:" "features:" "group  asked" "What the words mean:" "local
     "info --sizes"; do
     grep -qF -- "$text" "$out" || fail "make run's output does not contain '$text'"
 done
+# The build is quiet: no make chatter, no compiler progress (its log is shown only on failure).
+grep -Eq "Entering directory|Leaving directory|^\[ *[0-9]+%\]|Building C object" "$out" &&
+    fail "make run's build is not quiet"
+# The glossary says what the README's caveat says: work outside green contexts still runs there.
+grep -qF "in the primary context, may still run there" "$out" ||
+    fail "make run's glossary does not say primary-context work may run on a partition's SMs"
+grep -qF "only its own green contexts run on" "$out" && fail "make run's glossary says a partition is exclusive"
 [ -x "$build/tools/greenctx" ] || fail "make run did not build the tool"
 ls "$build"/sim/libgreenctx_sim.so* >/dev/null 2>&1 || fail "make run did not build the simulated driver"
 [ ! -e "$build/tests/test_errors" ] || fail "make run built the tests too"

@@ -74,6 +74,10 @@ plan_usage)
     run 2 --sim h200 plan 150%
     run 1 --sim h200 plan 133
     has "$err" "group 0 asks for 133 SMs; this device has 132"
+    # Groups at the smallest size can't be scaled down: the reason alone, the planner's own.
+    run 1 --sim h200 plan 8 8 8 8 8 8 8 8 8 8 8 8 8 8 8 8 8 8
+    [ "$(cat "$err")" = "greenctx plan: the groups ask for 144 SMs in all; this device has 132" ] ||
+        fail "18 groups of 8 are not refused with the reason alone"
     run 2 --sim h200 plan 24,40
     has "$err" "'24,40' is not a GROUP: groups are separate arguments (24 40, not 24,40)"
     run 2 --sim h200 plan 0%
@@ -136,7 +140,13 @@ every_model)
             sim="$model@$driver"
             if [ $model = l4 ]; then
                 run 1 --sim $sim plan 24 40 rest
-                has "$err" "the groups ask for 64 SMs in all; this device has 58"
+                has "$err" "the groups ask for 64 SMs in all; this device has 58; try plan "
+                # The request it suggests instead is one the device gives.
+                fits=$(sed -n 's/.*; try plan \(.*\) (the counts scaled to fit)$/\1/p' "$err")
+                [ -n "$fits" ] || fail "no request that fits is suggested"
+                # shellcheck disable=SC2086
+                run 0 --sim $sim plan $fits
+                has "$out" "asked"
             else
                 run 0 --sim $sim plan 24 40 rest
             fi
@@ -165,6 +175,10 @@ map_on_sim)
     has "$out" "C  group 2: planned 68 SMs, ran on 68: 64 65 66"
     has "$out" "    64  CCCC CCCC CCCC CCCC"
     has "$out" "shared SMs: none"
+    # Too many SMs asked: the JSON error's one line suggests the counts scaled to fit.
+    run 1 --sim h200 --json map 96:c16 96 rest
+    has "$out" '"message":"the groups ask for 192 SMs in all; this device has 132; try map 64:c16 64 rest (the counts scaled to fit)"'
+    run 0 --sim h200 map 64:c16 64 rest
     ;;
 *)
     echo "unknown case $1"

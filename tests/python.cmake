@@ -42,8 +42,8 @@ if(NOT GREENCTX_TEST_DRIVER STREQUAL "real")
 endif()
 
 # The package's modules import each other in one direction only (no circle), and every
-# public function and method is annotated.
-greenctx_test(python.imports COMMAND ${py_run} test_imports.py test_annotations.py
+# public function and method is annotated; the console script without its tool says how to install.
+greenctx_test(python.imports COMMAND ${py_run} test_imports.py test_annotations.py test_console.py
   LABELS unit python)
 list(APPEND py_tests_registered python.imports)
 

@@ -3,7 +3,7 @@
 # an MPS daemon each case starts and quits itself (tenants_gpu_test.sh), and a claim resized
 # from 16 to 64 SMs while its kernels run (test_claims_gpu.c). include()d after the object
 # tests and the tool's, whose helpers it uses.
-greenctx_object_test_binary(test_claims_gpu test_claims_gpu.c)
+greenctx_object_test_binary(test_claims_gpu test_claims_gpu.c claims_common.c)
 greenctx_driver_test(tenants.gpu.resize COMMAND test_claims_gpu)
 foreach(case bench disjoint)
   greenctx_driver_test(tenants.gpu.${case} LABELS tool

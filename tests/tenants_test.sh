@@ -116,6 +116,8 @@ claims)
     start=$(date +%s)
     run 1 --sim h200 run --sms 64 --wait=1 -- "$probe" noop
     [ $(($(date +%s) - start)) -ge 1 ] || fail "--wait=1 gave up before a second"
+    # and says while it waits how long it may (not a silent second, nor a silent hour).
+    has "$err" "greenctx run: device 0: --sms 64 is not free now; waiting for it up to 1 s"
     # --shared runs on SMs others may hold, and says so.
     run 0 --sim h200 run --sms 64 --shared -- "$probe" confined 64
     has "$err" "--shared: not claimed"
@@ -127,6 +129,7 @@ claims)
     release a
     [ "$released" -eq 0 ] || fail "holder a exited $released"
     wait $waiter || fail "--wait did not run once the SMs were free: $(cat "$work/waiter.out")"
+    has "$work/waiter.out" "waiting for it as long as it takes (greenctx ps shows the holders; Ctrl-C gives up)"
     release b
     [ "$released" -eq 0 ] || fail "holder b exited $released"
     # Where each ran: the reports' SM ids are disjoint, and the claims' granules the ones ps saw.

@@ -2,13 +2,13 @@
  * keeps the caller's work in order, computes the right thing, and the new context really
  * runs on 64 SMs (a full-occupancy kernel takes one wave, not four; and where %smid is not
  * renumbered by MPS, its blocks land on 64 SMs). Skipped (never passed) on the simulated
- * driver, which runs no kernels. Its registry is a directory of its own. */
-#include <ftw.h>
+ * driver, which runs no kernels. Its registry is its ctest entry's runtime directory. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "claims_common.h"
 #include "harness.h"
 #include "raw_calls.h"
 
@@ -107,12 +107,6 @@ static void value_end(const raw_driver *cu, gcu_deviceptr x)
     cu->cuDevicePrimaryCtxRelease(0); /* value_make's */
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
-
 static unsigned context_sms(gctx_context *context)
 {
     gctx_context_info info = GCTX_CONTEXT_INFO_INIT;
@@ -127,10 +121,9 @@ GT_TEST(claim_resized_from_16_to_64_while_kernels_run)
     if (gt_on_sim())
         GT_SKIP("needs a GPU: the simulated driver runs no kernels");
     const raw_driver *cu = gt_raw();
-    char dir[] = "/tmp/greenctx-claims-gpu-XXXXXX";
-    GT_ASSERT(mkdtemp(dir) != NULL);
-    gctx_claim_options options = GCTX_CLAIM_OPTIONS_INIT;
-    options.runtime_dir = dir;
+    const char *dir = fresh_dir("registry"); /* this ctest entry's, emptied */
+    GT_ASSERT(dir != NULL);
+    gctx_claim_options options = options_in(dir);
     gctx_claim *claim = NULL;
     /* Making a green context and its stream waited for the running kernel on the H200 (driver
      * 580: a cold resize took 301 ms behind a 300 ms kernel), so a resize that must not wait
@@ -222,7 +215,7 @@ GT_TEST(claim_resized_from_16_to_64_while_kernels_run)
     unsigned live = 1;
     GT_ASSERT_STATUS(gctx_claim_list(0, dir, NULL, 0, &live, NULL), GCTX_SUCCESS);
     GT_ASSERT_EQ_INT(live, 0);
-    nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+    remove_tree(dir);
 }
 
 /* A release (greenctx run's at the program's exit) gives the SMs back only once the claim's
@@ -237,10 +230,9 @@ GT_TEST(claim_release_waits_for_the_programs_kernels)
     if (gt_on_sim())
         GT_SKIP("needs a GPU: the simulated driver runs no kernels (claims.release_idle)");
     const raw_driver *cu = gt_raw();
-    char dir[] = "/tmp/greenctx-claims-gpu-XXXXXX";
-    GT_ASSERT(mkdtemp(dir) != NULL);
-    gctx_claim_options options = GCTX_CLAIM_OPTIONS_INIT;
-    options.runtime_dir = dir;
+    const char *dir = fresh_dir("registry"); /* this ctest entry's, emptied */
+    GT_ASSERT(dir != NULL);
+    gctx_claim_options options = options_in(dir);
     gctx_claim *claim = NULL;
     gctx_context *context = NULL;
     gctx_stream *program = NULL;
@@ -270,7 +262,7 @@ GT_TEST(claim_release_waits_for_the_programs_kernels)
     value_end(cu, x);
     gctx_stream_release(program);
     gctx_context_release(context);
-    nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+    remove_tree(dir);
 }
 
 static int by_value(const void *a, const void *b)
@@ -300,10 +292,9 @@ GT_TEST(claim_context_and_resize_times)
         return;
     if (gt_on_sim())
         GT_SKIP("needs a GPU: the simulated driver's times mean nothing");
-    char dir[] = "/tmp/greenctx-claims-times-XXXXXX";
-    GT_ASSERT(mkdtemp(dir) != NULL);
-    gctx_claim_options options = GCTX_CLAIM_OPTIONS_INIT;
-    options.runtime_dir = dir;
+    const char *dir = fresh_dir("registry"); /* this ctest entry's, emptied */
+    GT_ASSERT(dir != NULL);
+    gctx_claim_options options = options_in(dir);
     GT_ASSERT_STATUS(gctx_init(), GCTX_SUCCESS);
     /* The device's partition made once, as any program of the library has (the primary
      * context it retains is not a claim's cost). */
@@ -352,5 +343,5 @@ GT_TEST(claim_context_and_resize_times)
     GT_ASSERT(first_ms < 20.0);
     GT_ASSERT(cached_p50 < 500.0);
     GT_ASSERT(resize_p50 < 500.0);
-    nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+    remove_tree(dir);
 }

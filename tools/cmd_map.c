@@ -124,7 +124,7 @@ int greenctx_cmd_map(int argc, char **argv, greenctx_tool_options *opts)
         }
     }
     if (s != GCTX_SUCCESS) {
-        rc = greenctx_tool_fail(opts, s);
+        rc = tool_split_fail(opts, &st, s);
     } else {
         unsigned shared = 0, mismatched = 0;
         for (unsigned id = 0; id < MAX_SM_ID; id++)

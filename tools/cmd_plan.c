@@ -121,7 +121,7 @@ int greenctx_cmd_plan(int argc, char **argv, greenctx_tool_options *opts)
                                                  &st.options, &plan, groups)
                            : GCTX_ERROR_OUT_OF_MEMORY;
     if (s != GCTX_SUCCESS)
-        rc = greenctx_tool_fail(opts, s);
+        rc = tool_split_fail(opts, &st, s);
     else if (opts->json)
         print_json(&st, &plan, groups);
     else

@@ -8,6 +8,7 @@
 #ifndef GREENCTX_TOOL_COMMAND_H
 #define GREENCTX_TOOL_COMMAND_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 #include "greenctx.h"
@@ -39,6 +40,13 @@ typedef struct greenctx_tool_options {
 } greenctx_tool_options;
 
 /* ---- tool_common.c ---- */
+
+/* vsnprintf into buf, cut (when too long) where no UTF-8 character is split. */
+void greenctx_vformat(char *buf, size_t size, const char *fmt, va_list ap)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 0)))
+#endif
+    ;
 
 /* Prints "greenctx CMD: <message>" on stderr and, under --json, the document
  * {"greenctx_version", "schema": "greenctx.error/1", "command": CMD or null, "error":

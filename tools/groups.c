@@ -119,6 +119,65 @@ int tool_split_setup_begin(int argc, char **argv, greenctx_tool_options *opts,
     return rc;
 }
 
+/* The refused request with its counts scaled down, each to a multiple of its unit, until the
+ * planner accepts it (the planner is the judge: no rule of its is repeated here): written as
+ * the user wrote it ("20 32 rest"), or 0 when nothing fits or the groups are percentages. */
+static int scaled_request(const tool_split_setup *st, char *text, size_t size)
+{
+    const group_request *r = &st->request;
+    unsigned long asked = 0;
+    for (unsigned i = 0; i < r->nb_groups; i++)
+        asked += r->groups[i].num_sms;
+    gctx_group *groups = malloc(r->nb_groups * sizeof *groups);
+    gctx_group_plan *plans = malloc(r->nb_groups * sizeof *plans);
+    int found = 0;
+    for (unsigned long total = st->info.sm_count; groups && plans && !r->has_percent && total > 0 &&
+                                                   total < asked && !found;
+         total--) {
+        for (unsigned i = 0; i < r->nb_groups; i++) {
+            groups[i] = r->groups[i];
+            unsigned unit = groups[i].coscheduled_sm_count ? groups[i].coscheduled_sm_count
+                                                           : st->info.coscheduled_alignment;
+            unsigned scaled = (unsigned)(groups[i].num_sms * total / asked);
+            scaled -= unit ? scaled % unit : 0;
+            if (groups[i].num_sms)
+                groups[i].num_sms = scaled > st->info.min_partition_sms ? scaled
+                                                                        : st->info.min_partition_sms;
+        }
+        gctx_split_plan plan = GCTX_SPLIT_PLAN_INIT;
+        found = gctx_partition_plan(st->device, groups, r->nb_groups, &st->options, &plan, plans) ==
+                GCTX_SUCCESS;
+    }
+    size_t used = 0;
+    for (unsigned i = 0; found && i < r->nb_groups; i++) {
+        const char *rest = r->texts[i];
+        char count[16] = "";
+        if (r->groups[i].num_sms) {
+            rest += strspn(rest, "0123456789"); /* the count replaced, its suffix (:c8) kept */
+            snprintf(count, sizeof count, "%u", groups[i].num_sms);
+        }
+        int n = snprintf(text + used, size - used, "%s%s%s", i ? " " : "", count, rest);
+        found = n > 0 && (size_t)n < size - used;
+        used += found ? (size_t)n : 0;
+    }
+    free(groups);
+    free(plans);
+    return found;
+}
+
+int tool_split_fail(const greenctx_tool_options *opts, const tool_split_setup *st, gctx_status s)
+{
+    char why[512], fits[256];
+    snprintf(why, sizeof why, "%s", gctx_last_error()); /* the tries below overwrite it */
+    if (s != GCTX_ERROR_INSUFFICIENT_SMS || !*why)
+        return greenctx_tool_fail(opts, s);
+    if (!scaled_request(st, fits, sizeof fits))
+        return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, gctx_status_name(s), "%s", why);
+    return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, gctx_status_name(s),
+                               "%s; try %s %s (the counts scaled to fit)", why, opts->command,
+                               fits);
+}
+
 void tool_split_setup_end(tool_split_setup *setup)
 {
     gctx_partition_release(setup->device);

@@ -29,6 +29,9 @@ typedef struct tool_split_setup {
 int tool_split_setup_begin(int argc, char **argv, greenctx_tool_options *opts,
                            tool_split_setup *setup);
 void tool_split_setup_end(tool_split_setup *setup);
+/* greenctx_tool_fail for a split the planner refused; when the groups don't fit, the message
+ * also gives the same groups scaled down to counts that do. */
+int tool_split_fail(const greenctx_tool_options *opts, const tool_split_setup *st, gctx_status s);
 /* "granules of 8 SMs, aggregated per group" etc. */
 const char *tool_path_text(gctx_split_path path);
 

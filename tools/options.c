@@ -60,10 +60,8 @@ int greenctx_args_bad(greenctx_args *args, const char *fmt, ...)
     char message[512];
     va_list ap;
     va_start(ap, fmt);
-    int len = vsnprintf(message, sizeof message, fmt, ap);
+    greenctx_vformat(message, sizeof message, fmt, ap);
     va_end(ap);
-    if (len >= (int)sizeof message) /* cut where no character is split */
-        message[json_utf8_prefix(message, sizeof message - 1)] = '\0';
     const char *command = args->opts->command;
     greenctx_tool_error(args->opts, GREENCTX_EXIT_USAGE, "usage", "%s (see greenctx%s%s --help)",
                         message, command ? " " : "", command ? command : "");

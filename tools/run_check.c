@@ -38,6 +38,7 @@ void run_session_request_of(const run_job *job, const char *sms, run_session_req
                                  .shared = o->shared,
                                  .rest_option = "--sms rest",
                                  .round_option = "--round up|down|nearest",
+                                 .waiting_note = "greenctx run",
                                  .preload = job->preload,
                                  .program_preload = job->program_preload,
                                  .report_dir = job->report_dir[0] ? job->report_dir : NULL,

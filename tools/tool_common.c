@@ -9,16 +9,21 @@
 
 #include "tool.h"
 
+void greenctx_vformat(char *buf, size_t size, const char *fmt, va_list ap)
+{
+    int len = vsnprintf(buf, size, fmt, ap);
+    if (len >= (int)size)
+        buf[json_utf8_prefix(buf, size - 1)] = '\0';
+}
+
 int greenctx_tool_error(const greenctx_tool_options *opts, int exit_code, const char *status,
                         const char *fmt, ...)
 {
     char message[2048];
     va_list ap;
     va_start(ap, fmt);
-    int len = vsnprintf(message, sizeof message, fmt, ap);
+    greenctx_vformat(message, sizeof message, fmt, ap);
     va_end(ap);
-    if (len >= (int)sizeof message) /* cut where no character is split */
-        message[json_utf8_prefix(message, sizeof message - 1)] = '\0';
     fprintf(stderr, "greenctx%s%s: %s\n", opts->command ? " " : "",
             opts->command ? opts->command : "", message);
     if (opts->json)

@@ -1,6 +1,7 @@
 """Claims from Python (greenctx.claim, greenctx.claims) on the simulated H200. Each test has
 its own runtime directory (pytest's tmp_path), so no test sees another's claims."""
 import os
+import re
 import time
 
 import pytest
@@ -241,9 +242,16 @@ def test_the_elastic_tenants_example_grows_and_yields(sim, rt):
                            "elastic_tenants.py")
     # 5 s: the latency tenant's 4 s hold two bursts (0.8 s each) even when a loaded machine
     # makes a grow take seconds (one in 2.5 s was seen to fit only one burst under load).
+    # PYTHONUNBUFFERED=1 (set in many CI images): two children writing one shared pipe unbuffered
+    # glue their lines together; the example relays each child's pipe a line at a time.
     r = subprocess.run([sys.executable, example, "--seconds", "5"], capture_output=True,
-                       text=True, timeout=60, env={**os.environ, "GREENCTX_RUNTIME_DIR": rt})
+                       text=True, timeout=60,
+                       env={**os.environ, "GREENCTX_RUNTIME_DIR": rt, "PYTHONUNBUFFERED": "1"})
     assert r.returncode == 0, r.stderr
+    glued = [line for line in r.stdout.splitlines()
+             if not re.fullmatch(r"(latency: grew to \d+ SMs in [\d.]+ ms|"
+                                 r"throughput: \d+ SMs \(the controller allows \d+\))", line)]
+    assert not glued, r.stdout  # each line one tenant's, whole
     grew = [line for line in r.stdout.splitlines() if line.startswith("latency: grew to 64")]
     assert len(grew) >= 2, r.stdout
     throughput = 64 if _planners_granules() else 68  # the 4 left over go with rest only

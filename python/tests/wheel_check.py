@@ -72,6 +72,15 @@ def check_glibc_baseline(wheel, native):
     print(f"{elf} ELF files need glibc {x}.{y} at most, as the tag says")
 
 
+def public_headers():
+    """include/NAME for every header of the source tree's include/ and the simulator's: the
+    headers a user compiles against, whatever they are split into."""
+    root = os.path.join(HERE, "..", "..")
+    found = glob.glob(os.path.join(root, "include", "*.h*")) + [
+        os.path.join(root, "sim", "greenctx_sim.h")]
+    return sorted("include/" + os.path.basename(path) for path in found)
+
+
 def main(wheel_dir, workdir):
     wheels = glob.glob(os.path.join(wheel_dir, "greenctx-*-py3-none-manylinux_*.whl"))
     if len(wheels) != 1:
@@ -95,8 +104,7 @@ def main(wheel_dir, workdir):
                                   "['platlib'])"], env, workdir).strip()
     native = os.path.join(site, "greenctx", "_native")
     check_glibc_baseline(wheel, native)
-    missing = [rel for rel in ("include/greenctx.h", "include/greenctx.hpp",
-                               "include/greenctx_sim.h", "share/man/man1/greenctx.1",
+    missing = [rel for rel in (*public_headers(), "share/man/man1/greenctx.1",
                                "share/bash-completion/completions/greenctx",
                                "share/zsh/site-functions/_greenctx")
                if not os.path.isfile(os.path.join(native, rel))]

@@ -30,6 +30,18 @@ CUgreenCtx make_ctx(gcu_dev_resource *res, unsigned n)
     return g;
 }
 
+void h200_with_16_sms(CUcontext *primary, CUgreenCtx *green, CUcontext *as16)
+{
+    configure("h200", "13000", NULL);
+    D.cuDevicePrimaryCtxRetain(primary, 0);
+    D.cuCtxSetCurrent(*primary);
+    gcu_dev_resource dev = device_resource(0);
+    split_out o;
+    split(&o, &dev, 0, 16, 1);
+    *green = make_ctx(&o.res[0], 1);
+    D.cuCtxFromGreenCtx(as16, *green);
+}
+
 gcu_dev_resource ctx_resource(CUgreenCtx g)
 {
     gcu_dev_resource r;
