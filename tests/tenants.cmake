@@ -7,8 +7,8 @@ foreach(case claims killed ps mps mps_refusals fault sweep closefrom removed cla
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tenants_test.sh ${case} $<TARGET_FILE:greenctx_tool>
             $<TARGET_FILE:run_probe> ${CMAKE_CURRENT_SOURCE_DIR}/fake_mps_control.sh)
 endforeach()
+greenctx_structured_granules(tenants.structured)
 # A shared directory between two users the test makes (root only; skipped otherwise).
 greenctx_test(tenants.shared_users LABELS tool TIMEOUT 120
   ENV ${tool_sim_env} GREENCTX_TEST_SANITIZE=${GREENCTX_SANITIZE}
   COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/shared_registry_test.sh $<TARGET_FILE:greenctx_tool>)
-greenctx_fine_granules(tenants.claims tenants.ps)
