@@ -6,7 +6,8 @@ puts it inside the package, as `cmake --install` lays it out, under greenctx/_na
                                     minor before 1.0)
     lib/greenctx/libgreenctx_sim.so       the simulated driver (greenctx.simulate, --sim)
     lib/greenctx/libgreenctx_preload.so   what `greenctx run` preloads
-    include/                        greenctx.h, greenctx.hpp, greenctx_sim.h
+    include/                        greenctx.h, greenctx_claims.h, greenctx_controller.h,
+                                    greenctx.hpp, greenctx_sim.h
     share/man/man1/greenctx.1       the man page
     share/bash-completion/completions/greenctx, share/zsh/site-functions/_greenctx
 
@@ -53,6 +54,7 @@ def soname():
 
 NATIVE_FILES = ("bin/greenctx", "lib/" + soname(), "lib/greenctx/libgreenctx_sim.so",
                 "lib/greenctx/libgreenctx_preload.so", "include/greenctx.h",
+                "include/greenctx_claims.h", "include/greenctx_controller.h",
                 "include/greenctx.hpp", "include/greenctx_sim.h", "share/man/man1/greenctx.1",
                 "share/bash-completion/completions/greenctx", "share/zsh/site-functions/_greenctx")
 # The oldest glibc the wheel runs on: manylinux2014's (CentOS 7), which every cluster

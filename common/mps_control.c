@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "greenctx.h"
+#include "greenctx_claims.h"
 #include "mps_control.h"
 
 extern char **environ;

@@ -30,6 +30,7 @@
 #else
 
 #include "greenctx.h"
+#include "greenctx_claims.h"
 
 #include <initializer_list>
 #include <optional>

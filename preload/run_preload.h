@@ -37,6 +37,7 @@
 #include <sys/types.h>
 
 #include "greenctx.h"
+#include "greenctx_claims.h"
 #include "run_request.h"
 
 /* The driver ABI of the calls the preload wraps, declared here as cuda.h declares them (the

@@ -15,15 +15,18 @@ libdir=${libdir%/pkgconfig}
 fail() { echo "FAIL: $*"; exit 1; }
 case "$mode" in
 find_package)
-    # Installed beside the library: the documents, the simulator's header, the C++ wrapper.
+    # Installed beside the library: the documents, the three headers of its API, the simulator's
+    # header, the C++ wrapper.
     for f in share/doc/greenctx/LICENSE share/doc/greenctx/NOTICE include/greenctx.h \
-             include/greenctx.hpp include/greenctx_sim.h share/man/man1/greenctx.1 \
+             include/greenctx_claims.h include/greenctx_controller.h include/greenctx.hpp \
+             include/greenctx_sim.h share/man/man1/greenctx.1 \
              share/bash-completion/completions/greenctx share/zsh/site-functions/_greenctx; do
         [ -f "$prefix/$f" ] || fail "$f is not installed"
     done
     grep -q "Apache License" "$prefix/share/doc/greenctx/LICENSE" || fail "LICENSE is not Apache-2.0"
     # Every installed artefact a user reads names the licence.
-    for f in include/greenctx.h include/greenctx.hpp include/greenctx_sim.h \
+    for f in include/greenctx.h include/greenctx_claims.h include/greenctx_controller.h \
+             include/greenctx.hpp include/greenctx_sim.h \
              share/man/man1/greenctx.1 "${libdir#$prefix/}/cmake/greenctx/greenctxConfig.cmake"; do
         grep -q "SPDX-License-Identifier: Apache-2.0" "$prefix/$f" || fail "$f names no licence"
     done

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "greenctx_claims.h"
 #include "harness.h"
 #include "raw_calls.h"
 

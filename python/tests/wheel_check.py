@@ -95,7 +95,8 @@ def main(wheel_dir, workdir):
                                   "['platlib'])"], env, workdir).strip()
     native = os.path.join(site, "greenctx", "_native")
     check_glibc_baseline(wheel, native)
-    missing = [rel for rel in ("include/greenctx.h", "include/greenctx.hpp",
+    missing = [rel for rel in ("include/greenctx.h", "include/greenctx_claims.h",
+                               "include/greenctx_controller.h", "include/greenctx.hpp",
                                "include/greenctx_sim.h", "share/man/man1/greenctx.1",
                                "share/bash-completion/completions/greenctx",
                                "share/zsh/site-functions/_greenctx")
