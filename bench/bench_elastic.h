@@ -16,7 +16,6 @@
 #define GREENCTX_BENCH_ELASTIC_H
 
 #include "bench_chart.h"
-#include "greenctx_controller.h"
 #include "overlap_libs.h"
 
 /* bench/kernels/elastic_kernels.ptx, compiled in (cmake/embed.cmake). */
