@@ -106,13 +106,14 @@
  *   from its table slot (the generation wraps; 2^10 on 32-bit systems).
  *
  * Structs that grow: a struct with a size field (gctx_device_info, gctx_partition_info,
- * gctx_split_options, gctx_split_plan, gctx_context_options, gctx_context_info,
- * gctx_stream_options, gctx_release_failures, gctx_cache_stats) is initialised with its INIT
- * macro, which sets size to the layout the caller was compiled with. The library accepts every
- * layout from the first published one (0.1.0; 0.2.0 for gctx_release_failures and
- * gctx_cache_stats) on: it reads and writes only the first `size` bytes it knows. An input
- * from an older header gets the defaults for the fields it lacks; one from a newer header has the fields this
- * library does not know ignored (check gctx_version() before relying on a newer field). An
+ * gctx_split_options, gctx_split_plan, gctx_context_options, gctx_context_request,
+ * gctx_context_info, gctx_stream_options, gctx_release_failures, gctx_cache_stats) is
+ * initialised with its INIT macro, which sets size to the layout the caller was compiled with.
+ * The library accepts every layout from the first published one (0.1.0; 0.2.0 for
+ * gctx_release_failures and gctx_cache_stats; 0.3.0 for gctx_context_request) on: it reads
+ * and writes only the first `size` bytes it knows. An input from an older header gets the
+ * defaults for the fields it lacks; one from a newer header has the fields this library does
+ * not know ignored (check gctx_version() before relying on a newer field). An
  * output is never written past the caller's size; bytes past the fields this library knows are
  * left as they were. A size below the first layout, or 0, is GCTX_ERROR_INVALID_ARGUMENT naming
  * the INIT macro. Arrays of gctx_group and gctx_group_plan grow through their reserved fields.
@@ -461,37 +462,56 @@ typedef struct gctx_context_options {
 GCTX_API gctx_status gctx_context_create(gctx_partition *partition,
                                          const gctx_context_options *options,
                                          gctx_context **context);
-/* A green context of num_sms SMs of a device (a one-group split of the whole device; the
- * remainder is dropped). The count follows the split rules (strict). Driver 12.4+. Fails as
- * gctx_partition_split and gctx_context_create; GCTX_ERROR_INVALID_ARGUMENT for num_sms 0;
- * GCTX_ERROR_NO_DEVICE for an ordinal out of range. */
+/* What gctx_contexts_create makes, from which SMs. The SMs: partition's, else context's, else
+ * (both NULL) every SM of device. What of them: groups (nb_groups of them, as
+ * gctx_partition_split takes them): a split, one context per group; else num_sms: one context
+ * of that many SMs (a one-group split); else all of them: one context. */
+#define GCTX_CONTEXT_REQUEST_AT_LEAST 0x1u /* num_sms rounded up to the next group size the
+                                              SMs have, or all of them when no group is that
+                                              large (torch's GreenContext.create: 4 -> 8,
+                                              20 -> 24, 130 -> 132 on an H200) */
+typedef struct gctx_context_request {
+    size_t size; /* sizeof(gctx_context_request), set by GCTX_CONTEXT_REQUEST_INIT */
+    gctx_partition *partition;
+    gctx_context *context;
+    int device;
+    const gctx_group *groups;
+    unsigned nb_groups;
+    unsigned num_sms;
+    unsigned flags;                          /* GCTX_CONTEXT_REQUEST_* */
+    const gctx_split_options *split_options; /* the split's rounding; NULL: strict */
+    const gctx_context_options *options;     /* every context's; NULL: the defaults */
+} gctx_context_request;
+#define GCTX_CONTEXT_REQUEST_INIT                                                              \
+    {sizeof(gctx_context_request), NULL, NULL, 0, NULL, 0, 0, 0, NULL, NULL}
+
+/* Makes the green contexts a request asks for, in one call: contexts gets nb_groups of them
+ * (one without groups), on disjoint SMs for a split; remainder, when not NULL, gets a context on
+ * the SMs a split left over, or NULL when none are (always NULL for all the SMs, and for
+ * GCTX_CONTEXT_REQUEST_AT_LEAST given all of them). On failure no context is made and no
+ * output is written. Driver 12.4+. Fails as gctx_partition_split and gctx_context_create;
+ * GCTX_ERROR_INVALID_ARGUMENT, naming the field, for contexts NULL, both partition and context
+ * given, groups without nb_groups or the other way round, both groups and num_sms, unknown
+ * flags, GCTX_CONTEXT_REQUEST_AT_LEAST without num_sms or with split_options, or num_sms above
+ * the SMs' count with it; GCTX_ERROR_NO_DEVICE for a device out of range. */
+GCTX_API gctx_status gctx_contexts_create(const gctx_context_request *request,
+                                          gctx_context **contexts, gctx_context **remainder);
+
+/* The Python API's shapes of gctx_contexts_create (GreenContext.create, .split), kept as they
+ * are: a context of exactly num_sms SMs of a device (strict; the remainder dropped;
+ * GCTX_ERROR_INVALID_ARGUMENT for num_sms 0); the same of at least num_sms
+ * (GCTX_CONTEXT_REQUEST_AT_LEAST); a split of a device, one context per group. */
 GCTX_API gctx_status gctx_context_create_with_sms(int device, unsigned num_sms,
                                                   const gctx_context_options *options,
                                                   gctx_context **context);
-/* Splits a context's SMs into disjoint contexts (torch's GreenContext.split): contexts gets
- * nb_groups; remainder, when not NULL, gets a context on the SMs left over (or NULL when none
- * are left); pass NULL to drop them. Driver 12.4+. Fails as gctx_partition_split and
- * gctx_context_create; on failure no context is made. */
-GCTX_API gctx_status gctx_context_split(gctx_context *context, const gctx_group *groups,
-                                        unsigned nb_groups, const gctx_split_options *split_options,
-                                        const gctx_context_options *options,
-                                        gctx_context **contexts, gctx_context **remainder);
-/* gctx_context_split of a whole device: contexts on disjoint SMs of it, one per group (torch's
- * GreenContext.split), in one call instead of gctx_partition_from_device, gctx_partition_split
- * and a gctx_context_create per group. Fails as those; on failure no context is made. */
+GCTX_API gctx_status gctx_context_create_at_least(int device, unsigned num_sms,
+                                                  const gctx_context_options *options,
+                                                  gctx_context **context);
 GCTX_API gctx_status gctx_context_split_device(int device, const gctx_group *groups,
                                                unsigned nb_groups,
                                                const gctx_split_options *split_options,
                                                const gctx_context_options *options,
                                                gctx_context **contexts, gctx_context **remainder);
-/* A green context of at least num_sms SMs of a device, as torch's GreenContext.create gives
- * it: num_sms rounded up to the next group size the device has, or the whole device when no
- * group is that large (4 -> 8, 20 -> 24, 130 -> 132 on an H200). Driver 12.4+.
- * GCTX_ERROR_INVALID_ARGUMENT for num_sms 0 or above the device's SM count (naming it); fails
- * otherwise as gctx_partition_split and gctx_context_create. */
-GCTX_API gctx_status gctx_context_create_at_least(int device, unsigned num_sms,
-                                                  const gctx_context_options *options,
-                                                  gctx_context **context);
 /* Takes a green context someone else created (PyTorch, cuda.core, another library) without
  * taking ownership: greenctx never destroys it; the caller keeps it alive while the handle
  * lives. Driver 12.4+. GCTX_ERROR_INVALID_ARGUMENT for NULL; GCTX_ERROR_DRIVER when the

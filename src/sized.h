@@ -20,6 +20,7 @@
 #define GCTX__MIN_SPLIT_PLAN GCTX__SIZE_THROUGH(gctx_split_plan, nested)
 #define GCTX__MIN_CONTEXT_OPTIONS                                                              \
     GCTX__SIZE_THROUGH(gctx_context_options, workqueue_concurrency_limit)
+#define GCTX__MIN_CONTEXT_REQUEST GCTX__SIZE_THROUGH(gctx_context_request, options)
 #define GCTX__MIN_CONTEXT_INFO GCTX__SIZE_THROUGH(gctx_context_info, workqueue_concurrency_limit)
 #define GCTX__MIN_STREAM_OPTIONS GCTX__SIZE_THROUGH(gctx_stream_options, blocking)
 #define GCTX__MIN_RELEASE_FAILURES GCTX__SIZE_THROUGH(gctx_release_failures, last_message)
