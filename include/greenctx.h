@@ -136,11 +136,11 @@ extern "C" {
 #endif
 
 /* ======================================================================================== */
-/* The stable API: what a program that splits a GPU needs                                    */
+/* The stable API: what a program that splits a GPU needs                                   */
 /* ======================================================================================== */
 
 /* ---------------------------------------------------------------------------------------- */
-/* Version                                                                                   */
+/* Version                                                                                  */
 
 #define GCTX_VERSION_MAJOR 0
 #define GCTX_VERSION_MINOR 3
@@ -159,7 +159,7 @@ GCTX_API int gctx_version(void);
 GCTX_API const char *gctx_version_string(void);
 
 /* ---------------------------------------------------------------------------------------- */
-/* CUDA handle types, declared as cuda.h declares them (identical typedefs may repeat).      */
+/* CUDA handle types, declared as cuda.h declares them (identical typedefs may repeat).     */
 
 typedef struct CUctx_st *CUcontext;
 typedef struct CUstream_st *CUstream;
@@ -167,7 +167,7 @@ typedef struct CUevent_st *CUevent;
 typedef struct CUgreenCtx_st *CUgreenCtx;
 
 /* ---------------------------------------------------------------------------------------- */
-/* Status codes and errors                                                                   */
+/* Status codes and errors                                                                  */
 
 /* X(NAME, value, description): values are fixed and never reused. */
 #define GCTX_STATUS_MAP(X)                                                                     \
@@ -202,7 +202,7 @@ GCTX_API const char *gctx_last_error(void);
 GCTX_API int gctx_last_cuda_result(void);
 
 /* ---------------------------------------------------------------------------------------- */
-/* Driver                                                                                    */
+/* Driver                                                                                   */
 
 /* Loads the driver and resolves its entry points; idempotent and thread-safe. Every other
  * function does this itself; call it to learn early whether a driver is there. A failed
@@ -242,7 +242,7 @@ GCTX_API const char *gctx_feature_reason(gctx_feature feature);
 GCTX_API const char *gctx_feature_name(gctx_feature feature);
 
 /* ---------------------------------------------------------------------------------------- */
-/* Devices                                                                                   */
+/* Devices                                                                                  */
 
 /* The number of CUDA devices; 0 when the driver loads but finds none. Fails as gctx_init. */
 GCTX_API gctx_status gctx_device_count(int *count);
@@ -278,7 +278,7 @@ GCTX_API gctx_status gctx_device_uuid(int device, char *uuid, size_t size);
 GCTX_API gctx_status gctx_device_pci_bus_id(int device, char *bus_id, size_t size);
 
 /* ---------------------------------------------------------------------------------------- */
-/* SM partitions                                                                             */
+/* SM partitions                                                                            */
 
 /* A set of SMs on one device that green contexts can be made from: the whole device, one
  * group of a split, a split's remainder, or the SMs of a green context. Immutable. */
@@ -427,7 +427,7 @@ GCTX_API gctx_status gctx_partition_relation(const gctx_partition *a, const gctx
                                              gctx_relation *relation);
 
 /* ---------------------------------------------------------------------------------------- */
-/* Green contexts                                                                            */
+/* Green contexts                                                                           */
 
 /* A green context: a CUDA context whose work runs only on one partition's SMs. It keeps the
  * partition it was made from alive. Work in the primary context (ordinary streams) still runs
@@ -458,10 +458,11 @@ typedef struct gctx_context_options {
  * made from one partition; they share its SMs. GCTX_ERROR_INVALID_ARGUMENT for a
  * workqueue_scope that is no gctx_workqueue_scope value, or unknown flags. The driver context
  * may come from the context cache (below): one an earlier context of the same SMs and options
- * left there. */
+ * left there. (gctx_contexts_create with the partition alone in its request.) */
 GCTX_API gctx_status gctx_context_create(gctx_partition *partition,
                                          const gctx_context_options *options,
                                          gctx_context **context);
+
 /* What gctx_contexts_create makes, from which SMs. The SMs: partition's, else context's, else
  * (both NULL) every SM of device. What of them: groups (nb_groups of them, as
  * gctx_partition_split takes them): a split, one context per group; else num_sms: one context
@@ -472,12 +473,12 @@ GCTX_API gctx_status gctx_context_create(gctx_partition *partition,
                                               20 -> 24, 130 -> 132 on an H200) */
 typedef struct gctx_context_request {
     size_t size; /* sizeof(gctx_context_request), set by GCTX_CONTEXT_REQUEST_INIT */
-    gctx_partition *partition;
-    gctx_context *context;
-    int device;
-    const gctx_group *groups;
+    gctx_partition *partition;               /* the SMs: this partition's, */
+    gctx_context *context;                   /* else this context's, */
+    int device;                              /* else every SM of this device */
+    const gctx_group *groups;                /* what of them: a split into these groups, */
     unsigned nb_groups;
-    unsigned num_sms;
+    unsigned num_sms;                        /* else one context of num_sms, else all */
     unsigned flags;                          /* GCTX_CONTEXT_REQUEST_* */
     const gctx_split_options *split_options; /* the split's rounding; NULL: strict */
     const gctx_context_options *options;     /* every context's; NULL: the defaults */
@@ -556,7 +557,7 @@ GCTX_API gctx_status gctx_context_relation(const gctx_context *a, const gctx_con
 GCTX_API gctx_status gctx_device_get_max_workqueue_concurrency(int device, unsigned *limit);
 
 /* ---------------------------------------------------------------------------------------- */
-/* Streams and events                                                                        */
+/* Streams and events                                                                       */
 
 /* A stream whose work runs on a context's SMs. Green-context streams are non-blocking: they
  * never synchronise with the legacy default stream. A stream keeps its context alive; its
@@ -615,11 +616,11 @@ GCTX_API gctx_status gctx_context_wait_event(gctx_context *context, gctx_event *
 GCTX_API gctx_status gctx_event_synchronize(gctx_event *event);
 
 /* ======================================================================================== */
-/* The rest: the context cache, the current context, layouts, where work runs, releases   */
+/* The rest: the context cache, the current context, layouts, where work runs, releases     */
 /* ======================================================================================== */
 
 /* ---------------------------------------------------------------------------------------- */
-/* The context cache                                                                         */
+/* The context cache                                                                        */
 
 /* Destroying a green context leaves device memory charged to the device's primary context
  * until that is reset (no cudart or PyTorch program ever resets it), and making one costs
@@ -674,7 +675,7 @@ GCTX_API gctx_status gctx_cache_trim(int device);
 GCTX_API gctx_status gctx_cache_get_stats(int device, gctx_cache_stats *stats);
 
 /* ---------------------------------------------------------------------------------------- */
-/* The calling thread's current context                                                      */
+/* The calling thread's current context                                                     */
 
 /* Some libraries change the calling thread's current CUDA context and leave it so: NCCL's
  * communicator init makes each device's primary context current, as cudart's cudaSetDevice
@@ -709,7 +710,7 @@ GCTX_API gctx_status gctx_current_context_restore(CUcontext saved, int *changed)
 GCTX_API gctx_status gctx_current_sm_count(unsigned *count);
 
 /* ---------------------------------------------------------------------------------------- */
-/* Layouts: re-partitioning without making driver objects                                    */
+/* Layouts: re-partitioning without making driver objects                                   */
 
 /* Alternative partitionings of one device, made up front: layout l splits the device's SMs into
  * nb_parts partitions, each with a green context, a stream and an event. Switching the work from
@@ -766,7 +767,7 @@ GCTX_API gctx_status gctx_layouts_get(const gctx_layouts *layouts, unsigned layo
 GCTX_API gctx_status gctx_layouts_get_active(gctx_layouts *layouts, unsigned *index);
 
 /* ---------------------------------------------------------------------------------------- */
-/* Seeing where work runs                                                                    */
+/* Seeing where work runs                                                                   */
 
 /* Runs a small kernel (shipped as PTX, no toolkit needed) with enough blocks to reach every
  * SM the stream may use, and reports the physical SM ids (%smid) its blocks ran on, sorted.
@@ -778,7 +779,7 @@ GCTX_API gctx_status gctx_stream_observe_sms(gctx_stream *stream, unsigned *sm_i
                                              unsigned capacity, unsigned *count);
 
 /* ---------------------------------------------------------------------------------------- */
-/* Failed releases                                                                           */
+/* Failed releases                                                                          */
 
 /* A release cannot fail, but the driver calls it makes can (cuEventDestroy, cuStreamDestroy,
  * cuGreenCtxDestroy, cuDevicePrimaryCtxRelease, cuModuleUnload / cuMemFree of the kernel

@@ -23,7 +23,7 @@ extern "C" {
 /* ======================================================================================== */
 
 /* ---------------------------------------------------------------------------------------- */
-/* Tenants: SM claims across processes                                                       */
+/* Tenants: SM claims across processes                                                      */
 
 /* A claim is a set of a device's SMs that one process (a tenant) holds, so that tenants on one
  * GPU never build green contexts on the same SMs. SMs are handed out in the device's canonical
@@ -297,7 +297,7 @@ typedef struct gctx_mps_info {
 GCTX_API gctx_status gctx_mps_get_info(gctx_mps_info *info);
 
 /* ======================================================================================== */
-/* Beyond the stable API: elastic claims, faults, the guard                                 */
+/* The rest: elastic claims, faults, the guard                                              */
 /* ======================================================================================== */
 
 /* ---------------------------------------------------------------------------------------- */

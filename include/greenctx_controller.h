@@ -19,7 +19,7 @@ extern "C" {
 #endif
 
 /* ---------------------------------------------------------------------------------------- */
-/* Elastic partitions: a controller that sizes partitions as load changes                    */
+/* Elastic partitions: a controller that sizes partitions as load changes                   */
 
 /* A static split must be sized for the latency workload's peak, so SMs sit idle that a
  * throughput workload could use. The controller decides, each step or each interval, which
