@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "bench_elastic.h"
+#include "greenctx_controller.h"
 
 #define CAL_REPS 7
 #define QUICK_CAL_REPS 3

@@ -19,6 +19,8 @@
 #include "bench_elastic.h"
 #include "bench_tenants.h"
 #include "bench_commands.h"
+#include "greenctx_claims.h"
+#include "greenctx_controller.h"
 
 #define GROW_TIMEOUT_MS 5000
 #define REGROW_EVERY_NS 20000000LL /* the prefill tenant tries to grow back every 20 ms */

@@ -4,6 +4,7 @@
 #define GREENCTX_BENCH_LANE_H
 
 #include "bench_kernels.h"
+#include "greenctx_claims.h"
 
 enum { BENCH_PRIORITY_NORMAL = 0, BENCH_PRIORITY_HIGH = 1, BENCH_PRIORITY_LOW = 2 };
 

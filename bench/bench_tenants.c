@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "bench_tenants.h"
+#include "greenctx_claims.h"
 
 #define DURATION_MS 3000
 #define QUICK_DURATION_MS 1000

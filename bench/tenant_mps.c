@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "bench_tenants.h"
+#include "greenctx_claims.h"
 #include "mps_control.h"
 
 #define MAX_WATCHED 8

@@ -17,6 +17,7 @@
 #include "bench_commands.h"
 #include "bench_hog.h"
 #include "bench_tenants.h"
+#include "greenctx_claims.h"
 
 #define VICTIM_WARMUPS 20
 #define VICTIM_SETTLE 5

@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "greenctx.h"
+#include "greenctx_claims.h"
 #include "mps_control.h"
 
 extern char **environ;

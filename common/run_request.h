@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "greenctx.h"
+#include "greenctx_claims.h"
 
 #define GREENCTX_RUN_VAR_PREFIX "GREENCTX_RUN_"
 #define GREENCTX_RUN_SMS "GREENCTX_RUN_SMS"

@@ -6,9 +6,12 @@
  * greenctx: carve a CUDA GPU's streaming multiprocessors (SMs) into disjoint partitions with
  * the driver's green contexts, and run work on them.
  *
- * This one header is the whole public API. It needs no CUDA header: the four CUDA handle
- * types that cross the API are declared here exactly as cuda.h declares them, so this file
- * may be included before or after <cuda.h>, or without it.
+ * This header is the core: devices, partitions and their splits, green contexts, streams,
+ * events, the context cache and layouts. Two more headers of the same library build on it:
+ * greenctx_claims.h (tenancy: SMs held across processes, the claims registry, MPS) and
+ * greenctx_controller.h (policy: the elastic controller). It needs no CUDA header: the four
+ * CUDA handle types that cross the API are declared here exactly as cuda.h declares them, so
+ * this file may be included before or after <cuda.h>, or without it.
  *
  * Example: two disjoint partitions of 24 and 40 SMs, a green context and a stream on the first,
  * a kernel launched there through the raw stream, and everything released (error handling
@@ -69,8 +72,8 @@
  *   (but gctx_current_context_restore, whose job it is).
  * - A call that fails leaves nothing behind: what it made before the failure is undone.
  * - After a fault the process's CUDA state is lost, on every context: green contexts split
- *   SMs, not fault domains (an illegal address on one green context of an H200 made every
- *   context of the process fail with 700). From the first call that meets a sticky CUresult
+ *   SMs, not fault domains (an illegal address on one green context fails every context of
+ *   the process with 700). From the first call that meets a sticky CUresult
  *   (700, 702, 710, 714 to 719, 721), every call that uses the driver fails with it
  *   (GCTX_ERROR_DRIVER, gctx_last_cuda_result() that CUresult, the message saying the process
  *   must restart); a cached context or drained stream is checked before it is handed out
@@ -103,13 +106,14 @@
  *   from its table slot (the generation wraps; 2^10 on 32-bit systems).
  *
  * Structs that grow: a struct with a size field (gctx_device_info, gctx_partition_info,
- * gctx_split_options, gctx_split_plan, gctx_context_options, gctx_context_info,
- * gctx_stream_options, gctx_release_failures, gctx_cache_stats) is initialised with its INIT
- * macro, which sets size to the layout the caller was compiled with. The library accepts every
- * layout from the first published one (0.1.0; 0.2.0 for gctx_release_failures and
- * gctx_cache_stats) on: it reads and writes only the first `size` bytes it knows. An input
- * from an older header gets the defaults for the fields it lacks; one from a newer header has the fields this
- * library does not know ignored (check gctx_version() before relying on a newer field). An
+ * gctx_split_options, gctx_split_plan, gctx_context_options, gctx_context_request,
+ * gctx_context_info, gctx_stream_options, gctx_release_failures, gctx_cache_stats) is
+ * initialised with its INIT macro, which sets size to the layout the caller was compiled with.
+ * The library accepts every layout from the first published one (0.1.0; 0.2.0 for
+ * gctx_release_failures and gctx_cache_stats; 0.3.0 for gctx_context_request) on: it reads
+ * and writes only the first `size` bytes it knows. An input from an older header gets the
+ * defaults for the fields it lacks; one from a newer header has the fields this library does
+ * not know ignored (check gctx_version() before relying on a newer field). An
  * output is never written past the caller's size; bytes past the fields this library knows are
  * left as they were. A size below the first layout, or 0, is GCTX_ERROR_INVALID_ARGUMENT naming
  * the INIT macro. Arrays of gctx_group and gctx_group_plan grow through their reserved fields.
@@ -131,8 +135,12 @@ extern "C" {
 #define GCTX_API
 #endif
 
+/* ======================================================================================== */
+/* The stable API: what a program that splits a GPU needs                                   */
+/* ======================================================================================== */
+
 /* ---------------------------------------------------------------------------------------- */
-/* Version                                                                                   */
+/* Version                                                                                  */
 
 #define GCTX_VERSION_MAJOR 0
 #define GCTX_VERSION_MINOR 3
@@ -151,7 +159,7 @@ GCTX_API int gctx_version(void);
 GCTX_API const char *gctx_version_string(void);
 
 /* ---------------------------------------------------------------------------------------- */
-/* CUDA handle types, declared as cuda.h declares them (identical typedefs may repeat).      */
+/* CUDA handle types, declared as cuda.h declares them (identical typedefs may repeat).     */
 
 typedef struct CUctx_st *CUcontext;
 typedef struct CUstream_st *CUstream;
@@ -159,7 +167,7 @@ typedef struct CUevent_st *CUevent;
 typedef struct CUgreenCtx_st *CUgreenCtx;
 
 /* ---------------------------------------------------------------------------------------- */
-/* Status codes and errors                                                                   */
+/* Status codes and errors                                                                  */
 
 /* X(NAME, value, description): values are fixed and never reused. */
 #define GCTX_STATUS_MAP(X)                                                                     \
@@ -194,7 +202,7 @@ GCTX_API const char *gctx_last_error(void);
 GCTX_API int gctx_last_cuda_result(void);
 
 /* ---------------------------------------------------------------------------------------- */
-/* Driver                                                                                    */
+/* Driver                                                                                   */
 
 /* Loads the driver and resolves its entry points; idempotent and thread-safe. Every other
  * function does this itself; call it to learn early whether a driver is there. A failed
@@ -234,7 +242,7 @@ GCTX_API const char *gctx_feature_reason(gctx_feature feature);
 GCTX_API const char *gctx_feature_name(gctx_feature feature);
 
 /* ---------------------------------------------------------------------------------------- */
-/* Devices                                                                                   */
+/* Devices                                                                                  */
 
 /* The number of CUDA devices; 0 when the driver loads but finds none. Fails as gctx_init. */
 GCTX_API gctx_status gctx_device_count(int *count);
@@ -270,7 +278,7 @@ GCTX_API gctx_status gctx_device_uuid(int device, char *uuid, size_t size);
 GCTX_API gctx_status gctx_device_pci_bus_id(int device, char *bus_id, size_t size);
 
 /* ---------------------------------------------------------------------------------------- */
-/* SM partitions                                                                             */
+/* SM partitions                                                                            */
 
 /* A set of SMs on one device that green contexts can be made from: the whole device, one
  * group of a split, a split's remainder, or the SMs of a green context. Immutable. */
@@ -418,9 +426,8 @@ typedef enum gctx_relation {
 GCTX_API gctx_status gctx_partition_relation(const gctx_partition *a, const gctx_partition *b,
                                              gctx_relation *relation);
 
-
 /* ---------------------------------------------------------------------------------------- */
-/* Green contexts                                                                            */
+/* Green contexts                                                                           */
 
 /* A green context: a CUDA context whose work runs only on one partition's SMs. It keeps the
  * partition it was made from alive. Work in the primary context (ordinary streams) still runs
@@ -451,41 +458,61 @@ typedef struct gctx_context_options {
  * made from one partition; they share its SMs. GCTX_ERROR_INVALID_ARGUMENT for a
  * workqueue_scope that is no gctx_workqueue_scope value, or unknown flags. The driver context
  * may come from the context cache (below): one an earlier context of the same SMs and options
- * left there. */
+ * left there. (gctx_contexts_create with the partition alone in its request.) */
 GCTX_API gctx_status gctx_context_create(gctx_partition *partition,
                                          const gctx_context_options *options,
                                          gctx_context **context);
-/* A green context of num_sms SMs of a device (a one-group split of the whole device; the
- * remainder is dropped). The count follows the split rules (strict). Driver 12.4+. Fails as
- * gctx_partition_split and gctx_context_create; GCTX_ERROR_INVALID_ARGUMENT for num_sms 0;
- * GCTX_ERROR_NO_DEVICE for an ordinal out of range. */
+
+/* What gctx_contexts_create makes, from which SMs. The SMs: partition's, else context's, else
+ * (both NULL) every SM of device. What of them: groups (nb_groups of them, as
+ * gctx_partition_split takes them): a split, one context per group; else num_sms: one context
+ * of that many SMs (a one-group split); else all of them: one context. */
+#define GCTX_CONTEXT_REQUEST_AT_LEAST 0x1u /* num_sms rounded up to the next group size the
+                                              SMs have, or all of them when no group is that
+                                              large (torch's GreenContext.create: 4 -> 8,
+                                              20 -> 24, 130 -> 132 on an H200) */
+typedef struct gctx_context_request {
+    size_t size; /* sizeof(gctx_context_request), set by GCTX_CONTEXT_REQUEST_INIT */
+    gctx_partition *partition;               /* the SMs: this partition's, */
+    gctx_context *context;                   /* else this context's, */
+    int device;                              /* else every SM of this device */
+    const gctx_group *groups;                /* what of them: a split into these groups, */
+    unsigned nb_groups;
+    unsigned num_sms;                        /* else one context of num_sms, else all */
+    unsigned flags;                          /* GCTX_CONTEXT_REQUEST_* */
+    const gctx_split_options *split_options; /* the split's rounding; NULL: strict */
+    const gctx_context_options *options;     /* every context's; NULL: the defaults */
+} gctx_context_request;
+#define GCTX_CONTEXT_REQUEST_INIT                                                              \
+    {sizeof(gctx_context_request), NULL, NULL, 0, NULL, 0, 0, 0, NULL, NULL}
+
+/* Makes the green contexts a request asks for, in one call: contexts gets nb_groups of them
+ * (one without groups), on disjoint SMs for a split; remainder, when not NULL, gets a context on
+ * the SMs a split left over, or NULL when none are (always NULL for all the SMs, and for
+ * GCTX_CONTEXT_REQUEST_AT_LEAST given all of them). On failure no context is made and no
+ * output is written. Driver 12.4+. Fails as gctx_partition_split and gctx_context_create;
+ * GCTX_ERROR_INVALID_ARGUMENT, naming the field, for contexts NULL, both partition and context
+ * given, groups without nb_groups or the other way round, both groups and num_sms, unknown
+ * flags, GCTX_CONTEXT_REQUEST_AT_LEAST without num_sms or with split_options, or num_sms above
+ * the SMs' count with it; GCTX_ERROR_NO_DEVICE for a device out of range. */
+GCTX_API gctx_status gctx_contexts_create(const gctx_context_request *request,
+                                          gctx_context **contexts, gctx_context **remainder);
+
+/* The Python API's shapes of gctx_contexts_create (GreenContext.create, .split), kept as they
+ * are: a context of exactly num_sms SMs of a device (strict; the remainder dropped;
+ * GCTX_ERROR_INVALID_ARGUMENT for num_sms 0); the same of at least num_sms
+ * (GCTX_CONTEXT_REQUEST_AT_LEAST); a split of a device, one context per group. */
 GCTX_API gctx_status gctx_context_create_with_sms(int device, unsigned num_sms,
                                                   const gctx_context_options *options,
                                                   gctx_context **context);
-/* Splits a context's SMs into disjoint contexts (torch's GreenContext.split): contexts gets
- * nb_groups; remainder, when not NULL, gets a context on the SMs left over (or NULL when none
- * are left); pass NULL to drop them. Driver 12.4+. Fails as gctx_partition_split and
- * gctx_context_create; on failure no context is made. */
-GCTX_API gctx_status gctx_context_split(gctx_context *context, const gctx_group *groups,
-                                        unsigned nb_groups, const gctx_split_options *split_options,
-                                        const gctx_context_options *options,
-                                        gctx_context **contexts, gctx_context **remainder);
-/* gctx_context_split of a whole device: contexts on disjoint SMs of it, one per group (torch's
- * GreenContext.split), in one call instead of gctx_partition_from_device, gctx_partition_split
- * and a gctx_context_create per group. Fails as those; on failure no context is made. */
+GCTX_API gctx_status gctx_context_create_at_least(int device, unsigned num_sms,
+                                                  const gctx_context_options *options,
+                                                  gctx_context **context);
 GCTX_API gctx_status gctx_context_split_device(int device, const gctx_group *groups,
                                                unsigned nb_groups,
                                                const gctx_split_options *split_options,
                                                const gctx_context_options *options,
                                                gctx_context **contexts, gctx_context **remainder);
-/* A green context of at least num_sms SMs of a device, as torch's GreenContext.create gives
- * it: num_sms rounded up to the next group size the device has, or the whole device when no
- * group is that large (4 -> 8, 20 -> 24, 130 -> 132 on an H200). Driver 12.4+.
- * GCTX_ERROR_INVALID_ARGUMENT for num_sms 0 or above the device's SM count (naming it); fails
- * otherwise as gctx_partition_split and gctx_context_create. */
-GCTX_API gctx_status gctx_context_create_at_least(int device, unsigned num_sms,
-                                                  const gctx_context_options *options,
-                                                  gctx_context **context);
 /* Takes a green context someone else created (PyTorch, cuda.core, another library) without
  * taking ownership: greenctx never destroys it; the caller keeps it alive while the handle
  * lives. Driver 12.4+. GCTX_ERROR_INVALID_ARGUMENT for NULL; GCTX_ERROR_DRIVER when the
@@ -530,62 +557,7 @@ GCTX_API gctx_status gctx_context_relation(const gctx_context *a, const gctx_con
 GCTX_API gctx_status gctx_device_get_max_workqueue_concurrency(int device, unsigned *limit);
 
 /* ---------------------------------------------------------------------------------------- */
-/* The context cache                                                                         */
-
-/* Destroying a green context leaves device memory charged to the device's primary context
- * until that is reset (4 MiB per context on an H200 with driver 13.0; no cudart or PyTorch
- * program ever resets it), and making one takes 1-2 ms. So when the last reference to a
- * context greenctx made goes (its streams released, which drains them), greenctx keeps the
- * driver context, and hands it back to the next context made on the same device for the same
- * SMs with the same options: identified by the bytes of the SM resources the driver is given
- * (a split is deterministic), so a hit always runs on exactly the SMs the request would get.
- * The same SMs reached through another split is a miss. Adopted contexts, and contexts made
- * from an adopted context's SMs, are never cached.
- *
- * Per device, at most `limit` idle contexts are kept (16 unless GREENCTX_CONTEXT_CACHE says
- * otherwise); the least recently released is destroyed first. Eviction (over the limit,
- * gctx_cache_set_limit, gctx_cache_trim) is the only place a cached context is destroyed, so
- * the limit also bounds the device memory the driver holds for them (about 5 MiB each).
- * Environment: GREENCTX_CONTEXT_CACHE=0 turns the cache off; a number N sets the initial
- * limit of every device; anything else (set but empty included) makes context creation fail
- * with GCTX_ERROR_INVALID_ARGUMENT naming the variable.
- *
- * What a cached context carries over: whatever was left in the driver context. Modules loaded
- * while it was current stay loaded, memory allocated in it stays allocated, its CUcontext,
- * CUgreenCtx and id (gctx_context_info.id) are the same as before, and streams made on its raw
- * handles outside greenctx live on. Its greenctx streams and events were released first (they
- * held the context); up to 4 of its streams, drained, stay with it and are handed to its next
- * streams of the same priority, so a new gctx_stream may have the CUstream value an earlier
- * one had (a raw CUstream kept after its gctx_stream was released may name a stream in use
- * again). A program that needs a context with nothing left in
- * it asks for one with GCTX_CONTEXT_FRESH in gctx_context_options.flags, or empties the cache
- * with gctx_cache_trim. Trim before cuDevicePrimaryCtxReset. At exit the driver frees what is
- * still cached. */
-
-typedef struct gctx_cache_stats {
-    size_t size;                  /* set by the caller: sizeof(gctx_cache_stats) */
-    unsigned long long hits;      /* contexts made from a cached driver context */
-    unsigned long long misses;    /* contexts the cache had nothing for (while on) */
-    unsigned long long evictions; /* cached contexts destroyed: limit, set_limit, trim */
-    unsigned cached;              /* idle driver contexts kept now */
-    unsigned live;                /* contexts greenctx made that are in use now */
-    unsigned limit;               /* the device's limit; 0: the cache is off */
-} gctx_cache_stats;
-#define GCTX_CACHE_STATS_INIT {sizeof(gctx_cache_stats), 0, 0, 0, 0, 0, 0}
-
-/* The most idle contexts the device's cache keeps. */
-GCTX_API gctx_status gctx_cache_get_limit(int device, unsigned *limit);
-/* Sets it; cached contexts beyond it are destroyed now (oldest first). 0 turns the cache off
- * for the device. */
-GCTX_API gctx_status gctx_cache_set_limit(int device, unsigned limit);
-/* Destroys every context the device's cache holds; the limit stays. A destroy the driver
- * refuses is counted and retried as a release's (gctx_release_failures_get). */
-GCTX_API gctx_status gctx_cache_trim(int device);
-/* The device's counters since the process started. */
-GCTX_API gctx_status gctx_cache_get_stats(int device, gctx_cache_stats *stats);
-
-/* ---------------------------------------------------------------------------------------- */
-/* Streams and events                                                                        */
+/* Streams and events                                                                       */
 
 /* A stream whose work runs on a context's SMs. Green-context streams are non-blocking: they
  * never synchronise with the legacy default stream. A stream keeps its context alive; its
@@ -643,12 +615,71 @@ GCTX_API gctx_status gctx_context_wait_event(gctx_context *context, gctx_event *
 /* Waits for the work before the event's last record. Driver 12.4+. */
 GCTX_API gctx_status gctx_event_synchronize(gctx_event *event);
 
+/* ======================================================================================== */
+/* The rest: the context cache, the current context, layouts, where work runs, releases     */
+/* ======================================================================================== */
+
 /* ---------------------------------------------------------------------------------------- */
-/* The calling thread's current context                                                      */
+/* The context cache                                                                        */
+
+/* Destroying a green context leaves device memory charged to the device's primary context
+ * until that is reset (no cudart or PyTorch program ever resets it), and making one costs
+ * milliseconds (BENCHMARKS.md, "Re-partitioning"). So when the last reference to a
+ * context greenctx made goes (its streams released, which drains them), greenctx keeps the
+ * driver context, and hands it back to the next context made on the same device for the same
+ * SMs with the same options: identified by the bytes of the SM resources the driver is given
+ * (a split is deterministic), so a hit always runs on exactly the SMs the request would get.
+ * The same SMs reached through another split is a miss. Adopted contexts, and contexts made
+ * from an adopted context's SMs, are never cached.
+ *
+ * Per device, at most `limit` idle contexts are kept (16 unless GREENCTX_CONTEXT_CACHE says
+ * otherwise); the least recently released is destroyed first. Eviction (over the limit,
+ * gctx_cache_set_limit, gctx_cache_trim) is the only place a cached context is destroyed, so
+ * the limit also bounds the device memory the driver holds for them.
+ * Environment: GREENCTX_CONTEXT_CACHE=0 turns the cache off; a number N sets the initial
+ * limit of every device; anything else (set but empty included) makes context creation fail
+ * with GCTX_ERROR_INVALID_ARGUMENT naming the variable.
+ *
+ * What a cached context carries over: whatever was left in the driver context. Modules loaded
+ * while it was current stay loaded, memory allocated in it stays allocated, its CUcontext,
+ * CUgreenCtx and id (gctx_context_info.id) are the same as before, and streams made on its raw
+ * handles outside greenctx live on. Its greenctx streams and events were released first (they
+ * held the context); up to 4 of its streams, drained, stay with it and are handed to its next
+ * streams of the same priority, so a new gctx_stream may have the CUstream value an earlier
+ * one had (a raw CUstream kept after its gctx_stream was released may name a stream in use
+ * again). A program that needs a context with nothing left in
+ * it asks for one with GCTX_CONTEXT_FRESH in gctx_context_options.flags, or empties the cache
+ * with gctx_cache_trim. Trim before cuDevicePrimaryCtxReset. At exit the driver frees what is
+ * still cached. */
+
+typedef struct gctx_cache_stats {
+    size_t size;                  /* set by the caller: sizeof(gctx_cache_stats) */
+    unsigned long long hits;      /* contexts made from a cached driver context */
+    unsigned long long misses;    /* contexts the cache had nothing for (while on) */
+    unsigned long long evictions; /* cached contexts destroyed: limit, set_limit, trim */
+    unsigned cached;              /* idle driver contexts kept now */
+    unsigned live;                /* contexts greenctx made that are in use now */
+    unsigned limit;               /* the device's limit; 0: the cache is off */
+} gctx_cache_stats;
+#define GCTX_CACHE_STATS_INIT {sizeof(gctx_cache_stats), 0, 0, 0, 0, 0, 0}
+
+/* The most idle contexts the device's cache keeps. */
+GCTX_API gctx_status gctx_cache_get_limit(int device, unsigned *limit);
+/* Sets it; cached contexts beyond it are destroyed now (oldest first). 0 turns the cache off
+ * for the device. */
+GCTX_API gctx_status gctx_cache_set_limit(int device, unsigned limit);
+/* Destroys every context the device's cache holds; the limit stays. A destroy the driver
+ * refuses is counted and retried as a release's (gctx_release_failures_get). */
+GCTX_API gctx_status gctx_cache_trim(int device);
+/* The device's counters since the process started. */
+GCTX_API gctx_status gctx_cache_get_stats(int device, gctx_cache_stats *stats);
+
+/* ---------------------------------------------------------------------------------------- */
+/* The calling thread's current context                                                     */
 
 /* Some libraries change the calling thread's current CUDA context and leave it so: NCCL's
- * communicator init makes each device's primary context current (nvidia/nccl issues #1736
- * and #2231), as cudart's cudaSetDevice does. Code that relies on its current context (a
+ * communicator init makes each device's primary context current, as cudart's cudaSetDevice
+ * does. Code that relies on its current context (a
  * green context made current, the driver API) saves it before such a call and restores it
  * after:
  *
@@ -679,15 +710,14 @@ GCTX_API gctx_status gctx_current_context_restore(CUcontext saved, int *changed)
 GCTX_API gctx_status gctx_current_sm_count(unsigned *count);
 
 /* ---------------------------------------------------------------------------------------- */
-/* Layouts: re-partitioning in microseconds                                                  */
+/* Layouts: re-partitioning without making driver objects                                   */
 
-/* Alternative partitionings of one device, made up front: layout l splits the device's SMs
- * into nb_parts partitions, each with a green context, a stream and an event (16 layouts of 2
- * take about 40 ms to make on an H200). Switching the work from one layout to another makes
- * no driver object: the new layout's streams wait (events) for everything submitted so far to
- * the active layout's streams, then take the work. The partitions of one layout are disjoint;
- * those of different layouts are different splits, so they may share SMs (and
- * gctx_partition_relation says GCTX_RELATION_MAY_OVERLAP). A CUDA graph captured on a
+/* Alternative partitionings of one device, made up front: layout l splits the device's SMs into
+ * nb_parts partitions, each with a green context, a stream and an event. Switching the work from
+ * one layout to another makes no driver object: the new layout's streams wait (events) for
+ * everything submitted so far to the active layout's streams, then take the work. The partitions
+ * of one layout are disjoint; those of different layouts are different splits, so they may share
+ * SMs (and gctx_partition_relation says GCTX_RELATION_MAY_OVERLAP). A CUDA graph captured on a
  * layout's stream replays there, ordered by the same switches; don't switch while one of the
  * layouts' streams is capturing. */
 typedef struct gctx_layouts gctx_layouts;
@@ -713,8 +743,7 @@ GCTX_API void gctx_layouts_release(gctx_layouts *layouts);
  * the next switch or get gives the same object under a new value. On failure the active
  * layout stays (waits already made only add order). Thread-safe; work submitted to the old
  * streams after the switch is not waited for. The old layout's streams are funnelled into its
- * stream 0 (n event records and 2n - 1 waits for n partitions, not n + n^2): work submitted
- * later to old stream 0 also waits for its siblings' work from before the switch. Old streams
+ * stream 0: work submitted later to old stream 0 also waits for its siblings' work from before the switch. Old streams
  * are not meant to get work after a switch, and this cannot deadlock (every wait is for an
  * event recorded earlier). The same as gctx_layouts_switch_ordered with
  * GCTX_LAYOUTS_ORDER_ALL. */
@@ -725,8 +754,7 @@ GCTX_API gctx_status gctx_layouts_switch(gctx_layouts *layouts, unsigned index,
  * each goes on on its new partition after its own earlier work, and may run beside another's
  * unfinished old work (sharing, while that runs, the SMs both layouts give them). */
 #define GCTX_LAYOUTS_ORDER_ALL 0x0u     /* every new stream after every old one: a barrier */
-#define GCTX_LAYOUTS_ORDER_BY_PART 0x1u /* new stream i after old stream i only: one event
-                                         * record and one wait per stream, the floor */
+#define GCTX_LAYOUTS_ORDER_BY_PART 0x1u /* new stream i after old stream i only */
 /* gctx_layouts_switch with the ordering in flags (a GCTX_LAYOUTS_ORDER_* value; other bits
  * are GCTX_ERROR_INVALID_ARGUMENT). */
 GCTX_API gctx_status gctx_layouts_switch_ordered(gctx_layouts *layouts, unsigned index,
@@ -739,458 +767,7 @@ GCTX_API gctx_status gctx_layouts_get(const gctx_layouts *layouts, unsigned layo
 GCTX_API gctx_status gctx_layouts_get_active(gctx_layouts *layouts, unsigned *index);
 
 /* ---------------------------------------------------------------------------------------- */
-/* Tenants: SM claims across processes                                                       */
-
-/* A claim is a set of a device's SMs that one process (a tenant) holds, so that tenants on one
- * GPU never build green contexts on the same SMs. SMs are handed out in the device's canonical
- * granules: the driver's split of the whole device by its minimum partition size (on an H200,
- * 15 granules of 8 SMs and a remainder granule of 12: all 132 SMs can be claimed, in counts of
- * 8k or 12 + 8k; so beside a claim of 64 the most another can take is the rest, 68, and two
- * claims of 64 don't fit: 64 and 60 do). These granules keep the driver's co-scheduling
- * guarantee, which thread-block clusters (cuBLAS's and CUTLASS's GEMMs on Hopper) need.
- * GREENCTX_CLAIM_GRANULES=fine (every process on the GPU must set the same; a registry of the
- * other mode is GCTX_ERROR_REGISTRY while its claims live) uses the planner's split instead,
- * ignoring co-scheduling (on an H200 16 granules of 8 and 4 SMs that go with "rest" only): two
- * claims of 64 fit, but kernels that use clusters may fail to launch on them (cuBLAS's GEMMs
- * did on an H200), so it is for work without clusters. Any set of granules makes one green
- * context, adjacent or not, so fragmentation never refuses a request that fits in the free
- * SMs.
- *
- * The registry is node-local and needs no daemon: a directory per GPU (named by its UUID)
- * under the runtime directory, one file per claim, each held by a lock (flock) that the kernel
- * drops when the last process holding it ends, however it ends (a child the holder forks
- * without exec holds only claims made with GCTX_CLAIM_INHERIT or joined). A crash never
- * strands SMs: a claim whose lock nobody holds is stale, and the next registry operation
- * removes it. The registry records the identity of the split (format, greenctx version,
- * device UUID, driver version, the granules' sizes and resource bytes); one written otherwise
- * is refused with GCTX_ERROR_REGISTRY while any of its claims is live, and rebuilt once none
- * is.
- *
- * The runtime directory: options->runtime_dir, else $GREENCTX_RUNTIME_DIR, else
- * /var/tmp/greenctx-UID (not $XDG_RUNTIME_DIR, which logind removes at the last logout while
- * tenants run on). It is created with mode 0700 and refused (GCTX_ERROR_REGISTRY) when another
- * user owns it or others may write it, unless GCTX_CLAIM_SHARED_DIR (or
- * GREENCTX_RUNTIME_SHARED=1) says that several users share it: then it must be sticky (mode
- * 1777 or 1770) and owned by root or the caller, its per-GPU registries are made by root or
- * its owner, and claims of every user in it are coordinated (docs/tenants.md, Threat model).
- * A registry call waits for the registry's lock at most $GREENCTX_REGISTRY_LOCK_TIMEOUT_MS
- * (10000), then fails naming the holder; any error reading the registry fails the call
- * (GCTX_ERROR_REGISTRY), never counts as free SMs.
- *
- * Isolation needs MPS: without it, processes are time-sliced and their green contexts never
- * run at the same time; under MPS the same split gives the same SMs in every client, so
- * tenants on different claims run side by side. Claims are cooperative, not a security
- * boundary: a process that ignores them can use any SM. They do not partition memory
- * capacity, L2 or HBM bandwidth, and under MPS a fatal fault in one client reaches every
- * client of the server (docs/tenants.md). */
-typedef struct gctx_claim gctx_claim;
-
-/* gctx_claim_options.flags */
-#define GCTX_CLAIM_WAIT 0x1u       /* queue until the SMs are free, up to timeout_ms */
-#define GCTX_CLAIM_INHERIT 0x2u    /* the claim's lock survives exec: greenctx run hands it to
-                                      the program it starts (else close-on-exec) */
-#define GCTX_CLAIM_SHARED_DIR 0x4u /* the runtime directory is shared by several users */
-
-/* Tenant classes, for the guard against what disjoint SMs don't isolate (the power cap, HBM
- * bandwidth): while a latency tenant's steps (gctx_claim_report_step) are over its target,
- * best-effort tenants on the GPU give way (gctx_claim_guard), down to a floor, and get
- * everything back within 50 ms of the pressure's end. Unguarded claims are neither
- * protected nor held back. docs/tenants.md, "The guard". */
-typedef enum gctx_tenant_class {
-    GCTX_TENANT_UNGUARDED = 0,
-    GCTX_TENANT_LATENCY = 1,
-    GCTX_TENANT_BEST_EFFORT = 2
-} gctx_tenant_class;
-
-typedef struct gctx_claim_options {
-    size_t size;             /* sizeof(gctx_claim_options), set by GCTX_CLAIM_OPTIONS_INIT */
-    unsigned flags;          /* GCTX_CLAIM_* */
-    int timeout_ms;          /* with GCTX_CLAIM_WAIT: how long to wait; -1: forever */
-    gctx_rounding rounding;  /* a count no set of granules gives: strict (refused, with the
-                                nearest counts that can be claimed), down, nearest or up */
-    const char *label;       /* shown by greenctx ps (a job name, "slurm 42.0"); NULL: none;
-                                at most 127 bytes, as gctx_claim_info keeps it */
-    const char *command;     /* the holder's command as ps shows it; NULL: this process's */
-    const char *runtime_dir; /* NULL: the default above */
-    int priority;            /* GCTX_CLAIM_PRIORITY_*, 0 .. 100: a claim yields SMs (see
-                                gctx_claim_pressure) only to waiters of at least its own */
-    gctx_tenant_class tenant_class; /* what the guard does for it or to it (below) */
-    double target_ms;        /* latency: its step target in ms; 0: as alone within factor */
-    double target_factor;    /* latency without target_ms: p99 within factor x alone (1.10) */
-    unsigned floor_sms;      /* best-effort: the guard never holds it under this; 0: one granule */
-} gctx_claim_options;
-#define GCTX_CLAIM_OPTIONS_INIT                                                                \
-    {sizeof(gctx_claim_options), 0, 0, GCTX_ROUND_STRICT, NULL, NULL, NULL,                    \
-     GCTX_CLAIM_PRIORITY_THROUGHPUT, GCTX_TENANT_UNGUARDED, 0, 0, 0}
-#define GCTX_CLAIM_PRIORITY_THROUGHPUT 0
-#define GCTX_CLAIM_PRIORITY_LATENCY 50
-
-/* Claims SMs of a device. request is a GROUP of `greenctx plan`'s syntax without suffixes: a
- * count ("16": one a one-group split gives, see gctx_claim_count), a share of the device's
- * SMs ("25%", rounded down to a count that can be claimed), "rest" (every free SM, the SMs
- * left over from the granules too) or "all" (every SM of the device). Best fit: the granules that give exactly the count,
- * adjacent ones first. GCTX_ERROR_BUSY when the free SMs can't give it now (the message names
- * the holders: pid, user, command, SMs), after timeout_ms with GCTX_CLAIM_WAIT;
- * GCTX_ERROR_INSUFFICIENT_SMS when the device could never give it (the message names the
- * nearest counts); GCTX_ERROR_UNSUPPORTED inside an MPS client whose active-thread percentage
- * is below 100 (the driver then refuses green splits); GCTX_ERROR_REGISTRY as above. options
- * may be NULL. Driver 12.4+. */
-GCTX_API gctx_status gctx_claim_acquire(int device, const char *request,
-                                        const gctx_claim_options *options, gctx_claim **claim);
-/* What gctx_claim_acquire would make of request on the device, claiming nothing: sm_count
- * gets the count (0 for "rest", every free SM) and at_once, when not NULL, how many claims of
- * that count the device holds at once (0 for "rest"). A count is claimable when a one-group
- * split of the whole device gives it (greenctx plan, info --sizes): claims use the planner's
- * granules, and the SMs left over from them go with "rest". GCTX_ERROR_INSUFFICIENT_SMS
- * naming the nearest counts for one that isn't (with GCTX_ROUND_STRICT). The one rule for
- * claimable counts: greenctx info --sizes (how many at once), ps (the largest count of the free
- * SMs) and the Python API ask it; acquire and resize (run's claims) decide by it. */
-GCTX_API gctx_status gctx_claim_count(int device, const char *request, gctx_rounding rounding,
-                                      unsigned *sm_count, unsigned *at_once);
-GCTX_API gctx_claim *gctx_claim_retain(gctx_claim *claim);
-/* Drops one reference; the last gives the SMs back to the registry once the claim's context is
- * idle: every stream of it, the caller's own included, is waited for (an event recorded on the
- * whole green context; contexts made with options are the caller's to drain), then the
- * claim's stream and contexts are released. NULL is ignored. A claim whose descriptor the
- * program closed (closefrom(3)) was no longer held from then on: its release closes nothing
- * (the number may be another file's now); gctx_claim_export and gctx_claim_resize say so
- * (GCTX_ERROR_REGISTRY). */
-GCTX_API void gctx_claim_release(gctx_claim *claim);
-
-/* The claim's SMs now, as a partition (retained for the caller), and a green context on them
- * through the context cache (a cached context is ready in microseconds). After a resize these
- * describe the old SMs: ask again. options may be NULL. */
-GCTX_API gctx_status gctx_claim_partition(gctx_claim *claim, gctx_partition **partition);
-GCTX_API gctx_status gctx_claim_context(gctx_claim *claim, const gctx_context_options *options,
-                                        gctx_context **context);
-/* The claim's own stream on its current SMs (retained for the caller); made on first use. */
-GCTX_API gctx_status gctx_claim_stream(gctx_claim *claim, gctx_stream **stream);
-
-/* Grows or shrinks a live claim to `request` (the acquire syntax), keeping the granules it
- * holds where it can. Growing takes free granules first (GCTX_CLAIM_WAIT in options->flags to
- * queue for them; NULL options: no wait); then the claim's stream moves to a context on the
- * new SMs that waits (an event) for the work submitted to the old one, as layouts switch.
- * Shrinking gives granules back only once the work submitted on them has finished, so no
- * other tenant is handed SMs still in use (the work of the claim's own context: contexts made
- * with options are the caller's to drain). What the claim had before is kept until the next
- * resize, which releases it first (its stream's release waits for its work), so that a claim
- * resized back and forth gets its contexts from the cache. stream, when not NULL, gets the
- * claim's new stream (retained for the caller). On failure the claim is unchanged.
- * Only a claim's sole member resizes it: GCTX_ERROR_BUSY, naming why, while another process
- * holds it too (one that joined it, as greenctx run's program and its children do, another
- * gctx_claim_join of it in this process, or a child that inherited it), and in a child forked
- * from the process that made it; the work of other members is nothing this one can wait
- * for. While a resize runs, a join of the claim is refused (GCTX_ERROR_REGISTRY). */
-GCTX_API gctx_status gctx_claim_resize(gctx_claim *claim, const char *request,
-                                       const gctx_claim_options *options, gctx_stream **stream);
-
-/* Elastic claims across processes. A tenant that waits for SMs (GCTX_CLAIM_WAIT in an acquire
- * or a growing resize) posts a want in the registry while it waits: how many SMs it lacks
- * beyond the free ones (at least one granule), its priority (options->priority) and since
- * when; the want is a file its lock holds, so a waiter that ends, however it ends, wants
- * nothing any more. A cooperative holder asks, once per step, how many SMs others wait for,
- * and gives them back with gctx_claim_resize (which hands granules over only once its work on
- * them has finished: never an overlap). The waiter wakes when a claim shrinks or ends (inotify
- * on the registry, its backoff as the fallback), so it gets its SMs within
- *     the holder's polling interval + the holder's running kernel + the resize's cost
- * (a cached context, a registry rewrite: well under a millisecond) + one registry pass.
- * Only wants of at least the claim's priority count: a throughput tenant yields to a latency
- * tenant, never the other way round (equals yield to each other). A claim's priority is its
- * acquire's, changed by each resize given options. docs/elastic.md, "Across processes".
- *
- * wanted_sms gets the SMs that live wants of other claims of at least this claim's priority
- * lack (0: nobody waits). Lock-free and read-only: one readdir of the GPU's registry
- * directory, plus an open and a flock test per want (a few microseconds with one want on
- * the simulator's runs); a want posted or renamed during the call may be missed until the
- * next one. GCTX_ERROR_REGISTRY when this claim's own file was removed from the registry
- * (rm, a cleaner of temporary files): other tenants no longer see it; release and claim anew. */
-GCTX_API gctx_status gctx_claim_pressure(const gctx_claim *claim, unsigned *wanted_sms);
-
-#define GCTX_CLAIM_MAX_GRANULES 128
-
-/* A claim as the registry records it. */
-typedef struct gctx_claim_info {
-    size_t size;             /* set by the caller: sizeof(gctx_claim_info) */
-    int device;              /* the ordinal in this process (-1: a GPU this process can't see) */
-    char device_uuid[48];    /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" */
-    int pid;                 /* the holder */
-    unsigned uid;
-    char user[64];
-    char command[256];
-    char label[128];
-    long long since_ns;      /* when it was acquired (or last resized): CLOCK_REALTIME, ns */
-    int mps;                 /* 1: the holder is an MPS client */
-    int self;                /* 1: held by this process */
-    unsigned sm_count;
-    unsigned nb_granules;
-    unsigned short granules[GCTX_CLAIM_MAX_GRANULES]; /* indices into the device's granules */
-    gctx_tenant_class tenant_class;
-    double target_ms, target_factor; /* as acquired (gctx_claim_options) */
-    /* What its holder last published (0 where it published nothing): a latency tenant its
-     * steps, a best-effort one what the guard holds it to. */
-    double step_ms;          /* p99 of its last window of reported steps */
-    double alone_ms;         /* the lowest such p99 it reported: its step undisturbed */
-    long long step_ns;       /* when: CLOCK_REALTIME, ns */
-    unsigned guard_level;    /* 0 (nothing held back) .. 4 (at its floor, one launch in flight) */
-    char guard_reason[16];   /* "steps", "power", "hbm": what raised it; "" at level 0 */
-    unsigned guard_sms;      /* the SMs the guard allows it */
-    unsigned guard_outstanding; /* launches in flight it allows (paced programs); 0: no cap */
-} gctx_claim_info;
-#define GCTX_CLAIM_INFO_INIT                                                                   \
-    {sizeof(gctx_claim_info), 0, {0}, 0, 0, {0}, {0}, {0}, 0, 0, 0, 0, 0, {0},                \
-     GCTX_TENANT_UNGUARDED, 0, 0, 0, 0, 0, 0, {0}, 0, 0}
-
-/* The granules of a device's registry and what is free. */
-typedef struct gctx_claim_usage {
-    size_t size;             /* set by the caller: sizeof(gctx_claim_usage) */
-    unsigned sm_count;       /* every SM of the device */
-    unsigned free_sms;
-    unsigned nb_granules;
-    unsigned granule_sms[GCTX_CLAIM_MAX_GRANULES]; /* each granule's SM count */
-    unsigned char granule_free[GCTX_CLAIM_MAX_GRANULES];
-    unsigned nb_claims;      /* live claims */
-    int mps_active;          /* 1: an MPS control daemon answers for this process's
-                                CUDA_MPS_PIPE_DIRECTORY */
-    char path[512];          /* the device's registry directory */
-} gctx_claim_usage;
-#define GCTX_CLAIM_USAGE_INIT {sizeof(gctx_claim_usage), 0, 0, 0, {0}, {0}, 0, 0, {0}}
-
-/* What the registry knows of one event: a claim released, a holder that died holding one, a
- * fault a holder reported (gctx_claim_report_fault). Kept for the last 64 events. */
-typedef enum gctx_claim_event_kind {
-    GCTX_CLAIM_EVENT_RELEASED = 0,
-    GCTX_CLAIM_EVENT_DIED = 1, /* found stale: its holder ended without releasing it */
-    GCTX_CLAIM_EVENT_FAULT = 2
-} gctx_claim_event_kind;
-
-typedef struct gctx_claim_event {
-    size_t size;             /* set by the caller: sizeof(gctx_claim_event) */
-    gctx_claim_event_kind kind;
-    long long time_ns;       /* when it was seen: CLOCK_REALTIME, ns */
-    int pid;
-    char command[256];
-    int cuda_result;         /* FAULT: the CUresult the holder saw */
-    unsigned sm_count;
-} gctx_claim_event;
-#define GCTX_CLAIM_EVENT_INIT {sizeof(gctx_claim_event), GCTX_CLAIM_EVENT_RELEASED, 0, 0, {0}, 0, 0}
-
-/* The facts of one claim (retained or not). */
-GCTX_API gctx_status gctx_claim_get_info(const gctx_claim *claim, gctx_claim_info *info);
-/* Every live claim on a device (stale ones are removed first, never shown): count gets how
- * many, at most capacity are written (claims may be NULL with capacity 0); usage, when not
- * NULL, the granules and what is free. runtime_dir: NULL for the default. A claim file that
- * can't be read or lock-tested fails the call (GCTX_ERROR_REGISTRY), never counts as free. A
- * claim whose recorded pid ended is listed under a live process that holds it, where this
- * user may see one (a child that inherited it). The array's layout
- * is claims[0].size (GCTX_CLAIM_INFO_INIT): every element is that many bytes, as is each of
- * gctx_claim_events' events (events[0].size). */
-GCTX_API gctx_status gctx_claim_list(int device, const char *runtime_dir, gctx_claim_info *claims,
-                                     unsigned capacity, unsigned *count, gctx_claim_usage *usage);
-/* The device's last events, oldest first (count as in gctx_claim_list). */
-GCTX_API gctx_status gctx_claim_events(int device, const char *runtime_dir,
-                                       gctx_claim_event *events, unsigned capacity,
-                                       unsigned *count);
-/* The same without the driver (a login node, a machine whose driver is down): the GPU named
- * by its UUID, its granules as its registry records them; each claim's device is -1. A
- * registry written by another greenctx version is GCTX_ERROR_REGISTRY, never rebuilt. */
-GCTX_API gctx_status gctx_claim_list_uuid(const char *uuid, const char *runtime_dir,
-                                          gctx_claim_info *claims, unsigned capacity,
-                                          unsigned *count, gctx_claim_usage *usage);
-GCTX_API gctx_status gctx_claim_events_uuid(const char *uuid, const char *runtime_dir,
-                                            gctx_claim_event *events, unsigned capacity,
-                                            unsigned *count);
-/* The UUIDs of the GPUs with a registry under the runtime directory (NULL: the default),
- * without the driver: at most capacity of them in uuids, the i-th at uuids + i *
- * GCTX_UUID_SIZE (capacity * GCTX_UUID_SIZE bytes), their number in *count. */
-GCTX_API gctx_status gctx_claim_registries(const char *runtime_dir, char *uuids,
-                                           unsigned capacity, unsigned *count);
-/* Records that work on the claim failed with cuda_result (a sticky fault: 700 and its kin),
- * and leaves in gctx_last_error() a line for the user: under MPS a fault in one client reaches
- * every client, so it names the other tenant whose fault or death the registry saw first
- * since this claim was taken, when there is one. Returns GCTX_SUCCESS when the event was
- * recorded. */
-GCTX_API gctx_status gctx_claim_report_fault(gctx_claim *claim, int cuda_result);
-/* 1 when cuda_result (a CUresult) is a sticky fault, after which every call of the process's
- * contexts fails with it (700 and its kin, the faults gctx_claim_report_fault records); else
- * 0. (Tenancy: goes to greenctx_claims.h with gctx_claim_report_fault.) */
-GCTX_API int gctx_cuda_result_is_sticky(int cuda_result);
-
-/* A latency tenant's step (a decode step, a request: what its target is about), in ms: kept in
- * a window whose p99 the claim publishes every 10 ms for best-effort tenants' guards. No
- * driver call, no lock shared with other processes: a write to the claim's state file at
- * most every 10 ms. */
-GCTX_API gctx_status gctx_claim_report_step(gctx_claim *claim, double step_ms);
-
-/* The device's signals for the guard; zeros for what is not known. */
-#define GCTX_GUARD_THROTTLE_POWER 0x1u   /* the SM clock is held by the board's power cap */
-#define GCTX_GUARD_THROTTLE_THERMAL 0x2u
-typedef struct gctx_guard_signals {
-    size_t size;             /* sizeof(gctx_guard_signals), set by GCTX_GUARD_SIGNALS_INIT */
-    unsigned sm_clock_mhz, max_sm_clock_mhz;
-    unsigned throttle;       /* GCTX_GUARD_THROTTLE_* */
-    double hbm_busy;         /* memory throughput over its peak, 0 .. 1 */
-} gctx_guard_signals;
-#define GCTX_GUARD_SIGNALS_INIT {sizeof(gctx_guard_signals), 0, 0, 0, 0}
-
-/* What the guard allows a best-effort tenant now. */
-typedef struct gctx_guard_advice {
-    size_t size;             /* set by the caller: sizeof(gctx_guard_advice) */
-    unsigned level;          /* 0: nothing held back .. 4: at its floor */
-    unsigned sms;            /* SMs it may use: a cooperative claim resizes to them
-                                (gctx_claim_resize, GCTX_ROUND_DOWN), and back when they grow */
-    unsigned max_outstanding; /* launches in flight, for a program paced instead; 0: no cap */
-    char reason[16];         /* "steps", "power", "hbm"; "" at level 0 */
-    unsigned latency_tenants; /* latency tenants running on the GPU now */
-} gctx_guard_advice;
-#define GCTX_GUARD_ADVICE_INIT {sizeof(gctx_guard_advice), 0, 0, 0, {0}, 0}
-
-/* One look of a best-effort claim's guard (call it every few ms, between its own launches):
- * reads the latency tenants' published steps in the registry and the device's signals
- * (NULL: NVML's, read only while a latency tenant runs: libnvidia-ml.so.1 loaded at run time,
- * nothing when it isn't there), moves the claim's guard one decision on, publishes what it
- * allows (greenctx ps shows it) and returns it. The rule is the same in every best-effort
- * tenant, so they agree without a daemon; a latency tenant that ends or stops stepping for
- * 50 ms gives everything back. GCTX_ERROR_INVALID_ARGUMENT for a claim not acquired
- * GCTX_TENANT_BEST_EFFORT. */
-GCTX_API gctx_status gctx_claim_guard(gctx_claim *claim, const gctx_guard_signals *signals,
-                                      gctx_guard_advice *advice);
-
-/* A text that lets a process started by this one (greenctx run's program) take part in the
- * claim: "v1:<registry path>:<claim file>:<fd>". At most size bytes with the NUL. */
-GCTX_API gctx_status gctx_claim_export(const gctx_claim *claim, char *token, size_t size);
-/* Joins a claim exported by a parent, or by this very process: the same SMs, held as long as
- * any member lives. Each member holds the claim through a description of the claim file of its
- * own (opened again while a holder lives), so its release ends its own hold only. When the
- * token's descriptor is an inherited copy that no claim of this process owns, the member's
- * description takes its number (close-on-exec: the token stays true for a program this one
- * execs with it made inheritable again) and the copy is closed.
- * GCTX_ERROR_INVALID_ARGUMENT for a malformed token, GCTX_ERROR_REGISTRY when the claim is no
- * longer held or is for another device. */
-GCTX_API gctx_status gctx_claim_join(int device, const char *token, gctx_claim **claim);
-/* The descriptor of this process that a token names, as gctx_claim_join leaves it: *fd gets
- * its number when it is open on the token's claim file, so that a program this process execs
- * with the token can join the claim through it (greenctx run's preload makes it inheritable
- * for the exec); else *fd is -1. GCTX_ERROR_INVALID_ARGUMENT for a malformed token,
- * GCTX_ERROR_REGISTRY when the number is closed or another file's. (Tenancy: goes to
- * greenctx_claims.h with the other claim calls.) */
-GCTX_API gctx_status gctx_claim_token_descriptor(const char *token, int *fd);
-
-/* MPS as this process sees it: green contexts of different processes run at the same time
- * only under MPS. Reads the environment and the pipe directory; no driver call. */
-typedef struct gctx_mps_info {
-    size_t size;                  /* set by the caller: sizeof(gctx_mps_info) */
-    char pipe_dir[512];           /* $CUDA_MPS_PIPE_DIRECTORY, else /tmp/nvidia-mps */
-    int daemon_running;           /* 1: a control daemon answers on that directory's pipe, so
-                                     this process's CUDA will be an MPS client */
-    int active_thread_percentage; /* $CUDA_MPS_ACTIVE_THREAD_PERCENTAGE; 100 when unset */
-    char pinned_mem_limit[128];   /* $CUDA_MPS_PINNED_DEVICE_MEM_LIMIT, or "" */
-} gctx_mps_info;
-#define GCTX_MPS_INFO_INIT {sizeof(gctx_mps_info), {0}, 0, 100, {0}}
-GCTX_API gctx_status gctx_mps_get_info(gctx_mps_info *info);
-
-/* ---------------------------------------------------------------------------------------- */
-/* Elastic partitions: a controller that sizes partitions as load changes                    */
-
-/* A static split must be sized for the latency workload's peak, so SMs sit idle that a
- * throughput workload could use. The controller decides, each step or each interval, which
- * of a set of candidate allocations (the layouts of one process, or claim sizes across
- * processes) the workloads should run on, from:
- * - each workload's SM-scaling curve: a calibration prior (step times measured at a few SM
- *   counts, e.g. by `greenctx run --sweep` or `bench scaling`), corrected online by the step
- *   times the caller observes under each candidate;
- * - a bandwidth term: SMs do not partition HBM, so workloads that together ask for more than
- *   the peak all slow down in proportion;
- * - each workload's demand (queued work, batch), scaling its step time;
- * - targets: a latency workload's step time to hold, a throughput workload's floor.
- * It moves only when a candidate meets a target the current one breaks (at once), or promises
- * more throughput by the hysteresis margin for `dwell` decisions in a row, so noise never makes
- * it thrash. "No split" (every workload on every SM, time-sliced) is always a candidate.
- * It is pure arithmetic: deterministic given its inputs, no driver call; one controller is
- * not meant to be used by two threads at once (a mutex makes that safe, not useful). */
-typedef struct gctx_controller gctx_controller;
-
-#define GCTX_CONTROLLER_MAX_WORKLOADS 8
-
-typedef enum gctx_workload_kind {
-    GCTX_WORKLOAD_LATENCY = 0,   /* holds target_s */
-    GCTX_WORKLOAD_THROUGHPUT = 1 /* as many steps as it can get, at least floor_per_s */
-} gctx_workload_kind;
-
-typedef struct gctx_workload {
-    size_t size; /* sizeof(gctx_workload), set by GCTX_WORKLOAD_INIT */
-    gctx_workload_kind kind;
-    double target_s;            /* LATENCY: the step time to hold (> 0) */
-    double floor_per_s;         /* THROUGHPUT: the fewest steps per second acceptable; 0: none */
-    unsigned nb_points;         /* the calibration prior: at least 1 point */
-    const unsigned *prior_sms;  /* ascending SM counts */
-    const double *prior_step_s; /* the step time at each, at ref_demand (> 0) */
-    double ref_demand;          /* the demand the prior was measured at (> 0) */
-    double demand_weight;       /* the share of a step that grows with demand (0 to 1) */
-    double bytes_per_step;      /* HBM bytes one step moves at ref_demand; 0: not counted */
-} gctx_workload;
-#define GCTX_WORKLOAD_INIT {sizeof(gctx_workload), GCTX_WORKLOAD_LATENCY, 0.0, 0.0, 0, NULL, NULL, 1.0, 1.0, 0.0}
-
-typedef struct gctx_controller_options {
-    size_t size;             /* sizeof(gctx_controller_options), set by the INIT macro */
-    unsigned device_sms;     /* the SMs "no split" gives each workload; 0: the largest count
-                                of any candidate row's sum */
-    double hbm_bytes_per_s;  /* the device's memory bandwidth; 0: no bandwidth term */
-    double hysteresis;       /* a move for throughput must promise this much more (0.05) */
-    unsigned dwell;          /* decisions in a row a better candidate must win first (3) */
-    double learning_rate;    /* the weight of each observed step in its correction (0.25) */
-    double latency_margin;   /* a latency target counts as met when the predicted step times
-                                this is within it (1.10) */
-    double shared_slowdown;  /* "no split": a workload's step stretches by this for each other
-                                busy workload (1.0: time-sliced) */
-    int disjoint;            /* 1: the workloads can't share SMs (claims across processes,
-                                which never overlap): no "no split" candidate, and a row of
-                                zeros is refused */
-} gctx_controller_options;
-#define GCTX_CONTROLLER_OPTIONS_INIT {sizeof(gctx_controller_options), 0, 0.0, 0.05, 3, 0.25, 1.10, 1.0, 0}
-
-/* candidates: nb_candidates rows of nb_workloads SM counts (row c gives workload w
- * candidates[c * nb_workloads + w] SMs); a row of zeros is "no split", added as the last
- * candidate when no row is (unless options->disjoint). The first decision takes the best
- * candidate at once. */
-GCTX_API gctx_status gctx_controller_create(const gctx_workload *workloads, unsigned nb_workloads,
-                                            const unsigned *candidates, unsigned nb_candidates,
-                                            const gctx_controller_options *options,
-                                            gctx_controller **controller);
-GCTX_API gctx_controller *gctx_controller_retain(gctx_controller *controller);
-GCTX_API void gctx_controller_release(gctx_controller *controller);
-/* The number of candidates, "no split" included. */
-GCTX_API gctx_status gctx_controller_candidates(const gctx_controller *controller,
-                                                unsigned *count);
-/* A workload's demand now (0: idle, it then constrains nothing and earns nothing). */
-GCTX_API gctx_status gctx_controller_set_demand(gctx_controller *controller, unsigned workload,
-                                                double demand);
-/* A step of the workload measured (seconds) while it ran on the active candidate at its
- * current demand: corrects that candidate's prediction, and the workload's curve as a whole. */
-GCTX_API gctx_status gctx_controller_observe(gctx_controller *controller, unsigned workload,
-                                             double step_s);
-
-typedef struct gctx_controller_decision {
-    size_t size;             /* set by the caller: sizeof(gctx_controller_decision) */
-    unsigned candidate;      /* the active candidate after this decision */
-    int no_split;            /* 1: it is "no split" */
-    int changed;             /* 1: it differs from the one before */
-    unsigned unmet;          /* bit w: workload w's target is not met by the active candidate,
-                                and no candidate meets every target */
-    unsigned sm_counts[GCTX_CONTROLLER_MAX_WORKLOADS];     /* what each workload gets */
-    double predicted_step_s[GCTX_CONTROLLER_MAX_WORKLOADS]; /* 0 for an idle workload */
-    char reason[256];        /* one line: why this candidate */
-} gctx_controller_decision;
-#define GCTX_CONTROLLER_DECISION_INIT {sizeof(gctx_controller_decision), 0, 0, 0, 0, {0}, {0}, {0}}
-
-GCTX_API gctx_status gctx_controller_decide(gctx_controller *controller,
-                                            gctx_controller_decision *decision);
-/* The step time the model predicts for a workload on a candidate at its current demand, with
- * what it has learned (0 for an idle workload). */
-GCTX_API gctx_status gctx_controller_predict(const gctx_controller *controller, unsigned candidate,
-                                             unsigned workload, double *step_s);
-
-/* ---------------------------------------------------------------------------------------- */
-/* Seeing where work runs                                                                    */
+/* Seeing where work runs                                                                   */
 
 /* Runs a small kernel (shipped as PTX, no toolkit needed) with enough blocks to reach every
  * SM the stream may use, and reports the physical SM ids (%smid) its blocks ran on, sorted.
@@ -1202,7 +779,7 @@ GCTX_API gctx_status gctx_stream_observe_sms(gctx_stream *stream, unsigned *sm_i
                                              unsigned capacity, unsigned *count);
 
 /* ---------------------------------------------------------------------------------------- */
-/* Failed releases                                                                           */
+/* Failed releases                                                                          */
 
 /* A release cannot fail, but the driver calls it makes can (cuEventDestroy, cuStreamDestroy,
  * cuGreenCtxDestroy, cuDevicePrimaryCtxRelease, cuModuleUnload / cuMemFree of the kernel

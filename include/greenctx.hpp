@@ -30,6 +30,7 @@
 #else
 
 #include "greenctx.h"
+#include "greenctx_claims.h"
 
 #include <initializer_list>
 #include <optional>
@@ -339,19 +340,25 @@ public:
         return adopt_reference(c);
     }
 
-    /* Disjoint contexts on this context's SMs (gctx_context_split); the remainder's context is
-     * dropped unless `remainder` is given. */
+    /* Disjoint contexts on this context's SMs, one per group (gctx_contexts_create); the
+     * remainder's context is dropped unless `remainder` is given. */
     std::vector<context> split(const std::vector<gctx_group> &groups, context *remainder = nullptr,
                                gctx_rounding rounding = GCTX_ROUND_STRICT,
                                const gctx_context_options *options = nullptr)
     {
+        if (groups.empty())
+            throw error(GCTX_ERROR_INVALID_ARGUMENT, "split: no groups; give at least one");
         gctx_split_options split_options = GCTX_SPLIT_OPTIONS_INIT;
         split_options.rounding = rounding;
+        gctx_context_request request = GCTX_CONTEXT_REQUEST_INIT;
+        request.context = ptr_;
+        request.groups = groups.data();
+        request.nb_groups = static_cast<unsigned>(groups.size());
+        request.split_options = &split_options;
+        request.options = options;
         std::vector<gctx_context *> raw(groups.size(), nullptr);
         gctx_context *rest = nullptr;
-        detail::check(gctx_context_split(ptr_, groups.data(), static_cast<unsigned>(groups.size()),
-                                         &split_options, options, raw.data(),
-                                         remainder ? &rest : nullptr));
+        detail::check(gctx_contexts_create(&request, raw.data(), remainder ? &rest : nullptr));
         std::vector<context> out;
         for (gctx_context *c : raw)
             out.push_back(adopt_reference(c));

@@ -13,6 +13,7 @@
 
 #include "claim_text.h"
 #include "greenctx.h"
+#include "greenctx_claims.h"
 #include "run_session.h"
 #include "spank_plugin.h"
 

@@ -10,8 +10,17 @@
 #include <stdatomic.h>
 #include <sys/stat.h>
 
+#include "greenctx_claims.h"
 #include "guard_policy.h"
 #include "internal.h"
+
+/* The first published layouts of the size-prefixed structs of greenctx_claims.h (sized.h). */
+#define GCTX__MIN_CLAIM_OPTIONS GCTX__SIZE_THROUGH(gctx_claim_options, runtime_dir)
+#define GCTX__MIN_CLAIM_INFO GCTX__SIZE_THROUGH(gctx_claim_info, granules)
+#define GCTX__MIN_CLAIM_USAGE GCTX__SIZE_THROUGH(gctx_claim_usage, path)
+#define GCTX__MIN_CLAIM_EVENT GCTX__SIZE_THROUGH(gctx_claim_event, sm_count)
+#define GCTX__MIN_GUARD_SIGNALS GCTX__SIZE_THROUGH(gctx_guard_signals, hbm_busy)
+#define GCTX__MIN_GUARD_ADVICE GCTX__SIZE_THROUGH(gctx_guard_advice, latency_tenants)
 
 /* ---- sets of granules (claim_fit.c: pure, no driver, no files) ---- */
 

@@ -1,9 +1,14 @@
 /* The elastic controller's model, shared by its object (controller.c) and its arithmetic
  * (controller_model.c): pure, no driver. */
-#ifndef GREENCTX_CONTROLLER_H
-#define GREENCTX_CONTROLLER_H
+#ifndef GREENCTX_CONTROLLER_MODEL_H
+#define GREENCTX_CONTROLLER_MODEL_H
 
-#include "greenctx.h"
+#include "greenctx_controller.h"
+
+/* The first published layouts of greenctx_controller.h's size-prefixed structs (sized.h). */
+#define GCTX__MIN_WORKLOAD GCTX__SIZE_THROUGH(gctx_workload, bytes_per_step)
+#define GCTX__MIN_CONTROLLER_OPTIONS GCTX__SIZE_THROUGH(gctx_controller_options, shared_slowdown)
+#define GCTX__MIN_CONTROLLER_DECISION GCTX__SIZE_THROUGH(gctx_controller_decision, reason)
 
 typedef struct gctx__ctl_workload {
     gctx_workload desc;   /* prior_sms / prior_step_s point at the arrays below */

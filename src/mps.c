@@ -11,7 +11,10 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "greenctx_claims.h"
 #include "internal.h"
+
+#define GCTX__MIN_MPS_INFO GCTX__SIZE_THROUGH(gctx_mps_info, pinned_mem_limit) /* sized.h */
 
 /* 1 when a daemon answers on the control endpoint: a FIFO someone reads (opening it for
  * writing without blocking fails with ENXIO when nobody does), or a socket someone listens on. */

@@ -12,27 +12,19 @@
 #define GCTX__SIZE_THROUGH(type, field) (offsetof(type, field) + sizeof(((type *)0)->field))
 /* Each size-prefixed struct's first published layout (0.1.0, or the version that brought the
  * struct): smaller sizes are refused. A field added later goes after these and leaves them as
- * they are. */
+ * they are. The structs of greenctx_claims.h and greenctx_controller.h have theirs in claim.h,
+ * mps.c and controller.h. */
 #define GCTX__MIN_DEVICE_INFO GCTX__SIZE_THROUGH(gctx_device_info, locality_domain_count)
 #define GCTX__MIN_PARTITION_INFO GCTX__SIZE_THROUGH(gctx_partition_info, locality_domain_id)
 #define GCTX__MIN_SPLIT_OPTIONS GCTX__SIZE_THROUGH(gctx_split_options, rounding)
 #define GCTX__MIN_SPLIT_PLAN GCTX__SIZE_THROUGH(gctx_split_plan, nested)
 #define GCTX__MIN_CONTEXT_OPTIONS                                                              \
     GCTX__SIZE_THROUGH(gctx_context_options, workqueue_concurrency_limit)
+#define GCTX__MIN_CONTEXT_REQUEST GCTX__SIZE_THROUGH(gctx_context_request, options)
 #define GCTX__MIN_CONTEXT_INFO GCTX__SIZE_THROUGH(gctx_context_info, workqueue_concurrency_limit)
 #define GCTX__MIN_STREAM_OPTIONS GCTX__SIZE_THROUGH(gctx_stream_options, blocking)
 #define GCTX__MIN_RELEASE_FAILURES GCTX__SIZE_THROUGH(gctx_release_failures, last_message)
 #define GCTX__MIN_CACHE_STATS GCTX__SIZE_THROUGH(gctx_cache_stats, limit)
-#define GCTX__MIN_WORKLOAD GCTX__SIZE_THROUGH(gctx_workload, bytes_per_step)
-#define GCTX__MIN_CONTROLLER_OPTIONS GCTX__SIZE_THROUGH(gctx_controller_options, shared_slowdown)
-#define GCTX__MIN_CONTROLLER_DECISION GCTX__SIZE_THROUGH(gctx_controller_decision, reason)
-#define GCTX__MIN_CLAIM_OPTIONS GCTX__SIZE_THROUGH(gctx_claim_options, runtime_dir)
-#define GCTX__MIN_CLAIM_INFO GCTX__SIZE_THROUGH(gctx_claim_info, granules)
-#define GCTX__MIN_CLAIM_USAGE GCTX__SIZE_THROUGH(gctx_claim_usage, path)
-#define GCTX__MIN_CLAIM_EVENT GCTX__SIZE_THROUGH(gctx_claim_event, sm_count)
-#define GCTX__MIN_MPS_INFO GCTX__SIZE_THROUGH(gctx_mps_info, pinned_mem_limit)
-#define GCTX__MIN_GUARD_SIGNALS GCTX__SIZE_THROUGH(gctx_guard_signals, hbm_busy)
-#define GCTX__MIN_GUARD_ADVICE GCTX__SIZE_THROUGH(gctx_guard_advice, latency_tenants)
 
 /* A caller's struct is there and its size is at least min_size; else INVALID_ARGUMENT naming
  * the INIT macro. Outputs are checked with it before any work, so failure leaves them alone. */

@@ -609,8 +609,8 @@ gctx_status gctx_partition_split(gctx_partition *input, const gctx_group *groups
     gctx__object *small_objects[SMALL_SPLIT + 1];
     gctx__object **objects = NULL;
     unsigned nb_objects = 0;
-    /* The request first: gctx_context_split passes its own array here, which is NULL when
-     * the caller's nb_groups is 0, and the message must name what the caller passed. */
+    /* The request first: a caller that splits for others (gctx_contexts_create) passes its own
+     * array here, and the message must name what its caller passed. */
     GCTX_CHECK(job_plan(&job, input, groups, nb_groups, options), done);
     if (!partitions) {
         s = gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,

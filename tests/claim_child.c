@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "greenctx.h"
+#include "greenctx_claims.h"
 
 static int acquire(const char *request, const char *dir, const char *hold_ms)
 {

@@ -5,6 +5,7 @@
 #include <stddef.h>
 
 #include "greenctx.h"
+#include "greenctx_claims.h"
 
 /* rm -rf path (links removed, not followed). */
 void remove_tree(const char *path);

@@ -1,2 +1,2 @@
-// include/greenctx.h compiled as C++ (see header_check.c).
+// The public headers compiled as C++ (see header_check.c).
 #include "header_check.c"

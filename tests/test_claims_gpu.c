@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "claims_common.h"
+#include "greenctx_claims.h"
 #include "harness.h"
 #include "raw_calls.h"
 

@@ -79,6 +79,18 @@ GT_TEST(context_from_each_kind_of_partition)
         GT_ASSERT_EQ_INT(gt_sim_live("green_ctx"), 0);
 }
 
+/* A split of a context's SMs, one context per group (gctx_contexts_create). */
+static gctx_status split_context(gctx_context *context, const gctx_group *groups,
+                                 unsigned nb_groups, gctx_context **contexts,
+                                 gctx_context **remainder)
+{
+    gctx_context_request request = GCTX_CONTEXT_REQUEST_INIT;
+    request.context = context;
+    request.groups = groups;
+    request.nb_groups = nb_groups;
+    return gctx_contexts_create(&request, contexts, remainder);
+}
+
 GT_TEST(context_with_sms_and_split_into_contexts)
 {
     if (begin())
@@ -89,7 +101,7 @@ GT_TEST(context_with_sms_and_split_into_contexts)
     GT_ASSERT_STATUS(gctx_context_get_info(whole, &info), GCTX_SUCCESS);
     GT_ASSERT_EQ_INT(info.sm_count, 64);
     gctx_group req[] = {gt_group(16), gt_group(24)};
-    GT_ASSERT_STATUS(gctx_context_split(whole, req, 2, NULL, NULL, parts, &left), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(split_context(whole, req, 2, parts, &left), GCTX_SUCCESS);
     gt_sm_set w, a, b, r;
     if (gt_context_sms(whole, &w) || gt_context_sms(parts[0], &a) ||
         gt_context_sms(parts[1], &b))
@@ -115,9 +127,9 @@ GT_TEST(context_with_sms_and_split_into_contexts)
     gctx_context_release(other);
     /* Dropping the remainder: the caller passes NULL. */
     gctx_context *again[2];
-    GT_ASSERT_STATUS(gctx_context_split(whole, req, 2, NULL, NULL, again, NULL), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(split_context(whole, req, 2, again, NULL), GCTX_SUCCESS);
     /* No groups: the message names the caller's nb_groups, not an array made inside. */
-    GT_ASSERT_STATUS(gctx_context_split(whole, req, 0, NULL, NULL, parts, NULL),
+    GT_ASSERT_STATUS(split_context(whole, req, 0, parts, NULL),
                      GCTX_ERROR_INVALID_ARGUMENT);
     GT_ASSERT_CONTAINS(gctx_last_error(), "nb_groups is 0");
     gctx_context_release(again[0]);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "greenctx.h"
+#include "greenctx_controller.h"
 #include "harness.h"
 
 enum { LAT = 0, THR = 1, NB_SPLITS = 7 };

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cuda_abi.h"
+#include "greenctx_claims.h"
 #include "raw_calls.h"
 #include "sm_ids.h"
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cuda_abi.h"
+#include "greenctx_claims.h"
 #include "raw_calls.h"
 #include "sm_ids.h"
 #include "testing.h"

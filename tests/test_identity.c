@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "greenctx_claims.h"
 #include "harness.h"
 
 GT_TEST(uuid_and_pci_bus_id_as_nvidia_smi_prints_them)

@@ -42,7 +42,7 @@ static void usage(FILE *out)
             MPS_CONTROL_NAME);
 }
 
-/* The library's rule for the runtime directory (include/greenctx.h, Tenants). */
+/* The library's rule for the runtime directory (include/greenctx_claims.h). */
 static int resolve_runtime(mps_setup *m)
 {
     const char *dir = getenv("GREENCTX_RUNTIME_DIR");

@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "claim_text.h"
+#include "greenctx_claims.h"
 #include "options.h"
 #include "ps_processes.h"
 #include "tool.h"

@@ -4,43 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "options.h"
 #include "tool.h"
-
-char *greenctx_tool_capture_usage(long i)
-{
-    FILE *tmp = tmpfile();
-    if (!tmp)
-        return NULL;
-    fflush(stdout);
-    int saved = dup(STDOUT_FILENO);
-    if (saved < 0 || dup2(fileno(tmp), STDOUT_FILENO) < 0) {
-        if (saved >= 0)
-            close(saved);
-        fclose(tmp);
-        return NULL;
-    }
-    greenctx_tool_options quiet;
-    memset(&quiet, 0, sizeof quiet);
-    if (i < 0)
-        greenctx_tool_usage(stdout);
-    else
-        greenctx_tool_command_usage((size_t)i, &quiet);
-    fflush(stdout);
-    dup2(saved, STDOUT_FILENO);
-    close(saved);
-    long size = ftell(tmp);
-    char *text = size >= 0 ? malloc((size_t)size + 1) : NULL;
-    if (text) {
-        rewind(tmp);
-        size_t got = fread(text, 1, (size_t)size, tmp);
-        text[got] = '\0';
-    }
-    fclose(tmp);
-    return text;
-}
 
 /* roff: a backslash is \e, and a line may not start with '.' or '\''. */
 static void roff_text(const char *text)

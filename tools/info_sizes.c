@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "greenctx_claims.h"
 #include "info_sizes.h"
 
 typedef struct size_row {

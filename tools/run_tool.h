@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <sys/types.h>
 
+#include "greenctx_claims.h"
 #include "run_session.h"
 #include "tool.h"
 

@@ -42,7 +42,7 @@ extern const greenctx_option greenctx_run_options[];
 extern const greenctx_option greenctx_mps_options[];
 extern const char *const greenctx_mps_actions[];
 
-/* ---- greenctx.c: the command table, for tools/generate.c ---- */
+/* ---- commands.c: the command table, for main (greenctx.c), generate.c and completion.c ---- */
 size_t greenctx_tool_nb_commands(void);
 const char *greenctx_tool_command_name(size_t i);
 const char *greenctx_tool_command_help(size_t i);
@@ -62,8 +62,23 @@ void greenctx_tool_usage(FILE *out);
 char *greenctx_tool_capture_usage(long i);
 /* "Exit status: 0 done; 1 failed ...; 2 bad usage ...", for the usage and the man page. */
 extern const char greenctx_exit_status_help[];
-/* The options only the tool takes, before the command (--version, -V, --generate-*). */
+/* The options only the tool takes, before the command (--version, -V, --generate-*), their
+ * ids in this order. */
 const struct greenctx_option *greenctx_tool_global_options(void);
+enum {
+    GREENCTX_GLOBAL_VERSION,
+    GREENCTX_GLOBAL_VERSION_SHORT,
+    GREENCTX_GLOBAL_MAN,
+    GREENCTX_GLOBAL_COMPLETION
+};
+/* The index of the command called name, or -1. */
+long greenctx_tool_find_command(const char *name);
+/* "info, plan, ...": the commands, for a message. */
+const char *greenctx_tool_command_names(void);
+/* The help of command i (-1: the tool's) as the greenctx.help/1 JSON document on stdout. */
+int greenctx_tool_help_json(const greenctx_tool_options *opts, long i);
+/* Runs command i on argv (its name first); sets opts->command (not for help). */
+int greenctx_tool_command_run(size_t i, int argc, char **argv, greenctx_tool_options *opts);
 
 /* The simulated driver's models ("h200 h100 ..."), asked of the simulated driver itself
  * (gctxsim_models); NULL when it is not found. */

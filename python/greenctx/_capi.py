@@ -1,10 +1,11 @@
 """The C library, loaded with ctypes: its structs and the signature of every function used.
 
 Nothing here knows a rule of green contexts: the library decides counts, rounding and
-legality, and says why in gctx_last_error(). This module only declares the C ABI of
-include/greenctx.h (tests/test_abi.py checks every declaration against the header) and loads
-the shared library: $GREENCTX_LIBRARY when set, else the copy built into this package
-(greenctx/_native/lib, beside the tool, the simulated driver and the preload: setup.py).
+legality, and says why in gctx_last_error(). This module only declares the C ABI of the
+public headers (include/greenctx.h, greenctx_claims.h, greenctx_controller.h; test_abi.py
+checks every declaration against them) and loads the shared library: $GREENCTX_LIBRARY when
+set, else the copy built into this package (greenctx/_native/lib, beside the tool, the
+simulated driver and the preload: setup.py).
 
 Handles (partitions, contexts, streams, events, and the CUDA handles) are opaque values:
 c_void_p, passed back as they came, never dereferenced.
@@ -216,7 +217,7 @@ def _p(t: Any) -> Any:
     return ctypes.POINTER(t)
 
 
-# name -> (restype, argtypes), exactly as include/greenctx.h declares them.
+# name -> (restype, argtypes), exactly as the public headers (include/) declare them.
 SIGNATURES = {
     "gctx_version": (c_int, []),
     "gctx_version_string": (ctypes.c_char_p, []),

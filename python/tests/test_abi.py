@@ -1,6 +1,7 @@
-"""The binding against include/greenctx.h: every function the package binds has the header's
-return and argument types, every struct it declares has the header's fields in order and the
-C compiler's sizes and offsets, every enum value it uses is the header's. No driver needed.
+"""The binding against the public headers (include/greenctx.h, greenctx_claims.h and
+greenctx_controller.h): every function the package binds has the header's return and argument
+types, every struct it declares has the header's fields in order and the C compiler's sizes and
+offsets, every enum value it uses is the header's. No driver needed.
 """
 import ctypes
 import os
@@ -13,20 +14,22 @@ import pytest
 from greenctx import _capi
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-HEADER = os.path.join(ROOT, "include", "greenctx.h")
-if not os.path.exists(HEADER):
-    pytest.skip(f"no {HEADER}: run from a checkout", allow_module_level=True)
+HEADERS = ("greenctx.h", "greenctx_claims.h", "greenctx_controller.h")
+PATHS = [os.path.join(ROOT, "include", h) for h in HEADERS]
+if not all(os.path.exists(p) for p in PATHS):
+    pytest.skip(f"no {PATHS}: run from a checkout", allow_module_level=True)
 
 
-def _header_text():
-    with open(HEADER) as f:
+def _header_text(path):
+    with open(path) as f:
         text = f.read()
     text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
     text = re.sub(r"//[^\n]*", " ", text)
     return re.sub(r"\\\n", " ", text)
 
 
-TEXT = _header_text()
+TEXTS = {h: _header_text(p) for h, p in zip(HEADERS, PATHS)}
+TEXT = "\n".join(TEXTS.values())
 OPAQUE = set(re.findall(r"typedef struct (gctx_\w+) \1;", TEXT))  # gctx_partition, ...
 CUDA_HANDLES = set(re.findall(r"typedef struct CU\w+ \*(CU\w+);", TEXT))
 ENUMS = set(re.findall(r"typedef enum \w+ \{.*?\} (\w+);", TEXT, flags=re.S))
@@ -81,10 +84,10 @@ def _ctype_for(c_type):
     raise AssertionError(f"no rule for {c_type}")
 
 
-def header_functions():
+def header_functions(text=TEXT):
     out = {}
     for ret, name, args in re.findall(r"GCTX_API\s+([\w\s\*]+?)\s*\b(gctx_\w+)\s*\(([^)]*)\)\s*;",
-                                      TEXT):
+                                      text):
         ret = re.sub(r"\s+", "", re.sub(r"\bconst\b", " ", ret))
         arg_types = [] if args.strip() in ("", "void") else [_type_of(a) for a in args.split(",")]
         out[name] = (ret, arg_types)
@@ -103,10 +106,23 @@ def test_the_header_parses():
 
 
 def test_every_claims_function_is_bound():
-    """The tenants API of the header, all of it, through the package."""
+    """The tenants API, all of it, through the package."""
     declared = {n for n in FUNCTIONS if n.startswith(("gctx_claim_", "gctx_mps_"))}
     assert len(declared) == 22
     assert declared <= set(_capi.SIGNATURES)
+
+
+def test_each_room_is_declared_in_its_header():
+    """Claims and MPS in greenctx_claims.h, the controller in greenctx_controller.h, neither in
+    the core's greenctx.h."""
+    rooms = {h: set(header_functions(TEXTS[h])) for h in HEADERS}
+    assert {n for n in FUNCTIONS if n.startswith(("gctx_claim_", "gctx_mps_"))} \
+        <= rooms["greenctx_claims.h"]
+    assert rooms["greenctx_controller.h"] == {n for n in FUNCTIONS
+                                              if n.startswith("gctx_controller_")}
+    assert not {n for n in rooms["greenctx.h"]
+                if n.startswith(("gctx_claim_", "gctx_mps_", "gctx_controller_"))}
+    assert sum(map(len, rooms.values())) == len(FUNCTIONS)
 
 
 def test_every_status_has_its_exception():
@@ -118,7 +134,7 @@ def test_every_status_has_its_exception():
 
 @pytest.mark.parametrize("name", sorted(_capi.SIGNATURES))
 def test_bound_function_matches_header(name):
-    assert name in FUNCTIONS, f"{name} is bound but not declared in greenctx.h"
+    assert name in FUNCTIONS, f"{name} is bound but declared in none of {HEADERS}"
     ret, args = FUNCTIONS[name]
     restype, argtypes = _capi.SIGNATURES[name]
     assert restype == _ctype_for(ret), f"{name} returns {ret}"
@@ -174,7 +190,8 @@ def test_struct_layouts_match_the_c_compiler(tmp_path):
             lines.append(f'printf("{name}.{field} %zu %zu\\n", offsetof({name}, {field}), '
                          f'sizeof((({name} *)0)->{field}));')
     src = tmp_path / "layout.c"
-    src.write_text("#include <stddef.h>\n#include <stdio.h>\n#include <greenctx.h>\n"
+    src.write_text("#include <stddef.h>\n#include <stdio.h>\n#include <greenctx_claims.h>\n"
+                   "#include <greenctx_controller.h>\n"
                    "int main(void) {\n" + "\n".join(lines) + "\nreturn 0;\n}\n")
     exe = tmp_path / "layout"
     subprocess.run([cc, "-std=c11", "-I", os.path.join(ROOT, "include"), str(src), "-o",
