@@ -25,17 +25,10 @@ static gcu_result launch(int cooperative, gcu_function fn, unsigned blocks, unsi
 
 void check_co_residency(void)
 {
-    configure("h200", "13000", NULL);
+    CUcontext primary, g16;
+    CUgreenCtx g = green16_beside_primary(&primary, &g16);
     unsigned long long blocks = 0, resident = 0;
     check(last_launch(&blocks, &resident) == -1, "no launch since the reset");
-    CUcontext primary, g16;
-    D.cuDevicePrimaryCtxRetain(&primary, 0);
-    D.cuCtxSetCurrent(primary);
-    gcu_dev_resource dev = device_resource(0);
-    split_out o;
-    split(&o, &dev, 0, 16, 1);
-    CUgreenCtx g = make_ctx(&o.res[0], 1);
-    D.cuCtxFromGreenCtx(&g16, g);
     const char *image = ".version 7.0\n.visible .entry greenctx_smid(\n";
     gcu_module mod = NULL, mod16 = NULL;
     gcu_function fn = NULL, fn16 = NULL;

@@ -30,6 +30,19 @@ CUgreenCtx make_ctx(gcu_dev_resource *res, unsigned n)
     return g;
 }
 
+CUgreenCtx green16_beside_primary(CUcontext *primary, CUcontext *g16)
+{
+    configure("h200", "13000", NULL);
+    D.cuDevicePrimaryCtxRetain(primary, 0);
+    D.cuCtxSetCurrent(*primary);
+    gcu_dev_resource dev = device_resource(0);
+    split_out o;
+    split(&o, &dev, 0, 16, 1);
+    CUgreenCtx g = make_ctx(&o.res[0], 1);
+    D.cuCtxFromGreenCtx(g16, g);
+    return g;
+}
+
 gcu_dev_resource ctx_resource(CUgreenCtx g)
 {
     gcu_dev_resource r;

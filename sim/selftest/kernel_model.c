@@ -30,15 +30,8 @@ static float gemm_ms(gcu_function gemm, CUstream s, unsigned n)
 
 void check_kernel_model(void)
 {
-    configure("h200", "13000", NULL);
     CUcontext c, g16;
-    D.cuDevicePrimaryCtxRetain(&c, 0);
-    D.cuCtxSetCurrent(c);
-    gcu_dev_resource dev = device_resource(0);
-    split_out o;
-    split(&o, &dev, 0, 16, 1);
-    CUgreenCtx g = make_ctx(&o.res[0], 1);
-    D.cuCtxFromGreenCtx(&g16, g);
+    CUgreenCtx g = green16_beside_primary(&c, &g16);
     const char *image = ".version 7.0\n.visible .entry test_gemm(\n";
     gcu_module mod = NULL, mod16 = NULL;
     gcu_function gemm = NULL, gemm16 = NULL, nope;

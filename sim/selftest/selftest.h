@@ -66,6 +66,9 @@ gcu_dev_resource device_resource(int dev);
 void split(split_out *o, const gcu_dev_resource *in, unsigned flags, unsigned min, unsigned cap);
 /* A green context from resources; NULL if any step fails. */
 CUgreenCtx make_ctx(gcu_dev_resource *res, unsigned n);
+/* On the H200 (driver 13.0) with device 0's primary context current: a green context of 16
+ * SMs, *g16 its CUcontext. */
+CUgreenCtx green16_beside_primary(CUcontext *primary, CUcontext *g16);
 gcu_dev_resource ctx_resource(CUgreenCtx g);
 /* "a b c " as the probes print SM lists. */
 char *id_list(char *out, const unsigned *ids, int n);
