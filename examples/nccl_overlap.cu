@@ -13,50 +13,15 @@
  * host; it prints "OK" and exits 0, "MISMATCH" and exits 1, or exits 77 (skipped) on a
  * machine with fewer than two GPUs. NVLink multicast stays off (NCCL_NVLS_ENABLE=0).
  */
-#include <cuda.h>
 #include <cuda_bf16.h>
-#include <cuda_runtime.h>
-#include <cublas_v2.h>
 #include <nccl.h>
 
 #include <math.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include <greenctx.h>
+#include "example_check.h"
 
-#define CHECK(ok, call, what)                                                                   \
-    do {                                                                                        \
-        if (!(ok)) {                                                                            \
-            fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, (what));       \
-            exit(1);                                                                            \
-        }                                                                                       \
-    } while (0)
-#define GCTX_CHECK(call)                                                                        \
-    do {                                                                                        \
-        gctx_status s_ = (call);                                                                \
-        CHECK(s_ == GCTX_SUCCESS, call, gctx_last_error());                                     \
-    } while (0)
-#define CUDA_CHECK(call)                                                                        \
-    do {                                                                                        \
-        cudaError_t e_ = (call);                                                                \
-        CHECK(e_ == cudaSuccess, call, cudaGetErrorString(e_));                                 \
-    } while (0)
-#define CU_CHECK(call)                                                                          \
-    do {                                                                                        \
-        CUresult r_ = (call);                                                                   \
-        const char *n_ = "CUDA driver error";                                                   \
-        if (r_ != CUDA_SUCCESS)                                                                 \
-            cuGetErrorName(r_, &n_);                                                            \
-        CHECK(r_ == CUDA_SUCCESS, call, n_);                                                    \
-    } while (0)
-#define CUBLAS_CHECK(call)                                                                      \
-    do {                                                                                        \
-        cublasStatus_t b_ = (call);                                                             \
-        CHECK(b_ == CUBLAS_STATUS_SUCCESS, call, cublasGetStatusString(b_));                    \
-    } while (0)
 #define NCCL_CHECK(call)                                                                        \
     do {                                                                                        \
         ncclResult_t n_ = (call);                                                               \
@@ -75,26 +40,6 @@ struct gpu {
     __nv_bfloat16 *a, *b;
     cudaEvent_t ar_start, ar_stop, gemm_start, gemm_stop; /* in the green contexts */
 };
-
-static cudaStream_t raw(gctx_stream *s) { return (cudaStream_t)gctx_stream_handle(s); }
-
-/* An event must belong to the context of the stream it is recorded on: make it with that
- * green context pushed (cudart makes events in the current context). */
-static void make_event(gctx_context *ctx, cudaEvent_t *event)
-{
-    CU_CHECK(cuCtxPushCurrent(gctx_context_cu_context(ctx)));
-    CUDA_CHECK(cudaEventCreate(event));
-    CU_CHECK(cuCtxPopCurrent(NULL));
-}
-
-static float elapsed_ms(gctx_context *ctx, cudaEvent_t start, cudaEvent_t stop)
-{
-    float ms = 0;
-    CU_CHECK(cuCtxPushCurrent(gctx_context_cu_context(ctx)));
-    CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    CU_CHECK(cuCtxPopCurrent(NULL));
-    return ms;
-}
 
 /* Each GPU: {C, rest} in one split, a green context and a stream on each. */
 static void split_gpu(int device, unsigned comm_sms, struct gpu *g)

@@ -1,71 +1,21 @@
 /*
  * two_partitions: split one GPU into two disjoint SM partitions with greenctx and run, at the
- * same time, a cudart kernel on one and a cuBLAS SGEMM on the other.
+ * same time, a cudart kernel on one and a cuBLAS SGEMM on the other, each on the raw stream
+ * greenctx hands back.
  *
  *   build/examples/two_partitions [SMS_A]      (SMS_A: partition A's size, default 32)
  *
  * Partition A gets SMS_A SMs, partition B every SM left. Both results are checked on the host;
  * the program prints "OK" and exits 0, or prints what went wrong and exits 1.
  */
-#include <cuda.h>
-#include <cuda_runtime.h>
-#include <cublas_v2.h>
-
 #include <math.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
 
-#include <greenctx.h>
-
-/* Every greenctx call is checked: the library's message says what was asked and what would
- * work, which is worth more than the status code. */
-#define GCTX_CHECK(call)                                                                        \
-    do {                                                                                        \
-        gctx_status st_ = (call);                                                               \
-        if (st_ != GCTX_SUCCESS) {                                                              \
-            fprintf(stderr, "%s:%d: %s failed: %s: %s\n", __FILE__, __LINE__, #call,            \
-                    gctx_status_name(st_), gctx_last_error());                                  \
-            exit(1);                                                                            \
-        }                                                                                       \
-    } while (0)
-
-#define CUDA_CHECK(call)                                                                        \
-    do {                                                                                        \
-        cudaError_t e_ = (call);                                                                \
-        if (e_ != cudaSuccess) {                                                                \
-            fprintf(stderr, "%s:%d: %s failed: %s: %s\n", __FILE__, __LINE__, #call,            \
-                    cudaGetErrorName(e_), cudaGetErrorString(e_));                              \
-            exit(1);                                                                            \
-        }                                                                                       \
-    } while (0)
-
-#define CU_CHECK(call)                                                                          \
-    do {                                                                                        \
-        CUresult r_ = (call);                                                                   \
-        if (r_ != CUDA_SUCCESS) {                                                               \
-            const char *name_ = NULL;                                                           \
-            cuGetErrorName(r_, &name_);                                                         \
-            fprintf(stderr, "%s:%d: %s failed: %s (%d)\n", __FILE__, __LINE__, #call,           \
-                    name_ ? name_ : "?", (int)r_);                                              \
-            exit(1);                                                                            \
-        }                                                                                       \
-    } while (0)
-
-#define CUBLAS_CHECK(call)                                                                      \
-    do {                                                                                        \
-        cublasStatus_t b_ = (call);                                                             \
-        if (b_ != CUBLAS_STATUS_SUCCESS) {                                                      \
-            fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call,                \
-                    cublasGetStatusName(b_));                                                   \
-            exit(1);                                                                            \
-        }                                                                                       \
-    } while (0)
+#include "example_check.h"
 
 enum { SMID_SLOTS = 1024 }; /* one flag per possible %smid value */
 enum { MAX_SMS = 1024 };
 
-/* ---------------------------------------------------------------------------------------- */
 /* Workload A: a chain of FMAs per element, long enough to still be running while the GEMM
  * runs. Thread 0 of each block also marks the SM it ran on, so the program can show that
  * this very kernel, launched through cudart, stayed inside partition A. */
@@ -93,34 +43,9 @@ static float fma_chain_host(float v, int iters, float a, float b)
     return v;
 }
 
-/* ---------------------------------------------------------------------------------------- */
-/* Small helpers. */
-
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-
-static uint32_t rng_next(void)
-{
-    /* xorshift64*: reproducible inputs without depending on the C library's rand(). */
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return (uint32_t)((rng_state * 0x2545f4914f6cdd1dull) >> 32);
-}
-
-static float rng_float(void) /* uniform in [-1, 1) */
-{
-    return (float)((double)rng_next() / 2147483648.0 - 1.0);
-}
-
-static void *host_alloc(size_t bytes)
-{
-    void *p = malloc(bytes);
-    if (!p) {
-        fprintf(stderr, "out of host memory (%zu bytes)\n", bytes);
-        exit(1);
-    }
-    return p;
-}
+/* Reproducible inputs in [-1, 1), and the places the host checks: a multiplicative hash. */
+static uint32_t hash(uint32_t i) { return i * 2654435761u; }
+static float input(uint32_t i) { return (float)(hash(i) >> 8) / 8388608.0f - 1.0f; }
 
 /* Prints sorted SM ids as ranges: "0-15 32-47". */
 static void print_sm_ids(const unsigned *ids, unsigned n)
@@ -136,22 +61,6 @@ static void print_sm_ids(const unsigned *ids, unsigned n)
         i = j + 1;
     }
     printf("\n");
-}
-
-/* The driver's rule for events is that an event and the stream it is recorded on belong to
- * the same context. A green stream belongs to its green context, not to the primary context
- * cudart has current, so the timing events are made (and read, and destroyed) with the green
- * context pushed: cudart uses whatever context is current, so they live in that context.
- * (Ordering work across contexts needs no such care: cudaStreamWaitEvent accepts an event of
- * another context.) */
-static void push_green(gctx_context *ctx)
-{
-    CU_CHECK(cuCtxPushCurrent(gctx_context_cu_context(ctx)));
-}
-
-static void pop_green(void)
-{
-    CU_CHECK(cuCtxPopCurrent(NULL));
 }
 
 int main(int argc, char **argv)
@@ -184,20 +93,14 @@ int main(int argc, char **argv)
 
     gctx_context *ctx[2] = {NULL, NULL};
     gctx_stream *stream[2] = {NULL, NULL};
-    cudaStream_t raw[2];
-    unsigned *observed[2];
+    static unsigned observed[2][MAX_SMS];
     unsigned observed_n[2];
     for (int p = 0; p < 2; p++) {
         GCTX_CHECK(gctx_context_create(parts[p], NULL, &ctx[p]));
         GCTX_CHECK(gctx_stream_create(ctx[p], NULL, &stream[p]));
-        /* greenctx hands back the driver's own handle; cudart's cudaStream_t is the same
-         * type as CUstream (cudaStream_t is a typedef of struct CUstream_st *), so the cast
-         * is exact and the stream goes straight to <<<>>> launches and cublasSetStream. */
-        raw[p] = (cudaStream_t)gctx_stream_handle(stream[p]);
 
         gctx_partition_info info = GCTX_PARTITION_INFO_INIT;
         GCTX_CHECK(gctx_partition_get_info(parts[p], &info));
-        observed[p] = (unsigned *)host_alloc(MAX_SMS * sizeof(unsigned));
         GCTX_CHECK(gctx_stream_observe_sms(stream[p], observed[p], MAX_SMS, &observed_n[p]));
         if (observed_n[p] > MAX_SMS)
             observed_n[p] = MAX_SMS;
@@ -223,14 +126,15 @@ int main(int argc, char **argv)
     const size_t vec_bytes = (size_t)n * sizeof(float);
     const size_t mat_bytes = (size_t)gm * gm * sizeof(float);
 
-    float *hx = (float *)host_alloc(vec_bytes), *hy = (float *)host_alloc(vec_bytes);
-    float *ha = (float *)host_alloc(mat_bytes), *hb = (float *)host_alloc(mat_bytes);
-    float *hc = (float *)host_alloc(mat_bytes);
+    float *hx = (float *)malloc(vec_bytes), *hy = (float *)malloc(vec_bytes);
+    float *ha = (float *)malloc(mat_bytes), *hb = (float *)malloc(mat_bytes);
+    float *hc = (float *)malloc(mat_bytes);
+    CHECK(hx && hy && ha && hb && hc, malloc, "out of host memory");
     for (int i = 0; i < n; i++)
-        hx[i] = rng_float();
+        hx[i] = input((uint32_t)i);
     for (size_t i = 0; i < (size_t)gm * gm; i++) {
-        ha[i] = rng_float();
-        hb[i] = rng_float();
+        ha[i] = input((uint32_t)i);
+        hb[i] = input((uint32_t)(i + 1));
     }
 
     float *dx, *dy, *da, *db, *dc;
@@ -254,50 +158,21 @@ int main(int argc, char **argv)
      * math keeps the SGEMM in plain FP32 (no TF32), so the host check can be tight. */
     cublasHandle_t blas;
     CUBLAS_CHECK(cublasCreate(&blas));
-    CUBLAS_CHECK(cublasSetStream(blas, raw[1]));
+    CUBLAS_CHECK(cublasSetStream(blas, raw(stream[1])));
     CUBLAS_CHECK(cublasSetMathMode(blas, CUBLAS_PEDANTIC_MATH));
 
-    cudaEvent_t start[2], stop[2];
-    for (int p = 0; p < 2; p++) {
-        push_green(ctx[p]);
-        CUDA_CHECK(cudaEventCreate(&start[p]));
-        CUDA_CHECK(cudaEventCreate(&stop[p]));
-        pop_green();
-    }
-
-    /* ---- Both workloads at once: enqueue both, then wait for both. Twice: the first round
-     * pays one-time costs (CUDA loads kernels lazily, on their first launch), the second is
-     * the one timed. ---- */
+    /* ---- Both workloads at once: enqueue both, then wait for both. ---- */
     /* A cudart launch with a stream runs in the stream's context (cudart's kernels are
      * context-independent since CUDA 12), so this kernel runs in green context A and on A's
      * SMs only, although the primary context is the current one. The grid has blocks for
      * every SM of the device; partition A's SMs take them all. */
-    int blocks = 8 * (int)dev.sm_count;
     const float one = 1.0f, zero = 0.0f;
-    for (int round = 0; round < 2; round++) {
-        CUDA_CHECK(cudaEventRecord(start[0], raw[0]));
-        fma_chain<<<blocks, 256, 0, raw[0]>>>(dx, dy, n, iters, fa, fb, dflags);
-        CUDA_CHECK(cudaGetLastError());
-        CUDA_CHECK(cudaEventRecord(stop[0], raw[0]));
-
-        CUDA_CHECK(cudaEventRecord(start[1], raw[1]));
-        CUBLAS_CHECK(cublasSgemm(blas, CUBLAS_OP_N, CUBLAS_OP_N, gm, gm, gm, &one, da, gm, db,
-                                 gm, &zero, dc, gm));
-        CUDA_CHECK(cudaEventRecord(stop[1], raw[1]));
-
-        for (int p = 0; p < 2; p++)
-            GCTX_CHECK(gctx_stream_synchronize(stream[p]));
-    }
-
-    float ms[2];
-    for (int p = 0; p < 2; p++) {
-        push_green(ctx[p]);
-        CUDA_CHECK(cudaEventElapsedTime(&ms[p], start[p], stop[p]));
-        pop_green();
-    }
-    printf("A: fma_chain (cudart), %d elements x %d FMAs: %.3f ms\n", n, iters, ms[0]);
-    printf("B: cublasSgemm %dx%dx%d: %.3f ms, %.2f TFLOP/s\n", gm, gm, gm, ms[1],
-           2.0 * gm * gm * gm / (ms[1] * 1e-3) / 1e12);
+    fma_chain<<<8 * (int)dev.sm_count, 256, 0, raw(stream[0])>>>(dx, dy, n, iters, fa, fb, dflags);
+    CUDA_CHECK(cudaGetLastError());
+    CUBLAS_CHECK(cublasSgemm(blas, CUBLAS_OP_N, CUBLAS_OP_N, gm, gm, gm, &one, da, gm, db, gm,
+                             &zero, dc, gm));
+    for (int p = 0; p < 2; p++)
+        GCTX_CHECK(gctx_stream_synchronize(stream[p]));
 
     /* ---- Where the cudart kernel ran: inside A's observed SMs? ---- */
     unsigned hflags[SMID_SLOTS];
@@ -312,11 +187,11 @@ int main(int argc, char **argv)
            outside ? "MISMATCH" : "OK");
     failed |= outside != 0 || ran == 0;
 
-    /* ---- Check A: every element (the host does the same FMAs; fmaf is exact on both). ---- */
+    /* ---- Check A: 4096 elements (the host does the same FMAs; fmaf is exact on both). ---- */
     CUDA_CHECK(cudaMemcpy(hy, dy, vec_bytes, cudaMemcpyDeviceToHost));
     int bad_a = 0;
     for (int k = 0; k < 4096; k++) {
-        int i = k == 0 ? 0 : k == 1 ? n - 1 : (int)(rng_next() % (uint32_t)n);
+        int i = k == 0 ? n - 1 : (int)(hash((uint32_t)k) % (uint32_t)n);
         float want = fma_chain_host(hx[i], iters, fa, fb);
         if (fabsf(hy[i] - want) > 1e-6f * fabsf(want)) {
             if (bad_a++ < 5)
@@ -326,14 +201,15 @@ int main(int argc, char **argv)
     printf("A: check of 4096 elements: %s\n", bad_a ? "MISMATCH" : "OK");
     failed |= bad_a != 0;
 
-    /* ---- Check B: 4096 random entries of C = A*B (column-major), in double on the host.
+    /* ---- Check B: 4096 entries of C = A*B (column-major), in double on the host.
      * The tolerance scales with sum |a_ik * b_kj|, the size of the rounding error of an FP32
      * sum of gm terms. ---- */
     CUDA_CHECK(cudaMemcpy(hc, dc, mat_bytes, cudaMemcpyDeviceToHost));
     int bad_b = 0;
     double worst = 0.0;
     for (int k = 0; k < 4096; k++) {
-        int i = (int)(rng_next() % (uint32_t)gm), j = (int)(rng_next() % (uint32_t)gm);
+        int i = (int)(hash((uint32_t)k) % (uint32_t)gm);
+        int j = (int)(hash((uint32_t)k + 7) % (uint32_t)gm);
         double want = 0.0, mag = 0.0;
         for (int l = 0; l < gm; l++) {
             double t = (double)ha[(size_t)l * gm + i] * (double)hb[(size_t)j * gm + l];
@@ -352,15 +228,9 @@ int main(int argc, char **argv)
            bad_b ? "MISMATCH" : "OK");
     failed |= bad_b != 0;
 
-    /* ---- Release everything: cudart and cuBLAS objects first, then greenctx's (a stream's
+    /* ---- Release everything: cuBLAS and cudart's objects first, then greenctx's (a stream's
      * release waits for its work; each object keeps what it was made from alive, so the
      * greenctx order is free). ---- */
-    for (int p = 0; p < 2; p++) {
-        push_green(ctx[p]);
-        CUDA_CHECK(cudaEventDestroy(start[p]));
-        CUDA_CHECK(cudaEventDestroy(stop[p]));
-        pop_green();
-    }
     CUBLAS_CHECK(cublasDestroy(blas));
     CUDA_CHECK(cudaFree(dx));
     CUDA_CHECK(cudaFree(dy));
@@ -372,7 +242,6 @@ int main(int argc, char **argv)
         gctx_stream_release(stream[p]);
         gctx_context_release(ctx[p]);
         gctx_partition_release(parts[p]);
-        free(observed[p]);
     }
     gctx_partition_release(device);
     free(hx);

@@ -1,53 +1,84 @@
 #!/usr/bin/env bash
-# One call of a lent GPU machine, from the repository root: runs each named part with its own
-# log folder, then packs every part's folder into $OUT/NAME.tar.gz and the parts' last lines
-# into $OUT/summary.txt — a few files, as the device tool brings back (at most 8), whatever
-# the parts write. Parts, in the order given (each a script of scripts/ with its own
-# PASS/FAIL summary):
-#   tests       make test-gpu's tests (ctest -L driver on build-gpu) but two, each left to
-#               its own part to keep a call within 10 minutes: the regression check (it runs
-#               bench/compare, minutes with torch) and bench elastic's; SKIP_TESTS (a regex of
-#               test names, e.g. 'run\.gpu\.targets') leaves out more when device time is short
-#   regression  scripts/gpu_regression.sh: bench.regression, RUNS (2) full overhead runs, compare
-#   elastic     scripts/gpu_elastic.sh with TEST=1: bench.elastic_gpu, then the traces
-#               (TRACES, ARM_SECONDS, QUICK as it reads them)
-#   python      scripts/gpu_python.sh: the installed package on the GPU, bench/compare
-#   wave3       scripts/gpu_wave3.sh: the tenants wave
-# Example (issues 17 and 20, one part a call to stay within 10 minutes each):
-#   OUT=$OUT scripts/gpu_call.sh tests
-#   OUT=$OUT TRACES=onoff scripts/gpu_call.sh elastic
+# scripts/gpu_call.sh PART...: one call of a GPU machine, from the repository root. Each part's
+# log (PART.log), JSON and SVG come back packed in $OUT/PART.tar.gz (the device tool brings back
+# at most 8 files); $OUT/summary.txt gets the GPUs, the sources' hash (scripts/tree_hash.sh: the
+# copy's .git may be older than its files) and each part's exit status and last lines. Parts,
+# in the order given:
+#   test      make test-gpu: ctest -L driver on build-gpu, against the real driver
+#             (SKIP_TESTS, a ctest regex, leaves some out when device time is short)
+#   bench     make bench-gpu: ctest -L bench_gpu (the regression check, bench elastic --quick,
+#             the run sweep and targets, the tenants bench's loose targets)
+#   examples  the CUDA examples (examples.*: two_partitions; nccl_overlap on two GPUs) in
+#             build-gpu-examples, with nvcc, cuBLAS and NCCL
+#   overlap   greenctx bench overlap --json --svg (two GPUs)
+#   tenants   greenctx bench tenants --json --svg (it starts and quits its own MPS daemon)
+#   elastic   greenctx bench elastic on each trace of $TRACES (onoff stationary), --quick
+#             unless QUICK=0
+#   compare   bench/compare/run_all.py --json: greenctx beside cuda.core and torch
+#   triton    a persistent Triton matmul (grid = the SM count told) under greenctx run
+#             --sms 16 and 64: 64 should be more than 2.5x faster
+# e.g. OUT=$OUT scripts/gpu_call.sh test bench
 set -uo pipefail
-out=${OUT:?set OUT to the folder that comes back}
-mkdir -p "$out"
+mkdir -p "${OUT:?set OUT to the folder that comes back}"
 export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
-here=$(dirname "$0")
+[ -n "${CUDACXX:-}" ] || command -v nvcc >/dev/null || export CUDACXX=/usr/local/cuda/bin/nvcc
 work=$(mktemp -d /tmp/greenctx-gpu-call-XXXXXX)
 trap 'rm -rf "$work"' EXIT
-tests() {
+tool=build-gpu/tools/greenctx
+# build-gpu as make test-gpu builds it (incremental after it).
+build_gpu() {
   cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGREENCTX_TEST_DRIVER=real &&
-    cmake --build build-gpu -j"$(nproc)" &&
-    (cd build-gpu && ctest --output-on-failure -L driver \
-      -E "^(bench\.(regression|elastic_gpu)${SKIP_TESTS:+|$SKIP_TESTS})\$")
+    cmake --build build-gpu -j"$(nproc)"
+}
+{
+  date -u +%Y-%m-%dT%H:%M:%SZ
+  nvidia-smi --query-gpu=index,name,driver_version,memory.total,clocks.sm --format=csv,noheader
+  echo "sources: $(scripts/tree_hash.sh)"
+} >"$OUT/summary.txt" 2>&1
+# run_part PART: its files into $out.
+run_part() {
+  case $1 in
+    test) # shellcheck disable=SC2016 # the quotes are make's: the regex reaches ctest whole
+      make test-gpu CTEST="ctest${SKIP_TESTS:+ -E '$SKIP_TESTS'}" ;;
+    bench) make bench-gpu ;;
+    examples)
+      cmake -S . -B build-gpu-examples -DGREENCTX_TEST_DRIVER=real -DGREENCTX_BUILD_EXAMPLES=ON \
+        -DGREENCTX_WERROR=OFF && cmake --build build-gpu-examples -j"$(nproc)" &&
+        (cd build-gpu-examples && ctest --output-on-failure -R '^examples\.') ;;
+    overlap | tenants)
+      build_gpu && "$tool" bench "$1" --json --svg "$out/$1.svg" >"$out/$1.json" ;;
+    elastic)
+      build_gpu || return
+      local trace rc=0 quick=(--quick)
+      [ "${QUICK:-1}" != 0 ] || quick=()
+      for trace in ${TRACES:-onoff stationary}; do
+        "$tool" bench elastic "${quick[@]}" --trace "$trace" \
+          --svg "$out/elastic-$trace.svg" --json-file "$out/elastic-$trace.json" || rc=1
+      done
+      return $rc ;;
+    compare)
+      build_gpu && GREENCTX_LIBRARY=$PWD/build-gpu/src/libgreenctx.so PYTHONPATH=$PWD/python \
+        python3 bench/compare/run_all.py --json "$out/compare.json" ;;
+    triton)
+      build_gpu || return
+      local n
+      for n in 16 64; do
+        GREENCTX_RUNTIME_DIR=$work "$tool" run --sms $n -- \
+          python3 tests/run_gpu/triton_persistent.py | tail -n 1 || return
+      done ;;
+    *) echo "gpu_call.sh: no part '$1' (test bench examples overlap tenants elastic compare triton)"
+       return 2 ;;
+  esac
 }
 status=0
-for name in "$@"; do
-  mkdir -p "$work/$name"
-  echo "== $name ($(date -u +%H:%M:%SZ))"
-  case $name in
-    tests) tests >"$work/$name/run.log" 2>&1 ;;
-    regression) OUT="$work/$name" "$here/gpu_regression.sh" >"$work/$name/run.log" 2>&1 ;;
-    elastic) OUT="$work/$name" TEST=${TEST:-1} "$here/gpu_elastic.sh" >"$work/$name/run.log" 2>&1 ;;
-    python) OUT="$work/$name" "$here/gpu_python.sh" >"$work/$name/run.log" 2>&1 ;;
-    wave3) OUT="$work/$name" "$here/gpu_wave3.sh" >"$work/$name/run.log" 2>&1 ;;
-    *) echo "gpu_call.sh: no part '$name' (tests, regression, elastic, python, wave3)" >&2
-       exit 2 ;;
-  esac
+for part in "$@"; do
+  echo "== $part ($(date -u +%H:%M:%SZ))"
+  out=$work/$part
+  mkdir -p "$out"
+  GREENCTX_GPU_OUT=$out run_part "$part" >"$out/$part.log" 2>&1
   rc=$?
   [ $rc -eq 0 ] || status=1
-  {
-    echo "== $name: exit $rc"
-    tail -n 40 "$work/$name/run.log"
-  } | tee -a "$out/summary.txt"
-  tar -czf "$out/$name.tar.gz" -C "$work" "$name"
+  { echo "== $part: exit $rc"; tail -n 40 "$out/$part.log"; } | tee -a "$OUT/summary.txt"
+  tar -czf "$OUT/$part.tar.gz" -C "$work" "$part"
 done
 exit $status

@@ -58,7 +58,7 @@ static void gh100_granule(unsigned k, unsigned out[8])
 /* 16-SM unit u: the low half pairs granule k with k+2 (u = 0..3); the high half, whose blocks
  * are 14 SMs wide, is dealt by SM id (SMs 64..127 whose id % 4 is 0-1 or 2-3, in two halves),
  * so that two groups of 64 get SMs 0 1 4 5 ... 124 125 and 2 3 6 7 ... 126 127 as on the
- * H200 (h200-context-memory-and-identity.md). */
+ * H200 (testdata/h200-context-identity.txt). */
 static void gh100_unit16(unsigned u, unsigned out[16])
 {
     if (u < 4) {

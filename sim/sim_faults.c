@@ -101,16 +101,18 @@ void sim_fault_add(int sym, long call, int code)
 }
 
 /* One "symbol:N[:code]" entry; 0 when it is well formed and added. */
-static int add_entry(char *entry)
+static int add_entry(const char *entry)
 {
-    char *colon = strchr(entry, ':');
-    if (!colon)
+    char name[128];
+    const char *colon = strchr(entry, ':');
+    if (!colon || (size_t)(colon - entry) >= sizeof name)
         return -1;
-    *colon = '\0';
+    memcpy(name, entry, (size_t)(colon - entry));
+    name[colon - entry] = '\0';
     char *rest, *code_end = NULL;
     long n = strtol(colon + 1, &rest, 10);
     long code = *rest == ':' ? strtol(rest + 1, &code_end, 10) : 0;
-    int sym = sim_symbol_index(entry);
+    int sym = sim_symbol_index(name);
     if (sym < 0 || n <= 0 || rest == colon + 1 || (*rest && (*rest != ':' || *code_end)) ||
         code < 0 || code > 100000)
         return -1;
@@ -127,23 +129,15 @@ int sim_faults_reset(const char *spec, char *why, size_t why_size)
     sim_faults_clear();
     sim_hook_set(-1, NULL, NULL);
     const char *whole = spec;
-    while (spec && *spec) {
-        const char *end = strchr(spec, ',');
-        size_t len = end ? (size_t)(end - spec) : strlen(spec);
-        char entry[128];
-        if (len >= sizeof entry)
-            len = sizeof entry - 1;
-        memcpy(entry, spec, len);
-        entry[len] = '\0';
+    char entry[128];
+    while (spec && sim_list_next(&spec, entry, sizeof entry))
         if (add_entry(entry) != 0) {
             snprintf(why, why_size,
-                     "GREENCTX_SIM_FAIL=%s: '%.*s' is not ENTRY_POINT:N[:CODE] with a driver "
+                     "GREENCTX_SIM_FAIL=%s: '%s' is not ENTRY_POINT:N[:CODE] with a driver "
                      "entry point the simulator has (e.g. cuGreenCtxCreate), N >= 1 and CODE a "
                      "CUresult from 0 to 100000",
-                     whole, (int)len, spec);
+                     whole, entry);
             return -1;
         }
-        spec = end ? end + 1 : NULL;
-    }
     return 0;
 }

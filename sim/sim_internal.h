@@ -34,6 +34,9 @@ gcu_result sim_cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
 void *sim_extra_proc(const char *symbol, int *version);
 
 void sim_configure(void); /* reads the environment on first use; lock held */
+/* The next item of a comma-separated list into item (cut to size - 1 characters), *list moved
+ * past it; false at the list's end. */
+bool sim_list_next(const char **list, char *item, size_t size);
 /* A configuration the environment asked for and the simulator refuses: cuInit then fails with
  * CUDA_ERROR_INVALID_VALUE and gctxsim_config_error() gives this message, which names the
  * variable that was set and says what is valid. The first refusal is kept. */

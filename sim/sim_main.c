@@ -33,26 +33,30 @@ void sim_config_refuse(const char *fmt, ...)
     sim.config_error = GCU_ERROR_INVALID_VALUE;
 }
 
+bool sim_list_next(const char **list, char *item, size_t size)
+{
+    if (!**list)
+        return false;
+    size_t len = strcspn(*list, ","), n = len < size ? len : size - 1;
+    memcpy(item, *list, n);
+    item[n] = '\0';
+    *list += len + ((*list)[len] == ',');
+    return true;
+}
+
 static void load_devices(const char *list)
 {
     const char *whole = list;
+    char key[64];
     sim.ndev = 0;
     if (strcasecmp(list, "none") == 0)
         return;
-    while (*list) {
-        const char *end = strchr(list, ',');
-        size_t len = end ? (size_t)(end - list) : strlen(list);
-        char key[32];
-        const sim_model *m = NULL;
-        if (len < sizeof key) {
-            memcpy(key, list, len);
-            key[len] = '\0';
-            m = sim_model_find(key);
-        }
+    while (sim_list_next(&list, key, sizeof key)) {
+        const sim_model *m = sim_model_find(key);
         if (!m) {
-            sim_config_refuse("GREENCTX_SIM_DEVICES=%s: '%.*s' is not a simulated model; valid: "
+            sim_config_refuse("GREENCTX_SIM_DEVICES=%s: '%s' is not a simulated model; valid: "
                               "%s (comma-separated, at most %d), or none",
-                              whole, (int)len, list, sim_model_keys(), SIM_MAX_DEVICES);
+                              whole, key, sim_model_keys(), SIM_MAX_DEVICES);
             return;
         }
         if (sim.ndev == SIM_MAX_DEVICES) {
@@ -61,9 +65,6 @@ static void load_devices(const char *list)
             return;
         }
         sim.dev[sim.ndev++] = m;
-        if (!end)
-            break;
-        list = end + 1;
     }
 }
 

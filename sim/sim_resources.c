@@ -17,7 +17,7 @@ void sim_resources_reset(void) { sim_pool_clear(&sim_descs); }
 /* Where the H200's driver 580 keeps what differs from one process to the next: bytes 8..15 of
  * every resource hold a pointer of the process (the same in all its resources) and bytes
  * 20..23 a tag of the resource that changes with it; bytes 24..95 hold what identifies the SMs
- * (shared/measurements: the lead's probe of 2026-12-01). The simulator writes per-process
+ * (as a probe of the H200 showed). The simulator writes per-process
  * values there too, so code that compares resources across processes must skip them, as the
  * claims registry's identity does, and its own record starts after them. */
 #define SIM_RES_PROCESS_POINTER 8
@@ -257,7 +257,7 @@ static void plan_by_count(const sim_res *in, unsigned flags, unsigned min_count,
 
 /* The H200 deals 16-SM units round robin over the groups of one split: one group of 64 got
  * SMs 0-63, but of two groups of 64 the first got 0 1 4 5 8 9 ... 124 125 and the second
- * 2 3 6 7 ... 126 127 (h200-context-memory-and-identity.md). */
+ * 2 3 6 7 ... 126 127 (testdata/h200-context-identity.txt). */
 static void deal_units(sim_plan *p, unsigned groups)
 {
     static unsigned dealt[SIM_MAX_SMS];

@@ -75,19 +75,17 @@ greenctx_test(bench.overlap.sim_flow LABELS tool TIMEOUT 120
       GREENCTX_CUBLAS_LIBRARY=$<TARGET_FILE:fake_cublas>
   COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/overlap_test.sh sim_flow $<TARGET_FILE:greenctx_tool>)
 
-# The NCCL example needs two GPUs, nvcc, cuBLAS and NCCL; it is built with
-# -DGREENCTX_BUILD_EXAMPLES=ON where they are found (examples/CMakeLists.txt).
-if(TARGET nccl_overlap AND GREENCTX_TEST_DRIVER STREQUAL "real")
-  greenctx_test(examples.nccl_overlap COMMAND nccl_overlap LABELS driver gpu TIMEOUT 300)
-elseif(TARGET nccl_overlap)
-  greenctx_test(examples.nccl_overlap LABELS unit
-    COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/skip.sh
-    "nccl_overlap needs two real GPUs: run it with make test-gpu")
-else()
-  greenctx_test(examples.nccl_overlap LABELS unit
-    COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/skip.sh
-    "nccl_overlap not built: it needs -DGREENCTX_BUILD_EXAMPLES=ON, nvcc, cuBLAS and NCCL (nccl.h and libnccl.so.2), see examples/README.md")
-endif()
+# The CUDA examples, built with -DGREENCTX_BUILD_EXAMPLES=ON where nvcc and cuBLAS are found
+# (nccl_overlap: also NCCL, and two GPUs to run), run on the real driver only
+# (scripts/gpu_call.sh examples).
+foreach(example two_partitions nccl_overlap)
+  if(TARGET ${example} AND GREENCTX_TEST_DRIVER STREQUAL "real")
+    greenctx_test(examples.${example} COMMAND ${example} LABELS driver gpu TIMEOUT 300)
+  else()
+    greenctx_test(examples.${example} LABELS unit COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/skip.sh
+      "${example} runs on a GPU, built with -DGREENCTX_BUILD_EXAMPLES=ON and -DGREENCTX_TEST_DRIVER=real (it needs nvcc and cuBLAS; nccl_overlap NCCL too, see examples/README.md)")
+  endif()
+endforeach()
 
 # The report of a made-up run: the advisor's picks, the lines to copy, the JSON.
 greenctx_bench_test_binary(test_overlap_report) # tests/bench.cmake

@@ -220,7 +220,7 @@ class CheckRegression(unittest.TestCase):
 
     def test_the_checked_in_baseline_holds_for_the_runs_it_came_from(self):
         # bench/results/baseline.json records the highest ratio of the H200 runs checked in
-        # beside it (calls of scripts/gpu_call.sh regression: full runs and the quick one of
+        # beside it (GPU calls: full runs of the overhead bench and the quick one of
         # bench.regression, each call with its one comparison): each passes against it, every
         # row checked (python_split included).
         results = os.path.join(ROOT, "bench", "results")

@@ -1,4 +1,4 @@
-"""On a real GPU with PyTorch (make test-gpu, scripts/gpu_python.sh): PyTorch's two
+"""On a real GPU with PyTorch (make test-gpu: python.gpu): PyTorch's two
 documented examples run verbatim with `from greenctx import SMPartition, GreenContext` and
 give what the docs say, checked with %smid; a matmul under torch.cuda.stream(ctx.Stream())
 is right and slower on 16 SMs than on the whole GPU; a CUDA graph captured on a green

@@ -1,7 +1,7 @@
 """A persistent Triton matmul sized as Triton's persistent-matmul tutorial sizes it: one program
 per SM that the device reports (the grid is the reported SM count), each looping over output
 tiles. Under `greenctx run --sms N` the count reported is the partition's, so the grid is N
-programs and the time scales with N (scripts/gpu_persistent.sh runs it for 16 and 64).
+programs and the time scales with N (scripts/gpu_call.sh triton runs it for 16 and 64).
 
 Prints one JSON line: the counts reported, the grid, the median time of a 8192^3 fp16 matmul
 and its rate; exits 1 when the result differs from torch.matmul's.
