@@ -77,18 +77,16 @@ static int state_dir(const char *dir)
     return open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
-int gctx__state_open(const char *dir, const char *file, int shared)
+int gctx__state_write(const char *dir, const char *file, int shared, const char *text)
 {
     char name[80];
     snprintf(name, sizeof name, "state-%s", file);
     int dfd = state_dir(dir);
     if (dfd < 0)
         return -1;
-    int fd = gctx__file_open(dfd, name, O_WRONLY, geteuid(), 1, NULL);
-    if (fd < 0 && errno == ENOENT)
-        fd = gctx__file_create(dfd, name, O_WRONLY, shared ? 0644 : 0600);
+    int rc = gctx__file_replace(dfd, name, text, shared ? 0644 : 0600);
     close(dfd);
-    return fd;
+    return rc;
 }
 
 int gctx__state_read(const char *dir, const char *file, unsigned uid, char *text, size_t size)

@@ -144,6 +144,9 @@ static void json_tenant(json_writer *w, const gctx_claim_info *c)
         json_string(w, "guard_reason", c->guard_reason[0] ? c->guard_reason : NULL);
         json_uint(w, "allowed_sms", c->guard_sms);
         json_uint(w, "max_outstanding", c->guard_outstanding);
+        json_bool(w, "paced", c->guard_paced);
+        json_uint(w, "duty_permille", c->guard_duty_permille);
+        json_fixed(w, "held_ms", c->guard_held_ms, 1);
     }
     json_close(w);
 }
@@ -166,13 +169,19 @@ static void print_tenant(const gctx_claim_info *c)
         else
             printf(": no step reported yet");
     } else if (c->tenant_class == GCTX_TENANT_BEST_EFFORT) {
-        printf("           best-effort: ");
-        if (c->guard_level)
-            printf("held to %u SMs, %u launches in flight (guard level %u, %s)", c->guard_sms,
-                   c->guard_outstanding, c->guard_level,
-                   visible(c->guard_reason, reason, sizeof reason));
+        printf("           best-effort%s: ", c->guard_paced ? ", paced" : "");
+        if (c->guard_level && c->guard_paced)
+            printf("held to %u launches in flight and %.0f%% of the time", c->guard_outstanding,
+                   c->guard_duty_permille / 10.0);
+        else if (c->guard_level)
+            printf("held to %u SMs", c->guard_sms);
         else
             printf("nothing held back");
+        if (c->guard_level)
+            printf(" (guard level %u, %s)", c->guard_level,
+                   visible(c->guard_reason, reason, sizeof reason));
+        if (c->guard_paced)
+            printf("; its launches waited %.1f s in all", c->guard_held_ms / 1000);
     } else {
         return;
     }
