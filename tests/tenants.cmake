@@ -2,7 +2,7 @@
 # `mps` with a fake control program, on the simulated driver; each case has its own runtime
 # directory. Several processes at once, so a little longer than the default.
 foreach(case claims killed ps mps mps_refusals fault sweep closefrom removed classes
-  structured)
+  structured pacing)
   greenctx_test(tenants.${case} LABELS tool TIMEOUT 120 ENV ${tool_sim_env}
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tenants_test.sh ${case} $<TARGET_FILE:greenctx_tool>
             $<TARGET_FILE:run_probe> ${CMAKE_CURRENT_SOURCE_DIR}/fake_mps_control.sh)

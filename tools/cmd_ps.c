@@ -171,8 +171,8 @@ static void print_tenant(const gctx_claim_info *c)
     } else if (c->tenant_class == GCTX_TENANT_BEST_EFFORT) {
         printf("           best-effort%s: ", c->guard_paced ? ", paced" : "");
         if (c->guard_level && c->guard_paced)
-            printf("held to %u launches in flight and %.0f%% of the time", c->guard_outstanding,
-                   c->guard_duty_permille / 10.0);
+            printf("held to %u launch%s in flight and %.0f%% of the time", c->guard_outstanding,
+                   c->guard_outstanding == 1 ? "" : "es", c->guard_duty_permille / 10.0);
         else if (c->guard_level)
             printf("held to %u SMs", c->guard_sms);
         else
