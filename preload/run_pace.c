@@ -31,6 +31,7 @@
 #define PERIOD_NS 10000000ll /* the duty cycle's period, and how often the guard is asked */
 #define RING 32              /* the largest cap the guard gives (level 1) */
 #define EVENT_FLAGS 0x3u     /* CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING */
+#define LEGACY_FLAG 0x1ull     /* CU_GET_PROC_ADDRESS_LEGACY_STREAM */
 #define PER_THREAD_FLAG 0x2ull /* CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM */
 #define PER_THREAD_STREAM ((CUstream)0x2) /* CU_STREAM_PER_THREAD */
 
@@ -303,18 +304,19 @@ static const char *const names[NB_CALLS] = {"cuLaunchKernel",      "cuLaunchKern
                                             "cuCtxSynchronize",    "cuEventSynchronize"};
 static _Atomic(void *) real[NB_CALLS][4];
 
-/* The driver function behind an exported name (v 0 or 1), found at its first call. */
+/* The driver function behind an exported name (v 0 or 1: its _ptsz name), found at its first
+ * call through the driver's cuGetProcAddress, as the driver's own export would be. */
 static void *exported_real(int call, int v)
 {
     void *fn = atomic_load_explicit(&real[call][v], memory_order_relaxed);
     if (fn)
         return fn;
-    char name[64];
-    snprintf(name, sizeof name, "%s%s", names[call], v ? "_ptsz" : "");
     guarded();
-    if (!(fn = run_real_dlsym(run.drv.handle, name)))
-        run_die("the CUDA driver (%s) has no %s, which the program calls", gctx_driver_path(),
-                name);
+    if (run.drv.getproc(names[call], &fn, 12000, v ? PER_THREAD_FLAG : LEGACY_FLAG, NULL) !=
+            CU_OK ||
+        !fn)
+        run_die("the CUDA driver (%s) has no %s%s, which the program calls", gctx_driver_path(),
+                names[call], v ? "_ptsz" : "");
     atomic_store(&real[call][v], fn);
     return fn;
 }

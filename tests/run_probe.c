@@ -30,10 +30,11 @@
  *   sm_counts      prints each device's SM count as a program reads it: cuDeviceGetAttribute
  *                  through cuGetProcAddress and by its exported name (as -lcuda binds it),
  *                  cuDeviceGetDevResource; fails when they disagree
- *   steps S MS     for S seconds: a launch, then (MS > 0) MS ms of host work and a wait for it
- *                  (a latency program's step), or (MS 0) launches without end, a wait every
- *                  100 (a best-effort hog); prints its launches and, on the simulated driver,
- *                  the event records and waits the driver saw (what greenctx run's pacing made)
+ *   steps S MS [direct]  for S seconds: a launch, then (MS > 0) MS ms of host work and a
+ *                  wait for it (a latency program's step), or (MS 0) launches without end, a
+ *                  wait every 100 (a best-effort hog); prints its launches and, on the
+ *                  simulated driver, the event records and waits the driver saw (what greenctx
+ *                  run's pacing made). `direct`: launches and waits by their exported names
  *   persistent [count]  on device 0, prints its "count:" line (the above, and
  *                  cuCtxGetDevResource of the primary context), then sizes grids by that count
  *                  as persistent kernels do: one block of 200 KB of shared memory (one fits per
@@ -647,9 +648,13 @@ static double seconds_now(void)
     return (double)t.tv_sec + t.tv_nsec / 1e9;
 }
 
-static int steps(double seconds, double step_ms)
+static int steps(double seconds, double step_ms, int direct)
 {
     load(0);
+    if (direct) {
+        *(void **)&p.launch = dlsym(RTLD_DEFAULT, "cuLaunchKernel");
+        *(void **)&p.stream_sync = dlsym(RTLD_DEFAULT, "cuStreamSynchronize");
+    }
     check(p.retain(&p.primary, p.dev), "cuDevicePrimaryCtxRetain");
     check(p.set_current(p.primary), "cuCtxSetCurrent");
     CUmodule module;
@@ -768,7 +773,8 @@ int main(int argc, char **argv)
     if (argc >= 2 && strcmp(argv[1], "sm_counts") == 0)
         return sm_counts();
     if (argc >= 4 && strcmp(argv[1], "steps") == 0)
-        return steps(strtod(argv[2], NULL), strtod(argv[3], NULL));
+        return steps(strtod(argv[2], NULL), strtod(argv[3], NULL),
+                     argc >= 5 && strcmp(argv[4], "direct") == 0);
     if (argc >= 2 && strcmp(argv[1], "persistent") == 0)
         return persistent(argc >= 3 && strcmp(argv[2], "count") == 0);
     if (argc >= 2 && strcmp(argv[1], "claim_fd") == 0) {
@@ -795,6 +801,6 @@ int main(int argc, char **argv)
     fprintf(stderr, "usage: run_probe confined|direct N | refusals | foreign_bind | "
                     "second_driver PATH | spawn CASE... | parent N HOW CASE... | no_part | "
                     "sleep S | sigchld_ignored CMD... | fault | noop | claim_fd | hold DIR | "
-                    "closefrom | env NAME | sm_counts | steps S MS | persistent [count]\n");
+                    "closefrom | env NAME | sm_counts | steps S MS [direct] | persistent [count]\n");
     return 2;
 }

@@ -414,9 +414,11 @@ PY
         until_ps 30 "$tool_pid in claims" || return 1
         program=$(cat /proc/$tool_pid/task/$tool_pid/children 2>/dev/null)
     }
+    # The latency program's waits by cuGetProcAddress, the hog's launches by their exported
+    # names (as -lcuda binds them); the other way round below.
     tenant latency --sms 16 --class latency:1ms -- "$probe" steps 60 3
     l=$tool_pid l_program=$program
-    tenant hog --sms rest --class best-effort -- "$probe" steps 8 0
+    tenant hog --sms rest --class best-effort -- "$probe" steps 8 0 direct
     b=$tool_pid
     until_ps 30 "claims[$l]['tenant']['step_ms'] >= 2.5" \
         "claims[$b]['tenant']['paced'] and claims[$b]['tenant']['guard_level'] == 4" \
@@ -439,7 +441,7 @@ PY
     grep -E "^launches [1-9][0-9]* event_records [1-9][0-9]* event_waits [1-9]" "$work/hog.out" \
         >/dev/null || fail "the paced program: $(cat "$work/hog.out")"
     # A best-effort program killed while paced: its claim, its line and its pace go with it.
-    tenant latency2 --sms 16 --class latency:1ms -- "$probe" steps 60 3
+    tenant latency2 --sms 16 --class latency:1ms -- "$probe" steps 60 3 direct
     l=$tool_pid l_program=$program
     tenant hog2 --sms rest --class best-effort -- "$probe" steps 60 0
     b=$tool_pid b_program=$program
