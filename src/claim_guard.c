@@ -3,13 +3,14 @@
  * is its state file, replaced whole by its holder alone: no registry lock on the latency
  * tenant's path, and no driver call on either side. */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "claim.h"
-#include "nvml.h"
+#include "nvml.h" /* common/: the one NVML loader, the tool's too */
 #include "sized.h"
 
 #define WINDOW_NS 10000000ll /* a latency tenant publishes at most every 10 ms */
@@ -141,6 +142,35 @@ gctx_status gctx_claim_report_step(gctx_claim *claim, double step_ms)
 
 /* ---- a best-effort tenant's guard ---- */
 
+/* NVML for the guard: opened at the first look that needs it, kept for the process. */
+static nvml_lib *guard_nvml;
+static pthread_once_t guard_nvml_once = PTHREAD_ONCE_INIT;
+
+static void guard_nvml_open(void)
+{
+    char why[512];
+    guard_nvml = nvml_lib_open(0, why, sizeof why); /* NULL: the steps alone */
+}
+
+/* The device with this UUID as NVML reads it; out stays zero where it can't say. */
+static void nvml_signals(const char *uuid, gctx__guard_device *out)
+{
+    nvml_clocks c;
+    pthread_once(&guard_nvml_once, guard_nvml_open);
+    if (!guard_nvml || nvml_lib_clocks(guard_nvml, uuid, &c) != 0)
+        return;
+    out->sm_clock_mhz = c.sm_mhz;
+    out->max_sm_clock_mhz = c.max_sm_mhz;
+    out->throttle = (c.reasons & NVML_LIB_REASON_SW_POWER_CAP ? GCTX__GUARD_THROTTLE_POWER : 0u) |
+                    (c.reasons & (NVML_LIB_REASON_HW_SLOWDOWN | NVML_LIB_REASON_SW_THERMAL |
+                                  NVML_LIB_REASON_HW_THERMAL)
+                         ? GCTX__GUARD_THROTTLE_THERMAL
+                         : 0u);
+    /* The share of the period HBM was read or written: NVML's nearest figure to throughput
+     * over peak. */
+    out->hbm_busy = c.memory_busy / 100.0;
+}
+
 /* The running latency tenants of the registry (records), from their state lines. */
 static unsigned latency_inputs(const char *dir, const gctx__record *records, unsigned nb,
                                gctx__guard_latency *out)
@@ -198,7 +228,7 @@ gctx_status gctx_claim_guard(gctx_claim *claim, const gctx_guard_signals *signal
     gctx__guard_device dev = {sig.sm_clock_mhz, sig.max_sm_clock_mhz, sig.throttle,
                               sig.hbm_busy};
     if (!signals && nb_lat)
-        gctx__nvml_read(claim->granules.identity.uuid, &dev); /* none: the steps alone */
+        nvml_signals(claim->granules.identity.uuid, &dev);
     static const gctx__guard_config config = GCTX__GUARD_CONFIG_INIT;
     long long now = gctx__now_ns();
     pthread_mutex_lock(&claim->guard_lock);

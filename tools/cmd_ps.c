@@ -422,7 +422,7 @@ static int list_devices(greenctx_tool_options *opts, int driver, device_listing 
 static void list_processes(device_listing *ls, int n)
 {
     char why[256];
-    tool_nvml *nvml = tool_nvml_open(why, sizeof why);
+    nvml_lib *nvml = nvml_lib_open(greenctx_driver_simulated(), why, sizeof why);
     for (int i = 0; i < n; i++) {
         int pids[64];
         unsigned nb = 0;
@@ -434,7 +434,7 @@ static void list_processes(device_listing *ls, int n)
             snprintf(ls[i].processes.why, sizeof ls[i].processes.why,
                      "the driver gives no UUID for this device");
     }
-    tool_nvml_close(nvml);
+    nvml_lib_close(nvml);
 }
 
 int greenctx_cmd_ps(int argc, char **argv, greenctx_tool_options *opts)
