@@ -12,8 +12,9 @@
  *
  * A latency program's steps are sampled: a step opens at its first launch after it last waited
  * for its work and closes when it waits again (cuStreamSynchronize, cuCtxSynchronize,
- * cuEventSynchronize); that host time, what the program sees of its step, goes to
- * gctx_claim_report_step.
+ * cuEventSynchronize); that host time, what the program sees of its step, goes to a ring that
+ * the same thread hands to gctx_claim_report_step every 10 ms: the file it writes stays off
+ * the program's threads.
  *
  * The launches and the waits are wrapped only for a guarded program (cuGetProcAddress hands out
  * the driver's own functions otherwise); the names exported for programs linked with -lcuda
@@ -30,6 +31,7 @@
 
 #define PERIOD_NS 10000000ll /* the duty cycle's period, and how often the guard is asked */
 #define RING 32              /* the largest cap the guard gives (level 1) */
+#define STEPS 256            /* a latency program's steps between two reports (25,600 a second) */
 #define EVENT_FLAGS 0x3u     /* CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING */
 #define LEGACY_FLAG 0x1ull     /* CU_GET_PROC_ADDRESS_LEGACY_STREAM */
 #define PER_THREAD_FLAG 0x2ull /* CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM */
@@ -61,6 +63,9 @@ typedef struct pace {
     atomic_uint cap, duty;      /* launches in flight (0: no cap); per mille of each period */
     atomic_llong held_ns;       /* launches held back since the pacer last reported it */
     atomic_llong step_ns;       /* the open step's first launch (monotonic); 0: none open */
+    _Atomic float steps[STEPS]; /* closed steps in ms (0: a slot read or not yet written) */
+    atomic_uint steps_head;     /* slots taken by the program's threads */
+    unsigned steps_tail;        /* slots read by the pacer */
     pthread_mutex_t lock;
     CUevent ring[RING];         /* made on first use, in the launching thread's context */
     unsigned head, count;       /* the events in flight: ring[head], ... */
@@ -119,13 +124,27 @@ static void ask_guard(pace *p)
     atomic_store(&p->duty, a.duty_permille ? a.duty_permille : 1000);
 }
 
+/* The steps closed since the last report, to the claim. */
+static void report_steps(pace *p)
+{
+    unsigned head = atomic_load(&p->steps_head);
+    for (; p->steps_tail != head; p->steps_tail++) {
+        float ms = atomic_exchange(&p->steps[p->steps_tail % STEPS], 0.0f);
+        if (ms > 0)
+            gctx_claim_report_step(p->claim, ms);
+    }
+}
+
 static void *pacer_main(void *arg)
 {
     (void)arg;
     for (; !atomic_load(&stopping); sleep_until(now_ns() + PERIOD_NS)) {
-        for (unsigned i = 0; i < run.nb_devices; i++)
-            if (paces[i].claim && !paces[i].sampled)
+        for (unsigned i = 0; i < run.nb_devices; i++) {
+            if (paces[i].claim && paces[i].sampled)
+                report_steps(&paces[i]);
+            else if (paces[i].claim)
                 ask_guard(&paces[i]);
+        }
         atomic_store(&active, any_active());
     }
     return NULL;
@@ -163,7 +182,7 @@ static void *driver_fn(const char *name)
 
 static void start(void)
 {
-    int paced = 0;
+    int guarded = 0;
     for (unsigned i = 0; i < run.nb_devices; i++) {
         pace *p = &paces[i];
         atomic_store(&p->duty, 1000);
@@ -174,17 +193,17 @@ static void start(void)
             continue;
         p->claim = run.devices[i].claim;
         p->sampled = k == GCTX_TENANT_LATENCY;
-        paced |= !p->sampled;
+        guarded = 1;
     }
     *(void **)&ev.create = driver_fn("cuEventCreate");
     *(void **)&ev.record = driver_fn("cuEventRecord");
     *(void **)&ev.sync = driver_fn("cuEventSynchronize");
     pthread_atfork(NULL, NULL, forked_child);
     atomic_store(&active, any_active());
-    if (!paced || !ev.create || !ev.record || !ev.sync)
+    if (!guarded || !ev.create || !ev.record || !ev.sync)
         return;
     if (atexit(stop_at_exit) != 0 || pthread_create(&pacer, NULL, pacer_main, NULL) != 0)
-        run_die("the thread that paces this best-effort program could not start");
+        run_die("the thread of the guard (pacing, or the steps it reports) could not start");
     pacer_running = 1;
 }
 
@@ -201,9 +220,12 @@ static int guarded(void)
 
 /* ---- around a launch ---------------------------------------------------------------------- */
 
-/* The pace of the device whose context is current: where the launch goes. */
+/* The pace of the device whose context is current: where the launch goes (with one device
+ * confined, every context the program may bind is its). */
 static pace *current_pace(void)
 {
+    if (run.nb_devices == 1)
+        return paces[0].claim ? &paces[0] : NULL;
     CUcontext ctx = NULL;
     run_device *d = run.drv.get_current(&ctx) == CU_OK ? run_device_of_context(ctx) : NULL;
     return d && paces[d - run.devices].claim ? &paces[d - run.devices] : NULL;
@@ -256,7 +278,8 @@ static void mark(pace *p, CUstream stream, int per_thread)
 static void open_step(pace *p)
 {
     long long none = 0;
-    atomic_compare_exchange_strong(&p->step_ns, &none, now_ns());
+    if (!atomic_load_explicit(&p->step_ns, memory_order_relaxed))
+        atomic_compare_exchange_strong(&p->step_ns, &none, now_ns());
 }
 
 /* The launch `call` (the driver's, on stream), held back and marked as the guard says. */
@@ -289,8 +312,10 @@ static cu_result waited(cu_result r)
         return r;
     pace *p = current_pace();
     long long t0 = p && p->sampled ? atomic_exchange(&p->step_ns, 0) : 0;
-    if (t0 && r == CU_OK)
-        gctx_claim_report_step(p->claim, (now_ns() - t0) / 1e6);
+    if (t0 && r == CU_OK) {
+        unsigned slot = atomic_fetch_add(&p->steps_head, 1) % STEPS;
+        atomic_store(&p->steps[slot], (float)((now_ns() - t0) / 1e6));
+    }
     return r;
 }
 

@@ -34,7 +34,8 @@
  *                  wait for it (a latency program's step), or (MS 0) launches without end, a
  *                  wait every 100 (a best-effort hog); prints its launches and, on the
  *                  simulated driver, the event records and waits the driver saw (what greenctx
- *                  run's pacing made). `direct`: launches and waits by their exported names
+ *                  run's pacing made), and the file of the function its launches called.
+ *                  `direct`: launches and waits by their exported names
  *   persistent [count]  on device 0, prints its "count:" line (the above, and
  *                  cuCtxGetDevResource of the primary context), then sizes grids by that count
  *                  as persistent kernels do: one block of 200 KB of shared memory (one fits per
@@ -677,6 +678,12 @@ static int steps(double seconds, double step_ms, int direct)
     }
     long (*calls)(const char *) = NULL;
     *(void **)&calls = dlsym(p.lib, "gctxsim_calls");
+    /* Whose function the program's launches called: the driver's own, or a wrapper. */
+    Dl_info where;
+    const char *file = dladdr(*(void **)&p.launch, &where) && where.dli_fname
+                           ? strrchr(where.dli_fname, '/')
+                           : NULL;
+    printf("launch in %s\n", file ? file + 1 : "?");
     printf("launches %llu", launches);
     if (calls)
         printf(" event_records %ld event_waits %ld", calls("cuEventRecord"),

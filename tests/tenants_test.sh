@@ -383,9 +383,11 @@ pacing)
     # The guard of unmodified programs (greenctx run --class): a latency program's steps are
     # sampled at its waits (3 ms steps over a 1 ms target), a best-effort program is paced
     # while they are over target, and everything comes back when the latency program dies.
-    # A program that runs no guard makes no driver call for it.
+    # A program that runs no guard makes no driver call for it, and its launches call the
+    # driver's own function: pacing off costs nothing.
     run 0 --sim h200 run --sms 16 -- "$probe" steps 0.5 0
     has "$out" "event_records 0 event_waits 0"
+    has "$out" "launch in $(basename "$GREENCTX_SIM_LIBRARY")"
     # until_ps SECONDS PYTHON...: the expressions hold for `ps --json` within SECONDS.
     until_ps() {
         limit=$(($1 * 10))
@@ -456,6 +458,7 @@ PY
     wait $l
     run 0 --sim h200 run --sms rest --class best-effort -- "$probe" steps 0.5 0
     has "$out" "event_records 0 event_waits 0"
+    has "$out" "launch in libgreenctx_preload.so"
     ;;
 structured)
     # The default, co-scheduled granules (15 of 8 and a 12 that counts on an H200): exact
