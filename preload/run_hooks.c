@@ -1,6 +1,7 @@
 /* The wrapped driver calls: exported under the driver's names (programs linked with -lcuda
  * call them directly) and handed out by the wrapped cuGetProcAddress and dlsym. Everything
- * else the program calls goes to the driver untouched, so launches cost what they did. */
+ * else the program calls goes to the driver untouched, so launches cost what they did (but a
+ * guarded program's launches and waits: run_pace.c). */
 #include <string.h>
 
 #include "run_preload.h"

@@ -11,8 +11,9 @@
  * - Before the program's first bind, every device it may use gets a green context made with
  *   the greenctx library (run_setup.c); binds of a device's primary context go to that green
  *   context, on every thread, and the program is shown the primary context where it reads the
- *   current context back. Kernel launches, streams and graphs are not wrapped: they run in
- *   the current context, which is the green one.
+ *   current context back. Kernel launches, streams and graphs are not wrapped for that: they
+ *   run in the current context, which is the green one. Under --class (the guard), the
+ *   launches and waits of that program are (run_pace.c).
  * - What cannot be confined is refused (cuCtxCreate, cuGreenCtxCreate, a context of no
  *   confined device: CUDA_ERROR_NOT_PERMITTED) or stops the program with exit status 125
  *   before it runs a kernel (no driver, a request the device can't give, a bad variable).
