@@ -53,6 +53,20 @@ static gctx_status file_fail(const gctx__registry *reg, const char *what, const 
 static int is_claim_file(const char *name) { return strncmp(name, "claim-", 6) == 0; }
 static int is_want_file(const char *name) { return strncmp(name, "want-", 5) == 0; }
 
+/* A temporary file of gctx__file_replace (".tmp-NAME-PID-NS") whose writer was killed before
+ * it renamed it, as a paced program may be at any of its 100 writes a second: removed. One of
+ * a live writer (or of a pid this process can't see) is left alone. */
+static void drop_orphan(gctx__registry *reg, const char *name)
+{
+    const char *ns = strrchr(name, '-');
+    const char *pid = ns && ns > name ? ns - 1 : NULL;
+    while (pid && pid > name && *pid != '-')
+        pid--;
+    long writer = pid && *pid == '-' ? strtol(pid + 1, NULL, 10) : 0;
+    if (writer > 0 && kill((pid_t)writer, 0) != 0 && errno == ESRCH)
+        unlinkat(reg->dir_fd, name, 0);
+}
+
 /* info-<pid>-<n> for claim-<pid>-<n>. */
 static void info_name(const char *claim_file, char *out, size_t size)
 {
@@ -410,6 +424,8 @@ static gctx_status scan_claims(gctx__registry *reg, const gctx__identity *id, in
             s = scan_want(reg, entry->d_name);
         else if (is_claim_file(entry->d_name))
             s = scan_claim(reg, id, parse, log, entry->d_name, sc);
+        else if (strncmp(entry->d_name, ".tmp-", 5) == 0)
+            drop_orphan(reg, entry->d_name);
         errno = 0;
     }
     if (s == GCTX_SUCCESS && errno)
