@@ -4,6 +4,7 @@
 foreach(case claims killed ps mps mps_refusals fault sweep closefrom removed classes
   structured pacing)
   greenctx_test(tenants.${case} LABELS tool TIMEOUT 120 ENV ${tool_sim_env}
+      GREENCTX_TEST_FAKE_NVML=$<TARGET_FILE:fake_nvml>
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tenants_test.sh ${case} $<TARGET_FILE:greenctx_tool>
             $<TARGET_FILE:run_probe> ${CMAKE_CURRENT_SOURCE_DIR}/fake_mps_control.sh)
 endforeach()

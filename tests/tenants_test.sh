@@ -442,6 +442,21 @@ PY
     # Held back, never starved: it ran, and its waits were on the events of its own launches.
     grep -E "^launches [1-9][0-9]* event_records [1-9][0-9]* event_waits [1-9]" "$work/hog.out" \
         >/dev/null || fail "the paced program: $(cat "$work/hog.out")"
+    # NVML's signal through the paced program's guard (a stand-in NVML: the SM clock at 1450 of
+    # 1980 MHz, held by the power cap): the reason it holds the hog back is the power cap.
+    tenant latency_p --sms 16 --class latency:1ms -- "$probe" steps 60 3
+    l=$tool_pid l_program=$program
+    export GREENCTX_NVML_LIBRARY="$GREENCTX_TEST_FAKE_NVML" FAKE_NVML_SM_CLOCK=1450 \
+        FAKE_NVML_MAX_CLOCK=1980 FAKE_NVML_REASONS=0x4 FAKE_NVML_MEMORY=40
+    tenant hog_p --sms rest --class best-effort -- "$probe" steps 60 0
+    b=$tool_pid b_program=$program
+    unset GREENCTX_NVML_LIBRARY FAKE_NVML_SM_CLOCK FAKE_NVML_MAX_CLOCK FAKE_NVML_REASONS \
+        FAKE_NVML_MEMORY
+    until_ps 30 "claims[$b]['tenant']['guard_level'] >= 1" \
+        "claims[$b]['tenant']['guard_reason'] == 'power'"
+    kill -9 $b_program $l_program
+    wait $b
+    wait $l
     # A best-effort program killed while paced: its claim, its line and its pace go with it.
     tenant latency2 --sms 16 --class latency:1ms -- "$probe" steps 60 3 direct
     l=$tool_pid l_program=$program
