@@ -348,7 +348,8 @@ static void *exported_real(int call, int v)
 
 #define REAL(call, v, type) ((type)((v) < 2 ? exported_real(call, v) : atomic_load(&real[call][v])))
 
-#define WRAPPERS(launch, launch_ex, graph_launch, stream_sync, ctx_sync, event_sync, v)         \
+/* The calls that have a _ptsz name (those of a stream), for variant v. */
+#define STREAM_WRAPPERS(launch, launch_ex, graph_launch, stream_sync, v)                       \
     launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,          \
            unsigned bz, unsigned shmem, CUstream stream, void **params, void **extra)         \
     {                                                                                          \
@@ -365,25 +366,30 @@ static void *exported_real(int call, int v)
     {                                                                                          \
         PACED_LAUNCH(stream, (v) & 1, REAL(GRAPH_LAUNCH, v, graph_launch_fn)(exec, stream));  \
     }                                                                                          \
-    stream_sync(CUstream stream) { return waited(REAL(STREAM_SYNC, v, stream_fn)(stream)); }  \
+    stream_sync(CUstream stream) { return waited(REAL(STREAM_SYNC, v, stream_fn)(stream)); }
+/* The waits of no stream (no _ptsz name). */
+#define WAIT_WRAPPERS(ctx_sync, event_sync, v)                                                 \
     ctx_sync(void) { return waited(REAL(CTX_SYNC, v, void_fn)()); }                            \
     event_sync(CUevent event) { return waited(REAL(EVENT_SYNC, v, event_fn)(event)); }
 
 /* Exported: a program linked with -lcuda calls them by name (cuda.h's _ptsz names under
  * --default-stream per-thread). */
 #define EXPORTED RUN_EXPORT cu_result
-WRAPPERS(EXPORTED cuLaunchKernel, EXPORTED cuLaunchKernelEx, EXPORTED cuGraphLaunch,
-         EXPORTED cuStreamSynchronize, EXPORTED cuCtxSynchronize, EXPORTED cuEventSynchronize, 0)
-WRAPPERS(EXPORTED cuLaunchKernel_ptsz, EXPORTED cuLaunchKernelEx_ptsz,
-         EXPORTED cuGraphLaunch_ptsz, EXPORTED cuStreamSynchronize_ptsz,
-         static cu_result ctx_sync_ptsz, static cu_result event_sync_ptsz, 1)
+STREAM_WRAPPERS(EXPORTED cuLaunchKernel, EXPORTED cuLaunchKernelEx, EXPORTED cuGraphLaunch,
+                EXPORTED cuStreamSynchronize, 0)
+WAIT_WRAPPERS(EXPORTED cuCtxSynchronize, EXPORTED cuEventSynchronize, 0)
+STREAM_WRAPPERS(EXPORTED cuLaunchKernel_ptsz, EXPORTED cuLaunchKernelEx_ptsz,
+                EXPORTED cuGraphLaunch_ptsz, EXPORTED cuStreamSynchronize_ptsz, 1)
 /* Handed out by cuGetProcAddress. */
 #define HANDED static cu_result
-WRAPPERS(HANDED launch_2, HANDED launch_ex_2, HANDED graph_launch_2, HANDED stream_sync_2,
-         HANDED ctx_sync_2, HANDED event_sync_2, 2)
-WRAPPERS(HANDED launch_3, HANDED launch_ex_3, HANDED graph_launch_3, HANDED stream_sync_3,
-         HANDED ctx_sync_3, HANDED event_sync_3, 3)
+STREAM_WRAPPERS(HANDED launch_2, HANDED launch_ex_2, HANDED graph_launch_2, HANDED stream_sync_2,
+                2)
+WAIT_WRAPPERS(HANDED ctx_sync_2, HANDED event_sync_2, 2)
+STREAM_WRAPPERS(HANDED launch_3, HANDED launch_ex_3, HANDED graph_launch_3, HANDED stream_sync_3,
+                3)
+WAIT_WRAPPERS(HANDED ctx_sync_3, HANDED event_sync_3, 3)
 
+/* NULL: no such name (the waits of no stream have no _ptsz one). */
 static void *const wrappers[NB_CALLS][4] = {
     {(void *)cuLaunchKernel, (void *)cuLaunchKernel_ptsz, (void *)launch_2, (void *)launch_3},
     {(void *)cuLaunchKernelEx, (void *)cuLaunchKernelEx_ptsz, (void *)launch_ex_2,
@@ -392,9 +398,8 @@ static void *const wrappers[NB_CALLS][4] = {
      (void *)graph_launch_3},
     {(void *)cuStreamSynchronize, (void *)cuStreamSynchronize_ptsz, (void *)stream_sync_2,
      (void *)stream_sync_3},
-    {(void *)cuCtxSynchronize, (void *)ctx_sync_ptsz, (void *)ctx_sync_2, (void *)ctx_sync_3},
-    {(void *)cuEventSynchronize, (void *)event_sync_ptsz, (void *)event_sync_2,
-     (void *)event_sync_3},
+    {(void *)cuCtxSynchronize, NULL, (void *)ctx_sync_2, (void *)ctx_sync_3},
+    {(void *)cuEventSynchronize, NULL, (void *)event_sync_2, (void *)event_sync_3},
 };
 
 static int call_of(const char *name, int *v)
@@ -403,7 +408,7 @@ static int call_of(const char *name, int *v)
         size_t n = strlen(names[call]);
         if (strncmp(name, names[call], n) != 0)
             continue;
-        if (!name[n] || (call <= STREAM_SYNC && strcmp(name + n, "_ptsz") == 0)) {
+        if (!name[n] || (wrappers[call][1] && strcmp(name + n, "_ptsz") == 0)) {
             *v = name[n] != '\0';
             return call;
         }
