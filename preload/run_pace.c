@@ -4,9 +4,9 @@
  * A best-effort program's contexts can't be resized under it, so its launches are held back
  * instead. A thread of the preload asks the claim's guard every 10 ms (gctx_claim_guard) and
  * sets, per device, a cap on launches in flight (an event recorded after each launch, a wait
- * on the oldest while the ring holds the cap) and a duty cycle: in each 10 ms period its
- * launches run for duty x 10 ms, then the launching thread waits for the work in flight and
- * for the period's end. The duty is the share of its SMs a cooperative claim keeps at the same
+ * on the oldest while the ring holds the cap) and a duty cycle: in each 10 ms period it
+ * launches for duty x 10 ms, then the launching thread waits for the work in flight and rests
+ * until that busy time is the duty's share. The duty is the share of its SMs a cooperative claim keeps at the same
  * level, so both modes walk the same trade curve, in time instead of space. Never starved: one
  * launch per period whatever the duty, and one in flight whatever the cap.
  *
@@ -31,6 +31,7 @@
 
 #define PERIOD_NS 10000000ll /* the duty cycle's period, and how often the guard is asked */
 #define RING 32              /* the largest cap the guard gives (level 1) */
+#define REST_SLICE_NS 1000000ll /* a rest looks at the guard's duty again every 1 ms */
 #define STEPS 256            /* a latency program's steps between two reports (25,600 a second) */
 #define EVENT_FLAGS 0x3u     /* CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING */
 #define LEGACY_FLAG 0x1ull     /* CU_GET_PROC_ADDRESS_LEGACY_STREAM */
@@ -239,9 +240,11 @@ static void wait_oldest(pace *p)
     p->count--;
 }
 
-/* Holds the launch back as the guard says (lock held; t0: the launch's call): past the
- * period's duty, the work in flight finishes and the period ends first; at the cap, the oldest
- * launch finishes first. */
+/* Holds the launch back as the guard says (lock held; t0: the launch's call). Past the
+ * period's duty, the work in flight finishes, and the GPU then rests for as long as keeps its
+ * busy time (from the period's start to that finish: launches are asynchronous, so the work
+ * may outlast the period) at the duty's share; the rest is cut short when the guard gives more
+ * (a burst's end). At the cap, the oldest launch finishes first. */
 static void hold(pace *p, unsigned cap, unsigned duty, long long t0)
 {
     if (t0 - p->period_ns >= PERIOD_NS) {
@@ -250,7 +253,10 @@ static void hold(pace *p, unsigned cap, unsigned duty, long long t0)
     } else if (duty < 1000 && p->launched && t0 - p->period_ns >= PERIOD_NS * duty / 1000) {
         while (p->count)
             wait_oldest(p);
-        sleep_until(p->period_ns + PERIOD_NS);
+        long long busy = now_ns() - p->period_ns, now;
+        while ((duty = atomic_load(&p->duty)) < 1000 &&
+               (now = now_ns()) < p->period_ns + busy * 1000 / (duty ? duty : 1))
+            sleep_until(now + REST_SLICE_NS);
         p->period_ns = now_ns();
         p->launched = 0;
     }
