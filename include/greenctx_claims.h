@@ -197,10 +197,13 @@ typedef struct gctx_claim_info {
     char guard_reason[16];   /* "steps", "power", "hbm": what raised it; "" at level 0 */
     unsigned guard_sms;      /* the SMs the guard allows it */
     unsigned guard_outstanding; /* launches in flight it allows (paced programs); 0: no cap */
+    unsigned guard_duty_permille; /* the share of time a paced program's work may run (1000: all) */
+    int guard_paced;         /* 1: a paced program (greenctx run), not a cooperative resize */
+    double guard_held_ms;    /* how long its launches were held back in all (paced programs) */
 } gctx_claim_info;
 #define GCTX_CLAIM_INFO_INIT                                                                   \
     {sizeof(gctx_claim_info), 0, {0}, 0, 0, {0}, {0}, {0}, 0, 0, 0, 0, 0, {0},                \
-     GCTX_TENANT_UNGUARDED, 0, 0, 0, 0, 0, 0, {0}, 0, 0}
+     GCTX_TENANT_UNGUARDED, 0, 0, 0, 0, 0, 0, {0}, 0, 0, 0, 0, 0}
 
 /* The granules of a device's registry and what is free. */
 typedef struct gctx_claim_usage {
@@ -371,8 +374,10 @@ typedef struct gctx_guard_advice {
     unsigned max_outstanding; /* launches in flight, for a program paced instead; 0: no cap */
     char reason[16];         /* "steps", "power", "hbm"; "" at level 0 */
     unsigned latency_tenants; /* latency tenants running on the GPU now */
+    unsigned duty_permille;   /* for a paced program: the share of time its work may run, the
+                                 same share of its SMs a cooperative claim keeps (1000: all) */
 } gctx_guard_advice;
-#define GCTX_GUARD_ADVICE_INIT {sizeof(gctx_guard_advice), 0, 0, 0, {0}, 0}
+#define GCTX_GUARD_ADVICE_INIT {sizeof(gctx_guard_advice), 0, 0, 0, {0}, 0, 0}
 
 /* One look of a best-effort claim's guard (call it every few ms, between its own launches):
  * reads the latency tenants' published steps in the registry and the device's signals
@@ -384,6 +389,10 @@ typedef struct gctx_guard_advice {
  * GCTX_TENANT_BEST_EFFORT. */
 GCTX_API gctx_status gctx_claim_guard(gctx_claim *claim, const gctx_guard_signals *signals,
                                       gctx_guard_advice *advice);
+/* A best-effort program paced by its launches instead of resized (greenctx run's preload):
+ * its launches were held back held_ms more since the last report. The next gctx_claim_guard
+ * publishes the claim as paced, with the total (greenctx ps shows it). */
+GCTX_API gctx_status gctx_claim_report_held(gctx_claim *claim, double held_ms);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,7 @@
 /* The wrapped driver calls: exported under the driver's names (programs linked with -lcuda
  * call them directly) and handed out by the wrapped cuGetProcAddress and dlsym. Everything
- * else the program calls goes to the driver untouched, so launches cost what they did. */
+ * else the program calls goes to the driver untouched, so launches cost what they did (but a
+ * guarded program's launches and waits: run_pace.c). */
 #include <string.h>
 
 #include "run_preload.h"
@@ -202,7 +203,7 @@ RUN_EXPORT cu_result cuGetProcAddress_v2(const char *symbol, void **pfn, int ver
     run_setup();
     cu_result r = run.drv.getproc(symbol, pfn, version, flags, symbol_status);
     if (r == CU_OK && symbol && pfn && *pfn)
-        *pfn = run_hook_for_proc(symbol, version, *pfn);
+        *pfn = run_hook_for_proc(symbol, version, flags, *pfn);
     return r;
 }
 
@@ -258,11 +259,15 @@ void *run_hook_for_symbol(const char *name)
     for (size_t i = 0; i < sizeof hooks / sizeof hooks[0]; i++)
         if (strcmp(hooks[i].name, name) == 0)
             return hooks[i].fn;
-    return NULL;
+    return run_pace_hook_for_symbol(name);
 }
 
-void *run_hook_for_proc(const char *symbol, int version, void *driver_fn)
+void *run_hook_for_proc(const char *symbol, int version, unsigned long long flags,
+                        void *driver_fn)
 {
+    void *paced = run_pace_hook_for_proc(symbol, flags, driver_fn);
+    if (paced)
+        return paced;
     /* cuGetProcAddress takes base names; two of them changed their prototype with the ABI
      * version asked for. */
     if (strcmp(symbol, "cuGetProcAddress") == 0)

@@ -11,8 +11,9 @@
  * - Before the program's first bind, every device it may use gets a green context made with
  *   the greenctx library (run_setup.c); binds of a device's primary context go to that green
  *   context, on every thread, and the program is shown the primary context where it reads the
- *   current context back. Kernel launches, streams and graphs are not wrapped: they run in
- *   the current context, which is the green one.
+ *   current context back. Kernel launches, streams and graphs are not wrapped for that: they
+ *   run in the current context, which is the green one. Under --class (the guard), the
+ *   launches and waits of that program are (run_pace.c).
  * - What cannot be confined is refused (cuCtxCreate, cuGreenCtxCreate, a context of no
  *   confined device: CUDA_ERROR_NOT_PERMITTED) or stops the program with exit status 125
  *   before it runs a kernel (no driver, a request the device can't give, a bad variable).
@@ -28,6 +29,8 @@
  *   part, part_pid        run_report.c: this process's report part, at its first CUDA use
  *   setup_once, ready     run_setup.c: the confinement made
  *   thread_seen           run_hooks.c: this thread counted (thread-local)
+ *   paces, active, ev     run_pace.c: its start (once) and the pacer thread; the rings under
+ *                         each pace's lock
  *   warned, reported      the function they are static in: a warning's once-flag
  */
 #ifndef GREENCTX_RUN_PRELOAD_H
@@ -172,9 +175,20 @@ void *run_real_dlsym(void *handle, const char *name);
 /* The wrapper the preload hands out for an exported driver name (dlsym, "cuCtxSetCurrent",
  * "cuCtxPushCurrent_v2", ...), or NULL when the name is not wrapped. */
 void *run_hook_for_symbol(const char *name);
-/* What cuGetProcAddress hands the program for `symbol` at `version`, given what the driver
- * returned. */
-void *run_hook_for_proc(const char *symbol, int version, void *driver_fn);
+/* What cuGetProcAddress hands the program for `symbol` at `version` and `flags`, given what
+ * the driver returned. */
+void *run_hook_for_proc(const char *symbol, int version, unsigned long long flags,
+                        void *driver_fn);
+
+/* ---- run_pace.c: the guard of greenctx run --class ---------------------------------------- */
+
+/* The wrapper of a launch or a wait (cuLaunchKernel, cuLaunchKernelEx, cuGraphLaunch, their
+ * _ptsz names, cuStreamSynchronize[_ptsz], cuCtxSynchronize, cuEventSynchronize) for a guarded
+ * program (best-effort: paced; latency: its steps sampled), or NULL. */
+void *run_pace_hook_for_symbol(const char *name);
+/* The same for cuGetProcAddress's base name, remembering the driver's function (flags: per
+ * thread default stream or not). */
+void *run_pace_hook_for_proc(const char *symbol, unsigned long long flags, void *driver_fn);
 
 /* ---- run_fault.c: a context that died of a sticky fault ----------------------------------- */
 

@@ -495,8 +495,6 @@ static void claim_destroy(gctx__object *object)
     if (opened)
         gctx__registry_close(&reg);
     gctx__error_restore(&kept);
-    if (c->state_fd >= 0)
-        close(c->state_fd);
     gctx__device_granules_end(&c->granules);
     pthread_mutex_destroy(&c->guard_lock);
     pthread_mutex_destroy(&c->lock);
@@ -526,7 +524,6 @@ gctx_status gctx__claim_new(gctx__device_granules *granules, const char *runtime
     c->acquired_ns = gctx__now_ns();
     pthread_mutex_init(&c->lock, NULL);
     pthread_mutex_init(&c->guard_lock, NULL);
-    c->state_fd = -1;
     c->floor_sms = c->granules.identity.layout.regular_sms; /* one granule; acquire's option */
     char root[512];
     int shared, counted = 0;

@@ -221,10 +221,12 @@ void gctx__registry_drop(gctx__registry *reg, const gctx__record *record, int fd
 /* Opens a claim file again for a member joining it: only while it is live. */
 gctx_status gctx__registry_rejoin(gctx__registry *reg, const char *file, int inherit, int *fd,
                                   gctx__record *record);
-/* A claim's state file ("state-<claim file>"): one line its holder rewrites in place without
- * the registry lock (gctx_claim_report_step, gctx_claim_guard) and others read. Removed with
- * the claim. Open for writing: -1 with errno when it can't be (not a file of ours). */
-int gctx__state_open(const char *dir, const char *file, int shared);
+/* A claim's state file ("state-<claim file>"): one line its holder replaces whole (a rename of
+ * an O_EXCL temporary file: a reader never meets half a line, and nothing is written through a
+ * name another user could plant) without the registry lock (gctx_claim_report_step,
+ * gctx_claim_guard), and others read. Removed with the claim. -1 with errno when it can't be
+ * written. */
+int gctx__state_write(const char *dir, const char *file, int shared, const char *text);
 /* Its text into text (NUL-ended), when it is a regular file of uid: -1 otherwise. */
 int gctx__state_read(const char *dir, const char *file, unsigned uid, char *text, size_t size);
 /* Reads a claim's record (a member that inherited its descriptor). */
@@ -310,16 +312,16 @@ struct gctx_claim {
     gctx_stream *old_stream;
     gctx_event *old_event;
     /* The guard (claim_guard.c), under guard_lock: a latency tenant's window of steps, or a
-     * best-effort tenant's decisions; what either publishes goes to state_fd. */
+     * best-effort tenant's decisions; what either publishes goes to its state file. */
     pthread_mutex_t guard_lock;
-    int state_fd; /* -1: nothing published yet */
-    unsigned state_seq;
     float steps[32];
     unsigned nb_steps;
     long long window_ns; /* when the window began */
     double alone_ms;
     unsigned floor_sms, full_sms; /* full: its SMs before the guard held it back */
     int held_back;                /* the guard allowed less than full_sms, not yet regrown */
+    int paced;                    /* gctx_claim_report_held was called: a paced program */
+    double held_ms;               /* the total it reported */
     gctx__guard_state guard;
 };
 

@@ -1,19 +1,20 @@
 /* The guard's two sides of a claim: a latency tenant publishes its steps, a best-effort tenant
  * reads them, decides (guard_policy.c) and publishes what it allows itself. Each claim's line
- * is its state file, rewritten in place by its holder alone: no registry lock on the latency
+ * is its state file, replaced whole by its holder alone: no registry lock on the latency
  * tenant's path, and no driver call on either side. */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "claim.h"
-#include "nvml.h"
+#include "nvml.h" /* common/: the one NVML loader, the tool's too */
 #include "sized.h"
 
 #define WINDOW_NS 10000000ll /* a latency tenant publishes at most every 10 ms */
-#define STATE_BYTES 192      /* every write the same length: a rewrite never leaves a tail */
+#define STATE_BYTES 256
 
 gctx_status gctx__claim_class_check(const gctx_claim_options *o)
 {
@@ -40,49 +41,38 @@ gctx_status gctx__claim_class_check(const gctx_claim_options *o)
 typedef struct state_line {
     double step_ms, alone_ms;
     long long step_ns;
-    unsigned level, sms, outstanding;
+    unsigned level, sms, outstanding, duty;
     char reason[16];
+    int paced;
+    double held_ms;
 } state_line;
 
-/* Rewrites the claim's line (guard_lock held); a line that can't be written is skipped: the
+#define STATE_FORMAT(real, text)                                                                \
+    "step_ms %" real " alone_ms %" real " step_ns %lld level %u reason %" text " sms %u "       \
+    "outstanding %u duty %u paced %d held_ms %" real "\n"
+
+/* Replaces the claim's line (guard_lock held); a line that can't be written is skipped: the
  * guard is advice, never a reason for the tenant's work to fail. */
-static void publish(gctx_claim *c, const state_line *l)
+static void publish(const gctx_claim *c, const state_line *l)
 {
-    if (c->state_fd < 0) {
-        int shared = (c->dir_flags & GCTX_CLAIM_SHARED_DIR) != 0;
-        c->state_fd = gctx__state_open(c->registry_dir, c->file, shared);
-        if (c->state_fd < 0)
-            return;
-    }
-    char text[STATE_BYTES + 1];
-    unsigned seq = ++c->state_seq;
-    /* The sequence at both ends: a reader that meets a write half done sees them differ. */
-    int n = snprintf(text, sizeof text,
-                     "seq %u step_ms %.4f alone_ms %.4f step_ns %lld level %u reason %s sms %u "
-                     "outstanding %u end %u",
-                     seq, l->step_ms, l->alone_ms, l->step_ns, l->level,
-                     l->reason[0] ? l->reason : "-", l->sms, l->outstanding, seq);
-    if (n < 0 || n >= STATE_BYTES)
-        return;
-    memset(text + n, ' ', STATE_BYTES - 1 - (size_t)n);
-    text[STATE_BYTES - 1] = '\n';
-    if (pwrite(c->state_fd, text, STATE_BYTES, 0) != STATE_BYTES)
-        return;
+    char text[STATE_BYTES];
+    int n = snprintf(text, sizeof text, STATE_FORMAT(".4f", "s"), l->step_ms, l->alone_ms,
+                     l->step_ns, l->level, l->reason[0] ? l->reason : "-", l->sms,
+                     l->outstanding, l->duty, l->paced, l->held_ms);
+    if (n > 0 && n < STATE_BYTES)
+        gctx__state_write(c->registry_dir, c->file, (c->dir_flags & GCTX_CLAIM_SHARED_DIR) != 0,
+                          text);
 }
 
 static int read_line(const char *dir, const gctx__record *r, state_line *l)
 {
-    char text[STATE_BYTES + 1];
-    unsigned seq, end;
+    char text[STATE_BYTES];
     memset(l, 0, sizeof *l);
     if (gctx__state_read(dir, r->file, r->uid, text, sizeof text) != 0)
         return -1;
-    if (sscanf(text,
-               "seq %u step_ms %lf alone_ms %lf step_ns %lld level %u reason %15s sms %u "
-               "outstanding %u end %u",
-               &seq, &l->step_ms, &l->alone_ms, &l->step_ns, &l->level, l->reason, &l->sms,
-               &l->outstanding, &end) != 9 ||
-        seq != end) {
+    if (sscanf(text, STATE_FORMAT("lf", "15s"), &l->step_ms, &l->alone_ms, &l->step_ns,
+               &l->level, l->reason, &l->sms, &l->outstanding, &l->duty, &l->paced,
+               &l->held_ms) != 10) {
         memset(l, 0, sizeof *l);
         return -1;
     }
@@ -106,6 +96,9 @@ void gctx__claim_state_info(const char *dir, const gctx__record *r, gctx_claim_i
     snprintf(out->guard_reason, sizeof out->guard_reason, "%s", l.reason);
     out->guard_sms = l.sms;
     out->guard_outstanding = l.outstanding;
+    out->guard_duty_permille = l.duty;
+    out->guard_paced = l.paced;
+    out->guard_held_ms = l.held_ms;
 }
 
 /* ---- a latency tenant's steps ---- */
@@ -135,7 +128,7 @@ gctx_status gctx_claim_report_step(gctx_claim *claim, double step_ms)
         unsigned n = claim->nb_steps;
         memcpy(sorted, claim->steps, n * sizeof sorted[0]);
         qsort(sorted, n, sizeof sorted[0], by_value);
-        state_line l = {sorted[(n * 99 + 99) / 100 - 1], 0, now, 0, 0, 0, {0}};
+        state_line l = {sorted[(n * 99 + 99) / 100 - 1], 0, now, 0, 0, 0, 1000, {0}, 0, 0};
         /* A window of a few steps says little of its tail: alone is learnt from full ones. */
         if (n >= 8 && (!claim->alone_ms || l.step_ms < claim->alone_ms))
             claim->alone_ms = l.step_ms;
@@ -148,6 +141,35 @@ gctx_status gctx_claim_report_step(gctx_claim *claim, double step_ms)
 }
 
 /* ---- a best-effort tenant's guard ---- */
+
+/* NVML for the guard: opened at the first look that needs it, kept for the process. */
+static nvml_lib *guard_nvml;
+static pthread_once_t guard_nvml_once = PTHREAD_ONCE_INIT;
+
+static void guard_nvml_open(void)
+{
+    char why[512];
+    guard_nvml = nvml_lib_open(0, why, sizeof why); /* NULL: the steps alone */
+}
+
+/* The device with this UUID as NVML reads it; out stays zero where it can't say. */
+static void nvml_signals(const char *uuid, gctx__guard_device *out)
+{
+    nvml_clocks c;
+    pthread_once(&guard_nvml_once, guard_nvml_open);
+    if (!guard_nvml || nvml_lib_clocks(guard_nvml, uuid, &c) != 0)
+        return;
+    out->sm_clock_mhz = c.sm_mhz;
+    out->max_sm_clock_mhz = c.max_sm_mhz;
+    out->throttle = (c.reasons & NVML_LIB_REASON_SW_POWER_CAP ? GCTX__GUARD_THROTTLE_POWER : 0u) |
+                    (c.reasons & (NVML_LIB_REASON_HW_SLOWDOWN | NVML_LIB_REASON_SW_THERMAL |
+                                  NVML_LIB_REASON_HW_THERMAL)
+                         ? GCTX__GUARD_THROTTLE_THERMAL
+                         : 0u);
+    /* The share of the period HBM was read or written: NVML's nearest figure to throughput
+     * over peak. */
+    out->hbm_busy = c.memory_busy / 100.0;
+}
 
 /* The running latency tenants of the registry (records), from their state lines. */
 static unsigned latency_inputs(const char *dir, const gctx__record *records, unsigned nb,
@@ -206,7 +228,7 @@ gctx_status gctx_claim_guard(gctx_claim *claim, const gctx_guard_signals *signal
     gctx__guard_device dev = {sig.sm_clock_mhz, sig.max_sm_clock_mhz, sig.throttle,
                               sig.hbm_busy};
     if (!signals && nb_lat)
-        gctx__nvml_read(claim->granules.identity.uuid, &dev); /* none: the steps alone */
+        nvml_signals(claim->granules.identity.uuid, &dev);
     static const gctx__guard_config config = GCTX__GUARD_CONFIG_INIT;
     long long now = gctx__now_ns();
     pthread_mutex_lock(&claim->guard_lock);
@@ -221,7 +243,8 @@ gctx_status gctx_claim_guard(gctx_claim *claim, const gctx_guard_signals *signal
     if (a.sms < claim->full_sms)
         claim->held_back = 1;
     unsigned level = claim->guard.running ? claim->guard.level : 0;
-    state_line l = {0, 0, now, level, a.sms, a.max_outstanding, {0}};
+    state_line l = {0, 0, now, level, a.sms, a.max_outstanding, a.duty_permille, {0},
+                    claim->paced, claim->held_ms};
     if (level)
         snprintf(l.reason, sizeof l.reason, "%s", gctx__guard_reason_name(claim->guard.reason));
     publish(claim, &l);
@@ -231,8 +254,26 @@ gctx_status gctx_claim_guard(gctx_claim *claim, const gctx_guard_signals *signal
     out.level = level;
     out.sms = a.sms;
     out.max_outstanding = a.max_outstanding;
+    out.duty_permille = a.duty_permille;
     snprintf(out.reason, sizeof out.reason, "%s", l.reason);
     out.latency_tenants = nb_lat;
     gctx__sized_out(advice, &out, sizeof out);
+    return GCTX_SUCCESS;
+}
+
+gctx_status gctx_claim_report_held(gctx_claim *claim, double held_ms)
+{
+    gctx_status s = gctx__handle_resolve(&claim, GCTX__TYPE_CLAIM, "claim");
+    if (s != GCTX_SUCCESS)
+        return s;
+    if (!isfinite(held_ms) || held_ms < 0)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                          "held_ms is %g: give how long the launches were held back, in "
+                          "milliseconds (>= 0)",
+                          held_ms);
+    pthread_mutex_lock(&claim->guard_lock);
+    claim->paced = 1;
+    claim->held_ms += held_ms;
+    pthread_mutex_unlock(&claim->guard_lock);
     return GCTX_SUCCESS;
 }

@@ -53,6 +53,20 @@ static gctx_status file_fail(const gctx__registry *reg, const char *what, const 
 static int is_claim_file(const char *name) { return strncmp(name, "claim-", 6) == 0; }
 static int is_want_file(const char *name) { return strncmp(name, "want-", 5) == 0; }
 
+/* A temporary file of gctx__file_replace (".tmp-NAME-PID-NS") whose writer was killed before
+ * it renamed it, as a paced program may be at any of its 100 writes a second: removed. One of
+ * a live writer (or of a pid this process can't see) is left alone. */
+static void drop_orphan(gctx__registry *reg, const char *name)
+{
+    const char *ns = strrchr(name, '-');
+    const char *pid = ns && ns > name ? ns - 1 : NULL;
+    while (pid && pid > name && *pid != '-')
+        pid--;
+    long writer = pid && *pid == '-' ? strtol(pid + 1, NULL, 10) : 0;
+    if (writer > 0 && kill((pid_t)writer, 0) != 0 && errno == ESRCH)
+        unlinkat(reg->dir_fd, name, 0);
+}
+
 /* info-<pid>-<n> for claim-<pid>-<n>. */
 static void info_name(const char *claim_file, char *out, size_t size)
 {
@@ -77,18 +91,16 @@ static int state_dir(const char *dir)
     return open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
-int gctx__state_open(const char *dir, const char *file, int shared)
+int gctx__state_write(const char *dir, const char *file, int shared, const char *text)
 {
     char name[80];
     snprintf(name, sizeof name, "state-%s", file);
     int dfd = state_dir(dir);
     if (dfd < 0)
         return -1;
-    int fd = gctx__file_open(dfd, name, O_WRONLY, geteuid(), 1, NULL);
-    if (fd < 0 && errno == ENOENT)
-        fd = gctx__file_create(dfd, name, O_WRONLY, shared ? 0644 : 0600);
+    int rc = gctx__file_replace(dfd, name, text, shared ? 0644 : 0600);
     close(dfd);
-    return fd;
+    return rc;
 }
 
 int gctx__state_read(const char *dir, const char *file, unsigned uid, char *text, size_t size)
@@ -412,6 +424,8 @@ static gctx_status scan_claims(gctx__registry *reg, const gctx__identity *id, in
             GCTX_CHECK(scan_want(reg, entry->d_name), fail);
         else if (is_claim_file(entry->d_name))
             GCTX_CHECK(scan_claim(reg, id, parse, log, entry->d_name, sc), fail);
+        else if (strncmp(entry->d_name, ".tmp-", 5) == 0)
+            drop_orphan(reg, entry->d_name);
         errno = 0;
     }
     if (errno) {

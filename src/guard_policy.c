@@ -86,8 +86,10 @@ gctx__guard_allowance gctx__guard_allow(const gctx__guard_state *s, unsigned sms
 {
     unsigned level = s->running && s->level < GCTX__GUARD_LEVELS ? s->level : 0;
     unsigned keep = (unsigned)((unsigned long long)sms * keep_permille[level] / 1000);
-    gctx__guard_allowance a = {keep > floor_sms ? keep : floor_sms, outstanding[level]};
+    gctx__guard_allowance a = {keep > floor_sms ? keep : floor_sms, outstanding[level], 1000};
     if (a.sms > sms)
         a.sms = sms; /* a tenant under its floor already keeps what it has */
+    if (sms)
+        a.duty_permille = (unsigned)((unsigned long long)a.sms * 1000 / sms);
     return a;
 }

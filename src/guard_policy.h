@@ -63,11 +63,13 @@ typedef struct gctx__guard_state {
 #define GCTX__GUARD_LEVELS 5
 
 /* A best-effort tenant and what it may use: SMs (a cooperative claim resizes to them, rounded
- * down to a count its granules give, never under floor_sms) and outstanding launches (a paced
- * program under greenctx run; 0: no cap). */
+ * down to a count its granules give, never under floor_sms), or, for a program paced under
+ * greenctx run, outstanding launches (0: no cap) and the same share of time as of its SMs
+ * (per mille: the trade curve in time instead of space). */
 typedef struct gctx__guard_allowance {
     unsigned sms;
     unsigned max_outstanding;
+    unsigned duty_permille;
 } gctx__guard_allowance;
 
 /* Moves state to now's inputs: at most one level per hold_ns, up while a running latency

@@ -48,7 +48,7 @@ EXPORT int nvmlDeviceGetComputeRunningProcesses_v3(void *device, unsigned *count
     return n > room ? 7 : 0; /* NVML_ERROR_INSUFFICIENT_SIZE */
 }
 
-/* The guard's signals (src/nvml.c): FAKE_NVML_SM_CLOCK, FAKE_NVML_MAX_CLOCK (MHz),
+/* The guard's signals (common/nvml.c, read by src/claim_guard.c): FAKE_NVML_SM_CLOCK, FAKE_NVML_MAX_CLOCK (MHz),
  * FAKE_NVML_REASONS (the clocks event reasons' bits) and FAKE_NVML_MEMORY (percent busy). */
 static unsigned long long env_number(const char *name)
 {

@@ -30,6 +30,12 @@
  *   sm_counts      prints each device's SM count as a program reads it: cuDeviceGetAttribute
  *                  through cuGetProcAddress and by its exported name (as -lcuda binds it),
  *                  cuDeviceGetDevResource; fails when they disagree
+ *   steps S MS [direct]  for S seconds: a launch, then (MS > 0) MS ms of host work and a
+ *                  wait for it (a latency program's step), or (MS 0) launches without end, a
+ *                  wait every 100 (a best-effort hog); prints its launches and, on the
+ *                  simulated driver, the event records and waits the driver saw (what greenctx
+ *                  run's pacing made), and the file of the function its launches called.
+ *                  `direct`: launches and waits by their exported names
  *   persistent [count]  on device 0, prints its "count:" line (the above, and
  *                  cuCtxGetDevResource of the primary context), then sizes grids by that count
  *                  as persistent kernels do: one block of 200 KB of shared memory (one fits per
@@ -51,6 +57,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct CUctx_st *CUcontext;
@@ -635,6 +642,56 @@ static int persistent(int count_only)
     return p.failed;
 }
 
+static double seconds_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + t.tv_nsec / 1e9;
+}
+
+static int steps(double seconds, double step_ms, int direct)
+{
+    load(0);
+    if (direct) {
+        *(void **)&p.launch = dlsym(RTLD_DEFAULT, "cuLaunchKernel");
+        *(void **)&p.stream_sync = dlsym(RTLD_DEFAULT, "cuStreamSynchronize");
+    }
+    check(p.retain(&p.primary, p.dev), "cuDevicePrimaryCtxRetain");
+    check(p.set_current(p.primary), "cuCtxSetCurrent");
+    CUmodule module;
+    CUfunction fn;
+    CUdeviceptr flags;
+    check(p.module_load(&module, persistent_ptx), "cuModuleLoadData");
+    check(p.module_function(&fn, module, "greenctx_smid"), "cuModuleGetFunction");
+    check(p.mem_alloc(&flags, 4096), "cuMemAlloc");
+    if (p.failed)
+        return 1;
+    unsigned long long spin = 0, launches = 0;
+    void *args[] = {&flags, &spin};
+    for (double end = seconds_now() + seconds; seconds_now() < end && !p.failed;) {
+        check(p.launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, args, NULL), "cuLaunchKernel");
+        launches++;
+        if (step_ms > 0)
+            usleep((useconds_t)(step_ms * 1000));
+        if (step_ms > 0 || launches % 100 == 0)
+            check(p.stream_sync(NULL), "cuStreamSynchronize");
+    }
+    long (*calls)(const char *) = NULL;
+    *(void **)&calls = dlsym(p.lib, "gctxsim_calls");
+    /* Whose function the program's launches called: the driver's own, or a wrapper. */
+    Dl_info where;
+    const char *file = dladdr(*(void **)&p.launch, &where) && where.dli_fname
+                           ? strrchr(where.dli_fname, '/')
+                           : NULL;
+    printf("launch in %s\n", file ? file + 1 : "?");
+    printf("launches %llu", launches);
+    if (calls)
+        printf(" event_records %ld event_waits %ld", calls("cuEventRecord"),
+               calls("cuEventSynchronize"));
+    printf("\n");
+    return p.failed;
+}
+
 static int hold(const char *dir)
 {
     char ready[4096], go[4096];
@@ -722,6 +779,9 @@ int main(int argc, char **argv)
     }
     if (argc >= 2 && strcmp(argv[1], "sm_counts") == 0)
         return sm_counts();
+    if (argc >= 4 && strcmp(argv[1], "steps") == 0)
+        return steps(strtod(argv[2], NULL), strtod(argv[3], NULL),
+                     argc >= 5 && strcmp(argv[4], "direct") == 0);
     if (argc >= 2 && strcmp(argv[1], "persistent") == 0)
         return persistent(argc >= 3 && strcmp(argv[2], "count") == 0);
     if (argc >= 2 && strcmp(argv[1], "claim_fd") == 0) {
@@ -748,6 +808,6 @@ int main(int argc, char **argv)
     fprintf(stderr, "usage: run_probe confined|direct N | refusals | foreign_bind | "
                     "second_driver PATH | spawn CASE... | parent N HOW CASE... | no_part | "
                     "sleep S | sigchld_ignored CMD... | fault | noop | claim_fd | hold DIR | "
-                    "closefrom | env NAME | sm_counts | persistent [count]\n");
+                    "closefrom | env NAME | sm_counts | steps S MS [direct] | persistent [count]\n");
     return 2;
 }

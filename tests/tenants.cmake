@@ -2,8 +2,9 @@
 # `mps` with a fake control program, on the simulated driver; each case has its own runtime
 # directory. Several processes at once, so a little longer than the default.
 foreach(case claims killed ps mps mps_refusals fault sweep closefrom removed classes
-  structured)
+  structured pacing)
   greenctx_test(tenants.${case} LABELS tool TIMEOUT 120 ENV ${tool_sim_env}
+      GREENCTX_TEST_FAKE_NVML=$<TARGET_FILE:fake_nvml>
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tenants_test.sh ${case} $<TARGET_FILE:greenctx_tool>
             $<TARGET_FILE:run_probe> ${CMAKE_CURRENT_SOURCE_DIR}/fake_mps_control.sh)
 endforeach()
@@ -12,3 +13,14 @@ greenctx_structured_granules(tenants.structured)
 greenctx_test(tenants.shared_users LABELS tool TIMEOUT 120
   ENV ${tool_sim_env} GREENCTX_TEST_SANITIZE=${GREENCTX_SANITIZE}
   COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/shared_registry_test.sh $<TARGET_FILE:greenctx_tool>)
+# The guard's GPU arms (bench/compare/tenants_guard.py) in --dry mode: the simulated driver, a
+# stand-in MPS daemon started and quit, every arm of one pair run and printed (sleeps for
+# steps: the plumbing, not the figures; the lead runs the script on the H200).
+greenctx_test(tenants.guard_bench_dry LABELS tool TIMEOUT 120
+  ENV ${tool_sim_env} GREENCTX_TOOL=$<TARGET_FILE:greenctx_tool>
+      GREENCTX_MPS_CONTROL=${CMAKE_CURRENT_SOURCE_DIR}/fake_mps_control.sh
+      PYTHONPATH=${PROJECT_SOURCE_DIR}/python GREENCTX_LIBRARY=$<TARGET_FILE:greenctx>
+      PYTHONDONTWRITEBYTECODE=1
+  COMMAND sh -c "python3 \"$0\" --dry --pairs gemm >\"$1\" && test $(grep -c '\"arm\"' \"$1\") -eq 7"
+          ${PROJECT_SOURCE_DIR}/bench/compare/tenants_guard.py
+          ${CMAKE_CURRENT_BINARY_DIR}/guard_bench_dry.json)

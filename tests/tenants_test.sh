@@ -382,6 +382,113 @@ classes)
     run 0 --sim h200 run --sms 16 --class latency -- "$probe" noop
     ps_check "dev['claims'] == []"
     ;;
+pacing)
+    # The guard of unmodified programs (greenctx run --class): a latency program's steps are
+    # sampled at its waits (3 ms steps over a 1 ms target), a best-effort program is paced
+    # while they are over target, and everything comes back when the latency program dies.
+    # A program that runs no guard makes no driver call for it, and its launches call the
+    # driver's own function: pacing off costs nothing.
+    run 0 --sim h200 run --sms 16 -- "$probe" steps 0.5 0
+    has "$out" "event_records 0 event_waits 0"
+    has "$out" "launch in $(basename "$GREENCTX_SIM_LIBRARY")"
+    # until_ps SECONDS PYTHON...: the expressions hold for `ps --json` within SECONDS.
+    until_ps() {
+        limit=$(($1 * 10))
+        shift
+        i=0
+        until "$tool" --sim h200 ps --json >"$work/ps.json" 2>"$work/ps.err" &&
+            python3 - "$work/ps.json" "$@" <<'PY'
+import json, sys
+dev = json.load(open(sys.argv[1]))["devices"][0]
+claims = {c["pid"]: c for c in dev["claims"]}
+sys.exit(0 if all(eval(e) for e in sys.argv[2:]) else 1)
+PY
+        do
+            i=$((i + 1))
+            [ $i -gt $limit ] && { fail "ps --json never had $*: $(cat "$work/ps.json")"; return 1; }
+            sleep 0.1
+        done
+    }
+    # tenant NAME RUN-OPTIONS... -- PROBE-ARGS: in the background; the tool's pid (the claim's)
+    # in $tool_pid, its program's in $program once it runs.
+    tenant() {
+        name=$1
+        shift
+        "$tool" --sim h200 run "$@" >"$work/$name.out" 2>"$work/$name.err" &
+        tool_pid=$!
+        until_ps 30 "$tool_pid in claims" || return 1
+        program=$(cat /proc/$tool_pid/task/$tool_pid/children 2>/dev/null)
+    }
+    # The latency program's waits by cuGetProcAddress, the hog's launches by their exported
+    # names (as -lcuda binds them); the other way round below.
+    tenant latency --sms 16 --class latency:1ms -- "$probe" steps 60 3
+    l=$tool_pid l_program=$program
+    tenant hog --sms rest --class best-effort -- "$probe" steps 8 0 direct
+    b=$tool_pid
+    until_ps 30 "claims[$l]['tenant']['step_ms'] >= 2.5" \
+        "claims[$b]['tenant']['paced'] and claims[$b]['tenant']['guard_level'] == 4" \
+        "claims[$b]['tenant']['guard_reason'] == 'steps'" \
+        "claims[$b]['tenant']['max_outstanding'] == 1" \
+        "0 < claims[$b]['tenant']['duty_permille'] < 1000" \
+        "claims[$b]['tenant']['held_ms'] > 0"
+    run 0 --sim h200 ps
+    has "$out" "best-effort, paced: held to 1 launch in flight and 7% of the time (guard level 4, steps); its launches waited"
+    has "$out" "latency, target 1.00 ms: p99 step "
+    # The latency program dies: within the guard's idle window (50 ms) and a look, the hog
+    # has everything back.
+    kill -9 $l_program
+    wait $l
+    until_ps 5 "$l not in claims" "claims[$b]['tenant']['guard_level'] == 0" \
+        "claims[$b]['tenant']['max_outstanding'] == 0" \
+        "claims[$b]['tenant']['duty_permille'] == 1000"
+    wait $b || fail "the paced program failed: $(cat "$work/hog.err")"
+    # Held back, never starved: it ran, and its waits were on the events of its own launches.
+    grep -E "^launches [1-9][0-9]* event_records [1-9][0-9]* event_waits [1-9]" "$work/hog.out" \
+        >/dev/null || fail "the paced program: $(cat "$work/hog.out")"
+    # NVML's signal through the paced program's guard (a stand-in NVML: the SM clock at 1450 of
+    # 1980 MHz, held by the power cap): the reason it holds the hog back is the power cap.
+    tenant latency_p --sms 16 --class latency:1ms -- "$probe" steps 60 3
+    l=$tool_pid l_program=$program
+    export GREENCTX_NVML_LIBRARY="$GREENCTX_TEST_FAKE_NVML" FAKE_NVML_SM_CLOCK=1450 \
+        FAKE_NVML_MAX_CLOCK=1980 FAKE_NVML_REASONS=0x4 FAKE_NVML_MEMORY=40
+    tenant hog_p --sms rest --class best-effort -- "$probe" steps 60 0
+    b=$tool_pid b_program=$program
+    unset GREENCTX_NVML_LIBRARY FAKE_NVML_SM_CLOCK FAKE_NVML_MAX_CLOCK FAKE_NVML_REASONS \
+        FAKE_NVML_MEMORY
+    until_ps 30 "claims[$b]['tenant']['guard_level'] >= 1" \
+        "claims[$b]['tenant']['guard_reason'] == 'power'"
+    kill -9 $b_program $l_program
+    wait $b
+    wait $l
+    # A best-effort program killed while paced: its claim, its line and its pace go with it.
+    tenant latency2 --sms 16 --class latency:1ms -- "$probe" steps 60 3 direct
+    l=$tool_pid l_program=$program
+    tenant hog2 --sms rest --class best-effort -- "$probe" steps 60 0
+    b=$tool_pid b_program=$program
+    until_ps 30 "claims[$b]['tenant']['guard_level'] >= 2"
+    kill -9 $b_program
+    wait $b
+    until_ps 5 "$b not in claims" \
+        "any(e['kind'] == 'died' and e['pid'] == $b for e in dev['events'])"
+    ls "$GREENCTX_RUNTIME_DIR"/gpu-*/ | grep "state-claim-$b-" && fail "the killed hog's line stayed"
+    # A line's temporary file that a killed writer left (as the hog may at any of its writes)
+    # goes at the next listing; a live writer's stays.
+    sh -c true &
+    dead=$!
+    wait $dead
+    registry=$(echo "$GREENCTX_RUNTIME_DIR"/gpu-*)
+    touch "$registry/.tmp-state-claim-$b-0-$dead-1" "$registry/.tmp-state-claim-$$-0-$$-1"
+    run 0 --sim h200 ps
+    [ -e "$registry/.tmp-state-claim-$b-0-$dead-1" ] && fail "a dead writer's temporary file stayed"
+    [ -e "$registry/.tmp-state-claim-$$-0-$$-1" ] || fail "a live writer's temporary file went"
+    rm -f "$registry/.tmp-state-claim-$$-0-$$-1"
+    # The next best-effort program starts from nothing held back.
+    kill -9 $l_program
+    wait $l
+    run 0 --sim h200 run --sms rest --class best-effort -- "$probe" steps 0.5 0
+    has "$out" "event_records 0 event_waits 0"
+    has "$out" "launch in libgreenctx_preload.so"
+    ;;
 structured)
     # GREENCTX_CLAIM_GRANULES=structured (from tests/tenants.cmake), co-scheduled granules (15
     # of 8 and a 12 that counts on an H200): exact sizes, 12 and 20 claimable, half each

@@ -145,6 +145,9 @@ static void json_tenant(json_writer *w, const gctx_claim_info *c)
         json_string(w, "guard_reason", c->guard_reason[0] ? c->guard_reason : NULL);
         json_uint(w, "allowed_sms", c->guard_sms);
         json_uint(w, "max_outstanding", c->guard_outstanding);
+        json_bool(w, "paced", c->guard_paced);
+        json_uint(w, "duty_permille", c->guard_duty_permille);
+        json_fixed(w, "held_ms", c->guard_held_ms, 1);
     }
     json_close(w);
 }
@@ -167,13 +170,19 @@ static void print_tenant(const gctx_claim_info *c)
         else
             printf(": no step reported yet");
     } else if (c->tenant_class == GCTX_TENANT_BEST_EFFORT) {
-        printf("           best-effort: ");
-        if (c->guard_level)
-            printf("held to %u SMs, %u launches in flight (guard level %u, %s)", c->guard_sms,
-                   c->guard_outstanding, c->guard_level,
-                   visible(c->guard_reason, reason, sizeof reason));
+        printf("           best-effort%s: ", c->guard_paced ? ", paced" : "");
+        if (c->guard_level && c->guard_paced)
+            printf("held to %u launch%s in flight and %.0f%% of the time", c->guard_outstanding,
+                   c->guard_outstanding == 1 ? "" : "es", c->guard_duty_permille / 10.0);
+        else if (c->guard_level)
+            printf("held to %u SMs", c->guard_sms);
         else
             printf("nothing held back");
+        if (c->guard_level)
+            printf(" (guard level %u, %s)", c->guard_level,
+                   visible(c->guard_reason, reason, sizeof reason));
+        if (c->guard_paced)
+            printf("; its launches waited %.1f s in all", c->guard_held_ms / 1000);
     } else {
         return;
     }
@@ -414,7 +423,7 @@ static int list_devices(greenctx_tool_options *opts, int driver, device_listing 
 static void list_processes(device_listing *ls, int n)
 {
     char why[256];
-    tool_nvml *nvml = tool_nvml_open(why, sizeof why);
+    nvml_lib *nvml = nvml_lib_open(greenctx_driver_simulated(), why, sizeof why);
     for (int i = 0; i < n; i++) {
         int pids[64];
         unsigned nb = 0;
@@ -426,7 +435,7 @@ static void list_processes(device_listing *ls, int n)
             snprintf(ls[i].processes.why, sizeof ls[i].processes.why,
                      "the driver gives no UUID for this device");
     }
-    tool_nvml_close(nvml);
+    nvml_lib_close(nvml);
 }
 
 int greenctx_cmd_ps(int argc, char **argv, greenctx_tool_options *opts)

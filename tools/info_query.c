@@ -26,14 +26,14 @@ void info_driver_get(int cuda_version, info_driver *out)
     memset(out, 0, sizeof *out);
     out->cuda_version = cuda_version;
     char why[256];
-    tool_nvml *nvml = tool_nvml_open(why, sizeof why);
+    nvml_lib *nvml = nvml_lib_open(greenctx_driver_simulated(), why, sizeof why);
     unsigned major = 0;
-    if (nvml && tool_nvml_driver_version(nvml, out->version, sizeof out->version) == 0 &&
+    if (nvml && nvml_lib_driver_version(nvml, out->version, sizeof out->version) == 0 &&
         sscanf(out->version, "%u", &major) == 1)
         snprintf(out->branch, sizeof out->branch, "R%u", major);
     else
         out->version[0] = '\0';
-    tool_nvml_close(nvml);
+    nvml_lib_close(nvml);
     for (size_t i = 0; !out->branch[0] && i < sizeof branches / sizeof branches[0]; i++)
         if (branches[i].cuda_version == cuda_version)
             snprintf(out->branch, sizeof out->branch, "R%d", branches[i].branch);

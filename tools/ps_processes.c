@@ -41,7 +41,7 @@ static void describe(ps_process *p)
     snprintf(p->command, sizeof p->command, "%.*s", (int)sizeof p->command - 1, buf);
 }
 
-void ps_processes_get(tool_nvml *nvml, const char *nvml_why, const char *uuid,
+void ps_processes_get(nvml_lib *nvml, const char *nvml_why, const char *uuid,
                       const int *claim_pids, unsigned nb_claim_pids, ps_processes *out)
 {
     memset(out, 0, sizeof *out);
@@ -50,17 +50,17 @@ void ps_processes_get(tool_nvml *nvml, const char *nvml_why, const char *uuid,
         return;
     }
     unsigned count = 0, capacity = 0;
-    tool_nvml_process *found = NULL;
+    nvml_process *found = NULL;
     /* Asked again with room for all while processes start. */
     for (int attempt = 0; attempt < 4; attempt++) {
-        if (tool_nvml_processes(nvml, uuid, found, capacity, &count, out->why, sizeof out->why))
+        if (nvml_lib_processes(nvml, uuid, found, capacity, &count, out->why, sizeof out->why))
             break;
         if (count <= capacity) {
             out->known = 1;
             break;
         }
         capacity = count + 8;
-        tool_nvml_process *more = realloc(found, capacity * sizeof *found);
+        nvml_process *more = realloc(found, capacity * sizeof *found);
         if (!more) {
             snprintf(out->why, sizeof out->why, "out of memory for %u processes", count);
             break;

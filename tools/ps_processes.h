@@ -24,7 +24,7 @@ typedef struct ps_processes {
 
 /* The processes on the GPU with this UUID; nvml NULL (not loaded: nvml_why says why) leaves
  * them unknown. claim_pids: the pids holding the claims shown beside them. */
-void ps_processes_get(tool_nvml *nvml, const char *nvml_why, const char *uuid,
+void ps_processes_get(nvml_lib *nvml, const char *nvml_why, const char *uuid,
                       const int *claim_pids, unsigned nb_claim_pids, ps_processes *out);
 void ps_processes_free(ps_processes *p);
 /* "  compute processes (NVML): ..." and one line each; nothing when unknown. */

@@ -1,6 +1,8 @@
 """The guard's arms (docs/tenants.md, "The guard") on a GPU, over PyTorch and greenctx's
-Python package: realistic pairs, each alone / claims / claims + guard / plain MPS / MPS
-active-thread percentage.
+Python package: realistic pairs, each alone / claims / claims + guard (cooperative: the hog
+resizes its claim) / claims + guard (paced: both unmodified under `greenctx run --class`, the
+preload paces the hog and samples the victim's steps) / plain MPS / MPS active-thread
+percentage.
 
   gemm    a bf16 tensor-core GEMM victim on 16 SMs beside a GEMM hog on the rest (power)
   decode  a memory-bound decode-like victim (a GEMV over 128 MiB of weights) beside a copy
@@ -9,37 +11,47 @@ active-thread percentage.
           run says whether it got its SMs back after each burst)
 
 Victim p50/p99 and hog rate are over the same arm's alone figures; with nvidia-ml-py
-installed, the SM clock, power and throttle reasons are sampled during each arm and fed to
-the hog's guard. Every arm runs fresh processes; the claims and guard arms run under an MPS
-daemon of the script's own (greenctx mps start, in its own runtime directory), as do the MPS
-arms. One JSON line per arm on stdout, a table on stderr.
+installed, the SM clock, power and throttle reasons are sampled during each arm (and fed to
+the cooperative hog's guard; the paced hog's preload reads NVML itself). The guard's actions:
+the cooperative hog's resizes, the paced hog's levels as `greenctx ps --json` showed them
+every 0.1 s, and how long its launches were held back. Every arm runs fresh processes under
+an MPS daemon of the script's own (greenctx mps start, its pipe and log directories under a
+runtime directory in /tmp), quit when the script ends however it ends. One JSON line per
+arm on stdout, a table on stderr.
 
   python3 bench/compare/tenants_guard.py [--quick] [--pairs gemm,decode,bursty]
+  python3 bench/compare/tenants_guard.py --dry   # the simulated driver: the plumbing only
 
---quick: 3 s per arm (bursty: 10 s), else 20 s (bursty 30 s). Needs greenctx (PYTHONPATH
-reaching python/, and the library), torch with CUDA, and the greenctx tool on PATH or in
-GREENCTX_TOOL.
+--quick: 3 s per arm (bursty: 10 s; about 4 minutes of GPU time for the three pairs), else
+20 s (bursty 30 s). Needs greenctx (PYTHONPATH reaching python/, and the library), torch
+with CUDA, and the greenctx tool on PATH or in GREENCTX_TOOL. --dry needs no GPU and no
+torch: GREENCTX_SIM_LIBRARY (the simulated driver) and GREENCTX_MPS_CONTROL (a stand-in for
+nvidia-cuda-mps-control: tests/fake_mps_control.sh); steps are sleeps, so its ratios mean
+nothing, but every arm, the daemon's start and stop and the table run as on the GPU.
 """
 import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import time
 
 VICTIM_SMS = 16
-# What each arm runs: (victim placement, hog placement, MPS, guard). A placement is "claim",
-# "primary" (no claim: the whole GPU) or "pct:N" (the active-thread percentage N, no claim).
+# What each arm runs: (victim placement, hog placement, guard). A placement is "claim" (the
+# Python package's claim), "run" (an unmodified program under greenctx run), "primary" (no
+# claim: the whole GPU) or "pct:N" (the active-thread percentage N, no claim).
 ARMS = {
-    "victim_alone": ("claim", None, True, False),
-    "hog_alone": (None, "claim", True, False),
-    "claims": ("claim", "claim", True, False),
-    "claims_guard": ("claim", "claim", True, True),
-    "mps_plain": ("primary", "primary", True, False),
+    "victim_alone": ("claim", None, False),
+    "hog_alone": (None, "claim", False),
+    "claims": ("claim", "claim", False),
+    "claims_guard": ("claim", "claim", True),
+    "claims_paced": ("run", "run", True),
+    "mps_plain": ("primary", "primary", False),
     "mps_percentage": (f"pct:{round(100 * VICTIM_SMS / 132)}",
-                       f"pct:{100 - round(100 * VICTIM_SMS / 132)}", True, False),
+                       f"pct:{100 - round(100 * VICTIM_SMS / 132)}", False),
 }
 PAIRS = {"gemm": ("gemm", "gemm", False), "decode": ("decode", "copy", False),
          "bursty": ("gemm", "gemm", True), "bursty_decode": ("decode", "copy", True)}
@@ -49,6 +61,8 @@ PAIRS = {"gemm": ("gemm", "gemm", False), "decode": ("decode", "copy", False),
 
 def work(kind, torch):
     """One step of kind on the current stream, as a closure (tensors made once)."""
+    if torch is None:  # --dry: a sleep as long as the step on an H200, nothing on a GPU
+        return lambda: time.sleep({"gemm": 0.0014, "decode": 0.0005, "copy": 0.005}[kind])
     dev = "cuda"
     if kind == "gemm":  # victim: ~1.4 ms on 16 SMs; hog: seconds of GEMMs per launch batch
         a = torch.randn(4096, 4096, device=dev, dtype=torch.bfloat16)
@@ -65,10 +79,24 @@ def work(kind, torch):
     raise ValueError(kind)
 
 
+class DryStream:
+    """--dry: torch's stream API, doing nothing."""
+    def synchronize(self):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
 def tenant(args):
-    import greenctx
-    import torch
-    tenant_class = {"victim": "latency", "hog": "best-effort"}[args.role] if args.guard else None
+    greenctx = __import__("greenctx") if args.place == "claim" else None
+    torch = None if args.dry else __import__("torch")
+    # Under greenctx run the class is the tool's (--class), the program knows nothing of it.
+    cooperative = args.guard and args.place == "claim"
+    tenant_class = {"victim": "latency", "hog": "best-effort"}[args.role] if cooperative else None
     claim = ctx = None
     if args.place == "claim":
         request = str(VICTIM_SMS) if args.role == "victim" else "rest"
@@ -78,11 +106,12 @@ def tenant(args):
         claim = greenctx.Claim(request=request, wait=True, timeout=60, tenant=tenant_class,
                                runtime_dir=args.runtime, **kw)
         ctx = claim.context()
-    stream = ctx.Stream() if ctx else torch.cuda.Stream()
-    with torch.cuda.stream(stream):
+    on = (lambda s: s) if torch is None else torch.cuda.stream
+    stream = DryStream() if torch is None else ctx.Stream() if ctx else torch.cuda.Stream()
+    with on(stream):
         step = work(args.kind, torch)
         step()
-        torch.cuda.synchronize()
+        stream.synchronize()
     steps, done, actions, advised = [], 0, [], claim.sm_count if claim else None
     next_look = 0.0
     start = time.perf_counter()
@@ -93,7 +122,7 @@ def tenant(args):
         if args.bursty and (now - start) % 5.0 >= 1.0:
             time.sleep(0.005)
             continue
-        with torch.cuda.stream(stream):
+        with on(stream):
             t0 = time.perf_counter()
             step()
             if args.role == "victim":
@@ -113,12 +142,12 @@ def tenant(args):
                 stream.synchronize()
                 sms = claim.cooperate(advice.sms, minimum_sms=8)
                 ctx = claim.context()
-                stream = ctx.Stream()
-                with torch.cuda.stream(stream):
+                stream = DryStream() if torch is None else ctx.Stream()
+                with on(stream):
                     step = work(args.kind, torch)
                 actions.append((round(time.perf_counter() - start, 3), advice.level, sms,
                                 advice.reason))
-    torch.cuda.synchronize()
+    stream.synchronize()
     elapsed = time.perf_counter() - start
     steps.sort()
     out = {"role": args.role, "kind": args.kind, "steps": len(steps), "rate": done / elapsed}
@@ -132,9 +161,12 @@ def tenant(args):
 _nvml = None
 
 
-def signals():
-    """The SM clock, its max and the power-cap throttle flag (nvidia-ml-py, when installed)."""
+def signals(power=False):
+    """The SM clock, its max, the power-cap throttle flag and the memory utilisation
+    (nvidia-ml-py, when installed); with power, the board's power draw in W too."""
     global _nvml
+    if os.environ.get("GREENCTX_GUARD_DRY"):
+        return {}
     try:
         if _nvml is None:
             import pynvml
@@ -142,10 +174,13 @@ def signals():
             _nvml = (pynvml, pynvml.nvmlDeviceGetHandleByIndex(0))
         nv, h = _nvml
         reasons = nv.nvmlDeviceGetCurrentClocksThrottleReasons(h)
-        return {"sm_clock_mhz": nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM),
-                "max_sm_clock_mhz": nv.nvmlDeviceGetMaxClockInfo(h, nv.NVML_CLOCK_SM),
-                "throttle": 1 if reasons & nv.nvmlClocksThrottleReasonSwPowerCap else 0,
-                "hbm_busy": nv.nvmlDeviceGetUtilizationRates(h).memory / 100.0}
+        out = {"sm_clock_mhz": nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM),
+               "max_sm_clock_mhz": nv.nvmlDeviceGetMaxClockInfo(h, nv.NVML_CLOCK_SM),
+               "throttle": 1 if reasons & nv.nvmlClocksThrottleReasonSwPowerCap else 0,
+               "hbm_busy": nv.nvmlDeviceGetUtilizationRates(h).memory / 100.0}
+        if power:
+            out["power_w"] = nv.nvmlDeviceGetPowerUsage(h) / 1000.0
+        return out
     except Exception:  # noqa: BLE001 - no NVML: the guard goes by steps alone
         _nvml = False if _nvml is None else _nvml
         return {}
@@ -153,8 +188,26 @@ def signals():
 
 # ---- the arms ----
 
-def run_arm(name, pair, seconds, env, runtime, target_ms):
-    v_place, h_place, _, guard = ARMS[name]
+def paced_actions(tool, env, hog_pid, seen):
+    """The paced hog's guard as ps shows it now: appended to seen when it moved."""
+    out = subprocess.run([*tool, "ps", "--json"], env=env, text=True, capture_output=True)
+    try:
+        claims = json.loads(out.stdout)["devices"][0]["claims"]
+    except (ValueError, KeyError, IndexError):
+        return
+    for c in claims:
+        t = c.get("tenant") or {}
+        if c["pid"] != hog_pid or t.get("class") != "best-effort":
+            continue
+        now = (t["guard_level"], t["max_outstanding"], t["duty_permille"], t["guard_reason"])
+        if not seen or seen[-1][1:5] != now:
+            seen.append((round(time.perf_counter(), 3), *now, t["held_ms"]))
+        elif seen:
+            seen[-1] = (*seen[-1][:5], t["held_ms"])
+
+
+def run_arm(name, pair, seconds, env, runtime, target_ms, tool, dry):
+    v_place, h_place, guard = ARMS[name]
     v_kind, h_kind, bursty = PAIRS[pair]
     procs = []
     for role, place, kind in (("victim", v_place, v_kind), ("hog", h_place, h_kind)):
@@ -164,29 +217,41 @@ def run_arm(name, pair, seconds, env, runtime, target_ms):
         if place.startswith("pct:"):
             e["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = place[4:]
         cmd = [sys.executable, __file__, "--role", role, "--kind", kind, "--place",
-               "claim" if place == "claim" else "primary", "--seconds", str(seconds),
+               place if place in ("claim", "run") else "primary", "--seconds", str(seconds),
                "--runtime", runtime]
         if guard:
             cmd += ["--guard", "--target-ms", f"{target_ms:.4f}"]
         if bursty and role == "victim":
             cmd.append("--bursty")
+        if dry:
+            cmd.append("--dry")
+        if place == "run":  # unmodified: the tool claims, the preload guards
+            request = str(VICTIM_SMS) if role == "victim" else "rest"
+            klass = f"latency:{target_ms:.3f}ms" if role == "victim" else "best-effort"
+            cmd = [*tool, "run", "--sms", request, "--wait=60", "--class", klass, "--", *cmd]
         procs.append(subprocess.Popen(cmd, env=e, stdout=subprocess.PIPE, text=True))
     for p in procs:
         if p.stdout.readline().strip() != "ready":
             raise RuntimeError(f"{name}: a tenant did not start")
-    clocks = []
+    clocks, paced = [], []
     while any(p.poll() is None for p in procs):
-        sample = signals()
+        sample = signals(power=True)
         if sample:
             clocks.append(sample)
+        if h_place == "run":
+            paced_actions(tool, env, procs[-1].pid, paced)
         time.sleep(0.1)
     results = [json.loads(p.stdout.read().strip().splitlines()[-1]) for p in procs]
     row = {"pair": pair, "arm": name}
     for r in results:
         row[r["role"]] = r
+    if paced:  # (time, level, launches in flight, duty per mille, reason, held ms)
+        row["hog"]["guard_actions"] = paced
+        row["hog"]["held_ms"] = paced[-1][5]
     if clocks:
         row["sm_clock_mhz_mean"] = sum(c["sm_clock_mhz"] for c in clocks) / len(clocks)
         row["power_capped_share"] = sum(c["throttle"] for c in clocks) / len(clocks)
+        row["power_w_mean"] = sum(c.get("power_w", 0) for c in clocks) / len(clocks)
     return row
 
 
@@ -202,15 +267,23 @@ def main():
     ap.add_argument("--guard", action="store_true")
     ap.add_argument("--target-ms", type=float)
     ap.add_argument("--bursty", action="store_true")
+    ap.add_argument("--dry", action="store_true")
     args = ap.parse_args()
     if args.role:
         return tenant(args)
     tool = os.environ.get("GREENCTX_TOOL") or shutil.which("greenctx")
     if not tool:
         sys.exit("the greenctx tool is needed (PATH or GREENCTX_TOOL): its MPS daemon")
-    runtime = tempfile.mkdtemp(prefix="greenctx-guard-")
+    tool = [tool, "--sim", "h200"] if args.dry else [tool]
+    runtime = tempfile.mkdtemp(prefix="greenctx-guard-", dir="/tmp")
     env = dict(os.environ, GREENCTX_RUNTIME_DIR=runtime, NCCL_NVLS_ENABLE="0")
-    start = subprocess.run([tool, "mps", "start", "--print-env"], env=env, text=True,
+    if args.dry:
+        env["GREENCTX_GUARD_DRY"] = "1"
+        env.setdefault("GREENCTX_CUDA_LIBRARY", os.environ.get("GREENCTX_SIM_LIBRARY", ""))
+    # SIGTERM and SIGHUP end the script as Ctrl-C does: through the finally that quits MPS.
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda *_: sys.exit(128 + 15))
+    start = subprocess.run([*tool, "mps", "start", "--print-env"], env=env, text=True,
                            capture_output=True, check=True).stdout
     for line in start.splitlines():  # export CUDA_MPS_PIPE_DIRECTORY=... lines
         key, _, value = line.removeprefix("export ").partition("=")
@@ -219,10 +292,11 @@ def main():
         for pair in args.pairs.split(","):
             bursty = PAIRS[pair][2]
             seconds = (10 if bursty else 3) if args.quick else (30 if bursty else 20)
+            seconds = (2 if bursty else 0.5) if args.dry else seconds
             rows = {}
             for a in ARMS:  # victim_alone first: its p99 sets the guarded victim's target
                 target = rows["victim_alone"]["victim"]["p99_ms"] * 1.10 if rows else 0.0
-                rows[a] = run_arm(a, pair, seconds, env, runtime, target)
+                rows[a] = run_arm(a, pair, seconds, env, runtime, target, tool, args.dry)
             alone_v, alone_h = rows["victim_alone"]["victim"], rows["hog_alone"]["hog"]
             for a, row in rows.items():
                 if "victim" in row and "p99_ms" in row["victim"]:
@@ -231,13 +305,16 @@ def main():
                 if "hog" in row:
                     row["hog_rate_ratio"] = row["hog"]["rate"] / alone_h["rate"]
                 print(json.dumps(row), flush=True)
+                hog = row.get("hog", {})
                 print(f"{pair:8} {a:15} victim p50 {row.get('victim_p50_ratio', 0):5.2f}x "
                       f"p99 {row.get('victim_p99_ratio', 0):5.2f}x  hog "
                       f"{row.get('hog_rate_ratio', 0):5.2f}x  clock "
-                      f"{row.get('sm_clock_mhz_mean', 0):6.0f} MHz  guard actions "
-                      f"{len(row.get('hog', {}).get('guard_actions', []))}", file=sys.stderr)
+                      f"{row.get('sm_clock_mhz_mean', 0):6.0f} MHz  power "
+                      f"{row.get('power_w_mean', 0):4.0f} W  guard actions "
+                      f"{len(hog.get('guard_actions', []))}  held "
+                      f"{hog.get('held_ms', 0) / 1000:5.2f} s", file=sys.stderr)
     finally:
-        subprocess.run([tool, "mps", "stop"], env=env, check=False)
+        subprocess.run([*tool, "mps", "stop"], env=env, check=False)
         shutil.rmtree(runtime, ignore_errors=True)
 
 

@@ -166,7 +166,9 @@ class ClaimInfo(_Struct):
                 ("target_factor", ctypes.c_double), ("step_ms", ctypes.c_double),
                 ("alone_ms", ctypes.c_double), ("step_ns", ctypes.c_longlong),
                 ("guard_level", c_uint), ("guard_reason", ctypes.c_char * 16),
-                ("guard_sms", c_uint), ("guard_outstanding", c_uint)]
+                ("guard_sms", c_uint), ("guard_outstanding", c_uint),
+                ("guard_duty_permille", c_uint), ("guard_paced", c_int),
+                ("guard_held_ms", ctypes.c_double)]
 
 
 class ClaimUsage(_Struct):
@@ -190,7 +192,7 @@ class GuardSignals(_Struct):
 class GuardAdvice(_Struct):
     _fields_ = [("size", c_size_t), ("level", c_uint), ("sms", c_uint),
                 ("max_outstanding", c_uint), ("reason", ctypes.c_char * 16),
-                ("latency_tenants", c_uint)]
+                ("latency_tenants", c_uint), ("duty_permille", c_uint)]
 
 
 class MpsInfo(_Struct):
@@ -318,6 +320,7 @@ SIGNATURES = {
     "gctx_claim_report_fault": (status, [handle, c_int]),
     "gctx_claim_report_step": (status, [handle, ctypes.c_double]),
     "gctx_claim_guard": (status, [handle, _p(GuardSignals), _p(GuardAdvice)]),
+    "gctx_claim_report_held": (status, [handle, ctypes.c_double]),
     "gctx_claim_export": (status, [handle, ctypes.c_char_p, c_size_t]),
     "gctx_claim_join": (status, [c_int, ctypes.c_char_p, handle_out]),
     "gctx_claim_token_descriptor": (status, [ctypes.c_char_p, _p(c_int)]),

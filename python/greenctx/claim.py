@@ -147,6 +147,7 @@ class GuardAdvice:
     max_outstanding: int  # launches in flight for a paced program; 0: no cap
     reason: str           # "steps", "power", "hbm"; "" at level 0
     latency_tenants: int
+    duty_permille: int    # a paced program's share of time (1000: all); cooperate with sms
 
 
 @dataclass(frozen=True)
@@ -266,7 +267,7 @@ class Claim(Handle):
         check(lib.gctx_claim_guard(self._handle, ctypes.byref(signals) if given else None,
                                    ctypes.byref(out)))
         return GuardAdvice(out.level, out.sms, out.max_outstanding, out.reason.decode(),
-                           out.latency_tenants)
+                           out.latency_tenants, out.duty_permille)
 
     def export(self) -> str:
         """The token a process started by this one joins with (Claim.join)."""

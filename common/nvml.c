@@ -1,12 +1,12 @@
 /* NVML, loaded at run time (nvml.h). Its ABI as nvml.h declares it: the functions return an
  * nvmlReturn_t (0: success), a device is an opaque pointer, and the _v2/_v3 process calls fill
- * nvmlProcessInfo_v2_t. */
+ * nvmlProcessInfo_v2_t. Each call is looked up on its own, so an NVML without one still gives
+ * the others. */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "command.h"
 #include "nvml.h"
 
 typedef struct nvml_process_info { /* nvmlProcessInfo_v2_t */
@@ -16,15 +16,23 @@ typedef struct nvml_process_info { /* nvmlProcessInfo_v2_t */
     unsigned int computeInstanceId;
 } nvml_process_info;
 
-enum { NVML_ERROR_INSUFFICIENT_SIZE = 7 };
+typedef struct nvml_utilization { /* nvmlUtilization_t: percent of the last sample period */
+    unsigned gpu, memory;
+} nvml_utilization;
 
-struct tool_nvml {
+enum { NVML_ERROR_INSUFFICIENT_SIZE = 7, NVML_CLOCK_SM = 1 };
+
+struct nvml_lib {
     void *lib;
     int (*shutdown)(void);
     const char *(*error_string)(int);
     int (*driver_version)(char *, unsigned);
     int (*handle_by_uuid)(const char *, void **);
     int (*processes)(void *, unsigned *, nvml_process_info *);
+    int (*clock)(void *, int, unsigned *);
+    int (*max_clock)(void *, int, unsigned *);
+    int (*reasons)(void *, unsigned long long *);
+    int (*utilization)(void *, nvml_utilization *);
 };
 
 static void *symbol(void *lib, const char *name, const char *fallback)
@@ -33,18 +41,17 @@ static void *symbol(void *lib, const char *name, const char *fallback)
     return p || !fallback ? p : dlsym(lib, fallback);
 }
 
-static const char *nvml_error(const tool_nvml *n, int r)
+static const char *nvml_error(const nvml_lib *n, int r)
 {
-    const char *text = n->error_string ? n->error_string(r) : NULL;
+    const char *text = n && n->error_string ? n->error_string(r) : NULL;
     return text ? text : "unknown error";
 }
 
-tool_nvml *tool_nvml_open(char *why, size_t why_size)
+nvml_lib *nvml_lib_open(int simulated, char *why, size_t why_size)
 {
     const char *path = getenv("GREENCTX_NVML_LIBRARY");
     if (!path || !*path) {
-        /* The machine's NVML tells of its real GPUs and driver, not of the simulated ones. */
-        if (greenctx_driver_simulated()) {
+        if (simulated) {
             snprintf(why, why_size, "NVML describes this machine's GPUs, not the simulated "
                                     "driver's");
             return NULL;
@@ -56,7 +63,7 @@ tool_nvml *tool_nvml_open(char *why, size_t why_size)
         snprintf(why, why_size, "NVML (%s) is not installed: %s", path, dlerror());
         return NULL;
     }
-    tool_nvml *n = calloc(1, sizeof *n);
+    nvml_lib *n = calloc(1, sizeof *n);
     int (*init)(void) = NULL;
     if (n) {
         n->lib = lib;
@@ -67,10 +74,15 @@ tool_nvml *tool_nvml_open(char *why, size_t why_size)
         *(void **)&n->handle_by_uuid = symbol(lib, "nvmlDeviceGetHandleByUUID", NULL);
         *(void **)&n->processes = symbol(lib, "nvmlDeviceGetComputeRunningProcesses_v3",
                                          "nvmlDeviceGetComputeRunningProcesses_v2");
+        *(void **)&n->clock = symbol(lib, "nvmlDeviceGetClockInfo", NULL);
+        *(void **)&n->max_clock = symbol(lib, "nvmlDeviceGetMaxClockInfo", NULL);
+        /* Renamed in 12.2; drivers before export the old name only. */
+        *(void **)&n->reasons = symbol(lib, "nvmlDeviceGetCurrentClocksEventReasons",
+                                       "nvmlDeviceGetCurrentClocksThrottleReasons");
+        *(void **)&n->utilization = symbol(lib, "nvmlDeviceGetUtilizationRates", NULL);
     }
     int r = -1;
-    if (!n || !init || !n->shutdown || !n->driver_version || !n->handle_by_uuid ||
-        !n->processes || (r = init()) != 0) {
+    if (!n || !init || !n->shutdown || !n->handle_by_uuid || (r = init()) != 0) {
         if (r > 0)
             snprintf(why, why_size, "NVML (%s) did not start: %s", path, nvml_error(n, r));
         else
@@ -82,7 +94,7 @@ tool_nvml *tool_nvml_open(char *why, size_t why_size)
     return n;
 }
 
-void tool_nvml_close(tool_nvml *nvml)
+void nvml_lib_close(nvml_lib *nvml)
 {
     if (!nvml)
         return;
@@ -91,14 +103,18 @@ void tool_nvml_close(tool_nvml *nvml)
     free(nvml);
 }
 
-int tool_nvml_driver_version(tool_nvml *nvml, char *out, size_t size)
+int nvml_lib_driver_version(nvml_lib *nvml, char *out, size_t size)
 {
-    return nvml->driver_version(out, (unsigned)size) == 0 ? 0 : -1;
+    return nvml->driver_version && nvml->driver_version(out, (unsigned)size) == 0 ? 0 : -1;
 }
 
-int tool_nvml_processes(tool_nvml *nvml, const char *uuid, tool_nvml_process *out,
-                        unsigned capacity, unsigned *count, char *why, size_t why_size)
+int nvml_lib_processes(nvml_lib *nvml, const char *uuid, nvml_process *out, unsigned capacity,
+                       unsigned *count, char *why, size_t why_size)
 {
+    if (!nvml->processes) {
+        snprintf(why, why_size, "this NVML lists no compute processes");
+        return -1;
+    }
     void *device = NULL;
     int r = nvml->handle_by_uuid(uuid, &device);
     /* Room for the processes that start while we ask: asked again while it grows. */
@@ -130,5 +146,21 @@ int tool_nvml_processes(tool_nvml *nvml, const char *uuid, tool_nvml_process *ou
     }
     *count = n;
     free(infos);
+    return 0;
+}
+
+int nvml_lib_clocks(nvml_lib *nvml, const char *uuid, nvml_clocks *out)
+{
+    void *dev;
+    nvml_utilization u = {0, 0};
+    memset(out, 0, sizeof *out);
+    if (!nvml->clock || !nvml->max_clock || !nvml->reasons || !nvml->utilization ||
+        nvml->handle_by_uuid(uuid, &dev) != 0 || nvml->clock(dev, NVML_CLOCK_SM, &out->sm_mhz) ||
+        nvml->max_clock(dev, NVML_CLOCK_SM, &out->max_sm_mhz) ||
+        nvml->reasons(dev, &out->reasons) || nvml->utilization(dev, &u)) {
+        memset(out, 0, sizeof *out);
+        return -1;
+    }
+    out->memory_busy = u.memory;
     return 0;
 }

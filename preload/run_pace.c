@@ -1,0 +1,439 @@
+/* The guard for programs that know nothing of it: greenctx run --class (docs/tenants.md, "The
+ * guard").
+ *
+ * A best-effort program's contexts can't be resized under it, so its launches are held back
+ * instead. A thread of the preload asks the claim's guard every 10 ms (gctx_claim_guard) and
+ * sets, per device, a cap on launches in flight (an event recorded after each launch, a wait
+ * on the oldest while the ring holds the cap) and a duty cycle: in each 10 ms period it
+ * launches for duty x 10 ms, then the launching thread waits for the work in flight and rests
+ * until that busy time is the duty's share. The duty is the share of its SMs a cooperative claim keeps at the same
+ * level, so both modes walk the same trade curve, in time instead of space. Never starved: one
+ * launch per period whatever the duty, and one in flight whatever the cap.
+ *
+ * A latency program's steps are sampled: a step opens at its first launch after it last waited
+ * for its work and closes when it waits again (cuStreamSynchronize, cuCtxSynchronize,
+ * cuEventSynchronize); that host time, what the program sees of its step, goes to a ring that
+ * the same thread hands to gctx_claim_report_step every 10 ms: the file it writes stays off
+ * the program's threads.
+ *
+ * The launches and the waits are wrapped only for a guarded program (cuGetProcAddress hands out
+ * the driver's own functions otherwise); the names exported for programs linked with -lcuda
+ * cost one atomic load (`active`) more than the driver's when nothing is paced or sampled. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "run_preload.h"
+
+#define PERIOD_NS 10000000ll /* the duty cycle's period, and how often the guard is asked */
+#define RING 32              /* the largest cap the guard gives (level 1) */
+#define REST_SLICE_NS 1000000ll /* a rest looks at the guard's duty again every 1 ms */
+#define STEPS 256            /* a latency program's steps between two reports (25,600 a second) */
+#define EVENT_FLAGS 0x3u     /* CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING */
+#define LEGACY_FLAG 0x1ull     /* CU_GET_PROC_ADDRESS_LEGACY_STREAM */
+#define PER_THREAD_FLAG 0x2ull /* CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM */
+#define PER_THREAD_STREAM ((CUstream)0x2) /* CU_STREAM_PER_THREAD */
+
+typedef cu_result (*event_create_fn)(CUevent *event, unsigned flags);
+typedef cu_result (*event_record_fn)(CUevent event, CUstream stream);
+typedef cu_result (*event_fn)(CUevent event);
+typedef cu_result (*launch_fn)(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                               unsigned by, unsigned bz, unsigned shmem, CUstream stream,
+                               void **params, void **extra);
+typedef struct launch_config { /* CUlaunchConfig */
+    unsigned grid[3], block[3], shmem;
+    CUstream stream;
+    void *attrs;
+    unsigned nb_attrs;
+} launch_config;
+typedef cu_result (*launch_ex_fn)(const launch_config *config, void *f, void **params,
+                                  void **extra);
+typedef cu_result (*graph_launch_fn)(void *exec, CUstream stream);
+typedef cu_result (*stream_fn)(CUstream stream);
+typedef cu_result (*void_fn)(void);
+
+/* One device's pace: what the guard allows now (written by the pacer thread), the ring (under
+ * lock, taken only while paced) and the open step of a latency program. */
+typedef struct pace {
+    gctx_claim *claim;          /* guarded: best-effort (paced) or latency (sampled); else NULL */
+    int sampled;                /* a latency program: its steps are reported */
+    atomic_uint cap, duty;      /* launches in flight (0: no cap); per mille of each period */
+    atomic_llong held_ns;       /* launches held back since the pacer last reported it */
+    atomic_llong step_ns;       /* the open step's first launch (monotonic); 0: none open */
+    _Atomic float steps[STEPS]; /* closed steps in ms (0: a slot read or not yet written) */
+    atomic_uint steps_head;     /* slots taken by the program's threads */
+    unsigned steps_tail;        /* slots read by the pacer */
+    pthread_mutex_t lock;
+    CUevent ring[RING];         /* made on first use, in the launching thread's context */
+    unsigned head, count;       /* the events in flight: ring[head], ... */
+    long long period_ns;        /* the duty cycle's current period began */
+    unsigned launched;          /* launches in it */
+} pace;
+
+static pace paces[RUN_MAX_DEVICES];
+static atomic_int active; /* some device is paced now, or sampled: the wrappers look further */
+static struct {
+    event_create_fn create;
+    event_record_fn record;
+    event_fn sync;
+} ev;
+static pthread_once_t started = PTHREAD_ONCE_INIT;
+static pthread_t pacer;
+static int pacer_running;
+static atomic_int stopping;
+
+static long long now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)t.tv_sec * 1000000000ll + t.tv_nsec;
+}
+
+static void sleep_until(long long t)
+{
+    struct timespec ts = {(time_t)(t / 1000000000ll), (long)(t % 1000000000ll)};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+        continue;
+}
+
+/* ---- the pacer thread: the guard's advice every period ---------------------------------- */
+
+static int any_active(void)
+{
+    for (unsigned i = 0; i < run.nb_devices; i++) {
+        pace *p = &paces[i];
+        if (p->sampled || atomic_load(&p->cap) || atomic_load(&p->duty) < 1000)
+            return 1;
+    }
+    return 0;
+}
+
+static void ask_guard(pace *p)
+{
+    long long held = atomic_exchange(&p->held_ns, 0);
+    if (held)
+        gctx_claim_report_held(p->claim, held / 1e6);
+    gctx_guard_advice a = GCTX_GUARD_ADVICE_INIT;
+    /* A guard that can't be read holds nothing back: advice, never a reason to stop. */
+    if (gctx_claim_guard(p->claim, NULL, &a) != GCTX_SUCCESS || !a.level)
+        a.max_outstanding = 0, a.duty_permille = 1000;
+    atomic_store(&p->cap, a.max_outstanding);
+    atomic_store(&p->duty, a.duty_permille ? a.duty_permille : 1000);
+}
+
+/* The steps closed since the last report, to the claim. */
+static void report_steps(pace *p)
+{
+    unsigned head = atomic_load(&p->steps_head);
+    for (; p->steps_tail != head; p->steps_tail++) {
+        float ms = atomic_exchange(&p->steps[p->steps_tail % STEPS], 0.0f);
+        if (ms > 0)
+            gctx_claim_report_step(p->claim, ms);
+    }
+}
+
+static void *pacer_main(void *arg)
+{
+    (void)arg;
+    for (; !atomic_load(&stopping); sleep_until(now_ns() + PERIOD_NS)) {
+        for (unsigned i = 0; i < run.nb_devices; i++) {
+            if (paces[i].claim && paces[i].sampled)
+                report_steps(&paces[i]);
+            else if (paces[i].claim)
+                ask_guard(&paces[i]);
+        }
+        atomic_store(&active, any_active());
+    }
+    return NULL;
+}
+
+/* At exit, before the claims go back (run_claims_at_exit was registered before main, so runs
+ * after this): the pacer ends, and nothing is held back any more. */
+static void stop_at_exit(void)
+{
+    atomic_store(&active, 0);
+    atomic_store(&stopping, 1);
+    if (pacer_running && !pthread_equal(pacer, pthread_self()))
+        pthread_join(pacer, NULL);
+    pacer_running = 0;
+}
+
+/* A forked child has no pacer thread: nothing may stay held back in it. */
+static void forked_child(void)
+{
+    atomic_store(&active, 0);
+    pacer_running = 0;
+    for (unsigned i = 0; i < RUN_MAX_DEVICES; i++) {
+        atomic_store(&paces[i].cap, 0);
+        atomic_store(&paces[i].duty, 1000);
+        atomic_store(&paces[i].step_ns, 0);
+        pthread_mutex_init(&paces[i].lock, NULL);
+    }
+}
+
+static void *driver_fn(const char *name)
+{
+    void *fn = NULL;
+    return run.drv.getproc(name, &fn, 12000, 0, NULL) == CU_OK ? fn : NULL;
+}
+
+static void start(void)
+{
+    int guarded = 0;
+    for (unsigned i = 0; i < run.nb_devices; i++) {
+        pace *p = &paces[i];
+        atomic_store(&p->duty, 1000);
+        pthread_mutex_init(&p->lock, NULL);
+        const run_member *m = &run.devices[i].joined;
+        gctx_tenant_class k = m->claim ? m->claim_info.tenant_class : GCTX_TENANT_UNGUARDED;
+        if (k == GCTX_TENANT_UNGUARDED)
+            continue;
+        p->claim = m->claim;
+        p->sampled = k == GCTX_TENANT_LATENCY;
+        guarded = 1;
+    }
+    *(void **)&ev.create = driver_fn("cuEventCreate");
+    *(void **)&ev.record = driver_fn("cuEventRecord");
+    *(void **)&ev.sync = driver_fn("cuEventSynchronize");
+    pthread_atfork(NULL, NULL, forked_child);
+    atomic_store(&active, any_active());
+    if (!guarded || !ev.create || !ev.record || !ev.sync)
+        return;
+    if (atexit(stop_at_exit) != 0 || pthread_create(&pacer, NULL, pacer_main, NULL) != 0)
+        run_die("the thread of the guard (pacing, or the steps it reports) could not start");
+    pacer_running = 1;
+}
+
+/* 1 when a device of this program is guarded (setup made). */
+static int guarded(void)
+{
+    run_setup();
+    pthread_once(&started, start);
+    for (unsigned i = 0; i < run.nb_devices; i++)
+        if (paces[i].claim)
+            return 1;
+    return 0;
+}
+
+/* ---- around a launch ---------------------------------------------------------------------- */
+
+/* The pace of the device whose context is current: where the launch goes (with one device
+ * confined, every context the program may bind is its). */
+static pace *current_pace(void)
+{
+    if (run.nb_devices == 1)
+        return paces[0].claim ? &paces[0] : NULL;
+    CUcontext ctx = NULL;
+    run_device *d = run.drv.get_current(&ctx) == CU_OK ? run_device_of_context(ctx) : NULL;
+    return d && paces[d - run.devices].claim ? &paces[d - run.devices] : NULL;
+}
+
+/* The oldest launch in flight has finished (its wait's time is held back). */
+static void wait_oldest(pace *p)
+{
+    ev.sync(p->ring[p->head]);
+    p->head = (p->head + 1) % RING;
+    p->count--;
+}
+
+/* Holds the launch back as the guard says (lock held; t0: the launch's call). Past the
+ * period's duty, the work in flight finishes, and the GPU then rests for as long as keeps its
+ * busy time (from the period's start to that finish: launches are asynchronous, so the work
+ * may outlast the period) at the duty's share; the rest is cut short when the guard gives more
+ * (a burst's end). At the cap, the oldest launch finishes first. */
+static void hold(pace *p, unsigned cap, unsigned duty, long long t0)
+{
+    if (t0 - p->period_ns >= PERIOD_NS) {
+        p->period_ns = t0;
+        p->launched = 0;
+    } else if (duty < 1000 && p->launched && t0 - p->period_ns >= PERIOD_NS * duty / 1000) {
+        while (p->count)
+            wait_oldest(p);
+        long long busy = now_ns() - p->period_ns, now;
+        while ((duty = atomic_load(&p->duty)) < 1000 &&
+               (now = now_ns()) < p->period_ns + busy * 1000 / (duty ? duty : 1))
+            sleep_until(now + REST_SLICE_NS);
+        p->period_ns = now_ns();
+        p->launched = 0;
+    }
+    while (cap && p->count >= cap)
+        wait_oldest(p);
+    atomic_fetch_add(&p->held_ns, now_ns() - t0);
+}
+
+/* After the launch: an event marks its end in the ring (lock held). */
+static void mark(pace *p, CUstream stream, int per_thread)
+{
+    if (p->count == RING)
+        wait_oldest(p);
+    unsigned slot = (p->head + p->count) % RING;
+    if (!p->ring[slot] && ev.create(&p->ring[slot], EVENT_FLAGS) != CU_OK) {
+        p->ring[slot] = NULL;
+        return; /* not paced this once: the launch itself is the program's */
+    }
+    if (ev.record(p->ring[slot], !stream && per_thread ? PER_THREAD_STREAM : stream) == CU_OK)
+        p->count++;
+    p->launched++;
+}
+
+/* A step opens at the first launch after the last wait. */
+static void open_step(pace *p)
+{
+    long long none = 0;
+    if (!atomic_load_explicit(&p->step_ns, memory_order_relaxed))
+        atomic_compare_exchange_strong(&p->step_ns, &none, now_ns());
+}
+
+/* The launch `call` (the driver's, on stream), held back and marked as the guard says. */
+#define PACED_LAUNCH(stream, per_thread, call)                                                 \
+    do {                                                                                       \
+        pace *p_ = atomic_load_explicit(&active, memory_order_relaxed) ? current_pace() : NULL; \
+        if (!p_)                                                                               \
+            return call;                                                                       \
+        if (p_->sampled) {                                                                     \
+            open_step(p_);                                                                     \
+            return call;                                                                       \
+        }                                                                                      \
+        unsigned cap_ = atomic_load(&p_->cap), duty_ = atomic_load(&p_->duty);                 \
+        if (!cap_ && duty_ >= 1000)                                                            \
+            return call;                                                                       \
+        long long t0_ = now_ns();                                                              \
+        pthread_mutex_lock(&p_->lock);                                                         \
+        hold(p_, cap_, duty_, t0_);                                                            \
+        cu_result r_ = call;                                                                   \
+        if (r_ == CU_OK)                                                                       \
+            mark(p_, stream, per_thread);                                                      \
+        pthread_mutex_unlock(&p_->lock);                                                       \
+        return r_;                                                                             \
+    } while (0)
+
+/* After the program waited for its work: the open step, if any, closes. */
+static cu_result waited(cu_result r)
+{
+    if (!atomic_load_explicit(&active, memory_order_relaxed))
+        return r;
+    pace *p = current_pace();
+    long long t0 = p && p->sampled ? atomic_exchange(&p->step_ns, 0) : 0;
+    if (t0 && r == CU_OK) {
+        unsigned slot = atomic_fetch_add(&p->steps_head, 1) % STEPS;
+        atomic_store(&p->steps[slot], (float)((now_ns() - t0) / 1e6));
+    }
+    return r;
+}
+
+/* ---- the wrappers ------------------------------------------------------------------------ */
+
+/* Per call, its driver functions: [0] the exported name's, [1] the exported _ptsz name's,
+ * [2] and [3] what cuGetProcAddress handed out (default stream legacy, per thread). */
+enum { LAUNCH, LAUNCH_EX, GRAPH_LAUNCH, STREAM_SYNC, CTX_SYNC, EVENT_SYNC, NB_CALLS };
+static const char *const names[NB_CALLS] = {"cuLaunchKernel",      "cuLaunchKernelEx",
+                                            "cuGraphLaunch",       "cuStreamSynchronize",
+                                            "cuCtxSynchronize",    "cuEventSynchronize"};
+static _Atomic(void *) real[NB_CALLS][4];
+
+/* The driver function behind an exported name (v 0 or 1: its _ptsz name), found at its first
+ * call through the driver's cuGetProcAddress, as the driver's own export would be. */
+static void *exported_real(int call, int v)
+{
+    void *fn = atomic_load_explicit(&real[call][v], memory_order_relaxed);
+    if (fn)
+        return fn;
+    guarded();
+    if (run.drv.getproc(names[call], &fn, 12000, v ? PER_THREAD_FLAG : LEGACY_FLAG, NULL) !=
+            CU_OK ||
+        !fn)
+        run_die("the CUDA driver (%s) has no %s%s, which the program calls", gctx_driver_path(),
+                names[call], v ? "_ptsz" : "");
+    atomic_store(&real[call][v], fn);
+    return fn;
+}
+
+#define REAL(call, v, type) ((type)((v) < 2 ? exported_real(call, v) : atomic_load(&real[call][v])))
+
+/* The calls that have a _ptsz name (those of a stream), for variant v. */
+#define STREAM_WRAPPERS(launch, launch_ex, graph_launch, stream_sync, v)                       \
+    launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,          \
+           unsigned bz, unsigned shmem, CUstream stream, void **params, void **extra)         \
+    {                                                                                          \
+        PACED_LAUNCH(stream, (v) & 1,                                                          \
+                     REAL(LAUNCH, v, launch_fn)(f, gx, gy, gz, bx, by, bz, shmem, stream,      \
+                                                params, extra));                               \
+    }                                                                                          \
+    launch_ex(const launch_config *config, void *f, void **params, void **extra)              \
+    {                                                                                          \
+        PACED_LAUNCH(config ? config->stream : NULL, (v) & 1,                                  \
+                     REAL(LAUNCH_EX, v, launch_ex_fn)(config, f, params, extra));              \
+    }                                                                                          \
+    graph_launch(void *exec, CUstream stream)                                                  \
+    {                                                                                          \
+        PACED_LAUNCH(stream, (v) & 1, REAL(GRAPH_LAUNCH, v, graph_launch_fn)(exec, stream));  \
+    }                                                                                          \
+    stream_sync(CUstream stream) { return waited(REAL(STREAM_SYNC, v, stream_fn)(stream)); }
+/* The waits of no stream (no _ptsz name). */
+#define WAIT_WRAPPERS(ctx_sync, event_sync, v)                                                 \
+    ctx_sync(void) { return waited(REAL(CTX_SYNC, v, void_fn)()); }                            \
+    event_sync(CUevent event) { return waited(REAL(EVENT_SYNC, v, event_fn)(event)); }
+
+/* Exported: a program linked with -lcuda calls them by name (cuda.h's _ptsz names under
+ * --default-stream per-thread). */
+#define EXPORTED RUN_EXPORT cu_result
+STREAM_WRAPPERS(EXPORTED cuLaunchKernel, EXPORTED cuLaunchKernelEx, EXPORTED cuGraphLaunch,
+                EXPORTED cuStreamSynchronize, 0)
+WAIT_WRAPPERS(EXPORTED cuCtxSynchronize, EXPORTED cuEventSynchronize, 0)
+STREAM_WRAPPERS(EXPORTED cuLaunchKernel_ptsz, EXPORTED cuLaunchKernelEx_ptsz,
+                EXPORTED cuGraphLaunch_ptsz, EXPORTED cuStreamSynchronize_ptsz, 1)
+/* Handed out by cuGetProcAddress. */
+#define HANDED static cu_result
+STREAM_WRAPPERS(HANDED launch_2, HANDED launch_ex_2, HANDED graph_launch_2, HANDED stream_sync_2,
+                2)
+WAIT_WRAPPERS(HANDED ctx_sync_2, HANDED event_sync_2, 2)
+STREAM_WRAPPERS(HANDED launch_3, HANDED launch_ex_3, HANDED graph_launch_3, HANDED stream_sync_3,
+                3)
+WAIT_WRAPPERS(HANDED ctx_sync_3, HANDED event_sync_3, 3)
+
+/* NULL: no such name (the waits of no stream have no _ptsz one). */
+static void *const wrappers[NB_CALLS][4] = {
+    {(void *)cuLaunchKernel, (void *)cuLaunchKernel_ptsz, (void *)launch_2, (void *)launch_3},
+    {(void *)cuLaunchKernelEx, (void *)cuLaunchKernelEx_ptsz, (void *)launch_ex_2,
+     (void *)launch_ex_3},
+    {(void *)cuGraphLaunch, (void *)cuGraphLaunch_ptsz, (void *)graph_launch_2,
+     (void *)graph_launch_3},
+    {(void *)cuStreamSynchronize, (void *)cuStreamSynchronize_ptsz, (void *)stream_sync_2,
+     (void *)stream_sync_3},
+    {(void *)cuCtxSynchronize, NULL, (void *)ctx_sync_2, (void *)ctx_sync_3},
+    {(void *)cuEventSynchronize, NULL, (void *)event_sync_2, (void *)event_sync_3},
+};
+
+static int call_of(const char *name, int *v)
+{
+    for (int call = 0; call < NB_CALLS; call++) {
+        size_t n = strlen(names[call]);
+        if (strncmp(name, names[call], n) != 0)
+            continue;
+        if (!name[n] || (wrappers[call][1] && strcmp(name + n, "_ptsz") == 0)) {
+            *v = name[n] != '\0';
+            return call;
+        }
+    }
+    return -1;
+}
+
+void *run_pace_hook_for_symbol(const char *name)
+{
+    int v, call = call_of(name, &v);
+    return call >= 0 && guarded() ? wrappers[call][v] : NULL;
+}
+
+void *run_pace_hook_for_proc(const char *symbol, unsigned long long flags, void *driver_fn)
+{
+    int v, call = call_of(symbol, &v);
+    if (call < 0 || v || !guarded())
+        return NULL;
+    v = flags & PER_THREAD_FLAG ? 3 : 2;
+    atomic_store(&real[call][v], driver_fn);
+    return wrappers[call][v];
+}
