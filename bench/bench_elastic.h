@@ -17,6 +17,7 @@
 
 #include "bench_chart.h"
 #include "overlap_libs.h"
+#include "progress.h"
 
 /* bench/kernels/elastic_kernels.ptx, compiled in (cmake/embed.cmake). */
 extern const char bench_elastic_ptx[];
@@ -257,6 +258,7 @@ typedef struct elastic_result {
     int best_static_within;        /* 1: the best static split holds the target */
     el_target_check check[EL_NB_CHECKS];
     int failed;
+    progress_meter progress; /* a step per arm, on stderr */
 } elastic_result;
 
 /* bench_elastic_work.c: a decode step's latency: from when it was due (before a re-size that it waits behind) to its

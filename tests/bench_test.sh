@@ -112,6 +112,11 @@ sim_elastic)
         "simulated: not a measurement" "chart: $svg"; do
         has "$out" "$text"
     done
+    # Progress on stderr, a step per arm that runs with the time left from the second on: 11
+    # one-process arms, then the 6 two-process ones less the 4 MPS ones skipped here.
+    has "$err" "greenctx bench: elastic [1/17] static split 16 | 116"
+    has "$err" "greenctx bench: elastic [2/17] static split 32 | 100 (about "
+    has "$err" "greenctx bench: elastic [13/13] 2 processes, claims resized, no MPS (about "
     sed -n '/^targets (issue 17):/,$p' "$out" | grep -Eq '^  (met|not met) ' &&
         fail "a simulated run gives a target's verdict"
     sed -n '/^targets (issue 17):/,$p' "$out" | grep -q '^  simulated ' ||
