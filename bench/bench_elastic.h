@@ -303,8 +303,9 @@ void bench_elastic_two_process(const bench_env *env, const elastic_options *eo,
 
 void el_pick_best(elastic_result *res);
 void el_check_targets(const bench_env *env, elastic_result *res);
-void bench_elastic_print(const bench_env *env, const elastic_result *res);
-void bench_elastic_json(json_writer *w, const elastic_result *res);
-void bench_elastic_chart(const elastic_result *res, bench_chart *chart);
+/* bench_report's printers of an elastic_result. */
+void bench_elastic_print(const bench_env *env, const void *result);
+void bench_elastic_json(json_writer *w, const bench_env *env, const void *result);
+void bench_elastic_chart(const bench_env *env, const void *result, bench_chart *chart);
 
 #endif

@@ -148,43 +148,6 @@ int bench_elastic_parse(int argc, char **argv, greenctx_tool_options *opts, benc
     return GREENCTX_EXIT_OK;
 }
 
-static void print_json(FILE *out, const bench_env *env, const elastic_result *res)
-{
-    json_writer w;
-    json_begin(&w, out, "greenctx.bench.elastic/1");
-    bench_json_meta(&w, env);
-    bench_elastic_json(&w, res);
-    json_end(&w);
-}
-
-static int write_json_file(const char *path, const bench_env *env, const elastic_result *res)
-{
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        perror(path);
-        return -1;
-    }
-    print_json(f, env, res);
-    if (fclose(f) != 0) {
-        perror(path);
-        return -1;
-    }
-    return 0;
-}
-
-static int write_svg(const bench_env *env, const elastic_result *res)
-{
-    bench_chart *chart = calloc(1, sizeof *chart);
-    if (!chart)
-        return -1;
-    bench_elastic_chart(res, chart);
-    int rc = bench_svg_write(env->opt.svg_path, env, chart);
-    free(chart);
-    if (rc == 0 && !env->opt.json)
-        printf("\nchart: %s\n", env->opt.svg_path);
-    return rc;
-}
-
 int bench_elastic(bench_env *env, const elastic_options *eo)
 {
     elastic_result *res = calloc(1, sizeof *res);
@@ -200,14 +163,9 @@ int bench_elastic(bench_env *env, const elastic_options *eo)
     if (rc == 0) {
         el_pick_best(res);
         el_check_targets(env, res);
-        if (env->opt.json)
-            print_json(stdout, env, res);
-        else
-            bench_elastic_print(env, res);
-        if (env->opt.svg_path && write_svg(env, res))
-            rc = -1;
-        if (eo->json_path && write_json_file(eo->json_path, env, res))
-            rc = -1;
+        const bench_report report = {"greenctx.bench.elastic/1", res, bench_elastic_print,
+                                     bench_elastic_json, bench_elastic_chart};
+        rc = bench_report_write(env, &report, eo->json_path);
     }
     rc |= res->failed;
     free(res);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_chart.h"
 #include "bench_commands.h"
 #include "bench_elastic.h"
 #include "bench_isolation.h"
@@ -160,17 +161,6 @@ static int parse(int argc, char **argv, greenctx_tool_options *opts, bench_optio
     return GREENCTX_EXIT_OK;
 }
 
-static void print_header(const bench_env *env)
-{
-    char version[16];
-    printf("greenctx bench: %s (%u SMs), driver %s, %s\n", env->gpu_name, env->sm_count,
-           greenctx_format_driver_version(env->driver_version, version, sizeof version),
-           env->date);
-    printf("command: %s\n", env->command);
-    if (env->simulated)
-        printf("simulated: timings meaningless\n");
-}
-
 /* Every victim size must make a legal split before anything runs. */
 static int check_victim_sizes(const bench_env *env)
 {
@@ -218,50 +208,46 @@ static int run_all(const bench_env *env, bench_results *r)
     return 0;
 }
 
-static void print_json(const bench_env *env, const bench_results *r)
+/* The document's members: each benchmark's, null where it did not run. */
+static void print_json(json_writer *w, const bench_env *env, const void *result)
 {
-    json_writer w;
-    json_begin(&w, stdout, "greenctx.bench/1");
-    bench_json_meta(&w, env);
+    const bench_results *r = result;
     if (r->runs & RUN_ISOLATION) {
-        json_array(&w, "isolation");
+        json_array(w, "isolation");
         for (unsigned i = 0; i < r->nb_iso; i++)
-            bench_isolation_json(&w, env, &r->iso[i]);
-        json_close(&w);
+            bench_isolation_json(w, env, &r->iso[i]);
+        json_close(w);
     } else {
-        json_null(&w, "isolation");
+        json_null(w, "isolation");
     }
     if (r->runs & RUN_SCALING)
-        bench_scaling_json(&w, &r->scaling);
+        bench_scaling_json(w, &r->scaling);
     else
-        json_null(&w, "scaling");
+        json_null(w, "scaling");
     if (r->runs & RUN_OVERHEAD)
-        bench_overhead_json(&w, &r->overhead);
+        bench_overhead_json(w, &r->overhead);
     else
-        json_null(&w, "overhead");
+        json_null(w, "overhead");
     if (r->runs & RUN_TENANTS)
-        bench_tenants_json(&w, &r->tenants);
+        bench_tenants_json(w, &r->tenants);
     else
-        json_null(&w, "tenants");
-    json_end(&w);
+        json_null(w, "tenants");
 }
 
-static int write_svg(const bench_env *env, const bench_results *r)
+static void draw(const bench_env *env, const void *result, bench_chart *chart)
 {
-    bench_chart *chart = calloc(1, sizeof *chart);
-    if (!chart)
-        return -1;
+    const bench_results *r = result;
     for (unsigned i = 0; i < r->nb_iso; i++)
         bench_isolation_chart(&r->iso[i], chart);
     if (r->runs & RUN_SCALING)
         bench_scaling_chart(env, &r->scaling, chart);
     if (r->runs & RUN_TENANTS)
         bench_tenants_chart(&r->tenants, chart);
-    int rc = bench_svg_write(env->opt.svg_path, env, chart);
-    free(chart);
-    if (rc == 0 && !env->opt.json)
-        printf("\nchart: %s\n", env->opt.svg_path);
-    return rc;
+}
+
+static void print_tenants(const bench_env *env, const void *result)
+{
+    bench_tenants_print(env, &((const bench_results *)result)->tenants);
 }
 
 /* The tenants run in processes of their own: this one holds no context meanwhile, and prints
@@ -277,14 +263,10 @@ static int run_tenants(bench_env *env)
     }
     results->runs = RUN_TENANTS;
     if (!env->opt.json)
-        print_header(env);
+        bench_print_header(env, NULL, NULL);
     rc = bench_tenants_run(env, NULL, &results->tenants);
-    if (env->opt.json)
-        print_json(env, results);
-    else
-        bench_tenants_print(env, &results->tenants);
-    if (env->opt.svg_path && write_svg(env, results))
-        rc = -1;
+    const bench_report report = {"greenctx.bench/1", results, print_tenants, print_json, draw};
+    rc |= bench_report_write(env, &report, NULL);
     free(results);
     return rc ? GREENCTX_EXIT_FAILED : GREENCTX_EXIT_OK;
 }
@@ -358,13 +340,13 @@ int bench_main(int argc, char **argv, greenctx_tool_options *opts)
     if (!rc) {
         results->runs = runs;
         if (!env.opt.json)
-            print_header(&env);
+            bench_print_header(&env, NULL, NULL);
         rc = ((runs & RUN_ISOLATION) && check_victim_sizes(&env)) || run_all(&env, results);
     }
-    if (!rc && env.opt.json)
-        print_json(&env, results);
-    if (!rc && env.opt.svg_path)
-        rc = write_svg(&env, results);
+    /* The tables were printed as each benchmark ran. */
+    const bench_report report = {"greenctx.bench/1", results, NULL, print_json, draw};
+    if (!rc)
+        rc = bench_report_write(&env, &report, NULL);
     free(results);
     bench_env_close(&env);
     return rc ? GREENCTX_EXIT_FAILED : GREENCTX_EXIT_OK;

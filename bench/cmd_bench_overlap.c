@@ -205,34 +205,6 @@ static int check_machine(greenctx_tool_options *opts, bench_env env[OLAP_GPUS],
     return GREENCTX_EXIT_OK;
 }
 
-static void print_json(const bench_env *env, const olap_result *res)
-{
-    char version[16];
-    json_writer w;
-    json_begin(&w, stdout, "greenctx.bench.overlap/1");
-    json_object(&w, "meta");
-    json_int(&w, "driver_version", env->driver_version);
-    json_string(&w, "driver",
-                greenctx_format_driver_version(env->driver_version, version, sizeof version));
-    json_string(&w, "date", env->date);
-    json_bool(&w, "simulated", env->simulated);
-    json_bool(&w, "quick", env->opt.quick);
-    json_string(&w, "command", env->command);
-    json_close(&w);
-    bench_overlap_json(&w, res);
-    json_end(&w);
-}
-
-static void print_header(const bench_env *env)
-{
-    char version[16];
-    greenctx_format_driver_version(env->driver_version, version, sizeof version);
-    printf("greenctx bench overlap: driver %s, %s\ncommand: %s\n", version, env->date,
-           env->command);
-    if (env->simulated)
-        printf("simulated: timings meaningless\n");
-}
-
 int greenctx_bench_overlap(int argc, char **argv, greenctx_tool_options *opts,
                            const char *command)
 {
@@ -265,31 +237,18 @@ int greenctx_bench_overlap(int argc, char **argv, greenctx_tool_options *opts,
         rc = greenctx_tool_fail(opts, GCTX_ERROR_OUT_OF_MEMORY);
     if (rc == GREENCTX_EXIT_OK) {
         snprintf(env[0].command, sizeof env[0].command, "%s", command);
-        env[0].opt.quick = o.quick;
+        env[0].opt = (bench_options){.quick = o.quick, .json = opts->json, .svg_path = svg};
         if (!opts->json)
-            print_header(&env[0]);
+            bench_print_header(&env[0], "overlap", NULL);
         if (bench_overlap_run(env, &libs, &o, res))
             rc = GREENCTX_EXIT_FAILED;
     }
     if (rc == GREENCTX_EXIT_OK) {
         bench_overlap_advise(res);
-        if (opts->json)
-            print_json(&env[0], res);
-        else
-            bench_overlap_print(res);
-    }
-    if (rc == GREENCTX_EXIT_OK && svg) {
-        bench_chart *chart = calloc(1, sizeof *chart);
-        if (!chart)
-            rc = greenctx_tool_fail(opts, GCTX_ERROR_OUT_OF_MEMORY);
-        else {
-            bench_overlap_chart(&env[0], res, chart);
-            if (bench_svg_write(svg, &env[0], chart))
-                rc = GREENCTX_EXIT_FAILED;
-            else if (!opts->json)
-                printf("chart: %s\n", svg);
-        }
-        free(chart);
+        const bench_report report = {"greenctx.bench.overlap/1", res, bench_overlap_print,
+                                     bench_overlap_json, bench_overlap_chart};
+        if (bench_report_write(&env[0], &report, NULL))
+            rc = GREENCTX_EXIT_FAILED;
     }
     free(res);
     for (int i = 0; i < OLAP_GPUS; i++)
