@@ -616,15 +616,11 @@ static void print_row(const ov_result *res, ov_op op)
     const ov_row *r = &res->rows[op];
     char label[96];
     op_label(res, op, label, sizeof label);
-    if (!r->valid) {
+    if (!r->valid)
         printf("%-34s %s\n", label, r->note[0] ? r->note : "not measured");
-        return;
-    }
-    printf("%-34s %10.2f %10.2f |", label, r->a.p50, r->a.p99);
-    if (r->b_valid)
-        printf(" %10.2f %10.2f | %7.3f\n", r->b.p50, r->b.p99, bench_ratio(r->a.p50, r->b.p50));
     else
-        printf(" %10s %10s | %7s\n", "-", "-", "-");
+        bench_print_pair(label, &r->a, r->b_valid ? &r->b : NULL,
+                         r->b_valid ? "" : "          -          - |       -");
 }
 
 /* A side's p50 and p99 over its quiet reps, "-" where it had none. */
@@ -690,14 +686,12 @@ void bench_overhead_print(const ov_result *res)
            res->reps, OV_MOVE_EVERY, res->warmups,
            res->host_cpu >= 0 ? "the thread pinned, to the quietest vCPU before each block"
                               : "not pinned");
-    printf("%-34s %10s %10s | %10s %10s | %7s\n", "operation", "gctx p50", "p99", "raw p50",
-           "p99", "ratio");
+    bench_print_columns("operation", "gctx p50", "raw p50");
     for (int op = OV_SPLIT; op <= OV_REPARTITION; op++)
         print_row(res, op);
     printf("   target: ratio <= 1.05 for creation and the split (the raw driver's cost is the "
            "floor); re-partition through the cache p50 <= 10 us\n");
-    printf("%-34s %10s %10s | %10s %10s | %7s\n", "the same over quiet reps", "gctx p50", "p99",
-           "raw p50", "p99", "ratio");
+    bench_print_columns("the same over quiet reps", "gctx p50", "raw p50");
     for (int op = OV_SPLIT; op <= OV_REPARTITION; op++)
         print_quiet_row(res, op);
     printf("   (quiet: the host check right before the rep read at most %.2fx the row's "
@@ -705,8 +699,7 @@ void bench_overhead_print(const ov_result *res)
            BENCH_QUIET_SLACK);
     printf("\nlaunch cost: empty kernel, %u launches x %u rounds, us per launch\n", res->launches,
            res->rounds);
-    printf("%-34s %10s %10s | %10s %10s | %7s\n", "", "green p50", "p99", "ordinary", "p99",
-           "ratio");
+    bench_print_columns("", "green p50", "ordinary");
     print_row(res, OV_LAUNCH_SUBMIT);
     print_row(res, OV_LAUNCH_TOTAL);
     cache_rows_print(&res->repartitioning);

@@ -18,6 +18,21 @@ void bench_print_header(const bench_env *env, const char *name, const char *simu
         printf("simulated: %s\n", simulated ? simulated : "timings meaningless");
 }
 
+void bench_print_columns(const char *label, const char *a, const char *b)
+{
+    printf("%-34s %10s %10s | %10s %10s | %7s\n", label, a, "p99", b, "p99", "ratio");
+}
+
+void bench_print_pair(const char *label, const bench_summary *a, const bench_summary *b,
+                      const char *tail)
+{
+    printf("%-34s %10.2f %10.2f |", label, a->p50, a->p99);
+    if (b)
+        printf(" %10.2f %10.2f | %7.3f%s\n", b->p50, b->p99, bench_ratio(a->p50, b->p50), tail);
+    else
+        printf("%s\n", tail);
+}
+
 static void write_json(FILE *out, const bench_env *env, const bench_report *r)
 {
     json_writer w;
