@@ -59,6 +59,9 @@ int bench_svg_write(const char *path, const bench_env *env, const bench_chart *c
 
 /* ---- bench_report.c: what every benchmark prints the same way ---- */
 
+/* A row of d from s, its values times scale (to microseconds); none when d is full or s empty. */
+void bench_chart_row(chart_dist *d, const char *label, const bench_summary *s, double scale);
+
 /* "greenctx bench[ NAME]: GPU (N SMs), driver V, DATE", the command line, and on a simulated
  * driver "simulated: " and what that means for the figures (NULL: timings meaningless). */
 void bench_print_header(const bench_env *env, const char *name, const char *simulated);

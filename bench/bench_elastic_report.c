@@ -328,11 +328,6 @@ void bench_elastic_chart(const bench_env *env, const void *result, bench_chart *
             d = &chart->dist[chart->nb_dist++];
             snprintf(d->title, sizeof d->title, "decode step time per arm (us), continued");
         }
-        chart_row *r = &d->rows[d->nb_rows++];
-        snprintf(r->label, sizeof r->label, "%s", a->label);
-        r->p50 = a->step_ms.p50 * 1e3;
-        r->p99 = a->step_ms.p99 * 1e3;
-        r->p999 = a->step_ms.p999 * 1e3;
-        r->max = a->step_ms.max * 1e3;
+        bench_chart_row(d, a->label, &a->step_ms, 1e3);
     }
 }

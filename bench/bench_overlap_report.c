@@ -230,15 +230,6 @@ void bench_overlap_json(json_writer *w, const bench_env *env, const void *result
 
 /* ---- the chart ------------------------------------------------------------------------- */
 
-static void add_row(chart_dist *d, const char *label, const bench_summary *s)
-{
-    if (d->nb_rows == CHART_MAX_ROWS || s->n == 0)
-        return;
-    chart_row *r = &d->rows[d->nb_rows++];
-    snprintf(r->label, sizeof r->label, "%s", label);
-    r->p50 = s->p50, r->p99 = s->p99, r->p999 = s->p999, r->max = s->max;
-}
-
 void bench_overlap_chart(const bench_env *env, const void *result, bench_chart *chart)
 {
     const olap_result *res = result;
@@ -254,10 +245,10 @@ void bench_overlap_chart(const bench_env *env, const void *result, bench_chart *
             snprintf(d->title, sizeof d->title,
                      "%s all-reduce beside the GEMM, communication on %u SMs (us)", sz,
                      sr->arms[first].comm_sms);
-            add_row(d, "ordinary streams", &sr->arms[0].ar_us);
-            add_row(d, "alone, its green partition", &sr->arms[first + 1].ar_alone_us);
+            bench_chart_row(d, "ordinary streams", &sr->arms[0].ar_us, 1);
+            bench_chart_row(d, "alone, its green partition", &sr->arms[first + 1].ar_alone_us, 1);
             for (unsigned a = first; a < first + OLAP_ARMS_PER_SMS && a < sr->nb_arms; a++)
-                add_row(d, sr->arms[a].label, &sr->arms[a].ar_us);
+                bench_chart_row(d, sr->arms[a].label, &sr->arms[a].ar_us, 1);
         }
     }
     /* The GEMM's rate in the rest against its share of the SMs (first size's green arms). */

@@ -33,6 +33,16 @@ void bench_print_pair(const char *label, const bench_summary *a, const bench_sum
         printf("%s\n", tail);
 }
 
+void bench_chart_row(chart_dist *d, const char *label, const bench_summary *s, double scale)
+{
+    if (d->nb_rows == CHART_MAX_ROWS || s->n == 0)
+        return;
+    chart_row *r = &d->rows[d->nb_rows++];
+    snprintf(r->label, sizeof r->label, "%s", label);
+    r->p50 = s->p50 * scale, r->p99 = s->p99 * scale, r->p999 = s->p999 * scale;
+    r->max = s->max * scale;
+}
+
 static void write_json(FILE *out, const bench_env *env, const bench_report *r)
 {
     json_writer w;
