@@ -416,7 +416,6 @@ int cache_rows_measure(const bench_env *env, unsigned reps, bench_pin *pin, cach
         fprintf(stderr, "greenctx bench: out of memory\n");
         return -1;
     }
-    fprintf(stderr, "greenctx bench: re-partitioning\n");
     int rc = repartitions(env, rows, limit ? limit : 16, v, &rows->repartition_cached,
                           &rows->lost_cached_mib) ||
              repartitions(env, rows, 0, v, &rows->repartition_rebuild, &rows->lost_rebuild_mib) ||

@@ -38,6 +38,9 @@ sim_overhead)
         has "$out" "$row"
     done
     has "$out" "needs a GPU: this driver runs no kernels"
+    # Progress on stderr: a step per row, the launches and the cache's rows, the time left.
+    has "$err" "greenctx bench: overhead [1/7] split"
+    has "$err" "greenctx bench: overhead [7/7] re-partitioning: the context cache and layouts (about "
     # The context cache and layouts: no memory lost with the cache, 4 MiB per context without.
     has "$out" "re-partitioning: 16/rest <-> 64/rest"
     has "$out" "device memory lost, MiB                   0.0            |     1600.0"
