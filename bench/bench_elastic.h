@@ -59,8 +59,9 @@ typedef struct el_trace {
     unsigned nb_arrivals;
 } el_trace;
 
+/* The traces' names by kind, NULL-terminated (a bench_arg's choices). */
+extern const char *const el_trace_names[EL_NB_TRACES + 1];
 const char *el_trace_name(el_trace_kind kind);
-int el_trace_parse(const char *name); /* -1: unknown */
 /* The mean load (share of the peak batch) of a kind's trace. */
 double el_trace_mean_load(el_trace_kind kind);
 /* Deterministic given its arguments. -1 when out of memory (printed). */

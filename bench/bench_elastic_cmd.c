@@ -46,106 +46,49 @@ void bench_elastic_usage(FILE *out)
             "  --json-file F  the JSON document (as --json prints it) into F, beside the table\n");
 }
 
-static int parse_double(const char *text, double lo, double hi, double *value)
-{
-    char *end;
-    double v = strtod(text, &end);
-    if (end == text || *end || !(v >= lo && v <= hi))
-        return -1;
-    *value = v;
-    return 0;
-}
-
 int bench_elastic_parse(int argc, char **argv, greenctx_tool_options *opts, bench_env *env,
                         elastic_options *eo)
 {
-    enum { OPT_TRACE, OPT_SECONDS, OPT_QUICK, OPT_TARGET, OPT_LAYERS, OPT_BATCH, OPT_CONTEXT,
-           OPT_CHUNK, OPT_SEED, OPT_ARMS, OPT_SVG, OPT_JSON_FILE, OPT_GEMM };
-    static const greenctx_option own[] = {{"--trace", "onoff, duty50, poisson or stationary"},
-                                          {"--seconds", "seconds from 0.2 to 600"},
-                                          {"--quick", NULL},
-                                          {"--target-ms", "milliseconds"},
-                                          {"--layers", "a count from 1 to 8"},
-                                          {"--batch", "a count from 1 to 256"},
-                                          {"--context", "positions, 64 to 131072"},
-                                          {"--chunk", "tokens, 16 to 4096"},
-                                          {"--seed", "a number"},
-                                          {"--arms", "all or 1p"},
-                                          {"--svg", "a file name"},
-                                          {"--json-file", "a file name"},
-                                          {"--gemm", "auto, own or cublas"},
-                                          {NULL, NULL}};
+    static const char *const arms[] = {"all", "1p", NULL}, *const gemms[] = {"auto", "own",
+                                                                               "cublas", NULL};
+    int trace = EL_TRACE_ONOFF, one_process = 0, gemm = EL_GEMM_AUTO;
+    unsigned seed = 1;
     *eo = (elastic_options){EL_TRACE_ONOFF, 0, 0, 2, 32, 8192, 256, 1, 0, EL_GEMM_AUTO, NULL};
-    greenctx_args args;
-    greenctx_args_begin(&args, argc, argv, opts);
-    int value;
-    for (int id; (id = greenctx_args_next(&args, own)) != GREENCTX_ARG_END;) {
-        const char *a = args.value;
-        if (id == GREENCTX_ARG_HELP) {
-            bench_elastic_usage(stdout);
-            return -1;
-        }
-        if (id == GREENCTX_ARG_STOP)
-            return args.rc;
-        if (id == OPT_TRACE) {
-            if ((value = el_trace_parse(a)) < 0)
-                return greenctx_args_bad(&args, "--trace: onoff, duty50, poisson or stationary, "
-                                         "got '%s'", a);
-            eo->trace = (el_trace_kind)value;
-        } else if (id == OPT_SECONDS) {
-            if (parse_double(a, 0.2, 600, &eo->seconds))
-                return greenctx_args_bad(&args, "--seconds needs seconds from 0.2 to 600, got "
-                                         "'%s'", a);
-        } else if (id == OPT_QUICK) {
-            env->opt.quick = 1;
-        } else if (id == OPT_TARGET) {
-            if (parse_double(a, 0.001, 100000, &eo->target_ms))
-                return greenctx_args_bad(&args, "--target-ms needs milliseconds (0.001 to "
-                                         "100000), got '%s'", a);
-        } else if (id == OPT_SVG || id == OPT_JSON_FILE) {
-            if (!*a || a[0] == '-')
-                return greenctx_args_bad(&args, "%s needs a file name, got '%s'", own[id].name, a);
-            if (id == OPT_SVG)
-                env->opt.svg_path = a;
-            else
-                eo->json_path = a;
-        } else if (id == OPT_ARMS) {
-            if (strcmp(a, "all") && strcmp(a, "1p"))
-                return greenctx_args_bad(&args, "--arms: all or 1p (the one-process arms "
-                                         "only), got '%s'", a);
-            eo->one_process_only = !strcmp(a, "1p");
-        } else if (id == OPT_GEMM) {
-            static const char *const kinds[] = {"auto", "own", "cublas"};
-            int k = 0;
-            while (k < 3 && strcmp(a, kinds[k]))
-                k++;
-            if (k == 3)
-                return greenctx_args_bad(&args, "--gemm: auto (cuBLAS when found), own (the "
-                                         "bench's kernel) or cublas, got '%s'", a);
-            eo->gemm = (el_gemm_kind)k;
-        } else if (id == OPT_SEED) {
-            if (greenctx_parse_int(a, 0, 2147483647, &value))
-                return greenctx_args_bad(&args, "--seed needs a number from 0 to 2147483647, "
-                                         "got '%s'", a);
-            eo->seed = (unsigned long long)value;
-        } else if (id >= OPT_LAYERS && id <= OPT_CHUNK) {
-            static const int lo[] = {1, 1, 64, 16}, hi[] = {EL_MAX_LAYERS, 256, 131072, 4096};
-            static const char *const what[] = {"a count from 1 to 8", "a count from 1 to 256",
-                                               "positions from 64 to 131072",
-                                               "tokens from 16 to 4096"};
-            int k = id - OPT_LAYERS;
-            if (greenctx_parse_int(a, lo[k], hi[k], &value))
-                return greenctx_args_bad(&args, "%s needs %s, got '%s'", own[id].name, what[k], a);
-            unsigned *fields[] = {&eo->layers, &eo->peak_batch, &eo->context, &eo->chunk};
-            *fields[k] = (unsigned)value;
-        } else {
-            return greenctx_args_bad(&args, "bench elastic takes no '%s' (its options: "
-                                     "greenctx bench elastic --help)", a);
-        }
-    }
+    const bench_arg table[] = {
+        {"--trace", "onoff, duty50, poisson or stationary", BENCH_ARG_CHOICE, &trace, 0, 0,
+         el_trace_names, 0, NULL, NULL},
+        {"--seconds", "seconds from 0.2 to 600", BENCH_ARG_DOUBLE, &eo->seconds, 0.2, 600,
+         NULL, 0, NULL, NULL},
+        {"--quick", NULL, BENCH_ARG_FLAG, &env->opt.quick, 0, 0, NULL, 0, NULL, NULL},
+        {"--target-ms", "milliseconds (0.001 to 100000)", BENCH_ARG_DOUBLE, &eo->target_ms,
+         0.001, 100000, NULL, 0, NULL, NULL},
+        {"--layers", "a count from 1 to 8", BENCH_ARG_UINT, &eo->layers, 1, EL_MAX_LAYERS,
+         NULL, 0, NULL, NULL},
+        {"--batch", "a count from 1 to 256", BENCH_ARG_UINT, &eo->peak_batch, 1, 256, NULL, 0,
+         NULL, NULL},
+        {"--context", "positions from 64 to 131072", BENCH_ARG_UINT, &eo->context, 64, 131072,
+         NULL, 0, NULL, NULL},
+        {"--chunk", "tokens from 16 to 4096", BENCH_ARG_UINT, &eo->chunk, 16, 4096, NULL, 0,
+         NULL, NULL},
+        {"--seed", "a number from 0 to 2147483647", BENCH_ARG_UINT, &seed, 0, 2147483647, NULL,
+         0, NULL, NULL},
+        {"--arms", "all or 1p (the one-process arms only)", BENCH_ARG_CHOICE, &one_process, 0,
+         0, arms, 0, NULL, NULL},
+        {"--svg", "a file name", BENCH_ARG_TEXT, &env->opt.svg_path, 0, 0, NULL, 0, NULL, NULL},
+        {"--json-file", "a file name", BENCH_ARG_TEXT, &eo->json_path, 0, 0, NULL, 0, NULL,
+         NULL},
+        {"--gemm", "auto (cuBLAS when found), own (the bench's kernel) or cublas",
+         BENCH_ARG_CHOICE, &gemm, 0, 0, gemms, 0, NULL, NULL},
+    };
+    int rc = bench_args_parse(argc, argv, opts, table, sizeof table / sizeof table[0],
+                              bench_elastic_usage, NULL, NULL);
+    eo->trace = (el_trace_kind)trace;
+    eo->one_process_only = one_process;
+    eo->gemm = (el_gemm_kind)gemm;
+    eo->seed = seed;
     if (eo->seconds == 0)
         eo->seconds = env->opt.quick ? QUICK_SECONDS : DEFAULT_SECONDS;
-    return GREENCTX_EXIT_OK;
+    return rc;
 }
 
 int bench_elastic(bench_env *env, const elastic_options *eo)

@@ -52,11 +52,11 @@ typedef struct tenant_spec {
     const char *aside;
 } tenant_spec;
 
+/* The roles' and works' names, NULL-terminated (a bench_arg's choices). */
+extern const char *const tenant_role_names[TENANT_NB_ROLES + 1];
+extern const char *const tenant_work_names[TENANT_NB_WORKS + 1];
 const char *tenant_role_name(tenant_role role);
 const char *tenant_work_name(tenant_work work);
-/* The index of name among the roles / works, or -1. */
-int tenant_role_parse(const char *name);
-int tenant_work_parse(const char *name);
 
 /* ---- what one tenant said (its result lines) ---- */
 

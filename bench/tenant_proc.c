@@ -20,23 +20,12 @@
 
 #define EXIT_WAIT_MS 20000
 
-static const char *const role_names[TENANT_NB_ROLES] = {"victim", "hog", "launcher", "faulter",
-                                                         "probe"};
-static const char *const work_names[TENANT_NB_WORKS] = {"fma", "read", "copy"};
+const char *const tenant_role_names[TENANT_NB_ROLES + 1] = {"victim", "hog", "launcher",
+                                                             "faulter", "probe", NULL};
+const char *const tenant_work_names[TENANT_NB_WORKS + 1] = {"fma", "read", "copy", NULL};
 
-const char *tenant_role_name(tenant_role role) { return role_names[role]; }
-const char *tenant_work_name(tenant_work work) { return work_names[work]; }
-
-static int find_name(const char *const *names, int n, const char *name)
-{
-    for (int i = 0; i < n; i++)
-        if (!strcmp(names[i], name))
-            return i;
-    return -1;
-}
-
-int tenant_role_parse(const char *name) { return find_name(role_names, TENANT_NB_ROLES, name); }
-int tenant_work_parse(const char *name) { return find_name(work_names, TENANT_NB_WORKS, name); }
+const char *tenant_role_name(tenant_role role) { return tenant_role_names[role]; }
+const char *tenant_work_name(tenant_work work) { return tenant_work_names[work]; }
 
 void tenant_say(const char *fmt, ...)
 {

@@ -152,13 +152,13 @@ sim_elastic)
     grep -q "cuCtxPushCurrent" "$err" && fail "a context was used after the layouts ended"
     # Bad arguments: refused with what would work, before anything runs.
     run 2 --sim h200 bench elastic --trace bursty
-    has "$err" "--trace: onoff, duty50, poisson or stationary, got 'bursty'"
+    has "$err" "--trace needs onoff, duty50, poisson or stationary, got 'bursty'"
     run 2 --sim h200 bench elastic --seconds 0.01
     has "$err" "--seconds needs seconds from 0.2 to 600"
     run 2 --sim h200 bench elastic --layers 9
     has "$err" "--layers needs a count from 1 to 8"
     run 2 --sim h200 bench elastic --arms 2p
-    has "$err" "--arms: all or 1p"
+    has "$err" "--arms needs all or 1p (the one-process arms only), got '2p'"
     run 2 --sim h200 bench elastic --reps 3
     has "$err" "unknown option '--reps'"
     run 0 bench elastic --help
@@ -182,7 +182,7 @@ sim_elastic_cublas)
     export GREENCTX_CUBLAS_LIBRARY="$double"
     has "$err" "--gemm cublas: cuBLAS could not be loaded from GREENCTX_CUBLAS_LIBRARY"
     run 2 --sim h200 bench elastic --gemm tensor
-    has "$err" "--gemm: auto (cuBLAS when found), own (the bench's kernel) or cublas"
+    has "$err" "--gemm needs auto (cuBLAS when found), own (the bench's kernel) or cublas, got 'tensor'"
     ;;
 sim_bad_victim)
     need_sim
