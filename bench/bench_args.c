@@ -41,23 +41,21 @@ static int set(const bench_arg *a, const char *value, unsigned i)
     }
 }
 
-int bench_args_parse(int argc, char **argv, greenctx_tool_options *opts, const bench_arg *table,
-                     size_t n, void (*usage)(FILE *), bench_positional positional, void *ctx)
+int bench_args_parse(greenctx_args *args, const bench_arg *table, size_t n,
+                     void (*usage)(FILE *), bench_positional positional, void *ctx)
 {
     greenctx_option own[BENCH_MAX_ARGS + 1] = {{NULL, NULL}};
     for (size_t i = 0; i < n && i < BENCH_MAX_ARGS; i++)
         own[i] = (greenctx_option){table[i].name, table[i].kind ? table[i].help : NULL};
-    greenctx_args args;
-    greenctx_args_begin(&args, argc, argv, opts);
     const bench_arg *list = NULL; /* the list option whose values follow */
-    for (int id; (id = greenctx_args_next(&args, own)) != GREENCTX_ARG_END;) {
-        const char *v = args.value;
+    for (int id; (id = greenctx_args_next(args, own)) != GREENCTX_ARG_END;) {
+        const char *v = args->value;
         if (id == GREENCTX_ARG_HELP) {
             usage(stdout);
             return BENCH_HELP_SHOWN;
         }
         if (id == GREENCTX_ARG_STOP)
-            return args.rc;
+            return args->rc;
         const bench_arg *a = id >= 0 ? &table[id] : list;
         if (id == GREENCTX_ARG_POSITIONAL && positional) {
             /* a list's next value, else a word of the command's own */
@@ -65,21 +63,26 @@ int bench_args_parse(int argc, char **argv, greenctx_tool_options *opts, const b
                 (*list->count)++;
                 continue;
             }
+            int n;
+            if (list && list->kind == BENCH_ARG_UINT &&
+                greenctx_parse_int(v, (int)list->lo, (int)list->hi, &n) == 0)
+                return greenctx_args_bad(args, "%s takes at most %u values; '%s' is one too many",
+                                         list->name, list->max, v);
             list = NULL;
-            int rc = positional(&args, v, ctx);
+            int rc = positional(args, v, ctx);
             if (rc != GREENCTX_EXIT_OK)
                 return rc;
             continue;
         }
         if (!a)
-            return greenctx_args_bad(&args, "unexpected argument '%s'", v);
+            return greenctx_args_bad(args, "unexpected argument '%s'", v);
         list = a->max > 1 ? a : NULL;
         unsigned i = list ? *a->count : 0;
         if (list && i == a->max)
-            return greenctx_args_bad(&args, "%s takes at most %u values; '%s' is one too many",
+            return greenctx_args_bad(args, "%s takes at most %u values; '%s' is one too many",
                                      a->name, a->max, v);
         if (set(a, v, i))
-            return greenctx_args_bad(&args, "%s needs %s, got '%s'", a->name, a->help, v);
+            return greenctx_args_bad(args, "%s needs %s, got '%s'", a->name, a->help, v);
         if (list)
             (*a->count)++;
     }

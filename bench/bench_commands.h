@@ -39,16 +39,32 @@ typedef struct bench_arg {
     int (*parse)(const char *value, void *to, unsigned i);
 } bench_arg;
 
+/* A table's rows, one kind each. */
+#define BENCH_FLAG(name, to) {name, NULL, BENCH_ARG_FLAG, to, 0, 0, NULL, 0, NULL, NULL}
+#define BENCH_UINT(name, help, to, lo, hi)                                                     \
+    {name, help, BENCH_ARG_UINT, to, lo, hi, NULL, 0, NULL, NULL}
+#define BENCH_DOUBLE(name, help, to, lo, hi)                                                   \
+    {name, help, BENCH_ARG_DOUBLE, to, lo, hi, NULL, 0, NULL, NULL}
+#define BENCH_TEXT(name, help, to) {name, help, BENCH_ARG_TEXT, to, 0, 0, NULL, 0, NULL, NULL}
+#define BENCH_CHOICE(name, help, to, choices)                                                  \
+    {name, help, BENCH_ARG_CHOICE, to, 0, 0, choices, 0, NULL, NULL}
+#define BENCH_PARSE(name, help, to, parse)                                                     \
+    {name, help, BENCH_ARG_PARSE, to, 0, 0, NULL, 0, NULL, parse}
+/* A list: up to max values into the array to, *count of them so far. */
+#define BENCH_LIST(name, help, kind, to, lo, hi, max, count, parse)                            \
+    {name, help, kind, to, lo, hi, NULL, max, count, parse}
+
 #define BENCH_MAX_ARGS 16
+#define BENCH_NB(table) (sizeof(table) / sizeof((table)[0]))
 #define BENCH_HELP_SHOWN (-1)
 /* A word that is no option's value: GREENCTX_EXIT_OK, or an exit code after a message. */
 typedef int (*bench_positional)(greenctx_args *args, const char *word, void *ctx);
 
-/* argv (argv[0]: the command) by table's n options; positional takes the other words (NULL:
- * none is taken). GREENCTX_EXIT_OK, an exit code after a message, or BENCH_HELP_SHOWN after
- * usage on stdout. */
-int bench_args_parse(int argc, char **argv, greenctx_tool_options *opts, const bench_arg *table,
-                     size_t n, void (*usage)(FILE *), bench_positional positional, void *ctx);
+/* The rest of args (greenctx_args_begin'd) by table's n options; positional takes the other
+ * words (NULL: none is taken). GREENCTX_EXIT_OK, an exit code after a message, or
+ * BENCH_HELP_SHOWN after usage on stdout. */
+int bench_args_parse(greenctx_args *args, const bench_arg *table, size_t n,
+                     void (*usage)(FILE *), bench_positional positional, void *ctx);
 
 /* cmd_bench.c: everything after the shared options that come first. */
 int bench_main(int argc, char **argv, greenctx_tool_options *opts);

@@ -55,33 +55,25 @@ int bench_elastic_parse(int argc, char **argv, greenctx_tool_options *opts, benc
     unsigned seed = 1;
     *eo = (elastic_options){EL_TRACE_ONOFF, 0, 0, 2, 32, 8192, 256, 1, 0, EL_GEMM_AUTO, NULL};
     const bench_arg table[] = {
-        {"--trace", "onoff, duty50, poisson or stationary", BENCH_ARG_CHOICE, &trace, 0, 0,
-         el_trace_names, 0, NULL, NULL},
-        {"--seconds", "seconds from 0.2 to 600", BENCH_ARG_DOUBLE, &eo->seconds, 0.2, 600,
-         NULL, 0, NULL, NULL},
-        {"--quick", NULL, BENCH_ARG_FLAG, &env->opt.quick, 0, 0, NULL, 0, NULL, NULL},
-        {"--target-ms", "milliseconds (0.001 to 100000)", BENCH_ARG_DOUBLE, &eo->target_ms,
-         0.001, 100000, NULL, 0, NULL, NULL},
-        {"--layers", "a count from 1 to 8", BENCH_ARG_UINT, &eo->layers, 1, EL_MAX_LAYERS,
-         NULL, 0, NULL, NULL},
-        {"--batch", "a count from 1 to 256", BENCH_ARG_UINT, &eo->peak_batch, 1, 256, NULL, 0,
-         NULL, NULL},
-        {"--context", "positions from 64 to 131072", BENCH_ARG_UINT, &eo->context, 64, 131072,
-         NULL, 0, NULL, NULL},
-        {"--chunk", "tokens from 16 to 4096", BENCH_ARG_UINT, &eo->chunk, 16, 4096, NULL, 0,
-         NULL, NULL},
-        {"--seed", "a number from 0 to 2147483647", BENCH_ARG_UINT, &seed, 0, 2147483647, NULL,
-         0, NULL, NULL},
-        {"--arms", "all or 1p (the one-process arms only)", BENCH_ARG_CHOICE, &one_process, 0,
-         0, arms, 0, NULL, NULL},
-        {"--svg", "a file name", BENCH_ARG_TEXT, &env->opt.svg_path, 0, 0, NULL, 0, NULL, NULL},
-        {"--json-file", "a file name", BENCH_ARG_TEXT, &eo->json_path, 0, 0, NULL, 0, NULL,
-         NULL},
-        {"--gemm", "auto (cuBLAS when found), own (the bench's kernel) or cublas",
-         BENCH_ARG_CHOICE, &gemm, 0, 0, gemms, 0, NULL, NULL},
+        BENCH_CHOICE("--trace", "onoff, duty50, poisson or stationary", &trace, el_trace_names),
+        BENCH_DOUBLE("--seconds", "seconds from 0.2 to 600", &eo->seconds, 0.2, 600),
+        BENCH_FLAG("--quick", &env->opt.quick),
+        BENCH_DOUBLE("--target-ms", "milliseconds (0.001 to 100000)", &eo->target_ms, 0.001,
+                     100000),
+        BENCH_UINT("--layers", "a count from 1 to 8", &eo->layers, 1, EL_MAX_LAYERS),
+        BENCH_UINT("--batch", "a count from 1 to 256", &eo->peak_batch, 1, 256),
+        BENCH_UINT("--context", "positions from 64 to 131072", &eo->context, 64, 131072),
+        BENCH_UINT("--chunk", "tokens from 16 to 4096", &eo->chunk, 16, 4096),
+        BENCH_UINT("--seed", "a number from 0 to 2147483647", &seed, 0, 2147483647),
+        BENCH_CHOICE("--arms", "all or 1p (the one-process arms only)", &one_process, arms),
+        BENCH_TEXT("--svg", "a file name", &env->opt.svg_path),
+        BENCH_TEXT("--json-file", "a file name", &eo->json_path),
+        BENCH_CHOICE("--gemm", "auto (cuBLAS when found), own (the bench's kernel) or cublas",
+                     &gemm, gemms),
     };
-    int rc = bench_args_parse(argc, argv, opts, table, sizeof table / sizeof table[0],
-                              bench_elastic_usage, NULL, NULL);
+    greenctx_args args;
+    greenctx_args_begin(&args, argc, argv, opts);
+    int rc = bench_args_parse(&args, table, BENCH_NB(table), bench_elastic_usage, NULL, NULL);
     eo->trace = (el_trace_kind)trace;
     eo->one_process_only = one_process;
     eo->gemm = (el_gemm_kind)gemm;

@@ -86,32 +86,25 @@ static int parse(int argc, char **argv, greenctx_tool_options *opts, el_worker *
     unsigned seed = 0, ms = 0;
     w->decode = -1;
     const bench_arg table[] = {
-        {"--role", "decode or prefill", BENCH_ARG_CHOICE, &w->decode, 0, 0, roles, 0, NULL,
-         NULL},
-        {"--on", "primary or a claim request", BENCH_ARG_TEXT, &w->on, 0, 0, NULL, 0, NULL,
-         NULL},
-        {"--elastic", NULL, BENCH_ARG_FLAG, &w->elastic, 0, 0, NULL, 0, NULL, NULL},
-        {"--ms", "milliseconds", BENCH_ARG_UINT, &ms, 1, 2147483647, NULL, 0, NULL, NULL},
-        {"--registry", "a directory", BENCH_ARG_TEXT, &w->registry, 0, 0, NULL, 0, NULL, NULL},
-        {"--trace", "a trace", BENCH_ARG_CHOICE, &trace, 0, 0, el_trace_names, 0, NULL, NULL},
-        {"--seed", "a number", BENCH_ARG_UINT, &seed, 0, 2147483647, NULL, 0, NULL, NULL},
-        {"--layers", "a count", BENCH_ARG_UINT, &w->eo.layers, 1, EL_MAX_LAYERS, NULL, 0, NULL,
-         NULL},
-        {"--batch", "a count", BENCH_ARG_UINT, &w->eo.peak_batch, 1, 2147483647, NULL, 0, NULL,
-         NULL},
-        {"--context", "positions", BENCH_ARG_UINT, &w->eo.context, 1, 2147483647, NULL, 0,
-         NULL, NULL},
-        {"--chunk", "tokens", BENCH_ARG_UINT, &w->eo.chunk, 1, 2147483647, NULL, 0, NULL, NULL},
-        {"--target-ms", "milliseconds", BENCH_ARG_DOUBLE, &w->eo.target_ms, 1e-9, 1e300, NULL,
-         0, NULL, NULL},
-        {"--prior", "SMS:MS,...", BENCH_ARG_PARSE, &w->prior[0], 0, 0, NULL, 0, NULL,
-         parse_prior},
-        {"--prior-prefill", "SMS:MS,...", BENCH_ARG_PARSE, &w->prior[1], 0, 0, NULL, 0, NULL,
-         parse_prior},
-        {"--gemm", "own or cublas", BENCH_ARG_CHOICE, &cublas, 0, 0, gemms, 0, NULL, NULL},
+        BENCH_CHOICE("--role", "decode or prefill", &w->decode, roles),
+        BENCH_TEXT("--on", "primary or a claim request", &w->on),
+        BENCH_FLAG("--elastic", &w->elastic),
+        BENCH_UINT("--ms", "milliseconds", &ms, 1, 2147483647),
+        BENCH_TEXT("--registry", "a directory", &w->registry),
+        BENCH_CHOICE("--trace", "a trace", &trace, el_trace_names),
+        BENCH_UINT("--seed", "a number", &seed, 0, 2147483647),
+        BENCH_UINT("--layers", "a count", &w->eo.layers, 1, EL_MAX_LAYERS),
+        BENCH_UINT("--batch", "a count", &w->eo.peak_batch, 1, 2147483647),
+        BENCH_UINT("--context", "positions", &w->eo.context, 1, 2147483647),
+        BENCH_UINT("--chunk", "tokens", &w->eo.chunk, 1, 2147483647),
+        BENCH_DOUBLE("--target-ms", "milliseconds", &w->eo.target_ms, 1e-9, 1e300),
+        BENCH_PARSE("--prior", "SMS:MS,...", &w->prior[0], parse_prior),
+        BENCH_PARSE("--prior-prefill", "SMS:MS,...", &w->prior[1], parse_prior),
+        BENCH_CHOICE("--gemm", "own or cublas", &cublas, gemms),
     };
-    int rc = bench_args_parse(argc, argv, opts, table, sizeof table / sizeof table[0], usage,
-                              NULL, NULL);
+    greenctx_args args;
+    greenctx_args_begin(&args, argc, argv, opts);
+    int rc = bench_args_parse(&args, table, BENCH_NB(table), usage, NULL, NULL);
     if (rc != GREENCTX_EXIT_OK)
         return rc == BENCH_HELP_SHOWN ? GREENCTX_EXIT_USAGE : rc;
     w->eo.trace = (el_trace_kind)(trace < 0 ? 0 : trace);
@@ -121,8 +114,6 @@ static int parse(int argc, char **argv, greenctx_tool_options *opts, el_worker *
     if (w->decode < 0 || trace < 0 || !w->on || !w->registry || !w->duration_ms ||
         !w->eo.layers || !w->eo.peak_batch || !w->eo.context || !w->eo.chunk ||
         (w->elastic && (!w->prior[0].n || !w->prior[1].n || !(w->eo.target_ms > 0)))) {
-        greenctx_args args;
-        greenctx_args_begin(&args, argc, argv, opts);
         return greenctx_args_bad(&args, "elastic-worker needs --role, --on, --ms, --registry, "
                                  "--trace, the model's shape and, with --elastic, --target-ms "
                                  "and both priors (it is started by bench elastic)");

@@ -85,68 +85,44 @@ static void command_line(const greenctx_tool_options *opts, int argc, char **arg
         n += (size_t)snprintf(buf + n, size - n, " %s", argv[i]);
 }
 
-#define BENCH_HELP_SHOWN (-1)
+/* A benchmark's name: which of them run. */
+static int pick(greenctx_args *args, const char *word, void *ctx)
+{
+    int *runs = ctx;
+    size_t k = 0, n = sizeof subcommands / sizeof subcommands[0];
+    while (k < n && strcmp(word, subcommands[k].name))
+        k++;
+    if (k == n)
+        return greenctx_args_bad(args, "unknown benchmark '%s': isolation, scaling, overhead, "
+                                 "all, tenants, overlap or elastic%s", word,
+                                 strcmp(word, "overlap") && strcmp(word, "elastic")
+                                     ? ""
+                                     : " (it comes first: greenctx bench overlap|elastic "
+                                       "[OPTIONS])");
+    if (*runs)
+        return greenctx_args_bad(args, "one benchmark at a time ('all' runs the three); got "
+                                 "'%s' too", word);
+    *runs = subcommands[k].runs;
+    return GREENCTX_EXIT_OK;
+}
 
 /* The benchmark's arguments; BENCH_HELP_SHOWN after --help, else an exit code. */
 static int parse(int argc, char **argv, greenctx_tool_options *opts, bench_options *opt,
                  int *runs)
 {
-    enum { OPT_QUICK, OPT_SVG, OPT_REPS, OPT_VICTIM_SMS };
-    static const greenctx_option own[] = {{"--quick", NULL},
-                                          {"--svg", "a file name"},
-                                          {"--reps", "a count from 1 to 1000000"},
-                                          {"--victim-sms", "SM counts (1 to 1024)"},
-                                          {NULL, NULL}};
+    const bench_arg table[] = {
+        BENCH_FLAG("--quick", &opt->quick),
+        BENCH_TEXT("--svg", "a file name", &opt->svg_path),
+        BENCH_UINT("--reps", "a count from 1 to 1000000", &opt->reps, 1, 1000000),
+        BENCH_LIST("--victim-sms", "SM counts (1 to 1024)", BENCH_ARG_UINT, opt->victim_sms, 1,
+                   1024, BENCH_MAX_VICTIM_SMS, &opt->nb_victim_sms, NULL),
+    };
     greenctx_args args;
     greenctx_args_begin(&args, argc, argv, opts);
     *runs = 0;
-    int last = -1, value; /* --victim-sms takes the numbers that follow it too */
-    for (int id; (id = greenctx_args_next(&args, own)) != GREENCTX_ARG_END; last = id) {
-        const char *a = args.value;
-        if (id == GREENCTX_ARG_HELP) {
-            usage(stdout);
-            return BENCH_HELP_SHOWN;
-        } else if (id == GREENCTX_ARG_STOP) {
-            return args.rc;
-        } else if (id == OPT_QUICK) {
-            opt->quick = 1;
-        } else if (id == OPT_SVG) {
-            if (!*a || a[0] == '-')
-                return greenctx_args_bad(&args, "--svg needs a file name, got '%s'", a);
-            opt->svg_path = a;
-        } else if (id == OPT_REPS) {
-            if (greenctx_parse_int(a, 1, 1000000, &value))
-                return greenctx_args_bad(&args, "--reps needs a count from 1 to 1000000, got '%s'",
-                                         a);
-            opt->reps = (unsigned)value;
-        } else if ((id == OPT_VICTIM_SMS || (id == GREENCTX_ARG_POSITIONAL &&
-                                             last == OPT_VICTIM_SMS)) &&
-                   greenctx_parse_int(a, 1, 1024, &value) == 0) {
-            if (opt->nb_victim_sms == BENCH_MAX_VICTIM_SMS)
-                return greenctx_args_bad(&args, "--victim-sms takes at most 8 sizes; '%s' is one "
-                                         "too many", a);
-            opt->victim_sms[opt->nb_victim_sms++] = (unsigned)value;
-            id = OPT_VICTIM_SMS;
-        } else if (id == OPT_VICTIM_SMS) {
-            return greenctx_args_bad(&args, "--victim-sms needs SM counts (1 to 1024), got '%s'",
-                                     a);
-        } else {
-            size_t k = 0;
-            while (k < sizeof subcommands / sizeof subcommands[0] && strcmp(a, subcommands[k].name))
-                k++;
-            if (k == sizeof subcommands / sizeof subcommands[0])
-                return greenctx_args_bad(&args, "unknown benchmark '%s': isolation, scaling, "
-                                         "overhead, all, tenants, overlap or elastic%s", a,
-                                         strcmp(a, "overlap") && strcmp(a, "elastic")
-                                             ? ""
-                                             : " (it comes first: greenctx bench overlap|elastic "
-                                               "[OPTIONS])");
-            if (*runs)
-                return greenctx_args_bad(&args, "one benchmark at a time ('all' runs the three); "
-                                         "got '%s' too", a);
-            *runs = subcommands[k].runs;
-        }
-    }
+    int rc = bench_args_parse(&args, table, BENCH_NB(table), usage, pick, runs);
+    if (rc != GREENCTX_EXIT_OK)
+        return rc;
     if (!*runs)
         return greenctx_args_bad(&args, "which benchmark? isolation, scaling, overhead, all or "
                                         "overlap");

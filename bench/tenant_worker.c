@@ -48,23 +48,19 @@ static int parse(int argc, char **argv, greenctx_tool_options *opts, worker *w)
     int role = TENANT_NB_ROLES, work = TENANT_WORK_FMA;
     unsigned ms = 0, fault_at = 0;
     const bench_arg table[] = {
-        {"--role", "victim, hog, launcher, faulter or probe", BENCH_ARG_CHOICE, &role, 0, 0,
-         tenant_role_names, 0, NULL, NULL},
-        {"--work", "fma, read or copy", BENCH_ARG_CHOICE, &work, 0, 0, tenant_work_names, 0,
-         NULL, NULL},
-        {"--on", "primary or a claim request", BENCH_ARG_TEXT, &w->on, 0, 0, NULL, 0, NULL,
-         NULL},
-        {"--ms", "milliseconds", BENCH_ARG_UINT, &ms, 1, 600000, NULL, 0, NULL, NULL},
-        {"--fault-at-ms", "milliseconds", BENCH_ARG_UINT, &fault_at, 0, 600000, NULL, 0, NULL,
-         NULL},
-        {"--victim-sms", "an SM count", BENCH_ARG_UINT, &w->victim_sms, 1, 1024, NULL, 0, NULL,
-         NULL},
-        {"--registry", "a directory", BENCH_ARG_TEXT, &w->registry, 0, 0, NULL, 0, NULL, NULL},
-        {"--aside", "a claim request held aside while --on's is claimed", BENCH_ARG_TEXT,
-         &w->aside, 0, 0, NULL, 0, NULL, NULL},
+        BENCH_CHOICE("--role", "victim, hog, launcher, faulter or probe", &role,
+                     tenant_role_names),
+        BENCH_CHOICE("--work", "fma, read or copy", &work, tenant_work_names),
+        BENCH_TEXT("--on", "primary or a claim request", &w->on),
+        BENCH_UINT("--ms", "milliseconds", &ms, 1, 600000),
+        BENCH_UINT("--fault-at-ms", "milliseconds", &fault_at, 0, 600000),
+        BENCH_UINT("--victim-sms", "an SM count", &w->victim_sms, 1, 1024),
+        BENCH_TEXT("--registry", "a directory", &w->registry),
+        BENCH_TEXT("--aside", "a claim request held aside while --on's is claimed", &w->aside),
     };
-    int rc = bench_args_parse(argc, argv, opts, table, sizeof table / sizeof table[0], usage,
-                              NULL, NULL);
+    greenctx_args args;
+    greenctx_args_begin(&args, argc, argv, opts);
+    int rc = bench_args_parse(&args, table, BENCH_NB(table), usage, NULL, NULL);
     if (rc != GREENCTX_EXIT_OK)
         return rc == BENCH_HELP_SHOWN ? GREENCTX_EXIT_USAGE : rc;
     w->role = (tenant_role)role;
@@ -73,8 +69,6 @@ static int parse(int argc, char **argv, greenctx_tool_options *opts, worker *w)
     w->fault_at_ms = (int)fault_at;
     if (w->role == TENANT_NB_ROLES || !w->on || !w->registry || !w->duration_ms ||
         !w->victim_sms) {
-        greenctx_args args;
-        greenctx_args_begin(&args, argc, argv, opts);
         return greenctx_args_bad(&args, "tenant-worker needs --role, --on, --ms, --victim-sms "
                                  "and --registry (it is started by bench tenants)");
     }

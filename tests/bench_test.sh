@@ -199,6 +199,7 @@ usage)
     run 2 bench overhead --reps
     run 2 bench isolation --victim-sms
     run 2 bench isolation --victim-sms 1 2 3 4 5 6 7 8 9
+    has "$err" "--victim-sms takes at most 8 values; '9' is one too many"
     run 2 bench overhead --svg "$svg"
     run 2 bench all --svg
     run 2 bench all --frobnicate
