@@ -85,13 +85,6 @@ void tenant_say(const char *fmt, ...)
  * message) for a line it does not know. */
 int tenant_parse_line(const char *line, tenant_report *report);
 
-/* ---- a child's environment (tenant_env.c) ---- */
-
-/* This process's environment without the variables named by drop ("NAME=" prefixes) and
- * with add: a NULL-terminated array to free (the strings stay the caller's or environ's). */
-char **tenant_environment(const char *const drop[], size_t nb_drop, char *const add[],
-                          size_t nb_add);
-
 /* ---- processes (tenant_proc.c) ---- */
 
 typedef struct tenant_paths {
