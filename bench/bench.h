@@ -107,4 +107,13 @@ double bench_ratio(double a, double b);
 /* Writes "name":{"n":..,"min":..,...} (values as given, no unit conversion). */
 void bench_json_summary(json_writer *w, const char *name, const bench_summary *s);
 
+/* ---- bench_report.c ---- */
+
+/* A table of two sides: "LABEL  A-p50  p99 | B-p50  p99 | ratio" (bench_print_columns), each
+ * row a side's p50 and p99, the other's and the ratio of the p50s, then tail (b NULL: a's
+ * figures and tail alone). */
+void bench_print_columns(const char *label, const char *a, const char *b);
+void bench_print_pair(const char *label, const bench_summary *a, const bench_summary *b,
+                      const char *tail);
+
 #endif

@@ -490,7 +490,7 @@ static int warm_moves(el_rig *rig, int start)
 static int run_arm(el_rig *rig, const el_trace *trace, elastic_result *res, el_arm *arm,
                    int place, gctx_controller *ctl, unsigned chunk)
 {
-    fprintf(stderr, "greenctx bench: elastic: %s\n", arm->label);
+    progress_step(&res->progress, "%s", arm->label);
     el_loop L = {rig, arm, trace, res->seconds, res->target_ms, ctl, chunk};
     const el_place *p = &rig->place[place];
     if (arm->kind == EL_ARM_STATIC) {
@@ -541,6 +541,11 @@ int bench_elastic_one_process(const bench_env *env, const elastic_options *eo,
      * above it). */
     int failed = 0;
     char name[48], label[96];
+    /* A step per arm: the static splits, no split, priority, controller and three chunked;
+     * then the two-process arms' six. */
+    if (rc == 0)
+        progress_begin(&res->progress, "greenctx bench: elastic",
+                       rig.nb_layouts + 6 + (eo->one_process_only ? 0 : 6));
     for (unsigned l = 0; l < rig.nb_layouts && rc == 0; l++) {
         const el_place *p = &rig.place[PLACE_LAYOUT0 + l];
         snprintf(name, sizeof name, "static_%u", p->lat_sms);
@@ -561,6 +566,7 @@ int bench_elastic_one_process(const bench_env *env, const elastic_options *eo,
             failed |= run_arm(&rig, &trace, res, a, place_of(&rig, 0), ctl, 0);
         else {
             snprintf(a->why, sizeof a->why, "gctx_controller_create failed: see above");
+            res->progress.total--; /* a step that does not run */
             failed = 1;
         }
         gctx_controller_release(ctl);

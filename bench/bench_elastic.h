@@ -17,6 +17,7 @@
 
 #include "bench_chart.h"
 #include "overlap_libs.h"
+#include "progress.h"
 
 /* bench/kernels/elastic_kernels.ptx, compiled in (cmake/embed.cmake). */
 extern const char bench_elastic_ptx[];
@@ -58,8 +59,9 @@ typedef struct el_trace {
     unsigned nb_arrivals;
 } el_trace;
 
+/* The traces' names by kind, NULL-terminated (a bench_arg's choices). */
+extern const char *const el_trace_names[EL_NB_TRACES + 1];
 const char *el_trace_name(el_trace_kind kind);
-int el_trace_parse(const char *name); /* -1: unknown */
 /* The mean load (share of the peak batch) of a kind's trace. */
 double el_trace_mean_load(el_trace_kind kind);
 /* Deterministic given its arguments. -1 when out of memory (printed). */
@@ -257,6 +259,7 @@ typedef struct elastic_result {
     int best_static_within;        /* 1: the best static split holds the target */
     el_target_check check[EL_NB_CHECKS];
     int failed;
+    progress_meter progress; /* a step per arm, on stderr */
 } elastic_result;
 
 /* bench_elastic_work.c: a decode step's latency: from when it was due (before a re-size that it waits behind) to its
@@ -301,8 +304,9 @@ void bench_elastic_two_process(const bench_env *env, const elastic_options *eo,
 
 void el_pick_best(elastic_result *res);
 void el_check_targets(const bench_env *env, elastic_result *res);
-void bench_elastic_print(const bench_env *env, const elastic_result *res);
-void bench_elastic_json(json_writer *w, const elastic_result *res);
-void bench_elastic_chart(const elastic_result *res, bench_chart *chart);
+/* bench_report's printers of an elastic_result. */
+void bench_elastic_print(const bench_env *env, const void *result);
+void bench_elastic_json(json_writer *w, const bench_env *env, const void *result);
+void bench_elastic_chart(const bench_env *env, const void *result, bench_chart *chart);
 
 #endif

@@ -46,142 +46,40 @@ void bench_elastic_usage(FILE *out)
             "  --json-file F  the JSON document (as --json prints it) into F, beside the table\n");
 }
 
-static int parse_double(const char *text, double lo, double hi, double *value)
-{
-    char *end;
-    double v = strtod(text, &end);
-    if (end == text || *end || !(v >= lo && v <= hi))
-        return -1;
-    *value = v;
-    return 0;
-}
-
 int bench_elastic_parse(int argc, char **argv, greenctx_tool_options *opts, bench_env *env,
                         elastic_options *eo)
 {
-    enum { OPT_TRACE, OPT_SECONDS, OPT_QUICK, OPT_TARGET, OPT_LAYERS, OPT_BATCH, OPT_CONTEXT,
-           OPT_CHUNK, OPT_SEED, OPT_ARMS, OPT_SVG, OPT_JSON_FILE, OPT_GEMM };
-    static const greenctx_option own[] = {{"--trace", "onoff, duty50, poisson or stationary"},
-                                          {"--seconds", "seconds from 0.2 to 600"},
-                                          {"--quick", NULL},
-                                          {"--target-ms", "milliseconds"},
-                                          {"--layers", "a count from 1 to 8"},
-                                          {"--batch", "a count from 1 to 256"},
-                                          {"--context", "positions, 64 to 131072"},
-                                          {"--chunk", "tokens, 16 to 4096"},
-                                          {"--seed", "a number"},
-                                          {"--arms", "all or 1p"},
-                                          {"--svg", "a file name"},
-                                          {"--json-file", "a file name"},
-                                          {"--gemm", "auto, own or cublas"},
-                                          {NULL, NULL}};
+    static const char *const arms[] = {"all", "1p", NULL}, *const gemms[] = {"auto", "own",
+                                                                               "cublas", NULL};
+    int trace = EL_TRACE_ONOFF, one_process = 0, gemm = EL_GEMM_AUTO;
+    unsigned seed = 1;
     *eo = (elastic_options){EL_TRACE_ONOFF, 0, 0, 2, 32, 8192, 256, 1, 0, EL_GEMM_AUTO, NULL};
+    const bench_arg table[] = {
+        BENCH_CHOICE("--trace", "onoff, duty50, poisson or stationary", &trace, el_trace_names),
+        BENCH_DOUBLE("--seconds", "seconds from 0.2 to 600", &eo->seconds, 0.2, 600),
+        BENCH_FLAG("--quick", &env->opt.quick),
+        BENCH_DOUBLE("--target-ms", "milliseconds (0.001 to 100000)", &eo->target_ms, 0.001,
+                     100000),
+        BENCH_UINT("--layers", "a count from 1 to 8", &eo->layers, 1, EL_MAX_LAYERS),
+        BENCH_UINT("--batch", "a count from 1 to 256", &eo->peak_batch, 1, 256),
+        BENCH_UINT("--context", "positions from 64 to 131072", &eo->context, 64, 131072),
+        BENCH_UINT("--chunk", "tokens from 16 to 4096", &eo->chunk, 16, 4096),
+        BENCH_UINT("--seed", "a number from 0 to 2147483647", &seed, 0, 2147483647),
+        BENCH_CHOICE("--arms", "all or 1p (the one-process arms only)", &one_process, arms),
+        BENCH_TEXT("--svg", "a file name", &env->opt.svg_path),
+        BENCH_TEXT("--json-file", "a file name", &eo->json_path),
+        BENCH_CHOICE("--gemm", "auto (cuBLAS when found), own (the bench's kernel) or cublas",
+                     &gemm, gemms),
+    };
     greenctx_args args;
     greenctx_args_begin(&args, argc, argv, opts);
-    int value;
-    for (int id; (id = greenctx_args_next(&args, own)) != GREENCTX_ARG_END;) {
-        const char *a = args.value;
-        if (id == GREENCTX_ARG_HELP) {
-            bench_elastic_usage(stdout);
-            return -1;
-        }
-        if (id == GREENCTX_ARG_STOP)
-            return args.rc;
-        if (id == OPT_TRACE) {
-            if ((value = el_trace_parse(a)) < 0)
-                return greenctx_args_bad(&args, "--trace: onoff, duty50, poisson or stationary, "
-                                         "got '%s'", a);
-            eo->trace = (el_trace_kind)value;
-        } else if (id == OPT_SECONDS) {
-            if (parse_double(a, 0.2, 600, &eo->seconds))
-                return greenctx_args_bad(&args, "--seconds needs seconds from 0.2 to 600, got "
-                                         "'%s'", a);
-        } else if (id == OPT_QUICK) {
-            env->opt.quick = 1;
-        } else if (id == OPT_TARGET) {
-            if (parse_double(a, 0.001, 100000, &eo->target_ms))
-                return greenctx_args_bad(&args, "--target-ms needs milliseconds (0.001 to "
-                                         "100000), got '%s'", a);
-        } else if (id == OPT_SVG || id == OPT_JSON_FILE) {
-            if (!*a || a[0] == '-')
-                return greenctx_args_bad(&args, "%s needs a file name, got '%s'", own[id].name, a);
-            if (id == OPT_SVG)
-                env->opt.svg_path = a;
-            else
-                eo->json_path = a;
-        } else if (id == OPT_ARMS) {
-            if (strcmp(a, "all") && strcmp(a, "1p"))
-                return greenctx_args_bad(&args, "--arms: all or 1p (the one-process arms "
-                                         "only), got '%s'", a);
-            eo->one_process_only = !strcmp(a, "1p");
-        } else if (id == OPT_GEMM) {
-            static const char *const kinds[] = {"auto", "own", "cublas"};
-            int k = 0;
-            while (k < 3 && strcmp(a, kinds[k]))
-                k++;
-            if (k == 3)
-                return greenctx_args_bad(&args, "--gemm: auto (cuBLAS when found), own (the "
-                                         "bench's kernel) or cublas, got '%s'", a);
-            eo->gemm = (el_gemm_kind)k;
-        } else if (id == OPT_SEED) {
-            if (greenctx_parse_int(a, 0, 2147483647, &value))
-                return greenctx_args_bad(&args, "--seed needs a number from 0 to 2147483647, "
-                                         "got '%s'", a);
-            eo->seed = (unsigned long long)value;
-        } else if (id >= OPT_LAYERS && id <= OPT_CHUNK) {
-            static const int lo[] = {1, 1, 64, 16}, hi[] = {EL_MAX_LAYERS, 256, 131072, 4096};
-            static const char *const what[] = {"a count from 1 to 8", "a count from 1 to 256",
-                                               "positions from 64 to 131072",
-                                               "tokens from 16 to 4096"};
-            int k = id - OPT_LAYERS;
-            if (greenctx_parse_int(a, lo[k], hi[k], &value))
-                return greenctx_args_bad(&args, "%s needs %s, got '%s'", own[id].name, what[k], a);
-            unsigned *fields[] = {&eo->layers, &eo->peak_batch, &eo->context, &eo->chunk};
-            *fields[k] = (unsigned)value;
-        } else {
-            return greenctx_args_bad(&args, "bench elastic takes no '%s' (its options: "
-                                     "greenctx bench elastic --help)", a);
-        }
-    }
+    int rc = bench_args_parse(&args, table, BENCH_NB(table), bench_elastic_usage, NULL, NULL);
+    eo->trace = (el_trace_kind)trace;
+    eo->one_process_only = one_process;
+    eo->gemm = (el_gemm_kind)gemm;
+    eo->seed = seed;
     if (eo->seconds == 0)
         eo->seconds = env->opt.quick ? QUICK_SECONDS : DEFAULT_SECONDS;
-    return GREENCTX_EXIT_OK;
-}
-
-static void print_json(FILE *out, const bench_env *env, const elastic_result *res)
-{
-    json_writer w;
-    json_begin(&w, out, "greenctx.bench.elastic/1");
-    bench_json_meta(&w, env);
-    bench_elastic_json(&w, res);
-    json_end(&w);
-}
-
-static int write_json_file(const char *path, const bench_env *env, const elastic_result *res)
-{
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        perror(path);
-        return -1;
-    }
-    print_json(f, env, res);
-    if (fclose(f) != 0) {
-        perror(path);
-        return -1;
-    }
-    return 0;
-}
-
-static int write_svg(const bench_env *env, const elastic_result *res)
-{
-    bench_chart *chart = calloc(1, sizeof *chart);
-    if (!chart)
-        return -1;
-    bench_elastic_chart(res, chart);
-    int rc = bench_svg_write(env->opt.svg_path, env, chart);
-    free(chart);
-    if (rc == 0 && !env->opt.json)
-        printf("\nchart: %s\n", env->opt.svg_path);
     return rc;
 }
 
@@ -200,14 +98,9 @@ int bench_elastic(bench_env *env, const elastic_options *eo)
     if (rc == 0) {
         el_pick_best(res);
         el_check_targets(env, res);
-        if (env->opt.json)
-            print_json(stdout, env, res);
-        else
-            bench_elastic_print(env, res);
-        if (env->opt.svg_path && write_svg(env, res))
-            rc = -1;
-        if (eo->json_path && write_json_file(eo->json_path, env, res))
-            rc = -1;
+        const bench_report report = {"greenctx.bench.elastic/1", res, bench_elastic_print,
+                                     bench_elastic_json, bench_elastic_chart};
+        rc = bench_report_write(env, &report, eo->json_path);
     }
     rc |= res->failed;
     free(res);

@@ -123,14 +123,13 @@ static const char *trace_words(el_trace_kind kind)
     return words[kind];
 }
 
-void bench_elastic_print(const bench_env *env, const elastic_result *res)
+void bench_elastic_print(const bench_env *env, const void *result)
 {
+    const elastic_result *res = result;
     const el_shape *s = &res->shape;
-    printf("greenctx bench elastic: %s (%u SMs), %s\n", env->gpu_name, env->sm_count, env->date);
-    printf("command: %s\n", env->command);
-    if (env->simulated)
-        printf("simulated: the kernels are a cost model and the arms share no SMs' time; every "
-               "figure below is the model's, not a measurement\n");
+    bench_print_header(env, "elastic", "the kernels are a cost model and the arms share no SMs' "
+                                       "time; every figure below is the model's, not a "
+                                       "measurement");
     printf("\ntrace %s: %s; %.1f s an arm, seed %llu\n", el_trace_name(res->trace),
            trace_words(res->trace), res->seconds, res->seed);
     printf("model: %u bf16 layers shaped like Llama-3-8B (hidden %u, %u q / %u kv heads of %u, "
@@ -229,8 +228,10 @@ static void json_arm(json_writer *w, const elastic_result *res, const el_arm *a)
     json_close(w);
 }
 
-void bench_elastic_json(json_writer *w, const elastic_result *res)
+void bench_elastic_json(json_writer *w, const bench_env *env, const void *result)
 {
+    const elastic_result *res = result;
+    (void)env;
     const el_shape *s = &res->shape;
     json_object(w, "elastic");
     json_string(w, "trace", el_trace_name(res->trace));
@@ -289,8 +290,10 @@ void bench_elastic_json(json_writer *w, const elastic_result *res)
     json_close(w);
 }
 
-void bench_elastic_chart(const elastic_result *res, bench_chart *chart)
+void bench_elastic_chart(const bench_env *env, const void *result, bench_chart *chart)
 {
+    const elastic_result *res = result;
+    (void)env;
     for (unsigned i = 0; i < res->nb_arms && chart->nb_timelines < CHART_MAX_TIMELINES; i++) {
         const el_arm *a = &res->arm[i];
         if (!a->ran || a->timeline.count == 0 ||
@@ -325,11 +328,6 @@ void bench_elastic_chart(const elastic_result *res, bench_chart *chart)
             d = &chart->dist[chart->nb_dist++];
             snprintf(d->title, sizeof d->title, "decode step time per arm (us), continued");
         }
-        chart_row *r = &d->rows[d->nb_rows++];
-        snprintf(r->label, sizeof r->label, "%s", a->label);
-        r->p50 = a->step_ms.p50 * 1e3;
-        r->p99 = a->step_ms.p99 * 1e3;
-        r->p999 = a->step_ms.p999 * 1e3;
-        r->max = a->step_ms.max * 1e3;
+        bench_chart_row(d, a->label, &a->step_ms, 1e3);
     }
 }

@@ -134,7 +134,6 @@ static int run_pair(const el_two *two, el_arm *arm, const char *lat_on, const ch
     el_side sides[2] = {{arm, 1, {0}, {0}, 0, 0, 0}, {arm, 0, {0}, {0}, 0, 0, 0}};
     tenant_proc procs[2];
     char store[16][32];
-    fprintf(stderr, "greenctx bench: elastic: %s\n", arm->label);
     int started = 0, rc = 0;
     for (; started < 2 && rc == 0; started++) {
         int decode = started == 0;
@@ -227,11 +226,14 @@ void bench_elastic_two_process(const bench_env *env, const elastic_options *eo,
     } plan[6] = {{"primary", "primary", 0, 0, 0}, {lat_count, "rest", 1, 0, 0},
                  {"primary", "primary", 1, 0, 0}, {"primary", "primary", 1, pct, 0},
                  {lat_min, "rest", 1, 0, 1},      {lat_min, "rest", 0, 0, 1}};
+    for (int i = 0; i < 6; i++) /* the steps that will not run */
+        res->progress.total -= plan[i].mps && !mps.available;
     for (int i = 0; i < 6; i++) {
         if (plan[i].mps && !mps.available) {
             snprintf(arms[i]->why, sizeof arms[i]->why, "MPS is not available: %.300s", mps.why);
             continue;
         }
+        progress_step(&res->progress, "%s", arms[i]->label);
         if (run_pair(&two, arms[i], plan[i].lat_on, plan[i].thr_on, plan[i].mps, plan[i].pct,
                      plan[i].elastic) == 0)
             arms[i]->ran = 1;

@@ -7,17 +7,10 @@
 
 #include "bench_elastic.h"
 
-static const char *const names[EL_NB_TRACES] = {"onoff", "duty50", "poisson", "stationary"};
+const char *const el_trace_names[EL_NB_TRACES + 1] = {"onoff", "duty50", "poisson",
+                                                       "stationary", NULL};
 
-const char *el_trace_name(el_trace_kind kind) { return names[kind]; }
-
-int el_trace_parse(const char *name)
-{
-    for (int i = 0; i < EL_NB_TRACES; i++)
-        if (!strcmp(name, names[i]))
-            return i;
-    return -1;
-}
+const char *el_trace_name(el_trace_kind kind) { return el_trace_names[kind]; }
 
 /* On/off: 1 s of 5 at the peak. Poisson and stationary take the on/off mean. */
 double el_trace_mean_load(el_trace_kind kind)

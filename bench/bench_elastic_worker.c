@@ -29,6 +29,12 @@
 #define REYIELD_NS 10000000LL
 #define MAX_PRIOR 16
 
+typedef struct el_prior {
+    unsigned sms[MAX_PRIOR];
+    double s[MAX_PRIOR];
+    unsigned n;
+} el_prior;
+
 typedef struct el_worker {
     bench_env env;
     int decode; /* else prefill */
@@ -36,9 +42,7 @@ typedef struct el_worker {
     int elastic, duration_ms;
     elastic_options eo;
     el_shape shape;
-    unsigned prior_sms[2][MAX_PRIOR];
-    double prior_s[2][MAX_PRIOR];
-    unsigned nb_prior[2];
+    el_prior prior[2]; /* decode's, prefill's */
     gctx_claim *claim;
     CUstream stream, own_stream; /* own_stream: the primary's, made here */
     el_blas blas;
@@ -51,19 +55,22 @@ typedef struct el_worker {
     size_t nb_samples, nb_resizes, nb_grants, cap;
 } el_worker;
 
-static int parse_prior(const char *text, unsigned *sms, double *s, unsigned *n)
+/* "SMS:MS,...", SM counts ascending, into an el_prior. */
+static int parse_prior(const char *text, void *to, unsigned i)
 {
-    *n = 0;
+    el_prior *prior = to;
+    unsigned *n = &prior->n;
+    (void)i;
     for (const char *p = text; *p && *n < MAX_PRIOR;) {
         char *end;
         unsigned long count = strtoul(p, &end, 10);
         if (*end != ':')
             return -1;
         double ms = strtod(end + 1, &end);
-        if (!(ms > 0) || count == 0 || (*n && count <= sms[*n - 1]))
+        if (!(ms > 0) || count == 0 || (*n && count <= prior->sms[*n - 1]))
             return -1;
-        sms[*n] = (unsigned)count;
-        s[(*n)++] = ms * 1e-3;
+        prior->sms[*n] = (unsigned)count;
+        prior->s[(*n)++] = ms * 1e-3;
         if (*end != ',' && *end)
             return -1;
         p = *end ? end + 1 : end;
@@ -71,66 +78,48 @@ static int parse_prior(const char *text, unsigned *sms, double *s, unsigned *n)
     return *n ? 0 : -1;
 }
 
+static void usage(FILE *out) { fputs("elastic-worker: started by bench elastic\n", out); }
+
 static int parse(int argc, char **argv, greenctx_tool_options *opts, el_worker *w)
 {
-    enum { OPT_ROLE, OPT_ON, OPT_ELASTIC, OPT_MS, OPT_REGISTRY, OPT_TRACE, OPT_SEED, OPT_LAYERS,
-           OPT_BATCH, OPT_CONTEXT, OPT_CHUNK, OPT_TARGET, OPT_PRIOR, OPT_PRIOR_PREFILL, OPT_GEMM };
-    static const greenctx_option own[] = {
-        {"--role", "decode or prefill"}, {"--on", "primary or a claim request"},
-        {"--elastic", NULL}, {"--ms", "milliseconds"}, {"--registry", "a directory"},
-        {"--trace", "a trace"}, {"--seed", "a number"}, {"--layers", "a count"},
-        {"--batch", "a count"}, {"--context", "positions"}, {"--chunk", "tokens"},
-        {"--target-ms", "milliseconds"}, {"--prior", "SMS:MS,..."},
-        {"--prior-prefill", "SMS:MS,..."}, {"--gemm", "own or cublas"}, {NULL, NULL}};
+    static const char *const roles[] = {"prefill", "decode", NULL};
+    static const char *const gemms[] = {"own", "cublas", NULL};
+    int trace = -1, cublas = 0;
+    unsigned seed = 0, ms = 0;
+    w->decode = -1;
+    const bench_arg table[] = {
+        BENCH_CHOICE("--role", "decode or prefill", &w->decode, roles),
+        BENCH_TEXT("--on", "primary or a claim request", &w->on),
+        BENCH_FLAG("--elastic", &w->elastic),
+        BENCH_UINT("--ms", "milliseconds", &ms, 1, 2147483647),
+        BENCH_TEXT("--registry", "a directory", &w->registry),
+        BENCH_CHOICE("--trace", "a trace", &trace, el_trace_names),
+        BENCH_UINT("--seed", "a number", &seed, 0, 2147483647),
+        BENCH_UINT("--layers", "a count", &w->eo.layers, 1, EL_MAX_LAYERS),
+        BENCH_UINT("--batch", "a count", &w->eo.peak_batch, 1, 2147483647),
+        BENCH_UINT("--context", "positions", &w->eo.context, 1, 2147483647),
+        BENCH_UINT("--chunk", "tokens", &w->eo.chunk, 1, 2147483647),
+        BENCH_DOUBLE("--target-ms", "milliseconds", &w->eo.target_ms, 1e-9, 1e300),
+        BENCH_PARSE("--prior", "SMS:MS,...", &w->prior[0], parse_prior),
+        BENCH_PARSE("--prior-prefill", "SMS:MS,...", &w->prior[1], parse_prior),
+        BENCH_CHOICE("--gemm", "own or cublas", &cublas, gemms),
+    };
     greenctx_args args;
     greenctx_args_begin(&args, argc, argv, opts);
-    int v, role = -1;
-    unsigned *counts[] = {&w->eo.layers, &w->eo.peak_batch, &w->eo.context, &w->eo.chunk};
-    for (int id; (id = greenctx_args_next(&args, own)) != GREENCTX_ARG_END;) {
-        const char *a = args.value;
-        int bad = 0;
-        if (id == GREENCTX_ARG_STOP)
-            return args.rc;
-        if (id == OPT_ROLE)
-            bad = (role = !strcmp(a, "decode") ? 1 : !strcmp(a, "prefill") ? 0 : -1) < 0;
-        else if (id == OPT_ON)
-            w->on = a;
-        else if (id == OPT_ELASTIC)
-            w->elastic = 1;
-        else if (id == OPT_REGISTRY)
-            w->registry = a;
-        else if (id == OPT_TRACE)
-            bad = (v = el_trace_parse(a)) < 0 || ((w->eo.trace = (el_trace_kind)v), 0);
-        else if (id == OPT_MS || id == OPT_SEED || (id >= OPT_LAYERS && id <= OPT_CHUNK)) {
-            bad = greenctx_parse_int(a, id == OPT_SEED ? 0 : 1, 2147483647, &v) != 0;
-            if (!bad && id == OPT_MS)
-                w->duration_ms = v;
-            else if (!bad && id == OPT_SEED)
-                w->eo.seed = (unsigned long long)v;
-            else if (!bad)
-                *counts[id - OPT_LAYERS] = (unsigned)v;
-            bad |= id == OPT_LAYERS && v > (int)EL_MAX_LAYERS;
-        } else if (id == OPT_TARGET)
-            bad = !((w->eo.target_ms = strtod(a, NULL)) > 0);
-        else if (id == OPT_PRIOR || id == OPT_PRIOR_PREFILL) {
-            int k = id == OPT_PRIOR ? 0 : 1;
-            bad = parse_prior(a, w->prior_sms[k], w->prior_s[k], &w->nb_prior[k]) != 0;
-        } else if (id == OPT_GEMM) {
-            w->eo.gemm = !strcmp(a, "cublas") ? EL_GEMM_CUBLAS : EL_GEMM_OWN;
-            bad = strcmp(a, "cublas") && strcmp(a, "own");
-        } else
-            bad = 1;
-        if (bad)
-            return greenctx_args_bad(&args, "elastic-worker (started by bench elastic): bad "
-                                     "argument '%s'", a);
-    }
-    w->decode = role == 1;
-    if (role < 0 || !w->on || !w->registry || !w->duration_ms || !w->eo.layers ||
-        !w->eo.peak_batch || !w->eo.context || !w->eo.chunk ||
-        (w->elastic && (!w->nb_prior[0] || !w->nb_prior[1] || !(w->eo.target_ms > 0))))
+    int rc = bench_args_parse(&args, table, BENCH_NB(table), usage, NULL, NULL);
+    if (rc != GREENCTX_EXIT_OK)
+        return rc == BENCH_HELP_SHOWN ? GREENCTX_EXIT_USAGE : rc;
+    w->eo.trace = (el_trace_kind)(trace < 0 ? 0 : trace);
+    w->eo.gemm = cublas ? EL_GEMM_CUBLAS : EL_GEMM_OWN;
+    w->eo.seed = seed;
+    w->duration_ms = (int)ms;
+    if (w->decode < 0 || trace < 0 || !w->on || !w->registry || !w->duration_ms ||
+        !w->eo.layers || !w->eo.peak_batch || !w->eo.context || !w->eo.chunk ||
+        (w->elastic && (!w->prior[0].n || !w->prior[1].n || !(w->eo.target_ms > 0)))) {
         return greenctx_args_bad(&args, "elastic-worker needs --role, --on, --ms, --registry, "
-                                 "the model's shape and, with --elastic, --target-ms and both "
-                                 "priors (it is started by bench elastic)");
+                                 "--trace, the model's shape and, with --elastic, --target-ms "
+                                 "and both priors (it is started by bench elastic)");
+    }
     return GREENCTX_EXIT_OK;
 }
 
@@ -291,8 +280,8 @@ static int warm_sizes(el_worker *w)
 {
     char request[16], back[16];
     snprintf(back, sizeof back, "%u", w->sms);
-    for (unsigned i = 0; i + 1 < w->nb_prior[0]; i++) {
-        unsigned n = w->decode ? w->prior_sms[0][i] : w->env.sm_count - w->prior_sms[0][i];
+    for (unsigned i = 0; i + 1 < w->prior[0].n; i++) {
+        unsigned n = w->decode ? w->prior[0].sms[i] : w->env.sm_count - w->prior[0].sms[i];
         if (!w->decode && n > w->sms)
             continue;
         snprintf(request, sizeof request, "%u", n);
@@ -307,23 +296,23 @@ static int warm_sizes(el_worker *w)
 static int make_controller(const el_worker *w, gctx_controller **ctl)
 {
     unsigned rows[2 * MAX_PRIOR], n = 0;
-    for (unsigned i = 0; i + 1 < w->nb_prior[0]; i++, n++) {
-        rows[2 * n] = w->prior_sms[0][i];
-        rows[2 * n + 1] = w->env.sm_count - w->prior_sms[0][i];
+    for (unsigned i = 0; i + 1 < w->prior[0].n; i++, n++) {
+        rows[2 * n] = w->prior[0].sms[i];
+        rows[2 * n + 1] = w->env.sm_count - w->prior[0].sms[i];
     }
     gctx_workload wl[2] = {GCTX_WORKLOAD_INIT, GCTX_WORKLOAD_INIT};
     wl[0].kind = GCTX_WORKLOAD_LATENCY;
     wl[0].target_s = w->eo.target_ms * 1e-3;
-    wl[0].nb_points = w->nb_prior[0];
-    wl[0].prior_sms = w->prior_sms[0];
-    wl[0].prior_step_s = w->prior_s[0];
+    wl[0].nb_points = w->prior[0].n;
+    wl[0].prior_sms = w->prior[0].sms;
+    wl[0].prior_step_s = w->prior[0].s;
     wl[0].ref_demand = w->shape.peak_batch;
     wl[0].demand_weight = 1.0 - el_decode_weight_bytes(&w->shape) /
                                     el_decode_bytes(&w->shape, w->shape.peak_batch);
     wl[1].kind = GCTX_WORKLOAD_THROUGHPUT;
-    wl[1].nb_points = w->nb_prior[1];
-    wl[1].prior_sms = w->prior_sms[1];
-    wl[1].prior_step_s = w->prior_s[1];
+    wl[1].nb_points = w->prior[1].n;
+    wl[1].prior_sms = w->prior[1].sms;
+    wl[1].prior_step_s = w->prior[1].s;
     gctx_controller_options o = GCTX_CONTROLLER_OPTIONS_INIT;
     o.device_sms = w->env.sm_count;
     o.disjoint = 1; /* claims never overlap: "no split" is no choice here */
@@ -430,7 +419,6 @@ int bench_elastic_worker(int argc, char **argv, greenctx_tool_options *opts)
     w->batches = malloc(w->cap * sizeof *w->batches);
     w->resize_us = malloc(EL_MAX_RESIZES * sizeof *w->resize_us);
     w->grant_ms = malloc(EL_MAX_RESIZES * sizeof *w->grant_ms);
-    w->eo.gemm = w->eo.gemm ? w->eo.gemm : EL_GEMM_OWN;
     rc = !w->samples || !w->batches || !w->resize_us || !w->grant_ms || bench_env_open(&w->env, opts->device);
     if (rc == 0) {
         w->env.simulated |= opts->simulated;

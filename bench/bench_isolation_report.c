@@ -167,16 +167,10 @@ void bench_isolation_chart(const iso_result *res, bench_chart *chart)
             snprintf(d->title, sizeof d->title,
                      "%s victim (%u SMs) beside the %s hog: latency per submission, us",
                      iso_victim_name(v), res->victim_sms, bench_hog_name(h));
-            for (int arm = 0; arm < ISO_NB_ARMS && d->nb_rows < CHART_MAX_ROWS; arm++) {
+            for (int arm = 0; arm < ISO_NB_ARMS; arm++) {
                 const iso_cell *c = cell_of(res, h, arm, v);
-                if (!c->valid)
-                    continue;
-                chart_row *row = &d->rows[d->nb_rows++];
-                snprintf(row->label, sizeof row->label, "%s", iso_arm_label(arm));
-                row->p50 = c->latency_us.p50;
-                row->p99 = c->latency_us.p99;
-                row->p999 = c->latency_us.p999;
-                row->max = c->latency_us.max;
+                if (c->valid)
+                    bench_chart_row(d, iso_arm_label(arm), &c->latency_us, 1);
             }
         }
 }

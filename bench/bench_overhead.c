@@ -13,6 +13,7 @@
 #include "bench_overhead.h"
 #include "bench_pin.h"
 #include "bench_raw.h"
+#include "progress.h"
 
 #define OV_REPS 200
 #define OV_QUICK_REPS 50
@@ -48,6 +49,7 @@ typedef struct ov_run {
     raw_setup raw_state;
     int lib_ratio, raw_ratio;
     bench_pin *pin; /* the timing thread's (bench_pin.h) */
+    progress_meter progress; /* a step per measured row, the launches, the cache's rows */
 } ov_run;
 
 /* n zeroed items of size bytes; NULL after saying so (every allocation of the run's timing). */
@@ -326,6 +328,7 @@ static int blocks(ov_run *run, const ov_side *a, const ov_side *b)
 static int measure(ov_run *run, ov_op op, int pair, ov_order order, ov_fn a, ov_fn b)
 {
     const unsigned reps = run->res->reps;
+    progress_step(&run->progress, "%s", ov_op_name(op));
     bench_pin_free_born(run->pin);
     double *v = zeroed(7 * (size_t)reps, sizeof *v);
     if (!v)
@@ -553,15 +556,16 @@ int bench_overhead_run(const bench_env *env, ov_result *res)
     memset(&run, 0, sizeof run);
     run.env = env;
     run.res = res;
-    fprintf(stderr, "greenctx bench: overhead\n");
     /* Every row is host time: one CPU throughout (bench_pin.h), so that two runs compare. */
     bench_pin pin;
     bench_pin_begin(&pin);
     run.pin = &pin;
     res->host_cpu = pin.cpu;
-    int rc = prepare(&run) || measure(&run, OV_SPLIT, 0, OV_INTERLEAVED, lib_split, raw_split_op) ||
-             fill_cache(&run) ||
-             measure(&run, OV_CONTEXT_CREATE, 1, OV_INTERLEAVED, lib_context, raw_context);
+    int rc = prepare(&run);
+    progress_begin(&run.progress, "greenctx bench: overhead", 6 + run.alt_ok);
+    rc = rc || measure(&run, OV_SPLIT, 0, OV_INTERLEAVED, lib_split, raw_split_op) ||
+         fill_cache(&run) ||
+         measure(&run, OV_CONTEXT_CREATE, 1, OV_INTERLEAVED, lib_context, raw_context);
     if (!rc)
         rc = raw_has_green_streams(env)
                  ? measure(&run, OV_STREAM_CREATE, 1, OV_INTERLEAVED, lib_stream, raw_stream)
@@ -579,11 +583,15 @@ int bench_overhead_run(const bench_env *env, ov_result *res)
     if (!rc)
         rc = destroy_oldest_by_hand(&run, &res->diagnostics);
     bench_pin_free_born(&pin);
-    if (!rc)
+    if (!rc) {
+        progress_step(&run.progress, "launch cost");
         rc = run_launches(&run);
+    }
     bench_pin_free_born(&pin);
-    if (!rc)
+    if (!rc) {
+        progress_step(&run.progress, "re-partitioning: the context cache and layouts");
         rc = cache_rows_measure(env, res->reps, &pin, &res->repartitioning);
+    }
     finish(&run);
     bench_pin_end(&pin);
     return rc ? -1 : 0;
@@ -616,15 +624,11 @@ static void print_row(const ov_result *res, ov_op op)
     const ov_row *r = &res->rows[op];
     char label[96];
     op_label(res, op, label, sizeof label);
-    if (!r->valid) {
+    if (!r->valid)
         printf("%-34s %s\n", label, r->note[0] ? r->note : "not measured");
-        return;
-    }
-    printf("%-34s %10.2f %10.2f |", label, r->a.p50, r->a.p99);
-    if (r->b_valid)
-        printf(" %10.2f %10.2f | %7.3f\n", r->b.p50, r->b.p99, bench_ratio(r->a.p50, r->b.p50));
     else
-        printf(" %10s %10s | %7s\n", "-", "-", "-");
+        bench_print_pair(label, &r->a, r->b_valid ? &r->b : NULL,
+                         r->b_valid ? "" : "          -          - |       -");
 }
 
 /* A side's p50 and p99 over its quiet reps, "-" where it had none. */
@@ -690,14 +694,12 @@ void bench_overhead_print(const ov_result *res)
            res->reps, OV_MOVE_EVERY, res->warmups,
            res->host_cpu >= 0 ? "the thread pinned, to the quietest vCPU before each block"
                               : "not pinned");
-    printf("%-34s %10s %10s | %10s %10s | %7s\n", "operation", "gctx p50", "p99", "raw p50",
-           "p99", "ratio");
+    bench_print_columns("operation", "gctx p50", "raw p50");
     for (int op = OV_SPLIT; op <= OV_REPARTITION; op++)
         print_row(res, op);
     printf("   target: ratio <= 1.05 for creation and the split (the raw driver's cost is the "
            "floor); re-partition through the cache p50 <= 10 us\n");
-    printf("%-34s %10s %10s | %10s %10s | %7s\n", "the same over quiet reps", "gctx p50", "p99",
-           "raw p50", "p99", "ratio");
+    bench_print_columns("the same over quiet reps", "gctx p50", "raw p50");
     for (int op = OV_SPLIT; op <= OV_REPARTITION; op++)
         print_quiet_row(res, op);
     printf("   (quiet: the host check right before the rep read at most %.2fx the row's "
@@ -705,8 +707,7 @@ void bench_overhead_print(const ov_result *res)
            BENCH_QUIET_SLACK);
     printf("\nlaunch cost: empty kernel, %u launches x %u rounds, us per launch\n", res->launches,
            res->rounds);
-    printf("%-34s %10s %10s | %10s %10s | %7s\n", "", "green p50", "p99", "ordinary", "p99",
-           "ratio");
+    bench_print_columns("", "green p50", "ordinary");
     print_row(res, OV_LAUNCH_SUBMIT);
     print_row(res, OV_LAUNCH_TOTAL);
     cache_rows_print(&res->repartitioning);

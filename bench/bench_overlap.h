@@ -84,10 +84,10 @@ int bench_overlap_run(const bench_env env[OLAP_GPUS], const olap_libs *libs,
 /* bench_overlap_report.c */
 /* Picks best_step and best_p99 of every size. */
 void bench_overlap_advise(olap_result *res);
-void bench_overlap_print(const olap_result *res);
-/* The "overlap" member of the bench overlap document. */
-void bench_overlap_json(json_writer *w, const olap_result *res);
-void bench_overlap_chart(const bench_env *env, const olap_result *res, bench_chart *chart);
+/* bench_report's printers of an olap_result; the JSON's member is "overlap". */
+void bench_overlap_print(const bench_env *env, const void *result);
+void bench_overlap_json(json_writer *w, const bench_env *env, const void *result);
+void bench_overlap_chart(const bench_env *env, const void *result, bench_chart *chart);
 /* The line a user copies into a program for an arm: the split, NCCL's config, cuBLAS. */
 void bench_overlap_advice_line(const olap_arm *arm, char *buf, size_t size);
 

@@ -109,8 +109,10 @@ static void print_size(const olap_result *res, const olap_size_result *sr)
     print_pick(sr, sr->best_p99, why);
 }
 
-void bench_overlap_print(const olap_result *res)
+void bench_overlap_print(const bench_env *env, const void *result)
 {
+    const olap_result *res = result;
+    (void)env;
     char version[32] = "unknown";
     if (res->nccl_version)
         snprintf(version, sizeof version, "%d.%d.%d", res->nccl_version / 10000,
@@ -172,8 +174,10 @@ static void json_arm(json_writer *w, const olap_result *res, const olap_arm *arm
     json_close(w);
 }
 
-void bench_overlap_json(json_writer *w, const olap_result *res)
+void bench_overlap_json(json_writer *w, const bench_env *env, const void *result)
 {
+    const olap_result *res = result;
+    (void)env;
     json_object(w, "overlap");
     json_int(w, "nccl_version", res->nccl_version);
     json_string(w, "nccl_library", res->nccl_path);
@@ -226,17 +230,9 @@ void bench_overlap_json(json_writer *w, const olap_result *res)
 
 /* ---- the chart ------------------------------------------------------------------------- */
 
-static void add_row(chart_dist *d, const char *label, const bench_summary *s)
+void bench_overlap_chart(const bench_env *env, const void *result, bench_chart *chart)
 {
-    if (d->nb_rows == CHART_MAX_ROWS || s->n == 0)
-        return;
-    chart_row *r = &d->rows[d->nb_rows++];
-    snprintf(r->label, sizeof r->label, "%s", label);
-    r->p50 = s->p50, r->p99 = s->p99, r->p999 = s->p999, r->max = s->max;
-}
-
-void bench_overlap_chart(const bench_env *env, const olap_result *res, bench_chart *chart)
-{
+    const olap_result *res = result;
     char sz[32];
     for (unsigned s = 0; s < res->nb_sizes; s++) {
         const olap_size_result *sr = &res->sizes[s];
@@ -249,10 +245,10 @@ void bench_overlap_chart(const bench_env *env, const olap_result *res, bench_cha
             snprintf(d->title, sizeof d->title,
                      "%s all-reduce beside the GEMM, communication on %u SMs (us)", sz,
                      sr->arms[first].comm_sms);
-            add_row(d, "ordinary streams", &sr->arms[0].ar_us);
-            add_row(d, "alone, its green partition", &sr->arms[first + 1].ar_alone_us);
+            bench_chart_row(d, "ordinary streams", &sr->arms[0].ar_us, 1);
+            bench_chart_row(d, "alone, its green partition", &sr->arms[first + 1].ar_alone_us, 1);
             for (unsigned a = first; a < first + OLAP_ARMS_PER_SMS && a < sr->nb_arms; a++)
-                add_row(d, sr->arms[a].label, &sr->arms[a].ar_us);
+                bench_chart_row(d, sr->arms[a].label, &sr->arms[a].ar_us, 1);
         }
     }
     /* The GEMM's rate in the rest against its share of the SMs (first size's green arms). */

@@ -15,6 +15,7 @@
 
 #include "bench_tenants.h"
 #include "greenctx_claims.h"
+#include "progress.h"
 
 #define DURATION_MS 3000
 #define QUICK_DURATION_MS 1000
@@ -164,7 +165,6 @@ static int run_arm(const tenant_run *run, const tenant_arm_def *d, tenant_cell *
         reports[n++] = &cell->hog;
     }
     tenant_proc procs[2];
-    fprintf(stderr, "greenctx bench: tenants: %s\n", d->label);
     if (start_all(run, specs, procs, n))
         return -1;
     int rc = 0;
@@ -204,7 +204,6 @@ static int run_fault(const tenant_run *run, int mps, tenant_fault_cell *cell)
     tenant_spec launcher = side(TENANT_LAUNCHER, TENANT_WORK_FMA, "rest", mps);
     const tenant_spec *specs[2] = {&faulter, &launcher};
     tenant_proc procs[2];
-    fprintf(stderr, "greenctx bench: tenants: fault arm, %s\n", mps ? "MPS" : "no MPS");
     if (start_all(run, specs, procs, 2))
         return -1;
     int rc = tenant_finish(&procs[0], finish_timeout(run));
@@ -262,16 +261,25 @@ int bench_tenants_run(const bench_env *env, const char *worker, tenants_result *
     snprintf(not_ours, sizeof not_ours, "the MPS daemon on %s is not this run's, and a fault "
              "under MPS reaches every client of its server; with no daemon running, the bench "
              "starts its own and measures this", paths.mps_pipe);
+    /* One step per arm that runs: the pairs, and a fault arm in each pass that has one. */
+    progress_meter progress;
+    unsigned steps = 1 + (mps.available && mps.started);
+    for (int id = 0; id < TA_NB_ARMS; id++)
+        steps += !arm_defs[id].mps || mps.available;
+    progress_begin(&progress, "greenctx bench: tenants", steps);
     for (int pass = 0; pass < 2; pass++) { /* without MPS, then under it */
         for (int id = 0; id < TA_NB_ARMS; id++) {
             const tenant_arm_def *d = &arm_defs[id];
             tenant_cell *cell = &res->arm[id];
             if (d->mps != pass)
                 continue;
-            if (d->mps && !mps.available)
+            if (d->mps && !mps.available) {
                 not_run(cell->why, sizeof cell->why, why);
-            else if (run_arm(&run, d, cell))
-                not_run(cell->why, sizeof cell->why, "failed: see the messages above");
+            } else {
+                progress_step(&progress, "%s", d->label);
+                if (run_arm(&run, d, cell))
+                    not_run(cell->why, sizeof cell->why, "failed: see the messages above");
+            }
             res->failed |= !cell->ran;
         }
         tenant_fault_cell *fault = &res->fault[pass];
@@ -280,9 +288,12 @@ int bench_tenants_run(const bench_env *env, const char *worker, tenants_result *
             res->failed = 1;
         } else if (pass && !mps.started) {
             not_run(fault->why, sizeof fault->why, not_ours);
-        } else if (run_fault(&run, pass, fault)) {
-            not_run(fault->why, sizeof fault->why, "failed: see the messages above");
-            res->failed = 1;
+        } else {
+            progress_step(&progress, "fault arm, %s", pass ? "MPS" : "no MPS");
+            if (run_fault(&run, pass, fault)) {
+                not_run(fault->why, sizeof fault->why, "failed: see the messages above");
+                res->failed = 1;
+            }
         }
     }
     for (int id = 0; id < TA_NB_ARMS; id++)

@@ -52,11 +52,11 @@ typedef struct tenant_spec {
     const char *aside;
 } tenant_spec;
 
+/* The roles' and works' names, NULL-terminated (a bench_arg's choices). */
+extern const char *const tenant_role_names[TENANT_NB_ROLES + 1];
+extern const char *const tenant_work_names[TENANT_NB_WORKS + 1];
 const char *tenant_role_name(tenant_role role);
 const char *tenant_work_name(tenant_work work);
-/* The index of name among the roles / works, or -1. */
-int tenant_role_parse(const char *name);
-int tenant_work_parse(const char *name);
 
 /* ---- what one tenant said (its result lines) ---- */
 
@@ -84,13 +84,6 @@ void tenant_say(const char *fmt, ...)
 /* The parent's side: one line into report. 1 for "done", 0 for another line, -1 (with a
  * message) for a line it does not know. */
 int tenant_parse_line(const char *line, tenant_report *report);
-
-/* ---- a child's environment (tenant_env.c) ---- */
-
-/* This process's environment without the variables named by drop ("NAME=" prefixes) and
- * with add: a NULL-terminated array to free (the strings stay the caller's or environ's). */
-char **tenant_environment(const char *const drop[], size_t nb_drop, char *const add[],
-                          size_t nb_add);
 
 /* ---- processes (tenant_proc.c) ---- */
 

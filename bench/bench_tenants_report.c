@@ -227,17 +227,11 @@ static void chart_panel(const tenants_result *res, const tenant_arm_id *ids, siz
         return;
     chart_dist *dist = &chart->dist[chart->nb_dist++];
     snprintf(dist->title, sizeof dist->title, "%s", title);
-    for (size_t i = 0; i < n && dist->nb_rows < CHART_MAX_ROWS; i++) {
-        const tenant_arm_def *d = tenant_arm(ids[i], res->victim_sms, res->sm_count);
+    for (size_t i = 0; i < n; i++) {
         const tenant_cell *c = &res->arm[ids[i]];
-        if (!c->ran || !c->has_victim)
-            continue;
-        chart_row *row = &dist->rows[dist->nb_rows++];
-        snprintf(row->label, sizeof row->label, "%s", d->label);
-        row->p50 = c->victim.latency_us.p50;
-        row->p99 = c->victim.latency_us.p99;
-        row->p999 = c->victim.latency_us.p999;
-        row->max = c->victim.latency_us.max;
+        if (c->ran && c->has_victim)
+            bench_chart_row(dist, tenant_arm(ids[i], res->victim_sms, res->sm_count)->label,
+                            &c->victim.latency_us, 1);
     }
 }
 

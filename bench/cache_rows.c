@@ -416,7 +416,6 @@ int cache_rows_measure(const bench_env *env, unsigned reps, bench_pin *pin, cach
         fprintf(stderr, "greenctx bench: out of memory\n");
         return -1;
     }
-    fprintf(stderr, "greenctx bench: re-partitioning\n");
     int rc = repartitions(env, rows, limit ? limit : 16, v, &rows->repartition_cached,
                           &rows->lost_cached_mib) ||
              repartitions(env, rows, 0, v, &rows->repartition_rebuild, &rows->lost_rebuild_mib) ||
@@ -438,39 +437,28 @@ void cache_rows_print(const cache_rows *r)
     printf("\nre-partitioning: %u/rest <-> %u/rest, with the context cache and without "
            "(GREENCTX_CONTEXT_CACHE=0); times in us\n",
            r->small_sms, r->large_sms);
-    printf("%-34s %10s %10s | %10s %10s | %7s\n", "", "cache p50", "p99", "none p50", "p99",
-           "ratio");
-    printf("%-34s %10.2f %10.2f | %10.2f %10.2f | %7.3f\n", "re-partition", r->repartition_cached.p50,
-           r->repartition_cached.p99, r->repartition_rebuild.p50, r->repartition_rebuild.p99,
-           bench_ratio(r->repartition_cached.p50, r->repartition_rebuild.p50));
+    bench_print_columns("", "cache p50", "none p50");
+    bench_print_pair("re-partition", &r->repartition_cached, &r->repartition_rebuild, "");
     printf("%-34s %10.1f %10s | %10.1f %10s |\n", "device memory lost, MiB", r->lost_cached_mib,
            "", r->lost_rebuild_mib, "");
     printf("   (over %u re-partitions; target with the cache: 0, at most 10 MB in 100,000; "
            "re-partition p50 <= 10 us)\n",
            r->cycles);
-    printf("%-34s %10s %10s | %10s %10s | %7s\n", "", "greenctx", "p99", "by hand", "p99",
-           "ratio");
-    printf("%-34s %10.2f %10.2f | %10.2f %10.2f | %7.3f\n", "layout switch, host",
-           r->switch_host.p50, r->switch_host.p99, r->switch_by_hand.p50, r->switch_by_hand.p99,
-           bench_ratio(r->switch_host.p50, r->switch_by_hand.p50));
+    bench_print_columns("", "greenctx", "by hand");
+    bench_print_pair("layout switch, host", &r->switch_host, &r->switch_by_hand, "");
     printf("%-34s %10s %10s | %10.2f %10.2f | %7.3f\n", "... against its own calls by hand", "",
            "", r->switch_barrier_by_hand.p50, r->switch_barrier_by_hand.p99,
            bench_ratio(r->switch_host.p50, r->switch_barrier_by_hand.p50));
-    printf("%-34s %10.2f %10.2f | %10.2f %10.2f | %7.3f\n", "layout switch by part, host",
-           r->switch_by_part_host.p50, r->switch_by_part_host.p99, r->switch_by_hand.p50,
-           r->switch_by_hand.p99, bench_ratio(r->switch_by_part_host.p50, r->switch_by_hand.p50));
+    bench_print_pair("layout switch by part, host", &r->switch_by_part_host, &r->switch_by_hand,
+                     "");
     printf("   (%u reps; by hand: per partition one cuEventRecord and one cuStreamWaitEvent, as "
            "by part; the barrier: %d wait more,\n    its own by hand the same %d calls; target "
            "p50 <= 1 us, p99 <= 2 us)\n",
            r->switch_reps, SWITCH_PARTS - 1, 3 * SWITCH_PARTS - 1);
-    printf("%-34s %10.2f %10.2f | %10.2f %10.2f | %7.3f\n", "... quiet reps: switch / its own",
-           r->switch_host_quiet.p50, r->switch_host_quiet.p99,
-           r->switch_barrier_by_hand_quiet.p50, r->switch_barrier_by_hand_quiet.p99,
-           bench_ratio(r->switch_host_quiet.p50, r->switch_barrier_by_hand_quiet.p50));
-    printf("%-34s %10.2f %10.2f | %10.2f %10.2f | %7.3f\n", "... quiet reps: by part",
-           r->switch_by_part_quiet.p50, r->switch_by_part_quiet.p99, r->switch_by_hand_quiet.p50,
-           r->switch_by_hand_quiet.p99,
-           bench_ratio(r->switch_by_part_quiet.p50, r->switch_by_hand_quiet.p50));
+    bench_print_pair("... quiet reps: switch / its own", &r->switch_host_quiet,
+                     &r->switch_barrier_by_hand_quiet, "");
+    bench_print_pair("... quiet reps: by part", &r->switch_by_part_quiet,
+                     &r->switch_by_hand_quiet, "");
     printf("   (quiet: %u of %u reps, whose host check right before read at most %.2fx the "
            "fastest, %.2f us; p50 %.2f us)\n",
            r->switch_quiet_reps, r->switch_reps, BENCH_QUIET_SLACK, r->switch_check.min,
@@ -487,11 +475,8 @@ void cache_rows_print(const cache_rows *r)
     } else {
         printf("%-34s needs a GPU (kernels)\n", "device gap across a switch");
     }
-    printf("%-34s %10.2f %10.2f | %10.2f %10.2f | %7.3f\n", "16 layouts x 2, empty cache, ms",
-           r->layouts_cold.p50, r->layouts_cold.p99, r->layouts_by_hand.p50,
-           r->layouts_by_hand.p99, bench_ratio(r->layouts_cold.p50, r->layouts_by_hand.p50));
-    printf("%-34s %10.2f %10.2f |\n", "... from the cache, ms", r->layouts_warm.p50,
-           r->layouts_warm.p99);
+    bench_print_pair("16 layouts x 2, empty cache, ms", &r->layouts_cold, &r->layouts_by_hand, "");
+    bench_print_pair("... from the cache, ms", &r->layouts_warm, NULL, "");
     printf("   (%u builds; by hand: the same splits, contexts and streams; target ratio <= 1.1)\n",
            r->layout_builds);
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_chart.h"
 #include "bench_commands.h"
 #include "bench_elastic.h"
 #include "bench_isolation.h"
@@ -84,68 +85,44 @@ static void command_line(const greenctx_tool_options *opts, int argc, char **arg
         n += (size_t)snprintf(buf + n, size - n, " %s", argv[i]);
 }
 
-#define BENCH_HELP_SHOWN (-1)
+/* A benchmark's name: which of them run. */
+static int pick(greenctx_args *args, const char *word, void *ctx)
+{
+    int *runs = ctx;
+    size_t k = 0, n = sizeof subcommands / sizeof subcommands[0];
+    while (k < n && strcmp(word, subcommands[k].name))
+        k++;
+    if (k == n)
+        return greenctx_args_bad(args, "unknown benchmark '%s': isolation, scaling, overhead, "
+                                 "all, tenants, overlap or elastic%s", word,
+                                 strcmp(word, "overlap") && strcmp(word, "elastic")
+                                     ? ""
+                                     : " (it comes first: greenctx bench overlap|elastic "
+                                       "[OPTIONS])");
+    if (*runs)
+        return greenctx_args_bad(args, "one benchmark at a time ('all' runs the three); got "
+                                 "'%s' too", word);
+    *runs = subcommands[k].runs;
+    return GREENCTX_EXIT_OK;
+}
 
 /* The benchmark's arguments; BENCH_HELP_SHOWN after --help, else an exit code. */
 static int parse(int argc, char **argv, greenctx_tool_options *opts, bench_options *opt,
                  int *runs)
 {
-    enum { OPT_QUICK, OPT_SVG, OPT_REPS, OPT_VICTIM_SMS };
-    static const greenctx_option own[] = {{"--quick", NULL},
-                                          {"--svg", "a file name"},
-                                          {"--reps", "a count from 1 to 1000000"},
-                                          {"--victim-sms", "SM counts (1 to 1024)"},
-                                          {NULL, NULL}};
+    const bench_arg table[] = {
+        BENCH_FLAG("--quick", &opt->quick),
+        BENCH_TEXT("--svg", "a file name", &opt->svg_path),
+        BENCH_UINT("--reps", "a count from 1 to 1000000", &opt->reps, 1, 1000000),
+        BENCH_LIST("--victim-sms", "SM counts (1 to 1024)", BENCH_ARG_UINT, opt->victim_sms, 1,
+                   1024, BENCH_MAX_VICTIM_SMS, &opt->nb_victim_sms, NULL),
+    };
     greenctx_args args;
     greenctx_args_begin(&args, argc, argv, opts);
     *runs = 0;
-    int last = -1, value; /* --victim-sms takes the numbers that follow it too */
-    for (int id; (id = greenctx_args_next(&args, own)) != GREENCTX_ARG_END; last = id) {
-        const char *a = args.value;
-        if (id == GREENCTX_ARG_HELP) {
-            usage(stdout);
-            return BENCH_HELP_SHOWN;
-        } else if (id == GREENCTX_ARG_STOP) {
-            return args.rc;
-        } else if (id == OPT_QUICK) {
-            opt->quick = 1;
-        } else if (id == OPT_SVG) {
-            if (!*a || a[0] == '-')
-                return greenctx_args_bad(&args, "--svg needs a file name, got '%s'", a);
-            opt->svg_path = a;
-        } else if (id == OPT_REPS) {
-            if (greenctx_parse_int(a, 1, 1000000, &value))
-                return greenctx_args_bad(&args, "--reps needs a count from 1 to 1000000, got '%s'",
-                                         a);
-            opt->reps = (unsigned)value;
-        } else if ((id == OPT_VICTIM_SMS || (id == GREENCTX_ARG_POSITIONAL &&
-                                             last == OPT_VICTIM_SMS)) &&
-                   greenctx_parse_int(a, 1, 1024, &value) == 0) {
-            if (opt->nb_victim_sms == BENCH_MAX_VICTIM_SMS)
-                return greenctx_args_bad(&args, "--victim-sms takes at most 8 sizes; '%s' is one "
-                                         "too many", a);
-            opt->victim_sms[opt->nb_victim_sms++] = (unsigned)value;
-            id = OPT_VICTIM_SMS;
-        } else if (id == OPT_VICTIM_SMS) {
-            return greenctx_args_bad(&args, "--victim-sms needs SM counts (1 to 1024), got '%s'",
-                                     a);
-        } else {
-            size_t k = 0;
-            while (k < sizeof subcommands / sizeof subcommands[0] && strcmp(a, subcommands[k].name))
-                k++;
-            if (k == sizeof subcommands / sizeof subcommands[0])
-                return greenctx_args_bad(&args, "unknown benchmark '%s': isolation, scaling, "
-                                         "overhead, all, tenants, overlap or elastic%s", a,
-                                         strcmp(a, "overlap") && strcmp(a, "elastic")
-                                             ? ""
-                                             : " (it comes first: greenctx bench overlap|elastic "
-                                               "[OPTIONS])");
-            if (*runs)
-                return greenctx_args_bad(&args, "one benchmark at a time ('all' runs the three); "
-                                         "got '%s' too", a);
-            *runs = subcommands[k].runs;
-        }
-    }
+    int rc = bench_args_parse(&args, table, BENCH_NB(table), usage, pick, runs);
+    if (rc != GREENCTX_EXIT_OK)
+        return rc;
     if (!*runs)
         return greenctx_args_bad(&args, "which benchmark? isolation, scaling, overhead, all or "
                                         "overlap");
@@ -158,17 +135,6 @@ static int parse(int argc, char **argv, greenctx_tool_options *opts, bench_optio
         return greenctx_args_bad(&args, "--svg draws isolation and scaling; 'overhead' has "
                                  "neither");
     return GREENCTX_EXIT_OK;
-}
-
-static void print_header(const bench_env *env)
-{
-    char version[16];
-    printf("greenctx bench: %s (%u SMs), driver %s, %s\n", env->gpu_name, env->sm_count,
-           greenctx_format_driver_version(env->driver_version, version, sizeof version),
-           env->date);
-    printf("command: %s\n", env->command);
-    if (env->simulated)
-        printf("simulated: timings meaningless\n");
 }
 
 /* Every victim size must make a legal split before anything runs. */
@@ -218,50 +184,46 @@ static int run_all(const bench_env *env, bench_results *r)
     return 0;
 }
 
-static void print_json(const bench_env *env, const bench_results *r)
+/* The document's members: each benchmark's, null where it did not run. */
+static void print_json(json_writer *w, const bench_env *env, const void *result)
 {
-    json_writer w;
-    json_begin(&w, stdout, "greenctx.bench/1");
-    bench_json_meta(&w, env);
+    const bench_results *r = result;
     if (r->runs & RUN_ISOLATION) {
-        json_array(&w, "isolation");
+        json_array(w, "isolation");
         for (unsigned i = 0; i < r->nb_iso; i++)
-            bench_isolation_json(&w, env, &r->iso[i]);
-        json_close(&w);
+            bench_isolation_json(w, env, &r->iso[i]);
+        json_close(w);
     } else {
-        json_null(&w, "isolation");
+        json_null(w, "isolation");
     }
     if (r->runs & RUN_SCALING)
-        bench_scaling_json(&w, &r->scaling);
+        bench_scaling_json(w, &r->scaling);
     else
-        json_null(&w, "scaling");
+        json_null(w, "scaling");
     if (r->runs & RUN_OVERHEAD)
-        bench_overhead_json(&w, &r->overhead);
+        bench_overhead_json(w, &r->overhead);
     else
-        json_null(&w, "overhead");
+        json_null(w, "overhead");
     if (r->runs & RUN_TENANTS)
-        bench_tenants_json(&w, &r->tenants);
+        bench_tenants_json(w, &r->tenants);
     else
-        json_null(&w, "tenants");
-    json_end(&w);
+        json_null(w, "tenants");
 }
 
-static int write_svg(const bench_env *env, const bench_results *r)
+static void draw(const bench_env *env, const void *result, bench_chart *chart)
 {
-    bench_chart *chart = calloc(1, sizeof *chart);
-    if (!chart)
-        return -1;
+    const bench_results *r = result;
     for (unsigned i = 0; i < r->nb_iso; i++)
         bench_isolation_chart(&r->iso[i], chart);
     if (r->runs & RUN_SCALING)
         bench_scaling_chart(env, &r->scaling, chart);
     if (r->runs & RUN_TENANTS)
         bench_tenants_chart(&r->tenants, chart);
-    int rc = bench_svg_write(env->opt.svg_path, env, chart);
-    free(chart);
-    if (rc == 0 && !env->opt.json)
-        printf("\nchart: %s\n", env->opt.svg_path);
-    return rc;
+}
+
+static void print_tenants(const bench_env *env, const void *result)
+{
+    bench_tenants_print(env, &((const bench_results *)result)->tenants);
 }
 
 /* The tenants run in processes of their own: this one holds no context meanwhile, and prints
@@ -277,14 +239,10 @@ static int run_tenants(bench_env *env)
     }
     results->runs = RUN_TENANTS;
     if (!env->opt.json)
-        print_header(env);
+        bench_print_header(env, NULL, NULL);
     rc = bench_tenants_run(env, NULL, &results->tenants);
-    if (env->opt.json)
-        print_json(env, results);
-    else
-        bench_tenants_print(env, &results->tenants);
-    if (env->opt.svg_path && write_svg(env, results))
-        rc = -1;
+    const bench_report report = {"greenctx.bench/1", results, print_tenants, print_json, draw};
+    rc |= bench_report_write(env, &report, NULL);
     free(results);
     return rc ? GREENCTX_EXIT_FAILED : GREENCTX_EXIT_OK;
 }
@@ -358,13 +316,13 @@ int bench_main(int argc, char **argv, greenctx_tool_options *opts)
     if (!rc) {
         results->runs = runs;
         if (!env.opt.json)
-            print_header(&env);
+            bench_print_header(&env, NULL, NULL);
         rc = ((runs & RUN_ISOLATION) && check_victim_sizes(&env)) || run_all(&env, results);
     }
-    if (!rc && env.opt.json)
-        print_json(&env, results);
-    if (!rc && env.opt.svg_path)
-        rc = write_svg(&env, results);
+    /* The tables were printed as each benchmark ran. */
+    const bench_report report = {"greenctx.bench/1", results, NULL, print_json, draw};
+    if (!rc)
+        rc = bench_report_write(&env, &report, NULL);
     free(results);
     bench_env_close(&env);
     return rc ? GREENCTX_EXIT_FAILED : GREENCTX_EXIT_OK;

@@ -38,8 +38,9 @@
     "NCCL_NVLS_ENABLE=0 (NVLink multicast off) and refuses any other value.\n"
 
 /* "4M" -> 4 MiB; a multiple of 4 bytes (fp32 words), 4 B to 4 GiB. */
-static int parse_size(const char *text, size_t *bytes)
+static int parse_size(const char *text, void *to, unsigned i)
 {
+    size_t *bytes = (size_t *)to + i;
     char *end;
     if (!text || text[0] < '0' || text[0] > '9')
         return -1;
@@ -57,8 +58,10 @@ static int parse_size(const char *text, size_t *bytes)
     return 0;
 }
 
-static int parse_gemm(const char *text, olap_options *o)
+static int parse_gemm(const char *text, void *to, unsigned i)
 {
+    olap_options *o = to;
+    (void)i;
     unsigned m, n, k;
     char tail;
     if (!text || sscanf(text, "%ux%ux%u%c", &m, &n, &k, &tail) != 3 || !m || !n || !k ||
@@ -68,8 +71,10 @@ static int parse_gemm(const char *text, olap_options *o)
     return 0;
 }
 
-static int parse_mix(const char *text, olap_options *o)
+static int parse_mix(const char *text, void *to, unsigned i)
 {
+    olap_options *o = to;
+    (void)i;
     unsigned g, r;
     char tail;
     if (!text || sscanf(text, "%u:%u%c", &g, &r, &tail) != 2 || !g || !r || g > 1000 || r > 100000)
@@ -78,75 +83,28 @@ static int parse_mix(const char *text, olap_options *o)
     return 0;
 }
 
-#define OVERLAP_HELP_SHOWN (-1)
+static void usage(FILE *out) { fputs(OVERLAP_USAGE, out); }
 
-/* The benchmark's arguments; OVERLAP_HELP_SHOWN after --help, else an exit code. --sizes and
+/* The benchmark's arguments; BENCH_HELP_SHOWN after --help, else an exit code. --sizes and
  * --sms take the values that follow them. */
 static int parse(int argc, char **argv, greenctx_tool_options *opts, olap_options *o,
                  const char **svg)
 {
-    enum { OPT_QUICK, OPT_SIZES, OPT_SMS, OPT_GEMM, OPT_MIX, OPT_REPS, OPT_SVG };
-    static const greenctx_option own[] = {{"--quick", NULL},
-                                          {"--sizes", "sizes in bytes, e.g. 4M 256M"},
-                                          {"--sms", "SM counts (1 to 1024)"},
-                                          {"--gemm", "MxNxK, e.g. 8192x8192x8192"},
-                                          {"--mix", "GEMMS:ALLREDUCES per step, e.g. 8:40"},
-                                          {"--reps", "a count from 1 to 100000"},
-                                          {"--svg", "a file name"},
-                                          {NULL, NULL}};
+    const bench_arg table[] = {
+        BENCH_FLAG("--quick", &o->quick),
+        BENCH_LIST("--sizes", "sizes in bytes, multiples of 4 up to 4G, with K, M or G (4M: "
+                   "4 MiB)", BENCH_ARG_PARSE, o->sizes, 0, 0, OLAP_MAX_SIZES, &o->nb_sizes,
+                   parse_size),
+        BENCH_LIST("--sms", "SM counts (1 to 1024)", BENCH_ARG_UINT, o->sms, 1, 1024,
+                   OLAP_MAX_SMS, &o->nb_sms, NULL),
+        BENCH_PARSE("--gemm", "MxNxK (each 1 to 65536), e.g. 8192x8192x8192", o, parse_gemm),
+        BENCH_PARSE("--mix", "GEMMS:ALLREDUCES per step, e.g. 8:40", o, parse_mix),
+        BENCH_UINT("--reps", "a count from 1 to 100000", &o->reps, 1, 100000),
+        BENCH_TEXT("--svg", "a file name", svg),
+    };
     greenctx_args args;
     greenctx_args_begin(&args, argc, argv, opts);
-    int list = -1, value; /* the list option whose values are being read */
-    for (int id; (id = greenctx_args_next(&args, own)) != GREENCTX_ARG_END;) {
-        const char *a = args.value;
-        if (id == GREENCTX_ARG_HELP) {
-            fputs(OVERLAP_USAGE, stdout);
-            return OVERLAP_HELP_SHOWN;
-        }
-        if (id == GREENCTX_ARG_STOP)
-            return args.rc;
-        if (id == GREENCTX_ARG_POSITIONAL && list < 0)
-            return greenctx_args_bad(&args, "unexpected argument '%s'", a);
-        if (id == GREENCTX_ARG_POSITIONAL)
-            id = list;
-        list = id == OPT_SIZES || id == OPT_SMS ? id : -1;
-        if (id == OPT_QUICK) {
-            o->quick = 1;
-        } else if (id == OPT_SIZES) {
-            if (o->nb_sizes == OLAP_MAX_SIZES)
-                return greenctx_args_bad(&args, "--sizes takes at most 4 sizes; '%s' is one too "
-                                         "many", a);
-            if (parse_size(a, &o->sizes[o->nb_sizes++]))
-                return greenctx_args_bad(&args, "--sizes: '%s' is not a size: bytes, a multiple "
-                                         "of 4 up to 4G, with an optional K, M or G (4M is "
-                                         "4 MiB)", a);
-        } else if (id == OPT_SMS) {
-            if (o->nb_sms == OLAP_MAX_SMS)
-                return greenctx_args_bad(&args, "--sms takes at most 8 counts; '%s' is one too "
-                                         "many", a);
-            if (greenctx_parse_int(a, 1, 1024, &value))
-                return greenctx_args_bad(&args, "--sms needs SM counts (1 to 1024), got '%s'", a);
-            o->sms[o->nb_sms++] = (unsigned)value;
-        } else if (id == OPT_GEMM) {
-            if (parse_gemm(a, o))
-                return greenctx_args_bad(&args, "--gemm needs MxNxK (each 1 to 65536), got '%s'",
-                                         a);
-        } else if (id == OPT_MIX) {
-            if (parse_mix(a, o))
-                return greenctx_args_bad(&args, "--mix needs GEMMS:ALLREDUCES per step, e.g. "
-                                         "8:40, got '%s'", a);
-        } else if (id == OPT_REPS) {
-            if (greenctx_parse_int(a, 1, 100000, &value))
-                return greenctx_args_bad(&args, "--reps needs a count from 1 to 100000, got '%s'",
-                                         a);
-            o->reps = (unsigned)value;
-        } else if (id == OPT_SVG) {
-            if (!*a || a[0] == '-')
-                return greenctx_args_bad(&args, "--svg needs a file name, got '%s'", a);
-            *svg = a;
-        }
-    }
-    return GREENCTX_EXIT_OK;
+    return bench_args_parse(&args, table, BENCH_NB(table), usage, NULL, NULL);
 }
 
 static void defaults(olap_options *o)
@@ -205,34 +163,6 @@ static int check_machine(greenctx_tool_options *opts, bench_env env[OLAP_GPUS],
     return GREENCTX_EXIT_OK;
 }
 
-static void print_json(const bench_env *env, const olap_result *res)
-{
-    char version[16];
-    json_writer w;
-    json_begin(&w, stdout, "greenctx.bench.overlap/1");
-    json_object(&w, "meta");
-    json_int(&w, "driver_version", env->driver_version);
-    json_string(&w, "driver",
-                greenctx_format_driver_version(env->driver_version, version, sizeof version));
-    json_string(&w, "date", env->date);
-    json_bool(&w, "simulated", env->simulated);
-    json_bool(&w, "quick", env->opt.quick);
-    json_string(&w, "command", env->command);
-    json_close(&w);
-    bench_overlap_json(&w, res);
-    json_end(&w);
-}
-
-static void print_header(const bench_env *env)
-{
-    char version[16];
-    greenctx_format_driver_version(env->driver_version, version, sizeof version);
-    printf("greenctx bench overlap: driver %s, %s\ncommand: %s\n", version, env->date,
-           env->command);
-    if (env->simulated)
-        printf("simulated: timings meaningless\n");
-}
-
 int greenctx_bench_overlap(int argc, char **argv, greenctx_tool_options *opts,
                            const char *command)
 {
@@ -242,7 +172,7 @@ int greenctx_bench_overlap(int argc, char **argv, greenctx_tool_options *opts,
     const char *svg = NULL;
     int rc = parse(argc, argv, opts, &o, &svg);
     if (rc != GREENCTX_EXIT_OK)
-        return rc == OVERLAP_HELP_SHOWN ? GREENCTX_EXIT_OK : rc;
+        return rc == BENCH_HELP_SHOWN ? GREENCTX_EXIT_OK : rc;
     defaults(&o);
     char why[2048];
     if (olap_nvls_off(why, sizeof why))
@@ -265,31 +195,18 @@ int greenctx_bench_overlap(int argc, char **argv, greenctx_tool_options *opts,
         rc = greenctx_tool_fail(opts, GCTX_ERROR_OUT_OF_MEMORY);
     if (rc == GREENCTX_EXIT_OK) {
         snprintf(env[0].command, sizeof env[0].command, "%s", command);
-        env[0].opt.quick = o.quick;
+        env[0].opt = (bench_options){.quick = o.quick, .json = opts->json, .svg_path = svg};
         if (!opts->json)
-            print_header(&env[0]);
+            bench_print_header(&env[0], "overlap", NULL);
         if (bench_overlap_run(env, &libs, &o, res))
             rc = GREENCTX_EXIT_FAILED;
     }
     if (rc == GREENCTX_EXIT_OK) {
         bench_overlap_advise(res);
-        if (opts->json)
-            print_json(&env[0], res);
-        else
-            bench_overlap_print(res);
-    }
-    if (rc == GREENCTX_EXIT_OK && svg) {
-        bench_chart *chart = calloc(1, sizeof *chart);
-        if (!chart)
-            rc = greenctx_tool_fail(opts, GCTX_ERROR_OUT_OF_MEMORY);
-        else {
-            bench_overlap_chart(&env[0], res, chart);
-            if (bench_svg_write(svg, &env[0], chart))
-                rc = GREENCTX_EXIT_FAILED;
-            else if (!opts->json)
-                printf("chart: %s\n", svg);
-        }
-        free(chart);
+        const bench_report report = {"greenctx.bench.overlap/1", res, bench_overlap_print,
+                                     bench_overlap_json, bench_overlap_chart};
+        if (bench_report_write(&env[0], &report, NULL))
+            rc = GREENCTX_EXIT_FAILED;
     }
     free(res);
     for (int i = 0; i < OLAP_GPUS; i++)

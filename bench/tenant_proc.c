@@ -20,23 +20,14 @@
 
 #define EXIT_WAIT_MS 20000
 
-static const char *const role_names[TENANT_NB_ROLES] = {"victim", "hog", "launcher", "faulter",
-                                                         "probe"};
-static const char *const work_names[TENANT_NB_WORKS] = {"fma", "read", "copy"};
+extern char **environ;
 
-const char *tenant_role_name(tenant_role role) { return role_names[role]; }
-const char *tenant_work_name(tenant_work work) { return work_names[work]; }
+const char *const tenant_role_names[TENANT_NB_ROLES + 1] = {"victim", "hog", "launcher",
+                                                             "faulter", "probe", NULL};
+const char *const tenant_work_names[TENANT_NB_WORKS + 1] = {"fma", "read", "copy", NULL};
 
-static int find_name(const char *const *names, int n, const char *name)
-{
-    for (int i = 0; i < n; i++)
-        if (!strcmp(names[i], name))
-            return i;
-    return -1;
-}
-
-int tenant_role_parse(const char *name) { return find_name(role_names, TENANT_NB_ROLES, name); }
-int tenant_work_parse(const char *name) { return find_name(work_names, TENANT_NB_WORKS, name); }
+const char *tenant_role_name(tenant_role role) { return tenant_role_names[role]; }
+const char *tenant_work_name(tenant_work work) { return tenant_work_names[work]; }
 
 void tenant_say(const char *fmt, ...)
 {
@@ -71,6 +62,30 @@ int tenant_parse_line(const char *line, tenant_report *r)
     return ok ? 0 : -1;
 }
 
+/* This process's environment without the variables named by drop ("NAME=" prefixes) and
+ * with add: a NULL-terminated array to free (the strings stay the caller's or environ's). */
+static char **environment(const char *const drop[], size_t nb_drop, char *const add[],
+                          size_t nb_add)
+{
+    size_t n = 0;
+    while (environ[n])
+        n++;
+    char **envp = calloc(n + nb_add + 1, sizeof *envp);
+    if (!envp)
+        return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        int dropped = 0;
+        for (size_t j = 0; j < nb_drop; j++)
+            dropped |= !strncmp(environ[i], drop[j], strlen(drop[j]));
+        if (!dropped)
+            envp[k++] = environ[i];
+    }
+    for (size_t j = 0; j < nb_add; j++)
+        envp[k++] = add[j];
+    return envp;
+}
+
 /* The worker's environment: the MPS variables of spec instead of the user's. */
 static char **worker_environment(const tenant_run *run, const tenant_spec *spec,
                                  char vars[3][600])
@@ -82,7 +97,7 @@ static char **worker_environment(const tenant_run *run, const tenant_spec *spec,
     snprintf(vars[1], sizeof vars[1], "%s%s", ours[1], run->paths->mps_log);
     snprintf(vars[2], sizeof vars[2], "%s%d", ours[2], spec->thread_percentage);
     char *add[] = {vars[0], vars[1], vars[2]};
-    return tenant_environment(ours, 3, add, spec->thread_percentage > 0 ? 3 : 2);
+    return environment(ours, 3, add, spec->thread_percentage > 0 ? 3 : 2);
 }
 
 /* One line from the worker into line (without the newline): 1, 0 at the end of its output,

@@ -42,51 +42,37 @@ typedef struct worker {
     size_t capacity;
 } worker;
 
+static void usage(FILE *out) { fputs("tenant-worker: started by bench tenants\n", out); }
+
 static int parse(int argc, char **argv, greenctx_tool_options *opts, worker *w)
 {
-    enum { OPT_ROLE, OPT_WORK, OPT_ON, OPT_MS, OPT_FAULT_AT, OPT_VICTIM_SMS, OPT_REGISTRY, OPT_ASIDE };
-    static const greenctx_option own[] = {
-        {"--role", "victim, hog, launcher, faulter or probe"},
-        {"--work", "fma, read or copy"},
-        {"--on", "primary or a claim request"},
-        {"--ms", "milliseconds"},
-        {"--fault-at-ms", "milliseconds"},
-        {"--victim-sms", "an SM count"},
-        {"--registry", "a directory"},
-        {"--aside", "a claim request held aside while --on's is claimed"},
-        {NULL, NULL}};
+    int role = TENANT_NB_ROLES, work = TENANT_WORK_FMA;
+    unsigned ms = 0, fault_at = 0;
+    const bench_arg table[] = {
+        BENCH_CHOICE("--role", "victim, hog, launcher, faulter or probe", &role,
+                     tenant_role_names),
+        BENCH_CHOICE("--work", "fma, read or copy", &work, tenant_work_names),
+        BENCH_TEXT("--on", "primary or a claim request", &w->on),
+        BENCH_UINT("--ms", "milliseconds", &ms, 1, 600000),
+        BENCH_UINT("--fault-at-ms", "milliseconds", &fault_at, 0, 600000),
+        BENCH_UINT("--victim-sms", "an SM count", &w->victim_sms, 1, 1024),
+        BENCH_TEXT("--registry", "a directory", &w->registry),
+        BENCH_TEXT("--aside", "a claim request held aside while --on's is claimed", &w->aside),
+    };
     greenctx_args args;
     greenctx_args_begin(&args, argc, argv, opts);
-    int value;
-    w->role = TENANT_NB_ROLES;
-    for (int id; (id = greenctx_args_next(&args, own)) != GREENCTX_ARG_END;) {
-        const char *a = args.value;
-        if (id == GREENCTX_ARG_STOP)
-            return args.rc;
-        if (id == OPT_ROLE && (value = tenant_role_parse(a)) >= 0)
-            w->role = value;
-        else if (id == OPT_WORK && (value = tenant_work_parse(a)) >= 0)
-            w->work = value;
-        else if (id == OPT_ON)
-            w->on = a;
-        else if (id == OPT_REGISTRY)
-            w->registry = a;
-        else if (id == OPT_ASIDE)
-            w->aside = a;
-        else if (id == OPT_MS && greenctx_parse_int(a, 1, 600000, &value) == 0)
-            w->duration_ms = value;
-        else if (id == OPT_FAULT_AT && greenctx_parse_int(a, 0, 600000, &value) == 0)
-            w->fault_at_ms = value;
-        else if (id == OPT_VICTIM_SMS && greenctx_parse_int(a, 1, 1024, &value) == 0)
-            w->victim_sms = (unsigned)value;
-        else
-            return greenctx_args_bad(&args, "tenant-worker (started by bench tenants): bad "
-                                     "argument '%s'", a);
-    }
+    int rc = bench_args_parse(&args, table, BENCH_NB(table), usage, NULL, NULL);
+    if (rc != GREENCTX_EXIT_OK)
+        return rc == BENCH_HELP_SHOWN ? GREENCTX_EXIT_USAGE : rc;
+    w->role = (tenant_role)role;
+    w->work = (tenant_work)work;
+    w->duration_ms = (int)ms;
+    w->fault_at_ms = (int)fault_at;
     if (w->role == TENANT_NB_ROLES || !w->on || !w->registry || !w->duration_ms ||
-        !w->victim_sms)
+        !w->victim_sms) {
         return greenctx_args_bad(&args, "tenant-worker needs --role, --on, --ms, --victim-sms "
                                  "and --registry (it is started by bench tenants)");
+    }
     return GREENCTX_EXIT_OK;
 }
 

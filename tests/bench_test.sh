@@ -38,6 +38,9 @@ sim_overhead)
         has "$out" "$row"
     done
     has "$out" "needs a GPU: this driver runs no kernels"
+    # Progress on stderr: a step per row, the launches and the cache's rows, the time left.
+    has "$err" "greenctx bench: overhead [1/7] split"
+    has "$err" "greenctx bench: overhead [7/7] re-partitioning: the context cache and layouts (about "
     # The context cache and layouts: no memory lost with the cache, 4 MiB per context without.
     has "$out" "re-partitioning: 16/rest <-> 64/rest"
     has "$out" "device memory lost, MiB                   0.0            |     1600.0"
@@ -112,6 +115,11 @@ sim_elastic)
         "simulated: not a measurement" "chart: $svg"; do
         has "$out" "$text"
     done
+    # Progress on stderr, a step per arm that runs with the time left from the second on: 11
+    # one-process arms, then the 6 two-process ones less the 4 MPS ones skipped here.
+    has "$err" "greenctx bench: elastic [1/17] static split 16 | 116"
+    has "$err" "greenctx bench: elastic [2/17] static split 32 | 100 (about "
+    has "$err" "greenctx bench: elastic [13/13] 2 processes, claims resized, no MPS (about "
     sed -n '/^targets (issue 17):/,$p' "$out" | grep -Eq '^  (met|not met) ' &&
         fail "a simulated run gives a target's verdict"
     sed -n '/^targets (issue 17):/,$p' "$out" | grep -q '^  simulated ' ||
@@ -144,13 +152,13 @@ sim_elastic)
     grep -q "cuCtxPushCurrent" "$err" && fail "a context was used after the layouts ended"
     # Bad arguments: refused with what would work, before anything runs.
     run 2 --sim h200 bench elastic --trace bursty
-    has "$err" "--trace: onoff, duty50, poisson or stationary, got 'bursty'"
+    has "$err" "--trace needs onoff, duty50, poisson or stationary, got 'bursty'"
     run 2 --sim h200 bench elastic --seconds 0.01
     has "$err" "--seconds needs seconds from 0.2 to 600"
     run 2 --sim h200 bench elastic --layers 9
     has "$err" "--layers needs a count from 1 to 8"
     run 2 --sim h200 bench elastic --arms 2p
-    has "$err" "--arms: all or 1p"
+    has "$err" "--arms needs all or 1p (the one-process arms only), got '2p'"
     run 2 --sim h200 bench elastic --reps 3
     has "$err" "unknown option '--reps'"
     run 0 bench elastic --help
@@ -174,7 +182,7 @@ sim_elastic_cublas)
     export GREENCTX_CUBLAS_LIBRARY="$double"
     has "$err" "--gemm cublas: cuBLAS could not be loaded from GREENCTX_CUBLAS_LIBRARY"
     run 2 --sim h200 bench elastic --gemm tensor
-    has "$err" "--gemm: auto (cuBLAS when found), own (the bench's kernel) or cublas"
+    has "$err" "--gemm needs auto (cuBLAS when found), own (the bench's kernel) or cublas, got 'tensor'"
     ;;
 sim_bad_victim)
     need_sim
@@ -191,6 +199,7 @@ usage)
     run 2 bench overhead --reps
     run 2 bench isolation --victim-sms
     run 2 bench isolation --victim-sms 1 2 3 4 5 6 7 8 9
+    has "$err" "--victim-sms takes at most 8 values; '9' is one too many"
     run 2 bench overhead --svg "$svg"
     run 2 bench all --svg
     run 2 bench all --frobnicate

@@ -18,10 +18,10 @@ usage)
     run 0 bench --help
     has "$out" "overlap"
     run 2 bench overlap --sizes 3
-    has "$err" "'3' is not a size"
+    has "$err" "--sizes needs sizes in bytes, multiples of 4 up to 4G, with K, M or G (4M: 4 MiB), got '3'"
     run 2 bench overlap --sizes
     run 2 bench overlap --sizes 1M 2M 3M 4M 5M
-    has "$err" "at most 4 sizes"
+    has "$err" "--sizes takes at most 4 values; '5M' is one too many"
     run 2 bench overlap --sms 0
     run 2 bench overlap --gemm 8192x8192
     has "$err" "--gemm needs MxNxK"
@@ -33,7 +33,7 @@ usage)
     run 2 bench overlap extra
     has "$err" "unexpected argument 'extra'"
     run 2 bench overlap --sizes=4M --sms 8 16 24 32 40 48 56 64 72
-    has "$err" "at most 8 counts"
+    has "$err" "--sms takes at most 8 values; '72' is one too many"
     ;;
 sim_one_gpu)
     need_sim

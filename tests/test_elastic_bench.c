@@ -66,13 +66,6 @@ GT_TEST(poisson_is_seeded_and_has_the_onoff_mean)
     el_trace_free(&c);
 }
 
-GT_TEST(trace_names_parse_back)
-{
-    for (int k = 0; k < EL_NB_TRACES; k++)
-        GT_ASSERT_EQ_INT(el_trace_parse(el_trace_name((el_trace_kind)k)), k);
-    GT_ASSERT_EQ_INT(el_trace_parse("bursty"), -1);
-}
-
 /* An arm that ran: its p99 per output token and prefill rate. Its per-step p99 is made
  * twice that, so a rule that read the steps' would fail these tests. */
 static el_arm *add(elastic_result *r, el_arm_kind kind, const char *name, double p99,

@@ -101,7 +101,7 @@ GT_TEST(json_is_one_document)
     dup2(fd, 1);
     json_writer w;
     json_begin(&w, stdout, "greenctx.bench.overlap/1");
-    bench_overlap_json(&w, res);
+    bench_overlap_json(&w, NULL, res);
     json_end(&w);
     fflush(stdout);
     dup2(saved, 1);

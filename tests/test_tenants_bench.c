@@ -6,6 +6,7 @@
  * and the report of a made-up run (ratios, rows that did not run, the fault arm, one
  * JSON document). Skips what needs python3 when it is missing. */
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
@@ -282,7 +283,17 @@ GT_TEST(every_arm_runs_its_tenants_together_and_a_failed_one_keeps_its_row)
     env.opt.quick = 1;
     tenants_result *r = calloc(1, sizeof *r);
     GT_ASSERT(r != NULL);
+    /* Its progress on stderr, into a file. */
+    char progress_path[128];
+    snprintf(progress_path, sizeof progress_path, "%s/progress", fake_dir);
+    fflush(stderr);
+    int saved_stderr = dup(2), progress_fd = open(progress_path, O_WRONLY | O_CREAT, 0600);
+    GT_ASSERT(saved_stderr >= 0 && progress_fd >= 0 && dup2(progress_fd, 2) == 2);
+    close(progress_fd);
     int rc = bench_tenants_run(&env, FAKE_TENANT_WORKER, r);
+    fflush(stderr);
+    GT_ASSERT(dup2(saved_stderr, 2) == 2);
+    close(saved_stderr);
     unsetenv("GREENCTX_TEST_TENANT_FAIL");
     int status;
     GT_ASSERT(waitpid(-1, &status, WNOHANG) == -1 && errno == ECHILD); /* every tenant reaped */
@@ -307,6 +318,12 @@ GT_TEST(every_arm_runs_its_tenants_together_and_a_failed_one_keeps_its_row)
     GT_ASSERT(r->fault[1].probe_done_ns > r->fault[1].faulter.fault_ns);
     GT_ASSERT_EQ_INT(r->fault[1].launcher.failed, 5000);
     GT_ASSERT_CONTAINS(r->fault[1].launcher.message, "the fault of pid 1 reached");
+    /* A step per arm and per fault arm, 13, the time left from the second on. */
+    static char progress[16384];
+    read_text(progress_path, progress, sizeof progress);
+    GT_ASSERT_CONTAINS(progress, "greenctx bench: tenants [1/13] victim alone");
+    GT_ASSERT_CONTAINS(progress, "greenctx bench: tenants [8/13] fault arm, no MPS (about ");
+    GT_ASSERT_CONTAINS(progress, "greenctx bench: tenants [13/13] fault arm, MPS (about ");
 
     static char text[65536];
     read_text(tenants, text, sizeof text);

@@ -1,0 +1,97 @@
+/* The output every benchmark shares (bench_chart.h): the header, the JSON document and the
+ * chart, so that each benchmark writes only its own rows. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "bench_chart.h"
+#include "numbers.h"
+
+void bench_print_header(const bench_env *env, const char *name, const char *simulated)
+{
+    char version[16];
+    printf("greenctx bench%s%s: %s (%u SMs), driver %s, %s\n", name ? " " : "", name ? name : "",
+           env->gpu_name, env->sm_count,
+           greenctx_format_driver_version(env->driver_version, version, sizeof version),
+           env->date);
+    printf("command: %s\n", env->command);
+    if (env->simulated)
+        printf("simulated: %s\n", simulated ? simulated : "timings meaningless");
+}
+
+void bench_print_columns(const char *label, const char *a, const char *b)
+{
+    printf("%-34s %10s %10s | %10s %10s | %7s\n", label, a, "p99", b, "p99", "ratio");
+}
+
+void bench_print_pair(const char *label, const bench_summary *a, const bench_summary *b,
+                      const char *tail)
+{
+    printf("%-34s %10.2f %10.2f |", label, a->p50, a->p99);
+    if (b)
+        printf(" %10.2f %10.2f | %7.3f%s\n", b->p50, b->p99, bench_ratio(a->p50, b->p50), tail);
+    else
+        printf("%s\n", tail);
+}
+
+void bench_chart_row(chart_dist *d, const char *label, const bench_summary *s, double scale)
+{
+    if (d->nb_rows == CHART_MAX_ROWS || s->n == 0)
+        return;
+    chart_row *r = &d->rows[d->nb_rows++];
+    snprintf(r->label, sizeof r->label, "%s", label);
+    r->p50 = s->p50 * scale, r->p99 = s->p99 * scale, r->p999 = s->p999 * scale;
+    r->max = s->max * scale;
+}
+
+static void write_json(FILE *out, const bench_env *env, const bench_report *r)
+{
+    json_writer w;
+    json_begin(&w, out, r->schema);
+    bench_json_meta(&w, env);
+    r->json(&w, env, r->result);
+    json_end(&w);
+}
+
+static int write_json_file(const char *path, const bench_env *env, const bench_report *r)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        perror(path);
+        return -1;
+    }
+    write_json(f, env, r);
+    if (fclose(f) != 0) {
+        perror(path);
+        return -1;
+    }
+    return 0;
+}
+
+static int write_svg(const bench_env *env, const bench_report *r)
+{
+    bench_chart *chart = calloc(1, sizeof *chart);
+    if (!chart) {
+        fprintf(stderr, "greenctx bench: out of memory\n");
+        return -1;
+    }
+    r->chart(env, r->result, chart);
+    int rc = bench_svg_write(env->opt.svg_path, env, chart);
+    free(chart);
+    if (rc == 0 && !env->opt.json)
+        printf("\nchart: %s\n", env->opt.svg_path);
+    return rc;
+}
+
+int bench_report_write(const bench_env *env, const bench_report *r, const char *json_path)
+{
+    if (env->opt.json)
+        write_json(stdout, env, r);
+    else if (r->print)
+        r->print(env, r->result);
+    int rc = 0;
+    if (env->opt.svg_path && r->chart && write_svg(env, r))
+        rc = -1;
+    if (json_path && write_json_file(json_path, env, r))
+        rc = -1;
+    return rc;
+}
