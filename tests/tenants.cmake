@@ -16,11 +16,13 @@ greenctx_test(tenants.shared_users LABELS tool TIMEOUT 120
 # The guard's GPU arms (bench/compare/tenants_guard.py) in --dry mode: the simulated driver, a
 # stand-in MPS daemon started and quit, every arm of one pair run and printed (sleeps for
 # steps: the plumbing, not the figures; the lead runs the script on the H200).
-greenctx_test(tenants.guard_bench_dry LABELS tool TIMEOUT 120
-  ENV ${tool_sim_env} GREENCTX_TOOL=$<TARGET_FILE:greenctx_tool>
-      GREENCTX_MPS_CONTROL=${CMAKE_CURRENT_SOURCE_DIR}/fake_mps_control.sh
-      PYTHONPATH=${PROJECT_SOURCE_DIR}/python GREENCTX_LIBRARY=$<TARGET_FILE:greenctx>
-      PYTHONDONTWRITEBYTECODE=1
-  COMMAND sh -c "python3 \"$0\" --dry --pairs gemm >\"$1\" && test $(grep -c '\"arm\"' \"$1\") -eq 7"
-          ${PROJECT_SOURCE_DIR}/bench/compare/tenants_guard.py
-          ${CMAKE_CURRENT_BINARY_DIR}/guard_bench_dry.json)
+if(GREENCTX_PYTHON AND NOT GREENCTX_SANITIZE) # Python loads the library: not under a sanitizer
+  greenctx_test(tenants.guard_bench_dry LABELS tool TIMEOUT 120
+    ENV ${tool_sim_env} GREENCTX_TOOL=$<TARGET_FILE:greenctx_tool>
+        GREENCTX_MPS_CONTROL=${CMAKE_CURRENT_SOURCE_DIR}/fake_mps_control.sh
+        PYTHONPATH=${PROJECT_SOURCE_DIR}/python GREENCTX_LIBRARY=$<TARGET_FILE:greenctx>
+        PYTHONDONTWRITEBYTECODE=1
+    COMMAND sh -c "python3 \"$0\" --dry --pairs gemm >\"$1\" && test $(grep -c '\"arm\"' \"$1\") -eq 7"
+            ${PROJECT_SOURCE_DIR}/bench/compare/tenants_guard.py
+            ${CMAKE_CURRENT_BINARY_DIR}/guard_bench_dry.json)
+endif()
