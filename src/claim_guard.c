@@ -64,6 +64,17 @@ static void publish(const gctx_claim *c, const state_line *l)
                           text);
 }
 
+#define STEP_MS_MAX 1e9 /* 11 days: past it no step, and 2e6 x it still fits a long long */
+
+/* Another user's file: values no step has are no line, never a pressure or arithmetic out
+ * of range in the guard. */
+static int plausible(const state_line *l)
+{
+    return isfinite(l->step_ms) && l->step_ms >= 0 && l->step_ms <= STEP_MS_MAX &&
+           isfinite(l->alone_ms) && l->alone_ms >= 0 && l->alone_ms <= STEP_MS_MAX &&
+           l->step_ns >= 0 && isfinite(l->held_ms) && l->held_ms >= 0;
+}
+
 static int read_line(const char *dir, const gctx__record *r, state_line *l)
 {
     char text[STATE_BYTES];
@@ -72,7 +83,8 @@ static int read_line(const char *dir, const gctx__record *r, state_line *l)
         return -1;
     if (sscanf(text, STATE_FORMAT("lf", "15s"), &l->step_ms, &l->alone_ms, &l->step_ns,
                &l->level, l->reason, &l->sms, &l->outstanding, &l->duty, &l->paced,
-               &l->held_ms) != 10) {
+               &l->held_ms) != 10 ||
+        !plausible(l)) {
         memset(l, 0, sizeof *l);
         return -1;
     }

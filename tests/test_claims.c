@@ -2483,6 +2483,70 @@ GT_TEST(a_dead_latency_tenant_leaves_nothing_held_back)
     GT_ASSERT_EQ_INT(states, 0);
 }
 
+/* Writes text over the one state line in the registry of dir (the latency claim's). */
+static int plant_state_line(const char *dir, const char *text)
+{
+    gctx_claim_usage usage = GCTX_CLAIM_USAGE_INIT;
+    unsigned n = 0;
+    if (gctx_claim_list(0, dir, NULL, 0, &n, &usage) != GCTX_SUCCESS)
+        return -1;
+    DIR *d = opendir(usage.path);
+    struct dirent *e;
+    int done = -1;
+    while (d && done && (e = readdir(d)) != NULL) {
+        char path[1200];
+        snprintf(path, sizeof path, "%s/%s", usage.path, e->d_name);
+        FILE *f = strncmp(e->d_name, "state-", 6) == 0 ? fopen(path, "w") : NULL;
+        if (f)
+            done = (fputs(text, f) < 0) | (fclose(f) != 0);
+    }
+    if (d)
+        closedir(d);
+    return done;
+}
+
+/* A latency tenant's state line may be another user's file: values no step has (NaN, 1e300
+ * ms, a time before 1970) make it no line, never a step, a pressure or arithmetic past the
+ * range of a long long in the guard. */
+GT_TEST(a_state_line_no_step_can_have_is_none)
+{
+    if (gt_require_green_contexts())
+        return;
+    const char *dir = fresh_dir("guard-hostile");
+    GT_CHECK();
+    gctx_claim *lat = NULL, *be = NULL;
+    GT_ASSERT_STATUS(guard_pair(dir, &lat, &be), GCTX_SUCCESS);
+    for (int i = 0; i < 3; i++, sleep_ms(6))
+        GT_ASSERT_STATUS(gctx_claim_report_step(lat, 0.5), GCTX_SUCCESS);
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    long long now = (long long)t.tv_sec * 1000000000ll + t.tv_nsec;
+    static const char *const bad[] = {"nan", "1e300", "-1"};
+    char line[256];
+    for (int b = 0; b < 4; b++) {
+        snprintf(line, sizeof line,
+                 "step_ms %s alone_ms 0.1 step_ns %lld level 0 reason - sms 0 outstanding 0 "
+                 "duty 1000 paced 0 held_ms 0\n",
+                 b < 3 ? bad[b] : "5.0", b < 3 ? now : -now);
+        GT_ASSERT_EQ_INT(plant_state_line(dir, line), 0);
+        gctx_claim_info list[4];
+        list[0].size = sizeof list[0];
+        unsigned n = 0;
+        GT_ASSERT_STATUS(gctx_claim_list(0, dir, list, 4, &n, NULL), GCTX_SUCCESS);
+        for (unsigned i = 0; i < n; i++)
+            if (list[i].tenant_class == GCTX_TENANT_LATENCY) {
+                GT_ASSERT(list[i].step_ms == 0);
+                GT_ASSERT_EQ_INT(list[i].step_ns, 0);
+            }
+        gctx_guard_advice a = GCTX_GUARD_ADVICE_INIT;
+        GT_ASSERT_STATUS(gctx_claim_guard(be, NULL, &a), GCTX_SUCCESS);
+        GT_ASSERT_EQ_INT(a.latency_tenants, 0);
+        GT_ASSERT_EQ_INT(a.level, 0);
+    }
+    gctx_claim_release(be);
+    gctx_claim_release(lat);
+}
+
 /* A latency tenant pays nothing for the guard: reporting steps calls no driver entry point. */
 GT_TEST(reporting_steps_calls_no_driver)
 {
