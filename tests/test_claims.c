@@ -2497,8 +2497,9 @@ static int plant_state_line(const char *dir, const char *text)
         char path[1200];
         snprintf(path, sizeof path, "%s/%s", usage.path, e->d_name);
         FILE *f = strncmp(e->d_name, "state-", 6) == 0 ? fopen(path, "w") : NULL;
+        int bad = f && fputs(text, f) < 0;
         if (f)
-            done = (fputs(text, f) < 0) | (fclose(f) != 0);
+            done = fclose(f) != 0 || bad;
     }
     if (d)
         closedir(d);
