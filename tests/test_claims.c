@@ -2548,6 +2548,63 @@ GT_TEST(a_state_line_no_step_can_have_is_none)
     gctx_claim_release(lat);
 }
 
+/* The state line's inode (a replace makes a new one), or 0 when there is none. */
+static unsigned long long state_inode(const char *dir)
+{
+    gctx_claim_usage usage = GCTX_CLAIM_USAGE_INIT;
+    unsigned n = 0;
+    unsigned long long ino = 0;
+    if (gctx_claim_list(0, dir, NULL, 0, &n, &usage) != GCTX_SUCCESS)
+        return 0;
+    DIR *d = opendir(usage.path);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        struct stat st;
+        if (strncmp(e->d_name, "state-", 6) == 0 && fstatat(dirfd(d), e->d_name, &st, 0) == 0)
+            ino = (unsigned long long)st.st_ino;
+    }
+    if (d)
+        closedir(d);
+    return ino;
+}
+
+/* Short steps are published once a window (10 ms), not once per 32 steps, and the window's
+ * p99 is of all its steps: 1,000 steps of 0.1 ms but 5 of 0.9 ms publish 0.1 ms. */
+GT_TEST(short_steps_are_published_once_a_window_at_their_p99)
+{
+    if (gt_require_green_contexts())
+        return;
+    const char *dir = fresh_dir("guard-window");
+    GT_CHECK();
+    gctx_claim *lat = NULL;
+    gctx_claim_options o = classed(dir, GCTX_TENANT_LATENCY, 1.0);
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", &o, &lat), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(gctx_claim_report_step(lat, 0.1), GCTX_SUCCESS);
+    sleep_ms(11);
+    GT_ASSERT_STATUS(gctx_claim_report_step(lat, 0.1), GCTX_SUCCESS); /* a window published */
+    unsigned long long first = state_inode(dir);
+    GT_ASSERT(first != 0);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int i = 0; i < 1000; i++)
+        GT_ASSERT_STATUS(gctx_claim_report_step(lat, i % 200 == 7 ? 0.9 : 0.1), GCTX_SUCCESS);
+    unsigned long long during = state_inode(dir);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+    if (ms >= 8)
+        GT_SKIP("1,000 reports took 8 ms or more: the window ended");
+    GT_ASSERT(during == first);
+    sleep_ms(11);
+    GT_ASSERT_STATUS(gctx_claim_report_step(lat, 0.1), GCTX_SUCCESS);
+    gctx_claim_info list[1];
+    list[0].size = sizeof list[0];
+    unsigned n = 0;
+    GT_ASSERT_STATUS(gctx_claim_list(0, dir, list, 1, &n, NULL), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(n, 1);
+    GT_ASSERT(list[0].step_ms > 0.09 && list[0].step_ms < 0.11);
+    gctx_claim_release(lat);
+}
+
 /* A latency tenant pays nothing for the guard: reporting steps calls no driver entry point. */
 GT_TEST(reporting_steps_calls_no_driver)
 {
