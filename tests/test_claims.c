@@ -2483,8 +2483,8 @@ GT_TEST(a_dead_latency_tenant_leaves_nothing_held_back)
     GT_ASSERT_EQ_INT(states, 0);
 }
 
-/* Writes text over the one state line in the registry of dir (the latency claim's). */
-static int plant_state_line(const char *dir, const char *text)
+/* The path of the one state line in the registry of dir; -1 when there is none. */
+static int state_path(const char *dir, char *path, size_t size)
 {
     gctx_claim_usage usage = GCTX_CLAIM_USAGE_INIT;
     unsigned n = 0;
@@ -2492,18 +2492,22 @@ static int plant_state_line(const char *dir, const char *text)
         return -1;
     DIR *d = opendir(usage.path);
     struct dirent *e;
-    int done = -1;
-    while (d && done && (e = readdir(d)) != NULL) {
-        char path[1200];
-        snprintf(path, sizeof path, "%s/%s", usage.path, e->d_name);
-        FILE *f = strncmp(e->d_name, "state-", 6) == 0 ? fopen(path, "w") : NULL;
-        int bad = f && fputs(text, f) < 0;
-        if (f)
-            done = fclose(f) != 0 || bad;
-    }
+    int found = -1;
+    while (d && found && (e = readdir(d)) != NULL)
+        if (strncmp(e->d_name, "state-", 6) == 0)
+            found = snprintf(path, size, "%s/%s", usage.path, e->d_name) < (int)size ? 0 : -1;
     if (d)
         closedir(d);
-    return done;
+    return found;
+}
+
+/* Writes text over the one state line in the registry of dir (the latency claim's). */
+static int plant_state_line(const char *dir, const char *text)
+{
+    char path[1200];
+    FILE *f = state_path(dir, path, sizeof path) == 0 ? fopen(path, "w") : NULL;
+    int bad = !f || fputs(text, f) < 0;
+    return (f && fclose(f) != 0) || bad ? -1 : 0;
 }
 
 /* A latency tenant's state line may be another user's file: values no step has (NaN, 1e300
@@ -2551,21 +2555,11 @@ GT_TEST(a_state_line_no_step_can_have_is_none)
 /* The state line's inode (a replace makes a new one), or 0 when there is none. */
 static unsigned long long state_inode(const char *dir)
 {
-    gctx_claim_usage usage = GCTX_CLAIM_USAGE_INIT;
-    unsigned n = 0;
-    unsigned long long ino = 0;
-    if (gctx_claim_list(0, dir, NULL, 0, &n, &usage) != GCTX_SUCCESS)
-        return 0;
-    DIR *d = opendir(usage.path);
-    struct dirent *e;
-    while (d && (e = readdir(d)) != NULL) {
-        struct stat st;
-        if (strncmp(e->d_name, "state-", 6) == 0 && fstatat(dirfd(d), e->d_name, &st, 0) == 0)
-            ino = (unsigned long long)st.st_ino;
-    }
-    if (d)
-        closedir(d);
-    return ino;
+    char path[1200];
+    struct stat st;
+    return state_path(dir, path, sizeof path) == 0 && stat(path, &st) == 0
+               ? (unsigned long long)st.st_ino
+               : 0;
 }
 
 /* Short steps are published once a window (10 ms), not once per 32 steps, and the window's
