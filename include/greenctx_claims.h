@@ -110,9 +110,10 @@ typedef struct gctx_claim_options {
 
 /* Claims SMs of a device. request is a GROUP of `greenctx plan`'s syntax without suffixes: a
  * count ("16": one a one-group split gives, see gctx_claim_count), a share of the device's
- * SMs ("25%", rounded down to a count that can be claimed), "rest" (every free SM, the SMs
- * left over from the granules too) or "all" (every SM of the device). Best fit: the granules that give exactly the count,
- * adjacent ones first. GCTX_ERROR_BUSY when the free SMs can't give it now (the message names
+ * SMs ("25%", rounded down to a count that can be claimed), "rest" (every free granule; the
+ * SMs left over from fine granules, 4 on an H200, only when no granule is free) or "all"
+ * (every SM of the device). Best fit: the granules that give exactly the count, adjacent ones
+ * first. GCTX_ERROR_BUSY when the free SMs can't give it now (the message names
  * the holders: pid, user, command, SMs), after timeout_ms with GCTX_CLAIM_WAIT;
  * GCTX_ERROR_INSUFFICIENT_SMS when the device could never give it (the message names the
  * nearest counts); GCTX_ERROR_UNSUPPORTED inside an MPS client whose active-thread percentage
@@ -121,11 +122,11 @@ typedef struct gctx_claim_options {
 GCTX_API gctx_status gctx_claim_acquire(int device, const char *request,
                                         const gctx_claim_options *options, gctx_claim **claim);
 /* What gctx_claim_acquire would make of request on the device, claiming nothing: sm_count
- * gets the count (0 for "rest", every free SM) and at_once, when not NULL, how many claims of
- * that count the device holds at once (0 for "rest"). A count is claimable when a one-group
- * split of the whole device gives it (greenctx plan, info --sizes): claims use the planner's
- * granules, and the SMs left over from them go with "rest". GCTX_ERROR_INSUFFICIENT_SMS
- * naming the nearest counts for one that isn't (with GCTX_ROUND_STRICT). The one rule for
+ * gets the count (0 for "rest") and at_once, when not NULL, how many claims of that count the
+ * device holds at once (0 for "rest"). A count is claimable when a one-group split of the
+ * whole device gives it (greenctx plan, info --sizes): claims use the planner's granules, and
+ * the SMs left over from fine ones never count (they go with "rest" or "all").
+ * GCTX_ERROR_INSUFFICIENT_SMS naming the nearest counts for one that isn't (with GCTX_ROUND_STRICT). The one rule for
  * claimable counts: greenctx info --sizes (how many at once), ps (the largest count of the free
  * SMs) and the Python API ask it; acquire and resize (run's claims) decide by it. */
 GCTX_API gctx_status gctx_claim_count(int device, const char *request, gctx_rounding rounding,

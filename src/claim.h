@@ -314,8 +314,9 @@ struct gctx_claim {
     /* The guard (claim_guard.c), under guard_lock: a latency tenant's window of steps, or a
      * best-effort tenant's decisions; what either publishes goes to its state file. */
     pthread_mutex_t guard_lock;
-    float steps[32];
-    unsigned nb_steps;
+    float steps[32];     /* the window's longest steps: its p99 while it has 3,200 or fewer */
+    unsigned nb_steps;   /* of them */
+    unsigned window_n;   /* steps in the window */
     long long window_ns; /* when the window began */
     double alone_ms;
     unsigned floor_sms, full_sms; /* full: its SMs before the guard held it back */

@@ -64,6 +64,17 @@ static void publish(const gctx_claim *c, const state_line *l)
                           text);
 }
 
+#define STEP_MS_MAX 1e9 /* 11 days: past it no step, and 2e6 x it still fits a long long */
+
+/* Another user's file: values no step has are no line, never a pressure or arithmetic out
+ * of range in the guard. */
+static int plausible(const state_line *l)
+{
+    return isfinite(l->step_ms) && l->step_ms >= 0 && l->step_ms <= STEP_MS_MAX &&
+           isfinite(l->alone_ms) && l->alone_ms >= 0 && l->alone_ms <= STEP_MS_MAX &&
+           l->step_ns >= 0 && isfinite(l->held_ms) && l->held_ms >= 0;
+}
+
 static int read_line(const char *dir, const gctx__record *r, state_line *l)
 {
     char text[STATE_BYTES];
@@ -72,7 +83,8 @@ static int read_line(const char *dir, const gctx__record *r, state_line *l)
         return -1;
     if (sscanf(text, STATE_FORMAT("lf", "15s"), &l->step_ms, &l->alone_ms, &l->step_ns,
                &l->level, l->reason, &l->sms, &l->outstanding, &l->duty, &l->paced,
-               &l->held_ms) != 10) {
+               &l->held_ms) != 10 ||
+        !plausible(l)) {
         memset(l, 0, sizeof *l);
         return -1;
     }
@@ -119,22 +131,34 @@ gctx_status gctx_claim_report_step(gctx_claim *claim, double step_ms)
                           "step_ms is %g: give the step's time in milliseconds (> 0)", step_ms);
     long long now = gctx__now_ns();
     pthread_mutex_lock(&claim->guard_lock);
-    if (!claim->nb_steps)
+    if (!claim->window_n++)
         claim->window_ns = now;
-    claim->steps[claim->nb_steps++] = (float)step_ms;
-    unsigned cap = sizeof claim->steps / sizeof claim->steps[0];
-    if (claim->nb_steps == cap || now - claim->window_ns >= WINDOW_NS) {
+    /* The longest steps kept: a full window's shortest kept one gives way to a longer one. */
+    unsigned cap = sizeof claim->steps / sizeof claim->steps[0], low = 0;
+    if (claim->nb_steps < cap)
+        claim->steps[claim->nb_steps++] = (float)step_ms;
+    else {
+        for (unsigned i = 1; i < cap; i++)
+            if (claim->steps[i] < claim->steps[low])
+                low = i;
+        if ((float)step_ms > claim->steps[low])
+            claim->steps[low] = (float)step_ms;
+    }
+    if (now - claim->window_ns >= WINDOW_NS) {
         float sorted[sizeof claim->steps / sizeof claim->steps[0]];
-        unsigned n = claim->nb_steps;
-        memcpy(sorted, claim->steps, n * sizeof sorted[0]);
-        qsort(sorted, n, sizeof sorted[0], by_value);
-        state_line l = {sorted[(n * 99 + 99) / 100 - 1], 0, now, 0, 0, 0, 1000, {0}, 0, 0};
+        unsigned n = claim->window_n, kept = claim->nb_steps;
+        memcpy(sorted, claim->steps, kept * sizeof sorted[0]);
+        qsort(sorted, kept, sizeof sorted[0], by_value);
+        /* The p99's place counted from the longest step, within those kept. */
+        unsigned from_top = n - (n * 99 + 99) / 100;
+        from_top = from_top < kept ? from_top : kept - 1;
+        state_line l = {sorted[kept - 1 - from_top], 0, now, 0, 0, 0, 1000, {0}, 0, 0};
         /* A window of a few steps says little of its tail: alone is learnt from full ones. */
         if (n >= 8 && (!claim->alone_ms || l.step_ms < claim->alone_ms))
             claim->alone_ms = l.step_ms;
         l.alone_ms = claim->alone_ms;
         publish(claim, &l);
-        claim->nb_steps = 0;
+        claim->nb_steps = claim->window_n = 0;
     }
     pthread_mutex_unlock(&claim->guard_lock);
     return GCTX_SUCCESS;

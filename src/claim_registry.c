@@ -53,9 +53,12 @@ static gctx_status file_fail(const gctx__registry *reg, const char *what, const 
 static int is_claim_file(const char *name) { return strncmp(name, "claim-", 6) == 0; }
 static int is_want_file(const char *name) { return strncmp(name, "want-", 5) == 0; }
 
+#define ORPHAN_AGE_NS 60000000000ll /* a write takes microseconds: a minute-old one is dead */
+
 /* A temporary file of gctx__file_replace (".tmp-NAME-PID-NS") whose writer was killed before
  * it renamed it, as a paced program may be at any of its 100 writes a second: removed. One of
- * a live writer (or of a pid this process can't see) is left alone. */
+ * a live writer (or of a pid this process can't see) is left alone, and so is a fresh one: a
+ * writer in another pid namespace (a container on a shared registry) looks dead here. */
 static void drop_orphan(gctx__registry *reg, const char *name)
 {
     const char *ns = strrchr(name, '-');
@@ -63,7 +66,11 @@ static void drop_orphan(gctx__registry *reg, const char *name)
     while (pid && pid > name && *pid != '-')
         pid--;
     long writer = pid && *pid == '-' ? strtol(pid + 1, NULL, 10) : 0;
-    if (writer > 0 && kill((pid_t)writer, 0) != 0 && errno == ESRCH)
+    struct stat st;
+    if (writer > 0 && kill((pid_t)writer, 0) != 0 && errno == ESRCH &&
+        fstatat(reg->dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        gctx__now_ns() - ((long long)st.st_mtim.tv_sec * 1000000000ll + st.st_mtim.tv_nsec) >
+            ORPHAN_AGE_NS)
         unlinkat(reg->dir_fd, name, 0);
 }
 

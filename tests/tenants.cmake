@@ -9,6 +9,8 @@ foreach(case claims killed ps mps mps_refusals fault sweep closefrom removed cla
             $<TARGET_FILE:run_probe> ${CMAKE_CURRENT_SOURCE_DIR}/fake_mps_control.sh)
 endforeach()
 greenctx_structured_granules(tenants.structured)
+# The preload's pacer thread beside the program's launching thread: under TSan too.
+set_property(TEST tenants.pacing APPEND PROPERTY LABELS threads)
 # A shared directory between two users the test makes (root only; skipped otherwise).
 greenctx_test(tenants.shared_users LABELS tool TIMEOUT 120
   ENV ${tool_sim_env} GREENCTX_TEST_SANITIZE=${GREENCTX_SANITIZE}

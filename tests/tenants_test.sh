@@ -472,16 +472,21 @@ PY
         "any(e['kind'] == 'died' and e['pid'] == $b for e in dev['events'])"
     ls "$GREENCTX_RUNTIME_DIR"/gpu-*/ | grep "state-claim-$b-" && fail "the killed hog's line stayed"
     # A line's temporary file that a killed writer left (as the hog may at any of its writes)
-    # goes at the next listing; a live writer's stays.
+    # goes at the next listing once it is a minute old; a live writer's stays, and so does a
+    # fresh one whose pid this process doesn't see (a writer in another pid namespace).
     sh -c true &
     dead=$!
     wait $dead
     registry=$(echo "$GREENCTX_RUNTIME_DIR"/gpu-*)
-    touch "$registry/.tmp-state-claim-$b-0-$dead-1" "$registry/.tmp-state-claim-$$-0-$$-1"
+    touch "$registry/.tmp-state-claim-$b-0-$dead-2"
+    touch -d '-2 minutes' "$registry/.tmp-state-claim-$b-0-$dead-1" \
+        "$registry/.tmp-state-claim-$$-0-$$-1"
     run 0 --sim h200 ps
     [ -e "$registry/.tmp-state-claim-$b-0-$dead-1" ] && fail "a dead writer's temporary file stayed"
+    [ -e "$registry/.tmp-state-claim-$b-0-$dead-2" ] ||
+        fail "a fresh temporary file of a pid not seen here (another pid namespace) went"
     [ -e "$registry/.tmp-state-claim-$$-0-$$-1" ] || fail "a live writer's temporary file went"
-    rm -f "$registry/.tmp-state-claim-$$-0-$$-1"
+    rm -f "$registry/.tmp-state-claim-$$-0-$$-1" "$registry/.tmp-state-claim-$b-0-$dead-2"
     # The next best-effort program starts from nothing held back.
     kill -9 $l_program
     wait $l

@@ -2483,6 +2483,122 @@ GT_TEST(a_dead_latency_tenant_leaves_nothing_held_back)
     GT_ASSERT_EQ_INT(states, 0);
 }
 
+/* The path of the one state line in the registry of dir; -1 when there is none. */
+static int state_path(const char *dir, char *path, size_t size)
+{
+    gctx_claim_usage usage = GCTX_CLAIM_USAGE_INIT;
+    unsigned n = 0;
+    if (gctx_claim_list(0, dir, NULL, 0, &n, &usage) != GCTX_SUCCESS)
+        return -1;
+    DIR *d = opendir(usage.path);
+    struct dirent *e;
+    int found = -1;
+    while (d && found && (e = readdir(d)) != NULL)
+        if (strncmp(e->d_name, "state-", 6) == 0)
+            found = snprintf(path, size, "%s/%s", usage.path, e->d_name) < (int)size ? 0 : -1;
+    if (d)
+        closedir(d);
+    return found;
+}
+
+/* Writes text over the one state line in the registry of dir (the latency claim's). */
+static int plant_state_line(const char *dir, const char *text)
+{
+    char path[1200];
+    FILE *f = state_path(dir, path, sizeof path) == 0 ? fopen(path, "w") : NULL;
+    int bad = !f || fputs(text, f) < 0;
+    return (f && fclose(f) != 0) || bad ? -1 : 0;
+}
+
+/* A latency tenant's state line may be another user's file: values no step has (NaN, 1e300
+ * ms, a time before 1970) make it no line, never a step, a pressure or arithmetic past the
+ * range of a long long in the guard. */
+GT_TEST(a_state_line_no_step_can_have_is_none)
+{
+    if (gt_require_green_contexts())
+        return;
+    const char *dir = fresh_dir("guard-hostile");
+    GT_CHECK();
+    gctx_claim *lat = NULL, *be = NULL;
+    GT_ASSERT_STATUS(guard_pair(dir, &lat, &be), GCTX_SUCCESS);
+    for (int i = 0; i < 3; i++, sleep_ms(6))
+        GT_ASSERT_STATUS(gctx_claim_report_step(lat, 0.5), GCTX_SUCCESS);
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    long long now = (long long)t.tv_sec * 1000000000ll + t.tv_nsec;
+    static const char *const bad[] = {"nan", "1e300", "-1"};
+    char line[256];
+    for (int b = 0; b < 4; b++) {
+        snprintf(line, sizeof line,
+                 "step_ms %s alone_ms 0.1 step_ns %lld level 0 reason - sms 0 outstanding 0 "
+                 "duty 1000 paced 0 held_ms 0\n",
+                 b < 3 ? bad[b] : "5.0", b < 3 ? now : -now);
+        GT_ASSERT_EQ_INT(plant_state_line(dir, line), 0);
+        gctx_claim_info list[4];
+        list[0].size = sizeof list[0];
+        unsigned n = 0;
+        GT_ASSERT_STATUS(gctx_claim_list(0, dir, list, 4, &n, NULL), GCTX_SUCCESS);
+        for (unsigned i = 0; i < n; i++)
+            if (list[i].tenant_class == GCTX_TENANT_LATENCY) {
+                GT_ASSERT(list[i].step_ms == 0);
+                GT_ASSERT_EQ_INT(list[i].step_ns, 0);
+            }
+        gctx_guard_advice a = GCTX_GUARD_ADVICE_INIT;
+        GT_ASSERT_STATUS(gctx_claim_guard(be, NULL, &a), GCTX_SUCCESS);
+        GT_ASSERT_EQ_INT(a.latency_tenants, 0);
+        GT_ASSERT_EQ_INT(a.level, 0);
+    }
+    gctx_claim_release(be);
+    gctx_claim_release(lat);
+}
+
+/* The state line's inode (a replace makes a new one), or 0 when there is none. */
+static unsigned long long state_inode(const char *dir)
+{
+    char path[1200];
+    struct stat st;
+    return state_path(dir, path, sizeof path) == 0 && stat(path, &st) == 0
+               ? (unsigned long long)st.st_ino
+               : 0;
+}
+
+/* Short steps are published once a window (10 ms), not once per 32 steps, and the window's
+ * p99 is of all its steps: 1,000 steps of 0.1 ms but 5 of 0.9 ms publish 0.1 ms. */
+GT_TEST(short_steps_are_published_once_a_window_at_their_p99)
+{
+    if (gt_require_green_contexts())
+        return;
+    const char *dir = fresh_dir("guard-window");
+    GT_CHECK();
+    gctx_claim *lat = NULL;
+    gctx_claim_options o = classed(dir, GCTX_TENANT_LATENCY, 1.0);
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", &o, &lat), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(gctx_claim_report_step(lat, 0.1), GCTX_SUCCESS);
+    sleep_ms(11);
+    GT_ASSERT_STATUS(gctx_claim_report_step(lat, 0.1), GCTX_SUCCESS); /* a window published */
+    unsigned long long first = state_inode(dir);
+    GT_ASSERT(first != 0);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int i = 0; i < 1000; i++)
+        GT_ASSERT_STATUS(gctx_claim_report_step(lat, i % 200 == 7 ? 0.9 : 0.1), GCTX_SUCCESS);
+    unsigned long long during = state_inode(dir);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+    if (ms >= 8)
+        GT_SKIP("1,000 reports took 8 ms or more: the window ended");
+    GT_ASSERT(during == first);
+    sleep_ms(11);
+    GT_ASSERT_STATUS(gctx_claim_report_step(lat, 0.1), GCTX_SUCCESS);
+    gctx_claim_info list[1];
+    list[0].size = sizeof list[0];
+    unsigned n = 0;
+    GT_ASSERT_STATUS(gctx_claim_list(0, dir, list, 1, &n, NULL), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(n, 1);
+    GT_ASSERT(list[0].step_ms > 0.09 && list[0].step_ms < 0.11);
+    gctx_claim_release(lat);
+}
+
 /* A latency tenant pays nothing for the guard: reporting steps calls no driver entry point. */
 GT_TEST(reporting_steps_calls_no_driver)
 {
