@@ -91,32 +91,32 @@ static gctx_status split_into_contexts(gctx_partition *whole, const gctx_group *
     gctx_context *left_context = NULL;
     gctx_group_plan plan;
     unsigned done = 0;
-    gctx_status s = parts && made ? GCTX_SUCCESS
-                                  : gctx__fail(GCTX_ERROR_OUT_OF_MEMORY,
-                                               "out of memory splitting into contexts");
-    if (s == GCTX_SUCCESS)
-        s = gctx_partition_split(whole, groups, nb_groups, at_least ? &up : split_options, parts,
-                                 remainder ? &left : NULL, NULL, at_least ? &plan : NULL);
-    if (s == GCTX_SUCCESS && at_least && plan.sm_count < groups[0].num_sms) {
+    gctx_status s = GCTX_SUCCESS;
+    if (!parts || !made) {
+        s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting into contexts");
+        goto done;
+    }
+    GCTX_CHECK(gctx_partition_split(whole, groups, nb_groups, at_least ? &up : split_options,
+                                    parts, remainder ? &left : NULL, NULL,
+                                    at_least ? &plan : NULL),
+               done);
+    if (at_least && plan.sm_count < groups[0].num_sms) {
         /* Rounding up stops at the largest group the SMs give: above it, all of them. */
         gctx_partition_release(parts[0]);
         gctx_partition_release(left);
         left = NULL;
         parts[0] = gctx_partition_retain(whole);
     }
-    for (; s == GCTX_SUCCESS && done < nb_groups; done++)
-        if ((s = gctx_context_create(parts[done], options, &made[done])) != GCTX_SUCCESS)
-            break;
-    if (s == GCTX_SUCCESS && left)
-        s = gctx_context_create(left, options, &left_context);
-    if (s == GCTX_SUCCESS) {
-        memcpy(contexts, made, nb_groups * sizeof *made);
-        if (remainder)
-            *remainder = left_context;
-    } else {
-        for (unsigned i = 0; i < done; i++)
-            gctx_context_release(made[i]);
-    }
+    for (; done < nb_groups; done++)
+        GCTX_CHECK(gctx_context_create(parts[done], options, &made[done]), done);
+    if (left)
+        GCTX_CHECK(gctx_context_create(left, options, &left_context), done);
+    memcpy(contexts, made, nb_groups * sizeof *made);
+    if (remainder)
+        *remainder = left_context;
+done:
+    for (unsigned i = 0; s != GCTX_SUCCESS && i < done; i++)
+        gctx_context_release(made[i]);
     for (unsigned i = 0; parts && i < nb_groups; i++)
         gctx_partition_release(parts[i]);
     gctx_partition_release(left);
@@ -131,27 +131,24 @@ gctx_status gctx_contexts_create(const gctx_context_request *request, gctx_conte
     gctx_context_request r = GCTX_CONTEXT_REQUEST_INIT;
     gctx_status s = gctx__sized_in(&r, sizeof r, request, GCTX__MIN_CONTEXT_REQUEST, "request",
                                    "GCTX_CONTEXT_REQUEST_INIT");
-    if (s == GCTX_SUCCESS)
-        s = request_check(&r, contexts);
+    if (s != GCTX_SUCCESS || (s = request_check(&r, contexts)) != GCTX_SUCCESS)
+        return s;
     gctx_partition *whole = NULL;
     char name[32];
-    if (s == GCTX_SUCCESS)
-        s = request_source(&r, &whole, name, sizeof name);
     int at_least = (r.flags & GCTX_CONTEXT_REQUEST_AT_LEAST) != 0;
-    if (s == GCTX_SUCCESS && at_least)
-        s = at_most_every_sm(whole, r.num_sms, name);
     gctx_group one = {.num_sms = r.num_sms};
-    if (s == GCTX_SUCCESS) {
-        if (r.nb_groups)
-            s = split_into_contexts(whole, r.groups, r.nb_groups, r.split_options, 0, r.options,
-                                    contexts, remainder);
-        else if (r.num_sms)
-            s = split_into_contexts(whole, &one, 1, r.split_options, at_least, r.options,
-                                    contexts, remainder);
-        else if ((s = gctx_context_create(whole, r.options, contexts)) == GCTX_SUCCESS &&
-                 remainder)
-            *remainder = NULL;
-    }
+    GCTX_CHECK(request_source(&r, &whole, name, sizeof name), done);
+    if (at_least)
+        GCTX_CHECK(at_most_every_sm(whole, r.num_sms, name), done);
+    if (r.nb_groups)
+        s = split_into_contexts(whole, r.groups, r.nb_groups, r.split_options, 0, r.options,
+                                contexts, remainder);
+    else if (r.num_sms)
+        s = split_into_contexts(whole, &one, 1, r.split_options, at_least, r.options, contexts,
+                                remainder);
+    else if ((s = gctx_context_create(whole, r.options, contexts)) == GCTX_SUCCESS && remainder)
+        *remainder = NULL;
+done:
     gctx_partition_release(whole);
     return s;
 }
