@@ -118,7 +118,7 @@ static int layout_place(el_rig *rig, unsigned l, el_place *p)
 static void rig_close(el_rig *rig)
 {
     const bench_env *env = rig->env;
-    el_blas_close(env, &rig->blas); /* first: its handle may still name a stream below */
+    el_sites_close_blas(env, &rig->sites); /* first: a handle may still name a stream below */
     if (bench_push(env, env->primary) == 0) {
         for (int i = 0; i < 3; i++)
             if (rig->primary[i]) {
@@ -534,7 +534,7 @@ int bench_elastic_one_process(const bench_env *env, const elastic_options *eo,
         return -1;
     int rc = rig_open(&rig, env, eo);
     el_blas_name(&rig.blas, res->gemm_impl, sizeof res->gemm_impl);
-    res->gemm_cublas = rig.blas.handle != NULL;
+    res->gemm_cublas = rig.blas.used;
     if (rc == 0)
         rc = calibrate(&rig, eo, res);
     /* Once calibrated, every arm runs and the report says which failed (their messages are

@@ -86,21 +86,18 @@ typedef struct el_buffers {
 } el_buffers;
 
 /* Which GEMMs prefill and decode run: cuBLAS (tensor cores) when asked or found, else the
- * bench's own CUDA-core kernels. Two handles per process, one for each workload: each
- * workload's GEMMs are ordered after its last, on one stream at a time. */
+ * bench's own CUDA-core kernels. */
 typedef enum el_gemm_kind { EL_GEMM_AUTO = 0, EL_GEMM_OWN, EL_GEMM_CUBLAS } el_gemm_kind;
 typedef struct el_blas {
     olap_libs libs;
-    olap_cublas_handle handle;        /* prefill's GEMMs; NULL: the own kernels */
-    olap_cublas_handle decode_handle; /* decode's GEMVs: its own, since decode and prefill run
-                                         at once and a handle's workspace serves one stream */
-    char why[1200];                   /* auto without cuBLAS: why not */
+    int used;      /* 0: the own kernels */
+    char why[1200]; /* auto without cuBLAS: why not */
 } el_blas;
 
-/* Loads cuBLAS and makes its handle for EL_GEMM_CUBLAS, and for EL_GEMM_AUTO on a GPU when it
- * is found (else why says why not). -1 after a message when cuBLAS was asked for and fails. */
+/* Loads cuBLAS and checks that it makes a handle, for EL_GEMM_CUBLAS, and for EL_GEMM_AUTO on
+ * a GPU when it is found (else why says why not). -1 after a message when cuBLAS was asked
+ * for and fails. */
 int el_blas_open(const bench_env *env, el_gemm_kind kind, el_blas *blas);
-void el_blas_close(const bench_env *env, el_blas *blas);
 /* What ran, for the report. */
 const char *el_blas_name(const el_blas *blas, char *buf, size_t size);
 
@@ -110,6 +107,11 @@ typedef struct el_site {
     CUcontext ctx;
     unsigned sms;         /* the context's: cuBLAS's SM-count target */
     const el_blas *blas;  /* the process's, or NULL */
+    /* cuBLAS's handles, made with the site's context current, as a program confined to it
+     * makes them: cuBLAS then picks kernels that context can launch (a claim on fine granules
+     * launches no cluster of more than 2 SMs). One for each workload, since decode and
+     * prefill run at once and a handle's workspace serves one stream. */
+    olap_cublas_handle handle, decode_handle;
     gcu_module module;
     gcu_function fill, gemv, attn, gemm;
     CUevent lat_start, lat_end, thr_start[EL_THR_SLOTS], thr_end[EL_THR_SLOTS];
@@ -127,6 +129,8 @@ typedef struct el_sites {
  * NULL after a message. */
 el_site *el_site_get(const bench_env *env, el_sites *sites, CUcontext ctx, unsigned sms);
 void el_sites_close(const bench_env *env, el_sites *sites);
+/* The sites' cuBLAS handles: before the streams they may name go. */
+void el_sites_close_blas(const bench_env *env, el_sites *sites);
 
 /* Bytes a decode step reads at a batch; FLOPs of one prefill unit (a layer, chunk tokens). */
 double el_decode_bytes(const el_shape *shape, unsigned batch);

@@ -46,18 +46,15 @@ int el_blas_open(const bench_env *env, el_gemm_kind kind, el_blas *blas)
         snprintf(blas->why, sizeof blas->why, "the simulated driver runs no cuBLAS");
     else
         rc = olap_cublas_load(&blas->libs, blas->why, sizeof blas->why);
-    if (rc == 0 && bench_push(env, env->primary) == 0) { /* the handles' device context */
-        olap_cublas_status st = blas->libs.cublasCreate_v2(&blas->handle);
-        if (st == OLAP_CUBLAS_SUCCESS &&
-            (st = blas->libs.cublasCreate_v2(&blas->decode_handle)) != OLAP_CUBLAS_SUCCESS) {
-            blas->libs.cublasDestroy_v2(blas->handle);
-            blas->decode_handle = NULL;
-        }
+    if (rc == 0 && bench_push(env, env->primary) == 0) { /* a cuBLAS that works, once */
+        olap_cublas_handle check = NULL;
+        olap_cublas_status st = blas->libs.cublasCreate_v2(&check);
+        if (st == OLAP_CUBLAS_SUCCESS)
+            blas->libs.cublasDestroy_v2(check);
         bench_pop(env);
         if (st != OLAP_CUBLAS_SUCCESS) {
             snprintf(blas->why, sizeof blas->why, "cublasCreate: %s",
                      blas->libs.cublasGetStatusString(st));
-            blas->handle = NULL;
             rc = -1;
         }
     }
@@ -71,25 +68,30 @@ int el_blas_open(const bench_env *env, el_gemm_kind kind, el_blas *blas)
         fprintf(stderr, "greenctx bench: cuBLAS not used (%s): the GEMMs run on the bench's own "
                         "kernel, whose figures are not cuBLAS's (--gemm cublas refuses instead)\n",
                 blas->why);
+    blas->used = rc == 0;
     return 0;
 }
 
-void el_blas_close(const bench_env *env, el_blas *blas)
+void el_sites_close_blas(const bench_env *env, el_sites *sites)
 {
-    if (blas->handle && bench_push(env, env->primary) == 0) {
-        olap_cublas_handle handles[] = {blas->handle, blas->decode_handle};
-        for (size_t i = 0; i < sizeof handles / sizeof handles[0]; i++) {
-            blas->libs.cublasSetStream_v2(handles[i], NULL);
-            blas->libs.cublasDestroy_v2(handles[i]);
-        }
+    for (unsigned i = 0; i < sites->count; i++) {
+        el_site *s = &sites->site[i];
+        olap_cublas_handle handles[] = {s->handle, s->decode_handle};
+        if (!s->handle || bench_push(env, s->ctx))
+            continue;
+        for (size_t h = 0; h < sizeof handles / sizeof handles[0]; h++)
+            if (handles[h]) {
+                s->blas->libs.cublasSetStream_v2(handles[h], NULL);
+                s->blas->libs.cublasDestroy_v2(handles[h]);
+            }
         bench_pop(env);
+        s->handle = s->decode_handle = NULL;
     }
-    blas->handle = blas->decode_handle = NULL;
 }
 
 const char *el_blas_name(const el_blas *blas, char *buf, size_t size)
 {
-    if (blas->handle)
+    if (blas->used)
         snprintf(buf, size, "cuBLAS (%s): cublasGemmEx, bf16 in, fp32 out and accumulate, "
                  "for prefill's GEMMs and decode's GEMVs", blas->libs.cublas_path);
     else
@@ -126,6 +128,16 @@ el_site *el_site_get(const bench_env *env, el_sites *sites, CUcontext ctx, unsig
     unsigned n = site_events(s, events);
     for (unsigned i = 0; i < n && rc == 0; i++)
         rc = bench_cu(drv->cuEventCreate(events[i], GCU_EVENT_DEFAULT), "cuEventCreate");
+    olap_cublas_handle *handles[] = {&s->handle, &s->decode_handle};
+    for (size_t i = 0; i < 2 && rc == 0 && s->blas && s->blas->used; i++) {
+        olap_cublas_status st = s->blas->libs.cublasCreate_v2(handles[i]);
+        if (st != OLAP_CUBLAS_SUCCESS) {
+            *handles[i] = NULL;
+            fprintf(stderr, "greenctx bench: cublasCreate in a %u-SM context: %s\n", sms,
+                    s->blas->libs.cublasGetStatusString(st));
+            rc = -1;
+        }
+    }
     bench_pop(env);
     sites->count++; /* closed with the others, even half made */
     return rc ? NULL : s;
@@ -283,7 +295,7 @@ static int blas_gemm(const bench_env *env, const el_site *site, olap_cublas_hand
 {
     static const float one = 1.0f, zero = 0.0f;
     const olap_libs *L = &site->blas->libs;
-    if (bench_push(env, env->primary)) /* cuBLAS works in its device's context */
+    if (bench_push(env, site->ctx))
         return -1;
     olap_cublas_status st = L->cublasSetStream_v2(h, stream);
     if (st == OLAP_CUBLAS_SUCCESS)
@@ -309,8 +321,8 @@ static int decode_gemv(const bench_env *env, const el_site *site, CUstream strea
                        gcu_deviceptr w, gcu_deviceptr x, gcu_deviceptr y, unsigned rows,
                        unsigned cols, unsigned batch)
 {
-    if (site->blas && site->blas->decode_handle)
-        return blas_gemm(env, site, site->blas->decode_handle, stream, x, w, y, batch, rows,
+    if (site->decode_handle)
+        return blas_gemm(env, site, site->decode_handle, stream, x, w, y, batch, rows,
                          cols);
     void *params[] = {(void *)&w, (void *)&x, (void *)&y, &rows, &cols, &batch};
     return bench_launch(env, site->gemv, rows / GEMV_WARPS_PER_BLOCK, stream, params,
@@ -341,8 +353,8 @@ int el_prefill_gemm(const bench_env *env, const el_buffers *buf, const el_site *
                     CUstream stream, unsigned layer, unsigned matrix, unsigned tokens)
 {
     unsigned rows = el_matrix_rows[matrix], cols = el_matrix_cols[matrix];
-    if (site->blas && site->blas->handle)
-        return blas_gemm(env, site, site->blas->handle, stream, buf->a, buf->w[layer][matrix],
+    if (site->handle)
+        return blas_gemm(env, site, site->handle, stream, buf->a, buf->w[layer][matrix],
                          buf->c, tokens, rows, cols);
     unsigned grid = ((tokens + GEMM_TILE - 1) / GEMM_TILE) * ((rows + GEMM_TILE - 1) / GEMM_TILE);
     void *params[] = {(void *)&buf->a, (void *)&buf->w[layer][matrix], (void *)&buf->c, &tokens,

@@ -463,7 +463,7 @@ int bench_elastic_worker(int argc, char **argv, greenctx_tool_options *opts)
         w->env.drv->cuStreamSynchronize(w->stream);
         bench_pop(&w->env);
     }
-    el_blas_close(&w->env, &w->blas);
+    el_sites_close_blas(&w->env, &w->sites);
     el_buffers_free(&w->env, &w->buf);
     el_sites_close(&w->env, &w->sites);
     if (w->own_stream)
