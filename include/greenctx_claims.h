@@ -27,16 +27,15 @@ extern "C" {
 
 /* A claim is a set of a device's SMs that one process (a tenant) holds, so that tenants on one
  * GPU never build green contexts on the same SMs. SMs are handed out in the device's canonical
- * granules: the driver's split of the whole device by its minimum partition size (on an H200,
- * 15 granules of 8 SMs and a remainder granule of 12: all 132 SMs can be claimed, in counts of
- * 8k or 12 + 8k; so beside a claim of 64 the most another can take is the rest, 68, and two
- * claims of 64 don't fit: 64 and 60 do). These granules keep the driver's co-scheduling
- * guarantee, which thread-block clusters (cuBLAS's and CUTLASS's GEMMs on Hopper) need.
- * GREENCTX_CLAIM_GRANULES=fine (every process on the GPU must set the same; a registry of the
- * other mode is GCTX_ERROR_REGISTRY while its claims live) uses the planner's split instead,
- * ignoring co-scheduling (on an H200 16 granules of 8 and 4 SMs that go with "rest" only): two
- * claims of 64 fit, but kernels that use clusters may fail to launch on them (cuBLAS's GEMMs
- * do), so it is for work without clusters. Any set of granules makes one green
+ * granules: the planner's split of the whole device (on an H200, 16 granules of 8 SMs and 4
+ * SMs left over: every count greenctx plan accepts can be claimed, two claims of 64 fit; the 4
+ * go alone, to a "rest" that finds no granule free, or with "all"). These granules take
+ * thread-block clusters of 2 SMs, not of 4 or 8 (cudaErrorInvalidClusterSize on an H200);
+ * GREENCTX_CLAIM_GRANULES=structured (every process on the GPU must set the same; a registry
+ * of the other mode is GCTX_ERROR_REGISTRY while its claims live) uses the structured split
+ * by the minimum partition size instead, whose granules take clusters of up to 8 SMs (on an
+ * H200 15 of 8 and one of 12: counts of 8k or 8k + 12, 64 + 68, not 64 + 64); before driver
+ * 12.5, which has no split ignoring co-scheduling, it is the only one. Any set of granules makes one green
  * context, adjacent or not, so fragmentation never refuses a request that fits in the free
  * SMs.
  *
@@ -111,8 +110,9 @@ typedef struct gctx_claim_options {
 
 /* Claims SMs of a device. request is a GROUP of `greenctx plan`'s syntax without suffixes: a
  * count ("16": one a one-group split gives, see gctx_claim_count), a share of the device's
- * SMs ("25%", rounded down to a count that can be claimed), "rest" (every free SM, the SMs
- * left over from the granules too) or "all" (every SM of the device). Best fit: the granules that give exactly the count, adjacent ones
+ * SMs ("25%", rounded down to a count that can be claimed), "rest" (every free granule; the
+ * SMs left over from fine granules, 4 on an H200, only when no granule is free) or "all"
+ * (every SM of the device). Best fit: the granules that give exactly the count, adjacent ones
  * first. GCTX_ERROR_BUSY when the free SMs can't give it now (the message names
  * the holders: pid, user, command, SMs), after timeout_ms with GCTX_CLAIM_WAIT;
  * GCTX_ERROR_INSUFFICIENT_SMS when the device could never give it (the message names the

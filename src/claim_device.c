@@ -39,25 +39,24 @@ static gcu_result split_by(const gctx__driver *drv, const gctx_partition *whole,
                                             flags, granule);
 }
 
-/* GREENCTX_CLAIM_GRANULES: structured (the default) or fine (claim.h, gctx__granule_layout). */
+/* GREENCTX_CLAIM_GRANULES: fine (the default) or structured (claim.h, gctx__granule_layout). */
 static gctx_status claim_granules_mode(int *fine)
 {
     const char *v = getenv("GREENCTX_CLAIM_GRANULES");
-    *fine = v && strcmp(v, "fine") == 0;
-    if (!v || !*v || *fine || strcmp(v, "structured") == 0)
+    *fine = !v || !*v || strcmp(v, "fine") == 0;
+    if (*fine || strcmp(v, "structured") == 0)
         return GCTX_SUCCESS;
     return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
-                      "GREENCTX_CLAIM_GRANULES='%.40s' is neither 'structured' (the default: "
-                      "co-scheduled granules, for thread-block clusters, cuBLAS and CUTLASS) nor "
-                      "'fine' (the planner's granules without co-scheduling, for work that uses "
-                      "no clusters)",
+                      "GREENCTX_CLAIM_GRANULES='%.40s' is neither 'fine' (the default: the "
+                      "planner's granules, half each fits, thread-block clusters of up to 2 SMs) "
+                      "nor 'structured' (co-scheduled granules for clusters of up to 8 SMs)",
                       v);
 }
 
-/* The claims' granules (claim.h, gctx__granule_layout): the structured split by the minimum
- * partition; in fine mode the split by the alignment with the ignore-co-scheduling flag where
- * the structured one strands SMs or gives coarser granules (the H200: 16 of 8 and 4 left,
- * where the structured split gives 15 of 8 and 12 left). */
+/* The claims' granules (claim.h, gctx__granule_layout): in fine mode the split by the
+ * alignment with the ignore-co-scheduling flag where the structured one strands SMs or gives
+ * coarser granules (the H200: 16 of 8 and 4 left, where the structured split gives 15 of 8
+ * and 12 left); otherwise the structured split by the minimum partition. */
 static gctx_status canonical_split(const gctx__driver *drv, const gctx_partition *whole,
                                    gctx__device_granules *out)
 {

@@ -322,7 +322,13 @@ int gctx__granules_choose(const gctx__granule_layout *l, unsigned count,
                           gctx__granules *out)
 {
     if (count == 0) {
+        /* Every free granule; the remainder that doesn't count goes alone (claim.h). */
         *out = *avail;
+        gctx__granules remainder = {{0}};
+        gctx__granules_add(&remainder, l->nb_regular);
+        gctx__granules regular = gctx__granules_minus(avail, &remainder);
+        if (l->remainder_sms && !l->remainder_counts && gctx__granules_count(&regular))
+            *out = regular;
         return gctx__granules_count(avail) > 0;
     }
     gctx__granules regular = {{0}}, kept_regular = {{0}};

@@ -97,5 +97,3 @@ claims_test(guard_nvml_power SIM_ONLY TESTS guard_reads_nvml_when_given_no_signa
 claims_test(guard_nvml_hbm SIM_ONLY TESTS guard_reads_nvml_when_given_no_signals
   ENV GREENCTX_NVML_LIBRARY=$<TARGET_FILE:fake_nvml> FAKE_NVML_SM_CLOCK=1980
       FAKE_NVML_MAX_CLOCK=1980 FAKE_NVML_REASONS=0 FAKE_NVML_MEMORY=97 FAKE_NVML_EXPECT=hbm)
-greenctx_fine_granules(claims.h200 claims.agree claims.registry claims.members claims.resize
-  claims.elastic)

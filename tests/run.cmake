@@ -73,4 +73,3 @@ foreach(case shared static mps physical frameworks)
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/run_gpu_persistent_test.sh ${case}
             $<TARGET_FILE:greenctx_tool> ${persistent_probes})
 endforeach()
-greenctx_fine_granules(run.confined run.fail_closed)

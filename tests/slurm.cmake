@@ -17,4 +17,3 @@ else()
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/skip.sh
     "the SPANK plugin (Slurm's headers: Debian's libslurm-dev) or the simulated driver was not built")
 endif()
-greenctx_fine_granules(slurm)

@@ -14,4 +14,3 @@ endforeach()
 set_tests_properties(tenants.gpu.bench tenants.gpu.disjoint PROPERTIES TIMEOUT 150)
 # The bench's arms measure, the disjoint case checks: the arms go to make bench-gpu.
 set_tests_properties(tenants.gpu.bench PROPERTIES LABELS "bench_gpu;tool")
-greenctx_fine_granules(tenants.gpu.disjoint)

@@ -495,8 +495,9 @@ PY
     has "$out" "launch in libgreenctx_preload.so"
     ;;
 structured)
-    # The default, co-scheduled granules (15 of 8 and a 12 that counts on an H200): exact
-    # sizes, 12 and 20 claimable, half each doesn't fit (64 + 68, or 60 rounding down).
+    # GREENCTX_CLAIM_GRANULES=structured (from tests/tenants.cmake), co-scheduled granules (15
+    # of 8 and a 12 that counts on an H200): exact sizes, 12 and 20 claimable, half each
+    # doesn't fit (64 + 68, or 60 rounding down).
     run 0 --sim h200 run --sms 12 -- "$probe" confined 12
     has "$err" "12 of 132 SMs (claimed granules 15)"
     run 0 --sim h200 run --sms 20 -- "$probe" confined 20
@@ -522,12 +523,12 @@ structured)
     ps_check "sum(c['sm_count'] for c in dev['claims']) == 132"
     release h
     release v
-    # Once empty, the registry is rebuilt in the other mode: 64 + 64 side by side.
-    GREENCTX_CLAIM_GRANULES=fine hold f --sms 64
-    GREENCTX_CLAIM_GRANULES=fine run 0 --sim h200 run --sms 64 -- "$probe" confined 64
+    # Once empty, the registry is rebuilt in the default mode: 64 + 64 side by side.
+    GREENCTX_CLAIM_GRANULES= hold f --sms 64
+    GREENCTX_CLAIM_GRANULES= run 0 --sim h200 run --sms 64 -- "$probe" confined 64
     release f
     GREENCTX_CLAIM_GRANULES=finer run 1 --sim h200 run --sms 8 -- "$probe" noop
-    has "$err" "GREENCTX_CLAIM_GRANULES='finer' is neither 'structured' (the default"
+    has "$err" "GREENCTX_CLAIM_GRANULES='finer' is neither 'fine' (the default"
     ;;
 *)
     echo "unknown case $1"

@@ -204,11 +204,16 @@ GT_TEST(exact_sizes_and_best_fit)
     GT_ASSERT_EQ_INT(info_of(c).sm_count, 32);
     ASSERT_GRANULES(c, "3 4 5 6");
     gctx_claim_release(c);
-    /* rest: every free SM */
+    /* rest: every free granule; the 4 left over, which share no cluster guarantee with
+     * them, go alone to the rest that finds no granule free */
     GT_ASSERT_STATUS(gctx_claim_acquire(0, "rest", &o, &c), GCTX_SUCCESS);
-    GT_ASSERT_EQ_INT(info_of(c).sm_count, 132 - 16 - 8);
-    gctx_claim *d;
-    GT_ASSERT_STATUS(gctx_claim_acquire(0, "rest", &o, &d), GCTX_ERROR_BUSY);
+    GT_ASSERT_EQ_INT(info_of(c).sm_count, 132 - 16 - 8 - 4);
+    gctx_claim *d, *e;
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "rest", &o, &d), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(info_of(d).sm_count, 4);
+    ASSERT_GRANULES(d, "16");
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "rest", &o, &e), GCTX_ERROR_BUSY);
+    gctx_claim_release(d);
     gctx_claim_release(c);
     gctx_claim_release(b);
     /* a hole between claims: adjacent granules first, the shortest run that fits */
@@ -229,7 +234,7 @@ GT_TEST(exact_sizes_and_best_fit)
 }
 
 /* Every set of counts one split gives (plan 16 16 16 16 16 16 16 16, plan 16 rest) is held by
- * as many processes' claims at once. */
+ * as many processes' claims at once, the 4 left over by one of its own. */
 GT_TEST(the_sets_a_split_gives_are_held_at_once)
 {
     if (require_h200())
@@ -248,7 +253,10 @@ GT_TEST(the_sets_a_split_gives_are_held_at_once)
     for (int i = 1; i < 9; i++)
         gctx_claim_release(c[i]);
     GT_ASSERT_STATUS(gctx_claim_acquire(0, "rest", &o, &c[1]), GCTX_SUCCESS);
-    GT_ASSERT_EQ_INT(info_of(c[1]).sm_count, 116); /* 16 + 116 */
+    GT_ASSERT_EQ_INT(info_of(c[1]).sm_count, 112);
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "rest", &o, &c[2]), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(info_of(c[2]).sm_count, 4); /* 16 + 112 + 4: the 4 alone */
+    gctx_claim_release(c[2]);
     gctx_claim_release(c[1]);
     gctx_claim_release(c[0]);
     GT_ASSERT_EQ_INT(listed(dir, NULL, 0, NULL), 0);
@@ -378,27 +386,31 @@ GT_TEST(contexts_run_on_exactly_their_granules)
     for (unsigned id = 0; id < GT_MAX_SMS; id++)
         total += all.has[id];
     GT_ASSERT_EQ_INT(total, 132);
-    /* Free granules 1, 7, 14 and the remainder: 24 + 4 SMs, none adjacent. */
+    /* Free granules 1, 7, 14 and the remainder: rest takes the 24 SMs, none adjacent, and
+     * leaves the 4 to a claim of their own. */
     unsigned freed[] = {1, 7, 14, 16};
     for (unsigned k = 0; k < 4; k++)
         gctx_claim_release(one[freed[k]]);
-    gctx_claim *mixed;
+    gctx_claim *mixed, *left;
     GT_ASSERT_STATUS(gctx_claim_acquire(0, "rest", &o, &mixed), GCTX_SUCCESS);
-    ASSERT_GRANULES(mixed, "1 7 14 16");
+    ASSERT_GRANULES(mixed, "1 7 14");
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "rest", &o, &left), GCTX_SUCCESS);
+    ASSERT_GRANULES(left, "16");
+    gctx_claim_release(left);
     gctx_context *ctx;
     gt_sm_set got;
     GT_ASSERT_STATUS(gctx_claim_context(mixed, NULL, &ctx), GCTX_SUCCESS);
     gt_context_sms(ctx, &got);
     gctx_context_release(ctx);
     GT_CHECK();
-    GT_ASSERT_EQ_INT(got.count, 28);
-    for (unsigned k = 0; k < 4; k++)
+    GT_ASSERT_EQ_INT(got.count, 24);
+    for (unsigned k = 0; k < 3; k++)
         GT_ASSERT(gt_sm_set_within(&sms[freed[k]], &got));
     gctx_partition *p;
     gctx_partition_info pinfo = GCTX_PARTITION_INFO_INIT;
     GT_ASSERT_STATUS(gctx_claim_partition(mixed, &p), GCTX_SUCCESS);
     GT_ASSERT_STATUS(gctx_partition_get_info(p, &pinfo), GCTX_SUCCESS);
-    GT_ASSERT_EQ_INT(pinfo.sm_count, 28);
+    GT_ASSERT_EQ_INT(pinfo.sm_count, 24);
     GT_ASSERT_EQ_INT(pinfo.structured, 0); /* split ignoring co-scheduling: none carried */
     gctx_partition_release(p);
     gctx_claim_release(mixed);
@@ -528,7 +540,7 @@ GT_TEST(killed_holder_frees_its_sms)
     const char *dir = fresh_dir("killed");
     GT_CHECK();
     gctx_claim_options o = options_in(dir);
-    pid_t pid = holder(dir, "rest", 0);
+    pid_t pid = holder(dir, "all", 0);
     GT_ASSERT(pid > 0);
     gctx_claim *c = NULL;
     GT_ASSERT_STATUS(gctx_claim_acquire(0, "8", &o, &c), GCTX_ERROR_BUSY);
@@ -1231,9 +1243,9 @@ GT_TEST(resize_keeps_work_ordered_and_never_overlaps)
     GT_ASSERT_EQ_INT(listed(dir, NULL, 0, &usage), 2);
     GT_ASSERT_EQ_INT(usage.free_sms, 100);
     GT_ASSERT_STATUS(gctx_claim_resize(a, "rest", NULL, NULL), GCTX_SUCCESS);
-    GT_ASSERT_EQ_INT(info_of(a).sm_count, 116);
+    GT_ASSERT_EQ_INT(info_of(a).sm_count, 112); /* the 4 left over go alone */
     GT_ASSERT_STATUS(gctx_claim_resize(a, "10", NULL, NULL), GCTX_ERROR_INSUFFICIENT_SMS);
-    GT_ASSERT_EQ_INT(info_of(a).sm_count, 116);
+    GT_ASSERT_EQ_INT(info_of(a).sm_count, 112);
     gctx_stream_release(s1);
     gctx_stream_release(s2);
     gctx_stream_release(s3);
@@ -1305,7 +1317,7 @@ GT_TEST(tenants_moving_sms_back_and_forth_get_the_same_sets_from_the_cache)
         ASSERT_GRANULES(lat, "0 1");
         gt_sm_set a = claim_sms(lat), b = claim_sms(thr);
         GT_CHECK();
-        GT_ASSERT_EQ_INT(a.count + b.count, 132);
+        GT_ASSERT_EQ_INT(a.count + b.count, 128); /* every granule; the 4 left over alone */
         GT_ASSERT(gt_sm_sets_disjoint(&a, &b));
     }
     GT_ASSERT_STATUS(gctx_cache_get_stats(0, &now), GCTX_SUCCESS);
