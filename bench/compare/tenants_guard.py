@@ -230,9 +230,10 @@ def run_arm(name, pair, seconds, env, runtime, target_ms, tool, dry):
             klass = f"latency:{target_ms:.3f}ms" if role == "victim" else "best-effort"
             cmd = [*tool, "run", "--sms", request, "--wait=60", "--class", klass, "--", *cmd]
         procs.append(subprocess.Popen(cmd, env=e, stdout=subprocess.PIPE, text=True))
-    for p in procs:
-        if p.stdout.readline().strip() != "ready":
-            raise RuntimeError(f"{name}: a tenant did not start")
+        # The victim holds its claim before the hog asks for "rest": started together, the
+        # hog could take every granule and the victim would wait for its end.
+        if procs[-1].stdout.readline().strip() != "ready":
+            raise RuntimeError(f"{name}: the {role} did not start")
     clocks, paced = [], []
     while any(p.poll() is None for p in procs):
         sample = signals(power=True)
