@@ -306,11 +306,15 @@ static int blas_gemm(const bench_env *env, const el_site *site, olap_cublas_hand
                              (void *)(uintptr_t)a, OLAP_CUDA_R_16BF, (int)cols, &zero,
                              (void *)(uintptr_t)c, OLAP_CUDA_R_32F, (int)rows,
                              OLAP_CUBLAS_COMPUTE_32F, OLAP_CUBLAS_GEMM_DEFAULT);
-    bench_pop(env);
-    if (st == OLAP_CUBLAS_SUCCESS)
+    if (st == OLAP_CUBLAS_SUCCESS) {
+        bench_pop(env);
         return 0;
-    fprintf(stderr, "greenctx bench: cublasGemmEx (%u x %u x %u): %s\n", tokens, rows, cols,
-            L->cublasGetStatusString(st));
+    }
+    fprintf(stderr, "greenctx bench: cublasGemmEx (%u x %u x %u) in a %u-SM context: %s\n",
+            tokens, rows, cols, site->sms, L->cublasGetStatusString(st));
+    /* A launch refused now, or an earlier kernel's fault that cuBLAS only passes on. */
+    bench_cu(env->drv->cuStreamSynchronize(stream), "the stream after cuBLAS's failure");
+    bench_pop(env);
     return -1;
 }
 
