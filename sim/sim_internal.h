@@ -30,8 +30,6 @@ GCU_DRIVER_SYMBOLS(SIM_DECLARE_)
 #undef SIM_DECLARE_
 gcu_result sim_cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
                                 unsigned long long flags, int *symbolStatus);
-/* Entry points outside GCU_DRIVER_SYMBOLS (sim_context_calls.c): NULL when unknown. */
-void *sim_extra_proc(const char *symbol, int *version);
 
 void sim_configure(void); /* reads the environment on first use; lock held */
 /* The next item of a comma-separated list into item (cut to size - 1 characters), *list moved
@@ -64,6 +62,11 @@ gcu_result sim_enter(int sym, bool need_init);
     do {                                                                                        \
         rc = (code);                                                                            \
         goto out;                                                                               \
+    } while (0)
+#define SIM_FAIL_IF(cond, code)                                                                 \
+    do {                                                                                        \
+        if (cond)                                                                               \
+            SIM_FAIL(code);                                                                     \
     } while (0)
 #define SIM_CHECK(expr)                                                                         \
     do {                                                                                        \
@@ -212,7 +215,6 @@ typedef struct sim_res {
 
 enum { SIM_RES_SM = 1, SIM_RES_WQ_CONFIG, SIM_RES_WQ };
 
-sim_res sim_res_query(int dev, const sim_smset *sms, bool structured);
 void sim_res_write(gcu_dev_resource *out, const sim_res *r);
 gcu_result sim_res_read(const gcu_dev_resource *in, sim_res *out);
 /* The SM / workqueue resources of a context: `type` as passed by the caller. */

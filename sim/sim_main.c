@@ -113,8 +113,7 @@ gcu_result sim_enter(int sym, bool need_init)
 gcu_result sim_cuInit(unsigned int flags)
 {
     SIM_BEGIN_NOINIT(cuInit);
-    if (flags != 0)
-        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    SIM_FAIL_IF(flags != 0, GCU_ERROR_INVALID_VALUE);
     SIM_CHECK(sim.config_error);
     sim.initialized = true;
     SIM_END();
@@ -123,8 +122,7 @@ gcu_result sim_cuInit(unsigned int flags)
 gcu_result sim_cuDriverGetVersion(int *version)
 {
     SIM_BEGIN_NOINIT(cuDriverGetVersion);
-    if (!version)
-        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    SIM_FAIL_IF(!version, GCU_ERROR_INVALID_VALUE);
     *version = sim.driver_version;
     SIM_END();
 }
@@ -168,8 +166,7 @@ gcu_result sim_cuGetErrorName(gcu_result error, const char **name)
         {GCU_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN"},
     };
     SIM_BEGIN_NOINIT(cuGetErrorName);
-    if (!name)
-        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    SIM_FAIL_IF(!name, GCU_ERROR_INVALID_VALUE);
     *name = NULL;
     rc = GCU_ERROR_INVALID_VALUE;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
@@ -188,10 +185,19 @@ typedef struct sim_proc {
     void *fn;
 } sim_proc;
 
+/* cuCtxCreate: never called by the library, but wrapped by `greenctx run`'s preload; offered
+ * so that tests see the preload refuse it. Called, it makes nothing (no ordinary contexts). */
+static gcu_result sim_cuCtxCreate(CUcontext *ctx, unsigned int flags, gcu_device dev)
+{
+    (void)flags, (void)dev;
+    return ctx ? GCU_ERROR_NOT_SUPPORTED : GCU_ERROR_INVALID_VALUE;
+}
+
 #define SIM_PROC_(name, version, required, params) {#name, version, (void *)sim_##name},
 static const sim_proc procs[] = {
     GCU_DRIVER_SYMBOLS(SIM_PROC_){
         "cuGetProcAddress", GCU_VERSION_cuGetProcAddress, (void *)sim_cuGetProcAddress},
+    {"cuCtxCreate", 3020, (void *)sim_cuCtxCreate},
 };
 #undef SIM_PROC_
 
@@ -205,9 +211,6 @@ gcu_result sim_cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
     for (size_t i = 0; i < sizeof procs / sizeof procs[0]; i++)
         if (strcmp(procs[i].name, symbol) == 0)
             found = &procs[i];
-    sim_proc extra = {symbol, 0, NULL};
-    if (!found && (extra.fn = sim_extra_proc(symbol, &extra.version)) != NULL)
-        found = &extra;
     int status = GCU_GET_PROC_ADDRESS_SUCCESS;
     if (!found || found->version > sim.driver_version)
         status = GCU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
