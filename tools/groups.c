@@ -8,6 +8,13 @@
 #include "options.h"
 #include "tool.h"
 
+const char *tool_path_name(gctx_split_path path)
+{
+    return path == GCTX_SPLIT_PATH_STRUCTURED ? "structured"
+           : path == GCTX_SPLIT_PATH_GRANULES ? "granules"
+                                              : "fine_granules";
+}
+
 const char *tool_path_text(gctx_split_path path)
 {
     switch (path) {
