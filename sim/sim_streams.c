@@ -38,6 +38,12 @@ enum { SIM_PRIORITY_LEAST = 0, SIM_PRIORITY_GREATEST = -5 };
 
 static bool is_default_stream(CUstream s) { return (uintptr_t)s <= 2; /* NULL, legacy, per-thread */ }
 
+/* A stream cuStreamCreate made; NULL for the default streams and invalid handles. */
+static sim_stream *created_stream(CUstream s)
+{
+    return is_default_stream(s) ? NULL : sim_pool_get(&streams, (uintptr_t)s);
+}
+
 static sim_event *event_get(CUevent e) { return sim_pool_get(&events, (uintptr_t)e); }
 
 void sim_streams_reset(void)
@@ -91,14 +97,14 @@ gcu_result sim_stream_ctx(CUstream s, sim_ctx *out)
 
 void sim_stream_advance(CUstream s, double ns)
 {
-    sim_stream *st = is_default_stream(s) ? NULL : sim_pool_get(&streams, (uintptr_t)s);
+    sim_stream *st = created_stream(s);
     if (st)
         st->clock_ns += ns;
 }
 
 static double stream_clock(CUstream s)
 {
-    const sim_stream *st = is_default_stream(s) ? NULL : sim_pool_get(&streams, (uintptr_t)s);
+    const sim_stream *st = created_stream(s);
     return st ? st->clock_ns : 0.0;
 }
 
@@ -108,7 +114,7 @@ static gcu_result stream_get(CUstream s, const sim_stream **out)
     sim_ctx c;
     gcu_result rc = sim_stream_ctx(s, &c);
     if (rc == GCU_SUCCESS)
-        *out = is_default_stream(s) ? NULL : sim_pool_get(&streams, (uintptr_t)s);
+        *out = created_stream(s);
     return rc;
 }
 
@@ -169,7 +175,7 @@ gcu_result sim_cuGreenCtxStreamCreate(CUstream *stream, CUgreenCtx ctx, unsigned
 gcu_result sim_cuStreamDestroy(CUstream stream)
 {
     SIM_BEGIN(cuStreamDestroy);
-    sim_stream *s = is_default_stream(stream) ? NULL : sim_pool_get(&streams, (uintptr_t)stream);
+    sim_stream *s = created_stream(stream);
     SIM_FAIL_IF(!s, GCU_ERROR_INVALID_HANDLE);
     /* A 13.0 driver already freed it with its green context and says so; 13.1 destroys a
      * detached stream normally. */
@@ -203,7 +209,7 @@ gcu_result sim_cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int fl
     SIM_CHECK(sim_stream_ctx(stream, &c));
     const sim_event *e = event_get(event);
     SIM_FAIL_IF(!e, GCU_ERROR_INVALID_HANDLE);
-    sim_stream *s = is_default_stream(stream) ? NULL : sim_pool_get(&streams, (uintptr_t)stream);
+    sim_stream *s = created_stream(stream);
     if (s)
         s->waited_for[s->waits++ % SIM_WAITS_KEPT] = e->recorded_on;
     SIM_END();
@@ -211,7 +217,7 @@ gcu_result sim_cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int fl
 
 int sim_stream_waits(CUstream stream, CUstream *waited_for, int capacity)
 {
-    const sim_stream *s = is_default_stream(stream) ? NULL : sim_pool_get(&streams, (uintptr_t)stream);
+    const sim_stream *s = created_stream(stream);
     if (!s)
         return -1;
     unsigned kept = s->waits < SIM_WAITS_KEPT ? s->waits : SIM_WAITS_KEPT;

@@ -109,27 +109,18 @@ static char *read_part(const char *dir, const char *name)
     FILE *f = n > 0 && (size_t)n < sizeof path ? fopen(path, "re") : NULL;
     if (!f)
         return NULL;
-    size_t size = 0, cap = 4096;
-    char *text = malloc(cap);
-    for (size_t got; text && (got = fread(text + size, 1, cap - size - 1, f)) > 0;) {
-        size += got;
-        if (size + 1 == cap) {
-            char *grown = realloc(text, cap *= 2);
-            if (!grown)
-                free(text);
-            text = grown;
-        }
-    }
+    char *text = NULL;
+    size_t cap = 0;
+    ssize_t got = getdelim(&text, &cap, '\0', f); /* the whole file: JSON holds no NUL */
     fclose(f);
-    if (!text)
-        return NULL;
+    size_t size = got > 0 ? (size_t)got : 0;
     while (size && (text[size - 1] == '\n' || text[size - 1] == ' '))
         size--;
-    text[size] = '\0';
     if (size < 2 || text[0] != '{' || text[size - 1] != '}') {
         free(text);
         return NULL;
     }
+    text[size] = '\0';
     return text;
 }
 
