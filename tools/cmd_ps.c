@@ -152,7 +152,26 @@ static void json_tenant(json_writer *w, const gctx_claim_info *c)
     json_close(w);
 }
 
-static const char *visible(const char *text, char *out, size_t size);
+/* text with its control characters (C0, DEL, C1 as UTF-8 or raw) as \xNN: labels and commands
+ * are other tenants' (other users', in a shared directory), and a terminal acts on escapes. */
+static const char *visible(const char *text, char *out, size_t size)
+{
+    size_t n = 0;
+    for (const unsigned char *p = (const unsigned char *)text; *p && n + 5 < size; p++) {
+        int c1 = *p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f;
+        unsigned c = c1 ? *++p : *p;
+        if (c < 0x20 || c == 0x7f || c1 || (c >= 0x80 && c <= 0x9f))
+            n += (size_t)snprintf(out + n, size - n, "\\x%02x", c);
+        else
+            out[n++] = (char)c;
+        /* the rest of a multi-byte character: its continuation bytes are not C1 */
+        for (int more = c >= 0xc0 ? (c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : 1) : 0;
+             more && (p[1] & 0xc0) == 0x80 && n + 1 < size; more--)
+            out[n++] = (char)*++p;
+    }
+    out[n] = '\0';
+    return out;
+}
 
 /* One line under the claim's row: its class and what the guard sees or does. */
 static void print_tenant(const gctx_claim_info *c)
@@ -273,27 +292,6 @@ static void print_json(const gctx_mps_info *mps, const device_listing *ls, int n
     for (int i = 0; i < n; i++)
         json_device(&w, &ls[i]);
     json_end(&w);
-}
-
-/* text with its control characters (C0, DEL, C1 as UTF-8 or raw) as \xNN: labels and commands
- * are other tenants' (other users', in a shared directory), and a terminal acts on escapes. */
-static const char *visible(const char *text, char *out, size_t size)
-{
-    size_t n = 0;
-    for (const unsigned char *p = (const unsigned char *)text; *p && n + 5 < size; p++) {
-        int c1 = *p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f;
-        unsigned c = c1 ? *++p : *p;
-        if (c < 0x20 || c == 0x7f || c1 || (c >= 0x80 && c <= 0x9f))
-            n += (size_t)snprintf(out + n, size - n, "\\x%02x", c);
-        else
-            out[n++] = (char)c;
-        /* the rest of a multi-byte character: its continuation bytes are not C1 */
-        for (int more = c >= 0xc0 ? (c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : 1) : 0;
-             more && (p[1] & 0xc0) == 0x80 && n + 1 < size; more--)
-            out[n++] = (char)*++p;
-    }
-    out[n] = '\0';
-    return out;
 }
 
 static void print_device_text(const device_listing *l)
