@@ -47,7 +47,7 @@ int sim_primary_refs(void)
 
 sim_green *sim_green_get(CUgreenCtx g) { return sim_pool_get(&sim_greens, (uintptr_t)g); }
 
-gcu_result sim_ctx_resolve(CUcontext ctx, sim_ctx *out)
+static gcu_result sim_ctx_resolve(CUcontext ctx, sim_ctx *out)
 {
     uintptr_t h = (uintptr_t)ctx;
     if (sim_handle_tag(h) == SIM_TAG_CTX_GREEN) {

@@ -35,14 +35,6 @@ void sim_configure(void); /* reads the environment on first use; lock held */
 /* The next item of a comma-separated list into item (cut to size - 1 characters), *list moved
  * past it; false at the list's end. */
 bool sim_list_next(const char **list, char *item, size_t size);
-/* A configuration the environment asked for and the simulator refuses: cuInit then fails with
- * CUDA_ERROR_INVALID_VALUE and gctxsim_config_error() gives this message, which names the
- * variable that was set and says what is valid. The first refusal is kept. */
-void sim_config_refuse(const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 1, 2)))
-#endif
-    ;
 void sim_lock(void);
 void sim_unlock(void);
 /* With the lock held: loads the configuration on first use, counts the call, applies an
@@ -262,7 +254,6 @@ typedef struct sim_ctx {
 } sim_ctx;
 
 extern sim_pool sim_greens;
-gcu_result sim_ctx_resolve(CUcontext ctx, sim_ctx *out);
 gcu_result sim_ctx_current(sim_ctx *out);
 sim_green *sim_green_get(CUgreenCtx g);
 sim_smset sim_ctx_sms(const sim_ctx *c);

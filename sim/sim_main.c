@@ -21,7 +21,11 @@ void sim_unlock(void) { pthread_mutex_unlock(&sim_mutex); }
 
 static char config_message[512];
 
-void sim_config_refuse(const char *fmt, ...)
+/* A configuration the environment asked for and the simulator refuses: cuInit then fails with
+ * CUDA_ERROR_INVALID_VALUE and gctxsim_config_error() gives this message, which names the
+ * variable that was set and says what is valid. The first refusal is kept. */
+static void sim_config_refuse(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void sim_config_refuse(const char *fmt, ...)
 {
     if (sim.config_error == GCU_SUCCESS) {
         va_list ap;

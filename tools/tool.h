@@ -83,22 +83,17 @@ int greenctx_tool_help_json(const greenctx_tool_options *opts, const greenctx_co
 int greenctx_tool_command_run(const greenctx_command *c, int argc, char **argv,
                               greenctx_tool_options *opts);
 
-/* The simulated driver's models ("h200 h100 ..."), asked of the simulated driver itself
- * (gctxsim_models); NULL when it is not found. */
-const char *greenctx_tool_sim_models(void);
-
 /* ---- generate.c (the man page) and completion.c: made from the command table ---- */
 int greenctx_generate_man(greenctx_tool_options *opts);
 int greenctx_generate_completion(greenctx_tool_options *opts, const char *shell);
 
-/* ---- tool_common.c ---- */
-
-/* The error document on stdout: {"greenctx_version", "schema": "greenctx.error/1",
- * "command": COMMAND or null, "error": {"status", "message"}}. */
-void greenctx_json_error(const char *command, const char *status, const char *message);
+/* ---- sim_option.c ---- */
 
 /* --sim MODEL[,MODEL...][@DRIVER]: sets the environment the simulated driver reads. Must run
  * before the library's first call. Returns an exit code after printing why it failed. */
 int greenctx_tool_use_sim(greenctx_tool_options *opts, const char *spec);
+/* The simulated driver's models ("h200 h100 ..."), asked of the simulated driver itself
+ * (gctxsim_models); NULL when it is not found. */
+const char *greenctx_tool_sim_models(void);
 
 #endif
