@@ -373,7 +373,7 @@ static void print_text(const gctx_mps_info *mps, const device_listing *ls, int n
  * code; *ls and *n are the listings. */
 static int list_devices(greenctx_tool_options *opts, int driver, device_listing **ls, int *n)
 {
-    int count = 0;
+    int count = 0, rc = GREENCTX_EXIT_OK;
     char (*uuids)[GCTX_UUID_SIZE] = NULL;
     gctx_status s = driver ? gctx_device_count(&count)
                            : gctx_claim_registries(NULL, NULL, 0, (unsigned *)&count);
@@ -383,29 +383,21 @@ static int list_devices(greenctx_tool_options *opts, int driver, device_listing 
     unsigned found = (unsigned)count;
     if (s == GCTX_SUCCESS && uuids)
         s = gctx_claim_registries(NULL, uuids[0], found, &found);
-    if (s != GCTX_SUCCESS) {
-        free(uuids);
-        return greenctx_tool_fail(opts, s);
-    }
     count = found < (unsigned)count ? (int)found : count;
-    if (driver && opts->device_given && opts->device >= count)
-        return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "GCTX_ERROR_NO_DEVICE",
-                                   "there is no device %d: the driver shows %d", opts->device,
-                                   count);
-    if (!driver && opts->device_given && !opts->device_name) {
-        free(uuids);
-        return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "GCTX_ERROR_NO_DRIVER",
-                                   "--device %d: without a CUDA driver devices have no numbers; "
-                                   "give the GPU's UUID (or its start)",
-                                   opts->device);
-    }
-    *ls = calloc(count > 0 ? (size_t)count : 1, sizeof **ls);
-    if (!*ls) {
-        free(uuids);
-        return greenctx_tool_fail(opts, GCTX_ERROR_OUT_OF_MEMORY);
-    }
+    if (s == GCTX_SUCCESS && !(*ls = calloc(count > 0 ? (size_t)count : 1, sizeof **ls)))
+        s = GCTX_ERROR_OUT_OF_MEMORY;
+    if (s != GCTX_SUCCESS)
+        rc = greenctx_tool_fail(opts, s);
+    else if (driver && opts->device_given && opts->device >= count)
+        rc = greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "GCTX_ERROR_NO_DEVICE",
+                                 "there is no device %d: the driver shows %d", opts->device, count);
+    else if (!driver && opts->device_given && !opts->device_name)
+        rc = greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "GCTX_ERROR_NO_DRIVER",
+                                 "--device %d: without a CUDA driver devices have no numbers; "
+                                 "give the GPU's UUID (or its start)",
+                                 opts->device);
     *n = 0;
-    for (int i = 0; i < count && s == GCTX_SUCCESS; i++) {
+    for (int i = 0; rc == GREENCTX_EXIT_OK && i < count && s == GCTX_SUCCESS; i++) {
         if (driver && opts->device_given && i != opts->device)
             continue;
         if (!driver && opts->device_name &&
@@ -414,7 +406,7 @@ static int list_devices(greenctx_tool_options *opts, int driver, device_listing 
         s = list_device(driver ? i : -1, driver ? NULL : uuids[i], &(*ls)[(*n)++]);
     }
     free(uuids);
-    return s == GCTX_SUCCESS ? GREENCTX_EXIT_OK : greenctx_tool_fail(opts, s);
+    return rc == GREENCTX_EXIT_OK && s != GCTX_SUCCESS ? greenctx_tool_fail(opts, s) : rc;
 }
 
 /* Beside each GPU's claims, its compute processes where NVML loads. */
