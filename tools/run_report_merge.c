@@ -236,19 +236,11 @@ int run_with_report(run_job *job, run_session *session)
     }
     pid_t child =
         run_set_environment(job, session) == 0 ? run_child_start(job->options.command, 0) : -1;
-    if (child < 0) {
-        run_session_release(session);
-        remove_dir(dir);
-        return GREENCTX_EXIT_FAILED;
-    }
-    int status = 0, waited = run_child_wait_holding(child, &status, session);
-    if (waited != 0)
-        run_session_release(session);
+    int status = 0, waited = child < 0 ? -1 : run_child_wait_holding(child, &status, session);
     int merged = waited == 0 ? merge(job, (long)child, session->sms) : -1;
     remove_dir(dir);
-    if (waited != 0)
-        return GREENCTX_EXIT_FAILED;
-    if (merged != 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+    /* A program that exited 0 fails when its report is incomplete or could not be written. */
+    if (waited != 0 || (merged != 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
         run_session_release(session);
         return GREENCTX_EXIT_FAILED;
     }
