@@ -108,8 +108,8 @@ int nvml_lib_driver_version(nvml_lib *nvml, char *out, size_t size)
     return nvml->driver_version && nvml->driver_version(out, (unsigned)size) == 0 ? 0 : -1;
 }
 
-int nvml_lib_processes(nvml_lib *nvml, const char *uuid, nvml_process *out, unsigned capacity,
-                       unsigned *count, char *why, size_t why_size)
+int nvml_lib_processes(nvml_lib *nvml, const char *uuid, nvml_process **out, unsigned *count,
+                       char *why, size_t why_size)
 {
     if (!nvml->processes) {
         snprintf(why, why_size, "this NVML lists no compute processes");
@@ -134,19 +134,17 @@ int nvml_lib_processes(nvml_lib *nvml, const char *uuid, nvml_process *out, unsi
             break;
         r = 0;
     }
-    if (r != 0) {
+    *out = r == 0 ? calloc(n ? n : 1, sizeof **out) : NULL;
+    if (r != 0)
         snprintf(why, why_size, "NVML could not list the processes of %s: %s", uuid,
                  nvml_error(nvml, r));
-        free(infos);
-        return -1;
-    }
-    for (unsigned i = 0; i < n && i < capacity; i++) {
-        out[i].pid = (int)infos[i].pid;
-        out[i].memory_bytes = infos[i].usedGpuMemory;
-    }
-    *count = n;
+    else if (!*out)
+        snprintf(why, why_size, "out of memory for %u processes", n);
+    for (unsigned i = 0; *out && i < n; i++)
+        (*out)[i] = (nvml_process){(int)infos[i].pid, infos[i].usedGpuMemory};
+    *count = *out ? n : 0;
     free(infos);
-    return 0;
+    return *out ? 0 : -1;
 }
 
 int nvml_lib_clocks(nvml_lib *nvml, const char *uuid, nvml_clocks *out)

@@ -24,10 +24,10 @@ typedef struct nvml_process {
     int pid;
     unsigned long long memory_bytes; /* ~0ULL: NVML can't tell (no permission, ...) */
 } nvml_process;
-/* The compute processes on the GPU with this UUID: at most capacity in out, their number in
- * *count (which may be larger); 0 on success, else -1 with why[]. */
-int nvml_lib_processes(nvml_lib *nvml, const char *uuid, nvml_process *out, unsigned capacity,
-                       unsigned *count, char *why, size_t why_size);
+/* The compute processes on the GPU with this UUID, *count of them in *out (malloc'ed: the
+ * caller frees it); 0 on success, else -1 with why[]. */
+int nvml_lib_processes(nvml_lib *nvml, const char *uuid, nvml_process **out, unsigned *count,
+                       char *why, size_t why_size);
 
 /* NVML's clocks-event reasons (the former clocks-throttle reasons) the guard reads. */
 #define NVML_LIB_REASON_SW_POWER_CAP 0x4ull

@@ -47,7 +47,7 @@ int sim_primary_refs(void)
 
 sim_green *sim_green_get(CUgreenCtx g) { return sim_pool_get(&sim_greens, (uintptr_t)g); }
 
-gcu_result sim_ctx_resolve(CUcontext ctx, sim_ctx *out)
+static gcu_result sim_ctx_resolve(CUcontext ctx, sim_ctx *out)
 {
     uintptr_t h = (uintptr_t)ctx;
     if (sim_handle_tag(h) == SIM_TAG_CTX_GREEN) {
@@ -98,8 +98,7 @@ void sim_greens_count(int dev, size_t *live, size_t *destroyed)
 gcu_result sim_cuDevicePrimaryCtxRetain(CUcontext *ctx, gcu_device dev)
 {
     SIM_BEGIN(cuDevicePrimaryCtxRetain);
-    if (!ctx)
-        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    SIM_FAIL_IF(!ctx, GCU_ERROR_INVALID_VALUE);
     SIM_CHECK(sim_check_device(dev));
     primary_refs[dev]++;
     *ctx = primary_handle(dev);
@@ -110,8 +109,7 @@ gcu_result sim_cuDevicePrimaryCtxRelease(gcu_device dev)
 {
     SIM_BEGIN(cuDevicePrimaryCtxRelease);
     SIM_CHECK(sim_check_device(dev));
-    if (primary_refs[dev] == 0)
-        SIM_FAIL(GCU_ERROR_INVALID_CONTEXT);
+    SIM_FAIL_IF(primary_refs[dev] == 0, GCU_ERROR_INVALID_CONTEXT);
     primary_refs[dev]--;
     SIM_END();
 }
@@ -129,8 +127,7 @@ gcu_result sim_cuDevicePrimaryCtxReset(gcu_device dev)
 gcu_result sim_cuCtxGetCurrent(CUcontext *ctx)
 {
     SIM_BEGIN(cuCtxGetCurrent);
-    if (!ctx)
-        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    SIM_FAIL_IF(!ctx, GCU_ERROR_INVALID_VALUE);
     stack_sync();
     *ctx = stack.depth ? stack.ctx[stack.depth - 1] : NULL;
     SIM_END();
@@ -159,8 +156,7 @@ gcu_result sim_cuCtxPushCurrent(CUcontext ctx)
     sim_ctx c;
     SIM_CHECK(sim_ctx_resolve(ctx, &c));
     stack_sync();
-    if (stack.depth == SIM_CTX_STACK_MAX)
-        SIM_FAIL(GCU_ERROR_OUT_OF_MEMORY);
+    SIM_FAIL_IF(stack.depth == SIM_CTX_STACK_MAX, GCU_ERROR_OUT_OF_MEMORY);
     stack.ctx[stack.depth++] = ctx;
     SIM_END();
 }
@@ -169,8 +165,7 @@ gcu_result sim_cuCtxPopCurrent(CUcontext *ctx)
 {
     SIM_BEGIN(cuCtxPopCurrent);
     stack_sync();
-    if (stack.depth == 0)
-        SIM_FAIL(GCU_ERROR_INVALID_CONTEXT);
+    SIM_FAIL_IF(stack.depth == 0, GCU_ERROR_INVALID_CONTEXT);
     stack.depth--;
     if (ctx)
         *ctx = stack.ctx[stack.depth];
@@ -180,8 +175,7 @@ gcu_result sim_cuCtxPopCurrent(CUcontext *ctx)
 gcu_result sim_cuCtxGetDevice(gcu_device *dev)
 {
     SIM_BEGIN(cuCtxGetDevice);
-    if (!dev)
-        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    SIM_FAIL_IF(!dev, GCU_ERROR_INVALID_VALUE);
     sim_ctx c;
     SIM_CHECK(sim_ctx_current(&c));
     *dev = c.dev;
@@ -231,8 +225,7 @@ gcu_result sim_cuGreenCtxCreate(CUgreenCtx *ctx, gcu_resource_desc desc, gcu_dev
                                 unsigned int flags)
 {
     SIM_BEGIN(cuGreenCtxCreate);
-    if (!ctx)
-        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    SIM_FAIL_IF(!ctx, GCU_ERROR_INVALID_VALUE);
     SIM_CHECK(sim_check_device(dev));
     /* The default stream is required until 13.3 made it optional (CU_GREEN_CTX_NONE). */
     if ((flags & ~(unsigned)GCU_GREEN_CTX_DEFAULT_STREAM) ||
@@ -240,14 +233,11 @@ gcu_result sim_cuGreenCtxCreate(CUgreenCtx *ctx, gcu_resource_desc desc, gcu_dev
         SIM_FAIL(GCU_ERROR_INVALID_VALUE);
     sim_desc whole = {.dev = dev, .structured = true, .sms = sim_set_range(0, sim.dev[dev]->sms)};
     const sim_desc *d = desc ? sim_pool_get(&sim_descs, (uintptr_t)desc) : &whole;
-    if (!d)
-        SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
-    if (d->dev != dev)
-        SIM_FAIL(GCU_ERROR_INVALID_DEVICE);
+    SIM_FAIL_IF(!d, GCU_ERROR_INVALID_HANDLE);
+    SIM_FAIL_IF(d->dev != dev, GCU_ERROR_INVALID_DEVICE);
     uintptr_t handle;
     sim_green *g = sim_pool_alloc(&sim_greens, &handle);
-    if (!g)
-        SIM_FAIL(GCU_ERROR_OUT_OF_MEMORY);
+    SIM_FAIL_IF(!g, GCU_ERROR_OUT_OF_MEMORY);
     g->dev = dev;
     g->structured = d->structured;
     g->sms = d->sms;
@@ -263,8 +253,7 @@ gcu_result sim_cuGreenCtxDestroy(CUgreenCtx ctx)
 {
     SIM_BEGIN(cuGreenCtxDestroy);
     sim_green *g = sim_green_get(ctx);
-    if (!g)
-        SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
+    SIM_FAIL_IF(!g, GCU_ERROR_INVALID_HANDLE);
     greens_on[g->dev]--;
     greens_gone[g->dev]++;
     sim_pool_free(g);
@@ -274,10 +263,8 @@ gcu_result sim_cuGreenCtxDestroy(CUgreenCtx ctx)
 gcu_result sim_cuCtxFromGreenCtx(CUcontext *ctx, CUgreenCtx green)
 {
     SIM_BEGIN(cuCtxFromGreenCtx);
-    if (!ctx)
-        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
-    if (!sim_green_get(green))
-        SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
+    SIM_FAIL_IF(!ctx, GCU_ERROR_INVALID_VALUE);
+    SIM_FAIL_IF(!sim_green_get(green), GCU_ERROR_INVALID_HANDLE);
     *ctx = (CUcontext)sim_handle_retag((uintptr_t)green, SIM_TAG_CTX_GREEN);
     SIM_END();
 }
@@ -287,8 +274,7 @@ gcu_result sim_cuGreenCtxGetDevResource(CUgreenCtx ctx, gcu_dev_resource *resour
 {
     SIM_BEGIN(cuGreenCtxGetDevResource);
     const sim_green *g = sim_green_get(ctx);
-    if (!g)
-        SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
+    SIM_FAIL_IF(!g, GCU_ERROR_INVALID_HANDLE);
     SIM_CHECK(sim_res_of_context(resource, (int)type, g->dev, &g->sms, g->structured, g->wq_limit,
                                  g->wq_scope));
     SIM_END();
@@ -297,19 +283,16 @@ gcu_result sim_cuGreenCtxGetDevResource(CUgreenCtx ctx, gcu_dev_resource *resour
 gcu_result sim_cuGreenCtxGetId(CUgreenCtx ctx, unsigned long long *id)
 {
     SIM_BEGIN(cuGreenCtxGetId);
-    if (!id)
-        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    SIM_FAIL_IF(!id, GCU_ERROR_INVALID_VALUE);
     const sim_green *g;
     if (ctx) {
         g = sim_green_get(ctx);
-        if (!g)
-            SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
+        SIM_FAIL_IF(!g, GCU_ERROR_INVALID_HANDLE);
     } else {
         /* NULL asks for the current green context. */
         sim_ctx c;
         SIM_CHECK(sim_ctx_current(&c));
-        if (!c.green)
-            SIM_FAIL(GCU_ERROR_INVALID_CONTEXT);
+        SIM_FAIL_IF(!c.green, GCU_ERROR_INVALID_CONTEXT);
         g = c.green;
     }
     *id = g->id;

@@ -1,5 +1,5 @@
 /*
- * The device models and their SM layouts, and the device queries.
+ * The device models and their SM layouts, and the device queries (name, UUID, PCI bus id).
  *
  * GH100 parts (H200, H100) reproduce the physical SM ids measured on an H200: coscheduled
  * 8-SM granules take one TPC pair from each of four blocks (GPCs), 16-SM units are dealt as
@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "greenctx_sim.h"
 #include "sim_internal.h"
 
 static const sim_model models[] = {
@@ -183,8 +184,7 @@ gcu_result sim_check_device(gcu_device dev)
 gcu_result sim_cuDeviceGetCount(int *count)
 {
     SIM_BEGIN(cuDeviceGetCount);
-    if (!count)
-        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    SIM_FAIL_IF(!count, GCU_ERROR_INVALID_VALUE);
     *count = sim.ndev;
     SIM_END();
 }
@@ -192,8 +192,7 @@ gcu_result sim_cuDeviceGetCount(int *count)
 gcu_result sim_cuDeviceGet(gcu_device *device, int ordinal)
 {
     SIM_BEGIN(cuDeviceGet);
-    if (!device)
-        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    SIM_FAIL_IF(!device, GCU_ERROR_INVALID_VALUE);
     SIM_CHECK(sim_check_device(ordinal));
     *device = ordinal;
     SIM_END();
@@ -202,8 +201,7 @@ gcu_result sim_cuDeviceGet(gcu_device *device, int ordinal)
 gcu_result sim_cuDeviceGetName(char *name, int len, gcu_device dev)
 {
     SIM_BEGIN(cuDeviceGetName);
-    if (!name || len <= 0)
-        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    SIM_FAIL_IF(!name || len <= 0, GCU_ERROR_INVALID_VALUE);
     SIM_CHECK(sim_check_device(dev));
     size_t n = strlen(sim.dev[dev]->name);
     if (n >= (size_t)len)
@@ -216,8 +214,7 @@ gcu_result sim_cuDeviceGetName(char *name, int len, gcu_device dev)
 gcu_result sim_cuDeviceGetAttribute(int *value, int attrib, gcu_device dev)
 {
     SIM_BEGIN(cuDeviceGetAttribute);
-    if (!value)
-        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    SIM_FAIL_IF(!value, GCU_ERROR_INVALID_VALUE);
     SIM_CHECK(sim_check_device(dev));
     const sim_model *m = sim.dev[dev];
     switch (attrib) {
@@ -231,8 +228,7 @@ gcu_result sim_cuDeviceGetAttribute(int *value, int attrib, gcu_device dev)
         *value = m->cc_minor;
         break;
     case GCU_DEVICE_ATTRIBUTE_LOCALITY_DOMAIN_COUNT:
-        if (!sim_version_at_least(13040))
-            SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+        SIM_FAIL_IF(!sim_version_at_least(13040), GCU_ERROR_INVALID_VALUE);
         *value = (int)m->locality_domains;
         break;
     default:
@@ -247,8 +243,7 @@ gcu_result sim_cuDeviceGetAttribute(int *value, int attrib, gcu_device dev)
 gcu_result sim_cuDeviceGetUuid(gcu_uuid *uuid, gcu_device dev)
 {
     SIM_BEGIN(cuDeviceGetUuid);
-    if (!uuid)
-        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    SIM_FAIL_IF(!uuid, GCU_ERROR_INVALID_VALUE);
     SIM_CHECK(sim_check_device(dev));
     char seed[64];
     int n = snprintf(seed, sizeof seed, "%s/%d", sim.dev[dev]->key, dev);
@@ -261,3 +256,16 @@ gcu_result sim_cuDeviceGetUuid(gcu_uuid *uuid, gcu_device dev)
     }
     SIM_END();
 }
+
+/* Slot d on bus 0x18 + 0x10 * d, as an 8-GPU HGX board numbers them ("0000:18:00.0"): the
+ * same in every run, distinct per slot. */
+gcu_result sim_cuDeviceGetPCIBusId(char *bus_id, int len, gcu_device dev)
+{
+    SIM_BEGIN(cuDeviceGetPCIBusId);
+    SIM_FAIL_IF(!bus_id || len <= 0, GCU_ERROR_INVALID_VALUE);
+    SIM_CHECK(sim_check_device(dev));
+    snprintf(bus_id, (size_t)len, "0000:%02x:00.0", (0x18 + 0x10 * (unsigned)dev) & 0xff);
+    SIM_END();
+}
+
+GCTXSIM_API const char *gctxsim_models(void) { return sim_model_keys(); }

@@ -30,21 +30,11 @@ GCU_DRIVER_SYMBOLS(SIM_DECLARE_)
 #undef SIM_DECLARE_
 gcu_result sim_cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
                                 unsigned long long flags, int *symbolStatus);
-/* Entry points outside GCU_DRIVER_SYMBOLS (sim_context_calls.c): NULL when unknown. */
-void *sim_extra_proc(const char *symbol, int *version);
 
 void sim_configure(void); /* reads the environment on first use; lock held */
 /* The next item of a comma-separated list into item (cut to size - 1 characters), *list moved
  * past it; false at the list's end. */
 bool sim_list_next(const char **list, char *item, size_t size);
-/* A configuration the environment asked for and the simulator refuses: cuInit then fails with
- * CUDA_ERROR_INVALID_VALUE and gctxsim_config_error() gives this message, which names the
- * variable that was set and says what is valid. The first refusal is kept. */
-void sim_config_refuse(const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 1, 2)))
-#endif
-    ;
 void sim_lock(void);
 void sim_unlock(void);
 /* With the lock held: loads the configuration on first use, counts the call, applies an
@@ -64,6 +54,11 @@ gcu_result sim_enter(int sym, bool need_init);
     do {                                                                                        \
         rc = (code);                                                                            \
         goto out;                                                                               \
+    } while (0)
+#define SIM_FAIL_IF(cond, code)                                                                 \
+    do {                                                                                        \
+        if (cond)                                                                               \
+            SIM_FAIL(code);                                                                     \
     } while (0)
 #define SIM_CHECK(expr)                                                                         \
     do {                                                                                        \
@@ -212,7 +207,6 @@ typedef struct sim_res {
 
 enum { SIM_RES_SM = 1, SIM_RES_WQ_CONFIG, SIM_RES_WQ };
 
-sim_res sim_res_query(int dev, const sim_smset *sms, bool structured);
 void sim_res_write(gcu_dev_resource *out, const sim_res *r);
 gcu_result sim_res_read(const gcu_dev_resource *in, sim_res *out);
 /* The SM / workqueue resources of a context: `type` as passed by the caller. */
@@ -260,7 +254,6 @@ typedef struct sim_ctx {
 } sim_ctx;
 
 extern sim_pool sim_greens;
-gcu_result sim_ctx_resolve(CUcontext ctx, sim_ctx *out);
 gcu_result sim_ctx_current(sim_ctx *out);
 sim_green *sim_green_get(CUgreenCtx g);
 sim_smset sim_ctx_sms(const sim_ctx *c);

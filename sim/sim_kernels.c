@@ -102,19 +102,16 @@ void sim_kernels_reset(void)
 gcu_result sim_cuModuleLoadData(gcu_module *module, const void *image)
 {
     SIM_BEGIN(cuModuleLoadData);
-    if (!module || !image)
-        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    SIM_FAIL_IF(!module || !image, GCU_ERROR_INVALID_VALUE);
     int kind = strstr(image, ".entry " SIM_SMID_ENTRY "(") ? SIM_IMAGE_SMID
                : image_modelled(image)                   ? SIM_IMAGE_MODELLED
                                                          : -1;
-    if (kind < 0)
-        SIM_FAIL(GCU_ERROR_NOT_SUPPORTED);
+    SIM_FAIL_IF(kind < 0, GCU_ERROR_NOT_SUPPORTED);
     sim_ctx c;
     SIM_CHECK(sim_ctx_current(&c));
     uintptr_t h;
     sim_module *m = sim_pool_alloc(&modules, &h);
-    if (!m)
-        SIM_FAIL(GCU_ERROR_OUT_OF_MEMORY);
+    SIM_FAIL_IF(!m, GCU_ERROR_OUT_OF_MEMORY);
     m->image = kind;
     m->ctx = c;
     *module = (gcu_module)h;
@@ -125,8 +122,7 @@ gcu_result sim_cuModuleUnload(gcu_module module)
 {
     SIM_BEGIN(cuModuleUnload);
     sim_module *m = sim_pool_get(&modules, (uintptr_t)module);
-    if (!m || m->parent)
-        SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
+    SIM_FAIL_IF(!m || m->parent, GCU_ERROR_INVALID_HANDLE);
     for (uint32_t i = 0; i < modules.count; i++) {
         sim_module *f = sim_pool_at(&modules, i);
         if (f && f->parent == (uintptr_t)module)
@@ -139,25 +135,20 @@ gcu_result sim_cuModuleUnload(gcu_module module)
 gcu_result sim_cuModuleGetFunction(gcu_function *fn, gcu_module module, const char *name)
 {
     SIM_BEGIN(cuModuleGetFunction);
-    if (!fn || !name)
-        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    SIM_FAIL_IF(!fn || !name, GCU_ERROR_INVALID_VALUE);
     const sim_module *m = sim_pool_get(&modules, (uintptr_t)module);
-    if (!m || m->parent)
-        SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
+    SIM_FAIL_IF(!m || m->parent, GCU_ERROR_INVALID_HANDLE);
     if (m->image == SIM_IMAGE_SMID) {
-        if (strcmp(name, SIM_SMID_ENTRY) != 0)
-            SIM_FAIL(GCU_ERROR_NOT_FOUND);
+        SIM_FAIL_IF(strcmp(name, SIM_SMID_ENTRY) != 0, GCU_ERROR_NOT_FOUND);
         *fn = (gcu_function)sim_handle_retag((uintptr_t)module, SIM_TAG_FUNCTION);
         goto out;
     }
     int k = model_index(name);
-    if (k < 0 || !models[k].work)
-        SIM_FAIL(GCU_ERROR_NOT_FOUND);
+    SIM_FAIL_IF(k < 0 || !models[k].work, GCU_ERROR_NOT_FOUND);
     uintptr_t h;
     sim_ctx ctx = m->ctx; /* the allocation may move the pool, and m with it */
     sim_module *f = sim_pool_alloc(&modules, &h);
-    if (!f)
-        SIM_FAIL(GCU_ERROR_OUT_OF_MEMORY);
+    SIM_FAIL_IF(!f, GCU_ERROR_OUT_OF_MEMORY);
     *f = (sim_module){.slot = f->slot, .image = SIM_IMAGE_MODELLED, .parent = (uintptr_t)module,
                       .kernel = k, .ctx = ctx};
     *fn = (gcu_function)sim_handle_retag(h, SIM_TAG_FUNCTION);
@@ -282,8 +273,7 @@ gcu_result sim_cuOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, gcu_func
     if (!sim_pool_get(&modules, sim_handle_retag((uintptr_t)fn, SIM_TAG_MODULE)) ||
         sim_handle_tag((uintptr_t)fn) != SIM_TAG_FUNCTION)
         SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
-    if (!blocks || block_size <= 0 || block_size > 1024)
-        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    SIM_FAIL_IF(!blocks || block_size <= 0 || block_size > 1024, GCU_ERROR_INVALID_VALUE);
     *blocks = (int)blocks_per_sm((unsigned long long)block_size, shmem);
     SIM_END();
 }
@@ -299,51 +289,45 @@ int sim_last_launch(unsigned long long *blocks, unsigned long long *resident)
     return 0;
 }
 
+/* Graphs are not simulated; each call is still counted and can be made to fail. */
+#define SIM_NOT_SUPPORTED(name)                                                                 \
+    SIM_BEGIN(name);                                                                            \
+    SIM_FAIL(GCU_ERROR_NOT_SUPPORTED);                                                          \
+    SIM_END()
+
 gcu_result sim_cuStreamBeginCapture(CUstream stream, int mode)
 {
     (void)stream, (void)mode;
-    SIM_BEGIN(cuStreamBeginCapture);
-    SIM_FAIL(GCU_ERROR_NOT_SUPPORTED);
-    SIM_END();
+    SIM_NOT_SUPPORTED(cuStreamBeginCapture);
 }
 
 gcu_result sim_cuStreamEndCapture(CUstream stream, gcu_graph *graph)
 {
     (void)stream, (void)graph;
-    SIM_BEGIN(cuStreamEndCapture);
-    SIM_FAIL(GCU_ERROR_NOT_SUPPORTED);
-    SIM_END();
+    SIM_NOT_SUPPORTED(cuStreamEndCapture);
 }
 
 gcu_result sim_cuGraphInstantiateWithFlags(gcu_graph_exec *exec, gcu_graph graph,
                                            unsigned long long flags)
 {
     (void)exec, (void)graph, (void)flags;
-    SIM_BEGIN(cuGraphInstantiateWithFlags);
-    SIM_FAIL(GCU_ERROR_NOT_SUPPORTED);
-    SIM_END();
+    SIM_NOT_SUPPORTED(cuGraphInstantiateWithFlags);
 }
 
 gcu_result sim_cuGraphLaunch(gcu_graph_exec exec, CUstream stream)
 {
     (void)exec, (void)stream;
-    SIM_BEGIN(cuGraphLaunch);
-    SIM_FAIL(GCU_ERROR_NOT_SUPPORTED);
-    SIM_END();
+    SIM_NOT_SUPPORTED(cuGraphLaunch);
 }
 
 gcu_result sim_cuGraphExecDestroy(gcu_graph_exec exec)
 {
     (void)exec;
-    SIM_BEGIN(cuGraphExecDestroy);
-    SIM_FAIL(GCU_ERROR_NOT_SUPPORTED);
-    SIM_END();
+    SIM_NOT_SUPPORTED(cuGraphExecDestroy);
 }
 
 gcu_result sim_cuGraphDestroy(gcu_graph graph)
 {
     (void)graph;
-    SIM_BEGIN(cuGraphDestroy);
-    SIM_FAIL(GCU_ERROR_NOT_SUPPORTED);
-    SIM_END();
+    SIM_NOT_SUPPORTED(cuGraphDestroy);
 }

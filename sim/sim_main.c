@@ -21,7 +21,11 @@ void sim_unlock(void) { pthread_mutex_unlock(&sim_mutex); }
 
 static char config_message[512];
 
-void sim_config_refuse(const char *fmt, ...)
+/* A configuration the environment asked for and the simulator refuses: cuInit then fails with
+ * CUDA_ERROR_INVALID_VALUE and gctxsim_config_error() gives this message, which names the
+ * variable that was set and says what is valid. The first refusal is kept. */
+static void sim_config_refuse(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void sim_config_refuse(const char *fmt, ...)
 {
     if (sim.config_error == GCU_SUCCESS) {
         va_list ap;
@@ -113,8 +117,7 @@ gcu_result sim_enter(int sym, bool need_init)
 gcu_result sim_cuInit(unsigned int flags)
 {
     SIM_BEGIN_NOINIT(cuInit);
-    if (flags != 0)
-        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    SIM_FAIL_IF(flags != 0, GCU_ERROR_INVALID_VALUE);
     SIM_CHECK(sim.config_error);
     sim.initialized = true;
     SIM_END();
@@ -123,53 +126,32 @@ gcu_result sim_cuInit(unsigned int flags)
 gcu_result sim_cuDriverGetVersion(int *version)
 {
     SIM_BEGIN_NOINIT(cuDriverGetVersion);
-    if (!version)
-        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    SIM_FAIL_IF(!version, GCU_ERROR_INVALID_VALUE);
     *version = sim.driver_version;
     SIM_END();
 }
 
 gcu_result sim_cuGetErrorName(gcu_result error, const char **name)
 {
+#define N(e) {GCU_##e, "CUDA_" #e}
     static const struct {
         gcu_result code;
         const char *name;
     } names[] = {
-        {GCU_SUCCESS, "CUDA_SUCCESS"},
-        {GCU_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE"},
-        {GCU_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY"},
-        {GCU_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED"},
-        {GCU_ERROR_DEINITIALIZED, "CUDA_ERROR_DEINITIALIZED"},
-        {GCU_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE"},
-        {GCU_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE"},
-        {GCU_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE"},
-        {GCU_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT"},
-        {GCU_ERROR_INVALID_PTX, "CUDA_ERROR_INVALID_PTX"},
-        {GCU_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE"},
-        {GCU_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND"},
-        {GCU_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY"},
-        {GCU_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS"},
-        {GCU_ERROR_LAUNCH_TIMEOUT, "CUDA_ERROR_LAUNCH_TIMEOUT"},
-        {GCU_ERROR_CONTEXT_IS_DESTROYED, "CUDA_ERROR_CONTEXT_IS_DESTROYED"},
-        {GCU_ERROR_ASSERT, "CUDA_ERROR_ASSERT"},
-        {GCU_ERROR_HARDWARE_STACK_ERROR, "CUDA_ERROR_HARDWARE_STACK_ERROR"},
-        {GCU_ERROR_ILLEGAL_INSTRUCTION, "CUDA_ERROR_ILLEGAL_INSTRUCTION"},
-        {GCU_ERROR_MISALIGNED_ADDRESS, "CUDA_ERROR_MISALIGNED_ADDRESS"},
-        {GCU_ERROR_INVALID_ADDRESS_SPACE, "CUDA_ERROR_INVALID_ADDRESS_SPACE"},
-        {GCU_ERROR_INVALID_PC, "CUDA_ERROR_INVALID_PC"},
-        {GCU_ERROR_LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED"},
-        {GCU_ERROR_TENSOR_MEMORY_LEAK, "CUDA_ERROR_TENSOR_MEMORY_LEAK"},
-        {GCU_ERROR_NOT_PERMITTED, "CUDA_ERROR_NOT_PERMITTED"},
-        {GCU_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED"},
-        {GCU_ERROR_STREAM_CAPTURE_UNSUPPORTED, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED"},
-        {GCU_ERROR_INVALID_RESOURCE_TYPE, "CUDA_ERROR_INVALID_RESOURCE_TYPE"},
-        {GCU_ERROR_INVALID_RESOURCE_CONFIGURATION, "CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION"},
-        {GCU_ERROR_STREAM_DETACHED, "CUDA_ERROR_STREAM_DETACHED"},
-        {GCU_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN"},
+        N(SUCCESS), N(ERROR_INVALID_VALUE), N(ERROR_OUT_OF_MEMORY), N(ERROR_NOT_INITIALIZED),
+        N(ERROR_DEINITIALIZED), N(ERROR_NO_DEVICE), N(ERROR_INVALID_DEVICE), N(ERROR_INVALID_IMAGE),
+        N(ERROR_INVALID_CONTEXT), N(ERROR_INVALID_PTX), N(ERROR_INVALID_HANDLE), N(ERROR_NOT_FOUND),
+        N(ERROR_NOT_READY), N(ERROR_ILLEGAL_ADDRESS), N(ERROR_LAUNCH_TIMEOUT),
+        N(ERROR_CONTEXT_IS_DESTROYED), N(ERROR_ASSERT), N(ERROR_HARDWARE_STACK_ERROR),
+        N(ERROR_ILLEGAL_INSTRUCTION), N(ERROR_MISALIGNED_ADDRESS), N(ERROR_INVALID_ADDRESS_SPACE),
+        N(ERROR_INVALID_PC), N(ERROR_LAUNCH_FAILED), N(ERROR_TENSOR_MEMORY_LEAK),
+        N(ERROR_NOT_PERMITTED), N(ERROR_NOT_SUPPORTED), N(ERROR_STREAM_CAPTURE_UNSUPPORTED),
+        N(ERROR_INVALID_RESOURCE_TYPE), N(ERROR_INVALID_RESOURCE_CONFIGURATION),
+        N(ERROR_STREAM_DETACHED), N(ERROR_UNKNOWN),
     };
+#undef N
     SIM_BEGIN_NOINIT(cuGetErrorName);
-    if (!name)
-        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    SIM_FAIL_IF(!name, GCU_ERROR_INVALID_VALUE);
     *name = NULL;
     rc = GCU_ERROR_INVALID_VALUE;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
@@ -188,10 +170,19 @@ typedef struct sim_proc {
     void *fn;
 } sim_proc;
 
+/* cuCtxCreate: never called by the library, but wrapped by `greenctx run`'s preload; offered
+ * so that tests see the preload refuse it. Called, it makes nothing (no ordinary contexts). */
+static gcu_result sim_cuCtxCreate(CUcontext *ctx, unsigned int flags, gcu_device dev)
+{
+    (void)flags, (void)dev;
+    return ctx ? GCU_ERROR_NOT_SUPPORTED : GCU_ERROR_INVALID_VALUE;
+}
+
 #define SIM_PROC_(name, version, required, params) {#name, version, (void *)sim_##name},
 static const sim_proc procs[] = {
     GCU_DRIVER_SYMBOLS(SIM_PROC_){
         "cuGetProcAddress", GCU_VERSION_cuGetProcAddress, (void *)sim_cuGetProcAddress},
+    {"cuCtxCreate", 3020, (void *)sim_cuCtxCreate},
 };
 #undef SIM_PROC_
 
@@ -205,9 +196,6 @@ gcu_result sim_cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
     for (size_t i = 0; i < sizeof procs / sizeof procs[0]; i++)
         if (strcmp(procs[i].name, symbol) == 0)
             found = &procs[i];
-    sim_proc extra = {symbol, 0, NULL};
-    if (!found && (extra.fn = sim_extra_proc(symbol, &extra.version)) != NULL)
-        found = &extra;
     int status = GCU_GET_PROC_ADDRESS_SUCCESS;
     if (!found || found->version > sim.driver_version)
         status = GCU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;

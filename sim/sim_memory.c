@@ -46,21 +46,18 @@ unsigned char *sim_memory_range(gcu_deviceptr ptr, size_t bytes)
 gcu_result sim_cuMemAlloc(gcu_deviceptr *ptr, size_t bytes)
 {
     SIM_BEGIN(cuMemAlloc);
-    if (!ptr || bytes == 0)
-        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    SIM_FAIL_IF(!ptr || bytes == 0, GCU_ERROR_INVALID_VALUE);
     sim_ctx c;
     SIM_CHECK(sim_ctx_current(&c));
     if (nallocs == cap_allocs) {
         size_t cap = cap_allocs ? cap_allocs * 2 : 16;
         sim_alloc *grown = realloc(allocs, cap * sizeof *grown);
-        if (!grown)
-            SIM_FAIL(GCU_ERROR_OUT_OF_MEMORY);
+        SIM_FAIL_IF(!grown, GCU_ERROR_OUT_OF_MEMORY);
         allocs = grown;
         cap_allocs = cap;
     }
     unsigned char *mem = malloc(bytes);
-    if (!mem)
-        SIM_FAIL(GCU_ERROR_OUT_OF_MEMORY);
+    SIM_FAIL_IF(!mem, GCU_ERROR_OUT_OF_MEMORY);
     allocs[nallocs++] = (sim_alloc){mem, bytes};
     *ptr = (gcu_deviceptr)(uintptr_t)mem;
     SIM_END();
@@ -74,8 +71,7 @@ gcu_result sim_cuMemFree(gcu_deviceptr ptr)
     size_t i = 0;
     while (i < nallocs && (uintptr_t)allocs[i].base != ptr)
         i++;
-    if (i == nallocs)
-        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    SIM_FAIL_IF(i == nallocs, GCU_ERROR_INVALID_VALUE);
     free(allocs[i].base);
     allocs[i] = allocs[--nallocs];
     SIM_END();
@@ -85,8 +81,7 @@ gcu_result sim_cuMemcpyDtoH(void *dst, gcu_deviceptr src, size_t bytes)
 {
     SIM_BEGIN(cuMemcpyDtoH);
     const unsigned char *from = sim_memory_range(src, bytes);
-    if (!from || (!dst && bytes))
-        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    SIM_FAIL_IF(!from || (!dst && bytes), GCU_ERROR_INVALID_VALUE);
     if (bytes)
         memcpy(dst, from, bytes);
     SIM_END();
@@ -96,8 +91,7 @@ gcu_result sim_cuMemsetD32(gcu_deviceptr dst, unsigned int value, size_t count)
 {
     SIM_BEGIN(cuMemsetD32);
     unsigned char *to = count <= SIZE_MAX / 4 && dst % 4 == 0 ? sim_memory_range(dst, count * 4) : NULL;
-    if (!to)
-        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    SIM_FAIL_IF(!to, GCU_ERROR_INVALID_VALUE);
     for (size_t i = 0; i < count; i++)
         memcpy(to + i * 4, &value, 4);
     SIM_END();
@@ -107,8 +101,7 @@ gcu_result sim_cuMemsetD32(gcu_deviceptr dst, unsigned int value, size_t count)
 gcu_result sim_cuMemGetInfo(size_t *free_bytes, size_t *total_bytes)
 {
     SIM_BEGIN(cuMemGetInfo);
-    if (!free_bytes || !total_bytes)
-        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    SIM_FAIL_IF(!free_bytes || !total_bytes, GCU_ERROR_INVALID_VALUE);
     sim_ctx c;
     SIM_CHECK(sim_ctx_current(&c));
     size_t total = (size_t)sim.dev[c.dev]->memory_mib * SIM_MIB;

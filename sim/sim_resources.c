@@ -60,7 +60,7 @@ static sim_res res_new(int type, int dev)
     return r;
 }
 
-sim_res sim_res_query(int dev, const sim_smset *sms, bool structured)
+static sim_res sim_res_query(int dev, const sim_smset *sms, bool structured)
 {
     sim_res r = res_new(SIM_RES_SM, dev);
     r.origin = SIM_ORIGIN_QUERY;
@@ -276,22 +276,19 @@ gcu_result sim_cuDevSmResourceSplitByCount(gcu_dev_resource *result, unsigned in
 {
     static sim_plan plan; /* large; the global lock serialises its use */
     SIM_BEGIN(cuDevSmResourceSplitByCount);
-    if (!nbGroups)
-        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    SIM_FAIL_IF(!nbGroups, GCU_ERROR_INVALID_VALUE);
     sim_res in;
     SIM_CHECK(sim_res_split_input(input, &in));
     if ((useFlags != 0 && !sim_version_at_least(12050)) ||
         useFlags > GCU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE)
         SIM_FAIL(GCU_ERROR_INVALID_VALUE);
-    if (minCount > sim_set_count(&in.sms))
-        SIM_FAIL(GCU_ERROR_INVALID_RESOURCE_CONFIGURATION);
+    SIM_FAIL_IF(minCount > sim_set_count(&in.sms), GCU_ERROR_INVALID_RESOURCE_CONFIGURATION);
     plan_by_count(&in, useFlags, minCount, &plan);
     if (!result) {
         *nbGroups = plan.groups;
         goto out;
     }
-    if (*nbGroups == 0)
-        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    SIM_FAIL_IF(*nbGroups == 0, GCU_ERROR_INVALID_VALUE);
     /* With less room than groups, the groups that do not fit go to the remainder. */
     unsigned groups = plan.groups < *nbGroups ? plan.groups : *nbGroups;
     if (sim.dev[in.device]->layout == SIM_LAYOUT_GH100 && in.structured &&
@@ -323,8 +320,7 @@ gcu_result sim_cuDevResourceGenerateDesc(gcu_resource_desc *desc, gcu_dev_resour
                                          unsigned int nbResources)
 {
     SIM_BEGIN(cuDevResourceGenerateDesc);
-    if (!desc || !resources || nbResources == 0)
-        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    SIM_FAIL_IF(!desc || !resources || nbResources == 0, GCU_ERROR_INVALID_VALUE);
     sim_desc d;
     memset(&d, 0, sizeof d);
     d.dev = -1;
@@ -335,20 +331,17 @@ gcu_result sim_cuDevResourceGenerateDesc(gcu_resource_desc *desc, gcu_dev_resour
     for (unsigned i = 0; i < nbResources; i++) {
         sim_res r;
         SIM_CHECK(sim_res_read(&resources[i], &r));
-        if (d.dev >= 0 && r.device != d.dev)
-            SIM_FAIL(GCU_ERROR_INVALID_RESOURCE_CONFIGURATION);
+        SIM_FAIL_IF(d.dev >= 0 && r.device != d.dev, GCU_ERROR_INVALID_RESOURCE_CONFIGURATION);
         d.dev = r.device;
         if (r.type != SIM_RES_SM) {
-            if (d.has_wq)
-                SIM_FAIL(GCU_ERROR_INVALID_RESOURCE_CONFIGURATION);
+            SIM_FAIL_IF(d.has_wq, GCU_ERROR_INVALID_RESOURCE_CONFIGURATION);
             d.has_wq = true;
             d.wq_limit = r.wq_limit;
             d.wq_scope = r.wq_scope;
             if (r.type == SIM_RES_WQ_CONFIG) {
                 /* The one resource callers edit in place: its visible fields are the input. */
                 const gcu_dev_workqueue_config_resource *c = &resources[i].u.wqConfig;
-                if (c->device != r.device)
-                    SIM_FAIL(GCU_ERROR_INVALID_RESOURCE_CONFIGURATION);
+                SIM_FAIL_IF(c->device != r.device, GCU_ERROR_INVALID_RESOURCE_CONFIGURATION);
                 if (c->wqConcurrencyLimit == 0 ||
                     (c->sharingScope != GCU_WORKQUEUE_SCOPE_DEVICE_CTX &&
                      c->sharingScope != GCU_WORKQUEUE_SCOPE_GREEN_CTX_BALANCED))
@@ -373,12 +366,10 @@ gcu_result sim_cuDevResourceGenerateDesc(gcu_resource_desc *desc, gcu_dev_resour
         sim_set_union(&d.sms, &r.sms);
         nsm++;
     }
-    if (nsm == 0)
-        SIM_FAIL(GCU_ERROR_INVALID_RESOURCE_CONFIGURATION);
+    SIM_FAIL_IF(nsm == 0, GCU_ERROR_INVALID_RESOURCE_CONFIGURATION);
     uintptr_t handle;
     sim_desc *made = sim_pool_alloc(&sim_descs, &handle);
-    if (!made)
-        SIM_FAIL(GCU_ERROR_OUT_OF_MEMORY);
+    SIM_FAIL_IF(!made, GCU_ERROR_OUT_OF_MEMORY);
     d.slot = made->slot;
     *made = d;
     sim.descs_made++;

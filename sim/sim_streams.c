@@ -38,6 +38,12 @@ enum { SIM_PRIORITY_LEAST = 0, SIM_PRIORITY_GREATEST = -5 };
 
 static bool is_default_stream(CUstream s) { return (uintptr_t)s <= 2; /* NULL, legacy, per-thread */ }
 
+/* A stream cuStreamCreate made; NULL for the default streams and invalid handles. */
+static sim_stream *created_stream(CUstream s)
+{
+    return is_default_stream(s) ? NULL : sim_pool_get(&streams, (uintptr_t)s);
+}
+
 static sim_event *event_get(CUevent e) { return sim_pool_get(&events, (uintptr_t)e); }
 
 void sim_streams_reset(void)
@@ -91,14 +97,14 @@ gcu_result sim_stream_ctx(CUstream s, sim_ctx *out)
 
 void sim_stream_advance(CUstream s, double ns)
 {
-    sim_stream *st = is_default_stream(s) ? NULL : sim_pool_get(&streams, (uintptr_t)s);
+    sim_stream *st = created_stream(s);
     if (st)
         st->clock_ns += ns;
 }
 
 static double stream_clock(CUstream s)
 {
-    const sim_stream *st = is_default_stream(s) ? NULL : sim_pool_get(&streams, (uintptr_t)s);
+    const sim_stream *st = created_stream(s);
     return st ? st->clock_ns : 0.0;
 }
 
@@ -108,7 +114,7 @@ static gcu_result stream_get(CUstream s, const sim_stream **out)
     sim_ctx c;
     gcu_result rc = sim_stream_ctx(s, &c);
     if (rc == GCU_SUCCESS)
-        *out = is_default_stream(s) ? NULL : sim_pool_get(&streams, (uintptr_t)s);
+        *out = created_stream(s);
     return rc;
 }
 
@@ -158,11 +164,9 @@ gcu_result sim_cuGreenCtxStreamCreate(CUstream *stream, CUgreenCtx ctx, unsigned
                                       int priority)
 {
     SIM_BEGIN(cuGreenCtxStreamCreate);
-    if (!stream || flags != GCU_STREAM_NON_BLOCKING)
-        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    SIM_FAIL_IF(!stream || flags != GCU_STREAM_NON_BLOCKING, GCU_ERROR_INVALID_VALUE);
     sim_green *g = sim_green_get(ctx);
-    if (!g)
-        SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
+    SIM_FAIL_IF(!g, GCU_ERROR_INVALID_HANDLE);
     sim_ctx c = {g->dev, g};
     SIM_CHECK(stream_new(stream, &c, flags, priority));
     SIM_END();
@@ -171,9 +175,8 @@ gcu_result sim_cuGreenCtxStreamCreate(CUstream *stream, CUgreenCtx ctx, unsigned
 gcu_result sim_cuStreamDestroy(CUstream stream)
 {
     SIM_BEGIN(cuStreamDestroy);
-    sim_stream *s = is_default_stream(stream) ? NULL : sim_pool_get(&streams, (uintptr_t)stream);
-    if (!s)
-        SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
+    sim_stream *s = created_stream(stream);
+    SIM_FAIL_IF(!s, GCU_ERROR_INVALID_HANDLE);
     /* A 13.0 driver already freed it with its green context and says so; 13.1 destroys a
      * detached stream normally. */
     if (stream_gone(s) == GCU_ERROR_CONTEXT_IS_DESTROYED)
@@ -201,14 +204,12 @@ gcu_result sim_cuStreamQuery(CUstream stream)
 gcu_result sim_cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int flags)
 {
     SIM_BEGIN(cuStreamWaitEvent);
-    if (flags > 1)
-        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    SIM_FAIL_IF(flags > 1, GCU_ERROR_INVALID_VALUE);
     sim_ctx c;
     SIM_CHECK(sim_stream_ctx(stream, &c));
     const sim_event *e = event_get(event);
-    if (!e)
-        SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
-    sim_stream *s = is_default_stream(stream) ? NULL : sim_pool_get(&streams, (uintptr_t)stream);
+    SIM_FAIL_IF(!e, GCU_ERROR_INVALID_HANDLE);
+    sim_stream *s = created_stream(stream);
     if (s)
         s->waited_for[s->waits++ % SIM_WAITS_KEPT] = e->recorded_on;
     SIM_END();
@@ -216,7 +217,7 @@ gcu_result sim_cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int fl
 
 int sim_stream_waits(CUstream stream, CUstream *waited_for, int capacity)
 {
-    const sim_stream *s = is_default_stream(stream) ? NULL : sim_pool_get(&streams, (uintptr_t)stream);
+    const sim_stream *s = created_stream(stream);
     if (!s)
         return -1;
     unsigned kept = s->waits < SIM_WAITS_KEPT ? s->waits : SIM_WAITS_KEPT;
@@ -228,8 +229,7 @@ int sim_stream_waits(CUstream stream, CUstream *waited_for, int capacity)
 gcu_result sim_cuStreamGetPriority(CUstream stream, int *priority)
 {
     SIM_BEGIN(cuStreamGetPriority);
-    if (!priority)
-        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    SIM_FAIL_IF(!priority, GCU_ERROR_INVALID_VALUE);
     const sim_stream *s;
     SIM_CHECK(stream_get(stream, &s));
     *priority = s ? s->priority : 0;
@@ -239,8 +239,7 @@ gcu_result sim_cuStreamGetPriority(CUstream stream, int *priority)
 gcu_result sim_cuStreamGetFlags(CUstream stream, unsigned int *flags)
 {
     SIM_BEGIN(cuStreamGetFlags);
-    if (!flags)
-        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    SIM_FAIL_IF(!flags, GCU_ERROR_INVALID_VALUE);
     const sim_stream *s;
     SIM_CHECK(stream_get(stream, &s));
     *flags = s ? s->flags : 0;
@@ -250,8 +249,7 @@ gcu_result sim_cuStreamGetFlags(CUstream stream, unsigned int *flags)
 gcu_result sim_cuStreamGetGreenCtx(CUstream stream, CUgreenCtx *ctx)
 {
     SIM_BEGIN(cuStreamGetGreenCtx);
-    if (!ctx)
-        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    SIM_FAIL_IF(!ctx, GCU_ERROR_INVALID_VALUE);
     sim_ctx c;
     SIM_CHECK(sim_stream_ctx(stream, &c));
     *ctx = c.green ? (CUgreenCtx)sim_pool_handle(&sim_greens, c.green, SIM_TAG_GREEN) : NULL;
@@ -263,8 +261,7 @@ gcu_result sim_cuStreamGetDevResource(CUstream stream, gcu_dev_resource *resourc
 {
     SIM_BEGIN(cuStreamGetDevResource);
     /* Streams expose only their SMs; workqueue types are refused (13.1 docs). */
-    if (type != GCU_DEV_RESOURCE_TYPE_SM)
-        SIM_FAIL(GCU_ERROR_INVALID_RESOURCE_TYPE);
+    SIM_FAIL_IF(type != GCU_DEV_RESOURCE_TYPE_SM, GCU_ERROR_INVALID_RESOURCE_TYPE);
     sim_ctx c;
     SIM_CHECK(sim_stream_ctx(stream, &c));
     sim_smset sms = sim_ctx_sms(&c);
@@ -278,14 +275,12 @@ gcu_result sim_cuStreamGetDevResource(CUstream stream, gcu_dev_resource *resourc
 gcu_result sim_cuEventCreate(CUevent *event, unsigned int flags)
 {
     SIM_BEGIN(cuEventCreate);
-    if (!event || flags > 7)
-        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    SIM_FAIL_IF(!event || flags > 7, GCU_ERROR_INVALID_VALUE);
     sim_ctx c;
     SIM_CHECK(sim_ctx_current(&c));
     uintptr_t handle;
     sim_event *e = sim_pool_alloc(&events, &handle);
-    if (!e)
-        SIM_FAIL(GCU_ERROR_OUT_OF_MEMORY);
+    SIM_FAIL_IF(!e, GCU_ERROR_OUT_OF_MEMORY);
     e->dev = c.dev;
     e->flags = flags;
     *event = (CUevent)handle;
@@ -296,8 +291,7 @@ gcu_result sim_cuEventDestroy(CUevent event)
 {
     SIM_BEGIN(cuEventDestroy);
     sim_event *e = event_get(event);
-    if (!e)
-        SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
+    SIM_FAIL_IF(!e, GCU_ERROR_INVALID_HANDLE);
     sim_pool_free(e);
     SIM_END();
 }
@@ -306,12 +300,10 @@ gcu_result sim_cuEventRecord(CUevent event, CUstream stream)
 {
     SIM_BEGIN(cuEventRecord);
     sim_event *e = event_get(event);
-    if (!e)
-        SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
+    SIM_FAIL_IF(!e, GCU_ERROR_INVALID_HANDLE);
     sim_ctx c;
     SIM_CHECK(sim_stream_ctx(stream, &c));
-    if (c.dev != e->dev)
-        SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
+    SIM_FAIL_IF(c.dev != e->dev, GCU_ERROR_INVALID_HANDLE);
     e->recorded = true;
     e->recorded_on = stream;
     e->at_ns = stream_clock(stream);
@@ -321,16 +313,14 @@ gcu_result sim_cuEventRecord(CUevent event, CUstream stream)
 gcu_result sim_cuEventSynchronize(CUevent event)
 {
     SIM_BEGIN(cuEventSynchronize);
-    if (!event_get(event))
-        SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
+    SIM_FAIL_IF(!event_get(event), GCU_ERROR_INVALID_HANDLE);
     SIM_END();
 }
 
 gcu_result sim_cuEventElapsedTime(float *ms, CUevent start, CUevent end)
 {
     SIM_BEGIN(cuEventElapsedTime);
-    if (!ms)
-        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    SIM_FAIL_IF(!ms, GCU_ERROR_INVALID_VALUE);
     const sim_event *a = event_get(start), *b = event_get(end);
     if (!a || !b || !a->recorded || !b->recorded || ((a->flags | b->flags) & GCU_EVENT_DISABLE_TIMING))
         SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
@@ -344,8 +334,7 @@ gcu_result sim_cuGreenCtxRecordEvent(CUgreenCtx ctx, CUevent event)
     const sim_green *g = sim_green_get(ctx);
     sim_event *e = event_get(event);
     /* The event must belong to the green context's primary context. */
-    if (!g || !e || g->dev != e->dev)
-        SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
+    SIM_FAIL_IF(!g || !e || g->dev != e->dev, GCU_ERROR_INVALID_HANDLE);
     e->recorded = true;
     e->recorded_on = NULL;
     e->at_ns = 0.0;
@@ -355,7 +344,6 @@ gcu_result sim_cuGreenCtxRecordEvent(CUgreenCtx ctx, CUevent event)
 gcu_result sim_cuGreenCtxWaitEvent(CUgreenCtx ctx, CUevent event)
 {
     SIM_BEGIN(cuGreenCtxWaitEvent);
-    if (!sim_green_get(ctx) || !event_get(event))
-        SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
+    SIM_FAIL_IF(!sim_green_get(ctx) || !event_get(event), GCU_ERROR_INVALID_HANDLE);
     SIM_END();
 }

@@ -75,6 +75,68 @@ static void usage(void)
            "     greenctx info --query index,uuid,pci.bus_id --format csv,noheader\n");
 }
 
+/* The text or JSON of plain `greenctx info`. */
+static void print_info(const greenctx_tool_options *opts, int count,
+                       const gctx_device_info *devices, const info_identity *ids, int nb_devices,
+                       const info_driver *driver)
+{
+    char warnings[MAX_WARNINGS][256];
+    int nb_warnings = 0;
+    const char *mps = getenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE");
+    if (mps && *mps)
+        snprintf(warnings[nb_warnings++], sizeof warnings[0],
+                 "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=%s is set: the MPS active thread percentage "
+                 "overrides green-context SM limits, so partitions may not get the SMs they "
+                 "ask for",
+                 mps);
+    if (count == 0)
+        snprintf(warnings[nb_warnings++], sizeof warnings[0],
+                 "the driver loaded but sees no CUDA device");
+
+    const char *path = gctx_driver_path();
+    char vtext[16];
+    greenctx_format_driver_version(driver->cuda_version, vtext, sizeof vtext);
+    if (opts->json) {
+        json_writer w;
+        json_begin(&w, stdout, "greenctx.info/1");
+        json_int(&w, "driver_version", driver->cuda_version);
+        json_string(&w, "driver_branch", driver->branch[0] ? driver->branch : NULL);
+        json_string(&w, "nvidia_driver_version", driver->version[0] ? driver->version : NULL);
+        json_string(&w, "driver_path", path);
+        json_bool(&w, "simulated", greenctx_tool_simulated(opts));
+        json_array(&w, "devices");
+        for (int i = 0; i < nb_devices; i++)
+            print_device_json(&w, &devices[i], &ids[i]);
+        json_close(&w);
+        json_object(&w, "features");
+        for (size_t f = 0; f < NB_FEATURES; f++) {
+            json_object(&w, gctx_feature_name(all_features[f]));
+            json_bool(&w, "available", gctx_feature_available(all_features[f]));
+            json_string(&w, "reason", gctx_feature_reason(all_features[f]));
+            json_close(&w);
+        }
+        json_close(&w);
+        json_array(&w, "warnings");
+        for (int i = 0; i < nb_warnings; i++)
+            json_string(&w, NULL, warnings[i]);
+        json_end(&w);
+    } else {
+        printf("driver: CUDA %s (%d), %s%s%s%s, loaded from %s\n", vtext, driver->cuda_version,
+               driver->branch[0] ? "branch " : "branch unknown", driver->branch,
+               driver->version[0] ? " " : "", driver->version, path ? path : "?");
+        printf("devices: %d\n", count);
+        for (int i = 0; i < nb_devices; i++)
+            print_device_text(&devices[i], &ids[i]);
+        printf("features:\n");
+        for (size_t f = 0; f < NB_FEATURES; f++)
+            printf("  %-18s %-4s %s\n", gctx_feature_name(all_features[f]),
+                   gctx_feature_available(all_features[f]) ? "on" : "off",
+                   gctx_feature_reason(all_features[f]));
+        for (int w = 0; w < nb_warnings; w++)
+            printf("warning: %s\n", warnings[w]);
+    }
+}
+
 const greenctx_option greenctx_info_options[] = {{"--sizes", NULL},
                                                  {"--query", "fields, e.g. index,uuid,pci.bus_id"},
                                                  {"--format", "csv or csv,noheader"},
@@ -143,90 +205,24 @@ int greenctx_cmd_info(int argc, char **argv, greenctx_tool_options *opts)
     int nb_devices = last >= first ? last - first + 1 : 0;
     gctx_device_info *devices = calloc(nb_devices ? (size_t)nb_devices : 1, sizeof *devices);
     info_identity *ids = calloc(nb_devices ? (size_t)nb_devices : 1, sizeof *ids);
-    if (!devices || !ids) {
-        free(devices);
-        free(ids);
-        return greenctx_tool_fail(opts, GCTX_ERROR_OUT_OF_MEMORY);
-    }
-    for (int i = 0; i < nb_devices; i++) {
+    s = devices && ids ? GCTX_SUCCESS : GCTX_ERROR_OUT_OF_MEMORY;
+    for (int i = 0; i < nb_devices && s == GCTX_SUCCESS; i++) {
         devices[i] = (gctx_device_info)GCTX_DEVICE_INFO_INIT;
-        s = gctx_device_get_info(first + i, &devices[i]);
-        if (s != GCTX_SUCCESS) {
-            free(devices);
-            free(ids);
-            return greenctx_tool_fail(opts, s);
-        }
-        info_identity_get(first + i, &ids[i]);
+        if ((s = gctx_device_get_info(first + i, &devices[i])) == GCTX_SUCCESS)
+            info_identity_get(first + i, &ids[i]);
     }
     info_driver driver;
-    info_driver_get(version, &driver);
-
-    if (sizes || query) {
-        if (sizes)
-            rc = tool_info_sizes(opts, devices, nb_devices);
-        else
-            info_query_print(query, noheader, devices, ids, nb_devices, &driver);
-        free(devices);
-        free(ids);
-        return rc;
-    }
-
-    char warnings[MAX_WARNINGS][256];
-    int nb_warnings = 0;
-    const char *mps = getenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE");
-    if (mps && *mps)
-        snprintf(warnings[nb_warnings++], sizeof warnings[0],
-                 "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=%s is set: the MPS active thread percentage "
-                 "overrides green-context SM limits, so partitions may not get the SMs they "
-                 "ask for",
-                 mps);
-    if (count == 0)
-        snprintf(warnings[nb_warnings++], sizeof warnings[0],
-                 "the driver loaded but sees no CUDA device");
-
-    const char *path = gctx_driver_path();
-    char vtext[16];
-    greenctx_format_driver_version(version, vtext, sizeof vtext);
-    if (opts->json) {
-        json_writer w;
-        json_begin(&w, stdout, "greenctx.info/1");
-        json_int(&w, "driver_version", version);
-        json_string(&w, "driver_branch", driver.branch[0] ? driver.branch : NULL);
-        json_string(&w, "nvidia_driver_version", driver.version[0] ? driver.version : NULL);
-        json_string(&w, "driver_path", path);
-        json_bool(&w, "simulated", greenctx_tool_simulated(opts));
-        json_array(&w, "devices");
-        for (int i = 0; i < nb_devices; i++)
-            print_device_json(&w, &devices[i], &ids[i]);
-        json_close(&w);
-        json_object(&w, "features");
-        for (size_t f = 0; f < NB_FEATURES; f++) {
-            json_object(&w, gctx_feature_name(all_features[f]));
-            json_bool(&w, "available", gctx_feature_available(all_features[f]));
-            json_string(&w, "reason", gctx_feature_reason(all_features[f]));
-            json_close(&w);
-        }
-        json_close(&w);
-        json_array(&w, "warnings");
-        for (int i = 0; i < nb_warnings; i++)
-            json_string(&w, NULL, warnings[i]);
-        json_end(&w);
-    } else {
-        printf("driver: CUDA %s (%d), %s%s%s%s, loaded from %s\n", vtext, version,
-               driver.branch[0] ? "branch " : "branch unknown", driver.branch,
-               driver.version[0] ? " " : "", driver.version, path ? path : "?");
-        printf("devices: %d\n", count);
-        for (int i = 0; i < nb_devices; i++)
-            print_device_text(&devices[i], &ids[i]);
-        printf("features:\n");
-        for (size_t f = 0; f < NB_FEATURES; f++)
-            printf("  %-18s %-4s %s\n", gctx_feature_name(all_features[f]),
-                   gctx_feature_available(all_features[f]) ? "on" : "off",
-                   gctx_feature_reason(all_features[f]));
-        for (int w = 0; w < nb_warnings; w++)
-            printf("warning: %s\n", warnings[w]);
-    }
+    if (s == GCTX_SUCCESS)
+        info_driver_get(version, &driver);
+    if (s != GCTX_SUCCESS)
+        rc = greenctx_tool_fail(opts, s);
+    else if (sizes)
+        rc = tool_info_sizes(opts, devices, nb_devices);
+    else if (query)
+        info_query_print(query, noheader, devices, ids, nb_devices, &driver);
+    else
+        print_info(opts, count, devices, ids, nb_devices, &driver);
     free(devices);
     free(ids);
-    return GREENCTX_EXIT_OK;
+    return rc;
 }

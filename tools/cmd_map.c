@@ -33,7 +33,7 @@ static gctx_status observe(gctx_partition *partition, mapped *m)
     return s;
 }
 
-static void print_grid(const mapped *maps, unsigned n, unsigned sm_count, const int *owners)
+static void print_grid(const mapped *maps, unsigned sm_count, const int *owners)
 {
     printf("SM grid (row = 16 SMs; letter = partition, * = shared, . = none):\n");
     for (unsigned row = 0; row < sm_count; row += 16) {
@@ -50,7 +50,6 @@ static void print_grid(const mapped *maps, unsigned n, unsigned sm_count, const 
         }
         putchar('\n');
     }
-    (void)n;
 }
 
 static void print_list(const mapped *m)
@@ -144,7 +143,7 @@ int greenctx_cmd_map(int argc, char **argv, greenctx_tool_options *opts)
         if (opts->json) {
             print_json(&st, maps, made, owners, shared);
         } else {
-            print_grid(maps, made, st.info.sm_count, owners);
+            print_grid(maps, st.info.sm_count, owners);
             putchar('\n');
             for (unsigned p = 0; p < made; p++)
                 print_list(&maps[p]);

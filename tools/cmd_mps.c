@@ -129,9 +129,6 @@ static void print_json(const mps_control *m, int running, const char *servers)
 static int start(const greenctx_tool_options *opts, const mps_setup *setup, int print_env_only)
 {
     const mps_control *m = &setup->control;
-    if (!m->program[0])
-        return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "no_mps_control",
-                                   "MPS can't be started: %s", m->why_none);
     if (mps_control_answers(m))
         return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "running",
                                    "an MPS control daemon already answers on %s: nothing was "
@@ -177,9 +174,6 @@ static int start(const greenctx_tool_options *opts, const mps_setup *setup, int 
 static int stop(const greenctx_tool_options *opts, const mps_control *m)
 {
     char output[4096];
-    if (!m->program[0])
-        return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "no_mps_control",
-                                   "MPS can't be stopped: %s", m->why_none);
     if (!mps_control_answers(m))
         return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "not_running",
                                    "no MPS control daemon answers on %s: nothing to stop",
@@ -276,7 +270,13 @@ int greenctx_cmd_mps(int argc, char **argv, greenctx_tool_options *opts)
     if (resolve_runtime(&m) != 0)
         return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "runtime_dir",
                                    "the runtime directory's path is too long");
-    int rc = which == 0 ? start(opts, &m, print_env_only)
+    int rc;
+    if (which != 2 && !m.control.program[0])
+        rc = greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "no_mps_control",
+                                 "MPS can't be %s: %s", which == 0 ? "started" : "stopped",
+                                 m.control.why_none);
+    else
+        rc = which == 0 ? start(opts, &m, print_env_only)
              : which == 1 ? stop(opts, &m.control)
                           : status(opts, &m.control, print_env_only);
     mps_control_close(&m.control);

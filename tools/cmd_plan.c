@@ -7,13 +7,6 @@
 #include "groups.h"
 #include "tool.h"
 
-static const char *path_name(gctx_split_path path)
-{
-    return path == GCTX_SPLIT_PATH_STRUCTURED ? "structured"
-           : path == GCTX_SPLIT_PATH_GRANULES ? "granules"
-                                              : "fine_granules";
-}
-
 /* A group's :pN reaches the driver only on the structured path (cuDevSmResourceSplit, 13.1+);
  * the granule paths have no such parameter, so it is said, not silently dropped. */
 static int preferred_ignored(const gctx_split_plan *plan, const gctx_group *g)
@@ -29,7 +22,7 @@ static void print_json(const tool_split_setup *st, const gctx_split_plan *plan,
     json_int(&w, "device", plan->device);
     json_int(&w, "driver_version", plan->driver_version);
     json_uint(&w, "sm_count", st->info.sm_count);
-    json_string(&w, "path", path_name(plan->path));
+    json_string(&w, "path", tool_path_name(plan->path));
     json_uint(&w, "granule_sms", plan->granule_sms);
     json_bool(&w, "rounded", plan->rounded);
     json_array(&w, "groups");

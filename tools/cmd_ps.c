@@ -152,7 +152,26 @@ static void json_tenant(json_writer *w, const gctx_claim_info *c)
     json_close(w);
 }
 
-static const char *visible(const char *text, char *out, size_t size);
+/* text with its control characters (C0, DEL, C1 as UTF-8 or raw) as \xNN: labels and commands
+ * are other tenants' (other users', in a shared directory), and a terminal acts on escapes. */
+static const char *visible(const char *text, char *out, size_t size)
+{
+    size_t n = 0;
+    for (const unsigned char *p = (const unsigned char *)text; *p && n + 5 < size; p++) {
+        int c1 = *p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f;
+        unsigned c = c1 ? *++p : *p;
+        if (c < 0x20 || c == 0x7f || c1 || (c >= 0x80 && c <= 0x9f))
+            n += (size_t)snprintf(out + n, size - n, "\\x%02x", c);
+        else
+            out[n++] = (char)c;
+        /* the rest of a multi-byte character: its continuation bytes are not C1 */
+        for (int more = c >= 0xc0 ? (c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : 1) : 0;
+             more && (p[1] & 0xc0) == 0x80 && n + 1 < size; more--)
+            out[n++] = (char)*++p;
+    }
+    out[n] = '\0';
+    return out;
+}
 
 /* One line under the claim's row: its class and what the guard sees or does. */
 static void print_tenant(const gctx_claim_info *c)
@@ -275,27 +294,6 @@ static void print_json(const gctx_mps_info *mps, const device_listing *ls, int n
     json_end(&w);
 }
 
-/* text with its control characters (C0, DEL, C1 as UTF-8 or raw) as \xNN: labels and commands
- * are other tenants' (other users', in a shared directory), and a terminal acts on escapes. */
-static const char *visible(const char *text, char *out, size_t size)
-{
-    size_t n = 0;
-    for (const unsigned char *p = (const unsigned char *)text; *p && n + 5 < size; p++) {
-        int c1 = *p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f;
-        unsigned c = c1 ? *++p : *p;
-        if (c < 0x20 || c == 0x7f || c1 || (c >= 0x80 && c <= 0x9f))
-            n += (size_t)snprintf(out + n, size - n, "\\x%02x", c);
-        else
-            out[n++] = (char)c;
-        /* the rest of a multi-byte character: its continuation bytes are not C1 */
-        for (int more = c >= 0xc0 ? (c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : 1) : 0;
-             more && (p[1] & 0xc0) == 0x80 && n + 1 < size; more--)
-            out[n++] = (char)*++p;
-    }
-    out[n] = '\0';
-    return out;
-}
-
 static void print_device_text(const device_listing *l)
 {
     const gctx_claim_usage *u = &l->usage;
@@ -375,7 +373,7 @@ static void print_text(const gctx_mps_info *mps, const device_listing *ls, int n
  * code; *ls and *n are the listings. */
 static int list_devices(greenctx_tool_options *opts, int driver, device_listing **ls, int *n)
 {
-    int count = 0;
+    int count = 0, rc = GREENCTX_EXIT_OK;
     char (*uuids)[GCTX_UUID_SIZE] = NULL;
     gctx_status s = driver ? gctx_device_count(&count)
                            : gctx_claim_registries(NULL, NULL, 0, (unsigned *)&count);
@@ -385,29 +383,21 @@ static int list_devices(greenctx_tool_options *opts, int driver, device_listing 
     unsigned found = (unsigned)count;
     if (s == GCTX_SUCCESS && uuids)
         s = gctx_claim_registries(NULL, uuids[0], found, &found);
-    if (s != GCTX_SUCCESS) {
-        free(uuids);
-        return greenctx_tool_fail(opts, s);
-    }
     count = found < (unsigned)count ? (int)found : count;
-    if (driver && opts->device_given && opts->device >= count)
-        return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "GCTX_ERROR_NO_DEVICE",
-                                   "there is no device %d: the driver shows %d", opts->device,
-                                   count);
-    if (!driver && opts->device_given && !opts->device_name) {
-        free(uuids);
-        return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "GCTX_ERROR_NO_DRIVER",
-                                   "--device %d: without a CUDA driver devices have no numbers; "
-                                   "give the GPU's UUID (or its start)",
-                                   opts->device);
-    }
-    *ls = calloc(count > 0 ? (size_t)count : 1, sizeof **ls);
-    if (!*ls) {
-        free(uuids);
-        return greenctx_tool_fail(opts, GCTX_ERROR_OUT_OF_MEMORY);
-    }
+    if (s == GCTX_SUCCESS && !(*ls = calloc(count > 0 ? (size_t)count : 1, sizeof **ls)))
+        s = GCTX_ERROR_OUT_OF_MEMORY;
+    if (s != GCTX_SUCCESS)
+        rc = greenctx_tool_fail(opts, s);
+    else if (driver && opts->device_given && opts->device >= count)
+        rc = greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "GCTX_ERROR_NO_DEVICE",
+                                 "there is no device %d: the driver shows %d", opts->device, count);
+    else if (!driver && opts->device_given && !opts->device_name)
+        rc = greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "GCTX_ERROR_NO_DRIVER",
+                                 "--device %d: without a CUDA driver devices have no numbers; "
+                                 "give the GPU's UUID (or its start)",
+                                 opts->device);
     *n = 0;
-    for (int i = 0; i < count && s == GCTX_SUCCESS; i++) {
+    for (int i = 0; rc == GREENCTX_EXIT_OK && i < count && s == GCTX_SUCCESS; i++) {
         if (driver && opts->device_given && i != opts->device)
             continue;
         if (!driver && opts->device_name &&
@@ -416,7 +406,7 @@ static int list_devices(greenctx_tool_options *opts, int driver, device_listing 
         s = list_device(driver ? i : -1, driver ? NULL : uuids[i], &(*ls)[(*n)++]);
     }
     free(uuids);
-    return s == GCTX_SUCCESS ? GREENCTX_EXIT_OK : greenctx_tool_fail(opts, s);
+    return rc == GREENCTX_EXIT_OK && s != GCTX_SUCCESS ? greenctx_tool_fail(opts, s) : rc;
 }
 
 /* Beside each GPU's claims, its compute processes where NVML loads. */

@@ -306,7 +306,7 @@ static int run(run_job *job)
     /* The tool stays the program's parent (with a report, to merge it at the end), so that
      * a program that ends gives the claims back as released, whether or not it used CUDA
      * (greenctx run --sms 64 -- true, a shell around the program): an exec'd program that
-     * never joined them left them to be found stale, a false "died". */
+     * never joins them leaves them to be found stale, a false "died". */
     if (job->options.report)
         return run_with_report(job, &session);
     pid_t child = run_set_environment(job, &session) == 0

@@ -29,7 +29,6 @@ typedef struct greenctx_tool_options {
     int simulated;          /* 1 when --sim was given */
     const char *sim_models; /* --sim's models ("h200,a100"), else NULL */
     int sim_driver_version; /* --sim's @DRIVER (13000), or 0 when not given */
-    const char *sim_library; /* the simulated driver file chosen for --sim, else NULL */
     int device;             /* --device N (default 0) */
     int device_given;
     const char *device_name; /* --device by UUID (or its prefix) or PCI bus id: the index is

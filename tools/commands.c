@@ -1,6 +1,6 @@
 /* The command table and what is made from it: the usage, `help [COMMAND]` (text and JSON), and
- * what the man page (generate.c) and the completions (completion.c) read of it. Below the
- * tool's main (greenctx.c), which calls it; it calls neither of them. */
+ * each command's --help as text (for the man page, generate.c). Below the tool's main
+ * (greenctx.c), generate.c and completion.c, which read it; it calls none of them. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,24 +9,12 @@
 #include "options.h"
 #include "tool.h"
 
-typedef struct command {
-    const char *name;
-    greenctx_command_fn run;
-    const char *help;
-    const greenctx_option *options; /* its own options, NULL for none (the shared ones on top) */
-    const char *const *words;       /* what its first argument may be, NULL for anything */
-    int runs_program;               /* its first argument, or what follows --, is a program */
-} command;
-
 static int cmd_help(int argc, char **argv, greenctx_tool_options *opts);
-/* help's words: the names of the table below, copied there when the completions ask. */
-static const char *command_names_list[16];
 
 /* The one list of commands: the usage, `help COMMAND`, the man page (with each command's
- * --help) and the shell completions (tools/generate.c: the options and words below) are all
- * made from it. bench runs greenctx-bench, whose options are its own: the completions offer
- * the shared ones. */
-static const command commands[] = {
+ * --help) and the shell completions (generate.c, completion.c) are all made from it. bench
+ * runs greenctx-bench, whose options are its own: the completions offer the shared ones. */
+const greenctx_command greenctx_commands[] = {
     {"info", greenctx_cmd_info, "the driver, each device's SM rules and the feature matrix",
      greenctx_info_options, NULL, 0},
     {"plan", greenctx_cmd_plan, "dry-run a split: what each group would get (plan 24 40 rest)",
@@ -36,16 +24,17 @@ static const command commands[] = {
     {"map", greenctx_cmd_map, "make the split, run a kernel on each partition, show its SMs",
      tool_split_options, NULL, 0},
     {"run", greenctx_cmd_run, "run a program confined to N SMs, or sweep sizes (run --sms 16 -- CMD)",
-     greenctx_run_options, NULL, 1},
+     greenctx_run_options, NULL, GREENCTX_COMMAND_RUNS_PROGRAM},
     {"ps", greenctx_cmd_ps, "the tenants of each GPU: SM claims, free SMs, MPS, recent events",
      NULL, NULL, 0},
     {"mps", greenctx_cmd_mps, "your own MPS control daemon: mps start|stop|status",
      greenctx_mps_options, greenctx_mps_actions, 0},
-    {"help", cmd_help, "this help, or a command's (help plan)", NULL, command_names_list, 0},
+    {"help", cmd_help, "this help, or a command's (help plan)", NULL, NULL,
+     GREENCTX_COMMAND_TAKES_COMMAND},
 };
-#define NB_COMMANDS (sizeof commands / sizeof commands[0])
-
-static void usage(FILE *out)
+#define NB_COMMANDS (sizeof greenctx_commands / sizeof greenctx_commands[0])
+const size_t greenctx_nb_commands = NB_COMMANDS;
+void greenctx_tool_usage(FILE *out)
 {
     fprintf(out,
             "usage: greenctx [GLOBAL OPTIONS] COMMAND [ARGS]\n"
@@ -66,7 +55,7 @@ static void usage(FILE *out)
             "\n"
             "commands:\n");
     for (size_t i = 0; i < NB_COMMANDS; i++)
-        fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].help);
+        fprintf(out, "  %-8s %s\n", greenctx_commands[i].name, greenctx_commands[i].help);
     fprintf(out, "\nOptions go before or after the command, as --x VALUE or --x=VALUE.\n"
                  "%s"
                  "e.g. greenctx --sim h200 plan 24 40 rest\n",
@@ -78,45 +67,55 @@ const char greenctx_exit_status_help[] =
     "the device can't give (plan 133 on 132 SMs); 2 bad usage: a malformed command line\n"
     "(plan 0x10, plan 150%, an unknown option). run exits with its program's status.\n";
 
-/* The valid commands, from the table the usage lists too. */
-static const char *command_names(void)
+const char *greenctx_tool_command_names(void)
 {
     static char names[128];
     names[0] = '\0';
     for (size_t c = 0; c < NB_COMMANDS; c++)
         snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", c ? ", " : "",
-                 commands[c].name);
+                 greenctx_commands[c].name);
     return names;
 }
 
-static const command *find_command(const char *name)
+const greenctx_command *greenctx_tool_find_command(const char *name)
 {
     for (size_t c = 0; c < NB_COMMANDS; c++)
-        if (!strcmp(name, commands[c].name))
-            return &commands[c];
+        if (!strcmp(name, greenctx_commands[c].name))
+            return &greenctx_commands[c];
     return NULL;
 }
 
-/* `greenctx --json help [COMMAND]`: {"command": COMMAND or null, "usage": the text, and
- * without a command "commands": [{"name", "summary"}]}. */
-static int help_json(const greenctx_tool_options *opts, const command *c)
+/* A command's --help (the tool's usage for help, which is help's own). */
+static int command_usage(const greenctx_command *c, greenctx_tool_options *opts)
 {
-    char *text = greenctx_tool_capture_usage(c && c->run != cmd_help ? c - commands : -1);
+    if (!c || c->run == cmd_help) {
+        greenctx_tool_usage(stdout);
+        return GREENCTX_EXIT_OK;
+    }
+    char help[] = "--help", name[32];
+    snprintf(name, sizeof name, "%s", c->name);
+    char *argv[] = {name, help, NULL};
+    opts->command = c->name;
+    return c->run(2, argv, opts);
+}
+
+int greenctx_tool_help_json(const greenctx_tool_options *opts, const greenctx_command *c)
+{
+    if (c && c->run == cmd_help)
+        c = NULL;
+    char *text = greenctx_tool_capture_usage(c);
     if (!text)
         return greenctx_tool_fail(opts, GCTX_ERROR_OUT_OF_MEMORY);
     json_writer w;
     json_begin(&w, stdout, "greenctx.help/1");
-    if (c && c->run != cmd_help)
-        json_string(&w, "command", c->name);
-    else
-        json_null(&w, "command");
+    json_string(&w, "command", c ? c->name : NULL);
     json_string(&w, "usage", text);
-    if (!c || c->run == cmd_help) {
+    if (!c) {
         json_array(&w, "commands");
         for (size_t i = 0; i < NB_COMMANDS; i++) {
             json_object(&w, NULL);
-            json_string(&w, "name", commands[i].name);
-            json_string(&w, "summary", commands[i].help);
+            json_string(&w, "name", greenctx_commands[i].name);
+            json_string(&w, "summary", greenctx_commands[i].help);
             json_close(&w);
         }
         json_close(&w);
@@ -126,8 +125,7 @@ static int help_json(const greenctx_tool_options *opts, const command *c)
     return GREENCTX_EXIT_OK;
 }
 
-/* `greenctx help [COMMAND]`: the tool's usage, or the command's own --help (`help help`:
- * the tool's usage, which is help's). */
+/* `greenctx help [COMMAND]`: the tool's usage, or the command's own --help. */
 static int cmd_help(int argc, char **argv, greenctx_tool_options *opts)
 {
     const char *name = NULL;
@@ -142,81 +140,32 @@ static int cmd_help(int argc, char **argv, greenctx_tool_options *opts)
         if (id == GREENCTX_ARG_POSITIONAL)
             name = args.value;
     }
-    const command *c = name ? find_command(name) : NULL;
+    const greenctx_command *c = name ? greenctx_tool_find_command(name) : NULL;
     if (name && !c)
         return greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage",
                                    "help: no command '%s'; commands: %s", name,
-                                   command_names());
-    if (opts->json)
-        return help_json(opts, c);
-    if (!c || c->run == cmd_help) {
-        usage(stdout);
-        return GREENCTX_EXIT_OK;
-    }
-    char help[] = "--help";
-    char *help_argv[] = {(char *)c->name, help, NULL};
-    opts->command = c->name;
-    return c->run(2, help_argv, opts);
+                                   greenctx_tool_command_names());
+    return opts->json ? greenctx_tool_help_json(opts, c) : command_usage(c, opts);
 }
 
-/* The man page and completions see the table through these (tools/generate.c). */
-size_t greenctx_tool_nb_commands(void) { return NB_COMMANDS; }
-const char *greenctx_tool_command_name(size_t i) { return commands[i].name; }
-const char *greenctx_tool_command_help(size_t i) { return commands[i].help; }
-const greenctx_option *greenctx_tool_command_options(size_t i) { return commands[i].options; }
-const char *const *greenctx_tool_command_words(size_t i)
+int greenctx_tool_command_run(const greenctx_command *c, int argc, char **argv,
+                              greenctx_tool_options *opts)
 {
-    _Static_assert(NB_COMMANDS < sizeof command_names_list / sizeof *command_names_list,
-                   "command_names_list holds every command and a NULL");
-    for (size_t c = 0; c < NB_COMMANDS; c++)
-        command_names_list[c] = commands[c].name;
-    return commands[i].words;
+    if (c->run != cmd_help)
+        opts->command = c->name;
+    return c->run(argc, argv, opts);
 }
-int greenctx_tool_command_runs_program(size_t i) { return commands[i].runs_program; }
-int greenctx_tool_command_usage(size_t i, greenctx_tool_options *opts)
-{
-    char help[] = "--help", name[32];
-    snprintf(name, sizeof name, "%s", commands[i].name);
-    char *argv[] = {name, help, NULL};
-    if (commands[i].run == cmd_help) {
-        usage(stdout);
-        return GREENCTX_EXIT_OK;
-    }
-    opts->command = commands[i].name;
-    return commands[i].run(2, argv, opts);
-}
-void greenctx_tool_usage(FILE *out) { usage(out); }
 
 /* The options only the tool takes, before the command (the two --generate ones make the
  * man page and the completions at build time, and are not in the usage), in the order of
  * tool.h's GREENCTX_GLOBAL_*. */
-static const greenctx_option global_options[] = {{"--version", NULL},
-                                                 {"-V", NULL},
-                                                 {"--generate-man", NULL},
-                                                 {"--generate-completion", "bash or zsh"},
-                                                 {NULL, NULL}};
+const greenctx_option greenctx_global_options[] = {{"--version", NULL},
+                                                   {"-V", NULL},
+                                                   {"--generate-man", NULL},
+                                                   {"--generate-completion", "bash or zsh"},
+                                                   {NULL, NULL}};
 
-const greenctx_option *greenctx_tool_global_options(void) { return global_options; }
-
-/* What main (greenctx.c) asks of the table. */
-long greenctx_tool_find_command(const char *name)
-{
-    const command *c = find_command(name);
-    return c ? c - commands : -1;
-}
-const char *greenctx_tool_command_names(void) { return command_names(); }
-int greenctx_tool_help_json(const greenctx_tool_options *opts, long i)
-{
-    return help_json(opts, i < 0 ? NULL : &commands[i]);
-}
-int greenctx_tool_command_run(size_t i, int argc, char **argv, greenctx_tool_options *opts)
-{
-    if (commands[i].run != cmd_help)
-        opts->command = commands[i].name;
-    return commands[i].run(argc, argv, opts);
-}
-
-char *greenctx_tool_capture_usage(long i)
+char *greenctx_tool_capture_usage(const greenctx_command *c)
 {
     FILE *tmp = tmpfile();
     if (!tmp)
@@ -231,10 +180,7 @@ char *greenctx_tool_capture_usage(long i)
     }
     greenctx_tool_options quiet;
     memset(&quiet, 0, sizeof quiet);
-    if (i < 0)
-        greenctx_tool_usage(stdout);
-    else
-        greenctx_tool_command_usage((size_t)i, &quiet);
+    command_usage(c, &quiet);
     fflush(stdout);
     dup2(saved, STDOUT_FILENO);
     close(saved);

@@ -168,9 +168,9 @@ int greenctx_generate_completion(greenctx_tool_options *opts, const char *shell)
         return greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage",
                                    "--generate-completion takes bash or zsh; got '%s'", shell);
     const greenctx_option *shared = greenctx_shared_options();
-    const greenctx_option *global = greenctx_tool_global_options();
     const char *models = greenctx_tool_sim_models();
-    size_t n = greenctx_tool_nb_commands();
+    const greenctx_command *cmds = greenctx_commands;
+    size_t n = greenctx_nb_commands;
 
     /* The scan for the command skips the values of the options before it. */
     printf(sh->head, gctx_version_string());
@@ -179,35 +179,32 @@ int greenctx_generate_completion(greenctx_tool_options *opts, const char *shell)
     fputs(sh->skip_close, stdout);
     /* A command that runs a program: from the program on, the program's own completion. */
     for (size_t i = 0; i < n; i++) {
-        if (!greenctx_tool_command_runs_program(i))
+        if (!(cmds[i].flags & GREENCTX_COMMAND_RUNS_PROGRAM))
             continue;
-        printf(sh->program_open, greenctx_tool_command_name(i));
+        printf(sh->program_open, cmds[i].name);
         first = 1;
         print_value_names(shared, &first);
-        print_value_names(greenctx_tool_command_options(i), &first);
+        print_value_names(cmds[i].options, &first);
         fputs(sh->program_close, stdout);
     }
     /* An option's value. */
     fputs(sh->values_open, stdout);
     for (int k = 0; shared[k].name; k++)
         print_value_arm(sh, NULL, &shared[k], models);
-    for (size_t i = 0; i < n; i++) {
-        const greenctx_option *own = greenctx_tool_command_options(i);
-        for (int k = 0; own && own[k].name; k++)
-            print_value_arm(sh, greenctx_tool_command_name(i), &own[k], models);
-    }
-    /* Else the words of the command: its own words and options, then the shared ones. */
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; cmds[i].options && cmds[i].options[k].name; k++)
+            print_value_arm(sh, cmds[i].name, &cmds[i].options[k], models);
+    /* Else the words of the command (i == n: before one): the commands where it takes one,
+     * its own words and options, then the shared ones. */
     fputs(sh->commands_open, stdout);
     for (size_t i = 0; i <= n; i++) {
-        const char *name = i < n ? greenctx_tool_command_name(i) : "''";
-        const char *const *words = i < n ? greenctx_tool_command_words(i) : NULL;
-        const greenctx_option *own = i < n ? greenctx_tool_command_options(i) : global;
-        printf("        %s) ", name);
+        const char *const *words = i < n ? cmds[i].words : NULL;
+        const greenctx_option *own = i < n ? cmds[i].options : greenctx_global_options;
+        printf("        %s) ", i < n ? cmds[i].name : "''");
         char list[2048] = "";
         size_t len = 0;
-        for (int k = 0; i == n && k < (int)n; k++) /* before a command: the commands */
-            len += (size_t)snprintf(list + len, sizeof list - len, "%s ",
-                                    greenctx_tool_command_name((size_t)k));
+        for (size_t k = 0; (i == n || cmds[i].flags & GREENCTX_COMMAND_TAKES_COMMAND) && k < n; k++)
+            len += (size_t)snprintf(list + len, sizeof list - len, "%s ", cmds[k].name);
         for (int k = 0; words && words[k] && len < sizeof list; k++)
             len += (size_t)snprintf(list + len, sizeof list - len, "%s ", words[k]);
         for (int k = 0; own && own[k].name && len < sizeof list; k++)

@@ -26,16 +26,6 @@ static int print_version(const greenctx_tool_options *opts)
     return GREENCTX_EXIT_OK;
 }
 
-/* 1 when argv[from..] holds long_name or short_name before a lone "--" (after which the
- * words are a program's). */
-static int given(int argc, char **argv, int from, const char *long_name, const char *short_name)
-{
-    for (int i = from; i < argc && strcmp(argv[i], "--"); i++)
-        if (!strcmp(argv[i], long_name) || !strcmp(argv[i], short_name))
-            return 1;
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     greenctx_tool_options opts;
@@ -46,12 +36,12 @@ int main(int argc, char **argv)
     greenctx_args args;
     greenctx_args_begin(&args, argc, argv, &opts);
     for (;;) {
-        int id = greenctx_args_next(&args, greenctx_tool_global_options());
+        int id = greenctx_args_next(&args, greenctx_global_options);
         if (id == GREENCTX_ARG_STOP)
             return greenctx_tool_finish(&opts, args.rc);
         if (id == GREENCTX_ARG_HELP) {
-            if (opts.json || given(argc, argv, args.next, "--json", "-j"))
-                return greenctx_tool_finish(&opts, greenctx_tool_help_json(&opts, -1));
+            if (opts.json || greenctx_args_given(argc, argv, args.next, "--json", "-j"))
+                return greenctx_tool_finish(&opts, greenctx_tool_help_json(&opts, NULL));
             greenctx_tool_usage(stdout);
             return greenctx_tool_finish(&opts, GREENCTX_EXIT_OK);
         }
@@ -74,14 +64,14 @@ int main(int argc, char **argv)
     }
     /* The command sees argv from its name on: the options before it are taken already. */
     int i = args.next - 1;
-    long c = greenctx_tool_find_command(argv[i]);
-    if (c >= 0) {
+    const greenctx_command *c = greenctx_tool_find_command(argv[i]);
+    if (c) {
         /* COMMAND --help --json: the help as a document, as `--json help COMMAND` gives it. */
-        if (given(argc, argv, i + 1, "--help", "-h") &&
-            (opts.json || given(argc, argv, i + 1, "--json", "-j")))
+        if (greenctx_args_given(argc, argv, i + 1, "--help", "-h") &&
+            (opts.json || greenctx_args_given(argc, argv, i + 1, "--json", "-j")))
             return greenctx_tool_finish(&opts, greenctx_tool_help_json(&opts, c));
         return greenctx_tool_finish(&opts,
-                                    greenctx_tool_command_run((size_t)c, argc - i, argv + i, &opts));
+                                    greenctx_tool_command_run(c, argc - i, argv + i, &opts));
     }
     return greenctx_tool_finish(&opts, greenctx_args_bad(&args,
                                                          "unknown command '%s'; commands: %s",

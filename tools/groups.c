@@ -8,6 +8,13 @@
 #include "options.h"
 #include "tool.h"
 
+const char *tool_path_name(gctx_split_path path)
+{
+    return path == GCTX_SPLIT_PATH_STRUCTURED ? "structured"
+           : path == GCTX_SPLIT_PATH_GRANULES ? "granules"
+                                              : "fine_granules";
+}
+
 const char *tool_path_text(gctx_split_path path)
 {
     switch (path) {
@@ -59,61 +66,50 @@ int tool_split_setup_begin(int argc, char **argv, greenctx_tool_options *opts,
                            tool_split_setup *setup)
 {
     memset(setup, 0, sizeof *setup);
-    gctx_split_options defaults = GCTX_SPLIT_OPTIONS_INIT;
-    setup->options = defaults;
+    setup->options = (gctx_split_options)GCTX_SPLIT_OPTIONS_INIT;
+    setup->info = (gctx_partition_info)GCTX_PARTITION_INFO_INIT;
     /* The groups, in order; argv[0] is the command's name. */
     char **groups = calloc((size_t)argc, sizeof *groups);
     if (!groups)
         return greenctx_tool_fail(opts, GCTX_ERROR_OUT_OF_MEMORY);
-    int nb_groups = 0;
+    setup->request.texts = groups; /* freed by tool_split_setup_end, whatever happens next */
+    int nb_groups = 0, rc = GREENCTX_EXIT_OK;
     greenctx_args args;
     greenctx_args_begin(&args, argc, argv, opts);
     args.negative_positional = 1; /* `plan -3`: a group, refused as one */
-    for (int id; (id = greenctx_args_next(&args, tool_split_options)) != GREENCTX_ARG_END;) {
-        if (id == GREENCTX_ARG_POSITIONAL) {
+    for (int id, rounding; rc == GREENCTX_EXIT_OK &&
+                           (id = greenctx_args_next(&args, tool_split_options)) != GREENCTX_ARG_END;) {
+        if (id == GREENCTX_ARG_POSITIONAL)
             groups[nb_groups++] = argv[args.next - 1];
-            continue;
-        }
-        int rc = id == GREENCTX_ARG_HELP   ? TOOL_SPLIT_HELP_SHOWN
-                 : id == GREENCTX_ARG_STOP ? args.rc
-                                           : GREENCTX_EXIT_OK;
-        int rounding = rc == GREENCTX_EXIT_OK ? group_syntax_rounding(args.value) : 0;
-        if (rounding < 0)
+        else if (id == GREENCTX_ARG_HELP) {
+            split_usage(opts->command);
+            rc = TOOL_SPLIT_HELP_SHOWN;
+        } else if (id == GREENCTX_ARG_STOP)
+            rc = args.rc;
+        else if ((rounding = group_syntax_rounding(args.value)) < 0)
             rc = greenctx_args_bad(&args, "--round takes %s; got '%s'", greenctx_values_round,
                                    args.value);
-        if (rc == TOOL_SPLIT_HELP_SHOWN)
-            split_usage(opts->command);
-        if (rc != GREENCTX_EXIT_OK) {
-            free(groups);
-            return rc;
-        }
-        setup->options.rounding = (gctx_rounding)rounding;
+        else
+            setup->options.rounding = (gctx_rounding)rounding;
     }
-    setup->request.texts = groups; /* freed by tool_split_setup_end, whatever happens next */
-    if (nb_groups == 0) {
-        greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage",
-                            "which groups? e.g. greenctx %s 24 40 rest (how a GROUP is "
-                            "written: greenctx help %s)",
-                            opts->command, opts->command);
-        tool_split_setup_end(setup);
-        return GREENCTX_EXIT_USAGE;
-    }
-    int rc = greenctx_tool_start(opts);
+    if (rc == GREENCTX_EXIT_OK && nb_groups == 0)
+        rc = greenctx_tool_error(opts, GREENCTX_EXIT_USAGE, "usage",
+                                 "which groups? e.g. greenctx %s 24 40 rest (how a GROUP is "
+                                 "written: greenctx help %s)",
+                                 opts->command, opts->command);
+    if (rc == GREENCTX_EXIT_OK)
+        rc = greenctx_tool_start(opts);
     setup->device_ordinal = opts->device; /* found by its UUID there */
-    gctx_status s = rc == GREENCTX_EXIT_OK
-                        ? gctx_partition_from_device(opts->device, &setup->device)
-                        : GCTX_SUCCESS;
-    gctx_partition_info info = GCTX_PARTITION_INFO_INIT;
-    setup->info = info;
-    if (rc == GREENCTX_EXIT_OK && s == GCTX_SUCCESS)
-        s = gctx_partition_get_info(setup->device, &setup->info);
-    if (rc == GREENCTX_EXIT_OK && s != GCTX_SUCCESS)
+    gctx_status s = GCTX_SUCCESS;
+    if (rc == GREENCTX_EXIT_OK &&
+        ((s = gctx_partition_from_device(opts->device, &setup->device)) != GCTX_SUCCESS ||
+         (s = gctx_partition_get_info(setup->device, &setup->info)) != GCTX_SUCCESS))
         rc = greenctx_tool_fail(opts, s);
     if (rc == GREENCTX_EXIT_OK &&
         tool_parse_groups(opts, nb_groups, groups, setup->info.sm_count,
                           setup->info.min_partition_sms, &setup->request) != 0)
         rc = GREENCTX_EXIT_USAGE;
-    setup->request.texts = groups;
+    setup->request.texts = groups; /* the parse wrote the request anew */
     if (rc != GREENCTX_EXIT_OK)
         tool_split_setup_end(setup);
     return rc;

@@ -32,6 +32,8 @@ void tool_split_setup_end(tool_split_setup *setup);
 /* greenctx_tool_fail for a split the planner refused; when the groups don't fit, the message
  * also gives the same groups scaled down to counts that do. */
 int tool_split_fail(const greenctx_tool_options *opts, const tool_split_setup *st, gctx_status s);
+/* "structured", "granules" or "fine_granules", as the JSON documents write the path. */
+const char *tool_path_name(gctx_split_path path);
 /* "granules of 8 SMs, aggregated per group" etc. */
 const char *tool_path_text(gctx_split_path path);
 

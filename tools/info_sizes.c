@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "greenctx_claims.h"
+#include "groups.h"
 #include "info_sizes.h"
 
 typedef struct size_row {
@@ -59,13 +60,6 @@ static unsigned device_rows(int ordinal, gctx_partition *device, unsigned sm_cou
     return n;
 }
 
-static const char *path_word(gctx_split_path path)
-{
-    return path == GCTX_SPLIT_PATH_STRUCTURED ? "structured"
-           : path == GCTX_SPLIT_PATH_GRANULES ? "granules"
-                                              : "fine_granules";
-}
-
 int tool_info_sizes(const greenctx_tool_options *opts, const gctx_device_info *devices,
                     int nb_devices)
 {
@@ -99,7 +93,7 @@ int tool_info_sizes(const greenctx_tool_options *opts, const gctx_device_info *d
                 json_uint(&w, "sm_count", rows[i].sm_count);
                 json_uint(&w, "max_partitions", rows[i].fit);
                 json_uint(&w, "remainder_sms", rows[i].remainder);
-                json_string(&w, "path", path_word(rows[i].path));
+                json_string(&w, "path", tool_path_name(rows[i].path));
                 json_uint(&w, "granule_sms", rows[i].granule_sms);
                 json_uint(&w, "max_claims", rows[i].claims);
                 json_close(&w);
@@ -115,7 +109,7 @@ int tool_info_sizes(const greenctx_tool_options *opts, const gctx_device_info *d
                 if (rows[i].granule_sms)
                     snprintf(granule, sizeof granule, " (granule %u)", rows[i].granule_sms);
                 printf("  %5u %11u %9u %7u  %s%s\n", rows[i].sm_count, rows[i].fit,
-                       rows[i].remainder, rows[i].claims, path_word(rows[i].path), granule);
+                       rows[i].remainder, rows[i].claims, tool_path_name(rows[i].path), granule);
             }
         }
         free(rows);

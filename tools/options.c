@@ -45,13 +45,20 @@ void greenctx_args_begin(greenctx_args *args, int argc, char **argv, greenctx_to
     args->opts = opts;
 }
 
-/* A refusal of an option that comes before --json (or -j) is a JSON document too: the
- * arguments not parsed yet are looked at, up to a lone "--". */
+int greenctx_args_given(int argc, char **argv, int from, const char *long_name,
+                        const char *short_name)
+{
+    for (int i = from; i < argc && strcmp(argv[i], "--"); i++)
+        if (!strcmp(argv[i], long_name) || !strcmp(argv[i], short_name))
+            return 1;
+    return 0;
+}
+
+/* A refusal of an option that comes before --json (or -j) is a JSON document too. */
 static void json_ahead(greenctx_args *args)
 {
-    for (int i = args->next; i < args->argc && strcmp(args->argv[i], "--"); i++)
-        if (!strcmp(args->argv[i], "--json") || !strcmp(args->argv[i], "-j"))
-            args->opts->json = 1;
+    if (greenctx_args_given(args->argc, args->argv, args->next, "--json", "-j"))
+        args->opts->json = 1;
 }
 
 int greenctx_args_bad(greenctx_args *args, const char *fmt, ...)

@@ -68,6 +68,11 @@ void greenctx_args_begin(greenctx_args *args, int argc, char **argv, greenctx_to
  * rc GREENCTX_EXIT_USAGE (or GREENCTX_EXIT_FAILED when --sim finds no simulated driver). */
 int greenctx_args_next(greenctx_args *args, const greenctx_option *own);
 
+/* 1 when argv[from..] holds long_name or short_name before a lone "--" (after which the
+ * words are a program's): an option looked at before its turn. */
+int greenctx_args_given(int argc, char **argv, int from, const char *long_name,
+                        const char *short_name);
+
 /* The options every command shares (--sim, --device/-d, --json/-j, --verbose), for the
  * generated man page and completions. */
 const greenctx_option *greenctx_shared_options(void);

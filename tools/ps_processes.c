@@ -49,29 +49,14 @@ void ps_processes_get(nvml_lib *nvml, const char *nvml_why, const char *uuid,
         snprintf(out->why, sizeof out->why, "%s", nvml_why);
         return;
     }
-    unsigned count = 0, capacity = 0;
+    unsigned count = 0;
     nvml_process *found = NULL;
-    /* Asked again with room for all while processes start. */
-    for (int attempt = 0; attempt < 4; attempt++) {
-        if (nvml_lib_processes(nvml, uuid, found, capacity, &count, out->why, sizeof out->why))
-            break;
-        if (count <= capacity) {
-            out->known = 1;
-            break;
-        }
-        capacity = count + 8;
-        nvml_process *more = realloc(found, capacity * sizeof *found);
-        if (!more) {
-            snprintf(out->why, sizeof out->why, "out of memory for %u processes", count);
-            break;
-        }
-        found = more;
-    }
-    out->list = out->known && count ? calloc(count, sizeof *out->list) : NULL;
-    if (out->known && count && !out->list) {
-        out->known = 0;
+    if (nvml_lib_processes(nvml, uuid, &found, &count, out->why, sizeof out->why) != 0)
+        return;
+    out->list = count ? calloc(count, sizeof *out->list) : NULL;
+    out->known = !count || out->list;
+    if (!out->known)
         snprintf(out->why, sizeof out->why, "out of memory for %u processes", count);
-    }
     for (unsigned i = 0; out->list && i < count; i++) {
         ps_process *p = &out->list[i];
         p->pid = found[i].pid;

@@ -109,27 +109,18 @@ static char *read_part(const char *dir, const char *name)
     FILE *f = n > 0 && (size_t)n < sizeof path ? fopen(path, "re") : NULL;
     if (!f)
         return NULL;
-    size_t size = 0, cap = 4096;
-    char *text = malloc(cap);
-    for (size_t got; text && (got = fread(text + size, 1, cap - size - 1, f)) > 0;) {
-        size += got;
-        if (size + 1 == cap) {
-            char *grown = realloc(text, cap *= 2);
-            if (!grown)
-                free(text);
-            text = grown;
-        }
-    }
+    char *text = NULL;
+    size_t cap = 0;
+    ssize_t got = getdelim(&text, &cap, '\0', f); /* the whole file: JSON holds no NUL */
     fclose(f);
-    if (!text)
-        return NULL;
+    size_t size = got > 0 ? (size_t)got : 0;
     while (size && (text[size - 1] == '\n' || text[size - 1] == ' '))
         size--;
-    text[size] = '\0';
     if (size < 2 || text[0] != '{' || text[size - 1] != '}') {
         free(text);
         return NULL;
     }
+    text[size] = '\0';
     return text;
 }
 
@@ -245,19 +236,11 @@ int run_with_report(run_job *job, run_session *session)
     }
     pid_t child =
         run_set_environment(job, session) == 0 ? run_child_start(job->options.command, 0) : -1;
-    if (child < 0) {
-        run_session_release(session);
-        remove_dir(dir);
-        return GREENCTX_EXIT_FAILED;
-    }
-    int status = 0, waited = run_child_wait_holding(child, &status, session);
-    if (waited != 0)
-        run_session_release(session);
+    int status = 0, waited = child < 0 ? -1 : run_child_wait_holding(child, &status, session);
     int merged = waited == 0 ? merge(job, (long)child, session->sms) : -1;
     remove_dir(dir);
-    if (waited != 0)
-        return GREENCTX_EXIT_FAILED;
-    if (merged != 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+    /* A program that exited 0 fails when its report is incomplete or could not be written. */
+    if (waited != 0 || (merged != 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
         run_session_release(session);
         return GREENCTX_EXIT_FAILED;
     }

@@ -51,7 +51,6 @@ int greenctx_tool_use_sim(greenctx_tool_options *opts, const char *spec)
     }
     opts->simulated = 1;
     opts->sim_models = models;
-    opts->sim_library = lib;
     return GREENCTX_EXIT_OK;
 }
 

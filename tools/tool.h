@@ -5,7 +5,7 @@
  * 1. write `int greenctx_cmd_NAME(int argc, char **argv, greenctx_tool_options *opts)`
  *    in tools/cmd_NAME.c (and add the file to tools/CMakeLists.txt), parsing its arguments
  *    with tools/options.h (which also takes the shared options: --sim, --device, --json);
- * 2. add one row {"NAME", greenctx_cmd_NAME, "one-line help"} to the table in greenctx.c.
+ * 2. add one row {"NAME", greenctx_cmd_NAME, "one-line help", ...} to the table in commands.c.
  *
  * A command gets argv as the command sees it: argv[0] is the command's name ("info"),
  * argv[1..argc-1] its own arguments, after the global options. It returns the tool's exit
@@ -43,59 +43,57 @@ extern const greenctx_option greenctx_mps_options[];
 extern const char *const greenctx_mps_actions[];
 
 /* ---- commands.c: the command table, for main (greenctx.c), generate.c and completion.c ---- */
-size_t greenctx_tool_nb_commands(void);
-const char *greenctx_tool_command_name(size_t i);
-const char *greenctx_tool_command_help(size_t i);
-/* Command i's own options ({NULL}-terminated; NULL: the shared ones only). */
-const greenctx_option *greenctx_tool_command_options(size_t i);
-/* What command i's first argument may be (mps: start, stop, status; help: the commands),
- * NULL-terminated, or NULL for anything. */
-const char *const *greenctx_tool_command_words(size_t i);
-/* 1 when command i runs a program: from its first argument (or what follows --) on, the
- * words are the program's. */
-int greenctx_tool_command_runs_program(size_t i);
-/* Prints command i's --help on stdout (the tool's usage for `help`). */
-int greenctx_tool_command_usage(size_t i, greenctx_tool_options *opts);
-void greenctx_tool_usage(FILE *out);
-/* What command i's --help (or, for i == -1, the tool's usage) prints, NUL-terminated; NULL
- * when it could not be captured. The caller frees it (generate.c). */
-char *greenctx_tool_capture_usage(long i);
-/* "Exit status: 0 done; 1 failed ...; 2 bad usage ...", for the usage and the man page. */
-extern const char greenctx_exit_status_help[];
+enum {
+    GREENCTX_COMMAND_RUNS_PROGRAM = 1, /* from its first argument (or what follows --) on, the
+                                          words are a program's */
+    GREENCTX_COMMAND_TAKES_COMMAND = 2 /* its first argument is a command's name (help) */
+};
+typedef struct greenctx_command {
+    const char *name;
+    greenctx_command_fn run;
+    const char *help;
+    const greenctx_option *options; /* its own ({NULL}-terminated; NULL: the shared ones only) */
+    const char *const *words;       /* what its first argument may be (NULL-terminated), or NULL */
+    int flags;                      /* GREENCTX_COMMAND_* */
+} greenctx_command;
+extern const greenctx_command greenctx_commands[];
+extern const size_t greenctx_nb_commands;
 /* The options only the tool takes, before the command (--version, -V, --generate-*), their
  * ids in this order. */
-const struct greenctx_option *greenctx_tool_global_options(void);
+extern const greenctx_option greenctx_global_options[];
 enum {
     GREENCTX_GLOBAL_VERSION,
     GREENCTX_GLOBAL_VERSION_SHORT,
     GREENCTX_GLOBAL_MAN,
     GREENCTX_GLOBAL_COMPLETION
 };
-/* The index of the command called name, or -1. */
-long greenctx_tool_find_command(const char *name);
+void greenctx_tool_usage(FILE *out);
+/* What command c's --help (or, for NULL, the tool's usage) prints, NUL-terminated; NULL when
+ * it could not be captured. The caller frees it. */
+char *greenctx_tool_capture_usage(const greenctx_command *c);
+/* "Exit status: 0 done; 1 failed ...; 2 bad usage ...", for the usage and the man page. */
+extern const char greenctx_exit_status_help[];
+/* The command called name, or NULL. */
+const greenctx_command *greenctx_tool_find_command(const char *name);
 /* "info, plan, ...": the commands, for a message. */
 const char *greenctx_tool_command_names(void);
-/* The help of command i (-1: the tool's) as the greenctx.help/1 JSON document on stdout. */
-int greenctx_tool_help_json(const greenctx_tool_options *opts, long i);
-/* Runs command i on argv (its name first); sets opts->command (not for help). */
-int greenctx_tool_command_run(size_t i, int argc, char **argv, greenctx_tool_options *opts);
-
-/* The simulated driver's models ("h200 h100 ..."), asked of the simulated driver itself
- * (gctxsim_models); NULL when it is not found. */
-const char *greenctx_tool_sim_models(void);
+/* The help of command c (NULL: the tool's) as the greenctx.help/1 JSON document on stdout. */
+int greenctx_tool_help_json(const greenctx_tool_options *opts, const greenctx_command *c);
+/* Runs command c on argv (its name first); sets opts->command (not for help). */
+int greenctx_tool_command_run(const greenctx_command *c, int argc, char **argv,
+                              greenctx_tool_options *opts);
 
 /* ---- generate.c (the man page) and completion.c: made from the command table ---- */
 int greenctx_generate_man(greenctx_tool_options *opts);
 int greenctx_generate_completion(greenctx_tool_options *opts, const char *shell);
 
-/* ---- tool_common.c ---- */
-
-/* The error document on stdout: {"greenctx_version", "schema": "greenctx.error/1",
- * "command": COMMAND or null, "error": {"status", "message"}}. */
-void greenctx_json_error(const char *command, const char *status, const char *message);
+/* ---- sim_option.c ---- */
 
 /* --sim MODEL[,MODEL...][@DRIVER]: sets the environment the simulated driver reads. Must run
  * before the library's first call. Returns an exit code after printing why it failed. */
 int greenctx_tool_use_sim(greenctx_tool_options *opts, const char *spec);
+/* The simulated driver's models ("h200 h100 ..."), asked of the simulated driver itself
+ * (gctxsim_models); NULL when it is not found. */
+const char *greenctx_tool_sim_models(void);
 
 #endif

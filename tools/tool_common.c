@@ -16,6 +16,19 @@ void greenctx_vformat(char *buf, size_t size, const char *fmt, va_list ap)
         buf[json_utf8_prefix(buf, size - 1)] = '\0';
 }
 
+/* The error document on stdout: {"greenctx_version", "schema": "greenctx.error/1",
+ * "command": COMMAND or null, "error": {"status", "message"}}. */
+static void greenctx_json_error(const char *command, const char *status, const char *message)
+{
+    json_writer w;
+    json_begin(&w, stdout, "greenctx.error/1");
+    json_string(&w, "command", command);
+    json_object(&w, "error");
+    json_string(&w, "status", status);
+    json_string(&w, "message", message);
+    json_end(&w);
+}
+
 int greenctx_tool_error(const greenctx_tool_options *opts, int exit_code, const char *status,
                         const char *fmt, ...)
 {
@@ -29,17 +42,6 @@ int greenctx_tool_error(const greenctx_tool_options *opts, int exit_code, const 
     if (opts->json)
         greenctx_json_error(opts->command, status, message);
     return exit_code;
-}
-
-void greenctx_json_error(const char *command, const char *status, const char *message)
-{
-    json_writer w;
-    json_begin(&w, stdout, "greenctx.error/1");
-    json_string(&w, "command", command);
-    json_object(&w, "error");
-    json_string(&w, "status", status);
-    json_string(&w, "message", message);
-    json_end(&w);
 }
 
 int greenctx_tool_fail(const greenctx_tool_options *opts, gctx_status status)
