@@ -25,15 +25,6 @@ typedef struct el_side {
     double seconds;
 } el_side;
 
-/* "NAME n min p50 p99 p999 max mean" into s: 1 when the line was NAME's. */
-static int summary_line(const char *line, const char *name, bench_summary *s)
-{
-    size_t len = strlen(name);
-    return !strncmp(line, name, len) && line[len] == ' ' &&
-           sscanf(line + len, "%zu %lf %lf %lf %lf %lf %lf", &s->n, &s->min, &s->p50, &s->p99,
-                  &s->p999, &s->max, &s->mean) == 7;
-}
-
 static int own_line(void *ctx, const char *line)
 {
     el_side *side = ctx;
@@ -41,14 +32,14 @@ static int own_line(void *ctx, const char *line)
     bench_summary resizes;
     double t;
     unsigned sms;
-    if (summary_line(line, "el_step", &a->step_ms)) {
+    if (tenant_summary_line(line, "el_step", &a->step_ms)) {
         a->steps = a->step_ms.n;
-    } else if (summary_line(line, "el_token", &a->token_ms) ||
+    } else if (tenant_summary_line(line, "el_token", &a->token_ms) ||
                sscanf(line, "el_within %llu %llu", &a->within_target,
                       &a->tokens_within_target) == 2 ||
                sscanf(line, "el_rate %llu %lf", &side->gemms, &side->seconds) == 2 ||
-               summary_line(line, "el_kernel", &a->thr_kernel_ms)) {
-    } else if (summary_line(line, "el_resize", &resizes)) {
+               tenant_summary_line(line, "el_kernel", &a->thr_kernel_ms)) {
+    } else if (tenant_summary_line(line, "el_resize", &resizes)) {
         if (side->decode) { /* the decode tenant's re-sizes are the arm's */
             a->resizes = (unsigned)resizes.n;
             a->resize_us = resizes;
@@ -56,7 +47,7 @@ static int own_line(void *ctx, const char *line)
             a->thr_resize_us = resizes;
         }
     } else if (sscanf(line, "el_contexts_made %llu", &a->contexts_made[!side->decode]) == 1) {
-    } else if (summary_line(line, "el_grant", &resizes)) {
+    } else if (tenant_summary_line(line, "el_grant", &resizes)) {
         if (side->decode)
             a->grant_ms = resizes;
     } else if (sscanf(line, "el_sms %lf %u", &t, &sms) == 2) {

@@ -123,18 +123,11 @@ static int parse(int argc, char **argv, greenctx_tool_options *opts, el_worker *
     return GREENCTX_EXIT_OK;
 }
 
-/* "NAME n min p50 p99 p999 max mean": the parent reads it back into a bench_summary. */
-static void say_stats(const char *name, const bench_summary *s)
-{
-    tenant_say("%s %zu %.5f %.5f %.5f %.5f %.5f %.5f", name, s->n, s->min, s->p50, s->p99,
-               s->p999, s->max, s->mean);
-}
-
 static void say_summary(const char *name, double *values, size_t n)
 {
     bench_summary s;
     bench_summarize(values, n, &s);
-    say_stats(name, &s);
+    tenant_say_summary(name, &s);
 }
 
 /* Once running (start_ns set): the SMs it has from now on. Before "ready" nothing but that
@@ -356,8 +349,8 @@ static int decode_run(el_worker *w, long long start_ns, long long end_ns)
     el_trace_free(&trace);
     el_arm steps; /* the one-process arms' figures, by the same rule */
     el_arm_finish(&steps, w->samples, w->batches, w->nb_samples, w->eo.target_ms, NULL, 0);
-    say_stats("el_token", &steps.token_ms);
-    say_stats("el_step", &steps.step_ms);
+    tenant_say_summary("el_token", &steps.token_ms);
+    tenant_say_summary("el_step", &steps.step_ms);
     tenant_say("el_within %llu %llu", steps.within_target, steps.tokens_within_target);
     return rc;
 }
@@ -437,14 +430,10 @@ int bench_elastic_worker(int argc, char **argv, greenctx_tool_options *opts)
     gctx_cache_stats before = GCTX_CACHE_STATS_INIT, cache = GCTX_CACHE_STATS_INIT;
     if (rc == 0)
         rc = bench_gctx(gctx_cache_get_stats(w->env.device, &before), "the cache's stats");
-    if (rc == 0) {
-        tenant_say("ready %u", w->sms);
-        rc = tenant_wait_go(&start_ns);
-    }
+    if (rc == 0)
+        rc = tenant_ready(w->sms, &start_ns);
     if (rc == 0) {
         long long end_ns = start_ns + w->duration_ms * 1000000LL;
-        while (bench_wall_ns() < start_ns) {
-        }
         rc = w->decode ? decode_run(w, start_ns, end_ns) : prefill_run(w, start_ns, end_ns);
         report_resizes(w);
     }
