@@ -290,8 +290,6 @@ typedef struct elastic_options {
     const char *json_path; /* --json-file: the JSON document there too */
 } elastic_options;
 
-void bench_elastic_usage(FILE *out);
-
 /* Runs everything, prints (text or JSON), draws (--svg); closes env. An exit code. */
 int bench_elastic(bench_env *env, const elastic_options *eo);
 

@@ -27,11 +27,24 @@
  * (bench_pin_move_to_quietest), after warm-ups there. */
 #define OV_MOVE_EVERY 50
 
-static const char *const op_names[OV_NB_OPS] = {
-    "split", "context_create", "context_destroy", "stream_create", "stream_destroy",
-    "setup", "teardown", "repartition", "launch_submit", "launch_submit_and_drain"};
+/* Each row's name (the JSON's) and label; the split's and the re-partition's labels are
+ * formats of the ratios' SMs. */
+static const struct {
+    const char *name, *label;
+} ops[OV_NB_OPS] = {
+    {"split", "split {%u, rest}"},
+    {"context_create", "green context create (miss)"},
+    {"context_destroy", "green context destroy"},
+    {"stream_create", "stream create"},
+    {"stream_destroy", "stream destroy"},
+    {"setup", "2 partitions + context + stream"},
+    {"teardown", "... torn down"},
+    {"repartition", "re-partition %u/%u<->%u/%u cache"},
+    {"launch_submit", "submit, per launch"},
+    {"launch_submit_and_drain", "submit + drain, per launch"},
+};
 
-const char *ov_op_name(ov_op op) { return op_names[op]; }
+const char *ov_op_name(ov_op op) { return ops[op].name; }
 
 typedef struct ov_run {
     const bench_env *env;
@@ -601,21 +614,8 @@ int bench_overhead_run(const bench_env *env, ov_result *res)
 
 static const char *op_label(const ov_result *res, ov_op op, char *buf, size_t size)
 {
-    switch (op) {
-    case OV_SPLIT: snprintf(buf, size, "split {%u, rest}", res->victim_sms); break;
-    case OV_CONTEXT_CREATE: snprintf(buf, size, "green context create (miss)"); break;
-    case OV_CONTEXT_DESTROY: snprintf(buf, size, "green context destroy"); break;
-    case OV_STREAM_CREATE: snprintf(buf, size, "stream create"); break;
-    case OV_STREAM_DESTROY: snprintf(buf, size, "stream destroy"); break;
-    case OV_SETUP: snprintf(buf, size, "2 partitions + context + stream"); break;
-    case OV_TEARDOWN: snprintf(buf, size, "... torn down"); break;
-    case OV_REPARTITION:
-        snprintf(buf, size, "re-partition %u/%u<->%u/%u cache", res->victim_sms,
-                 res->other_sms, res->alt_sms, res->alt_other_sms);
-        break;
-    case OV_LAUNCH_SUBMIT: snprintf(buf, size, "submit, per launch"); break;
-    default: snprintf(buf, size, "submit + drain, per launch"); break;
-    }
+    snprintf(buf, size, ops[op].label, res->victim_sms, res->other_sms, res->alt_sms,
+             res->alt_other_sms);
     return buf;
 }
 
