@@ -463,12 +463,16 @@ static int run_loop(el_loop *L, int start_place)
     return rc;
 }
 
+const char *const el_arm_kind_names[EL_NB_ARM_KINDS] = {
+    "static", "no_split", "priority", "controller", "chunked", "2p_sliced", "2p_claims",
+    "2p_mps", "2p_mps_threads", "2p_claims_controller", "2p_claims_controller_sliced"};
+
 el_arm *el_arm_new(elastic_result *res, el_arm_kind kind, const char *name, const char *label)
 {
     el_arm *a = &res->arm[res->nb_arms++];
     memset(a, 0, sizeof *a);
     a->kind = kind;
-    snprintf(a->name, sizeof a->name, "%s", name);
+    snprintf(a->name, sizeof a->name, "%s", name ? name : el_arm_kind_names[kind]);
     snprintf(a->label, sizeof a->label, "%s", label);
     return a;
 }
@@ -555,13 +559,13 @@ int bench_elastic_one_process(const bench_env *env, const elastic_options *eo,
     }
     if (rc == 0) {
         failed |= run_arm(&rig, &trace, res,
-                          el_arm_new(res, EL_ARM_NO_SPLIT, "no_split", "no split (equal streams)"),
+                          el_arm_new(res, EL_ARM_NO_SPLIT, NULL, "no split (equal streams)"),
                           PLACE_SHARED, NULL, 0);
         failed |= run_arm(&rig, &trace, res,
-                          el_arm_new(res, EL_ARM_PRIORITY, "priority", "priority streams"),
+                          el_arm_new(res, EL_ARM_PRIORITY, NULL, "priority streams"),
                           PLACE_PRIORITY, NULL, 0);
         gctx_controller *ctl = NULL;
-        el_arm *a = el_arm_new(res, EL_ARM_CONTROLLER, "controller", "controller over layouts");
+        el_arm *a = el_arm_new(res, EL_ARM_CONTROLLER, NULL, "controller over layouts");
         if (make_controller(&rig, res, &ctl) == 0)
             failed |= run_arm(&rig, &trace, res, a, place_of(&rig, 0), ctl, 0);
         else {

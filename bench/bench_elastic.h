@@ -270,7 +270,9 @@ typedef struct elastic_result {
  * end as the host saw it; not less than its events' time, which is all the simulated driver
  * (whose kernels take no host time) gives. */
 double el_step_latency_ms(double event_ms, double host_ms);
-/* The next arm of res, zeroed, with its kind, name and label. */
+/* The kinds' names (the JSON's "kind"). */
+extern const char *const el_arm_kind_names[EL_NB_ARM_KINDS];
+/* The next arm of res, zeroed, with its kind, name (NULL: the kind's) and label. */
 el_arm *el_arm_new(elastic_result *res, el_arm_kind kind, const char *name, const char *label);
 /* The arm's figures, from its samples (step times in ms, re-size costs in us). */
 void el_arm_finish(el_arm *arm, double *step_ms, unsigned *batches, size_t nb_steps,

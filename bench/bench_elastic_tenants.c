@@ -188,15 +188,15 @@ void bench_elastic_two_process(const bench_env *env, const elastic_options *eo,
     snprintf(lat_min, sizeof lat_min, "%u", res->cal_sms[0]);
     /* The kinds from EL_ARM_2P_SLICED on; label: a format of lat, or of the percentages */
     const struct {
-        const char *name, *label, *lat_on;
+        const char *label, *lat_on;
         int mps, pct, elastic;
     } plan[6] = {
-        {"2p_sliced", "2 processes, no MPS (time-sliced)", "primary", 0, 0, 0},
-        {"2p_claims", "2 processes, static claims %u | rest, MPS", lat_count, 1, 0, 0},
-        {"2p_mps", "2 processes, MPS", "primary", 1, 0, 0},
-        {"2p_mps_threads", "2 processes, MPS, active threads %d %% | %d %%", "primary", 1, pct, 0},
-        {"2p_claims_controller", "2 processes, claims resized (controller), MPS", lat_min, 1, 0, 1},
-        {"2p_claims_controller_sliced", "2 processes, claims resized, no MPS", lat_min, 0, 0, 1},
+        {"2 processes, no MPS (time-sliced)", "primary", 0, 0, 0},
+        {"2 processes, static claims %u | rest, MPS", lat_count, 1, 0, 0},
+        {"2 processes, MPS", "primary", 1, 0, 0},
+        {"2 processes, MPS, active threads %d %% | %d %%", "primary", 1, pct, 0},
+        {"2 processes, claims resized (controller), MPS", lat_min, 1, 0, 1},
+        {"2 processes, claims resized, no MPS", lat_min, 0, 0, 1},
     };
     el_arm *arms[6];
     for (int i = 0; i < 6; i++) {
@@ -204,7 +204,7 @@ void bench_elastic_two_process(const bench_env *env, const elastic_options *eo,
             snprintf(label, sizeof label, plan[i].label, pct, 100 - pct);
         else
             snprintf(label, sizeof label, plan[i].label, lat);
-        arms[i] = el_arm_new(res, (el_arm_kind)(EL_ARM_2P_SLICED + i), plan[i].name, label);
+        arms[i] = el_arm_new(res, (el_arm_kind)(EL_ARM_2P_SLICED + i), NULL, label);
         arms[i]->thread_percentage = plan[i].pct;
     }
     if (tenant_paths_make(&paths)) {
