@@ -16,6 +16,7 @@
 #define GREENCTX_BENCH_ELASTIC_H
 
 #include "bench_chart.h"
+#include "greenctx_controller.h"
 #include "overlap_libs.h"
 #include "progress.h"
 
@@ -137,6 +138,20 @@ double el_decode_bytes(const el_shape *shape, unsigned batch);
 double el_decode_weight_bytes(const el_shape *shape);
 double el_prefill_flops(const el_shape *shape, unsigned tokens);
 double el_prefill_bytes(const el_shape *shape, unsigned tokens);
+
+/* A workload's prior: step seconds on each SM count, the counts ascending. */
+#define EL_MAX_PRIOR 16
+typedef struct el_prior {
+    unsigned sms[EL_MAX_PRIOR];
+    double s[EL_MAX_PRIOR];
+    unsigned n;
+} el_prior;
+
+/* The controller over decode (prior[0], target_ms) and prefill (prior[1]), for one process
+ * and two alike: rows (decode SMs, prefill SMs each); hbm 0: no bandwidth term. */
+int el_controller_make(const el_shape *shape, double target_ms, const el_prior prior[2],
+                       const unsigned *rows, unsigned nb_rows, unsigned device_sms, double hbm,
+                       int disjoint, gctx_controller **ctl);
 
 /* Each layer matrix W[rows][cols] (out features x in features): QKV, O, gate+up, down. */
 extern const unsigned el_matrix_rows[EL_NB_MATRICES], el_matrix_cols[EL_NB_MATRICES];
