@@ -135,9 +135,7 @@ void el_sites_close_blas(const bench_env *env, el_sites *sites);
 
 /* Bytes a decode step reads at a batch; FLOPs of one prefill unit (a layer, chunk tokens). */
 double el_decode_bytes(const el_shape *shape, unsigned batch);
-double el_decode_weight_bytes(const el_shape *shape);
 double el_prefill_flops(const el_shape *shape, unsigned tokens);
-double el_prefill_bytes(const el_shape *shape, unsigned tokens);
 
 /* A workload's prior: step seconds on each SM count, the counts ascending. */
 #define EL_MAX_PRIOR 16

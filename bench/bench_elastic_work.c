@@ -177,7 +177,7 @@ static double kv_bytes(const el_shape *shape, unsigned batch)
     return 2.0 * batch * EL_KV_HEADS * shape->context * EL_HEAD_DIM * 2;
 }
 
-double el_decode_weight_bytes(const el_shape *shape)
+static double el_decode_weight_bytes(const el_shape *shape)
 {
     double bytes = 0;
     for (unsigned m = 0; m < EL_NB_MATRICES; m++)
@@ -199,7 +199,7 @@ double el_prefill_flops(const el_shape *shape, unsigned tokens)
     return flops;
 }
 
-double el_prefill_bytes(const el_shape *shape, unsigned tokens)
+static double el_prefill_bytes(const el_shape *shape, unsigned tokens)
 {
     (void)shape;
     double bytes = 0;

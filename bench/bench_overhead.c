@@ -44,7 +44,7 @@ static const struct {
     {"launch_submit_and_drain", "submit + drain, per launch"},
 };
 
-const char *ov_op_name(ov_op op) { return ops[op].name; }
+static const char *ov_op_name(ov_op op) { return ops[op].name; }
 
 typedef struct ov_run {
     const bench_env *env;

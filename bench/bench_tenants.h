@@ -85,9 +85,6 @@ void tenant_say(const char *fmt, ...)
  * s (1 when line is NAME's). */
 void tenant_say_summary(const char *name, const bench_summary *s);
 int tenant_summary_line(const char *line, const char *name, bench_summary *s);
-/* The parent's side: one line into report. 1 for "done", 0 for another line, -1 (with a
- * message) for a line it does not know. */
-int tenant_parse_line(const char *line, tenant_report *report);
 
 /* ---- processes (tenant_proc.c) ---- */
 

@@ -53,7 +53,9 @@ int tenant_summary_line(const char *line, const char *name, bench_summary *s)
                   &s->p999, &s->max, &s->mean) == 7;
 }
 
-int tenant_parse_line(const char *line, tenant_report *r)
+/* One line into r: 1 for "done", 0 for another line, -1 (with a message) for a line the bench
+ * does not know. */
+static int tenant_parse_line(const char *line, tenant_report *r)
 {
     if (!strcmp(line, "done"))
         return 1;
