@@ -15,7 +15,6 @@
 #include <string.h>
 
 #include "bench_elastic.h"
-#include "greenctx_controller.h"
 
 #define CAL_REPS 7
 #define QUICK_CAL_REPS 3
@@ -220,43 +219,23 @@ static int calibrate(el_rig *rig, const elastic_options *eo, elastic_result *res
  * throughput side (ascending SM counts), and the whole device for both. */
 static int make_controller(const el_rig *rig, const elastic_result *res, gctx_controller **ctl)
 {
-    unsigned n = rig->nb_layouts, lat_sms[EL_MAX_LAYOUTS + 1], thr_sms[EL_MAX_LAYOUTS + 1];
-    double lat_s[EL_MAX_LAYOUTS + 1], thr_s[EL_MAX_LAYOUTS + 1];
-    unsigned rows[2 * EL_MAX_LAYOUTS];
+    unsigned n = rig->nb_layouts, rows[2 * EL_MAX_LAYOUTS];
+    el_prior prior[2] = {{.n = n + 1}, {.n = n + 1}};
     for (unsigned i = 0; i < n; i++) {
         const el_place *p = &rig->place[PLACE_LAYOUT0 + i];
-        lat_sms[i] = p->lat_sms;
-        lat_s[i] = res->cal_decode_ms[i] * 1e-3;
+        prior[0].sms[i] = p->lat_sms;
+        prior[0].s[i] = res->cal_decode_ms[i] * 1e-3;
         /* the throughput sides shrink as the latency sides grow: reversed, they ascend */
-        thr_sms[n - 1 - i] = p->thr_sms;
-        thr_s[n - 1 - i] = res->cal_prefill_ms[i] * 1e-3;
+        prior[1].sms[n - 1 - i] = p->thr_sms;
+        prior[1].s[n - 1 - i] = res->cal_prefill_ms[i] * 1e-3;
         rows[2 * i] = p->lat_sms;
         rows[2 * i + 1] = p->thr_sms;
     }
-    lat_sms[n] = thr_sms[n] = rig->env->sm_count;
-    lat_s[n] = res->cal_decode_ms[n] * 1e-3;
-    thr_s[n] = res->cal_prefill_ms[n] * 1e-3;
-    const el_shape *shape = &rig->shape;
-    gctx_workload w[2] = {GCTX_WORKLOAD_INIT, GCTX_WORKLOAD_INIT};
-    w[0].kind = GCTX_WORKLOAD_LATENCY;
-    w[0].target_s = res->target_ms * 1e-3;
-    w[0].nb_points = n + 1;
-    w[0].prior_sms = lat_sms;
-    w[0].prior_step_s = lat_s;
-    w[0].ref_demand = shape->peak_batch;
-    /* the KV cache's share grows with the batch; the weights' does not */
-    double peak_bytes = el_decode_bytes(shape, shape->peak_batch);
-    w[0].demand_weight = 1.0 - el_decode_weight_bytes(shape) / peak_bytes;
-    w[0].bytes_per_step = peak_bytes;
-    w[1].kind = GCTX_WORKLOAD_THROUGHPUT;
-    w[1].nb_points = n + 1;
-    w[1].prior_sms = thr_sms;
-    w[1].prior_step_s = thr_s;
-    w[1].bytes_per_step = el_prefill_bytes(shape, shape->chunk);
-    gctx_controller_options o = GCTX_CONTROLLER_OPTIONS_INIT;
-    o.device_sms = rig->env->sm_count;
-    o.hbm_bytes_per_s = rig->env->sm_count == 132 ? HBM_BYTES_S : 0.0;
-    return bench_gctx(gctx_controller_create(w, 2, rows, n, &o, ctl), "gctx_controller_create");
+    prior[0].sms[n] = prior[1].sms[n] = rig->env->sm_count;
+    prior[0].s[n] = res->cal_decode_ms[n] * 1e-3;
+    prior[1].s[n] = res->cal_prefill_ms[n] * 1e-3;
+    return el_controller_make(&rig->shape, res->target_ms, prior, rows, n, rig->env->sm_count,
+                              rig->env->sm_count == 132 ? HBM_BYTES_S : 0.0, 0, ctl);
 }
 
 /* ---- moving the work from one place to another ---- */
@@ -463,12 +442,16 @@ static int run_loop(el_loop *L, int start_place)
     return rc;
 }
 
+const char *const el_arm_kind_names[EL_NB_ARM_KINDS] = {
+    "static", "no_split", "priority", "controller", "chunked", "2p_sliced", "2p_claims",
+    "2p_mps", "2p_mps_threads", "2p_claims_controller", "2p_claims_controller_sliced"};
+
 el_arm *el_arm_new(elastic_result *res, el_arm_kind kind, const char *name, const char *label)
 {
     el_arm *a = &res->arm[res->nb_arms++];
     memset(a, 0, sizeof *a);
     a->kind = kind;
-    snprintf(a->name, sizeof a->name, "%s", name);
+    snprintf(a->name, sizeof a->name, "%s", name ? name : el_arm_kind_names[kind]);
     snprintf(a->label, sizeof a->label, "%s", label);
     return a;
 }
@@ -555,13 +538,13 @@ int bench_elastic_one_process(const bench_env *env, const elastic_options *eo,
     }
     if (rc == 0) {
         failed |= run_arm(&rig, &trace, res,
-                          el_arm_new(res, EL_ARM_NO_SPLIT, "no_split", "no split (equal streams)"),
+                          el_arm_new(res, EL_ARM_NO_SPLIT, NULL, "no split (equal streams)"),
                           PLACE_SHARED, NULL, 0);
         failed |= run_arm(&rig, &trace, res,
-                          el_arm_new(res, EL_ARM_PRIORITY, "priority", "priority streams"),
+                          el_arm_new(res, EL_ARM_PRIORITY, NULL, "priority streams"),
                           PLACE_PRIORITY, NULL, 0);
         gctx_controller *ctl = NULL;
-        el_arm *a = el_arm_new(res, EL_ARM_CONTROLLER, "controller", "controller over layouts");
+        el_arm *a = el_arm_new(res, EL_ARM_CONTROLLER, NULL, "controller over layouts");
         if (make_controller(&rig, res, &ctl) == 0)
             failed |= run_arm(&rig, &trace, res, a, place_of(&rig, 0), ctl, 0);
         else {

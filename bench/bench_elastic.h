@@ -16,6 +16,7 @@
 #define GREENCTX_BENCH_ELASTIC_H
 
 #include "bench_chart.h"
+#include "greenctx_controller.h"
 #include "overlap_libs.h"
 #include "progress.h"
 
@@ -134,9 +135,21 @@ void el_sites_close_blas(const bench_env *env, el_sites *sites);
 
 /* Bytes a decode step reads at a batch; FLOPs of one prefill unit (a layer, chunk tokens). */
 double el_decode_bytes(const el_shape *shape, unsigned batch);
-double el_decode_weight_bytes(const el_shape *shape);
 double el_prefill_flops(const el_shape *shape, unsigned tokens);
-double el_prefill_bytes(const el_shape *shape, unsigned tokens);
+
+/* A workload's prior: step seconds on each SM count, the counts ascending. */
+#define EL_MAX_PRIOR 16
+typedef struct el_prior {
+    unsigned sms[EL_MAX_PRIOR];
+    double s[EL_MAX_PRIOR];
+    unsigned n;
+} el_prior;
+
+/* The controller over decode (prior[0], target_ms) and prefill (prior[1]), for one process
+ * and two alike: rows (decode SMs, prefill SMs each); hbm 0: no bandwidth term. */
+int el_controller_make(const el_shape *shape, double target_ms, const el_prior prior[2],
+                       const unsigned *rows, unsigned nb_rows, unsigned device_sms, double hbm,
+                       int disjoint, gctx_controller **ctl);
 
 /* Each layer matrix W[rows][cols] (out features x in features): QKV, O, gate+up, down. */
 extern const unsigned el_matrix_rows[EL_NB_MATRICES], el_matrix_cols[EL_NB_MATRICES];
@@ -270,7 +283,9 @@ typedef struct elastic_result {
  * end as the host saw it; not less than its events' time, which is all the simulated driver
  * (whose kernels take no host time) gives. */
 double el_step_latency_ms(double event_ms, double host_ms);
-/* The next arm of res, zeroed, with its kind, name and label. */
+/* The kinds' names (the JSON's "kind"). */
+extern const char *const el_arm_kind_names[EL_NB_ARM_KINDS];
+/* The next arm of res, zeroed, with its kind, name (NULL: the kind's) and label. */
 el_arm *el_arm_new(elastic_result *res, el_arm_kind kind, const char *name, const char *label);
 /* The arm's figures, from its samples (step times in ms, re-size costs in us). */
 void el_arm_finish(el_arm *arm, double *step_ms, unsigned *batches, size_t nb_steps,
@@ -289,8 +304,6 @@ typedef struct elastic_options {
     el_gemm_kind gemm;     /* --gemm */
     const char *json_path; /* --json-file: the JSON document there too */
 } elastic_options;
-
-void bench_elastic_usage(FILE *out);
 
 /* Runs everything, prints (text or JSON), draws (--svg); closes env. An exit code. */
 int bench_elastic(bench_env *env, const elastic_options *eo);

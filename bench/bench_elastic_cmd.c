@@ -10,7 +10,7 @@
 #define DEFAULT_SECONDS 10.0
 #define QUICK_SECONDS 5.0
 
-void bench_elastic_usage(FILE *out)
+static void usage(FILE *out)
 {
     fprintf(out,
             "usage: greenctx bench elastic [--trace onoff|duty50|poisson|stationary]\n"
@@ -73,7 +73,7 @@ int bench_elastic_parse(int argc, char **argv, greenctx_tool_options *opts, benc
     };
     greenctx_args args;
     greenctx_args_begin(&args, argc, argv, opts);
-    int rc = bench_args_parse(&args, table, BENCH_NB(table), bench_elastic_usage, NULL, NULL);
+    int rc = bench_args_parse(&args, table, BENCH_NB(table), usage, NULL, NULL);
     eo->trace = (el_trace_kind)trace;
     eo->one_process_only = one_process;
     eo->gemm = (el_gemm_kind)gemm;

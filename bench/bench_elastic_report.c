@@ -187,13 +187,10 @@ void bench_elastic_print(const bench_env *env, const void *result)
 
 static void json_arm(json_writer *w, const elastic_result *res, const el_arm *a)
 {
-    static const char *const kinds[EL_NB_ARM_KINDS] = {
-        "static", "no_split", "priority", "controller", "chunked", "2p_sliced", "2p_claims",
-        "2p_mps", "2p_mps_threads", "2p_claims_controller", "2p_claims_controller_sliced"};
     json_object(w, NULL);
     json_string(w, "name", a->name);
     json_string(w, "label", a->label);
-    json_string(w, "kind", kinds[a->kind]);
+    json_string(w, "kind", el_arm_kind_names[a->kind]);
     json_bool(w, "ran", a->ran);
     json_string(w, "why", a->ran ? NULL : a->why);
     json_uint(w, "lat_sms", a->lat_sms);

@@ -25,15 +25,6 @@ typedef struct el_side {
     double seconds;
 } el_side;
 
-/* "NAME n min p50 p99 p999 max mean" into s: 1 when the line was NAME's. */
-static int summary_line(const char *line, const char *name, bench_summary *s)
-{
-    size_t len = strlen(name);
-    return !strncmp(line, name, len) && line[len] == ' ' &&
-           sscanf(line + len, "%zu %lf %lf %lf %lf %lf %lf", &s->n, &s->min, &s->p50, &s->p99,
-                  &s->p999, &s->max, &s->mean) == 7;
-}
-
 static int own_line(void *ctx, const char *line)
 {
     el_side *side = ctx;
@@ -41,14 +32,14 @@ static int own_line(void *ctx, const char *line)
     bench_summary resizes;
     double t;
     unsigned sms;
-    if (summary_line(line, "el_step", &a->step_ms)) {
+    if (tenant_summary_line(line, "el_step", &a->step_ms)) {
         a->steps = a->step_ms.n;
-    } else if (summary_line(line, "el_token", &a->token_ms) ||
+    } else if (tenant_summary_line(line, "el_token", &a->token_ms) ||
                sscanf(line, "el_within %llu %llu", &a->within_target,
                       &a->tokens_within_target) == 2 ||
                sscanf(line, "el_rate %llu %lf", &side->gemms, &side->seconds) == 2 ||
-               summary_line(line, "el_kernel", &a->thr_kernel_ms)) {
-    } else if (summary_line(line, "el_resize", &resizes)) {
+               tenant_summary_line(line, "el_kernel", &a->thr_kernel_ms)) {
+    } else if (tenant_summary_line(line, "el_resize", &resizes)) {
         if (side->decode) { /* the decode tenant's re-sizes are the arm's */
             a->resizes = (unsigned)resizes.n;
             a->resize_us = resizes;
@@ -56,7 +47,7 @@ static int own_line(void *ctx, const char *line)
             a->thr_resize_us = resizes;
         }
     } else if (sscanf(line, "el_contexts_made %llu", &a->contexts_made[!side->decode]) == 1) {
-    } else if (summary_line(line, "el_grant", &resizes)) {
+    } else if (tenant_summary_line(line, "el_grant", &resizes)) {
         if (side->decode)
             a->grant_ms = resizes;
     } else if (sscanf(line, "el_sms %lf %u", &t, &sms) == 2) {
@@ -125,9 +116,10 @@ static char **worker_argv(const el_two *two, int decode, const char *on, int ela
     return argv;
 }
 
-static int run_pair(const el_two *two, el_arm *arm, const char *lat_on, const char *thr_on,
-                    int mps, int lat_pct, int elastic)
+static int run_pair(const el_two *two, el_arm *arm, const char *lat_on, int mps, int lat_pct,
+                    int elastic)
 {
+    const char *thr_on = strcmp(lat_on, "primary") ? "rest" : "primary";
     tenant_spec specs[2] = {{TENANT_VICTIM, TENANT_WORK_FMA, lat_on, lat_pct, mps, NULL},
                             {TENANT_HOG, TENANT_WORK_FMA, thr_on, lat_pct ? 100 - lat_pct : 0,
                              mps, NULL}};
@@ -194,18 +186,27 @@ void bench_elastic_two_process(const bench_env *env, const elastic_options *eo,
     char lat_count[16], lat_min[16], label[96];
     snprintf(lat_count, sizeof lat_count, "%u", lat);
     snprintf(lat_min, sizeof lat_min, "%u", res->cal_sms[0]);
+    /* The kinds from EL_ARM_2P_SLICED on; label: a format of lat, or of the percentages */
+    const struct {
+        const char *label, *lat_on;
+        int mps, pct, elastic;
+    } plan[6] = {
+        {"2 processes, no MPS (time-sliced)", "primary", 0, 0, 0},
+        {"2 processes, static claims %u | rest, MPS", lat_count, 1, 0, 0},
+        {"2 processes, MPS", "primary", 1, 0, 0},
+        {"2 processes, MPS, active threads %d %% | %d %%", "primary", 1, pct, 0},
+        {"2 processes, claims resized (controller), MPS", lat_min, 1, 0, 1},
+        {"2 processes, claims resized, no MPS", lat_min, 0, 0, 1},
+    };
     el_arm *arms[6];
-    arms[0] = el_arm_new(res, EL_ARM_2P_SLICED, "2p_sliced", "2 processes, no MPS (time-sliced)");
-    snprintf(label, sizeof label, "2 processes, static claims %u | rest, MPS", lat);
-    arms[1] = el_arm_new(res, EL_ARM_2P_CLAIMS, "2p_claims", label);
-    arms[2] = el_arm_new(res, EL_ARM_2P_MPS, "2p_mps", "2 processes, MPS");
-    snprintf(label, sizeof label, "2 processes, MPS, active threads %d %% | %d %%", pct, 100 - pct);
-    arms[3] = el_arm_new(res, EL_ARM_2P_THREADS, "2p_mps_threads", label);
-    arms[3]->thread_percentage = pct;
-    arms[4] = el_arm_new(res, EL_ARM_2P_ELASTIC, "2p_claims_controller",
-                      "2 processes, claims resized (controller), MPS");
-    arms[5] = el_arm_new(res, EL_ARM_2P_ELASTIC_SLICED, "2p_claims_controller_sliced",
-                      "2 processes, claims resized, no MPS");
+    for (int i = 0; i < 6; i++) {
+        if (plan[i].pct)
+            snprintf(label, sizeof label, plan[i].label, pct, 100 - pct);
+        else
+            snprintf(label, sizeof label, plan[i].label, lat);
+        arms[i] = el_arm_new(res, (el_arm_kind)(EL_ARM_2P_SLICED + i), NULL, label);
+        arms[i]->thread_percentage = plan[i].pct;
+    }
     if (tenant_paths_make(&paths)) {
         for (int i = 0; i < 6; i++)
             snprintf(arms[i]->why, sizeof arms[i]->why, "the run's directories: see above");
@@ -220,12 +221,6 @@ void bench_elastic_two_process(const bench_env *env, const elastic_options *eo,
     el_two two = {env, eo, res, {"/proc/self/exe", env, &paths, lat, (int)(res->seconds * 1e3), 0},
                   {{0}}};
     priors(&two);
-    struct {
-        const char *lat_on, *thr_on;
-        int mps, pct, elastic;
-    } plan[6] = {{"primary", "primary", 0, 0, 0}, {lat_count, "rest", 1, 0, 0},
-                 {"primary", "primary", 1, 0, 0}, {"primary", "primary", 1, pct, 0},
-                 {lat_min, "rest", 1, 0, 1},      {lat_min, "rest", 0, 0, 1}};
     for (int i = 0; i < 6; i++) /* the steps that will not run */
         res->progress.total -= plan[i].mps && !mps.available;
     for (int i = 0; i < 6; i++) {
@@ -234,10 +229,9 @@ void bench_elastic_two_process(const bench_env *env, const elastic_options *eo,
             continue;
         }
         progress_step(&res->progress, "%s", arms[i]->label);
-        if (run_pair(&two, arms[i], plan[i].lat_on, plan[i].thr_on, plan[i].mps, plan[i].pct,
-                     plan[i].elastic) == 0)
-            arms[i]->ran = 1;
-        else {
+        arms[i]->ran = !run_pair(&two, arms[i], plan[i].lat_on, plan[i].mps, plan[i].pct,
+                                 plan[i].elastic);
+        if (!arms[i]->ran) {
             snprintf(arms[i]->why, sizeof arms[i]->why, "failed: see the messages above");
             res->failed = 1;
         }

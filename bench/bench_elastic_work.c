@@ -177,7 +177,7 @@ static double kv_bytes(const el_shape *shape, unsigned batch)
     return 2.0 * batch * EL_KV_HEADS * shape->context * EL_HEAD_DIM * 2;
 }
 
-double el_decode_weight_bytes(const el_shape *shape)
+static double el_decode_weight_bytes(const el_shape *shape)
 {
     double bytes = 0;
     for (unsigned m = 0; m < EL_NB_MATRICES; m++)
@@ -199,7 +199,7 @@ double el_prefill_flops(const el_shape *shape, unsigned tokens)
     return flops;
 }
 
-double el_prefill_bytes(const el_shape *shape, unsigned tokens)
+static double el_prefill_bytes(const el_shape *shape, unsigned tokens)
 {
     (void)shape;
     double bytes = 0;
@@ -415,4 +415,31 @@ int el_time_work(const bench_env *env, const el_shape *shape, const el_buffers *
     if (rc == 0)
         *median_s = bench_median(ms, reps) * 1e-3;
     return rc ? -1 : 0;
+}
+
+int el_controller_make(const el_shape *shape, double target_ms, const el_prior prior[2],
+                       const unsigned *rows, unsigned nb_rows, unsigned device_sms, double hbm,
+                       int disjoint, gctx_controller **ctl)
+{
+    gctx_workload w[2] = {GCTX_WORKLOAD_INIT, GCTX_WORKLOAD_INIT};
+    for (int k = 0; k < 2; k++) {
+        w[k].nb_points = prior[k].n;
+        w[k].prior_sms = prior[k].sms;
+        w[k].prior_step_s = prior[k].s;
+    }
+    w[0].kind = GCTX_WORKLOAD_LATENCY;
+    w[0].target_s = target_ms * 1e-3;
+    w[0].ref_demand = shape->peak_batch;
+    /* the KV cache's share grows with the batch; the weights' does not */
+    double peak_bytes = el_decode_bytes(shape, shape->peak_batch);
+    w[0].demand_weight = 1.0 - el_decode_weight_bytes(shape) / peak_bytes;
+    w[0].bytes_per_step = peak_bytes;
+    w[1].kind = GCTX_WORKLOAD_THROUGHPUT;
+    w[1].bytes_per_step = el_prefill_bytes(shape, shape->chunk);
+    gctx_controller_options o = GCTX_CONTROLLER_OPTIONS_INIT;
+    o.device_sms = device_sms;
+    o.hbm_bytes_per_s = hbm;
+    o.disjoint = disjoint;
+    return bench_gctx(gctx_controller_create(w, 2, rows, nb_rows, &o, ctl),
+                      "gctx_controller_create");
 }

@@ -20,20 +20,12 @@
 #include "bench_tenants.h"
 #include "bench_commands.h"
 #include "greenctx_claims.h"
-#include "greenctx_controller.h"
 
 #define GROW_TIMEOUT_MS 5000
 #define REGROW_EVERY_NS 20000000LL /* the prefill tenant tries to grow back every 20 ms */
 /* A want stays posted until its waiter's next registry pass, after the SMs it lacked are
  * free: a yield is not repeated for it until the pressure was seen at 0 once, or this long. */
 #define REYIELD_NS 10000000LL
-#define MAX_PRIOR 16
-
-typedef struct el_prior {
-    unsigned sms[MAX_PRIOR];
-    double s[MAX_PRIOR];
-    unsigned n;
-} el_prior;
 
 typedef struct el_worker {
     bench_env env;
@@ -61,7 +53,7 @@ static int parse_prior(const char *text, void *to, unsigned i)
     el_prior *prior = to;
     unsigned *n = &prior->n;
     (void)i;
-    for (const char *p = text; *p && *n < MAX_PRIOR;) {
+    for (const char *p = text; *p && *n < EL_MAX_PRIOR;) {
         char *end;
         unsigned long count = strtoul(p, &end, 10);
         if (*end != ':')
@@ -123,18 +115,11 @@ static int parse(int argc, char **argv, greenctx_tool_options *opts, el_worker *
     return GREENCTX_EXIT_OK;
 }
 
-/* "NAME n min p50 p99 p999 max mean": the parent reads it back into a bench_summary. */
-static void say_stats(const char *name, const bench_summary *s)
-{
-    tenant_say("%s %zu %.5f %.5f %.5f %.5f %.5f %.5f", name, s->n, s->min, s->p50, s->p99,
-               s->p999, s->max, s->mean);
-}
-
 static void say_summary(const char *name, double *values, size_t n)
 {
     bench_summary s;
     bench_summarize(values, n, &s);
-    say_stats(name, &s);
+    tenant_say_summary(name, &s);
 }
 
 /* Once running (start_ns set): the SMs it has from now on. Before "ready" nothing but that
@@ -293,30 +278,16 @@ static int warm_sizes(el_worker *w)
     return rc;
 }
 
+/* Claims never overlap: "no split" is no choice here. */
 static int make_controller(const el_worker *w, gctx_controller **ctl)
 {
-    unsigned rows[2 * MAX_PRIOR], n = 0;
+    unsigned rows[2 * EL_MAX_PRIOR], n = 0;
     for (unsigned i = 0; i + 1 < w->prior[0].n; i++, n++) {
         rows[2 * n] = w->prior[0].sms[i];
         rows[2 * n + 1] = w->env.sm_count - w->prior[0].sms[i];
     }
-    gctx_workload wl[2] = {GCTX_WORKLOAD_INIT, GCTX_WORKLOAD_INIT};
-    wl[0].kind = GCTX_WORKLOAD_LATENCY;
-    wl[0].target_s = w->eo.target_ms * 1e-3;
-    wl[0].nb_points = w->prior[0].n;
-    wl[0].prior_sms = w->prior[0].sms;
-    wl[0].prior_step_s = w->prior[0].s;
-    wl[0].ref_demand = w->shape.peak_batch;
-    wl[0].demand_weight = 1.0 - el_decode_weight_bytes(&w->shape) /
-                                    el_decode_bytes(&w->shape, w->shape.peak_batch);
-    wl[1].kind = GCTX_WORKLOAD_THROUGHPUT;
-    wl[1].nb_points = w->prior[1].n;
-    wl[1].prior_sms = w->prior[1].sms;
-    wl[1].prior_step_s = w->prior[1].s;
-    gctx_controller_options o = GCTX_CONTROLLER_OPTIONS_INIT;
-    o.device_sms = w->env.sm_count;
-    o.disjoint = 1; /* claims never overlap: "no split" is no choice here */
-    return bench_gctx(gctx_controller_create(wl, 2, rows, n, &o, ctl), "gctx_controller_create");
+    return el_controller_make(&w->shape, w->eo.target_ms, w->prior, rows, n, w->env.sm_count, 0,
+                              1, ctl);
 }
 
 static int decode_run(el_worker *w, long long start_ns, long long end_ns)
@@ -356,8 +327,8 @@ static int decode_run(el_worker *w, long long start_ns, long long end_ns)
     el_trace_free(&trace);
     el_arm steps; /* the one-process arms' figures, by the same rule */
     el_arm_finish(&steps, w->samples, w->batches, w->nb_samples, w->eo.target_ms, NULL, 0);
-    say_stats("el_token", &steps.token_ms);
-    say_stats("el_step", &steps.step_ms);
+    tenant_say_summary("el_token", &steps.token_ms);
+    tenant_say_summary("el_step", &steps.step_ms);
     tenant_say("el_within %llu %llu", steps.within_target, steps.tokens_within_target);
     return rc;
 }
@@ -437,14 +408,10 @@ int bench_elastic_worker(int argc, char **argv, greenctx_tool_options *opts)
     gctx_cache_stats before = GCTX_CACHE_STATS_INIT, cache = GCTX_CACHE_STATS_INIT;
     if (rc == 0)
         rc = bench_gctx(gctx_cache_get_stats(w->env.device, &before), "the cache's stats");
-    if (rc == 0) {
-        tenant_say("ready %u", w->sms);
-        rc = tenant_wait_go(&start_ns);
-    }
+    if (rc == 0)
+        rc = tenant_ready(w->sms, &start_ns);
     if (rc == 0) {
         long long end_ns = start_ns + w->duration_ms * 1000000LL;
-        while (bench_wall_ns() < start_ns) {
-        }
         rc = w->decode ? decode_run(w, start_ns, end_ns) : prefill_run(w, start_ns, end_ns);
         report_resizes(w);
     }

@@ -27,11 +27,24 @@
  * (bench_pin_move_to_quietest), after warm-ups there. */
 #define OV_MOVE_EVERY 50
 
-static const char *const op_names[OV_NB_OPS] = {
-    "split", "context_create", "context_destroy", "stream_create", "stream_destroy",
-    "setup", "teardown", "repartition", "launch_submit", "launch_submit_and_drain"};
+/* Each row's name (the JSON's) and label; the split's and the re-partition's labels are
+ * formats of the ratios' SMs. */
+static const struct {
+    const char *name, *label;
+} ops[OV_NB_OPS] = {
+    {"split", "split {%u, rest}"},
+    {"context_create", "green context create (miss)"},
+    {"context_destroy", "green context destroy"},
+    {"stream_create", "stream create"},
+    {"stream_destroy", "stream destroy"},
+    {"setup", "2 partitions + context + stream"},
+    {"teardown", "... torn down"},
+    {"repartition", "re-partition %u/%u<->%u/%u cache"},
+    {"launch_submit", "submit, per launch"},
+    {"launch_submit_and_drain", "submit + drain, per launch"},
+};
 
-const char *ov_op_name(ov_op op) { return op_names[op]; }
+static const char *ov_op_name(ov_op op) { return ops[op].name; }
 
 typedef struct ov_run {
     const bench_env *env;
@@ -113,12 +126,15 @@ static int raw_split_op(ov_run *run, double us[2])
     return rc;
 }
 
-/* Right after an undo: us[0] the doing (t0 to t1), us[1] the undoing (t1 to now). */
-static void undo_times(double us[2], double t0, double t1)
-{
-    us[0] = t1 - t0;
-    us[1] = bench_now_us() - t1;
-}
+/* us[0] the time of doing, us[1] of undoing right after it. */
+#define TIME_DO_UNDO(us, doing, undoing)                                                       \
+    do {                                                                                       \
+        double t0_ = bench_now_us();                                                           \
+        doing;                                                                                 \
+        double t1_ = bench_now_us();                                                           \
+        undoing;                                                                               \
+        (us)[0] = t1_ - t0_, (us)[1] = bench_now_us() - t1_;                                   \
+    } while (0)
 
 /* A cache miss, every time: the cost of making a context, which the raw create is the floor
  * of. Its release hands it to the cache, which destroys the oldest over its limit; the cache
@@ -128,68 +144,53 @@ static int lib_context(ov_run *run, double us[2])
     gctx_context *ctx = NULL;
     gctx_context_options fresh = GCTX_CONTEXT_OPTIONS_INIT;
     fresh.flags = GCTX_CONTEXT_FRESH;
-    double t0 = bench_now_us();
-    gctx_status s = gctx_context_create(run->lib_part[0], &fresh, &ctx);
-    double t1 = bench_now_us();
-    gctx_context_release(ctx);
-    undo_times(us, t0, t1);
+    gctx_status s;
+    TIME_DO_UNDO(us, s = gctx_context_create(run->lib_part[0], &fresh, &ctx),
+                 gctx_context_release(ctx));
     return bench_gctx(s, "gctx_context_create");
 }
 
 static int raw_context(ov_run *run, double us[2])
 {
     CUgreenCtx green = NULL;
-    double t0 = bench_now_us();
-    int rc = raw_context_create(run->env, run->raw_desc, &green);
-    double t1 = bench_now_us();
-    if (green)
-        run->env->drv->cuGreenCtxDestroy(green);
-    undo_times(us, t0, t1);
+    int rc;
+    TIME_DO_UNDO(us, rc = raw_context_create(run->env, run->raw_desc, &green),
+                 if (green) run->env->drv->cuGreenCtxDestroy(green));
     return rc;
 }
 
 static int lib_stream(ov_run *run, double us[2])
 {
     gctx_stream *stream = NULL;
-    double t0 = bench_now_us();
-    gctx_status s = gctx_stream_create(run->lib_ctx, NULL, &stream);
-    double t1 = bench_now_us();
-    gctx_stream_release(stream);
-    undo_times(us, t0, t1);
+    gctx_status s;
+    TIME_DO_UNDO(us, s = gctx_stream_create(run->lib_ctx, NULL, &stream),
+                 gctx_stream_release(stream));
     return bench_gctx(s, "gctx_stream_create");
 }
 
 static int raw_stream(ov_run *run, double us[2])
 {
     CUstream stream = NULL;
-    double t0 = bench_now_us();
-    int rc = raw_stream_create(run->env, run->raw_green, &stream);
-    double t1 = bench_now_us();
-    if (stream)
-        run->env->drv->cuStreamDestroy(stream);
-    undo_times(us, t0, t1);
+    int rc;
+    TIME_DO_UNDO(us, rc = raw_stream_create(run->env, run->raw_green, &stream),
+                 if (stream) run->env->drv->cuStreamDestroy(stream));
     return rc;
 }
 
 static int lib_setup_op(ov_run *run, double us[2])
 {
     bench_pair st;
-    double t0 = bench_now_us();
-    int rc = lib_setup_build(run, 0, &st, NULL);
-    double t1 = bench_now_us();
-    bench_pair_release(&st);
-    undo_times(us, t0, t1);
+    int rc;
+    TIME_DO_UNDO(us, rc = lib_setup_build(run, 0, &st, NULL), bench_pair_release(&st));
     return rc;
 }
 
 static int raw_setup_op(ov_run *run, double us[2])
 {
     raw_setup st;
-    double t0 = bench_now_us();
-    int rc = raw_setup_build(run->env, &run->whole, &run->plans[0], &run->split, &st);
-    double t1 = bench_now_us();
-    raw_setup_teardown(run->env, &st);
-    undo_times(us, t0, t1);
+    int rc;
+    TIME_DO_UNDO(us, rc = raw_setup_build(run->env, &run->whole, &run->plans[0], &run->split, &st),
+                 raw_setup_teardown(run->env, &st));
     return rc;
 }
 
@@ -601,21 +602,8 @@ int bench_overhead_run(const bench_env *env, ov_result *res)
 
 static const char *op_label(const ov_result *res, ov_op op, char *buf, size_t size)
 {
-    switch (op) {
-    case OV_SPLIT: snprintf(buf, size, "split {%u, rest}", res->victim_sms); break;
-    case OV_CONTEXT_CREATE: snprintf(buf, size, "green context create (miss)"); break;
-    case OV_CONTEXT_DESTROY: snprintf(buf, size, "green context destroy"); break;
-    case OV_STREAM_CREATE: snprintf(buf, size, "stream create"); break;
-    case OV_STREAM_DESTROY: snprintf(buf, size, "stream destroy"); break;
-    case OV_SETUP: snprintf(buf, size, "2 partitions + context + stream"); break;
-    case OV_TEARDOWN: snprintf(buf, size, "... torn down"); break;
-    case OV_REPARTITION:
-        snprintf(buf, size, "re-partition %u/%u<->%u/%u cache", res->victim_sms,
-                 res->other_sms, res->alt_sms, res->alt_other_sms);
-        break;
-    case OV_LAUNCH_SUBMIT: snprintf(buf, size, "submit, per launch"); break;
-    default: snprintf(buf, size, "submit + drain, per launch"); break;
-    }
+    snprintf(buf, size, ops[op].label, res->victim_sms, res->other_sms, res->alt_sms,
+             res->alt_other_sms);
     return buf;
 }
 

@@ -65,7 +65,6 @@ typedef struct ov_result {
     ov_diagnostics diagnostics;
 } ov_result;
 
-const char *ov_op_name(ov_op op);
 int bench_overhead_run(const bench_env *env, ov_result *res);
 void bench_overhead_print(const ov_result *res);
 /* The "overhead" member of the bench document. */

@@ -25,74 +25,72 @@
 #define PROBE_DEADLINE_MS 15000
 #define PROBE_PAUSE_US 100000
 
+#define FMA TENANT_WORK_FMA
+#define READ TENANT_WORK_READ
+#define COPY TENANT_WORK_COPY
+
+/* The arms. on: 'v' the victim's claim, 'r' the rest, 'p' the primary context, 0 the side
+ * does not run. number, the label's: 'v' the victim's SMs, 'r' the rest, 'd' the device's,
+ * '%' the active-thread percentages (which that arm sets), 0 none. A hog alone on the rest
+ * holds the victim's claim aside (tenant_spec.aside). */
+static const struct arm_row {
+    const char *name, *label;
+    char number, victim_on, hog_on;
+    tenant_work victim_work, hog_work;
+    int mps, victim_ref, hog_ref;
+} arm_rows[TA_NB_ARMS] = {
+    {"victim_alone", "victim alone, claim %u", 'v', 'v', 0, FMA, FMA, 0, -1, -1},
+    {"hog_alone_claim", "hog alone, claim %u", 'r', 0, 'r', FMA, FMA, 0, -1, -1},
+    {"hog_alone_primary", "hog alone, primary (%u SMs)", 'd', 0, 'p', FMA, FMA, 0, -1, -1},
+    {"no_mps_primary", "no MPS, primary | primary", 0, 'p', 'p', FMA, FMA, 0, TA_VICTIM_ALONE,
+     TA_HOG_ALONE_PRIMARY},
+    {"no_mps_claims", "no MPS, claims %u | rest", 'v', 'v', 'r', FMA, FMA, 0, TA_VICTIM_ALONE,
+     TA_HOG_ALONE_CLAIM},
+    {"mps_primary", "MPS, primary | primary", 0, 'p', 'p', FMA, FMA, 1, TA_VICTIM_ALONE,
+     TA_HOG_ALONE_PRIMARY},
+    {"mps_thread_percentage", "MPS, active threads %d%% | %d%%", '%', 'p', 'p', FMA, FMA, 1,
+     TA_VICTIM_ALONE, TA_HOG_ALONE_CLAIM},
+    {"mps_claims", "MPS, claims %u | rest", 'v', 'v', 'r', FMA, FMA, 1, TA_VICTIM_ALONE,
+     TA_HOG_ALONE_CLAIM},
+    {"read_victim_alone", "read victim alone, claim %u", 'v', 'v', 0, READ, FMA, 0, -1, -1},
+    {"copy_hog_alone", "copy hog alone, claim %u", 'r', 0, 'r', FMA, COPY, 0, -1, -1},
+    {"mps_claims_copy", "MPS, claims %u | rest, copy hog", 'v', 'v', 'r', READ, COPY, 1,
+     TA_READ_ALONE, TA_COPY_ALONE},
+};
+
 static tenant_arm_def arm_defs[TA_NB_ARMS];
 static char victim_request[16], labels[TA_NB_ARMS][96];
 
-static tenant_spec side(tenant_role role, tenant_work work, const char *on, int mps)
-{
-    tenant_spec s = {role, work, on, 0, mps, NULL};
-    return s;
-}
-
 static const tenant_spec none = {TENANT_NB_ROLES, TENANT_WORK_FMA, NULL, 0, 0, NULL};
 
-static void set_arm(tenant_arm_id id, const char *name, int mps, int victim_ref, int hog_ref,
-                    tenant_spec victim, tenant_spec hog)
+static tenant_spec side(char on, tenant_role role, tenant_work work, int mps)
 {
-    tenant_arm_def *d = &arm_defs[id];
-    d->name = name;
-    d->label = labels[id];
-    d->mps = mps;
-    d->victim_reference = victim_ref;
-    d->hog_reference = hog_ref;
-    d->victim = victim;
-    d->hog = hog;
+    const char *where = on == 'v' ? victim_request : on == 'r' ? "rest" : "primary";
+    return on ? (tenant_spec){role, work, where, 0, mps, NULL} : none;
 }
 
 const tenant_arm_def *tenant_arm(tenant_arm_id id, unsigned victim_sms, unsigned sm_count)
 {
-    const unsigned rest = sm_count - victim_sms;
-    const int victim_pct = (int)((100.0 * victim_sms / sm_count) + 0.5);
+    const int pct = (int)((100.0 * victim_sms / sm_count) + 0.5);
     snprintf(victim_request, sizeof victim_request, "%u", victim_sms);
-    const char *v = victim_request, *p = "primary";
-    const tenant_work fma = TENANT_WORK_FMA, reads = TENANT_WORK_READ, copies = TENANT_WORK_COPY;
-    const tenant_role victim = TENANT_VICTIM, hog = TENANT_HOG;
-    set_arm(TA_VICTIM_ALONE, "victim_alone", 0, -1, -1, side(victim, fma, v, 0), none);
-    set_arm(TA_HOG_ALONE_CLAIM, "hog_alone_claim", 0, -1, -1, none, side(hog, fma, "rest", 0));
-    arm_defs[TA_HOG_ALONE_CLAIM].hog.aside = v;
-    set_arm(TA_HOG_ALONE_PRIMARY, "hog_alone_primary", 0, -1, -1, none, side(hog, fma, p, 0));
-    set_arm(TA_SLICED_PRIMARY, "no_mps_primary", 0, TA_VICTIM_ALONE, TA_HOG_ALONE_PRIMARY,
-            side(victim, fma, p, 0), side(hog, fma, p, 0));
-    set_arm(TA_SLICED_CLAIMS, "no_mps_claims", 0, TA_VICTIM_ALONE, TA_HOG_ALONE_CLAIM,
-            side(victim, fma, v, 0), side(hog, fma, "rest", 0));
-    set_arm(TA_MPS_PRIMARY, "mps_primary", 1, TA_VICTIM_ALONE, TA_HOG_ALONE_PRIMARY,
-            side(victim, fma, p, 1), side(hog, fma, p, 1));
-    set_arm(TA_MPS_THREADS, "mps_thread_percentage", 1, TA_VICTIM_ALONE, TA_HOG_ALONE_CLAIM,
-            side(victim, fma, p, 1), side(hog, fma, p, 1));
-    arm_defs[TA_MPS_THREADS].victim.thread_percentage = victim_pct;
-    arm_defs[TA_MPS_THREADS].hog.thread_percentage = 100 - victim_pct;
-    set_arm(TA_MPS_CLAIMS, "mps_claims", 1, TA_VICTIM_ALONE, TA_HOG_ALONE_CLAIM,
-            side(victim, fma, v, 1), side(hog, fma, "rest", 1));
-    set_arm(TA_READ_ALONE, "read_victim_alone", 0, -1, -1, side(victim, reads, v, 0), none);
-    set_arm(TA_COPY_ALONE, "copy_hog_alone", 0, -1, -1, none, side(hog, copies, "rest", 0));
-    arm_defs[TA_COPY_ALONE].hog.aside = v;
-    set_arm(TA_MPS_CLAIMS_COPY, "mps_claims_copy", 1, TA_READ_ALONE, TA_COPY_ALONE,
-            side(victim, reads, v, 1), side(hog, copies, "rest", 1));
-    snprintf(labels[TA_VICTIM_ALONE], sizeof labels[0], "victim alone, claim %u", victim_sms);
-    snprintf(labels[TA_HOG_ALONE_CLAIM], sizeof labels[0], "hog alone, claim %u", rest);
-    snprintf(labels[TA_HOG_ALONE_PRIMARY], sizeof labels[0], "hog alone, primary (%u SMs)",
-             sm_count);
-    snprintf(labels[TA_SLICED_PRIMARY], sizeof labels[0], "no MPS, primary | primary");
-    snprintf(labels[TA_SLICED_CLAIMS], sizeof labels[0], "no MPS, claims %u | rest", victim_sms);
-    snprintf(labels[TA_MPS_PRIMARY], sizeof labels[0], "MPS, primary | primary");
-    snprintf(labels[TA_MPS_THREADS], sizeof labels[0], "MPS, active threads %d%% | %d%%",
-             victim_pct, 100 - victim_pct);
-    snprintf(labels[TA_MPS_CLAIMS], sizeof labels[0], "MPS, claims %u | rest", victim_sms);
-    snprintf(labels[TA_READ_ALONE], sizeof labels[0], "read victim alone, claim %u",
-             victim_sms);
-    snprintf(labels[TA_COPY_ALONE], sizeof labels[0], "copy hog alone, claim %u", rest);
-    snprintf(labels[TA_MPS_CLAIMS_COPY], sizeof labels[0], "MPS, claims %u | rest, copy hog",
-             victim_sms);
+    for (int i = 0; i < TA_NB_ARMS; i++) {
+        const struct arm_row *r = &arm_rows[i];
+        tenant_arm_def *d = &arm_defs[i];
+        *d = (tenant_arm_def){r->name, labels[i], r->mps, r->victim_ref, r->hog_ref,
+                              side(r->victim_on, TENANT_VICTIM, r->victim_work, r->mps),
+                              side(r->hog_on, TENANT_HOG, r->hog_work, r->mps)};
+        if (r->hog_on == 'r' && !r->victim_on)
+            d->hog.aside = victim_request;
+        unsigned n = r->number == 'v' ? victim_sms : r->number == 'r' ? sm_count - victim_sms
+                                                                       : sm_count;
+        if (r->number == '%') {
+            d->victim.thread_percentage = pct;
+            d->hog.thread_percentage = 100 - pct;
+            snprintf(labels[i], sizeof labels[i], r->label, pct, 100 - pct);
+        } else {
+            snprintf(labels[i], sizeof labels[i], r->label, n);
+        }
+    }
     return &arm_defs[id];
 }
 
@@ -179,7 +177,7 @@ static int run_arm(const tenant_run *run, const tenant_arm_def *d, tenant_cell *
 /* New tenants, one process after the other, until one's first kernel runs. */
 static void probe_until_running(const tenant_run *run, int mps, tenant_fault_cell *cell)
 {
-    tenant_spec probe = side(TENANT_PROBE, TENANT_WORK_FMA, victim_request, mps);
+    tenant_spec probe = side('v', TENANT_PROBE, FMA, mps);
     long long deadline = cell->faulter.fault_ns + PROBE_DEADLINE_MS * 1000000LL;
     fprintf(stderr, "greenctx bench: tenants: new tenants until one runs (their failures, if "
                     "any, are expected)\n");
@@ -200,8 +198,8 @@ static void probe_until_running(const tenant_run *run, int mps, tenant_fault_cel
 
 static int run_fault(const tenant_run *run, int mps, tenant_fault_cell *cell)
 {
-    tenant_spec faulter = side(TENANT_FAULTER, TENANT_WORK_FMA, victim_request, mps);
-    tenant_spec launcher = side(TENANT_LAUNCHER, TENANT_WORK_FMA, "rest", mps);
+    tenant_spec faulter = side('v', TENANT_FAULTER, FMA, mps);
+    tenant_spec launcher = side('r', TENANT_LAUNCHER, FMA, mps);
     const tenant_spec *specs[2] = {&faulter, &launcher};
     tenant_proc procs[2];
     if (start_all(run, specs, procs, 2))

@@ -81,9 +81,10 @@ void tenant_say(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)))
 #endif
     ;
-/* The parent's side: one line into report. 1 for "done", 0 for another line, -1 (with a
- * message) for a line it does not know. */
-int tenant_parse_line(const char *line, tenant_report *report);
+/* A summary as "NAME n min p50 p99 p999 max mean", and the parent's reading of it back into
+ * s (1 when line is NAME's). */
+void tenant_say_summary(const char *name, const bench_summary *s);
+int tenant_summary_line(const char *line, const char *name, bench_summary *s);
 
 /* ---- processes (tenant_proc.c) ---- */
 
@@ -123,8 +124,9 @@ int tenant_start(const tenant_run *run, const tenant_spec *spec, tenant_proc *pr
  * spec's MPS environment; name is the process's in messages. */
 int tenant_launch(const tenant_run *run, const tenant_spec *spec, const char *name, char **argv,
                   tenant_proc *proc, int timeout_ms);
-/* The worker's side: waits for "go START_NS" on stdin. */
-int tenant_wait_go(long long *start_ns);
+/* The worker's side: says "ready SMS", waits for "go START_NS" on stdin and until that
+ * instant; -1 when the go never comes (the bench is gone). */
+int tenant_ready(unsigned sms, long long *start_ns);
 /* Sends "go START_NS". */
 int tenant_go(tenant_proc *proc, long long start_ns);
 /* Reads result lines until "done", then reaps the process. -1 after a message when it

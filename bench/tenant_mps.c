@@ -140,15 +140,8 @@ void tenant_mps_start(tenant_paths *paths, tenant_mps *mps)
         return;
     }
     mps_state.daemon_ours = 1; /* from here on a signal quits it, whatever -d answers */
-    int status = mps_control_run(c, NULL, NULL, 0);
-    mps->available = status == 0 && mps_control_wait(c, 1, ANSWER_WAIT_MS) == 0;
+    mps->available = mps_control_start(c, ANSWER_WAIT_MS, mps->why, sizeof mps->why) == 0;
     mps->started = 1;
-    if (!mps->available)
-        snprintf(mps->why, sizeof mps->why,
-                 "`%.512s -d` (CUDA_MPS_PIPE_DIRECTORY=%s) %s; its log: %s", c->program,
-                 paths->mps_pipe,
-                 status ? "failed" : "started, but no daemon answered within 5 s",
-                 paths->mps_log);
 }
 
 void tenant_mps_stop(tenant_mps *mps)

@@ -39,9 +39,24 @@ void tenant_say(const char *fmt, ...)
     fflush(stdout);
 }
 
-int tenant_parse_line(const char *line, tenant_report *r)
+void tenant_say_summary(const char *name, const bench_summary *s)
 {
-    bench_summary *s = &r->latency_us;
+    tenant_say("%s %zu %.5f %.5f %.5f %.5f %.5f %.5f", name, s->n, s->min, s->p50, s->p99,
+               s->p999, s->max, s->mean);
+}
+
+int tenant_summary_line(const char *line, const char *name, bench_summary *s)
+{
+    size_t len = strlen(name);
+    return !strncmp(line, name, len) && line[len] == ' ' &&
+           sscanf(line + len, "%zu %lf %lf %lf %lf %lf %lf", &s->n, &s->min, &s->p50, &s->p99,
+                  &s->p999, &s->max, &s->mean) == 7;
+}
+
+/* One line into r: 1 for "done", 0 for another line, -1 (with a message) for a line the bench
+ * does not know. */
+static int tenant_parse_line(const char *line, tenant_report *r)
+{
     if (!strcmp(line, "done"))
         return 1;
     if (!strncmp(line, "message ", 8)) {
@@ -49,8 +64,7 @@ int tenant_parse_line(const char *line, tenant_report *r)
         return 0;
     }
     int ok = sscanf(line, "ready %u", &r->sms) == 1 ||
-             sscanf(line, "latency %zu %lf %lf %lf %lf %lf %lf", &s->n, &s->min, &s->p50, &s->p99,
-                    &s->p999, &s->max, &s->mean) == 7 ||
+             tenant_summary_line(line, "latency", &r->latency_us) ||
              sscanf(line, "rate %llu %lf %lf", &r->units, &r->seconds, &r->unit_amount) == 3 ||
              sscanf(line, "launches %llu %llu %lld %d", &r->ok, &r->failed, &r->first_fail_ns,
                     &r->first_fail_result) == 4 ||
@@ -269,12 +283,15 @@ int tenant_launch(const tenant_run *run, const tenant_spec *spec, const char *na
     return -1;
 }
 
-int tenant_wait_go(long long *start_ns)
+int tenant_ready(unsigned sms, long long *start_ns)
 {
     char line[128];
+    tenant_say("ready %u", sms);
     if (!fgets(line, sizeof line, stdin) || sscanf(line, "go %lld", start_ns) != 1) {
-        fprintf(stderr, "greenctx bench: tenant-worker: no start from the bench\n");
+        fprintf(stderr, "greenctx bench: a tenant: no start from the bench\n");
         return -1;
+    }
+    while (bench_wall_ns() < *start_ns) {
     }
     return 0;
 }

@@ -155,8 +155,7 @@ static int victim_run(worker *w, long long end_ns)
         return -1;
     bench_summary s;
     bench_summarize(w->latency_us, n, &s);
-    tenant_say("latency %zu %.4f %.4f %.4f %.4f %.4f %.4f", s.n, s.min, s.p50, s.p99, s.p999,
-               s.max, s.mean);
+    tenant_say_summary("latency", &s);
     return 0;
 }
 
@@ -268,12 +267,9 @@ static int prepare(worker *w)
     return 0;
 }
 
-/* "go START_NS" from the bench; -1 when it never comes (the bench is gone). */
 static int run_role(worker *w, long long start_ns)
 {
     long long end_ns = start_ns + w->duration_ms * 1000000LL;
-    while (bench_wall_ns() < start_ns) {
-    }
     switch (w->role) {
     case TENANT_VICTIM: return victim_run(w, end_ns);
     case TENANT_HOG: return hog_run(w, end_ns);
@@ -311,11 +307,7 @@ int bench_tenant_worker(int argc, char **argv, greenctx_tool_options *opts)
     if (rc == 0)
         rc = open_context(&w) || bench_push(&w.env, w.lane.ctx);
     if (rc == 0) { /* the lane's context is current for every launch from this thread */
-        rc = prepare(&w);
-        if (rc == 0) {
-            tenant_say("ready %u", w.lane.sms);
-            rc = tenant_wait_go(&start_ns) || run_role(&w, start_ns);
-        }
+        rc = prepare(&w) || tenant_ready(w.lane.sms, &start_ns) || run_role(&w, start_ns);
         bench_pop(&w.env);
     }
     if (rc == 0)

@@ -146,3 +146,18 @@ int mps_control_wait(const mps_control *m, int running, int ms)
     }
     return -1;
 }
+
+int mps_control_start(const mps_control *m, int ms, char *why, size_t size)
+{
+    int status = mps_control_run(m, NULL, NULL, 0);
+    if (status == 0 && mps_control_wait(m, 1, ms) == 0)
+        return 0;
+    if (status != 0)
+        snprintf(why, size, "`%s -d` (CUDA_MPS_PIPE_DIRECTORY=%s) failed (exit status %d); its "
+                 "output: %s", m->program, m->pipe_dir, status, m->start_log);
+    else
+        snprintf(why, size, "`%s -d` (CUDA_MPS_PIPE_DIRECTORY=%s) started, but no daemon "
+                 "answered within %d s; its log: %s", m->program, m->pipe_dir, ms / 1000,
+                 m->log_dir);
+    return status != 0 ? -1 : -2;
+}

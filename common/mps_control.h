@@ -42,4 +42,9 @@ int mps_control_answers(const mps_control *m);
 /* Waits up to ms milliseconds until mps_control_answers says `running`; 0 when it did. */
 int mps_control_wait(const mps_control *m, int running, int ms);
 
+/* Starts the daemon (`-d`) and waits up to ms milliseconds for it to answer: 0 when it does;
+ * else why (the program, the pipe directory and where its output went) in why, and -1 when
+ * `-d` failed, -2 when it started but no daemon answered. */
+int mps_control_start(const mps_control *m, int ms, char *why, size_t size);
+
 #endif

@@ -193,7 +193,7 @@ GT_TEST(daemon_that_cannot_start_is_said_and_still_quit)
     tenant_mps_start(&paths, &mps);
     GT_ASSERT_EQ_INT(mps.available, 0);
     GT_ASSERT_CONTAINS(mps.why, "-d` (CUDA_MPS_PIPE_DIRECTORY=");
-    GT_ASSERT_CONTAINS(mps.why, "failed; its log: ");
+    GT_ASSERT_CONTAINS(mps.why, "failed (exit status ");
     tenant_mps_stop(&mps);
     char got[2048];
     read_record(got, sizeof got);

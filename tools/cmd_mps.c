@@ -144,17 +144,11 @@ static int start(const greenctx_tool_options *opts, const mps_setup *setup, int 
                                                     "writable by others, or a link: use a "
                                                     "GREENCTX_RUNTIME_DIR of your own)"
                                                   : "");
-    int status = mps_control_run(m, NULL, NULL, 0);
-    if (status != 0)
-        return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "control_failed",
-                                   "%s -d exited with status %d (its output: "
-                                   "%s/greenctx-start.log)",
-                                   m->program, status, m->log_dir);
-    if (mps_control_wait(m, 1, ANSWER_WAIT_MS) != 0)
-        return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "not_answering",
-                                   "%s -d started, but no daemon answers on %s after %d s (its "
-                                   "log: %s)",
-                                   m->program, m->pipe_dir, ANSWER_WAIT_MS / 1000, m->log_dir);
+    char why[3 * PATH_MAX];
+    int started = mps_control_start(m, ANSWER_WAIT_MS, why, sizeof why);
+    if (started != 0)
+        return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED,
+                                   started == -1 ? "control_failed" : "not_answering", "%s", why);
     if (opts->json) {
         print_json(m, 1, NULL);
     } else if (print_env_only) {
