@@ -6,9 +6,13 @@
  * sets, per device, a cap on launches in flight (an event recorded after each launch, a wait
  * on the oldest while the ring holds the cap) and a duty cycle: in each 10 ms period it
  * launches for duty x 10 ms, then the launching thread waits for the work in flight and rests
- * until that busy time is the duty's share. The duty is the share of its SMs a cooperative claim keeps at the same
- * level, so both modes walk the same trade curve, in time instead of space. Never starved: one
- * launch per period whatever the duty, and one in flight whatever the cap.
+ * until that busy time is the duty's share. A launch that comes a period or more after the
+ * period began opens a new one only when the GPU rested meanwhile: while the period's work is
+ * still running (kernels as long as a period, launched back to back) the GPU was busy all
+ * along, and the period ends with its rest. The duty is the share of its SMs a cooperative
+ * claim keeps at the same level, so both modes walk the same trade curve, in time instead of
+ * space. Never starved: one launch per period whatever the duty, and one in flight whatever
+ * the cap.
  *
  * A latency program's steps are sampled: a step opens at its first launch after it last waited
  * for its work and closes when it waits again (cuStreamSynchronize, cuCtxSynchronize,
@@ -41,6 +45,7 @@
 typedef cu_result (*event_create_fn)(CUevent *event, unsigned flags);
 typedef cu_result (*event_record_fn)(CUevent event, CUstream stream);
 typedef cu_result (*event_fn)(CUevent event);
+#define NOT_READY 600 /* CUDA_ERROR_NOT_READY */
 typedef cu_result (*launch_fn)(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                                unsigned by, unsigned bz, unsigned shmem, CUstream stream,
                                void **params, void **extra);
@@ -79,7 +84,7 @@ static atomic_int active; /* some device is paced now, or sampled: the wrappers 
 static struct {
     event_create_fn create;
     event_record_fn record;
-    event_fn sync;
+    event_fn sync, query;
 } ev;
 static pthread_once_t started = PTHREAD_ONCE_INIT;
 static pthread_t pacer;
@@ -199,9 +204,10 @@ static void start(void)
     *(void **)&ev.create = driver_fn("cuEventCreate");
     *(void **)&ev.record = driver_fn("cuEventRecord");
     *(void **)&ev.sync = driver_fn("cuEventSynchronize");
+    *(void **)&ev.query = driver_fn("cuEventQuery");
     pthread_atfork(NULL, NULL, forked_child);
     atomic_store(&active, any_active());
-    if (!guarded || !ev.create || !ev.record || !ev.sync)
+    if (!guarded || !ev.create || !ev.record || !ev.sync || !ev.query)
         return;
     if (atexit(stop_at_exit) != 0 || pthread_create(&pacer, NULL, pacer_main, NULL) != 0)
         run_die("the thread of the guard (pacing, or the steps it reports) could not start");
@@ -240,17 +246,25 @@ static void wait_oldest(pace *p)
     p->count--;
 }
 
+/* The newest launch in flight is still running. */
+static int still_running(const pace *p)
+{
+    return p->count && ev.query(p->ring[(p->head + p->count - 1) % RING]) == NOT_READY;
+}
+
 /* Holds the launch back as the guard says (lock held; t0: the launch's call). Past the
  * period's duty, the work in flight finishes, and the GPU then rests for as long as keeps its
  * busy time (from the period's start to that finish: launches are asynchronous, so the work
  * may outlast the period) at the duty's share; the rest is cut short when the guard gives more
- * (a burst's end). At the cap, the oldest launch finishes first. */
+ * (a burst's end). A period's end opens the next one only once its work is done. At the cap,
+ * the oldest launch finishes first. */
 static void hold(pace *p, unsigned cap, unsigned duty, long long t0)
 {
-    if (t0 - p->period_ns >= PERIOD_NS) {
+    int resting = duty < 1000 && p->launched && t0 - p->period_ns >= PERIOD_NS * duty / 1000;
+    if (t0 - p->period_ns >= PERIOD_NS && !(resting && still_running(p))) {
         p->period_ns = t0;
         p->launched = 0;
-    } else if (duty < 1000 && p->launched && t0 - p->period_ns >= PERIOD_NS * duty / 1000) {
+    } else if (resting) {
         while (p->count)
             wait_oldest(p);
         long long busy = now_ns() - p->period_ns, now;
