@@ -20,6 +20,10 @@
  * the same thread hands to gctx_claim_report_step every 10 ms: the file it writes stays off
  * the program's threads.
  *
+ * The marker event goes on the stream the launch went to: a NULL stream is the per-thread
+ * default stream when the program's launch function is the driver's per-thread one (its
+ * _ptsz name, or what cuGetProcAddress handed out for it), the legacy one otherwise.
+ *
  * The launches and the waits are wrapped only for a guarded program (cuGetProcAddress hands out
  * the driver's own functions otherwise); the names exported for programs linked with -lcuda
  * cost one atomic load (`active`) more than the driver's when nothing is paced or sampled. */
@@ -180,10 +184,12 @@ static void forked_child(void)
     }
 }
 
+/* The legacy stream's functions: NULL is the legacy stream to ev.record, as to the driver's
+ * exported names (flags 0 would leave that to the driver). */
 static void *driver_fn(const char *name)
 {
     void *fn = NULL;
-    return run.drv.getproc(name, &fn, 12000, 0, NULL) == CU_OK ? fn : NULL;
+    return run.drv.getproc(name, &fn, 12000, LEGACY_FLAG, NULL) == CU_OK ? fn : NULL;
 }
 
 static void start(void)
@@ -442,12 +448,18 @@ void *run_pace_hook_for_symbol(const char *name)
     return call >= 0 && guarded() ? wrappers[call][v] : NULL;
 }
 
-void *run_pace_hook_for_proc(const char *symbol, unsigned long long flags, void *driver_fn)
+void *run_pace_hook_for_proc(const char *symbol, int version, unsigned long long flags,
+                             void *driver_fn)
 {
     int v, call = call_of(symbol, &v);
     if (call < 0 || v || !guarded())
         return NULL;
-    v = flags & PER_THREAD_FLAG ? 3 : 2;
+    /* Flags 0 leave the default stream to the driver: which one a NULL stream is, by what it
+     * handed out (a call of no stream is the same function in both). */
+    void *per_thread = NULL;
+    if (!flags)
+        run.drv.getproc(symbol, &per_thread, version, PER_THREAD_FLAG, NULL);
+    v = (flags & PER_THREAD_FLAG) || (per_thread && driver_fn == per_thread) ? 3 : 2;
     atomic_store(&real[call][v], driver_fn);
     return wrappers[call][v];
 }

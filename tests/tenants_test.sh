@@ -515,6 +515,8 @@ paced_kernels)
     cat "$work/hog.out"
     awk '$1 == "gpu_share" { ok = $2 > 0 && $2 < 0.25 } END { exit !ok }' "$work/hog.out" ||
         fail "the GPU ran the paced program's kernels for more than its duty's share, or never"
+    grep -E "^launches legacy 0 per_thread [1-9][0-9]*, event_records legacy 0 per_thread [1-9]" \
+        "$work/hog.out" >/dev/null || fail "the pace's events went to another stream than its launches"
     kill -9 $l_program
     wait $l
     ;;
