@@ -16,9 +16,10 @@
  *
  * A latency program's steps are sampled: a step opens at its first launch after it last waited
  * for its work and closes when it waits again (cuStreamSynchronize, cuCtxSynchronize,
- * cuEventSynchronize); that host time, what the program sees of its step, goes to a ring that
- * the same thread hands to gctx_claim_report_step every 10 ms: the file it writes stays off
- * the program's threads.
+ * cuEventSynchronize); that host time, what the program sees of its step, goes to a ring
+ * (run_steps.h) that the same thread hands to gctx_claim_report_step every 10 ms: the file it
+ * writes stays off the program's threads. Steps past the ring's size in one period are
+ * dropped, counted and said at exit.
  *
  * The marker event goes on the stream the launch went to: a NULL stream is the per-thread
  * default stream when the program's launch function is the driver's per-thread one (its
@@ -36,11 +37,11 @@
 #include <time.h>
 
 #include "run_preload.h"
+#include "run_steps.h"
 
 #define PERIOD_NS 10000000ll /* the duty cycle's period, and how often the guard is asked */
 #define RING 32              /* the largest cap the guard gives (level 1) */
 #define REST_SLICE_NS 1000000ll /* a rest looks at the guard's duty again every 1 ms */
-#define STEPS 256            /* a latency program's steps between two reports (25,600 a second) */
 #define EVENT_FLAGS 0x3u     /* CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING */
 #define LEGACY_FLAG 0x1ull     /* CU_GET_PROC_ADDRESS_LEGACY_STREAM */
 #define PER_THREAD_FLAG 0x2ull /* CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM */
@@ -73,9 +74,8 @@ typedef struct pace {
     atomic_uint cap, duty;      /* launches in flight (0: no cap); per mille of each period */
     atomic_llong held_ns;       /* launches held back since the pacer last reported it */
     atomic_llong step_ns;       /* the open step's first launch (monotonic); 0: none open */
-    _Atomic float steps[STEPS]; /* closed steps in ms (0: a slot read or not yet written) */
-    atomic_uint steps_head;     /* slots taken by the program's threads */
-    unsigned steps_tail;        /* slots read by the pacer */
+    run_steps steps;            /* closed steps in ms */
+    unsigned long steps_lost;   /* dropped: more than RUN_STEPS in one report's time */
     pthread_mutex_t lock;
     CUevent ring[RING];         /* made on first use, in the launching thread's context */
     unsigned head, count;       /* the events in flight: ring[head], ... */
@@ -134,15 +134,12 @@ static void ask_guard(pace *p)
     atomic_store(&p->duty, a.duty_permille ? a.duty_permille : 1000);
 }
 
+static void report_step(float ms, void *claim) { gctx_claim_report_step(claim, ms); }
+
 /* The steps closed since the last report, to the claim. */
 static void report_steps(pace *p)
 {
-    unsigned head = atomic_load(&p->steps_head);
-    for (; p->steps_tail != head; p->steps_tail++) {
-        float ms = atomic_exchange(&p->steps[p->steps_tail % STEPS], 0.0f);
-        if (ms > 0)
-            gctx_claim_report_step(p->claim, ms);
-    }
+    p->steps_lost += run_steps_read(&p->steps, report_step, p->claim);
 }
 
 static void *pacer_main(void *arg)
@@ -169,6 +166,14 @@ static void stop_at_exit(void)
     if (pacer_running && !pthread_equal(pacer, pthread_self()))
         pthread_join(pacer, NULL);
     pacer_running = 0;
+    for (unsigned i = 0; i < run.nb_devices; i++) {
+        unsigned long lost = paces[i].steps_lost + atomic_load(&paces[i].steps.lost);
+        if (lost)
+            fprintf(stderr,
+                    "greenctx run: device %d: %lu of the program's steps were not sampled "
+                    "(more than %d closed within 10 ms); the guard went by the others\n",
+                    run.devices[i].ordinal, lost, RUN_STEPS);
+    }
 }
 
 /* A forked child has no pacer thread: nothing may stay held back in it. */
@@ -338,10 +343,8 @@ static cu_result waited(cu_result r)
         return r;
     pace *p = current_pace();
     long long t0 = p && p->sampled ? atomic_exchange(&p->step_ns, 0) : 0;
-    if (t0 && r == CU_OK) {
-        unsigned slot = atomic_fetch_add(&p->steps_head, 1) % STEPS;
-        atomic_store(&p->steps[slot], (float)((now_ns() - t0) / 1e6));
-    }
+    if (t0 && r == CU_OK)
+        run_steps_put(&p->steps, (float)((now_ns() - t0) / 1e6));
     return r;
 }
 
