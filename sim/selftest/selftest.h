@@ -34,6 +34,7 @@ extern void (*fail_after)(const char *, int, int);
 extern const char *(*config_error)(void);
 extern int (*kernel_model)(const char *, gctxsim_work_fn, void *);
 extern int (*last_launch)(unsigned long long *, unsigned long long *);
+extern long (*default_stream_calls)(const char *, CUstream);
 
 extern int passed, failed;
 
@@ -93,5 +94,6 @@ void check_errors_and_faults(void); /* faults.c */
 void check_threads(void);          /* threads.c */
 void check_kernel_model(void);     /* kernel_model.c */
 void check_co_residency(void);     /* co_residency.c */
+void check_waits(void);            /* waits.c */
 
 #endif
