@@ -52,10 +52,12 @@ void sim_unlock(void);
 gcu_result sim_enter(int sym, bool need_init);
 
 /* Every entry point has this shape, so counting, faults and locking cannot be forgotten. */
-#define SIM_BEGIN_(name, need_init)                                                             \
+#define SIM_BEGIN_(name, need_init) SIM_BEGIN_SYM(SIM_SYM_##name, need_init)
+/* The same for a helper that serves several entry points (sym: the one called). */
+#define SIM_BEGIN_SYM(sym, need_init)                                                           \
     gcu_result rc = GCU_SUCCESS;                                                                \
     sim_lock();                                                                                 \
-    rc = sim_enter(SIM_SYM_##name, need_init);                                                  \
+    rc = sim_enter(sym, need_init);                                                             \
     if (rc != GCU_SUCCESS)                                                                      \
     goto out
 #define SIM_BEGIN(name) SIM_BEGIN_(name, true)

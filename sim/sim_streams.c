@@ -259,31 +259,44 @@ gcu_result sim_cuStreamDestroy(CUstream stream)
     SIM_END();
 }
 
-static gcu_result stream_done(CUstream stream, long long *done)
+/* What a synchronize or a query (sym) waits for: the work queued on the stream so far, or
+ * (cuEvent*) that before the event's record. When it ends, in *done. */
+static gcu_result work_done(int sym, CUstream stream, CUevent event, long long *done)
 {
-    SIM_BEGIN(cuStreamSynchronize);
+    SIM_BEGIN_SYM(sym, true);
     sim_ctx c;
-    SIM_CHECK(sim_stream_ctx(stream, &c));
-    *done = *done_at(stream, &c);
+    const sim_event *e = event_get(event);
+    bool of_event = sym == SIM_SYM_cuEventSynchronize || sym == SIM_SYM_cuEventQuery;
+    if (of_event && !e)
+        SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
+    if (!of_event)
+        SIM_CHECK(sim_stream_ctx(stream, &c));
+    *done = of_event ? e->done_ns : *done_at(stream, &c);
     SIM_END();
+}
+
+/* A synchronize sleeps until that work is done (lock not held); a query answers NOT_READY
+ * before. */
+static gcu_result wait_or_query(int sym, CUstream stream, CUevent event)
+{
+    long long done = 0;
+    gcu_result rc = work_done(sym, stream, event, &done);
+    bool wait = sym == SIM_SYM_cuStreamSynchronize || sym == SIM_SYM_cuEventSynchronize;
+    if (rc == GCU_SUCCESS && wait)
+        sim_sleep_until(done);
+    else if (rc == GCU_SUCCESS && done > now_ns())
+        rc = GCU_ERROR_NOT_READY;
+    return rc;
 }
 
 gcu_result sim_cuStreamSynchronize(CUstream stream)
 {
-    long long done = 0;
-    gcu_result rc = stream_done(stream, &done);
-    sim_sleep_until(done);
-    return rc;
+    return wait_or_query(SIM_SYM_cuStreamSynchronize, stream, NULL);
 }
 
 gcu_result sim_cuStreamQuery(CUstream stream)
 {
-    SIM_BEGIN(cuStreamQuery);
-    sim_ctx c;
-    SIM_CHECK(sim_stream_ctx(stream, &c));
-    if (*done_at(stream, &c) > now_ns())
-        rc = GCU_ERROR_NOT_READY;
-    SIM_END();
+    return wait_or_query(SIM_SYM_cuStreamQuery, stream, NULL);
 }
 
 gcu_result sim_cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int flags)
@@ -408,34 +421,12 @@ gcu_result sim_cuEventRecord(CUevent event, CUstream stream)
     SIM_END();
 }
 
-static gcu_result event_done(CUevent event, long long *done)
-{
-    SIM_BEGIN(cuEventSynchronize);
-    const sim_event *e = event_get(event);
-    if (!e)
-        SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
-    *done = e->done_ns;
-    SIM_END();
-}
-
 gcu_result sim_cuEventSynchronize(CUevent event)
 {
-    long long done = 0;
-    gcu_result rc = event_done(event, &done);
-    sim_sleep_until(done);
-    return rc;
+    return wait_or_query(SIM_SYM_cuEventSynchronize, NULL, event);
 }
 
-gcu_result sim_cuEventQuery(CUevent event)
-{
-    SIM_BEGIN(cuEventQuery);
-    const sim_event *e = event_get(event);
-    if (!e)
-        SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
-    if (e->done_ns > now_ns())
-        rc = GCU_ERROR_NOT_READY;
-    SIM_END();
-}
+gcu_result sim_cuEventQuery(CUevent event) { return wait_or_query(SIM_SYM_cuEventQuery, NULL, event); }
 
 gcu_result sim_cuEventElapsedTime(float *ms, CUevent start, CUevent end)
 {

@@ -32,11 +32,12 @@
  *                  cuDeviceGetDevResource; fails when they disagree
  *   steps S MS [direct] [KERNEL_MS]  for S seconds: a launch, then (MS > 0) MS ms of host
  *                  work and a wait for it (a latency program's step), or (MS 0) launches
- *                  without end, a wait every 100 (a best-effort hog); prints its launches and,
- *                  on the simulated driver, the event records and waits the driver saw (what
- *                  greenctx run's pacing made) and on which default stream its launches and
- *                  the records went (legacy, per-thread), and the file of the function its
- *                  launches called. `direct`: launches and waits by their exported names.
+ *                  without end, a wait every 100 or every 200 ms of kernels (a best-effort
+ *                  hog); prints its launches and, on the simulated driver, the event records
+ *                  and waits the driver saw (what greenctx run's pacing made) and on which
+ *                  default stream its launches and the records went (legacy, per-thread),
+ *                  and the file of the function its launches called. `direct`: launches and
+ *                  waits by their exported names.
  *                  KERNEL_MS: each kernel runs that long (it spins); prints the share of the
  *                  second half of the run (after a wait) that the GPU ran its kernels
  *   persistent [count]  on device 0, prints its "count:" line (the above, and
@@ -673,6 +674,8 @@ static int steps(double seconds, double step_ms, int direct, double kernel_ms)
         return 1;
     unsigned long long spin = (unsigned long long)(kernel_ms * 1e6), launches = 0;
     unsigned long long half_launches = 0;
+    /* A hog waits every 100 launches, or 200 ms of its kernels. */
+    unsigned long long wait_every = kernel_ms > 2 ? (unsigned long long)(200 / kernel_ms) : 100;
     void *args[] = {&flags, &spin};
     double start = seconds_now(), half = 0;
     for (double end = start + seconds; seconds_now() < end && !p.failed;) {
@@ -682,7 +685,7 @@ static int steps(double seconds, double step_ms, int direct, double kernel_ms)
             usleep((useconds_t)(step_ms * 1000));
         /* The second half starts once the first one's work is done. */
         int halfway = !half && seconds_now() >= start + seconds / 2;
-        if (step_ms > 0 || launches % 100 == 0 || halfway)
+        if (step_ms > 0 || launches % wait_every == 0 || halfway)
             check(p.stream_sync(NULL), "cuStreamSynchronize");
         if (halfway)
             half = seconds_now(), half_launches = launches;

@@ -505,6 +505,9 @@ paced_kernels)
     # stream too, never to the legacy one (which would make the program's streams wait).
     tenant latency --sms 16 --class latency:1ms -- "$probe" steps 60 3
     l=$tool_pid l_program=$program
+    # Over its target before the hog starts: the hog's first launches (to its first wait, 200
+    # ms of work) go before its guard says anything, the next ones are held.
+    until_ps 30 "claims[$l]['tenant']['step_ms'] >= 2.5"
     export GREENCTX_SIM_DEFAULT_STREAM=per-thread
     tenant hog --sms rest --class best-effort -- "$probe" steps 6 0 20
     b=$tool_pid

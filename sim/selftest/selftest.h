@@ -71,6 +71,8 @@ gcu_dev_resource ctx_resource(CUgreenCtx g);
 /* The simulated H200 (driver 13.0) with its primary context current and a green context of
  * 16 SMs (green, and as a CUcontext: as16), what the kernel checks launch on. */
 void h200_with_16_sms(CUcontext *primary, CUgreenCtx *green, CUcontext *as16);
+/* Its end, once the check released what it made: nothing may be left alive. */
+void release_h200_with_16_sms(CUgreenCtx green);
 /* "a b c " as the probes print SM lists. */
 char *id_list(char *out, const unsigned *ids, int n);
 int sets_disjoint(const unsigned *a, int na, const unsigned *b, int nb);

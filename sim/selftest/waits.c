@@ -47,25 +47,25 @@ void check_waits(void)
               D.cuMemAlloc(&flags, 4096) == 0 && D.cuStreamCreate(&s, 0) == 0 &&
               D.cuEventCreate(&e, 0) == 0,
           "the %%smid kernel, a stream and an event in a green context of 16 SMs");
+    /* 64 blocks on 16 SMs x 2: two waves of 30 ms; then a 30 ms kernel after it. */
     double t0 = now_ms();
-    /* 64 blocks on 16 SMs x 2: two waves of 10 ms; then a 10 ms kernel after it. */
-    check(spin(D.cuLaunchKernel, fn, 64, 10 * MS, s, flags) == 0 &&
-              spin(D.cuLaunchKernel, fn, 1, 10 * MS, s, flags) == 0 && D.cuEventRecord(e, s) == 0,
-          "kernels that spin launch at once");
-    check(now_ms() - t0 < 10 && D.cuEventQuery(e) == GCU_ERROR_NOT_READY &&
-              D.cuStreamQuery(s) == GCU_ERROR_NOT_READY,
+    check(spin(D.cuLaunchKernel, fn, 64, 30 * MS, s, flags) == 0 &&
+              spin(D.cuLaunchKernel, fn, 1, 30 * MS, s, flags) == 0 && D.cuEventRecord(e, s) == 0,
+          "kernels that spin launch");
+    check(D.cuEventQuery(e) == GCU_ERROR_NOT_READY && D.cuStreamQuery(s) == GCU_ERROR_NOT_READY,
           "their event and stream are not ready while they run");
-    check(D.cuEventSynchronize(e) == 0 && now_ms() - t0 >= 29 && D.cuEventQuery(e) == 0 &&
-              D.cuStreamQuery(s) == 0,
-          "the event's wait ends with them, after two waves and a kernel (%.1f ms)",
-          now_ms() - t0);
+    int synced = D.cuEventSynchronize(e) == 0;
+    double took = now_ms() - t0;
+    check(synced && took >= 89 && D.cuEventQuery(e) == 0 && D.cuStreamQuery(s) == 0,
+          "the event's wait ends with them, after two waves and a kernel (%.1f ms)", took);
     t0 = now_ms();
-    check(spin(D.cuLaunchKernel, fn, 1, 10 * MS, NULL, flags) == 0 &&
-              spin(D.cuLaunchKernel, fn, 1, 10 * MS, s, flags) == 0 && D.cuCtxSynchronize() == 0 &&
-              now_ms() - t0 >= 9.5 && now_ms() - t0 < 19,
+    synced = spin(D.cuLaunchKernel, fn, 1, 50 * MS, NULL, flags) == 0 &&
+             spin(D.cuLaunchKernel, fn, 1, 50 * MS, s, flags) == 0 && D.cuCtxSynchronize() == 0;
+    took = now_ms() - t0;
+    check(synced && took >= 49 && took < 95,
           "cuCtxSynchronize waits for every stream of the context, which run side by side "
           "(%.1f ms)",
-          now_ms() - t0);
+          took);
 
     gcu_pfn_cuLaunchKernel per_thread = proc("cuLaunchKernel", 4000, 2);
     check(per_thread && per_thread != D.cuLaunchKernel &&
@@ -84,10 +84,7 @@ void check_waits(void)
     D.cuStreamDestroy(s);
     D.cuModuleUnload(mod);
     D.cuMemFree(flags);
-    D.cuCtxSetCurrent(NULL);
-    D.cuGreenCtxDestroy(g);
-    D.cuDevicePrimaryCtxRelease(0);
-    check(live("all") == 0, "nothing left alive (%d)", live("all"));
+    release_h200_with_16_sms(g);
 
     gcu_pfn_cuLaunchKernel legacy_launch = D.cuLaunchKernel;
     setenv("GREENCTX_SIM_DEFAULT_STREAM", "per-thread", 1);
