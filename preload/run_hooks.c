@@ -265,7 +265,7 @@ void *run_hook_for_symbol(const char *name)
 void *run_hook_for_proc(const char *symbol, int version, unsigned long long flags,
                         void *driver_fn)
 {
-    void *paced = run_pace_hook_for_proc(symbol, flags, driver_fn);
+    void *paced = run_pace_hook_for_proc(symbol, version, flags, driver_fn);
     if (paced)
         return paced;
     /* cuGetProcAddress takes base names; two of them changed their prototype with the ABI

@@ -6,15 +6,24 @@
  * sets, per device, a cap on launches in flight (an event recorded after each launch, a wait
  * on the oldest while the ring holds the cap) and a duty cycle: in each 10 ms period it
  * launches for duty x 10 ms, then the launching thread waits for the work in flight and rests
- * until that busy time is the duty's share. The duty is the share of its SMs a cooperative claim keeps at the same
- * level, so both modes walk the same trade curve, in time instead of space. Never starved: one
- * launch per period whatever the duty, and one in flight whatever the cap.
+ * until that busy time is the duty's share. A launch that comes a period or more after the
+ * period began opens a new one only when the GPU rested meanwhile: while the period's work is
+ * still running (kernels as long as a period, launched back to back) the GPU was busy all
+ * along, and the period ends with its rest. The duty is the share of its SMs a cooperative
+ * claim keeps at the same level, so both modes walk the same trade curve, in time instead of
+ * space. Never starved: one launch per period whatever the duty, and one in flight whatever
+ * the cap.
  *
  * A latency program's steps are sampled: a step opens at its first launch after it last waited
  * for its work and closes when it waits again (cuStreamSynchronize, cuCtxSynchronize,
- * cuEventSynchronize); that host time, what the program sees of its step, goes to a ring that
- * the same thread hands to gctx_claim_report_step every 10 ms: the file it writes stays off
- * the program's threads.
+ * cuEventSynchronize); that host time, what the program sees of its step, goes to a ring
+ * (run_steps.h) that the same thread hands to gctx_claim_report_step every 10 ms: the file it
+ * writes stays off the program's threads. Steps past the ring's size in one period are
+ * dropped, counted and said at exit.
+ *
+ * The marker event goes on the stream the launch went to: a NULL stream is the per-thread
+ * default stream when the program's launch function is the driver's per-thread one (its
+ * _ptsz name, or what cuGetProcAddress handed out for it), the legacy one otherwise.
  *
  * The launches and the waits are wrapped only for a guarded program (cuGetProcAddress hands out
  * the driver's own functions otherwise); the names exported for programs linked with -lcuda
@@ -28,11 +37,11 @@
 #include <time.h>
 
 #include "run_preload.h"
+#include "run_steps.h"
 
 #define PERIOD_NS 10000000ll /* the duty cycle's period, and how often the guard is asked */
 #define RING 32              /* the largest cap the guard gives (level 1) */
 #define REST_SLICE_NS 1000000ll /* a rest looks at the guard's duty again every 1 ms */
-#define STEPS 256            /* a latency program's steps between two reports (25,600 a second) */
 #define EVENT_FLAGS 0x3u     /* CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING */
 #define LEGACY_FLAG 0x1ull     /* CU_GET_PROC_ADDRESS_LEGACY_STREAM */
 #define PER_THREAD_FLAG 0x2ull /* CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM */
@@ -41,6 +50,7 @@
 typedef cu_result (*event_create_fn)(CUevent *event, unsigned flags);
 typedef cu_result (*event_record_fn)(CUevent event, CUstream stream);
 typedef cu_result (*event_fn)(CUevent event);
+#define NOT_READY 600 /* CUDA_ERROR_NOT_READY */
 typedef cu_result (*launch_fn)(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                                unsigned by, unsigned bz, unsigned shmem, CUstream stream,
                                void **params, void **extra);
@@ -64,9 +74,8 @@ typedef struct pace {
     atomic_uint cap, duty;      /* launches in flight (0: no cap); per mille of each period */
     atomic_llong held_ns;       /* launches held back since the pacer last reported it */
     atomic_llong step_ns;       /* the open step's first launch (monotonic); 0: none open */
-    _Atomic float steps[STEPS]; /* closed steps in ms (0: a slot read or not yet written) */
-    atomic_uint steps_head;     /* slots taken by the program's threads */
-    unsigned steps_tail;        /* slots read by the pacer */
+    run_steps steps;            /* closed steps in ms */
+    unsigned long steps_lost;   /* dropped: more than RUN_STEPS in one report's time */
     pthread_mutex_t lock;
     CUevent ring[RING];         /* made on first use, in the launching thread's context */
     unsigned head, count;       /* the events in flight: ring[head], ... */
@@ -79,7 +88,7 @@ static atomic_int active; /* some device is paced now, or sampled: the wrappers 
 static struct {
     event_create_fn create;
     event_record_fn record;
-    event_fn sync;
+    event_fn sync, query;
 } ev;
 static pthread_once_t started = PTHREAD_ONCE_INIT;
 static pthread_t pacer;
@@ -125,15 +134,12 @@ static void ask_guard(pace *p)
     atomic_store(&p->duty, a.duty_permille ? a.duty_permille : 1000);
 }
 
+static void report_step(float ms, void *claim) { gctx_claim_report_step(claim, ms); }
+
 /* The steps closed since the last report, to the claim. */
 static void report_steps(pace *p)
 {
-    unsigned head = atomic_load(&p->steps_head);
-    for (; p->steps_tail != head; p->steps_tail++) {
-        float ms = atomic_exchange(&p->steps[p->steps_tail % STEPS], 0.0f);
-        if (ms > 0)
-            gctx_claim_report_step(p->claim, ms);
-    }
+    p->steps_lost += run_steps_read(&p->steps, report_step, p->claim);
 }
 
 static void *pacer_main(void *arg)
@@ -160,6 +166,14 @@ static void stop_at_exit(void)
     if (pacer_running && !pthread_equal(pacer, pthread_self()))
         pthread_join(pacer, NULL);
     pacer_running = 0;
+    for (unsigned i = 0; i < run.nb_devices; i++) {
+        unsigned long lost = paces[i].steps_lost + atomic_load(&paces[i].steps.lost);
+        if (lost)
+            fprintf(stderr,
+                    "greenctx run: device %d: %lu of the program's steps were not sampled "
+                    "(more than %d closed within 10 ms); the guard went by the others\n",
+                    run.devices[i].ordinal, lost, RUN_STEPS);
+    }
 }
 
 /* A forked child has no pacer thread: nothing may stay held back in it. */
@@ -175,10 +189,12 @@ static void forked_child(void)
     }
 }
 
+/* The legacy stream's functions: NULL is the legacy stream to ev.record, as to the driver's
+ * exported names (flags 0 would leave that to the driver). */
 static void *driver_fn(const char *name)
 {
     void *fn = NULL;
-    return run.drv.getproc(name, &fn, 12000, 0, NULL) == CU_OK ? fn : NULL;
+    return run.drv.getproc(name, &fn, 12000, LEGACY_FLAG, NULL) == CU_OK ? fn : NULL;
 }
 
 static void start(void)
@@ -199,9 +215,10 @@ static void start(void)
     *(void **)&ev.create = driver_fn("cuEventCreate");
     *(void **)&ev.record = driver_fn("cuEventRecord");
     *(void **)&ev.sync = driver_fn("cuEventSynchronize");
+    *(void **)&ev.query = driver_fn("cuEventQuery");
     pthread_atfork(NULL, NULL, forked_child);
     atomic_store(&active, any_active());
-    if (!guarded || !ev.create || !ev.record || !ev.sync)
+    if (!guarded || !ev.create || !ev.record || !ev.sync || !ev.query)
         return;
     if (atexit(stop_at_exit) != 0 || pthread_create(&pacer, NULL, pacer_main, NULL) != 0)
         run_die("the thread of the guard (pacing, or the steps it reports) could not start");
@@ -240,17 +257,25 @@ static void wait_oldest(pace *p)
     p->count--;
 }
 
+/* The newest launch in flight is still running. */
+static int still_running(const pace *p)
+{
+    return p->count && ev.query(p->ring[(p->head + p->count - 1) % RING]) == NOT_READY;
+}
+
 /* Holds the launch back as the guard says (lock held; t0: the launch's call). Past the
  * period's duty, the work in flight finishes, and the GPU then rests for as long as keeps its
  * busy time (from the period's start to that finish: launches are asynchronous, so the work
  * may outlast the period) at the duty's share; the rest is cut short when the guard gives more
- * (a burst's end). At the cap, the oldest launch finishes first. */
+ * (a burst's end). A period's end opens the next one only once its work is done. At the cap,
+ * the oldest launch finishes first. */
 static void hold(pace *p, unsigned cap, unsigned duty, long long t0)
 {
-    if (t0 - p->period_ns >= PERIOD_NS) {
+    int resting = duty < 1000 && p->launched && t0 - p->period_ns >= PERIOD_NS * duty / 1000;
+    if (t0 - p->period_ns >= PERIOD_NS && !(resting && still_running(p))) {
         p->period_ns = t0;
         p->launched = 0;
-    } else if (duty < 1000 && p->launched && t0 - p->period_ns >= PERIOD_NS * duty / 1000) {
+    } else if (resting) {
         while (p->count)
             wait_oldest(p);
         long long busy = now_ns() - p->period_ns, now;
@@ -318,10 +343,8 @@ static cu_result waited(cu_result r)
         return r;
     pace *p = current_pace();
     long long t0 = p && p->sampled ? atomic_exchange(&p->step_ns, 0) : 0;
-    if (t0 && r == CU_OK) {
-        unsigned slot = atomic_fetch_add(&p->steps_head, 1) % STEPS;
-        atomic_store(&p->steps[slot], (float)((now_ns() - t0) / 1e6));
-    }
+    if (t0 && r == CU_OK)
+        run_steps_put(&p->steps, (float)((now_ns() - t0) / 1e6));
     return r;
 }
 
@@ -428,12 +451,18 @@ void *run_pace_hook_for_symbol(const char *name)
     return call >= 0 && guarded() ? wrappers[call][v] : NULL;
 }
 
-void *run_pace_hook_for_proc(const char *symbol, unsigned long long flags, void *driver_fn)
+void *run_pace_hook_for_proc(const char *symbol, int version, unsigned long long flags,
+                             void *driver_fn)
 {
     int v, call = call_of(symbol, &v);
     if (call < 0 || v || !guarded())
         return NULL;
-    v = flags & PER_THREAD_FLAG ? 3 : 2;
+    /* Flags 0 leave the default stream to the driver: which one a NULL stream is, by what it
+     * handed out (a call of no stream is the same function in both). */
+    void *per_thread = NULL;
+    if (!flags)
+        run.drv.getproc(symbol, &per_thread, version, PER_THREAD_FLAG, NULL);
+    v = (flags & PER_THREAD_FLAG) || (per_thread && driver_fn == per_thread) ? 3 : 2;
     atomic_store(&real[call][v], driver_fn);
     return wrappers[call][v];
 }

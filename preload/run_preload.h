@@ -186,9 +186,11 @@ void *run_hook_for_proc(const char *symbol, int version, unsigned long long flag
  * _ptsz names, cuStreamSynchronize[_ptsz], cuCtxSynchronize, cuEventSynchronize) for a guarded
  * program (best-effort: paced; latency: its steps sampled), or NULL. */
 void *run_pace_hook_for_symbol(const char *name);
-/* The same for cuGetProcAddress's base name, remembering the driver's function (flags: per
- * thread default stream or not). */
-void *run_pace_hook_for_proc(const char *symbol, unsigned long long flags, void *driver_fn);
+/* The same for cuGetProcAddress's base name, remembering the driver's function (version and
+ * flags as the program asked; whether a NULL stream is the per-thread default stream, by
+ * what the driver handed out). */
+void *run_pace_hook_for_proc(const char *symbol, int version, unsigned long long flags,
+                             void *driver_fn);
 
 /* ---- run_fault.c: a context that died of a sticky fault ----------------------------------- */
 

@@ -71,6 +71,13 @@ GCTXSIM_API int gctxsim_stream_waits(CUstream stream, CUstream *waited_for, int 
  * included (cuGetProcAddress and cuGetProcAddress_v2 count together); -1 if unknown. */
 GCTXSIM_API long gctxsim_calls(const char *symbol);
 
+/* cuLaunchKernel or cuEventRecord calls on a default stream since load or the last reset, by
+ * which: CU_STREAM_LEGACY ((CUstream)1: NULL through the legacy entry points, or that handle)
+ * or CU_STREAM_PER_THREAD ((CUstream)2: NULL through the _ptsz ones that cuGetProcAddress
+ * hands out for the per-thread flag, or that handle); -1 for another symbol or handle. What a
+ * wrapper of launches must keep: its own calls on the stream its caller's launch went to. */
+GCTXSIM_API long gctxsim_default_stream_calls(const char *symbol, CUstream which);
+
 /* Why the simulator refused the configuration the environment asked for (an unknown model in
  * GREENCTX_SIM_DEVICES, a malformed GREENCTX_SIM_DRIVER_VERSION or GREENCTX_SIM_FAIL): a
  * message naming the variable and what is valid; cuInit then fails with

@@ -42,10 +42,12 @@ void sim_unlock(void);
 gcu_result sim_enter(int sym, bool need_init);
 
 /* Every entry point has this shape, so counting, faults and locking cannot be forgotten. */
-#define SIM_BEGIN_(name, need_init)                                                             \
+#define SIM_BEGIN_(name, need_init) SIM_BEGIN_SYM(SIM_SYM_##name, need_init)
+/* The same for a helper that serves several entry points (sym: the one called). */
+#define SIM_BEGIN_SYM(sym, need_init)                                                           \
     gcu_result rc = GCU_SUCCESS;                                                                \
     sim_lock();                                                                                 \
-    rc = sim_enter(SIM_SYM_##name, need_init);                                                  \
+    rc = sim_enter(sym, need_init);                                                             \
     if (rc != GCU_SUCCESS)                                                                      \
     goto out
 #define SIM_BEGIN(name) SIM_BEGIN_(name, true)
@@ -139,6 +141,7 @@ typedef struct sim_state {
     int ndev;
     const sim_model *dev[SIM_MAX_DEVICES];
     unsigned wq_limit; /* default wqConcurrencyLimit */
+    bool default_per_thread; /* cuGetProcAddress's flags 0 give the _ptsz entry points */
     uint32_t epoch;    /* bumped by gctxsim_reset: older handles and resources go stale */
     unsigned long long next_green_id;
     int descs_made;
@@ -235,6 +238,7 @@ typedef struct sim_green {
     unsigned long long id;
     unsigned wq_limit;
     int wq_scope;
+    long long default_done_ns; /* when the spinning work of its default streams ends */
 } sim_green;
 
 typedef struct sim_desc {
@@ -275,6 +279,23 @@ int sim_events_live(void);
 gcu_result sim_stream_ctx(CUstream s, sim_ctx *out);
 /* Adds ns of modelled work to a created stream's clock (default streams keep none). */
 void sim_stream_advance(CUstream s, double ns);
+/* Queues ns of real time of a spinning kernel on stream s of context c (sim_streams.c). */
+void sim_stream_run(CUstream s, const sim_ctx *c, long long ns);
+/* When the spinning work of every stream of context c ends (CLOCK_MONOTONIC ns). */
+long long sim_ctx_done_ns(const sim_ctx *c);
+/* Sleeps until t (CLOCK_MONOTONIC ns), lock not held: a synchronize's wait for spinning work,
+ * while other threads call the driver, as on a GPU. */
+void sim_sleep_until(long long t);
+/* The default-stream handles (cuda.h's CU_STREAM_LEGACY, CU_STREAM_PER_THREAD). */
+#define SIM_STREAM_LEGACY ((CUstream)0x1)
+#define SIM_STREAM_PER_THREAD ((CUstream)0x2)
+/* Counts a call of cuLaunchKernel or cuEventRecord on a default stream, by kind. */
+void sim_count_default_stream(int sym, CUstream s);
+/* gctxsim_default_stream_calls without the lock. */
+long sim_default_stream_calls(const char *symbol, CUstream which);
+/* The per-thread default stream's variant (_ptsz) of an entry point that takes a stream, or
+ * NULL when it has none (sim_per_thread.c). */
+void *sim_per_thread_proc(const char *symbol);
 
 /* ---- memory (sim_memory.c) ---------------------------------------------------------------- */
 

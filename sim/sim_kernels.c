@@ -1,7 +1,8 @@
 /*
  * Code loading, kernel launches and graphs. The simulated driver runs the library's %smid
  * observation kernel (src/observe.c, entry greenctx_smid), so that gctx_stream_observe_sms
- * works, and fails call by call, without a GPU; and the kernels a program registered with a
+ * works, and fails call by call, without a GPU (its blocks spin for its spin_ns, in real
+ * time: sim_streams.c); and the kernels a program registered with a
  * cost model (gctxsim_kernel_model: a benchmark's), whose launch advances its stream's clock
  * by the model's time, so that events time it, and computes nothing. Every other image answers
  * CUDA_ERROR_NOT_SUPPORTED (callers treat that as "needs a real GPU"), and so do graphs.
@@ -239,6 +240,11 @@ static gcu_result launch(gcu_function fn, unsigned gx, unsigned gy, unsigned gz,
                 return GCU_ERROR_INVALID_VALUE;
             memcpy(slot, &(uint32_t){1}, 4);
         }
+        /* Its blocks spin spin_ns each, in as many waves as the context's SMs need. */
+        unsigned long long spin = params[1] ? *(const unsigned long long *)params[1] : 0;
+        unsigned long long resident = (unsigned long long)n * per_sm;
+        if (spin && n)
+            sim_stream_run(stream, &c, (long long)(spin * ((blocks + resident - 1) / resident)));
     }
     last_launch.made = 1;
     last_launch.blocks = blocks;
@@ -253,6 +259,7 @@ gcu_result sim_cuLaunchKernel(gcu_function fn, unsigned gx, unsigned gy, unsigne
     (void)extra;
     SIM_BEGIN(cuLaunchKernel);
     SIM_CHECK(launch(fn, gx, gy, gz, bx, by, bz, shmem, stream, params, 0));
+    sim_count_default_stream(SIM_SYM_cuLaunchKernel, stream);
     SIM_END();
 }
 

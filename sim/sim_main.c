@@ -88,6 +88,12 @@ static void load_config(void)
         sim.driver_version = (int)version;
     env = getenv("GREENCTX_SIM_DEVICES");
     load_devices(env && *env ? env : "h200");
+    env = getenv("GREENCTX_SIM_DEFAULT_STREAM");
+    sim.default_per_thread = env && strcmp(env, "per-thread") == 0;
+    if (env && *env && !sim.default_per_thread && strcmp(env, "legacy") != 0)
+        sim_config_refuse("GREENCTX_SIM_DEFAULT_STREAM=%s: legacy or per-thread (the default "
+                          "stream of what cuGetProcAddress's flags 0 hands out)",
+                          env);
     env = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
     long limit = env ? strtol(env, NULL, 10) : 0;
     sim.wq_limit = limit > 0 && limit <= 1024 ? (unsigned)limit : 32u;
@@ -201,7 +207,13 @@ gcu_result sim_cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
         status = GCU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
     else if (found->version > cudaVersion)
         status = GCU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
-    *pfn = status == GCU_GET_PROC_ADDRESS_SUCCESS ? found->fn : NULL;
+    /* Flags 1 and 2 ask for the legacy or the per-thread default stream's entry points; 0 for
+     * the driver's default, which its documentation leaves open: GREENCTX_SIM_DEFAULT_STREAM
+     * picks it (legacy unless set), so that callers are tested against both. */
+    void *per_thread = flags == 2 || (flags == 0 && sim.default_per_thread)
+                           ? sim_per_thread_proc(symbol)
+                           : NULL;
+    *pfn = status != GCU_GET_PROC_ADDRESS_SUCCESS ? NULL : per_thread ? per_thread : found->fn;
     if (symbolStatus)
         *symbolStatus = status;
     SIM_END();

@@ -1,10 +1,18 @@
 /*
- * Streams and events. Work "completes" at once: the simulator runs nothing, it only tracks
- * which context (and so which SMs) a stream's work would run in, and the driver's error codes.
- * A stream keeps a clock that only modelled kernels advance (sim_stream_advance): an event
- * records it, so the time between two events of one stream is the modelled time of the work
- * between them (0 without modelled kernels). Streams do not slow each other down.
+ * Streams and events. The simulator computes nothing: it tracks which context (and so which
+ * SMs) a stream's work would run in, and the driver's error codes. A stream keeps a clock that
+ * only modelled kernels advance (sim_stream_advance): an event records it, so the time between
+ * two events of one stream is the modelled time of the work between them (0 without modelled
+ * kernels). Kernels that spin (sim_stream_run) take real time instead, one after another on
+ * their stream, so that a program (or a pacer) that waits for its work waits as on a GPU:
+ * synchronizes sleep until the work ends, queries answer CUDA_ERROR_NOT_READY before. A
+ * context's default streams (legacy and per-thread) share one queue. Streams do not slow
+ * each other down.
  */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
 #include "sim_internal.h"
 
 typedef struct sim_stream {
@@ -20,6 +28,7 @@ typedef struct sim_stream {
     unsigned waits;
     CUstream waited_for[SIM_WAITS_KEPT];
     double clock_ns; /* the modelled work submitted so far */
+    long long done_ns; /* when its spinning work ends (CLOCK_MONOTONIC) */
 } sim_stream;
 
 typedef struct sim_event {
@@ -29,6 +38,7 @@ typedef struct sim_event {
     bool recorded;
     CUstream recorded_on; /* by cuEventRecord; NULL after a green-context record */
     double at_ns;         /* its stream's clock when recorded */
+    long long done_ns;    /* when the work before it ends (CLOCK_MONOTONIC) */
 } sim_event;
 
 static sim_pool streams = {.item_size = sizeof(sim_stream), .tag = SIM_TAG_STREAM};
@@ -46,10 +56,32 @@ static sim_stream *created_stream(CUstream s)
 
 static sim_event *event_get(CUevent e) { return sim_pool_get(&events, (uintptr_t)e); }
 
+static long long primary_done_ns[SIM_MAX_DEVICES]; /* the primary contexts' default streams */
+/* cuLaunchKernel and cuEventRecord calls on a default stream: [0] the legacy one (NULL through
+ * the legacy entry points, or CU_STREAM_LEGACY), [1] the per-thread one. */
+static long default_calls[2][2];
+
 void sim_streams_reset(void)
 {
     sim_pool_clear(&streams);
     sim_pool_clear(&events);
+    memset(primary_done_ns, 0, sizeof primary_done_ns);
+    memset(default_calls, 0, sizeof default_calls);
+}
+
+static long long now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)t.tv_sec * 1000000000ll + t.tv_nsec;
+}
+
+void sim_sleep_until(long long t)
+{
+    struct timespec ts = {(time_t)(t / 1000000000ll), (long)(t % 1000000000ll)};
+    if (t > now_ns())
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+            continue;
 }
 
 /* What a stream answers once its green context is destroyed: 709 up to 13.0 (the driver has
@@ -100,6 +132,51 @@ void sim_stream_advance(CUstream s, double ns)
     sim_stream *st = created_stream(s);
     if (st)
         st->clock_ns += ns;
+}
+
+/* When the spinning work queued on stream s (of context c) so far ends. */
+static long long *done_at(CUstream s, const sim_ctx *c)
+{
+    sim_stream *st = created_stream(s);
+    if (st)
+        return &st->done_ns;
+    return c->green ? &c->green->default_done_ns : &primary_done_ns[c->dev];
+}
+
+void sim_stream_run(CUstream s, const sim_ctx *c, long long ns)
+{
+    long long *done = done_at(s, c), now = now_ns();
+    *done = (*done > now ? *done : now) + ns;
+}
+
+void sim_count_default_stream(int sym, CUstream s)
+{
+    int call = sym == SIM_SYM_cuEventRecord;
+    if (is_default_stream(s) && (call || sym == SIM_SYM_cuLaunchKernel))
+        default_calls[call][s == SIM_STREAM_PER_THREAD]++;
+}
+
+long sim_default_stream_calls(const char *symbol, CUstream which)
+{
+    int call = strcmp(symbol, "cuEventRecord") == 0;
+    if ((!call && strcmp(symbol, "cuLaunchKernel") != 0) ||
+        (which != SIM_STREAM_LEGACY && which != SIM_STREAM_PER_THREAD))
+        return -1;
+    return default_calls[call][which == SIM_STREAM_PER_THREAD];
+}
+
+/* When the spinning work of every stream of context c ends. */
+long long sim_ctx_done_ns(const sim_ctx *c)
+{
+    long long done = *done_at(NULL, c);
+    for (uint32_t i = 0; i < streams.count; i++) {
+        const sim_stream *s = sim_pool_at(&streams, i);
+        if (s && s->dev == c->dev && s->done_ns > done &&
+            (c->green ? sim_green_get(s->green) == c->green && s->green_id == c->green->id
+                      : !s->green))
+            done = s->done_ns;
+    }
+    return done;
 }
 
 static double stream_clock(CUstream s)
@@ -185,20 +262,43 @@ gcu_result sim_cuStreamDestroy(CUstream stream)
     SIM_END();
 }
 
+/* What a synchronize or a query (sym) waits for: the work queued on the stream so far, or
+ * (cuEvent*) that before the event's record. When it ends, in *done. */
+static gcu_result work_done(int sym, CUstream stream, CUevent event, long long *done)
+{
+    SIM_BEGIN_SYM(sym, true);
+    sim_ctx c;
+    const sim_event *e = event_get(event);
+    bool of_event = sym == SIM_SYM_cuEventSynchronize || sym == SIM_SYM_cuEventQuery;
+    SIM_FAIL_IF(of_event && !e, GCU_ERROR_INVALID_HANDLE);
+    if (!of_event)
+        SIM_CHECK(sim_stream_ctx(stream, &c));
+    *done = of_event ? e->done_ns : *done_at(stream, &c);
+    SIM_END();
+}
+
+/* A synchronize sleeps until that work is done (lock not held); a query answers NOT_READY
+ * before. */
+static gcu_result wait_or_query(int sym, CUstream stream, CUevent event)
+{
+    long long done = 0;
+    gcu_result rc = work_done(sym, stream, event, &done);
+    bool wait = sym == SIM_SYM_cuStreamSynchronize || sym == SIM_SYM_cuEventSynchronize;
+    if (rc == GCU_SUCCESS && wait)
+        sim_sleep_until(done);
+    else if (rc == GCU_SUCCESS && done > now_ns())
+        rc = GCU_ERROR_NOT_READY;
+    return rc;
+}
+
 gcu_result sim_cuStreamSynchronize(CUstream stream)
 {
-    SIM_BEGIN(cuStreamSynchronize);
-    sim_ctx c;
-    SIM_CHECK(sim_stream_ctx(stream, &c));
-    SIM_END();
+    return wait_or_query(SIM_SYM_cuStreamSynchronize, stream, NULL);
 }
 
 gcu_result sim_cuStreamQuery(CUstream stream)
 {
-    SIM_BEGIN(cuStreamQuery);
-    sim_ctx c;
-    SIM_CHECK(sim_stream_ctx(stream, &c));
-    SIM_END();
+    return wait_or_query(SIM_SYM_cuStreamQuery, stream, NULL);
 }
 
 gcu_result sim_cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int flags)
@@ -304,26 +404,29 @@ gcu_result sim_cuEventRecord(CUevent event, CUstream stream)
     sim_ctx c;
     SIM_CHECK(sim_stream_ctx(stream, &c));
     SIM_FAIL_IF(c.dev != e->dev, GCU_ERROR_INVALID_HANDLE);
+    sim_count_default_stream(SIM_SYM_cuEventRecord, stream);
     e->recorded = true;
     e->recorded_on = stream;
     e->at_ns = stream_clock(stream);
+    e->done_ns = *done_at(stream, &c);
     SIM_END();
 }
 
 gcu_result sim_cuEventSynchronize(CUevent event)
 {
-    SIM_BEGIN(cuEventSynchronize);
-    SIM_FAIL_IF(!event_get(event), GCU_ERROR_INVALID_HANDLE);
-    SIM_END();
+    return wait_or_query(SIM_SYM_cuEventSynchronize, NULL, event);
 }
+
+gcu_result sim_cuEventQuery(CUevent event) { return wait_or_query(SIM_SYM_cuEventQuery, NULL, event); }
 
 gcu_result sim_cuEventElapsedTime(float *ms, CUevent start, CUevent end)
 {
     SIM_BEGIN(cuEventElapsedTime);
     SIM_FAIL_IF(!ms, GCU_ERROR_INVALID_VALUE);
     const sim_event *a = event_get(start), *b = event_get(end);
-    if (!a || !b || !a->recorded || !b->recorded || ((a->flags | b->flags) & GCU_EVENT_DISABLE_TIMING))
-        SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
+    SIM_FAIL_IF(!a || !b || !a->recorded || !b->recorded ||
+                    ((a->flags | b->flags) & GCU_EVENT_DISABLE_TIMING),
+                GCU_ERROR_INVALID_HANDLE);
     *ms = b->at_ns > a->at_ns ? (float)((b->at_ns - a->at_ns) * 1e-6) : 0.0f;
     SIM_END();
 }
@@ -338,6 +441,7 @@ gcu_result sim_cuGreenCtxRecordEvent(CUgreenCtx ctx, CUevent event)
     e->recorded = true;
     e->recorded_on = NULL;
     e->at_ns = 0.0;
+    e->done_ns = sim_ctx_done_ns(&(sim_ctx){g->dev, (sim_green *)g}); /* all its work */
     SIM_END();
 }
 

@@ -84,6 +84,14 @@ GCTXSIM_API int gctxsim_stream_waits(CUstream stream, CUstream *waited_for, int 
     return n;
 }
 
+GCTXSIM_API long gctxsim_default_stream_calls(const char *symbol, CUstream which)
+{
+    sim_lock();
+    long n = symbol ? sim_default_stream_calls(symbol, which) : -1;
+    sim_unlock();
+    return n;
+}
+
 GCTXSIM_API long gctxsim_calls(const char *symbol)
 {
     int sym = sim_symbol_index(symbol);

@@ -272,6 +272,7 @@ typedef gcu_result (*gcu_pfn_cuGetProcAddress)(const char *symbol, void **pfn, i
     X(cuCtxGetStreamPriorityRange, 5050, 1, (int *least, int *greatest))                        \
     X(cuStreamCreate, 2000, 1, (CUstream * stream, unsigned int flags))                         \
     X(cuStreamQuery, 2000, 1, (CUstream stream))                                                \
+    X(cuEventQuery, 2000, 1, (CUevent event))                                                   \
     X(cuStreamGetFlags, 5050, 1, (CUstream stream, unsigned int *flags))                        \
     X(cuEventElapsedTime, 2000, 1, (float *ms, CUevent start, CUevent end))                     \
     X(cuMemGetInfo, 3020, 1, (size_t *free_bytes, size_t *total_bytes))                         \

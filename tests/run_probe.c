@@ -30,12 +30,16 @@
  *   sm_counts      prints each device's SM count as a program reads it: cuDeviceGetAttribute
  *                  through cuGetProcAddress and by its exported name (as -lcuda binds it),
  *                  cuDeviceGetDevResource; fails when they disagree
- *   steps S MS [direct]  for S seconds: a launch, then (MS > 0) MS ms of host work and a
- *                  wait for it (a latency program's step), or (MS 0) launches without end, a
- *                  wait every 100 (a best-effort hog); prints its launches and, on the
- *                  simulated driver, the event records and waits the driver saw (what greenctx
- *                  run's pacing made), and the file of the function its launches called.
- *                  `direct`: launches and waits by their exported names
+ *   steps S MS [direct] [KERNEL_MS]  for S seconds: a launch, then (MS > 0) MS ms of host
+ *                  work and a wait for it (a latency program's step), or (MS 0) launches
+ *                  without end, a wait every 100 or every 200 ms of kernels (a best-effort
+ *                  hog); prints its launches and, on the simulated driver, the event records
+ *                  and waits the driver saw (what greenctx run's pacing made) and on which
+ *                  default stream its launches and the records went (legacy, per-thread),
+ *                  and the file of the function its launches called. `direct`: launches and
+ *                  waits by their exported names.
+ *                  KERNEL_MS: each kernel runs that long (it spins); prints the share of the
+ *                  second half of the run (after a wait) that the GPU ran its kernels
  *   persistent [count]  on device 0, prints its "count:" line (the above, and
  *                  cuCtxGetDevResource of the primary context), then sizes grids by that count
  *                  as persistent kernels do: one block of 200 KB of shared memory (one fits per
@@ -570,11 +574,13 @@ static int sm_counts(void)
 static const char persistent_ptx[] =
     ".version 7.0\n.target sm_70\n.address_size 64\n"
     ".visible .entry greenctx_smid(.param .u64 flags, .param .u64 spin)\n{\n"
-    "  .reg .b32 r<3>;\n  .reg .b64 rd<3>;\n  .reg .pred q;\n"
+    "  .reg .b32 r<3>;\n  .reg .b64 rd<6>;\n  .reg .pred q;\n"
     "  mov.u32 r0, %tid.x;\n  setp.ne.u32 q, r0, 0;\n  @q bra END;\n"
     "  ld.param.u64 rd0, [flags];\n  cvta.to.global.u64 rd0, rd0;\n"
     "  mov.u32 r1, %smid;\n  and.b32 r1, r1, 1023;\n  mul.wide.u32 rd1, r1, 4;\n"
     "  add.s64 rd2, rd0, rd1;\n  mov.u32 r2, 1;\n  st.global.u32 [rd2], r2;\n"
+    "  ld.param.u64 rd3, [spin];\n  mov.u64 rd4, %globaltimer;\n  add.u64 rd3, rd3, rd4;\n"
+    "SPIN:\n  mov.u64 rd5, %globaltimer;\n  setp.lt.u64 q, rd5, rd3;\n  @q bra SPIN;\n"
     "END:\n  ret;\n}\n";
 
 /* One launch of `blocks` blocks of 128 threads and 200 KB; prints its case's line. */
@@ -649,7 +655,7 @@ static double seconds_now(void)
     return (double)t.tv_sec + t.tv_nsec / 1e9;
 }
 
-static int steps(double seconds, double step_ms, int direct)
+static int steps(double seconds, double step_ms, int direct, double kernel_ms)
 {
     load(0);
     if (direct) {
@@ -666,18 +672,32 @@ static int steps(double seconds, double step_ms, int direct)
     check(p.mem_alloc(&flags, 4096), "cuMemAlloc");
     if (p.failed)
         return 1;
-    unsigned long long spin = 0, launches = 0;
+    unsigned long long spin = (unsigned long long)(kernel_ms * 1e6), launches = 0;
+    unsigned long long half_launches = 0;
+    /* A hog waits every 100 launches, or 200 ms of its kernels. */
+    unsigned long long wait_every = kernel_ms > 2 ? (unsigned long long)(200 / kernel_ms) : 100;
     void *args[] = {&flags, &spin};
-    for (double end = seconds_now() + seconds; seconds_now() < end && !p.failed;) {
+    double start = seconds_now(), half = 0;
+    for (double end = start + seconds; seconds_now() < end && !p.failed;) {
         check(p.launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, args, NULL), "cuLaunchKernel");
         launches++;
         if (step_ms > 0)
             usleep((useconds_t)(step_ms * 1000));
-        if (step_ms > 0 || launches % 100 == 0)
+        /* The second half starts once the first one's work is done. */
+        int halfway = !half && seconds_now() >= start + seconds / 2;
+        if (step_ms > 0 || launches % wait_every == 0 || halfway)
             check(p.stream_sync(NULL), "cuStreamSynchronize");
+        if (halfway)
+            half = seconds_now(), half_launches = launches;
     }
+    check(p.stream_sync(NULL), "cuStreamSynchronize");
+    if (kernel_ms > 0 && half)
+        printf("gpu_share %.3f\n",
+               (double)(launches - half_launches) * kernel_ms / 1e3 / (seconds_now() - half));
     long (*calls)(const char *) = NULL;
+    long (*on_default)(const char *, CUstream) = NULL;
     *(void **)&calls = dlsym(p.lib, "gctxsim_calls");
+    *(void **)&on_default = dlsym(p.lib, "gctxsim_default_stream_calls");
     /* Whose function the program's launches called: the driver's own, or a wrapper. */
     Dl_info where;
     const char *file = dladdr(*(void **)&p.launch, &where) && where.dli_fname
@@ -689,6 +709,11 @@ static int steps(double seconds, double step_ms, int direct)
         printf(" event_records %ld event_waits %ld", calls("cuEventRecord"),
                calls("cuEventSynchronize"));
     printf("\n");
+    /* The default streams: (CUstream)1 legacy, (CUstream)2 per-thread. */
+    if (on_default)
+        printf("launches legacy %ld per_thread %ld, event_records legacy %ld per_thread %ld\n",
+               on_default("cuLaunchKernel", (CUstream)1), on_default("cuLaunchKernel", (CUstream)2),
+               on_default("cuEventRecord", (CUstream)1), on_default("cuEventRecord", (CUstream)2));
     return p.failed;
 }
 
@@ -779,9 +804,11 @@ int main(int argc, char **argv)
     }
     if (argc >= 2 && strcmp(argv[1], "sm_counts") == 0)
         return sm_counts();
-    if (argc >= 4 && strcmp(argv[1], "steps") == 0)
-        return steps(strtod(argv[2], NULL), strtod(argv[3], NULL),
-                     argc >= 5 && strcmp(argv[4], "direct") == 0);
+    if (argc >= 4 && strcmp(argv[1], "steps") == 0) {
+        int direct = argc >= 5 && strcmp(argv[4], "direct") == 0;
+        return steps(strtod(argv[2], NULL), strtod(argv[3], NULL), direct,
+                     argc >= 5 + direct ? strtod(argv[4 + direct], NULL) : 0);
+    }
     if (argc >= 2 && strcmp(argv[1], "persistent") == 0)
         return persistent(argc >= 3 && strcmp(argv[2], "count") == 0);
     if (argc >= 2 && strcmp(argv[1], "claim_fd") == 0) {
@@ -808,6 +835,7 @@ int main(int argc, char **argv)
     fprintf(stderr, "usage: run_probe confined|direct N | refusals | foreign_bind | "
                     "second_driver PATH | spawn CASE... | parent N HOW CASE... | no_part | "
                     "sleep S | sigchld_ignored CMD... | fault | noop | claim_fd | hold DIR | "
-                    "closefrom | env NAME | sm_counts | steps S MS [direct] | persistent [count]\n");
+                    "closefrom | env NAME | sm_counts | steps S MS [direct] [KERNEL_MS] | "
+                    "persistent [count]\n");
     return 2;
 }

@@ -560,6 +560,17 @@ PY
     has "$out" "count: cuDeviceGetAttribute 16, exported 16, cuDeviceGetDevResource 16, cuCtxGetDevResource 16"
     has "$out" "case cooperative: ok"
     has "$out" "case too_large: ok"
+    # Paced: a best-effort program of 20 ms kernels launched back to back, beside a latency
+    # program over its target (3 ms steps, 1 ms asked), gets about its duty's share of the
+    # time (level 4: its floor's, 7 %), not the whole GPU.
+    "$tool" run --sms 16 --class latency:1ms -- "$probe" steps 20 3 >"$copy/latency" 2>&1 &
+    latency=$!
+    sleep 1
+    run 0 run --sms rest --class best-effort -- "$probe" steps 6 0 20
+    awk '$1 == "gpu_share" { ok = $2 > 0 && $2 < 0.25 } END { exit !ok }' "$out" ||
+        fail "the paced program's kernels ran for more than its duty's share, or never"
+    kill $latency
+    wait $latency
     ;;
 *)
     echo "unknown case $1"

@@ -80,6 +80,35 @@ for e in sys.argv[2:]:
 PY
 }
 
+# until_ps SECONDS PYTHON...: the expressions hold for `ps --json` within SECONDS.
+until_ps() {
+    limit=$(($1 * 10))
+    shift
+    i=0
+    until "$tool" --sim h200 ps --json >"$work/ps.json" 2>"$work/ps.err" &&
+        python3 - "$work/ps.json" "$@" <<'PY'
+import json, sys
+dev = json.load(open(sys.argv[1]))["devices"][0]
+claims = {c["pid"]: c for c in dev["claims"]}
+sys.exit(0 if all(eval(e) for e in sys.argv[2:]) else 1)
+PY
+    do
+        i=$((i + 1))
+        [ $i -gt $limit ] && { fail "ps --json never had $*: $(cat "$work/ps.json")"; return 1; }
+        sleep 0.1
+    done
+}
+# tenant NAME RUN-OPTIONS... -- PROBE-ARGS: in the background; the tool's pid (the claim's)
+# in $tool_pid, its program's in $program once it runs.
+tenant() {
+    name=$1
+    shift
+    "$tool" --sim h200 run "$@" >"$work/$name.out" 2>"$work/$name.err" &
+    tool_pid=$!
+    until_ps 30 "$tool_pid in claims" || return 1
+    program=$(cat /proc/$tool_pid/task/$tool_pid/children 2>/dev/null)
+}
+
 case "$1" in
 claims)
     hold a --sms 64 --label first
@@ -391,34 +420,6 @@ pacing)
     run 0 --sim h200 run --sms 16 -- "$probe" steps 0.5 0
     has "$out" "event_records 0 event_waits 0"
     has "$out" "launch in $(basename "$GREENCTX_SIM_LIBRARY")"
-    # until_ps SECONDS PYTHON...: the expressions hold for `ps --json` within SECONDS.
-    until_ps() {
-        limit=$(($1 * 10))
-        shift
-        i=0
-        until "$tool" --sim h200 ps --json >"$work/ps.json" 2>"$work/ps.err" &&
-            python3 - "$work/ps.json" "$@" <<'PY'
-import json, sys
-dev = json.load(open(sys.argv[1]))["devices"][0]
-claims = {c["pid"]: c for c in dev["claims"]}
-sys.exit(0 if all(eval(e) for e in sys.argv[2:]) else 1)
-PY
-        do
-            i=$((i + 1))
-            [ $i -gt $limit ] && { fail "ps --json never had $*: $(cat "$work/ps.json")"; return 1; }
-            sleep 0.1
-        done
-    }
-    # tenant NAME RUN-OPTIONS... -- PROBE-ARGS: in the background; the tool's pid (the claim's)
-    # in $tool_pid, its program's in $program once it runs.
-    tenant() {
-        name=$1
-        shift
-        "$tool" --sim h200 run "$@" >"$work/$name.out" 2>"$work/$name.err" &
-        tool_pid=$!
-        until_ps 30 "$tool_pid in claims" || return 1
-        program=$(cat /proc/$tool_pid/task/$tool_pid/children 2>/dev/null)
-    }
     # The latency program's waits by cuGetProcAddress, the hog's launches by their exported
     # names (as -lcuda binds them); the other way round below.
     tenant latency --sms 16 --class latency:1ms -- "$probe" steps 60 3
@@ -493,6 +494,34 @@ PY
     run 0 --sim h200 run --sms rest --class best-effort -- "$probe" steps 0.5 0
     has "$out" "event_records 0 event_waits 0"
     has "$out" "launch in libgreenctx_preload.so"
+    ;;
+paced_kernels)
+    # A best-effort program whose kernels run 20 ms each (two periods of its duty cycle),
+    # launched back to back, held by the guard at level 4 (one launch in flight, 7 % of the
+    # time): each launch comes a period or more after the last one's, while that one still
+    # runs. The GPU rests all the same: it runs the program's kernels for about the duty's
+    # share of the time, not all of it. Its launches are what cuGetProcAddress's flags 0
+    # gave, here the per-thread default stream's: the pace's marker events go to that
+    # stream too, never to the legacy one (which would make the program's streams wait).
+    tenant latency --sms 16 --class latency:1ms -- "$probe" steps 60 3
+    l=$tool_pid l_program=$program
+    # Over its target before the hog starts: the hog's first launches (to its first wait, 200
+    # ms of work) go before its guard says anything, the next ones are held.
+    until_ps 30 "claims[$l]['tenant']['step_ms'] >= 2.5"
+    export GREENCTX_SIM_DEFAULT_STREAM=per-thread
+    tenant hog --sms rest --class best-effort -- "$probe" steps 6 0 20
+    b=$tool_pid
+    unset GREENCTX_SIM_DEFAULT_STREAM
+    until_ps 30 "claims[$b]['tenant']['guard_level'] == 4" \
+        "0 < claims[$b]['tenant']['duty_permille'] < 100"
+    wait $b || fail "the paced program failed: $(cat "$work/hog.err")"
+    cat "$work/hog.out"
+    awk '$1 == "gpu_share" { ok = $2 > 0 && $2 < 0.25 } END { exit !ok }' "$work/hog.out" ||
+        fail "the GPU ran the paced program's kernels for more than its duty's share, or never"
+    grep -E "^launches legacy 0 per_thread [1-9][0-9]*, event_records legacy 0 per_thread [1-9]" \
+        "$work/hog.out" >/dev/null || fail "the pace's events went to another stream than its launches"
+    kill -9 $l_program
+    wait $l
     ;;
 structured)
     # GREENCTX_CLAIM_GRANULES=structured (from tests/tenants.cmake), co-scheduled granules (15

@@ -87,8 +87,5 @@ void check_co_residency(void)
     D.cuCtxSetCurrent(primary);
     D.cuModuleUnload(mod);
     D.cuMemFree(flags);
-    D.cuCtxSetCurrent(NULL);
-    D.cuGreenCtxDestroy(g);
-    D.cuDevicePrimaryCtxRelease(0);
-    check(live("all") == 0, "nothing left alive (%d)", live("all"));
+    release_h200_with_16_sms(g);
 }

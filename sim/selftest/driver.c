@@ -18,6 +18,7 @@ void (*fail_after)(const char *, int, int);
 const char *(*config_error)(void);
 int (*kernel_model)(const char *, gctxsim_work_fn, void *);
 int (*last_launch)(unsigned long long *, unsigned long long *);
+long (*default_stream_calls)(const char *, CUstream);
 
 int passed, failed;
 
@@ -81,8 +82,9 @@ void load(const char *path)
     *(void **)&config_error = dlsym(lib, "gctxsim_config_error");
     *(void **)&kernel_model = dlsym(lib, "gctxsim_kernel_model");
     *(void **)&last_launch = dlsym(lib, "gctxsim_last_launch");
+    *(void **)&default_stream_calls = dlsym(lib, "gctxsim_default_stream_calls");
     if (!get_proc || !live || !res_ids || !green_ids || !stream_ids || !calls || !reset ||
-        !fail_after || !config_error || !kernel_model || !last_launch) {
+        !fail_after || !config_error || !kernel_model || !last_launch || !default_stream_calls) {
         fprintf(stderr, "%s lacks an exported symbol\n", path);
         exit(2);
     }

@@ -42,6 +42,14 @@ void h200_with_16_sms(CUcontext *primary, CUgreenCtx *green, CUcontext *as16)
     D.cuCtxFromGreenCtx(as16, *green);
 }
 
+void release_h200_with_16_sms(CUgreenCtx green)
+{
+    D.cuCtxSetCurrent(NULL);
+    D.cuGreenCtxDestroy(green);
+    D.cuDevicePrimaryCtxRelease(0);
+    check(live("all") == 0, "nothing left alive (%d)", live("all"));
+}
+
 gcu_dev_resource ctx_resource(CUgreenCtx g)
 {
     gcu_dev_resource r;

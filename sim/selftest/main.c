@@ -7,7 +7,9 @@
  *     same operation is run on the simulator, printed in the same format and compared as text;
  *  2. behaviour the measurements do not cover: version gating, 13.1+ splits, workqueues,
  *     locality, faults, handle validation, kernels registered with a cost model, co-residency
- *     (occupancy, cooperative launches, persistent grids), threads and live-object accounting.
+ *     (occupancy, cooperative launches, persistent grids), kernels that take time and the
+ *     waits for them, the per-thread default stream's entry points, threads and live-object
+ *     accounting.
  * Ends with "sim_reproduces_h200: N passed, M failed" and exits non-zero on any failure.
  */
 #include <stdio.h>
@@ -46,6 +48,7 @@ int main(int argc, char **argv)
     check_errors_and_faults();
     check_kernel_model();
     check_co_residency();
+    check_waits();
     check_threads();
 
     printf("sim_reproduces_h200: %d passed, %d failed\n", passed, failed);

@@ -34,6 +34,7 @@ extern void (*fail_after)(const char *, int, int);
 extern const char *(*config_error)(void);
 extern int (*kernel_model)(const char *, gctxsim_work_fn, void *);
 extern int (*last_launch)(unsigned long long *, unsigned long long *);
+extern long (*default_stream_calls)(const char *, CUstream);
 
 extern int passed, failed;
 
@@ -70,6 +71,8 @@ gcu_dev_resource ctx_resource(CUgreenCtx g);
 /* The simulated H200 (driver 13.0) with its primary context current and a green context of
  * 16 SMs (green, and as a CUcontext: as16), what the kernel checks launch on. */
 void h200_with_16_sms(CUcontext *primary, CUgreenCtx *green, CUcontext *as16);
+/* Its end, once the check released what it made: nothing may be left alive. */
+void release_h200_with_16_sms(CUgreenCtx green);
 /* "a b c " as the probes print SM lists. */
 char *id_list(char *out, const unsigned *ids, int n);
 int sets_disjoint(const unsigned *a, int na, const unsigned *b, int nb);
@@ -93,5 +96,6 @@ void check_errors_and_faults(void); /* faults.c */
 void check_threads(void);          /* threads.c */
 void check_kernel_model(void);     /* kernel_model.c */
 void check_co_residency(void);     /* co_residency.c */
+void check_waits(void);            /* waits.c */
 
 #endif
