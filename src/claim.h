@@ -41,23 +41,24 @@ const char *gctx__granules_text(const gctx__granules *g, char *buf, size_t size)
 
 /* A device's canonical granules: one split-by-count gives nb_regular granules of regular_sms
  * each (indices 0 .. nb_regular - 1) and, when SMs are left over, one more granule of
- * remainder_sms (index nb_regular). GREENCTX_CLAIM_GRANULES picks the split. fine (the
- * default where the driver has the ignore-co-scheduling flag, 12.5+): the planner's granules,
- * the split by the alignment with that flag where the structured split strands SMs or gives
- * coarser granules (16 x 8 and 4 on an H200), so that every count a one-group split gives is
- * claimable and 64 + 64 fits; thread-block clusters of 2 SMs run on them, of 4 or more not
- * (cudaErrorInvalidClusterSize on the H200), and the remainder, which shares no cluster
- * guarantee with them, is claimed alone ("rest" when no granule is free). structured: the
- * structured split by the minimum partition, whose granules take clusters of up to 8 SMs; a
- * count may take the remainder granule (15 x 8 and 12 on an H200: 20 = 8 + 12, and 64 + 64
- * doesn't fit, 64 + 68 does). */
+ * remainder_sms (index nb_regular). GREENCTX_CLAIM_GRANULES picks the split. structured (the
+ * default): the structured split by the minimum partition, or by the first multiple of it
+ * that leaves no more SMs over than the alignment does where the minimum strands SMs (the
+ * H200: 15 x 8 and 12 would, 8 x 16 and 4 don't, so 64 + 64 fits); its granules keep the
+ * driver's co-scheduling guarantee, thread-block clusters of up to 8 SMs, which cuBLAS's Hopper
+ * GEMMs launch at some SM-count targets; a count may take the remainder granule (16 + 116).
+ * fine: the planner's granules, the split by the alignment with the ignore-co-scheduling flag
+ * where the structured split strands SMs or gives coarser granules (16 x 8 and 4 on an H200),
+ * so that every count a one-group split gives is claimable; clusters of 2 SMs run on them, of
+ * 4 or more not (cudaErrorInvalidClusterSize on the H200), and the remainder, which shares no
+ * cluster guarantee with them, is claimed alone ("rest" when no granule is free). */
 typedef struct gctx__granule_layout {
     unsigned nb_regular;
     unsigned regular_sms;
     unsigned remainder_sms; /* 0: no remainder granule */
     unsigned min_sms;       /* the smallest claimable count: the minimum partition */
     unsigned split_flags;   /* the split's useFlags: 1, the granules carry no co-scheduling */
-    int fine;               /* fine granules asked (the default; recorded in the identity) */
+    int fine;               /* fine granules asked (recorded in the identity) */
     /* 1 in structured mode, and in fine mode on drivers without the ignore-co-scheduling flag
      * (before 12.5), where the structured split is all there is: a count may take the
      * remainder granule */

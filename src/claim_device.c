@@ -39,24 +39,25 @@ static gcu_result split_by(const gctx__driver *drv, const gctx_partition *whole,
                                             flags, granule);
 }
 
-/* GREENCTX_CLAIM_GRANULES: fine (the default) or structured (claim.h, gctx__granule_layout). */
+/* GREENCTX_CLAIM_GRANULES: structured (the default) or fine (claim.h, gctx__granule_layout). */
 static gctx_status claim_granules_mode(int *fine)
 {
     const char *v = getenv("GREENCTX_CLAIM_GRANULES");
-    *fine = !v || !*v || strcmp(v, "fine") == 0;
-    if (*fine || strcmp(v, "structured") == 0)
+    *fine = v && strcmp(v, "fine") == 0;
+    if (!v || !*v || *fine || strcmp(v, "structured") == 0)
         return GCTX_SUCCESS;
     return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
-                      "GREENCTX_CLAIM_GRANULES='%.40s' is neither 'fine' (the default: the "
-                      "planner's granules, half each fits, thread-block clusters of up to 2 SMs) "
-                      "nor 'structured' (co-scheduled granules for clusters of up to 8 SMs)",
+                      "GREENCTX_CLAIM_GRANULES='%.40s' is neither 'structured' (the default: "
+                      "co-scheduled granules, thread-block clusters of up to 8 SMs as cuBLAS "
+                      "and CUTLASS launch them) nor 'fine' (the planner's granules: every count "
+                      "it gives, clusters of up to 2 SMs)",
                       v);
 }
 
-/* The claims' granules (claim.h, gctx__granule_layout): in fine mode the split by the
- * alignment with the ignore-co-scheduling flag where the structured one strands SMs or gives
- * coarser granules (the H200: 16 of 8 and 4 left, where the structured split gives 15 of 8
- * and 12 left); otherwise the structured split by the minimum partition. */
+/* The claims' granules (claim.h, gctx__granule_layout): the structured split by the minimum
+ * partition, or by a multiple of it where that strands SMs (the H200: 15 of 8 and 12 left,
+ * so 8 of 16 and 4 left); in fine mode the split by the alignment with the
+ * ignore-co-scheduling flag there instead (the H200: 16 of 8 and 4 left). */
 static gctx_status canonical_split(const gctx__driver *drv, const gctx_partition *whole,
                                    gctx__device_granules *out)
 {
@@ -70,11 +71,23 @@ static gctx_status canonical_split(const gctx__driver *drv, const gctx_partition
     gcu_result r = split_by(drv, whole, granule, 0, out, &nb, &remainder);
     unsigned structured_sms = nb ? nb * out->resources[0].u.sm.smCount : 0;
     int coarser = nb && out->resources[0].u.sm.smCount > unit;
-    if (r == GCU_SUCCESS && fine && can_fine &&
-        (coarser || structured_sms + unit <= whole->sm_count - whole->sm_count % unit)) {
+    int strands = structured_sms + unit <= whole->sm_count - whole->sm_count % unit;
+    if (r == GCU_SUCCESS && fine && can_fine && (coarser || strands)) {
         granule = unit;
         flags = GCU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING;
         r = split_by(drv, whole, granule, flags, out, &nb, &remainder);
+    } else if (r == GCU_SUCCESS && strands && !fine) {
+        /* Co-scheduled granules of twice, three times... the minimum partition, the first
+         * that leave no more SMs over than the alignment does (the H200: 8 of 16 and 4 left,
+         * so 64 + 64 fits), when any does with two granules at least. */
+        unsigned most = whole->sm_count - whole->sm_count % unit, n;
+        for (unsigned g = 2 * granule; 2 * g <= whole->sm_count; g += granule)
+            if (split_by(drv, whole, g, 0, out, &n, &remainder) == GCU_SUCCESS && n >= 2 &&
+                n * out->resources[0].u.sm.smCount == most) {
+                granule = g;
+                break;
+            }
+        r = split_by(drv, whole, granule, 0, out, &nb, &remainder);
     }
     if (r != GCU_SUCCESS)
         return gctx__fail_cuda(r, "cuDevSmResourceSplitByCount(minCount %u, flags %u) of device "

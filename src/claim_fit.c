@@ -183,12 +183,17 @@ static gctx_status not_claimable(const gctx__granule_layout *l, unsigned count)
         snprintf(remainder, sizeof remainder, "; the %u SM%s left over go%s with \"rest\"",
                  l->remainder_sms, GCTX__PLURAL(l->remainder_sms),
                  l->remainder_sms == 1 ? "es" : "");
+    /* Where co-scheduled granules are coarser than the planner's, fine ones would give it. */
+    char fine[112] = "";
+    if (!l->fine && l->regular_sms > l->min_sms && count % l->min_sms == 0)
+        snprintf(fine, sizeof fine, "; GREENCTX_CLAIM_GRANULES=fine claims %u, with thread-block "
+                 "clusters of up to 2 SMs", count);
     return gctx__fail(GCTX_ERROR_INSUFFICIENT_SMS,
-                      "%u SMs can't be claimed on this device: a claim is a count a split "
-                      "gives, as greenctx plan and info --sizes show (multiples of %u from %u "
-                      "to %u%s); %s (or ask with rounding down, nearest or up)",
-                      count, l->regular_sms, l->min_sms, l->nb_regular * l->regular_sms,
-                      remainder, nearest);
+                      "%u SMs can't be claimed on this device: a claim is whole claim granules, "
+                      "as greenctx info --sizes shows (multiples of %u up to %u%s); %s (or ask "
+                      "with rounding down, nearest or up)%s",
+                      count, l->regular_sms, l->nb_regular * l->regular_sms, remainder, nearest,
+                      fine);
 }
 
 gctx_status gctx__request_count(const gctx__granule_layout *l, const gctx__request *r,

@@ -35,6 +35,8 @@ greenctx_driver_test(bench.elastic_cublas SIM_ONLY LABELS tool TIMEOUT 240
 greenctx_driver_test(bench.elastic_gpu LABELS tool gpu
   COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/bench_test.sh gpu_elastic $<TARGET_FILE:greenctx_tool>)
 set_tests_properties(bench.elastic_gpu PROPERTIES TIMEOUT 600 LABELS "bench_gpu;tool;gpu")
+# Its claim arms run cuBLAS at SM-count targets of 16 to 96: on the default granules.
+greenctx_default_granules(bench.elastic_gpu)
 if(GREENCTX_TEST_DRIVER STREQUAL "real")
   # About 10 s on an H200: every kernel's result is checked on the way.
   greenctx_driver_test(bench.gpu_quick LABELS tool gpu

@@ -151,10 +151,10 @@ fail_closed)
     not_started
     run 0 --sim h200 run --sms 12 --shared --round up -- "$probe" confined 16
     run 1 --sim h200 run --sms 12 -- "$probe" confined 12
-    has "$err" "12 SMs can't be claimed on this device: a claim is a count a split gives"
+    has "$err" "12 SMs can't be claimed on this device: a claim is whole claim granules"
     has "$err" "the 4 SMs left over go with \"rest\""
     run 1 --sim h200 run --sms 13 -- "$probe" confined 13
-    has "$err" "13 SMs can't be claimed on this device: a claim is a count a split gives"
+    has "$err" "13 SMs can't be claimed on this device: a claim is whole claim granules"
     has "$err" "the program was not started"
     not_started
     run 0 --sim h200 run --sms 13 --round up -- "$probe" confined 16

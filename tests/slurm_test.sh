@@ -389,7 +389,7 @@ bad() {
     [ "$status" -ne 0 ] && has "$name.err" "$message"
     verdict $? "srun $* true fails: $message" "$name"
 }
-bad small "4 SMs can't be claimed on this device: a claim is a count a split gives, as greenctx plan and info --sizes show (multiples of 8 from 8 to 128; the 4 SMs left over go with \"rest\"); the nearest count that can be claimed is 8" --gpu-sms=4
+bad small "4 SMs can't be claimed on this device: a claim is whole claim granules, as greenctx info --sizes shows (multiples of 8 up to 128; the 4 SMs left over go with \"rest\"); the nearest count that can be claimed is 8" --gpu-sms=4
 bad huge "500 SMs can't be claimed: the device has 132 SMs in all" --gpu-sms=500
 bad typo "Invalid --gpu-sms argument: abc" --gpu-sms=abc
 bad typo_why "'abc' is not a count of SMs (16), a share of the GPU (25%), rest (every free SM) or all" --gpu-sms=abc

@@ -8,7 +8,7 @@ foreach(case claims killed ps mps mps_refusals fault sweep closefrom removed cla
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tenants_test.sh ${case} $<TARGET_FILE:greenctx_tool>
             $<TARGET_FILE:run_probe> ${CMAKE_CURRENT_SOURCE_DIR}/fake_mps_control.sh)
 endforeach()
-greenctx_structured_granules(tenants.structured)
+greenctx_default_granules(tenants.structured)
 # The preload's pacer thread beside the program's launching thread: under TSan too.
 set_property(TEST tenants.pacing tenants.paced_kernels APPEND PROPERTY LABELS threads)
 # A shared directory between two users the test makes (root only; skipped otherwise).

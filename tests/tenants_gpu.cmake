@@ -14,3 +14,4 @@ endforeach()
 set_tests_properties(tenants.gpu.bench tenants.gpu.disjoint PROPERTIES TIMEOUT 150)
 # The bench's arms measure, the disjoint case checks: the arms go to make bench-gpu.
 set_tests_properties(tenants.gpu.bench PROPERTIES LABELS "bench_gpu;tool")
+greenctx_default_granules(tenants.gpu.bench tenants.gpu.disjoint)

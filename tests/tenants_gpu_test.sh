@@ -6,7 +6,7 @@
 #             MPS is not run on a daemon that is not the bench's own), and asserts loosely
 #             the issue's targets for claims under MPS (victim p99 <= 1.10x alone, hog >=
 #             0.90x alone in its SMs; the issue's own are 1.05 and 0.97, for the full run)
-#   disjoint  two `greenctx run --sms 64` tenants (half each: an H200's 16 granules of 8)
+#   disjoint  two `greenctx run --sms 64` tenants (half each: an H200's 8 granules of 16)
 #             run full-occupancy kernels at the same instant: on disjoint claims they take
 #             about the time of one (< 1.3x), and two `--sms 64 --shared` on the same 64 SMs
 #             about twice (> 1.6x); a cudart program (tests/run_gpu/spin.cu) built with nvcc

@@ -524,22 +524,19 @@ paced_kernels)
     wait $l
     ;;
 structured)
-    # GREENCTX_CLAIM_GRANULES=structured (from tests/tenants.cmake), co-scheduled granules (15
-    # of 8 and a 12 that counts on an H200): exact sizes, 12 and 20 claimable, half each
-    # doesn't fit (64 + 68, or 60 rounding down).
-    run 0 --sim h200 run --sms 12 -- "$probe" confined 12
-    has "$err" "12 of 132 SMs (claimed granules 15)"
-    run 0 --sim h200 run --sms 20 -- "$probe" confined 20
-    has "$err" "20 of 132 SMs (claimed granules"
+    # The default granules (tests/tenants.cmake clears GREENCTX_CLAIM_GRANULES): structured,
+    # coarsened to 8 of 16 and a 4 that counts on an H200: 8 is refused and names fine, half
+    # each fits, rest takes the 4 too.
+    run 1 --sim h200 run --sms 8 -- "$probe" noop
+    has "$err" "the nearest count that can be claimed is 16 (or ask with rounding down, nearest or up); GREENCTX_CLAIM_GRANULES=fine claims 8, with thread-block clusters of up to 2 SMs"
+    run 0 --sim h200 run --sms 16 -- "$probe" confined 16
+    has "$err" "16 of 132 SMs (claimed granules 0)"
     hold a --sms 64
-    has "$work/a/err" "greenctx run: device 0: 64 of 132 SMs (claimed granules 0-7)"
-    run 1 --sim h200 run --sms 64 -- "$probe" noop
-    has "$err" "68 of its 132 SMs are free (68 can be claimed now, 60 rounding down)"
-    has "$err" "--sms rest takes them all"
-    run 0 --sim h200 run --sms 64 --round down -- "$probe" confined 60
-    has "$err" "60 of 132 SMs (claimed granules"
+    has "$work/a/err" "greenctx run: device 0: 64 of 132 SMs (claimed granules 0-3)"
+    run 0 --sim h200 run --sms 64 -- "$probe" confined 64
+    has "$err" "64 of 132 SMs (claimed granules 4-7)"
     hold r --sms rest
-    has "$work/r/err" "68 of 132 SMs (claimed granules 8-15)"
+    has "$work/r/err" "68 of 132 SMs (claimed granules 4-8)"
     # The other mode is refused while these claims live, naming the variable and the mode.
     GREENCTX_CLAIM_GRANULES=fine run 1 --sim h200 run --sms 8 -- "$probe" noop
     has "$err" "its claims are over GREENCTX_CLAIM_GRANULES=structured granules, this process's over fine: run it with GREENCTX_CLAIM_GRANULES=structured"
@@ -552,12 +549,12 @@ structured)
     ps_check "sum(c['sm_count'] for c in dev['claims']) == 132"
     release h
     release v
-    # Once empty, the registry is rebuilt in the default mode: 64 + 64 side by side.
-    GREENCTX_CLAIM_GRANULES= hold f --sms 64
-    GREENCTX_CLAIM_GRANULES= run 0 --sim h200 run --sms 64 -- "$probe" confined 64
+    # Once empty, the registry is rebuilt in the mode asked: fine, 8 SMs.
+    GREENCTX_CLAIM_GRANULES=fine hold f --sms 8
+    GREENCTX_CLAIM_GRANULES=fine run 0 --sim h200 run --sms 8 -- "$probe" confined 8
     release f
     GREENCTX_CLAIM_GRANULES=finer run 1 --sim h200 run --sms 8 -- "$probe" noop
-    has "$err" "GREENCTX_CLAIM_GRANULES='finer' is neither 'fine' (the default"
+    has "$err" "GREENCTX_CLAIM_GRANULES='finer' is neither 'structured' (the default"
     ;;
 *)
     echo "unknown case $1"

@@ -275,7 +275,7 @@ GT_TEST(counts_no_granules_give)
     gctx_claim *c = NULL;
     GT_ASSERT_STATUS(gctx_claim_acquire(0, "10", &o, &c), GCTX_ERROR_INSUFFICIENT_SMS);
     GT_ASSERT_CONTAINS(gctx_last_error(), "10 SMs can't be claimed");
-    GT_ASSERT_CONTAINS(gctx_last_error(), "multiples of 8 from 8 to 128");
+    GT_ASSERT_CONTAINS(gctx_last_error(), "multiples of 8 up to 128");
     GT_ASSERT_CONTAINS(gctx_last_error(), "the 4 SMs left over go with \"rest\"");
     GT_ASSERT_CONTAINS(gctx_last_error(), "nearest counts that can be claimed are 8 and 16");
     /* plan 12 is refused, so is a claim of 12 (it was 8 + a 12-SM remainder once) */
