@@ -27,15 +27,16 @@ extern "C" {
 
 /* A claim is a set of a device's SMs that one process (a tenant) holds, so that tenants on one
  * GPU never build green contexts on the same SMs. SMs are handed out in the device's canonical
- * granules: the planner's split of the whole device (on an H200, 16 granules of 8 SMs and 4
- * SMs left over: every count greenctx plan accepts can be claimed, two claims of 64 fit; the 4
- * go alone, to a "rest" that finds no granule free, or with "all"). These granules take
- * thread-block clusters of 2 SMs, not of 4 or 8 (cudaErrorInvalidClusterSize on an H200);
- * GREENCTX_CLAIM_GRANULES=structured (every process on the GPU must set the same; a registry
- * of the other mode is GCTX_ERROR_REGISTRY while its claims live) uses the structured split
- * by the minimum partition size instead, whose granules take clusters of up to 8 SMs (on an
- * H200 15 of 8 and one of 12: counts of 8k or 8k + 12, 64 + 68, not 64 + 64); before driver
- * 12.5, which has no split ignoring co-scheduling, it is the only one. Any set of granules makes one green
+ * granules: by default the driver's structured split of the whole device, whose granules take
+ * thread-block clusters of up to 8 SMs (cuBLAS and CUTLASS launch such kernels), by the
+ * minimum partition or, where that strands SMs, by the first multiple of it that does not (on
+ * an H200 8 granules of 16 SMs and 4 over: counts of 16k or 16k + 4, 64 + 64, 16 + 116).
+ * GREENCTX_CLAIM_GRANULES=fine (every process on the GPU must set the same; a registry of the
+ * other mode is GCTX_ERROR_REGISTRY while its claims live) uses the planner's split instead (on
+ * an H200 16 of 8 and 4 that go alone, to a "rest" that finds no granule free, or with "all":
+ * every count greenctx plan accepts), whose granules take clusters of 2 SMs, not of 4 or 8
+ * (cudaErrorInvalidClusterSize on an H200); before driver 12.5, which has no split ignoring
+ * co-scheduling, fine gets the split by the minimum partition. Any set of granules makes one green
  * context, adjacent or not, so fragmentation never refuses a request that fits in the free
  * SMs.
  *
