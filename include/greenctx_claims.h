@@ -30,7 +30,7 @@ extern "C" {
  * granules: by default the driver's structured split of the whole device, whose granules take
  * thread-block clusters of up to 8 SMs (cuBLAS and CUTLASS launch such kernels), by the
  * minimum partition or, where that strands SMs, by the first multiple of it that does not (on
- * an H200 8 granules of 16 SMs and 4 over: counts of 16k or 16k + 4, 64 + 64, 16 + 116).
+ * an H200 8 granules of 16 SMs and 4 over: counts of 16k, 64 + 64, 16 + rest = 16 + 116).
  * GREENCTX_CLAIM_GRANULES=fine (every process on the GPU must set the same; a registry of the
  * other mode is GCTX_ERROR_REGISTRY while its claims live) uses the planner's split instead (on
  * an H200 16 of 8 and 4 that go alone, to a "rest" that finds no granule free, or with "all":
@@ -328,7 +328,8 @@ GCTX_API gctx_status gctx_mps_get_info(gctx_mps_info *info);
  * acquire's, changed by each resize given options. docs/elastic.md, "Across processes".
  *
  * wanted_sms gets the SMs that live wants of other claims of at least this claim's priority
- * lack (0: nobody waits). Lock-free and read-only: one readdir of the GPU's registry
+ * lack (0: nobody waits), plus the left-over SMs this claim holds when they count towards no
+ * count (an H200's 4: keeping its SMs less wanted_sms gives them back too). Read-only: one readdir of the GPU's registry
  * directory, plus an open and a flock test per want; a want posted or renamed during the call
  * may be missed until the next one. GCTX_ERROR_REGISTRY when this claim's own file was removed
  * from the registry (rm, a cleaner of temporary files): other tenants no longer see it;

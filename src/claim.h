@@ -46,12 +46,13 @@ const char *gctx__granules_text(const gctx__granules *g, char *buf, size_t size)
  * that leaves no more SMs over than the alignment does where the minimum strands SMs (the
  * H200: 15 x 8 and 12 would, 8 x 16 and 4 don't, so 64 + 64 fits); its granules keep the
  * driver's co-scheduling guarantee, thread-block clusters of up to 8 SMs, which cuBLAS's Hopper
- * GEMMs launch at some SM-count targets; a count may take the remainder granule (16 + 116).
- * fine: the planner's granules, the split by the alignment with the ignore-co-scheduling flag
- * where the structured split strands SMs or gives coarser granules (16 x 8 and 4 on an H200),
- * so that every count a one-group split gives is claimable; clusters of 2 SMs run on them, of
- * 4 or more not (cudaErrorInvalidClusterSize on the H200), and the remainder, which shares no
- * cluster guarantee with them, is claimed alone ("rest" when no granule is free). */
+ * GEMMs launch at some SM-count targets; "rest" takes the remainder with the free granules
+ * (16 + 116). fine: the planner's granules, the split by the alignment with the
+ * ignore-co-scheduling flag where the structured split strands SMs or gives coarser granules
+ * (16 x 8 and 4 on an H200), so that every count a one-group split gives is claimable;
+ * clusters of 2 SMs run on them, of 4 or more not (cudaErrorInvalidClusterSize on the H200),
+ * and the remainder, which shares no cluster guarantee with them, is claimed alone ("rest"
+ * when no granule is free). */
 typedef struct gctx__granule_layout {
     unsigned nb_regular;
     unsigned regular_sms;
@@ -59,15 +60,17 @@ typedef struct gctx__granule_layout {
     unsigned min_sms;       /* the smallest claimable count: the minimum partition */
     unsigned split_flags;   /* the split's useFlags: 1, the granules carry no co-scheduling */
     int fine;               /* fine granules asked (recorded in the identity) */
-    /* 1 in structured mode, and in fine mode on drivers without the ignore-co-scheduling flag
-     * (before 12.5), where the structured split is all there is: a count may take the
-     * remainder granule */
-    int remainder_counts;
+    int remainder_counts;   /* gctx__remainder_counts: a count may take the remainder */
 } gctx__granule_layout;
 
 unsigned gctx__layout_count(const gctx__granule_layout *l);  /* every granule */
 unsigned gctx__layout_sms(const gctx__granule_layout *l, unsigned granule);
 unsigned gctx__layout_total(const gctx__granule_layout *l);  /* every SM */
+/* Whether a count may take the remainder granule: when it is co-scheduled and a partition's
+ * worth (the split by 8 of an H200 leaves 12: 20 = 8 + 12), never on fine granules or when
+ * fewer SMs are left over than a granule has (the H200's 4 beside granules of 16: a count
+ * plan refuses), which "rest" and "all" take. */
+int gctx__remainder_counts(const gctx__granule_layout *l);
 unsigned gctx__granules_sms(const gctx__granule_layout *l, const gctx__granules *g);
 /* 1 when count is a claimable count: a multiple of the granule, at least min_sms, at most
  * the regular granules' SMs; the counts a one-group split of the whole device gives (the

@@ -72,6 +72,11 @@ unsigned gctx__layout_sms(const gctx__granule_layout *l, unsigned granule)
                                    : granule == l->nb_regular ? l->remainder_sms : 0;
 }
 
+int gctx__remainder_counts(const gctx__granule_layout *l)
+{
+    return !l->split_flags && l->remainder_sms >= l->regular_sms;
+}
+
 unsigned gctx__layout_total(const gctx__granule_layout *l)
 {
     return l->nb_regular * l->regular_sms + l->remainder_sms;
@@ -327,12 +332,12 @@ int gctx__granules_choose(const gctx__granule_layout *l, unsigned count,
                           gctx__granules *out)
 {
     if (count == 0) {
-        /* Every free granule; the remainder that doesn't count goes alone (claim.h). */
+        /* Every free granule; fine granules' remainder goes alone (claim.h). */
         *out = *avail;
         gctx__granules remainder = {{0}};
         gctx__granules_add(&remainder, l->nb_regular);
         gctx__granules regular = gctx__granules_minus(avail, &remainder);
-        if (l->remainder_sms && !l->remainder_counts && gctx__granules_count(&regular))
+        if (l->remainder_sms && l->split_flags && gctx__granules_count(&regular))
             *out = regular;
         return gctx__granules_count(avail) > 0;
     }

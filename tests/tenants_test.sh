@@ -525,10 +525,12 @@ paced_kernels)
     ;;
 structured)
     # The default granules (tests/tenants.cmake clears GREENCTX_CLAIM_GRANULES): structured,
-    # coarsened to 8 of 16 and a 4 that counts on an H200: 8 is refused and names fine, half
-    # each fits, rest takes the 4 too.
+    # coarsened to 8 of 16 and 4 over on an H200: 8 is refused and names fine, a count never
+    # takes the 4 (plan refuses 116 too), half each fits, rest takes the 4 with the rest.
     run 1 --sim h200 run --sms 8 -- "$probe" noop
     has "$err" "the nearest count that can be claimed is 16 (or ask with rounding down, nearest or up); GREENCTX_CLAIM_GRANULES=fine claims 8, with thread-block clusters of up to 2 SMs"
+    run 1 --sim h200 run --sms 116 -- "$probe" noop
+    has "$err" "(multiples of 16 up to 128; the 4 SMs left over go with \"rest\"); the nearest counts that can be claimed are 112 and 128"
     run 0 --sim h200 run --sms 16 -- "$probe" confined 16
     has "$err" "16 of 132 SMs (claimed granules 0)"
     hold a --sms 64

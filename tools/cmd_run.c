@@ -71,7 +71,7 @@ static void usage(FILE *out)
             "starting it, or the program is stopped with exit status %d. Tenants on disjoint\n"
             "claims run side by side only under MPS (greenctx mps start; docs/tenants.md).\n"
             "A claim (the default) is a count of whole granules (as greenctx info shows; on an\n"
-            "H200 16k or 16k + 4: two tenants of 64 side by side, clusters of up to 8 SMs), a\n"
+            "H200 multiples of 16: two tenants of 64 side by side, clusters of up to 8 SMs), a\n"
             "share, rest (every free granule) or all; GROUPs with 0 or a suffix (:c2, :b) need\n"
             "--shared. GREENCTX_CLAIM_GRANULES=fine: multiples of 8 on an H200, clusters of up\n"
             "to 2 SMs.\n"
