@@ -520,6 +520,16 @@ paced_kernels)
         fail "the GPU ran the paced program's kernels for more than its duty's share, or never"
     grep -E "^launches legacy 0 per_thread [1-9][0-9]*, event_records legacy 0 per_thread [1-9]" \
         "$work/hog.out" >/dev/null || fail "the pace's events went to another stream than its launches"
+    # The same kernels, each waited for by the program (1 ms of host work, then
+    # cuStreamSynchronize) before it launches the next: nothing is in flight at a launch, yet
+    # the GPU was busy from the period's start to the program's wait, and it rests all the same.
+    tenant hog_w --sms rest --class best-effort -- "$probe" steps 6 1 20
+    b=$tool_pid
+    until_ps 30 "claims[$b]['tenant']['guard_level'] == 4"
+    wait $b || fail "the paced program failed: $(cat "$work/hog_w.err")"
+    cat "$work/hog_w.out"
+    awk '$1 == "gpu_share" { ok = $2 > 0 && $2 < 0.25 } END { exit !ok }' "$work/hog_w.out" ||
+        fail "the GPU ran the kernels the paced program waited for for more than its duty's share"
     kill -9 $l_program
     wait $l
     ;;
