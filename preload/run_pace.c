@@ -8,11 +8,13 @@
  * launches for duty x 10 ms, then the launching thread waits for the work in flight and rests
  * until that busy time is the duty's share. A launch that comes a period or more after the
  * period began opens a new one only when the GPU rested meanwhile: while the period's work is
- * still running (kernels as long as a period, launched back to back) the GPU was busy all
- * along, and the period ends with its rest. The duty is the share of its SMs a cooperative
- * claim keeps at the same level, so both modes walk the same trade curve, in time instead of
- * space. Never starved: one launch per period whatever the duty, and one in flight whatever
- * the cap.
+ * still running (kernels as long as a period, launched back to back), or when it ran until
+ * the program's last wait for it (such a kernel, waited for before the next launch), the GPU
+ * was busy, and the period ends with its rest. The time the guard let the launches go is no
+ * period's: the next one opens when it holds them again. The duty is the share of its SMs a
+ * cooperative claim keeps at the same level, so both modes walk the same trade curve, in time
+ * instead of space. Never starved: one launch per period whatever the duty, and one in flight
+ * whatever the cap.
  *
  * A latency program's steps are sampled: a step opens at its first launch after it last waited
  * for its work and closes when it waits again (cuStreamSynchronize, cuCtxSynchronize,
@@ -284,8 +286,9 @@ static void hold(pace *p, unsigned cap, unsigned duty, long long t0)
         p->period_ns = t0, p->launched = 0;
     long long since = t0 - p->period_ns, now;
     int resting = duty < 1000 && p->launched && since >= PERIOD_NS * duty / 1000;
-    /* Within the period, its work is taken to run until it is done (now at the earliest). */
-    int running = since < PERIOD_NS || still_running(p);
+    /* Within the period, its work is taken to run until it is done (now at the earliest);
+     * past it, as long as some still runs, else until the program last waited for it. */
+    int running = resting && (since < PERIOD_NS || still_running(p));
     long long end = running ? t0 : atomic_load(&p->waited_ns);
     if (resting && end - p->period_ns >= since * duty / 1000) {
         while (p->count)
