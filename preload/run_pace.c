@@ -282,10 +282,9 @@ static int still_running(const pace *p)
  * the time since the period began. At the cap, the oldest launch finishes first. */
 static void hold(pace *p, unsigned cap, unsigned duty, long long t0)
 {
-    if (atomic_exchange(&p->let_go, 0))
-        p->period_ns = t0, p->launched = 0;
+    int afresh = atomic_exchange(&p->let_go, 0); /* the period's launches went unheld */
     long long since = t0 - p->period_ns, now;
-    int resting = duty < 1000 && p->launched && since >= PERIOD_NS * duty / 1000;
+    int resting = !afresh && duty < 1000 && p->launched && since >= PERIOD_NS * duty / 1000;
     /* Within the period, its work is taken to run until it is done (now at the earliest);
      * past it, as long as some still runs, else until the program last waited for it. */
     int running = resting && (since < PERIOD_NS || still_running(p));
@@ -299,7 +298,7 @@ static void hold(pace *p, unsigned cap, unsigned duty, long long t0)
             sleep_until(now + REST_SLICE_NS);
         p->period_ns = now_ns();
         p->launched = 0;
-    } else if (since >= PERIOD_NS) {
+    } else if (afresh || since >= PERIOD_NS) {
         p->period_ns = t0;
         p->launched = 0;
     }
