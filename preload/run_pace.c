@@ -8,11 +8,13 @@
  * launches for duty x 10 ms, then the launching thread waits for the work in flight and rests
  * until that busy time is the duty's share. A launch that comes a period or more after the
  * period began opens a new one only when the GPU rested meanwhile: while the period's work is
- * still running (kernels as long as a period, launched back to back) the GPU was busy all
- * along, and the period ends with its rest. The duty is the share of its SMs a cooperative
- * claim keeps at the same level, so both modes walk the same trade curve, in time instead of
- * space. Never starved: one launch per period whatever the duty, and one in flight whatever
- * the cap.
+ * still running (kernels as long as a period, launched back to back), or when it ran until
+ * the program's last wait for it (such a kernel, waited for before the next launch), the GPU
+ * was busy, and the period ends with its rest. The time the guard let the launches go is no
+ * period's: the next one opens when it holds them again. The duty is the share of its SMs a
+ * cooperative claim keeps at the same level, so both modes walk the same trade curve, in time
+ * instead of space. Never starved: one launch per period whatever the duty, and one in flight
+ * whatever the cap.
  *
  * A latency program's steps are sampled: a step opens at its first launch after it last waited
  * for its work and closes when it waits again (cuStreamSynchronize, cuCtxSynchronize,
@@ -74,6 +76,8 @@ typedef struct pace {
     atomic_uint cap, duty;      /* launches in flight (0: no cap); per mille of each period */
     atomic_llong held_ns;       /* launches held back since the pacer last reported it */
     atomic_llong step_ns;       /* the open step's first launch (monotonic); 0: none open */
+    atomic_llong waited_ns;     /* a best-effort program's last wait for its work returned */
+    atomic_int let_go;          /* the guard let go since a launch was last held */
     run_steps steps;            /* closed steps in ms */
     unsigned long steps_lost;   /* dropped: more than RUN_STEPS in one report's time */
     pthread_mutex_t lock;
@@ -130,8 +134,13 @@ static void ask_guard(pace *p)
     /* A guard that can't be read holds nothing back: advice, never a reason to stop. */
     if (gctx_claim_guard(p->claim, NULL, &a) != GCTX_SUCCESS || !a.level)
         a.max_outstanding = 0, a.duty_permille = 1000;
+    unsigned duty = a.duty_permille ? a.duty_permille : 1000;
     atomic_store(&p->cap, a.max_outstanding);
-    atomic_store(&p->duty, a.duty_permille ? a.duty_permille : 1000);
+    atomic_store(&p->duty, duty);
+    /* The launches it lets go are not counted in the period: the pace starts afresh when the
+     * guard holds them again, never resting for the busy time of the free ones. */
+    if (!a.max_outstanding && duty >= 1000)
+        atomic_store(&p->let_go, 1);
 }
 
 static void report_step(float ms, void *claim) { gctx_claim_report_step(claim, ms); }
@@ -267,22 +276,30 @@ static int still_running(const pace *p)
  * period's duty, the work in flight finishes, and the GPU then rests for as long as keeps its
  * busy time (from the period's start to that finish: launches are asynchronous, so the work
  * may outlast the period) at the duty's share; the rest is cut short when the guard gives more
- * (a burst's end). A period's end opens the next one only once its work is done. At the cap,
- * the oldest launch finishes first. */
+ * (a burst's end). A period's end opens the next one only once its work is done: while it
+ * still runs, or when it ran until the program last waited for it (a kernel of a period or
+ * more, waited for before the next launch, leaves nothing in flight) past the duty's share of
+ * the time since the period began. At the cap, the oldest launch finishes first. */
 static void hold(pace *p, unsigned cap, unsigned duty, long long t0)
 {
-    int resting = duty < 1000 && p->launched && t0 - p->period_ns >= PERIOD_NS * duty / 1000;
-    if (t0 - p->period_ns >= PERIOD_NS && !(resting && still_running(p))) {
-        p->period_ns = t0;
-        p->launched = 0;
-    } else if (resting) {
+    int afresh = atomic_exchange(&p->let_go, 0); /* the period's launches went unheld */
+    long long since = t0 - p->period_ns, now;
+    int resting = !afresh && duty < 1000 && p->launched && since >= PERIOD_NS * duty / 1000;
+    /* Within the period, its work is taken to run until it is done (now at the earliest);
+     * past it, as long as some still runs, else until the program last waited for it. */
+    int running = resting && (since < PERIOD_NS || still_running(p));
+    long long end = running ? t0 : atomic_load(&p->waited_ns);
+    if (resting && end - p->period_ns >= since * duty / 1000) {
         while (p->count)
             wait_oldest(p);
-        long long busy = now_ns() - p->period_ns, now;
+        long long busy = (running ? now_ns() : end) - p->period_ns;
         while ((duty = atomic_load(&p->duty)) < 1000 &&
                (now = now_ns()) < p->period_ns + busy * 1000 / (duty ? duty : 1))
             sleep_until(now + REST_SLICE_NS);
         p->period_ns = now_ns();
+        p->launched = 0;
+    } else if (afresh || since >= PERIOD_NS) {
+        p->period_ns = t0;
         p->launched = 0;
     }
     while (cap && p->count >= cap)
@@ -336,12 +353,15 @@ static void open_step(pace *p)
         return r_;                                                                             \
     } while (0)
 
-/* After the program waited for its work: the open step, if any, closes. */
+/* After the program waited for its work: the open step, if any, closes; a paced program's
+ * work ended now (the end of its period's busy time, when nothing of it is in flight). */
 static cu_result waited(cu_result r)
 {
     if (!atomic_load_explicit(&active, memory_order_relaxed))
         return r;
     pace *p = current_pace();
+    if (p && !p->sampled && r == CU_OK)
+        atomic_store(&p->waited_ns, now_ns());
     long long t0 = p && p->sampled ? atomic_exchange(&p->step_ns, 0) : 0;
     if (t0 && r == CU_OK)
         run_steps_put(&p->steps, (float)((now_ns() - t0) / 1e6));

@@ -569,6 +569,10 @@ PY
     run 0 run --sms rest --class best-effort -- "$probe" steps 6 0 20
     awk '$1 == "gpu_share" { ok = $2 > 0 && $2 < 0.25 } END { exit !ok }' "$out" ||
         fail "the paced program's kernels ran for more than its duty's share, or never"
+    # The same kernels, each waited for (cuStreamSynchronize) before the next launch.
+    run 0 run --sms rest --class best-effort -- "$probe" steps 4 1 20
+    awk '$1 == "gpu_share" { ok = $2 > 0 && $2 < 0.25 } END { exit !ok }' "$out" ||
+        fail "the paced program's kernels, each waited for, ran for more than its duty's share"
     kill $latency
     wait $latency
     ;;

@@ -520,6 +520,35 @@ paced_kernels)
         fail "the GPU ran the paced program's kernels for more than its duty's share, or never"
     grep -E "^launches legacy 0 per_thread [1-9][0-9]*, event_records legacy 0 per_thread [1-9]" \
         "$work/hog.out" >/dev/null || fail "the pace's events went to another stream than its launches"
+    # The same kernels, each waited for by the program (1 ms of host work, then
+    # cuStreamSynchronize) before it launches the next: nothing is in flight at a launch, yet
+    # the GPU was busy from the period's start to the program's wait, and it rests all the same.
+    tenant hog_w --sms rest --class best-effort -- "$probe" steps 6 1 20
+    b=$tool_pid
+    until_ps 30 "claims[$b]['tenant']['guard_level'] == 4"
+    wait $b || fail "the paced program failed: $(cat "$work/hog_w.err")"
+    cat "$work/hog_w.out"
+    awk '$1 == "gpu_share" { ok = $2 > 0 && $2 < 0.25 } END { exit !ok }' "$work/hog_w.out" ||
+        fail "the GPU ran the kernels the paced program waited for for more than its duty's share"
+    # The guard lets go (the latency program dies) and holds the program again a second later
+    # (another one over its target, at the last burst's level): its pace starts afresh, never
+    # resting for the second it ran free (14 s at 7 %): it ends on time.
+    start=$(date +%s)
+    tenant hog_a --sms rest --class best-effort -- "$probe" steps 6 1 20
+    b=$tool_pid
+    until_ps 30 "claims[$b]['tenant']['guard_level'] == 4"
+    kill -9 $l_program
+    wait $l
+    until_ps 5 "claims[$b]['tenant']['guard_level'] == 0"
+    sleep 1
+    tenant latency_a --sms 16 --class latency:1ms -- "$probe" steps 60 3
+    l=$tool_pid l_program=$program
+    until_ps 30 "claims[$b]['tenant']['guard_level'] == 4"
+    wait $b || fail "the paced program failed: $(cat "$work/hog_a.err")"
+    ran=$(($(date +%s) - start))
+    echo "hog_a ran $ran s of its 6"
+    [ $ran -le 12 ] ||
+        fail "held again after the guard let go, the program rested for the time it ran free"
     kill -9 $l_program
     wait $l
     ;;
