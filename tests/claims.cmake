@@ -71,6 +71,9 @@ claims_test(elastic TESTS a_want_is_seen_then_granted_once_the_holder_shrinks
   a_killed_waiters_want_disappears a_latency_holder_ignores_throughput_wants
   two_waits_of_one_process_both_wake_at_one_shrink LABELS threads
   TIMEOUT 60)
+claims_test(elastic_default_granules TESTS
+  a_rest_holding_the_left_over_sms_gives_them_back_with_the_pressure LABELS threads)
+greenctx_default_granules(claims.elastic_default_granules)
 # The bound on the simulator, whose resize costs microseconds; on the GPU a context not yet
 # cached adds a cuGreenCtxCreate (docs/elastic.md).
 claims_test(elastic_bound SIM_ONLY TESTS want_to_grant_within_50_ms_of_a_holder_polling_every_10_ms

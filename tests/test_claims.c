@@ -2068,6 +2068,34 @@ GT_TEST(a_killed_waiters_want_disappears)
     gctx_claim_release(c);
 }
 
+/* The default granules on an H200 (8 of 16 and 4 over): "rest" holds the 4, which no waiter's
+ * count can use, so the pressure asks for them too, and a holder that keeps its SMs less the
+ * pressure leaves the waiter its count. */
+GT_TEST(a_rest_holding_the_left_over_sms_gives_them_back_with_the_pressure)
+{
+    if (require_h200())
+        return;
+    const char *dir = fresh_dir("want_left_over");
+    GT_CHECK();
+    gctx_claim_options o = options_in(dir);
+    gctx_claim *c = NULL;
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "rest", &o, &c), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(info_of(c).sm_count, 132);
+    waiter_run w;
+    GT_ASSERT_EQ_INT(start_waiter(dir, "32", GCTX_CLAIM_PRIORITY_LATENCY, &w), 0);
+    GT_ASSERT_EQ_INT(pressure_reaching(c, 36), 36);
+    gctx_claim_options down = GCTX_CLAIM_OPTIONS_INIT;
+    down.rounding = GCTX_ROUND_DOWN;
+    GT_ASSERT_STATUS(gctx_claim_resize(c, "96", &down, NULL), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(info_of(c).sm_count, 96);
+    unsigned sms = 0;
+    long long waited_us = 0;
+    GT_ASSERT_EQ_INT(waiter_granted(&w, &sms, &waited_us), 0);
+    GT_ASSERT_EQ_INT(sms, 32);
+    GT_ASSERT_EQ_INT(end_waiter(&w, 0), 0);
+    gctx_claim_release(c);
+}
+
 /* A resize that waits up to 2 s for 72 SMs: its status. */
 static void *grow_to_72(void *claim)
 {
