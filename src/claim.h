@@ -45,8 +45,9 @@ const char *gctx__granules_text(const gctx__granules *g, char *buf, size_t size)
  * default): the structured split by the minimum partition, or by the first multiple of it
  * that leaves no more SMs over than the alignment does where the minimum strands SMs (the
  * H200: 15 x 8 and 12 would, 8 x 16 and 4 don't, so 64 + 64 fits); its granules keep the
- * driver's co-scheduling guarantee, thread-block clusters of up to 8 SMs, which cuBLAS's Hopper
- * GEMMs launch at some SM-count targets; "rest" takes the remainder with the free granules
+ * driver's co-scheduling guarantee, thread-block clusters of up to 8 SMs (CUTLASS's Hopper
+ * GEMMs launch them; bench elastic's cuBLAS GEMMs failed to launch on fine granules and never on
+ * these: docs/tenants.md); "rest" takes the remainder with the free granules
  * (16 + 116). fine: the planner's granules, the split by the alignment with the
  * ignore-co-scheduling flag where the structured split strands SMs or gives coarser granules
  * (16 x 8 and 4 on an H200), so that every count a one-group split gives is claimable;
