@@ -312,7 +312,7 @@ static int switches(const bench_env *env, unsigned reps, bench_pin *pin, cache_r
     return rc;
 }
 
-/* 16 layouts of {8k, rest}: with an empty cache, then again with every context cached, and
+/* 16 layouts of {8k, rest} (k x a 16th of the device's SMs elsewhere): with an empty cache, then again with every context cached, and
  * the same 16 splits, 32 contexts and 32 streams by hand (raw_setup_build, each layout's split
  * planned by greenctx outside the clock so that both sides make the same partitions; the
  * layouts' 32 events, a few us, are greenctx's alone). Builds alternate which side goes first;
@@ -376,8 +376,8 @@ static int layouts_build(const bench_env *env, cache_rows *rows, double *v)
                       "cuDeviceGetDevResource") ||
              bench_gctx(gctx_cache_set_limit(env->device, 2 * LAYOUTS), "gctx_cache_set_limit");
     for (unsigned k = 0; k < LAYOUTS && !rc; k++) {
-        run->counts[2 * k] = 8 * (k + 1), run->counts[2 * k + 1] = 0;
-        rc = raw_plan_make(env, 8 * (k + 1), &run->plans[k]);
+        run->counts[2 * k] = rows->layout_step * (k + 1), run->counts[2 * k + 1] = 0;
+        rc = raw_plan_make(env, run->counts[2 * k], &run->plans[k]);
     }
     for (unsigned i = 0; i < builds && !rc; i++) {
         double ms[2];
@@ -400,8 +400,16 @@ static int layouts_build(const bench_env *env, cache_rows *rows, double *v)
 int cache_rows_measure(const bench_env *env, unsigned reps, bench_pin *pin, cache_rows *rows)
 {
     memset(rows, 0, sizeof *rows);
+    /* The H200's sizes (16 and 64; layouts of 8 to 128), scaled down to a smaller device */
+    gctx_partition_info info = GCTX_PARTITION_INFO_INIT;
+    if (bench_gctx(gctx_partition_get_info(env->whole, &info), "gctx_partition_get_info"))
+        return -1;
+    unsigned unit = info.coscheduled_alignment ? info.coscheduled_alignment : 1;
     rows->small_sms = 16;
-    rows->large_sms = 64;
+    rows->large_sms = 64 <= info.sm_count / 2 ? 64 : info.sm_count / 2 / unit * unit;
+    rows->layout_step = (info.sm_count - info.sm_count % unit) / LAYOUTS / unit * unit;
+    if (rows->layout_step < info.min_partition_sms) /* an L4: not measured, said so */
+        rows->layout_step = 0;
     rows->cycles = env->opt.quick ? QUICK_MEMORY_CYCLES : MEMORY_CYCLES;
     rows->layout_builds = env->opt.quick ? QUICK_LAYOUT_BUILDS : LAYOUT_BUILDS;
     unsigned limit;
@@ -421,7 +429,8 @@ int cache_rows_measure(const bench_env *env, unsigned reps, bench_pin *pin, cach
              repartitions(env, rows, 0, v, &rows->repartition_rebuild, &rows->lost_rebuild_mib) ||
              bench_gctx(gctx_cache_set_limit(env->device, limit ? limit : 16),
                         "gctx_cache_set_limit") ||
-             switches(env, switch_reps, pin, rows, v) || layouts_build(env, rows, v);
+             switches(env, switch_reps, pin, rows, v) ||
+             (rows->layout_step && layouts_build(env, rows, v));
     free(v);
     if (bench_gctx(gctx_cache_set_limit(env->device, limit), "gctx_cache_set_limit") ||
         bench_gctx(gctx_cache_trim(env->device), "gctx_cache_trim"))
@@ -475,6 +484,11 @@ void cache_rows_print(const cache_rows *r)
     } else {
         printf("%-34s needs a GPU (kernels)\n", "device gap across a switch");
     }
+    if (!r->layout_step) {
+        printf("%-34s not measured: 16 groups of this device's minimum partition don't fit\n",
+               "16 layouts x 2");
+        return;
+    }
     bench_print_pair("16 layouts x 2, empty cache, ms", &r->layouts_cold, &r->layouts_by_hand, "");
     bench_print_pair("... from the cache, ms", &r->layouts_warm, NULL, "");
     printf("   (%u builds; by hand: the same splits, contexts and streams; target ratio <= 1.1)\n",
@@ -519,6 +533,8 @@ void cache_rows_json(json_writer *w, const cache_rows *r)
             bench_json_summary(w, "device_gap_same_stream_us", &r->gap_same_stream);
         }
         json_uint(w, "layout_builds", r->layout_builds);
+    }
+    if (r->valid && r->layout_step) {
         json_fixed(w, "layouts_16x2_cold_ms", r->layouts_cold.p50, 3);
         json_fixed(w, "layouts_16x2_warm_ms", r->layouts_warm.p50, 3);
         bench_json_summary(w, "layouts_16x2_cold_ms_summary", &r->layouts_cold);

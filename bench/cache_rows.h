@@ -33,6 +33,7 @@ typedef struct cache_rows {
     bench_summary switch_host_quiet, switch_by_part_quiet, switch_by_hand_quiet,
         switch_barrier_by_hand_quiet; /* the four host-time rows over the quiet reps */
     unsigned layout_builds;        /* builds of each of the three below */
+    unsigned layout_step;          /* the layouts' first groups: 1 to 16 x this (8 on an H200) */
     bench_summary layouts_cold, layouts_warm; /* ms per 16 layouts x 2: empty cache, all cached */
     bench_summary layouts_by_hand; /* ms per the same 16 splits, 32 contexts and streams, raw */
 } cache_rows;

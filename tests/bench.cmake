@@ -4,7 +4,7 @@
 # greenctx_driver_test exist.
 greenctx_test(bench.usage LABELS unit tool
   COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/bench_test.sh usage $<TARGET_FILE:greenctx_tool>)
-foreach(case sim_overhead sim_needs_gpu sim_bad_victim program)
+foreach(case sim_overhead sim_devices sim_needs_gpu sim_bad_victim program)
   greenctx_driver_test(bench.${case} SIM_ONLY LABELS tool
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/bench_test.sh ${case} $<TARGET_FILE:greenctx_tool>)
 endforeach()

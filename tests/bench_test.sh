@@ -81,6 +81,19 @@ sim_overhead)
     run 0 --sim b200@13010 bench overhead --reps 3 --victim-sms 32
     has "$out" "one cuDevSmResourceSplit"
     ;;
+sim_devices)
+    need_sim
+    # overhead runs on every simulated device, its sizes scaled to the device's; a device is
+    # picked by UUID as by number.
+    run 0 --sim a100 bench overhead --quick
+    has "$out" "re-partition 16/92<->8/100"
+    has "$out" "16 layouts x 2, empty cache, ms"
+    run 0 --sim l4 bench overhead --quick
+    has "$out" "re-partitioning: 16/rest <-> 28/rest"
+    has "$out" "16 layouts x 2                     not measured: 16 groups of this device's minimum partition don't fit"
+    run 0 --sim h200,a100 -d GPU-5de9 bench overhead --quick
+    has "$out" "NVIDIA A100-SXM4-80GB (108 SMs)"
+    ;;
 sim_needs_gpu)
     need_sim
     for what in isolation scaling all tenants; do

@@ -37,10 +37,10 @@ int greenctx_cmd_bench(int argc, char **argv, greenctx_tool_options *opts)
         args[n++] = sim_flag;
         args[n++] = sim;
     }
-    if (opts->device_given) {
+    if (opts->device_given) { /* a UUID or bus id as given: the bench resolves it */
         snprintf(device, sizeof device, "%d", opts->device);
         args[n++] = device_flag;
-        args[n++] = device;
+        args[n++] = opts->device_name ? (char *)opts->device_name : device;
     }
     if (opts->json)
         args[n++] = json_flag;
