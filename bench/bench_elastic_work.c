@@ -129,7 +129,8 @@ el_site *el_site_get(const bench_env *env, el_sites *sites, CUcontext ctx, unsig
     for (unsigned i = 0; i < n && rc == 0; i++)
         rc = bench_cu(drv->cuEventCreate(events[i], GCU_EVENT_DEFAULT), "cuEventCreate");
     olap_cublas_handle *handles[] = {&s->handle, &s->decode_handle};
-    for (size_t i = 0; i < 2 && rc == 0 && s->blas && s->blas->used; i++) {
+    size_t nb_handles = s->blas && s->blas->used ? sizeof handles / sizeof handles[0] : 0;
+    for (size_t i = 0; i < nb_handles && rc == 0; i++) {
         olap_cublas_status st = s->blas->libs.cublasCreate_v2(handles[i]);
         if (st != OLAP_CUBLAS_SUCCESS) {
             *handles[i] = NULL;

@@ -312,11 +312,12 @@ static int switches(const bench_env *env, unsigned reps, bench_pin *pin, cache_r
     return rc;
 }
 
-/* 16 layouts of {8k, rest} (k x a 16th of the device's SMs elsewhere): with an empty cache, then again with every context cached, and
- * the same 16 splits, 32 contexts and 32 streams by hand (raw_setup_build, each layout's split
- * planned by greenctx outside the clock so that both sides make the same partitions; the
- * layouts' 32 events, a few us, are greenctx's alone). Builds alternate which side goes first;
- * each cold build's contexts, trimmed, leave the driver's 4 MiB each behind. */
+/* 16 layouts of {8k, rest} (k x a 16th of the device's SMs elsewhere): with an empty cache,
+ * then again with every context cached, and the same 16 splits, 32 contexts and 32 streams by
+ * hand (raw_setup_build, each layout's split planned by greenctx outside the clock so that
+ * both sides make the same partitions; the layouts' 32 events, a few us, are greenctx's
+ * alone). Builds alternate which side goes first; each cold build's contexts, trimmed, leave
+ * the driver's 4 MiB each behind. */
 #define LAYOUTS 16
 #define LAYOUT_BUILDS 15
 #define QUICK_LAYOUT_BUILDS 5

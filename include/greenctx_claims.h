@@ -124,12 +124,13 @@ GCTX_API gctx_status gctx_claim_acquire(int device, const char *request,
                                         const gctx_claim_options *options, gctx_claim **claim);
 /* What gctx_claim_acquire would make of request on the device, claiming nothing: sm_count
  * gets the count (0 for "rest") and at_once, when not NULL, how many claims of that count the
- * device holds at once (0 for "rest"). A count is claimable when a one-group split of the
- * whole device gives it (greenctx plan, info --sizes): claims use the planner's granules, and
- * the SMs left over from fine ones never count (they go with "rest" or "all").
- * GCTX_ERROR_INSUFFICIENT_SMS naming the nearest counts for one that isn't (with GCTX_ROUND_STRICT). The one rule for
- * claimable counts: greenctx info --sizes (how many at once), ps (the largest count of the free
- * SMs) and the Python API ask it; acquire and resize (run's claims) decide by it. */
+ * device holds at once (0 for "rest"). A count is claimable when it is whole claim granules
+ * (above): every such count is one a one-group split gives (greenctx plan), and with fine
+ * granules every count such a split gives is one; left-over SMs that are not a granule's worth
+ * never count (they go with "rest" or "all"). GCTX_ERROR_INSUFFICIENT_SMS naming the nearest
+ * counts for one that isn't (with GCTX_ROUND_STRICT). The one rule for claimable counts:
+ * greenctx info --sizes (how many at once), ps (the largest count of the free SMs) and the
+ * Python API ask it; acquire and resize (run's claims) decide by it. */
 GCTX_API gctx_status gctx_claim_count(int device, const char *request, gctx_rounding rounding,
                                       unsigned *sm_count, unsigned *at_once);
 GCTX_API gctx_claim *gctx_claim_retain(gctx_claim *claim);
@@ -329,11 +330,11 @@ GCTX_API gctx_status gctx_mps_get_info(gctx_mps_info *info);
  *
  * wanted_sms gets the SMs that live wants of other claims of at least this claim's priority
  * lack (0: nobody waits), plus the left-over SMs this claim holds when they count towards no
- * count (an H200's 4: keeping its SMs less wanted_sms gives them back too). Read-only: one readdir of the GPU's registry
- * directory, plus an open and a flock test per want; a want posted or renamed during the call
- * may be missed until the next one. GCTX_ERROR_REGISTRY when this claim's own file was removed
- * from the registry (rm, a cleaner of temporary files): other tenants no longer see it;
- * release and claim anew. */
+ * count (an H200's 4: keeping its SMs less wanted_sms gives them back too). Read-only: one
+ * readdir of the GPU's registry directory, plus an open and a flock test per want; a want
+ * posted or renamed during the call may be missed until the next one. GCTX_ERROR_REGISTRY when
+ * this claim's own file was removed from the registry (rm, a cleaner of temporary files):
+ * other tenants no longer see it; release and claim anew. */
 GCTX_API gctx_status gctx_claim_pressure(const gctx_claim *claim, unsigned *wanted_sms);
 
 /* ---------------------------------------------------------------------------------------- */

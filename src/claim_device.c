@@ -80,14 +80,15 @@ static gctx_status canonical_split(const gctx__driver *drv, const gctx_partition
         /* Co-scheduled granules of twice, three times... the minimum partition, the first
          * that leave no more SMs over than the alignment does (the H200: 8 of 16 and 4 left,
          * so 64 + 64 fits), when any does with two granules at least. */
-        unsigned most = whole->sm_count - whole->sm_count % unit, n;
-        for (unsigned g = 2 * granule; 2 * g <= whole->sm_count; g += granule)
+        unsigned most = whole->sm_count - whole->sm_count % unit, n, found = 0;
+        for (unsigned g = 2 * granule; 2 * g <= whole->sm_count && !found; g += granule)
             if (split_by(drv, whole, g, 0, out, &n, &remainder) == GCU_SUCCESS && n >= 2 &&
-                n * out->resources[0].u.sm.smCount == most) {
-                granule = g;
-                break;
-            }
-        r = split_by(drv, whole, granule, 0, out, &nb, &remainder);
+                n * out->resources[0].u.sm.smCount == most)
+                found = g, nb = n; /* out and remainder hold that split */
+        if (found)
+            granule = found;
+        else /* the tries overwrote the minimum's split */
+            r = split_by(drv, whole, granule, 0, out, &nb, &remainder);
     }
     if (r != GCU_SUCCESS)
         return gctx__fail_cuda(r, "cuDevSmResourceSplitByCount(minCount %u, flags %u) of device "
