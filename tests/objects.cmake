@@ -117,7 +117,7 @@ foreach(version 13000 13040)
 endforeach()
 
 # `greenctx plan` and `greenctx map` on the simulated driver.
-foreach(case plan_exact plan_json plan_strict_and_rounding plan_usage counts_exact preferred_said
+foreach(case plan_exact plan_claimable plan_json plan_strict_and_rounding plan_usage counts_exact preferred_said
     every_model map_on_sim)
   greenctx_test(tool.${case} LABELS tool
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/plan_tool_test.sh ${case} $<TARGET_FILE:greenctx_tool>

@@ -15,6 +15,23 @@ plan_exact)
     has "$out" "cuDevSmResourceSplit"
     grep -Eq "^2 +rest +68 " "$out" || fail "rest is not 68 SMs on 13.1"
     ;;
+plan_claimable)
+    # plan says which counts one process can also claim (run --sms N): on the H200 the default
+    # claim granules are 16, so 8 is planned but not claimable, 64 + 64 are both; fine granules
+    # claim what the planner's split by 8 gives.
+    GREENCTX_CLAIM_GRANULES=structured run 0 --sim h200@13000 plan 8 64
+    grep -Eq "^0 +8 +8 +8 +no " "$out" || fail "8 SMs are claimable with granules of 16"
+    grep -Eq "^1 +64 +64 +8 +yes " "$out" || fail "64 SMs are not claimable"
+    has "$out" "the nearest count that can be claimed is 16"
+    has "$out" "GREENCTX_CLAIM_GRANULES=fine claims 8"
+    GREENCTX_CLAIM_GRANULES=structured run 0 --sim h200@13000 plan 64 64
+    [ "$(grep -Ec "^[01] +64 +64 +8 +yes " "$out")" = 2 ] || fail "64 + 64 are not both claimable"
+    grep -q "^claim:" "$out" && fail "a plan whose counts are all claimable explains a refusal"
+    GREENCTX_CLAIM_GRANULES=fine run 0 --sim h200@13000 plan --json 8 rest
+    command -v python3 >/dev/null 2>&1 || { echo "no python3: JSON not parsed"; exit 77; }
+    python3 -c "import json,sys; g=json.load(open(sys.argv[1]))['groups']; assert [x['claimable'] for x in g]==[True,True], g" "$out" ||
+        fail "fine granules do not claim 8"
+    ;;
 plan_json)
     run 0 --sim h200@13000 plan --json 24 40 rest
     command -v python3 >/dev/null 2>&1 || { echo "no python3: JSON not parsed"; exit 77; }

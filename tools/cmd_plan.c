@@ -4,8 +4,28 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "greenctx_claims.h"
 #include "groups.h"
 #include "tool.h"
+
+/* Whether one process may claim the group's count (greenctx run --sms N): claims come in the
+ * device's claim granules, which need not be the plan's, so plan says where they differ. The
+ * first refusal's message (the nearest claimable count, the granule mode that claims it) is
+ * kept in why. Discovery and backfill groups have no count to claim: they answer yes. */
+static int claimable(int device, const gctx_group_plan *g, const gctx_group *asked, char *why,
+                     size_t why_size)
+{
+    if (asked->num_sms == 0)
+        return 1;
+    char request[16];
+    unsigned count;
+    snprintf(request, sizeof request, "%u", g->sm_count);
+    if (gctx_claim_count(device, request, GCTX_ROUND_STRICT, &count, NULL) == GCTX_SUCCESS)
+        return 1;
+    if (!why[0])
+        snprintf(why, why_size, "%s", gctx_last_error());
+    return 0;
+}
 
 /* A group's :pN reaches the driver only on the structured path (cuDevSmResourceSplit, 13.1+);
  * the granule paths have no such parameter, so it is said, not silently dropped. */
@@ -18,6 +38,7 @@ static void print_json(const tool_split_setup *st, const gctx_split_plan *plan,
                        const gctx_group_plan *groups)
 {
     json_writer w;
+    char why[512] = "";
     json_begin(&w, stdout, "greenctx.plan/1");
     json_int(&w, "device", plan->device);
     json_int(&w, "driver_version", plan->driver_version);
@@ -38,6 +59,7 @@ static void print_json(const tool_split_setup *st, const gctx_split_plan *plan,
         json_bool(&w, "preferred_ignored", preferred_ignored(plan, g));
         json_bool(&w, "rounded", groups[i].rounded);
         json_bool(&w, "backfilled", groups[i].backfilled);
+        json_bool(&w, "claimable", claimable(plan->device, &groups[i], g, why, sizeof why));
         json_close(&w);
     }
     json_close(&w);
@@ -62,7 +84,8 @@ static void print_text(const tool_split_setup *st, const gctx_split_plan *plan,
            tool_path_text(plan->path));
     if (plan->granule_sms)
         printf(", granule %u SMs", plan->granule_sms);
-    printf("\n\n%-6s %-10s %6s %9s  %s\n", "group", "asked", "SMs", "unit", "notes");
+    printf("\n\n%-6s %-10s %6s %9s %6s  %s\n", "group", "asked", "SMs", "unit", "claim", "notes");
+    char why[512] = "";
     for (unsigned i = 0; i < plan->nb_groups; i++) {
         char notes[160] = "";
         if (groups[i].rounded)
@@ -76,14 +99,20 @@ static void print_text(const tool_split_setup *st, const gctx_split_plan *plan,
         size_t n = strlen(notes);
         if (n >= 2)
             notes[n - 2] = '\0';
-        printf("%-6u %-10s %6u %9u  %s\n", i, st->request.texts[i], groups[i].sm_count,
-               groups[i].coscheduled_sm_count, notes);
+        printf("%-6u %-10s %6u %9u %6s  %s\n", i, st->request.texts[i], groups[i].sm_count,
+               groups[i].coscheduled_sm_count,
+               claimable(plan->device, &groups[i], &st->request.groups[i], why, sizeof why)
+                   ? "yes" : "no",
+               notes);
     }
     if (plan->remainder_sms)
-        printf("%-6s %-10s %6u %9s  %s\n", "rest", "-", plan->remainder_sms, "-",
+        printf("%-6s %-10s %6u %9s %6s  %s\n", "rest", "-", plan->remainder_sms, "-", "-",
                "left over: no co-scheduling guarantee");
     else
         printf("no SMs left over\n");
+    if (why[0])
+        printf("\nclaim: whether one process can claim that many (greenctx run --sms N): %s\n",
+               why);
     if (st->request.has_percent)
         printf("\npercentages: each share ends at a multiple of %u SMs (the smallest partition); "
                "a last share completing 100%% takes what is left\n",

@@ -45,6 +45,10 @@ VICTIM_SMS = 16
 # claim: the whole GPU) or "pct:N" (the active-thread percentage N, no claim).
 ARMS = {
     "victim_alone": ("claim", None, False),
+    # The guard's cost to a latency tenant with nothing to guard against: its steps reported
+    # through the claim (cooperative) or sampled by the preload (under greenctx run).
+    "victim_guarded": ("claim", None, True),
+    "victim_run_guarded": ("run", None, True),
     "hog_alone": (None, "claim", False),
     "claims": ("claim", "claim", False),
     "claims_guard": ("claim", "claim", True),
