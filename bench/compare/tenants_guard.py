@@ -19,10 +19,11 @@ an MPS daemon of the script's own (greenctx mps start, its pipe and log director
 runtime directory in /tmp), quit when the script ends however it ends. One JSON line per
 arm on stdout, a table on stderr.
 
-  python3 bench/compare/tenants_guard.py [--quick] [--pairs gemm,decode,bursty]
+  python3 bench/compare/tenants_guard.py [--quick | --length S] [--pairs gemm,decode,bursty]
+                                         [--arms claims,claims_guard,...]
   python3 bench/compare/tenants_guard.py --dry   # the simulated driver: the plumbing only
 
---quick: 3 s per arm (bursty: 10 s; about 4 minutes of GPU time for the three pairs), else
+--quick: 3 s per arm (bursty: 10 s; about 5 minutes of GPU time for the three pairs), else
 20 s (bursty 30 s). Needs greenctx (PYTHONPATH reaching python/, and the library), torch
 with CUDA, and the greenctx tool on PATH or in GREENCTX_TOOL. --dry needs no GPU and no
 torch: GREENCTX_SIM_LIBRARY (the simulated driver) and GREENCTX_MPS_CONTROL (a stand-in for
@@ -37,6 +38,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 VICTIM_SMS = 16
@@ -117,7 +119,7 @@ def tenant(args):
         step()
         stream.synchronize()
     steps, done, actions, advised = [], 0, [], claim.sm_count if claim else None
-    next_look = 0.0
+    advice = Advice(claim) if args.role == "hog" and tenant_class else None
     start = time.perf_counter()
     end = start + args.seconds
     print("ready", flush=True)
@@ -138,21 +140,19 @@ def tenant(args):
             elif done % 4 == 3:
                 stream.synchronize()
         done += 1
-        if args.role == "hog" and tenant_class and time.perf_counter() >= next_look:
-            # A look every 25 ms: the NVML reads and the guard's file cost the launching
-            # thread a few ms (every 5 ms held the hog to 0.7x with the guard doing nothing)
-            next_look = time.perf_counter() + 0.025
-            advice = claim.guard(**signals())
-            if advice.sms != advised:  # the guard moved: resize, and a stream on the new SMs
-                advised = advice.sms
-                stream.synchronize()
-                sms = claim.cooperate(advice.sms, minimum_sms=8)
-                ctx = claim.context()
-                stream = DryStream() if torch is None else ctx.Stream()
-                with on(stream):
-                    step = work(args.kind, torch)
-                actions.append((round(time.perf_counter() - start, 3), advice.level, sms,
-                                advice.reason))
+        now = advice.now if advice else None
+        if now and now.sms != advised:  # the guard moved: resize, and a stream on the new SMs
+            advised = now.sms
+            stream.synchronize()
+            with advice.lock:
+                sms = claim.cooperate(now.sms, minimum_sms=8)
+            ctx = claim.context()
+            stream = DryStream() if torch is None else ctx.Stream()
+            with on(stream):
+                step = work(args.kind, torch)
+            actions.append((round(time.perf_counter() - start, 3), now.level, sms, now.reason))
+    if advice:
+        advice.stop.set()
     stream.synchronize()
     elapsed = time.perf_counter() - start
     steps.sort()
@@ -162,6 +162,22 @@ def tenant(args):
         out["p99_ms"] = steps[min(len(steps) - 1, int(len(steps) * 0.99))]
     out["guard_actions"] = actions
     print(json.dumps(out), flush=True)
+
+
+class Advice:
+    """A cooperative hog's guard, asked every 25 ms on a thread of its own, as a serving loop
+    would: the NVML reads and the guard's look take the launching thread a few ms (asked
+    between launches, every 25 ms held the hog to 0.89x with the guard doing nothing). ctypes
+    lets go of the GIL in both, so the launches go on meanwhile; now is the latest advice."""
+    def __init__(self, claim):
+        self.claim, self.now = claim, None
+        self.lock, self.stop = threading.Lock(), threading.Event()
+        threading.Thread(target=self.run, daemon=True).start()
+
+    def run(self):
+        while not self.stop.wait(0.025):
+            with self.lock:  # not while the launching thread resizes the claim
+                self.now = self.claim.guard(**signals())
 
 
 _nvml = None
@@ -266,6 +282,10 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--pairs", default="gemm,decode,bursty")
+    ap.add_argument("--arms", default=",".join(ARMS),
+                    help="a subset of the arms (victim_alone always runs, hog_alone with any "
+                         "arm that has a hog: the ratios are over them)")
+    ap.add_argument("--length", type=float, help="seconds an arm (bursty pairs: twice that)")
     ap.add_argument("--role")
     ap.add_argument("--kind")
     ap.add_argument("--place")
@@ -278,6 +298,11 @@ def main():
     args = ap.parse_args()
     if args.role:
         return tenant(args)
+    arms = set(args.arms.split(",")) | {"victim_alone"}
+    if arms - set(ARMS):
+        sys.exit(f"no arm {', '.join(sorted(arms - set(ARMS)))}: the arms are {', '.join(ARMS)}")
+    if any(ARMS[a][1] for a in arms):
+        arms.add("hog_alone")
     tool = os.environ.get("GREENCTX_TOOL") or shutil.which("greenctx")
     if not tool:
         sys.exit("the greenctx tool is needed (PATH or GREENCTX_TOOL): its MPS daemon")
@@ -300,11 +325,15 @@ def main():
             bursty = PAIRS[pair][2]
             seconds = (10 if bursty else 3) if args.quick else (30 if bursty else 20)
             seconds = (2 if bursty else 0.5) if args.dry else seconds
+            seconds = args.length * (2 if bursty else 1) if args.length else seconds
             rows = {}
             for a in ARMS:  # victim_alone first: its p99 sets the guarded victim's target
+                if a not in arms:
+                    continue
                 target = rows["victim_alone"]["victim"]["p99_ms"] * 1.10 if rows else 0.0
                 rows[a] = run_arm(a, pair, seconds, env, runtime, target, tool, args.dry)
-            alone_v, alone_h = rows["victim_alone"]["victim"], rows["hog_alone"]["hog"]
+            alone_v = rows["victim_alone"]["victim"]
+            alone_h = rows.get("hog_alone", {}).get("hog")
             for a, row in rows.items():
                 if "victim" in row and "p99_ms" in row["victim"]:
                     row["victim_p50_ratio"] = row["victim"]["p50_ms"] / alone_v["p50_ms"]
@@ -313,7 +342,7 @@ def main():
                     row["hog_rate_ratio"] = row["hog"]["rate"] / alone_h["rate"]
                 print(json.dumps(row), flush=True)
                 hog = row.get("hog", {})
-                print(f"{pair:8} {a:15} victim p50 {row.get('victim_p50_ratio', 0):5.2f}x "
+                print(f"{pair:8} {a:18} victim p50 {row.get('victim_p50_ratio', 0):5.2f}x "
                       f"p99 {row.get('victim_p99_ratio', 0):5.2f}x  hog "
                       f"{row.get('hog_rate_ratio', 0):5.2f}x  clock "
                       f"{row.get('sm_clock_mhz_mean', 0):6.0f} MHz  power "
