@@ -24,7 +24,7 @@ if(GREENCTX_PYTHON AND NOT GREENCTX_SANITIZE) # Python loads the library: not un
         GREENCTX_MPS_CONTROL=${CMAKE_CURRENT_SOURCE_DIR}/fake_mps_control.sh
         PYTHONPATH=${PROJECT_SOURCE_DIR}/python GREENCTX_LIBRARY=$<TARGET_FILE:greenctx>
         PYTHONDONTWRITEBYTECODE=1
-    COMMAND sh -c "python3 \"$0\" --dry --pairs gemm >\"$1\" && test $(grep -c '\"arm\"' \"$1\") -eq 9"
+    COMMAND sh -c "python3 \"$0\" --dry --pairs gemm >\"$1\" && test $(grep -c '\"arm\"' \"$1\") -eq 10"
             ${PROJECT_SOURCE_DIR}/bench/compare/tenants_guard.py
             ${CMAKE_CURRENT_BINARY_DIR}/guard_bench_dry.json)
 endif()

@@ -48,8 +48,10 @@ VICTIM_SMS = 16
 ARMS = {
     "victim_alone": ("claim", None, False),
     # The guard's cost to a latency tenant with nothing to guard against: its steps reported
-    # through the claim (cooperative) or sampled by the preload (under greenctx run).
+    # through the claim (cooperative) or sampled by the preload (under greenctx run, beside
+    # the same program under run unguarded: told its 16 SMs, cuBLAS picks other kernels).
     "victim_guarded": ("claim", None, True),
+    "victim_run": ("run", None, False),
     "victim_run_guarded": ("run", None, True),
     "hog_alone": (None, "claim", False),
     "claims": ("claim", "claim", False),
@@ -250,7 +252,8 @@ def run_arm(name, pair, seconds, env, runtime, target_ms, tool, dry):
         if place == "run":  # unmodified: the tool claims, the preload guards
             request = str(VICTIM_SMS) if role == "victim" else "rest"
             klass = f"latency:{target_ms:.3f}ms" if role == "victim" else "best-effort"
-            cmd = [*tool, "run", "--sms", request, "--wait=60", "--class", klass, "--", *cmd]
+            cmd = [*tool, "run", "--sms", request, "--wait=60",
+                   *(["--class", klass] if guard else []), "--", *cmd]
         procs.append(subprocess.Popen(cmd, env=e, stdout=subprocess.PIPE, text=True))
         # The victim holds its claim before the hog asks for "rest": started together, the
         # hog could take every granule and the victim would wait for its end.
@@ -350,7 +353,7 @@ def main():
                       f"{len(hog.get('guard_actions', []))}  held "
                       f"{hog.get('held_ms', 0) / 1000:5.2f} s", file=sys.stderr)
     finally:
-        subprocess.run([*tool, "mps", "stop"], env=env, check=False)
+        subprocess.run([*tool, "mps", "stop"], env=env, check=False, stdout=sys.stderr)
         shutil.rmtree(runtime, ignore_errors=True)
 
 
