@@ -61,7 +61,8 @@ ARMS = {
     "mps_percentage": (f"pct:{round(100 * VICTIM_SMS / 132)}",
                        f"pct:{100 - round(100 * VICTIM_SMS / 132)}", False),
 }
-# (victim, hog, bursty victim, the victim's target: its p99 alone times this; issue 33's bounds)
+# (victim, hog, bursty victim, the victim's target: its p99 alone times this; BENCHMARKS.md's
+# targets for the guard)
 PAIRS = {"gemm": ("gemm", "gemm", False, 1.10), "decode": ("decode", "copy", False, 1.5),
          "bursty": ("gemm", "gemm", True, 1.10), "bursty_decode": ("decode", "copy", True, 1.5)}
 
