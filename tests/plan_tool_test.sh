@@ -131,7 +131,7 @@ preferred_said)
     # Issue 18: :pN only reaches 13.1+'s cuDevSmResourceSplit; before, the plan says it was
     # ignored (text and JSON) instead of dropping it silently.
     run 0 --sim h200@13000 plan 16:p16 rest
-    grep -Eq "^0 +16:p16 +16 +8 +:p ignored \(needs the 13.1\+ split\)" "$out" ||
+    grep -Eq "^0 +16:p16 +16 +8 +yes +:p ignored \(needs the 13.1\+ split\)" "$out" ||
         fail "group 0's :p16 is not said to be ignored"
     has "$out" ":pN (preferred co-scheduled units) was ignored: only driver 13.1+'s cuDevSmResourceSplit takes it"
     run 0 --sim h200@13010 plan 32:p16 rest
