@@ -41,7 +41,8 @@
  *                  KERNEL_MS: each kernel runs that long (it spins); prints the share of the
  *                  second half of the run (after a wait) that the GPU ran its kernels
  *   copies S MS [direct] COPY_MS  the same with device-to-device copies for kernels, each
- *                  sized to take COPY_MS at the simulated driver's GREENCTX_SIM_COPY_GBPS:
+ *                  sized to take COPY_MS at the simulated driver's GREENCTX_SIM_COPY_GBPS (on a
+ *                  GPU, at 1950 GB/s: its gpu_share is then a rate, to compare with another):
  *                  cuMemcpyAsync through cuGetProcAddress, or (`direct`) cuMemcpyDtoDAsync_v2
  *                  by its exported name (as cudaMemcpyAsync reaches the driver)
  *   persistent [count]  on device 0, prints its "count:" line (the above, and
@@ -670,8 +671,8 @@ static int steps(double seconds, double step_ms, int direct, double kernel_ms, i
     if (copies)
         *(void **)&copy = direct ? dlsym(RTLD_DEFAULT, "cuMemcpyDtoDAsync_v2")
                                  : proc("cuMemcpyAsync", 4000);
-    const char *gbps = getenv("GREENCTX_SIM_COPY_GBPS"); /* GB/s: bytes per ns */
-    size_t bytes = (size_t)(kernel_ms * 1e6 * (gbps ? strtod(gbps, NULL) : 1950));
+    const char *gbps = p.sim_stream_sm_ids ? getenv("GREENCTX_SIM_COPY_GBPS") : NULL;
+    size_t bytes = (size_t)(kernel_ms * 1e6 * (gbps ? strtod(gbps, NULL) : 1950)); /* B/ns */
     CUdeviceptr src = 0, dst = 0;
     check(p.retain(&p.primary, p.dev), "cuDevicePrimaryCtxRetain");
     check(p.set_current(p.primary), "cuCtxSetCurrent");
