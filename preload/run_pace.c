@@ -378,16 +378,16 @@ static cu_result waited(cu_result r)
 
 /* Per call, its driver functions: [0] the exported name's, [1] the exported _ptsz name's,
  * [2] and [3] what cuGetProcAddress handed out (default stream legacy, per thread).
- * The async copies are paced as launches: a framework's device-to-device copy (torch's
- * copy_, cudaMemcpyAsync) reaches the driver as one of them and loads HBM as a copy kernel
- * would, on the context's SMs. Memsets are not: frameworks fill tensors with kernels (paced as
- * such), and cuMemsetD8Async/D32Async would need wrappers of their own for no hog measured. */
+ * The async copies are there because a framework's device-to-device copy (torch's copy_,
+ * cudaMemcpyAsync) reaches the driver as one of them. Memsets are not: frameworks fill tensors
+ * with kernels (torch's zero_ and fill_, paced as such), and cuMemsetD8Async/D32Async would
+ * need wrappers of their own (another prototype each) for no hog measured. */
 enum { LAUNCH, LAUNCH_EX, GRAPH_LAUNCH, COPY, COPY_DTOD, STREAM_SYNC, CTX_SYNC, EVENT_SYNC,
        NB_CALLS };
 /* cuGetProcAddress's base names; the exported names add `exported_as` (then _ptsz). */
 static const char *const names[NB_CALLS] = {
-    "cuLaunchKernel",      "cuLaunchKernelEx", "cuGraphLaunch",     "cuMemcpyAsync",
-    "cuMemcpyDtoDAsync",   "cuStreamSynchronize", "cuCtxSynchronize", "cuEventSynchronize"};
+    "cuLaunchKernel",    "cuLaunchKernelEx",    "cuGraphLaunch",    "cuMemcpyAsync",
+    "cuMemcpyDtoDAsync", "cuStreamSynchronize", "cuCtxSynchronize", "cuEventSynchronize"};
 static const char *const exported_as[NB_CALLS] = {[COPY_DTOD] = "_v2"};
 static _Atomic(void *) real[NB_CALLS][4];
 
