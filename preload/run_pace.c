@@ -23,6 +23,9 @@
  * writes stays off the program's threads. Steps past the ring's size in one period are
  * dropped, counted and said at exit.
  *
+ * The async copies (cuMemcpyAsync, cuMemcpyDtoDAsync_v2 and their _ptsz and handed-out
+ * variants) are launches here: a copy hog loads HBM through the context's SMs as a kernel does.
+ *
  * The marker event goes on the stream the launch went to: a NULL stream is the per-thread
  * default stream when the program's launch function is the driver's per-thread one (its
  * _ptsz name, or what cuGetProcAddress handed out for it), the legacy one otherwise.
@@ -65,6 +68,8 @@ typedef struct launch_config { /* CUlaunchConfig */
 typedef cu_result (*launch_ex_fn)(const launch_config *config, void *f, void **params,
                                   void **extra);
 typedef cu_result (*graph_launch_fn)(void *exec, CUstream stream);
+typedef cu_result (*copy_fn)(unsigned long long dst, unsigned long long src, size_t bytes,
+                             CUstream stream);
 typedef cu_result (*stream_fn)(CUstream stream);
 typedef cu_result (*void_fn)(void);
 
@@ -330,7 +335,8 @@ static void open_step(pace *p)
         atomic_compare_exchange_strong(&p->step_ns, &none, now_ns());
 }
 
-/* The launch `call` (the driver's, on stream), held back and marked as the guard says. */
+/* The launch or async copy `call` (the driver's, on stream), held back and marked as the
+ * guard says. */
 #define PACED_LAUNCH(stream, per_thread, call)                                                 \
     do {                                                                                       \
         pace *p_ = atomic_load_explicit(&active, memory_order_relaxed) ? current_pace() : NULL; \
@@ -371,11 +377,18 @@ static cu_result waited(cu_result r)
 /* ---- the wrappers ------------------------------------------------------------------------ */
 
 /* Per call, its driver functions: [0] the exported name's, [1] the exported _ptsz name's,
- * [2] and [3] what cuGetProcAddress handed out (default stream legacy, per thread). */
-enum { LAUNCH, LAUNCH_EX, GRAPH_LAUNCH, STREAM_SYNC, CTX_SYNC, EVENT_SYNC, NB_CALLS };
-static const char *const names[NB_CALLS] = {"cuLaunchKernel",      "cuLaunchKernelEx",
-                                            "cuGraphLaunch",       "cuStreamSynchronize",
-                                            "cuCtxSynchronize",    "cuEventSynchronize"};
+ * [2] and [3] what cuGetProcAddress handed out (default stream legacy, per thread).
+ * The async copies are there because a framework's device-to-device copy (torch's copy_,
+ * cudaMemcpyAsync) reaches the driver as one of them. Memsets are not: frameworks fill tensors
+ * with kernels (torch's zero_ and fill_, paced as such), and cuMemsetD8Async/D32Async would
+ * need wrappers of their own (another prototype each) for no hog measured. */
+enum { LAUNCH, LAUNCH_EX, GRAPH_LAUNCH, COPY, COPY_DTOD, STREAM_SYNC, CTX_SYNC, EVENT_SYNC,
+       NB_CALLS };
+/* cuGetProcAddress's base names; the exported names add `exported_as` (then _ptsz). */
+static const char *const names[NB_CALLS] = {
+    "cuLaunchKernel",    "cuLaunchKernelEx",    "cuGraphLaunch",    "cuMemcpyAsync",
+    "cuMemcpyDtoDAsync", "cuStreamSynchronize", "cuCtxSynchronize", "cuEventSynchronize"};
+static const char *const exported_as[NB_CALLS] = {[COPY_DTOD] = "_v2"};
 static _Atomic(void *) real[NB_CALLS][4];
 
 /* The driver function behind an exported name (v 0 or 1: its _ptsz name), found at its first
@@ -389,16 +402,23 @@ static void *exported_real(int call, int v)
     if (run.drv.getproc(names[call], &fn, 12000, v ? PER_THREAD_FLAG : LEGACY_FLAG, NULL) !=
             CU_OK ||
         !fn)
-        run_die("the CUDA driver (%s) has no %s%s, which the program calls", gctx_driver_path(),
-                names[call], v ? "_ptsz" : "");
+        run_die("the CUDA driver (%s) has no %s%s%s, which the program calls",
+                gctx_driver_path(), names[call], exported_as[call] ? exported_as[call] : "",
+                v ? "_ptsz" : "");
     atomic_store(&real[call][v], fn);
     return fn;
 }
 
 #define REAL(call, v, type) ((type)((v) < 2 ? exported_real(call, v) : atomic_load(&real[call][v])))
 
+/* An async copy (call: COPY or COPY_DTOD, one prototype), paced as a launch. */
+#define COPY_WRAPPER(copy, call, v)                                                            \
+    copy(unsigned long long dst, unsigned long long src, size_t bytes, CUstream stream)        \
+    {                                                                                          \
+        PACED_LAUNCH(stream, (v) & 1, REAL(call, v, copy_fn)(dst, src, bytes, stream));        \
+    }
 /* The calls that have a _ptsz name (those of a stream), for variant v. */
-#define STREAM_WRAPPERS(launch, launch_ex, graph_launch, stream_sync, v)                       \
+#define STREAM_WRAPPERS(launch, launch_ex, graph_launch, copy, copy_dtod, stream_sync, v)      \
     launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,          \
            unsigned bz, unsigned shmem, CUstream stream, void **params, void **extra)         \
     {                                                                                          \
@@ -415,6 +435,8 @@ static void *exported_real(int call, int v)
     {                                                                                          \
         PACED_LAUNCH(stream, (v) & 1, REAL(GRAPH_LAUNCH, v, graph_launch_fn)(exec, stream));  \
     }                                                                                          \
+    COPY_WRAPPER(copy, COPY, v)                                                                \
+    COPY_WRAPPER(copy_dtod, COPY_DTOD, v)                                                      \
     stream_sync(CUstream stream) { return waited(REAL(STREAM_SYNC, v, stream_fn)(stream)); }
 /* The waits of no stream (no _ptsz name). */
 #define WAIT_WRAPPERS(ctx_sync, event_sync, v)                                                 \
@@ -425,17 +447,19 @@ static void *exported_real(int call, int v)
  * --default-stream per-thread). */
 #define EXPORTED RUN_EXPORT cu_result
 STREAM_WRAPPERS(EXPORTED cuLaunchKernel, EXPORTED cuLaunchKernelEx, EXPORTED cuGraphLaunch,
+                EXPORTED cuMemcpyAsync, EXPORTED cuMemcpyDtoDAsync_v2,
                 EXPORTED cuStreamSynchronize, 0)
 WAIT_WRAPPERS(EXPORTED cuCtxSynchronize, EXPORTED cuEventSynchronize, 0)
 STREAM_WRAPPERS(EXPORTED cuLaunchKernel_ptsz, EXPORTED cuLaunchKernelEx_ptsz,
-                EXPORTED cuGraphLaunch_ptsz, EXPORTED cuStreamSynchronize_ptsz, 1)
+                EXPORTED cuGraphLaunch_ptsz, EXPORTED cuMemcpyAsync_ptsz,
+                EXPORTED cuMemcpyDtoDAsync_v2_ptsz, EXPORTED cuStreamSynchronize_ptsz, 1)
 /* Handed out by cuGetProcAddress. */
 #define HANDED static cu_result
-STREAM_WRAPPERS(HANDED launch_2, HANDED launch_ex_2, HANDED graph_launch_2, HANDED stream_sync_2,
-                2)
+STREAM_WRAPPERS(HANDED launch_2, HANDED launch_ex_2, HANDED graph_launch_2, HANDED copy_2,
+                HANDED copy_dtod_2, HANDED stream_sync_2, 2)
 WAIT_WRAPPERS(HANDED ctx_sync_2, HANDED event_sync_2, 2)
-STREAM_WRAPPERS(HANDED launch_3, HANDED launch_ex_3, HANDED graph_launch_3, HANDED stream_sync_3,
-                3)
+STREAM_WRAPPERS(HANDED launch_3, HANDED launch_ex_3, HANDED graph_launch_3, HANDED copy_3,
+                HANDED copy_dtod_3, HANDED stream_sync_3, 3)
 WAIT_WRAPPERS(HANDED ctx_sync_3, HANDED event_sync_3, 3)
 
 /* NULL: no such name (the waits of no stream have no _ptsz one). */
@@ -445,20 +469,27 @@ static void *const wrappers[NB_CALLS][4] = {
      (void *)launch_ex_3},
     {(void *)cuGraphLaunch, (void *)cuGraphLaunch_ptsz, (void *)graph_launch_2,
      (void *)graph_launch_3},
+    {(void *)cuMemcpyAsync, (void *)cuMemcpyAsync_ptsz, (void *)copy_2, (void *)copy_3},
+    {(void *)cuMemcpyDtoDAsync_v2, (void *)cuMemcpyDtoDAsync_v2_ptsz, (void *)copy_dtod_2,
+     (void *)copy_dtod_3},
     {(void *)cuStreamSynchronize, (void *)cuStreamSynchronize_ptsz, (void *)stream_sync_2,
      (void *)stream_sync_3},
     {(void *)cuCtxSynchronize, NULL, (void *)ctx_sync_2, (void *)ctx_sync_3},
     {(void *)cuEventSynchronize, NULL, (void *)event_sync_2, (void *)event_sync_3},
 };
 
-static int call_of(const char *name, int *v)
+/* The call an exported name (`exported`), or else a cuGetProcAddress base name, is; *v: 1 for
+ * a _ptsz name. */
+static int call_of(const char *name, int exported, int *v)
 {
     for (int call = 0; call < NB_CALLS; call++) {
         size_t n = strlen(names[call]);
-        if (strncmp(name, names[call], n) != 0)
+        const char *as = exported && exported_as[call] ? exported_as[call] : "";
+        if (strncmp(name, names[call], n) != 0 || strncmp(name + n, as, strlen(as)) != 0)
             continue;
-        if (!name[n] || (wrappers[call][1] && strcmp(name + n, "_ptsz") == 0)) {
-            *v = name[n] != '\0';
+        const char *rest = name + n + strlen(as);
+        if (!*rest || (wrappers[call][1] && strcmp(rest, "_ptsz") == 0)) {
+            *v = *rest != '\0';
             return call;
         }
     }
@@ -467,14 +498,14 @@ static int call_of(const char *name, int *v)
 
 void *run_pace_hook_for_symbol(const char *name)
 {
-    int v, call = call_of(name, &v);
+    int v, call = call_of(name, 1, &v);
     return call >= 0 && guarded() ? wrappers[call][v] : NULL;
 }
 
 void *run_pace_hook_for_proc(const char *symbol, int version, unsigned long long flags,
                              void *driver_fn)
 {
-    int v, call = call_of(symbol, &v);
+    int v, call = call_of(symbol, 0, &v);
     if (call < 0 || v || !guarded())
         return NULL;
     /* Flags 0 leave the default stream to the driver: which one a NULL stream is, by what it

@@ -182,8 +182,9 @@ void *run_hook_for_proc(const char *symbol, int version, unsigned long long flag
 
 /* ---- run_pace.c: the guard of greenctx run --class ---------------------------------------- */
 
-/* The wrapper of a launch or a wait (cuLaunchKernel, cuLaunchKernelEx, cuGraphLaunch, their
- * _ptsz names, cuStreamSynchronize[_ptsz], cuCtxSynchronize, cuEventSynchronize) for a guarded
+/* The wrapper of a launch or a wait (cuLaunchKernel, cuLaunchKernelEx, cuGraphLaunch, the
+ * async copies cuMemcpyAsync and cuMemcpyDtoDAsync_v2, their _ptsz names,
+ * cuStreamSynchronize[_ptsz], cuCtxSynchronize, cuEventSynchronize) for a guarded
  * program (best-effort: paced; latency: its steps sampled), or NULL. */
 void *run_pace_hook_for_symbol(const char *name);
 /* The same for cuGetProcAddress's base name, remembering the driver's function (version and

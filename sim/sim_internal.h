@@ -15,6 +15,9 @@
 #define SIM_MAX_SMS 160
 #define SIM_MAX_DEVICES 8
 #define SIM_DEFAULT_DRIVER_VERSION 13000
+/* A device-to-device copy's rate, of the H200's order (a copy kernel moved 3.9 TB/s of HBM
+ * traffic, half of it read); tests slow it down to see copies take time. */
+#define SIM_DEFAULT_COPY_GBPS 1950.0
 
 /* ---- entry points ------------------------------------------------------------------------ */
 
@@ -142,6 +145,7 @@ typedef struct sim_state {
     const sim_model *dev[SIM_MAX_DEVICES];
     unsigned wq_limit; /* default wqConcurrencyLimit */
     bool default_per_thread; /* cuGetProcAddress's flags 0 give the _ptsz entry points */
+    double copy_bytes_per_ns; /* an async copy's rate (GREENCTX_SIM_COPY_GBPS) */
     uint32_t epoch;    /* bumped by gctxsim_reset: older handles and resources go stale */
     unsigned long long next_green_id;
     int descs_made;

@@ -94,6 +94,15 @@ static void load_config(void)
         sim_config_refuse("GREENCTX_SIM_DEFAULT_STREAM=%s: legacy or per-thread (the default "
                           "stream of what cuGetProcAddress's flags 0 hands out)",
                           env);
+    env = getenv("GREENCTX_SIM_COPY_GBPS");
+    double gbps = env && *env ? strtod(env, &end) : SIM_DEFAULT_COPY_GBPS;
+    if (env && *env && (*end || !(gbps > 0 && gbps <= 1e6))) {
+        sim_config_refuse("GREENCTX_SIM_COPY_GBPS=%s: the rate of an async copy in GB/s, a "
+                          "positive number like 0.1 or 1950",
+                          env);
+        gbps = SIM_DEFAULT_COPY_GBPS;
+    }
+    sim.copy_bytes_per_ns = gbps; /* GB/s are bytes per ns */
     env = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
     long limit = env ? strtol(env, NULL, 10) : 0;
     sim.wq_limit = limit > 0 && limit <= 1024 ? (unsigned)limit : 32u;

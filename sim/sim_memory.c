@@ -87,6 +87,35 @@ gcu_result sim_cuMemcpyDtoH(void *dst, gcu_deviceptr src, size_t bytes)
     SIM_END();
 }
 
+/* cuMemcpyAsync and cuMemcpyDtoDAsync (sym: the one called), device memory to device memory:
+ * the bytes are copied at once, and the copy takes its real time on the stream (bytes at
+ * GREENCTX_SIM_COPY_GBPS) as a spinning kernel does, so that waits for it, and a pacer that
+ * holds copies back, see it run. */
+static gcu_result copy_async(int sym, gcu_deviceptr dst, gcu_deviceptr src, size_t bytes,
+                             CUstream stream)
+{
+    SIM_BEGIN_SYM(sym, true);
+    unsigned char *to = sim_memory_range(dst, bytes);
+    const unsigned char *from = sim_memory_range(src, bytes);
+    SIM_FAIL_IF(!to || !from, GCU_ERROR_INVALID_VALUE);
+    sim_ctx c;
+    SIM_CHECK(sim_stream_ctx(stream, &c));
+    memmove(to, from, bytes);
+    sim_stream_run(stream, &c, (long long)((double)bytes / sim.copy_bytes_per_ns));
+    SIM_END();
+}
+
+gcu_result sim_cuMemcpyAsync(gcu_deviceptr dst, gcu_deviceptr src, size_t bytes, CUstream stream)
+{
+    return copy_async(SIM_SYM_cuMemcpyAsync, dst, src, bytes, stream);
+}
+
+gcu_result sim_cuMemcpyDtoDAsync(gcu_deviceptr dst, gcu_deviceptr src, size_t bytes,
+                                 CUstream stream)
+{
+    return copy_async(SIM_SYM_cuMemcpyDtoDAsync, dst, src, bytes, stream);
+}
+
 gcu_result sim_cuMemsetD32(gcu_deviceptr dst, unsigned int value, size_t count)
 {
     SIM_BEGIN(cuMemsetD32);

@@ -28,6 +28,16 @@ static gcu_result sync_ptsz(CUstream stream) { return sim_cuStreamSynchronize(pe
 
 static gcu_result query_ptsz(CUstream stream) { return sim_cuStreamQuery(per_thread(stream)); }
 
+static gcu_result copy_ptsz(gcu_deviceptr dst, gcu_deviceptr src, size_t bytes, CUstream stream)
+{
+    return sim_cuMemcpyAsync(dst, src, bytes, per_thread(stream));
+}
+
+static gcu_result dtod_ptsz(gcu_deviceptr dst, gcu_deviceptr src, size_t bytes, CUstream stream)
+{
+    return sim_cuMemcpyDtoDAsync(dst, src, bytes, per_thread(stream));
+}
+
 void *sim_per_thread_proc(const char *symbol)
 {
     static const struct {
@@ -36,7 +46,9 @@ void *sim_per_thread_proc(const char *symbol)
     } procs[] = {{"cuLaunchKernel", (void *)launch_ptsz},
                  {"cuEventRecord", (void *)record_ptsz},
                  {"cuStreamSynchronize", (void *)sync_ptsz},
-                 {"cuStreamQuery", (void *)query_ptsz}};
+                 {"cuStreamQuery", (void *)query_ptsz},
+                 {"cuMemcpyAsync", (void *)copy_ptsz},
+                 {"cuMemcpyDtoDAsync", (void *)dtod_ptsz}};
     for (size_t i = 0; i < sizeof procs / sizeof procs[0]; i++)
         if (strcmp(procs[i].name, symbol) == 0)
             return procs[i].fn;

@@ -290,7 +290,11 @@ typedef gcu_result (*gcu_pfn_cuGetProcAddress)(const char *symbol, void **pfn, i
       (gcu_function fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,        \
        unsigned bz, unsigned shmem, CUstream stream, void **params))                            \
     X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050, 0,                                     \
-      (int *blocks, gcu_function fn, int block_size, size_t shmem))
+      (int *blocks, gcu_function fn, int block_size, size_t shmem))                             \
+    X(cuMemcpyAsync, 4000, 0,                                                                   \
+      (gcu_deviceptr dst, gcu_deviceptr src, size_t bytes, CUstream stream))                    \
+    X(cuMemcpyDtoDAsync, 3020, 0, /* the _v2 ABI */                                             \
+      (gcu_deviceptr dst, gcu_deviceptr src, size_t bytes, CUstream stream))
 
 /* Every entry point declared here: what the simulated driver exports. */
 #define GCU_DRIVER_SYMBOLS(X) GCU_LIBRARY_SYMBOLS(X) GCU_OUTSIDE_SYMBOLS(X)

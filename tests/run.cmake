@@ -26,9 +26,9 @@ endforeach()
 # On the tests' driver: under make test-gpu, the probe's kernels on the H200.
 greenctx_driver_test(run.driver LABELS tool threads
   COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/run_test.sh driver ${run_test_args})
-# On a GPU only (they skip elsewhere): PyTorch, a static-cudart program, the sweep and the
-# targets on a bf16 GEMM (tests/run_gpu/).
-foreach(case torch static sweep targets)
+# On a GPU only (they skip elsewhere): PyTorch (its confinement; its copy hog paced), a
+# static-cudart program, the sweep and the targets on a bf16 GEMM (tests/run_gpu/).
+foreach(case torch copies static sweep targets)
   greenctx_driver_test(run.gpu.${case} LABELS tool
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/run_gpu_test.sh ${case} $<TARGET_FILE:greenctx_tool>
             $<TARGET_FILE:greenctx> $<TARGET_FILE:greenctx_preload>)

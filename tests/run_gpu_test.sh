@@ -4,6 +4,8 @@
 #            thread, after torch.cuda.set_device, a side stream and a CUDA graph, ran on the
 #            partition's SMs (as the report's own probe saw them), for --sms 16 and 64
 #   static   the same for a program linked with the static cudart (nvcc -cudart static)
+#   copies   a PyTorch copy hog (copy_ of device tensors) paced beside a latency program to
+#            under a quarter of its copies alone
 #   sweep    --sweep 16,32,64,all on a bf16 8192^3 GEMM
 #   targets  the GEMM under --sms 16 and 64 within 5% of the same GEMM on an in-process
 #            greenctx context of that size (asserted); launch cost against the same program
@@ -73,6 +75,25 @@ torch)
             "$python" "$here/confine_torch.py" "$keep/torch-$n.samples.json"
         inside "$keep/torch-$n.report.json" "$keep/torch-$n.samples.json"
     done
+    ;;
+copies)
+    # PyTorch's copy hog (dst.copy_(src) of 256 MiB tensors, back to back) alone, then paced
+    # beside a latency program over its target (a copy and 3 ms of host work per step, 1 ms
+    # asked): its copies are held back to under a quarter of its rate alone (level 4).
+    need_torch
+    run 0 run --sms rest --class best-effort -- "$python" "$here/copy_hog.py" 4
+    alone=$(awk '$1 == "copies_per_s" { print $2 }' "$out")
+    "$tool" run --sms 16 --class latency:1ms -- "$python" "$here/copy_hog.py" 20 3 \
+        >"$tmp/latency" 2>&1 &
+    latency=$!
+    sleep 5 # its PyTorch start-up, then steps over its target
+    run 0 run --sms rest --class best-effort -- "$python" "$here/copy_hog.py" 4
+    paced=$(awk '$1 == "copies_per_s" { print $2 }' "$out")
+    kill $latency
+    wait $latency
+    echo "torch copy_ hog: $paced copies/s paced, $alone alone"
+    awk -v p="$paced" -v a="$alone" 'BEGIN { exit !(a > 0 && p > 0 && p < 0.25 * a) }' ||
+        fail "torch's copies, paced, ran at $paced copies/s, alone at $alone"
     ;;
 static)
     nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)

@@ -40,6 +40,11 @@
  *                  waits by their exported names.
  *                  KERNEL_MS: each kernel runs that long (it spins); prints the share of the
  *                  second half of the run (after a wait) that the GPU ran its kernels
+ *   copies S MS [direct] COPY_MS  the same with device-to-device copies for kernels, each
+ *                  sized to take COPY_MS at the simulated driver's GREENCTX_SIM_COPY_GBPS (on a
+ *                  GPU, at 1950 GB/s: its gpu_share is then a rate, to compare with another):
+ *                  cuMemcpyAsync through cuGetProcAddress, or (`direct`) cuMemcpyDtoDAsync_v2
+ *                  by its exported name (as cudaMemcpyAsync reaches the driver)
  *   persistent [count]  on device 0, prints its "count:" line (the above, and
  *                  cuCtxGetDevResource of the primary context), then sizes grids by that count
  *                  as persistent kernels do: one block of 200 KB of shared memory (one fits per
@@ -655,13 +660,20 @@ static double seconds_now(void)
     return (double)t.tv_sec + t.tv_nsec / 1e9;
 }
 
-static int steps(double seconds, double step_ms, int direct, double kernel_ms)
+static int steps(double seconds, double step_ms, int direct, double kernel_ms, int copies)
 {
     load(0);
     if (direct) {
         *(void **)&p.launch = dlsym(RTLD_DEFAULT, "cuLaunchKernel");
         *(void **)&p.stream_sync = dlsym(RTLD_DEFAULT, "cuStreamSynchronize");
     }
+    CUresult (*copy)(CUdeviceptr, CUdeviceptr, size_t, CUstream) = NULL;
+    if (copies)
+        *(void **)&copy = direct ? dlsym(RTLD_DEFAULT, "cuMemcpyDtoDAsync_v2")
+                                 : proc("cuMemcpyAsync", 4000);
+    const char *gbps = p.sim_stream_sm_ids ? getenv("GREENCTX_SIM_COPY_GBPS") : NULL;
+    size_t bytes = (size_t)(kernel_ms * 1e6 * (gbps ? strtod(gbps, NULL) : 1950)); /* B/ns */
+    CUdeviceptr src = 0, dst = 0;
     check(p.retain(&p.primary, p.dev), "cuDevicePrimaryCtxRetain");
     check(p.set_current(p.primary), "cuCtxSetCurrent");
     CUmodule module;
@@ -670,6 +682,12 @@ static int steps(double seconds, double step_ms, int direct, double kernel_ms)
     check(p.module_load(&module, persistent_ptx), "cuModuleLoadData");
     check(p.module_function(&fn, module, "greenctx_smid"), "cuModuleGetFunction");
     check(p.mem_alloc(&flags, 4096), "cuMemAlloc");
+    if (copies) {
+        if (!copy)
+            fail("the driver has no copy entry point", 0);
+        check(p.mem_alloc(&src, bytes), "cuMemAlloc");
+        check(p.mem_alloc(&dst, bytes), "cuMemAlloc");
+    }
     if (p.failed)
         return 1;
     unsigned long long spin = (unsigned long long)(kernel_ms * 1e6), launches = 0;
@@ -679,7 +697,10 @@ static int steps(double seconds, double step_ms, int direct, double kernel_ms)
     void *args[] = {&flags, &spin};
     double start = seconds_now(), half = 0;
     for (double end = start + seconds; seconds_now() < end && !p.failed;) {
-        check(p.launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, args, NULL), "cuLaunchKernel");
+        if (copies)
+            check(copy(dst, src, bytes, NULL), "the copy");
+        else
+            check(p.launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, args, NULL), "cuLaunchKernel");
         launches++;
         if (step_ms > 0)
             usleep((useconds_t)(step_ms * 1000));
@@ -700,7 +721,8 @@ static int steps(double seconds, double step_ms, int direct, double kernel_ms)
     *(void **)&on_default = dlsym(p.lib, "gctxsim_default_stream_calls");
     /* Whose function the program's launches called: the driver's own, or a wrapper. */
     Dl_info where;
-    const char *file = dladdr(*(void **)&p.launch, &where) && where.dli_fname
+    const char *file = dladdr(copies ? *(void **)&copy : *(void **)&p.launch, &where) &&
+                               where.dli_fname
                            ? strrchr(where.dli_fname, '/')
                            : NULL;
     printf("launch in %s\n", file ? file + 1 : "?");
@@ -807,7 +829,12 @@ int main(int argc, char **argv)
     if (argc >= 4 && strcmp(argv[1], "steps") == 0) {
         int direct = argc >= 5 && strcmp(argv[4], "direct") == 0;
         return steps(strtod(argv[2], NULL), strtod(argv[3], NULL), direct,
-                     argc >= 5 + direct ? strtod(argv[4 + direct], NULL) : 0);
+                     argc >= 5 + direct ? strtod(argv[4 + direct], NULL) : 0, 0);
+    }
+    if (argc >= 5 && strcmp(argv[1], "copies") == 0) {
+        int direct = strcmp(argv[4], "direct") == 0;
+        return steps(strtod(argv[2], NULL), strtod(argv[3], NULL), direct,
+                     argc >= 5 + direct ? strtod(argv[4 + direct], NULL) : 0, 1);
     }
     if (argc >= 2 && strcmp(argv[1], "persistent") == 0)
         return persistent(argc >= 3 && strcmp(argv[2], "count") == 0);
@@ -836,6 +863,6 @@ int main(int argc, char **argv)
                     "second_driver PATH | spawn CASE... | parent N HOW CASE... | no_part | "
                     "sleep S | sigchld_ignored CMD... | fault | noop | claim_fd | hold DIR | "
                     "closefrom | env NAME | sm_counts | steps S MS [direct] [KERNEL_MS] | "
-                    "persistent [count]\n");
+                    "copies S MS [direct] COPY_MS | persistent [count]\n");
     return 2;
 }

@@ -575,6 +575,26 @@ PY
         fail "the paced program's kernels, each waited for, ran for more than its duty's share"
     kill $latency
     wait $latency
+    # A copy hog (2 ms device-to-device copies back to back, as torch's copy_ makes them):
+    # alone, then beside a latency program over its target, through cuMemcpyDtoDAsync_v2 by
+    # its exported name and cuMemcpyAsync by cuGetProcAddress. Paced, it copies at under a
+    # quarter of its rate alone (level 4: about 7 %).
+    export GREENCTX_SIM_COPY_GBPS=0.1 # the simulated driver's copies take their time
+    run 0 run --sms rest --class best-effort -- "$probe" copies 3 0 2
+    alone=$(awk '$1 == "gpu_share" { print $2 }' "$out")
+    "$tool" run --sms 16 --class latency:1ms -- "$probe" steps 12 3 >"$copy/latency" 2>&1 &
+    latency=$!
+    sleep 1
+    for how in direct ""; do
+        run 0 run --sms rest --class best-effort -- "$probe" copies 4 0 $how 2
+        paced=$(awk '$1 == "gpu_share" { print $2 }' "$out")
+        echo "copies ${how:-by cuGetProcAddress}: rate paced $paced, alone $alone"
+        awk -v p="$paced" -v a="$alone" 'BEGIN { exit !(a > 0 && p > 0 && p < 0.25 * a) }' ||
+            fail "paced copies (${how:-by cuGetProcAddress}) ran at $paced, alone at $alone"
+    done
+    kill $latency
+    wait $latency
+    unset GREENCTX_SIM_COPY_GBPS
     ;;
 *)
     echo "unknown case $1"

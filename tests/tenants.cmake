@@ -2,7 +2,7 @@
 # `mps` with a fake control program, on the simulated driver; each case has its own runtime
 # directory. Several processes at once, so a little longer than the default.
 foreach(case claims killed ps mps mps_refusals fault sweep closefrom removed classes
-  structured pacing paced_kernels)
+  structured pacing paced_kernels paced_copies)
   greenctx_test(tenants.${case} LABELS tool TIMEOUT 120 ENV ${tool_sim_env}
       GREENCTX_TEST_FAKE_NVML=$<TARGET_FILE:fake_nvml>
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tenants_test.sh ${case} $<TARGET_FILE:greenctx_tool>
@@ -10,7 +10,7 @@ foreach(case claims killed ps mps mps_refusals fault sweep closefrom removed cla
 endforeach()
 greenctx_default_granules(tenants.structured)
 # The preload's pacer thread beside the program's launching thread: under TSan too.
-set_property(TEST tenants.pacing tenants.paced_kernels APPEND PROPERTY LABELS threads)
+set_property(TEST tenants.pacing tenants.paced_kernels tenants.paced_copies APPEND PROPERTY LABELS threads)
 # A shared directory between two users the test makes (root only; skipped otherwise).
 greenctx_test(tenants.shared_users LABELS tool TIMEOUT 120
   ENV ${tool_sim_env} GREENCTX_TEST_SANITIZE=${GREENCTX_SANITIZE}

@@ -552,6 +552,46 @@ paced_kernels)
     kill -9 $l_program
     wait $l
     ;;
+paced_copies)
+    # A best-effort program that only copies device to device (as torch's copy_ and
+    # cudaMemcpyAsync reach the driver), 20 ms a copy, back to back, is paced at level 4 as
+    # kernels are: the GPU copies for about its duty's share of the time, its copies are held
+    # back (held_ms), and it has the full rate back once the latency program dies.
+    export GREENCTX_SIM_COPY_GBPS=0.1
+    tenant latency --sms 16 --class latency:1ms -- "$probe" steps 60 3
+    l=$tool_pid l_program=$program
+    until_ps 30 "claims[$l]['tenant']['step_ms'] >= 2.5"
+    # cuMemcpyDtoDAsync_v2 by its exported name.
+    tenant hog --sms rest --class best-effort -- "$probe" copies 6 0 direct 20
+    b=$tool_pid
+    until_ps 30 "claims[$b]['tenant']['guard_level'] == 4" \
+        "0 < claims[$b]['tenant']['duty_permille'] < 100" "claims[$b]['tenant']['held_ms'] > 0"
+    wait $b || fail "the paced program failed: $(cat "$work/hog.err")"
+    cat "$work/hog.out"
+    has "$work/hog.out" "launch in libgreenctx_preload.so"
+    awk '$1 == "gpu_share" { ok = $2 > 0 && $2 < 0.25 } END { exit !ok }' "$work/hog.out" ||
+        fail "the GPU ran the paced program's copies for more than its duty's share, or never"
+    # cuMemcpyAsync through cuGetProcAddress's flags 0, here the per-thread default stream's:
+    # held back too, the pace's events on that stream. Paced in its first half; the latency
+    # program dies and the second half runs at the full rate.
+    export GREENCTX_SIM_DEFAULT_STREAM=per-thread
+    tenant hog_f --sms rest --class best-effort -- "$probe" copies 8 0 20
+    b=$tool_pid
+    unset GREENCTX_SIM_DEFAULT_STREAM
+    until_ps 30 "claims[$b]['tenant']['guard_level'] == 4" "claims[$b]['tenant']['held_ms'] > 0"
+    kill -9 $l_program
+    wait $l
+    until_ps 5 "claims[$b]['tenant']['guard_level'] == 0" \
+        "claims[$b]['tenant']['duty_permille'] == 1000"
+    wait $b || fail "the paced program failed: $(cat "$work/hog_f.err")"
+    cat "$work/hog_f.out"
+    has "$work/hog_f.out" "launch in libgreenctx_preload.so"
+    grep -E "event_records legacy 0 per_thread [1-9]" "$work/hog_f.out" >/dev/null ||
+        fail "the pace's events went to another stream than its copies"
+    awk '$1 == "gpu_share" { ok = $2 > 0.8 } END { exit !ok }' "$work/hog_f.out" ||
+        fail "the copies did not get their full rate back once the latency program died"
+    unset GREENCTX_SIM_COPY_GBPS
+    ;;
 structured)
     # The default granules (tests/tenants.cmake clears GREENCTX_CLAIM_GRANULES): structured,
     # coarsened to 8 of 16 and 4 over on an H200: 8 is refused and names fine, a count never

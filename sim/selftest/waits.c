@@ -1,7 +1,7 @@
 /* Work that takes time: the %smid kernel's blocks spin for spin_ns, in waves, one kernel after
  * another on a stream; waits sleep until it ends and queries answer NOT_READY before. And the
  * default streams: the per-thread entry points cuGetProcAddress hands out, for its flag and
- * for flags 0 under GREENCTX_SIM_DEFAULT_STREAM=per-thread. */
+ * for flags 0 under GREENCTX_SIM_DEFAULT_STREAM=per-thread. And device-to-device copies. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -29,6 +29,47 @@ static void *proc(const char *name, int version, unsigned long long flags)
 {
     void *fn = NULL;
     return get_proc(name, &fn, version, flags, NULL) == 0 ? fn : NULL;
+}
+
+/* Device-to-device copies take their bytes' time at GREENCTX_SIM_COPY_GBPS, as spinning
+ * kernels take theirs, through both entry points and their per-thread variants. */
+static void check_copies(void)
+{
+    enum { BYTES = 2000000 }; /* 20 ms at 0.1 GB/s */
+    setenv("GREENCTX_SIM_COPY_GBPS", "0.1", 1);
+    CUcontext primary, g16;
+    CUgreenCtx g;
+    h200_with_16_sms(&primary, &g, &g16);
+    D.cuCtxSetCurrent(g16);
+    gcu_deviceptr src = 0, dst = 0;
+    unsigned got = 0;
+    check(D.cuMemAlloc(&src, BYTES) == 0 && D.cuMemAlloc(&dst, BYTES) == 0 &&
+              D.cuMemsetD32(src, 7, BYTES / 4) == 0,
+          "two buffers for the copies");
+    gcu_pfn_cuMemcpyAsync copy_ptsz = proc("cuMemcpyAsync", 4000, 2);
+    gcu_pfn_cuMemcpyDtoDAsync dtod_ptsz = proc("cuMemcpyDtoDAsync", 3020, 2);
+    double t0 = now_ms();
+    check(D.cuMemcpyDtoDAsync(dst, src, BYTES, NULL) == 0 &&
+              D.cuStreamQuery(NULL) == GCU_ERROR_NOT_READY && copy_ptsz && dtod_ptsz &&
+              copy_ptsz(dst, src, BYTES, NULL) == 0 && dtod_ptsz(dst, src, BYTES, NULL) == 0 &&
+              D.cuMemcpyAsync(dst, src, BYTES, NULL) == 0,
+          "copies go, and their stream is not ready while they run");
+    int synced = D.cuCtxSynchronize() == 0;
+    double took = now_ms() - t0;
+    check(synced && took >= 79 && D.cuMemcpyDtoH(&got, dst + BYTES - 4, 4) == 0 && got == 7,
+          "the wait ends after the four copies of 20 ms, which copied (%.1f ms, %u)", took, got);
+    check(D.cuMemcpyAsync(dst + 4, src, BYTES, NULL) == GCU_ERROR_INVALID_VALUE,
+          "a copy past its allocation is refused");
+    D.cuMemFree(src);
+    D.cuMemFree(dst);
+    release_h200_with_16_sms(g);
+    setenv("GREENCTX_SIM_COPY_GBPS", "fast", 1);
+    configure("h200", "13000", NULL);
+    check(config_error() && strstr(config_error(), "GREENCTX_SIM_COPY_GBPS=fast"),
+          "a rate that is no number is refused, named: %s",
+          config_error() ? config_error() : "(none)");
+    unsetenv("GREENCTX_SIM_COPY_GBPS");
+    configure("h200", "13000", NULL);
 }
 
 void check_waits(void)
@@ -98,4 +139,5 @@ void check_waits(void)
           "another value is refused, named: %s", config_error() ? config_error() : "(none)");
     unsetenv("GREENCTX_SIM_DEFAULT_STREAM");
     configure("h200", "13000", NULL);
+    check_copies();
 }
