@@ -27,6 +27,10 @@ plan_claimable)
     GREENCTX_CLAIM_GRANULES=structured run 0 --sim h200@13000 plan 64 64
     [ "$(grep -Ec "^[01] +64 +64 +8 +yes " "$out")" = 2 ] || fail "64 + 64 are not both claimable"
     grep -q "^claim:" "$out" && fail "a plan whose counts are all claimable explains a refusal"
+    # A claim mode that is no mode is the plan's error, as it is run's: never "no" for a count.
+    GREENCTX_CLAIM_GRANULES=bogus run 1 --sim h200@13000 plan --json 16
+    has "$err" "GREENCTX_CLAIM_GRANULES='bogus' is neither"
+    grep -q claimable "$out" && fail "plan answered claimable for a malformed claim mode"
     GREENCTX_CLAIM_GRANULES=fine run 0 --sim h200@13000 plan --json 8 rest
     command -v python3 >/dev/null 2>&1 || { echo "no python3: JSON not parsed"; exit 77; }
     python3 -c "import json,sys; g=json.load(open(sys.argv[1]))['groups']; assert [x['claimable'] for x in g]==[True,True], g" "$out" ||

@@ -8,23 +8,31 @@
 #include "groups.h"
 #include "tool.h"
 
-/* Whether one process may claim the group's count (greenctx run --sms N): claims come in the
- * device's claim granules, which need not be the plan's, so plan says where they differ. The
- * first refusal's message (the nearest claimable count, the granule mode that claims it) is
- * kept in why. Discovery and backfill groups have no count to claim: they answer yes. */
-static int claimable(int device, const gctx_group_plan *g, const gctx_group *asked, char *why,
-                     size_t why_size)
+/* Whether one process may claim each group's count (greenctx run --sms N): claims come in the
+ * device's claim granules, which need not be the plan's, so plan says where they differ.
+ * claim[i] is 1 or 0; the first refusal's message (the nearest claimable count, the granule
+ * mode that claims it) is kept in why. Discovery and backfill groups have no count to claim:
+ * they answer yes. Any other error (a malformed GREENCTX_CLAIM_GRANULES, the driver) is
+ * returned: run would fail on it too, and a count is never "not claimable" for it. */
+static gctx_status claimable(const tool_split_setup *st, const gctx_split_plan *plan,
+                             const gctx_group_plan *groups, int *claim, char *why,
+                             size_t why_size)
 {
-    if (asked->num_sms == 0)
-        return 1;
-    char request[16];
-    unsigned count;
-    snprintf(request, sizeof request, "%u", g->sm_count);
-    if (gctx_claim_count(device, request, GCTX_ROUND_STRICT, &count, NULL) == GCTX_SUCCESS)
-        return 1;
-    if (!why[0])
-        snprintf(why, why_size, "%s", gctx_last_error());
-    return 0;
+    for (unsigned i = 0; i < plan->nb_groups; i++) {
+        claim[i] = 1;
+        if (st->request.groups[i].num_sms == 0)
+            continue;
+        char request[16];
+        unsigned count;
+        snprintf(request, sizeof request, "%u", groups[i].sm_count);
+        gctx_status s = gctx_claim_count(plan->device, request, GCTX_ROUND_STRICT, &count, NULL);
+        if (s != GCTX_SUCCESS && s != GCTX_ERROR_INSUFFICIENT_SMS)
+            return s;
+        claim[i] = s == GCTX_SUCCESS;
+        if (!claim[i] && !why[0])
+            snprintf(why, why_size, "%s", gctx_last_error());
+    }
+    return GCTX_SUCCESS;
 }
 
 /* A group's :pN reaches the driver only on the structured path (cuDevSmResourceSplit, 13.1+);
@@ -35,10 +43,9 @@ static int preferred_ignored(const gctx_split_plan *plan, const gctx_group *g)
 }
 
 static void print_json(const tool_split_setup *st, const gctx_split_plan *plan,
-                       const gctx_group_plan *groups)
+                       const gctx_group_plan *groups, const int *claim)
 {
     json_writer w;
-    char why[512] = "";
     json_begin(&w, stdout, "greenctx.plan/1");
     json_int(&w, "device", plan->device);
     json_int(&w, "driver_version", plan->driver_version);
@@ -59,7 +66,7 @@ static void print_json(const tool_split_setup *st, const gctx_split_plan *plan,
         json_bool(&w, "preferred_ignored", preferred_ignored(plan, g));
         json_bool(&w, "rounded", groups[i].rounded);
         json_bool(&w, "backfilled", groups[i].backfilled);
-        json_bool(&w, "claimable", claimable(plan->device, &groups[i], g, why, sizeof why));
+        json_bool(&w, "claimable", claim[i]);
         json_close(&w);
     }
     json_close(&w);
@@ -74,7 +81,7 @@ static void print_json(const tool_split_setup *st, const gctx_split_plan *plan,
 }
 
 static void print_text(const tool_split_setup *st, const gctx_split_plan *plan,
-                       const gctx_group_plan *groups)
+                       const gctx_group_plan *groups, const int *claim, const char *why)
 {
     char version[16];
     printf("device %d: %u SMs (groups in multiples of %u, min %u)\n", plan->device,
@@ -85,7 +92,6 @@ static void print_text(const tool_split_setup *st, const gctx_split_plan *plan,
     if (plan->granule_sms)
         printf(", granule %u SMs", plan->granule_sms);
     printf("\n\n%-6s %-10s %6s %9s %6s  %s\n", "group", "asked", "SMs", "unit", "claim", "notes");
-    char why[512] = "";
     for (unsigned i = 0; i < plan->nb_groups; i++) {
         char notes[160] = "";
         if (groups[i].rounded)
@@ -100,10 +106,7 @@ static void print_text(const tool_split_setup *st, const gctx_split_plan *plan,
         if (n >= 2)
             notes[n - 2] = '\0';
         printf("%-6u %-10s %6u %9u %6s  %s\n", i, st->request.texts[i], groups[i].sm_count,
-               groups[i].coscheduled_sm_count,
-               claimable(plan->device, &groups[i], &st->request.groups[i], why, sizeof why)
-                   ? "yes" : "no",
-               notes);
+               groups[i].coscheduled_sm_count, claim[i] ? "yes" : "no", notes);
     }
     if (plan->remainder_sms)
         printf("%-6s %-10s %6u %9s %6s  %s\n", "rest", "-", plan->remainder_sms, "-", "-",
@@ -139,15 +142,21 @@ int greenctx_cmd_plan(int argc, char **argv, greenctx_tool_options *opts)
         return rc == TOOL_SPLIT_HELP_SHOWN ? GREENCTX_EXIT_OK : rc;
     gctx_split_plan plan = GCTX_SPLIT_PLAN_INIT;
     gctx_group_plan *groups = calloc(st.request.nb_groups, sizeof *groups);
-    gctx_status s = groups ? gctx_partition_plan(st.device, st.request.groups, st.request.nb_groups,
-                                                 &st.options, &plan, groups)
-                           : GCTX_ERROR_OUT_OF_MEMORY;
+    int *claim = calloc(st.request.nb_groups, sizeof *claim);
+    char why[512] = "";
+    gctx_status s = groups && claim ? gctx_partition_plan(st.device, st.request.groups,
+                                                          st.request.nb_groups, &st.options,
+                                                          &plan, groups)
+                                    : GCTX_ERROR_OUT_OF_MEMORY;
+    if (s == GCTX_SUCCESS)
+        s = claimable(&st, &plan, groups, claim, why, sizeof why);
     if (s != GCTX_SUCCESS)
         rc = tool_split_fail(opts, &st, s);
     else if (opts->json)
-        print_json(&st, &plan, groups);
+        print_json(&st, &plan, groups, claim);
     else
-        print_text(&st, &plan, groups);
+        print_text(&st, &plan, groups, claim, why);
+    free(claim);
     free(groups);
     tool_split_setup_end(&st);
     return rc;
