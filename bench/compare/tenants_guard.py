@@ -144,7 +144,7 @@ def tenant(args):
             elif done % 4 == 3:
                 stream.synchronize()
         done += 1
-        now = advice.now if advice else None
+        now = advice.latest() if advice else None
         if now and now.sms != advised:  # the guard moved: resize, and a stream on the new SMs
             advised = now.sms
             stream.synchronize()
@@ -156,7 +156,7 @@ def tenant(args):
                 step = work(args.kind, torch)
             actions.append((round(time.perf_counter() - start, 3), now.level, sms, now.reason))
     if advice:
-        advice.stop.set()
+        advice.end()
     stream.synchronize()
     elapsed = time.perf_counter() - start
     steps.sort()
@@ -172,16 +172,31 @@ class Advice:
     """A cooperative hog's guard, asked every 25 ms on a thread of its own, as a serving loop
     would: the NVML reads and the guard's look take the launching thread a few ms (asked
     between launches, every 25 ms held the hog to 0.89x with the guard doing nothing). ctypes
-    lets go of the GIL in both, so the launches go on meanwhile; now is the latest advice."""
+    lets go of the GIL in both, so the launches go on meanwhile. A guard that fails ends the
+    tenant (latest() raises it), as it did on the launching thread, not the guarding alone."""
     def __init__(self, claim):
-        self.claim, self.now = claim, None
+        self.claim, self.now, self.error = claim, None, None
         self.lock, self.stop = threading.Lock(), threading.Event()
-        threading.Thread(target=self.run, daemon=True).start()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
 
     def run(self):
-        while not self.stop.wait(0.025):
-            with self.lock:  # not while the launching thread resizes the claim
-                self.now = self.claim.guard(**signals())
+        try:
+            while not self.stop.wait(0.025):
+                with self.lock:  # not while the launching thread resizes the claim
+                    self.now = self.claim.guard(**signals())
+        except Exception as e:  # noqa: BLE001 - handed to the launching thread
+            self.error = e
+
+    def latest(self):
+        if self.error:
+            raise self.error
+        return self.now
+
+    def end(self):
+        """No guard call left running when the claim goes back."""
+        self.stop.set()
+        self.thread.join()
 
 
 _nvml = None
