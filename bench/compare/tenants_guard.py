@@ -2,7 +2,8 @@
 Python package: realistic pairs, each alone / claims / claims + guard (cooperative: the hog
 resizes its claim) / claims + guard (paced: both unmodified under `greenctx run --class`, the
 preload paces the hog and samples the victim's steps) / plain MPS / MPS active-thread
-percentage.
+percentage; and the guard's cost to the victim alone (its steps reported through its claim,
+or sampled under `greenctx run --class`, over the same program under run unguarded).
 
   gemm    a bf16 tensor-core GEMM victim on 16 SMs beside a GEMM hog on the rest (power)
   decode  a memory-bound decode-like victim (a GEMV over 128 MiB of weights) beside a copy
