@@ -350,6 +350,7 @@ static void open_step(pace *p)
         if (!cap_ && duty_ >= 1000)                                                            \
             return call;                                                                       \
         long long t0_ = now_ns();                                                              \
+        /* Held across the call: a pageable copy may block the host meanwhile. */              \
         pthread_mutex_lock(&p_->lock);                                                         \
         hold(p_, cap_, duty_, t0_);                                                            \
         cu_result r_ = call;                                                                   \
@@ -506,7 +507,8 @@ void *run_pace_hook_for_proc(const char *symbol, int version, unsigned long long
                              void *driver_fn)
 {
     int v, call = call_of(symbol, 0, &v);
-    if (call < 0 || v || !guarded())
+    /* Below 3.2 cuMemcpyDtoDAsync is the 32-bit-pointer function, not the one wrapped. */
+    if (call < 0 || v || (call == COPY_DTOD && version < 3020) || !guarded())
         return NULL;
     /* Flags 0 leave the default stream to the driver: which one a NULL stream is, by what it
      * handed out (a call of no stream is the same function in both). */
