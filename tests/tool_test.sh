@@ -409,7 +409,7 @@ short_options)
     run 0 plan --help
     cmp -s "$out" "$out.help" || fail "greenctx help plan differs from greenctx plan --help"
     rm -f "$out.help"
-    [ "$(sed -n 2p "$out")" = "A dry run of a split: each group's SMs and unit, the split's path, the SMs left." ] ||
+    [ "$(sed -n 2p "$out")" = "A dry run of a split: each group's SMs, unit and claimability, the path, the SMs left." ] ||
         fail "plan --help does not say in its second line what plan does"
     run 0 help map
     [ "$(sed -n 2p "$out")" = "Makes the split and shows the physical SMs a kernel ran on in each partition." ] ||

@@ -49,8 +49,8 @@ static void split_usage(const char *command)
 {
     /* What the command does, in one line, before how to call it. */
     const char *what = !strcmp(command, "plan")
-                           ? "A dry run of a split: each group's SMs and unit, the split's path, "
-                             "the SMs left."
+                           ? "A dry run of a split: each group's SMs, unit and claimability, "
+                             "the path, the SMs left."
                            : "Makes the split and shows the physical SMs a kernel ran on in each "
                              "partition.";
     printf("usage: greenctx %s [--device N] [--json] [--round MODE] GROUP...\n"
