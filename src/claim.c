@@ -398,10 +398,8 @@ gctx_status gctx__claim_take(const gctx__take *take, gctx__record *record, int *
             /* What holders must give back: the SMs beyond those free to it (the left-over
              * SMs go with "rest" only, never towards a count), or, when the free ones add up
              * but no set of them gives the count, one more granule. */
-            unsigned have = gctx__granules_sms(layout, &avail);
-            if (layout->remainder_sms && !layout->remainder_counts &&
-                gctx__granules_has(&avail, layout->nb_regular))
-                have -= layout->remainder_sms;
+            unsigned have = gctx__granules_sms(layout, &avail) -
+                            gctx__uncounted_sms(layout, &avail);
             if (wait)
                 gctx__want_post(&reg, &want, count > have ? count - have : layout->regular_sms,
                                 opts->priority, take->file);

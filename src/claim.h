@@ -61,7 +61,6 @@ typedef struct gctx__granule_layout {
     unsigned min_sms;       /* the smallest claimable count: the minimum partition */
     unsigned split_flags;   /* the split's useFlags: 1, the granules carry no co-scheduling */
     int fine;               /* fine granules asked (recorded in the identity) */
-    int remainder_counts;   /* gctx__remainder_counts: a count may take the remainder */
 } gctx__granule_layout;
 
 unsigned gctx__layout_count(const gctx__granule_layout *l);  /* every granule */
@@ -72,6 +71,9 @@ unsigned gctx__layout_total(const gctx__granule_layout *l);  /* every SM */
  * fewer SMs are left over than a granule has (the H200's 4 beside granules of 16: a count
  * plan refuses), which "rest" and "all" take. */
 int gctx__remainder_counts(const gctx__granule_layout *l);
+/* The SMs of g that count towards no count: the remainder granule, when g holds it and it
+ * doesn't count (above); else 0. */
+unsigned gctx__uncounted_sms(const gctx__granule_layout *l, const gctx__granules *g);
 unsigned gctx__granules_sms(const gctx__granule_layout *l, const gctx__granules *g);
 /* 1 when count is a claimable count: a multiple of the granule, at least min_sms, at most
  * the regular granules' SMs; the counts a one-group split of the whole device gives (the

@@ -101,7 +101,6 @@ static gctx_status canonical_split(const gctx__driver *drv, const gctx_partition
     l->min_sms = whole->rules.min_partition;
     l->split_flags = flags;
     l->fine = fine;
-    l->remainder_counts = gctx__remainder_counts(l);
     if (l->remainder_sms)
         out->resources[nb] = remainder;
     if (nb == 0 || gctx__layout_total(l) != whole->sm_count)

@@ -77,6 +77,13 @@ int gctx__remainder_counts(const gctx__granule_layout *l)
     return !l->split_flags && l->remainder_sms >= l->regular_sms;
 }
 
+unsigned gctx__uncounted_sms(const gctx__granule_layout *l, const gctx__granules *g)
+{
+    return l->remainder_sms && !gctx__remainder_counts(l) && gctx__granules_has(g, l->nb_regular)
+               ? l->remainder_sms
+               : 0;
+}
+
 unsigned gctx__layout_total(const gctx__granule_layout *l)
 {
     return l->nb_regular * l->regular_sms + l->remainder_sms;
@@ -109,7 +116,7 @@ int gctx__layout_claimable(const gctx__granule_layout *l, unsigned count)
 {
     return count > 0 && count >= l->min_sms &&
            (regular_needed(l, count, 0) >= 0 ||
-            (l->remainder_counts && regular_needed(l, count, 1) >= 0));
+            (gctx__remainder_counts(l) && regular_needed(l, count, 1) >= 0));
 }
 
 unsigned gctx__layout_fit(const gctx__granule_layout *l, unsigned count)
@@ -181,7 +188,7 @@ static gctx_status not_claimable(const gctx__granule_layout *l, unsigned count)
         snprintf(nearest, sizeof nearest, "the nearest count that can be claimed is %u",
                  below ? below : above);
     char remainder[96] = "";
-    if (l->remainder_sms && l->remainder_counts)
+    if (l->remainder_sms && gctx__remainder_counts(l))
         snprintf(remainder, sizeof remainder, ", with or without the %u SM%s left over",
                  l->remainder_sms, GCTX__PLURAL(l->remainder_sms));
     else if (l->remainder_sms)

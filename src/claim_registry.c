@@ -630,7 +630,6 @@ gctx_status gctx__registry_identity(const char *runtime_dir, const char *uuid, g
     l->regular_sms = nb ? sms[0] : 0;
     l->nb_regular = nb && sms[nb - 1] != sms[0] ? nb - 1 : nb;
     l->remainder_sms = l->nb_regular < nb ? sms[nb - 1] : 0;
-    l->remainder_counts = gctx__remainder_counts(l);
     gctx__identity_format(id, again, sizeof again);
     if (nb == 0 || strcmp(text, again) != 0)
         return gctx__fail(GCTX_ERROR_REGISTRY,

@@ -187,10 +187,8 @@ gctx_status gctx_claim_pressure(const gctx_claim *claim, unsigned *wanted_sms)
      * to a waiter: a holder that keeps its SMs less the pressure gives it back too. */
     gctx_claim *c = (gctx_claim *)claim;
     pthread_mutex_lock(&c->lock);
-    const gctx__granule_layout *l = &c->granules.identity.layout;
-    if (total && l->remainder_sms && !l->remainder_counts &&
-        gctx__granules_has(&c->record.granules, l->nb_regular))
-        total += l->remainder_sms;
+    if (total)
+        total += gctx__uncounted_sms(&c->granules.identity.layout, &c->record.granules);
     pthread_mutex_unlock(&c->lock);
     *wanted_sms = total;
     return GCTX_SUCCESS;
