@@ -306,12 +306,12 @@ def main():
     ap = argparse.ArgumentParser()
     length = ap.add_mutually_exclusive_group()
     length.add_argument("--quick", action="store_true")
+    length.add_argument("--length", type=float, help="seconds an arm (bursty pairs: twice that)")
     ap.add_argument("--pairs", default="gemm,decode,bursty")
     ap.add_argument("--arms", default=",".join(ARMS),
                     help="a subset of the arms (victim_alone always runs, hog_alone with any "
                          "arm that has a hog, victim_run with victim_run_guarded: the ratios "
                          "are over them)")
-    length.add_argument("--length", type=float, help="seconds an arm (bursty pairs: twice that)")
     ap.add_argument("--role")
     ap.add_argument("--kind")
     ap.add_argument("--place")
