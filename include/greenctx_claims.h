@@ -352,7 +352,8 @@ GCTX_API gctx_status gctx_claim_report_fault(gctx_claim *claim, int cuda_result)
 GCTX_API int gctx_cuda_result_is_sticky(int cuda_result);
 
 /* A latency tenant's step (a decode step, a request: what its target is about), in ms: kept in
- * a window whose p99 the claim publishes every 10 ms for best-effort tenants' guards. No
+ * a window of 100 steps or more (at least 10 ms, at most 250 ms) whose p99 the claim publishes
+ * for best-effort tenants' guards. No
  * driver call, no lock shared with other processes: a write to the claim's state file at
  * most every 10 ms. */
 GCTX_API gctx_status gctx_claim_report_step(gctx_claim *claim, double step_ms);

@@ -325,6 +325,9 @@ struct gctx_claim {
     unsigned nb_steps;   /* of them */
     unsigned window_n;   /* steps in the window */
     long long window_ns; /* when the window began */
+    double window_p99;           /* the last closed window's */
+    long long closed_window_ns;  /* when that one began */
+    long long published_ns;      /* the state line's last write */
     double alone_ms;
     unsigned floor_sms, full_sms; /* full: its SMs before the guard held it back */
     int held_back;                /* the guard allowed less than full_sms, not yet regrown */

@@ -13,7 +13,12 @@
 #include "nvml.h" /* common/: the one NVML loader, the tool's too */
 #include "sized.h"
 
-#define WINDOW_NS 10000000ll /* a latency tenant publishes at most every 10 ms */
+#define PUBLISH_NS 10000000ll /* a latency tenant publishes at most every 10 ms */
+/* A window's p99 is of 100 steps or more: of fewer it is the longest step, which one hiccup
+ * sets (10 ms windows of a 1.4 ms GEMM held hogs at their floor for seconds). Slow steps
+ * close a window at 250 ms with what they have. */
+#define WINDOW_STEPS 100u
+#define WINDOW_MAX_NS 250000000ll
 #define STATE_BYTES 256
 
 gctx_status gctx__claim_class_check(const gctx_claim_options *o)
@@ -40,7 +45,7 @@ gctx_status gctx__claim_class_check(const gctx_claim_options *o)
 
 typedef struct state_line {
     double step_ms, alone_ms;
-    long long step_ns;
+    long long window_ns, step_ns;
     unsigned level, sms, outstanding, duty;
     char reason[16];
     int paced;
@@ -48,8 +53,8 @@ typedef struct state_line {
 } state_line;
 
 #define STATE_FORMAT(real, text)                                                                \
-    "step_ms %" real " alone_ms %" real " step_ns %lld level %u reason %" text " sms %u "       \
-    "outstanding %u duty %u paced %d held_ms %" real "\n"
+    "step_ms %" real " alone_ms %" real " window_ns %lld step_ns %lld level %u "                \
+    "reason %" text " sms %u outstanding %u duty %u paced %d held_ms %" real "\n"
 
 /* Replaces the claim's line (guard_lock held); a line that can't be written is skipped: the
  * guard is advice, never a reason for the tenant's work to fail. */
@@ -57,7 +62,7 @@ static void publish(const gctx_claim *c, const state_line *l)
 {
     char text[STATE_BYTES];
     int n = snprintf(text, sizeof text, STATE_FORMAT(".4f", "s"), l->step_ms, l->alone_ms,
-                     l->step_ns, l->level, l->reason[0] ? l->reason : "-", l->sms,
+                     l->window_ns, l->step_ns, l->level, l->reason[0] ? l->reason : "-", l->sms,
                      l->outstanding, l->duty, l->paced, l->held_ms);
     if (n > 0 && n < STATE_BYTES)
         gctx__state_write(c->registry_dir, c->file, (c->dir_flags & GCTX_CLAIM_SHARED_DIR) != 0,
@@ -72,6 +77,7 @@ static int plausible(const state_line *l)
 {
     return isfinite(l->step_ms) && l->step_ms >= 0 && l->step_ms <= STEP_MS_MAX &&
            isfinite(l->alone_ms) && l->alone_ms >= 0 && l->alone_ms <= STEP_MS_MAX &&
+           l->window_ns >= 0 &&
            l->step_ns >= 0 && isfinite(l->held_ms) && l->held_ms >= 0;
 }
 
@@ -81,9 +87,9 @@ static int read_line(const char *dir, const gctx__record *r, state_line *l)
     memset(l, 0, sizeof *l);
     if (gctx__state_read(dir, r->file, r->uid, text, sizeof text) != 0)
         return -1;
-    if (sscanf(text, STATE_FORMAT("lf", "15s"), &l->step_ms, &l->alone_ms, &l->step_ns,
-               &l->level, l->reason, &l->sms, &l->outstanding, &l->duty, &l->paced,
-               &l->held_ms) != 10 ||
+    if (sscanf(text, STATE_FORMAT("lf", "15s"), &l->step_ms, &l->alone_ms, &l->window_ns,
+               &l->step_ns, &l->level, l->reason, &l->sms, &l->outstanding, &l->duty, &l->paced,
+               &l->held_ms) != 11 ||
         !plausible(l)) {
         memset(l, 0, sizeof *l);
         return -1;
@@ -144,7 +150,8 @@ gctx_status gctx_claim_report_step(gctx_claim *claim, double step_ms)
         if ((float)step_ms > claim->steps[low])
             claim->steps[low] = (float)step_ms;
     }
-    if (now - claim->window_ns >= WINDOW_NS) {
+    long long span = now - claim->window_ns;
+    if ((claim->window_n >= WINDOW_STEPS && span >= PUBLISH_NS) || span >= WINDOW_MAX_NS) {
         float sorted[sizeof claim->steps / sizeof claim->steps[0]];
         unsigned n = claim->window_n, kept = claim->nb_steps;
         memcpy(sorted, claim->steps, kept * sizeof sorted[0]);
@@ -152,13 +159,20 @@ gctx_status gctx_claim_report_step(gctx_claim *claim, double step_ms)
         /* The p99's place counted from the longest step, within those kept. */
         unsigned from_top = n - (n * 99 + 99) / 100;
         from_top = from_top < kept ? from_top : kept - 1;
-        state_line l = {sorted[kept - 1 - from_top], 0, now, 0, 0, 0, 1000, {0}, 0, 0};
-        /* A window of a few steps says little of its tail: alone is learnt from full ones. */
-        if (n >= 8 && (!claim->alone_ms || l.step_ms < claim->alone_ms))
-            claim->alone_ms = l.step_ms;
-        l.alone_ms = claim->alone_ms;
-        publish(claim, &l);
+        claim->window_p99 = sorted[kept - 1 - from_top];
+        claim->closed_window_ns = claim->window_ns;
+        /* A window of a few steps says little of its tail: alone is learnt from fuller ones. */
+        if (n >= 8 && (!claim->alone_ms || claim->window_p99 < claim->alone_ms))
+            claim->alone_ms = claim->window_p99;
         claim->nb_steps = claim->window_n = 0;
+    }
+    /* Every 10 ms, closed window or not: the guard reads a tenant without a recent line as
+     * ended, and gives everything back. */
+    if (now - claim->published_ns >= PUBLISH_NS) {
+        state_line l = {claim->window_p99, claim->alone_ms, claim->closed_window_ns, now, 0, 0,
+                        0, 1000, {0}, 0, 0};
+        publish(claim, &l);
+        claim->published_ns = now;
     }
     pthread_mutex_unlock(&claim->guard_lock);
     return GCTX_SUCCESS;
@@ -206,7 +220,7 @@ static unsigned latency_inputs(const char *dir, const gctx__record *records, uns
             read_line(dir, &records[i], &l) != 0)
             continue;
         gctx__guard_latency g = {records[i].target_ms, l.alone_ms, records[i].target_factor,
-                                 l.step_ms, l.step_ns};
+                                 l.step_ms, l.step_ns, l.window_ns};
         out[k++] = g;
     }
     return k;
@@ -267,7 +281,7 @@ gctx_status gctx_claim_guard(gctx_claim *claim, const gctx_guard_signals *signal
     if (a.sms < claim->full_sms)
         claim->held_back = 1;
     unsigned level = claim->guard.running ? claim->guard.level : 0;
-    state_line l = {0, 0, now, level, a.sms, a.max_outstanding, a.duty_permille, {0},
+    state_line l = {0, 0, 0, now, level, a.sms, a.max_outstanding, a.duty_permille, {0},
                     claim->paced, claim->held_ms};
     if (level)
         snprintf(l.reason, sizeof l.reason, "%s", gctx__guard_reason_name(claim->guard.reason));

@@ -6,7 +6,8 @@
 
 /* Per level: the share of its SMs a best-effort tenant keeps (per mille; 0: its floor) and
  * its launches in flight when it is paced instead (0: no cap). */
-static const unsigned keep_permille[GCTX__GUARD_LEVELS] = {1000, 750, 550, 400, 0};
+/* 560 and 420 of the H200's 116 round down to whole granules of 16 at 64 and 48. */
+static const unsigned keep_permille[GCTX__GUARD_LEVELS] = {1000, 750, 560, 420, 0};
 static const unsigned outstanding[GCTX__GUARD_LEVELS] = {0, 32, 8, 2, 1};
 
 const char *gctx__guard_reason_name(gctx__guard_reason reason)
@@ -26,6 +27,16 @@ static gctx__guard_reason device_reason(const gctx__guard_config *c, const gctx_
     return GCTX__GUARD_REASON_NONE;
 }
 
+/* Every change starts the judging afresh: its calm is counted from the first decision that
+ * sees the new level's steps. */
+static void change(gctx__guard_state *s, unsigned level, int lowered, long long now_ns)
+{
+    s->level = level;
+    s->lowered = lowered;
+    s->changed_ns = now_ns;
+    s->calm_since_ns = 0;
+}
+
 void gctx__guard_decide(const gctx__guard_config *c, gctx__guard_state *s,
                         const gctx__guard_latency *latency, unsigned nb_latency,
                         const gctx__guard_device *device, long long now_ns)
@@ -42,6 +53,11 @@ void gctx__guard_decide(const gctx__guard_config *c, gctx__guard_state *s,
         running = 1;
         double target = l->target_ms > 0 ? l->target_ms : l->alone_ms * l->factor;
         if (l->step_ms > 0 && target > 0) {
+            /* Steps taken before the last change say nothing of the level it set. */
+            if (l->window_ns < s->changed_ns) {
+                calm = 0;
+                continue;
+            }
             if (l->step_ms > target)
                 why = dev != GCTX__GUARD_REASON_NONE ? dev : GCTX__GUARD_REASON_STEPS;
             if (l->step_ms > c->calm * target)
@@ -57,27 +73,33 @@ void gctx__guard_decide(const gctx__guard_config *c, gctx__guard_state *s,
          * kept for the next burst, whose first steps would otherwise pay for the climb. */
         if (s->running) {
             s->burst_level = s->level;
-            s->level = 0;
-            s->changed_ns = now_ns;
+            change(s, 0, 0, now_ns);
         }
         s->running = 0;
         return;
     }
     if (!s->running) {
         s->running = 1;
-        s->level = s->burst_level;
-        s->changed_ns = now_ns;
+        change(s, s->burst_level, 0, now_ns);
         return;
     }
     if (now_ns - s->changed_ns < c->hold_ns)
         return;
+    if (!calm)
+        s->calm_since_ns = 0;
+    else if (!s->calm_since_ns)
+        s->calm_since_ns = now_ns;
+    long long probe = s->probe_ns ? s->probe_ns : c->probe_ns;
     if (why != GCTX__GUARD_REASON_NONE && s->level + 1 < GCTX__GUARD_LEVELS) {
-        s->level++;
+        /* Over target within the probe's time after a step down: that level was too low a
+         * price for the latency tenant, tried again only after twice the calm. */
+        if (s->lowered && now_ns - s->changed_ns < probe)
+            s->probe_ns = 2 * probe < c->probe_max_ns ? 2 * probe : c->probe_max_ns;
         s->reason = why;
-        s->changed_ns = now_ns;
-    } else if (why == GCTX__GUARD_REASON_NONE && calm && s->level > 0) {
-        s->level--;
-        s->changed_ns = now_ns;
+        change(s, s->level + 1, 0, now_ns);
+    } else if (why == GCTX__GUARD_REASON_NONE && s->level > 0 && s->calm_since_ns &&
+               now_ns - s->calm_since_ns >= probe) {
+        change(s, s->level - 1, 1, now_ns);
     }
 }
 

@@ -25,6 +25,7 @@ typedef struct gctx__guard_latency {
     double factor;          /* "as alone within factor" (1.10) */
     double step_ms;         /* its recent step time (the window's p99); 0: none reported */
     long long last_step_ns; /* when it last reported a step (or was seen running) */
+    long long window_ns;    /* when the window of step_ms began: a level is judged on its own */
 } gctx__guard_latency;
 
 /* The device as NVML reads it; zeros where NVML gives nothing (the guard then goes by steps). */
@@ -38,15 +39,18 @@ typedef struct gctx__guard_config {
     long long hold_ns; /* between two changes of level: the last one's effect is seen first */
     long long idle_ns; /* a latency tenant with no step this long (or twice its step, when
                           longer) is not running: all back */
-    double calm;       /* steps under calm x target lower the level */
+    double calm;       /* steps under calm x target lower the level, after probe_ns of them */
+    long long probe_ns, probe_max_ns; /* calm needed to step down: doubled, up to the max, each
+                                         time a step down put steps over target again */
     double clock_drop; /* a power-capped clock under clock_drop x its max is interference */
     double hbm_high;   /* hbm_busy above this is interference */
 } gctx__guard_config;
-/* 20 ms: longer than a step of the measured victims (1.4 - 3.5 ms) and a resize (docs/elastic.md);
- * idle 50 ms: the issue's bound on giving SMs back after a burst. */
+/* hold 20 ms: longer than a resize (docs/elastic.md); idle 50 ms: the issue's bound on giving
+ * SMs back after a burst. A p99 target is missed by 1 % of the steps: a step down that fails
+ * costs a window over target, so they are tried rarely (docs/tenants.md, "The guard"). */
 #define GCTX__GUARD_CONFIG_INIT                                                                    \
     {                                                                                              \
-        20000000ll, 50000000ll, 0.85, 0.95, 0.90                                                   \
+        20000000ll, 50000000ll, 0.95, 250000000ll, 4000000000ll, 0.95, 0.90                        \
     }
 
 typedef struct gctx__guard_state {
@@ -54,11 +58,14 @@ typedef struct gctx__guard_state {
     unsigned burst_level; /* the level the last burst ended at: where the next one starts */
     gctx__guard_reason reason;
     int running; /* a latency tenant was running at the last decision */
+    int lowered; /* the last change was a step down */
     long long changed_ns;
+    long long calm_since_ns; /* 0: the steps since the last change were not all calm */
+    long long probe_ns;      /* calm needed for the next step down; 0: the config's */
 } gctx__guard_state;
 #define GCTX__GUARD_STATE_INIT                                                                     \
     {                                                                                              \
-        0, 0, GCTX__GUARD_REASON_NONE, 0, 0                                                        \
+        0, 0, GCTX__GUARD_REASON_NONE, 0, 0, 0, 0, 0                                               \
     }
 #define GCTX__GUARD_LEVELS 5
 
@@ -72,9 +79,10 @@ typedef struct gctx__guard_allowance {
     unsigned duty_permille;
 } gctx__guard_allowance;
 
-/* Moves state to now's inputs: at most one level per hold_ns, up while a running latency
- * tenant is over its target (or, with no steps reported, while the power cap or HBM says so),
- * down while every running one is calm, and straight to 0 when none is running. */
+/* Moves state to now's inputs: at most one level per hold_ns and per window of steps taken at
+ * the level, up while a running latency tenant is over its target (or, with no steps reported,
+ * while the power cap or HBM says so), down once every running one has been calm for the probe
+ * time, and straight to 0 when none is running. */
 void gctx__guard_decide(const gctx__guard_config *config, gctx__guard_state *state,
                         const gctx__guard_latency *latency, unsigned nb_latency,
                         const gctx__guard_device *device, long long now_ns);

@@ -2336,13 +2336,14 @@ static gctx_status guard_pair(const char *dir, gctx_claim **lat, gctx_claim **be
 }
 
 /* The best-effort claim's guard looked at every 5 ms for ms, the latency claim (when given)
- * reporting a step of step_ms before each look; the last advice. */
+ * reporting 20 steps of step_ms before each look (a window of 100 closes every 25 ms); the
+ * last advice. */
 static gctx_guard_advice guard_for(gctx_claim *be, gctx_claim *lat, double step_ms, long ms,
                                    const gctx_guard_signals *signals)
 {
     gctx_guard_advice a = GCTX_GUARD_ADVICE_INIT;
     for (long t = 0; t <= ms; t += 5) {
-        for (int i = 0; lat && i < 5; i++)
+        for (int i = 0; lat && i < 20; i++)
             gctx_claim_report_step(lat, step_ms);
         if (gctx_claim_guard(be, signals, &a) != GCTX_SUCCESS)
             break;
@@ -2485,7 +2486,8 @@ GT_TEST(a_dead_latency_tenant_leaves_nothing_held_back)
     gctx_claim_options o = classed(dir, GCTX_TENANT_BEST_EFFORT, 0);
     GT_ASSERT_STATUS(gctx_claim_acquire(0, "rest", &o, &be), GCTX_SUCCESS);
     unsigned full = info_of(be).sm_count;
-    gctx_guard_advice a = guard_for(be, NULL, 0, 120, NULL);
+    /* Its steps every 1 ms: a window of 100 begun after the guard's first look takes two. */
+    gctx_guard_advice a = guard_for(be, NULL, 0, 300, NULL);
     GT_ASSERT_GT_INT(a.level, 0);
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
@@ -2590,8 +2592,8 @@ static unsigned long long state_inode(const char *dir)
                : 0;
 }
 
-/* Short steps are published once a window (10 ms), not once per 32 steps, and the window's
- * p99 is of all its steps: 1,000 steps of 0.1 ms but 5 of 0.9 ms publish 0.1 ms. */
+/* Short steps are published once a window (10 ms and 100 steps), not once per 32 steps, and
+ * the window's p99 is of all its steps: 1,000 steps of 0.1 ms but 5 of 0.9 ms publish 0.1 ms. */
 GT_TEST(short_steps_are_published_once_a_window_at_their_p99)
 {
     if (gt_require_green_contexts())
@@ -2624,6 +2626,34 @@ GT_TEST(short_steps_are_published_once_a_window_at_their_p99)
     GT_ASSERT_STATUS(gctx_claim_list(0, dir, list, 1, &n, NULL), GCTX_SUCCESS);
     GT_ASSERT_EQ_INT(n, 1);
     GT_ASSERT(list[0].step_ms > 0.09 && list[0].step_ms < 0.11);
+    gctx_claim_release(lat);
+}
+
+/* A window's p99 is of 100 steps or more (of fewer it would be the longest step): 50 steps over
+ * 30 ms close none, the 100th does, and slow steps close one at 250 ms with what they have. */
+GT_TEST(a_window_closes_at_100_steps_or_250_ms)
+{
+    if (gt_require_green_contexts())
+        return;
+    const char *dir = fresh_dir("guard-window-steps");
+    GT_CHECK();
+    gctx_claim *lat = NULL;
+    gctx_claim_options o = classed(dir, GCTX_TENANT_LATENCY, 1.0);
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", &o, &lat), GCTX_SUCCESS);
+    for (int i = 0; i < 50; i++, sleep_ms(i % 10 == 0))
+        GT_ASSERT_STATUS(gctx_claim_report_step(lat, i == 3 ? 9.0 : 0.5), GCTX_SUCCESS);
+    sleep_ms(30);
+    GT_ASSERT_STATUS(gctx_claim_report_step(lat, 0.5), GCTX_SUCCESS);
+    GT_ASSERT(info_of(lat).step_ms == 0); /* alive, but no window closed */
+    for (int i = 0; i < 49; i++)
+        GT_ASSERT_STATUS(gctx_claim_report_step(lat, 0.5), GCTX_SUCCESS);
+    sleep_ms(11); /* the next line's time */
+    GT_ASSERT_STATUS(gctx_claim_report_step(lat, 0.5), GCTX_SUCCESS);
+    GT_ASSERT(info_of(lat).step_ms > 0.49 && info_of(lat).step_ms < 0.51); /* 1 in 101 */
+    GT_ASSERT_STATUS(gctx_claim_report_step(lat, 7.0), GCTX_SUCCESS);
+    sleep_ms(255);
+    GT_ASSERT_STATUS(gctx_claim_report_step(lat, 7.0), GCTX_SUCCESS);
+    GT_ASSERT(info_of(lat).step_ms > 6.99 && info_of(lat).step_ms < 7.01);
     gctx_claim_release(lat);
 }
 

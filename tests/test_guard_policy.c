@@ -8,10 +8,10 @@
 
 static const gctx__guard_config config = GCTX__GUARD_CONFIG_INIT;
 
-/* A GEMM victim of 1.40 ms alone, held to 1.10x. */
+/* A GEMM victim of 1.40 ms alone, held to 1.10x, its window of steps just closed. */
 static gctx__guard_latency victim(double step_ms, long long last_ns)
 {
-    gctx__guard_latency l = {0, 1.40, 1.10, step_ms, last_ns};
+    gctx__guard_latency l = {0, 1.40, 1.10, step_ms, last_ns, last_ns};
     return l;
 }
 
@@ -63,10 +63,59 @@ GT_TEST(steps_between_calm_and_target_hold_the_level)
     long long t = run(&s, 1000 * MS, 3 * config.hold_ns, 1.94, NULL);
     unsigned level = s.level;
     GT_ASSERT_GT_INT(level, 0);
-    t = run(&s, t, 10 * config.hold_ns, 1.40 * 1.05, NULL); /* over calm (0.85 x 1.54), under */
+    t = run(&s, t, 100 * config.hold_ns, 1.40 * 1.08, NULL); /* over calm (0.95 x 1.54), under */
     GT_ASSERT_EQ_INT(s.level, level);
-    run(&s, t, 10 * config.hold_ns, 1.20, NULL); /* calm: one level per hold back to 0 */
+    /* Calm: a level down once the steps have been calm for the probe's time, not before. */
+    t = run(&s, t, config.probe_ns - 10 * MS, 1.20, NULL);
+    GT_ASSERT_EQ_INT(s.level, level);
+    t = run(&s, t, 10 * MS, 1.20, NULL);
+    GT_ASSERT_EQ_INT(s.level, level - 1);
+    run(&s, t, GCTX__GUARD_LEVELS * (config.hold_ns + config.probe_ns), 1.20, NULL);
     GT_ASSERT_EQ_INT(s.level, 0);
+}
+
+GT_TEST(steps_from_before_a_change_do_not_move_the_level)
+{
+    /* One long window over target, published again and again: one level for it, not five. */
+    gctx__guard_state s = GCTX__GUARD_STATE_INIT;
+    long long t = run(&s, 1000 * MS, 0, 1.94, NULL), began = t + MS;
+    for (long long end = t + 20 * config.hold_ns; t <= end; t += 5 * MS) {
+        gctx__guard_latency l = {0, 1.40, 1.10, 1.94, t, began};
+        gctx__guard_decide(&config, &s, &l, 1, NULL, t);
+    }
+    GT_ASSERT_EQ_INT(s.level, 1);
+    /* The next window, begun after that change, moves it again. */
+    run(&s, t, 0, 1.94, NULL);
+    GT_ASSERT_EQ_INT(s.level, 2);
+}
+
+GT_TEST(a_step_down_that_fails_is_tried_again_after_twice_the_calm)
+{
+    gctx__guard_state s = GCTX__GUARD_STATE_INIT;
+    long long t = run(&s, 1000 * MS, 2 * config.hold_ns, 1.94, NULL);
+    GT_ASSERT_EQ_INT(s.level, 2);
+    /* Calm at level 2 steps down to 1, where the steps are over target again. */
+    t = run(&s, t, config.hold_ns + config.probe_ns, 1.20, NULL);
+    GT_ASSERT_EQ_INT(s.level, 1);
+    t = run(&s, t, config.hold_ns, 1.94, NULL);
+    GT_ASSERT_EQ_INT(s.level, 2);
+    GT_ASSERT(s.probe_ns == 2 * config.probe_ns);
+    /* Calm again: the probe's time no longer does, twice it does. */
+    t = run(&s, t, config.hold_ns + config.probe_ns, 1.20, NULL);
+    GT_ASSERT_EQ_INT(s.level, 2);
+    run(&s, t, config.probe_ns, 1.20, NULL);
+    GT_ASSERT_EQ_INT(s.level, 1);
+    /* Never past the most. */
+    for (int i = 0; i < 20; i++) {
+        gctx__guard_state f = s;
+        f.lowered = 1;
+        f.probe_ns = s.probe_ns;
+        long long at = f.changed_ns + config.hold_ns;
+        gctx__guard_latency l = victim(1.94, at);
+        gctx__guard_decide(&config, &f, &l, 1, NULL, at);
+        s.probe_ns = f.probe_ns;
+    }
+    GT_ASSERT(s.probe_ns == config.probe_max_ns);
 }
 
 GT_TEST(power_cap_names_the_reason_and_acts_without_steps)
@@ -110,7 +159,8 @@ GT_TEST(hbm_names_the_reason_and_acts_without_steps)
         gctx__guard_decide(&config, &u, &l, 1, &busy, t);
     }
     GT_ASSERT_GT_INT(u.level, 0);
-    for (long long end = t + 10 * config.hold_ns; t < end; t += 5 * MS) {
+    for (long long end = t + GCTX__GUARD_LEVELS * (config.hold_ns + config.probe_ns); t < end;
+         t += 5 * MS) {
         gctx__guard_latency l = victim(0, t);
         gctx__guard_decide(&config, &u, &l, 1, &quiet, t);
     }
@@ -153,7 +203,7 @@ GT_TEST(step_target_in_ms_and_several_latency_tenants)
 {
     gctx__guard_state s = GCTX__GUARD_STATE_INIT;
     for (long long t = 1000 * MS; t < 1000 * MS + 3 * config.hold_ns; t += 5 * MS) {
-        gctx__guard_latency l[2] = {{2.0, 0, 0, 1.9, t}, {5.0, 0, 0, 5.5, t}}; /* the second over */
+        gctx__guard_latency l[2] = {{2.0, 0, 0, 1.9, t, t}, {5.0, 0, 0, 5.5, t, t}}; /* the second over */
         gctx__guard_decide(&config, &s, l, 2, NULL, t);
     }
     GT_ASSERT_GT_INT(s.level, 0);
@@ -171,7 +221,7 @@ GT_TEST(steps_longer_than_idle_are_not_a_burst_end)
     gctx__guard_state s = GCTX__GUARD_STATE_INIT;
     long long t = 1000 * MS;
     for (int i = 0; i < 6; i++, t += 120 * MS) {
-        gctx__guard_latency l = {100.0, 0, 0, 120.0, t};
+        gctx__guard_latency l = {100.0, 0, 0, 120.0, t, t};
         gctx__guard_decide(&config, &s, &l, 1, NULL, t);
         gctx__guard_decide(&config, &s, &l, 1, NULL, t + 119 * MS);
     }
