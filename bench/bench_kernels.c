@@ -91,13 +91,6 @@ int bench_empty(const bench_env *env, const bench_module *mod, CUstream stream)
                     "launching gc_empty");
 }
 
-gcu_result bench_fault(const bench_env *env, const bench_module *mod, CUstream stream,
-                       gcu_deviceptr address)
-{
-    void *params[] = {&address};
-    return env->drv->cuLaunchKernel(mod->fault, 1, 1, 1, 1, 1, 1, 0, stream, params, NULL);
-}
-
 unsigned long long bench_stamps_start(const unsigned long long slot[2]) { return ~slot[0]; }
 unsigned long long bench_stamps_end(const unsigned long long slot[2]) { return slot[1]; }
 
