@@ -24,10 +24,9 @@ int bench_module_load(const bench_env *env, CUcontext ctx, bench_module *mod, in
         mod->module = NULL;
         rc = -1;
     } else {
-        static const char *const names[] = {"gc_fill", "gc_fma",   "gc_sum",
-                                            "gc_copy", "gc_empty", "gc_fault"};
-        gcu_function *slots[] = {&mod->fill, &mod->fma,   &mod->sum,
-                                 &mod->copy, &mod->empty, &mod->fault};
+        static const char *const names[] = {"gc_fill", "gc_fma", "gc_sum", "gc_copy",
+                                            "gc_empty"};
+        gcu_function *slots[] = {&mod->fill, &mod->fma, &mod->sum, &mod->copy, &mod->empty};
         for (size_t i = 0; i < sizeof names / sizeof names[0] && rc == 0; i++)
             rc = bench_cu(drv->cuModuleGetFunction(slots[i], mod->module, names[i]), names[i]);
     }

@@ -17,7 +17,7 @@ extern const char bench_ptx[];
 /* A module is per context: one is loaded in every context that launches. */
 typedef struct bench_module {
     gcu_module module;
-    gcu_function fill, fma, sum, copy, empty, fault;
+    gcu_function fill, fma, sum, copy, empty;
 } bench_module;
 
 /* Loads the PTX with ctx pushed. Returns 0, or -1 after printing why; *not_supported is set
