@@ -42,6 +42,7 @@ nvidia-cuda-mps-control: tests/fake_mps_control.sh); steps are sleeps, so its ra
 nothing, but every arm, the daemon's start and stop and the table run as on the GPU.
 """
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -92,8 +93,8 @@ PAIRS = {"gemm": ("gemm", "gemm", False, 1.10), "decode": ("decode", "copy", Fal
 # --dry: each step a sleep as long as the step on an H200's 16 SMs
 DRY_STEP_S = {"gemm": 0.0014, "decode": 0.0005, "copy": 0.005, "fma": 0.0007, "read": 0.00004,
               "small": 0.00001}
-# The fault arm: the faulter's kernel, a store to address 0x10 (loaded with cuLibraryLoadData,
-# a context-independent library, so it launches on the claim's stream as it is).
+# The fault arm's kernels: the faulter's store to address 0x10, and a new tenant's first
+# kernel (the probe needs no torch: its start is part of what "a new tenant runs after" times).
 FAULT_PTX = b""".version 8.0
 .target sm_90
 .address_size 64
@@ -106,7 +107,12 @@ FAULT_PTX = b""".version 8.0
     st.global.u32 [%a], %v;
     ret;
 }
+.visible .entry empty()
+{
+    ret;
+}
 """
+FAULT_SECONDS = 3.0
 PROBE_DEADLINE_S = 15.0
 
 
@@ -147,16 +153,10 @@ class DryStream:
     def synchronize(self):
         pass
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
 
 def tenant(args):
     greenctx = __import__("greenctx") if args.place == "claim" else None
-    torch = None if args.dry else __import__("torch")
+    torch = None if args.dry or args.role == "probe" else __import__("torch")
     # Under greenctx run the class is the tool's (--class), the program knows nothing of it.
     cooperative = args.guard and args.place == "claim"
     tenant_class = {"victim": "latency", "hog": "best-effort"}[args.role] if cooperative else None
@@ -175,8 +175,8 @@ def tenant(args):
         ctx = claim.context()
         if aside:
             aside.close()
-    on = (lambda s: s) if torch is None else torch.cuda.stream
-    stream = DryStream() if torch is None else ctx.Stream() if ctx else torch.cuda.Stream()
+    on = (lambda s: contextlib.nullcontext()) if torch is None else torch.cuda.stream
+    stream = DryStream() if args.dry else ctx.Stream() if ctx else torch.cuda.Stream()
     with on(stream):
         step = work(args.kind, torch)
         step()
@@ -229,24 +229,35 @@ def tenant(args):
     print(json.dumps(out), flush=True)
 
 
+def launch(stream, entry):
+    """One block of FAULT_PTX's entry on stream, in the stream's context, and its synchronize:
+    the driver's result (a library, cuLibraryLoadData, loads into the context current)."""
+    import ctypes
+    cu = ctypes.CDLL("libcuda.so.1")
+    handle = ctypes.c_void_p(stream.cuda_stream)
+    ctx, lib, kernel = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
+    result = cu.cuStreamGetCtx(handle, ctypes.byref(ctx)) or cu.cuCtxPushCurrent_v2(ctx)
+    if result:
+        return result
+    try:
+        return (cu.cuLibraryLoadData(ctypes.byref(lib), FAULT_PTX, None, None, 0, None, None, 0)
+                or cu.cuLibraryGetKernel(ctypes.byref(kernel), lib, entry)
+                or cu.cuLaunchKernel(kernel, 1, 1, 1, 1, 1, 1, 0, handle, None, None)
+                or cu.cuStreamSynchronize(handle))
+    finally:
+        cu.cuCtxPopCurrent_v2(ctypes.byref(ctypes.c_void_p()))
+
+
 def faulter(args, claim, stream, step, on, torch):
     """The fault arm's culprit: a store to 0x10 on its claim's stream, a third into the run."""
     print("ready", flush=True)
     time.sleep(args.seconds / 3)
-    at, result = time.time(), 700
-    if torch is not None:
-        import ctypes
-        cu = ctypes.CDLL("libcuda.so.1")
-        lib, kernel = ctypes.c_void_p(), ctypes.c_void_p()
-        result = (cu.cuLibraryLoadData(ctypes.byref(lib), FAULT_PTX, None, None, 0, None,
-                                       None, 0)
-                  or cu.cuLibraryGetKernel(ctypes.byref(kernel), lib, b"fault")
-                  or cu.cuLaunchKernel(kernel, 1, 1, 1, 1, 1, 1, 0,
-                                       ctypes.c_void_p(stream.cuda_stream), None, None)
-                  or cu.cuStreamSynchronize(ctypes.c_void_p(stream.cuda_stream)))
+    at = time.time()
+    result = 700 if args.dry else launch(stream, b"fault")
     if result and claim is not None:
         told(claim, result)
     print(json.dumps({"role": "faulter", "fault_at": at, "fault_result": result}), flush=True)
+    os._exit(0)  # no teardown of a context the fault broke (torch's may hang or abort)
 
 
 def launcher(args, claim, stream, step, on, torch):
@@ -271,11 +282,14 @@ def launcher(args, claim, stream, step, on, torch):
     if failed and claim is not None:  # torch gives no number: 700 is the illegal address's
         out["told"] = told(claim, 700 if "illegal" in first.lower() else 999)
     print(json.dumps(out), flush=True)
+    os._exit(0)  # as the faulter: its context may be broken too
 
 
 def probe(args, claim, stream, step, on, torch):
-    """A new tenant after the fault: its first kernel ran (it got this far)."""
-    print(json.dumps({"role": "probe", "done_at": time.time()}), flush=True)
+    """A new tenant after the fault: when its first kernel had run (exit 1 if it failed)."""
+    result = 0 if args.dry else launch(stream, b"empty")
+    print(json.dumps({"role": "probe", "done_at": time.time(), "result": result}), flush=True)
+    sys.exit(1 if result else 0)
 
 
 FAULT_ROLES = {"faulter": faulter, "launcher": launcher, "probe": probe}
@@ -501,7 +515,7 @@ def main():
     if not tool:
         sys.exit("the greenctx tool is needed (PATH or GREENCTX_TOOL): its MPS daemon")
     tool = [tool, "--sim", "h200"] if args.dry else [tool]
-    runtime = tempfile.mkdtemp(prefix="greenctx-guard-", dir="/tmp")
+    runtime = tempfile.mkdtemp(prefix="greenctx-tenants-", dir="/tmp")
     env = dict(os.environ, GREENCTX_RUNTIME_DIR=runtime, NCCL_NVLS_ENABLE="0")
     NO_MPS_ENV["CUDA_MPS_PIPE_DIRECTORY"] = os.path.join(runtime, "no-mps")
     os.mkdir(NO_MPS_ENV["CUDA_MPS_PIPE_DIRECTORY"], 0o700)
@@ -547,8 +561,8 @@ def main():
                       f"{hog.get('held_ms', 0) / 1000:5.2f} s", file=sys.stderr)
         for a, mps in FAULTS.items():  # under MPS last: the fault takes the server down
             if a in arms:
-                row = run_fault(a, mps, 3 if args.quick else 3 * (args.length or 1),
-                                env, runtime, tool, args.dry)
+                row = run_fault(a, mps, 1.0 if args.dry else FAULT_SECONDS, env, runtime,
+                                tool, args.dry)
                 print(json.dumps(row), flush=True)
                 print(f"{a:9} the other tenant: {row['launcher']['ok']} ok, "
                       f"{row['launcher']['failed']} failed (first after "
