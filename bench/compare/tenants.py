@@ -19,10 +19,10 @@ library told it (its claim's fault report); then new tenants until one's first k
   bursty  each hog beside a victim that runs 1 s in every 5 (the hog's rate over the whole
           run says whether it got its SMs back after each burst)
 
-Victim p50/p99 and hog rate are over the same arm's alone figures (the hog alone on a claim
-holds the victim's SMs aside: its rate is over the same SMs; primary arms over the hog alone
-on the primary context); with nvidia-ml-py
-installed, the SM clock, power and throttle reasons are sampled during each arm (and fed to
+Victim p50/p99 and hog rate are over the same pair's alone arms (the hog alone on a claim
+holds the victim's SMs aside, so its rate is over the same SMs; the primary arms' hog over the
+hog alone on the primary context); with nvidia-ml-py installed, the SM clock, power and
+throttle reasons are sampled during each arm (and fed to
 the cooperative hog's guard; the paced hog's preload reads NVML itself). The guard's actions:
 the cooperative hog's resizes, the paced hog's levels as `greenctx ps --json` showed them
 every 0.1 s, and how long its launches were held back. Every arm runs fresh processes under
@@ -34,9 +34,10 @@ arm on stdout, a table on stderr.
                                    [--arms claims,claims_guard,...,fault,fault_mps]
   python3 bench/compare/tenants.py --dry   # the simulated driver: the plumbing only
 
---quick: 3 s per arm (bursty: 10 s), else 20 s (bursty 30 s). The fault arms run once, after
-the pairs (under MPS last: a fault there takes the script's own server down). Needs greenctx (PYTHONPATH reaching python/, and the library), torch
-with CUDA, and the greenctx tool on PATH or in GREENCTX_TOOL. --dry needs no GPU and no
+--quick: 3 s per arm (bursty: 10 s), else 20 s (bursty 30 s). The fault arms (3 s) run once,
+after the pairs, under MPS last: a fault there takes the script's own server down. Needs
+greenctx (PYTHONPATH reaching python/, and the library), torch with CUDA, and the greenctx
+tool on PATH or in GREENCTX_TOOL. --dry needs no GPU and no
 torch: GREENCTX_SIM_LIBRARY (the simulated driver) and GREENCTX_MPS_CONTROL (a stand-in for
 nvidia-cuda-mps-control: tests/fake_mps_control.sh); steps are sleeps, so its ratios mean
 nothing, but every arm, the daemon's start and stop and the table run as on the GPU.
@@ -120,7 +121,7 @@ PROBE_DEADLINE_S = 15.0
 
 def work(kind, torch):
     """One step of kind on the current stream, as a closure (tensors made once)."""
-    if torch is None:  # --dry: nothing on a GPU
+    if torch is None:  # --dry, or the probe (no torch): nothing on a GPU
         return lambda: time.sleep(DRY_STEP_S[kind])
     dev = "cuda"
     if kind == "gemm":  # victim: ~1.4 ms on 16 SMs; hog: seconds of GEMMs per launch batch
