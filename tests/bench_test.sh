@@ -139,6 +139,14 @@ sim_elastic)
     json_ok "$json" 'all("MPS is not available" in a["why"] for a in d["elastic"]["arms"] if not a["ran"])'
     json_ok "$json" '[a for a in d["elastic"]["arms"] if a["name"] == "2p_claims_controller_sliced"][0]["resizes"] >= 1 and [a for a in d["elastic"]["arms"] if a["name"] == "2p_claims_controller_sliced"][0]["timeline"][0]["lat_sms"] == 16'
     json_ok "$json" '[a for a in d["elastic"]["arms"] if a["name"] == "2p_sliced"][0]["steps"] > 0 and [a for a in d["elastic"]["arms"] if a["name"] == "2p_sliced"][0]["prefill_tokens_per_s"] > 0'
+    # Its MPS arms under the bench's own daemon (a stand-in nvidia-cuda-mps-control, where no
+    # daemon answers for the user's pipe directory): started, every two-process arm run, quit.
+    GREENCTX_MPS_CONTROL=$(cd "$(dirname "$0")" && pwd)/fake_mps_control.sh
+    CUDA_MPS_PIPE_DIRECTORY=$out.no-daemon
+    export GREENCTX_MPS_CONTROL CUDA_MPS_PIPE_DIRECTORY
+    run 0 --sim h200 bench elastic --quick --layers 1 --seconds 0.2 --json
+    unset GREENCTX_MPS_CONTROL CUDA_MPS_PIPE_DIRECTORY
+    json_ok "$out" 'd["elastic"]["mps_available"] and all(a["ran"] for a in d["elastic"]["arms"] if a["kind"].startswith("2p"))'
     run 0 --sim h200 bench elastic --quick --layers 1 --seconds 0.3 --trace stationary --arms 1p --json
     json_ok "$out" 'd["schema"] == "greenctx.bench.elastic/1" and d["meta"]["simulated"]'
     json_ok "$out" 'd["elastic"]["trace"] == "stationary" and d["elastic"]["model"]["hidden"] == 4096 and d["elastic"]["model"]["kv_heads"] == 8 and d["elastic"]["target_ms"] > 0 and len(d["elastic"]["calibration"]) == 6'
