@@ -9,9 +9,10 @@ and the fault arm, without MPS and under it: a tenant faults on its claim (a sto
 0x10), the other launches small kernels and says how many failed, from when, and what the
 library told it (its claim's fault report); then new tenants until one's first kernel runs.
 
-  fma     a compute-bound victim (an fp32 GEMM on the CUDA cores, TF32 off: the torch
-          stand-in for the retired C bench's FMA chain) beside the same GEMM as a hog
-  read    a memory-bound victim summing 64 MiB per step beside a copy hog (1 GiB a unit)
+  fma     the retired C bench's compute-bound pair, its own kernel (gc_fma of
+          bench/kernels/bench_kernels.ptx, launched through the driver): a victim of 8 blocks
+          of 20,000 FMA steps per SM of its 16 (~0.7 ms), a hog of ~1 ms units on its SMs
+  read    a memory-bound victim summing 64 MiB per step (torch) beside a copy hog (1 GiB)
 
   gemm    a bf16 tensor-core GEMM victim on 16 SMs beside a GEMM hog on the rest (power)
   decode  a memory-bound decode-like victim (a GEMV over 128 MiB of weights) beside a copy
@@ -44,6 +45,7 @@ nothing, but every arm, the daemon's start and stop and the table run as on the 
 """
 import argparse
 import contextlib
+import ctypes
 import json
 import os
 import shutil
@@ -94,36 +96,31 @@ PAIRS = {"gemm": ("gemm", "gemm", False, 1.10), "decode": ("decode", "copy", Fal
 # --dry: each step a sleep as long as the step on an H200's 16 SMs
 DRY_STEP_S = {"gemm": 0.0014, "decode": 0.0005, "copy": 0.005, "fma": 0.0007, "read": 0.00004,
               "small": 0.00001}
-# The fault arm's kernels: the faulter's store to address 0x10, and a new tenant's first
-# kernel (the probe needs no torch: its start is part of what "a new tenant runs after" times).
-FAULT_PTX = b""".version 8.0
-.target sm_90
-.address_size 64
-.visible .entry fault()
-{
-    .reg .b64 %a;
-    .reg .b32 %v;
-    mov.u64 %a, 16;
-    mov.u32 %v, 1;
-    st.global.u32 [%a], %v;
-    ret;
-}
-.visible .entry empty()
-{
-    ret;
-}
-"""
+# The C bench's kernels: the fma pair's, the faulter's store to address 0x10 and a new
+# tenant's first kernel (the probe needs no torch: its start is part of what is timed).
+PTX = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "kernels",
+                   "bench_kernels.ptx")
+FMA_BLOCKS_SM, FMA_VICTIM_ITERS, FMA_HOG_ITERS, FMA_HOG_CHUNKS = 8, 20000, 480, 64
 FAULT_SECONDS = 3.0
 PROBE_DEADLINE_S = 15.0
 
 
 # ---- one tenant (a process of its own: --role) ----
 
-def work(kind, torch):
+def work(kind, torch, role="victim", sms=VICTIM_SMS):
     """One step of kind on the current stream, as a closure (tensors made once)."""
     if torch is None:  # --dry, or the probe (no torch): nothing on a GPU
         return lambda: time.sleep(DRY_STEP_S[kind])
     dev = "cuda"
+    if kind == "fma":  # the C bench's FMA chain; a hog's unit: 64 chunks per block slot
+        grid = sms * FMA_BLOCKS_SM
+        out = torch.empty(grid * 256, device=dev, dtype=torch.float32)
+        chunks, iters = (grid, FMA_VICTIM_ITERS) if role == "victim" else (
+            grid * FMA_HOG_CHUNKS, FMA_HOG_ITERS)
+        args = (ctypes.c_uint64(out.data_ptr()), ctypes.c_uint(chunks), ctypes.c_uint(iters),
+                ctypes.c_uint64(0))
+        return lambda _out=out: check_cu(launch(torch.cuda.current_stream().cuda_stream,
+                                                b"gc_fma", grid, args, sync=False), "gc_fma")
     if kind == "gemm":  # victim: ~1.4 ms on 16 SMs; hog: seconds of GEMMs per launch batch
         a = torch.randn(4096, 4096, device=dev, dtype=torch.bfloat16)
         b = torch.randn(4096, 4096, device=dev, dtype=torch.bfloat16)
@@ -136,10 +133,6 @@ def work(kind, torch):
         src = torch.empty(1 << 29, device=dev, dtype=torch.float16)
         dst = torch.empty_like(src)
         return lambda: dst.copy_(src)
-    if kind == "fma":  # compute on the CUDA cores: fp32 FMAs, no tensor cores
-        torch.backends.cuda.matmul.allow_tf32 = False
-        a = torch.randn(2048, 2048, device=dev, dtype=torch.float32)
-        return lambda: torch.matmul(a, a)
     if kind == "read":  # every byte of 64 MiB read once
         x = torch.ones(1 << 24, device=dev, dtype=torch.float32)
         return lambda: x.sum()
@@ -179,7 +172,7 @@ def tenant(args):
     on = (lambda s: contextlib.nullcontext()) if torch is None else torch.cuda.stream
     stream = DryStream() if args.dry else ctx.Stream() if ctx else torch.cuda.Stream()
     with on(stream):
-        step = work(args.kind, torch)
+        step = work(args.kind, torch, args.role, sms_of(claim, args, torch))
         step()
         stream.synchronize()
     if args.role in FAULT_ROLES:
@@ -215,7 +208,7 @@ def tenant(args):
             ctx = claim.context()
             stream = DryStream() if torch is None else ctx.Stream()
             with on(stream):
-                step = work(args.kind, torch)
+                step = work(args.kind, torch, args.role, sms)
             actions.append((round(time.perf_counter() - start, 3), now.level, sms, now.reason))
     if advice:
         advice.end()
@@ -230,23 +223,56 @@ def tenant(args):
     print(json.dumps(out), flush=True)
 
 
-def launch(stream, entry):
-    """One block of FAULT_PTX's entry on stream, in the stream's context, and its synchronize:
-    the driver's result (a library, cuLibraryLoadData, loads into the context current)."""
-    import ctypes
-    cu = ctypes.CDLL("libcuda.so.1")
-    handle = ctypes.c_void_p(stream.cuda_stream)
-    ctx, lib, kernel = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
+def sms_of(claim, args, torch):
+    """The SMs a tenant's kernels are sized for: its claim's, else the device's."""
+    if claim is not None:
+        return claim.sm_count
+    if torch is None:
+        return VICTIM_SMS
+    return torch.cuda.get_device_properties(0).multi_processor_count
+
+
+_cu = {}
+
+
+def launch(stream, name, grid=1, args=(), sync=True):
+    """One launch of PTX's kernel name (256 threads a block; one thread for gc_fault) on the
+    stream handle, in the stream's own context (a library loads into the context current),
+    and with sync its synchronize: the driver's result."""
+    if not _cu:
+        _cu["lib"] = cu = ctypes.CDLL("libcuda.so.1")
+        lib = ctypes.c_void_p()
+        with open(PTX, "rb") as f:
+            _cu["load"] = cu.cuLibraryLoadData(ctypes.byref(lib), f.read(), None, None, 0,
+                                               None, None, 0)
+        _cu["library"] = lib
+    cu, handle = _cu["lib"], ctypes.c_void_p(stream)
+    if _cu["load"]:
+        return _cu["load"]
+    if name not in _cu:
+        kernel = ctypes.c_void_p()
+        result = cu.cuLibraryGetKernel(ctypes.byref(kernel), _cu["library"], name)
+        if result:
+            return result
+        _cu[name] = kernel
+    ctx = ctypes.c_void_p()
     result = cu.cuStreamGetCtx(handle, ctypes.byref(ctx)) or cu.cuCtxPushCurrent_v2(ctx)
     if result:
         return result
     try:
-        return (cu.cuLibraryLoadData(ctypes.byref(lib), FAULT_PTX, None, None, 0, None, None, 0)
-                or cu.cuLibraryGetKernel(ctypes.byref(kernel), lib, entry)
-                or cu.cuLaunchKernel(kernel, 1, 1, 1, 1, 1, 1, 0, handle, None, None)
-                or cu.cuStreamSynchronize(handle))
+        params = (ctypes.c_void_p * max(1, len(args)))(
+            *[ctypes.cast(ctypes.pointer(a), ctypes.c_void_p) for a in args])
+        block = 1 if name == b"gc_fault" else 256
+        return (cu.cuLaunchKernel(_cu[name], grid, 1, 1, block, 1, 1, 0, handle,
+                                  params if args else None, None)
+                or (sync and cu.cuStreamSynchronize(handle)))
     finally:
         cu.cuCtxPopCurrent_v2(ctypes.byref(ctypes.c_void_p()))
+
+
+def check_cu(result, what):
+    if result:
+        raise RuntimeError(f"{what}: CUDA error {result}")
 
 
 def faulter(args, claim, stream, step, on, torch):
@@ -254,7 +280,8 @@ def faulter(args, claim, stream, step, on, torch):
     print("ready", flush=True)
     time.sleep(args.seconds / 3)
     at = time.time()
-    result = 700 if args.dry else launch(stream, b"fault")
+    result = 700 if args.dry else launch(stream.cuda_stream, b"gc_fault", 1,
+                                         (ctypes.c_uint64(0x10),))
     if result and claim is not None:
         told(claim, result)
     print(json.dumps({"role": "faulter", "fault_at": at, "fault_result": result}), flush=True)
@@ -288,7 +315,7 @@ def launcher(args, claim, stream, step, on, torch):
 
 def probe(args, claim, stream, step, on, torch):
     """A new tenant after the fault: when its first kernel had run (exit 1 if it failed)."""
-    result = 0 if args.dry else launch(stream, b"empty")
+    result = 0 if args.dry else launch(stream.cuda_stream, b"gc_empty")
     print(json.dumps({"role": "probe", "done_at": time.time(), "result": result}), flush=True)
     sys.exit(1 if result else 0)
 
