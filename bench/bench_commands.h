@@ -74,8 +74,6 @@ int bench_main(int argc, char **argv, greenctx_tool_options *opts);
 int greenctx_bench_overlap(int argc, char **argv, greenctx_tool_options *opts,
                            const char *command);
 
-/* tenant_worker.c: `greenctx bench tenant-worker ...`, one tenant of `bench tenants`. */
-int bench_tenant_worker(int argc, char **argv, greenctx_tool_options *opts);
 
 /* bench_elastic_cmd.c: `bench elastic`'s own options (argv[0] is "elastic"). An exit code,
  * or -1 after --help. */

@@ -3,7 +3,7 @@
  * workload shaped like prefill, on the same arrival trace in every arm: static splits (swept),
  * no split, priority streams, chunked prefill and the controller over layouts in one process;
  * time-slicing, static claims, MPS, MPS with the active-thread percentage and the controller
- * over claims in two processes (bench_elastic_tenants.c, through bench tenants' processes).
+ * over claims in two processes (bench_elastic_tenants.c, through tenant_proc.c).
  *
  * The model: `layers` bf16 layers shaped like Llama-3-8B (hidden 4096, 32 query / 8 KV heads
  * of 128, FFN 14336), random weights. A decode step, for each layer: the four GEMV-shaped

@@ -1,6 +1,6 @@
 /*
  * bench elastic in two processes: a decode tenant and a prefill tenant (bench_elastic_worker.c),
- * started, released together and read through bench tenants' processes (tenant_proc.c) and
+ * started, released together and read through tenant_proc.c and
  * its MPS daemon (tenant_mps.c). The decode tenant starts first, so that its claim is taken
  * before the prefill tenant's "rest". Every arm runs in a registry of its own.
  */
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "bench_elastic.h"
-#include "bench_tenants.h"
+#include "tenant_proc.h"
 
 #define READY_TIMEOUT_MS 120000
 #define FINISH_SLACK_MS 60000
@@ -120,9 +120,7 @@ static int run_pair(const el_two *two, el_arm *arm, const char *lat_on, int mps,
                     int elastic)
 {
     const char *thr_on = strcmp(lat_on, "primary") ? "rest" : "primary";
-    tenant_spec specs[2] = {{TENANT_VICTIM, TENANT_WORK_FMA, lat_on, lat_pct, mps, NULL},
-                            {TENANT_HOG, TENANT_WORK_FMA, thr_on, lat_pct ? 100 - lat_pct : 0,
-                             mps, NULL}};
+    tenant_spec specs[2] = {{lat_pct, mps}, {lat_pct ? 100 - lat_pct : 0, mps}};
     el_side sides[2] = {{arm, 1, {0}, {0}, 0, 0, 0}, {arm, 0, {0}, {0}, 0, 0, 0}};
     tenant_proc procs[2];
     char store[16][32];
@@ -146,8 +144,8 @@ static int run_pair(const el_two *two, el_arm *arm, const char *lat_on, int mps,
         rc |= tenant_finish(&procs[i], two->run.duration_ms + FINISH_SLACK_MS);
     if (rc)
         return -1;
-    arm->lat_sms = procs[0].report.sms;
-    arm->thr_sms = procs[1].report.sms;
+    arm->lat_sms = procs[0].sms;
+    arm->thr_sms = procs[1].sms;
     double units = sides[1].gemms / (double)EL_NB_MATRICES;
     const el_shape *s = &two->res->shape;
     if (sides[1].seconds > 0) {
@@ -218,7 +216,7 @@ void bench_elastic_two_process(const bench_env *env, const elastic_options *eo,
     res->mps_available = mps.available;
     res->mps_started = mps.started;
     snprintf(res->mps_why, sizeof res->mps_why, "%s", mps.why);
-    el_two two = {env, eo, res, {"/proc/self/exe", env, &paths, lat, (int)(res->seconds * 1e3), 0},
+    el_two two = {env, eo, res, {"/proc/self/exe", &paths, (int)(res->seconds * 1e3)},
                   {{0}}};
     priors(&two);
     for (int i = 0; i < 6; i++) /* the steps that will not run */

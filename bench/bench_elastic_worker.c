@@ -2,7 +2,7 @@
  * One tenant of bench elastic's two-process arms: `greenctx [--device N] bench elastic-worker
  * --role decode|prefill --on primary|COUNT|rest [--elastic] --ms MS --registry DIR --trace T
  * --seed N --layers N --batch N --context N --chunk N --target-ms MS --prior SMS:MS,...
- * --prior-prefill SMS:MS,...`, started by the bench through bench tenants' processes
+ * --prior-prefill SMS:MS,...`, started by the bench through tenant_proc.c
  * (tenant_launch), never by hand.
  *
  * decode: steps back to back at the trace's batch. With --elastic its claim follows a
@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "bench_elastic.h"
-#include "bench_tenants.h"
+#include "tenant_proc.h"
 #include "bench_commands.h"
 #include "greenctx_claims.h"
 

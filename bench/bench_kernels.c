@@ -24,10 +24,9 @@ int bench_module_load(const bench_env *env, CUcontext ctx, bench_module *mod, in
         mod->module = NULL;
         rc = -1;
     } else {
-        static const char *const names[] = {"gc_fill", "gc_fma",   "gc_sum",
-                                            "gc_copy", "gc_empty", "gc_fault"};
-        gcu_function *slots[] = {&mod->fill, &mod->fma,   &mod->sum,
-                                 &mod->copy, &mod->empty, &mod->fault};
+        static const char *const names[] = {"gc_fill", "gc_fma", "gc_sum", "gc_copy",
+                                            "gc_empty"};
+        gcu_function *slots[] = {&mod->fill, &mod->fma, &mod->sum, &mod->copy, &mod->empty};
         for (size_t i = 0; i < sizeof names / sizeof names[0] && rc == 0; i++)
             rc = bench_cu(drv->cuModuleGetFunction(slots[i], mod->module, names[i]), names[i]);
     }
@@ -89,13 +88,6 @@ int bench_empty(const bench_env *env, const bench_module *mod, CUstream stream)
     /* One warp: the cost measured is the launch's, not the work's. */
     return bench_cu(env->drv->cuLaunchKernel(mod->empty, 1, 1, 1, 32, 1, 1, 0, stream, NULL, NULL),
                     "launching gc_empty");
-}
-
-gcu_result bench_fault(const bench_env *env, const bench_module *mod, CUstream stream,
-                       gcu_deviceptr address)
-{
-    void *params[] = {&address};
-    return env->drv->cuLaunchKernel(mod->fault, 1, 1, 1, 1, 1, 1, 0, stream, params, NULL);
 }
 
 unsigned long long bench_stamps_start(const unsigned long long slot[2]) { return ~slot[0]; }

@@ -17,7 +17,7 @@ extern const char bench_ptx[];
 /* A module is per context: one is loaded in every context that launches. */
 typedef struct bench_module {
     gcu_module module;
-    gcu_function fill, fma, sum, copy, empty, fault;
+    gcu_function fill, fma, sum, copy, empty;
 } bench_module;
 
 /* Loads the PTX with ctx pushed. Returns 0, or -1 after printing why; *not_supported is set
@@ -44,10 +44,6 @@ int bench_sum(const bench_env *env, const bench_module *mod, CUstream stream, un
 int bench_copy(const bench_env *env, const bench_module *mod, CUstream stream, unsigned grid,
                gcu_deviceptr src, gcu_deviceptr dst, unsigned long long vecs);
 int bench_empty(const bench_env *env, const bench_module *mod, CUstream stream);
-/* One thread stores to address: an address no allocation has (0x10) faults on purpose. Returns
- * cuLaunchKernel's result, unprinted (the fault is what is measured). */
-gcu_result bench_fault(const bench_env *env, const bench_module *mod, CUstream stream,
-                       gcu_deviceptr address);
 
 /* A stamp slot as the kernels leave it holds the first block's start (stored inverted, so
  * an atomic max keeps the earliest) and the last block's end, in %globaltimer nanoseconds;

@@ -1,8 +1,8 @@
-/* greenctx-bench (and `greenctx bench`, which runs it) isolation|scaling|overhead|all|tenants
+/* greenctx-bench (and `greenctx bench`, which runs it) isolation|scaling|overhead|all
  * (and overlap, in cmd_bench_overlap.c, and elastic, in bench_elastic_cmd.c): the command line, the header every output carries
  * (GPU, driver, date, command), and the order the benchmarks run and print in. `greenctx-bench
- * tenant-worker` and `elastic-worker` (not in the usage) are one process of `bench
- * tenants` and of `bench elastic`. */
+ * elastic-worker` (not in the usage) is one process of `bench elastic`. Two tenants on one
+ * GPU are a script: bench/compare/tenants.py. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,9 +14,8 @@
 #include "bench_overhead.h"
 #include "bench_overlap.h"
 #include "bench_scaling.h"
-#include "bench_tenants.h"
 
-enum { RUN_ISOLATION = 1, RUN_SCALING = 2, RUN_OVERHEAD = 4, RUN_TENANTS = 8 };
+enum { RUN_ISOLATION = 1, RUN_SCALING = 2, RUN_OVERHEAD = 4 };
 
 static const struct {
     const char *name;
@@ -24,13 +23,12 @@ static const struct {
 } subcommands[] = {{"isolation", RUN_ISOLATION},
                    {"scaling", RUN_SCALING},
                    {"overhead", RUN_OVERHEAD},
-                   {"all", RUN_ISOLATION | RUN_SCALING | RUN_OVERHEAD},
-                   {"tenants", RUN_TENANTS}};
+                   {"all", RUN_ISOLATION | RUN_SCALING | RUN_OVERHEAD}};
 
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: greenctx bench isolation|scaling|overhead|all|tenants|overlap|elastic\n"
+            "usage: greenctx bench isolation|scaling|overhead|all|overlap|elastic\n"
             "                      [--device N]\n"
             "                      [--json] [--svg FILE] [--reps N] [--victim-sms N [N ...]]\n"
             "                      [--quick]\n"
@@ -43,11 +41,6 @@ static void usage(FILE *out)
             "  overhead    greenctx against the raw driver calls (split, contexts, streams,\n"
             "              re-partitioning) and the launch cost on green vs ordinary streams\n"
             "  all         the three (under a minute on an H200; --quick: about 10 s)\n"
-            "  tenants     two processes on one GPU, a latency victim and a hog: alone, without\n"
-            "              MPS (time-slicing), MPS, MPS with the active-thread percentage, and\n"
-            "              greenctx claims with and without MPS; a memory-bound pair; a fault\n"
-            "              arm (what one tenant's fault does to the other). Starts and quits its\n"
-            "              own MPS daemon when none answers (about 80 s; --quick: 40 s)\n"
             "  overlap     an NCCL all-reduce beside cuBLAS GEMMs on two GPUs, green partitions\n"
             "              against ordinary streams (its own options: bench overlap --help)\n"
             "  elastic     a decode-shaped latency workload on a bursty trace beside a prefill\n"
@@ -61,14 +54,14 @@ static void usage(FILE *out)
             "  --reps N         repetitions per measurement (defaults: isolation 1000,\n"
             "                   scaling 20, overhead 200; --quick: 150, 7, 50)\n"
             "  --victim-sms N   the victim's partition size(s) for isolation (default 16); the\n"
-            "                   first is also the overhead benchmark's split and the tenants'\n"
-            "                   victim claim\n"
-            "  --svg FILE       draw the latency distributions and scaling curves (tenants:\n"
-            "                   the victim's distribution in each arrangement)\n"
+            "                   first is also the overhead benchmark's split\n"
+            "  --svg FILE       draw the latency distributions and scaling curves\n"
             "  --json           every figure as one JSON document on stdout\n"
             "\n"
             "Kernels ship as PTX and need a GPU; on the simulated driver only `overhead` runs\n"
-            "(creation costs only; its timings mean nothing there).\n");
+            "(creation costs only; its timings mean nothing there).\n"
+            "Two tenants on one GPU (claims, MPS, time-slicing, the guard, a fault) are a\n"
+            "script: python3 bench/compare/tenants.py (docs/tenants.md).\n");
 }
 
 /* The command line as typed, for the header of every output. */
@@ -92,9 +85,13 @@ static int pick(greenctx_args *args, const char *word, void *ctx)
     size_t k = 0, n = sizeof subcommands / sizeof subcommands[0];
     while (k < n && strcmp(word, subcommands[k].name))
         k++;
+    if (!strcmp(word, "tenants"))
+        return greenctx_args_bad(args, "bench tenants is a script now: python3 "
+                                 "bench/compare/tenants.py [--quick] in the source tree "
+                                 "(torch on the GPU; docs/tenants.md)");
     if (k == n)
         return greenctx_args_bad(args, "unknown benchmark '%s': isolation, scaling, overhead, "
-                                 "all, tenants, overlap or elastic%s", word,
+                                 "all, overlap or elastic%s", word,
                                  strcmp(word, "overlap") && strcmp(word, "elastic")
                                      ? ""
                                      : " (it comes first: greenctx bench overlap|elastic "
@@ -126,12 +123,7 @@ static int parse(int argc, char **argv, greenctx_tool_options *opts, bench_optio
     if (!*runs)
         return greenctx_args_bad(&args, "which benchmark? isolation, scaling, overhead, all or "
                                         "overlap");
-    if (*runs == RUN_TENANTS && opt->reps)
-        return greenctx_args_bad(&args, "--reps: tenants run for a time (3 s an arm, --quick "
-                                 "1 s), not a count");
-    if (*runs == RUN_TENANTS && opt->nb_victim_sms > 1)
-        return greenctx_args_bad(&args, "--victim-sms: tenants take one victim size");
-    if (opt->svg_path && !(*runs & (RUN_ISOLATION | RUN_SCALING | RUN_TENANTS)))
+    if (opt->svg_path && !(*runs & (RUN_ISOLATION | RUN_SCALING)))
         return greenctx_args_bad(&args, "--svg draws isolation and scaling; 'overhead' has "
                                  "neither");
     return GREENCTX_EXIT_OK;
@@ -155,7 +147,6 @@ typedef struct bench_results {
     unsigned nb_iso;
     scaling_result scaling;
     ov_result overhead;
-    tenants_result tenants;
     int runs;
 } bench_results;
 
@@ -204,10 +195,7 @@ static void print_json(json_writer *w, const bench_env *env, const void *result)
         bench_overhead_json(w, &r->overhead);
     else
         json_null(w, "overhead");
-    if (r->runs & RUN_TENANTS)
-        bench_tenants_json(w, &r->tenants);
-    else
-        json_null(w, "tenants");
+    json_null(w, "tenants"); /* greenctx.bench/1's member: bench/compare/tenants.py now */
 }
 
 static void draw(const bench_env *env, const void *result, bench_chart *chart)
@@ -217,34 +205,6 @@ static void draw(const bench_env *env, const void *result, bench_chart *chart)
         bench_isolation_chart(&r->iso[i], chart);
     if (r->runs & RUN_SCALING)
         bench_scaling_chart(env, &r->scaling, chart);
-    if (r->runs & RUN_TENANTS)
-        bench_tenants_chart(&r->tenants, chart);
-}
-
-static void print_tenants(const bench_env *env, const void *result)
-{
-    bench_tenants_print(env, &((const bench_results *)result)->tenants);
-}
-
-/* The tenants run in processes of their own: this one holds no context meanwhile, and prints
- * what ran even when an arm failed (its row says why). */
-static int run_tenants(bench_env *env)
-{
-    bench_results *results = calloc(1, sizeof *results);
-    int rc = results && check_victim_sizes(env) == 0 ? 0 : -1;
-    bench_env_close(env);
-    if (rc) {
-        free(results);
-        return GREENCTX_EXIT_FAILED;
-    }
-    results->runs = RUN_TENANTS;
-    if (!env->opt.json)
-        bench_print_header(env, NULL, NULL);
-    rc = bench_tenants_run(env, NULL, &results->tenants);
-    const bench_report report = {"greenctx.bench/1", results, print_tenants, print_json, draw};
-    rc |= bench_report_write(env, &report, NULL);
-    free(results);
-    return rc ? GREENCTX_EXIT_FAILED : GREENCTX_EXIT_OK;
 }
 
 /* The command line for the header, the driver and the device; an exit code (the device is
@@ -282,8 +242,6 @@ int bench_main(int argc, char **argv, greenctx_tool_options *opts)
 {
     bench_env env;
     memset(&env, 0, sizeof env);
-    if (argc > 1 && !strcmp(argv[1], "tenant-worker")) /* started by bench tenants */
-        return bench_tenant_worker(argc - 1, argv + 1, opts);
     if (argc > 1 && !strcmp(argv[1], "elastic-worker")) /* started by bench elastic */
         return bench_elastic_worker(argc - 1, argv + 1, opts);
     if (argc > 1 && !strcmp(argv[1], "elastic"))
@@ -300,7 +258,7 @@ int bench_main(int argc, char **argv, greenctx_tool_options *opts)
         env.opt.victim_sms[env.opt.nb_victim_sms++] = 16;
     if ((rc = open_env(opts, argc, argv, &env)) != GREENCTX_EXIT_OK)
         return rc;
-    if ((runs & (RUN_ISOLATION | RUN_SCALING | RUN_TENANTS)) && !env.kernels) {
+    if ((runs & (RUN_ISOLATION | RUN_SCALING)) && !env.kernels) {
         bench_env_close(&env);
         return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED,
                                    gctx_status_name(GCTX_ERROR_UNSUPPORTED),
@@ -309,8 +267,6 @@ int bench_main(int argc, char **argv, greenctx_tool_options *opts)
                                    "simulated driver?). Only `greenctx bench overhead` runs "
                                    "here, without its launch rows.");
     }
-    if (runs == RUN_TENANTS)
-        return run_tenants(&env);
     bench_results *results = calloc(1, sizeof *results);
     rc = results ? 0 : -1;
     if (!rc) {

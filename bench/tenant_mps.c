@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bench_tenants.h"
+#include "tenant_proc.h"
 #include "greenctx_claims.h"
 #include "mps_control.h"
 

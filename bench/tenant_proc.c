@@ -1,9 +1,7 @@
 /*
  * The tenants' processes: each is this executable again (/proc/self/exe: the same
- * greenctx-bench, library and driver, nothing to look for; a test gives a stand-in), run as
- * `greenctx-bench tenant-worker`, with its stdin and stdout on pipes to the bench. The protocol is lines: the
- * worker says "ready SMS", the bench answers "go START_NS", the worker writes its result
- * lines and "done".
+ * greenctx-bench, library and driver, nothing to look for), run as a worker command, with its
+ * stdin and stdout on pipes to the bench (the protocol: tenant_proc.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,18 +14,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "bench_tenants.h"
+#include "tenant_proc.h"
 
 #define EXIT_WAIT_MS 20000
 
 extern char **environ;
-
-const char *const tenant_role_names[TENANT_NB_ROLES + 1] = {"victim", "hog", "launcher",
-                                                             "faulter", "probe", NULL};
-const char *const tenant_work_names[TENANT_NB_WORKS + 1] = {"fma", "read", "copy", NULL};
-
-const char *tenant_role_name(tenant_role role) { return tenant_role_names[role]; }
-const char *tenant_work_name(tenant_work work) { return tenant_work_names[work]; }
 
 void tenant_say(const char *fmt, ...)
 {
@@ -53,23 +44,13 @@ int tenant_summary_line(const char *line, const char *name, bench_summary *s)
                   &s->p999, &s->max, &s->mean) == 7;
 }
 
-/* One line into r: 1 for "done", 0 for another line, -1 (with a message) for a line the bench
- * does not know. */
-static int tenant_parse_line(const char *line, tenant_report *r)
+/* One line into proc: 1 for "done", 0 for another line, -1 (with a message) for a line the
+ * bench does not know. */
+static int tenant_parse_line(const char *line, tenant_proc *proc)
 {
     if (!strcmp(line, "done"))
         return 1;
-    if (!strncmp(line, "message ", 8)) {
-        snprintf(r->message, sizeof r->message, "%s", line + 8);
-        return 0;
-    }
-    int ok = sscanf(line, "ready %u", &r->sms) == 1 ||
-             tenant_summary_line(line, "latency", &r->latency_us) ||
-             sscanf(line, "rate %llu %lf %lf", &r->units, &r->seconds, &r->unit_amount) == 3 ||
-             sscanf(line, "launches %llu %llu %lld %d", &r->ok, &r->failed, &r->first_fail_ns,
-                    &r->first_fail_result) == 4 ||
-             sscanf(line, "fault %lld %d", &r->fault_ns, &r->fault_result) == 2 ||
-             sscanf(line, "probe %d %lld", &r->probe_result, &r->done_ns) == 2;
+    int ok = sscanf(line, "ready %u", &proc->sms) == 1;
     if (!ok)
         fprintf(stderr, "greenctx bench: a tenant said '%s', which the bench does not know\n",
                 line);
@@ -216,23 +197,6 @@ static pid_t spawn(const char *exe, char **argv, char **envp, int in[2], int out
     return pid;
 }
 
-int tenant_start(const tenant_run *run, const tenant_spec *spec, tenant_proc *proc,
-                 int timeout_ms)
-{
-    char device[16], ms[16], fault_at[16], victim_sms[16];
-    snprintf(device, sizeof device, "%d", run->env->device);
-    snprintf(ms, sizeof ms, "%d", run->duration_ms);
-    snprintf(fault_at, sizeof fault_at, "%d", run->fault_at_ms);
-    snprintf(victim_sms, sizeof victim_sms, "%u", run->victim_sms);
-    char *argv[] = {"greenctx-bench", "--device", device, "tenant-worker",
-                    "--role", (char *)tenant_role_name(spec->role),
-                    "--work", (char *)tenant_work_name(spec->work),
-                    "--on", (char *)spec->on, "--ms", ms, "--fault-at-ms", fault_at,
-                    "--victim-sms", victim_sms, "--registry", (char *)run->paths->registry,
-                    spec->aside ? "--aside" : NULL, (char *)spec->aside, NULL};
-    return tenant_launch(run, spec, tenant_role_name(spec->role), argv, proc, timeout_ms);
-}
-
 int tenant_launch(const tenant_run *run, const tenant_spec *spec, const char *name, char **argv,
                   tenant_proc *proc, int timeout_ms)
 {
@@ -270,7 +234,7 @@ int tenant_launch(const tenant_run *run, const tenant_spec *spec, const char *na
     tenant_mps_watch(proc->pid);
     char line[600];
     int got = read_line(proc, line, sizeof line, timeout_ms);
-    if (got == 1 && tenant_parse_line(line, &proc->report) == 0 && proc->report.sms)
+    if (got == 1 && tenant_parse_line(line, proc) == 0 && proc->sms)
         return 0;
     if (got == 0) { /* it ended before it was ready: its messages are above */
         reap(proc);
@@ -314,7 +278,7 @@ int tenant_finish(tenant_proc *proc, int timeout_ms)
     while (!done && (got = read_line(proc, line, sizeof line, timeout_ms)) == 1) {
         if (proc->own_line && proc->own_line(proc->own_ctx, line))
             continue;
-        int r = tenant_parse_line(line, &proc->report);
+        int r = tenant_parse_line(line, proc);
         if (r < 0)
             break;
         done = r == 1;

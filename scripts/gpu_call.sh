@@ -11,7 +11,8 @@
 #   examples  the CUDA examples (examples.*: two_partitions; nccl_overlap on two GPUs) in
 #             build-gpu-examples, with nvcc, cuBLAS and NCCL
 #   overlap   greenctx bench overlap --json --svg (two GPUs)
-#   tenants   greenctx bench tenants --json --svg (it starts and quits its own MPS daemon)
+#   tenants   bench/compare/tenants.py: the fma and read pairs' arms and both fault arms
+#             (PyTorch; it starts and quits its own MPS daemon), JSON lines in tenants.json
 #   elastic   greenctx bench elastic on each trace of $TRACES (onoff stationary), --quick
 #             unless QUICK=0
 #   compare   bench/compare/run_all.py --json: greenctx beside cuda.core and torch
@@ -45,8 +46,13 @@ run_part() {
       cmake -S . -B build-gpu-examples -DGREENCTX_TEST_DRIVER=real -DGREENCTX_BUILD_EXAMPLES=ON \
         -DGREENCTX_WERROR=OFF && cmake --build build-gpu-examples -j"$(nproc)" &&
         (cd build-gpu-examples && ctest --output-on-failure -R '^examples\.') ;;
-    overlap | tenants)
+    overlap)
       build_gpu && "$tool" bench "$1" --json --svg "$out/$1.svg" >"$out/$1.json" ;;
+    tenants)
+      build_gpu && GREENCTX_LIBRARY=$PWD/build-gpu/src/libgreenctx.so PYTHONPATH=$PWD/python \
+        GREENCTX_TOOL=$PWD/$tool python3 bench/compare/tenants.py --pairs fma,read --length 3 \
+        --arms sliced_primary,sliced_claims,mps_plain,mps_percentage,claims,fault,fault_mps \
+        >"$out/tenants.json" ;;
     elastic)
       build_gpu || return
       local trace rc=0 quick=(--quick)

@@ -58,10 +58,3 @@ if(GREENCTX_PYTHON)
   # a few minutes (four interpreters, torch among them).
   set_tests_properties(bench.regression PROPERTIES TIMEOUT 900 LABELS "bench_gpu;tool;gpu")
 endif()
-# bench tenants without a GPU: its MPS daemon's life (a stand-in nvidia-cuda-mps-control),
-# every arm with stand-in tenants, and the report of a made-up run.
-greenctx_bench_test_binary(test_tenants_bench)
-target_compile_definitions(test_tenants_bench PRIVATE
-  FAKE_MPS_CONTROL="${CMAKE_CURRENT_SOURCE_DIR}/fake_mps_control.py"
-  FAKE_TENANT_WORKER="${CMAKE_CURRENT_SOURCE_DIR}/fake_tenant_worker.py")
-greenctx_test(bench.tenants COMMAND test_tenants_bench LABELS unit)

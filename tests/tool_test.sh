@@ -420,9 +420,9 @@ short_options)
     has "$err" "help: no command 'frob'; commands: info, plan, bench, map, run, ps, mps, help"
     # bench names overlap in its usage and its refusals.
     run 0 bench --help
-    has "$out" "usage: greenctx bench isolation|scaling|overhead|all|tenants|overlap"
+    has "$out" "usage: greenctx bench isolation|scaling|overhead|all|overlap"
     run 2 --sim h200 bench frob
-    has "$err" "unknown benchmark 'frob': isolation, scaling, overhead, all, tenants, overlap or elastic"
+    has "$err" "unknown benchmark 'frob': isolation, scaling, overhead, all, overlap or elastic"
     run 2 --sim h200 bench
     has "$err" "which benchmark? isolation, scaling, overhead, all or overlap"
     ;;

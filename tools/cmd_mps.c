@@ -1,6 +1,6 @@
 /* greenctx mps start|stop|status [--print-env] [--json]: the user's own MPS control daemon,
  * with its own pipe and log directories under the runtime directory (<runtime>/mps/pipe,
- * <runtime>/mps/log), driven through common/mps_control.h (which greenctx-bench tenants
+ * <runtime>/mps/log), driven through common/mps_control.h (which greenctx-bench elastic
  * shares). */
 #include <errno.h>
 #include <limits.h>

@@ -120,6 +120,6 @@ extern "C" __global__ void __launch_bounds__(256)
 // Launch cost: nothing to do.
 extern "C" __global__ void gc_empty(void) {}
 
-// A fatal fault on purpose (bench tenants' fault arm): a store to an address no allocation
-// has (0x10), which the GPU reports as CUDA_ERROR_ILLEGAL_ADDRESS.
+// A fatal fault on purpose (bench/compare/tenants.py's fault arm): a store to an address no
+// allocation has (0x10), which the GPU reports as CUDA_ERROR_ILLEGAL_ADDRESS.
 extern "C" __global__ void gc_fault(unsigned *where) { *where = 1u; }

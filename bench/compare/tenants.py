@@ -1,9 +1,18 @@
-"""The guard's arms (docs/tenants.md, "The guard") on a GPU, over PyTorch and greenctx's
-Python package: realistic pairs, each alone / claims / claims + guard (cooperative: the hog
-resizes its claim) / claims + guard (paced: both unmodified under `greenctx run --class`, the
-preload paces the hog and samples the victim's steps) / plain MPS / MPS active-thread
-percentage; and the guard's cost to the victim alone (its steps reported through its claim,
-or sampled under `greenctx run --class`, over the same program under run unguarded).
+"""Two tenants on one GPU (docs/tenants.md; BENCHMARKS.md, "Tenants" and "The guard"), over
+PyTorch and greenctx's Python package: pairs of a latency victim and a hog, each alone / claims
+/ claims + guard (cooperative: the hog resizes its claim) / claims + guard (paced: both
+unmodified under `greenctx run --class`, the preload paces the hog and samples the victim's
+steps) / plain MPS / MPS active-thread percentage / without MPS (time-slicing: primary |
+primary, claims | rest); the guard's cost to the victim alone (its steps reported through its
+claim, or sampled under `greenctx run --class`, over the same program under run unguarded);
+and the fault arm, without MPS and under it: a tenant faults on its claim (a store to address
+0x10), the other launches small kernels and says how many failed, from when, and what the
+library told it (its claim's fault report); then new tenants until one's first kernel runs.
+
+  fma     the retired C bench's compute-bound pair, its own kernel (gc_fma of
+          bench/kernels/bench_kernels.ptx, launched through the driver): a victim of 8 blocks
+          of 20,000 FMA steps per SM of its 16 (~0.7 ms), a hog of ~1 ms units on its SMs
+  read    a memory-bound victim summing 64 MiB per step (torch) beside a copy hog (1 GiB)
 
   gemm    a bf16 tensor-core GEMM victim on 16 SMs beside a GEMM hog on the rest (power)
   decode  a memory-bound decode-like victim (a GEMV over 128 MiB of weights) beside a copy
@@ -11,8 +20,10 @@ or sampled under `greenctx run --class`, over the same program under run unguard
   bursty  each hog beside a victim that runs 1 s in every 5 (the hog's rate over the whole
           run says whether it got its SMs back after each burst)
 
-Victim p50/p99 and hog rate are over the same arm's alone figures; with nvidia-ml-py
-installed, the SM clock, power and throttle reasons are sampled during each arm (and fed to
+Victim p50/p99 and hog rate are over the same pair's alone arms (the hog alone on a claim
+holds the victim's SMs aside, so its rate is over the same SMs; the primary arms' hog over the
+hog alone on the primary context); with nvidia-ml-py installed, the SM clock, power and
+throttle reasons are sampled during each arm (and fed to
 the cooperative hog's guard; the paced hog's preload reads NVML itself). The guard's actions:
 the cooperative hog's resizes, the paced hog's levels as `greenctx ps --json` showed them
 every 0.1 s, and how long its launches were held back. Every arm runs fresh processes under
@@ -20,18 +31,21 @@ an MPS daemon of the script's own (greenctx mps start, its pipe and log director
 runtime directory in /tmp), quit when the script ends however it ends. One JSON line per
 arm on stdout, a table on stderr.
 
-  python3 bench/compare/tenants_guard.py [--quick | --length S] [--pairs gemm,decode,bursty]
-                                         [--arms claims,claims_guard,...]
-  python3 bench/compare/tenants_guard.py --dry   # the simulated driver: the plumbing only
+  python3 bench/compare/tenants.py [--quick | --length S] [--pairs gemm,decode,bursty,...]
+                                   [--arms claims,claims_guard,...,fault,fault_mps]
+  python3 bench/compare/tenants.py --dry   # the simulated driver: the plumbing only
 
---quick: 3 s per arm (bursty: 10 s; about 5 minutes of GPU time for the three pairs), else
-20 s (bursty 30 s). Needs greenctx (PYTHONPATH reaching python/, and the library), torch
-with CUDA, and the greenctx tool on PATH or in GREENCTX_TOOL. --dry needs no GPU and no
+--quick: 3 s per arm (bursty: 10 s), else 20 s (bursty 30 s). The fault arms (3 s) run once,
+after the pairs, under MPS last: a fault there takes the script's own server down. Needs
+greenctx (PYTHONPATH reaching python/, and the library), torch with CUDA, and the greenctx
+tool on PATH or in GREENCTX_TOOL. --dry needs no GPU and no
 torch: GREENCTX_SIM_LIBRARY (the simulated driver) and GREENCTX_MPS_CONTROL (a stand-in for
 nvidia-cuda-mps-control: tests/fake_mps_control.sh); steps are sleeps, so its ratios mean
 nothing, but every arm, the daemon's start and stop and the table run as on the GPU.
 """
 import argparse
+import contextlib
+import ctypes
 import json
 import os
 import shutil
@@ -45,7 +59,8 @@ import time
 VICTIM_SMS = 16
 # What each arm runs: (victim placement, hog placement, guard). A placement is "claim" (the
 # Python package's claim), "run" (an unmodified program under greenctx run), "primary" (no
-# claim: the whole GPU) or "pct:N" (the active-thread percentage N, no claim).
+# claim: the whole GPU) or "pct:N" (the active-thread percentage N, no claim). Every arm runs
+# under the script's MPS daemon but those in NO_MPS, whose tenants find none (time-slicing).
 ARMS = {
     "victim_alone": ("claim", None, False),
     # The guard's cost to a latency tenant with nothing to guard against: its steps reported
@@ -55,29 +70,59 @@ ARMS = {
     "victim_run": ("run", None, False),
     "victim_run_guarded": ("run", None, True),
     "hog_alone": (None, "claim", False),
+    "hog_alone_primary": (None, "primary", False),
     "claims": ("claim", "claim", False),
     "claims_guard": ("claim", "claim", True),
     "claims_paced": ("run", "run", True),
     "mps_plain": ("primary", "primary", False),
     "mps_percentage": (f"pct:{round(100 * VICTIM_SMS / 132)}",
                        f"pct:{100 - round(100 * VICTIM_SMS / 132)}", False),
+    "sliced_primary": ("primary", "primary", False),
+    "sliced_claims": ("claim", "claim", False),
 }
+NO_MPS = {"sliced_primary", "sliced_claims"}
 # The arm a victim's ratios are over, where not victim_alone: the guarded victim under run is
-# compared with the same program under run unguarded.
+# compared with the same program under run unguarded. A hog's, where not hog_alone: the hog
+# with every SM is compared with the hog alone with every SM.
 BASELINE = {"victim_run_guarded": "victim_run"}
+HOG_BASELINE = {"mps_plain": "hog_alone_primary", "sliced_primary": "hog_alone_primary"}
+# The fault arms (run once, after the pairs): under MPS or not.
+FAULTS = {"fault": False, "fault_mps": True}
 # (victim, hog, bursty victim, the victim's target: its p99 alone times this; BENCHMARKS.md's
 # targets for the guard)
 PAIRS = {"gemm": ("gemm", "gemm", False, 1.10), "decode": ("decode", "copy", False, 1.5),
-         "bursty": ("gemm", "gemm", True, 1.10), "bursty_decode": ("decode", "copy", True, 1.5)}
+         "bursty": ("gemm", "gemm", True, 1.10), "bursty_decode": ("decode", "copy", True, 1.5),
+         "fma": ("fma", "fma", False, 1.10), "read": ("read", "copy", False, 1.5)}
+# --dry: each step a sleep as long as the step on an H200's 16 SMs
+DRY_STEP_S = {"gemm": 0.0014, "decode": 0.0005, "copy": 0.005, "fma": 0.0007, "read": 0.00004,
+              "small": 0.00001}
+# The C bench's kernels: the fma pair's, the faulter's store to address 0x10 and a new
+# tenant's first kernel (the probe needs no torch: its start is part of what is timed).
+PTX = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "kernels",
+                   "bench_kernels.ptx")
+FMA_BLOCKS_SM, FMA_VICTIM_ITERS, FMA_HOG_ITERS, FMA_HOG_CHUNKS = 8, 20000, 480, 64
+# The C bench's victims paused 0.5 ms between requests (what time-slicing gives the hog)
+VICTIM_GAP_S = {"fma": 0.0005, "read": 0.0005}
+FAULT_SECONDS = 3.0
+PROBE_DEADLINE_S = 15.0
 
 
 # ---- one tenant (a process of its own: --role) ----
 
-def work(kind, torch):
+def work(kind, torch, role="victim", sms=VICTIM_SMS):
     """One step of kind on the current stream, as a closure (tensors made once)."""
-    if torch is None:  # --dry: a sleep as long as the step on an H200, nothing on a GPU
-        return lambda: time.sleep({"gemm": 0.0014, "decode": 0.0005, "copy": 0.005}[kind])
+    if torch is None:  # --dry, or the probe (no torch): nothing on a GPU
+        return lambda: time.sleep(DRY_STEP_S[kind])
     dev = "cuda"
+    if kind == "fma":  # the C bench's FMA chain; a hog's unit: 64 chunks per block slot
+        grid = sms * FMA_BLOCKS_SM
+        out = torch.empty(grid * 256, device=dev, dtype=torch.float32)
+        chunks, iters = (grid, FMA_VICTIM_ITERS) if role == "victim" else (
+            grid * FMA_HOG_CHUNKS, FMA_HOG_ITERS)
+        args = (ctypes.c_uint64(out.data_ptr()), ctypes.c_uint(chunks), ctypes.c_uint(iters),
+                ctypes.c_uint64(0))
+        return lambda _out=out: check_cu(launch(torch.cuda.current_stream().cuda_stream,
+                                                b"gc_fma", grid, args, sync=False), "gc_fma")
     if kind == "gemm":  # victim: ~1.4 ms on 16 SMs; hog: seconds of GEMMs per launch batch
         a = torch.randn(4096, 4096, device=dev, dtype=torch.bfloat16)
         b = torch.randn(4096, 4096, device=dev, dtype=torch.bfloat16)
@@ -90,6 +135,12 @@ def work(kind, torch):
         src = torch.empty(1 << 29, device=dev, dtype=torch.float16)
         dst = torch.empty_like(src)
         return lambda: dst.copy_(src)
+    if kind == "read":  # every byte of 64 MiB read once
+        x = torch.ones(1 << 24, device=dev, dtype=torch.float32)
+        return lambda: x.sum()
+    if kind == "small":  # the fault arm's bystander and probes: one tiny kernel
+        x = torch.zeros(32, device=dev)
+        return lambda: x.add_(1)
     raise ValueError(kind)
 
 
@@ -98,34 +149,36 @@ class DryStream:
     def synchronize(self):
         pass
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
 
 def tenant(args):
     greenctx = __import__("greenctx") if args.place == "claim" else None
-    torch = None if args.dry else __import__("torch")
+    torch = None if args.dry or args.role == "probe" else __import__("torch")
     # Under greenctx run the class is the tool's (--class), the program knows nothing of it.
     cooperative = args.guard and args.place == "claim"
     tenant_class = {"victim": "latency", "hog": "best-effort"}[args.role] if cooperative else None
     claim = ctx = None
     if args.place == "claim":
-        request = str(VICTIM_SMS) if args.role == "victim" else "rest"
+        # The hog alone holds the victim's SMs aside while it takes the rest: its rate alone
+        # is then over the same SMs as beside the victim.
+        aside = greenctx.Claim(request=str(VICTIM_SMS), wait=True, timeout=60,
+                               runtime_dir=args.runtime) if args.aside else None
+        request = str(VICTIM_SMS) if args.role in ("victim", "faulter", "probe") else "rest"
         # The target: its p99 alone times the pair's factor, measured by the alone arm (a
         # factor target would learn "alone" beside the hog, which starts with it).
         kw = {"target_ms": args.target_ms} if tenant_class == "latency" else {}
         claim = greenctx.Claim(request=request, wait=True, timeout=60, tenant=tenant_class,
                                runtime_dir=args.runtime, **kw)
         ctx = claim.context()
-    on = (lambda s: s) if torch is None else torch.cuda.stream
-    stream = DryStream() if torch is None else ctx.Stream() if ctx else torch.cuda.Stream()
+        if aside:
+            aside.close()
+    on = (lambda s: contextlib.nullcontext()) if torch is None else torch.cuda.stream
+    stream = DryStream() if args.dry else ctx.Stream() if ctx else torch.cuda.Stream()
     with on(stream):
-        step = work(args.kind, torch)
+        step = work(args.kind, torch, args.role, sms_of(claim, args, torch))
         step()
         stream.synchronize()
+    if args.role in FAULT_ROLES:
+        return FAULT_ROLES[args.role](args, claim, stream, step, on, torch)
     steps, done, actions, advised = [], 0, [], claim.sm_count if claim else None
     advice = Advice(claim) if args.role == "hog" and tenant_class else None
     start = time.perf_counter()
@@ -145,6 +198,7 @@ def tenant(args):
                 steps.append(ms)
                 if claim is not None and tenant_class:
                     claim.report_step(ms)
+                time.sleep(VICTIM_GAP_S.get(args.kind, 0))
             elif done % 4 == 3:
                 stream.synchronize()
         done += 1
@@ -157,7 +211,7 @@ def tenant(args):
             ctx = claim.context()
             stream = DryStream() if torch is None else ctx.Stream()
             with on(stream):
-                step = work(args.kind, torch)
+                step = work(args.kind, torch, args.role, sms)
             actions.append((round(time.perf_counter() - start, 3), now.level, sms, now.reason))
     if advice:
         advice.end()
@@ -170,6 +224,114 @@ def tenant(args):
         out["p99_ms"] = steps[min(len(steps) - 1, int(len(steps) * 0.99))]
     out["guard_actions"] = actions
     print(json.dumps(out), flush=True)
+
+
+def sms_of(claim, args, torch):
+    """The SMs a tenant's kernels are sized for: its claim's, else the device's."""
+    if claim is not None:
+        return claim.sm_count
+    if torch is None:
+        return VICTIM_SMS
+    return torch.cuda.get_device_properties(0).multi_processor_count
+
+
+_cu = {}
+
+
+def launch(stream, name, grid=1, args=(), sync=True):
+    """One launch of PTX's kernel name (256 threads a block; one thread for gc_fault) on the
+    stream handle, in the stream's own context (a library loads into the context current),
+    and with sync its synchronize: the driver's result."""
+    if not _cu:
+        _cu["lib"] = cu = ctypes.CDLL("libcuda.so.1")
+        lib = ctypes.c_void_p()
+        with open(PTX, "rb") as f:
+            _cu["load"] = cu.cuLibraryLoadData(ctypes.byref(lib), f.read(), None, None, 0,
+                                               None, None, 0)
+        _cu["library"] = lib
+    cu, handle = _cu["lib"], ctypes.c_void_p(stream)
+    if _cu["load"]:
+        return _cu["load"]
+    if name not in _cu:
+        kernel = ctypes.c_void_p()
+        result = cu.cuLibraryGetKernel(ctypes.byref(kernel), _cu["library"], name)
+        if result:
+            return result
+        _cu[name] = kernel
+    ctx = ctypes.c_void_p()
+    result = cu.cuStreamGetCtx(handle, ctypes.byref(ctx)) or cu.cuCtxPushCurrent_v2(ctx)
+    if result:
+        return result
+    try:
+        params = (ctypes.c_void_p * max(1, len(args)))(
+            *[ctypes.cast(ctypes.pointer(a), ctypes.c_void_p) for a in args])
+        block = 1 if name == b"gc_fault" else 256
+        return (cu.cuLaunchKernel(_cu[name], grid, 1, 1, block, 1, 1, 0, handle,
+                                  params if args else None, None)
+                or (sync and cu.cuStreamSynchronize(handle)))
+    finally:
+        cu.cuCtxPopCurrent_v2(ctypes.byref(ctypes.c_void_p()))
+
+
+def check_cu(result, what):
+    if result:
+        raise RuntimeError(f"{what}: CUDA error {result}")
+
+
+def faulter(args, claim, stream, step, on, torch):
+    """The fault arm's culprit: a store to 0x10 on its claim's stream, a third into the run."""
+    print("ready", flush=True)
+    time.sleep(args.seconds / 3)
+    at = time.time()
+    result = 700 if args.dry else launch(stream.cuda_stream, b"gc_fault", 1,
+                                         (ctypes.c_uint64(0x10),))
+    if result and claim is not None:
+        told(claim, result)
+    print(json.dumps({"role": "faulter", "fault_at": at, "fault_result": result}), flush=True)
+    os._exit(0)  # no teardown of a context the fault broke (torch's may hang or abort)
+
+
+def launcher(args, claim, stream, step, on, torch):
+    """The fault arm's bystander: small kernels back to back (launch + synchronize), counting
+    those that fail; then what the library tells it (its claim's fault report)."""
+    print("ready", flush=True)
+    ok = failed = 0
+    first_at, first = None, ""
+    end = time.perf_counter() + args.seconds
+    while time.perf_counter() < end:
+        try:
+            with on(stream):
+                step()
+                stream.synchronize()
+            ok += 1
+        except Exception as e:  # noqa: BLE001 - torch's or greenctx's CUDA error: the fault
+            failed += 1
+            if first_at is None:
+                first_at, first = time.time(), str(e).splitlines()[0]
+    out = {"role": "launcher", "ok": ok, "failed": failed, "first_failure_at": first_at,
+           "first_failure": first}
+    if failed and claim is not None:  # torch gives no number: 700 is the illegal address's
+        out["told"] = told(claim, 700 if "illegal" in first.lower() else 999)
+    print(json.dumps(out), flush=True)
+    os._exit(0)  # as the faulter: its context may be broken too
+
+
+def probe(args, claim, stream, step, on, torch):
+    """A new tenant after the fault: when its first kernel had run (exit 1 if it failed)."""
+    result = 0 if args.dry else launch(stream.cuda_stream, b"gc_empty")
+    print(json.dumps({"role": "probe", "done_at": time.time(), "result": result}), flush=True)
+    sys.exit(1 if result else 0)
+
+
+FAULT_ROLES = {"faulter": faulter, "launcher": launcher, "probe": probe}
+
+
+def told(claim, result):
+    """The library's line on a fault its claim's work met (gctx_claim_report_fault: who else
+    faulted, and whether under MPS that reached this tenant)."""
+    from greenctx._capi import lib
+    lib.gctx_claim_report_fault(claim._handle, result)
+    return (lib.gctx_last_error() or b"").decode(errors="replace")
 
 
 class Advice:
@@ -258,7 +420,7 @@ def run_arm(name, pair, seconds, env, runtime, target_ms, tool, dry):
     for role, place, kind in (("victim", v_place, v_kind), ("hog", h_place, h_kind)):
         if place is None:
             continue
-        e = dict(env)
+        e = dict(env, **(NO_MPS_ENV if name in NO_MPS else {}))
         if place.startswith("pct:"):
             e["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = place[4:]
         cmd = [sys.executable, __file__, "--role", role, "--kind", kind, "--place",
@@ -268,6 +430,8 @@ def run_arm(name, pair, seconds, env, runtime, target_ms, tool, dry):
             cmd += ["--guard", "--target-ms", f"{target_ms:.4f}"]
         if bursty and role == "victim":
             cmd.append("--bursty")
+        if role == "hog" and place == "claim" and v_place is None:
+            cmd.append("--aside")
         if dry:
             cmd.append("--dry")
         if place == "run":  # unmodified: the tool claims, the preload guards
@@ -302,15 +466,58 @@ def run_arm(name, pair, seconds, env, runtime, target_ms, tool, dry):
     return row
 
 
+NO_MPS_ENV = {}  # the arms without MPS: an empty pipe directory, where no daemon answers
+
+
+def tenant_cmd(role, kind, seconds, runtime, dry):
+    return [sys.executable, __file__, "--role", role, "--kind", kind, "--place", "claim",
+            "--seconds", str(seconds), "--runtime", runtime, *(["--dry"] if dry else [])]
+
+
+def run_fault(name, mps, seconds, env, runtime, tool, dry):
+    """The fault arm: the faulter on the victim's SMs, the launcher on the rest, then new
+    tenants (fresh processes on the victim's SMs) one after the other until one runs."""
+    e = env if mps else dict(env, **NO_MPS_ENV)
+    procs = []
+    for role in ("faulter", "launcher"):
+        procs.append(subprocess.Popen(tenant_cmd(role, "small", seconds, runtime, dry), env=e,
+                                      stdout=subprocess.PIPE, text=True))
+        if procs[-1].stdout.readline().strip() != "ready":
+            raise RuntimeError(f"{name}: the {role} did not start")
+    faulter = json.loads(procs[0].communicate()[0].strip().splitlines()[-1])
+    tries, ran = 0, None
+    print(f"{name}: new tenants until one runs (their failures, if any, are expected)",
+          file=sys.stderr)
+    while ran is None and time.time() < faulter["fault_at"] + PROBE_DEADLINE_S:
+        tries += 1
+        try:  # a server taken down by the fault may hang a new client: never past the deadline
+            out = subprocess.run(tenant_cmd("probe", "small", 0, runtime, dry), env=e,
+                                 text=True, capture_output=True, timeout=max(
+                                     1.0, faulter["fault_at"] + PROBE_DEADLINE_S - time.time()))
+            ran = json.loads(out.stdout.splitlines()[-1])["done_at"] if out.returncode == 0 \
+                else None
+        except (subprocess.TimeoutExpired, ValueError, IndexError):
+            pass
+        time.sleep(0 if ran else 0.1)
+    launcher = json.loads(procs[1].communicate()[0].strip().splitlines()[-1])
+    row = {"arm": name, "mps": mps, "faulter": faulter, "launcher": launcher}
+    if launcher["first_failure_at"]:
+        row["other_first_failure_s"] = round(launcher["first_failure_at"] - faulter["fault_at"], 3)
+    row["new_tenant_runs_after_s"] = round(ran - faulter["fault_at"], 3) if ran else None
+    row["new_tenant_attempts"] = tries
+    return row
+
+
 def main():
     ap = argparse.ArgumentParser()
     length = ap.add_mutually_exclusive_group()
     length.add_argument("--quick", action="store_true")
     length.add_argument("--length", type=float, help="seconds an arm (bursty pairs: twice that)")
     ap.add_argument("--pairs", default="gemm,decode,bursty")
-    ap.add_argument("--arms", default=",".join(ARMS),
+    ap.add_argument("--arms", default=",".join([*ARMS, *FAULTS]),
                     help="a subset of the arms (victim_alone always runs, hog_alone with any "
-                         "arm that has a hog, victim_run with victim_run_guarded: the ratios "
+                         "arm that has a hog, victim_run with victim_run_guarded, "
+                         "hog_alone_primary with mps_plain and sliced_primary: the ratios "
                          "are over them)")
     ap.add_argument("--role")
     ap.add_argument("--kind")
@@ -320,22 +527,29 @@ def main():
     ap.add_argument("--guard", action="store_true")
     ap.add_argument("--target-ms", type=float)
     ap.add_argument("--bursty", action="store_true")
+    ap.add_argument("--aside", action="store_true")
     ap.add_argument("--dry", action="store_true")
     args = ap.parse_args()
     if args.role:
         return tenant(args)
     arms = set(args.arms.split(",")) | {"victim_alone"}
+    if arms - set(ARMS) - set(FAULTS):
+        sys.exit(f"no arm {', '.join(sorted(arms - set(ARMS) - set(FAULTS)))}: the arms are "
+                 f"{', '.join([*ARMS, *FAULTS])}")
     arms |= {BASELINE[a] for a in arms if a in BASELINE}
-    if arms - set(ARMS):
-        sys.exit(f"no arm {', '.join(sorted(arms - set(ARMS)))}: the arms are {', '.join(ARMS)}")
-    if any(ARMS[a][1] for a in arms):
+    arms |= {HOG_BASELINE[a] for a in arms if a in HOG_BASELINE}
+    if any(ARMS[a][1] for a in arms if a in ARMS):
         arms.add("hog_alone")
+    if any(p not in PAIRS for p in args.pairs.split(",")):
+        sys.exit(f"no pair {args.pairs}: the pairs are {', '.join(PAIRS)}")
     tool = os.environ.get("GREENCTX_TOOL") or shutil.which("greenctx")
     if not tool:
         sys.exit("the greenctx tool is needed (PATH or GREENCTX_TOOL): its MPS daemon")
     tool = [tool, "--sim", "h200"] if args.dry else [tool]
-    runtime = tempfile.mkdtemp(prefix="greenctx-guard-", dir="/tmp")
+    runtime = tempfile.mkdtemp(prefix="greenctx-tenants-", dir="/tmp")
     env = dict(os.environ, GREENCTX_RUNTIME_DIR=runtime, NCCL_NVLS_ENABLE="0")
+    NO_MPS_ENV["CUDA_MPS_PIPE_DIRECTORY"] = os.path.join(runtime, "no-mps")
+    os.mkdir(NO_MPS_ENV["CUDA_MPS_PIPE_DIRECTORY"], 0o700)
     if args.dry:
         env["GREENCTX_GUARD_DRY"] = "1"
         env.setdefault("GREENCTX_CUDA_LIBRARY", os.environ.get("GREENCTX_SIM_LIBRARY", ""))
@@ -359,9 +573,9 @@ def main():
                     continue
                 target = rows["victim_alone"]["victim"]["p99_ms"] * factor if rows else 0.0
                 rows[a] = run_arm(a, pair, seconds, env, runtime, target, tool, args.dry)
-            alone_h = rows.get("hog_alone", {}).get("hog")
             for a, row in rows.items():
                 alone_v = rows[BASELINE.get(a, "victim_alone")]["victim"]
+                alone_h = rows.get(HOG_BASELINE.get(a, "hog_alone"), {}).get("hog")
                 if "victim" in row and "p99_ms" in row["victim"]:
                     row["victim_p50_ratio"] = row["victim"]["p50_ms"] / alone_v["p50_ms"]
                     row["victim_p99_ratio"] = row["victim"]["p99_ms"] / alone_v["p99_ms"]
@@ -376,6 +590,16 @@ def main():
                       f"{row.get('power_w_mean', 0):4.0f} W  guard actions "
                       f"{len(hog.get('guard_actions', []))}  held "
                       f"{hog.get('held_ms', 0) / 1000:5.2f} s", file=sys.stderr)
+        for a, mps in FAULTS.items():  # under MPS last: the fault takes the server down
+            if a in arms:
+                row = run_fault(a, mps, 1.0 if args.dry else FAULT_SECONDS, env, runtime,
+                                tool, args.dry)
+                print(json.dumps(row), flush=True)
+                print(f"{a:9} the other tenant: {row['launcher']['ok']} ok, "
+                      f"{row['launcher']['failed']} failed (first after "
+                      f"{row.get('other_first_failure_s')} s); a new tenant runs after "
+                      f"{row['new_tenant_runs_after_s']} s ({row['new_tenant_attempts']} "
+                      f"tries); told: {row['launcher'].get('told')}", file=sys.stderr)
     finally:
         subprocess.run([*tool, "mps", "stop"], env=env, check=False, stdout=sys.stderr)
         shutil.rmtree(runtime, ignore_errors=True)
