@@ -324,6 +324,7 @@ struct gctx_claim {
     float steps[32];     /* the window's longest steps: its p99 while it has 3,200 or fewer */
     unsigned nb_steps;   /* of them */
     unsigned window_n;   /* steps in the window */
+    unsigned window_over; /* of them over the target */
     long long window_ns; /* when the window began */
     double window_p99;           /* the last closed window's */
     long long closed_window_ns;  /* when that one began */

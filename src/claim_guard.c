@@ -15,8 +15,9 @@
 
 #define PUBLISH_NS 10000000ll /* a latency tenant publishes at most every 10 ms */
 /* A window's p99 is of 100 steps or more: of fewer it is the longest step, which one hiccup
- * sets (10 ms windows of a 1.4 ms GEMM held hogs at their floor for seconds). Slow steps
- * close a window at 250 ms with what they have. */
+ * sets (10 ms windows of a 1.4 ms GEMM held hogs at their floor for seconds). Two steps over
+ * the target close it at once (of 100, its p99 is over whatever comes), so the guard hears of
+ * interference within a few steps; slow steps close one at 250 ms with what they have. */
 #define WINDOW_STEPS 100u
 #define WINDOW_MAX_NS 250000000ll
 #define STATE_BYTES 256
@@ -136,9 +137,14 @@ gctx_status gctx_claim_report_step(gctx_claim *claim, double step_ms)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "step_ms is %g: give the step's time in milliseconds (> 0)", step_ms);
     long long now = gctx__now_ns();
+    /* The record's target is fixed at the claim's acquire. */
+    double target = claim->record.target_ms;
     pthread_mutex_lock(&claim->guard_lock);
+    if (!target)
+        target = claim->record.target_factor * claim->alone_ms;
     if (!claim->window_n++)
         claim->window_ns = now;
+    claim->window_over += target > 0 && step_ms > target;
     /* The longest steps kept: a full window's shortest kept one gives way to a longer one. */
     unsigned cap = sizeof claim->steps / sizeof claim->steps[0], low = 0;
     if (claim->nb_steps < cap)
@@ -151,7 +157,8 @@ gctx_status gctx_claim_report_step(gctx_claim *claim, double step_ms)
             claim->steps[low] = (float)step_ms;
     }
     long long span = now - claim->window_ns;
-    if ((claim->window_n >= WINDOW_STEPS && span >= PUBLISH_NS) || span >= WINDOW_MAX_NS) {
+    if ((claim->window_n >= WINDOW_STEPS && span >= PUBLISH_NS) || span >= WINDOW_MAX_NS ||
+        claim->window_over >= 2) {
         float sorted[sizeof claim->steps / sizeof claim->steps[0]];
         unsigned n = claim->window_n, kept = claim->nb_steps;
         memcpy(sorted, claim->steps, kept * sizeof sorted[0]);
@@ -164,7 +171,7 @@ gctx_status gctx_claim_report_step(gctx_claim *claim, double step_ms)
         /* A window of a few steps says little of its tail: alone is learnt from fuller ones. */
         if (n >= 8 && (!claim->alone_ms || claim->window_p99 < claim->alone_ms))
             claim->alone_ms = claim->window_p99;
-        claim->nb_steps = claim->window_n = 0;
+        claim->nb_steps = claim->window_n = claim->window_over = 0;
     }
     /* Every 10 ms, closed window or not: the guard reads a tenant without a recent line as
      * ended, and gives everything back. */

@@ -91,9 +91,10 @@ void gctx__guard_decide(const gctx__guard_config *c, gctx__guard_state *s,
         s->calm_since_ns = now_ns;
     long long probe = s->probe_ns ? s->probe_ns : c->probe_ns;
     if (why != GCTX__GUARD_REASON_NONE && s->level + 1 < GCTX__GUARD_LEVELS) {
-        /* Over target within the probe's time after a step down: that level was too low a
-         * price for the latency tenant, tried again only after twice the calm. */
-        if (s->lowered && now_ns - s->changed_ns < probe)
+        /* Over target soon after a step down (the board's power takes a second to follow):
+         * that level was too low a price for the latency tenant, tried again only after twice
+         * the calm. */
+        if (s->lowered && now_ns - s->changed_ns < 4 * probe)
             s->probe_ns = 2 * probe < c->probe_max_ns ? 2 * probe : c->probe_max_ns;
         s->reason = why;
         change(s, s->level + 1, 0, now_ns);
