@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "claim.h" /* gctx__state_write and _read */
 #include "claims_common.h"
 #include "sm_ids.h"
 #include "testing.h"
@@ -2663,6 +2664,40 @@ GT_TEST(a_window_closes_at_100_steps_two_over_target_or_250_ms)
     GT_ASSERT_STATUS(gctx_claim_report_step(lat, 0.7), GCTX_SUCCESS);
     GT_ASSERT(info_of(lat).step_ms > 0.89 && info_of(lat).step_ms < 0.91);
     gctx_claim_release(lat);
+}
+
+struct replacing {
+    const char *dir;
+    atomic_int stop;
+};
+
+static void *keep_replacing(void *arg)
+{
+    struct replacing *r = arg;
+    while (!atomic_load(&r->stop))
+        gctx__state_write(r->dir, "claim-1-0", 0, "a line\n");
+    return NULL;
+}
+
+/* A state line is replaced (exchanged, the old file unlinked) while best-effort tenants read
+ * it: a read that meets a replace finds the line all the same, never "no latency tenant",
+ * which gives a best-effort tenant everything back while its latency tenant runs. */
+GT_TEST(a_state_line_read_while_it_is_replaced_is_read)
+{
+    const char *dir = fresh_dir("state-replace");
+    GT_CHECK();
+    GT_ASSERT_EQ_INT(mkdir(dir, 0700), 0);
+    GT_ASSERT_EQ_INT(gctx__state_write(dir, "claim-1-0", 0, "a line\n"), 0);
+    struct replacing r = {dir, 0};
+    pthread_t writer;
+    GT_ASSERT(pthread_create(&writer, NULL, keep_replacing, &r) == 0);
+    char text[64];
+    int missed = 0;
+    for (int i = 0; i < 50000; i++)
+        missed += gctx__state_read(dir, "claim-1-0", (unsigned)getuid(), text, sizeof text) != 0;
+    atomic_store(&r.stop, 1);
+    pthread_join(writer, NULL);
+    GT_ASSERT_EQ_INT(missed, 0);
 }
 
 /* A latency tenant pays nothing for the guard: reporting steps calls no driver entry point. */
