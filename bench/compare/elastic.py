@@ -336,8 +336,7 @@ def one_process(a):
                     [layouts.partition(i, p).sm_count for p in (0, 1)], i,
                     [layouts.context(i, p) for p in (0, 1)]) for i in range(len(sizes))]
     whole = greenctx.GreenContext(num_sms=device)  # no split: every SM, for both
-    high = -1 if a.dry else min(__import__("torch").cuda.Stream.priority_range())
-    shared, priority = whole.stream(), whole.stream(priority=high)
+    shared, priority = whole.stream(), whole.stream(priority=-100)  # the driver's greatest
     places.append(Place([whole.stream(), shared], [device, device], None, [whole, whole]))
     places.append(Place([priority, shared], [device, device], None, [whole, whole]))
     print(f"elastic: {len(places)} places; calibrating each workload alone", file=sys.stderr)
