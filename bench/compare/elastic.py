@@ -394,13 +394,15 @@ def one_process(a):
 
 def run_loop(a, work, layouts, places, cur, trace, target_ms, arm, ctl, chunk):
     """Decode steps back to back at the trace's batch and (but chunked) THR_SLOTS prefill
-    units queued, from one host thread that polls both streams and blocks on neither."""
+    units queued, from one host thread that polls both streams and blocks on neither. The
+    units are launched one a pass, so that a decode step's end is seen between them; a move
+    ends the queue (the rest would run on the SMs given away)."""
     steps, resizes, layers = [], [], a.layers
     p = places[cur]
     if p.layout is not None:
         layouts.switch(p.layout)
     arm["timeline"] = [{"t": 0.0, "lat_sms": p.sms[0], "thr_sms": 0 if chunk else p.sms[1]}]
-    lat = thr = None  # (place, launched, due, batch); [place, launched, units]
+    lat = thr = None  # (place, launched, due, batch); [place, first launched, units]
     units = next_unit = 0
     t0 = last_done = now()
     while True:
@@ -433,19 +435,19 @@ def run_loop(a, work, layouts, places, cur, trace, target_ms, arm, ctl, chunk):
             lat = (p, launched, due, batch)
         if chunk:
             continue
-        if thr and work.idle(thr[0].streams[1]):
+        queued = thr and thr[2] < THR_SLOTS and thr[0] is places[cur] and is_open
+        if thr and not queued and work.idle(thr[0].streams[1]):
             last_done = now()
-            if ctl and thr[0] is places[cur]:
+            if ctl and thr[0] is places[cur] and thr[2] == THR_SLOTS:
                 for _ in range(THR_SLOTS):
                     ctl.observe(1, (last_done - thr[1]) / THR_SLOTS)
-            units += THR_SLOTS
+            units += thr[2]
             thr = None
-        if thr is None and is_open:
-            p = places[cur]
-            thr = (p, now())
-            for _ in range(THR_SLOTS):
-                work.prefill(p.streams[1], p.sms[1], next_unit % layers, a.chunk)
-                next_unit += 1
+        if is_open and (thr is None or queued):
+            thr = thr or [places[cur], now(), 0]
+            work.prefill(thr[0].streams[1], thr[0].sms[1], next_unit % layers, a.chunk)
+            next_unit += 1
+            thr[2] += 1
     seconds = last_done - t0
     if chunk:
         units = len(steps) * layers  # each step carried a chunk through every layer
@@ -721,6 +723,8 @@ def report(res, a, out):
               f" ms\n{'':38} prefill's re-sizes: {x['thr_resize_us']['n']}, p50 "
               f"{x['thr_resize_us']['p50']:.1f} us; contexts made in the run: decode "
               f"{x['lat_contexts_made']}, prefill {x['thr_contexts_made']}")
+    if res["best_static"] and not res["best_static_within_target"]:
+        p("no static split holds the target: the best static is the one with the smallest p99")
     for x in res["arms"]:
         if not x["ran"]:
             p(f"not run: {x['label']}: {x['why']}")
