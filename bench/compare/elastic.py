@@ -44,11 +44,11 @@ import json
 import os
 import random
 import shutil
-import signal
 import subprocess
 import sys
-import tempfile
 import time
+
+import scenario
 
 HIDDEN, Q_HEADS, KV_HEADS, HEAD_DIM, FFN = 4096, 32, 8, 128, 14336
 MATRICES = ((HIDDEN + 2 * KV_HEADS * HEAD_DIM, HIDDEN), (HIDDEN, HIDDEN), (2 * FFN, HIDDEN),
@@ -611,17 +611,10 @@ def two_process(a, res, env, tool):
     lat = best["lat_sms"] if best else res["calibration"][-1]["decode_sms"] // 2
     device = res["calibration"][-1]["decode_sms"]
     pct = int(100.0 * lat / device + 0.5)
-    mps = subprocess.run([*tool, "mps", "start", "--print-env"], env=env, text=True,
-                         capture_output=True)
-    res["mps_available"] = mps.returncode == 0
-    res["mps_why"] = None if mps.returncode == 0 else (mps.stderr or mps.stdout).strip()
-    mps_env = dict(env)
-    for line in mps.stdout.splitlines() if mps.returncode == 0 else []:
-        key, _, value = line.removeprefix("export ").partition("=")
-        mps_env[key] = value.strip("'\"")
+    mps_env, res["mps_why"] = scenario.mps_start(tool, env)
+    res["mps_available"] = mps_env is not None
     no_mps = dict(env, CUDA_MPS_PIPE_DIRECTORY=os.path.join(env["GREENCTX_RUNTIME_DIR"],
                                                             "no-mps"))
-    os.makedirs(no_mps["CUDA_MPS_PIPE_DIRECTORY"], 0o700, exist_ok=True)
     try:
         for k, (name, label, on, with_mps, threads, elastic) in enumerate(TWO_PROCESS, 1):
             arm = new_arm(name, name, label.format(lat=lat, pct=pct, rest=100 - pct),
@@ -768,16 +761,7 @@ def main():
     a.seconds = a.seconds or (5.0 if a.quick else 10.0)
     if a.role:
         return one_process(a) if a.role == "1p" else tenant(a)
-    tool = os.environ.get("GREENCTX_TOOL") or shutil.which("greenctx")
-    if not tool:
-        sys.exit("the greenctx tool is needed (PATH or GREENCTX_TOOL): its MPS daemon")
-    tool = [tool, "--sim", "h200"] if a.dry else [tool]
-    runtime = tempfile.mkdtemp(prefix="greenctx-elastic-", dir="/tmp")
-    env = dict(os.environ, GREENCTX_RUNTIME_DIR=runtime, NCCL_NVLS_ENABLE="0")
-    if a.dry:
-        env.setdefault("GREENCTX_CUDA_LIBRARY", os.environ.get("GREENCTX_SIM_LIBRARY", ""))
-    for sig in (signal.SIGTERM, signal.SIGHUP):  # through the finally that quits MPS
-        signal.signal(sig, lambda *_: sys.exit(128 + 15))
+    tool, runtime, env = scenario.setup("elastic", a.dry)
     try:
         given = ["--target-ms", str(a.target_ms)] if a.target_ms else []
         one = subprocess.run([sys.executable, __file__, "--role", "1p", *given, *argv_of(a)],
