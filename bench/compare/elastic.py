@@ -559,7 +559,7 @@ def tenant(a):
 
 # ---- two processes: the arms ----
 
-def run_pair(a, arm, env, priors, target, on, elastic, pct, tool):
+def run_pair(a, arm, env, priors, target, on, elastic, pct):
     """Both tenants ready, the same start for both; their figures into arm. False if one
     failed (its messages are above)."""
     procs = []
@@ -627,8 +627,7 @@ def two_process(a, res, env, tool):
             where = {"static": str(lat), "min": str(res["calibration"][0]["decode_sms"])}.get(
                 on, on)
             arm["ran"] = run_pair(a, arm, mps_env if with_mps else no_mps, res["priors"],
-                                  res["target_ms"], where, elastic, pct if threads else 0,
-                                  tool)
+                                  res["target_ms"], where, elastic, pct if threads else 0)
             if not arm["ran"]:
                 arm["why"] = "failed: see the messages above"
     finally:
