@@ -40,7 +40,7 @@ if(GREENCTX_PYTHON)
   # Elastic partitions (bench/compare/elastic.py). --dry: every arm on the simulated driver
   # (layouts, controller, claims, a stand-in MPS daemon started and quit; each stream a clock
   # the model's bytes and FLOPs move: the plumbing, not figures), checked by elastic_doc.py,
-  # and a bad argument refused. gpu: --quick on the GPU for make bench-gpu (about 3 minutes,
+  # and a bad argument refused. gpu: --quick on the GPU for make bench-gpu (about 4 minutes,
   # every arm 5 s; label bench_gpu, not driver: make test-gpu stays quick), every target
   # that applies met; it skips on the simulated driver.
   set(elastic_env PYTHONPATH=${PROJECT_SOURCE_DIR}/python PYTHONDONTWRITEBYTECODE=1

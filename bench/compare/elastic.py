@@ -49,6 +49,7 @@ import sys
 import time
 
 import scenario
+from common import percentile
 
 HIDDEN, Q_HEADS, KV_HEADS, HEAD_DIM, FFN = 4096, 32, 8, 128, 14336
 MATRICES = ((HIDDEN + 2 * KV_HEADS * HEAD_DIM, HIDDEN), (HIDDEN, HIDDEN), (2 * FFN, HIDDEN),
@@ -166,7 +167,8 @@ class TorchWork:
         with self.torch.cuda.stream(self.stream(s)):
             for layer in range(self.a.layers):
                 for m, (_, cols) in enumerate(MATRICES):
-                    self.torch.mm(self.x[cols][:batch], self.w[layer][m].t(), out=self.y[m][:batch])
+                    self.torch.mm(self.x[cols][:batch], self.w[layer][m].t(),
+                                  out=self.y[m][:batch])
                     if m == 0:
                         self.attention(self.q[:batch], self.k[layer][:batch],
                                        self.v[layer][:batch])
@@ -242,13 +244,8 @@ def summary(values, weights=None):
         return dict.fromkeys(("n", "min", "p50", "p99", "p999", "max", "mean"), 0)
     if weights is None:
         v = sorted(values)
-
-        def at(q):
-            rank = q * (len(v) - 1)
-            lo = int(rank)
-            return v[-1] if lo + 1 >= len(v) else v[lo] + (v[lo + 1] - v[lo]) * (rank - lo)
-        return {"n": len(v), "min": v[0], "p50": at(0.5), "p99": at(0.99), "p999": at(0.999),
-                "max": v[-1], "mean": sum(v) / len(v)}
+        return {"n": len(v), "min": v[0], "p50": percentile(v, 0.5), "p99": percentile(v, 0.99),
+                "p999": percentile(v, 0.999), "max": v[-1], "mean": sum(v) / len(v)}
     pairs, total = sorted(zip(values, weights)), sum(weights)
 
     def at(q):
