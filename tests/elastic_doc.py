@@ -25,6 +25,7 @@ for n in ("2p_claims_controller", "2p_claims_controller_sliced"):
                                a["timeline"][0]["lat_sms"] == e["calibration"][0]["decode_sms"]):
         bad.append(f"{n}: no grant timed, or not from the smallest split ({a['timeline'][:2]})")
 if doc["schema"] != "greenctx.bench.elastic/2" or doc["meta"]["simulated"] == gpu or \
+        doc["meta"]["sm_count"] != e["calibration"][-1]["decode_sms"] or \
         e["model"]["hidden"] != 4096 or e["model"]["kv_heads"] != 8 or not e["target_ms"] > 0:
     bad.append(f"the document's head: {doc['schema']}, {doc['meta']}, {e['model']}")
 for t in e["targets"]:

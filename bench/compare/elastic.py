@@ -326,7 +326,8 @@ def move(layouts, a, b):
 def one_process(a):
     import greenctx
     work = make_work(a)
-    device = greenctx.device_info().sm_count
+    info = greenctx.device_info()
+    device = info.sm_count
     sizes = [s for s in (QUICK_LAT_SIZES if a.quick else LAT_SIZES) if s + 16 <= device]
     layouts = greenctx.Layouts([(s, 0) for s in sizes])
     places = [Place([layouts.stream(i, p) for p in (0, 1)],
@@ -386,7 +387,10 @@ def one_process(a):
             for s in p.streams:
                 work.wait(s)
         arm["ran"] = True
-    print(json.dumps({"calibration": cal, "target_ms": target, "priors": priors, "arms": arms}))
+    meta = {"gpu": info.name, "sm_count": device, "driver_version": greenctx.driver_version(),
+            "greenctx_version": greenctx.__version__}
+    print(json.dumps({"meta": meta, "calibration": cal, "target_ms": target, "priors": priors,
+                      "arms": arms}))
 
 
 def run_loop(a, work, layouts, places, cur, trace, target_ms, arm, ctl, chunk):
@@ -785,7 +789,7 @@ def main():
     report(res, a, sys.stderr)
     del res["arms_by_name"], res["priors"]
     doc = {"schema": "greenctx.bench.elastic/2",
-           "meta": {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+           "meta": {**res.pop("meta"), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                     "command": " ".join(sys.argv), "simulated": a.dry},
            "elastic": {**res, "seconds": a.seconds, "seed": a.seed, "target_given":
                        bool(a.target_ms),
