@@ -6,7 +6,7 @@ The model: `--layers` bf16 layers shaped like Llama-3-8B (hidden 4096, 32 query 
 of 128, FFN 14336), random weights. A decode step, for each layer: the four weight matrices
 (QKV, O, gate+up, down) as GEMVs for the batch (`torch.mm`, cuBLAS) and the attention of
 each sequence's 4 query heads per KV head over its KV cache (`--context` positions,
-`scaled_dot_product_attention`): memory bound, its batch following the trace. A prefill
+`scaled_dot_product_attention`, the positions cut as a split-K kernel's): memory bound, its batch following the trace. A prefill
 unit: one layer's four GEMMs for `--chunk` tokens on the same weights: compute bound.
 
 One process (a process of its own, `--role 1p`, so that this one holds no context): the
@@ -149,13 +149,14 @@ class TorchWork:
         self.w = [[rnd(r, c) for r, c in MATRICES] for _ in range(a.layers)]
         self.k = [rnd(a.batch, KV_HEADS, a.context, HEAD_DIM) for _ in range(a.layers)]
         self.v = [rnd(a.batch, KV_HEADS, a.context, HEAD_DIM) for _ in range(a.layers)]
-        self.q = rnd(a.batch, KV_HEADS, Q_HEADS // KV_HEADS, HEAD_DIM)
+        self.device_sms = torch.cuda.get_device_properties(0).multi_processor_count
+        self.splits = [attn_splits(a, b, self.device_sms) for b in range(a.batch + 1)]
+        self.q = rnd(a.batch * KV_HEADS * self.splits[1] * (Q_HEADS // KV_HEADS) * HEAD_DIM)
         self.x = {c: rnd(a.batch, c) for c in (HIDDEN, FFN)}
         self.tokens = {c: rnd(t, c) for c in (HIDDEN, FFN)}
         self.y = [torch.empty(a.batch, r, device=dev, dtype=bf) for r, _ in MATRICES]
         self.out = [torch.empty(t, r, device=dev, dtype=bf) for r, _ in MATRICES]
         self.attention = torch.nn.functional.scaled_dot_product_attention
-        self.device_sms = torch.cuda.get_device_properties(0).multi_processor_count
         self.set_target, self.targets, self.events, self.last = cublas_target(torch), {}, {}, {}
         self.carveout = getattr(torch._C, "_set_sm_carveout_experimental", None)
         self.cu = ctypes.CDLL("libcuda.so.1")
@@ -226,9 +227,13 @@ class TorchWork:
                 for m, (_, cols) in enumerate(MATRICES):
                     self.torch.mm(self.x[cols][:batch], self.w[layer][m].t(),
                                   out=self.y[m][:batch])
-                    if m == 0:
-                        self.attention(self.q[:batch], self.k[layer][:batch],
-                                       self.v[layer][:batch])
+                    if m == 0:  # each KV head's positions in self.splits[batch] parts
+                        rows = KV_HEADS * self.splits[batch]
+                        kv = (batch, rows, self.a.context // self.splits[batch], HEAD_DIM)
+                        self.attention(self.q[:batch * rows * (Q_HEADS // KV_HEADS) * HEAD_DIM]
+                                       .view(batch, rows, Q_HEADS // KV_HEADS, HEAD_DIM),
+                                       self.k[layer][:batch].view(kv),
+                                       self.v[layer][:batch].view(kv))
                 if chunk:
                     self.prefill(s, sms, layer, chunk)
 
@@ -280,6 +285,18 @@ class DryWork:
 
     def wait(self, s):
         time.sleep(max(0.0, self.busy.get(getattr(s, "handle", id(s)), 0) - now()))
+
+
+def attn_splits(a, batch, device_sms):
+    """The parts each KV head's positions are cut into for decode's attention (each a head of
+    its own in a view, the bytes the same): at least 4 blocks per SM of the device at every
+    batch, as the C bench's split-K kernel (el_attn_splits). Uncut, the attention is a block
+    per sequence and KV head, 256 at the peak batch: two waves on a partition."""
+    splits = 1
+    while KV_HEADS * batch * splits < 4 * device_sms and a.context % (2 * splits) == 0 and \
+            a.context // (2 * splits) >= 64:
+        splits *= 2
+    return splits
 
 
 def cu_check(result, what):
