@@ -169,11 +169,16 @@ class TorchWork:
         that a partition runs twice (and torch's cuBLASLt path through its SM carveout)."""
         if self.set_target is None:
             return
+        sms = min(sms, self.device_sms)
         handle = self.torch.cuda.current_blas_handle()
         if self.targets.get(handle) != sms:
             self.targets[handle] = sms
-            if self.set_target(ctypes.c_void_p(handle), sms):
-                raise RuntimeError(f"cublasSetSmCountTarget({sms}) failed")
+            # Under MPS's active-thread percentage cuBLAS refused the device's count (the 73 %
+            # arm's cublasSetSmCountTarget(132) on the H200, 2026-12-03 19:44 UTC): its own
+            # choice (0) then, as without a partition.
+            if self.set_target(ctypes.c_void_p(handle), sms) and \
+                    self.set_target(ctypes.c_void_p(handle), 0):
+                raise RuntimeError(f"cublasSetSmCountTarget({sms}) and (0) failed")
             if self.carveout:
                 self.carveout(None if sms >= self.device_sms else self.device_sms - sms)
 
