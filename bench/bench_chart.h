@@ -1,5 +1,5 @@
 /* What `--svg` draws, independent of which benchmark produced it: distributions (one row of
- * percentiles per arm), curves (a value per SM count) and timelines (SMs over time). bench_svg.c writes it. */
+ * percentiles per arm) and curves (a value per SM count). bench_svg.c writes it. */
 #ifndef GREENCTX_BENCH_CHART_H
 #define GREENCTX_BENCH_CHART_H
 
@@ -29,28 +29,11 @@ typedef struct chart_curve {
     unsigned nb_points;
 } chart_curve;
 
-#define CHART_MAX_TIMELINES 4
-#define CHART_MAX_STEPS 400
-
-/* Two step lines over time (SMs of two workloads): value i holds from t[i] to t[i + 1], the
- * last one to t_end. */
-typedef struct chart_timeline {
-    char title[160];
-    char label[2][48];
-    double t[CHART_MAX_STEPS];
-    unsigned value[2][CHART_MAX_STEPS];
-    unsigned count;
-    double t_end;
-    unsigned y_max;
-} chart_timeline;
-
 typedef struct bench_chart {
     chart_dist dist[CHART_MAX_DIST];
     unsigned nb_dist;
     chart_curve curve[CHART_MAX_CURVES];
     unsigned nb_curves;
-    chart_timeline timeline[CHART_MAX_TIMELINES];
-    unsigned nb_timelines;
 } bench_chart;
 
 /* Writes the chart as one SVG file, headed by the GPU, driver, date and command line.

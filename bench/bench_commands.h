@@ -10,7 +10,7 @@
 #ifndef GREENCTX_BENCH_COMMANDS_H
 #define GREENCTX_BENCH_COMMANDS_H
 
-#include "bench_elastic.h"
+#include "bench.h"
 #include "command.h"
 #include "options.h"
 
@@ -74,14 +74,5 @@ int bench_main(int argc, char **argv, greenctx_tool_options *opts);
 int greenctx_bench_overlap(int argc, char **argv, greenctx_tool_options *opts,
                            const char *command);
 
-
-/* bench_elastic_cmd.c: `bench elastic`'s own options (argv[0] is "elastic"). An exit code,
- * or -1 after --help. */
-int bench_elastic_parse(int argc, char **argv, greenctx_tool_options *opts, bench_env *env,
-                        elastic_options *eo);
-
-/* bench_elastic_worker.c: `greenctx bench elastic-worker ...`, one tenant of the two-process
- * arms of `bench elastic`. */
-int bench_elastic_worker(int argc, char **argv, greenctx_tool_options *opts);
 
 #endif

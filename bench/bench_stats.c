@@ -41,52 +41,6 @@ void bench_summarize(double *values, size_t n, bench_summary *out)
     out->mean = sum / (double)n;
 }
 
-typedef struct weighted {
-    double value;
-    unsigned weight;
-} weighted;
-
-static int compare_weighted(const void *a, const void *b)
-{
-    return compare_doubles(&((const weighted *)a)->value, &((const weighted *)b)->value);
-}
-
-/* The first value whose cumulative weight reaches q of the total. */
-static double weighted_percentile(const weighted *sorted, size_t n, double total, double q)
-{
-    double sum = 0;
-    for (size_t i = 0; i < n; i++)
-        if ((sum += sorted[i].weight) >= q * total)
-            return sorted[i].value;
-    return sorted[n - 1].value;
-}
-
-void bench_summarize_weighted(const double *values, const unsigned *weights, size_t n,
-                              bench_summary *out)
-{
-    memset(out, 0, sizeof *out);
-    weighted *pairs = n ? malloc(n * sizeof *pairs) : NULL;
-    if (!pairs)
-        return;
-    double total = 0, sum = 0;
-    for (size_t i = 0; i < n; i++) {
-        pairs[i] = (weighted){values[i], weights[i]};
-        total += weights[i];
-        sum += values[i] * weights[i];
-    }
-    qsort(pairs, n, sizeof *pairs, compare_weighted);
-    if (total > 0) {
-        out->n = (size_t)total;
-        out->min = pairs[0].value;
-        out->p50 = weighted_percentile(pairs, n, total, 0.50);
-        out->p99 = weighted_percentile(pairs, n, total, 0.99);
-        out->p999 = weighted_percentile(pairs, n, total, 0.999);
-        out->max = pairs[n - 1].value;
-        out->mean = sum / total;
-    }
-    free(pairs);
-}
-
 double bench_median(double *values, size_t n)
 {
     if (n == 0)

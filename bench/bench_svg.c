@@ -153,52 +153,6 @@ static void curve_panel(FILE *f, const chart_curve *c, double x0, double y0, dou
 #undef PY
 }
 
-#define TIMELINE_H 200
-static const char *const timeline_colors[2] = {"#d9534f", "#4a90d9"};
-
-static void timeline_panel(FILE *f, const chart_timeline *tl, double y0)
-{
-    chart_ticks xt, yt;
-    chart_ticks_make(0, tl->t_end > 0 ? tl->t_end : 1, 10, &xt);
-    chart_ticks_make(0, tl->y_max ? tl->y_max : 1, 5, &yt);
-    double x_max = chart_ticks_last(&xt), y_max = chart_ticks_last(&yt);
-    text(f, 10, y0 + 14, 13, "start", tl->title);
-    double px0 = PLOT_X0, px1 = PLOT_X1, py0 = y0 + 30, py1 = y0 + TIMELINE_H - 30;
-#define TX(v) (px0 + (px1 - px0) * (v) / x_max)
-#define TY(v) (py1 - (py1 - py0) * (v) / y_max)
-    char buf[48];
-    for (unsigned t = 0; t < yt.count; t++) {
-        double v = chart_tick(&yt, t);
-        line(f, px0 - 3, TY(v), px1, TY(v), "stroke:#eee");
-        chart_tick_label(&yt, v, buf, sizeof buf);
-        text(f, px0 - 5, TY(v) + 4, 10, "end", buf);
-    }
-    for (unsigned t = 0; t < xt.count; t++) {
-        double v = chart_tick(&xt, t);
-        chart_tick_label(&xt, v, buf, sizeof buf);
-        text(f, TX(v), py1 + 13, 10, "middle", buf);
-    }
-    line(f, px0, py1, px1, py1, "stroke:#000");
-    line(f, px0, py0, px0, py1, "stroke:#000");
-    text(f, (px0 + px1) / 2, py1 + 27, 11, "middle", "seconds");
-    text(f, px0 - 40, py0 - 6, 10, "start", "SMs");
-    for (int k = 0; k < 2; k++) {
-        fprintf(f, "<polyline style=\"fill:none;stroke:%s;stroke-width:2\" points=\"",
-                timeline_colors[k]);
-        for (unsigned i = 0; i < tl->count; i++) {
-            double until = i + 1 < tl->count ? tl->t[i + 1] : tl->t_end;
-            fprintf(f, "%.1f,%.1f %.1f,%.1f ", TX(tl->t[i]), TY(tl->value[k][i]), TX(until),
-                    TY(tl->value[k][i]));
-        }
-        fputs("\"/>\n", f);
-        fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"10\" height=\"10\" style=\"fill:%s\"/>\n",
-                px1 - 260 + k * 130.0, y0 + 4, timeline_colors[k]);
-        text(f, px1 - 245 + k * 130.0, y0 + 13, 11, "start", tl->label[k]);
-    }
-#undef TX
-#undef TY
-}
-
 int bench_svg_write(const char *path, const bench_env *env, const bench_chart *chart)
 {
     FILE *f = fopen(path, "w");
@@ -210,7 +164,6 @@ int bench_svg_write(const char *path, const bench_env *env, const bench_chart *c
     for (unsigned i = 0; i < chart->nb_dist; i++)
         height += 24 + chart->dist[i].nb_rows * ROW_H + 30;
     height += ((chart->nb_curves + 1) / 2) * (CURVE_H + 20);
-    height += chart->nb_timelines * (TIMELINE_H + 10);
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%.0f\" "
                "font-family=\"sans-serif\">\n<rect width=\"100%%\" height=\"100%%\" "
@@ -230,8 +183,6 @@ int bench_svg_write(const char *path, const bench_env *env, const bench_chart *c
     double y = 100;
     for (unsigned i = 0; i < chart->nb_dist; i++)
         y = dist_panel(f, &chart->dist[i], y);
-    for (unsigned i = 0; i < chart->nb_timelines; i++, y += TIMELINE_H + 10)
-        timeline_panel(f, &chart->timeline[i], y);
     double x_max = env->sm_count;
     for (unsigned i = 0; i < chart->nb_curves; i++) {
         curve_panel(f, &chart->curve[i], 10 + (i % 2) * (CURVE_W + 60), y, x_max);

@@ -1,15 +1,13 @@
 /* greenctx-bench (and `greenctx bench`, which runs it) isolation|scaling|overhead|all
- * (and overlap, in cmd_bench_overlap.c, and elastic, in bench_elastic_cmd.c): the command line, the header every output carries
- * (GPU, driver, date, command), and the order the benchmarks run and print in. `greenctx-bench
- * elastic-worker` (not in the usage) is one process of `bench elastic`. Two tenants on one
- * GPU are a script: bench/compare/tenants.py. */
+ * (and overlap, in cmd_bench_overlap.c): the command line, the header every output carries
+ * (GPU, driver, date, command), and the order the benchmarks run and print in. Two tenants on
+ * one GPU and elastic partitions are scripts: bench/compare/tenants.py and elastic.py. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench_chart.h"
 #include "bench_commands.h"
-#include "bench_elastic.h"
 #include "bench_isolation.h"
 #include "bench_overhead.h"
 #include "bench_overlap.h"
@@ -28,12 +26,11 @@ static const struct {
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: greenctx bench isolation|scaling|overhead|all|overlap|elastic\n"
+            "usage: greenctx bench isolation|scaling|overhead|all|overlap\n"
             "                      [--device N]\n"
             "                      [--json] [--svg FILE] [--reps N] [--victim-sms N [N ...]]\n"
             "                      [--quick]\n"
             "       greenctx bench overlap --help   (overlap's own options)\n"
-            "       greenctx bench elastic --help   (elastic's own options)\n"
             "\n"
             "  isolation   a short victim beside a hog: alone, plain streams, priorities, green\n"
             "              partitions for both, green victim with the hog in the primary context\n"
@@ -43,13 +40,6 @@ static void usage(FILE *out)
             "  all         the three (under a minute on an H200; --quick: about 10 s)\n"
             "  overlap     an NCCL all-reduce beside cuBLAS GEMMs on two GPUs, green partitions\n"
             "              against ordinary streams (its own options: bench overlap --help)\n"
-            "  elastic     a decode-shaped latency workload on a bursty trace beside a prefill\n"
-            "              GEMM stream: static splits, priority streams, chunked prefill, MPS\n"
-            "              and the elastic controller, in one process and in two (its own\n"
-            "              options: bench elastic --help: --trace --seconds --target-ms\n"
-            "              --layers --batch --context --chunk --seed --arms --gemm\n"
-            "              --json-file; runs on --sim\n"
-            "              as a cost model)\n"
             "\n"
             "  --reps N         repetitions per measurement (defaults: isolation 1000,\n"
             "                   scaling 20, overhead 200; --quick: 150, 7, 50)\n"
@@ -60,8 +50,10 @@ static void usage(FILE *out)
             "\n"
             "Kernels ship as PTX and need a GPU; on the simulated driver only `overhead` runs\n"
             "(creation costs only; its timings mean nothing there).\n"
-            "Two tenants on one GPU (claims, MPS, time-slicing, the guard, a fault) are a\n"
-            "script: python3 bench/compare/tenants.py (docs/tenants.md).\n");
+            "Two tenants on one GPU (claims, MPS, time-slicing, the guard, a fault) and\n"
+            "elastic partitions (decode beside prefill, the controller) are scripts:\n"
+            "python3 bench/compare/tenants.py and bench/compare/elastic.py (docs/tenants.md,\n"
+            "docs/elastic.md).\n");
 }
 
 /* The command line as typed, for the header of every output. */
@@ -85,17 +77,16 @@ static int pick(greenctx_args *args, const char *word, void *ctx)
     size_t k = 0, n = sizeof subcommands / sizeof subcommands[0];
     while (k < n && strcmp(word, subcommands[k].name))
         k++;
-    if (!strcmp(word, "tenants"))
-        return greenctx_args_bad(args, "bench tenants is a script now: python3 "
-                                 "bench/compare/tenants.py [--quick] in the source tree "
-                                 "(torch on the GPU; docs/tenants.md)");
+    if (!strcmp(word, "tenants") || !strcmp(word, "elastic"))
+        return greenctx_args_bad(args, "bench %s is a script now: python3 bench/compare/%s.py "
+                                 "[--quick] in the source tree (torch on the GPU; --dry on the "
+                                 "simulated driver; docs/%s.md)", word, word, word);
     if (k == n)
         return greenctx_args_bad(args, "unknown benchmark '%s': isolation, scaling, overhead, "
-                                 "all, overlap or elastic%s", word,
-                                 strcmp(word, "overlap") && strcmp(word, "elastic")
+                                 "all or overlap%s", word,
+                                 strcmp(word, "overlap")
                                      ? ""
-                                     : " (it comes first: greenctx bench overlap|elastic "
-                                       "[OPTIONS])");
+                                     : " (it comes first: greenctx bench overlap [OPTIONS])");
     if (*runs)
         return greenctx_args_bad(args, "one benchmark at a time ('all' runs the three); got "
                                  "'%s' too", word);
@@ -224,28 +215,10 @@ static int open_env(greenctx_tool_options *opts, int argc, char **argv, bench_en
     return GREENCTX_EXIT_OK;
 }
 
-/* bench elastic: its own options; it closes the device itself before its two-process arms. */
-static int run_elastic(int argc, char **argv, greenctx_tool_options *opts)
-{
-    bench_env env;
-    memset(&env, 0, sizeof env);
-    elastic_options eo;
-    int rc = bench_elastic_parse(argc - 1, argv + 1, opts, &env, &eo);
-    if (rc != GREENCTX_EXIT_OK)
-        return rc < 0 ? GREENCTX_EXIT_OK : rc;
-    if ((rc = open_env(opts, argc, argv, &env)) != GREENCTX_EXIT_OK)
-        return rc;
-    return bench_elastic(&env, &eo);
-}
-
 int bench_main(int argc, char **argv, greenctx_tool_options *opts)
 {
     bench_env env;
     memset(&env, 0, sizeof env);
-    if (argc > 1 && !strcmp(argv[1], "elastic-worker")) /* started by bench elastic */
-        return bench_elastic_worker(argc - 1, argv + 1, opts);
-    if (argc > 1 && !strcmp(argv[1], "elastic"))
-        return run_elastic(argc, argv, opts);
     if (argc > 1 && !strcmp(argv[1], "overlap")) { /* two GPUs, its own options */
         command_line(opts, argc, argv, env.command, sizeof env.command);
         return greenctx_bench_overlap(argc - 1, argv + 1, opts, env.command);

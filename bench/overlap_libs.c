@@ -172,7 +172,7 @@ static const symbol_row nccl_rows[] = {OLAP_NCCL_SYMBOLS(OLAP_ROW_)};
 static const symbol_row cublas_rows[] = {OLAP_CUBLAS_SYMBOLS(OLAP_ROW_)};
 #undef OLAP_ROW_
 
-int olap_cublas_load(olap_libs *libs, char *why, size_t why_size)
+static int cublas_load(olap_libs *libs, char *why, size_t why_size)
 {
     static const char *const cublas_deps[] = {"libcudart.so.13", "libcublasLt.so.13", NULL};
     static const olap_lib_search cublas = {
@@ -200,5 +200,5 @@ int olap_libs_load(olap_libs *libs, char *why, size_t why_size)
         return -1;
     if (libs->ncclGetVersion(&libs->nccl_version) != OLAP_NCCL_SUCCESS)
         libs->nccl_version = 0;
-    return olap_cublas_load(libs, why, why_size);
+    return cublas_load(libs, why, why_size);
 }

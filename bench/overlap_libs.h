@@ -128,7 +128,5 @@ void *olap_lib_find(const olap_lib_search *s, char *loaded, size_t size, char *w
  * never relative to the current directory. Returns 0, or -1 with why (every place tried, how
  * to point at the file). */
 int olap_libs_load(olap_libs *libs, char *why, size_t why_size);
-/* cuBLAS alone, as olap_libs_load finds it (bench elastic's GEMMs); libs zeroed by the caller. */
-int olap_cublas_load(olap_libs *libs, char *why, size_t why_size);
 
 #endif

@@ -1,8 +1,7 @@
 /*
  * An MPS control daemon with its own pipe and log directories: finding the control program,
- * running it, and asking whether a daemon answers. `greenctx mps` (the user's daemon under the
- * runtime directory) and greenctx-bench elastic (the run's own daemon) both drive it through
- * this. It only runs `nvidia-cuda-mps-control` (GREENCTX_MPS_CONTROL: another program, for
+ * running it, and asking whether a daemon answers: `greenctx mps` (a daemon under the runtime
+ * directory, the user's or a bench script's own). It only runs `nvidia-cuda-mps-control` (GREENCTX_MPS_CONTROL: another program, for
  * tests) with CUDA_MPS_PIPE_DIRECTORY and CUDA_MPS_LOG_DIRECTORY set: the GPU's compute mode
  * and every other setting stay as they are.
  */

@@ -6,15 +6,16 @@
 # in the order given:
 #   test      make test-gpu: ctest -L driver on build-gpu, against the real driver
 #             (SKIP_TESTS, a ctest regex, leaves some out when device time is short)
-#   bench     make bench-gpu: ctest -L bench_gpu (the regression check, bench elastic --quick,
+#   bench     make bench-gpu: ctest -L bench_gpu (the regression check, elastic.py --quick,
 #             the run sweep and targets, the tenants bench's loose targets)
 #   examples  the CUDA examples (examples.*: two_partitions; nccl_overlap on two GPUs) in
 #             build-gpu-examples, with nvcc, cuBLAS and NCCL
 #   overlap   greenctx bench overlap --json --svg (two GPUs)
 #   tenants   bench/compare/tenants.py: the fma and read pairs' arms and both fault arms
 #             (PyTorch; it starts and quits its own MPS daemon), JSON lines in tenants.json
-#   elastic   greenctx bench elastic on each trace of $TRACES (onoff stationary), --quick
-#             unless QUICK=0
+#   elastic   bench/compare/elastic.py on each trace of $TRACES (onoff stationary), --quick
+#             unless QUICK=0 (PyTorch; its own MPS daemon): elastic-TRACE.json, the table in
+#             elastic-TRACE.txt
 #   compare   bench/compare/run_all.py --json: greenctx beside cuda.core and torch
 #   triton    a persistent Triton matmul (grid = the SM count told) under greenctx run
 #             --sms 16 and 64: 64 should be more than 2.5x faster
@@ -58,8 +59,9 @@ run_part() {
       local trace rc=0 quick=(--quick)
       [ "${QUICK:-1}" != 0 ] || quick=()
       for trace in ${TRACES:-onoff stationary}; do
-        "$tool" bench elastic "${quick[@]}" --trace "$trace" \
-          --svg "$out/elastic-$trace.svg" --json-file "$out/elastic-$trace.json" || rc=1
+        GREENCTX_LIBRARY=$PWD/build-gpu/src/libgreenctx.so PYTHONPATH=$PWD/python \
+          GREENCTX_TOOL=$PWD/$tool python3 bench/compare/elastic.py "${quick[@]}" \
+          --trace "$trace" >"$out/elastic-$trace.json" 2>"$out/elastic-$trace.txt" || rc=1
       done
       return $rc ;;
     compare)

@@ -17,26 +17,6 @@ endfunction()
 # The overhead bench's timing thread pinned to its CPU and let go again (bench_pin.c).
 greenctx_bench_test_binary(test_bench_pin)
 greenctx_test(bench.pin COMMAND test_bench_pin LABELS unit threads)
-# bench elastic's traces, best-static rule and targets, without a driver.
-greenctx_bench_test_binary(test_elastic_bench)
-greenctx_test(bench.elastic_rules COMMAND test_elastic_bench LABELS unit)
-# bench elastic on the simulator's cost model: arms, report, SVG, JSON, bad arguments.
-greenctx_driver_test(bench.elastic SIM_ONLY LABELS tool TIMEOUT 240
-  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/bench_test.sh sim_elastic $<TARGET_FILE:greenctx_tool>)
-# Its cuBLAS path on the simulator, through the test double of tests/overlap.cmake checking
-# each GEMM's arguments (the model's GEMMs are too large to compute on the host).
-greenctx_driver_test(bench.elastic_cublas SIM_ONLY LABELS tool TIMEOUT 240
-  SIM_ENV GREENCTX_CUBLAS_LIBRARY=$<TARGET_FILE:fake_cublas> GREENCTX_FAKE_CUBLAS_SHAPES_ONLY=1
-  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/bench_test.sh sim_elastic_cublas
-    $<TARGET_FILE:greenctx_tool>)
-# bench elastic --quick on the GPU for make bench-gpu (about 2 minutes with MPS, every arm
-# 5 s; label bench_gpu, not driver: make test-gpu stays quick); on the simulated driver it
-# skips (bench.elastic covers that).
-greenctx_driver_test(bench.elastic_gpu LABELS tool gpu
-  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/bench_test.sh gpu_elastic $<TARGET_FILE:greenctx_tool>)
-set_tests_properties(bench.elastic_gpu PROPERTIES TIMEOUT 600 LABELS "bench_gpu;tool;gpu")
-# Its claim arms run cuBLAS at SM-count targets of 16 to 96: on the default granules.
-greenctx_default_granules(bench.elastic_gpu)
 if(GREENCTX_TEST_DRIVER STREQUAL "real")
   # About 10 s on an H200: every kernel's result is checked on the way.
   greenctx_driver_test(bench.gpu_quick LABELS tool gpu
@@ -57,4 +37,24 @@ if(GREENCTX_PYTHON)
   # About 10 s for the bench on an H200; bench/compare/run_all.py, where cuda.core imports,
   # a few minutes (four interpreters, torch among them).
   set_tests_properties(bench.regression PROPERTIES TIMEOUT 900 LABELS "bench_gpu;tool;gpu")
+  # Elastic partitions (bench/compare/elastic.py). --dry: every arm on the simulated driver
+  # (layouts, controller, claims, a stand-in MPS daemon started and quit; each stream a clock
+  # the model's bytes and FLOPs move: the plumbing, not figures), checked by elastic_doc.py,
+  # and a bad argument refused. gpu: --quick on the GPU for make bench-gpu (about 4 minutes,
+  # every arm 5 s; label bench_gpu, not driver: make test-gpu stays quick), every target
+  # that applies met; it skips on the simulated driver.
+  set(elastic_env PYTHONPATH=${PROJECT_SOURCE_DIR}/python PYTHONDONTWRITEBYTECODE=1
+    GREENCTX_LIBRARY=$<TARGET_FILE:greenctx> GREENCTX_TOOL=$<TARGET_FILE:greenctx_tool>)
+  if(NOT GREENCTX_SANITIZE) # Python loads the library: not under a sanitizer
+    greenctx_test(bench.elastic_dry LABELS tool TIMEOUT 180
+      ENV ${tool_sim_env} ${elastic_env}
+          GREENCTX_MPS_CONTROL=${CMAKE_CURRENT_SOURCE_DIR}/fake_mps_control.sh
+      COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/bench_test.sh elastic_dry $<TARGET_FILE:greenctx_tool>)
+  endif()
+  greenctx_driver_test(bench.elastic_gpu LABELS tool gpu
+    COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/bench_test.sh gpu_elastic $<TARGET_FILE:greenctx_tool>)
+  set_tests_properties(bench.elastic_gpu PROPERTIES TIMEOUT 600 LABELS "bench_gpu;tool;gpu")
+  set_property(TEST bench.elastic_gpu APPEND PROPERTY ENVIRONMENT ${elastic_env})
+  # Its claim arms: on the default granules.
+  greenctx_default_granules(bench.elastic_gpu)
 endif()

@@ -103,98 +103,24 @@ sim_needs_gpu)
     run 1 --sim h200@12030 bench overhead
     has "$err" "needs driver 12.4"
     ;;
-sim_elastic)
-    # bench elastic on the simulator's cost model: every arm present (the MPS ones skipped
-    # with the reason), the report's parts, a well-formed SVG, the JSON fields. Not timing.
-    need_sim
-    # One layer: the simulator's buffers are host memory (untouched, but counted by ASan).
-    run 0 --sim h200 bench elastic --quick --layers 1 --seconds 0.4 --svg "$svg" --json-file "$json"
-    # cuBLAS not used (--gemm auto): said where it happens, and in the report's GEMM line
-    has "$err" "greenctx bench: cuBLAS not used (the simulated driver runs no cuBLAS): the GEMMs run on the bench's own kernel"
-    for text in "simulated: the kernels are a cost model" "trace onoff" "calibration" \
-        "static split 16 | 116" "no split (equal streams)" "priority streams" \
-        "controller over layouts" "chunked prefill, 256 tokens a step" \
-        "2 processes, no MPS (time-sliced)" "2 processes, claims resized, no MPS" \
-        "<- best static" "not run:" "MPS is not available" "targets (issue 17):" \
-        "simulated: not a measurement" "chart: $svg"; do
-        has "$out" "$text"
+elastic_dry)
+    # bench/compare/elastic.py --dry: every arm on the simulated driver, its document checked
+    # (tests/elastic_doc.py); a bad argument refused before anything runs. The target is given:
+    # the simulated calibration carries the host's sleeps, and on a loaded machine set one that
+    # the smallest claim already held, so the resized claims never moved.
+    here=$(cd "$(dirname "$0")" && pwd)
+    script=$here/../bench/compare/elastic.py
+    python3 "$script" --dry --quick --layers 1 --seconds 0.3 --target-ms 0.7 >"$json" 2>"$err" ||
+        { cat "$err"; fail "elastic.py --dry failed"; }
+    python3 "$here/elastic_doc.py" "$json" dry || fail "elastic.py --dry's document"
+    for text in "elastic [1/11] static split 16 | 116" "2 processes, claims resized, no MPS" \
+        "<- best static" "targets (issue 17):" "simulated: not a measurement"; do
+        has "$err" "$text"
     done
-    # Progress on stderr, a step per arm that runs with the time left from the second on: 11
-    # one-process arms, then the 6 two-process ones less the 4 MPS ones skipped here.
-    has "$err" "greenctx bench: elastic [1/17] static split 16 | 116"
-    has "$err" "greenctx bench: elastic [2/17] static split 32 | 100 (about "
-    has "$err" "greenctx bench: elastic [13/13] 2 processes, claims resized, no MPS (about "
-    sed -n '/^targets (issue 17):/,$p' "$out" | grep -Eq '^  (met|not met) ' &&
-        fail "a simulated run gives a target's verdict"
-    sed -n '/^targets (issue 17):/,$p' "$out" | grep -q '^  simulated ' ||
-        fail "a simulated run's targets do not say simulated"
-    if command -v python3 >/dev/null 2>&1; then
-        python3 -c "import sys, xml.dom.minidom as m; m.parse(sys.argv[1])" "$svg" ||
-            fail "the SVG is not well-formed XML"
-    fi
-    has "$svg" "SMs over time: controller over layouts"
-    has "$svg" "</svg>"
-    # The two-process arms: skipped MPS arms say why; the resized claims moved and timed it.
-    json_ok "$json" 'sorted(a["name"] for a in d["elastic"]["arms"] if a["kind"].startswith("2p") and not a["ran"]) == ["2p_claims", "2p_claims_controller", "2p_mps", "2p_mps_threads"]'
-    json_ok "$json" 'all("MPS is not available" in a["why"] for a in d["elastic"]["arms"] if not a["ran"])'
-    json_ok "$json" '[a for a in d["elastic"]["arms"] if a["name"] == "2p_claims_controller_sliced"][0]["resizes"] >= 1 and [a for a in d["elastic"]["arms"] if a["name"] == "2p_claims_controller_sliced"][0]["timeline"][0]["lat_sms"] == 16'
-    json_ok "$json" '[a for a in d["elastic"]["arms"] if a["name"] == "2p_sliced"][0]["steps"] > 0 and [a for a in d["elastic"]["arms"] if a["name"] == "2p_sliced"][0]["prefill_tokens_per_s"] > 0'
-    # Its MPS arms under the bench's own daemon (a stand-in nvidia-cuda-mps-control, where no
-    # daemon answers for the user's pipe directory): started, every two-process arm run, quit.
-    GREENCTX_MPS_CONTROL=$(cd "$(dirname "$0")" && pwd)/fake_mps_control.sh
-    CUDA_MPS_PIPE_DIRECTORY=$out.no-daemon
-    export GREENCTX_MPS_CONTROL CUDA_MPS_PIPE_DIRECTORY
-    run 0 --sim h200 bench elastic --quick --layers 1 --seconds 0.2 --json
-    unset GREENCTX_MPS_CONTROL CUDA_MPS_PIPE_DIRECTORY
-    json_ok "$out" 'd["elastic"]["mps_available"] and all(a["ran"] for a in d["elastic"]["arms"] if a["kind"].startswith("2p"))'
-    run 0 --sim h200 bench elastic --quick --layers 1 --seconds 0.3 --trace stationary --arms 1p --json
-    json_ok "$out" 'd["schema"] == "greenctx.bench.elastic/1" and d["meta"]["simulated"]'
-    json_ok "$out" 'd["elastic"]["trace"] == "stationary" and d["elastic"]["model"]["hidden"] == 4096 and d["elastic"]["model"]["kv_heads"] == 8 and d["elastic"]["target_ms"] > 0 and len(d["elastic"]["calibration"]) == 6'
-    json_ok "$out" 'all(n in [a["name"] for a in d["elastic"]["arms"]] for n in ["static_16", "static_96", "no_split", "priority", "controller", "chunked_128", "chunked_256", "chunked_512"]) and not any(a["name"].startswith("2p") for a in d["elastic"]["arms"])'
-    json_ok "$out" 'all(a["ran"] and a["steps"] > 0 and a["step_ms"]["p99"] > 0 and a["prefill_tokens_per_s"] > 0 for a in d["elastic"]["arms"])'
-    json_ok "$out" 'd["elastic"]["best_static"].startswith("static_") and [t["applies"] for t in d["elastic"]["targets"]][2]'
-    json_ok "$out" 'all("simulated" in t["detail"] for t in d["elastic"]["targets"] if t["applies"])'
-    # No verdict from the model's figures: "met" is null, the rule's answer is model_met.
-    json_ok "$out" 'all(t["met"] is None and not t["measured"] and ("model_met" in t) == t["applies"] for t in d["elastic"]["targets"])'
-    # With the context cache off, releasing the layouts destroys their contexts: the kernels
-    # and events loaded there are gone before, never pushed after.
-    export GREENCTX_CONTEXT_CACHE=0
-    run 0 --sim h200 bench elastic --quick --layers 1 --seconds 0.2 --arms 1p
-    unset GREENCTX_CONTEXT_CACHE
-    grep -q "cuCtxPushCurrent" "$err" && fail "a context was used after the layouts ended"
-    # Bad arguments: refused with what would work, before anything runs.
-    run 2 --sim h200 bench elastic --trace bursty
-    has "$err" "--trace needs onoff, duty50, poisson or stationary, got 'bursty'"
-    run 2 --sim h200 bench elastic --seconds 0.01
-    has "$err" "--seconds needs seconds from 0.2 to 600"
-    run 2 --sim h200 bench elastic --layers 9
-    has "$err" "--layers needs a count from 1 to 8"
-    run 2 --sim h200 bench elastic --arms 2p
-    has "$err" "--arms needs all or 1p (the one-process arms only), got '2p'"
-    run 2 --sim h200 bench elastic --reps 3
-    has "$err" "unknown option '--reps'"
-    run 0 bench elastic --help
-    has "$out" "usage: greenctx bench elastic"
-    run 2 --sim h200 bench elastic-worker
-    has "$err" "started by bench elastic"
-    ;;
-sim_elastic_cublas)
-    # --gemm cublas on the simulator: the double (GREENCTX_CUBLAS_LIBRARY) takes every GEMM
-    # of every arm, the two processes' too; the report says cuBLAS ran.
-    need_sim
-    run 0 --sim h200 bench elastic --quick --layers 1 --seconds 0.3 --gemm cublas --json
-    json_ok "$out" '"cuBLAS" in d["elastic"]["gemm"] and "fake_cublas" in d["elastic"]["gemm"]'
-    json_ok "$out" '"decode'"'"'s GEMVs" in d["elastic"]["gemm"]' # the double checks their shapes too
-    json_ok "$out" 'all(a["ran"] and a["steps"] > 0 for a in d["elastic"]["arms"] if "MPS" not in a["label"] or "no MPS" in a["label"])'
-    json_ok "$out" 'all(c["prefill_unit_ms"] > 0 for c in d["elastic"]["calibration"])'
-    # Asked for and missing: refused with where it looked; auto goes on without it.
-    double=$GREENCTX_CUBLAS_LIBRARY
-    export GREENCTX_CUBLAS_LIBRARY=/nonexistent/libcublas.so.13
-    run 1 --sim h200 bench elastic --quick --layers 1 --seconds 0.3 --gemm cublas
-    export GREENCTX_CUBLAS_LIBRARY="$double"
-    has "$err" "--gemm cublas: cuBLAS could not be loaded from GREENCTX_CUBLAS_LIBRARY"
-    run 2 --sim h200 bench elastic --gemm tensor
-    has "$err" "--gemm needs auto (cuBLAS when found), own (the bench's kernel) or cublas, got 'tensor'"
+    python3 "$script" --dry --trace bursty >"$out" 2>"$err" && fail "--trace bursty ran"
+    has "$err" "invalid choice: 'bursty'"
+    run 2 bench elastic --quick
+    has "$err" "bench elastic is a script now: python3 bench/compare/elastic.py"
     ;;
 sim_bad_victim)
     need_sim
@@ -217,10 +143,11 @@ usage)
     run 2 bench all --frobnicate
     run 2 bench all --device minus-one
     has "$err" "--device"
-    # Two tenants are a script: the help and the old name say where it is.
+    # Two tenants and elastic partitions are scripts: the help and the old names say where.
     run 0 bench --help
-    has "$out" "usage: greenctx bench isolation|scaling|overhead|all|overlap|elastic"
-    has "$out" "script: python3 bench/compare/tenants.py"
+    has "$out" "usage: greenctx bench isolation|scaling|overhead|all|overlap"
+    grep -q "overlap|elastic" "$out" && fail "the usage names bench elastic"
+    has "$out" "python3 bench/compare/tenants.py and bench/compare/elastic.py"
     run 2 bench tenants --quick
     has "$err" "bench tenants is a script now: python3 bench/compare/tenants.py"
     ;;
@@ -253,20 +180,22 @@ gpu_quick)
     grep -q "</svg>" "$svg" || fail "the chart is not a whole SVG file"
     ;;
 gpu_elastic)
-    # A real GPU: bench elastic --quick runs every arm it can (the MPS ones need
-    # nvidia-cuda-mps-control) and reports the targets. Skipped without a GPU or on the sim.
+    # A real GPU: bench/compare/elastic.py --quick (its own MPS daemon, torch's kernels) runs
+    # every arm, and every target that applies to the on/off trace is met. Skipped without a
+    # GPU, without torch with CUDA, or on the sim (bench.elastic_dry covers that).
     case "${GREENCTX_CUDA_LIBRARY:-}" in
-    *greenctx_sim*) echo "the simulated driver: bench.elastic covers it"; exit 77 ;;
+    *greenctx_sim*) echo "the simulated driver: bench.elastic_dry covers it"; exit 77 ;;
     esac
     "$tool" info 2>/dev/null | grep -q '^device 0:' ||
         { echo "needs a GPU: no CUDA driver or device here"; exit 77; }
-    run 0 bench elastic --quick --svg "$svg"
-    for text in "controller over layouts" "<- best static" "targets (issue 17):" \
-        "2 processes, no MPS (time-sliced)"; do
-        has "$out" "$text"
-    done
-    grep -q "simulated" "$out" && fail "a real GPU's run says simulated"
-    grep -q "</svg>" "$svg" || fail "the chart is not a whole SVG file"
+    python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null ||
+        { echo "needs PyTorch with CUDA"; exit 77; }
+    here=$(cd "$(dirname "$0")" && pwd)
+    python3 "$here/../bench/compare/elastic.py" --quick >"$json" ||
+        fail "bench/compare/elastic.py --quick failed"
+    [ -n "${GREENCTX_GPU_OUT:-}" ] && mkdir -p "$GREENCTX_GPU_OUT" &&
+        cp "$json" "$GREENCTX_GPU_OUT/elastic-quick.json"
+    python3 "$here/elastic_doc.py" "$json" gpu || fail "elastic.py --quick's arms or targets"
     ;;
 *)
     echo "unknown case $1"

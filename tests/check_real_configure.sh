@@ -25,7 +25,7 @@ for t in bench.elastic_gpu bench.regression tenants.gpu.bench run.gpu.sweep run.
   echo "$bench" | grep -q "Test *#[0-9]*: $t\$" || { echo "FAIL: $t is not a bench_gpu test there"; fail=1; }
   echo "$listed" | grep -q "Test *#[0-9]*: $t\$" && { echo "FAIL: $t is in make test-gpu"; fail=1; }
 done
-for t in bench.elastic bench.elastic_cublas python.compare; do
+for t in python.compare; do
   echo "$listed" | grep -q "Test *#[0-9]*: $t\$" && { echo "FAIL: simulator-only $t is there"; fail=1; }
 done
 rm -rf "$dir" "$dir.log"

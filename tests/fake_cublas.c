@@ -2,9 +2,7 @@
  * A test double of libcublas.so.13 for `greenctx bench overlap` on the simulated driver (whose
  * device memory is host memory): the entry points bench/overlap_libs.h resolves, the GEMM
  * computed on the host (bf16 in and out, fp32 accumulation), the types the bench passes
- * checked. With GREENCTX_FAKE_CUBLAS_SHAPES_ONLY=1 (bench elastic's model-sized GEMMs, too
- * large for the host) a GEMM only checks its arguments: a stream and an SM-count target set,
- * bf16 inputs, a bf16 or fp32 output, and leading dimensions that fit the transposes.
+ * checked.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -82,27 +80,11 @@ static uint16_t to_bf16(float f)
     return (uint16_t)(u >> 16);
 }
 
-static int shapes_fit(const handle *h, int transa, int transb, int m, int n, int k,
-                      const void *a, int a_type, int lda, const void *b, int b_type, int ldb,
-                      void *c, int c_type, int ldc, int compute_type)
-{
-    return h && h->stream && h->sm_target > 0 && (transa == 0 || transa == 1) &&
-           (transb == 0 || transb == 1) && a_type == 14 && b_type == 14 &&
-           (c_type == 14 || c_type == 0) && compute_type == 68 && m > 0 && n > 0 && k > 0 &&
-           a && b && c && lda >= (transa ? k : m) && ldb >= (transb ? n : k) && ldc >= m;
-}
-
 int cublasGemmEx(handle *h, int transa, int transb, int m, int n, int k, const void *alpha,
                  const void *a, int a_type, int lda, const void *b, int b_type, int ldb,
                  const void *beta, void *c, int c_type, int ldc, int compute_type, int algo)
 {
     (void)algo;
-    const char *shapes_only = getenv("GREENCTX_FAKE_CUBLAS_SHAPES_ONLY");
-    if (shapes_only && !strcmp(shapes_only, "1"))
-        return shapes_fit(h, transa, transb, m, n, k, a, a_type, lda, b, b_type, ldb, c, c_type,
-                          ldc, compute_type)
-                   ? SUCCESS
-                   : INVALID_VALUE;
     if (!h || transa != 0 || transb != 0 || a_type != 14 || b_type != 14 || c_type != 14 ||
         compute_type != 68 || m > 1024 || n > 1024 || k > 1024)
         return NOT_SUPPORTED; /* only what the bench asks for, small enough for the host */

@@ -422,7 +422,7 @@ short_options)
     run 0 bench --help
     has "$out" "usage: greenctx bench isolation|scaling|overhead|all|overlap"
     run 2 --sim h200 bench frob
-    has "$err" "unknown benchmark 'frob': isolation, scaling, overhead, all, overlap or elastic"
+    has "$err" "unknown benchmark 'frob': isolation, scaling, overhead, all or overlap"
     run 2 --sim h200 bench
     has "$err" "which benchmark? isolation, scaling, overhead, all or overlap"
     ;;

@@ -49,12 +49,12 @@ import ctypes
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
+
+import scenario
 
 VICTIM_SMS = 16
 # What each arm runs: (victim placement, hog placement, guard). A placement is "claim" (the
@@ -542,25 +542,14 @@ def main():
         arms.add("hog_alone")
     if any(p not in PAIRS for p in args.pairs.split(",")):
         sys.exit(f"no pair {args.pairs}: the pairs are {', '.join(PAIRS)}")
-    tool = os.environ.get("GREENCTX_TOOL") or shutil.which("greenctx")
-    if not tool:
-        sys.exit("the greenctx tool is needed (PATH or GREENCTX_TOOL): its MPS daemon")
-    tool = [tool, "--sim", "h200"] if args.dry else [tool]
-    runtime = tempfile.mkdtemp(prefix="greenctx-tenants-", dir="/tmp")
-    env = dict(os.environ, GREENCTX_RUNTIME_DIR=runtime, NCCL_NVLS_ENABLE="0")
+    tool, runtime, env = scenario.setup("tenants", args.dry)
     NO_MPS_ENV["CUDA_MPS_PIPE_DIRECTORY"] = os.path.join(runtime, "no-mps")
-    os.mkdir(NO_MPS_ENV["CUDA_MPS_PIPE_DIRECTORY"], 0o700)
     if args.dry:
         env["GREENCTX_GUARD_DRY"] = "1"
-        env.setdefault("GREENCTX_CUDA_LIBRARY", os.environ.get("GREENCTX_SIM_LIBRARY", ""))
-    # SIGTERM and SIGHUP end the script as Ctrl-C does: through the finally that quits MPS.
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, lambda *_: sys.exit(128 + 15))
-    start = subprocess.run([*tool, "mps", "start", "--print-env"], env=env, text=True,
-                           capture_output=True, check=True).stdout
-    for line in start.splitlines():  # export CUDA_MPS_PIPE_DIRECTORY=... lines
-        key, _, value = line.removeprefix("export ").partition("=")
-        env[key] = value.strip("'\"")
+    env, why = scenario.mps_start(tool, env)
+    if why:
+        shutil.rmtree(runtime, ignore_errors=True)
+        sys.exit(f"greenctx mps start: {why}")
     try:
         for pair in args.pairs.split(","):
             bursty, factor = PAIRS[pair][2:]

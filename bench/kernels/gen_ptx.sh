@@ -1,7 +1,6 @@
 #!/bin/sh
-# Regenerates bench_kernels.ptx from bench_kernels.cu and elastic_kernels.ptx from
-# elastic_kernels.cu (needs nvcc; the build never runs this: it compiles the .ptx files in,
-# cmake/embed.cmake).
+# Regenerates bench_kernels.ptx from bench_kernels.cu (needs nvcc; the build never runs this:
+# it compiles the .ptx file in, cmake/embed.cmake).
 #   sh bench/kernels/gen_ptx.sh [NVCC]
 # nvcc 13 no longer emits compute_70, so the PTX comes from compute_75 and its header is set
 # to ".version 7.0 / .target sm_70": nothing in these kernels needs more, and ptxas checks it.
@@ -23,4 +22,3 @@ generate() {
 }
 
 generate bench_kernels
-generate elastic_kernels

@@ -1,0 +1,41 @@
+"""What the scenario scripts (tenants.py, elastic.py) share: the greenctx tool, a runtime
+directory of their own, their tenants' environment and their MPS daemon."""
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+
+
+def setup(name, dry):
+    """(tool, runtime directory, environment): the tool as a command (on the simulated H200
+    under --dry, the library pointed at GREENCTX_SIM_LIBRARY), a new directory under /tmp for
+    the claims registry and MPS, with an empty no-mps/ for the arms without MPS (no daemon
+    answers there). SIGTERM and SIGHUP end the script as Ctrl-C does, through the finally that
+    quits its MPS daemon."""
+    tool = os.environ.get("GREENCTX_TOOL") or shutil.which("greenctx")
+    if not tool:
+        sys.exit("the greenctx tool is needed (PATH or GREENCTX_TOOL): its MPS daemon")
+    runtime = tempfile.mkdtemp(prefix=f"greenctx-{name}-", dir="/tmp")
+    os.mkdir(os.path.join(runtime, "no-mps"), 0o700)
+    env = dict(os.environ, GREENCTX_RUNTIME_DIR=runtime, NCCL_NVLS_ENABLE="0")
+    if dry:
+        env.setdefault("GREENCTX_CUDA_LIBRARY", os.environ.get("GREENCTX_SIM_LIBRARY", ""))
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda *_: sys.exit(128 + 15))
+    return [tool, "--sim", "h200"] if dry else [tool], runtime, env
+
+
+def mps_start(tool, env):
+    """`greenctx mps start` in env's runtime directory: (env with the daemon's pipe and log
+    directories, None), or (None, why it did not start)."""
+    out = subprocess.run([*tool, "mps", "start", "--print-env"], env=env, text=True,
+                         capture_output=True)
+    if out.returncode:
+        return None, (out.stderr or out.stdout).strip()
+    mps = dict(env)
+    for line in out.stdout.splitlines():  # export CUDA_MPS_PIPE_DIRECTORY=... lines
+        key, _, value = line.removeprefix("export ").partition("=")
+        mps[key] = value.strip("'\"")
+    return mps, None
