@@ -78,19 +78,11 @@ gcu_result sim_enter(int sym, bool need_init);
 
 /* ---- call counters and faults (sim_faults.c) --------------------------------------------- */
 
-int sim_symbol_index(const char *name); /* -1 if unknown */
-long sim_count_call(int sym);           /* returns the call's 1-based number */
-void sim_hook_set(int sym, void (*fn)(void *), void *arg); /* gctxsim_on_call */
-gcu_result sim_fault_for(int sym, long call);
+/* Counts a call of sym, runs its gctxsim_on_call hook, and returns the fault injected for it. */
+gcu_result sim_count_call(int sym);
 /* Zeroes the counters too. -1 with why written when env_spec is malformed: the caller
  * refuses the configuration. */
 int sim_faults_reset(const char *env_spec, char *why, size_t why_size);
-void sim_faults_clear(void); /* the sticky fault too */
-/* The device faults now: every later call that needs a context answers code (a sticky
- * CUresult; CUDA_ERROR_ILLEGAL_ADDRESS for any other). */
-void sim_fault_sticky(int code);
-void sim_fault_add(int sym, long call, int code);
-long sim_calls(int sym);
 
 /* ---- SM sets ----------------------------------------------------------------------------- */
 
@@ -273,9 +265,6 @@ int sim_primary_refs(void); /* explicit cuDevicePrimaryCtxRetain references */
 
 /* ---- streams and events (sim_streams.c) --------------------------------------------------- */
 
-#define SIM_WAITS_KEPT 16
-/* gctxsim_stream_waits without the lock. */
-int sim_stream_waits(CUstream stream, CUstream *waited_for, int capacity);
 void sim_streams_reset(void);
 int sim_streams_live(void);
 int sim_events_live(void);
@@ -295,8 +284,6 @@ void sim_sleep_until(long long t);
 #define SIM_STREAM_PER_THREAD ((CUstream)0x2)
 /* Counts a call of cuLaunchKernel or cuEventRecord on a default stream, by kind. */
 void sim_count_default_stream(int sym, CUstream s);
-/* gctxsim_default_stream_calls without the lock. */
-long sim_default_stream_calls(const char *symbol, CUstream which);
 /* The per-thread default stream's variant (_ptsz) of an entry point that takes a stream, or
  * NULL when it has none (sim_per_thread.c). */
 void *sim_per_thread_proc(const char *symbol);
@@ -312,8 +299,5 @@ unsigned char *sim_memory_range(gcu_deviceptr ptr, size_t bytes);
 
 int sim_modules_live(void);
 void sim_kernels_reset(void);
-/* The last kernel launch that ran: its blocks and how many its context's SMs hold at once
- * (gctxsim_last_launch); -1 when none ran since the last reset. Lock held. */
-int sim_last_launch(unsigned long long *blocks, unsigned long long *resident);
 
 #endif

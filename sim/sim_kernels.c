@@ -285,15 +285,16 @@ gcu_result sim_cuOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, gcu_func
     SIM_END();
 }
 
-int sim_last_launch(unsigned long long *blocks, unsigned long long *resident)
+GCTXSIM_API int gctxsim_last_launch(unsigned long long *blocks, unsigned long long *resident)
 {
-    if (!last_launch.made)
-        return -1;
-    if (blocks)
+    sim_lock();
+    int made = last_launch.made;
+    if (made && blocks)
         *blocks = last_launch.blocks;
-    if (resident)
+    if (made && resident)
         *resident = last_launch.resident;
-    return 0;
+    sim_unlock();
+    return made ? 0 : -1;
 }
 
 /* Graphs are not simulated; each call is still counted and can be made to fail. */

@@ -123,7 +123,7 @@ void sim_configure(void)
 gcu_result sim_enter(int sym, bool need_init)
 {
     sim_configure();
-    gcu_result fault = sim_fault_for(sym, sim_count_call(sym));
+    gcu_result fault = sim_count_call(sym);
     if (fault != GCU_SUCCESS)
         return fault;
     return need_init && !sim.initialized ? GCU_ERROR_NOT_INITIALIZED : GCU_SUCCESS;

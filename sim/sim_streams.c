@@ -13,7 +13,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "greenctx_sim.h"
 #include "sim_internal.h"
+
+#define SIM_WAITS_KEPT 16
 
 typedef struct sim_stream {
     sim_slot slot;
@@ -156,13 +159,17 @@ void sim_count_default_stream(int sym, CUstream s)
         default_calls[call][s == SIM_STREAM_PER_THREAD]++;
 }
 
-long sim_default_stream_calls(const char *symbol, CUstream which)
+GCTXSIM_API long gctxsim_default_stream_calls(const char *symbol, CUstream which)
 {
-    int call = strcmp(symbol, "cuEventRecord") == 0;
-    if ((!call && strcmp(symbol, "cuLaunchKernel") != 0) ||
-        (which != SIM_STREAM_LEGACY && which != SIM_STREAM_PER_THREAD))
+    if (!symbol || (which != SIM_STREAM_LEGACY && which != SIM_STREAM_PER_THREAD))
         return -1;
-    return default_calls[call][which == SIM_STREAM_PER_THREAD];
+    int call = strcmp(symbol, "cuEventRecord") == 0;
+    if (!call && strcmp(symbol, "cuLaunchKernel") != 0)
+        return -1;
+    sim_lock();
+    long n = default_calls[call][which == SIM_STREAM_PER_THREAD];
+    sim_unlock();
+    return n;
 }
 
 /* When the spinning work of every stream of context c ends. */
@@ -315,15 +322,15 @@ gcu_result sim_cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int fl
     SIM_END();
 }
 
-int sim_stream_waits(CUstream stream, CUstream *waited_for, int capacity)
+GCTXSIM_API int gctxsim_stream_waits(CUstream stream, CUstream *waited_for, int capacity)
 {
+    sim_lock();
     const sim_stream *s = created_stream(stream);
-    if (!s)
-        return -1;
-    unsigned kept = s->waits < SIM_WAITS_KEPT ? s->waits : SIM_WAITS_KEPT;
+    unsigned waits = s ? s->waits : 0, kept = waits < SIM_WAITS_KEPT ? waits : SIM_WAITS_KEPT;
     for (unsigned i = 0; waited_for && i < kept && (int)i < capacity; i++)
-        waited_for[i] = s->waited_for[(s->waits - kept + i) % SIM_WAITS_KEPT];
-    return (int)s->waits;
+        waited_for[i] = s->waited_for[(waits - kept + i) % SIM_WAITS_KEPT];
+    sim_unlock();
+    return s ? (int)waits : -1;
 }
 
 gcu_result sim_cuStreamGetPriority(CUstream stream, int *priority)
