@@ -218,13 +218,7 @@ gcu_result sim_cuCtxGetDevResource(CUcontext ctx, gcu_dev_resource *resource,
     SIM_BEGIN(cuCtxGetDevResource);
     sim_ctx c;
     SIM_CHECK(sim_ctx_resolve(ctx, &c));
-    sim_smset sms = sim_ctx_sms(&c);
-    if (c.green)
-        SIM_CHECK(sim_res_of_context(resource, (int)type, c.dev, &sms, c.green->structured,
-                                     c.green->wq_limit, c.green->wq_scope));
-    else
-        SIM_CHECK(sim_res_of_context(resource, (int)type, c.dev, &sms, true, sim.wq_limit,
-                                     GCU_WORKQUEUE_SCOPE_DEVICE_CTX));
+    SIM_CHECK(sim_res_of_context(resource, (int)type, &c));
     SIM_END();
 }
 
@@ -282,10 +276,9 @@ gcu_result sim_cuGreenCtxGetDevResource(CUgreenCtx ctx, gcu_dev_resource *resour
                                         gcu_dev_resource_type type)
 {
     SIM_BEGIN(cuGreenCtxGetDevResource);
-    const sim_green *g = sim_green_get(ctx);
+    sim_green *g = sim_green_get(ctx);
     SIM_FAIL_IF(!g, GCU_ERROR_INVALID_HANDLE);
-    SIM_CHECK(sim_res_of_context(resource, (int)type, g->dev, &g->sms, g->structured, g->wq_limit,
-                                 g->wq_scope));
+    SIM_CHECK(sim_res_of_context(resource, (int)type, &(sim_ctx){g->dev, g}));
     SIM_END();
 }
 

@@ -191,7 +191,7 @@ typedef struct sim_res {
     uint32_t split_id; /* which split produced it (a hash of the input and the request, so two
                           identical splits write identical bytes, as the H200's do); 0 for a
                           queried resource */
-    uint8_t type;      /* 1 SM, 2 workqueue config, 3 workqueue */
+    uint16_t type;     /* a gcu_dev_resource_type */
     uint8_t device;
     uint8_t origin;
     uint8_t structured;
@@ -204,13 +204,8 @@ typedef struct sim_res {
     uint32_t check;
 } sim_res;
 
-enum { SIM_RES_SM = 1, SIM_RES_WQ_CONFIG, SIM_RES_WQ };
-
 void sim_res_write(gcu_dev_resource *out, const sim_res *r);
 gcu_result sim_res_read(const gcu_dev_resource *in, sim_res *out);
-/* The SM / workqueue resources of a context: `type` as passed by the caller. */
-gcu_result sim_res_of_context(gcu_dev_resource *out, int type, int dev, const sim_smset *sms,
-                              bool structured, unsigned wq_limit, int wq_scope);
 
 /* Split helpers shared by both split calls: the input must be a queried SM resource. */
 gcu_result sim_res_split_input(const gcu_dev_resource *input, sim_res *in);
@@ -257,6 +252,8 @@ extern sim_pool sim_greens;
 gcu_result sim_ctx_current(sim_ctx *out);
 sim_green *sim_green_get(CUgreenCtx g);
 sim_smset sim_ctx_sms(const sim_ctx *c);
+/* The SM / workqueue resource of a context (sim_resources.c): `type` as passed by the caller. */
+gcu_result sim_res_of_context(gcu_dev_resource *out, int type, const sim_ctx *c);
 void sim_contexts_reset(void);
 /* Green contexts of dev alive now, and destroyed since the primary context's last
  * cuDevicePrimaryCtxReset: what the memory model charges (sim_memory.c). */

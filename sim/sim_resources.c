@@ -55,20 +55,8 @@ static sim_res res_new(int type, int dev)
     memset(&r, 0, sizeof r);
     r.magic = SIM_RES_MAGIC;
     r.epoch = sim.epoch;
-    r.type = (uint8_t)type;
+    r.type = (uint16_t)type;
     r.device = (uint8_t)dev;
-    return r;
-}
-
-static sim_res sim_res_query(int dev, const sim_smset *sms, bool structured)
-{
-    sim_res r = res_new(SIM_RES_SM, dev);
-    r.origin = SIM_ORIGIN_QUERY;
-    r.structured = structured;
-    /* An unstructured set (one holding remainder SMs) is reported with the TPC-pair rules. */
-    r.report_min = (uint8_t)(structured ? sim.dev[dev]->min_part : 2);
-    r.report_align = (uint8_t)(structured ? sim.dev[dev]->align : 2);
-    r.sms = *sms;
     return r;
 }
 
@@ -101,19 +89,15 @@ void sim_res_write(gcu_dev_resource *out, const sim_res *r)
     memset(out, 0, sizeof *out);
     memcpy((unsigned char *)out + SIM_RES_RECORD, &sealed, sizeof sealed);
     write_process_bytes(out, &sealed);
-    if (r->type == SIM_RES_WQ_CONFIG) {
-        out->type = GCU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG;
+    out->type = (gcu_dev_resource_type)r->type;
+    if (r->type == GCU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG) {
         out->u.wqConfig.device = r->device;
         out->u.wqConfig.wqConcurrencyLimit = r->wq_limit;
         out->u.wqConfig.sharingScope = (gcu_workqueue_scope)r->wq_scope;
-        return;
     }
-    if (r->type == SIM_RES_WQ) {
-        out->type = GCU_DEV_RESOURCE_TYPE_WORKQUEUE;
+    if (r->type != GCU_DEV_RESOURCE_TYPE_SM)
         return;
-    }
     /* Fields appear in the versions that introduced them; older drivers leave them 0. */
-    out->type = GCU_DEV_RESOURCE_TYPE_SM;
     out->u.sm.smCount = sim_set_count(&r->sms);
     if (sim_version_at_least(13000)) {
         out->u.sm.minSmPartitionSize = r->report_min;
@@ -128,48 +112,45 @@ void sim_res_write(gcu_dev_resource *out, const sim_res *r)
     }
 }
 
+/* The resource types this driver version has. */
+static bool type_known(int type)
+{
+    return type == GCU_DEV_RESOURCE_TYPE_SM ||
+           (sim_version_at_least(13010) && (type == GCU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG ||
+                                            type == GCU_DEV_RESOURCE_TYPE_WORKQUEUE));
+}
+
 gcu_result sim_res_read(const gcu_dev_resource *in, sim_res *out)
 {
     if (!in)
         return GCU_ERROR_INVALID_VALUE;
-    int want;
-    switch (in->type) {
-    case GCU_DEV_RESOURCE_TYPE_SM:
-        want = SIM_RES_SM;
-        break;
-    case GCU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG:
-        want = SIM_RES_WQ_CONFIG;
-        break;
-    case GCU_DEV_RESOURCE_TYPE_WORKQUEUE:
-        want = SIM_RES_WQ;
-        break;
-    default:
-        return GCU_ERROR_INVALID_RESOURCE_TYPE;
-    }
-    if (want != SIM_RES_SM && !sim_version_at_least(13010))
+    if (!type_known(in->type))
         return GCU_ERROR_INVALID_RESOURCE_TYPE;
     memcpy(out, (const unsigned char *)in + SIM_RES_RECORD, sizeof *out);
     if (out->magic != SIM_RES_MAGIC || out->epoch != sim.epoch || out->check != res_check(out) ||
-        out->type != want || out->device >= sim.ndev)
+        out->type != in->type || out->device >= sim.ndev)
         return GCU_ERROR_INVALID_VALUE;
     return GCU_SUCCESS;
 }
 
-gcu_result sim_res_of_context(gcu_dev_resource *out, int type, int dev, const sim_smset *sms,
-                              bool structured, unsigned wq_limit, int wq_scope)
+gcu_result sim_res_of_context(gcu_dev_resource *out, int type, const sim_ctx *c)
 {
     if (!out)
         return GCU_ERROR_INVALID_VALUE;
-    sim_res r;
-    if (type == GCU_DEV_RESOURCE_TYPE_SM) {
-        r = sim_res_query(dev, sms, structured);
-    } else if (sim_version_at_least(13010) && (type == GCU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG ||
-                                               type == GCU_DEV_RESOURCE_TYPE_WORKQUEUE)) {
-        r = res_new(type == GCU_DEV_RESOURCE_TYPE_WORKQUEUE ? SIM_RES_WQ : SIM_RES_WQ_CONFIG, dev);
-        r.wq_limit = wq_limit;
-        r.wq_scope = wq_scope;
-    } else {
+    if (!type_known(type))
         return GCU_ERROR_INVALID_RESOURCE_TYPE;
+    const sim_green *g = c->green;
+    sim_res r = res_new(type, c->dev);
+    if (type == GCU_DEV_RESOURCE_TYPE_SM) {
+        r.origin = SIM_ORIGIN_QUERY;
+        r.structured = g ? g->structured : true;
+        /* An unstructured set (one holding remainder SMs) is reported with the TPC-pair rules. */
+        r.report_min = (uint8_t)(r.structured ? sim.dev[c->dev]->min_part : 2);
+        r.report_align = (uint8_t)(r.structured ? sim.dev[c->dev]->align : 2);
+        r.sms = sim_ctx_sms(c);
+    } else {
+        r.wq_limit = g ? g->wq_limit : sim.wq_limit;
+        r.wq_scope = g ? g->wq_scope : GCU_WORKQUEUE_SCOPE_DEVICE_CTX;
     }
     sim_res_write(out, &r);
     return GCU_SUCCESS;
@@ -180,9 +161,7 @@ gcu_result sim_cuDeviceGetDevResource(gcu_device dev, gcu_dev_resource *resource
 {
     SIM_BEGIN(cuDeviceGetDevResource);
     SIM_CHECK(sim_check_device(dev));
-    sim_smset all = sim_set_range(0, sim.dev[dev]->sms);
-    SIM_CHECK(sim_res_of_context(resource, (int)type, dev, &all, true, sim.wq_limit,
-                                 GCU_WORKQUEUE_SCOPE_DEVICE_CTX));
+    SIM_CHECK(sim_res_of_context(resource, (int)type, &(sim_ctx){dev, NULL}));
     SIM_END();
 }
 
@@ -190,7 +169,7 @@ gcu_result sim_cuDeviceGetDevResource(gcu_device dev, gcu_dev_resource *resource
 
 sim_res sim_res_part(const sim_res *in, uint32_t split_id, sim_origin origin, const sim_smset *sms)
 {
-    sim_res r = res_new(SIM_RES_SM, in->device);
+    sim_res r = res_new(GCU_DEV_RESOURCE_TYPE_SM, in->device);
     r.split_id = split_id;
     r.origin = (uint8_t)origin;
     r.sms = *sms;
@@ -216,7 +195,7 @@ gcu_result sim_res_split_input(const gcu_dev_resource *input, sim_res *in)
     gcu_result rc = sim_res_read(input, in);
     if (rc != GCU_SUCCESS)
         return rc;
-    if (in->type != SIM_RES_SM)
+    if (in->type != GCU_DEV_RESOURCE_TYPE_SM)
         return GCU_ERROR_INVALID_RESOURCE_TYPE;
     /* The driver splits only what was queried: a split's output must first become a green
      * context, whose resource can then be split. */
@@ -333,12 +312,12 @@ gcu_result sim_cuDevResourceGenerateDesc(gcu_resource_desc *desc, gcu_dev_resour
         SIM_CHECK(sim_res_read(&resources[i], &r));
         SIM_FAIL_IF(d.dev >= 0 && r.device != d.dev, GCU_ERROR_INVALID_RESOURCE_CONFIGURATION);
         d.dev = r.device;
-        if (r.type != SIM_RES_SM) {
+        if (r.type != GCU_DEV_RESOURCE_TYPE_SM) {
             SIM_FAIL_IF(d.has_wq, GCU_ERROR_INVALID_RESOURCE_CONFIGURATION);
             d.has_wq = true;
             d.wq_limit = r.wq_limit;
             d.wq_scope = r.wq_scope;
-            if (r.type == SIM_RES_WQ_CONFIG) {
+            if (r.type == GCU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG) {
                 /* The one resource callers edit in place: its visible fields are the input. */
                 const gcu_dev_workqueue_config_resource *c = &resources[i].u.wqConfig;
                 SIM_FAIL_IF(c->device != r.device, GCU_ERROR_INVALID_RESOURCE_CONFIGURATION);

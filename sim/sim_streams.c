@@ -371,9 +371,7 @@ gcu_result sim_cuStreamGetDevResource(CUstream stream, gcu_dev_resource *resourc
     SIM_FAIL_IF(type != GCU_DEV_RESOURCE_TYPE_SM, GCU_ERROR_INVALID_RESOURCE_TYPE);
     sim_ctx c;
     SIM_CHECK(sim_stream_ctx(stream, &c));
-    sim_smset sms = sim_ctx_sms(&c);
-    SIM_CHECK(sim_res_of_context(resource, (int)type, c.dev, &sms, c.green ? c.green->structured : true,
-                                 0, 0));
+    SIM_CHECK(sim_res_of_context(resource, (int)type, &c));
     SIM_END();
 }
 

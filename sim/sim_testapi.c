@@ -47,7 +47,7 @@ GCTXSIM_API int gctxsim_resource_sm_ids(const void *resource, unsigned *ids, int
 {
     sim_lock();
     sim_res r;
-    int n = sim_res_read(resource, &r) == GCU_SUCCESS && r.type == SIM_RES_SM
+    int n = sim_res_read(resource, &r) == GCU_SUCCESS && r.type == GCU_DEV_RESOURCE_TYPE_SM
                 ? copy_ids(&r.sms, ids, capacity)
                 : -1;
     sim_unlock();
