@@ -44,17 +44,16 @@ void sim_unlock(void);
  * injected fault, and (need_init) refuses calls before cuInit. */
 gcu_result sim_enter(int sym, bool need_init);
 
-/* Every entry point has this shape, so counting, faults and locking cannot be forgotten. */
-#define SIM_BEGIN_(name, need_init) SIM_BEGIN_SYM(SIM_SYM_##name, need_init)
-/* The same for a helper that serves several entry points (sym: the one called). */
+/* Every entry point has this shape, so counting, faults and locking cannot be forgotten; a
+ * helper that serves several entry points begins with SIM_BEGIN_SYM (sym: the one called). */
+#define SIM_BEGIN(name) SIM_BEGIN_SYM(SIM_SYM_##name, true)
+#define SIM_BEGIN_NOINIT(name) SIM_BEGIN_SYM(SIM_SYM_##name, false)
 #define SIM_BEGIN_SYM(sym, need_init)                                                           \
     gcu_result rc = GCU_SUCCESS;                                                                \
     sim_lock();                                                                                 \
     rc = sim_enter(sym, need_init);                                                             \
     if (rc != GCU_SUCCESS)                                                                      \
     goto out
-#define SIM_BEGIN(name) SIM_BEGIN_(name, true)
-#define SIM_BEGIN_NOINIT(name) SIM_BEGIN_(name, false)
 #define SIM_FAIL(code)                                                                          \
     do {                                                                                        \
         rc = (code);                                                                            \

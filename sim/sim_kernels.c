@@ -298,44 +298,20 @@ GCTXSIM_API int gctxsim_last_launch(unsigned long long *blocks, unsigned long lo
 }
 
 /* Graphs are not simulated; each call is still counted and can be made to fail. */
-#define SIM_NOT_SUPPORTED(name)                                                                 \
-    SIM_BEGIN(name);                                                                            \
-    SIM_FAIL(GCU_ERROR_NOT_SUPPORTED);                                                          \
-    SIM_END()
-
-gcu_result sim_cuStreamBeginCapture(CUstream stream, int mode)
-{
-    (void)stream, (void)mode;
-    SIM_NOT_SUPPORTED(cuStreamBeginCapture);
-}
-
-gcu_result sim_cuStreamEndCapture(CUstream stream, gcu_graph *graph)
-{
-    (void)stream, (void)graph;
-    SIM_NOT_SUPPORTED(cuStreamEndCapture);
-}
-
-gcu_result sim_cuGraphInstantiateWithFlags(gcu_graph_exec *exec, gcu_graph graph,
-                                           unsigned long long flags)
-{
-    (void)exec, (void)graph, (void)flags;
-    SIM_NOT_SUPPORTED(cuGraphInstantiateWithFlags);
-}
-
-gcu_result sim_cuGraphLaunch(gcu_graph_exec exec, CUstream stream)
-{
-    (void)exec, (void)stream;
-    SIM_NOT_SUPPORTED(cuGraphLaunch);
-}
-
-gcu_result sim_cuGraphExecDestroy(gcu_graph_exec exec)
-{
-    (void)exec;
-    SIM_NOT_SUPPORTED(cuGraphExecDestroy);
-}
-
-gcu_result sim_cuGraphDestroy(gcu_graph graph)
-{
-    (void)graph;
-    SIM_NOT_SUPPORTED(cuGraphDestroy);
-}
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#define SIM_NOT_SUPPORTED(name, params)                                                         \
+    gcu_result sim_##name params                                                                \
+    {                                                                                           \
+        SIM_BEGIN(name);                                                                        \
+        SIM_FAIL(GCU_ERROR_NOT_SUPPORTED);                                                      \
+        SIM_END();                                                                              \
+    }
+SIM_NOT_SUPPORTED(cuStreamBeginCapture, (CUstream stream, int mode))
+SIM_NOT_SUPPORTED(cuStreamEndCapture, (CUstream stream, gcu_graph *graph))
+SIM_NOT_SUPPORTED(cuGraphInstantiateWithFlags,
+                  (gcu_graph_exec * exec, gcu_graph graph, unsigned long long flags))
+SIM_NOT_SUPPORTED(cuGraphLaunch, (gcu_graph_exec exec, CUstream stream))
+SIM_NOT_SUPPORTED(cuGraphExecDestroy, (gcu_graph_exec exec))
+SIM_NOT_SUPPORTED(cuGraphDestroy, (gcu_graph graph))
+#pragma GCC diagnostic pop

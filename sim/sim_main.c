@@ -230,21 +230,12 @@ gcu_result sim_cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
 
 /* ---- the exported names ------------------------------------------------------------------ */
 
-GCTXSIM_API gcu_result cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
-                                           unsigned long long flags, int *symbolStatus)
-{
-    return sim_cuGetProcAddress(symbol, pfn, cudaVersion, flags, symbolStatus);
-}
-
-GCTXSIM_API gcu_result cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
-                                        unsigned long long flags, int *symbolStatus)
-{
-    return sim_cuGetProcAddress(symbol, pfn, cudaVersion, flags, symbolStatus);
-}
-
-GCTXSIM_API gcu_result cuDriverGetVersion(int *version) { return sim_cuDriverGetVersion(version); }
-
-GCTXSIM_API gcu_result cuInit(unsigned int flags) { return sim_cuInit(flags); }
+GCTXSIM_API gcu_result cuGetProcAddress_v2(const char *, void **, int, unsigned long long, int *)
+    __attribute__((alias("sim_cuGetProcAddress")));
+GCTXSIM_API gcu_result cuGetProcAddress(const char *, void **, int, unsigned long long, int *)
+    __attribute__((alias("sim_cuGetProcAddress")));
+GCTXSIM_API gcu_result cuDriverGetVersion(int *) __attribute__((alias("sim_cuDriverGetVersion")));
+GCTXSIM_API gcu_result cuInit(unsigned int) __attribute__((alias("sim_cuInit")));
 
 /* ---- reset (test API) -------------------------------------------------------------------- */
 
