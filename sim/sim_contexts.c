@@ -182,25 +182,6 @@ gcu_result sim_cuCtxGetDevice(gcu_device *dev)
     SIM_END();
 }
 
-static gcu_result ctx_done(long long *done)
-{
-    SIM_BEGIN(cuCtxSynchronize);
-    sim_ctx c;
-    SIM_CHECK(sim_ctx_current(&c));
-    *done = sim_ctx_done_ns(&c);
-    SIM_END();
-}
-
-/* Waits, outside the lock, for the spinning kernels of every stream of the current context
- * (sim_streams.c); answers a sticky fault, as every call. */
-gcu_result sim_cuCtxSynchronize(void)
-{
-    long long done = 0;
-    gcu_result rc = ctx_done(&done);
-    sim_sleep_until(done);
-    return rc;
-}
-
 /* The range measured on the H200: 0 is the least priority, -5 the greatest. */
 gcu_result sim_cuCtxGetStreamPriorityRange(int *least, int *greatest)
 {

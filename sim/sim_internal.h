@@ -270,11 +270,6 @@ gcu_result sim_stream_ctx(CUstream s, sim_ctx *out);
 void sim_stream_advance(CUstream s, double ns);
 /* Queues ns of real time of a spinning kernel on stream s of context c (sim_streams.c). */
 void sim_stream_run(CUstream s, const sim_ctx *c, long long ns);
-/* When the spinning work of every stream of context c ends (CLOCK_MONOTONIC ns). */
-long long sim_ctx_done_ns(const sim_ctx *c);
-/* Sleeps until t (CLOCK_MONOTONIC ns), lock not held: a synchronize's wait for spinning work,
- * while other threads call the driver, as on a GPU. */
-void sim_sleep_until(long long t);
 /* The default-stream handles (cuda.h's CU_STREAM_LEGACY, CU_STREAM_PER_THREAD). */
 #define SIM_STREAM_LEGACY ((CUstream)0x1)
 #define SIM_STREAM_PER_THREAD ((CUstream)0x2)

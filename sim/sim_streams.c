@@ -79,7 +79,9 @@ static long long now_ns(void)
     return (long long)t.tv_sec * 1000000000ll + t.tv_nsec;
 }
 
-void sim_sleep_until(long long t)
+/* Sleeps until t, lock not held: a synchronize's wait for spinning work, while other threads
+ * call the driver, as on a GPU. */
+static void sleep_until(long long t)
 {
     struct timespec ts = {(time_t)(t / 1000000000ll), (long)(t % 1000000000ll)};
     if (t > now_ns())
@@ -173,7 +175,7 @@ GCTXSIM_API long gctxsim_default_stream_calls(const char *symbol, CUstream which
 }
 
 /* When the spinning work of every stream of context c ends. */
-long long sim_ctx_done_ns(const sim_ctx *c)
+static long long ctx_done_ns(const sim_ctx *c)
 {
     long long done = *done_at(NULL, c);
     for (uint32_t i = 0; i < streams.count; i++) {
@@ -269,18 +271,24 @@ gcu_result sim_cuStreamDestroy(CUstream stream)
     SIM_END();
 }
 
-/* What a synchronize or a query (sym) waits for: the work queued on the stream so far, or
- * (cuEvent*) that before the event's record. When it ends, in *done. */
+/* What a synchronize or a query (sym) waits for: the work queued on the stream so far, that
+ * before the event's record (cuEvent*), or that of every stream of the current context
+ * (cuCtxSynchronize). When it ends, in *done. */
 static gcu_result work_done(int sym, CUstream stream, CUevent event, long long *done)
 {
     SIM_BEGIN_SYM(sym, true);
     sim_ctx c;
     const sim_event *e = event_get(event);
-    bool of_event = sym == SIM_SYM_cuEventSynchronize || sym == SIM_SYM_cuEventQuery;
-    SIM_FAIL_IF(of_event && !e, GCU_ERROR_INVALID_HANDLE);
-    if (!of_event)
+    if (sym == SIM_SYM_cuEventSynchronize || sym == SIM_SYM_cuEventQuery) {
+        SIM_FAIL_IF(!e, GCU_ERROR_INVALID_HANDLE);
+        *done = e->done_ns;
+    } else if (sym == SIM_SYM_cuCtxSynchronize) {
+        SIM_CHECK(sim_ctx_current(&c));
+        *done = ctx_done_ns(&c);
+    } else {
         SIM_CHECK(sim_stream_ctx(stream, &c));
-    *done = of_event ? e->done_ns : *done_at(stream, &c);
+        *done = *done_at(stream, &c);
+    }
     SIM_END();
 }
 
@@ -290,13 +298,15 @@ static gcu_result wait_or_query(int sym, CUstream stream, CUevent event)
 {
     long long done = 0;
     gcu_result rc = work_done(sym, stream, event, &done);
-    bool wait = sym == SIM_SYM_cuStreamSynchronize || sym == SIM_SYM_cuEventSynchronize;
+    bool wait = sym != SIM_SYM_cuStreamQuery && sym != SIM_SYM_cuEventQuery;
     if (rc == GCU_SUCCESS && wait)
-        sim_sleep_until(done);
+        sleep_until(done);
     else if (rc == GCU_SUCCESS && done > now_ns())
         rc = GCU_ERROR_NOT_READY;
     return rc;
 }
+
+gcu_result sim_cuCtxSynchronize(void) { return wait_or_query(SIM_SYM_cuCtxSynchronize, NULL, NULL); }
 
 gcu_result sim_cuStreamSynchronize(CUstream stream)
 {
@@ -446,7 +456,7 @@ gcu_result sim_cuGreenCtxRecordEvent(CUgreenCtx ctx, CUevent event)
     e->recorded = true;
     e->recorded_on = NULL;
     e->at_ns = 0.0;
-    e->done_ns = sim_ctx_done_ns(&(sim_ctx){g->dev, (sim_green *)g}); /* all its work */
+    e->done_ns = ctx_done_ns(&(sim_ctx){g->dev, (sim_green *)g}); /* all its work */
     SIM_END();
 }
 
