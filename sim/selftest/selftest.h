@@ -22,19 +22,23 @@ typedef struct selftest_driver {
 } selftest_driver;
 extern selftest_driver D;
 
-/* cuGetProcAddress_v2, and the simulator's hooks (greenctx_sim.h). */
+/* cuGetProcAddress_v2, and the simulator's hooks (greenctx_sim.h) by the names checks use. */
 extern gcu_pfn_cuGetProcAddress get_proc;
-extern int (*live)(const char *);
-extern int (*res_ids)(const void *, unsigned *, int);
-extern int (*green_ids)(CUgreenCtx, unsigned *, int);
-extern int (*stream_ids)(CUstream, unsigned *, int);
-extern long (*calls)(const char *);
-extern void (*reset)(void);
-extern void (*fail_after)(const char *, int, int);
-extern const char *(*config_error)(void);
-extern int (*kernel_model)(const char *, gctxsim_work_fn, void *);
-extern int (*last_launch)(unsigned long long *, unsigned long long *);
-extern long (*default_stream_calls)(const char *, CUstream);
+#define SELFTEST_HOOKS(X)                                                                       \
+    X(live, gctxsim_live_objects)                                                               \
+    X(res_ids, gctxsim_resource_sm_ids)                                                         \
+    X(green_ids, gctxsim_green_ctx_sm_ids)                                                      \
+    X(stream_ids, gctxsim_stream_sm_ids)                                                        \
+    X(calls, gctxsim_calls)                                                                     \
+    X(reset, gctxsim_reset)                                                                     \
+    X(fail_after, gctxsim_fail_after)                                                           \
+    X(config_error, gctxsim_config_error)                                                       \
+    X(kernel_model, gctxsim_kernel_model)                                                       \
+    X(last_launch, gctxsim_last_launch)                                                         \
+    X(default_stream_calls, gctxsim_default_stream_calls)
+#define SELFTEST_HOOK_(name, symbol) extern __typeof__(symbol) *name;
+SELFTEST_HOOKS(SELFTEST_HOOK_)
+#undef SELFTEST_HOOK_
 
 extern int passed, failed;
 
