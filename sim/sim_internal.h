@@ -275,9 +275,6 @@ void sim_stream_run(CUstream s, const sim_ctx *c, long long ns);
 #define SIM_STREAM_PER_THREAD ((CUstream)0x2)
 /* Counts a call of cuLaunchKernel or cuEventRecord on a default stream, by kind. */
 void sim_count_default_stream(int sym, CUstream s);
-/* The per-thread default stream's variant (_ptsz) of an entry point that takes a stream, or
- * NULL when it has none (sim_per_thread.c). */
-void *sim_per_thread_proc(const char *symbol);
 
 /* ---- memory (sim_memory.c) ---------------------------------------------------------------- */
 
