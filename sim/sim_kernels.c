@@ -78,6 +78,15 @@ static int image_modelled(const char *image)
 
 static sim_pool modules = {.item_size = sizeof(sim_module), .tag = SIM_TAG_MODULE};
 
+/* The slot behind a function handle (a module's, retagged), or NULL. */
+static const sim_module *function_get(gcu_function fn)
+{
+    uintptr_t h = (uintptr_t)fn;
+    if (sim_handle_tag(h) != SIM_TAG_FUNCTION)
+        return NULL;
+    return sim_pool_get(&modules, sim_handle_retag(h, SIM_TAG_MODULE));
+}
+
 /* The last launch that ran (gctxsim_last_launch). */
 static struct {
     int made;
@@ -203,9 +212,8 @@ static gcu_result launch(gcu_function fn, unsigned gx, unsigned gy, unsigned gz,
                          unsigned by, unsigned bz, unsigned shmem, CUstream stream, void **params,
                          int cooperative)
 {
-    const sim_module *m = sim_pool_get(&modules, sim_handle_retag((uintptr_t)fn, SIM_TAG_MODULE));
-    if (!m || sim_handle_tag((uintptr_t)fn) != SIM_TAG_FUNCTION ||
-        (m->image == SIM_IMAGE_MODELLED && (!m->parent || !models[m->kernel].work)))
+    const sim_module *m = function_get(fn);
+    if (!m || (m->image == SIM_IMAGE_MODELLED && (!m->parent || !models[m->kernel].work)))
         return GCU_ERROR_INVALID_HANDLE;
     unsigned long long threads = (unsigned long long)bx * by * bz;
     unsigned per_sm = blocks_per_sm(threads, shmem);
@@ -277,9 +285,7 @@ gcu_result sim_cuOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, gcu_func
                                                            int block_size, size_t shmem)
 {
     SIM_BEGIN(cuOccupancyMaxActiveBlocksPerMultiprocessor);
-    if (!sim_pool_get(&modules, sim_handle_retag((uintptr_t)fn, SIM_TAG_MODULE)) ||
-        sim_handle_tag((uintptr_t)fn) != SIM_TAG_FUNCTION)
-        SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
+    SIM_FAIL_IF(!function_get(fn), GCU_ERROR_INVALID_HANDLE);
     SIM_FAIL_IF(!blocks || block_size <= 0 || block_size > 1024, GCU_ERROR_INVALID_VALUE);
     *blocks = (int)blocks_per_sm((unsigned long long)block_size, shmem);
     SIM_END();
