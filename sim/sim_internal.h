@@ -203,16 +203,11 @@ typedef struct sim_res {
     uint32_t check;
 } sim_res;
 
+sim_res sim_res_new(int type, int dev); /* of this epoch, all else 0 */
 void sim_res_write(gcu_dev_resource *out, const sim_res *r);
+/* Checks the record (check: its FNV-1a hash) and that it is of this epoch and of in->type. */
 gcu_result sim_res_read(const gcu_dev_resource *in, sim_res *out);
-
-/* Split helpers shared by both split calls: the input must be a queried SM resource. */
-gcu_result sim_res_split_input(const gcu_dev_resource *input, sim_res *in);
-/* The split_id of a split of `in` with a request of `size` bytes: deterministic, never 0. */
-uint32_t sim_split_id(const sim_res *in, int call, const void *request, size_t size);
-sim_res sim_res_part(const sim_res *in, uint32_t split_id, sim_origin origin, const sim_smset *sms);
-void sim_res_write_remainder(gcu_dev_resource *out, const sim_res *in, uint32_t split_id,
-                             const sim_smset *left);
+uint32_t sim_fnv1a(uint32_t h, const void *bytes, size_t size);
 
 /* Measured split-by-count of unstructured resources (measured_unstructured.c). */
 void sim_unstructured_split(const sim_model *m, unsigned sms, unsigned min_count, unsigned flags,
