@@ -188,12 +188,6 @@ static long long ctx_done_ns(const sim_ctx *c)
     return done;
 }
 
-static double stream_clock(CUstream s)
-{
-    const sim_stream *st = created_stream(s);
-    return st ? st->clock_ns : 0.0;
-}
-
 /* A live stream, for the queries that read its own fields. */
 static gcu_result stream_get(CUstream s, const sim_stream **out)
 {
@@ -222,28 +216,26 @@ static gcu_result stream_new(CUstream *out, const sim_ctx *c, unsigned flags, in
     return GCU_SUCCESS;
 }
 
-/* A stream made while a converted green context is current belongs to that green context. */
-static gcu_result create_in_current(CUstream *stream, unsigned flags, int priority)
+/* cuStreamCreate and cuStreamCreateWithPriority (sym): a stream made while a converted green
+ * context is current belongs to that green context. */
+static gcu_result create_in_current(int sym, CUstream *stream, unsigned flags, int priority)
 {
-    if (!stream || (flags & ~(unsigned)GCU_STREAM_NON_BLOCKING))
-        return GCU_ERROR_INVALID_VALUE;
+    SIM_BEGIN_SYM(sym, true);
+    SIM_FAIL_IF(!stream || (flags & ~(unsigned)GCU_STREAM_NON_BLOCKING), GCU_ERROR_INVALID_VALUE);
     sim_ctx c;
-    gcu_result rc = sim_ctx_current(&c);
-    return rc != GCU_SUCCESS ? rc : stream_new(stream, &c, flags, priority);
+    SIM_CHECK(sim_ctx_current(&c));
+    SIM_CHECK(stream_new(stream, &c, flags, priority));
+    SIM_END();
 }
 
 gcu_result sim_cuStreamCreate(CUstream *stream, unsigned int flags)
 {
-    SIM_BEGIN(cuStreamCreate);
-    SIM_CHECK(create_in_current(stream, flags, 0));
-    SIM_END();
+    return create_in_current(SIM_SYM_cuStreamCreate, stream, flags, 0);
 }
 
 gcu_result sim_cuStreamCreateWithPriority(CUstream *stream, unsigned int flags, int prio)
 {
-    SIM_BEGIN(cuStreamCreateWithPriority);
-    SIM_CHECK(create_in_current(stream, flags, prio));
-    SIM_END();
+    return create_in_current(SIM_SYM_cuStreamCreateWithPriority, stream, flags, prio);
 }
 
 gcu_result sim_cuGreenCtxStreamCreate(CUstream *stream, CUgreenCtx ctx, unsigned int flags,
@@ -422,7 +414,8 @@ gcu_result sim_cuEventRecord(CUevent event, CUstream stream)
     sim_count_default_stream(SIM_SYM_cuEventRecord, stream);
     e->recorded = true;
     e->recorded_on = stream;
-    e->at_ns = stream_clock(stream);
+    const sim_stream *s = created_stream(stream);
+    e->at_ns = s ? s->clock_ns : 0.0;
     e->done_ns = *done_at(stream, &c);
     SIM_END();
 }
