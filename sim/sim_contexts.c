@@ -182,17 +182,6 @@ gcu_result sim_cuCtxGetDevice(gcu_device *dev)
     SIM_END();
 }
 
-/* The range measured on the H200: 0 is the least priority, -5 the greatest. */
-gcu_result sim_cuCtxGetStreamPriorityRange(int *least, int *greatest)
-{
-    SIM_BEGIN(cuCtxGetStreamPriorityRange);
-    if (least)
-        *least = 0;
-    if (greatest)
-        *greatest = -5;
-    SIM_END();
-}
-
 gcu_result sim_cuCtxGetDevResource(CUcontext ctx, gcu_dev_resource *resource,
                                    gcu_dev_resource_type type)
 {

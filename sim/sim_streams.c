@@ -47,6 +47,7 @@ typedef struct sim_event {
 static sim_pool streams = {.item_size = sizeof(sim_stream), .tag = SIM_TAG_STREAM};
 static sim_pool events = {.item_size = sizeof(sim_event), .tag = SIM_TAG_EVENT};
 
+/* The range measured on the H200. */
 enum { SIM_PRIORITY_LEAST = 0, SIM_PRIORITY_GREATEST = -5 };
 
 static bool is_default_stream(CUstream s) { return (uintptr_t)s <= 2; /* NULL, legacy, per-thread */ }
@@ -225,6 +226,16 @@ static gcu_result create_in_current(int sym, CUstream *stream, unsigned flags, i
     sim_ctx c;
     SIM_CHECK(sim_ctx_current(&c));
     SIM_CHECK(stream_new(stream, &c, flags, priority));
+    SIM_END();
+}
+
+gcu_result sim_cuCtxGetStreamPriorityRange(int *least, int *greatest)
+{
+    SIM_BEGIN(cuCtxGetStreamPriorityRange);
+    if (least)
+        *least = SIM_PRIORITY_LEAST;
+    if (greatest)
+        *greatest = SIM_PRIORITY_GREATEST;
     SIM_END();
 }
 
