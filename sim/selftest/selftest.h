@@ -1,12 +1,5 @@
-/*
- * sim_selftest LIBRARY TESTDATA_DIR: what its files share (main.c says what it checks).
- *
- * The driver is reached as greenctx reaches it (driver.c: dlopen, then cuGetProcAddress_v2 for
- * every entry point), with the simulator's test hooks beside it; helpers.c makes the splits and
- * contexts every check uses. The replays of the H200's measurements (replay*.c) and the checks
- * of behaviour they do not cover (loading.c, structured_split.c, faults.c, threads.c,
- * kernel_model.c, co_residency.c) each have a file of their own.
- */
+/* sim_selftest LIBRARY TESTDATA_DIR: what its files share (main.c says what it checks, and
+ * ../README.md which file checks what). */
 #ifndef GREENCTX_SIM_SELFTEST_H
 #define GREENCTX_SIM_SELFTEST_H
 
