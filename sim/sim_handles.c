@@ -74,6 +74,16 @@ void *sim_pool_get(const sim_pool *p, uintptr_t h)
     return s && s->gen == (uint16_t)(h >> 32) ? s : NULL;
 }
 
+int sim_pool_live(const sim_pool *p, bool (*counts)(const void *item))
+{
+    int n = 0;
+    for (uint32_t i = 0; i < p->count; i++) {
+        const void *item = sim_pool_at(p, i);
+        n += item && (!counts || counts(item));
+    }
+    return n;
+}
+
 uintptr_t sim_pool_handle(const sim_pool *p, const void *item, uint8_t tag)
 {
     uint32_t index = (uint32_t)(((const unsigned char *)item - p->mem) / p->item_size);

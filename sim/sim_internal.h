@@ -169,6 +169,8 @@ typedef struct sim_pool {
 void *sim_pool_alloc(sim_pool *p, uintptr_t *handle); /* NULL when out of memory */
 void *sim_pool_get(const sim_pool *p, uintptr_t handle);
 void *sim_pool_at(const sim_pool *p, uint32_t index); /* live item or NULL */
+/* The live items, those that counts accepts where it is not NULL. */
+int sim_pool_live(const sim_pool *p, bool (*counts)(const void *item));
 uintptr_t sim_pool_handle(const sim_pool *p, const void *item, uint8_t tag);
 void sim_pool_free(void *item);
 void sim_pool_clear(sim_pool *p);

@@ -93,15 +93,10 @@ static struct {
     unsigned long long blocks, resident;
 } last_launch;
 
-int sim_modules_live(void)
-{
-    int n = 0;
-    for (uint32_t i = 0; i < modules.count; i++) {
-        const sim_module *m = sim_pool_at(&modules, i);
-        n += m && !m->parent;
-    }
-    return n;
-}
+/* A function's slot is not a module. */
+static bool module_counts(const void *m) { return !((const sim_module *)m)->parent; }
+
+int sim_modules_live(void) { return sim_pool_live(&modules, module_counts); }
 
 void sim_kernels_reset(void)
 {

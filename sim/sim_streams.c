@@ -101,23 +101,15 @@ static gcu_result stream_gone(const sim_stream *s)
     return sim_version_at_least(13010) ? GCU_ERROR_STREAM_DETACHED : GCU_ERROR_CONTEXT_IS_DESTROYED;
 }
 
-int sim_streams_live(void)
+/* A stream a 13.0 driver freed with its green context is no longer live. */
+static bool stream_counts(const void *s)
 {
-    int n = 0;
-    for (uint32_t i = 0; i < streams.count; i++) {
-        const sim_stream *s = sim_pool_at(&streams, i);
-        n += s && stream_gone(s) != GCU_ERROR_CONTEXT_IS_DESTROYED;
-    }
-    return n;
+    return stream_gone(s) != GCU_ERROR_CONTEXT_IS_DESTROYED;
 }
 
-int sim_events_live(void)
-{
-    int n = 0;
-    for (uint32_t i = 0; i < events.count; i++)
-        n += sim_pool_at(&events, i) != NULL;
-    return n;
-}
+int sim_streams_live(void) { return sim_pool_live(&streams, stream_counts); }
+
+int sim_events_live(void) { return sim_pool_live(&events, NULL); }
 
 gcu_result sim_stream_ctx(CUstream s, sim_ctx *out)
 {

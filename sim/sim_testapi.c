@@ -9,9 +9,7 @@ GCTXSIM_API int gctxsim_live_objects(const char *kind)
     if (!kind)
         return -1;
     sim_lock();
-    int greens = 0;
-    for (uint32_t i = 0; i < sim_greens.count; i++)
-        greens += sim_pool_at(&sim_greens, i) != NULL;
+    int greens = sim_pool_live(&sim_greens, NULL);
     int n = -1;
     if (strcmp(kind, "green_ctx") == 0)
         n = greens;
