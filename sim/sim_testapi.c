@@ -4,30 +4,25 @@
 #include "greenctx_sim.h"
 #include "sim_internal.h"
 
+static int greens_live(void) { return sim_pool_live(&sim_greens, NULL); }
+
 GCTXSIM_API int gctxsim_live_objects(const char *kind)
 {
+    /* "all" is their sum; "desc" counts the descriptors made, which are never destroyed. */
+    static const struct {
+        const char *kind;
+        int (*live)(void);
+    } kinds[] = {{"green_ctx", greens_live}, {"stream", sim_streams_live},
+                 {"event", sim_events_live}, {"primary_ctx", sim_primary_refs},
+                 {"module", sim_modules_live}, {"memory", sim_memory_live}};
     if (!kind)
         return -1;
+    bool all = strcmp(kind, "all") == 0;
     sim_lock();
-    int greens = sim_pool_live(&sim_greens, NULL);
-    int n = -1;
-    if (strcmp(kind, "green_ctx") == 0)
-        n = greens;
-    else if (strcmp(kind, "stream") == 0)
-        n = sim_streams_live();
-    else if (strcmp(kind, "event") == 0)
-        n = sim_events_live();
-    else if (strcmp(kind, "primary_ctx") == 0)
-        n = sim_primary_refs();
-    else if (strcmp(kind, "module") == 0)
-        n = sim_modules_live();
-    else if (strcmp(kind, "memory") == 0)
-        n = sim_memory_live();
-    else if (strcmp(kind, "desc") == 0)
-        n = sim.descs_made;
-    else if (strcmp(kind, "all") == 0)
-        n = greens + sim_streams_live() + sim_events_live() + sim_primary_refs() +
-            sim_modules_live() + sim_memory_live();
+    int n = all ? 0 : strcmp(kind, "desc") == 0 ? sim.descs_made : -1;
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (all || strcmp(kind, kinds[i].kind) == 0)
+            n = (all ? n : 0) + kinds[i].live();
     sim_unlock();
     return n;
 }
