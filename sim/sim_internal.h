@@ -275,7 +275,7 @@ void sim_count_default_stream(int sym, CUstream s);
 
 /* ---- memory (sim_memory.c) ---------------------------------------------------------------- */
 
-void sim_memory_reset(void); /* frees every allocation and what primary contexts hold */
+void sim_memory_reset(void); /* frees every allocation */
 int sim_memory_live(void);   /* allocations not freed */
 /* The host address of [ptr, ptr + bytes) if one live allocation holds all of it, else NULL. */
 unsigned char *sim_memory_range(gcu_deviceptr ptr, size_t bytes);
