@@ -1,8 +1,4 @@
-/*
- * Object pools behind the opaque CUDA handles. A handle packs the reset epoch, the slot's
- * generation, a type tag and the slot index, so a destroyed, foreign or mistyped handle is
- * answered with an error code instead of being dereferenced.
- */
+/* Object pools behind the opaque CUDA handles (sim_internal.h says what a handle packs). */
 #include <stdlib.h>
 #include <string.h>
 

@@ -149,8 +149,8 @@ gcu_result sim_check_device(gcu_device dev);
 
 /* ---- handles (sim_handles.c) ------------------------------------------------------------- */
 
-/* Handles are never pointers: a tag, a slot and the slot's generation packed into the value,
- * so stale, foreign or mistyped handles are recognised instead of dereferenced. */
+/* Handles are never pointers: the reset epoch, the slot's generation, a tag and the slot packed
+ * into the value, so stale, foreign or mistyped handles are recognised, not dereferenced. */
 enum { SIM_TAG_GREEN = 1, SIM_TAG_CTX_GREEN, SIM_TAG_CTX_PRIMARY, SIM_TAG_STREAM, SIM_TAG_EVENT,
        SIM_TAG_DESC, SIM_TAG_MODULE, SIM_TAG_FUNCTION };
 
