@@ -182,49 +182,13 @@ gcu_result sim_cuCtxGetDevice(gcu_device *dev)
     SIM_END();
 }
 
-static gcu_result ctx_done(long long *done)
-{
-    SIM_BEGIN(cuCtxSynchronize);
-    sim_ctx c;
-    SIM_CHECK(sim_ctx_current(&c));
-    *done = sim_ctx_done_ns(&c);
-    SIM_END();
-}
-
-/* Waits, outside the lock, for the spinning kernels of every stream of the current context
- * (sim_streams.c); answers a sticky fault, as every call. */
-gcu_result sim_cuCtxSynchronize(void)
-{
-    long long done = 0;
-    gcu_result rc = ctx_done(&done);
-    sim_sleep_until(done);
-    return rc;
-}
-
-/* The range measured on the H200: 0 is the least priority, -5 the greatest. */
-gcu_result sim_cuCtxGetStreamPriorityRange(int *least, int *greatest)
-{
-    SIM_BEGIN(cuCtxGetStreamPriorityRange);
-    if (least)
-        *least = 0;
-    if (greatest)
-        *greatest = -5;
-    SIM_END();
-}
-
 gcu_result sim_cuCtxGetDevResource(CUcontext ctx, gcu_dev_resource *resource,
                                    gcu_dev_resource_type type)
 {
     SIM_BEGIN(cuCtxGetDevResource);
     sim_ctx c;
     SIM_CHECK(sim_ctx_resolve(ctx, &c));
-    sim_smset sms = sim_ctx_sms(&c);
-    if (c.green)
-        SIM_CHECK(sim_res_of_context(resource, (int)type, c.dev, &sms, c.green->structured,
-                                     c.green->wq_limit, c.green->wq_scope));
-    else
-        SIM_CHECK(sim_res_of_context(resource, (int)type, c.dev, &sms, true, sim.wq_limit,
-                                     GCU_WORKQUEUE_SCOPE_DEVICE_CTX));
+    SIM_CHECK(sim_res_of_context(resource, (int)type, &c));
     SIM_END();
 }
 
@@ -282,10 +246,9 @@ gcu_result sim_cuGreenCtxGetDevResource(CUgreenCtx ctx, gcu_dev_resource *resour
                                         gcu_dev_resource_type type)
 {
     SIM_BEGIN(cuGreenCtxGetDevResource);
-    const sim_green *g = sim_green_get(ctx);
+    sim_green *g = sim_green_get(ctx);
     SIM_FAIL_IF(!g, GCU_ERROR_INVALID_HANDLE);
-    SIM_CHECK(sim_res_of_context(resource, (int)type, g->dev, &g->sms, g->structured, g->wq_limit,
-                                 g->wq_scope));
+    SIM_CHECK(sim_res_of_context(resource, (int)type, &(sim_ctx){g->dev, g}));
     SIM_END();
 }
 

@@ -96,18 +96,15 @@ static unsigned gh100_more_granules(const sim_smset *set, unsigned *order, unsig
     for (unsigned i = 0; i < len; i++)
         sim_set_add(&used, order[i]);
     sim_set_minus(&free_sms, &used);
-    unsigned next[GH100_BLOCKS] = {0}, left[GH100_BLOCKS];
-    for (unsigned b = 0; b < GH100_BLOCKS; b++) {
-        left[b] = 0;
+    unsigned next[GH100_BLOCKS] = {0}, left[GH100_BLOCKS] = {0};
+    for (unsigned b = 0; b < GH100_BLOCKS; b++)
         for (unsigned t = 0; t < gh100_block_tpcs[b]; t++) {
             unsigned id = gh100_block_first[b] + 2 * t;
             left[b] += sim_set_has(&free_sms, id) && sim_set_has(&free_sms, id + 1);
         }
-    }
     for (;;) {
-        unsigned pick[4], n = 0;
         bool chosen[GH100_BLOCKS] = {false};
-        for (; n < 4; n++) {
+        for (unsigned n = 0; n < 4; n++) {
             int best = -1;
             for (unsigned b = 0; b < GH100_BLOCKS; b++)
                 if (!chosen[b] && left[b] && (best < 0 || left[b] > left[best]))
@@ -116,12 +113,9 @@ static unsigned gh100_more_granules(const sim_smset *set, unsigned *order, unsig
                 return len;
             chosen[best] = true;
         }
-        n = 0;
-        for (unsigned b = 0; b < GH100_BLOCKS; b++)
-            if (chosen[b])
-                pick[n++] = b;
-        for (unsigned i = 0; i < 4; i++) {
-            unsigned b = pick[i], id;
+        for (unsigned b = 0, id; b < GH100_BLOCKS; b++) {
+            if (!chosen[b])
+                continue;
             do
                 id = gh100_block_first[b] + 2 * next[b]++;
             while (!(sim_set_has(&free_sms, id) && sim_set_has(&free_sms, id + 1)));

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "greenctx_sim.h"
 #include "sim_internal.h"
 
 #define SIM_NAME_(name, version, required, params) #name,
@@ -38,7 +39,7 @@ static int answers_sticky(int sym)
            sym != SIM_SYM_cuDeviceGetName && sym != SIM_SYM_cuDeviceGetAttribute;
 }
 
-int sim_symbol_index(const char *name)
+static int symbol_index(const char *name)
 {
     if (!name)
         return -1;
@@ -54,24 +55,18 @@ static int hook_sym = -1;
 static void (*hook_fn)(void *);
 static void *hook_arg;
 
-void sim_hook_set(int sym, void (*fn)(void *), void *arg)
+static void hook_set(int sym, void (*fn)(void *), void *arg)
 {
     hook_sym = fn ? sym : -1;
     hook_fn = fn;
     hook_arg = arg;
 }
 
-long sim_count_call(int sym)
+gcu_result sim_count_call(int sym)
 {
     if (sym == hook_sym)
         hook_fn(hook_arg);
-    return ++calls[sym];
-}
-
-long sim_calls(int sym) { return calls[sym]; }
-
-gcu_result sim_fault_for(int sym, long call)
-{
+    long call = ++calls[sym];
     if (sticky && answers_sticky(sym))
         return sticky;
     for (int i = 0; i < nfaults; i++)
@@ -83,18 +78,13 @@ gcu_result sim_fault_for(int sym, long call)
     return GCU_SUCCESS;
 }
 
-void sim_fault_sticky(int code)
-{
-    sticky = gcu_result_is_sticky(code) ? code : GCU_ERROR_ILLEGAL_ADDRESS;
-}
-
-void sim_faults_clear(void)
+static void faults_clear(void)
 {
     nfaults = 0;
     sticky = GCU_SUCCESS;
 }
 
-void sim_fault_add(int sym, long call, int code)
+static void fault_add(int sym, long call, int code)
 {
     if (nfaults < SIM_MAX_FAULTS)
         faults[nfaults++] = (sim_fault){sym, call, code > 0 ? code : GCU_ERROR_OUT_OF_MEMORY};
@@ -112,11 +102,11 @@ static int add_entry(const char *entry)
     char *rest, *code_end = NULL;
     long n = strtol(colon + 1, &rest, 10);
     long code = *rest == ':' ? strtol(rest + 1, &code_end, 10) : 0;
-    int sym = sim_symbol_index(name);
+    int sym = symbol_index(name);
     if (sym < 0 || n <= 0 || rest == colon + 1 || (*rest && (*rest != ':' || *code_end)) ||
         code < 0 || code > 100000)
         return -1;
-    sim_fault_add(sym, n, (int)code);
+    fault_add(sym, n, (int)code);
     return 0;
 }
 
@@ -126,8 +116,8 @@ static int add_entry(const char *entry)
 int sim_faults_reset(const char *spec, char *why, size_t why_size)
 {
     memset(calls, 0, sizeof calls);
-    sim_faults_clear();
-    sim_hook_set(-1, NULL, NULL);
+    faults_clear();
+    hook_set(-1, NULL, NULL);
     const char *whole = spec;
     char entry[128];
     while (spec && sim_list_next(&spec, entry, sizeof entry))
@@ -140,4 +130,44 @@ int sim_faults_reset(const char *spec, char *why, size_t why_size)
             return -1;
         }
     return 0;
+}
+
+GCTXSIM_API long gctxsim_calls(const char *symbol)
+{
+    int sym = symbol_index(symbol);
+    sim_lock();
+    long n = sym >= 0 ? calls[sym] : -1;
+    sim_unlock();
+    return n;
+}
+
+GCTXSIM_API int gctxsim_on_call(const char *symbol, void (*fn)(void *arg), void *arg)
+{
+    int sym = symbol_index(symbol);
+    if (fn && sym < 0)
+        return -1;
+    sim_lock();
+    hook_set(sym, fn, arg);
+    sim_unlock();
+    return 0;
+}
+
+GCTXSIM_API void gctxsim_fail_after(const char *symbol, int n, int code)
+{
+    int sym = symbol_index(symbol);
+    sim_lock();
+    sim_configure(); /* so that loading the environment later cannot drop this fault */
+    if (n == 0)
+        faults_clear();
+    else if (sym >= 0 && n > 0)
+        fault_add(sym, calls[sym] + n, code);
+    sim_unlock();
+}
+
+GCTXSIM_API void gctxsim_sticky_fault(int code)
+{
+    sim_lock();
+    sim_configure();
+    sticky = gcu_result_is_sticky(code) ? code : GCU_ERROR_ILLEGAL_ADDRESS;
+    sim_unlock();
 }

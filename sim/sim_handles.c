@@ -1,8 +1,4 @@
-/*
- * Object pools behind the opaque CUDA handles. A handle packs the reset epoch, the slot's
- * generation, a type tag and the slot index, so a destroyed, foreign or mistyped handle is
- * answered with an error code instead of being dereferenced.
- */
+/* Object pools behind the opaque CUDA handles (sim_internal.h says what a handle packs). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,6 +68,16 @@ void *sim_pool_get(const sim_pool *p, uintptr_t h)
         return NULL;
     sim_slot *s = sim_pool_at(p, index - 1u);
     return s && s->gen == (uint16_t)(h >> 32) ? s : NULL;
+}
+
+int sim_pool_live(const sim_pool *p, bool (*counts)(const void *item))
+{
+    int n = 0;
+    for (uint32_t i = 0; i < p->count; i++) {
+        const void *item = sim_pool_at(p, i);
+        n += item && (!counts || counts(item));
+    }
+    return n;
 }
 
 uintptr_t sim_pool_handle(const sim_pool *p, const void *item, uint8_t tag)

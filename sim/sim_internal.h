@@ -44,17 +44,16 @@ void sim_unlock(void);
  * injected fault, and (need_init) refuses calls before cuInit. */
 gcu_result sim_enter(int sym, bool need_init);
 
-/* Every entry point has this shape, so counting, faults and locking cannot be forgotten. */
-#define SIM_BEGIN_(name, need_init) SIM_BEGIN_SYM(SIM_SYM_##name, need_init)
-/* The same for a helper that serves several entry points (sym: the one called). */
+/* Every entry point has this shape, so counting, faults and locking cannot be forgotten; a
+ * helper that serves several entry points begins with SIM_BEGIN_SYM (sym: the one called). */
+#define SIM_BEGIN(name) SIM_BEGIN_SYM(SIM_SYM_##name, true)
+#define SIM_BEGIN_NOINIT(name) SIM_BEGIN_SYM(SIM_SYM_##name, false)
 #define SIM_BEGIN_SYM(sym, need_init)                                                           \
     gcu_result rc = GCU_SUCCESS;                                                                \
     sim_lock();                                                                                 \
     rc = sim_enter(sym, need_init);                                                             \
     if (rc != GCU_SUCCESS)                                                                      \
     goto out
-#define SIM_BEGIN(name) SIM_BEGIN_(name, true)
-#define SIM_BEGIN_NOINIT(name) SIM_BEGIN_(name, false)
 #define SIM_FAIL(code)                                                                          \
     do {                                                                                        \
         rc = (code);                                                                            \
@@ -78,19 +77,11 @@ gcu_result sim_enter(int sym, bool need_init);
 
 /* ---- call counters and faults (sim_faults.c) --------------------------------------------- */
 
-int sim_symbol_index(const char *name); /* -1 if unknown */
-long sim_count_call(int sym);           /* returns the call's 1-based number */
-void sim_hook_set(int sym, void (*fn)(void *), void *arg); /* gctxsim_on_call */
-gcu_result sim_fault_for(int sym, long call);
+/* Counts a call of sym, runs its gctxsim_on_call hook, and returns the fault injected for it. */
+gcu_result sim_count_call(int sym);
 /* Zeroes the counters too. -1 with why written when env_spec is malformed: the caller
  * refuses the configuration. */
 int sim_faults_reset(const char *env_spec, char *why, size_t why_size);
-void sim_faults_clear(void); /* the sticky fault too */
-/* The device faults now: every later call that needs a context answers code (a sticky
- * CUresult; CUDA_ERROR_ILLEGAL_ADDRESS for any other). */
-void sim_fault_sticky(int code);
-void sim_fault_add(int sym, long call, int code);
-long sim_calls(int sym);
 
 /* ---- SM sets ----------------------------------------------------------------------------- */
 
@@ -158,8 +149,8 @@ gcu_result sim_check_device(gcu_device dev);
 
 /* ---- handles (sim_handles.c) ------------------------------------------------------------- */
 
-/* Handles are never pointers: a tag, a slot and the slot's generation packed into the value,
- * so stale, foreign or mistyped handles are recognised instead of dereferenced. */
+/* Handles are never pointers: the reset epoch, the slot's generation, a tag and the slot packed
+ * into the value, so stale, foreign or mistyped handles are recognised, not dereferenced. */
 enum { SIM_TAG_GREEN = 1, SIM_TAG_CTX_GREEN, SIM_TAG_CTX_PRIMARY, SIM_TAG_STREAM, SIM_TAG_EVENT,
        SIM_TAG_DESC, SIM_TAG_MODULE, SIM_TAG_FUNCTION };
 
@@ -178,6 +169,8 @@ typedef struct sim_pool {
 void *sim_pool_alloc(sim_pool *p, uintptr_t *handle); /* NULL when out of memory */
 void *sim_pool_get(const sim_pool *p, uintptr_t handle);
 void *sim_pool_at(const sim_pool *p, uint32_t index); /* live item or NULL */
+/* The live items, those that counts accepts where it is not NULL. */
+int sim_pool_live(const sim_pool *p, bool (*counts)(const void *item));
 uintptr_t sim_pool_handle(const sim_pool *p, const void *item, uint8_t tag);
 void sim_pool_free(void *item);
 void sim_pool_clear(sim_pool *p);
@@ -199,7 +192,7 @@ typedef struct sim_res {
     uint32_t split_id; /* which split produced it (a hash of the input and the request, so two
                           identical splits write identical bytes, as the H200's do); 0 for a
                           queried resource */
-    uint8_t type;      /* 1 SM, 2 workqueue config, 3 workqueue */
+    uint16_t type;     /* a gcu_dev_resource_type */
     uint8_t device;
     uint8_t origin;
     uint8_t structured;
@@ -212,21 +205,11 @@ typedef struct sim_res {
     uint32_t check;
 } sim_res;
 
-enum { SIM_RES_SM = 1, SIM_RES_WQ_CONFIG, SIM_RES_WQ };
-
+sim_res sim_res_new(int type, int dev); /* of this epoch, all else 0 */
 void sim_res_write(gcu_dev_resource *out, const sim_res *r);
+/* Checks the record (check: its FNV-1a hash) and that it is of this epoch and of in->type. */
 gcu_result sim_res_read(const gcu_dev_resource *in, sim_res *out);
-/* The SM / workqueue resources of a context: `type` as passed by the caller. */
-gcu_result sim_res_of_context(gcu_dev_resource *out, int type, int dev, const sim_smset *sms,
-                              bool structured, unsigned wq_limit, int wq_scope);
-
-/* Split helpers shared by both split calls: the input must be a queried SM resource. */
-gcu_result sim_res_split_input(const gcu_dev_resource *input, sim_res *in);
-/* The split_id of a split of `in` with a request of `size` bytes: deterministic, never 0. */
-uint32_t sim_split_id(const sim_res *in, int call, const void *request, size_t size);
-sim_res sim_res_part(const sim_res *in, uint32_t split_id, sim_origin origin, const sim_smset *sms);
-void sim_res_write_remainder(gcu_dev_resource *out, const sim_res *in, uint32_t split_id,
-                             const sim_smset *left);
+uint32_t sim_fnv1a(uint32_t h, const void *bytes, size_t size);
 
 /* Measured split-by-count of unstructured resources (measured_unstructured.c). */
 void sim_unstructured_split(const sim_model *m, unsigned sms, unsigned min_count, unsigned flags,
@@ -265,6 +248,8 @@ extern sim_pool sim_greens;
 gcu_result sim_ctx_current(sim_ctx *out);
 sim_green *sim_green_get(CUgreenCtx g);
 sim_smset sim_ctx_sms(const sim_ctx *c);
+/* The SM / workqueue resource of a context (sim_resources.c): `type` as passed by the caller. */
+gcu_result sim_res_of_context(gcu_dev_resource *out, int type, const sim_ctx *c);
 void sim_contexts_reset(void);
 /* Green contexts of dev alive now, and destroyed since the primary context's last
  * cuDevicePrimaryCtxReset: what the memory model charges (sim_memory.c). */
@@ -273,9 +258,6 @@ int sim_primary_refs(void); /* explicit cuDevicePrimaryCtxRetain references */
 
 /* ---- streams and events (sim_streams.c) --------------------------------------------------- */
 
-#define SIM_WAITS_KEPT 16
-/* gctxsim_stream_waits without the lock. */
-int sim_stream_waits(CUstream stream, CUstream *waited_for, int capacity);
 void sim_streams_reset(void);
 int sim_streams_live(void);
 int sim_events_live(void);
@@ -285,25 +267,15 @@ gcu_result sim_stream_ctx(CUstream s, sim_ctx *out);
 void sim_stream_advance(CUstream s, double ns);
 /* Queues ns of real time of a spinning kernel on stream s of context c (sim_streams.c). */
 void sim_stream_run(CUstream s, const sim_ctx *c, long long ns);
-/* When the spinning work of every stream of context c ends (CLOCK_MONOTONIC ns). */
-long long sim_ctx_done_ns(const sim_ctx *c);
-/* Sleeps until t (CLOCK_MONOTONIC ns), lock not held: a synchronize's wait for spinning work,
- * while other threads call the driver, as on a GPU. */
-void sim_sleep_until(long long t);
 /* The default-stream handles (cuda.h's CU_STREAM_LEGACY, CU_STREAM_PER_THREAD). */
 #define SIM_STREAM_LEGACY ((CUstream)0x1)
 #define SIM_STREAM_PER_THREAD ((CUstream)0x2)
 /* Counts a call of cuLaunchKernel or cuEventRecord on a default stream, by kind. */
 void sim_count_default_stream(int sym, CUstream s);
-/* gctxsim_default_stream_calls without the lock. */
-long sim_default_stream_calls(const char *symbol, CUstream which);
-/* The per-thread default stream's variant (_ptsz) of an entry point that takes a stream, or
- * NULL when it has none (sim_per_thread.c). */
-void *sim_per_thread_proc(const char *symbol);
 
 /* ---- memory (sim_memory.c) ---------------------------------------------------------------- */
 
-void sim_memory_reset(void); /* frees every allocation and what primary contexts hold */
+void sim_memory_reset(void); /* frees every allocation */
 int sim_memory_live(void);   /* allocations not freed */
 /* The host address of [ptr, ptr + bytes) if one live allocation holds all of it, else NULL. */
 unsigned char *sim_memory_range(gcu_deviceptr ptr, size_t bytes);
@@ -312,8 +284,5 @@ unsigned char *sim_memory_range(gcu_deviceptr ptr, size_t bytes);
 
 int sim_modules_live(void);
 void sim_kernels_reset(void);
-/* The last kernel launch that ran: its blocks and how many its context's SMs hold at once
- * (gctxsim_last_launch); -1 when none ran since the last reset. Lock held. */
-int sim_last_launch(unsigned long long *blocks, unsigned long long *resident);
 
 #endif

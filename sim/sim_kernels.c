@@ -78,21 +78,25 @@ static int image_modelled(const char *image)
 
 static sim_pool modules = {.item_size = sizeof(sim_module), .tag = SIM_TAG_MODULE};
 
+/* The slot behind a function handle (a module's, retagged), or NULL. */
+static const sim_module *function_get(gcu_function fn)
+{
+    uintptr_t h = (uintptr_t)fn;
+    if (sim_handle_tag(h) != SIM_TAG_FUNCTION)
+        return NULL;
+    return sim_pool_get(&modules, sim_handle_retag(h, SIM_TAG_MODULE));
+}
+
 /* The last launch that ran (gctxsim_last_launch). */
 static struct {
     int made;
     unsigned long long blocks, resident;
 } last_launch;
 
-int sim_modules_live(void)
-{
-    int n = 0;
-    for (uint32_t i = 0; i < modules.count; i++) {
-        const sim_module *m = sim_pool_at(&modules, i);
-        n += m && !m->parent;
-    }
-    return n;
-}
+/* A function's slot is not a module. */
+static bool module_counts(const void *m) { return !((const sim_module *)m)->parent; }
+
+int sim_modules_live(void) { return sim_pool_live(&modules, module_counts); }
 
 void sim_kernels_reset(void)
 {
@@ -203,9 +207,8 @@ static gcu_result launch(gcu_function fn, unsigned gx, unsigned gy, unsigned gz,
                          unsigned by, unsigned bz, unsigned shmem, CUstream stream, void **params,
                          int cooperative)
 {
-    const sim_module *m = sim_pool_get(&modules, sim_handle_retag((uintptr_t)fn, SIM_TAG_MODULE));
-    if (!m || sim_handle_tag((uintptr_t)fn) != SIM_TAG_FUNCTION ||
-        (m->image == SIM_IMAGE_MODELLED && (!m->parent || !models[m->kernel].work)))
+    const sim_module *m = function_get(fn);
+    if (!m || (m->image == SIM_IMAGE_MODELLED && (!m->parent || !models[m->kernel].work)))
         return GCU_ERROR_INVALID_HANDLE;
     unsigned long long threads = (unsigned long long)bx * by * bz;
     unsigned per_sm = blocks_per_sm(threads, shmem);
@@ -277,64 +280,39 @@ gcu_result sim_cuOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, gcu_func
                                                            int block_size, size_t shmem)
 {
     SIM_BEGIN(cuOccupancyMaxActiveBlocksPerMultiprocessor);
-    if (!sim_pool_get(&modules, sim_handle_retag((uintptr_t)fn, SIM_TAG_MODULE)) ||
-        sim_handle_tag((uintptr_t)fn) != SIM_TAG_FUNCTION)
-        SIM_FAIL(GCU_ERROR_INVALID_HANDLE);
+    SIM_FAIL_IF(!function_get(fn), GCU_ERROR_INVALID_HANDLE);
     SIM_FAIL_IF(!blocks || block_size <= 0 || block_size > 1024, GCU_ERROR_INVALID_VALUE);
     *blocks = (int)blocks_per_sm((unsigned long long)block_size, shmem);
     SIM_END();
 }
 
-int sim_last_launch(unsigned long long *blocks, unsigned long long *resident)
+GCTXSIM_API int gctxsim_last_launch(unsigned long long *blocks, unsigned long long *resident)
 {
-    if (!last_launch.made)
-        return -1;
-    if (blocks)
+    sim_lock();
+    int made = last_launch.made;
+    if (made && blocks)
         *blocks = last_launch.blocks;
-    if (resident)
+    if (made && resident)
         *resident = last_launch.resident;
-    return 0;
+    sim_unlock();
+    return made ? 0 : -1;
 }
 
 /* Graphs are not simulated; each call is still counted and can be made to fail. */
-#define SIM_NOT_SUPPORTED(name)                                                                 \
-    SIM_BEGIN(name);                                                                            \
-    SIM_FAIL(GCU_ERROR_NOT_SUPPORTED);                                                          \
-    SIM_END()
-
-gcu_result sim_cuStreamBeginCapture(CUstream stream, int mode)
-{
-    (void)stream, (void)mode;
-    SIM_NOT_SUPPORTED(cuStreamBeginCapture);
-}
-
-gcu_result sim_cuStreamEndCapture(CUstream stream, gcu_graph *graph)
-{
-    (void)stream, (void)graph;
-    SIM_NOT_SUPPORTED(cuStreamEndCapture);
-}
-
-gcu_result sim_cuGraphInstantiateWithFlags(gcu_graph_exec *exec, gcu_graph graph,
-                                           unsigned long long flags)
-{
-    (void)exec, (void)graph, (void)flags;
-    SIM_NOT_SUPPORTED(cuGraphInstantiateWithFlags);
-}
-
-gcu_result sim_cuGraphLaunch(gcu_graph_exec exec, CUstream stream)
-{
-    (void)exec, (void)stream;
-    SIM_NOT_SUPPORTED(cuGraphLaunch);
-}
-
-gcu_result sim_cuGraphExecDestroy(gcu_graph_exec exec)
-{
-    (void)exec;
-    SIM_NOT_SUPPORTED(cuGraphExecDestroy);
-}
-
-gcu_result sim_cuGraphDestroy(gcu_graph graph)
-{
-    (void)graph;
-    SIM_NOT_SUPPORTED(cuGraphDestroy);
-}
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#define SIM_NOT_SUPPORTED(name, params)                                                         \
+    gcu_result sim_##name params                                                                \
+    {                                                                                           \
+        SIM_BEGIN(name);                                                                        \
+        SIM_FAIL(GCU_ERROR_NOT_SUPPORTED);                                                      \
+        SIM_END();                                                                              \
+    }
+SIM_NOT_SUPPORTED(cuStreamBeginCapture, (CUstream stream, int mode))
+SIM_NOT_SUPPORTED(cuStreamEndCapture, (CUstream stream, gcu_graph *graph))
+SIM_NOT_SUPPORTED(cuGraphInstantiateWithFlags,
+                  (gcu_graph_exec * exec, gcu_graph graph, unsigned long long flags))
+SIM_NOT_SUPPORTED(cuGraphLaunch, (gcu_graph_exec exec, CUstream stream))
+SIM_NOT_SUPPORTED(cuGraphExecDestroy, (gcu_graph_exec exec))
+SIM_NOT_SUPPORTED(cuGraphDestroy, (gcu_graph graph))
+#pragma GCC diagnostic pop

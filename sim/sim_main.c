@@ -123,7 +123,7 @@ void sim_configure(void)
 gcu_result sim_enter(int sym, bool need_init)
 {
     sim_configure();
-    gcu_result fault = sim_fault_for(sym, sim_count_call(sym));
+    gcu_result fault = sim_count_call(sym);
     if (fault != GCU_SUCCESS)
         return fault;
     return need_init && !sim.initialized ? GCU_ERROR_NOT_INITIALIZED : GCU_SUCCESS;
@@ -185,6 +185,54 @@ typedef struct sim_proc {
     void *fn;
 } sim_proc;
 
+static const sim_proc *proc_find(const sim_proc *table, size_t n, const char *symbol)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(table[i].name, symbol) == 0)
+            return &table[i];
+    return NULL;
+}
+
+/* The per-thread default stream's entry points (cuda.h's _ptsz names), for
+ * CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM: NULL is the calling thread's per-thread
+ * default stream (CU_STREAM_PER_THREAD) instead of the legacy one. Only the entry points with a
+ * stream that programs under `greenctx run` wait or launch on; the others are the same
+ * function in both modes, as they are for the driver. */
+static CUstream per_thread(CUstream s) { return s ? s : SIM_STREAM_PER_THREAD; }
+
+static gcu_result launch_ptsz(gcu_function fn, unsigned gx, unsigned gy, unsigned gz,
+                              unsigned bx, unsigned by, unsigned bz, unsigned shmem,
+                              CUstream stream, void **params, void **extra)
+{
+    return sim_cuLaunchKernel(fn, gx, gy, gz, bx, by, bz, shmem, per_thread(stream), params,
+                              extra);
+}
+
+static gcu_result record_ptsz(CUevent event, CUstream stream)
+{
+    return sim_cuEventRecord(event, per_thread(stream));
+}
+
+static gcu_result sync_ptsz(CUstream stream) { return sim_cuStreamSynchronize(per_thread(stream)); }
+
+static gcu_result query_ptsz(CUstream stream) { return sim_cuStreamQuery(per_thread(stream)); }
+
+static gcu_result copy_ptsz(gcu_deviceptr dst, gcu_deviceptr src, size_t bytes, CUstream stream)
+{
+    return sim_cuMemcpyAsync(dst, src, bytes, per_thread(stream));
+}
+
+static gcu_result dtod_ptsz(gcu_deviceptr dst, gcu_deviceptr src, size_t bytes, CUstream stream)
+{
+    return sim_cuMemcpyDtoDAsync(dst, src, bytes, per_thread(stream));
+}
+
+static const sim_proc ptsz_procs[] = {
+    {"cuLaunchKernel", 0, (void *)launch_ptsz},   {"cuEventRecord", 0, (void *)record_ptsz},
+    {"cuStreamSynchronize", 0, (void *)sync_ptsz}, {"cuStreamQuery", 0, (void *)query_ptsz},
+    {"cuMemcpyAsync", 0, (void *)copy_ptsz},       {"cuMemcpyDtoDAsync", 0, (void *)dtod_ptsz},
+};
+
 /* cuCtxCreate: never called by the library, but wrapped by `greenctx run`'s preload; offered
  * so that tests see the preload refuse it. Called, it makes nothing (no ordinary contexts). */
 static gcu_result sim_cuCtxCreate(CUcontext *ctx, unsigned int flags, gcu_device dev)
@@ -207,10 +255,7 @@ gcu_result sim_cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
     SIM_BEGIN_NOINIT(cuGetProcAddress);
     if (!symbol || !pfn || flags > 2 || cudaVersion > sim.driver_version)
         SIM_FAIL(GCU_ERROR_INVALID_VALUE);
-    const sim_proc *found = NULL;
-    for (size_t i = 0; i < sizeof procs / sizeof procs[0]; i++)
-        if (strcmp(procs[i].name, symbol) == 0)
-            found = &procs[i];
+    const sim_proc *found = proc_find(procs, sizeof procs / sizeof procs[0], symbol);
     int status = GCU_GET_PROC_ADDRESS_SUCCESS;
     if (!found || found->version > sim.driver_version)
         status = GCU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
@@ -219,10 +264,10 @@ gcu_result sim_cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
     /* Flags 1 and 2 ask for the legacy or the per-thread default stream's entry points; 0 for
      * the driver's default, which its documentation leaves open: GREENCTX_SIM_DEFAULT_STREAM
      * picks it (legacy unless set), so that callers are tested against both. */
-    void *per_thread = flags == 2 || (flags == 0 && sim.default_per_thread)
-                           ? sim_per_thread_proc(symbol)
-                           : NULL;
-    *pfn = status != GCU_GET_PROC_ADDRESS_SUCCESS ? NULL : per_thread ? per_thread : found->fn;
+    const sim_proc *ptsz = NULL;
+    if (flags == 2 || (flags == 0 && sim.default_per_thread))
+        ptsz = proc_find(ptsz_procs, sizeof ptsz_procs / sizeof ptsz_procs[0], symbol);
+    *pfn = status != GCU_GET_PROC_ADDRESS_SUCCESS ? NULL : (ptsz ? ptsz : found)->fn;
     if (symbolStatus)
         *symbolStatus = status;
     SIM_END();
@@ -230,21 +275,12 @@ gcu_result sim_cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
 
 /* ---- the exported names ------------------------------------------------------------------ */
 
-GCTXSIM_API gcu_result cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
-                                           unsigned long long flags, int *symbolStatus)
-{
-    return sim_cuGetProcAddress(symbol, pfn, cudaVersion, flags, symbolStatus);
-}
-
-GCTXSIM_API gcu_result cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
-                                        unsigned long long flags, int *symbolStatus)
-{
-    return sim_cuGetProcAddress(symbol, pfn, cudaVersion, flags, symbolStatus);
-}
-
-GCTXSIM_API gcu_result cuDriverGetVersion(int *version) { return sim_cuDriverGetVersion(version); }
-
-GCTXSIM_API gcu_result cuInit(unsigned int flags) { return sim_cuInit(flags); }
+GCTXSIM_API gcu_result cuGetProcAddress_v2(const char *, void **, int, unsigned long long, int *)
+    __attribute__((alias("sim_cuGetProcAddress")));
+GCTXSIM_API gcu_result cuGetProcAddress(const char *, void **, int, unsigned long long, int *)
+    __attribute__((alias("sim_cuGetProcAddress")));
+GCTXSIM_API gcu_result cuDriverGetVersion(int *) __attribute__((alias("sim_cuDriverGetVersion")));
+GCTXSIM_API gcu_result cuInit(unsigned int) __attribute__((alias("sim_cuInit")));
 
 /* ---- reset (test API) -------------------------------------------------------------------- */
 

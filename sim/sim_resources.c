@@ -1,6 +1,6 @@
 /*
  * Device resources: what the padding of a CUdevResource carries, resource queries,
- * cuDevSmResourceSplitByCount, cuDevResourceGenerateDesc and the descriptors it makes.
+ * cuDevResourceGenerateDesc and the descriptors it makes.
  */
 #include <stddef.h>
 #include <string.h>
@@ -31,7 +31,7 @@ _Static_assert(SIM_RES_RECORD - SIM_RES_PADDING + sizeof(sim_res) <=
                    sizeof(((gcu_dev_resource *)0)->_internal_padding),
                "the record fits in the driver's padding after the per-process bytes");
 
-static uint32_t fnv1a(uint32_t h, const void *bytes, size_t size)
+uint32_t sim_fnv1a(uint32_t h, const void *bytes, size_t size)
 {
     const unsigned char *p = bytes;
     for (size_t i = 0; i < size; i++)
@@ -39,36 +39,19 @@ static uint32_t fnv1a(uint32_t h, const void *bytes, size_t size)
     return h;
 }
 
-static uint32_t res_check(const sim_res *r) { return fnv1a(2166136261u, r, offsetof(sim_res, check)); }
-
-uint32_t sim_split_id(const sim_res *in, int call, const void *request, size_t size)
+static uint32_t res_check(const sim_res *r)
 {
-    uint32_t h = fnv1a(2166136261u, in, offsetof(sim_res, check));
-    h = fnv1a(h, &call, sizeof call);
-    h = fnv1a(h, request, size);
-    return h ? h : 1;
+    return sim_fnv1a(2166136261u, r, offsetof(sim_res, check));
 }
 
-static sim_res res_new(int type, int dev)
+sim_res sim_res_new(int type, int dev)
 {
     sim_res r;
     memset(&r, 0, sizeof r);
     r.magic = SIM_RES_MAGIC;
     r.epoch = sim.epoch;
-    r.type = (uint8_t)type;
+    r.type = (uint16_t)type;
     r.device = (uint8_t)dev;
-    return r;
-}
-
-static sim_res sim_res_query(int dev, const sim_smset *sms, bool structured)
-{
-    sim_res r = res_new(SIM_RES_SM, dev);
-    r.origin = SIM_ORIGIN_QUERY;
-    r.structured = structured;
-    /* An unstructured set (one holding remainder SMs) is reported with the TPC-pair rules. */
-    r.report_min = (uint8_t)(structured ? sim.dev[dev]->min_part : 2);
-    r.report_align = (uint8_t)(structured ? sim.dev[dev]->align : 2);
-    r.sms = *sms;
     return r;
 }
 
@@ -89,7 +72,7 @@ static void write_process_bytes(gcu_dev_resource *out, const sim_res *r)
 {
     static const char anchor;
     uint64_t pointer = (uint64_t)(uintptr_t)&anchor ^ ((uint64_t)getpid() << 20);
-    uint32_t tag = fnv1a(fnv1a(2166136261u, &pointer, sizeof pointer), r, sizeof *r);
+    uint32_t tag = sim_fnv1a(sim_fnv1a(2166136261u, &pointer, sizeof pointer), r, sizeof *r);
     memcpy((unsigned char *)out + SIM_RES_PROCESS_POINTER, &pointer, sizeof pointer);
     memcpy((unsigned char *)out + SIM_RES_PROCESS_TAG, &tag, sizeof tag);
 }
@@ -101,19 +84,15 @@ void sim_res_write(gcu_dev_resource *out, const sim_res *r)
     memset(out, 0, sizeof *out);
     memcpy((unsigned char *)out + SIM_RES_RECORD, &sealed, sizeof sealed);
     write_process_bytes(out, &sealed);
-    if (r->type == SIM_RES_WQ_CONFIG) {
-        out->type = GCU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG;
+    out->type = (gcu_dev_resource_type)r->type;
+    if (r->type == GCU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG) {
         out->u.wqConfig.device = r->device;
         out->u.wqConfig.wqConcurrencyLimit = r->wq_limit;
         out->u.wqConfig.sharingScope = (gcu_workqueue_scope)r->wq_scope;
-        return;
     }
-    if (r->type == SIM_RES_WQ) {
-        out->type = GCU_DEV_RESOURCE_TYPE_WORKQUEUE;
+    if (r->type != GCU_DEV_RESOURCE_TYPE_SM)
         return;
-    }
     /* Fields appear in the versions that introduced them; older drivers leave them 0. */
-    out->type = GCU_DEV_RESOURCE_TYPE_SM;
     out->u.sm.smCount = sim_set_count(&r->sms);
     if (sim_version_at_least(13000)) {
         out->u.sm.minSmPartitionSize = r->report_min;
@@ -128,48 +107,45 @@ void sim_res_write(gcu_dev_resource *out, const sim_res *r)
     }
 }
 
+/* The resource types this driver version has. */
+static bool type_known(int type)
+{
+    return type == GCU_DEV_RESOURCE_TYPE_SM ||
+           (sim_version_at_least(13010) && (type == GCU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG ||
+                                            type == GCU_DEV_RESOURCE_TYPE_WORKQUEUE));
+}
+
 gcu_result sim_res_read(const gcu_dev_resource *in, sim_res *out)
 {
     if (!in)
         return GCU_ERROR_INVALID_VALUE;
-    int want;
-    switch (in->type) {
-    case GCU_DEV_RESOURCE_TYPE_SM:
-        want = SIM_RES_SM;
-        break;
-    case GCU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG:
-        want = SIM_RES_WQ_CONFIG;
-        break;
-    case GCU_DEV_RESOURCE_TYPE_WORKQUEUE:
-        want = SIM_RES_WQ;
-        break;
-    default:
-        return GCU_ERROR_INVALID_RESOURCE_TYPE;
-    }
-    if (want != SIM_RES_SM && !sim_version_at_least(13010))
+    if (!type_known(in->type))
         return GCU_ERROR_INVALID_RESOURCE_TYPE;
     memcpy(out, (const unsigned char *)in + SIM_RES_RECORD, sizeof *out);
     if (out->magic != SIM_RES_MAGIC || out->epoch != sim.epoch || out->check != res_check(out) ||
-        out->type != want || out->device >= sim.ndev)
+        out->type != in->type || out->device >= sim.ndev)
         return GCU_ERROR_INVALID_VALUE;
     return GCU_SUCCESS;
 }
 
-gcu_result sim_res_of_context(gcu_dev_resource *out, int type, int dev, const sim_smset *sms,
-                              bool structured, unsigned wq_limit, int wq_scope)
+gcu_result sim_res_of_context(gcu_dev_resource *out, int type, const sim_ctx *c)
 {
     if (!out)
         return GCU_ERROR_INVALID_VALUE;
-    sim_res r;
-    if (type == GCU_DEV_RESOURCE_TYPE_SM) {
-        r = sim_res_query(dev, sms, structured);
-    } else if (sim_version_at_least(13010) && (type == GCU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG ||
-                                               type == GCU_DEV_RESOURCE_TYPE_WORKQUEUE)) {
-        r = res_new(type == GCU_DEV_RESOURCE_TYPE_WORKQUEUE ? SIM_RES_WQ : SIM_RES_WQ_CONFIG, dev);
-        r.wq_limit = wq_limit;
-        r.wq_scope = wq_scope;
-    } else {
+    if (!type_known(type))
         return GCU_ERROR_INVALID_RESOURCE_TYPE;
+    const sim_green *g = c->green;
+    sim_res r = sim_res_new(type, c->dev);
+    if (type == GCU_DEV_RESOURCE_TYPE_SM) {
+        r.origin = SIM_ORIGIN_QUERY;
+        r.structured = g ? g->structured : true;
+        /* An unstructured set (one holding remainder SMs) is reported with the TPC-pair rules. */
+        r.report_min = (uint8_t)(r.structured ? sim.dev[c->dev]->min_part : 2);
+        r.report_align = (uint8_t)(r.structured ? sim.dev[c->dev]->align : 2);
+        r.sms = sim_ctx_sms(c);
+    } else {
+        r.wq_limit = g ? g->wq_limit : sim.wq_limit;
+        r.wq_scope = g ? g->wq_scope : GCU_WORKQUEUE_SCOPE_DEVICE_CTX;
     }
     sim_res_write(out, &r);
     return GCU_SUCCESS;
@@ -180,137 +156,7 @@ gcu_result sim_cuDeviceGetDevResource(gcu_device dev, gcu_dev_resource *resource
 {
     SIM_BEGIN(cuDeviceGetDevResource);
     SIM_CHECK(sim_check_device(dev));
-    sim_smset all = sim_set_range(0, sim.dev[dev]->sms);
-    SIM_CHECK(sim_res_of_context(resource, (int)type, dev, &all, true, sim.wq_limit,
-                                 GCU_WORKQUEUE_SCOPE_DEVICE_CTX));
-    SIM_END();
-}
-
-/* ---- splitting --------------------------------------------------------------------------- */
-
-sim_res sim_res_part(const sim_res *in, uint32_t split_id, sim_origin origin, const sim_smset *sms)
-{
-    sim_res r = res_new(SIM_RES_SM, in->device);
-    r.split_id = split_id;
-    r.origin = (uint8_t)origin;
-    r.sms = *sms;
-    return r;
-}
-
-void sim_res_write_remainder(gcu_dev_resource *out, const sim_res *in, uint32_t split_id,
-                             const sim_smset *left)
-{
-    if (!out)
-        return;
-    /* An empty remainder is the INVALID resource: type 0, smCount 0. */
-    if (sim_set_count(left) == 0) {
-        memset(out, 0, sizeof *out);
-        return;
-    }
-    sim_res r = sim_res_part(in, split_id, SIM_ORIGIN_REMAINDER, left);
-    sim_res_write(out, &r);
-}
-
-gcu_result sim_res_split_input(const gcu_dev_resource *input, sim_res *in)
-{
-    gcu_result rc = sim_res_read(input, in);
-    if (rc != GCU_SUCCESS)
-        return rc;
-    if (in->type != SIM_RES_SM)
-        return GCU_ERROR_INVALID_RESOURCE_TYPE;
-    /* The driver splits only what was queried: a split's output must first become a green
-     * context, whose resource can then be split. */
-    return in->origin == SIM_ORIGIN_QUERY ? GCU_SUCCESS : GCU_ERROR_INVALID_RESOURCE_CONFIGURATION;
-}
-
-typedef struct sim_plan {
-    unsigned groups, size;
-    unsigned order[SIM_MAX_SMS]; /* group i is order[i*size .. (i+1)*size) */
-} sim_plan;
-
-static unsigned round_up(unsigned v, unsigned to) { return (v + to - 1) / to * to; }
-
-static void plan_by_count(const sim_res *in, unsigned flags, unsigned min_count, sim_plan *p)
-{
-    const sim_model *m = sim.dev[in->device];
-    unsigned n = sim_set_count(&in->sms);
-    if (flags & GCU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING) {
-        p->size = round_up(min_count > 2 ? min_count : 2, 2);
-        p->groups = n / p->size;
-        sim_set_ids(&in->sms, p->order);
-    } else if (in->structured) {
-        unsigned size = round_up(min_count, m->align);
-        p->size = size > m->min_part ? size : m->min_part;
-        p->groups = sim_layout_units(m, &in->sms, p->size, p->order) / p->size;
-    } else {
-        sim_unstructured_split(m, n, min_count, flags, &p->groups, &p->size);
-        sim_set_ids(&in->sms, p->order);
-    }
-    /* A count the coscheduled units cannot hold, but the resource can: measured on the H200
-     * (minCount 129..132) as one group of every SM and an empty remainder. */
-    if (p->groups == 0) {
-        p->groups = 1;
-        p->size = n;
-        sim_set_ids(&in->sms, p->order);
-    }
-}
-
-/* The H200 deals 16-SM units round robin over the groups of one split: one group of 64 got
- * SMs 0-63, but of two groups of 64 the first got 0 1 4 5 8 9 ... 124 125 and the second
- * 2 3 6 7 ... 126 127 (testdata/h200-context-identity.txt). */
-static void deal_units(sim_plan *p, unsigned groups)
-{
-    static unsigned dealt[SIM_MAX_SMS];
-    unsigned per = p->size / 16;
-    for (unsigned g = 0; g < groups; g++)
-        for (unsigned j = 0; j < per; j++)
-            memcpy(&dealt[(g * per + j) * 16], &p->order[(j * groups + g) * 16],
-                   16 * sizeof *dealt);
-    memcpy(p->order, dealt, groups * p->size * sizeof *dealt);
-}
-
-gcu_result sim_cuDevSmResourceSplitByCount(gcu_dev_resource *result, unsigned int *nbGroups,
-                                           const gcu_dev_resource *input,
-                                           gcu_dev_resource *remaining, unsigned int useFlags,
-                                           unsigned int minCount)
-{
-    static sim_plan plan; /* large; the global lock serialises its use */
-    SIM_BEGIN(cuDevSmResourceSplitByCount);
-    SIM_FAIL_IF(!nbGroups, GCU_ERROR_INVALID_VALUE);
-    sim_res in;
-    SIM_CHECK(sim_res_split_input(input, &in));
-    if ((useFlags != 0 && !sim_version_at_least(12050)) ||
-        useFlags > GCU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE)
-        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
-    SIM_FAIL_IF(minCount > sim_set_count(&in.sms), GCU_ERROR_INVALID_RESOURCE_CONFIGURATION);
-    plan_by_count(&in, useFlags, minCount, &plan);
-    if (!result) {
-        *nbGroups = plan.groups;
-        goto out;
-    }
-    SIM_FAIL_IF(*nbGroups == 0, GCU_ERROR_INVALID_VALUE);
-    /* With less room than groups, the groups that do not fit go to the remainder. */
-    unsigned groups = plan.groups < *nbGroups ? plan.groups : *nbGroups;
-    if (sim.dev[in.device]->layout == SIM_LAYOUT_GH100 && in.structured &&
-        !(useFlags & GCU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING) && plan.size % 16 == 0 &&
-        plan.groups * plan.size <= sim_set_count(&in.sms))
-        deal_units(&plan, groups);
-    const unsigned request[3] = {useFlags, minCount, *nbGroups};
-    uint32_t split_id = sim_split_id(&in, SIM_SYM_cuDevSmResourceSplitByCount, request,
-                                     sizeof request);
-    sim_smset left = in.sms;
-    for (unsigned g = 0; g < groups; g++) {
-        sim_smset sms;
-        memset(&sms, 0, sizeof sms);
-        for (unsigned i = 0; i < plan.size; i++)
-            sim_set_add(&sms, plan.order[g * plan.size + i]);
-        sim_set_minus(&left, &sms);
-        sim_res part = sim_res_part(&in, split_id, SIM_ORIGIN_GROUP, &sms);
-        part.structured = in.structured && !(useFlags & GCU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING);
-        sim_res_write(&result[g], &part);
-    }
-    sim_res_write_remainder(remaining, &in, split_id, &left);
-    *nbGroups = groups;
+    SIM_CHECK(sim_res_of_context(resource, (int)type, &(sim_ctx){dev, NULL}));
     SIM_END();
 }
 
@@ -333,12 +179,12 @@ gcu_result sim_cuDevResourceGenerateDesc(gcu_resource_desc *desc, gcu_dev_resour
         SIM_CHECK(sim_res_read(&resources[i], &r));
         SIM_FAIL_IF(d.dev >= 0 && r.device != d.dev, GCU_ERROR_INVALID_RESOURCE_CONFIGURATION);
         d.dev = r.device;
-        if (r.type != SIM_RES_SM) {
+        if (r.type != GCU_DEV_RESOURCE_TYPE_SM) {
             SIM_FAIL_IF(d.has_wq, GCU_ERROR_INVALID_RESOURCE_CONFIGURATION);
             d.has_wq = true;
             d.wq_limit = r.wq_limit;
             d.wq_scope = r.wq_scope;
-            if (r.type == SIM_RES_WQ_CONFIG) {
+            if (r.type == GCU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG) {
                 /* The one resource callers edit in place: its visible fields are the input. */
                 const gcu_dev_workqueue_config_resource *c = &resources[i].u.wqConfig;
                 SIM_FAIL_IF(c->device != r.device, GCU_ERROR_INVALID_RESOURCE_CONFIGURATION);

@@ -1,11 +1,147 @@
 /*
- * cuDevSmResourceSplit (13.1+): per-group counts, coscheduled units, discovery and backfill.
- * Coscheduled units are the same as split-by-count's (sim_layout_units), so both calls hand out
- * SMs in the same order.
+ * The two split calls: cuDevSmResourceSplitByCount, and cuDevSmResourceSplit (13.1+: per-group
+ * counts, coscheduled units, discovery and backfill). Both take coscheduled units from
+ * sim_layout_units, so they hand out SMs in the same order.
  */
 #include <string.h>
 
 #include "sim_internal.h"
+
+/* The split_id of a split of `in` with a request of `size` bytes: deterministic, never 0. */
+static uint32_t split_id_of(const sim_res *in, int call, const void *request, size_t size)
+{
+    uint32_t h = sim_fnv1a(in->check, &call, sizeof call); /* check: the input's hash */
+    h = sim_fnv1a(h, request, size);
+    return h ? h : 1;
+}
+
+static sim_res res_part(const sim_res *in, uint32_t split_id, sim_origin origin,
+                        const sim_smset *sms)
+{
+    sim_res r = sim_res_new(GCU_DEV_RESOURCE_TYPE_SM, in->device);
+    r.split_id = split_id;
+    r.origin = (uint8_t)origin;
+    r.sms = *sms;
+    return r;
+}
+
+static void write_remainder(gcu_dev_resource *out, const sim_res *in, uint32_t split_id,
+                            const sim_smset *left)
+{
+    if (!out)
+        return;
+    /* An empty remainder is the INVALID resource: type 0, smCount 0. */
+    if (sim_set_count(left) == 0) {
+        memset(out, 0, sizeof *out);
+        return;
+    }
+    sim_res r = res_part(in, split_id, SIM_ORIGIN_REMAINDER, left);
+    sim_res_write(out, &r);
+}
+
+static gcu_result split_input(const gcu_dev_resource *input, sim_res *in)
+{
+    gcu_result rc = sim_res_read(input, in);
+    if (rc != GCU_SUCCESS)
+        return rc;
+    if (in->type != GCU_DEV_RESOURCE_TYPE_SM)
+        return GCU_ERROR_INVALID_RESOURCE_TYPE;
+    /* The driver splits only what was queried: a split's output must first become a green
+     * context, whose resource can then be split. */
+    return in->origin == SIM_ORIGIN_QUERY ? GCU_SUCCESS : GCU_ERROR_INVALID_RESOURCE_CONFIGURATION;
+}
+
+typedef struct sim_plan {
+    unsigned groups, size;
+    unsigned order[SIM_MAX_SMS]; /* group i is order[i*size .. (i+1)*size) */
+} sim_plan;
+
+static unsigned round_up(unsigned v, unsigned to) { return (v + to - 1) / to * to; }
+
+static void plan_by_count(const sim_res *in, unsigned flags, unsigned min_count, sim_plan *p)
+{
+    const sim_model *m = sim.dev[in->device];
+    unsigned n = sim_set_count(&in->sms);
+    if (flags & GCU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING) {
+        p->size = round_up(min_count > 2 ? min_count : 2, 2);
+        p->groups = n / p->size;
+        sim_set_ids(&in->sms, p->order);
+    } else if (in->structured) {
+        unsigned size = round_up(min_count, m->align);
+        p->size = size > m->min_part ? size : m->min_part;
+        p->groups = sim_layout_units(m, &in->sms, p->size, p->order) / p->size;
+    } else {
+        sim_unstructured_split(m, n, min_count, flags, &p->groups, &p->size);
+        sim_set_ids(&in->sms, p->order);
+    }
+    /* A count the coscheduled units cannot hold, but the resource can: measured on the H200
+     * (minCount 129..132) as one group of every SM and an empty remainder. */
+    if (p->groups == 0) {
+        p->groups = 1;
+        p->size = n;
+        sim_set_ids(&in->sms, p->order);
+    }
+}
+
+/* The H200 deals 16-SM units round robin over the groups of one split: one group of 64 got
+ * SMs 0-63, but of two groups of 64 the first got 0 1 4 5 8 9 ... 124 125 and the second
+ * 2 3 6 7 ... 126 127 (testdata/h200-context-identity.txt). */
+static void deal_units(sim_plan *p, unsigned groups)
+{
+    static unsigned dealt[SIM_MAX_SMS];
+    unsigned per = p->size / 16;
+    for (unsigned g = 0; g < groups; g++)
+        for (unsigned j = 0; j < per; j++)
+            memcpy(&dealt[(g * per + j) * 16], &p->order[(j * groups + g) * 16],
+                   16 * sizeof *dealt);
+    memcpy(p->order, dealt, groups * p->size * sizeof *dealt);
+}
+
+gcu_result sim_cuDevSmResourceSplitByCount(gcu_dev_resource *result, unsigned int *nbGroups,
+                                           const gcu_dev_resource *input,
+                                           gcu_dev_resource *remaining, unsigned int useFlags,
+                                           unsigned int minCount)
+{
+    static sim_plan plan; /* large; the global lock serialises its use */
+    SIM_BEGIN(cuDevSmResourceSplitByCount);
+    SIM_FAIL_IF(!nbGroups, GCU_ERROR_INVALID_VALUE);
+    sim_res in;
+    SIM_CHECK(split_input(input, &in));
+    if ((useFlags != 0 && !sim_version_at_least(12050)) ||
+        useFlags > GCU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE)
+        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    SIM_FAIL_IF(minCount > sim_set_count(&in.sms), GCU_ERROR_INVALID_RESOURCE_CONFIGURATION);
+    plan_by_count(&in, useFlags, minCount, &plan);
+    if (!result) {
+        *nbGroups = plan.groups;
+        goto out;
+    }
+    SIM_FAIL_IF(*nbGroups == 0, GCU_ERROR_INVALID_VALUE);
+    /* With less room than groups, the groups that do not fit go to the remainder. */
+    unsigned groups = plan.groups < *nbGroups ? plan.groups : *nbGroups;
+    if (sim.dev[in.device]->layout == SIM_LAYOUT_GH100 && in.structured &&
+        !(useFlags & GCU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING) && plan.size % 16 == 0 &&
+        plan.groups * plan.size <= sim_set_count(&in.sms))
+        deal_units(&plan, groups);
+    const unsigned request[3] = {useFlags, minCount, *nbGroups};
+    uint32_t split_id = split_id_of(&in, SIM_SYM_cuDevSmResourceSplitByCount, request,
+                                     sizeof request);
+    sim_smset left = in.sms;
+    for (unsigned g = 0; g < groups; g++) {
+        sim_smset sms;
+        memset(&sms, 0, sizeof sms);
+        for (unsigned i = 0; i < plan.size; i++)
+            sim_set_add(&sms, plan.order[g * plan.size + i]);
+        sim_set_minus(&left, &sms);
+        sim_res part = res_part(&in, split_id, SIM_ORIGIN_GROUP, &sms);
+        part.structured = in.structured && !(useFlags & GCU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING);
+        sim_res_write(&result[g], &part);
+    }
+    write_remainder(remaining, &in, split_id, &left);
+    *nbGroups = groups;
+    SIM_END();
+}
+
 
 /* Plans one group from the SMs still in `pool`; writes its SMs to `out` and its size back to
  * p->smCount. `real` is false for a dry run (result == NULL), which may report empty groups. */
@@ -70,7 +206,7 @@ gcu_result sim_cuDevSmResourceSplit(gcu_dev_resource *result, unsigned int nbGro
     if (!groupParams || nbGroups == 0 || nbGroups > SIM_MAX_SMS || flags != 0)
         SIM_FAIL(GCU_ERROR_INVALID_VALUE);
     sim_res in;
-    SIM_CHECK(sim_res_split_input(input, &in));
+    SIM_CHECK(split_input(input, &in));
     const sim_model *m = sim.dev[in.device];
     memcpy(params, groupParams, nbGroups * sizeof *params);
     sim_smset pool = in.sms;
@@ -78,10 +214,10 @@ gcu_result sim_cuDevSmResourceSplit(gcu_dev_resource *result, unsigned int nbGro
         SIM_CHECK(plan_group(m, &params[g], in.report_align, &pool, &sets[g], result != NULL));
     if (result) {
         /* groupParams still holds the request: the outputs go back to it below. */
-        uint32_t split_id = sim_split_id(&in, SIM_SYM_cuDevSmResourceSplit, groupParams,
+        uint32_t split_id = split_id_of(&in, SIM_SYM_cuDevSmResourceSplit, groupParams,
                                          nbGroups * sizeof *groupParams);
         for (unsigned g = 0; g < nbGroups; g++) {
-            sim_res part = sim_res_part(&in, split_id, SIM_ORIGIN_GROUP, &sets[g]);
+            sim_res part = res_part(&in, split_id, SIM_ORIGIN_GROUP, &sets[g]);
             part.structured = !(params[g].flags & GCU_DEV_SM_RESOURCE_GROUP_BACKFILL);
             part.report_min = in.report_min;
             part.report_align = in.report_align;
@@ -89,7 +225,7 @@ gcu_result sim_cuDevSmResourceSplit(gcu_dev_resource *result, unsigned int nbGro
             part.domain = (uint8_t)params[g].localityDomainId;
             sim_res_write(&result[g], &part);
         }
-        sim_res_write_remainder(remainder, &in, split_id, &pool);
+        write_remainder(remainder, &in, split_id, &pool);
     }
     memcpy(groupParams, params, nbGroups * sizeof *params);
     SIM_END();

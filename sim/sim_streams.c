@@ -13,7 +13,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "greenctx_sim.h"
 #include "sim_internal.h"
+
+#define SIM_WAITS_KEPT 16
 
 typedef struct sim_stream {
     sim_slot slot;
@@ -44,6 +47,7 @@ typedef struct sim_event {
 static sim_pool streams = {.item_size = sizeof(sim_stream), .tag = SIM_TAG_STREAM};
 static sim_pool events = {.item_size = sizeof(sim_event), .tag = SIM_TAG_EVENT};
 
+/* The range measured on the H200. */
 enum { SIM_PRIORITY_LEAST = 0, SIM_PRIORITY_GREATEST = -5 };
 
 static bool is_default_stream(CUstream s) { return (uintptr_t)s <= 2; /* NULL, legacy, per-thread */ }
@@ -76,7 +80,9 @@ static long long now_ns(void)
     return (long long)t.tv_sec * 1000000000ll + t.tv_nsec;
 }
 
-void sim_sleep_until(long long t)
+/* Sleeps until t, lock not held: a synchronize's wait for spinning work, while other threads
+ * call the driver, as on a GPU. */
+static void sleep_until(long long t)
 {
     struct timespec ts = {(time_t)(t / 1000000000ll), (long)(t % 1000000000ll)};
     if (t > now_ns())
@@ -95,23 +101,15 @@ static gcu_result stream_gone(const sim_stream *s)
     return sim_version_at_least(13010) ? GCU_ERROR_STREAM_DETACHED : GCU_ERROR_CONTEXT_IS_DESTROYED;
 }
 
-int sim_streams_live(void)
+/* A stream a 13.0 driver freed with its green context is no longer live. */
+static bool stream_counts(const void *s)
 {
-    int n = 0;
-    for (uint32_t i = 0; i < streams.count; i++) {
-        const sim_stream *s = sim_pool_at(&streams, i);
-        n += s && stream_gone(s) != GCU_ERROR_CONTEXT_IS_DESTROYED;
-    }
-    return n;
+    return stream_gone(s) != GCU_ERROR_CONTEXT_IS_DESTROYED;
 }
 
-int sim_events_live(void)
-{
-    int n = 0;
-    for (uint32_t i = 0; i < events.count; i++)
-        n += sim_pool_at(&events, i) != NULL;
-    return n;
-}
+int sim_streams_live(void) { return sim_pool_live(&streams, stream_counts); }
+
+int sim_events_live(void) { return sim_pool_live(&events, NULL); }
 
 gcu_result sim_stream_ctx(CUstream s, sim_ctx *out)
 {
@@ -156,17 +154,21 @@ void sim_count_default_stream(int sym, CUstream s)
         default_calls[call][s == SIM_STREAM_PER_THREAD]++;
 }
 
-long sim_default_stream_calls(const char *symbol, CUstream which)
+GCTXSIM_API long gctxsim_default_stream_calls(const char *symbol, CUstream which)
 {
-    int call = strcmp(symbol, "cuEventRecord") == 0;
-    if ((!call && strcmp(symbol, "cuLaunchKernel") != 0) ||
-        (which != SIM_STREAM_LEGACY && which != SIM_STREAM_PER_THREAD))
+    if (!symbol || (which != SIM_STREAM_LEGACY && which != SIM_STREAM_PER_THREAD))
         return -1;
-    return default_calls[call][which == SIM_STREAM_PER_THREAD];
+    int call = strcmp(symbol, "cuEventRecord") == 0;
+    if (!call && strcmp(symbol, "cuLaunchKernel") != 0)
+        return -1;
+    sim_lock();
+    long n = default_calls[call][which == SIM_STREAM_PER_THREAD];
+    sim_unlock();
+    return n;
 }
 
 /* When the spinning work of every stream of context c ends. */
-long long sim_ctx_done_ns(const sim_ctx *c)
+static long long ctx_done_ns(const sim_ctx *c)
 {
     long long done = *done_at(NULL, c);
     for (uint32_t i = 0; i < streams.count; i++) {
@@ -177,12 +179,6 @@ long long sim_ctx_done_ns(const sim_ctx *c)
             done = s->done_ns;
     }
     return done;
-}
-
-static double stream_clock(CUstream s)
-{
-    const sim_stream *st = created_stream(s);
-    return st ? st->clock_ns : 0.0;
 }
 
 /* A live stream, for the queries that read its own fields. */
@@ -213,28 +209,36 @@ static gcu_result stream_new(CUstream *out, const sim_ctx *c, unsigned flags, in
     return GCU_SUCCESS;
 }
 
-/* A stream made while a converted green context is current belongs to that green context. */
-static gcu_result create_in_current(CUstream *stream, unsigned flags, int priority)
+/* cuStreamCreate and cuStreamCreateWithPriority (sym): a stream made while a converted green
+ * context is current belongs to that green context. */
+static gcu_result create_in_current(int sym, CUstream *stream, unsigned flags, int priority)
 {
-    if (!stream || (flags & ~(unsigned)GCU_STREAM_NON_BLOCKING))
-        return GCU_ERROR_INVALID_VALUE;
+    SIM_BEGIN_SYM(sym, true);
+    SIM_FAIL_IF(!stream || (flags & ~(unsigned)GCU_STREAM_NON_BLOCKING), GCU_ERROR_INVALID_VALUE);
     sim_ctx c;
-    gcu_result rc = sim_ctx_current(&c);
-    return rc != GCU_SUCCESS ? rc : stream_new(stream, &c, flags, priority);
+    SIM_CHECK(sim_ctx_current(&c));
+    SIM_CHECK(stream_new(stream, &c, flags, priority));
+    SIM_END();
+}
+
+gcu_result sim_cuCtxGetStreamPriorityRange(int *least, int *greatest)
+{
+    SIM_BEGIN(cuCtxGetStreamPriorityRange);
+    if (least)
+        *least = SIM_PRIORITY_LEAST;
+    if (greatest)
+        *greatest = SIM_PRIORITY_GREATEST;
+    SIM_END();
 }
 
 gcu_result sim_cuStreamCreate(CUstream *stream, unsigned int flags)
 {
-    SIM_BEGIN(cuStreamCreate);
-    SIM_CHECK(create_in_current(stream, flags, 0));
-    SIM_END();
+    return create_in_current(SIM_SYM_cuStreamCreate, stream, flags, 0);
 }
 
 gcu_result sim_cuStreamCreateWithPriority(CUstream *stream, unsigned int flags, int prio)
 {
-    SIM_BEGIN(cuStreamCreateWithPriority);
-    SIM_CHECK(create_in_current(stream, flags, prio));
-    SIM_END();
+    return create_in_current(SIM_SYM_cuStreamCreateWithPriority, stream, flags, prio);
 }
 
 gcu_result sim_cuGreenCtxStreamCreate(CUstream *stream, CUgreenCtx ctx, unsigned int flags,
@@ -262,18 +266,24 @@ gcu_result sim_cuStreamDestroy(CUstream stream)
     SIM_END();
 }
 
-/* What a synchronize or a query (sym) waits for: the work queued on the stream so far, or
- * (cuEvent*) that before the event's record. When it ends, in *done. */
+/* What a synchronize or a query (sym) waits for: the work queued on the stream so far, that
+ * before the event's record (cuEvent*), or that of every stream of the current context
+ * (cuCtxSynchronize). When it ends, in *done. */
 static gcu_result work_done(int sym, CUstream stream, CUevent event, long long *done)
 {
     SIM_BEGIN_SYM(sym, true);
     sim_ctx c;
     const sim_event *e = event_get(event);
-    bool of_event = sym == SIM_SYM_cuEventSynchronize || sym == SIM_SYM_cuEventQuery;
-    SIM_FAIL_IF(of_event && !e, GCU_ERROR_INVALID_HANDLE);
-    if (!of_event)
+    if (sym == SIM_SYM_cuEventSynchronize || sym == SIM_SYM_cuEventQuery) {
+        SIM_FAIL_IF(!e, GCU_ERROR_INVALID_HANDLE);
+        *done = e->done_ns;
+    } else if (sym == SIM_SYM_cuCtxSynchronize) {
+        SIM_CHECK(sim_ctx_current(&c));
+        *done = ctx_done_ns(&c);
+    } else {
         SIM_CHECK(sim_stream_ctx(stream, &c));
-    *done = of_event ? e->done_ns : *done_at(stream, &c);
+        *done = *done_at(stream, &c);
+    }
     SIM_END();
 }
 
@@ -283,13 +293,15 @@ static gcu_result wait_or_query(int sym, CUstream stream, CUevent event)
 {
     long long done = 0;
     gcu_result rc = work_done(sym, stream, event, &done);
-    bool wait = sym == SIM_SYM_cuStreamSynchronize || sym == SIM_SYM_cuEventSynchronize;
+    bool wait = sym != SIM_SYM_cuStreamQuery && sym != SIM_SYM_cuEventQuery;
     if (rc == GCU_SUCCESS && wait)
-        sim_sleep_until(done);
+        sleep_until(done);
     else if (rc == GCU_SUCCESS && done > now_ns())
         rc = GCU_ERROR_NOT_READY;
     return rc;
 }
+
+gcu_result sim_cuCtxSynchronize(void) { return wait_or_query(SIM_SYM_cuCtxSynchronize, NULL, NULL); }
 
 gcu_result sim_cuStreamSynchronize(CUstream stream)
 {
@@ -315,15 +327,15 @@ gcu_result sim_cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int fl
     SIM_END();
 }
 
-int sim_stream_waits(CUstream stream, CUstream *waited_for, int capacity)
+GCTXSIM_API int gctxsim_stream_waits(CUstream stream, CUstream *waited_for, int capacity)
 {
+    sim_lock();
     const sim_stream *s = created_stream(stream);
-    if (!s)
-        return -1;
-    unsigned kept = s->waits < SIM_WAITS_KEPT ? s->waits : SIM_WAITS_KEPT;
+    unsigned waits = s ? s->waits : 0, kept = waits < SIM_WAITS_KEPT ? waits : SIM_WAITS_KEPT;
     for (unsigned i = 0; waited_for && i < kept && (int)i < capacity; i++)
-        waited_for[i] = s->waited_for[(s->waits - kept + i) % SIM_WAITS_KEPT];
-    return (int)s->waits;
+        waited_for[i] = s->waited_for[(waits - kept + i) % SIM_WAITS_KEPT];
+    sim_unlock();
+    return s ? (int)waits : -1;
 }
 
 gcu_result sim_cuStreamGetPriority(CUstream stream, int *priority)
@@ -364,9 +376,7 @@ gcu_result sim_cuStreamGetDevResource(CUstream stream, gcu_dev_resource *resourc
     SIM_FAIL_IF(type != GCU_DEV_RESOURCE_TYPE_SM, GCU_ERROR_INVALID_RESOURCE_TYPE);
     sim_ctx c;
     SIM_CHECK(sim_stream_ctx(stream, &c));
-    sim_smset sms = sim_ctx_sms(&c);
-    SIM_CHECK(sim_res_of_context(resource, (int)type, c.dev, &sms, c.green ? c.green->structured : true,
-                                 0, 0));
+    SIM_CHECK(sim_res_of_context(resource, (int)type, &c));
     SIM_END();
 }
 
@@ -407,7 +417,8 @@ gcu_result sim_cuEventRecord(CUevent event, CUstream stream)
     sim_count_default_stream(SIM_SYM_cuEventRecord, stream);
     e->recorded = true;
     e->recorded_on = stream;
-    e->at_ns = stream_clock(stream);
+    const sim_stream *s = created_stream(stream);
+    e->at_ns = s ? s->clock_ns : 0.0;
     e->done_ns = *done_at(stream, &c);
     SIM_END();
 }
@@ -441,7 +452,7 @@ gcu_result sim_cuGreenCtxRecordEvent(CUgreenCtx ctx, CUevent event)
     e->recorded = true;
     e->recorded_on = NULL;
     e->at_ns = 0.0;
-    e->done_ns = sim_ctx_done_ns(&(sim_ctx){g->dev, (sim_green *)g}); /* all its work */
+    e->done_ns = ctx_done_ns(&(sim_ctx){g->dev, (sim_green *)g}); /* all its work */
     SIM_END();
 }
 

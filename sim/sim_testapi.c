@@ -4,32 +4,25 @@
 #include "greenctx_sim.h"
 #include "sim_internal.h"
 
+static int greens_live(void) { return sim_pool_live(&sim_greens, NULL); }
+
 GCTXSIM_API int gctxsim_live_objects(const char *kind)
 {
+    /* "all" is their sum; "desc" counts the descriptors made, which are never destroyed. */
+    static const struct {
+        const char *kind;
+        int (*live)(void);
+    } kinds[] = {{"green_ctx", greens_live}, {"stream", sim_streams_live},
+                 {"event", sim_events_live}, {"primary_ctx", sim_primary_refs},
+                 {"module", sim_modules_live}, {"memory", sim_memory_live}};
     if (!kind)
         return -1;
+    bool all = strcmp(kind, "all") == 0;
     sim_lock();
-    int greens = 0;
-    for (uint32_t i = 0; i < sim_greens.count; i++)
-        greens += sim_pool_at(&sim_greens, i) != NULL;
-    int n = -1;
-    if (strcmp(kind, "green_ctx") == 0)
-        n = greens;
-    else if (strcmp(kind, "stream") == 0)
-        n = sim_streams_live();
-    else if (strcmp(kind, "event") == 0)
-        n = sim_events_live();
-    else if (strcmp(kind, "primary_ctx") == 0)
-        n = sim_primary_refs();
-    else if (strcmp(kind, "module") == 0)
-        n = sim_modules_live();
-    else if (strcmp(kind, "memory") == 0)
-        n = sim_memory_live();
-    else if (strcmp(kind, "desc") == 0)
-        n = sim.descs_made;
-    else if (strcmp(kind, "all") == 0)
-        n = greens + sim_streams_live() + sim_events_live() + sim_primary_refs() +
-            sim_modules_live() + sim_memory_live();
+    int n = all ? 0 : strcmp(kind, "desc") == 0 ? sim.descs_made : -1;
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (all || strcmp(kind, kinds[i].kind) == 0)
+            n = (all ? n : 0) + kinds[i].live();
     sim_unlock();
     return n;
 }
@@ -47,7 +40,7 @@ GCTXSIM_API int gctxsim_resource_sm_ids(const void *resource, unsigned *ids, int
 {
     sim_lock();
     sim_res r;
-    int n = sim_res_read(resource, &r) == GCU_SUCCESS && r.type == SIM_RES_SM
+    int n = sim_res_read(resource, &r) == GCU_SUCCESS && r.type == GCU_DEV_RESOURCE_TYPE_SM
                 ? copy_ids(&r.sms, ids, capacity)
                 : -1;
     sim_unlock();
@@ -74,68 +67,4 @@ GCTXSIM_API int gctxsim_stream_sm_ids(CUstream stream, unsigned *ids, int capaci
     }
     sim_unlock();
     return n;
-}
-
-GCTXSIM_API int gctxsim_stream_waits(CUstream stream, CUstream *waited_for, int capacity)
-{
-    sim_lock();
-    int n = sim_stream_waits(stream, waited_for, capacity);
-    sim_unlock();
-    return n;
-}
-
-GCTXSIM_API long gctxsim_default_stream_calls(const char *symbol, CUstream which)
-{
-    sim_lock();
-    long n = symbol ? sim_default_stream_calls(symbol, which) : -1;
-    sim_unlock();
-    return n;
-}
-
-GCTXSIM_API long gctxsim_calls(const char *symbol)
-{
-    int sym = sim_symbol_index(symbol);
-    sim_lock();
-    long n = sym >= 0 ? sim_calls(sym) : -1;
-    sim_unlock();
-    return n;
-}
-
-GCTXSIM_API int gctxsim_on_call(const char *symbol, void (*fn)(void *arg), void *arg)
-{
-    int sym = sim_symbol_index(symbol);
-    if (fn && sym < 0)
-        return -1;
-    sim_lock();
-    sim_hook_set(sym, fn, arg);
-    sim_unlock();
-    return 0;
-}
-
-GCTXSIM_API void gctxsim_fail_after(const char *symbol, int n, int code)
-{
-    int sym = sim_symbol_index(symbol);
-    sim_lock();
-    sim_configure(); /* so that loading the environment later cannot drop this fault */
-    if (n == 0)
-        sim_faults_clear();
-    else if (sym >= 0 && n > 0)
-        sim_fault_add(sym, sim_calls(sym) + n, code);
-    sim_unlock();
-}
-
-GCTXSIM_API void gctxsim_sticky_fault(int code)
-{
-    sim_lock();
-    sim_configure();
-    sim_fault_sticky(code);
-    sim_unlock();
-}
-
-GCTXSIM_API int gctxsim_last_launch(unsigned long long *blocks, unsigned long long *resident)
-{
-    sim_lock();
-    int r = sim_last_launch(blocks, resident);
-    sim_unlock();
-    return r;
 }

@@ -8,17 +8,9 @@
 
 selftest_driver D;
 gcu_pfn_cuGetProcAddress get_proc;
-int (*live)(const char *);
-int (*res_ids)(const void *, unsigned *, int);
-int (*green_ids)(CUgreenCtx, unsigned *, int);
-int (*stream_ids)(CUstream, unsigned *, int);
-long (*calls)(const char *);
-void (*reset)(void);
-void (*fail_after)(const char *, int, int);
-const char *(*config_error)(void);
-int (*kernel_model)(const char *, gctxsim_work_fn, void *);
-int (*last_launch)(unsigned long long *, unsigned long long *);
-long (*default_stream_calls)(const char *, CUstream);
+#define HOOK_(name, symbol) __typeof__(symbol) *name;
+SELFTEST_HOOKS(HOOK_)
+#undef HOOK_
 
 int passed, failed;
 
@@ -71,23 +63,14 @@ void load(const char *path)
         fprintf(stderr, "cannot load %s: %s\n", path, dlerror());
         exit(2);
     }
-    *(void **)&get_proc = dlsym(lib, "cuGetProcAddress_v2");
-    *(void **)&live = dlsym(lib, "gctxsim_live_objects");
-    *(void **)&res_ids = dlsym(lib, "gctxsim_resource_sm_ids");
-    *(void **)&green_ids = dlsym(lib, "gctxsim_green_ctx_sm_ids");
-    *(void **)&stream_ids = dlsym(lib, "gctxsim_stream_sm_ids");
-    *(void **)&calls = dlsym(lib, "gctxsim_calls");
-    *(void **)&reset = dlsym(lib, "gctxsim_reset");
-    *(void **)&fail_after = dlsym(lib, "gctxsim_fail_after");
-    *(void **)&config_error = dlsym(lib, "gctxsim_config_error");
-    *(void **)&kernel_model = dlsym(lib, "gctxsim_kernel_model");
-    *(void **)&last_launch = dlsym(lib, "gctxsim_last_launch");
-    *(void **)&default_stream_calls = dlsym(lib, "gctxsim_default_stream_calls");
-    if (!get_proc || !live || !res_ids || !green_ids || !stream_ids || !calls || !reset ||
-        !fail_after || !config_error || !kernel_model || !last_launch || !default_stream_calls) {
-        fprintf(stderr, "%s lacks an exported symbol\n", path);
-        exit(2);
+#define LOAD_(name, symbol)                                                                     \
+    if (!(*(void **)&name = dlsym(lib, #symbol))) {                                             \
+        fprintf(stderr, "%s lacks %s\n", path, #symbol);                                        \
+        exit(2);                                                                                \
     }
+    LOAD_(get_proc, cuGetProcAddress_v2)
+    SELFTEST_HOOKS(LOAD_)
+#undef LOAD_
     check(dlsym(lib, "sim_cuStreamCreate") == NULL && dlsym(lib, "cuStreamCreate") == NULL,
           "internal entry points are not exported");
 }

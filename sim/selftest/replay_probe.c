@@ -39,6 +39,7 @@ int probe_line(const char *line, char *got)
     char name[64];
     gcu_dev_resource dev = device_resource(0);
     static split_out o;
+    probe_setup();
     if (strncmp(line, "driver version", 14) == 0) {
         int v = 0;
         D.cuDriverGetVersion(&v);
@@ -66,31 +67,25 @@ int probe_line(const char *line, char *got)
                     o.res[0].u.sm.smCoscheduledAlignment, o.rem.u.sm.smCount, o.rem.type,
                     o.rem.u.sm.minSmPartitionSize, o.rem.u.sm.smCoscheduledAlignment);
     } else if (strncmp(line, "split 2x16", 10) == 0) {
-        probe_setup();
         const split_out *s = &probe.split;
         sprintf(got, "split 2x16: nb=%u sizes=%u,%u rem=%u", s->n, s->res[0].u.sm.smCount,
                 s->res[1].u.sm.smCount, s->rem.u.sm.smCount);
     } else if (strncmp(line, "direct re-split", 15) == 0) {
-        probe_setup();
         split(&o, &probe.split.rem, 0, 16, 1);
         sprintf(got, "direct re-split of remainder -> %d (n=%u size=%u)", o.r, o.n,
                 o.res[0].u.sm.smCount);
     } else if (strncmp(line, "  ctx ", 6) == 0 && sscanf(line + 6, "%u", &i) == 1 && i < 3) {
-        probe_setup();
         gcu_dev_resource r = ctx_resource(probe.ctx[i]);
         sprintf(got, "  ctx %u resource: count=%u minPart=%u align=%u", i, r.u.sm.smCount,
                 r.u.sm.minSmPartitionSize, r.u.sm.smCoscheduledAlignment);
     } else if (sscanf(line, "ctx%u SMs:", &i) == 1 && i < 3) {
-        probe_setup();
         sprintf(name, "ctx%u", i);
         sm_line(got, name, probe.stream[i]);
     } else if (strncmp(line, "blocking green stream", 21) == 0) {
-        probe_setup();
         CUstream s;
         sprintf(got, "blocking green stream -> %d",
                 D.cuGreenCtxStreamCreate(&s, probe.ctx[0], GCU_STREAM_DEFAULT, 0));
     } else if (strncmp(line, "split of remainder-ctx", 22) == 0) {
-        probe_setup();
         gcu_dev_resource r = ctx_resource(probe.ctx[2]);
         split(&o, &r, 0, 24, MAXG);
         sprintf(got, "split of remainder-ctx resource by 24 -> %d n=%u size=%u rem=%u", o.r, o.n,
@@ -103,7 +98,6 @@ int probe_line(const char *line, char *got)
         D.cuCtxPopCurrent(NULL);
         D.cuDevicePrimaryCtxRelease(0);
     } else if (strncmp(line, "cuStreamCreate-in-green-current", 31) == 0) {
-        probe_setup();
         CUcontext c;
         CUstream s = NULL;
         D.cuCtxFromGreenCtx(&c, probe.ctx[0]);

@@ -1,12 +1,5 @@
-/*
- * sim_selftest LIBRARY TESTDATA_DIR: what its files share (main.c says what it checks).
- *
- * The driver is reached as greenctx reaches it (driver.c: dlopen, then cuGetProcAddress_v2 for
- * every entry point), with the simulator's test hooks beside it; helpers.c makes the splits and
- * contexts every check uses. The replays of the H200's measurements (replay*.c) and the checks
- * of behaviour they do not cover (loading.c, structured_split.c, faults.c, threads.c,
- * kernel_model.c, co_residency.c) each have a file of their own.
- */
+/* sim_selftest LIBRARY TESTDATA_DIR: what its files share (main.c says what it checks, and
+ * ../README.md which file checks what). */
 #ifndef GREENCTX_SIM_SELFTEST_H
 #define GREENCTX_SIM_SELFTEST_H
 
@@ -22,19 +15,23 @@ typedef struct selftest_driver {
 } selftest_driver;
 extern selftest_driver D;
 
-/* cuGetProcAddress_v2, and the simulator's hooks (greenctx_sim.h). */
+/* cuGetProcAddress_v2, and the simulator's hooks (greenctx_sim.h) by the names checks use. */
 extern gcu_pfn_cuGetProcAddress get_proc;
-extern int (*live)(const char *);
-extern int (*res_ids)(const void *, unsigned *, int);
-extern int (*green_ids)(CUgreenCtx, unsigned *, int);
-extern int (*stream_ids)(CUstream, unsigned *, int);
-extern long (*calls)(const char *);
-extern void (*reset)(void);
-extern void (*fail_after)(const char *, int, int);
-extern const char *(*config_error)(void);
-extern int (*kernel_model)(const char *, gctxsim_work_fn, void *);
-extern int (*last_launch)(unsigned long long *, unsigned long long *);
-extern long (*default_stream_calls)(const char *, CUstream);
+#define SELFTEST_HOOKS(X)                                                                       \
+    X(live, gctxsim_live_objects)                                                               \
+    X(res_ids, gctxsim_resource_sm_ids)                                                         \
+    X(green_ids, gctxsim_green_ctx_sm_ids)                                                      \
+    X(stream_ids, gctxsim_stream_sm_ids)                                                        \
+    X(calls, gctxsim_calls)                                                                     \
+    X(reset, gctxsim_reset)                                                                     \
+    X(fail_after, gctxsim_fail_after)                                                           \
+    X(config_error, gctxsim_config_error)                                                       \
+    X(kernel_model, gctxsim_kernel_model)                                                       \
+    X(last_launch, gctxsim_last_launch)                                                         \
+    X(default_stream_calls, gctxsim_default_stream_calls)
+#define SELFTEST_HOOK_(name, symbol) extern __typeof__(symbol) *name;
+SELFTEST_HOOKS(SELFTEST_HOOK_)
+#undef SELFTEST_HOOK_
 
 extern int passed, failed;
 
