@@ -17,7 +17,6 @@
 #include <unistd.h>
 
 #include "claim_text.h"
-#include "companion.h"
 #include "group_syntax.h"
 #include "options.h"
 #include "run_tool.h"

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "companion.h"
 #include "tool.h"
 
 /* The simulated driver's file: $GREENCTX_SIM_LIBRARY, next to the executable, the install
