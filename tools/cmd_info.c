@@ -4,8 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "info_query.h"
-#include "info_sizes.h"
+#include "info.h"
 #include "options.h"
 #include "tool.h"
 

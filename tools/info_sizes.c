@@ -6,7 +6,7 @@
 
 #include "greenctx_claims.h"
 #include "groups.h"
-#include "info_sizes.h"
+#include "info.h"
 
 typedef struct size_row {
     unsigned sm_count;
