@@ -75,6 +75,12 @@ int greenctx_args_bad(greenctx_args *args, const char *fmt, ...)
     return args->rc = GREENCTX_EXIT_USAGE;
 }
 
+int greenctx_args_refuse(greenctx_args *args)
+{
+    return greenctx_args_bad(args, "%s takes %s; got '%s'", args->option->name,
+                             args->option->value_help, args->value);
+}
+
 /* Index of the option named like arg ("--round" or "--round=..."), or -1. */
 static int lookup(const greenctx_option *table, const char *arg, size_t len)
 {
@@ -174,7 +180,8 @@ int greenctx_args_next(greenctx_args *args, const greenctx_option *own)
             greenctx_args_bad(args, "unknown option '%.*s'", (int)len, arg);
             return GREENCTX_ARG_STOP;
         }
-        if (take_value(args, &table[id], equals) != 0)
+        args->option = &table[id];
+        if (take_value(args, args->option, equals) != 0)
             return GREENCTX_ARG_STOP;
         if (table == own)
             return id;
