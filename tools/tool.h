@@ -79,9 +79,6 @@ const greenctx_command *greenctx_tool_find_command(const char *name);
 const char *greenctx_tool_command_names(void);
 /* The help of command c (NULL: the tool's) as the greenctx.help/1 JSON document on stdout. */
 int greenctx_tool_help_json(const greenctx_tool_options *opts, const greenctx_command *c);
-/* Runs command c on argv (its name first); sets opts->command (not for help). */
-int greenctx_tool_command_run(const greenctx_command *c, int argc, char **argv,
-                              greenctx_tool_options *opts);
 
 /* ---- generate.c (the man page) and completion.c: made from the command table ---- */
 int greenctx_generate_man(greenctx_tool_options *opts);
