@@ -1,13 +1,8 @@
-/* greenctx run [--device N] --sms REQ [--round MODE] [--report FILE.json] [--no-inherit]
- *              [--wait[=S] | --shared] [--label TEXT] [--class CLASS] [--memory SIZE]
- *              [--device-sms partition|physical] -- CMD
- * greenctx run [--device N] --sweep REQ,REQ,... [--round MODE] [--json] [--svg FILE] -- CMD
- *
- * Parses the options (run_options), checks the request (run_check.c), claims the SMs
- * (run_claims.c; with --shared the planner's split instead), then starts CMD with the preload
- * (docs/run.md), which confines every kernel the program launches to a green context on the
- * claimed SMs, as a child (run_child.c; with --report, run_report_merge.c; for each size of
- * --sweep, run_sweep.c). Those files never call back into this one. */
+/* greenctx run: parses the options (run_options), checks the request (run_check.c), claims the
+ * SMs (run_claims.c; with --shared the planner's split instead), then starts CMD with the
+ * preload (docs/run.md), which confines every kernel the program launches to a green context
+ * on the claimed SMs, as a child (run_child.c; with --report, run_report_merge.c; for each size
+ * of --sweep, run_sweep.c). Those files never call back into this one. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>

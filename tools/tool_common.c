@@ -19,8 +19,6 @@ void greenctx_vformat(char *buf, size_t size, const char *fmt, va_list ap)
         buf[json_utf8_prefix(buf, size - 1)] = '\0';
 }
 
-/* The error document on stdout: {"greenctx_version", "schema": "greenctx.error/1",
- * "command": COMMAND or null, "error": {"status", "message"}}. */
 static void greenctx_json_error(const char *command, const char *status, const char *message)
 {
     json_writer w;
@@ -174,8 +172,6 @@ int greenctx_tool_simulated(const greenctx_tool_options *opts)
     return opts->simulated || greenctx_driver_simulated();
 }
 
-/* What a command's output came to: a failed write (a full disk, `>/dev/full`, a closed pipe)
- * is a failure, not a silent success. */
 int greenctx_tool_finish(const greenctx_tool_options *opts, int rc)
 {
     /* Some failures (deep in a benchmark) are told on stderr only: under --json stdout still
