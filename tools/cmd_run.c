@@ -162,14 +162,12 @@ static int parse_args(int argc, char **argv, greenctx_tool_options *opts, run_op
         if (refused)
             return greenctx_args_refuse(&args);
     }
-    a->device = opts->device_given ? opts->device : -1;
-    a->json = opts->json;
     if (!a->sms == !a->sweep)
         return greenctx_args_bad(&args, "give --sms REQ (one run) or --sweep REQ,REQ,... (sizes)");
     if (!a->command)
         return greenctx_args_bad(&args, "give the command to run after the options "
                                         "(greenctx run --sms 16 -- ./app)");
-    if (a->sms && (a->json || a->svg))
+    if (a->sms && (opts->json || a->svg))
         return greenctx_args_bad(&args, "--json and --svg go with --sweep");
     if (a->sweep && a->report)
         return greenctx_args_bad(&args, "--report goes with --sms (one run)");
