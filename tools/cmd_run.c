@@ -4,12 +4,10 @@
  * on the claimed SMs, as a child (run_child.c; with --report, run_report_merge.c; for each size
  * of --sweep, run_sweep.c). Those files never call back into this one. */
 #include <dlfcn.h>
-#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "claim_text.h"
 #include "group_syntax.h"

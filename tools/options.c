@@ -1,7 +1,6 @@
 /* The tool's one option parser, and the options every command shares (tools/options.h). */
 #include <limits.h>
 #include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
