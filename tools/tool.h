@@ -86,6 +86,10 @@ int greenctx_generate_completion(greenctx_tool_options *opts, const char *shell)
 
 /* ---- tool_common.c ---- */
 
+/* What `function` (const char *(void)) of the simulated driver at path returns, or NULL when
+ * it is not there; the driver stays loaded. */
+const char *greenctx_sim_text(const char *path, const char *function);
+
 /* The path of a file that ships with the tool: $env_var when set (as given, and used even if
  * it turns out wrong, so that errors name it), else, from the executable's own directory
  * (/proc/self/exe), `file` beside it, at `install_relpath` (NULL or "": none), in

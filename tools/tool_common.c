@@ -52,18 +52,13 @@ int greenctx_tool_fail(const greenctx_tool_options *opts, gctx_status status)
                                message && *message ? message : gctx_status_string(status));
 }
 
-/* The simulated driver's own account of a configuration it refused (an unknown model in
- * GREENCTX_SIM_DEVICES, ...), or NULL: it is the one that knows what is valid. */
-static const char *sim_config_error(void)
+const char *greenctx_sim_text(const char *path, const char *function)
 {
-    /* The library unloaded the driver that failed to start: load it again to ask (kept
-     * loaded, as the message lives in it). */
-    const char *path = getenv("GREENCTX_CUDA_LIBRARY");
-    void *lib = path && *path ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
-    const char *(*config_error)(void) = NULL;
-    if (lib)
-        *(void **)&config_error = dlsym(lib, "gctxsim_config_error");
-    return config_error ? config_error() : NULL;
+    void *sim = path && *path ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
+    const char *(*text)(void) = NULL;
+    if (sim)
+        *(void **)&text = dlsym(sim, function);
+    return text ? text() : NULL; /* the library stays loaded: the text is its */
 }
 
 /* The user's own command line with "--sim h200" after the program, for the no-driver hint. */
@@ -123,8 +118,13 @@ int greenctx_tool_start(greenctx_tool_options *opts)
 {
     gctx_status s = gctx_init();
     if (s != GCTX_SUCCESS) {
-        const char *refused = opts->simulated || s != GCTX_ERROR_NO_DRIVER ? sim_config_error()
-                                                                           : NULL;
+        /* The simulated driver's own account of a configuration it refused (an unknown model
+         * in GREENCTX_SIM_DEVICES, ...): it is the one that knows what is valid. The library
+         * unloaded the driver that failed to start: it is loaded again to ask. */
+        const char *refused = opts->simulated || s != GCTX_ERROR_NO_DRIVER
+                                  ? greenctx_sim_text(getenv("GREENCTX_CUDA_LIBRARY"),
+                                                      "gctxsim_config_error")
+                                  : NULL;
         /* The variables --sim set are blamed on --sim, which the user typed. */
         const char *why = refused ? strstr(refused, ": ") : NULL;
         if (why && opts->simulated && (!strncmp(refused, "GREENCTX_SIM_DEVICES=", 21) ||
