@@ -9,7 +9,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "companion.h"
 #include "run_tool.h"
 #include "tool.h"
 

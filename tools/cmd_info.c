@@ -4,8 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "info_query.h"
-#include "info_sizes.h"
+#include "info.h"
 #include "options.h"
 #include "tool.h"
 
@@ -172,8 +171,7 @@ int greenctx_cmd_info(int argc, char **argv, greenctx_tool_options *opts)
                                             "lists them)",
                                      bad);
         if (id == OPT_FORMAT && strcmp(args.value, "csv") && strcmp(args.value, "csv,noheader"))
-            return greenctx_args_bad(&args, "--format takes csv or csv,noheader; got '%s'",
-                                     args.value);
+            return greenctx_args_refuse(&args);
         if (id == OPT_QUERY || id == OPT_FORMAT) {
             *(id == OPT_QUERY ? &query : &format) = args.value;
             continue;

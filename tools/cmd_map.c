@@ -2,7 +2,6 @@
  * green contexts, runs a %smid kernel on each, and shows which physical SMs each one got. */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "groups.h"
 #include "tool.h"

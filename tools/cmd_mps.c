@@ -192,9 +192,7 @@ static int stop(const greenctx_tool_options *opts, const mps_control *m)
 static int status(const greenctx_tool_options *opts, const mps_control *m, int print_env_only)
 {
     const char *shell_pipe = getenv("CUDA_MPS_PIPE_DIRECTORY");
-    char other[PATH_MAX] = "", servers[4096] = "";
-    if (shell_pipe && *shell_pipe && strcmp(shell_pipe, m->pipe_dir) != 0)
-        snprintf(other, sizeof other, "%s", shell_pipe);
+    char servers[4096] = "";
     int running = mps_control_answers(m);
     if (running && m->program[0])
         mps_control_run(m, "get_server_list\n", servers, sizeof servers);
@@ -214,10 +212,10 @@ static int status(const greenctx_tool_options *opts, const mps_control *m, int p
                    servers[strspn(servers, " \t")] ? servers
                                                    : "none yet (one starts with the first "
                                                      "client)");
-        if (other[0])
+        if (shell_pipe && *shell_pipe && strcmp(shell_pipe, m->pipe_dir) != 0)
             printf("  this shell's CUDA_MPS_PIPE_DIRECTORY is %s: its CUDA programs use that "
                    "daemon, not this one\n",
-                   other);
+                   shell_pipe);
         if (!running)
             printf("  start it with greenctx mps start\n");
     }
@@ -230,6 +228,7 @@ const char *const greenctx_mps_actions[] = {"start", "stop", "status", NULL};
 int greenctx_cmd_mps(int argc, char **argv, greenctx_tool_options *opts)
 {
     enum { PRINT_ENV };
+    enum { START, STOP, STATUS }; /* greenctx_mps_actions */
     const greenctx_option *own = greenctx_mps_options;
     greenctx_args args;
     greenctx_args_begin(&args, argc, argv, opts);
@@ -257,7 +256,7 @@ int greenctx_cmd_mps(int argc, char **argv, greenctx_tool_options *opts)
     if (which < 0)
         return greenctx_args_bad(&args, "give start, stop or status%s%s%s",
                                  action ? "; got '" : "", action ? action : "", action ? "'" : "");
-    if (print_env_only && which == 1)
+    if (print_env_only && which == STOP)
         return greenctx_args_bad(&args, "--print-env goes with start or status");
     mps_setup m;
     memset(&m, 0, sizeof m);
@@ -265,14 +264,14 @@ int greenctx_cmd_mps(int argc, char **argv, greenctx_tool_options *opts)
         return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "runtime_dir",
                                    "the runtime directory's path is too long");
     int rc;
-    if (which != 2 && !m.control.program[0])
+    if (which != STATUS && !m.control.program[0])
         rc = greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "no_mps_control",
-                                 "MPS can't be %s: %s", which == 0 ? "started" : "stopped",
+                                 "MPS can't be %s: %s", which == START ? "started" : "stopped",
                                  m.control.why_none);
     else
-        rc = which == 0 ? start(opts, &m, print_env_only)
-             : which == 1 ? stop(opts, &m.control)
-                          : status(opts, &m.control, print_env_only);
+        rc = which == START  ? start(opts, &m, print_env_only)
+             : which == STOP ? stop(opts, &m.control)
+                             : status(opts, &m.control, print_env_only);
     mps_control_close(&m.control);
     return rc;
 }

@@ -327,25 +327,20 @@ static void print_device_text(const device_listing *l)
             print_tenant(c);
         }
     }
-    unsigned shown = 0; /* a release is no event a user needs told */
-    for (unsigned i = 0; i < l->nb_events; i++)
-        shown += l->events[i].kind != GCTX_CLAIM_EVENT_RELEASED;
-    if (shown) {
-        printf("  recent events:\n");
-        for (unsigned i = 0; i < l->nb_events; i++) {
-            const gctx_claim_event *e = &l->events[i];
-            if (e->kind == GCTX_CLAIM_EVENT_RELEASED)
-                continue;
-            char command[4 * sizeof e->command];
-            printf("    %s  %-5s pid %d (%s), %u SMs", text_local_time(e->time_ns, when, sizeof when),
-                   event_name(e->kind), e->pid, visible(e->command, command, sizeof command),
-                   e->sm_count);
-            if (e->kind == GCTX_CLAIM_EVENT_FAULT)
-                printf(": CUDA error %d", e->cuda_result);
-            else
-                printf(": ended without releasing its claim");
-            putchar('\n');
-        }
+    for (unsigned i = 0, shown = 0; i < l->nb_events; i++) {
+        const gctx_claim_event *e = &l->events[i];
+        if (e->kind == GCTX_CLAIM_EVENT_RELEASED)
+            continue; /* a release is no event a user needs told */
+        if (!shown++)
+            printf("  recent events:\n");
+        char command[4 * sizeof e->command];
+        printf("    %s  %-5s pid %d (%s), %u SMs", text_local_time(e->time_ns, when, sizeof when),
+               event_name(e->kind), e->pid, visible(e->command, command, sizeof command),
+               e->sm_count);
+        if (e->kind == GCTX_CLAIM_EVENT_FAULT)
+            printf(": CUDA error %d\n", e->cuda_result);
+        else
+            printf(": ended without releasing its claim\n");
     }
     ps_processes_print(&l->processes);
 }
@@ -355,14 +350,12 @@ static void print_text(const gctx_mps_info *mps, const device_listing *ls, int n
     if (!driver)
         printf("no CUDA driver here: the claims are read from the registry alone, each GPU "
                "named by its UUID\n");
-    if (mps->daemon_running)
-        printf("MPS: a control daemon answers on %s: tenants on disjoint claims run side by side "
-               "(a fatal fault in one client reaches every client)\n",
-               mps->pipe_dir);
-    else
-        printf("MPS: no control daemon answers on %s: tenants are time-sliced, not run side by "
-               "side (greenctx mps start)\n",
-               mps->pipe_dir);
+    printf("MPS: %s control daemon answers on %s: %s\n", mps->daemon_running ? "a" : "no",
+           mps->pipe_dir,
+           mps->daemon_running ? "tenants on disjoint claims run side by side (a fatal fault in "
+                                 "one client reaches every client)"
+                               : "tenants are time-sliced, not run side by side (greenctx mps "
+                                 "start)");
     for (int i = 0; i < n; i++)
         print_device_text(&ls[i]);
     printf("(%s)\n", sm_ids_note);

@@ -1,23 +1,15 @@
-/* greenctx run [--device N] --sms REQ [--round MODE] [--report FILE.json] [--no-inherit]
- *              [--wait[=S] | --shared] [--label TEXT] [--class CLASS] [--memory SIZE]
- *              [--device-sms partition|physical] -- CMD
- * greenctx run [--device N] --sweep REQ,REQ,... [--round MODE] [--json] [--svg FILE] -- CMD
- *
- * Parses the options (run_options), checks the request (run_check.c), claims the SMs
- * (run_claims.c; with --shared the planner's split instead), then starts CMD with the preload
- * (docs/run.md), which confines every kernel the program launches to a green context on the
- * claimed SMs, as a child (run_child.c; with --report, run_report_merge.c; for each size of
- * --sweep, run_sweep.c). Those files never call back into this one. */
+/* greenctx run: parses the options (run_options), checks the request (run_check.c), claims the
+ * SMs (run_claims.c; with --shared the planner's split instead), then starts CMD with the
+ * preload (docs/run.md), which confines every kernel the program launches to a green context
+ * on the claimed SMs, as a child (run_child.c; with --report, run_report_merge.c; for each size
+ * of --sweep, run_sweep.c). Those files never call back into this one. */
 #include <dlfcn.h>
-#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "claim_text.h"
-#include "companion.h"
 #include "group_syntax.h"
 #include "options.h"
 #include "run_tool.h"
@@ -129,12 +121,13 @@ static int parse_args(int argc, char **argv, greenctx_tool_options *opts, run_op
 {
     enum { SMS, SWEEP, ROUND, REPORT, SVG, WAIT, SHARED, LABEL, MEMORY, NO_INHERIT, DEVICE_SMS,
            CLASS };
-    const greenctx_option *own = greenctx_run_options;
     memset(a, 0, sizeof *a);
     a->device_sms = RUN_DEVICE_SMS_PARTITION;
     greenctx_args args;
     greenctx_args_begin(&args, argc, argv, opts);
-    for (int id; !a->command && (id = greenctx_args_next(&args, own)) != GREENCTX_ARG_END;) {
+    for (int id; !a->command &&
+                 (id = greenctx_args_next(&args, greenctx_run_options)) != GREENCTX_ARG_END;) {
+        int refused = 0;
         switch (id) {
         case GREENCTX_ARG_HELP: usage(stdout); return RUN_HELP_SHOWN;
         case GREENCTX_ARG_STOP: return args.rc;
@@ -142,9 +135,7 @@ static int parse_args(int argc, char **argv, greenctx_tool_options *opts, run_op
         case SMS: a->sms = args.value; break;
         case SWEEP: a->sweep = args.value; break;
         case ROUND:
-            if (group_syntax_rounding(args.value) < 0)
-                return greenctx_args_bad(&args, "--round takes %s; got '%s'", own[ROUND].value_help,
-                                         args.value);
+            refused = group_syntax_rounding(args.value) < 0;
             a->round = args.value;
             break;
         case REPORT: a->report = args.value; break;
@@ -161,28 +152,20 @@ static int parse_args(int argc, char **argv, greenctx_tool_options *opts, run_op
             break;
         case SHARED: a->shared = 1; break;
         case LABEL: a->label = args.value; break;
-        case CLASS:
-            if (parse_class(args.value, a) != 0)
-                return greenctx_args_bad(&args, "--class takes %s; got '%s'",
-                                         own[CLASS].value_help, args.value);
-            break;
+        case CLASS: refused = parse_class(args.value, a) != 0; break;
         case MEMORY: a->memory = args.value; break;
         case NO_INHERIT: a->no_inherit = 1; break;
-        case DEVICE_SMS:
-            if ((a->device_sms = run_device_sms_parse(args.value)) < 0)
-                return greenctx_args_bad(&args, "--device-sms takes %s; got '%s'",
-                                         own[DEVICE_SMS].value_help, args.value);
-            break;
+        case DEVICE_SMS: refused = (a->device_sms = run_device_sms_parse(args.value)) < 0; break;
         }
+        if (refused)
+            return greenctx_args_refuse(&args);
     }
-    a->device = opts->device_given ? opts->device : -1;
-    a->json = opts->json;
     if (!a->sms == !a->sweep)
         return greenctx_args_bad(&args, "give --sms REQ (one run) or --sweep REQ,REQ,... (sizes)");
     if (!a->command)
         return greenctx_args_bad(&args, "give the command to run after the options "
                                         "(greenctx run --sms 16 -- ./app)");
-    if (a->sms && (a->json || a->svg))
+    if (a->sms && (opts->json || a->svg))
         return greenctx_args_bad(&args, "--json and --svg go with --sweep");
     if (a->sweep && a->report)
         return greenctx_args_bad(&args, "--report goes with --sms (one run)");

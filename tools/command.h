@@ -1,9 +1,9 @@
 /*
  * A command's contract with the tool: what tools/greenctx.c hands a command (the shared
  * options, the exit codes it returns) and the helpers a command calls to report and to start
- * the driver, from the library greenctx_cli (options.c, tool_common.c, sim_option.c,
- * companion.c) that the tool and greenctx-bench both link. Programs outside tools/ (bench/)
- * include this and tools/options.h, never tool.h, which is the tool's own.
+ * the driver, from the library greenctx_cli (options.c, tool_common.c, sim_option.c) that
+ * the tool and greenctx-bench both link. Programs outside tools/ (bench/) include this and
+ * tools/options.h, never tool.h, which is the tool's own.
  */
 #ifndef GREENCTX_TOOL_COMMAND_H
 #define GREENCTX_TOOL_COMMAND_H

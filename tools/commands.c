@@ -148,14 +148,6 @@ static int cmd_help(int argc, char **argv, greenctx_tool_options *opts)
     return opts->json ? greenctx_tool_help_json(opts, c) : command_usage(c, opts);
 }
 
-int greenctx_tool_command_run(const greenctx_command *c, int argc, char **argv,
-                              greenctx_tool_options *opts)
-{
-    if (c->run != cmd_help)
-        opts->command = c->name;
-    return c->run(argc, argv, opts);
-}
-
 /* The options only the tool takes, before the command (the two --generate ones make the
  * man page and the completions at build time, and are not in the usage), in the order of
  * tool.h's GREENCTX_GLOBAL_*. */

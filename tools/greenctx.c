@@ -70,8 +70,9 @@ int main(int argc, char **argv)
         if (greenctx_args_given(argc, argv, i + 1, "--help", "-h") &&
             (opts.json || greenctx_args_given(argc, argv, i + 1, "--json", "-j")))
             return greenctx_tool_finish(&opts, greenctx_tool_help_json(&opts, c));
-        return greenctx_tool_finish(&opts,
-                                    greenctx_tool_command_run(c, argc - i, argv + i, &opts));
+        if (!(c->flags & GREENCTX_COMMAND_TAKES_COMMAND)) /* help's messages are the tool's */
+            opts.command = c->name;
+        return greenctx_tool_finish(&opts, c->run(argc - i, argv + i, &opts));
     }
     return greenctx_tool_finish(&opts, greenctx_args_bad(&args,
                                                          "unknown command '%s'; commands: %s",

@@ -87,8 +87,7 @@ int tool_split_setup_begin(int argc, char **argv, greenctx_tool_options *opts,
         } else if (id == GREENCTX_ARG_STOP)
             rc = args.rc;
         else if ((rounding = group_syntax_rounding(args.value)) < 0)
-            rc = greenctx_args_bad(&args, "--round takes %s; got '%s'", greenctx_values_round,
-                                   args.value);
+            rc = greenctx_args_refuse(&args);
         else
             setup->options.rounding = (gctx_rounding)rounding;
     }

@@ -1,8 +1,8 @@
-/* UUIDs, PCI bus ids, the driver branch, and info --query (info_query.h). */
+/* UUIDs, PCI bus ids, the driver branch, and info --query (info.h). */
 #include <stdio.h>
 #include <string.h>
 
-#include "info_query.h"
+#include "info.h"
 #include "nvml.h"
 
 void info_identity_get(int device, info_identity *out)

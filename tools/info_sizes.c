@@ -6,7 +6,7 @@
 
 #include "greenctx_claims.h"
 #include "groups.h"
-#include "info_sizes.h"
+#include "info.h"
 
 typedef struct size_row {
     unsigned sm_count;
@@ -36,26 +36,23 @@ static unsigned device_rows(int ordinal, gctx_partition *device, unsigned sm_cou
     unsigned n = 0;
     gctx_split_plan plan;
     for (unsigned sms = 1; sms <= sm_count; sms++) {
-        if (plan_equal(device, sms, 1, groups, &plan))
-            continue;
-        size_row *r = &rows[n++];
-        r->sm_count = sms;
-        r->fit = 1;
-        r->remainder = plan.remainder_sms;
-        r->path = plan.path;
-        r->granule_sms = plan.granule_sms;
-        char request[16];
-        unsigned claimed = 0;
-        snprintf(request, sizeof request, "%u", sms);
-        if (gctx_claim_count(ordinal, request, GCTX_ROUND_STRICT, &claimed, &r->claims))
-            r->claims = 0;
-        for (unsigned k = 2; k * sms <= sm_count && !plan_equal(device, sms, k, groups, &plan);
+        size_row *r = &rows[n];
+        for (unsigned k = 1; k * sms <= sm_count && !plan_equal(device, sms, k, groups, &plan);
              k++) {
             r->fit = k;
             r->remainder = plan.remainder_sms;
             r->path = plan.path;
             r->granule_sms = plan.granule_sms;
         }
+        if (!r->fit)
+            continue;
+        n++;
+        r->sm_count = sms;
+        char request[16];
+        unsigned claimed = 0;
+        snprintf(request, sizeof request, "%u", sms);
+        if (gctx_claim_count(ordinal, request, GCTX_ROUND_STRICT, &claimed, &r->claims))
+            r->claims = 0;
     }
     return n;
 }

@@ -1,7 +1,6 @@
 /* The tool's one option parser, and the options every command shares (tools/options.h). */
 #include <limits.h>
 #include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -73,6 +72,12 @@ int greenctx_args_bad(greenctx_args *args, const char *fmt, ...)
     greenctx_tool_error(args->opts, GREENCTX_EXIT_USAGE, "usage", "%s (see greenctx%s%s --help)",
                         message, command ? " " : "", command ? command : "");
     return args->rc = GREENCTX_EXIT_USAGE;
+}
+
+int greenctx_args_refuse(greenctx_args *args)
+{
+    return greenctx_args_bad(args, "%s takes %s; got '%s'", args->option->name,
+                             args->option->value_help, args->value);
 }
 
 /* Index of the option named like arg ("--round" or "--round=..."), or -1. */
@@ -174,7 +179,8 @@ int greenctx_args_next(greenctx_args *args, const greenctx_option *own)
             greenctx_args_bad(args, "unknown option '%.*s'", (int)len, arg);
             return GREENCTX_ARG_STOP;
         }
-        if (take_value(args, &table[id], equals) != 0)
+        args->option = &table[id];
+        if (take_value(args, args->option, equals) != 0)
             return GREENCTX_ARG_STOP;
         if (table == own)
             return id;

@@ -47,6 +47,7 @@ typedef struct greenctx_args {
     int ended;  /* "--" was seen */
     const char *name;  /* the option as typed ("--round" of "--round=up") */
     const char *value; /* the option's value, or the positional argument */
+    const greenctx_option *option; /* the option just returned */
     int rc;            /* the exit code after GREENCTX_ARG_STOP */
     greenctx_tool_options *opts; /* where the shared options land */
     int negative_positional; /* set by a command: "-3" is a positional (a count it refuses
@@ -84,5 +85,8 @@ int greenctx_args_bad(greenctx_args *args, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+/* greenctx_args_bad for a value the option just returned refuses: "--round takes strict, down,
+ * nearest or up; got 'x'" (its value_help). */
+int greenctx_args_refuse(greenctx_args *args);
 
 #endif

@@ -76,15 +76,6 @@ void ps_processes_free(ps_processes *p)
     p->count = 0;
 }
 
-static const char *memory_text(unsigned long long bytes, char *buf, size_t size)
-{
-    if (bytes == ~0ULL)
-        snprintf(buf, size, "n/a");
-    else
-        snprintf(buf, size, "%llu MiB", bytes >> 20);
-    return buf;
-}
-
 void ps_processes_print(const ps_processes *p)
 {
     if (!p->known)
@@ -96,11 +87,12 @@ void ps_processes_print(const ps_processes *p)
     printf("  compute processes (NVML):\n  %-8s %-10s %10s  %-5s %s\n", "PID", "USER", "MEMORY",
            "CLAIM", "COMMAND");
     for (unsigned i = 0; i < p->count; i++) {
-        char memory[32];
+        char memory[32] = "n/a";
         const ps_process *q = &p->list[i];
-        printf("  %-8d %-10s %10s  %-5s %s\n", q->pid, q->user,
-               memory_text(q->memory_bytes, memory, sizeof memory), q->holds_claim ? "yes" : "no",
-               q->command);
+        if (q->memory_bytes != ~0ULL)
+            snprintf(memory, sizeof memory, "%llu MiB", q->memory_bytes >> 20);
+        printf("  %-8d %-10s %10s  %-5s %s\n", q->pid, q->user, memory,
+               q->holds_claim ? "yes" : "no", q->command);
     }
 }
 

@@ -2,7 +2,6 @@
  * preload's, common/run_request.c), its GROUPs' syntax, the devices it names, and with
  * --shared the planner's split. */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "groups.h"

@@ -36,7 +36,7 @@ static int run_once(run_job *job, sweep_point *pt)
     if (run_set_environment(job, &pt->session) != 0)
         return -1;
     double t0 = now_ms();
-    pid_t child = run_child_start(job->options.command, job->options.json);
+    pid_t child = run_child_start(job->options.command, job->opts->json);
     int status = 0;
     if (child < 0 || run_child_wait(child, &status) != 0)
         return -1;
@@ -248,13 +248,13 @@ static int sweep(run_job *job, sweep_point *pts)
         pts[i].efficiency =
             pts[i].speedup * pts[smallest].plan.sm_count / (double)pts[i].plan.sm_count;
     }
-    if (job->options.json)
+    if (job->opts->json)
         print_json(job, pts, n);
     else
         print_table(job, pts, n);
     if (failed)
         fprintf(stderr, "greenctx run: a run failed (its exit status is in the %s)\n",
-                job->options.json ? "runs' exit_status" : "last column");
+                job->opts->json ? "runs' exit_status" : "last column");
     if (svg && write_svg(svg, job, pts, n, smallest) != 0) {
         fprintf(stderr, "greenctx run: --svg '%s' could not be written: %s\n", job->options.svg,
                 strerror(errno));

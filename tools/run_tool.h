@@ -15,7 +15,7 @@
 /* What the command line asked, as cmd_run.c parsed it: one meaning per field, none changed
  * after parsing. */
 typedef struct run_options {
-    int device;             /* --device N (a shared option), or -1: every device */
+    int device;             /* --device N (a shared option, once found), or -1: every device */
     const char *sms;        /* --sms REQ, or NULL */
     const char *sweep;      /* --sweep REQ,REQ,..., or NULL */
     const char *round;      /* --round MODE, or NULL */
@@ -29,7 +29,6 @@ typedef struct run_options {
     gctx_tenant_class tenant_class; /* --class latency[:TARGET] | best-effort */
     double target_ms, target_factor; /* latency's TARGET: 2.5ms, or 1.1x (as alone) */
     const char *memory;     /* --memory SIZE (16G, 512M), or NULL */
-    int json;               /* --json (sweep; a shared option) */
     const char *svg;        /* --svg FILE (sweep), or NULL */
     char **command;         /* CMD ARGS..., NULL-terminated */
 } run_options;

@@ -1,11 +1,9 @@
 /* --sim MODEL[,MODEL...][@DRIVER] (tools/options.h hands it here): the simulated driver
  * found beside the program that parses it, the tool or greenctx-bench. */
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "companion.h"
 #include "tool.h"
 
 /* The simulated driver's file: $GREENCTX_SIM_LIBRARY, next to the executable, the install
@@ -56,10 +54,5 @@ int greenctx_tool_use_sim(greenctx_tool_options *opts, const char *spec)
 
 const char *greenctx_tool_sim_models(void)
 {
-    const char *lib = find_sim_library();
-    void *sim = lib ? dlopen(lib, RTLD_NOW | RTLD_LOCAL) : NULL;
-    const char *(*models)(void) = NULL;
-    if (sim)
-        *(void **)&models = dlsym(sim, "gctxsim_models");
-    return models ? models() : NULL; /* the library stays loaded: the text is its */
+    return greenctx_sim_text(find_sim_library(), "gctxsim_models");
 }

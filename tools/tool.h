@@ -79,13 +79,25 @@ const greenctx_command *greenctx_tool_find_command(const char *name);
 const char *greenctx_tool_command_names(void);
 /* The help of command c (NULL: the tool's) as the greenctx.help/1 JSON document on stdout. */
 int greenctx_tool_help_json(const greenctx_tool_options *opts, const greenctx_command *c);
-/* Runs command c on argv (its name first); sets opts->command (not for help). */
-int greenctx_tool_command_run(const greenctx_command *c, int argc, char **argv,
-                              greenctx_tool_options *opts);
 
 /* ---- generate.c (the man page) and completion.c: made from the command table ---- */
 int greenctx_generate_man(greenctx_tool_options *opts);
 int greenctx_generate_completion(greenctx_tool_options *opts, const char *shell);
+
+/* ---- tool_common.c ---- */
+
+/* What `function` (const char *(void)) of the simulated driver at path returns, or NULL when
+ * it is not there; the driver stays loaded. */
+const char *greenctx_sim_text(const char *path, const char *function);
+
+/* The path of a file that ships with the tool: $env_var when set (as given, and used even if
+ * it turns out wrong, so that errors name it), else, from the executable's own directory
+ * (/proc/self/exe), `file` beside it, at `install_relpath` (NULL or "": none), in
+ * ../lib/greenctx/, or at `build_relpath` (the build tree's layout; NULL or "": none). Never
+ * an absolute path compiled in: a copied tool must not load whatever sits there now. NULL when
+ * none is readable. Static storage, or the environment's. */
+const char *tool_find_companion(const char *file, const char *env_var, const char *install_relpath,
+                                const char *build_relpath);
 
 /* ---- sim_option.c ---- */
 

@@ -1,11 +1,14 @@
-/* Helpers every command shares: errors (text and JSON), the start banner. */
+/* Helpers every command shares: errors (text and JSON), the start banner, the files installed
+ * with the tool. */
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "tool.h"
 
@@ -16,8 +19,6 @@ void greenctx_vformat(char *buf, size_t size, const char *fmt, va_list ap)
         buf[json_utf8_prefix(buf, size - 1)] = '\0';
 }
 
-/* The error document on stdout: {"greenctx_version", "schema": "greenctx.error/1",
- * "command": COMMAND or null, "error": {"status", "message"}}. */
 static void greenctx_json_error(const char *command, const char *status, const char *message)
 {
     json_writer w;
@@ -51,18 +52,13 @@ int greenctx_tool_fail(const greenctx_tool_options *opts, gctx_status status)
                                message && *message ? message : gctx_status_string(status));
 }
 
-/* The simulated driver's own account of a configuration it refused (an unknown model in
- * GREENCTX_SIM_DEVICES, ...), or NULL: it is the one that knows what is valid. */
-static const char *sim_config_error(void)
+const char *greenctx_sim_text(const char *path, const char *function)
 {
-    /* The library unloaded the driver that failed to start: load it again to ask (kept
-     * loaded, as the message lives in it). */
-    const char *path = getenv("GREENCTX_CUDA_LIBRARY");
-    void *lib = path && *path ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
-    const char *(*config_error)(void) = NULL;
-    if (lib)
-        *(void **)&config_error = dlsym(lib, "gctxsim_config_error");
-    return config_error ? config_error() : NULL;
+    void *sim = path && *path ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
+    const char *(*text)(void) = NULL;
+    if (sim)
+        *(void **)&text = dlsym(sim, function);
+    return text ? text() : NULL; /* the library stays loaded: the text is its */
 }
 
 /* The user's own command line with "--sim h200" after the program, for the no-driver hint. */
@@ -122,8 +118,13 @@ int greenctx_tool_start(greenctx_tool_options *opts)
 {
     gctx_status s = gctx_init();
     if (s != GCTX_SUCCESS) {
-        const char *refused = opts->simulated || s != GCTX_ERROR_NO_DRIVER ? sim_config_error()
-                                                                           : NULL;
+        /* The simulated driver's own account of a configuration it refused (an unknown model
+         * in GREENCTX_SIM_DEVICES, ...): it is the one that knows what is valid. The library
+         * unloaded the driver that failed to start: it is loaded again to ask. */
+        const char *refused = opts->simulated || s != GCTX_ERROR_NO_DRIVER
+                                  ? greenctx_sim_text(getenv("GREENCTX_CUDA_LIBRARY"),
+                                                      "gctxsim_config_error")
+                                  : NULL;
         /* The variables --sim set are blamed on --sim, which the user typed. */
         const char *why = refused ? strstr(refused, ": ") : NULL;
         if (why && opts->simulated && (!strncmp(refused, "GREENCTX_SIM_DEVICES=", 21) ||
@@ -171,8 +172,6 @@ int greenctx_tool_simulated(const greenctx_tool_options *opts)
     return opts->simulated || greenctx_driver_simulated();
 }
 
-/* What a command's output came to: a failed write (a full disk, `>/dev/full`, a closed pipe)
- * is a failure, not a silent success. */
 int greenctx_tool_finish(const greenctx_tool_options *opts, int rc)
 {
     /* Some failures (deep in a benchmark) are told on stderr only: under --json stdout still
@@ -186,4 +185,37 @@ int greenctx_tool_finish(const greenctx_tool_options *opts, int rc)
     fprintf(stderr, "greenctx%s%s: could not write the output: %s\n", opts->command ? " " : "",
             opts->command ? opts->command : "", strerror(saved));
     return GREENCTX_EXIT_FAILED;
+}
+
+static char found[PATH_MAX + 128];
+
+/* Formats a candidate into `found`; 1 when it is a readable file. */
+static int try_path(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int try_path(const char *fmt, ...)
+{
+    va_list args;
+    va_start(args, fmt);
+    int n = vsnprintf(found, sizeof found, fmt, args);
+    va_end(args);
+    return n > 0 && (size_t)n < sizeof found && access(found, R_OK) == 0;
+}
+
+const char *tool_find_companion(const char *file, const char *env_var, const char *install_relpath,
+                                const char *build_relpath)
+{
+    const char *env = getenv(env_var);
+    if (env && *env)
+        return env;
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    char *slash = n > 0 ? (exe[n] = '\0', strrchr(exe, '/')) : NULL;
+    if (slash) {
+        *slash = '\0';
+        if (try_path("%s/%s", exe, file) ||
+            (install_relpath && *install_relpath && try_path("%s/%s", exe, install_relpath)) ||
+            try_path("%s/../lib/greenctx/%s", exe, file) ||
+            (build_relpath && *build_relpath && try_path("%s/%s", exe, build_relpath)))
+            return found;
+    }
+    return NULL;
 }

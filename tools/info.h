@@ -1,7 +1,8 @@
-/* What names a device and its driver the way nvidia-smi does (UUID, PCI bus id, driver
- * branch), and `greenctx info --query FIELDS --format csv[,noheader]` (info_query.c). */
-#ifndef GREENCTX_TOOL_INFO_QUERY_H
-#define GREENCTX_TOOL_INFO_QUERY_H
+/* greenctx info's parts: what names a device and its driver the way nvidia-smi does (UUID,
+ * PCI bus id, driver branch) and `info --query FIELDS --format csv[,noheader]` (info_query.c);
+ * `info --sizes` (info_sizes.c). */
+#ifndef GREENCTX_TOOL_INFO_H
+#define GREENCTX_TOOL_INFO_H
 
 #include "tool.h"
 
@@ -28,5 +29,10 @@ int info_query_check(const char *fields, char *bad, size_t bad_size);
  * after a header line unless noheader. */
 void info_query_print(const char *fields, int noheader, const gctx_device_info *devices,
                       const info_identity *ids, int nb_devices, const info_driver *driver);
+
+/* Prints (or writes as one JSON document) every legal partition size of each device and how
+ * many such partitions fit. Returns an exit code. */
+int tool_info_sizes(const greenctx_tool_options *opts, const gctx_device_info *devices,
+                    int nb_devices);
 
 #endif
