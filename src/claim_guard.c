@@ -73,13 +73,14 @@ static void publish(const gctx_claim *c, const state_line *l)
 #define STEP_MS_MAX 1e9 /* 11 days: past it no step, and 2e6 x it still fits a long long */
 
 /* Another user's file: values no step has are no line, never a pressure or arithmetic out
- * of range in the guard. */
+ * of range in the guard. A window begun after its line was written would pass for one begun
+ * after every change of level. */
 static int plausible(const state_line *l)
 {
     return isfinite(l->step_ms) && l->step_ms >= 0 && l->step_ms <= STEP_MS_MAX &&
            isfinite(l->alone_ms) && l->alone_ms >= 0 && l->alone_ms <= STEP_MS_MAX &&
-           l->window_ns >= 0 &&
-           l->step_ns >= 0 && isfinite(l->held_ms) && l->held_ms >= 0;
+           l->window_ns >= 0 && l->window_ns <= l->step_ns && isfinite(l->held_ms) &&
+           l->held_ms >= 0;
 }
 
 static int read_line(const char *dir, const gctx__record *r, state_line *l)

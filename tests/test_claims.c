@@ -2513,8 +2513,8 @@ GT_TEST(a_dead_latency_tenant_leaves_nothing_held_back)
     GT_ASSERT_EQ_INT(states, 0);
 }
 
-/* The path of the one state line in the registry of dir; -1 when there is none. */
-static int state_path(const char *dir, char *path, size_t size)
+/* The path of the nth state line in the registry of dir; -1 when there is none. */
+static int state_path(const char *dir, unsigned nth, char *path, size_t size)
 {
     gctx_claim_usage usage = GCTX_CLAIM_USAGE_INIT;
     unsigned n = 0;
@@ -2524,25 +2524,33 @@ static int state_path(const char *dir, char *path, size_t size)
     struct dirent *e;
     int found = -1;
     while (d && found && (e = readdir(d)) != NULL)
-        if (strncmp(e->d_name, "state-", 6) == 0)
+        if (strncmp(e->d_name, "state-", 6) == 0 && !nth--)
             found = snprintf(path, size, "%s/%s", usage.path, e->d_name) < (int)size ? 0 : -1;
     if (d)
         closedir(d);
     return found;
 }
 
-/* Writes text over the one state line in the registry of dir (the latency claim's). */
+/* Writes text over every state line in the registry of dir: the latency claim's, and the
+ * best-effort one's, which its guard reads nowhere. */
 static int plant_state_line(const char *dir, const char *text)
 {
     char path[1200];
-    FILE *f = state_path(dir, path, sizeof path) == 0 ? fopen(path, "w") : NULL;
-    int bad = !f || fputs(text, f) < 0;
-    return (f && fclose(f) != 0) || bad ? -1 : 0;
+    int planted = 0;
+    for (unsigned nth = 0; state_path(dir, nth, path, sizeof path) == 0; nth++) {
+        FILE *f = fopen(path, "w");
+        int bad = !f || fputs(text, f) < 0;
+        if ((f && fclose(f) != 0) || bad)
+            return -1;
+        planted++;
+    }
+    return planted ? 0 : -1;
 }
 
 /* A latency tenant's state line may be another user's file: values no step has (NaN, 1e300
- * ms, a time before 1970) make it no line, never a step, a pressure or arithmetic past the
- * range of a long long in the guard. */
+ * ms, a time before 1970, a window begun after its line was written) make it no line, never a
+ * step, a pressure or arithmetic past the range of a long long in the guard; the same line
+ * with plausible values is read (the last one), so the others are refused for their values. */
 GT_TEST(a_state_line_no_step_can_have_is_none)
 {
     if (gt_require_green_contexts())
@@ -2556,26 +2564,37 @@ GT_TEST(a_state_line_no_step_can_have_is_none)
     struct timespec t;
     clock_gettime(CLOCK_REALTIME, &t);
     long long now = (long long)t.tv_sec * 1000000000ll + t.tv_nsec;
-    static const char *const bad[] = {"nan", "1e300", "-1"};
+    static const struct {
+        const char *step_ms;
+        long long window_ns, step_ns;
+    } bad[] = {{"nan", 0, 0}, {"1e300", 0, 0}, {"-1", 0, 0}, {"5.0", 0, -1},
+               {"5.0", -1, 0},  {"5.0", 1, 0},   {"5.0", 0, 0}};
+    unsigned nb = sizeof bad / sizeof bad[0];
     char line[256];
-    for (int b = 0; b < 4; b++) {
+    for (unsigned b = 0; b < nb; b++) {
+        /* 0 is now; step_ns -1 is -now, window_ns -1 is -1, window_ns 1 a second after now. */
+        long long step_ns = bad[b].step_ns < 0 ? -now : now;
+        long long window_ns = !bad[b].window_ns     ? now
+                              : bad[b].window_ns < 0 ? -1
+                                                     : now + 1000000000ll;
         snprintf(line, sizeof line,
-                 "step_ms %s alone_ms 0.1 step_ns %lld level 0 reason - sms 0 outstanding 0 "
-                 "duty 1000 paced 0 held_ms 0\n",
-                 b < 3 ? bad[b] : "5.0", b < 3 ? now : -now);
+                 "step_ms %s alone_ms 0.1 window_ns %lld step_ns %lld level 0 reason - sms 0 "
+                 "outstanding 0 duty 1000 paced 0 held_ms 0\n",
+                 bad[b].step_ms, window_ns, step_ns);
         GT_ASSERT_EQ_INT(plant_state_line(dir, line), 0);
+        int plausible = b == nb - 1;
         gctx_claim_info list[4];
         list[0].size = sizeof list[0];
         unsigned n = 0;
         GT_ASSERT_STATUS(gctx_claim_list(0, dir, list, 4, &n, NULL), GCTX_SUCCESS);
         for (unsigned i = 0; i < n; i++)
             if (list[i].tenant_class == GCTX_TENANT_LATENCY) {
-                GT_ASSERT(list[i].step_ms == 0);
-                GT_ASSERT_EQ_INT(list[i].step_ns, 0);
+                GT_ASSERT(list[i].step_ms == (plausible ? 5.0 : 0));
+                GT_ASSERT(list[i].step_ns == (plausible ? now : 0));
             }
         gctx_guard_advice a = GCTX_GUARD_ADVICE_INIT;
         GT_ASSERT_STATUS(gctx_claim_guard(be, NULL, &a), GCTX_SUCCESS);
-        GT_ASSERT_EQ_INT(a.latency_tenants, 0);
+        GT_ASSERT_EQ_INT(a.latency_tenants, plausible);
         GT_ASSERT_EQ_INT(a.level, 0);
     }
     gctx_claim_release(be);
@@ -2587,7 +2606,7 @@ static unsigned long long state_inode(const char *dir)
 {
     char path[1200];
     struct stat st;
-    return state_path(dir, path, sizeof path) == 0 && stat(path, &st) == 0
+    return state_path(dir, 0, path, sizeof path) == 0 && stat(path, &st) == 0
                ? (unsigned long long)st.st_ino
                : 0;
 }
