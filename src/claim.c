@@ -517,6 +517,8 @@ gctx_status gctx__claim_new(gctx__device_granules *granules, const char *runtime
     c->inherit = inherit;
     c->joined = joined;
     c->record = *record;
+    c->target_ms = record->target_ms;
+    c->target_factor = record->target_factor;
     snprintf(c->file, sizeof c->file, "%s", record->file);
     c->fd = fd;
     c->acquired_ns = gctx__now_ns();

@@ -330,6 +330,9 @@ struct gctx_claim {
     long long closed_window_ns;  /* when that one began */
     long long published_ns;      /* the state line's last write */
     double alone_ms;
+    /* The record's target, fixed at acquire: read here, not in record, which a resize
+     * replaces under claim->lock, a lock the steps don't take. */
+    double target_ms, target_factor;
     unsigned floor_sms, full_sms; /* full: its SMs before the guard held it back */
     int held_back;                /* the guard allowed less than full_sms, not yet regrown */
     int paced;                    /* gctx_claim_report_held was called: a paced program */

@@ -138,11 +138,8 @@ gctx_status gctx_claim_report_step(gctx_claim *claim, double step_ms)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "step_ms is %g: give the step's time in milliseconds (> 0)", step_ms);
     long long now = gctx__now_ns();
-    /* The record's target is fixed at the claim's acquire. */
-    double target = claim->record.target_ms;
     pthread_mutex_lock(&claim->guard_lock);
-    if (!target)
-        target = claim->record.target_factor * claim->alone_ms;
+    double target = claim->target_ms ? claim->target_ms : claim->target_factor * claim->alone_ms;
     if (!claim->window_n++)
         claim->window_ns = now;
     claim->window_over += target > 0 && step_ms > target;

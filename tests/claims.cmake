@@ -93,6 +93,7 @@ claims_test(guard TESTS tenant_classes_are_recorded_checked_and_listed
   a_state_line_no_step_can_have_is_none short_steps_are_published_once_a_window_at_their_p99
   a_window_closes_at_100_steps_two_over_target_or_250_ms a_state_line_read_while_it_is_replaced_is_read
   ENV GREENCTX_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1)
+claims_test(guard_threads TESTS steps_reported_while_the_claim_resizes LABELS threads)
 # NVML's signals through a fake of it: the power cap (0x4: SwPowerCap), then busy HBM.
 add_dependencies(test_claims fake_nvml) # tests/CMakeLists.txt's: the tool's and the guard's
 claims_test(guard_nvml_power SIM_ONLY TESTS guard_reads_nvml_when_given_no_signals

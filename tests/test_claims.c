@@ -2734,6 +2734,50 @@ GT_TEST(a_state_line_read_while_it_is_replaced_is_read)
     gctx_claim_release(lat);
 }
 
+struct stepping {
+    gctx_claim *claim;
+    atomic_int stop, failed;
+};
+
+/* A latency tenant's steps of 0.5 ms, reported as fast as they come. */
+static void *keep_stepping(void *arg)
+{
+    struct stepping *r = arg;
+    while (!atomic_load(&r->stop))
+        atomic_fetch_add(&r->failed, gctx_claim_report_step(r->claim, 0.5) != GCTX_SUCCESS);
+    return NULL;
+}
+
+/* A latency tenant resizes its claim on one thread while another reports its steps: the
+ * steps read the target without the claim's lock, which the resize holds while it replaces
+ * the claim's record (TSan sees any field they share), and the windows keep closing. */
+GT_TEST(steps_reported_while_the_claim_resizes)
+{
+    if (gt_require_green_contexts())
+        return;
+    const char *dir = fresh_dir("guard-resize");
+    GT_CHECK();
+    gctx_claim *lat = NULL;
+    gctx_claim_options o = classed(dir, GCTX_TENANT_LATENCY, 0);
+    o.target_factor = 1.5;
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", &o, &lat), GCTX_SUCCESS);
+    struct stepping r = {lat, 0, 0};
+    pthread_t stepper;
+    GT_ASSERT(pthread_create(&stepper, NULL, keep_stepping, &r) == 0);
+    int resized = 0;
+    for (int i = 0; i < 20; i++, sleep_ms(2))
+        resized += gctx_claim_resize(lat, i % 2 ? "16" : "32", NULL, NULL) == GCTX_SUCCESS;
+    sleep_ms(20);
+    atomic_store(&r.stop, 1);
+    pthread_join(stepper, NULL);
+    GT_ASSERT_EQ_INT(resized, 20);
+    GT_ASSERT_EQ_INT(atomic_load(&r.failed), 0);
+    gctx_claim_info info = info_of(lat);
+    GT_ASSERT(info.step_ms > 0.49 && info.step_ms < 0.51);
+    GT_ASSERT(info.alone_ms > 0.49 && info.alone_ms < 0.51);
+    gctx_claim_release(lat);
+}
+
 /* A latency tenant pays nothing for the guard: reporting steps calls no driver entry point. */
 GT_TEST(reporting_steps_calls_no_driver)
 {
