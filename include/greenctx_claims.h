@@ -352,10 +352,10 @@ GCTX_API gctx_status gctx_claim_report_fault(gctx_claim *claim, int cuda_result)
 GCTX_API int gctx_cuda_result_is_sticky(int cuda_result);
 
 /* A latency tenant's step (a decode step, a request: what its target is about), in ms: kept in
- * a window of 100 steps or more (at least 10 ms, at most 250 ms) whose p99 the claim publishes
- * for best-effort tenants' guards. No
- * driver call, no lock shared with other processes: a write to the claim's state file at
- * most every 10 ms. */
+ * a window whose p99 the claim publishes for best-effort tenants' guards. A window closes at
+ * 100 steps and 10 ms, at once when two of its steps are over the target, and at the first
+ * step 250 ms after it began when steps are slow. No driver call, no lock shared with other
+ * processes: a write to the claim's state file at most every 10 ms. */
 GCTX_API gctx_status gctx_claim_report_step(gctx_claim *claim, double step_ms);
 
 /* The device's signals for the guard; zeros for what is not known. */
