@@ -712,20 +712,18 @@ def run_pair(a, arm, env, priors, target, on, elastic, pct):
                env["GREENCTX_RUNTIME_DIR"], "--priors", json.dumps(priors), "--target-ms",
                str(target), *argv_of(a), *(["--elastic"] if elastic else [])]
         e = dict(env, **({"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE": str(share)} if share else {}))
-        procs.append(subprocess.Popen(cmd, env=e, stdin=subprocess.PIPE,
-                                      stdout=subprocess.PIPE, text=True))
-        if procs[-1].stdout.readline().strip() != "ready":  # decode's claim before "rest"
-            for p in procs:
-                p.kill()
-                p.wait()
+        if not scenario.start(cmd, e, procs, stdin=subprocess.PIPE):  # decode's claim first
             return False
-    go = f"{time.time() + 0.2}\n"
-    for p in procs:
-        p.stdin.write(go)
-        p.stdin.close()
-    outs = [p.stdout.read().strip().splitlines() for p in procs]
-    if any(p.wait() or not o for p, o in zip(procs, outs)):
-        return False
+    try:
+        go = f"{time.time() + 0.2}\n"
+        for p in procs:
+            p.stdin.write(go)
+            p.stdin.close()
+        outs = [p.stdout.read().strip().splitlines() for p in procs]
+        if any(p.wait() or not o for p, o in zip(procs, outs)):
+            return False
+    finally:
+        scenario.stop(procs)
     dec, pre = (json.loads(o[-1]) for o in outs)
     finish(arm, [tuple(s) for s in dec["samples"]], target)
     set_rate(arm, pre["gemms"] / len(MATRICES), a.chunk, pre["seconds"], a.layers)

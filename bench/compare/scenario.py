@@ -39,3 +39,21 @@ def mps_start(tool, env):
         key, _, value = line.removeprefix("export ").partition("=")
         mps[key] = value.strip("'\"")
     return mps, None
+
+
+def start(cmd, env, procs, **popen):
+    """cmd started and appended to procs, True once its first line says "ready"; else every
+    process in procs stopped, False: none is left running with its claim after the arm."""
+    procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, text=True, **popen))
+    if procs[-1].stdout.readline().strip() == "ready":
+        return True
+    stop(procs)
+    return False
+
+
+def stop(procs):
+    """Kills those of procs still running (an arm that failed or was interrupted)."""
+    for p in procs:
+        if p.poll() is None:
+            p.kill()
+            p.wait()

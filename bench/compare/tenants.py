@@ -439,19 +439,21 @@ def run_arm(name, pair, seconds, env, runtime, target_ms, tool, dry):
             klass = f"latency:{target_ms:.3f}ms" if role == "victim" else "best-effort"
             cmd = [*tool, "run", "--sms", request, "--wait=60",
                    *(["--class", klass] if guard else []), "--", *cmd]
-        procs.append(subprocess.Popen(cmd, env=e, stdout=subprocess.PIPE, text=True))
         # The victim holds its claim before the hog asks for "rest": started together, the
         # hog could take every granule and the victim would wait for its end.
-        if procs[-1].stdout.readline().strip() != "ready":
+        if not scenario.start(cmd, e, procs):
             raise RuntimeError(f"{name}: the {role} did not start")
     clocks, paced = [], []
-    while any(p.poll() is None for p in procs):
-        sample = signals(power=True)
-        if sample:
-            clocks.append(sample)
-        if h_place == "run":
-            paced_actions(tool, env, procs[-1].pid, paced)
-        time.sleep(0.1)
+    try:
+        while any(p.poll() is None for p in procs):
+            sample = signals(power=True)
+            if sample:
+                clocks.append(sample)
+            if h_place == "run":
+                paced_actions(tool, env, procs[-1].pid, paced)
+            time.sleep(0.1)
+    finally:
+        scenario.stop(procs)
     results = [json.loads(p.stdout.read().strip().splitlines()[-1]) for p in procs]
     row = {"pair": pair, "arm": name}
     for r in results:
@@ -480,10 +482,16 @@ def run_fault(name, mps, seconds, env, runtime, tool, dry):
     e = env if mps else dict(env, **NO_MPS_ENV)
     procs = []
     for role in ("faulter", "launcher"):
-        procs.append(subprocess.Popen(tenant_cmd(role, "small", seconds, runtime, dry), env=e,
-                                      stdout=subprocess.PIPE, text=True))
-        if procs[-1].stdout.readline().strip() != "ready":
+        if not scenario.start(tenant_cmd(role, "small", seconds, runtime, dry), e, procs):
             raise RuntimeError(f"{name}: the {role} did not start")
+    try:
+        return fault_row(name, mps, procs, runtime, e, dry)
+    finally:
+        scenario.stop(procs)
+
+
+def fault_row(name, mps, procs, runtime, e, dry):
+    """The fault arm's row, its faulter and launcher started (procs)."""
     faulter = json.loads(procs[0].communicate()[0].strip().splitlines()[-1])
     tries, ran = 0, None
     print(f"{name}: new tenants until one runs (their failures, if any, are expected)",
