@@ -91,7 +91,9 @@ claims_test(guard TESTS tenant_classes_are_recorded_checked_and_listed
   guard_steps_over_target_hold_best_effort_back_then_give_back guard_names_the_power_cap_and_hbm
   a_dead_latency_tenant_leaves_nothing_held_back reporting_steps_calls_no_driver
   a_state_line_no_step_can_have_is_none short_steps_are_published_once_a_window_at_their_p99
-  a_window_closes_at_100_steps_two_over_target_or_250_ms a_state_line_read_while_it_is_replaced_is_read
+  a_window_closes_at_100_steps_two_over_target_or_250_ms
+  a_factor_target_closes_a_window_once_its_step_alone_is_known
+  a_state_line_read_while_it_is_replaced_is_read
   ENV GREENCTX_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1)
 claims_test(guard_threads TESTS steps_reported_while_the_claim_resizes LABELS threads)
 # NVML's signals through a fake of it: the power cap (0x4: SwPowerCap), then busy HBM.

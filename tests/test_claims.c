@@ -2685,6 +2685,34 @@ GT_TEST(a_window_closes_at_100_steps_two_over_target_or_250_ms)
     gctx_claim_release(lat);
 }
 
+/* A factor target is over the step alone the claim learnt: until then no step is over it and
+ * windows close at 100 steps; after, two steps over it close one at once, as with a target
+ * in ms. */
+GT_TEST(a_factor_target_closes_a_window_once_its_step_alone_is_known)
+{
+    if (gt_require_green_contexts())
+        return;
+    const char *dir = fresh_dir("guard-window-factor");
+    GT_CHECK();
+    gctx_claim *lat = NULL;
+    gctx_claim_options o = classed(dir, GCTX_TENANT_LATENCY, 0);
+    o.target_factor = 1.5;
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", &o, &lat), GCTX_SUCCESS);
+    for (int i = 0; i < 100; i++)
+        GT_ASSERT_STATUS(gctx_claim_report_step(lat, i < 2 ? 0.7 : 0.5), GCTX_SUCCESS);
+    sleep_ms(11);
+    GT_ASSERT_STATUS(gctx_claim_report_step(lat, 0.5), GCTX_SUCCESS);
+    /* 0.7 twice, not over an unknown target: the 101 steps' p99 is 0.7, the step alone. */
+    GT_ASSERT(info_of(lat).alone_ms > 0.69 && info_of(lat).alone_ms < 0.71);
+    for (int i = 0; i < 10; i++)
+        GT_ASSERT_STATUS(gctx_claim_report_step(lat, 0.5), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(gctx_claim_report_step(lat, 1.2), GCTX_SUCCESS); /* over 1.05 */
+    sleep_ms(11);
+    GT_ASSERT_STATUS(gctx_claim_report_step(lat, 1.1), GCTX_SUCCESS);
+    GT_ASSERT(info_of(lat).step_ms > 1.19 && info_of(lat).step_ms < 1.21);
+    gctx_claim_release(lat);
+}
+
 struct replacing {
     gctx_claim *claim;
     atomic_int stop;
