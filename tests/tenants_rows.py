@@ -1,6 +1,7 @@
 """tenants_rows.py FILE ARMS FAULTS: bench/compare/tenants.py's JSON lines hold ARMS rows per
 pair (each with the ratios its reference gives) and FAULTS fault rows (the other tenant's
-counts, a new tenant that ran); exit 1 naming what is missing."""
+counts, a new tenant that ran), the two tenants of an arm measuring from one start; exit 1
+naming what is missing."""
 import collections
 import json
 import sys
@@ -14,6 +15,8 @@ for r in rows:
         want = [k for k, side in (("victim_p99_ratio", "victim"), ("hog_rate_ratio", "hog"))
                 if side in r]
         bad += [f"{r['pair']} {r['arm']}: no {k}" for k in want if not r.get(k)]
+        if len(want) == 2 and abs(r["victim"]["began"] - r["hog"]["began"]) > 0.05:
+            bad.append(f"{r['pair']} {r['arm']}: the victim and the hog began apart")
     else:
         launcher = r["launcher"]
         if launcher["ok"] + launcher["failed"] == 0 or r["new_tenant_runs_after_s"] is None:

@@ -659,10 +659,9 @@ def tenant(a):
                 resize(n, False)
         resize(home if decode else "rest", False)
     stats = greenctx.cache_stats()
-    print("ready", flush=True)
     gc.collect()
     gc.disable()  # a collection's pause would land in a step: the C bench had none
-    time.sleep(max(0.0, float(sys.stdin.readline()) - time.time()))
+    scenario.ready()
     start = now()
     end, full = start + a.seconds, state["sms"]
     out["timeline"].append((0.0, full))
@@ -712,13 +711,10 @@ def run_pair(a, arm, env, priors, target, on, elastic, pct):
                env["GREENCTX_RUNTIME_DIR"], "--priors", json.dumps(priors), "--target-ms",
                str(target), *argv_of(a), *(["--elastic"] if elastic else [])]
         e = dict(env, **({"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE": str(share)} if share else {}))
-        if not scenario.start(cmd, e, procs, stdin=subprocess.PIPE):  # decode's claim first
+        if not scenario.start(cmd, e, procs):  # decode's claim first
             return False
     try:
-        go = f"{time.time() + 0.2}\n"
-        for p in procs:
-            p.stdin.write(go)
-            p.stdin.close()
+        scenario.go(procs)
         outs = [p.stdout.read().strip().splitlines() for p in procs]
         if any(p.wait() or not o for p, o in zip(procs, outs)):
             return False

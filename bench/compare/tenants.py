@@ -181,9 +181,9 @@ def tenant(args):
         return FAULT_ROLES[args.role](args, claim, stream, step, on, torch)
     steps, done, actions, advised = [], 0, [], claim.sm_count if claim else None
     advice = Advice(claim) if args.role == "hog" and tenant_class else None
-    start = time.perf_counter()
+    scenario.ready()
+    began, start = time.time(), time.perf_counter()
     end = start + args.seconds
-    print("ready", flush=True)
     while time.perf_counter() < end:
         now = time.perf_counter()
         if args.bursty and (now - start) % 5.0 >= 1.0:
@@ -218,7 +218,8 @@ def tenant(args):
     stream.synchronize()
     elapsed = time.perf_counter() - start
     steps.sort()
-    out = {"role": args.role, "kind": args.kind, "steps": len(steps), "rate": done / elapsed}
+    out = {"role": args.role, "kind": args.kind, "steps": len(steps), "rate": done / elapsed,
+           "began": began}
     if steps:
         out["p50_ms"] = steps[len(steps) // 2]
         out["p99_ms"] = steps[min(len(steps) - 1, int(len(steps) * 0.99))]
@@ -280,7 +281,7 @@ def check_cu(result, what):
 
 def faulter(args, claim, stream, step, on, torch):
     """The fault arm's culprit: a store to 0x10 on its claim's stream, a third into the run."""
-    print("ready", flush=True)
+    scenario.ready()
     time.sleep(args.seconds / 3)
     at = time.time()
     result = 700 if args.dry else launch(stream.cuda_stream, b"gc_fault", 1,
@@ -294,7 +295,7 @@ def faulter(args, claim, stream, step, on, torch):
 def launcher(args, claim, stream, step, on, torch):
     """The fault arm's bystander: small kernels back to back (launch + synchronize), counting
     those that fail; then what the library tells it (its claim's fault report)."""
-    print("ready", flush=True)
+    scenario.ready()
     ok = failed = 0
     first_at, first = None, ""
     end = time.perf_counter() + args.seconds
@@ -443,6 +444,7 @@ def run_arm(name, pair, seconds, env, runtime, target_ms, tool, dry):
         # hog could take every granule and the victim would wait for its end.
         if not scenario.start(cmd, e, procs):
             raise RuntimeError(f"{name}: the {role} did not start")
+    scenario.go(procs)
     clocks, paced = [], []
     try:
         while any(p.poll() is None for p in procs):
@@ -484,6 +486,7 @@ def run_fault(name, mps, seconds, env, runtime, tool, dry):
     for role in ("faulter", "launcher"):
         if not scenario.start(tenant_cmd(role, "small", seconds, runtime, dry), e, procs):
             raise RuntimeError(f"{name}: the {role} did not start")
+    scenario.go(procs)
     try:
         return fault_row(name, mps, procs, runtime, e, dry)
     finally:
@@ -492,7 +495,7 @@ def run_fault(name, mps, seconds, env, runtime, tool, dry):
 
 def fault_row(name, mps, procs, runtime, e, dry):
     """The fault arm's row, its faulter and launcher started (procs)."""
-    faulter = json.loads(procs[0].communicate()[0].strip().splitlines()[-1])
+    faulter = json.loads(procs[0].stdout.read().strip().splitlines()[-1])
     tries, ran = 0, None
     print(f"{name}: new tenants until one runs (their failures, if any, are expected)",
           file=sys.stderr)
@@ -507,7 +510,7 @@ def fault_row(name, mps, procs, runtime, e, dry):
         except (subprocess.TimeoutExpired, ValueError, IndexError):
             pass
         time.sleep(0 if ran else 0.1)
-    launcher = json.loads(procs[1].communicate()[0].strip().splitlines()[-1])
+    launcher = json.loads(procs[1].stdout.read().strip().splitlines()[-1])
     row = {"arm": name, "mps": mps, "faulter": faulter, "launcher": launcher}
     if launcher["first_failure_at"]:
         row["other_first_failure_s"] = round(launcher["first_failure_at"] - faulter["fault_at"], 3)
