@@ -373,15 +373,19 @@ typedef struct gctx_guard_signals {
 typedef struct gctx_guard_advice {
     size_t size;             /* set by the caller: sizeof(gctx_guard_advice) */
     unsigned level;          /* 0: nothing held back .. 4: at its floor */
-    unsigned sms;            /* SMs it may use: a cooperative claim resizes to them
-                                (gctx_claim_resize, GCTX_ROUND_DOWN), and back when they grow */
+    unsigned sms;            /* SMs it may use: a cooperative claim resizes to them (with
+                                request, below), and back when they grow */
     unsigned max_outstanding; /* launches in flight, for a program paced instead; 0: no cap */
     char reason[16];         /* "steps", "power", "hbm"; "" at level 0 */
     unsigned latency_tenants; /* latency tenants running on the GPU now */
     unsigned duty_permille;   /* for a paced program: the share of time its work may run, the
                                  same share of its SMs a cooperative claim keeps (1000: all) */
+    char request[16]; /* what a cooperative claim resizes with (GCTX_ROUND_DOWN) to have sms:
+                         their count, or "rest" when they are everything it had and that
+                         includes SMs left over from whole granules, which no count takes (the
+                         H200's 4 beside granules of 16: "rest" gives 116 back, "116" 112) */
 } gctx_guard_advice;
-#define GCTX_GUARD_ADVICE_INIT {sizeof(gctx_guard_advice), 0, 0, 0, {0}, 0, 0}
+#define GCTX_GUARD_ADVICE_INIT {sizeof(gctx_guard_advice), 0, 0, 0, {0}, 0, 0, {0}}
 
 /* One look of a best-effort claim's guard (call it every few ms, between its own launches):
  * reads the latency tenants' published steps in the registry and the device's signals

@@ -285,6 +285,9 @@ gctx_status gctx_claim_guard(gctx_claim *claim, const gctx_guard_signals *signal
     gctx__guard_allowance a = gctx__guard_allow(&claim->guard, claim->full_sms, claim->floor_sms);
     if (a.sms < claim->full_sms)
         claim->held_back = 1;
+    /* Everything back, with SMs no count takes: only "rest" gives them. */
+    int rest = a.sms == claim->full_sms &&
+               !gctx__layout_claimable(&claim->granules.identity.layout, a.sms);
     unsigned level = claim->guard.running ? claim->guard.level : 0;
     state_line l = {0, 0, 0, now, level, a.sms, a.max_outstanding, a.duty_permille, {0},
                     claim->paced, claim->held_ms};
@@ -299,6 +302,10 @@ gctx_status gctx_claim_guard(gctx_claim *claim, const gctx_guard_signals *signal
     out.max_outstanding = a.max_outstanding;
     out.duty_permille = a.duty_permille;
     snprintf(out.reason, sizeof out.reason, "%s", l.reason);
+    if (rest)
+        snprintf(out.request, sizeof out.request, "rest");
+    else
+        snprintf(out.request, sizeof out.request, "%u", a.sms);
     out.latency_tenants = nb_lat;
     gctx__sized_out(advice, &out, sizeof out);
     return GCTX_SUCCESS;

@@ -2419,6 +2419,13 @@ GT_TEST(guard_steps_over_target_hold_best_effort_back_then_give_back)
     GT_ASSERT(a.sms >= 8); /* the floor: one granule */
     GT_ASSERT_GT_INT(a.max_outstanding, 0);
     GT_ASSERT_STR_EQ(a.reason, "steps");
+    /* Followed as the advice says: held to whole granules, then everything back, the SMs
+     * left over from them included (only "rest" takes those). */
+    gctx_claim_options down = GCTX_CLAIM_OPTIONS_INIT;
+    down.rounding = GCTX_ROUND_DOWN;
+    GT_ASSERT_STATUS(gctx_claim_resize(be, a.request, &down, NULL), GCTX_SUCCESS);
+    unsigned held = info_of(be).sm_count;
+    GT_ASSERT(held <= a.sms && held >= 8);
     gctx_claim_info list[4];
     list[0].size = sizeof list[0];
     unsigned n = 0;
@@ -2438,6 +2445,10 @@ GT_TEST(guard_steps_over_target_hold_best_effort_back_then_give_back)
     GT_ASSERT_EQ_INT(a.level, 0);
     GT_ASSERT_EQ_INT(a.sms, full);
     GT_ASSERT_EQ_INT(a.max_outstanding, 0);
+    GT_ASSERT_STATUS(gctx_claim_resize(be, a.request, &down, NULL), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(info_of(be).sm_count, full);
+    GT_ASSERT_STATUS(gctx_claim_guard(be, NULL, &a), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(a.sms, full); /* not held back: its own size again */
     gctx_claim_release(be);
     gctx_claim_release(lat);
 }

@@ -207,7 +207,7 @@ def tenant(args):
             advised = now.sms
             stream.synchronize()
             with advice.lock:
-                sms = claim.cooperate(now.sms, minimum_sms=8)
+                sms = claim.cooperate(now, minimum_sms=8)
             ctx = claim.context()
             stream = DryStream() if torch is None else ctx.Stream()
             with on(stream):

@@ -192,7 +192,8 @@ class GuardSignals(_Struct):
 class GuardAdvice(_Struct):
     _fields_ = [("size", c_size_t), ("level", c_uint), ("sms", c_uint),
                 ("max_outstanding", c_uint), ("reason", ctypes.c_char * 16),
-                ("latency_tenants", c_uint), ("duty_permille", c_uint)]
+                ("latency_tenants", c_uint), ("duty_permille", c_uint),
+                ("request", ctypes.c_char * 16)]
 
 
 class MpsInfo(_Struct):

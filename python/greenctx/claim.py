@@ -148,6 +148,8 @@ class GuardAdvice:
     reason: str           # "steps", "power", "hbm"; "" at level 0
     latency_tenants: int
     duty_permille: int    # a paced program's share of time (1000: all); cooperate with sms
+    request: str          # what cooperate() resizes with to have sms: their count, or "rest"
+                          # for everything back with the SMs no count takes (the H200's 4)
 
 
 @dataclass(frozen=True)
@@ -231,19 +233,24 @@ class Claim(Handle):
         check(lib.gctx_claim_pressure(self._handle, ctypes.byref(wanted)))
         return wanted.value
 
-    def cooperate(self, allowed_sms: int | None = None, *, minimum_sms: int = 8) -> int:
+    def cooperate(self, allowed: int | GuardAdvice | None = None, *,
+                  minimum_sms: int = 8) -> int:
         """One step of a cooperative tenant, between two of its steps: gives back what waiters
-        of at least its priority want (never below minimum_sms), shrinks to allowed_sms (a
-        controller's decision for it) and, when nobody waits, grows toward allowed_sms with
-        the SMs free now (no waiting). Returns the claim's SM count after."""
+        of at least its priority want (never below minimum_sms), shrinks to what is allowed
+        (a controller's count for it, or the guard's advice) and, when nobody waits, grows
+        toward it with the SMs free now (no waiting). Returns the claim's SM count after."""
         have, wanted = self.sm_count, self.pressure()
-        target = have if allowed_sms is None else count("allowed_sms", allowed_sms)
+        advice = allowed if isinstance(allowed, GuardAdvice) else None
+        allowed_sms = advice.sms if advice else allowed
+        target = have if allowed_sms is None else count("allowed", allowed_sms)
         if wanted:
             target = min(target, have - wanted)
         target = max(target, minimum_sms)
         if target < have or (target > have and not wanted):
+            # the library's request for the advice's SMs ("rest": the ones no count takes)
+            request = advice.request if advice and target == advice.sms else str(target)
             try:
-                self.resize(target, rounding="down")  # never above what is allowed
+                self.resize(request=request, rounding="down")  # never above what is allowed
             except BusyError:
                 pass  # another tenant took the free SMs first: stay, ask again next step
         return self.sm_count
@@ -257,8 +264,8 @@ class Claim(Handle):
               hbm_busy: float = 0.0) -> GuardAdvice:
         """One look of a best-effort tenant's guard (every few ms, between steps): what it
         may use now, given the latency tenants' steps and the device's signals (none given:
-        NVML's, when it is there). Follow advice.sms with cooperate(advice.sms) to give way
-        and take back."""
+        NVML's, when it is there). Follow it with cooperate(advice) to give way and take
+        back."""
         signals = _capi.GuardSignals(sm_clock_mhz=sm_clock_mhz,
                                      max_sm_clock_mhz=max_sm_clock_mhz, throttle=throttle,
                                      hbm_busy=hbm_busy)
@@ -267,7 +274,7 @@ class Claim(Handle):
         check(lib.gctx_claim_guard(self._handle, ctypes.byref(signals) if given else None,
                                    ctypes.byref(out)))
         return GuardAdvice(out.level, out.sms, out.max_outstanding, out.reason.decode(),
-                           out.latency_tenants, out.duty_permille)
+                           out.latency_tenants, out.duty_permille, out.request.decode())
 
     def export(self) -> str:
         """The token a process started by this one joins with (Claim.join)."""

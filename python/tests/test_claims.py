@@ -229,13 +229,13 @@ def test_cooperate_yields_to_a_waiter_then_follows_the_controller(sim, rt):
     try:
         assert _pressure_reaching(holder, 40) == 40
         given = 88 if _planners_granules() else 92  # 132 - 40, a claimable count
-        assert holder.cooperate(allowed_sms=120) == given
+        assert holder.cooperate(allowed=120) == given
         assert waiter.stdout.readline().strip() == "40"
-        assert holder.cooperate(allowed_sms=120) == given  # nothing free to grow into
+        assert holder.cooperate(allowed=120) == given  # nothing free to grow into
     finally:
         waiter.communicate("\n", timeout=30)
-    assert holder.cooperate(allowed_sms=120) == 120  # the waiter ended: grows to the allowed
-    assert holder.cooperate(allowed_sms=64) == 64
+    assert holder.cooperate(allowed=120) == 120  # the waiter ended: grows to the allowed
+    assert holder.cooperate(allowed=64) == 64
     holder.close()
 
 
@@ -275,13 +275,14 @@ def test_the_guard_holds_a_best_effort_tenant_back_then_gives_back(sim, rt):
             time.sleep(0.005)
         assert advice.level >= 2 and advice.reason == "steps" and advice.latency_tenants == 1
         assert 8 <= advice.sms < 116
-        assert be.cooperate(advice.sms, minimum_sms=8) <= advice.sms  # gives way by resize
+        assert be.cooperate(advice, minimum_sms=8) <= advice.sms  # gives way by resize
         shown = {c.tenant: c for c in greenctx.claims(runtime_dir=rt)}
         assert shown["latency"].target_ms == 1.0 and shown["latency"].step_ms == 2.0
         assert shown["best-effort"].guard_level == advice.level
         time.sleep(0.06)  # the latency tenant stops stepping: all back
         advice = be.guard()
         assert (advice.level, advice.sms, advice.max_outstanding) == (0, 116 - _left_over(), 0)
+        assert be.cooperate(advice) == 116 - _left_over()  # all back, the 4 left over too
         with pytest.raises(ValueError, match="tenant must be"):
             greenctx.Claim(8, runtime_dir=rt, tenant="batch")
         with pytest.raises(ValueError, match="not best-effort"):
