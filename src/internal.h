@@ -22,11 +22,17 @@
 /* The one error idiom of src/: a function with cleanup keeps its status in `gctx_status s`
  * and has one cleanup label, `fail` (failures only) or `done` (every path); GCTX_CHECK runs
  * a call that returns gctx_status and jumps there when it fails. A function without cleanup
- * returns early instead. */
+ * returns early instead, through GCTX_TRY. */
 #define GCTX_CHECK(call, label)                                                               \
     do {                                                                                      \
         if ((s = (call)) != GCTX_SUCCESS)                                                     \
             goto label;                                                                       \
+    } while (0)
+#define GCTX_TRY(call)                                                                        \
+    do {                                                                                      \
+        gctx_status try_status_ = (call);                                                     \
+        if (try_status_ != GCTX_SUCCESS)                                                      \
+            return try_status_;                                                               \
     } while (0)
 
 /* Sets this thread's message (and clears its CUresult) and returns status, so a caller can
