@@ -24,7 +24,7 @@ if(GREENCTX_PYTHON AND NOT GREENCTX_SANITIZE) # Python loads the library: not un
         GREENCTX_MPS_CONTROL=${CMAKE_CURRENT_SOURCE_DIR}/fake_mps_control.sh
         PYTHONPATH=${PROJECT_SOURCE_DIR}/python GREENCTX_LIBRARY=$<TARGET_FILE:greenctx>
         PYTHONDONTWRITEBYTECODE=1
-    COMMAND sh -c "python3 \"$0\" --dry --pairs fma,read >\"$1\" && python3 \"$2\" \"$1\" 13 2"
+    COMMAND sh -c "python3 \"$0\" --dry --pairs fma,read >\"$1\" && python3 \"$2\" \"$1\" 16 2"
             ${PROJECT_SOURCE_DIR}/bench/compare/tenants.py ${CMAKE_CURRENT_BINARY_DIR}/tenants_dry.json
             ${CMAKE_CURRENT_SOURCE_DIR}/tenants_rows.py)
 endif()

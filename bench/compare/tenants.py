@@ -58,7 +58,7 @@ import scenario
 
 VICTIM_SMS = 16
 # What each arm runs: (victim placement, hog placement, guard). A placement is "claim" (the
-# Python package's claim), "run" (an unmodified program under greenctx run), "primary" (no
+# Python package's claim; "claim:N" a claim of N SMs), "run" (an unmodified program under greenctx run), "primary" (no
 # claim: the whole GPU) or "pct:N" (the active-thread percentage N, no claim). Every arm runs
 # under the script's MPS daemon but those in NO_MPS, whose tenants find none (time-slicing).
 ARMS = {
@@ -77,6 +77,9 @@ ARMS = {
     "mps_plain": ("primary", "primary", False),
     "mps_percentage": (f"pct:{round(100 * VICTIM_SMS / 132)}",
                        f"pct:{100 - round(100 * VICTIM_SMS / 132)}", False),
+    # The hog on a static claim of N SMs beside the victim: the trade a guard would make if
+    # it knew the best N in advance.
+    **{f"claims_cap{n}": ("claim", f"claim:{n}", False) for n in (32, 48, 64)},
     "sliced_primary": ("primary", "primary", False),
     "sliced_claims": ("claim", "claim", False),
 }
@@ -151,18 +154,20 @@ class DryStream:
 
 
 def tenant(args):
-    greenctx = __import__("greenctx") if args.place == "claim" else None
+    claimed = args.place.startswith("claim")
+    greenctx = __import__("greenctx") if claimed else None
     torch = None if args.dry or args.role == "probe" else __import__("torch")
     # Under greenctx run the class is the tool's (--class), the program knows nothing of it.
-    cooperative = args.guard and args.place == "claim"
+    cooperative = args.guard and claimed
     tenant_class = {"victim": "latency", "hog": "best-effort"}[args.role] if cooperative else None
     claim = ctx = None
-    if args.place == "claim":
+    if claimed:
         # The hog alone holds the victim's SMs aside while it takes the rest: its rate alone
         # is then over the same SMs as beside the victim.
         aside = greenctx.Claim(request=str(VICTIM_SMS), wait=True, timeout=60,
                                runtime_dir=args.runtime) if args.aside else None
-        request = str(VICTIM_SMS) if args.role in ("victim", "faulter", "probe") else "rest"
+        request = (str(VICTIM_SMS) if args.role in ("victim", "faulter", "probe")
+                   else args.place[6:] or "rest")
         # The target: its p99 alone times the pair's factor, measured by the alone arm (a
         # factor target would learn "alone" beside the hog, which starts with it).
         kw = {"target_ms": args.target_ms} if tenant_class == "latency" else {}
@@ -425,7 +430,8 @@ def run_arm(name, pair, seconds, env, runtime, target_ms, tool, dry):
         if place.startswith("pct:"):
             e["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = place[4:]
         cmd = [sys.executable, __file__, "--role", role, "--kind", kind, "--place",
-               place if place in ("claim", "run") else "primary", "--seconds", str(seconds),
+               place if place.startswith("claim") or place == "run" else "primary",
+               "--seconds", str(seconds),
                "--runtime", runtime]
         if guard:
             cmd += ["--guard", "--target-ms", f"{target_ms:.4f}"]
