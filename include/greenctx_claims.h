@@ -393,7 +393,7 @@ typedef struct gctx_guard_advice {
  * nothing when it isn't there), moves the claim's guard one decision on, publishes what it
  * allows (greenctx ps shows it) and returns it. The rule is the same in every best-effort
  * tenant, so they agree without a daemon; a latency tenant that ends or stops stepping for
- * 50 ms gives everything back. GCTX_ERROR_INVALID_ARGUMENT for a claim not acquired
+ * 25 ms gives everything back. GCTX_ERROR_INVALID_ARGUMENT for a claim not acquired
  * GCTX_TENANT_BEST_EFFORT. */
 GCTX_API gctx_status gctx_claim_guard(gctx_claim *claim, const gctx_guard_signals *signals,
                                       gctx_guard_advice *advice);

@@ -45,12 +45,13 @@ typedef struct gctx__guard_config {
     double clock_drop; /* a power-capped clock under clock_drop x its max is interference */
     double hbm_high;   /* hbm_busy above this is interference */
 } gctx__guard_config;
-/* hold 20 ms: longer than a resize (docs/elastic.md); idle 50 ms: the issue's bound on giving
- * SMs back after a burst. A p99 target is missed by 1 % of the steps: a step down that fails
+/* hold 20 ms: longer than a resize (docs/elastic.md); idle 25 ms: with a look (every 10 ms
+ * paced, 15 ms in the bench's cooperative hog) and a resize, SMs are back within 50 ms of a
+ * burst's end. A p99 target is missed by 1 % of the steps: a step down that fails
  * costs a window over target, so they are tried rarely (docs/tenants.md, "The guard"). */
 #define GCTX__GUARD_CONFIG_INIT                                                                    \
     {                                                                                              \
-        20000000ll, 50000000ll, 0.95, 250000000ll, 4000000000ll, 0.95, 0.90                        \
+        20000000ll, 25000000ll, 0.95, 250000000ll, 4000000000ll, 0.95, 0.90                        \
     }
 
 typedef struct gctx__guard_state {

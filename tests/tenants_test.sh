@@ -435,7 +435,7 @@ pacing)
     run 0 --sim h200 ps
     has "$out" "best-effort, paced: held to 1 launch in flight and 7% of the time (guard level 4, steps); its launches waited"
     has "$out" "latency, target 1.00 ms: p99 step "
-    # The latency program dies: within the guard's idle window (50 ms) and a look, the hog
+    # The latency program dies: within the guard's idle window (25 ms) and a look, the hog
     # has everything back.
     kill -9 $l_program
     wait $l

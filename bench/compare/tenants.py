@@ -341,7 +341,7 @@ def told(claim, result):
 
 
 class Advice:
-    """A cooperative hog's guard, asked every 25 ms on a thread of its own, as a serving loop
+    """A cooperative hog's guard, asked every 15 ms on a thread of its own, as a serving loop
     would: the NVML reads and the guard's look take the launching thread a few ms (asked
     between launches, every 25 ms held the hog to 0.89x with the guard doing nothing). ctypes
     lets go of the GIL in both, so the launches go on meanwhile. A guard that fails ends the
@@ -354,7 +354,7 @@ class Advice:
 
     def run(self):
         try:
-            while not self.stop.wait(0.025):
+            while not self.stop.wait(0.015):
                 with self.lock:  # not while the launching thread resizes the claim
                     self.now = self.claim.guard(**signals())
         except Exception as e:  # noqa: BLE001 - handed to the launching thread
