@@ -16,9 +16,9 @@ import ctypes
 from dataclasses import dataclass
 from typing import Dict, Sequence, Tuple
 
-from ._capi import (GCTX_WORKLOAD_LATENCY, GCTX_WORKLOAD_THROUGHPUT, ControllerDecision,
-                    ControllerOptions, Workload as _CWorkload, lib)
-from ._errors import check
+from ._capi import (GCTX_WORKLOAD_LATENCY, GCTX_WORKLOAD_THROUGHPUT, ControllerOptions,
+                    Workload as _CWorkload, lib)
+from ._errors import check, out, out_int
 from ._object import Handle, count, real
 
 
@@ -71,8 +71,6 @@ class Controller(Handle):
                  device_sms: int = 0, hbm_bytes_per_s: float = 0.0, hysteresis: float = 0.05,
                  dwell: int = 3, learning_rate: float = 0.25, latency_margin: float = 1.10,
                  shared_slowdown: float = 1.0, disjoint: bool = False) -> None:
-        self._h = self._key = self._info = None
-        self._nb_workloads = 0
         workloads = list(workloads)
         rows = [list(row) for row in candidates]
         if any(len(row) != len(workloads) for row in rows):
@@ -104,17 +102,13 @@ class Controller(Handle):
         options.latency_margin = real("latency_margin", latency_margin)
         options.shared_slowdown = real("shared_slowdown", shared_slowdown)
         options.disjoint = 1 if disjoint else 0
-        out = ctypes.c_void_p()
-        check(lib.gctx_controller_create(c_workloads, len(workloads), c_rows, len(rows),
-                                         ctypes.byref(options), ctypes.byref(out)))
-        self._h = self._key = out.value
+        self._own(out_int("gctx_controller_create", c_workloads, len(workloads), c_rows,
+                          len(rows), options))
         self._nb_workloads = len(workloads)
 
     @property
     def nb_candidates(self) -> int:
-        out = ctypes.c_uint()
-        check(lib.gctx_controller_candidates(self._handle, ctypes.byref(out)))
-        return out.value
+        return out_int("gctx_controller_candidates", self._handle)
 
     def set_demand(self, workload: int, demand: float) -> None:
         check(lib.gctx_controller_set_demand(self._handle, count("workload", workload),
@@ -125,14 +119,12 @@ class Controller(Handle):
                                           real("step_s", step_s)))
 
     def predict(self, candidate: int, workload: int) -> float:
-        out = ctypes.c_double()
-        check(lib.gctx_controller_predict(self._handle, count("candidate", candidate),
-                                          count("workload", workload), ctypes.byref(out)))
-        return out.value
+        step_s: float = out("gctx_controller_predict", self._handle,
+                            count("candidate", candidate), count("workload", workload)).value
+        return step_s
 
     def decide(self) -> Decision:
-        d = ControllerDecision()
-        check(lib.gctx_controller_decide(self._handle, ctypes.byref(d)))
+        d = out("gctx_controller_decide", self._handle)
         n = self._nb_workloads
         return Decision(d.candidate, bool(d.no_split), bool(d.changed),
                         tuple(w for w in range(n) if d.unmet >> w & 1),
