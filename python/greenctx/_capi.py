@@ -26,12 +26,6 @@ PACKAGED_LIBRARY = (sorted(glob.glob(os.path.join(NATIVE, "lib", "libgreenctx.so
 PACKAGED_TOOL = os.path.join(NATIVE, "bin", "greenctx")
 PACKAGED_SIM = os.path.join(NATIVE, "lib", "greenctx", "libgreenctx_sim.so")
 
-c_int, c_uint, c_ull, c_size_t = ctypes.c_int, ctypes.c_uint, ctypes.c_ulonglong, ctypes.c_size_t
-handle = ctypes.c_void_p
-handle_out = ctypes.POINTER(ctypes.c_void_p)
-status = ctypes.c_int  # gctx_status, and every other enum, is an int-sized enum
-
-
 # The enum values the binding passes or reads, under their C names.
 GCTX_PARTITION_DEVICE, GCTX_PARTITION_GROUP = 0, 1
 GCTX_PARTITION_REMAINDER, GCTX_PARTITION_CONTEXT = 2, 3
@@ -51,13 +45,16 @@ GCTX_GUARD_THROTTLE_POWER, GCTX_GUARD_THROTTLE_THERMAL = 0x1, 0x2
 GCTX_CLAIM_EVENT_RELEASED, GCTX_CLAIM_EVENT_DIED, GCTX_CLAIM_EVENT_FAULT = 0, 1, 2
 
 
-# C types by the names the struct declarations below use; a pointer's star goes with its type.
+# C types by the names the declarations below use; a pointer's star goes with its type.
+# gctx_status, and every other enum, is an int-sized enum.
 _C_TYPES: dict[str, Any] = {
-    "int": c_int, "unsigned": c_uint, "size_t": c_size_t, "double": ctypes.c_double,
-    "long long": ctypes.c_longlong, "unsigned long long": c_ull, "char": ctypes.c_char,
-    "unsigned short": ctypes.c_ushort, "unsigned char": ctypes.c_ubyte,
-    "char*": ctypes.c_char_p, "unsigned*": ctypes.POINTER(c_uint),
-    "double*": ctypes.POINTER(ctypes.c_double)}
+    "void": None, "int": ctypes.c_int, "status": ctypes.c_int, "unsigned": ctypes.c_uint,
+    "size_t": ctypes.c_size_t, "double": ctypes.c_double, "long long": ctypes.c_longlong,
+    "unsigned long long": ctypes.c_ulonglong, "char": ctypes.c_char,
+    "unsigned short": ctypes.c_ushort, "unsigned char": ctypes.c_ubyte, "char*": ctypes.c_char_p,
+    "int*": ctypes.POINTER(ctypes.c_int), "unsigned*": ctypes.POINTER(ctypes.c_uint),
+    "double*": ctypes.POINTER(ctypes.c_double), "handle": ctypes.c_void_p,
+    "handle*": ctypes.POINTER(ctypes.c_void_p)}
 
 
 def c_fields(declarations: str) -> list[tuple[str, Any]]:
@@ -209,117 +206,98 @@ STRUCTS = {"gctx" + re.sub(r"([A-Z])", r"_\1", cls.__name__).lower(): cls
            for cls in _Struct.__subclasses__()}
 
 
-def _p(t: Any) -> Any:
-    return ctypes.POINTER(t)
+def _c_type(name: str) -> Any:
+    """A type of the prototypes below: one of _C_TYPES, or Struct* (a pointer to a struct of
+    this module)."""
+    if name in _C_TYPES:
+        return _C_TYPES[name]
+    return ctypes.POINTER(globals()[name.rstrip("*")])
 
 
-# name -> (restype, argtypes), exactly as the public headers (include/) declare them.
-SIGNATURES = {
-    "gctx_version": (c_int, []),
-    "gctx_version_string": (ctypes.c_char_p, []),
-    "gctx_status_name": (ctypes.c_char_p, [status]),
-    "gctx_last_error": (ctypes.c_char_p, []),
-    "gctx_last_cuda_result": (c_int, []),
-    "gctx_init": (status, []),
-    "gctx_driver_version": (status, [_p(c_int)]),
-    "gctx_driver_path": (ctypes.c_char_p, []),
-    "gctx_feature_available": (c_int, [c_int]),
-    "gctx_feature_reason": (ctypes.c_char_p, [c_int]),
-    "gctx_feature_name": (ctypes.c_char_p, [c_int]),
-    "gctx_device_count": (status, [_p(c_int)]),
-    "gctx_current_sm_count": (status, [_p(c_uint)]),
-    "gctx_device_get_info": (status, [c_int, _p(DeviceInfo)]),
-    "gctx_partition_from_device": (status, [c_int, handle_out]),
-    "gctx_partition_get_info": (status, [handle, _p(PartitionInfo)]),
-    "gctx_partition_release": (None, [handle]),
-    "gctx_partition_plan": (status, [handle, _p(Group), c_uint, _p(SplitOptions),
-                                     _p(SplitPlan), _p(GroupPlan)]),
-    "gctx_partition_split": (status, [handle, _p(Group), c_uint, _p(SplitOptions), handle_out,
-                                      handle_out, _p(SplitPlan), _p(GroupPlan)]),
-    "gctx_partition_relation": (status, [handle, handle, _p(c_int)]),
-    "gctx_context_create": (status, [handle, _p(ContextOptions), handle_out]),
-    "gctx_context_create_with_sms": (status, [c_int, c_uint, _p(ContextOptions), handle_out]),
-    "gctx_context_split_device": (status, [c_int, _p(Group), c_uint, _p(SplitOptions),
-                                           _p(ContextOptions), handle_out, handle_out]),
-    "gctx_context_create_at_least": (status, [c_int, c_uint, _p(ContextOptions), handle_out]),
-    "gctx_context_adopt": (status, [handle, handle_out]),
-    "gctx_context_release": (None, [handle]),
-    "gctx_context_get_info": (status, [handle, _p(ContextInfo)]),
-    "gctx_context_partition": (status, [handle, handle_out]),
-    "gctx_context_locality_domain": (status, [handle, _p(c_uint)]),
-    "gctx_context_green_handle": (handle, [handle]),
-    "gctx_context_cu_context": (handle, [handle]),
-    "gctx_context_relation": (status, [handle, handle, _p(c_int)]),
-    "gctx_device_get_max_workqueue_concurrency": (status, [c_int, _p(c_uint)]),
-    "gctx_stream_create": (status, [handle, _p(StreamOptions), handle_out]),
-    "gctx_stream_adopt": (status, [handle, handle_out]),
-    "gctx_stream_release": (None, [handle]),
-    "gctx_stream_handle": (handle, [handle]),
-    "gctx_stream_context": (status, [handle, handle_out]),
-    "gctx_stream_priority": (status, [handle, _p(c_int)]),
-    "gctx_stream_synchronize": (status, [handle]),
-    "gctx_stream_get_green_context": (status, [handle, handle_out]),
-    "gctx_event_create": (status, [handle, handle_out]),
-    "gctx_event_release": (None, [handle]),
-    "gctx_event_handle": (handle, [handle]),
-    "gctx_event_record": (status, [handle, handle]),
-    "gctx_event_record_context": (status, [handle, handle]),
-    "gctx_stream_wait_event": (status, [handle, handle]),
-    "gctx_context_wait_event": (status, [handle, handle]),
-    "gctx_event_synchronize": (status, [handle]),
-    "gctx_stream_observe_sms": (status, [handle, _p(c_uint), c_uint, _p(c_uint)]),
-    "gctx_release_failures_get": (status, [_p(ReleaseFailures)]),
-    "gctx_release_failures_retry": (status, []),
-    "gctx_partition_retain": (handle, [handle]),
-    "gctx_context_retain": (handle, [handle]),
-    "gctx_stream_retain": (handle, [handle]),
-    "gctx_cache_get_limit": (status, [c_int, _p(c_uint)]),
-    "gctx_cache_set_limit": (status, [c_int, c_uint]),
-    "gctx_cache_trim": (status, [c_int]),
-    "gctx_cache_get_stats": (status, [c_int, _p(CacheStats)]),
-    "gctx_layouts_create": (status, [c_int, _p(c_uint), c_uint, c_uint, _p(ContextOptions),
-                                     handle_out]),
-    "gctx_layouts_release": (None, [handle]),
-    "gctx_layouts_switch": (status, [handle, c_uint, handle_out]),
-    "gctx_layouts_switch_ordered": (status, [handle, c_uint, c_uint, handle_out]),
-    "gctx_layouts_get": (status, [handle, c_uint, c_uint, handle_out, handle_out, handle_out]),
-    "gctx_layouts_get_active": (status, [handle, _p(c_uint)]),
-    "gctx_controller_create": (status, [_p(Workload), c_uint, _p(c_uint), c_uint,
-                                        _p(ControllerOptions), handle_out]),
-    "gctx_controller_release": (None, [handle]),
-    "gctx_controller_candidates": (status, [handle, _p(c_uint)]),
-    "gctx_controller_set_demand": (status, [handle, c_uint, ctypes.c_double]),
-    "gctx_controller_observe": (status, [handle, c_uint, ctypes.c_double]),
-    "gctx_controller_decide": (status, [handle, _p(ControllerDecision)]),
-    "gctx_controller_predict": (status, [handle, c_uint, c_uint, _p(ctypes.c_double)]),
-    "gctx_claim_acquire": (status, [c_int, ctypes.c_char_p, _p(ClaimOptions), handle_out]),
-    "gctx_claim_retain": (handle, [handle]),
-    "gctx_claim_count": (status, [c_int, ctypes.c_char_p, c_int, _p(c_uint), _p(c_uint)]),
-    "gctx_claim_release": (None, [handle]),
-    "gctx_claim_partition": (status, [handle, handle_out]),
-    "gctx_claim_context": (status, [handle, _p(ContextOptions), handle_out]),
-    "gctx_claim_stream": (status, [handle, handle_out]),
-    "gctx_claim_resize": (status, [handle, ctypes.c_char_p, _p(ClaimOptions), handle_out]),
-    "gctx_claim_pressure": (status, [handle, _p(c_uint)]),
-    "gctx_claim_get_info": (status, [handle, _p(ClaimInfo)]),
-    "gctx_claim_list": (status, [c_int, ctypes.c_char_p, _p(ClaimInfo), c_uint, _p(c_uint),
-                                 _p(ClaimUsage)]),
-    "gctx_claim_events": (status, [c_int, ctypes.c_char_p, _p(ClaimEvent), c_uint,
-                                   _p(c_uint)]),
-    "gctx_claim_list_uuid": (status, [ctypes.c_char_p, ctypes.c_char_p, _p(ClaimInfo), c_uint,
-                                      _p(c_uint), _p(ClaimUsage)]),
-    "gctx_claim_events_uuid": (status, [ctypes.c_char_p, ctypes.c_char_p, _p(ClaimEvent), c_uint,
-                                        _p(c_uint)]),
-    "gctx_claim_registries": (status, [ctypes.c_char_p, ctypes.c_char_p, c_uint, _p(c_uint)]),
-    "gctx_claim_report_fault": (status, [handle, c_int]),
-    "gctx_claim_report_step": (status, [handle, ctypes.c_double]),
-    "gctx_claim_guard": (status, [handle, _p(GuardSignals), _p(GuardAdvice)]),
-    "gctx_claim_report_held": (status, [handle, ctypes.c_double]),
-    "gctx_claim_export": (status, [handle, ctypes.c_char_p, c_size_t]),
-    "gctx_claim_join": (status, [c_int, ctypes.c_char_p, handle_out]),
-    "gctx_claim_token_descriptor": (status, [ctypes.c_char_p, _p(c_int)]),
-    "gctx_mps_get_info": (status, [_p(MpsInfo)]),
-}
+def prototypes(declarations: str) -> dict[str, tuple[Any, list[Any]]]:
+    """name -> (restype, argtypes) of C prototypes without parameter names
+    ("status gctx_f(handle, unsigned*);"; handle: any opaque or CUDA handle)."""
+    return {name: (_c_type(restype), [_c_type(a.strip()) for a in args.split(",") if a.strip()])
+            for restype, name, args in re.findall(r"([\w*]+) (\w+)\(([^)]*)\);", declarations)}
+
+
+# Every function the package binds, exactly as the public headers (include/) declare them.
+SIGNATURES = prototypes("""
+    int gctx_version(); char* gctx_version_string(); char* gctx_status_name(status);
+    char* gctx_last_error(); int gctx_last_cuda_result(); status gctx_init();
+    status gctx_driver_version(int*); char* gctx_driver_path(); int gctx_feature_available(int);
+    char* gctx_feature_reason(int); char* gctx_feature_name(int); status gctx_device_count(int*);
+    status gctx_current_sm_count(unsigned*); status gctx_device_get_info(int, DeviceInfo*);
+    status gctx_device_get_max_workqueue_concurrency(int, unsigned*);
+
+    status gctx_partition_from_device(int, handle*); handle gctx_partition_retain(handle);
+    status gctx_partition_get_info(handle, PartitionInfo*); void gctx_partition_release(handle);
+    status gctx_partition_plan(handle, Group*, unsigned, SplitOptions*, SplitPlan*, GroupPlan*);
+    status gctx_partition_split(handle, Group*, unsigned, SplitOptions*, handle*, handle*,
+                                SplitPlan*, GroupPlan*);
+    status gctx_partition_relation(handle, handle, int*);
+
+    status gctx_context_create(handle, ContextOptions*, handle*);
+    status gctx_context_create_with_sms(int, unsigned, ContextOptions*, handle*);
+    status gctx_context_split_device(int, Group*, unsigned, SplitOptions*, ContextOptions*,
+                                     handle*, handle*);
+    status gctx_context_create_at_least(int, unsigned, ContextOptions*, handle*);
+    status gctx_context_adopt(handle, handle*); handle gctx_context_retain(handle);
+    void gctx_context_release(handle); status gctx_context_get_info(handle, ContextInfo*);
+    status gctx_context_partition(handle, handle*);
+    status gctx_context_locality_domain(handle, unsigned*);
+    handle gctx_context_green_handle(handle); handle gctx_context_cu_context(handle);
+    status gctx_context_relation(handle, handle, int*);
+    status gctx_context_wait_event(handle, handle);
+
+    status gctx_stream_create(handle, StreamOptions*, handle*);
+    status gctx_stream_adopt(handle, handle*); handle gctx_stream_retain(handle);
+    void gctx_stream_release(handle); handle gctx_stream_handle(handle);
+    status gctx_stream_context(handle, handle*); status gctx_stream_priority(handle, int*);
+    status gctx_stream_synchronize(handle); status gctx_stream_get_green_context(handle, handle*);
+    status gctx_stream_wait_event(handle, handle);
+    status gctx_stream_observe_sms(handle, unsigned*, unsigned, unsigned*);
+
+    status gctx_event_create(handle, handle*); void gctx_event_release(handle);
+    handle gctx_event_handle(handle); status gctx_event_record(handle, handle);
+    status gctx_event_record_context(handle, handle); status gctx_event_synchronize(handle);
+
+    status gctx_release_failures_get(ReleaseFailures*); status gctx_release_failures_retry();
+    status gctx_cache_get_limit(int, unsigned*); status gctx_cache_set_limit(int, unsigned);
+    status gctx_cache_trim(int); status gctx_cache_get_stats(int, CacheStats*);
+
+    status gctx_layouts_create(int, unsigned*, unsigned, unsigned, ContextOptions*, handle*);
+    void gctx_layouts_release(handle); status gctx_layouts_switch(handle, unsigned, handle*);
+    status gctx_layouts_switch_ordered(handle, unsigned, unsigned, handle*);
+    status gctx_layouts_get(handle, unsigned, unsigned, handle*, handle*, handle*);
+    status gctx_layouts_get_active(handle, unsigned*);
+
+    status gctx_controller_create(Workload*, unsigned, unsigned*, unsigned, ControllerOptions*,
+                                  handle*);
+    void gctx_controller_release(handle); status gctx_controller_candidates(handle, unsigned*);
+    status gctx_controller_set_demand(handle, unsigned, double);
+    status gctx_controller_observe(handle, unsigned, double);
+    status gctx_controller_decide(handle, ControllerDecision*);
+    status gctx_controller_predict(handle, unsigned, unsigned, double*);
+
+    status gctx_claim_acquire(int, char*, ClaimOptions*, handle*); handle gctx_claim_retain(handle);
+    status gctx_claim_count(int, char*, int, unsigned*, unsigned*);
+    void gctx_claim_release(handle); status gctx_claim_partition(handle, handle*);
+    status gctx_claim_context(handle, ContextOptions*, handle*);
+    status gctx_claim_stream(handle, handle*);
+    status gctx_claim_resize(handle, char*, ClaimOptions*, handle*);
+    status gctx_claim_pressure(handle, unsigned*); status gctx_claim_get_info(handle, ClaimInfo*);
+    status gctx_claim_list(int, char*, ClaimInfo*, unsigned, unsigned*, ClaimUsage*);
+    status gctx_claim_events(int, char*, ClaimEvent*, unsigned, unsigned*);
+    status gctx_claim_list_uuid(char*, char*, ClaimInfo*, unsigned, unsigned*, ClaimUsage*);
+    status gctx_claim_events_uuid(char*, char*, ClaimEvent*, unsigned, unsigned*);
+    status gctx_claim_registries(char*, char*, unsigned, unsigned*);
+    status gctx_claim_report_fault(handle, int); status gctx_claim_report_step(handle, double);
+    status gctx_claim_guard(handle, GuardSignals*, GuardAdvice*);
+    status gctx_claim_report_held(handle, double); status gctx_claim_export(handle, char*, size_t);
+    status gctx_claim_join(int, char*, handle*); status gctx_claim_token_descriptor(char*, int*);
+    status gctx_mps_get_info(MpsInfo*);
+""")
 
 
 def library_path() -> str:

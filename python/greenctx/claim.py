@@ -22,7 +22,7 @@ from ._capi import lib
 from ._errors import BusyError, check, out, out_int
 from ._object import Handle, count, device_ordinal, path, text
 from .context import GreenContext
-from .partition import _ROUNDING_VALUES, Rounding, SMPartition
+from .partition import Rounding, SMPartition, split_options
 
 _EVENT_KINDS = {_capi.GCTX_CLAIM_EVENT_RELEASED: "released", _capi.GCTX_CLAIM_EVENT_DIED: "died",
                 _capi.GCTX_CLAIM_EVENT_FAULT: "fault"}
@@ -98,10 +98,7 @@ def _options(wait: bool, timeout: float | None, rounding: Rounding | str = "stri
         o.timeout_ms = _timeout_ms(timeout)
     elif timeout is not None:
         raise ValueError("timeout needs wait=True")
-    if rounding not in _ROUNDING_VALUES:  # a Rounding or its string (they hash alike)
-        raise ValueError(f"rounding must be one of {[r.value for r in Rounding]}, "
-                         f"got {rounding!r}")
-    o.rounding = _ROUNDING_VALUES[rounding]  # type: ignore[index]  # a str is checked above
+    o.rounding = split_options(rounding).rounding
     o.label = None if label is None else text("label", label) or None
     o.runtime_dir = None if runtime_dir is None else path("runtime_dir", runtime_dir) or None
     return o
@@ -334,7 +331,7 @@ def claim_count(num_sms: int | None = None, *, request: str | None = None,
     (gctx_claim_count), as greenctx info --sizes, plan and run give it. Raises
     InsufficientSMsError naming the nearest counts for a count no split gives."""
     sms, at_once = ctypes.c_uint(), ctypes.c_uint()
-    rounding_value = _options(False, None, rounding).rounding
+    rounding_value = split_options(rounding).rounding
     check(lib.gctx_claim_count(device_ordinal(device_id), _request(num_sms, request),
                                rounding_value, ctypes.byref(sms), ctypes.byref(at_once)))
     return sms.value, at_once.value

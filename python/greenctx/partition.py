@@ -23,10 +23,6 @@ class Rounding(str, enum.Enum):
     UP = "up"            # the nearest legal count above
 
 
-_ROUNDING_VALUES = {Rounding.STRICT: _capi.GCTX_ROUND_STRICT, Rounding.DOWN: _capi.GCTX_ROUND_DOWN,
-                    Rounding.NEAREST: _capi.GCTX_ROUND_NEAREST, Rounding.UP: _capi.GCTX_ROUND_UP}
-
-
 class Relation(str, enum.Enum):
     """What greenctx knows of two partitions' SMs, from how they were made (gctx_relation)."""
     DISJOINT = "disjoint"        # share no SM (siblings of one split, or of disjoint parents)
@@ -73,9 +69,10 @@ class SplitPlan:
 
 # Split options by rounding (the C library only reads them): one struct per policy, made once,
 # passed as they are (ctypes passes a struct by reference to a pointer parameter).
-_SPLIT_OPTIONS: dict[Rounding | str, _capi.SplitOptions] = {}
-for _policy, _value in _ROUNDING_VALUES.items():
-    _SPLIT_OPTIONS[_policy] = _capi.SplitOptions(rounding=_value)
+_SPLIT_OPTIONS: dict[Rounding | str, _capi.SplitOptions] = {
+    policy: _capi.SplitOptions(rounding=value) for policy, value in (
+        (Rounding.STRICT, _capi.GCTX_ROUND_STRICT), (Rounding.DOWN, _capi.GCTX_ROUND_DOWN),
+        (Rounding.NEAREST, _capi.GCTX_ROUND_NEAREST), (Rounding.UP, _capi.GCTX_ROUND_UP))}
 
 
 def split_options(rounding: Rounding | str) -> _capi.SplitOptions:
