@@ -53,14 +53,12 @@ def context_options(workqueue_scope: str | None, workqueue_concurrency_limit: in
                          f"got {workqueue_scope!r}")
     if workqueue_concurrency_limit is not None and workqueue_scope is None:
         raise RuntimeError("workqueue_concurrency_limit requires workqueue_scope to be set")
-    options = _capi.ContextOptions()
-    options.workqueue_scope = _WORKQUEUE_SCOPES[workqueue_scope]
-    if workqueue_concurrency_limit is not None:
-        options.workqueue_concurrency_limit = count("workqueue_concurrency_limit",
-                                                    workqueue_concurrency_limit)
-    if fresh:
-        options.flags = _capi.GCTX_CONTEXT_FRESH
-    return options
+    limit = workqueue_concurrency_limit
+    return _capi.ContextOptions(
+        workqueue_scope=_WORKQUEUE_SCOPES[workqueue_scope],
+        workqueue_concurrency_limit=0 if limit is None else count("workqueue_concurrency_limit",
+                                                                  limit),
+        flags=_capi.GCTX_CONTEXT_FRESH if fresh else 0)
 
 
 def _create_with_sms(device: int, num_sms: Any, rounding: Rounding | str | None,
@@ -117,15 +115,6 @@ class Stream(Handle):
     def _own(self, h: int | None) -> None:
         super()._own(h)
         self._cu_stream = None
-
-    @classmethod
-    def _create(cls, context: GreenContext, priority: int = 0) -> Stream:
-        if priority == 0 and type(priority) is int:
-            options = _DEFAULT_STREAM_OPTIONS
-        else:
-            options = _capi.StreamOptions()
-            options.priority = int_in("priority", priority, -INT_MAX - 1, INT_MAX)
-        return cls._made_by("gctx_stream_create", context._handle, options)
 
     @classmethod
     def adopt(cls, stream: Any) -> Stream:
@@ -404,7 +393,12 @@ class GreenContext(Handle):
 
     def stream(self, priority: int = 0) -> _Stream:
         """A new greenctx Stream on this context (whether PyTorch is there or not)."""
-        return Stream._create(self, priority)
+        if priority == 0 and type(priority) is int:
+            options = _DEFAULT_STREAM_OPTIONS
+        else:
+            options = _capi.StreamOptions(priority=int_in("priority", priority, -INT_MAX - 1,
+                                                          INT_MAX))
+        return Stream._made_by("gctx_stream_create", self._handle, options)
 
     def Stream(self) -> Any:  # noqa: N802 - PyTorch's name
         """A stream whose work runs on this context's SMs, from a pool of 32 per context
