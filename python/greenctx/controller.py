@@ -44,6 +44,10 @@ class Workload:
         return cls(GCTX_WORKLOAD_THROUGHPUT, dict(prior), floor_per_s=floor_per_s, **kwargs)
 
 
+# Workload's real numbers, named as gctx_workload's fields, in the order they are checked.
+_REAL_FIELDS = ("target_s", "floor_per_s", "ref_demand", "demand_weight", "bytes_per_step")
+
+
 @dataclass(frozen=True)
 class Decision:
     candidate: int
@@ -83,25 +87,18 @@ class Controller(Handle):
             sms = (ctypes.c_uint * len(points))(*[count("prior SM counts", s) for s, _ in points])
             steps = (ctypes.c_double * len(points))(*[real("prior step times", t) for _, t in points])
             keep += [sms, steps]
-            c = _CWorkload()
-            c.kind, c.target_s = w.kind, real("target_s", w.target_s)
-            c.floor_per_s = real("floor_per_s", w.floor_per_s)
-            c.nb_points, c.prior_sms, c.prior_step_s = len(points), sms, steps
-            c.ref_demand = real("ref_demand", w.ref_demand)
-            c.demand_weight = real("demand_weight", w.demand_weight)
-            c.bytes_per_step = real("bytes_per_step", w.bytes_per_step)
-            c_workloads[i] = c
+            c_workloads[i] = _CWorkload(kind=w.kind, nb_points=len(points), prior_sms=sms,
+                                        prior_step_s=steps,
+                                        **{f: real(f, getattr(w, f)) for f in _REAL_FIELDS})
         flat = [count("candidate SM counts", v) for row in rows for v in row]
         c_rows = (ctypes.c_uint * max(len(flat), 1))(*flat)
-        options = ControllerOptions()
-        options.device_sms = count("device_sms", device_sms)
-        options.hbm_bytes_per_s = real("hbm_bytes_per_s", hbm_bytes_per_s)
-        options.hysteresis = real("hysteresis", hysteresis)
-        options.dwell = count("dwell", dwell)
-        options.learning_rate = real("learning_rate", learning_rate)
-        options.latency_margin = real("latency_margin", latency_margin)
-        options.shared_slowdown = real("shared_slowdown", shared_slowdown)
-        options.disjoint = 1 if disjoint else 0
+        options = ControllerOptions(
+            device_sms=count("device_sms", device_sms),
+            hbm_bytes_per_s=real("hbm_bytes_per_s", hbm_bytes_per_s),
+            hysteresis=real("hysteresis", hysteresis), dwell=count("dwell", dwell),
+            learning_rate=real("learning_rate", learning_rate),
+            latency_margin=real("latency_margin", latency_margin),
+            shared_slowdown=real("shared_slowdown", shared_slowdown), disjoint=int(bool(disjoint)))
         self._own(out_int("gctx_controller_create", c_workloads, len(workloads), c_rows,
                           len(rows), options))
         self._nb_workloads = len(workloads)
