@@ -10,14 +10,14 @@ claims: SMs held across processes (claim(), claims()). docs/python.md has the wh
 """
 from __future__ import annotations
 
-import ctypes
 from dataclasses import dataclass
 
 from ._capi import lib
 from ._object import device_ordinal, driver_version
 from ._errors import (BusyError, DriverError, Error, InsufficientSMsError,
                       InvalidArgumentError, InvalidHandleError, NoDeviceError, NoDriverError,
-                      OutOfMemoryError, RegistryError, UnsupportedError, check)
+                      OutOfMemoryError, RegistryError, UnsupportedError, check, out,
+                      out_int)
 from .cache import CacheStats, cache_limit, cache_stats, set_cache_limit, trim_cache
 from .claim import (Claim, ClaimEvent, ClaimInfo, MpsInfo, claim, claim_count, claim_events, claims,
                     mps_info)
@@ -57,9 +57,7 @@ def driver_path() -> str:
 
 
 def device_count() -> int:
-    out = ctypes.c_int()
-    check(lib.gctx_device_count(ctypes.byref(out)))
-    return out.value
+    return out_int("gctx_device_count")
 
 
 def current_sm_count() -> int:
@@ -67,9 +65,7 @@ def current_sm_count() -> int:
     when one is current (`ctx.set_context()`, its `cu_context` pushed), else the device's;
     under `greenctx run`, the program's partition. What a persistent kernel's grid is sized by
     (docs/python.md). DriverError when no context is current."""
-    out = ctypes.c_uint()
-    check(lib.gctx_current_sm_count(ctypes.byref(out)))
-    return out.value
+    return out_int("gctx_current_sm_count")
 
 
 @dataclass(frozen=True)
@@ -86,9 +82,7 @@ class DeviceInfo:
 
 
 def device_info(device_id: int | None = 0) -> DeviceInfo:
-    from . import _capi
-    info = _capi.DeviceInfo()
-    check(lib.gctx_device_get_info(device_ordinal(device_id), ctypes.byref(info)))
+    info = out("gctx_device_get_info", device_ordinal(device_id))
     return DeviceInfo(info.ordinal, info.name.decode(errors="replace"),
                       (info.cc_major, info.cc_minor), info.sm_count, info.min_partition_sms,
                       info.coscheduled_alignment, bool(info.sm_rules_derived),
@@ -97,13 +91,13 @@ def device_info(device_id: int | None = 0) -> DeviceInfo:
 
 def features() -> dict[str, tuple[bool, str]]:
     """{name: (available, reason)} for every feature the library knows, in its order."""
-    out: dict[str, tuple[bool, str]] = {}
+    found: dict[str, tuple[bool, str]] = {}
     value = 0
     while True:
         name = lib.gctx_feature_name(value)
         if name is None:
-            return out
-        out[name.decode()] = (bool(lib.gctx_feature_available(value)),
+            return found
+        found[name.decode()] = (bool(lib.gctx_feature_available(value)),
                               lib.gctx_feature_reason(value).decode())
         value += 1
 
@@ -124,12 +118,10 @@ class ReleaseFailures:
 
 def release_failures() -> ReleaseFailures:
     """The process's counts of failed driver destroys behind releases."""
-    from . import _capi
-    out = _capi.ReleaseFailures()
-    check(lib.gctx_release_failures_get(ctypes.byref(out)))
-    return ReleaseFailures(out.events, out.streams, out.green_contexts, out.primary_contexts,
-                           out.kernels, out.total, out.pending, out.last_cuda_result,
-                           out.last_message.decode(errors="replace"))
+    f = out("gctx_release_failures_get")
+    return ReleaseFailures(f.events, f.streams, f.green_contexts, f.primary_contexts, f.kernels,
+                           f.total, f.pending, f.last_cuda_result,
+                           f.last_message.decode(errors="replace"))
 
 
 def retry_release_failures() -> None:

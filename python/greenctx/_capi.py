@@ -15,6 +15,7 @@ from __future__ import annotations
 import ctypes
 import glob
 import os
+import re
 from typing import Any
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -24,12 +25,6 @@ PACKAGED_LIBRARY = (sorted(glob.glob(os.path.join(NATIVE, "lib", "libgreenctx.so
                     [os.path.join(NATIVE, "lib", "libgreenctx.so.0")])[0]
 PACKAGED_TOOL = os.path.join(NATIVE, "bin", "greenctx")
 PACKAGED_SIM = os.path.join(NATIVE, "lib", "greenctx", "libgreenctx_sim.so")
-
-c_int, c_uint, c_ull, c_size_t = ctypes.c_int, ctypes.c_uint, ctypes.c_ulonglong, ctypes.c_size_t
-handle = ctypes.c_void_p
-handle_out = ctypes.POINTER(ctypes.c_void_p)
-status = ctypes.c_int  # gctx_status, and every other enum, is an int-sized enum
-
 
 # The enum values the binding passes or reads, under their C names.
 GCTX_PARTITION_DEVICE, GCTX_PARTITION_GROUP = 0, 1
@@ -50,6 +45,34 @@ GCTX_GUARD_THROTTLE_POWER, GCTX_GUARD_THROTTLE_THERMAL = 0x1, 0x2
 GCTX_CLAIM_EVENT_RELEASED, GCTX_CLAIM_EVENT_DIED, GCTX_CLAIM_EVENT_FAULT = 0, 1, 2
 
 
+# C types by the names the declarations below use; a pointer's star goes with its type.
+# gctx_status, and every other enum, is an int-sized enum.
+_C_TYPES: dict[str, Any] = {
+    "void": None, "int": ctypes.c_int, "status": ctypes.c_int, "unsigned": ctypes.c_uint,
+    "size_t": ctypes.c_size_t, "double": ctypes.c_double, "long long": ctypes.c_longlong,
+    "unsigned long long": ctypes.c_ulonglong, "char": ctypes.c_char,
+    "unsigned short": ctypes.c_ushort, "unsigned char": ctypes.c_ubyte, "char*": ctypes.c_char_p,
+    "int*": ctypes.POINTER(ctypes.c_int), "unsigned*": ctypes.POINTER(ctypes.c_uint),
+    "double*": ctypes.POINTER(ctypes.c_double), "handle": ctypes.c_void_p,
+    "handle*": ctypes.POINTER(ctypes.c_void_p)}
+
+
+def c_fields(declarations: str) -> list[tuple[str, Any]]:
+    """ctypes' _fields_ of a struct body written as in C ("int a, b; char name[16]"; enums
+    as int): the fields in the header's order, for a reader to hold the two side by side."""
+    fields = []
+    for declaration in filter(str.strip, declarations.split(";")):
+        first, *more = declaration.split(",")
+        c_type, _, name = first.strip().rpartition(" ")
+        for declarator in (name, *more):
+            field, _, length = declarator.strip().rstrip("]").partition("[")
+            ctype = _C_TYPES[c_type]
+            if length:
+                ctype = ctype * (int(length) if length.isdigit() else globals()[length])
+            fields.append((field, ctype))
+    return fields
+
+
 class _Struct(ctypes.Structure):
     """A C struct; size-prefixed ones get their size field set on construction."""
 
@@ -60,273 +83,221 @@ class _Struct(ctypes.Structure):
 
 
 class DeviceInfo(_Struct):
-    _fields_ = [("size", c_size_t), ("ordinal", c_int), ("name", ctypes.c_char * 256),
-                ("cc_major", c_int), ("cc_minor", c_int), ("sm_count", c_uint),
-                ("min_partition_sms", c_uint), ("coscheduled_alignment", c_uint),
-                ("sm_rules_derived", c_int), ("locality_domain_count", c_uint)]
+    _fields_ = c_fields("""size_t size; int ordinal; char name[256]; int cc_major, cc_minor;
+        unsigned sm_count, min_partition_sms, coscheduled_alignment; int sm_rules_derived;
+        unsigned locality_domain_count""")
 
 
 class PartitionInfo(_Struct):
-    _fields_ = [("size", c_size_t), ("device", c_int), ("kind", c_int), ("sm_count", c_uint),
-                ("min_partition_sms", c_uint), ("coscheduled_alignment", c_uint),
-                ("structured", c_int), ("flags", c_uint), ("has_locality_domain", c_int),
-                ("locality_domain_id", c_uint)]
+    _fields_ = c_fields("""size_t size; int device, kind;
+        unsigned sm_count, min_partition_sms, coscheduled_alignment; int structured;
+        unsigned flags; int has_locality_domain; unsigned locality_domain_id""")
 
 
 class Group(_Struct):
-    _fields_ = [("num_sms", c_uint), ("coscheduled_sm_count", c_uint),
-                ("preferred_coscheduled_sm_count", c_uint), ("backfill", c_int),
-                ("reserved", c_uint * 4)]  # must stay zero
+    _fields_ = c_fields("""unsigned num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count;
+        int backfill; unsigned reserved[4]""")  # reserved: must stay zero
 
 
 class SplitOptions(_Struct):
-    _fields_ = [("size", c_size_t), ("rounding", c_int)]
+    _fields_ = c_fields("size_t size; int rounding")
 
 
 class GroupPlan(_Struct):
-    _fields_ = [("requested_sms", c_uint), ("sm_count", c_uint),
-                ("coscheduled_sm_count", c_uint), ("rounded", c_int), ("backfilled", c_int),
-                ("reserved", c_uint * 4)]
+    _fields_ = c_fields("""unsigned requested_sms, sm_count, coscheduled_sm_count;
+        int rounded, backfilled; unsigned reserved[4]""")
 
 
 class SplitPlan(_Struct):
-    _fields_ = [("size", c_size_t), ("device", c_int), ("driver_version", c_int),
-                ("path", c_int), ("granule_sms", c_uint), ("nb_groups", c_uint),
-                ("remainder_sms", c_uint), ("rounded", c_int), ("nested", c_int)]
+    _fields_ = c_fields("""size_t size; int device, driver_version, path;
+        unsigned granule_sms, nb_groups, remainder_sms; int rounded, nested""")
 
 
 class ContextOptions(_Struct):
-    _fields_ = [("size", c_size_t), ("workqueue_scope", c_int),
-                ("workqueue_concurrency_limit", c_uint), ("flags", c_uint)]
+    _fields_ = c_fields("""size_t size; int workqueue_scope; unsigned workqueue_concurrency_limit,
+        flags""")
 
 
 class ContextInfo(_Struct):
-    _fields_ = [("size", c_size_t), ("device", c_int), ("sm_count", c_uint), ("has_id", c_int),
-                ("id", c_ull), ("adopted", c_int), ("workqueue_scope", c_int),
-                ("workqueue_concurrency_limit", c_uint)]
+    _fields_ = c_fields("""size_t size; int device; unsigned sm_count; int has_id;
+        unsigned long long id; int adopted, workqueue_scope;
+        unsigned workqueue_concurrency_limit""")
 
 
 class StreamOptions(_Struct):
-    _fields_ = [("size", c_size_t), ("priority", c_int), ("blocking", c_int)]
+    _fields_ = c_fields("size_t size; int priority, blocking")
 
 
 class ReleaseFailures(_Struct):
-    _fields_ = [("size", c_size_t), ("events", c_ull), ("streams", c_ull),
-                ("green_contexts", c_ull), ("primary_contexts", c_ull), ("kernels", c_ull),
-                ("total", c_ull), ("pending", c_uint), ("last_cuda_result", c_int),
-                ("last_message", ctypes.c_char * 256)]
+    _fields_ = c_fields("""size_t size;
+        unsigned long long events, streams, green_contexts, primary_contexts, kernels, total;
+        unsigned pending; int last_cuda_result; char last_message[256]""")
 
 
 class CacheStats(_Struct):
-    _fields_ = [("size", c_size_t), ("hits", c_ull), ("misses", c_ull), ("evictions", c_ull),
-                ("cached", c_uint), ("live", c_uint), ("limit", c_uint)]
+    _fields_ = c_fields("""size_t size; unsigned long long hits, misses, evictions;
+        unsigned cached, live, limit""")
 
 
 class Workload(_Struct):
-    _fields_ = [("size", c_size_t), ("kind", c_int), ("target_s", ctypes.c_double),
-                ("floor_per_s", ctypes.c_double), ("nb_points", c_uint),
-                ("prior_sms", ctypes.POINTER(c_uint)),
-                ("prior_step_s", ctypes.POINTER(ctypes.c_double)),
-                ("ref_demand", ctypes.c_double), ("demand_weight", ctypes.c_double),
-                ("bytes_per_step", ctypes.c_double)]
+    _fields_ = c_fields("""size_t size; int kind; double target_s, floor_per_s;
+        unsigned nb_points; unsigned* prior_sms; double* prior_step_s;
+        double ref_demand, demand_weight, bytes_per_step""")
 
 
 class ControllerOptions(_Struct):
-    _fields_ = [("size", c_size_t), ("device_sms", c_uint), ("hbm_bytes_per_s", ctypes.c_double),
-                ("hysteresis", ctypes.c_double), ("dwell", c_uint),
-                ("learning_rate", ctypes.c_double), ("latency_margin", ctypes.c_double),
-                ("shared_slowdown", ctypes.c_double), ("disjoint", c_int)]
+    _fields_ = c_fields("""size_t size; unsigned device_sms; double hbm_bytes_per_s, hysteresis;
+        unsigned dwell; double learning_rate, latency_margin, shared_slowdown; int disjoint""")
 
 
 CONTROLLER_MAX_WORKLOADS = 8
 
 
 class ControllerDecision(_Struct):
-    _fields_ = [("size", c_size_t), ("candidate", c_uint), ("no_split", c_int),
-                ("changed", c_int), ("unmet", c_uint),
-                ("sm_counts", c_uint * CONTROLLER_MAX_WORKLOADS),
-                ("predicted_step_s", ctypes.c_double * CONTROLLER_MAX_WORKLOADS),
-                ("reason", ctypes.c_char * 256)]
+    _fields_ = c_fields("""size_t size; unsigned candidate; int no_split, changed;
+        unsigned unmet, sm_counts[CONTROLLER_MAX_WORKLOADS];
+        double predicted_step_s[CONTROLLER_MAX_WORKLOADS]; char reason[256]""")
+
+
 class ClaimOptions(_Struct):
-    _fields_ = [("size", c_size_t), ("flags", c_uint), ("timeout_ms", c_int),
-                ("rounding", c_int), ("label", ctypes.c_char_p), ("command", ctypes.c_char_p),
-                ("runtime_dir", ctypes.c_char_p), ("priority", c_int),
-                ("tenant_class", c_int), ("target_ms", ctypes.c_double),
-                ("target_factor", ctypes.c_double), ("floor_sms", c_uint)]
+    _fields_ = c_fields("""size_t size; unsigned flags; int timeout_ms, rounding;
+        char* label; char* command; char* runtime_dir; int priority, tenant_class;
+        double target_ms, target_factor; unsigned floor_sms""")
 
 
 class ClaimInfo(_Struct):
-    _fields_ = [("size", c_size_t), ("device", c_int), ("device_uuid", ctypes.c_char * 48),
-                ("pid", c_int), ("uid", c_uint), ("user", ctypes.c_char * 64),
-                ("command", ctypes.c_char * 256), ("label", ctypes.c_char * 128),
-                ("since_ns", ctypes.c_longlong), ("mps", c_int), ("self", c_int),
-                ("sm_count", c_uint), ("nb_granules", c_uint),
-                ("granules", ctypes.c_ushort * GCTX_CLAIM_MAX_GRANULES),
-                ("tenant_class", c_int), ("target_ms", ctypes.c_double),
-                ("target_factor", ctypes.c_double), ("step_ms", ctypes.c_double),
-                ("alone_ms", ctypes.c_double), ("step_ns", ctypes.c_longlong),
-                ("guard_level", c_uint), ("guard_reason", ctypes.c_char * 16),
-                ("guard_sms", c_uint), ("guard_outstanding", c_uint),
-                ("guard_duty_permille", c_uint), ("guard_paced", c_int),
-                ("guard_held_ms", ctypes.c_double)]
+    _fields_ = c_fields("""size_t size; int device; char device_uuid[48]; int pid; unsigned uid;
+        char user[64], command[256], label[128]; long long since_ns; int mps, self;
+        unsigned sm_count, nb_granules; unsigned short granules[GCTX_CLAIM_MAX_GRANULES];
+        int tenant_class; double target_ms, target_factor, step_ms, alone_ms;
+        long long step_ns; unsigned guard_level; char guard_reason[16];
+        unsigned guard_sms, guard_outstanding, guard_duty_permille; int guard_paced;
+        double guard_held_ms""")
 
 
 class ClaimUsage(_Struct):
-    _fields_ = [("size", c_size_t), ("sm_count", c_uint), ("free_sms", c_uint),
-                ("nb_granules", c_uint), ("granule_sms", c_uint * GCTX_CLAIM_MAX_GRANULES),
-                ("granule_free", ctypes.c_ubyte * GCTX_CLAIM_MAX_GRANULES),
-                ("nb_claims", c_uint), ("mps_active", c_int), ("path", ctypes.c_char * 512)]
+    _fields_ = c_fields("""size_t size; unsigned sm_count, free_sms, nb_granules,
+        granule_sms[GCTX_CLAIM_MAX_GRANULES]; unsigned char granule_free[GCTX_CLAIM_MAX_GRANULES];
+        unsigned nb_claims; int mps_active; char path[512]""")
 
 
 class ClaimEvent(_Struct):
-    _fields_ = [("size", c_size_t), ("kind", c_int), ("time_ns", ctypes.c_longlong),
-                ("pid", c_int), ("command", ctypes.c_char * 256), ("cuda_result", c_int),
-                ("sm_count", c_uint)]
+    _fields_ = c_fields("""size_t size; int kind; long long time_ns; int pid; char command[256];
+        int cuda_result; unsigned sm_count""")
 
 
 class GuardSignals(_Struct):
-    _fields_ = [("size", c_size_t), ("sm_clock_mhz", c_uint), ("max_sm_clock_mhz", c_uint),
-                ("throttle", c_uint), ("hbm_busy", ctypes.c_double)]
+    _fields_ = c_fields("""size_t size; unsigned sm_clock_mhz, max_sm_clock_mhz, throttle;
+        double hbm_busy""")
 
 
 class GuardAdvice(_Struct):
-    _fields_ = [("size", c_size_t), ("level", c_uint), ("sms", c_uint),
-                ("max_outstanding", c_uint), ("reason", ctypes.c_char * 16),
-                ("latency_tenants", c_uint), ("duty_permille", c_uint),
-                ("request", ctypes.c_char * 16)]
+    _fields_ = c_fields("""size_t size; unsigned level, sms, max_outstanding; char reason[16];
+        unsigned latency_tenants, duty_permille; char request[16]""")
 
 
 class MpsInfo(_Struct):
-    _fields_ = [("size", c_size_t), ("pipe_dir", ctypes.c_char * 512),
-                ("daemon_running", c_int), ("active_thread_percentage", c_int),
-                ("pinned_mem_limit", ctypes.c_char * 128)]
+    _fields_ = c_fields("""size_t size; char pipe_dir[512]; int daemon_running,
+        active_thread_percentage; char pinned_mem_limit[128]""")
 
 
-# The structs above, by their C names (for the layout test).
-STRUCTS = {"gctx_device_info": DeviceInfo, "gctx_partition_info": PartitionInfo,
-           "gctx_group": Group, "gctx_split_options": SplitOptions,
-           "gctx_group_plan": GroupPlan, "gctx_split_plan": SplitPlan,
-           "gctx_context_options": ContextOptions, "gctx_context_info": ContextInfo,
-           "gctx_stream_options": StreamOptions, "gctx_release_failures": ReleaseFailures,
-           "gctx_cache_stats": CacheStats, "gctx_workload": Workload,
-           "gctx_controller_options": ControllerOptions,
-           "gctx_controller_decision": ControllerDecision, "gctx_claim_options": ClaimOptions,
-           "gctx_claim_info": ClaimInfo, "gctx_claim_usage": ClaimUsage,
-           "gctx_claim_event": ClaimEvent, "gctx_mps_info": MpsInfo,
-           "gctx_guard_signals": GuardSignals, "gctx_guard_advice": GuardAdvice}
+# The structs above, by their C names (DeviceInfo: gctx_device_info), for the layout test.
+STRUCTS = {"gctx" + re.sub(r"([A-Z])", r"_\1", cls.__name__).lower(): cls
+           for cls in _Struct.__subclasses__()}
 
 
-def _p(t: Any) -> Any:
-    return ctypes.POINTER(t)
+def _c_type(name: str) -> Any:
+    """A type of the prototypes below: one of _C_TYPES, or Struct* (a pointer to a struct of
+    this module)."""
+    if name in _C_TYPES:
+        return _C_TYPES[name]
+    return ctypes.POINTER(globals()[name.rstrip("*")])
 
 
-# name -> (restype, argtypes), exactly as the public headers (include/) declare them.
-SIGNATURES = {
-    "gctx_version": (c_int, []),
-    "gctx_version_string": (ctypes.c_char_p, []),
-    "gctx_status_name": (ctypes.c_char_p, [status]),
-    "gctx_last_error": (ctypes.c_char_p, []),
-    "gctx_last_cuda_result": (c_int, []),
-    "gctx_init": (status, []),
-    "gctx_driver_version": (status, [_p(c_int)]),
-    "gctx_driver_path": (ctypes.c_char_p, []),
-    "gctx_feature_available": (c_int, [c_int]),
-    "gctx_feature_reason": (ctypes.c_char_p, [c_int]),
-    "gctx_feature_name": (ctypes.c_char_p, [c_int]),
-    "gctx_device_count": (status, [_p(c_int)]),
-    "gctx_current_sm_count": (status, [_p(c_uint)]),
-    "gctx_device_get_info": (status, [c_int, _p(DeviceInfo)]),
-    "gctx_partition_from_device": (status, [c_int, handle_out]),
-    "gctx_partition_get_info": (status, [handle, _p(PartitionInfo)]),
-    "gctx_partition_release": (None, [handle]),
-    "gctx_partition_plan": (status, [handle, _p(Group), c_uint, _p(SplitOptions),
-                                     _p(SplitPlan), _p(GroupPlan)]),
-    "gctx_partition_split": (status, [handle, _p(Group), c_uint, _p(SplitOptions), handle_out,
-                                      handle_out, _p(SplitPlan), _p(GroupPlan)]),
-    "gctx_partition_relation": (status, [handle, handle, _p(c_int)]),
-    "gctx_context_create": (status, [handle, _p(ContextOptions), handle_out]),
-    "gctx_context_create_with_sms": (status, [c_int, c_uint, _p(ContextOptions), handle_out]),
-    "gctx_context_split_device": (status, [c_int, _p(Group), c_uint, _p(SplitOptions),
-                                           _p(ContextOptions), handle_out, handle_out]),
-    "gctx_context_create_at_least": (status, [c_int, c_uint, _p(ContextOptions), handle_out]),
-    "gctx_context_adopt": (status, [handle, handle_out]),
-    "gctx_context_release": (None, [handle]),
-    "gctx_context_get_info": (status, [handle, _p(ContextInfo)]),
-    "gctx_context_partition": (status, [handle, handle_out]),
-    "gctx_context_locality_domain": (status, [handle, _p(c_uint)]),
-    "gctx_context_green_handle": (handle, [handle]),
-    "gctx_context_cu_context": (handle, [handle]),
-    "gctx_context_relation": (status, [handle, handle, _p(c_int)]),
-    "gctx_device_get_max_workqueue_concurrency": (status, [c_int, _p(c_uint)]),
-    "gctx_stream_create": (status, [handle, _p(StreamOptions), handle_out]),
-    "gctx_stream_adopt": (status, [handle, handle_out]),
-    "gctx_stream_release": (None, [handle]),
-    "gctx_stream_handle": (handle, [handle]),
-    "gctx_stream_context": (status, [handle, handle_out]),
-    "gctx_stream_priority": (status, [handle, _p(c_int)]),
-    "gctx_stream_synchronize": (status, [handle]),
-    "gctx_stream_get_green_context": (status, [handle, handle_out]),
-    "gctx_event_create": (status, [handle, handle_out]),
-    "gctx_event_release": (None, [handle]),
-    "gctx_event_handle": (handle, [handle]),
-    "gctx_event_record": (status, [handle, handle]),
-    "gctx_event_record_context": (status, [handle, handle]),
-    "gctx_stream_wait_event": (status, [handle, handle]),
-    "gctx_context_wait_event": (status, [handle, handle]),
-    "gctx_event_synchronize": (status, [handle]),
-    "gctx_stream_observe_sms": (status, [handle, _p(c_uint), c_uint, _p(c_uint)]),
-    "gctx_release_failures_get": (status, [_p(ReleaseFailures)]),
-    "gctx_release_failures_retry": (status, []),
-    "gctx_partition_retain": (handle, [handle]),
-    "gctx_context_retain": (handle, [handle]),
-    "gctx_stream_retain": (handle, [handle]),
-    "gctx_cache_get_limit": (status, [c_int, _p(c_uint)]),
-    "gctx_cache_set_limit": (status, [c_int, c_uint]),
-    "gctx_cache_trim": (status, [c_int]),
-    "gctx_cache_get_stats": (status, [c_int, _p(CacheStats)]),
-    "gctx_layouts_create": (status, [c_int, _p(c_uint), c_uint, c_uint, _p(ContextOptions),
-                                     handle_out]),
-    "gctx_layouts_release": (None, [handle]),
-    "gctx_layouts_switch": (status, [handle, c_uint, handle_out]),
-    "gctx_layouts_switch_ordered": (status, [handle, c_uint, c_uint, handle_out]),
-    "gctx_layouts_get": (status, [handle, c_uint, c_uint, handle_out, handle_out, handle_out]),
-    "gctx_layouts_get_active": (status, [handle, _p(c_uint)]),
-    "gctx_controller_create": (status, [_p(Workload), c_uint, _p(c_uint), c_uint,
-                                        _p(ControllerOptions), handle_out]),
-    "gctx_controller_release": (None, [handle]),
-    "gctx_controller_candidates": (status, [handle, _p(c_uint)]),
-    "gctx_controller_set_demand": (status, [handle, c_uint, ctypes.c_double]),
-    "gctx_controller_observe": (status, [handle, c_uint, ctypes.c_double]),
-    "gctx_controller_decide": (status, [handle, _p(ControllerDecision)]),
-    "gctx_controller_predict": (status, [handle, c_uint, c_uint, _p(ctypes.c_double)]),
-    "gctx_claim_acquire": (status, [c_int, ctypes.c_char_p, _p(ClaimOptions), handle_out]),
-    "gctx_claim_retain": (handle, [handle]),
-    "gctx_claim_count": (status, [c_int, ctypes.c_char_p, c_int, _p(c_uint), _p(c_uint)]),
-    "gctx_claim_release": (None, [handle]),
-    "gctx_claim_partition": (status, [handle, handle_out]),
-    "gctx_claim_context": (status, [handle, _p(ContextOptions), handle_out]),
-    "gctx_claim_stream": (status, [handle, handle_out]),
-    "gctx_claim_resize": (status, [handle, ctypes.c_char_p, _p(ClaimOptions), handle_out]),
-    "gctx_claim_pressure": (status, [handle, _p(c_uint)]),
-    "gctx_claim_get_info": (status, [handle, _p(ClaimInfo)]),
-    "gctx_claim_list": (status, [c_int, ctypes.c_char_p, _p(ClaimInfo), c_uint, _p(c_uint),
-                                 _p(ClaimUsage)]),
-    "gctx_claim_events": (status, [c_int, ctypes.c_char_p, _p(ClaimEvent), c_uint,
-                                   _p(c_uint)]),
-    "gctx_claim_list_uuid": (status, [ctypes.c_char_p, ctypes.c_char_p, _p(ClaimInfo), c_uint,
-                                      _p(c_uint), _p(ClaimUsage)]),
-    "gctx_claim_events_uuid": (status, [ctypes.c_char_p, ctypes.c_char_p, _p(ClaimEvent), c_uint,
-                                        _p(c_uint)]),
-    "gctx_claim_registries": (status, [ctypes.c_char_p, ctypes.c_char_p, c_uint, _p(c_uint)]),
-    "gctx_claim_report_fault": (status, [handle, c_int]),
-    "gctx_claim_report_step": (status, [handle, ctypes.c_double]),
-    "gctx_claim_guard": (status, [handle, _p(GuardSignals), _p(GuardAdvice)]),
-    "gctx_claim_report_held": (status, [handle, ctypes.c_double]),
-    "gctx_claim_export": (status, [handle, ctypes.c_char_p, c_size_t]),
-    "gctx_claim_join": (status, [c_int, ctypes.c_char_p, handle_out]),
-    "gctx_claim_token_descriptor": (status, [ctypes.c_char_p, _p(c_int)]),
-    "gctx_mps_get_info": (status, [_p(MpsInfo)]),
-}
+def prototypes(declarations: str) -> dict[str, tuple[Any, list[Any]]]:
+    """name -> (restype, argtypes) of C prototypes without parameter names
+    ("status gctx_f(handle, unsigned*);"; handle: any opaque or CUDA handle)."""
+    return {name: (_c_type(restype), [_c_type(a.strip()) for a in args.split(",") if a.strip()])
+            for restype, name, args in re.findall(r"([\w*]+) (\w+)\(([^)]*)\);", declarations)}
+
+
+# Every function the package binds, exactly as the public headers (include/) declare them.
+SIGNATURES = prototypes("""
+    int gctx_version(); char* gctx_version_string(); char* gctx_status_name(status);
+    char* gctx_last_error(); int gctx_last_cuda_result(); status gctx_init();
+    status gctx_driver_version(int*); char* gctx_driver_path(); int gctx_feature_available(int);
+    char* gctx_feature_reason(int); char* gctx_feature_name(int); status gctx_device_count(int*);
+    status gctx_current_sm_count(unsigned*); status gctx_device_get_info(int, DeviceInfo*);
+    status gctx_device_get_max_workqueue_concurrency(int, unsigned*);
+
+    status gctx_partition_from_device(int, handle*); handle gctx_partition_retain(handle);
+    status gctx_partition_get_info(handle, PartitionInfo*); void gctx_partition_release(handle);
+    status gctx_partition_plan(handle, Group*, unsigned, SplitOptions*, SplitPlan*, GroupPlan*);
+    status gctx_partition_split(handle, Group*, unsigned, SplitOptions*, handle*, handle*,
+                                SplitPlan*, GroupPlan*);
+    status gctx_partition_relation(handle, handle, int*);
+
+    status gctx_context_create(handle, ContextOptions*, handle*);
+    status gctx_context_create_with_sms(int, unsigned, ContextOptions*, handle*);
+    status gctx_context_split_device(int, Group*, unsigned, SplitOptions*, ContextOptions*,
+                                     handle*, handle*);
+    status gctx_context_create_at_least(int, unsigned, ContextOptions*, handle*);
+    status gctx_context_adopt(handle, handle*); handle gctx_context_retain(handle);
+    void gctx_context_release(handle); status gctx_context_get_info(handle, ContextInfo*);
+    status gctx_context_partition(handle, handle*);
+    status gctx_context_locality_domain(handle, unsigned*);
+    handle gctx_context_green_handle(handle); handle gctx_context_cu_context(handle);
+    status gctx_context_relation(handle, handle, int*);
+    status gctx_context_wait_event(handle, handle);
+
+    status gctx_stream_create(handle, StreamOptions*, handle*);
+    status gctx_stream_adopt(handle, handle*); handle gctx_stream_retain(handle);
+    void gctx_stream_release(handle); handle gctx_stream_handle(handle);
+    status gctx_stream_context(handle, handle*); status gctx_stream_priority(handle, int*);
+    status gctx_stream_synchronize(handle); status gctx_stream_get_green_context(handle, handle*);
+    status gctx_stream_wait_event(handle, handle);
+    status gctx_stream_observe_sms(handle, unsigned*, unsigned, unsigned*);
+
+    status gctx_event_create(handle, handle*); void gctx_event_release(handle);
+    handle gctx_event_handle(handle); status gctx_event_record(handle, handle);
+    status gctx_event_record_context(handle, handle); status gctx_event_synchronize(handle);
+
+    status gctx_release_failures_get(ReleaseFailures*); status gctx_release_failures_retry();
+    status gctx_cache_get_limit(int, unsigned*); status gctx_cache_set_limit(int, unsigned);
+    status gctx_cache_trim(int); status gctx_cache_get_stats(int, CacheStats*);
+
+    status gctx_layouts_create(int, unsigned*, unsigned, unsigned, ContextOptions*, handle*);
+    void gctx_layouts_release(handle); status gctx_layouts_switch(handle, unsigned, handle*);
+    status gctx_layouts_switch_ordered(handle, unsigned, unsigned, handle*);
+    status gctx_layouts_get(handle, unsigned, unsigned, handle*, handle*, handle*);
+    status gctx_layouts_get_active(handle, unsigned*);
+
+    status gctx_controller_create(Workload*, unsigned, unsigned*, unsigned, ControllerOptions*,
+                                  handle*);
+    void gctx_controller_release(handle); status gctx_controller_candidates(handle, unsigned*);
+    status gctx_controller_set_demand(handle, unsigned, double);
+    status gctx_controller_observe(handle, unsigned, double);
+    status gctx_controller_decide(handle, ControllerDecision*);
+    status gctx_controller_predict(handle, unsigned, unsigned, double*);
+
+    status gctx_claim_acquire(int, char*, ClaimOptions*, handle*); handle gctx_claim_retain(handle);
+    status gctx_claim_count(int, char*, int, unsigned*, unsigned*);
+    void gctx_claim_release(handle); status gctx_claim_partition(handle, handle*);
+    status gctx_claim_context(handle, ContextOptions*, handle*);
+    status gctx_claim_stream(handle, handle*);
+    status gctx_claim_resize(handle, char*, ClaimOptions*, handle*);
+    status gctx_claim_pressure(handle, unsigned*); status gctx_claim_get_info(handle, ClaimInfo*);
+    status gctx_claim_list(int, char*, ClaimInfo*, unsigned, unsigned*, ClaimUsage*);
+    status gctx_claim_events(int, char*, ClaimEvent*, unsigned, unsigned*);
+    status gctx_claim_list_uuid(char*, char*, ClaimInfo*, unsigned, unsigned*, ClaimUsage*);
+    status gctx_claim_events_uuid(char*, char*, ClaimEvent*, unsigned, unsigned*);
+    status gctx_claim_registries(char*, char*, unsigned, unsigned*);
+    status gctx_claim_report_fault(handle, int); status gctx_claim_report_step(handle, double);
+    status gctx_claim_guard(handle, GuardSignals*, GuardAdvice*);
+    status gctx_claim_report_held(handle, double); status gctx_claim_export(handle, char*, size_t);
+    status gctx_claim_join(int, char*, handle*); status gctx_claim_token_descriptor(char*, int*);
+    status gctx_mps_get_info(MpsInfo*);
+""")
 
 
 def library_path() -> str:

@@ -8,7 +8,10 @@ memory. Every one is also a greenctx.Error, with .status (the gctx_status name) 
 """
 from __future__ import annotations
 
-from ._capi import lib
+import ctypes
+from typing import Any
+
+from ._capi import SIGNATURES, lib
 
 
 class Error(RuntimeError):
@@ -86,3 +89,17 @@ def error_from_status(code: int) -> Error:
 def check(code: int) -> None:
     if code:
         raise error_from_status(code)
+
+
+def out(name: str, *args: Any) -> Any:
+    """What lib.<name>(*args, &out) writes to out, its status checked: the pointee of its last
+    parameter, of the type SIGNATURES declares (a struct, an int, a handle)."""
+    value = SIGNATURES[name][1][-1]._type_()
+    check(getattr(lib, name)(*args, ctypes.byref(value)))
+    return value
+
+
+def out_int(name: str, *args: Any) -> int:
+    """out()'s value, for an int, unsigned or handle output."""
+    value: int = out(name, *args).value
+    return value

@@ -12,12 +12,12 @@ below the modules of the objects and imports none of them.
 """
 from __future__ import annotations
 
-import ctypes
+import contextlib
 from typing import Any
 
 from . import _capi
 from ._capi import lib
-from ._errors import check
+from ._errors import out_int
 from ._object import device_ordinal, stream_handle
 
 
@@ -29,11 +29,11 @@ def _core() -> Any:
     return core
 
 
-def _out(call: Any, *args: Any) -> int:
-    """The handle a gctx_* call with one handle output gives."""
-    out = ctypes.c_void_p()
-    check(call(*args, ctypes.byref(out)))
-    return out.value or 0
+def _owned(held: contextlib.ExitStack, kind: str, name: str, *args: Any) -> int:
+    """The handle lib.<name> makes, released (gctx_<kind>_release) when held closes."""
+    h = out_int(name, *args)
+    held.callback(getattr(lib, f"gctx_{kind}_release"), h)
+    return h
 
 
 def adopt_core_context(core_context: Any) -> int:
@@ -43,54 +43,35 @@ def adopt_core_context(core_context: Any) -> int:
     if not getattr(core_context, "is_green", False):
         raise ValueError("adopt needs a green cuda.core Context (Device.create_context with "
                          "ContextOptions(resources=[...])), got a primary one")
-    core_stream = core_context.create_stream()
-    try:
-        stream = _out(lib.gctx_stream_adopt, stream_handle(core_stream))
-        try:
-            return _out(lib.gctx_stream_context, stream)
-        finally:
-            lib.gctx_stream_release(stream)
-    finally:
-        core_stream.close()
+    with contextlib.ExitStack() as held:
+        core_stream = core_context.create_stream()
+        held.callback(core_stream.close)
+        stream = _owned(held, "stream", "gctx_stream_adopt", stream_handle(core_stream))
+        return out_int("gctx_stream_context", stream)
 
 
 def to_sm_resource(partition: int) -> Any:
     """A gctx_partition's SMs as a cuda.core SMResource (of a green context made on them)."""
     core = _core()
-    context = _out(lib.gctx_context_create, partition, _capi.ContextOptions())
-    try:
-        stream = _out(lib.gctx_stream_create, context, _capi.StreamOptions())
-        try:
-            core_stream = core.Stream.from_handle(lib.gctx_stream_handle(stream))
-            try:
-                return core_stream.resources.sm
-            finally:
-                core_stream.close()
-        finally:
-            lib.gctx_stream_release(stream)
-    finally:
-        lib.gctx_context_release(context)
+    with contextlib.ExitStack() as held:
+        context = _owned(held, "context", "gctx_context_create", partition,
+                         _capi.ContextOptions())
+        stream = _owned(held, "stream", "gctx_stream_create", context, _capi.StreamOptions())
+        core_stream = core.Stream.from_handle(lib.gctx_stream_handle(stream))
+        held.callback(core_stream.close)
+        return core_stream.resources.sm
 
 
 def from_sm_resource(resource: Any, device_id: int | None = None) -> int:
     """A cuda.core SMResource as a gctx_partition (a handle the caller owns) with the same
     SMs: the partition of a greenctx context made on them (it keeps that context alive)."""
     core = _core()
-    core_context = core.Device(device_ordinal(device_id)).create_context(
-        core.ContextOptions(resources=[resource]))
-    try:
+    with contextlib.ExitStack() as held:
+        core_context = core.Device(device_ordinal(device_id)).create_context(
+            core.ContextOptions(resources=[resource]))
+        held.callback(core_context.close)
         adopted = adopt_core_context(core_context)
-        try:
-            sms = _out(lib.gctx_context_partition, adopted)
-            try:
-                own = _out(lib.gctx_context_create, sms, _capi.ContextOptions())
-            finally:
-                lib.gctx_partition_release(sms)
-            try:
-                return _out(lib.gctx_context_partition, own)
-            finally:
-                lib.gctx_context_release(own)
-        finally:
-            lib.gctx_context_release(adopted)
-    finally:
-        core_context.close()
+        held.callback(lib.gctx_context_release, adopted)
+        sms = _owned(held, "partition", "gctx_context_partition", adopted)
+        own = _owned(held, "context", "gctx_context_create", sms, _capi.ContextOptions())
+        return out_int("gctx_context_partition", own)

@@ -6,7 +6,6 @@ collector otherwise. Releasing in any order is safe.
 """
 from __future__ import annotations
 
-import ctypes
 import numbers
 import operator
 import os
@@ -14,7 +13,7 @@ import sys
 from typing import Any, ClassVar, TypeVar
 
 from ._capi import lib
-from ._errors import check
+from ._errors import out, out_int
 
 
 _H = TypeVar("_H", bound="Handle")
@@ -23,8 +22,8 @@ _T = TypeVar("_T")
 
 class Handle:
     """Owns one reference to a C object; _release names the C function that drops it, and
-    _info_call / _info_type the one that describes it (asked once, when first needed: objects
-    are immutable).
+    _info_call the one that describes it (asked once, when first needed: objects are
+    immutable).
 
     Handles are made by the package only (_wrap, or a class's own constructor): a C handle
     is no user's to forge, so calling a class without a constructor of its own raises
@@ -38,7 +37,6 @@ class Handle:
     _how: ClassVar[str] = ""  # how a user gets one, for the TypeError of Class(...)
     _release: ClassVar[str]  # the name of gctx_<type>_release
     _info_call: ClassVar[str] = ""  # the name of gctx_<type>_get_info
-    _info_type: ClassVar[Any] = None         # its struct
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         raise TypeError(f"greenctx.{type(self).__name__} is not made from a handle: "
@@ -48,9 +46,17 @@ class Handle:
     def _wrap(cls: type[_H], h: int | None) -> _H:
         """An object owning a reference the C library handed out."""
         self = cls.__new__(cls)
+        self._own(h)
+        return self
+
+    @classmethod
+    def _made_by(cls: type[_H], name: str, *args: Any) -> _H:
+        """An object owning the handle lib.<name>(*args, &handle) gives."""
+        return cls._wrap(out_int(name, *args))
+
+    def _own(self, h: int | None) -> None:
         self._h = self._key = h
         self._info = None
-        return self
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Handle):
@@ -72,9 +78,7 @@ class Handle:
     def _get_info(self) -> Any:
         info = self._info
         if info is None:
-            info = self._info_type()
-            check(getattr(lib, self._info_call)(self._handle, info))
-            self._info = info
+            info = self._info = out(self._info_call, self._handle)
         return info
 
     @property
@@ -235,9 +239,7 @@ def device_ordinal(device_id: object) -> int:
 
 def driver_version() -> int:
     """The CUDA driver's version, 1000*major + 10*minor (13000 for 13.0)."""
-    out = ctypes.c_int()
-    check(lib.gctx_driver_version(ctypes.byref(out)))
-    return out.value
+    return out_int("gctx_driver_version")
 
 
 def stream_handle(stream: object) -> int:

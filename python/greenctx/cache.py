@@ -4,12 +4,10 @@ GreenContext(..., fresh=True) asks for a new driver context.
 """
 from __future__ import annotations
 
-import ctypes
 from dataclasses import dataclass
 
-from . import _capi
 from ._capi import lib
-from ._errors import check
+from ._errors import check, out, out_int
 from ._object import count, device_ordinal
 
 
@@ -25,16 +23,13 @@ class CacheStats:
 
 
 def cache_stats(device_id: int | None = None) -> CacheStats:
-    out = _capi.CacheStats()
-    check(lib.gctx_cache_get_stats(device_ordinal(device_id), ctypes.byref(out)))
-    return CacheStats(out.hits, out.misses, out.evictions, out.cached, out.live, out.limit)
+    s = out("gctx_cache_get_stats", device_ordinal(device_id))
+    return CacheStats(s.hits, s.misses, s.evictions, s.cached, s.live, s.limit)
 
 
 def cache_limit(device_id: int | None = None) -> int:
     """The most idle contexts the device's cache keeps."""
-    out = ctypes.c_uint()
-    check(lib.gctx_cache_get_limit(device_ordinal(device_id), ctypes.byref(out)))
-    return out.value
+    return out_int("gctx_cache_get_limit", device_ordinal(device_id))
 
 
 def set_cache_limit(limit: int, device_id: int | None = None) -> None:

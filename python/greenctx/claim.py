@@ -19,10 +19,10 @@ from typing import Any
 
 from . import _capi
 from ._capi import lib
-from ._errors import BusyError, check
+from ._errors import BusyError, check, out, out_int
 from ._object import Handle, count, device_ordinal, path, text
 from .context import GreenContext
-from .partition import _ROUNDING_VALUES, Rounding, SMPartition
+from .partition import Rounding, SMPartition, split_options
 
 _EVENT_KINDS = {_capi.GCTX_CLAIM_EVENT_RELEASED: "released", _capi.GCTX_CLAIM_EVENT_DIED: "died",
                 _capi.GCTX_CLAIM_EVENT_FAULT: "fault"}
@@ -98,10 +98,7 @@ def _options(wait: bool, timeout: float | None, rounding: Rounding | str = "stri
         o.timeout_ms = _timeout_ms(timeout)
     elif timeout is not None:
         raise ValueError("timeout needs wait=True")
-    if rounding not in _ROUNDING_VALUES:  # a Rounding or its string (they hash alike)
-        raise ValueError(f"rounding must be one of {[r.value for r in Rounding]}, "
-                         f"got {rounding!r}")
-    o.rounding = _ROUNDING_VALUES[rounding]  # type: ignore[index]  # a str is checked above
+    o.rounding = split_options(rounding).rounding
     o.label = None if label is None else text("label", label) or None
     o.runtime_dir = None if runtime_dir is None else path("runtime_dir", runtime_dir) or None
     return o
@@ -170,7 +167,7 @@ class Claim(Handle):
     _context: GreenContext | None  # the one `with` gives
     _priority: int
     _release = "gctx_claim_release"
-    _info_call, _info_type = "gctx_claim_get_info", _capi.ClaimInfo
+    _info_call = "gctx_claim_get_info"
 
     def __init__(self, num_sms: int | None = None, *, request: str | None = None,
                  wait: bool = False, timeout: float | None = None, device_id: int | None = None,
@@ -178,15 +175,16 @@ class Claim(Handle):
                  runtime_dir: str | None = None, priority: str | int = "throughput",
                  tenant: str | None = None, target_ms: float | None = None,
                  target_factor: float | None = None, floor_sms: int | None = None) -> None:
-        self._h = self._key = self._info = self._context = None
-        self._priority = _priority(priority)
-        options = _options(wait, timeout, rounding, label, runtime_dir, self._priority)
+        level = _priority(priority)
+        options = _options(wait, timeout, rounding, label, runtime_dir, level)
         _tenant(options, tenant, target_ms, target_factor, floor_sms)
-        out = ctypes.c_void_p()
-        check(lib.gctx_claim_acquire(device_ordinal(device_id),
-                                     _request(num_sms, request),
-                                     ctypes.byref(options), ctypes.byref(out)))
-        self._h = self._key = out.value
+        self._own(out_int("gctx_claim_acquire", device_ordinal(device_id),
+                          _request(num_sms, request), options))
+        self._priority = level
+
+    def _own(self, h: int | None) -> None:
+        super()._own(h)
+        self._context, self._priority = None, _capi.GCTX_CLAIM_PRIORITY_THROUGHPUT
 
     @property
     def info(self) -> ClaimInfo:
@@ -204,14 +202,10 @@ class Claim(Handle):
 
     def context(self) -> GreenContext:
         """A GreenContext on the claim's SMs now (the claim's own, through the cache)."""
-        out = ctypes.c_void_p()
-        check(lib.gctx_claim_context(self._handle, None, ctypes.byref(out)))
-        return GreenContext._wrap(out.value)
+        return GreenContext._made_by("gctx_claim_context", self._handle, None)
 
     def partition(self) -> SMPartition:
-        out = ctypes.c_void_p()
-        check(lib.gctx_claim_partition(self._handle, ctypes.byref(out)))
-        return SMPartition._wrap(out.value)
+        return SMPartition._made_by("gctx_claim_partition", self._handle)
 
     def resize(self, num_sms: int | None = None, *, request: str | None = None,
                wait: bool = False, timeout: float | None = None,
@@ -229,9 +223,7 @@ class Claim(Handle):
         """The SMs other tenants of at least this claim's priority wait for (0: nobody): ask
         once per step, and give them back with resize() to cooperate. Cheap (one readdir of
         the registry, no lock)."""
-        wanted = ctypes.c_uint()
-        check(lib.gctx_claim_pressure(self._handle, ctypes.byref(wanted)))
-        return wanted.value
+        return out_int("gctx_claim_pressure", self._handle)
 
     def cooperate(self, allowed: int | GuardAdvice | None = None, *,
                   minimum_sms: int = 8) -> int:
@@ -270,11 +262,9 @@ class Claim(Handle):
                                      max_sm_clock_mhz=max_sm_clock_mhz, throttle=throttle,
                                      hbm_busy=hbm_busy)
         given = sm_clock_mhz or max_sm_clock_mhz or throttle or hbm_busy
-        out = _capi.GuardAdvice()
-        check(lib.gctx_claim_guard(self._handle, ctypes.byref(signals) if given else None,
-                                   ctypes.byref(out)))
-        return GuardAdvice(out.level, out.sms, out.max_outstanding, out.reason.decode(),
-                           out.latency_tenants, out.duty_permille, out.request.decode())
+        a = out("gctx_claim_guard", self._handle, ctypes.byref(signals) if given else None)
+        return GuardAdvice(a.level, a.sms, a.max_outstanding, a.reason.decode(),
+                           a.latency_tenants, a.duty_permille, a.request.decode())
 
     def export(self) -> str:
         """The token a process started by this one joins with (Claim.join)."""
@@ -284,12 +274,7 @@ class Claim(Handle):
 
     @classmethod
     def join(cls, token: str, device_id: int | None = None) -> Claim:
-        out = ctypes.c_void_p()
-        check(lib.gctx_claim_join(device_ordinal(device_id), text("token", token),
-                                  ctypes.byref(out)))
-        self = cls._wrap(out.value)
-        self._context, self._priority = None, _capi.GCTX_CLAIM_PRIORITY_THROUGHPUT
-        return self
+        return cls._made_by("gctx_claim_join", device_ordinal(device_id), text("token", token))
 
     def __enter__(self) -> GreenContext:  # type: ignore[override]  # the context, not self
         self._context = self.context()
@@ -346,7 +331,7 @@ def claim_count(num_sms: int | None = None, *, request: str | None = None,
     (gctx_claim_count), as greenctx info --sizes, plan and run give it. Raises
     InsufficientSMsError naming the nearest counts for a count no split gives."""
     sms, at_once = ctypes.c_uint(), ctypes.c_uint()
-    rounding_value = _options(False, None, rounding).rounding
+    rounding_value = split_options(rounding).rounding
     check(lib.gctx_claim_count(device_ordinal(device_id), _request(num_sms, request),
                                rounding_value, ctypes.byref(sms), ctypes.byref(at_once)))
     return sms.value, at_once.value
@@ -369,14 +354,12 @@ def claim_events(device_id: int | None = None,
                  runtime_dir: str | None = None) -> list[ClaimEvent]:
     """The device's last events (claims released, holders that died, faults), oldest first."""
     capacity = 64
-    out = (_capi.ClaimEvent * capacity)()
-    out[0].size = ctypes.sizeof(_capi.ClaimEvent)
-    n = ctypes.c_uint()
+    events = (_capi.ClaimEvent * capacity)()
+    events[0].size = ctypes.sizeof(_capi.ClaimEvent)
     where = None if runtime_dir is None else path("runtime_dir", runtime_dir) or None
-    check(lib.gctx_claim_events(device_ordinal(device_id), where, out, capacity,
-                                ctypes.byref(n)))
+    n = out_int("gctx_claim_events", device_ordinal(device_id), where, events, capacity)
     return [ClaimEvent(_EVENT_KINDS[e.kind], e.time_ns, e.pid, e.command.decode(errors="replace"),
-                       e.cuda_result, e.sm_count) for e in out[:min(n.value, capacity)]]
+                       e.cuda_result, e.sm_count) for e in events[:min(n, capacity)]]
 
 
 @dataclass(frozen=True)
@@ -389,7 +372,6 @@ class MpsInfo:
 
 def mps_info() -> MpsInfo:
     """MPS as this process sees it (no driver call)."""
-    out = _capi.MpsInfo()
-    check(lib.gctx_mps_get_info(ctypes.byref(out)))
-    return MpsInfo(out.pipe_dir.decode(), bool(out.daemon_running),
-                   out.active_thread_percentage, out.pinned_mem_limit.decode())
+    info = out("gctx_mps_get_info")
+    return MpsInfo(info.pipe_dir.decode(), bool(info.daemon_running),
+                   info.active_thread_percentage, info.pinned_mem_limit.decode())

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import _capi, _driver, _interop
 from ._capi import lib
-from ._errors import UnsupportedError, check, error_from_status
+from ._errors import Error, UnsupportedError, check, error_from_status, out_int
 from ._object import (INT_MAX, UINT_MAX, Handle, count, cuda_torch, device_ordinal,
                       driver_handle, info_field, instance, int_in, integer, stream_handle)
 from ._torch import as_torch_stream
@@ -53,36 +53,34 @@ def context_options(workqueue_scope: str | None, workqueue_concurrency_limit: in
                          f"got {workqueue_scope!r}")
     if workqueue_concurrency_limit is not None and workqueue_scope is None:
         raise RuntimeError("workqueue_concurrency_limit requires workqueue_scope to be set")
-    options = _capi.ContextOptions()
-    options.workqueue_scope = _WORKQUEUE_SCOPES[workqueue_scope]
-    if workqueue_concurrency_limit is not None:
-        options.workqueue_concurrency_limit = count("workqueue_concurrency_limit",
-                                                    workqueue_concurrency_limit)
-    if fresh:
-        options.flags = _capi.GCTX_CONTEXT_FRESH
-    return options
+    limit = workqueue_concurrency_limit
+    return _capi.ContextOptions(
+        workqueue_scope=_WORKQUEUE_SCOPES[workqueue_scope],
+        workqueue_concurrency_limit=0 if limit is None else count("workqueue_concurrency_limit",
+                                                                  limit),
+        flags=_capi.GCTX_CONTEXT_FRESH if fresh else 0)
 
 
 def _create_with_sms(device: int, num_sms: Any, rounding: Rounding | str | None,
-                     options: _capi.ContextOptions, out: ctypes.c_void_p) -> None:
-    """A context of num_sms SMs of a device into out (a c_void_p), in one C call. rounding
-    None is PyTorch's: its range check, then the driver's rounding up (the whole device when
-    no group is that large); "strict" is the C library's own check; the others a one-group
-    split's."""
+                     options: _capi.ContextOptions) -> int:
+    """A context of num_sms SMs of a device, in one C call. rounding None is PyTorch's: its
+    range check, then the driver's rounding up (the whole device when no group is that
+    large); "strict" is the C library's own check; the others a one-group split's."""
     if rounding is None:
         n = integer("num_sms", num_sms)
         error = None  # stays None for a count out of PyTorch's range (ctypes would wrap it)
         if 0 < n <= UINT_MAX:
-            code = lib.gctx_context_create_at_least(device, n, options, ctypes.byref(out))
-            if not code:
-                return
-            error = _one_group_message(error_from_status(code))
+            try:
+                return out_int("gctx_context_create_at_least", device, n, options)
+            except Error as e:
+                error = _one_group_message(e)
         with SMPartition.from_device(device) as whole:  # PyTorch's message for its range
             if error is None or n > whole.sm_count:
                 raise RuntimeError("Invalid number of SMs requested for green context: "
                                    f"{n} (device has {whole.sm_count} SMs)")
         raise error
     n = count("num_sms", num_sms)
+    out = ctypes.c_void_p()
     if rounding == "strict":
         code = lib.gctx_context_create_with_sms(device, n, options, ctypes.byref(out))
     else:
@@ -91,9 +89,10 @@ def _create_with_sms(device: int, num_sms: Any, rounding: Rounding | str | None,
                                              ctypes.byref(out), None)
     if code:
         raise _one_group_message(error_from_status(code))
+    return out.value or 0
 
 
-def _one_group_message(error: Exception) -> Exception:
+def _one_group_message(error: Error) -> Error:
     """The library's message for a one-group request, without its group index: the
     constructor asks for one context, not for groups."""
     message = str(error)
@@ -113,30 +112,15 @@ class Stream(Handle):
     _release = "gctx_stream_release"
     _how = "get one from GreenContext.stream(), GreenContext.Stream() or Stream.adopt()"
 
-    @classmethod
-    def _wrap(cls, h: int | None, cu_stream: int | None = None) -> Stream:
-        self = super()._wrap(h)
-        self._cu_stream = cu_stream
-        return self
-
-    @classmethod
-    def _create(cls, context: GreenContext, priority: int = 0) -> Stream:
-        if priority == 0 and type(priority) is int:
-            options = _DEFAULT_STREAM_OPTIONS
-        else:
-            options = _capi.StreamOptions()
-            options.priority = int_in("priority", priority, -INT_MAX - 1, INT_MAX)
-        out = ctypes.c_void_p()
-        check(lib.gctx_stream_create(context._handle, options, ctypes.byref(out)))
-        return cls._wrap(out.value)
+    def _own(self, h: int | None) -> None:
+        super()._own(h)
+        self._cu_stream = None
 
     @classmethod
     def adopt(cls, stream: Any) -> Stream:
         """Wraps a stream of a green context made by someone else (an int CUstream, or an
         object with __cuda_stream__), never destroying it: its maker keeps it alive."""
-        out = ctypes.c_void_p()
-        check(lib.gctx_stream_adopt(stream_handle(stream), ctypes.byref(out)))
-        return cls._wrap(out.value)
+        return cls._made_by("gctx_stream_adopt", stream_handle(stream))
 
     @property
     def handle(self) -> int:
@@ -157,9 +141,7 @@ class Stream(Handle):
     @property
     def context(self) -> GreenContext:
         """The GreenContext this stream runs on."""
-        out = ctypes.c_void_p()
-        check(lib.gctx_stream_context(self._handle, ctypes.byref(out)))
-        return GreenContext._wrap(out.value)
+        return GreenContext._made_by("gctx_stream_context", self._handle)
 
     @property
     def device_id(self) -> int:
@@ -171,9 +153,7 @@ class Stream(Handle):
 
     @property
     def priority(self) -> int:
-        out = ctypes.c_int()
-        check(lib.gctx_stream_priority(self._handle, ctypes.byref(out)))
-        return out.value
+        return out_int("gctx_stream_priority", self._handle)
 
     def synchronize(self) -> None:
         """Waits until the work submitted so far is done."""
@@ -202,9 +182,8 @@ class Stream(Handle):
         """The physical SM ids (%smid) a kernel on this stream ran on, sorted. The simulated
         driver runs this kernel too, on the SMs of the stream's partition."""
         ids = (ctypes.c_uint * _MAX_SMS)()
-        n = ctypes.c_uint()
-        check(lib.gctx_stream_observe_sms(self._handle, ids, _MAX_SMS, ctypes.byref(n)))
-        return list(ids[:min(n.value, _MAX_SMS)])
+        n = out_int("gctx_stream_observe_sms", self._handle, ids, _MAX_SMS)
+        return list(ids[:min(n, _MAX_SMS)])
 
     def _describe(self) -> str:
         return f"0x{self.handle or 0:x}"
@@ -218,11 +197,7 @@ class Event(Handle):
     _release = "gctx_event_release"
 
     def __init__(self, context: GreenContext) -> None:
-        self._h = self._key = self._info = None
-        instance("context", context, GreenContext)
-        out = ctypes.c_void_p()
-        check(lib.gctx_event_create(context._handle, ctypes.byref(out)))
-        self._h = self._key = out.value
+        self._own(out_int("gctx_event_create", instance("context", context, GreenContext)._handle))
 
     @property
     def handle(self) -> int:
@@ -283,7 +258,7 @@ class GreenContext(Handle):
     _pool: list[Stream]         # Stream()'s pool
     _pool_next: int
     _release = "gctx_context_release"
-    _info_call, _info_type = "gctx_context_get_info", _capi.ContextInfo
+    _info_call = "gctx_context_get_info"
 
     def __init__(self, *, num_sms: int | None = None, sm_partition: SMPartition | None = None,
                  workqueue_scope: str | None = None,
@@ -293,8 +268,6 @@ class GreenContext(Handle):
         the hardware has, the whole device when none is that large: 4 -> 8, 20 -> 24, 132 ->
         132 on an H200); rounding="strict" refuses a count the hardware can't give, naming
         the nearest legal ones; "down", "nearest" and "up" are SMPartition.split's."""
-        self._h = self._key = self._info = None
-        self._pushed, self._pool, self._pool_next = None, [], 0
         options = context_options(workqueue_scope, workqueue_concurrency_limit, fresh)
         if sm_partition is not None and not isinstance(sm_partition, SMPartition):
             raise TypeError("sm_partition must be an SMPartition")
@@ -305,23 +278,20 @@ class GreenContext(Handle):
             raise RuntimeError("num_sms and sm_partition cannot be specified together")
         if rounding is not None and num_sms is None:
             raise ValueError("rounding applies to num_sms only")
-        out = ctypes.c_void_p()
         if sm_partition is not None:
             if device_id is not None and device_ordinal(device_id) != sm_partition.device_id:
                 raise ValueError("device_id must match the SM partition's device")
-            check(lib.gctx_context_create(sm_partition._handle, options, ctypes.byref(out)))
+            h = out_int("gctx_context_create", sm_partition._handle, options)
         elif num_sms is not None:
-            _create_with_sms(device_ordinal(device_id), num_sms, rounding, options, out)
+            h = _create_with_sms(device_ordinal(device_id), num_sms, rounding, options)
         else:  # the whole device, with a workqueue configuration
             with SMPartition.from_device(device_id) as whole:
-                check(lib.gctx_context_create(whole._handle, options, ctypes.byref(out)))
-        self._h = self._key = out.value
+                h = out_int("gctx_context_create", whole._handle, options)
+        self._own(h)
 
-    @classmethod
-    def _wrap(cls, handle: int | None) -> GreenContext:
-        self = super()._wrap(handle)
+    def _own(self, h: int | None) -> None:
+        super()._own(h)
         self._pushed, self._pool, self._pool_next = None, [], 0
-        return self
 
     @classmethod
     def adopt(cls, green_handle: Any) -> GreenContext:
@@ -330,10 +300,7 @@ class GreenContext(Handle):
         cuda.bindings CUgreenCtx as PyTorch holds them), or a cuda.core green Context."""
         if hasattr(green_handle, "is_green") and hasattr(green_handle, "create_stream"):
             return cls._wrap(_interop.adopt_core_context(green_handle))
-        handle = driver_handle("green_handle", green_handle)
-        out = ctypes.c_void_p()
-        check(lib.gctx_context_adopt(handle, ctypes.byref(out)))
-        return cls._wrap(out.value)
+        return cls._made_by("gctx_context_adopt", driver_handle("green_handle", green_handle))
 
     @staticmethod
     def create(num_sms: int | None = None, device_id: int | None = None, *,
@@ -396,28 +363,21 @@ class GreenContext(Handle):
     def sm_partition(self) -> SMPartition:
         """The context's SMs as an SMPartition, which can be split further; it keeps this
         context alive while it is in use."""
-        out = ctypes.c_void_p()
-        check(lib.gctx_context_partition(self._handle, ctypes.byref(out)))
-        return SMPartition._wrap(out.value)
+        return SMPartition._made_by("gctx_context_partition", self._handle)
 
     @property
     def locality_domain_id(self) -> int | None:
         """The context's locality domain (driver 13.4+ and a device that has domains), or
         None."""
-        out = ctypes.c_uint()
         try:
-            check(lib.gctx_context_locality_domain(self._handle, ctypes.byref(out)))
+            return out_int("gctx_context_locality_domain", self._handle)
         except UnsupportedError:
             return None
-        return out.value
 
     @staticmethod
     def max_workqueue_concurrency(device_id: int | None = None) -> int:
         """The workqueue concurrency limit a device's contexts get by default (13.1+)."""
-        out = ctypes.c_uint()
-        check(lib.gctx_device_get_max_workqueue_concurrency(device_ordinal(device_id),
-                                                            ctypes.byref(out)))
-        return out.value
+        return out_int("gctx_device_get_max_workqueue_concurrency", device_ordinal(device_id))
 
     @property
     def green_handle(self) -> int:
@@ -433,7 +393,12 @@ class GreenContext(Handle):
 
     def stream(self, priority: int = 0) -> _Stream:
         """A new greenctx Stream on this context (whether PyTorch is there or not)."""
-        return Stream._create(self, priority)
+        if priority == 0 and type(priority) is int:
+            options = _DEFAULT_STREAM_OPTIONS
+        else:
+            options = _capi.StreamOptions(priority=int_in("priority", priority, -INT_MAX - 1,
+                                                          INT_MAX))
+        return Stream._made_by("gctx_stream_create", self._handle, options)
 
     def Stream(self) -> Any:  # noqa: N802 - PyTorch's name
         """A stream whose work runs on this context's SMs, from a pool of 32 per context
@@ -446,7 +411,8 @@ class GreenContext(Handle):
             self._pool.append(self.stream())
         self._pool_next = index + 1
         pooled = self._pool[index]
-        own = Stream._wrap(lib.gctx_stream_retain(pooled._handle), pooled._cu_stream)
+        own = Stream._wrap(lib.gctx_stream_retain(pooled._handle))
+        own._cu_stream = pooled._cu_stream
         stream = as_torch_stream(own, self)
         pooled._cu_stream = own._cu_stream  # the CUstream, where PyTorch's stream asked for it
         return stream
@@ -469,7 +435,7 @@ class GreenContext(Handle):
 
     def relation(self, other: GreenContext) -> Relation:
         """Relation.DISJOINT, MAY_OVERLAP or OVERLAP: what is known of two contexts' SMs."""
-        return relation(lib.gctx_context_relation, self, other)
+        return relation("gctx_context_relation", self, other)
 
     def observe_sms(self) -> list[int]:
         """The physical SM ids (%smid) a kernel on this context's stream ran on, sorted (the

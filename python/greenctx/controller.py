@@ -16,9 +16,9 @@ import ctypes
 from dataclasses import dataclass
 from typing import Dict, Sequence, Tuple
 
-from ._capi import (GCTX_WORKLOAD_LATENCY, GCTX_WORKLOAD_THROUGHPUT, ControllerDecision,
-                    ControllerOptions, Workload as _CWorkload, lib)
-from ._errors import check
+from ._capi import (GCTX_WORKLOAD_LATENCY, GCTX_WORKLOAD_THROUGHPUT, ControllerOptions,
+                    Workload as _CWorkload, lib)
+from ._errors import check, out, out_int
 from ._object import Handle, count, real
 
 
@@ -42,6 +42,10 @@ class Workload:
     def throughput(cls, prior: Dict[int, float], floor_per_s: float = 0.0,
                    **kwargs: float) -> Workload:
         return cls(GCTX_WORKLOAD_THROUGHPUT, dict(prior), floor_per_s=floor_per_s, **kwargs)
+
+
+# Workload's real numbers, named as gctx_workload's fields, in the order they are checked.
+_REAL_FIELDS = ("target_s", "floor_per_s", "ref_demand", "demand_weight", "bytes_per_step")
 
 
 @dataclass(frozen=True)
@@ -71,8 +75,6 @@ class Controller(Handle):
                  device_sms: int = 0, hbm_bytes_per_s: float = 0.0, hysteresis: float = 0.05,
                  dwell: int = 3, learning_rate: float = 0.25, latency_margin: float = 1.10,
                  shared_slowdown: float = 1.0, disjoint: bool = False) -> None:
-        self._h = self._key = self._info = None
-        self._nb_workloads = 0
         workloads = list(workloads)
         rows = [list(row) for row in candidates]
         if any(len(row) != len(workloads) for row in rows):
@@ -85,36 +87,25 @@ class Controller(Handle):
             sms = (ctypes.c_uint * len(points))(*[count("prior SM counts", s) for s, _ in points])
             steps = (ctypes.c_double * len(points))(*[real("prior step times", t) for _, t in points])
             keep += [sms, steps]
-            c = _CWorkload()
-            c.kind, c.target_s = w.kind, real("target_s", w.target_s)
-            c.floor_per_s = real("floor_per_s", w.floor_per_s)
-            c.nb_points, c.prior_sms, c.prior_step_s = len(points), sms, steps
-            c.ref_demand = real("ref_demand", w.ref_demand)
-            c.demand_weight = real("demand_weight", w.demand_weight)
-            c.bytes_per_step = real("bytes_per_step", w.bytes_per_step)
-            c_workloads[i] = c
+            c_workloads[i] = _CWorkload(kind=w.kind, nb_points=len(points), prior_sms=sms,
+                                        prior_step_s=steps,
+                                        **{f: real(f, getattr(w, f)) for f in _REAL_FIELDS})
         flat = [count("candidate SM counts", v) for row in rows for v in row]
         c_rows = (ctypes.c_uint * max(len(flat), 1))(*flat)
-        options = ControllerOptions()
-        options.device_sms = count("device_sms", device_sms)
-        options.hbm_bytes_per_s = real("hbm_bytes_per_s", hbm_bytes_per_s)
-        options.hysteresis = real("hysteresis", hysteresis)
-        options.dwell = count("dwell", dwell)
-        options.learning_rate = real("learning_rate", learning_rate)
-        options.latency_margin = real("latency_margin", latency_margin)
-        options.shared_slowdown = real("shared_slowdown", shared_slowdown)
-        options.disjoint = 1 if disjoint else 0
-        out = ctypes.c_void_p()
-        check(lib.gctx_controller_create(c_workloads, len(workloads), c_rows, len(rows),
-                                         ctypes.byref(options), ctypes.byref(out)))
-        self._h = self._key = out.value
+        options = ControllerOptions(
+            device_sms=count("device_sms", device_sms),
+            hbm_bytes_per_s=real("hbm_bytes_per_s", hbm_bytes_per_s),
+            hysteresis=real("hysteresis", hysteresis), dwell=count("dwell", dwell),
+            learning_rate=real("learning_rate", learning_rate),
+            latency_margin=real("latency_margin", latency_margin),
+            shared_slowdown=real("shared_slowdown", shared_slowdown), disjoint=int(bool(disjoint)))
+        self._own(out_int("gctx_controller_create", c_workloads, len(workloads), c_rows,
+                          len(rows), options))
         self._nb_workloads = len(workloads)
 
     @property
     def nb_candidates(self) -> int:
-        out = ctypes.c_uint()
-        check(lib.gctx_controller_candidates(self._handle, ctypes.byref(out)))
-        return out.value
+        return out_int("gctx_controller_candidates", self._handle)
 
     def set_demand(self, workload: int, demand: float) -> None:
         check(lib.gctx_controller_set_demand(self._handle, count("workload", workload),
@@ -125,14 +116,12 @@ class Controller(Handle):
                                           real("step_s", step_s)))
 
     def predict(self, candidate: int, workload: int) -> float:
-        out = ctypes.c_double()
-        check(lib.gctx_controller_predict(self._handle, count("candidate", candidate),
-                                          count("workload", workload), ctypes.byref(out)))
-        return out.value
+        step_s: float = out("gctx_controller_predict", self._handle,
+                            count("candidate", candidate), count("workload", workload)).value
+        return step_s
 
     def decide(self) -> Decision:
-        d = ControllerDecision()
-        check(lib.gctx_controller_decide(self._handle, ctypes.byref(d)))
+        d = out("gctx_controller_decide", self._handle)
         n = self._nb_workloads
         return Decision(d.candidate, bool(d.no_split), bool(d.changed),
                         tuple(w for w in range(n) if d.unmet >> w & 1),

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ._capi import GCTX_LAYOUTS_ORDER_ALL, GCTX_LAYOUTS_ORDER_BY_PART, lib
-from ._errors import check
+from ._errors import check, out_int
 from ._object import Handle, count, device_ordinal
 from ._torch import as_torch_stream
 from .context import GreenContext, Stream, context_options
@@ -40,18 +40,15 @@ class Layouts(Handle):
     def __init__(self, sm_counts: Sequence[Sequence[int]], device_id: int | None = None, *,
                  workqueue_scope: str | None = None,
                  workqueue_concurrency_limit: int | None = None, fresh: bool = False) -> None:
-        self._h = self._key = self._info = None
         rows = [list(row) for row in sm_counts]
         if not rows or len({len(row) for row in rows}) != 1 or not rows[0]:
             raise ValueError("sm_counts must be a nonempty list of rows of one nonzero length")
         self._nb_layouts, self._nb_parts = len(rows), len(rows[0])
         counts = [count("sm_counts entries", v) for row in rows for v in row]
         options = context_options(workqueue_scope, workqueue_concurrency_limit, fresh)
-        out = ctypes.c_void_p()
-        check(lib.gctx_layouts_create(device_ordinal(device_id),
-                                      (ctypes.c_uint * len(counts))(*counts), self._nb_layouts,
-                                      self._nb_parts, ctypes.byref(options), ctypes.byref(out)))
-        self._h = self._key = out.value
+        self._own(out_int("gctx_layouts_create", device_ordinal(device_id),
+                          (ctypes.c_uint * len(counts))(*counts), self._nb_layouts,
+                          self._nb_parts, options))
         self._streams = {}
 
     def __len__(self) -> int:
@@ -64,9 +61,7 @@ class Layouts(Handle):
     @property
     def active(self) -> int:
         """The index of the active layout."""
-        out = ctypes.c_uint()
-        check(lib.gctx_layouts_get_active(self._handle, ctypes.byref(out)))
-        return out.value
+        return out_int("gctx_layouts_get_active", self._handle)
 
     def _get(self, layout: int, part: int, which: int) -> int:
         layout, part = count("layout", layout), count("part", part)

@@ -11,7 +11,7 @@ from typing import Any
 
 from . import _capi, _interop
 from ._capi import lib
-from ._errors import UnsupportedError, check, error_from_status
+from ._errors import UnsupportedError, check, error_from_status, out_int
 from ._object import Handle, count, device_ordinal, driver_version, info_field
 
 
@@ -21,10 +21,6 @@ class Rounding(str, enum.Enum):
     DOWN = "down"        # the nearest legal count below (never below the minimum)
     NEAREST = "nearest"  # the nearest legal count; ties go up
     UP = "up"            # the nearest legal count above
-
-
-_ROUNDING_VALUES = {Rounding.STRICT: _capi.GCTX_ROUND_STRICT, Rounding.DOWN: _capi.GCTX_ROUND_DOWN,
-                    Rounding.NEAREST: _capi.GCTX_ROUND_NEAREST, Rounding.UP: _capi.GCTX_ROUND_UP}
 
 
 class Relation(str, enum.Enum):
@@ -73,9 +69,10 @@ class SplitPlan:
 
 # Split options by rounding (the C library only reads them): one struct per policy, made once,
 # passed as they are (ctypes passes a struct by reference to a pointer parameter).
-_SPLIT_OPTIONS: dict[Rounding | str, _capi.SplitOptions] = {}
-for _policy, _value in _ROUNDING_VALUES.items():
-    _SPLIT_OPTIONS[_policy] = _capi.SplitOptions(rounding=_value)
+_SPLIT_OPTIONS: dict[Rounding | str, _capi.SplitOptions] = {
+    policy: _capi.SplitOptions(rounding=value) for policy, value in (
+        (Rounding.STRICT, _capi.GCTX_ROUND_STRICT), (Rounding.DOWN, _capi.GCTX_ROUND_DOWN),
+        (Rounding.NEAREST, _capi.GCTX_ROUND_NEAREST), (Rounding.UP, _capi.GCTX_ROUND_UP))}
 
 
 def split_options(rounding: Rounding | str) -> _capi.SplitOptions:
@@ -222,13 +219,11 @@ def prepare(num_sms: Any, coscheduled_sm_count: Any, preferred_coscheduled_sm_co
     return prepared
 
 
-def relation(c_function: Any, a: Handle, b: Handle) -> Relation:
-    """What the C library knows of two objects' SMs (partitions, or contexts)."""
+def relation(name: str, a: Handle, b: Handle) -> Relation:
+    """What lib.<name> knows of two objects' SMs (partitions, or contexts)."""
     if not isinstance(b, type(a)):
         raise TypeError(f"relation() needs a {type(a).__name__}, got {type(b).__name__}")
-    out = ctypes.c_int()
-    check(c_function(a._handle, b._handle, ctypes.byref(out)))
-    return RELATIONS[out.value]
+    return RELATIONS[out_int(name, a._handle, b._handle)]
 
 
 def _plans(plan: Any, group_plans: Any) -> SplitPlan:
@@ -253,15 +248,13 @@ class SMPartition(Handle):
     _release = "gctx_partition_release"
     _how = ("get one from SMPartition.from_device(), SMPartition.split() or "
             "GreenContext.sm_partition")
-    _info_call, _info_type = "gctx_partition_get_info", _capi.PartitionInfo
+    _info_call = "gctx_partition_get_info"
 
     @classmethod
     def from_device(cls, device_id: int | None = None) -> SMPartition:
         """Every SM of a device (PyTorch's current device, or 0 without PyTorch, when
         device_id is None)."""
-        out = ctypes.c_void_p()
-        check(lib.gctx_partition_from_device(device_ordinal(device_id), ctypes.byref(out)))
-        return cls._wrap(out.value)
+        return cls._made_by("gctx_partition_from_device", device_ordinal(device_id))
 
     device_id = info_field("device", "The device index of these SMs.")
     sm_count = info_field("sm_count", "The number of SMs in this partition.")
@@ -321,8 +314,8 @@ class SMPartition(Handle):
         rest = remainder[0]
         if n == 1:
             # The one group of the common split, and the remainder, made as Handle._wrap
-            # makes them, without its Python call for each (on every split); SMPartition
-            # and its subclasses keep Handle's _wrap (none overrides it).
+            # makes them, without its Python calls for each (on every split); SMPartition
+            # and its subclasses keep Handle's _wrap and _own (none overrides them).
             cls = type(self)
             group = _new(cls)
             group._h = group._key = outputs[0]
@@ -355,7 +348,7 @@ class SMPartition(Handle):
 
     def relation(self, other: SMPartition) -> Relation:
         """Relation.DISJOINT, MAY_OVERLAP or OVERLAP: what is known of the two SM sets."""
-        return relation(lib.gctx_partition_relation, self, other)
+        return relation("gctx_partition_relation", self, other)
 
     def to_sm_resource(self) -> Any:
         """These SMs as a cuda.core SMResource (through a green context)."""

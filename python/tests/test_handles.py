@@ -4,7 +4,8 @@ Python objects of one C object are equal and hash alike, and repr() says what a 
 import pytest
 
 import greenctx
-from greenctx import Controller, Event, GreenContext, Layouts, SMPartition, Stream, Workload
+from greenctx import (Claim, Controller, Event, GreenContext, Layouts, SMPartition, Stream,
+                      Workload, _capi)
 from greenctx.claim import _ranges
 from conftest import SIM
 
@@ -50,6 +51,45 @@ def test_equality_and_hash_outlive_close(sim):
     ctx.close()
     assert hash(ctx) == h and ctx == twin and ctx == ctx  # a dict or set keyed by it holds
     twin.close()
+
+
+def test_two_objects_of_one_claim_are_equal_and_hash_alike(sim, tmp_path):
+    rt = str(tmp_path / "runtime")
+    c = greenctx.claim(num_sms=16, runtime_dir=rt)
+    twin = Claim._wrap(_capi.lib.gctx_claim_retain(c._handle))  # as the package wraps one
+    h = hash(c)
+    assert twin is not c and twin == c and hash(twin) == h and len({c, twin}) == 1
+    with c.partition() as p:
+        assert c != p
+    other = greenctx.claim(num_sms=16, runtime_dir=rt)
+    assert other != c and hash(other) != h
+    c.resize(32)
+    c.close()
+    assert hash(c) == h and c == twin  # a resize and a close keep it the same key
+    twin.close()
+    other.close()
+
+
+def test_a_controller_is_equal_to_itself_only_and_its_hash_stays(sim):
+    workloads = [Workload.latency(0.02, {16: 0.05, 132: 0.01}),
+                 Workload.throughput({36: 0.05, 132: 0.01})]
+    a, b = Controller(workloads, [(16, 116)]), Controller(workloads, [(16, 116)])
+    h = hash(a)
+    assert a == a and a != b and hash(a) != hash(b) and {a: 1}[a] == 1
+    a.close()
+    assert hash(a) == h and a == a and a != b
+    b.close()
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: Event(0x1234), "context must be a greenctx.GreenContext, got int"),
+    (lambda: GreenContext(0x1234), "takes 1 positional argument but 2 were given"),
+    (lambda: GreenContext(sm_partition=0x1234), "sm_partition must be an SMPartition")])
+def test_no_handle_type_takes_a_c_handle(sim, make, message):
+    before = sim.live_counts()
+    with pytest.raises(TypeError, match=message):
+        make()
+    assert sim.live_counts() == before
 
 
 def test_layouts_hand_out_the_same_objects_as_equal(sim):
