@@ -353,8 +353,8 @@ GCTX_API int gctx_cuda_result_is_sticky(int cuda_result);
 
 /* A latency tenant's step (a decode step, a request: what its target is about), in ms: kept in
  * a window whose p99 the claim publishes for best-effort tenants' guards. A window closes at
- * 100 steps and 10 ms, at once when two of its steps are over the target, and at the first
- * step 250 ms after it began when steps are slow. No driver call, no lock shared with other
+ * 500 steps and 10 ms, at once when six of its steps are over the target (its p99 is then
+ * over), and at the first step 1 s after it began when steps are slow. No driver call, no lock shared with other
  * processes: a write to the claim's state file at most every 10 ms. */
 GCTX_API gctx_status gctx_claim_report_step(gctx_claim *claim, double step_ms);
 

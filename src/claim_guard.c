@@ -14,12 +14,13 @@
 #include "sized.h"
 
 #define PUBLISH_NS 10000000ll /* a latency tenant publishes at most every 10 ms */
-/* A window's p99 is of 100 steps or more: of fewer it is the longest step, which one hiccup
- * sets (10 ms windows of a 1.4 ms GEMM held hogs at their floor for seconds). Two steps over
- * the target close it at once (of 100, its p99 is over whatever comes), so the guard hears of
- * interference within a few steps; slow steps close one at 250 ms with what they have. */
-#define WINDOW_STEPS 100u
-#define WINDOW_MAX_NS 250000000ll
+/* A window's p99 is of 500 steps or more: a p99 of fewer is one of the few longest steps,
+ * which chance sets: a level whose p99 over minutes is under the target would read as over in
+ * some window every few seconds, and be left. More than 1 % of WINDOW_STEPS over the target close it at once (its p99 is
+ * then over whatever comes), so the guard hears of interference within a few steps; slow steps
+ * close one at 1 s with what they have. */
+#define WINDOW_STEPS 500u
+#define WINDOW_MAX_NS 1000000000ll
 #define STATE_BYTES 256
 
 gctx_status gctx__claim_class_check(const gctx_claim_options *o)
@@ -156,7 +157,7 @@ gctx_status gctx_claim_report_step(gctx_claim *claim, double step_ms)
     }
     long long span = now - claim->window_ns;
     if ((claim->window_n >= WINDOW_STEPS && span >= PUBLISH_NS) || span >= WINDOW_MAX_NS ||
-        claim->window_over >= 2) {
+        claim->window_over > WINDOW_STEPS / 100) {
         float sorted[sizeof claim->steps / sizeof claim->steps[0]];
         unsigned n = claim->window_n, kept = claim->nb_steps;
         memcpy(sorted, claim->steps, kept * sizeof sorted[0]);

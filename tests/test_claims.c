@@ -2336,7 +2336,7 @@ static gctx_status guard_pair(const char *dir, gctx_claim **lat, gctx_claim **be
 }
 
 /* The best-effort claim's guard looked at every 5 ms for ms, the latency claim (when given)
- * reporting 20 steps of step_ms before each look (a window of 100 closes every 25 ms); the
+ * reporting 20 steps of step_ms before each look (a window of 500 closes every 125 ms); the
  * last advice. */
 static gctx_guard_advice guard_for(gctx_claim *be, gctx_claim *lat, double step_ms, long ms,
                                    const gctx_guard_signals *signals)
@@ -2660,10 +2660,10 @@ GT_TEST(short_steps_are_published_once_a_window_at_their_p99)
     gctx_claim_release(lat);
 }
 
-/* A window's p99 is of 100 steps or more (of fewer it would be the longest step): 50 steps over
- * 30 ms close none, the 100th does, two over the target close one at once, and slow steps
- * close one at 250 ms with what they have. */
-GT_TEST(a_window_closes_at_100_steps_two_over_target_or_250_ms)
+/* A window's p99 is of 500 steps or more (of fewer it would be one of the few longest steps):
+ * 250 steps over 30 ms close none, the 500th does, six over the target (more than 1 % of 500)
+ * close one at once, and slow steps close one at 1 s with what they have. */
+GT_TEST(a_window_closes_at_500_steps_six_over_target_or_1_s)
 {
     if (gt_require_green_contexts())
         return;
@@ -2672,32 +2672,37 @@ GT_TEST(a_window_closes_at_100_steps_two_over_target_or_250_ms)
     gctx_claim *lat = NULL;
     gctx_claim_options o = classed(dir, GCTX_TENANT_LATENCY, 1.0);
     GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", &o, &lat), GCTX_SUCCESS);
-    for (int i = 0; i < 50; i++, sleep_ms(i % 10 == 0))
+    for (int i = 0; i < 250; i++, sleep_ms(i % 50 == 0))
         GT_ASSERT_STATUS(gctx_claim_report_step(lat, i == 3 ? 9.0 : 0.5), GCTX_SUCCESS);
     sleep_ms(30);
     GT_ASSERT_STATUS(gctx_claim_report_step(lat, 0.5), GCTX_SUCCESS);
     GT_ASSERT(info_of(lat).step_ms == 0); /* alive, but no window closed */
-    for (int i = 0; i < 49; i++)
+    for (int i = 0; i < 249; i++)
         GT_ASSERT_STATUS(gctx_claim_report_step(lat, 0.5), GCTX_SUCCESS);
     sleep_ms(11); /* the next line's time */
     GT_ASSERT_STATUS(gctx_claim_report_step(lat, 0.5), GCTX_SUCCESS);
-    GT_ASSERT(info_of(lat).step_ms > 0.49 && info_of(lat).step_ms < 0.51); /* 1 in 101 */
-    /* Two steps over the target (1 ms) close one at once: its p99 is over, whatever comes. */
+    GT_ASSERT(info_of(lat).step_ms > 0.49 && info_of(lat).step_ms < 0.51); /* 1 in 501 */
+    /* Six steps over the target (1 ms) close one at once: its p99 is over, whatever comes;
+     * five do not. */
     for (int i = 0; i < 10; i++)
         GT_ASSERT_STATUS(gctx_claim_report_step(lat, 0.5), GCTX_SUCCESS);
-    GT_ASSERT_STATUS(gctx_claim_report_step(lat, 2.0), GCTX_SUCCESS);
+    for (int i = 0; i < 5; i++)
+        GT_ASSERT_STATUS(gctx_claim_report_step(lat, 2.0), GCTX_SUCCESS);
+    sleep_ms(11);
+    GT_ASSERT_STATUS(gctx_claim_report_step(lat, 0.5), GCTX_SUCCESS);
+    GT_ASSERT(info_of(lat).step_ms > 0.49 && info_of(lat).step_ms < 0.51); /* still open */
     sleep_ms(11);
     GT_ASSERT_STATUS(gctx_claim_report_step(lat, 2.5), GCTX_SUCCESS);
     GT_ASSERT(info_of(lat).step_ms > 2.49 && info_of(lat).step_ms < 2.51);
     GT_ASSERT_STATUS(gctx_claim_report_step(lat, 0.9), GCTX_SUCCESS);
-    sleep_ms(255);
+    sleep_ms(1005);
     GT_ASSERT_STATUS(gctx_claim_report_step(lat, 0.7), GCTX_SUCCESS);
     GT_ASSERT(info_of(lat).step_ms > 0.89 && info_of(lat).step_ms < 0.91);
     gctx_claim_release(lat);
 }
 
 /* A factor target is over the step alone the claim learnt: until then no step is over it and
- * windows close at 100 steps; after, two steps over it close one at once, as with a target
+ * windows close at 500 steps; after, six steps over it close one at once, as with a target
  * in ms. */
 GT_TEST(a_factor_target_closes_a_window_once_its_step_alone_is_known)
 {
@@ -2709,15 +2714,16 @@ GT_TEST(a_factor_target_closes_a_window_once_its_step_alone_is_known)
     gctx_claim_options o = classed(dir, GCTX_TENANT_LATENCY, 0);
     o.target_factor = 1.5;
     GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", &o, &lat), GCTX_SUCCESS);
-    for (int i = 0; i < 100; i++)
-        GT_ASSERT_STATUS(gctx_claim_report_step(lat, i < 2 ? 0.7 : 0.5), GCTX_SUCCESS);
+    for (int i = 0; i < 500; i++)
+        GT_ASSERT_STATUS(gctx_claim_report_step(lat, i < 6 ? 0.7 : 0.5), GCTX_SUCCESS);
     sleep_ms(11);
     GT_ASSERT_STATUS(gctx_claim_report_step(lat, 0.5), GCTX_SUCCESS);
-    /* 0.7 twice, not over an unknown target: the 101 steps' p99 is 0.7, the step alone. */
+    /* 0.7 six times, not over an unknown target: the 501 steps' p99 is 0.7, the step alone. */
     GT_ASSERT(info_of(lat).alone_ms > 0.69 && info_of(lat).alone_ms < 0.71);
     for (int i = 0; i < 10; i++)
         GT_ASSERT_STATUS(gctx_claim_report_step(lat, 0.5), GCTX_SUCCESS);
-    GT_ASSERT_STATUS(gctx_claim_report_step(lat, 1.2), GCTX_SUCCESS); /* over 1.05 */
+    for (int i = 0; i < 5; i++)
+        GT_ASSERT_STATUS(gctx_claim_report_step(lat, 1.2), GCTX_SUCCESS); /* over 1.05 */
     sleep_ms(11);
     GT_ASSERT_STATUS(gctx_claim_report_step(lat, 1.1), GCTX_SUCCESS);
     GT_ASSERT(info_of(lat).step_ms > 1.19 && info_of(lat).step_ms < 1.21);
