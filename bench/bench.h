@@ -13,7 +13,7 @@
 
 #include <stddef.h>
 
-#include "bench_driver.h"
+#include "raw_driver.h"
 #include "json.h"
 
 #define BENCH_MAX_VICTIM_SMS 8

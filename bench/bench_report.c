@@ -43,30 +43,6 @@ void bench_chart_row(chart_dist *d, const char *label, const bench_summary *s, d
     r->max = s->max * scale;
 }
 
-static void write_json(FILE *out, const bench_env *env, const bench_report *r)
-{
-    json_writer w;
-    json_begin(&w, out, r->schema);
-    bench_json_meta(&w, env);
-    r->json(&w, env, r->result);
-    json_end(&w);
-}
-
-static int write_json_file(const char *path, const bench_env *env, const bench_report *r)
-{
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        perror(path);
-        return -1;
-    }
-    write_json(f, env, r);
-    if (fclose(f) != 0) {
-        perror(path);
-        return -1;
-    }
-    return 0;
-}
-
 static int write_svg(const bench_env *env, const bench_report *r)
 {
     bench_chart *chart = calloc(1, sizeof *chart);
@@ -82,16 +58,16 @@ static int write_svg(const bench_env *env, const bench_report *r)
     return rc;
 }
 
-int bench_report_write(const bench_env *env, const bench_report *r, const char *json_path)
+int bench_report_write(const bench_env *env, const bench_report *r)
 {
-    if (env->opt.json)
-        write_json(stdout, env, r);
-    else if (r->print)
+    if (env->opt.json) {
+        json_writer w;
+        json_begin(&w, stdout, r->schema);
+        bench_json_meta(&w, env);
+        r->json(&w, env, r->result);
+        json_end(&w);
+    } else if (r->print) {
         r->print(env, r->result);
-    int rc = 0;
-    if (env->opt.svg_path && r->chart && write_svg(env, r))
-        rc = -1;
-    if (json_path && write_json_file(json_path, env, r))
-        rc = -1;
-    return rc;
+    }
+    return env->opt.svg_path && r->chart ? write_svg(env, r) : 0;
 }
