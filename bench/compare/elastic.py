@@ -48,7 +48,6 @@ import bisect
 import ctypes
 import gc
 import json
-import os
 import random
 import shutil
 import subprocess
@@ -57,6 +56,7 @@ import time
 
 import scenario
 from common import percentile
+from scenario import cu_check
 
 HIDDEN, Q_HEADS, KV_HEADS, HEAD_DIM, FFN = 4096, 32, 8, 128, 14336
 MATRICES = ((HIDDEN + 2 * KV_HEADS * HEAD_DIM, HIDDEN), (HIDDEN, HIDDEN), (2 * FFN, HIDDEN),
@@ -302,11 +302,6 @@ def attn_splits(a, batch, device_sms):
             a.context // (2 * splits) >= 64:
         splits *= 2
     return splits
-
-
-def cu_check(result, what):
-    if result:
-        raise RuntimeError(f"{what}: CUDA error {result}")
 
 
 def cublas_target(torch):
@@ -750,8 +745,7 @@ def two_process(a, res, env, tool):
     pct = int(100.0 * lat / device + 0.5)
     mps_env, res["mps_why"] = scenario.mps_start(tool, env)
     res["mps_available"] = mps_env is not None
-    no_mps = dict(env, CUDA_MPS_PIPE_DIRECTORY=os.path.join(env["GREENCTX_RUNTIME_DIR"],
-                                                            "no-mps"))
+    no_mps = scenario.no_mps(env)
     try:
         for k, (name, label, on, with_mps, threads, elastic) in enumerate(TWO_PROCESS, 1):
             arm = new_arm(name, name, label.format(lat=lat, pct=pct, rest=100 - pct),
@@ -769,7 +763,7 @@ def two_process(a, res, env, tool):
                 arm["why"] = "failed: see the messages above"
     finally:
         if res["mps_available"]:
-            subprocess.run([*tool, "mps", "stop"], env=mps_env, check=False, stdout=sys.stderr)
+            scenario.mps_stop(tool, mps_env)
 
 
 # ---- the report ----
