@@ -615,38 +615,23 @@ static void print_row(const ov_result *res, ov_op op)
     if (!r->valid)
         printf("%-34s %s\n", label, r->note[0] ? r->note : "not measured");
     else
-        bench_print_pair(label, &r->a, r->b_valid ? &r->b : NULL,
-                         r->b_valid ? "" : "          -          - |       -");
+        bench_print_pair(label, &r->a, r->b_valid ? &r->b : NULL, "");
 }
 
-/* A side's p50 and p99 over its quiet reps, "-" where it had none. */
-static void print_quiet_side(const ov_quiet *q)
-{
-    if (q->reps)
-        printf(" %10.2f %10.2f |", q->times.p50, q->times.p99);
-    else
-        printf(" %10s %10s |", "-", "-");
-}
-
+/* A row again over each side's quiet reps, "-" for a side without any. */
 static void print_quiet_row(const ov_result *res, ov_op op)
 {
     const ov_row *r = &res->rows[op];
-    char label[96];
+    char label[96], reps[40];
     if (!r->valid)
         return;
     op_label(res, op, label, sizeof label);
-    printf("%-34s", label);
-    print_quiet_side(&r->a_quiet);
-    if (!r->b_valid) {
-        printf(" %10s %10s | %7s  %u reps\n", "-", "-", "-", r->a_quiet.reps);
-        return;
-    }
-    print_quiet_side(&r->b_quiet);
-    if (r->a_quiet.reps && r->b_quiet.reps)
-        printf(" %7.3f", bench_ratio(r->a_quiet.times.p50, r->b_quiet.times.p50));
+    if (r->b_valid)
+        snprintf(reps, sizeof reps, "  %u / %u reps", r->a_quiet.reps, r->b_quiet.reps);
     else
-        printf(" %7s", "-");
-    printf("  %u / %u reps\n", r->a_quiet.reps, r->b_quiet.reps);
+        snprintf(reps, sizeof reps, "  %u reps", r->a_quiet.reps);
+    bench_print_pair(label, r->a_quiet.reps ? &r->a_quiet.times : NULL,
+                     r->b_valid && r->b_quiet.reps ? &r->b_quiet.times : NULL, reps);
 }
 
 static const char *const phase_names[OV_NB_PHASES] = {"teardown", "split", "contexts",

@@ -23,14 +23,25 @@ void bench_print_columns(const char *label, const char *a, const char *b)
     printf("%-34s %10s %10s | %10s %10s | %7s\n", label, a, "p99", b, "p99", "ratio");
 }
 
+/* A side's p50 and p99, "-" in both where there is none. */
+static void print_side(const bench_summary *s)
+{
+    if (s)
+        printf(" %10.2f %10.2f |", s->p50, s->p99);
+    else
+        printf(" %10s %10s |", "-", "-");
+}
+
 void bench_print_pair(const char *label, const bench_summary *a, const bench_summary *b,
                       const char *tail)
 {
-    printf("%-34s %10.2f %10.2f |", label, a->p50, a->p99);
-    if (b)
-        printf(" %10.2f %10.2f | %7.3f%s\n", b->p50, b->p99, bench_ratio(a->p50, b->p50), tail);
+    printf("%-34s", label);
+    print_side(a);
+    print_side(b);
+    if (a && b)
+        printf(" %7.3f%s\n", bench_ratio(a->p50, b->p50), tail);
     else
-        printf("%s\n", tail);
+        printf(" %7s%s\n", "-", tail);
 }
 
 void bench_chart_row(chart_dist *d, const char *label, const bench_summary *s, double scale)
