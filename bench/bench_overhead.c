@@ -217,9 +217,8 @@ static int raw_repartition(ov_run *run, double us[2])
 }
 
 /* The context row's releases hand their contexts to the cache, which destroys the oldest past
- * its limit (16). Before issue 20 the row began with an empty cache: its first 11 timed
- * releases destroyed nothing (0.63 us on the H200) and the rest destroyed one (17 us), a
- * bimodal row. Filled to its limit with contexts of the row's SMs first, every release the row
+ * its limit: from an empty cache the row's first releases would destroy nothing and the rest
+ * one each. Filled to its limit with contexts of the row's SMs first, every release the row
  * times is the one a program making fresh contexts pays: the keeping and the destroy. */
 static int fill_cache(ov_run *run)
 {
@@ -240,8 +239,7 @@ static int fill_cache(ov_run *run)
  * that drift over the run hits both alike): for a greenctx operation of microseconds beside a
  * twin of milliseconds, whose work between two greenctx reps leaves the CPU's caches, TLB and
  * the driver's state to the twin, so that every greenctx rep begins cold: what a user who
- * re-partitions in a loop never pays (issue 20: 12.3 us interleaved on the H200 where the same
- * calls back to back take 7). */
+ * re-partitions in a loop never pays. */
 typedef enum ov_order { OV_INTERLEAVED, OV_BLOCKS } ov_order;
 
 /* Where a side's times go: values[0] the doing, values[1] the undoing, checks the host check

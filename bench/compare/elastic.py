@@ -173,9 +173,8 @@ class TorchWork:
         handle = self.torch.cuda.current_blas_handle()
         if self.targets.get(handle) != sms:
             self.targets[handle] = sms
-            # Under MPS's active-thread percentage cuBLAS refused the device's count (the 73 %
-            # arm's cublasSetSmCountTarget(132) on the H200, 2026-12-03 19:44 UTC): its own
-            # choice (0) then, as without a partition.
+            # Under MPS's active-thread percentage cuBLAS may refuse the device's count: its
+            # own choice (0) then, as without a partition.
             if self.set_target(ctypes.c_void_p(handle), sms) and \
                     self.set_target(ctypes.c_void_p(handle), 0):
                 raise RuntimeError(f"cublasSetSmCountTarget({sms}) and (0) failed")
