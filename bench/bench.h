@@ -13,7 +13,7 @@
 
 #include <stddef.h>
 
-#include "bench_driver.h"
+#include "raw_driver.h"
 #include "json.h"
 
 #define BENCH_MAX_VICTIM_SMS 8
@@ -106,8 +106,8 @@ void bench_json_summary(json_writer *w, const char *name, const bench_summary *s
 /* ---- bench_report.c ---- */
 
 /* A table of two sides: "LABEL  A-p50  p99 | B-p50  p99 | ratio" (bench_print_columns), each
- * row a side's p50 and p99, the other's and the ratio of the p50s, then tail (b NULL: a's
- * figures and tail alone). */
+ * row a side's p50 and p99, the other's and the ratio of the p50s, then tail; a side that is
+ * NULL shows "-" in its columns and in the ratio's. */
 void bench_print_columns(const char *label, const char *a, const char *b);
 void bench_print_pair(const char *label, const bench_summary *a, const bench_summary *b,
                       const char *tail);

@@ -60,7 +60,7 @@ typedef struct bench_report {
 } bench_report;
 
 /* The table on stdout, or with --json the JSON document; the chart into --svg ("chart: FILE"
- * after the table); the document into json_path too when not NULL. 0, or -1 after saying why. */
-int bench_report_write(const bench_env *env, const bench_report *r, const char *json_path);
+ * after the table). 0, or -1 after saying why. */
+int bench_report_write(const bench_env *env, const bench_report *r);
 
 #endif

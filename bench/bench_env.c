@@ -6,10 +6,30 @@
 #include "bench_kernels.h"
 #include "numbers.h"
 
+/* The raw driver table (raw_driver.h), once green contexts are there (drivers 12.4+); NULL
+ * after printing why. */
+static const raw_driver *driver_load(void)
+{
+    char why[1024];
+    const raw_driver *drv = NULL;
+    if (!gctx_feature_available(GCTX_FEATURE_GREEN_CONTEXTS)) {
+        if (gctx_init() == GCTX_SUCCESS)
+            snprintf(why, sizeof why, "green contexts are not available: %s",
+                     gctx_feature_reason(GCTX_FEATURE_GREEN_CONTEXTS));
+        else
+            snprintf(why, sizeof why, "%s", gctx_last_error());
+    } else {
+        drv = raw_driver_load(why, sizeof why);
+    }
+    if (!drv)
+        fprintf(stderr, "greenctx bench: loading the driver: %s\n", why);
+    return drv;
+}
+
 int bench_env_open(bench_env *env, int device)
 {
     env->device = device;
-    if (!(env->drv = bench_driver_load()))
+    if (!(env->drv = driver_load()))
         return -1;
     gctx_device_info info = GCTX_DEVICE_INFO_INIT;
     if (bench_gctx(gctx_device_get_info(device, &info), "reading the device") ||

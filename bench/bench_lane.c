@@ -52,11 +52,14 @@ int bench_lane_primary(const bench_env *env, int priority, bench_lane *lane)
     return rc;
 }
 
-/* A stream on the lane's green context (already in lane->green) and the rest of the lane. */
-static int finish_green_lane(const bench_env *env, int priority, bench_lane *lane)
+int bench_lane_green(const bench_env *env, gctx_partition *partition, int priority,
+                     bench_lane *lane)
 {
     gctx_stream_options options = GCTX_STREAM_OPTIONS_INIT;
     gctx_context_info info = GCTX_CONTEXT_INFO_INIT;
+    memset(lane, 0, sizeof *lane);
+    if (bench_gctx(gctx_context_create(partition, NULL, &lane->green), "a green context"))
+        return -1;
     int rc = priority_value(env, priority, &options.priority);
     if (rc == 0)
         rc = bench_gctx(gctx_stream_create(lane->green, &options, &lane->gstream),
@@ -72,23 +75,6 @@ static int finish_green_lane(const bench_env *env, int priority, bench_lane *lan
     if (rc)
         bench_lane_close(env, lane);
     return rc;
-}
-
-int bench_lane_green(const bench_env *env, gctx_partition *partition, int priority,
-                     bench_lane *lane)
-{
-    memset(lane, 0, sizeof *lane);
-    if (bench_gctx(gctx_context_create(partition, NULL, &lane->green), "a green context"))
-        return -1;
-    return finish_green_lane(env, priority, lane);
-}
-
-int bench_lane_claim(const bench_env *env, gctx_claim *claim, bench_lane *lane)
-{
-    memset(lane, 0, sizeof *lane);
-    if (bench_gctx(gctx_claim_context(claim, NULL, &lane->green), "the claim's green context"))
-        return -1;
-    return finish_green_lane(env, BENCH_PRIORITY_NORMAL, lane);
 }
 
 void bench_lane_close(const bench_env *env, bench_lane *lane)

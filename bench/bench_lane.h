@@ -4,7 +4,6 @@
 #define GREENCTX_BENCH_LANE_H
 
 #include "bench_kernels.h"
-#include "greenctx_claims.h"
 
 enum { BENCH_PRIORITY_NORMAL = 0, BENCH_PRIORITY_HIGH = 1, BENCH_PRIORITY_LOW = 2 };
 
@@ -23,9 +22,6 @@ int bench_lane_primary(const bench_env *env, int priority, bench_lane *lane);
 /* A green context on partition and a stream of it, made with the public API. */
 int bench_lane_green(const bench_env *env, gctx_partition *partition, int priority,
                      bench_lane *lane);
-/* The claim's green context (gctx_claim_context) and a stream of it: another process's claim
- * holds other SMs, so this lane's work runs beside theirs only under MPS. */
-int bench_lane_claim(const bench_env *env, gctx_claim *claim, bench_lane *lane);
 void bench_lane_close(const bench_env *env, bench_lane *lane);
 
 /* Records lane->start / lane->end on the lane's stream. */

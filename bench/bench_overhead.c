@@ -217,9 +217,8 @@ static int raw_repartition(ov_run *run, double us[2])
 }
 
 /* The context row's releases hand their contexts to the cache, which destroys the oldest past
- * its limit (16). Before issue 20 the row began with an empty cache: its first 11 timed
- * releases destroyed nothing (0.63 us on the H200) and the rest destroyed one (17 us), a
- * bimodal row. Filled to its limit with contexts of the row's SMs first, every release the row
+ * its limit: from an empty cache the row's first releases would destroy nothing and the rest
+ * one each. Filled to its limit with contexts of the row's SMs first, every release the row
  * times is the one a program making fresh contexts pays: the keeping and the destroy. */
 static int fill_cache(ov_run *run)
 {
@@ -240,8 +239,7 @@ static int fill_cache(ov_run *run)
  * that drift over the run hits both alike): for a greenctx operation of microseconds beside a
  * twin of milliseconds, whose work between two greenctx reps leaves the CPU's caches, TLB and
  * the driver's state to the twin, so that every greenctx rep begins cold: what a user who
- * re-partitions in a loop never pays (issue 20: 12.3 us interleaved on the H200 where the same
- * calls back to back take 7). */
+ * re-partitions in a loop never pays. */
 typedef enum ov_order { OV_INTERLEAVED, OV_BLOCKS } ov_order;
 
 /* Where a side's times go: values[0] the doing, values[1] the undoing, checks the host check
@@ -615,38 +613,23 @@ static void print_row(const ov_result *res, ov_op op)
     if (!r->valid)
         printf("%-34s %s\n", label, r->note[0] ? r->note : "not measured");
     else
-        bench_print_pair(label, &r->a, r->b_valid ? &r->b : NULL,
-                         r->b_valid ? "" : "          -          - |       -");
+        bench_print_pair(label, &r->a, r->b_valid ? &r->b : NULL, "");
 }
 
-/* A side's p50 and p99 over its quiet reps, "-" where it had none. */
-static void print_quiet_side(const ov_quiet *q)
-{
-    if (q->reps)
-        printf(" %10.2f %10.2f |", q->times.p50, q->times.p99);
-    else
-        printf(" %10s %10s |", "-", "-");
-}
-
+/* A row again over each side's quiet reps, "-" for a side without any. */
 static void print_quiet_row(const ov_result *res, ov_op op)
 {
     const ov_row *r = &res->rows[op];
-    char label[96];
+    char label[96], reps[40];
     if (!r->valid)
         return;
     op_label(res, op, label, sizeof label);
-    printf("%-34s", label);
-    print_quiet_side(&r->a_quiet);
-    if (!r->b_valid) {
-        printf(" %10s %10s | %7s  %u reps\n", "-", "-", "-", r->a_quiet.reps);
-        return;
-    }
-    print_quiet_side(&r->b_quiet);
-    if (r->a_quiet.reps && r->b_quiet.reps)
-        printf(" %7.3f", bench_ratio(r->a_quiet.times.p50, r->b_quiet.times.p50));
+    if (r->b_valid)
+        snprintf(reps, sizeof reps, "  %u / %u reps", r->a_quiet.reps, r->b_quiet.reps);
     else
-        printf(" %7s", "-");
-    printf("  %u / %u reps\n", r->a_quiet.reps, r->b_quiet.reps);
+        snprintf(reps, sizeof reps, "  %u reps", r->a_quiet.reps);
+    bench_print_pair(label, r->a_quiet.reps ? &r->a_quiet.times : NULL,
+                     r->b_valid && r->b_quiet.reps ? &r->b_quiet.times : NULL, reps);
 }
 
 static const char *const phase_names[OV_NB_PHASES] = {"teardown", "split", "contexts",

@@ -36,9 +36,8 @@
 #define QUICK_STEPS 3
 #define GEMM_ALONE_S 0.5
 #define QUICK_GEMM_ALONE_S 0.1
-/* GEMMs before anything is timed: the GPUs' clocks ramp up from idle (345 MHz on the H200s)
- * and cuBLAS loads its kernels on first use, which took a third off the first GEMM reference
- * on two H200s. */
+/* GEMMs before anything is timed: the GPUs' clocks ramp up from idle and cuBLAS loads its
+ * kernels on first use, both of which would land in the first GEMM reference. */
 #define CLOCK_RAMP_S 1.0
 #define QUICK_CLOCK_RAMP_S 0.5
 #define GEMM_WARMUPS 3 /* after each change of stream or SM-count target */

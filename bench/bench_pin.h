@@ -32,19 +32,16 @@ void bench_pin_end(bench_pin *pin);
 void bench_pin_free_born(const bench_pin *pin);
 
 /* Microseconds of fixed throughput-bound work (eight independent chains of multiplies,
- * shifts and adds, no memory: about 2 us). On the H200's VM a vCPU whose physical core another
- * guest's thread is using at that moment reads it 20-55 % slower, and the driver's calls there
- * by as much (2026-12-02: 8.9-9.6 against 10.1-14.0 us for four times this work, two event
- * records and waits 0.66-0.81 against 1.08-1.27 us, on the same vCPUs seconds apart); a chain
- * of dependent multiplies, whose latency leaves the core's ports to the other guest, read the
- * same on both (5.4-5.8 us), so it can't tell them. */
+ * shifts and adds, no memory). On a VM, a vCPU whose physical core another guest's thread is
+ * using at that moment reads it slower, and the driver's calls there by as much; a chain of
+ * dependent multiplies, whose latency leaves the core's ports to the other guest, reads the
+ * same on both, so it can't tell them. */
 double bench_pin_check_us(void);
 
 /* Moves the pinned thread to the CPU of its old mask whose host check reads fastest now (the
  * best of three on each): on a VM whose vCPUs share physical cores with other guests, the
- * one whose core is its own at the moment. Those moments last about a second or less on the
- * H200's VM (a vCPU fast, then slow, then fast in passes 0.3 s apart), so the timed rows call
- * it before each block of a few dozen reps, and warm up again after it (the new CPU's caches
+ * one whose core is its own at the moment. Those moments can last under a second, so the
+ * timed rows call it before each block of a few dozen reps, and warm up again after it (the new CPU's caches
  * are cold). Returns the chosen CPU's check; 0, and nothing moved, when not pinned. */
 double bench_pin_move_to_quietest(bench_pin *pin);
 

@@ -23,14 +23,25 @@ void bench_print_columns(const char *label, const char *a, const char *b)
     printf("%-34s %10s %10s | %10s %10s | %7s\n", label, a, "p99", b, "p99", "ratio");
 }
 
+/* A side's p50 and p99, "-" in both where there is none. */
+static void print_side(const bench_summary *s)
+{
+    if (s)
+        printf(" %10.2f %10.2f |", s->p50, s->p99);
+    else
+        printf(" %10s %10s |", "-", "-");
+}
+
 void bench_print_pair(const char *label, const bench_summary *a, const bench_summary *b,
                       const char *tail)
 {
-    printf("%-34s %10.2f %10.2f |", label, a->p50, a->p99);
-    if (b)
-        printf(" %10.2f %10.2f | %7.3f%s\n", b->p50, b->p99, bench_ratio(a->p50, b->p50), tail);
+    printf("%-34s", label);
+    print_side(a);
+    print_side(b);
+    if (a && b)
+        printf(" %7.3f%s\n", bench_ratio(a->p50, b->p50), tail);
     else
-        printf("%s\n", tail);
+        printf(" %7s%s\n", "-", tail);
 }
 
 void bench_chart_row(chart_dist *d, const char *label, const bench_summary *s, double scale)
@@ -41,30 +52,6 @@ void bench_chart_row(chart_dist *d, const char *label, const bench_summary *s, d
     snprintf(r->label, sizeof r->label, "%s", label);
     r->p50 = s->p50 * scale, r->p99 = s->p99 * scale, r->p999 = s->p999 * scale;
     r->max = s->max * scale;
-}
-
-static void write_json(FILE *out, const bench_env *env, const bench_report *r)
-{
-    json_writer w;
-    json_begin(&w, out, r->schema);
-    bench_json_meta(&w, env);
-    r->json(&w, env, r->result);
-    json_end(&w);
-}
-
-static int write_json_file(const char *path, const bench_env *env, const bench_report *r)
-{
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        perror(path);
-        return -1;
-    }
-    write_json(f, env, r);
-    if (fclose(f) != 0) {
-        perror(path);
-        return -1;
-    }
-    return 0;
 }
 
 static int write_svg(const bench_env *env, const bench_report *r)
@@ -82,16 +69,16 @@ static int write_svg(const bench_env *env, const bench_report *r)
     return rc;
 }
 
-int bench_report_write(const bench_env *env, const bench_report *r, const char *json_path)
+int bench_report_write(const bench_env *env, const bench_report *r)
 {
-    if (env->opt.json)
-        write_json(stdout, env, r);
-    else if (r->print)
+    if (env->opt.json) {
+        json_writer w;
+        json_begin(&w, stdout, r->schema);
+        bench_json_meta(&w, env);
+        r->json(&w, env, r->result);
+        json_end(&w);
+    } else if (r->print) {
         r->print(env, r->result);
-    int rc = 0;
-    if (env->opt.svg_path && r->chart && write_svg(env, r))
-        rc = -1;
-    if (json_path && write_json_file(json_path, env, r))
-        rc = -1;
-    return rc;
+    }
+    return env->opt.svg_path && r->chart ? write_svg(env, r) : 0;
 }

@@ -1,4 +1,4 @@
-/* The re-partitioning rows of `greenctx bench overhead` (issue 8), beside the overhead table's
+/* The re-partitioning rows of `greenctx bench overhead`, beside the overhead table's
  * own re-partition row (through the cache against the raw rebuild) and its context-create row
  * (a cache miss against the raw create): device memory and time over many re-partitions with
  * the context cache and without it, a layout switch, the barrier and by part (host time, and

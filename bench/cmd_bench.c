@@ -251,7 +251,7 @@ int bench_main(int argc, char **argv, greenctx_tool_options *opts)
     /* The tables were printed as each benchmark ran. */
     const bench_report report = {"greenctx.bench/1", results, NULL, print_json, draw};
     if (!rc)
-        rc = bench_report_write(&env, &report, NULL);
+        rc = bench_report_write(&env, &report);
     free(results);
     bench_env_close(&env);
     return rc ? GREENCTX_EXIT_FAILED : GREENCTX_EXIT_OK;

@@ -205,7 +205,7 @@ int greenctx_bench_overlap(int argc, char **argv, greenctx_tool_options *opts,
         bench_overlap_advise(res);
         const bench_report report = {"greenctx.bench.overlap/1", res, bench_overlap_print,
                                      bench_overlap_json, bench_overlap_chart};
-        if (bench_report_write(&env[0], &report, NULL))
+        if (bench_report_write(&env[0], &report))
             rc = GREENCTX_EXIT_FAILED;
     }
     free(res);

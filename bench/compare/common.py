@@ -31,19 +31,14 @@ def percentile(sorted_values, q):
 def time_op(lib, op, once, reps=None):
     """once() does the operation and returns (elapsed_ns, cleanup) where cleanup is a
     callable run outside the clock (or None)."""
-    time_ops(lib, [(op, once)], reps)
-
-
-def time_ops(lib, ops, reps=None):
-    """Times operations rep by rep, each rep in the order the last one ran backwards (A B C,
-    then C B A), so that what runs just before a call is alike for each: ops is [(op, once)],
-    each once as for time_op. One row per op; an op that raises gets its error as its row."""
-    time_entries([(lib, op, once) for op, once in ops], reps)
+    time_entries([(lib, op, once)], reps)
 
 
 def time_entries(entries, reps=None):
-    """time_ops over [(lib, op, once)]: operations of several libraries in one process, side
-    by side in the same state of the host."""
+    """Times operations [(lib, op, once)], each once as for time_op, rep by rep, each rep in
+    the order the last one ran backwards (A B C, then C B A), so that what runs just before a
+    call is alike for each (of several libraries too, side by side in the same state of the
+    host). One row per op; an op that raises gets its error as its row."""
     reps = reps or REPS
     samples = {(lib, op): [] for lib, op, _ in entries}
     failed = {}

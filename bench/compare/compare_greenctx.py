@@ -5,7 +5,7 @@ import ctypes
 import os
 import time
 
-from common import capability, emit, fail, time_op, time_ops, timed
+from common import capability, emit, fail, time_entries, time_op, timed
 
 LIB = "greenctx"
 path = os.environ.get("GREENCTX_LIBRARY", "build/src/libgreenctx.so")
@@ -211,7 +211,7 @@ splits = [("split 16", c_split(SIXTEEN, True)),
 if cuda is not None:
     splits += [("split 16, the driver's call by hand", by_hand(cuda, SIXTEEN, True)),
                ("split {16, rest}, the driver's call by hand", by_hand(cuda, SIXTEEN_REST, False))]
-time_ops(LIB, splits)
+time_entries([(LIB, op, once) for op, once in splits])
 # cuGreenCtxCreate retains the device's primary context and the last destroy releases it: with
 # no primary context active, every create pays its initialisation (the driver's documentation
 # advises keeping it active). cuda.core (Device.set_current) and torch keep it active; greenctx

@@ -48,7 +48,6 @@ import bisect
 import ctypes
 import gc
 import json
-import os
 import random
 import shutil
 import subprocess
@@ -57,6 +56,7 @@ import time
 
 import scenario
 from common import percentile
+from scenario import cu_check
 
 HIDDEN, Q_HEADS, KV_HEADS, HEAD_DIM, FFN = 4096, 32, 8, 128, 14336
 MATRICES = ((HIDDEN + 2 * KV_HEADS * HEAD_DIM, HIDDEN), (HIDDEN, HIDDEN), (2 * FFN, HIDDEN),
@@ -173,9 +173,8 @@ class TorchWork:
         handle = self.torch.cuda.current_blas_handle()
         if self.targets.get(handle) != sms:
             self.targets[handle] = sms
-            # Under MPS's active-thread percentage cuBLAS refused the device's count (the 73 %
-            # arm's cublasSetSmCountTarget(132) on the H200, 2026-12-03 19:44 UTC): its own
-            # choice (0) then, as without a partition.
+            # Under MPS's active-thread percentage cuBLAS may refuse the device's count: its
+            # own choice (0) then, as without a partition.
             if self.set_target(ctypes.c_void_p(handle), sms) and \
                     self.set_target(ctypes.c_void_p(handle), 0):
                 raise RuntimeError(f"cublasSetSmCountTarget({sms}) and (0) failed")
@@ -302,11 +301,6 @@ def attn_splits(a, batch, device_sms):
             a.context // (2 * splits) >= 64:
         splits *= 2
     return splits
-
-
-def cu_check(result, what):
-    if result:
-        raise RuntimeError(f"{what}: CUDA error {result}")
 
 
 def cublas_target(torch):
@@ -750,8 +744,7 @@ def two_process(a, res, env, tool):
     pct = int(100.0 * lat / device + 0.5)
     mps_env, res["mps_why"] = scenario.mps_start(tool, env)
     res["mps_available"] = mps_env is not None
-    no_mps = dict(env, CUDA_MPS_PIPE_DIRECTORY=os.path.join(env["GREENCTX_RUNTIME_DIR"],
-                                                            "no-mps"))
+    no_mps = scenario.no_mps(env)
     try:
         for k, (name, label, on, with_mps, threads, elastic) in enumerate(TWO_PROCESS, 1):
             arm = new_arm(name, name, label.format(lat=lat, pct=pct, rest=100 - pct),
@@ -769,7 +762,7 @@ def two_process(a, res, env, tool):
                 arm["why"] = "failed: see the messages above"
     finally:
         if res["mps_available"]:
-            subprocess.run([*tool, "mps", "stop"], env=mps_env, check=False, stdout=sys.stderr)
+            scenario.mps_stop(tool, mps_env)
 
 
 # ---- the report ----

@@ -1,5 +1,6 @@
 """What the scenario scripts (tenants.py, elastic.py) share: the greenctx tool, a runtime
 directory of their own, their tenants' environment and their MPS daemon."""
+import json
 import os
 import shutil
 import signal
@@ -42,6 +43,16 @@ def mps_start(tool, env):
     return mps, None
 
 
+def mps_stop(tool, env):
+    """`greenctx mps stop` of the daemon mps_start started in env."""
+    subprocess.run([*tool, "mps", "stop"], env=env, check=False, stdout=sys.stderr)
+
+
+def no_mps(env):
+    """env for tenants that find no MPS daemon: setup's empty no-mps/ as the pipe directory."""
+    return dict(env, CUDA_MPS_PIPE_DIRECTORY=os.path.join(env["GREENCTX_RUNTIME_DIR"], "no-mps"))
+
+
 def start(cmd, env, procs):
     """cmd started and appended to procs, True once its first line says "ready"; else every
     process in procs stopped, False: none is left running with its claim after the arm."""
@@ -66,6 +77,16 @@ def ready():
     """A tenant's side of start and go: "ready", then the start time its parent gives."""
     print("ready", flush=True)
     time.sleep(max(0.0, float(sys.stdin.readline()) - time.time()))
+
+
+def result(proc):
+    """The last line proc printed, its result, as JSON."""
+    return json.loads(proc.stdout.read().strip().splitlines()[-1])
+
+
+def cu_check(result, what):
+    if result:
+        raise RuntimeError(f"{what}: CUDA error {result}")
 
 
 def stop(procs):

@@ -55,6 +55,7 @@ import threading
 import time
 
 import scenario
+from scenario import cu_check
 
 VICTIM_SMS = 16
 # What each arm runs: (victim placement, hog placement, guard). A placement is "claim" (the
@@ -124,7 +125,7 @@ def work(kind, torch, role="victim", sms=VICTIM_SMS):
             grid * FMA_HOG_CHUNKS, FMA_HOG_ITERS)
         args = (ctypes.c_uint64(out.data_ptr()), ctypes.c_uint(chunks), ctypes.c_uint(iters),
                 ctypes.c_uint64(0))
-        return lambda _out=out: check_cu(launch(torch.cuda.current_stream().cuda_stream,
+        return lambda _out=out: cu_check(launch(torch.cuda.current_stream().cuda_stream,
                                                 b"gc_fma", grid, args, sync=False), "gc_fma")
     if kind == "gemm":  # victim: ~1.4 ms on 16 SMs; hog: seconds of GEMMs per launch batch
         a = torch.randn(4096, 4096, device=dev, dtype=torch.bfloat16)
@@ -279,11 +280,6 @@ def launch(stream, name, grid=1, args=(), sync=True):
         cu.cuCtxPopCurrent_v2(ctypes.byref(ctypes.c_void_p()))
 
 
-def check_cu(result, what):
-    if result:
-        raise RuntimeError(f"{what}: CUDA error {result}")
-
-
 def faulter(args, claim, stream, step, on, torch):
     """The fault arm's culprit: a store to 0x10 on its claim's stream, a third into the run."""
     scenario.ready()
@@ -426,7 +422,7 @@ def run_arm(name, pair, seconds, env, runtime, target_ms, tool, dry):
     for role, place, kind in (("victim", v_place, v_kind), ("hog", h_place, h_kind)):
         if place is None:
             continue
-        e = dict(env, **(NO_MPS_ENV if name in NO_MPS else {}))
+        e = scenario.no_mps(env) if name in NO_MPS else dict(env)
         if place.startswith("pct:"):
             e["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = place[4:]
         cmd = [sys.executable, __file__, "--role", role, "--kind", kind, "--place",
@@ -462,7 +458,7 @@ def run_arm(name, pair, seconds, env, runtime, target_ms, tool, dry):
             time.sleep(0.1)
     finally:
         scenario.stop(procs)
-    results = [json.loads(p.stdout.read().strip().splitlines()[-1]) for p in procs]
+    results = [scenario.result(p) for p in procs]
     row = {"pair": pair, "arm": name}
     for r in results:
         row[r["role"]] = r
@@ -476,9 +472,6 @@ def run_arm(name, pair, seconds, env, runtime, target_ms, tool, dry):
     return row
 
 
-NO_MPS_ENV = {}  # the arms without MPS: an empty pipe directory, where no daemon answers
-
-
 def tenant_cmd(role, kind, seconds, runtime, dry):
     return [sys.executable, __file__, "--role", role, "--kind", kind, "--place", "claim",
             "--seconds", str(seconds), "--runtime", runtime, *(["--dry"] if dry else [])]
@@ -487,7 +480,7 @@ def tenant_cmd(role, kind, seconds, runtime, dry):
 def run_fault(name, mps, seconds, env, runtime, tool, dry):
     """The fault arm: the faulter on the victim's SMs, the launcher on the rest, then new
     tenants (fresh processes on the victim's SMs) one after the other until one runs."""
-    e = env if mps else dict(env, **NO_MPS_ENV)
+    e = env if mps else scenario.no_mps(env)
     procs = []
     for role in ("faulter", "launcher"):
         if not scenario.start(tenant_cmd(role, "small", seconds, runtime, dry), e, procs):
@@ -501,7 +494,7 @@ def run_fault(name, mps, seconds, env, runtime, tool, dry):
 
 def fault_row(name, mps, procs, runtime, e, dry):
     """The fault arm's row, its faulter and launcher started (procs)."""
-    faulter = json.loads(procs[0].stdout.read().strip().splitlines()[-1])
+    faulter = scenario.result(procs[0])
     tries, ran = 0, None
     print(f"{name}: new tenants until one runs (their failures, if any, are expected)",
           file=sys.stderr)
@@ -516,7 +509,7 @@ def fault_row(name, mps, procs, runtime, e, dry):
         except (subprocess.TimeoutExpired, ValueError, IndexError):
             pass
         time.sleep(0 if ran else 0.1)
-    launcher = json.loads(procs[1].stdout.read().strip().splitlines()[-1])
+    launcher = scenario.result(procs[1])
     row = {"arm": name, "mps": mps, "faulter": faulter, "launcher": launcher}
     if launcher["first_failure_at"]:
         row["other_first_failure_s"] = round(launcher["first_failure_at"] - faulter["fault_at"], 3)
@@ -560,7 +553,6 @@ def main():
     if any(p not in PAIRS for p in args.pairs.split(",")):
         sys.exit(f"no pair {args.pairs}: the pairs are {', '.join(PAIRS)}")
     tool, runtime, env = scenario.setup("tenants", args.dry)
-    NO_MPS_ENV["CUDA_MPS_PIPE_DIRECTORY"] = os.path.join(runtime, "no-mps")
     if args.dry:
         env["GREENCTX_GUARD_DRY"] = "1"
     env, why = scenario.mps_start(tool, env)
@@ -607,7 +599,7 @@ def main():
                       f"{row['new_tenant_runs_after_s']} s ({row['new_tenant_attempts']} "
                       f"tries); told: {row['launcher'].get('told')}", file=sys.stderr)
     finally:
-        subprocess.run([*tool, "mps", "stop"], env=env, check=False, stdout=sys.stderr)
+        scenario.mps_stop(tool, env)
         shutil.rmtree(runtime, ignore_errors=True)
 
 
