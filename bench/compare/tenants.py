@@ -59,9 +59,10 @@ from scenario import cu_check
 
 VICTIM_SMS = 16
 # What each arm runs: (victim placement, hog placement, guard). A placement is "claim" (the
-# Python package's claim; "claim:N" a claim of N SMs), "run" (an unmodified program under greenctx run), "primary" (no
-# claim: the whole GPU) or "pct:N" (the active-thread percentage N, no claim). Every arm runs
-# under the script's MPS daemon but those in NO_MPS, whose tenants find none (time-slicing).
+# Python package's claim; "claim:N" a claim of N SMs), "run" (an unmodified program under
+# greenctx run), "primary" (no claim: the whole GPU) or "pct:N" (the active-thread percentage
+# N, no claim). Every arm runs under the script's MPS daemon but those in NO_MPS, whose
+# tenants find none (time-slicing).
 ARMS = {
     "victim_alone": ("claim", None, False),
     # The guard's cost to a latency tenant with nothing to guard against: its steps reported
