@@ -212,7 +212,6 @@ void run_report_started(void);
 /* Writes this process's part (NAME.part) if it started one: at exit (registered before main,
  * inherited by fork) and before an exec replaces the process. Nothing in other processes. */
 void run_report_write_part(void);
-void run_report_at_exit(void);
 
 /* ---- run_children.c ----------------------------------------------------------------------- */
 
