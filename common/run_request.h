@@ -115,8 +115,8 @@ typedef struct run_session {
     unsigned failed;                        /* the plan whose claim failed */
 } run_session;
 
-/* Sets a variable of the program's environment (room: the room's own handle); value NULL
- * unsets it. Returns 0, or -1 when it could not. */
+/* Sets a variable of the program's environment (room: the room's own handle); value NULL is
+ * one the session does not set (the tool unsets it). Returns 0, or -1 when it could not. */
 typedef int run_setenv_fn(void *room, const char *name, const char *value);
 
 /* The variables a session's program gets (the preload first in LD_PRELOAD unless it is
