@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "group_syntax.h"
 #include "run_request.h"
 
 int run_say(char *err, size_t size, const char *fmt, ...)
@@ -137,45 +136,39 @@ int run_claim_list_find(const char *list, int device, char *token, size_t size)
     return -1;
 }
 
-static void put(run_environment *env, const char *name, const char *value)
-{
-    env->name[env->count] = name;
-    env->value[env->count++] = value;
-}
-
 int run_session_environment(const run_session_request *req, const run_session *s,
-                            run_environment *env)
+                            run_setenv_fn *set, void *room)
 {
-    memset(env, 0, sizeof *env);
+    char ld_preload[8192], memory[1024] = "";
     const char *own = req->program_preload ? req->program_preload : "";
     size_t len = strlen(req->preload);
     /* First, so that its dlsym is the one the program finds (a step of a Slurm job whose
      * batch script was confined has it already). */
     int n = strncmp(own, req->preload, len) == 0 && (own[len] == '\0' || own[len] == ' ')
-                ? snprintf(env->ld_preload, sizeof env->ld_preload, "%s", own)
-                : snprintf(env->ld_preload, sizeof env->ld_preload, "%s%s%s", req->preload,
+                ? snprintf(ld_preload, sizeof ld_preload, "%s", own)
+                : snprintf(ld_preload, sizeof ld_preload, "%s%s%s", req->preload,
                            *own ? " " : "", own);
-    int bad = n < 0 || (size_t)n >= sizeof env->ld_preload;
-    put(env, "LD_PRELOAD", env->ld_preload);
-    put(env, GREENCTX_RUN_SMS, s->sms);
-    put(env, GREENCTX_RUN_ROUND, req->round);
-    put(env, GREENCTX_RUN_REPORT_DIR, req->report_dir);
-    put(env, GREENCTX_RUN_INHERIT, req->no_inherit ? "0" : NULL);
-    put(env, GREENCTX_RUN_DEVICE_SMS, run_device_sms_name(req->device_sms));
-    put(env, GREENCTX_RUN_CLAIM, s->claim_list[0] ? s->claim_list : NULL);
+    int bad = n < 0 || (size_t)n >= sizeof ld_preload;
+    bad |= set(room, "LD_PRELOAD", ld_preload);
+    bad |= set(room, GREENCTX_RUN_SMS, s->sms);
+    bad |= set(room, GREENCTX_RUN_ROUND, req->round);
+    bad |= set(room, GREENCTX_RUN_REPORT_DIR, req->report_dir);
+    bad |= set(room, GREENCTX_RUN_INHERIT, req->no_inherit ? "0" : NULL);
+    bad |= set(room, GREENCTX_RUN_DEVICE_SMS, run_device_sms_name(req->device_sms));
+    bad |= set(room, GREENCTX_RUN_CLAIM, s->claim_list[0] ? s->claim_list : NULL);
     /* MPS's syntax ("0=16G,1=16G"): only an MPS client obeys it. */
     for (unsigned i = 0; req->memory && i < s->nb_plans; i++) {
-        size_t used = strlen(env->memory);
-        n = snprintf(env->memory + used, sizeof env->memory - used, "%s%d=%s", used ? "," : "",
+        size_t used = strlen(memory);
+        n = snprintf(memory + used, sizeof memory - used, "%s%d=%s", used ? "," : "",
                      s->plans[i].device, req->memory);
-        bad |= n < 0 || (size_t)n >= sizeof env->memory - used;
+        bad |= n < 0 || (size_t)n >= sizeof memory - used;
     }
     if (req->memory)
-        put(env, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", env->memory);
+        bad |= set(room, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", memory);
     /* So that `greenctx ps` in the program shows the registry several users share. */
     if (req->claim.runtime_dir && (req->claim.flags & GCTX_CLAIM_SHARED_DIR)) {
-        put(env, "GREENCTX_RUNTIME_DIR", req->claim.runtime_dir);
-        put(env, "GREENCTX_RUNTIME_SHARED", "1");
+        bad |= set(room, "GREENCTX_RUNTIME_DIR", req->claim.runtime_dir);
+        bad |= set(room, "GREENCTX_RUNTIME_SHARED", "1");
     }
     return bad ? -1 : 0;
 }

@@ -115,20 +115,15 @@ typedef struct run_session {
     unsigned failed;                        /* the plan whose claim failed */
 } run_session;
 
-/* The program's environment: each name set to its value, or unset where the value is NULL. */
-#define RUN_ENV_MAX 12
-typedef struct run_environment {
-    const char *name[RUN_ENV_MAX];
-    const char *value[RUN_ENV_MAX];
-    unsigned count;
-    char ld_preload[8192];
-    char memory[1024];
-} run_environment;
+/* Sets a variable of the program's environment (room: the room's own handle); value NULL is
+ * one the session does not set (the tool unsets it). Returns 0, or -1 when it could not. */
+typedef int run_setenv_fn(void *room, const char *name, const char *value);
 
 /* The variables a session's program gets (the preload first in LD_PRELOAD unless it is
- * there already, the GREENCTX_RUN_* ones, MPS's memory limit, a shared registry's place).
- * Returns 0, or -1 when LD_PRELOAD or the memory limit would be cut. */
+ * there already, the GREENCTX_RUN_* ones, MPS's memory limit, a shared registry's place),
+ * each handed to set. Returns 0, or -1 when LD_PRELOAD or the memory limit would be cut or a
+ * variable could not be set. */
 int run_session_environment(const run_session_request *req, const run_session *s,
-                            run_environment *env);
+                            run_setenv_fn *set, void *room);
 
 #endif

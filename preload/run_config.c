@@ -97,7 +97,7 @@ __attribute__((constructor)) static void run_config_load(void)
             config_error("%s", why);
     }
     /* Inherited by fork: a child that goes on to use CUDA writes its own part. */
-    if (run_cfg.report_dir[0] && atexit(run_report_at_exit) != 0)
+    if (run_cfg.report_dir[0] && atexit(run_report_write_part) != 0)
         config_error("the report could not be registered to be written at exit");
     /* Before the program's own handlers, so it runs after them: after the program's last
      * work. */

@@ -197,13 +197,18 @@ RUN_EXPORT cu_result cuCtxGetDevResource(CUcontext ctx, void *resource, int type
     return run.drv.ctx_resource(ctx, resource, type);
 }
 
+/* What cuGetProcAddress hands the program for `symbol` at `version` and `flags`, given what
+ * the driver returned. */
+static void *hook_for_proc(const char *symbol, int version, unsigned long long flags,
+                           void *driver_fn);
+
 RUN_EXPORT cu_result cuGetProcAddress_v2(const char *symbol, void **pfn, int version,
                                          unsigned long long flags, int *symbol_status)
 {
     run_setup();
     cu_result r = run.drv.getproc(symbol, pfn, version, flags, symbol_status);
     if (r == CU_OK && symbol && pfn && *pfn)
-        *pfn = run_hook_for_proc(symbol, version, flags, *pfn);
+        *pfn = hook_for_proc(symbol, version, flags, *pfn);
     return r;
 }
 
@@ -262,8 +267,8 @@ void *run_hook_for_symbol(const char *name)
     return run_pace_hook_for_symbol(name);
 }
 
-void *run_hook_for_proc(const char *symbol, int version, unsigned long long flags,
-                        void *driver_fn)
+static void *hook_for_proc(const char *symbol, int version, unsigned long long flags,
+                           void *driver_fn)
 {
     void *paced = run_pace_hook_for_proc(symbol, version, flags, driver_fn);
     if (paced)

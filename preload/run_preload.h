@@ -175,10 +175,6 @@ void *run_real_dlsym(void *handle, const char *name);
 /* The wrapper the preload hands out for an exported driver name (dlsym, "cuCtxSetCurrent",
  * "cuCtxPushCurrent_v2", ...), or NULL when the name is not wrapped. */
 void *run_hook_for_symbol(const char *name);
-/* What cuGetProcAddress hands the program for `symbol` at `version` and `flags`, given what
- * the driver returned. */
-void *run_hook_for_proc(const char *symbol, int version, unsigned long long flags,
-                        void *driver_fn);
 
 /* ---- run_pace.c: the guard of greenctx run --class ---------------------------------------- */
 
@@ -212,7 +208,6 @@ void run_report_started(void);
 /* Writes this process's part (NAME.part) if it started one: at exit (registered before main,
  * inherited by fork) and before an exec replaces the process. Nothing in other processes. */
 void run_report_write_part(void);
-void run_report_at_exit(void);
 
 /* ---- run_children.c ----------------------------------------------------------------------- */
 

@@ -1,6 +1,6 @@
 /* --report FILE.json: each process that uses CUDA writes what was confined and what it did
  * with it, as its own part in GREENCTX_RUN_REPORT_DIR; the tool merges the parts
- * (tools/run_report.c). A part is announced (NAME.started) before the process can launch
+ * (tools/run_report_merge.c). A part is announced (NAME.started) before the process can launch
  * anything, so that one never written (the process was killed, called _exit) is known. */
 #include <errno.h>
 #include <fcntl.h>
@@ -118,5 +118,3 @@ void run_report_write_part(void)
     fprintf(stderr, "greenctx run: the report's part %s could not be written: %s\n", done,
             strerror(errno));
 }
-
-void run_report_at_exit(void) { run_report_write_part(); }

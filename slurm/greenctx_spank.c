@@ -23,83 +23,70 @@ static int wait_s;
 static int rounding = GCTX_ROUND_STRICT;
 static int device_sms = RUN_DEVICE_SMS_PARTITION;
 
-static int opt_sms(int val, const char *optarg, int remote)
+enum { OPT_SMS, OPT_WAIT, OPT_ROUND, OPT_DEVICE_SMS };
+
+/* srun's, sbatch's or salloc's error for a value an option refuses. Returns -1. */
+static int refuse_value(const char *name, const char *takes, const char *value)
 {
-    char why[512];
-    (void)val;
-    (void)remote;
-    if (!optarg || strlen(optarg) >= sizeof requested) {
-        slurm_error(SPANK_PREFIX ": --gpu-sms takes COUNT|GROUP (16, 25%%, all)");
-        return -1;
-    }
-    if (spank_request_check(optarg, why, sizeof why) != 0) {
-        slurm_error(SPANK_PREFIX ": --gpu-sms=%s: %s", optarg, why);
-        return -1;
-    }
-    strcpy(requested, optarg);
-    return 0;
+    slurm_error(SPANK_PREFIX ": --%s takes %s; got '%s'", name, takes, value ? value : "");
+    return -1;
 }
 
-static int opt_wait(int val, const char *optarg, int remote)
+/* Each option's value (val: OPT_*), checked where it is given and taken again in slurmstepd. */
+static int take_option(int val, const char *optarg, int remote)
 {
-    char *end = NULL;
-    long seconds = optarg ? strtol(optarg, &end, 10) : -1;
-    (void)val;
+    char why[512], *end = NULL;
+    long seconds;
+    int mode;
     (void)remote;
-    if (!optarg || end == optarg || *end || seconds < 1 || seconds > 86400) {
-        slurm_error(SPANK_PREFIX ": --gpu-sms-wait takes SECONDS (1 to 86400); got '%s'",
-                    optarg ? optarg : "");
-        return -1;
+    switch (val) {
+    case OPT_SMS:
+        if (!optarg || strlen(optarg) >= sizeof requested) {
+            slurm_error(SPANK_PREFIX ": --gpu-sms takes COUNT|GROUP (16, 25%%, all)");
+            return -1;
+        }
+        if (spank_request_check(optarg, why, sizeof why) != 0) {
+            slurm_error(SPANK_PREFIX ": --gpu-sms=%s: %s", optarg, why);
+            return -1;
+        }
+        strcpy(requested, optarg);
+        return 0;
+    case OPT_WAIT:
+        seconds = optarg ? strtol(optarg, &end, 10) : -1;
+        if (!optarg || end == optarg || *end || seconds < 1 || seconds > 86400)
+            return refuse_value("gpu-sms-wait", "SECONDS (1 to 86400)", optarg);
+        wait_s = (int)seconds;
+        return 0;
+    case OPT_ROUND:
+        if ((mode = optarg ? group_syntax_rounding(optarg) : -1) < 0)
+            return refuse_value("gpu-sms-round", "strict, down, nearest or up", optarg);
+        rounding = mode;
+        return 0;
+    default:
+        if ((mode = run_device_sms_parse(optarg)) < 0)
+            return refuse_value("gpu-device-sms", RUN_DEVICE_SMS_VALUES, optarg);
+        device_sms = mode;
+        return 0;
     }
-    wait_s = (int)seconds;
-    return 0;
-}
-
-static int opt_round(int val, const char *optarg, int remote)
-{
-    int mode = optarg ? group_syntax_rounding(optarg) : -1;
-    (void)val;
-    (void)remote;
-    if (mode < 0) {
-        slurm_error(SPANK_PREFIX ": --gpu-sms-round takes strict, down, nearest or up; got '%s'",
-                    optarg ? optarg : "");
-        return -1;
-    }
-    rounding = mode;
-    return 0;
-}
-
-static int opt_device_sms(int val, const char *optarg, int remote)
-{
-    int mode = run_device_sms_parse(optarg);
-    (void)val;
-    (void)remote;
-    if (mode < 0) {
-        slurm_error(SPANK_PREFIX ": --gpu-device-sms takes %s; got '%s'", RUN_DEVICE_SMS_VALUES,
-                    optarg ? optarg : "");
-        return -1;
-    }
-    device_sms = mode;
-    return 0;
 }
 
 static struct spank_option options[] = {
     {"gpu-sms", "COUNT|GROUP",
      "SMs of each of the task's GPUs, never shared with another job's tasks: a count (16), a "
      "share (25%), all, or DEV=COUNT,DEV=COUNT (greenctx; docs/slurm.md)",
-     1, 0, opt_sms},
+     1, OPT_SMS, take_option},
     {"gpu-sms-wait", "SECONDS",
      "with --gpu-sms: wait up to SECONDS for the SMs when other jobs hold them (default: fail "
      "at once)",
-     1, 0, opt_wait},
+     1, OPT_WAIT, take_option},
     {"gpu-sms-round", "MODE",
      "with --gpu-sms: a count whole granules can't make is refused (strict, the default) or "
      "rounded down, to the nearest or up",
-     1, 0, opt_round},
+     1, OPT_ROUND, take_option},
     {"gpu-device-sms", "MODE",
      "with --gpu-sms: the SM count the task is told: partition (the default: its SMs) or "
      "physical (the whole GPU's, for programs that index per-SM buffers by %smid)",
-     1, 0, opt_device_sms},
+     1, OPT_DEVICE_SMS, take_option},
     SPANK_OPTIONS_TABLE_END,
 };
 

@@ -9,46 +9,42 @@
 /* The reason a check failed, into err; -1, as the checks return. */
 #define REFUSE(...) (snprintf(err, size, __VA_ARGS__), -1)
 
-static int copy_value(const char *key, const char *value, char *out, size_t out_size, char *err,
-                      size_t size)
-{
-    if (!*value || strlen(value) >= out_size)
-        return REFUSE("%s= needs a value (at most %zu characters)", key, out_size - 1);
-    strcpy(out, value);
-    return 0;
-}
-
 int spank_config_parse(int argc, char **argv, spank_config *config, char *err, size_t size)
 {
     memset(config, 0, sizeof *config);
     snprintf(config->runtime_dir, sizeof config->runtime_dir, "%s", GREENCTX_SPANK_RUNTIME_DIR);
     snprintf(config->preload, sizeof config->preload, "%s", GREENCTX_SPANK_PRELOAD);
+    /* The arguments that take a text, and where it goes. */
+    const struct {
+        const char *key;
+        char *field;
+        size_t size;
+    } texts[] = {{"default", config->default_request, sizeof config->default_request},
+                 {"runtime_dir", config->runtime_dir, sizeof config->runtime_dir},
+                 {"preload", config->preload, sizeof config->preload}};
     for (int i = 0; i < argc; i++) {
         const char *eq = strchr(argv[i], '=');
-        size_t key_len = eq ? (size_t)(eq - argv[i]) : strlen(argv[i]);
         const char *value = eq ? eq + 1 : "";
-        if (key_len == 7 && strncmp(argv[i], "default", 7) == 0) {
-            if (copy_value("default", value, config->default_request,
-                           sizeof config->default_request, err, size) != 0)
-                return -1;
-            char why[512];
-            if (spank_request_check(value, why, sizeof why) != 0)
-                return REFUSE("default=%s: %s", value, why);
-        } else if (key_len == 11 && strncmp(argv[i], "require_mps", 11) == 0) {
+        char key[16], why[512];
+        snprintf(key, sizeof key, "%.*s", eq ? (int)(eq - argv[i]) : (int)strlen(argv[i]),
+                 argv[i]);
+        int text = -1;
+        for (int t = 0; t < (int)(sizeof texts / sizeof texts[0]); t++)
+            if (strcmp(key, texts[t].key) == 0)
+                text = t;
+        if (text >= 0 && (!*value || strlen(value) >= texts[text].size))
+            return REFUSE("%s= needs a value (at most %zu characters)", key, texts[text].size - 1);
+        if (text >= 0)
+            strcpy(texts[text].field, value);
+        if (strcmp(key, "default") == 0 && spank_request_check(value, why, sizeof why) != 0)
+            return REFUSE("default=%s: %s", value, why);
+        if (strcmp(key, "runtime_dir") == 0 && value[0] != '/')
+            return REFUSE("runtime_dir=%s: give an absolute path", value);
+        if (strcmp(key, "require_mps") == 0) {
             if (strcmp(value, "yes") != 0 && strcmp(value, "no") != 0)
                 return REFUSE("require_mps=%s: use yes or no", value);
             config->require_mps = strcmp(value, "yes") == 0;
-        } else if (key_len == 11 && strncmp(argv[i], "runtime_dir", 11) == 0) {
-            if (copy_value("runtime_dir", value, config->runtime_dir, sizeof config->runtime_dir,
-                           err, size) != 0)
-                return -1;
-            if (value[0] != '/')
-                return REFUSE("runtime_dir=%s: give an absolute path", value);
-        } else if (key_len == 7 && strncmp(argv[i], "preload", 7) == 0) {
-            if (copy_value("preload", value, config->preload, sizeof config->preload, err,
-                           size) != 0)
-                return -1;
-        } else {
+        } else if (text < 0) {
             return REFUSE("unknown argument '%s' in plugstack.conf (the plugin takes "
                           "default=REQ, require_mps=yes|no, runtime_dir=DIR, preload=PATH)",
                           argv[i]);

@@ -173,6 +173,13 @@ static int claim(const spank_task_request *request, const task_facts *facts,
     return 0;
 }
 
+/* A variable of the task's environment; one without a value is left as the job set it (its
+ * own GREENCTX_RUN_REPORT_DIR, say). */
+static int set_variable(void *sp, const char *name, const char *value)
+{
+    return value && spank_setenv(sp, name, value, 1) != ESPANK_SUCCESS ? -1 : 0;
+}
+
 int spank_task_confine(spank_t sp, const spank_task_request *request)
 {
     task_facts facts;
@@ -195,7 +202,6 @@ int spank_task_confine(spank_t sp, const spank_task_request *request)
      * with it. On a failure the process ends without starting the task. */
     run_session_request req;
     static run_session session; /* too big for slurmstepd's stack */
-    run_environment env;
     if (check_mps(request) != 0 || claim(request, &facts, &req, &session) != 0)
         return -1;
     for (const run_device_plan *p = session.plans; p < session.plans + session.nb_plans; p++)
@@ -204,8 +210,7 @@ int spank_task_confine(spank_t sp, const spank_task_request *request)
     char old[4096] = "";
     if (spank_getenv(sp, "LD_PRELOAD", old, sizeof old) == ESPANK_SUCCESS)
         req.program_preload = old;
-    int bad = run_session_environment(&req, &session, &env);
-    for (unsigned i = 0; i < env.count; i++)
-        bad |= env.value[i] && spank_setenv(sp, env.name[i], env.value[i], 1) != ESPANK_SUCCESS;
-    return bad ? refuse(": the task's environment could not be set") : 0;
+    return run_session_environment(&req, &session, set_variable, sp) != 0
+               ? refuse(": the task's environment could not be set")
+               : 0;
 }

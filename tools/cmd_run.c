@@ -292,14 +292,10 @@ static int run(run_job *job)
      * never joins them leaves them to be found stale, a false "died". */
     if (job->options.report)
         return run_with_report(job, &session);
-    pid_t child = run_set_environment(job, &session) == 0
-                      ? run_child_start(job->options.command, 0)
-                      : -1;
+    pid_t child;
     int status = 0;
-    if (child < 0 || run_child_wait_holding(child, &status, &session) != 0) {
-        run_session_release(&session);
+    if (run_child_program(job, &session, &child, &status) != 0)
         return GREENCTX_EXIT_FAILED;
-    }
     return run_child_end(&session, status);
 }
 

@@ -91,7 +91,7 @@ int run_child_wait(pid_t pid, int *status)
  * /var/tmp): from then on the registry no longer counts its SMs, and another tenant may be
  * given them while the program runs on them, so the user is told at once. Where the kernel
  * has no pidfd (before Linux 5.3) the program is waited for without the check. */
-int run_child_wait_holding(pid_t pid, int *status, const run_session *session)
+static int wait_holding(pid_t pid, int *status, const run_session *session)
 {
 #ifdef SYS_pidfd_open
     int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
@@ -120,6 +120,16 @@ int run_child_wait_holding(pid_t pid, int *status, const run_session *session)
     (void)session;
 #endif
     return run_child_wait(pid, status);
+}
+
+int run_child_program(const run_job *job, run_session *session, pid_t *pid, int *status)
+{
+    *pid = run_set_environment(job, session) == 0 ? run_child_start(job->options.command, 0) : -1;
+    if (*pid < 0 || wait_holding(*pid, status, session) != 0) {
+        run_session_release(session);
+        return -1;
+    }
+    return 0;
 }
 
 int run_child_interrupted(void) { return interrupted; }

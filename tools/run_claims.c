@@ -118,15 +118,17 @@ const char *run_claim_note(const run_job *job, const run_session *session, unsig
     return buf;
 }
 
+static int set_variable(void *unused, const char *name, const char *value)
+{
+    (void)unused;
+    return value ? setenv(name, value, 1) : unsetenv(name);
+}
+
 int run_set_environment(const run_job *job, const run_session *session)
 {
     run_session_request req;
-    run_environment env;
     run_session_request_of(job, session->sms, &req);
-    int bad = run_session_environment(&req, session, &env);
-    for (unsigned i = 0; i < env.count; i++)
-        bad |= env.value[i] ? setenv(env.name[i], env.value[i], 1) : unsetenv(env.name[i]);
-    if (bad) {
+    if (run_session_environment(&req, session, set_variable, NULL) != 0) {
         fprintf(stderr, "greenctx run: the program's environment could not be set (LD_PRELOAD "
                         "or the memory limit is too long)\n");
         return -1;

@@ -234,9 +234,8 @@ int run_with_report(run_job *job, run_session *session)
                                    "was not started",
                                    dir, strerror(err));
     }
-    pid_t child =
-        run_set_environment(job, session) == 0 ? run_child_start(job->options.command, 0) : -1;
-    int status = 0, waited = child < 0 ? -1 : run_child_wait_holding(child, &status, session);
+    pid_t child;
+    int status = 0, waited = run_child_program(job, session, &child, &status);
     int merged = waited == 0 ? merge(job, (long)child, session->sms) : -1;
     remove_dir(dir);
     /* A program that exited 0 fails when its report is incomplete or could not be written. */

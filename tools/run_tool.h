@@ -87,9 +87,10 @@ int run_sweep(run_job *job);
 pid_t run_child_start(char **command, int stdout_to_stderr);
 /* Waits for it (waitpid retried on EINTR only); 0 with its status, or -1 after saying why. */
 int run_child_wait(pid_t pid, int *status);
-/* run_child_wait for a program that holds claims: says at once (on stderr) when a claim's
- * file is removed from the registry while it runs. */
-int run_child_wait_holding(pid_t pid, int *status, const run_session *session);
+/* CMD started with the session's variables and waited for, holding its claims (a claim's file
+ * removed from the registry meanwhile is said at once): 0 with its pid and status, or -1 after
+ * saying why, the claims given back. */
+int run_child_program(const run_job *job, run_session *session, pid_t *pid, int *status);
 /* The signal (SIGINT, ...) the tool got while it waited for the last child, or 0. */
 int run_child_interrupted(void);
 /* Ends the tool by `sig` (no core dump); returns 128 + sig if it survives it. */
