@@ -359,6 +359,8 @@ unsigned gctx__claim_forks_seen(void);
 gctx_status gctx__claim_fd_check(const gctx_claim *claim);
 /* The claim's own context, made on first use (claim->lock held). */
 gctx_status gctx__claim_own_context(gctx_claim *claim);
+/* A reference to the claim's own stream, made on first use (claim->lock held). */
+gctx_status gctx__claim_own_stream(gctx_claim *claim, gctx_stream **stream);
 /* A record as the public struct; self: held by this process. */
 void gctx__claim_info(const gctx__record *record, const gctx__identity *identity, int device,
                       int self, gctx_claim_info *out);

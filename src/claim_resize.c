@@ -209,12 +209,8 @@ gctx_status gctx_claim_resize(gctx_claim *claim, const char *request,
     gctx__error_save(&kept);
     share_again(claim);
     gctx__error_restore(&kept);
-    if (s != GCTX_SUCCESS || !stream)
-        goto done;
-    GCTX_CHECK(gctx__claim_own_context(claim), done);
-    if (!claim->stream)
-        GCTX_CHECK(gctx_stream_create(claim->context, NULL, &claim->stream), done);
-    *stream = gctx_stream_retain(claim->stream);
+    if (s == GCTX_SUCCESS && stream)
+        s = gctx__claim_own_stream(claim, stream);
 done:
     pthread_mutex_unlock(&claim->lock);
     return s;
