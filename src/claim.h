@@ -126,6 +126,12 @@ int gctx__file_open(int dfd, const char *name, int flags, uid_t owner, int one_l
 int gctx__file_create(int dfd, const char *name, int flags, mode_t mode);
 /* The whole file into buf (NUL-terminated); its length, or -1. */
 long gctx__file_read(int fd, char *buf, size_t size);
+/* name in dfd opened as gctx__file_open opens it (O_RDONLY), then read whole as above; -1 with
+ * errno when it can't be opened or read. */
+long gctx__file_read_at(int dfd, const char *name, uid_t owner, int one_link, char *buf,
+                        size_t size);
+/* The directory at path (openat(at, path) when at >= 0) opened, not through a link. */
+int gctx__dir_open(int at, const char *path);
 /* Writes text over the file fd is open on, from the start, then cut to its length. */
 int gctx__file_write(int fd, const char *text);
 /* name replaced as a whole by a new file holding text (made O_EXCL in dfd, renamed). */
@@ -259,7 +265,7 @@ gctx_status gctx__gpu_dir_open(int root_fd, uid_t admin, const char *path, int s
 /* Text formats (claim_format.c). Text fields are one line each: line breaks become spaces. */
 void gctx__one_line(char *dst, size_t size, const char *src);
 void gctx__record_format(const gctx__record *r, char *out, size_t size);
-/* 0, or -1 with what is wrong in why. */
+/* 0, or -1 with what is wrong in why: "line N: ...", N the line of text it is in. */
 int gctx__record_parse(const char *text, const gctx__identity *id, gctx__record *r, char *why,
                        size_t why_size);
 void gctx__event_format(const gctx__event_record *e, char *out, size_t size);

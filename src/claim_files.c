@@ -111,6 +111,19 @@ long gctx__file_read(int fd, char *buf, size_t size)
     return (long)n;
 }
 
+long gctx__file_read_at(int dfd, const char *name, uid_t owner, int one_link, char *buf,
+                        size_t size)
+{
+    int fd = gctx__file_open(dfd, name, O_RDONLY, owner, one_link, NULL);
+    if (fd < 0)
+        return -1;
+    long n = gctx__file_read(fd, buf, size);
+    int err = errno;
+    close(fd);
+    errno = err;
+    return n;
+}
+
 static int write_all(int fd, const char *text)
 {
     size_t len = strlen(text), done = 0;

@@ -80,11 +80,17 @@ static void info_name(const char *claim_file, char *out, size_t size)
     snprintf(out, size, "info-%s", claim_file + 6);
 }
 
+/* state-claim-<pid>-<n> for claim-<pid>-<n>. */
+static void state_name(const char *claim_file, char *out, size_t size)
+{
+    snprintf(out, size, "state-%s", claim_file);
+}
+
 static void unlink_claim(gctx__registry *reg, const char *name)
 {
     char info[80], state[80];
     info_name(name, info, sizeof info);
-    snprintf(state, sizeof state, "state-%s", name);
+    state_name(name, state, sizeof state);
     unlinkat(reg->dir_fd, name, 0);
     unlinkat(reg->dir_fd, info, 0);  /* shared registries only; else not there */
     unlinkat(reg->dir_fd, state, 0); /* guarded claims only */
@@ -92,17 +98,11 @@ static void unlink_claim(gctx__registry *reg, const char *name)
 
 /* ---- a claim's state file ---- */
 
-/* The GPU's directory at dir, for a state file: opened without following a link. */
-static int state_dir(const char *dir)
-{
-    return open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-}
-
 int gctx__state_write(const char *dir, const char *file, int shared, const char *text)
 {
     char name[80];
-    snprintf(name, sizeof name, "state-%s", file);
-    int dfd = state_dir(dir);
+    state_name(file, name, sizeof name);
+    int dfd = gctx__dir_open(-1, dir);
     if (dfd < 0)
         return -1;
     int rc = gctx__file_replace(dfd, name, text, shared ? 0644 : 0600);
@@ -113,23 +113,17 @@ int gctx__state_write(const char *dir, const char *file, int shared, const char 
 int gctx__state_read(const char *dir, const char *file, unsigned uid, char *text, size_t size)
 {
     char name[80];
-    snprintf(name, sizeof name, "state-%s", file);
-    int dfd = state_dir(dir);
+    state_name(file, name, sizeof name);
+    int dfd = gctx__dir_open(-1, dir);
     if (dfd < 0)
         return -1;
     /* Opened as its holder replaces it, the old file fails the one-link check once it is
      * unlinked after the exchange: the next open finds the new one. Read as "no line", a
      * running latency tenant would look ended to its best-effort tenants. */
     long n = -1;
-    for (int attempt = 0; attempt < 3 && n <= 0; attempt++) {
-        int fd = gctx__file_open(dfd, name, O_RDONLY, (uid_t)uid, 1, NULL);
-        if (fd < 0 && errno == ENOENT)
+    for (int attempt = 0; attempt < 3 && n <= 0; attempt++)
+        if ((n = gctx__file_read_at(dfd, name, (uid_t)uid, 1, text, size)) < 0 && errno == ENOENT)
             break;
-        if (fd >= 0) {
-            n = gctx__file_read(fd, text, size);
-            close(fd);
-        }
-    }
     close(dfd);
     return n > 0 ? 0 : -1;
 }
@@ -154,12 +148,10 @@ static void read_user_events(gctx__registry *reg, const char *name, char *text,
     if (*end || end == name + 7)
         return;
     /* A record for people, not state: a file that can't be read is left out. */
-    int fd = gctx__file_open(reg->dir_fd, name, O_RDONLY, (uid_t)uid, 1, NULL);
-    if (fd < 0)
-        return;
     gctx__event_record parsed[GCTX__EVENTS_KEPT + 1];
-    unsigned got = gctx__file_read(fd, text, EVENTS_TEXT) >= 0 ? gctx__events_parse(text, parsed) : 0;
-    close(fd);
+    unsigned got = gctx__file_read_at(reg->dir_fd, name, (uid_t)uid, 1, text, EVENTS_TEXT) >= 0
+                       ? gctx__events_parse(text, parsed)
+                       : 0;
     if (*n + got > *cap) {
         unsigned c = (*n + got) * 2;
         gctx__event_record *grown = realloc(*out, c * sizeof *grown);
@@ -211,12 +203,8 @@ gctx_status gctx__registry_log(gctx__registry *reg, const gctx__event_record *ev
         s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory writing claim events");
         goto done;
     }
-    int fd = gctx__file_open(reg->dir_fd, name, O_RDONLY, reg->me, 1, NULL);
-    if (fd >= 0) {
-        if (gctx__file_read(fd, text, EVENTS_TEXT) >= 0)
-            n = gctx__events_parse(text, events);
-        close(fd);
-    }
+    if (gctx__file_read_at(reg->dir_fd, name, reg->me, 1, text, EVENTS_TEXT) >= 0)
+        n = gctx__events_parse(text, events);
     if (n == GCTX__EVENTS_KEPT)
         memmove(events, events + 1, --n * sizeof *events);
     events[n++] = *event;
@@ -316,12 +304,7 @@ static int read_foreign(gctx__registry *reg, const char *name, const struct stat
 {
     char info[80];
     info_name(name, info, sizeof info);
-    int fd = gctx__file_open(reg->dir_fd, info, O_RDONLY, st->st_uid, 1, NULL);
-    if (fd < 0)
-        return -1;
-    long n = gctx__file_read(fd, text, size);
-    close(fd);
-    return n < 0 ? -1 : 0;
+    return gctx__file_read_at(reg->dir_fd, info, st->st_uid, 1, text, size) < 0 ? -1 : 0;
 }
 
 typedef struct scan {
@@ -470,9 +453,7 @@ fail:
 gctx_status gctx__registry_claims(gctx__registry *reg, gctx__record **records, unsigned *count)
 {
     scan sc;
-    gctx_status s = scan_claims(reg, &reg->identity, 1, 1, &sc);
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(scan_claims(reg, &reg->identity, 1, 1, &sc));
     *records = sc.records;
     *count = sc.count;
     return GCTX_SUCCESS;
@@ -484,12 +465,7 @@ gctx_status gctx__registry_check_identity(gctx__registry *reg)
 {
     char found[4096], expected[4096], why[400];
     gctx__identity_format(&reg->identity, expected, sizeof expected);
-    long n = -1;
-    int fd = gctx__file_open(reg->dir_fd, "identity", O_RDONLY, GCTX__ANY_OWNER, 1, NULL);
-    if (fd >= 0) {
-        n = gctx__file_read(fd, found, sizeof found);
-        close(fd);
-    }
+    long n = gctx__file_read_at(reg->dir_fd, "identity", GCTX__ANY_OWNER, 1, found, sizeof found);
     if (n >= 0 && strcmp(found, expected) == 0)
         return GCTX_SUCCESS;
     if (n < 0 && errno == ENOENT)
@@ -499,9 +475,7 @@ gctx_status gctx__registry_check_identity(gctx__registry *reg)
     else
         gctx__identity_difference(found, expected, why, sizeof why);
     scan sc;
-    gctx_status s = scan_claims(reg, &reg->identity, 0, 0, &sc);
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(scan_claims(reg, &reg->identity, 0, 0, &sc));
     if (sc.live_files)
         return gctx__fail(GCTX_ERROR_REGISTRY,
                           "the claims registry %s was written by another greenctx version, for "
@@ -529,10 +503,10 @@ static gctx_status runtime_existing(const char *runtime_dir, char *root, size_t 
                                     int *shared, int *fd, uid_t *owner)
 {
     struct stat st;
-    gctx_status s = gctx__runtime_path(runtime_dir, 0, root, size, shared);
     *fd = -1;
-    if (s != GCTX_SUCCESS || (lstat(root, &st) != 0 && errno == ENOENT))
-        return s;
+    GCTX_TRY(gctx__runtime_path(runtime_dir, 0, root, size, shared));
+    if (lstat(root, &st) != 0 && errno == ENOENT)
+        return GCTX_SUCCESS;
     return gctx__runtime_open(runtime_dir, 0, root, size, shared, 0, fd, owner);
 }
 
@@ -543,16 +517,18 @@ gctx_status gctx__registry_uuids(const char *runtime_dir, char (*uuids)[48], uns
     int shared, fd;
     uid_t owner;
     *count = 0;
-    gctx_status s = runtime_existing(runtime_dir, root, sizeof root, &shared, &fd, &owner);
-    if (s != GCTX_SUCCESS || fd < 0)
-        return s;
+    GCTX_TRY(runtime_existing(runtime_dir, root, sizeof root, &shared, &fd, &owner));
+    if (fd < 0)
+        return GCTX_SUCCESS;
     DIR *d = fdopendir(fd);
     if (!d) {
-        s = gctx__fail(GCTX_ERROR_REGISTRY, "can't read the claims runtime directory %s: %s",
-                       root, strerror(errno));
+        gctx_status s = gctx__fail(GCTX_ERROR_REGISTRY,
+                                   "can't read the claims runtime directory %s: %s", root,
+                                   strerror(errno));
         close(fd);
         return s;
     }
+    gctx_status s = GCTX_SUCCESS;
     errno = 0;
     for (struct dirent *e; (e = readdir(d)); errno = 0) {
         struct stat st;
@@ -577,7 +553,7 @@ static gctx_status read_identity(const char *runtime_dir, const char *uuid, char
                                  size_t dir_size, char *text, size_t size)
 {
     char root[512];
-    int shared, root_fd = -1, dfd = -1, fd = -1;
+    int shared, root_fd = -1, dfd = -1;
     uid_t owner;
     struct stat st;
     gctx_status s;
@@ -588,13 +564,10 @@ static gctx_status read_identity(const char *runtime_dir, const char *uuid, char
         goto done;
     }
     GCTX_CHECK(gctx__gpu_dir_open(root_fd, owner, dir, shared, 0, &dfd, &st), done);
-    if ((fd = gctx__file_open(dfd, "identity", O_RDONLY, GCTX__ANY_OWNER, 1, NULL)) < 0 ||
-        gctx__file_read(fd, text, size) < 0)
+    if (gctx__file_read_at(dfd, "identity", GCTX__ANY_OWNER, 1, text, size) < 0)
         s = gctx__fail(GCTX_ERROR_REGISTRY, "can't read the claims registry's identity %s/identity: %s",
                        dir, gctx__file_error(errno));
 done:
-    if (fd >= 0)
-        close(fd);
     if (dfd >= 0)
         close(dfd);
     if (root_fd >= 0)
@@ -608,9 +581,7 @@ done:
 gctx_status gctx__registry_identity(const char *runtime_dir, const char *uuid, gctx__identity *id)
 {
     char dir[600], text[4096], again[4096];
-    gctx_status s = read_identity(runtime_dir, uuid, dir, sizeof dir, text, sizeof text);
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(read_identity(runtime_dir, uuid, dir, sizeof dir, text, sizeof text));
     memset(id, 0, sizeof *id);
     snprintf(id->uuid, sizeof id->uuid, "%s", uuid);
     const char *granules = strstr(text, "\ngranules");
@@ -733,14 +704,9 @@ void gctx__registry_drop(gctx__registry *reg, const gctx__record *record, int fd
 gctx_status gctx__registry_read(gctx__registry *reg, const char *file, gctx__record *record)
 {
     char text[2048], why[160];
-    int fd = gctx__file_open(reg->dir_fd, file, O_RDONLY, reg->me, 0, NULL);
-    long n = fd >= 0 ? gctx__file_read(fd, text, sizeof text) : -1;
-    int err = errno;
-    if (fd >= 0)
-        close(fd);
-    if (n < 0)
+    if (gctx__file_read_at(reg->dir_fd, file, reg->me, 0, text, sizeof text) < 0)
         return gctx__fail(GCTX_ERROR_REGISTRY, "the claim %s/%s is gone: %s", reg->dir, file,
-                          gctx__file_error(err));
+                          gctx__file_error(errno));
     if (gctx__record_parse(text, &reg->identity, record, why, sizeof why) != 0)
         return gctx__fail(GCTX_ERROR_REGISTRY, "the claim file %s/%s is corrupt (%s)", reg->dir,
                           file, why);
