@@ -282,11 +282,9 @@ static gctx_status registry_open(const char *runtime_dir, unsigned flags, int cr
     reg->dir_fd = -1;
     reg->me = geteuid();
     reg->identity = *id;
-    gctx_status s = gctx__runtime_path(runtime_dir, flags, root, sizeof root, &reg->shared);
-    if (s != GCTX_SUCCESS)
-        return s;
-    if ((s = gctx__registry_path(root, id->uuid, reg->dir, sizeof reg->dir)))
-        return s;
+    GCTX_TRY(gctx__runtime_path(runtime_dir, flags, root, sizeof root, &reg->shared));
+    GCTX_TRY(gctx__registry_path(root, id->uuid, reg->dir, sizeof reg->dir));
+    gctx_status s;
     gctx__kept_registry *k = kept_entry(reg->dir, reg->shared);
     if (!k)
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory opening the claims registry");
