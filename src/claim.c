@@ -303,9 +303,10 @@ static int choose_rounded(const gctx__granule_layout *l, unsigned count, gctx_ro
     return 0;
 }
 
-gctx_status gctx__claim_busy(const gctx__identity *id, int device, unsigned count,
-                             const gctx__granules *free_set, const gctx__record *records,
-                             unsigned nb, int waited_ms)
+/* GCTX_ERROR_BUSY naming the holders, for count SMs (0: rest) of device. */
+static gctx_status busy(const gctx__identity *id, int device, unsigned count,
+                        const gctx__granules *free_set, const gctx__record *records, unsigned nb,
+                        int waited_ms)
 {
     char holders[1024] = "";
     size_t n = 0;
@@ -412,7 +413,7 @@ gctx_status gctx__claim_take(const gctx__take *take, gctx__record *record, int *
         }
         if (wait && gctx__claim_wait_step(start, opts->timeout_ms, &step, watch.fd))
             continue;
-        s = gctx__claim_busy(take->identity, take->device, count, &free_set, records, nb,
+        s = busy(take->identity, take->device, count, &free_set, records, nb,
                              wait ? (int)((gctx__monotonic_ns() - start) / 1000000) : -1);
         break;
     }
@@ -689,7 +690,8 @@ gctx_status gctx_claim_partition(gctx_claim *claim, gctx_partition **partition)
     return GCTX_SUCCESS;
 }
 
-gctx_status gctx__claim_own_context(gctx_claim *c)
+/* The claim's own context, made on first use (c->lock held). */
+static gctx_status own_context(gctx_claim *c)
 {
     return c->context ? GCTX_SUCCESS : gctx_context_create(c->partition, NULL, &c->context);
 }
@@ -705,7 +707,7 @@ gctx_status gctx_claim_context(gctx_claim *claim, const gctx_context_options *op
     /* With options, a context of its own (the cache still serves it); without, the claim's. */
     if (options)
         s = gctx_context_create(claim->partition, options, context);
-    else if (!(s = gctx__claim_own_context(claim)))
+    else if (!(s = own_context(claim)))
         *context = gctx_context_retain(claim->context);
     pthread_mutex_unlock(&claim->lock);
     return s;
@@ -713,7 +715,7 @@ gctx_status gctx_claim_context(gctx_claim *claim, const gctx_context_options *op
 
 gctx_status gctx__claim_own_stream(gctx_claim *c, gctx_stream **stream)
 {
-    GCTX_TRY(gctx__claim_own_context(c));
+    GCTX_TRY(own_context(c));
     if (!c->stream)
         GCTX_TRY(gctx_stream_create(c->context, NULL, &c->stream));
     *stream = gctx_stream_retain(c->stream);

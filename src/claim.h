@@ -66,11 +66,6 @@ typedef struct gctx__granule_layout {
 unsigned gctx__layout_count(const gctx__granule_layout *l);  /* every granule */
 unsigned gctx__layout_sms(const gctx__granule_layout *l, unsigned granule);
 unsigned gctx__layout_total(const gctx__granule_layout *l);  /* every SM */
-/* Whether a count may take the remainder granule: when it is co-scheduled and a partition's
- * worth (the split by 8 of an H200 leaves 12: 20 = 8 + 12), never on fine granules or when
- * fewer SMs are left over than a granule has (the H200's 4 beside granules of 16: a count
- * plan refuses), which "rest" and "all" take. */
-int gctx__remainder_counts(const gctx__granule_layout *l);
 /* The SMs of g that count towards no count: the remainder granule, when g holds it and it
  * doesn't count (above); else 0. */
 unsigned gctx__uncounted_sms(const gctx__granule_layout *l, const gctx__granules *g);
@@ -111,15 +106,14 @@ int gctx__granules_choose(const gctx__granule_layout *l, unsigned count,
 /* ---- registry files (claim_files.c): hostile input, never followed or blocked on ---- */
 
 #define GCTX__ANY_OWNER ((uid_t)-1)
-#define GCTX__ENOTREG EMEDIUMTYPE /* errno of gctx__file_check: not a regular file */
+#define GCTX__ENOTREG EMEDIUMTYPE /* errno of gctx__file_open: not a regular file */
 long long gctx__now_ns(void);       /* CLOCK_REALTIME: when things happened, for people */
 long long gctx__monotonic_ns(void); /* CLOCK_MONOTONIC: every wait's deadline */
-/* What errno says about a registry file, the gctx__file_check failures named. */
+/* What errno says about a registry file, gctx__file_open's own failures named. */
 const char *gctx__file_error(int err);
-/* 0 when fd is a regular file owned by owner (GCTX__ANY_OWNER: anyone) with one link (when
- * one_link); -1 with errno GCTX__ENOTREG, EPERM or EMLINK. st (may be NULL) gets its stat. */
-int gctx__file_check(int fd, uid_t owner, int one_link, struct stat *st);
-/* name in the directory dfd, O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, then checked as above. */
+/* name in the directory dfd, O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, then checked: -1 with errno
+ * GCTX__ENOTREG, EPERM or EMLINK unless it is a regular file owned by owner (GCTX__ANY_OWNER:
+ * anyone) with one link (when one_link). st (may be NULL) gets its stat. */
 int gctx__file_open(int dfd, const char *name, int flags, uid_t owner, int one_link,
                     struct stat *st);
 /* A new file (O_EXCL, same flags), mode set past the umask. */
@@ -196,11 +190,8 @@ typedef struct gctx__registry {
     gctx__kept_registry *kept;
 } gctx__registry;
 
-/* The runtime directory (runtime_dir, else the environment's, else the default), checked and
- * created; shared when the flag or GREENCTX_RUNTIME_SHARED=1 says so. */
-gctx_status gctx__runtime_dir(const char *runtime_dir, unsigned flags, char *out, size_t size,
-                              int *shared);
-/* The runtime directory's path alone: nothing looked at on disk. */
+/* The runtime directory's path (runtime_dir, else the environment's, else the default) alone:
+ * nothing looked at on disk; shared when the flag or GREENCTX_RUNTIME_SHARED=1 says so. */
 gctx_status gctx__runtime_path(const char *runtime_dir, unsigned flags, char *out, size_t size,
                                int *shared);
 /* The open registry's directory, rewound for a scan (the registry's lock held). */
@@ -242,8 +233,6 @@ gctx_status gctx__registry_rejoin(gctx__registry *reg, const char *file, int inh
 int gctx__state_write(const char *dir, const char *file, int shared, const char *text);
 /* Its text into text (NUL-ended), when it is a regular file of uid: -1 otherwise. */
 int gctx__state_read(const char *dir, const char *file, unsigned uid, char *text, size_t size);
-/* Reads a claim's record (a member that inherited its descriptor). */
-gctx_status gctx__registry_read(gctx__registry *reg, const char *file, gctx__record *record);
 gctx_status gctx__registry_log(gctx__registry *reg, const gctx__event_record *event);
 /* The kept events, oldest first: *events is malloc'ed. */
 gctx_status gctx__registry_events(gctx__registry *reg, gctx__event_record **events,
@@ -263,7 +252,6 @@ gctx_status gctx__gpu_dir_open(int root_fd, uid_t admin, const char *path, int s
                                int *fd, struct stat *st);
 
 /* Text formats (claim_format.c). Text fields are one line each: line breaks become spaces. */
-void gctx__one_line(char *dst, size_t size, const char *src);
 void gctx__record_format(const gctx__record *r, char *out, size_t size);
 /* 0, or -1 with what is wrong in why: "line N: ...", N the line of text it is in. */
 int gctx__record_parse(const char *text, const gctx__identity *id, gctx__record *r, char *why,
@@ -363,8 +351,6 @@ unsigned gctx__claim_forks_seen(void);
  * its claim file: the program closed it (closefrom(3)), and with it, if it was the claim's
  * last hold, the claim. */
 gctx_status gctx__claim_fd_check(const gctx_claim *claim);
-/* The claim's own context, made on first use (claim->lock held). */
-gctx_status gctx__claim_own_context(gctx_claim *claim);
 /* A reference to the claim's own stream, made on first use (claim->lock held). */
 gctx_status gctx__claim_own_stream(gctx_claim *claim, gctx_stream **stream);
 /* A record as the public struct; self: held by this process. */
@@ -375,10 +361,6 @@ int gctx__claim_held_here(const char *dir, const char *file);
 /* The granules free in reg now (every live claim's taken out); records: the live ones. */
 gctx_status gctx__claim_free(gctx__registry *reg, gctx__granules *free_set,
                              gctx__record **records, unsigned *count);
-/* GCTX_ERROR_BUSY naming the holders, for count SMs (0: rest) of device. */
-gctx_status gctx__claim_busy(const gctx__identity *id, int device, unsigned count,
-                             const gctx__granules *free_set, const gctx__record *records,
-                             unsigned nb, int waited_ms);
 /* What gctx__claim_take takes, and where: count SMs (0: the rest) of device in the registry
  * of runtime_dir (NULL or "": the default) and dir_flags; file is the claim file ("" before it
  * exists), inherit its GCTX_CLAIM_INHERIT. */

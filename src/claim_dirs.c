@@ -139,17 +139,6 @@ gctx_status gctx__runtime_open(const char *runtime_dir, unsigned flags, char *ou
     return GCTX_SUCCESS;
 }
 
-gctx_status gctx__runtime_dir(const char *runtime_dir, unsigned flags, char *out, size_t size,
-                              int *shared)
-{
-    int fd;
-    uid_t owner;
-    gctx_status s = gctx__runtime_open(runtime_dir, flags, out, size, shared, 1, &fd, &owner);
-    if (s == GCTX_SUCCESS)
-        close(fd);
-    return s;
-}
-
 gctx_status gctx__gpu_dir_open(int root_fd, uid_t admin, const char *path, int shared, int create,
                                int *fd, struct stat *st)
 {

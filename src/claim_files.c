@@ -48,7 +48,8 @@ const char *gctx__file_error(int err)
     }
 }
 
-int gctx__file_check(int fd, uid_t owner, int one_link, struct stat *st)
+/* 0 when fd is what gctx__file_open asks; -1 with errno GCTX__ENOTREG, EPERM or EMLINK. */
+static int file_check(int fd, uid_t owner, int one_link, struct stat *st)
 {
     struct stat own;
     struct stat *s = st ? st : &own;
@@ -71,7 +72,7 @@ int gctx__file_open(int dfd, const char *name, int flags, uid_t owner, int one_l
     int fd = openat(dfd, name, flags | OPEN_FLAGS);
     if (fd < 0)
         return -1;
-    if (gctx__file_check(fd, owner, one_link, st) != 0) {
+    if (file_check(fd, owner, one_link, st) != 0) {
         int err = errno;
         close(fd);
         errno = err;

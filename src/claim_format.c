@@ -12,7 +12,7 @@
 /* ---- claim records ---- */
 
 /* Text fields are one line each: line breaks become spaces. */
-void gctx__one_line(char *dst, size_t size, const char *src)
+static void one_line(char *dst, size_t size, const char *src)
 {
     size_t i = 0;
     for (; src && src[i] && i + 1 < size; i++)
@@ -26,9 +26,9 @@ void gctx__record_format(const gctx__record *r, char *out, size_t size)
         label[sizeof r->label];
     gctx__granules_text(&r->granules, granules, sizeof granules);
     /* A command's arguments may hold line breaks (python -c 'script'). */
-    gctx__one_line(user, sizeof user, r->user);
-    gctx__one_line(command, sizeof command, r->command);
-    gctx__one_line(label, sizeof label, r->label);
+    one_line(user, sizeof user, r->user);
+    one_line(command, sizeof command, r->command);
+    one_line(label, sizeof label, r->label);
     int n = snprintf(out, size,
                      "greenctx-claim %d\npid %d\nuid %u\nuser %s\ncommand %s\nlabel %s\n"
                      "since_ns %lld\nmps %d\ngranules %s\n",
@@ -107,9 +107,9 @@ int gctx__record_parse(const char *text, const gctx__identity *id, gctx__record 
     }
     r->pid = (int)n[PID];
     r->uid = (unsigned)n[UID];
-    gctx__one_line(r->user, sizeof r->user, v[USER]);
-    gctx__one_line(r->command, sizeof r->command, v[COMMAND]);
-    gctx__one_line(r->label, sizeof r->label, v[LABEL]);
+    one_line(r->user, sizeof r->user, v[USER]);
+    one_line(r->command, sizeof r->command, v[COMMAND]);
+    one_line(r->label, sizeof r->label, v[LABEL]);
     r->since_ns = n[SINCE];
     r->mps = n[MPS] != 0;
     char *save = NULL;
@@ -142,7 +142,7 @@ int gctx__record_parse(const char *text, const gctx__identity *id, gctx__record 
 void gctx__event_format(const gctx__event_record *e, char *out, size_t size)
 {
     char command[256];
-    gctx__one_line(command, sizeof command, e->command);
+    one_line(command, sizeof command, e->command);
     snprintf(out, size, "%d %lld %d %d %u %s\n", (int)e->kind, e->time_ns, e->pid, e->cuda_result,
              e->sm_count, command);
 }
@@ -156,7 +156,7 @@ static int parse_event(const char *line, gctx__event_record *e)
         kind < GCTX_CLAIM_EVENT_RELEASED || kind > GCTX_CLAIM_EVENT_FAULT)
         return -1;
     e->kind = (gctx_claim_event_kind)kind;
-    gctx__one_line(e->command, sizeof e->command, line + used);
+    one_line(e->command, sizeof e->command, line + used);
     return 0;
 }
 

@@ -701,7 +701,8 @@ void gctx__registry_drop(gctx__registry *reg, const gctx__record *record, int fd
     close(check);
 }
 
-gctx_status gctx__registry_read(gctx__registry *reg, const char *file, gctx__record *record)
+/* Reads a claim's record (a member that inherited its descriptor). */
+static gctx_status registry_read(gctx__registry *reg, const char *file, gctx__record *record)
 {
     char text[2048], why[160];
     if (gctx__file_read_at(reg->dir_fd, file, reg->me, 0, text, sizeof text) < 0)
@@ -733,7 +734,7 @@ gctx_status gctx__registry_rejoin(gctx__registry *reg, const char *file, int inh
         s = gctx__fail(GCTX_ERROR_REGISTRY, "can't lock the claim %s/%s: %s", reg->dir, file,
                        strerror(errno));
     else
-        s = gctx__registry_read(reg, file, record);
+        s = registry_read(reg, file, record);
     if (held == 0)
         remove_stale(reg, file, f, &reg->identity, GCTX_CLAIM_EVENT_DIED);
     if (s != GCTX_SUCCESS) {
