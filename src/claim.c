@@ -121,26 +121,20 @@ static int hold(gctx_claim *c, int inherited)
 {
     pthread_once(&forks_watched, watch_forks);
     pthread_mutex_lock(&held_lock);
-    int ok = 1;
-    if (nb_held == held_capacity) {
-        unsigned cap = held_capacity ? 2 * held_capacity : 8;
-        gctx_claim **grown = realloc(held, cap * sizeof *grown);
-        if (grown) {
-            held = grown;
-            held_capacity = cap;
-        } else {
-            ok = 0;
-        }
-    }
-    if (ok)
+    unsigned cap = nb_held < held_capacity ? held_capacity : held_capacity ? 2 * held_capacity : 8;
+    gctx_claim **grown = cap == held_capacity ? held : realloc(held, cap * sizeof *grown);
+    int ok = grown != NULL;
+    if (ok) {
+        held = grown;
+        held_capacity = cap;
         made(c->fd);
-    if (ok && inherited >= 0 && unowned_copy(c, inherited) &&
-        dup3(c->fd, inherited, O_CLOEXEC) == inherited) {
-        close(c->fd);
-        c->fd = inherited;
-    }
-    if (ok)
+        if (inherited >= 0 && unowned_copy(c, inherited) &&
+            dup3(c->fd, inherited, O_CLOEXEC) == inherited) {
+            close(c->fd);
+            c->fd = inherited;
+        }
         held[nb_held++] = c;
+    }
     c->made_in = forks_seen;
     pthread_mutex_unlock(&held_lock);
     return ok;

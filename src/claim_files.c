@@ -18,19 +18,15 @@
 
 #define OPEN_FLAGS (O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
 
-long long gctx__now_ns(void)
+static long long clock_ns(clockid_t clock)
 {
     struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
+    clock_gettime(clock, &t);
     return (long long)t.tv_sec * 1000000000ll + t.tv_nsec;
 }
 
-long long gctx__monotonic_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (long long)t.tv_sec * 1000000000ll + t.tv_nsec;
-}
+long long gctx__now_ns(void) { return clock_ns(CLOCK_REALTIME); }
+long long gctx__monotonic_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
 
 const char *gctx__file_error(int err)
 {

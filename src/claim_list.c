@@ -10,10 +10,13 @@
 
 #include "claim.h"
 
-/* Caller arrays of size-prefixed structs: element i lies first->size bytes after i - 1. */
-static gctx_status check_array(const void *first, unsigned capacity, size_t min_size,
-                               const char *name, const char *init_macro)
+/* Caller arrays of size-prefixed structs: element i lies first->size bytes after i - 1. count:
+ * the output that says how many there are. */
+static gctx_status check_array(const void *first, unsigned capacity, const unsigned *count,
+                               size_t min_size, const char *name, const char *init_macro)
 {
+    if (!count)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "count (the output) is NULL");
     if (capacity == 0)
         return GCTX_SUCCESS;
     if (!first)
@@ -92,10 +95,8 @@ static gctx_status list(int device, const char *uuid, const char *runtime_dir,
                         gctx_claim_info *claims, unsigned capacity, unsigned *count,
                         gctx_claim_usage *usage)
 {
-    gctx_status s;
-    if (!count)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "count (the output) is NULL");
-    GCTX_TRY(check_array(claims, capacity, GCTX__MIN_CLAIM_INFO, "claims", "GCTX_CLAIM_INFO_INIT"));
+    GCTX_TRY(check_array(claims, capacity, count, GCTX__MIN_CLAIM_INFO, "claims",
+                         "GCTX_CLAIM_INFO_INIT"));
     if (usage)
         GCTX_TRY(gctx__sized_check(usage, GCTX__MIN_CLAIM_USAGE, "usage", "GCTX_CLAIM_USAGE_INIT"));
     gctx__device_granules g;
@@ -104,7 +105,7 @@ static gctx_status list(int device, const char *uuid, const char *runtime_dir,
     gctx__record *records = NULL;
     unsigned nb = 0;
     gctx__granules free_set;
-    s = gctx__claim_free(&reg, &free_set, &records, &nb);
+    gctx_status s = gctx__claim_free(&reg, &free_set, &records, &nb);
     gctx__registry_close(&reg);
     if (s != GCTX_SUCCESS)
         goto done;
@@ -189,17 +190,14 @@ static void event_out(const gctx__event_record *e, gctx_claim_event *out)
 static gctx_status events_of(int device, const char *uuid, const char *runtime_dir,
                              gctx_claim_event *events, unsigned capacity, unsigned *count)
 {
-    gctx_status s;
-    if (!count)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "count (the output) is NULL");
-    GCTX_TRY(check_array(events, capacity, GCTX__MIN_CLAIM_EVENT, "events",
+    GCTX_TRY(check_array(events, capacity, count, GCTX__MIN_CLAIM_EVENT, "events",
                          "GCTX_CLAIM_EVENT_INIT"));
     gctx__device_granules g;
     gctx__registry reg;
     GCTX_TRY(open_device(device, uuid, runtime_dir, &g, &reg));
     gctx__event_record *kept = NULL;
     unsigned nb = 0;
-    s = gctx__registry_events(&reg, &kept, &nb);
+    gctx_status s = gctx__registry_events(&reg, &kept, &nb);
     gctx__registry_close(&reg);
     gctx__device_granules_end(&g);
     if (s != GCTX_SUCCESS)

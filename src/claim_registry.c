@@ -86,6 +86,14 @@ static void state_name(const char *claim_file, char *out, size_t size)
     snprintf(out, size, "state-%s", claim_file);
 }
 
+/* The GPU's directory at dir, opened without following a link, and the name of the state file
+ * of its claim file in it. */
+static int state_at(const char *dir, const char *file, char *name, size_t size)
+{
+    state_name(file, name, size);
+    return gctx__dir_open(-1, dir);
+}
+
 static void unlink_claim(gctx__registry *reg, const char *name)
 {
     char info[80], state[80];
@@ -101,8 +109,7 @@ static void unlink_claim(gctx__registry *reg, const char *name)
 int gctx__state_write(const char *dir, const char *file, int shared, const char *text)
 {
     char name[80];
-    state_name(file, name, sizeof name);
-    int dfd = gctx__dir_open(-1, dir);
+    int dfd = state_at(dir, file, name, sizeof name);
     if (dfd < 0)
         return -1;
     int rc = gctx__file_replace(dfd, name, text, shared ? 0644 : 0600);
@@ -113,8 +120,7 @@ int gctx__state_write(const char *dir, const char *file, int shared, const char 
 int gctx__state_read(const char *dir, const char *file, unsigned uid, char *text, size_t size)
 {
     char name[80];
-    state_name(file, name, sizeof name);
-    int dfd = gctx__dir_open(-1, dir);
+    int dfd = state_at(dir, file, name, sizeof name);
     if (dfd < 0)
         return -1;
     /* Opened as its holder replaces it, the old file fails the one-link check once it is
@@ -648,22 +654,16 @@ gctx_status gctx__registry_add(gctx__registry *reg, gctx__record *record, int in
         gctx__record_format(record, text, sizeof text);
         int failed = (inherit && fcntl(f, F_SETFD, 0) != 0) || gctx__hold(f, 0) != 0 ||
                      gctx__file_write(f, text) != 0;
-        int squatted = 0;
-        if (!failed && write_info(reg, record, text) != 0) {
-            failed = 1;
-            squatted = errno == EPERM; /* another user made the info name first (sticky) */
+        if (!failed && write_info(reg, record, text) == 0) {
+            *fd = f;
+            return GCTX_SUCCESS;
         }
-        if (failed) {
-            gctx_status s = squatted ? GCTX_SUCCESS
-                                     : file_fail(reg, "write the claim file", record->file);
-            unlink_claim(reg, record->file); /* the squatter's info stays: not ours */
-            close(f);
-            if (squatted)
-                continue;
+        int squatted = !failed && errno == EPERM; /* another user made the info name first */
+        gctx_status s = squatted ? GCTX_SUCCESS : file_fail(reg, "write the claim file", record->file);
+        unlink_claim(reg, record->file); /* the squatter's info stays: not ours */
+        close(f);
+        if (!squatted)
             return s;
-        }
-        *fd = f;
-        return GCTX_SUCCESS;
     }
     return gctx__fail(GCTX_ERROR_REGISTRY, "can't name a new claim file in %s", reg->dir);
 }
