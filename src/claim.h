@@ -237,9 +237,10 @@ gctx_status gctx__registry_log(gctx__registry *reg, const gctx__event_record *ev
 /* The kept events, oldest first: *events is malloc'ed. */
 gctx_status gctx__registry_events(gctx__registry *reg, gctx__event_record **events,
                                   unsigned *count);
-/* The identity file checked (claim_kept.c's open): a missing, foreign or corrupt one rebuilt
- * when no claim is live, else GCTX_ERROR_REGISTRY. */
-gctx_status gctx__registry_check_identity(gctx__registry *reg);
+/* The identity file checked against expected, reg's identity as gctx__identity_format writes
+ * it (claim_kept.c's open): a missing, foreign or corrupt one rebuilt when no claim is live,
+ * else GCTX_ERROR_REGISTRY. */
+gctx_status gctx__registry_check_identity(gctx__registry *reg, const char *expected);
 /* gctx__registry_open of a registry that must exist: nothing is created (a join). */
 gctx_status gctx__registry_open_existing(const char *runtime_dir, unsigned flags,
                                          const gctx__identity *id, gctx__registry *reg);

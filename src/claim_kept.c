@@ -221,11 +221,10 @@ static gctx_status kept_identity(gctx__registry *reg, gctx__kept_registry *k)
     if (k->identity_fd >= 0)
         close(k->identity_fd);
     k->identity_fd = -1;
-    gctx_status s = gctx__registry_check_identity(reg);
-    if (s == GCTX_SUCCESS)
-        k->identity_fd = gctx__file_open(dirfd(k->dirp), "identity", O_RDONLY,
-                                         GCTX__ANY_OWNER, 1, &k->identity_st);
-    return s;
+    GCTX_TRY(gctx__registry_check_identity(reg, expected));
+    k->identity_fd = gctx__file_open(dirfd(k->dirp), "identity", O_RDONLY, GCTX__ANY_OWNER, 1,
+                                     &k->identity_st);
+    return GCTX_SUCCESS;
 }
 
 /* How long a registry call waits for another process's hold of the registry lock (ms): a

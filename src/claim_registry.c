@@ -467,10 +467,9 @@ gctx_status gctx__registry_claims(gctx__registry *reg, gctx__record **records, u
 
 /* ---- identity ---- */
 
-gctx_status gctx__registry_check_identity(gctx__registry *reg)
+gctx_status gctx__registry_check_identity(gctx__registry *reg, const char *expected)
 {
-    char found[4096], expected[4096], why[400];
-    gctx__identity_format(&reg->identity, expected, sizeof expected);
+    char found[4096], why[400];
     long n = gctx__file_read_at(reg->dir_fd, "identity", GCTX__ANY_OWNER, 1, found, sizeof found);
     if (n >= 0 && strcmp(found, expected) == 0)
         return GCTX_SUCCESS;
