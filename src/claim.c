@@ -254,7 +254,7 @@ static void fill_holder(gctx__record *r, const gctx_claim_options *opts, int mps
 
 gctx_status gctx__claim_registry(const gctx_claim *c, gctx__registry *reg)
 {
-    return gctx__registry_open(c->runtime_dir[0] ? c->runtime_dir : NULL, c->dir_flags,
+    return gctx__registry_open(c->runtime_dir[0] ? c->runtime_dir : NULL, c->dir_flags, 1,
                                &c->granules.identity, reg);
 }
 
@@ -359,7 +359,7 @@ gctx_status gctx__claim_take(const gctx__take *take, gctx__record *record, int *
     for (;; free(records), records = NULL) {
         unsigned nb = 0;
         gctx__granules free_set = {{0}};
-        GCTX_CHECK(gctx__registry_open(take->runtime_dir, take->dir_flags, take->identity, &reg),
+        GCTX_CHECK(gctx__registry_open(take->runtime_dir, take->dir_flags, 1, take->identity, &reg),
                    done);
         s = gctx__claim_free(&reg, &free_set, &records, &nb);
         gctx__granules avail = gctx__granules_union(&free_set, &held);

@@ -205,11 +205,12 @@ gctx_status gctx__registry_uuids(const char *runtime_dir, char (*uuids)[48], uns
 gctx_status gctx__registry_identity(const char *runtime_dir, const char *uuid, gctx__identity *id);
 /* <root>/gpu-<uuid>: the GPU's registry directory. */
 gctx_status gctx__registry_path(const char *root, const char *uuid, char *out, size_t size);
-/* Opens the GPU's registry under the runtime directory and takes its lock; checks the
- * identity (rebuilding a foreign or corrupt registry when none of its claims is live, else
+/* Opens the GPU's registry under the runtime directory (made first when create, else a
+ * registry that must exist: a join, a listing without the driver) and takes its lock; checks
+ * the identity (rebuilding a foreign or corrupt registry when none of its claims is live, else
  * GCTX_ERROR_REGISTRY). */
-gctx_status gctx__registry_open(const char *runtime_dir, unsigned flags, const gctx__identity *id,
-                                gctx__registry *reg);
+gctx_status gctx__registry_open(const char *runtime_dir, unsigned flags, int create,
+                                const gctx__identity *id, gctx__registry *reg);
 /* Releases the lock; reg->dir still names the registry. */
 void gctx__registry_close(gctx__registry *reg);
 /* The live claims, stale ones removed first (a DIED event each): *records is malloc'ed.
@@ -241,9 +242,6 @@ gctx_status gctx__registry_events(gctx__registry *reg, gctx__event_record **even
  * it (claim_kept.c's open): a missing, foreign or corrupt one rebuilt when no claim is live,
  * else GCTX_ERROR_REGISTRY. */
 gctx_status gctx__registry_check_identity(gctx__registry *reg, const char *expected);
-/* gctx__registry_open of a registry that must exist: nothing is created (a join). */
-gctx_status gctx__registry_open_existing(const char *runtime_dir, unsigned flags,
-                                         const gctx__identity *id, gctx__registry *reg);
 /* The runtime directory opened (*fd) and checked, made first when create; *owner: its owner. */
 gctx_status gctx__runtime_open(const char *runtime_dir, unsigned flags, char *out, size_t size,
                                int *shared, int create, int *fd, uid_t *owner);

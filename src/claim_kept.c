@@ -272,8 +272,8 @@ static gctx_status lock_registry(gctx__registry *reg, gctx__kept_registry *k)
                       reg->dir, holder, timeout);
 }
 
-static gctx_status registry_open(const char *runtime_dir, unsigned flags, int create,
-                                 const gctx__identity *id, gctx__registry *reg)
+gctx_status gctx__registry_open(const char *runtime_dir, unsigned flags, int create,
+                                const gctx__identity *id, gctx__registry *reg)
 {
     char root[512];
     memset(reg, 0, sizeof *reg);
@@ -316,18 +316,6 @@ static gctx_status registry_open(const char *runtime_dir, unsigned flags, int cr
 fail:
     pthread_mutex_unlock(&k->lock);
     return s;
-}
-
-gctx_status gctx__registry_open(const char *runtime_dir, unsigned flags, const gctx__identity *id,
-                                gctx__registry *reg)
-{
-    return registry_open(runtime_dir, flags, 1, id, reg);
-}
-
-gctx_status gctx__registry_open_existing(const char *runtime_dir, unsigned flags,
-                                         const gctx__identity *id, gctx__registry *reg)
-{
-    return registry_open(runtime_dir, flags, 0, id, reg);
 }
 
 void gctx__registry_close(gctx__registry *reg)

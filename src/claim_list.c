@@ -51,8 +51,7 @@ static gctx_status open_device(int device, const char *uuid, const char *runtime
         GCTX_TRY(gctx__registry_identity(runtime_dir, uuid, &g->identity));
     }
     /* Without the driver the registry is only read: one that isn't there is not made. */
-    gctx_status s = uuid ? gctx__registry_open_existing(runtime_dir, 0, &g->identity, reg)
-                         : gctx__registry_open(runtime_dir, 0, &g->identity, reg);
+    gctx_status s = gctx__registry_open(runtime_dir, 0, !uuid, &g->identity, reg);
     if (s != GCTX_SUCCESS)
         gctx__device_granules_end(g);
     return s;
