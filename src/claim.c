@@ -216,33 +216,21 @@ static void read_user(unsigned uid, char *out, size_t size)
         snprintf(out, size, "%u", uid);
 }
 
-static void own_identity(unsigned uid, char *user, size_t user_size, char *command,
-                         size_t command_size)
-{
-    pthread_mutex_lock(&self_lock);
-    if (!self_known || self_uid != uid) {
-        if (!self_known)
-            read_command(self_command, sizeof self_command);
-        read_user(uid, self_user, sizeof self_user);
-        self_uid = uid;
-        self_known = 1;
-    }
-    if (user)
-        snprintf(user, user_size, "%s", self_user);
-    if (command)
-        snprintf(command, command_size, "%s", self_command);
-    pthread_mutex_unlock(&self_lock);
-}
-
 static void fill_holder(gctx__record *r, const gctx_claim_options *opts, int mps)
 {
     memset(r, 0, sizeof *r);
     r->pid = (int)getpid();
     r->uid = (unsigned)geteuid();
-    own_identity(r->uid, r->user, sizeof r->user, opts->command ? NULL : r->command,
-                 sizeof r->command);
-    if (opts->command)
-        snprintf(r->command, sizeof r->command, "%s", opts->command);
+    pthread_mutex_lock(&self_lock);
+    if (!self_known)
+        read_command(self_command, sizeof self_command);
+    if (!self_known || self_uid != r->uid)
+        read_user(r->uid, self_user, sizeof self_user);
+    self_uid = r->uid;
+    self_known = 1;
+    snprintf(r->user, sizeof r->user, "%s", self_user);
+    snprintf(r->command, sizeof r->command, "%s", opts->command ? opts->command : self_command);
+    pthread_mutex_unlock(&self_lock);
     snprintf(r->label, sizeof r->label, "%s", opts->label ? opts->label : "");
     r->mps = mps;
     r->tenant_class = opts->tenant_class;

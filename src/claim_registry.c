@@ -239,17 +239,19 @@ static int held_by_someone(int fd)
     return errno == EWOULDBLOCK ? 1 : -1;
 }
 
-/* Removes a stale claim file (its lock is held by us, LOCK_EX) and logs what it was. */
-static void remove_stale(gctx__registry *reg, const char *name, int fd, const gctx__identity *id,
-                         gctx_claim_event_kind kind)
+/* Removes a stale claim file (its lock is held by us, LOCK_EX) and, when log, logs what it was
+ * as kind. */
+static void remove_stale(gctx__registry *reg, const char *name, int fd, gctx_claim_event_kind kind,
+                         int log)
 {
     char text[2048], why[128];
     gctx__record r;
-    int parsed = gctx__file_read(fd, text, sizeof text) >= 0 &&
+    const gctx__identity *id = &reg->identity;
+    int parsed = log && gctx__file_read(fd, text, sizeof text) >= 0 &&
                  gctx__record_parse(text, id, &r, why, sizeof why) == 0;
     unlink_claim(reg, name);
     if (!parsed)
-        return; /* nothing to name: a file never written, or not ours */
+        return; /* nothing to name: not asked, a file never written, or not ours */
     gctx__event_record e;
     memset(&e, 0, sizeof e);
     e.kind = kind;
@@ -322,7 +324,7 @@ typedef struct scan {
 } scan;
 
 /* A live claim's record into sc: text read from its file; uid the file's owner. */
-static gctx_status add_live(gctx__registry *reg, const gctx__identity *id, const char *name,
+static gctx_status add_live(gctx__registry *reg, const char *name,
                             const char *text, uid_t uid, scan *sc)
 {
     char why[160];
@@ -335,7 +337,7 @@ static gctx_status add_live(gctx__registry *reg, const gctx__identity *id, const
         sc->capacity = cap;
     }
     gctx__record *r = &sc->records[sc->count];
-    if (!text || gctx__record_parse(text, id, r, why, sizeof why) != 0 ||
+    if (!text || gctx__record_parse(text, &reg->identity, r, why, sizeof why) != 0 ||
         (r->uid != uid && (snprintf(why, sizeof why, "it says uid %u, its file is uid %u's",
                                     r->uid, (unsigned)uid), 1)))
         return gctx__fail(GCTX_ERROR_REGISTRY,
@@ -350,8 +352,7 @@ static gctx_status add_live(gctx__registry *reg, const gctx__identity *id, const
 }
 
 /* One claim file of a scan. */
-static gctx_status scan_claim(gctx__registry *reg, const gctx__identity *id, int parse, int log,
-                              const char *name, scan *sc)
+static gctx_status scan_claim(gctx__registry *reg, int parse, const char *name, scan *sc)
 {
     char text[2048];
     struct stat st;
@@ -369,10 +370,7 @@ static gctx_status scan_claim(gctx__registry *reg, const gctx__identity *id, int
         if (!live && st.st_uid != reg->me && reg->me != 0)
             goto done; /* another user's, stale: theirs (or root's) to remove and log */
         if (!live) {
-            if (log)
-                remove_stale(reg, name, fd, id, GCTX_CLAIM_EVENT_DIED);
-            else
-                unlink_claim(reg, name);
+            remove_stale(reg, name, fd, GCTX_CLAIM_EVENT_DIED, parse);
             goto done;
         }
     }
@@ -383,7 +381,9 @@ static gctx_status scan_claim(gctx__registry *reg, const gctx__identity *id, int
         char why[8];
         if (sc->locks_trusted < 0)
             sc->locks_trusted = locks_trusted(reg);
-        int pid = have_text && gctx__record_parse(text, id, &r, why, sizeof why) == 0 ? r.pid : -1;
+        int pid = have_text && gctx__record_parse(text, &reg->identity, &r, why, sizeof why) == 0
+                      ? r.pid
+                      : -1;
         /* An unreadable one counts as live: an unknown is never free. */
         if (pid > 0 && !gctx__foreign_live(&st, pid, sc->locks_trusted))
             goto done; /* stale; its owner's (or root's) next scan removes it */
@@ -391,7 +391,7 @@ static gctx_status scan_claim(gctx__registry *reg, const gctx__identity *id, int
     if (!sc->live_files++)
         snprintf(sc->first_live, sizeof sc->first_live, "%.63s", name);
     if (parse)
-        s = add_live(reg, id, name, have_text ? text : NULL, st.st_uid, sc);
+        s = add_live(reg, name, have_text ? text : NULL, st.st_uid, sc);
 done:
     if (fd >= 0)
         close(fd);
@@ -412,10 +412,9 @@ static gctx_status scan_want(gctx__registry *reg, const char *name)
     return s;
 }
 
-/* Every claim file: stale ones removed (with DIED events when log is set), live ones
- * parsed into sc (when parse is set: a live file that doesn't parse fails). */
-static gctx_status scan_claims(gctx__registry *reg, const gctx__identity *id, int parse,
-                               int log, scan *sc)
+/* Every claim file: stale ones removed, live ones counted in sc; when parse is set, stale ones
+ * logged (DIED) and live ones parsed into sc (a live file that doesn't parse fails). */
+static gctx_status scan_claims(gctx__registry *reg, int parse, scan *sc)
 {
     memset(sc, 0, sizeof *sc);
     sc->locks_trusted = -1;
@@ -427,7 +426,7 @@ static gctx_status scan_claims(gctx__registry *reg, const gctx__identity *id, in
         if (is_want_file(entry->d_name))
             GCTX_CHECK(scan_want(reg, entry->d_name), fail);
         else if (is_claim_file(entry->d_name))
-            GCTX_CHECK(scan_claim(reg, id, parse, log, entry->d_name, sc), fail);
+            GCTX_CHECK(scan_claim(reg, parse, entry->d_name, sc), fail);
         else if (strncmp(entry->d_name, ".tmp-", 5) == 0)
             drop_orphan(reg, entry->d_name);
         errno = 0;
@@ -459,7 +458,7 @@ fail:
 gctx_status gctx__registry_claims(gctx__registry *reg, gctx__record **records, unsigned *count)
 {
     scan sc;
-    GCTX_TRY(scan_claims(reg, &reg->identity, 1, 1, &sc));
+    GCTX_TRY(scan_claims(reg, 1, &sc));
     *records = sc.records;
     *count = sc.count;
     return GCTX_SUCCESS;
@@ -480,7 +479,7 @@ gctx_status gctx__registry_check_identity(gctx__registry *reg, const char *expec
     else
         gctx__identity_difference(found, expected, why, sizeof why);
     scan sc;
-    GCTX_TRY(scan_claims(reg, &reg->identity, 0, 0, &sc));
+    GCTX_TRY(scan_claims(reg, 0, &sc));
     if (sc.live_files)
         return gctx__fail(GCTX_ERROR_REGISTRY,
                           "the claims registry %s was written by another greenctx version, for "
@@ -691,12 +690,8 @@ void gctx__registry_drop(gctx__registry *reg, const gctx__record *record, int fd
     int check = gctx__file_open(reg->dir_fd, record->file, O_RDONLY, reg->me, 0, NULL);
     if (check < 0)
         return;
-    if (held_by_someone(check) == 0) {
-        if (log)
-            remove_stale(reg, record->file, check, &reg->identity, GCTX_CLAIM_EVENT_RELEASED);
-        else
-            unlink_claim(reg, record->file);
-    }
+    if (held_by_someone(check) == 0)
+        remove_stale(reg, record->file, check, GCTX_CLAIM_EVENT_RELEASED, log);
     close(check);
 }
 
@@ -735,7 +730,7 @@ gctx_status gctx__registry_rejoin(gctx__registry *reg, const char *file, int inh
     else
         s = registry_read(reg, file, record);
     if (held == 0)
-        remove_stale(reg, file, f, &reg->identity, GCTX_CLAIM_EVENT_DIED);
+        remove_stale(reg, file, f, GCTX_CLAIM_EVENT_DIED, 1);
     if (s != GCTX_SUCCESS) {
         close(f);
         return s;
