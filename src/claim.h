@@ -183,7 +183,6 @@ typedef struct gctx__registry {
     char dir[512];
     int lock_fd;
     int dir_fd;      /* the GPU's directory: every file is opened relative to it */
-    uid_t dir_owner; /* who made it: root, the admin or (private) this user */
     uid_t me;        /* geteuid(), once an open */
     int shared; /* the runtime directory is shared by several users */
     gctx__identity identity;

@@ -300,7 +300,6 @@ gctx_status gctx__registry_open(const char *runtime_dir, unsigned flags, int cre
             reg->kept = k;
             reg->lock_fd = k->lock_fd;
             reg->dir_fd = dirfd(k->dirp);
-            reg->dir_owner = k->dir_st.st_uid;
             break;
         }
         kept_shut(k); /* drops the lock with the description */
