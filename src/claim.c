@@ -351,8 +351,8 @@ gctx_status gctx__claim_take(const gctx__take *take, gctx__record *record, int *
                    done);
         s = gctx__claim_free(&reg, &free_set, &records, &nb);
         gctx__granules avail = gctx__granules_union(&free_set, &held);
-        int chosen =
-            s == GCTX_SUCCESS && choose_rounded(layout, count, opts->rounding, &avail, &held, target);
+        int chosen = s == GCTX_SUCCESS &&
+                     choose_rounded(layout, count, opts->rounding, &avail, &held, target);
         if (chosen) {
             gctx__granules taken = gctx__granules_union(&held, target);
             int adds = gctx__granules_count(&taken) != gctx__granules_count(&held);

@@ -258,6 +258,9 @@ void gctx__event_format(const gctx__event_record *e, char *out, size_t size);
 /* The events in text, parsed into out (GCTX__EVENTS_KEPT + 1), the last GCTX__EVENTS_KEPT. */
 unsigned gctx__events_parse(char *text, gctx__event_record *out);
 void gctx__identity_format(const gctx__identity *id, char *out, size_t size);
+/* The identity text of the GPU uuid into id: 0, or -1 unless gctx__identity_format writes it
+ * back the same (an older greenctx's, a foreign or corrupt text). */
+int gctx__identity_parse(const char *text, const char *uuid, gctx__identity *id);
 /* What differs between an identity file's text and ours: the first line that does. */
 void gctx__identity_difference(const char *found, const char *expected, char *why, size_t size);
 

@@ -190,6 +190,30 @@ void gctx__identity_format(const gctx__identity *id, char *out, size_t size)
                  id->layout.split_flags, id->hash);
 }
 
+int gctx__identity_parse(const char *text, const char *uuid, gctx__identity *id)
+{
+    char mode[16], again[4096];
+    unsigned sms[GCTX_CLAIM_MAX_GRANULES], nb = 0;
+    int used = 0;
+    gctx__granule_layout *l = &id->layout;
+    memset(id, 0, sizeof *id);
+    snprintf(id->uuid, sizeof id->uuid, "%s", uuid);
+    if (sscanf(text,
+               "greenctx-claims %*d version %*s uuid %*s driver %d claim-granules %15s granules%n",
+               &id->driver_version, mode, &used) != 2)
+        return -1;
+    const char *p = text + used;
+    for (; nb < GCTX_CLAIM_MAX_GRANULES && sscanf(p, "%*[ ]%u%n", &sms[nb], &used) == 1; p += used)
+        nb++;
+    sscanf(p, " split-flags %u hash %llx", &l->split_flags, &id->hash);
+    l->fine = strcmp(mode, "fine") == 0;
+    l->regular_sms = nb ? sms[0] : 0;
+    l->nb_regular = nb && sms[nb - 1] != sms[0] ? nb - 1 : nb;
+    l->remainder_sms = l->nb_regular < nb ? sms[nb - 1] : 0;
+    gctx__identity_format(id, again, sizeof again);
+    return nb && strcmp(text, again) == 0 ? 0 : -1;
+}
+
 /* What differs between the identity file's text and ours: the first line that does. */
 void gctx__identity_difference(const char *found, const char *expected, char *why, size_t size)
 {

@@ -43,7 +43,8 @@ static gctx_status open_device(int device, const char *uuid, const char *runtime
         GCTX_TRY(gctx__device_granules_get(device, g));
     else if (strncmp(uuid, "GPU-", 4) || strspn(uuid + 4, "0123456789abcdef-") != strlen(uuid + 4))
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
-                          "'%.60s' is no GPU UUID (GPU- and hex digits, as nvidia-smi -L prints it)",
+                          "'%.60s' is no GPU UUID (GPU- and hex digits, as nvidia-smi -L "
+                          "prints it)",
                           uuid);
     else {
         memset(g, 0, sizeof *g);

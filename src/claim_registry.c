@@ -584,37 +584,9 @@ done:
  * open that follows. */
 gctx_status gctx__registry_identity(const char *runtime_dir, const char *uuid, gctx__identity *id)
 {
-    char dir[600], text[4096], again[4096];
+    char dir[600], text[4096];
     GCTX_TRY(read_identity(runtime_dir, uuid, dir, sizeof dir, text, sizeof text));
-    memset(id, 0, sizeof *id);
-    snprintf(id->uuid, sizeof id->uuid, "%s", uuid);
-    const char *granules = strstr(text, "\ngranules");
-    const char *driver = strstr(text, "\ndriver ");
-    const char *flags = strstr(text, "\nsplit-flags ");
-    const char *mode = strstr(text, "\nclaim-granules ");
-    const char *hash = strstr(text, "\nhash ");
-    unsigned sms[GCTX_CLAIM_MAX_GRANULES], nb = 0;
-    int used = 0;
-    for (const char *p = granules ? granules + 9 : ""; *p == ' ' && nb < GCTX_CLAIM_MAX_GRANULES;
-         p += used)
-        if (sscanf(p, " %u%n", &sms[nb], &used) == 1)
-            nb++;
-        else
-            break;
-    gctx__granule_layout *l = &id->layout;
-    if (driver)
-        sscanf(driver, "\ndriver %d", &id->driver_version);
-    if (flags)
-        sscanf(flags, "\nsplit-flags %u", &l->split_flags);
-    static const char fine[] = "\nclaim-granules fine\n";
-    l->fine = mode && strncmp(mode, fine, sizeof fine - 1) == 0;
-    if (hash)
-        sscanf(hash, "\nhash %llx", &id->hash);
-    l->regular_sms = nb ? sms[0] : 0;
-    l->nb_regular = nb && sms[nb - 1] != sms[0] ? nb - 1 : nb;
-    l->remainder_sms = l->nb_regular < nb ? sms[nb - 1] : 0;
-    gctx__identity_format(id, again, sizeof again);
-    if (nb == 0 || strcmp(text, again) != 0)
+    if (gctx__identity_parse(text, uuid, id) != 0)
         return gctx__fail(GCTX_ERROR_REGISTRY,
                           "the claims registry %s was written by another greenctx version (this "
                           "is %s), or its identity file is corrupt: list it with the greenctx "
@@ -657,7 +629,8 @@ gctx_status gctx__registry_add(gctx__registry *reg, gctx__record *record, int in
             return GCTX_SUCCESS;
         }
         int squatted = !failed && errno == EPERM; /* another user made the info name first */
-        gctx_status s = squatted ? GCTX_SUCCESS : file_fail(reg, "write the claim file", record->file);
+        gctx_status s =
+            squatted ? GCTX_SUCCESS : file_fail(reg, "write the claim file", record->file);
         unlink_claim(reg, record->file); /* the squatter's info stays: not ours */
         close(f);
         if (!squatted)
