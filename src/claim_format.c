@@ -217,31 +217,29 @@ int gctx__identity_parse(const char *text, const char *uuid, gctx__identity *id)
 /* What differs between the identity file's text and ours: the first line that does. */
 void gctx__identity_difference(const char *found, const char *expected, char *why, size_t size)
 {
-    const char *f = found, *e = expected;
-    while (*e) {
-        const char *fe = strchr(f, '\n'), *ee = strchr(e, '\n');
-        size_t fl = fe ? (size_t)(fe - f) : strlen(f), el = ee ? (size_t)(ee - e) : strlen(e);
-        static const char mode[] = "claim-granules ";
-        if ((fl != el || strncmp(f, e, el) != 0) && strncmp(f, mode, sizeof mode - 1) == 0 &&
-            strncmp(e, mode, sizeof mode - 1) == 0) {
-            int n = (int)(fl - (sizeof mode - 1));
+    static const char mode[] = "claim-granules ";
+    const size_t m = sizeof mode - 1;
+    for (const char *f = found, *e = expected; *e;) {
+        size_t fl = strcspn(f, "\n"), el = strcspn(e, "\n");
+        int same = fl == el && strncmp(f, e, el) == 0;
+        int n = fl > m ? (int)(fl - m > 12 ? 12 : fl - m) : 0;
+        if (!same && strncmp(f, mode, m) == 0 && strncmp(e, mode, m) == 0) {
             snprintf(why, size,
                      "its claims are over GREENCTX_CLAIM_GRANULES=%.*s granules, this process's "
                      "over %.*s: run it with GREENCTX_CLAIM_GRANULES=%.*s to share the GPU with "
                      "them",
-                     n > 12 ? 12 : n, f + sizeof mode - 1, (int)(el - (sizeof mode - 1)),
-                     e + sizeof mode - 1, n > 12 ? 12 : n, f + sizeof mode - 1);
+                     n, f + m, (int)(el - m), e + m, n, f + m);
             return;
         }
-        if (fl != el || strncmp(f, e, el) != 0) {
+        if (!same) {
             snprintf(why, size, "its identity says '%.*s' where this process has '%.*s'",
                      (int)(fl > 80 ? 80 : fl), f, (int)(el > 80 ? 80 : el), e);
             return;
         }
-        if (!fe || !ee)
+        if (!f[fl] || !e[el])
             break;
-        f = fe + 1;
-        e = ee + 1;
+        f += fl + 1;
+        e += el + 1;
     }
     snprintf(why, size, "its identity file is corrupt (trailing text)");
 }
