@@ -121,46 +121,33 @@ static int hold(gctx_claim *c, int inherited)
 {
     pthread_once(&forks_watched, watch_forks);
     pthread_mutex_lock(&held_lock);
-    int ok = 1;
-    if (nb_held == held_capacity) {
-        unsigned cap = held_capacity ? 2 * held_capacity : 8;
-        gctx_claim **grown = realloc(held, cap * sizeof *grown);
-        if (grown) {
-            held = grown;
-            held_capacity = cap;
-        } else {
-            ok = 0;
-        }
-    }
-    if (ok)
+    unsigned cap = nb_held < held_capacity ? held_capacity : held_capacity ? 2 * held_capacity : 8;
+    gctx_claim **grown = cap == held_capacity ? held : realloc(held, cap * sizeof *grown);
+    int ok = grown != NULL;
+    if (ok) {
+        held = grown;
+        held_capacity = cap;
         made(c->fd);
-    if (ok && inherited >= 0 && unowned_copy(c, inherited) &&
-        dup3(c->fd, inherited, O_CLOEXEC) == inherited) {
-        close(c->fd);
-        c->fd = inherited;
-    }
-    if (ok)
+        if (inherited >= 0 && unowned_copy(c, inherited) &&
+            dup3(c->fd, inherited, O_CLOEXEC) == inherited) {
+            close(c->fd);
+            c->fd = inherited;
+        }
         held[nb_held++] = c;
+    }
     c->made_in = forks_seen;
     pthread_mutex_unlock(&held_lock);
     return ok;
 }
 
-/* No longer this process's (its descriptor closed first: see claim_destroy). */
-static void unhold_locked(gctx_claim *c)
+/* No longer this process's (held_lock held; its descriptor closed first: see claim_end). */
+static void unhold(gctx_claim *c)
 {
     for (unsigned i = 0; i < nb_held; i++)
         if (held[i] == c) {
             held[i] = held[--nb_held];
             break;
         }
-}
-
-static void unhold(gctx_claim *c)
-{
-    pthread_mutex_lock(&held_lock);
-    unhold_locked(c);
-    pthread_mutex_unlock(&held_lock);
 }
 
 gctx_status gctx__claim_fd_check(const gctx_claim *c)
@@ -229,33 +216,21 @@ static void read_user(unsigned uid, char *out, size_t size)
         snprintf(out, size, "%u", uid);
 }
 
-static void own_identity(unsigned uid, char *user, size_t user_size, char *command,
-                         size_t command_size)
-{
-    pthread_mutex_lock(&self_lock);
-    if (!self_known || self_uid != uid) {
-        if (!self_known)
-            read_command(self_command, sizeof self_command);
-        read_user(uid, self_user, sizeof self_user);
-        self_uid = uid;
-        self_known = 1;
-    }
-    if (user)
-        snprintf(user, user_size, "%s", self_user);
-    if (command)
-        snprintf(command, command_size, "%s", self_command);
-    pthread_mutex_unlock(&self_lock);
-}
-
 static void fill_holder(gctx__record *r, const gctx_claim_options *opts, int mps)
 {
     memset(r, 0, sizeof *r);
     r->pid = (int)getpid();
     r->uid = (unsigned)geteuid();
-    own_identity(r->uid, r->user, sizeof r->user, opts->command ? NULL : r->command,
-                 sizeof r->command);
-    if (opts->command)
-        snprintf(r->command, sizeof r->command, "%s", opts->command);
+    pthread_mutex_lock(&self_lock);
+    if (!self_known)
+        read_command(self_command, sizeof self_command);
+    if (!self_known || self_uid != r->uid)
+        read_user(r->uid, self_user, sizeof self_user);
+    self_uid = r->uid;
+    self_known = 1;
+    snprintf(r->user, sizeof r->user, "%s", self_user);
+    snprintf(r->command, sizeof r->command, "%s", opts->command ? opts->command : self_command);
+    pthread_mutex_unlock(&self_lock);
     snprintf(r->label, sizeof r->label, "%s", opts->label ? opts->label : "");
     r->mps = mps;
     r->tenant_class = opts->tenant_class;
@@ -267,16 +242,14 @@ static void fill_holder(gctx__record *r, const gctx_claim_options *opts, int mps
 
 gctx_status gctx__claim_registry(const gctx_claim *c, gctx__registry *reg)
 {
-    return gctx__registry_open(c->runtime_dir[0] ? c->runtime_dir : NULL, c->dir_flags,
+    return gctx__registry_open(c->runtime_dir[0] ? c->runtime_dir : NULL, c->dir_flags, 1,
                                &c->granules.identity, reg);
 }
 
 gctx_status gctx__claim_free(gctx__registry *reg, gctx__granules *free_set,
                              gctx__record **records, unsigned *count)
 {
-    gctx_status s = gctx__registry_claims(reg, records, count);
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx__registry_claims(reg, records, count));
     memset(free_set, 0, sizeof *free_set);
     for (unsigned i = 0; i < gctx__layout_count(&reg->identity.layout); i++)
         gctx__granules_add(free_set, i);
@@ -312,9 +285,10 @@ static int choose_rounded(const gctx__granule_layout *l, unsigned count, gctx_ro
     return 0;
 }
 
-gctx_status gctx__claim_busy(const gctx__identity *id, int device, unsigned count,
-                             const gctx__granules *free_set, const gctx__record *records,
-                             unsigned nb, int waited_ms)
+/* GCTX_ERROR_BUSY naming the holders, for count SMs (0: rest) of device. */
+static gctx_status busy(const gctx__identity *id, int device, unsigned count,
+                        const gctx__granules *free_set, const gctx__record *records, unsigned nb,
+                        int waited_ms)
 {
     char holders[1024] = "";
     size_t n = 0;
@@ -373,27 +347,28 @@ gctx_status gctx__claim_take(const gctx__take *take, gctx__record *record, int *
     for (;; free(records), records = NULL) {
         unsigned nb = 0;
         gctx__granules free_set = {{0}};
-        s = gctx__registry_open(take->runtime_dir, take->dir_flags, take->identity, &reg);
-        if (s == GCTX_SUCCESS && !(s = gctx__claim_free(&reg, &free_set, &records, &nb))) {
-            gctx__granules avail = gctx__granules_union(&free_set, &held);
-            if (choose_rounded(layout, count, opts->rounding, &avail, &held, target)) {
-                gctx__granules taken = gctx__granules_union(&held, target);
-                int adds = gctx__granules_count(&taken) != gctx__granules_count(&held);
-                record->granules = taken;
-                record->since_ns = gctx__now_ns();
-                if (fd)
-                    s = add_claim_file(&reg, record, take->inherit, fd);
-                else if (adds)
-                    s = gctx__registry_rewrite(&reg, record);
-                if (s != GCTX_SUCCESS)
-                    record->granules = held;
-                /* A latency claim is the one that waits to grow: its watch made now, not in
-                 * the first burst's wait (and not under the registry's lock). */
-                if (s == GCTX_SUCCESS && opts->priority >= GCTX_CLAIM_PRIORITY_LATENCY)
-                    prepare = gctx__registry_watches(&reg);
-                gctx__registry_close(&reg); /* reg.dir still names it */
-                break;
-            }
+        GCTX_CHECK(gctx__registry_open(take->runtime_dir, take->dir_flags, 1, take->identity, &reg),
+                   done);
+        s = gctx__claim_free(&reg, &free_set, &records, &nb);
+        gctx__granules avail = gctx__granules_union(&free_set, &held);
+        int chosen = s == GCTX_SUCCESS &&
+                     choose_rounded(layout, count, opts->rounding, &avail, &held, target);
+        if (chosen) {
+            gctx__granules taken = gctx__granules_union(&held, target);
+            int adds = gctx__granules_count(&taken) != gctx__granules_count(&held);
+            record->granules = taken;
+            record->since_ns = gctx__now_ns();
+            if (fd)
+                s = add_claim_file(&reg, record, take->inherit, fd);
+            else if (adds)
+                s = gctx__registry_rewrite(&reg, record);
+            if (s != GCTX_SUCCESS)
+                record->granules = held;
+            /* A latency claim is the one that waits to grow: its watch made now, not in the
+             * first burst's wait (and not under the registry's lock). */
+            else if (opts->priority >= GCTX_CLAIM_PRIORITY_LATENCY)
+                prepare = gctx__registry_watches(&reg);
+        } else if (s == GCTX_SUCCESS) {
             s = GCTX_ERROR_BUSY;
             /* What holders must give back: the SMs beyond those free to it (the left-over
              * SMs go with "rest" only, never towards a count), or, when the free ones add up
@@ -409,21 +384,22 @@ gctx_status gctx__claim_take(const gctx__take *take, gctx__record *record, int *
                 gctx__watch_borrow(&reg, &watch);
         }
         gctx__registry_close(&reg); /* reg.dir still names it */
+        if (chosen || s != GCTX_ERROR_BUSY)
+            break;
         /* None idle: one made (once: a watch that can't be made leaves the backoff), then a
          * look again at once, as SMs freed while it was made woke nobody. */
-        if (s == GCTX_ERROR_BUSY && wait && watch.fd < 0 && !watch_made) {
+        if (wait && watch.fd < 0 && !watch_made) {
             watch_made = 1;
             if (gctx__watch_make(&watch, reg.dir))
                 continue;
         }
-        if (s == GCTX_ERROR_BUSY && wait &&
-            gctx__claim_wait_step(start, opts->timeout_ms, &step, watch.fd))
+        if (wait && gctx__claim_wait_step(start, opts->timeout_ms, &step, watch.fd))
             continue;
-        if (s == GCTX_ERROR_BUSY)
-            s = gctx__claim_busy(take->identity, take->device, count, &free_set, records, nb,
-                                 wait ? (int)((gctx__monotonic_ns() - start) / 1000000) : -1);
+        s = busy(take->identity, take->device, count, &free_set, records, nb,
+                             wait ? (int)((gctx__monotonic_ns() - start) / 1000000) : -1);
         break;
     }
+done:
     free(records);
     gctx__want_end(&want);
     gctx__watch_return(&watch);
@@ -465,6 +441,33 @@ static void wait_idle(gctx_context *context)
     gctx_event_release(event);
 }
 
+/* The claim's end: this member's hold fd closed, the claim file dropped once nobody holds it
+ * (RELEASED logged when log) and the claim no longer this process's, in one step under
+ * held_lock: a join never takes its number meanwhile (see hold), and no fork comes in between
+ * (a child would keep a copy nobody closes, and the SMs with it). Then c is freed. */
+static void claim_end(gctx_claim *c, int fd, int log)
+{
+    gctx__error_state kept;
+    gctx__error_save(&kept);
+    gctx__registry reg;
+    int opened = gctx__claim_registry(c, &reg) == GCTX_SUCCESS;
+    pthread_mutex_lock(&held_lock);
+    made(fd);
+    if (opened)
+        gctx__registry_drop(&reg, &c->record, fd, log);
+    else if (fd >= 0)
+        close(fd); /* the claim is stale from now on: the next listing removes it */
+    unhold(c);
+    pthread_mutex_unlock(&held_lock);
+    if (opened)
+        gctx__registry_close(&reg);
+    gctx__error_restore(&kept);
+    gctx__device_granules_end(&c->granules);
+    pthread_mutex_destroy(&c->guard_lock);
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+}
+
 static void claim_destroy(gctx__object *object)
 {
     gctx_claim *c = (gctx_claim *)object;
@@ -478,25 +481,8 @@ static void claim_destroy(gctx__object *object)
         GCTX__INFO("%s", gctx_last_error());
         fd = -1; /* the number may be another file's now */
     }
-    /* Closed, and the claim no longer this process's, in one step under held_lock: a join
-     * never takes its number meanwhile (see hold), and no fork comes in between (a child
-     * would keep a copy nobody closes, and the SMs with it). */
-    gctx__registry reg;
-    int opened = gctx__claim_registry(c, &reg) == GCTX_SUCCESS;
-    pthread_mutex_lock(&held_lock);
-    if (opened)
-        gctx__registry_drop(&reg, &c->record, fd, 1);
-    else if (fd >= 0)
-        close(fd); /* the claim is stale from now on: the next listing removes it */
-    unhold_locked(c);
-    pthread_mutex_unlock(&held_lock);
-    if (opened)
-        gctx__registry_close(&reg);
     gctx__error_restore(&kept);
-    gctx__device_granules_end(&c->granules);
-    pthread_mutex_destroy(&c->guard_lock);
-    pthread_mutex_destroy(&c->lock);
-    free(c);
+    claim_end(c, fd, 1);
 }
 
 gctx_status gctx__claim_new(gctx__device_granules *granules, const char *runtime_dir,
@@ -526,7 +512,7 @@ gctx_status gctx__claim_new(gctx__device_granules *granules, const char *runtime
     pthread_mutex_init(&c->guard_lock, NULL);
     c->floor_sms = c->granules.identity.layout.regular_sms; /* one granule; acquire's option */
     char root[512];
-    int shared, counted = 0;
+    int shared;
     struct stat st;
     /* The registry was opened (and its directories checked) to make the claim file. */
     gctx_status s;
@@ -542,33 +528,16 @@ gctx_status gctx__claim_new(gctx__device_granules *granules, const char *runtime
     c->file_dev = st.st_dev;
     c->file_ino = st.st_ino;
     GCTX_CHECK(gctx__granules_partition(&c->granules, &c->record.granules, &c->partition), fail);
-    if (!(counted = hold(c, inherited))) {
+    if (!hold(c, inherited)) {
         s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making a claim");
         goto fail;
     }
     GCTX_CHECK(gctx__object_init(&c->base, GCTX__TYPE_CLAIM, claim_destroy), fail);
     *out = c;
     return GCTX_SUCCESS;
-fail:;
-    gctx__error_state kept;
-    gctx__error_save(&kept);
-    if (!counted)
-        not_made(fd);
-    gctx_partition_release(c->partition);
-    gctx__registry reg;
-    if (gctx__claim_registry(c, &reg) == GCTX_SUCCESS) {
-        gctx__registry_drop(&reg, &c->record, c->fd, 0);
-        gctx__registry_close(&reg);
-    } else {
-        close(c->fd);
-    }
-    if (counted)
-        unhold(c);
-    gctx__error_restore(&kept);
-    gctx__device_granules_end(&c->granules);
-    pthread_mutex_destroy(&c->guard_lock);
-    pthread_mutex_destroy(&c->lock);
-    free(c);
+fail:
+    release_handles(c);
+    claim_end(c, c->fd, 0);
     return s;
 }
 
@@ -577,9 +546,7 @@ fail:;
 static gctx_status refuse_partial_mps(int *running)
 {
     gctx_mps_info mps = GCTX_MPS_INFO_INIT;
-    gctx_status s = gctx_mps_get_info(&mps);
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx_mps_get_info(&mps));
     *running = mps.daemon_running;
     if (mps.active_thread_percentage < 100)
         return gctx__fail(GCTX_ERROR_UNSUPPORTED,
@@ -595,11 +562,9 @@ gctx_status gctx__claim_options(const gctx_claim_options *options, gctx_claim_op
 {
     gctx_claim_options defaults = GCTX_CLAIM_OPTIONS_INIT;
     *opts = defaults;
-    gctx_status s = options ? gctx__sized_in(opts, sizeof *opts, options, GCTX__MIN_CLAIM_OPTIONS,
-                                             "options", "GCTX_CLAIM_OPTIONS_INIT")
-                            : GCTX_SUCCESS;
-    if (s != GCTX_SUCCESS)
-        return s;
+    if (options)
+        GCTX_TRY(gctx__sized_in(opts, sizeof *opts, options, GCTX__MIN_CLAIM_OPTIONS, "options",
+                                "GCTX_CLAIM_OPTIONS_INIT"));
     unsigned known = GCTX_CLAIM_WAIT | GCTX_CLAIM_INHERIT | GCTX_CLAIM_SHARED_DIR;
     if (opts->flags & ~known)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
@@ -637,13 +602,11 @@ gctx_status gctx_claim_count(int device, const char *request, gctx_rounding roun
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "rounding %d is not a gctx_rounding value", (int)rounding);
     gctx__request req;
-    gctx_status s = gctx__request_parse(request, &req);
-    if (s != GCTX_SUCCESS)
-        return s;
     gctx__device_granules granules;
-    if ((s = gctx__device_granules_get(device, &granules)))
-        return s;
+    GCTX_TRY(gctx__request_parse(request, &req));
+    GCTX_TRY(gctx__device_granules_get(device, &granules));
     unsigned count = 0;
+    gctx_status s;
     GCTX_CHECK(gctx__request_count(&granules.identity.layout, &req, rounding, &count), done);
     *sm_count = count;
     if (at_once)
@@ -660,17 +623,16 @@ gctx_status gctx_claim_acquire(int device, const char *request, const gctx_claim
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "claim (the output) is NULL");
     gctx_claim_options opts;
     gctx__request req;
-    gctx_status s;
     int mps = 0;
-    if ((s = gctx__claim_options(options, &opts)) || (s = gctx__request_parse(request, &req)) ||
-        (s = refuse_partial_mps(&mps)))
-        return s;
     gctx__device_granules granules;
-    if ((s = gctx__device_granules_get(device, &granules)))
-        return s;
+    GCTX_TRY(gctx__claim_options(options, &opts));
+    GCTX_TRY(gctx__request_parse(request, &req));
+    GCTX_TRY(refuse_partial_mps(&mps));
+    GCTX_TRY(gctx__device_granules_get(device, &granules));
     unsigned count = 0;
     gctx_claim *c;
-    GCTX_CHECK(gctx__request_count(&granules.identity.layout, &req, opts.rounding, &count), fail);
+    gctx_status s;
+    GCTX_CHECK(gctx__request_count(&granules.identity.layout, &req, opts.rounding, &count), done);
     gctx__take take = {.device = device, .identity = &granules.identity,
                        .runtime_dir = opts.runtime_dir,
                        .dir_flags = opts.flags & GCTX_CLAIM_SHARED_DIR,
@@ -680,17 +642,16 @@ gctx_status gctx_claim_acquire(int device, const char *request, const gctx_claim
     fill_holder(&record, &opts, mps);
     int fd = -1;
     gctx__granules chosen;
-    GCTX_CHECK(gctx__claim_take(&take, &record, &fd, &chosen), fail);
+    GCTX_CHECK(gctx__claim_take(&take, &record, &fd, &chosen), done);
     GCTX_CHECK(gctx__claim_new(&granules, opts.runtime_dir, take.dir_flags, take.inherit, 0,
                                &record, fd, -1, &c),
-               fail);
+               done);
     atomic_store(&c->priority, opts.priority);
     if (opts.floor_sms)
         c->floor_sms = opts.floor_sms;
     *claim = gctx__handle_give(&c->base);
-    return GCTX_SUCCESS;
-fail:
-    gctx__device_granules_end(&granules);
+done:
+    gctx__device_granules_end(&granules); /* nothing once the claim holds them */
     return s;
 }
 
@@ -702,9 +663,7 @@ void gctx_claim_release(gctx_claim *claim) { gctx__handle_release(claim, GCTX__T
 
 gctx_status gctx_claim_partition(gctx_claim *claim, gctx_partition **partition)
 {
-    gctx_status s = gctx__handle_resolve(&claim, GCTX__TYPE_CLAIM, "claim");
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx__handle_resolve(&claim, GCTX__TYPE_CLAIM, "claim"));
     if (!partition)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "partition (the output) is NULL");
     pthread_mutex_lock(&claim->lock);
@@ -713,7 +672,8 @@ gctx_status gctx_claim_partition(gctx_claim *claim, gctx_partition **partition)
     return GCTX_SUCCESS;
 }
 
-gctx_status gctx__claim_own_context(gctx_claim *c)
+/* The claim's own context, made on first use (c->lock held). */
+static gctx_status own_context(gctx_claim *c)
 {
     return c->context ? GCTX_SUCCESS : gctx_context_create(c->partition, NULL, &c->context);
 }
@@ -721,34 +681,36 @@ gctx_status gctx__claim_own_context(gctx_claim *c)
 gctx_status gctx_claim_context(gctx_claim *claim, const gctx_context_options *options,
                                gctx_context **context)
 {
-    gctx_status s = gctx__handle_resolve(&claim, GCTX__TYPE_CLAIM, "claim");
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx__handle_resolve(&claim, GCTX__TYPE_CLAIM, "claim"));
     if (!context)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "context (the output) is NULL");
+    gctx_status s;
     pthread_mutex_lock(&claim->lock);
     /* With options, a context of its own (the cache still serves it); without, the claim's. */
     if (options)
         s = gctx_context_create(claim->partition, options, context);
-    else if (!(s = gctx__claim_own_context(claim)))
+    else if (!(s = own_context(claim)))
         *context = gctx_context_retain(claim->context);
     pthread_mutex_unlock(&claim->lock);
     return s;
 }
 
+gctx_status gctx__claim_own_stream(gctx_claim *c, gctx_stream **stream)
+{
+    GCTX_TRY(own_context(c));
+    if (!c->stream)
+        GCTX_TRY(gctx_stream_create(c->context, NULL, &c->stream));
+    *stream = gctx_stream_retain(c->stream);
+    return GCTX_SUCCESS;
+}
+
 gctx_status gctx_claim_stream(gctx_claim *claim, gctx_stream **stream)
 {
-    gctx_status s = gctx__handle_resolve(&claim, GCTX__TYPE_CLAIM, "claim");
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx__handle_resolve(&claim, GCTX__TYPE_CLAIM, "claim"));
     if (!stream)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "stream (the output) is NULL");
     pthread_mutex_lock(&claim->lock);
-    GCTX_CHECK(gctx__claim_own_context(claim), done);
-    if (!claim->stream)
-        GCTX_CHECK(gctx_stream_create(claim->context, NULL, &claim->stream), done);
-    *stream = gctx_stream_retain(claim->stream);
-done:
+    gctx_status s = gctx__claim_own_stream(claim, stream);
     pthread_mutex_unlock(&claim->lock);
     return s;
 }
@@ -776,11 +738,8 @@ void gctx__claim_info(const gctx__record *r, const gctx__identity *id, int devic
 
 gctx_status gctx_claim_get_info(const gctx_claim *claim, gctx_claim_info *info)
 {
-    gctx_status s = gctx__handle_resolve(&claim, GCTX__TYPE_CLAIM, "claim");
-    if (s == GCTX_SUCCESS)
-        s = gctx__sized_check(info, GCTX__MIN_CLAIM_INFO, "info", "GCTX_CLAIM_INFO_INIT");
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx__handle_resolve(&claim, GCTX__TYPE_CLAIM, "claim"));
+    GCTX_TRY(gctx__sized_check(info, GCTX__MIN_CLAIM_INFO, "info", "GCTX_CLAIM_INFO_INIT"));
     gctx_claim *c = (gctx_claim *)claim;
     gctx_claim_info out;
     pthread_mutex_lock(&c->lock);

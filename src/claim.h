@@ -66,11 +66,6 @@ typedef struct gctx__granule_layout {
 unsigned gctx__layout_count(const gctx__granule_layout *l);  /* every granule */
 unsigned gctx__layout_sms(const gctx__granule_layout *l, unsigned granule);
 unsigned gctx__layout_total(const gctx__granule_layout *l);  /* every SM */
-/* Whether a count may take the remainder granule: when it is co-scheduled and a partition's
- * worth (the split by 8 of an H200 leaves 12: 20 = 8 + 12), never on fine granules or when
- * fewer SMs are left over than a granule has (the H200's 4 beside granules of 16: a count
- * plan refuses), which "rest" and "all" take. */
-int gctx__remainder_counts(const gctx__granule_layout *l);
 /* The SMs of g that count towards no count: the remainder granule, when g holds it and it
  * doesn't count (above); else 0. */
 unsigned gctx__uncounted_sms(const gctx__granule_layout *l, const gctx__granules *g);
@@ -111,21 +106,26 @@ int gctx__granules_choose(const gctx__granule_layout *l, unsigned count,
 /* ---- registry files (claim_files.c): hostile input, never followed or blocked on ---- */
 
 #define GCTX__ANY_OWNER ((uid_t)-1)
-#define GCTX__ENOTREG EMEDIUMTYPE /* errno of gctx__file_check: not a regular file */
+#define GCTX__ENOTREG EMEDIUMTYPE /* errno of gctx__file_open: not a regular file */
 long long gctx__now_ns(void);       /* CLOCK_REALTIME: when things happened, for people */
 long long gctx__monotonic_ns(void); /* CLOCK_MONOTONIC: every wait's deadline */
-/* What errno says about a registry file, the gctx__file_check failures named. */
+/* What errno says about a registry file, gctx__file_open's own failures named. */
 const char *gctx__file_error(int err);
-/* 0 when fd is a regular file owned by owner (GCTX__ANY_OWNER: anyone) with one link (when
- * one_link); -1 with errno GCTX__ENOTREG, EPERM or EMLINK. st (may be NULL) gets its stat. */
-int gctx__file_check(int fd, uid_t owner, int one_link, struct stat *st);
-/* name in the directory dfd, O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, then checked as above. */
+/* name in the directory dfd, O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, then checked: -1 with errno
+ * GCTX__ENOTREG, EPERM or EMLINK unless it is a regular file owned by owner (GCTX__ANY_OWNER:
+ * anyone) with one link (when one_link). st (may be NULL) gets its stat. */
 int gctx__file_open(int dfd, const char *name, int flags, uid_t owner, int one_link,
                     struct stat *st);
 /* A new file (O_EXCL, same flags), mode set past the umask. */
 int gctx__file_create(int dfd, const char *name, int flags, mode_t mode);
 /* The whole file into buf (NUL-terminated); its length, or -1. */
 long gctx__file_read(int fd, char *buf, size_t size);
+/* name in dfd opened as gctx__file_open opens it (O_RDONLY), then read whole as above; -1 with
+ * errno when it can't be opened or read. */
+long gctx__file_read_at(int dfd, const char *name, uid_t owner, int one_link, char *buf,
+                        size_t size);
+/* The directory at path (openat(at, path) when at >= 0) opened, not through a link. */
+int gctx__dir_open(int at, const char *path);
 /* Writes text over the file fd is open on, from the start, then cut to its length. */
 int gctx__file_write(int fd, const char *text);
 /* name replaced as a whole by a new file holding text (made O_EXCL in dfd, renamed). */
@@ -183,18 +183,14 @@ typedef struct gctx__registry {
     char dir[512];
     int lock_fd;
     int dir_fd;      /* the GPU's directory: every file is opened relative to it */
-    uid_t dir_owner; /* who made it: root, the admin or (private) this user */
     uid_t me;        /* geteuid(), once an open */
     int shared; /* the runtime directory is shared by several users */
     gctx__identity identity;
     gctx__kept_registry *kept;
 } gctx__registry;
 
-/* The runtime directory (runtime_dir, else the environment's, else the default), checked and
- * created; shared when the flag or GREENCTX_RUNTIME_SHARED=1 says so. */
-gctx_status gctx__runtime_dir(const char *runtime_dir, unsigned flags, char *out, size_t size,
-                              int *shared);
-/* The runtime directory's path alone: nothing looked at on disk. */
+/* The runtime directory's path (runtime_dir, else the environment's, else the default) alone:
+ * nothing looked at on disk; shared when the flag or GREENCTX_RUNTIME_SHARED=1 says so. */
 gctx_status gctx__runtime_path(const char *runtime_dir, unsigned flags, char *out, size_t size,
                                int *shared);
 /* The open registry's directory, rewound for a scan (the registry's lock held). */
@@ -208,11 +204,12 @@ gctx_status gctx__registry_uuids(const char *runtime_dir, char (*uuids)[48], uns
 gctx_status gctx__registry_identity(const char *runtime_dir, const char *uuid, gctx__identity *id);
 /* <root>/gpu-<uuid>: the GPU's registry directory. */
 gctx_status gctx__registry_path(const char *root, const char *uuid, char *out, size_t size);
-/* Opens the GPU's registry under the runtime directory and takes its lock; checks the
- * identity (rebuilding a foreign or corrupt registry when none of its claims is live, else
+/* Opens the GPU's registry under the runtime directory (made first when create, else a
+ * registry that must exist: a join, a listing without the driver) and takes its lock; checks
+ * the identity (rebuilding a foreign or corrupt registry when none of its claims is live, else
  * GCTX_ERROR_REGISTRY). */
-gctx_status gctx__registry_open(const char *runtime_dir, unsigned flags, const gctx__identity *id,
-                                gctx__registry *reg);
+gctx_status gctx__registry_open(const char *runtime_dir, unsigned flags, int create,
+                                const gctx__identity *id, gctx__registry *reg);
 /* Releases the lock; reg->dir still names the registry. */
 void gctx__registry_close(gctx__registry *reg);
 /* The live claims, stale ones removed first (a DIED event each): *records is malloc'ed.
@@ -236,18 +233,14 @@ gctx_status gctx__registry_rejoin(gctx__registry *reg, const char *file, int inh
 int gctx__state_write(const char *dir, const char *file, int shared, const char *text);
 /* Its text into text (NUL-ended), when it is a regular file of uid: -1 otherwise. */
 int gctx__state_read(const char *dir, const char *file, unsigned uid, char *text, size_t size);
-/* Reads a claim's record (a member that inherited its descriptor). */
-gctx_status gctx__registry_read(gctx__registry *reg, const char *file, gctx__record *record);
 gctx_status gctx__registry_log(gctx__registry *reg, const gctx__event_record *event);
 /* The kept events, oldest first: *events is malloc'ed. */
 gctx_status gctx__registry_events(gctx__registry *reg, gctx__event_record **events,
                                   unsigned *count);
-/* The identity file checked (claim_kept.c's open): a missing, foreign or corrupt one rebuilt
- * when no claim is live, else GCTX_ERROR_REGISTRY. */
-gctx_status gctx__registry_check_identity(gctx__registry *reg);
-/* gctx__registry_open of a registry that must exist: nothing is created (a join). */
-gctx_status gctx__registry_open_existing(const char *runtime_dir, unsigned flags,
-                                         const gctx__identity *id, gctx__registry *reg);
+/* The identity file checked against expected, reg's identity as gctx__identity_format writes
+ * it (claim_kept.c's open): a missing, foreign or corrupt one rebuilt when no claim is live,
+ * else GCTX_ERROR_REGISTRY. */
+gctx_status gctx__registry_check_identity(gctx__registry *reg, const char *expected);
 /* The runtime directory opened (*fd) and checked, made first when create; *owner: its owner. */
 gctx_status gctx__runtime_open(const char *runtime_dir, unsigned flags, char *out, size_t size,
                                int *shared, int create, int *fd, uid_t *owner);
@@ -257,15 +250,17 @@ gctx_status gctx__gpu_dir_open(int root_fd, uid_t admin, const char *path, int s
                                int *fd, struct stat *st);
 
 /* Text formats (claim_format.c). Text fields are one line each: line breaks become spaces. */
-void gctx__one_line(char *dst, size_t size, const char *src);
 void gctx__record_format(const gctx__record *r, char *out, size_t size);
-/* 0, or -1 with what is wrong in why. */
+/* 0, or -1 with what is wrong in why: "line N: ...", N the line of text it is in. */
 int gctx__record_parse(const char *text, const gctx__identity *id, gctx__record *r, char *why,
                        size_t why_size);
 void gctx__event_format(const gctx__event_record *e, char *out, size_t size);
 /* The events in text, parsed into out (GCTX__EVENTS_KEPT + 1), the last GCTX__EVENTS_KEPT. */
 unsigned gctx__events_parse(char *text, gctx__event_record *out);
 void gctx__identity_format(const gctx__identity *id, char *out, size_t size);
+/* The identity text of the GPU uuid into id: 0, or -1 unless gctx__identity_format writes it
+ * back the same (an older greenctx's, a foreign or corrupt text). */
+int gctx__identity_parse(const char *text, const char *uuid, gctx__identity *id);
 /* What differs between an identity file's text and ours: the first line that does. */
 void gctx__identity_difference(const char *found, const char *expected, char *why, size_t size);
 
@@ -357,8 +352,8 @@ unsigned gctx__claim_forks_seen(void);
  * its claim file: the program closed it (closefrom(3)), and with it, if it was the claim's
  * last hold, the claim. */
 gctx_status gctx__claim_fd_check(const gctx_claim *claim);
-/* The claim's own context, made on first use (claim->lock held). */
-gctx_status gctx__claim_own_context(gctx_claim *claim);
+/* A reference to the claim's own stream, made on first use (claim->lock held). */
+gctx_status gctx__claim_own_stream(gctx_claim *claim, gctx_stream **stream);
 /* A record as the public struct; self: held by this process. */
 void gctx__claim_info(const gctx__record *record, const gctx__identity *identity, int device,
                       int self, gctx_claim_info *out);
@@ -367,10 +362,6 @@ int gctx__claim_held_here(const char *dir, const char *file);
 /* The granules free in reg now (every live claim's taken out); records: the live ones. */
 gctx_status gctx__claim_free(gctx__registry *reg, gctx__granules *free_set,
                              gctx__record **records, unsigned *count);
-/* GCTX_ERROR_BUSY naming the holders, for count SMs (0: rest) of device. */
-gctx_status gctx__claim_busy(const gctx__identity *id, int device, unsigned count,
-                             const gctx__granules *free_set, const gctx__record *records,
-                             unsigned nb, int waited_ms);
 /* What gctx__claim_take takes, and where: count SMs (0: the rest) of device in the registry
  * of runtime_dir (NULL or "": the default) and dir_flags; file is the claim file ("" before it
  * exists), inherit its GCTX_CLAIM_INHERIT. */

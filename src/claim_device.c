@@ -65,9 +65,7 @@ static gctx_status canonical_split(const gctx__driver *drv, const gctx_partition
     unsigned nb, granule = whole->rules.min_partition, flags = 0;
     unsigned unit = whole->rules.alignment >= 2 ? whole->rules.alignment : 2;
     int fine, can_fine = drv->features[GCTX_FEATURE_FINE_GRANULES].available;
-    gctx_status s = claim_granules_mode(&fine);
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(claim_granules_mode(&fine));
     gcu_result r = split_by(drv, whole, granule, 0, out, &nb, &remainder);
     unsigned structured_sms = nb ? nb * out->resources[0].u.sm.smCount : 0;
     int coarser = nb && out->resources[0].u.sm.smCount > unit;
@@ -117,14 +115,12 @@ gctx_status gctx__device_granules_get(int device, gctx__device_granules *out)
     memset(out, 0, sizeof *out);
     out->device = device;
     const gctx__driver *drv;
-    gctx_status s = gctx__driver_load_green(&drv);
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx__driver_load_green(&drv));
     if (!drv->cuDeviceGetUuid)
         return gctx__fail(GCTX_ERROR_UNSUPPORTED,
                           "the driver has no cuDeviceGetUuid: claims name GPUs by UUID");
-    if ((s = gctx_partition_from_device(device, &out->whole)))
-        return s;
+    GCTX_TRY(gctx_partition_from_device(device, &out->whole));
+    gctx_status s;
     gctx_partition *whole = out->whole;
     gcu_uuid uuid;
     gcu_result r = drv->cuDeviceGetUuid(&uuid, device);
@@ -152,9 +148,7 @@ gctx_status gctx__granules_partition(const gctx__device_granules *g, const gctx_
                                      gctx_partition **out)
 {
     gctx_partition *whole = g->whole;
-    gctx_status s = gctx__handle_resolve(&whole, GCTX__TYPE_PARTITION, "device partition");
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx__handle_resolve(&whole, GCTX__TYPE_PARTITION, "device partition"));
     const gctx__granule_layout *l = &g->identity.layout;
     gcu_dev_resource list[GCTX_CLAIM_MAX_GRANULES];
     unsigned n = 0;
@@ -167,10 +161,9 @@ gctx_status gctx__granules_partition(const gctx__device_granules *g, const gctx_
     int remainder_alone = l->remainder_sms && gctx__granules_has(set, l->nb_regular) && n == 1;
     const gctx__sm_rules unstructured = {2, 2, 0};
     gctx__split *record;
-    if ((s = gctx__split_new(whole, &record)))
-        return s;
+    GCTX_TRY(gctx__split_new(whole, &record));
     gctx_partition *p = NULL;
-    s = gctx__partition_from_split(record, 0,
+    gctx_status s = gctx__partition_from_split(record, 0,
                                    remainder_alone ? GCTX_PARTITION_REMAINDER
                                                    : GCTX_PARTITION_GROUP,
                                    list, n, loose ? &unstructured : &whole->rules,

@@ -97,8 +97,7 @@ gctx_status gctx__runtime_path(const char *runtime_dir, unsigned flags, char *ou
     return GCTX_SUCCESS;
 }
 
-/* The directory at path (openat(at, path) when at >= 0) opened, not through a link. */
-static int open_dir(int at, const char *path)
+int gctx__dir_open(int at, const char *path)
 {
     return openat(at >= 0 ? at : AT_FDCWD, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
@@ -117,16 +116,15 @@ static gctx_status open_failed(const char *what, const char *path)
 gctx_status gctx__runtime_open(const char *runtime_dir, unsigned flags, char *out, size_t size,
                                int *shared, int create, int *fd, uid_t *owner)
 {
-    gctx_status s = gctx__runtime_path(runtime_dir, flags, out, size, shared);
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx__runtime_path(runtime_dir, flags, out, size, shared));
+    gctx_status s = GCTX_SUCCESS;
     struct stat st;
     if (create && lstat(out, &st) != 0 && make_dirs(out, 0700) != 0)
         return gctx__fail(GCTX_ERROR_REGISTRY,
                           "can't create the claims runtime directory %s: %s (set "
                           "GREENCTX_RUNTIME_DIR to a directory you can write)",
                           out, strerror(errno));
-    *fd = open_dir(-1, out);
+    *fd = gctx__dir_open(-1, out);
     if (*fd < 0)
         return open_failed("claims runtime directory", out);
     if (fstat(*fd, &st) != 0 ||
@@ -141,17 +139,6 @@ gctx_status gctx__runtime_open(const char *runtime_dir, unsigned flags, char *ou
     return GCTX_SUCCESS;
 }
 
-gctx_status gctx__runtime_dir(const char *runtime_dir, unsigned flags, char *out, size_t size,
-                              int *shared)
-{
-    int fd;
-    uid_t owner;
-    gctx_status s = gctx__runtime_open(runtime_dir, flags, out, size, shared, 1, &fd, &owner);
-    if (s == GCTX_SUCCESS)
-        close(fd);
-    return s;
-}
-
 gctx_status gctx__gpu_dir_open(int root_fd, uid_t admin, const char *path, int shared, int create,
                                int *fd, struct stat *st)
 {
@@ -164,7 +151,7 @@ gctx_status gctx__gpu_dir_open(int root_fd, uid_t admin, const char *path, int s
     if (!made && may_make && errno != EEXIST)
         return gctx__fail(GCTX_ERROR_REGISTRY, "can't create the claims registry %s: %s", path,
                           strerror(errno));
-    *fd = open_dir(root_fd, name);
+    *fd = gctx__dir_open(root_fd, name);
     if (*fd < 0 && errno == ENOENT && shared && create)
         return gctx__fail(GCTX_ERROR_REGISTRY,
                           "the shared claims registry %s doesn't exist and only root or the "

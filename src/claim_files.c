@@ -18,19 +18,15 @@
 
 #define OPEN_FLAGS (O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
 
-long long gctx__now_ns(void)
+static long long clock_ns(clockid_t clock)
 {
     struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
+    clock_gettime(clock, &t);
     return (long long)t.tv_sec * 1000000000ll + t.tv_nsec;
 }
 
-long long gctx__monotonic_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (long long)t.tv_sec * 1000000000ll + t.tv_nsec;
-}
+long long gctx__now_ns(void) { return clock_ns(CLOCK_REALTIME); }
+long long gctx__monotonic_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
 
 const char *gctx__file_error(int err)
 {
@@ -48,7 +44,8 @@ const char *gctx__file_error(int err)
     }
 }
 
-int gctx__file_check(int fd, uid_t owner, int one_link, struct stat *st)
+/* 0 when fd is what gctx__file_open asks; -1 with errno GCTX__ENOTREG, EPERM or EMLINK. */
+static int file_check(int fd, uid_t owner, int one_link, struct stat *st)
 {
     struct stat own;
     struct stat *s = st ? st : &own;
@@ -71,7 +68,7 @@ int gctx__file_open(int dfd, const char *name, int flags, uid_t owner, int one_l
     int fd = openat(dfd, name, flags | OPEN_FLAGS);
     if (fd < 0)
         return -1;
-    if (gctx__file_check(fd, owner, one_link, st) != 0) {
+    if (file_check(fd, owner, one_link, st) != 0) {
         int err = errno;
         close(fd);
         errno = err;
@@ -109,6 +106,19 @@ long gctx__file_read(int fd, char *buf, size_t size)
     }
     buf[n] = '\0';
     return (long)n;
+}
+
+long gctx__file_read_at(int dfd, const char *name, uid_t owner, int one_link, char *buf,
+                        size_t size)
+{
+    int fd = gctx__file_open(dfd, name, O_RDONLY, owner, one_link, NULL);
+    if (fd < 0)
+        return -1;
+    long n = gctx__file_read(fd, buf, size);
+    int err = errno;
+    close(fd);
+    errno = err;
+    return n;
 }
 
 static int write_all(int fd, const char *text)

@@ -72,14 +72,18 @@ unsigned gctx__layout_sms(const gctx__granule_layout *l, unsigned granule)
                                    : granule == l->nb_regular ? l->remainder_sms : 0;
 }
 
-int gctx__remainder_counts(const gctx__granule_layout *l)
+/* Whether a count may take the remainder granule: when it is co-scheduled and a partition's
+ * worth (the split by 8 of an H200 leaves 12: 20 = 8 + 12), never on fine granules or when
+ * fewer SMs are left over than a granule has (the H200's 4 beside granules of 16: a count
+ * plan refuses), which "rest" and "all" take. */
+static int remainder_counts(const gctx__granule_layout *l)
 {
     return !l->split_flags && l->remainder_sms >= l->regular_sms;
 }
 
 unsigned gctx__uncounted_sms(const gctx__granule_layout *l, const gctx__granules *g)
 {
-    return l->remainder_sms && !gctx__remainder_counts(l) && gctx__granules_has(g, l->nb_regular)
+    return l->remainder_sms && !remainder_counts(l) && gctx__granules_has(g, l->nb_regular)
                ? l->remainder_sms
                : 0;
 }
@@ -116,7 +120,7 @@ int gctx__layout_claimable(const gctx__granule_layout *l, unsigned count)
 {
     return count > 0 && count >= l->min_sms &&
            (regular_needed(l, count, 0) >= 0 ||
-            (gctx__remainder_counts(l) && regular_needed(l, count, 1) >= 0));
+            (remainder_counts(l) && regular_needed(l, count, 1) >= 0));
 }
 
 unsigned gctx__layout_fit(const gctx__granule_layout *l, unsigned count)
@@ -188,7 +192,7 @@ static gctx_status not_claimable(const gctx__granule_layout *l, unsigned count)
         snprintf(nearest, sizeof nearest, "the nearest count that can be claimed is %u",
                  below ? below : above);
     char remainder[96] = "";
-    if (l->remainder_sms && gctx__remainder_counts(l))
+    if (l->remainder_sms && remainder_counts(l))
         snprintf(remainder, sizeof remainder, ", with or without the %u SM%s left over",
                  l->remainder_sms, GCTX__PLURAL(l->remainder_sms));
     else if (l->remainder_sms)

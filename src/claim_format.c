@@ -1,5 +1,6 @@
 /* The registry's text formats: a claim's record, the events, the identity. Pure: no files. */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +12,7 @@
 /* ---- claim records ---- */
 
 /* Text fields are one line each: line breaks become spaces. */
-void gctx__one_line(char *dst, size_t size, const char *src)
+static void one_line(char *dst, size_t size, const char *src)
 {
     size_t i = 0;
     for (; src && src[i] && i + 1 < size; i++)
@@ -25,9 +26,9 @@ void gctx__record_format(const gctx__record *r, char *out, size_t size)
         label[sizeof r->label];
     gctx__granules_text(&r->granules, granules, sizeof granules);
     /* A command's arguments may hold line breaks (python -c 'script'). */
-    gctx__one_line(user, sizeof user, r->user);
-    gctx__one_line(command, sizeof command, r->command);
-    gctx__one_line(label, sizeof label, r->label);
+    one_line(user, sizeof user, r->user);
+    one_line(command, sizeof command, r->command);
+    one_line(label, sizeof label, r->label);
     int n = snprintf(out, size,
                      "greenctx-claim %d\npid %d\nuid %u\nuser %s\ncommand %s\nlabel %s\n"
                      "since_ns %lld\nmps %d\ngranules %s\n",
@@ -68,69 +69,69 @@ static int parse_long(const char *text, long long *v)
     return errno || end == text || *end ? -1 : 0;
 }
 
-/* 0, or -1 with what is wrong in why. */
-int gctx__record_parse(const char *text, const gctx__identity *id, gctx__record *r, char *why,
-                        size_t why_size)
+/* why gets "line N: " and what is wrong in it; -1. */
+GCTX_PRINTF(4, 5)
+static int bad_line(char *why, size_t size, unsigned line, const char *fmt, ...)
 {
-    char v[300];
-    long long n;
+    int n = snprintf(why, size, "line %u: ", line);
+    va_list args;
+    va_start(args, fmt);
+    if (n > 0 && (size_t)n < size)
+        vsnprintf(why + n, size - (size_t)n, fmt, args);
+    va_end(args);
+    return -1;
+}
+
+/* A record's lines, in the order gctx__record_format writes them. */
+enum { VERSION, PID, UID, USER, COMMAND, LABEL, SINCE, MPS, GRANULES, NB_FIELDS };
+static const char *const field_keys[NB_FIELDS] = {
+    "greenctx-claim", "pid", "uid", "user", "command", "label", "since_ns", "mps", "granules"};
+#define NUMERIC_FIELDS (1u << PID | 1u << UID | 1u << SINCE | 1u << MPS)
+
+int gctx__record_parse(const char *text, const gctx__identity *id, gctx__record *r, char *why,
+                       size_t why_size)
+{
+    char v[NB_FIELDS][300];
+    long long n[NB_FIELDS] = {0};
     const char *c = text;
     memset(r, 0, sizeof *r);
-#define FIELD(key)                                                                             \
-    (take_line(&c, key, v, sizeof v) == 0 ||                                                   \
-     (snprintf(why, why_size, "no '%s' line where expected", key), 0))
-    if (!FIELD("greenctx-claim"))
-        return -1;
-    if (parse_long(v, &n) || n != FORMAT_VERSION) {
-        snprintf(why, why_size, "format %.40s, this greenctx writes %d", v, FORMAT_VERSION);
-        return -1;
+    for (unsigned i = 0; i < NB_FIELDS; i++) {
+        if (take_line(&c, field_keys[i], v[i], sizeof v[i]) != 0)
+            return bad_line(why, why_size, i + 1, "no '%s' line where expected", field_keys[i]);
+        if (i == VERSION && (parse_long(v[i], &n[i]) || n[i] != FORMAT_VERSION))
+            return bad_line(why, why_size, i + 1, "format %.40s, this greenctx writes %d", v[i],
+                            FORMAT_VERSION);
+        if ((NUMERIC_FIELDS >> i & 1) && parse_long(v[i], &n[i]))
+            return bad_line(why, why_size, i + 1, "%s '%.40s' is not a number", field_keys[i],
+                            v[i]);
     }
-    if (!FIELD("pid") || parse_long(v, &n))
-        return -1;
-    r->pid = (int)n;
-    if (!FIELD("uid") || parse_long(v, &n))
-        return -1;
-    r->uid = (unsigned)n;
-    if (!FIELD("user"))
-        return -1;
-    gctx__one_line(r->user, sizeof r->user, v);
-    if (!FIELD("command"))
-        return -1;
-    gctx__one_line(r->command, sizeof r->command, v);
-    if (!FIELD("label"))
-        return -1;
-    gctx__one_line(r->label, sizeof r->label, v);
-    if (!FIELD("since_ns") || parse_long(v, &r->since_ns))
-        return -1;
-    if (!FIELD("mps") || parse_long(v, &n))
-        return -1;
-    r->mps = n != 0;
-    if (!FIELD("granules"))
-        return -1;
-#undef FIELD
+    r->pid = (int)n[PID];
+    r->uid = (unsigned)n[UID];
+    one_line(r->user, sizeof r->user, v[USER]);
+    one_line(r->command, sizeof r->command, v[COMMAND]);
+    one_line(r->label, sizeof r->label, v[LABEL]);
+    r->since_ns = n[SINCE];
+    r->mps = n[MPS] != 0;
     char *save = NULL;
-    for (char *tok = strtok_r(v, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
-        if (parse_long(tok, &n) || n < 0 || n >= (long long)gctx__layout_count(&id->layout) ||
-            gctx__granules_has(&r->granules, (unsigned)n)) {
-            snprintf(why, why_size, "granule '%s' is no granule of this device's %u, or twice",
-                     tok, gctx__layout_count(&id->layout));
-            return -1;
-        }
-        gctx__granules_add(&r->granules, (unsigned)n);
+    long long g;
+    unsigned nb = gctx__layout_count(&id->layout);
+    for (char *tok = strtok_r(v[GRANULES], " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+        if (parse_long(tok, &g) || g < 0 || g >= (long long)nb ||
+            gctx__granules_has(&r->granules, (unsigned)g))
+            return bad_line(why, why_size, GRANULES + 1,
+                            "granule '%s' is no granule of this device's %u, or twice", tok, nb);
+        gctx__granules_add(&r->granules, (unsigned)g);
     }
-    if (!gctx__granules_count(&r->granules)) {
-        snprintf(why, why_size, "it holds no granule");
-        return -1;
-    }
-    char klass[16];
-    if (take_line(&c, "class", v, sizeof v) == 0) {
-        if (sscanf(v, "%15s target_ms %lf factor %lf", klass, &r->target_ms,
+    if (!gctx__granules_count(&r->granules))
+        return bad_line(why, why_size, GRANULES + 1, "it holds no granule");
+    char klass[16], line[300];
+    if (take_line(&c, "class", line, sizeof line) == 0) {
+        if (sscanf(line, "%15s target_ms %lf factor %lf", klass, &r->target_ms,
                    &r->target_factor) != 3 ||
-            (strcmp(klass, "latency") != 0 && strcmp(klass, "best-effort") != 0)) {
-            snprintf(why, why_size, "class '%.60s' is not 'latency|best-effort target_ms T "
-                                    "factor F'", v);
-            return -1;
-        }
+            (strcmp(klass, "latency") != 0 && strcmp(klass, "best-effort") != 0))
+            return bad_line(why, why_size, NB_FIELDS + 1,
+                            "class '%.60s' is not 'latency|best-effort target_ms T factor F'",
+                            line);
         r->tenant_class = klass[0] == 'l' ? GCTX_TENANT_LATENCY : GCTX_TENANT_BEST_EFFORT;
     }
     return 0;
@@ -141,7 +142,7 @@ int gctx__record_parse(const char *text, const gctx__identity *id, gctx__record 
 void gctx__event_format(const gctx__event_record *e, char *out, size_t size)
 {
     char command[256];
-    gctx__one_line(command, sizeof command, e->command);
+    one_line(command, sizeof command, e->command);
     snprintf(out, size, "%d %lld %d %d %u %s\n", (int)e->kind, e->time_ns, e->pid, e->cuda_result,
              e->sm_count, command);
 }
@@ -155,7 +156,7 @@ static int parse_event(const char *line, gctx__event_record *e)
         kind < GCTX_CLAIM_EVENT_RELEASED || kind > GCTX_CLAIM_EVENT_FAULT)
         return -1;
     e->kind = (gctx_claim_event_kind)kind;
-    gctx__one_line(e->command, sizeof e->command, line + used);
+    one_line(e->command, sizeof e->command, line + used);
     return 0;
 }
 
@@ -189,34 +190,56 @@ void gctx__identity_format(const gctx__identity *id, char *out, size_t size)
                  id->layout.split_flags, id->hash);
 }
 
+int gctx__identity_parse(const char *text, const char *uuid, gctx__identity *id)
+{
+    char mode[16], again[4096];
+    unsigned sms[GCTX_CLAIM_MAX_GRANULES], nb = 0;
+    int used = 0;
+    gctx__granule_layout *l = &id->layout;
+    memset(id, 0, sizeof *id);
+    snprintf(id->uuid, sizeof id->uuid, "%s", uuid);
+    if (sscanf(text,
+               "greenctx-claims %*d version %*s uuid %*s driver %d claim-granules %15s granules%n",
+               &id->driver_version, mode, &used) != 2)
+        return -1;
+    const char *p = text + used;
+    for (; nb < GCTX_CLAIM_MAX_GRANULES && sscanf(p, "%*[ ]%u%n", &sms[nb], &used) == 1; p += used)
+        nb++;
+    sscanf(p, " split-flags %u hash %llx", &l->split_flags, &id->hash);
+    l->fine = strcmp(mode, "fine") == 0;
+    l->regular_sms = nb ? sms[0] : 0;
+    l->nb_regular = nb && sms[nb - 1] != sms[0] ? nb - 1 : nb;
+    l->remainder_sms = l->nb_regular < nb ? sms[nb - 1] : 0;
+    gctx__identity_format(id, again, sizeof again);
+    return nb && strcmp(text, again) == 0 ? 0 : -1;
+}
+
 /* What differs between the identity file's text and ours: the first line that does. */
 void gctx__identity_difference(const char *found, const char *expected, char *why, size_t size)
 {
-    const char *f = found, *e = expected;
-    while (*e) {
-        const char *fe = strchr(f, '\n'), *ee = strchr(e, '\n');
-        size_t fl = fe ? (size_t)(fe - f) : strlen(f), el = ee ? (size_t)(ee - e) : strlen(e);
-        static const char mode[] = "claim-granules ";
-        if ((fl != el || strncmp(f, e, el) != 0) && strncmp(f, mode, sizeof mode - 1) == 0 &&
-            strncmp(e, mode, sizeof mode - 1) == 0) {
-            int n = (int)(fl - (sizeof mode - 1));
+    static const char mode[] = "claim-granules ";
+    const size_t m = sizeof mode - 1;
+    for (const char *f = found, *e = expected; *e;) {
+        size_t fl = strcspn(f, "\n"), el = strcspn(e, "\n");
+        int same = fl == el && strncmp(f, e, el) == 0;
+        int n = fl > m ? (int)(fl - m > 12 ? 12 : fl - m) : 0;
+        if (!same && strncmp(f, mode, m) == 0 && strncmp(e, mode, m) == 0) {
             snprintf(why, size,
                      "its claims are over GREENCTX_CLAIM_GRANULES=%.*s granules, this process's "
                      "over %.*s: run it with GREENCTX_CLAIM_GRANULES=%.*s to share the GPU with "
                      "them",
-                     n > 12 ? 12 : n, f + sizeof mode - 1, (int)(el - (sizeof mode - 1)),
-                     e + sizeof mode - 1, n > 12 ? 12 : n, f + sizeof mode - 1);
+                     n, f + m, (int)(el - m), e + m, n, f + m);
             return;
         }
-        if (fl != el || strncmp(f, e, el) != 0) {
+        if (!same) {
             snprintf(why, size, "its identity says '%.*s' where this process has '%.*s'",
                      (int)(fl > 80 ? 80 : fl), f, (int)(el > 80 ? 80 : el), e);
             return;
         }
-        if (!fe || !ee)
+        if (!f[fl] || !e[el])
             break;
-        f = fe + 1;
-        e = ee + 1;
+        f += fl + 1;
+        e += el + 1;
     }
     snprintf(why, size, "its identity file is corrupt (trailing text)");
 }

@@ -132,9 +132,7 @@ static int by_value(const void *a, const void *b)
 
 gctx_status gctx_claim_report_step(gctx_claim *claim, double step_ms)
 {
-    gctx_status s = gctx__handle_resolve(&claim, GCTX__TYPE_CLAIM, "claim");
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx__handle_resolve(&claim, GCTX__TYPE_CLAIM, "claim"));
     if (!isfinite(step_ms) || step_ms <= 0)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "step_ms is %g: give the step's time in milliseconds (> 0)", step_ms);
@@ -235,15 +233,12 @@ static unsigned latency_inputs(const char *dir, const gctx__record *records, uns
 gctx_status gctx_claim_guard(gctx_claim *claim, const gctx_guard_signals *signals,
                              gctx_guard_advice *advice)
 {
-    gctx_status s = gctx__handle_resolve(&claim, GCTX__TYPE_CLAIM, "claim");
-    if (s == GCTX_SUCCESS)
-        s = gctx__sized_check(advice, GCTX__MIN_GUARD_ADVICE, "advice", "GCTX_GUARD_ADVICE_INIT");
     gctx_guard_signals sig = GCTX_GUARD_SIGNALS_INIT;
-    if (s == GCTX_SUCCESS && signals)
-        s = gctx__sized_in(&sig, sizeof sig, signals, GCTX__MIN_GUARD_SIGNALS, "signals",
-                           "GCTX_GUARD_SIGNALS_INIT");
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx__handle_resolve(&claim, GCTX__TYPE_CLAIM, "claim"));
+    GCTX_TRY(gctx__sized_check(advice, GCTX__MIN_GUARD_ADVICE, "advice", "GCTX_GUARD_ADVICE_INIT"));
+    if (signals)
+        GCTX_TRY(gctx__sized_in(&sig, sizeof sig, signals, GCTX__MIN_GUARD_SIGNALS, "signals",
+                                "GCTX_GUARD_SIGNALS_INIT"));
     pthread_mutex_lock(&claim->lock);
     gctx_tenant_class tenant_class = claim->record.tenant_class;
     unsigned sms = gctx__granules_sms(&claim->granules.identity.layout, &claim->record.granules);
@@ -256,9 +251,8 @@ gctx_status gctx_claim_guard(gctx_claim *claim, const gctx_guard_signals *signal
     gctx__registry reg;
     gctx__record *records = NULL;
     unsigned nb = 0;
-    if ((s = gctx__claim_registry(claim, &reg)))
-        return s;
-    s = gctx__registry_claims(&reg, &records, &nb);
+    GCTX_TRY(gctx__claim_registry(claim, &reg));
+    gctx_status s = gctx__registry_claims(&reg, &records, &nb);
     gctx__registry_close(&reg);
     if (s != GCTX_SUCCESS)
         return s;
@@ -314,9 +308,7 @@ gctx_status gctx_claim_guard(gctx_claim *claim, const gctx_guard_signals *signal
 
 gctx_status gctx_claim_report_held(gctx_claim *claim, double held_ms)
 {
-    gctx_status s = gctx__handle_resolve(&claim, GCTX__TYPE_CLAIM, "claim");
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx__handle_resolve(&claim, GCTX__TYPE_CLAIM, "claim"));
     if (!isfinite(held_ms) || held_ms < 0)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "held_ms is %g: give how long the launches were held back, in "

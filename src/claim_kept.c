@@ -221,11 +221,10 @@ static gctx_status kept_identity(gctx__registry *reg, gctx__kept_registry *k)
     if (k->identity_fd >= 0)
         close(k->identity_fd);
     k->identity_fd = -1;
-    gctx_status s = gctx__registry_check_identity(reg);
-    if (s == GCTX_SUCCESS)
-        k->identity_fd = gctx__file_open(dirfd(k->dirp), "identity", O_RDONLY,
-                                         GCTX__ANY_OWNER, 1, &k->identity_st);
-    return s;
+    GCTX_TRY(gctx__registry_check_identity(reg, expected));
+    k->identity_fd = gctx__file_open(dirfd(k->dirp), "identity", O_RDONLY, GCTX__ANY_OWNER, 1,
+                                     &k->identity_st);
+    return GCTX_SUCCESS;
 }
 
 /* How long a registry call waits for another process's hold of the registry lock (ms): a
@@ -273,8 +272,8 @@ static gctx_status lock_registry(gctx__registry *reg, gctx__kept_registry *k)
                       reg->dir, holder, timeout);
 }
 
-static gctx_status registry_open(const char *runtime_dir, unsigned flags, int create,
-                                 const gctx__identity *id, gctx__registry *reg)
+gctx_status gctx__registry_open(const char *runtime_dir, unsigned flags, int create,
+                                const gctx__identity *id, gctx__registry *reg)
 {
     char root[512];
     memset(reg, 0, sizeof *reg);
@@ -282,11 +281,9 @@ static gctx_status registry_open(const char *runtime_dir, unsigned flags, int cr
     reg->dir_fd = -1;
     reg->me = geteuid();
     reg->identity = *id;
-    gctx_status s = gctx__runtime_path(runtime_dir, flags, root, sizeof root, &reg->shared);
-    if (s != GCTX_SUCCESS)
-        return s;
-    if ((s = gctx__registry_path(root, id->uuid, reg->dir, sizeof reg->dir)))
-        return s;
+    GCTX_TRY(gctx__runtime_path(runtime_dir, flags, root, sizeof root, &reg->shared));
+    GCTX_TRY(gctx__registry_path(root, id->uuid, reg->dir, sizeof reg->dir));
+    gctx_status s;
     gctx__kept_registry *k = kept_entry(reg->dir, reg->shared);
     if (!k)
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory opening the claims registry");
@@ -303,7 +300,6 @@ static gctx_status registry_open(const char *runtime_dir, unsigned flags, int cr
             reg->kept = k;
             reg->lock_fd = k->lock_fd;
             reg->dir_fd = dirfd(k->dirp);
-            reg->dir_owner = k->dir_st.st_uid;
             break;
         }
         kept_shut(k); /* drops the lock with the description */
@@ -319,18 +315,6 @@ static gctx_status registry_open(const char *runtime_dir, unsigned flags, int cr
 fail:
     pthread_mutex_unlock(&k->lock);
     return s;
-}
-
-gctx_status gctx__registry_open(const char *runtime_dir, unsigned flags, const gctx__identity *id,
-                                gctx__registry *reg)
-{
-    return registry_open(runtime_dir, flags, 1, id, reg);
-}
-
-gctx_status gctx__registry_open_existing(const char *runtime_dir, unsigned flags,
-                                         const gctx__identity *id, gctx__registry *reg)
-{
-    return registry_open(runtime_dir, flags, 0, id, reg);
 }
 
 void gctx__registry_close(gctx__registry *reg)

@@ -10,10 +10,13 @@
 
 #include "claim.h"
 
-/* Caller arrays of size-prefixed structs: element i lies first->size bytes after i - 1. */
-static gctx_status check_array(const void *first, unsigned capacity, size_t min_size,
-                               const char *name, const char *init_macro)
+/* Caller arrays of size-prefixed structs: element i lies first->size bytes after i - 1. count:
+ * the output that says how many there are. */
+static gctx_status check_array(const void *first, unsigned capacity, const unsigned *count,
+                               size_t min_size, const char *name, const char *init_macro)
 {
+    if (!count)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "count (the output) is NULL");
     if (capacity == 0)
         return GCTX_SUCCESS;
     if (!first)
@@ -36,24 +39,21 @@ static void *element(void *first, unsigned i)
 static gctx_status open_device(int device, const char *uuid, const char *runtime_dir,
                                gctx__device_granules *g, gctx__registry *reg)
 {
-    gctx_status s;
-    if (uuid) {
+    if (!uuid)
+        GCTX_TRY(gctx__device_granules_get(device, g));
+    else if (strncmp(uuid, "GPU-", 4) || strspn(uuid + 4, "0123456789abcdef-") != strlen(uuid + 4))
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                          "'%.60s' is no GPU UUID (GPU- and hex digits, as nvidia-smi -L "
+                          "prints it)",
+                          uuid);
+    else {
         memset(g, 0, sizeof *g);
         g->device = -1;
-        if (strncmp(uuid, "GPU-", 4) || strspn(uuid + 4, "0123456789abcdef-") != strlen(uuid + 4))
-            return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
-                              "'%.60s' is no GPU UUID (GPU- and hex digits, as nvidia-smi -L "
-                              "prints it)",
-                              uuid);
-        s = gctx__registry_identity(runtime_dir, uuid, &g->identity);
-    } else {
-        s = gctx__device_granules_get(device, g);
+        GCTX_TRY(gctx__registry_identity(runtime_dir, uuid, &g->identity));
     }
-    if (s != GCTX_SUCCESS)
-        return s;
     /* Without the driver the registry is only read: one that isn't there is not made. */
-    if ((s = uuid ? gctx__registry_open_existing(runtime_dir, 0, &g->identity, reg)
-                  : gctx__registry_open(runtime_dir, 0, &g->identity, reg)))
+    gctx_status s = gctx__registry_open(runtime_dir, 0, !uuid, &g->identity, reg);
+    if (s != GCTX_SUCCESS)
         gctx__device_granules_end(g);
     return s;
 }
@@ -95,22 +95,17 @@ static gctx_status list(int device, const char *uuid, const char *runtime_dir,
                         gctx_claim_info *claims, unsigned capacity, unsigned *count,
                         gctx_claim_usage *usage)
 {
-    gctx_status s;
-    if (!count)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "count (the output) is NULL");
-    if ((s = check_array(claims, capacity, GCTX__MIN_CLAIM_INFO, "claims",
-                         "GCTX_CLAIM_INFO_INIT")) ||
-        (usage && (s = gctx__sized_check(usage, GCTX__MIN_CLAIM_USAGE, "usage",
-                                         "GCTX_CLAIM_USAGE_INIT"))))
-        return s;
+    GCTX_TRY(check_array(claims, capacity, count, GCTX__MIN_CLAIM_INFO, "claims",
+                         "GCTX_CLAIM_INFO_INIT"));
+    if (usage)
+        GCTX_TRY(gctx__sized_check(usage, GCTX__MIN_CLAIM_USAGE, "usage", "GCTX_CLAIM_USAGE_INIT"));
     gctx__device_granules g;
     gctx__registry reg;
-    if ((s = open_device(device, uuid, runtime_dir, &g, &reg)))
-        return s;
+    GCTX_TRY(open_device(device, uuid, runtime_dir, &g, &reg));
     gctx__record *records = NULL;
     unsigned nb = 0;
     gctx__granules free_set;
-    s = gctx__claim_free(&reg, &free_set, &records, &nb);
+    gctx_status s = gctx__claim_free(&reg, &free_set, &records, &nb);
     gctx__registry_close(&reg);
     if (s != GCTX_SUCCESS)
         goto done;
@@ -195,19 +190,14 @@ static void event_out(const gctx__event_record *e, gctx_claim_event *out)
 static gctx_status events_of(int device, const char *uuid, const char *runtime_dir,
                              gctx_claim_event *events, unsigned capacity, unsigned *count)
 {
-    gctx_status s;
-    if (!count)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "count (the output) is NULL");
-    if ((s = check_array(events, capacity, GCTX__MIN_CLAIM_EVENT, "events",
-                         "GCTX_CLAIM_EVENT_INIT")))
-        return s;
+    GCTX_TRY(check_array(events, capacity, count, GCTX__MIN_CLAIM_EVENT, "events",
+                         "GCTX_CLAIM_EVENT_INIT"));
     gctx__device_granules g;
     gctx__registry reg;
-    if ((s = open_device(device, uuid, runtime_dir, &g, &reg)))
-        return s;
+    GCTX_TRY(open_device(device, uuid, runtime_dir, &g, &reg));
     gctx__event_record *kept = NULL;
     unsigned nb = 0;
-    s = gctx__registry_events(&reg, &kept, &nb);
+    gctx_status s = gctx__registry_events(&reg, &kept, &nb);
     gctx__registry_close(&reg);
     gctx__device_granules_end(&g);
     if (s != GCTX_SUCCESS)
@@ -246,9 +236,7 @@ static const gctx__event_record *first_other(const gctx__event_record *events, u
 
 gctx_status gctx_claim_report_fault(gctx_claim *claim, int cuda_result)
 {
-    gctx_status s = gctx__handle_resolve(&claim, GCTX__TYPE_CLAIM, "claim");
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx__handle_resolve(&claim, GCTX__TYPE_CLAIM, "claim"));
     gctx__event_record e;
     memset(&e, 0, sizeof e);
     e.kind = GCTX_CLAIM_EVENT_FAULT;
@@ -264,8 +252,8 @@ gctx_status gctx_claim_report_fault(gctx_claim *claim, int cuda_result)
     gctx__registry reg;
     gctx__event_record *events = NULL;
     unsigned n = 0;
-    if ((s = gctx__claim_registry(claim, &reg)))
-        return s;
+    GCTX_TRY(gctx__claim_registry(claim, &reg));
+    gctx_status s;
     /* Stale claims first, so that a tenant that died of the fault is logged before ours;
      * the events read before ours is logged: the other tenant's came first. */
     gctx__record *records = NULL;

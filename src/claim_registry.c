@@ -80,11 +80,25 @@ static void info_name(const char *claim_file, char *out, size_t size)
     snprintf(out, size, "info-%s", claim_file + 6);
 }
 
+/* state-claim-<pid>-<n> for claim-<pid>-<n>. */
+static void state_name(const char *claim_file, char *out, size_t size)
+{
+    snprintf(out, size, "state-%s", claim_file);
+}
+
+/* The GPU's directory at dir, opened without following a link, and the name of the state file
+ * of its claim file in it. */
+static int state_at(const char *dir, const char *file, char *name, size_t size)
+{
+    state_name(file, name, size);
+    return gctx__dir_open(-1, dir);
+}
+
 static void unlink_claim(gctx__registry *reg, const char *name)
 {
     char info[80], state[80];
     info_name(name, info, sizeof info);
-    snprintf(state, sizeof state, "state-%s", name);
+    state_name(name, state, sizeof state);
     unlinkat(reg->dir_fd, name, 0);
     unlinkat(reg->dir_fd, info, 0);  /* shared registries only; else not there */
     unlinkat(reg->dir_fd, state, 0); /* guarded claims only */
@@ -92,17 +106,10 @@ static void unlink_claim(gctx__registry *reg, const char *name)
 
 /* ---- a claim's state file ---- */
 
-/* The GPU's directory at dir, for a state file: opened without following a link. */
-static int state_dir(const char *dir)
-{
-    return open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-}
-
 int gctx__state_write(const char *dir, const char *file, int shared, const char *text)
 {
     char name[80];
-    snprintf(name, sizeof name, "state-%s", file);
-    int dfd = state_dir(dir);
+    int dfd = state_at(dir, file, name, sizeof name);
     if (dfd < 0)
         return -1;
     int rc = gctx__file_replace(dfd, name, text, shared ? 0644 : 0600);
@@ -113,23 +120,16 @@ int gctx__state_write(const char *dir, const char *file, int shared, const char 
 int gctx__state_read(const char *dir, const char *file, unsigned uid, char *text, size_t size)
 {
     char name[80];
-    snprintf(name, sizeof name, "state-%s", file);
-    int dfd = state_dir(dir);
+    int dfd = state_at(dir, file, name, sizeof name);
     if (dfd < 0)
         return -1;
     /* Opened as its holder replaces it, the old file fails the one-link check once it is
      * unlinked after the exchange: the next open finds the new one. Read as "no line", a
      * running latency tenant would look ended to its best-effort tenants. */
     long n = -1;
-    for (int attempt = 0; attempt < 3 && n <= 0; attempt++) {
-        int fd = gctx__file_open(dfd, name, O_RDONLY, (uid_t)uid, 1, NULL);
-        if (fd < 0 && errno == ENOENT)
+    for (int attempt = 0; attempt < 3 && n <= 0; attempt++)
+        if ((n = gctx__file_read_at(dfd, name, (uid_t)uid, 1, text, size)) < 0 && errno == ENOENT)
             break;
-        if (fd >= 0) {
-            n = gctx__file_read(fd, text, size);
-            close(fd);
-        }
-    }
     close(dfd);
     return n > 0 ? 0 : -1;
 }
@@ -154,12 +154,10 @@ static void read_user_events(gctx__registry *reg, const char *name, char *text,
     if (*end || end == name + 7)
         return;
     /* A record for people, not state: a file that can't be read is left out. */
-    int fd = gctx__file_open(reg->dir_fd, name, O_RDONLY, (uid_t)uid, 1, NULL);
-    if (fd < 0)
-        return;
     gctx__event_record parsed[GCTX__EVENTS_KEPT + 1];
-    unsigned got = gctx__file_read(fd, text, EVENTS_TEXT) >= 0 ? gctx__events_parse(text, parsed) : 0;
-    close(fd);
+    unsigned got = gctx__file_read_at(reg->dir_fd, name, (uid_t)uid, 1, text, EVENTS_TEXT) >= 0
+                       ? gctx__events_parse(text, parsed)
+                       : 0;
     if (*n + got > *cap) {
         unsigned c = (*n + got) * 2;
         gctx__event_record *grown = realloc(*out, c * sizeof *grown);
@@ -211,12 +209,8 @@ gctx_status gctx__registry_log(gctx__registry *reg, const gctx__event_record *ev
         s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory writing claim events");
         goto done;
     }
-    int fd = gctx__file_open(reg->dir_fd, name, O_RDONLY, reg->me, 1, NULL);
-    if (fd >= 0) {
-        if (gctx__file_read(fd, text, EVENTS_TEXT) >= 0)
-            n = gctx__events_parse(text, events);
-        close(fd);
-    }
+    if (gctx__file_read_at(reg->dir_fd, name, reg->me, 1, text, EVENTS_TEXT) >= 0)
+        n = gctx__events_parse(text, events);
     if (n == GCTX__EVENTS_KEPT)
         memmove(events, events + 1, --n * sizeof *events);
     events[n++] = *event;
@@ -245,17 +239,19 @@ static int held_by_someone(int fd)
     return errno == EWOULDBLOCK ? 1 : -1;
 }
 
-/* Removes a stale claim file (its lock is held by us, LOCK_EX) and logs what it was. */
-static void remove_stale(gctx__registry *reg, const char *name, int fd, const gctx__identity *id,
-                         gctx_claim_event_kind kind)
+/* Removes a stale claim file (its lock is held by us, LOCK_EX) and, when log, logs what it was
+ * as kind. */
+static void remove_stale(gctx__registry *reg, const char *name, int fd, gctx_claim_event_kind kind,
+                         int log)
 {
     char text[2048], why[128];
     gctx__record r;
-    int parsed = gctx__file_read(fd, text, sizeof text) >= 0 &&
+    const gctx__identity *id = &reg->identity;
+    int parsed = log && gctx__file_read(fd, text, sizeof text) >= 0 &&
                  gctx__record_parse(text, id, &r, why, sizeof why) == 0;
     unlink_claim(reg, name);
     if (!parsed)
-        return; /* nothing to name: a file never written, or not ours */
+        return; /* nothing to name: not asked, a file never written, or not ours */
     gctx__event_record e;
     memset(&e, 0, sizeof e);
     e.kind = kind;
@@ -316,12 +312,7 @@ static int read_foreign(gctx__registry *reg, const char *name, const struct stat
 {
     char info[80];
     info_name(name, info, sizeof info);
-    int fd = gctx__file_open(reg->dir_fd, info, O_RDONLY, st->st_uid, 1, NULL);
-    if (fd < 0)
-        return -1;
-    long n = gctx__file_read(fd, text, size);
-    close(fd);
-    return n < 0 ? -1 : 0;
+    return gctx__file_read_at(reg->dir_fd, info, st->st_uid, 1, text, size) < 0 ? -1 : 0;
 }
 
 typedef struct scan {
@@ -333,7 +324,7 @@ typedef struct scan {
 } scan;
 
 /* A live claim's record into sc: text read from its file; uid the file's owner. */
-static gctx_status add_live(gctx__registry *reg, const gctx__identity *id, const char *name,
+static gctx_status add_live(gctx__registry *reg, const char *name,
                             const char *text, uid_t uid, scan *sc)
 {
     char why[160];
@@ -346,7 +337,7 @@ static gctx_status add_live(gctx__registry *reg, const gctx__identity *id, const
         sc->capacity = cap;
     }
     gctx__record *r = &sc->records[sc->count];
-    if (!text || gctx__record_parse(text, id, r, why, sizeof why) != 0 ||
+    if (!text || gctx__record_parse(text, &reg->identity, r, why, sizeof why) != 0 ||
         (r->uid != uid && (snprintf(why, sizeof why, "it says uid %u, its file is uid %u's",
                                     r->uid, (unsigned)uid), 1)))
         return gctx__fail(GCTX_ERROR_REGISTRY,
@@ -361,8 +352,7 @@ static gctx_status add_live(gctx__registry *reg, const gctx__identity *id, const
 }
 
 /* One claim file of a scan. */
-static gctx_status scan_claim(gctx__registry *reg, const gctx__identity *id, int parse, int log,
-                              const char *name, scan *sc)
+static gctx_status scan_claim(gctx__registry *reg, int parse, const char *name, scan *sc)
 {
     char text[2048];
     struct stat st;
@@ -380,10 +370,7 @@ static gctx_status scan_claim(gctx__registry *reg, const gctx__identity *id, int
         if (!live && st.st_uid != reg->me && reg->me != 0)
             goto done; /* another user's, stale: theirs (or root's) to remove and log */
         if (!live) {
-            if (log)
-                remove_stale(reg, name, fd, id, GCTX_CLAIM_EVENT_DIED);
-            else
-                unlink_claim(reg, name);
+            remove_stale(reg, name, fd, GCTX_CLAIM_EVENT_DIED, parse);
             goto done;
         }
     }
@@ -394,7 +381,9 @@ static gctx_status scan_claim(gctx__registry *reg, const gctx__identity *id, int
         char why[8];
         if (sc->locks_trusted < 0)
             sc->locks_trusted = locks_trusted(reg);
-        int pid = have_text && gctx__record_parse(text, id, &r, why, sizeof why) == 0 ? r.pid : -1;
+        int pid = have_text && gctx__record_parse(text, &reg->identity, &r, why, sizeof why) == 0
+                      ? r.pid
+                      : -1;
         /* An unreadable one counts as live: an unknown is never free. */
         if (pid > 0 && !gctx__foreign_live(&st, pid, sc->locks_trusted))
             goto done; /* stale; its owner's (or root's) next scan removes it */
@@ -402,7 +391,7 @@ static gctx_status scan_claim(gctx__registry *reg, const gctx__identity *id, int
     if (!sc->live_files++)
         snprintf(sc->first_live, sizeof sc->first_live, "%.63s", name);
     if (parse)
-        s = add_live(reg, id, name, have_text ? text : NULL, st.st_uid, sc);
+        s = add_live(reg, name, have_text ? text : NULL, st.st_uid, sc);
 done:
     if (fd >= 0)
         close(fd);
@@ -423,10 +412,9 @@ static gctx_status scan_want(gctx__registry *reg, const char *name)
     return s;
 }
 
-/* Every claim file: stale ones removed (with DIED events when log is set), live ones
- * parsed into sc (when parse is set: a live file that doesn't parse fails). */
-static gctx_status scan_claims(gctx__registry *reg, const gctx__identity *id, int parse,
-                               int log, scan *sc)
+/* Every claim file: stale ones removed, live ones counted in sc; when parse is set, stale ones
+ * logged (DIED) and live ones parsed into sc (a live file that doesn't parse fails). */
+static gctx_status scan_claims(gctx__registry *reg, int parse, scan *sc)
 {
     memset(sc, 0, sizeof *sc);
     sc->locks_trusted = -1;
@@ -438,7 +426,7 @@ static gctx_status scan_claims(gctx__registry *reg, const gctx__identity *id, in
         if (is_want_file(entry->d_name))
             GCTX_CHECK(scan_want(reg, entry->d_name), fail);
         else if (is_claim_file(entry->d_name))
-            GCTX_CHECK(scan_claim(reg, id, parse, log, entry->d_name, sc), fail);
+            GCTX_CHECK(scan_claim(reg, parse, entry->d_name, sc), fail);
         else if (strncmp(entry->d_name, ".tmp-", 5) == 0)
             drop_orphan(reg, entry->d_name);
         errno = 0;
@@ -470,9 +458,7 @@ fail:
 gctx_status gctx__registry_claims(gctx__registry *reg, gctx__record **records, unsigned *count)
 {
     scan sc;
-    gctx_status s = scan_claims(reg, &reg->identity, 1, 1, &sc);
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(scan_claims(reg, 1, &sc));
     *records = sc.records;
     *count = sc.count;
     return GCTX_SUCCESS;
@@ -480,16 +466,10 @@ gctx_status gctx__registry_claims(gctx__registry *reg, gctx__record **records, u
 
 /* ---- identity ---- */
 
-gctx_status gctx__registry_check_identity(gctx__registry *reg)
+gctx_status gctx__registry_check_identity(gctx__registry *reg, const char *expected)
 {
-    char found[4096], expected[4096], why[400];
-    gctx__identity_format(&reg->identity, expected, sizeof expected);
-    long n = -1;
-    int fd = gctx__file_open(reg->dir_fd, "identity", O_RDONLY, GCTX__ANY_OWNER, 1, NULL);
-    if (fd >= 0) {
-        n = gctx__file_read(fd, found, sizeof found);
-        close(fd);
-    }
+    char found[4096], why[400];
+    long n = gctx__file_read_at(reg->dir_fd, "identity", GCTX__ANY_OWNER, 1, found, sizeof found);
     if (n >= 0 && strcmp(found, expected) == 0)
         return GCTX_SUCCESS;
     if (n < 0 && errno == ENOENT)
@@ -499,9 +479,7 @@ gctx_status gctx__registry_check_identity(gctx__registry *reg)
     else
         gctx__identity_difference(found, expected, why, sizeof why);
     scan sc;
-    gctx_status s = scan_claims(reg, &reg->identity, 0, 0, &sc);
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(scan_claims(reg, 0, &sc));
     if (sc.live_files)
         return gctx__fail(GCTX_ERROR_REGISTRY,
                           "the claims registry %s was written by another greenctx version, for "
@@ -529,10 +507,10 @@ static gctx_status runtime_existing(const char *runtime_dir, char *root, size_t 
                                     int *shared, int *fd, uid_t *owner)
 {
     struct stat st;
-    gctx_status s = gctx__runtime_path(runtime_dir, 0, root, size, shared);
     *fd = -1;
-    if (s != GCTX_SUCCESS || (lstat(root, &st) != 0 && errno == ENOENT))
-        return s;
+    GCTX_TRY(gctx__runtime_path(runtime_dir, 0, root, size, shared));
+    if (lstat(root, &st) != 0 && errno == ENOENT)
+        return GCTX_SUCCESS;
     return gctx__runtime_open(runtime_dir, 0, root, size, shared, 0, fd, owner);
 }
 
@@ -543,16 +521,18 @@ gctx_status gctx__registry_uuids(const char *runtime_dir, char (*uuids)[48], uns
     int shared, fd;
     uid_t owner;
     *count = 0;
-    gctx_status s = runtime_existing(runtime_dir, root, sizeof root, &shared, &fd, &owner);
-    if (s != GCTX_SUCCESS || fd < 0)
-        return s;
+    GCTX_TRY(runtime_existing(runtime_dir, root, sizeof root, &shared, &fd, &owner));
+    if (fd < 0)
+        return GCTX_SUCCESS;
     DIR *d = fdopendir(fd);
     if (!d) {
-        s = gctx__fail(GCTX_ERROR_REGISTRY, "can't read the claims runtime directory %s: %s",
-                       root, strerror(errno));
+        gctx_status s = gctx__fail(GCTX_ERROR_REGISTRY,
+                                   "can't read the claims runtime directory %s: %s", root,
+                                   strerror(errno));
         close(fd);
         return s;
     }
+    gctx_status s = GCTX_SUCCESS;
     errno = 0;
     for (struct dirent *e; (e = readdir(d)); errno = 0) {
         struct stat st;
@@ -577,7 +557,7 @@ static gctx_status read_identity(const char *runtime_dir, const char *uuid, char
                                  size_t dir_size, char *text, size_t size)
 {
     char root[512];
-    int shared, root_fd = -1, dfd = -1, fd = -1;
+    int shared, root_fd = -1, dfd = -1;
     uid_t owner;
     struct stat st;
     gctx_status s;
@@ -588,13 +568,10 @@ static gctx_status read_identity(const char *runtime_dir, const char *uuid, char
         goto done;
     }
     GCTX_CHECK(gctx__gpu_dir_open(root_fd, owner, dir, shared, 0, &dfd, &st), done);
-    if ((fd = gctx__file_open(dfd, "identity", O_RDONLY, GCTX__ANY_OWNER, 1, NULL)) < 0 ||
-        gctx__file_read(fd, text, size) < 0)
+    if (gctx__file_read_at(dfd, "identity", GCTX__ANY_OWNER, 1, text, size) < 0)
         s = gctx__fail(GCTX_ERROR_REGISTRY, "can't read the claims registry's identity %s/identity: %s",
                        dir, gctx__file_error(errno));
 done:
-    if (fd >= 0)
-        close(fd);
     if (dfd >= 0)
         close(dfd);
     if (root_fd >= 0)
@@ -607,39 +584,9 @@ done:
  * open that follows. */
 gctx_status gctx__registry_identity(const char *runtime_dir, const char *uuid, gctx__identity *id)
 {
-    char dir[600], text[4096], again[4096];
-    gctx_status s = read_identity(runtime_dir, uuid, dir, sizeof dir, text, sizeof text);
-    if (s != GCTX_SUCCESS)
-        return s;
-    memset(id, 0, sizeof *id);
-    snprintf(id->uuid, sizeof id->uuid, "%s", uuid);
-    const char *granules = strstr(text, "\ngranules");
-    const char *driver = strstr(text, "\ndriver ");
-    const char *flags = strstr(text, "\nsplit-flags ");
-    const char *mode = strstr(text, "\nclaim-granules ");
-    const char *hash = strstr(text, "\nhash ");
-    unsigned sms[GCTX_CLAIM_MAX_GRANULES], nb = 0;
-    int used = 0;
-    for (const char *p = granules ? granules + 9 : ""; *p == ' ' && nb < GCTX_CLAIM_MAX_GRANULES;
-         p += used)
-        if (sscanf(p, " %u%n", &sms[nb], &used) == 1)
-            nb++;
-        else
-            break;
-    gctx__granule_layout *l = &id->layout;
-    if (driver)
-        sscanf(driver, "\ndriver %d", &id->driver_version);
-    if (flags)
-        sscanf(flags, "\nsplit-flags %u", &l->split_flags);
-    static const char fine[] = "\nclaim-granules fine\n";
-    l->fine = mode && strncmp(mode, fine, sizeof fine - 1) == 0;
-    if (hash)
-        sscanf(hash, "\nhash %llx", &id->hash);
-    l->regular_sms = nb ? sms[0] : 0;
-    l->nb_regular = nb && sms[nb - 1] != sms[0] ? nb - 1 : nb;
-    l->remainder_sms = l->nb_regular < nb ? sms[nb - 1] : 0;
-    gctx__identity_format(id, again, sizeof again);
-    if (nb == 0 || strcmp(text, again) != 0)
+    char dir[600], text[4096];
+    GCTX_TRY(read_identity(runtime_dir, uuid, dir, sizeof dir, text, sizeof text));
+    if (gctx__identity_parse(text, uuid, id) != 0)
         return gctx__fail(GCTX_ERROR_REGISTRY,
                           "the claims registry %s was written by another greenctx version (this "
                           "is %s), or its identity file is corrupt: list it with the greenctx "
@@ -677,22 +624,17 @@ gctx_status gctx__registry_add(gctx__registry *reg, gctx__record *record, int in
         gctx__record_format(record, text, sizeof text);
         int failed = (inherit && fcntl(f, F_SETFD, 0) != 0) || gctx__hold(f, 0) != 0 ||
                      gctx__file_write(f, text) != 0;
-        int squatted = 0;
-        if (!failed && write_info(reg, record, text) != 0) {
-            failed = 1;
-            squatted = errno == EPERM; /* another user made the info name first (sticky) */
+        if (!failed && write_info(reg, record, text) == 0) {
+            *fd = f;
+            return GCTX_SUCCESS;
         }
-        if (failed) {
-            gctx_status s = squatted ? GCTX_SUCCESS
-                                     : file_fail(reg, "write the claim file", record->file);
-            unlink_claim(reg, record->file); /* the squatter's info stays: not ours */
-            close(f);
-            if (squatted)
-                continue;
+        int squatted = !failed && errno == EPERM; /* another user made the info name first */
+        gctx_status s =
+            squatted ? GCTX_SUCCESS : file_fail(reg, "write the claim file", record->file);
+        unlink_claim(reg, record->file); /* the squatter's info stays: not ours */
+        close(f);
+        if (!squatted)
             return s;
-        }
-        *fd = f;
-        return GCTX_SUCCESS;
     }
     return gctx__fail(GCTX_ERROR_REGISTRY, "can't name a new claim file in %s", reg->dir);
 }
@@ -721,26 +663,18 @@ void gctx__registry_drop(gctx__registry *reg, const gctx__record *record, int fd
     int check = gctx__file_open(reg->dir_fd, record->file, O_RDONLY, reg->me, 0, NULL);
     if (check < 0)
         return;
-    if (held_by_someone(check) == 0) {
-        if (log)
-            remove_stale(reg, record->file, check, &reg->identity, GCTX_CLAIM_EVENT_RELEASED);
-        else
-            unlink_claim(reg, record->file);
-    }
+    if (held_by_someone(check) == 0)
+        remove_stale(reg, record->file, check, GCTX_CLAIM_EVENT_RELEASED, log);
     close(check);
 }
 
-gctx_status gctx__registry_read(gctx__registry *reg, const char *file, gctx__record *record)
+/* Reads a claim's record (a member that inherited its descriptor). */
+static gctx_status registry_read(gctx__registry *reg, const char *file, gctx__record *record)
 {
     char text[2048], why[160];
-    int fd = gctx__file_open(reg->dir_fd, file, O_RDONLY, reg->me, 0, NULL);
-    long n = fd >= 0 ? gctx__file_read(fd, text, sizeof text) : -1;
-    int err = errno;
-    if (fd >= 0)
-        close(fd);
-    if (n < 0)
+    if (gctx__file_read_at(reg->dir_fd, file, reg->me, 0, text, sizeof text) < 0)
         return gctx__fail(GCTX_ERROR_REGISTRY, "the claim %s/%s is gone: %s", reg->dir, file,
-                          gctx__file_error(err));
+                          gctx__file_error(errno));
     if (gctx__record_parse(text, &reg->identity, record, why, sizeof why) != 0)
         return gctx__fail(GCTX_ERROR_REGISTRY, "the claim file %s/%s is corrupt (%s)", reg->dir,
                           file, why);
@@ -767,9 +701,9 @@ gctx_status gctx__registry_rejoin(gctx__registry *reg, const char *file, int inh
         s = gctx__fail(GCTX_ERROR_REGISTRY, "can't lock the claim %s/%s: %s", reg->dir, file,
                        strerror(errno));
     else
-        s = gctx__registry_read(reg, file, record);
+        s = registry_read(reg, file, record);
     if (held == 0)
-        remove_stale(reg, file, f, &reg->identity, GCTX_CLAIM_EVENT_DIED);
+        remove_stale(reg, file, f, GCTX_CLAIM_EVENT_DIED, 1);
     if (s != GCTX_SUCCESS) {
         close(f);
         return s;

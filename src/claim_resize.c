@@ -32,23 +32,22 @@ static void parts_release(resize_parts *p)
 static gctx_status build(gctx_claim *c, const gctx__granules *target, int shrinks,
                          resize_parts *p)
 {
-    gctx_status s;
     memset(p, 0, sizeof *p);
-    if ((s = gctx__granules_partition(&c->granules, target, &p->partition)) ||
-        (s = gctx_context_create(p->partition, NULL, &p->context)))
-        return s;
-    if (c->context && (c->stream || shrinks) && (s = gctx_event_create(c->context, &p->event)))
-        return s;
-    if (c->stream && ((s = gctx_stream_create(p->context, NULL, &p->stream)) ||
-                      (s = gctx_event_record(p->event, c->stream)) ||
-                      (s = gctx_stream_wait_event(p->stream, p->event))))
-        return s;
+    GCTX_TRY(gctx__granules_partition(&c->granules, target, &p->partition));
+    GCTX_TRY(gctx_context_create(p->partition, NULL, &p->context));
+    if (c->context && (c->stream || shrinks))
+        GCTX_TRY(gctx_event_create(c->context, &p->event));
+    if (c->stream) {
+        GCTX_TRY(gctx_stream_create(p->context, NULL, &p->stream));
+        GCTX_TRY(gctx_event_record(p->event, c->stream));
+        GCTX_TRY(gctx_stream_wait_event(p->stream, p->event));
+    }
     /* Every stream of the claim's context, not only its own stream, ran on the SMs given
      * back: their work must be done before another tenant may be handed them. */
-    if (shrinks && c->context &&
-        ((s = gctx_event_record_context(p->event, c->context)) ||
-         (s = gctx_event_synchronize(p->event))))
-        return s;
+    if (shrinks && c->context) {
+        GCTX_TRY(gctx_event_record_context(p->event, c->context));
+        GCTX_TRY(gctx_event_synchronize(p->event));
+    }
     return GCTX_SUCCESS;
 }
 
@@ -108,9 +107,8 @@ static void swap_in(gctx_claim *c, resize_parts *p, const gctx__record *record)
 static gctx_status take_alone(gctx_claim *c)
 {
     gctx__registry reg;
-    gctx_status s = gctx__claim_registry(c, &reg);
-    if (s != GCTX_SUCCESS)
-        return s;
+    gctx_status s;
+    GCTX_TRY(gctx__claim_registry(c, &reg));
     GCTX_CHECK(gctx__claim_fd_check(c), done);
     if (c->made_in != gctx__claim_forks_seen()) {
         s = gctx__fail(GCTX_ERROR_BUSY,
@@ -163,13 +161,12 @@ static gctx_status resize_locked(gctx_claim *c, unsigned count, const gctx_claim
     gctx__take take = {.device = c->device, .identity = &c->granules.identity,
                        .runtime_dir = c->runtime_dir, .dir_flags = c->dir_flags,
                        .file = c->file, .count = count, .opts = opts};
-    gctx_status s = gctx__claim_take(&take, &taken, NULL, &target);
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx__claim_take(&take, &taken, NULL, &target));
     gctx__granules dropped = gctx__granules_minus(&c->record.granules, &target);
     gctx__granules added = gctx__granules_minus(&target, &c->record.granules);
     if (!gctx__granules_count(&dropped) && !gctx__granules_count(&added))
         return GCTX_SUCCESS;
+    gctx_status s;
     resize_parts parts;
     int shrinks = gctx__granules_count(&dropped) > 0;
     gctx__record final = taken;
@@ -193,13 +190,14 @@ fail:;
 gctx_status gctx_claim_resize(gctx_claim *claim, const char *request,
                               const gctx_claim_options *options, gctx_stream **stream)
 {
-    gctx_status s = gctx__handle_resolve(&claim, GCTX__TYPE_CLAIM, "claim");
     gctx_claim_options opts;
     gctx__request req;
     unsigned count;
-    if (s || (s = gctx__claim_options(options, &opts)) || (s = gctx__request_parse(request, &req)) ||
-        (s = gctx__request_count(&claim->granules.identity.layout, &req, opts.rounding, &count)))
-        return s;
+    GCTX_TRY(gctx__handle_resolve(&claim, GCTX__TYPE_CLAIM, "claim"));
+    GCTX_TRY(gctx__claim_options(options, &opts));
+    GCTX_TRY(gctx__request_parse(request, &req));
+    GCTX_TRY(gctx__request_count(&claim->granules.identity.layout, &req, opts.rounding, &count));
+    gctx_status s;
     pthread_mutex_lock(&claim->lock);
     if (options)
         atomic_store(&claim->priority, opts.priority);
@@ -209,12 +207,8 @@ gctx_status gctx_claim_resize(gctx_claim *claim, const char *request,
     gctx__error_save(&kept);
     share_again(claim);
     gctx__error_restore(&kept);
-    if (s != GCTX_SUCCESS || !stream)
-        goto done;
-    GCTX_CHECK(gctx__claim_own_context(claim), done);
-    if (!claim->stream)
-        GCTX_CHECK(gctx_stream_create(claim->context, NULL, &claim->stream), done);
-    *stream = gctx_stream_retain(claim->stream);
+    if (s == GCTX_SUCCESS && stream)
+        s = gctx__claim_own_stream(claim, stream);
 done:
     pthread_mutex_unlock(&claim->lock);
     return s;

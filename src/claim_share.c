@@ -15,20 +15,17 @@
 
 gctx_status gctx_claim_export(const gctx_claim *claim, char *token, size_t size)
 {
-    gctx_status s = gctx__handle_resolve(&claim, GCTX__TYPE_CLAIM, "claim");
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx__handle_resolve(&claim, GCTX__TYPE_CLAIM, "claim"));
     if (!token)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "token (the output) is NULL");
     gctx__registry reg;
-    if ((s = gctx__claim_registry(claim, &reg)))
-        return s;
+    GCTX_TRY(gctx__claim_registry(claim, &reg));
     gctx__registry_close(&reg);
     gctx_claim *c = (gctx_claim *)claim;
     char text[1024];
     pthread_mutex_lock(&c->lock);
     int n = snprintf(text, sizeof text, "v1:%s:%s:%d", reg.dir, c->record.file, c->fd);
-    s = gctx__claim_fd_check(c);
+    gctx_status s = gctx__claim_fd_check(c);
     pthread_mutex_unlock(&c->lock);
     if (s != GCTX_SUCCESS)
         return s;
@@ -79,9 +76,7 @@ gctx_status gctx_claim_token_descriptor(const char *token, int *fd)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "fd (the output) is NULL");
     *fd = -1;
     token_parts t;
-    gctx_status s = parse_token(token, &t);
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(parse_token(token, &t));
     char path[sizeof t.dir + sizeof t.file + 1];
     snprintf(path, sizeof path, "%s/%s", t.dir, t.file);
     struct stat held, file;
@@ -100,12 +95,10 @@ gctx_status gctx_claim_join(int device, const char *token, gctx_claim **claim)
     if (!claim)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "claim (the output) is NULL");
     token_parts t;
-    gctx_status s = parse_token(token, &t);
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(parse_token(token, &t));
     gctx__device_granules g;
-    if ((s = gctx__device_granules_get(device, &g)))
-        return s;
+    GCTX_TRY(gctx__device_granules_get(device, &g));
+    gctx_status s;
     char expected[64];
     snprintf(expected, sizeof expected, "gpu-%s", g.identity.uuid);
     char *base = strrchr(t.dir, '/');
@@ -126,7 +119,7 @@ gctx_status gctx_claim_join(int device, const char *token, gctx_claim **claim)
     gctx__record record;
     int fd = -1;
     /* Nothing made: a token names a registry its holder made, or none. */
-    GCTX_CHECK(gctx__registry_open_existing(t.dir, dir_flags, &g.identity, &reg), done);
+    GCTX_CHECK(gctx__registry_open(t.dir, dir_flags, 0, &g.identity, &reg), done);
     /* A description of the member's own, even beside an inherited copy of the holder's: its
      * release ends its own hold, never another member's (the holder may be this very
      * process), and a resize sees each member's hold apart. */

@@ -126,10 +126,8 @@ int gctx__claim_wait_step(long long start_ns, int timeout_ms, unsigned *step_ms,
 static int own_want(int fd, const char *claim_file)
 {
     char text[256];
-    ssize_t n = pread(fd, text, sizeof text - 1, 0);
-    if (n <= 0)
+    if (gctx__file_read(fd, text, sizeof text) <= 0)
         return 0;
-    text[n] = '\0';
     const char *line = strstr(text, "\nclaim ");
     size_t len = strlen(claim_file);
     return line && strncmp(line + 7, claim_file, len) == 0 && line[7 + len] == '\n';
@@ -137,9 +135,7 @@ static int own_want(int fd, const char *claim_file)
 
 gctx_status gctx_claim_pressure(const gctx_claim *claim, unsigned *wanted_sms)
 {
-    gctx_status s = gctx__handle_resolve(&claim, GCTX__TYPE_CLAIM, "claim");
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx__handle_resolve(&claim, GCTX__TYPE_CLAIM, "claim"));
     if (!wanted_sms)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "wanted_sms (the output) is NULL");
     /* Holders poll here: where one learns that its claim file was removed (rm -rf, a cleaner
@@ -152,7 +148,7 @@ gctx_status gctx_claim_pressure(const gctx_claim *claim, unsigned *wanted_sms)
                           "given its SMs. Release it and claim anew; keep the runtime directory "
                           "(GREENCTX_RUNTIME_DIR) out of such cleaning",
                           claim->registry_dir, claim->file);
-    int dfd = open(claim->registry_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int dfd = gctx__dir_open(-1, claim->registry_dir);
     DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
     if (!d && dfd >= 0)
         close(dfd);

@@ -51,9 +51,7 @@ static int daemon_answers(const char *control)
 
 gctx_status gctx_mps_get_info(gctx_mps_info *info)
 {
-    gctx_status s = gctx__sized_check(info, GCTX__MIN_MPS_INFO, "info", "GCTX_MPS_INFO_INIT");
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx__sized_check(info, GCTX__MIN_MPS_INFO, "info", "GCTX_MPS_INFO_INIT"));
     gctx_mps_info out = GCTX_MPS_INFO_INIT;
     const char *pipe_dir = getenv("CUDA_MPS_PIPE_DIRECTORY");
     snprintf(out.pipe_dir, sizeof out.pipe_dir, "%s",

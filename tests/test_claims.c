@@ -984,7 +984,20 @@ GT_TEST(foreign_or_corrupt_registry_refused_while_live_rebuilt_when_not)
     unsigned n;
     GT_ASSERT_STATUS(gctx_claim_list(0, dir, NULL, 0, &n, NULL), GCTX_ERROR_REGISTRY);
     GT_ASSERT_CONTAINS(gctx_last_error(), claim_file);
-    GT_ASSERT_CONTAINS(gctx_last_error(), "is corrupt");
+    GT_ASSERT_CONTAINS(gctx_last_error(), "is corrupt (line 1: no 'greenctx-claim' line");
+    /* The message names the line that is wrong, not only the file. */
+    char record[256];
+    snprintf(record, sizeof record,
+             "greenctx-claim 1\npid %d\nuid %u\nuser u\ncommand c\nlabel \nsince_ns 1\nmps 0\n"
+             "granules 1 999\n",
+             info.pid, (unsigned)geteuid());
+    GT_ASSERT_EQ_INT(write_text(claim_file, record), 0);
+    GT_ASSERT_STATUS(gctx_claim_list(0, dir, NULL, 0, &n, NULL), GCTX_ERROR_REGISTRY);
+    GT_ASSERT_CONTAINS(gctx_last_error(), claim_file);
+    GT_ASSERT_CONTAINS(gctx_last_error(), "(line 9: granule '999' is no granule");
+    GT_ASSERT_EQ_INT(write_text(claim_file, "greenctx-claim 1\npid 12x\n"), 0);
+    GT_ASSERT_STATUS(gctx_claim_list(0, dir, NULL, 0, &n, NULL), GCTX_ERROR_REGISTRY);
+    GT_ASSERT_CONTAINS(gctx_last_error(), "(line 2: pid '12x' is not a number)");
     gctx_claim_release(live);
     GT_ASSERT_EQ_INT(listed(dir, NULL, 0, NULL), 0);
     GT_ASSERT(access(claim_file, F_OK) != 0);
