@@ -16,9 +16,9 @@
 #define PUBLISH_NS 10000000ll /* a latency tenant publishes at most every 10 ms */
 /* A window's p99 is of 500 steps or more: a p99 of fewer is one of the few longest steps,
  * which chance sets: a level whose p99 over minutes is under the target would read as over in
- * some window every few seconds, and be left. More than 1 % of WINDOW_STEPS over the target close it at once (its p99 is
- * then over whatever comes), so the guard hears of interference within a few steps; slow steps
- * close one at 1 s with what they have. */
+ * some window every few seconds, and be left. More than 1 % of WINDOW_STEPS over the target
+ * close it at once (its p99 is then over whatever comes), so the guard hears of interference
+ * within a few steps; slow steps close one at 1 s with what they have. */
 #define WINDOW_STEPS 500u
 #define WINDOW_MAX_NS 1000000000ll
 #define STATE_BYTES 256
