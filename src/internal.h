@@ -42,6 +42,8 @@ gctx_status gctx__fail(gctx_status status, const char *fmt, ...) GCTX_PRINTF(2, 
  * device), message "<what>: <CUresult name> (<n>)", and the CUresult kept for
  * gctx_last_cuda_result(). */
 gctx_status gctx__fail_cuda(gcu_result result, const char *fmt, ...) GCTX_PRINTF(2, 3);
+/* GCTX_SUCCESS for a driver call that answered GCU_SUCCESS, else gctx__fail_cuda. */
+gctx_status gctx__check_cuda(gcu_result result, const char *fmt, ...) GCTX_PRINTF(2, 3);
 /* Appends "; " and more text to this thread's message (context from an outer layer). */
 void gctx__append_error(const char *fmt, ...) GCTX_PRINTF(1, 2);
 /* A value from the environment as a message shows it: its first 40 bytes at most, cut

@@ -8,7 +8,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "stream.h"
+#include "partition.h"
 
 /* One partition of one layout: objects the layouts hold a reference of (never a caller's
  * handle, so no stray release can drop it; callers get lent handles), and the raw handles a

@@ -1,4 +1,4 @@
-/* The partition and context objects as the library's files see them. */
+/* The partition, context, stream and event objects as the library's files see them. */
 #ifndef GREENCTX_PARTITION_H
 #define GREENCTX_PARTITION_H
 
@@ -75,6 +75,20 @@ struct gctx_context {
     gctx_partition *partition; /* what it was made from (retained); NULL when adopted */
     int owned;                 /* 0 for adopted handles: never destroyed by greenctx */
     gctx__cache_key *cache_key; /* what identifies its SMs and options; NULL: never cached */
+};
+
+struct gctx_stream {
+    gctx__object base;
+    CUstream handle;
+    gctx_context *context; /* retained: a stream never outlives its context */
+    int owned;             /* 0 for adopted streams */
+    int priority;          /* as asked, for handing it on drained (context_cache.c) */
+};
+
+struct gctx_event {
+    gctx__object base;
+    CUevent handle;
+    gctx_context *context; /* retained: keeps the device's primary context alive */
 };
 
 /* A partition's descriptor, made on first use. */
