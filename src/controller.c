@@ -156,12 +156,10 @@ gctx_status gctx_controller_create(const gctx_workload *workloads, unsigned nb_w
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "candidates is NULL with nb_candidates %u", nb_candidates);
     gctx_controller_options opts = GCTX_CONTROLLER_OPTIONS_INIT;
-    gctx_status s;
-    if (options && (s = gctx__sized_in(&opts, sizeof opts, options, GCTX__MIN_CONTROLLER_OPTIONS,
-                                       "options", "GCTX_CONTROLLER_OPTIONS_INIT")))
-        return s;
-    if ((s = check_options(&opts)))
-        return s;
+    if (options)
+        GCTX_TRY(gctx__sized_in(&opts, sizeof opts, options, GCTX__MIN_CONTROLLER_OPTIONS,
+                                "options", "GCTX_CONTROLLER_OPTIONS_INIT"));
+    GCTX_TRY(check_options(&opts));
     if (opts.disjoint && nb_candidates == 0)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "no candidate rows, and options->disjoint leaves out \"no split\": "
@@ -170,15 +168,15 @@ gctx_status gctx_controller_create(const gctx_workload *workloads, unsigned nb_w
     for (unsigned w = 0; w < nb_workloads; w++) {
         gctx_workload init = GCTX_WORKLOAD_INIT;
         local[w] = init;
-        if ((s = gctx__sized_in(&local[w], sizeof local[w], &workloads[w], GCTX__MIN_WORKLOAD,
-                                "workload", "GCTX_WORKLOAD_INIT")) ||
-            (s = check_workload(&local[w], w)))
-            return s;
+        GCTX_TRY(gctx__sized_in(&local[w], sizeof local[w], &workloads[w], GCTX__MIN_WORKLOAD,
+                                "workload", "GCTX_WORKLOAD_INIT"));
+        GCTX_TRY(check_workload(&local[w], w));
     }
     gctx_controller *c = calloc(1, sizeof *c);
     if (!c)
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making a controller");
     pthread_mutex_init(&c->lock, NULL);
+    gctx_status s;
     gctx__ctl_model *m = &c->model;
     m->nb_workloads = nb_workloads;
     m->options = opts;
@@ -221,9 +219,7 @@ static gctx_status check_workload_index(const gctx_controller *c, unsigned workl
 gctx_status gctx_controller_candidates(const gctx_controller *controller, unsigned *count)
 {
     gctx_controller *c;
-    gctx_status s = resolve(controller, &c);
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(resolve(controller, &c));
     if (!count)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "count is NULL");
     *count = c->model.nb_candidates;
@@ -383,14 +379,11 @@ static const char *choose(gctx_controller *c, unsigned best, const judged *all)
 gctx_status gctx_controller_decide(gctx_controller *controller, gctx_controller_decision *decision)
 {
     gctx_controller *c;
-    gctx_status s = resolve(controller, &c);
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(resolve(controller, &c));
     if (!decision)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "decision is NULL");
-    if ((s = gctx__sized_check(decision, GCTX__MIN_CONTROLLER_DECISION, "decision",
-                               "GCTX_CONTROLLER_DECISION_INIT")))
-        return s;
+    GCTX_TRY(gctx__sized_check(decision, GCTX__MIN_CONTROLLER_DECISION, "decision",
+                               "GCTX_CONTROLLER_DECISION_INIT"));
     pthread_mutex_lock(&c->lock);
     const gctx__ctl_model *m = &c->model;
     judged *all = malloc(m->nb_candidates * sizeof *all);
