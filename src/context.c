@@ -140,14 +140,13 @@ static gctx_status make_driver_context(const gctx__driver *drv, gctx_partition *
 
 /* A context from the cache is handed out only if the driver still runs work in it. After a
  * fault every context of the process is lost (a program may meet it outside greenctx), and a
- * hit makes no other driver call that would say so: the stream made on it would be the first
- * to fail. An idle stream of the context synchronizes at once
- * and answers the fault as the context would (one call); without one, the context itself
- * synchronizes with it current. The stream's call relies on a sticky error being the
- * context's, not the stream's: the driver answers it to every call of the context (on the
- * H200, of the process: shared/measurements/h200-faults.md), whichever stream faulted; a
- * non-sticky error of another stream is not a lost context and need not be seen here. The
- * simulator answers a sticky fault to every call (sim_faults.c), and
+ * hit makes no other driver call that would say so: the stream made on it would be the first to
+ * fail. An idle stream of the context synchronizes at once and answers the fault as the context
+ * would (one call); without one, the context itself synchronizes with it current. The stream's
+ * call relies on a sticky error being the context's, not the stream's: the driver answers it to
+ * every call of the context (on the H200, of the process: shared/measurements/h200-faults.md),
+ * whichever stream faulted; a non-sticky error of another stream is not a lost context and need
+ * not be seen here. The simulator answers a sticky fault to every call (sim_faults.c), and
  * test_sticky_fault.c's fault_met_by_a_cached_context_with_a_stream faults another context's
  * stream before the hit.
  * The stream synchronized here came out of the cache with the context: the context's first
@@ -253,12 +252,7 @@ fail:
     return s;
 }
 
-gctx_context *gctx_context_retain(gctx_context *context)
-{
-    return gctx__handle_retain(context, GCTX__TYPE_CONTEXT);
-}
-
-void gctx_context_release(gctx_context *context) { gctx__handle_release(context, GCTX__TYPE_CONTEXT); }
+GCTX__HANDLE_REFS(context, CONTEXT)
 
 gctx_status gctx__context_sm_resource(const gctx__driver *drv, const gctx_context *context,
                                       gcu_dev_resource *sm)

@@ -191,15 +191,7 @@ fail:
     return s;
 }
 
-gctx_controller *gctx_controller_retain(gctx_controller *controller)
-{
-    return gctx__handle_retain(controller, GCTX__TYPE_CONTROLLER);
-}
-
-void gctx_controller_release(gctx_controller *controller)
-{
-    gctx__handle_release(controller, GCTX__TYPE_CONTROLLER);
-}
+GCTX__HANDLE_REFS(controller, CONTROLLER)
 
 static gctx_status resolve(const gctx_controller *handle, gctx_controller **out)
 {
@@ -207,12 +199,15 @@ static gctx_status resolve(const gctx_controller *handle, gctx_controller **out)
     return gctx__handle_resolve(out, GCTX__TYPE_CONTROLLER, "controller");
 }
 
-static gctx_status check_workload_index(const gctx_controller *c, unsigned workload)
+/* The controller of a handle and one of its workloads. */
+static gctx_status resolve_workload(const gctx_controller *handle, unsigned workload,
+                                    gctx_controller **out)
 {
-    if (workload >= c->model.nb_workloads)
+    GCTX_TRY(resolve(handle, out));
+    if (workload >= (*out)->model.nb_workloads)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "workload %u: the controller has %u (0 to %u)", workload,
-                          c->model.nb_workloads, c->model.nb_workloads - 1);
+                          (*out)->model.nb_workloads, (*out)->model.nb_workloads - 1);
     return GCTX_SUCCESS;
 }
 
@@ -230,9 +225,7 @@ gctx_status gctx_controller_set_demand(gctx_controller *controller, unsigned wor
                                        double demand)
 {
     gctx_controller *c;
-    gctx_status s = resolve(controller, &c);
-    if (s != GCTX_SUCCESS || (s = check_workload_index(c, workload)))
-        return s;
+    GCTX_TRY(resolve_workload(controller, workload, &c));
     if (!(demand >= 0.0) || !isfinite(demand))
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "workload %u: demand %g; give 0 (idle) or more", workload, demand);
@@ -245,28 +238,24 @@ gctx_status gctx_controller_set_demand(gctx_controller *controller, unsigned wor
 gctx_status gctx_controller_observe(gctx_controller *controller, unsigned workload, double step_s)
 {
     gctx_controller *c;
-    gctx_status s = resolve(controller, &c);
-    if (s != GCTX_SUCCESS || (s = check_workload_index(c, workload)))
-        return s;
+    GCTX_TRY(resolve_workload(controller, workload, &c));
     if (!(step_s > 0.0) || !isfinite(step_s))
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "workload %u: a step of %g s; measured steps take > 0 seconds",
                           workload, step_s);
     double modelled = 0.0;
+    gctx_status s = GCTX_SUCCESS;
     pthread_mutex_lock(&c->lock);
-    if (!c->decided) {
+    if (!c->decided)
         s = gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                        "a step observed before the first gctx_controller_decide: nothing is "
                        "active yet to learn about");
-        goto done;
-    }
-    if (gctx__ctl_learn(&c->model, c->active, workload, step_s, &modelled) != 0)
+    else if (gctx__ctl_learn(&c->model, c->active, workload, step_s, &modelled) != 0)
         s = gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                        "workload %u: a step of %g s is more than %g times from the %g s its "
                        "prior predicts on the active candidate %u: refused (give seconds, "
                        "measured on that candidate)",
                        workload, step_s, GCTX__CTL_RATIO_LIMIT, modelled, c->active);
-done:
     pthread_mutex_unlock(&c->lock);
     return s;
 }
@@ -422,9 +411,7 @@ gctx_status gctx_controller_predict(const gctx_controller *controller, unsigned 
                                     unsigned workload, double *step_s)
 {
     gctx_controller *c;
-    gctx_status s = resolve(controller, &c);
-    if (s != GCTX_SUCCESS || (s = check_workload_index(c, workload)))
-        return s;
+    GCTX_TRY(resolve_workload(controller, workload, &c));
     if (candidate >= c->model.nb_candidates || !step_s)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "candidate %u (the controller has %u) or step_s (%s)", candidate,

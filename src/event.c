@@ -45,12 +45,7 @@ fail:
     return s;
 }
 
-gctx_event *gctx_event_retain(gctx_event *event)
-{
-    return gctx__handle_retain(event, GCTX__TYPE_EVENT);
-}
-
-void gctx_event_release(gctx_event *event) { gctx__handle_release(event, GCTX__TYPE_EVENT); }
+GCTX__HANDLE_REFS(event, EVENT)
 
 CUevent gctx_event_handle(const gctx_event *event)
 {

@@ -219,6 +219,17 @@ gctx_status gctx__handle_resolve(void *var, gctx__type type, const char *what);
  * thread's error says why; retain then returns NULL) and touches nothing. */
 void *gctx__handle_retain(void *handle, gctx__type type);
 void gctx__handle_release(void *handle, gctx__type type);
+/* The public gctx_NAME_retain and gctx_NAME_release of a type: GCTX__HANDLE_REFS(stream,
+ * STREAM) at file scope. */
+#define GCTX__HANDLE_REFS(name, TYPE)                                                          \
+    gctx_##name *gctx_##name##_retain(gctx_##name *handle)                                     \
+    {                                                                                          \
+        return gctx__handle_retain(handle, GCTX__TYPE_##TYPE);                                 \
+    }                                                                                          \
+    void gctx_##name##_release(gctx_##name *handle)                                            \
+    {                                                                                          \
+        gctx__handle_release(handle, GCTX__TYPE_##TYPE);                                       \
+    }
 /* Size-prefixed structs and group arrays across header versions (sized.c). */
 #include "sized.h"
 

@@ -183,15 +183,7 @@ done:
     return GCTX_SUCCESS;
 }
 
-gctx_layouts *gctx_layouts_retain(gctx_layouts *layouts)
-{
-    return gctx__handle_retain(layouts, GCTX__TYPE_LAYOUTS);
-}
-
-void gctx_layouts_release(gctx_layouts *layouts)
-{
-    gctx__handle_release(layouts, GCTX__TYPE_LAYOUTS);
-}
+GCTX__HANDLE_REFS(layouts, LAYOUTS)
 
 static gctx_status record(const gctx__driver *drv, const gctx_layouts *l, unsigned layout,
                           unsigned part)

@@ -245,12 +245,7 @@ gctx_status gctx_partition_get_info(const gctx_partition *partition, gctx_partit
     return GCTX_SUCCESS;
 }
 
-gctx_partition *gctx_partition_retain(gctx_partition *partition)
-{
-    return gctx__handle_retain(partition, GCTX__TYPE_PARTITION);
-}
-
-void gctx_partition_release(gctx_partition *partition) { gctx__handle_release(partition, GCTX__TYPE_PARTITION); }
+GCTX__HANDLE_REFS(partition, PARTITION)
 
 /* ---- provenance ---- */
 

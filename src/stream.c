@@ -145,12 +145,7 @@ done:
     return s;
 }
 
-gctx_stream *gctx_stream_retain(gctx_stream *stream)
-{
-    return gctx__handle_retain(stream, GCTX__TYPE_STREAM);
-}
-
-void gctx_stream_release(gctx_stream *stream) { gctx__handle_release(stream, GCTX__TYPE_STREAM); }
+GCTX__HANDLE_REFS(stream, STREAM)
 
 CUstream gctx_stream_handle(const gctx_stream *stream)
 {
