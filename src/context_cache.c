@@ -1,12 +1,12 @@
 /* The context cache.
  *
- * The H200 (driver 13.0) keeps 4 MiB of device memory for every green context destroyed, until
- * the primary context is reset, and takes 1-2 ms to make one. So the driver side of a context
- * greenctx made is not destroyed when its last reference goes: it waits here, per device, and
- * the next request for the same SMs with the same options gets it back. Eviction (over the
- * limit, least recently used first, or a trim) is the only place such a context is destroyed,
- * so the limit also bounds what the driver can lose. A destroy the driver refuses is counted
- * and retried as every release's is (gctx_release_failures_get).
+ * The driver keeps device memory for every green context destroyed, until the primary context
+ * is reset, and takes milliseconds to make one (BENCHMARKS.md, "Re-partitioning"). So the
+ * driver side of a context greenctx made is not destroyed when its last reference goes: it
+ * waits here, per device, and the next request for the same SMs with the same options gets it
+ * back. Eviction (over the limit, least recently used first, or a trim) is the only place such
+ * a context is destroyed, so the limit also bounds what the driver can lose. A destroy the
+ * driver refuses is counted and retried as every release's is (gctx_release_failures_get).
  *
  * Streams. Making and destroying a stream costs microseconds, a re-partition's largest part
  * once its contexts come from here. So a drained greenctx stream of a context that may be
