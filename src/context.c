@@ -25,6 +25,12 @@ static void context_destroy(gctx__object *object)
     free(c);
 }
 
+static int wants_workqueue(const gctx_context_options *options)
+{
+    return options->workqueue_scope != GCTX_WORKQUEUE_SCOPE_DEFAULT ||
+           options->workqueue_concurrency_limit != 0;
+}
+
 /* Copies the caller's options (NULL: the defaults) into *local and checks them. */
 static gctx_status check_options(const gctx__driver *drv, const gctx_context_options *caller,
                                  gctx_context_options *local)
@@ -45,9 +51,7 @@ static gctx_status check_options(const gctx__driver *drv, const gctx_context_opt
                           "options->flags 0x%x has bits that are not GCTX_CONTEXT_* flags "
                           "(GCTX_CONTEXT_FRESH is 0x%x)",
                           options->flags, (unsigned)GCTX_CONTEXT_FRESH);
-    int wants_workqueue = options->workqueue_scope != GCTX_WORKQUEUE_SCOPE_DEFAULT ||
-                          options->workqueue_concurrency_limit != 0;
-    if (wants_workqueue && !drv->features[GCTX_FEATURE_WORKQUEUES].available)
+    if (wants_workqueue(options) && !drv->features[GCTX_FEATURE_WORKQUEUES].available)
         return gctx__fail(GCTX_ERROR_UNSUPPORTED,
                           "workqueue scope and concurrency limit need driver 13.1: %s",
                           drv->features[GCTX_FEATURE_WORKQUEUES].reason);
@@ -119,10 +123,8 @@ static gctx_status make_driver_context(const gctx__driver *drv, gctx_partition *
                                        const gctx_context_options *options, gctx_context *c)
 {
     gcu_resource_desc desc;
-    int wants_workqueue = options && (options->workqueue_scope != GCTX_WORKQUEUE_SCOPE_DEFAULT ||
-                                      options->workqueue_concurrency_limit != 0);
-    GCTX_TRY(wants_workqueue ? workqueue_desc(drv, partition, options, &desc)
-                             : gctx__partition_desc(partition, &desc));
+    GCTX_TRY(wants_workqueue(options) ? workqueue_desc(drv, partition, options, &desc)
+                                      : gctx__partition_desc(partition, &desc));
     /* DEFAULT_STREAM is required up to driver 13.2 and accepted after. */
     gcu_result r = drv->cuGreenCtxCreate(&c->driver.green, desc, partition->device,
                                          GCU_GREEN_CTX_DEFAULT_STREAM);
@@ -333,19 +335,13 @@ gctx_status gctx_context_relation(const gctx_context *a, const gctx_context *b,
     GCTX_TRY(gctx__handle_resolve(&b, GCTX__TYPE_CONTEXT, "context b"));
     if (!relation)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "relation (the output) is NULL");
-    if (a->device != b->device) {
-        *relation = GCTX_RELATION_DISJOINT;
-        return GCTX_SUCCESS;
-    }
-    if (a->driver.green == b->driver.green) {
-        *relation = GCTX_RELATION_OVERLAP;
-        return GCTX_SUCCESS;
-    }
-    if (!a->partition || !b->partition) {
-        *relation = GCTX_RELATION_MAY_OVERLAP; /* adopted: greenctx doesn't know its history */
-        return GCTX_SUCCESS;
-    }
-    return gctx__partition_relation(a->partition, b->partition, relation);
+    if (a->driver.green != b->driver.green && a->partition && b->partition)
+        return gctx__partition_relation(a->partition, b->partition, relation);
+    /* One green context, or an adopted one: greenctx doesn't know its history. */
+    *relation = a->device != b->device           ? GCTX_RELATION_DISJOINT
+                : a->driver.green == b->driver.green ? GCTX_RELATION_OVERLAP
+                                                     : GCTX_RELATION_MAY_OVERLAP;
+    return GCTX_SUCCESS;
 }
 
 gctx_status gctx_device_get_max_workqueue_concurrency(int device, unsigned *limit)

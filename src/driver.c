@@ -168,6 +168,34 @@ static gctx_status resolve_symbols(void *lib, const char *path)
     return GCTX_SUCCESS;
 }
 
+/* The table from the opened library: its version, its entry points, cuInit and the features;
+ * on failure the reason recorded (fail_load). */
+static gctx_status load_from(void *lib, const char *path)
+{
+    gcu_pfn_cuDriverGetVersion get_version =
+        (gcu_pfn_cuDriverGetVersion)dlsym(lib, "cuDriverGetVersion");
+    if ((!dlsym(lib, "cuGetProcAddress_v2") && !dlsym(lib, "cuGetProcAddress")) || !get_version)
+        return fail_load(GCTX_ERROR_NO_DRIVER, 0,
+                         "%s is not a CUDA driver greenctx can use: it exports no "
+                         "cuGetProcAddress (drivers of CUDA 11.3 and later do)",
+                         path);
+    gcu_result r = get_version(&driver.version);
+    if (r != GCU_SUCCESS)
+        return fail_load(GCTX_ERROR_NO_DRIVER, r, "cuDriverGetVersion failed in %s", path);
+    GCTX_TRY(resolve_symbols(lib, path));
+    /* No device is not a load failure: the driver is there and counts zero devices. */
+    if ((r = driver.cuInit(0)) != GCU_SUCCESS && r != GCU_ERROR_NO_DEVICE)
+        return fail_load(GCTX_ERROR_DRIVER, r, "cuInit failed in %s", path);
+    driver_has_no_device = r == GCU_ERROR_NO_DEVICE;
+    decide_features();
+    GCTX__INFO("driver %d.%d loaded from %s%s", driver.version / 1000, driver.version % 1000 / 10,
+               path, driver_has_no_device ? " (it sees no device)" : "");
+    for (unsigned f = 0; f < FEATURES; f++)
+        GCTX__DEBUG("feature %s: %s, %s", features[f].name,
+                    driver.features[f].available ? "on" : "off", driver.features[f].reason);
+    return GCTX_SUCCESS;
+}
+
 /* One attempt, under load_lock: fills `driver` and returns GCTX_SUCCESS, or records why it
  * failed and leaves nothing loaded (the library closed, the table zeroed). */
 static gctx_status load_attempt(void)
@@ -188,39 +216,11 @@ static gctx_status load_attempt(void)
                          why ? why : "no reason given");
     }
     snprintf(driver.path, sizeof driver.path, "%s", path);
-
-    gctx_status s;
-    gcu_result r;
-    gcu_pfn_cuDriverGetVersion get_version =
-        (gcu_pfn_cuDriverGetVersion)dlsym(lib, "cuDriverGetVersion");
-    if ((!dlsym(lib, "cuGetProcAddress_v2") && !dlsym(lib, "cuGetProcAddress")) || !get_version) {
-        s = fail_load(GCTX_ERROR_NO_DRIVER, 0,
-                      "%s is not a CUDA driver greenctx can use: it exports no cuGetProcAddress "
-                      "(drivers of CUDA 11.3 and later do)",
-                      path);
-        goto fail;
+    gctx_status s = load_from(lib, path);
+    if (s != GCTX_SUCCESS) {
+        dlclose(lib);
+        memset(&driver, 0, sizeof driver);
     }
-    if ((r = get_version(&driver.version)) != GCU_SUCCESS) {
-        s = fail_load(GCTX_ERROR_NO_DRIVER, r, "cuDriverGetVersion failed in %s", path);
-        goto fail;
-    }
-    GCTX_CHECK(resolve_symbols(lib, path), fail);
-    /* No device is not a load failure: the driver is there and counts zero devices. */
-    if ((r = driver.cuInit(0)) != GCU_SUCCESS && r != GCU_ERROR_NO_DEVICE) {
-        s = fail_load(GCTX_ERROR_DRIVER, r, "cuInit failed in %s", path);
-        goto fail;
-    }
-    driver_has_no_device = r == GCU_ERROR_NO_DEVICE;
-    decide_features();
-    GCTX__INFO("driver %d.%d loaded from %s%s", driver.version / 1000, driver.version % 1000 / 10,
-               path, driver_has_no_device ? " (it sees no device)" : "");
-    for (unsigned f = 0; f < FEATURES; f++)
-        GCTX__DEBUG("feature %s: %s, %s", features[f].name,
-                    driver.features[f].available ? "on" : "off", driver.features[f].reason);
-    return GCTX_SUCCESS;
-fail:
-    dlclose(lib);
-    memset(&driver, 0, sizeof driver);
     return s;
 }
 

@@ -51,14 +51,10 @@ static void layouts_free(gctx_layouts *l)
     size_t n = l->slots ? (size_t)l->nb_layouts * l->nb_parts : 0;
     for (size_t i = 0; i < n; i++) {
         slot *k = &l->slots[i];
-        if (k->event)
-            drop(&k->event->base);
-        if (k->stream)
-            drop(&k->stream->base);
-        if (k->context)
-            drop(&k->context->base);
-        if (k->partition)
-            drop(&k->partition->base);
+        drop((gctx__object *)k->event); /* each object's first member is its base */
+        drop((gctx__object *)k->stream);
+        drop((gctx__object *)k->context);
+        drop((gctx__object *)k->partition);
     }
     free(l->slots);
     pthread_mutex_destroy(&l->lock);
