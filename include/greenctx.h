@@ -645,12 +645,11 @@ GCTX_API gctx_status gctx_event_synchronize(gctx_event *event);
  * CUgreenCtx and id (gctx_context_info.id) are the same as before, and streams made on its raw
  * handles outside greenctx live on. Its greenctx streams and events were released first (they
  * held the context); up to 4 of its streams, drained, stay with it and are handed to its next
- * streams of the same priority, so a new gctx_stream may have the CUstream value an earlier
- * one had (a raw CUstream kept after its gctx_stream was released may name a stream in use
- * again). A program that needs a context with nothing left in
- * it asks for one with GCTX_CONTEXT_FRESH in gctx_context_options.flags, or empties the cache
- * with gctx_cache_trim. Trim before cuDevicePrimaryCtxReset. At exit the driver frees what is
- * still cached. */
+ * streams of the same priority, so a new gctx_stream may have the CUstream value an earlier one
+ * had (a raw CUstream kept after its gctx_stream was released may name a stream in use again).
+ * A program that needs a context with nothing left in it asks for one with GCTX_CONTEXT_FRESH
+ * in gctx_context_options.flags, or empties the cache with gctx_cache_trim. Trim before
+ * cuDevicePrimaryCtxReset. At exit the driver frees what is still cached. */
 
 typedef struct gctx_cache_stats {
     size_t size;                  /* set by the caller: sizeof(gctx_cache_stats) */
@@ -679,9 +678,8 @@ GCTX_API gctx_status gctx_cache_get_stats(int device, gctx_cache_stats *stats);
 
 /* Some libraries change the calling thread's current CUDA context and leave it so: NCCL's
  * communicator init makes each device's primary context current, as cudart's cudaSetDevice
- * does. Code that relies on its current context (a
- * green context made current, the driver API) saves it before such a call and restores it
- * after:
+ * does. Code that relies on its current context (a green context made current, the driver API)
+ * saves it before such a call and restores it after:
  *
  *     CUcontext saved;
  *     gctx_current_context_save(&saved);
@@ -738,14 +736,14 @@ GCTX_API void gctx_layouts_release(gctx_layouts *layouts);
 /* Makes layout `index` active: its streams wait for the work submitted so far to the active
  * layout's streams (nothing is done when it is already active). streams (optional, nb_parts
  * entries) gets the layout's streams: owned by the layouts, valid while they live (retain one
- * to keep it longer). The layouts hold their objects themselves: a release too many of a
- * handle they gave retires only that value (refused from then on), never their streams, and
- * the next switch or get gives the same object under a new value. On failure the active
- * layout stays (waits already made only add order). Thread-safe; work submitted to the old
- * streams after the switch is not waited for. The old layout's streams are funnelled into its
- * stream 0: work submitted later to old stream 0 also waits for its siblings' work from before the switch. Old streams
- * are not meant to get work after a switch, and this cannot deadlock (every wait is for an
- * event recorded earlier). The same as gctx_layouts_switch_ordered with
+ * to keep it longer). The layouts hold their objects themselves: a release too many of a handle
+ * they gave retires only that value (refused from then on), never their streams, and the next
+ * switch or get gives the same object under a new value. On failure the active layout stays
+ * (waits already made only add order). Thread-safe; work submitted to the old streams after the
+ * switch is not waited for. The old layout's streams are funnelled into its stream 0: work
+ * submitted later to old stream 0 also waits for its siblings' work from before the switch. Old
+ * streams are not meant to get work after a switch, and this cannot deadlock (every wait is for
+ * an event recorded earlier). The same as gctx_layouts_switch_ordered with
  * GCTX_LAYOUTS_ORDER_ALL. */
 GCTX_API gctx_status gctx_layouts_switch(gctx_layouts *layouts, unsigned index,
                                          gctx_stream **streams);

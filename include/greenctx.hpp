@@ -36,6 +36,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -152,6 +153,20 @@ protected:
     }
     T *ptr_ = nullptr;
 };
+
+/* A C call that writes its result through its last argument, call(&out): value gives out's
+ * start (an INIT macro), an owner adopts the C object's reference. */
+template <class T, class Call> result<T> try_get(T value, Call &&call)
+{
+    gctx_status s = call(&value);
+    return s == GCTX_SUCCESS ? result<T>(std::move(value)) : result<T>::failed(s);
+}
+template <class T, class Call> result<T> try_make(Call &&call)
+{
+    std::remove_reference_t<decltype(*std::declval<T>().get())> *raw = nullptr;
+    gctx_status s = call(&raw);
+    return s == GCTX_SUCCESS ? result<T>(T::adopt_reference(raw)) : result<T>::failed(s);
+}
 } // namespace detail
 
 /* A group of a split: num_sms SMs (0: discovery), the rest of gctx_group as zero. */
@@ -166,39 +181,25 @@ inline gctx_group group(unsigned num_sms, unsigned coscheduled_sm_count = 0, boo
 
 inline const char *version_string() noexcept { return gctx_version_string(); }
 
-inline result<int> try_device_count()
-{
-    int count = 0;
-    gctx_status s = gctx_device_count(&count);
-    return s == GCTX_SUCCESS ? result<int>(count) : result<int>::failed(s);
-}
+inline result<int> try_device_count() { return detail::try_get(0, gctx_device_count); }
 inline int device_count() { return try_device_count().value(); }
 
 /* The SMs the calling thread's current context runs on (gctx_current_sm_count): what a
  * persistent kernel's grid is sized by, e.g. cutlass::KernelHardwareInfo::sm_count. */
 inline result<unsigned> try_current_sm_count()
 {
-    unsigned count = 0;
-    gctx_status s = gctx_current_sm_count(&count);
-    return s == GCTX_SUCCESS ? result<unsigned>(count) : result<unsigned>::failed(s);
+    return detail::try_get(0u, gctx_current_sm_count);
 }
 inline unsigned current_sm_count() { return try_current_sm_count().value(); }
 
 inline result<gctx_device_info> try_device_info(int device)
 {
-    gctx_device_info info = GCTX_DEVICE_INFO_INIT;
-    gctx_status s = gctx_device_get_info(device, &info);
-    return s == GCTX_SUCCESS ? result<gctx_device_info>(info)
-                             : result<gctx_device_info>::failed(s);
+    return detail::try_get<gctx_device_info>(
+        GCTX_DEVICE_INFO_INIT, [=](auto out) { return gctx_device_get_info(device, out); });
 }
 inline gctx_device_info device_info(int device) { return try_device_info(device).value(); }
 
-inline int driver_version()
-{
-    int version = 0;
-    detail::check(gctx_driver_version(&version));
-    return version;
-}
+inline int driver_version() { return detail::try_get(0, gctx_driver_version).value(); }
 
 struct split_result;
 struct split_plan;
@@ -210,18 +211,16 @@ public:
 
     static result<partition> try_from_device(int device)
     {
-        gctx_partition *p = nullptr;
-        gctx_status s = gctx_partition_from_device(device, &p);
-        return s == GCTX_SUCCESS ? result<partition>(adopt_reference(p))
-                                 : result<partition>::failed(s);
+        return detail::try_make<partition>(
+            [=](auto out) { return gctx_partition_from_device(device, out); });
     }
     static partition from_device(int device) { return try_from_device(device).value(); }
 
     gctx_partition_info info() const
     {
-        gctx_partition_info info = GCTX_PARTITION_INFO_INIT;
-        detail::check(gctx_partition_get_info(ptr_, &info));
-        return info;
+        return detail::try_get<gctx_partition_info>(GCTX_PARTITION_INFO_INIT, [this](auto out) {
+                   return gctx_partition_get_info(ptr_, out);
+               }).value();
     }
     unsigned sm_count() const { return info().sm_count; }
 
@@ -238,12 +237,10 @@ public:
 
     gctx_relation relation(const partition &other) const
     {
-        gctx_relation r = GCTX_RELATION_MAY_OVERLAP;
-        detail::check(gctx_partition_relation(ptr_, other.ptr_, &r));
-        return r;
+        return detail::try_get(GCTX_RELATION_MAY_OVERLAP, [&](auto out) {
+                   return gctx_partition_relation(ptr_, other.ptr_, out);
+               }).value();
     }
-
-private:
 };
 
 /* The plan of a split: the whole and one gctx_group_plan per group. */
@@ -315,17 +312,15 @@ public:
     static result<context> try_create(const greenctx::partition &on,
                                       const gctx_context_options *options = nullptr)
     {
-        gctx_context *c = nullptr;
-        gctx_status s = gctx_context_create(on.get(), options, &c);
-        return s == GCTX_SUCCESS ? result<context>(adopt_reference(c)) : result<context>::failed(s);
+        return detail::try_make<context>(
+            [&](auto out) { return gctx_context_create(on.get(), options, out); });
     }
     /* num_sms SMs of a device (gctx_context_create_with_sms). */
     static result<context> try_with_sms(int device, unsigned num_sms,
                                         const gctx_context_options *options = nullptr)
     {
-        gctx_context *c = nullptr;
-        gctx_status s = gctx_context_create_with_sms(device, num_sms, options, &c);
-        return s == GCTX_SUCCESS ? result<context>(adopt_reference(c)) : result<context>::failed(s);
+        return detail::try_make<context>(
+            [=](auto out) { return gctx_context_create_with_sms(device, num_sms, options, out); });
     }
     static context with_sms(int device, unsigned num_sms,
                             const gctx_context_options *options = nullptr)
@@ -335,9 +330,8 @@ public:
     /* Someone else's green context, not owned (gctx_context_adopt). */
     static context adopt(CUgreenCtx green)
     {
-        gctx_context *c = nullptr;
-        detail::check(gctx_context_adopt(green, &c));
-        return adopt_reference(c);
+        return detail::try_make<context>([=](auto out) { return gctx_context_adopt(green, out); })
+            .value();
     }
 
     /* Disjoint contexts on this context's SMs, one per group (gctx_contexts_create); the
@@ -369,16 +363,16 @@ public:
 
     gctx_context_info info() const
     {
-        gctx_context_info info = GCTX_CONTEXT_INFO_INIT;
-        detail::check(gctx_context_get_info(ptr_, &info));
-        return info;
+        return detail::try_get<gctx_context_info>(GCTX_CONTEXT_INFO_INIT, [this](auto out) {
+                   return gctx_context_get_info(ptr_, out);
+               }).value();
     }
     /* The context's SMs as a partition. */
     greenctx::partition partition() const
     {
-        gctx_partition *p = nullptr;
-        detail::check(gctx_context_partition(ptr_, &p));
-        return greenctx::partition::adopt_reference(p);
+        return detail::try_make<greenctx::partition>([this](auto out) {
+                   return gctx_context_partition(ptr_, out);
+               }).value();
     }
     CUgreenCtx green_handle() const noexcept { return gctx_context_green_handle(ptr_); }
     CUcontext cu_context() const noexcept { return gctx_context_cu_context(ptr_); }
@@ -400,17 +394,14 @@ public:
     {
         gctx_stream_options options = GCTX_STREAM_OPTIONS_INIT;
         options.priority = priority;
-        gctx_stream *s = nullptr;
-        gctx_status status = gctx_stream_create(on.get(), &options, &s);
-        return status == GCTX_SUCCESS ? result<stream>(adopt_reference(s))
-                                      : result<stream>::failed(status);
+        return detail::try_make<stream>(
+            [&](auto out) { return gctx_stream_create(on.get(), &options, out); });
     }
     /* Someone else's stream of a green context, not owned (gctx_stream_adopt). */
     static stream adopt(CUstream raw)
     {
-        gctx_stream *s = nullptr;
-        detail::check(gctx_stream_adopt(raw, &s));
-        return adopt_reference(s);
+        return detail::try_make<stream>([=](auto out) { return gctx_stream_adopt(raw, out); })
+            .value();
     }
 
     /* The raw stream (cudaStream_t is the same type), valid while this stream lives. */
@@ -420,15 +411,14 @@ public:
     void synchronize() { detail::check(gctx_stream_synchronize(ptr_)); }
     int priority() const
     {
-        int p = 0;
-        detail::check(gctx_stream_priority(ptr_, &p));
-        return p;
+        return detail::try_get(0, [this](auto out) { return gctx_stream_priority(ptr_, out); })
+            .value();
     }
     greenctx::context context() const
     {
-        gctx_context *c = nullptr;
-        detail::check(gctx_stream_context(ptr_, &c));
-        return greenctx::context::adopt_reference(c);
+        return detail::try_make<greenctx::context>([this](auto out) {
+                   return gctx_stream_context(ptr_, out);
+               }).value();
     }
     inline void wait(const event &e);
     /* The physical SMs a kernel on this stream ran on (gctx_stream_observe_sms). */
@@ -504,9 +494,8 @@ public:
     }
     unsigned active() const
     {
-        unsigned index = 0;
-        detail::check(gctx_layouts_get_active(ptr_, &index));
-        return index;
+        return detail::try_get(0u, [this](auto out) { return gctx_layouts_get_active(ptr_, out); })
+            .value();
     }
     unsigned nb_parts() const noexcept { return nb_parts_; }
 
@@ -540,9 +529,8 @@ public:
     static result<claim> try_acquire(int device, const std::string &request,
                                      const gctx_claim_options *options = nullptr)
     {
-        gctx_claim *c = nullptr;
-        gctx_status s = gctx_claim_acquire(device, request.c_str(), options, &c);
-        return s == GCTX_SUCCESS ? result<claim>(adopt_reference(c)) : result<claim>::failed(s);
+        return detail::try_make<claim>(
+            [&](auto out) { return gctx_claim_acquire(device, request.c_str(), options, out); });
     }
     static claim acquire(int device, const std::string &request,
                          const gctx_claim_options *options = nullptr)
@@ -552,42 +540,42 @@ public:
     /* A claim exported by the parent process (gctx_claim_join). */
     static claim join(int device, const std::string &token)
     {
-        gctx_claim *c = nullptr;
-        detail::check(gctx_claim_join(device, token.c_str(), &c));
-        return adopt_reference(c);
+        return detail::try_make<claim>(
+                   [&](auto out) { return gctx_claim_join(device, token.c_str(), out); })
+            .value();
     }
 
     greenctx::partition partition() const
     {
-        gctx_partition *p = nullptr;
-        detail::check(gctx_claim_partition(ptr_, &p));
-        return greenctx::partition::adopt_reference(p);
+        return detail::try_make<greenctx::partition>([this](auto out) {
+                   return gctx_claim_partition(ptr_, out);
+               }).value();
     }
     greenctx::context context(const gctx_context_options *options = nullptr) const
     {
-        gctx_context *c = nullptr;
-        detail::check(gctx_claim_context(ptr_, options, &c));
-        return greenctx::context::adopt_reference(c);
+        return detail::try_make<greenctx::context>([this, options](auto out) {
+                   return gctx_claim_context(ptr_, options, out);
+               }).value();
     }
     greenctx::stream stream() const
     {
-        gctx_stream *s = nullptr;
-        detail::check(gctx_claim_stream(ptr_, &s));
-        return greenctx::stream::adopt_reference(s);
+        return detail::try_make<greenctx::stream>([this](auto out) {
+                   return gctx_claim_stream(ptr_, out);
+               }).value();
     }
     /* Grows or shrinks the claim; returns its new stream. */
     greenctx::stream resize(const std::string &request, const gctx_claim_options *options = nullptr)
     {
-        gctx_stream *s = nullptr;
-        detail::check(gctx_claim_resize(ptr_, request.c_str(), options, &s));
-        return greenctx::stream::adopt_reference(s);
+        return detail::try_make<greenctx::stream>([&](auto out) {
+                   return gctx_claim_resize(ptr_, request.c_str(), options, out);
+               }).value();
     }
     gctx_claim_info info() const
     {
         gctx_claim_info info{};
         info.size = sizeof info;
-        detail::check(gctx_claim_get_info(ptr_, &info));
-        return info;
+        return detail::try_get(info, [this](auto out) { return gctx_claim_get_info(ptr_, out); })
+            .value();
     }
     std::string export_token() const
     {
@@ -595,8 +583,6 @@ public:
         detail::check(gctx_claim_export(ptr_, token, sizeof token));
         return token;
     }
-
-private:
 };
 
 /* Saves the calling thread's current context and restores it at scope exit, around a call

@@ -25,6 +25,12 @@ static void context_destroy(gctx__object *object)
     free(c);
 }
 
+static int wants_workqueue(const gctx_context_options *options)
+{
+    return options->workqueue_scope != GCTX_WORKQUEUE_SCOPE_DEFAULT ||
+           options->workqueue_concurrency_limit != 0;
+}
+
 /* Copies the caller's options (NULL: the defaults) into *local and checks them. */
 static gctx_status check_options(const gctx__driver *drv, const gctx_context_options *caller,
                                  gctx_context_options *local)
@@ -33,10 +39,8 @@ static gctx_status check_options(const gctx__driver *drv, const gctx_context_opt
     *local = defaults;
     if (!caller)
         return GCTX_SUCCESS;
-    gctx_status s = gctx__sized_in(local, sizeof *local, caller, GCTX__MIN_CONTEXT_OPTIONS,
-                                   "options", "GCTX_CONTEXT_OPTIONS_INIT");
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx__sized_in(local, sizeof *local, caller, GCTX__MIN_CONTEXT_OPTIONS, "options",
+                            "GCTX_CONTEXT_OPTIONS_INIT"));
     const gctx_context_options *options = local;
     if ((unsigned)options->workqueue_scope > GCTX_WORKQUEUE_SCOPE_BALANCED)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
@@ -47,9 +51,7 @@ static gctx_status check_options(const gctx__driver *drv, const gctx_context_opt
                           "options->flags 0x%x has bits that are not GCTX_CONTEXT_* flags "
                           "(GCTX_CONTEXT_FRESH is 0x%x)",
                           options->flags, (unsigned)GCTX_CONTEXT_FRESH);
-    int wants_workqueue = options->workqueue_scope != GCTX_WORKQUEUE_SCOPE_DEFAULT ||
-                          options->workqueue_concurrency_limit != 0;
-    if (wants_workqueue && !drv->features[GCTX_FEATURE_WORKQUEUES].available)
+    if (wants_workqueue(options) && !drv->features[GCTX_FEATURE_WORKQUEUES].available)
         return gctx__fail(GCTX_ERROR_UNSUPPORTED,
                           "workqueue scope and concurrency limit need driver 13.1: %s",
                           drv->features[GCTX_FEATURE_WORKQUEUES].reason);
@@ -66,23 +68,21 @@ static gctx_status workqueue_desc(const gctx__driver *drv, gctx_partition *p,
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making a green context");
     memcpy(list, p->resources, p->nb_resources * sizeof *list);
     gcu_dev_resource *wq = &list[p->nb_resources];
-    gctx_status s = GCTX_SUCCESS;
-    gcu_result r = drv->cuDeviceGetDevResource(p->device, wq, GCU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG);
-    if (r != GCU_SUCCESS)
-        s = gctx__fail_cuda(r, "cuDeviceGetDevResource(WORKQUEUE_CONFIG) on device %d", p->device);
-    if (s == GCTX_SUCCESS) {
-        /* The one documented exception to "never edit a resource": configure it in place. */
-        if (options->workqueue_scope != GCTX_WORKQUEUE_SCOPE_DEFAULT)
-            wq->u.wqConfig.sharingScope =
-                options->workqueue_scope == GCTX_WORKQUEUE_SCOPE_BALANCED
-                    ? GCU_WORKQUEUE_SCOPE_GREEN_CTX_BALANCED
-                    : GCU_WORKQUEUE_SCOPE_DEVICE_CTX;
-        if (options->workqueue_concurrency_limit)
-            wq->u.wqConfig.wqConcurrencyLimit = options->workqueue_concurrency_limit;
-        r = drv->cuDevResourceGenerateDesc(desc, list, p->nb_resources + 1);
-        if (r != GCU_SUCCESS)
-            s = gctx__fail_cuda(r, "cuDevResourceGenerateDesc with a workqueue configuration");
-    }
+    gctx_status s;
+    GCTX_CHECK(gctx__check_cuda(drv->cuDeviceGetDevResource(p->device, wq,
+                                                            GCU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG),
+                                "cuDeviceGetDevResource(WORKQUEUE_CONFIG) on device %d", p->device),
+               done);
+    /* The one documented exception to "never edit a resource": configure it in place. */
+    if (options->workqueue_scope != GCTX_WORKQUEUE_SCOPE_DEFAULT)
+        wq->u.wqConfig.sharingScope = options->workqueue_scope == GCTX_WORKQUEUE_SCOPE_BALANCED
+                                          ? GCU_WORKQUEUE_SCOPE_GREEN_CTX_BALANCED
+                                          : GCU_WORKQUEUE_SCOPE_DEVICE_CTX;
+    if (options->workqueue_concurrency_limit)
+        wq->u.wqConfig.wqConcurrencyLimit = options->workqueue_concurrency_limit;
+    s = gctx__check_cuda(drv->cuDevResourceGenerateDesc(desc, list, p->nb_resources + 1),
+                         "cuDevResourceGenerateDesc with a workqueue configuration");
+done:
     free(list);
     return s;
 }
@@ -96,8 +96,7 @@ static gctx_status read_workqueue(const gctx__driver *drv, gctx_context *c)
     memset(&wq, 0, sizeof wq);
     gcu_result r = drv->cuGreenCtxGetDevResource(c->driver.green, &wq,
                                                  GCU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG);
-    if (r != GCU_SUCCESS)
-        return gctx__fail_cuda(r, "cuGreenCtxGetDevResource(WORKQUEUE_CONFIG)");
+    GCTX_TRY(gctx__check_cuda(r, "cuGreenCtxGetDevResource(WORKQUEUE_CONFIG)"));
     c->driver.workqueue_limit = wq.u.wqConfig.wqConcurrencyLimit;
     c->driver.workqueue_scope = wq.u.wqConfig.sharingScope == GCU_WORKQUEUE_SCOPE_GREEN_CTX_BALANCED
                              ? GCTX_WORKQUEUE_SCOPE_BALANCED
@@ -109,13 +108,11 @@ static gctx_status read_workqueue(const gctx__driver *drv, gctx_context *c)
  * caller destroys what it owns. */
 static gctx_status finish_context(const gctx__driver *drv, gctx_context *c)
 {
-    gcu_result r = drv->cuCtxFromGreenCtx(&c->driver.context, c->driver.green);
-    if (r != GCU_SUCCESS)
-        return gctx__fail_cuda(r, "cuCtxFromGreenCtx");
+    GCTX_TRY(gctx__check_cuda(drv->cuCtxFromGreenCtx(&c->driver.context, c->driver.green),
+                              "cuCtxFromGreenCtx"));
     if (drv->cuGreenCtxGetId) {
-        r = drv->cuGreenCtxGetId(c->driver.green, &c->driver.id);
-        if (r != GCU_SUCCESS)
-            return gctx__fail_cuda(r, "cuGreenCtxGetId");
+        GCTX_TRY(gctx__check_cuda(drv->cuGreenCtxGetId(c->driver.green, &c->driver.id),
+                                  "cuGreenCtxGetId"));
         c->driver.has_id = 1;
     }
     return read_workqueue(drv, c);
@@ -126,20 +123,16 @@ static gctx_status make_driver_context(const gctx__driver *drv, gctx_partition *
                                        const gctx_context_options *options, gctx_context *c)
 {
     gcu_resource_desc desc;
-    int wants_workqueue = options && (options->workqueue_scope != GCTX_WORKQUEUE_SCOPE_DEFAULT ||
-                                      options->workqueue_concurrency_limit != 0);
-    gctx_status s = wants_workqueue ? workqueue_desc(drv, partition, options, &desc)
-                                    : gctx__partition_desc(partition, &desc);
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(wants_workqueue(options) ? workqueue_desc(drv, partition, options, &desc)
+                                      : gctx__partition_desc(partition, &desc));
     /* DEFAULT_STREAM is required up to driver 13.2 and accepted after. */
     gcu_result r = drv->cuGreenCtxCreate(&c->driver.green, desc, partition->device,
                                          GCU_GREEN_CTX_DEFAULT_STREAM);
     GCTX__DEBUG_CALL("cuGreenCtxCreate", r);
-    if (r != GCU_SUCCESS)
-        return gctx__fail_cuda(r, "cuGreenCtxCreate for %u SMs on device %d", partition->sm_count,
-                               partition->device);
-    if ((s = finish_context(drv, c)) != GCTX_SUCCESS) {
+    GCTX_TRY(gctx__check_cuda(r, "cuGreenCtxCreate for %u SMs on device %d", partition->sm_count,
+                              partition->device));
+    gctx_status s = finish_context(drv, c);
+    if (s != GCTX_SUCCESS) {
         gctx__release_driver_object(drv, GCTX__RELEASE_GREEN_CONTEXT,
                                     (gctx__driver_object){.green = c->driver.green});
         c->driver.green = NULL;
@@ -149,14 +142,13 @@ static gctx_status make_driver_context(const gctx__driver *drv, gctx_partition *
 
 /* A context from the cache is handed out only if the driver still runs work in it. After a
  * fault every context of the process is lost (a program may meet it outside greenctx), and a
- * hit makes no other driver call that would say so: on the H200 it "succeeded", and the
- * stream made on it then failed with 700. An idle stream of the context synchronizes at once
- * and answers the fault as the context would (one call); without one, the context itself
- * synchronizes with it current. The stream's call relies on a sticky error being the
- * context's, not the stream's: the driver answers it to every call of the context (on the
- * H200, of the process: shared/measurements/h200-faults.md), whichever stream faulted; a
- * non-sticky error of another stream is not a lost context and need not be seen here. The
- * simulator answers a sticky fault to every call (sim_faults.c), and
+ * hit makes no other driver call that would say so: the stream made on it would be the first to
+ * fail. An idle stream of the context synchronizes at once and answers the fault as the context
+ * would (one call); without one, the context itself synchronizes with it current. The stream's
+ * call relies on a sticky error being the context's, not the stream's: the driver answers it to
+ * every call of the context (on the H200, of the process: shared/measurements/h200-faults.md),
+ * whichever stream faulted; a non-sticky error of another stream is not a lost context and need
+ * not be seen here. The simulator answers a sticky fault to every call (sim_faults.c), and
  * test_sticky_fault.c's fault_met_by_a_cached_context_with_a_stream faults another context's
  * stream before the hit.
  * The stream synchronized here came out of the cache with the context: the context's first
@@ -168,20 +160,14 @@ static gctx_status make_driver_context(const gctx__driver *drv, gctx_partition *
 static gctx_status check_cached(const gctx__driver *drv, gctx_context *c)
 {
     if (c->driver.idle.n) {
-        gcu_result r = drv->cuStreamSynchronize(c->driver.idle.stream[0]);
-        if (r != GCU_SUCCESS)
-            return gctx__fail_cuda(r, "cuStreamSynchronize of a stream of a cached green "
-                                      "context");
+        GCTX_TRY(gctx__check_cuda(drv->cuStreamSynchronize(c->driver.idle.stream[0]),
+                                  "cuStreamSynchronize of a stream of a cached green context"));
         c->driver.idle.checked = c->driver.idle.stream[0];
         return GCTX_SUCCESS;
     }
-    gctx_status s = gctx__push_context(drv, c->driver.context);
-    if (s != GCTX_SUCCESS)
-        return s;
-    gcu_result r = drv->cuCtxSynchronize();
-    return gctx__pop_context(drv, r == GCU_SUCCESS ? GCTX_SUCCESS
-                                                   : gctx__fail_cuda(r, "cuCtxSynchronize of a "
-                                                                        "cached green context"));
+    GCTX_TRY(gctx__push_context(drv, c->driver.context));
+    return gctx__pop_context(drv, gctx__check_cuda(drv->cuCtxSynchronize(),
+                                                   "cuCtxSynchronize of a cached green context"));
 }
 
 gctx_status gctx__context_create(gctx_partition *partition, const gctx_context_options *options,
@@ -189,16 +175,14 @@ gctx_status gctx__context_create(gctx_partition *partition, const gctx_context_o
 {
     const gctx__driver *drv;
     gctx_context_options opts;
-    gctx_status s = gctx__driver_load_green(&drv);
-    if (s == GCTX_SUCCESS)
-        s = check_options(drv, options, &opts);
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx__driver_load_green(&drv));
+    GCTX_TRY(check_options(drv, options, &opts));
     options = &opts;
     gctx_context *c = calloc(1, sizeof *c);
     if (!c)
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making a green context");
     c->device = partition->device;
+    gctx_status s;
     GCTX_CHECK(gctx__cache_take(partition, options, c), fail);
     if (c->driver.green && (s = check_cached(drv, c)) != GCTX_SUCCESS) {
         gctx__cache_discard(drv, c);
@@ -227,15 +211,13 @@ void gctx__context_release(gctx_context *context) { gctx__object_release(&contex
 gctx_status gctx_context_create(gctx_partition *partition, const gctx_context_options *options,
                                 gctx_context **context)
 {
-    gctx_status s = gctx__handle_resolve(&partition, GCTX__TYPE_PARTITION, "partition");
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx__handle_resolve(&partition, GCTX__TYPE_PARTITION, "partition"));
     if (!context)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "context (the output) is NULL");
     gctx_context *c;
-    if ((s = gctx__context_create(partition, options, &c)) == GCTX_SUCCESS)
-        *context = gctx__handle_give(&c->base);
-    return s;
+    GCTX_TRY(gctx__context_create(partition, options, &c));
+    *context = gctx__handle_give(&c->base);
+    return GCTX_SUCCESS;
 }
 
 gctx_status gctx_context_adopt(CUgreenCtx green, gctx_context **context)
@@ -245,25 +227,22 @@ gctx_status gctx_context_adopt(CUgreenCtx green, gctx_context **context)
     if (!context)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "context (the output) is NULL");
     const gctx__driver *drv;
-    gctx_status s = gctx__driver_load_green(&drv);
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx__driver_load_green(&drv));
     gctx_context *c = calloc(1, sizeof *c);
     if (!c)
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory adopting a green context");
     c->driver.green = green;
-    gcu_result r = drv->cuCtxFromGreenCtx(&c->driver.context, green);
-    if (r != GCU_SUCCESS) {
-        s = gctx__fail_cuda(r, "cuCtxFromGreenCtx: the handle to adopt is not a live green "
-                               "context");
-        goto fail;
-    }
+    gctx_status s;
+    GCTX_CHECK(gctx__check_cuda(drv->cuCtxFromGreenCtx(&c->driver.context, green),
+                                "cuCtxFromGreenCtx: the handle to adopt is not a live green "
+                                "context"),
+               fail);
     gcu_device device = 0;
     GCTX_CHECK(gctx__push_context(drv, c->driver.context), fail);
-    r = drv->cuCtxGetDevice(&device);
-    if (r != GCU_SUCCESS)
-        s = gctx__fail_cuda(r, "cuCtxGetDevice of the adopted green context");
-    GCTX_CHECK(gctx__pop_context(drv, s), fail);
+    GCTX_CHECK(gctx__pop_context(drv, gctx__check_cuda(drv->cuCtxGetDevice(&device),
+                                                       "cuCtxGetDevice of the adopted green "
+                                                       "context")),
+               fail);
     c->device = device;
     GCTX_CHECK(finish_context(drv, c), fail);
     GCTX_CHECK(gctx__object_init(&c->base, GCTX__TYPE_CONTEXT, context_destroy), fail);
@@ -275,29 +254,25 @@ fail:
     return s;
 }
 
-gctx_context *gctx_context_retain(gctx_context *context)
-{
-    return gctx__handle_retain(context, GCTX__TYPE_CONTEXT);
-}
+GCTX__HANDLE_REFS(context, CONTEXT)
 
-void gctx_context_release(gctx_context *context) { gctx__handle_release(context, GCTX__TYPE_CONTEXT); }
+gctx_status gctx__context_sm_resource(const gctx__driver *drv, const gctx_context *context,
+                                      gcu_dev_resource *sm)
+{
+    memset(sm, 0, sizeof *sm);
+    return gctx__check_cuda(drv->cuGreenCtxGetDevResource(context->driver.green, sm,
+                                                          GCU_DEV_RESOURCE_TYPE_SM),
+                            "cuGreenCtxGetDevResource(SM)");
+}
 
 gctx_status gctx_context_get_info(const gctx_context *context, gctx_context_info *info)
 {
-    gctx_status s = gctx__handle_resolve(&context, GCTX__TYPE_CONTEXT, "context");
-    if (s == GCTX_SUCCESS)
-        s = gctx__sized_check(info, GCTX__MIN_CONTEXT_INFO, "info", "GCTX_CONTEXT_INFO_INIT");
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx__handle_resolve(&context, GCTX__TYPE_CONTEXT, "context"));
+    GCTX_TRY(gctx__sized_check(info, GCTX__MIN_CONTEXT_INFO, "info", "GCTX_CONTEXT_INFO_INIT"));
     const gctx__driver *drv;
-    if ((s = gctx__driver_load_green(&drv)))
-        return s;
+    GCTX_TRY(gctx__driver_load_green(&drv));
     gcu_dev_resource sm;
-    memset(&sm, 0, sizeof sm);
-    gcu_result r = drv->cuGreenCtxGetDevResource(context->driver.green, &sm,
-                                                 GCU_DEV_RESOURCE_TYPE_SM);
-    if (r != GCU_SUCCESS)
-        return gctx__fail_cuda(r, "cuGreenCtxGetDevResource(SM)");
+    GCTX_TRY(gctx__context_sm_resource(drv, context, &sm));
     gctx_context_info out = GCTX_CONTEXT_INFO_INIT;
     out.device = context->device;
     out.sm_count = sm.u.sm.smCount;
@@ -312,36 +287,27 @@ gctx_status gctx_context_get_info(const gctx_context *context, gctx_context_info
 
 gctx_status gctx_context_partition(gctx_context *context, gctx_partition **partition)
 {
-    gctx_status s = gctx__handle_resolve(&context, GCTX__TYPE_CONTEXT, "context");
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx__handle_resolve(&context, GCTX__TYPE_CONTEXT, "context"));
     if (!partition)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "partition (the output) is NULL");
     gctx_partition *p;
-    if ((s = gctx__partition_from_context(context, &p)) == GCTX_SUCCESS)
-        *partition = gctx__handle_give(&p->base);
-    return s;
+    GCTX_TRY(gctx__partition_from_context(context, &p));
+    *partition = gctx__handle_give(&p->base);
+    return GCTX_SUCCESS;
 }
 
 gctx_status gctx_context_locality_domain(const gctx_context *context, unsigned *domain)
 {
-    gctx_status s = gctx__handle_resolve(&context, GCTX__TYPE_CONTEXT, "context");
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx__handle_resolve(&context, GCTX__TYPE_CONTEXT, "context"));
     if (!domain)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "domain (the output) is NULL");
     const gctx__driver *drv;
-    if ((s = gctx__driver_load_green(&drv)))
-        return s;
+    GCTX_TRY(gctx__driver_load_green(&drv));
     if (!drv->features[GCTX_FEATURE_LOCALITY_DOMAINS].available)
         return gctx__fail(GCTX_ERROR_UNSUPPORTED, "locality domains: %s",
                           drv->features[GCTX_FEATURE_LOCALITY_DOMAINS].reason);
     gcu_dev_resource sm;
-    memset(&sm, 0, sizeof sm);
-    gcu_result r = drv->cuGreenCtxGetDevResource(context->driver.green, &sm,
-                                                 GCU_DEV_RESOURCE_TYPE_SM);
-    if (r != GCU_SUCCESS)
-        return gctx__fail_cuda(r, "cuGreenCtxGetDevResource(SM)");
+    GCTX_TRY(gctx__context_sm_resource(drv, context, &sm));
     if (!(sm.u.sm.flags & GCU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_ID))
         return gctx__fail(GCTX_ERROR_UNSUPPORTED,
                           "this context's SMs carry no locality domain (the device has none, or "
@@ -365,25 +331,17 @@ CUcontext gctx_context_cu_context(const gctx_context *context)
 gctx_status gctx_context_relation(const gctx_context *a, const gctx_context *b,
                                   gctx_relation *relation)
 {
-    gctx_status s;
-    if ((s = gctx__handle_resolve(&a, GCTX__TYPE_CONTEXT, "context a")) ||
-        (s = gctx__handle_resolve(&b, GCTX__TYPE_CONTEXT, "context b")))
-        return s;
+    GCTX_TRY(gctx__handle_resolve(&a, GCTX__TYPE_CONTEXT, "context a"));
+    GCTX_TRY(gctx__handle_resolve(&b, GCTX__TYPE_CONTEXT, "context b"));
     if (!relation)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "relation (the output) is NULL");
-    if (a->device != b->device) {
-        *relation = GCTX_RELATION_DISJOINT;
-        return GCTX_SUCCESS;
-    }
-    if (a->driver.green == b->driver.green) {
-        *relation = GCTX_RELATION_OVERLAP;
-        return GCTX_SUCCESS;
-    }
-    if (!a->partition || !b->partition) {
-        *relation = GCTX_RELATION_MAY_OVERLAP; /* adopted: greenctx doesn't know its history */
-        return GCTX_SUCCESS;
-    }
-    return gctx__partition_relation(a->partition, b->partition, relation);
+    if (a->driver.green != b->driver.green && a->partition && b->partition)
+        return gctx__partition_relation(a->partition, b->partition, relation);
+    /* One green context, or an adopted one: greenctx doesn't know its history. */
+    *relation = a->device != b->device           ? GCTX_RELATION_DISJOINT
+                : a->driver.green == b->driver.green ? GCTX_RELATION_OVERLAP
+                                                     : GCTX_RELATION_MAY_OVERLAP;
+    return GCTX_SUCCESS;
 }
 
 gctx_status gctx_device_get_max_workqueue_concurrency(int device, unsigned *limit)
@@ -391,19 +349,16 @@ gctx_status gctx_device_get_max_workqueue_concurrency(int device, unsigned *limi
     if (!limit)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "limit (the output) is NULL");
     const gctx__driver *drv;
-    gctx_status s = gctx__driver_load_green(&drv);
-    if (s == GCTX_SUCCESS)
-        s = gctx__check_device(drv, device);
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx__driver_load_green(&drv));
+    GCTX_TRY(gctx__check_device(drv, device));
     if (!drv->features[GCTX_FEATURE_WORKQUEUES].available)
         return gctx__fail(GCTX_ERROR_UNSUPPORTED, "workqueue concurrency: %s",
                           drv->features[GCTX_FEATURE_WORKQUEUES].reason);
     gcu_dev_resource wq;
     memset(&wq, 0, sizeof wq);
-    gcu_result r = drv->cuDeviceGetDevResource(device, &wq, GCU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG);
-    if (r != GCU_SUCCESS)
-        return gctx__fail_cuda(r, "cuDeviceGetDevResource(WORKQUEUE_CONFIG) on device %d", device);
+    GCTX_TRY(gctx__check_cuda(drv->cuDeviceGetDevResource(device, &wq,
+                                                           GCU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG),
+                              "cuDeviceGetDevResource(WORKQUEUE_CONFIG) on device %d", device));
     *limit = wq.u.wqConfig.wqConcurrencyLimit;
     return GCTX_SUCCESS;
 }

@@ -1,12 +1,12 @@
 /* The context cache.
  *
- * The H200 (driver 13.0) keeps 4 MiB of device memory for every green context destroyed, until
- * the primary context is reset, and takes 1-2 ms to make one. So the driver side of a context
- * greenctx made is not destroyed when its last reference goes: it waits here, per device, and
- * the next request for the same SMs with the same options gets it back. Eviction (over the
- * limit, least recently used first, or a trim) is the only place such a context is destroyed,
- * so the limit also bounds what the driver can lose. A destroy the driver refuses is counted
- * and retried as every release's is (gctx_release_failures_get).
+ * The driver keeps device memory for every green context destroyed, until the primary context
+ * is reset, and takes milliseconds to make one (BENCHMARKS.md, "Re-partitioning"). So the
+ * driver side of a context greenctx made is not destroyed when its last reference goes: it
+ * waits here, per device, and the next request for the same SMs with the same options gets it
+ * back. Eviction (over the limit, least recently used first, or a trim) is the only place such
+ * a context is destroyed, so the limit also bounds what the driver can lose. A destroy the
+ * driver refuses is counted and retried as every release's is (gctx_release_failures_get).
  *
  * Streams. Making and destroying a stream costs microseconds, a re-partition's largest part
  * once its contexts come from here. So a drained greenctx stream of a context that may be
@@ -296,15 +296,14 @@ gctx_status gctx__cache_take(gctx_partition *partition, const gctx_context_optio
                              gctx_context *c)
 {
     c->cache_key = NULL;
-    gctx_status s = check_env();
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(check_env());
     /* The key first, then one lock for the device's state and the lookup: the key is made
      * for nothing only when the cache is off. */
     unsigned char buffer[2048];
     lookup_key k;
-    if ((s = make_key(partition, options, buffer, sizeof buffer, &k)) || !k.known)
-        return s;
+    GCTX_TRY(make_key(partition, options, buffer, sizeof buffer, &k));
+    if (!k.known)
+        return GCTX_SUCCESS;
     int fresh = options && (options->flags & GCTX_CONTEXT_FRESH);
     pthread_mutex_lock(&lock);
     device_cache *d = device_of(partition->device);
@@ -329,6 +328,7 @@ gctx_status gctx__cache_take(gctx_partition *partition, const gctx_context_optio
     }
     GCTX__INFO("context cache of device %d: %s for %u SMs", partition->device,
                e ? "hit" : fresh ? "skipped (GCTX_CONTEXT_FRESH)" : "miss", partition->sm_count);
+    gctx_status s = GCTX_SUCCESS;
     if (e) {
         c->driver = e->driver; /* the entry is the new context's key from now on */
     } else if ((e = malloc(sizeof *e + k.b.size))) {
@@ -441,14 +441,10 @@ int gctx__cache_take_stream(gctx_context *c, int priority, CUstream *stream, int
 static gctx_status lock_device(int device, int cleanup, device_cache **out)
 {
     const gctx__driver *drv;
-    gctx_status s = cleanup && gctx__driver_loaded(&drv) ? GCTX_SUCCESS
-                                                         : gctx__driver_load_green(&drv);
-    if (s == GCTX_SUCCESS)
-        s = gctx__check_device(drv, device);
-    if (s == GCTX_SUCCESS)
-        s = check_env();
-    if (s != GCTX_SUCCESS)
-        return s;
+    if (!cleanup || !gctx__driver_loaded(&drv))
+        GCTX_TRY(gctx__driver_load_green(&drv));
+    GCTX_TRY(gctx__check_device(drv, device));
+    GCTX_TRY(check_env());
     pthread_mutex_lock(&lock);
     if (!(*out = device_of(device))) {
         pthread_mutex_unlock(&lock);
@@ -463,9 +459,7 @@ gctx_status gctx_cache_get_limit(int device, unsigned *limit)
     if (!limit)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "limit (the output) is NULL");
     device_cache *d;
-    gctx_status s = lock_device(device, 0, &d);
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(lock_device(device, 0, &d));
     *limit = d->limit;
     pthread_mutex_unlock(&lock);
     return GCTX_SUCCESS;
@@ -475,9 +469,7 @@ gctx_status gctx_cache_get_limit(int device, unsigned *limit)
 static gctx_status shrink(int device, int set_limit, unsigned keep)
 {
     device_cache *d;
-    gctx_status s = lock_device(device, 1, &d);
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(lock_device(device, 1, &d));
     entry *victims = NULL;
     if (set_limit)
         d->limit = keep;
@@ -493,13 +485,9 @@ gctx_status gctx_cache_trim(int device) { return shrink(device, 0, 0); }
 
 gctx_status gctx_cache_get_stats(int device, gctx_cache_stats *stats)
 {
-    gctx_status s = gctx__sized_check(stats, GCTX__MIN_CACHE_STATS, "stats",
-                                      "GCTX_CACHE_STATS_INIT");
+    GCTX_TRY(gctx__sized_check(stats, GCTX__MIN_CACHE_STATS, "stats", "GCTX_CACHE_STATS_INIT"));
     device_cache *d;
-    if (s == GCTX_SUCCESS)
-        s = lock_device(device, 0, &d);
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(lock_device(device, 0, &d));
     gctx_cache_stats out = GCTX_CACHE_STATS_INIT;
     out.hits = d->hits;
     out.misses = d->misses;

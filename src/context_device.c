@@ -68,12 +68,12 @@ static gctx_status at_most_every_sm(const gctx_partition *whole, unsigned num_sm
                                     const char *name)
 {
     gctx_partition_info info = GCTX_PARTITION_INFO_INIT;
-    gctx_status s = gctx_partition_get_info(whole, &info);
-    if (s == GCTX_SUCCESS && num_sms > info.sm_count)
-        s = gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
-                       "num_sms %u is more than %s has (%u SMs): ask for at most %u", num_sms,
-                       name, info.sm_count, info.sm_count);
-    return s;
+    GCTX_TRY(gctx_partition_get_info(whole, &info));
+    if (num_sms > info.sm_count)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                          "num_sms %u is more than %s has (%u SMs): ask for at most %u", num_sms,
+                          name, info.sm_count, info.sm_count);
+    return GCTX_SUCCESS;
 }
 
 /* Splits whole into groups and makes a context per group, and one on the remainder when
@@ -129,10 +129,10 @@ gctx_status gctx_contexts_create(const gctx_context_request *request, gctx_conte
                                  gctx_context **remainder)
 {
     gctx_context_request r = GCTX_CONTEXT_REQUEST_INIT;
-    gctx_status s = gctx__sized_in(&r, sizeof r, request, GCTX__MIN_CONTEXT_REQUEST, "request",
-                                   "GCTX_CONTEXT_REQUEST_INIT");
-    if (s != GCTX_SUCCESS || (s = request_check(&r, contexts)) != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx__sized_in(&r, sizeof r, request, GCTX__MIN_CONTEXT_REQUEST, "request",
+                            "GCTX_CONTEXT_REQUEST_INIT"));
+    GCTX_TRY(request_check(&r, contexts));
+    gctx_status s;
     gctx_partition *whole = NULL;
     char name[32];
     int at_least = (r.flags & GCTX_CONTEXT_REQUEST_AT_LEAST) != 0;

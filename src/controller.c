@@ -156,12 +156,10 @@ gctx_status gctx_controller_create(const gctx_workload *workloads, unsigned nb_w
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "candidates is NULL with nb_candidates %u", nb_candidates);
     gctx_controller_options opts = GCTX_CONTROLLER_OPTIONS_INIT;
-    gctx_status s;
-    if (options && (s = gctx__sized_in(&opts, sizeof opts, options, GCTX__MIN_CONTROLLER_OPTIONS,
-                                       "options", "GCTX_CONTROLLER_OPTIONS_INIT")))
-        return s;
-    if ((s = check_options(&opts)))
-        return s;
+    if (options)
+        GCTX_TRY(gctx__sized_in(&opts, sizeof opts, options, GCTX__MIN_CONTROLLER_OPTIONS,
+                                "options", "GCTX_CONTROLLER_OPTIONS_INIT"));
+    GCTX_TRY(check_options(&opts));
     if (opts.disjoint && nb_candidates == 0)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "no candidate rows, and options->disjoint leaves out \"no split\": "
@@ -170,15 +168,15 @@ gctx_status gctx_controller_create(const gctx_workload *workloads, unsigned nb_w
     for (unsigned w = 0; w < nb_workloads; w++) {
         gctx_workload init = GCTX_WORKLOAD_INIT;
         local[w] = init;
-        if ((s = gctx__sized_in(&local[w], sizeof local[w], &workloads[w], GCTX__MIN_WORKLOAD,
-                                "workload", "GCTX_WORKLOAD_INIT")) ||
-            (s = check_workload(&local[w], w)))
-            return s;
+        GCTX_TRY(gctx__sized_in(&local[w], sizeof local[w], &workloads[w], GCTX__MIN_WORKLOAD,
+                                "workload", "GCTX_WORKLOAD_INIT"));
+        GCTX_TRY(check_workload(&local[w], w));
     }
     gctx_controller *c = calloc(1, sizeof *c);
     if (!c)
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making a controller");
     pthread_mutex_init(&c->lock, NULL);
+    gctx_status s;
     gctx__ctl_model *m = &c->model;
     m->nb_workloads = nb_workloads;
     m->options = opts;
@@ -193,15 +191,7 @@ fail:
     return s;
 }
 
-gctx_controller *gctx_controller_retain(gctx_controller *controller)
-{
-    return gctx__handle_retain(controller, GCTX__TYPE_CONTROLLER);
-}
-
-void gctx_controller_release(gctx_controller *controller)
-{
-    gctx__handle_release(controller, GCTX__TYPE_CONTROLLER);
-}
+GCTX__HANDLE_REFS(controller, CONTROLLER)
 
 static gctx_status resolve(const gctx_controller *handle, gctx_controller **out)
 {
@@ -209,21 +199,22 @@ static gctx_status resolve(const gctx_controller *handle, gctx_controller **out)
     return gctx__handle_resolve(out, GCTX__TYPE_CONTROLLER, "controller");
 }
 
-static gctx_status check_workload_index(const gctx_controller *c, unsigned workload)
+/* The controller of a handle and one of its workloads. */
+static gctx_status resolve_workload(const gctx_controller *handle, unsigned workload,
+                                    gctx_controller **out)
 {
-    if (workload >= c->model.nb_workloads)
+    GCTX_TRY(resolve(handle, out));
+    if (workload >= (*out)->model.nb_workloads)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "workload %u: the controller has %u (0 to %u)", workload,
-                          c->model.nb_workloads, c->model.nb_workloads - 1);
+                          (*out)->model.nb_workloads, (*out)->model.nb_workloads - 1);
     return GCTX_SUCCESS;
 }
 
 gctx_status gctx_controller_candidates(const gctx_controller *controller, unsigned *count)
 {
     gctx_controller *c;
-    gctx_status s = resolve(controller, &c);
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(resolve(controller, &c));
     if (!count)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "count is NULL");
     *count = c->model.nb_candidates;
@@ -234,9 +225,7 @@ gctx_status gctx_controller_set_demand(gctx_controller *controller, unsigned wor
                                        double demand)
 {
     gctx_controller *c;
-    gctx_status s = resolve(controller, &c);
-    if (s != GCTX_SUCCESS || (s = check_workload_index(c, workload)))
-        return s;
+    GCTX_TRY(resolve_workload(controller, workload, &c));
     if (!(demand >= 0.0) || !isfinite(demand))
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "workload %u: demand %g; give 0 (idle) or more", workload, demand);
@@ -249,28 +238,24 @@ gctx_status gctx_controller_set_demand(gctx_controller *controller, unsigned wor
 gctx_status gctx_controller_observe(gctx_controller *controller, unsigned workload, double step_s)
 {
     gctx_controller *c;
-    gctx_status s = resolve(controller, &c);
-    if (s != GCTX_SUCCESS || (s = check_workload_index(c, workload)))
-        return s;
+    GCTX_TRY(resolve_workload(controller, workload, &c));
     if (!(step_s > 0.0) || !isfinite(step_s))
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "workload %u: a step of %g s; measured steps take > 0 seconds",
                           workload, step_s);
     double modelled = 0.0;
+    gctx_status s = GCTX_SUCCESS;
     pthread_mutex_lock(&c->lock);
-    if (!c->decided) {
+    if (!c->decided)
         s = gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                        "a step observed before the first gctx_controller_decide: nothing is "
                        "active yet to learn about");
-        goto done;
-    }
-    if (gctx__ctl_learn(&c->model, c->active, workload, step_s, &modelled) != 0)
+    else if (gctx__ctl_learn(&c->model, c->active, workload, step_s, &modelled) != 0)
         s = gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                        "workload %u: a step of %g s is more than %g times from the %g s its "
                        "prior predicts on the active candidate %u: refused (give seconds, "
                        "measured on that candidate)",
                        workload, step_s, GCTX__CTL_RATIO_LIMIT, modelled, c->active);
-done:
     pthread_mutex_unlock(&c->lock);
     return s;
 }
@@ -383,14 +368,11 @@ static const char *choose(gctx_controller *c, unsigned best, const judged *all)
 gctx_status gctx_controller_decide(gctx_controller *controller, gctx_controller_decision *decision)
 {
     gctx_controller *c;
-    gctx_status s = resolve(controller, &c);
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(resolve(controller, &c));
     if (!decision)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "decision is NULL");
-    if ((s = gctx__sized_check(decision, GCTX__MIN_CONTROLLER_DECISION, "decision",
-                               "GCTX_CONTROLLER_DECISION_INIT")))
-        return s;
+    GCTX_TRY(gctx__sized_check(decision, GCTX__MIN_CONTROLLER_DECISION, "decision",
+                               "GCTX_CONTROLLER_DECISION_INIT"));
     pthread_mutex_lock(&c->lock);
     const gctx__ctl_model *m = &c->model;
     judged *all = malloc(m->nb_candidates * sizeof *all);
@@ -429,9 +411,7 @@ gctx_status gctx_controller_predict(const gctx_controller *controller, unsigned 
                                     unsigned workload, double *step_s)
 {
     gctx_controller *c;
-    gctx_status s = resolve(controller, &c);
-    if (s != GCTX_SUCCESS || (s = check_workload_index(c, workload)))
-        return s;
+    GCTX_TRY(resolve_workload(controller, workload, &c));
     if (candidate >= c->model.nb_candidates || !step_s)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "candidate %u (the controller has %u) or step_s (%s)", candidate,

@@ -28,67 +28,66 @@ typedef struct gcu_uuid {
     char bytes[16];
 } gcu_uuid;
 
-/* CUresult values greenctx names or reacts to. */
+/* CUresult values greenctx names or reacts to: X(name, value, sticky). Sticky are the faults
+ * after which, cuda.h says, "any further CUDA work will return the same error" and the
+ * process must be restarted (710, a device-side assert: the context can't be used again);
+ * they are sticky for every context of the process, green or not
+ * (shared/measurements/h200-faults.md). The MPS ones meet a client's cuInit while the server
+ * restarts after a fault. */
+#define GCU_RESULTS(X)                                                                          \
+    X(SUCCESS, 0, 0)                                                                            \
+    X(ERROR_INVALID_VALUE, 1, 0)                                                                \
+    X(ERROR_OUT_OF_MEMORY, 2, 0)                                                                \
+    X(ERROR_NOT_INITIALIZED, 3, 0)                                                              \
+    X(ERROR_DEINITIALIZED, 4, 0)                                                                \
+    X(ERROR_NO_DEVICE, 100, 0)                                                                  \
+    X(ERROR_INVALID_DEVICE, 101, 0)                                                             \
+    X(ERROR_INVALID_IMAGE, 200, 0)                                                              \
+    X(ERROR_INVALID_CONTEXT, 201, 0)                                                            \
+    X(ERROR_INVALID_PTX, 218, 0)                                                                \
+    X(ERROR_INVALID_HANDLE, 400, 0)                                                             \
+    X(ERROR_NOT_FOUND, 500, 0)                                                                  \
+    X(ERROR_NOT_READY, 600, 0)                                                                  \
+    X(ERROR_ILLEGAL_ADDRESS, 700, 1)                                                            \
+    X(ERROR_LAUNCH_TIMEOUT, 702, 1)                                                             \
+    X(ERROR_CONTEXT_IS_DESTROYED, 709, 0)                                                       \
+    X(ERROR_ASSERT, 710, 1)                                                                     \
+    X(ERROR_HARDWARE_STACK_ERROR, 714, 1)                                                       \
+    X(ERROR_ILLEGAL_INSTRUCTION, 715, 1)                                                        \
+    X(ERROR_MISALIGNED_ADDRESS, 716, 1)                                                         \
+    X(ERROR_INVALID_ADDRESS_SPACE, 717, 1)                                                      \
+    X(ERROR_INVALID_PC, 718, 1)                                                                 \
+    X(ERROR_LAUNCH_FAILED, 719, 1)                                                              \
+    X(ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, 720, 0)                                               \
+    X(ERROR_TENSOR_MEMORY_LEAK, 721, 1)                                                         \
+    X(ERROR_NOT_PERMITTED, 800, 0)                                                              \
+    X(ERROR_NOT_SUPPORTED, 801, 0)                                                              \
+    X(ERROR_MPS_CONNECTION_FAILED, 805, 0)                                                      \
+    X(ERROR_MPS_RPC_FAILURE, 806, 0)                                                            \
+    X(ERROR_MPS_SERVER_NOT_READY, 807, 0)                                                       \
+    X(ERROR_MPS_MAX_CLIENTS_REACHED, 808, 0)                                                    \
+    X(ERROR_MPS_MAX_CONNECTIONS_REACHED, 809, 0)                                                \
+    X(ERROR_MPS_CLIENT_TERMINATED, 810, 0)                                                      \
+    X(ERROR_STREAM_CAPTURE_UNSUPPORTED, 900, 0)                                                 \
+    X(ERROR_INVALID_RESOURCE_TYPE, 914, 0)                                                      \
+    X(ERROR_INVALID_RESOURCE_CONFIGURATION, 915, 0)                                             \
+    X(ERROR_STREAM_DETACHED, 917, 0) /* 13.1 */                                                 \
+    X(ERROR_UNKNOWN, 999, 0)
+
 enum {
-    GCU_SUCCESS = 0,
-    GCU_ERROR_INVALID_VALUE = 1,
-    GCU_ERROR_OUT_OF_MEMORY = 2,
-    GCU_ERROR_NOT_INITIALIZED = 3,
-    GCU_ERROR_DEINITIALIZED = 4,
-    GCU_ERROR_NO_DEVICE = 100,
-    GCU_ERROR_INVALID_DEVICE = 101,
-    GCU_ERROR_INVALID_IMAGE = 200,
-    GCU_ERROR_INVALID_CONTEXT = 201,
-    GCU_ERROR_INVALID_PTX = 218,
-    GCU_ERROR_INVALID_HANDLE = 400,
-    GCU_ERROR_NOT_FOUND = 500,
-    GCU_ERROR_NOT_READY = 600,
-    GCU_ERROR_ILLEGAL_ADDRESS = 700,
-    GCU_ERROR_LAUNCH_TIMEOUT = 702,
-    GCU_ERROR_CONTEXT_IS_DESTROYED = 709,
-    GCU_ERROR_ASSERT = 710,
-    GCU_ERROR_HARDWARE_STACK_ERROR = 714,
-    GCU_ERROR_ILLEGAL_INSTRUCTION = 715,
-    GCU_ERROR_MISALIGNED_ADDRESS = 716,
-    GCU_ERROR_INVALID_ADDRESS_SPACE = 717,
-    GCU_ERROR_INVALID_PC = 718,
-    GCU_ERROR_LAUNCH_FAILED = 719,
-    GCU_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE = 720,
-    GCU_ERROR_TENSOR_MEMORY_LEAK = 721,
-    GCU_ERROR_NOT_PERMITTED = 800,
-    GCU_ERROR_NOT_SUPPORTED = 801,
-    /* MPS: a client's cuInit meets these while the server restarts after a fault (H200). */
-    GCU_ERROR_MPS_CONNECTION_FAILED = 805,
-    GCU_ERROR_MPS_RPC_FAILURE = 806,
-    GCU_ERROR_MPS_SERVER_NOT_READY = 807,
-    GCU_ERROR_MPS_MAX_CLIENTS_REACHED = 808,
-    GCU_ERROR_MPS_MAX_CONNECTIONS_REACHED = 809,
-    GCU_ERROR_MPS_CLIENT_TERMINATED = 810,
-    GCU_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900,
-    GCU_ERROR_INVALID_RESOURCE_TYPE = 914,
-    GCU_ERROR_INVALID_RESOURCE_CONFIGURATION = 915,
-    GCU_ERROR_STREAM_DETACHED = 917, /* 13.1 */
-    GCU_ERROR_UNKNOWN = 999
+#define GCU_RESULT_VALUE_(name, value, sticky) GCU_##name = value,
+    GCU_RESULTS(GCU_RESULT_VALUE_)
+#undef GCU_RESULT_VALUE_
 };
 
-/* The faults after which, cuda.h says, "any further CUDA work will return the same error"
- * and the process must be restarted (710, a device-side assert: the context can't be used
- * again). They are sticky for every context of the process, green or not (measured on the
- * H200: shared/measurements/h200-faults.md). */
 static inline int gcu_result_is_sticky(gcu_result result)
 {
     switch (result) {
-    case GCU_ERROR_ILLEGAL_ADDRESS:
-    case GCU_ERROR_LAUNCH_TIMEOUT:
-    case GCU_ERROR_ASSERT:
-    case GCU_ERROR_HARDWARE_STACK_ERROR:
-    case GCU_ERROR_ILLEGAL_INSTRUCTION:
-    case GCU_ERROR_MISALIGNED_ADDRESS:
-    case GCU_ERROR_INVALID_ADDRESS_SPACE:
-    case GCU_ERROR_INVALID_PC:
-    case GCU_ERROR_LAUNCH_FAILED:
-    case GCU_ERROR_TENSOR_MEMORY_LEAK:
-        return 1;
+#define GCU_RESULT_STICKY_(name, value, sticky)                                                 \
+    case GCU_##name:                                                                           \
+        return sticky;
+        GCU_RESULTS(GCU_RESULT_STICKY_)
+#undef GCU_RESULT_STICKY_
     default:
         return 0;
     }

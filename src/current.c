@@ -9,8 +9,7 @@
 
 static gctx_status get_current(const gctx__driver *drv, CUcontext *ctx, const char *when)
 {
-    gcu_result r = drv->cuCtxGetCurrent(ctx);
-    return r == GCU_SUCCESS ? GCTX_SUCCESS : gctx__fail_cuda(r, "cuCtxGetCurrent (%s)", when);
+    return gctx__check_cuda(drv->cuCtxGetCurrent(ctx), "cuCtxGetCurrent (%s)", when);
 }
 
 /* The start of a call that reads the current context into an output: the output checked,
@@ -21,29 +20,25 @@ static gctx_status read_current(const char *call, const char *output, const void
     if (!out)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "%s: %s (the output) is NULL", call,
                           output);
-    gctx_status s = gctx__driver_load(drv);
-    return s != GCTX_SUCCESS ? s : get_current(*drv, current, call);
+    GCTX_TRY(gctx__driver_load(drv));
+    return get_current(*drv, current, call);
 }
 
 gctx_status gctx_current_context_save(CUcontext *saved)
 {
     const gctx__driver *drv;
     CUcontext current;
-    gctx_status s = read_current("gctx_current_context_save", "saved", saved, &drv, &current);
-    if (s == GCTX_SUCCESS)
-        *saved = current;
-    return s;
+    GCTX_TRY(read_current("gctx_current_context_save", "saved", saved, &drv, &current));
+    *saved = current;
+    return GCTX_SUCCESS;
 }
 
 gctx_status gctx_current_context_restore(CUcontext saved, int *changed)
 {
     const gctx__driver *drv;
-    gctx_status s = gctx__driver_load(&drv);
+    GCTX_TRY(gctx__driver_load(&drv));
     CUcontext current = NULL;
-    if (s == GCTX_SUCCESS)
-        s = get_current(drv, &current, "before restoring");
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(get_current(drv, &current, "before restoring"));
     int was_changed = current != saved;
     /* cuCtxSetCurrent replaces the top of the stack; with NULL it pops one context. */
     for (int pops = 0; current != saved; pops++) {
@@ -61,11 +56,10 @@ gctx_status gctx_current_context_restore(CUcontext saved, int *changed)
                                (void *)saved);
             return GCTX_ERROR_DRIVER;
         }
-        if (saved != NULL || (s = get_current(drv, &current, "while restoring")))
+        if (saved != NULL)
             break;
+        GCTX_TRY(get_current(drv, &current, "while restoring"));
     }
-    if (s != GCTX_SUCCESS)
-        return s;
     if (changed)
         *changed = was_changed;
     return GCTX_SUCCESS;
@@ -75,9 +69,7 @@ gctx_status gctx_current_sm_count(unsigned *count)
 {
     const gctx__driver *drv;
     CUcontext current = NULL;
-    gctx_status s = read_current("gctx_current_sm_count", "count", count, &drv, &current);
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(read_current("gctx_current_sm_count", "count", count, &drv, &current));
     if (!current)
         return gctx__fail_cuda(GCU_ERROR_INVALID_CONTEXT,
                                "gctx_current_sm_count: no context is current on this thread; "
@@ -89,9 +81,10 @@ gctx_status gctx_current_sm_count(unsigned *count)
     if (drv->cuCtxGetDevResource) {
         gcu_dev_resource resource;
         memset(&resource, 0, sizeof resource);
-        if ((r = drv->cuCtxGetDevResource(current, &resource, GCU_DEV_RESOURCE_TYPE_SM)))
-            return gctx__fail_cuda(r, "cuCtxGetDevResource of the current context %p",
-                                   (void *)current);
+        GCTX_TRY(gctx__check_cuda(drv->cuCtxGetDevResource(current, &resource,
+                                                           GCU_DEV_RESOURCE_TYPE_SM),
+                                  "cuCtxGetDevResource of the current context %p",
+                                  (void *)current));
         *count = resource.u.sm.smCount;
         return GCTX_SUCCESS;
     }

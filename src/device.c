@@ -11,10 +11,9 @@
 /* What greenctx knows of one device. The driver is loaded once and never changes its device
  * list, so the count and the compute capability are asked once. Every green context retains
  * the device's primary context and its destruction releases it: with nothing else holding it,
- * each creation would initialise it again (about 110 ms on an H200 instead of 1.7). So
- * partitions hold it, and everything greenctx makes holds a partition; the first partition
- * of a device retains it and the last one's end releases it, so that a split costs the
- * driver's split and nothing more. */
+ * each creation would initialise it again (BENCHMARKS.md). So partitions hold it, and
+ * everything greenctx makes holds a partition; the first partition of a device retains it and
+ * the last one's end releases it, so that a split costs the driver's split and nothing more. */
 typedef struct device_state {
     pthread_mutex_t lock;  /* the first hold and the last drop of the primary context */
     atomic_uint holds;     /* live partitions of the device: one driver retain for all */
@@ -69,17 +68,10 @@ gctx_status gctx_device_count(int *count)
     if (!count)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "count is NULL");
     const gctx__driver *drv;
-    gctx_status s = gctx__driver_load(&drv);
-    if (s != GCTX_SUCCESS)
-        return s;
-    if (gctx__driver_has_no_device()) {
-        *count = 0;
-        return GCTX_SUCCESS;
-    }
+    GCTX_TRY(gctx__driver_load(&drv));
     int n = 0;
-    gcu_result r = drv->cuDeviceGetCount(&n);
-    if (r != GCU_SUCCESS)
-        return gctx__fail_cuda(r, "cuDeviceGetCount");
+    if (!gctx__driver_has_no_device())
+        GCTX_TRY(gctx__check_cuda(drv->cuDeviceGetCount(&n), "cuDeviceGetCount"));
     *count = n;
     return GCTX_SUCCESS;
 }
@@ -87,9 +79,7 @@ gctx_status gctx_device_count(int *count)
 gctx_status gctx__check_device(const gctx__driver *drv, int device)
 {
     int n = 0;
-    gctx_status s = device_table(drv, &n);
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(device_table(drv, &n));
     if (device < 0 || device >= n) {
         if (n == 0)
             return gctx__fail(GCTX_ERROR_NO_DEVICE, "device %d: the driver sees no CUDA device",
@@ -105,22 +95,17 @@ gctx_status gctx__check_device(const gctx__driver *drv, int device)
 
 static gctx_status attribute(const gctx__driver *drv, int device, int attrib, int *value)
 {
-    gcu_result r = drv->cuDeviceGetAttribute(value, attrib, device);
-    return r == GCU_SUCCESS ? GCTX_SUCCESS
-                            : gctx__fail_cuda(r, "cuDeviceGetAttribute(%d) on device %d", attrib,
-                                              device);
+    return gctx__check_cuda(drv->cuDeviceGetAttribute(value, attrib, device),
+                            "cuDeviceGetAttribute(%d) on device %d", attrib, device);
 }
 
 gctx_status gctx__device_cc_major(const gctx__driver *drv, int device, int *major)
 {
     device_state *d;
-    gctx_status s = state_of(drv, device, &d);
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(state_of(drv, device, &d));
     int m = atomic_load_explicit(&d->cc_major, memory_order_relaxed);
     if (!m) {
-        if ((s = attribute(drv, device, GCU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &m)))
-            return s;
+        GCTX_TRY(attribute(drv, device, GCU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &m));
         atomic_store_explicit(&d->cc_major, m, memory_order_relaxed);
     }
     *major = m;
@@ -130,21 +115,19 @@ gctx_status gctx__device_cc_major(const gctx__driver *drv, int device, int *majo
 gctx_status gctx__device_hold_primary(const gctx__driver *drv, int device)
 {
     device_state *d;
-    gctx_status s = state_of(drv, device, &d);
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(state_of(drv, device, &d));
     /* Held already: one more partition, no driver call. From 0 the lock orders the retain
      * before any other hold sees the count above 0. */
     unsigned h = atomic_load(&d->holds);
     while (h > 0)
         if (atomic_compare_exchange_weak(&d->holds, &h, h + 1))
             return GCTX_SUCCESS;
+    gctx_status s = GCTX_SUCCESS;
     pthread_mutex_lock(&d->lock);
     if (atomic_load(&d->holds) == 0) {
         CUcontext primary;
-        gcu_result r = drv->cuDevicePrimaryCtxRetain(&primary, device);
-        if (r != GCU_SUCCESS)
-            s = gctx__fail_cuda(r, "cuDevicePrimaryCtxRetain on device %d", device);
+        s = gctx__check_cuda(drv->cuDevicePrimaryCtxRetain(&primary, device),
+                             "cuDevicePrimaryCtxRetain on device %d", device);
     }
     if (s == GCTX_SUCCESS)
         atomic_fetch_add(&d->holds, 1);
@@ -172,9 +155,7 @@ void gctx__device_drop_primary(const gctx__driver *drv, int device)
 gctx_status gctx__device_arch_rules(const gctx__driver *drv, int device, gctx__sm_rules *rules)
 {
     int major = 0;
-    gctx_status s = gctx__device_cc_major(drv, device, &major);
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx__device_cc_major(drv, device, &major));
     rules->derived = 1;
     GCTX__INFO("device %d: the driver reports no SM rules (before 13.0): they come from the "
                "architecture (compute capability %d)", device, major);
@@ -207,44 +188,34 @@ gctx_status gctx__resource_rules(const gctx__driver *drv, int device,
 
 gctx_status gctx_device_get_info(int device, gctx_device_info *info)
 {
-    gctx_status s = gctx__sized_check(info, GCTX__MIN_DEVICE_INFO, "info", "GCTX_DEVICE_INFO_INIT");
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx__sized_check(info, GCTX__MIN_DEVICE_INFO, "info", "GCTX_DEVICE_INFO_INIT"));
     const gctx__driver *drv;
-    s = gctx__driver_load(&drv);
-    if (s == GCTX_SUCCESS)
-        s = gctx__check_device(drv, device);
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx__driver_load(&drv));
+    GCTX_TRY(gctx__check_device(drv, device));
 
     gctx_device_info out = GCTX_DEVICE_INFO_INIT;
     out.ordinal = device;
-    gcu_result r = drv->cuDeviceGetName(out.name, (int)sizeof out.name, device);
-    if (r != GCU_SUCCESS)
-        return gctx__fail_cuda(r, "cuDeviceGetName on device %d", device);
-    if ((s = attribute(drv, device, GCU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &out.cc_major)) ||
-        (s = attribute(drv, device, GCU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &out.cc_minor)))
-        return s;
+    GCTX_TRY(gctx__check_cuda(drv->cuDeviceGetName(out.name, (int)sizeof out.name, device),
+                              "cuDeviceGetName on device %d", device));
+    GCTX_TRY(attribute(drv, device, GCU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &out.cc_major));
+    GCTX_TRY(attribute(drv, device, GCU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &out.cc_minor));
 
     gctx__sm_rules rules;
     if (drv->features[GCTX_FEATURE_GREEN_CONTEXTS].available) {
         gcu_dev_resource resource;
         memset(&resource, 0, sizeof resource);
-        r = drv->cuDeviceGetDevResource(device, &resource, GCU_DEV_RESOURCE_TYPE_SM);
-        if (r != GCU_SUCCESS)
-            return gctx__fail_cuda(r, "cuDeviceGetDevResource(SM) on device %d", device);
+        GCTX_TRY(gctx__check_cuda(drv->cuDeviceGetDevResource(device, &resource,
+                                                              GCU_DEV_RESOURCE_TYPE_SM),
+                                  "cuDeviceGetDevResource(SM) on device %d", device));
         out.sm_count = resource.u.sm.smCount;
-        s = gctx__resource_rules(drv, device, &resource, &rules);
+        GCTX_TRY(gctx__resource_rules(drv, device, &resource, &rules));
     } else {
         /* No SM resource before 12.4: the multiprocessor count tells the size. */
         int sms = 0;
-        s = attribute(drv, device, GCU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &sms);
+        GCTX_TRY(attribute(drv, device, GCU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &sms));
         out.sm_count = (unsigned)sms;
-        if (s == GCTX_SUCCESS)
-            s = gctx__device_arch_rules(drv, device, &rules);
+        GCTX_TRY(gctx__device_arch_rules(drv, device, &rules));
     }
-    if (s != GCTX_SUCCESS)
-        return s;
     out.min_partition_sms = rules.min_partition;
     out.coscheduled_alignment = rules.alignment;
     out.sm_rules_derived = rules.derived;

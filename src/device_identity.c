@@ -23,22 +23,19 @@ static gctx_status begin(int device, char *out, size_t size, size_t need, const 
                           "the %s needs a buffer of %zu bytes; got %zu%s", what, need,
                           out ? size : 0, out ? "" : " (NULL)");
     out[0] = '\0';
-    gctx_status s = gctx__driver_load(drv);
-    return s ? s : gctx__check_device(*drv, device);
+    GCTX_TRY(gctx__driver_load(drv));
+    return gctx__check_device(*drv, device);
 }
 
 gctx_status gctx_device_uuid(int device, char *uuid, size_t size)
 {
     const gctx__driver *drv;
-    gctx_status s = begin(device, uuid, size, GCTX_UUID_SIZE, "UUID", &drv);
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(begin(device, uuid, size, GCTX_UUID_SIZE, "UUID", &drv));
     if (!drv->cuDeviceGetUuid)
         return gctx__fail(GCTX_ERROR_UNSUPPORTED, "the driver has no cuDeviceGetUuid (CUDA 11.4+)");
     gcu_uuid u;
-    gcu_result r = drv->cuDeviceGetUuid(&u, device);
-    if (r != GCU_SUCCESS)
-        return gctx__fail_cuda(r, "cuDeviceGetUuid on device %d", device);
+    GCTX_TRY(gctx__check_cuda(drv->cuDeviceGetUuid(&u, device), "cuDeviceGetUuid on device %d",
+                              device));
     gctx__format_uuid(&u, uuid, size);
     return GCTX_SUCCESS;
 }
@@ -46,15 +43,12 @@ gctx_status gctx_device_uuid(int device, char *uuid, size_t size)
 gctx_status gctx_device_pci_bus_id(int device, char *bus_id, size_t size)
 {
     const gctx__driver *drv;
-    gctx_status s = begin(device, bus_id, size, GCTX_PCI_BUS_ID_SIZE, "PCI bus id", &drv);
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(begin(device, bus_id, size, GCTX_PCI_BUS_ID_SIZE, "PCI bus id", &drv));
     if (!drv->cuDeviceGetPCIBusId)
         return gctx__fail(GCTX_ERROR_UNSUPPORTED, "the driver has no cuDeviceGetPCIBusId");
-    gcu_result r = drv->cuDeviceGetPCIBusId(bus_id, (int)size, device);
-    if (r != GCU_SUCCESS) {
+    gctx_status s = gctx__check_cuda(drv->cuDeviceGetPCIBusId(bus_id, (int)size, device),
+                                     "cuDeviceGetPCIBusId on device %d", device);
+    if (s != GCTX_SUCCESS)
         bus_id[0] = '\0';
-        return gctx__fail_cuda(r, "cuDeviceGetPCIBusId on device %d", device);
-    }
-    return GCTX_SUCCESS;
+    return s;
 }

@@ -54,38 +54,32 @@ static void *entry_point(size_t offset)
     return fn;
 }
 
-/* The first driver version that has each feature: GCTX_FEATURE_MAP is the only place these
- * versions are written. */
-static int feature_version(gctx_feature feature)
-{
-    switch (feature) {
-#define GCTX_FEATURE_VERSION_(name, value, text, version)                                       \
-    case GCTX_FEATURE_##name:                                                                  \
-        return version;
-        GCTX_FEATURE_MAP(GCTX_FEATURE_VERSION_)
-#undef GCTX_FEATURE_VERSION_
-    default:
-        return 0;
-    }
-}
+#define FEATURES (sizeof driver.features / sizeof driver.features[0])
 
-/* The entry point a feature needs besides its version; NULL name when the version is all. */
-static const char *feature_entry_point(gctx_feature feature, size_t *offset)
-{
-    switch (feature) {
-#define GCTX_FEATURE_SYMBOL_(feature_name, symbol)                                              \
-    case GCTX_FEATURE_##feature_name:                                                          \
-        *offset = offsetof(gctx__driver, symbol);                                              \
-        return #symbol;
-        GCTX_FEATURE_SYMBOL_(GREEN_CONTEXTS, cuGreenCtxCreate)
-        GCTX_FEATURE_SYMBOL_(GREEN_STREAMS, cuGreenCtxStreamCreate)
-        GCTX_FEATURE_SYMBOL_(CONTEXT_IDS, cuGreenCtxGetId)
-        GCTX_FEATURE_SYMBOL_(STRUCTURED_SPLIT, cuDevSmResourceSplit)
+/* Each feature's name and first driver version: GCTX_FEATURE_MAP is the only place these
+ * are written. */
+static const struct {
+    const char *name;
+    int version;
+} features[] = {
+#define GCTX_FEATURE_ROW_(name, value, text, version) [value] = {text, version},
+    GCTX_FEATURE_MAP(GCTX_FEATURE_ROW_)
+#undef GCTX_FEATURE_ROW_
+};
+
+/* The entry point some features need besides their version. */
+static const struct {
+    const char *name;
+    size_t offset;
+} feature_symbols[FEATURES] = {
+#define GCTX_FEATURE_SYMBOL_(feature, symbol)                                                   \
+    [GCTX_FEATURE_##feature] = {#symbol, offsetof(gctx__driver, symbol)},
+    GCTX_FEATURE_SYMBOL_(GREEN_CONTEXTS, cuGreenCtxCreate)
+    GCTX_FEATURE_SYMBOL_(GREEN_STREAMS, cuGreenCtxStreamCreate)
+    GCTX_FEATURE_SYMBOL_(CONTEXT_IDS, cuGreenCtxGetId)
+    GCTX_FEATURE_SYMBOL_(STRUCTURED_SPLIT, cuDevSmResourceSplit)
 #undef GCTX_FEATURE_SYMBOL_
-    default:
-        return NULL;
-    }
-}
+};
 
 static void set_feature(gctx_feature feature, int available, const char *fmt, ...)
     GCTX_PRINTF(3, 4);
@@ -100,33 +94,28 @@ static void set_feature(gctx_feature feature, int available, const char *fmt, ..
 }
 
 /* A feature needs its version from the map and, for some, one entry point. */
-static void decide_feature(gctx_feature feature)
-{
-    char need[16], have[16];
-    format_version(need, sizeof need, feature_version(feature));
-    format_version(have, sizeof have, driver.version);
-    size_t offset = 0;
-    const char *symbol = feature_entry_point(feature, &offset);
-    driver.features[feature].reached = driver.version >= feature_version(feature);
-    if (!gctx__driver_reaches(&driver, feature))
-        set_feature(feature, 0, "needs driver %s, found %s", need, have);
-    else if (symbol && !entry_point(offset))
-        set_feature(feature, 0, "symbol %s not exported by the driver", symbol);
-    else
-        set_feature(feature, 1, "driver %s has it (since %s)", have, need);
-}
-
 static void decide_features(void)
 {
-#define GCTX_DECIDE_(name, value, text, version) decide_feature(GCTX_FEATURE_##name);
-    GCTX_FEATURE_MAP(GCTX_DECIDE_)
-#undef GCTX_DECIDE_
+    char have[16];
+    format_version(have, sizeof have, driver.version);
+    for (unsigned f = 0; f < FEATURES; f++) {
+        char need[16];
+        format_version(need, sizeof need, features[f].version);
+        const char *symbol = feature_symbols[f].name;
+        driver.features[f].reached = driver.version >= features[f].version;
+        if (!gctx__driver_reaches(&driver, f))
+            set_feature(f, 0, "needs driver %s, found %s", need, have);
+        else if (symbol && !entry_point(feature_symbols[f].offset))
+            set_feature(f, 0, "symbol %s not exported by the driver", symbol);
+        else
+            set_feature(f, 1, "driver %s has it (since %s)", have, need);
+    }
     /* Every entry point of the green contexts' first version is needed for them, not just
      * the one named in the feature's row. */
     if (!driver.features[GCTX_FEATURE_GREEN_CONTEXTS].available)
         return;
     for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++)
-        if (symbols[i].abi == feature_version(GCTX_FEATURE_GREEN_CONTEXTS) &&
+        if (symbols[i].abi == features[GCTX_FEATURE_GREEN_CONTEXTS].version &&
             !entry_point(symbols[i].offset))
             set_feature(GCTX_FEATURE_GREEN_CONTEXTS, 0, "symbol %s not exported by the driver",
                         symbols[i].name);
@@ -179,6 +168,34 @@ static gctx_status resolve_symbols(void *lib, const char *path)
     return GCTX_SUCCESS;
 }
 
+/* The table from the opened library: its version, its entry points, cuInit and the features;
+ * on failure the reason recorded (fail_load). */
+static gctx_status load_from(void *lib, const char *path)
+{
+    gcu_pfn_cuDriverGetVersion get_version =
+        (gcu_pfn_cuDriverGetVersion)dlsym(lib, "cuDriverGetVersion");
+    if ((!dlsym(lib, "cuGetProcAddress_v2") && !dlsym(lib, "cuGetProcAddress")) || !get_version)
+        return fail_load(GCTX_ERROR_NO_DRIVER, 0,
+                         "%s is not a CUDA driver greenctx can use: it exports no "
+                         "cuGetProcAddress (drivers of CUDA 11.3 and later do)",
+                         path);
+    gcu_result r = get_version(&driver.version);
+    if (r != GCU_SUCCESS)
+        return fail_load(GCTX_ERROR_NO_DRIVER, r, "cuDriverGetVersion failed in %s", path);
+    GCTX_TRY(resolve_symbols(lib, path));
+    /* No device is not a load failure: the driver is there and counts zero devices. */
+    if ((r = driver.cuInit(0)) != GCU_SUCCESS && r != GCU_ERROR_NO_DEVICE)
+        return fail_load(GCTX_ERROR_DRIVER, r, "cuInit failed in %s", path);
+    driver_has_no_device = r == GCU_ERROR_NO_DEVICE;
+    decide_features();
+    GCTX__INFO("driver %d.%d loaded from %s%s", driver.version / 1000, driver.version % 1000 / 10,
+               path, driver_has_no_device ? " (it sees no device)" : "");
+    for (unsigned f = 0; f < FEATURES; f++)
+        GCTX__DEBUG("feature %s: %s, %s", features[f].name,
+                    driver.features[f].available ? "on" : "off", driver.features[f].reason);
+    return GCTX_SUCCESS;
+}
+
 /* One attempt, under load_lock: fills `driver` and returns GCTX_SUCCESS, or records why it
  * failed and leaves nothing loaded (the library closed, the table zeroed). */
 static gctx_status load_attempt(void)
@@ -199,39 +216,11 @@ static gctx_status load_attempt(void)
                          why ? why : "no reason given");
     }
     snprintf(driver.path, sizeof driver.path, "%s", path);
-
-    gctx_status s;
-    gcu_result r;
-    gcu_pfn_cuDriverGetVersion get_version =
-        (gcu_pfn_cuDriverGetVersion)dlsym(lib, "cuDriverGetVersion");
-    if ((!dlsym(lib, "cuGetProcAddress_v2") && !dlsym(lib, "cuGetProcAddress")) || !get_version) {
-        s = fail_load(GCTX_ERROR_NO_DRIVER, 0,
-                      "%s is not a CUDA driver greenctx can use: it exports no cuGetProcAddress "
-                      "(drivers of CUDA 11.3 and later do)",
-                      path);
-        goto fail;
+    gctx_status s = load_from(lib, path);
+    if (s != GCTX_SUCCESS) {
+        dlclose(lib);
+        memset(&driver, 0, sizeof driver);
     }
-    if ((r = get_version(&driver.version)) != GCU_SUCCESS) {
-        s = fail_load(GCTX_ERROR_NO_DRIVER, r, "cuDriverGetVersion failed in %s", path);
-        goto fail;
-    }
-    GCTX_CHECK(resolve_symbols(lib, path), fail);
-    /* No device is not a load failure: the driver is there and counts zero devices. */
-    if ((r = driver.cuInit(0)) != GCU_SUCCESS && r != GCU_ERROR_NO_DEVICE) {
-        s = fail_load(GCTX_ERROR_DRIVER, r, "cuInit failed in %s", path);
-        goto fail;
-    }
-    driver_has_no_device = r == GCU_ERROR_NO_DEVICE;
-    decide_features();
-    GCTX__INFO("driver %d.%d loaded from %s%s", driver.version / 1000, driver.version % 1000 / 10,
-               path, driver_has_no_device ? " (it sees no device)" : "");
-    for (int f = 0; f < (int)(sizeof driver.features / sizeof driver.features[0]); f++)
-        GCTX__DEBUG("feature %s: %s, %s", gctx_feature_name((gctx_feature)f),
-                    driver.features[f].available ? "on" : "off", driver.features[f].reason);
-    return GCTX_SUCCESS;
-fail:
-    dlclose(lib);
-    memset(&driver, 0, sizeof driver);
     return s;
 }
 
@@ -274,10 +263,10 @@ static int is_loaded(void)
 
 gctx_status gctx__driver_load(const gctx__driver **out)
 {
-    gctx_status s = ensure_loaded();
-    if (s == GCTX_SUCCESS && (s = gctx__fault_check()) == GCTX_SUCCESS)
-        *out = &driver;
-    return s;
+    GCTX_TRY(ensure_loaded());
+    GCTX_TRY(gctx__fault_check());
+    *out = &driver;
+    return GCTX_SUCCESS;
 }
 
 int gctx__driver_loaded(const gctx__driver **out)
@@ -290,11 +279,11 @@ int gctx__driver_loaded(const gctx__driver **out)
 
 gctx_status gctx__driver_load_green(const gctx__driver **out)
 {
-    gctx_status s = gctx__driver_load(out);
-    if (s == GCTX_SUCCESS && !driver.features[GCTX_FEATURE_GREEN_CONTEXTS].available)
+    GCTX_TRY(gctx__driver_load(out));
+    if (!driver.features[GCTX_FEATURE_GREEN_CONTEXTS].available)
         return gctx__fail(GCTX_ERROR_UNSUPPORTED, "green contexts are not available: %s",
                           driver.features[GCTX_FEATURE_GREEN_CONTEXTS].reason);
-    return s;
+    return GCTX_SUCCESS;
 }
 
 int gctx__driver_has_no_device(void) { return driver_has_no_device; }
@@ -309,9 +298,7 @@ gctx_status gctx_driver_version(int *version)
 {
     if (!version)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "version is NULL");
-    gctx_status s = gctx_init();
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx_init());
     *version = driver.version;
     return GCTX_SUCCESS;
 }
@@ -323,13 +310,12 @@ const char *gctx_driver_path(void)
 
 static int valid_feature(gctx_feature feature)
 {
-    return (int)feature >= 0 && (int)feature < (int)(sizeof driver.features / sizeof driver.features[0]);
+    return (int)feature >= 0 && (int)feature < (int)FEATURES;
 }
 
 int gctx_feature_available(gctx_feature feature)
 {
-    return is_loaded() && valid_feature(feature) &&
-           driver.features[feature].available;
+    return is_loaded() && valid_feature(feature) && driver.features[feature].available;
 }
 
 const char *gctx_feature_reason(gctx_feature feature)
@@ -343,60 +329,16 @@ const char *gctx_feature_reason(gctx_feature feature)
 
 const char *gctx_feature_name(gctx_feature feature)
 {
-    switch (feature) {
-#define GCTX_FEATURE_NAME_(name, value, text, version)                                          \
-    case GCTX_FEATURE_##name:                                                                  \
-        return text;
-        GCTX_FEATURE_MAP(GCTX_FEATURE_NAME_)
-#undef GCTX_FEATURE_NAME_
-    default:
-        return NULL;
-    }
+    return valid_feature(feature) ? features[feature].name : NULL;
 }
 
 const char *gctx__cuda_result_name(gcu_result result)
 {
     switch (result) {
-#define GCTX_RESULT_NAME_(name)                                                                 \
+#define GCTX_RESULT_NAME_(name, value, sticky)                                                  \
     case GCU_##name:                                                                           \
         return "CUDA_" #name;
-        GCTX_RESULT_NAME_(SUCCESS)
-        GCTX_RESULT_NAME_(ERROR_INVALID_VALUE)
-        GCTX_RESULT_NAME_(ERROR_OUT_OF_MEMORY)
-        GCTX_RESULT_NAME_(ERROR_NOT_INITIALIZED)
-        GCTX_RESULT_NAME_(ERROR_DEINITIALIZED)
-        GCTX_RESULT_NAME_(ERROR_NO_DEVICE)
-        GCTX_RESULT_NAME_(ERROR_INVALID_DEVICE)
-        GCTX_RESULT_NAME_(ERROR_INVALID_IMAGE)
-        GCTX_RESULT_NAME_(ERROR_INVALID_CONTEXT)
-        GCTX_RESULT_NAME_(ERROR_INVALID_PTX)
-        GCTX_RESULT_NAME_(ERROR_INVALID_HANDLE)
-        GCTX_RESULT_NAME_(ERROR_NOT_FOUND)
-        GCTX_RESULT_NAME_(ERROR_NOT_READY)
-        GCTX_RESULT_NAME_(ERROR_ILLEGAL_ADDRESS)
-        GCTX_RESULT_NAME_(ERROR_LAUNCH_TIMEOUT)
-        GCTX_RESULT_NAME_(ERROR_ASSERT)
-        GCTX_RESULT_NAME_(ERROR_HARDWARE_STACK_ERROR)
-        GCTX_RESULT_NAME_(ERROR_ILLEGAL_INSTRUCTION)
-        GCTX_RESULT_NAME_(ERROR_MISALIGNED_ADDRESS)
-        GCTX_RESULT_NAME_(ERROR_INVALID_ADDRESS_SPACE)
-        GCTX_RESULT_NAME_(ERROR_INVALID_PC)
-        GCTX_RESULT_NAME_(ERROR_LAUNCH_FAILED)
-        GCTX_RESULT_NAME_(ERROR_TENSOR_MEMORY_LEAK)
-        GCTX_RESULT_NAME_(ERROR_MPS_CONNECTION_FAILED)
-        GCTX_RESULT_NAME_(ERROR_MPS_RPC_FAILURE)
-        GCTX_RESULT_NAME_(ERROR_MPS_SERVER_NOT_READY)
-        GCTX_RESULT_NAME_(ERROR_MPS_MAX_CLIENTS_REACHED)
-        GCTX_RESULT_NAME_(ERROR_MPS_MAX_CONNECTIONS_REACHED)
-        GCTX_RESULT_NAME_(ERROR_MPS_CLIENT_TERMINATED)
-        GCTX_RESULT_NAME_(ERROR_CONTEXT_IS_DESTROYED)
-        GCTX_RESULT_NAME_(ERROR_NOT_PERMITTED)
-        GCTX_RESULT_NAME_(ERROR_NOT_SUPPORTED)
-        GCTX_RESULT_NAME_(ERROR_STREAM_CAPTURE_UNSUPPORTED)
-        GCTX_RESULT_NAME_(ERROR_INVALID_RESOURCE_TYPE)
-        GCTX_RESULT_NAME_(ERROR_INVALID_RESOURCE_CONFIGURATION)
-        GCTX_RESULT_NAME_(ERROR_STREAM_DETACHED)
-        GCTX_RESULT_NAME_(ERROR_UNKNOWN)
+        GCU_RESULTS(GCTX_RESULT_NAME_)
 #undef GCTX_RESULT_NAME_
     default:
         break;
@@ -410,8 +352,7 @@ const char *gctx__cuda_result_name(gcu_result result)
 
 gctx_status gctx__push_context(const gctx__driver *drv, CUcontext ctx)
 {
-    gcu_result r = drv->cuCtxPushCurrent(ctx);
-    return r == GCU_SUCCESS ? GCTX_SUCCESS : gctx__fail_cuda(r, "cuCtxPushCurrent");
+    return gctx__check_cuda(drv->cuCtxPushCurrent(ctx), "cuCtxPushCurrent");
 }
 
 gctx_status gctx__pop_context(const gctx__driver *drv, gctx_status status)

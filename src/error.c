@@ -9,30 +9,27 @@
 static _Thread_local char last_message[1024];
 static _Thread_local int last_cuda_result;
 
+static const struct {
+    const char *name, *text;
+} statuses[] = {
+#define GCTX_STATUS_ROW_(name, value, text) [value] = {"GCTX_" #name, text},
+    GCTX_STATUS_MAP(GCTX_STATUS_ROW_)
+#undef GCTX_STATUS_ROW_
+};
+
+static int known(gctx_status status)
+{
+    return (int)status >= 0 && (size_t)status < sizeof statuses / sizeof statuses[0];
+}
+
 const char *gctx_status_name(gctx_status status)
 {
-    switch (status) {
-#define GCTX_STATUS_NAME_(name, value, text)                                                    \
-    case GCTX_##name:                                                                          \
-        return "GCTX_" #name;
-        GCTX_STATUS_MAP(GCTX_STATUS_NAME_)
-#undef GCTX_STATUS_NAME_
-    default:
-        return "GCTX_UNKNOWN_STATUS";
-    }
+    return known(status) ? statuses[status].name : "GCTX_UNKNOWN_STATUS";
 }
 
 const char *gctx_status_string(gctx_status status)
 {
-    switch (status) {
-#define GCTX_STATUS_TEXT_(name, value, text)                                                    \
-    case GCTX_##name:                                                                          \
-        return text;
-        GCTX_STATUS_MAP(GCTX_STATUS_TEXT_)
-#undef GCTX_STATUS_TEXT_
-    default:
-        return "unknown status";
-    }
+    return known(status) ? statuses[status].text : "unknown status";
 }
 
 const char *gctx_last_error(void) { return last_message; }
@@ -54,13 +51,10 @@ gctx_status gctx__fail(gctx_status status, const char *fmt, ...)
     return status;
 }
 
-gctx_status gctx__fail_cuda(gcu_result result, const char *fmt, ...)
+static gctx_status fail_cuda(gcu_result result, const char *fmt, va_list args)
 {
     char what[768];
-    va_list args;
-    va_start(args, fmt);
     vsnprintf(what, sizeof what, fmt, args);
-    va_end(args);
     snprintf(last_message, sizeof last_message, "%s: %s (%d)", what,
              gctx__cuda_result_name(result), result);
     last_cuda_result = result;
@@ -73,6 +67,26 @@ gctx_status gctx__fail_cuda(gcu_result result, const char *fmt, ...)
                            "restart the process");
     }
     return result == GCU_ERROR_INVALID_DEVICE ? GCTX_ERROR_NO_DEVICE : GCTX_ERROR_DRIVER;
+}
+
+gctx_status gctx__fail_cuda(gcu_result result, const char *fmt, ...)
+{
+    va_list args;
+    va_start(args, fmt);
+    gctx_status s = fail_cuda(result, fmt, args);
+    va_end(args);
+    return s;
+}
+
+gctx_status gctx__check_cuda(gcu_result result, const char *fmt, ...)
+{
+    if (result == GCU_SUCCESS)
+        return GCTX_SUCCESS;
+    va_list args;
+    va_start(args, fmt);
+    gctx_status s = fail_cuda(result, fmt, args);
+    va_end(args);
+    return s;
 }
 
 void gctx__append_error(const char *fmt, ...)

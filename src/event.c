@@ -1,7 +1,7 @@
 /* Events: ordering work across partitions without a host sync. */
 #include <stdlib.h>
 
-#include "stream.h"
+#include "partition.h"
 
 static void event_destroy(gctx__object *object)
 {
@@ -16,14 +16,12 @@ static void event_destroy(gctx__object *object)
 
 gctx_status gctx_event_create(gctx_context *context, gctx_event **event)
 {
-    gctx_status s = gctx__handle_resolve(&context, GCTX__TYPE_CONTEXT, "context");
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx__handle_resolve(&context, GCTX__TYPE_CONTEXT, "context"));
     if (!event)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "event (the output) is NULL");
     const gctx__driver *drv;
-    if ((s = gctx__driver_load_green(&drv)))
-        return s;
+    GCTX_TRY(gctx__driver_load_green(&drv));
+    gctx_status s;
     gctx_event *ev = calloc(1, sizeof *ev);
     if (!ev)
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making an event");
@@ -32,9 +30,7 @@ gctx_status gctx_event_create(gctx_context *context, gctx_event **event)
     gcu_result r = drv->cuEventCreate(&ev->handle, GCU_EVENT_DISABLE_TIMING);
     if (r != GCU_SUCCESS)
         ev->handle = NULL; /* none made: nothing to destroy */
-    GCTX_CHECK(gctx__pop_context(drv, r == GCU_SUCCESS ? GCTX_SUCCESS
-                                                       : gctx__fail_cuda(r, "cuEventCreate")),
-               fail);
+    GCTX_CHECK(gctx__pop_context(drv, gctx__check_cuda(r, "cuEventCreate")), fail);
     GCTX_CHECK(gctx__object_init(&ev->base, GCTX__TYPE_EVENT, event_destroy), fail);
     ev->context = context;
     gctx__object_retain(&context->base);
@@ -49,12 +45,7 @@ fail:
     return s;
 }
 
-gctx_event *gctx_event_retain(gctx_event *event)
-{
-    return gctx__handle_retain(event, GCTX__TYPE_EVENT);
-}
-
-void gctx_event_release(gctx_event *event) { gctx__handle_release(event, GCTX__TYPE_EVENT); }
+GCTX__HANDLE_REFS(event, EVENT)
 
 CUevent gctx_event_handle(const gctx_event *event)
 {
@@ -66,64 +57,48 @@ CUevent gctx_event_handle(const gctx_event *event)
 static gctx_status begin(void *a, gctx__type ta, const char *na, void *b, gctx__type tb,
                          const char *nb, const gctx__driver **drv)
 {
-    gctx_status s;
-    if ((s = gctx__handle_resolve(a, ta, na)) || (s = gctx__handle_resolve(b, tb, nb)))
-        return s;
+    GCTX_TRY(gctx__handle_resolve(a, ta, na));
+    GCTX_TRY(gctx__handle_resolve(b, tb, nb));
     return gctx__driver_load_green(drv);
 }
 
 gctx_status gctx_event_record(gctx_event *event, gctx_stream *stream)
 {
     const gctx__driver *drv;
-    gctx_status s = begin(&event, GCTX__TYPE_EVENT, "event", &stream, GCTX__TYPE_STREAM, "stream",
-                          &drv);
-    if (s != GCTX_SUCCESS)
-        return s;
-    gcu_result r = drv->cuEventRecord(event->handle, stream->handle);
-    return r == GCU_SUCCESS ? GCTX_SUCCESS : gctx__fail_cuda(r, "cuEventRecord");
+    GCTX_TRY(begin(&event, GCTX__TYPE_EVENT, "event", &stream, GCTX__TYPE_STREAM, "stream", &drv));
+    return gctx__check_cuda(drv->cuEventRecord(event->handle, stream->handle), "cuEventRecord");
 }
 
 gctx_status gctx_event_record_context(gctx_event *event, gctx_context *context)
 {
     const gctx__driver *drv;
-    gctx_status s = begin(&event, GCTX__TYPE_EVENT, "event", &context, GCTX__TYPE_CONTEXT,
-                          "context", &drv);
-    if (s != GCTX_SUCCESS)
-        return s;
-    gcu_result r = drv->cuGreenCtxRecordEvent(context->driver.green, event->handle);
-    return r == GCU_SUCCESS ? GCTX_SUCCESS : gctx__fail_cuda(r, "cuGreenCtxRecordEvent");
+    GCTX_TRY(begin(&event, GCTX__TYPE_EVENT, "event", &context, GCTX__TYPE_CONTEXT, "context",
+                   &drv));
+    return gctx__check_cuda(drv->cuGreenCtxRecordEvent(context->driver.green, event->handle),
+                            "cuGreenCtxRecordEvent");
 }
 
 gctx_status gctx_stream_wait_event(gctx_stream *stream, gctx_event *event)
 {
     const gctx__driver *drv;
-    gctx_status s = begin(&stream, GCTX__TYPE_STREAM, "stream", &event, GCTX__TYPE_EVENT, "event",
-                          &drv);
-    if (s != GCTX_SUCCESS)
-        return s;
-    gcu_result r = drv->cuStreamWaitEvent(stream->handle, event->handle, 0);
-    return r == GCU_SUCCESS ? GCTX_SUCCESS : gctx__fail_cuda(r, "cuStreamWaitEvent");
+    GCTX_TRY(begin(&stream, GCTX__TYPE_STREAM, "stream", &event, GCTX__TYPE_EVENT, "event", &drv));
+    return gctx__check_cuda(drv->cuStreamWaitEvent(stream->handle, event->handle, 0),
+                            "cuStreamWaitEvent");
 }
 
 gctx_status gctx_context_wait_event(gctx_context *context, gctx_event *event)
 {
     const gctx__driver *drv;
-    gctx_status s = begin(&context, GCTX__TYPE_CONTEXT, "context", &event, GCTX__TYPE_EVENT,
-                          "event", &drv);
-    if (s != GCTX_SUCCESS)
-        return s;
-    gcu_result r = drv->cuGreenCtxWaitEvent(context->driver.green, event->handle);
-    return r == GCU_SUCCESS ? GCTX_SUCCESS : gctx__fail_cuda(r, "cuGreenCtxWaitEvent");
+    GCTX_TRY(begin(&context, GCTX__TYPE_CONTEXT, "context", &event, GCTX__TYPE_EVENT, "event",
+                   &drv));
+    return gctx__check_cuda(drv->cuGreenCtxWaitEvent(context->driver.green, event->handle),
+                            "cuGreenCtxWaitEvent");
 }
 
 gctx_status gctx_event_synchronize(gctx_event *event)
 {
-    gctx_status s = gctx__handle_resolve(&event, GCTX__TYPE_EVENT, "event");
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx__handle_resolve(&event, GCTX__TYPE_EVENT, "event"));
     const gctx__driver *drv;
-    if ((s = gctx__driver_load_green(&drv)))
-        return s;
-    gcu_result r = drv->cuEventSynchronize(event->handle);
-    return r == GCU_SUCCESS ? GCTX_SUCCESS : gctx__fail_cuda(r, "cuEventSynchronize");
+    GCTX_TRY(gctx__driver_load_green(&drv));
+    return gctx__check_cuda(drv->cuEventSynchronize(event->handle), "cuEventSynchronize");
 }

@@ -42,6 +42,8 @@ gctx_status gctx__fail(gctx_status status, const char *fmt, ...) GCTX_PRINTF(2, 
  * device), message "<what>: <CUresult name> (<n>)", and the CUresult kept for
  * gctx_last_cuda_result(). */
 gctx_status gctx__fail_cuda(gcu_result result, const char *fmt, ...) GCTX_PRINTF(2, 3);
+/* GCTX_SUCCESS for a driver call that answered GCU_SUCCESS, else gctx__fail_cuda. */
+gctx_status gctx__check_cuda(gcu_result result, const char *fmt, ...) GCTX_PRINTF(2, 3);
 /* Appends "; " and more text to this thread's message (context from an outer layer). */
 void gctx__append_error(const char *fmt, ...) GCTX_PRINTF(1, 2);
 /* A value from the environment as a message shows it: its first 40 bytes at most, cut
@@ -217,6 +219,17 @@ gctx_status gctx__handle_resolve(void *var, gctx__type type, const char *what);
  * thread's error says why; retain then returns NULL) and touches nothing. */
 void *gctx__handle_retain(void *handle, gctx__type type);
 void gctx__handle_release(void *handle, gctx__type type);
+/* The public gctx_NAME_retain and gctx_NAME_release of a type: GCTX__HANDLE_REFS(stream,
+ * STREAM) at file scope. */
+#define GCTX__HANDLE_REFS(name, TYPE)                                                          \
+    gctx_##name *gctx_##name##_retain(gctx_##name *handle)                                     \
+    {                                                                                          \
+        return gctx__handle_retain(handle, GCTX__TYPE_##TYPE);                                 \
+    }                                                                                          \
+    void gctx_##name##_release(gctx_##name *handle)                                            \
+    {                                                                                          \
+        gctx__handle_release(handle, GCTX__TYPE_##TYPE);                                       \
+    }
 /* Size-prefixed structs and group arrays across header versions (sized.c). */
 #include "sized.h"
 

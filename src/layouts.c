@@ -8,7 +8,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "stream.h"
+#include "partition.h"
 
 /* One partition of one layout: objects the layouts hold a reference of (never a caller's
  * handle, so no stray release can drop it; callers get lent handles), and the raw handles a
@@ -51,14 +51,10 @@ static void layouts_free(gctx_layouts *l)
     size_t n = l->slots ? (size_t)l->nb_layouts * l->nb_parts : 0;
     for (size_t i = 0; i < n; i++) {
         slot *k = &l->slots[i];
-        if (k->event)
-            drop(&k->event->base);
-        if (k->stream)
-            drop(&k->stream->base);
-        if (k->context)
-            drop(&k->context->base);
-        if (k->partition)
-            drop(&k->partition->base);
+        drop((gctx__object *)k->event); /* each object's first member is its base */
+        drop((gctx__object *)k->stream);
+        drop((gctx__object *)k->context);
+        drop((gctx__object *)k->partition);
     }
     free(l->slots);
     pthread_mutex_destroy(&l->lock);
@@ -152,12 +148,10 @@ gctx_status gctx_layouts_create(int device, const unsigned *sm_counts, unsigned 
 {
     if (!layouts)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "layouts (the output) is NULL");
-    gctx_status s = check_counts(sm_counts, nb_layouts, nb_parts);
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(check_counts(sm_counts, nb_layouts, nb_parts));
     gctx_partition *whole = NULL;
-    if ((s = gctx_partition_from_device(device, &whole)))
-        return s;
+    GCTX_TRY(gctx_partition_from_device(device, &whole));
+    gctx_status s = GCTX_SUCCESS;
     size_t n = (size_t)nb_layouts * nb_parts;
     gctx_layouts *l = calloc(1, sizeof *l);
     if (l) {
@@ -185,24 +179,14 @@ done:
     return GCTX_SUCCESS;
 }
 
-gctx_layouts *gctx_layouts_retain(gctx_layouts *layouts)
-{
-    return gctx__handle_retain(layouts, GCTX__TYPE_LAYOUTS);
-}
-
-void gctx_layouts_release(gctx_layouts *layouts)
-{
-    gctx__handle_release(layouts, GCTX__TYPE_LAYOUTS);
-}
+GCTX__HANDLE_REFS(layouts, LAYOUTS)
 
 static gctx_status record(const gctx__driver *drv, const gctx_layouts *l, unsigned layout,
                           unsigned part)
 {
     const slot *k = slot_of(l, layout, part);
-    gcu_result r = drv->cuEventRecord(k->raw_event, k->raw_stream);
-    return r == GCU_SUCCESS ? GCTX_SUCCESS
-                            : gctx__fail_cuda(r, "cuEventRecord on layout %u's stream %u", layout,
-                                              part);
+    return gctx__check_cuda(drv->cuEventRecord(k->raw_event, k->raw_stream),
+                            "cuEventRecord on layout %u's stream %u", layout, part);
 }
 
 /* Stream `part` of layout `layout` waits for the event last recorded on stream `of_part` of
@@ -210,12 +194,10 @@ static gctx_status record(const gctx__driver *drv, const gctx_layouts *l, unsign
 static gctx_status wait_for(const gctx__driver *drv, const gctx_layouts *l, unsigned layout,
                             unsigned part, unsigned of, unsigned of_part)
 {
-    gcu_result r = drv->cuStreamWaitEvent(slot_of(l, layout, part)->raw_stream,
-                                          slot_of(l, of, of_part)->raw_event, 0);
-    return r == GCU_SUCCESS ? GCTX_SUCCESS
-                            : gctx__fail_cuda(r, "cuStreamWaitEvent: layout %u's stream %u for "
-                                                 "layout %u's stream %u",
-                                              layout, part, of, of_part);
+    return gctx__check_cuda(drv->cuStreamWaitEvent(slot_of(l, layout, part)->raw_stream,
+                                                   slot_of(l, of, of_part)->raw_event, 0),
+                            "cuStreamWaitEvent: layout %u's stream %u for layout %u's stream %u",
+                            layout, part, of, of_part);
 }
 
 /* By part: new stream i waits for old stream i only, one record and one wait each (the
@@ -237,29 +219,23 @@ static gctx_status hand_over(const gctx__driver *drv, const gctx_layouts *l, uns
                              unsigned to, unsigned flags)
 {
     const unsigned n = l->nb_parts;
-    gctx_status s = GCTX_SUCCESS;
-    if (flags & GCTX_LAYOUTS_ORDER_BY_PART) {
-        for (unsigned i = 0; i < n && s == GCTX_SUCCESS; i++)
-            if ((s = record(drv, l, from, i)) == GCTX_SUCCESS)
-                s = wait_for(drv, l, to, i, from, i);
-        return s;
+    const int by_part = flags & GCTX_LAYOUTS_ORDER_BY_PART;
+    for (unsigned i = by_part ? 0 : 1; i < n; i++) {
+        GCTX_TRY(record(drv, l, from, i));
+        GCTX_TRY(by_part ? wait_for(drv, l, to, i, from, i) : wait_for(drv, l, from, 0, from, i));
     }
-    for (unsigned i = 1; i < n && s == GCTX_SUCCESS; i++)
-        if ((s = record(drv, l, from, i)) == GCTX_SUCCESS)
-            s = wait_for(drv, l, from, 0, from, i);
-    if (s == GCTX_SUCCESS)
-        s = record(drv, l, from, 0);
-    for (unsigned j = 0; j < n && s == GCTX_SUCCESS; j++)
-        s = wait_for(drv, l, to, j, from, 0);
-    return s;
+    if (by_part)
+        return GCTX_SUCCESS;
+    GCTX_TRY(record(drv, l, from, 0));
+    for (unsigned j = 0; j < n; j++)
+        GCTX_TRY(wait_for(drv, l, to, j, from, 0));
+    return GCTX_SUCCESS;
 }
 
 gctx_status gctx_layouts_switch_ordered(gctx_layouts *layouts, unsigned index, unsigned flags,
                                         gctx_stream **streams)
 {
-    gctx_status s = gctx__handle_resolve(&layouts, GCTX__TYPE_LAYOUTS, "layouts");
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx__handle_resolve(&layouts, GCTX__TYPE_LAYOUTS, "layouts"));
     if (flags & ~(unsigned)GCTX_LAYOUTS_ORDER_BY_PART)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "flags 0x%x has bits that are not GCTX_LAYOUTS_ORDER_* flags: give "
@@ -271,11 +247,12 @@ gctx_status gctx_layouts_switch_ordered(gctx_layouts *layouts, unsigned index, u
                           "layout %u does not exist: there are %u (0 to %u)", index,
                           layouts->nb_layouts, layouts->nb_layouts - 1);
     const gctx__driver *drv;
-    if ((s = gctx__driver_load_green(&drv)))
-        return s;
+    GCTX_TRY(gctx__driver_load_green(&drv));
     pthread_mutex_lock(&layouts->lock);
-    if (index != layouts->active &&
-        (s = hand_over(drv, layouts, layouts->active, index, flags)) == GCTX_SUCCESS)
+    gctx_status s = index == layouts->active
+                        ? GCTX_SUCCESS
+                        : hand_over(drv, layouts, layouts->active, index, flags);
+    if (s == GCTX_SUCCESS)
         layouts->active = index;
     pthread_mutex_unlock(&layouts->lock);
     if (s != GCTX_SUCCESS) {
@@ -299,9 +276,7 @@ gctx_status gctx_layouts_get(const gctx_layouts *layouts, unsigned layout, unsig
                              gctx_partition **partition, gctx_context **context,
                              gctx_stream **stream)
 {
-    gctx_status s = gctx__handle_resolve(&layouts, GCTX__TYPE_LAYOUTS, "layouts");
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx__handle_resolve(&layouts, GCTX__TYPE_LAYOUTS, "layouts"));
     if (layout >= layouts->nb_layouts || part >= layouts->nb_parts)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "layout %u, partition %u does not exist: there are %u layouts of %u "
@@ -319,9 +294,7 @@ gctx_status gctx_layouts_get(const gctx_layouts *layouts, unsigned layout, unsig
 
 gctx_status gctx_layouts_get_active(gctx_layouts *layouts, unsigned *index)
 {
-    gctx_status s = gctx__handle_resolve(&layouts, GCTX__TYPE_LAYOUTS, "layouts");
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx__handle_resolve(&layouts, GCTX__TYPE_LAYOUTS, "layouts"));
     if (!index)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "index (the output) is NULL");
     pthread_mutex_lock(&layouts->lock);

@@ -5,7 +5,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "observe.h"
+#include "partition.h"
+
+#define SMID_SLOTS 1024u /* one flag per possible %smid value */
+
+/* The loaded kernel and its flag buffer, in a context. Loaded and unloaded with the context
+ * current. */
+typedef struct smid_kernel {
+    gcu_module module;
+    gcu_function function;
+    gcu_deviceptr flags; /* SMID_SLOTS unsigned ints, zeroed */
+} smid_kernel;
 
 /* Thread 0 of each block marks its SM and spins, keeping its block resident so the other
  * blocks land on other SMs. */
@@ -42,9 +52,20 @@ static const char smid_ptx[] =
 
 /* The kernel masks %smid to 10 bits before indexing the flags: every masked value needs a
  * slot, or a large SM id would write past the allocation. */
-static_assert(GCTX__SMID_SLOTS >= 1024, "the %smid kernel indexes flags by smid & 1023");
+static_assert(SMID_SLOTS >= 1024, "the %smid kernel indexes flags by smid & 1023");
 
-gctx_status gctx__smid_load(const gctx__driver *drv, gctx__smid_kernel *kernel)
+static void smid_unload(const gctx__driver *drv, smid_kernel *kernel)
+{
+    if (kernel->flags)
+        gctx__release_driver_object(drv, GCTX__RELEASE_MEMORY,
+                                    (gctx__driver_object){.memory = kernel->flags});
+    if (kernel->module)
+        gctx__release_driver_object(drv, GCTX__RELEASE_MODULE,
+                                    (gctx__driver_object){.module = kernel->module});
+    memset(kernel, 0, sizeof *kernel);
+}
+
+static gctx_status smid_load(const gctx__driver *drv, smid_kernel *kernel)
 {
     memset(kernel, 0, sizeof *kernel);
     gcu_result r = drv->cuModuleLoadData(&kernel->module, smid_ptx);
@@ -56,54 +77,34 @@ gctx_status gctx__smid_load(const gctx__driver *drv, gctx__smid_kernel *kernel)
     const char *call = "cuModuleGetFunction"; /* the step that failed, for the message */
     r = drv->cuModuleGetFunction(&kernel->function, kernel->module, "greenctx_smid");
     if (r == GCU_SUCCESS && (call = "cuMemAlloc"))
-        r = drv->cuMemAlloc(&kernel->flags, GCTX__SMID_SLOTS * sizeof(unsigned));
+        r = drv->cuMemAlloc(&kernel->flags, SMID_SLOTS * sizeof(unsigned));
     /* A synchronous memset: done before anything on any stream reads the flags. */
     if (r == GCU_SUCCESS && (call = "cuMemsetD32"))
-        r = drv->cuMemsetD32(kernel->flags, 0, GCTX__SMID_SLOTS);
+        r = drv->cuMemsetD32(kernel->flags, 0, SMID_SLOTS);
     if (r == GCU_SUCCESS && (call = "cuStreamSynchronize"))
         r = drv->cuStreamSynchronize(NULL);
     if (r != GCU_SUCCESS) {
         gctx_status s = gctx__fail_cuda(r, "%s, preparing the %%smid kernel", call);
-        gctx__smid_unload(drv, kernel);
+        smid_unload(drv, kernel);
         return s;
     }
     return GCTX_SUCCESS;
 }
 
-void gctx__smid_unload(const gctx__driver *drv, gctx__smid_kernel *kernel)
+/* Reads the flags back (after the stream is synchronised): sorted SM ids, count of them. */
+static gctx_status smid_collect(const gctx__driver *drv, const smid_kernel *kernel,
+                                unsigned *sm_ids, unsigned capacity, unsigned *count)
 {
-    if (kernel->flags)
-        gctx__release_driver_object(drv, GCTX__RELEASE_MEMORY,
-                                    (gctx__driver_object){.memory = kernel->flags});
-    if (kernel->module)
-        gctx__release_driver_object(drv, GCTX__RELEASE_MODULE,
-                                    (gctx__driver_object){.module = kernel->module});
-    memset(kernel, 0, sizeof *kernel);
-}
-
-gctx_status gctx__smid_launch(const gctx__driver *drv, const gctx__smid_kernel *kernel,
-                              CUstream stream, unsigned blocks, unsigned long long spin_ns)
-{
-    gcu_deviceptr flags = kernel->flags;
-    void *params[] = {&flags, &spin_ns};
-    gcu_result r = drv->cuLaunchKernel(kernel->function, blocks, 1, 1, 1024, 1, 1, 0, stream,
-                                       params, NULL);
-    return r == GCU_SUCCESS ? GCTX_SUCCESS : gctx__fail_cuda(r, "cuLaunchKernel of the %%smid kernel");
-}
-
-gctx_status gctx__smid_collect(const gctx__driver *drv, const gctx__smid_kernel *kernel,
-                               unsigned *sm_ids, unsigned capacity, unsigned *count)
-{
-    unsigned *seen = malloc(GCTX__SMID_SLOTS * sizeof *seen);
+    unsigned *seen = malloc(SMID_SLOTS * sizeof *seen);
     if (!seen)
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory reading SM ids");
-    gcu_result r = drv->cuMemcpyDtoH(seen, kernel->flags, GCTX__SMID_SLOTS * sizeof *seen);
+    gcu_result r = drv->cuMemcpyDtoH(seen, kernel->flags, SMID_SLOTS * sizeof *seen);
     if (r != GCU_SUCCESS) {
         free(seen);
         return gctx__fail_cuda(r, "cuMemcpyDtoH of the SM flags");
     }
     unsigned n = 0;
-    for (unsigned id = 0; id < GCTX__SMID_SLOTS; id++) {
+    for (unsigned id = 0; id < SMID_SLOTS; id++) {
         if (!seen[id])
             continue;
         if (n < capacity)
@@ -118,33 +119,35 @@ gctx_status gctx__smid_collect(const gctx__driver *drv, const gctx__smid_kernel 
 gctx_status gctx_stream_observe_sms(gctx_stream *stream, unsigned *sm_ids, unsigned capacity,
                                     unsigned *count)
 {
-    gctx_status s = gctx__handle_resolve(&stream, GCTX__TYPE_STREAM, "stream");
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx__handle_resolve(&stream, GCTX__TYPE_STREAM, "stream"));
     if (!count || (capacity && !sm_ids))
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "count is NULL, or sm_ids is NULL with a nonzero capacity");
     const gctx__driver *drv;
-    if ((s = gctx__driver_load_green(&drv)))
-        return s;
+    GCTX_TRY(gctx__driver_load_green(&drv));
     int device_sms = 0;
-    gcu_result r = drv->cuDeviceGetAttribute(&device_sms, GCU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
-                                             stream->context->device);
-    if (r != GCU_SUCCESS)
-        return gctx__fail_cuda(r, "cuDeviceGetAttribute(multiprocessor count)");
-    if ((s = gctx__push_context(drv, stream->context->driver.context)))
-        return s;
-    gctx__smid_kernel kernel;
-    s = gctx__smid_load(drv, &kernel);
-    if (s == GCTX_SUCCESS) {
-        /* Eight blocks per SM of the whole device, 20 us each: every SM the stream may use
-         * gets blocks, whatever the partition's size. */
-        s = gctx__smid_launch(drv, &kernel, stream->handle, 8u * (unsigned)device_sms, 20000);
-        if (s == GCTX_SUCCESS && (r = drv->cuStreamSynchronize(stream->handle)) != GCU_SUCCESS)
-            s = gctx__fail_cuda(r, "cuStreamSynchronize after the %%smid kernel");
-        if (s == GCTX_SUCCESS)
-            s = gctx__smid_collect(drv, &kernel, sm_ids, capacity, count);
-        gctx__smid_unload(drv, &kernel);
-    }
+    GCTX_TRY(gctx__check_cuda(drv->cuDeviceGetAttribute(&device_sms,
+                                                        GCU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                                                        stream->context->device),
+                              "cuDeviceGetAttribute(multiprocessor count)"));
+    GCTX_TRY(gctx__push_context(drv, stream->context->driver.context));
+    smid_kernel kernel;
+    gctx_status s;
+    GCTX_CHECK(smid_load(drv, &kernel), done);
+    /* Blocks of 1024 threads (at most two fit an SM), eight per SM of the whole device,
+     * 20 us each: every SM the stream may use gets blocks, whatever the partition's size. */
+    gcu_deviceptr flags = kernel.flags;
+    unsigned long long spin_ns = 20000;
+    void *params[] = {&flags, &spin_ns};
+    s = gctx__check_cuda(drv->cuLaunchKernel(kernel.function, 8u * (unsigned)device_sms, 1, 1,
+                                             1024, 1, 1, 0, stream->handle, params, NULL),
+                         "cuLaunchKernel of the %%smid kernel");
+    if (s == GCTX_SUCCESS)
+        s = gctx__check_cuda(drv->cuStreamSynchronize(stream->handle),
+                             "cuStreamSynchronize after the %%smid kernel");
+    if (s == GCTX_SUCCESS)
+        s = smid_collect(drv, &kernel, sm_ids, capacity, count);
+    smid_unload(drv, &kernel);
+done:
     return gctx__pop_context(drv, s);
 }

@@ -63,18 +63,17 @@ static gctx_status partition_setup(gctx_partition *p, int device, gctx_partition
                                    unsigned nb_resources)
 {
     const gctx__driver *drv;
-    gctx_status s = gctx__driver_load(&drv);
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx__driver_load(&drv));
     unsigned sm_count = 0;
     for (unsigned i = 0; i < nb_resources; i++)
         sm_count += p->resources[i].u.sm.smCount;
     partition_fields(p, device, kind, nb_resources, sm_count, 0);
     int top = kind == GCTX_PARTITION_DEVICE || kind == GCTX_PARTITION_CONTEXT;
-    if (top && (s = gctx__device_hold_primary(drv, device)))
-        return s;
+    if (top)
+        GCTX_TRY(gctx__device_hold_primary(drv, device));
     p->holds_primary = top;
-    if ((s = gctx__object_init(&p->base, GCTX__TYPE_PARTITION, partition_destroy)) && top)
+    gctx_status s = gctx__object_init(&p->base, GCTX__TYPE_PARTITION, partition_destroy);
+    if (s != GCTX_SUCCESS && top)
         gctx__device_drop_primary(drv, device);
     return s;
 }
@@ -111,33 +110,43 @@ static void read_driver_fields(const gctx__driver *drv, gctx_partition *p)
     }
 }
 
+/* A partition at the top of a provenance tree (DEVICE, CONTEXT) of one queried resource:
+ * its rules, its device's compute capability and, where arch is not NULL, the device's own
+ * rules. */
+static gctx_status top_partition(const gctx__driver *drv, int device, gctx_partition_kind kind,
+                                 const gcu_dev_resource *resource, gctx__sm_rules *arch,
+                                 gctx_partition **out)
+{
+    gctx__sm_rules rules;
+    int major = 0;
+    GCTX_TRY(gctx__resource_rules(drv, device, resource, &rules));
+    if (arch)
+        GCTX_TRY(gctx__device_arch_rules(drv, device, arch));
+    GCTX_TRY(gctx__device_cc_major(drv, device, &major));
+    gctx_partition *p = NULL;
+    GCTX_TRY(partition_new(device, kind, resource, 1, &p));
+    p->cc_major = major;
+    p->rules = rules;
+    read_driver_fields(drv, p);
+    *out = p;
+    return GCTX_SUCCESS;
+}
+
 gctx_status gctx_partition_from_device(int device, gctx_partition **partition)
 {
     if (!partition)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "partition (the output) is NULL");
     const gctx__driver *drv;
-    gctx_status s = gctx__driver_load_green(&drv);
-    if (s == GCTX_SUCCESS)
-        s = gctx__check_device(drv, device);
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx__driver_load_green(&drv));
+    GCTX_TRY(gctx__check_device(drv, device));
     gcu_dev_resource resource;
     memset(&resource, 0, sizeof resource);
-    gcu_result r = drv->cuDeviceGetDevResource(device, &resource, GCU_DEV_RESOURCE_TYPE_SM);
-    if (r != GCU_SUCCESS)
-        return gctx__fail_cuda(r, "cuDeviceGetDevResource(SM) on device %d", device);
-    gctx__sm_rules rules;
-    int major = 0;
-    if ((s = gctx__resource_rules(drv, device, &resource, &rules)) ||
-        (s = gctx__device_cc_major(drv, device, &major)))
-        return s;
-    gctx_partition *p = NULL;
-    if ((s = partition_new(device, GCTX_PARTITION_DEVICE, &resource, 1, &p)))
-        return s;
-    p->cc_major = major;
-    p->rules = rules;
+    GCTX_TRY(gctx__check_cuda(drv->cuDeviceGetDevResource(device, &resource,
+                                                          GCU_DEV_RESOURCE_TYPE_SM),
+                              "cuDeviceGetDevResource(SM) on device %d", device));
+    gctx_partition *p;
+    GCTX_TRY(top_partition(drv, device, GCTX_PARTITION_DEVICE, &resource, NULL, &p));
     p->structured = 1;
-    read_driver_fields(drv, p);
     *partition = gctx__handle_give(&p->base);
     return GCTX_SUCCESS;
 }
@@ -162,11 +171,8 @@ gctx_status gctx__partition_from_split(gctx__split *split, unsigned index, gctx_
 {
     const gctx__driver *drv;
     gctx_partition *p = NULL;
-    gctx_status s = gctx__driver_load(&drv);
-    if (s == GCTX_SUCCESS)
-        s = partition_new(split->input->device, kind, resources, nb_resources, &p);
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx__driver_load(&drv));
+    GCTX_TRY(partition_new(split->input->device, kind, resources, nb_resources, &p));
     take_split(drv, p, split, index, rules, structured);
     gctx__split_retain(split);
     *out = p;
@@ -186,33 +192,19 @@ void gctx__partition_in_split_block(const gctx__driver *drv, gctx__split *split,
 gctx_status gctx__partition_from_context(gctx_context *context, gctx_partition **out)
 {
     const gctx__driver *drv;
-    gctx_status s = gctx__driver_load_green(&drv);
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx__driver_load_green(&drv));
     gcu_dev_resource resource;
-    memset(&resource, 0, sizeof resource);
-    gcu_result r = drv->cuGreenCtxGetDevResource(context->driver.green, &resource,
-                                                 GCU_DEV_RESOURCE_TYPE_SM);
-    if (r != GCU_SUCCESS)
-        return gctx__fail_cuda(r, "cuGreenCtxGetDevResource(SM)");
-    gctx__sm_rules rules, device_rules;
-    int major = 0;
-    if ((s = gctx__resource_rules(drv, context->device, &resource, &rules)) ||
-        (s = gctx__device_arch_rules(drv, context->device, &device_rules)) ||
-        (s = gctx__device_cc_major(drv, context->device, &major)))
-        return s;
-    gctx_partition *p = NULL;
-    if ((s = partition_new(context->device, GCTX_PARTITION_CONTEXT, &resource, 1, &p)))
-        return s;
-    p->cc_major = major;
-    p->rules = rules;
+    GCTX_TRY(gctx__context_sm_resource(drv, context, &resource));
+    gctx__sm_rules device_rules;
+    gctx_partition *p;
+    GCTX_TRY(top_partition(drv, context->device, GCTX_PARTITION_CONTEXT, &resource,
+                           &device_rules, &p));
     /* What it was made from tells whether its SMs keep co-scheduling; for an adopted context,
      * an alignment finer than the architecture's says it came from a remainder. */
     p->structured = context->partition ? context->partition->structured
-                                       : rules.alignment >= device_rules.alignment;
+                                       : p->rules.alignment >= device_rules.alignment;
     p->context = context;
     gctx__object_retain(&context->base);
-    read_driver_fields(drv, p);
     *out = p;
     return GCTX_SUCCESS;
 }
@@ -220,17 +212,15 @@ gctx_status gctx__partition_from_context(gctx_context *context, gctx_partition *
 gctx_status gctx__partition_desc(gctx_partition *p, gcu_resource_desc *desc)
 {
     const gctx__driver *drv;
-    gctx_status s = gctx__driver_load_green(&drv);
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx__driver_load_green(&drv));
+    gctx_status s = GCTX_SUCCESS;
     pthread_mutex_lock(&desc_lock);
     if (!p->desc) {
-        gcu_result r = drv->cuDevResourceGenerateDesc(&p->desc, p->resources, p->nb_resources);
-        if (r != GCU_SUCCESS) {
+        s = gctx__check_cuda(drv->cuDevResourceGenerateDesc(&p->desc, p->resources,
+                                                            p->nb_resources),
+                             "cuDevResourceGenerateDesc for a partition of %u SMs", p->sm_count);
+        if (s != GCTX_SUCCESS)
             p->desc = NULL;
-            s = gctx__fail_cuda(r, "cuDevResourceGenerateDesc for a partition of %u SMs",
-                                p->sm_count);
-        }
     }
     *desc = p->desc;
     pthread_mutex_unlock(&desc_lock);
@@ -239,11 +229,8 @@ gctx_status gctx__partition_desc(gctx_partition *p, gcu_resource_desc *desc)
 
 gctx_status gctx_partition_get_info(const gctx_partition *partition, gctx_partition_info *info)
 {
-    gctx_status s = gctx__handle_resolve(&partition, GCTX__TYPE_PARTITION, "partition");
-    if (s == GCTX_SUCCESS)
-        s = gctx__sized_check(info, GCTX__MIN_PARTITION_INFO, "info", "GCTX_PARTITION_INFO_INIT");
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx__handle_resolve(&partition, GCTX__TYPE_PARTITION, "partition"));
+    GCTX_TRY(gctx__sized_check(info, GCTX__MIN_PARTITION_INFO, "info", "GCTX_PARTITION_INFO_INIT"));
     gctx_partition_info out = GCTX_PARTITION_INFO_INIT;
     out.device = partition->device;
     out.kind = partition->kind;
@@ -258,12 +245,7 @@ gctx_status gctx_partition_get_info(const gctx_partition *partition, gctx_partit
     return GCTX_SUCCESS;
 }
 
-gctx_partition *gctx_partition_retain(gctx_partition *partition)
-{
-    return gctx__handle_retain(partition, GCTX__TYPE_PARTITION);
-}
-
-void gctx_partition_release(gctx_partition *partition) { gctx__handle_release(partition, GCTX__TYPE_PARTITION); }
+GCTX__HANDLE_REFS(partition, PARTITION)
 
 /* ---- provenance ---- */
 
@@ -305,10 +287,8 @@ static int same_node(const gctx_partition *a, const gctx_partition *b)
 gctx_status gctx_partition_relation(const gctx_partition *a, const gctx_partition *b,
                                     gctx_relation *relation)
 {
-    gctx_status s;
-    if ((s = gctx__handle_resolve(&a, GCTX__TYPE_PARTITION, "partition a")) ||
-        (s = gctx__handle_resolve(&b, GCTX__TYPE_PARTITION, "partition b")))
-        return s;
+    GCTX_TRY(gctx__handle_resolve(&a, GCTX__TYPE_PARTITION, "partition a"));
+    GCTX_TRY(gctx__handle_resolve(&b, GCTX__TYPE_PARTITION, "partition b"));
     if (!relation)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "relation (the output) is NULL");
     return gctx__partition_relation(a, b, relation);

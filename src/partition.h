@@ -1,4 +1,4 @@
-/* The partition and context objects as the library's files see them. */
+/* The partition, context, stream and event objects as the library's files see them. */
 #ifndef GREENCTX_PARTITION_H
 #define GREENCTX_PARTITION_H
 
@@ -77,12 +77,29 @@ struct gctx_context {
     gctx__cache_key *cache_key; /* what identifies its SMs and options; NULL: never cached */
 };
 
+struct gctx_stream {
+    gctx__object base;
+    CUstream handle;
+    gctx_context *context; /* retained: a stream never outlives its context */
+    int owned;             /* 0 for adopted streams */
+    int priority;          /* as asked, for handing it on drained (context_cache.c) */
+};
+
+struct gctx_event {
+    gctx__object base;
+    CUevent handle;
+    gctx_context *context; /* retained: keeps the device's primary context alive */
+};
+
 /* A partition's descriptor, made on first use. */
 gctx_status gctx__partition_desc(gctx_partition *partition, gcu_resource_desc *desc);
 /* A green context from a partition's SMs, with optional workqueue settings (NULL: none). */
 gctx_status gctx__context_create(gctx_partition *partition, const gctx_context_options *options,
                                  gctx_context **out);
 void gctx__context_release(gctx_context *context);
+/* The SM resource of a green context, as the driver reports it. */
+gctx_status gctx__context_sm_resource(const gctx__driver *drv, const gctx_context *context,
+                                      gcu_dev_resource *sm);
 /* The SMs of a green context, as a CONTEXT partition that keeps the context alive. */
 gctx_status gctx__partition_from_context(gctx_context *context, gctx_partition **out);
 /* What greenctx knows of two partition objects' SMs (gctx_partition_relation). */

@@ -198,9 +198,7 @@ static gctx_status normalize_group(const gctx__plan_input *in, int fine, unsigne
                                    gctx__normal_group *o)
 {
     unsigned unit = 0;
-    gctx_status s = coscheduled_unit(in, fine, i, g, &unit);
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(coscheduled_unit(in, fine, i, g, &unit));
     o->coscheduled = unit;
     o->preferred = g->preferred_coscheduled_sm_count;
     o->backfill = g->backfill != 0;
@@ -241,9 +239,7 @@ static gctx_status normalize(const gctx__plan_input *in, int fine, const gctx_gr
     *sums = (request_sums){1, 0, 0, 0};
     for (unsigned i = 0; i < n; i++) {
         gctx__normal_group *o = &plan->normal[i];
-        gctx_status s = normalize_group(in, fine, i, n, &groups[i], rounding, o);
-        if (s != GCTX_SUCCESS)
-            return s;
+        GCTX_TRY(normalize_group(in, fine, i, n, &groups[i], rounding, o));
         plan->groups[i] = (gctx_group_plan){.requested_sms = groups[i].num_sms,
                                             .coscheduled_sm_count = o->coscheduled,
                                             .rounded = o->rounded};
@@ -365,9 +361,7 @@ static gctx_status plan_granules(const gctx__plan_input *in, int fine, const req
         gctx__granule_split split;
         /* A discovery group needs to see every granule: no loop over the groups to learn it. */
         unsigned room = have_discovery ? 0 : granules_taken(plan, g);
-        gctx_status s = in->oracle(in->oracle_context, g, room, plan->flags, &split);
-        if (s != GCTX_SUCCESS)
-            return s;
+        GCTX_TRY(in->oracle(in->oracle_context, g, room, plan->flags, &split));
         if (split.size != g || split.groups == 0)
             continue; /* the driver rounds this granule to another size */
         unsigned discovered;

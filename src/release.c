@@ -133,10 +133,8 @@ static void read_counts(gctx_release_failures *out)
 
 gctx_status gctx_release_failures_get(gctx_release_failures *failures)
 {
-    gctx_status s = gctx__sized_check(failures, GCTX__MIN_RELEASE_FAILURES, "failures",
-                                      "GCTX_RELEASE_FAILURES_INIT");
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx__sized_check(failures, GCTX__MIN_RELEASE_FAILURES, "failures",
+                               "GCTX_RELEASE_FAILURES_INIT"));
     gctx_release_failures out = GCTX_RELEASE_FAILURES_INIT;
     pthread_mutex_lock(&lock);
     read_counts(&out);

@@ -26,9 +26,7 @@ gctx_status gctx__sized_check(const void *caller, size_t min_size, const char *n
 gctx_status gctx__sized_in(void *local, size_t local_size, const void *caller, size_t min_size,
                            const char *name, const char *init_macro)
 {
-    gctx_status s = gctx__sized_check(caller, min_size, name, init_macro);
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx__sized_check(caller, min_size, name, init_macro));
     size_t size;
     memcpy(&size, caller, sizeof size);
     memcpy(local, caller, size < local_size ? size : local_size);

@@ -80,9 +80,7 @@ static gctx_status granule_oracle(void *context, unsigned granule, unsigned room
      * is told unless the plan gives a room, whatever room the scratch has: bench/bench_raw.c's
      * split by hand asks the same). */
     unsigned nb = room ? room : job->through->sm_count / 2 + 1;
-    gctx_status s = scratch_reserve(job, nb);
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(scratch_reserve(job, nb));
     gcu_dev_resource *remainder = &job->last_remainder;
     clear_resource(remainder);
     job->last_nb = 0;
@@ -95,9 +93,8 @@ static gctx_status granule_oracle(void *context, unsigned granule, unsigned room
     memset(out, 0, sizeof *out);
     if (r == GCU_ERROR_INVALID_RESOURCE_CONFIGURATION)
         return GCTX_SUCCESS; /* this granule doesn't fit the resource: no groups */
-    if (r != GCU_SUCCESS)
-        return gctx__fail_cuda(r, "cuDevSmResourceSplitByCount(minCount %u, flags %u) of %u SMs",
-                               granule, flags, job->through->sm_count);
+    GCTX_TRY(gctx__check_cuda(r, "cuDevSmResourceSplitByCount(minCount %u, flags %u) of %u SMs",
+                              granule, flags, job->through->sm_count));
     job->last_nb = nb;
     job->last_granule = granule;
     job->last_flags = flags;
@@ -148,9 +145,7 @@ static gctx_status structured_probe(split_job *job)
     unsigned small_sizes[SMALL_SPLIT];
     gcu_dev_sm_resource_group_params *params = small_params;
     unsigned *sizes = small_sizes;
-    gctx_status s = scratch_reserve(job, n);
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(scratch_reserve(job, n));
     if (n > SMALL_SPLIT) {
         if (!(params = malloc(n * (sizeof *params + sizeof *sizes))))
             return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory planning a split");
@@ -171,6 +166,7 @@ static gctx_status structured_probe(split_job *job)
     gcu_result r = job->drv->cuDevSmResourceSplit(results, n, &job->through->resources[0],
                                                   &job->last_remainder, 0, params);
     GCTX__DEBUG_CALL("cuDevSmResourceSplit", r);
+    gctx_status s;
     if (r == GCU_ERROR_INVALID_RESOURCE_CONFIGURATION)
         s = gctx__fail(GCTX_ERROR_INSUFFICIENT_SMS,
                        "the driver's split can't give %s %u group%s from %u SMs "
@@ -248,19 +244,15 @@ static gctx_status job_plan(split_job *job, gctx_partition *input, const gctx_gr
     job->scratch_capacity = STACK_SCRATCH;
     job->last_nb = job->last_granule = job->last_flags = 0;
     job->plan.groups = NULL; /* what job_end frees when planning never started */
-    gctx_status s = gctx__handle_resolve(&input, GCTX__TYPE_PARTITION, "input partition");
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx__handle_resolve(&input, GCTX__TYPE_PARTITION, "input partition"));
     gctx_split_options opts = GCTX_SPLIT_OPTIONS_INIT;
-    if ((options && (s = gctx__sized_in(&opts, sizeof opts, options, GCTX__MIN_SPLIT_OPTIONS,
-                                        "options", "GCTX_SPLIT_OPTIONS_INIT"))) ||
-        (s = gctx__groups_check(groups, nb_groups)))
-        return s;
-    if ((s = gctx__driver_load_green(&job->drv)))
-        return s;
+    if (options)
+        GCTX_TRY(gctx__sized_in(&opts, sizeof opts, options, GCTX__MIN_SPLIT_OPTIONS, "options",
+                                "GCTX_SPLIT_OPTIONS_INIT"));
+    GCTX_TRY(gctx__groups_check(groups, nb_groups));
+    GCTX_TRY(gctx__driver_load_green(&job->drv));
     job->input = input;
-    if ((s = reach_splittable(job)))
-        return s;
+    GCTX_TRY(reach_splittable(job));
     const gctx_partition *t = job->through;
     job->rules.sm_count = t->sm_count;
     job->rules.min_partition = t->rules.min_partition;
@@ -273,7 +265,7 @@ static gctx_status job_plan(split_job *job, gctx_partition *input, const gctx_gr
     job->rules.oracle = granule_oracle;
     job->rules.oracle_context = job;
     gctx_rounding rounding = opts.rounding;
-    s = gctx__plan_make(&job->rules, groups, nb_groups, rounding, &job->plan);
+    gctx_status s = gctx__plan_make(&job->rules, groups, nb_groups, rounding, &job->plan);
     if (s == GCTX_SUCCESS && job->plan.path == GCTX_SPLIT_PATH_STRUCTURED)
         s = structured_probe(job);
     if (s == GCTX_ERROR_INSUFFICIENT_SMS && job->rules.structured_api)
@@ -312,12 +304,10 @@ gctx_status gctx_partition_plan(const gctx_partition *input, const gctx_group *g
                                 unsigned nb_groups, const gctx_split_options *options,
                                 gctx_split_plan *plan, gctx_group_plan *group_plans)
 {
-    gctx_status s = check_plan_output(plan);
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(check_plan_output(plan));
     split_job job;
     /* Planning reads the input; the cast lets a nested plan hold a reference meanwhile. */
-    s = job_plan(&job, (gctx_partition *)input, groups, nb_groups, options);
+    gctx_status s = job_plan(&job, (gctx_partition *)input, groups, nb_groups, options);
     if (s == GCTX_SUCCESS)
         job_report(&job, plan, group_plans);
     job_end(&job);
@@ -355,9 +345,8 @@ static gctx_status split_again(split_job *job, split_outputs *out)
                                                          &job->last_remainder, plan->flags,
                                                          plan->granule);
     GCTX__DEBUG_CALL("cuDevSmResourceSplitByCount", r);
-    if (r != GCU_SUCCESS)
-        return gctx__fail_cuda(r, "cuDevSmResourceSplitByCount(minCount %u, flags %u) of %u SMs",
-                               plan->granule, plan->flags, job->through->sm_count);
+    GCTX_TRY(gctx__check_cuda(r, "cuDevSmResourceSplitByCount(minCount %u, flags %u) of %u SMs",
+                              plan->granule, plan->flags, job->through->sm_count));
     unsigned remainder = left->type == GCU_DEV_RESOURCE_TYPE_SM ? left->u.sm.smCount : 0;
     if (out->nb_results != plan->split_groups || remainder != plan->split_remainder)
         return gctx__fail(GCTX_ERROR_DRIVER,
@@ -377,13 +366,12 @@ static gctx_status run_split(split_job *job, split_outputs *out)
     int planned_outputs = structured || (job->last_nb == plan->split_groups &&
                                          job->last_granule == plan->granule &&
                                          job->last_flags == plan->flags);
-    gctx_status s = GCTX_SUCCESS;
     if (planned_outputs)
         out->results = job->scratch;
     else
-        s = split_again(job, out);
-    if (s != GCTX_SUCCESS || structured)
-        return s; /* structured: planning checked every group of these very outputs */
+        GCTX_TRY(split_again(job, out));
+    if (structured)
+        return GCTX_SUCCESS; /* planning checked every group of these very outputs */
     for (unsigned i = 0; i < out->nb_results; i++)
         if (out->results[i].u.sm.smCount != plan->granule)
             return gctx__fail(GCTX_ERROR_DRIVER,
@@ -600,9 +588,8 @@ gctx_status gctx_partition_split(gctx_partition *input, const gctx_group *groups
                                  gctx_partition **partitions, gctx_partition **remainder,
                                  gctx_split_plan *plan, gctx_group_plan *group_plans)
 {
-    gctx_status s = check_plan_output(plan);
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(check_plan_output(plan));
+    gctx_status s;
     split_job job;
     split_outputs out = {NULL, 0};
     /* The block's partitions (make_partitions): handed out only once all are made. */

@@ -3,7 +3,6 @@
 
 #include "context_cache.h"
 #include "log.h"
-#include "stream.h"
 
 static void stream_destroy(gctx__object *object)
 {
@@ -46,14 +45,13 @@ static gctx_status new_stream(CUstream handle, gctx_context *context, int owned,
 static gctx_status create_in_current(const gctx__driver *drv, gctx_context *context, int priority,
                                      CUstream *handle)
 {
-    gctx_status s = gctx__push_context(drv, context->driver.context);
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx__push_context(drv, context->driver.context));
     gcu_result r = drv->cuStreamCreateWithPriority(handle, GCU_STREAM_NON_BLOCKING, priority);
     if (r != GCU_SUCCESS)
         return gctx__pop_context(drv, gctx__fail_cuda(r, "cuStreamCreateWithPriority in the "
                                                          "green context"));
-    if ((s = gctx__pop_context(drv, GCTX_SUCCESS)))
+    gctx_status s = gctx__pop_context(drv, GCTX_SUCCESS);
+    if (s != GCTX_SUCCESS)
         gctx__release_driver_object(drv, GCTX__RELEASE_STREAM,
                                     (gctx__driver_object){.stream = *handle});
     return s;
@@ -62,23 +60,20 @@ static gctx_status create_in_current(const gctx__driver *drv, gctx_context *cont
 gctx_status gctx_stream_create(gctx_context *context, const gctx_stream_options *options,
                                gctx_stream **stream)
 {
-    gctx_status s = gctx__handle_resolve(&context, GCTX__TYPE_CONTEXT, "context");
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx__handle_resolve(&context, GCTX__TYPE_CONTEXT, "context"));
     if (!stream)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "stream (the output) is NULL");
     gctx_stream_options opts = GCTX_STREAM_OPTIONS_INIT;
-    if (options && (s = gctx__sized_in(&opts, sizeof opts, options, GCTX__MIN_STREAM_OPTIONS,
-                                       "options", "GCTX_STREAM_OPTIONS_INIT")))
-        return s;
+    if (options)
+        GCTX_TRY(gctx__sized_in(&opts, sizeof opts, options, GCTX__MIN_STREAM_OPTIONS, "options",
+                                "GCTX_STREAM_OPTIONS_INIT"));
     if (opts.blocking)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "a green context's streams can't be blocking: the driver refuses them "
                           "(CUDA_ERROR_INVALID_VALUE); leave blocking at 0 and order work with "
                           "events");
     const gctx__driver *drv;
-    if ((s = gctx__driver_load_green(&drv)))
-        return s;
+    GCTX_TRY(gctx__driver_load_green(&drv));
     CUstream handle = NULL;
     int checked = 0;
     if (gctx__cache_take_stream(context, opts.priority, &handle, &checked)) {
@@ -96,13 +91,13 @@ gctx_status gctx_stream_create(gctx_context *context, const gctx_stream_options 
         gcu_result r = drv->cuGreenCtxStreamCreate(&handle, context->driver.green,
                                                    GCU_STREAM_NON_BLOCKING, opts.priority);
         GCTX__DEBUG_CALL("cuGreenCtxStreamCreate", r);
-        if (r != GCU_SUCCESS)
-            return gctx__fail_cuda(r, "cuGreenCtxStreamCreate(priority %d)", opts.priority);
-    } else if ((s = create_in_current(drv, context, opts.priority, &handle))) {
-        return s;
+        GCTX_TRY(gctx__check_cuda(r, "cuGreenCtxStreamCreate(priority %d)", opts.priority));
+    } else {
+        GCTX_TRY(create_in_current(drv, context, opts.priority, &handle));
     }
     gctx_stream *st = NULL; /* gcc 13 -O3 sees it as maybe unset after new_stream */
-    if ((s = new_stream(handle, context, 1, &st))) {
+    gctx_status s = new_stream(handle, context, 1, &st);
+    if (s != GCTX_SUCCESS) {
         gctx__release_driver_object(drv, GCTX__RELEASE_STREAM,
                                     (gctx__driver_object){.stream = handle});
         return s;
@@ -117,13 +112,9 @@ gctx_status gctx_stream_get_green_context(CUstream stream, CUgreenCtx *green)
     if (!green)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "green (the output) is NULL");
     const gctx__driver *drv;
-    gctx_status s = gctx__driver_load_green(&drv);
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx__driver_load_green(&drv));
     CUgreenCtx g = NULL;
-    gcu_result r = drv->cuStreamGetGreenCtx(stream, &g);
-    if (r != GCU_SUCCESS)
-        return gctx__fail_cuda(r, "cuStreamGetGreenCtx");
+    GCTX_TRY(gctx__check_cuda(drv->cuStreamGetGreenCtx(stream, &g), "cuStreamGetGreenCtx"));
     *green = g;
     return GCTX_SUCCESS;
 }
@@ -136,17 +127,15 @@ gctx_status gctx_stream_adopt(CUstream stream, gctx_stream **out)
     if (!out)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "out is NULL");
     CUgreenCtx green = NULL; /* gcc 13 -O3 sees it as maybe unset after the lookup */
-    gctx_status s = gctx_stream_get_green_context(stream, &green);
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx_stream_get_green_context(stream, &green));
     if (!green)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "the stream belongs to an ordinary context, not a green one: its work "
                           "runs on every SM");
     gctx_context *handle, *context;
-    if ((s = gctx_context_adopt(green, &handle)))
-        return s;
+    GCTX_TRY(gctx_context_adopt(green, &handle));
     context = handle;
+    gctx_status s;
     gctx_stream *st = NULL;
     GCTX_CHECK(gctx__handle_resolve(&context, GCTX__TYPE_CONTEXT, "context"), done);
     GCTX_CHECK(new_stream(stream, context, 0, &st), done);
@@ -156,12 +145,7 @@ done:
     return s;
 }
 
-gctx_stream *gctx_stream_retain(gctx_stream *stream)
-{
-    return gctx__handle_retain(stream, GCTX__TYPE_STREAM);
-}
-
-void gctx_stream_release(gctx_stream *stream) { gctx__handle_release(stream, GCTX__TYPE_STREAM); }
+GCTX__HANDLE_REFS(stream, STREAM)
 
 CUstream gctx_stream_handle(const gctx_stream *stream)
 {
@@ -171,9 +155,7 @@ CUstream gctx_stream_handle(const gctx_stream *stream)
 
 gctx_status gctx_stream_context(gctx_stream *stream, gctx_context **context)
 {
-    gctx_status s = gctx__handle_resolve(&stream, GCTX__TYPE_STREAM, "stream");
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx__handle_resolve(&stream, GCTX__TYPE_STREAM, "stream"));
     if (!context)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "context (the output) is NULL");
     gctx__object_retain(&stream->context->base);
@@ -183,26 +165,19 @@ gctx_status gctx_stream_context(gctx_stream *stream, gctx_context **context)
 
 gctx_status gctx_stream_priority(const gctx_stream *stream, int *priority)
 {
-    gctx_status s = gctx__handle_resolve(&stream, GCTX__TYPE_STREAM, "stream");
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx__handle_resolve(&stream, GCTX__TYPE_STREAM, "stream"));
     if (!priority)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "priority (the output) is NULL");
     const gctx__driver *drv;
-    if ((s = gctx__driver_load_green(&drv)))
-        return s;
-    gcu_result r = drv->cuStreamGetPriority(stream->handle, priority);
-    return r == GCU_SUCCESS ? GCTX_SUCCESS : gctx__fail_cuda(r, "cuStreamGetPriority");
+    GCTX_TRY(gctx__driver_load_green(&drv));
+    return gctx__check_cuda(drv->cuStreamGetPriority(stream->handle, priority),
+                            "cuStreamGetPriority");
 }
 
 gctx_status gctx_stream_synchronize(gctx_stream *stream)
 {
-    gctx_status s = gctx__handle_resolve(&stream, GCTX__TYPE_STREAM, "stream");
-    if (s != GCTX_SUCCESS)
-        return s;
+    GCTX_TRY(gctx__handle_resolve(&stream, GCTX__TYPE_STREAM, "stream"));
     const gctx__driver *drv;
-    if ((s = gctx__driver_load_green(&drv)))
-        return s;
-    gcu_result r = drv->cuStreamSynchronize(stream->handle);
-    return r == GCU_SUCCESS ? GCTX_SUCCESS : gctx__fail_cuda(r, "cuStreamSynchronize");
+    GCTX_TRY(gctx__driver_load_green(&drv));
+    return gctx__check_cuda(drv->cuStreamSynchronize(stream->handle), "cuStreamSynchronize");
 }

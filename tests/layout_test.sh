@@ -39,7 +39,7 @@ case=$1
 src=$2
 
 # The headers of DIR that are HEADER or include one of those, found again until the list
-# stops growing (observe.h -> stream.h -> partition.h -> internal.h).
+# stops growing (context_cache.h -> partition.h -> internal.h).
 including() {
     found=$(printf '%s\n' $2 | sort -u)
     while :; do
