@@ -263,7 +263,7 @@ typedef gcu_result (*gcu_pfn_cuGetProcAddress)(const char *symbol, void **pfn, i
 
 /* Entry points the library never resolves, declared here so that one checked declaration
  * (tests/abi_check.c) serves the simulated driver, which implements them, the bench's raw
- * baselines (bench/bench_driver.c) and the tests' raw calls (tests/raw_driver.c). */
+ * baselines and the tests' raw calls (bench/raw_driver.c). */
 #define GCU_OUTSIDE_SYMBOLS(X)                                                                  \
     /* name, version, required (unused), return-and-params */                                   \
     X(cuDriverGetVersion, 2020, 1, (int *version)) /* the loader takes it by dlsym */           \
