@@ -69,9 +69,7 @@ static gctx_status workqueue_desc(const gctx__driver *drv, gctx_partition *p,
     memcpy(list, p->resources, p->nb_resources * sizeof *list);
     gcu_dev_resource *wq = &list[p->nb_resources];
     gctx_status s;
-    GCTX_CHECK(gctx__check_cuda(drv->cuDeviceGetDevResource(p->device, wq,
-                                                            GCU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG),
-                                "cuDeviceGetDevResource(WORKQUEUE_CONFIG) on device %d", p->device),
+    GCTX_CHECK(gctx__device_resource(drv, p->device, GCU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG, wq),
                done);
     /* The one documented exception to "never edit a resource": configure it in place. */
     if (options->workqueue_scope != GCTX_WORKQUEUE_SCOPE_DEFAULT)
@@ -93,10 +91,7 @@ static gctx_status read_workqueue(const gctx__driver *drv, gctx_context *c)
     if (!drv->features[GCTX_FEATURE_WORKQUEUES].available)
         return GCTX_SUCCESS;
     gcu_dev_resource wq;
-    memset(&wq, 0, sizeof wq);
-    gcu_result r = drv->cuGreenCtxGetDevResource(c->driver.green, &wq,
-                                                 GCU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG);
-    GCTX_TRY(gctx__check_cuda(r, "cuGreenCtxGetDevResource(WORKQUEUE_CONFIG)"));
+    GCTX_TRY(gctx__context_resource(drv, c, GCU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG, &wq));
     c->driver.workqueue_limit = wq.u.wqConfig.wqConcurrencyLimit;
     c->driver.workqueue_scope = wq.u.wqConfig.sharingScope == GCU_WORKQUEUE_SCOPE_GREEN_CTX_BALANCED
                              ? GCTX_WORKQUEUE_SCOPE_BALANCED
@@ -140,23 +135,14 @@ static gctx_status make_driver_context(const gctx__driver *drv, gctx_partition *
     return s;
 }
 
-/* A context from the cache is handed out only if the driver still runs work in it. After a
+/* A context from the cache is handed out only if the driver still runs work in it: after a
  * fault every context of the process is lost (a program may meet it outside greenctx), and a
- * hit makes no other driver call that would say so: the stream made on it would be the first to
- * fail. An idle stream of the context synchronizes at once and answers the fault as the context
- * would (one call); without one, the context itself synchronizes with it current. The stream's
- * call relies on a sticky error being the context's, not the stream's: the driver answers it to
- * every call of the context (on the H200, of the process: shared/measurements/h200-faults.md),
- * whichever stream faulted; a non-sticky error of another stream is not a lost context and need
- * not be seen here. The simulator answers a sticky fault to every call (sim_faults.c), and
- * test_sticky_fault.c's fault_met_by_a_cached_context_with_a_stream faults another context's
- * stream before the hit.
- * The stream synchronized here came out of the cache with the context: the context's first
- * stream that takes it is handed out without a second synchronize (idle.checked), as a
- * re-partition does right after the hit. The context's check covered it; a fault after the
- * hit is met by the stream's first use, as one after any stream's creation is. A drained
- * stream of a live context (released to it, not handed out of the cache with it) is checked
- * when it is taken (stream.c; fault_met_by_a_cached_stream). */
+ * hit makes no other driver call that would say so. An idle stream of the context
+ * synchronizes at once and answers a sticky fault as the context would, since the driver
+ * answers it to every call of the context whichever stream faulted
+ * (shared/measurements/h200-faults.md); without one, the context itself synchronizes with it
+ * current. That stream is then handed out without a second synchronize (idle.checked): a
+ * fault after the hit is met by its first use, as one after any stream's creation is. */
 static gctx_status check_cached(const gctx__driver *drv, gctx_context *c)
 {
     if (c->driver.idle.n) {
@@ -256,13 +242,12 @@ fail:
 
 GCTX__HANDLE_REFS(context, CONTEXT)
 
-gctx_status gctx__context_sm_resource(const gctx__driver *drv, const gctx_context *context,
-                                      gcu_dev_resource *sm)
+gctx_status gctx__context_resource(const gctx__driver *drv, const gctx_context *context,
+                                   gcu_dev_resource_type type, gcu_dev_resource *out)
 {
-    memset(sm, 0, sizeof *sm);
-    return gctx__check_cuda(drv->cuGreenCtxGetDevResource(context->driver.green, sm,
-                                                          GCU_DEV_RESOURCE_TYPE_SM),
-                            "cuGreenCtxGetDevResource(SM)");
+    memset(out, 0, sizeof *out);
+    return gctx__check_cuda(drv->cuGreenCtxGetDevResource(context->driver.green, out, type),
+                            "cuGreenCtxGetDevResource(%s)", gctx__resource_type_name(type));
 }
 
 gctx_status gctx_context_get_info(const gctx_context *context, gctx_context_info *info)
@@ -272,7 +257,7 @@ gctx_status gctx_context_get_info(const gctx_context *context, gctx_context_info
     const gctx__driver *drv;
     GCTX_TRY(gctx__driver_load_green(&drv));
     gcu_dev_resource sm;
-    GCTX_TRY(gctx__context_sm_resource(drv, context, &sm));
+    GCTX_TRY(gctx__context_resource(drv, context, GCU_DEV_RESOURCE_TYPE_SM, &sm));
     gctx_context_info out = GCTX_CONTEXT_INFO_INIT;
     out.device = context->device;
     out.sm_count = sm.u.sm.smCount;
@@ -307,7 +292,7 @@ gctx_status gctx_context_locality_domain(const gctx_context *context, unsigned *
         return gctx__fail(GCTX_ERROR_UNSUPPORTED, "locality domains: %s",
                           drv->features[GCTX_FEATURE_LOCALITY_DOMAINS].reason);
     gcu_dev_resource sm;
-    GCTX_TRY(gctx__context_sm_resource(drv, context, &sm));
+    GCTX_TRY(gctx__context_resource(drv, context, GCU_DEV_RESOURCE_TYPE_SM, &sm));
     if (!(sm.u.sm.flags & GCU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_ID))
         return gctx__fail(GCTX_ERROR_UNSUPPORTED,
                           "this context's SMs carry no locality domain (the device has none, or "
@@ -355,10 +340,7 @@ gctx_status gctx_device_get_max_workqueue_concurrency(int device, unsigned *limi
         return gctx__fail(GCTX_ERROR_UNSUPPORTED, "workqueue concurrency: %s",
                           drv->features[GCTX_FEATURE_WORKQUEUES].reason);
     gcu_dev_resource wq;
-    memset(&wq, 0, sizeof wq);
-    GCTX_TRY(gctx__check_cuda(drv->cuDeviceGetDevResource(device, &wq,
-                                                           GCU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG),
-                              "cuDeviceGetDevResource(WORKQUEUE_CONFIG) on device %d", device));
+    GCTX_TRY(gctx__device_resource(drv, device, GCU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG, &wq));
     *limit = wq.u.wqConfig.wqConcurrencyLimit;
     return GCTX_SUCCESS;
 }

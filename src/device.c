@@ -93,6 +93,15 @@ gctx_status gctx__check_device(const gctx__driver *drv, int device)
     return GCTX_SUCCESS;
 }
 
+gctx_status gctx__device_resource(const gctx__driver *drv, int device, gcu_dev_resource_type type,
+                                  gcu_dev_resource *out)
+{
+    memset(out, 0, sizeof *out);
+    return gctx__check_cuda(drv->cuDeviceGetDevResource(device, out, type),
+                            "cuDeviceGetDevResource(%s) on device %d",
+                            gctx__resource_type_name(type), device);
+}
+
 static gctx_status attribute(const gctx__driver *drv, int device, int attrib, int *value)
 {
     return gctx__check_cuda(drv->cuDeviceGetAttribute(value, attrib, device),
@@ -203,10 +212,7 @@ gctx_status gctx_device_get_info(int device, gctx_device_info *info)
     gctx__sm_rules rules;
     if (drv->features[GCTX_FEATURE_GREEN_CONTEXTS].available) {
         gcu_dev_resource resource;
-        memset(&resource, 0, sizeof resource);
-        GCTX_TRY(gctx__check_cuda(drv->cuDeviceGetDevResource(device, &resource,
-                                                              GCU_DEV_RESOURCE_TYPE_SM),
-                                  "cuDeviceGetDevResource(SM) on device %d", device));
+        GCTX_TRY(gctx__device_resource(drv, device, GCU_DEV_RESOURCE_TYPE_SM, &resource));
         out.sm_count = resource.u.sm.smCount;
         GCTX_TRY(gctx__resource_rules(drv, device, &resource, &rules));
     } else {

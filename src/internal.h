@@ -125,6 +125,14 @@ gctx_status gctx__pop_context(const gctx__driver *drv, gctx_status status);
 
 /* GCTX_SUCCESS when device is an ordinal of this machine; else NO_DEVICE naming the range. */
 gctx_status gctx__check_device(const gctx__driver *drv, int device);
+/* The device's resource of type (SM or WORKQUEUE_CONFIG), as the driver reports it. */
+gctx_status gctx__device_resource(const gctx__driver *drv, int device, gcu_dev_resource_type type,
+                                  gcu_dev_resource *out);
+/* A resource type's name in messages: "SM" or "WORKQUEUE_CONFIG". */
+static inline const char *gctx__resource_type_name(gcu_dev_resource_type type)
+{
+    return type == GCU_DEV_RESOURCE_TYPE_SM ? "SM" : "WORKQUEUE_CONFIG";
+}
 /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", as nvidia-smi prints it (device_identity.c). */
 void gctx__format_uuid(const gcu_uuid *u, char *out, size_t size);
 

@@ -140,10 +140,7 @@ gctx_status gctx_partition_from_device(int device, gctx_partition **partition)
     GCTX_TRY(gctx__driver_load_green(&drv));
     GCTX_TRY(gctx__check_device(drv, device));
     gcu_dev_resource resource;
-    memset(&resource, 0, sizeof resource);
-    GCTX_TRY(gctx__check_cuda(drv->cuDeviceGetDevResource(device, &resource,
-                                                          GCU_DEV_RESOURCE_TYPE_SM),
-                              "cuDeviceGetDevResource(SM) on device %d", device));
+    GCTX_TRY(gctx__device_resource(drv, device, GCU_DEV_RESOURCE_TYPE_SM, &resource));
     gctx_partition *p;
     GCTX_TRY(top_partition(drv, device, GCTX_PARTITION_DEVICE, &resource, NULL, &p));
     p->structured = 1;
@@ -194,7 +191,7 @@ gctx_status gctx__partition_from_context(gctx_context *context, gctx_partition *
     const gctx__driver *drv;
     GCTX_TRY(gctx__driver_load_green(&drv));
     gcu_dev_resource resource;
-    GCTX_TRY(gctx__context_sm_resource(drv, context, &resource));
+    GCTX_TRY(gctx__context_resource(drv, context, GCU_DEV_RESOURCE_TYPE_SM, &resource));
     gctx__sm_rules device_rules;
     gctx_partition *p;
     GCTX_TRY(top_partition(drv, context->device, GCTX_PARTITION_CONTEXT, &resource,
