@@ -161,9 +161,9 @@ static int put_key(key_buffer *b, const gctx_partition *p, const gctx_context_op
 }
 
 /* FNV-1a over 8-byte words in four interleaved lanes, folded at the end, then the last words
- * and bytes one by one: a key is a kilobyte on the rest group of a {16, rest} split (8
- * resources), hashed on every lookup. A byte at a time waits a multiply's latency per byte,
- * one lane of words one per word; four lanes' multiplies overlap. */
+ * and bytes one by one: a key can be a kilobyte, hashed on every lookup. A byte at a time
+ * waits a multiply's latency per byte, one lane of words one per word; four lanes' multiplies
+ * overlap. */
 #define HASH_BASIS 1469598103934665603ull
 #define HASH_PRIME 1099511628211ull
 #define HASH_LANES 4
@@ -267,8 +267,17 @@ static void destroy_idle(const gctx__driver *drv, gctx__idle_streams *idle)
     idle->n = 0;
 }
 
-/* Destroys evicted contexts, outside the lock (the driver call takes time). A destroy the
- * driver refuses is counted and retried like any release's (release.c). */
+/* A driver context and its idle streams. A destroy the driver refuses is counted and retried
+ * like any release's (release.c). */
+static void destroy_driver_context(const gctx__driver *drv, gctx__driver_context *driver)
+{
+    destroy_idle(drv, &driver->idle);
+    gctx__release_driver_object(drv, GCTX__RELEASE_GREEN_CONTEXT,
+                                (gctx__driver_object){.green = driver->green});
+    driver->green = NULL;
+}
+
+/* Destroys evicted contexts, outside the lock (the driver call takes time). */
 static void destroy_victims(int device, entry *victims)
 {
     if (!victims)
@@ -279,9 +288,7 @@ static void destroy_victims(int device, entry *victims)
     while (victims) {
         entry *e = victims;
         victims = e->next;
-        destroy_idle(drv, &e->driver.idle);
-        gctx__release_driver_object(drv, GCTX__RELEASE_GREEN_CONTEXT,
-                                    (gctx__driver_object){.green = e->driver.green});
+        destroy_driver_context(drv, &e->driver);
         destroyed++;
         free(e);
     }
@@ -389,10 +396,7 @@ void gctx__cache_forget(gctx_context *c)
 
 void gctx__cache_discard(const gctx__driver *drv, gctx_context *c)
 {
-    destroy_idle(drv, &c->driver.idle);
-    gctx__release_driver_object(drv, GCTX__RELEASE_GREEN_CONTEXT,
-                                (gctx__driver_object){.green = c->driver.green});
-    c->driver.green = NULL;
+    destroy_driver_context(drv, &c->driver);
     gctx__cache_forget(c);
 }
 
