@@ -206,8 +206,8 @@ static gctx_status structured_probe(split_job *job)
 
 /* The structured split (13.1+) hands out whole co-scheduled units in its own order and
  * refuses some requests the granule split gives (co-scheduled units that don't add up to the
- * count asked). Then the granule path makes the split, and the plan's path says so. When that path can't make it either, the
- * structured split's refusal is what the caller sees. */
+ * count asked). Then the granule path makes the split, and the plan's path says so. When that
+ * path can't make it either, the structured split's refusal is what the caller sees. */
 static gctx_status granule_fallback(split_job *job, const gctx_group *groups, unsigned nb_groups,
                                     gctx_rounding rounding)
 {
