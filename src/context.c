@@ -198,8 +198,7 @@ gctx_status gctx_context_create(gctx_partition *partition, const gctx_context_op
                                 gctx_context **context)
 {
     GCTX_TRY(gctx__handle_resolve(&partition, GCTX__TYPE_PARTITION, "partition"));
-    if (!context)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "context (the output) is NULL");
+    GCTX_TRY_OUTPUT(context);
     gctx_context *c;
     GCTX_TRY(gctx__context_create(partition, options, &c));
     *context = gctx__handle_give(&c->base);
@@ -210,8 +209,7 @@ gctx_status gctx_context_adopt(CUgreenCtx green, gctx_context **context)
 {
     if (!green)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "green (the context to adopt) is NULL");
-    if (!context)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "context (the output) is NULL");
+    GCTX_TRY_OUTPUT(context);
     const gctx__driver *drv;
     GCTX_TRY(gctx__driver_load_green(&drv));
     gctx_context *c = calloc(1, sizeof *c);
@@ -273,8 +271,7 @@ gctx_status gctx_context_get_info(const gctx_context *context, gctx_context_info
 gctx_status gctx_context_partition(gctx_context *context, gctx_partition **partition)
 {
     GCTX_TRY(gctx__handle_resolve(&context, GCTX__TYPE_CONTEXT, "context"));
-    if (!partition)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "partition (the output) is NULL");
+    GCTX_TRY_OUTPUT(partition);
     gctx_partition *p;
     GCTX_TRY(gctx__partition_from_context(context, &p));
     *partition = gctx__handle_give(&p->base);
@@ -284,8 +281,7 @@ gctx_status gctx_context_partition(gctx_context *context, gctx_partition **parti
 gctx_status gctx_context_locality_domain(const gctx_context *context, unsigned *domain)
 {
     GCTX_TRY(gctx__handle_resolve(&context, GCTX__TYPE_CONTEXT, "context"));
-    if (!domain)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "domain (the output) is NULL");
+    GCTX_TRY_OUTPUT(domain);
     const gctx__driver *drv;
     GCTX_TRY(gctx__driver_load_green(&drv));
     if (!drv->features[GCTX_FEATURE_LOCALITY_DOMAINS].available)
@@ -318,8 +314,7 @@ gctx_status gctx_context_relation(const gctx_context *a, const gctx_context *b,
 {
     GCTX_TRY(gctx__handle_resolve(&a, GCTX__TYPE_CONTEXT, "context a"));
     GCTX_TRY(gctx__handle_resolve(&b, GCTX__TYPE_CONTEXT, "context b"));
-    if (!relation)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "relation (the output) is NULL");
+    GCTX_TRY_OUTPUT(relation);
     if (a->driver.green != b->driver.green && a->partition && b->partition)
         return gctx__partition_relation(a->partition, b->partition, relation);
     /* One green context, or an adopted one: greenctx doesn't know its history. */
@@ -331,8 +326,7 @@ gctx_status gctx_context_relation(const gctx_context *a, const gctx_context *b,
 
 gctx_status gctx_device_get_max_workqueue_concurrency(int device, unsigned *limit)
 {
-    if (!limit)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "limit (the output) is NULL");
+    GCTX_TRY_OUTPUT(limit);
     const gctx__driver *drv;
     GCTX_TRY(gctx__driver_load_green(&drv));
     GCTX_TRY(gctx__check_device(drv, device));

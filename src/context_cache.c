@@ -460,8 +460,7 @@ static gctx_status lock_device(int device, int cleanup, device_cache **out)
 
 gctx_status gctx_cache_get_limit(int device, unsigned *limit)
 {
-    if (!limit)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "limit (the output) is NULL");
+    GCTX_TRY_OUTPUT(limit);
     device_cache *d;
     GCTX_TRY(lock_device(device, 0, &d));
     *limit = d->limit;

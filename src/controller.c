@@ -145,8 +145,7 @@ gctx_status gctx_controller_create(const gctx_workload *workloads, unsigned nb_w
                                    const gctx_controller_options *options,
                                    gctx_controller **controller)
 {
-    if (!controller)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "controller (the output) is NULL");
+    GCTX_TRY_OUTPUT(controller);
     if (!workloads || nb_workloads == 0 || nb_workloads > GCTX_CONTROLLER_MAX_WORKLOADS)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "workloads is %s and nb_workloads %u: give 1 to %d workloads",

@@ -146,8 +146,7 @@ gctx_status gctx_layouts_create(int device, const unsigned *sm_counts, unsigned 
                                 unsigned nb_parts, const gctx_context_options *options,
                                 gctx_layouts **layouts)
 {
-    if (!layouts)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "layouts (the output) is NULL");
+    GCTX_TRY_OUTPUT(layouts);
     GCTX_TRY(check_counts(sm_counts, nb_layouts, nb_parts));
     gctx_partition *whole = NULL;
     GCTX_TRY(gctx_partition_from_device(device, &whole));
@@ -287,8 +286,7 @@ gctx_status gctx_layouts_get(const gctx_layouts *layouts, unsigned layout, unsig
 gctx_status gctx_layouts_get_active(gctx_layouts *layouts, unsigned *index)
 {
     GCTX_TRY(gctx__handle_resolve(&layouts, GCTX__TYPE_LAYOUTS, "layouts"));
-    if (!index)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "index (the output) is NULL");
+    GCTX_TRY_OUTPUT(index);
     pthread_mutex_lock(&layouts->lock);
     *index = layouts->active;
     pthread_mutex_unlock(&layouts->lock);

@@ -134,8 +134,7 @@ static gctx_status top_partition(const gctx__driver *drv, int device, gctx_parti
 
 gctx_status gctx_partition_from_device(int device, gctx_partition **partition)
 {
-    if (!partition)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "partition (the output) is NULL");
+    GCTX_TRY_OUTPUT(partition);
     const gctx__driver *drv;
     GCTX_TRY(gctx__driver_load_green(&drv));
     GCTX_TRY(gctx__check_device(drv, device));
@@ -286,8 +285,7 @@ gctx_status gctx_partition_relation(const gctx_partition *a, const gctx_partitio
 {
     GCTX_TRY(gctx__handle_resolve(&a, GCTX__TYPE_PARTITION, "partition a"));
     GCTX_TRY(gctx__handle_resolve(&b, GCTX__TYPE_PARTITION, "partition b"));
-    if (!relation)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "relation (the output) is NULL");
+    GCTX_TRY_OUTPUT(relation);
     return gctx__partition_relation(a, b, relation);
 }
 
