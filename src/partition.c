@@ -7,7 +7,8 @@
 #include "partition.h"
 
 /* One lock for every partition's descriptor: it is taken once per context made (a cache
- * miss), where a mutex of each partition cost every split an init and a destroy per output. */
+ * miss), where a mutex of each partition would cost every split an init and a destroy per
+ * output. */
 static pthread_mutex_t desc_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void partition_destroy(gctx__object *object)
@@ -33,9 +34,8 @@ static void partition_destroy(gctx__object *object)
 static void partition_fields(gctx_partition *p, int device, gctx_partition_kind kind,
                              unsigned nb_resources, unsigned sm_count, int in_split_block)
 {
-    /* Field by field, in the struct's order (partition.h asks a new field to be set here): a
-     * memset or a compound literal of the struct is a rep stos, whose start-up costs more
-     * than these stores, on every output of a split. */
+    /* Field by field, in the struct's order (partition.h asks a new field to be set here):
+     * cheaper than clearing the struct, on every output of a split. */
     p->device = device;
     p->cc_major = 0;
     p->kind = kind;
