@@ -328,26 +328,24 @@ gctx_status gctx__cache_take(gctx_partition *partition, const gctx_context_optio
         d->misses++;
     }
     pthread_mutex_unlock(&lock);
-    if (!on) {
-        if (k.b.bytes != buffer)
-            free(k.b.bytes);
-        return GCTX_SUCCESS; /* off, or no memory to track the device: a plain context */
-    }
-    GCTX__INFO("context cache of device %d: %s for %u SMs", partition->device,
-               e ? "hit" : fresh ? "skipped (GCTX_CONTEXT_FRESH)" : "miss", partition->sm_count);
     gctx_status s = GCTX_SUCCESS;
-    if (e) {
-        c->driver = e->driver; /* the entry is the new context's key from now on */
-    } else if ((e = malloc(sizeof *e + k.b.size))) {
-        e->hash = k.hash;
-        e->size = k.b.size;
-        memcpy(e->bytes, k.b.bytes, k.b.size);
-    } else {
-        s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making a green context");
+    if (on) { /* else off, or no memory to track the device: a plain context */
+        GCTX__INFO("context cache of device %d: %s for %u SMs", partition->device,
+                   e ? "hit" : fresh ? "skipped (GCTX_CONTEXT_FRESH)" : "miss",
+                   partition->sm_count);
+        if (e) {
+            c->driver = e->driver; /* the entry is the new context's key from now on */
+        } else if ((e = malloc(sizeof *e + k.b.size))) {
+            e->hash = k.hash;
+            e->size = k.b.size;
+            memcpy(e->bytes, k.b.bytes, k.b.size);
+        } else {
+            s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making a green context");
+        }
+        c->cache_key = e;
     }
     if (k.b.bytes != buffer)
         free(k.b.bytes);
-    c->cache_key = e;
     return s;
 }
 
