@@ -90,6 +90,7 @@ static gcu_result split_by_count(split_job *job, gcu_dev_resource *results, unsi
     return r;
 }
 
+/* split_by_count's answer as a status, naming the call. */
 static gctx_status check_split_by_count(const split_job *job, gcu_result r, unsigned granule,
                                         unsigned flags)
 {
@@ -354,9 +355,9 @@ static gctx_status split_again(split_job *job, split_outputs *out)
     out->results = calloc(out->nb_results ? out->nb_results : 1, sizeof *out->results);
     if (!out->results)
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting");
-    GCTX_TRY(check_split_by_count(
-        job, split_by_count(job, out->results, &out->nb_results, plan->granule, plan->flags),
-        plan->granule, plan->flags));
+    gcu_result r = split_by_count(job, out->results, &out->nb_results, plan->granule,
+                                  plan->flags);
+    GCTX_TRY(check_split_by_count(job, r, plan->granule, plan->flags));
     unsigned remainder = remainder_sms(&job->last_remainder);
     if (out->nb_results != plan->split_groups || remainder != plan->split_remainder)
         return gctx__fail(GCTX_ERROR_DRIVER,
