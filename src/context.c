@@ -69,9 +69,7 @@ static gctx_status workqueue_desc(const gctx__driver *drv, gctx_partition *p,
     memcpy(list, p->resources, p->nb_resources * sizeof *list);
     gcu_dev_resource *wq = &list[p->nb_resources];
     gctx_status s;
-    GCTX_CHECK(gctx__check_cuda(drv->cuDeviceGetDevResource(p->device, wq,
-                                                            GCU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG),
-                                "cuDeviceGetDevResource(WORKQUEUE_CONFIG) on device %d", p->device),
+    GCTX_CHECK(gctx__device_resource(drv, p->device, GCU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG, wq),
                done);
     /* The one documented exception to "never edit a resource": configure it in place. */
     if (options->workqueue_scope != GCTX_WORKQUEUE_SCOPE_DEFAULT)
@@ -93,10 +91,7 @@ static gctx_status read_workqueue(const gctx__driver *drv, gctx_context *c)
     if (!drv->features[GCTX_FEATURE_WORKQUEUES].available)
         return GCTX_SUCCESS;
     gcu_dev_resource wq;
-    memset(&wq, 0, sizeof wq);
-    gcu_result r = drv->cuGreenCtxGetDevResource(c->driver.green, &wq,
-                                                 GCU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG);
-    GCTX_TRY(gctx__check_cuda(r, "cuGreenCtxGetDevResource(WORKQUEUE_CONFIG)"));
+    GCTX_TRY(gctx__context_resource(drv, c, GCU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG, &wq));
     c->driver.workqueue_limit = wq.u.wqConfig.wqConcurrencyLimit;
     c->driver.workqueue_scope = wq.u.wqConfig.sharingScope == GCU_WORKQUEUE_SCOPE_GREEN_CTX_BALANCED
                              ? GCTX_WORKQUEUE_SCOPE_BALANCED
@@ -140,23 +135,14 @@ static gctx_status make_driver_context(const gctx__driver *drv, gctx_partition *
     return s;
 }
 
-/* A context from the cache is handed out only if the driver still runs work in it. After a
+/* A context from the cache is handed out only if the driver still runs work in it: after a
  * fault every context of the process is lost (a program may meet it outside greenctx), and a
- * hit makes no other driver call that would say so: the stream made on it would be the first to
- * fail. An idle stream of the context synchronizes at once and answers the fault as the context
- * would (one call); without one, the context itself synchronizes with it current. The stream's
- * call relies on a sticky error being the context's, not the stream's: the driver answers it to
- * every call of the context (on the H200, of the process: shared/measurements/h200-faults.md),
- * whichever stream faulted; a non-sticky error of another stream is not a lost context and need
- * not be seen here. The simulator answers a sticky fault to every call (sim_faults.c), and
- * test_sticky_fault.c's fault_met_by_a_cached_context_with_a_stream faults another context's
- * stream before the hit.
- * The stream synchronized here came out of the cache with the context: the context's first
- * stream that takes it is handed out without a second synchronize (idle.checked), as a
- * re-partition does right after the hit. The context's check covered it; a fault after the
- * hit is met by the stream's first use, as one after any stream's creation is. A drained
- * stream of a live context (released to it, not handed out of the cache with it) is checked
- * when it is taken (stream.c; fault_met_by_a_cached_stream). */
+ * hit makes no other driver call that would say so. An idle stream of the context
+ * synchronizes at once and answers a sticky fault as the context would, since the driver
+ * answers it to every call of the context whichever stream faulted
+ * (shared/measurements/h200-faults.md); without one, the context itself synchronizes with it
+ * current. That stream is then handed out without a second synchronize (idle.checked): a
+ * fault after the hit is met by its first use, as one after any stream's creation is. */
 static gctx_status check_cached(const gctx__driver *drv, gctx_context *c)
 {
     if (c->driver.idle.n) {
@@ -212,8 +198,7 @@ gctx_status gctx_context_create(gctx_partition *partition, const gctx_context_op
                                 gctx_context **context)
 {
     GCTX_TRY(gctx__handle_resolve(&partition, GCTX__TYPE_PARTITION, "partition"));
-    if (!context)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "context (the output) is NULL");
+    GCTX_TRY_OUTPUT(context);
     gctx_context *c;
     GCTX_TRY(gctx__context_create(partition, options, &c));
     *context = gctx__handle_give(&c->base);
@@ -224,8 +209,7 @@ gctx_status gctx_context_adopt(CUgreenCtx green, gctx_context **context)
 {
     if (!green)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "green (the context to adopt) is NULL");
-    if (!context)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "context (the output) is NULL");
+    GCTX_TRY_OUTPUT(context);
     const gctx__driver *drv;
     GCTX_TRY(gctx__driver_load_green(&drv));
     gctx_context *c = calloc(1, sizeof *c);
@@ -256,13 +240,12 @@ fail:
 
 GCTX__HANDLE_REFS(context, CONTEXT)
 
-gctx_status gctx__context_sm_resource(const gctx__driver *drv, const gctx_context *context,
-                                      gcu_dev_resource *sm)
+gctx_status gctx__context_resource(const gctx__driver *drv, const gctx_context *context,
+                                   gcu_dev_resource_type type, gcu_dev_resource *out)
 {
-    memset(sm, 0, sizeof *sm);
-    return gctx__check_cuda(drv->cuGreenCtxGetDevResource(context->driver.green, sm,
-                                                          GCU_DEV_RESOURCE_TYPE_SM),
-                            "cuGreenCtxGetDevResource(SM)");
+    memset(out, 0, sizeof *out);
+    return gctx__check_cuda(drv->cuGreenCtxGetDevResource(context->driver.green, out, type),
+                            "cuGreenCtxGetDevResource(%s)", gctx__resource_type_name(type));
 }
 
 gctx_status gctx_context_get_info(const gctx_context *context, gctx_context_info *info)
@@ -272,7 +255,7 @@ gctx_status gctx_context_get_info(const gctx_context *context, gctx_context_info
     const gctx__driver *drv;
     GCTX_TRY(gctx__driver_load_green(&drv));
     gcu_dev_resource sm;
-    GCTX_TRY(gctx__context_sm_resource(drv, context, &sm));
+    GCTX_TRY(gctx__context_resource(drv, context, GCU_DEV_RESOURCE_TYPE_SM, &sm));
     gctx_context_info out = GCTX_CONTEXT_INFO_INIT;
     out.device = context->device;
     out.sm_count = sm.u.sm.smCount;
@@ -288,8 +271,7 @@ gctx_status gctx_context_get_info(const gctx_context *context, gctx_context_info
 gctx_status gctx_context_partition(gctx_context *context, gctx_partition **partition)
 {
     GCTX_TRY(gctx__handle_resolve(&context, GCTX__TYPE_CONTEXT, "context"));
-    if (!partition)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "partition (the output) is NULL");
+    GCTX_TRY_OUTPUT(partition);
     gctx_partition *p;
     GCTX_TRY(gctx__partition_from_context(context, &p));
     *partition = gctx__handle_give(&p->base);
@@ -299,15 +281,14 @@ gctx_status gctx_context_partition(gctx_context *context, gctx_partition **parti
 gctx_status gctx_context_locality_domain(const gctx_context *context, unsigned *domain)
 {
     GCTX_TRY(gctx__handle_resolve(&context, GCTX__TYPE_CONTEXT, "context"));
-    if (!domain)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "domain (the output) is NULL");
+    GCTX_TRY_OUTPUT(domain);
     const gctx__driver *drv;
     GCTX_TRY(gctx__driver_load_green(&drv));
     if (!drv->features[GCTX_FEATURE_LOCALITY_DOMAINS].available)
         return gctx__fail(GCTX_ERROR_UNSUPPORTED, "locality domains: %s",
                           drv->features[GCTX_FEATURE_LOCALITY_DOMAINS].reason);
     gcu_dev_resource sm;
-    GCTX_TRY(gctx__context_sm_resource(drv, context, &sm));
+    GCTX_TRY(gctx__context_resource(drv, context, GCU_DEV_RESOURCE_TYPE_SM, &sm));
     if (!(sm.u.sm.flags & GCU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_ID))
         return gctx__fail(GCTX_ERROR_UNSUPPORTED,
                           "this context's SMs carry no locality domain (the device has none, or "
@@ -333,8 +314,7 @@ gctx_status gctx_context_relation(const gctx_context *a, const gctx_context *b,
 {
     GCTX_TRY(gctx__handle_resolve(&a, GCTX__TYPE_CONTEXT, "context a"));
     GCTX_TRY(gctx__handle_resolve(&b, GCTX__TYPE_CONTEXT, "context b"));
-    if (!relation)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "relation (the output) is NULL");
+    GCTX_TRY_OUTPUT(relation);
     if (a->driver.green != b->driver.green && a->partition && b->partition)
         return gctx__partition_relation(a->partition, b->partition, relation);
     /* One green context, or an adopted one: greenctx doesn't know its history. */
@@ -346,8 +326,7 @@ gctx_status gctx_context_relation(const gctx_context *a, const gctx_context *b,
 
 gctx_status gctx_device_get_max_workqueue_concurrency(int device, unsigned *limit)
 {
-    if (!limit)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "limit (the output) is NULL");
+    GCTX_TRY_OUTPUT(limit);
     const gctx__driver *drv;
     GCTX_TRY(gctx__driver_load_green(&drv));
     GCTX_TRY(gctx__check_device(drv, device));
@@ -355,10 +334,7 @@ gctx_status gctx_device_get_max_workqueue_concurrency(int device, unsigned *limi
         return gctx__fail(GCTX_ERROR_UNSUPPORTED, "workqueue concurrency: %s",
                           drv->features[GCTX_FEATURE_WORKQUEUES].reason);
     gcu_dev_resource wq;
-    memset(&wq, 0, sizeof wq);
-    GCTX_TRY(gctx__check_cuda(drv->cuDeviceGetDevResource(device, &wq,
-                                                           GCU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG),
-                              "cuDeviceGetDevResource(WORKQUEUE_CONFIG) on device %d", device));
+    GCTX_TRY(gctx__device_resource(drv, device, GCU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG, &wq));
     *limit = wq.u.wqConfig.wqConcurrencyLimit;
     return GCTX_SUCCESS;
 }

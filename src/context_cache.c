@@ -161,9 +161,9 @@ static int put_key(key_buffer *b, const gctx_partition *p, const gctx_context_op
 }
 
 /* FNV-1a over 8-byte words in four interleaved lanes, folded at the end, then the last words
- * and bytes one by one: a key is a kilobyte on the rest group of a {16, rest} split (8
- * resources), hashed on every lookup. A byte at a time waits a multiply's latency per byte,
- * one lane of words one per word; four lanes' multiplies overlap. */
+ * and bytes one by one: a key can be a kilobyte, hashed on every lookup. A byte at a time
+ * waits a multiply's latency per byte, one lane of words one per word; four lanes' multiplies
+ * overlap. */
 #define HASH_BASIS 1469598103934665603ull
 #define HASH_PRIME 1099511628211ull
 #define HASH_LANES 4
@@ -267,8 +267,17 @@ static void destroy_idle(const gctx__driver *drv, gctx__idle_streams *idle)
     idle->n = 0;
 }
 
-/* Destroys evicted contexts, outside the lock (the driver call takes time). A destroy the
- * driver refuses is counted and retried like any release's (release.c). */
+/* A driver context and its idle streams. A destroy the driver refuses is counted and retried
+ * like any release's (release.c). */
+static void destroy_driver_context(const gctx__driver *drv, gctx__driver_context *driver)
+{
+    destroy_idle(drv, &driver->idle);
+    gctx__release_driver_object(drv, GCTX__RELEASE_GREEN_CONTEXT,
+                                (gctx__driver_object){.green = driver->green});
+    driver->green = NULL;
+}
+
+/* Destroys evicted contexts, outside the lock (the driver call takes time). */
 static void destroy_victims(int device, entry *victims)
 {
     if (!victims)
@@ -279,9 +288,7 @@ static void destroy_victims(int device, entry *victims)
     while (victims) {
         entry *e = victims;
         victims = e->next;
-        destroy_idle(drv, &e->driver.idle);
-        gctx__release_driver_object(drv, GCTX__RELEASE_GREEN_CONTEXT,
-                                    (gctx__driver_object){.green = e->driver.green});
+        destroy_driver_context(drv, &e->driver);
         destroyed++;
         free(e);
     }
@@ -321,26 +328,24 @@ gctx_status gctx__cache_take(gctx_partition *partition, const gctx_context_optio
         d->misses++;
     }
     pthread_mutex_unlock(&lock);
-    if (!on) {
-        if (k.b.bytes != buffer)
-            free(k.b.bytes);
-        return GCTX_SUCCESS; /* off, or no memory to track the device: a plain context */
-    }
-    GCTX__INFO("context cache of device %d: %s for %u SMs", partition->device,
-               e ? "hit" : fresh ? "skipped (GCTX_CONTEXT_FRESH)" : "miss", partition->sm_count);
     gctx_status s = GCTX_SUCCESS;
-    if (e) {
-        c->driver = e->driver; /* the entry is the new context's key from now on */
-    } else if ((e = malloc(sizeof *e + k.b.size))) {
-        e->hash = k.hash;
-        e->size = k.b.size;
-        memcpy(e->bytes, k.b.bytes, k.b.size);
-    } else {
-        s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making a green context");
+    if (on) { /* else off, or no memory to track the device: a plain context */
+        GCTX__INFO("context cache of device %d: %s for %u SMs", partition->device,
+                   e ? "hit" : fresh ? "skipped (GCTX_CONTEXT_FRESH)" : "miss",
+                   partition->sm_count);
+        if (e) {
+            c->driver = e->driver; /* the entry is the new context's key from now on */
+        } else if ((e = malloc(sizeof *e + k.b.size))) {
+            e->hash = k.hash;
+            e->size = k.b.size;
+            memcpy(e->bytes, k.b.bytes, k.b.size);
+        } else {
+            s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making a green context");
+        }
+        c->cache_key = e;
     }
     if (k.b.bytes != buffer)
         free(k.b.bytes);
-    c->cache_key = e;
     return s;
 }
 
@@ -389,10 +394,7 @@ void gctx__cache_forget(gctx_context *c)
 
 void gctx__cache_discard(const gctx__driver *drv, gctx_context *c)
 {
-    destroy_idle(drv, &c->driver.idle);
-    gctx__release_driver_object(drv, GCTX__RELEASE_GREEN_CONTEXT,
-                                (gctx__driver_object){.green = c->driver.green});
-    c->driver.green = NULL;
+    destroy_driver_context(drv, &c->driver);
     gctx__cache_forget(c);
 }
 
@@ -456,8 +458,7 @@ static gctx_status lock_device(int device, int cleanup, device_cache **out)
 
 gctx_status gctx_cache_get_limit(int device, unsigned *limit)
 {
-    if (!limit)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "limit (the output) is NULL");
+    GCTX_TRY_OUTPUT(limit);
     device_cache *d;
     GCTX_TRY(lock_device(device, 0, &d));
     *limit = d->limit;

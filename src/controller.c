@@ -145,8 +145,7 @@ gctx_status gctx_controller_create(const gctx_workload *workloads, unsigned nb_w
                                    const gctx_controller_options *options,
                                    gctx_controller **controller)
 {
-    if (!controller)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "controller (the output) is NULL");
+    GCTX_TRY_OUTPUT(controller);
     if (!workloads || nb_workloads == 0 || nb_workloads > GCTX_CONTROLLER_MAX_WORKLOADS)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "workloads is %s and nb_workloads %u: give 1 to %d workloads",
@@ -318,10 +317,9 @@ static void describe(const gctx__ctl_model *m, unsigned c, const judged *j, cons
     int w0 = snprintf(out, size, "%s: ", why);
     n = w0 > 0 && (size_t)w0 < size ? (size_t)w0 : size - 1;
     for (unsigned w = 0; w < m->nb_workloads && n + 1 < size; w++) {
-        unsigned sms = c == m->no_split ? m->options.device_sms
-                                        : m->rows[(size_t)c * m->nb_workloads + w];
-        int k = snprintf(out + n, size - n, "%sw%u %u SMs %.3g ms%s", w ? ", " : "", w, sms,
-                         j->step_s[w] * 1e3, (j->missed >> w) & 1 ? " (misses its target)" : "");
+        int k = snprintf(out + n, size - n, "%sw%u %u SMs %.3g ms%s", w ? ", " : "", w,
+                         gctx__ctl_sms(m, c, w), j->step_s[w] * 1e3,
+                         (j->missed >> w) & 1 ? " (misses its target)" : "");
         n = k > 0 && (size_t)k < size - n ? n + (size_t)k : size - 1;
     }
 }
@@ -396,8 +394,7 @@ gctx_status gctx_controller_decide(gctx_controller *controller, gctx_controller_
     out.changed = first || c->active != before;
     out.unmet = all[best].missed ? all[c->active].missed : 0;
     for (unsigned w = 0; w < m->nb_workloads; w++) {
-        out.sm_counts[w] = out.no_split ? m->options.device_sms
-                                        : m->rows[(size_t)c->active * m->nb_workloads + w];
+        out.sm_counts[w] = gctx__ctl_sms(m, c->active, w);
         out.predicted_step_s[w] = all[c->active].step_s[w];
     }
     describe(m, c->active, &all[c->active], why, out.reason, sizeof out.reason);

@@ -29,6 +29,12 @@ typedef struct gctx__ctl_model {
     gctx_controller_options options; /* device_sms resolved */
 } gctx__ctl_model;
 
+/* The SMs workload w gets on candidate c: the whole device on the no-split candidate. */
+static inline unsigned gctx__ctl_sms(const gctx__ctl_model *m, unsigned c, unsigned w)
+{
+    return c == m->no_split ? m->options.device_sms : m->rows[(size_t)c * m->nb_workloads + w];
+}
+
 /* The prior's step time on sms SMs at the reference demand: linear between measured points,
  * ideal scaling (time ~ 1/sms) below the first, flat above the last (no gain is assumed where
  * none was measured). */

@@ -29,11 +29,6 @@ static double demand_factor(const gctx__ctl_workload *w)
     return (1.0 - weight) + weight * w->demand / w->desc.ref_demand;
 }
 
-static unsigned sms_of(const gctx__ctl_model *m, unsigned c, unsigned w)
-{
-    return c == m->no_split ? m->options.device_sms : m->rows[(size_t)c * m->nb_workloads + w];
-}
-
 /* SMs split compute, not HBM: when the busy workloads together ask for more bandwidth than
  * the device has, every one of them slows in proportion. */
 static void stretch_for_bandwidth(const gctx__ctl_model *m, double *step_s)
@@ -63,7 +58,7 @@ void gctx__ctl_predict_row(const gctx__ctl_model *m, unsigned c, int learned, do
         step_s[w] = 0.0;
         if (wl->demand <= 0.0)
             continue;
-        step_s[w] = gctx__ctl_curve(wl, sms_of(m, c, w)) * demand_factor(wl);
+        step_s[w] = gctx__ctl_curve(wl, gctx__ctl_sms(m, c, w)) * demand_factor(wl);
         if (c == m->no_split)
             step_s[w] *= 1.0 + m->options.shared_slowdown * (double)(busy - 1);
     }

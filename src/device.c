@@ -93,6 +93,15 @@ gctx_status gctx__check_device(const gctx__driver *drv, int device)
     return GCTX_SUCCESS;
 }
 
+gctx_status gctx__device_resource(const gctx__driver *drv, int device, gcu_dev_resource_type type,
+                                  gcu_dev_resource *out)
+{
+    memset(out, 0, sizeof *out);
+    return gctx__check_cuda(drv->cuDeviceGetDevResource(device, out, type),
+                            "cuDeviceGetDevResource(%s) on device %d",
+                            gctx__resource_type_name(type), device);
+}
+
 static gctx_status attribute(const gctx__driver *drv, int device, int attrib, int *value)
 {
     return gctx__check_cuda(drv->cuDeviceGetAttribute(value, attrib, device),
@@ -150,25 +159,27 @@ void gctx__device_drop_primary(const gctx__driver *drv, int device)
     pthread_mutex_unlock(&d->lock);
 }
 
-/* The CUDA 13.0 documentation's rule for drivers that report none: Volta/Turing and older
- * minimum 2, Ampere/Ada minimum 4 in steps of 2, Hopper and later 8 in steps of 8. */
+/* The CUDA 13.0 documentation's rule for drivers that report none, newest architecture
+ * first: the first row whose compute capability the device reaches. */
+static const struct {
+    int major;
+    unsigned min_partition, alignment;
+} arch_rules[] = {
+    {9, 8, 8}, /* Hopper and later */
+    {8, 4, 2}, /* Ampere, Ada */
+    {0, 2, 2}, /* Volta, Turing and older */
+};
+
 gctx_status gctx__device_arch_rules(const gctx__driver *drv, int device, gctx__sm_rules *rules)
 {
     int major = 0;
     GCTX_TRY(gctx__device_cc_major(drv, device, &major));
-    rules->derived = 1;
     GCTX__INFO("device %d: the driver reports no SM rules (before 13.0): they come from the "
                "architecture (compute capability %d)", device, major);
-    if (major >= 9) {
-        rules->min_partition = 8;
-        rules->alignment = 8;
-    } else if (major == 8) {
-        rules->min_partition = 4;
-        rules->alignment = 2;
-    } else {
-        rules->min_partition = 2;
-        rules->alignment = 2;
-    }
+    unsigned row = 0;
+    while (arch_rules[row].major > 0 && major < arch_rules[row].major)
+        row++;
+    *rules = (gctx__sm_rules){arch_rules[row].min_partition, arch_rules[row].alignment, 1};
     return GCTX_SUCCESS;
 }
 
@@ -203,10 +214,7 @@ gctx_status gctx_device_get_info(int device, gctx_device_info *info)
     gctx__sm_rules rules;
     if (drv->features[GCTX_FEATURE_GREEN_CONTEXTS].available) {
         gcu_dev_resource resource;
-        memset(&resource, 0, sizeof resource);
-        GCTX_TRY(gctx__check_cuda(drv->cuDeviceGetDevResource(device, &resource,
-                                                              GCU_DEV_RESOURCE_TYPE_SM),
-                                  "cuDeviceGetDevResource(SM) on device %d", device));
+        GCTX_TRY(gctx__device_resource(drv, device, GCU_DEV_RESOURCE_TYPE_SM, &resource));
         out.sm_count = resource.u.sm.smCount;
         GCTX_TRY(gctx__resource_rules(drv, device, &resource, &rules));
     } else {

@@ -24,6 +24,8 @@ static int driver_has_no_device;
 static gctx_status load_status;
 static char load_message[1024];
 static int load_cuda_result;
+/* The loading driver's version as people write it ("13.1"), for messages. */
+static char have[16];
 
 /* "13.1" from 13010. */
 static void format_version(char *out, size_t size, int version)
@@ -96,8 +98,6 @@ static void set_feature(gctx_feature feature, int available, const char *fmt, ..
 /* A feature needs its version from the map and, for some, one entry point. */
 static void decide_features(void)
 {
-    char have[16];
-    format_version(have, sizeof have, driver.version);
     for (unsigned f = 0; f < FEATURES; f++) {
         char need[16];
         format_version(need, sizeof need, features[f].version);
@@ -141,8 +141,6 @@ static gctx_status resolve_symbols(void *lib, const char *path)
 {
     gcu_pfn_cuGetProcAddress get_proc = (gcu_pfn_cuGetProcAddress)dlsym(lib, "cuGetProcAddress_v2");
     get_proc_v1 get_proc_old = (get_proc_v1)dlsym(lib, "cuGetProcAddress");
-    char have[16];
-    format_version(have, sizeof have, driver.version);
     for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++) {
         const symbol_row *row = &symbols[i];
         if (row->abi > driver.version) {
@@ -182,14 +180,15 @@ static gctx_status load_from(void *lib, const char *path)
     gcu_result r = get_version(&driver.version);
     if (r != GCU_SUCCESS)
         return fail_load(GCTX_ERROR_NO_DRIVER, r, "cuDriverGetVersion failed in %s", path);
+    format_version(have, sizeof have, driver.version);
     GCTX_TRY(resolve_symbols(lib, path));
     /* No device is not a load failure: the driver is there and counts zero devices. */
     if ((r = driver.cuInit(0)) != GCU_SUCCESS && r != GCU_ERROR_NO_DEVICE)
         return fail_load(GCTX_ERROR_DRIVER, r, "cuInit failed in %s", path);
     driver_has_no_device = r == GCU_ERROR_NO_DEVICE;
     decide_features();
-    GCTX__INFO("driver %d.%d loaded from %s%s", driver.version / 1000, driver.version % 1000 / 10,
-               path, driver_has_no_device ? " (it sees no device)" : "");
+    GCTX__INFO("driver %s loaded from %s%s", have, path,
+               driver_has_no_device ? " (it sees no device)" : "");
     for (unsigned f = 0; f < FEATURES; f++)
         GCTX__DEBUG("feature %s: %s, %s", features[f].name,
                     driver.features[f].available ? "on" : "off", driver.features[f].reason);

@@ -36,16 +36,11 @@ const char *gctx_last_error(void) { return last_message; }
 
 int gctx_last_cuda_result(void) { return last_cuda_result; }
 
-static void set_message(const char *fmt, va_list args)
-{
-    vsnprintf(last_message, sizeof last_message, fmt, args);
-}
-
 gctx_status gctx__fail(gctx_status status, const char *fmt, ...)
 {
     va_list args;
     va_start(args, fmt);
-    set_message(fmt, args);
+    vsnprintf(last_message, sizeof last_message, fmt, args);
     va_end(args);
     last_cuda_result = 0;
     return status;

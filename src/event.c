@@ -17,8 +17,7 @@ static void event_destroy(gctx__object *object)
 gctx_status gctx_event_create(gctx_context *context, gctx_event **event)
 {
     GCTX_TRY(gctx__handle_resolve(&context, GCTX__TYPE_CONTEXT, "context"));
-    if (!event)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "event (the output) is NULL");
+    GCTX_TRY_OUTPUT(event);
     const gctx__driver *drv;
     GCTX_TRY(gctx__driver_load_green(&drv));
     gctx_status s;

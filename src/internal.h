@@ -35,6 +35,12 @@
             return try_status_;                                                               \
     } while (0)
 
+/* An output pointer's check, named as the caller's parameter is: "<out> (the output) is
+ * NULL". */
+#define GCTX_TRY_OUTPUT(out)                                                                  \
+    GCTX_TRY((out) ? GCTX_SUCCESS                                                             \
+                   : gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, #out " (the output) is NULL"))
+
 /* Sets this thread's message (and clears its CUresult) and returns status, so a caller can
  * write `return gctx__fail(...)`. */
 gctx_status gctx__fail(gctx_status status, const char *fmt, ...) GCTX_PRINTF(2, 3);
@@ -110,8 +116,8 @@ static inline int gctx__driver_reaches(const gctx__driver *drv, gctx_feature fea
 /* 1 when cuInit answered CUDA_ERROR_NO_DEVICE: the driver loaded and counts no device. */
 int gctx__driver_has_no_device(void);
 
-/* Name of a CUresult ("CUDA_ERROR_INVALID_VALUE"); "CUDA_ERROR_<n>" when unknown. The
- * returned pointer is static or the driver's. */
+/* Name of a CUresult ("CUDA_ERROR_INVALID_VALUE"); "CUDA_ERROR_UNRECOGNISED" when neither
+ * greenctx nor the driver knows it. The returned pointer is static or the driver's. */
 const char *gctx__cuda_result_name(gcu_result result);
 
 /* Runs with ctx current on this thread, then restores what was current: the driver keeps a
@@ -125,6 +131,14 @@ gctx_status gctx__pop_context(const gctx__driver *drv, gctx_status status);
 
 /* GCTX_SUCCESS when device is an ordinal of this machine; else NO_DEVICE naming the range. */
 gctx_status gctx__check_device(const gctx__driver *drv, int device);
+/* The device's resource of type (SM or WORKQUEUE_CONFIG), as the driver reports it. */
+gctx_status gctx__device_resource(const gctx__driver *drv, int device, gcu_dev_resource_type type,
+                                  gcu_dev_resource *out);
+/* A resource type's name in messages: "SM" or "WORKQUEUE_CONFIG". */
+static inline const char *gctx__resource_type_name(gcu_dev_resource_type type)
+{
+    return type == GCU_DEV_RESOURCE_TYPE_SM ? "SM" : "WORKQUEUE_CONFIG";
+}
 /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", as nvidia-smi prints it (device_identity.c). */
 void gctx__format_uuid(const gcu_uuid *u, char *out, size_t size);
 

@@ -146,8 +146,7 @@ gctx_status gctx_layouts_create(int device, const unsigned *sm_counts, unsigned 
                                 unsigned nb_parts, const gctx_context_options *options,
                                 gctx_layouts **layouts)
 {
-    if (!layouts)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "layouts (the output) is NULL");
+    GCTX_TRY_OUTPUT(layouts);
     GCTX_TRY(check_counts(sm_counts, nb_layouts, nb_parts));
     gctx_partition *whole = NULL;
     GCTX_TRY(gctx_partition_from_device(device, &whole));
@@ -200,21 +199,13 @@ static gctx_status wait_for(const gctx__driver *drv, const gctx_layouts *l, unsi
                             layout, part, of, of_part);
 }
 
-/* By part: new stream i waits for old stream i only, one record and one wait each (the
- * floor). All: the old streams are funnelled into old stream 0 (streams 1..n-1 record, stream
- * 0 waits for them and records once) and every new stream waits for that one event: n
- * records and 2n - 1 waits, where each new stream waiting for each old one took n + n^2.
- * Funnelling orders later work on old stream 0 after its siblings' earlier work, which no
- * one submits after a switch; it cannot deadlock, as every wait is for an event recorded
- * before it in host order. A failure part way leaves only waits that add order. Lock held.
- * For n = 2 that is 5 calls, the fewest that keep the barrier. Only a wait orders one
- * stream's work after another's (cuStreamWaitEvent; a stream memory wait needs a write on the
- * other stream all the same), and it waits for one event, recorded on one stream: each old
- * stream's work needs a record (2), each new stream a wait (2), and the two old streams'
- * work must meet in one stream before one event can carry both: a third wait, of old stream
- * 0 for old stream 1 (here). Meeting in a new stream instead (waiting for both) leaves the
- * other new stream two waits, or a record on the first and a wait: 6 calls. By part makes 4
- * and keeps no barrier. */
+/* By part: new stream i waits for old stream i only, one record and one wait each. All: the
+ * old streams are funnelled into old stream 0 (streams 1..n-1 record, stream 0 waits for them
+ * and records once) and every new stream waits for that one event: n records and 2n - 1
+ * waits, where each new stream waiting for each old one takes n + n^2. Funnelling orders
+ * later work on old stream 0 after its siblings' earlier work, which no one submits after a
+ * switch; it cannot deadlock, as every wait is for an event recorded before it in host order.
+ * A failure part way leaves only waits that add order. Lock held. */
 static gctx_status hand_over(const gctx__driver *drv, const gctx_layouts *l, unsigned from,
                              unsigned to, unsigned flags)
 {
@@ -295,8 +286,7 @@ gctx_status gctx_layouts_get(const gctx_layouts *layouts, unsigned layout, unsig
 gctx_status gctx_layouts_get_active(gctx_layouts *layouts, unsigned *index)
 {
     GCTX_TRY(gctx__handle_resolve(&layouts, GCTX__TYPE_LAYOUTS, "layouts"));
-    if (!index)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "index (the output) is NULL");
+    GCTX_TRY_OUTPUT(index);
     pthread_mutex_lock(&layouts->lock);
     *index = layouts->active;
     pthread_mutex_unlock(&layouts->lock);

@@ -98,6 +98,25 @@ static int generation_is(const slot *s, uintptr_t generation)
     return (load(&s->generation) & GEN_MASK) == generation && (generation & 1);
 }
 
+/* Under the lock, or where nothing else can reach the slot: a new handle value for it (an old
+ * one stays dead) with refs callers' references; the release store publishes the counts with
+ * it. */
+static uintptr_t open_handle(slot *s, unsigned refs)
+{
+    uintptr_t generation = load(&s->generation) + 1;
+    s->handle_refs = refs;
+    s->lent = 0;
+    store(&s->generation, generation);
+    return generation;
+}
+
+/* Under the lock: the handle's last reference went, and its value with it. */
+static void retire_handle(slot *s)
+{
+    s->lent = 0;
+    store(&s->generation, load(&s->generation) + 1);
+}
+
 /* Under the lock, after the last reference went: no handle is out (a handle holds one), so
  * the slot goes back to the free list with an even generation; the next object there gets
  * the next odd one. */
@@ -176,14 +195,8 @@ void gctx__object_release(gctx__object *object)
 void *gctx__handle_give_new(gctx__object *object)
 {
     /* No handle is out, since a handle holds a reference, and nothing else can reach the
-     * slot, so no lock. The release store publishes the counts with the new
-     * value. */
-    slot *s = slot_at(object->slot);
-    uintptr_t generation = load(&s->generation) + 1;
-    s->handle_refs = 1;
-    s->lent = 0;
-    store(&s->generation, generation);
-    return encode(object->slot, generation);
+     * slot, so no lock. */
+    return encode(object->slot, open_handle(slot_at(object->slot), 1));
 }
 
 void *gctx__handle_give(gctx__object *object)
@@ -196,13 +209,10 @@ void *gctx__handle_give(gctx__object *object)
     pthread_mutex_lock(&table_lock);
     uintptr_t generation = load(&s->generation);
     int handle_out = generation & 1;
-    if (handle_out) {
+    if (handle_out)
         s->handle_refs++;
-    } else {
-        store(&s->generation, ++generation); /* a new handle value: the old stays dead */
-        s->handle_refs = 1;
-        s->lent = 0;
-    }
+    else
+        generation = open_handle(s, 1);
     pthread_mutex_unlock(&table_lock);
     if (handle_out)
         gctx__object_release(object); /* the handle already holds the object: never the last */
@@ -215,8 +225,7 @@ void *gctx__handle_lend(gctx__object *object)
     slot *s = slot_at(object->slot);
     uintptr_t generation = load(&s->generation);
     if (!(generation & 1)) {
-        store(&s->generation, ++generation);
-        s->handle_refs = 0;
+        generation = open_handle(s, 0);
         gctx__object_retain(object); /* the handle's; under the lock, before anyone can drop it */
     }
     if (!s->lent) {
@@ -234,10 +243,8 @@ void gctx__handle_unlend(gctx__object *object)
     int retired = 0;
     if ((load(&s->generation) & 1) && s->lent) {
         s->lent = 0;
-        if (--s->handle_refs == 0) {
-            store(&s->generation, load(&s->generation) + 1);
-            retired = 1;
-        }
+        if ((retired = --s->handle_refs == 0))
+            retire_handle(s);
     }
     pthread_mutex_unlock(&table_lock);
     if (retired)
@@ -314,8 +321,7 @@ void gctx__handle_release(void *handle, gctx__type type)
     pthread_mutex_lock(&table_lock);
     int ok = generation_is(s, generation), last = 0;
     if (ok && --s->handle_refs == 0) {
-        store(&s->generation, load(&s->generation) + 1);
-        s->lent = 0;
+        retire_handle(s);
         /* The handle's reference; when it was the last, the slot goes in this same lock. */
         if ((last = atomic_fetch_sub(&object->refs, 1) == 1))
             free_slot(object);

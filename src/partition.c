@@ -7,7 +7,8 @@
 #include "partition.h"
 
 /* One lock for every partition's descriptor: it is taken once per context made (a cache
- * miss), where a mutex of each partition cost every split an init and a destroy per output. */
+ * miss), where a mutex of each partition would cost every split an init and a destroy per
+ * output. */
 static pthread_mutex_t desc_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void partition_destroy(gctx__object *object)
@@ -33,9 +34,8 @@ static void partition_destroy(gctx__object *object)
 static void partition_fields(gctx_partition *p, int device, gctx_partition_kind kind,
                              unsigned nb_resources, unsigned sm_count, int in_split_block)
 {
-    /* Field by field, in the struct's order (partition.h asks a new field to be set here): a
-     * memset or a compound literal of the struct is a rep stos, whose start-up costs more
-     * than these stores, on every output of a split. */
+    /* Field by field, in the struct's order (partition.h asks a new field to be set here):
+     * cheaper than clearing the struct, on every output of a split. */
     p->device = device;
     p->cc_major = 0;
     p->kind = kind;
@@ -134,16 +134,12 @@ static gctx_status top_partition(const gctx__driver *drv, int device, gctx_parti
 
 gctx_status gctx_partition_from_device(int device, gctx_partition **partition)
 {
-    if (!partition)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "partition (the output) is NULL");
+    GCTX_TRY_OUTPUT(partition);
     const gctx__driver *drv;
     GCTX_TRY(gctx__driver_load_green(&drv));
     GCTX_TRY(gctx__check_device(drv, device));
     gcu_dev_resource resource;
-    memset(&resource, 0, sizeof resource);
-    GCTX_TRY(gctx__check_cuda(drv->cuDeviceGetDevResource(device, &resource,
-                                                          GCU_DEV_RESOURCE_TYPE_SM),
-                              "cuDeviceGetDevResource(SM) on device %d", device));
+    GCTX_TRY(gctx__device_resource(drv, device, GCU_DEV_RESOURCE_TYPE_SM, &resource));
     gctx_partition *p;
     GCTX_TRY(top_partition(drv, device, GCTX_PARTITION_DEVICE, &resource, NULL, &p));
     p->structured = 1;
@@ -194,7 +190,7 @@ gctx_status gctx__partition_from_context(gctx_context *context, gctx_partition *
     const gctx__driver *drv;
     GCTX_TRY(gctx__driver_load_green(&drv));
     gcu_dev_resource resource;
-    GCTX_TRY(gctx__context_sm_resource(drv, context, &resource));
+    GCTX_TRY(gctx__context_resource(drv, context, GCU_DEV_RESOURCE_TYPE_SM, &resource));
     gctx__sm_rules device_rules;
     gctx_partition *p;
     GCTX_TRY(top_partition(drv, context->device, GCTX_PARTITION_CONTEXT, &resource,
@@ -289,8 +285,7 @@ gctx_status gctx_partition_relation(const gctx_partition *a, const gctx_partitio
 {
     GCTX_TRY(gctx__handle_resolve(&a, GCTX__TYPE_PARTITION, "partition a"));
     GCTX_TRY(gctx__handle_resolve(&b, GCTX__TYPE_PARTITION, "partition b"));
-    if (!relation)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "relation (the output) is NULL");
+    GCTX_TRY_OUTPUT(relation);
     return gctx__partition_relation(a, b, relation);
 }
 

@@ -97,9 +97,9 @@ gctx_status gctx__partition_desc(gctx_partition *partition, gcu_resource_desc *d
 gctx_status gctx__context_create(gctx_partition *partition, const gctx_context_options *options,
                                  gctx_context **out);
 void gctx__context_release(gctx_context *context);
-/* The SM resource of a green context, as the driver reports it. */
-gctx_status gctx__context_sm_resource(const gctx__driver *drv, const gctx_context *context,
-                                      gcu_dev_resource *sm);
+/* A green context's resource of type (SM or WORKQUEUE_CONFIG), as the driver reports it. */
+gctx_status gctx__context_resource(const gctx__driver *drv, const gctx_context *context,
+                                   gcu_dev_resource_type type, gcu_dev_resource *out);
 /* The SMs of a green context, as a CONTEXT partition that keeps the context alive. */
 gctx_status gctx__partition_from_context(gctx_context *context, gctx_partition **out);
 /* What greenctx knows of two partition objects' SMs (gctx_partition_relation). */

@@ -10,10 +10,9 @@
 
 #define FINE_UNIT 2u /* what the ignore-co-scheduling flag splits into: one TPC's SM pair */
 
-/* Units, granules and counts are powers of two or small multiples of them, and a division
- * costs tens of cycles on every split's planning.
- * So quotients and remainders by a power of two are a shift and a mask, and the greatest
- * common divisor is the binary one. b > 0. */
+/* Units, granules and counts are powers of two or small multiples of them, and a division is
+ * slow on every split's planning: quotients and remainders by a power of two are a shift and
+ * a mask, and the greatest common divisor is the binary one. b > 0. */
 static unsigned shift_of(unsigned b)
 {
     /* the trailing zeros, by de Bruijn multiplication: no loop, no compiler builtin */
@@ -136,16 +135,13 @@ static gctx_status coscheduled_unit(const gctx__plan_input *in, int fine, unsign
     return GCTX_SUCCESS;
 }
 
-/* A count the partition can give: a multiple of unit, at least minimum, at most the whole. */
+/* A count the partition can give: a multiple of unit, at least minimum, at most the whole
+ * (asked is at most the whole). */
 static gctx_status legal_count(const gctx__plan_input *in, unsigned i, unsigned asked,
                                unsigned unit, unsigned minimum, gctx_rounding rounding,
                                unsigned *count, int *rounded)
 {
     unsigned most = round_down(in->sm_count, unit);
-    if (asked > in->sm_count)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
-                          "group %u asks for %u SMs; %s has %u", i, asked, where(in),
-                          in->sm_count);
     if (rem(asked, unit) == 0 && asked >= minimum) {
         *count = asked;
         *rounded = 0;
@@ -212,11 +208,10 @@ static gctx_status normalize_group(const gctx__plan_input *in, int fine, unsigne
                               i, i + 1, n);
         return GCTX_SUCCESS;
     }
+    if (g->num_sms > in->sm_count)
+        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "group %u asks for %u SMs; %s has %u", i,
+                          g->num_sms, where(in), in->sm_count);
     if (o->backfill) {
-        if (g->num_sms > in->sm_count)
-            return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
-                              "group %u asks for %u SMs; %s has %u", i, g->num_sms, where(in),
-                              in->sm_count);
         if (g->num_sms < unit)
             return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                               "group %u: a backfill group needs at least one whole "
@@ -421,8 +416,8 @@ static gctx_status plan_granules(const gctx__plan_input *in, int fine, const req
 gctx_status gctx__plan_make(const gctx__plan_input *in, const gctx_group *groups,
                             unsigned nb_groups, gctx_rounding rounding, gctx__plan *plan)
 {
-    /* The small arrays are written before they are read (each group plan whole, as the
-     * caller sees it): clearing them was a rep stos, a hot spot of the split's profile. */
+    /* Not the small arrays: each is written before it is read (a group plan whole, as the
+     * caller sees it), and clearing them would cost every split. */
     memset(plan, 0, offsetof(gctx__plan, small));
     if (!groups)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "groups is NULL");

@@ -22,7 +22,7 @@
 /* Groups a split holds in its own stack buffers; a larger request takes them from the heap. */
 #define SMALL_SPLIT 8
 /* Resources the planning's splits write into on the stack: sm_count / 2 + 1 (every granule
- * is at least 2 SMs) for up to 160 SMs. 11.6 KB: a split of any current GPU asks the heap for
+ * is at least 2 SMs) for up to 160 SMs, so that a split of any current GPU asks the heap for
  * no scratch. */
 #define STACK_SCRATCH 81
 
@@ -47,8 +47,8 @@ typedef struct split_job {
 } split_job;
 
 /* A resource the driver writes into, cleared first (what it leaves unwritten reads as no
- * resource, and outputs are compared by their bytes): a copy of a zero one, as gcc clears
- * 144 bytes with a rep stos whose start-up costs more than the whole copy. */
+ * resource, and outputs are compared by their bytes): a copy of a zero one, cheaper than the
+ * memset compilers make of it. */
 static void clear_resource(gcu_dev_resource *resource)
 {
     static const gcu_dev_resource none;
@@ -70,6 +70,34 @@ static gctx_status scratch_reserve(split_job *job, unsigned n)
     return GCTX_SUCCESS;
 }
 
+/* The SMs of a split's remainder; 0 when it has none. */
+static unsigned remainder_sms(const gcu_dev_resource *remainder)
+{
+    return remainder->type == GCU_DEV_RESOURCE_TYPE_SM ? remainder->u.sm.smCount : 0;
+}
+
+/* cuDevSmResourceSplitByCount of the job's SMs into at most *nb results (*nb: how many it
+ * wrote), its remainder into last_remainder. */
+static gcu_result split_by_count(split_job *job, gcu_dev_resource *results, unsigned *nb,
+                                 unsigned granule, unsigned flags)
+{
+    clear_resource(&job->last_remainder);
+    gcu_result r = job->drv->cuDevSmResourceSplitByCount(
+        results, nb, &job->through->resources[0], &job->last_remainder, flags, granule);
+    GCTX__DEBUG("cuDevSmResourceSplitByCount(minCount %u, flags %u) of %u SMs -> %s: %u granules",
+                granule, flags, job->through->sm_count, gctx__cuda_result_name(r),
+                r == GCU_SUCCESS ? *nb : 0);
+    return r;
+}
+
+/* split_by_count's answer as a status, naming the call. */
+static gctx_status check_split_by_count(const split_job *job, gcu_result r, unsigned granule,
+                                        unsigned flags)
+{
+    return gctx__check_cuda(r, "cuDevSmResourceSplitByCount(minCount %u, flags %u) of %u SMs",
+                            granule, flags, job->through->sm_count);
+}
+
 /* What a split-by-count of the resource gives: asked of the driver itself (a split writes
  * only into our memory and creates no driver object). */
 static gctx_status granule_oracle(void *context, unsigned granule, unsigned room, unsigned flags,
@@ -77,30 +105,21 @@ static gctx_status granule_oracle(void *context, unsigned granule, unsigned room
 {
     split_job *job = context;
     /* Every granule is at least 2 SMs: sm_count / 2 + 1 slots hold them all (what the driver
-     * is told unless the plan gives a room, whatever room the scratch has: bench/bench_raw.c's
-     * split by hand asks the same). */
+     * is told unless the plan gives a room, whatever room the scratch has). */
     unsigned nb = room ? room : job->through->sm_count / 2 + 1;
     GCTX_TRY(scratch_reserve(job, nb));
-    gcu_dev_resource *remainder = &job->last_remainder;
-    clear_resource(remainder);
     job->last_nb = 0;
-    gcu_result r = job->drv->cuDevSmResourceSplitByCount(job->scratch, &nb,
-                                                         &job->through->resources[0], remainder,
-                                                         flags, granule);
-    GCTX__DEBUG("cuDevSmResourceSplitByCount(minCount %u, flags %u) of %u SMs -> %s: %u granules",
-                granule, flags, job->through->sm_count, gctx__cuda_result_name(r),
-                r == GCU_SUCCESS ? nb : 0);
+    gcu_result r = split_by_count(job, job->scratch, &nb, granule, flags);
     memset(out, 0, sizeof *out);
     if (r == GCU_ERROR_INVALID_RESOURCE_CONFIGURATION)
         return GCTX_SUCCESS; /* this granule doesn't fit the resource: no groups */
-    GCTX_TRY(gctx__check_cuda(r, "cuDevSmResourceSplitByCount(minCount %u, flags %u) of %u SMs",
-                              granule, flags, job->through->sm_count));
+    GCTX_TRY(check_split_by_count(job, r, granule, flags));
     job->last_nb = nb;
     job->last_granule = granule;
     job->last_flags = flags;
     out->groups = nb;
     out->size = nb ? job->scratch[0].u.sm.smCount : 0;
-    out->remainder = remainder->type == GCU_DEV_RESOURCE_TYPE_SM ? remainder->u.sm.smCount : 0;
+    out->remainder = remainder_sms(&job->last_remainder);
     return GCTX_SUCCESS;
 }
 
@@ -187,10 +206,9 @@ static gctx_status structured_probe(split_job *job)
 }
 
 /* The structured split (13.1+) hands out whole co-scheduled units in its own order and
- * refuses requests the granule split gives: on the H200, 128 SMs as one group, or 64 + 64
- * (its co-scheduled units of 8 don't add up to 128). Then the granule path
- * makes the split, and the plan's path says so. When that path can't make it either, the
- * structured split's refusal is what the caller sees. */
+ * refuses some requests the granule split gives (co-scheduled units that don't add up to the
+ * count asked). Then the granule path makes the split, and the plan's path says so. When that
+ * path can't make it either, the structured split's refusal is what the caller sees. */
 static gctx_status granule_fallback(split_job *job, const gctx_group *groups, unsigned nb_groups,
                                     gctx_rounding rounding)
 {
@@ -234,9 +252,8 @@ static void log_plan(const split_job *job)
 static gctx_status job_plan(split_job *job, gctx_partition *input, const gctx_group *groups,
                             unsigned nb_groups, const gctx_split_options *options)
 {
-    /* Field by field, not a memset of the job (a rep stos, a hot spot of the split's profile):
-     * the rules are all set below before they are read, and last_remainder by every split
-     * before it is. */
+    /* Field by field, not a memset of the large job on every split: the rules are all set
+     * below before they are read, and last_remainder by every split before it is. */
     job->drv = NULL;
     job->input = NULL;
     job->through = NULL;
@@ -335,19 +352,13 @@ static void outputs_free(const split_job *job, split_outputs *out)
 static gctx_status split_again(split_job *job, split_outputs *out)
 {
     const gctx__plan *plan = &job->plan;
-    const gcu_dev_resource *left = &job->last_remainder;
     out->results = calloc(out->nb_results ? out->nb_results : 1, sizeof *out->results);
     if (!out->results)
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory splitting");
-    clear_resource(&job->last_remainder);
-    gcu_result r = job->drv->cuDevSmResourceSplitByCount(out->results, &out->nb_results,
-                                                         &job->through->resources[0],
-                                                         &job->last_remainder, plan->flags,
-                                                         plan->granule);
-    GCTX__DEBUG_CALL("cuDevSmResourceSplitByCount", r);
-    GCTX_TRY(gctx__check_cuda(r, "cuDevSmResourceSplitByCount(minCount %u, flags %u) of %u SMs",
-                              plan->granule, plan->flags, job->through->sm_count));
-    unsigned remainder = left->type == GCU_DEV_RESOURCE_TYPE_SM ? left->u.sm.smCount : 0;
+    gcu_result r = split_by_count(job, out->results, &out->nb_results, plan->granule,
+                                  plan->flags);
+    GCTX_TRY(check_split_by_count(job, r, plan->granule, plan->flags));
+    unsigned remainder = remainder_sms(&job->last_remainder);
     if (out->nb_results != plan->split_groups || remainder != plan->split_remainder)
         return gctx__fail(GCTX_ERROR_DRIVER,
                           "cuDevSmResourceSplitByCount gave %u granules and %u SMs left where "
@@ -392,8 +403,7 @@ typedef struct output_span {
 static unsigned span_size(const output_span *span) { return span->count + !!span->with_remainder; }
 
 /* The span of group i, or with i == nb_groups of the remainder. Written through a pointer:
- * a 12-byte struct returned in registers is stored in halves and read back whole, a
- * store-forwarding stall per call. */
+ * a small struct returned in registers is stored in halves and read back whole. */
 static void span_of(const split_job *job, const split_outputs *out, unsigned i,
                     output_span *span)
 {
@@ -408,8 +418,7 @@ static void span_of(const split_job *job, const split_outputs *out, unsigned i,
         *span = (output_span){a->first_granule, a->granules, a->takes_remainder};
         return;
     }
-    const gcu_dev_resource *left = &job->last_remainder;
-    int has_remainder = left->type == GCU_DEV_RESOURCE_TYPE_SM && left->u.sm.smCount > 0;
+    int has_remainder = remainder_sms(&job->last_remainder) > 0;
     /* Structured: the split's remainder alone. Granules: the granules no group took, and the
      * split's own remainder unless taken. plan.c assigns each granule to at most one group. */
     assert(structured || plan->used_granules <= out->nb_results);
@@ -439,10 +448,10 @@ static unsigned gather(const split_job *job, const split_outputs *out, const out
     return span_size(span);
 }
 
-/* The block of the last split released, kept for the next split: a {16, rest} split's block
- * (1.5 KB on an H200) is above glibc's per-thread cache (1032 bytes), so every split's malloc
- * and every release's free would go through the heap's bins. One block at most, of at most
- * SPARE_BYTES: what it keeps is bounded. */
+/* The block of the last split released, kept for the next split: a split's block is above
+ * the allocator's per-thread cache, so every split's malloc and every release's free would go
+ * through the heap's bins. One block at most, of at most SPARE_BYTES: what it keeps is
+ * bounded. */
 #define SPARE_BYTES 16384
 static _Atomic(gctx__split *) spare_block;
 
@@ -522,11 +531,9 @@ gctx_status gctx__split_new(gctx_partition *input, gctx__split **out)
     return GCTX_SUCCESS;
 }
 
-/* The split's outputs as partitions, in one block with their record (a split's objects were
- * an allocation each, and their resources copied twice), registered in one lock (a lock
- * each before). objects gets the block's partitions, which hold the record on success: the
- * groups', then the remainder's when want_remainder and there is one; *nb_objects says how
- * many. */
+/* The split's outputs as partitions, in one block with their record, registered in one
+ * lock. objects gets the block's partitions, which hold the record on success: the groups',
+ * then the remainder's when want_remainder and there is one; *nb_objects says how many. */
 static gctx_status make_partitions(split_job *job, const split_outputs *out, int want_remainder,
                                    gctx__object **objects, unsigned *nb_objects)
 {
@@ -571,7 +578,7 @@ static gctx_status make_partitions(split_job *job, const split_outputs *out, int
         objects[n_objects++] = &p->base;
     }
     /* The record's references are its partitions' from the start, rather than its creator's
-     * and then one retain each: a locked instruction saved per output. */
+     * and then one atomic retain each. */
     atomic_init(&record->refs, (int)n_objects);
     gctx_status s = gctx__objects_register(objects, n_objects);
     if (s != GCTX_SUCCESS) {

@@ -61,8 +61,7 @@ gctx_status gctx_stream_create(gctx_context *context, const gctx_stream_options 
                                gctx_stream **stream)
 {
     GCTX_TRY(gctx__handle_resolve(&context, GCTX__TYPE_CONTEXT, "context"));
-    if (!stream)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "stream (the output) is NULL");
+    GCTX_TRY_OUTPUT(stream);
     gctx_stream_options opts = GCTX_STREAM_OPTIONS_INIT;
     if (options)
         GCTX_TRY(gctx__sized_in(&opts, sizeof opts, options, GCTX__MIN_STREAM_OPTIONS, "options",
@@ -109,8 +108,7 @@ gctx_status gctx_stream_create(gctx_context *context, const gctx_stream_options 
 
 gctx_status gctx_stream_get_green_context(CUstream stream, CUgreenCtx *green)
 {
-    if (!green)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "green (the output) is NULL");
+    GCTX_TRY_OUTPUT(green);
     const gctx__driver *drv;
     GCTX_TRY(gctx__driver_load_green(&drv));
     CUgreenCtx g = NULL;
@@ -156,8 +154,7 @@ CUstream gctx_stream_handle(const gctx_stream *stream)
 gctx_status gctx_stream_context(gctx_stream *stream, gctx_context **context)
 {
     GCTX_TRY(gctx__handle_resolve(&stream, GCTX__TYPE_STREAM, "stream"));
-    if (!context)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "context (the output) is NULL");
+    GCTX_TRY_OUTPUT(context);
     gctx__object_retain(&stream->context->base);
     *context = gctx__handle_give(&stream->context->base);
     return GCTX_SUCCESS;
@@ -166,8 +163,7 @@ gctx_status gctx_stream_context(gctx_stream *stream, gctx_context **context)
 gctx_status gctx_stream_priority(const gctx_stream *stream, int *priority)
 {
     GCTX_TRY(gctx__handle_resolve(&stream, GCTX__TYPE_STREAM, "stream"));
-    if (!priority)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "priority (the output) is NULL");
+    GCTX_TRY_OUTPUT(priority);
     const gctx__driver *drv;
     GCTX_TRY(gctx__driver_load_green(&drv));
     return gctx__check_cuda(drv->cuStreamGetPriority(stream->handle, priority),
