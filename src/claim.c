@@ -259,9 +259,9 @@ gctx_status gctx__claim_free(gctx__registry *reg, gctx__granules *free_set,
 }
 
 /* The granules for `count` out of avail; with rounding, when avail can't make exactly that
- * count (say 64 beside another tenant's 64 on an H200: the 68 free SMs are 7 granules of 8 and
- * the 12), the nearest count it can make in the rounding's direction, as the device-wide
- * rounding does for counts no granules give. */
+ * count (the free SMs add up to it, no set of the free granules does), the nearest count it can
+ * make in the rounding's direction, as the device-wide rounding does for counts no granules
+ * give. */
 static int choose_rounded(const gctx__granule_layout *l, unsigned count, gctx_rounding rounding,
                           const gctx__granules *avail, const gctx__granules *held,
                           gctx__granules *target)
@@ -304,8 +304,7 @@ static gctx_status busy(const gctx__identity *id, int device, unsigned count,
         if (gctx__layout_claimable(&id->layout, c) &&
             gctx__granules_choose(&id->layout, c, free_set, &none, &fit))
             most = c;
-    /* and the count rounding down gives (64 beside another 64 on an H200's structured
-     * granules: 60, where the most is 68) */
+    /* and the count rounding down gives, which may be below the most */
     unsigned down = 0;
     if (count && choose_rounded(&id->layout, count, GCTX_ROUND_DOWN, free_set, &none, &fit))
         down = gctx__granules_sms(&id->layout, &fit);
@@ -410,15 +409,19 @@ done:
 
 /* ---- the object ---- */
 
+void gctx__claim_parts_release(gctx__claim_parts *p)
+{
+    gctx_event_release(p->event);
+    gctx_stream_release(p->stream);
+    gctx_context_release(p->context);
+    gctx_partition_release(p->partition);
+    memset(p, 0, sizeof *p);
+}
+
 static void release_handles(gctx_claim *c)
 {
-    gctx_stream_release(c->old_stream);
-    gctx_stream_release(c->stream);
-    gctx_event_release(c->old_event);
-    gctx_context_release(c->old_context);
-    gctx_context_release(c->context);
-    gctx_partition_release(c->old_partition);
-    gctx_partition_release(c->partition);
+    gctx__claim_parts_release(&c->old);
+    gctx__claim_parts_release(&c->now);
 }
 
 /* Every stream of the claim's context ran on its SMs, not only the claim's own stream: their
@@ -473,8 +476,8 @@ static void claim_destroy(gctx__object *object)
     gctx_claim *c = (gctx_claim *)object;
     gctx__error_state kept;
     gctx__error_save(&kept);
-    wait_idle(c->context);
-    wait_idle(c->old_context);
+    wait_idle(c->now.context);
+    wait_idle(c->old.context);
     release_handles(c);
     int fd = c->fd;
     if (fd >= 0 && gctx__claim_fd_check(c) != GCTX_SUCCESS) {
@@ -527,7 +530,8 @@ gctx_status gctx__claim_new(gctx__device_granules *granules, const char *runtime
     }
     c->file_dev = st.st_dev;
     c->file_ino = st.st_ino;
-    GCTX_CHECK(gctx__granules_partition(&c->granules, &c->record.granules, &c->partition), fail);
+    GCTX_CHECK(gctx__granules_partition(&c->granules, &c->record.granules, &c->now.partition),
+               fail);
     if (!hold(c, inherited)) {
         s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making a claim");
         goto fail;
@@ -573,7 +577,8 @@ gctx_status gctx__claim_options(const gctx_claim_options *options, gctx_claim_op
                           opts->flags & ~known);
     if ((unsigned)opts->rounding > GCTX_ROUND_UP)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
-                          "options->rounding is %d: use a gctx_rounding value", (int)opts->rounding);
+                          "options->rounding is %d: use a gctx_rounding value",
+                          (int)opts->rounding);
     if (opts->timeout_ms < -1)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "options->timeout_ms is %d: give milliseconds, or -1 to wait forever",
@@ -655,9 +660,8 @@ done:
     return s;
 }
 
-gctx_claim *gctx_claim_retain(gctx_claim *claim) { return gctx__handle_retain(claim, GCTX__TYPE_CLAIM); }
-
-void gctx_claim_release(gctx_claim *claim) { gctx__handle_release(claim, GCTX__TYPE_CLAIM); }
+/* A release's side effects (the claim file dropped, RELEASED logged) are claim_destroy's. */
+GCTX__HANDLE_REFS(claim, CLAIM)
 
 /* ---- what a claim gives ---- */
 
@@ -667,7 +671,7 @@ gctx_status gctx_claim_partition(gctx_claim *claim, gctx_partition **partition)
     if (!partition)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "partition (the output) is NULL");
     pthread_mutex_lock(&claim->lock);
-    *partition = gctx_partition_retain(claim->partition);
+    *partition = gctx_partition_retain(claim->now.partition);
     pthread_mutex_unlock(&claim->lock);
     return GCTX_SUCCESS;
 }
@@ -675,7 +679,8 @@ gctx_status gctx_claim_partition(gctx_claim *claim, gctx_partition **partition)
 /* The claim's own context, made on first use (c->lock held). */
 static gctx_status own_context(gctx_claim *c)
 {
-    return c->context ? GCTX_SUCCESS : gctx_context_create(c->partition, NULL, &c->context);
+    gctx__claim_parts *p = &c->now;
+    return p->context ? GCTX_SUCCESS : gctx_context_create(p->partition, NULL, &p->context);
 }
 
 gctx_status gctx_claim_context(gctx_claim *claim, const gctx_context_options *options,
@@ -688,9 +693,9 @@ gctx_status gctx_claim_context(gctx_claim *claim, const gctx_context_options *op
     pthread_mutex_lock(&claim->lock);
     /* With options, a context of its own (the cache still serves it); without, the claim's. */
     if (options)
-        s = gctx_context_create(claim->partition, options, context);
+        s = gctx_context_create(claim->now.partition, options, context);
     else if (!(s = own_context(claim)))
-        *context = gctx_context_retain(claim->context);
+        *context = gctx_context_retain(claim->now.context);
     pthread_mutex_unlock(&claim->lock);
     return s;
 }
@@ -698,9 +703,9 @@ gctx_status gctx_claim_context(gctx_claim *claim, const gctx_context_options *op
 gctx_status gctx__claim_own_stream(gctx_claim *c, gctx_stream **stream)
 {
     GCTX_TRY(own_context(c));
-    if (!c->stream)
-        GCTX_TRY(gctx_stream_create(c->context, NULL, &c->stream));
-    *stream = gctx_stream_retain(c->stream);
+    if (!c->now.stream)
+        GCTX_TRY(gctx_stream_create(c->now.context, NULL, &c->now.stream));
+    *stream = gctx_stream_retain(c->now.stream);
     return GCTX_SUCCESS;
 }
 

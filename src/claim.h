@@ -42,18 +42,15 @@ const char *gctx__granules_text(const gctx__granules *g, char *buf, size_t size)
 /* A device's canonical granules: one split-by-count gives nb_regular granules of regular_sms
  * each (indices 0 .. nb_regular - 1) and, when SMs are left over, one more granule of
  * remainder_sms (index nb_regular). GREENCTX_CLAIM_GRANULES picks the split. structured (the
- * default): the structured split by the minimum partition, or by the first multiple of it
- * that leaves no more SMs over than the alignment does where the minimum strands SMs (the
- * H200: 15 x 8 and 12 would, 8 x 16 and 4 don't, so 64 + 64 fits); its granules keep the
- * driver's co-scheduling guarantee, thread-block clusters of up to 8 SMs (CUTLASS's Hopper
- * GEMMs launch them; bench elastic's cuBLAS GEMMs failed to launch on fine granules and never on
- * these: docs/tenants.md); "rest" takes the remainder with the free granules
- * (16 + 116). fine: the planner's granules, the split by the alignment with the
- * ignore-co-scheduling flag where the structured split strands SMs or gives coarser granules
- * (16 x 8 and 4 on an H200), so that every count a one-group split gives is claimable;
- * clusters of 2 SMs run on them, of 4 or more not (cudaErrorInvalidClusterSize on the H200),
- * and the remainder, which shares no cluster guarantee with them, is claimed alone ("rest"
- * when no granule is free). */
+ * default): the structured split by the minimum partition, or, where that strands more SMs
+ * than the alignment does, by its first multiple that doesn't (so that an H200's two halves
+ * fit); its granules keep the driver's co-scheduling guarantee, thread-block clusters of up
+ * to 8 SMs, which Hopper GEMMs launch (docs/tenants.md); "rest" takes the remainder with the
+ * free granules. fine: the planner's granules, the split by the alignment with the
+ * ignore-co-scheduling flag where the structured split strands SMs or gives coarser granules,
+ * so that every count a one-group split gives is claimable; clusters of 2 SMs run on them, of
+ * 4 or more not, and the remainder, which shares no cluster guarantee with them, is claimed
+ * alone ("rest" when no granule is free). */
 typedef struct gctx__granule_layout {
     unsigned nb_regular;
     unsigned regular_sms;
@@ -223,7 +220,7 @@ gctx_status gctx__registry_rewrite(gctx__registry *reg, const gctx__record *reco
  * removes its file, logging RELEASED when log is set (not for a claim never given out). */
 void gctx__registry_drop(gctx__registry *reg, const gctx__record *record, int fd, int log);
 /* Opens a claim file again for a member joining it: only while it is live. */
-gctx_status gctx__registry_rejoin(gctx__registry *reg, const char *file, int inherit, int *fd,
+gctx_status gctx__registry_rejoin(gctx__registry *reg, const char *file, int *fd,
                                   gctx__record *record);
 /* A claim's state file ("state-<claim file>"): one line its holder replaces whole (a rename of
  * an O_EXCL temporary file: a reader never meets half a line, and nothing is written through a
@@ -283,6 +280,17 @@ gctx_status gctx__granules_partition(const gctx__device_granules *g, const gctx_
 
 /* ---- the claim object (claim.c; resize in claim_resize.c, sharing in claim_share.c) ---- */
 
+/* Public handles of one set of a claim's granules, the claim's references; event: what the
+ * next set's stream waits for (a resize's). */
+typedef struct gctx__claim_parts {
+    gctx_partition *partition;
+    gctx_context *context;
+    gctx_stream *stream;
+    gctx_event *event;
+} gctx__claim_parts;
+/* Releases them (NULLs: none) and zeroes *p. */
+void gctx__claim_parts_release(gctx__claim_parts *p);
+
 struct gctx_claim {
     gctx__object base;
     pthread_mutex_t lock; /* the fields below change under it (resize) */
@@ -304,15 +312,10 @@ struct gctx_claim {
                                shares the maker's description, it is no member of its own */
     int alone;              /* a resize holds fd LOCK_EX (claim_resize.c) */
     long long acquired_ns;  /* faults of others are looked for from here */
-    gctx_partition *partition; /* public handles the claim holds a reference of */
-    gctx_context *context;     /* made on first use */
-    gctx_stream *stream;       /* made on first use */
+    gctx__claim_parts now; /* its context and stream made on first use; no event */
     /* What the last resize moved from: kept alive until the next resize or the release, so
      * that a grow never waits on the host for the old stream's work. */
-    gctx_partition *old_partition;
-    gctx_context *old_context;
-    gctx_stream *old_stream;
-    gctx_event *old_event;
+    gctx__claim_parts old;
     /* The guard (claim_guard.c), under guard_lock: a latency tenant's window of steps, or a
      * best-effort tenant's decisions; what either publishes goes to its state file. */
     pthread_mutex_t guard_lock;
@@ -411,7 +414,7 @@ void gctx__want_post(gctx__registry *reg, gctx__want *w, unsigned sms, int prior
 void gctx__want_end(gctx__want *w);
 /* Watches (claim_watch.c): inotify descriptors that read when a claim file of a registry is
  * rewritten or removed, kept per process with the open registry, because making one and
- * ending one each wait out an SRCU grace period (15-35 ms measured on Linux 6.x). A wait
+ * ending one each wait out an SRCU grace period, longer than most waits. A wait
  * borrows one of its own: waiters of one process never share a queue, where the first to
  * wake would read the others' wakes. */
 #define GCTX__WATCHES_KEPT 4

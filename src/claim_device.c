@@ -9,8 +9,8 @@
 /* What makes granule indices mean the same SMs in every process: FNV-1a of each granule's
  * type and of its bytes from GCTX__RESOURCE_SHARED_BYTES on (the SM mask and the public
  * fields), nextResource left out as the pointer it is. Bytes 4..23 differ from one process to
- * the next on the H200 (a pointer of the process and a tag: the lead's probe, driver 580,
- * 2026-12-01), so hashing them would make every second tenant refuse the registry. */
+ * the next (a pointer of the process and a tag), so hashing them would make every second
+ * tenant refuse the registry. */
 #define GCTX__RESOURCE_SHARED_BYTES 24
 
 static unsigned long long granules_hash(const gcu_dev_resource *resources, unsigned n)
@@ -54,10 +54,7 @@ static gctx_status claim_granules_mode(int *fine)
                       v);
 }
 
-/* The claims' granules (claim.h, gctx__granule_layout): the structured split by the minimum
- * partition, or by a multiple of it where that strands SMs (the H200: 15 of 8 and 12 left,
- * so 8 of 16 and 4 left); in fine mode the split by the alignment with the
- * ignore-co-scheduling flag there instead (the H200: 16 of 8 and 4 left). */
+/* The claims' granules: the split claim.h's gctx__granule_layout describes. */
 static gctx_status canonical_split(const gctx__driver *drv, const gctx_partition *whole,
                                    gctx__device_granules *out)
 {
@@ -76,8 +73,8 @@ static gctx_status canonical_split(const gctx__driver *drv, const gctx_partition
         r = split_by(drv, whole, granule, flags, out, &nb, &remainder);
     } else if (r == GCU_SUCCESS && strands && !fine) {
         /* Co-scheduled granules of twice, three times... the minimum partition, the first
-         * that leave no more SMs over than the alignment does (the H200: 8 of 16 and 4 left,
-         * so 64 + 64 fits), when any does with two granules at least. */
+         * that leave no more SMs over than the alignment does, when any does with two
+         * granules at least. */
         unsigned most = whole->sm_count - whole->sm_count % unit, n, found = 0;
         for (unsigned g = 2 * granule; 2 * g <= whole->sm_count && !found; g += granule)
             if (split_by(drv, whole, g, 0, out, &n, &remainder) == GCU_SUCCESS && n >= 2 &&

@@ -136,14 +136,14 @@ static int write_all(int fd, const char *text)
 }
 
 /* Never truncated to zero first: ext4 flushes a file truncated to zero and written again when
- * it is closed (auto_da_alloc), a millisecond per resize. */
+ * it is closed (auto_da_alloc), on every resize. */
 int gctx__file_write(int fd, const char *text)
 {
     return write_all(fd, text) == 0 && ftruncate(fd, (off_t)strlen(text)) == 0 ? 0 : -1;
 }
 
-/* renameat2's RENAME_EXCHANGE by its system call: the C libraries the wheels are built for
- * (glibc 2.17) have no wrapper. */
+/* renameat2's RENAME_EXCHANGE by its system call: the oldest C library the wheels are built
+ * for has no wrapper. */
 static int exchange(int dfd, const char *a, const char *b)
 {
 #ifdef SYS_renameat2
@@ -157,7 +157,7 @@ static int exchange(int dfd, const char *a, const char *b)
 int gctx__file_replace(int dfd, const char *name, const char *text, mode_t mode)
 {
     char tmp[128];
-    int fd = -1, rc = -1, err = 0;
+    int fd = -1, rc = -1;
     /* A name nobody can guess ahead, created O_EXCL: another user's file or link is never
      * written through. */
     for (int attempt = 0; attempt < 100 && fd < 0; attempt++) {
@@ -169,24 +169,14 @@ int gctx__file_replace(int dfd, const char *name, const char *text, mode_t mode)
     }
     if (fd < 0)
         return -1;
-    if (write_all(fd, text) != 0)
-        goto done;
     /* Swapped with the old file, which then goes: ext4 flushes a new file renamed over an
-     * existing one (auto_da_alloc: milliseconds, on a guarded tenant's path every 10 ms), not
-     * one exchanged. A first write, or a filesystem without the exchange, renames. */
-    if (exchange(dfd, tmp, name) == 0) {
-        unlinkat(dfd, tmp, 0);
-        rc = 0;
-        goto done;
-    }
-    if (renameat(dfd, tmp, dfd, name) != 0)
-        goto done;
-    rc = 0;
-done:
-    err = errno;
+     * existing one (auto_da_alloc), not one exchanged, and a guarded tenant replaces its line
+     * on its steps' path. A first write, or a filesystem without the exchange, renames. */
+    if (write_all(fd, text) == 0)
+        rc = exchange(dfd, tmp, name) == 0 || renameat(dfd, tmp, dfd, name) == 0 ? 0 : -1;
+    int err = errno;
     close(fd);
-    if (rc != 0)
-        unlinkat(dfd, tmp, 0);
+    unlinkat(dfd, tmp, 0); /* the old file after an exchange, ours when it failed */
     errno = err;
     return rc;
 }

@@ -72,10 +72,9 @@ unsigned gctx__layout_sms(const gctx__granule_layout *l, unsigned granule)
                                    : granule == l->nb_regular ? l->remainder_sms : 0;
 }
 
-/* Whether a count may take the remainder granule: when it is co-scheduled and a partition's
- * worth (the split by 8 of an H200 leaves 12: 20 = 8 + 12), never on fine granules or when
- * fewer SMs are left over than a granule has (the H200's 4 beside granules of 16: a count
- * plan refuses), which "rest" and "all" take. */
+/* Whether a count may take the remainder granule: when it is co-scheduled and a granule's
+ * worth; never on fine granules, nor when fewer SMs are left over than a granule has (a count
+ * plan refuses them), which only "rest" and "all" take. */
 static int remainder_counts(const gctx__granule_layout *l)
 {
     return !l->split_flags && l->remainder_sms >= l->regular_sms;

@@ -160,7 +160,6 @@ static int parse_event(const char *line, gctx__event_record *e)
     return 0;
 }
 
-/* The events in text (cap bytes, NUL-terminated), parsed into out (GCTX__EVENTS_KEPT + 1). */
 unsigned gctx__events_parse(char *text, gctx__event_record *out)
 {
     unsigned n = 0;
@@ -214,7 +213,6 @@ int gctx__identity_parse(const char *text, const char *uuid, gctx__identity *id)
     return nb && strcmp(text, again) == 0 ? 0 : -1;
 }
 
-/* What differs between the identity file's text and ours: the first line that does. */
 void gctx__identity_difference(const char *found, const char *expected, char *why, size_t size)
 {
     static const char mode[] = "claim-granules ";

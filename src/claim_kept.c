@@ -215,8 +215,8 @@ static gctx_status kept_identity(gctx__registry *reg, gctx__kept_registry *k)
     gctx__identity_format(&reg->identity, expected, sizeof expected);
     if (k->identity_fd >= 0 &&
         fstatat(dirfd(k->dirp), "identity", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-        same_file(&st, &k->identity_st) && gctx__file_read(k->identity_fd, found, sizeof found) >= 0 &&
-        strcmp(found, expected) == 0)
+        same_file(&st, &k->identity_st) &&
+        gctx__file_read(k->identity_fd, found, sizeof found) >= 0 && strcmp(found, expected) == 0)
         return GCTX_SUCCESS;
     if (k->identity_fd >= 0)
         close(k->identity_fd);

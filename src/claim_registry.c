@@ -56,7 +56,7 @@ static int is_want_file(const char *name) { return strncmp(name, "want-", 5) == 
 #define ORPHAN_AGE_NS 60000000000ll /* a write takes microseconds: a minute-old one is dead */
 
 /* A temporary file of gctx__file_replace (".tmp-NAME-PID-NS") whose writer was killed before
- * it renamed it, as a paced program may be at any of its 100 writes a second: removed. One of
+ * it renamed it, as a paced program may be at any of its many writes a second: removed. One of
  * a live writer (or of a pid this process can't see) is left alone, and so is a fresh one: a
  * writer in another pid namespace (a container on a shared registry) looks dead here. */
 static void drop_orphan(gctx__registry *reg, const char *name)
@@ -420,16 +420,13 @@ static gctx_status scan_claims(gctx__registry *reg, int parse, scan *sc)
     sc->locks_trusted = -1;
     DIR *d = gctx__kept_dir(reg);
     gctx_status s;
-    struct dirent *entry;
-    errno = 0;
-    while ((entry = readdir(d)) != NULL) {
+    for (struct dirent *entry; (errno = 0, (entry = readdir(d)) != NULL);) {
         if (is_want_file(entry->d_name))
             GCTX_CHECK(scan_want(reg, entry->d_name), fail);
         else if (is_claim_file(entry->d_name))
             GCTX_CHECK(scan_claim(reg, parse, entry->d_name, sc), fail);
         else if (strncmp(entry->d_name, ".tmp-", 5) == 0)
             drop_orphan(reg, entry->d_name);
-        errno = 0;
     }
     if (errno) {
         s = gctx__fail(GCTX_ERROR_REGISTRY, "can't read the claims registry %s: %s", reg->dir,
@@ -525,16 +522,9 @@ gctx_status gctx__registry_uuids(const char *runtime_dir, char (*uuids)[48], uns
     if (fd < 0)
         return GCTX_SUCCESS;
     DIR *d = fdopendir(fd);
-    if (!d) {
-        gctx_status s = gctx__fail(GCTX_ERROR_REGISTRY,
-                                   "can't read the claims runtime directory %s: %s", root,
-                                   strerror(errno));
-        close(fd);
-        return s;
-    }
     gctx_status s = GCTX_SUCCESS;
-    errno = 0;
-    for (struct dirent *e; (e = readdir(d)); errno = 0) {
+    /* errno cleared before each readdir: set when it ends, or when fdopendir failed. */
+    for (struct dirent *e; d && (errno = 0, (e = readdir(d)) != NULL);) {
         struct stat st;
         /* "gpu-" and a UUID as cuDeviceGetUuid gives it: GPU- and 36 characters. */
         if (strncmp(e->d_name, "gpu-GPU-", 8) || strlen(e->d_name + 4) != 40 ||
@@ -544,10 +534,13 @@ gctx_status gctx__registry_uuids(const char *runtime_dir, char (*uuids)[48], uns
             snprintf(uuids[*count], sizeof uuids[0], "%s", e->d_name + 4);
         (*count)++;
     }
-    if (errno != 0)
+    if (!d || errno != 0)
         s = gctx__fail(GCTX_ERROR_REGISTRY, "can't read the claims runtime directory %s: %s",
                        root, strerror(errno));
-    closedir(d);
+    if (d)
+        closedir(d);
+    else
+        close(fd);
     return s;
 }
 
@@ -569,8 +562,9 @@ static gctx_status read_identity(const char *runtime_dir, const char *uuid, char
     }
     GCTX_CHECK(gctx__gpu_dir_open(root_fd, owner, dir, shared, 0, &dfd, &st), done);
     if (gctx__file_read_at(dfd, "identity", GCTX__ANY_OWNER, 1, text, size) < 0)
-        s = gctx__fail(GCTX_ERROR_REGISTRY, "can't read the claims registry's identity %s/identity: %s",
-                       dir, gctx__file_error(errno));
+        s = gctx__fail(GCTX_ERROR_REGISTRY,
+                       "can't read the claims registry's identity %s/identity: %s", dir,
+                       gctx__file_error(errno));
 done:
     if (dfd >= 0)
         close(dfd);
@@ -682,7 +676,7 @@ static gctx_status registry_read(gctx__registry *reg, const char *file, gctx__re
     return GCTX_SUCCESS;
 }
 
-gctx_status gctx__registry_rejoin(gctx__registry *reg, const char *file, int inherit, int *fd,
+gctx_status gctx__registry_rejoin(gctx__registry *reg, const char *file, int *fd,
                                   gctx__record *record)
 {
     int f = gctx__file_open(reg->dir_fd, file, O_RDONLY, reg->me, 0, NULL);
@@ -697,7 +691,7 @@ gctx_status gctx__registry_rejoin(gctx__registry *reg, const char *file, int inh
         s = gctx__fail(GCTX_ERROR_REGISTRY,
                        "the claim %s/%s is no longer held: its holders ended; claim SMs anew",
                        reg->dir, file);
-    else if ((inherit && fcntl(f, F_SETFD, 0) != 0) || gctx__hold(f, 1) != 0)
+    else if (gctx__hold(f, 1) != 0)
         s = gctx__fail(GCTX_ERROR_REGISTRY, "can't lock the claim %s/%s: %s", reg->dir, file,
                        strerror(errno));
     else

@@ -10,42 +10,27 @@
 
 #include "claim.h"
 
-/* What a resize makes before it changes the claim: all of it, or nothing. */
-typedef struct resize_parts {
-    gctx_partition *partition;
-    gctx_context *context;
-    gctx_stream *stream;
-    gctx_event *event;
-} resize_parts;
-
-static void parts_release(resize_parts *p)
-{
-    gctx_event_release(p->event);
-    gctx_stream_release(p->stream);
-    gctx_context_release(p->context);
-    gctx_partition_release(p->partition);
-    memset(p, 0, sizeof *p);
-}
-
-/* The new partition, context and (when the claim has a stream) stream, ordered after the
- * work submitted so far; shrinking waits for that work on the host. */
+/* What a resize makes before it changes the claim (all of it, or nothing): the new partition,
+ * context and (when the claim has a stream) stream, ordered after the work submitted so far;
+ * shrinking waits for that work on the host. */
 static gctx_status build(gctx_claim *c, const gctx__granules *target, int shrinks,
-                         resize_parts *p)
+                         gctx__claim_parts *p)
 {
+    const gctx__claim_parts *now = &c->now;
     memset(p, 0, sizeof *p);
     GCTX_TRY(gctx__granules_partition(&c->granules, target, &p->partition));
     GCTX_TRY(gctx_context_create(p->partition, NULL, &p->context));
-    if (c->context && (c->stream || shrinks))
-        GCTX_TRY(gctx_event_create(c->context, &p->event));
-    if (c->stream) {
+    if (now->context && (now->stream || shrinks))
+        GCTX_TRY(gctx_event_create(now->context, &p->event));
+    if (now->stream) {
         GCTX_TRY(gctx_stream_create(p->context, NULL, &p->stream));
-        GCTX_TRY(gctx_event_record(p->event, c->stream));
+        GCTX_TRY(gctx_event_record(p->event, now->stream));
         GCTX_TRY(gctx_stream_wait_event(p->stream, p->event));
     }
     /* Every stream of the claim's context, not only its own stream, ran on the SMs given
      * back: their work must be done before another tenant may be handed them. */
-    if (shrinks && c->context) {
-        GCTX_TRY(gctx_event_record_context(p->event, c->context));
+    if (shrinks && now->context) {
+        GCTX_TRY(gctx_event_record_context(p->event, now->context));
         GCTX_TRY(gctx_event_synchronize(p->event));
     }
     return GCTX_SUCCESS;
@@ -73,37 +58,21 @@ static gctx_status write_record(gctx_claim *c, const gctx__record *record)
     return s;
 }
 
-/* What the resize before this one moved from. Released before the new objects are made: its
- * context goes to the cache and serves them when they are on the same SMs (a claim resized
- * back and forth takes no driver context then). Its stream's release waits for work that
- * was submitted before the last resize. */
-static void release_previous(gctx_claim *c)
-{
-    resize_parts previous = {c->old_partition, c->old_context, c->old_stream, c->old_event};
-    parts_release(&previous);
-    c->old_partition = NULL;
-    c->old_context = NULL;
-    c->old_stream = NULL;
-    c->old_event = NULL;
-}
-
 /* The claim takes the new objects; the ones it had are kept until the next resize. */
-static void swap_in(gctx_claim *c, resize_parts *p, const gctx__record *record)
+static void swap_in(gctx_claim *c, gctx__claim_parts *p, const gctx__record *record)
 {
-    c->old_partition = c->partition;
-    c->old_context = c->context;
-    c->old_stream = c->stream;
-    c->old_event = p->event;
-    c->partition = p->partition;
-    c->context = p->context;
-    c->stream = p->stream;
+    c->old = c->now;
+    c->old.event = p->event;
+    c->now = *p;
+    c->now.event = NULL;
     c->record = *record;
     memset(p, 0, sizeof *p);
 }
 
 /* The claim taken for this member alone, for the resize (the registry's lock held meanwhile):
  * its LOCK_SH made LOCK_EX, which only a description no other holds can be, and which keeps
- * members from joining until the resize ends (share). GCTX_ERROR_BUSY while another member holds it. */
+ * members from joining until the resize ends (share). GCTX_ERROR_BUSY while another member
+ * holds it. */
 static gctx_status take_alone(gctx_claim *c)
 {
     gctx__registry reg;
@@ -167,11 +136,15 @@ static gctx_status resize_locked(gctx_claim *c, unsigned count, const gctx_claim
     if (!gctx__granules_count(&dropped) && !gctx__granules_count(&added))
         return GCTX_SUCCESS;
     gctx_status s;
-    resize_parts parts;
+    gctx__claim_parts parts;
     int shrinks = gctx__granules_count(&dropped) > 0;
     gctx__record final = taken;
     final.granules = target;
-    release_previous(c);
+    /* What the resize before this one moved from, released before the new objects are made:
+     * its context goes to the cache and serves them when they are on the same SMs (a claim
+     * resized back and forth takes no driver context then). Its stream's release waits for
+     * work that was submitted before the last resize. */
+    gctx__claim_parts_release(&c->old);
     GCTX_CHECK(build(c, &target, shrinks, &parts), fail);
     if (shrinks)
         GCTX_CHECK(write_record(c, &final), fail);
@@ -180,7 +153,7 @@ static gctx_status resize_locked(gctx_claim *c, unsigned count, const gctx_claim
 fail:;
     gctx__error_state kept;
     gctx__error_save(&kept);
-    parts_release(&parts);
+    gctx__claim_parts_release(&parts);
     if (gctx__granules_count(&added))
         write_record(c, &c->record);
     gctx__error_restore(&kept);

@@ -123,7 +123,7 @@ gctx_status gctx_claim_join(int device, const char *token, gctx_claim **claim)
     /* A description of the member's own, even beside an inherited copy of the holder's: its
      * release ends its own hold, never another member's (the holder may be this very
      * process), and a resize sees each member's hold apart. */
-    s = gctx__registry_rejoin(&reg, t.file, 0, &fd, &record);
+    s = gctx__registry_rejoin(&reg, t.file, &fd, &record);
     gctx__registry_close(&reg);
     gctx_claim *c;
     if (s != GCTX_SUCCESS)

@@ -45,49 +45,44 @@ static void post_failed(const char *what, const char *path)
 void gctx__want_post(gctx__registry *reg, gctx__want *w, unsigned sms, int priority,
                      const char *claim_file)
 {
-    char path[640];
+    if (w->fd >= 0 && w->sms == sms)
+        return;
+    gctx__want next = *w; /* a posted want keeps its pid, number and priority */
+    if (w->fd < 0) {
+        next.pid = (int)getpid();
+        next.seq = atomic_fetch_add(&next_want, 1);
+        next.priority = priority;
+    }
+    next.sms = sms;
+    char name[96], text[256];
+    want_name(&next, name, sizeof name);
+    snprintf(next.path, sizeof next.path, "%s/%s", reg->dir, name);
     if (w->fd >= 0) {
-        if (w->sms == sms)
-            return;
-        gctx__want moved = *w;
-        moved.sms = sms;
-        char name[96];
-        want_name(&moved, name, sizeof name);
-        snprintf(path, sizeof path, "%s/%s", reg->dir, name);
-        if (rename(w->path, path) == 0) {
-            *w = moved;
-            snprintf(w->path, sizeof w->path, "%s", path);
-        } else {
+        if (rename(w->path, next.path) == 0)
+            *w = next;
+        else
             post_failed("update", w->path);
-        }
         return;
     }
-    w->pid = (int)getpid();
-    w->seq = atomic_fetch_add(&next_want, 1);
-    w->priority = priority;
-    w->sms = sms;
-    char name[96], text[256];
-    want_name(w, name, sizeof name);
-    snprintf(path, sizeof path, "%s/%s", reg->dir, name);
     /* Created and locked under the registry lock: a scan (which holds it) never finds it
-     * unheld while its waiter lives. */
-    /* Private: another user who could open it could hold it, a want that never ends. */
+     * unheld while its waiter lives. Private: another user who could open it could hold it,
+     * a want that never ends. */
     int fd = gctx__file_create(reg->dir_fd, name, O_RDWR, 0600);
     if (fd < 0) {
-        post_failed("post", path);
+        post_failed("post", next.path);
         return;
     }
-    snprintf(text, sizeof text, "pid %d\nclaim %s\nsince %lld\n", w->pid,
+    snprintf(text, sizeof text, "pid %d\nclaim %s\nsince %lld\n", next.pid,
              claim_file && *claim_file ? claim_file : "-", gctx__now_ns());
     size_t len = strlen(text);
     if (gctx__hold(fd, 0) != 0 || write(fd, text, len) != (ssize_t)len) {
-        post_failed("write", path);
-        unlink(path);
+        post_failed("write", next.path);
+        unlinkat(reg->dir_fd, name, 0);
         close(fd);
         return;
     }
-    w->fd = fd;
-    snprintf(w->path, sizeof w->path, "%s", path);
+    next.fd = fd;
+    *w = next;
 }
 
 void gctx__want_end(gctx__want *w)

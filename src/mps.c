@@ -43,7 +43,7 @@ static int daemon_answers(const char *control)
         return 0;
     /* The daemon listens on a SOCK_SEQPACKET socket: a stream socket's connect is refused
      * with EPROTOTYPE while it listens, without the daemon seeing a connection, and with
-     * ECONNREFUSED once it has quit (the socket file stays). Seen on the H200, driver 580. */
+     * ECONNREFUSED once it has quit (the socket file stays). */
     int ok = connect(fd, (struct sockaddr *)&addr, sizeof addr) == 0 || errno == EPROTOTYPE;
     close(fd);
     return ok;
