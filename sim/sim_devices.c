@@ -177,16 +177,14 @@ gcu_result sim_check_device(gcu_device dev)
 
 gcu_result sim_cuDeviceGetCount(int *count)
 {
-    SIM_BEGIN(cuDeviceGetCount);
-    SIM_FAIL_IF(!count, GCU_ERROR_INVALID_VALUE);
+    SIM_BEGIN_ARGS(cuDeviceGetCount, !count);
     *count = sim.ndev;
     SIM_END();
 }
 
 gcu_result sim_cuDeviceGet(gcu_device *device, int ordinal)
 {
-    SIM_BEGIN(cuDeviceGet);
-    SIM_FAIL_IF(!device, GCU_ERROR_INVALID_VALUE);
+    SIM_BEGIN_ARGS(cuDeviceGet, !device);
     SIM_CHECK(sim_check_device(ordinal));
     *device = ordinal;
     SIM_END();
@@ -194,40 +192,32 @@ gcu_result sim_cuDeviceGet(gcu_device *device, int ordinal)
 
 gcu_result sim_cuDeviceGetName(char *name, int len, gcu_device dev)
 {
-    SIM_BEGIN(cuDeviceGetName);
-    SIM_FAIL_IF(!name || len <= 0, GCU_ERROR_INVALID_VALUE);
+    SIM_BEGIN_ARGS(cuDeviceGetName, !name || len <= 0);
     SIM_CHECK(sim_check_device(dev));
-    size_t n = strlen(sim.dev[dev]->name);
-    if (n >= (size_t)len)
-        n = (size_t)len - 1;
-    memcpy(name, sim.dev[dev]->name, n);
-    name[n] = '\0';
+    snprintf(name, (size_t)len, "%s", sim.dev[dev]->name);
     SIM_END();
 }
 
 gcu_result sim_cuDeviceGetAttribute(int *value, int attrib, gcu_device dev)
 {
-    SIM_BEGIN(cuDeviceGetAttribute);
-    SIM_FAIL_IF(!value, GCU_ERROR_INVALID_VALUE);
+    SIM_BEGIN_ARGS(cuDeviceGetAttribute, !value);
     SIM_CHECK(sim_check_device(dev));
     const sim_model *m = sim.dev[dev];
-    switch (attrib) {
-    case GCU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
-        *value = (int)m->sms;
-        break;
-    case GCU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
-        *value = m->cc_major;
-        break;
-    case GCU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
-        *value = m->cc_minor;
-        break;
-    case GCU_DEVICE_ATTRIBUTE_LOCALITY_DOMAIN_COUNT:
-        SIM_FAIL_IF(!sim_version_at_least(13040), GCU_ERROR_INVALID_VALUE);
-        *value = (int)m->locality_domains;
-        break;
-    default:
-        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
-    }
+    /* The attributes modelled, each with the driver version that has it. */
+    const struct {
+        int attrib, since, value;
+    } attribs[] = {
+        {GCU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 0, (int)m->sms},
+        {GCU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 0, m->cc_major},
+        {GCU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, 0, m->cc_minor},
+        {GCU_DEVICE_ATTRIBUTE_LOCALITY_DOMAIN_COUNT, 13040, (int)m->locality_domains},
+    };
+    rc = GCU_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i < sizeof attribs / sizeof attribs[0]; i++)
+        if (attribs[i].attrib == attrib && sim_version_at_least(attribs[i].since)) {
+            *value = attribs[i].value;
+            rc = GCU_SUCCESS;
+        }
     SIM_END();
 }
 
@@ -236,8 +226,7 @@ gcu_result sim_cuDeviceGetAttribute(int *value, int attrib, gcu_device dev)
  * of "<model>/<slot>", stretched to 16 bytes. */
 gcu_result sim_cuDeviceGetUuid(gcu_uuid *uuid, gcu_device dev)
 {
-    SIM_BEGIN(cuDeviceGetUuid);
-    SIM_FAIL_IF(!uuid, GCU_ERROR_INVALID_VALUE);
+    SIM_BEGIN_ARGS(cuDeviceGetUuid, !uuid);
     SIM_CHECK(sim_check_device(dev));
     char seed[64];
     int n = snprintf(seed, sizeof seed, "%s/%d", sim.dev[dev]->key, dev);
@@ -255,8 +244,7 @@ gcu_result sim_cuDeviceGetUuid(gcu_uuid *uuid, gcu_device dev)
  * same in every run, distinct per slot. */
 gcu_result sim_cuDeviceGetPCIBusId(char *bus_id, int len, gcu_device dev)
 {
-    SIM_BEGIN(cuDeviceGetPCIBusId);
-    SIM_FAIL_IF(!bus_id || len <= 0, GCU_ERROR_INVALID_VALUE);
+    SIM_BEGIN_ARGS(cuDeviceGetPCIBusId, !bus_id || len <= 0);
     SIM_CHECK(sim_check_device(dev));
     snprintf(bus_id, (size_t)len, "0000:%02x:00.0", (0x18 + 0x10 * (unsigned)dev) & 0xff);
     SIM_END();

@@ -45,9 +45,16 @@ void sim_unlock(void);
 gcu_result sim_enter(int sym, bool need_init);
 
 /* Every entry point has this shape, so counting, faults and locking cannot be forgotten; a
- * helper that serves several entry points begins with SIM_BEGIN_SYM (sym: the one called). */
+ * helper that serves several entry points begins with SIM_BEGIN_SYM (sym: the one called).
+ * SIM_BEGIN_ARGS and SIM_BEGIN_NOINIT (for the calls that need no cuInit) refuse the call's
+ * arguments when `invalid`, once it is counted. */
 #define SIM_BEGIN(name) SIM_BEGIN_SYM(SIM_SYM_##name, true)
-#define SIM_BEGIN_NOINIT(name) SIM_BEGIN_SYM(SIM_SYM_##name, false)
+#define SIM_BEGIN_ARGS(name, invalid)                                                           \
+    SIM_BEGIN(name);                                                                            \
+    SIM_FAIL_IF(invalid, GCU_ERROR_INVALID_VALUE)
+#define SIM_BEGIN_NOINIT(name, invalid)                                                         \
+    SIM_BEGIN_SYM(SIM_SYM_##name, false);                                                       \
+    SIM_FAIL_IF(invalid, GCU_ERROR_INVALID_VALUE)
 #define SIM_BEGIN_SYM(sym, need_init)                                                           \
     gcu_result rc = GCU_SUCCESS;                                                                \
     sim_lock();                                                                                 \
@@ -70,6 +77,15 @@ gcu_result sim_enter(int sym, bool need_init);
         if (rc != GCU_SUCCESS)                                                                  \
             goto out;                                                                           \
     } while (0)
+/* type *var = lookup, or the call fails with CUDA_ERROR_INVALID_HANDLE when it found nothing. */
+#define SIM_LOOKUP(type, var, lookup)                                                           \
+    type *var = (lookup);                                                                       \
+    SIM_FAIL_IF(!var, GCU_ERROR_INVALID_HANDLE)
+/* sim_ctx var, as `find` writes it (sim_ctx_current(&var), sim_stream_ctx(s, &var), ...), or
+ * the call fails with what find answers. */
+#define SIM_CTX(var, find)                                                                      \
+    sim_ctx var;                                                                                \
+    SIM_CHECK(find)
 #define SIM_END()                                                                               \
     out:                                                                                        \
     sim_unlock();                                                                               \

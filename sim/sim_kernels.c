@@ -106,14 +106,12 @@ void sim_kernels_reset(void)
 
 gcu_result sim_cuModuleLoadData(gcu_module *module, const void *image)
 {
-    SIM_BEGIN(cuModuleLoadData);
-    SIM_FAIL_IF(!module || !image, GCU_ERROR_INVALID_VALUE);
+    SIM_BEGIN_ARGS(cuModuleLoadData, !module || !image);
     int kind = strstr(image, ".entry " SIM_SMID_ENTRY "(") ? SIM_IMAGE_SMID
                : image_modelled(image)                   ? SIM_IMAGE_MODELLED
                                                          : -1;
     SIM_FAIL_IF(kind < 0, GCU_ERROR_NOT_SUPPORTED);
-    sim_ctx c;
-    SIM_CHECK(sim_ctx_current(&c));
+    SIM_CTX(c, sim_ctx_current(&c));
     uintptr_t h;
     sim_module *m = sim_pool_alloc(&modules, &h);
     SIM_FAIL_IF(!m, GCU_ERROR_OUT_OF_MEMORY);
@@ -139,8 +137,7 @@ gcu_result sim_cuModuleUnload(gcu_module module)
 
 gcu_result sim_cuModuleGetFunction(gcu_function *fn, gcu_module module, const char *name)
 {
-    SIM_BEGIN(cuModuleGetFunction);
-    SIM_FAIL_IF(!fn || !name, GCU_ERROR_INVALID_VALUE);
+    SIM_BEGIN_ARGS(cuModuleGetFunction, !fn || !name);
     const sim_module *m = sim_pool_get(&modules, (uintptr_t)module);
     SIM_FAIL_IF(!m || m->parent, GCU_ERROR_INVALID_HANDLE);
     if (m->image == SIM_IMAGE_SMID) {

@@ -103,8 +103,7 @@ gcu_result sim_cuDevSmResourceSplitByCount(gcu_dev_resource *result, unsigned in
                                            unsigned int minCount)
 {
     static sim_plan plan; /* large; the global lock serialises its use */
-    SIM_BEGIN(cuDevSmResourceSplitByCount);
-    SIM_FAIL_IF(!nbGroups, GCU_ERROR_INVALID_VALUE);
+    SIM_BEGIN_ARGS(cuDevSmResourceSplitByCount, !nbGroups);
     sim_res in;
     SIM_CHECK(split_input(input, &in));
     if ((useFlags != 0 && !sim_version_at_least(12050)) ||
@@ -202,9 +201,8 @@ gcu_result sim_cuDevSmResourceSplit(gcu_dev_resource *result, unsigned int nbGro
     /* Work copies, so a failing call changes nothing; the global lock serialises their use. */
     static gcu_dev_sm_resource_group_params params[SIM_MAX_SMS];
     static sim_smset sets[SIM_MAX_SMS];
-    SIM_BEGIN(cuDevSmResourceSplit);
-    if (!groupParams || nbGroups == 0 || nbGroups > SIM_MAX_SMS || flags != 0)
-        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    SIM_BEGIN_ARGS(cuDevSmResourceSplit,
+                   !groupParams || nbGroups == 0 || nbGroups > SIM_MAX_SMS || flags != 0);
     sim_res in;
     SIM_CHECK(split_input(input, &in));
     const sim_model *m = sim.dev[in.device];
