@@ -16,12 +16,13 @@
 #include "sim_internal.h"
 
 static const sim_model models[] = {
-    /* Memory: the H200's 143 GB as cuMemGetInfo totals it; the others their nominal size. */
-    {"h200", "NVIDIA H200", 132, 9, 0, 8, 8, 1, SIM_LAYOUT_GH100, 143156},
-    {"h100", "NVIDIA H100 80GB HBM3", 132, 9, 0, 8, 8, 1, SIM_LAYOUT_GH100, 81559},
-    {"a100", "NVIDIA A100-SXM4-80GB", 108, 8, 0, 4, 2, 1, SIM_LAYOUT_UNIFORM, 81920},
-    {"l4", "NVIDIA L4", 58, 8, 9, 4, 2, 1, SIM_LAYOUT_UNIFORM, 23034},
-    {"b200", "NVIDIA B200", 148, 10, 0, 8, 8, 2, SIM_LAYOUT_UNIFORM, 183359},
+    /* Memory: the H200's 143 GB as cuMemGetInfo totals it; the others their nominal size. A
+     * coscheduled unit of cuDevSmResourceSplit is at most 32 SMs from compute capability 9.0. */
+    {"h200", "NVIDIA H200", 132, 9, 0, 8, 8, 32, 1, SIM_LAYOUT_GH100, 143156},
+    {"h100", "NVIDIA H100 80GB HBM3", 132, 9, 0, 8, 8, 32, 1, SIM_LAYOUT_GH100, 81559},
+    {"a100", "NVIDIA A100-SXM4-80GB", 108, 8, 0, 4, 2, 2, 1, SIM_LAYOUT_UNIFORM, 81920},
+    {"l4", "NVIDIA L4", 58, 8, 9, 4, 2, 2, 1, SIM_LAYOUT_UNIFORM, 23034},
+    {"b200", "NVIDIA B200", 148, 10, 0, 8, 8, 32, 2, SIM_LAYOUT_UNIFORM, 183359},
 };
 
 const sim_model *sim_model_find(const char *key)
@@ -32,7 +33,7 @@ const sim_model *sim_model_find(const char *key)
     return NULL;
 }
 
-const char *sim_model_keys(void)
+GCTXSIM_API const char *gctxsim_models(void)
 {
     static char keys[64];
     size_t n = 0;
@@ -249,5 +250,3 @@ gcu_result sim_cuDeviceGetPCIBusId(char *bus_id, int len, gcu_device dev)
     snprintf(bus_id, (size_t)len, "0000:%02x:00.0", (0x18 + 0x10 * (unsigned)dev) & 0xff);
     SIM_END();
 }
-
-GCTXSIM_API const char *gctxsim_models(void) { return sim_model_keys(); }

@@ -126,14 +126,13 @@ typedef struct sim_model {
     unsigned sms;
     int cc_major, cc_minor;
     unsigned min_part, align;
+    unsigned max_coscheduled; /* the largest coscheduledSmCount of cuDevSmResourceSplit */
     unsigned locality_domains; /* > 1 only where the sim models domains (13.4+) */
     sim_layout layout;
     unsigned memory_mib; /* what cuMemGetInfo reports as total */
 } sim_model;
 
 const sim_model *sim_model_find(const char *key);
-/* "h200 h100 a100 l4 b200": every model's key, for messages. */
-const char *sim_model_keys(void);
 /* The SMs of `set` that form complete coscheduled units for groups of `size` SMs, unit after
  * unit in the device's order; returns how many SMs that is (a multiple of the unit size). */
 unsigned sim_layout_units(const sim_model *m, const sim_smset *set, unsigned size, unsigned *order);

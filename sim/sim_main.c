@@ -60,7 +60,7 @@ static void load_devices(const char *list)
         if (!m) {
             sim_config_refuse("GREENCTX_SIM_DEVICES=%s: '%s' is not a simulated model; valid: "
                               "%s (comma-separated, at most %d), or none",
-                              whole, key, sim_model_keys(), SIM_MAX_DEVICES);
+                              whole, key, gctxsim_models(), SIM_MAX_DEVICES);
             return;
         }
         if (sim.ndev == SIM_MAX_DEVICES) {

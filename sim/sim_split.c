@@ -153,8 +153,7 @@ static gcu_result plan_group(const sim_model *m, gcu_dev_sm_resource_group_param
     bool backfill = p->flags & GCU_DEV_SM_RESOURCE_GROUP_BACKFILL;
     bool local = p->flags & GCU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_ID;
     unsigned cs = p->coscheduledSmCount ? p->coscheduledSmCount : align_in;
-    unsigned max_cs = m->cc_major >= 9 ? 32 : 2;
-    if ((p->flags & ~allowed) || cs < 2 || cs % 2 || cs > max_cs ||
+    if ((p->flags & ~allowed) || cs < 2 || cs % 2 || cs > m->max_coscheduled ||
         (local && p->localityDomainId >= m->locality_domains))
         return GCU_ERROR_INVALID_VALUE;
     if (p->smCount % 2 || (!backfill && p->smCount % cs))

@@ -90,13 +90,19 @@ static void sleep_until(long long t)
             continue;
 }
 
+/* The green context a stream was made in while it lives; NULL for a primary-context stream. */
+static sim_green *stream_green(const sim_stream *s)
+{
+    sim_green *g = sim_green_get(s->green);
+    return g && g->id == s->green_id ? g : NULL;
+}
+
 /* What a stream answers once its green context is destroyed: 709 up to 13.0 (the driver has
  * freed it), 917 from 13.1 (detached; it lives until cuStreamDestroy). Found when the stream
  * is used, so that destroying a context needs nothing of the streams. */
 static gcu_result stream_gone(const sim_stream *s)
 {
-    const sim_green *g = s->green ? sim_green_get(s->green) : NULL;
-    if (!s->green || (g && g->id == s->green_id))
+    if (!s->green || stream_green(s))
         return GCU_SUCCESS;
     return sim_version_at_least(13010) ? GCU_ERROR_STREAM_DETACHED : GCU_ERROR_CONTEXT_IS_DESTROYED;
 }
@@ -115,13 +121,13 @@ gcu_result sim_stream_ctx(CUstream s, sim_ctx *out)
 {
     if (is_default_stream(s))
         return sim_ctx_current(out);
-    const sim_stream *st = sim_pool_get(&streams, (uintptr_t)s);
+    const sim_stream *st = created_stream(s);
     if (!st)
         return GCU_ERROR_INVALID_HANDLE;
     gcu_result gone = stream_gone(st);
     if (gone != GCU_SUCCESS)
         return gone;
-    *out = (sim_ctx){st->dev, st->green ? sim_green_get(st->green) : NULL};
+    *out = (sim_ctx){st->dev, stream_green(st)};
     return GCU_SUCCESS;
 }
 
@@ -174,8 +180,7 @@ static long long ctx_done_ns(const sim_ctx *c)
     for (uint32_t i = 0; i < streams.count; i++) {
         const sim_stream *s = sim_pool_at(&streams, i);
         if (s && s->dev == c->dev && s->done_ns > done &&
-            (c->green ? sim_green_get(s->green) == c->green && s->green_id == c->green->id
-                      : !s->green))
+            (c->green ? stream_green(s) == c->green : !s->green))
             done = s->done_ns;
     }
     return done;
