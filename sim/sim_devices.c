@@ -92,10 +92,7 @@ static unsigned take_unit(const sim_smset *set, const unsigned *unit, unsigned n
  * the H200 split it into 7 granules and 8 SMs left. */
 static unsigned gh100_more_granules(const sim_smset *set, unsigned *order, unsigned len)
 {
-    sim_smset free_sms = *set, used;
-    memset(&used, 0, sizeof used);
-    for (unsigned i = 0; i < len; i++)
-        sim_set_add(&used, order[i]);
+    sim_smset free_sms = *set, used = sim_set_of(order, len);
     sim_set_minus(&free_sms, &used);
     unsigned next[GH100_BLOCKS] = {0}, left[GH100_BLOCKS] = {0};
     for (unsigned b = 0; b < GH100_BLOCKS; b++)

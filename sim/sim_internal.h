@@ -115,6 +115,7 @@ unsigned sim_set_ids(const sim_smset *s, unsigned *ids); /* ascending; returns c
 void sim_set_union(sim_smset *s, const sim_smset *add);
 void sim_set_minus(sim_smset *s, const sim_smset *take);
 sim_smset sim_set_range(unsigned first, unsigned count);
+sim_smset sim_set_of(const unsigned *ids, unsigned n);
 
 /* ---- devices (sim_devices.c) ------------------------------------------------------------- */
 

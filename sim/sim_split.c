@@ -127,10 +127,7 @@ gcu_result sim_cuDevSmResourceSplitByCount(gcu_dev_resource *result, unsigned in
                                      sizeof request);
     sim_smset left = in.sms;
     for (unsigned g = 0; g < groups; g++) {
-        sim_smset sms;
-        memset(&sms, 0, sizeof sms);
-        for (unsigned i = 0; i < plan.size; i++)
-            sim_set_add(&sms, plan.order[g * plan.size + i]);
+        sim_smset sms = sim_set_of(&plan.order[g * plan.size], plan.size);
         sim_set_minus(&left, &sms);
         sim_res part = res_part(&in, split_id, SIM_ORIGIN_GROUP, &sms);
         part.structured = in.structured && !(useFlags & GCU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING);
@@ -171,9 +168,7 @@ static gcu_result plan_group(const sim_model *m, gcu_dev_sm_resource_group_param
     unsigned units = want < have ? want : have;
     if (!backfill && units < want)
         return GCU_ERROR_INVALID_RESOURCE_CONFIGURATION;
-    memset(out, 0, sizeof *out);
-    for (unsigned i = 0; i < units * cs; i++)
-        sim_set_add(out, order[i]);
+    *out = sim_set_of(order, units * cs);
     if (backfill) {
         sim_smset sources[2] = {first, *pool};
         for (int s = 0; s < (local ? 2 : 1); s++) {
