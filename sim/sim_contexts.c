@@ -97,8 +97,7 @@ void sim_greens_count(int dev, size_t *live, size_t *destroyed)
 
 gcu_result sim_cuDevicePrimaryCtxRetain(CUcontext *ctx, gcu_device dev)
 {
-    SIM_BEGIN(cuDevicePrimaryCtxRetain);
-    SIM_FAIL_IF(!ctx, GCU_ERROR_INVALID_VALUE);
+    SIM_BEGIN_ARGS(cuDevicePrimaryCtxRetain, !ctx);
     SIM_CHECK(sim_check_device(dev));
     primary_refs[dev]++;
     *ctx = primary_handle(dev);
@@ -126,8 +125,7 @@ gcu_result sim_cuDevicePrimaryCtxReset(gcu_device dev)
 
 gcu_result sim_cuCtxGetCurrent(CUcontext *ctx)
 {
-    SIM_BEGIN(cuCtxGetCurrent);
-    SIM_FAIL_IF(!ctx, GCU_ERROR_INVALID_VALUE);
+    SIM_BEGIN_ARGS(cuCtxGetCurrent, !ctx);
     stack_sync();
     *ctx = stack.depth ? stack.ctx[stack.depth - 1] : NULL;
     SIM_END();
@@ -142,8 +140,7 @@ gcu_result sim_cuCtxSetCurrent(CUcontext ctx)
             stack.depth--;
         goto out;
     }
-    sim_ctx c;
-    SIM_CHECK(sim_ctx_resolve(ctx, &c));
+    SIM_CTX(c, sim_ctx_resolve(ctx, &c));
     if (stack.depth == 0)
         stack.depth = 1;
     stack.ctx[stack.depth - 1] = ctx;
@@ -153,8 +150,7 @@ gcu_result sim_cuCtxSetCurrent(CUcontext ctx)
 gcu_result sim_cuCtxPushCurrent(CUcontext ctx)
 {
     SIM_BEGIN(cuCtxPushCurrent);
-    sim_ctx c;
-    SIM_CHECK(sim_ctx_resolve(ctx, &c));
+    SIM_CTX(c, sim_ctx_resolve(ctx, &c));
     stack_sync();
     SIM_FAIL_IF(stack.depth == SIM_CTX_STACK_MAX, GCU_ERROR_OUT_OF_MEMORY);
     stack.ctx[stack.depth++] = ctx;
@@ -174,10 +170,8 @@ gcu_result sim_cuCtxPopCurrent(CUcontext *ctx)
 
 gcu_result sim_cuCtxGetDevice(gcu_device *dev)
 {
-    SIM_BEGIN(cuCtxGetDevice);
-    SIM_FAIL_IF(!dev, GCU_ERROR_INVALID_VALUE);
-    sim_ctx c;
-    SIM_CHECK(sim_ctx_current(&c));
+    SIM_BEGIN_ARGS(cuCtxGetDevice, !dev);
+    SIM_CTX(c, sim_ctx_current(&c));
     *dev = c.dev;
     SIM_END();
 }
@@ -186,8 +180,7 @@ gcu_result sim_cuCtxGetDevResource(CUcontext ctx, gcu_dev_resource *resource,
                                    gcu_dev_resource_type type)
 {
     SIM_BEGIN(cuCtxGetDevResource);
-    sim_ctx c;
-    SIM_CHECK(sim_ctx_resolve(ctx, &c));
+    SIM_CTX(c, sim_ctx_resolve(ctx, &c));
     SIM_CHECK(sim_res_of_context(resource, (int)type, &c));
     SIM_END();
 }
@@ -197,16 +190,14 @@ gcu_result sim_cuCtxGetDevResource(CUcontext ctx, gcu_dev_resource *resource,
 gcu_result sim_cuGreenCtxCreate(CUgreenCtx *ctx, gcu_resource_desc desc, gcu_device dev,
                                 unsigned int flags)
 {
-    SIM_BEGIN(cuGreenCtxCreate);
-    SIM_FAIL_IF(!ctx, GCU_ERROR_INVALID_VALUE);
+    SIM_BEGIN_ARGS(cuGreenCtxCreate, !ctx);
     SIM_CHECK(sim_check_device(dev));
     /* The default stream is required until 13.3 made it optional (CU_GREEN_CTX_NONE). */
     if ((flags & ~(unsigned)GCU_GREEN_CTX_DEFAULT_STREAM) ||
         (flags == GCU_GREEN_CTX_NONE && !sim_version_at_least(13030)))
         SIM_FAIL(GCU_ERROR_INVALID_VALUE);
     sim_desc whole = {.dev = dev, .structured = true, .sms = sim_set_range(0, sim.dev[dev]->sms)};
-    const sim_desc *d = desc ? sim_pool_get(&sim_descs, (uintptr_t)desc) : &whole;
-    SIM_FAIL_IF(!d, GCU_ERROR_INVALID_HANDLE);
+    SIM_LOOKUP(const sim_desc, d, desc ? sim_pool_get(&sim_descs, (uintptr_t)desc) : &whole);
     SIM_FAIL_IF(d->dev != dev, GCU_ERROR_INVALID_DEVICE);
     uintptr_t handle;
     sim_green *g = sim_pool_alloc(&sim_greens, &handle);
@@ -225,8 +216,7 @@ gcu_result sim_cuGreenCtxCreate(CUgreenCtx *ctx, gcu_resource_desc desc, gcu_dev
 gcu_result sim_cuGreenCtxDestroy(CUgreenCtx ctx)
 {
     SIM_BEGIN(cuGreenCtxDestroy);
-    sim_green *g = sim_green_get(ctx);
-    SIM_FAIL_IF(!g, GCU_ERROR_INVALID_HANDLE);
+    SIM_LOOKUP(sim_green, g, sim_green_get(ctx));
     greens_on[g->dev]--;
     greens_gone[g->dev]++;
     sim_pool_free(g);
@@ -235,8 +225,7 @@ gcu_result sim_cuGreenCtxDestroy(CUgreenCtx ctx)
 
 gcu_result sim_cuCtxFromGreenCtx(CUcontext *ctx, CUgreenCtx green)
 {
-    SIM_BEGIN(cuCtxFromGreenCtx);
-    SIM_FAIL_IF(!ctx, GCU_ERROR_INVALID_VALUE);
+    SIM_BEGIN_ARGS(cuCtxFromGreenCtx, !ctx);
     SIM_FAIL_IF(!sim_green_get(green), GCU_ERROR_INVALID_HANDLE);
     *ctx = (CUcontext)sim_handle_retag((uintptr_t)green, SIM_TAG_CTX_GREEN);
     SIM_END();
@@ -246,27 +235,19 @@ gcu_result sim_cuGreenCtxGetDevResource(CUgreenCtx ctx, gcu_dev_resource *resour
                                         gcu_dev_resource_type type)
 {
     SIM_BEGIN(cuGreenCtxGetDevResource);
-    sim_green *g = sim_green_get(ctx);
-    SIM_FAIL_IF(!g, GCU_ERROR_INVALID_HANDLE);
+    SIM_LOOKUP(sim_green, g, sim_green_get(ctx));
     SIM_CHECK(sim_res_of_context(resource, (int)type, &(sim_ctx){g->dev, g}));
     SIM_END();
 }
 
 gcu_result sim_cuGreenCtxGetId(CUgreenCtx ctx, unsigned long long *id)
 {
-    SIM_BEGIN(cuGreenCtxGetId);
-    SIM_FAIL_IF(!id, GCU_ERROR_INVALID_VALUE);
-    const sim_green *g;
-    if (ctx) {
-        g = sim_green_get(ctx);
-        SIM_FAIL_IF(!g, GCU_ERROR_INVALID_HANDLE);
-    } else {
-        /* NULL asks for the current green context. */
-        sim_ctx c;
+    SIM_BEGIN_ARGS(cuGreenCtxGetId, !id);
+    sim_ctx c = {0, ctx ? sim_green_get(ctx) : NULL};
+    SIM_FAIL_IF(ctx && !c.green, GCU_ERROR_INVALID_HANDLE);
+    if (!ctx) /* NULL asks for the current green context */
         SIM_CHECK(sim_ctx_current(&c));
-        SIM_FAIL_IF(!c.green, GCU_ERROR_INVALID_CONTEXT);
-        g = c.green;
-    }
-    *id = g->id;
+    SIM_FAIL_IF(!c.green, GCU_ERROR_INVALID_CONTEXT);
+    *id = c.green->id;
     SIM_END();
 }

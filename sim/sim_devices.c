@@ -16,12 +16,13 @@
 #include "sim_internal.h"
 
 static const sim_model models[] = {
-    /* Memory: the H200's 143 GB as cuMemGetInfo totals it; the others their nominal size. */
-    {"h200", "NVIDIA H200", 132, 9, 0, 8, 8, 1, SIM_LAYOUT_GH100, 143156},
-    {"h100", "NVIDIA H100 80GB HBM3", 132, 9, 0, 8, 8, 1, SIM_LAYOUT_GH100, 81559},
-    {"a100", "NVIDIA A100-SXM4-80GB", 108, 8, 0, 4, 2, 1, SIM_LAYOUT_UNIFORM, 81920},
-    {"l4", "NVIDIA L4", 58, 8, 9, 4, 2, 1, SIM_LAYOUT_UNIFORM, 23034},
-    {"b200", "NVIDIA B200", 148, 10, 0, 8, 8, 2, SIM_LAYOUT_UNIFORM, 183359},
+    /* Memory: the H200's 143 GB as cuMemGetInfo totals it; the others their nominal size. A
+     * coscheduled unit of cuDevSmResourceSplit is at most 32 SMs from compute capability 9.0. */
+    {"h200", "NVIDIA H200", 132, 9, 0, 8, 8, 32, 1, SIM_LAYOUT_GH100, 143156},
+    {"h100", "NVIDIA H100 80GB HBM3", 132, 9, 0, 8, 8, 32, 1, SIM_LAYOUT_GH100, 81559},
+    {"a100", "NVIDIA A100-SXM4-80GB", 108, 8, 0, 4, 2, 2, 1, SIM_LAYOUT_UNIFORM, 81920},
+    {"l4", "NVIDIA L4", 58, 8, 9, 4, 2, 2, 1, SIM_LAYOUT_UNIFORM, 23034},
+    {"b200", "NVIDIA B200", 148, 10, 0, 8, 8, 32, 2, SIM_LAYOUT_UNIFORM, 183359},
 };
 
 const sim_model *sim_model_find(const char *key)
@@ -32,7 +33,7 @@ const sim_model *sim_model_find(const char *key)
     return NULL;
 }
 
-const char *sim_model_keys(void)
+GCTXSIM_API const char *gctxsim_models(void)
 {
     static char keys[64];
     size_t n = 0;
@@ -91,10 +92,7 @@ static unsigned take_unit(const sim_smset *set, const unsigned *unit, unsigned n
  * the H200 split it into 7 granules and 8 SMs left. */
 static unsigned gh100_more_granules(const sim_smset *set, unsigned *order, unsigned len)
 {
-    sim_smset free_sms = *set, used;
-    memset(&used, 0, sizeof used);
-    for (unsigned i = 0; i < len; i++)
-        sim_set_add(&used, order[i]);
+    sim_smset free_sms = *set, used = sim_set_of(order, len);
     sim_set_minus(&free_sms, &used);
     unsigned next[GH100_BLOCKS] = {0}, left[GH100_BLOCKS] = {0};
     for (unsigned b = 0; b < GH100_BLOCKS; b++)
@@ -177,16 +175,14 @@ gcu_result sim_check_device(gcu_device dev)
 
 gcu_result sim_cuDeviceGetCount(int *count)
 {
-    SIM_BEGIN(cuDeviceGetCount);
-    SIM_FAIL_IF(!count, GCU_ERROR_INVALID_VALUE);
+    SIM_BEGIN_ARGS(cuDeviceGetCount, !count);
     *count = sim.ndev;
     SIM_END();
 }
 
 gcu_result sim_cuDeviceGet(gcu_device *device, int ordinal)
 {
-    SIM_BEGIN(cuDeviceGet);
-    SIM_FAIL_IF(!device, GCU_ERROR_INVALID_VALUE);
+    SIM_BEGIN_ARGS(cuDeviceGet, !device);
     SIM_CHECK(sim_check_device(ordinal));
     *device = ordinal;
     SIM_END();
@@ -194,40 +190,32 @@ gcu_result sim_cuDeviceGet(gcu_device *device, int ordinal)
 
 gcu_result sim_cuDeviceGetName(char *name, int len, gcu_device dev)
 {
-    SIM_BEGIN(cuDeviceGetName);
-    SIM_FAIL_IF(!name || len <= 0, GCU_ERROR_INVALID_VALUE);
+    SIM_BEGIN_ARGS(cuDeviceGetName, !name || len <= 0);
     SIM_CHECK(sim_check_device(dev));
-    size_t n = strlen(sim.dev[dev]->name);
-    if (n >= (size_t)len)
-        n = (size_t)len - 1;
-    memcpy(name, sim.dev[dev]->name, n);
-    name[n] = '\0';
+    snprintf(name, (size_t)len, "%s", sim.dev[dev]->name);
     SIM_END();
 }
 
 gcu_result sim_cuDeviceGetAttribute(int *value, int attrib, gcu_device dev)
 {
-    SIM_BEGIN(cuDeviceGetAttribute);
-    SIM_FAIL_IF(!value, GCU_ERROR_INVALID_VALUE);
+    SIM_BEGIN_ARGS(cuDeviceGetAttribute, !value);
     SIM_CHECK(sim_check_device(dev));
     const sim_model *m = sim.dev[dev];
-    switch (attrib) {
-    case GCU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
-        *value = (int)m->sms;
-        break;
-    case GCU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
-        *value = m->cc_major;
-        break;
-    case GCU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
-        *value = m->cc_minor;
-        break;
-    case GCU_DEVICE_ATTRIBUTE_LOCALITY_DOMAIN_COUNT:
-        SIM_FAIL_IF(!sim_version_at_least(13040), GCU_ERROR_INVALID_VALUE);
-        *value = (int)m->locality_domains;
-        break;
-    default:
-        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
-    }
+    /* The attributes modelled, each with the driver version that has it. */
+    const struct {
+        int attrib, since, value;
+    } attribs[] = {
+        {GCU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 0, (int)m->sms},
+        {GCU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 0, m->cc_major},
+        {GCU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, 0, m->cc_minor},
+        {GCU_DEVICE_ATTRIBUTE_LOCALITY_DOMAIN_COUNT, 13040, (int)m->locality_domains},
+    };
+    rc = GCU_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i < sizeof attribs / sizeof attribs[0]; i++)
+        if (attribs[i].attrib == attrib && sim_version_at_least(attribs[i].since)) {
+            *value = attribs[i].value;
+            rc = GCU_SUCCESS;
+        }
     SIM_END();
 }
 
@@ -236,8 +224,7 @@ gcu_result sim_cuDeviceGetAttribute(int *value, int attrib, gcu_device dev)
  * of "<model>/<slot>", stretched to 16 bytes. */
 gcu_result sim_cuDeviceGetUuid(gcu_uuid *uuid, gcu_device dev)
 {
-    SIM_BEGIN(cuDeviceGetUuid);
-    SIM_FAIL_IF(!uuid, GCU_ERROR_INVALID_VALUE);
+    SIM_BEGIN_ARGS(cuDeviceGetUuid, !uuid);
     SIM_CHECK(sim_check_device(dev));
     char seed[64];
     int n = snprintf(seed, sizeof seed, "%s/%d", sim.dev[dev]->key, dev);
@@ -255,11 +242,8 @@ gcu_result sim_cuDeviceGetUuid(gcu_uuid *uuid, gcu_device dev)
  * same in every run, distinct per slot. */
 gcu_result sim_cuDeviceGetPCIBusId(char *bus_id, int len, gcu_device dev)
 {
-    SIM_BEGIN(cuDeviceGetPCIBusId);
-    SIM_FAIL_IF(!bus_id || len <= 0, GCU_ERROR_INVALID_VALUE);
+    SIM_BEGIN_ARGS(cuDeviceGetPCIBusId, !bus_id || len <= 0);
     SIM_CHECK(sim_check_device(dev));
     snprintf(bus_id, (size_t)len, "0000:%02x:00.0", (0x18 + 0x10 * (unsigned)dev) & 0xff);
     SIM_END();
 }
-
-GCTXSIM_API const char *gctxsim_models(void) { return sim_model_keys(); }

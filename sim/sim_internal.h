@@ -45,9 +45,16 @@ void sim_unlock(void);
 gcu_result sim_enter(int sym, bool need_init);
 
 /* Every entry point has this shape, so counting, faults and locking cannot be forgotten; a
- * helper that serves several entry points begins with SIM_BEGIN_SYM (sym: the one called). */
+ * helper that serves several entry points begins with SIM_BEGIN_SYM (sym: the one called).
+ * SIM_BEGIN_ARGS and SIM_BEGIN_NOINIT (for the calls that need no cuInit) refuse the call's
+ * arguments when `invalid`, once it is counted. */
 #define SIM_BEGIN(name) SIM_BEGIN_SYM(SIM_SYM_##name, true)
-#define SIM_BEGIN_NOINIT(name) SIM_BEGIN_SYM(SIM_SYM_##name, false)
+#define SIM_BEGIN_ARGS(name, invalid)                                                           \
+    SIM_BEGIN(name);                                                                            \
+    SIM_FAIL_IF(invalid, GCU_ERROR_INVALID_VALUE)
+#define SIM_BEGIN_NOINIT(name, invalid)                                                         \
+    SIM_BEGIN_SYM(SIM_SYM_##name, false);                                                       \
+    SIM_FAIL_IF(invalid, GCU_ERROR_INVALID_VALUE)
 #define SIM_BEGIN_SYM(sym, need_init)                                                           \
     gcu_result rc = GCU_SUCCESS;                                                                \
     sim_lock();                                                                                 \
@@ -70,6 +77,15 @@ gcu_result sim_enter(int sym, bool need_init);
         if (rc != GCU_SUCCESS)                                                                  \
             goto out;                                                                           \
     } while (0)
+/* type *var = lookup, or the call fails with CUDA_ERROR_INVALID_HANDLE when it found nothing. */
+#define SIM_LOOKUP(type, var, lookup)                                                           \
+    type *var = (lookup);                                                                       \
+    SIM_FAIL_IF(!var, GCU_ERROR_INVALID_HANDLE)
+/* sim_ctx var, as `find` writes it (sim_ctx_current(&var), sim_stream_ctx(s, &var), ...), or
+ * the call fails with what find answers. */
+#define SIM_CTX(var, find)                                                                      \
+    sim_ctx var;                                                                                \
+    SIM_CHECK(find)
 #define SIM_END()                                                                               \
     out:                                                                                        \
     sim_unlock();                                                                               \
@@ -99,6 +115,7 @@ unsigned sim_set_ids(const sim_smset *s, unsigned *ids); /* ascending; returns c
 void sim_set_union(sim_smset *s, const sim_smset *add);
 void sim_set_minus(sim_smset *s, const sim_smset *take);
 sim_smset sim_set_range(unsigned first, unsigned count);
+sim_smset sim_set_of(const unsigned *ids, unsigned n);
 
 /* ---- devices (sim_devices.c) ------------------------------------------------------------- */
 
@@ -110,14 +127,13 @@ typedef struct sim_model {
     unsigned sms;
     int cc_major, cc_minor;
     unsigned min_part, align;
+    unsigned max_coscheduled; /* the largest coscheduledSmCount of cuDevSmResourceSplit */
     unsigned locality_domains; /* > 1 only where the sim models domains (13.4+) */
     sim_layout layout;
     unsigned memory_mib; /* what cuMemGetInfo reports as total */
 } sim_model;
 
 const sim_model *sim_model_find(const char *key);
-/* "h200 h100 a100 l4 b200": every model's key, for messages. */
-const char *sim_model_keys(void);
 /* The SMs of `set` that form complete coscheduled units for groups of `size` SMs, unit after
  * unit in the device's order; returns how many SMs that is (a multiple of the unit size). */
 unsigned sim_layout_units(const sim_model *m, const sim_smset *set, unsigned size, unsigned *order);

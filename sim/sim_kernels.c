@@ -87,9 +87,8 @@ static const sim_module *function_get(gcu_function fn)
     return sim_pool_get(&modules, sim_handle_retag(h, SIM_TAG_MODULE));
 }
 
-/* The last launch that ran (gctxsim_last_launch). */
+/* The last launch that ran (gctxsim_last_launch); blocks 0 when none did. */
 static struct {
-    int made;
     unsigned long long blocks, resident;
 } last_launch;
 
@@ -101,19 +100,17 @@ int sim_modules_live(void) { return sim_pool_live(&modules, module_counts); }
 void sim_kernels_reset(void)
 {
     sim_pool_clear(&modules);
-    last_launch.made = 0;
+    last_launch.blocks = 0;
 }
 
 gcu_result sim_cuModuleLoadData(gcu_module *module, const void *image)
 {
-    SIM_BEGIN(cuModuleLoadData);
-    SIM_FAIL_IF(!module || !image, GCU_ERROR_INVALID_VALUE);
+    SIM_BEGIN_ARGS(cuModuleLoadData, !module || !image);
     int kind = strstr(image, ".entry " SIM_SMID_ENTRY "(") ? SIM_IMAGE_SMID
                : image_modelled(image)                   ? SIM_IMAGE_MODELLED
                                                          : -1;
     SIM_FAIL_IF(kind < 0, GCU_ERROR_NOT_SUPPORTED);
-    sim_ctx c;
-    SIM_CHECK(sim_ctx_current(&c));
+    SIM_CTX(c, sim_ctx_current(&c));
     uintptr_t h;
     sim_module *m = sim_pool_alloc(&modules, &h);
     SIM_FAIL_IF(!m, GCU_ERROR_OUT_OF_MEMORY);
@@ -139,8 +136,7 @@ gcu_result sim_cuModuleUnload(gcu_module module)
 
 gcu_result sim_cuModuleGetFunction(gcu_function *fn, gcu_module module, const char *name)
 {
-    SIM_BEGIN(cuModuleGetFunction);
-    SIM_FAIL_IF(!fn || !name, GCU_ERROR_INVALID_VALUE);
+    SIM_BEGIN_ARGS(cuModuleGetFunction, !fn || !name);
     const sim_module *m = sim_pool_get(&modules, (uintptr_t)module);
     SIM_FAIL_IF(!m || m->parent, GCU_ERROR_INVALID_HANDLE);
     if (m->image == SIM_IMAGE_SMID) {
@@ -228,7 +224,8 @@ static gcu_result launch(gcu_function fn, unsigned gx, unsigned gy, unsigned gz,
     unsigned ids[SIM_MAX_SMS];
     unsigned n = sim_set_ids(&sms, ids);
     unsigned long long blocks = (unsigned long long)gx * gy * gz;
-    if (cooperative && blocks > (unsigned long long)n * per_sm)
+    unsigned long long resident = (unsigned long long)n * per_sm;
+    if (cooperative && blocks > resident)
         return GCU_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
     if (m->image == SIM_IMAGE_MODELLED) {
         if (n == 0)
@@ -245,13 +242,11 @@ static gcu_result launch(gcu_function fn, unsigned gx, unsigned gy, unsigned gz,
         }
         /* Its blocks spin spin_ns each, in as many waves as the context's SMs need. */
         unsigned long long spin = params[1] ? *(const unsigned long long *)params[1] : 0;
-        unsigned long long resident = (unsigned long long)n * per_sm;
         if (spin && n)
             sim_stream_run(stream, &c, (long long)(spin * ((blocks + resident - 1) / resident)));
     }
-    last_launch.made = 1;
     last_launch.blocks = blocks;
-    last_launch.resident = (unsigned long long)n * per_sm;
+    last_launch.resident = resident;
     return GCU_SUCCESS;
 }
 
@@ -289,7 +284,7 @@ gcu_result sim_cuOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, gcu_func
 GCTXSIM_API int gctxsim_last_launch(unsigned long long *blocks, unsigned long long *resident)
 {
     sim_lock();
-    int made = last_launch.made;
+    int made = last_launch.blocks > 0;
     if (made && blocks)
         *blocks = last_launch.blocks;
     if (made && resident)

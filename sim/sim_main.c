@@ -60,7 +60,7 @@ static void load_devices(const char *list)
         if (!m) {
             sim_config_refuse("GREENCTX_SIM_DEVICES=%s: '%s' is not a simulated model; valid: "
                               "%s (comma-separated, at most %d), or none",
-                              whole, key, sim_model_keys(), SIM_MAX_DEVICES);
+                              whole, key, gctxsim_models(), SIM_MAX_DEVICES);
             return;
         }
         if (sim.ndev == SIM_MAX_DEVICES) {
@@ -131,8 +131,7 @@ gcu_result sim_enter(int sym, bool need_init)
 
 gcu_result sim_cuInit(unsigned int flags)
 {
-    SIM_BEGIN_NOINIT(cuInit);
-    SIM_FAIL_IF(flags != 0, GCU_ERROR_INVALID_VALUE);
+    SIM_BEGIN_NOINIT(cuInit, flags != 0);
     SIM_CHECK(sim.config_error);
     sim.initialized = true;
     SIM_END();
@@ -140,8 +139,7 @@ gcu_result sim_cuInit(unsigned int flags)
 
 gcu_result sim_cuDriverGetVersion(int *version)
 {
-    SIM_BEGIN_NOINIT(cuDriverGetVersion);
-    SIM_FAIL_IF(!version, GCU_ERROR_INVALID_VALUE);
+    SIM_BEGIN_NOINIT(cuDriverGetVersion, !version);
     *version = sim.driver_version;
     SIM_END();
 }
@@ -165,8 +163,7 @@ gcu_result sim_cuGetErrorName(gcu_result error, const char **name)
         N(ERROR_STREAM_DETACHED), N(ERROR_UNKNOWN),
     };
 #undef N
-    SIM_BEGIN_NOINIT(cuGetErrorName);
-    SIM_FAIL_IF(!name, GCU_ERROR_INVALID_VALUE);
+    SIM_BEGIN_NOINIT(cuGetErrorName, !name);
     *name = NULL;
     rc = GCU_ERROR_INVALID_VALUE;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
@@ -252,9 +249,8 @@ static const sim_proc procs[] = {
 gcu_result sim_cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
                                 unsigned long long flags, int *symbolStatus)
 {
-    SIM_BEGIN_NOINIT(cuGetProcAddress);
-    if (!symbol || !pfn || flags > 2 || cudaVersion > sim.driver_version)
-        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    SIM_BEGIN_NOINIT(cuGetProcAddress,
+                     !symbol || !pfn || flags > 2 || cudaVersion > sim.driver_version);
     const sim_proc *found = proc_find(procs, sizeof procs / sizeof procs[0], symbol);
     int status = GCU_GET_PROC_ADDRESS_SUCCESS;
     if (!found || found->version > sim.driver_version)

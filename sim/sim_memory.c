@@ -45,10 +45,8 @@ unsigned char *sim_memory_range(gcu_deviceptr ptr, size_t bytes)
 
 gcu_result sim_cuMemAlloc(gcu_deviceptr *ptr, size_t bytes)
 {
-    SIM_BEGIN(cuMemAlloc);
-    SIM_FAIL_IF(!ptr || bytes == 0, GCU_ERROR_INVALID_VALUE);
-    sim_ctx c;
-    SIM_CHECK(sim_ctx_current(&c));
+    SIM_BEGIN_ARGS(cuMemAlloc, !ptr || bytes == 0);
+    SIM_CTX(c, sim_ctx_current(&c));
     if (nallocs == cap_allocs) {
         size_t cap = cap_allocs ? cap_allocs * 2 : 16;
         sim_alloc *grown = realloc(allocs, cap * sizeof *grown);
@@ -98,8 +96,7 @@ static gcu_result copy_async(int sym, gcu_deviceptr dst, gcu_deviceptr src, size
     unsigned char *to = sim_memory_range(dst, bytes);
     const unsigned char *from = sim_memory_range(src, bytes);
     SIM_FAIL_IF(!to || !from, GCU_ERROR_INVALID_VALUE);
-    sim_ctx c;
-    SIM_CHECK(sim_stream_ctx(stream, &c));
+    SIM_CTX(c, sim_stream_ctx(stream, &c));
     memmove(to, from, bytes);
     sim_stream_run(stream, &c, (long long)((double)bytes / sim.copy_bytes_per_ns));
     SIM_END();
@@ -129,10 +126,8 @@ gcu_result sim_cuMemsetD32(gcu_deviceptr dst, unsigned int value, size_t count)
 /* Allocations are not tied to a device in this model: they count on the current one. */
 gcu_result sim_cuMemGetInfo(size_t *free_bytes, size_t *total_bytes)
 {
-    SIM_BEGIN(cuMemGetInfo);
-    SIM_FAIL_IF(!free_bytes || !total_bytes, GCU_ERROR_INVALID_VALUE);
-    sim_ctx c;
-    SIM_CHECK(sim_ctx_current(&c));
+    SIM_BEGIN_ARGS(cuMemGetInfo, !free_bytes || !total_bytes);
+    SIM_CTX(c, sim_ctx_current(&c));
     size_t total = (size_t)sim.dev[c.dev]->memory_mib * SIM_MIB;
     size_t live, destroyed;
     sim_greens_count(c.dev, &live, &destroyed);

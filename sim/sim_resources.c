@@ -165,8 +165,7 @@ gcu_result sim_cuDeviceGetDevResource(gcu_device dev, gcu_dev_resource *resource
 gcu_result sim_cuDevResourceGenerateDesc(gcu_resource_desc *desc, gcu_dev_resource *resources,
                                          unsigned int nbResources)
 {
-    SIM_BEGIN(cuDevResourceGenerateDesc);
-    SIM_FAIL_IF(!desc || !resources || nbResources == 0, GCU_ERROR_INVALID_VALUE);
+    SIM_BEGIN_ARGS(cuDevResourceGenerateDesc, !desc || !resources || nbResources == 0);
     sim_desc d;
     memset(&d, 0, sizeof d);
     d.dev = -1;

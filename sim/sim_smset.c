@@ -1,6 +1,4 @@
 /* Sets of SM ids: every resource and context carries the exact SMs it holds. */
-#include <string.h>
-
 #include "sim_internal.h"
 
 unsigned sim_set_count(const sim_smset *s)
@@ -34,9 +32,16 @@ void sim_set_minus(sim_smset *s, const sim_smset *take)
 
 sim_smset sim_set_range(unsigned first, unsigned count)
 {
-    sim_smset s;
-    memset(&s, 0, sizeof s);
+    sim_smset s = {{0}};
     for (unsigned id = first; id < first + count && id < SIM_MAX_SMS; id++)
         sim_set_add(&s, id);
+    return s;
+}
+
+sim_smset sim_set_of(const unsigned *ids, unsigned n)
+{
+    sim_smset s = {{0}};
+    for (unsigned i = 0; i < n; i++)
+        sim_set_add(&s, ids[i]);
     return s;
 }

@@ -103,8 +103,7 @@ gcu_result sim_cuDevSmResourceSplitByCount(gcu_dev_resource *result, unsigned in
                                            unsigned int minCount)
 {
     static sim_plan plan; /* large; the global lock serialises its use */
-    SIM_BEGIN(cuDevSmResourceSplitByCount);
-    SIM_FAIL_IF(!nbGroups, GCU_ERROR_INVALID_VALUE);
+    SIM_BEGIN_ARGS(cuDevSmResourceSplitByCount, !nbGroups);
     sim_res in;
     SIM_CHECK(split_input(input, &in));
     if ((useFlags != 0 && !sim_version_at_least(12050)) ||
@@ -128,10 +127,7 @@ gcu_result sim_cuDevSmResourceSplitByCount(gcu_dev_resource *result, unsigned in
                                      sizeof request);
     sim_smset left = in.sms;
     for (unsigned g = 0; g < groups; g++) {
-        sim_smset sms;
-        memset(&sms, 0, sizeof sms);
-        for (unsigned i = 0; i < plan.size; i++)
-            sim_set_add(&sms, plan.order[g * plan.size + i]);
+        sim_smset sms = sim_set_of(&plan.order[g * plan.size], plan.size);
         sim_set_minus(&left, &sms);
         sim_res part = res_part(&in, split_id, SIM_ORIGIN_GROUP, &sms);
         part.structured = in.structured && !(useFlags & GCU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING);
@@ -154,8 +150,7 @@ static gcu_result plan_group(const sim_model *m, gcu_dev_sm_resource_group_param
     bool backfill = p->flags & GCU_DEV_SM_RESOURCE_GROUP_BACKFILL;
     bool local = p->flags & GCU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_ID;
     unsigned cs = p->coscheduledSmCount ? p->coscheduledSmCount : align_in;
-    unsigned max_cs = m->cc_major >= 9 ? 32 : 2;
-    if ((p->flags & ~allowed) || cs < 2 || cs % 2 || cs > max_cs ||
+    if ((p->flags & ~allowed) || cs < 2 || cs % 2 || cs > m->max_coscheduled ||
         (local && p->localityDomainId >= m->locality_domains))
         return GCU_ERROR_INVALID_VALUE;
     if (p->smCount % 2 || (!backfill && p->smCount % cs))
@@ -173,9 +168,7 @@ static gcu_result plan_group(const sim_model *m, gcu_dev_sm_resource_group_param
     unsigned units = want < have ? want : have;
     if (!backfill && units < want)
         return GCU_ERROR_INVALID_RESOURCE_CONFIGURATION;
-    memset(out, 0, sizeof *out);
-    for (unsigned i = 0; i < units * cs; i++)
-        sim_set_add(out, order[i]);
+    *out = sim_set_of(order, units * cs);
     if (backfill) {
         sim_smset sources[2] = {first, *pool};
         for (int s = 0; s < (local ? 2 : 1); s++) {
@@ -202,9 +195,8 @@ gcu_result sim_cuDevSmResourceSplit(gcu_dev_resource *result, unsigned int nbGro
     /* Work copies, so a failing call changes nothing; the global lock serialises their use. */
     static gcu_dev_sm_resource_group_params params[SIM_MAX_SMS];
     static sim_smset sets[SIM_MAX_SMS];
-    SIM_BEGIN(cuDevSmResourceSplit);
-    if (!groupParams || nbGroups == 0 || nbGroups > SIM_MAX_SMS || flags != 0)
-        SIM_FAIL(GCU_ERROR_INVALID_VALUE);
+    SIM_BEGIN_ARGS(cuDevSmResourceSplit,
+                   !groupParams || nbGroups == 0 || nbGroups > SIM_MAX_SMS || flags != 0);
     sim_res in;
     SIM_CHECK(split_input(input, &in));
     const sim_model *m = sim.dev[in.device];

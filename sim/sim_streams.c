@@ -90,13 +90,19 @@ static void sleep_until(long long t)
             continue;
 }
 
+/* The green context a stream was made in while it lives; NULL for a primary-context stream. */
+static sim_green *stream_green(const sim_stream *s)
+{
+    sim_green *g = sim_green_get(s->green);
+    return g && g->id == s->green_id ? g : NULL;
+}
+
 /* What a stream answers once its green context is destroyed: 709 up to 13.0 (the driver has
  * freed it), 917 from 13.1 (detached; it lives until cuStreamDestroy). Found when the stream
  * is used, so that destroying a context needs nothing of the streams. */
 static gcu_result stream_gone(const sim_stream *s)
 {
-    const sim_green *g = s->green ? sim_green_get(s->green) : NULL;
-    if (!s->green || (g && g->id == s->green_id))
+    if (!s->green || stream_green(s))
         return GCU_SUCCESS;
     return sim_version_at_least(13010) ? GCU_ERROR_STREAM_DETACHED : GCU_ERROR_CONTEXT_IS_DESTROYED;
 }
@@ -115,13 +121,13 @@ gcu_result sim_stream_ctx(CUstream s, sim_ctx *out)
 {
     if (is_default_stream(s))
         return sim_ctx_current(out);
-    const sim_stream *st = sim_pool_get(&streams, (uintptr_t)s);
+    const sim_stream *st = created_stream(s);
     if (!st)
         return GCU_ERROR_INVALID_HANDLE;
     gcu_result gone = stream_gone(st);
     if (gone != GCU_SUCCESS)
         return gone;
-    *out = (sim_ctx){st->dev, st->green ? sim_green_get(st->green) : NULL};
+    *out = (sim_ctx){st->dev, stream_green(st)};
     return GCU_SUCCESS;
 }
 
@@ -174,21 +180,10 @@ static long long ctx_done_ns(const sim_ctx *c)
     for (uint32_t i = 0; i < streams.count; i++) {
         const sim_stream *s = sim_pool_at(&streams, i);
         if (s && s->dev == c->dev && s->done_ns > done &&
-            (c->green ? sim_green_get(s->green) == c->green && s->green_id == c->green->id
-                      : !s->green))
+            (c->green ? stream_green(s) == c->green : !s->green))
             done = s->done_ns;
     }
     return done;
-}
-
-/* A live stream, for the queries that read its own fields. */
-static gcu_result stream_get(CUstream s, const sim_stream **out)
-{
-    sim_ctx c;
-    gcu_result rc = sim_stream_ctx(s, &c);
-    if (rc == GCU_SUCCESS)
-        *out = created_stream(s);
-    return rc;
 }
 
 static gcu_result stream_new(CUstream *out, const sim_ctx *c, unsigned flags, int priority)
@@ -215,8 +210,7 @@ static gcu_result create_in_current(int sym, CUstream *stream, unsigned flags, i
 {
     SIM_BEGIN_SYM(sym, true);
     SIM_FAIL_IF(!stream || (flags & ~(unsigned)GCU_STREAM_NON_BLOCKING), GCU_ERROR_INVALID_VALUE);
-    sim_ctx c;
-    SIM_CHECK(sim_ctx_current(&c));
+    SIM_CTX(c, sim_ctx_current(&c));
     SIM_CHECK(stream_new(stream, &c, flags, priority));
     SIM_END();
 }
@@ -244,10 +238,8 @@ gcu_result sim_cuStreamCreateWithPriority(CUstream *stream, unsigned int flags, 
 gcu_result sim_cuGreenCtxStreamCreate(CUstream *stream, CUgreenCtx ctx, unsigned int flags,
                                       int priority)
 {
-    SIM_BEGIN(cuGreenCtxStreamCreate);
-    SIM_FAIL_IF(!stream || flags != GCU_STREAM_NON_BLOCKING, GCU_ERROR_INVALID_VALUE);
-    sim_green *g = sim_green_get(ctx);
-    SIM_FAIL_IF(!g, GCU_ERROR_INVALID_HANDLE);
+    SIM_BEGIN_ARGS(cuGreenCtxStreamCreate, !stream || flags != GCU_STREAM_NON_BLOCKING);
+    SIM_LOOKUP(sim_green, g, sim_green_get(ctx));
     sim_ctx c = {g->dev, g};
     SIM_CHECK(stream_new(stream, &c, flags, priority));
     SIM_END();
@@ -256,8 +248,7 @@ gcu_result sim_cuGreenCtxStreamCreate(CUstream *stream, CUgreenCtx ctx, unsigned
 gcu_result sim_cuStreamDestroy(CUstream stream)
 {
     SIM_BEGIN(cuStreamDestroy);
-    sim_stream *s = created_stream(stream);
-    SIM_FAIL_IF(!s, GCU_ERROR_INVALID_HANDLE);
+    SIM_LOOKUP(sim_stream, s, created_stream(stream));
     /* A 13.0 driver already freed it with its green context and says so; 13.1 destroys a
      * detached stream normally. */
     if (stream_gone(s) == GCU_ERROR_CONTEXT_IS_DESTROYED)
@@ -315,12 +306,9 @@ gcu_result sim_cuStreamQuery(CUstream stream)
 
 gcu_result sim_cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int flags)
 {
-    SIM_BEGIN(cuStreamWaitEvent);
-    SIM_FAIL_IF(flags > 1, GCU_ERROR_INVALID_VALUE);
-    sim_ctx c;
-    SIM_CHECK(sim_stream_ctx(stream, &c));
-    const sim_event *e = event_get(event);
-    SIM_FAIL_IF(!e, GCU_ERROR_INVALID_HANDLE);
+    SIM_BEGIN_ARGS(cuStreamWaitEvent, flags > 1);
+    SIM_CTX(c, sim_stream_ctx(stream, &c));
+    SIM_LOOKUP(const sim_event, e, event_get(event));
     sim_stream *s = created_stream(stream);
     if (s)
         s->waited_for[s->waits++ % SIM_WAITS_KEPT] = e->recorded_on;
@@ -340,30 +328,26 @@ GCTXSIM_API int gctxsim_stream_waits(CUstream stream, CUstream *waited_for, int 
 
 gcu_result sim_cuStreamGetPriority(CUstream stream, int *priority)
 {
-    SIM_BEGIN(cuStreamGetPriority);
-    SIM_FAIL_IF(!priority, GCU_ERROR_INVALID_VALUE);
-    const sim_stream *s;
-    SIM_CHECK(stream_get(stream, &s));
+    SIM_BEGIN_ARGS(cuStreamGetPriority, !priority);
+    SIM_CTX(c, sim_stream_ctx(stream, &c));
+    const sim_stream *s = created_stream(stream); /* NULL: a default stream */
     *priority = s ? s->priority : 0;
     SIM_END();
 }
 
 gcu_result sim_cuStreamGetFlags(CUstream stream, unsigned int *flags)
 {
-    SIM_BEGIN(cuStreamGetFlags);
-    SIM_FAIL_IF(!flags, GCU_ERROR_INVALID_VALUE);
-    const sim_stream *s;
-    SIM_CHECK(stream_get(stream, &s));
+    SIM_BEGIN_ARGS(cuStreamGetFlags, !flags);
+    SIM_CTX(c, sim_stream_ctx(stream, &c));
+    const sim_stream *s = created_stream(stream);
     *flags = s ? s->flags : 0;
     SIM_END();
 }
 
 gcu_result sim_cuStreamGetGreenCtx(CUstream stream, CUgreenCtx *ctx)
 {
-    SIM_BEGIN(cuStreamGetGreenCtx);
-    SIM_FAIL_IF(!ctx, GCU_ERROR_INVALID_VALUE);
-    sim_ctx c;
-    SIM_CHECK(sim_stream_ctx(stream, &c));
+    SIM_BEGIN_ARGS(cuStreamGetGreenCtx, !ctx);
+    SIM_CTX(c, sim_stream_ctx(stream, &c));
     *ctx = c.green ? (CUgreenCtx)sim_pool_handle(&sim_greens, c.green, SIM_TAG_GREEN) : NULL;
     SIM_END();
 }
@@ -374,8 +358,7 @@ gcu_result sim_cuStreamGetDevResource(CUstream stream, gcu_dev_resource *resourc
     SIM_BEGIN(cuStreamGetDevResource);
     /* Streams expose only their SMs; workqueue types are refused (13.1 docs). */
     SIM_FAIL_IF(type != GCU_DEV_RESOURCE_TYPE_SM, GCU_ERROR_INVALID_RESOURCE_TYPE);
-    sim_ctx c;
-    SIM_CHECK(sim_stream_ctx(stream, &c));
+    SIM_CTX(c, sim_stream_ctx(stream, &c));
     SIM_CHECK(sim_res_of_context(resource, (int)type, &c));
     SIM_END();
 }
@@ -384,10 +367,8 @@ gcu_result sim_cuStreamGetDevResource(CUstream stream, gcu_dev_resource *resourc
 
 gcu_result sim_cuEventCreate(CUevent *event, unsigned int flags)
 {
-    SIM_BEGIN(cuEventCreate);
-    SIM_FAIL_IF(!event || flags > 7, GCU_ERROR_INVALID_VALUE);
-    sim_ctx c;
-    SIM_CHECK(sim_ctx_current(&c));
+    SIM_BEGIN_ARGS(cuEventCreate, !event || flags > 7);
+    SIM_CTX(c, sim_ctx_current(&c));
     uintptr_t handle;
     sim_event *e = sim_pool_alloc(&events, &handle);
     SIM_FAIL_IF(!e, GCU_ERROR_OUT_OF_MEMORY);
@@ -400,8 +381,7 @@ gcu_result sim_cuEventCreate(CUevent *event, unsigned int flags)
 gcu_result sim_cuEventDestroy(CUevent event)
 {
     SIM_BEGIN(cuEventDestroy);
-    sim_event *e = event_get(event);
-    SIM_FAIL_IF(!e, GCU_ERROR_INVALID_HANDLE);
+    SIM_LOOKUP(sim_event, e, event_get(event));
     sim_pool_free(e);
     SIM_END();
 }
@@ -409,10 +389,8 @@ gcu_result sim_cuEventDestroy(CUevent event)
 gcu_result sim_cuEventRecord(CUevent event, CUstream stream)
 {
     SIM_BEGIN(cuEventRecord);
-    sim_event *e = event_get(event);
-    SIM_FAIL_IF(!e, GCU_ERROR_INVALID_HANDLE);
-    sim_ctx c;
-    SIM_CHECK(sim_stream_ctx(stream, &c));
+    SIM_LOOKUP(sim_event, e, event_get(event));
+    SIM_CTX(c, sim_stream_ctx(stream, &c));
     SIM_FAIL_IF(c.dev != e->dev, GCU_ERROR_INVALID_HANDLE);
     sim_count_default_stream(SIM_SYM_cuEventRecord, stream);
     e->recorded = true;
@@ -432,8 +410,7 @@ gcu_result sim_cuEventQuery(CUevent event) { return wait_or_query(SIM_SYM_cuEven
 
 gcu_result sim_cuEventElapsedTime(float *ms, CUevent start, CUevent end)
 {
-    SIM_BEGIN(cuEventElapsedTime);
-    SIM_FAIL_IF(!ms, GCU_ERROR_INVALID_VALUE);
+    SIM_BEGIN_ARGS(cuEventElapsedTime, !ms);
     const sim_event *a = event_get(start), *b = event_get(end);
     SIM_FAIL_IF(!a || !b || !a->recorded || !b->recorded ||
                     ((a->flags | b->flags) & GCU_EVENT_DISABLE_TIMING),
