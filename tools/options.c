@@ -167,8 +167,14 @@ int greenctx_args_next(greenctx_args *args, const greenctx_option *own)
             args->ended = 1;
             continue;
         }
-        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0)
-            return GREENCTX_ARG_HELP;
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            if (!args->opts->usage)
+                return GREENCTX_ARG_HELP;
+            for (const char *const *part = args->opts->usage; *part; part++)
+                fputs(*part, stdout);
+            args->rc = GREENCTX_EXIT_HELP;
+            return GREENCTX_ARG_STOP;
+        }
         const char *equals = strchr(arg, '=');
         size_t len = equals ? (size_t)(equals - arg) : strlen(arg);
         int id = lookup(own, arg, len);

@@ -12,7 +12,7 @@
  *     for (;;) {
  *         int id = greenctx_args_next(&args, own_options);
  *         if (id == GREENCTX_ARG_END) break;
- *         if (id == GREENCTX_ARG_HELP) { usage(stdout); return GREENCTX_EXIT_OK; }
+ *         if (id == GREENCTX_ARG_HELP) { usage(stdout); return GREENCTX_EXIT_OK; } // usage NULL
  *         if (id == GREENCTX_ARG_STOP) return args.rc;       // message printed
  *         if (id == GREENCTX_ARG_POSITIONAL) use(args.value);
  *         else                               own option `id`, its value in args.value
@@ -57,7 +57,8 @@ typedef struct greenctx_args {
 enum {
     GREENCTX_ARG_END = -1,        /* no arguments left */
     GREENCTX_ARG_POSITIONAL = -2, /* args.value is a positional argument */
-    GREENCTX_ARG_HELP = -3,       /* --help or -h: print the usage, exit 0 */
+    GREENCTX_ARG_HELP = -3,       /* --help or -h without opts->usage: print the usage, exit 0
+                                     (with it, the parser prints it: STOP, GREENCTX_EXIT_HELP) */
     GREENCTX_ARG_STOP = -4        /* a message was printed: exit with args.rc */
 };
 

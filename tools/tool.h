@@ -34,8 +34,11 @@ int greenctx_cmd_run(int argc, char **argv, greenctx_tool_options *opts);
 int greenctx_cmd_ps(int argc, char **argv, greenctx_tool_options *opts);
 int greenctx_cmd_mps(int argc, char **argv, greenctx_tool_options *opts);
 
-/* Each command's own options (the shared ones come on top), and what else the completions
- * offer: mps's actions. */
+/* Each command's --help (greenctx_tool_options.usage), its own options (the shared ones come
+ * on top), and what else the completions offer: mps's actions. */
+extern const char *const greenctx_info_usage[], *const greenctx_plan_usage[],
+    *const greenctx_map_usage[], *const greenctx_run_usage[], *const greenctx_ps_usage[],
+    *const greenctx_mps_usage[];
 extern const greenctx_option greenctx_info_options[];
 extern const greenctx_option tool_split_options[]; /* plan's and map's (groups.c) */
 extern const greenctx_option greenctx_run_options[];
@@ -52,6 +55,7 @@ typedef struct greenctx_command {
     const char *name;
     greenctx_command_fn run;
     const char *help;
+    const char *const *usage;       /* its --help (NULL: the command prints its own) */
     const greenctx_option *options; /* its own ({NULL}-terminated; NULL: the shared ones only) */
     const char *const *words;       /* what its first argument may be (NULL-terminated), or NULL */
     int flags;                      /* GREENCTX_COMMAND_* */
