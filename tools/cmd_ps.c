@@ -14,8 +14,8 @@
 
 #define MAX_EVENTS 64
 
-/* Under MPS every client sees its own SMs numbered from 0 (two clients on disjoint claims
- * both saw %smid 0-63 on the H200): a physical id printed here would be wrong. */
+/* Under MPS every client sees its own SMs numbered from 0: a physical id printed here would
+ * be wrong. */
 static const char sm_ids_note[] =
     "physical SM ids are not shown: under MPS %smid is renumbered per client, so no process "
     "can know another's; the claims' granules are disjoint";
