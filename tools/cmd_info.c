@@ -135,15 +135,17 @@ static void print_info(const greenctx_tool_options *opts, int count,
     }
 }
 
-const greenctx_option greenctx_info_options[] = {{"--sizes", NULL},
-                                                 {"--query", "fields, e.g. index,uuid,pci.bus_id"},
-                                                 {"--format", "csv or csv,noheader"},
-                                                 {"--help-query", NULL},
-                                                 {NULL, NULL}};
+enum { OPT_SIZES, OPT_QUERY, OPT_FORMAT, OPT_HELP_QUERY, NB_INFO_OPTIONS };
+const greenctx_option greenctx_info_options[] = {
+    [OPT_SIZES] = {"--sizes", NULL},
+    [OPT_QUERY] = {"--query", "fields, e.g. index,uuid,pci.bus_id"},
+    [OPT_FORMAT] = {"--format", "csv or csv,noheader"},
+    [OPT_HELP_QUERY] = {"--help-query", NULL},
+    [NB_INFO_OPTIONS] = {NULL, NULL},
+};
 
 int greenctx_cmd_info(int argc, char **argv, greenctx_tool_options *opts)
 {
-    enum { OPT_SIZES, OPT_QUERY, OPT_FORMAT, OPT_HELP_QUERY };
     const greenctx_option *own = greenctx_info_options;
     int sizes = 0, noheader = 0;
     const char *query = NULL, *format = NULL;

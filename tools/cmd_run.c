@@ -70,22 +70,24 @@ const char *const greenctx_run_usage[] = {
     "  e.g. greenctx run --sms 64 -- ./server & greenctx run --sms rest -- ./batch\n",
     group_syntax_help, NULL};
 
-/* In the order of parse_args's enum. The report and the chart are files the completions
- * offer; a GROUP, a size or a label is for the user to write. */
+/* The report and the chart are files the completions offer; a GROUP, a size or a label is
+ * for the user to write. */
+enum { SMS, SWEEP, ROUND, REPORT, SVG, WAIT, SHARED, LABEL, MEMORY, NO_INHERIT, DEVICE_SMS, CLASS,
+       NB_RUN_OPTIONS };
 const greenctx_option greenctx_run_options[] = {
-    {"--sms", "a GROUP (16, 25%, ...), all, or DEV=GROUP,DEV=GROUP"},
-    {"--sweep", "sizes, e.g. 16,32,64,all"},
-    {"--round", greenctx_values_round},
-    {"--report", greenctx_values_file},
-    {"--svg", greenctx_values_file},
-    {"--wait", "[=SECONDS]"},
-    {"--shared", NULL},
-    {"--label", "a text for greenctx ps"},
-    {"--memory", "a size such as 16G or 512M"},
-    {"--no-inherit", NULL},
-    {"--device-sms", RUN_DEVICE_SMS_VALUES},
-    {"--class", "latency[:2.5ms|:1.1x] or best-effort"},
-    {NULL, NULL},
+    [SMS] = {"--sms", "a GROUP (16, 25%, ...), all, or DEV=GROUP,DEV=GROUP"},
+    [SWEEP] = {"--sweep", "sizes, e.g. 16,32,64,all"},
+    [ROUND] = {"--round", greenctx_values_round},
+    [REPORT] = {"--report", greenctx_values_file},
+    [SVG] = {"--svg", greenctx_values_file},
+    [WAIT] = {"--wait", "[=SECONDS]"},
+    [SHARED] = {"--shared", NULL},
+    [LABEL] = {"--label", "a text for greenctx ps"},
+    [MEMORY] = {"--memory", "a size such as 16G or 512M"},
+    [NO_INHERIT] = {"--no-inherit", NULL},
+    [DEVICE_SMS] = {"--device-sms", RUN_DEVICE_SMS_VALUES},
+    [CLASS] = {"--class", "latency[:2.5ms|:1.1x] or best-effort"},
+    [NB_RUN_OPTIONS] = {NULL, NULL},
 };
 
 /* --class: "best-effort", "latency", "latency:2.5ms" or "latency:1.1x"; -1 otherwise. */
@@ -118,8 +120,6 @@ static int parse_class(const char *text, run_options *a)
  * follows it is the program's, options or not. */
 static int parse_args(int argc, char **argv, greenctx_tool_options *opts, run_options *a)
 {
-    enum { SMS, SWEEP, ROUND, REPORT, SVG, WAIT, SHARED, LABEL, MEMORY, NO_INHERIT, DEVICE_SMS,
-           CLASS };
     memset(a, 0, sizeof *a);
     a->device_sms = RUN_DEVICE_SMS_PARTITION;
     greenctx_args args;

@@ -150,13 +150,14 @@ static int cmd_help(int argc, char **argv, greenctx_tool_options *opts)
 }
 
 /* The options only the tool takes, before the command (the two --generate ones make the
- * man page and the completions at build time, and are not in the usage), in the order of
- * tool.h's GREENCTX_GLOBAL_*. */
-const greenctx_option greenctx_global_options[] = {{"--version", NULL},
-                                                   {"-V", NULL},
-                                                   {"--generate-man", NULL},
-                                                   {"--generate-completion", "bash or zsh"},
-                                                   {NULL, NULL}};
+ * man page and the completions at build time, and are not in the usage). */
+const greenctx_option greenctx_global_options[] = {
+    [GREENCTX_GLOBAL_VERSION] = {"--version", NULL},
+    [GREENCTX_GLOBAL_VERSION_SHORT] = {"-V", NULL},
+    [GREENCTX_GLOBAL_MAN] = {"--generate-man", NULL},
+    [GREENCTX_GLOBAL_COMPLETION] = {"--generate-completion", "bash or zsh"},
+    [GREENCTX_NB_GLOBAL] = {NULL, NULL},
+};
 
 char *greenctx_tool_capture_usage(const greenctx_command *c)
 {

@@ -72,7 +72,8 @@ enum {
     GREENCTX_GLOBAL_VERSION,
     GREENCTX_GLOBAL_VERSION_SHORT,
     GREENCTX_GLOBAL_MAN,
-    GREENCTX_GLOBAL_COMPLETION
+    GREENCTX_GLOBAL_COMPLETION,
+    GREENCTX_NB_GLOBAL
 };
 void greenctx_tool_usage(FILE *out);
 /* What command c's --help (or, for NULL, the tool's usage) prints, NUL-terminated; NULL when
