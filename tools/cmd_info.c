@@ -52,27 +52,26 @@ static void print_device_json(json_writer *w, const gctx_device_info *d, const i
     json_close(w);
 }
 
-static void usage(void)
-{
-    printf("usage: greenctx info [--device N|UUID] [--json] [--sizes]\n"
-           "       greenctx info [--device N|UUID] --query FIELD[,FIELD...] [--format "
-           "csv[,noheader]]\n"
-           "\n"
-           "What the driver offers: its version, each device's SMs with the smallest partition\n"
-           "it gives and the co-scheduled alignment (partitions come in multiples of it), and\n"
-           "which green-context features this driver has.\n"
-           "\n"
-           "  --device N    only device N (default: every device), or the one with this UUID\n"
-           "                (GPU-..., or its start) or PCI bus id, as nvidia-smi -i takes them\n"
-           "  --json        one JSON document on stdout\n"
-           "  --sizes       every partition size each device gives, and how many fit at once\n"
-           "  --query F,F   only these fields of each device, one line each (--help-query\n"
-           "                lists them: index, name, uuid, pci.bus_id, sms, driver_branch, ...)\n"
-           "  --format csv  with --query: comma-separated with a header line (csv,noheader:\n"
-           "                without it), as nvidia-smi --format takes it\n"
-           "e.g. greenctx info    greenctx --sim h200,a100@12050 info --device 1\n"
-           "     greenctx info --query index,uuid,pci.bus_id --format csv,noheader\n");
-}
+const char *const greenctx_info_usage[] = {
+    "usage: greenctx info [--device N|UUID] [--json] [--sizes]\n"
+    "       greenctx info [--device N|UUID] --query FIELD[,FIELD...] [--format "
+    "csv[,noheader]]\n"
+    "\n"
+    "What the driver offers: its version, each device's SMs with the smallest partition\n"
+    "it gives and the co-scheduled alignment (partitions come in multiples of it), and\n"
+    "which green-context features this driver has.\n"
+    "\n"
+    "  --device N    only device N (default: every device), or the one with this UUID\n"
+    "                (GPU-..., or its start) or PCI bus id, as nvidia-smi -i takes them\n"
+    "  --json        one JSON document on stdout\n"
+    "  --sizes       every partition size each device gives, and how many fit at once\n"
+    "  --query F,F   only these fields of each device, one line each (--help-query\n"
+    "                lists them: index, name, uuid, pci.bus_id, sms, driver_branch, ...)\n"
+    "  --format csv  with --query: comma-separated with a header line (csv,noheader:\n"
+    "                without it), as nvidia-smi --format takes it\n"
+    "e.g. greenctx info    greenctx --sim h200,a100@12050 info --device 1\n"
+    "     greenctx info --query index,uuid,pci.bus_id --format csv,noheader\n",
+    NULL};
 
 /* The text or JSON of plain `greenctx info`. */
 static void print_info(const greenctx_tool_options *opts, int count,
@@ -136,15 +135,17 @@ static void print_info(const greenctx_tool_options *opts, int count,
     }
 }
 
-const greenctx_option greenctx_info_options[] = {{"--sizes", NULL},
-                                                 {"--query", "fields, e.g. index,uuid,pci.bus_id"},
-                                                 {"--format", "csv or csv,noheader"},
-                                                 {"--help-query", NULL},
-                                                 {NULL, NULL}};
+enum { OPT_SIZES, OPT_QUERY, OPT_FORMAT, OPT_HELP_QUERY, NB_INFO_OPTIONS };
+const greenctx_option greenctx_info_options[] = {
+    [OPT_SIZES] = {"--sizes", NULL},
+    [OPT_QUERY] = {"--query", "fields, e.g. index,uuid,pci.bus_id"},
+    [OPT_FORMAT] = {"--format", "csv or csv,noheader"},
+    [OPT_HELP_QUERY] = {"--help-query", NULL},
+    [NB_INFO_OPTIONS] = {NULL, NULL},
+};
 
 int greenctx_cmd_info(int argc, char **argv, greenctx_tool_options *opts)
 {
-    enum { OPT_SIZES, OPT_QUERY, OPT_FORMAT, OPT_HELP_QUERY };
     const greenctx_option *own = greenctx_info_options;
     int sizes = 0, noheader = 0;
     const char *query = NULL, *format = NULL;
@@ -152,10 +153,6 @@ int greenctx_cmd_info(int argc, char **argv, greenctx_tool_options *opts)
     greenctx_args args;
     greenctx_args_begin(&args, argc, argv, opts);
     for (int id; (id = greenctx_args_next(&args, own)) != GREENCTX_ARG_END;) {
-        if (id == GREENCTX_ARG_HELP) {
-            usage();
-            return GREENCTX_EXIT_OK;
-        }
         if (id == GREENCTX_ARG_STOP)
             return args.rc;
         if (id == OPT_SIZES) {

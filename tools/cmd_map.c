@@ -99,7 +99,7 @@ int greenctx_cmd_map(int argc, char **argv, greenctx_tool_options *opts)
     tool_split_setup st;
     int rc = tool_split_setup_begin(argc, argv, opts, &st);
     if (rc != GREENCTX_EXIT_OK)
-        return rc == TOOL_SPLIT_HELP_SHOWN ? GREENCTX_EXIT_OK : rc;
+        return rc;
     unsigned n = st.request.nb_groups;
     gctx_partition **parts = calloc(n + 1, sizeof *parts);
     mapped *maps = calloc(n + 1, sizeof *maps);

@@ -21,26 +21,23 @@ typedef struct mps_setup {
     mps_control control;
 } mps_setup;
 
-static void usage(FILE *out)
-{
-    fprintf(out,
-            "usage: greenctx mps start|stop|status [--print-env] [--json]\n"
-            "\n"
-            "Your own MPS control daemon, so that tenants on disjoint SM claims (greenctx run)\n"
-            "run side by side instead of time-sliced. Its pipe and log directories are\n"
-            "<runtime>/mps/pipe and <runtime>/mps/log (runtime: $GREENCTX_RUNTIME_DIR, else\n"
-            "/var/tmp/greenctx-UID), each your own. Nothing else changes: not the GPU's\n"
-            "compute mode, not any setting.\n"
-            "  start        starts `%s -d`; prints the export line clients need\n"
-            "  stop         sends it `quit`\n"
-            "  status       running or not, and its MPS servers (get_server_list); exit 0 when\n"
-            "               running, 1 when not\n"
-            "  --print-env  start, status: only the export lines, for\n"
-            "               eval \"$(greenctx mps start --print-env)\"\n"
-            "GREENCTX_MPS_CONTROL names another control program (a path). Under MPS a fatal\n"
-            "fault in one client reaches every client of the server (docs/tenants.md).\n",
-            MPS_CONTROL_NAME);
-}
+const char *const greenctx_mps_usage[] = {
+    "usage: greenctx mps start|stop|status [--print-env] [--json]\n"
+    "\n"
+    "Your own MPS control daemon, so that tenants on disjoint SM claims (greenctx run)\n"
+    "run side by side instead of time-sliced. Its pipe and log directories are\n"
+    "<runtime>/mps/pipe and <runtime>/mps/log (runtime: $GREENCTX_RUNTIME_DIR, else\n"
+    "/var/tmp/greenctx-UID), each your own. Nothing else changes: not the GPU's\n"
+    "compute mode, not any setting.\n"
+    "  start        starts `" MPS_CONTROL_NAME " -d`; prints the export line clients need\n"
+    "  stop         sends it `quit`\n"
+    "  status       running or not, and its MPS servers (get_server_list); exit 0 when\n"
+    "               running, 1 when not\n"
+    "  --print-env  start, status: only the export lines, for\n"
+    "               eval \"$(greenctx mps start --print-env)\"\n"
+    "GREENCTX_MPS_CONTROL names another control program (a path). Under MPS a fatal\n"
+    "fault in one client reaches every client of the server (docs/tenants.md).\n",
+    NULL};
 
 /* The library's rule for the runtime directory (include/greenctx_claims.h). */
 static int resolve_runtime(mps_setup *m)
@@ -235,10 +232,6 @@ int greenctx_cmd_mps(int argc, char **argv, greenctx_tool_options *opts)
     const char *action = NULL;
     int print_env_only = 0;
     for (int id; (id = greenctx_args_next(&args, own)) != GREENCTX_ARG_END;) {
-        if (id == GREENCTX_ARG_HELP) {
-            usage(stdout);
-            return GREENCTX_EXIT_OK;
-        }
         if (id == GREENCTX_ARG_STOP)
             return args.rc;
         if (id == PRINT_ENV)

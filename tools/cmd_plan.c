@@ -139,7 +139,7 @@ int greenctx_cmd_plan(int argc, char **argv, greenctx_tool_options *opts)
     tool_split_setup st;
     int rc = tool_split_setup_begin(argc, argv, opts, &st);
     if (rc != GREENCTX_EXIT_OK)
-        return rc == TOOL_SPLIT_HELP_SHOWN ? GREENCTX_EXIT_OK : rc;
+        return rc;
     gctx_split_plan plan = GCTX_SPLIT_PLAN_INIT;
     gctx_group_plan *groups = calloc(st.request.nb_groups, sizeof *groups);
     int *claim = calloc(st.request.nb_groups, sizeof *claim);

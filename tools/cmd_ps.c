@@ -14,31 +14,29 @@
 
 #define MAX_EVENTS 64
 
-/* Under MPS every client sees its own SMs numbered from 0 (two clients on disjoint claims
- * both saw %smid 0-63 on the H200): a physical id printed here would be wrong. */
+/* Under MPS every client sees its own SMs numbered from 0: a physical id printed here would
+ * be wrong. */
 static const char sm_ids_note[] =
     "physical SM ids are not shown: under MPS %smid is renumbered per client, so no process "
     "can know another's; the claims' granules are disjoint";
 
-static void usage(FILE *out)
-{
-    fprintf(out,
-            "usage: greenctx ps [--device N] [--json]\n"
-            "\n"
-            "The tenants of each GPU: every SM claim (greenctx run, gctx_claim_acquire) with its\n"
-            "holder's pid, user, command, label, SMs, granules and since when; the free SMs;\n"
-            "whether an MPS daemon answers (tenants run side by side only under MPS); the\n"
-            "registry's recent events (a holder that died holding SMs, a fault it reported).\n"
-            "A guarded claim (--class of greenctx run) gets a line: a latency tenant's target,\n"
-            "p99 step and pressure (step over target); what the guard holds a best-effort one\n"
-            "to and why (steps, power, hbm).\n"
-            "A claim whose holder ended is removed, never shown. The runtime directory is\n"
-            "$GREENCTX_RUNTIME_DIR, else /var/tmp/greenctx-UID.\n"
-            "Where NVML (libnvidia-ml.so.1) loads, the GPU's compute processes too, any\n"
-            "user's, with their memory. Without a CUDA driver (a login node) the claims are\n"
-            "read from the registry alone and each GPU is named by its UUID (--device UUID).\n"
-            "--json: one document, its shape in docs/tenants.md.\n");
-}
+const char *const greenctx_ps_usage[] = {
+    "usage: greenctx ps [--device N] [--json]\n"
+    "\n"
+    "The tenants of each GPU: every SM claim (greenctx run, gctx_claim_acquire) with its\n"
+    "holder's pid, user, command, label, SMs, granules and since when; the free SMs;\n"
+    "whether an MPS daemon answers (tenants run side by side only under MPS); the\n"
+    "registry's recent events (a holder that died holding SMs, a fault it reported).\n"
+    "A guarded claim (--class of greenctx run) gets a line: a latency tenant's target,\n"
+    "p99 step and pressure (step over target); what the guard holds a best-effort one\n"
+    "to and why (steps, power, hbm).\n"
+    "A claim whose holder ended is removed, never shown. The runtime directory is\n"
+    "$GREENCTX_RUNTIME_DIR, else /var/tmp/greenctx-UID.\n"
+    "Where NVML (libnvidia-ml.so.1) loads, the GPU's compute processes too, any\n"
+    "user's, with their memory. Without a CUDA driver (a login node) the claims are\n"
+    "read from the registry alone and each GPU is named by its UUID (--device UUID).\n"
+    "--json: one document, its shape in docs/tenants.md.\n",
+    NULL};
 
 typedef struct device_listing {
     int device; /* -1: listed without the driver, named by uuid alone */
@@ -426,10 +424,6 @@ int greenctx_cmd_ps(int argc, char **argv, greenctx_tool_options *opts)
     greenctx_args args;
     greenctx_args_begin(&args, argc, argv, opts);
     for (int id; (id = greenctx_args_next(&args, NULL)) != GREENCTX_ARG_END;) {
-        if (id == GREENCTX_ARG_HELP) {
-            usage(stdout);
-            return GREENCTX_EXIT_OK;
-        }
         if (id == GREENCTX_ARG_STOP)
             return args.rc;
         return greenctx_args_bad(&args, "ps takes no arguments; got '%s'", args.value);

@@ -14,79 +14,80 @@
 #include "options.h"
 #include "run_tool.h"
 
-#define RUN_HELP_SHOWN (-1)
-
 extern char **environ;
 
-static void usage(FILE *out)
-{
-    fprintf(out,
-            "usage: greenctx run [--device N] --sms REQ [--round MODE] [--report FILE.json]\n"
-            "                    [--no-inherit] [--wait[=SECONDS] | --shared] [--label TEXT]\n"
-            "                    [--class latency[:TARGET]|best-effort]\n"
-            "                    [--memory SIZE] [--device-sms MODE] -- CMD [ARGS...]\n"
-            "       greenctx run [--device N] --sweep REQ,REQ,... [--round MODE] [--json]\n"
-            "                    [--svg FILE] -- CMD [ARGS...]\n"
-            "\n"
-            "Runs an unmodified CUDA program with every kernel it launches confined to a green\n"
-            "context of REQ SMs (on every thread, stream and graph; docs/run.md).\n"
-            "  REQ            a GROUP (below) or all; without --device every device gets it, and\n"
-            "                 DEV=GROUP,DEV=GROUP gives each device its own (others are refused)\n"
-            "  --device N     confine device N only; the program may not use the others\n"
-            "  --round MODE   a count the device can't give: strict (default: refuse), down,\n"
-            "                 nearest, up\n"
-            "  --report FILE  when CMD ends, JSON of every process that used CUDA: device, SMs\n"
-            "                 and their ids, the SM count it was told, binds redirected, threads\n"
-            "  --no-inherit   programs started by a process that used CUDA are not confined\n"
-            "                 (wrappers before it, such as env or sh -c, pass confinement on)\n"
-            "  --wait[=S]     when the SMs are held by other tenants, queue for them (up to S\n"
-            "                 seconds; no value: as long as it takes) instead of refusing\n"
-            "  --shared       take no claim: other tenants may run on the same SMs (as before\n"
-            "                 claims); by default the SMs are claimed (greenctx ps lists them)\n"
-            "  --label TEXT   a name for the claim, shown by greenctx ps\n"
-            "  --class CLASS  latency[:TARGET] (TARGET 2.5ms, or 1.1x its step alone: the\n"
-            "                 default) or best-effort: best-effort tenants give way while a\n"
-            "                 latency tenant's target is at risk (docs/tenants.md, the guard)\n"
-            "  --memory SIZE  the program's device-memory limit under MPS (16G, 512M):\n"
-            "                 CUDA_MPS_PINNED_DEVICE_MEM_LIMIT; refused without an MPS daemon\n"
-            "  --sweep LIST   run CMD once per size: wall time, speed-up against the smallest\n"
-            "                 size and efficiency per SM (--json, --svg FILE)\n"
-            "  --device-sms MODE  the SM count the program is told: partition (default: the\n"
-            "                 device's SM count and SM resource are the partition's, so grids\n"
-            "                 sized by them, persistent kernels and cooperative launches, fit)\n"
-            "                 or physical (the whole device's, as without greenctx run: for a\n"
-            "                 program that indexes per-SM buffers by %%smid, which stays the\n"
-            "                 physical SM id outside MPS and can exceed the partition's count;\n"
-            "                 its kernels sized by the count then run in waves, and persistent\n"
-            "                 ones with a grid barrier hang)\n"
-            "When the program can't be confined it does not run: greenctx run exits 1 before\n"
-            "starting it, or the program is stopped with exit status %d. Tenants on disjoint\n"
-            "claims run side by side only under MPS (greenctx mps start; docs/tenants.md).\n"
-            "A claim (the default) is a count of whole granules (as greenctx info shows; on an\n"
-            "H200 multiples of 16: two tenants of 64 side by side, clusters of up to 8 SMs), a\n"
-            "share, rest (every free granule) or all; GROUPs with 0 or a suffix (:c2, :b) need\n"
-            "--shared. GREENCTX_CLAIM_GRANULES=fine: multiples of 8 on an H200, clusters of up\n"
-            "to 2 SMs.\n"
-            "  e.g. greenctx run --sms 64 -- ./server & greenctx run --sms rest -- ./batch\n%s",
-            GREENCTX_RUN_EXIT_NOT_CONFINED, group_syntax_help);
-}
+/* The exit status in the usage's text. */
+#define RUN_STR_(x) #x
+#define RUN_STR(x) RUN_STR_(x)
 
-/* In the order of parse_args's enum. The report and the chart are files the completions
- * offer; a GROUP, a size or a label is for the user to write. */
+const char *const greenctx_run_usage[] = {
+    "usage: greenctx run [--device N] --sms REQ [--round MODE] [--report FILE.json]\n"
+    "                    [--no-inherit] [--wait[=SECONDS] | --shared] [--label TEXT]\n"
+    "                    [--class latency[:TARGET]|best-effort]\n"
+    "                    [--memory SIZE] [--device-sms MODE] -- CMD [ARGS...]\n"
+    "       greenctx run [--device N] --sweep REQ,REQ,... [--round MODE] [--json]\n"
+    "                    [--svg FILE] -- CMD [ARGS...]\n"
+    "\n"
+    "Runs an unmodified CUDA program with every kernel it launches confined to a green\n"
+    "context of REQ SMs (on every thread, stream and graph; docs/run.md).\n"
+    "  REQ            a GROUP (below) or all; without --device every device gets it, and\n"
+    "                 DEV=GROUP,DEV=GROUP gives each device its own (others are refused)\n"
+    "  --device N     confine device N only; the program may not use the others\n"
+    "  --round MODE   a count the device can't give: strict (default: refuse), down,\n"
+    "                 nearest, up\n"
+    "  --report FILE  when CMD ends, JSON of every process that used CUDA: device, SMs\n"
+    "                 and their ids, the SM count it was told, binds redirected, threads\n"
+    "  --no-inherit   programs started by a process that used CUDA are not confined\n"
+    "                 (wrappers before it, such as env or sh -c, pass confinement on)\n"
+    "  --wait[=S]     when the SMs are held by other tenants, queue for them (up to S\n"
+    "                 seconds; no value: as long as it takes) instead of refusing\n"
+    "  --shared       take no claim: other tenants may run on the same SMs (as before\n"
+    "                 claims); by default the SMs are claimed (greenctx ps lists them)\n"
+    "  --label TEXT   a name for the claim, shown by greenctx ps\n"
+    "  --class CLASS  latency[:TARGET] (TARGET 2.5ms, or 1.1x its step alone: the\n"
+    "                 default) or best-effort: best-effort tenants give way while a\n"
+    "                 latency tenant's target is at risk (docs/tenants.md, the guard)\n"
+    "  --memory SIZE  the program's device-memory limit under MPS (16G, 512M):\n"
+    "                 CUDA_MPS_PINNED_DEVICE_MEM_LIMIT; refused without an MPS daemon\n"
+    "  --sweep LIST   run CMD once per size: wall time, speed-up against the smallest\n"
+    "                 size and efficiency per SM (--json, --svg FILE)\n"
+    "  --device-sms MODE  the SM count the program is told: partition (default: the\n"
+    "                 device's SM count and SM resource are the partition's, so grids\n"
+    "                 sized by them, persistent kernels and cooperative launches, fit)\n"
+    "                 or physical (the whole device's, as without greenctx run: for a\n"
+    "                 program that indexes per-SM buffers by %smid, which stays the\n"
+    "                 physical SM id outside MPS and can exceed the partition's count;\n"
+    "                 its kernels sized by the count then run in waves, and persistent\n"
+    "                 ones with a grid barrier hang)\n"
+    "When the program can't be confined it does not run: greenctx run exits 1 before\n"
+    "starting it, or the program is stopped with exit status " RUN_STR(GREENCTX_RUN_EXIT_NOT_CONFINED) ". Tenants on disjoint\n"
+    "claims run side by side only under MPS (greenctx mps start; docs/tenants.md).\n"
+    "A claim (the default) is a count of whole granules (as greenctx info shows; on an\n"
+    "H200 multiples of 16: two tenants of 64 side by side, clusters of up to 8 SMs), a\n"
+    "share, rest (every free granule) or all; GROUPs with 0 or a suffix (:c2, :b) need\n"
+    "--shared. GREENCTX_CLAIM_GRANULES=fine: multiples of 8 on an H200, clusters of up\n"
+    "to 2 SMs.\n"
+    "  e.g. greenctx run --sms 64 -- ./server & greenctx run --sms rest -- ./batch\n",
+    group_syntax_help, NULL};
+
+/* The report and the chart are files the completions offer; a GROUP, a size or a label is
+ * for the user to write. */
+enum { SMS, SWEEP, ROUND, REPORT, SVG, WAIT, SHARED, LABEL, MEMORY, NO_INHERIT, DEVICE_SMS, CLASS,
+       NB_RUN_OPTIONS };
 const greenctx_option greenctx_run_options[] = {
-    {"--sms", "a GROUP (16, 25%, ...), all, or DEV=GROUP,DEV=GROUP"},
-    {"--sweep", "sizes, e.g. 16,32,64,all"},
-    {"--round", greenctx_values_round},
-    {"--report", greenctx_values_file},
-    {"--svg", greenctx_values_file},
-    {"--wait", "[=SECONDS]"},
-    {"--shared", NULL},
-    {"--label", "a text for greenctx ps"},
-    {"--memory", "a size such as 16G or 512M"},
-    {"--no-inherit", NULL},
-    {"--device-sms", RUN_DEVICE_SMS_VALUES},
-    {"--class", "latency[:2.5ms|:1.1x] or best-effort"},
-    {NULL, NULL},
+    [SMS] = {"--sms", "a GROUP (16, 25%, ...), all, or DEV=GROUP,DEV=GROUP"},
+    [SWEEP] = {"--sweep", "sizes, e.g. 16,32,64,all"},
+    [ROUND] = {"--round", greenctx_values_round},
+    [REPORT] = {"--report", greenctx_values_file},
+    [SVG] = {"--svg", greenctx_values_file},
+    [WAIT] = {"--wait", "[=SECONDS]"},
+    [SHARED] = {"--shared", NULL},
+    [LABEL] = {"--label", "a text for greenctx ps"},
+    [MEMORY] = {"--memory", "a size such as 16G or 512M"},
+    [NO_INHERIT] = {"--no-inherit", NULL},
+    [DEVICE_SMS] = {"--device-sms", RUN_DEVICE_SMS_VALUES},
+    [CLASS] = {"--class", "latency[:2.5ms|:1.1x] or best-effort"},
+    [NB_RUN_OPTIONS] = {NULL, NULL},
 };
 
 /* --class: "best-effort", "latency", "latency:2.5ms" or "latency:1.1x"; -1 otherwise. */
@@ -119,8 +120,6 @@ static int parse_class(const char *text, run_options *a)
  * follows it is the program's, options or not. */
 static int parse_args(int argc, char **argv, greenctx_tool_options *opts, run_options *a)
 {
-    enum { SMS, SWEEP, ROUND, REPORT, SVG, WAIT, SHARED, LABEL, MEMORY, NO_INHERIT, DEVICE_SMS,
-           CLASS };
     memset(a, 0, sizeof *a);
     a->device_sms = RUN_DEVICE_SMS_PARTITION;
     greenctx_args args;
@@ -129,7 +128,6 @@ static int parse_args(int argc, char **argv, greenctx_tool_options *opts, run_op
                  (id = greenctx_args_next(&args, greenctx_run_options)) != GREENCTX_ARG_END;) {
         int refused = 0;
         switch (id) {
-        case GREENCTX_ARG_HELP: usage(stdout); return RUN_HELP_SHOWN;
         case GREENCTX_ARG_STOP: return args.rc;
         case GREENCTX_ARG_POSITIONAL: a->command = argv + args.next - 1; break;
         case SMS: a->sms = args.value; break;
@@ -306,7 +304,7 @@ int greenctx_cmd_run(int argc, char **argv, greenctx_tool_options *opts)
     job.opts = opts;
     int rc = parse_args(argc, argv, opts, &job.options);
     if (rc != GREENCTX_EXIT_OK)
-        return rc == RUN_HELP_SHOWN ? GREENCTX_EXIT_OK : rc;
+        return rc;
     text_join_words(job.options.command, job.command_text, sizeof job.command_text);
     /* The program's own LD_PRELOAD, before a run sets it (a sweep sets it for every size). */
     const char *own = getenv("LD_PRELOAD");

@@ -17,7 +17,8 @@
 enum {
     GREENCTX_EXIT_OK = 0,     /* done */
     GREENCTX_EXIT_FAILED = 1, /* the command ran and failed (no driver, driver error, ...) */
-    GREENCTX_EXIT_USAGE = 2   /* bad command line */
+    GREENCTX_EXIT_USAGE = 2,  /* bad command line */
+    GREENCTX_EXIT_HELP = -1   /* --help printed the usage: a command stops, the tool exits 0 */
 };
 
 /* What the shared options (before or after the command, tools/options.h) decided. */
@@ -36,6 +37,8 @@ typedef struct greenctx_tool_options {
     int json;               /* --json */
     int banner_on_stderr;   /* the simulated-driver banner goes to stderr, not stdout: a
                                command whose stdout is not its own (run: the program's) */
+    const char *const *usage; /* the command's --help, in parts (NULL-terminated): the parser
+                                 prints it (tools/options.h); NULL: --help is the command's */
 } greenctx_tool_options;
 
 /* ---- tool_common.c ---- */
@@ -81,7 +84,7 @@ int greenctx_driver_simulated(void);
  * when empty); returns GREENCTX_EXIT_FAILED. */
 int greenctx_tool_fail(const greenctx_tool_options *opts, gctx_status status);
 
-/* A program's exit code from its command's: under --json a failure that printed no document
+/* A program's exit code from its command's (GREENCTX_EXIT_HELP is 0): under --json a failure that printed no document
  * prints the error document; a failed write of stdout (a full disk, a closed pipe) fails. */
 int greenctx_tool_finish(const greenctx_tool_options *opts, int rc);
 

@@ -16,20 +16,20 @@ static int cmd_help(int argc, char **argv, greenctx_tool_options *opts);
  * runs greenctx-bench, whose options are its own: the completions offer the shared ones. */
 const greenctx_command greenctx_commands[] = {
     {"info", greenctx_cmd_info, "the driver, each device's SM rules and the feature matrix",
-     greenctx_info_options, NULL, 0},
+     greenctx_info_usage, greenctx_info_options, NULL, 0},
     {"plan", greenctx_cmd_plan, "dry-run a split: what each group would get (plan 24 40 rest)",
-     tool_split_options, NULL, 0},
+     greenctx_plan_usage, tool_split_options, NULL, 0},
     {"bench", greenctx_cmd_bench, "measured isolation, scaling, overhead and overlap (needs a GPU)",
-     NULL, NULL, 0},
+     NULL, NULL, NULL, 0},
     {"map", greenctx_cmd_map, "make the split, run a kernel on each partition, show its SMs",
-     tool_split_options, NULL, 0},
+     greenctx_map_usage, tool_split_options, NULL, 0},
     {"run", greenctx_cmd_run, "run a program confined to N SMs, or sweep sizes (run --sms 16 -- CMD)",
-     greenctx_run_options, NULL, GREENCTX_COMMAND_RUNS_PROGRAM},
+     greenctx_run_usage, greenctx_run_options, NULL, GREENCTX_COMMAND_RUNS_PROGRAM},
     {"ps", greenctx_cmd_ps, "the tenants of each GPU: SM claims, free SMs, MPS, recent events",
-     NULL, NULL, 0},
+     greenctx_ps_usage, NULL, NULL, 0},
     {"mps", greenctx_cmd_mps, "your own MPS control daemon: mps start|stop|status",
-     greenctx_mps_options, greenctx_mps_actions, 0},
-    {"help", cmd_help, "this help, or a command's (help plan)", NULL, NULL,
+     greenctx_mps_usage, greenctx_mps_options, greenctx_mps_actions, 0},
+    {"help", cmd_help, "this help, or a command's (help plan)", NULL, NULL, NULL,
      GREENCTX_COMMAND_TAKES_COMMAND},
 };
 #define NB_COMMANDS (sizeof greenctx_commands / sizeof greenctx_commands[0])
@@ -96,6 +96,7 @@ static int command_usage(const greenctx_command *c, greenctx_tool_options *opts)
     snprintf(name, sizeof name, "%s", c->name);
     char *argv[] = {name, help, NULL};
     opts->command = c->name;
+    opts->usage = c->usage;
     return c->run(2, argv, opts);
 }
 
@@ -149,13 +150,14 @@ static int cmd_help(int argc, char **argv, greenctx_tool_options *opts)
 }
 
 /* The options only the tool takes, before the command (the two --generate ones make the
- * man page and the completions at build time, and are not in the usage), in the order of
- * tool.h's GREENCTX_GLOBAL_*. */
-const greenctx_option greenctx_global_options[] = {{"--version", NULL},
-                                                   {"-V", NULL},
-                                                   {"--generate-man", NULL},
-                                                   {"--generate-completion", "bash or zsh"},
-                                                   {NULL, NULL}};
+ * man page and the completions at build time, and are not in the usage). */
+const greenctx_option greenctx_global_options[] = {
+    [GREENCTX_GLOBAL_VERSION] = {"--version", NULL},
+    [GREENCTX_GLOBAL_VERSION_SHORT] = {"-V", NULL},
+    [GREENCTX_GLOBAL_MAN] = {"--generate-man", NULL},
+    [GREENCTX_GLOBAL_COMPLETION] = {"--generate-completion", "bash or zsh"},
+    [GREENCTX_NB_GLOBAL] = {NULL, NULL},
+};
 
 char *greenctx_tool_capture_usage(const greenctx_command *c)
 {

@@ -72,6 +72,7 @@ int main(int argc, char **argv)
             return greenctx_tool_finish(&opts, greenctx_tool_help_json(&opts, c));
         if (!(c->flags & GREENCTX_COMMAND_TAKES_COMMAND)) /* help's messages are the tool's */
             opts.command = c->name;
+        opts.usage = c->usage;
         return greenctx_tool_finish(&opts, c->run(argc - i, argv + i, &opts));
     }
     return greenctx_tool_finish(&opts, greenctx_args_bad(&args,

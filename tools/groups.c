@@ -45,20 +45,19 @@ int tool_parse_groups(const greenctx_tool_options *opts, int argc, char **argv, 
     return s == GCTX_SUCCESS ? 0 : -1;
 }
 
-static void split_usage(const char *command)
-{
-    /* What the command does, in one line, before how to call it. */
-    const char *what = !strcmp(command, "plan")
-                           ? "A dry run of a split: each group's SMs, unit and claimability, "
-                             "the path, the SMs left."
-                           : "Makes the split and shows the physical SMs a kernel ran on in each "
-                             "partition.";
-    printf("usage: greenctx %s [--device N] [--json] [--round MODE] GROUP...\n"
-           "%s\n"
-           "  --round MODE  a count the device can't give: strict (default: refuse), down,\n"
-           "                nearest, up\n%s",
-           command, what, group_syntax_help);
-}
+/* Each command's usage line, what it does in one line, then what both take. */
+#define SPLIT_SYNOPSIS " [--device N] [--json] [--round MODE] GROUP...\n"
+#define SPLIT_ROUND                                                                        \
+    "  --round MODE  a count the device can't give: strict (default: refuse), down,\n"    \
+    "                nearest, up\n"
+const char *const greenctx_plan_usage[] = {
+    "usage: greenctx plan" SPLIT_SYNOPSIS "A dry run of a split: each group's SMs, unit and "
+    "claimability, the path, the SMs left.\n" SPLIT_ROUND,
+    group_syntax_help, NULL};
+const char *const greenctx_map_usage[] = {
+    "usage: greenctx map" SPLIT_SYNOPSIS "Makes the split and shows the physical SMs a kernel "
+    "ran on in each partition.\n" SPLIT_ROUND,
+    group_syntax_help, NULL};
 
 const greenctx_option tool_split_options[] = {{"--round", greenctx_values_round}, {NULL, NULL}};
 
@@ -81,10 +80,7 @@ int tool_split_setup_begin(int argc, char **argv, greenctx_tool_options *opts,
                            (id = greenctx_args_next(&args, tool_split_options)) != GREENCTX_ARG_END;) {
         if (id == GREENCTX_ARG_POSITIONAL)
             groups[nb_groups++] = argv[args.next - 1];
-        else if (id == GREENCTX_ARG_HELP) {
-            split_usage(opts->command);
-            rc = TOOL_SPLIT_HELP_SHOWN;
-        } else if (id == GREENCTX_ARG_STOP)
+        else if (id == GREENCTX_ARG_STOP)
             rc = args.rc;
         else if ((rounding = group_syntax_rounding(args.value)) < 0)
             rc = greenctx_args_refuse(&args);

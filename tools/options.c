@@ -9,14 +9,8 @@
 #include "tool.h"
 
 /* The shared options, after the command as before it (-d and -j are the short forms). */
-enum {
-    SHARED_SIM,
-    SHARED_DEVICE,
-    SHARED_JSON,
-    SHARED_VERBOSE,
-    SHARED_DEVICE_SHORT,
-    SHARED_JSON_SHORT
-};
+enum { SHARED_SIM, SHARED_DEVICE, SHARED_JSON, SHARED_VERBOSE, SHARED_DEVICE_SHORT,
+       SHARED_JSON_SHORT, NB_SHARED };
 const char greenctx_values_round[] = "strict, down, nearest or up";
 const char greenctx_values_sim[] = "MODEL[,MODEL...][@DRIVER], e.g. h200@13000";
 const char greenctx_values_device[] =
@@ -24,13 +18,13 @@ const char greenctx_values_device[] =
 const char greenctx_values_file[] = "a file name";
 
 static const greenctx_option shared[] = {
-    {"--sim", greenctx_values_sim},
-    {"--device", greenctx_values_device},
-    {"--json", NULL},
-    {"--verbose", NULL},
-    {"-d", greenctx_values_device},
-    {"-j", NULL},
-    {NULL, NULL},
+    [SHARED_SIM] = {"--sim", greenctx_values_sim},
+    [SHARED_DEVICE] = {"--device", greenctx_values_device},
+    [SHARED_JSON] = {"--json", NULL},
+    [SHARED_VERBOSE] = {"--verbose", NULL},
+    [SHARED_DEVICE_SHORT] = {"-d", greenctx_values_device},
+    [SHARED_JSON_SHORT] = {"-j", NULL},
+    [NB_SHARED] = {NULL, NULL},
 };
 
 const greenctx_option *greenctx_shared_options(void) { return shared; }
@@ -167,8 +161,14 @@ int greenctx_args_next(greenctx_args *args, const greenctx_option *own)
             args->ended = 1;
             continue;
         }
-        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0)
-            return GREENCTX_ARG_HELP;
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            if (!args->opts->usage)
+                return GREENCTX_ARG_HELP;
+            for (const char *const *part = args->opts->usage; *part; part++)
+                fputs(*part, stdout);
+            args->rc = GREENCTX_EXIT_HELP;
+            return GREENCTX_ARG_STOP;
+        }
         const char *equals = strchr(arg, '=');
         size_t len = equals ? (size_t)(equals - arg) : strlen(arg);
         int id = lookup(own, arg, len);

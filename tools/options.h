@@ -3,8 +3,8 @@
  *
  * Every option is accepted as `--name value` and as `--name=value`, before or after the
  * command. The options every command shares (--sim, --device or -d, --json or -j, --verbose,
- * --help or -h) are handled
- * here, so `greenctx plan --sim h200 24 40` and `greenctx --sim h200 plan 24 40` are the same.
+ * --help or -h: opts->usage) are handled here, so `greenctx plan --sim h200 24 40` and
+ * `greenctx --sim h200 plan 24 40` are the same.
  * A lone "--" ends the options: what follows is positional even if it starts with "-".
  *
  *     greenctx_args args;
@@ -12,8 +12,7 @@
  *     for (;;) {
  *         int id = greenctx_args_next(&args, own_options);
  *         if (id == GREENCTX_ARG_END) break;
- *         if (id == GREENCTX_ARG_HELP) { usage(stdout); return GREENCTX_EXIT_OK; }
- *         if (id == GREENCTX_ARG_STOP) return args.rc;       // message printed
+ *         if (id == GREENCTX_ARG_STOP) return args.rc; // message or --help's usage printed
  *         if (id == GREENCTX_ARG_POSITIONAL) use(args.value);
  *         else                               own option `id`, its value in args.value
  *     }
@@ -57,7 +56,8 @@ typedef struct greenctx_args {
 enum {
     GREENCTX_ARG_END = -1,        /* no arguments left */
     GREENCTX_ARG_POSITIONAL = -2, /* args.value is a positional argument */
-    GREENCTX_ARG_HELP = -3,       /* --help or -h: print the usage, exit 0 */
+    GREENCTX_ARG_HELP = -3,       /* --help or -h where opts->usage is NULL (with it, the parser
+                                     prints it and returns STOP, rc GREENCTX_EXIT_HELP) */
     GREENCTX_ARG_STOP = -4        /* a message was printed: exit with args.rc */
 };
 

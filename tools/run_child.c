@@ -149,7 +149,6 @@ int run_child_raise(int sig)
     return 128 + sig;
 }
 
-/* The same signal, so that the shell sees the program killed. */
 int run_child_exit(int status)
 {
     return WIFEXITED(status) ? WEXITSTATUS(status) : run_child_raise(WTERMSIG(status));

@@ -124,8 +124,8 @@ static char *read_part(const char *dir, const char *name)
     return text;
 }
 
-/* The merged report: the first process's part (so a program of one process reads as before)
- * with every part in "processes" and the missing ones in "processes_missing". */
+/* The merged report: the first process's part (a program of one process reads as its own
+ * part) with every part in "processes" and the missing ones in "processes_missing". */
 static void write_merged(FILE *f, long pid, const char *text, const parts *p, char **bodies,
                          size_t *nb_missing)
 {

@@ -4,13 +4,16 @@
  * Adding a command:
  * 1. write `int greenctx_cmd_NAME(int argc, char **argv, greenctx_tool_options *opts)`
  *    in tools/cmd_NAME.c (and add the file to tools/CMakeLists.txt), parsing its arguments
- *    with tools/options.h (which also takes the shared options: --sim, --device, --json);
- * 2. add one row {"NAME", greenctx_cmd_NAME, "one-line help", ...} to the table in commands.c.
+ *    with tools/options.h (which also takes the shared options: --sim, --device, --json,
+ *    and prints its --help, greenctx_NAME_usage);
+ * 2. add one row {"NAME", greenctx_cmd_NAME, "one-line help", greenctx_NAME_usage, ...} to
+ *    the table in commands.c.
  *
  * A command gets argv as the command sees it: argv[0] is the command's name ("info"),
  * argv[1..argc-1] its own arguments, after the global options. It returns the tool's exit
- * code: GREENCTX_EXIT_OK, GREENCTX_EXIT_FAILED or GREENCTX_EXIT_USAGE. It prints results on
- * stdout and errors through greenctx_tool_error() (stderr, and a JSON error under --json).
+ * code: GREENCTX_EXIT_OK, GREENCTX_EXIT_FAILED, GREENCTX_EXIT_USAGE (or the parser's
+ * GREENCTX_EXIT_HELP). It prints results on stdout and errors through greenctx_tool_error()
+ * (stderr, and a JSON error under --json).
  * Every command that uses the driver calls greenctx_tool_start() once its arguments are
  * parsed and before printing anything, so that a run on the simulated driver says so first
  * (`mps` uses none).
@@ -34,8 +37,11 @@ int greenctx_cmd_run(int argc, char **argv, greenctx_tool_options *opts);
 int greenctx_cmd_ps(int argc, char **argv, greenctx_tool_options *opts);
 int greenctx_cmd_mps(int argc, char **argv, greenctx_tool_options *opts);
 
-/* Each command's own options (the shared ones come on top), and what else the completions
- * offer: mps's actions. */
+/* Each command's --help (greenctx_tool_options.usage), its own options (the shared ones come
+ * on top), and what else the completions offer: mps's actions. */
+extern const char *const greenctx_info_usage[], *const greenctx_plan_usage[],
+    *const greenctx_map_usage[], *const greenctx_run_usage[], *const greenctx_ps_usage[],
+    *const greenctx_mps_usage[];
 extern const greenctx_option greenctx_info_options[];
 extern const greenctx_option tool_split_options[]; /* plan's and map's (groups.c) */
 extern const greenctx_option greenctx_run_options[];
@@ -52,6 +58,7 @@ typedef struct greenctx_command {
     const char *name;
     greenctx_command_fn run;
     const char *help;
+    const char *const *usage;       /* its --help (NULL: the command prints its own) */
     const greenctx_option *options; /* its own ({NULL}-terminated; NULL: the shared ones only) */
     const char *const *words;       /* what its first argument may be (NULL-terminated), or NULL */
     int flags;                      /* GREENCTX_COMMAND_* */
@@ -65,7 +72,8 @@ enum {
     GREENCTX_GLOBAL_VERSION,
     GREENCTX_GLOBAL_VERSION_SHORT,
     GREENCTX_GLOBAL_MAN,
-    GREENCTX_GLOBAL_COMPLETION
+    GREENCTX_GLOBAL_COMPLETION,
+    GREENCTX_NB_GLOBAL
 };
 void greenctx_tool_usage(FILE *out);
 /* What command c's --help (or, for NULL, the tool's usage) prints, NUL-terminated; NULL when

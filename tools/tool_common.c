@@ -174,6 +174,8 @@ int greenctx_tool_simulated(const greenctx_tool_options *opts)
 
 int greenctx_tool_finish(const greenctx_tool_options *opts, int rc)
 {
+    if (rc == GREENCTX_EXIT_HELP)
+        rc = GREENCTX_EXIT_OK;
     /* Some failures (deep in a benchmark) are told on stderr only: under --json stdout still
      * gets a document that says the command failed. */
     if (opts->json && rc != GREENCTX_EXIT_OK && json_documents_begun() == 0)
