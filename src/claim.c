@@ -601,8 +601,7 @@ gctx_status gctx__claim_options(const gctx_claim_options *options, gctx_claim_op
 gctx_status gctx_claim_count(int device, const char *request, gctx_rounding rounding,
                              unsigned *sm_count, unsigned *at_once)
 {
-    if (!sm_count)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "sm_count (the output) is NULL");
+    GCTX_TRY_OUTPUT(sm_count);
     if ((unsigned)rounding > GCTX_ROUND_UP)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "rounding %d is not a gctx_rounding value", (int)rounding);
@@ -624,8 +623,7 @@ done:
 gctx_status gctx_claim_acquire(int device, const char *request, const gctx_claim_options *options,
                                gctx_claim **claim)
 {
-    if (!claim)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "claim (the output) is NULL");
+    GCTX_TRY_OUTPUT(claim);
     gctx_claim_options opts;
     gctx__request req;
     int mps = 0;
@@ -668,8 +666,7 @@ GCTX__HANDLE_REFS(claim, CLAIM)
 gctx_status gctx_claim_partition(gctx_claim *claim, gctx_partition **partition)
 {
     GCTX_TRY(gctx__handle_resolve(&claim, GCTX__TYPE_CLAIM, "claim"));
-    if (!partition)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "partition (the output) is NULL");
+    GCTX_TRY_OUTPUT(partition);
     pthread_mutex_lock(&claim->lock);
     *partition = gctx_partition_retain(claim->now.partition);
     pthread_mutex_unlock(&claim->lock);
@@ -687,8 +684,7 @@ gctx_status gctx_claim_context(gctx_claim *claim, const gctx_context_options *op
                                gctx_context **context)
 {
     GCTX_TRY(gctx__handle_resolve(&claim, GCTX__TYPE_CLAIM, "claim"));
-    if (!context)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "context (the output) is NULL");
+    GCTX_TRY_OUTPUT(context);
     gctx_status s;
     pthread_mutex_lock(&claim->lock);
     /* With options, a context of its own (the cache still serves it); without, the claim's. */
@@ -712,8 +708,7 @@ gctx_status gctx__claim_own_stream(gctx_claim *c, gctx_stream **stream)
 gctx_status gctx_claim_stream(gctx_claim *claim, gctx_stream **stream)
 {
     GCTX_TRY(gctx__handle_resolve(&claim, GCTX__TYPE_CLAIM, "claim"));
-    if (!stream)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "stream (the output) is NULL");
+    GCTX_TRY_OUTPUT(stream);
     pthread_mutex_lock(&claim->lock);
     gctx_status s = gctx__claim_own_stream(claim, stream);
     pthread_mutex_unlock(&claim->lock);

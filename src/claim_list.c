@@ -15,8 +15,7 @@
 static gctx_status check_array(const void *first, unsigned capacity, const unsigned *count,
                                size_t min_size, const char *name, const char *init_macro)
 {
-    if (!count)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "count (the output) is NULL");
+    GCTX_TRY_OUTPUT(count);
     if (capacity == 0)
         return GCTX_SUCCESS;
     if (!first)

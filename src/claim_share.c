@@ -16,8 +16,7 @@
 gctx_status gctx_claim_export(const gctx_claim *claim, char *token, size_t size)
 {
     GCTX_TRY(gctx__handle_resolve(&claim, GCTX__TYPE_CLAIM, "claim"));
-    if (!token)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "token (the output) is NULL");
+    GCTX_TRY_OUTPUT(token);
     gctx__registry reg;
     GCTX_TRY(gctx__claim_registry(claim, &reg));
     gctx__registry_close(&reg);
@@ -72,8 +71,7 @@ static gctx_status parse_token(const char *token, token_parts *t)
 
 gctx_status gctx_claim_token_descriptor(const char *token, int *fd)
 {
-    if (!fd)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "fd (the output) is NULL");
+    GCTX_TRY_OUTPUT(fd);
     *fd = -1;
     token_parts t;
     GCTX_TRY(parse_token(token, &t));
@@ -92,8 +90,7 @@ gctx_status gctx_claim_token_descriptor(const char *token, int *fd)
 
 gctx_status gctx_claim_join(int device, const char *token, gctx_claim **claim)
 {
-    if (!claim)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "claim (the output) is NULL");
+    GCTX_TRY_OUTPUT(claim);
     token_parts t;
     GCTX_TRY(parse_token(token, &t));
     gctx__device_granules g;

@@ -131,8 +131,7 @@ static int own_want(int fd, const char *claim_file)
 gctx_status gctx_claim_pressure(const gctx_claim *claim, unsigned *wanted_sms)
 {
     GCTX_TRY(gctx__handle_resolve(&claim, GCTX__TYPE_CLAIM, "claim"));
-    if (!wanted_sms)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "wanted_sms (the output) is NULL");
+    GCTX_TRY_OUTPUT(wanted_sms);
     /* Holders poll here: where one learns that its claim file was removed (rm -rf, a cleaner
      * of /tmp), which other tenants then no longer see. */
     struct stat held;
