@@ -169,7 +169,7 @@ def tenant(args):
         aside = greenctx.Claim(request=str(VICTIM_SMS), wait=True, timeout=60,
                                runtime_dir=args.runtime) if args.aside else None
         request = (str(VICTIM_SMS) if args.role in ("victim", "faulter", "probe")
-                   else args.place[6:] or "rest")
+                   else args.place.partition(":")[2] or "rest")
         # The target: its p99 alone times the pair's factor, measured by the alone arm (a
         # factor target would learn "alone" beside the hog, which starts with it).
         kw = {"target_ms": args.target_ms} if tenant_class == "latency" else {}
@@ -427,8 +427,7 @@ def run_arm(name, pair, seconds, env, runtime, target_ms, tool, dry):
         if place.startswith("pct:"):
             e["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = place[4:]
         cmd = [sys.executable, __file__, "--role", role, "--kind", kind, "--place",
-               place if place.startswith("claim") or place == "run" else "primary",
-               "--seconds", str(seconds),
+               "primary" if place.startswith("pct:") else place, "--seconds", str(seconds),
                "--runtime", runtime]
         if guard:
             cmd += ["--guard", "--target-ms", f"{target_ms:.4f}"]
