@@ -195,7 +195,7 @@ typedef struct gctx_claim_info {
     double step_ms;          /* p99 of its last window of reported steps */
     double alone_ms;         /* the lowest such p99 it reported: its step undisturbed */
     long long step_ns;       /* when: CLOCK_REALTIME, ns */
-    unsigned guard_level;    /* 0 (nothing held back) .. 4 (at its floor, one launch in flight) */
+    unsigned guard_level;    /* 0 (nothing held back) .. 5 (at its floor, one launch in flight) */
     char guard_reason[16];   /* "steps", "power", "hbm": what raised it; "" at level 0 */
     unsigned guard_sms;      /* the SMs the guard allows it */
     unsigned guard_outstanding; /* launches in flight it allows (paced programs); 0: no cap */

@@ -68,7 +68,7 @@ typedef struct gctx__guard_state {
     {                                                                                              \
         0, 0, GCTX__GUARD_REASON_NONE, 0, 0, 0, 0, 0                                               \
     }
-#define GCTX__GUARD_LEVELS 5
+#define GCTX__GUARD_LEVELS 6
 
 /* A best-effort tenant and what it may use: SMs (a cooperative claim resizes to them, rounded
  * down to a count its granules give, never under floor_sms), or, for a program paced under

@@ -79,7 +79,7 @@ torch)
 copies)
     # PyTorch's copy hog (dst.copy_(src) of 256 MiB tensors, back to back) alone, then paced
     # beside a latency program over its target (a copy and 3 ms of host work per step, 1 ms
-    # asked): its copies are held back to under a quarter of its rate alone (level 4).
+    # asked): its copies are held back to under a quarter of its rate alone (level 5).
     need_torch
     run 0 run --sms rest --class best-effort -- "$python" "$here/copy_hog.py" 4
     alone=$(awk '$1 == "copies_per_s" { print $2 }' "$out")

@@ -562,7 +562,7 @@ PY
     has "$out" "case too_large: ok"
     # Paced: a best-effort program of 20 ms kernels launched back to back, beside a latency
     # program over its target (3 ms steps, 1 ms asked), gets about its duty's share of the
-    # time (level 4: its floor's, 7 %), not the whole GPU.
+    # time (level 5: its floor's, 7 %), not the whole GPU.
     "$tool" run --sms 16 --class latency:1ms -- "$probe" steps 20 3 >"$copy/latency" 2>&1 &
     latency=$!
     sleep 1
@@ -578,7 +578,7 @@ PY
     # A copy hog (2 ms device-to-device copies back to back, as torch's copy_ makes them):
     # alone, then beside a latency program over its target, through cuMemcpyDtoDAsync_v2 by
     # its exported name and cuMemcpyAsync by cuGetProcAddress. Paced, it copies at under a
-    # quarter of its rate alone (level 4: about 7 %).
+    # quarter of its rate alone (level 5: about 7 %).
     export GREENCTX_SIM_COPY_GBPS=0.1 # the simulated driver's copies take their time
     run 0 run --sms rest --class best-effort -- "$probe" copies 3 0 2
     alone=$(awk '$1 == "gpu_share" { print $2 }' "$out")

@@ -427,13 +427,13 @@ pacing)
     tenant hog --sms rest --class best-effort -- "$probe" steps 8 0 direct
     b=$tool_pid
     until_ps 30 "claims[$l]['tenant']['step_ms'] >= 2.5" \
-        "claims[$b]['tenant']['paced'] and claims[$b]['tenant']['guard_level'] == 4" \
+        "claims[$b]['tenant']['paced'] and claims[$b]['tenant']['guard_level'] == 5" \
         "claims[$b]['tenant']['guard_reason'] == 'steps'" \
         "claims[$b]['tenant']['max_outstanding'] == 1" \
         "0 < claims[$b]['tenant']['duty_permille'] < 1000" \
         "claims[$b]['tenant']['held_ms'] > 0"
     run 0 --sim h200 ps
-    has "$out" "best-effort, paced: held to 1 launch in flight and 7% of the time (guard level 4, steps); its launches waited"
+    has "$out" "best-effort, paced: held to 1 launch in flight and 7% of the time (guard level 5, steps); its launches waited"
     has "$out" "latency, target 1.00 ms: p99 step "
     # The latency program dies: within the guard's idle window (25 ms) and a look, the hog
     # has everything back.
@@ -497,7 +497,7 @@ pacing)
     ;;
 paced_kernels)
     # A best-effort program whose kernels run 20 ms each (two periods of its duty cycle),
-    # launched back to back, held by the guard at level 4 (one launch in flight, 7 % of the
+    # launched back to back, held by the guard at level 5 (one launch in flight, 7 % of the
     # time): each launch comes a period or more after the last one's, while that one still
     # runs. The GPU rests all the same: it runs the program's kernels for about the duty's
     # share of the time, not all of it. Its launches are what cuGetProcAddress's flags 0
@@ -512,7 +512,7 @@ paced_kernels)
     tenant hog --sms rest --class best-effort -- "$probe" steps 6 0 20
     b=$tool_pid
     unset GREENCTX_SIM_DEFAULT_STREAM
-    until_ps 30 "claims[$b]['tenant']['guard_level'] == 4" \
+    until_ps 30 "claims[$b]['tenant']['guard_level'] == 5" \
         "0 < claims[$b]['tenant']['duty_permille'] < 100"
     wait $b || fail "the paced program failed: $(cat "$work/hog.err")"
     cat "$work/hog.out"
@@ -525,7 +525,7 @@ paced_kernels)
     # the GPU was busy from the period's start to the program's wait, and it rests all the same.
     tenant hog_w --sms rest --class best-effort -- "$probe" steps 6 1 20
     b=$tool_pid
-    until_ps 30 "claims[$b]['tenant']['guard_level'] == 4"
+    until_ps 30 "claims[$b]['tenant']['guard_level'] == 5"
     wait $b || fail "the paced program failed: $(cat "$work/hog_w.err")"
     cat "$work/hog_w.out"
     awk '$1 == "gpu_share" { ok = $2 > 0 && $2 < 0.25 } END { exit !ok }' "$work/hog_w.out" ||
@@ -536,14 +536,14 @@ paced_kernels)
     start=$(date +%s)
     tenant hog_a --sms rest --class best-effort -- "$probe" steps 6 1 20
     b=$tool_pid
-    until_ps 30 "claims[$b]['tenant']['guard_level'] == 4"
+    until_ps 30 "claims[$b]['tenant']['guard_level'] == 5"
     kill -9 $l_program
     wait $l
     until_ps 5 "claims[$b]['tenant']['guard_level'] == 0"
     sleep 1
     tenant latency_a --sms 16 --class latency:1ms -- "$probe" steps 60 3
     l=$tool_pid l_program=$program
-    until_ps 30 "claims[$b]['tenant']['guard_level'] == 4"
+    until_ps 30 "claims[$b]['tenant']['guard_level'] == 5"
     wait $b || fail "the paced program failed: $(cat "$work/hog_a.err")"
     ran=$(($(date +%s) - start))
     echo "hog_a ran $ran s of its 6"
@@ -554,7 +554,7 @@ paced_kernels)
     ;;
 paced_copies)
     # A best-effort program that only copies device to device (as torch's copy_ and
-    # cudaMemcpyAsync reach the driver), 20 ms a copy, back to back, is paced at level 4 as
+    # cudaMemcpyAsync reach the driver), 20 ms a copy, back to back, is paced at level 5 as
     # kernels are: the GPU copies for about its duty's share of the time, its copies are held
     # back (held_ms), and it has the full rate back once the latency program dies.
     export GREENCTX_SIM_COPY_GBPS=0.1
@@ -564,7 +564,7 @@ paced_copies)
     # cuMemcpyDtoDAsync_v2 by its exported name.
     tenant hog --sms rest --class best-effort -- "$probe" copies 6 0 direct 20
     b=$tool_pid
-    until_ps 30 "claims[$b]['tenant']['guard_level'] == 4" \
+    until_ps 30 "claims[$b]['tenant']['guard_level'] == 5" \
         "0 < claims[$b]['tenant']['duty_permille'] < 100" "claims[$b]['tenant']['held_ms'] > 0"
     wait $b || fail "the paced program failed: $(cat "$work/hog.err")"
     cat "$work/hog.out"
@@ -578,7 +578,7 @@ paced_copies)
     tenant hog_f --sms rest --class best-effort -- "$probe" copies 8 0 20
     b=$tool_pid
     unset GREENCTX_SIM_DEFAULT_STREAM
-    until_ps 30 "claims[$b]['tenant']['guard_level'] == 4" "claims[$b]['tenant']['held_ms'] > 0"
+    until_ps 30 "claims[$b]['tenant']['guard_level'] == 5" "claims[$b]['tenant']['held_ms'] > 0"
     kill -9 $l_program
     wait $l
     until_ps 5 "claims[$b]['tenant']['guard_level'] == 0" \

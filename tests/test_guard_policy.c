@@ -48,6 +48,17 @@ GT_TEST(steps_over_target_climb_one_level_per_hold)
     GT_ASSERT_EQ_INT(s.reason, GCTX__GUARD_REASON_STEPS);
     GT_ASSERT_EQ_INT(gctx__guard_allow(&s, 116, 8).sms, 87);
     GT_ASSERT_EQ_INT(gctx__guard_allow(&s, 116, 8).max_outstanding, 32);
+    /* Every level on the way, each the H200's static cap it is made of (a 116-SM hog on 64,
+     * 48, then 32 SMs), the floor last. */
+    unsigned sms[GCTX__GUARD_LEVELS] = {0};
+    for (; s.level < GCTX__GUARD_LEVELS - 1; t += 5 * MS) {
+        gctx__guard_latency l = victim(1.94, t);
+        gctx__guard_decide(&config, &s, &l, 1, &none, t);
+        sms[s.level] = gctx__guard_allow(&s, 116, 16).sms;
+    }
+    static const unsigned caps[GCTX__GUARD_LEVELS] = {0, 87, 64, 48, 32, 16};
+    for (unsigned i = 1; i < GCTX__GUARD_LEVELS; i++)
+        GT_ASSERT_EQ_INT(sms[i], caps[i]);
     t = run(&s, t, 10 * config.hold_ns, 1.94, &none);
     GT_ASSERT_EQ_INT(s.level, GCTX__GUARD_LEVELS - 1);
     /* Never starved: the floor and one launch in flight. */
@@ -170,9 +181,9 @@ GT_TEST(hbm_names_the_reason_and_acts_without_steps)
 GT_TEST(burst_end_gives_everything_back_within_idle_and_the_next_starts_guarded)
 {
     gctx__guard_state s = GCTX__GUARD_STATE_INIT;
-    long long t = run(&s, 1000 * MS, 4 * config.hold_ns, 1.94, NULL);
+    long long t = run(&s, 1000 * MS, 2 * GCTX__GUARD_LEVELS * config.hold_ns, 1.94, NULL);
     unsigned level = s.level;
-    GT_ASSERT_GT_INT(level, 1);
+    GT_ASSERT_EQ_INT(level, GCTX__GUARD_LEVELS - 1);
     long long last = t - 5 * MS; /* the burst's last step */
     gctx__guard_latency l = victim(1.94, last);
     gctx__guard_decide(&config, &s, &l, 1, NULL, last + config.idle_ns);

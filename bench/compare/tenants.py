@@ -86,6 +86,7 @@ ARMS = {
     "sliced_claims": ("claim", "claim", False),
 }
 NO_MPS = {"sliced_primary", "sliced_claims"}
+INTERLEAVED = {"victim_guarded"}  # the cooperative guard's cost: reported and not, in turn
 # The arm a victim's ratios are over, where not victim_alone: the guarded victim under run is
 # compared with the same program under run unguarded. A hog's, where not hog_alone: the hog
 # with every SM is compared with the hog alone with every SM.
@@ -108,6 +109,10 @@ PTX = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "kernels",
 FMA_BLOCKS_SM, FMA_VICTIM_ITERS, FMA_HOG_ITERS, FMA_HOG_CHUNKS = 8, 20000, 480, 64
 # The C bench's victims paused 0.5 ms between requests (what time-slicing gives the hog)
 VICTIM_GAP_S = {"fma": 0.0005, "read": 0.0005}
+# A bursty victim runs BURST_S in every BURST_PERIOD_S; its steps begun BURST_SETTLED_S or more
+# into a burst are its settled ones (the hog shrunk by then).
+BURST_S, BURST_PERIOD_S, BURST_SETTLED_S = 1.0, 5.0, 0.1
+INTERLEAVE_STEPS = 200
 FAULT_SECONDS = 3.0
 PROBE_DEADLINE_S = 15.0
 
@@ -187,13 +192,16 @@ def tenant(args):
     if args.role in FAULT_ROLES:
         return FAULT_ROLES[args.role](args, claim, stream, step, on, torch)
     steps, done, actions, advised = [], 0, [], claim.sm_count if claim else None
+    # --interleave: every other block of steps goes unreported, the guard's cost (the steps'
+    # ratio and the report's own time) measured within one run instead of across two
+    unreported, reports, settled = [], [], []
     advice = Advice(claim) if args.role == "hog" and tenant_class else None
     scenario.ready()
     began, start = time.time(), time.perf_counter()
     end = start + args.seconds
     while time.perf_counter() < end:
         now = time.perf_counter()
-        if args.bursty and (now - start) % 5.0 >= 1.0:
+        if args.bursty and (now - start) % BURST_PERIOD_S >= BURST_S:
             time.sleep(0.005)
             continue
         with on(stream):
@@ -202,9 +210,15 @@ def tenant(args):
             if args.role == "victim":
                 stream.synchronize()
                 ms = (time.perf_counter() - t0) * 1e3
-                steps.append(ms)
-                if claim is not None and tenant_class:
+                report = claim is not None and tenant_class and not (
+                    args.interleave and (len(steps) + len(unreported)) // INTERLEAVE_STEPS % 2)
+                (steps if report or not args.interleave else unreported).append(ms)
+                if args.bursty and (t0 - start) % BURST_PERIOD_S >= BURST_SETTLED_S:
+                    settled.append(ms)
+                if report:
+                    r0 = time.perf_counter()
                     claim.report_step(ms)
+                    reports.append((time.perf_counter() - r0) * 1e6)
                 time.sleep(VICTIM_GAP_S.get(args.kind, 0))
             elif done % 4 == 3:
                 stream.synchronize()
@@ -224,14 +238,39 @@ def tenant(args):
         advice.end()
     stream.synchronize()
     elapsed = time.perf_counter() - start
-    steps.sort()
     out = {"role": args.role, "kind": args.kind, "steps": len(steps), "rate": done / elapsed,
            "began": began}
     if steps:
-        out["p50_ms"] = steps[len(steps) // 2]
-        out["p99_ms"] = steps[min(len(steps) - 1, int(len(steps) * 0.99))]
+        out["p50_ms"], out["p99_ms"] = pct(steps, 0.50), pct(steps, 0.99)
+    if unreported:
+        out["unreported_p50_ms"], out["unreported_p99_ms"] = (pct(unreported, 0.50),
+                                                              pct(unreported, 0.99))
+        out["report_p50_us"] = pct(reports, 0.50)
+    if args.bursty and settled:  # a burst's first steps apart: what the hog's shrink costs
+        out["settled_p99_ms"] = pct(settled, 0.99)
     out["guard_actions"] = actions
     print(json.dumps(out), flush=True)
+
+
+def pct(values, q):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(len(values) * q))]
+
+
+def burst_delays(victim, hog):
+    """The cooperative hog's medians (ms), over the bursts: from a burst's start to its first
+    shrink, and from the burst's end to having everything back; its actions are (seconds
+    since its start, level, SMs, reason), both tenants' starts are in their began."""
+    shrunk, back = {}, {}  # by burst: the first of each
+    offset = hog["began"] - victim["began"]
+    for t, level, _, _ in hog.get("guard_actions", []):
+        burst, into = divmod(t + offset, BURST_PERIOD_S)
+        if level and into < BURST_S:
+            shrunk.setdefault(burst, into * 1e3)
+        elif not level and into >= BURST_S:
+            back.setdefault(burst, (into - BURST_S) * 1e3)
+    return {"hog_shrunk_after_ms": pct(shrunk.values(), 0.5) if shrunk else None,
+            "hog_back_after_ms": pct(back.values(), 0.5) if back else None}
 
 
 def sms_of(claim, args, torch):
@@ -433,6 +472,8 @@ def run_arm(name, pair, seconds, env, runtime, target_ms, tool, dry):
             cmd += ["--guard", "--target-ms", f"{target_ms:.4f}"]
         if bursty and role == "victim":
             cmd.append("--bursty")
+        if name in INTERLEAVED:
+            cmd.append("--interleave")
         if role == "hog" and place == "claim" and v_place is None:
             cmd.append("--aside")
         if dry:
@@ -518,6 +559,21 @@ def fault_row(name, mps, procs, runtime, e, dry):
     return row
 
 
+def extras(row):
+    """The table's tail for what some arms measure: the interleaved cost, a bursty victim's
+    settled p99 and the hog's shrink and return."""
+    out = ""
+    if "cost_p50_ratio" in row:
+        out += (f"  interleaved: p50 {row['cost_p50_ratio']:.3f}x, a report "
+                f"{row['victim']['report_p50_us']:.1f} us")
+    if "victim_settled_p99_ratio" in row:
+        out += f"  settled p99 {row['victim_settled_p99_ratio']:.2f}x"
+    for key, what in (("hog_shrunk_after_ms", "shrunk"), ("hog_back_after_ms", "back")):
+        if row.get(key) is not None:
+            out += f"  {what} after {row[key]:.0f} ms"
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     length = ap.add_mutually_exclusive_group()
@@ -537,6 +593,7 @@ def main():
     ap.add_argument("--guard", action="store_true")
     ap.add_argument("--target-ms", type=float)
     ap.add_argument("--bursty", action="store_true")
+    ap.add_argument("--interleave", action="store_true")
     ap.add_argument("--aside", action="store_true")
     ap.add_argument("--dry", action="store_true")
     args = ap.parse_args()
@@ -577,8 +634,16 @@ def main():
                 if "victim" in row and "p99_ms" in row["victim"]:
                     row["victim_p50_ratio"] = row["victim"]["p50_ms"] / alone_v["p50_ms"]
                     row["victim_p99_ratio"] = row["victim"]["p99_ms"] / alone_v["p99_ms"]
+                if "unreported_p50_ms" in row.get("victim", {}):
+                    row["cost_p50_ratio"] = (row["victim"]["p50_ms"] /
+                                             row["victim"]["unreported_p50_ms"])
+                if "settled_p99_ms" in row.get("victim", {}):
+                    row["victim_settled_p99_ratio"] = (row["victim"]["settled_p99_ms"] /
+                                                       alone_v["p99_ms"])
                 if "hog" in row:
                     row["hog_rate_ratio"] = row["hog"]["rate"] / alone_h["rate"]
+                    if bursty and "victim" in row and row["hog"].get("guard_actions"):
+                        row.update(burst_delays(row["victim"], row["hog"]))
                 print(json.dumps(row), flush=True)
                 hog = row.get("hog", {})
                 print(f"{pair:8} {a:18} victim p50 {row.get('victim_p50_ratio', 0):5.2f}x "
@@ -587,7 +652,7 @@ def main():
                       f"{row.get('sm_clock_mhz_mean', 0):6.0f} MHz  power "
                       f"{row.get('power_w_mean', 0):4.0f} W  guard actions "
                       f"{len(hog.get('guard_actions', []))}  held "
-                      f"{hog.get('held_ms', 0) / 1000:5.2f} s", file=sys.stderr)
+                      f"{hog.get('held_ms', 0) / 1000:5.2f} s{extras(row)}", file=sys.stderr)
         for a, mps in FAULTS.items():  # under MPS last: the fault takes the server down
             if a in arms:
                 row = run_fault(a, mps, 1.0 if args.dry else FAULT_SECONDS, env, runtime,

@@ -122,7 +122,7 @@ class ClaimInfo:
     target_ms: float    # a latency tenant's target (0: target_factor x its step alone)
     target_factor: float
     step_ms: float      # a latency tenant's last published p99 step (0: none)
-    guard_level: int    # a best-effort tenant: 0 (nothing held back) .. 4 (at its floor)
+    guard_level: int    # a best-effort tenant: 0 (nothing held back) .. 5 (at its floor)
     guard_reason: str   # "steps", "power", "hbm"; "" at level 0
     guard_sms: int      # the SMs the guard allows it
 
