@@ -194,7 +194,7 @@ def tenant(args):
     steps, done, actions, advised = [], 0, [], claim.sm_count if claim else None
     # --interleave: every other block of steps goes unreported, the guard's cost (the steps'
     # ratio and the report's own time) measured within one run instead of across two
-    unreported, reports, settled = [], [], []
+    unreported, reports, settled, tenths = [], [], [], [[] for _ in range(10)]
     advice = Advice(claim) if args.role == "hog" and tenant_class else None
     scenario.ready()
     began, start = time.time(), time.perf_counter()
@@ -213,8 +213,11 @@ def tenant(args):
                 report = claim is not None and tenant_class and not (
                     args.interleave and (len(steps) + len(unreported)) // INTERLEAVE_STEPS % 2)
                 (steps if report or not args.interleave else unreported).append(ms)
-                if args.bursty and (t0 - start) % BURST_PERIOD_S >= BURST_SETTLED_S:
-                    settled.append(ms)
+                if args.bursty:
+                    into = (t0 - start) % BURST_PERIOD_S
+                    if into >= BURST_SETTLED_S:
+                        settled.append(ms)
+                    tenths[min(9, int(into / BURST_S * 10))].append(ms)
                 if report:
                     r0 = time.perf_counter()
                     claim.report_step(ms)
@@ -248,6 +251,7 @@ def tenant(args):
         out["report_p50_us"] = pct(reports, 0.50)
     if args.bursty and settled:  # a burst's first steps apart: what the hog's shrink costs
         out["settled_p99_ms"] = pct(settled, 0.99)
+        out["tenths_p99_ms"] = [pct(t, 0.99) if t else None for t in tenths]
     out["guard_actions"] = actions
     print(json.dumps(out), flush=True)
 
@@ -493,7 +497,7 @@ def run_arm(name, pair, seconds, env, runtime, target_ms, tool, dry):
         while any(p.poll() is None for p in procs):
             sample = signals(power=True)
             if sample:
-                clocks.append(sample)
+                clocks.append({**sample, "t": time.time()})
             if h_place == "run":
                 paced_actions(tool, env, procs[-1].pid, paced)
             time.sleep(0.1)
@@ -510,6 +514,13 @@ def run_arm(name, pair, seconds, env, runtime, target_ms, tool, dry):
         row["sm_clock_mhz_mean"] = sum(c["sm_clock_mhz"] for c in clocks) / len(clocks)
         row["power_capped_share"] = sum(c["throttle"] for c in clocks) / len(clocks)
         row["power_w_mean"] = sum(c.get("power_w", 0) for c in clocks) / len(clocks)
+        if bursty and "victim" in row:  # the clock's climb back as a burst goes on
+            tenths = [[] for _ in range(10)]
+            for c in clocks:
+                into = (c["t"] - row["victim"]["began"]) % BURST_PERIOD_S
+                if into < BURST_S:
+                    tenths[int(into / BURST_S * 10)].append(c["sm_clock_mhz"])
+            row["sm_clock_tenths_mhz"] = [round(sum(t) / len(t)) if t else None for t in tenths]
     return row
 
 
@@ -568,6 +579,10 @@ def extras(row):
                 f"{row['victim']['report_p50_us']:.1f} us")
     if "victim_settled_p99_ratio" in row:
         out += f"  settled p99 {row['victim_settled_p99_ratio']:.2f}x"
+        out += " (by tenth of a burst " + " ".join(
+            f"{x:.2f}" if x else "-" for x in row["victim_tenths_p99_ratio"]) + ")"
+    if row.get("sm_clock_tenths_mhz"):
+        out += " (SM clock, MHz " + " ".join(str(x or "-") for x in row["sm_clock_tenths_mhz"]) + ")"
     for key, what in (("hog_shrunk_after_ms", "shrunk"), ("hog_back_after_ms", "back")):
         if row.get(key) is not None:
             out += f"  {what} after {row[key]:.0f} ms"
@@ -640,6 +655,8 @@ def main():
                 if "settled_p99_ms" in row.get("victim", {}):
                     row["victim_settled_p99_ratio"] = (row["victim"]["settled_p99_ms"] /
                                                        alone_v["p99_ms"])
+                    row["victim_tenths_p99_ratio"] = [x and x / alone_v["p99_ms"]
+                                                      for x in row["victim"]["tenths_p99_ms"]]
                 if "hog" in row:
                     row["hog_rate_ratio"] = row["hog"]["rate"] / alone_h["rate"]
                     if bursty and "victim" in row and row["hog"].get("guard_actions"):
