@@ -2,23 +2,16 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <time.h>
 
+#include "clock.h"
 #include "progress.h"
-
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
-}
 
 void progress_begin(progress_meter *p, const char *what, unsigned total)
 {
     p->what = what;
     p->total = total;
     p->done = 0;
-    p->start_us = now_us();
+    p->start_us = clock_now_ns() / 1e3;
 }
 
 const char *progress_left(double elapsed_s, unsigned done, unsigned total, char *buf,
@@ -42,7 +35,7 @@ void progress_step(progress_meter *p, const char *fmt, ...)
     va_start(args, fmt);
     vsnprintf(step, sizeof step, fmt, args);
     va_end(args);
-    progress_left((now_us() - p->start_us) * 1e-6, p->done, p->total, left,
+    progress_left((clock_now_ns() / 1e3 - p->start_us) * 1e-6, p->done, p->total, left,
                         sizeof left);
     p->done++;
     fprintf(stderr, "%s [%u/%u] %s%s\n", p->what, p->done, p->total, step, left);

@@ -234,30 +234,22 @@ typedef struct hook {
     void *fn;
 } hook;
 
-/* By exported name: what dlsym hands out. */
+/* By exported name: what dlsym hands out; an older name (_v2) hands out its call's function. */
+#define HOOK(name) {#name, (void *)name}
+#define HOOK_AS(name, fn) {#name, (void *)fn}
 static const hook hooks[] = {
-    {"cuGetProcAddress", (void *)cuGetProcAddress},
-    {"cuGetProcAddress_v2", (void *)cuGetProcAddress_v2},
-    {"cuCtxSetCurrent", (void *)cuCtxSetCurrent},
-    {"cuCtxGetCurrent", (void *)cuCtxGetCurrent},
-    {"cuCtxPushCurrent", (void *)cuCtxPushCurrent},
-    {"cuCtxPushCurrent_v2", (void *)cuCtxPushCurrent},
-    {"cuCtxPopCurrent", (void *)cuCtxPopCurrent},
-    {"cuCtxPopCurrent_v2", (void *)cuCtxPopCurrent},
-    {"cuDevicePrimaryCtxRetain", (void *)cuDevicePrimaryCtxRetain},
-    {"cuDevicePrimaryCtxRelease", (void *)cuDevicePrimaryCtxRelease},
-    {"cuDevicePrimaryCtxRelease_v2", (void *)cuDevicePrimaryCtxRelease},
-    {"cuDevicePrimaryCtxReset", (void *)cuDevicePrimaryCtxReset},
-    {"cuDevicePrimaryCtxReset_v2", (void *)cuDevicePrimaryCtxReset},
-    {"cuCtxCreate", (void *)cuCtxCreate_v2},
-    {"cuCtxCreate_v2", (void *)cuCtxCreate_v2},
-    {"cuCtxCreate_v3", (void *)cuCtxCreate_v3},
-    {"cuCtxCreate_v4", (void *)cuCtxCreate_v4},
-    {"cuGreenCtxCreate", (void *)cuGreenCtxCreate},
-    {"cuDeviceGetAttribute", (void *)cuDeviceGetAttribute},
-    {"cuDeviceGetDevResource", (void *)cuDeviceGetDevResource},
-    {"cuCtxGetDevResource", (void *)cuCtxGetDevResource},
+    HOOK(cuGetProcAddress), HOOK(cuGetProcAddress_v2), HOOK(cuCtxSetCurrent),
+    HOOK(cuCtxGetCurrent), HOOK(cuCtxPushCurrent), HOOK(cuCtxPopCurrent),
+    HOOK_AS(cuCtxPushCurrent_v2, cuCtxPushCurrent), HOOK_AS(cuCtxPopCurrent_v2, cuCtxPopCurrent),
+    HOOK(cuDevicePrimaryCtxRetain), HOOK(cuDevicePrimaryCtxRelease),
+    HOOK_AS(cuDevicePrimaryCtxRelease_v2, cuDevicePrimaryCtxRelease),
+    HOOK(cuDevicePrimaryCtxReset), HOOK_AS(cuDevicePrimaryCtxReset_v2, cuDevicePrimaryCtxReset),
+    HOOK_AS(cuCtxCreate, cuCtxCreate_v2), HOOK(cuCtxCreate_v2), HOOK(cuCtxCreate_v3),
+    HOOK(cuCtxCreate_v4), HOOK(cuGreenCtxCreate), HOOK(cuDeviceGetAttribute),
+    HOOK(cuDeviceGetDevResource), HOOK(cuCtxGetDevResource),
 };
+#undef HOOK_AS
+#undef HOOK
 
 void *run_hook_for_symbol(const char *name)
 {

@@ -33,14 +33,13 @@
  * The launches and the waits are wrapped only for a guarded program (cuGetProcAddress hands out
  * the driver's own functions otherwise); the names exported for programs linked with -lcuda
  * cost one atomic load (`active`) more than the driver's when nothing is paced or sampled. */
-#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "run_preload.h"
 #include "run_steps.h"
 
@@ -104,20 +103,6 @@ static pthread_t pacer;
 static int pacer_running;
 static atomic_int stopping;
 
-static long long now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (long long)t.tv_sec * 1000000000ll + t.tv_nsec;
-}
-
-static void sleep_until(long long t)
-{
-    struct timespec ts = {(time_t)(t / 1000000000ll), (long)(t % 1000000000ll)};
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-        continue;
-}
-
 /* ---- the pacer thread: the guard's advice every period ---------------------------------- */
 
 static int any_active(void)
@@ -159,7 +144,7 @@ static void report_steps(pace *p)
 static void *pacer_main(void *arg)
 {
     (void)arg;
-    for (; !atomic_load(&stopping); sleep_until(now_ns() + PERIOD_NS)) {
+    for (; !atomic_load(&stopping); clock_sleep_until(clock_now_ns() + PERIOD_NS)) {
         for (unsigned i = 0; i < run.nb_devices; i++) {
             if (paces[i].claim && paces[i].sampled)
                 report_steps(&paces[i]);
@@ -297,11 +282,11 @@ static void hold(pace *p, unsigned cap, unsigned duty, long long t0)
     if (resting && end - p->period_ns >= since * duty / 1000) {
         while (p->count)
             wait_oldest(p);
-        long long busy = (running ? now_ns() : end) - p->period_ns;
+        long long busy = (running ? clock_now_ns() : end) - p->period_ns;
         while ((duty = atomic_load(&p->duty)) < 1000 &&
-               (now = now_ns()) < p->period_ns + busy * 1000 / (duty ? duty : 1))
-            sleep_until(now + REST_SLICE_NS);
-        p->period_ns = now_ns();
+               (now = clock_now_ns()) < p->period_ns + busy * 1000 / (duty ? duty : 1))
+            clock_sleep_until(now + REST_SLICE_NS);
+        p->period_ns = clock_now_ns();
         p->launched = 0;
     } else if (afresh || since >= PERIOD_NS) {
         p->period_ns = t0;
@@ -309,7 +294,7 @@ static void hold(pace *p, unsigned cap, unsigned duty, long long t0)
     }
     while (cap && p->count >= cap)
         wait_oldest(p);
-    atomic_fetch_add(&p->held_ns, now_ns() - t0);
+    atomic_fetch_add(&p->held_ns, clock_now_ns() - t0);
 }
 
 /* After the launch: an event marks its end in the ring (lock held). */
@@ -332,7 +317,7 @@ static void open_step(pace *p)
 {
     long long none = 0;
     if (!atomic_load_explicit(&p->step_ns, memory_order_relaxed))
-        atomic_compare_exchange_strong(&p->step_ns, &none, now_ns());
+        atomic_compare_exchange_strong(&p->step_ns, &none, clock_now_ns());
 }
 
 /* The launch or async copy `call` (the driver's, on stream), held back and marked as the
@@ -349,7 +334,7 @@ static void open_step(pace *p)
         unsigned cap_ = atomic_load(&p_->cap), duty_ = atomic_load(&p_->duty);                 \
         if (!cap_ && duty_ >= 1000)                                                            \
             return call;                                                                       \
-        long long t0_ = now_ns();                                                              \
+        long long t0_ = clock_now_ns();                                                              \
         /* Held across the call: a pageable copy may block the host meanwhile. */              \
         pthread_mutex_lock(&p_->lock);                                                         \
         hold(p_, cap_, duty_, t0_);                                                            \
@@ -368,10 +353,10 @@ static cu_result waited(cu_result r)
         return r;
     pace *p = current_pace();
     if (p && !p->sampled && r == CU_OK)
-        atomic_store(&p->waited_ns, now_ns());
+        atomic_store(&p->waited_ns, clock_now_ns());
     long long t0 = p && p->sampled ? atomic_exchange(&p->step_ns, 0) : 0;
     if (t0 && r == CU_OK)
-        run_steps_put(&p->steps, (float)((now_ns() - t0) / 1e6));
+        run_steps_put(&p->steps, (float)((clock_now_ns() - t0) / 1e6));
     return r;
 }
 
@@ -418,66 +403,66 @@ static void *exported_real(int call, int v)
     {                                                                                          \
         PACED_LAUNCH(stream, (v) & 1, REAL(call, v, copy_fn)(dst, src, bytes, stream));        \
     }
-/* The calls that have a _ptsz name (those of a stream), for variant v. */
-#define STREAM_WRAPPERS(launch, launch_ex, graph_launch, copy, copy_dtod, stream_sync, v)      \
-    launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,          \
-           unsigned bz, unsigned shmem, CUstream stream, void **params, void **extra)         \
+/* The wrappers of variant v, each the driver's name and `suffix`; `kind` says how each is
+ * declared. The calls of a stream: */
+#define STREAM_WRAPPERS(kind, suffix, v)                                                       \
+    kind cuLaunchKernel##suffix(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,   \
+                                unsigned by, unsigned bz, unsigned shmem, CUstream stream,     \
+                                void **params, void **extra)                                   \
     {                                                                                          \
         PACED_LAUNCH(stream, (v) & 1,                                                          \
                      REAL(LAUNCH, v, launch_fn)(f, gx, gy, gz, bx, by, bz, shmem, stream,      \
                                                 params, extra));                               \
     }                                                                                          \
-    launch_ex(const launch_config *config, void *f, void **params, void **extra)              \
+    kind cuLaunchKernelEx##suffix(const launch_config *config, void *f, void **params,         \
+                                  void **extra)                                                \
     {                                                                                          \
         PACED_LAUNCH(config ? config->stream : NULL, (v) & 1,                                  \
                      REAL(LAUNCH_EX, v, launch_ex_fn)(config, f, params, extra));              \
     }                                                                                          \
-    graph_launch(void *exec, CUstream stream)                                                  \
+    kind cuGraphLaunch##suffix(void *exec, CUstream stream)                                    \
     {                                                                                          \
         PACED_LAUNCH(stream, (v) & 1, REAL(GRAPH_LAUNCH, v, graph_launch_fn)(exec, stream));  \
     }                                                                                          \
-    COPY_WRAPPER(copy, COPY, v)                                                                \
-    COPY_WRAPPER(copy_dtod, COPY_DTOD, v)                                                      \
-    stream_sync(CUstream stream) { return waited(REAL(STREAM_SYNC, v, stream_fn)(stream)); }
+    COPY_WRAPPER(kind cuMemcpyAsync##suffix, COPY, v)                                          \
+    COPY_WRAPPER(kind cuMemcpyDtoDAsync_v2##suffix, COPY_DTOD, v)                              \
+    kind cuStreamSynchronize##suffix(CUstream stream)                                          \
+    {                                                                                          \
+        return waited(REAL(STREAM_SYNC, v, stream_fn)(stream));                                \
+    }
 /* The waits of no stream (no _ptsz name). */
-#define WAIT_WRAPPERS(ctx_sync, event_sync, v)                                                 \
-    ctx_sync(void) { return waited(REAL(CTX_SYNC, v, void_fn)()); }                            \
-    event_sync(CUevent event) { return waited(REAL(EVENT_SYNC, v, event_fn)(event)); }
+#define WAIT_WRAPPERS(kind, suffix, v)                                                         \
+    kind cuCtxSynchronize##suffix(void) { return waited(REAL(CTX_SYNC, v, void_fn)()); }       \
+    kind cuEventSynchronize##suffix(CUevent event)                                             \
+    {                                                                                          \
+        return waited(REAL(EVENT_SYNC, v, event_fn)(event));                                   \
+    }
 
 /* Exported: a program linked with -lcuda calls them by name (cuda.h's _ptsz names under
- * --default-stream per-thread). */
+ * --default-stream per-thread). Handed out by cuGetProcAddress: _legacy and _per_thread. */
 #define EXPORTED RUN_EXPORT cu_result
-STREAM_WRAPPERS(EXPORTED cuLaunchKernel, EXPORTED cuLaunchKernelEx, EXPORTED cuGraphLaunch,
-                EXPORTED cuMemcpyAsync, EXPORTED cuMemcpyDtoDAsync_v2,
-                EXPORTED cuStreamSynchronize, 0)
-WAIT_WRAPPERS(EXPORTED cuCtxSynchronize, EXPORTED cuEventSynchronize, 0)
-STREAM_WRAPPERS(EXPORTED cuLaunchKernel_ptsz, EXPORTED cuLaunchKernelEx_ptsz,
-                EXPORTED cuGraphLaunch_ptsz, EXPORTED cuMemcpyAsync_ptsz,
-                EXPORTED cuMemcpyDtoDAsync_v2_ptsz, EXPORTED cuStreamSynchronize_ptsz, 1)
-/* Handed out by cuGetProcAddress. */
 #define HANDED static cu_result
-STREAM_WRAPPERS(HANDED launch_2, HANDED launch_ex_2, HANDED graph_launch_2, HANDED copy_2,
-                HANDED copy_dtod_2, HANDED stream_sync_2, 2)
-WAIT_WRAPPERS(HANDED ctx_sync_2, HANDED event_sync_2, 2)
-STREAM_WRAPPERS(HANDED launch_3, HANDED launch_ex_3, HANDED graph_launch_3, HANDED copy_3,
-                HANDED copy_dtod_3, HANDED stream_sync_3, 3)
-WAIT_WRAPPERS(HANDED ctx_sync_3, HANDED event_sync_3, 3)
+STREAM_WRAPPERS(EXPORTED, , 0)
+WAIT_WRAPPERS(EXPORTED, , 0)
+STREAM_WRAPPERS(EXPORTED, _ptsz, 1)
+STREAM_WRAPPERS(HANDED, _legacy, 2)
+WAIT_WRAPPERS(HANDED, _legacy, 2)
+STREAM_WRAPPERS(HANDED, _per_thread, 3)
+WAIT_WRAPPERS(HANDED, _per_thread, 3)
 
 /* NULL: no such name (the waits of no stream have no _ptsz one). */
+#define WRAPPERS(name, ptsz) {(void *)name, ptsz, (void *)name##_legacy, (void *)name##_per_thread}
 static void *const wrappers[NB_CALLS][4] = {
-    {(void *)cuLaunchKernel, (void *)cuLaunchKernel_ptsz, (void *)launch_2, (void *)launch_3},
-    {(void *)cuLaunchKernelEx, (void *)cuLaunchKernelEx_ptsz, (void *)launch_ex_2,
-     (void *)launch_ex_3},
-    {(void *)cuGraphLaunch, (void *)cuGraphLaunch_ptsz, (void *)graph_launch_2,
-     (void *)graph_launch_3},
-    {(void *)cuMemcpyAsync, (void *)cuMemcpyAsync_ptsz, (void *)copy_2, (void *)copy_3},
-    {(void *)cuMemcpyDtoDAsync_v2, (void *)cuMemcpyDtoDAsync_v2_ptsz, (void *)copy_dtod_2,
-     (void *)copy_dtod_3},
-    {(void *)cuStreamSynchronize, (void *)cuStreamSynchronize_ptsz, (void *)stream_sync_2,
-     (void *)stream_sync_3},
-    {(void *)cuCtxSynchronize, NULL, (void *)ctx_sync_2, (void *)ctx_sync_3},
-    {(void *)cuEventSynchronize, NULL, (void *)event_sync_2, (void *)event_sync_3},
+    [LAUNCH] = WRAPPERS(cuLaunchKernel, (void *)cuLaunchKernel_ptsz),
+    [LAUNCH_EX] = WRAPPERS(cuLaunchKernelEx, (void *)cuLaunchKernelEx_ptsz),
+    [GRAPH_LAUNCH] = WRAPPERS(cuGraphLaunch, (void *)cuGraphLaunch_ptsz),
+    [COPY] = WRAPPERS(cuMemcpyAsync, (void *)cuMemcpyAsync_ptsz),
+    [COPY_DTOD] = WRAPPERS(cuMemcpyDtoDAsync_v2, (void *)cuMemcpyDtoDAsync_v2_ptsz),
+    [STREAM_SYNC] = WRAPPERS(cuStreamSynchronize, (void *)cuStreamSynchronize_ptsz),
+    [CTX_SYNC] = WRAPPERS(cuCtxSynchronize, NULL),
+    [EVENT_SYNC] = WRAPPERS(cuEventSynchronize, NULL),
 };
+#undef WRAPPERS
 
 /* The call an exported name (`exported`), or else a cuGetProcAddress base name, is; *v: 1 for
  * a _ptsz name. */

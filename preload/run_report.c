@@ -6,9 +6,9 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "run_preload.h"
 #include "json.h"
 
@@ -50,9 +50,7 @@ void run_report_started(void)
 {
     if (!run_cfg.report_dir[0])
         return;
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    long long ns = (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+    long long ns = clock_now_ns();
     char started[sizeof part + sizeof RUN_PART_STARTED];
     int n = snprintf(part, sizeof part, "%s/%020lld-%ld", run_cfg.report_dir, ns, (long)getpid());
     if (n < 0 || (size_t)n >= sizeof part)

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "run_preload.h"
 
 run_state run;
@@ -92,13 +92,6 @@ static void load_driver(void)
     }
 }
 
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
 /* Where the green context's work really runs: a %smid kernel on a stream of it. */
 static void observe(run_device *d)
 {
@@ -145,15 +138,15 @@ static void confine(run_device *d, const run_session_request *req, const run_ses
     if (gctx_context_get_info(d->joined.context, &info) == GCTX_SUCCESS && info.has_id)
         d->green_id = info.id;
     if (run_cfg.report_dir[0]) {
-        double t0 = now_ms();
+        double t0 = clock_now_ns() / 1e6;
         observe(d);
-        run.observe_ms += now_ms() - t0;
+        run.observe_ms += clock_now_ns() / 1e6 - t0;
     }
 }
 
 static void setup(void)
 {
-    double t0 = now_ms();
+    double t0 = clock_now_ns() / 1e6;
     if (run_cfg.error[0])
         run_die("%s", run_cfg.error);
     if (!run_cfg.present)
@@ -167,7 +160,7 @@ static void setup(void)
         run_release_children();
     run_inside++;
     load_driver();
-    run.driver_ms = now_ms() - t0;
+    run.driver_ms = clock_now_ns() / 1e6 - t0;
     run_session_request req = {.sms = run_cfg.sms,
                                .round = run_cfg.round[0] ? run_cfg.round : NULL,
                                .claim_list = run_cfg.claim};
@@ -179,7 +172,7 @@ static void setup(void)
         confine(&run.devices[run.nb_devices++], &req, &session, i);
     run_inside--;
     /* The %smid kernel of the report is not start-up: a run without --report skips it. */
-    run.setup_ms = now_ms() - t0 - run.observe_ms;
+    run.setup_ms = clock_now_ns() / 1e6 - t0 - run.observe_ms;
     atomic_store_explicit(&ready, 1, memory_order_release);
 }
 

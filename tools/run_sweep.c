@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 
-#include "progress.h"
 #include "chart_axis.h"
+#include "clock.h"
+#include "progress.h"
 #include "run_tool.h"
 
 #define SWEEP_MAX 32
@@ -22,25 +22,18 @@ typedef struct sweep_point {
     int status; /* the program's exit status; -1 when killed by a signal */
 } sweep_point;
 
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
 /* One run; with --json the program's stdout goes to stderr, so that stdout stays one JSON
  * document. */
 static int run_once(run_job *job, sweep_point *pt)
 {
     if (run_set_environment(job, &pt->session) != 0)
         return -1;
-    double t0 = now_ms();
+    double t0 = clock_now_ns() / 1e6;
     pid_t child = run_child_start(job->options.command, job->opts->json);
     int status = 0;
     if (child < 0 || run_child_wait(child, &status) != 0)
         return -1;
-    pt->wall_ms = now_ms() - t0;
+    pt->wall_ms = clock_now_ns() / 1e6 - t0;
     pt->status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     return 0;
 }
