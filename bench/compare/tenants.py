@@ -234,8 +234,9 @@ def tenant(args):
                 sms = claim.cooperate(now, minimum_sms=8)
             ctx = claim.context()
             stream = DryStream() if torch is None else ctx.Stream()
-            with on(stream):
-                step = work(args.kind, torch, args.role, sms)
+            if args.kind == "fma":  # its grid is sized by the SMs; the others' tensors stay
+                with on(stream):
+                    step = work(args.kind, torch, args.role, sms)
             actions.append((round(time.perf_counter() - start, 3), now.level, sms, now.reason))
     if advice:
         advice.end()
