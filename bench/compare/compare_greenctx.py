@@ -5,7 +5,7 @@ import ctypes
 import os
 import time
 
-from common import capability, emit, fail, time_entries, time_op, timed
+from common import capabilities, emit, fail, made_by, time_entries, time_op
 
 LIB = "greenctx"
 path = os.environ.get("GREENCTX_LIBRARY", "build/src/libgreenctx.so")
@@ -69,27 +69,22 @@ def context_and_stream(part):
     return ctx, stream
 
 
-def release_all(parts, made):
-    for ctx, stream in made:
+def release_all(made):
+    parts, pairs = made
+    for ctx, stream in pairs:
         g.gctx_stream_release(stream)
         g.gctx_context_release(ctx)
     release_parts(parts)
 
 
 def one_context():
-    def make():
-        parts = split([(16, 0, 0)])
-        return parts, [context_and_stream(parts[0])]
-    ns, (parts, made) = timed(make)
-    return ns, lambda: release_all(parts, made)
+    parts = split([(16, 0, 0)])
+    return parts, [context_and_stream(parts[0])]
 
 
 def two_disjoint():
-    def make():
-        parts = split([(16, 0, 0), (0, 0, 1)])
-        return parts, [context_and_stream(p) for p in parts]
-    ns, (parts, made) = timed(make)
-    return ns, lambda: release_all(parts, made)
+    parts = split([(16, 0, 0), (0, 0, 1)])
+    return parts, [context_and_stream(p) for p in parts]
 
 
 g.gctx_driver_path.restype = ctypes.c_char_p
@@ -216,7 +211,8 @@ time_entries([(LIB, op, once) for op, once in splits])
 # no primary context active, every create pays its initialisation (the driver's documentation
 # advises keeping it active). cuda.core (Device.set_current) and torch keep it active; greenctx
 # does not, so it is measured both ways.
-time_op(LIB, "16 SMs: context + stream (no primary context active)", one_context, reps=10)
+time_op(LIB, "16 SMs: context + stream (no primary context active)",
+        made_by(one_context, release_all), reps=10)
 try:
     primary, device = P(), ctypes.c_int()
     ok = (cuda is not None and cuda.cuInit(0) == 0 and
@@ -227,8 +223,8 @@ try:
 except (OSError, AttributeError):
     ok = False
 if ok:
-    time_op(LIB, "16 SMs: context + stream", one_context)
-    time_op(LIB, "{16, rest}: 2 disjoint contexts + streams", two_disjoint)
+    time_op(LIB, "16 SMs: context + stream", made_by(one_context, release_all))
+    time_op(LIB, "{16, rest}: 2 disjoint contexts + streams", made_by(two_disjoint, release_all))
 else:
     emit(lib=LIB, op="16 SMs: context + stream", error="could not retain the primary context")
 
@@ -245,8 +241,5 @@ def probe(specs):
         release_parts(parts)
 
 
-capability(LIB, "per-group counts (16, 32)", lambda: probe([(16, 0, 0), (32, 0, 0)]))
-capability(LIB, "coscheduled count 8, three groups of 8",
-           lambda: probe([(8, 8, 0), (8, 8, 0), (8, 8, 0)]))
-capability(LIB, "{16, rest} disjoint by construction", lambda: probe([(16, 0, 0), (0, 0, 1)]))
+capabilities(LIB, probe, [(16, 0, 0), (32, 0, 0)], [(8, 8, 0)] * 3, [(16, 0, 0), (0, 0, 1)])
 g.gctx_partition_release(whole)
