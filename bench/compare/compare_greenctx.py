@@ -21,6 +21,14 @@ class Group(ctypes.Structure):
                 ("reserved", ctypes.c_uint * 4)]  # must stay zero (0.2.0)
 
 
+class SplitPlan(ctypes.Structure):  # gctx_split_plan
+    _fields_ = [("size", ctypes.c_size_t), ("device", ctypes.c_int),
+                ("driver_version", ctypes.c_int), ("path", ctypes.c_int),
+                ("granule_sms", ctypes.c_uint), ("nb_groups", ctypes.c_uint),
+                ("remainder_sms", ctypes.c_uint), ("rounded", ctypes.c_int),
+                ("nested", ctypes.c_int)]
+
+
 P = ctypes.c_void_p
 for name, args in [("gctx_partition_from_device", [ctypes.c_int, ctypes.POINTER(P)]),
                    ("gctx_partition_split", [P, ctypes.POINTER(Group), ctypes.c_uint, P,
@@ -28,10 +36,12 @@ for name, args in [("gctx_partition_from_device", [ctypes.c_int, ctypes.POINTER(
                    ("gctx_context_create", [P, P, ctypes.POINTER(P)]),
                    ("gctx_stream_create", [P, P, ctypes.POINTER(P)]),
                    ("gctx_partition_release", [P]), ("gctx_context_release", [P]),
-                   ("gctx_stream_release", [P])]:
+                   ("gctx_stream_release", [P]),
+                   ("gctx_partition_plan", [P, ctypes.POINTER(Group), ctypes.c_uint, P,
+                                            ctypes.POINTER(SplitPlan), P])]:
     getattr(g, name).argtypes = args
-g.gctx_last_error.restype = ctypes.c_char_p
-g.gctx_version_string.restype = ctypes.c_char_p
+for name in ("gctx_last_error", "gctx_version_string", "gctx_driver_path"):
+    getattr(g, name).restype = ctypes.c_char_p
 
 
 def check(status, what):
@@ -87,9 +97,6 @@ def two_disjoint():
     return parts, [context_and_stream(p) for p in parts]
 
 
-g.gctx_driver_path.restype = ctypes.c_char_p
-
-
 def driver_entry(cuda, name, *argtypes, version=12040):
     """A driver entry point through cuGetProcAddress (the simulated driver exports no other)."""
     get = cuda.cuGetProcAddress_v2
@@ -99,14 +106,6 @@ def driver_entry(cuda, name, *argtypes, version=12040):
     if get(name.encode(), ctypes.byref(pfn), version, 0, ctypes.byref(found)) or not pfn.value:
         raise OSError(f"the driver gives no {name}")
     return ctypes.CFUNCTYPE(ctypes.c_int, *argtypes)(pfn.value)
-
-
-class SplitPlan(ctypes.Structure):  # gctx_split_plan
-    _fields_ = [("size", ctypes.c_size_t), ("device", ctypes.c_int),
-                ("driver_version", ctypes.c_int), ("path", ctypes.c_int),
-                ("granule_sms", ctypes.c_uint), ("nb_groups", ctypes.c_uint),
-                ("remainder_sms", ctypes.c_uint), ("rounded", ctypes.c_int),
-                ("nested", ctypes.c_int)]
 
 
 class DevResource(ctypes.Structure):  # CUdevResource (144 bytes): an SM resource's count at 96
@@ -122,8 +121,6 @@ class GroupParams(ctypes.Structure):  # CU_DEV_SM_RESOURCE_GROUP_PARAMS (13.1)
 
 
 STRUCTURED, FINE_GRANULES = 1, 3  # gctx_split_path
-g.gctx_partition_plan.argtypes = [P, ctypes.POINTER(Group), ctypes.c_uint, P,
-                                  ctypes.POINTER(SplitPlan), P]
 
 
 def c_split(request, with_remainder):
