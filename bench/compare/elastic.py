@@ -49,15 +49,12 @@ DRY_LAUNCH_S, DRY_BYTES_SM_S, DRY_FLOPS_SM_S = 3e-6, 60e9, 5e12
 # The two-process arms: (name, label, the decode tenant's claim, MPS, active-thread share,
 # resized). "static": the best static split's decode SMs; "min": the smallest split's.
 TWO_PROCESS = (
-    ("2p_sliced", "2 processes, no MPS (time-sliced)", "primary", False, False, False),
-    ("2p_claims", "2 processes, static claims {lat} | rest, MPS", "static", True, False, False),
-    ("2p_mps", "2 processes, MPS", "primary", True, False, False),
-    ("2p_mps_threads", "2 processes, MPS, active threads {pct} % | {rest} %", "primary", True,
-     True, False),
-    ("2p_claims_controller", "2 processes, claims resized (controller), MPS", "min", True,
-     False, True),
-    ("2p_claims_controller_sliced", "2 processes, claims resized, no MPS", "min", False, False,
-     True))
+    ("2p_sliced", "2 processes, no MPS (time-sliced)", "primary", 0, 0, 0),
+    ("2p_claims", "2 processes, static claims {lat} | rest, MPS", "static", 1, 0, 0),
+    ("2p_mps", "2 processes, MPS", "primary", 1, 0, 0),
+    ("2p_mps_threads", "2 processes, MPS, active threads {pct} % | {rest} %", "primary", 1, 1, 0),
+    ("2p_claims_controller", "2 processes, claims resized (controller), MPS", "min", 1, 0, 1),
+    ("2p_claims_controller_sliced", "2 processes, claims resized, no MPS", "min", 0, 0, 1))
 CHECKS = ("on/off, one process: controller >= 1.3x the best static split, p99 within target",
           "on/off, two processes: claims controller >= 1.3x static claims, p99 within target",
           "stationary: controller no more than 3 % below the best static split",
@@ -713,6 +710,7 @@ def two_process(a, res, env, tool):
     mps_env, res["mps_why"] = scenario.mps_start(tool, env)
     res["mps_available"] = mps_env is not None
     no_mps = scenario.no_mps(env)
+    claims = {"static": str(lat), "min": str(res["calibration"][0]["decode_sms"])}
     try:
         for k, (name, label, on, with_mps, threads, elastic) in enumerate(TWO_PROCESS, 1):
             arm = new_arm(name, name, label.format(lat=lat, pct=pct, rest=100 - pct),
@@ -722,10 +720,9 @@ def two_process(a, res, env, tool):
                 arm["why"] = f"MPS is not available: {res['mps_why']}"[:400]
                 continue
             print(f"elastic [{k}/{len(TWO_PROCESS)}] {arm['label']}", file=sys.stderr)
-            where = {"static": str(lat), "min": str(res["calibration"][0]["decode_sms"])}.get(
-                on, on)
             arm["ran"] = run_pair(a, arm, mps_env if with_mps else no_mps, res["priors"],
-                                  res["target_ms"], where, elastic, pct if threads else 0)
+                                  res["target_ms"], claims.get(on, on), elastic,
+                                  arm["thread_percentage"])
             if not arm["ran"]:
                 arm["why"] = "failed: see the messages above"
     finally:
