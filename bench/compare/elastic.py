@@ -7,14 +7,14 @@ are; BENCHMARKS.md ("Elastic partitions") what it measured.
       [--seconds S] [--target-ms MS] [--layers N] [--batch N] [--context N] [--chunk N]
       [--seed N] [--arms all|1p] [--dry]
 
-The calibration and the one-process arms run in a process of their own (`--role 1p`), each
-two-process arm's tenants as `--role decode|prefill`. It needs torch with CUDA, greenctx
-(PYTHONPATH reaching python/, and the library) and the greenctx tool (PATH or GREENCTX_TOOL);
-the JSON document (schema greenctx.bench.elastic/2) goes to stdout, the table to stderr. --dry
-needs no GPU and no torch: the simulated driver (GREENCTX_SIM_LIBRARY) runs every greenctx
-object, a stand-in for nvidia-cuda-mps-control (GREENCTX_MPS_CONTROL) the daemon, and each
-stream is a clock that a launch moves by the model's bytes and FLOPs on its SMs: the plumbing,
-not figures.
+The calibration and the one-process arms run in a process of their own (`--role 1p`: the
+script holds no context when the tenants start), each two-process arm's tenants as `--role
+decode|prefill`. It needs torch with CUDA, greenctx (PYTHONPATH reaching python/, and the
+library) and the greenctx tool (PATH or GREENCTX_TOOL); the JSON document (schema
+greenctx.bench.elastic/2) goes to stdout, the table to stderr. --dry needs no GPU and no torch:
+the simulated driver (GREENCTX_SIM_LIBRARY) runs every greenctx object, a stand-in for
+nvidia-cuda-mps-control (GREENCTX_MPS_CONTROL) the daemon, and each stream is a clock that a
+launch moves by the model's bytes and FLOPs on its SMs: the plumbing, not figures.
 """
 import argparse
 import bisect
@@ -451,7 +451,7 @@ def one_process(a):
     priors = {"decode": {p.sms[0]: c["decode_ms"] * 1e-3 for p, c in zip(places, cal)},
               "prefill": {p.sms[1]: c["prefill_unit_ms"] * 1e-3 for p, c in zip(places, cal)}}
     trace = Trace(a.trace, a.seconds, a.batch, a.seed)
-    n = len(sizes)  # (the arm, the place it starts in)
+    n = len(sizes)  # the plan: (an arm, the place it starts in)
     plan = [(new_arm(f"static_{p.sms[0]}", "static", f"static split {p.sms[0]} | {p.sms[1]}",
                      lat_sms=p.sms[0], thr_sms=p.sms[1]), i) for i, p in enumerate(places[:n])]
     plan += [(new_arm("no_split", "no_split", "no split (equal streams)"), n),

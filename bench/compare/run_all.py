@@ -34,8 +34,8 @@ SPLIT_OP = "split 16, side by side"
 def run(lib, reps):
     path = os.pathsep.join(filter(None, [HERE, os.environ.get("PYTHONPATH")]))
     env = dict(os.environ, PYTHONPATH=path, GREENCTX_COMPARE_REPS=str(reps))
-    p = subprocess.run([sys.executable, os.path.join(HERE, SCRIPTS[lib])], cwd=os.getcwd(),
-                       env=env, capture_output=True, text=True, timeout=600)
+    p = subprocess.run([sys.executable, os.path.join(HERE, SCRIPTS[lib])], env=env,
+                       capture_output=True, text=True, timeout=600)
     lines = []
     for line in p.stdout.splitlines():
         try:
