@@ -348,13 +348,11 @@ def finish(arm, steps, target_ms):
 
 
 def new_arm(name, kind, label, **fields):
-    arm = {"name": name, "label": label, "kind": kind, "ran": False, "why": None, "lat_sms": 0,
-           "thr_sms": 0, "chunk": 0, "thread_percentage": 0, "prefill_tokens_per_s": 0.0,
-           "tflops": 0.0, "resizes": 0, "resize_us": summary([]), "grant_ms": summary([]),
-           "thr_kernel_ms": summary([]), "thr_resize_us": summary([]),
-           "lat_contexts_made": 0, "thr_contexts_made": 0, "timeline": []}
-    arm.update(fields)
-    return arm
+    return {"name": name, "label": label, "kind": kind, "ran": False, "why": None, "lat_sms": 0,
+            "thr_sms": 0, "chunk": 0, "thread_percentage": 0, "prefill_tokens_per_s": 0.0,
+            "tflops": 0.0, "resizes": 0, "resize_us": summary([]), "grant_ms": summary([]),
+            "thr_kernel_ms": summary([]), "thr_resize_us": summary([]),
+            "lat_contexts_made": 0, "thr_contexts_made": 0, "timeline": [], **fields}
 
 
 def set_rate(arm, units, tokens, seconds, layers):
