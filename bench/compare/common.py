@@ -64,11 +64,14 @@ def time_entries(entries, reps=None):
              p99_us=round(percentile(s, 0.99), 2), min_us=round(s[0], 2))
 
 
-def timed(fn):
-    """Runs fn(), returns (elapsed_ns, its result)."""
-    t0 = time.perf_counter_ns()
-    result = fn()
-    return time.perf_counter_ns() - t0, result
+def made_by(make, cleanup=None):
+    """A once() for time_op: make() on the clock, then cleanup(what it made), if any, off it."""
+    def once():
+        t0 = time.perf_counter_ns()
+        made = make()
+        ns = time.perf_counter_ns() - t0
+        return ns, cleanup and (lambda: cleanup(made))
+    return once
 
 
 def capability(lib, name, fn):
@@ -77,6 +80,13 @@ def capability(lib, name, fn):
         emit(lib=lib, capability=name, ok=True, detail=str(fn()))
     except Exception as e:
         emit(lib=lib, capability=name, ok=False, detail=f"{type(e).__name__}: {e}")
+
+
+def capabilities(lib, probe, *args):
+    """The capabilities every library is asked for, in this order, each probe(its arg)."""
+    for name, arg in zip(("per-group counts (16, 32)", "coscheduled count 8, three groups of 8",
+                          "{16, rest} disjoint by construction"), args):
+        capability(lib, name, lambda: probe(arg))
 
 
 def fail(lib, message):

@@ -1,5 +1,5 @@
 """cuda.core (1.2): SMResource.split, Device.create_context, Context.create_stream."""
-from common import capability, emit, skip, time_op, timed
+from common import capabilities, emit, made_by, skip, time_op
 
 LIB = "cuda.core"
 try:
@@ -32,30 +32,17 @@ def close(made):
         ctx.close()
 
 
-def split_only():
-    ns, _ = timed(lambda: split(count=16))
-    return ns, None
-
-
-def one_context():
-    ns, made = timed(lambda: [context(split(count=16)[0][0])])
-    return ns, lambda: close(made)
-
-
 def two_disjoint():
-    def make():
-        groups, rest = split(count=16)
-        return [context(groups[0]), context(rest)]
-    ns, made = timed(make)
-    return ns, lambda: close(made)
+    groups, rest = split(count=16)
+    return [context(groups[0]), context(rest)]
 
 
-time_op(LIB, "split 16", split_only)
-time_op(LIB, "16 SMs: context + stream", one_context)
-time_op(LIB, "{16, rest}: 2 disjoint contexts + streams", two_disjoint)
+time_op(LIB, "split 16", made_by(lambda: split(count=16)))
+time_op(LIB, "16 SMs: context + stream", made_by(lambda: [context(split(count=16)[0][0])], close))
+time_op(LIB, "{16, rest}: 2 disjoint contexts + streams", made_by(two_disjoint, close))
 
 
-def probe(**options):
+def probe(options):
     groups, rest = split(**options)
     made = [context(g) for g in groups]
     sizes = [g.sm_count for g in groups]
@@ -63,7 +50,5 @@ def probe(**options):
     return f"groups {sizes}, remainder {rest.sm_count if rest is not None else 0}"
 
 
-capability(LIB, "per-group counts (16, 32)", lambda: probe(count=(16, 32)))
-capability(LIB, "coscheduled count 8, three groups of 8",
-           lambda: probe(count=(8, 8, 8), coscheduled_sm_count=8))
-capability(LIB, "{16, rest} disjoint by construction", lambda: probe(count=16))
+capabilities(LIB, probe, dict(count=(16, 32)), dict(count=(8, 8, 8), coscheduled_sm_count=8),
+             dict(count=16))

@@ -5,7 +5,7 @@ import ctypes
 import os
 import time
 
-from common import capability, emit, fail, time_entries, time_op, timed
+from common import capabilities, emit, fail, made_by, time_entries, time_op
 
 LIB = "greenctx"
 path = os.environ.get("GREENCTX_LIBRARY", "build/src/libgreenctx.so")
@@ -21,6 +21,14 @@ class Group(ctypes.Structure):
                 ("reserved", ctypes.c_uint * 4)]  # must stay zero (0.2.0)
 
 
+class SplitPlan(ctypes.Structure):  # gctx_split_plan
+    _fields_ = [("size", ctypes.c_size_t), ("device", ctypes.c_int),
+                ("driver_version", ctypes.c_int), ("path", ctypes.c_int),
+                ("granule_sms", ctypes.c_uint), ("nb_groups", ctypes.c_uint),
+                ("remainder_sms", ctypes.c_uint), ("rounded", ctypes.c_int),
+                ("nested", ctypes.c_int)]
+
+
 P = ctypes.c_void_p
 for name, args in [("gctx_partition_from_device", [ctypes.c_int, ctypes.POINTER(P)]),
                    ("gctx_partition_split", [P, ctypes.POINTER(Group), ctypes.c_uint, P,
@@ -28,10 +36,12 @@ for name, args in [("gctx_partition_from_device", [ctypes.c_int, ctypes.POINTER(
                    ("gctx_context_create", [P, P, ctypes.POINTER(P)]),
                    ("gctx_stream_create", [P, P, ctypes.POINTER(P)]),
                    ("gctx_partition_release", [P]), ("gctx_context_release", [P]),
-                   ("gctx_stream_release", [P])]:
+                   ("gctx_stream_release", [P]),
+                   ("gctx_partition_plan", [P, ctypes.POINTER(Group), ctypes.c_uint, P,
+                                            ctypes.POINTER(SplitPlan), P])]:
     getattr(g, name).argtypes = args
-g.gctx_last_error.restype = ctypes.c_char_p
-g.gctx_version_string.restype = ctypes.c_char_p
+for name in ("gctx_last_error", "gctx_version_string", "gctx_driver_path"):
+    getattr(g, name).restype = ctypes.c_char_p
 
 
 def check(status, what):
@@ -69,30 +79,22 @@ def context_and_stream(part):
     return ctx, stream
 
 
-def release_all(parts, made):
-    for ctx, stream in made:
+def release_all(made):
+    parts, pairs = made
+    for ctx, stream in pairs:
         g.gctx_stream_release(stream)
         g.gctx_context_release(ctx)
     release_parts(parts)
 
 
 def one_context():
-    def make():
-        parts = split([(16, 0, 0)])
-        return parts, [context_and_stream(parts[0])]
-    ns, (parts, made) = timed(make)
-    return ns, lambda: release_all(parts, made)
+    parts = split([(16, 0, 0)])
+    return parts, [context_and_stream(parts[0])]
 
 
 def two_disjoint():
-    def make():
-        parts = split([(16, 0, 0), (0, 0, 1)])
-        return parts, [context_and_stream(p) for p in parts]
-    ns, (parts, made) = timed(make)
-    return ns, lambda: release_all(parts, made)
-
-
-g.gctx_driver_path.restype = ctypes.c_char_p
+    parts = split([(16, 0, 0), (0, 0, 1)])
+    return parts, [context_and_stream(p) for p in parts]
 
 
 def driver_entry(cuda, name, *argtypes, version=12040):
@@ -104,14 +106,6 @@ def driver_entry(cuda, name, *argtypes, version=12040):
     if get(name.encode(), ctypes.byref(pfn), version, 0, ctypes.byref(found)) or not pfn.value:
         raise OSError(f"the driver gives no {name}")
     return ctypes.CFUNCTYPE(ctypes.c_int, *argtypes)(pfn.value)
-
-
-class SplitPlan(ctypes.Structure):  # gctx_split_plan
-    _fields_ = [("size", ctypes.c_size_t), ("device", ctypes.c_int),
-                ("driver_version", ctypes.c_int), ("path", ctypes.c_int),
-                ("granule_sms", ctypes.c_uint), ("nb_groups", ctypes.c_uint),
-                ("remainder_sms", ctypes.c_uint), ("rounded", ctypes.c_int),
-                ("nested", ctypes.c_int)]
 
 
 class DevResource(ctypes.Structure):  # CUdevResource (144 bytes): an SM resource's count at 96
@@ -127,8 +121,6 @@ class GroupParams(ctypes.Structure):  # CU_DEV_SM_RESOURCE_GROUP_PARAMS (13.1)
 
 
 STRUCTURED, FINE_GRANULES = 1, 3  # gctx_split_path
-g.gctx_partition_plan.argtypes = [P, ctypes.POINTER(Group), ctypes.c_uint, P,
-                                  ctypes.POINTER(SplitPlan), P]
 
 
 def c_split(request, with_remainder):
@@ -216,7 +208,8 @@ time_entries([(LIB, op, once) for op, once in splits])
 # no primary context active, every create pays its initialisation (the driver's documentation
 # advises keeping it active). cuda.core (Device.set_current) and torch keep it active; greenctx
 # does not, so it is measured both ways.
-time_op(LIB, "16 SMs: context + stream (no primary context active)", one_context, reps=10)
+time_op(LIB, "16 SMs: context + stream (no primary context active)",
+        made_by(one_context, release_all), reps=10)
 try:
     primary, device = P(), ctypes.c_int()
     ok = (cuda is not None and cuda.cuInit(0) == 0 and
@@ -227,8 +220,8 @@ try:
 except (OSError, AttributeError):
     ok = False
 if ok:
-    time_op(LIB, "16 SMs: context + stream", one_context)
-    time_op(LIB, "{16, rest}: 2 disjoint contexts + streams", two_disjoint)
+    time_op(LIB, "16 SMs: context + stream", made_by(one_context, release_all))
+    time_op(LIB, "{16, rest}: 2 disjoint contexts + streams", made_by(two_disjoint, release_all))
 else:
     emit(lib=LIB, op="16 SMs: context + stream", error="could not retain the primary context")
 
@@ -245,8 +238,5 @@ def probe(specs):
         release_parts(parts)
 
 
-capability(LIB, "per-group counts (16, 32)", lambda: probe([(16, 0, 0), (32, 0, 0)]))
-capability(LIB, "coscheduled count 8, three groups of 8",
-           lambda: probe([(8, 8, 0), (8, 8, 0), (8, 8, 0)]))
-capability(LIB, "{16, rest} disjoint by construction", lambda: probe([(16, 0, 0), (0, 0, 1)]))
+capabilities(LIB, probe, [(16, 0, 0), (32, 0, 0)], [(8, 8, 0)] * 3, [(16, 0, 0), (0, 0, 1)])
 g.gctx_partition_release(whole)

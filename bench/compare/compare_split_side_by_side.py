@@ -3,7 +3,7 @@ by rep in turning order: each library's split of 16 SMs (and the rest as the rem
 same state of the host. Run in their own processes, the two read apart by as much as the
 host's state moved between them (cuda.core's split read 3.4 to 6.4 us in runs of one day on
 the H200), which a ratio of the two then carries; side by side, both see the same."""
-from common import emit, fail, skip, time_entries, timed
+from common import emit, fail, made_by, skip, time_entries
 
 try:
     import cuda.core as cc
@@ -24,15 +24,6 @@ dev.set_current()
 sm = dev.resources.sm
 whole = SMPartition.from_device(0)
 
-
-def greenctx_split():
-    ns, (groups, rest) = timed(lambda: whole.split(num_sms=16))
-    return ns, lambda: [p.close() for p in (*groups, rest)]
-
-
-def cuda_core_split():
-    ns, _ = timed(lambda: sm.split(SMResourceOptions(count=16)))
-    return ns, None
-
-
-time_entries([("greenctx-py", OP, greenctx_split), ("cuda.core", OP, cuda_core_split)])
+time_entries([("greenctx-py", OP, made_by(lambda: whole.split(num_sms=16),
+                                          lambda made: [p.close() for p in (*made[0], made[1])])),
+              ("cuda.core", OP, made_by(lambda: sm.split(SMResourceOptions(count=16))))])

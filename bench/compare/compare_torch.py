@@ -1,7 +1,7 @@
 """torch.cuda.green_contexts (PyTorch 2.11): GreenContext.create(num_sms) and its Stream."""
 import gc
 
-from common import capability, emit, skip, time_op, timed
+from common import capabilities, capability, emit, made_by, skip, time_op
 
 LIB = "torch"
 try:
@@ -30,19 +30,14 @@ def drop(made):
     gc.collect()
 
 
-def one_context():
-    ns, made = timed(lambda: [create(16)])
-    return ns, lambda: drop(made)
-
-
-time_op(LIB, "16 SMs: context + stream", one_context, reps=30)
+time_op(LIB, "16 SMs: context + stream", made_by(lambda: [create(16)], drop), reps=30)
 emit(lib=LIB, op="split 16", error="no split-only call: GreenContext.create splits and creates")
 emit(lib=LIB, op="{16, rest}: 2 disjoint contexts + streams",
      error="no API: each create() is its own split, and two splits may share SMs "
            "(pytorch#195378)")
 
 
-def structured_split(**kwargs):
+def structured_split(kwargs):
     """The multi-group split, where this torch has one (SMPartition, later releases)."""
     from torch.cuda import green_contexts as gcmod
     if not hasattr(gcmod, "SMPartition"):
@@ -52,9 +47,7 @@ def structured_split(**kwargs):
     return f"groups {[p.sm_count for p in groups[0]]}"
 
 
-capability(LIB, "per-group counts (16, 32)", lambda: structured_split(num_sms=[16, 32]))
-capability(LIB, "coscheduled count 8, three groups of 8",
-           lambda: structured_split(num_sms=[8, 8, 8], coscheduled_sm_count=8))
-capability(LIB, "{16, rest} disjoint by construction",
-           lambda: structured_split(num_sms=[16, 0], backfill=[False, True]))
+capabilities(LIB, structured_split, dict(num_sms=[16, 32]),
+             dict(num_sms=[8, 8, 8], coscheduled_sm_count=8),
+             dict(num_sms=[16, 0], backfill=[False, True]))
 capability(LIB, "count that is not a multiple of 8 (20)", lambda: create(20) and "made")

@@ -1,45 +1,18 @@
-"""Elastic partitions (docs/elastic.md; BENCHMARKS.md, "Elastic partitions"), over PyTorch and
-greenctx's Python package: a latency workload shaped like LLM decode beside a throughput
-workload shaped like prefill, on the same arrival trace in every arm.
-
-The model: `--layers` bf16 layers shaped like Llama-3-8B (hidden 4096, 32 query / 8 KV heads
-of 128, FFN 14336), random weights. A decode step, for each layer: the four weight matrices
-(QKV, O, gate+up, down) as GEMVs for the batch (`torch.mm`, cuBLAS) and the attention of
-each sequence's 4 query heads per KV head over its KV cache (`--context` positions,
-`scaled_dot_product_attention`, the positions cut as a split-K kernel's): memory bound, its batch following the trace. A prefill
-unit: one layer's four GEMMs for `--chunk` tokens on the same weights: compute bound.
-
-One process (a process of its own, `--role 1p`, so that this one holds no context): the
-calibration (each workload alone on each split's share and on every SM: the controllers'
-priors, and the target), then static splits (greenctx.Layouts, swept), no split and priority
-streams (a green context of every SM), the controller over the layouts (greenctx.Controller,
-`Layouts.switch(order="by_part")`, events to and from "no split") and chunked prefill.
-Two processes (`--role decode|prefill`, started together): time-sliced, static claims
-(greenctx.Claim: the best static split's decode share | rest) under MPS, MPS, MPS with the
-active-thread percentage, and claims resized by the tenants (the decode tenant's Controller
-grows its claim with wait=True at the latency priority; the prefill tenant asks
-Claim.pressure before each GEMM and gives back what is wanted) under MPS and without. The
-static claims are the package's claims, not `greenctx run`'s, to compare like with like with
-the resized ones, which resize in the process. MPS is `greenctx mps start` in a runtime
-directory of the script's own, quit however the script ends.
-
-Timing, as the C bench's: a step's latency is the longer of its events' time (the driver's
-events, made in the stream's own context: a torch event can't be recorded on a green
-context's stream) and the host's from when it was due (before any re-size it waits behind) to
-its end as the host sees it; the controllers learn the events' time; the calibration is the
-median of such latencies; a re-size in one process is the host's time in the library's calls
-of a move alone (MOVE_TIMED), in two processes gctx_claim_resize's. cuBLAS's SM count target
-is each partition's (cublasSetSmCountTarget on torch's handle), as the C bench set it. The JSON
-document (schema greenctx.bench.elastic/2: the C bench's /1 fields) goes to stdout, the table
-to stderr.
+"""Elastic partitions over PyTorch and greenctx's Python package: a latency workload shaped like
+LLM decode beside a throughput workload shaped like prefill, on the same arrival trace in every
+arm. docs/elastic.md ("The bench") says what each arm, the model, the traces and the timing
+are; BENCHMARKS.md ("Elastic partitions") what it measured.
 
   python3 bench/compare/elastic.py [--trace onoff|duty50|poisson|stationary] [--quick]
       [--seconds S] [--target-ms MS] [--layers N] [--batch N] [--context N] [--chunk N]
       [--seed N] [--arms all|1p] [--dry]
 
-Needs greenctx (PYTHONPATH reaching python/, and the library), torch with CUDA, and the
-greenctx tool on PATH or in GREENCTX_TOOL. --dry needs no GPU and no torch: the simulated
-driver (GREENCTX_SIM_LIBRARY) runs every greenctx object, a stand-in for
+The calibration and the one-process arms run in a process of their own (`--role 1p`: the
+script holds no context when the tenants start), each two-process arm's tenants as `--role
+decode|prefill`. It needs torch with CUDA, greenctx (PYTHONPATH reaching python/, and the
+library) and the greenctx tool (PATH or GREENCTX_TOOL); the JSON document (schema
+greenctx.bench.elastic/2) goes to stdout, the table to stderr. --dry needs no GPU and no torch:
+the simulated driver (GREENCTX_SIM_LIBRARY) runs every greenctx object, a stand-in for
 nvidia-cuda-mps-control (GREENCTX_MPS_CONTROL) the daemon, and each stream is a clock that a
 launch moves by the model's bytes and FLOPs on its SMs: the plumbing, not figures.
 """
@@ -76,15 +49,12 @@ DRY_LAUNCH_S, DRY_BYTES_SM_S, DRY_FLOPS_SM_S = 3e-6, 60e9, 5e12
 # The two-process arms: (name, label, the decode tenant's claim, MPS, active-thread share,
 # resized). "static": the best static split's decode SMs; "min": the smallest split's.
 TWO_PROCESS = (
-    ("2p_sliced", "2 processes, no MPS (time-sliced)", "primary", False, False, False),
-    ("2p_claims", "2 processes, static claims {lat} | rest, MPS", "static", True, False, False),
-    ("2p_mps", "2 processes, MPS", "primary", True, False, False),
-    ("2p_mps_threads", "2 processes, MPS, active threads {pct} % | {rest} %", "primary", True,
-     True, False),
-    ("2p_claims_controller", "2 processes, claims resized (controller), MPS", "min", True,
-     False, True),
-    ("2p_claims_controller_sliced", "2 processes, claims resized, no MPS", "min", False, False,
-     True))
+    ("2p_sliced", "2 processes, no MPS (time-sliced)", "primary", 0, 0, 0),
+    ("2p_claims", "2 processes, static claims {lat} | rest, MPS", "static", 1, 0, 0),
+    ("2p_mps", "2 processes, MPS", "primary", 1, 0, 0),
+    ("2p_mps_threads", "2 processes, MPS, active threads {pct} % | {rest} %", "primary", 1, 1, 0),
+    ("2p_claims_controller", "2 processes, claims resized (controller), MPS", "min", 1, 0, 1),
+    ("2p_claims_controller_sliced", "2 processes, claims resized, no MPS", "min", 0, 0, 1))
 CHECKS = ("on/off, one process: controller >= 1.3x the best static split, p99 within target",
           "on/off, two processes: claims controller >= 1.3x static claims, p99 within target",
           "stationary: controller no more than 3 % below the best static split",
@@ -255,11 +225,14 @@ class DryWork:
     def __init__(self, a):
         self.a, self.busy, self.marks = a, {}, {}
 
-    def _add(self, s, sms, launches, nbytes, flops):
+    def _clock(self, s):  # (s's key, when its work ends)
         key = getattr(s, "handle", id(s))
-        bw = min(sms * DRY_BYTES_SM_S, HBM_BYTES_S)
-        self.busy[key] = max(now(), self.busy.get(key, 0)) + launches * DRY_LAUNCH_S + max(
-            nbytes / bw, flops / (sms * DRY_FLOPS_SM_S))
+        return key, self.busy.get(key, 0)
+
+    def _add(self, s, sms, launches, nbytes, flops):
+        key, busy = self._clock(s)
+        self.busy[key] = max(now(), busy) + launches * DRY_LAUNCH_S + max(
+            nbytes / min(sms * DRY_BYTES_SM_S, HBM_BYTES_S), flops / (sms * DRY_FLOPS_SM_S))
 
     def gemm(self, s, sms, layer, m, tokens):
         r, c = MATRICES[m]
@@ -276,19 +249,18 @@ class DryWork:
             self.prefill(s, sms, layer, chunk)
 
     def mark(self, s, end):  # the stream's clock when its work starts, and when it ends
-        key = getattr(s, "handle", id(s))
-        self.marks[key] = (self.marks.get(key, (0, 0))[0] if end else max(
-            now(), self.busy.get(key, 0)), self.busy.get(key, 0))
+        key, busy = self._clock(s)
+        self.marks[key] = (self.marks.get(key, (0, 0))[0] if end else max(now(), busy), busy)
 
     def elapsed_ms(self, s):
-        start, end = self.marks[getattr(s, "handle", id(s))]
+        start, end = self.marks[self._clock(s)[0]]
         return max(0.0, end - start) * 1e3
 
     def idle(self, s):
-        return now() >= self.busy.get(getattr(s, "handle", id(s)), 0)
+        return now() >= self._clock(s)[1]
 
     def wait(self, s):
-        time.sleep(max(0.0, self.busy.get(getattr(s, "handle", id(s)), 0) - now()))
+        time.sleep(max(0.0, self._clock(s)[1] - now()))
 
 
 def attn_splits(a, batch, device_sms):
@@ -315,6 +287,10 @@ def cublas_target(torch):
     fn = ctypes.CDLL(paths[0]).cublasSetSmCountTarget
     fn.argtypes = [ctypes.c_void_p, ctypes.c_int]
     return fn
+
+
+def chunks(a):  # the chunked prefill arms' tokens a step, each a size the warm-up runs
+    return a.chunk // 2, a.chunk, 2 * a.chunk
 
 
 def make_work(a):
@@ -372,13 +348,11 @@ def finish(arm, steps, target_ms):
 
 
 def new_arm(name, kind, label, **fields):
-    arm = {"name": name, "label": label, "kind": kind, "ran": False, "why": None, "lat_sms": 0,
-           "thr_sms": 0, "chunk": 0, "thread_percentage": 0, "prefill_tokens_per_s": 0.0,
-           "tflops": 0.0, "resizes": 0, "resize_us": summary([]), "grant_ms": summary([]),
-           "thr_kernel_ms": summary([]), "thr_resize_us": summary([]),
-           "lat_contexts_made": 0, "thr_contexts_made": 0, "timeline": []}
-    arm.update(fields)
-    return arm
+    return {"name": name, "label": label, "kind": kind, "ran": False, "why": None, "lat_sms": 0,
+            "thr_sms": 0, "chunk": 0, "thread_percentage": 0, "prefill_tokens_per_s": 0.0,
+            "tflops": 0.0, "resizes": 0, "resize_us": summary([]), "grant_ms": summary([]),
+            "thr_kernel_ms": summary([]), "thr_resize_us": summary([]),
+            "lat_contexts_made": 0, "thr_contexts_made": 0, "timeline": [], **fields}
 
 
 def set_rate(arm, units, tokens, seconds, layers):
@@ -456,7 +430,7 @@ def one_process(a):
             layouts.switch(p.layout)
         for batch in range(1, a.batch + 1):
             work.decode(p.streams[0], p.sms[0], batch)
-        for tokens in (a.chunk // 2, a.chunk, 2 * a.chunk):
+        for tokens in chunks(a):
             work.decode(p.streams[0], p.sms[0], 1, tokens)
             work.prefill(p.streams[1], p.sms[1], 0, tokens)
         for s in p.streams:
@@ -475,29 +449,25 @@ def one_process(a):
     priors = {"decode": {p.sms[0]: c["decode_ms"] * 1e-3 for p, c in zip(places, cal)},
               "prefill": {p.sms[1]: c["prefill_unit_ms"] * 1e-3 for p, c in zip(places, cal)}}
     trace = Trace(a.trace, a.seconds, a.batch, a.seed)
-    arms = [new_arm(f"static_{p.sms[0]}", "static", f"static split {p.sms[0]} | {p.sms[1]}",
-                    lat_sms=p.sms[0], thr_sms=p.sms[1]) for p in places[:len(sizes)]]
-    plan = [(arm, i, 0, False) for i, arm in enumerate(arms)]
-    arms += [new_arm("no_split", "no_split", "no split (equal streams)"),
-             new_arm("priority", "priority", "priority streams"),
-             new_arm("controller", "controller", "controller over layouts")]
-    plan += [(arms[-3], len(sizes), 0, False), (arms[-2], len(sizes) + 1, 0, False),
-             (arms[-1], 0, 0, True)]
-    for c in (a.chunk // 2, a.chunk, 2 * a.chunk):
-        arms.append(new_arm(f"chunked_{c}", "chunked", f"chunked prefill, {c} tokens a step",
-                            chunk=c))
-        plan.append((arms[-1], len(sizes), c, False))
+    n = len(sizes)  # the plan: (an arm, the place it starts in)
+    plan = [(new_arm(f"static_{p.sms[0]}", "static", f"static split {p.sms[0]} | {p.sms[1]}",
+                     lat_sms=p.sms[0], thr_sms=p.sms[1]), i) for i, p in enumerate(places[:n])]
+    plan += [(new_arm("no_split", "no_split", "no split (equal streams)"), n),
+             (new_arm("priority", "priority", "priority streams"), n + 1),
+             (new_arm("controller", "controller", "controller over layouts"), 0)]
+    plan += [(new_arm(f"chunked_{c}", "chunked", f"chunked prefill, {c} tokens a step",
+                      chunk=c), n) for c in chunks(a)]
     gc.collect()
     gc.disable()  # a collection's pause would land in a step or a move: the C bench had none
-    for k, (arm, start, chunk, controlled) in enumerate(plan, 1):
+    for k, (arm, start) in enumerate(plan, 1):
         print(f"elastic [{k}/{len(plan)}] {arm['label']}", file=sys.stderr)
-        ctl = workloads(a, target, priors, False) if controlled else None
+        ctl = workloads(a, target, priors, False) if arm["kind"] == "controller" else None
         if ctl:  # each move once each way, untimed: the driver's first-use costs
             for p in places[:-1]:
                 if p is not places[start]:
                     move(layouts, places[start], p)
                     move(layouts, p, places[start])
-        run_loop(a, work, layouts, places, start, trace, target, arm, ctl, chunk)
+        run_loop(a, work, layouts, places, start, trace, target, arm, ctl, arm["chunk"])
         for p in places:
             for s in p.streams:
                 work.wait(s)
@@ -511,7 +481,7 @@ def one_process(a):
         "torch.mm (cuBLAS, bf16: no libcublas found loaded, its SM count target the device's) " \
         "and scaled_dot_product_attention"
     print(json.dumps({"meta": meta, "calibration": cal, "target_ms": target, "priors": priors,
-                      "gemm": gemm, "arms": arms}))
+                      "gemm": gemm, "arms": [arm for arm, _ in plan]}))
 
 
 def run_loop(a, work, layouts, places, cur, trace, target_ms, arm, ctl, chunk):
@@ -701,9 +671,9 @@ def run_pair(a, arm, env, priors, target, on, elastic, pct):
     procs = []
     for role, where, share in (("decode", on, pct), ("prefill", "primary" if on == "primary"
                                                       else "rest", 100 - pct if pct else 0)):
-        cmd = [sys.executable, __file__, "--role", role, "--on", where, "--runtime",
-               env["GREENCTX_RUNTIME_DIR"], "--priors", json.dumps(priors), "--target-ms",
-               str(target), *argv_of(a), *(["--elastic"] if elastic else [])]
+        cmd = [sys.executable, __file__, *sys.argv[1:], "--role", role, "--on", where,
+               "--runtime", env["GREENCTX_RUNTIME_DIR"], "--priors", json.dumps(priors),
+               "--target-ms", str(target), *(["--elastic"] if elastic else [])]
         e = dict(env, **({"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE": str(share)} if share else {}))
         if not scenario.start(cmd, e, procs):  # decode's claim first
             return False
@@ -730,13 +700,6 @@ def run_pair(a, arm, env, priors, target, on, elastic, pct):
     return True
 
 
-def argv_of(a):
-    return ["--trace", a.trace, "--seconds", str(a.seconds), "--layers", str(a.layers),
-            "--batch", str(a.batch), "--context", str(a.context), "--chunk", str(a.chunk),
-            "--seed", str(a.seed), *(["--quick"] if a.quick else []),
-            *(["--dry"] if a.dry else [])]
-
-
 def two_process(a, res, env, tool):
     best = res["arms_by_name"].get(res["best_static"])
     lat = best["lat_sms"] if best else res["calibration"][-1]["decode_sms"] // 2
@@ -745,6 +708,7 @@ def two_process(a, res, env, tool):
     mps_env, res["mps_why"] = scenario.mps_start(tool, env)
     res["mps_available"] = mps_env is not None
     no_mps = scenario.no_mps(env)
+    claims = {"static": str(lat), "min": str(res["calibration"][0]["decode_sms"])}
     try:
         for k, (name, label, on, with_mps, threads, elastic) in enumerate(TWO_PROCESS, 1):
             arm = new_arm(name, name, label.format(lat=lat, pct=pct, rest=100 - pct),
@@ -754,10 +718,9 @@ def two_process(a, res, env, tool):
                 arm["why"] = f"MPS is not available: {res['mps_why']}"[:400]
                 continue
             print(f"elastic [{k}/{len(TWO_PROCESS)}] {arm['label']}", file=sys.stderr)
-            where = {"static": str(lat), "min": str(res["calibration"][0]["decode_sms"])}.get(
-                on, on)
             arm["ran"] = run_pair(a, arm, mps_env if with_mps else no_mps, res["priors"],
-                                  res["target_ms"], where, elastic, pct if threads else 0)
+                                  res["target_ms"], claims.get(on, on), elastic,
+                                  arm["thread_percentage"])
             if not arm["ran"]:
                 arm["why"] = "failed: see the messages above"
     finally:
@@ -896,8 +859,7 @@ def main():
         return one_process(a) if a.role == "1p" else tenant(a)
     tool, runtime, env = scenario.setup("elastic", a.dry)
     try:
-        given = ["--target-ms", str(a.target_ms)] if a.target_ms else []
-        one = subprocess.run([sys.executable, __file__, "--role", "1p", *given, *argv_of(a)],
+        one = subprocess.run([sys.executable, __file__, *sys.argv[1:], "--role", "1p"],
                              env=env, text=True, stdout=subprocess.PIPE)
         if one.returncode:
             sys.exit("elastic: the one-process arms failed: see the messages above")

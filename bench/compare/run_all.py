@@ -34,8 +34,8 @@ SPLIT_OP = "split 16, side by side"
 def run(lib, reps):
     path = os.pathsep.join(filter(None, [HERE, os.environ.get("PYTHONPATH")]))
     env = dict(os.environ, PYTHONPATH=path, GREENCTX_COMPARE_REPS=str(reps))
-    p = subprocess.run([sys.executable, os.path.join(HERE, SCRIPTS[lib])], cwd=os.getcwd(),
-                       env=env, capture_output=True, text=True, timeout=600)
+    p = subprocess.run([sys.executable, os.path.join(HERE, SCRIPTS[lib])], env=env,
+                       capture_output=True, text=True, timeout=600)
     lines = []
     for line in p.stdout.splitlines():
         try:
@@ -62,28 +62,26 @@ def split_ratio(rows):
             "cuda_core_us": {"p50": theirs["p50_us"], "p99": theirs["p99_us"]}}, None
 
 
-def print_table(rows, versions, skipped, ratio, why):
+def print_table(record, why):
     print("== versions")
     for lib in SCRIPTS:
-        note = f"skipped: {skipped[lib]}" if lib in skipped else versions.get(lib) or "?"
+        skipped = record["skipped"]
+        note = f"skipped: {skipped[lib]}" if lib in skipped else record["versions"][lib] or "?"
         print(f"{lib:<12} {note}")
     print("\n== creation cost (us, wall clock in Python, median of reps after 5 warm-ups)")
     print(f"{'library':<12} {'operation':<44} {'p50':>10} {'p99':>10}  note")
-    for r in rows:
-        if "op" in r:
-            if "error" in r:
-                print(f"{r['lib']:<12} {r['op']:<44} {'-':>10} {'-':>10}  {r['error']}")
-            else:
-                print(f"{r['lib']:<12} {r['op']:<44} {r['p50_us']:>10} {r['p99_us']:>10}")
+    for r in record["rows"]:
+        figures = f"{'-':>10} {'-':>10}  {r['error']}" if "error" in r else \
+            f"{r['p50_us']:>10} {r['p99_us']:>10}"
+        print(f"{r['lib']:<12} {r['op']:<44} {figures}")
     print("\n== what each can do on this driver")
-    for r in rows:
-        if "capability" in r:
-            print(f"{r['lib']:<12} {r['capability']:<44} {'yes' if r['ok'] else 'NO':>4}  "
-                  f"{r['detail']}")
-    for r in rows:
-        if "error" in r and "op" not in r:
-            print(f"{r['lib']}: {r['error']}")
+    for r in record["capabilities"]:
+        print(f"{r['lib']:<12} {r['capability']:<44} {'yes' if r['ok'] else 'NO':>4}  "
+              f"{r['detail']}")
+    for r in record["errors"]:
+        print(f"{r['lib']}: {r['error']}")
     print("\n== the package's split against cuda.core's")
+    ratio = record["python_split_vs_cuda_core"]
     if ratio:
         print(f"median {ratio['median']}x, p99 {ratio['p99']}x ({ratio['reps']} reps)")
     else:
@@ -109,26 +107,25 @@ def main(argv=None):
         elif "skipped" in r:
             skipped[r["lib"]] = r["skipped"]
     ratio, why = split_ratio(rows)
-    print_table(rows, versions, skipped, ratio, why)
+    record = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+              "python": platform.python_version(), "reps": args.reps, **machine,
+              "versions": versions, "skipped": skipped,
+              "rows": [r for r in rows if "op" in r],
+              "capabilities": [r for r in rows if "capability" in r],
+              "errors": [r for r in rows if "error" in r and "op" not in r],
+              "python_split_vs_cuda_core": ratio}
+    if why:
+        record["python_split_vs_cuda_core_missing"] = why
+    print_table(record, why)
     print("\n== JSON lines")
     for r in rows:
         print(json.dumps(r))
     if args.json:
-        record = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                  "python": platform.python_version(), "reps": args.reps, **machine,
-                  "versions": versions, "skipped": skipped,
-                  "rows": [r for r in rows if "op" in r],
-                  "capabilities": [r for r in rows if "capability" in r],
-                  "errors": [r for r in rows if "error" in r and "op" not in r],
-                  "python_split_vs_cuda_core": ratio}
-        if why:
-            record["python_split_vs_cuda_core_missing"] = why
         with open(args.json, "w") as f:
             json.dump(record, f, indent=1)
             f.write("\n")
     # greenctx itself failing (not loading, a script dying) fails the run; a peer never does.
-    return 1 if any("error" in r and "op" not in r and r["lib"] in GREENCTX_ONLY
-                    for r in rows) else 0
+    return 1 if any(r["lib"] in GREENCTX_ONLY for r in record["errors"]) else 0
 
 
 if __name__ == "__main__":
