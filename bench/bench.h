@@ -96,8 +96,6 @@ typedef struct bench_summary {
 /* Sorts values in place and fills the summary (percentiles interpolate between order
  * statistics). n == 0 gives all zeros. */
 void bench_summarize(double *values, size_t n, bench_summary *out);
-/* The median; sorts values in place. */
-double bench_median(double *values, size_t n);
 /* a / b, or 0 when b is 0 (a missing reference prints as "-"). */
 double bench_ratio(double a, double b);
 /* Writes "name":{"n":..,"min":..,...} (values as given, no unit conversion). */

@@ -1,5 +1,4 @@
 /* A benchmark's own options as data (bench_commands.h), parsed by one loop. */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,7 +41,7 @@ static int set(const bench_arg *a, const char *value, unsigned i)
 }
 
 int bench_args_parse(greenctx_args *args, const bench_arg *table, size_t n,
-                     void (*usage)(FILE *), bench_positional positional, void *ctx)
+                     bench_positional positional, void *ctx)
 {
     greenctx_option own[BENCH_MAX_ARGS + 1] = {{NULL, NULL}};
     for (size_t i = 0; i < n && i < BENCH_MAX_ARGS; i++)
@@ -50,10 +49,6 @@ int bench_args_parse(greenctx_args *args, const bench_arg *table, size_t n,
     const bench_arg *list = NULL; /* the list option whose values follow */
     for (int id; (id = greenctx_args_next(args, own)) != GREENCTX_ARG_END;) {
         const char *v = args->value;
-        if (id == GREENCTX_ARG_HELP) {
-            usage(stdout);
-            return BENCH_HELP_SHOWN;
-        }
         if (id == GREENCTX_ARG_STOP)
             return args->rc;
         const bench_arg *a = id >= 0 ? &table[id] : list;

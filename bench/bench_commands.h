@@ -56,15 +56,14 @@ typedef struct bench_arg {
 
 #define BENCH_MAX_ARGS 16
 #define BENCH_NB(table) (sizeof(table) / sizeof((table)[0]))
-#define BENCH_HELP_SHOWN (-1)
 /* A word that is no option's value: GREENCTX_EXIT_OK, or an exit code after a message. */
 typedef int (*bench_positional)(greenctx_args *args, const char *word, void *ctx);
 
-/* The rest of args (greenctx_args_begin'd) by table's n options; positional takes the other
- * words (NULL: none is taken). GREENCTX_EXIT_OK, an exit code after a message, or
- * BENCH_HELP_SHOWN after usage on stdout. */
+/* The rest of args (greenctx_args_begin'd, its opts->usage the command's --help) by table's n
+ * options; positional takes the other words (NULL: none is taken). GREENCTX_EXIT_OK, an exit
+ * code after a message, or GREENCTX_EXIT_HELP after the usage on stdout. */
 int bench_args_parse(greenctx_args *args, const bench_arg *table, size_t n,
-                     void (*usage)(FILE *), bench_positional positional, void *ctx);
+                     bench_positional positional, void *ctx);
 
 /* cmd_bench.c: everything after the shared options that come first. */
 int bench_main(int argc, char **argv, greenctx_tool_options *opts);

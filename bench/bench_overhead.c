@@ -44,8 +44,6 @@ static const struct {
     {"launch_submit_and_drain", "submit + drain, per launch"},
 };
 
-static const char *ov_op_name(ov_op op) { return ops[op].name; }
-
 typedef struct ov_run {
     const bench_env *env;
     ov_result *res;
@@ -327,7 +325,7 @@ static int blocks(ov_run *run, const ov_side *a, const ov_side *b)
 static int measure(ov_run *run, ov_op op, int pair, ov_order order, ov_fn a, ov_fn b)
 {
     const unsigned reps = run->res->reps;
-    progress_step(&run->progress, "%s", ov_op_name(op));
+    progress_step(&run->progress, "%s", ops[op].name);
     bench_pin_free_born(run->pin);
     double *v = zeroed(7 * (size_t)reps, sizeof *v);
     if (!v)
@@ -598,38 +596,27 @@ int bench_overhead_run(const bench_env *env, ov_result *res)
 
 /* ---- output ---- */
 
-static const char *op_label(const ov_result *res, ov_op op, char *buf, size_t size)
-{
-    snprintf(buf, size, ops[op].label, res->victim_sms, res->other_sms, res->alt_sms,
-             res->alt_other_sms);
-    return buf;
-}
-
-static void print_row(const ov_result *res, ov_op op)
-{
-    const ov_row *r = &res->rows[op];
-    char label[96];
-    op_label(res, op, label, sizeof label);
-    if (!r->valid)
-        printf("%-34s %s\n", label, r->note[0] ? r->note : "not measured");
-    else
-        bench_print_pair(label, &r->a, r->b_valid ? &r->b : NULL, "");
-}
-
-/* A row again over each side's quiet reps, "-" for a side without any. */
-static void print_quiet_row(const ov_result *res, ov_op op)
+/* A row: both sides' p50 and p99 and their ratio, or (quiet) each side's over its quiet reps,
+ * "-" for a side without any. */
+static void print_row(const ov_result *res, ov_op op, int quiet)
 {
     const ov_row *r = &res->rows[op];
     char label[96], reps[40];
-    if (!r->valid)
-        return;
-    op_label(res, op, label, sizeof label);
-    if (r->b_valid)
-        snprintf(reps, sizeof reps, "  %u / %u reps", r->a_quiet.reps, r->b_quiet.reps);
-    else
-        snprintf(reps, sizeof reps, "  %u reps", r->a_quiet.reps);
-    bench_print_pair(label, r->a_quiet.reps ? &r->a_quiet.times : NULL,
-                     r->b_valid && r->b_quiet.reps ? &r->b_quiet.times : NULL, reps);
+    snprintf(label, sizeof label, ops[op].label, res->victim_sms, res->other_sms, res->alt_sms,
+             res->alt_other_sms);
+    if (!r->valid) {
+        if (!quiet)
+            printf("%-34s %s\n", label, r->note[0] ? r->note : "not measured");
+    } else if (!quiet) {
+        bench_print_pair(label, &r->a, r->b_valid ? &r->b : NULL, "");
+    } else {
+        if (r->b_valid)
+            snprintf(reps, sizeof reps, "  %u / %u reps", r->a_quiet.reps, r->b_quiet.reps);
+        else
+            snprintf(reps, sizeof reps, "  %u reps", r->a_quiet.reps);
+        bench_print_pair(label, r->a_quiet.reps ? &r->a_quiet.times : NULL,
+                         r->b_valid && r->b_quiet.reps ? &r->b_quiet.times : NULL, reps);
+    }
 }
 
 static const char *const phase_names[OV_NB_PHASES] = {"teardown", "split", "contexts",
@@ -667,20 +654,20 @@ void bench_overhead_print(const ov_result *res)
                               : "not pinned");
     bench_print_columns("operation", "gctx p50", "raw p50");
     for (int op = OV_SPLIT; op <= OV_REPARTITION; op++)
-        print_row(res, op);
+        print_row(res, op, 0);
     printf("   target: ratio <= 1.05 for creation and the split (the raw driver's cost is the "
            "floor); re-partition through the cache p50 <= 10 us\n");
     bench_print_columns("the same over quiet reps", "gctx p50", "raw p50");
     for (int op = OV_SPLIT; op <= OV_REPARTITION; op++)
-        print_quiet_row(res, op);
+        print_row(res, op, 1);
     printf("   (quiet: the host check right before the rep read at most %.2fx the row's "
            "fastest, bench_pin.h; greenctx's reps / the raw driver's)\n",
            BENCH_QUIET_SLACK);
     printf("\nlaunch cost: empty kernel, %u launches x %u rounds, us per launch\n", res->launches,
            res->rounds);
     bench_print_columns("", "green p50", "ordinary");
-    print_row(res, OV_LAUNCH_SUBMIT);
-    print_row(res, OV_LAUNCH_TOTAL);
+    print_row(res, OV_LAUNCH_SUBMIT, 0);
+    print_row(res, OV_LAUNCH_TOTAL, 0);
     cache_rows_print(&res->repartitioning);
     print_diagnostics(&res->diagnostics);
 }
@@ -720,7 +707,7 @@ void bench_overhead_json(json_writer *w, const ov_result *res)
         const ov_row *r = &res->rows[op];
         int launch = op >= OV_LAUNCH_SUBMIT;
         json_object(w, NULL);
-        json_string(w, "op", ov_op_name(op));
+        json_string(w, "op", ops[op].name);
         json_bool(w, "valid", r->valid);
         if (r->valid) {
             bench_json_summary(w, launch ? "green_stream_us" : "greenctx_us", &r->a);
