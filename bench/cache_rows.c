@@ -473,18 +473,15 @@ void cache_rows_print(const cache_rows *r)
            "fastest, %.2f us; p50 %.2f us)\n",
            r->switch_quiet_reps, r->switch_reps, BENCH_QUIET_SLACK, r->switch_check.min,
            r->switch_check.p50);
-    if (r->gap_valid) {
-        printf("%-34s %10.2f %10.2f | %10.2f %10.2f |  added %.2f (target <= 1 us)\n",
-               "device gap: switch | one stream", r->gap_switch.p50, r->gap_switch.p99,
-               r->gap_same_stream.p50, r->gap_same_stream.p99,
-               r->gap_switch.p50 - r->gap_same_stream.p50);
-        printf("%-34s %10.2f %10.2f | %10.2f %10.2f |  added %.2f\n",
-               "device gap: by part | one stream", r->gap_switch_by_part.p50,
-               r->gap_switch_by_part.p99, r->gap_same_stream.p50, r->gap_same_stream.p99,
-               r->gap_switch_by_part.p50 - r->gap_same_stream.p50);
-    } else {
+    const bench_summary *same = &r->gap_same_stream, *gaps[2] = {&r->gap_switch,
+                                                                  &r->gap_switch_by_part};
+    for (int k = 0; k < 2 && r->gap_valid; k++)
+        printf("%-34s %10.2f %10.2f | %10.2f %10.2f |  added %.2f%s\n",
+               k ? "device gap: by part | one stream" : "device gap: switch | one stream",
+               gaps[k]->p50, gaps[k]->p99, same->p50, same->p99, gaps[k]->p50 - same->p50,
+               k ? "" : " (target <= 1 us)");
+    if (!r->gap_valid)
         printf("%-34s needs a GPU (kernels)\n", "device gap across a switch");
-    }
     if (!r->layout_step) {
         printf("%-34s not measured: 16 groups of this device's minimum partition don't fit\n",
                "16 layouts x 2");
