@@ -9,10 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench_lane.h"
+#include "bench_kernels.h"
 #include "bench_overhead.h"
 #include "bench_pin.h"
-#include "bench_raw.h"
 #include "progress.h"
 
 #define OV_REPS 200

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench_raw.h"
+#include "bench_overhead.h"
 
 int raw_plan_make(const bench_env *env, unsigned victim_sms, raw_plan *plan)
 {

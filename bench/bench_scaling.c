@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "progress.h"
-#include "bench_lane.h"
+#include "bench_kernels.h"
 #include "bench_scaling.h"
 
 #define SCALING_REPS 20

@@ -1,11 +1,10 @@
-/* Re-partitioning rows: see cache_rows.h. */
+/* The overhead benchmark's re-partitioning rows: see bench_overhead.h. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench_kernels.h"
-#include "bench_raw.h"
-#include "cache_rows.h"
+#include "bench_overhead.h"
 
 #define MEMORY_CYCLES 200
 #define QUICK_MEMORY_CYCLES 50
