@@ -71,6 +71,8 @@ void bench_spin_us(double us);
 /* xorshift64*: reproducible host-side randomness. */
 unsigned long long bench_random(unsigned long long *state);
 
+/* n zeroed items of size bytes on the host; NULL after saying so. */
+void *bench_calloc(size_t n, size_t size);
 /* Device memory, in the primary context (green contexts share the primary's memory). */
 int bench_alloc(const bench_env *env, gcu_deviceptr *ptr, size_t bytes, const char *what);
 void bench_free(const bench_env *env, gcu_deviceptr *ptr);

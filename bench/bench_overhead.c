@@ -62,15 +62,6 @@ typedef struct ov_run {
     progress_meter progress; /* a step per measured row, the launches, the cache's rows */
 } ov_run;
 
-/* n zeroed items of size bytes; NULL after saying so (every allocation of the run's timing). */
-static void *zeroed(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size);
-    if (!p)
-        fprintf(stderr, "greenctx bench: out of memory\n");
-    return p;
-}
-
 /* An operation: does it once, writes the timed microseconds (us[1]: the undo, when the row
  * pair has one). */
 typedef int (*ov_fn)(ov_run *run, double us[2]);
@@ -326,7 +317,7 @@ static int measure(ov_run *run, ov_op op, int pair, ov_order order, ov_fn a, ov_
     const unsigned reps = run->res->reps;
     progress_step(&run->progress, "%s", ops[op].name);
     bench_pin_free_born(run->pin);
-    double *v = zeroed(7 * (size_t)reps, sizeof *v);
+    double *v = bench_calloc(7 * (size_t)reps, sizeof *v);
     if (!v)
         return -1;
     double *scratch = v + 6 * (size_t)reps;
@@ -363,7 +354,7 @@ static int measure_launches(ov_run *run, bench_lane lanes[2])
 {
     const bench_env *env = run->env;
     ov_result *res = run->res;
-    double *v = zeroed(4 * (size_t)res->rounds, sizeof *v);
+    double *v = bench_calloc(4 * (size_t)res->rounds, sizeof *v);
     if (!v)
         return -1;
     int rc = 0;
@@ -420,7 +411,7 @@ static int run_launches(ov_run *run)
 static int repartition_phases(ov_run *run, ov_diagnostics *d)
 {
     const unsigned reps = run->res->reps;
-    double *v = zeroed(OV_NB_PHASES * (size_t)reps, sizeof *v);
+    double *v = bench_calloc(OV_NB_PHASES * (size_t)reps, sizeof *v);
     if (!v)
         return -1;
     int rc = 0;
@@ -452,8 +443,8 @@ static int destroy_oldest_by_hand(ov_run *run, ov_diagnostics *d)
     unsigned kept = 0;
     if (bench_gctx(gctx_cache_get_limit(env->device, &kept), "gctx_cache_get_limit"))
         return -1;
-    CUgreenCtx *ring = zeroed((size_t)kept + 1, sizeof *ring);
-    double *v = ring ? zeroed(reps, sizeof *v) : NULL;
+    CUgreenCtx *ring = bench_calloc((size_t)kept + 1, sizeof *ring);
+    double *v = ring ? bench_calloc(reps, sizeof *v) : NULL;
     int rc = !ring || !v ? -1 : 0;
     for (unsigned i = 0; i < kept && !rc; i++)
         rc = raw_context_create(env, run->raw_desc, &ring[i]);

@@ -363,11 +363,9 @@ static int layouts_by_hand(const bench_env *env, layouts_run *run, double *ms)
 
 static int layouts_build(const bench_env *env, cache_rows *rows, double *v)
 {
-    layouts_run *run = calloc(1, sizeof *run);
-    if (!run) {
-        fprintf(stderr, "greenctx bench: out of memory\n");
+    layouts_run *run = bench_calloc(1, sizeof *run);
+    if (!run)
         return -1;
-    }
     const unsigned builds = rows->layout_builds;
     double *cold = v, *warm = v + builds, *by_hand = v + 2 * builds;
     int rc = raw_split_init(env, &run->split) ||
@@ -419,11 +417,9 @@ int cache_rows_measure(const bench_env *env, unsigned reps, bench_pin *pin, cach
     const unsigned switch_reps = rows->switch_reps = SWITCH_REPS_PER_REP * reps;
     unsigned most = switch_reps > rows->cycles ? switch_reps : rows->cycles;
     size_t n = SWITCH_VALUES * (size_t)(most > rows->layout_builds ? most : rows->layout_builds);
-    double *v = calloc(n, sizeof *v);
-    if (!v) {
-        fprintf(stderr, "greenctx bench: out of memory\n");
+    double *v = bench_calloc(n, sizeof *v);
+    if (!v)
         return -1;
-    }
     int rc = repartitions(env, rows, limit ? limit : 16, v, &rows->repartition_cached,
                           &rows->lost_cached_mib) ||
              repartitions(env, rows, 0, v, &rows->repartition_rebuild, &rows->lost_rebuild_mib) ||
