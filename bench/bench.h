@@ -71,6 +71,8 @@ void bench_spin_us(double us);
 /* xorshift64*: reproducible host-side randomness. */
 unsigned long long bench_random(unsigned long long *state);
 
+/* n zeroed items of size bytes on the host; NULL after saying so. */
+void *bench_calloc(size_t n, size_t size);
 /* Device memory, in the primary context (green contexts share the primary's memory). */
 int bench_alloc(const bench_env *env, gcu_deviceptr *ptr, size_t bytes, const char *what);
 void bench_free(const bench_env *env, gcu_deviceptr *ptr);
@@ -96,8 +98,6 @@ typedef struct bench_summary {
 /* Sorts values in place and fills the summary (percentiles interpolate between order
  * statistics). n == 0 gives all zeros. */
 void bench_summarize(double *values, size_t n, bench_summary *out);
-/* The median; sorts values in place. */
-double bench_median(double *values, size_t n);
 /* a / b, or 0 when b is 0 (a missing reference prints as "-"). */
 double bench_ratio(double a, double b);
 /* Writes "name":{"n":..,"min":..,...} (values as given, no unit conversion). */

@@ -1,19 +1,7 @@
 /* A benchmark's own options as data (bench_commands.h), parsed by one loop. */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include <stddef.h>
 
 #include "bench_commands.h"
-
-static int parse_double(const char *text, double lo, double hi, double *value)
-{
-    char *end;
-    double v = strtod(text, &end);
-    if (end == text || *end || !(v >= lo && v <= hi))
-        return -1;
-    *value = v;
-    return 0;
-}
 
 /* value into what a's `to` points at (the i-th of a list); 0, or -1 when it is not one. */
 static int set(const bench_arg *a, const char *value, unsigned i)
@@ -24,25 +12,17 @@ static int set(const bench_arg *a, const char *value, unsigned i)
     case BENCH_ARG_TEXT:
         *(const char **)a->to = value;
         return !*value || value[0] == '-' ? -1 : 0;
-    case BENCH_ARG_DOUBLE: return parse_double(value, a->lo, a->hi, a->to);
     case BENCH_ARG_UINT:
-        if (greenctx_parse_int(value, (int)a->lo, (int)a->hi, &n))
+        if (greenctx_parse_int(value, a->lo, a->hi, &n))
             return -1;
         ((unsigned *)a->to)[i] = (unsigned)n;
         return 0;
-    case BENCH_ARG_CHOICE:
-        for (n = 0; a->choices[n]; n++)
-            if (!strcmp(value, a->choices[n])) {
-                *(int *)a->to = n;
-                return 0;
-            }
-        return -1;
     default: return a->parse(value, a->to, i);
     }
 }
 
 int bench_args_parse(greenctx_args *args, const bench_arg *table, size_t n,
-                     void (*usage)(FILE *), bench_positional positional, void *ctx)
+                     bench_positional positional, void *ctx)
 {
     greenctx_option own[BENCH_MAX_ARGS + 1] = {{NULL, NULL}};
     for (size_t i = 0; i < n && i < BENCH_MAX_ARGS; i++)
@@ -50,10 +30,6 @@ int bench_args_parse(greenctx_args *args, const bench_arg *table, size_t n,
     const bench_arg *list = NULL; /* the list option whose values follow */
     for (int id; (id = greenctx_args_next(args, own)) != GREENCTX_ARG_END;) {
         const char *v = args->value;
-        if (id == GREENCTX_ARG_HELP) {
-            usage(stdout);
-            return BENCH_HELP_SHOWN;
-        }
         if (id == GREENCTX_ARG_STOP)
             return args->rc;
         const bench_arg *a = id >= 0 ? &table[id] : list;
@@ -65,7 +41,7 @@ int bench_args_parse(greenctx_args *args, const bench_arg *table, size_t n,
             }
             int n;
             if (list && list->kind == BENCH_ARG_UINT &&
-                greenctx_parse_int(v, (int)list->lo, (int)list->hi, &n) == 0)
+                greenctx_parse_int(v, list->lo, list->hi, &n) == 0)
                 return greenctx_args_bad(args, "%s takes at most %u values; '%s' is one too many",
                                          list->name, list->max, v);
             list = NULL;

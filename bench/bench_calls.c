@@ -1,6 +1,7 @@
 /* The small helpers every benchmark uses: checked driver and library calls, the primary
  * context's memory, clocks. They call no kernel code, so bench_kernels.c can use them. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -80,6 +81,14 @@ int bench_alloc(const bench_env *env, gcu_deviceptr *ptr, size_t bytes, const ch
         return -1;
     }
     return 0;
+}
+
+void *bench_calloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size);
+    if (!p)
+        fprintf(stderr, "greenctx bench: out of memory\n");
+    return p;
 }
 
 void bench_free(const bench_env *env, gcu_deviceptr *ptr)

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bench_hog.h"
+#include "bench_isolation.h"
 
 #define HOG_IN_FLIGHT 4u       /* units queued ahead: a few ms of slack for the feeder thread */
 #define HOG_CHUNKS_PER_SLOT 64 /* fine chunks: a partition of any size gets an even share */

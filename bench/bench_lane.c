@@ -1,7 +1,7 @@
 /* Lanes: a context, a stream, the kernels and timing events, made and torn down together. */
 #include <string.h>
 
-#include "bench_lane.h"
+#include "bench_kernels.h"
 
 static int priority_value(const bench_env *env, int priority, int *value)
 {

@@ -9,10 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench_lane.h"
+#include "bench_kernels.h"
 #include "bench_overhead.h"
 #include "bench_pin.h"
-#include "bench_raw.h"
 #include "progress.h"
 
 #define OV_REPS 200
@@ -44,8 +43,6 @@ static const struct {
     {"launch_submit_and_drain", "submit + drain, per launch"},
 };
 
-static const char *ov_op_name(ov_op op) { return ops[op].name; }
-
 typedef struct ov_run {
     const bench_env *env;
     ov_result *res;
@@ -64,15 +61,6 @@ typedef struct ov_run {
     bench_pin *pin; /* the timing thread's (bench_pin.h) */
     progress_meter progress; /* a step per measured row, the launches, the cache's rows */
 } ov_run;
-
-/* n zeroed items of size bytes; NULL after saying so (every allocation of the run's timing). */
-static void *zeroed(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size);
-    if (!p)
-        fprintf(stderr, "greenctx bench: out of memory\n");
-    return p;
-}
 
 /* An operation: does it once, writes the timed microseconds (us[1]: the undo, when the row
  * pair has one). */
@@ -327,9 +315,9 @@ static int blocks(ov_run *run, const ov_side *a, const ov_side *b)
 static int measure(ov_run *run, ov_op op, int pair, ov_order order, ov_fn a, ov_fn b)
 {
     const unsigned reps = run->res->reps;
-    progress_step(&run->progress, "%s", ov_op_name(op));
+    progress_step(&run->progress, "%s", ops[op].name);
     bench_pin_free_born(run->pin);
-    double *v = zeroed(7 * (size_t)reps, sizeof *v);
+    double *v = bench_calloc(7 * (size_t)reps, sizeof *v);
     if (!v)
         return -1;
     double *scratch = v + 6 * (size_t)reps;
@@ -366,7 +354,7 @@ static int measure_launches(ov_run *run, bench_lane lanes[2])
 {
     const bench_env *env = run->env;
     ov_result *res = run->res;
-    double *v = zeroed(4 * (size_t)res->rounds, sizeof *v);
+    double *v = bench_calloc(4 * (size_t)res->rounds, sizeof *v);
     if (!v)
         return -1;
     int rc = 0;
@@ -423,7 +411,7 @@ static int run_launches(ov_run *run)
 static int repartition_phases(ov_run *run, ov_diagnostics *d)
 {
     const unsigned reps = run->res->reps;
-    double *v = zeroed(OV_NB_PHASES * (size_t)reps, sizeof *v);
+    double *v = bench_calloc(OV_NB_PHASES * (size_t)reps, sizeof *v);
     if (!v)
         return -1;
     int rc = 0;
@@ -455,8 +443,8 @@ static int destroy_oldest_by_hand(ov_run *run, ov_diagnostics *d)
     unsigned kept = 0;
     if (bench_gctx(gctx_cache_get_limit(env->device, &kept), "gctx_cache_get_limit"))
         return -1;
-    CUgreenCtx *ring = zeroed((size_t)kept + 1, sizeof *ring);
-    double *v = ring ? zeroed(reps, sizeof *v) : NULL;
+    CUgreenCtx *ring = bench_calloc((size_t)kept + 1, sizeof *ring);
+    double *v = ring ? bench_calloc(reps, sizeof *v) : NULL;
     int rc = !ring || !v ? -1 : 0;
     for (unsigned i = 0; i < kept && !rc; i++)
         rc = raw_context_create(env, run->raw_desc, &ring[i]);
@@ -598,38 +586,27 @@ int bench_overhead_run(const bench_env *env, ov_result *res)
 
 /* ---- output ---- */
 
-static const char *op_label(const ov_result *res, ov_op op, char *buf, size_t size)
-{
-    snprintf(buf, size, ops[op].label, res->victim_sms, res->other_sms, res->alt_sms,
-             res->alt_other_sms);
-    return buf;
-}
-
-static void print_row(const ov_result *res, ov_op op)
-{
-    const ov_row *r = &res->rows[op];
-    char label[96];
-    op_label(res, op, label, sizeof label);
-    if (!r->valid)
-        printf("%-34s %s\n", label, r->note[0] ? r->note : "not measured");
-    else
-        bench_print_pair(label, &r->a, r->b_valid ? &r->b : NULL, "");
-}
-
-/* A row again over each side's quiet reps, "-" for a side without any. */
-static void print_quiet_row(const ov_result *res, ov_op op)
+/* A row: both sides' p50 and p99 and their ratio, or (quiet) each side's over its quiet reps,
+ * "-" for a side without any. */
+static void print_row(const ov_result *res, ov_op op, int quiet)
 {
     const ov_row *r = &res->rows[op];
     char label[96], reps[40];
-    if (!r->valid)
-        return;
-    op_label(res, op, label, sizeof label);
-    if (r->b_valid)
-        snprintf(reps, sizeof reps, "  %u / %u reps", r->a_quiet.reps, r->b_quiet.reps);
-    else
-        snprintf(reps, sizeof reps, "  %u reps", r->a_quiet.reps);
-    bench_print_pair(label, r->a_quiet.reps ? &r->a_quiet.times : NULL,
-                     r->b_valid && r->b_quiet.reps ? &r->b_quiet.times : NULL, reps);
+    snprintf(label, sizeof label, ops[op].label, res->victim_sms, res->other_sms, res->alt_sms,
+             res->alt_other_sms);
+    if (!r->valid) {
+        if (!quiet)
+            printf("%-34s %s\n", label, r->note[0] ? r->note : "not measured");
+    } else if (!quiet) {
+        bench_print_pair(label, &r->a, r->b_valid ? &r->b : NULL, "");
+    } else {
+        if (r->b_valid)
+            snprintf(reps, sizeof reps, "  %u / %u reps", r->a_quiet.reps, r->b_quiet.reps);
+        else
+            snprintf(reps, sizeof reps, "  %u reps", r->a_quiet.reps);
+        bench_print_pair(label, r->a_quiet.reps ? &r->a_quiet.times : NULL,
+                         r->b_valid && r->b_quiet.reps ? &r->b_quiet.times : NULL, reps);
+    }
 }
 
 static const char *const phase_names[OV_NB_PHASES] = {"teardown", "split", "contexts",
@@ -667,20 +644,20 @@ void bench_overhead_print(const ov_result *res)
                               : "not pinned");
     bench_print_columns("operation", "gctx p50", "raw p50");
     for (int op = OV_SPLIT; op <= OV_REPARTITION; op++)
-        print_row(res, op);
+        print_row(res, op, 0);
     printf("   target: ratio <= 1.05 for creation and the split (the raw driver's cost is the "
            "floor); re-partition through the cache p50 <= 10 us\n");
     bench_print_columns("the same over quiet reps", "gctx p50", "raw p50");
     for (int op = OV_SPLIT; op <= OV_REPARTITION; op++)
-        print_quiet_row(res, op);
+        print_row(res, op, 1);
     printf("   (quiet: the host check right before the rep read at most %.2fx the row's "
            "fastest, bench_pin.h; greenctx's reps / the raw driver's)\n",
            BENCH_QUIET_SLACK);
     printf("\nlaunch cost: empty kernel, %u launches x %u rounds, us per launch\n", res->launches,
            res->rounds);
     bench_print_columns("", "green p50", "ordinary");
-    print_row(res, OV_LAUNCH_SUBMIT);
-    print_row(res, OV_LAUNCH_TOTAL);
+    print_row(res, OV_LAUNCH_SUBMIT, 0);
+    print_row(res, OV_LAUNCH_TOTAL, 0);
     cache_rows_print(&res->repartitioning);
     print_diagnostics(&res->diagnostics);
 }
@@ -720,7 +697,7 @@ void bench_overhead_json(json_writer *w, const ov_result *res)
         const ov_row *r = &res->rows[op];
         int launch = op >= OV_LAUNCH_SUBMIT;
         json_object(w, NULL);
-        json_string(w, "op", ov_op_name(op));
+        json_string(w, "op", ops[op].name);
         json_bool(w, "valid", r->valid);
         if (r->valid) {
             bench_json_summary(w, launch ? "green_stream_us" : "greenctx_us", &r->a);

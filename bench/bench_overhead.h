@@ -3,7 +3,93 @@
 #define GREENCTX_BENCH_OVERHEAD_H
 
 #include "bench.h"
-#include "cache_rows.h"
+#include "bench_pin.h"
+
+/* ---- bench_raw.c: the raw driver doing what greenctx does for "two disjoint partitions with
+ * a stream each", the reference that greenctx's overhead is measured against ---- */
+
+/* How greenctx's plan for {victim_sms, rest} maps onto driver calls, taken from
+ * gctx_partition_plan so that both sides split the same way. */
+typedef struct raw_plan {
+    gctx_split_path path;
+    unsigned granule, flags;    /* GRANULES paths: one split-by-count(granule, flags) */
+    unsigned first_granules;    /* granules of the victim's group; the rest go to the other */
+    unsigned sms[2];            /* what each group must get */
+    gcu_dev_sm_resource_group_params params[2]; /* STRUCTURED path */
+} raw_plan;
+
+typedef struct raw_split {
+    gcu_dev_resource *res;      /* the split's outputs, then the remainder */
+    unsigned capacity, nb_res;
+    unsigned first[2], count[2]; /* each group's resources: res[first[g] .. first[g] + count[g]) */
+} raw_split;
+
+typedef struct raw_setup {
+    gcu_resource_desc desc[2];
+    CUgreenCtx green[2];
+    CUstream stream[2];
+} raw_setup;
+
+int raw_plan_make(const bench_env *env, unsigned victim_sms, raw_plan *plan);
+int raw_split_init(const bench_env *env, raw_split *split);
+void raw_split_free(raw_split *split);
+/* One driver split of the device's SM resource, as the plan says. */
+int raw_split_run(const bench_env *env, const gcu_dev_resource *whole, const raw_plan *plan,
+                  raw_split *split);
+/* A descriptor for group g of a split. */
+int raw_desc(const bench_env *env, raw_split *split, unsigned g, gcu_resource_desc *desc);
+int raw_context_create(const bench_env *env, gcu_resource_desc desc, CUgreenCtx *green);
+/* 1 when the driver can make a stream on a green context directly (12.5+). */
+int raw_has_green_streams(const bench_env *env);
+int raw_stream_create(const bench_env *env, CUgreenCtx green, CUstream *stream);
+/* split + per group: descriptor, context, stream. */
+int raw_setup_build(const bench_env *env, const gcu_dev_resource *whole, const raw_plan *plan,
+                    raw_split *split, raw_setup *setup);
+void raw_setup_teardown(const bench_env *env, raw_setup *setup);
+
+/* ---- cache_rows.c: the re-partitioning rows, beside the overhead table's own re-partition
+ * row (through the cache against the raw rebuild) and its context-create row (a cache miss
+ * against the raw create): device memory and time over many re-partitions with the context
+ * cache and without it, a layout switch, the barrier and by part (host time, and the gap it
+ * adds on the device between the last kernel on the old layout and the first on the new)
+ * against the same hand-over by hand (per stream one cuEventRecord and one cuStreamWaitEvent:
+ * the floor, what the switch by part calls), and the time to make 16 layouts of 2 contexts
+ * with a stream each against the raw driver calls that make the same contexts and streams ---- */
+
+typedef struct cache_rows {
+    int valid;
+    unsigned small_sms, large_sms; /* the two ratios: small/rest and large/rest */
+    unsigned cycles;               /* re-partitions per memory row */
+    bench_summary repartition_cached, repartition_rebuild; /* us per re-partition */
+    double lost_cached_mib, lost_rebuild_mib; /* device memory lost over `cycles` */
+    bench_summary switch_host;     /* us per gctx_layouts_switch (the barrier) */
+    bench_summary switch_by_part_host; /* us per switch with GCTX_LAYOUTS_ORDER_BY_PART */
+    bench_summary switch_by_hand;  /* us per the same hand-over by hand (see above) */
+    bench_summary switch_barrier_by_hand; /* us per the barrier's calls by hand */
+    int gap_valid;                 /* 0 where kernels don't run */
+    bench_summary gap_switch;      /* us from the old layout's last kernel to the new one's */
+    bench_summary gap_switch_by_part; /* the same across a switch by part */
+    bench_summary gap_same_stream; /* the same two kernels on one stream */
+    unsigned switch_reps;          /* reps of each switch row */
+    bench_summary switch_check;    /* us of bench_pin_check_us, right before each rep */
+    unsigned switch_quiet_reps;    /* reps whose check was quiet (bench_pin.h) */
+    bench_summary switch_host_quiet, switch_by_part_quiet, switch_by_hand_quiet,
+        switch_barrier_by_hand_quiet; /* the four host-time rows over the quiet reps */
+    unsigned layout_builds;        /* builds of each of the three below */
+    unsigned layout_step;          /* the layouts' first groups: 1 to 16 x this (8 on an H200) */
+    bench_summary layouts_cold, layouts_warm; /* ms per 16 layouts x 2: empty cache, all cached */
+    bench_summary layouts_by_hand; /* ms per the same 16 splits, 32 contexts and streams, raw */
+} cache_rows;
+
+/* Measures every row (reps: each timing's repetitions; pin: the timing thread's, which the
+ * switch rows move to the quietest CPU before each block of reps). Leaves the device's cache
+ * limit as it was, and the cache empty. Returns 0, or -1 after printing why. */
+int cache_rows_measure(const bench_env *env, unsigned reps, bench_pin *pin, cache_rows *rows);
+void cache_rows_print(const cache_rows *rows);
+/* ,"repartitioning":{...} */
+void cache_rows_json(json_writer *w, const cache_rows *rows);
+
+/* ---- bench_overhead.c ---- */
 
 typedef enum ov_op {
     OV_SPLIT = 0,
@@ -61,7 +147,7 @@ typedef struct ov_result {
                    * the quietest before each block of reps), -1: not pinned */
     char split_text[200];
     ov_row rows[OV_NB_OPS];
-    cache_rows repartitioning; /* the context cache and layouts (cache_rows.h) */
+    cache_rows repartitioning; /* the context cache and layouts (above) */
     ov_diagnostics diagnostics;
 } ov_result;
 

@@ -8,7 +8,7 @@
 #define GREENCTX_BENCH_OVERLAP_H
 
 #include "bench_chart.h"
-#include "bench_lane.h"
+#include "bench_kernels.h"
 #include "overlap_libs.h"
 
 #define OLAP_GPUS 2

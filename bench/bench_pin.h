@@ -41,8 +41,9 @@ double bench_pin_check_us(void);
 /* Moves the pinned thread to the CPU of its old mask whose host check reads fastest now (the
  * best of three on each): on a VM whose vCPUs share physical cores with other guests, the
  * one whose core is its own at the moment. Those moments can last under a second, so the
- * timed rows call it before each block of a few dozen reps, and warm up again after it (the new CPU's caches
- * are cold). Returns the chosen CPU's check; 0, and nothing moved, when not pinned. */
+ * timed rows call it before each block of a few dozen reps, and warm up again after it (the
+ * new CPU's caches are cold). Returns the chosen CPU's check; 0, and nothing moved, when not
+ * pinned. */
 double bench_pin_move_to_quietest(bench_pin *pin);
 
 /* A rep is quiet when the check right before it read at most BENCH_QUIET_SLACK times the

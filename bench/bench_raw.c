@@ -1,10 +1,9 @@
 /* The raw driver calls, through the table the library loaded, with no bookkeeping: what an
  * application would write by hand. */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench_raw.h"
+#include "bench_overhead.h"
 
 int raw_plan_make(const bench_env *env, unsigned victim_sms, raw_plan *plan)
 {
@@ -34,12 +33,8 @@ int raw_split_init(const bench_env *env, raw_split *split)
 {
     memset(split, 0, sizeof *split);
     split->capacity = env->sm_count / 2 + 2;
-    split->res = calloc(split->capacity, sizeof *split->res);
-    if (!split->res) {
-        fprintf(stderr, "greenctx bench: out of memory\n");
-        return -1;
-    }
-    return 0;
+    split->res = bench_calloc(split->capacity, sizeof *split->res);
+    return split->res ? 0 : -1;
 }
 
 void raw_split_free(raw_split *split)

@@ -56,11 +56,9 @@ void bench_chart_row(chart_dist *d, const char *label, const bench_summary *s, d
 
 static int write_svg(const bench_env *env, const bench_report *r)
 {
-    bench_chart *chart = calloc(1, sizeof *chart);
-    if (!chart) {
-        fprintf(stderr, "greenctx bench: out of memory\n");
+    bench_chart *chart = bench_calloc(1, sizeof *chart);
+    if (!chart)
         return -1;
-    }
     r->chart(env, r->result, chart);
     int rc = bench_svg_write(env->opt.svg_path, env, chart);
     free(chart);

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "progress.h"
-#include "bench_lane.h"
+#include "bench_kernels.h"
 #include "bench_scaling.h"
 
 #define SCALING_REPS 20
@@ -58,7 +58,9 @@ static int time_kernel(scaling_run *run, const bench_lane *lane, int copy, doubl
     }
     if (rc)
         return -1;
-    *median_ms = bench_median(run->times, reps);
+    bench_summary s;
+    bench_summarize(run->times, reps, &s);
+    *median_ms = s.p50;
     return copy ? bench_check_copy(env, run->dst, run->copy_bytes / 4, COPY_SEED, "the copy kernel")
                 : bench_check_fma(env, run->fma_out, grid, grid, FMA_ITERS, "the fma kernel");
 }

@@ -1,5 +1,4 @@
 /* Medians and tail percentiles of repeated measurements. */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,14 +38,6 @@ void bench_summarize(double *values, size_t n, bench_summary *out)
     out->p999 = percentile(values, n, 0.999);
     out->max = values[n - 1];
     out->mean = sum / (double)n;
-}
-
-double bench_median(double *values, size_t n)
-{
-    if (n == 0)
-        return 0;
-    qsort(values, n, sizeof *values, compare_doubles);
-    return percentile(values, n, 0.5);
 }
 
 double bench_ratio(double a, double b) { return b > 0 ? a / b : 0; }

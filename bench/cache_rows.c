@@ -1,11 +1,10 @@
-/* Re-partitioning rows: see cache_rows.h. */
+/* The overhead benchmark's re-partitioning rows: see bench_overhead.h. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench_kernels.h"
-#include "bench_raw.h"
-#include "cache_rows.h"
+#include "bench_overhead.h"
 
 #define MEMORY_CYCLES 200
 #define QUICK_MEMORY_CYCLES 50
@@ -364,11 +363,9 @@ static int layouts_by_hand(const bench_env *env, layouts_run *run, double *ms)
 
 static int layouts_build(const bench_env *env, cache_rows *rows, double *v)
 {
-    layouts_run *run = calloc(1, sizeof *run);
-    if (!run) {
-        fprintf(stderr, "greenctx bench: out of memory\n");
+    layouts_run *run = bench_calloc(1, sizeof *run);
+    if (!run)
         return -1;
-    }
     const unsigned builds = rows->layout_builds;
     double *cold = v, *warm = v + builds, *by_hand = v + 2 * builds;
     int rc = raw_split_init(env, &run->split) ||
@@ -420,11 +417,9 @@ int cache_rows_measure(const bench_env *env, unsigned reps, bench_pin *pin, cach
     const unsigned switch_reps = rows->switch_reps = SWITCH_REPS_PER_REP * reps;
     unsigned most = switch_reps > rows->cycles ? switch_reps : rows->cycles;
     size_t n = SWITCH_VALUES * (size_t)(most > rows->layout_builds ? most : rows->layout_builds);
-    double *v = calloc(n, sizeof *v);
-    if (!v) {
-        fprintf(stderr, "greenctx bench: out of memory\n");
+    double *v = bench_calloc(n, sizeof *v);
+    if (!v)
         return -1;
-    }
     int rc = repartitions(env, rows, limit ? limit : 16, v, &rows->repartition_cached,
                           &rows->lost_cached_mib) ||
              repartitions(env, rows, 0, v, &rows->repartition_rebuild, &rows->lost_rebuild_mib) ||
@@ -473,18 +468,15 @@ void cache_rows_print(const cache_rows *r)
            "fastest, %.2f us; p50 %.2f us)\n",
            r->switch_quiet_reps, r->switch_reps, BENCH_QUIET_SLACK, r->switch_check.min,
            r->switch_check.p50);
-    if (r->gap_valid) {
-        printf("%-34s %10.2f %10.2f | %10.2f %10.2f |  added %.2f (target <= 1 us)\n",
-               "device gap: switch | one stream", r->gap_switch.p50, r->gap_switch.p99,
-               r->gap_same_stream.p50, r->gap_same_stream.p99,
-               r->gap_switch.p50 - r->gap_same_stream.p50);
-        printf("%-34s %10.2f %10.2f | %10.2f %10.2f |  added %.2f\n",
-               "device gap: by part | one stream", r->gap_switch_by_part.p50,
-               r->gap_switch_by_part.p99, r->gap_same_stream.p50, r->gap_same_stream.p99,
-               r->gap_switch_by_part.p50 - r->gap_same_stream.p50);
-    } else {
+    const bench_summary *same = &r->gap_same_stream, *gaps[2] = {&r->gap_switch,
+                                                                  &r->gap_switch_by_part};
+    for (int k = 0; k < 2 && r->gap_valid; k++)
+        printf("%-34s %10.2f %10.2f | %10.2f %10.2f |  added %.2f%s\n",
+               k ? "device gap: by part | one stream" : "device gap: switch | one stream",
+               gaps[k]->p50, gaps[k]->p99, same->p50, same->p99, gaps[k]->p50 - same->p50,
+               k ? "" : " (target <= 1 us)");
+    if (!r->gap_valid)
         printf("%-34s needs a GPU (kernels)\n", "device gap across a switch");
-    }
     if (!r->layout_step) {
         printf("%-34s not measured: 16 groups of this device's minimum partition don't fit\n",
                "16 layouts x 2");

@@ -23,38 +23,36 @@ static const struct {
                    {"overhead", RUN_OVERHEAD},
                    {"all", RUN_ISOLATION | RUN_SCALING | RUN_OVERHEAD}};
 
-static void usage(FILE *out)
-{
-    fprintf(out,
-            "usage: greenctx bench isolation|scaling|overhead|all|overlap\n"
-            "                      [--device N]\n"
-            "                      [--json] [--svg FILE] [--reps N] [--victim-sms N [N ...]]\n"
-            "                      [--quick]\n"
-            "       greenctx bench overlap --help   (overlap's own options)\n"
-            "\n"
-            "  isolation   a short victim beside a hog: alone, plain streams, priorities, green\n"
-            "              partitions for both, green victim with the hog in the primary context\n"
-            "  scaling     compute- and memory-bound kernels on 8..128 SMs and the whole GPU\n"
-            "  overhead    greenctx against the raw driver calls (split, contexts, streams,\n"
-            "              re-partitioning) and the launch cost on green vs ordinary streams\n"
-            "  all         the three (under a minute on an H200; --quick: about 10 s)\n"
-            "  overlap     an NCCL all-reduce beside cuBLAS GEMMs on two GPUs, green partitions\n"
-            "              against ordinary streams (its own options: bench overlap --help)\n"
-            "\n"
-            "  --reps N         repetitions per measurement (defaults: isolation 1000,\n"
-            "                   scaling 20, overhead 200; --quick: 150, 7, 50)\n"
-            "  --victim-sms N   the victim's partition size(s) for isolation (default 16); the\n"
-            "                   first is also the overhead benchmark's split\n"
-            "  --svg FILE       draw the latency distributions and scaling curves\n"
-            "  --json           every figure as one JSON document on stdout\n"
-            "\n"
-            "Kernels ship as PTX and need a GPU; on the simulated driver only `overhead` runs\n"
-            "(creation costs only; its timings mean nothing there).\n"
-            "Two tenants on one GPU (claims, MPS, time-slicing, the guard, a fault) and\n"
-            "elastic partitions (decode beside prefill, the controller) are scripts:\n"
-            "python3 bench/compare/tenants.py and bench/compare/elastic.py (docs/tenants.md,\n"
-            "docs/elastic.md).\n");
-}
+static const char *const usage[] = {
+    "usage: greenctx bench isolation|scaling|overhead|all|overlap\n"
+    "                      [--device N]\n"
+    "                      [--json] [--svg FILE] [--reps N] [--victim-sms N [N ...]]\n"
+    "                      [--quick]\n"
+    "       greenctx bench overlap --help   (overlap's own options)\n"
+    "\n"
+    "  isolation   a short victim beside a hog: alone, plain streams, priorities, green\n"
+    "              partitions for both, green victim with the hog in the primary context\n"
+    "  scaling     compute- and memory-bound kernels on 8..128 SMs and the whole GPU\n"
+    "  overhead    greenctx against the raw driver calls (split, contexts, streams,\n"
+    "              re-partitioning) and the launch cost on green vs ordinary streams\n"
+    "  all         the three (under a minute on an H200; --quick: about 10 s)\n"
+    "  overlap     an NCCL all-reduce beside cuBLAS GEMMs on two GPUs, green partitions\n"
+    "              against ordinary streams (its own options: bench overlap --help)\n"
+    "\n"
+    "  --reps N         repetitions per measurement (defaults: isolation 1000,\n"
+    "                   scaling 20, overhead 200; --quick: 150, 7, 50)\n"
+    "  --victim-sms N   the victim's partition size(s) for isolation (default 16); the\n"
+    "                   first is also the overhead benchmark's split\n"
+    "  --svg FILE       draw the latency distributions and scaling curves\n"
+    "  --json           every figure as one JSON document on stdout\n"
+    "\n"
+    "Kernels ship as PTX and need a GPU; on the simulated driver only `overhead` runs\n"
+    "(creation costs only; its timings mean nothing there).\n"
+    "Two tenants on one GPU (claims, MPS, time-slicing, the guard, a fault) and\n"
+    "elastic partitions (decode beside prefill, the controller) are scripts:\n"
+    "python3 bench/compare/tenants.py and bench/compare/elastic.py (docs/tenants.md,\n"
+    "docs/elastic.md).\n",
+    NULL};
 
 /* The command line as typed, for the header of every output. */
 static void command_line(const greenctx_tool_options *opts, int argc, char **argv, char *buf,
@@ -94,7 +92,7 @@ static int pick(greenctx_args *args, const char *word, void *ctx)
     return GREENCTX_EXIT_OK;
 }
 
-/* The benchmark's arguments; BENCH_HELP_SHOWN after --help, else an exit code. */
+/* The benchmark's arguments: an exit code (GREENCTX_EXIT_HELP after --help). */
 static int parse(int argc, char **argv, greenctx_tool_options *opts, bench_options *opt,
                  int *runs)
 {
@@ -107,8 +105,9 @@ static int parse(int argc, char **argv, greenctx_tool_options *opts, bench_optio
     };
     greenctx_args args;
     greenctx_args_begin(&args, argc, argv, opts);
+    opts->usage = usage;
     *runs = 0;
-    int rc = bench_args_parse(&args, table, BENCH_NB(table), usage, pick, runs);
+    int rc = bench_args_parse(&args, table, BENCH_NB(table), pick, runs);
     if (rc != GREENCTX_EXIT_OK)
         return rc;
     if (!*runs)
@@ -226,7 +225,7 @@ int bench_main(int argc, char **argv, greenctx_tool_options *opts)
     int runs;
     int rc = parse(argc, argv, opts, &env.opt, &runs);
     if (rc != GREENCTX_EXIT_OK)
-        return rc == BENCH_HELP_SHOWN ? GREENCTX_EXIT_OK : rc;
+        return rc;
     if (env.opt.nb_victim_sms == 0)
         env.opt.victim_sms[env.opt.nb_victim_sms++] = 16;
     if ((rc = open_env(opts, argc, argv, &env)) != GREENCTX_EXIT_OK)

@@ -83,10 +83,8 @@ static int parse_mix(const char *text, void *to, unsigned i)
     return 0;
 }
 
-static void usage(FILE *out) { fputs(OVERLAP_USAGE, out); }
-
-/* The benchmark's arguments; BENCH_HELP_SHOWN after --help, else an exit code. --sizes and
- * --sms take the values that follow them. */
+/* The benchmark's arguments: an exit code (GREENCTX_EXIT_HELP after --help). --sizes and --sms
+ * take the values that follow them. */
 static int parse(int argc, char **argv, greenctx_tool_options *opts, olap_options *o,
                  const char **svg)
 {
@@ -103,8 +101,10 @@ static int parse(int argc, char **argv, greenctx_tool_options *opts, olap_option
         BENCH_TEXT("--svg", "a file name", svg),
     };
     greenctx_args args;
+    static const char *const usage[] = {OVERLAP_USAGE, NULL};
     greenctx_args_begin(&args, argc, argv, opts);
-    return bench_args_parse(&args, table, BENCH_NB(table), usage, NULL, NULL);
+    opts->usage = usage;
+    return bench_args_parse(&args, table, BENCH_NB(table), NULL, NULL);
 }
 
 static void defaults(olap_options *o)
@@ -172,7 +172,7 @@ int greenctx_bench_overlap(int argc, char **argv, greenctx_tool_options *opts,
     const char *svg = NULL;
     int rc = parse(argc, argv, opts, &o, &svg);
     if (rc != GREENCTX_EXIT_OK)
-        return rc == BENCH_HELP_SHOWN ? GREENCTX_EXIT_OK : rc;
+        return rc;
     defaults(&o);
     char why[2048];
     if (olap_nvls_off(why, sizeof why))

@@ -20,7 +20,6 @@ int main(int argc, char **argv)
 {
     greenctx_tool_options opts;
     memset(&opts, 0, sizeof opts);
-    opts.program = argv[0];
     opts.command = "bench"; /* messages read as the tool's: "greenctx bench: ..." */
     opts.argc = argc;
     opts.argv = argv;
