@@ -418,12 +418,6 @@ void gctx__claim_parts_release(gctx__claim_parts *p)
     memset(p, 0, sizeof *p);
 }
 
-static void release_handles(gctx_claim *c)
-{
-    gctx__claim_parts_release(&c->old);
-    gctx__claim_parts_release(&c->now);
-}
-
 /* Every stream of the claim's context ran on its SMs, not only the claim's own stream: their
  * work must be done before another tenant may be handed them (greenctx run releases at the
  * program's exit, when its kernels may still run). A context that can't be waited for (a
@@ -444,14 +438,17 @@ static void wait_idle(gctx_context *context)
     gctx_event_release(event);
 }
 
-/* The claim's end: this member's hold fd closed, the claim file dropped once nobody holds it
- * (RELEASED logged when log) and the claim no longer this process's, in one step under
- * held_lock: a join never takes its number meanwhile (see hold), and no fork comes in between
- * (a child would keep a copy nobody closes, and the SMs with it). Then c is freed. */
+/* The claim's end: its handles released, then this member's hold fd closed, the claim file
+ * dropped once nobody holds it (RELEASED logged when log) and the claim no longer this
+ * process's, in one step under held_lock: a join never takes its number meanwhile (see hold),
+ * and no fork comes in between (a child would keep a copy nobody closes, and the SMs with
+ * it). Then c is freed. */
 static void claim_end(gctx_claim *c, int fd, int log)
 {
     gctx__error_state kept;
     gctx__error_save(&kept);
+    gctx__claim_parts_release(&c->old);
+    gctx__claim_parts_release(&c->now);
     gctx__registry reg;
     int opened = gctx__claim_registry(c, &reg) == GCTX_SUCCESS;
     pthread_mutex_lock(&held_lock);
@@ -478,7 +475,6 @@ static void claim_destroy(gctx__object *object)
     gctx__error_save(&kept);
     wait_idle(c->now.context);
     wait_idle(c->old.context);
-    release_handles(c);
     int fd = c->fd;
     if (fd >= 0 && gctx__claim_fd_check(c) != GCTX_SUCCESS) {
         GCTX__INFO("%s", gctx_last_error());
@@ -540,7 +536,6 @@ gctx_status gctx__claim_new(gctx__device_granules *granules, const char *runtime
     *out = c;
     return GCTX_SUCCESS;
 fail:
-    release_handles(c);
     claim_end(c, c->fd, 0);
     return s;
 }

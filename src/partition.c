@@ -88,12 +88,11 @@ static gctx_status partition_new(int device, gctx_partition_kind kind,
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making a partition");
     memcpy(p->resources, resources, nb_resources * sizeof *resources);
     gctx_status s = partition_setup(p, device, kind, nb_resources);
-    if (s != GCTX_SUCCESS) {
+    if (s != GCTX_SUCCESS)
         free(p);
-        return s;
-    }
-    *out = p;
-    return GCTX_SUCCESS;
+    else
+        *out = p;
+    return s;
 }
 
 /* Locality and flags exist only in newer drivers' resources. */
