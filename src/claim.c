@@ -21,15 +21,12 @@ static unsigned nb_held, held_capacity;
 static pthread_once_t forks_watched = PTHREAD_ONCE_INIT;
 static unsigned forks_seen; /* fork children this process is (of processes holding claims) */
 
-/* A fork's child that never execs has its parent's claim descriptors, the same open file
- * descriptions, and so their locks: it would hold its parent's SMs after its parent ended,
- * though it can't use its parent's CUDA state. It closes its copies of the claims its parent
- * made for itself (a claim dies with its holder) and no longer counts them its own; a claim
- * handed to a tenant's members (GCTX_CLAIM_INHERIT, or joined) it holds as one of them.
- * posix_spawn and vfork run no handler and need none: only those descriptors survive exec. */
-/* Claim files made but whose claim is not in `held` yet (the fork window at a claim's
- * making): forks wait while one is made (held_lock, taken by the prepare handler), and a
- * child closes these too. Under held_lock. */
+/* A fork's child that never execs shares its parent's claim descriptions, and so their locks:
+ * it would hold its parent's SMs after its parent ended. It closes its copies of the claims
+ * its parent made for itself; a claim handed to members (GCTX_CLAIM_INHERIT, or joined) it
+ * holds as one of them. (posix_spawn and vfork run no handler and need none.) `making`: claim
+ * files whose claim is not in `held` yet, which a child closes too; forks wait while one is
+ * made (held_lock, taken by the prepare handler). Under held_lock. */
 static int making[8];
 static unsigned nb_making;
 
@@ -258,10 +255,8 @@ gctx_status gctx__claim_free(gctx__registry *reg, gctx__granules *free_set,
     return GCTX_SUCCESS;
 }
 
-/* The granules for `count` out of avail; with rounding, when avail can't make exactly that
- * count (the free SMs add up to it, no set of the free granules does), the nearest count it can
- * make in the rounding's direction, as the device-wide rounding does for counts no granules
- * give. */
+/* The granules for `count` out of avail; when no set of them gives exactly that, with
+ * rounding, the nearest count they give in the rounding's direction. */
 static int choose_rounded(const gctx__granule_layout *l, unsigned count, gctx_rounding rounding,
                           const gctx__granules *avail, const gctx__granules *held,
                           gctx__granules *target)
@@ -418,10 +413,9 @@ void gctx__claim_parts_release(gctx__claim_parts *p)
     memset(p, 0, sizeof *p);
 }
 
-/* Every stream of the claim's context ran on its SMs, not only the claim's own stream: their
- * work must be done before another tenant may be handed them (greenctx run releases at the
- * program's exit, when its kernels may still run). A context that can't be waited for (a
- * faulted device: its work is gone) is logged, not kept. */
+/* Every stream of the claim's context ran on its SMs: their work is waited for before another
+ * tenant may be handed them (greenctx run releases at the program's exit, kernels may still
+ * run). A context that can't be waited for (a fault: its work is gone) is logged. */
 static void wait_idle(gctx_context *context)
 {
     gctx_event *event = NULL;
