@@ -88,13 +88,6 @@ static void made(int fd)
         }
 }
 
-static void not_made(int fd)
-{
-    pthread_mutex_lock(&held_lock);
-    made(fd);
-    pthread_mutex_unlock(&held_lock);
-}
-
 /* Whether fd is an inherited copy of c's claim file that this process's claims don't own
  * (held_lock held): inherited across exec, so not close-on-exec (every descriptor greenctx
  * opens is, but an INHERIT claim's, which its claim owns). */
@@ -484,7 +477,9 @@ gctx_status gctx__claim_new(gctx__device_granules *granules, const char *runtime
 {
     gctx_claim *c = calloc(1, sizeof *c);
     if (!c) {
-        not_made(fd);
+        pthread_mutex_lock(&held_lock);
+        made(fd);
+        pthread_mutex_unlock(&held_lock);
         close(fd);
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making a claim");
     }
