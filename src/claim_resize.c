@@ -36,24 +36,18 @@ static gctx_status build(gctx_claim *c, const gctx__granules *target, int shrink
     return GCTX_SUCCESS;
 }
 
-/* Back to LOCK_SH (reg's lock held): a conversion from LOCK_EX, which nothing else can hold
- * the file against. */
-static void share(gctx_claim *c)
-{
-    if (c->alone)
-        flock(c->fd, LOCK_SH);
-    c->alone = 0;
-}
-
-/* The claim's registry record back to `record` (a rollback, or the final set): the resize's
- * last step, so the claim is shared again under the same lock. */
+/* The claim's registry record back to `record` (a rollback, or the final set; NULL: left as
+ * it is): the resize's last step, so the claim is shared again (LOCK_SH, a conversion from
+ * LOCK_EX that nothing else can hold the file against) under the same registry lock. */
 static gctx_status write_record(gctx_claim *c, const gctx__record *record)
 {
     gctx__registry reg;
     gctx_status s = gctx__claim_registry(c, &reg);
-    if (s == GCTX_SUCCESS)
+    if (s == GCTX_SUCCESS && record)
         s = gctx__registry_rewrite(&reg, record);
-    share(c);
+    if (c->alone)
+        flock(c->fd, LOCK_SH);
+    c->alone = 0;
     gctx__registry_close(&reg);
     return s;
 }
@@ -71,8 +65,7 @@ static void swap_in(gctx_claim *c, gctx__claim_parts *p, const gctx__record *rec
 
 /* The claim taken for this member alone, for the resize (the registry's lock held meanwhile):
  * its LOCK_SH made LOCK_EX, which only a description no other holds can be, and which keeps
- * members from joining until the resize ends (share). GCTX_ERROR_BUSY while another member
- * holds it. */
+ * members from joining until write_record. GCTX_ERROR_BUSY while another member holds it. */
 static gctx_status take_alone(gctx_claim *c)
 {
     gctx__registry reg;
@@ -109,18 +102,6 @@ static gctx_status take_alone(gctx_claim *c)
 done:
     gctx__registry_close(&reg);
     return s;
-}
-
-/* Back to LOCK_SH once the resize is done, when its last step was not a write_record. */
-static void share_again(gctx_claim *c)
-{
-    if (!c->alone)
-        return;
-    gctx__registry reg;
-    int opened = gctx__claim_registry(c, &reg) == GCTX_SUCCESS;
-    share(c);
-    if (opened)
-        gctx__registry_close(&reg);
 }
 
 static gctx_status resize_locked(gctx_claim *c, unsigned count, const gctx_claim_options *opts)
@@ -178,7 +159,8 @@ gctx_status gctx_claim_resize(gctx_claim *claim, const char *request,
     s = resize_locked(claim, count, &opts);
     gctx__error_state kept;
     gctx__error_save(&kept);
-    share_again(claim);
+    if (claim->alone) /* the resize's last step was not a write_record */
+        write_record(claim, NULL);
     gctx__error_restore(&kept);
     if (s == GCTX_SUCCESS && stream)
         s = gctx__claim_own_stream(claim, stream);
