@@ -50,15 +50,11 @@ static gctx_status file_fail(const gctx__registry *reg, const char *what, const 
                       what, reg->dir, name, gctx__file_error(err));
 }
 
-static int is_claim_file(const char *name) { return strncmp(name, "claim-", 6) == 0; }
-static int is_want_file(const char *name) { return strncmp(name, "want-", 5) == 0; }
-
 #define ORPHAN_AGE_NS 60000000000ll /* a write takes microseconds: a minute-old one is dead */
 
 /* A temporary file of gctx__file_replace (".tmp-NAME-PID-NS") whose writer was killed before
- * it renamed it, as a paced program may be at any of its many writes a second: removed. One of
- * a live writer (or of a pid this process can't see) is left alone, and so is a fresh one: a
- * writer in another pid namespace (a container on a shared registry) looks dead here. */
+ * its rename (a paced program writes many a second): removed, unless its writer lives (or
+ * can't be seen) or it is fresh, as a writer in another pid namespace looks dead here. */
 static void drop_orphan(gctx__registry *reg, const char *name)
 {
     const char *ns = strrchr(name, '-');
@@ -74,20 +70,18 @@ static void drop_orphan(gctx__registry *reg, const char *name)
         unlinkat(reg->dir_fd, name, 0);
 }
 
-/* info-<pid>-<n> for claim-<pid>-<n>. */
+/* info-<pid>-<n> and state-claim-<pid>-<n> for claim-<pid>-<n>. */
 static void info_name(const char *claim_file, char *out, size_t size)
 {
     snprintf(out, size, "info-%s", claim_file + 6);
 }
 
-/* state-claim-<pid>-<n> for claim-<pid>-<n>. */
 static void state_name(const char *claim_file, char *out, size_t size)
 {
     snprintf(out, size, "state-%s", claim_file);
 }
 
-/* The GPU's directory at dir, opened without following a link, and the name of the state file
- * of its claim file in it. */
+/* The GPU's directory at dir, opened not through a link, and its claim file's state file. */
 static int state_at(const char *dir, const char *file, char *name, size_t size)
 {
     state_name(file, name, size);
@@ -230,8 +224,8 @@ done:
 
 /* ---- claim files: live or stale ---- */
 
-/* 1 when a process holds the claim file's lock, 0 when nobody does (and then fd holds
- * LOCK_EX), -1 on error. */
+/* 1 when a process holds the claim file's lock, 0 when nobody does (fd then holds LOCK_EX),
+ * -1 on error. */
 static int held_by_someone(int fd)
 {
     if (flock(fd, LOCK_EX | LOCK_NB) == 0)
@@ -239,8 +233,7 @@ static int held_by_someone(int fd)
     return errno == EWOULDBLOCK ? 1 : -1;
 }
 
-/* Removes a stale claim file (its lock is held by us, LOCK_EX) and, when log, logs what it was
- * as kind. */
+/* Removes a stale claim file (we hold its LOCK_EX) and, when log, logs what it was as kind. */
 static void remove_stale(gctx__registry *reg, const char *name, int fd, gctx_claim_event_kind kind,
                          int log)
 {
@@ -415,9 +408,9 @@ static gctx_status scan_claims(gctx__registry *reg, int parse, scan *sc)
     DIR *d = gctx__kept_dir(reg);
     gctx_status s;
     for (struct dirent *entry; (errno = 0, (entry = readdir(d)) != NULL);) {
-        if (is_want_file(entry->d_name))
+        if (strncmp(entry->d_name, "want-", 5) == 0)
             GCTX_CHECK(scan_want(reg, entry->d_name), fail);
-        else if (is_claim_file(entry->d_name))
+        else if (strncmp(entry->d_name, "claim-", 6) == 0)
             GCTX_CHECK(scan_claim(reg, parse, entry->d_name, sc), fail);
         else if (strncmp(entry->d_name, ".tmp-", 5) == 0)
             drop_orphan(reg, entry->d_name);

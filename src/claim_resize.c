@@ -1,8 +1,7 @@
 /* Resizing a live claim: new granules are taken in the registry before anything runs on them,
- * dropped ones given back only after the work submitted on them has finished; the claim's
- * stream moves to a context on the new SMs that waits (an event) for the old one's work.
- * Only a claim's sole member resizes it: the other members' work, in other processes, is
- * nothing this one can wait for, and their objects would stay on the old SMs. */
+ * dropped ones given back only once the work on them has finished; the claim's stream moves
+ * to a context on the new SMs that waits (an event) for the old one's work. Only a claim's
+ * sole member resizes it: other members' work is nothing this one can wait for. */
 #include <errno.h>
 #include <string.h>
 #include <sys/file.h>
@@ -122,9 +121,8 @@ static gctx_status resize_locked(gctx_claim *c, unsigned count, const gctx_claim
     gctx__record final = taken;
     final.granules = target;
     /* What the resize before this one moved from, released before the new objects are made:
-     * its context goes to the cache and serves them when they are on the same SMs (a claim
-     * resized back and forth takes no driver context then). Its stream's release waits for
-     * work that was submitted before the last resize. */
+     * its context goes to the cache and serves them on the same SMs (a claim resized back and
+     * forth makes no driver context); its stream's release waits for its work. */
     gctx__claim_parts_release(&c->old);
     GCTX_CHECK(build(c, &target, shrinks, &parts), fail);
     if (shrinks)
