@@ -294,17 +294,8 @@ gctx_status gctx_context_locality_domain(const gctx_context *context, unsigned *
     return GCTX_SUCCESS;
 }
 
-CUgreenCtx gctx_context_green_handle(const gctx_context *context)
-{
-    return gctx__handle_resolve(&context, GCTX__TYPE_CONTEXT, "context") == GCTX_SUCCESS
-               ? context->driver.green : NULL;
-}
-
-CUcontext gctx_context_cu_context(const gctx_context *context)
-{
-    return gctx__handle_resolve(&context, GCTX__TYPE_CONTEXT, "context") == GCTX_SUCCESS
-               ? context->driver.context : NULL;
-}
+GCTX__RAW_HANDLE(CUgreenCtx, gctx_context_green_handle, context, CONTEXT, context->driver.green)
+GCTX__RAW_HANDLE(CUcontext, gctx_context_cu_context, context, CONTEXT, context->driver.context)
 
 gctx_status gctx_context_relation(const gctx_context *a, const gctx_context *b,
                                   gctx_relation *relation)

@@ -220,6 +220,14 @@ void gctx__handle_release(void *handle, gctx__type type);
     {                                                                                          \
         gctx__handle_release(handle, GCTX__TYPE_##TYPE);                                       \
     }
+/* A public accessor of a raw CUDA handle: expr of the object, or NULL (the thread's error
+ * set) for a value that is no live handle of the type. */
+#define GCTX__RAW_HANDLE(Raw, function, name, TYPE, expr)                                      \
+    Raw function(const gctx_##name *name)                                                      \
+    {                                                                                          \
+        return gctx__handle_resolve(&name, GCTX__TYPE_##TYPE, #name) == GCTX_SUCCESS ? (expr)  \
+                                                                                     : NULL;   \
+    }
 /* Size-prefixed structs and group arrays across header versions (sized.c). */
 #include "sized.h"
 
