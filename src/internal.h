@@ -111,7 +111,8 @@ int gctx__driver_has_no_device(void);
  * knows it. Static or the driver's. */
 const char *gctx__cuda_result_name(gcu_result result);
 
-/* ctx made current on this thread until gctx__pop_context: greenctx never changes what is. */
+/* Makes ctx current on this thread until gctx__pop_context restores what was: greenctx never
+ * changes the caller's context stack. */
 gctx_status gctx__push_context(const gctx__driver *drv, CUcontext ctx);
 /* Pops it; returns status (the work's own) when it failed, else the pop's. */
 gctx_status gctx__pop_context(const gctx__driver *drv, gctx_status status);
@@ -206,7 +207,8 @@ void gctx__handle_unlend(gctx__object *object);
  * INVALID_HANDLE for a released, stale or foreign value or another type (naming `what`).
  * Reads only the handle table, never memory a stale handle pointed to. */
 gctx_status gctx__handle_resolve(void *var, gctx__type type, const char *what);
-/* A NULL, released or foreign handle is refused (retain returns NULL) and touches nothing. */
+/* A NULL, released or foreign handle is refused (the thread's error says why; retain returns
+ * NULL) and touches nothing. */
 void *gctx__handle_retain(void *handle, gctx__type type);
 void gctx__handle_release(void *handle, gctx__type type);
 /* The public gctx_NAME_retain and gctx_NAME_release of a type: GCTX__HANDLE_REFS(stream,
