@@ -21,15 +21,12 @@ static unsigned nb_held, held_capacity;
 static pthread_once_t forks_watched = PTHREAD_ONCE_INIT;
 static unsigned forks_seen; /* fork children this process is (of processes holding claims) */
 
-/* A fork's child that never execs has its parent's claim descriptors, the same open file
- * descriptions, and so their locks: it would hold its parent's SMs after its parent ended,
- * though it can't use its parent's CUDA state. It closes its copies of the claims its parent
- * made for itself (a claim dies with its holder) and no longer counts them its own; a claim
- * handed to a tenant's members (GCTX_CLAIM_INHERIT, or joined) it holds as one of them.
- * posix_spawn and vfork run no handler and need none: only those descriptors survive exec. */
-/* Claim files made but whose claim is not in `held` yet (the fork window at a claim's
- * making): forks wait while one is made (held_lock, taken by the prepare handler), and a
- * child closes these too. Under held_lock. */
+/* A fork's child that never execs shares its parent's claim descriptions, and so their locks:
+ * it would hold its parent's SMs after its parent ended. It closes its copies of the claims
+ * its parent made for itself; a claim handed to members (GCTX_CLAIM_INHERIT, or joined) it
+ * holds as one of them. (posix_spawn and vfork run no handler and need none.) `making`: claim
+ * files whose claim is not in `held` yet, which a child closes too; forks wait while one is
+ * made (held_lock, taken by the prepare handler). Under held_lock. */
 static int making[8];
 static unsigned nb_making;
 
@@ -89,13 +86,6 @@ static void made(int fd)
             making[i] = making[--nb_making];
             return;
         }
-}
-
-static void not_made(int fd)
-{
-    pthread_mutex_lock(&held_lock);
-    made(fd);
-    pthread_mutex_unlock(&held_lock);
 }
 
 /* Whether fd is an inherited copy of c's claim file that this process's claims don't own
@@ -258,10 +248,8 @@ gctx_status gctx__claim_free(gctx__registry *reg, gctx__granules *free_set,
     return GCTX_SUCCESS;
 }
 
-/* The granules for `count` out of avail; with rounding, when avail can't make exactly that
- * count (the free SMs add up to it, no set of the free granules does), the nearest count it can
- * make in the rounding's direction, as the device-wide rounding does for counts no granules
- * give. */
+/* The granules for `count` out of avail; when no set of them gives exactly that, with
+ * rounding, the nearest count they give in the rounding's direction. */
 static int choose_rounded(const gctx__granule_layout *l, unsigned count, gctx_rounding rounding,
                           const gctx__granules *avail, const gctx__granules *held,
                           gctx__granules *target)
@@ -418,16 +406,9 @@ void gctx__claim_parts_release(gctx__claim_parts *p)
     memset(p, 0, sizeof *p);
 }
 
-static void release_handles(gctx_claim *c)
-{
-    gctx__claim_parts_release(&c->old);
-    gctx__claim_parts_release(&c->now);
-}
-
-/* Every stream of the claim's context ran on its SMs, not only the claim's own stream: their
- * work must be done before another tenant may be handed them (greenctx run releases at the
- * program's exit, when its kernels may still run). A context that can't be waited for (a
- * faulted device: its work is gone) is logged, not kept. */
+/* Every stream of the claim's context ran on its SMs: their work is waited for before another
+ * tenant may be handed them (greenctx run releases at the program's exit, kernels may still
+ * run). A context that can't be waited for (a fault: its work is gone) is logged. */
 static void wait_idle(gctx_context *context)
 {
     gctx_event *event = NULL;
@@ -444,14 +425,17 @@ static void wait_idle(gctx_context *context)
     gctx_event_release(event);
 }
 
-/* The claim's end: this member's hold fd closed, the claim file dropped once nobody holds it
- * (RELEASED logged when log) and the claim no longer this process's, in one step under
- * held_lock: a join never takes its number meanwhile (see hold), and no fork comes in between
- * (a child would keep a copy nobody closes, and the SMs with it). Then c is freed. */
+/* The claim's end: its handles released, then this member's hold fd closed, the claim file
+ * dropped once nobody holds it (RELEASED logged when log) and the claim no longer this
+ * process's, in one step under held_lock: a join never takes its number meanwhile (see hold),
+ * and no fork comes in between (a child would keep a copy nobody closes, and the SMs with
+ * it). Then c is freed. */
 static void claim_end(gctx_claim *c, int fd, int log)
 {
     gctx__error_state kept;
     gctx__error_save(&kept);
+    gctx__claim_parts_release(&c->old);
+    gctx__claim_parts_release(&c->now);
     gctx__registry reg;
     int opened = gctx__claim_registry(c, &reg) == GCTX_SUCCESS;
     pthread_mutex_lock(&held_lock);
@@ -478,7 +462,6 @@ static void claim_destroy(gctx__object *object)
     gctx__error_save(&kept);
     wait_idle(c->now.context);
     wait_idle(c->old.context);
-    release_handles(c);
     int fd = c->fd;
     if (fd >= 0 && gctx__claim_fd_check(c) != GCTX_SUCCESS) {
         GCTX__INFO("%s", gctx_last_error());
@@ -494,7 +477,9 @@ gctx_status gctx__claim_new(gctx__device_granules *granules, const char *runtime
 {
     gctx_claim *c = calloc(1, sizeof *c);
     if (!c) {
-        not_made(fd);
+        pthread_mutex_lock(&held_lock);
+        made(fd);
+        pthread_mutex_unlock(&held_lock);
         close(fd);
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making a claim");
     }
@@ -540,7 +525,6 @@ gctx_status gctx__claim_new(gctx__device_granules *granules, const char *runtime
     *out = c;
     return GCTX_SUCCESS;
 fail:
-    release_handles(c);
     claim_end(c, c->fd, 0);
     return s;
 }

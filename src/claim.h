@@ -39,18 +39,12 @@ int gctx__granules_meet(const gctx__granules *a, const gctx__granules *b);
 /* "0 1 2 15" into buf (at most size bytes with the NUL). */
 const char *gctx__granules_text(const gctx__granules *g, char *buf, size_t size);
 
-/* A device's canonical granules: one split-by-count gives nb_regular granules of regular_sms
- * each (indices 0 .. nb_regular - 1) and, when SMs are left over, one more granule of
- * remainder_sms (index nb_regular). GREENCTX_CLAIM_GRANULES picks the split. structured (the
- * default): the structured split by the minimum partition, or, where that strands more SMs
- * than the alignment does, by its first multiple that doesn't (so that an H200's two halves
- * fit); its granules keep the driver's co-scheduling guarantee, thread-block clusters of up
- * to 8 SMs, which Hopper GEMMs launch (docs/tenants.md); "rest" takes the remainder with the
- * free granules. fine: the planner's granules, the split by the alignment with the
- * ignore-co-scheduling flag where the structured split strands SMs or gives coarser granules,
- * so that every count a one-group split gives is claimable; clusters of 2 SMs run on them, of
- * 4 or more not, and the remainder, which shares no cluster guarantee with them, is claimed
- * alone ("rest" when no granule is free). */
+/* A device's canonical granules (GREENCTX_CLAIM_GRANULES, docs/tenants.md): nb_regular of
+ * regular_sms (indices 0 .. nb_regular - 1), then, when SMs are left over, one of
+ * remainder_sms (index nb_regular). structured (the default) keeps the co-scheduling
+ * guarantee, clusters of up to 8 SMs, and "rest" takes the remainder with free granules; fine
+ * makes every count of a one-group split claimable (clusters of 2 SMs), and its remainder,
+ * sharing no cluster guarantee, is claimed alone ("rest" when no granule is free). */
 typedef struct gctx__granule_layout {
     unsigned nb_regular;
     unsigned regular_sms;
@@ -63,14 +57,11 @@ typedef struct gctx__granule_layout {
 unsigned gctx__layout_count(const gctx__granule_layout *l);  /* every granule */
 unsigned gctx__layout_sms(const gctx__granule_layout *l, unsigned granule);
 unsigned gctx__layout_total(const gctx__granule_layout *l);  /* every SM */
-/* The SMs of g that count towards no count: the remainder granule, when g holds it and it
- * doesn't count (above); else 0. */
+/* The remainder granule's SMs when g holds it and it counts towards no count; else 0. */
 unsigned gctx__uncounted_sms(const gctx__granule_layout *l, const gctx__granules *g);
 unsigned gctx__granules_sms(const gctx__granule_layout *l, const gctx__granules *g);
-/* 1 when count is a claimable count: a multiple of the granule, at least min_sms, at most
- * the regular granules' SMs; the counts a one-group split of the whole device gives (the
- * remainder granule is had with "rest" only, but with remainder_counts). The one rule:
- * gctx_claim_count answers it for greenctx info --sizes, run, ps and Python. */
+/* 1 when count is claimable: whole granules, at least min_sms (the remainder only where it
+ * counts). The one rule, which gctx_claim_count answers for the tool and Python. */
 int gctx__layout_claimable(const gctx__granule_layout *l, unsigned count);
 /* How many claims of a claimable count fit on the device at once. */
 unsigned gctx__layout_fit(const gctx__granule_layout *l, unsigned count);
@@ -86,11 +77,9 @@ typedef struct gctx__request {
     gctx__request_kind kind;
     unsigned value; /* SMs, or percent */
 } gctx__request;
-/* GCTX_ERROR_INVALID_ARGUMENT naming the syntax for anything else. */
 gctx_status gctx__request_parse(const char *text, gctx__request *out);
-/* The SM count a request asks of this device (0 for rest): a count is rounded as asked, a
- * percentage floored, to a count some set of granules gives. INSUFFICIENT_SMS, naming the
- * nearest claimable counts, when none fits. */
+/* The SM count a request asks of this device (0 for rest): a count rounded as asked, a
+ * percentage floored; INSUFFICIENT_SMS naming the nearest claimable counts. */
 gctx_status gctx__request_count(const gctx__granule_layout *l, const gctx__request *r,
                                 gctx_rounding rounding, unsigned *count);
 /* Best fit: a set of the granules in avail with exactly count SMs (count 0: all of avail),
@@ -106,7 +95,6 @@ int gctx__granules_choose(const gctx__granule_layout *l, unsigned count,
 #define GCTX__ENOTREG EMEDIUMTYPE /* errno of gctx__file_open: not a regular file */
 long long gctx__now_ns(void);       /* CLOCK_REALTIME: when things happened, for people */
 long long gctx__monotonic_ns(void); /* CLOCK_MONOTONIC: every wait's deadline */
-/* What errno says about a registry file, gctx__file_open's own failures named. */
 const char *gctx__file_error(int err);
 /* name in the directory dfd, O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, then checked: -1 with errno
  * GCTX__ENOTREG, EPERM or EMLINK unless it is a regular file owned by owner (GCTX__ANY_OWNER:
@@ -117,8 +105,7 @@ int gctx__file_open(int dfd, const char *name, int flags, uid_t owner, int one_l
 int gctx__file_create(int dfd, const char *name, int flags, mode_t mode);
 /* The whole file into buf (NUL-terminated); its length, or -1. */
 long gctx__file_read(int fd, char *buf, size_t size);
-/* name in dfd opened as gctx__file_open opens it (O_RDONLY), then read whole as above; -1 with
- * errno when it can't be opened or read. */
+/* gctx__file_open (O_RDONLY) and gctx__file_read in one. */
 long gctx__file_read_at(int dfd, const char *name, uid_t owner, int one_link, char *buf,
                         size_t size);
 /* The directory at path (openat(at, path) when at >= 0) opened, not through a link. */
@@ -130,8 +117,7 @@ int gctx__file_replace(int dfd, const char *name, const char *text, mode_t mode)
 /* A holder's lock on a claim or want file: flock LOCK_SH and an open-file-description read
  * lock, which /proc/locks shows to users who can't open the file. */
 int gctx__hold(int fd, int nonblocking);
-/* The locks /proc/locks lists on the file st names (-1: can't read it); *pid the first flock
- * holder's pid when want_flock_pid. */
+/* How many locks /proc/locks lists on st's file (-1: unreadable); *pid: the first flock's. */
 int gctx__locks_on(const struct stat *st, int want_flock_pid, int *pid);
 /* Another user's claim or want (a file this process can't open): 1 unless /proc/locks, trusted
  * here, shows no lock on it and its pid is dead. */
@@ -147,7 +133,6 @@ typedef struct gctx__identity {
     unsigned long long hash; /* FNV-1a of the granules' resource bytes, nextResource excluded */
 } gctx__identity;
 
-/* One claim as its file records it. */
 typedef struct gctx__record {
     char file[64]; /* "claim-<pid>-<n>" in the GPU's directory */
     int pid;
@@ -181,30 +166,26 @@ typedef struct gctx__registry {
     int lock_fd;
     int dir_fd;      /* the GPU's directory: every file is opened relative to it */
     uid_t me;        /* geteuid(), once an open */
-    int shared; /* the runtime directory is shared by several users */
+    int shared;      /* the runtime directory is shared by several users */
     gctx__identity identity;
     gctx__kept_registry *kept;
 } gctx__registry;
 
-/* The runtime directory's path (runtime_dir, else the environment's, else the default) alone:
- * nothing looked at on disk; shared when the flag or GREENCTX_RUNTIME_SHARED=1 says so. */
+/* The runtime directory's path (runtime_dir, the environment's or the default), nothing
+ * looked at on disk; shared when the flag or GREENCTX_RUNTIME_SHARED=1 says so. */
 gctx_status gctx__runtime_path(const char *runtime_dir, unsigned flags, char *out, size_t size,
                                int *shared);
 /* The open registry's directory, rewound for a scan (the registry's lock held). */
 DIR *gctx__kept_dir(gctx__registry *reg);
-/* The UUIDs of the GPUs with a registry under the runtime directory (its gpu-GPU-*
- * directories), read without the driver: at most capacity, their number in *count. */
+/* The UUIDs of the registries under the runtime directory, without the driver. */
 gctx_status gctx__registry_uuids(const char *runtime_dir, char (*uuids)[48], unsigned capacity,
                                  unsigned *count);
-/* The identity a GPU's registry records (its granules, driver, hash), read without the
- * driver; GCTX_ERROR_REGISTRY when this greenctx would not write it so. */
+/* The identity a GPU's registry records, without the driver; GCTX_ERROR_REGISTRY when this
+ * greenctx would not write it so. */
 gctx_status gctx__registry_identity(const char *runtime_dir, const char *uuid, gctx__identity *id);
-/* <root>/gpu-<uuid>: the GPU's registry directory. */
 gctx_status gctx__registry_path(const char *root, const char *uuid, char *out, size_t size);
-/* Opens the GPU's registry under the runtime directory (made first when create, else a
- * registry that must exist: a join, a listing without the driver) and takes its lock; checks
- * the identity (rebuilding a foreign or corrupt registry when none of its claims is live, else
- * GCTX_ERROR_REGISTRY). */
+/* Opens the GPU's registry (made first when create) and takes its lock; checks the identity
+ * (gctx__registry_check_identity). */
 gctx_status gctx__registry_open(const char *runtime_dir, unsigned flags, int create,
                                 const gctx__identity *id, gctx__registry *reg);
 /* Releases the lock; reg->dir still names the registry. */
@@ -222,11 +203,8 @@ void gctx__registry_drop(gctx__registry *reg, const gctx__record *record, int fd
 /* Opens a claim file again for a member joining it: only while it is live. */
 gctx_status gctx__registry_rejoin(gctx__registry *reg, const char *file, int *fd,
                                   gctx__record *record);
-/* A claim's state file ("state-<claim file>"): one line its holder replaces whole (a rename of
- * an O_EXCL temporary file: a reader never meets half a line, and nothing is written through a
- * name another user could plant) without the registry lock (gctx_claim_report_step,
- * gctx_claim_guard), and others read. Removed with the claim. -1 with errno when it can't be
- * written. */
+/* A claim's state file ("state-<claim file>"): one line its holder replaces whole
+ * (gctx__file_replace) without the registry lock, and others read. Removed with the claim. */
 int gctx__state_write(const char *dir, const char *file, int shared, const char *text);
 /* Its text into text (NUL-ended), when it is a regular file of uid: -1 otherwise. */
 int gctx__state_read(const char *dir, const char *file, unsigned uid, char *text, size_t size);
@@ -234,9 +212,8 @@ gctx_status gctx__registry_log(gctx__registry *reg, const gctx__event_record *ev
 /* The kept events, oldest first: *events is malloc'ed. */
 gctx_status gctx__registry_events(gctx__registry *reg, gctx__event_record **events,
                                   unsigned *count);
-/* The identity file checked against expected, reg's identity as gctx__identity_format writes
- * it (claim_kept.c's open): a missing, foreign or corrupt one rebuilt when no claim is live,
- * else GCTX_ERROR_REGISTRY. */
+/* The identity file checked against expected (gctx__identity_format's text): a missing,
+ * foreign or corrupt one rebuilt when no claim is live, else GCTX_ERROR_REGISTRY. */
 gctx_status gctx__registry_check_identity(gctx__registry *reg, const char *expected);
 /* The runtime directory opened (*fd) and checked, made first when create; *owner: its owner. */
 gctx_status gctx__runtime_open(const char *runtime_dir, unsigned flags, char *out, size_t size,
@@ -252,19 +229,17 @@ void gctx__record_format(const gctx__record *r, char *out, size_t size);
 int gctx__record_parse(const char *text, const gctx__identity *id, gctx__record *r, char *why,
                        size_t why_size);
 void gctx__event_format(const gctx__event_record *e, char *out, size_t size);
-/* The events in text, parsed into out (GCTX__EVENTS_KEPT + 1), the last GCTX__EVENTS_KEPT. */
+/* The last GCTX__EVENTS_KEPT events of text into out (room for GCTX__EVENTS_KEPT + 1). */
 unsigned gctx__events_parse(char *text, gctx__event_record *out);
 void gctx__identity_format(const gctx__identity *id, char *out, size_t size);
-/* The identity text of the GPU uuid into id: 0, or -1 unless gctx__identity_format writes it
- * back the same (an older greenctx's, a foreign or corrupt text). */
+/* 0, or -1 unless gctx__identity_format writes the parsed id back the same. */
 int gctx__identity_parse(const char *text, const char *uuid, gctx__identity *id);
-/* What differs between an identity file's text and ours: the first line that does. */
+/* The first line where an identity file's text differs from ours, in words. */
 void gctx__identity_difference(const char *found, const char *expected, char *why, size_t size);
 
 /* ---- the device side (claim_device.c) ---- */
 
-/* A device's granules as this process's driver gives them: the device partition, the split's
- * resources (index as in the layout) and the registry identity. */
+/* A device's granules as this process's driver gives them (resources indexed as the layout). */
 typedef struct gctx__device_granules {
     int device;
     gctx_partition *whole; /* every SM: a public handle, one reference of ours */
@@ -280,7 +255,7 @@ gctx_status gctx__granules_partition(const gctx__device_granules *g, const gctx_
 
 /* ---- the claim object (claim.c; resize in claim_resize.c, sharing in claim_share.c) ---- */
 
-/* Public handles of one set of a claim's granules, the claim's references; event: what the
+/* Public handles on one set of a claim's granules, the claim's references; event: what the
  * next set's stream waits for (a resize's). */
 typedef struct gctx__claim_parts {
     gctx_partition *partition;
@@ -288,7 +263,6 @@ typedef struct gctx__claim_parts {
     gctx_stream *stream;
     gctx_event *event;
 } gctx__claim_parts;
-/* Releases them (NULLs: none) and zeroes *p. */
 void gctx__claim_parts_release(gctx__claim_parts *p);
 
 struct gctx_claim {
@@ -313,9 +287,7 @@ struct gctx_claim {
     int alone;              /* a resize holds fd LOCK_EX (claim_resize.c) */
     long long acquired_ns;  /* faults of others are looked for from here */
     gctx__claim_parts now; /* its context and stream made on first use; no event */
-    /* What the last resize moved from: kept alive until the next resize or the release, so
-     * that a grow never waits on the host for the old stream's work. */
-    gctx__claim_parts old;
+    gctx__claim_parts old; /* what the last resize moved from: a grow never waits on it */
     /* The guard (claim_guard.c), under guard_lock: a latency tenant's window of steps, or a
      * best-effort tenant's decisions; what either publishes goes to its state file. */
     pthread_mutex_t guard_lock;
@@ -338,7 +310,6 @@ struct gctx_claim {
     gctx__guard_state guard;
 };
 
-/* Opens the claim's registry (its lock taken). */
 gctx_status gctx__claim_registry(const gctx_claim *claim, gctx__registry *reg);
 /* A claim object for a record whose file fd holds (a description of its own, locked
  * LOCK_SH); takes fd (closed on failure). joined: fd is a member's hold of a claim another
@@ -349,25 +320,22 @@ gctx_status gctx__claim_registry(const gctx_claim *claim, gctx__registry *reg);
 gctx_status gctx__claim_new(gctx__device_granules *granules, const char *runtime_dir,
                             unsigned dir_flags, int inherit, int joined,
                             const gctx__record *record, int fd, int inherited, gctx_claim **out);
-/* How many forks this process is a child of, counted since its first claim. */
 unsigned gctx__claim_forks_seen(void);
 /* GCTX_ERROR_REGISTRY, naming what happened, when claim->fd no longer is the descriptor of
  * its claim file: the program closed it (closefrom(3)), and with it, if it was the claim's
  * last hold, the claim. */
 gctx_status gctx__claim_fd_check(const gctx_claim *claim);
-/* A reference to the claim's own stream, made on first use (claim->lock held). */
+/* claim->lock held. */
 gctx_status gctx__claim_own_stream(gctx_claim *claim, gctx_stream **stream);
 /* A record as the public struct; self: held by this process. */
 void gctx__claim_info(const gctx__record *record, const gctx__identity *identity, int device,
                       int self, gctx_claim_info *out);
-/* 1 when this process holds the claim file (a claim object of its own). */
 int gctx__claim_held_here(const char *dir, const char *file);
-/* The granules free in reg now (every live claim's taken out); records: the live ones. */
+/* The granules no live claim holds; records: the live ones. */
 gctx_status gctx__claim_free(gctx__registry *reg, gctx__granules *free_set,
                              gctx__record **records, unsigned *count);
-/* What gctx__claim_take takes, and where: count SMs (0: the rest) of device in the registry
- * of runtime_dir (NULL or "": the default) and dir_flags; file is the claim file ("" before it
- * exists), inherit its GCTX_CLAIM_INHERIT. */
+/* What gctx__claim_take takes, and where: count SMs (0: the rest); file is the claim file (""
+ * before it exists). */
 typedef struct gctx__take {
     int device;
     const gctx__identity *identity;
@@ -384,7 +352,6 @@ typedef struct gctx__take {
  * GCTX_CLAIM_WAIT in opts->flags waits for the SMs; else BUSY naming holders. */
 gctx_status gctx__claim_take(const gctx__take *take, gctx__record *record, int *fd,
                              gctx__granules *target);
-/* The caller's options over the defaults, checked. */
 gctx_status gctx__claim_options(const gctx_claim_options *options, gctx_claim_options *opts);
 
 /* ---- the guard (claim_guard.c) ---- */
@@ -410,13 +377,11 @@ typedef struct gctx__want {
  * written is logged, not returned: the wait still works, only holders don't see it. */
 void gctx__want_post(gctx__registry *reg, gctx__want *w, unsigned sms, int priority,
                      const char *claim_file);
-/* Removes a posted want (granted, or given up). */
 void gctx__want_end(gctx__want *w);
-/* Watches (claim_watch.c): inotify descriptors that read when a claim file of a registry is
- * rewritten or removed, kept per process with the open registry, because making one and
- * ending one each wait out an SRCU grace period, longer than most waits. A wait
- * borrows one of its own: waiters of one process never share a queue, where the first to
- * wake would read the others' wakes. */
+/* Watches (claim_watch.c): inotify descriptors that read when a claim file is rewritten or
+ * removed, kept with the open registry, as making or ending one waits out an SRCU grace
+ * period, longer than most waits. Each wait borrows its own: a shared queue's first waker
+ * would read the others' wakes. */
 #define GCTX__WATCHES_KEPT 4
 typedef struct gctx__watch_pool {
     pthread_mutex_t lock;
@@ -435,16 +400,14 @@ void gctx__watch_pool_init(gctx__watch_pool *p);
 void gctx__watch_pool_shut(gctx__watch_pool *p);
 /* A fork's child: every copy closed (the parent's descriptions live on: no grace period). */
 void gctx__watch_pool_forget(gctx__watch_pool *p);
-/* The pool of the open registry reg (lives as long as the process's entry for it). */
 gctx__watch_pool *gctx__registry_watches(gctx__registry *reg);
-/* An idle watch lent to w, drained (with reg's lock held nothing changed the registry since
- * the pass that failed); 0 when none is idle (w->pool is set for gctx__watch_make). */
+/* An idle watch lent to w, drained (reg's lock held since the pass that failed); 0 when none
+ * is idle (w->pool is set for gctx__watch_make). */
 int gctx__watch_borrow(gctx__registry *reg, gctx__watch *w);
-/* A new watch of dir lent to w, made with no lock held (it takes a grace period); 0 when
- * none can be made. */
+/* A new watch of dir lent to w, made with no lock held (a grace period); 0 when it can't be. */
 int gctx__watch_make(gctx__watch *w, const char *dir);
-/* One idle watch of dir in the pool, made now unless there is one (a latency claim's, so
- * that its first wait does not pay for it); no lock held. */
+/* One idle watch of dir in the pool unless there is one (a latency claim's first wait then
+ * pays for none); no lock held. */
 void gctx__watch_prepare(gctx__watch_pool *p, const char *dir);
 void gctx__watch_drain(int fd);
 void gctx__watch_return(gctx__watch *w);

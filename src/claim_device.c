@@ -166,8 +166,7 @@ gctx_status gctx__granules_partition(const gctx__device_granules *g, const gctx_
                                    list, n, loose ? &unstructured : &whole->rules,
                                    !loose && whole->structured, &p);
     gctx__split_release(record); /* the partition holds it now, or nothing does */
-    if (s != GCTX_SUCCESS)
-        return s;
-    *out = gctx__handle_give(&p->base);
-    return GCTX_SUCCESS;
+    if (s == GCTX_SUCCESS)
+        *out = gctx__handle_give(&p->base);
+    return s;
 }

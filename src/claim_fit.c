@@ -172,13 +172,6 @@ static void neighbours(const gctx__granule_layout *l, unsigned count, unsigned *
         }
 }
 
-static unsigned smallest(const gctx__granule_layout *l)
-{
-    unsigned below, above;
-    neighbours(l, 0, &below, &above);
-    return above;
-}
-
 static gctx_status not_claimable(const gctx__granule_layout *l, unsigned count)
 {
     unsigned below, above;
@@ -219,14 +212,15 @@ gctx_status gctx__request_count(const gctx__granule_layout *l, const gctx__reque
         *count = r->kind == GCTX__REQUEST_ALL ? total : 0;
         return GCTX_SUCCESS;
     }
+    unsigned below, above, asked = r->value;
     if (r->kind == GCTX__REQUEST_PERCENT) {
         unsigned c = (unsigned)((unsigned long long)r->value * total / 100);
         while (c > 0 && !gctx__layout_claimable(l, c))
             c--;
-        *count = c ? c : smallest(l);
+        neighbours(l, 0, &below, &above); /* the smallest claimable count, for none below */
+        *count = c ? c : above;
         return GCTX_SUCCESS;
     }
-    unsigned asked = r->value;
     if (asked > total)
         return gctx__fail(GCTX_ERROR_INSUFFICIENT_SMS,
                           "%u SMs can't be claimed: the device has %u SMs in all", asked, total);
@@ -234,7 +228,6 @@ gctx_status gctx__request_count(const gctx__granule_layout *l, const gctx__reque
         *count = asked;
         return GCTX_SUCCESS;
     }
-    unsigned below, above;
     neighbours(l, asked, &below, &above);
     switch (rounding) {
     case GCTX_ROUND_DOWN:

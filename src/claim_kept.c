@@ -1,13 +1,9 @@
 /* The registries a process keeps open, and opening one: its directory checked, its lock taken
- * within a bounded wait.
- *
- * A process keeps the registries it used last open (KEPT_OPEN): the directory (read again
- * with rewinddir) and the lock file's one open file description, which its threads take in
- * turn under a mutex before its flock (threads sharing a description would not exclude each
- * other). What an operation checks then is that these are still what the paths name (a
- * registry removed or rebuilt meanwhile is opened afresh) and that the identity file is the
- * one checked before. A fork's child opens its own: sharing the parent's description would
- * share its lock. */
+ * within a bounded wait. A process keeps the registries it used last open (KEPT_OPEN): the
+ * directory and the lock file's one open file description, which its threads take in turn
+ * under a mutex before the flock (threads sharing a description would not exclude each other).
+ * An operation then checks that these are still what the paths name (else it opens afresh)
+ * and that the identity file is the one checked before. A fork's child opens its own. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -62,9 +58,8 @@ static void kept_shut(gctx__kept_registry *k)
 
 gctx__watch_pool *gctx__registry_watches(gctx__registry *reg) { return &reg->kept->watches; }
 
-/* The child of a fork has one thread and the parent's descriptors: it forgets the parent's
- * registries (closing its copies of their descriptors drops no lock of the parent's) and
- * opens its own. */
+/* A fork's child forgets the parent's registries (closing its copies drops no lock of the
+ * parent's) and opens its own. */
 static void forget_in_child(void)
 {
     for (gctx__kept_registry *k = kept_list, *next; k; k = next) {
@@ -94,9 +89,8 @@ DIR *gctx__kept_dir(gctx__registry *reg)
  * runtime directory per job would otherwise hold three per directory it ever used. */
 #define KEPT_OPEN 16
 
-/* Shuts the registries used least recently beyond the first KEPT_OPEN (kept_lock held); one
- * in use is left alone. Their entries stay (another thread may be about to take one), and
- * their next use opens them again. */
+/* Shuts the registries used least recently beyond the first KEPT_OPEN but one in use
+ * (kept_lock held); their entries stay (a thread may be about to take one) to open again. */
 static void shut_beyond_kept(void)
 {
     unsigned n = 0;
@@ -205,9 +199,8 @@ done:
     return s;
 }
 
-/* The identity: the file found right last time, still under its name, read again and
- * compared (two calls); else the whole check (read, compared, rebuilt when no claim is live,
- * else refused), and the file kept open for the next time. */
+/* The identity file found right last time, still under its name, read again (two calls); else
+ * the whole check, and the file kept open for the next time. */
 static gctx_status kept_identity(gctx__registry *reg, gctx__kept_registry *k)
 {
     char expected[4096], found[4096];

@@ -174,18 +174,6 @@ gctx_status gctx_claim_registries(const char *runtime_dir, char *uuids, unsigned
     return s;
 }
 
-static void event_out(const gctx__event_record *e, gctx_claim_event *out)
-{
-    gctx_claim_event ev = GCTX_CLAIM_EVENT_INIT;
-    ev.kind = e->kind;
-    ev.time_ns = e->time_ns;
-    ev.pid = e->pid;
-    snprintf(ev.command, sizeof ev.command, "%s", e->command);
-    ev.cuda_result = e->cuda_result;
-    ev.sm_count = e->sm_count;
-    gctx__sized_out(out, &ev, sizeof ev);
-}
-
 static gctx_status events_of(int device, const char *uuid, const char *runtime_dir,
                              gctx_claim_event *events, unsigned capacity, unsigned *count)
 {
@@ -201,8 +189,12 @@ static gctx_status events_of(int device, const char *uuid, const char *runtime_d
     gctx__device_granules_end(&g);
     if (s != GCTX_SUCCESS)
         return s;
-    for (unsigned i = 0; i < nb && i < capacity; i++)
-        event_out(&kept[i], element(events, i));
+    for (unsigned i = 0; i < nb && i < capacity; i++) {
+        gctx_claim_event ev = {sizeof ev, kept[i].kind, kept[i].time_ns, kept[i].pid, "",
+                               kept[i].cuda_result, kept[i].sm_count};
+        snprintf(ev.command, sizeof ev.command, "%s", kept[i].command);
+        gctx__sized_out(element(events, i), &ev, sizeof ev);
+    }
     *count = nb;
     free(kept);
     return GCTX_SUCCESS;

@@ -50,15 +50,11 @@ static gctx_status file_fail(const gctx__registry *reg, const char *what, const 
                       what, reg->dir, name, gctx__file_error(err));
 }
 
-static int is_claim_file(const char *name) { return strncmp(name, "claim-", 6) == 0; }
-static int is_want_file(const char *name) { return strncmp(name, "want-", 5) == 0; }
-
 #define ORPHAN_AGE_NS 60000000000ll /* a write takes microseconds: a minute-old one is dead */
 
 /* A temporary file of gctx__file_replace (".tmp-NAME-PID-NS") whose writer was killed before
- * it renamed it, as a paced program may be at any of its many writes a second: removed. One of
- * a live writer (or of a pid this process can't see) is left alone, and so is a fresh one: a
- * writer in another pid namespace (a container on a shared registry) looks dead here. */
+ * its rename (a paced program writes many a second): removed, unless its writer lives (or
+ * can't be seen) or it is fresh, as a writer in another pid namespace looks dead here. */
 static void drop_orphan(gctx__registry *reg, const char *name)
 {
     const char *ns = strrchr(name, '-');
@@ -74,20 +70,18 @@ static void drop_orphan(gctx__registry *reg, const char *name)
         unlinkat(reg->dir_fd, name, 0);
 }
 
-/* info-<pid>-<n> for claim-<pid>-<n>. */
+/* info-<pid>-<n> and state-claim-<pid>-<n> for claim-<pid>-<n>. */
 static void info_name(const char *claim_file, char *out, size_t size)
 {
     snprintf(out, size, "info-%s", claim_file + 6);
 }
 
-/* state-claim-<pid>-<n> for claim-<pid>-<n>. */
 static void state_name(const char *claim_file, char *out, size_t size)
 {
     snprintf(out, size, "state-%s", claim_file);
 }
 
-/* The GPU's directory at dir, opened without following a link, and the name of the state file
- * of its claim file in it. */
+/* The GPU's directory at dir, opened not through a link, and its claim file's state file. */
 static int state_at(const char *dir, const char *file, char *name, size_t size)
 {
     state_name(file, name, size);
@@ -230,8 +224,8 @@ done:
 
 /* ---- claim files: live or stale ---- */
 
-/* 1 when a process holds the claim file's lock, 0 when nobody does (and then fd holds
- * LOCK_EX), -1 on error. */
+/* 1 when a process holds the claim file's lock, 0 when nobody does (fd then holds LOCK_EX),
+ * -1 on error. */
 static int held_by_someone(int fd)
 {
     if (flock(fd, LOCK_EX | LOCK_NB) == 0)
@@ -239,8 +233,7 @@ static int held_by_someone(int fd)
     return errno == EWOULDBLOCK ? 1 : -1;
 }
 
-/* Removes a stale claim file (its lock is held by us, LOCK_EX) and, when log, logs what it was
- * as kind. */
+/* Removes a stale claim file (we hold its LOCK_EX) and, when log, logs what it was as kind. */
 static void remove_stale(gctx__registry *reg, const char *name, int fd, gctx_claim_event_kind kind,
                          int log)
 {
@@ -306,15 +299,6 @@ static gctx_status look(gctx__registry *reg, const char *name, int *fd, struct s
     return GCTX_SUCCESS;
 }
 
-/* Another user's live claim, from its info file (owned by the claim's owner). */
-static int read_foreign(gctx__registry *reg, const char *name, const struct stat *st,
-                        char *text, size_t size)
-{
-    char info[80];
-    info_name(name, info, sizeof info);
-    return gctx__file_read_at(reg->dir_fd, info, st->st_uid, 1, text, size) < 0 ? -1 : 0;
-}
-
 typedef struct scan {
     gctx__record *records;
     unsigned count, capacity;
@@ -354,7 +338,7 @@ static gctx_status add_live(gctx__registry *reg, const char *name,
 /* One claim file of a scan. */
 static gctx_status scan_claim(gctx__registry *reg, int parse, const char *name, scan *sc)
 {
-    char text[2048];
+    char text[2048], info[80];
     struct stat st;
     int fd = -1, live = 0, have_text = 0;
     entry_kind kind;
@@ -374,8 +358,11 @@ static gctx_status scan_claim(gctx__registry *reg, int parse, const char *name, 
             goto done;
         }
     }
+    /* Another user's claim is read from its info file (owned by the claim's owner). */
+    info_name(name, info, sizeof info);
     have_text = kind == ENTRY_OPEN ? gctx__file_read(fd, text, sizeof text) >= 0
-                                       : read_foreign(reg, name, &st, text, sizeof text) == 0;
+                                   : gctx__file_read_at(reg->dir_fd, info, st.st_uid, 1, text,
+                                                        sizeof text) >= 0;
     if (kind == ENTRY_FOREIGN) {
         gctx__record r;
         char why[8];
@@ -421,9 +408,9 @@ static gctx_status scan_claims(gctx__registry *reg, int parse, scan *sc)
     DIR *d = gctx__kept_dir(reg);
     gctx_status s;
     for (struct dirent *entry; (errno = 0, (entry = readdir(d)) != NULL);) {
-        if (is_want_file(entry->d_name))
+        if (strncmp(entry->d_name, "want-", 5) == 0)
             GCTX_CHECK(scan_want(reg, entry->d_name), fail);
-        else if (is_claim_file(entry->d_name))
+        else if (strncmp(entry->d_name, "claim-", 6) == 0)
             GCTX_CHECK(scan_claim(reg, parse, entry->d_name, sc), fail);
         else if (strncmp(entry->d_name, ".tmp-", 5) == 0)
             drop_orphan(reg, entry->d_name);
@@ -544,49 +531,39 @@ gctx_status gctx__registry_uuids(const char *runtime_dir, char (*uuids)[48], uns
     return s;
 }
 
-/* The identity file's text: the GPU's directory checked as an open checks it, the file
- * opened without following a link or blocking, regular and with one link. */
-static gctx_status read_identity(const char *runtime_dir, const char *uuid, char *dir,
-                                 size_t dir_size, char *text, size_t size)
+/* The identity file, through the directories an open checks, parsed and written back the
+ * same by gctx__identity_format: anything else (an older greenctx's, a foreign or corrupt
+ * file) is refused here rather than rebuilt by the open that follows. */
+gctx_status gctx__registry_identity(const char *runtime_dir, const char *uuid, gctx__identity *id)
 {
-    char root[512];
+    char root[512], dir[600], text[4096];
     int shared, root_fd = -1, dfd = -1;
     uid_t owner;
     struct stat st;
     gctx_status s;
     GCTX_CHECK(runtime_existing(runtime_dir, root, sizeof root, &shared, &root_fd, &owner), done);
-    GCTX_CHECK(gctx__registry_path(root, uuid, dir, dir_size), done);
+    GCTX_CHECK(gctx__registry_path(root, uuid, dir, sizeof dir), done);
     if (root_fd < 0) {
         s = gctx__fail(GCTX_ERROR_REGISTRY, "the claims registry %s doesn't exist", dir);
         goto done;
     }
     GCTX_CHECK(gctx__gpu_dir_open(root_fd, owner, dir, shared, 0, &dfd, &st), done);
-    if (gctx__file_read_at(dfd, "identity", GCTX__ANY_OWNER, 1, text, size) < 0)
+    if (gctx__file_read_at(dfd, "identity", GCTX__ANY_OWNER, 1, text, sizeof text) < 0)
         s = gctx__fail(GCTX_ERROR_REGISTRY,
                        "can't read the claims registry's identity %s/identity: %s", dir,
                        gctx__file_error(errno));
+    else if (gctx__identity_parse(text, uuid, id) != 0)
+        s = gctx__fail(GCTX_ERROR_REGISTRY,
+                       "the claims registry %s was written by another greenctx version (this "
+                       "is %s), or its identity file is corrupt: list it with the greenctx "
+                       "that wrote it, or on the GPU's node",
+                       dir, gctx_version_string());
 done:
     if (dfd >= 0)
         close(dfd);
     if (root_fd >= 0)
         close(root_fd);
     return s;
-}
-
-/* The identity file parsed, and written back the same by gctx__identity_format: anything else
- * (an older greenctx's, a foreign or corrupt file) is refused here rather than rebuilt by the
- * open that follows. */
-gctx_status gctx__registry_identity(const char *runtime_dir, const char *uuid, gctx__identity *id)
-{
-    char dir[600], text[4096];
-    GCTX_TRY(read_identity(runtime_dir, uuid, dir, sizeof dir, text, sizeof text));
-    if (gctx__identity_parse(text, uuid, id) != 0)
-        return gctx__fail(GCTX_ERROR_REGISTRY,
-                          "the claims registry %s was written by another greenctx version (this "
-                          "is %s), or its identity file is corrupt: list it with the greenctx "
-                          "that wrote it, or on the GPU's node",
-                          dir, gctx_version_string());
-    return GCTX_SUCCESS;
 }
 
 /* ---- one claim's file ---- */
@@ -662,23 +639,10 @@ void gctx__registry_drop(gctx__registry *reg, const gctx__record *record, int fd
     close(check);
 }
 
-/* Reads a claim's record (a member that inherited its descriptor). */
-static gctx_status registry_read(gctx__registry *reg, const char *file, gctx__record *record)
-{
-    char text[2048], why[160];
-    if (gctx__file_read_at(reg->dir_fd, file, reg->me, 0, text, sizeof text) < 0)
-        return gctx__fail(GCTX_ERROR_REGISTRY, "the claim %s/%s is gone: %s", reg->dir, file,
-                          gctx__file_error(errno));
-    if (gctx__record_parse(text, &reg->identity, record, why, sizeof why) != 0)
-        return gctx__fail(GCTX_ERROR_REGISTRY, "the claim file %s/%s is corrupt (%s)", reg->dir,
-                          file, why);
-    snprintf(record->file, sizeof record->file, "%s", file);
-    return GCTX_SUCCESS;
-}
-
 gctx_status gctx__registry_rejoin(gctx__registry *reg, const char *file, int *fd,
                                   gctx__record *record)
 {
+    char text[2048], why[160];
     int f = gctx__file_open(reg->dir_fd, file, O_RDONLY, reg->me, 0, NULL);
     if (f < 0)
         return gctx__fail(GCTX_ERROR_REGISTRY,
@@ -694,14 +658,19 @@ gctx_status gctx__registry_rejoin(gctx__registry *reg, const char *file, int *fd
     else if (gctx__hold(f, 1) != 0)
         s = gctx__fail(GCTX_ERROR_REGISTRY, "can't lock the claim %s/%s: %s", reg->dir, file,
                        strerror(errno));
+    else if (gctx__file_read_at(reg->dir_fd, file, reg->me, 0, text, sizeof text) < 0)
+        s = gctx__fail(GCTX_ERROR_REGISTRY, "the claim %s/%s is gone: %s", reg->dir, file,
+                       gctx__file_error(errno));
+    else if (gctx__record_parse(text, &reg->identity, record, why, sizeof why) != 0)
+        s = gctx__fail(GCTX_ERROR_REGISTRY, "the claim file %s/%s is corrupt (%s)", reg->dir,
+                       file, why);
     else
-        s = registry_read(reg, file, record);
+        snprintf(record->file, sizeof record->file, "%s", file);
     if (held == 0)
         remove_stale(reg, file, f, GCTX_CLAIM_EVENT_DIED, 1);
-    if (s != GCTX_SUCCESS) {
+    if (s != GCTX_SUCCESS)
         close(f);
-        return s;
-    }
-    *fd = f;
-    return GCTX_SUCCESS;
+    else
+        *fd = f;
+    return s;
 }

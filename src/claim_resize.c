@@ -1,8 +1,7 @@
 /* Resizing a live claim: new granules are taken in the registry before anything runs on them,
- * dropped ones given back only after the work submitted on them has finished; the claim's
- * stream moves to a context on the new SMs that waits (an event) for the old one's work.
- * Only a claim's sole member resizes it: the other members' work, in other processes, is
- * nothing this one can wait for, and their objects would stay on the old SMs. */
+ * dropped ones given back only once the work on them has finished; the claim's stream moves
+ * to a context on the new SMs that waits (an event) for the old one's work. Only a claim's
+ * sole member resizes it: other members' work is nothing this one can wait for. */
 #include <errno.h>
 #include <string.h>
 #include <sys/file.h>
@@ -36,24 +35,18 @@ static gctx_status build(gctx_claim *c, const gctx__granules *target, int shrink
     return GCTX_SUCCESS;
 }
 
-/* Back to LOCK_SH (reg's lock held): a conversion from LOCK_EX, which nothing else can hold
- * the file against. */
-static void share(gctx_claim *c)
-{
-    if (c->alone)
-        flock(c->fd, LOCK_SH);
-    c->alone = 0;
-}
-
-/* The claim's registry record back to `record` (a rollback, or the final set): the resize's
- * last step, so the claim is shared again under the same lock. */
+/* The claim's registry record back to `record` (a rollback, or the final set; NULL: left as
+ * it is): the resize's last step, so the claim is shared again (LOCK_SH, a conversion from
+ * LOCK_EX that nothing else can hold the file against) under the same registry lock. */
 static gctx_status write_record(gctx_claim *c, const gctx__record *record)
 {
     gctx__registry reg;
     gctx_status s = gctx__claim_registry(c, &reg);
-    if (s == GCTX_SUCCESS)
+    if (s == GCTX_SUCCESS && record)
         s = gctx__registry_rewrite(&reg, record);
-    share(c);
+    if (c->alone)
+        flock(c->fd, LOCK_SH);
+    c->alone = 0;
     gctx__registry_close(&reg);
     return s;
 }
@@ -71,8 +64,7 @@ static void swap_in(gctx_claim *c, gctx__claim_parts *p, const gctx__record *rec
 
 /* The claim taken for this member alone, for the resize (the registry's lock held meanwhile):
  * its LOCK_SH made LOCK_EX, which only a description no other holds can be, and which keeps
- * members from joining until the resize ends (share). GCTX_ERROR_BUSY while another member
- * holds it. */
+ * members from joining until write_record. GCTX_ERROR_BUSY while another member holds it. */
 static gctx_status take_alone(gctx_claim *c)
 {
     gctx__registry reg;
@@ -111,18 +103,6 @@ done:
     return s;
 }
 
-/* Back to LOCK_SH once the resize is done, when its last step was not a write_record. */
-static void share_again(gctx_claim *c)
-{
-    if (!c->alone)
-        return;
-    gctx__registry reg;
-    int opened = gctx__claim_registry(c, &reg) == GCTX_SUCCESS;
-    share(c);
-    if (opened)
-        gctx__registry_close(&reg);
-}
-
 static gctx_status resize_locked(gctx_claim *c, unsigned count, const gctx_claim_options *opts)
 {
     gctx__record taken = c->record;
@@ -141,9 +121,8 @@ static gctx_status resize_locked(gctx_claim *c, unsigned count, const gctx_claim
     gctx__record final = taken;
     final.granules = target;
     /* What the resize before this one moved from, released before the new objects are made:
-     * its context goes to the cache and serves them when they are on the same SMs (a claim
-     * resized back and forth takes no driver context then). Its stream's release waits for
-     * work that was submitted before the last resize. */
+     * its context goes to the cache and serves them on the same SMs (a claim resized back and
+     * forth makes no driver context); its stream's release waits for its work. */
     gctx__claim_parts_release(&c->old);
     GCTX_CHECK(build(c, &target, shrinks, &parts), fail);
     if (shrinks)
@@ -178,7 +157,8 @@ gctx_status gctx_claim_resize(gctx_claim *claim, const char *request,
     s = resize_locked(claim, count, &opts);
     gctx__error_state kept;
     gctx__error_save(&kept);
-    share_again(claim);
+    if (claim->alone) /* the resize's last step was not a write_record */
+        write_record(claim, NULL);
     gctx__error_restore(&kept);
     if (s == GCTX_SUCCESS && stream)
         s = gctx__claim_own_stream(claim, stream);

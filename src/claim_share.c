@@ -1,8 +1,7 @@
 /* A claim shared with the processes a holder starts: a token naming the claim file and the
  * holder's descriptor of it. Each member holds the claim through an open file description of
- * its own, kept at the token's number when that was an inherited copy (so that the token
- * stays true across the member's exec): the file's lock is held while any member's
- * description holds it, and a resize sees whether another member does. */
+ * its own (at the token's number when that was an inherited copy: the token stays true across
+ * the member's exec), so a resize sees whether another member holds it. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

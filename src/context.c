@@ -136,13 +136,10 @@ static gctx_status make_driver_context(const gctx__driver *drv, gctx_partition *
 }
 
 /* A context from the cache is handed out only if the driver still runs work in it: after a
- * fault every context of the process is lost (a program may meet it outside greenctx), and a
- * hit makes no other driver call that would say so. An idle stream of the context
- * synchronizes at once and answers a sticky fault as the context would, since the driver
- * answers it to every call of the context whichever stream faulted
- * (shared/measurements/h200-faults.md); without one, the context itself synchronizes with it
- * current. That stream is then handed out without a second synchronize (idle.checked): a
- * fault after the hit is met by its first use, as one after any stream's creation is. */
+ * fault (met perhaps outside greenctx) every context of the process is lost, and a hit makes
+ * no other driver call that would say so. An idle stream synchronizes at once and answers a
+ * sticky fault as its context would (shared/measurements/h200-faults.md), and is then handed
+ * out unchecked (idle.checked); without one, the context synchronizes, current. */
 static gctx_status check_cached(const gctx__driver *drv, gctx_context *c)
 {
     if (c->driver.idle.n) {
@@ -297,17 +294,8 @@ gctx_status gctx_context_locality_domain(const gctx_context *context, unsigned *
     return GCTX_SUCCESS;
 }
 
-CUgreenCtx gctx_context_green_handle(const gctx_context *context)
-{
-    return gctx__handle_resolve(&context, GCTX__TYPE_CONTEXT, "context") == GCTX_SUCCESS
-               ? context->driver.green : NULL;
-}
-
-CUcontext gctx_context_cu_context(const gctx_context *context)
-{
-    return gctx__handle_resolve(&context, GCTX__TYPE_CONTEXT, "context") == GCTX_SUCCESS
-               ? context->driver.context : NULL;
-}
+GCTX__RAW_HANDLE(CUgreenCtx, gctx_context_green_handle, context, CONTEXT, context->driver.green)
+GCTX__RAW_HANDLE(CUcontext, gctx_context_cu_context, context, CONTEXT, context->driver.context)
 
 gctx_status gctx_context_relation(const gctx_context *a, const gctx_context *b,
                                   gctx_relation *relation)

@@ -313,9 +313,8 @@ static int better(const judged *a, const judged *b)
 static void describe(const gctx__ctl_model *m, unsigned c, const judged *j, const char *why,
                      char *out, size_t size)
 {
-    size_t n = 0;
     int w0 = snprintf(out, size, "%s: ", why);
-    n = w0 > 0 && (size_t)w0 < size ? (size_t)w0 : size - 1;
+    size_t n = w0 > 0 && (size_t)w0 < size ? (size_t)w0 : size - 1;
     for (unsigned w = 0; w < m->nb_workloads && n + 1 < size; w++) {
         int k = snprintf(out + n, size - n, "%sw%u %u SMs %.3g ms%s", w ? ", " : "", w,
                          gctx__ctl_sms(m, c, w), j->step_s[w] * 1e3,

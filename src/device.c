@@ -8,12 +8,11 @@
 #include "internal.h"
 #include "log.h"
 
-/* What greenctx knows of one device. The driver is loaded once and never changes its device
- * list, so the count and the compute capability are asked once. Every green context retains
- * the device's primary context and its destruction releases it: with nothing else holding it,
- * each creation would initialise it again (BENCHMARKS.md). So partitions hold it, and
- * everything greenctx makes holds a partition; the first partition of a device retains it and
- * the last one's end releases it, so that a split costs the driver's split and nothing more. */
+/* What greenctx knows of one device: the count and compute capability, asked once (a loaded
+ * driver never changes its device list), and the hold of the primary context. A green context
+ * retains it, and with nothing else holding it each creation would initialise it again
+ * (BENCHMARKS.md): so the first partition of a device retains it, the last one's end
+ * releases it, and everything greenctx makes holds a partition. */
 typedef struct device_state {
     pthread_mutex_t lock;  /* the first hold and the last drop of the primary context */
     atomic_uint holds;     /* live partitions of the device: one driver retain for all */

@@ -83,8 +83,7 @@ static const struct {
 #undef GCTX_FEATURE_SYMBOL_
 };
 
-static void set_feature(gctx_feature feature, int available, const char *fmt, ...)
-    GCTX_PRINTF(3, 4);
+GCTX_PRINTF(3, 4)
 static void set_feature(gctx_feature feature, int available, const char *fmt, ...)
 {
     gctx__feature_state *state = &driver.features[feature];
@@ -121,8 +120,7 @@ static void decide_features(void)
                         symbols[i].name);
 }
 
-static gctx_status fail_load(gctx_status status, int cuda_result, const char *fmt, ...)
-    GCTX_PRINTF(3, 4);
+GCTX_PRINTF(3, 4)
 static gctx_status fail_load(gctx_status status, int cuda_result, const char *fmt, ...)
 {
     va_list args;

@@ -46,11 +46,7 @@ fail:
 
 GCTX__HANDLE_REFS(event, EVENT)
 
-CUevent gctx_event_handle(const gctx_event *event)
-{
-    return gctx__handle_resolve(&event, GCTX__TYPE_EVENT, "event") == GCTX_SUCCESS ? event->handle
-                                                                                : NULL;
-}
+GCTX__RAW_HANDLE(CUevent, gctx_event_handle, event, EVENT, event->handle)
 
 /* Checks two handles and loads the driver: the start of every call below. */
 static gctx_status begin(void *a, gctx__type ta, const char *na, void *b, gctx__type tb,

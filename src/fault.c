@@ -1,12 +1,9 @@
-/* After a fault: the process's CUDA state is lost, so greenctx refuses every call.
- *
- * A kernel's illegal address (CUDA_ERROR_ILLEGAL_ADDRESS) on one green context of an H200
- * made every context of the process fail with it: its siblings, the primary context and new
- * ones (shared/measurements/h200-faults.md). Green contexts split SMs, not fault domains. Yet
- * calls that make no driver call would go on as if nothing happened (a cached context or
- * stream handed out), so the first sticky CUresult any call sees is remembered here, and from
- * then on every call that loads the driver fails with it. Releases still destroy (and count
- * what the driver refuses). Nothing clears it: the process must restart. */
+/* After a fault: the process's CUDA state is lost, so greenctx refuses every call. An illegal
+ * address on one green context of an H200 made every context of the process fail with it
+ * (shared/measurements/h200-faults.md): green contexts split SMs, not fault domains. Calls
+ * that make no driver call (a cached context handed out) would go on as if nothing happened,
+ * so the first sticky CUresult is kept here and every later call that loads the driver fails
+ * with it; releases still destroy. Nothing clears it: the process must restart. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>

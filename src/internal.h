@@ -9,8 +9,7 @@
 
 #if defined(__GNUC__)
 #define GCTX_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
-/* A rare path kept out of line: the function that tests for it then saves no registers and
- * sets up no frame for it (checks on every call's path). */
+/* A rare path kept out of line, so that the hot function that tests for it sets up no frame. */
 #define GCTX_COLD __attribute__((cold, noinline))
 #else
 #define GCTX_PRINTF(fmt, args)
@@ -35,14 +34,12 @@
             return try_status_;                                                               \
     } while (0)
 
-/* An output pointer's check, named as the caller's parameter is: "<out> (the output) is
- * NULL". */
+/* An output pointer's check: "<out> (the output) is NULL". */
 #define GCTX_TRY_OUTPUT(out)                                                                  \
     GCTX_TRY((out) ? GCTX_SUCCESS                                                             \
                    : gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, #out " (the output) is NULL"))
 
-/* Sets this thread's message (and clears its CUresult) and returns status, so a caller can
- * write `return gctx__fail(...)`. */
+/* Sets this thread's message (and clears its CUresult); returns status. */
 gctx_status gctx__fail(gctx_status status, const char *fmt, ...) GCTX_PRINTF(2, 3);
 /* A driver call returned result: GCTX_ERROR_DRIVER (or GCTX_ERROR_NO_DEVICE for an invalid
  * device), message "<what>: <CUresult name> (<n>)", and the CUresult kept for
@@ -52,8 +49,8 @@ gctx_status gctx__fail_cuda(gcu_result result, const char *fmt, ...) GCTX_PRINTF
 gctx_status gctx__check_cuda(gcu_result result, const char *fmt, ...) GCTX_PRINTF(2, 3);
 /* Appends "; " and more text to this thread's message (context from an outer layer). */
 void gctx__append_error(const char *fmt, ...) GCTX_PRINTF(1, 2);
-/* A value from the environment as a message shows it: its first 40 bytes at most, cut
- * between UTF-8 characters, with "..." when cut. Returns buf. */
+/* An environment value as a message shows it: 40 bytes at most, cut between UTF-8
+ * characters, "..." when cut. Returns buf. */
 const char *gctx__shown(const char *value, char *buf, size_t size);
 /* Saves and restores the thread's error state around cleanup that may itself fail, so the
  * first failure is what the caller sees. */
@@ -66,9 +63,8 @@ void gctx__error_restore(const gctx__error_state *state);
 
 /* ---- after a fault (fault.c) ---- */
 
-/* A driver call answered result: when it is sticky (gcu_result_is_sticky), the process's
- * CUDA state is lost and from now on every call is refused (the first one is kept, with
- * `what` answered it). gctx__fail_cuda calls this. */
+/* A driver call (`what`) answered result: a sticky one loses the process's CUDA state, and
+ * from the first on every call is refused. gctx__fail_cuda calls this. */
 void gctx__fault_note(gcu_result result, const char *what);
 /* GCTX_SUCCESS before any fault; after one, GCTX_ERROR_DRIVER with the fault's CUresult and
  * a message saying why every call is refused. */
@@ -94,37 +90,31 @@ typedef struct gctx__driver {
     gctx__feature_state features[0 GCTX_FEATURE_MAP(GCTX__COUNT_FEATURE_)];
 } gctx__driver;
 
-/* The driver table: loaded by the first call that succeeds (a failed attempt is tried again
- * by the next call), then never changed. On failure sets the thread's error. After a fault
- * it fails (gctx__fault_check): every call that needs the driver is refused. */
+/* The driver table: loaded by the first call that succeeds, then never changed. Fails after a
+ * fault (gctx__fault_check). */
 gctx_status gctx__driver_load(const gctx__driver **driver);
-/* For releases and the clean-up they do, which go on after a fault: 1 and the table when the
- * driver is loaded (an object exists only then), else 0; the thread's error is untouched. */
+/* For releases, which go on after a fault: 1 and the table when the driver is loaded (an
+ * object exists only then), else 0; the thread's error is untouched. */
 int gctx__driver_loaded(const gctx__driver **driver);
-/* The same, failing with GCTX_ERROR_UNSUPPORTED where green contexts are unavailable
- * (drivers before 12.4), the message naming the version needed. */
+/* gctx__driver_load, and GCTX_ERROR_UNSUPPORTED where green contexts are unavailable. */
 gctx_status gctx__driver_load_green(const gctx__driver **driver);
-/* 1 when the driver's version has what the feature needs by version alone (its row in
- * GCTX_FEATURE_MAP), whether or not an entry point the feature also needs is there: for
- * facts such as which fields a resource carries. */
+/* 1 when the driver's version reaches the feature's row in GCTX_FEATURE_MAP, whatever its
+ * entry points: for facts such as which fields a resource carries. */
 static inline int gctx__driver_reaches(const gctx__driver *drv, gctx_feature feature)
 {
-    /* Decided with the table, not compared each time: a partition of one resource asks
-     * twice. */
     return drv->features[feature].reached;
 }
 /* 1 when cuInit answered CUDA_ERROR_NO_DEVICE: the driver loaded and counts no device. */
 int gctx__driver_has_no_device(void);
 
-/* Name of a CUresult ("CUDA_ERROR_INVALID_VALUE"); "CUDA_ERROR_UNRECOGNISED" when neither
- * greenctx nor the driver knows it. The returned pointer is static or the driver's. */
+/* "CUDA_ERROR_INVALID_VALUE"; "CUDA_ERROR_UNRECOGNISED" when neither greenctx nor the driver
+ * knows it. Static or the driver's. */
 const char *gctx__cuda_result_name(gcu_result result);
 
-/* Runs with ctx current on this thread, then restores what was current: the driver keeps a
- * per-thread context stack and greenctx promises never to change it. */
+/* Makes ctx current on this thread until gctx__pop_context restores what was: greenctx never
+ * changes the caller's context stack. */
 gctx_status gctx__push_context(const gctx__driver *drv, CUcontext ctx);
-/* Pops what gctx__push_context pushed. status is the work's own result: when it failed, it is
- * returned with its message (the first failure is what the caller sees); else the pop's. */
+/* Pops it; returns status (the work's own) when it failed, else the pop's. */
 gctx_status gctx__pop_context(const gctx__driver *drv, gctx_status status);
 
 /* ---- devices (device.c) ---- */
@@ -134,7 +124,6 @@ gctx_status gctx__check_device(const gctx__driver *drv, int device);
 /* The device's resource of type (SM or WORKQUEUE_CONFIG), as the driver reports it. */
 gctx_status gctx__device_resource(const gctx__driver *drv, int device, gcu_dev_resource_type type,
                                   gcu_dev_resource *out);
-/* A resource type's name in messages: "SM" or "WORKQUEUE_CONFIG". */
 static inline const char *gctx__resource_type_name(gcu_dev_resource_type type)
 {
     return type == GCU_DEV_RESOURCE_TYPE_SM ? "SM" : "WORKQUEUE_CONFIG";
@@ -142,8 +131,8 @@ static inline const char *gctx__resource_type_name(gcu_dev_resource_type type)
 /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", as nvidia-smi prints it (device_identity.c). */
 void gctx__format_uuid(const gcu_uuid *u, char *out, size_t size);
 
-/* The SM partitioning rules of a resource: what the driver reports (13.0+) or, where it
- * reports nothing, the architecture's rule for the device (derived = 1). */
+/* The SM partitioning rules of a resource: the driver's (13.0+), else the architecture's
+ * (derived = 1). */
 typedef struct gctx__sm_rules {
     unsigned min_partition;
     unsigned alignment;
@@ -151,9 +140,8 @@ typedef struct gctx__sm_rules {
 } gctx__sm_rules;
 /* The device's compute capability (major), asked of the driver once. */
 gctx_status gctx__device_cc_major(const gctx__driver *drv, int device, int *major);
-/* Every partition holds the device's primary context: green contexts made from it then don't
- * initialise it again. The first hold of a device retains it (cuDevicePrimaryCtxRetain), later
- * ones only count; the last drop releases it through release.c. */
+/* The partitions hold the device's primary context, so that green contexts made from it don't
+ * initialise it again: the first hold retains it, the last drop releases it (release.c). */
 gctx_status gctx__device_hold_primary(const gctx__driver *drv, int device);
 void gctx__device_drop_primary(const gctx__driver *drv, int device);
 gctx_status gctx__device_arch_rules(const gctx__driver *drv, int device, gctx__sm_rules *rules);
@@ -180,22 +168,18 @@ typedef struct gctx__object {
     unsigned slot; /* its slot in the handle table (object.c) */
 } gctx__object;
 
-/* Inside the library objects are used by address; the caller sees handles (object.c), which
- * carry a generation. Every public entry point turns its handle arguments into objects with
- * gctx__handle_resolve, and every create function hands its object out with
- * gctx__handle_give. */
+/* Inside the library objects are used by address; callers see handles (object.c), resolved by
+ * gctx__handle_resolve and handed out by gctx__handle_give. */
 
 /* Registers a new object with one reference (the creator's). Fails only when out of memory. */
 gctx_status gctx__object_init(gctx__object *object, gctx__type type,
                               void (*destroy)(gctx__object *));
-/* gctx__object_init in two steps, for objects made together: prepare each (its type, its
- * destroy, one reference: its creator's), then register them all in one lock of the handle
- * table (not a lock for each of a split's outputs). All or none: on failure none is
- * registered and the memory is the caller's. */
+/* gctx__object_init in two steps, for objects made together (a split's outputs): prepare
+ * each, then register them all in one lock of the handle table, all or none (on failure the
+ * memory is the caller's). */
 static inline void gctx__object_prepare(gctx__object *object, gctx__type type,
                                         void (*destroy)(gctx__object *))
 {
-    /* Inline, as gctx__object_retain: a split prepares each of its outputs. */
     object->type = type;
     atomic_init(&object->refs, 1);
     object->destroy = destroy;
@@ -207,30 +191,24 @@ static inline void gctx__object_retain(gctx__object *object)
 }
 /* Drops a reference; the last one destroys the object. */
 void gctx__object_release(gctx__object *object);
-/* The public handle of an object, for a caller: consumes one reference of the object (a
- * create function's own, or one taken for the caller) and returns the handle with one
- * caller reference. While a handle is out, the same value is given again; once callers
- * released it, the object gets a new value and the old one stays refused. Cannot fail. */
+/* The public handle of an object: consumes one object reference and returns the handle with
+ * one caller reference; the same value while a handle is out, a new one once callers released
+ * it (the old one stays refused). Cannot fail. */
 void *gctx__handle_give(gctx__object *object);
-/* gctx__handle_give of an object whose only reference is the caller's (just registered,
- * nothing else holds it): without the test of its count. */
+/* gctx__handle_give of a just registered object, nothing else holding it. */
 void *gctx__handle_give_new(gctx__object *object);
-/* The handle of an object the library holds and lets callers use without a reference of
- * their own (the layouts' partitions, contexts and streams): the value already out, or a new
- * one. The lender counts as one caller reference of the handle, given once however often it
- * lends; the lender's own object reference is separate, so a caller's extra release retires
- * at most the handle (the next lend gives a new value) and never frees the object. */
+/* The handle of an object the library holds and lets callers use without a reference (the
+ * layouts'): the lender is one caller reference of the handle however often it lends, apart
+ * from its own object reference, so a caller's extra release retires at most the handle. */
 void *gctx__handle_lend(gctx__object *object);
-/* Takes the lender's reference back from the object's handle, if the lent value is still out
- * (a caller who retained it keeps it). The lender then drops its own object reference. */
+/* Takes the lender's reference back from the handle, if the lent value is still out. */
 void gctx__handle_unlend(gctx__object *object);
-/* var: the address of a caller's handle variable (&partition). Replaces the handle in it by
- * its object: GCTX_SUCCESS; INVALID_ARGUMENT for NULL; INVALID_HANDLE for a released, stale
- * or foreign value, or a handle of another type (the message names `what`). Reads only the
- * handle table, never memory a stale handle pointed to. */
+/* Replaces the handle in *var (&partition) by its object; INVALID_ARGUMENT for NULL,
+ * INVALID_HANDLE for a released, stale or foreign value or another type (naming `what`).
+ * Reads only the handle table, never memory a stale handle pointed to. */
 gctx_status gctx__handle_resolve(void *var, gctx__type type, const char *what);
-/* retain and release of a public handle; a NULL, released or foreign handle is refused (the
- * thread's error says why; retain then returns NULL) and touches nothing. */
+/* A NULL, released or foreign handle is refused (the thread's error says why; retain returns
+ * NULL) and touches nothing. */
 void *gctx__handle_retain(void *handle, gctx__type type);
 void gctx__handle_release(void *handle, gctx__type type);
 /* The public gctx_NAME_retain and gctx_NAME_release of a type: GCTX__HANDLE_REFS(stream,
@@ -243,6 +221,14 @@ void gctx__handle_release(void *handle, gctx__type type);
     void gctx_##name##_release(gctx_##name *handle)                                            \
     {                                                                                          \
         gctx__handle_release(handle, GCTX__TYPE_##TYPE);                                       \
+    }
+/* A public accessor of a raw CUDA handle: expr of the object, or NULL (the thread's error
+ * set) for a value that is no live handle of the type. */
+#define GCTX__RAW_HANDLE(Raw, function, name, TYPE, expr)                                      \
+    Raw function(const gctx_##name *name)                                                      \
+    {                                                                                          \
+        return gctx__handle_resolve(&name, GCTX__TYPE_##TYPE, #name) == GCTX_SUCCESS ? (expr)  \
+                                                                                     : NULL;   \
     }
 /* Size-prefixed structs and group arrays across header versions (sized.c). */
 #include "sized.h"
@@ -266,14 +252,12 @@ typedef union gctx__driver_object {
     gcu_module module;
     gcu_deviceptr memory;
 } gctx__driver_object;
-/* Destroys one driver object (after retrying the kept ones of its kind). A failure is counted
- * for gctx_release_failures_get and the object kept for a later retry; the thread's error
- * message is left alone, so rollbacks can call this without hiding the first failure. */
+/* Destroys one driver object (after retrying the kept ones of its kind); a failure is counted
+ * and the object kept for a retry. The thread's error is left alone (rollbacks call it). */
 void gctx__release_driver_object(const gctx__driver *drv, gctx__release_kind kind,
                                  gctx__driver_object object);
-/* Another driver call of a release failed (a stream's cuStreamSynchronize before its
- * destroy): counted for gctx_release_failures_get as a failure of that kind, its message
- * naming the call. The thread's error message is left alone. */
+/* Another call of a release failed (a stream's synchronize before its destroy): counted as a
+ * failure of that kind; the thread's error is left alone. */
 void gctx__release_count_failure(gctx__release_kind kind, const char *call, gcu_result result);
 
 #endif

@@ -1,10 +1,7 @@
 /* Layouts: alternative partitionings of one device made up front, and switching the work from
- * one to another with events only.
- *
- * Making green contexts costs milliseconds (and device memory that the driver keeps); a
- * switch must cost microseconds. So every layout's partitions, contexts, streams and one event
- * per stream are made when the layouts are, and a switch only records old streams' events and
- * makes the new streams wait for them (see hand_over): no driver object is made or destroyed. */
+ * one to another with events only. Making green contexts costs milliseconds, a switch must
+ * cost microseconds: every layout's partitions, contexts, streams and events are made with
+ * the layouts, and a switch makes no driver object (see hand_over). */
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -169,13 +166,11 @@ gctx_status gctx_layouts_create(int device, const unsigned *sm_counts, unsigned 
     s = gctx__object_init(&l->base, GCTX__TYPE_LAYOUTS, layouts_destroy);
 done:
     gctx_partition_release(whole);
-    if (s != GCTX_SUCCESS) {
-        if (l)
-            layouts_free(l);
-        return s;
-    }
-    *layouts = gctx__handle_give(&l->base);
-    return GCTX_SUCCESS;
+    if (s == GCTX_SUCCESS)
+        *layouts = gctx__handle_give(&l->base);
+    else if (l)
+        layouts_free(l);
+    return s;
 }
 
 GCTX__HANDLE_REFS(layouts, LAYOUTS)
@@ -199,12 +194,10 @@ static gctx_status wait_for(const gctx__driver *drv, const gctx_layouts *l, unsi
                             layout, part, of, of_part);
 }
 
-/* By part: new stream i waits for old stream i only, one record and one wait each. All: the
- * old streams are funnelled into old stream 0 (streams 1..n-1 record, stream 0 waits for them
- * and records once) and every new stream waits for that one event: n records and 2n - 1
- * waits, where each new stream waiting for each old one takes n + n^2. Funnelling orders
- * later work on old stream 0 after its siblings' earlier work, which no one submits after a
- * switch; it cannot deadlock, as every wait is for an event recorded before it in host order.
+/* By part: new stream i waits for old stream i only. All: the old streams are funnelled into
+ * old stream 0, and every new stream waits for its one event: n records and 2n - 1 waits, not
+ * n + n^2. Funnelling orders later work on old stream 0 after its siblings' (nobody submits
+ * there after a switch), and cannot deadlock: every wait is for an event recorded before it.
  * A failure part way leaves only waits that add order. Lock held. */
 static gctx_status hand_over(const gctx__driver *drv, const gctx_layouts *l, unsigned from,
                              unsigned to, unsigned flags)

@@ -1,20 +1,16 @@
 /* Reference counts, and public handles that carry a generation.
  *
- * A public handle is not the object's address: it encodes a slot of the handle table and the
- * slot's generation, so a handle outlives its object safely. A released handle is refused even
- * when malloc gives its object's memory to a new object, and a stray second release is refused
- * instead of dropping someone else's reference.
+ * A public handle encodes a slot of the handle table and the slot's generation, not the
+ * object's address: a released handle is refused even when malloc gives its memory to a new
+ * object, and a stray second release is refused instead of dropping someone else's reference.
  *
- * Each object owns one slot for its life. The slot's generation is odd while a handle to the
- * object is out, even otherwise; it only ever grows, so a handle, once retired, never matches
- * again (until the generation wraps: 2^(GEN_BITS - 1) handles from one slot, 2^42 on 64-bit).
- * Callers' references are counted per handle; the handle as a whole holds one reference to the
- * object, beside those the library's own objects hold (a stream holds its context), so a
- * caller's extra release can only retire the caller's handle, never free an object that
- * something else still uses. Lookups read the table without a lock; retain, release and
- * handing out a handle take one, but for handing out a new object's first handle (nothing
- * else can reach it yet), and a release that retires a handle frees the slot of an object
- * it was the last reference of in the same lock. */
+ * Each object owns one slot for its life. The slot's generation is odd while a handle is out,
+ * even otherwise, and only grows: a retired handle never matches again (until it wraps, 2^42
+ * handles from one slot on 64-bit). Callers' references are counted per handle, and the handle
+ * holds one object reference beside the library's own (a stream holds its context), so a
+ * caller's extra release retires at most its handle. Lookups take no lock; retain, release and
+ * handing out take one (but a new object's first handle: nothing else can reach it), and the
+ * release that retires an object's last reference frees its slot in the same lock. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -59,11 +55,6 @@ static void store(_Atomic uintptr_t *v, uintptr_t value)
     atomic_store_explicit(v, value, memory_order_release);
 }
 
-static int slot_exists(unsigned index)
-{
-    return index < CHUNK_SLOTS * MAX_CHUNKS && atomic_load_explicit(&chunks[index >> CHUNK_BITS], memory_order_acquire) != NULL;
-}
-
 /* A slot that exists: it belongs to an object, or once did. */
 static slot *slot_at(unsigned index)
 {
@@ -98,9 +89,8 @@ static int generation_is(const slot *s, uintptr_t generation)
     return (load(&s->generation) & GEN_MASK) == generation && (generation & 1);
 }
 
-/* Under the lock, or where nothing else can reach the slot: a new handle value for it (an old
- * one stays dead) with refs callers' references; the release store publishes the counts with
- * it. */
+/* Under the lock, or where nothing else can reach the slot: a new handle value (an old one
+ * stays dead) with refs callers' references, published with the counts. */
 static uintptr_t open_handle(slot *s, unsigned refs)
 {
     uintptr_t generation = load(&s->generation) + 1;
@@ -117,9 +107,8 @@ static void retire_handle(slot *s)
     store(&s->generation, load(&s->generation) + 1);
 }
 
-/* Under the lock, after the last reference went: no handle is out (a handle holds one), so
- * the slot goes back to the free list with an even generation; the next object there gets
- * the next odd one. */
+/* Under the lock, after the last reference went (so no handle is out): the slot goes back to
+ * the free list with an even generation. */
 static void free_slot(gctx__object *object)
 {
     slot *s = slot_at(object->slot);
@@ -141,13 +130,14 @@ static int take_slot(gctx__object *object)
         free_head = s->next_free;
     } else {
         index = nb_slots;
-        slot *chunk = NULL;
-        if (index < CHUNK_SLOTS * MAX_CHUNKS && !slot_exists(index))
-            chunk = calloc(CHUNK_SLOTS, sizeof *chunk);
-        if (index == CHUNK_SLOTS * MAX_CHUNKS || (!slot_exists(index) && !chunk))
+        if (index == CHUNK_SLOTS * MAX_CHUNKS)
             return 0;
-        if (chunk)
+        if (!atomic_load_explicit(&chunks[index >> CHUNK_BITS], memory_order_relaxed)) {
+            slot *chunk = calloc(CHUNK_SLOTS, sizeof *chunk);
+            if (!chunk)
+                return 0;
             atomic_store_explicit(&chunks[index >> CHUNK_BITS], chunk, memory_order_release);
+        }
         nb_slots++;
         s = slot_at(index);
     }
@@ -251,9 +241,8 @@ void gctx__handle_unlend(gctx__object *object)
         gctx__object_release(object); /* the handle's; the lender still holds its own */
 }
 
-/* The object of a live handle of that type, with its slot and the handle's generation for
- * the caller's locked step (a retain or release then decodes the handle once); or NULL with
- * the thread's error set. Inline: every entry point resolves its handles through it. */
+/* The object of a live handle of that type, with its slot and generation for the caller's
+ * locked step; or NULL with the thread's error set. Inline: every entry point calls it. */
 static inline gctx__object *lookup(const void *handle, gctx__type type, const char *what,
                                    slot **where, uintptr_t *generation_out)
 {

@@ -27,10 +27,8 @@ static void partition_destroy(gctx__object *object)
         gctx__split_release(split);
 }
 
-/* The fields of a partition whose resources are in place, of sm_count SMs in all, for any
- * kind; the caller sets what depends on its kind, and its object (gctx__object_init or
- * _prepare). The memory is the partition's own (in_split_block 0: freed with it) or its split
- * record's. */
+/* The fields of a partition whose resources are in place, for any kind; the caller sets what
+ * depends on its kind, and its object. in_split_block: the memory is its split record's. */
 static void partition_fields(gctx_partition *p, int device, gctx_partition_kind kind,
                              unsigned nb_resources, unsigned sm_count, int in_split_block)
 {
@@ -54,11 +52,9 @@ static void partition_fields(gctx_partition *p, int device, gctx_partition_kind 
     p->desc = NULL;
 }
 
-/* A registered partition of its own memory (partition_fields). On failure nothing is held
- * and the memory is the caller's to free.
- * The device's primary context is held by the partitions at the top of a provenance tree (a
- * device's, a context's): a split's outputs hold their record, which holds its input, so
- * they reach it through that chain and ask nothing of the device's count. */
+/* A registered partition of its own memory; on failure the memory is the caller's. The
+ * primary context is held by the partitions at the top of a provenance tree (a device's, a
+ * context's): a split's outputs reach it through their record, which holds its input. */
 static gctx_status partition_setup(gctx_partition *p, int device, gctx_partition_kind kind,
                                    unsigned nb_resources)
 {
@@ -88,12 +84,11 @@ static gctx_status partition_new(int device, gctx_partition_kind kind,
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making a partition");
     memcpy(p->resources, resources, nb_resources * sizeof *resources);
     gctx_status s = partition_setup(p, device, kind, nb_resources);
-    if (s != GCTX_SUCCESS) {
+    if (s != GCTX_SUCCESS)
         free(p);
-        return s;
-    }
-    *out = p;
-    return GCTX_SUCCESS;
+    else
+        *out = p;
+    return s;
 }
 
 /* Locality and flags exist only in newer drivers' resources. */
@@ -110,9 +105,8 @@ static void read_driver_fields(const gctx__driver *drv, gctx_partition *p)
     }
 }
 
-/* A partition at the top of a provenance tree (DEVICE, CONTEXT) of one queried resource:
- * its rules, its device's compute capability and, where arch is not NULL, the device's own
- * rules. */
+/* A partition at the top of a provenance tree (DEVICE, CONTEXT) of one queried resource;
+ * arch (may be NULL) gets the device's own rules. */
 static gctx_status top_partition(const gctx__driver *drv, int device, gctx_partition_kind kind,
                                  const gcu_dev_resource *resource, gctx__sm_rules *arch,
                                  gctx_partition **out)

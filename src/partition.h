@@ -14,17 +14,13 @@ typedef struct gctx__idle_streams {
     unsigned n;
     CUstream stream[GCTX__IDLE_STREAMS];
     int priority[GCTX__IDLE_STREAMS];
-    /* The idle stream whose synchronize was the check of the context's hand-out from the
-     * cache (context.c, check_cached), until the context's first stream is made: if that
-     * stream takes it, it was checked with the context and needs no second check. NULL
-     * otherwise. */
-    CUstream checked;
+    CUstream checked; /* the one whose synchronize checked the context's hand-out from the
+                         cache (check_cached), until its first stream: no second check */
 } gctx__idle_streams;
 
-/* The record of one split: its outputs share it, and it keeps the split's input alive.
- * Outputs of one record are disjoint; that is how greenctx knows provenance. It is never
- * handed out, so it counts its references itself and takes no slot of the handle table (a
- * slot would cost a split and the release of its last output one more lock each). */
+/* The record of one split, shared by its outputs (disjoint: that is how greenctx knows
+ * provenance), keeping its input alive. Never handed out, it takes no slot of the handle
+ * table (one more lock for a split and for its last release). */
 typedef struct gctx__split {
     atomic_int refs;       /* its outputs' (and gctx__split_new's caller's until it lets go) */
     gctx_partition *input; /* the partition the driver split (retained) */
@@ -110,19 +106,16 @@ gctx_status gctx__split_new(gctx_partition *input, gctx__split **out);
 static inline void gctx__split_retain(gctx__split *split) { atomic_fetch_add(&split->refs, 1); }
 /* Drops a reference; the last one releases the input and frees the record's block. */
 void gctx__split_release(gctx__split *split);
-/* The bytes of a partition with nb_resources resources, rounded to its alignment. Inline: a
- * split asks it for every output. */
+/* A partition's bytes, rounded to its alignment. Inline: a split asks it for every output. */
 static inline size_t gctx__partition_bytes(unsigned nb_resources)
 {
     const size_t align = _Alignof(gctx_partition);
     size_t bytes = sizeof(gctx_partition) + nb_resources * sizeof(gcu_dev_resource);
     return (bytes + align - 1) / align * align;
 }
-/* A partition object in memory of the split record's block (split.c), its nb_resources
- * resources written already (sm_count SMs in all: the split knows, so no pass over them),
- * prepared for gctx__objects_register with the block's other partitions: it holds the
- * record, which frees the block with its last reference, by one of the references the record
- * starts with (split.c counts them, not a retain each). */
+/* A partition object in the split record's block (split.c), its resources written already,
+ * prepared for gctx__objects_register with the block's others; it holds the record by one of
+ * the references the record starts with (split.c counts them). */
 void gctx__partition_in_split_block(const gctx__driver *drv, gctx__split *split,
                                     gctx_partition *p, unsigned index, gctx_partition_kind kind,
                                     unsigned nb_resources, unsigned sm_count,

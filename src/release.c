@@ -116,28 +116,22 @@ void gctx__release_driver_object(const gctx__driver *drv, gctx__release_kind kin
     pthread_mutex_unlock(&lock);
 }
 
-static void read_counts(gctx_release_failures *out)
-{
-    out->events = failed[GCTX__RELEASE_EVENT];
-    out->streams = failed[GCTX__RELEASE_STREAM];
-    out->green_contexts = failed[GCTX__RELEASE_GREEN_CONTEXT];
-    out->primary_contexts = failed[GCTX__RELEASE_PRIMARY_CONTEXT];
-    out->kernels = failed[GCTX__RELEASE_MODULE] + failed[GCTX__RELEASE_MEMORY];
-    out->total = 0;
-    for (int k = 0; k < GCTX__RELEASE_KINDS; k++)
-        out->total += failed[k];
-    out->pending = nb_kept;
-    out->last_cuda_result = last_result;
-    memcpy(out->last_message, last_message, sizeof out->last_message);
-}
-
 gctx_status gctx_release_failures_get(gctx_release_failures *failures)
 {
     GCTX_TRY(gctx__sized_check(failures, GCTX__MIN_RELEASE_FAILURES, "failures",
                                "GCTX_RELEASE_FAILURES_INIT"));
     gctx_release_failures out = GCTX_RELEASE_FAILURES_INIT;
     pthread_mutex_lock(&lock);
-    read_counts(&out);
+    out.events = failed[GCTX__RELEASE_EVENT];
+    out.streams = failed[GCTX__RELEASE_STREAM];
+    out.green_contexts = failed[GCTX__RELEASE_GREEN_CONTEXT];
+    out.primary_contexts = failed[GCTX__RELEASE_PRIMARY_CONTEXT];
+    out.kernels = failed[GCTX__RELEASE_MODULE] + failed[GCTX__RELEASE_MEMORY];
+    for (int k = 0; k < GCTX__RELEASE_KINDS; k++)
+        out.total += failed[k];
+    out.pending = nb_kept;
+    out.last_cuda_result = last_result;
+    memcpy(out.last_message, last_message, sizeof out.last_message);
     pthread_mutex_unlock(&lock);
     gctx__sized_out(failures, &out, sizeof out);
     return GCTX_SUCCESS;

@@ -1,6 +1,5 @@
-/* Structs that grow across header versions (sized.c): size-prefixed structs of older and
- * newer headers, and the reserved fields of group arrays. A module header of its own so that
- * tests can check the pair directly. */
+/* Structs that grow across header versions (sized.c): size-prefixed structs, and the reserved
+ * fields of group arrays. A header of its own so that tests can check them directly. */
 #ifndef GREENCTX_SIZED_H
 #define GREENCTX_SIZED_H
 
@@ -10,10 +9,8 @@
 
 /* The end of a struct's last field: the size of a layout that ends there. */
 #define GCTX__SIZE_THROUGH(type, field) (offsetof(type, field) + sizeof(((type *)0)->field))
-/* Each size-prefixed struct's first published layout (0.1.0, or the version that brought the
- * struct): smaller sizes are refused. A field added later goes after these and leaves them as
- * they are. The structs of greenctx_claims.h and greenctx_controller.h have theirs in claim.h,
- * mps.c and controller.h. */
+/* Each size-prefixed struct's first published layout: smaller sizes are refused. Those of
+ * greenctx_claims.h and greenctx_controller.h are in claim.h, mps.c and controller.h. */
 #define GCTX__MIN_DEVICE_INFO GCTX__SIZE_THROUGH(gctx_device_info, locality_domain_count)
 #define GCTX__MIN_PARTITION_INFO GCTX__SIZE_THROUGH(gctx_partition_info, locality_domain_id)
 #define GCTX__MIN_SPLIT_OPTIONS GCTX__SIZE_THROUGH(gctx_split_options, rounding)
@@ -30,9 +27,8 @@
  * the INIT macro. Outputs are checked with it before any work, so failure leaves them alone. */
 gctx_status gctx__sized_check(const void *caller, size_t min_size, const char *name,
                               const char *init_macro);
-/* An input: checks it, then copies the caller's first size bytes (at most local_size) over
- * local, which holds the defaults (its INIT macro). Fields the library doesn't know are
- * ignored. */
+/* An input, checked: the caller's first size bytes (at most local_size) over local, which
+ * holds the defaults. */
 gctx_status gctx__sized_in(void *local, size_t local_size, const void *caller, size_t min_size,
                            const char *name, const char *init_macro);
 /* An output already checked: local's fields into the caller's struct, never past the caller's

@@ -145,11 +145,7 @@ done:
 
 GCTX__HANDLE_REFS(stream, STREAM)
 
-CUstream gctx_stream_handle(const gctx_stream *stream)
-{
-    return gctx__handle_resolve(&stream, GCTX__TYPE_STREAM, "stream") == GCTX_SUCCESS
-               ? stream->handle : NULL;
-}
+GCTX__RAW_HANDLE(CUstream, gctx_stream_handle, stream, STREAM, stream->handle)
 
 gctx_status gctx_stream_context(gctx_stream *stream, gctx_context **context)
 {
