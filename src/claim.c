@@ -726,10 +726,13 @@ gctx_status gctx_claim_get_info(const gctx_claim *claim, gctx_claim_info *info)
     GCTX_TRY(gctx__sized_check(info, GCTX__MIN_CLAIM_INFO, "info", "GCTX_CLAIM_INFO_INIT"));
     gctx_claim *c = (gctx_claim *)claim;
     gctx_claim_info out;
+    /* A copy: a resize replaces the record under the lock, and the state line is read
+     * outside it (file I/O). */
     pthread_mutex_lock(&c->lock);
-    gctx__claim_info(&c->record, &c->granules.identity, c->device, 1, &out);
+    gctx__record record = c->record;
+    gctx__claim_info(&record, &c->granules.identity, c->device, 1, &out);
     pthread_mutex_unlock(&c->lock);
-    gctx__claim_state_info(c->registry_dir, &c->record, &out);
+    gctx__claim_state_info(c->registry_dir, &record, &out);
     gctx__sized_out(info, &out, sizeof out);
     return GCTX_SUCCESS;
 }

@@ -2803,19 +2803,25 @@ struct stepping {
     atomic_int stop, failed;
 };
 
-/* A latency tenant's steps of 0.5 ms, reported as fast as they come. */
+/* A latency tenant's steps of 0.5 ms, reported as fast as they come, and its claim's info
+ * read between them: always one of the two sizes, never a record half replaced. */
 static void *keep_stepping(void *arg)
 {
     struct stepping *r = arg;
-    while (!atomic_load(&r->stop))
+    while (!atomic_load(&r->stop)) {
         atomic_fetch_add(&r->failed, gctx_claim_report_step(r->claim, 0.5) != GCTX_SUCCESS);
+        gctx_claim_info info = GCTX_CLAIM_INFO_INIT;
+        atomic_fetch_add(&r->failed, gctx_claim_get_info(r->claim, &info) != GCTX_SUCCESS ||
+                                         (info.sm_count != 16 && info.sm_count != 32) ||
+                                         info.tenant_class != GCTX_TENANT_LATENCY);
+    }
     return NULL;
 }
 
-/* A latency tenant resizes its claim on one thread while another reports its steps: the
- * steps read the target without the claim's lock, which the resize holds while it replaces
- * the claim's record (TSan sees any field they share), and the windows keep closing. */
-GT_TEST(steps_reported_while_the_claim_resizes)
+/* A latency tenant resizes its claim on one thread while another reports its steps and reads
+ * its info: both read the claim's record, which the resize replaces under the claim's lock
+ * (TSan sees any field read without it), and the windows keep closing. */
+GT_TEST(steps_reported_and_info_read_while_the_claim_resizes)
 {
     if (gt_require_green_contexts())
         return;
