@@ -372,7 +372,7 @@ typedef struct gctx_guard_signals {
 /* What the guard allows a best-effort tenant now. */
 typedef struct gctx_guard_advice {
     size_t size;             /* set by the caller: sizeof(gctx_guard_advice) */
-    unsigned level;          /* 0: nothing held back .. 4: at its floor */
+    unsigned level;          /* 0: nothing held back .. 5: at its floor */
     unsigned sms;            /* SMs it may use: a cooperative claim resizes to them (with
                                 request, below), and back when they grow */
     unsigned max_outstanding; /* launches in flight, for a program paced instead; 0: no cap */

@@ -17,7 +17,7 @@ greenctx_test(tenants.shared_users LABELS tool TIMEOUT 120
   COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/shared_registry_test.sh $<TARGET_FILE:greenctx_tool>)
 # Two tenants' arms (bench/compare/tenants.py) in --dry mode: the simulated driver, a stand-in
 # MPS daemon started and quit, every arm of the fma and read pairs and both fault arms run and
-# printed, and the bursty pair's guarded arm (sleeps for steps: the plumbing, not the figures; tenants.gpu.bench runs it on a GPU).
+# printed, and the bursty pair's guarded arms (sleeps for steps: the plumbing, not the figures; tenants.gpu.bench runs it on a GPU).
 if(GREENCTX_PYTHON AND NOT GREENCTX_SANITIZE) # Python loads the library: not under a sanitizer
   greenctx_test(tenants.bench_dry LABELS tool TIMEOUT 180
     ENV ${tool_sim_env} GREENCTX_TOOL=$<TARGET_FILE:greenctx_tool>
@@ -25,8 +25,11 @@ if(GREENCTX_PYTHON AND NOT GREENCTX_SANITIZE) # Python loads the library: not un
         PYTHONPATH=${PROJECT_SOURCE_DIR}/python GREENCTX_LIBRARY=$<TARGET_FILE:greenctx>
         PYTHONDONTWRITEBYTECODE=1
     COMMAND sh -c "python3 \"$0\" --dry --pairs fma,read >\"$1\" && python3 \"$2\" \"$1\" 16 2 &&
-                   python3 \"$0\" --dry --pairs bursty --arms claims_guard >\"$1\" &&
-                   python3 \"$2\" \"$1\" 3 0"
+                   python3 \"$0\" --dry --pairs bursty --arms claims_guard,claims_paced >\"$1\" &&
+                   python3 \"$2\" \"$1\" 4 0"
             ${PROJECT_SOURCE_DIR}/bench/compare/tenants.py ${CMAKE_CURRENT_BINARY_DIR}/tenants_dry.json
             ${CMAKE_CURRENT_SOURCE_DIR}/tenants_rows.py)
+  # The bursty hog's delays: the first shrink and return of each burst, on made-up actions.
+  greenctx_test(tenants.burst_delays LABELS unit
+    COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/tenants_bursts.py)
 endif()

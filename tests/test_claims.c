@@ -2804,7 +2804,8 @@ struct stepping {
 };
 
 /* A latency tenant's steps of 0.5 ms, reported as fast as they come, and its claim's info
- * read between them: always one of the two sizes, never a record half replaced. */
+ * read between them: one of the two sizes (a read of the record outside the claim's lock is
+ * for TSan to see: the fields it reads keep their values across a resize). */
 static void *keep_stepping(void *arg)
 {
     struct stepping *r = arg;

@@ -250,6 +250,7 @@ def tenant(args):
         out["unreported_p50_ms"], out["unreported_p99_ms"] = (pct(unreported, 0.50),
                                                               pct(unreported, 0.99))
         out["report_p50_us"] = pct(reports, 0.50)
+        out["report_mean_us"] = sum(reports) / len(reports)  # with the state line's writes
     if args.bursty and settled:  # a burst's first steps apart: what the hog's shrink costs
         out["settled_p99_ms"] = pct(settled, 0.99)
         out["tenths_p99_ms"] = [pct(t, 0.99) if t else None for t in tenths]
@@ -518,8 +519,9 @@ def run_arm(name, pair, seconds, env, runtime, target_ms, tool, dry):
         if bursty and "victim" in row:  # the clock's climb back as a burst goes on
             tenths = [[] for _ in range(10)]
             for c in clocks:
-                into = (c["t"] - row["victim"]["began"]) % BURST_PERIOD_S
-                if into < BURST_S:
+                ran = c["t"] - row["victim"]["began"]
+                into = ran % BURST_PERIOD_S
+                if 0 <= ran < seconds and into < BURST_S:
                     tenths[int(into / BURST_S * 10)].append(c["sm_clock_mhz"])
             row["sm_clock_tenths_mhz"] = [round(sum(t) / len(t)) if t else None for t in tenths]
     return row
@@ -577,7 +579,8 @@ def extras(row):
     out = ""
     if "cost_p50_ratio" in row:
         out += (f"  interleaved: p50 {row['cost_p50_ratio']:.3f}x, a report "
-                f"{row['victim']['report_p50_us']:.1f} us")
+                f"{row['victim']['report_p50_us']:.1f} us (mean "
+                f"{row['victim']['report_mean_us']:.1f} us)")
     if "victim_settled_p99_ratio" in row:
         out += f"  settled p99 {row['victim_settled_p99_ratio']:.2f}x"
         out += " (by tenth of a burst " + " ".join(
@@ -654,13 +657,16 @@ def main():
                     row["cost_p50_ratio"] = (row["victim"]["p50_ms"] /
                                              row["victim"]["unreported_p50_ms"])
                 if "settled_p99_ms" in row.get("victim", {}):
+                    # over the same steps of the victim alone (its bursts' first steps too
+                    # wake an idle GPU)
                     row["victim_settled_p99_ratio"] = (row["victim"]["settled_p99_ms"] /
-                                                       alone_v["p99_ms"])
-                    row["victim_tenths_p99_ratio"] = [x and x / alone_v["p99_ms"]
-                                                      for x in row["victim"]["tenths_p99_ms"]]
+                                                       alone_v["settled_p99_ms"])
+                    row["victim_tenths_p99_ratio"] = [
+                        x and y and x / y for x, y in zip(row["victim"]["tenths_p99_ms"],
+                                                          alone_v["tenths_p99_ms"])]
                 if "hog" in row:
                     row["hog_rate_ratio"] = row["hog"]["rate"] / alone_h["rate"]
-                    if bursty and "victim" in row and row["hog"].get("guard_actions"):
+                    if bursty and ARMS[a][1] == "claim" and ARMS[a][2]:  # cooperative
                         row.update(burst_delays(row["victim"], row["hog"]))
                 print(json.dumps(row), flush=True)
                 hog = row.get("hog", {})

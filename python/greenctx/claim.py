@@ -139,7 +139,7 @@ class ClaimInfo:
 @dataclass(frozen=True)
 class GuardAdvice:
     """What the guard allows a best-effort tenant now (Claim.guard)."""
-    level: int            # 0: nothing held back .. 4: at its floor
+    level: int            # 0: nothing held back .. 5: at its floor
     sms: int              # resize to these (rounding="down"), and back when they grow
     max_outstanding: int  # launches in flight for a paced program; 0: no cap
     reason: str           # "steps", "power", "hbm"; "" at level 0
