@@ -1,7 +1,7 @@
 /* The guard's rule (guard_policy.h). The levels are data: what each step of the trade curve
  * measured on the H200 through claims (docs/tenants.md, "The guard") buys: a GEMM hog on
- * 116 -> 64 -> 48 -> 32 SMs left its 16-SM GEMM victim 1.38 / 1.25 / 1.06 / 0.97x; a copy hog
- * on 24 - 32 SMs left a memory victim 1.0 - 1.14x. */
+ * 64 / 48 / 32 of 116 SMs left its 16-SM GEMM victim's p99 at 1.08 - 1.18 / 1.00 - 1.14 /
+ * 0.97 - 0.99x of alone; a copy hog on 24 - 32 SMs left a memory victim 1.0 - 1.14x. */
 #include "guard_policy.h"
 
 /* Per level: the share of its SMs a best-effort tenant keeps (per mille; 0: its floor) and
