@@ -434,6 +434,7 @@ static void claim_end(gctx_claim *c, int fd, int log)
 {
     gctx__error_state kept;
     gctx__error_save(&kept);
+    gctx__claim_publisher_end(c);
     gctx__claim_parts_release(&c->old);
     gctx__claim_parts_release(&c->now);
     gctx__registry reg;

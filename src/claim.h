@@ -265,6 +265,8 @@ typedef struct gctx__claim_parts {
 } gctx__claim_parts;
 void gctx__claim_parts_release(gctx__claim_parts *p);
 
+typedef struct gctx__publisher gctx__publisher;
+
 struct gctx_claim {
     gctx__object base;
     pthread_mutex_t lock; /* the fields below change under it (resize) */
@@ -308,6 +310,7 @@ struct gctx_claim {
     int paced;                    /* gctx_claim_report_held was called: a paced program */
     double held_ms;               /* the total it reported */
     gctx__guard_state guard;
+    gctx__publisher *publisher; /* a latency tenant's writer of its lines; NULL until one */
 };
 
 gctx_status gctx__claim_registry(const gctx_claim *claim, gctx__registry *reg);
@@ -360,6 +363,10 @@ gctx_status gctx__claim_options(const gctx_claim_options *options, gctx_claim_op
 gctx_status gctx__claim_class_check(const gctx_claim_options *opts);
 /* The class and target of record, and what its holder published in dir, into out. */
 void gctx__claim_state_info(const char *dir, const gctx__record *record, gctx_claim_info *out);
+/* Stops and joins the claim's publisher when it runs in this process (never a fork's
+ * parent's), and frees it: before its state file is removed, which a later write would leave
+ * behind. */
+void gctx__claim_publisher_end(gctx_claim *claim);
 
 /* ---- wants (claim_want.c) ---- */
 

@@ -4,6 +4,7 @@
  * tenant's path, and no driver call on either side. */
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,8 +59,8 @@ typedef struct state_line {
     "step_ms %" real " alone_ms %" real " window_ns %lld step_ns %lld level %u "                \
     "reason %" text " sms %u outstanding %u duty %u paced %d held_ms %" real "\n"
 
-/* Replaces the claim's line (guard_lock held); a line that can't be written is skipped: the
- * guard is advice, never a reason for the tenant's work to fail. */
+/* Replaces the claim's line (by its publisher, or under guard_lock); a line that can't be
+ * written is skipped: the guard is advice, never a reason for the tenant's work to fail. */
 static void publish(const gctx_claim *c, const state_line *l)
 {
     char text[STATE_BYTES];
@@ -122,6 +123,87 @@ void gctx__claim_state_info(const char *dir, const gctx__record *r, gctx_claim_i
     out->guard_held_ms = l.held_ms;
 }
 
+/* ---- a latency tenant's publisher ---- */
+
+/* The thread that writes a latency tenant's lines, off the thread that reports its steps: a
+ * replace of the state file is hundreds of microseconds, a step's report a few. It writes the
+ * latest line handed over (an older one nobody reads is dropped) and is joined before the
+ * claim's state file goes, so that no line of an ended tenant is left behind. pid: the
+ * process it runs in (a fork's child has none of its parent's threads). */
+struct gctx__publisher {
+    pthread_mutex_t lock;
+    pthread_cond_t due;
+    state_line line; /* the latest line, written once `pending` */
+    int pending, stop;
+    pid_t pid;
+    pthread_t thread;
+};
+
+static void *publishing(void *arg)
+{
+    gctx_claim *c = arg;
+    gctx__publisher *p = c->publisher;
+    pthread_mutex_lock(&p->lock);
+    for (;;) {
+        while (!p->pending && !p->stop)
+            pthread_cond_wait(&p->due, &p->lock);
+        if (p->stop)
+            break;
+        state_line l = p->line;
+        p->pending = 0;
+        pthread_mutex_unlock(&p->lock);
+        publish(c, &l);
+        pthread_mutex_lock(&p->lock);
+    }
+    pthread_mutex_unlock(&p->lock);
+    return NULL;
+}
+
+/* The claim's publisher in this process, started when it has none (guard_lock held); NULL
+ * when no thread can be made. Its signals are all blocked: a signal meant for the program is
+ * never handled on the library's thread. */
+static gctx__publisher *publisher_here(gctx_claim *c)
+{
+    gctx__publisher *p = c->publisher;
+    if (p && p->pid == getpid())
+        return p;
+    free(p); /* a parent's, whose thread this child doesn't have: its lock is never taken */
+    c->publisher = p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    p->pid = getpid();
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_cond_init(&p->due, NULL);
+    sigset_t all, kept;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &kept);
+    int rc = pthread_create(&p->thread, NULL, publishing, c);
+    pthread_sigmask(SIG_SETMASK, &kept, NULL);
+    if (rc == 0)
+        return p;
+    pthread_cond_destroy(&p->due);
+    pthread_mutex_destroy(&p->lock);
+    free(p);
+    c->publisher = NULL;
+    return NULL;
+}
+
+void gctx__claim_publisher_end(gctx_claim *c)
+{
+    gctx__publisher *p = c->publisher;
+    if (p && p->pid == getpid()) {
+        pthread_mutex_lock(&p->lock);
+        p->stop = 1;
+        pthread_cond_signal(&p->due);
+        pthread_mutex_unlock(&p->lock);
+        pthread_join(p->thread, NULL);
+        pthread_cond_destroy(&p->due);
+        pthread_mutex_destroy(&p->lock);
+    }
+    free(p);
+    c->publisher = NULL;
+}
+
 /* ---- a latency tenant's steps ---- */
 
 static int by_value(const void *a, const void *b)
@@ -175,7 +257,15 @@ gctx_status gctx_claim_report_step(gctx_claim *claim, double step_ms)
     if (now - claim->published_ns >= PUBLISH_NS) {
         state_line l = {claim->window_p99, claim->alone_ms, claim->closed_window_ns, now, 0, 0,
                         0, 1000, {0}, 0, 0};
-        publish(claim, &l);
+        gctx__publisher *p = publisher_here(claim);
+        if (p) {
+            pthread_mutex_lock(&p->lock);
+            p->line = l;
+            p->pending = 1;
+            pthread_cond_signal(&p->due);
+            pthread_mutex_unlock(&p->lock);
+        } else
+            publish(claim, &l); /* no thread: written here, as the guard's own lines are */
         claim->published_ns = now;
     }
     pthread_mutex_unlock(&claim->guard_lock);
