@@ -355,7 +355,9 @@ GCTX_API int gctx_cuda_result_is_sticky(int cuda_result);
  * a window whose p99 the claim publishes for best-effort tenants' guards. A window closes at
  * 500 steps and 10 ms, at once when six of its steps are over the target (its p99 is then
  * over), and at the first step 1 s after it began when steps are slow. No driver call, no lock shared with other
- * processes: a write to the claim's state file at most every 10 ms. */
+ * processes, no file written on the caller's thread: the claim's state file is written at
+ * most every 10 ms by a thread of the claim's own, started at the first report and joined at
+ * the claim's release. */
 GCTX_API gctx_status gctx_claim_report_step(gctx_claim *claim, double step_ms);
 
 /* The device's signals for the guard; zeros for what is not known. */
