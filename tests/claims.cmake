@@ -97,9 +97,10 @@ claims_test(guard TESTS tenant_classes_are_recorded_checked_and_listed
   ENV GREENCTX_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1)
 claims_test(guard_threads TESTS steps_reported_and_info_read_while_the_claim_resizes
   a_latency_tenants_lines_are_written_by_a_thread_joined_at_release LABELS threads)
-# A fork's child acquires a claim of its own: the simulator's driver works after a fork.
+# A fork's child acquires a claim of its own: the simulator's driver works after a fork (TSan
+# makes no thread in the child of a process that has threads: not labelled threads).
 claims_test(guard_publisher_fork SIM_ONLY TESTS
-  a_forks_child_publishes_its_own_claims_lines_and_the_parent_still_publishes LABELS threads)
+  a_forks_child_publishes_its_own_claims_lines_and_the_parent_still_publishes)
 # NVML's signals through a fake of it: the power cap (0x4: SwPowerCap), then busy HBM.
 add_dependencies(test_claims fake_nvml) # tests/CMakeLists.txt's: the tool's and the guard's
 claims_test(guard_nvml_power SIM_ONLY TESTS guard_reads_nvml_when_given_no_signals
