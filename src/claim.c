@@ -425,11 +425,11 @@ static void wait_idle(gctx_context *context)
     gctx_event_release(event);
 }
 
-/* The claim's end: its handles released, then this member's hold fd closed, the claim file
- * dropped once nobody holds it (RELEASED logged when log) and the claim no longer this
- * process's, in one step under held_lock: a join never takes its number meanwhile (see hold),
- * and no fork comes in between (a child would keep a copy nobody closes, and the SMs with
- * it). Then c is freed. */
+/* The claim's end: its publisher stopped and its handles released, then this member's hold
+ * fd closed, the claim file dropped once nobody holds it (RELEASED logged when log) and the
+ * claim no longer this process's, in one step under held_lock: a join never takes its number
+ * meanwhile (see hold), and no fork comes in between (a child would keep a copy nobody
+ * closes, and the SMs with it). Then c is freed. */
 static void claim_end(gctx_claim *c, int fd, int log)
 {
     gctx__error_state kept;

@@ -1,7 +1,7 @@
-/* The guard's two sides of a claim: a latency tenant publishes its steps, a best-effort tenant
- * reads them, decides (guard_policy.c) and publishes what it allows itself. Each claim's line
- * is its state file, replaced whole by its holder alone: no registry lock on the latency
- * tenant's path, and no driver call on either side. */
+/* The guard's two sides of a claim: a latency tenant publishes its steps (a thread of its
+ * claim's writes them), a best-effort tenant reads them, decides (guard_policy.c) and publishes
+ * what it allows itself. Each claim's line is its state file, replaced whole by its holder
+ * alone: no registry lock on the latency tenant's path, and no driver call on either side. */
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -131,6 +131,7 @@ void gctx__claim_state_info(const char *dir, const gctx__record *r, gctx_claim_i
  * claim's state file goes, so that no line of an ended tenant is left behind. pid: the
  * process it runs in (a fork's child has none of its parent's threads). */
 struct gctx__publisher {
+    const gctx_claim *claim;
     pthread_mutex_t lock;
     pthread_cond_t due;
     state_line line; /* the latest line, written once `pending` */
@@ -141,8 +142,7 @@ struct gctx__publisher {
 
 static void *publishing(void *arg)
 {
-    gctx_claim *c = arg;
-    gctx__publisher *p = c->publisher;
+    gctx__publisher *p = arg;
     pthread_mutex_lock(&p->lock);
     for (;;) {
         while (!p->pending && !p->stop)
@@ -152,7 +152,7 @@ static void *publishing(void *arg)
         state_line l = p->line;
         p->pending = 0;
         pthread_mutex_unlock(&p->lock);
-        publish(c, &l);
+        publish(p->claim, &l);
         pthread_mutex_lock(&p->lock);
     }
     pthread_mutex_unlock(&p->lock);
@@ -171,13 +171,14 @@ static gctx__publisher *publisher_here(gctx_claim *c)
     c->publisher = p = calloc(1, sizeof *p);
     if (!p)
         return NULL;
+    p->claim = c;
     p->pid = getpid();
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->due, NULL);
     sigset_t all, kept;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &kept);
-    int rc = pthread_create(&p->thread, NULL, publishing, c);
+    int rc = pthread_create(&p->thread, NULL, publishing, p);
     pthread_sigmask(SIG_SETMASK, &kept, NULL);
     if (rc == 0)
         return p;
@@ -186,6 +187,22 @@ static gctx__publisher *publisher_here(gctx_claim *c)
     free(p);
     c->publisher = NULL;
     return NULL;
+}
+
+/* The line to the claim's publisher (guard_lock held), replacing one it has not written yet;
+ * written here when no thread can be made, as the guard's own lines are. */
+static void hand_over(gctx_claim *c, const state_line *l)
+{
+    gctx__publisher *p = publisher_here(c);
+    if (!p) {
+        publish(c, l);
+        return;
+    }
+    pthread_mutex_lock(&p->lock);
+    p->line = *l;
+    p->pending = 1;
+    pthread_cond_signal(&p->due);
+    pthread_mutex_unlock(&p->lock);
 }
 
 void gctx__claim_publisher_end(gctx_claim *c)
@@ -257,15 +274,7 @@ gctx_status gctx_claim_report_step(gctx_claim *claim, double step_ms)
     if (now - claim->published_ns >= PUBLISH_NS) {
         state_line l = {claim->window_p99, claim->alone_ms, claim->closed_window_ns, now, 0, 0,
                         0, 1000, {0}, 0, 0};
-        gctx__publisher *p = publisher_here(claim);
-        if (p) {
-            pthread_mutex_lock(&p->lock);
-            p->line = l;
-            p->pending = 1;
-            pthread_cond_signal(&p->due);
-            pthread_mutex_unlock(&p->lock);
-        } else
-            publish(claim, &l); /* no thread: written here, as the guard's own lines are */
+        hand_over(claim, &l);
         claim->published_ns = now;
     }
     pthread_mutex_unlock(&claim->guard_lock);
