@@ -357,7 +357,7 @@ GCTX_API int gctx_cuda_result_is_sticky(int cuda_result);
  * over), and at the first step 1 s after it began when steps are slow. No driver call, no lock shared with other
  * processes, no file written on the caller's thread: the claim's state file is written at
  * most every 10 ms by a thread of the claim's own, started at the first report and joined at
- * the claim's release. */
+ * the claim's release. A claim that is not a latency tenant: GCTX_ERROR_INVALID_ARGUMENT. */
 GCTX_API gctx_status gctx_claim_report_step(gctx_claim *claim, double step_ms);
 
 /* The device's signals for the guard; zeros for what is not known. */

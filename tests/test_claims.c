@@ -2389,6 +2389,9 @@ GT_TEST(tenant_classes_are_recorded_checked_and_listed)
     GT_ASSERT_STATUS(gctx_claim_guard(lat, NULL, &a), GCTX_ERROR_INVALID_ARGUMENT);
     GT_ASSERT_CONTAINS(gctx_last_error(), "not best-effort");
     GT_ASSERT_STATUS(gctx_claim_report_step(lat, -1), GCTX_ERROR_INVALID_ARGUMENT);
+    /* A best-effort claim's line is its guard's: no steps over it. */
+    GT_ASSERT_STATUS(gctx_claim_report_step(be, 1.0), GCTX_ERROR_INVALID_ARGUMENT);
+    GT_ASSERT_CONTAINS(gctx_last_error(), "not a latency tenant");
     gctx_claim_info list[4];
     list[0].size = sizeof list[0];
     unsigned n = 0;

@@ -287,6 +287,8 @@ def test_the_guard_holds_a_best_effort_tenant_back_then_gives_back(sim, rt):
             greenctx.Claim(8, runtime_dir=rt, tenant="batch")
         with pytest.raises(ValueError, match="not best-effort"):
             lat.guard()
+        with pytest.raises(ValueError, match="not a latency tenant"):
+            be.report_step(1.0)
     finally:
         be.close()
         lat.close()
