@@ -492,6 +492,7 @@ gctx_status gctx__claim_new(gctx__device_granules *granules, const char *runtime
     c->inherit = inherit;
     c->joined = joined;
     c->record = *record;
+    c->tenant_class = record->tenant_class;
     c->target_ms = record->target_ms;
     c->target_factor = record->target_factor;
     snprintf(c->file, sizeof c->file, "%s", record->file);

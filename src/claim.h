@@ -302,8 +302,9 @@ struct gctx_claim {
     long long closed_window_ns;  /* when that one began */
     long long published_ns;      /* the state line's last write */
     double alone_ms;
-    /* The record's target, fixed at acquire: read here, not in record, which a resize
-     * replaces under claim->lock, a lock the steps don't take. */
+    /* The record's class and target, fixed at acquire: read here, not in record, which a
+     * resize replaces under claim->lock, a lock the steps don't take. */
+    gctx_tenant_class tenant_class;
     double target_ms, target_factor;
     unsigned floor_sms, full_sms; /* full: its SMs before the guard held it back */
     int held_back;                /* the guard allowed less than full_sms, not yet regrown */

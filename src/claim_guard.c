@@ -223,15 +223,6 @@ void gctx__claim_publisher_end(gctx_claim *c)
 
 /* ---- a latency tenant's steps ---- */
 
-/* The record's class, read under the claim's lock: a resize replaces the record. */
-static gctx_tenant_class class_of(gctx_claim *claim)
-{
-    pthread_mutex_lock(&claim->lock);
-    gctx_tenant_class tenant_class = claim->record.tenant_class;
-    pthread_mutex_unlock(&claim->lock);
-    return tenant_class;
-}
-
 static int by_value(const void *a, const void *b)
 {
     float x = *(const float *)a, y = *(const float *)b;
@@ -245,7 +236,7 @@ gctx_status gctx_claim_report_step(gctx_claim *claim, double step_ms)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "step_ms is %g: give the step's time in milliseconds (> 0)", step_ms);
     /* A best-effort claim's line is its guard's: steps would write over it. */
-    if (class_of(claim) != GCTX_TENANT_LATENCY)
+    if (claim->tenant_class != GCTX_TENANT_LATENCY)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "the claim %s is not a latency tenant: only a claim acquired with "
                           "tenant_class GCTX_TENANT_LATENCY reports its steps",
@@ -353,14 +344,14 @@ gctx_status gctx_claim_guard(gctx_claim *claim, const gctx_guard_signals *signal
     if (signals)
         GCTX_TRY(gctx__sized_in(&sig, sizeof sig, signals, GCTX__MIN_GUARD_SIGNALS, "signals",
                                 "GCTX_GUARD_SIGNALS_INIT"));
-    pthread_mutex_lock(&claim->lock);
-    unsigned sms = gctx__granules_sms(&claim->granules.identity.layout, &claim->record.granules);
-    pthread_mutex_unlock(&claim->lock);
-    if (class_of(claim) != GCTX_TENANT_BEST_EFFORT)
+    if (claim->tenant_class != GCTX_TENANT_BEST_EFFORT)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "the claim %s is not best-effort: only a claim acquired with "
                           "tenant_class GCTX_TENANT_BEST_EFFORT gives way to latency tenants",
                           claim->file);
+    pthread_mutex_lock(&claim->lock);
+    unsigned sms = gctx__granules_sms(&claim->granules.identity.layout, &claim->record.granules);
+    pthread_mutex_unlock(&claim->lock);
     gctx__registry reg;
     gctx__record *records = NULL;
     unsigned nb = 0;
