@@ -210,15 +210,14 @@ def tenant(args):
             if args.role == "victim":
                 stream.synchronize()
                 ms = (time.perf_counter() - t0) * 1e3
-                report = claim is not None and tenant_class and not (
-                    args.interleave and (len(steps) + len(unreported)) // INTERLEAVE_STEPS % 2)
-                (steps if report or not args.interleave else unreported).append(ms)
+                quiet = args.interleave and (len(steps) + len(unreported)) // INTERLEAVE_STEPS % 2
+                (unreported if quiet else steps).append(ms)
                 if args.bursty:
                     into = (t0 - start) % BURST_PERIOD_S
                     if into >= BURST_SETTLED_S:
                         settled.append(ms)
-                    tenths[min(9, int(into / BURST_S * 10))].append(ms)
-                if report:
+                    tenths[tenth(into)].append(ms)
+                if claim is not None and tenant_class and not quiet:
                     r0 = time.perf_counter()
                     claim.report_step(ms)
                     reports.append((time.perf_counter() - r0) * 1e6)
@@ -259,8 +258,15 @@ def tenant(args):
 
 
 def pct(values, q):
+    """The nearest-rank quantile these figures have always used (not common.percentile's
+    interpolation)."""
     values = sorted(values)
     return values[min(len(values) - 1, int(len(values) * q))]
+
+
+def tenth(into):
+    """Which tenth of a burst a time into it (s) falls in; a step begun at its very end, 9."""
+    return min(9, int(into / BURST_S * 10))
 
 
 def burst_delays(victim, hog):
@@ -522,7 +528,7 @@ def run_arm(name, pair, seconds, env, runtime, target_ms, tool, dry):
                 ran = c["t"] - row["victim"]["began"]
                 into = ran % BURST_PERIOD_S
                 if 0 <= ran < seconds and into < BURST_S:
-                    tenths[int(into / BURST_S * 10)].append(c["sm_clock_mhz"])
+                    tenths[tenth(into)].append(c["sm_clock_mhz"])
             row["sm_clock_tenths_mhz"] = [round(sum(t) / len(t)) if t else None for t in tenths]
     return row
 
