@@ -389,7 +389,7 @@ typedef struct gctx_guard_advice {
 } gctx_guard_advice;
 #define GCTX_GUARD_ADVICE_INIT {sizeof(gctx_guard_advice), 0, 0, 0, {0}, 0, 0, {0}}
 
-/* One look of a best-effort claim's guard (call it every few ms, between its own launches):
+/* One look of a best-effort claim's guard (every few ms, after gctx_claim_guard_wait):
  * reads the latency tenants' published steps in the registry and the device's signals
  * (NULL: NVML's, read only while a latency tenant runs: libnvidia-ml.so.1 loaded at run time,
  * nothing when it isn't there), moves the claim's guard one decision on, publishes what it
@@ -399,6 +399,15 @@ typedef struct gctx_guard_advice {
  * GCTX_TENANT_BEST_EFFORT. */
 GCTX_API gctx_status gctx_claim_guard(gctx_claim *claim, const gctx_guard_signals *signals,
                                       gctx_guard_advice *advice);
+/* Waits between two looks of a best-effort claim's guard: returns as soon as a latency tenant
+ * of its GPU publishes a line (its first step after a pause is then seen within a millisecond
+ * instead of at the next look) or a claim comes, goes or is resized, and after timeout_ms at
+ * the latest: pass the look period (10 - 15 ms), since a latency tenant that stops publishes
+ * nothing, and only a look gives the SMs back then. Other best-effort tenants' lines wake
+ * nobody. The claim's first gctx_claim_guard makes its watch (inotify); before it, or without
+ * inotify, this sleeps timeout_ms. GCTX_ERROR_INVALID_ARGUMENT for timeout_ms < 0 or a claim
+ * that is not best-effort. */
+GCTX_API gctx_status gctx_claim_guard_wait(gctx_claim *claim, int timeout_ms);
 /* A best-effort program paced by its launches instead of resized (greenctx run's preload):
  * its launches were held back held_ms more since the last report. The next gctx_claim_guard
  * publishes the claim as paced, with the total (greenctx ps shows it). */

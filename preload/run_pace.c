@@ -2,7 +2,8 @@
  * guard").
  *
  * A best-effort program's contexts can't be resized under it, so its launches are held back
- * instead. A thread of the preload asks the claim's guard every 10 ms (gctx_claim_guard) and
+ * instead. A thread of the preload asks the claim's guard every 10 ms, and at once when a
+ * latency tenant publishes its steps (gctx_claim_guard_wait, gctx_claim_guard), and
  * sets, per device, a cap on launches in flight (an event recorded after each launch, a wait
  * on the oldest while the ring holds the cap) and a duty cycle: in each 10 ms period it
  * launches for duty x 10 ms, then the launching thread waits for the work in flight and rests
@@ -141,10 +142,21 @@ static void report_steps(pace *p)
     p->steps_lost += run_steps_read(&p->steps, report_step, p->claim);
 }
 
+/* Until the next look is due: a period, or sooner when a latency tenant of a paced device
+ * publishes (its burst is heard of at once; the first paced device's watch speaks for all). */
+static void wait_period(void)
+{
+    for (unsigned i = 0; i < run.nb_devices; i++)
+        if (paces[i].claim && !paces[i].sampled &&
+            gctx_claim_guard_wait(paces[i].claim, (int)(PERIOD_NS / 1000000)) == GCTX_SUCCESS)
+            return;
+    clock_sleep_until(clock_now_ns() + PERIOD_NS);
+}
+
 static void *pacer_main(void *arg)
 {
     (void)arg;
-    for (; !atomic_load(&stopping); clock_sleep_until(clock_now_ns() + PERIOD_NS)) {
+    for (; !atomic_load(&stopping); wait_period()) {
         for (unsigned i = 0; i < run.nb_devices; i++) {
             if (paces[i].claim && paces[i].sampled)
                 report_steps(&paces[i]);

@@ -435,6 +435,7 @@ static void claim_end(gctx_claim *c, int fd, int log)
     gctx__error_state kept;
     gctx__error_save(&kept);
     gctx__claim_publisher_end(c);
+    gctx__guard_watch_end(c);
     gctx__claim_parts_release(&c->old);
     gctx__claim_parts_release(&c->now);
     gctx__registry reg;
@@ -500,6 +501,7 @@ gctx_status gctx__claim_new(gctx__device_granules *granules, const char *runtime
     c->acquired_ns = gctx__now_ns();
     pthread_mutex_init(&c->lock, NULL);
     pthread_mutex_init(&c->guard_lock, NULL);
+    c->guard_watch = -1;
     c->floor_sms = c->granules.identity.layout.regular_sms; /* one granule; acquire's option */
     char root[512];
     int shared;

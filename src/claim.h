@@ -312,6 +312,11 @@ struct gctx_claim {
     double held_ms;               /* the total it reported */
     gctx__guard_state guard;
     gctx__publisher *publisher; /* a latency tenant's writer of its lines; NULL until one */
+    /* A best-effort tenant's watch of the GPU's directory (claim_guard_wait.c; -1: none) and
+     * the claim files of the latency tenants its last look saw, whose lines wake its wait. */
+    int guard_watch;
+    char (*latency_files)[64];
+    unsigned nb_latency_files, latency_room;
 };
 
 gctx_status gctx__claim_registry(const gctx_claim *claim, gctx__registry *reg);
@@ -368,6 +373,12 @@ void gctx__claim_state_info(const char *dir, const gctx__record *record, gctx_cl
  * parent's), and frees it: before its state file is removed, which a later write would leave
  * behind. */
 void gctx__claim_publisher_end(gctx_claim *claim);
+/* GCTX_ERROR_INVALID_ARGUMENT naming the claim unless it is best-effort. */
+gctx_status gctx__claim_best_effort(const gctx_claim *claim);
+/* A look's records: the latency tenants whose lines wake gctx_claim_guard_wait, and the
+ * watch made at the first. */
+void gctx__guard_watch_update(gctx_claim *claim, const gctx__record *records, unsigned nb);
+void gctx__guard_watch_end(gctx_claim *claim);
 
 /* ---- wants (claim_want.c) ---- */
 

@@ -335,6 +335,16 @@ static unsigned latency_inputs(const char *dir, const gctx__record *records, uns
     return k;
 }
 
+gctx_status gctx__claim_best_effort(const gctx_claim *claim)
+{
+    if (claim->tenant_class == GCTX_TENANT_BEST_EFFORT)
+        return GCTX_SUCCESS;
+    return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
+                      "the claim %s is not best-effort: only a claim acquired with "
+                      "tenant_class GCTX_TENANT_BEST_EFFORT gives way to latency tenants",
+                      claim->file);
+}
+
 gctx_status gctx_claim_guard(gctx_claim *claim, const gctx_guard_signals *signals,
                              gctx_guard_advice *advice)
 {
@@ -344,11 +354,7 @@ gctx_status gctx_claim_guard(gctx_claim *claim, const gctx_guard_signals *signal
     if (signals)
         GCTX_TRY(gctx__sized_in(&sig, sizeof sig, signals, GCTX__MIN_GUARD_SIGNALS, "signals",
                                 "GCTX_GUARD_SIGNALS_INIT"));
-    if (claim->tenant_class != GCTX_TENANT_BEST_EFFORT)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
-                          "the claim %s is not best-effort: only a claim acquired with "
-                          "tenant_class GCTX_TENANT_BEST_EFFORT gives way to latency tenants",
-                          claim->file);
+    GCTX_TRY(gctx__claim_best_effort(claim));
     pthread_mutex_lock(&claim->lock);
     unsigned sms = gctx__granules_sms(&claim->granules.identity.layout, &claim->record.granules);
     pthread_mutex_unlock(&claim->lock);
@@ -366,6 +372,7 @@ gctx_status gctx_claim_guard(gctx_claim *claim, const gctx_guard_signals *signal
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory reading the guard's inputs");
     }
     unsigned nb_lat = latency_inputs(reg.dir, records, nb, lat);
+    gctx__guard_watch_update(claim, records, nb);
     free(records);
     gctx__guard_device dev = {sig.sm_clock_mhz, sig.max_sm_clock_mhz, sig.throttle,
                               sig.hbm_busy};

@@ -94,6 +94,7 @@ claims_test(guard TESTS tenant_classes_are_recorded_checked_and_listed
   a_window_closes_at_500_steps_six_over_target_or_1_s
   a_factor_target_closes_a_window_once_its_step_alone_is_known
   a_state_line_read_while_it_is_replaced_is_read
+  a_guard_wait_ends_at_a_latency_tenants_line_not_another_guards
   ENV GREENCTX_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1)
 claims_test(guard_threads TESTS steps_reported_and_info_read_while_the_claim_resizes
   a_latency_tenants_lines_are_written_by_a_thread_joined_at_release LABELS threads)

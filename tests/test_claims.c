@@ -2469,6 +2469,49 @@ GT_TEST(guard_steps_over_target_hold_best_effort_back_then_give_back)
     gctx_claim_release(lat);
 }
 
+/* The wait between looks ends at a latency tenant's first step, within milliseconds, and at
+ * a new claim; another best-effort tenant's look (its own line) leaves it to its timeout, or
+ * two of them would wake each other without end. */
+GT_TEST(a_guard_wait_ends_at_a_latency_tenants_line_not_another_guards)
+{
+    if (gt_require_green_contexts())
+        return;
+    const char *dir = fresh_dir("guard-wait");
+    GT_CHECK();
+    gctx_claim *lat = NULL, *be = NULL, *other = NULL, *late = NULL;
+    gctx_claim_options o = classed(dir, GCTX_TENANT_LATENCY, 1.0);
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", &o, &lat), GCTX_SUCCESS);
+    o = classed(dir, GCTX_TENANT_BEST_EFFORT, 0);
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "32", &o, &be), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "32", &o, &other), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(gctx_claim_guard_wait(be, -1), GCTX_ERROR_INVALID_ARGUMENT);
+    GT_ASSERT_CONTAINS(gctx_last_error(), "look period");
+    GT_ASSERT_STATUS(gctx_claim_guard_wait(lat, 10), GCTX_ERROR_INVALID_ARGUMENT);
+    GT_ASSERT_CONTAINS(gctx_last_error(), "not best-effort");
+    gctx_guard_advice a = GCTX_GUARD_ADVICE_INIT;
+    GT_ASSERT_STATUS(gctx_claim_guard(be, NULL, &a), GCTX_SUCCESS); /* its watch made */
+    GT_ASSERT_STATUS(gctx_claim_guard(other, NULL, &a), GCTX_SUCCESS);
+    GT_ASSERT_STATUS(gctx_claim_guard(be, NULL, &a), GCTX_SUCCESS);
+    long long t = monotonic_us();
+    GT_ASSERT_STATUS(gctx_claim_guard_wait(be, 150), GCTX_SUCCESS);
+    GT_ASSERT(monotonic_us() - t >= 149000); /* both best-effort lines replaced meanwhile */
+    GT_ASSERT_STATUS(gctx_claim_report_step(lat, 0.5), GCTX_SUCCESS);
+    t = monotonic_us();
+    GT_ASSERT_STATUS(gctx_claim_guard_wait(be, 5000), GCTX_SUCCESS);
+    GT_ASSERT(monotonic_us() - t < 1000000); /* its publisher's line: milliseconds */
+    GT_ASSERT_STATUS(gctx_claim_guard(be, NULL, &a), GCTX_SUCCESS);
+    GT_ASSERT_EQ_INT(a.latency_tenants, 1);
+    o = options_in(dir);
+    GT_ASSERT_STATUS(gctx_claim_acquire(0, "16", &o, &late), GCTX_SUCCESS);
+    t = monotonic_us();
+    GT_ASSERT_STATUS(gctx_claim_guard_wait(be, 5000), GCTX_SUCCESS);
+    GT_ASSERT(monotonic_us() - t < 1000000);
+    gctx_claim_release(late);
+    gctx_claim_release(other);
+    gctx_claim_release(be);
+    gctx_claim_release(lat);
+}
+
 /* The power cap and HBM name the reason a latency tenant's steps are over target. */
 GT_TEST(guard_names_the_power_cap_and_hbm)
 {

@@ -389,10 +389,11 @@ def told(claim, result):
 
 
 class Advice:
-    """A cooperative hog's guard, asked every 15 ms on a thread of its own, as a serving loop
-    would: the NVML reads and the guard's look take the launching thread a few ms (asked
-    between launches, every 25 ms held the hog to 0.89x with the guard doing nothing). ctypes
-    lets go of the GIL in both, so the launches go on meanwhile. A guard that fails ends the
+    """A cooperative hog's guard, asked on a thread of its own as a serving loop would: every
+    15 ms, and at once when the victim publishes its steps (guard_wait: a burst's start). The
+    guard's look, NVML's reads in it, takes the launching thread a few ms (asked between
+    launches, every 25 ms held the hog to 0.89x with the guard doing nothing). ctypes lets go
+    of the GIL in both calls, so the launches go on meanwhile. A guard that fails ends the
     tenant (latest() raises it), as it did on the launching thread, not the guarding alone."""
     def __init__(self, claim):
         self.claim, self.now, self.error = claim, None, None
@@ -402,9 +403,10 @@ class Advice:
 
     def run(self):
         try:
-            while not self.stop.wait(0.015):
+            while not self.stop.is_set():
+                self.claim.guard_wait(0.015)
                 with self.lock:  # not while the launching thread resizes the claim
-                    self.now = self.claim.guard(**signals())
+                    self.now = self.claim.guard()
         except Exception as e:  # noqa: BLE001 - handed to the launching thread
             self.error = e
 
@@ -422,12 +424,10 @@ class Advice:
 _nvml = None
 
 
-def signals(power=False):
-    """The SM clock, its max, the power-cap throttle flag and the memory utilisation
-    (nvidia-ml-py, when installed); with power, the board's power draw in W too."""
+def device_sample():
+    """The SM clock, its max, the power-cap throttle flag, the memory utilisation and the
+    board's power draw in W (nvidia-ml-py, when installed; {} without it)."""
     global _nvml
-    if os.environ.get("GREENCTX_GUARD_DRY"):
-        return {}
     try:
         if _nvml is None:
             import pynvml
@@ -435,14 +435,12 @@ def signals(power=False):
             _nvml = (pynvml, pynvml.nvmlDeviceGetHandleByIndex(0))
         nv, h = _nvml
         reasons = nv.nvmlDeviceGetCurrentClocksThrottleReasons(h)
-        out = {"sm_clock_mhz": nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM),
-               "max_sm_clock_mhz": nv.nvmlDeviceGetMaxClockInfo(h, nv.NVML_CLOCK_SM),
-               "throttle": 1 if reasons & nv.nvmlClocksThrottleReasonSwPowerCap else 0,
-               "hbm_busy": nv.nvmlDeviceGetUtilizationRates(h).memory / 100.0}
-        if power:
-            out["power_w"] = nv.nvmlDeviceGetPowerUsage(h) / 1000.0
-        return out
-    except Exception:  # noqa: BLE001 - no NVML: the guard goes by steps alone
+        return {"sm_clock_mhz": nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM),
+                "max_sm_clock_mhz": nv.nvmlDeviceGetMaxClockInfo(h, nv.NVML_CLOCK_SM),
+                "throttle": 1 if reasons & nv.nvmlClocksThrottleReasonSwPowerCap else 0,
+                "hbm_busy": nv.nvmlDeviceGetUtilizationRates(h).memory / 100.0,
+                "power_w": nv.nvmlDeviceGetPowerUsage(h) / 1000.0}
+    except Exception:  # noqa: BLE001 - no NVML: no clocks in the rows
         _nvml = False if _nvml is None else _nvml
         return {}
 
@@ -503,7 +501,7 @@ def run_arm(name, pair, seconds, env, runtime, target_ms, tool, dry):
     clocks, paced = [], []
     try:
         while any(p.poll() is None for p in procs):
-            sample = signals(power=True)
+            sample = device_sample()
             if sample:
                 clocks.append({**sample, "t": time.time()})
             if h_place == "run":
@@ -635,8 +633,8 @@ def main():
     if any(p not in PAIRS for p in args.pairs.split(",")):
         sys.exit(f"no pair {args.pairs}: the pairs are {', '.join(PAIRS)}")
     tool, runtime, env = scenario.setup("tenants", args.dry)
-    if args.dry:
-        env["GREENCTX_GUARD_DRY"] = "1"
+    if args.dry:  # the guard by the steps alone, whatever GPU the machine has
+        env["GREENCTX_NVML_LIBRARY"] = "/nonexistent/libnvidia-ml.so.1"
     env, why = scenario.mps_start(tool, env)
     if why:
         shutil.rmtree(runtime, ignore_errors=True)

@@ -294,6 +294,7 @@ SIGNATURES = prototypes("""
     status gctx_claim_registries(char*, char*, unsigned, unsigned*);
     status gctx_claim_report_fault(handle, int); status gctx_claim_report_step(handle, double);
     status gctx_claim_guard(handle, GuardSignals*, GuardAdvice*);
+    status gctx_claim_guard_wait(handle, int);
     status gctx_claim_report_held(handle, double); status gctx_claim_export(handle, char*, size_t);
     status gctx_claim_join(int, char*, handle*); status gctx_claim_token_descriptor(char*, int*);
     status gctx_mps_get_info(MpsInfo*);

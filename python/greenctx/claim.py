@@ -254,7 +254,7 @@ class Claim(Handle):
 
     def guard(self, sm_clock_mhz: int = 0, max_sm_clock_mhz: int = 0, throttle: int = 0,
               hbm_busy: float = 0.0) -> GuardAdvice:
-        """One look of a best-effort tenant's guard (every few ms, between steps): what it
+        """One look of a best-effort tenant's guard (every few ms, after guard_wait): what it
         may use now, given the latency tenants' steps and the device's signals (none given:
         NVML's, when it is there). Follow it with cooperate(advice) to give way and take
         back."""
@@ -265,6 +265,13 @@ class Claim(Handle):
         a = out("gctx_claim_guard", self._handle, ctypes.byref(signals) if given else None)
         return GuardAdvice(a.level, a.sms, a.max_outstanding, a.reason.decode(),
                            a.latency_tenants, a.duty_permille, a.request.decode())
+
+    def guard_wait(self, timeout: float = 0.015) -> None:
+        """Waits until the next look of the guard is due: at once when a latency tenant of
+        the GPU publishes its steps (a burst's start), or a claim comes, goes or resizes; at
+        the latest after timeout seconds, the look period (a latency tenant that stops
+        publishes nothing: only a look gives the SMs back then)."""
+        check(lib.gctx_claim_guard_wait(self._handle, int(timeout * 1000)))
 
     def export(self) -> str:
         """The token a process started by this one joins with (Claim.join)."""

@@ -268,6 +268,12 @@ def test_the_guard_holds_a_best_effort_tenant_back_then_gives_back(sim, rt):
     be = greenctx.Claim(request="rest", runtime_dir=rt, tenant="best-effort")
     try:
         advice = be.guard()
+        t = time.monotonic()
+        be.guard_wait(0.05)  # nothing new but its own line: the whole look period
+        assert time.monotonic() - t >= 0.049
+        lat.report_step(2.0)
+        be.guard_wait(5.0)  # the latency tenant's first line: the look is due at once
+        assert time.monotonic() - t < 1.0
         for _ in range(20):  # steps of 2 ms against 1 ms, looked at every 5 ms
             for _ in range(5):
                 lat.report_step(2.0)
@@ -287,6 +293,8 @@ def test_the_guard_holds_a_best_effort_tenant_back_then_gives_back(sim, rt):
             greenctx.Claim(8, runtime_dir=rt, tenant="batch")
         with pytest.raises(ValueError, match="not best-effort"):
             lat.guard()
+        with pytest.raises(ValueError, match="look period"):
+            be.guard_wait(-1)
         with pytest.raises(ValueError, match="not a latency tenant"):
             be.report_step(1.0)
     finally:
