@@ -372,6 +372,9 @@ gctx_status gctx_claim_guard(gctx_claim *claim, const gctx_guard_signals *signal
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory reading the guard's inputs");
     }
     unsigned nb_lat = latency_inputs(reg.dir, records, nb, lat);
+    /* The lines' age as read: NVML's reads below took tens of ms on an H200 at its power cap,
+     * which would age every line past idle_ns and read the latency tenants as ended. */
+    long long now = gctx__now_ns();
     gctx__guard_watch_update(claim, records, nb);
     free(records);
     gctx__guard_device dev = {sig.sm_clock_mhz, sig.max_sm_clock_mhz, sig.throttle,
@@ -379,7 +382,6 @@ gctx_status gctx_claim_guard(gctx_claim *claim, const gctx_guard_signals *signal
     if (!signals && nb_lat)
         nvml_signals(claim->granules.identity.uuid, &dev);
     static const gctx__guard_config config = GCTX__GUARD_CONFIG_INIT;
-    long long now = gctx__now_ns();
     pthread_mutex_lock(&claim->guard_lock);
     /* What it gets back: its SMs before the guard held it back, until it has them again (a
      * shrink of its own meanwhile is its new size). */

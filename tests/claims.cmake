@@ -110,3 +110,8 @@ claims_test(guard_nvml_power SIM_ONLY TESTS guard_reads_nvml_when_given_no_signa
 claims_test(guard_nvml_hbm SIM_ONLY TESTS guard_reads_nvml_when_given_no_signals
   ENV GREENCTX_NVML_LIBRARY=$<TARGET_FILE:fake_nvml> FAKE_NVML_SM_CLOCK=1980
       FAKE_NVML_MAX_CLOCK=1980 FAKE_NVML_REASONS=0 FAKE_NVML_MEMORY=97 FAKE_NVML_EXPECT=hbm)
+# NVML slow to answer (30 ms a look): the latency tenant's line is as old as when it was read,
+# not as when NVML answered, or every look would read it as ended and give everything back.
+claims_test(guard_nvml_slow SIM_ONLY TESTS a_slow_nvml_ages_no_latency_tenants_line
+  ENV GREENCTX_NVML_LIBRARY=$<TARGET_FILE:fake_nvml> FAKE_NVML_SM_CLOCK=1450
+      FAKE_NVML_MAX_CLOCK=1980 FAKE_NVML_REASONS=0x4 FAKE_NVML_MEMORY=40 FAKE_NVML_DELAY_MS=30)

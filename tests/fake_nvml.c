@@ -4,6 +4,7 @@
  * guard's signals (below). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 
 #define EXPORT __attribute__((visibility("default")))
@@ -49,7 +50,9 @@ EXPORT int nvmlDeviceGetComputeRunningProcesses_v3(void *device, unsigned *count
 }
 
 /* The guard's signals (common/nvml.c, read by src/claim_guard.c): FAKE_NVML_SM_CLOCK, FAKE_NVML_MAX_CLOCK (MHz),
- * FAKE_NVML_REASONS (the clocks event reasons' bits) and FAKE_NVML_MEMORY (percent busy). */
+ * FAKE_NVML_REASONS (the clocks event reasons' bits), FAKE_NVML_MEMORY (percent busy) and
+ * FAKE_NVML_DELAY_MS (how long the utilisation takes to read: NVML's reads took tens of ms on
+ * an H200 at its power cap). */
 static unsigned long long env_number(const char *name)
 {
     const char *v = getenv(name);
@@ -84,6 +87,9 @@ typedef struct {
 EXPORT int nvmlDeviceGetUtilizationRates(void *device, utilization *u)
 {
     (void)device;
+    unsigned long long ms = env_number("FAKE_NVML_DELAY_MS");
+    struct timespec t = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000};
+    nanosleep(&t, NULL);
     u->gpu = 100;
     u->memory = (unsigned)env_number("FAKE_NVML_MEMORY");
     return 0;

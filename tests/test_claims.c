@@ -3048,3 +3048,44 @@ GT_TEST(guard_reads_nvml_when_given_no_signals)
     gctx_claim_release(be);
     gctx_claim_release(lat);
 }
+
+static atomic_int stepping;
+
+/* A latency tenant's steps of 1.5 ms (target 1 ms), one a ms, until stepping is 0. */
+static void *steps_on(void *lat)
+{
+    while (atomic_load(&stepping)) {
+        gctx_claim_report_step(lat, 1.5);
+        sleep_ms(1);
+    }
+    return NULL;
+}
+
+/* NVML slow to answer (FAKE_NVML_DELAY_MS): the latency tenant's line is as old as when the
+ * look read it, not as when NVML answered, or every look would read a tenant that steps all
+ * along as ended and give everything back. */
+GT_TEST(a_slow_nvml_ages_no_latency_tenants_line)
+{
+    if (gt_require_green_contexts())
+        return;
+    const char *dir = fresh_dir("guard-nvml-slow");
+    GT_CHECK();
+    gctx_claim *lat = NULL, *be = NULL;
+    GT_ASSERT_STATUS(guard_pair(dir, &lat, &be), GCTX_SUCCESS);
+    atomic_store(&stepping, 1);
+    pthread_t t;
+    GT_ASSERT(pthread_create(&t, NULL, steps_on, lat) == 0);
+    gctx_guard_advice a = GCTX_GUARD_ADVICE_INIT;
+    unsigned highest = 0;
+    for (int look = 0; look < 12; look++) {
+        GT_ASSERT_STATUS(gctx_claim_guard(be, NULL, &a), GCTX_SUCCESS);
+        highest = a.level > highest ? a.level : highest;
+        GT_ASSERT(look < 2 || a.level > 0); /* never all back while it steps */
+    }
+    atomic_store(&stepping, 0);
+    pthread_join(t, NULL);
+    GT_ASSERT_GT_INT(highest, 1);
+    GT_ASSERT_STR_EQ(a.reason, "power");
+    gctx_claim_release(be);
+    gctx_claim_release(lat);
+}
