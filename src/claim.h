@@ -206,6 +206,8 @@ gctx_status gctx__registry_rejoin(gctx__registry *reg, const char *file, int *fd
 /* A claim's state file ("state-<claim file>"): one line its holder replaces whole
  * (gctx__file_replace) without the registry lock, and others read. Removed with the claim. */
 int gctx__state_write(const char *dir, const char *file, int shared, const char *text);
+#define GCTX__STATE_PREFIX "state-" /* + the claim file's name */
+#define GCTX__TEMP_PREFIX ".tmp-"   /* gctx__file_replace's file being written */
 /* Its text into text (NUL-ended), when it is a regular file of uid: -1 otherwise. */
 int gctx__state_read(const char *dir, const char *file, unsigned uid, char *text, size_t size);
 gctx_status gctx__registry_log(gctx__registry *reg, const gctx__event_record *event);
@@ -414,6 +416,8 @@ typedef struct gctx__watch {
     int fd;   /* -1: none (the wait backs off) */
 } gctx__watch;
 #define GCTX__WATCH_NONE {NULL, -1, -1}
+/* A non-blocking inotify descriptor watching dir for mask; -1 when it can't be made. */
+int gctx__watch_open(const char *dir, unsigned mask);
 void gctx__watch_pool_init(gctx__watch_pool *p);
 /* The registry shut: idle watches ended, lent ones at their return. */
 void gctx__watch_pool_shut(gctx__watch_pool *p);

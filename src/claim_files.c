@@ -161,7 +161,7 @@ int gctx__file_replace(int dfd, const char *name, const char *text, mode_t mode)
     /* A name nobody can guess ahead, created O_EXCL: another user's file or link is never
      * written through. */
     for (int attempt = 0; attempt < 100 && fd < 0; attempt++) {
-        snprintf(tmp, sizeof tmp, ".tmp-%s-%d-%lld", name, (int)getpid(),
+        snprintf(tmp, sizeof tmp, GCTX__TEMP_PREFIX "%s-%d-%lld", name, (int)getpid(),
                  gctx__monotonic_ns() + attempt);
         fd = gctx__file_create(dfd, tmp, O_WRONLY, mode);
         if (fd < 0 && errno != EEXIST)

@@ -10,27 +10,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "claim.h"
-
-#define STATE_PREFIX "state-" /* a claim's state file: "state-<claim file>" */
-#define TEMP_PREFIX ".tmp-"   /* a file being written, renamed over its name when whole */
+#include "clock.h" /* common/ */
 
 void gctx__guard_watch_update(gctx_claim *c, const gctx__record *records, unsigned nb)
 {
     pthread_mutex_lock(&c->guard_lock);
-    if (c->guard_watch < 0) {
-        int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-        if (fd >= 0 && inotify_add_watch(fd, c->registry_dir, IN_MOVED_TO | IN_MODIFY |
-                                                                  IN_DELETE | IN_ONLYDIR |
-                                                                  IN_DONT_FOLLOW) < 0) {
-            close(fd);
-            fd = -1;
-        }
-        c->guard_watch = fd;
-    }
+    if (c->guard_watch < 0)
+        c->guard_watch = gctx__watch_open(c->registry_dir, IN_MOVED_TO | IN_MODIFY | IN_DELETE |
+                                                               IN_ONLYDIR | IN_DONT_FOLLOW);
     unsigned k = 0;
     if (nb > c->latency_room) {
         void *more = realloc(c->latency_files, nb * sizeof c->latency_files[0]);
@@ -59,11 +49,11 @@ void gctx__guard_watch_end(gctx_claim *c)
 /* Whether a change of name in the directory is worth a look. */
 static int wakes(gctx_claim *c, const char *name)
 {
-    if (strncmp(name, TEMP_PREFIX, strlen(TEMP_PREFIX)) == 0)
+    if (strncmp(name, GCTX__TEMP_PREFIX, strlen(GCTX__TEMP_PREFIX)) == 0)
         return 0;
-    if (strncmp(name, STATE_PREFIX, strlen(STATE_PREFIX)) != 0)
+    if (strncmp(name, GCTX__STATE_PREFIX, strlen(GCTX__STATE_PREFIX)) != 0)
         return 1; /* a claim file, a want, the events: claims come, go or resize */
-    name += strlen(STATE_PREFIX);
+    name += strlen(GCTX__STATE_PREFIX);
     int latency = 0;
     pthread_mutex_lock(&c->guard_lock);
     for (unsigned i = 0; i < c->nb_latency_files && !latency; i++)
@@ -100,12 +90,10 @@ gctx_status gctx_claim_guard_wait(gctx_claim *claim, int timeout_ms)
     pthread_mutex_lock(&claim->guard_lock);
     int fd = claim->guard_watch;
     pthread_mutex_unlock(&claim->guard_lock);
-    long long end = gctx__monotonic_ns() + timeout_ms * 1000000ll;
-    for (long long left; (left = end - gctx__monotonic_ns()) > 0;) {
+    long long end = clock_now_ns() + timeout_ms * 1000000ll;
+    for (long long left; (left = end - clock_now_ns()) > 0;) {
         if (fd < 0) { /* no look yet, or no inotify: the whole timeout */
-            struct timespec t = {(time_t)(left / 1000000000ll), (long)(left % 1000000000ll)};
-            while (nanosleep(&t, &t) != 0 && errno == EINTR)
-                ;
+            clock_sleep_until(end);
             break;
         }
         struct pollfd p = {fd, POLLIN, 0};

@@ -78,7 +78,7 @@ static void info_name(const char *claim_file, char *out, size_t size)
 
 static void state_name(const char *claim_file, char *out, size_t size)
 {
-    snprintf(out, size, "state-%s", claim_file);
+    snprintf(out, size, GCTX__STATE_PREFIX "%s", claim_file);
 }
 
 /* The GPU's directory at dir, opened not through a link, and its claim file's state file. */
@@ -412,7 +412,7 @@ static gctx_status scan_claims(gctx__registry *reg, int parse, scan *sc)
             GCTX_CHECK(scan_want(reg, entry->d_name), fail);
         else if (strncmp(entry->d_name, "claim-", 6) == 0)
             GCTX_CHECK(scan_claim(reg, parse, entry->d_name, sc), fail);
-        else if (strncmp(entry->d_name, ".tmp-", 5) == 0)
+        else if (strncmp(entry->d_name, GCTX__TEMP_PREFIX, strlen(GCTX__TEMP_PREFIX)) == 0)
             drop_orphan(reg, entry->d_name);
     }
     if (errno) {

@@ -4,6 +4,9 @@
 
 #include "claim.h"
 
+/* A claim rewritten smaller, a claim file removed: the moments SMs come free. */
+#define SMS_FREED (IN_MODIFY | IN_DELETE)
+
 void gctx__watch_pool_init(gctx__watch_pool *p)
 {
     pthread_mutex_init(&p->lock, NULL);
@@ -58,11 +61,10 @@ int gctx__watch_borrow(gctx__registry *reg, gctx__watch *w)
     return w->fd >= 0;
 }
 
-static int make_fd(const char *dir)
+int gctx__watch_open(const char *dir, unsigned mask)
 {
     int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-    /* A claim rewritten smaller, a claim file removed: the moments SMs come free. */
-    if (fd >= 0 && inotify_add_watch(fd, dir, IN_MODIFY | IN_DELETE) < 0) {
+    if (fd >= 0 && inotify_add_watch(fd, dir, mask) < 0) {
         close(fd);
         fd = -1;
     }
@@ -86,7 +88,7 @@ static int keep(gctx__watch_pool *p, int fd, unsigned char lent)
 
 int gctx__watch_make(gctx__watch *w, const char *dir)
 {
-    int fd = make_fd(dir);
+    int fd = gctx__watch_open(dir, SMS_FREED);
     if (fd < 0)
         return 0;
     w->fd = fd;
@@ -101,7 +103,7 @@ void gctx__watch_prepare(gctx__watch_pool *p, const char *dir)
     for (int i = 0; i < GCTX__WATCHES_KEPT; i++)
         have |= p->fd[i] >= 0;
     pthread_mutex_unlock(&p->lock);
-    int fd = have ? -1 : make_fd(dir);
+    int fd = have ? -1 : gctx__watch_open(dir, SMS_FREED);
     if (fd >= 0 && keep(p, fd, 0) < 0)
         close(fd);
 }
