@@ -34,9 +34,7 @@ extern "C" {
 #endif
 
 /* ==== The stable API: what a program that splits a GPU needs ==== */
-
 /* ---- Version ---- */
-
 #define GCTX_VERSION_MAJOR 0
 #define GCTX_VERSION_MINOR 3
 #define GCTX_VERSION_PATCH 0
@@ -49,14 +47,12 @@ GCTX_API int gctx_version(void);
 GCTX_API const char *gctx_version_string(void);
 
 /* ---- CUDA handle types, as cuda.h declares them (identical typedefs may repeat) ---- */
-
 typedef struct CUctx_st *CUcontext;
 typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
 typedef struct CUgreenCtx_st *CUgreenCtx;
 
 /* ---- Status codes and errors ---- */
-
 /* X(NAME, value, description): values are fixed and never reused. */
 #define GCTX_STATUS_MAP(X)                                                                     \
     X(SUCCESS, 0, "success")                                                                   \
@@ -89,7 +85,6 @@ GCTX_API const char *gctx_last_error(void);
 GCTX_API int gctx_last_cuda_result(void);
 
 /* ---- Driver ---- */
-
 /* Loads the driver (libcuda.so.1 or $GREENCTX_CUDA_LIBRARY) and runs cuInit; idempotent,
  * thread-safe, retried after a failure. NO_DRIVER (naming what was tried); DRIVER: cuInit. */
 GCTX_API gctx_status gctx_init(void);
@@ -124,7 +119,6 @@ GCTX_API const char *gctx_feature_reason(gctx_feature feature);
 GCTX_API const char *gctx_feature_name(gctx_feature feature);
 
 /* ---- Devices ---- */
-
 /* The number of CUDA devices; 0 when the driver loads but finds none. Fails as gctx_init. */
 GCTX_API gctx_status gctx_device_count(int *count);
 
@@ -153,7 +147,6 @@ GCTX_API gctx_status gctx_device_uuid(int device, char *uuid, size_t size);
 GCTX_API gctx_status gctx_device_pci_bus_id(int device, char *bus_id, size_t size);
 
 /* ---- SM partitions ---- */
-
 /* An immutable set of SMs of one device that green contexts can be made from. */
 typedef struct gctx_partition gctx_partition;
 
@@ -268,7 +261,6 @@ GCTX_API gctx_status gctx_partition_relation(const gctx_partition *a, const gctx
                                              gctx_relation *relation);
 
 /* ---- Green contexts ---- */
-
 /* A CUDA context whose work runs only on one partition's SMs; keeps the partition alive. */
 typedef struct gctx_context gctx_context;
 
@@ -367,7 +359,6 @@ GCTX_API gctx_status gctx_context_relation(const gctx_context *a, const gctx_con
 GCTX_API gctx_status gctx_device_get_max_workqueue_concurrency(int device, unsigned *limit);
 
 /* ---- Streams and events ---- */
-
 /* A non-blocking stream on a context's SMs; keeps the context alive; its release waits for
  * its work. */
 typedef struct gctx_stream gctx_stream;
@@ -416,9 +407,7 @@ GCTX_API gctx_status gctx_context_wait_event(gctx_context *context, gctx_event *
 GCTX_API gctx_status gctx_event_synchronize(gctx_event *event);
 
 /* ==== The rest: the context cache, the current context, layouts, where work runs ==== */
-
 /* ---- The context cache (docs/api.md: what a cached context carries over) ---- */
-
 typedef struct gctx_cache_stats {
     size_t size;                  /* set by the caller: sizeof(gctx_cache_stats) */
     unsigned long long hits;      /* contexts made from a cached driver context */
@@ -440,7 +429,6 @@ GCTX_API gctx_status gctx_cache_trim(int device);
 GCTX_API gctx_status gctx_cache_get_stats(int device, gctx_cache_stats *stats);
 
 /* ---- The calling thread's current context (any driver) ---- */
-
 /* The top of the thread's context stack (NULL when empty), to restore after a library
  * (NCCL's init, cudaSetDevice) changed it. */
 GCTX_API gctx_status gctx_current_context_save(CUcontext *saved); /* INVALID_ARGUMENT: NULL */
@@ -453,7 +441,6 @@ GCTX_API gctx_status gctx_current_context_restore(CUcontext saved, int *changed)
 GCTX_API gctx_status gctx_current_sm_count(unsigned *count);
 
 /* ---- Layouts: re-partitioning without making driver objects ---- */
-
 /* Partitionings of one device made up front, each partition with a context, a stream and an
  * event; switching from one to another makes no driver object (docs/api.md, "Layouts"). */
 typedef struct gctx_layouts gctx_layouts;
@@ -484,7 +471,6 @@ GCTX_API gctx_status gctx_layouts_get(const gctx_layouts *layouts, unsigned layo
 GCTX_API gctx_status gctx_layouts_get_active(gctx_layouts *layouts, unsigned *index);
 
 /* ---- Seeing where work runs ---- */
-
 /* The physical SM ids (%smid, sorted) a kernel with blocks on every SM the stream may use ran
  * on: count gets how many, at most capacity written. Driver 12.4+. UNSUPPORTED where the
  * driver runs no kernels; INVALID_ARGUMENT: count NULL, or sm_ids NULL with a capacity. */
@@ -492,7 +478,6 @@ GCTX_API gctx_status gctx_stream_observe_sms(gctx_stream *stream, unsigned *sm_i
                                              unsigned capacity, unsigned *count);
 
 /* ---- Failed releases: driver destroys that failed, kept and retried (docs/api.md) ---- */
-
 typedef struct gctx_release_failures {
     size_t size; /* sizeof(gctx_release_failures), set by GCTX_RELEASE_FAILURES_INIT */
     unsigned long long events;           /* failed cuEventDestroy calls */

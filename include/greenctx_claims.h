@@ -18,9 +18,7 @@ extern "C" {
 #endif
 
 /* ==== The stable API ==== */
-
 /* ---- Tenants: SM claims across processes ---- */
-
 /* A set of a device's SMs, in whole granules, that one process (a tenant) holds in the
  * node-local registry; cooperative, not a security boundary; isolation needs MPS. */
 typedef struct gctx_claim gctx_claim;
@@ -186,7 +184,6 @@ GCTX_API gctx_status gctx_claim_join(int device, const char *token, gctx_claim *
 GCTX_API gctx_status gctx_claim_token_descriptor(const char *token, int *fd);
 
 /* ---- MPS ---- */
-
 /* MPS as this process sees it, from the environment and the pipe directory; no driver call. */
 typedef struct gctx_mps_info {
     size_t size;                  /* set by the caller: sizeof(gctx_mps_info) */
@@ -200,7 +197,6 @@ typedef struct gctx_mps_info {
 GCTX_API gctx_status gctx_mps_get_info(gctx_mps_info *info);
 
 /* ==== The rest: elastic claims, faults, the guard ==== */
-
 /* The SMs that waiting claims of at least this claim's priority lack (0: nobody waits), plus
  * its left-over SMs no count takes; read-only. REGISTRY: its own file was removed. */
 GCTX_API gctx_status gctx_claim_pressure(const gctx_claim *claim, unsigned *wanted_sms);

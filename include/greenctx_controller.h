@@ -18,7 +18,6 @@ extern "C" {
 #endif
 
 /* ---- Elastic partitions: a controller that sizes partitions as load changes ---- */
-
 /* Deterministic given its inputs; not for two threads at once. */
 typedef struct gctx_controller gctx_controller;
 
