@@ -46,9 +46,10 @@ if(TARGET greenctx_sim)
     RUNTIME DESTINATION ${CMAKE_INSTALL_LIBDIR}/greenctx)
 endif()
 
-# The licence with the documents (<datarootdir>/doc/greenctx), the simulator's header beside
+# The licence and the API guide the headers point to with the documents
+# (<datarootdir>/doc/greenctx), the simulator's header beside
 # greenctx.h (for tests that dlsym its gctxsim_* calls), and the header-only C++ wrapper.
-install(FILES ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/NOTICE
+install(FILES ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/NOTICE ${PROJECT_SOURCE_DIR}/docs/api.md
   DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/sim/greenctx_sim.h ${PROJECT_SOURCE_DIR}/include/greenctx.hpp
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

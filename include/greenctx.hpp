@@ -1,25 +1,9 @@
 /*
  * SPDX-License-Identifier: Apache-2.0
- * greenctx.hpp: a header-only C++17 wrapper of greenctx.h (the C API stays the reference for
- * what every call does; this file adds ownership and errors, never a rule of its own).
- *
- * - Owning handles: partition, context, stream, event, layouts, claim. Each holds one
- *   reference of its C object: moving transfers it (the source becomes empty), copying takes
- *   another (gctx_*_retain), destruction drops it. get() gives the C handle, release() gives
- *   the reference up to the caller, adopt_reference() takes one over.
- * - Errors: by default a failed call throws greenctx::error, carrying the gctx_status, the
- *   library's message (gctx_last_error()) and the CUresult behind it. The try_* functions
- *   return greenctx::result<T> instead (std::expected-like: operator bool, value(), status(),
- *   error()), and never throw for a refusal of the library.
- * - Streams and events convert to CUstream / CUevent, so a stream passes straight to the
- *   driver API, cudart (cudaStream_t is the same type), cuBLAS or NCCL.
- *
- *   greenctx::partition device = greenctx::partition::from_device(0);
- *   greenctx::split_result split = device.split({greenctx::group(24), greenctx::group(40)});
- *   greenctx::context ctx(split.parts[0]);
- *   greenctx::stream s(ctx);
- *   kernel<<<grid, block, 0, s>>>(...);   // runs on 24 SMs only
- *   s.synchronize();
+ * greenctx.hpp: a header-only C++17 wrapper of greenctx.h, which stays the reference for what
+ * every call does; this file adds ownership and errors, never a rule of its own. Owning handles
+ * (a move transfers the reference, a copy retains), calls that throw greenctx::error or, as
+ * try_*, return greenctx::result<T>: docs/api.md, "greenctx.hpp".
  */
 #ifndef GREENCTX_HPP
 #define GREENCTX_HPP

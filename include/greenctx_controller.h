@@ -3,11 +3,10 @@
  * greenctx is licensed under the Apache License, Version 2.0 (LICENSE; installed in
  * share/doc/greenctx/).
  *
- * greenctx_controller.h: policy, which allocation of SMs workloads should run on as their
- * load changes. Pure arithmetic over the caller's numbers: no driver call, no file, no claim;
- * the caller applies its decisions (gctx_layouts_switch in one process, gctx_claim_resize
- * across processes). The conventions of greenctx.h (included here) hold for every function
- * below. Part of libgreenctx, like greenctx_claims.h.
+ * greenctx_controller.h: policy, which allocation of SMs workloads should run on as their load
+ * changes. Pure arithmetic over the caller's numbers (no driver call, no file, no claim); the
+ * caller applies its decisions. The core's conventions (greenctx.h, included here) hold. Part
+ * of libgreenctx. The model and its rules: docs/api.md, "greenctx_controller.h".
  */
 #ifndef GREENCTX_CONTROLLER_H
 #define GREENCTX_CONTROLLER_H
@@ -18,25 +17,8 @@
 extern "C" {
 #endif
 
-/* ---------------------------------------------------------------------------------------- */
-/* Elastic partitions: a controller that sizes partitions as load changes                   */
-
-/* A static split must be sized for the latency workload's peak, so SMs sit idle that a
- * throughput workload could use. The controller decides, each step or each interval, which
- * of a set of candidate allocations (the layouts of one process, or claim sizes across
- * processes) the workloads should run on, from:
- * - each workload's SM-scaling curve: a calibration prior (step times measured at a few SM
- *   counts, e.g. by `greenctx run --sweep` or `bench scaling`), corrected online by the step
- *   times the caller observes under each candidate;
- * - a bandwidth term: SMs do not partition HBM, so workloads that together ask for more than
- *   the peak all slow down in proportion;
- * - each workload's demand (queued work, batch), scaling its step time;
- * - targets: a latency workload's step time to hold, a throughput workload's floor.
- * It moves only when a candidate meets a target the current one breaks (at once), or promises
- * more throughput by the hysteresis margin for `dwell` decisions in a row, so noise never makes
- * it thrash. "No split" (every workload on every SM, time-sliced) is always a candidate.
- * It is pure arithmetic: deterministic given its inputs, no driver call; one controller is
- * not meant to be used by two threads at once (a mutex makes that safe, not useful). */
+/* ---- Elastic partitions: a controller that sizes partitions as load changes ---- */
+/* Deterministic given its inputs; not for two threads at once. */
 typedef struct gctx_controller gctx_controller;
 
 #define GCTX_CONTROLLER_MAX_WORKLOADS 8
@@ -62,26 +44,20 @@ typedef struct gctx_workload {
 
 typedef struct gctx_controller_options {
     size_t size;             /* sizeof(gctx_controller_options), set by the INIT macro */
-    unsigned device_sms;     /* the SMs "no split" gives each workload; 0: the largest count
-                                of any candidate row's sum */
+    unsigned device_sms;     /* the SMs "no split" gives each; 0: the largest row's sum */
     double hbm_bytes_per_s;  /* the device's memory bandwidth; 0: no bandwidth term */
     double hysteresis;       /* a move for throughput must promise this much more (0.05) */
     unsigned dwell;          /* decisions in a row a better candidate must win first (3) */
     double learning_rate;    /* the weight of each observed step in its correction (0.25) */
-    double latency_margin;   /* a latency target counts as met when the predicted step times
-                                this is within it (1.10) */
-    double shared_slowdown;  /* "no split": a workload's step stretches by this for each other
-                                busy workload (1.0: time-sliced) */
-    int disjoint;            /* 1: the workloads can't share SMs (claims across processes,
-                                which never overlap): no "no split" candidate, and a row of
-                                zeros is refused */
+    double latency_margin;   /* met when the predicted step x this is within target (1.10) */
+    double shared_slowdown;  /* "no split": step stretch per other busy workload (1.0) */
+    int disjoint;            /* 1: workloads can't share SMs (claims): no "no split", no row of
+                                zeros */
 } gctx_controller_options;
 #define GCTX_CONTROLLER_OPTIONS_INIT {sizeof(gctx_controller_options), 0, 0.0, 0.05, 3, 0.25, 1.10, 1.0, 0}
 
-/* candidates: nb_candidates rows of nb_workloads SM counts (row c gives workload w
- * candidates[c * nb_workloads + w] SMs); a row of zeros is "no split", added as the last
- * candidate when no row is (unless options->disjoint). The first decision takes the best
- * candidate at once. */
+/* candidates: nb_candidates rows of nb_workloads SM counts; a row of zeros is "no split",
+ * added last when no row is (unless options->disjoint). */
 GCTX_API gctx_status gctx_controller_create(const gctx_workload *workloads, unsigned nb_workloads,
                                             const unsigned *candidates, unsigned nb_candidates,
                                             const gctx_controller_options *options,
@@ -94,8 +70,7 @@ GCTX_API gctx_status gctx_controller_candidates(const gctx_controller *controlle
 /* A workload's demand now (0: idle, it then constrains nothing and earns nothing). */
 GCTX_API gctx_status gctx_controller_set_demand(gctx_controller *controller, unsigned workload,
                                                 double demand);
-/* A step of the workload measured (seconds) while it ran on the active candidate at its
- * current demand: corrects that candidate's prediction, and the workload's curve as a whole. */
+/* A step (seconds) measured on the active candidate: corrects the prediction and the curve. */
 GCTX_API gctx_status gctx_controller_observe(gctx_controller *controller, unsigned workload,
                                              double step_s);
 
@@ -104,8 +79,7 @@ typedef struct gctx_controller_decision {
     unsigned candidate;      /* the active candidate after this decision */
     int no_split;            /* 1: it is "no split" */
     int changed;             /* 1: it differs from the one before */
-    unsigned unmet;          /* bit w: workload w's target is not met by the active candidate,
-                                and no candidate meets every target */
+    unsigned unmet;          /* bit w: w's target unmet, and no candidate meets every target */
     unsigned sm_counts[GCTX_CONTROLLER_MAX_WORKLOADS];     /* what each workload gets */
     double predicted_step_s[GCTX_CONTROLLER_MAX_WORKLOADS]; /* 0 for an idle workload */
     char reason[256];        /* one line: why this candidate */
@@ -114,8 +88,7 @@ typedef struct gctx_controller_decision {
 
 GCTX_API gctx_status gctx_controller_decide(gctx_controller *controller,
                                             gctx_controller_decision *decision);
-/* The step time the model predicts for a workload on a candidate at its current demand, with
- * what it has learned (0 for an idle workload). */
+/* The step time predicted for a workload on a candidate now (0 when idle). */
 GCTX_API gctx_status gctx_controller_predict(const gctx_controller *controller, unsigned candidate,
                                              unsigned workload, double *step_s);
 

@@ -1,10 +1,9 @@
 #!/bin/sh
-# The example at the top of include/greenctx.h as a C program (on stdout), so the manual's
-# example is compiled and run: the comment lines between "Example:" and "Conventions"
-# indented by " *   ", inside main(), with a stand-in for cuLaunchKernel that checks it got a
-# stream.
+# The first program of docs/api.md (the C block under "### A first program") as a C program
+# (on stdout), so the guide's example is compiled and run: inside main(), with a stand-in for
+# cuLaunchKernel that checks it got a stream.
 set -eu
-header=$1
+guide=$1
 cat <<'PROLOGUE'
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,7 +35,8 @@ int main(void)
         return 77;
     }
 PROLOGUE
-body=$(sed -n '/^ \* Example:/,/^ \* Conventions/p' "$header" | sed -n 's/^ \*   //p')
-[ -n "$body" ] || { echo "no example found in $header" >&2; exit 1; }
+body=$(sed -n '/^### A first program/,/^### /p' "$guide" | sed -n '/^```c$/,/^```$/p' |
+    sed '/^```/d')
+[ -n "$body" ] || { echo "no example found in $guide" >&2; exit 1; }
 printf '%s\n' "$body"
-printf '    puts("ok: the header'"'"'s example ran");\n    return 0;\n}\n'
+printf '    puts("ok: the guide'"'"'s example ran");\n    return 0;\n}\n'

@@ -21,7 +21,7 @@ find_package)
     headers=$(for h in "$src"/../../include/*.h* "$src"/../../sim/greenctx_sim.h; do
         echo "include/${h##*/}"; done)
     # shellcheck disable=SC2086
-    for f in share/doc/greenctx/LICENSE share/doc/greenctx/NOTICE $headers \
+    for f in share/doc/greenctx/LICENSE share/doc/greenctx/NOTICE share/doc/greenctx/api.md $headers \
              share/man/man1/greenctx.1 \
              share/bash-completion/completions/greenctx share/zsh/site-functions/_greenctx; do
         [ -f "$prefix/$f" ] || fail "$f is not installed"
