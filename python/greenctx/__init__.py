@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ._capi import lib
-from ._object import device_ordinal, driver_version
+from ._object import device_ordinal, driver_version, from_struct
 from ._errors import (BusyError, DriverError, Error, InsufficientSMsError,
                       InvalidArgumentError, InvalidHandleError, NoDeviceError, NoDriverError,
                       OutOfMemoryError, RegistryError, UnsupportedError, check, out,
@@ -83,10 +83,8 @@ class DeviceInfo:
 
 def device_info(device_id: int | None = 0) -> DeviceInfo:
     info = out("gctx_device_get_info", device_ordinal(device_id))
-    return DeviceInfo(info.ordinal, info.name.decode(errors="replace"),
-                      (info.cc_major, info.cc_minor), info.sm_count, info.min_partition_sms,
-                      info.coscheduled_alignment, bool(info.sm_rules_derived),
-                      info.locality_domain_count)
+    return from_struct(DeviceInfo, info, device_id=info.ordinal,
+                       compute_capability=(info.cc_major, info.cc_minor))
 
 
 def features() -> dict[str, tuple[bool, str]]:
@@ -118,10 +116,7 @@ class ReleaseFailures:
 
 def release_failures() -> ReleaseFailures:
     """The process's counts of failed driver destroys behind releases."""
-    f = out("gctx_release_failures_get")
-    return ReleaseFailures(f.events, f.streams, f.green_contexts, f.primary_contexts, f.kernels,
-                           f.total, f.pending, f.last_cuda_result,
-                           f.last_message.decode(errors="replace"))
+    return from_struct(ReleaseFailures, out("gctx_release_failures_get"))
 
 
 def retry_release_failures() -> None:

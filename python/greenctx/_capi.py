@@ -1,14 +1,6 @@
-"""The C library, loaded with ctypes: its structs and the signature of every function used.
-
-Nothing here knows a rule of green contexts: the library decides counts, rounding and
-legality, and says why in gctx_last_error(). This module only declares the C ABI of the
-public headers (include/greenctx.h, greenctx_claims.h, greenctx_controller.h; test_abi.py
-checks every declaration against them) and loads the shared library: $GREENCTX_LIBRARY when
-set, else the copy built into this package (greenctx/_native/lib, beside the tool, the
-simulated driver and the preload: setup.py).
-
-Handles (partitions, contexts, streams, events, and the CUDA handles) are opaque values:
-c_void_p, passed back as they came, never dereferenced.
+"""The C library, loaded with ctypes: the structs and signatures of the public headers
+(include/; test_abi.py checks them), and nothing of green contexts' rules: the library decides
+and says why in gctx_last_error(). Handles are opaque c_void_p values, never dereferenced.
 """
 from __future__ import annotations
 
@@ -206,18 +198,12 @@ STRUCTS = {"gctx" + re.sub(r"([A-Z])", r"_\1", cls.__name__).lower(): cls
            for cls in _Struct.__subclasses__()}
 
 
-def _c_type(name: str) -> Any:
-    """A type of the prototypes below: one of _C_TYPES, or Struct* (a pointer to a struct of
-    this module)."""
-    if name in _C_TYPES:
-        return _C_TYPES[name]
-    return ctypes.POINTER(globals()[name.rstrip("*")])
-
-
 def prototypes(declarations: str) -> dict[str, tuple[Any, list[Any]]]:
     """name -> (restype, argtypes) of C prototypes without parameter names
-    ("status gctx_f(handle, unsigned*);"; handle: any opaque or CUDA handle)."""
-    return {name: (_c_type(restype), [_c_type(a.strip()) for a in args.split(",") if a.strip()])
+    ("status gctx_f(handle, Struct*);"; handle: any opaque or CUDA handle)."""
+    def c_type(name: str) -> Any:
+        return _C_TYPES[name] if name in _C_TYPES else ctypes.POINTER(globals()[name[:-1]])
+    return {name: (c_type(restype), [c_type(a.strip()) for a in args.split(",") if a.strip()])
             for restype, name, args in re.findall(r"([\w*]+) (\w+)\(([^)]*)\);", declarations)}
 
 
@@ -329,15 +315,9 @@ lib = load()
 
 
 def bare(name: str) -> Any:
-    """lib.<name> for a hot call: ctypes converts its first argument (a handle, passed as an
-    int) as the declared function does, and passes the others as they are (a C function may
-    take more arguments than its argtypes), where the declared function runs each through its
-    argtype's from_param, a cost every split would pay per argument. Those
-    others must be C objects already: arrays or byref() for pointers, None for NULL, ints for
-    int parameters (a Python int for a pointer, or a struct, would be passed wrong), so it is
-    only for the package's callers that make every argument themselves. ctypes then makes a
-    variadic call, which passes these arguments as the plain one does on the Linux ABIs the
-    library is built for (x86-64, aarch64)."""
+    """lib.<name> for a hot call: only its first argument (the handle) goes through ctypes'
+    from_param; the caller passes the others as C objects already (arrays, byref(), None,
+    ints), as a variadic call passes them on x86-64 and aarch64."""
     fn = lib[name]  # a new function object: lib.<name> keeps its prototype
     restype, argtypes = SIGNATURES[name]
     fn.restype, fn.argtypes = restype, argtypes[:1]

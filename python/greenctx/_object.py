@@ -1,11 +1,9 @@
-"""What every greenctx Python object shares: it owns one reference to a C object.
-
-The C library refcounts its objects and every object keeps alive what it was made from, so
-Python only has to drop its own reference, once: close() does it at once, the garbage
-collector otherwise. Releasing in any order is safe.
+"""What every greenctx Python object shares: it owns one reference to a C object, dropped once
+(close(), else the garbage collector); the C library keeps alive what each was made from.
 """
 from __future__ import annotations
 
+import dataclasses
 import numbers
 import operator
 import os
@@ -21,14 +19,8 @@ _T = TypeVar("_T")
 
 
 class Handle:
-    """Owns one reference to a C object; _release names the C function that drops it, and
-    _info_call the one that describes it (asked once, when first needed: objects are
-    immutable).
-
-    Handles are made by the package only (_wrap, or a class's own constructor): a C handle
-    is no user's to forge, so calling a class without a constructor of its own raises
-    TypeError naming _how to get one. Two objects for one C object compare equal and hash
-    alike (by the C handle, kept in _key after release so that a hash never changes)."""
+    """Owns one reference to a C object (docs/python.md, "What every object shares"): made by
+    the package only (_wrap); equal and hashed by the C handle, kept in _key after release."""
 
     __slots__ = ("_h", "_key", "_info", "__weakref__")
     _h: int | None    # the C handle; None once released
@@ -72,8 +64,8 @@ class Handle:
         return f"<greenctx.{type(self).__name__} {self._describe()}>"
 
     def _describe(self) -> str:
-        """What repr() says of a live object after its class name."""
-        return f"0x{self._h or 0:x}"
+        """What repr() says of a live object after its class name: its driver handle."""
+        return f"0x{getattr(self, 'handle', 0) or 0:x}"
 
     def _get_info(self) -> Any:
         info = self._info
@@ -89,8 +81,7 @@ class Handle:
         return h
 
     def close(self) -> None:
-        """Drops this object's reference now (idempotent). What it was made from, and what
-        was made from it, stay alive as long as something else holds them."""
+        """Drops this object's reference now (idempotent)."""
         h, self._h = self._h, None
         if h is not None:
             getattr(lib, self._release)(h)
@@ -108,6 +99,18 @@ class Handle:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def from_struct(cls: type[_T], c: Any, **given: Any) -> _T:
+    """The dataclass cls of a C struct: each field not given is the struct's of its name (text
+    decoded, a bool field's int as a bool)."""
+    values = dict(given)
+    for f in dataclasses.fields(cls):  # type: ignore[arg-type]  # cls is a dataclass
+        if f.name not in given:
+            v = getattr(c, f.name)
+            values[f.name] = (v.decode(errors="replace") if isinstance(v, bytes) else
+                              bool(v) if f.type == "bool" else v)
+    return cls(**values)
 
 
 def info_field(field: str, doc: str) -> Any:

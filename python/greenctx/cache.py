@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from ._capi import lib
 from ._errors import check, out, out_int
-from ._object import count, device_ordinal
+from ._object import count, device_ordinal, from_struct
 
 
 @dataclass(frozen=True)
@@ -23,8 +23,7 @@ class CacheStats:
 
 
 def cache_stats(device_id: int | None = None) -> CacheStats:
-    s = out("gctx_cache_get_stats", device_ordinal(device_id))
-    return CacheStats(s.hits, s.misses, s.evictions, s.cached, s.live, s.limit)
+    return from_struct(CacheStats, out("gctx_cache_get_stats", device_ordinal(device_id)))
 
 
 def cache_limit(device_id: int | None = None) -> int:

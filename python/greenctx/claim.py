@@ -20,7 +20,7 @@ from typing import Any
 from . import _capi
 from ._capi import lib
 from ._errors import BusyError, check, out, out_int
-from ._object import Handle, count, device_ordinal, path, text
+from ._object import Handle, count, device_ordinal, from_struct, path, text
 from .context import GreenContext
 from .partition import Rounding, SMPartition, split_options
 
@@ -126,14 +126,10 @@ class ClaimInfo:
     guard_reason: str   # "steps", "power", "hbm"; "" at level 0
     guard_sms: int      # the SMs the guard allows it
 
-    @classmethod
-    def _of(cls, c: Any) -> ClaimInfo:
-        return cls(c.device, c.device_uuid.decode(), c.pid, c.user.decode(errors="replace"),
-                   c.command.decode(errors="replace"), c.label.decode(errors="replace"),
-                   c.since_ns, bool(c.mps), bool(c.self), c.sm_count,
-                   tuple(c.granules[:c.nb_granules]), _CLASS_NAMES.get(c.tenant_class),
-                   c.target_ms, c.target_factor, c.step_ms, c.guard_level,
-                   c.guard_reason.decode(), c.guard_sms)
+
+def _claim_info(c: Any) -> ClaimInfo:
+    return from_struct(ClaimInfo, c, device_id=c.device, granules=tuple(c.granules[:c.nb_granules]),
+                       tenant=_CLASS_NAMES.get(c.tenant_class))
 
 
 @dataclass(frozen=True)
@@ -190,7 +186,7 @@ class Claim(Handle):
     def info(self) -> ClaimInfo:
         """What the registry records now (asked each time: a resize changes it)."""
         self._info = None
-        return ClaimInfo._of(self._get_info())
+        return _claim_info(self._get_info())
 
     @property
     def sm_count(self) -> int:
@@ -262,9 +258,8 @@ class Claim(Handle):
                                      max_sm_clock_mhz=max_sm_clock_mhz, throttle=throttle,
                                      hbm_busy=hbm_busy)
         given = sm_clock_mhz or max_sm_clock_mhz or throttle or hbm_busy
-        a = out("gctx_claim_guard", self._handle, ctypes.byref(signals) if given else None)
-        return GuardAdvice(a.level, a.sms, a.max_outstanding, a.reason.decode(),
-                           a.latency_tenants, a.duty_permille, a.request.decode())
+        return from_struct(GuardAdvice, out("gctx_claim_guard", self._handle,
+                                            ctypes.byref(signals) if given else None))
 
     def guard_wait(self, timeout: float = 0.015) -> None:
         """Waits until the next look of the guard is due: at once when a latency tenant of
@@ -354,7 +349,7 @@ def claims(device_id: int | None = None, runtime_dir: str | None = None) -> list
     out = (_capi.ClaimInfo * capacity)()
     out[0].size = ctypes.sizeof(_capi.ClaimInfo)  # the array's layout: its first element's
     check(lib.gctx_claim_list(device, where, out, capacity, ctypes.byref(n), None))
-    return [ClaimInfo._of(out[i]) for i in range(min(n.value, capacity))]
+    return [_claim_info(c) for c in out[:min(n.value, capacity)]]
 
 
 def claim_events(device_id: int | None = None,
@@ -365,8 +360,8 @@ def claim_events(device_id: int | None = None,
     events[0].size = ctypes.sizeof(_capi.ClaimEvent)
     where = None if runtime_dir is None else path("runtime_dir", runtime_dir) or None
     n = out_int("gctx_claim_events", device_ordinal(device_id), where, events, capacity)
-    return [ClaimEvent(_EVENT_KINDS[e.kind], e.time_ns, e.pid, e.command.decode(errors="replace"),
-                       e.cuda_result, e.sm_count) for e in events[:min(n, capacity)]]
+    return [from_struct(ClaimEvent, e, kind=_EVENT_KINDS[e.kind])
+            for e in events[:min(n, capacity)]]
 
 
 @dataclass(frozen=True)
@@ -379,6 +374,4 @@ class MpsInfo:
 
 def mps_info() -> MpsInfo:
     """MPS as this process sees it (no driver call)."""
-    info = out("gctx_mps_get_info")
-    return MpsInfo(info.pipe_dir.decode(), bool(info.daemon_running),
-                   info.active_thread_percentage, info.pinned_mem_limit.decode())
+    return from_struct(MpsInfo, out("gctx_mps_get_info"))

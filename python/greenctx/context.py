@@ -185,9 +185,6 @@ class Stream(Handle):
         n = out_int("gctx_stream_observe_sms", self._handle, ids, _MAX_SMS)
         return list(ids[:min(n, _MAX_SMS)])
 
-    def _describe(self) -> str:
-        return f"0x{self.handle or 0:x}"
-
 
 class Event(Handle):
     """An event of a green context's device (timing disabled): it orders work on two
@@ -216,9 +213,6 @@ class Event(Handle):
 
     def synchronize(self) -> None:
         check(lib.gctx_event_synchronize(self._handle))
-
-    def _describe(self) -> str:
-        return f"0x{self.handle or 0:x}"
 
 
 def green_stream(stream: Any) -> Stream:

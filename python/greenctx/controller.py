@@ -19,7 +19,7 @@ from typing import Dict, Sequence, Tuple
 from ._capi import (GCTX_WORKLOAD_LATENCY, GCTX_WORKLOAD_THROUGHPUT, ControllerOptions,
                     Workload as _CWorkload, lib)
 from ._errors import check, out, out_int
-from ._object import Handle, count, real
+from ._object import Handle, count, from_struct, real
 
 
 @dataclass(frozen=True)
@@ -123,10 +123,9 @@ class Controller(Handle):
     def decide(self) -> Decision:
         d = out("gctx_controller_decide", self._handle)
         n = self._nb_workloads
-        return Decision(d.candidate, bool(d.no_split), bool(d.changed),
-                        tuple(w for w in range(n) if d.unmet >> w & 1),
-                        tuple(d.sm_counts[:n]), tuple(d.predicted_step_s[:n]),
-                        d.reason.decode())
+        return from_struct(Decision, d, unmet=tuple(w for w in range(n) if d.unmet >> w & 1),
+                           sm_counts=tuple(d.sm_counts[:n]),
+                           predicted_step_s=tuple(d.predicted_step_s[:n]))
 
     def _describe(self) -> str:
         return f"{self._nb_workloads} workloads, {self.nb_candidates} candidates"

@@ -12,7 +12,7 @@ from typing import Any
 from . import _capi, _interop
 from ._capi import lib
 from ._errors import UnsupportedError, check, error_from_status, out_int
-from ._object import Handle, count, device_ordinal, driver_version, info_field
+from ._object import Handle, count, device_ordinal, driver_version, from_struct, info_field
 
 
 class Rounding(str, enum.Enum):
@@ -226,15 +226,6 @@ def relation(name: str, a: Handle, b: Handle) -> Relation:
     return RELATIONS[out_int(name, a._handle, b._handle)]
 
 
-def _plans(plan: Any, group_plans: Any) -> SplitPlan:
-    return SplitPlan(
-        device_id=plan.device, driver_version=plan.driver_version,
-        path=_PATHS.get(plan.path, str(plan.path)), granule_sms=plan.granule_sms,
-        groups=tuple(GroupPlan(g.requested_sms, g.sm_count, g.coscheduled_sm_count,
-                               bool(g.rounded), bool(g.backfilled)) for g in group_plans),
-        remainder_sms=plan.remainder_sms, rounded=bool(plan.rounded), nested=bool(plan.nested))
-
-
 class SMPartition(Handle):
     """A set of SMs of one device (torch.cuda.green_contexts.SMPartition).
 
@@ -344,7 +335,9 @@ class SMPartition(Handle):
         group_plans = (_capi.GroupPlan * n)()
         check(lib.gctx_partition_plan(self._handle, groups, n, options,
                                       ctypes.byref(plan), group_plans))
-        return _plans(plan, group_plans)
+        return from_struct(SplitPlan, plan, device_id=plan.device,
+                           path=_PATHS.get(plan.path, str(plan.path)),
+                           groups=tuple(from_struct(GroupPlan, g) for g in group_plans))
 
     def relation(self, other: SMPartition) -> Relation:
         """Relation.DISJOINT, MAY_OVERLAP or OVERLAP: what is known of the two SM sets."""
