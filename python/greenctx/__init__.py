@@ -1,12 +1,6 @@
-"""greenctx: carve a CUDA GPU's SMs into disjoint partitions with green contexts.
-
-    from greenctx import SMPartition, GreenContext
-
-gives PyTorch's torch.cuda.green_contexts API (SMPartition.from_device / split,
-GreenContext(num_sms=... | sm_partition=...), Stream(), ...) on every driver with green
-contexts (12.4+), made by greenctx's C library; plus what greenctx has beyond it: plan()
-(a dry run), relation(), observe_sms(), rounding, events, the context cache and layouts, and
-claims: SMs held across processes (claim(), claims()). docs/python.md has the whole API.
+"""greenctx: carve a CUDA GPU's SMs into disjoint partitions with green contexts: PyTorch's
+torch.cuda.green_contexts API (SMPartition, GreenContext) on every driver with green contexts
+(12.4+), made by greenctx's C library, and more. docs/python.md has the whole API.
 """
 from __future__ import annotations
 
@@ -61,10 +55,7 @@ def device_count() -> int:
 
 
 def current_sm_count() -> int:
-    """The SMs the calling thread's current CUDA context runs on: a green context's partition
-    when one is current (`ctx.set_context()`, its `cu_context` pushed), else the device's;
-    under `greenctx run`, the program's partition. What a persistent kernel's grid is sized by
-    (docs/python.md). DriverError when no context is current."""
+    """The SMs the calling thread's current CUDA context runs on (docs/python.md)."""
     return out_int("gctx_current_sm_count")
 
 
@@ -91,13 +82,11 @@ def features() -> dict[str, tuple[bool, str]]:
     """{name: (available, reason)} for every feature the library knows, in its order."""
     found: dict[str, tuple[bool, str]] = {}
     value = 0
-    while True:
-        name = lib.gctx_feature_name(value)
-        if name is None:
-            return found
+    while (name := lib.gctx_feature_name(value)) is not None:
         found[name.decode()] = (bool(lib.gctx_feature_available(value)),
-                              lib.gctx_feature_reason(value).decode())
+                                lib.gctx_feature_reason(value).decode())
         value += 1
+    return found
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,4 @@
-"""The context cache (the C library's gctx_cache_*): releasing a green context keeps its
-driver context for the next context of the same SMs and options, per device. On by default;
-GreenContext(..., fresh=True) asks for a new driver context.
-"""
+"""The context cache (the C library's gctx_cache_*; docs/python.md, "The context cache")."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -1,14 +1,5 @@
-"""Claims: SMs of a GPU held across processes (the C library's gctx_claim_*), so that tenants
-of one GPU never build green contexts on the same SMs.
-
-    with greenctx.claim(num_sms=64, wait=True, timeout=30) as ctx:   # a GreenContext
-        with torch.cuda.stream(ctx.Stream()):
-            ...
-
-The SMs are the claim's until the block ends (or the process does, however it ends).
-greenctx.claims() lists every claim of a device, as `greenctx ps` does. Isolation between
-processes needs MPS (greenctx.mps_info()); claims are cooperative, not a security boundary.
-"""
+"""Claims: SMs of a GPU held across processes (the C library's gctx_claim_*; docs/python.md,
+"Claims"), so that tenants of one GPU never build green contexts on the same SMs."""
 from __future__ import annotations
 
 import ctypes
@@ -40,8 +31,8 @@ _INT_MAX = 2**31 - 1  # gctx_claim_options.timeout_ms is a C int
 
 
 def _timeout_ms(timeout: Any) -> int:
-    """Seconds (None: forever) as the C field's milliseconds; the range is C's rule, what is
-    checked here is only what the conversion could change the meaning of."""
+    """Seconds (None: forever) as the C field's milliseconds, refused where the conversion
+    would change their meaning (the range is the C library's to check)."""
     if timeout is None:
         return -1
     if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real):
@@ -156,8 +147,7 @@ class ClaimEvent:
 
 
 class Claim(Handle):
-    """SMs of a device held by this process. Entered with `with`, it gives a GreenContext on
-    its SMs and releases both at the end; resize() grows or shrinks it in place."""
+    """SMs of a device held by this process; `with` gives a GreenContext on them."""
 
     __slots__ = ("_context", "_priority")
     _context: GreenContext | None  # the one `with` gives
@@ -206,9 +196,7 @@ class Claim(Handle):
     def resize(self, num_sms: int | None = None, *, request: str | None = None,
                wait: bool = False, timeout: float | None = None,
                rounding: Rounding | str = "strict", priority: str | int | None = None) -> None:
-        """Grows or shrinks the claim; contexts asked for after it are on the new SMs (work
-        already submitted on the claim's own stream is waited for by events). While it waits
-        (wait=True) its want is posted at priority (None: the claim's own)."""
+        """Grows or shrinks the claim; a wait posts its want at priority (None: the claim's)."""
         if priority is not None:
             self._priority = _priority(priority)
         options = _options(wait, timeout, rounding, priority=self._priority)
@@ -216,17 +204,13 @@ class Claim(Handle):
                                     ctypes.byref(options), None))
 
     def pressure(self) -> int:
-        """The SMs other tenants of at least this claim's priority wait for (0: nobody): ask
-        once per step, and give them back with resize() to cooperate. Cheap (one readdir of
-        the registry, no lock)."""
+        """The SMs other tenants of at least this claim's priority wait for (0: nobody)."""
         return out_int("gctx_claim_pressure", self._handle)
 
     def cooperate(self, allowed: int | GuardAdvice | None = None, *,
                   minimum_sms: int = 8) -> int:
-        """One step of a cooperative tenant, between two of its steps: gives back what waiters
-        of at least its priority want (never below minimum_sms), shrinks to what is allowed
-        (a controller's count for it, or the guard's advice) and, when nobody waits, grows
-        toward it with the SMs free now (no waiting). Returns the claim's SM count after."""
+        """One step of a cooperative tenant (docs/python.md): gives back what is wanted,
+        shrinks to what is allowed, grows toward it when nobody waits; returns its SMs."""
         have, wanted = self.sm_count, self.pressure()
         advice = allowed if isinstance(allowed, GuardAdvice) else None
         allowed_sms = advice.sms if advice else allowed
@@ -244,16 +228,13 @@ class Claim(Handle):
         return self.sm_count
 
     def report_step(self, step_ms: float) -> None:
-        """A latency tenant's step, in ms: its window's p99 is what best-effort tenants'
-        guards hold against its target. No driver call."""
+        """Publishes a latency tenant's step, in ms, for the guards."""
         check(lib.gctx_claim_report_step(self._handle, float(step_ms)))
 
     def guard(self, sm_clock_mhz: int = 0, max_sm_clock_mhz: int = 0, throttle: int = 0,
               hbm_busy: float = 0.0) -> GuardAdvice:
-        """One look of a best-effort tenant's guard (every few ms, after guard_wait): what it
-        may use now, given the latency tenants' steps and the device's signals (none given:
-        NVML's, when it is there). Follow it with cooperate(advice) to give way and take
-        back."""
+        """One look of a best-effort tenant's guard: what it may use now (signals none given:
+        NVML's); follow it with cooperate(advice)."""
         signals = _capi.GuardSignals(sm_clock_mhz=sm_clock_mhz,
                                      max_sm_clock_mhz=max_sm_clock_mhz, throttle=throttle,
                                      hbm_busy=hbm_busy)
@@ -262,10 +243,8 @@ class Claim(Handle):
                                             ctypes.byref(signals) if given else None))
 
     def guard_wait(self, timeout: float = 0.015) -> None:
-        """Waits until the next look of the guard is due: at once when a latency tenant of
-        the GPU publishes its steps (a burst's start), or a claim comes, goes or resizes; at
-        the latest after timeout seconds, the look period (a latency tenant that stops
-        publishes nothing: only a look gives the SMs back then)."""
+        """Waits until the guard's next look is due (a latency tenant's step, a claim's
+        change), at the latest after timeout seconds."""
         check(lib.gctx_claim_guard_wait(self._handle, int(timeout * 1000)))
 
     def export(self) -> str:
@@ -313,12 +292,7 @@ def claim(num_sms: int | None = None, *, request: str | None = None, wait: bool 
           tenant: str | None = None, target_ms: float | None = None,
           target_factor: float | None = None, floor_sms: int | None = None) -> Claim:
     """Claims SMs of a device: `with greenctx.claim(num_sms=16) as ctx:` gives a GreenContext
-    on them. request takes the C syntax ("16", "25%", "rest"); wait queues for the SMs, up to
-    timeout seconds (None: forever). Raises BusyError naming the holders when they are taken,
-    InsufficientSMsError (naming the nearest counts) for a count no set of granules gives.
-    priority ("throughput", "latency" or 0 .. 100): holders yield to waiters of at least
-    their own (Claim.pressure). tenant ("latency" with target_ms or target_factor, or
-    "best-effort" with floor_sms): the guard (Claim.report_step, Claim.guard)."""
+    on them (docs/python.md, "Claims")."""
     return Claim(num_sms, request=request, wait=wait, timeout=timeout, device_id=device_id,
                  rounding=rounding, label=label, runtime_dir=runtime_dir, priority=priority,
                  tenant=tenant, target_ms=target_ms, target_factor=target_factor,
@@ -329,9 +303,7 @@ def claim_count(num_sms: int | None = None, *, request: str | None = None,
                 device_id: int | None = None,
                 rounding: Rounding | str = "strict") -> tuple[int, int]:
     """What claim() would make of a request, claiming nothing: (SMs, how many such claims the
-    device holds at once); (0, 0) for "rest". The C library's one rule for claimable counts
-    (gctx_claim_count), as greenctx info --sizes, plan and run give it. Raises
-    InsufficientSMsError naming the nearest counts for a count no split gives."""
+    device holds at once); (0, 0) for "rest"."""
     sms, at_once = ctypes.c_uint(), ctypes.c_uint()
     rounding_value = split_options(rounding).rounding
     check(lib.gctx_claim_count(device_ordinal(device_id), _request(num_sms, request),

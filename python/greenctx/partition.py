@@ -147,9 +147,8 @@ _LOCALITY_DRIVER = 13040
 
 
 def _check_locality_domains(locality_domain_ids: Any, nb_groups: int) -> None:
-    """PyTorch's checks of locality_domain_ids, in its order: a domain needs driver 13.4,
-    entries are nonnegative ints or None. Then what greenctx can't do yet: gctx_group has
-    no domain field, so a group can't be placed in one (UnsupportedError, not ignored)."""
+    """PyTorch's checks of locality_domain_ids, in its order; then UnsupportedError for any
+    domain: gctx_group has no domain field yet."""
     domains = (tuple(locality_domain_ids) if _is_sequence(locality_domain_ids)
                else (locality_domain_ids,) * nb_groups)
     if len(domains) != nb_groups:
@@ -227,13 +226,7 @@ def relation(name: str, a: Handle, b: Handle) -> Relation:
 
 
 class SMPartition(Handle):
-    """A set of SMs of one device (torch.cuda.green_contexts.SMPartition).
-
-    Get one with from_device(), split() or GreenContext.sm_partition; make a context on it
-    with GreenContext(sm_partition=...). A partition describes SMs, it does not reserve them:
-    several contexts made from one partition share its SMs. Siblings of one split (the
-    remainder included) are disjoint; relation() says what is known of any two.
-    """
+    """A set of SMs of one device (torch.cuda.green_contexts.SMPartition; docs/python.md)."""
 
     __slots__ = ()
     _release = "gctx_partition_release"
@@ -243,8 +236,7 @@ class SMPartition(Handle):
 
     @classmethod
     def from_device(cls, device_id: int | None = None) -> SMPartition:
-        """Every SM of a device (PyTorch's current device, or 0 without PyTorch, when
-        device_id is None)."""
+        """Every SM of a device (None: PyTorch's current device, else 0)."""
         return cls._made_by("gctx_partition_from_device", device_ordinal(device_id))
 
     device_id = info_field("device", "The device index of these SMs.")
@@ -279,15 +271,7 @@ class SMPartition(Handle):
               rounding: Rounding | str = "strict",
               ) -> tuple[tuple[SMPartition, ...], SMPartition | None]:
         """Splits these SMs into disjoint groups and a remainder: ((groups...), remainder),
-        remainder None when no SM is left over.
-
-        Each option is a scalar or a sequence (one entry per group; scalars are broadcast).
-        num_sms 0 asks for discovery; a group with num_sms=0 and backfill=True takes
-        everything left and must be the last. Counts are strict unless rounding is "down",
-        "nearest" or "up". Works on every driver with green contexts, and on any partition
-        (a group, a remainder, a context's SMs). locality_domain_ids (PyTorch's, driver
-        13.4+): None, or None for every group, until the C library places groups in a domain.
-        """
+        remainder None when no SM is left over (docs/python.md has the options)."""
         groups, n, options, outputs_type, options_ref = prepare(
             num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count, backfill,
             locality_domain_ids, rounding)

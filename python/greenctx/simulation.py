@@ -1,7 +1,5 @@
-"""greenctx.simulate(): the package's simulated driver instead of the GPU's, so that a pip-only
-user can try everything (splits, contexts, streams, %smid observation, `greenctx run`) on a
-machine without one. The simulated driver is the one the tests use (sim/): the SM rules and
-split results of real devices, measured on them."""
+"""greenctx.simulate(): the package's simulated driver (the tests' sim/) instead of the GPU's,
+to try everything on a machine without one."""
 from __future__ import annotations
 
 import ctypes
@@ -23,12 +21,8 @@ def _models(path: str) -> list[str]:
 
 
 def simulate(spec: str = "h200") -> str:
-    """Points greenctx at its simulated driver: spec is MODEL[,MODEL...][@DRIVER] as the
-    tool's --sim takes it ("h200", "h200@13000", "h200,a100@12050"; models h200 h100 a100 l4
-    b200; the driver 1000 * major + 10 * minor). Call it before the first use of the driver:
-    it sets GREENCTX_CUDA_LIBRARY, GREENCTX_SIM_DEVICES and GREENCTX_SIM_DRIVER_VERSION for
-    this process and the programs it starts (`greenctx run` included). Returns the simulated
-    driver's path. $GREENCTX_SIM_LIBRARY names another build of it."""
+    """Points greenctx at its simulated driver, before the driver's first use: spec is
+    MODEL[,MODEL...][@DRIVER] as the tool's --sim takes it ("h200@13000"). Returns its path."""
     if not isinstance(spec, str):
         raise TypeError(f"spec must be a str, got {spec!r}")
     match = _SPEC.match(spec)
