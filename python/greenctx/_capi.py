@@ -65,7 +65,7 @@ def c_fields(declarations: str) -> list[tuple[str, Any]]:
     return fields
 
 
-class _Struct(ctypes.Structure):
+class Struct(ctypes.Structure):
     """A C struct; size-prefixed ones get their size field set on construction."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -74,128 +74,69 @@ class _Struct(ctypes.Structure):
             self.size = ctypes.sizeof(self)
 
 
-class DeviceInfo(_Struct):
-    _fields_ = c_fields("""size_t size; int ordinal; char name[256]; int cc_major, cc_minor;
-        unsigned sm_count, min_partition_sms, coscheduled_alignment; int sm_rules_derived;
-        unsigned locality_domain_count""")
+STRUCTS: dict[str, type[Struct]] = {}  # by their C names (the layout test's), as the headers declare them
 
 
-class PartitionInfo(_Struct):
-    _fields_ = c_fields("""size_t size; int device, kind;
-        unsigned sm_count, min_partition_sms, coscheduled_alignment; int structured;
-        unsigned flags; int has_locality_domain; unsigned locality_domain_id""")
+def _struct(c_name: str, body: str) -> type[Struct]:
+    """The Struct of a C struct's body (c_fields), registered in STRUCTS."""
+    cls = STRUCTS[c_name] = type(c_name, (Struct,), {"_fields_": c_fields(body)})
+    return cls
 
 
-class Group(_Struct):
-    _fields_ = c_fields("""unsigned num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count;
-        int backfill; unsigned reserved[4]""")  # reserved: must stay zero
-
-
-class SplitOptions(_Struct):
-    _fields_ = c_fields("size_t size; int rounding")
-
-
-class GroupPlan(_Struct):
-    _fields_ = c_fields("""unsigned requested_sms, sm_count, coscheduled_sm_count;
-        int rounded, backfilled; unsigned reserved[4]""")
-
-
-class SplitPlan(_Struct):
-    _fields_ = c_fields("""size_t size; int device, driver_version, path;
-        unsigned granule_sms, nb_groups, remainder_sms; int rounded, nested""")
-
-
-class ContextOptions(_Struct):
-    _fields_ = c_fields("""size_t size; int workqueue_scope; unsigned workqueue_concurrency_limit,
-        flags""")
-
-
-class ContextInfo(_Struct):
-    _fields_ = c_fields("""size_t size; int device; unsigned sm_count; int has_id;
-        unsigned long long id; int adopted, workqueue_scope;
-        unsigned workqueue_concurrency_limit""")
-
-
-class StreamOptions(_Struct):
-    _fields_ = c_fields("size_t size; int priority, blocking")
-
-
-class ReleaseFailures(_Struct):
-    _fields_ = c_fields("""size_t size;
-        unsigned long long events, streams, green_contexts, primary_contexts, kernels, total;
-        unsigned pending; int last_cuda_result; char last_message[256]""")
-
-
-class CacheStats(_Struct):
-    _fields_ = c_fields("""size_t size; unsigned long long hits, misses, evictions;
-        unsigned cached, live, limit""")
-
-
-class Workload(_Struct):
-    _fields_ = c_fields("""size_t size; int kind; double target_s, floor_per_s;
-        unsigned nb_points; unsigned* prior_sms; double* prior_step_s;
-        double ref_demand, demand_weight, bytes_per_step""")
-
-
-class ControllerOptions(_Struct):
-    _fields_ = c_fields("""size_t size; unsigned device_sms; double hbm_bytes_per_s, hysteresis;
-        unsigned dwell; double learning_rate, latency_margin, shared_slowdown; int disjoint""")
-
-
+DeviceInfo = _struct("gctx_device_info", """size_t size; int ordinal; char name[256]; int cc_major,
+    cc_minor; unsigned sm_count, min_partition_sms, coscheduled_alignment; int sm_rules_derived;
+    unsigned locality_domain_count""")
+PartitionInfo = _struct("gctx_partition_info", """size_t size; int device, kind; unsigned sm_count,
+    min_partition_sms, coscheduled_alignment; int structured; unsigned flags;
+    int has_locality_domain; unsigned locality_domain_id""")
+Group = _struct("gctx_group", """unsigned num_sms, coscheduled_sm_count,
+    preferred_coscheduled_sm_count; int backfill; unsigned reserved[4]""")  # reserved: zero
+SplitOptions = _struct("gctx_split_options", "size_t size; int rounding")
+GroupPlan = _struct("gctx_group_plan", """unsigned requested_sms, sm_count, coscheduled_sm_count;
+    int rounded, backfilled; unsigned reserved[4]""")
+SplitPlan = _struct("gctx_split_plan", """size_t size; int device, driver_version, path;
+    unsigned granule_sms, nb_groups, remainder_sms; int rounded, nested""")
+ContextOptions = _struct("gctx_context_options", """size_t size; int workqueue_scope;
+    unsigned workqueue_concurrency_limit, flags""")
+ContextInfo = _struct("gctx_context_info", """size_t size; int device; unsigned sm_count;
+    int has_id; unsigned long long id; int adopted, workqueue_scope;
+    unsigned workqueue_concurrency_limit""")
+StreamOptions = _struct("gctx_stream_options", "size_t size; int priority, blocking")
+ReleaseFailures = _struct("gctx_release_failures", """size_t size; unsigned long long events,
+    streams, green_contexts, primary_contexts, kernels, total; unsigned pending;
+    int last_cuda_result; char last_message[256]""")
+CacheStats = _struct("gctx_cache_stats", """size_t size; unsigned long long hits, misses, evictions;
+    unsigned cached, live, limit""")
+Workload = _struct("gctx_workload", """size_t size; int kind; double target_s, floor_per_s;
+    unsigned nb_points; unsigned* prior_sms; double* prior_step_s; double ref_demand, demand_weight,
+    bytes_per_step""")
+ControllerOptions = _struct("gctx_controller_options", """size_t size; unsigned device_sms;
+    double hbm_bytes_per_s, hysteresis; unsigned dwell; double learning_rate, latency_margin,
+    shared_slowdown; int disjoint""")
 CONTROLLER_MAX_WORKLOADS = 8
-
-
-class ControllerDecision(_Struct):
-    _fields_ = c_fields("""size_t size; unsigned candidate; int no_split, changed;
-        unsigned unmet, sm_counts[CONTROLLER_MAX_WORKLOADS];
-        double predicted_step_s[CONTROLLER_MAX_WORKLOADS]; char reason[256]""")
-
-
-class ClaimOptions(_Struct):
-    _fields_ = c_fields("""size_t size; unsigned flags; int timeout_ms, rounding;
-        char* label; char* command; char* runtime_dir; int priority, tenant_class;
-        double target_ms, target_factor; unsigned floor_sms""")
-
-
-class ClaimInfo(_Struct):
-    _fields_ = c_fields("""size_t size; int device; char device_uuid[48]; int pid; unsigned uid;
-        char user[64], command[256], label[128]; long long since_ns; int mps, self;
-        unsigned sm_count, nb_granules; unsigned short granules[GCTX_CLAIM_MAX_GRANULES];
-        int tenant_class; double target_ms, target_factor, step_ms, alone_ms;
-        long long step_ns; unsigned guard_level; char guard_reason[16];
-        unsigned guard_sms, guard_outstanding, guard_duty_permille; int guard_paced;
-        double guard_held_ms""")
-
-
-class ClaimUsage(_Struct):
-    _fields_ = c_fields("""size_t size; unsigned sm_count, free_sms, nb_granules,
-        granule_sms[GCTX_CLAIM_MAX_GRANULES]; unsigned char granule_free[GCTX_CLAIM_MAX_GRANULES];
-        unsigned nb_claims; int mps_active; char path[512]""")
-
-
-class ClaimEvent(_Struct):
-    _fields_ = c_fields("""size_t size; int kind; long long time_ns; int pid; char command[256];
-        int cuda_result; unsigned sm_count""")
-
-
-class GuardSignals(_Struct):
-    _fields_ = c_fields("""size_t size; unsigned sm_clock_mhz, max_sm_clock_mhz, throttle;
-        double hbm_busy""")
-
-
-class GuardAdvice(_Struct):
-    _fields_ = c_fields("""size_t size; unsigned level, sms, max_outstanding; char reason[16];
-        unsigned latency_tenants, duty_permille; char request[16]""")
-
-
-class MpsInfo(_Struct):
-    _fields_ = c_fields("""size_t size; char pipe_dir[512]; int daemon_running,
-        active_thread_percentage; char pinned_mem_limit[128]""")
-
-
-# The structs above, by their C names (DeviceInfo: gctx_device_info), for the layout test.
-STRUCTS = {"gctx" + re.sub(r"([A-Z])", r"_\1", cls.__name__).lower(): cls
-           for cls in _Struct.__subclasses__()}
+ControllerDecision = _struct("gctx_controller_decision", """size_t size; unsigned candidate;
+    int no_split, changed; unsigned unmet, sm_counts[CONTROLLER_MAX_WORKLOADS];
+    double predicted_step_s[CONTROLLER_MAX_WORKLOADS]; char reason[256]""")
+ClaimOptions = _struct("gctx_claim_options", """size_t size; unsigned flags; int timeout_ms,
+    rounding; char* label; char* command; char* runtime_dir; int priority, tenant_class;
+    double target_ms, target_factor; unsigned floor_sms""")
+ClaimInfo = _struct("gctx_claim_info", """size_t size; int device; char device_uuid[48]; int pid;
+    unsigned uid; char user[64], command[256], label[128]; long long since_ns; int mps, self;
+    unsigned sm_count, nb_granules; unsigned short granules[GCTX_CLAIM_MAX_GRANULES];
+    int tenant_class; double target_ms, target_factor, step_ms, alone_ms; long long step_ns;
+    unsigned guard_level; char guard_reason[16]; unsigned guard_sms, guard_outstanding,
+    guard_duty_permille; int guard_paced; double guard_held_ms""")
+ClaimUsage = _struct("gctx_claim_usage", """size_t size; unsigned sm_count, free_sms, nb_granules,
+    granule_sms[GCTX_CLAIM_MAX_GRANULES]; unsigned char granule_free[GCTX_CLAIM_MAX_GRANULES];
+    unsigned nb_claims; int mps_active; char path[512]""")
+ClaimEvent = _struct("gctx_claim_event", """size_t size; int kind; long long time_ns; int pid;
+    char command[256]; int cuda_result; unsigned sm_count""")
+GuardSignals = _struct("gctx_guard_signals", """size_t size; unsigned sm_clock_mhz,
+    max_sm_clock_mhz, throttle; double hbm_busy""")
+GuardAdvice = _struct("gctx_guard_advice", """size_t size; unsigned level, sms, max_outstanding;
+    char reason[16]; unsigned latency_tenants, duty_permille; char request[16]""")
+MpsInfo = _struct("gctx_mps_info", """size_t size; char pipe_dir[512]; int daemon_running,
+    active_thread_percentage; char pinned_mem_limit[128]""")
 
 
 def prototypes(declarations: str) -> dict[str, tuple[Any, list[Any]]]:

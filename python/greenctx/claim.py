@@ -69,7 +69,7 @@ _CLASSES = {None: _capi.GCTX_TENANT_UNGUARDED, "latency": _capi.GCTX_TENANT_LATE
 _CLASS_NAMES = {v: k for k, v in _CLASSES.items()}
 
 
-def _tenant(o: _capi.ClaimOptions, tenant: str | None, target_ms: float | None,
+def _tenant(o: _capi.Struct, tenant: str | None, target_ms: float | None,
             target_factor: float | None, floor_sms: int | None) -> None:
     if tenant not in _CLASSES:
         raise ValueError(f"tenant must be \"latency\", \"best-effort\" or None, got {tenant!r}")
@@ -81,7 +81,7 @@ def _tenant(o: _capi.ClaimOptions, tenant: str | None, target_ms: float | None,
 
 def _options(wait: bool, timeout: float | None, rounding: Rounding | str = "strict",
              label: str | None = None, runtime_dir: str | None = None,
-             priority: int = 0) -> _capi.ClaimOptions:
+             priority: int = 0) -> _capi.Struct:
     o = _capi.ClaimOptions()
     o.priority = priority
     if wait:

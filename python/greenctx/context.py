@@ -39,7 +39,7 @@ _PLAIN_OPTIONS = {False: _capi.ContextOptions(),
 
 
 def context_options(workqueue_scope: str | None, workqueue_concurrency_limit: int | None,
-                    fresh: bool = False) -> _capi.ContextOptions:
+                    fresh: bool = False) -> _capi.Struct:
     if workqueue_scope is None and workqueue_concurrency_limit is None:
         return _PLAIN_OPTIONS[bool(fresh)]
     if workqueue_scope not in _WORKQUEUE_SCOPES:
@@ -56,7 +56,7 @@ def context_options(workqueue_scope: str | None, workqueue_concurrency_limit: in
 
 
 def _create_with_sms(device: int, num_sms: Any, rounding: Rounding | str | None,
-                     options: _capi.ContextOptions) -> int:
+                     options: _capi.Struct) -> int:
     """A context of num_sms SMs of a device, in one C call: rounding None is PyTorch's (its
     range, the driver's rounding up), "strict" the C library's check, others a split's."""
     if rounding is None:

@@ -69,13 +69,13 @@ class SplitPlan:
 
 # Split options by rounding (the C library only reads them): one struct per policy, made once,
 # passed as they are (ctypes passes a struct by reference to a pointer parameter).
-_SPLIT_OPTIONS: dict[Rounding | str, _capi.SplitOptions] = {
+_SPLIT_OPTIONS: dict[Rounding | str, _capi.Struct] = {
     policy: _capi.SplitOptions(rounding=value) for policy, value in (
         (Rounding.STRICT, _capi.GCTX_ROUND_STRICT), (Rounding.DOWN, _capi.GCTX_ROUND_DOWN),
         (Rounding.NEAREST, _capi.GCTX_ROUND_NEAREST), (Rounding.UP, _capi.GCTX_ROUND_UP))}
 
 
-def split_options(rounding: Rounding | str) -> _capi.SplitOptions:
+def split_options(rounding: Rounding | str) -> _capi.Struct:
     options = _SPLIT_OPTIONS.get(rounding)  # a Rounding or its string (they hash alike)
     if options is None:
         raise ValueError(f"rounding must be one of {[r.value for r in Rounding]}, "
