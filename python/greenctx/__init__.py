@@ -28,26 +28,22 @@ __all__ = [
     "Rounding", "DeviceInfo", "Error", "InvalidArgumentError", "InsufficientSMsError",
     "UnsupportedError", "NoDriverError", "NoDeviceError", "InvalidHandleError", "DriverError",
     "OutOfMemoryError", "driver_version", "driver_path", "device_count", "device_info",
-    "current_sm_count",
-    "features", "library_path", "ReleaseFailures", "release_failures",
+    "current_sm_count", "features", "library_path", "ReleaseFailures", "release_failures",
     "retry_release_failures", "Layouts", "CacheStats", "cache_stats", "cache_limit",
     "set_cache_limit", "trim_cache", "Controller", "Workload", "Decision", "BusyError",
     "RegistryError", "Claim", "ClaimInfo", "ClaimEvent", "MpsInfo", "claim", "claim_count",
-    "claims", "claim_events", "mps_info", "simulate",
-]
+    "claims", "claim_events", "mps_info", "simulate"]
 
 
 def library_path() -> str:
     """The libgreenctx.so this package uses ($GREENCTX_LIBRARY, else its own copy)."""
-    path: str = lib.path
-    return path
+    return str(lib.path)
 
 
 def driver_path() -> str:
     """The file the CUDA driver was loaded from."""
     check(lib.gctx_init())
-    path: str = lib.gctx_driver_path().decode()
-    return path
+    return str(lib.gctx_driver_path().decode())
 
 
 def device_count() -> int:

@@ -29,11 +29,10 @@ GCTX_WORKQUEUE_SCOPE_BALANCED = 2
 GCTX_CONTEXT_FRESH = 0x1  # gctx_context_options.flags
 GCTX_LAYOUTS_ORDER_ALL, GCTX_LAYOUTS_ORDER_BY_PART = 0x0, 0x1  # gctx_layouts_switch_ordered
 GCTX_WORKLOAD_LATENCY, GCTX_WORKLOAD_THROUGHPUT = 0, 1
-GCTX_CLAIM_WAIT, GCTX_CLAIM_INHERIT, GCTX_CLAIM_SHARED_DIR = 0x1, 0x2, 0x4  # claim options
+GCTX_CLAIM_WAIT = 0x1  # gctx_claim_options.flags
 GCTX_CLAIM_MAX_GRANULES = 128
 GCTX_CLAIM_PRIORITY_THROUGHPUT, GCTX_CLAIM_PRIORITY_LATENCY = 0, 50
 GCTX_TENANT_UNGUARDED, GCTX_TENANT_LATENCY, GCTX_TENANT_BEST_EFFORT = 0, 1, 2
-GCTX_GUARD_THROTTLE_POWER, GCTX_GUARD_THROTTLE_THERMAL = 0x1, 0x2
 GCTX_CLAIM_EVENT_RELEASED, GCTX_CLAIM_EVENT_DIED, GCTX_CLAIM_EVENT_FAULT = 0, 1, 2
 
 
@@ -74,7 +73,7 @@ class Struct(ctypes.Structure):
             self.size = ctypes.sizeof(self)
 
 
-STRUCTS: dict[str, type[Struct]] = {}  # by their C names (the layout test's), as the headers declare them
+STRUCTS: dict[str, type[Struct]] = {}  # by their C names, for the layout test
 
 
 def _struct(c_name: str, body: str) -> type[Struct]:

@@ -124,8 +124,7 @@ PTR_MAX = 2**64 - 1   # a driver handle (a pointer)
 
 
 def integer(name: str, value: Any) -> int:
-    """An int argument as an int: TypeError for anything else (bool included, as PyTorch
-    refuses it), so that nothing but a number reaches a C parameter."""
+    """An int argument as an int: TypeError for anything else (bool included, as PyTorch)."""
     if isinstance(value, bool) or not hasattr(type(value), "__index__"):
         raise TypeError(f"{name} must be an int, got {value!r}")
     return operator.index(value)
@@ -140,8 +139,7 @@ def int_in(name: str, value: object, low: int, high: int) -> int:
 
 
 def count(name: str, value: Any) -> int:
-    """A nonnegative integer argument below 2**32 (a C unsigned), as an int; ValueError
-    otherwise, as PyTorch's split gives for its counts."""
+    """A C unsigned argument as an int; ValueError otherwise, as PyTorch's split gives."""
     what = "nonnegative integers" if name.endswith(" entries") else "a nonnegative integer"
     if isinstance(value, bool) or not hasattr(type(value), "__index__"):
         raise ValueError(f"{name} must be {what}, got {value!r}")
@@ -154,8 +152,7 @@ def count(name: str, value: Any) -> int:
 
 
 def real(name: str, value: object) -> float:
-    """A real number argument as the C double it becomes; TypeError for anything else (a str
-    is not read as a number). Its range is the C library's to check."""
+    """A real number argument as the C double it becomes (its range the C library's to check)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__} "
                         f"{value!r:.60}")
@@ -163,8 +160,7 @@ def real(name: str, value: object) -> float:
 
 
 def text(name: str, value: object) -> bytes:
-    """A str argument as the C string it becomes (UTF-8): TypeError for another type,
-    ValueError for an embedded NUL (C would end the text there) or a lone surrogate."""
+    """A str argument as the C string it becomes (UTF-8), refused where C would misread it."""
     if not isinstance(value, str):
         raise TypeError(f"{name} must be a str, got {type(value).__name__} {value!r:.60}")
     if "\0" in value:
@@ -176,8 +172,7 @@ def text(name: str, value: object) -> bytes:
 
 
 def path(name: str, value: Any) -> bytes:
-    """A str or os.PathLike argument as the C string it becomes (the file system's encoding);
-    TypeError for another type, ValueError for an embedded NUL."""
+    """A str or os.PathLike argument as the C string it becomes (the file system's encoding)."""
     try:
         raw = os.fsencode(value)
     except TypeError:
@@ -189,9 +184,8 @@ def path(name: str, value: Any) -> bytes:
 
 
 def driver_handle(name: str, value: Any) -> int:
-    """A raw driver handle (CUgreenCtx, CUstream) as a nonzero int: an int, or an object
-    that converts to one as cuda.bindings' handle types do (int(h)). Strings, floats and
-    other Python objects are refused before anything reaches the driver."""
+    """A raw driver handle (CUgreenCtx, CUstream) as a nonzero int: an int, or an object that
+    converts to one as cuda.bindings' handle types do (int(h))."""
     if isinstance(value, (bool, float, complex, str, bytes, bytearray)):
         raise TypeError(f"{name} must be an int or a CUDA handle object, got {value!r}")
     if hasattr(type(value), "__index__"):
@@ -215,8 +209,7 @@ def instance(name: str, value: object, kind: type[_T]) -> _T:
 
 
 def cuda_torch() -> Any:
-    """PyTorch when the program imported it and it sees CUDA (a CPU-only PyTorch is as good
-    as none: greenctx never asks it for a device or a stream)."""
+    """PyTorch when the program imported it and it sees CUDA, else None."""
     torch = sys.modules.get("torch")
     if torch is None or getattr(torch, "cuda", None) is None:
         return None

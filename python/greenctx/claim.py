@@ -11,7 +11,7 @@ from typing import Any
 from . import _capi
 from ._capi import lib
 from ._errors import BusyError, check, out, out_int
-from ._object import Handle, count, device_ordinal, from_struct, path, text
+from ._object import INT_MAX, Handle, count, device_ordinal, from_struct, path, text
 from .context import GreenContext
 from .partition import Rounding, SMPartition, split_options
 
@@ -23,11 +23,7 @@ def _request(num_sms: int | None, request: str | None) -> bytes:
     if (num_sms is None) == (request is None):
         raise ValueError("give num_sms (a count) or request (\"16\", \"25%\" or \"rest\"), "
                          "not both")
-    return str(count("num_sms", num_sms)).encode() if request is None else text("request",
-                                                                                  request)
-
-
-_INT_MAX = 2**31 - 1  # gctx_claim_options.timeout_ms is a C int
+    return str(count("num_sms", num_sms)).encode() if request is None else text("request", request)
 
 
 def _timeout_ms(timeout: Any) -> int:
@@ -41,9 +37,9 @@ def _timeout_ms(timeout: Any) -> int:
     seconds = float(timeout)
     if math.isnan(seconds) or seconds < 0:
         raise ValueError(f"timeout must be seconds >= 0 (None: wait forever), got {timeout!r}")
-    if seconds * 1000 > _INT_MAX:
+    if seconds * 1000 > INT_MAX:  # gctx_claim_options.timeout_ms is a C int
         raise ValueError(f"timeout={timeout!r} s is beyond the C field: at most "
-                         f"{_INT_MAX / 1000} s (None: wait forever)")
+                         f"{INT_MAX / 1000} s (None: wait forever)")
     ms = round(seconds * 1000)
     if seconds > 0 and ms == 0:
         raise ValueError(f"timeout={timeout!r} s is below the 1 ms the C library counts in: "
@@ -67,16 +63,6 @@ def _priority(priority: str | int) -> int:
 _CLASSES = {None: _capi.GCTX_TENANT_UNGUARDED, "latency": _capi.GCTX_TENANT_LATENCY,
             "best-effort": _capi.GCTX_TENANT_BEST_EFFORT}
 _CLASS_NAMES = {v: k for k, v in _CLASSES.items()}
-
-
-def _tenant(o: _capi.Struct, tenant: str | None, target_ms: float | None,
-            target_factor: float | None, floor_sms: int | None) -> None:
-    if tenant not in _CLASSES:
-        raise ValueError(f"tenant must be \"latency\", \"best-effort\" or None, got {tenant!r}")
-    o.tenant_class = _CLASSES[tenant]
-    o.target_ms = target_ms or 0.0
-    o.target_factor = target_factor or 0.0
-    o.floor_sms = floor_sms or 0
 
 
 def _options(wait: bool, timeout: float | None, rounding: Rounding | str = "strict",
@@ -163,7 +149,11 @@ class Claim(Handle):
                  target_factor: float | None = None, floor_sms: int | None = None) -> None:
         level = _priority(priority)
         options = _options(wait, timeout, rounding, label, runtime_dir, level)
-        _tenant(options, tenant, target_ms, target_factor, floor_sms)
+        if tenant not in _CLASSES:
+            raise ValueError(f"tenant must be \"latency\", \"best-effort\" or None, got {tenant!r}")
+        options.tenant_class = _CLASSES[tenant]
+        options.target_ms, options.target_factor = target_ms or 0.0, target_factor or 0.0
+        options.floor_sms = floor_sms or 0
         self._own(out_int("gctx_claim_acquire", device_ordinal(device_id),
                           _request(num_sms, request), options))
         self._priority = level
@@ -293,10 +283,7 @@ def claim(num_sms: int | None = None, *, request: str | None = None, wait: bool 
           target_factor: float | None = None, floor_sms: int | None = None) -> Claim:
     """Claims SMs of a device: `with greenctx.claim(num_sms=16) as ctx:` gives a GreenContext
     on them (docs/python.md, "Claims")."""
-    return Claim(num_sms, request=request, wait=wait, timeout=timeout, device_id=device_id,
-                 rounding=rounding, label=label, runtime_dir=runtime_dir, priority=priority,
-                 tenant=tenant, target_ms=target_ms, target_factor=target_factor,
-                 floor_sms=floor_sms)
+    return Claim(**locals())  # the arguments, as they came
 
 
 def claim_count(num_sms: int | None = None, *, request: str | None = None,

@@ -273,10 +273,7 @@ class GreenContext(Handle):
                workqueue_concurrency_limit: int | None = None,
                rounding: Rounding | str | None = None, fresh: bool = False) -> GreenContext:
         """The constructor, with num_sms and device_id positional (as PyTorch has it)."""
-        return GreenContext(num_sms=num_sms, sm_partition=sm_partition,
-                            workqueue_scope=workqueue_scope,
-                            workqueue_concurrency_limit=workqueue_concurrency_limit,
-                            device_id=device_id, rounding=rounding, fresh=fresh)
+        return GreenContext(**locals())  # the arguments, as they came
 
     @staticmethod
     def split(*, num_sms: int | Sequence[int] = 0,

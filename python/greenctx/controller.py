@@ -107,9 +107,8 @@ class Controller(Handle):
                                           real("step_s", step_s)))
 
     def predict(self, candidate: int, workload: int) -> float:
-        step_s: float = out("gctx_controller_predict", self._handle,
-                            count("candidate", candidate), count("workload", workload)).value
-        return step_s
+        return float(out("gctx_controller_predict", self._handle, count("candidate", candidate),
+                         count("workload", workload)).value)
 
     def decide(self) -> Decision:
         d = out("gctx_controller_decide", self._handle)

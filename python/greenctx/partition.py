@@ -167,11 +167,9 @@ def _check_locality_domains(locality_domain_ids: Any, nb_groups: int) -> None:
                            "locality_domain_id")
 
 
-# Prepared splits: the C arguments of each distinct request made only of exact ints and bools
-# (scalars or tuples), with no locality domain, as a program's loop repeats them. The C library
-# only reads the groups and options, so every call and thread passes the same ones; each call
-# makes its own outputs, of the cached type. With exact types two equal requests are the same
-# request (True == 1 can't mix them up). Bounded: emptied when full.
+# Prepared splits: the C arguments (which the library only reads) of each distinct request of
+# exact ints and bools (True == 1 can't mix two up), as a program's loop repeats them; each call
+# makes its own outputs. Bounded: emptied when full.
 _PREPARED: dict[Any, Any] = {}
 _PREPARED_MAX = 256
 _ONE_HANDLE = ctypes.c_void_p * 1  # a remainder's output: an array passes with no byref()
@@ -185,9 +183,8 @@ _new = object.__new__
 
 def prepare(num_sms: Any, coscheduled_sm_count: Any, preferred_coscheduled_sm_count: Any,
             backfill: Any, locality_domain_ids: Any, rounding: Rounding | str) -> Any:
-    """A split's C arguments, checked in PyTorch's order and made once per distinct request:
-    (groups array, its length, options, the type of its outputs array, a pointer to the
-    options)."""
+    """A split's C arguments, checked in PyTorch's order, made once per distinct request: (groups,
+    their count, options, the type of the outputs array, a pointer to the options)."""
     if locality_domain_ids is not None:
         cacheable = False
     elif (type(num_sms) is int and type(coscheduled_sm_count) is int  # one group, quickly

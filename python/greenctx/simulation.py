@@ -11,15 +11,6 @@ from ._capi import PACKAGED_SIM, lib
 _SPEC = re.compile(r"^([A-Za-z0-9]+(?:,[A-Za-z0-9]+)*)(?:@(\d+))?$")
 
 
-def _models(path: str) -> list[str]:
-    """The models the simulated driver at path knows, asked of it (its model table)."""
-    models = ctypes.CDLL(path).gctxsim_models
-    models.restype = ctypes.c_char_p
-    models.argtypes = []
-    table: bytes = models()
-    return table.decode().split()
-
-
 def simulate(spec: str = "h200") -> str:
     """Points greenctx at its simulated driver, before the driver's first use: spec is
     MODEL[,MODEL...][@DRIVER] as the tool's --sim takes it ("h200@13000"). Returns its path."""
@@ -42,7 +33,9 @@ def simulate(spec: str = "h200") -> str:
         raise FileNotFoundError(f"the simulated driver {path} is missing: install greenctx "
                                 f"with pip, or set GREENCTX_SIM_LIBRARY to a "
                                 f"libgreenctx_sim.so")
-    known = _models(path)
+    models_of = ctypes.CDLL(path).gctxsim_models  # the simulated driver's model table
+    models_of.restype = ctypes.c_char_p
+    known = models_of().decode().split()
     unknown = [m for m in models.split(",") if m.lower() not in known]
     if unknown:
         raise ValueError(f"simulate(): no simulated model {unknown[0]!r}; the models are "
