@@ -10,8 +10,7 @@ import os
 import re
 from typing import Any
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
-NATIVE = os.path.join(_HERE, "_native")
+NATIVE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_native")
 # The one library the package holds, under its SONAME (libgreenctx.so.0.MINOR before 1.0).
 PACKAGED_LIBRARY = (sorted(glob.glob(os.path.join(NATIVE, "lib", "libgreenctx.so.*"))) or
                     [os.path.join(NATIVE, "lib", "libgreenctx.so.0")])[0]
@@ -227,13 +226,9 @@ SIGNATURES = prototypes("""
 """)
 
 
-def library_path() -> str:
-    return os.environ.get("GREENCTX_LIBRARY") or PACKAGED_LIBRARY
-
-
-def load(path: str | None = None) -> Any:
-    """The C library with every function of SIGNATURES declared."""
-    path = path or library_path()
+def load() -> Any:
+    """The C library ($GREENCTX_LIBRARY, else the package's) with SIGNATURES declared."""
+    path = os.environ.get("GREENCTX_LIBRARY") or PACKAGED_LIBRARY
     try:
         lib: Any = ctypes.CDLL(path)
     except OSError as e:
@@ -245,8 +240,7 @@ def load(path: str | None = None) -> Any:
         raise ImportError(f"greenctx: cannot load the C library {path}: {e}{hint}") from e
     for name, (restype, argtypes) in SIGNATURES.items():
         fn = getattr(lib, name)
-        fn.restype = restype
-        fn.argtypes = argtypes
+        fn.restype, fn.argtypes = restype, argtypes
     lib.path = path
     return lib
 
