@@ -1,19 +1,13 @@
-"""greenctx: carve a CUDA GPU's SMs into disjoint partitions with green contexts.
-
-    from greenctx import SMPartition, GreenContext
-
-gives PyTorch's torch.cuda.green_contexts API (SMPartition.from_device / split,
-GreenContext(num_sms=... | sm_partition=...), Stream(), ...) on every driver with green
-contexts (12.4+), made by greenctx's C library; plus what greenctx has beyond it: plan()
-(a dry run), relation(), observe_sms(), rounding, events, the context cache and layouts, and
-claims: SMs held across processes (claim(), claims()). docs/python.md has the whole API.
+"""greenctx: carve a CUDA GPU's SMs into disjoint partitions with green contexts: PyTorch's
+torch.cuda.green_contexts API (SMPartition, GreenContext) on every driver with green contexts
+(12.4+), made by greenctx's C library, and more. docs/python.md has the whole API.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from ._capi import lib
-from ._object import device_ordinal, driver_version
+from ._object import device_ordinal, driver_version, from_struct
 from ._errors import (BusyError, DriverError, Error, InsufficientSMsError,
                       InvalidArgumentError, InvalidHandleError, NoDeviceError, NoDriverError,
                       OutOfMemoryError, RegistryError, UnsupportedError, check, out,
@@ -34,26 +28,22 @@ __all__ = [
     "Rounding", "DeviceInfo", "Error", "InvalidArgumentError", "InsufficientSMsError",
     "UnsupportedError", "NoDriverError", "NoDeviceError", "InvalidHandleError", "DriverError",
     "OutOfMemoryError", "driver_version", "driver_path", "device_count", "device_info",
-    "current_sm_count",
-    "features", "library_path", "ReleaseFailures", "release_failures",
+    "current_sm_count", "features", "library_path", "ReleaseFailures", "release_failures",
     "retry_release_failures", "Layouts", "CacheStats", "cache_stats", "cache_limit",
     "set_cache_limit", "trim_cache", "Controller", "Workload", "Decision", "BusyError",
     "RegistryError", "Claim", "ClaimInfo", "ClaimEvent", "MpsInfo", "claim", "claim_count",
-    "claims", "claim_events", "mps_info", "simulate",
-]
+    "claims", "claim_events", "mps_info", "simulate"]
 
 
 def library_path() -> str:
     """The libgreenctx.so this package uses ($GREENCTX_LIBRARY, else its own copy)."""
-    path: str = lib.path
-    return path
+    return str(lib.path)
 
 
 def driver_path() -> str:
     """The file the CUDA driver was loaded from."""
     check(lib.gctx_init())
-    path: str = lib.gctx_driver_path().decode()
-    return path
+    return str(lib.gctx_driver_path().decode())
 
 
 def device_count() -> int:
@@ -61,10 +51,7 @@ def device_count() -> int:
 
 
 def current_sm_count() -> int:
-    """The SMs the calling thread's current CUDA context runs on: a green context's partition
-    when one is current (`ctx.set_context()`, its `cu_context` pushed), else the device's;
-    under `greenctx run`, the program's partition. What a persistent kernel's grid is sized by
-    (docs/python.md). DriverError when no context is current."""
+    """The SMs the calling thread's current CUDA context runs on (docs/python.md)."""
     return out_int("gctx_current_sm_count")
 
 
@@ -83,23 +70,19 @@ class DeviceInfo:
 
 def device_info(device_id: int | None = 0) -> DeviceInfo:
     info = out("gctx_device_get_info", device_ordinal(device_id))
-    return DeviceInfo(info.ordinal, info.name.decode(errors="replace"),
-                      (info.cc_major, info.cc_minor), info.sm_count, info.min_partition_sms,
-                      info.coscheduled_alignment, bool(info.sm_rules_derived),
-                      info.locality_domain_count)
+    return from_struct(DeviceInfo, info, device_id=info.ordinal,
+                       compute_capability=(info.cc_major, info.cc_minor))
 
 
 def features() -> dict[str, tuple[bool, str]]:
     """{name: (available, reason)} for every feature the library knows, in its order."""
     found: dict[str, tuple[bool, str]] = {}
     value = 0
-    while True:
-        name = lib.gctx_feature_name(value)
-        if name is None:
-            return found
+    while (name := lib.gctx_feature_name(value)) is not None:
         found[name.decode()] = (bool(lib.gctx_feature_available(value)),
-                              lib.gctx_feature_reason(value).decode())
+                                lib.gctx_feature_reason(value).decode())
         value += 1
+    return found
 
 
 @dataclass(frozen=True)
@@ -118,10 +101,7 @@ class ReleaseFailures:
 
 def release_failures() -> ReleaseFailures:
     """The process's counts of failed driver destroys behind releases."""
-    f = out("gctx_release_failures_get")
-    return ReleaseFailures(f.events, f.streams, f.green_contexts, f.primary_contexts, f.kernels,
-                           f.total, f.pending, f.last_cuda_result,
-                           f.last_message.decode(errors="replace"))
+    return from_struct(ReleaseFailures, out("gctx_release_failures_get"))
 
 
 def retry_release_failures() -> None:

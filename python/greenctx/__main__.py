@@ -1,7 +1,5 @@
-"""`greenctx ...` (the console script) and `python -m greenctx ...`: the package's own build
-of the tool, run in place of this process, so it sees the same arguments, environment,
-signals and exit status as when run directly. The tool finds the simulated driver and the
-preload beside itself (greenctx/_native/lib/greenctx/)."""
+"""`greenctx ...` and `python -m greenctx ...`: the package's build of the tool, exec'd in place
+of this process (the same arguments, environment, signals and exit status)."""
 import os
 import sys
 

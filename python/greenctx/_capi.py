@@ -1,14 +1,6 @@
-"""The C library, loaded with ctypes: its structs and the signature of every function used.
-
-Nothing here knows a rule of green contexts: the library decides counts, rounding and
-legality, and says why in gctx_last_error(). This module only declares the C ABI of the
-public headers (include/greenctx.h, greenctx_claims.h, greenctx_controller.h; test_abi.py
-checks every declaration against them) and loads the shared library: $GREENCTX_LIBRARY when
-set, else the copy built into this package (greenctx/_native/lib, beside the tool, the
-simulated driver and the preload: setup.py).
-
-Handles (partitions, contexts, streams, events, and the CUDA handles) are opaque values:
-c_void_p, passed back as they came, never dereferenced.
+"""The C library, loaded with ctypes: the structs and signatures of the public headers
+(include/; test_abi.py checks them), and nothing of green contexts' rules: the library decides
+and says why in gctx_last_error(). Handles are opaque c_void_p values, never dereferenced.
 """
 from __future__ import annotations
 
@@ -18,8 +10,7 @@ import os
 import re
 from typing import Any
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
-NATIVE = os.path.join(_HERE, "_native")
+NATIVE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_native")
 # The one library the package holds, under its SONAME (libgreenctx.so.0.MINOR before 1.0).
 PACKAGED_LIBRARY = (sorted(glob.glob(os.path.join(NATIVE, "lib", "libgreenctx.so.*"))) or
                     [os.path.join(NATIVE, "lib", "libgreenctx.so.0")])[0]
@@ -37,11 +28,10 @@ GCTX_WORKQUEUE_SCOPE_BALANCED = 2
 GCTX_CONTEXT_FRESH = 0x1  # gctx_context_options.flags
 GCTX_LAYOUTS_ORDER_ALL, GCTX_LAYOUTS_ORDER_BY_PART = 0x0, 0x1  # gctx_layouts_switch_ordered
 GCTX_WORKLOAD_LATENCY, GCTX_WORKLOAD_THROUGHPUT = 0, 1
-GCTX_CLAIM_WAIT, GCTX_CLAIM_INHERIT, GCTX_CLAIM_SHARED_DIR = 0x1, 0x2, 0x4  # claim options
+GCTX_CLAIM_WAIT = 0x1  # gctx_claim_options.flags
 GCTX_CLAIM_MAX_GRANULES = 128
 GCTX_CLAIM_PRIORITY_THROUGHPUT, GCTX_CLAIM_PRIORITY_LATENCY = 0, 50
 GCTX_TENANT_UNGUARDED, GCTX_TENANT_LATENCY, GCTX_TENANT_BEST_EFFORT = 0, 1, 2
-GCTX_GUARD_THROTTLE_POWER, GCTX_GUARD_THROTTLE_THERMAL = 0x1, 0x2
 GCTX_CLAIM_EVENT_RELEASED, GCTX_CLAIM_EVENT_DIED, GCTX_CLAIM_EVENT_FAULT = 0, 1, 2
 
 
@@ -73,7 +63,7 @@ def c_fields(declarations: str) -> list[tuple[str, Any]]:
     return fields
 
 
-class _Struct(ctypes.Structure):
+class Struct(ctypes.Structure):
     """A C struct; size-prefixed ones get their size field set on construction."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -82,142 +72,77 @@ class _Struct(ctypes.Structure):
             self.size = ctypes.sizeof(self)
 
 
-class DeviceInfo(_Struct):
-    _fields_ = c_fields("""size_t size; int ordinal; char name[256]; int cc_major, cc_minor;
-        unsigned sm_count, min_partition_sms, coscheduled_alignment; int sm_rules_derived;
-        unsigned locality_domain_count""")
+STRUCTS: dict[str, type[Struct]] = {}  # by their C names, for the layout test
 
 
-class PartitionInfo(_Struct):
-    _fields_ = c_fields("""size_t size; int device, kind;
-        unsigned sm_count, min_partition_sms, coscheduled_alignment; int structured;
-        unsigned flags; int has_locality_domain; unsigned locality_domain_id""")
+def _struct(c_name: str, body: str) -> type[Struct]:
+    """The Struct of a C struct's body (c_fields), registered in STRUCTS."""
+    cls = STRUCTS[c_name] = type(c_name, (Struct,), {"_fields_": c_fields(body)})
+    return cls
 
 
-class Group(_Struct):
-    _fields_ = c_fields("""unsigned num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count;
-        int backfill; unsigned reserved[4]""")  # reserved: must stay zero
-
-
-class SplitOptions(_Struct):
-    _fields_ = c_fields("size_t size; int rounding")
-
-
-class GroupPlan(_Struct):
-    _fields_ = c_fields("""unsigned requested_sms, sm_count, coscheduled_sm_count;
-        int rounded, backfilled; unsigned reserved[4]""")
-
-
-class SplitPlan(_Struct):
-    _fields_ = c_fields("""size_t size; int device, driver_version, path;
-        unsigned granule_sms, nb_groups, remainder_sms; int rounded, nested""")
-
-
-class ContextOptions(_Struct):
-    _fields_ = c_fields("""size_t size; int workqueue_scope; unsigned workqueue_concurrency_limit,
-        flags""")
-
-
-class ContextInfo(_Struct):
-    _fields_ = c_fields("""size_t size; int device; unsigned sm_count; int has_id;
-        unsigned long long id; int adopted, workqueue_scope;
-        unsigned workqueue_concurrency_limit""")
-
-
-class StreamOptions(_Struct):
-    _fields_ = c_fields("size_t size; int priority, blocking")
-
-
-class ReleaseFailures(_Struct):
-    _fields_ = c_fields("""size_t size;
-        unsigned long long events, streams, green_contexts, primary_contexts, kernels, total;
-        unsigned pending; int last_cuda_result; char last_message[256]""")
-
-
-class CacheStats(_Struct):
-    _fields_ = c_fields("""size_t size; unsigned long long hits, misses, evictions;
-        unsigned cached, live, limit""")
-
-
-class Workload(_Struct):
-    _fields_ = c_fields("""size_t size; int kind; double target_s, floor_per_s;
-        unsigned nb_points; unsigned* prior_sms; double* prior_step_s;
-        double ref_demand, demand_weight, bytes_per_step""")
-
-
-class ControllerOptions(_Struct):
-    _fields_ = c_fields("""size_t size; unsigned device_sms; double hbm_bytes_per_s, hysteresis;
-        unsigned dwell; double learning_rate, latency_margin, shared_slowdown; int disjoint""")
-
-
+DeviceInfo = _struct("gctx_device_info", """size_t size; int ordinal; char name[256]; int cc_major,
+    cc_minor; unsigned sm_count, min_partition_sms, coscheduled_alignment; int sm_rules_derived;
+    unsigned locality_domain_count""")
+PartitionInfo = _struct("gctx_partition_info", """size_t size; int device, kind; unsigned sm_count,
+    min_partition_sms, coscheduled_alignment; int structured; unsigned flags;
+    int has_locality_domain; unsigned locality_domain_id""")
+Group = _struct("gctx_group", """unsigned num_sms, coscheduled_sm_count,
+    preferred_coscheduled_sm_count; int backfill; unsigned reserved[4]""")  # reserved: zero
+SplitOptions = _struct("gctx_split_options", "size_t size; int rounding")
+GroupPlan = _struct("gctx_group_plan", """unsigned requested_sms, sm_count, coscheduled_sm_count;
+    int rounded, backfilled; unsigned reserved[4]""")
+SplitPlan = _struct("gctx_split_plan", """size_t size; int device, driver_version, path;
+    unsigned granule_sms, nb_groups, remainder_sms; int rounded, nested""")
+ContextOptions = _struct("gctx_context_options", """size_t size; int workqueue_scope;
+    unsigned workqueue_concurrency_limit, flags""")
+ContextInfo = _struct("gctx_context_info", """size_t size; int device; unsigned sm_count;
+    int has_id; unsigned long long id; int adopted, workqueue_scope;
+    unsigned workqueue_concurrency_limit""")
+StreamOptions = _struct("gctx_stream_options", "size_t size; int priority, blocking")
+ReleaseFailures = _struct("gctx_release_failures", """size_t size; unsigned long long events,
+    streams, green_contexts, primary_contexts, kernels, total; unsigned pending;
+    int last_cuda_result; char last_message[256]""")
+CacheStats = _struct("gctx_cache_stats", """size_t size; unsigned long long hits, misses, evictions;
+    unsigned cached, live, limit""")
+Workload = _struct("gctx_workload", """size_t size; int kind; double target_s, floor_per_s;
+    unsigned nb_points; unsigned* prior_sms; double* prior_step_s; double ref_demand, demand_weight,
+    bytes_per_step""")
+ControllerOptions = _struct("gctx_controller_options", """size_t size; unsigned device_sms;
+    double hbm_bytes_per_s, hysteresis; unsigned dwell; double learning_rate, latency_margin,
+    shared_slowdown; int disjoint""")
 CONTROLLER_MAX_WORKLOADS = 8
-
-
-class ControllerDecision(_Struct):
-    _fields_ = c_fields("""size_t size; unsigned candidate; int no_split, changed;
-        unsigned unmet, sm_counts[CONTROLLER_MAX_WORKLOADS];
-        double predicted_step_s[CONTROLLER_MAX_WORKLOADS]; char reason[256]""")
-
-
-class ClaimOptions(_Struct):
-    _fields_ = c_fields("""size_t size; unsigned flags; int timeout_ms, rounding;
-        char* label; char* command; char* runtime_dir; int priority, tenant_class;
-        double target_ms, target_factor; unsigned floor_sms""")
-
-
-class ClaimInfo(_Struct):
-    _fields_ = c_fields("""size_t size; int device; char device_uuid[48]; int pid; unsigned uid;
-        char user[64], command[256], label[128]; long long since_ns; int mps, self;
-        unsigned sm_count, nb_granules; unsigned short granules[GCTX_CLAIM_MAX_GRANULES];
-        int tenant_class; double target_ms, target_factor, step_ms, alone_ms;
-        long long step_ns; unsigned guard_level; char guard_reason[16];
-        unsigned guard_sms, guard_outstanding, guard_duty_permille; int guard_paced;
-        double guard_held_ms""")
-
-
-class ClaimUsage(_Struct):
-    _fields_ = c_fields("""size_t size; unsigned sm_count, free_sms, nb_granules,
-        granule_sms[GCTX_CLAIM_MAX_GRANULES]; unsigned char granule_free[GCTX_CLAIM_MAX_GRANULES];
-        unsigned nb_claims; int mps_active; char path[512]""")
-
-
-class ClaimEvent(_Struct):
-    _fields_ = c_fields("""size_t size; int kind; long long time_ns; int pid; char command[256];
-        int cuda_result; unsigned sm_count""")
-
-
-class GuardSignals(_Struct):
-    _fields_ = c_fields("""size_t size; unsigned sm_clock_mhz, max_sm_clock_mhz, throttle;
-        double hbm_busy""")
-
-
-class GuardAdvice(_Struct):
-    _fields_ = c_fields("""size_t size; unsigned level, sms, max_outstanding; char reason[16];
-        unsigned latency_tenants, duty_permille; char request[16]""")
-
-
-class MpsInfo(_Struct):
-    _fields_ = c_fields("""size_t size; char pipe_dir[512]; int daemon_running,
-        active_thread_percentage; char pinned_mem_limit[128]""")
-
-
-# The structs above, by their C names (DeviceInfo: gctx_device_info), for the layout test.
-STRUCTS = {"gctx" + re.sub(r"([A-Z])", r"_\1", cls.__name__).lower(): cls
-           for cls in _Struct.__subclasses__()}
-
-
-def _c_type(name: str) -> Any:
-    """A type of the prototypes below: one of _C_TYPES, or Struct* (a pointer to a struct of
-    this module)."""
-    if name in _C_TYPES:
-        return _C_TYPES[name]
-    return ctypes.POINTER(globals()[name.rstrip("*")])
+ControllerDecision = _struct("gctx_controller_decision", """size_t size; unsigned candidate;
+    int no_split, changed; unsigned unmet, sm_counts[CONTROLLER_MAX_WORKLOADS];
+    double predicted_step_s[CONTROLLER_MAX_WORKLOADS]; char reason[256]""")
+ClaimOptions = _struct("gctx_claim_options", """size_t size; unsigned flags; int timeout_ms,
+    rounding; char* label; char* command; char* runtime_dir; int priority, tenant_class;
+    double target_ms, target_factor; unsigned floor_sms""")
+ClaimInfo = _struct("gctx_claim_info", """size_t size; int device; char device_uuid[48]; int pid;
+    unsigned uid; char user[64], command[256], label[128]; long long since_ns; int mps, self;
+    unsigned sm_count, nb_granules; unsigned short granules[GCTX_CLAIM_MAX_GRANULES];
+    int tenant_class; double target_ms, target_factor, step_ms, alone_ms; long long step_ns;
+    unsigned guard_level; char guard_reason[16]; unsigned guard_sms, guard_outstanding,
+    guard_duty_permille; int guard_paced; double guard_held_ms""")
+ClaimUsage = _struct("gctx_claim_usage", """size_t size; unsigned sm_count, free_sms, nb_granules,
+    granule_sms[GCTX_CLAIM_MAX_GRANULES]; unsigned char granule_free[GCTX_CLAIM_MAX_GRANULES];
+    unsigned nb_claims; int mps_active; char path[512]""")
+ClaimEvent = _struct("gctx_claim_event", """size_t size; int kind; long long time_ns; int pid;
+    char command[256]; int cuda_result; unsigned sm_count""")
+GuardSignals = _struct("gctx_guard_signals", """size_t size; unsigned sm_clock_mhz,
+    max_sm_clock_mhz, throttle; double hbm_busy""")
+GuardAdvice = _struct("gctx_guard_advice", """size_t size; unsigned level, sms, max_outstanding;
+    char reason[16]; unsigned latency_tenants, duty_permille; char request[16]""")
+MpsInfo = _struct("gctx_mps_info", """size_t size; char pipe_dir[512]; int daemon_running,
+    active_thread_percentage; char pinned_mem_limit[128]""")
 
 
 def prototypes(declarations: str) -> dict[str, tuple[Any, list[Any]]]:
     """name -> (restype, argtypes) of C prototypes without parameter names
-    ("status gctx_f(handle, unsigned*);"; handle: any opaque or CUDA handle)."""
-    return {name: (_c_type(restype), [_c_type(a.strip()) for a in args.split(",") if a.strip()])
+    ("status gctx_f(handle, Struct*);"; handle: any opaque or CUDA handle)."""
+    def c_type(name: str) -> Any:
+        return _C_TYPES[name] if name in _C_TYPES else ctypes.POINTER(globals()[name[:-1]])
+    return {name: (c_type(restype), [c_type(a.strip()) for a in args.split(",") if a.strip()])
             for restype, name, args in re.findall(r"([\w*]+) (\w+)\(([^)]*)\);", declarations)}
 
 
@@ -301,13 +226,9 @@ SIGNATURES = prototypes("""
 """)
 
 
-def library_path() -> str:
-    return os.environ.get("GREENCTX_LIBRARY") or PACKAGED_LIBRARY
-
-
-def load(path: str | None = None) -> Any:
-    """The C library with every function of SIGNATURES declared."""
-    path = path or library_path()
+def load() -> Any:
+    """The C library ($GREENCTX_LIBRARY, else the package's) with SIGNATURES declared."""
+    path = os.environ.get("GREENCTX_LIBRARY") or PACKAGED_LIBRARY
     try:
         lib: Any = ctypes.CDLL(path)
     except OSError as e:
@@ -319,8 +240,7 @@ def load(path: str | None = None) -> Any:
         raise ImportError(f"greenctx: cannot load the C library {path}: {e}{hint}") from e
     for name, (restype, argtypes) in SIGNATURES.items():
         fn = getattr(lib, name)
-        fn.restype = restype
-        fn.argtypes = argtypes
+        fn.restype, fn.argtypes = restype, argtypes
     lib.path = path
     return lib
 
@@ -329,15 +249,9 @@ lib = load()
 
 
 def bare(name: str) -> Any:
-    """lib.<name> for a hot call: ctypes converts its first argument (a handle, passed as an
-    int) as the declared function does, and passes the others as they are (a C function may
-    take more arguments than its argtypes), where the declared function runs each through its
-    argtype's from_param, a cost every split would pay per argument. Those
-    others must be C objects already: arrays or byref() for pointers, None for NULL, ints for
-    int parameters (a Python int for a pointer, or a struct, would be passed wrong), so it is
-    only for the package's callers that make every argument themselves. ctypes then makes a
-    variadic call, which passes these arguments as the plain one does on the Linux ABIs the
-    library is built for (x86-64, aarch64)."""
+    """lib.<name> for a hot call: only its first argument (the handle) goes through ctypes'
+    from_param; the caller passes the others as C objects already (arrays, byref(), None,
+    ints), as a variadic call passes them on x86-64 and aarch64."""
     fn = lib[name]  # a new function object: lib.<name> keeps its prototype
     restype, argtypes = SIGNATURES[name]
     fn.restype, fn.argtypes = restype, argtypes[:1]

@@ -1,11 +1,5 @@
-"""greenctx's exceptions: each failed C call becomes one, carrying the library's message.
-
-The Python class follows what a PyTorch user expects for the same mistake: ValueError for a
-count or argument the device can't take (the message names the rule and the nearest legal
-counts), RuntimeError for what the driver or the machine can't do, MemoryError for host
-memory. Every one is also a greenctx.Error, with .status (the gctx_status name) and
-.cuda_result (the CUresult behind a driver failure, else 0).
-"""
+"""greenctx's exceptions: each failed C call becomes one, carrying the library's message, also
+the built-in exception a PyTorch user expects (docs/python.md, "Errors")."""
 from __future__ import annotations
 
 import ctypes
@@ -61,8 +55,7 @@ class BusyError(Error):
 
 
 class RegistryError(Error):
-    """The claims registry can't be trusted: foreign, corrupt or unsafe (the message says
-    which file and what to do)."""
+    """The claims registry can't be trusted: foreign, corrupt or unsafe."""
 
 
 _BY_STATUS = {
@@ -92,8 +85,7 @@ def check(code: int) -> None:
 
 
 def out(name: str, *args: Any) -> Any:
-    """What lib.<name>(*args, &out) writes to out, its status checked: the pointee of its last
-    parameter, of the type SIGNATURES declares (a struct, an int, a handle)."""
+    """What lib.<name>(*args, &out) writes to out (its last parameter's type), checked."""
     value = SIGNATURES[name][1][-1]._type_()
     check(getattr(lib, name)(*args, ctypes.byref(value)))
     return value

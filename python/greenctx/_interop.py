@@ -1,14 +1,6 @@
-"""cuda.core interop: SMPartition <-> cuda.core SMResource, and cuda.core green Contexts as
-greenctx GreenContexts. cuda.core is imported only when these are called.
-
-The C library's partitions are opaque (no CUdevResource goes in or out of it), so both
-directions go through a green context, which both libraries can name: a cuda.core stream
-on a green context says which CUgreenCtx it belongs to (cuStreamGetGreenCtx, driver 13.0+),
-and a cuda.core stream on a greenctx stream reports its context's resources.
-
-This module speaks the C library's handles only (SMPartition.to_sm_resource,
-SMPartition.from_sm_resource and GreenContext.adopt wrap what it returns), so that it sits
-below the modules of the objects and imports none of them.
+"""cuda.core interop (imported only when called), in C handles: the objects' modules wrap them.
+The C library's partitions are opaque, so both directions go through a green context, which
+both libraries can name (a stream on one says which CUgreenCtx it belongs to, driver 13.0+).
 """
 from __future__ import annotations
 
@@ -37,9 +29,7 @@ def _owned(held: contextlib.ExitStack, kind: str, name: str, *args: Any) -> int:
 
 
 def adopt_core_context(core_context: Any) -> int:
-    """A gctx_context (a handle the caller owns) adopting a cuda.core green Context
-    (Device.create_context), never destroying it: the cuda.core Context must stay alive
-    while the context is used."""
+    """A gctx_context (the caller's) adopting a cuda.core green Context, never destroying it."""
     if not getattr(core_context, "is_green", False):
         raise ValueError("adopt needs a green cuda.core Context (Device.create_context with "
                          "ContextOptions(resources=[...])), got a primary one")
@@ -63,8 +53,7 @@ def to_sm_resource(partition: int) -> Any:
 
 
 def from_sm_resource(resource: Any, device_id: int | None = None) -> int:
-    """A cuda.core SMResource as a gctx_partition (a handle the caller owns) with the same
-    SMs: the partition of a greenctx context made on them (it keeps that context alive)."""
+    """A cuda.core SMResource as a gctx_partition (the caller's) of a context made on them."""
     core = _core()
     with contextlib.ExitStack() as held:
         core_context = core.Device(device_ordinal(device_id)).create_context(

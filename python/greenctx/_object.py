@@ -1,11 +1,9 @@
-"""What every greenctx Python object shares: it owns one reference to a C object.
-
-The C library refcounts its objects and every object keeps alive what it was made from, so
-Python only has to drop its own reference, once: close() does it at once, the garbage
-collector otherwise. Releasing in any order is safe.
+"""What every greenctx Python object shares: it owns one reference to a C object, dropped once
+(close(), else the garbage collector); the C library keeps alive what each was made from.
 """
 from __future__ import annotations
 
+import dataclasses
 import numbers
 import operator
 import os
@@ -21,14 +19,8 @@ _T = TypeVar("_T")
 
 
 class Handle:
-    """Owns one reference to a C object; _release names the C function that drops it, and
-    _info_call the one that describes it (asked once, when first needed: objects are
-    immutable).
-
-    Handles are made by the package only (_wrap, or a class's own constructor): a C handle
-    is no user's to forge, so calling a class without a constructor of its own raises
-    TypeError naming _how to get one. Two objects for one C object compare equal and hash
-    alike (by the C handle, kept in _key after release so that a hash never changes)."""
+    """Owns one reference to a C object (docs/python.md, "What every object shares"): made by
+    the package only (_wrap); equal and hashed by the C handle, kept in _key after release."""
 
     __slots__ = ("_h", "_key", "_info", "__weakref__")
     _h: int | None    # the C handle; None once released
@@ -72,8 +64,8 @@ class Handle:
         return f"<greenctx.{type(self).__name__} {self._describe()}>"
 
     def _describe(self) -> str:
-        """What repr() says of a live object after its class name."""
-        return f"0x{self._h or 0:x}"
+        """What repr() says of a live object after its class name: its driver handle."""
+        return f"0x{getattr(self, 'handle', 0) or 0:x}"
 
     def _get_info(self) -> Any:
         info = self._info
@@ -89,8 +81,7 @@ class Handle:
         return h
 
     def close(self) -> None:
-        """Drops this object's reference now (idempotent). What it was made from, and what
-        was made from it, stay alive as long as something else holds them."""
+        """Drops this object's reference now (idempotent)."""
         h, self._h = self._h, None
         if h is not None:
             getattr(lib, self._release)(h)
@@ -110,6 +101,18 @@ class Handle:
         self.close()
 
 
+def from_struct(cls: type[_T], c: Any, **given: Any) -> _T:
+    """The dataclass cls of a C struct: each field not given is the struct's of its name (text
+    decoded, a bool field's int as a bool)."""
+    values = dict(given)
+    for f in dataclasses.fields(cls):  # type: ignore[arg-type]  # cls is a dataclass
+        if f.name not in given:
+            v = getattr(c, f.name)
+            values[f.name] = (v.decode(errors="replace") if isinstance(v, bytes) else
+                              bool(v) if f.type == "bool" else v)
+    return cls(**values)
+
+
 def info_field(field: str, doc: str) -> Any:
     """A read-only property: one field of the object's info struct."""
     return property(lambda self: getattr(self._get_info(), field), doc=doc)
@@ -121,8 +124,7 @@ PTR_MAX = 2**64 - 1   # a driver handle (a pointer)
 
 
 def integer(name: str, value: Any) -> int:
-    """An int argument as an int: TypeError for anything else (bool included, as PyTorch
-    refuses it), so that nothing but a number reaches a C parameter."""
+    """An int argument as an int: TypeError for anything else (bool included, as PyTorch)."""
     if isinstance(value, bool) or not hasattr(type(value), "__index__"):
         raise TypeError(f"{name} must be an int, got {value!r}")
     return operator.index(value)
@@ -137,8 +139,7 @@ def int_in(name: str, value: object, low: int, high: int) -> int:
 
 
 def count(name: str, value: Any) -> int:
-    """A nonnegative integer argument below 2**32 (a C unsigned), as an int; ValueError
-    otherwise, as PyTorch's split gives for its counts."""
+    """A C unsigned argument as an int; ValueError otherwise, as PyTorch's split gives."""
     what = "nonnegative integers" if name.endswith(" entries") else "a nonnegative integer"
     if isinstance(value, bool) or not hasattr(type(value), "__index__"):
         raise ValueError(f"{name} must be {what}, got {value!r}")
@@ -151,8 +152,7 @@ def count(name: str, value: Any) -> int:
 
 
 def real(name: str, value: object) -> float:
-    """A real number argument as the C double it becomes; TypeError for anything else (a str
-    is not read as a number). Its range is the C library's to check."""
+    """A real number argument as the C double it becomes (its range the C library's to check)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__} "
                         f"{value!r:.60}")
@@ -160,8 +160,7 @@ def real(name: str, value: object) -> float:
 
 
 def text(name: str, value: object) -> bytes:
-    """A str argument as the C string it becomes (UTF-8): TypeError for another type,
-    ValueError for an embedded NUL (C would end the text there) or a lone surrogate."""
+    """A str argument as the C string it becomes (UTF-8), refused where C would misread it."""
     if not isinstance(value, str):
         raise TypeError(f"{name} must be a str, got {type(value).__name__} {value!r:.60}")
     if "\0" in value:
@@ -173,8 +172,7 @@ def text(name: str, value: object) -> bytes:
 
 
 def path(name: str, value: Any) -> bytes:
-    """A str or os.PathLike argument as the C string it becomes (the file system's encoding);
-    TypeError for another type, ValueError for an embedded NUL."""
+    """A str or os.PathLike argument as the C string it becomes (the file system's encoding)."""
     try:
         raw = os.fsencode(value)
     except TypeError:
@@ -186,9 +184,8 @@ def path(name: str, value: Any) -> bytes:
 
 
 def driver_handle(name: str, value: Any) -> int:
-    """A raw driver handle (CUgreenCtx, CUstream) as a nonzero int: an int, or an object
-    that converts to one as cuda.bindings' handle types do (int(h)). Strings, floats and
-    other Python objects are refused before anything reaches the driver."""
+    """A raw driver handle (CUgreenCtx, CUstream) as a nonzero int: an int, or an object that
+    converts to one as cuda.bindings' handle types do (int(h))."""
     if isinstance(value, (bool, float, complex, str, bytes, bytearray)):
         raise TypeError(f"{name} must be an int or a CUDA handle object, got {value!r}")
     if hasattr(type(value), "__index__"):
@@ -212,8 +209,7 @@ def instance(name: str, value: object, kind: type[_T]) -> _T:
 
 
 def cuda_torch() -> Any:
-    """PyTorch when the program imported it and it sees CUDA (a CPU-only PyTorch is as good
-    as none: greenctx never asks it for a device or a stream)."""
+    """PyTorch when the program imported it and it sees CUDA, else None."""
     torch = sys.modules.get("torch")
     if torch is None or getattr(torch, "cuda", None) is None:
         return None

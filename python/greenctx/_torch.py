@@ -1,7 +1,5 @@
-"""PyTorch's view of greenctx streams: GreenContext.Stream() hands a greenctx Stream to
-PyTorch as a torch.cuda.ExternalStream subclass that holds it, so the stream lives as long
-as PyTorch's object. PyTorch is imported only when a stream is asked for.
-"""
+"""PyTorch's view of greenctx streams: a torch.cuda.ExternalStream subclass holding its
+greenctx Stream. PyTorch is imported only when a stream is asked for."""
 from __future__ import annotations
 
 import sys
@@ -21,10 +19,7 @@ def _torch_class(torch: Any) -> Any:
                 return (0, self.cuda_stream)
 
             def close(self) -> None:
-                """Drops this stream's reference to its green stream now (idempotent), as
-                greenctx's Stream.close() and cuda.core's Stream.close() do (PyTorch's own
-                streams have no close(): theirs goes with the object). The CUstream lives on
-                while something else holds it: its context's pool, for GreenContext.Stream()."""
+                """Drops this stream's reference to its green stream now (idempotent)."""
                 self.greenctx_stream.close()
 
         GreenStream.__module__ = __name__
@@ -51,8 +46,7 @@ def _importable_torch() -> Any:
 
 def as_torch_stream(stream: Any, context: Any = None) -> Any:
     """The stream as a torch.cuda.Stream when PyTorch can be imported and sees CUDA, else
-    itself. context: the stream's GreenContext where the caller has it (its device is known
-    without asking the stream for its context)."""
+    itself; context: its GreenContext where the caller has it (its device, without a call)."""
     torch = _importable_torch()
     if torch is None or not torch.cuda.is_available():
         return stream

@@ -1,14 +1,11 @@
-"""The context cache (the C library's gctx_cache_*): releasing a green context keeps its
-driver context for the next context of the same SMs and options, per device. On by default;
-GreenContext(..., fresh=True) asks for a new driver context.
-"""
+"""The context cache (the C library's gctx_cache_*; docs/python.md, "The context cache")."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from ._capi import lib
 from ._errors import check, out, out_int
-from ._object import count, device_ordinal
+from ._object import count, device_ordinal, from_struct
 
 
 @dataclass(frozen=True)
@@ -23,8 +20,7 @@ class CacheStats:
 
 
 def cache_stats(device_id: int | None = None) -> CacheStats:
-    s = out("gctx_cache_get_stats", device_ordinal(device_id))
-    return CacheStats(s.hits, s.misses, s.evictions, s.cached, s.live, s.limit)
+    return from_struct(CacheStats, out("gctx_cache_get_stats", device_ordinal(device_id)))
 
 
 def cache_limit(device_id: int | None = None) -> int:

@@ -1,14 +1,5 @@
-"""Claims: SMs of a GPU held across processes (the C library's gctx_claim_*), so that tenants
-of one GPU never build green contexts on the same SMs.
-
-    with greenctx.claim(num_sms=64, wait=True, timeout=30) as ctx:   # a GreenContext
-        with torch.cuda.stream(ctx.Stream()):
-            ...
-
-The SMs are the claim's until the block ends (or the process does, however it ends).
-greenctx.claims() lists every claim of a device, as `greenctx ps` does. Isolation between
-processes needs MPS (greenctx.mps_info()); claims are cooperative, not a security boundary.
-"""
+"""Claims: SMs of a GPU held across processes (the C library's gctx_claim_*; docs/python.md,
+"Claims"), so that tenants of one GPU never build green contexts on the same SMs."""
 from __future__ import annotations
 
 import ctypes
@@ -20,7 +11,7 @@ from typing import Any
 from . import _capi
 from ._capi import lib
 from ._errors import BusyError, check, out, out_int
-from ._object import Handle, count, device_ordinal, path, text
+from ._object import INT_MAX, Handle, count, device_ordinal, from_struct, path, text
 from .context import GreenContext
 from .partition import Rounding, SMPartition, split_options
 
@@ -32,16 +23,12 @@ def _request(num_sms: int | None, request: str | None) -> bytes:
     if (num_sms is None) == (request is None):
         raise ValueError("give num_sms (a count) or request (\"16\", \"25%\" or \"rest\"), "
                          "not both")
-    return str(count("num_sms", num_sms)).encode() if request is None else text("request",
-                                                                                  request)
-
-
-_INT_MAX = 2**31 - 1  # gctx_claim_options.timeout_ms is a C int
+    return str(count("num_sms", num_sms)).encode() if request is None else text("request", request)
 
 
 def _timeout_ms(timeout: Any) -> int:
-    """Seconds (None: forever) as the C field's milliseconds; the range is C's rule, what is
-    checked here is only what the conversion could change the meaning of."""
+    """Seconds (None: forever) as the C field's milliseconds, refused where the conversion
+    would change their meaning (the range is the C library's to check)."""
     if timeout is None:
         return -1
     if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real):
@@ -50,9 +37,9 @@ def _timeout_ms(timeout: Any) -> int:
     seconds = float(timeout)
     if math.isnan(seconds) or seconds < 0:
         raise ValueError(f"timeout must be seconds >= 0 (None: wait forever), got {timeout!r}")
-    if seconds * 1000 > _INT_MAX:
+    if seconds * 1000 > INT_MAX:  # gctx_claim_options.timeout_ms is a C int
         raise ValueError(f"timeout={timeout!r} s is beyond the C field: at most "
-                         f"{_INT_MAX / 1000} s (None: wait forever)")
+                         f"{INT_MAX / 1000} s (None: wait forever)")
     ms = round(seconds * 1000)
     if seconds > 0 and ms == 0:
         raise ValueError(f"timeout={timeout!r} s is below the 1 ms the C library counts in: "
@@ -78,19 +65,9 @@ _CLASSES = {None: _capi.GCTX_TENANT_UNGUARDED, "latency": _capi.GCTX_TENANT_LATE
 _CLASS_NAMES = {v: k for k, v in _CLASSES.items()}
 
 
-def _tenant(o: _capi.ClaimOptions, tenant: str | None, target_ms: float | None,
-            target_factor: float | None, floor_sms: int | None) -> None:
-    if tenant not in _CLASSES:
-        raise ValueError(f"tenant must be \"latency\", \"best-effort\" or None, got {tenant!r}")
-    o.tenant_class = _CLASSES[tenant]
-    o.target_ms = target_ms or 0.0
-    o.target_factor = target_factor or 0.0
-    o.floor_sms = floor_sms or 0
-
-
 def _options(wait: bool, timeout: float | None, rounding: Rounding | str = "strict",
              label: str | None = None, runtime_dir: str | None = None,
-             priority: int = 0) -> _capi.ClaimOptions:
+             priority: int = 0) -> _capi.Struct:
     o = _capi.ClaimOptions()
     o.priority = priority
     if wait:
@@ -126,14 +103,10 @@ class ClaimInfo:
     guard_reason: str   # "steps", "power", "hbm"; "" at level 0
     guard_sms: int      # the SMs the guard allows it
 
-    @classmethod
-    def _of(cls, c: Any) -> ClaimInfo:
-        return cls(c.device, c.device_uuid.decode(), c.pid, c.user.decode(errors="replace"),
-                   c.command.decode(errors="replace"), c.label.decode(errors="replace"),
-                   c.since_ns, bool(c.mps), bool(c.self), c.sm_count,
-                   tuple(c.granules[:c.nb_granules]), _CLASS_NAMES.get(c.tenant_class),
-                   c.target_ms, c.target_factor, c.step_ms, c.guard_level,
-                   c.guard_reason.decode(), c.guard_sms)
+
+def _claim_info(c: Any) -> ClaimInfo:
+    return from_struct(ClaimInfo, c, device_id=c.device, granules=tuple(c.granules[:c.nb_granules]),
+                       tenant=_CLASS_NAMES.get(c.tenant_class))
 
 
 @dataclass(frozen=True)
@@ -160,8 +133,7 @@ class ClaimEvent:
 
 
 class Claim(Handle):
-    """SMs of a device held by this process. Entered with `with`, it gives a GreenContext on
-    its SMs and releases both at the end; resize() grows or shrinks it in place."""
+    """SMs of a device held by this process; `with` gives a GreenContext on them."""
 
     __slots__ = ("_context", "_priority")
     _context: GreenContext | None  # the one `with` gives
@@ -177,7 +149,11 @@ class Claim(Handle):
                  target_factor: float | None = None, floor_sms: int | None = None) -> None:
         level = _priority(priority)
         options = _options(wait, timeout, rounding, label, runtime_dir, level)
-        _tenant(options, tenant, target_ms, target_factor, floor_sms)
+        if tenant not in _CLASSES:
+            raise ValueError(f"tenant must be \"latency\", \"best-effort\" or None, got {tenant!r}")
+        options.tenant_class = _CLASSES[tenant]
+        options.target_ms, options.target_factor = target_ms or 0.0, target_factor or 0.0
+        options.floor_sms = floor_sms or 0
         self._own(out_int("gctx_claim_acquire", device_ordinal(device_id),
                           _request(num_sms, request), options))
         self._priority = level
@@ -190,7 +166,7 @@ class Claim(Handle):
     def info(self) -> ClaimInfo:
         """What the registry records now (asked each time: a resize changes it)."""
         self._info = None
-        return ClaimInfo._of(self._get_info())
+        return _claim_info(self._get_info())
 
     @property
     def sm_count(self) -> int:
@@ -210,9 +186,7 @@ class Claim(Handle):
     def resize(self, num_sms: int | None = None, *, request: str | None = None,
                wait: bool = False, timeout: float | None = None,
                rounding: Rounding | str = "strict", priority: str | int | None = None) -> None:
-        """Grows or shrinks the claim; contexts asked for after it are on the new SMs (work
-        already submitted on the claim's own stream is waited for by events). While it waits
-        (wait=True) its want is posted at priority (None: the claim's own)."""
+        """Grows or shrinks the claim; a wait posts its want at priority (None: the claim's)."""
         if priority is not None:
             self._priority = _priority(priority)
         options = _options(wait, timeout, rounding, priority=self._priority)
@@ -220,17 +194,13 @@ class Claim(Handle):
                                     ctypes.byref(options), None))
 
     def pressure(self) -> int:
-        """The SMs other tenants of at least this claim's priority wait for (0: nobody): ask
-        once per step, and give them back with resize() to cooperate. Cheap (one readdir of
-        the registry, no lock)."""
+        """The SMs other tenants of at least this claim's priority wait for (0: nobody)."""
         return out_int("gctx_claim_pressure", self._handle)
 
     def cooperate(self, allowed: int | GuardAdvice | None = None, *,
                   minimum_sms: int = 8) -> int:
-        """One step of a cooperative tenant, between two of its steps: gives back what waiters
-        of at least its priority want (never below minimum_sms), shrinks to what is allowed
-        (a controller's count for it, or the guard's advice) and, when nobody waits, grows
-        toward it with the SMs free now (no waiting). Returns the claim's SM count after."""
+        """One step of a cooperative tenant (docs/python.md): gives back what is wanted,
+        shrinks to what is allowed, grows toward it when nobody waits; returns its SMs."""
         have, wanted = self.sm_count, self.pressure()
         advice = allowed if isinstance(allowed, GuardAdvice) else None
         allowed_sms = advice.sms if advice else allowed
@@ -248,29 +218,23 @@ class Claim(Handle):
         return self.sm_count
 
     def report_step(self, step_ms: float) -> None:
-        """A latency tenant's step, in ms: its window's p99 is what best-effort tenants'
-        guards hold against its target. No driver call."""
+        """Publishes a latency tenant's step, in ms, for the guards."""
         check(lib.gctx_claim_report_step(self._handle, float(step_ms)))
 
     def guard(self, sm_clock_mhz: int = 0, max_sm_clock_mhz: int = 0, throttle: int = 0,
               hbm_busy: float = 0.0) -> GuardAdvice:
-        """One look of a best-effort tenant's guard (every few ms, after guard_wait): what it
-        may use now, given the latency tenants' steps and the device's signals (none given:
-        NVML's, when it is there). Follow it with cooperate(advice) to give way and take
-        back."""
+        """One look of a best-effort tenant's guard: what it may use now (signals none given:
+        NVML's); follow it with cooperate(advice)."""
         signals = _capi.GuardSignals(sm_clock_mhz=sm_clock_mhz,
                                      max_sm_clock_mhz=max_sm_clock_mhz, throttle=throttle,
                                      hbm_busy=hbm_busy)
         given = sm_clock_mhz or max_sm_clock_mhz or throttle or hbm_busy
-        a = out("gctx_claim_guard", self._handle, ctypes.byref(signals) if given else None)
-        return GuardAdvice(a.level, a.sms, a.max_outstanding, a.reason.decode(),
-                           a.latency_tenants, a.duty_permille, a.request.decode())
+        return from_struct(GuardAdvice, out("gctx_claim_guard", self._handle,
+                                            ctypes.byref(signals) if given else None))
 
     def guard_wait(self, timeout: float = 0.015) -> None:
-        """Waits until the next look of the guard is due: at once when a latency tenant of
-        the GPU publishes its steps (a burst's start), or a claim comes, goes or resizes; at
-        the latest after timeout seconds, the look period (a latency tenant that stops
-        publishes nothing: only a look gives the SMs back then)."""
+        """Waits until the guard's next look is due (a latency tenant's step, a claim's
+        change), at the latest after timeout seconds."""
         check(lib.gctx_claim_guard_wait(self._handle, int(timeout * 1000)))
 
     def export(self) -> str:
@@ -318,25 +282,15 @@ def claim(num_sms: int | None = None, *, request: str | None = None, wait: bool 
           tenant: str | None = None, target_ms: float | None = None,
           target_factor: float | None = None, floor_sms: int | None = None) -> Claim:
     """Claims SMs of a device: `with greenctx.claim(num_sms=16) as ctx:` gives a GreenContext
-    on them. request takes the C syntax ("16", "25%", "rest"); wait queues for the SMs, up to
-    timeout seconds (None: forever). Raises BusyError naming the holders when they are taken,
-    InsufficientSMsError (naming the nearest counts) for a count no set of granules gives.
-    priority ("throughput", "latency" or 0 .. 100): holders yield to waiters of at least
-    their own (Claim.pressure). tenant ("latency" with target_ms or target_factor, or
-    "best-effort" with floor_sms): the guard (Claim.report_step, Claim.guard)."""
-    return Claim(num_sms, request=request, wait=wait, timeout=timeout, device_id=device_id,
-                 rounding=rounding, label=label, runtime_dir=runtime_dir, priority=priority,
-                 tenant=tenant, target_ms=target_ms, target_factor=target_factor,
-                 floor_sms=floor_sms)
+    on them (docs/python.md, "Claims")."""
+    return Claim(**locals())  # the arguments, as they came
 
 
 def claim_count(num_sms: int | None = None, *, request: str | None = None,
                 device_id: int | None = None,
                 rounding: Rounding | str = "strict") -> tuple[int, int]:
     """What claim() would make of a request, claiming nothing: (SMs, how many such claims the
-    device holds at once); (0, 0) for "rest". The C library's one rule for claimable counts
-    (gctx_claim_count), as greenctx info --sizes, plan and run give it. Raises
-    InsufficientSMsError naming the nearest counts for a count no split gives."""
+    device holds at once); (0, 0) for "rest"."""
     sms, at_once = ctypes.c_uint(), ctypes.c_uint()
     rounding_value = split_options(rounding).rounding
     check(lib.gctx_claim_count(device_ordinal(device_id), _request(num_sms, request),
@@ -354,7 +308,7 @@ def claims(device_id: int | None = None, runtime_dir: str | None = None) -> list
     out = (_capi.ClaimInfo * capacity)()
     out[0].size = ctypes.sizeof(_capi.ClaimInfo)  # the array's layout: its first element's
     check(lib.gctx_claim_list(device, where, out, capacity, ctypes.byref(n), None))
-    return [ClaimInfo._of(out[i]) for i in range(min(n.value, capacity))]
+    return [_claim_info(c) for c in out[:min(n.value, capacity)]]
 
 
 def claim_events(device_id: int | None = None,
@@ -365,8 +319,8 @@ def claim_events(device_id: int | None = None,
     events[0].size = ctypes.sizeof(_capi.ClaimEvent)
     where = None if runtime_dir is None else path("runtime_dir", runtime_dir) or None
     n = out_int("gctx_claim_events", device_ordinal(device_id), where, events, capacity)
-    return [ClaimEvent(_EVENT_KINDS[e.kind], e.time_ns, e.pid, e.command.decode(errors="replace"),
-                       e.cuda_result, e.sm_count) for e in events[:min(n, capacity)]]
+    return [from_struct(ClaimEvent, e, kind=_EVENT_KINDS[e.kind])
+            for e in events[:min(n, capacity)]]
 
 
 @dataclass(frozen=True)
@@ -379,6 +333,4 @@ class MpsInfo:
 
 def mps_info() -> MpsInfo:
     """MPS as this process sees it (no driver call)."""
-    info = out("gctx_mps_get_info")
-    return MpsInfo(info.pipe_dir.decode(), bool(info.daemon_running),
-                   info.active_thread_percentage, info.pinned_mem_limit.decode())
+    return from_struct(MpsInfo, out("gctx_mps_get_info"))

@@ -1,11 +1,5 @@
-"""GreenContext: a CUDA green context, with the constructor, properties and methods of
-PyTorch's torch.cuda.green_contexts.GreenContext, made by the C library; and the Streams and
-Events it makes (a stream names its context: the three classes refer to each other, so they
-live in one module).
-
-Every stream object speaks the __cuda_stream__ protocol (version 0, the CUstream as an int),
-which cuda.core, CuPy and Numba take; GreenContext.Stream() gives PyTorch's view (_torch).
-"""
+"""GreenContext (PyTorch's torch.cuda.green_contexts.GreenContext, made by the C library) and
+the Streams and Events it makes: they refer to each other, so they live in one module."""
 from __future__ import annotations
 
 import ctypes
@@ -45,7 +39,7 @@ _PLAIN_OPTIONS = {False: _capi.ContextOptions(),
 
 
 def context_options(workqueue_scope: str | None, workqueue_concurrency_limit: int | None,
-                    fresh: bool = False) -> _capi.ContextOptions:
+                    fresh: bool = False) -> _capi.Struct:
     if workqueue_scope is None and workqueue_concurrency_limit is None:
         return _PLAIN_OPTIONS[bool(fresh)]
     if workqueue_scope not in _WORKQUEUE_SCOPES:
@@ -62,10 +56,9 @@ def context_options(workqueue_scope: str | None, workqueue_concurrency_limit: in
 
 
 def _create_with_sms(device: int, num_sms: Any, rounding: Rounding | str | None,
-                     options: _capi.ContextOptions) -> int:
-    """A context of num_sms SMs of a device, in one C call. rounding None is PyTorch's: its
-    range check, then the driver's rounding up (the whole device when no group is that
-    large); "strict" is the C library's own check; the others a one-group split's."""
+                     options: _capi.Struct) -> int:
+    """A context of num_sms SMs of a device, in one C call: rounding None is PyTorch's (its
+    range, the driver's rounding up), "strict" the C library's check, others a split's."""
     if rounding is None:
         n = integer("num_sms", num_sms)
         error = None  # stays None for a count out of PyTorch's range (ctypes would wrap it)
@@ -104,8 +97,7 @@ def _one_group_message(error: Error) -> Error:
 
 
 class Stream(Handle):
-    """A CUDA stream whose work runs on one green context's SMs. Non-blocking: it never
-    synchronises with the legacy default stream. Its release waits for its work."""
+    """A non-blocking CUDA stream whose work runs on one green context's SMs."""
 
     __slots__ = ("_cu_stream",)  # the CUstream, once asked (it never changes)
     _cu_stream: int | None
@@ -118,8 +110,8 @@ class Stream(Handle):
 
     @classmethod
     def adopt(cls, stream: Any) -> Stream:
-        """Wraps a stream of a green context made by someone else (an int CUstream, or an
-        object with __cuda_stream__), never destroying it: its maker keeps it alive."""
+        """Wraps a green context's stream made elsewhere (a CUstream or __cuda_stream__),
+        never destroying it."""
         return cls._made_by("gctx_stream_adopt", stream_handle(stream))
 
     @property
@@ -160,8 +152,7 @@ class Stream(Handle):
         check(lib.gctx_stream_synchronize(self._handle))
 
     def record_event(self, event: Event | None = None) -> Event:
-        """Records an event after the work submitted so far (a new one when none is given,
-        of this stream's context); returns it."""
+        """Records an event (a new one when None) after the work submitted so far."""
         if event is None:
             with self.context as ctx:
                 event = Event(ctx)
@@ -173,25 +164,19 @@ class Stream(Handle):
         check(lib.gctx_stream_wait_event(self._handle, instance("event", event, Event)._handle))
 
     def wait_stream(self, stream: Any) -> None:
-        """Makes later work on this stream wait for the work submitted so far to another
-        greenctx stream (one on another partition, typically)."""
+        """Makes later work on this stream wait for the work submitted so far to another."""
         with green_stream(stream).record_event() as event:
             self.wait_event(event)
 
     def observe_sms(self) -> list[int]:
-        """The physical SM ids (%smid) a kernel on this stream ran on, sorted. The simulated
-        driver runs this kernel too, on the SMs of the stream's partition."""
+        """The physical SM ids (%smid) a kernel on this stream ran on, sorted."""
         ids = (ctypes.c_uint * _MAX_SMS)()
         n = out_int("gctx_stream_observe_sms", self._handle, ids, _MAX_SMS)
         return list(ids[:min(n, _MAX_SMS)])
 
-    def _describe(self) -> str:
-        return f"0x{self.handle or 0:x}"
-
 
 class Event(Handle):
-    """An event of a green context's device (timing disabled): it orders work on two
-    partitions without a host sync. Record it on one stream, make another wait for it."""
+    """An event of a green context's device (timing disabled), to order work across streams."""
 
     __slots__ = ()
     _release = "gctx_event_release"
@@ -206,8 +191,7 @@ class Event(Handle):
         return event
 
     def record(self, stream: Any) -> None:
-        """Records the event after the work submitted so far to a greenctx stream (or the
-        torch stream GreenContext.Stream() gave)."""
+        """Records the event after the work submitted so far to a stream of greenctx."""
         check(lib.gctx_event_record(self._handle, green_stream(stream)._handle))
 
     def wait(self, stream: Any) -> None:
@@ -216,9 +200,6 @@ class Event(Handle):
 
     def synchronize(self) -> None:
         check(lib.gctx_event_synchronize(self._handle))
-
-    def _describe(self) -> str:
-        return f"0x{self.handle or 0:x}"
 
 
 def green_stream(stream: Any) -> Stream:
@@ -238,20 +219,7 @@ _Event = Event
 
 
 class GreenContext(Handle):
-    """A CUDA green context: work on its streams runs only on its SMs.
-
-    GreenContext(num_sms=N) takes N SMs of a device; GreenContext(sm_partition=p) the SMs of
-    a partition (several contexts on one partition share them); workqueue_scope alone takes
-    the whole device with a workqueue configuration (driver 13.1+). Put work on it through
-    Stream():
-
-        ctx = GreenContext(num_sms=16)
-        with torch.cuda.stream(ctx.Stream()):
-            ...
-
-    Work in the primary context (ordinary streams) still runs on every SM, this context's
-    included: order work across streams with events, as with any other stream.
-    """
+    """A CUDA green context: work on its streams runs only on its SMs (docs/python.md)."""
 
     __slots__ = ("_pushed", "_pool", "_pool_next")
     _pushed: tuple[Any] | None  # set_context's parent stream, until pop_context
@@ -264,10 +232,8 @@ class GreenContext(Handle):
                  workqueue_scope: str | None = None,
                  workqueue_concurrency_limit: int | None = None, device_id: int | None = None,
                  rounding: Rounding | str | None = None, fresh: bool = False) -> None:
-        """num_sms=N gives what PyTorch gives: the driver's rounding (up to the next size
-        the hardware has, the whole device when none is that large: 4 -> 8, 20 -> 24, 132 ->
-        132 on an H200); rounding="strict" refuses a count the hardware can't give, naming
-        the nearest legal ones; "down", "nearest" and "up" are SMPartition.split's."""
+        """num_sms SMs of a device, the SMs of sm_partition, or with workqueue_scope alone the
+        whole device (docs/python.md has the rounding)."""
         options = context_options(workqueue_scope, workqueue_concurrency_limit, fresh)
         if sm_partition is not None and not isinstance(sm_partition, SMPartition):
             raise TypeError("sm_partition must be an SMPartition")
@@ -295,9 +261,8 @@ class GreenContext(Handle):
 
     @classmethod
     def adopt(cls, green_handle: Any) -> GreenContext:
-        """Wraps a green context someone else made, never destroying it: its maker must keep
-        it alive while this object lives. green_handle: a CUgreenCtx (an int, or a
-        cuda.bindings CUgreenCtx as PyTorch holds them), or a cuda.core green Context."""
+        """Wraps a green context made elsewhere (a CUgreenCtx or a cuda.core green Context),
+        never destroying it."""
         if hasattr(green_handle, "is_green") and hasattr(green_handle, "create_stream"):
             return cls._wrap(_interop.adopt_core_context(green_handle))
         return cls._made_by("gctx_context_adopt", driver_handle("green_handle", green_handle))
@@ -307,12 +272,8 @@ class GreenContext(Handle):
                sm_partition: SMPartition | None = None, workqueue_scope: str | None = None,
                workqueue_concurrency_limit: int | None = None,
                rounding: Rounding | str | None = None, fresh: bool = False) -> GreenContext:
-        """Same as the constructor (kept as PyTorch keeps it); num_sms and device_id may be
-        positional, as in PyTorch's own tests (GreenContext.create(1, 0))."""
-        return GreenContext(num_sms=num_sms, sm_partition=sm_partition,
-                            workqueue_scope=workqueue_scope,
-                            workqueue_concurrency_limit=workqueue_concurrency_limit,
-                            device_id=device_id, rounding=rounding, fresh=fresh)
+        """The constructor, with num_sms and device_id positional (as PyTorch has it)."""
+        return GreenContext(**locals())  # the arguments, as they came
 
     @staticmethod
     def split(*, num_sms: int | Sequence[int] = 0,
@@ -323,9 +284,7 @@ class GreenContext(Handle):
               workqueue_scope: str | None = None, workqueue_concurrency_limit: int | None = None,
               device_id: int | None = None, rounding: Rounding | str = "strict",
               fresh: bool = False) -> tuple[GreenContext, ...]:
-        """Contexts on disjoint SMs of a device, one per group (options as SMPartition.split;
-        the workqueue options and fresh apply to each), in one C call. The SMs left over are
-        not used."""
+        """Contexts on disjoint SMs of a device, one per group (as SMPartition.split)."""
         options = context_options(workqueue_scope, workqueue_concurrency_limit, fresh)
         device = device_ordinal(device_id)
         groups, n, split_opts, outputs_type, _ = prepare(num_sms, coscheduled_sm_count,
@@ -361,14 +320,12 @@ class GreenContext(Handle):
 
     @property
     def sm_partition(self) -> SMPartition:
-        """The context's SMs as an SMPartition, which can be split further; it keeps this
-        context alive while it is in use."""
+        """The context's SMs as an SMPartition (kind "context")."""
         return SMPartition._made_by("gctx_context_partition", self._handle)
 
     @property
     def locality_domain_id(self) -> int | None:
-        """The context's locality domain (driver 13.4+ and a device that has domains), or
-        None."""
+        """The context's locality domain (driver 13.4+), or None."""
         try:
             return out_int("gctx_context_locality_domain", self._handle)
         except UnsupportedError:
@@ -401,11 +358,8 @@ class GreenContext(Handle):
         return Stream._made_by("gctx_stream_create", self._handle, options)
 
     def Stream(self) -> Any:  # noqa: N802 - PyTorch's name
-        """A stream whose work runs on this context's SMs, from a pool of 32 per context
-        taken round-robin, as PyTorch does (the 33rd call gives the first stream again): a
-        torch.cuda.Stream (usable with torch.cuda.stream()) when PyTorch sees CUDA, else a
-        greenctx Stream. Either holds its own reference to the green stream, and so to this
-        context, and speaks __cuda_stream__; closing it leaves the pool's stream alone."""
+        """A stream of this context's pool of 32, round-robin as PyTorch's: a
+        torch.cuda.Stream when PyTorch sees CUDA, else a greenctx Stream (docs/python.md)."""
         index = self._pool_next % STREAMS_PER_CONTEXT
         if index == len(self._pool):
             self._pool.append(self.stream())
@@ -421,10 +375,8 @@ class GreenContext(Handle):
         """An event of this context's device, to order work across partitions."""
         return Event(self)
 
-    def record_event(self, event: _Event | None = None
-                     ) -> _Event:
-        """Records an event after the work submitted so far to every stream of this context
-        (a new event when none is given); returns it."""
+    def record_event(self, event: _Event | None = None) -> _Event:
+        """Records an event (a new one when None) after the work of every stream of it."""
         event = instance("event", event, Event) if event is not None else self.Event()
         check(lib.gctx_event_record_context(event._handle, self._handle))
         return event
@@ -438,22 +390,19 @@ class GreenContext(Handle):
         return relation("gctx_context_relation", self, other)
 
     def observe_sms(self) -> list[int]:
-        """The physical SM ids (%smid) a kernel on this context's stream ran on, sorted (the
-        simulated driver runs this kernel too)."""
+        """The physical SM ids (%smid) a kernel on this context ran on, sorted."""
         with self.stream() as s:
             return s.observe_sms()
 
     def close(self) -> None:
-        """Drops this object's reference and its pool of streams (streams handed out by
-        Stream() hold their own reference and stay usable)."""
+        """Drops this object's reference and its pool of streams (Stream()'s stay usable)."""
         pool, self._pool = self._pool, []
         for stream in pool:
             stream.close()
         super().close()
 
     def set_context(self) -> None:
-        """Deprecated (as in PyTorch): pushes this context on the calling thread's context
-        stack and, with PyTorch, makes its default stream current after the current work."""
+        """Deprecated (as in PyTorch): pushes this context and switches PyTorch's stream."""
         warnings.warn(_CONTEXT_STACK_DEPRECATION, FutureWarning, stacklevel=2)
         if self._pushed is not None:
             raise RuntimeError("set_context called twice before pop_context")

@@ -1,14 +1,7 @@
 """The elastic controller (the C library's gctx_controller_*): which candidate allocation of
 SMs the workloads run on, decided from their scaling priors corrected by observed steps,
-their demand, a bandwidth term and their targets. All the arithmetic is the C library's.
-
-    ctl = Controller(
-        [Workload.latency(target_s=0.020, prior={16: 0.0557, 64: 0.0144, 132: 0.00976}),
-         Workload.throughput(prior={36: 0.053, 68: 0.028, 132: 0.0126})],
-        candidates=[(16, 116), (32, 100), (64, 68)], device_sms=132)
-    ctl.set_demand(0, 0.1)
-    d = ctl.decide()          # d.candidate, d.sm_counts, d.reason
-    ctl.observe(0, measured_step_s)
+their demand, a bandwidth term and their targets. All the arithmetic is the C library's
+(docs/elastic.md).
 """
 from __future__ import annotations
 
@@ -19,7 +12,7 @@ from typing import Dict, Sequence, Tuple
 from ._capi import (GCTX_WORKLOAD_LATENCY, GCTX_WORKLOAD_THROUGHPUT, ControllerOptions,
                     Workload as _CWorkload, lib)
 from ._errors import check, out, out_int
-from ._object import Handle, count, real
+from ._object import Handle, count, from_struct, real
 
 
 @dataclass(frozen=True)
@@ -60,12 +53,8 @@ class Decision:
 
 
 class Controller(Handle):
-    """Controller(workloads, candidates, *, device_sms=0, hbm_bytes_per_s=0.0, hysteresis=0.05,
-    dwell=3, learning_rate=0.25, latency_margin=1.10, shared_slowdown=1.0, disjoint=False)
-
-    candidates: rows of one SM count per workload; "no split" is added as the last candidate
-    unless a row of zeros is given, or disjoint (workloads that can't share SMs: claims across
-    processes) leaves it out."""
+    """candidates: rows of one SM count per workload; "no split" is added as the last unless a
+    row of zeros is given, or disjoint (workloads that can't share SMs) leaves it out."""
 
     __slots__ = ("_nb_workloads",)
     _nb_workloads: int
@@ -84,8 +73,10 @@ class Controller(Handle):
         c_workloads = (_CWorkload * max(len(workloads), 1))()
         for i, w in enumerate(workloads):
             points = sorted(w.prior.items())
-            sms = (ctypes.c_uint * len(points))(*[count("prior SM counts", s) for s, _ in points])
-            steps = (ctypes.c_double * len(points))(*[real("prior step times", t) for _, t in points])
+            sms = (ctypes.c_uint * len(points))(*[count("prior SM counts", s)
+                                                  for s, _ in points])
+            steps = (ctypes.c_double * len(points))(*[real("prior step times", t)
+                                                     for _, t in points])
             keep += [sms, steps]
             c_workloads[i] = _CWorkload(kind=w.kind, nb_points=len(points), prior_sms=sms,
                                         prior_step_s=steps,
@@ -116,17 +107,15 @@ class Controller(Handle):
                                           real("step_s", step_s)))
 
     def predict(self, candidate: int, workload: int) -> float:
-        step_s: float = out("gctx_controller_predict", self._handle,
-                            count("candidate", candidate), count("workload", workload)).value
-        return step_s
+        return float(out("gctx_controller_predict", self._handle, count("candidate", candidate),
+                         count("workload", workload)).value)
 
     def decide(self) -> Decision:
         d = out("gctx_controller_decide", self._handle)
         n = self._nb_workloads
-        return Decision(d.candidate, bool(d.no_split), bool(d.changed),
-                        tuple(w for w in range(n) if d.unmet >> w & 1),
-                        tuple(d.sm_counts[:n]), tuple(d.predicted_step_s[:n]),
-                        d.reason.decode())
+        return from_struct(Decision, d, unmet=tuple(w for w in range(n) if d.unmet >> w & 1),
+                           sm_counts=tuple(d.sm_counts[:n]),
+                           predicted_step_s=tuple(d.predicted_step_s[:n]))
 
     def _describe(self) -> str:
         return f"{self._nb_workloads} workloads, {self.nb_candidates} candidates"

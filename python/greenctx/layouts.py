@@ -19,17 +19,8 @@ _ORDERS = {"all": GCTX_LAYOUTS_ORDER_ALL, "by_part": GCTX_LAYOUTS_ORDER_BY_PART}
 
 
 class Layouts(Handle):
-    """Layouts(sm_counts, device_id=None, *, workqueue_scope=None,
-    workqueue_concurrency_limit=None, fresh=False)
-
-    sm_counts: one row per layout, each with one SM count per partition (every row the same
-    length); a 0 as a row's last count takes every SM the others leave. Layout 0 is active at
-    first. Example, three ratios of two partitions:
-
-        layouts = Layouts([(16, 0), (32, 0), (64, 0)])
-        a, b = layouts.switch(2)        # streams of layout 2, after the work on layout 0's
-        a, b = layouts.switch(0, order="by_part")  # a after layout 2's a only, b after its b
-    """
+    """sm_counts: one row of SM counts per layout, one per partition (a last 0: the rest);
+    layout 0 is active at first (docs/python.md, "Layouts")."""
 
     __slots__ = ("_nb_layouts", "_nb_parts", "_streams")
     _nb_layouts: int
@@ -94,11 +85,8 @@ class Layouts(Handle):
         return streams
 
     def switch(self, index: int, order: str = "all") -> tuple[Any, ...]:
-        """Makes layout `index` active and returns its streams, as streams(index). order="all":
-        every new stream waits for the work submitted so far to every stream of the active
-        layout (a barrier). order="by_part": new stream i waits for old stream i only, one
-        event record and one wait per stream, for workloads that keep their partition index
-        in every layout (decode part 0, prefill part 1 in each)."""
+        """Makes layout `index` active and returns its streams, as streams(index), after the
+        work on every stream of the active layout ("all") or on its own part's ("by_part")."""
         flags = _ORDERS.get(order) if type(order) is str else None
         if flags is None:
             raise ValueError(f"order is {order!r}: give one of {', '.join(map(repr, _ORDERS))}")

@@ -12,7 +12,7 @@ from typing import Any
 from . import _capi, _interop
 from ._capi import lib
 from ._errors import UnsupportedError, check, error_from_status, out_int
-from ._object import Handle, count, device_ordinal, driver_version, info_field
+from ._object import Handle, count, device_ordinal, driver_version, from_struct, info_field
 
 
 class Rounding(str, enum.Enum):
@@ -69,13 +69,13 @@ class SplitPlan:
 
 # Split options by rounding (the C library only reads them): one struct per policy, made once,
 # passed as they are (ctypes passes a struct by reference to a pointer parameter).
-_SPLIT_OPTIONS: dict[Rounding | str, _capi.SplitOptions] = {
+_SPLIT_OPTIONS: dict[Rounding | str, _capi.Struct] = {
     policy: _capi.SplitOptions(rounding=value) for policy, value in (
         (Rounding.STRICT, _capi.GCTX_ROUND_STRICT), (Rounding.DOWN, _capi.GCTX_ROUND_DOWN),
         (Rounding.NEAREST, _capi.GCTX_ROUND_NEAREST), (Rounding.UP, _capi.GCTX_ROUND_UP))}
 
 
-def split_options(rounding: Rounding | str) -> _capi.SplitOptions:
+def split_options(rounding: Rounding | str) -> _capi.Struct:
     options = _SPLIT_OPTIONS.get(rounding)  # a Rounding or its string (they hash alike)
     if options is None:
         raise ValueError(f"rounding must be one of {[r.value for r in Rounding]}, "
@@ -147,9 +147,8 @@ _LOCALITY_DRIVER = 13040
 
 
 def _check_locality_domains(locality_domain_ids: Any, nb_groups: int) -> None:
-    """PyTorch's checks of locality_domain_ids, in its order: a domain needs driver 13.4,
-    entries are nonnegative ints or None. Then what greenctx can't do yet: gctx_group has
-    no domain field, so a group can't be placed in one (UnsupportedError, not ignored)."""
+    """PyTorch's checks of locality_domain_ids, in its order; then UnsupportedError for any
+    domain: gctx_group has no domain field yet."""
     domains = (tuple(locality_domain_ids) if _is_sequence(locality_domain_ids)
                else (locality_domain_ids,) * nb_groups)
     if len(domains) != nb_groups:
@@ -168,11 +167,9 @@ def _check_locality_domains(locality_domain_ids: Any, nb_groups: int) -> None:
                            "locality_domain_id")
 
 
-# Prepared splits: the C arguments of each distinct request made only of exact ints and bools
-# (scalars or tuples), with no locality domain, as a program's loop repeats them. The C library
-# only reads the groups and options, so every call and thread passes the same ones; each call
-# makes its own outputs, of the cached type. With exact types two equal requests are the same
-# request (True == 1 can't mix them up). Bounded: emptied when full.
+# Prepared splits: the C arguments (which the library only reads) of each distinct request of
+# exact ints and bools (True == 1 can't mix two up), as a program's loop repeats them; each call
+# makes its own outputs. Bounded: emptied when full.
 _PREPARED: dict[Any, Any] = {}
 _PREPARED_MAX = 256
 _ONE_HANDLE = ctypes.c_void_p * 1  # a remainder's output: an array passes with no byref()
@@ -186,9 +183,8 @@ _new = object.__new__
 
 def prepare(num_sms: Any, coscheduled_sm_count: Any, preferred_coscheduled_sm_count: Any,
             backfill: Any, locality_domain_ids: Any, rounding: Rounding | str) -> Any:
-    """A split's C arguments, checked in PyTorch's order and made once per distinct request:
-    (groups array, its length, options, the type of its outputs array, a pointer to the
-    options)."""
+    """A split's C arguments, checked in PyTorch's order, made once per distinct request: (groups,
+    their count, options, the type of the outputs array, a pointer to the options)."""
     if locality_domain_ids is not None:
         cacheable = False
     elif (type(num_sms) is int and type(coscheduled_sm_count) is int  # one group, quickly
@@ -226,23 +222,8 @@ def relation(name: str, a: Handle, b: Handle) -> Relation:
     return RELATIONS[out_int(name, a._handle, b._handle)]
 
 
-def _plans(plan: Any, group_plans: Any) -> SplitPlan:
-    return SplitPlan(
-        device_id=plan.device, driver_version=plan.driver_version,
-        path=_PATHS.get(plan.path, str(plan.path)), granule_sms=plan.granule_sms,
-        groups=tuple(GroupPlan(g.requested_sms, g.sm_count, g.coscheduled_sm_count,
-                               bool(g.rounded), bool(g.backfilled)) for g in group_plans),
-        remainder_sms=plan.remainder_sms, rounded=bool(plan.rounded), nested=bool(plan.nested))
-
-
 class SMPartition(Handle):
-    """A set of SMs of one device (torch.cuda.green_contexts.SMPartition).
-
-    Get one with from_device(), split() or GreenContext.sm_partition; make a context on it
-    with GreenContext(sm_partition=...). A partition describes SMs, it does not reserve them:
-    several contexts made from one partition share its SMs. Siblings of one split (the
-    remainder included) are disjoint; relation() says what is known of any two.
-    """
+    """A set of SMs of one device (torch.cuda.green_contexts.SMPartition; docs/python.md)."""
 
     __slots__ = ()
     _release = "gctx_partition_release"
@@ -252,8 +233,7 @@ class SMPartition(Handle):
 
     @classmethod
     def from_device(cls, device_id: int | None = None) -> SMPartition:
-        """Every SM of a device (PyTorch's current device, or 0 without PyTorch, when
-        device_id is None)."""
+        """Every SM of a device (None: PyTorch's current device, else 0)."""
         return cls._made_by("gctx_partition_from_device", device_ordinal(device_id))
 
     device_id = info_field("device", "The device index of these SMs.")
@@ -288,15 +268,7 @@ class SMPartition(Handle):
               rounding: Rounding | str = "strict",
               ) -> tuple[tuple[SMPartition, ...], SMPartition | None]:
         """Splits these SMs into disjoint groups and a remainder: ((groups...), remainder),
-        remainder None when no SM is left over.
-
-        Each option is a scalar or a sequence (one entry per group; scalars are broadcast).
-        num_sms 0 asks for discovery; a group with num_sms=0 and backfill=True takes
-        everything left and must be the last. Counts are strict unless rounding is "down",
-        "nearest" or "up". Works on every driver with green contexts, and on any partition
-        (a group, a remainder, a context's SMs). locality_domain_ids (PyTorch's, driver
-        13.4+): None, or None for every group, until the C library places groups in a domain.
-        """
+        remainder None when no SM is left over (docs/python.md has the options)."""
         groups, n, options, outputs_type, options_ref = prepare(
             num_sms, coscheduled_sm_count, preferred_coscheduled_sm_count, backfill,
             locality_domain_ids, rounding)
@@ -344,7 +316,9 @@ class SMPartition(Handle):
         group_plans = (_capi.GroupPlan * n)()
         check(lib.gctx_partition_plan(self._handle, groups, n, options,
                                       ctypes.byref(plan), group_plans))
-        return _plans(plan, group_plans)
+        return from_struct(SplitPlan, plan, device_id=plan.device,
+                           path=_PATHS.get(plan.path, str(plan.path)),
+                           groups=tuple(from_struct(GroupPlan, g) for g in group_plans))
 
     def relation(self, other: SMPartition) -> Relation:
         """Relation.DISJOINT, MAY_OVERLAP or OVERLAP: what is known of the two SM sets."""

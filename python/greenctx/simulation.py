@@ -1,7 +1,5 @@
-"""greenctx.simulate(): the package's simulated driver instead of the GPU's, so that a pip-only
-user can try everything (splits, contexts, streams, %smid observation, `greenctx run`) on a
-machine without one. The simulated driver is the one the tests use (sim/): the SM rules and
-split results of real devices, measured on them."""
+"""greenctx.simulate(): the package's simulated driver (the tests' sim/) instead of the GPU's,
+to try everything on a machine without one."""
 from __future__ import annotations
 
 import ctypes
@@ -13,22 +11,9 @@ from ._capi import PACKAGED_SIM, lib
 _SPEC = re.compile(r"^([A-Za-z0-9]+(?:,[A-Za-z0-9]+)*)(?:@(\d+))?$")
 
 
-def _models(path: str) -> list[str]:
-    """The models the simulated driver at path knows, asked of it (its model table)."""
-    models = ctypes.CDLL(path).gctxsim_models
-    models.restype = ctypes.c_char_p
-    models.argtypes = []
-    table: bytes = models()
-    return table.decode().split()
-
-
 def simulate(spec: str = "h200") -> str:
-    """Points greenctx at its simulated driver: spec is MODEL[,MODEL...][@DRIVER] as the
-    tool's --sim takes it ("h200", "h200@13000", "h200,a100@12050"; models h200 h100 a100 l4
-    b200; the driver 1000 * major + 10 * minor). Call it before the first use of the driver:
-    it sets GREENCTX_CUDA_LIBRARY, GREENCTX_SIM_DEVICES and GREENCTX_SIM_DRIVER_VERSION for
-    this process and the programs it starts (`greenctx run` included). Returns the simulated
-    driver's path. $GREENCTX_SIM_LIBRARY names another build of it."""
+    """Points greenctx at its simulated driver, before the driver's first use: spec is
+    MODEL[,MODEL...][@DRIVER] as the tool's --sim takes it ("h200@13000"). Returns its path."""
     if not isinstance(spec, str):
         raise TypeError(f"spec must be a str, got {spec!r}")
     match = _SPEC.match(spec)
@@ -48,7 +33,9 @@ def simulate(spec: str = "h200") -> str:
         raise FileNotFoundError(f"the simulated driver {path} is missing: install greenctx "
                                 f"with pip, or set GREENCTX_SIM_LIBRARY to a "
                                 f"libgreenctx_sim.so")
-    known = _models(path)
+    models_of = ctypes.CDLL(path).gctxsim_models  # the simulated driver's model table
+    models_of.restype = ctypes.c_char_p
+    known = models_of().decode().split()
     unknown = [m for m in models.split(",") if m.lower() not in known]
     if unknown:
         raise ValueError(f"simulate(): no simulated model {unknown[0]!r}; the models are "
