@@ -1,20 +1,10 @@
 """Elastic partitions over PyTorch and greenctx's Python package: a latency workload shaped like
 LLM decode beside a throughput workload shaped like prefill, on the same arrival trace in every
-arm. docs/elastic.md ("The bench") says what each arm, the model, the traces and the timing
-are; BENCHMARKS.md ("Elastic partitions") what it measured.
-
-  python3 bench/compare/elastic.py [--trace onoff|duty50|poisson|stationary] [--quick]
-      [--seconds S] [--target-ms MS] [--layers N] [--batch N] [--context N] [--chunk N]
-      [--seed N] [--arms all|1p] [--dry]
-
-The calibration and the one-process arms run in a process of their own (`--role 1p`: the
-script holds no context when the tenants start), each two-process arm's tenants as `--role
-decode|prefill`. It needs torch with CUDA, greenctx (PYTHONPATH reaching python/, and the
-library) and the greenctx tool (PATH or GREENCTX_TOOL); the JSON document (schema
-greenctx.bench.elastic/2) goes to stdout, the table to stderr. --dry needs no GPU and no torch:
-the simulated driver (GREENCTX_SIM_LIBRARY) runs every greenctx object, a stand-in for
-nvidia-cuda-mps-control (GREENCTX_MPS_CONTROL) the daemon, and each stream is a clock that a
-launch moves by the model's bytes and FLOPs on its SMs: the plumbing, not figures.
+arm. docs/elastic.md ("The bench") says what it needs, what each arm, the model, the traces and
+the timing are; BENCHMARKS.md ("Elastic partitions") what it measured. The calibration and the
+one-process arms run as `--role 1p`, each two-process arm's tenants as `--role decode|prefill`.
+--dry: the simulated driver, and each stream a clock that a launch moves by the model's bytes
+and FLOPs on its SMs (DryWork): the plumbing, not figures.
 """
 import argparse
 import bisect
@@ -22,7 +12,6 @@ import ctypes
 import gc
 import json
 import random
-import shutil
 import subprocess
 import sys
 import time
@@ -705,11 +694,9 @@ def two_process(a, res, env, tool):
     lat = best["lat_sms"] if best else res["calibration"][-1]["decode_sms"] // 2
     device = res["calibration"][-1]["decode_sms"]
     pct = int(100.0 * lat / device + 0.5)
-    mps_env, res["mps_why"] = scenario.mps_start(tool, env)
-    res["mps_available"] = mps_env is not None
-    no_mps = scenario.no_mps(env)
-    claims = {"static": str(lat), "min": str(res["calibration"][0]["decode_sms"])}
-    try:
+    with scenario.mps(tool, env) as (mps_env, why):
+        res["mps_available"], res["mps_why"] = mps_env is not None, why
+        claims = {"static": str(lat), "min": str(res["calibration"][0]["decode_sms"])}
         for k, (name, label, on, with_mps, threads, elastic) in enumerate(TWO_PROCESS, 1):
             arm = new_arm(name, name, label.format(lat=lat, pct=pct, rest=100 - pct),
                           thread_percentage=pct if threads else 0)
@@ -718,14 +705,11 @@ def two_process(a, res, env, tool):
                 arm["why"] = f"MPS is not available: {res['mps_why']}"[:400]
                 continue
             print(f"elastic [{k}/{len(TWO_PROCESS)}] {arm['label']}", file=sys.stderr)
-            arm["ran"] = run_pair(a, arm, mps_env if with_mps else no_mps, res["priors"],
-                                  res["target_ms"], claims.get(on, on), elastic,
+            arm["ran"] = run_pair(a, arm, mps_env if with_mps else scenario.no_mps(env),
+                                  res["priors"], res["target_ms"], claims.get(on, on), elastic,
                                   arm["thread_percentage"])
             if not arm["ran"]:
                 arm["why"] = "failed: see the messages above"
-    finally:
-        if res["mps_available"]:
-            scenario.mps_stop(tool, mps_env)
 
 
 # ---- the report ----
@@ -857,8 +841,7 @@ def main():
     a.seconds = a.seconds or (5.0 if a.quick else 10.0)
     if a.role:
         return one_process(a) if a.role == "1p" else tenant(a)
-    tool, runtime, env = scenario.setup("elastic", a.dry)
-    try:
+    with scenario.runtime("elastic", a.dry) as (tool, _, env):
         one = subprocess.run([sys.executable, __file__, *sys.argv[1:], "--role", "1p"],
                              env=env, text=True, stdout=subprocess.PIPE)
         if one.returncode:
@@ -871,8 +854,6 @@ def main():
         if a.arms == "all":
             two_process(a, res, env, tool)
             res["arms_by_name"] = {x["name"]: x for x in res["arms"]}
-    finally:
-        shutil.rmtree(runtime, ignore_errors=True)
     res["best_chunked"] = best_of(res, "chunked")[0]
     best = res["arms_by_name"].get(res["best_static"])
     for x in res["arms"]:
