@@ -370,8 +370,7 @@ _nvml = None
 
 
 def device_sample():
-    """The SM clock, its max, power-cap throttling, HBM busy and power (W) from nvidia-ml-py,
-    or {} without it."""
+    """The SM clock, power-cap throttling and power (W) from nvidia-ml-py, or {} without it."""
     global _nvml
     try:
         if _nvml is None:
@@ -381,9 +380,7 @@ def device_sample():
         nv, h = _nvml
         reasons = nv.nvmlDeviceGetCurrentClocksThrottleReasons(h)
         return {"sm_clock_mhz": nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM),
-                "max_sm_clock_mhz": nv.nvmlDeviceGetMaxClockInfo(h, nv.NVML_CLOCK_SM),
                 "throttle": 1 if reasons & nv.nvmlClocksThrottleReasonSwPowerCap else 0,
-                "hbm_busy": nv.nvmlDeviceGetUtilizationRates(h).memory / 100.0,
                 "power_w": nv.nvmlDeviceGetPowerUsage(h) / 1000.0}
     except Exception:  # noqa: BLE001 - no NVML: no clocks in the rows
         _nvml = False if _nvml is None else _nvml
@@ -422,14 +419,10 @@ def run_arm(name, pair, seconds, env, runtime, target_ms, tool, dry):
             e["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = place[4:]
         cmd = tenant_cmd(role, kind, seconds, runtime, dry,
                          "primary" if place.startswith("pct:") else place)
-        if guard:
-            cmd += ["--guard", "--target-ms", f"{target_ms:.4f}"]
-        if bursty and role == "victim":
-            cmd.append("--bursty")
-        if name in INTERLEAVED:
-            cmd.append("--interleave")
-        if role == "hog" and place == "claim" and v_place is None:
-            cmd.append("--aside")
+        cmd += ["--guard", "--target-ms", f"{target_ms:.4f}"] if guard else []
+        flags = {"--bursty": bursty and role == "victim", "--interleave": name in INTERLEAVED,
+                 "--aside": role == "hog" and place == "claim" and v_place is None}
+        cmd += [flag for flag, wanted in flags.items() if wanted]
         if place == "run":  # unmodified: the tool claims, the preload guards
             request = str(VICTIM_SMS) if role == "victim" else "rest"
             klass = f"latency:{target_ms:.3f}ms" if role == "victim" else "best-effort"
