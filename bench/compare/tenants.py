@@ -124,14 +124,12 @@ def tenant(args):
     tenant_class = {"victim": "latency", "hog": "best-effort"}[args.role] if cooperative else None
     claim = ctx = None
     if claimed:
-        # The hog alone holds the victim's SMs aside while it takes the rest: its rate alone
-        # is then over the same SMs as beside the victim.
+        # The hog alone holds the victim's SMs aside: its rate is over the same SMs as beside it
         aside = greenctx.Claim(request=str(VICTIM_SMS), wait=True, timeout=60,
                                runtime_dir=args.runtime) if args.aside else None
         request = (str(VICTIM_SMS) if args.role in ("victim", "faulter", "probe")
                    else args.place.partition(":")[2] or "rest")
-        # The target: its p99 alone times the pair's factor, measured by the alone arm (a
-        # factor target would learn "alone" beside the hog, which starts with it).
+        # The target: the alone arm's p99 times the pair's factor (not learnt beside the hog)
         kw = {"target_ms": args.target_ms} if tenant_class == "latency" else {}
         claim = greenctx.Claim(request=request, wait=True, timeout=60, tenant=tenant_class,
                                runtime_dir=args.runtime, **kw)
@@ -147,8 +145,7 @@ def tenant(args):
     if args.role in FAULT_ROLES:
         return FAULT_ROLES[args.role](args, claim, stream, step, on, torch)
     steps, done, actions, advised = [], 0, [], claim.sm_count if claim else None
-    # --interleave: every other block of steps goes unreported, the guard's cost (the steps'
-    # ratio and the report's own time) measured within one run instead of across two
+    # --interleave: every other block of steps unreported (the guard's cost within one run)
     unreported, reports, settled, tenths = [], [], [], [[] for _ in range(10)]
     advice = Advice(claim) if args.role == "hog" and tenant_class else None
     scenario.ready()
