@@ -1,13 +1,6 @@
-"""Shared by the comparison scripts: timing, and one JSON line per result on stdout.
-
-Each script runs in its own process (run_all.py starts them), times each operation `reps`
-times after warm-ups with time.perf_counter_ns around the calls only, and prints
-  {"lib": ..., "op": ..., "reps": N, "p50_us": ..., "p99_us": ..., "min_us": ...}
-and, for what a library can or cannot do on this driver,
-  {"lib": ..., "capability": ..., "ok": true/false, "detail": "... or the exception's message"},
-  and {"lib": ..., "version": ...} first, or {"lib": ..., "skipped": why} for a peer that is not
-  there (run_all.py reads them).
-"""
+"""Shared by the comparison scripts (each in its own process, run_all.py reads their lines):
+timing around the calls only, and one JSON line per result on stdout: a version first (or
+"skipped": why), then rows {lib, op, reps, p50_us, p99_us, min_us} and capabilities."""
 import json
 import os
 import sys
@@ -35,10 +28,9 @@ def time_op(lib, op, once, reps=None):
 
 
 def time_entries(entries, reps=None):
-    """Times operations [(lib, op, once)], each once as for time_op, rep by rep, each rep in
-    the order the last one ran backwards (A B C, then C B A), so that what runs just before a
-    call is alike for each (of several libraries too, side by side in the same state of the
-    host). One row per op; an op that raises gets its error as its row."""
+    """Times [(lib, op, once)] rep by rep, each rep in the last one's order backwards (A B C,
+    then C B A): what runs just before a call is alike for each. An op that raises gets its
+    error as its row."""
     reps = reps or REPS
     samples = {(lib, op): [] for lib, op, _ in entries}
     failed = {}

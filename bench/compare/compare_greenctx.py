@@ -194,20 +194,16 @@ try:  # the driver the library loaded (the simulated one under GREENCTX_CUDA_LIB
     cuda = ctypes.CDLL(g.gctx_driver_path().decode())
 except OSError:
     cuda = None
-# The splits, interleaved: "split 16" is the package's call ({16} and a remainder, cuda.core's
-# request), "split {16, rest}" the C call `greenctx bench overhead` times; each beside the
-# driver call it makes, by hand from this process (what ctypes and Python cost, against what
-# the driver costs here).
+# "split 16": the package's call (cuda.core's request); "split {16, rest}": `greenctx bench
+# overhead`'s; each beside its driver call by hand (what ctypes and Python cost over it).
 splits = [("split 16", c_split(SIXTEEN, True)),
           ("split {16, rest}", c_split(SIXTEEN_REST, False))]
 if cuda is not None:
     splits += [("split 16, the driver's call by hand", by_hand(cuda, SIXTEEN, True)),
                ("split {16, rest}, the driver's call by hand", by_hand(cuda, SIXTEEN_REST, False))]
 time_entries([(LIB, op, once) for op, once in splits])
-# cuGreenCtxCreate retains the device's primary context and the last destroy releases it: with
-# no primary context active, every create pays its initialisation (the driver's documentation
-# advises keeping it active). cuda.core (Device.set_current) and torch keep it active; greenctx
-# does not, so it is measured both ways.
+# With no primary context active every create pays its initialisation; cuda.core and torch
+# keep it active, greenctx does not: measured both ways.
 time_op(LIB, "16 SMs: context + stream (no primary context active)",
         made_by(one_context, release_all), reps=10)
 try:

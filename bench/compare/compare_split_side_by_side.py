@@ -1,8 +1,5 @@
-"""The package's SMPartition.split against cuda.core's SMResource.split in one process, rep
-by rep in turning order: each library's split of 16 SMs (and the rest as the remainder) in the
-same state of the host. Run in their own processes, the two read apart by as much as the
-host's state moved between them (cuda.core's split read 3.4 to 6.4 us in runs of one day on
-the H200), which a ratio of the two then carries; side by side, both see the same."""
+"""The package's SMPartition.split against cuda.core's SMResource.split in one process, rep by
+rep: apart, the two read apart by as much as the host's state moved between their processes."""
 from common import emit, fail, made_by, skip, time_entries
 
 try:

@@ -1,20 +1,10 @@
 """Elastic partitions over PyTorch and greenctx's Python package: a latency workload shaped like
 LLM decode beside a throughput workload shaped like prefill, on the same arrival trace in every
-arm. docs/elastic.md ("The bench") says what each arm, the model, the traces and the timing
-are; BENCHMARKS.md ("Elastic partitions") what it measured.
-
-  python3 bench/compare/elastic.py [--trace onoff|duty50|poisson|stationary] [--quick]
-      [--seconds S] [--target-ms MS] [--layers N] [--batch N] [--context N] [--chunk N]
-      [--seed N] [--arms all|1p] [--dry]
-
-The calibration and the one-process arms run in a process of their own (`--role 1p`: the
-script holds no context when the tenants start), each two-process arm's tenants as `--role
-decode|prefill`. It needs torch with CUDA, greenctx (PYTHONPATH reaching python/, and the
-library) and the greenctx tool (PATH or GREENCTX_TOOL); the JSON document (schema
-greenctx.bench.elastic/2) goes to stdout, the table to stderr. --dry needs no GPU and no torch:
-the simulated driver (GREENCTX_SIM_LIBRARY) runs every greenctx object, a stand-in for
-nvidia-cuda-mps-control (GREENCTX_MPS_CONTROL) the daemon, and each stream is a clock that a
-launch moves by the model's bytes and FLOPs on its SMs: the plumbing, not figures.
+arm. docs/elastic.md ("The bench") says what it needs, what each arm, the model, the traces and
+the timing are; BENCHMARKS.md ("Elastic partitions") what it measured. The calibration and the
+one-process arms run as `--role 1p`, each two-process arm's tenants as `--role decode|prefill`.
+--dry: the simulated driver, and each stream a clock that a launch moves by the model's bytes
+and FLOPs on its SMs (DryWork): the plumbing, not figures.
 """
 import argparse
 import bisect
@@ -22,7 +12,6 @@ import ctypes
 import gc
 import json
 import random
-import shutil
 import subprocess
 import sys
 import time
@@ -134,9 +123,8 @@ class TorchWork:
             self.cu.cuEventElapsedTime
 
     def sms(self, sms):
-        """cuBLAS's kernels chosen for sms SMs, as the C bench's cublasSetSmCountTarget on
-        every GEMM did: torch's handle otherwise sizes its grids for the whole device, waves
-        that a partition runs twice (and torch's cuBLASLt path through its SM carveout)."""
+        """cuBLAS's kernels chosen for sms SMs (cublasSetSmCountTarget, and torch's SM carveout
+        for cuBLASLt): else its grids are sized for the whole device."""
         if self.set_target is None:
             return
         sms = min(sms, self.device_sms)
@@ -152,9 +140,8 @@ class TorchWork:
                 self.carveout(None if sms >= self.device_sms else self.device_sms - sms)
 
     def mark(self, s, end):
-        """Records s's start (end=False) or end event. The events are made in the stream's
-        own context through the driver, as the C bench's were: a torch event is its primary
-        context's, which the driver won't record on a green context's stream."""
+        """Records s's start (end=False) or end event, made in the stream's own context: the
+        driver won't record a torch event (its primary context's) on a green context's."""
         h = ctypes.c_void_p(self.stream(s).cuda_stream)
         if not end:
             ctx = ctypes.c_void_p()
@@ -219,9 +206,8 @@ class TorchWork:
 
 
 class DryWork:
-    """--dry: each stream a clock; a launch moves it by the model's time on its SMs (the
-    larger of the bytes at a per-SM share of HBM and the FLOPs), idle once the host's clock
-    passes it. Streams never slow each other (as the simulated driver's)."""
+    """--dry: each stream a clock that a launch moves by the model's time on its SMs (the
+    longer of its bytes' and its FLOPs'), idle once the host's clock passes it."""
     def __init__(self, a):
         self.a, self.busy, self.marks = a, {}, {}
 
@@ -264,10 +250,8 @@ class DryWork:
 
 
 def attn_splits(a, batch, device_sms):
-    """The parts each KV head's positions are cut into for decode's attention (each a head of
-    its own in a view, the bytes the same): at least 4 blocks per SM of the device at every
-    batch, as the C bench's split-K kernel (el_attn_splits). Uncut, the attention is a block
-    per sequence and KV head, 256 at the peak batch: two waves on a partition."""
+    """The parts each KV head's positions are cut into for decode's attention: at least 4
+    blocks per SM of the device at every batch, as the C bench's split-K kernel."""
     splits = 1
     while KV_HEADS * batch * splits < 4 * device_sms and a.context % (2 * splits) == 0 and \
             a.context // (2 * splits) >= 64:
@@ -276,8 +260,7 @@ def attn_splits(a, batch, device_sms):
 
 
 def cublas_target(torch):
-    """cublasSetSmCountTarget of the cuBLAS that torch loaded (its first GEMM loads it), or
-    None where there is none."""
+    """cublasSetSmCountTarget of the cuBLAS torch's first GEMM loads, or None."""
     x = torch.ones(8, 8, device="cuda", dtype=torch.bfloat16)
     torch.mm(x, x)
     with open("/proc/self/maps") as maps:
@@ -302,8 +285,7 @@ def make_work(a):
 
 
 def timed(work, fn, s, reps):
-    """The median of reps calls of fn (launches on s, then its wait), after 2, each taken as
-    a step's latency is: the longer of its events' time and the host's."""
+    """The median of reps calls of fn on s after 2: the longer of its events' and host's time."""
     times = []
     for i in range(2 + reps):
         t0 = now()
@@ -362,8 +344,7 @@ def set_rate(arm, units, tokens, seconds, layers):
 
 
 def workloads(a, target_ms, priors, disjoint):
-    """The controller over decode (the latency workload, the KV cache's share growing with the
-    batch) and prefill, from the calibration's priors; candidates: the priors' splits."""
+    """The controller over decode and prefill from the calibration's priors and splits."""
     import greenctx
     device = max(int(s) for s in priors["decode"])
     peak = decode_bytes(a, a.batch)
@@ -381,8 +362,8 @@ def workloads(a, target_ms, priors, disjoint):
 # ---- one process ----
 
 class Place:
-    """Where each workload's work goes: two greenctx streams (decode, prefill), their SMs, the
-    layout (None: the green context of every SM) and an event on each to order a move."""
+    """Two greenctx streams (decode, prefill), their SMs, the layout (None: every SM) and an
+    event on each to order a move."""
     def __init__(self, streams, sms, layout, contexts):
         import greenctx
         self.streams, self.sms, self.layout = streams, sms, layout
@@ -390,9 +371,8 @@ class Place:
 
 
 def move(layouts, a, b):
-    """Each workload's stream in b after its stream in a, and only that: a burst's first
-    decode step never queues behind prefill. Returns what the C bench timed of a move, in
-    us: the host's time in the library's calls alone (MOVE_TIMED), through ctypes."""
+    """Each workload's stream in b after its own in a only; the host's us in the library's
+    calls (MOVE_TIMED, through ctypes)."""
     from greenctx._capi import GCTX_LAYOUTS_ORDER_BY_PART, lib
     from greenctx._errors import check
     calls = [(lib.gctx_layouts_switch_ordered, (layouts._handle, b.layout,
@@ -485,10 +465,8 @@ def one_process(a):
 
 
 def run_loop(a, work, layouts, places, cur, trace, target_ms, arm, ctl, chunk):
-    """Decode steps back to back at the trace's batch and (but chunked) THR_SLOTS prefill
-    units queued, from one host thread that polls both streams and blocks on neither. The
-    units are launched one a pass, so that a decode step's end is seen between them; a move
-    ends the queue (the rest would run on the SMs given away)."""
+    """Decode steps back to back and (but chunked) THR_SLOTS prefill units queued, one a pass,
+    polling both streams; a move ends the queue (the rest would run on the SMs given away)."""
     steps, resizes, layers = [], [], a.layers
     p = places[cur]
     if p.layout is not None:
@@ -554,8 +532,8 @@ def run_loop(a, work, layouts, places, cur, trace, target_ms, arm, ctl, chunk):
 # ---- two processes: one tenant ----
 
 def tenant(a):
-    """A decode or prefill tenant: ready once its kernels ran on every size it may take, then
-    from the start time it reads on stdin, for a.seconds; one JSON line at its end."""
+    """A decode or prefill tenant: ready once its kernels ran on every size it may take; one
+    JSON line at its end."""
     import greenctx
     work, decode = make_work(a), a.role == "decode"
     priors = json.loads(a.priors)
@@ -564,9 +542,8 @@ def tenant(a):
     out = {"resize_us": [], "grant_ms": [], "timeline": [], "samples": []}
     claim, state = None, {}
 
-    def place():  # the claim's SMs now and a stream on them. The last stream goes first: held,
-        # it would keep the context of the SMs left out of the cache, and a resize back to
-        # them would make another (the C bench's take_claim kept no handle either)
+    def place():  # the claim's SMs and a stream on them, the last one dropped first (held, its
+        # context would stay out of the cache)
         state["stream"] = None
         state.update(sms=claim.info.sm_count, stream=claim.context().stream())
 
@@ -666,8 +643,7 @@ def tenant(a):
 # ---- two processes: the arms ----
 
 def run_pair(a, arm, env, priors, target, on, elastic, pct):
-    """Both tenants ready, the same start for both; their figures into arm. False if one
-    failed (its messages are above)."""
+    """Both tenants from one start, their figures into arm; False if one failed."""
     procs = []
     for role, where, share in (("decode", on, pct), ("prefill", "primary" if on == "primary"
                                                       else "rest", 100 - pct if pct else 0)):
@@ -705,11 +681,9 @@ def two_process(a, res, env, tool):
     lat = best["lat_sms"] if best else res["calibration"][-1]["decode_sms"] // 2
     device = res["calibration"][-1]["decode_sms"]
     pct = int(100.0 * lat / device + 0.5)
-    mps_env, res["mps_why"] = scenario.mps_start(tool, env)
-    res["mps_available"] = mps_env is not None
-    no_mps = scenario.no_mps(env)
-    claims = {"static": str(lat), "min": str(res["calibration"][0]["decode_sms"])}
-    try:
+    with scenario.mps(tool, env) as (mps_env, why):
+        res["mps_available"], res["mps_why"] = mps_env is not None, why
+        claims = {"static": str(lat), "min": str(res["calibration"][0]["decode_sms"])}
         for k, (name, label, on, with_mps, threads, elastic) in enumerate(TWO_PROCESS, 1):
             arm = new_arm(name, name, label.format(lat=lat, pct=pct, rest=100 - pct),
                           thread_percentage=pct if threads else 0)
@@ -718,14 +692,11 @@ def two_process(a, res, env, tool):
                 arm["why"] = f"MPS is not available: {res['mps_why']}"[:400]
                 continue
             print(f"elastic [{k}/{len(TWO_PROCESS)}] {arm['label']}", file=sys.stderr)
-            arm["ran"] = run_pair(a, arm, mps_env if with_mps else no_mps, res["priors"],
-                                  res["target_ms"], claims.get(on, on), elastic,
+            arm["ran"] = run_pair(a, arm, mps_env if with_mps else scenario.no_mps(env),
+                                  res["priors"], res["target_ms"], claims.get(on, on), elastic,
                                   arm["thread_percentage"])
             if not arm["ran"]:
                 arm["why"] = "failed: see the messages above"
-    finally:
-        if res["mps_available"]:
-            scenario.mps_stop(tool, mps_env)
 
 
 # ---- the report ----
@@ -735,8 +706,7 @@ def holds(arm, target_ms):
 
 
 def best_of(res, kind):
-    """Among the arms of a kind that ran: the most prefill with the p99 within target; when
-    none holds it, the smallest p99. (name or None, within)"""
+    """(name or None, within): of a kind, the most prefill within target, else smallest p99."""
     ran = [x for x in res["arms"] if x["kind"] == kind and x["ran"]]
     ok = [x for x in ran if holds(x, res["target_ms"])]
     if ok:
@@ -857,8 +827,7 @@ def main():
     a.seconds = a.seconds or (5.0 if a.quick else 10.0)
     if a.role:
         return one_process(a) if a.role == "1p" else tenant(a)
-    tool, runtime, env = scenario.setup("elastic", a.dry)
-    try:
+    with scenario.runtime("elastic", a.dry) as (tool, _, env):
         one = subprocess.run([sys.executable, __file__, *sys.argv[1:], "--role", "1p"],
                              env=env, text=True, stdout=subprocess.PIPE)
         if one.returncode:
@@ -871,8 +840,6 @@ def main():
         if a.arms == "all":
             two_process(a, res, env, tool)
             res["arms_by_name"] = {x["name"]: x for x in res["arms"]}
-    finally:
-        shutil.rmtree(runtime, ignore_errors=True)
     res["best_chunked"] = best_of(res, "chunked")[0]
     best = res["arms_by_name"].get(res["best_static"])
     for x in res["arms"]:

@@ -1,17 +1,8 @@
-"""Runs the comparisons, each library in its own process, in one run, and prints a table with
-each library's version, then every JSON line (for the record). On the GPU machine, from the
-repository root:
+"""Runs the comparisons, each library in its own process, and prints a table and the lines.
+On the GPU machine, from the repository root:
     GREENCTX_LIBRARY=/path/to/libgreenctx.so python3 bench/compare/run_all.py --json out.json
-
---json PATH writes the run as one JSON object: the versions ("versions": {lib: version or
-null}), why a library was skipped ("skipped": {lib: reason}), every row and capability, and
-"python_split_vs_cuda_core": {"median": p50 ratio, "p99": p99 ratio, "reps": N, ...} of the
-package's SMPartition.split against cuda.core's SMResource.split (null when either is
-missing; "python_split_vs_cuda_core_missing" says why). A peer that is not installed is
-skipped, not failed; greenctx failing fails the run (exit 1). --only greenctx runs greenctx's
-two scripts alone (CI, on the simulator).
---reps N: repetitions per operation ($GREENCTX_COMPARE_REPS, else 500). "device" and
-"driver_version" are what the package saw.
+--json writes the run as one JSON object (main's record; python/tests/test_compare.py checks
+it). A peer that is not installed is skipped, not failed; greenctx failing fails the run.
 """
 import argparse
 import json
@@ -26,8 +17,7 @@ SCRIPTS = {"greenctx": "compare_greenctx.py", "greenctx-py": "compare_greenctx_p
            "cuda.core": "compare_cuda_core.py", "torch": "compare_torch.py",
            "side by side": "compare_split_side_by_side.py"}
 GREENCTX_ONLY = ("greenctx", "greenctx-py")
-# The package's split against cuda.core's: the two in one process, rep by rep
-# (compare_split_side_by_side.py), not each library's own process's figure.
+# The package's split against cuda.core's, side by side in one process, rep by rep
 SPLIT_OP = "split 16, side by side"
 
 
@@ -91,9 +81,10 @@ def print_table(record, why):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", metavar="PATH", help="write the run as one JSON object")
-    parser.add_argument("--only", choices=["greenctx"], help="greenctx's scripts alone")
+    parser.add_argument("--only", choices=["greenctx"], help="greenctx's scripts alone (CI)")
     parser.add_argument("--reps", type=int,
-                        default=int(os.environ.get("GREENCTX_COMPARE_REPS", "500")))
+                        default=int(os.environ.get("GREENCTX_COMPARE_REPS", "500")),
+                        help="repetitions per operation")
     args = parser.parse_args(argv)
     libs = list(GREENCTX_ONLY if args.only else SCRIPTS)
     rows = [r for lib in libs for r in run(lib, args.reps)]

@@ -1,5 +1,6 @@
 """What the scenario scripts (tenants.py, elastic.py) share: the greenctx tool, a runtime
 directory of their own, their tenants' environment and their MPS daemon."""
+import contextlib
 import json
 import os
 import shutil
@@ -10,12 +11,12 @@ import tempfile
 import time
 
 
-def setup(name, dry):
-    """(tool, runtime directory, environment): the tool as a command (on the simulated H200
-    under --dry, the library pointed at GREENCTX_SIM_LIBRARY), a new directory under /tmp for
-    the claims registry and MPS, with an empty no-mps/ for the arms without MPS (no daemon
-    answers there). SIGTERM and SIGHUP end the script as Ctrl-C does, through the finally that
-    quits its MPS daemon."""
+@contextlib.contextmanager
+def runtime(name, dry):
+    """(tool, runtime directory, environment), the directory removed at the end: the tool as a
+    command (under --dry on the simulated H200, the library GREENCTX_SIM_LIBRARY), the claims
+    registry and MPS in a new directory under /tmp, with an empty no-mps/ for the arms where no
+    daemon answers. SIGTERM and SIGHUP end the script as Ctrl-C does (its finally clauses)."""
     tool = os.environ.get("GREENCTX_TOOL") or shutil.which("greenctx")
     if not tool:
         sys.exit("the greenctx tool is needed (PATH or GREENCTX_TOOL): its MPS daemon")
@@ -26,26 +27,29 @@ def setup(name, dry):
         env.setdefault("GREENCTX_CUDA_LIBRARY", os.environ.get("GREENCTX_SIM_LIBRARY", ""))
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, lambda *_: sys.exit(128 + 15))
-    return [tool, "--sim", "h200"] if dry else [tool], runtime, env
+    try:
+        yield [tool, "--sim", "h200"] if dry else [tool], runtime, env
+    finally:
+        shutil.rmtree(runtime, ignore_errors=True)
 
 
-def mps_start(tool, env):
-    """`greenctx mps start` in env's runtime directory: (env with the daemon's pipe and log
-    directories, None), or (None, why it did not start)."""
+@contextlib.contextmanager
+def mps(tool, env):
+    """`greenctx mps start` in env's runtime directory, stopped at the end: (env with the
+    daemon's pipe and log directories, None), or (None, why it did not start)."""
     out = subprocess.run([*tool, "mps", "start", "--print-env"], env=env, text=True,
                          capture_output=True)
     if out.returncode:
-        return None, (out.stderr or out.stdout).strip()
-    mps = dict(env)
+        yield None, (out.stderr or out.stdout).strip()
+        return
+    started = dict(env)
     for line in out.stdout.splitlines():  # export CUDA_MPS_PIPE_DIRECTORY=... lines
         key, _, value = line.removeprefix("export ").partition("=")
-        mps[key] = value.strip("'\"")
-    return mps, None
-
-
-def mps_stop(tool, env):
-    """`greenctx mps stop` of the daemon mps_start started in env."""
-    subprocess.run([*tool, "mps", "stop"], env=env, check=False, stdout=sys.stderr)
+        started[key] = value.strip("'\"")
+    try:
+        yield started, None
+    finally:
+        subprocess.run([*tool, "mps", "stop"], env=started, check=False, stdout=sys.stderr)
 
 
 def no_mps(env):

@@ -1,54 +1,21 @@
-"""Two tenants on one GPU (docs/tenants.md; BENCHMARKS.md, "Tenants" and "The guard"), over
-PyTorch and greenctx's Python package: pairs of a latency victim and a hog, each alone / claims
-/ claims + guard (cooperative: the hog resizes its claim) / claims + guard (paced: both
-unmodified under `greenctx run --class`, the preload paces the hog and samples the victim's
-steps) / plain MPS / MPS active-thread percentage / without MPS (time-slicing: primary |
-primary, claims | rest); the guard's cost to the victim alone (its steps reported through its
-claim, or sampled under `greenctx run --class`, over the same program under run unguarded);
-and the fault arm, without MPS and under it: a tenant faults on its claim (a store to address
-0x10), the other launches small kernels and says how many failed, from when, and what the
-library told it (its claim's fault report); then new tenants until one's first kernel runs.
-
-  fma     the retired C bench's compute-bound pair, its own kernel (gc_fma of
-          bench/kernels/bench_kernels.ptx, launched through the driver): a victim of 8 blocks
-          of 20,000 FMA steps per SM of its 16 (~0.7 ms), a hog of ~1 ms units on its SMs
-  read    a memory-bound victim summing 64 MiB per step (torch) beside a copy hog (1 GiB)
-
-  gemm    a bf16 tensor-core GEMM victim on 16 SMs beside a GEMM hog on the rest (power)
-  decode  a memory-bound decode-like victim (a GEMV over 128 MiB of weights) beside a copy
-          hog (HBM)
-  bursty  each hog beside a victim that runs 1 s in every 5 (the hog's rate over the whole
-          run says whether it got its SMs back after each burst)
-
-Victim p50/p99 and hog rate are over the same pair's alone arms (the hog alone on a claim
-holds the victim's SMs aside, so its rate is over the same SMs; the primary arms' hog over the
-hog alone on the primary context); with nvidia-ml-py installed, the SM clock, power and
-throttle reasons are sampled during each arm (and fed to
-the cooperative hog's guard; the paced hog's preload reads NVML itself). The guard's actions:
-the cooperative hog's resizes, the paced hog's levels as `greenctx ps --json` showed them
-every 0.1 s, and how long its launches were held back. Every arm runs fresh processes under
-an MPS daemon of the script's own (greenctx mps start, its pipe and log directories under a
-runtime directory in /tmp), quit when the script ends however it ends. One JSON line per
-arm on stdout, a table on stderr.
+"""Two tenants on one GPU over PyTorch and greenctx's Python package: a latency victim beside a
+hog in each arm of ARMS and PAIRS, then the fault arms (FAULTS). docs/tenants.md says what the
+arms are, BENCHMARKS.md ("Tenants", "The guard") what they measured. One JSON line per arm on
+stdout, a table on stderr; every arm's processes run under an MPS daemon of the script's own.
 
   python3 bench/compare/tenants.py [--quick | --length S] [--pairs gemm,decode,bursty,...]
-                                   [--arms claims,claims_guard,...,fault,fault_mps]
-  python3 bench/compare/tenants.py --dry   # the simulated driver: the plumbing only
+                                   [--arms claims,claims_guard,...,fault,fault_mps] [--dry]
 
---quick: 3 s per arm (bursty: 10 s), else 20 s (bursty 30 s). The fault arms (3 s) run once,
-after the pairs, under MPS last: a fault there takes the script's own server down. Needs
-greenctx (PYTHONPATH reaching python/, and the library), torch with CUDA, and the greenctx
-tool on PATH or in GREENCTX_TOOL. --dry needs no GPU and no
-torch: GREENCTX_SIM_LIBRARY (the simulated driver) and GREENCTX_MPS_CONTROL (a stand-in for
-nvidia-cuda-mps-control: tests/fake_mps_control.sh); steps are sleeps, so its ratios mean
-nothing, but every arm, the daemon's start and stop and the table run as on the GPU.
+It needs torch with CUDA, greenctx (PYTHONPATH reaching python/) and the greenctx tool (PATH or
+GREENCTX_TOOL). --dry needs neither a GPU nor torch: the simulated driver (GREENCTX_SIM_LIBRARY)
+and a stand-in for nvidia-cuda-mps-control (GREENCTX_MPS_CONTROL); steps are sleeps, so its
+ratios mean nothing.
 """
 import argparse
 import contextlib
 import ctypes
 import json
 import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -58,16 +25,12 @@ import scenario
 from scenario import cu_check
 
 VICTIM_SMS = 16
-# What each arm runs: (victim placement, hog placement, guard). A placement is "claim" (the
-# Python package's claim; "claim:N" a claim of N SMs), "run" (an unmodified program under
-# greenctx run), "primary" (no claim: the whole GPU) or "pct:N" (the active-thread percentage
-# N, no claim). Every arm runs under the script's MPS daemon but those in NO_MPS, whose
-# tenants find none (time-slicing).
+# (victim placement, hog placement, guard): "claim" ("claim:N": of N SMs), "run" (under
+# greenctx run), "primary" (the whole GPU) or "pct:N" (MPS's active-thread percentage N).
+# Every arm runs under the script's MPS daemon but those in NO_MPS (time-slicing).
 ARMS = {
     "victim_alone": ("claim", None, False),
-    # The guard's cost to a latency tenant with nothing to guard against: its steps reported
-    # through the claim (cooperative) or sampled by the preload (under greenctx run, beside
-    # the same program under run unguarded: told its 16 SMs, cuBLAS picks other kernels).
+    # The guard's cost to a victim alone: reported (cooperative) or sampled (under run)
     "victim_guarded": ("claim", None, True),
     "victim_run": ("run", None, False),
     "victim_run_guarded": ("run", None, True),
@@ -79,38 +42,31 @@ ARMS = {
     "mps_plain": ("primary", "primary", False),
     "mps_percentage": (f"pct:{round(100 * VICTIM_SMS / 132)}",
                        f"pct:{100 - round(100 * VICTIM_SMS / 132)}", False),
-    # The hog on a static claim of N SMs beside the victim: the trade a guard would make if
-    # it knew the best N in advance.
+    # The hog on a static claim of N SMs: the trade a guard knowing the best N would make
     **{f"claims_cap{n}": ("claim", f"claim:{n}", False) for n in (32, 48, 64)},
     "sliced_primary": ("primary", "primary", False),
     "sliced_claims": ("claim", "claim", False),
 }
 NO_MPS = {"sliced_primary", "sliced_claims"}
 INTERLEAVED = {"victim_guarded"}  # the cooperative guard's cost: reported and not, in turn
-# The arm a victim's ratios are over, where not victim_alone: the guarded victim under run is
-# compared with the same program under run unguarded. A hog's, where not hog_alone: the hog
-# with every SM is compared with the hog alone with every SM.
+# The arm a victim's ratios are over where not victim_alone, and a hog's where not hog_alone
 BASELINE = {"victim_run_guarded": "victim_run"}
 HOG_BASELINE = {"mps_plain": "hog_alone_primary", "sliced_primary": "hog_alone_primary"}
-# The fault arms (run once, after the pairs): under MPS or not.
 FAULTS = {"fault": False, "fault_mps": True}
-# (victim, hog, bursty victim, the victim's target: its p99 alone times this; BENCHMARKS.md's
-# targets for the guard)
+# (victim, hog, bursty victim, the guard's target: the victim's p99 alone times this)
 PAIRS = {"gemm": ("gemm", "gemm", False, 1.10), "decode": ("decode", "copy", False, 1.5),
          "bursty": ("gemm", "gemm", True, 1.10), "bursty_decode": ("decode", "copy", True, 1.5),
          "fma": ("fma", "fma", False, 1.10), "read": ("read", "copy", False, 1.5)}
 # --dry: each step a sleep as long as the step on an H200's 16 SMs
 DRY_STEP_S = {"gemm": 0.0014, "decode": 0.0005, "copy": 0.005, "fma": 0.0007, "read": 0.00004,
               "small": 0.00001}
-# The C bench's kernels: the fma pair's, the faulter's store to address 0x10 and a new
-# tenant's first kernel (the probe needs no torch: its start is part of what is timed).
+# The C bench's kernels: the fma pair's, the faulter's store to 0x10, a new tenant's first
 PTX = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "kernels",
                    "bench_kernels.ptx")
 FMA_BLOCKS_SM, FMA_VICTIM_ITERS, FMA_HOG_ITERS, FMA_HOG_CHUNKS = 8, 20000, 480, 64
 # The C bench's victims paused 0.5 ms between requests (what time-slicing gives the hog)
 VICTIM_GAP_S = {"fma": 0.0005, "read": 0.0005}
-# A bursty victim runs BURST_S in every BURST_PERIOD_S; its steps begun BURST_SETTLED_S or more
-# into a burst are its settled ones (the hog shrunk by then).
+# A bursty victim runs BURST_S in every BURST_PERIOD_S; settled: its steps BURST_SETTLED_S in
 BURST_S, BURST_PERIOD_S, BURST_SETTLED_S = 1.0, 5.0, 0.1
 INTERLEAVE_STEPS = 200
 FAULT_SECONDS = 3.0
@@ -154,8 +110,7 @@ def work(kind, torch, role="victim", sms=VICTIM_SMS):
     raise ValueError(kind)
 
 
-class DryStream:
-    """--dry: torch's stream API, doing nothing."""
+class DryStream:  # --dry: torch's stream API, doing nothing
     def synchronize(self):
         pass
 
@@ -169,14 +124,12 @@ def tenant(args):
     tenant_class = {"victim": "latency", "hog": "best-effort"}[args.role] if cooperative else None
     claim = ctx = None
     if claimed:
-        # The hog alone holds the victim's SMs aside while it takes the rest: its rate alone
-        # is then over the same SMs as beside the victim.
+        # The hog alone holds the victim's SMs aside: its rate is over the same SMs as beside it
         aside = greenctx.Claim(request=str(VICTIM_SMS), wait=True, timeout=60,
                                runtime_dir=args.runtime) if args.aside else None
         request = (str(VICTIM_SMS) if args.role in ("victim", "faulter", "probe")
                    else args.place.partition(":")[2] or "rest")
-        # The target: its p99 alone times the pair's factor, measured by the alone arm (a
-        # factor target would learn "alone" beside the hog, which starts with it).
+        # The target: the alone arm's p99 times the pair's factor (not learnt beside the hog)
         kw = {"target_ms": args.target_ms} if tenant_class == "latency" else {}
         claim = greenctx.Claim(request=request, wait=True, timeout=60, tenant=tenant_class,
                                runtime_dir=args.runtime, **kw)
@@ -192,8 +145,7 @@ def tenant(args):
     if args.role in FAULT_ROLES:
         return FAULT_ROLES[args.role](args, claim, stream, step, on, torch)
     steps, done, actions, advised = [], 0, [], claim.sm_count if claim else None
-    # --interleave: every other block of steps goes unreported, the guard's cost (the steps'
-    # ratio and the report's own time) measured within one run instead of across two
+    # --interleave: every other block of steps unreported (the guard's cost within one run)
     unreported, reports, settled, tenths = [], [], [], [[] for _ in range(10)]
     advice = Advice(claim) if args.role == "hog" and tenant_class else None
     scenario.ready()
@@ -258,21 +210,18 @@ def tenant(args):
 
 
 def pct(values, q):
-    """The nearest-rank quantile these figures have always used (not common.percentile's
-    interpolation)."""
+    """The nearest-rank quantile (not common.percentile's interpolation)."""
     values = sorted(values)
     return values[min(len(values) - 1, int(len(values) * q))]
 
 
-def tenth(into):
-    """Which tenth of a burst a time into it (s) falls in; a step begun at its very end, 9."""
+def tenth(into):  # which tenth of a burst a time into it (s) falls in
     return min(9, int(into / BURST_S * 10))
 
 
 def burst_delays(victim, hog):
-    """The cooperative hog's medians (ms), over the bursts: from a burst's start to its first
-    shrink, and from the burst's end to having everything back; its actions are (seconds
-    since its start, level, SMs, reason), both tenants' starts are in their began."""
+    """The cooperative hog's medians over the bursts (ms): from a burst's start to its first
+    shrink, from its end to having everything back (tests/tenants_bursts.py)."""
     shrunk, back = {}, {}  # by burst: the first of each
     offset = hog["began"] - victim["began"]
     for t, level, _, _ in hog.get("guard_actions", []):
@@ -285,8 +234,7 @@ def burst_delays(victim, hog):
             "hog_back_after_ms": pct(back.values(), 0.5) if back else None}
 
 
-def sms_of(claim, args, torch):
-    """The SMs a tenant's kernels are sized for: its claim's, else the device's."""
+def sms_of(claim, args, torch):  # what a tenant's kernels are sized for
     if claim is not None:
         return claim.sm_count
     if torch is None:
@@ -298,9 +246,8 @@ _cu = {}
 
 
 def launch(stream, name, grid=1, args=(), sync=True):
-    """One launch of PTX's kernel name (256 threads a block; one thread for gc_fault) on the
-    stream handle, in the stream's own context (a library loads into the context current),
-    and with sync its synchronize: the driver's result."""
+    """One launch of PTX's kernel name on the stream handle, in the stream's own context (a
+    library loads into the context current), and with sync its synchronize: the result."""
     if not _cu:
         _cu["lib"] = cu = ctypes.CDLL("libcuda.so.1")
         lib = ctypes.c_void_p()
@@ -346,8 +293,8 @@ def faulter(args, claim, stream, step, on, torch):
 
 
 def launcher(args, claim, stream, step, on, torch):
-    """The fault arm's bystander: small kernels back to back (launch + synchronize), counting
-    those that fail; then what the library tells it (its claim's fault report)."""
+    """The fault arm's bystander: small kernels back to back, counting those that fail; then
+    what the library tells it (its claim's fault report)."""
     scenario.ready()
     ok = failed = 0
     first_at, first = None, ""
@@ -381,20 +328,16 @@ FAULT_ROLES = {"faulter": faulter, "launcher": launcher, "probe": probe}
 
 
 def told(claim, result):
-    """The library's line on a fault its claim's work met (gctx_claim_report_fault: who else
-    faulted, and whether under MPS that reached this tenant)."""
+    """gctx_claim_report_fault's line on a fault the claim's work met."""
     from greenctx._capi import lib
     lib.gctx_claim_report_fault(claim._handle, result)
     return (lib.gctx_last_error() or b"").decode(errors="replace")
 
 
 class Advice:
-    """A cooperative hog's guard, asked on a thread of its own as a serving loop would: every
-    15 ms, and at once when the victim publishes its steps (guard_wait: a burst's start). The
-    guard's look, NVML's reads in it, takes the launching thread a few ms (asked between
-    launches, every 25 ms held the hog to 0.89x with the guard doing nothing). ctypes lets go
-    of the GIL in both calls, so the launches go on meanwhile. A guard that fails ends the
-    tenant (latest() raises it), as it did on the launching thread, not the guarding alone."""
+    """A cooperative hog's guard on a thread of its own, as a serving loop would ask it: every
+    15 ms or when the victim publishes its steps. Its NVML reads take ms the launching thread
+    goes on meanwhile (ctypes lets go of the GIL); its failure ends the tenant (latest())."""
     def __init__(self, claim):
         self.claim, self.now, self.error = claim, None, None
         self.lock, self.stop = threading.Lock(), threading.Event()
@@ -415,8 +358,7 @@ class Advice:
             raise self.error
         return self.now
 
-    def end(self):
-        """No guard call left running when the claim goes back."""
+    def end(self):  # no guard call left running when the claim goes back
         self.stop.set()
         self.thread.join()
 
@@ -425,8 +367,7 @@ _nvml = None
 
 
 def device_sample():
-    """The SM clock, its max, the power-cap throttle flag, the memory utilisation and the
-    board's power draw in W (nvidia-ml-py, when installed; {} without it)."""
+    """The SM clock, power-cap throttling and power (W) from nvidia-ml-py, or {} without it."""
     global _nvml
     try:
         if _nvml is None:
@@ -436,9 +377,7 @@ def device_sample():
         nv, h = _nvml
         reasons = nv.nvmlDeviceGetCurrentClocksThrottleReasons(h)
         return {"sm_clock_mhz": nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM),
-                "max_sm_clock_mhz": nv.nvmlDeviceGetMaxClockInfo(h, nv.NVML_CLOCK_SM),
                 "throttle": 1 if reasons & nv.nvmlClocksThrottleReasonSwPowerCap else 0,
-                "hbm_busy": nv.nvmlDeviceGetUtilizationRates(h).memory / 100.0,
                 "power_w": nv.nvmlDeviceGetPowerUsage(h) / 1000.0}
     except Exception:  # noqa: BLE001 - no NVML: no clocks in the rows
         _nvml = False if _nvml is None else _nvml
@@ -475,19 +414,12 @@ def run_arm(name, pair, seconds, env, runtime, target_ms, tool, dry):
         e = scenario.no_mps(env) if name in NO_MPS else dict(env)
         if place.startswith("pct:"):
             e["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = place[4:]
-        cmd = [sys.executable, __file__, "--role", role, "--kind", kind, "--place",
-               "primary" if place.startswith("pct:") else place, "--seconds", str(seconds),
-               "--runtime", runtime]
-        if guard:
-            cmd += ["--guard", "--target-ms", f"{target_ms:.4f}"]
-        if bursty and role == "victim":
-            cmd.append("--bursty")
-        if name in INTERLEAVED:
-            cmd.append("--interleave")
-        if role == "hog" and place == "claim" and v_place is None:
-            cmd.append("--aside")
-        if dry:
-            cmd.append("--dry")
+        cmd = tenant_cmd(role, kind, seconds, runtime, dry,
+                         "primary" if place.startswith("pct:") else place)
+        cmd += ["--guard", "--target-ms", f"{target_ms:.4f}"] if guard else []
+        flags = {"--bursty": bursty and role == "victim", "--interleave": name in INTERLEAVED,
+                 "--aside": role == "hog" and place == "claim" and v_place is None}
+        cmd += [flag for flag, wanted in flags.items() if wanted]
         if place == "run":  # unmodified: the tool claims, the preload guards
             request = str(VICTIM_SMS) if role == "victim" else "rest"
             klass = f"latency:{target_ms:.3f}ms" if role == "victim" else "best-effort"
@@ -531,14 +463,14 @@ def run_arm(name, pair, seconds, env, runtime, target_ms, tool, dry):
     return row
 
 
-def tenant_cmd(role, kind, seconds, runtime, dry):
-    return [sys.executable, __file__, "--role", role, "--kind", kind, "--place", "claim",
+def tenant_cmd(role, kind, seconds, runtime, dry, place="claim"):
+    return [sys.executable, __file__, "--role", role, "--kind", kind, "--place", place,
             "--seconds", str(seconds), "--runtime", runtime, *(["--dry"] if dry else [])]
 
 
 def run_fault(name, mps, seconds, env, runtime, tool, dry):
-    """The fault arm: the faulter on the victim's SMs, the launcher on the rest, then new
-    tenants (fresh processes on the victim's SMs) one after the other until one runs."""
+    """The faulter on the victim's SMs, the launcher on the rest, then new tenants until one
+    runs."""
     e = env if mps else scenario.no_mps(env)
     procs = []
     for role in ("faulter", "launcher"):
@@ -552,7 +484,6 @@ def run_fault(name, mps, seconds, env, runtime, tool, dry):
 
 
 def fault_row(name, mps, procs, runtime, e, dry):
-    """The fault arm's row, its faulter and launcher started (procs)."""
     faulter = scenario.result(procs[0])
     tries, ran = 0, None
     print(f"{name}: new tenants until one runs (their failures, if any, are expected)",
@@ -578,8 +509,7 @@ def fault_row(name, mps, procs, runtime, e, dry):
 
 
 def extras(row):
-    """The table's tail for what some arms measure: the interleaved cost, a bursty victim's
-    settled p99 and the hog's shrink and return."""
+    """The table's tail: the interleaved cost, settled p99, the hog's shrink and return."""
     out = ""
     if "cost_p50_ratio" in row:
         out += (f"  interleaved: p50 {row['cost_p50_ratio']:.3f}x, a report "
@@ -608,17 +538,12 @@ def main():
                          "arm that has a hog, victim_run with victim_run_guarded, "
                          "hog_alone_primary with mps_plain and sliced_primary: the ratios "
                          "are over them)")
-    ap.add_argument("--role")
-    ap.add_argument("--kind")
-    ap.add_argument("--place")
-    ap.add_argument("--seconds", type=float)
-    ap.add_argument("--runtime")
-    ap.add_argument("--guard", action="store_true")
-    ap.add_argument("--target-ms", type=float)
-    ap.add_argument("--bursty", action="store_true")
-    ap.add_argument("--interleave", action="store_true")
-    ap.add_argument("--aside", action="store_true")
-    ap.add_argument("--dry", action="store_true")
+    for tenant_option in ("--role", "--kind", "--place", "--runtime"):  # run_arm's
+        ap.add_argument(tenant_option)
+    for number in ("--seconds", "--target-ms"):
+        ap.add_argument(number, type=float)
+    for flag in ("--guard", "--bursty", "--interleave", "--aside", "--dry"):
+        ap.add_argument(flag, action="store_true")
     args = ap.parse_args()
     if args.role:
         return tenant(args)
@@ -632,69 +557,63 @@ def main():
         arms.add("hog_alone")
     if any(p not in PAIRS for p in args.pairs.split(",")):
         sys.exit(f"no pair {args.pairs}: the pairs are {', '.join(PAIRS)}")
-    tool, runtime, env = scenario.setup("tenants", args.dry)
-    if args.dry:  # the guard by the steps alone, whatever GPU the machine has
-        env["GREENCTX_NVML_LIBRARY"] = "/nonexistent/libnvidia-ml.so.1"
-    env, why = scenario.mps_start(tool, env)
-    if why:
-        shutil.rmtree(runtime, ignore_errors=True)
-        sys.exit(f"greenctx mps start: {why}")
-    try:
-        for pair in args.pairs.split(","):
-            bursty, factor = PAIRS[pair][2:]
-            seconds = (10 if bursty else 3) if args.quick else (30 if bursty else 20)
-            seconds = (2 if bursty else 0.5) if args.dry else seconds
-            seconds = args.length * (2 if bursty else 1) if args.length else seconds
-            rows = {}
-            for a in ARMS:  # victim_alone first: its p99 sets the guarded victim's target
-                if a not in arms:
-                    continue
-                target = rows["victim_alone"]["victim"]["p99_ms"] * factor if rows else 0.0
-                rows[a] = run_arm(a, pair, seconds, env, runtime, target, tool, args.dry)
-            for a, row in rows.items():
-                alone_v = rows[BASELINE.get(a, "victim_alone")]["victim"]
-                alone_h = rows.get(HOG_BASELINE.get(a, "hog_alone"), {}).get("hog")
-                if "victim" in row and "p99_ms" in row["victim"]:
-                    row["victim_p50_ratio"] = row["victim"]["p50_ms"] / alone_v["p50_ms"]
-                    row["victim_p99_ratio"] = row["victim"]["p99_ms"] / alone_v["p99_ms"]
-                if "unreported_p50_ms" in row.get("victim", {}):
-                    row["cost_p50_ratio"] = (row["victim"]["p50_ms"] /
-                                             row["victim"]["unreported_p50_ms"])
-                if "settled_p99_ms" in row.get("victim", {}):
-                    # over the same steps of the victim alone (its bursts' first steps too
-                    # wake an idle GPU)
-                    row["victim_settled_p99_ratio"] = (row["victim"]["settled_p99_ms"] /
-                                                       alone_v["settled_p99_ms"])
-                    row["victim_tenths_p99_ratio"] = [
-                        x and y and x / y for x, y in zip(row["victim"]["tenths_p99_ms"],
-                                                          alone_v["tenths_p99_ms"])]
-                if "hog" in row:
-                    row["hog_rate_ratio"] = row["hog"]["rate"] / alone_h["rate"]
-                    if bursty and ARMS[a][1] == "claim" and ARMS[a][2]:  # cooperative
-                        row.update(burst_delays(row["victim"], row["hog"]))
-                print(json.dumps(row), flush=True)
-                hog = row.get("hog", {})
-                print(f"{pair:8} {a:18} victim p50 {row.get('victim_p50_ratio', 0):5.2f}x "
-                      f"p99 {row.get('victim_p99_ratio', 0):5.2f}x  hog "
-                      f"{row.get('hog_rate_ratio', 0):5.2f}x  clock "
-                      f"{row.get('sm_clock_mhz_mean', 0):6.0f} MHz  power "
-                      f"{row.get('power_w_mean', 0):4.0f} W  guard actions "
-                      f"{len(hog.get('guard_actions', []))}  held "
-                      f"{hog.get('held_ms', 0) / 1000:5.2f} s{extras(row)}", file=sys.stderr)
-        for a, mps in FAULTS.items():  # under MPS last: the fault takes the server down
-            if a in arms:
-                row = run_fault(a, mps, 1.0 if args.dry else FAULT_SECONDS, env, runtime,
-                                tool, args.dry)
-                print(json.dumps(row), flush=True)
-                print(f"{a:9} the other tenant: {row['launcher']['ok']} ok, "
-                      f"{row['launcher']['failed']} failed (first after "
-                      f"{row.get('other_first_failure_s')} s); a new tenant runs after "
-                      f"{row['new_tenant_runs_after_s']} s ({row['new_tenant_attempts']} "
-                      f"tries); told: {row['launcher'].get('told')}", file=sys.stderr)
-    finally:
-        scenario.mps_stop(tool, env)
-        shutil.rmtree(runtime, ignore_errors=True)
+    with scenario.runtime("tenants", args.dry) as (tool, runtime, env):
+        if args.dry:  # the guard by the steps alone, whatever GPU the machine has
+            env["GREENCTX_NVML_LIBRARY"] = "/nonexistent/libnvidia-ml.so.1"
+        with scenario.mps(tool, env) as (env, why):
+            if why:
+                sys.exit(f"greenctx mps start: {why}")
+            for pair in args.pairs.split(","):
+                run_pair(pair, arms, args, env, runtime, tool)
+            for a, mps in FAULTS.items():  # under MPS last: the fault takes the server down
+                if a in arms:
+                    row = run_fault(a, mps, 1.0 if args.dry else FAULT_SECONDS, env, runtime,
+                                    tool, args.dry)
+                    print(json.dumps(row), flush=True)
+                    print(f"{a:9} the other tenant: {row['launcher']['ok']} ok, "
+                          f"{row['launcher']['failed']} failed (first after "
+                          f"{row.get('other_first_failure_s')} s); a new tenant runs after "
+                          f"{row['new_tenant_runs_after_s']} s ({row['new_tenant_attempts']} "
+                          f"tries); told: {row['launcher'].get('told')}", file=sys.stderr)
 
+
+def run_pair(pair, arms, args, env, runtime, tool):
+    """The pair's arms in ARMS' order (victim_alone first: its p99 sets the guard's target),
+    each row with its ratios over its baselines', printed."""
+    bursty, factor = PAIRS[pair][2:]
+    seconds = (10 if bursty else 3) if args.quick else (30 if bursty else 20)
+    seconds = (2 if bursty else 0.5) if args.dry else seconds
+    seconds = args.length * (2 if bursty else 1) if args.length else seconds
+    rows = {}
+    for a in (a for a in ARMS if a in arms):
+        target = rows["victim_alone"]["victim"]["p99_ms"] * factor if rows else 0.0
+        rows[a] = run_arm(a, pair, seconds, env, runtime, target, tool, args.dry)
+    for a, row in rows.items():
+        victim, alone_v = row.get("victim", {}), rows[BASELINE.get(a, "victim_alone")]["victim"]
+        if "p99_ms" in victim:
+            row["victim_p50_ratio"] = victim["p50_ms"] / alone_v["p50_ms"]
+            row["victim_p99_ratio"] = victim["p99_ms"] / alone_v["p99_ms"]
+        if "unreported_p50_ms" in victim:
+            row["cost_p50_ratio"] = victim["p50_ms"] / victim["unreported_p50_ms"]
+        if "settled_p99_ms" in victim:  # over the victim alone's same steps
+            row["victim_settled_p99_ratio"] = (victim["settled_p99_ms"] /
+                                               alone_v["settled_p99_ms"])
+            row["victim_tenths_p99_ratio"] = [x and y and x / y for x, y in zip(
+                victim["tenths_p99_ms"], alone_v["tenths_p99_ms"])]
+        hog = row.get("hog", {})
+        if hog:
+            alone_h = rows[HOG_BASELINE.get(a, "hog_alone")]["hog"]
+            row["hog_rate_ratio"] = hog["rate"] / alone_h["rate"]
+            if bursty and ARMS[a][1] == "claim" and ARMS[a][2]:  # cooperative
+                row.update(burst_delays(victim, hog))
+        print(json.dumps(row), flush=True)
+        print(f"{pair:8} {a:18} victim p50 {row.get('victim_p50_ratio', 0):5.2f}x "
+              f"p99 {row.get('victim_p99_ratio', 0):5.2f}x  hog "
+              f"{row.get('hog_rate_ratio', 0):5.2f}x  clock "
+              f"{row.get('sm_clock_mhz_mean', 0):6.0f} MHz  power "
+              f"{row.get('power_w_mean', 0):4.0f} W  guard actions "
+              f"{len(hog.get('guard_actions', []))}  held "
+              f"{hog.get('held_ms', 0) / 1000:5.2f} s{extras(row)}", file=sys.stderr)
 
 if __name__ == "__main__":
     main()
