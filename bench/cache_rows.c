@@ -106,7 +106,12 @@ static int repartitions(const bench_env *env, cache_rows *rows, unsigned limit, 
  * cuEventRecord on the old layout's stream and one cuStreamWaitEvent on the new layout's (the
  * floor, what the switch by part calls; the barrier adds a wait per partition but one). */
 #define SWITCH_PARTS 2
-#define SWITCH_VALUES 9 /* per rep: the switch_rep fields, its check and room for a copy */
+/* A rep's values, each a column of reps: its timings, its check, and room for a copy. */
+enum {
+    SW_HOST, SW_BY_PART, SW_BY_HAND, SW_BARRIER, /* host time: the four kinds of switch */
+    SW_GAP, SW_BY_PART_GAP, SW_SAME,             /* the device gaps */
+    SW_CHECK, SW_SCRATCH, SWITCH_VALUES
+};
 /* A switch is about a microsecond of host time, its target a p99: 4 of its reps to one of the
  * bench's (800 by default), so that the p99 is no longer the second highest of 200. */
 #define SWITCH_REPS_PER_REP 4
@@ -256,45 +261,44 @@ static int one_by_hand(const bench_env *env, switch_run *run, int from, int barr
            (run->kernels && drain(env, run));
 }
 
-/* One rep's four timings, in the order `first` says (it turns every other rep, so that
- * none always follows another, as in the overhead table). */
+/* One rep's four switches, in the order `first` says (it turns every other rep, so that
+ * none always follows another, as in the overhead table), into t[SW_HOST .. SW_SAME]. */
 #define SWITCH_KINDS 4
-typedef struct switch_rep {
-    double host, gap, same, by_part, by_part_gap, by_hand, barrier_by_hand;
-} switch_rep;
-
-static int one_rep(const bench_env *env, switch_run *run, int from, unsigned first,
-                   switch_rep *r)
+static int one_rep(const bench_env *env, switch_run *run, int from, unsigned first, double *t)
 {
     double same_again;
     int rc = 0;
     for (unsigned k = 0; k < SWITCH_KINDS && !rc; k++) {
         unsigned which = (first + k) % SWITCH_KINDS;
         if (which == 0)
-            rc = one_switch(env, run, from, GCTX_LAYOUTS_ORDER_ALL, &r->host, &r->gap, &r->same);
+            rc = one_switch(env, run, from, GCTX_LAYOUTS_ORDER_ALL, &t[SW_HOST], &t[SW_GAP],
+                            &t[SW_SAME]);
         else if (which == 1)
-            rc = one_switch(env, run, from, GCTX_LAYOUTS_ORDER_BY_PART, &r->by_part,
-                            &r->by_part_gap, &same_again);
+            rc = one_switch(env, run, from, GCTX_LAYOUTS_ORDER_BY_PART, &t[SW_BY_PART],
+                            &t[SW_BY_PART_GAP], &same_again);
         else
-            rc = one_by_hand(env, run, from, which == 3,
-                             which == 3 ? &r->barrier_by_hand : &r->by_hand);
+            rc = one_by_hand(env, run, from, which == 3, &t[which == 3 ? SW_BARRIER : SW_BY_HAND]);
     }
     return rc;
 }
 
-/* The four host-time rows over the reps whose check was quiet (bench_pin.h); before
- * bench_summarize sorts the rows in place. */
-static void summarize_quiet(double *const rows_of[4], const double *checks, unsigned reps,
-                            double *scratch, cache_rows *rows)
+/* Where each column goes: its row and side (0: a, 1: b), and the host times' over their quiet
+ * reps (bench_pin.h). */
+static const struct {
+    int row, side, quiet_row, quiet_side;
+} columns[SW_CHECK] = {
+    [SW_HOST] = {CR_SWITCH, 0, CR_SWITCH_OWN, 0},
+    [SW_BY_PART] = {CR_SWITCH_BY_PART, 0, CR_SWITCH_BY_PART, 0},
+    [SW_BY_HAND] = {CR_SWITCH, 1, CR_SWITCH_BY_PART, 1},
+    [SW_BARRIER] = {CR_SWITCH_OWN, 1, CR_SWITCH_OWN, 1},
+    [SW_GAP] = {CR_GAP, 0, -1, 0},
+    [SW_BY_PART_GAP] = {CR_GAP_BY_PART, 0, -1, 0},
+    [SW_SAME] = {CR_GAP, 1, -1, 0},
+};
+
+static bench_summary *side_of(bench_row *r, int side, int quiet)
 {
-    bench_row *own = &rows->rows[CR_SWITCH_OWN], *by_part = &rows->rows[CR_SWITCH_BY_PART];
-    bench_summary *quiet[4] = {&own->a_quiet, &by_part->a_quiet, &by_part->b_quiet,
-                               &own->b_quiet};
-    const double limit = bench_quiet_limit(checks, reps);
-    size_t kept = 0;
-    for (int k = 0; k < 4; k++)
-        kept = bench_summarize_quiet(rows_of[k], checks, reps, limit, scratch, quiet[k]);
-    rows->switch_quiet_reps = (unsigned)kept;
+    return quiet ? (side ? &r->b_quiet : &r->a_quiet) : side ? &r->b : &r->a;
 }
 
 /* v: room for SWITCH_VALUES values a rep. Blocks of SWITCH_MOVE_EVERY reps, each after the
@@ -303,50 +307,41 @@ static int switches(const bench_env *env, unsigned reps, bench_pin *pin, cache_r
                     double *v)
 {
     switch_run run;
-    double *host = v, *gap = v + reps, *same = v + 2 * reps, *by_hand = v + 3 * reps;
-    double *by_part = v + 4 * reps, *by_part_gap = v + 5 * reps, *barrier_by_hand = v + 6 * reps;
-    double *check = v + 7 * reps, *scratch = v + 8 * reps;
+    double *check = v + SW_CHECK * reps, *scratch = v + SW_SCRATCH * reps;
     int rc = switch_begin(env, rows, &run);
     for (unsigned from = 0, i = 0; from < reps && !rc; from += SWITCH_MOVE_EVERY) {
         const unsigned to = reps - from < SWITCH_MOVE_EVERY ? reps : from + SWITCH_MOVE_EVERY;
         bench_pin_move_to_quietest(pin);
         bench_spin_us(SWITCH_SPIN_US);
         for (unsigned j = 0; j < WARMUPS + to - from && !rc; j++, i++) {
-            switch_rep r = {0, 0, 0, 0, 0, 0, 0};
-            double checked = bench_pin_check_us();
-            rc = one_rep(env, &run, (int)(i & 1), (i >> 1) % SWITCH_KINDS, &r);
-            if (j < WARMUPS)
-                continue;
-            unsigned k = from + j - WARMUPS;
-            host[k] = r.host, gap[k] = r.gap, same[k] = r.same, by_hand[k] = r.by_hand;
-            by_part[k] = r.by_part, by_part_gap[k] = r.by_part_gap;
-            barrier_by_hand[k] = r.barrier_by_hand, check[k] = checked;
+            double t[SW_CHECK + 1] = {0};
+            t[SW_CHECK] = bench_pin_check_us();
+            rc = one_rep(env, &run, (int)(i & 1), (i >> 1) % SWITCH_KINDS, t);
+            for (unsigned c = 0; c <= SW_CHECK && j >= WARMUPS; c++)
+                v[c * reps + from + j - WARMUPS] = t[c];
         }
     }
     bench_row *r = rows->rows;
+    const double limit = rc ? 0 : bench_quiet_limit(check, reps);
+    /* Quiet first: bench_summarize sorts a column in place. */
+    for (int c = 0; c < SW_CHECK && !rc; c++)
+        if (columns[c].quiet_row >= 0)
+            rows->switch_quiet_reps = (unsigned)bench_summarize_quiet(
+                v + c * reps, check, reps, limit, scratch,
+                side_of(&r[columns[c].quiet_row], columns[c].quiet_side, 1));
+    for (int c = 0; c < SW_CHECK && !rc && (c < SW_GAP || run.kernels); c++) {
+        bench_summarize(v + c * reps, reps, side_of(&r[columns[c].row], columns[c].side, 0));
+        r[columns[c].row].valid = 1;
+    }
     if (!rc) {
-        double *const timed[4] = {host, by_part, by_hand, barrier_by_hand};
-        summarize_quiet(timed, check, reps, scratch, rows);
         bench_summarize(check, reps, &rows->switch_check);
-        bench_summarize(host, reps, &r[CR_SWITCH].a);
-        bench_summarize(by_part, reps, &r[CR_SWITCH_BY_PART].a);
-        bench_summarize(by_hand, reps, &r[CR_SWITCH].b);
-        bench_summarize(barrier_by_hand, reps, &r[CR_SWITCH_OWN].b);
         r[CR_SWITCH_OWN].a = r[CR_SWITCH].a, r[CR_SWITCH_BY_PART].b = r[CR_SWITCH].b;
-        r[CR_SWITCH].valid = r[CR_SWITCH_OWN].valid = r[CR_SWITCH_BY_PART].valid = 1;
-        r[CR_SWITCH_OWN].quiet = r[CR_SWITCH_BY_PART].quiet = 1;
-    }
-    if (!rc && run.kernels) {
-        bench_summarize(gap, reps, &r[CR_GAP].a);
-        bench_summarize(by_part_gap, reps, &r[CR_GAP_BY_PART].a);
-        bench_summarize(same, reps, &r[CR_GAP].b);
+        r[CR_SWITCH_OWN].valid = r[CR_SWITCH_OWN].quiet = r[CR_SWITCH_BY_PART].quiet = 1;
         r[CR_GAP_BY_PART].b = r[CR_GAP].b;
-        for (int k = CR_GAP; k <= CR_GAP_BY_PART; k++) {
-            snprintf(r[k].note, sizeof r[k].note, "added %.2f%s", r[k].a.p50 - r[k].b.p50,
-                     k == CR_GAP ? " (target <= 1 us)" : "");
-            r[k].valid = 1;
-        }
     }
+    for (int k = CR_GAP; k <= CR_GAP_BY_PART && !rc && run.kernels; k++)
+        snprintf(r[k].note, sizeof r[k].note, "added %.2f%s", r[k].a.p50 - r[k].b.p50,
+                 k == CR_GAP ? " (target <= 1 us)" : "");
     switch_end(env, &run);
     return rc;
 }
