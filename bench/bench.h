@@ -103,13 +103,36 @@ double bench_ratio(double a, double b);
 /* Writes "name":{"n":..,"min":..,...} (values as given, no unit conversion). */
 void bench_json_summary(json_writer *w, const char *name, const bench_summary *s);
 
-/* ---- bench_report.c ---- */
+/* ---- bench_report.c: rows, the table and the JSON of every two-sided benchmark ---- */
 
-/* A table of two sides: "LABEL  A-p50  p99 | B-p50  p99 | ratio" (bench_print_columns), each
- * row a side's p50 and p99, the other's and the ratio of the p50s, then tail; a side that is
- * NULL shows "-" in its columns and in the ratio's. */
+/* Where a row goes in the JSON document (NULL: not written): each side's summary, the ratio of
+ * their p50s, a's p50 alone, each side over its quiet reps and their count. */
+typedef struct bench_row_keys {
+    const char *a, *b, *ratio, *a_p50, *a_quiet, *b_quiet, *a_quiet_reps, *b_quiet_reps,
+        *ratio_quiet;
+} bench_row_keys;
+
+/* A row: the greenctx side against a reference (b.n == 0: none), each over every rep and over
+ * its quiet reps (bench_pin.h; quiet: those were kept). digits: a value per side (its p50)
+ * with that many digits, not a distribution. The note is printed after the figures, or in
+ * their place when the row was not measured. */
+typedef struct bench_row {
+    const char *name; /* in an array of rows: the row's "op" */
+    char label[48];
+    const bench_row_keys *keys;
+    int valid, quiet, digits;
+    bench_summary a, b, a_quiet, b_quiet;
+    char note[160];
+} bench_row;
+
+/* The columns' header: "LABEL  A-p50  p99 | B-p50  p99 | ratio". */
 void bench_print_columns(const char *label, const char *a, const char *b);
-void bench_print_pair(const char *label, const bench_summary *a, const bench_summary *b,
-                      const char *tail);
+/* Each row's p50 and p99 of both sides and the ratio of the p50s ("-" for a side without
+ * any), or (quiet) over the quiet reps, rows without them left out. */
+void bench_rows_print(const bench_row *rows, size_t n, int quiet);
+/* The rows' members into the open object, each row's where its keys say. */
+void bench_rows_json(json_writer *w, const bench_row *rows, size_t n);
+/* "name":[{"op":..,"valid":..,<the row's members> or "note":..}, ...] */
+void bench_rows_json_array(json_writer *w, const char *name, const bench_row *rows, size_t n);
 
 #endif

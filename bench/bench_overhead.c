@@ -28,6 +28,13 @@
 
 /* Each row's name (the JSON's) and label; the split's and the re-partition's labels are
  * formats of the ratios' SMs. */
+static const bench_row_keys lib_keys = {
+    .a = "greenctx_us", .b = "raw_driver_us", .ratio = "ratio_p50",
+    .a_quiet = "greenctx_quiet_us", .b_quiet = "raw_driver_quiet_us",
+    .a_quiet_reps = "quiet_reps", .b_quiet_reps = "raw_driver_quiet_reps",
+    .ratio_quiet = "ratio_quiet_p50"};
+static const bench_row_keys launch_keys = {
+    .a = "green_stream_us", .b = "ordinary_stream_us", .ratio = "ratio_p50"};
 static const struct {
     const char *name, *label;
 } ops[OV_NB_OPS] = {
@@ -41,6 +48,16 @@ static const struct {
     {"repartition", "re-partition %u/%u<->%u/%u cache"},
     {"launch_submit", "submit, per launch"},
     {"launch_submit_and_drain", "submit + drain, per launch"},
+};
+static const struct {
+    const char *label;
+    bench_row_keys keys;
+} diagnostics[OV_NB_DIAGNOSTICS] = {
+    {"re-partition: teardown", {.a = "repartition_teardown_us"}},
+    {"re-partition: split", {.a = "repartition_split_us"}},
+    {"re-partition: contexts", {.a = "repartition_contexts_us"}},
+    {"re-partition: streams", {.a = "repartition_streams_us"}},
+    {"destroy oldest, by hand", {.a = "destroy_oldest_by_hand_us"}},
 };
 
 typedef struct ov_run {
@@ -332,18 +349,15 @@ static int measure(ov_run *run, ov_op op, int pair, ov_order order, ov_fn a, ov_
     if (!in_blocks)
         limit_a = limit_b = limit_a < limit_b ? limit_a : limit_b;
     for (int k = 0; k <= pair && !rc; k++) {
-        ov_row *row = &run->res->rows[op + k];
+        bench_row *row = &run->res->rows[op + k];
         /* Quiet first: bench_summarize sorts a side's values in place. */
-        row->a_quiet.reps = (unsigned)bench_summarize_quiet(sa.values[k], sa.checks, reps, limit_a,
-                                                            scratch, &row->a_quiet.times);
+        bench_summarize_quiet(sa.values[k], sa.checks, reps, limit_a, scratch, &row->a_quiet);
         bench_summarize(sa.values[k], reps, &row->a);
         if (b) {
-            row->b_quiet.reps = (unsigned)bench_summarize_quiet(
-                sb.values[k], sb.checks, reps, limit_b, scratch, &row->b_quiet.times);
+            bench_summarize_quiet(sb.values[k], sb.checks, reps, limit_b, scratch, &row->b_quiet);
             bench_summarize(sb.values[k], reps, &row->b);
         }
-        row->valid = 1;
-        row->b_valid = b != NULL;
+        row->valid = row->quiet = 1;
     }
     free(v);
     return rc ? -1 : 0;
@@ -377,10 +391,10 @@ static int measure_launches(ov_run *run, bench_lane lanes[2])
             }
         }
     for (int k = 0; k < 2 && !rc; k++) {
-        ov_row *row = &res->rows[OV_LAUNCH_SUBMIT + k];
+        bench_row *row = &res->rows[OV_LAUNCH_SUBMIT + k];
         bench_summarize(v + (size_t)k * res->rounds, res->rounds, &row->a);
         bench_summarize(v + (size_t)(2 + k) * res->rounds, res->rounds, &row->b);
-        row->valid = row->b_valid = 1;
+        row->valid = 1;
     }
     free(v);
     return rc ? -1 : 0;
@@ -408,27 +422,28 @@ static int run_launches(ov_run *run)
 /* ---- diagnostics: where the rows' time goes, apart from the rows ---- */
 
 /* The re-partition row's sequence again, each phase timed on its own. */
-static int repartition_phases(ov_run *run, ov_diagnostics *d)
+static int repartition_phases(ov_run *run)
 {
     const unsigned reps = run->res->reps;
-    double *v = bench_calloc(OV_NB_PHASES * (size_t)reps, sizeof *v);
+    double *v = bench_calloc(OV_DESTROY_OLDEST * (size_t)reps, sizeof *v);
     if (!v)
         return -1;
     int rc = 0;
     for (unsigned i = 0; i < run->res->warmups + reps && !rc; i++) {
-        double phase[OV_NB_PHASES] = {0};
+        double phase[OV_DESTROY_OLDEST] = {0};
         double t0 = bench_now_us();
         bench_pair_release(&run->lib_state);
         phase[OV_PHASE_TEARDOWN] = bench_now_us() - t0;
         run->lib_ratio ^= 1;
         rc = lib_setup_build(run, run->lib_ratio, &run->lib_state, phase);
         if (i >= run->res->warmups)
-            for (int k = 0; k < OV_NB_PHASES; k++)
+            for (int k = 0; k < OV_DESTROY_OLDEST; k++)
                 v[(size_t)k * reps + i - run->res->warmups] = phase[k];
     }
-    for (int k = 0; k < OV_NB_PHASES && !rc; k++)
-        bench_summarize(v + (size_t)k * reps, reps, &d->phase[k]);
-    d->valid = !rc;
+    for (int k = 0; k < OV_DESTROY_OLDEST && !rc; k++) {
+        bench_summarize(v + (size_t)k * reps, reps, &run->res->diagnostics[k].a);
+        run->res->diagnostics[k].valid = 1;
+    }
     free(v);
     return rc ? -1 : 0;
 }
@@ -436,7 +451,7 @@ static int repartition_phases(ov_run *run, ov_diagnostics *d)
 /* By hand, the destroy the context row's release makes: `kept` contexts alive (the cache's
  * limit), one more made, the oldest destroyed (the row's raw twin destroys the one it just
  * made, with no other alive). */
-static int destroy_oldest_by_hand(ov_run *run, ov_diagnostics *d)
+static int destroy_oldest_by_hand(ov_run *run)
 {
     const bench_env *env = run->env;
     const unsigned reps = run->res->reps;
@@ -462,13 +477,32 @@ static int destroy_oldest_by_hand(ov_run *run, ov_diagnostics *d)
         if (ring[i])
             env->drv->cuGreenCtxDestroy(ring[i]);
     if (!rc) {
-        bench_summarize(v, reps, &d->destroy_oldest);
-        d->destroy_kept = kept;
-        d->destroy_valid = 1;
+        bench_row *row = &run->res->diagnostics[OV_DESTROY_OLDEST];
+        bench_summarize(v, reps, &row->a);
+        snprintf(row->label, sizeof row->label, "destroy oldest of %u, by hand", kept + 1);
+        run->res->destroy_kept = kept;
+        row->valid = 1;
     }
     free(ring);
     free(v);
     return rc ? -1 : 0;
+}
+
+/* The rows' names, labels and JSON keys, once the ratios' SMs are known. */
+static void name_rows(ov_result *res)
+{
+    for (int op = 0; op < OV_NB_OPS; op++) {
+        bench_row *r = &res->rows[op];
+        r->name = ops[op].name;
+        r->keys = op >= OV_LAUNCH_SUBMIT ? &launch_keys : &lib_keys;
+        snprintf(r->label, sizeof r->label, ops[op].label, res->victim_sms, res->other_sms,
+                 res->alt_sms, res->alt_other_sms);
+    }
+    for (int k = 0; k < OV_NB_DIAGNOSTICS; k++) {
+        res->diagnostics[k].keys = &diagnostics[k].keys;
+        snprintf(res->diagnostics[k].label, sizeof res->diagnostics[k].label, "%s",
+                 diagnostics[k].label);
+    }
 }
 
 static unsigned other_ratio(const bench_env *env, unsigned victim)
@@ -549,6 +583,7 @@ int bench_overhead_run(const bench_env *env, ov_result *res)
     run.pin = &pin;
     res->host_cpu = pin.cpu;
     int rc = prepare(&run);
+    name_rows(res);
     progress_begin(&run.progress, "greenctx bench: overhead", 6 + run.alt_ok);
     rc = rc || measure(&run, OV_SPLIT, 0, OV_INTERLEAVED, lib_split, raw_split_op) ||
          fill_cache(&run) ||
@@ -563,12 +598,12 @@ int bench_overhead_run(const bench_env *env, ov_result *res)
         rc = lib_setup_build(&run, 0, &run.lib_state, NULL) ||
              raw_setup_build(env, &run.whole, &run.plans[0], &run.split, &run.raw_state) ||
              measure(&run, OV_REPARTITION, 0, OV_BLOCKS, lib_repartition, raw_repartition) ||
-             repartition_phases(&run, &res->diagnostics);
+             repartition_phases(&run);
     else if (!rc)
         snprintf(res->rows[OV_REPARTITION].note, sizeof res->rows[OV_REPARTITION].note,
                  "skipped: %u SMs is no legal second ratio on this device", res->alt_sms);
     if (!rc)
-        rc = destroy_oldest_by_hand(&run, &res->diagnostics);
+        rc = destroy_oldest_by_hand(&run);
     bench_pin_free_born(&pin);
     if (!rc) {
         progress_step(&run.progress, "launch cost");
@@ -586,52 +621,6 @@ int bench_overhead_run(const bench_env *env, ov_result *res)
 
 /* ---- output ---- */
 
-/* A row: both sides' p50 and p99 and their ratio, or (quiet) each side's over its quiet reps,
- * "-" for a side without any. */
-static void print_row(const ov_result *res, ov_op op, int quiet)
-{
-    const ov_row *r = &res->rows[op];
-    char label[96], reps[40];
-    snprintf(label, sizeof label, ops[op].label, res->victim_sms, res->other_sms, res->alt_sms,
-             res->alt_other_sms);
-    if (!r->valid) {
-        if (!quiet)
-            printf("%-34s %s\n", label, r->note[0] ? r->note : "not measured");
-    } else if (!quiet) {
-        bench_print_pair(label, &r->a, r->b_valid ? &r->b : NULL, "");
-    } else {
-        if (r->b_valid)
-            snprintf(reps, sizeof reps, "  %u / %u reps", r->a_quiet.reps, r->b_quiet.reps);
-        else
-            snprintf(reps, sizeof reps, "  %u reps", r->a_quiet.reps);
-        bench_print_pair(label, r->a_quiet.reps ? &r->a_quiet.times : NULL,
-                         r->b_valid && r->b_quiet.reps ? &r->b_quiet.times : NULL, reps);
-    }
-}
-
-static const char *const phase_names[OV_NB_PHASES] = {"teardown", "split", "contexts",
-                                                      "streams"};
-
-static void print_diagnostics(const ov_diagnostics *d)
-{
-    if (!d->valid && !d->destroy_valid)
-        return;
-    printf("\nwhere the time goes (measured apart from the rows), us\n");
-    printf("%-34s %10s %10s %10s\n", "", "p50", "p99", "min");
-    for (int k = 0; k < OV_NB_PHASES && d->valid; k++) {
-        char label[64];
-        snprintf(label, sizeof label, "re-partition: %s", phase_names[k]);
-        printf("%-34s %10.2f %10.2f %10.2f\n", label, d->phase[k].p50, d->phase[k].p99,
-               d->phase[k].min);
-    }
-    if (d->destroy_valid) {
-        char label[64];
-        snprintf(label, sizeof label, "destroy oldest of %u, by hand", d->destroy_kept + 1);
-        printf("%-34s %10.2f %10.2f %10.2f\n", label, d->destroy_oldest.p50,
-               d->destroy_oldest.p99, d->destroy_oldest.min);
-    }
-}
-
 void bench_overhead_print(const ov_result *res)
 {
     printf("\n== overhead: greenctx against the raw driver calls doing the same, in this "
@@ -643,37 +632,22 @@ void bench_overhead_print(const ov_result *res)
            res->host_cpu >= 0 ? "the thread pinned, to the quietest vCPU before each block"
                               : "not pinned");
     bench_print_columns("operation", "gctx p50", "raw p50");
-    for (int op = OV_SPLIT; op <= OV_REPARTITION; op++)
-        print_row(res, op, 0);
+    bench_rows_print(res->rows, OV_LAUNCH_SUBMIT, 0);
     printf("   target: ratio <= 1.05 for creation and the split (the raw driver's cost is the "
            "floor); re-partition through the cache p50 <= 10 us\n");
     bench_print_columns("the same over quiet reps", "gctx p50", "raw p50");
-    for (int op = OV_SPLIT; op <= OV_REPARTITION; op++)
-        print_row(res, op, 1);
+    bench_rows_print(res->rows, OV_LAUNCH_SUBMIT, 1);
     printf("   (quiet: the host check right before the rep read at most %.2fx the row's "
            "fastest, bench_pin.h; greenctx's reps / the raw driver's)\n",
            BENCH_QUIET_SLACK);
     printf("\nlaunch cost: empty kernel, %u launches x %u rounds, us per launch\n", res->launches,
            res->rounds);
     bench_print_columns("", "green p50", "ordinary");
-    print_row(res, OV_LAUNCH_SUBMIT, 0);
-    print_row(res, OV_LAUNCH_TOTAL, 0);
+    bench_rows_print(res->rows + OV_LAUNCH_SUBMIT, OV_NB_OPS - OV_LAUNCH_SUBMIT, 0);
     cache_rows_print(&res->repartitioning);
-    print_diagnostics(&res->diagnostics);
-}
-
-/* A row's figures over its quiet reps. */
-static void quiet_json(json_writer *w, const ov_row *r)
-{
-    json_uint(w, "quiet_reps", r->a_quiet.reps);
-    bench_json_summary(w, "greenctx_quiet_us", &r->a_quiet.times);
-    if (!r->b_valid)
-        return;
-    json_uint(w, "raw_driver_quiet_reps", r->b_quiet.reps);
-    bench_json_summary(w, "raw_driver_quiet_us", &r->b_quiet.times);
-    if (r->a_quiet.reps && r->b_quiet.reps) /* no ratio of an empty side */
-        json_fixed(w, "ratio_quiet_p50",
-                   bench_ratio(r->a_quiet.times.p50, r->b_quiet.times.p50), 4);
+    printf("\nwhere the time goes (measured apart from the rows), us\n");
+    bench_print_columns("", "p50", "");
+    bench_rows_print(res->diagnostics, OV_NB_DIAGNOSTICS, 0);
 }
 
 void bench_overhead_json(json_writer *w, const ov_result *res)
@@ -692,40 +666,12 @@ void bench_overhead_json(json_writer *w, const ov_result *res)
     json_int(w, "host_cpu", res->host_cpu);
     if (res->rows[OV_REPARTITION].valid) /* how that row was timed */
         json_string(w, "repartition_order", "blocks");
-    json_array(w, "ops");
-    for (int op = 0; op < OV_NB_OPS; op++) {
-        const ov_row *r = &res->rows[op];
-        int launch = op >= OV_LAUNCH_SUBMIT;
-        json_object(w, NULL);
-        json_string(w, "op", ops[op].name);
-        json_bool(w, "valid", r->valid);
-        if (r->valid) {
-            bench_json_summary(w, launch ? "green_stream_us" : "greenctx_us", &r->a);
-            if (r->b_valid) {
-                bench_json_summary(w, launch ? "ordinary_stream_us" : "raw_driver_us", &r->b);
-                json_fixed(w, "ratio_p50", bench_ratio(r->a.p50, r->b.p50), 4);
-            }
-            if (!launch)
-                quiet_json(w, r);
-        } else {
-            json_string(w, "note", r->note);
-        }
-        json_close(w);
-    }
-    json_close(w);
+    bench_rows_json_array(w, "ops", res->rows, OV_NB_OPS);
     cache_rows_json(w, &res->repartitioning);
-    const ov_diagnostics *d = &res->diagnostics;
     json_object(w, "diagnostics");
-    json_bool(w, "valid", d->valid);
-    for (int k = 0; k < OV_NB_PHASES && d->valid; k++) {
-        char name[64];
-        snprintf(name, sizeof name, "repartition_%s_us", phase_names[k]);
-        bench_json_summary(w, name, &d->phase[k]);
-    }
-    if (d->destroy_valid) {
-        json_uint(w, "destroy_kept", d->destroy_kept);
-        bench_json_summary(w, "destroy_oldest_by_hand_us", &d->destroy_oldest);
-    }
+    json_bool(w, "valid", res->diagnostics[OV_PHASE_TEARDOWN].valid);
+    json_uint(w, "destroy_kept", res->destroy_kept);
+    bench_rows_json(w, res->diagnostics, OV_NB_DIAGNOSTICS);
     json_close(w);
     json_close(w);
 }

@@ -56,29 +56,32 @@ void raw_setup_teardown(const bench_env *env, raw_setup *setup);
  * the floor, what the switch by part calls), and the time to make 16 layouts of 2 contexts
  * with a stream each against the raw driver calls that make the same contexts and streams ---- */
 
+/* The rows, in the order they print (bench_rows_print). */
+typedef enum cache_row {
+    CR_REPARTITION,   /* us per re-partition: with the cache, without */
+    CR_MEMORY,        /* MiB of device memory lost over `cycles` re-partitions: the same */
+    CR_SWITCH,        /* us per gctx_layouts_switch (the barrier) against the switch by hand */
+    CR_SWITCH_OWN,    /* the same against the barrier's own calls by hand */
+    CR_SWITCH_BY_PART, /* us per switch with GCTX_LAYOUTS_ORDER_BY_PART against by hand */
+    CR_GAP,           /* us from the old layout's last kernel to the new one's, against the
+                         same two kernels on one stream */
+    CR_GAP_BY_PART,   /* the same across a switch by part */
+    CR_LAYOUTS,       /* ms per 16 layouts x 2 from an empty cache against the same 16 splits,
+                         32 contexts and streams, raw */
+    CR_LAYOUTS_WARM,  /* ms per 16 layouts x 2, all cached */
+    CR_NB_ROWS
+} cache_row;
+
 typedef struct cache_rows {
     int valid;
     unsigned small_sms, large_sms; /* the two ratios: small/rest and large/rest */
     unsigned cycles;               /* re-partitions per memory row */
-    bench_summary repartition_cached, repartition_rebuild; /* us per re-partition */
-    double lost_cached_mib, lost_rebuild_mib; /* device memory lost over `cycles` */
-    bench_summary switch_host;     /* us per gctx_layouts_switch (the barrier) */
-    bench_summary switch_by_part_host; /* us per switch with GCTX_LAYOUTS_ORDER_BY_PART */
-    bench_summary switch_by_hand;  /* us per the same hand-over by hand (see above) */
-    bench_summary switch_barrier_by_hand; /* us per the barrier's calls by hand */
-    int gap_valid;                 /* 0 where kernels don't run */
-    bench_summary gap_switch;      /* us from the old layout's last kernel to the new one's */
-    bench_summary gap_switch_by_part; /* the same across a switch by part */
-    bench_summary gap_same_stream; /* the same two kernels on one stream */
     unsigned switch_reps;          /* reps of each switch row */
     bench_summary switch_check;    /* us of bench_pin_check_us, right before each rep */
     unsigned switch_quiet_reps;    /* reps whose check was quiet (bench_pin.h) */
-    bench_summary switch_host_quiet, switch_by_part_quiet, switch_by_hand_quiet,
-        switch_barrier_by_hand_quiet; /* the four host-time rows over the quiet reps */
-    unsigned layout_builds;        /* builds of each of the three below */
+    unsigned layout_builds;        /* builds of each layouts row */
     unsigned layout_step;          /* the layouts' first groups: 1 to 16 x this (8 on an H200) */
-    bench_summary layouts_cold, layouts_warm; /* ms per 16 layouts x 2: empty cache, all cached */
-    bench_summary layouts_by_hand; /* ms per the same 16 splits, 32 contexts and streams, raw */
+    bench_row rows[CR_NB_ROWS];
 } cache_rows;
 
 /* Measures every row (reps: each timing's repetitions; pin: the timing thread's, which the
@@ -105,39 +108,17 @@ typedef enum ov_op {
     OV_NB_OPS
 } ov_op;
 
-/* A side of a row over its quiet reps (bench_pin.h): those whose host check right before
- * read at most BENCH_QUIET_SLACK times the row's fastest. */
-typedef struct ov_quiet {
-    unsigned reps;
-    bench_summary times;
-} ov_quiet;
-
-typedef struct ov_row {
-    int valid, b_valid;
-    char note[160];
-    bench_summary a, b; /* microseconds: greenctx and the raw driver (launches: green and
-                           ordinary streams) */
-    ov_quiet a_quiet, b_quiet; /* the rows timed by measure(), not the launches */
-} ov_row;
-
 /* Where the rows' time goes, measured apart from them (the rows' clocks hold only the user's
  * calls): a greenctx re-partition's phases, and the driver's destroy of the oldest of the
  * cache's worth of contexts by hand, which is what the context row's release makes. */
-typedef enum ov_phase {
+typedef enum ov_diagnostic {
     OV_PHASE_TEARDOWN, /* bench_pair_release: 2 streams, 2 contexts, 2 partitions */
     OV_PHASE_SPLIT,
     OV_PHASE_CONTEXTS, /* both gctx_context_create (cache hits) */
     OV_PHASE_STREAMS,  /* both gctx_stream_create */
-    OV_NB_PHASES
-} ov_phase;
-
-typedef struct ov_diagnostics {
-    int valid;
-    bench_summary phase[OV_NB_PHASES];
-    int destroy_valid;
-    unsigned destroy_kept; /* contexts alive by hand: the cache's limit */
-    bench_summary destroy_oldest; /* cuGreenCtxDestroy of the oldest of destroy_kept + 1 */
-} ov_diagnostics;
+    OV_DESTROY_OLDEST, /* by hand: cuGreenCtxDestroy of the oldest of the cache's limit + 1 */
+    OV_NB_DIAGNOSTICS
+} ov_diagnostic;
 
 typedef struct ov_result {
     unsigned reps, warmups, launches, rounds;
@@ -146,9 +127,11 @@ typedef struct ov_result {
     int host_cpu; /* the CPU the bench's thread was pinned to first (bench_pin.h; it moves to
                    * the quietest before each block of reps), -1: not pinned */
     char split_text[200];
-    ov_row rows[OV_NB_OPS];
+    bench_row rows[OV_NB_OPS]; /* a: greenctx, b: the raw driver (launches: a green stream, an
+                                  ordinary one) */
     cache_rows repartitioning; /* the context cache and layouts (above) */
-    ov_diagnostics diagnostics;
+    bench_row diagnostics[OV_NB_DIAGNOSTICS];
+    unsigned destroy_kept; /* contexts alive in OV_DESTROY_OLDEST: the cache's limit */
 } ov_result;
 
 int bench_overhead_run(const bench_env *env, ov_result *res);

@@ -26,22 +26,98 @@ void bench_print_columns(const char *label, const char *a, const char *b)
 /* A side's p50 and p99, "-" in both where there is none. */
 static void print_side(const bench_summary *s)
 {
-    if (s)
+    if (s->n)
         printf(" %10.2f %10.2f |", s->p50, s->p99);
     else
         printf(" %10s %10s |", "-", "-");
 }
 
-void bench_print_pair(const char *label, const bench_summary *a, const bench_summary *b,
-                      const char *tail)
+static void print_row(const bench_row *r, int quiet)
 {
-    printf("%-34s", label);
+    const bench_summary *a = quiet ? &r->a_quiet : &r->a, *b = quiet ? &r->b_quiet : &r->b;
+    char tail[200] = "";
+    if (quiet && r->b.n)
+        snprintf(tail, sizeof tail, "  %zu / %zu reps", a->n, b->n);
+    else if (quiet)
+        snprintf(tail, sizeof tail, "  %zu reps", a->n);
+    else if (r->note[0])
+        snprintf(tail, sizeof tail, "  %s", r->note);
+    printf("%-34s", r->label);
+    if (r->digits) {
+        printf(" %10.*f %10s | %10.*f %10s |\n", r->digits, a->p50, "", r->digits, b->p50, "");
+        return;
+    }
     print_side(a);
     print_side(b);
-    if (a && b)
+    if (a->n && b->n)
         printf(" %7.3f%s\n", bench_ratio(a->p50, b->p50), tail);
     else
         printf(" %7s%s\n", "-", tail);
+}
+
+void bench_rows_print(const bench_row *rows, size_t n, int quiet)
+{
+    for (const bench_row *r = rows; r < rows + n; r++)
+        if (!r->valid && !quiet)
+            printf("%-34s %s\n", r->label, r->note[0] ? r->note : "not measured");
+        else if (r->valid && (!quiet || r->quiet))
+            print_row(r, quiet);
+}
+
+static void summary_json(json_writer *w, const char *key, const bench_summary *s, int digits)
+{
+    if (key && digits)
+        json_fixed(w, key, s->p50, digits);
+    else if (key)
+        bench_json_summary(w, key, s);
+}
+
+static void row_json(json_writer *w, const bench_row *r)
+{
+    const bench_row_keys *k = r->keys;
+    summary_json(w, k->a, &r->a, r->digits);
+    if (k->a_p50)
+        json_fixed(w, k->a_p50, r->a.p50, 3);
+    if (r->b.n) {
+        summary_json(w, k->b, &r->b, r->digits);
+        if (k->ratio)
+            json_fixed(w, k->ratio, bench_ratio(r->a.p50, r->b.p50), 6);
+    }
+    if (!r->quiet)
+        return;
+    if (k->a_quiet_reps)
+        json_uint(w, k->a_quiet_reps, r->a_quiet.n);
+    summary_json(w, k->a_quiet, &r->a_quiet, 0);
+    if (!r->b.n)
+        return;
+    if (k->b_quiet_reps)
+        json_uint(w, k->b_quiet_reps, r->b_quiet.n);
+    summary_json(w, k->b_quiet, &r->b_quiet, 0);
+    if (k->ratio_quiet && r->a_quiet.n && r->b_quiet.n) /* no ratio of an empty side */
+        json_fixed(w, k->ratio_quiet, bench_ratio(r->a_quiet.p50, r->b_quiet.p50), 6);
+}
+
+void bench_rows_json(json_writer *w, const bench_row *rows, size_t n)
+{
+    for (const bench_row *r = rows; r < rows + n; r++)
+        if (r->valid)
+            row_json(w, r);
+}
+
+void bench_rows_json_array(json_writer *w, const char *name, const bench_row *rows, size_t n)
+{
+    json_array(w, name);
+    for (const bench_row *r = rows; r < rows + n; r++) {
+        json_object(w, NULL);
+        json_string(w, "op", r->name);
+        json_bool(w, "valid", r->valid);
+        if (r->valid)
+            row_json(w, r);
+        else
+            json_string(w, "note", r->note);
+        json_close(w);
+    }
+    json_close(w);
 }
 
 void bench_chart_row(chart_dist *d, const char *label, const bench_summary *s, double scale)

@@ -10,6 +10,36 @@
 #define QUICK_MEMORY_CYCLES 50
 #define WARMUPS 4
 
+static const struct {
+    const char *label;
+    bench_row_keys keys;
+} row_defs[CR_NB_ROWS] = {
+    {"re-partition",
+     {.a = "repartition_cache_us", .b = "repartition_no_cache_us",
+      .ratio = "repartition_ratio_p50"}},
+    {"device memory lost, MiB",
+     {.a = "memory_lost_cache_mib", .b = "memory_lost_no_cache_mib"}},
+    {"layout switch, host",
+     {.a = "layout_switch_host_us", .b = "layout_switch_by_hand_us",
+      .ratio = "layout_switch_ratio_p50"}},
+    {"... against its own calls by hand",
+     {.b = "layout_switch_barrier_by_hand_us", .ratio = "layout_switch_barrier_ratio_p50",
+      .a_quiet = "layout_switch_host_quiet_us",
+      .b_quiet = "layout_switch_barrier_by_hand_quiet_us"}},
+    {"layout switch by part, host",
+     {.a = "layout_switch_by_part_host_us", .ratio = "layout_switch_by_part_ratio_p50",
+      .a_quiet = "layout_switch_by_part_host_quiet_us",
+      .b_quiet = "layout_switch_by_hand_quiet_us"}},
+    {"device gap: switch | one stream",
+     {.a = "device_gap_switch_us", .b = "device_gap_same_stream_us"}},
+    {"device gap: by part | one stream", {.a = "device_gap_switch_by_part_us"}},
+    {"16 layouts x 2, empty cache, ms",
+     {.a = "layouts_16x2_cold_ms_summary", .b = "layouts_16x2_by_hand_ms",
+      .ratio = "layouts_16x2_ratio_p50", .a_p50 = "layouts_16x2_cold_ms"}},
+    {"... from the cache, ms",
+     {.a = "layouts_16x2_warm_ms_summary", .a_p50 = "layouts_16x2_warm_ms"}},
+};
+
 /* ---- re-partitions, their time and the device memory they lose ---- */
 
 static int build(const bench_env *env, unsigned sms, bench_pair *s)
@@ -39,7 +69,7 @@ static int free_memory(const bench_env *env, size_t *free_bytes)
 /* cycles re-partitions with the cache at `limit` (0: off), each timed from the teardown of
  * the old ratio to the new streams, and the device memory they lost. */
 static int repartitions(const bench_env *env, cache_rows *rows, unsigned limit, double *us,
-                        bench_summary *time, double *lost_mib)
+                        bench_summary *time, bench_summary *lost_mib)
 {
     bench_pair s;
     size_t before = 0, after = 0;
@@ -62,7 +92,7 @@ static int repartitions(const bench_env *env, cache_rows *rows, unsigned limit, 
     if (rc)
         return -1;
     bench_summarize(us, rows->cycles, time);
-    *lost_mib = ((double)before - (double)after) / (1024.0 * 1024.0);
+    *lost_mib = (bench_summary){.n = 1, .p50 = ((double)before - (double)after) / (1024.0 * 1024.0)};
     return 0;
 }
 
@@ -76,7 +106,12 @@ static int repartitions(const bench_env *env, cache_rows *rows, unsigned limit, 
  * cuEventRecord on the old layout's stream and one cuStreamWaitEvent on the new layout's (the
  * floor, what the switch by part calls; the barrier adds a wait per partition but one). */
 #define SWITCH_PARTS 2
-#define SWITCH_VALUES 9 /* per rep: the switch_rep fields, its check and room for a copy */
+/* A rep's values, each a column of reps: its timings, its check, and room for a copy. */
+enum {
+    SW_HOST, SW_BY_PART, SW_BY_HAND, SW_BARRIER, /* host time: the four kinds of switch */
+    SW_GAP, SW_BY_PART_GAP, SW_SAME,             /* the device gaps */
+    SW_CHECK, SW_SCRATCH, SWITCH_VALUES
+};
 /* A switch is about a microsecond of host time, its target a p99: 4 of its reps to one of the
  * bench's (800 by default), so that the p99 is no longer the second highest of 200. */
 #define SWITCH_REPS_PER_REP 4
@@ -226,44 +261,44 @@ static int one_by_hand(const bench_env *env, switch_run *run, int from, int barr
            (run->kernels && drain(env, run));
 }
 
-/* One rep's four timings, in the order `first` says (it turns every other rep, so that
- * none always follows another, as in the overhead table). */
+/* One rep's four switches, in the order `first` says (it turns every other rep, so that
+ * none always follows another, as in the overhead table), into t[SW_HOST .. SW_SAME]. */
 #define SWITCH_KINDS 4
-typedef struct switch_rep {
-    double host, gap, same, by_part, by_part_gap, by_hand, barrier_by_hand;
-} switch_rep;
-
-static int one_rep(const bench_env *env, switch_run *run, int from, unsigned first,
-                   switch_rep *r)
+static int one_rep(const bench_env *env, switch_run *run, int from, unsigned first, double *t)
 {
     double same_again;
     int rc = 0;
     for (unsigned k = 0; k < SWITCH_KINDS && !rc; k++) {
         unsigned which = (first + k) % SWITCH_KINDS;
         if (which == 0)
-            rc = one_switch(env, run, from, GCTX_LAYOUTS_ORDER_ALL, &r->host, &r->gap, &r->same);
+            rc = one_switch(env, run, from, GCTX_LAYOUTS_ORDER_ALL, &t[SW_HOST], &t[SW_GAP],
+                            &t[SW_SAME]);
         else if (which == 1)
-            rc = one_switch(env, run, from, GCTX_LAYOUTS_ORDER_BY_PART, &r->by_part,
-                            &r->by_part_gap, &same_again);
+            rc = one_switch(env, run, from, GCTX_LAYOUTS_ORDER_BY_PART, &t[SW_BY_PART],
+                            &t[SW_BY_PART_GAP], &same_again);
         else
-            rc = one_by_hand(env, run, from, which == 3,
-                             which == 3 ? &r->barrier_by_hand : &r->by_hand);
+            rc = one_by_hand(env, run, from, which == 3, &t[which == 3 ? SW_BARRIER : SW_BY_HAND]);
     }
     return rc;
 }
 
-/* The four host-time rows over the reps whose check was quiet (bench_pin.h); before
- * bench_summarize sorts the rows in place. */
-static void summarize_quiet(double *const rows_of[4], const double *checks, unsigned reps,
-                            double *scratch, cache_rows *rows)
+/* Where each column goes: its row and side (0: a, 1: b), and the host times' over their quiet
+ * reps (bench_pin.h). */
+static const struct {
+    int row, side, quiet_row, quiet_side;
+} columns[SW_CHECK] = {
+    [SW_HOST] = {CR_SWITCH, 0, CR_SWITCH_OWN, 0},
+    [SW_BY_PART] = {CR_SWITCH_BY_PART, 0, CR_SWITCH_BY_PART, 0},
+    [SW_BY_HAND] = {CR_SWITCH, 1, CR_SWITCH_BY_PART, 1},
+    [SW_BARRIER] = {CR_SWITCH_OWN, 1, CR_SWITCH_OWN, 1},
+    [SW_GAP] = {CR_GAP, 0, -1, 0},
+    [SW_BY_PART_GAP] = {CR_GAP_BY_PART, 0, -1, 0},
+    [SW_SAME] = {CR_GAP, 1, -1, 0},
+};
+
+static bench_summary *side_of(bench_row *r, int side, int quiet)
 {
-    bench_summary *quiet[4] = {&rows->switch_host_quiet, &rows->switch_by_part_quiet,
-                               &rows->switch_by_hand_quiet, &rows->switch_barrier_by_hand_quiet};
-    const double limit = bench_quiet_limit(checks, reps);
-    size_t kept = 0;
-    for (int k = 0; k < 4; k++)
-        kept = bench_summarize_quiet(rows_of[k], checks, reps, limit, scratch, quiet[k]);
-    rows->switch_quiet_reps = (unsigned)kept;
+    return quiet ? (side ? &r->b_quiet : &r->a_quiet) : side ? &r->b : &r->a;
 }
 
 /* v: room for SWITCH_VALUES values a rep. Blocks of SWITCH_MOVE_EVERY reps, each after the
@@ -272,41 +307,41 @@ static int switches(const bench_env *env, unsigned reps, bench_pin *pin, cache_r
                     double *v)
 {
     switch_run run;
-    double *host = v, *gap = v + reps, *same = v + 2 * reps, *by_hand = v + 3 * reps;
-    double *by_part = v + 4 * reps, *by_part_gap = v + 5 * reps, *barrier_by_hand = v + 6 * reps;
-    double *check = v + 7 * reps, *scratch = v + 8 * reps;
+    double *check = v + SW_CHECK * reps, *scratch = v + SW_SCRATCH * reps;
     int rc = switch_begin(env, rows, &run);
     for (unsigned from = 0, i = 0; from < reps && !rc; from += SWITCH_MOVE_EVERY) {
         const unsigned to = reps - from < SWITCH_MOVE_EVERY ? reps : from + SWITCH_MOVE_EVERY;
         bench_pin_move_to_quietest(pin);
         bench_spin_us(SWITCH_SPIN_US);
         for (unsigned j = 0; j < WARMUPS + to - from && !rc; j++, i++) {
-            switch_rep r = {0, 0, 0, 0, 0, 0, 0};
-            double checked = bench_pin_check_us();
-            rc = one_rep(env, &run, (int)(i & 1), (i >> 1) % SWITCH_KINDS, &r);
-            if (j < WARMUPS)
-                continue;
-            unsigned k = from + j - WARMUPS;
-            host[k] = r.host, gap[k] = r.gap, same[k] = r.same, by_hand[k] = r.by_hand;
-            by_part[k] = r.by_part, by_part_gap[k] = r.by_part_gap;
-            barrier_by_hand[k] = r.barrier_by_hand, check[k] = checked;
+            double t[SW_CHECK + 1] = {0};
+            t[SW_CHECK] = bench_pin_check_us();
+            rc = one_rep(env, &run, (int)(i & 1), (i >> 1) % SWITCH_KINDS, t);
+            for (unsigned c = 0; c <= SW_CHECK && j >= WARMUPS; c++)
+                v[c * reps + from + j - WARMUPS] = t[c];
         }
+    }
+    bench_row *r = rows->rows;
+    const double limit = rc ? 0 : bench_quiet_limit(check, reps);
+    /* Quiet first: bench_summarize sorts a column in place. */
+    for (int c = 0; c < SW_CHECK && !rc; c++)
+        if (columns[c].quiet_row >= 0)
+            rows->switch_quiet_reps = (unsigned)bench_summarize_quiet(
+                v + c * reps, check, reps, limit, scratch,
+                side_of(&r[columns[c].quiet_row], columns[c].quiet_side, 1));
+    for (int c = 0; c < SW_CHECK && !rc && (c < SW_GAP || run.kernels); c++) {
+        bench_summarize(v + c * reps, reps, side_of(&r[columns[c].row], columns[c].side, 0));
+        r[columns[c].row].valid = 1;
     }
     if (!rc) {
-        double *const timed[4] = {host, by_part, by_hand, barrier_by_hand};
-        summarize_quiet(timed, check, reps, scratch, rows);
         bench_summarize(check, reps, &rows->switch_check);
-        bench_summarize(host, reps, &rows->switch_host);
-        bench_summarize(by_part, reps, &rows->switch_by_part_host);
-        bench_summarize(by_hand, reps, &rows->switch_by_hand);
-        bench_summarize(barrier_by_hand, reps, &rows->switch_barrier_by_hand);
-        rows->gap_valid = run.kernels;
-        if (run.kernels) {
-            bench_summarize(gap, reps, &rows->gap_switch);
-            bench_summarize(by_part_gap, reps, &rows->gap_switch_by_part);
-            bench_summarize(same, reps, &rows->gap_same_stream);
-        }
+        r[CR_SWITCH_OWN].a = r[CR_SWITCH].a, r[CR_SWITCH_BY_PART].b = r[CR_SWITCH].b;
+        r[CR_SWITCH_OWN].valid = r[CR_SWITCH_OWN].quiet = r[CR_SWITCH_BY_PART].quiet = 1;
+        r[CR_GAP_BY_PART].b = r[CR_GAP].b;
     }
+    for (int k = CR_GAP; k <= CR_GAP_BY_PART && !rc && run.kernels; k++)
+        snprintf(r[k].note, sizeof r[k].note, "added %.2f%s", r[k].a.p50 - r[k].b.p50,
+                 k == CR_GAP ? " (target <= 1 us)" : "");
     switch_end(env, &run);
     return rc;
 }
@@ -386,9 +421,10 @@ static int layouts_build(const bench_env *env, cache_rows *rows, double *v)
         cold[i] = ms[0], warm[i] = ms[1];
     }
     if (!rc) {
-        bench_summarize(cold, builds, &rows->layouts_cold);
-        bench_summarize(warm, builds, &rows->layouts_warm);
-        bench_summarize(by_hand, builds, &rows->layouts_by_hand);
+        bench_summarize(cold, builds, &rows->rows[CR_LAYOUTS].a);
+        bench_summarize(warm, builds, &rows->rows[CR_LAYOUTS_WARM].a);
+        bench_summarize(by_hand, builds, &rows->rows[CR_LAYOUTS].b);
+        rows->rows[CR_LAYOUTS].valid = rows->rows[CR_LAYOUTS_WARM].valid = 1;
     }
     raw_split_free(&run->split);
     free(run);
@@ -398,6 +434,14 @@ static int layouts_build(const bench_env *env, cache_rows *rows, double *v)
 int cache_rows_measure(const bench_env *env, unsigned reps, bench_pin *pin, cache_rows *rows)
 {
     memset(rows, 0, sizeof *rows);
+    for (int k = 0; k < CR_NB_ROWS; k++) {
+        bench_row *r = &rows->rows[k];
+        snprintf(r->label, sizeof r->label, "%s", row_defs[k].label);
+        r->keys = &row_defs[k].keys;
+    }
+    rows->rows[CR_MEMORY].digits = 3; /* a value per side, not a distribution */
+    for (int k = CR_GAP; k <= CR_GAP_BY_PART; k++)
+        snprintf(rows->rows[k].note, sizeof rows->rows[k].note, "needs a GPU (kernels)");
     /* The H200's sizes (16 and 64; layouts of 8 to 128), scaled down to a smaller device */
     gctx_partition_info info = GCTX_PARTITION_INFO_INIT;
     if (bench_gctx(gctx_partition_get_info(env->whole, &info), "gctx_partition_get_info"))
@@ -406,8 +450,12 @@ int cache_rows_measure(const bench_env *env, unsigned reps, bench_pin *pin, cach
     rows->small_sms = 16;
     rows->large_sms = 64 <= info.sm_count / 2 ? 64 : info.sm_count / 2 / unit * unit;
     rows->layout_step = (info.sm_count - info.sm_count % unit) / LAYOUTS / unit * unit;
-    if (rows->layout_step < info.min_partition_sms) /* an L4: not measured, said so */
+    if (rows->layout_step < info.min_partition_sms) { /* an L4: not measured, said so */
         rows->layout_step = 0;
+        for (int k = CR_LAYOUTS; k <= CR_LAYOUTS_WARM; k++)
+            snprintf(rows->rows[k].note, sizeof rows->rows[k].note,
+                     "not measured: 16 groups of this device's minimum partition don't fit");
+    }
     rows->cycles = env->opt.quick ? QUICK_MEMORY_CYCLES : MEMORY_CYCLES;
     rows->layout_builds = env->opt.quick ? QUICK_LAYOUT_BUILDS : LAYOUT_BUILDS;
     unsigned limit;
@@ -420,9 +468,10 @@ int cache_rows_measure(const bench_env *env, unsigned reps, bench_pin *pin, cach
     double *v = bench_calloc(n, sizeof *v);
     if (!v)
         return -1;
-    int rc = repartitions(env, rows, limit ? limit : 16, v, &rows->repartition_cached,
-                          &rows->lost_cached_mib) ||
-             repartitions(env, rows, 0, v, &rows->repartition_rebuild, &rows->lost_rebuild_mib) ||
+    bench_row *r = rows->rows;
+    int rc = repartitions(env, rows, limit ? limit : 16, v, &r[CR_REPARTITION].a,
+                          &r[CR_MEMORY].a) ||
+             repartitions(env, rows, 0, v, &r[CR_REPARTITION].b, &r[CR_MEMORY].b) ||
              bench_gctx(gctx_cache_set_limit(env->device, limit ? limit : 16),
                         "gctx_cache_set_limit") ||
              switches(env, switch_reps, pin, rows, v) ||
@@ -431,111 +480,55 @@ int cache_rows_measure(const bench_env *env, unsigned reps, bench_pin *pin, cach
     if (bench_gctx(gctx_cache_set_limit(env->device, limit), "gctx_cache_set_limit") ||
         bench_gctx(gctx_cache_trim(env->device), "gctx_cache_trim"))
         rc = -1;
-    rows->valid = !rc;
+    rows->valid = r[CR_REPARTITION].valid = r[CR_MEMORY].valid = !rc;
     return rc ? -1 : 0;
 }
 
-void cache_rows_print(const cache_rows *r)
+void cache_rows_print(const cache_rows *c)
 {
-    if (!r->valid)
+    if (!c->valid)
         return;
     printf("\nre-partitioning: %u/rest <-> %u/rest, with the context cache and without "
            "(GREENCTX_CONTEXT_CACHE=0); times in us\n",
-           r->small_sms, r->large_sms);
+           c->small_sms, c->large_sms);
     bench_print_columns("", "cache p50", "none p50");
-    bench_print_pair("re-partition", &r->repartition_cached, &r->repartition_rebuild, "");
-    printf("%-34s %10.1f %10s | %10.1f %10s |\n", "device memory lost, MiB", r->lost_cached_mib,
-           "", r->lost_rebuild_mib, "");
+    bench_rows_print(c->rows, CR_SWITCH, 0);
     printf("   (over %u re-partitions; target with the cache: 0, at most 10 MB in 100,000; "
            "re-partition p50 <= 10 us)\n",
-           r->cycles);
+           c->cycles);
     bench_print_columns("", "greenctx", "by hand");
-    bench_print_pair("layout switch, host", &r->switch_host, &r->switch_by_hand, "");
-    printf("%-34s %10s %10s | %10.2f %10.2f | %7.3f\n", "... against its own calls by hand", "",
-           "", r->switch_barrier_by_hand.p50, r->switch_barrier_by_hand.p99,
-           bench_ratio(r->switch_host.p50, r->switch_barrier_by_hand.p50));
-    bench_print_pair("layout switch by part, host", &r->switch_by_part_host, &r->switch_by_hand,
-                     "");
+    bench_rows_print(c->rows + CR_SWITCH, CR_GAP - CR_SWITCH, 0);
     printf("   (%u reps; by hand: per partition one cuEventRecord and one cuStreamWaitEvent, as "
            "by part; the barrier: %d wait more,\n    its own by hand the same %d calls; target "
            "p50 <= 1 us, p99 <= 2 us)\n",
-           r->switch_reps, SWITCH_PARTS - 1, 3 * SWITCH_PARTS - 1);
-    bench_print_pair("... quiet reps: switch / its own", &r->switch_host_quiet,
-                     &r->switch_barrier_by_hand_quiet, "");
-    bench_print_pair("... quiet reps: by part", &r->switch_by_part_quiet,
-                     &r->switch_by_hand_quiet, "");
+           c->switch_reps, SWITCH_PARTS - 1, 3 * SWITCH_PARTS - 1);
+    bench_print_columns("the same over quiet reps", "greenctx", "by hand");
+    bench_rows_print(c->rows + CR_SWITCH, CR_GAP - CR_SWITCH, 1);
     printf("   (quiet: %u of %u reps, whose host check right before read at most %.2fx the "
            "fastest, %.2f us; p50 %.2f us)\n",
-           r->switch_quiet_reps, r->switch_reps, BENCH_QUIET_SLACK, r->switch_check.min,
-           r->switch_check.p50);
-    const bench_summary *same = &r->gap_same_stream, *gaps[2] = {&r->gap_switch,
-                                                                  &r->gap_switch_by_part};
-    for (int k = 0; k < 2 && r->gap_valid; k++)
-        printf("%-34s %10.2f %10.2f | %10.2f %10.2f |  added %.2f%s\n",
-               k ? "device gap: by part | one stream" : "device gap: switch | one stream",
-               gaps[k]->p50, gaps[k]->p99, same->p50, same->p99, gaps[k]->p50 - same->p50,
-               k ? "" : " (target <= 1 us)");
-    if (!r->gap_valid)
-        printf("%-34s needs a GPU (kernels)\n", "device gap across a switch");
-    if (!r->layout_step) {
-        printf("%-34s not measured: 16 groups of this device's minimum partition don't fit\n",
-               "16 layouts x 2");
-        return;
-    }
-    bench_print_pair("16 layouts x 2, empty cache, ms", &r->layouts_cold, &r->layouts_by_hand, "");
-    printf("%-34s %10.2f %10.2f |\n", "... from the cache, ms", r->layouts_warm.p50,
-           r->layouts_warm.p99);
+           c->switch_quiet_reps, c->switch_reps, BENCH_QUIET_SLACK, c->switch_check.min,
+           c->switch_check.p50);
+    bench_print_columns("", "device gap", "one stream");
+    bench_rows_print(c->rows + CR_GAP, CR_LAYOUTS - CR_GAP, 0);
+    bench_print_columns("", "greenctx", "by hand");
+    bench_rows_print(c->rows + CR_LAYOUTS, CR_NB_ROWS - CR_LAYOUTS, 0);
     printf("   (%u builds; by hand: the same splits, contexts and streams; target ratio <= 1.1)\n",
-           r->layout_builds);
+           c->layout_builds);
 }
 
-void cache_rows_json(json_writer *w, const cache_rows *r)
+void cache_rows_json(json_writer *w, const cache_rows *c)
 {
     json_object(w, "repartitioning");
-    json_bool(w, "valid", r->valid);
-    if (r->valid) {
-        json_uint(w, "small_sms", r->small_sms);
-        json_uint(w, "large_sms", r->large_sms);
-        json_uint(w, "cycles", r->cycles);
-        bench_json_summary(w, "repartition_cache_us", &r->repartition_cached);
-        bench_json_summary(w, "repartition_no_cache_us", &r->repartition_rebuild);
-        json_fixed(w, "repartition_ratio_p50",
-                   bench_ratio(r->repartition_cached.p50, r->repartition_rebuild.p50), 6);
-        json_fixed(w, "memory_lost_cache_mib", r->lost_cached_mib, 3);
-        json_fixed(w, "memory_lost_no_cache_mib", r->lost_rebuild_mib, 3);
-        bench_json_summary(w, "layout_switch_host_us", &r->switch_host);
-        bench_json_summary(w, "layout_switch_by_hand_us", &r->switch_by_hand);
-        json_uint(w, "layout_switch_reps", r->switch_reps);
-        json_fixed(w, "layout_switch_ratio_p50",
-                   bench_ratio(r->switch_host.p50, r->switch_by_hand.p50), 4);
-        bench_json_summary(w, "layout_switch_barrier_by_hand_us", &r->switch_barrier_by_hand);
-        bench_json_summary(w, "layout_switch_check_us", &r->switch_check);
-        json_uint(w, "layout_switch_quiet_reps", r->switch_quiet_reps);
-        bench_json_summary(w, "layout_switch_host_quiet_us", &r->switch_host_quiet);
-        bench_json_summary(w, "layout_switch_by_part_host_quiet_us", &r->switch_by_part_quiet);
-        bench_json_summary(w, "layout_switch_by_hand_quiet_us", &r->switch_by_hand_quiet);
-        bench_json_summary(w, "layout_switch_barrier_by_hand_quiet_us",
-                           &r->switch_barrier_by_hand_quiet);
-        json_fixed(w, "layout_switch_barrier_ratio_p50",
-                   bench_ratio(r->switch_host.p50, r->switch_barrier_by_hand.p50), 4);
-        bench_json_summary(w, "layout_switch_by_part_host_us", &r->switch_by_part_host);
-        json_fixed(w, "layout_switch_by_part_ratio_p50",
-                   bench_ratio(r->switch_by_part_host.p50, r->switch_by_hand.p50), 4);
-        if (r->gap_valid) {
-            bench_json_summary(w, "device_gap_switch_us", &r->gap_switch);
-            bench_json_summary(w, "device_gap_switch_by_part_us", &r->gap_switch_by_part);
-            bench_json_summary(w, "device_gap_same_stream_us", &r->gap_same_stream);
-        }
-        json_uint(w, "layout_builds", r->layout_builds);
-    }
-    if (r->valid && r->layout_step) {
-        json_fixed(w, "layouts_16x2_cold_ms", r->layouts_cold.p50, 3);
-        json_fixed(w, "layouts_16x2_warm_ms", r->layouts_warm.p50, 3);
-        bench_json_summary(w, "layouts_16x2_cold_ms_summary", &r->layouts_cold);
-        bench_json_summary(w, "layouts_16x2_warm_ms_summary", &r->layouts_warm);
-        bench_json_summary(w, "layouts_16x2_by_hand_ms", &r->layouts_by_hand);
-        json_fixed(w, "layouts_16x2_ratio_p50",
-                   bench_ratio(r->layouts_cold.p50, r->layouts_by_hand.p50), 4);
+    json_bool(w, "valid", c->valid);
+    if (c->valid) {
+        json_uint(w, "small_sms", c->small_sms);
+        json_uint(w, "large_sms", c->large_sms);
+        json_uint(w, "cycles", c->cycles);
+        json_uint(w, "layout_switch_reps", c->switch_reps);
+        bench_json_summary(w, "layout_switch_check_us", &c->switch_check);
+        json_uint(w, "layout_switch_quiet_reps", c->switch_quiet_reps);
+        json_uint(w, "layout_builds", c->layout_builds);
+        bench_rows_json(w, c->rows, CR_NB_ROWS);
     }
     json_close(w);
 }

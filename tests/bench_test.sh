@@ -43,7 +43,7 @@ sim_overhead)
     has "$err" "greenctx bench: overhead [7/7] re-partitioning: the context cache and layouts (about "
     # The context cache and layouts: no memory lost with the cache, 4 MiB per context without.
     has "$out" "re-partitioning: 16/rest <-> 64/rest"
-    has "$out" "device memory lost, MiB                   0.0            |     1600.0"
+    has "$out" "device memory lost, MiB                 0.000            |   1600.000"
     has "$out" "layout switch, host"
     has "$out" "layout switch by part, host"
     has "$out" "16 layouts x 2, empty cache, ms"
@@ -90,7 +90,7 @@ sim_devices)
     has "$out" "16 layouts x 2, empty cache, ms"
     run 0 --sim l4 bench overhead --quick
     has "$out" "re-partitioning: 16/rest <-> 28/rest"
-    has "$out" "16 layouts x 2                     not measured: 16 groups of this device's minimum partition don't fit"
+    has "$out" "16 layouts x 2, empty cache, ms    not measured: 16 groups of this device's minimum partition don't fit"
     run 0 --sim h200,a100 -d GPU-5de9 bench overhead --quick
     has "$out" "NVIDIA A100-SXM4-80GB (108 SMs)"
     ;;
