@@ -1,13 +1,7 @@
-/*
- * The part of the CUDA driver ABI that greenctx uses, declared by greenctx itself so the
- * library builds with a plain C compiler and loads libcuda at run time.
- *
- * Names carry a gcu_/GCU_ prefix so that tests can include this file next to the real
- * <cuda.h> and compare every size, offset and value (tests/abi_check.c). The layouts are
- * the superset for drivers 12.4 to 13.4 (shared/docs/cuda-green-ctx-abi.md §3.5): one
- * declaration serves every driver because CUdevResource is 144 bytes in all of them.
- * Fields added after 12.4 are read only when the driver version says they exist.
- */
+/* The CUDA driver ABI greenctx uses, declared here so the library builds with a plain C
+ * compiler; gcu_ names let tests/abi_check.c compare it with <cuda.h>. The layouts are the
+ * superset for drivers 12.4 to 13.4 (shared/docs/cuda-green-ctx-abi.md §3.5); later fields are
+ * read only when the driver version says they exist. */
 #ifndef GREENCTX_CUDA_ABI_H
 #define GREENCTX_CUDA_ABI_H
 

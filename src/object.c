@@ -1,16 +1,8 @@
-/* Reference counts, and public handles that carry a generation.
- *
- * A public handle encodes a slot of the handle table and the slot's generation, not the
- * object's address: a released handle is refused even when malloc gives its memory to a new
- * object, and a stray second release is refused instead of dropping someone else's reference.
- *
- * Each object owns one slot for its life. The slot's generation is odd while a handle is out,
- * even otherwise, and only grows: a retired handle never matches again (until it wraps, 2^42
- * handles from one slot on 64-bit). Callers' references are counted per handle, and the handle
- * holds one object reference beside the library's own (a stream holds its context), so a
- * caller's extra release retires at most its handle. Lookups take no lock; retain, release and
- * handing out take one (but a new object's first handle: nothing else can reach it), and the
- * release that retires an object's last reference frees its slot in the same lock. */
+/* Reference counts, and public handles that encode a slot of the handle table and its
+ * generation, not the object's address: a released handle is refused even when malloc gives
+ * its memory to a new object. A slot's generation is odd while a handle is out and only grows.
+ * Callers' references are counted per handle, which holds one object reference, so a caller's
+ * extra release retires at most its handle. Lookups take no lock. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -42,9 +34,8 @@ static unsigned nb_slots;  /* slots ever made (under lock) */
 static unsigned free_head; /* index + 1 of the first free slot, 0 when none (under lock) */
 static int live; /* objects alive (under lock) */
 
-/* Lookups read the table without the lock: what they read was published under it with a
- * release store. Acquire and release, not the default sequential consistency, whose every
- * store on a handle's path is a locked instruction of its own. */
+/* Lookups read what was published under the lock with a release store (not seq_cst, whose
+ * every store is a locked instruction). */
 static uintptr_t load(const _Atomic uintptr_t *v)
 {
     return atomic_load_explicit(v, memory_order_acquire);

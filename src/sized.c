@@ -1,9 +1,5 @@
-/* Size-prefixed structs across header versions (the NCCL ncclConfig_t way).
- *
- * A caller compiled with an older header passes a smaller struct, one compiled with a newer
- * header a larger one. The library touches only the bytes both sides know: it reads an input's
- * first `size` bytes over its own defaults and ignores what lies past the fields it knows; it
- * writes an output's fields up to the caller's `size` and never a byte past it. */
+/* Size-prefixed structs across header versions (the NCCL ncclConfig_t way): the library
+ * touches only the bytes both the caller's header and its own know. */
 #include <string.h>
 
 #include "internal.h"
