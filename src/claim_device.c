@@ -7,10 +7,8 @@
 #include "partition.h"
 
 /* What makes granule indices mean the same SMs in every process: FNV-1a of each granule's
- * type and of its bytes from GCTX__RESOURCE_SHARED_BYTES on (the SM mask and the public
- * fields), nextResource left out as the pointer it is. Bytes 4..23 differ from one process to
- * the next (a pointer of the process and a tag), so hashing them would make every second
- * tenant refuse the registry. */
+ * type and bytes from GCTX__RESOURCE_SHARED_BYTES on (bytes 4..23 differ between processes),
+ * nextResource left out. */
 #define GCTX__RESOURCE_SHARED_BYTES 24
 
 static unsigned long long granules_hash(const gcu_dev_resource *resources, unsigned n)

@@ -1,7 +1,5 @@
-/* Registry files as hostile input: a registry directory may be shared with other users, so
- * every file in it is opened relative to the directory's descriptor, never through a symbolic
- * link, never blocking (a FIFO named like a claim), close-on-exec, and checked with fstat
- * before use; new files are created O_EXCL and whole files are replaced by rename. */
+/* Registry files as hostile input: opened relative to the directory, never through a link,
+ * never blocking (a FIFO), close-on-exec, checked with fstat; made O_EXCL, replaced by rename. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

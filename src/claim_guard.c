@@ -1,7 +1,6 @@
-/* The guard's two sides of a claim: a latency tenant publishes its steps (a thread of its
- * claim's writes them), a best-effort tenant reads them, decides (guard_policy.c) and publishes
- * what it allows itself. Each claim's line is its state file, replaced whole by its holder
- * alone: no registry lock on the latency tenant's path, and no driver call on either side. */
+/* The guard's two sides: a latency tenant publishes its steps, a best-effort tenant reads
+ * them, decides (guard_policy.c) and publishes what it allows itself, each in its claim's
+ * state file: no registry lock on the latency tenant's path, no driver call on either side. */
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -15,11 +14,9 @@
 #include "sized.h"
 
 #define PUBLISH_NS 10000000ll /* a latency tenant publishes at most every 10 ms */
-/* A window's p99 is of 500 steps or more: a p99 of fewer is one of the few longest steps,
- * which chance sets: a level whose p99 over minutes is under the target would read as over in
- * some window every few seconds, and be left. More than 1 % of WINDOW_STEPS over the target
- * close it at once (its p99 is then over whatever comes), so the guard hears of interference
- * within a few steps; slow steps close one at 1 s with what they have. */
+/* A window's p99 is of 500 steps or more (of fewer, chance sets it). More than 1 % of
+ * WINDOW_STEPS over the target close it at once, so the guard hears of interference within a
+ * few steps; slow steps close one at 1 s. */
 #define WINDOW_STEPS 500u
 #define WINDOW_MAX_NS 1000000000ll
 #define STATE_BYTES 256
@@ -125,11 +122,8 @@ void gctx__claim_state_info(const char *dir, const gctx__record *r, gctx_claim_i
 
 /* ---- a latency tenant's publisher ---- */
 
-/* The thread that writes a latency tenant's lines, off the thread that reports its steps: a
- * replace of the state file is hundreds of microseconds, a step's report a few. It writes the
- * latest line handed over (an older one nobody reads is dropped) and is joined before the
- * claim's state file goes, so that no line of an ended tenant is left behind. pid: the
- * process it runs in (a fork's child has none of its parent's threads). */
+/* Writes a latency tenant's latest line off its steps' thread (a replace costs hundreds of
+ * microseconds); joined before the state file goes. pid: a fork's child has no such thread. */
 struct gctx__publisher {
     const gctx_claim *claim;
     pthread_mutex_t lock;
@@ -159,9 +153,7 @@ static void *publishing(void *arg)
     return NULL;
 }
 
-/* The claim's publisher in this process, started when it has none (guard_lock held); NULL
- * when no thread can be made. Its signals are all blocked: a signal meant for the program is
- * never handled on the library's thread. */
+/* Started when it has none (guard_lock held); its signals blocked: the program's. */
 static gctx__publisher *publisher_here(gctx_claim *c)
 {
     gctx__publisher *p = c->publisher;

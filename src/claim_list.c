@@ -57,9 +57,8 @@ static gctx_status open_device(int device, const char *uuid, const char *runtime
     return s;
 }
 
-/* A live process holding the claim file dir/file open, when its recorded pid has ended: a child
- * that inherited the claim outlives the program (sh -c 'daemon &'), and the SMs are held by
- * it. Found among the processes whose descriptors this user may see; 0 when none is. */
+/* A live process holding dir/file open when its recorded pid has ended (sh -c 'daemon &'),
+ * among those whose descriptors this user may see; 0 when none is. */
 static int live_holder(const char *dir, const char *file)
 {
     char path[700];

@@ -116,9 +116,7 @@ gctx_status gctx_claim_join(int device, const char *token, gctx_claim **claim)
     int fd = -1;
     /* Nothing made: a token names a registry its holder made, or none. */
     GCTX_CHECK(gctx__registry_open(t.dir, dir_flags, 0, &g.identity, &reg), done);
-    /* A description of the member's own, even beside an inherited copy of the holder's: its
-     * release ends its own hold, never another member's (the holder may be this very
-     * process), and a resize sees each member's hold apart. */
+    /* A description of its own: its release ends its own hold, never another member's. */
     s = gctx__registry_rejoin(&reg, t.file, &fd, &record);
     gctx__registry_close(&reg);
     gctx_claim *c;

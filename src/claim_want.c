@@ -64,9 +64,7 @@ void gctx__want_post(gctx__registry *reg, gctx__want *w, unsigned sms, int prior
             post_failed("update", w->path);
         return;
     }
-    /* Created and locked under the registry lock: a scan (which holds it) never finds it
-     * unheld while its waiter lives. Private: another user who could open it could hold it,
-     * a want that never ends. */
+    /* Locked under the registry lock: never found unheld. Private: no one else can hold it. */
     int fd = gctx__file_create(reg->dir_fd, name, O_RDWR, 0600);
     if (fd < 0) {
         post_failed("post", next.path);

@@ -135,11 +135,9 @@ static gctx_status make_driver_context(const gctx__driver *drv, gctx_partition *
     return s;
 }
 
-/* A context from the cache is handed out only if the driver still runs work in it: after a
- * fault (met perhaps outside greenctx) every context of the process is lost, and a hit makes
- * no other driver call that would say so. An idle stream synchronizes at once and answers a
- * sticky fault as its context would (shared/measurements/h200-faults.md), and is then handed
- * out unchecked (idle.checked); without one, the context synchronizes, current. */
+/* A cached context is handed out only if the driver still runs work in it (a fault met
+ * outside greenctx loses every context): an idle stream synchronizes, then goes out unchecked
+ * (idle.checked); without one, the context synchronizes. */
 static gctx_status check_cached(const gctx__driver *drv, gctx_context *c)
 {
     if (c->driver.idle.n) {

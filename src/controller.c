@@ -342,9 +342,7 @@ static const char *choose(gctx_controller *c, unsigned best, const judged *all)
         c->streak = 0;
         return top->missed ? "moved: misses its targets by less" : "moved: meets the targets";
     }
-    /* A Schmitt trigger on the targets: a candidate is left as soon as it misses one, but
-     * entered for throughput only with the hysteresis margin of headroom, so a latency
-     * estimate that wobbles around its target does not flip the choice back and forth. */
+    /* A Schmitt trigger: left as soon as it misses a target, entered only with headroom. */
     if (!now->missed && top->score > now->score * (1.0 + o->hysteresis) &&
         top->violation * (1.0 + o->hysteresis) <= 1.0) {
         c->streak = c->challenger == best ? c->streak + 1 : 1;

@@ -8,11 +8,8 @@
 #include "internal.h"
 #include "log.h"
 
-/* What greenctx knows of one device: the count and compute capability, asked once (a loaded
- * driver never changes its device list), and the hold of the primary context. A green context
- * retains it, and with nothing else holding it each creation would initialise it again
- * (BENCHMARKS.md): so the first partition of a device retains it, the last one's end
- * releases it, and everything greenctx makes holds a partition. */
+/* One device: its count and compute capability, asked once, and the hold of the primary
+ * context, which each green context creation would otherwise initialise again (BENCHMARKS.md). */
 typedef struct device_state {
     pthread_mutex_t lock;  /* the first hold and the last drop of the primary context */
     atomic_uint holds;     /* live partitions of the device: one driver retain for all */

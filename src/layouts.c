@@ -1,15 +1,11 @@
-/* Layouts: alternative partitionings of one device made up front, and switching the work from
- * one to another with events only. Making green contexts costs milliseconds, a switch must
- * cost microseconds: every layout's partitions, contexts, streams and events are made with
- * the layouts, and a switch makes no driver object (see hand_over). */
+/* Layouts: partitionings of one device made up front, so that a switch between them makes no
+ * driver object, only events (hand_over): microseconds, not milliseconds. */
 #include <pthread.h>
 #include <stdlib.h>
 
 #include "partition.h"
 
-/* One partition of one layout: objects the layouts hold a reference of (never a caller's
- * handle, so no stray release can drop it; callers get lent handles), and the raw handles a
- * switch uses. Every slot is made, or the whole set rolled back. */
+/* One partition of one layout: callers get lent handles, so no stray release drops them. */
 typedef struct slot {
     gctx_partition *partition;
     gctx_context *context;

@@ -10,9 +10,7 @@
 
 #define FINE_UNIT 2u /* what the ignore-co-scheduling flag splits into: one TPC's SM pair */
 
-/* Units, granules and counts are powers of two or small multiples of them, and a division is
- * slow on every split's planning: quotients and remainders by a power of two are a shift and
- * a mask, and the greatest common divisor is the binary one. b > 0. */
+/* Units and counts are mostly powers of two: a shift and a mask, not a division. b > 0. */
 static unsigned shift_of(unsigned b)
 {
     /* the trailing zeros, by de Bruijn multiplication: no loop, no compiler builtin */
@@ -66,9 +64,7 @@ static const char *where(const gctx__plan_input *in)
     return in->whole_device ? "this device" : "this partition";
 }
 
-/* The first group asking for co-scheduled units finer than the alignment, or for the 2-SM
- * unit itself (which only the fine flag gives, even where the minimum partition is larger);
- * n when none does. */
+/* The first group asking for units finer than the alignment, or 2-SM ones; n when none. */
 static unsigned finer_group(const gctx__plan_input *in, const gctx_group *groups, unsigned n)
 {
     for (unsigned i = 0; i < n; i++) {
@@ -318,10 +314,8 @@ static int try_granule(const gctx__plan_input *in, const gctx__plan *plan, unsig
     return 1;
 }
 
-/* The granules of g the groups take when each asks for whole granules (no discovery, no
- * backfill into the remainder): the split gives the driver room for these and no more, so it
- * writes those and leaves the other SMs in its one remainder, as cuda.core's split of the
- * same groups asks. 0 when a group needs to see every granule. */
+/* The granules of g the groups take when each asks for whole ones (the driver's room, as
+ * cuda.core asks); 0 when a group needs to see every granule. */
 static unsigned granules_taken(const gctx__plan *plan, unsigned g)
 {
     unsigned n = 0;

@@ -76,9 +76,7 @@ gctx_status gctx_stream_create(gctx_context *context, const gctx_stream_options 
     CUstream handle = NULL;
     int checked = 0;
     if (gctx__cache_take_stream(context, opts.priority, &handle, &checked)) {
-        /* A drained stream of the same priority that the context had: it synchronizes at
-         * once, unless a fault lost the process's CUDA state (see check_cached, context.c).
-         * The one the context's hand-out from the cache synchronized was checked then. */
+        /* A drained stream synchronizes at once (check_cached, context.c), unless checked. */
         gcu_result r = checked ? GCU_SUCCESS : drv->cuStreamSynchronize(handle);
         if (r != GCU_SUCCESS) {
             gctx__release_driver_object(drv, GCTX__RELEASE_STREAM,
