@@ -1,5 +1,4 @@
-/* Claims: acquiring SMs of a device in the registry, the claim object and what it gives (a
- * partition, a context, a stream), releasing them. */
+/* Claims: acquiring SMs in the registry, the claim object and what it gives. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
@@ -85,8 +84,7 @@ static void made(int fd)
         }
 }
 
-/* Whether fd is an inherited (not close-on-exec) copy of c's claim file that no claim here
- * owns (held_lock held). */
+/* fd: an inherited copy of c's claim file no claim here owns (held_lock held)? */
 static int unowned_copy(const gctx_claim *c, int fd)
 {
     struct stat st;
@@ -365,8 +363,7 @@ gctx_status gctx__claim_take(const gctx__take *take, gctx__record *record, int *
         gctx__registry_close(&reg); /* reg.dir still names it */
         if (chosen || s != GCTX_ERROR_BUSY)
             break;
-        /* None idle: one made (once: a watch that can't be made leaves the backoff), then a
-         * look again at once, as SMs freed while it was made woke nobody. */
+        /* None idle: one made once, then a look again, as frees meanwhile woke nobody. */
         if (wait && watch.fd < 0 && !watch_made) {
             watch_made = 1;
             if (gctx__watch_make(&watch, reg.dir))
@@ -398,8 +395,7 @@ void gctx__claim_parts_release(gctx__claim_parts *p)
     memset(p, 0, sizeof *p);
 }
 
-/* The context's work is waited for before another tenant may be handed its SMs (kernels may
- * still run at exit). One that can't be (a fault: its work is gone) is logged. */
+/* Its work is done before another tenant gets the SMs; a fault's is logged. */
 static void wait_idle(gctx_context *context)
 {
     gctx_event *event = NULL;

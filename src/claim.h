@@ -1,5 +1,4 @@
-/* Claims: what the claim files share (claim_fit.c, claim_registry.c, claim_device.c, claim.c,
- * claim_resize.c, claim_share.c, claim_list.c). Nothing here is public. */
+/* Claims: what the claim files share. Nothing here is public. */
 #ifndef GREENCTX_CLAIM_H
 #define GREENCTX_CLAIM_H
 
@@ -73,8 +72,7 @@ typedef struct gctx__request {
     unsigned value; /* SMs, or percent */
 } gctx__request;
 gctx_status gctx__request_parse(const char *text, gctx__request *out);
-/* The SM count a request asks of this device (0 for rest); INSUFFICIENT_SMS naming the
- * nearest claimable counts. */
+/* The SM count a request asks (0: rest); else the nearest claimable counts. */
 gctx_status gctx__request_count(const gctx__granule_layout *l, const gctx__request *r,
                                 gctx_rounding rounding, unsigned *count);
 /* Best fit: granules of avail with exactly count SMs (0: all of avail), keeping most of
@@ -218,8 +216,7 @@ gctx_status gctx__granules_partition(const gctx__device_granules *g, const gctx_
 
 /* ---- the claim object (claim.c; resize in claim_resize.c, sharing in claim_share.c) ---- */
 
-/* Public handles on one set of a claim's granules; event: what the next set's stream waits
- * for (a resize's). */
+/* One set of granules' handles; event: what the next set's stream waits for. */
 typedef struct gctx__claim_parts {
     gctx_partition *partition;
     gctx_context *context;
@@ -243,12 +240,10 @@ struct gctx_claim {
     char file[64];          /* record.file, kept apart: read without the lock (listings) */
     char registry_dir[512]; /* the GPU's registry directory (gctx_claim_pressure reads it) */
     atomic_int priority;    /* options->priority of the acquire or the last resize given one */
-    int fd;                 /* this member's LOCK_SH on the claim file: an open file
-                               description of this claim object's own (never another's) */
+    int fd;                 /* this member's LOCK_SH: a description of its own */
     dev_t file_dev;         /* the claim file fd was opened on: a descriptor the program */
     ino_t file_ino;         /* closed (closefrom) and reused no longer names it */
-    unsigned made_in;       /* gctx__claim_forks_seen() when made: in a fork's child, which
-                               shares the maker's description, it is no member of its own */
+    unsigned made_in;       /* gctx__claim_forks_seen() when made: a fork's child is no member */
     int alone;              /* a resize holds fd LOCK_EX (claim_resize.c) */
     long long acquired_ns;  /* faults of others are looked for from here */
     gctx__claim_parts now; /* its context and stream made on first use; no event */
@@ -349,8 +344,7 @@ void gctx__want_end(gctx__want *w);
 typedef struct gctx__watch_pool {
     pthread_mutex_t lock;
     int fd[GCTX__WATCHES_KEPT];              /* -1: none */
-    unsigned char lent[GCTX__WATCHES_KEPT];  /* 1: a wait's; 2: a wait's, the registry shut
-                                                meanwhile (ended at its return) */
+    unsigned char lent[GCTX__WATCHES_KEPT];  /* 1: a wait's; 2: and the registry shut since */
 } gctx__watch_pool;
 typedef struct gctx__watch {
     gctx__watch_pool *pool;

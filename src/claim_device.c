@@ -25,8 +25,7 @@ static unsigned long long granules_hash(const gcu_dev_resource *resources, unsig
     return h;
 }
 
-/* One split of whole by minCount granule with flags into out's resources: 0 when the driver
- * made one. */
+/* One split of whole by granule: 0 when the driver made one. */
 static gcu_result split_by(const gctx__driver *drv, const gctx_partition *whole, unsigned granule,
                            unsigned flags, gctx__device_granules *out, unsigned *nb,
                            gcu_dev_resource *remainder)

@@ -140,8 +140,7 @@ int gctx__file_write(int fd, const char *text)
     return write_all(fd, text) == 0 && ftruncate(fd, (off_t)strlen(text)) == 0 ? 0 : -1;
 }
 
-/* renameat2's RENAME_EXCHANGE by its system call: the oldest C library the wheels are built
- * for has no wrapper. */
+/* renameat2 by its system call: old C libraries have no wrapper. */
 static int exchange(int dfd, const char *a, const char *b)
 {
 #ifdef SYS_renameat2
@@ -156,8 +155,7 @@ int gctx__file_replace(int dfd, const char *name, const char *text, mode_t mode)
 {
     char tmp[128];
     int fd = -1, rc = -1;
-    /* A name nobody can guess ahead, created O_EXCL: another user's file or link is never
-     * written through. */
+    /* A name nobody can guess, O_EXCL: no file or link is written through. */
     for (int attempt = 0; attempt < 100 && fd < 0; attempt++) {
         snprintf(tmp, sizeof tmp, GCTX__TEMP_PREFIX "%s-%d-%lld", name, (int)getpid(),
                  gctx__monotonic_ns() + attempt);

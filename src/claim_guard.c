@@ -267,8 +267,7 @@ gctx_status gctx_claim_report_step(gctx_claim *claim, double step_ms)
             claim->alone_ms = claim->window_p99;
         claim->nb_steps = claim->window_n = claim->window_over = 0;
     }
-    /* Every 10 ms, closed window or not: the guard reads a tenant without a recent line as
-     * ended, and gives everything back. */
+    /* Every 10 ms: a tenant without a recent line reads as ended. */
     if (now - claim->published_ns >= PUBLISH_NS) {
         state_line l = {claim->window_p99, claim->alone_ms, claim->closed_window_ns, now, 0, 0,
                         0, 1000, {0}, 0, 0};
@@ -305,8 +304,7 @@ static void nvml_signals(const char *uuid, gctx__guard_device *out)
                                   NVML_LIB_REASON_HW_THERMAL)
                          ? GCTX__GUARD_THROTTLE_THERMAL
                          : 0u);
-    /* The share of the period HBM was read or written: NVML's nearest figure to throughput
-     * over peak. */
+    /* HBM busy share: NVML's nearest figure to throughput over peak. */
     out->hbm_busy = c.memory_busy / 100.0;
 }
 

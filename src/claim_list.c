@@ -10,8 +10,7 @@
 
 #include "claim.h"
 
-/* Caller arrays of size-prefixed structs: element i lies first->size bytes after i - 1. count:
- * the output that says how many there are. */
+/* Element i lies first->size bytes after i - 1; count: how many there are. */
 static gctx_status check_array(const void *first, unsigned capacity, const unsigned *count,
                                size_t min_size, const char *name, const char *init_macro)
 {

@@ -388,8 +388,7 @@ static gctx_status scan_want(gctx__registry *reg, const char *name)
     return s;
 }
 
-/* Stale claim files removed, live ones counted; with parse, stale ones logged and live ones
- * parsed into sc. */
+/* Stale claims removed, live ones counted (with parse: logged, parsed). */
 static gctx_status scan_claims(gctx__registry *reg, int parse, scan *sc)
 {
     memset(sc, 0, sizeof *sc);

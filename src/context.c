@@ -99,8 +99,7 @@ static gctx_status read_workqueue(const gctx__driver *drv, gctx_context *c)
     return GCTX_SUCCESS;
 }
 
-/* Fills the driver-side handles of a context whose green handle is set; on failure the
- * caller destroys what it owns. */
+/* The driver-side handles; on failure the caller destroys what it owns. */
 static gctx_status finish_context(const gctx__driver *drv, gctx_context *c)
 {
     GCTX_TRY(gctx__check_cuda(drv->cuCtxFromGreenCtx(&c->driver.context, c->driver.green),

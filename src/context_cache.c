@@ -413,8 +413,7 @@ int gctx__cache_take_stream(gctx_context *c, int priority, CUstream *stream, int
 
 /* ---- the public API ---- */
 
-/* The device's cache, locked on success. cleanup: a trim, which goes on after a fault as
- * releases do. */
+/* Locked on success. cleanup: a trim, which goes on after a fault. */
 static gctx_status lock_device(int device, int cleanup, device_cache **out)
 {
     const gctx__driver *drv;

@@ -1,5 +1,4 @@
-/* The context cache: driver green contexts kept after their last greenctx reference went, and
- * handed back for a request on the same SMs with the same options (context_cache.c). */
+/* The context cache: idle driver green contexts handed back (context_cache.c). */
 #ifndef GREENCTX_CONTEXT_CACHE_H
 #define GREENCTX_CONTEXT_CACHE_H
 

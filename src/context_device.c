@@ -1,5 +1,4 @@
-/* Green contexts from one request (gctx_contexts_create): every SM, num_sms of them, or one
- * per group of a split (torch's GreenContext.create and .split). */
+/* Green contexts from one request (torch's GreenContext.create and .split). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -101,8 +101,7 @@ static gctx_status copy_workload(gctx__ctl_workload *to, const gctx_workload *fr
     return GCTX_SUCCESS;
 }
 
-/* The candidate rows, with a no-split row of zeros appended unless the caller gave one or
- * the workloads are disjoint (then no_split is nb_rows: no candidate's index). */
+/* The rows, and a no-split row of zeros unless given or disjoint. */
 static gctx_status copy_candidates(gctx__ctl_model *m, const unsigned *rows, unsigned nb_rows)
 {
     const unsigned n = m->nb_workloads;
@@ -262,8 +261,7 @@ gctx_status gctx_controller_observe(gctx_controller *controller, unsigned worklo
 /* What one candidate would give, judged against the targets. */
 typedef struct judged {
     double step_s[GCTX_CONTROLLER_MAX_WORKLOADS];
-    double score;     /* throughput earned, each busy throughput workload's rate relative to
-                         the whole device's; when none is busy, the latency side's speed */
+    double score;     /* throughput earned (or, none busy, the latency side's speed) */
     double violation; /* the worst latency (predicted x margin / target) or floor ratio */
     unsigned missed;  /* bit w: workload w misses its target here */
 } judged;

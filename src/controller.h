@@ -1,5 +1,4 @@
-/* The elastic controller's model, shared by its object (controller.c) and its arithmetic
- * (controller_model.c): pure, no driver. */
+/* The elastic controller's model (controller.c, controller_model.c): pure. */
 #ifndef GREENCTX_CONTROLLER_MODEL_H
 #define GREENCTX_CONTROLLER_MODEL_H
 

@@ -1,5 +1,4 @@
-/* The controller's cost model: a workload's step time on a candidate. Pure arithmetic, so
- * the controller is deterministic and tested without a GPU. */
+/* The controller's cost model: pure arithmetic, tested without a GPU. */
 #include <math.h>
 
 #include "controller.h"

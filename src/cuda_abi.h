@@ -191,8 +191,7 @@ typedef gcu_result (*gcu_pfn_cuGetProcAddress)(const char *symbol, void **pfn, i
                                                unsigned long long flags, int *symbolStatus);
 #define GCU_VERSION_cuGetProcAddress 12000
 
-/* The library's own table: every entry point src/ calls, and nothing else (src/driver.c
- * resolves exactly these). */
+/* The library's own table: every entry point src/ calls (src/driver.c). */
 #define GCU_LIBRARY_SYMBOLS(X)                                                                  \
     /* name, version, required, return-and-params */                                            \
     X(cuInit, 2000, 1, (unsigned int flags))                                                    \

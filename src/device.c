@@ -1,5 +1,4 @@
-/* Device count, device facts, SM partitioning rules, and what greenctx keeps per device: the
- * facts that never change while the driver is loaded, and its hold of the primary context. */
+/* Devices: count, facts, SM partitioning rules, the primary context's hold. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,8 +19,7 @@ static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic(device_state *) table; /* set (release) once, with table_size entries */
 static int table_size;
 
-/* The table, made on first use (a failed cuDeviceGetCount is asked again next time); *count
- * its devices. */
+/* The table, made on first use (a failed count is asked again). */
 static gctx_status device_table(const gctx__driver *drv, int *count)
 {
     if (atomic_load_explicit(&table, memory_order_acquire)) {

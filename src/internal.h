@@ -44,8 +44,7 @@ gctx_status gctx__fail_cuda(gcu_result result, const char *fmt, ...) GCTX_PRINTF
 gctx_status gctx__check_cuda(gcu_result result, const char *fmt, ...) GCTX_PRINTF(2, 3);
 /* Appends "; " and more text to this thread's message. */
 void gctx__append_error(const char *fmt, ...) GCTX_PRINTF(1, 2);
-/* An environment value as a message shows it: 40 bytes at most, cut between UTF-8
- * characters. */
+/* An environment value as a message shows it: 40 bytes, cut between UTF-8. */
 const char *gctx__shown(const char *value, char *buf, size_t size);
 /* Around cleanup that may itself fail: the first failure is what the caller sees. */
 typedef struct gctx__error_state {

@@ -56,8 +56,7 @@ static void layouts_free(gctx_layouts *l)
 
 static void layouts_destroy(gctx__object *object) { layouts_free((gctx_layouts *)object); }
 
-/* The object of a handle a create call just gave the layouts, kept by an object reference;
- * the handle itself is given back. */
+/* A create call's handle, kept as an object reference; the handle given back. */
 static void *keep(void *handle, gctx__type type)
 {
     void *object = handle;
@@ -179,8 +178,7 @@ static gctx_status record(const gctx__driver *drv, const gctx_layouts *l, unsign
                             "cuEventRecord on layout %u's stream %u", layout, part);
 }
 
-/* Stream `part` of layout `layout` waits for the event last recorded on stream `of_part` of
- * layout `of`. */
+/* Stream `part` of `layout` waits for the last event of `of_part` of `of`. */
 static gctx_status wait_for(const gctx__driver *drv, const gctx_layouts *l, unsigned layout,
                             unsigned part, unsigned of, unsigned of_part)
 {

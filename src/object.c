@@ -59,8 +59,7 @@ static void *encode(unsigned index, uintptr_t generation)
     return (void *)bits;
 }
 
-/* The slot a handle names and the generation it was given with, or NULL for a value that
- * was never a handle. */
+/* The slot and generation a handle names, or NULL for no handle. */
 static slot *decode(const void *handle, uintptr_t *generation)
 {
     uintptr_t bits = (uintptr_t)handle >> 1;
@@ -68,8 +67,7 @@ static slot *decode(const void *handle, uintptr_t *generation)
     *generation = bits >> INDEX_BITS;
     if (!((uintptr_t)handle & 1))
         return NULL;
-    /* Every index of INDEX_BITS has its chunk's place: one load of the chunk on a handle's
-     * every lookup. */
+    /* Every index has its chunk's place: one load per lookup. */
     _Static_assert((1u << INDEX_BITS) == CHUNK_SLOTS * MAX_CHUNKS, "an index names a slot");
     slot *chunk = atomic_load_explicit(&chunks[index >> CHUNK_BITS], memory_order_acquire);
     return chunk ? &chunk[index & (CHUNK_SLOTS - 1)] : NULL;
@@ -109,8 +107,7 @@ static void free_slot(gctx__object *object)
     live--;
 }
 
-/* Under the lock: a slot for the object, from the free list or a new one. 0 when out of
- * memory. */
+/* Under the lock: a free or new slot; 0 when out of memory. */
 static int take_slot(gctx__object *object)
 {
     unsigned index;
@@ -175,15 +172,13 @@ void gctx__object_release(gctx__object *object)
 
 void *gctx__handle_give_new(gctx__object *object)
 {
-    /* No handle is out, since a handle holds a reference, and nothing else can reach the
-     * slot, so no lock. */
+    /* No handle is out and nothing else reaches the slot: no lock. */
     return encode(object->slot, open_handle(slot_at(object->slot), 1));
 }
 
 void *gctx__handle_give(gctx__object *object)
 {
-    /* The caller's reference is the object's only one: a create function handing out what it
-     * made. */
+    /* The object's only reference: a create call handing out what it made. */
     if (atomic_load_explicit(&object->refs, memory_order_acquire) == 1)
         return gctx__handle_give_new(object);
     slot *s = slot_at(object->slot);

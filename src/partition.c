@@ -102,8 +102,7 @@ static void read_driver_fields(const gctx__driver *drv, gctx_partition *p)
     }
 }
 
-/* A partition at the top of a provenance tree (DEVICE, CONTEXT) of one queried resource;
- * arch (may be NULL) gets the device's own rules. */
+/* A DEVICE or CONTEXT partition of one resource; arch: the device's rules. */
 static gctx_status top_partition(const gctx__driver *drv, int device, gctx_partition_kind kind,
                                  const gcu_dev_resource *resource, gctx__sm_rules *arch,
                                  gctx_partition **out)
@@ -263,8 +262,7 @@ static int depth(const gctx_partition *p)
     return d;
 }
 
-/* One node of the provenance tree: every whole-device partition of a device is the same
- * set of SMs. */
+/* One node of the provenance tree: every whole-device partition. */
 static int same_node(const gctx_partition *a, const gctx_partition *b)
 {
     return a == b || (a->kind == GCTX_PARTITION_DEVICE && b->kind == GCTX_PARTITION_DEVICE &&

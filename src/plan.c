@@ -1,5 +1,4 @@
-/* Split planning: validation, rounding, and on drivers before 13.1 the choice of one granule
- * and of which granules each group gets (DESIGN.md, "Splitting on every driver"). */
+/* Split planning (DESIGN.md, "Splitting on every driver"). */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,8 +23,7 @@ static unsigned quot(unsigned a, unsigned b) { return b & (b - 1) ? a / b : a >>
 
 static unsigned rem(unsigned a, unsigned b) { return b & (b - 1) ? a % b : a & (b - 1); }
 
-/* a rounded down to a multiple of b: a mask for a power of two, where quot() and a product
- * made a dependent chain of a shift_of per rounding. */
+/* a rounded down to a multiple of b (a mask for a power of two). */
 static unsigned round_down(unsigned a, unsigned b)
 {
     return b & (b - 1) ? a / b * b : a & (0u - b);
@@ -131,8 +129,7 @@ static gctx_status coscheduled_unit(const gctx__plan_input *in, int fine, unsign
     return GCTX_SUCCESS;
 }
 
-/* A count the partition can give: a multiple of unit, at least minimum, at most the whole
- * (asked is at most the whole). */
+/* A multiple of unit, at least minimum, at most the whole. */
 static gctx_status legal_count(const gctx__plan_input *in, unsigned i, unsigned asked,
                                unsigned unit, unsigned minimum, gctx_rounding rounding,
                                unsigned *count, int *rounded)
@@ -175,8 +172,7 @@ static gctx_status legal_count(const gctx__plan_input *in, unsigned i, unsigned 
     return GCTX_SUCCESS;
 }
 
-/* What the granule search needs of the whole request, gathered while normalize checks it
- * (so plan_granules needs no pass of its own over the groups). */
+/* The request's sums, gathered while normalize checks it. */
 typedef struct request_sums {
     unsigned unit_lcm;       /* of the groups' co-scheduled units */
     unsigned counts_gcd;     /* of the counts of groups without backfill; 0 when none has one */
@@ -221,8 +217,7 @@ static gctx_status normalize_group(const gctx__plan_input *in, int fine, unsigne
     return legal_count(in, i, g->num_sms, unit, minimum, rounding, &o->num_sms, &o->rounded);
 }
 
-/* Every group checked and rounded into plan->normal, with its group plan as the caller sees
- * it (the rest of it, and reserved, zero), in one pass that also sums the request. */
+/* Every group checked and rounded into plan, summing the request. */
 static gctx_status normalize(const gctx__plan_input *in, int fine, const gctx_group *groups,
                              unsigned n, gctx_rounding rounding, gctx__plan *plan,
                              request_sums *sums)
@@ -368,8 +363,7 @@ static gctx_status plan_granules(const gctx__plan_input *in, int fine, const req
             plan->granule = g;
             plan->split_groups = split.groups;
             plan->split_remainder = split.remainder;
-            /* The trial becomes the assignment, the old assignment the next trial's room:
-             * the arrays swap rather than copy. */
+            /* The arrays swap rather than copy. */
             gctx__assignment *best = plan->trial;
             plan->trial = plan->assign;
             plan->assign = best;
@@ -410,8 +404,7 @@ static gctx_status plan_granules(const gctx__plan_input *in, int fine, const req
 gctx_status gctx__plan_make(const gctx__plan_input *in, const gctx_group *groups,
                             unsigned nb_groups, gctx_rounding rounding, gctx__plan *plan)
 {
-    /* Not the small arrays: each is written before it is read (a group plan whole, as the
-     * caller sees it), and clearing them would cost every split. */
+    /* Not the small arrays: each is written before it is read. */
     memset(plan, 0, offsetof(gctx__plan, small));
     if (!groups)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "groups is NULL");

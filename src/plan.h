@@ -69,8 +69,7 @@ typedef struct gctx__plan {
     } small;
 } gctx__plan;
 
-/* Checks and rounds the request; on the granule paths also chooses the granule and assigns
- * granules to groups. */
+/* Checks and rounds; on the granule paths assigns granules to groups. */
 gctx_status gctx__plan_make(const gctx__plan_input *input, const gctx_group *groups,
                             unsigned nb_groups, gctx_rounding rounding, gctx__plan *plan);
 /* The structured path's sizes, as the driver's split gave them, checked. */

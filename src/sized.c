@@ -42,8 +42,7 @@ gctx_status gctx__groups_check(const gctx_group *groups, unsigned nb_groups)
 {
     const unsigned nb_reserved = sizeof groups[0].reserved / sizeof groups[0].reserved[0];
     for (unsigned i = 0; groups && i < nb_groups; i++) {
-        /* One test of all a group's reserved fields, before finding the one to name: every
-         * split checks its request. */
+        /* One test of every reserved field first: every split checks its request. */
         unsigned any = 0;
         for (unsigned k = 0; k < nb_reserved; k++)
             any |= groups[i].reserved[k];

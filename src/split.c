@@ -117,8 +117,7 @@ static void job_end(split_job *job)
         gctx__object_release(&job->through->base); /* the intermediate context's partition */
 }
 
-/* The partition to hand the driver: split outputs can't be split again directly (915), so
- * their SMs are reached through a green context made from them. */
+/* Split outputs can't be split again (915): through a green context. */
 static gctx_status reach_splittable(split_job *job)
 {
     if (job->input->kind != GCTX_PARTITION_GROUP && job->input->kind != GCTX_PARTITION_REMAINDER) {
