@@ -9,8 +9,7 @@
 static void release_driver_context(const gctx__driver *drv, gctx_context *c)
 {
     if (!gctx__cache_give(c))
-        gctx__release_driver_object(drv, GCTX__RELEASE_GREEN_CONTEXT,
-                                    (gctx__driver_object){.green = c->driver.green});
+        GCTX__RELEASE(drv, GREEN_CONTEXT, green, c->driver.green);
 }
 
 static void context_destroy(gctx__object *object)
@@ -127,8 +126,7 @@ static gctx_status make_driver_context(const gctx__driver *drv, gctx_partition *
                               partition->device));
     gctx_status s = finish_context(drv, c);
     if (s != GCTX_SUCCESS) {
-        gctx__release_driver_object(drv, GCTX__RELEASE_GREEN_CONTEXT,
-                                    (gctx__driver_object){.green = c->driver.green});
+        GCTX__RELEASE(drv, GREEN_CONTEXT, green, c->driver.green);
         c->driver.green = NULL;
     }
     return s;

@@ -243,16 +243,14 @@ static void evict_beyond(device_cache *d, unsigned keep, entry **victims)
 static void destroy_idle(const gctx__driver *drv, gctx__idle_streams *idle)
 {
     for (unsigned i = 0; i < idle->n; i++)
-        gctx__release_driver_object(drv, GCTX__RELEASE_STREAM,
-                                    (gctx__driver_object){.stream = idle->stream[i]});
+        GCTX__RELEASE(drv, STREAM, stream, idle->stream[i]);
     idle->n = 0;
 }
 
 static void destroy_driver_context(const gctx__driver *drv, gctx__driver_context *driver)
 {
     destroy_idle(drv, &driver->idle);
-    gctx__release_driver_object(drv, GCTX__RELEASE_GREEN_CONTEXT,
-                                (gctx__driver_object){.green = driver->green});
+    GCTX__RELEASE(drv, GREEN_CONTEXT, green, driver->green);
     driver->green = NULL;
 }
 

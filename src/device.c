@@ -148,8 +148,7 @@ void gctx__device_drop_primary(const gctx__driver *drv, int device)
             return;
     pthread_mutex_lock(&d->lock);
     if (atomic_fetch_sub(&d->holds, 1) == 1)
-        gctx__release_driver_object(drv, GCTX__RELEASE_PRIMARY_CONTEXT,
-                                    (gctx__driver_object){.device = device});
+        GCTX__RELEASE(drv, PRIMARY_CONTEXT, device, device);
     pthread_mutex_unlock(&d->lock);
 }
 

@@ -220,6 +220,9 @@ typedef union gctx__driver_object {
 /* A failure is counted and the object kept for a retry; the thread's error is left alone. */
 void gctx__release_driver_object(const gctx__driver *drv, gctx__release_kind kind,
                                  gctx__driver_object object);
+#define GCTX__RELEASE(drv, KIND, field, value)                                                 \
+    gctx__release_driver_object((drv), GCTX__RELEASE_##KIND,                                   \
+                                (gctx__driver_object){.field = (value)})
 /* Another call of a release failed (a synchronize before a destroy): counted. */
 void gctx__release_count_failure(gctx__release_kind kind, const char *call, gcu_result result);
 

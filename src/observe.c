@@ -55,11 +55,9 @@ static_assert(SMID_SLOTS >= 1024, "the %smid kernel indexes flags by smid & 1023
 static void smid_unload(const gctx__driver *drv, smid_kernel *kernel)
 {
     if (kernel->flags)
-        gctx__release_driver_object(drv, GCTX__RELEASE_MEMORY,
-                                    (gctx__driver_object){.memory = kernel->flags});
+        GCTX__RELEASE(drv, MEMORY, memory, kernel->flags);
     if (kernel->module)
-        gctx__release_driver_object(drv, GCTX__RELEASE_MODULE,
-                                    (gctx__driver_object){.module = kernel->module});
+        GCTX__RELEASE(drv, MODULE, module, kernel->module);
     memset(kernel, 0, sizeof *kernel);
 }
 
