@@ -1,5 +1,4 @@
 /* A device's canonical granules as the driver gives them, and partitions on sets of them. */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

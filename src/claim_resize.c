@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/file.h>
-#include <unistd.h>
 
 #include "claim.h"
 

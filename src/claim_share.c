@@ -2,13 +2,10 @@
  * holder's descriptor of it. Each member holds the claim through an open file description of
  * its own (at the token's number when that was an inherited copy: the token stays true across
  * the member's exec), so a resize sees whether another member holds it. */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "claim.h"
 

@@ -1,6 +1,5 @@
 /* Devices: count, facts, SM partitioning rules, the primary context's hold. */
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,6 +1,5 @@
 /* A device's UUID and PCI bus id, as nvidia-smi prints them. */
 #include <stdio.h>
-#include <string.h>
 
 #include "internal.h"
 

@@ -1,7 +1,6 @@
 /* The driver's destroy calls behind every release: a failure is counted, and the object kept
  * to be destroyed again later, since a release returns nothing its caller could act on. */
 #include <pthread.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
