@@ -122,16 +122,6 @@ static int hold(gctx_claim *c, int inherited)
     return ok;
 }
 
-/* No longer this process's (held_lock held; its descriptor closed first: see claim_end). */
-static void unhold(gctx_claim *c)
-{
-    for (unsigned i = 0; i < nb_held; i++)
-        if (held[i] == c) {
-            held[i] = held[--nb_held];
-            break;
-        }
-}
-
 gctx_status gctx__claim_fd_check(const gctx_claim *c)
 {
     struct stat st;
@@ -429,7 +419,11 @@ static void claim_end(gctx_claim *c, int fd, int log)
         gctx__registry_drop(&reg, &c->record, fd, log);
     else if (fd >= 0)
         close(fd); /* the claim is stale from now on: the next listing removes it */
-    unhold(c);
+    for (unsigned i = 0; i < nb_held; i++) /* no longer this process's */
+        if (held[i] == c) {
+            held[i] = held[--nb_held];
+            break;
+        }
     pthread_mutex_unlock(&held_lock);
     if (opened)
         gctx__registry_close(&reg);

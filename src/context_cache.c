@@ -195,12 +195,6 @@ static gctx_status make_key(const gctx_partition *p, const gctx_context_options 
     return GCTX_SUCCESS;
 }
 
-static int matches(const gctx__cache_key *a, const lookup_key *k)
-{
-    return a->hash == k->hash && a->size == k->b.size &&
-           memcmp(a->bytes, k->b.bytes, a->size) == 0;
-}
-
 /* ---- the lists ---- */
 
 static void unlink_entry(device_cache *d, entry *e)
@@ -292,7 +286,8 @@ gctx_status gctx__cache_take(gctx_partition *partition, const gctx_context_optio
     entry *e = NULL;
     int on = d && d->limit > 0;
     for (entry *it = on ? d->newest : NULL; it && !fresh; it = it->next)
-        if (matches(it, &k)) {
+        if (it->hash == k.hash && it->size == k.b.size &&
+            memcmp(it->bytes, k.b.bytes, it->size) == 0) {
             e = it;
             break;
         }

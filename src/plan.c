@@ -73,15 +73,6 @@ static unsigned finer_group(const gctx__plan_input *in, const gctx_group *groups
     return n;
 }
 
-/* The granule paths use the fine flag when the input has no co-scheduling to keep, or when
- * a group asks for units finer than whole granules. */
-static int wants_fine(const gctx__plan_input *in, const gctx_group *groups, unsigned n)
-{
-    if (in->structured_api)
-        return 0;
-    return !in->structured || finer_group(in, groups, n) < n;
-}
-
 /* The co-scheduled unit of group i, checked against what the path can honour. */
 static gctx_status coscheduled_unit(const gctx__plan_input *in, int fine, unsigned i,
                                     const gctx_group *g, unsigned *unit)
@@ -417,7 +408,9 @@ gctx_status gctx__plan_make(const gctx__plan_input *in, const gctx_group *groups
     if ((unsigned)rounding > GCTX_ROUND_UP)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "rounding %d is not a gctx_rounding value", (int)rounding);
-    int fine = wants_fine(in, groups, nb_groups);
+    /* The granule paths' fine flag: no co-scheduling to keep, or a group asks finer units. */
+    int fine = !in->structured_api &&
+               (!in->structured || finer_group(in, groups, nb_groups) < nb_groups);
     if (fine && !in->fine_flag && !in->structured)
         return gctx__fail(GCTX_ERROR_UNSUPPORTED,
                           "splitting a remainder (or a context made from one) into exact "
