@@ -175,7 +175,6 @@ gctx_status gctx__context_create(gctx_partition *partition, const gctx_context_o
     c->partition = partition;
     *out = c;
     return GCTX_SUCCESS;
-
 fail:
     if (c->owned)
         release_driver_context(drv, c);
@@ -224,7 +223,6 @@ gctx_status gctx_context_adopt(CUgreenCtx green, gctx_context **context)
     GCTX_CHECK(gctx__object_init(&c->base, GCTX__TYPE_CONTEXT, context_destroy), fail);
     *context = gctx__handle_give(&c->base);
     return GCTX_SUCCESS;
-
 fail:
     free(c);
     return s;

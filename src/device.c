@@ -195,14 +195,12 @@ gctx_status gctx_device_get_info(int device, gctx_device_info *info)
     const gctx__driver *drv;
     GCTX_TRY(gctx__driver_load(&drv));
     GCTX_TRY(gctx__check_device(drv, device));
-
     gctx_device_info out = GCTX_DEVICE_INFO_INIT;
     out.ordinal = device;
     GCTX_TRY(gctx__check_cuda(drv->cuDeviceGetName(out.name, (int)sizeof out.name, device),
                               "cuDeviceGetName on device %d", device));
     GCTX_TRY(attribute(drv, device, GCU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &out.cc_major));
     GCTX_TRY(attribute(drv, device, GCU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &out.cc_minor));
-
     gctx__sm_rules rules;
     if (drv->features[GCTX_FEATURE_GREEN_CONTEXTS].available) {
         gcu_dev_resource resource;
@@ -219,7 +217,6 @@ gctx_status gctx_device_get_info(int device, gctx_device_info *info)
     out.min_partition_sms = rules.min_partition;
     out.coscheduled_alignment = rules.alignment;
     out.sm_rules_derived = rules.derived;
-
     if (drv->features[GCTX_FEATURE_LOCALITY_DOMAINS].available) {
         int domains = 0;
         /* Some 13.4 devices have no domains; the attribute's failure then just means none. */

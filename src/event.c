@@ -34,7 +34,6 @@ gctx_status gctx_event_create(gctx_context *context, gctx_event **event)
     gctx__object_retain(&context->base);
     *event = gctx__handle_give(&ev->base);
     return GCTX_SUCCESS;
-
 fail:
     if (ev->handle)
         GCTX__RELEASE(drv, EVENT, event, ev->handle);

@@ -323,12 +323,10 @@ static gctx_status plan_granules(const gctx__plan_input *in, int fine, const req
     unsigned minimum = fine ? FINE_UNIT : in->min_partition;
     unsigned start = counts_gcd ? counts_gcd : in->sm_count;
     start = round_down(start, unit_lcm);
-
     char why[512];
     why[0] = '\0';
     int found = 0;
     unsigned best_discovered = 0;
-
     plan->flags = fine ? GCU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING : 0;
     for (unsigned g = start; g >= unit_lcm && g >= minimum && g > 0; g -= unit_lcm) {
         if (counts_gcd && rem(counts_gcd, g))
@@ -374,7 +372,6 @@ static gctx_status plan_granules(const gctx__plan_input *in, int fine, const req
                      minimum, unit_lcm, counts_gcd, where(in), minimum);
         return gctx__fail(GCTX_ERROR_INSUFFICIENT_SMS, "%s", why);
     }
-
     unsigned used_granules = 0;
     int remainder_taken = 0;
     for (unsigned i = 0; i < plan->nb_groups; i++) {
@@ -426,7 +423,6 @@ gctx_status gctx__plan_make(const gctx__plan_input *in, const gctx_group *groups
                           "at 0 (the driver's own units)",
                           i, groups[i].coscheduled_sm_count, in->alignment);
     }
-
     plan->nb_groups = nb_groups;
     if (nb_groups <= GCTX__PLAN_SMALL) {
         plan->groups = plan->small.groups; /* each written whole below before it is read */
