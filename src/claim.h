@@ -241,16 +241,14 @@ struct gctx_claim {
     char registry_dir[512]; /* the GPU's registry directory (gctx_claim_pressure reads it) */
     atomic_int priority;    /* options->priority of the acquire or the last resize given one */
     int fd;                 /* this member's LOCK_SH: a description of its own */
-    dev_t file_dev;         /* the claim file fd was opened on: a descriptor the program */
-    ino_t file_ino;         /* closed (closefrom) and reused no longer names it */
+    dev_t file_dev;         /* the claim file fd was opened on: a reused descriptor */
+    ino_t file_ino;         /* (closefrom) no longer names it */
     unsigned made_in;       /* gctx__claim_forks_seen() when made: a fork's child is no member */
     int alone;              /* a resize holds fd LOCK_EX (claim_resize.c) */
     long long acquired_ns;  /* faults of others are looked for from here */
     gctx__claim_parts now; /* its context and stream made on first use; no event */
     gctx__claim_parts old; /* what the last resize moved from: a grow never waits on it */
-    /* The guard (claim_guard.c), under guard_lock: a latency tenant's window of steps, or a
-     * best-effort tenant's decisions; what either publishes goes to its state file. */
-    pthread_mutex_t guard_lock;
+    pthread_mutex_t guard_lock; /* the guard's fields below (claim_guard.c) */
     float steps[32];     /* the window's longest steps: its p99 while it has 3,200 or fewer */
     unsigned nb_steps;   /* of them */
     unsigned window_n;   /* steps in the window */
@@ -260,9 +258,7 @@ struct gctx_claim {
     long long closed_window_ns;  /* when that one began */
     long long published_ns;      /* the state line's last write */
     double alone_ms;
-    /* The record's class and target, fixed at acquire: read here, not in record, which a
-     * resize replaces under claim->lock, a lock the steps don't take. */
-    gctx_tenant_class tenant_class;
+    gctx_tenant_class tenant_class; /* record's, fixed: read without claim->lock */
     double target_ms, target_factor;
     unsigned floor_sms, full_sms; /* full: its SMs before the guard held it back */
     int held_back;                /* the guard allowed less than full_sms, not yet regrown */
@@ -270,10 +266,8 @@ struct gctx_claim {
     double held_ms;               /* the total it reported */
     gctx__guard_state guard;
     gctx__publisher *publisher; /* a latency tenant's writer of its lines; NULL until one */
-    /* A best-effort tenant's watch of the GPU's directory (claim_guard_wait.c; -1: none) and
-     * the claim files of the latency tenants its last look saw, whose lines wake its wait. */
-    int guard_watch;
-    char (*latency_files)[64];
+    int guard_watch;           /* a best-effort tenant's inotify (-1: none) */
+    char (*latency_files)[64]; /* the latency tenants whose lines wake its wait */
     unsigned nb_latency_files, latency_room;
 };
 
