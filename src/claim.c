@@ -253,7 +253,6 @@ static int choose_rounded(const gctx__granule_layout *l, unsigned count, gctx_ro
     return 0;
 }
 
-/* GCTX_ERROR_BUSY naming the holders, for count SMs (0: rest) of device. */
 static gctx_status busy(const gctx__identity *id, int device, unsigned count,
                         const gctx__granules *free_set, const gctx__record *records, unsigned nb,
                         int waited_ms)
@@ -636,7 +635,6 @@ gctx_status gctx_claim_partition(gctx_claim *claim, gctx_partition **partition)
     return GCTX_SUCCESS;
 }
 
-/* The claim's own context, made on first use (c->lock held). */
 static gctx_status own_context(gctx_claim *c)
 {
     gctx__claim_parts *p = &c->now;

@@ -153,7 +153,6 @@ gctx_status gctx__request_parse(const char *text, gctx__request *out)
     return GCTX_SUCCESS;
 }
 
-/* The claimable counts next to count: below (0 when none) and above (0 when none). */
 static void neighbours(const gctx__granule_layout *l, unsigned count, unsigned *below,
                        unsigned *above)
 {

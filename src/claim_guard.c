@@ -290,7 +290,6 @@ static void guard_nvml_open(void)
     guard_nvml = nvml_lib_open(0, why, sizeof why); /* NULL: the steps alone */
 }
 
-/* The device with this UUID as NVML reads it; out stays zero where it can't say. */
 static void nvml_signals(const char *uuid, gctx__guard_device *out)
 {
     nvml_clocks c;
@@ -308,7 +307,6 @@ static void nvml_signals(const char *uuid, gctx__guard_device *out)
     out->hbm_busy = c.memory_busy / 100.0;
 }
 
-/* The running latency tenants of the registry (records), from their state lines. */
 static unsigned latency_inputs(const char *dir, const gctx__record *records, unsigned nb,
                                gctx__guard_latency *out)
 {

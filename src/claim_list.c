@@ -212,7 +212,6 @@ gctx_status gctx_claim_events_uuid(const char *uuid, const char *runtime_dir,
     return events_of(-1, uuid, runtime_dir, events, capacity, count);
 }
 
-/* The first fault or death of another tenant since `since`, or NULL. */
 static const gctx__event_record *first_other(const gctx__event_record *events, unsigned n,
                                              int self_pid, long long since)
 {

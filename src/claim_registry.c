@@ -133,7 +133,6 @@ static int by_time(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The events of one events-<uid>, appended to out (n of them, room for cap). */
 static void read_user_events(gctx__registry *reg, const char *name, char *text,
                              gctx__event_record **out, unsigned *n, unsigned *cap)
 {
@@ -226,7 +225,6 @@ static int held_by_someone(int fd)
     return errno == EWOULDBLOCK ? 1 : -1;
 }
 
-/* We hold its LOCK_EX. */
 static void remove_stale(gctx__registry *reg, const char *name, int fd, gctx_claim_event_kind kind,
                          int log)
 {

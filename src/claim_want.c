@@ -114,7 +114,6 @@ int gctx__claim_wait_step(long long start_ns, int timeout_ms, unsigned *step_ms,
 
 /* ---- the holders ---- */
 
-/* 1 when the want fd reads is this claim's own (a resize of it waiting). */
 static int own_want(int fd, const char *claim_file)
 {
     char text[256];

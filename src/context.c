@@ -5,7 +5,6 @@
 #include "context_cache.h"
 #include "log.h"
 
-/* The end of a driver context greenctx made: kept by the cache, or destroyed. */
 static void release_driver_context(const gctx__driver *drv, gctx_context *c)
 {
     if (!gctx__cache_give(c))
@@ -30,7 +29,6 @@ static int wants_workqueue(const gctx_context_options *options)
            options->workqueue_concurrency_limit != 0;
 }
 
-/* Copies the caller's options (NULL: the defaults) into *local and checks them. */
 static gctx_status check_options(const gctx__driver *drv, const gctx_context_options *caller,
                                  gctx_context_options *local)
 {
@@ -111,7 +109,6 @@ static gctx_status finish_context(const gctx__driver *drv, gctx_context *c)
     return read_workqueue(drv, c);
 }
 
-/* A new driver context on the partition's SMs (the cache had none, or is off). */
 static gctx_status make_driver_context(const gctx__driver *drv, gctx_partition *partition,
                                        const gctx_context_options *options, gctx_context *c)
 {

@@ -222,7 +222,6 @@ static void push_newest(device_cache *d, entry *e)
     d->cached++;
 }
 
-/* Takes the oldest entries beyond `keep` off the list, into *victims (linked by next). */
 static void evict_beyond(device_cache *d, unsigned keep, entry **victims)
 {
     while (d->cached > keep) {
@@ -433,7 +432,6 @@ gctx_status gctx_cache_get_limit(int device, unsigned *limit)
     return GCTX_SUCCESS;
 }
 
-/* Sets the limit (keep: the new limit) or only trims (keep: 0, limit unchanged). */
 static gctx_status shrink(int device, int set_limit, unsigned keep)
 {
     device_cache *d;

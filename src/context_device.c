@@ -151,7 +151,6 @@ done:
 
 /* ---- the Python API's shapes ---- */
 
-/* A request on every SM of device. */
 static gctx_status of_device(int device, const gctx_group *groups, unsigned nb_groups,
                              unsigned num_sms, unsigned flags,
                              const gctx_split_options *split_options,

@@ -197,7 +197,6 @@ static gctx_status resolve(const gctx_controller *handle, gctx_controller **out)
     return gctx__handle_resolve(out, GCTX__TYPE_CONTROLLER, "controller");
 }
 
-/* The controller of a handle and one of its workloads. */
 static gctx_status resolve_workload(const gctx_controller *handle, unsigned workload,
                                     gctx_controller **out)
 {
@@ -258,7 +257,6 @@ gctx_status gctx_controller_observe(gctx_controller *controller, unsigned worklo
     return s;
 }
 
-/* What one candidate would give, judged against the targets. */
 typedef struct judged {
     double step_s[GCTX_CONTROLLER_MAX_WORKLOADS];
     double score;     /* throughput earned (or, none busy, the latency side's speed) */

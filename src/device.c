@@ -47,7 +47,6 @@ static gctx_status device_table(const gctx__driver *drv, int *count)
     return s;
 }
 
-/* A device's state; NO_DEVICE for an ordinal the driver doesn't have. */
 static gctx_status state_of(const gctx__driver *drv, int device, device_state **out)
 {
     gctx_status s = gctx__check_device(drv, device);
