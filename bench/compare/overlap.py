@@ -1,7 +1,7 @@
-"""Overlap over PyTorch and greenctx's Python package: an NCCL all-reduce (torch.distributed,
-one process per GPU) beside cuBLAS GEMMs (torch.matmul) on the same GPUs, arranged every way a
-user might, side by side in one run: ordinary streams; NCCL's maxCTAs = C; green partitions of
-C SMs for the all-reduce and the rest for the GEMM, with and without maxCTAs = C and
+"""Overlap over PyTorch and greenctx's Python package: an NCCL all-reduce (one process per GPU)
+beside cuBLAS GEMMs (torch.matmul) on the same GPUs, arranged every way a user might, side by
+side in one run: ordinary streams; NCCL's maxCTAs = C; green partitions of C SMs for the
+all-reduce and the rest for the GEMM, with and without maxCTAs = C and
 cublasSetSmCountTarget(rest). Then the arm with the shortest step and the one with the shortest
 all-reduce p99 keeping the GEMM at >= 0.9 of its whole-GPU rate, as lines to copy into a
 program. BENCHMARKS.md ("Overlap") says what each figure is.
@@ -10,8 +10,8 @@ program. BENCHMARKS.md ("Overlap") says what each figure is.
                                    [--gemm MxNxK] [--mix G:R] [--reps N] [--quick] [--json]
                                    [--dry]
 
-Each rank is this script again (--rank R) on GPU D + R. It needs torch >= 2.8 with CUDA and
-NCCL (a collective with async_op=False runs on the current stream: the green one), greenctx
+Each rank is this script again (--rank R) on GPU D + R, meeting the others through
+torch.distributed's TCPStore. It needs torch with CUDA and the NCCL it loads, greenctx
 (PYTHONPATH reaching python/) and, for --world 2 (the default), two GPUs; --world 1 runs the
 whole path on one GPU (a one-rank all-reduce). NCCL runs with NCCL_NVLS_ENABLE=0. --dry needs
 neither torch nor a GPU: the machine's checks and the plan of arms, on the simulated driver too.
@@ -160,18 +160,90 @@ def check_machine(a):
 
 # ---- one rank ----
 
+class NcclConfig(ctypes.Structure):
+    """The leading fields of ncclConfig_t as of NCCL 2.17 (NCCL_CONFIG_INITIALIZER's version
+    21700): NCCL copies min(size, its own) bytes and gives every later field its default."""
+    _fields_ = [("size", ctypes.c_size_t), ("magic", ctypes.c_uint), ("version", ctypes.c_uint),
+                ("blocking", ctypes.c_int), ("cga_cluster_size", ctypes.c_int),
+                ("min_ctas", ctypes.c_int), ("max_ctas", ctypes.c_int),
+                ("net_name", ctypes.c_char_p)]
+
+
+class NcclUniqueId(ctypes.Structure):
+    _fields_ = [("internal", ctypes.c_char * 128)]
+
+
+class Nccl:
+    """The NCCL torch loaded, called as the C bench did (ctypes): torch.distributed's
+    collectives record torch's events, its primary context's, on the current stream, which the
+    driver refuses on a green context's stream. The ranks meet through torch's TCPStore."""
+    UNDEF, FLOAT32, SUM = -2 ** 31, 7, 0
+
+    def __init__(self, rank, world):
+        import torch.distributed as dist
+        self.lib = ctypes.CDLL(library("/libnccl.so") or "libnccl.so.2")
+        self.lib.ncclGetErrorString.restype = ctypes.c_char_p
+        self.lib.ncclCommInitRankConfig.argtypes = [
+            ctypes.POINTER(ctypes.c_void_p), ctypes.c_int, NcclUniqueId, ctypes.c_int,
+            ctypes.POINTER(NcclConfig)]
+        self.lib.ncclAllReduce.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t,
+                                           ctypes.c_int, ctypes.c_int, ctypes.c_void_p,
+                                           ctypes.c_void_p]
+        self.store = dist.TCPStore(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]),
+                                   world, rank == 0)
+        self.rank, self.world, self.made = rank, world, 0
+
+    def check(self, result, what):
+        if result:
+            raise RuntimeError(f"{what}: {self.lib.ncclGetErrorString(result).decode()} "
+                               f"(ncclResult {result})")
+
+    def comm(self, max_ctas):
+        """A communicator of every rank, NCCL's default CTAs or max_ctas."""
+        uid, key = NcclUniqueId(), f"id{self.made}"
+        self.made += 1
+        if self.rank == 0:
+            self.check(self.lib.ncclGetUniqueId(ctypes.byref(uid)), "ncclGetUniqueId")
+            self.store.set(key, bytes(uid))
+        uid = NcclUniqueId.from_buffer_copy(self.store.get(key))
+        config = NcclConfig(ctypes.sizeof(NcclConfig), 0xCAFEBEEF, 21700, 1, self.UNDEF,
+                            self.UNDEF, max_ctas or self.UNDEF, None)
+        comm = ctypes.c_void_p()
+        self.check(self.lib.ncclCommInitRankConfig(ctypes.byref(comm), self.world, uid,
+                                                   self.rank, config),
+                   "ncclCommInitRankConfig")
+        return comm
+
+    def allreduce(self, send, recv, words, comm, stream):
+        self.check(self.lib.ncclAllReduce(send.data_ptr(), recv.data_ptr(), words, self.FLOAT32,
+                                          self.SUM, comm, stream.cuda_stream), "ncclAllReduce")
+
+    def destroy(self, comm):
+        self.check(self.lib.ncclCommDestroy(comm), "ncclCommDestroy")
+
+    def gather(self, value):
+        """Every rank's value (JSON), in rank order."""
+        self.store.set(f"gather{self.rank}", json.dumps(value))
+        return [json.loads(self.store.get(f"gather{r}")) for r in range(self.world)]
+
+    def version(self):
+        v = ctypes.c_int()
+        self.check(self.lib.ncclGetVersion(ctypes.byref(v)), "ncclGetVersion")
+        return v.value
+
+
 class Rank:
     """This rank's GPU: the GEMM's and the all-reduce's tensors, the streams of the arm being
     measured, its communicators; every rank runs the same calls (NCCL matches them)."""
     def __init__(self, a):
         import greenctx
         import torch
-        import torch.distributed as dist
-        self.a, self.torch, self.dist, self.greenctx = a, torch, dist, greenctx
+        self.a, self.torch, self.greenctx = a, torch, greenctx
         self.rank, self.cu = a.rank, ctypes.CDLL("libcuda.so.1")
         self.device = a.device + a.rank
         torch.cuda.set_device(self.device)
         torch.cuda.init()
+        torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False  # fp32 sums
         self.device_sms = torch.cuda.get_device_properties(self.device).multi_processor_count
         self.set_target, self.targets = cublas_target(torch), {}
         self.carveout = getattr(torch._C, "_set_sm_carveout_experimental", None)
@@ -181,30 +253,27 @@ class Rank:
         self.host_b = (torch.rand(k, n, generator=gen) * 2 - 1).to(torch.bfloat16)
         self.mat_a, self.mat_b = self.host_a.cuda(), self.host_b.cuda()
         self.mat_c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
-        self.buf = torch.zeros(max(a.sizes) // 4, device="cuda", dtype=torch.float32)
-        self.changed = False
-        self.comm_default = self.init_comm(lambda: dist.init_process_group(
-            "nccl", device_id=torch.device("cuda", self.device)) or dist.group.WORLD)
+        # rank r sends 1.5 + 0.75 r everywhere: the sum is exact
+        self.send = torch.full((max(a.sizes) // 4,), 1.5 + 0.75 * self.rank, device="cuda")
+        self.recv = torch.zeros_like(self.send)
+        torch.cuda.synchronize()  # the streams below never wait for the default stream
+        self.nccl, self.changed = Nccl(self.rank, a.world), False
+        self.comm_default = self.make_comm(0)
         self.plain = (torch.cuda.Stream(), torch.cuda.Stream())
         self.events = {}
         self.use(self.plain, self.comm_default, 0)
 
-    def init_comm(self, make):
-        """make(): a communicator, NCCL's init inside; the current context kept across it
-        (NCCL's init may change it: nvidia/nccl #1736), and whether it changed, noted."""
+    def make_comm(self, max_ctas):
+        """A communicator, the current context kept across NCCL's init (which may change it:
+        nvidia/nccl #1736), and whether it changed, noted."""
         saved, now = ctypes.c_void_p(), ctypes.c_void_p()
         self.cu.cuCtxGetCurrent(ctypes.byref(saved))
-        comm = make()
+        comm = self.nccl.comm(max_ctas)
         self.cu.cuCtxGetCurrent(ctypes.byref(now))
         if now.value != saved.value:
             self.changed = True
             self.cu.cuCtxSetCurrent(saved)
         return comm
-
-    def limited_comm(self, c):
-        opts = self.dist.ProcessGroupNCCL.Options()
-        opts.config.max_ctas = c
-        return self.init_comm(lambda: self.dist.new_group(backend="nccl", pg_options=opts))
 
     def evs(self, stream, n):
         if stream.cuda_stream not in self.events:
@@ -234,9 +303,9 @@ class Rank:
                     self.carveout(self.device_sms - self.target if self.target else None)
             torch.matmul(self.mat_a, self.mat_b, out=self.mat_c)
 
-    def allreduce(self, words):
-        with self.torch.cuda.stream(self.comm_stream):
-            self.dist.all_reduce(self.buf[:words], group=self.comm)
+    def allreduce(self, words, comm=None, stream=None):
+        self.nccl.allreduce(self.send, self.recv, words, comm or self.comm,
+                            stream or self.comm_stream)
 
     def sync(self):
         self.comm_stream.synchronize()
@@ -248,9 +317,9 @@ class Rank:
         for r in range(AR_WARMUPS + reps):
             with self.torch.cuda.stream(self.comm_stream):
                 self.torch.cuda._sleep(GATE_CYCLES)
-                ev.record(0)
-                self.dist.all_reduce(self.buf[:size // 4], group=self.comm)
-                ev.record(1)
+            ev.record(0)
+            self.allreduce(size // 4)
+            ev.record(1)
             ev.wait(1)
             if r >= AR_WARMUPS:
                 us.append(ev.ms(0, 1) * 1e3)
@@ -263,9 +332,10 @@ class Rank:
 
     def step(self, gemms, allreduces, words):
         """The mix queued at once, interleaved in proportion: host ms from the first submission
-        until both streams are done."""
-        self.dist.barrier(group=self.comm_default, device_ids=[self.device])
+        until both streams are done. A one-word all-reduce first: every rank starts together."""
         self.sync()
+        self.allreduce(1, self.comm_default, self.plain[0])
+        self.plain[0].synchronize()
         t0, g, r = time.perf_counter(), 0, 0
         while g < gemms or r < allreduces:
             if g < gemms and (r >= allreduces or (2 * g + 1) * allreduces <= (2 * r + 1) * gemms):
@@ -278,24 +348,16 @@ class Rank:
         return (time.perf_counter() - t0) * 1e3
 
     def check(self, arm, words):
-        """The all-reduce's sum (rank r sends 1.5 + 0.75 r: exact) at sampled words and sampled
-        GEMM entries against a double-precision dot product; the buffer back to zeros (the sum
-        of zeros: the same values every all-reduce)."""
+        """The all-reduce's sum at sampled words (its output zeroed before the arm), and
+        sampled GEMM entries against a double-precision dot product of the same inputs."""
         torch = self.torch
-        with torch.cuda.stream(self.comm_stream):
-            self.buf[:words].fill_(1.5 + 0.75 * self.rank)
-            self.dist.all_reduce(self.buf[:words], group=self.comm)
-        self.comm_stream.synchronize()
         want = sum(1.5 + 0.75 * r for r in range(self.a.world))
         for s in range(CHECK_SAMPLES):
             w = words - 1 if s == CHECK_SAMPLES - 1 else min(words - 1,
                                                              words // CHECK_SAMPLES * s + s)
-            if self.buf[w].item() != want:
+            if self.recv[w].item() != want:
                 raise RuntimeError(f"{arm['label']}: the all-reduce's word {w} on GPU "
-                                   f"{self.device} is {self.buf[w].item()}, expected {want}")
-        with torch.cuda.stream(self.comm_stream):
-            self.buf.zero_()
-        self.sync()
+                                   f"{self.device} is {self.recv[w].item()}, expected {want}")
         gen = torch.Generator().manual_seed(0x5EED)
         m, n, _ = self.a.gemm
         for _ in range(CHECK_SAMPLES):
@@ -306,7 +368,6 @@ class Rank:
             if not abs(got - ref) <= 2 ** -7 * abs(ref) + 2 ** -10 * mag:  # a bf16 output
                 raise RuntimeError(f"{arm['label']}: GEMM entry ({r}, {c}) on GPU "
                                    f"{self.device} is {got}, expected {ref}")
-
 
 class Feeder(threading.Thread):
     """GEMMs kept GEMM_IN_FLIGHT deep on the compute stream until stop(): their rate in
@@ -319,6 +380,7 @@ class Feeder(threading.Thread):
     def run(self):
         ev, n = self.r.gemm_events, 0
         try:
+            self.r.torch.cuda.set_device(self.r.device)  # each thread has its own
             ev.record(0)
             while not self.halt.is_set():
                 if n >= GEMM_IN_FLIGHT:
@@ -352,6 +414,8 @@ def measure(rk, size, row, arm, progress):
     step, the checks."""
     progress(f"{size_text(size['bytes'])}: {arm['label']}")
     rk.use((rk.comm_stream, rk.compute), rk.comm, arm["sm_target"])
+    rk.recv.zero_()
+    rk.torch.cuda.synchronize()
     feeder = Feeder(rk)
     try:
         arm["allreduce_us"] = rk.ar_series(size["bytes"], size["reps"])
@@ -397,7 +461,7 @@ def run_rank(a):
                                                device_id=rk.device)
         lanes = tuple(ctx.Stream() for ctx in green)
         rest = green[1].sm_count
-        limited = rk.limited_comm(c)
+        limited = rk.make_comm(c)
         alone = {}
         for target in (0, rest):  # the GEMM alone in the rest: no target, target = rest
             rk.use(lanes, rk.comm_default, target)
@@ -418,15 +482,13 @@ def run_rank(a):
                 rk.use(lanes, limited if lim else rk.comm_default, 0)
                 measure(rk, size, size["arms"], arm, progress)
         rk.use(rk.plain, rk.comm_default, 0)  # off the green streams before they go
-        rk.dist.destroy_process_group(limited)
+        rk.nccl.destroy(limited)
         rk.events = {}  # the green streams' handles may come again, on other contexts
-    gpus = [None] * a.world
-    rk.dist.all_gather_object(gpus, {"name": rk.torch.cuda.get_device_name(),
-                                     "sm_count": rk.device_sms})
+    gpus = rk.nccl.gather({"name": rk.torch.cuda.get_device_name(), "sm_count": rk.device_sms})
     if rk.rank == 0:
         print(json.dumps(document(a, rk, whole, gpus, sizes, time.perf_counter() - t0)),
               flush=True)
-    rk.dist.destroy_process_group()
+    rk.nccl.destroy(rk.comm_default)
 
 
 def library(part):
@@ -436,7 +498,6 @@ def library(part):
 
 def document(a, rk, whole, gpus, sizes, seconds):
     torch, greenctx = rk.torch, rk.greenctx
-    major, minor, patch = torch.cuda.nccl.version()
     blas_version = ctypes.c_int()
     ctypes.CDLL(library("/libcublas.so")).cublasGetVersion_v2(
         ctypes.c_void_p(torch.cuda.current_blas_handle()), ctypes.byref(blas_version))
@@ -449,13 +510,13 @@ def document(a, rk, whole, gpus, sizes, seconds):
                                           arm["allreduce_alone_us"]["p50"]),
                        gemm_vs_alone=ratio(arm["gemm_tflops"], arm["gemm_alone_tflops"]),
                        gemm_vs_whole=ratio(arm["gemm_tflops"], whole))
-    return {"schema": SCHEMA,
+    return {"greenctx_version": greenctx.__version__, "schema": SCHEMA,
             "meta": {"driver_version": driver, "driver": f"{driver // 1000}.{driver % 1000 // 10}",
                      "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                      "simulated": False, "quick": a.quick,
                      "command": " ".join(["python3 bench/compare/overlap.py",
                                           *sys.argv[1:-2]])},  # less --rank R
-            "overlap": {"nccl_version": major * 10000 + minor * 100 + patch,
+            "overlap": {"nccl_version": rk.nccl.version(),
                         "nccl_library": library("/libnccl.so"),
                         "cublas_version": blas_version.value,
                         "cublas_library": library("/libcublas.so"), "nccl_nvls_enable": "0",
@@ -524,7 +585,7 @@ def print_table(doc):
     g = o["gemm"]
     for size in o["sizes"]:
         print(f"\n== overlap: {size_text(size['bytes'])} all-reduce (fp32 sum, {len(o['gpus'])} "
-              f"GPUs) beside a bf16 GEMM {g['m']}x{g['n']}x{g['k']} (fp32 compute)")
+              f"GPU{'s' * (len(o['gpus']) > 1)}) beside a bf16 GEMM {g['m']}x{g['n']}x{g['k']} (fp32 compute)")
         print(f"step = {size['mix']['gemms']} GEMMs + {size['mix']['allreduces']} all-reduces "
               f"queued at once, both done; all-reduce alone on the whole GPU p50 "
               f"{size['allreduce_whole_us']:.1f} us; GEMM alone {g['whole_tflops']:.0f} TFLOP/s;"
