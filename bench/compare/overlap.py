@@ -654,7 +654,8 @@ def main():
         if failed:
             sys.exit(f"overlap.py: rank {failed[0]} failed (its error above)")
         out.seek(0)
-        doc = json.loads(out.read().strip().splitlines()[-1])
+        doc = json.loads(next(line for line in reversed(out.read().splitlines())
+                              if line.startswith("{")))  # NCCL_DEBUG may print after it
     advise(doc)
     if a.json:
         print(json.dumps(doc))
