@@ -466,20 +466,19 @@ def run_rank(a):
         for target in (0, rest):  # the GEMM alone in the rest: no target, target = rest
             rk.use(lanes, rk.comm_default, target)
             alone[target] = rk.gemm_for(GEMM_ALONE_S[a.quick])
+        # (streams, communicator) by (kind, max_ctas): the references alone, then the arms
+        ways = {("ordinary_maxctas", c): (rk.plain, limited),
+                ("green", 0): (lanes, rk.comm_default), ("green", c): (lanes, limited)}
         for size in sizes:
-            refs = {}
-            for key, streams, comm in (("plain", rk.plain, limited),
-                                       (False, lanes, rk.comm_default), (True, lanes, limited)):
+            alone_us = {}
+            for way, (streams, comm) in ways.items():
                 rk.use(streams, comm, 0)
-                refs[key] = rk.ar_series(size["bytes"], size["reps"])
-            arm = new_arm("ordinary_maxctas", c, rk.device_sms, max_ctas=c)
-            arm.update(allreduce_alone_us=refs["plain"], gemm_alone_tflops=whole)
-            rk.use(rk.plain, limited, 0)
-            measure(rk, size, size["arms"], arm, progress)
-            for lim, target in GREEN_VARIANTS:
-                arm = new_arm("green", c, rest, c if lim else 0, rest if target else 0)
-                arm.update(allreduce_alone_us=refs[lim], gemm_alone_tflops=alone[arm["sm_target"]])
-                rk.use(lanes, limited if lim else rk.comm_default, 0)
+                alone_us[way] = rk.ar_series(size["bytes"], size["reps"])
+            for arm in plan([c], [rest], rk.device_sms)[1:]:
+                way = (arm["kind"], arm["max_ctas"])
+                arm.update(allreduce_alone_us=alone_us[way], gemm_alone_tflops=whole if
+                           arm["kind"] != "green" else alone[arm["sm_target"]])
+                rk.use(*ways[way], 0)
                 measure(rk, size, size["arms"], arm, progress)
         rk.use(rk.plain, rk.comm_default, 0)  # off the green streams before they go
         rk.nccl.destroy(limited)
@@ -585,7 +584,8 @@ def print_table(doc):
     g = o["gemm"]
     for size in o["sizes"]:
         print(f"\n== overlap: {size_text(size['bytes'])} all-reduce (fp32 sum, {len(o['gpus'])} "
-              f"GPU{'s' * (len(o['gpus']) > 1)}) beside a bf16 GEMM {g['m']}x{g['n']}x{g['k']} (fp32 compute)")
+              f"GPU{'s' * (len(o['gpus']) > 1)}) beside a bf16 GEMM {g['m']}x{g['n']}x{g['k']} "
+              "(fp32 compute)")
         print(f"step = {size['mix']['gemms']} GEMMs + {size['mix']['allreduces']} all-reduces "
               f"queued at once, both done; all-reduce alone on the whole GPU p50 "
               f"{size['allreduce_whole_us']:.1f} us; GEMM alone {g['whole_tflops']:.0f} TFLOP/s;"
