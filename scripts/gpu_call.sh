@@ -10,7 +10,8 @@
 #             the run sweep and targets, the tenants bench's loose targets)
 #   examples  the CUDA examples (examples.*: two_partitions; nccl_overlap on two GPUs) in
 #             build-gpu-examples, with nvcc, cuBLAS and NCCL
-#   overlap   greenctx bench overlap --json --svg (two GPUs)
+#   overlap   bench/compare/overlap.py --json on two GPUs (WORLD=1: the one-GPU smoke run;
+#             PyTorch with NCCL), the document in overlap.json, progress in overlap.log
 #   tenants   bench/compare/tenants.py: the fma and read pairs' arms and both fault arms
 #             (PyTorch; it starts and quits its own MPS daemon), JSON lines in tenants.json
 #   elastic   bench/compare/elastic.py on each trace of $TRACES (onoff stationary), --quick
@@ -48,7 +49,8 @@ run_part() {
         -DGREENCTX_WERROR=OFF && cmake --build build-gpu-examples -j"$(nproc)" &&
         (cd build-gpu-examples && ctest --output-on-failure -R '^examples\.') ;;
     overlap)
-      build_gpu && "$tool" bench "$1" --json --svg "$out/$1.svg" >"$out/$1.json" ;;
+      build_gpu && GREENCTX_LIBRARY=$PWD/build-gpu/src/libgreenctx.so PYTHONPATH=$PWD/python \
+        python3 bench/compare/overlap.py --world "${WORLD:-2}" --json >"$out/overlap.json" ;;
     tenants)
       build_gpu && GREENCTX_LIBRARY=$PWD/build-gpu/src/libgreenctx.so PYTHONPATH=$PWD/python \
         GREENCTX_TOOL=$PWD/$tool python3 bench/compare/tenants.py --pairs fma,read --length 3 \
