@@ -1,18 +1,9 @@
-/*
- * Isolation: how much a hog on the other SMs delays a latency-critical victim.
- *
- * Closed loop: each victim submission is waited for, then the host spins a random 0-200 us
- * before the next, so submissions land at every phase of the hog's blocks. Each submission is
- * timed two ways:
- * - latency: events recorded just before and after it on the victim's stream (queueing for
- *   SMs plus execution);
- * - start delay: the kernel's first block stores %globaltimer; the host notes its wall clock
- *   just before cuLaunchKernel. The two clocks differ by an unknown offset, so the delay is
- *   reported beyond the smallest one seen while the GPU was idle, measured just before and
- *   just after the arm (32 idle submissions each) and interpolated in time to absorb drift.
- *   It is the launch-to-start delay the hog adds, which events cannot see when the victim's
- *   stream itself is held up.
- */
+/* Isolation: how much a hog on the other SMs delays a latency-critical victim. Closed loop,
+ * a random 0-200 us host gap between submissions (every phase of the hog's blocks). Each is
+ * timed by events around it on the victim's stream (latency), and from the host's wall clock
+ * before the launch to the first block's %globaltimer (start delay): beyond the smallest
+ * offset of the two clocks seen idle (32 submissions before and after the arm, interpolated
+ * against drift), what the hog adds that events can't see when the stream itself waits. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,9 +59,9 @@ typedef struct iso_run {
     unsigned fma_grid, decode_grid;
     unsigned slots; /* per victim: calibration, warm-ups, reps, calibration */
     unsigned long long rng;
-    progress_meter progress; /* one step per cell */
-    long long *host_ns;          /* per slot, both victims */
-    double *latency_ms;          /* per slot */
+    progress_meter progress;
+    long long *host_ns; /* per slot, both victims */
+    double *latency_ms;
     unsigned long long *stamp_host;
     double *scratch;
 } iso_run;
@@ -175,8 +166,8 @@ static int check_victims(iso_run *run)
                            "the decode victim");
 }
 
-/* One arm with one hog (hog < 0: none): calibrate, start the hog, warm up and measure both
- * victims, stop the hog, calibrate again. */
+/* One arm with one hog (hog < 0: none): calibration, the hog, warm-ups and reps of both
+ * victims, the hog stopped, calibration. */
 static int run_cell(iso_run *run, iso_arm arm, int hog)
 {
     const bench_env *env = run->env;
@@ -248,16 +239,12 @@ static int open_buffers(iso_run *run)
     run->decode_grid = res->victim_sms * DECODE_BLOCKS_PER_SM;
     run->slots = 2 * ISO_CALIBRATION + res->warmups + res->reps;
     size_t slots = 2 * (size_t)run->slots;
-    run->host_ns = calloc(slots, sizeof *run->host_ns);
-    run->latency_ms = calloc(slots, sizeof *run->latency_ms);
-    run->stamp_host = calloc(2 * slots, sizeof *run->stamp_host);
-    run->scratch = calloc(res->reps, sizeof *run->scratch);
-    if (!run->host_ns || !run->latency_ms || !run->stamp_host || !run->scratch) {
-        fprintf(stderr, "greenctx bench: out of memory\n");
-        return -1;
-    }
     const bench_lane *primary = &run->lanes[L_PRIMARY];
-    if (bench_alloc(env, &run->fma_out, (size_t)run->fma_grid * BENCH_BLOCK * 4, "the victim") ||
+    if (!(run->host_ns = bench_calloc(slots, sizeof *run->host_ns)) ||
+        !(run->latency_ms = bench_calloc(slots, sizeof *run->latency_ms)) ||
+        !(run->stamp_host = bench_calloc(2 * slots, sizeof *run->stamp_host)) ||
+        !(run->scratch = bench_calloc(res->reps, sizeof *run->scratch)) ||
+        bench_alloc(env, &run->fma_out, (size_t)run->fma_grid * BENCH_BLOCK * 4, "the victim") ||
         bench_alloc(env, &run->decode_src, DECODE_STEPS * DECODE_SLICE_BYTES, "the victim") ||
         bench_alloc(env, &run->decode_partial,
                     (size_t)DECODE_STEPS * run->decode_grid * BENCH_SUM_WARPS * 4, "the victim") ||
@@ -339,8 +326,6 @@ int bench_isolation_run(const bench_env *env, unsigned victim_sms, iso_result *r
     close_run(&run);
     return rc ? -1 : 0;
 }
-
-/* ---- output: the table, the JSON, the chart ---- */
 
 static const iso_cell *cell_of(const iso_result *res, int hog, iso_arm arm, iso_victim v)
 {
