@@ -359,13 +359,15 @@ static void print_cell(const iso_result *res, int hog, iso_arm arm, iso_victim v
     printf("\n");
 }
 
-static void print_hog_row(const char *hog, const char *arm, unsigned sms, double rate,
-                          double full, double part, double unit, const bench_env *env, int fma)
+/* Hog h's rate on sms SMs against alone on the whole GPU and (part) in its partition. */
+static void print_hog_row(const bench_env *env, const iso_result *res, int h, const char *arm,
+                          unsigned sms, double rate, int part)
 {
-    printf("%-5s %-27s %4u %10.1f %10.1f %7.3f %8.3f", hog, arm, sms, rate,
-           rate * unit * 1e-9, bench_ratio(rate, full), (double)sms / env->sm_count);
-    print_ratio(bench_ratio(rate, part));
-    printf("  %s\n", fma ? "GFLOP/s" : "GB/s");
+    printf("%-5s %-27s %4u %10.1f %10.1f %7.3f %8.3f", bench_hog_name(h), arm, sms, rate,
+           rate * res->hog_unit[h] * 1e-9, bench_ratio(rate, res->hog_alone_full[h]),
+           (double)sms / env->sm_count);
+    print_ratio(part ? bench_ratio(rate, res->hog_alone_part[h]) : 0);
+    printf("  %s\n", h == BENCH_HOG_FMA ? "GFLOP/s" : "GB/s");
 }
 
 void bench_isolation_print(const bench_env *env, const iso_result *res)
@@ -398,16 +400,13 @@ void bench_isolation_print(const bench_env *env, const iso_result *res)
     printf("%-5s %-27s %4s %10s %10s %7s %8s %8s\n", "hog", "arm", "SMs", "units/s", "rate",
            "share", "expected", "vs part");
     for (int h = 0; h < BENCH_NB_HOGS; h++) {
-        double full = res->hog_alone_full[h], part = res->hog_alone_part[h], u = res->hog_unit[h];
-        const char *name = bench_hog_name(h);
-        int fma = h == BENCH_HOG_FMA;
-        print_hog_row(name, "alone, whole GPU", env->sm_count, full, full, 0, u, env, fma);
-        print_hog_row(name, "alone, its partition", res->hog_sms, part, full, part, u, env, fma);
+        print_hog_row(env, res, h, "alone, whole GPU", env->sm_count, res->hog_alone_full[h], 0);
+        print_hog_row(env, res, h, "alone, its partition", res->hog_sms, res->hog_alone_part[h], 1);
         for (int arm = 0; arm < ISO_NB_ARMS; arm++)
             if (has_hog(arm)) {
                 unsigned sms = hog_sms(res, arm, env->sm_count);
-                print_hog_row(name, arms[arm].label, sms, res->hog_rate[h][arm], full,
-                              sms == res->hog_sms ? part : 0, u, env, fma);
+                print_hog_row(env, res, h, arms[arm].label, sms, res->hog_rate[h][arm],
+                              sms == res->hog_sms);
             }
     }
     printf("   a memory-bound hog is not expected to follow its SM share: SMs split, memory "

@@ -475,10 +475,9 @@ static int prepare(ov_run *run)
     const bench_env *env = run->env;
     ov_result *res = run->res;
     unsigned alt = other_ratio(env, res->victim_sms);
-    gctx_group a[2] = {{.num_sms = res->victim_sms}, {.backfill = 1}};
-    gctx_group b[2] = {{.num_sms = alt}, {.backfill = 1}};
-    memcpy(run->groups[0], a, sizeof a);
-    memcpy(run->groups[1], b, sizeof b);
+    run->groups[0][0] = (gctx_group){.num_sms = res->victim_sms};
+    run->groups[1][0] = (gctx_group){.num_sms = alt};
+    run->groups[0][1] = run->groups[1][1] = (gctx_group){.backfill = 1};
     if (raw_plan_make(env, res->victim_sms, &run->plans[0]))
         return -1;
     run->alt_ok = raw_plan_make(env, alt, &run->plans[1]) == 0;
@@ -547,13 +546,10 @@ int bench_overhead_run(const bench_env *env, ov_result *res)
     progress_begin(&run.progress, "greenctx bench: overhead", 6 + run.alt_ok);
     rc = rc || measure(&run, OV_SPLIT, 0, OV_INTERLEAVED, lib_split, raw_split_op) ||
          fill_cache(&run) ||
-         measure(&run, OV_CONTEXT_CREATE, 1, OV_INTERLEAVED, lib_context, raw_context);
-    if (!rc)
-        rc = raw_has_green_streams(env)
-                 ? measure(&run, OV_STREAM_CREATE, 1, OV_INTERLEAVED, lib_stream, raw_stream)
-                 : measure(&run, OV_STREAM_CREATE, 1, OV_INTERLEAVED, lib_stream, NULL);
-    if (!rc)
-        rc = measure(&run, OV_SETUP, 1, OV_INTERLEAVED, lib_setup_op, raw_setup_op);
+         measure(&run, OV_CONTEXT_CREATE, 1, OV_INTERLEAVED, lib_context, raw_context) ||
+         measure(&run, OV_STREAM_CREATE, 1, OV_INTERLEAVED, lib_stream,
+                 raw_has_green_streams(env) ? raw_stream : NULL) ||
+         measure(&run, OV_SETUP, 1, OV_INTERLEAVED, lib_setup_op, raw_setup_op);
     if (!rc && run.alt_ok)
         rc = lib_setup_build(&run, 0, &run.lib_state, NULL) ||
              raw_setup_build(env, &run.whole, &run.plans[0], &run.split, &run.raw_state) ||
