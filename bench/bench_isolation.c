@@ -166,8 +166,7 @@ static int check_victims(iso_run *run)
                            "the decode victim");
 }
 
-/* One arm with one hog (hog < 0: none): calibration, the hog, warm-ups and reps of both
- * victims, the hog stopped, calibration. */
+/* One arm, one hog (< 0: none): calibration, the hog, both victims' reps, calibration. */
 static int run_cell(iso_run *run, iso_arm arm, int hog)
 {
     const bench_env *env = run->env;

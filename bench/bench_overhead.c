@@ -130,8 +130,7 @@ static int raw_split_op(ov_run *run, double us[2])
     return rc;
 }
 
-/* A cache miss every time (the raw create its floor); the cache filled first (fill_cache), so
- * that every release timed destroys the oldest over its limit. */
+/* A cache miss every time; the cache full (fill_cache): every release destroys the oldest. */
 static int lib_context(ov_run *run, double us[2])
 {
     gctx_context *ctx = NULL;
@@ -205,8 +204,7 @@ static int raw_repartition(ov_run *run, double us[2])
     return rc;
 }
 
-/* The cache filled to its limit with contexts of the context row's SMs, so that every release
- * the row times is what a program making fresh contexts pays: the keeping and the destroy. */
+/* The cache full of the context row's contexts: its releases pay the keeping and a destroy. */
 static int fill_cache(ov_run *run)
 {
     unsigned limit = 0;
@@ -252,8 +250,7 @@ static ov_side side_from(const ov_side *side, unsigned from)
                      side->checks + from};
 }
 
-/* Reps [from, to) of a and b (b->fn NULL: a alone) in turn, the order swapped every rep, after
- * warm-ups, on the quietest CPU kept busy a moment first. */
+/* Reps [from, to) of a and b (b->fn NULL: a alone), the order swapped every rep, after warm-ups. */
 static int block(ov_run *run, const ov_side *a, const ov_side *b, unsigned from, unsigned to)
 {
     const unsigned warm = run->res->warmups;
@@ -287,8 +284,7 @@ static int blocks(ov_run *run, const ov_side *a, const ov_side *b)
            block(run, b, &none, half, reps) || block(run, a, &none, half, reps);
 }
 
-/* Times a and b (b may be NULL) reps times after warm-ups, in the order given. The results go
- * to rows op and, when pair, op + 1 (the undo). */
+/* a and b (b may be NULL) into rows op and, when pair, op + 1 (the undo). */
 static int measure(ov_run *run, ov_op op, int pair, ov_order order, ov_fn a, ov_fn b)
 {
     const unsigned reps = run->res->reps;
@@ -302,8 +298,7 @@ static int measure(ov_run *run, ov_op op, int pair, ov_order order, ov_fn a, ov_
     const ov_side sb = {b, {v + 2 * reps, v + 3 * reps}, v + 5 * reps};
     const int in_blocks = order == OV_BLOCKS && b;
     int rc = in_blocks ? blocks(run, &sa, &sb) : interleaved(run, &sa, &sb);
-    /* Interleaved, both sides share each block's vCPU: one limit, the quieter side's. In
-     * blocks, each side's reps had vCPUs of their own: a limit each. */
+    /* Interleaved, the sides shared each block's vCPU: one limit; in blocks, one each. */
     double limit_a = bench_quiet_limit(sa.checks, reps);
     double limit_b = b ? bench_quiet_limit(sb.checks, reps) : limit_a;
     if (!in_blocks)
@@ -408,9 +403,8 @@ static int repartition_phases(ov_run *run)
     return rc ? -1 : 0;
 }
 
-/* By hand, the destroy the context row's release makes: `kept` contexts alive (the cache's
- * limit), one more made, the oldest destroyed (the row's raw twin destroys the one it just
- * made, with no other alive). */
+/* By hand, the context row's release: `kept` contexts alive (the cache's limit), one more made,
+ * the oldest destroyed (the row's raw twin destroys the one it made, no other alive). */
 static int destroy_oldest_by_hand(ov_run *run)
 {
     const bench_env *env = run->env;

@@ -208,18 +208,6 @@ static int one_switch(const bench_env *env, switch_run *run, int from, unsigned 
     return rc;
 }
 
-/* Stream i of layout `to` waits for what was last recorded on stream of_i of layout `of`. */
-static gcu_result hand_wait(const bench_env *env, const switch_run *run, int to, int i, int of,
-                            int of_i)
-{
-    return env->drv->cuStreamWaitEvent(run->stream[to][i], run->by_hand[of][of_i], 0);
-}
-
-static gcu_result hand_record(const bench_env *env, const switch_run *run, int of, int i)
-{
-    return env->drv->cuEventRecord(run->by_hand[of][i], run->stream[of][i]);
-}
-
 /* A switch's twins by hand: by part (new stream i waits for old stream i), or the barrier's
  * funnel as src/layouts.c makes it (old streams 1.. into old stream 0, every new one on it). */
 static int one_by_hand(const bench_env *env, switch_run *run, int from, int barrier,
@@ -228,28 +216,33 @@ static int one_by_hand(const bench_env *env, switch_run *run, int from, int barr
     const int to = !from;
     if (queue_old(env, run, from))
         return -1;
+    const raw_driver *drv = env->drv;
+/* Record on stream i of layout of; stream i of layout to waits for stream j's of layout of. */
+#define RECORD(of, i) drv->cuEventRecord(run->by_hand[of][i], run->stream[of][i])
+#define WAIT(to, i, of, j) drv->cuStreamWaitEvent(run->stream[to][i], run->by_hand[of][j], 0)
     gcu_result r = GCU_SUCCESS;
     double t0 = bench_now_us();
     if (!barrier) {
         for (int i = 0; i < SWITCH_PARTS && r == GCU_SUCCESS; i++)
-            if ((r = hand_record(env, run, from, i)) == GCU_SUCCESS)
-                r = hand_wait(env, run, to, i, from, i);
+            if ((r = RECORD(from, i)) == GCU_SUCCESS)
+                r = WAIT(to, i, from, i);
     } else {
         for (int i = 1; i < SWITCH_PARTS && r == GCU_SUCCESS; i++)
-            if ((r = hand_record(env, run, from, i)) == GCU_SUCCESS)
-                r = hand_wait(env, run, from, 0, from, i);
+            if ((r = RECORD(from, i)) == GCU_SUCCESS)
+                r = WAIT(from, 0, from, i);
         if (r == GCU_SUCCESS)
-            r = hand_record(env, run, from, 0);
+            r = RECORD(from, 0);
         for (int j = 0; j < SWITCH_PARTS && r == GCU_SUCCESS; j++)
-            r = hand_wait(env, run, to, j, from, 0);
+            r = WAIT(to, j, from, 0);
     }
     *host = bench_now_us() - t0;
+#undef RECORD
+#undef WAIT
     return bench_cu(r, "a switch by hand (cuEventRecord, cuStreamWaitEvent)") ||
            (run->kernels && drain(env, run));
 }
 
-/* One rep's four switches from `first` on (it turns every other rep: none always follows
- * another), into t[SW_HOST .. SW_SAME]. */
+/* One rep's four switches from `first` on (turning: none always follows another) into t. */
 #define SWITCH_KINDS 4
 static int one_rep(const bench_env *env, switch_run *run, int from, unsigned first, double *t)
 {
@@ -345,8 +338,7 @@ typedef struct layouts_run {
     raw_setup setups[LAYOUTS];
 } layouts_run;
 
-/* ms for the layouts from an empty cache, then from the cache; emptied again after, so that
- * the side by hand never runs beside 32 cached contexts. */
+/* ms for the layouts from an empty cache, then from a full one; emptied again for by hand. */
 static int layouts_through_greenctx(const bench_env *env, layouts_run *run, double ms[2])
 {
     if (bench_gctx(gctx_cache_trim(env->device), "gctx_cache_trim"))

@@ -28,21 +28,16 @@ VICTIM_SMS = 16
 ARMS = {
     "victim_alone": ("claim", None, False),
     # The guard's cost to a victim alone: reported (cooperative) or sampled (under run)
-    "victim_guarded": ("claim", None, True),
-    "victim_run": ("run", None, False),
-    "victim_run_guarded": ("run", None, True),
-    "hog_alone": (None, "claim", False),
-    "hog_alone_primary": (None, "primary", False),
-    "claims": ("claim", "claim", False),
-    "claims_guard": ("claim", "claim", True),
-    "claims_paced": ("run", "run", True),
+    "victim_guarded": ("claim", None, True), "victim_run": ("run", None, False),
+    "victim_run_guarded": ("run", None, True), "hog_alone": (None, "claim", False),
+    "hog_alone_primary": (None, "primary", False), "claims": ("claim", "claim", False),
+    "claims_guard": ("claim", "claim", True), "claims_paced": ("run", "run", True),
     "mps_plain": ("primary", "primary", False),
     "mps_percentage": (f"pct:{round(100 * VICTIM_SMS / 132)}",
                        f"pct:{100 - round(100 * VICTIM_SMS / 132)}", False),
     # The hog on a static claim of N SMs: the trade a guard knowing the best N would make
     **{f"claims_cap{n}": ("claim", f"claim:{n}", False) for n in (32, 48, 64)},
-    "sliced_primary": ("primary", "primary", False),
-    "sliced_claims": ("claim", "claim", False),
+    "sliced_primary": ("primary", "primary", False), "sliced_claims": ("claim", "claim", False),
 }
 NO_MPS = {"sliced_primary", "sliced_claims"}
 INTERLEAVED = {"victim_guarded"}  # the cooperative guard's cost: reported and not, in turn
