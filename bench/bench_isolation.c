@@ -438,10 +438,8 @@ void bench_isolation_json(json_writer *w, const bench_env *env, const iso_result
     for (int hog = -1; hog < BENCH_NB_HOGS; hog++)
         for (int arm = 0; arm < ISO_NB_ARMS; arm++)
             for (int v = 0; v < ISO_NB_VICTIMS; v++) {
-                if ((hog < 0) == has_hog(arm))
-                    continue;
                 const iso_cell *c = cell_of(res, hog, arm, v);
-                if (!c->valid)
+                if ((hog < 0) == has_hog(arm) || !c->valid)
                     continue;
                 json_object(w, NULL);
                 json_string(w, "arm", arms[arm].name);
