@@ -1,5 +1,4 @@
-/* What `--svg` draws, independent of which benchmark produced it: distributions (one row of
- * percentiles per arm) and curves (a value per SM count). bench_svg.c writes it. */
+/* What `--svg` draws (bench_svg.c): distributions (percentiles per arm), curves (per SM count). */
 #ifndef GREENCTX_BENCH_CHART_H
 #define GREENCTX_BENCH_CHART_H
 
@@ -36,21 +35,20 @@ typedef struct bench_chart {
     unsigned nb_curves;
 } bench_chart;
 
-/* Writes the chart as one SVG file, headed by the GPU, driver, date and command line.
- * Returns 0, or -1 after printing why. */
+/* One SVG file, headed by the GPU, driver, date and command line; -1 after saying why. */
 int bench_svg_write(const char *path, const bench_env *env, const bench_chart *chart);
 
 /* ---- bench_report.c: what every benchmark prints the same way ---- */
 
-/* A row of d from s, its values times scale (to microseconds); none when d is full or s empty. */
+/* A row of d from s times scale (to us); none when d is full or s empty. */
 void bench_chart_row(chart_dist *d, const char *label, const bench_summary *s, double scale);
 
-/* "greenctx bench: GPU (N SMs), driver V, DATE", the command line, and on a simulated driver
+/* "greenctx bench: GPU (N SMs), driver V, DATE", the command, and when simulated
  * "simulated: timings meaningless". */
 void bench_print_header(const bench_env *env);
 
-/* A benchmark's result (its tables printed as it ran) and its two printers: the JSON
- * document's members after "meta", the chart (NULL: it draws none). */
+/* A result (its tables printed as it ran) and its printers: the JSON members after "meta",
+ * the chart (or NULL). */
 typedef struct bench_report {
     const char *schema; /* "greenctx.bench.NAME/VERSION" */
     const void *result;
@@ -58,8 +56,8 @@ typedef struct bench_report {
     void (*chart)(const bench_env *env, const void *result, bench_chart *chart);
 } bench_report;
 
-/* With --json the JSON document on stdout; the chart into --svg ("chart: FILE" after the
- * tables). 0, or -1 after saying why. */
+/* The JSON document with --json; the chart into --svg ("chart: FILE" after the tables).
+ * -1 after saying why. */
 int bench_report_write(const bench_env *env, const bench_report *r);
 
 #endif

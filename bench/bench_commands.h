@@ -1,12 +1,5 @@
-/*
- * The bench's commands: greenctx-bench's (main.c hands bench_main its arguments, argv[0]
- * "bench"), and those it hands on to. Only the files that parse a command line include this:
- * the benchmarks themselves see no command line.
- *
- * What they take from tools/ is the command contract both programs link (greenctx_cli:
- * tools/command.h: the shared options, exit codes, errors, the driver's start; its option
- * parser, tools/options.h), never the tool itself.
- */
+/* The bench's commands, and their parser: only they see a command line. From tools/ they take
+ * the command contract both programs link (command.h, options.h), never the tool itself. */
 #ifndef GREENCTX_BENCH_COMMANDS_H
 #define GREENCTX_BENCH_COMMANDS_H
 
@@ -14,11 +7,9 @@
 #include "command.h"
 #include "options.h"
 
-/* bench_args.c: a benchmark's options as data. Each sets what `to` points at: a flag an int
- * to 1; a count an unsigned in [lo, hi]; a word (a file name: not empty, not an option) a
- * const char *; parse, its own way (0, or -1 when the value is not one). With max > 1 it is a
- * list: it takes the words that follow it too, up to max, `to` an array and *count the values
- * so far. A bad value says "NAME needs HELP, got 'VALUE'". */
+/* bench_args.c: options as data, each setting what `to` points at: a flag an int to 1, a
+ * count an unsigned in [lo, hi], a word a const char *, parse its own way (-1: bad). max > 1:
+ * a list of up to max words, *count so far. A bad value: "NAME needs HELP, got 'VALUE'". */
 typedef enum bench_arg_kind {
     BENCH_ARG_FLAG = 0,
     BENCH_ARG_UINT,
@@ -35,7 +26,6 @@ typedef struct bench_arg {
     int (*parse)(const char *value, void *to, unsigned i);
 } bench_arg;
 
-/* A table's rows, one kind each. */
 #define BENCH_FLAG(name, to) {name, NULL, BENCH_ARG_FLAG, to, 0, 0, 0, NULL, NULL}
 #define BENCH_UINT(name, help, to, lo, hi) {name, help, BENCH_ARG_UINT, to, lo, hi, 0, NULL, NULL}
 #define BENCH_TEXT(name, help, to) {name, help, BENCH_ARG_TEXT, to, 0, 0, 0, NULL, NULL}
@@ -49,15 +39,12 @@ typedef struct bench_arg {
 /* A word that is no option's value: GREENCTX_EXIT_OK, or an exit code after a message. */
 typedef int (*bench_positional)(greenctx_args *args, const char *word, void *ctx);
 
-/* The rest of args (greenctx_args_begin'd, its opts->usage the command's --help) by table's n
- * options; positional takes the other words (NULL: none is taken). GREENCTX_EXIT_OK, an exit
- * code after a message, or GREENCTX_EXIT_HELP after the usage on stdout. */
+/* The rest of args by table; positional takes the other words (NULL: none). An exit code
+ * (GREENCTX_EXIT_HELP after the usage). */
 int bench_args_parse(greenctx_args *args, const bench_arg *table, size_t n,
                      bench_positional positional, void *ctx);
 
 /* cmd_bench.c: everything after the shared options that come first. */
 int bench_main(int argc, char **argv, greenctx_tool_options *opts);
-
-
 
 #endif

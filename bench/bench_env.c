@@ -1,13 +1,11 @@
-/* The device a benchmark runs on: its facts, its primary context, and whether kernels run
- * there. */
+/* The device a benchmark runs on: its facts, its primary context, whether kernels run. */
 #include <stdio.h>
 #include <time.h>
 
 #include "bench_kernels.h"
 #include "numbers.h"
 
-/* The raw driver table (raw_driver.h), once green contexts are there (drivers 12.4+); NULL
- * after printing why. */
+/* The raw driver table, with green contexts (drivers 12.4+); NULL after printing why. */
 static const raw_driver *driver_load(void)
 {
     char why[1024];

@@ -1,5 +1,4 @@
-/* The hog thread: keeps a few units of work queued on its lane so the lane never idles, and
- * stops cleanly (the queue drains in a few milliseconds). */
+/* The hog thread: a few units of work queued ahead, so that its lane never idles. */
 #include <stdio.h>
 #include <string.h>
 
@@ -102,25 +101,22 @@ static void *hog_main(void *arg)
 {
     bench_hog *hog = arg;
     const raw_driver *drv = hog->env->drv;
-    CUevent ring[HOG_IN_FLIGHT] = {0}, start = NULL, end = NULL;
+    CUevent ev[HOG_IN_FLIGHT + 2] = {0}; /* the ring, then the start and the end */
     if (bench_push(hog->env, hog->lane->ctx)) {
         hog->failed = 1;
         return NULL;
     }
-    int rc = bench_cu(drv->cuEventCreate(&start, GCU_EVENT_DEFAULT), "cuEventCreate") ||
-             bench_cu(drv->cuEventCreate(&end, GCU_EVENT_DEFAULT), "cuEventCreate");
-    for (unsigned i = 0; i < HOG_IN_FLIGHT && !rc; i++)
-        rc = bench_cu(drv->cuEventCreate(&ring[i], GCU_EVENT_DISABLE_TIMING), "cuEventCreate");
+    int rc = 0;
+    for (unsigned i = 0; i < HOG_IN_FLIGHT + 2 && !rc; i++)
+        rc = bench_cu(drv->cuEventCreate(&ev[i], i < HOG_IN_FLIGHT ? GCU_EVENT_DISABLE_TIMING
+                                                                   : GCU_EVENT_DEFAULT),
+                      "cuEventCreate");
     if (!rc)
-        rc = feed(hog, ring, start, end);
+        rc = feed(hog, ev, ev[HOG_IN_FLIGHT], ev[HOG_IN_FLIGHT + 1]);
     drv->cuStreamSynchronize(hog->lane->stream);
-    for (unsigned i = 0; i < HOG_IN_FLIGHT; i++)
-        if (ring[i])
-            drv->cuEventDestroy(ring[i]);
-    if (start)
-        drv->cuEventDestroy(start);
-    if (end)
-        drv->cuEventDestroy(end);
+    for (unsigned i = 0; i < HOG_IN_FLIGHT + 2; i++)
+        if (ev[i])
+            drv->cuEventDestroy(ev[i]);
     bench_pop(hog->env);
     hog->failed = rc != 0;
     return NULL;

@@ -1,18 +1,9 @@
-/*
- * Isolation: how much a hog on the other SMs delays a latency-critical victim.
- *
- * Closed loop: each victim submission is waited for, then the host spins a random 0-200 us
- * before the next, so submissions land at every phase of the hog's blocks. Each submission is
- * timed two ways:
- * - latency: events recorded just before and after it on the victim's stream (queueing for
- *   SMs plus execution);
- * - start delay: the kernel's first block stores %globaltimer; the host notes its wall clock
- *   just before cuLaunchKernel. The two clocks differ by an unknown offset, so the delay is
- *   reported beyond the smallest one seen while the GPU was idle, measured just before and
- *   just after the arm (32 idle submissions each) and interpolated in time to absorb drift.
- *   It is the launch-to-start delay the hog adds, which events cannot see when the victim's
- *   stream itself is held up.
- */
+/* Isolation: how much a hog on the other SMs delays a latency-critical victim. Closed loop,
+ * a random 0-200 us host gap between submissions (every phase of the hog's blocks). Each is
+ * timed by events around it on the victim's stream (latency), and from the host's wall clock
+ * before the launch to the first block's %globaltimer (start delay): beyond the smallest
+ * offset of the two clocks seen idle (32 submissions before and after the arm, interpolated
+ * against drift), what the hog adds that events can't see when the stream itself waits. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,9 +59,9 @@ typedef struct iso_run {
     unsigned fma_grid, decode_grid;
     unsigned slots; /* per victim: calibration, warm-ups, reps, calibration */
     unsigned long long rng;
-    progress_meter progress; /* one step per cell */
-    long long *host_ns;          /* per slot, both victims */
-    double *latency_ms;          /* per slot */
+    progress_meter progress;
+    long long *host_ns; /* per slot, both victims */
+    double *latency_ms;
     unsigned long long *stamp_host;
     double *scratch;
 } iso_run;
@@ -175,8 +166,7 @@ static int check_victims(iso_run *run)
                            "the decode victim");
 }
 
-/* One arm with one hog (hog < 0: none): calibrate, start the hog, warm up and measure both
- * victims, stop the hog, calibrate again. */
+/* One arm, one hog (< 0: none): calibration, the hog, both victims' reps, calibration. */
 static int run_cell(iso_run *run, iso_arm arm, int hog)
 {
     const bench_env *env = run->env;
@@ -248,16 +238,12 @@ static int open_buffers(iso_run *run)
     run->decode_grid = res->victim_sms * DECODE_BLOCKS_PER_SM;
     run->slots = 2 * ISO_CALIBRATION + res->warmups + res->reps;
     size_t slots = 2 * (size_t)run->slots;
-    run->host_ns = calloc(slots, sizeof *run->host_ns);
-    run->latency_ms = calloc(slots, sizeof *run->latency_ms);
-    run->stamp_host = calloc(2 * slots, sizeof *run->stamp_host);
-    run->scratch = calloc(res->reps, sizeof *run->scratch);
-    if (!run->host_ns || !run->latency_ms || !run->stamp_host || !run->scratch) {
-        fprintf(stderr, "greenctx bench: out of memory\n");
-        return -1;
-    }
     const bench_lane *primary = &run->lanes[L_PRIMARY];
-    if (bench_alloc(env, &run->fma_out, (size_t)run->fma_grid * BENCH_BLOCK * 4, "the victim") ||
+    if (!(run->host_ns = bench_calloc(slots, sizeof *run->host_ns)) ||
+        !(run->latency_ms = bench_calloc(slots, sizeof *run->latency_ms)) ||
+        !(run->stamp_host = bench_calloc(2 * slots, sizeof *run->stamp_host)) ||
+        !(run->scratch = bench_calloc(res->reps, sizeof *run->scratch)) ||
+        bench_alloc(env, &run->fma_out, (size_t)run->fma_grid * BENCH_BLOCK * 4, "the victim") ||
         bench_alloc(env, &run->decode_src, DECODE_STEPS * DECODE_SLICE_BYTES, "the victim") ||
         bench_alloc(env, &run->decode_partial,
                     (size_t)DECODE_STEPS * run->decode_grid * BENCH_SUM_WARPS * 4, "the victim") ||
@@ -340,8 +326,6 @@ int bench_isolation_run(const bench_env *env, unsigned victim_sms, iso_result *r
     return rc ? -1 : 0;
 }
 
-/* ---- output: the table, the JSON, the chart ---- */
-
 static const iso_cell *cell_of(const iso_result *res, int hog, iso_arm arm, iso_victim v)
 {
     return &res->cell[has_hog(arm) ? 1 + hog : ISO_HOG_NONE][arm][v];
@@ -374,13 +358,15 @@ static void print_cell(const iso_result *res, int hog, iso_arm arm, iso_victim v
     printf("\n");
 }
 
-static void print_hog_row(const char *hog, const char *arm, unsigned sms, double rate,
-                          double full, double part, double unit, const bench_env *env, int fma)
+/* Hog h's rate on sms SMs against alone on the whole GPU and (part) in its partition. */
+static void print_hog_row(const bench_env *env, const iso_result *res, int h, const char *arm,
+                          unsigned sms, double rate, int part)
 {
-    printf("%-5s %-27s %4u %10.1f %10.1f %7.3f %8.3f", hog, arm, sms, rate,
-           rate * unit * 1e-9, bench_ratio(rate, full), (double)sms / env->sm_count);
-    print_ratio(bench_ratio(rate, part));
-    printf("  %s\n", fma ? "GFLOP/s" : "GB/s");
+    printf("%-5s %-27s %4u %10.1f %10.1f %7.3f %8.3f", bench_hog_name(h), arm, sms, rate,
+           rate * res->hog_unit[h] * 1e-9, bench_ratio(rate, res->hog_alone_full[h]),
+           (double)sms / env->sm_count);
+    print_ratio(part ? bench_ratio(rate, res->hog_alone_part[h]) : 0);
+    printf("  %s\n", h == BENCH_HOG_FMA ? "GFLOP/s" : "GB/s");
 }
 
 void bench_isolation_print(const bench_env *env, const iso_result *res)
@@ -413,16 +399,13 @@ void bench_isolation_print(const bench_env *env, const iso_result *res)
     printf("%-5s %-27s %4s %10s %10s %7s %8s %8s\n", "hog", "arm", "SMs", "units/s", "rate",
            "share", "expected", "vs part");
     for (int h = 0; h < BENCH_NB_HOGS; h++) {
-        double full = res->hog_alone_full[h], part = res->hog_alone_part[h], u = res->hog_unit[h];
-        const char *name = bench_hog_name(h);
-        int fma = h == BENCH_HOG_FMA;
-        print_hog_row(name, "alone, whole GPU", env->sm_count, full, full, 0, u, env, fma);
-        print_hog_row(name, "alone, its partition", res->hog_sms, part, full, part, u, env, fma);
+        print_hog_row(env, res, h, "alone, whole GPU", env->sm_count, res->hog_alone_full[h], 0);
+        print_hog_row(env, res, h, "alone, its partition", res->hog_sms, res->hog_alone_part[h], 1);
         for (int arm = 0; arm < ISO_NB_ARMS; arm++)
             if (has_hog(arm)) {
                 unsigned sms = hog_sms(res, arm, env->sm_count);
-                print_hog_row(name, arms[arm].label, sms, res->hog_rate[h][arm], full,
-                              sms == res->hog_sms ? part : 0, u, env, fma);
+                print_hog_row(env, res, h, arms[arm].label, sms, res->hog_rate[h][arm],
+                              sms == res->hog_sms);
             }
     }
     printf("   a memory-bound hog is not expected to follow its SM share: SMs split, memory "
@@ -455,10 +438,8 @@ void bench_isolation_json(json_writer *w, const bench_env *env, const iso_result
     for (int hog = -1; hog < BENCH_NB_HOGS; hog++)
         for (int arm = 0; arm < ISO_NB_ARMS; arm++)
             for (int v = 0; v < ISO_NB_VICTIMS; v++) {
-                if ((hog < 0) == has_hog(arm))
-                    continue;
                 const iso_cell *c = cell_of(res, hog, arm, v);
-                if (!c->valid)
+                if ((hog < 0) == has_hog(arm) || !c->valid)
                     continue;
                 json_object(w, NULL);
                 json_string(w, "arm", arms[arm].name);

@@ -1,7 +1,5 @@
 /* `greenctx bench isolation`: a latency-critical victim beside a hog, in six arrangements.
- * The hog (bench_hog.c): a background thread that keeps a lane's SMs (or the memory system)
- * busy with back-to-back units of work until told to stop, and says how many units per second
- * it got. */
+ * The hog (bench_hog.c): a thread keeping a lane busy with units of work, counting them. */
 #ifndef GREENCTX_BENCH_ISOLATION_H
 #define GREENCTX_BENCH_ISOLATION_H
 
@@ -17,8 +15,7 @@ typedef enum bench_hog_kind {
     BENCH_NB_HOGS = 2
 } bench_hog_kind;
 
-/* Buffers and sizes of a unit of hog work; a unit is the same work on every lane, so units
- * per second compare across partitions. */
+/* A unit is the same work on every lane: units per second compare across partitions. */
 typedef struct bench_hog_work {
     gcu_deviceptr fma_out;            /* one float per thread of the largest grid */
     unsigned fma_chunks, fma_iters;   /* per unit */
@@ -44,18 +41,15 @@ int bench_hog_work_init(const bench_env *env, const bench_module *mod, CUstream 
                         bench_hog_work *work);
 void bench_hog_work_free(const bench_env *env, bench_hog_work *work);
 const char *bench_hog_name(bench_hog_kind kind);
-/* One line: what a unit is ("fma: 0.93 TFLOP per unit, grid = 8 blocks x 256 per SM"). */
 void bench_hog_describe(const bench_hog_work *work, bench_hog_kind kind, char *buf, size_t size);
-/* What a unit does, in FLOP (fma) or bytes moved (copy). */
+/* FLOP (fma) or bytes moved (copy) a unit. */
 double bench_hog_unit_amount(const bench_hog_work *work, bench_hog_kind kind);
 
 int bench_hog_start(bench_hog *hog, const bench_env *env, const bench_lane *lane,
                     const bench_hog_work *work, bench_hog_kind kind);
-/* Stops after the units in flight (at most a few milliseconds), joins, and checks the hog's
- * output. Returns -1 if the hog failed. */
+/* Stops after the units in flight, joins, checks the output; -1 if the hog failed. */
 int bench_hog_stop(bench_hog *hog);
 double bench_hog_rate(const bench_hog *hog);
-/* The hog alone on lane for seconds: units per second. */
 int bench_hog_alone(const bench_env *env, const bench_lane *lane, const bench_hog_work *work,
                     bench_hog_kind kind, double seconds, double *rate);
 

@@ -18,8 +18,7 @@ static int priority_value(const bench_env *env, int priority, int *value)
     return rc;
 }
 
-/* The parts every lane has once its stream exists: kernels (where the driver runs any) and
- * events, in its context. */
+/* Kernels (where the driver runs any) and events, in the lane's context. */
 static int finish_lane(const bench_env *env, bench_lane *lane)
 {
     if (env->kernels && bench_module_load(env, lane->ctx, &lane->mod, NULL))

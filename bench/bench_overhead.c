@@ -1,10 +1,7 @@
-/*
- * Overhead: each greenctx operation against the raw driver calls that do the same work, in
- * the same process, interleaved rep by rep (ABAB, the order swapped every rep) so that drift
- * and caches hit both sides alike. Only the call itself is timed; what prepares or undoes it
- * runs outside the clock. Launch cost: empty kernels on a green stream and on an ordinary
- * stream, submission time and submission plus drain, per launch.
- */
+/* Overhead: each greenctx operation against the raw driver calls doing the same, in this
+ * process, interleaved rep by rep (the order swapped every rep) so that drift and caches hit
+ * both alike; only the call itself is timed. Launch cost: empty kernels on a green stream and
+ * an ordinary one, per launch. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,12 +19,9 @@
 #define OV_ROUNDS 7
 #define OV_QUICK_ROUNDS 3
 #define OV_SPIN_US 2000 /* before each timed block: the CPU at speed (bench_spin_us) */
-/* Interleaved rows in blocks of this many reps, each on the CPU quietest at its start
- * (bench_pin_move_to_quietest), after warm-ups there. */
-#define OV_MOVE_EVERY 50
+#define OV_MOVE_EVERY 50 /* reps a block, each on the CPU quietest at its start */
 
-/* Each row's name (the JSON's) and label; the split's and the re-partition's labels are
- * formats of the ratios' SMs. */
+/* The labels of the split and the re-partition are formats of the ratios' SMs. */
 static const bench_row_keys lib_keys = {
     .a = "greenctx_us", .b = "raw_driver_us", .ratio = "ratio_p50",
     .a_quiet = "greenctx_quiet_us", .b_quiet = "raw_driver_quiet_us",
@@ -79,12 +73,20 @@ typedef struct ov_run {
     progress_meter progress; /* a step per measured row, the launches, the cache's rows */
 } ov_run;
 
-/* An operation: does it once, writes the timed microseconds (us[1]: the undo, when the row
- * pair has one). */
+/* Does the operation once: us[0] its time, us[1] its undo's (rows in pairs). */
 typedef int (*ov_fn)(ov_run *run, double us[2]);
 
-/* The split, a context and a stream on each part. phase (NULL in the rows, which time the
- * whole): the microseconds of the split, the contexts and the streams, added in. */
+/* us[0] the time of doing, us[1] of undoing right after it. */
+#define TIME_DO_UNDO(us, doing, undoing)                                                       \
+    do {                                                                                       \
+        double t0_ = bench_now_us();                                                           \
+        doing;                                                                                 \
+        double t1_ = bench_now_us();                                                           \
+        undoing;                                                                               \
+        (us)[0] = t1_ - t0_, (us)[1] = bench_now_us() - t1_;                                   \
+    } while (0)
+
+/* The split, a context and a stream on each part; phase (not NULL): each phase's us. */
 static int lib_setup_build(ov_run *run, int ratio, bench_pair *st, double *phase)
 {
     memset(st, 0, sizeof *st);
@@ -114,36 +116,21 @@ static int lib_setup_build(ov_run *run, int ratio, bench_pair *st, double *phase
 static int lib_split(ov_run *run, double us[2])
 {
     gctx_partition *parts[2] = {NULL, NULL};
-    double t0 = bench_now_us();
-    gctx_status s = gctx_partition_split(run->env->whole, run->groups[0], 2, NULL, parts, NULL,
-                                         NULL, NULL);
-    us[0] = bench_now_us() - t0;
-    gctx_partition_release(parts[0]);
-    gctx_partition_release(parts[1]);
+    gctx_status s;
+    TIME_DO_UNDO(us, s = gctx_partition_split(run->env->whole, run->groups[0], 2, NULL, parts,
+                                              NULL, NULL, NULL),
+                 (gctx_partition_release(parts[0]), gctx_partition_release(parts[1])));
     return bench_gctx(s, "gctx_partition_split");
 }
 
 static int raw_split_op(ov_run *run, double us[2])
 {
-    double t0 = bench_now_us();
-    int rc = raw_split_run(run->env, &run->whole, &run->plans[0], &run->split);
-    us[0] = bench_now_us() - t0;
+    int rc;
+    TIME_DO_UNDO(us, rc = raw_split_run(run->env, &run->whole, &run->plans[0], &run->split), );
     return rc;
 }
 
-/* us[0] the time of doing, us[1] of undoing right after it. */
-#define TIME_DO_UNDO(us, doing, undoing)                                                       \
-    do {                                                                                       \
-        double t0_ = bench_now_us();                                                           \
-        doing;                                                                                 \
-        double t1_ = bench_now_us();                                                           \
-        undoing;                                                                               \
-        (us)[0] = t1_ - t0_, (us)[1] = bench_now_us() - t1_;                                   \
-    } while (0)
-
-/* A cache miss, every time: the cost of making a context, which the raw create is the floor
- * of. Its release hands it to the cache, which destroys the oldest over its limit; the cache
- * is filled first (fill_cache), so that every release timed is that destroy. */
+/* A cache miss every time; the cache full (fill_cache): every release destroys the oldest. */
 static int lib_context(ov_run *run, double us[2])
 {
     gctx_context *ctx = NULL;
@@ -199,32 +186,25 @@ static int raw_setup_op(ov_run *run, double us[2])
     return rc;
 }
 
-/* Tear down what runs at one ratio and build the other: the cost of resizing partitions. */
+/* Tear down what runs at one ratio and build the other. */
 static int lib_repartition(ov_run *run, double us[2])
 {
-    double t0 = bench_now_us();
-    bench_pair_release(&run->lib_state);
-    run->lib_ratio ^= 1;
-    int rc = lib_setup_build(run, run->lib_ratio, &run->lib_state, NULL);
-    us[0] = bench_now_us() - t0;
+    int rc;
+    TIME_DO_UNDO(us, bench_pair_release(&run->lib_state); run->lib_ratio ^= 1;
+                 rc = lib_setup_build(run, run->lib_ratio, &run->lib_state, NULL), );
     return rc;
 }
 
 static int raw_repartition(ov_run *run, double us[2])
 {
-    double t0 = bench_now_us();
-    raw_setup_teardown(run->env, &run->raw_state);
-    run->raw_ratio ^= 1;
-    int rc = raw_setup_build(run->env, &run->whole, &run->plans[run->raw_ratio], &run->split,
-                             &run->raw_state);
-    us[0] = bench_now_us() - t0;
+    int rc;
+    TIME_DO_UNDO(us, raw_setup_teardown(run->env, &run->raw_state); run->raw_ratio ^= 1;
+                 rc = raw_setup_build(run->env, &run->whole, &run->plans[run->raw_ratio],
+                                      &run->split, &run->raw_state), );
     return rc;
 }
 
-/* The context row's releases hand their contexts to the cache, which destroys the oldest past
- * its limit: from an empty cache the row's first releases would destroy nothing and the rest
- * one each. Filled to its limit with contexts of the row's SMs first, every release the row
- * times is the one a program making fresh contexts pays: the keeping and the destroy. */
+/* The cache full of the context row's contexts: its releases pay the keeping and a destroy. */
 static int fill_cache(ov_run *run)
 {
     unsigned limit = 0;
@@ -238,17 +218,13 @@ static int fill_cache(ov_run *run)
     return 0;
 }
 
-/* How a row's two sides take turns. Rep by rep (ABAB, the order swapped every rep): drift
- * and the CPU's state hit both alike, for operations of similar cost. In blocks (A B B A: each
- * side's reps back to back in two halves, warm-ups before each block, the halves mirrored so
- * that drift over the run hits both alike): for a greenctx operation of microseconds beside a
- * twin of milliseconds, whose work between two greenctx reps leaves the CPU's caches, TLB and
- * the driver's state to the twin, so that every greenctx rep begins cold: what a user who
+/* How a row's two sides take turns: rep by rep, or in blocks (A B B A, halves mirrored
+ * against drift) for a greenctx operation of microseconds beside a twin of milliseconds,
+ * whose work between greenctx reps would leave every one of them cold: what a user who
  * re-partitions in a loop never pays. */
 typedef enum ov_order { OV_INTERLEAVED, OV_BLOCKS } ov_order;
 
-/* Where a side's times go: values[0] the doing, values[1] the undoing, checks the host check
- * right before each (bench_pin.h), reps each. */
+/* values[0] the doing, values[1] the undoing, checks the host check before each (bench_pin.h). */
 typedef struct ov_side {
     ov_fn fn;
     double *values[2];
@@ -268,39 +244,19 @@ static int rep_into(ov_run *run, const ov_side *side, unsigned warm, unsigned i)
     return 0;
 }
 
-/* side's reps from `from` on. */
 static ov_side side_from(const ov_side *side, unsigned from)
 {
     return (ov_side){side->fn, {side->values[0] + from, side->values[1] + from},
                      side->checks + from};
 }
 
-/* The pin on the quietest CPU now, and that CPU busy for a moment: before each timed block. */
-static void block_start(ov_run *run)
-{
-    bench_pin_move_to_quietest(run->pin);
-    bench_spin_us(OV_SPIN_US);
-}
-
-/* Reps [from, to) of one side back to back, after warm-ups. */
-static int block(ov_run *run, const ov_side *side, unsigned from, unsigned to)
-{
-    const unsigned warm = run->res->warmups;
-    ov_side at = side_from(side, from);
-    block_start(run);
-    for (unsigned i = 0; i < warm + to - from; i++)
-        if (rep_into(run, &at, warm, i))
-            return -1;
-    return 0;
-}
-
-/* Reps [from, to) of both sides in turn, the order swapped every rep, after warm-ups. */
-static int interleaved_block(ov_run *run, const ov_side *a, const ov_side *b, unsigned from,
-                             unsigned to)
+/* Reps [from, to) of a and b (b->fn NULL: a alone), the order swapped every rep, after warm-ups. */
+static int block(ov_run *run, const ov_side *a, const ov_side *b, unsigned from, unsigned to)
 {
     const unsigned warm = run->res->warmups;
     const ov_side at_a = side_from(a, from), at_b = side_from(b, from);
-    block_start(run);
+    bench_pin_move_to_quietest(run->pin);
+    bench_spin_us(OV_SPIN_US);
     for (unsigned i = 0; i < warm + to - from; i++) {
         const ov_side *first = i & 1 && b->fn ? &at_b : &at_a;
         const ov_side *second = first == &at_a ? &at_b : &at_a;
@@ -314,8 +270,7 @@ static int interleaved(ov_run *run, const ov_side *a, const ov_side *b)
 {
     const unsigned reps = run->res->reps;
     for (unsigned from = 0; from < reps; from += OV_MOVE_EVERY)
-        if (interleaved_block(run, a, b, from,
-                              reps - from < OV_MOVE_EVERY ? reps : from + OV_MOVE_EVERY))
+        if (block(run, a, b, from, reps - from < OV_MOVE_EVERY ? reps : from + OV_MOVE_EVERY))
             return -1;
     return 0;
 }
@@ -323,12 +278,13 @@ static int interleaved(ov_run *run, const ov_side *a, const ov_side *b)
 static int blocks(ov_run *run, const ov_side *a, const ov_side *b)
 {
     const unsigned reps = run->res->reps, half = reps / 2;
-    return block(run, a, 0, half) || block(run, b, 0, half) || block(run, b, half, reps) ||
-           block(run, a, half, reps);
+    ov_side none = *a; /* no second side */
+    none.fn = NULL;
+    return block(run, a, &none, 0, half) || block(run, b, &none, 0, half) ||
+           block(run, b, &none, half, reps) || block(run, a, &none, half, reps);
 }
 
-/* Times a and b (b may be NULL) reps times after warm-ups, in the order given. The results go
- * to rows op and, when pair, op + 1 (the undo). */
+/* a and b (b may be NULL) into rows op and, when pair, op + 1 (the undo). */
 static int measure(ov_run *run, ov_op op, int pair, ov_order order, ov_fn a, ov_fn b)
 {
     const unsigned reps = run->res->reps;
@@ -342,8 +298,7 @@ static int measure(ov_run *run, ov_op op, int pair, ov_order order, ov_fn a, ov_
     const ov_side sb = {b, {v + 2 * reps, v + 3 * reps}, v + 5 * reps};
     const int in_blocks = order == OV_BLOCKS && b;
     int rc = in_blocks ? blocks(run, &sa, &sb) : interleaved(run, &sa, &sb);
-    /* Interleaved, both sides share each block's vCPU: one limit, the quieter side's. In
-     * blocks, each side's reps had vCPUs of their own: a limit each. */
+    /* Interleaved, the sides shared each block's vCPU: one limit; in blocks, one each. */
     double limit_a = bench_quiet_limit(sa.checks, reps);
     double limit_b = b ? bench_quiet_limit(sb.checks, reps) : limit_a;
     if (!in_blocks)
@@ -448,9 +403,8 @@ static int repartition_phases(ov_run *run)
     return rc ? -1 : 0;
 }
 
-/* By hand, the destroy the context row's release makes: `kept` contexts alive (the cache's
- * limit), one more made, the oldest destroyed (the row's raw twin destroys the one it just
- * made, with no other alive). */
+/* By hand, the context row's release: `kept` contexts alive (the cache's limit), one more made,
+ * the oldest destroyed (the row's raw twin destroys the one it made, no other alive). */
 static int destroy_oldest_by_hand(ov_run *run)
 {
     const bench_env *env = run->env;
@@ -515,10 +469,9 @@ static int prepare(ov_run *run)
     const bench_env *env = run->env;
     ov_result *res = run->res;
     unsigned alt = other_ratio(env, res->victim_sms);
-    gctx_group a[2] = {{.num_sms = res->victim_sms}, {.backfill = 1}};
-    gctx_group b[2] = {{.num_sms = alt}, {.backfill = 1}};
-    memcpy(run->groups[0], a, sizeof a);
-    memcpy(run->groups[1], b, sizeof b);
+    run->groups[0][0] = (gctx_group){.num_sms = res->victim_sms};
+    run->groups[1][0] = (gctx_group){.num_sms = alt};
+    run->groups[0][1] = run->groups[1][1] = (gctx_group){.backfill = 1};
     if (raw_plan_make(env, res->victim_sms, &run->plans[0]))
         return -1;
     run->alt_ok = raw_plan_make(env, alt, &run->plans[1]) == 0;
@@ -587,13 +540,10 @@ int bench_overhead_run(const bench_env *env, ov_result *res)
     progress_begin(&run.progress, "greenctx bench: overhead", 6 + run.alt_ok);
     rc = rc || measure(&run, OV_SPLIT, 0, OV_INTERLEAVED, lib_split, raw_split_op) ||
          fill_cache(&run) ||
-         measure(&run, OV_CONTEXT_CREATE, 1, OV_INTERLEAVED, lib_context, raw_context);
-    if (!rc)
-        rc = raw_has_green_streams(env)
-                 ? measure(&run, OV_STREAM_CREATE, 1, OV_INTERLEAVED, lib_stream, raw_stream)
-                 : measure(&run, OV_STREAM_CREATE, 1, OV_INTERLEAVED, lib_stream, NULL);
-    if (!rc)
-        rc = measure(&run, OV_SETUP, 1, OV_INTERLEAVED, lib_setup_op, raw_setup_op);
+         measure(&run, OV_CONTEXT_CREATE, 1, OV_INTERLEAVED, lib_context, raw_context) ||
+         measure(&run, OV_STREAM_CREATE, 1, OV_INTERLEAVED, lib_stream,
+                 raw_has_green_streams(env) ? raw_stream : NULL) ||
+         measure(&run, OV_SETUP, 1, OV_INTERLEAVED, lib_setup_op, raw_setup_op);
     if (!rc && run.alt_ok)
         rc = lib_setup_build(&run, 0, &run.lib_state, NULL) ||
              raw_setup_build(env, &run.whole, &run.plans[0], &run.split, &run.raw_state) ||

@@ -83,8 +83,7 @@ double bench_pin_check_us(void)
     return us;
 }
 
-/* The best of SURVEY_CHECKS host checks on each CPU of the saved mask; the pin moves to the
- * fastest. */
+/* The best of SURVEY_CHECKS host checks (on each CPU of the saved mask). */
 #define SURVEY_CHECKS 3
 
 static double best_check(void)

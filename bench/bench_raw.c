@@ -1,5 +1,4 @@
-/* The raw driver calls, through the table the library loaded, with no bookkeeping: what an
- * application would write by hand. */
+/* The raw driver calls with no bookkeeping: what an application would write by hand. */
 #include <stdlib.h>
 #include <string.h>
 

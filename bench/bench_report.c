@@ -1,5 +1,4 @@
-/* The output every benchmark shares (bench_chart.h): the header, the JSON document and the
- * chart, so that each benchmark writes only its own rows. */
+/* The output every benchmark shares (bench_chart.h): header, rows, JSON document, chart. */
 #include <stdio.h>
 #include <stdlib.h>
 

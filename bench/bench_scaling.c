@@ -1,13 +1,7 @@
-/*
- * Scaling: the same per-SM work on partitions of k SMs.
- *
- * Compute: k * 8 blocks of 256 threads (2048 threads: every SM exactly full, one wave), each
- * block the same FMA chain, so a partition that scales linearly takes the whole GPU's time;
- * efficiency is the per-SM throughput against the whole GPU's (t_full / t_k here, the same as
- * (t_full * sm_count / k) / t_k for a fixed total of work).
- * Memory: one streaming copy of a fixed buffer with k * 8 blocks; bandwidth counts bytes read
- * plus bytes written. It is not expected to scale linearly: a few dozen SMs saturate HBM.
- */
+/* Scaling: the same per-SM work on partitions of k SMs. Compute: k * 8 blocks of 256 threads
+ * (every SM full, one wave) of the same FMA chain: linear scaling takes the whole GPU's time,
+ * efficiency t_full / t_k. Memory: a streaming copy of a fixed buffer with k * 8 blocks (bytes
+ * read plus written); a few dozen SMs saturate HBM. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,10 +26,10 @@ typedef struct scaling_run {
     gcu_deviceptr fma_out, src, dst;
     unsigned long long copy_bytes;
     double *times;
-    progress_meter progress; /* one step per size */
+    progress_meter progress;
 } scaling_run;
 
-/* Median of reps launches of one kind on the lane (fma: kind 0, copy: kind 1). */
+/* The median of reps launches on the lane. */
 static int time_kernel(scaling_run *run, const bench_lane *lane, int copy, double *median_ms)
 {
     const bench_env *env = run->env;
@@ -82,8 +76,7 @@ static int measure(scaling_run *run, const bench_lane *lane, scaling_point *pt)
     return 0;
 }
 
-/* A partition of k SMs: strict first, then, for a count that only 2-SM units can give, with
- * co-scheduling given up (the table marks it). */
+/* A partition of k SMs; for a count only 2-SM units give, co-scheduling given up (*fine). */
 static int partition_of(const bench_env *env, unsigned k, gctx_partition **out, int *fine)
 {
     gctx_group group = {.num_sms = k};
@@ -245,12 +238,10 @@ void bench_scaling_chart(const bench_env *env, const scaling_result *res, bench_
         return;
     chart_curve *eff = &chart->curve[chart->nb_curves++];
     chart_curve *bw = &chart->curve[chart->nb_curves++];
-    memset(eff, 0, sizeof *eff);
-    memset(bw, 0, sizeof *bw);
-    snprintf(eff->title, sizeof eff->title, "compute-bound: TFLOP/s vs SMs (dashed: linear)");
-    snprintf(eff->y_label, sizeof eff->y_label, "TFLOP/s");
-    snprintf(bw->title, sizeof bw->title, "memory-bound: GB/s vs SMs (dashed: whole GPU)");
-    snprintf(bw->y_label, sizeof bw->y_label, "GB/s");
+    *eff = (chart_curve){.title = "compute-bound: TFLOP/s vs SMs (dashed: linear)",
+                         .y_label = "TFLOP/s"};
+    *bw = (chart_curve){.title = "memory-bound: GB/s vs SMs (dashed: whole GPU)",
+                        .y_label = "GB/s"};
     const scaling_point *full = &res->points[0];
     for (unsigned i = 0; i < res->nb_points && eff->nb_points < CHART_MAX_POINTS; i++) {
         const scaling_point *p = point_at(res, i);

@@ -1,6 +1,4 @@
-/* The chart as SVG, written element by element: percentile rows on a log axis for latency
- * distributions, lines with their physical limit for scaling, and step lines of SMs over
- * time. */
+/* The chart as SVG: percentile rows on a log axis, curves beside their physical limit. */
 #include <math.h>
 #include <stdio.h>
 
@@ -21,14 +19,8 @@ static void text(FILE *f, double x, double y, int size, const char *anchor, cons
 {
     fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"%d\" text-anchor=\"%s\">", x, y, size,
             anchor);
-    for (; *s; s++) {
-        switch (*s) {
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '&': fputs("&amp;", f); break;
-        default: fputc(*s, f);
-        }
-    }
+    for (; *s; s++)
+        fputs(*s == '<' ? "&lt;" : *s == '>' ? "&gt;" : *s == '&' ? "&amp;" : (char[2]){*s, 0}, f);
     fputs("</text>\n", f);
 }
 
@@ -132,8 +124,7 @@ static void curve_panel(FILE *f, const chart_curve *c, double x0, double y0, dou
             fprintf(f, "%.1f,%.1f ", PX(c->x[i]), PY(ys[i]));
         fputs("\"/>\n", f);
     }
-    /* Every point is labelled with its SM count where the labels don't collide; the last
-     * (the largest, often the whole GPU) always is. */
+    /* Each point's SM count where the labels don't collide; the last always. */
     double at[CHART_MAX_POINTS], width[CHART_MAX_POINTS];
     int keep[CHART_MAX_POINTS];
     for (unsigned i = 0; i < c->nb_points; i++) {

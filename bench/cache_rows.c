@@ -40,8 +40,6 @@ static const struct {
      {.a = "layouts_16x2_warm_ms_summary", .a_p50 = "layouts_16x2_warm_ms"}},
 };
 
-/* ---- re-partitions, their time and the device memory they lose ---- */
-
 static int build(const bench_env *env, unsigned sms, bench_pair *s)
 {
     gctx_group g = {.num_sms = sms};
@@ -66,8 +64,7 @@ static int free_memory(const bench_env *env, size_t *free_bytes)
     return rc;
 }
 
-/* cycles re-partitions with the cache at `limit` (0: off), each timed from the teardown of
- * the old ratio to the new streams, and the device memory they lost. */
+/* cycles re-partitions with the cache at `limit` (0: off): their time, the memory they lost. */
 static int repartitions(const bench_env *env, cache_rows *rows, unsigned limit, double *us,
                         bench_summary *time, bench_summary *lost_mib)
 {
@@ -96,33 +93,26 @@ static int repartitions(const bench_env *env, cache_rows *rows, unsigned limit, 
     return 0;
 }
 
-/* ---- layouts ---- */
-
-/* Host time of a switch, the barrier (gctx_layouts_switch) and by part
- * (GCTX_LAYOUTS_ORDER_BY_PART); on a GPU also the device gap each adds: kernel A (long enough
- * that what follows is queued before it ends) and kernel B on the old layout's stream, a
- * switch, kernel C on the new layout's: the gap B end -> C start, against A end -> B start.
- * Beside them the same hand-over by hand, with A and B queued alike: per partition one
- * cuEventRecord on the old layout's stream and one cuStreamWaitEvent on the new layout's (the
- * floor, what the switch by part calls; the barrier adds a wait per partition but one). */
+/* Host time of a switch, the barrier and by part; on a GPU also the device gap it adds:
+ * kernels A (long) and B on the old layout's stream, a switch, C on the new layout's: the gap
+ * B end -> C start, against A end -> B start. Beside them the same hand-over by hand. */
 #define SWITCH_PARTS 2
-/* A rep's values, each a column of reps: its timings, its check, and room for a copy. */
+/* A rep's values, each a column of reps: host times, device gaps, its check, room for a copy. */
 enum {
-    SW_HOST, SW_BY_PART, SW_BY_HAND, SW_BARRIER, /* host time: the four kinds of switch */
-    SW_GAP, SW_BY_PART_GAP, SW_SAME,             /* the device gaps */
+    SW_HOST, SW_BY_PART, SW_BY_HAND, SW_BARRIER,
+    SW_GAP, SW_BY_PART_GAP, SW_SAME,
     SW_CHECK, SW_SCRATCH, SWITCH_VALUES
 };
-/* A switch is about a microsecond of host time, its target a p99: 4 of its reps to one of the
- * bench's (800 by default), so that the p99 is no longer the second highest of 200. */
+/* 4 switch reps to one of the bench's (800 by default): the p99 no longer the second highest. */
 #define SWITCH_REPS_PER_REP 4
-#define SWITCH_SPIN_US 2000 /* before each block of timed reps: the CPU at speed */
+#define SWITCH_SPIN_US 2000
 #define SWITCH_MOVE_EVERY 100 /* reps a block, on the CPU quietest at its start (bench_pin.h) */
 typedef struct switch_run {
     gctx_layouts *layouts;
     CUcontext ctx[2][SWITCH_PARTS]; /* [layout][partition] */
     CUstream stream[2][SWITCH_PARTS];
     CUevent by_hand[2][SWITCH_PARTS]; /* made in the context of the stream of the same index */
-    bench_module mod[2];              /* in partition 0 of each layout, where the kernels run */
+    bench_module mod[2]; /* in partition 0 of each layout, where the kernels run */
     gcu_deviceptr out, stamps; /* stamps: A, B, C slots of two 64-bit words */
     int kernels;
 } switch_run;
@@ -171,8 +161,7 @@ static int switch_begin(const bench_env *env, const cache_rows *rows, switch_run
            bench_alloc(env, &run->stamps, 6 * sizeof(unsigned long long), "stamps");
 }
 
-/* Kernels A (long) and B on the old layout's partition 0, so that what follows is timed while
- * the old layout is busy, as a switch in a real program is. */
+/* A (long) and B on the old layout: what follows is timed while it is busy, as in a program. */
 static int queue_old(const bench_env *env, switch_run *run, int from)
 {
     const gcu_deviceptr slot = sizeof(unsigned long long) * 2;
@@ -219,50 +208,41 @@ static int one_switch(const bench_env *env, switch_run *run, int from, unsigned 
     return rc;
 }
 
-/* Stream i of layout `to` waits for what was last recorded on stream of_i of layout `of`. */
-static gcu_result hand_wait(const bench_env *env, const switch_run *run, int to, int i, int of,
-                            int of_i)
-{
-    return env->drv->cuStreamWaitEvent(run->stream[to][i], run->by_hand[of][of_i], 0);
-}
-
-static gcu_result hand_record(const bench_env *env, const switch_run *run, int of, int i)
-{
-    return env->drv->cuEventRecord(run->by_hand[of][i], run->stream[of][i]);
-}
-
-/* A switch's twins by hand, from layout from to the other: by part (new stream i waits for
- * old stream i: the floor), or the barrier's funnel as src/layouts.c makes it (old streams
- * 1.. recorded and waited for by old stream 0, which records once, and every new stream
- * waits for that). */
+/* A switch's twins by hand: by part (new stream i waits for old stream i), or the barrier's
+ * funnel as src/layouts.c makes it (old streams 1.. into old stream 0, every new one on it). */
 static int one_by_hand(const bench_env *env, switch_run *run, int from, int barrier,
                        double *host)
 {
     const int to = !from;
     if (queue_old(env, run, from))
         return -1;
+    const raw_driver *drv = env->drv;
+/* Record on stream i of layout of; stream i of layout to waits for stream j's of layout of. */
+#define RECORD(of, i) drv->cuEventRecord(run->by_hand[of][i], run->stream[of][i])
+#define WAIT(to, i, of, j) drv->cuStreamWaitEvent(run->stream[to][i], run->by_hand[of][j], 0)
     gcu_result r = GCU_SUCCESS;
     double t0 = bench_now_us();
     if (!barrier) {
         for (int i = 0; i < SWITCH_PARTS && r == GCU_SUCCESS; i++)
-            if ((r = hand_record(env, run, from, i)) == GCU_SUCCESS)
-                r = hand_wait(env, run, to, i, from, i);
+            if ((r = RECORD(from, i)) == GCU_SUCCESS)
+                r = WAIT(to, i, from, i);
     } else {
         for (int i = 1; i < SWITCH_PARTS && r == GCU_SUCCESS; i++)
-            if ((r = hand_record(env, run, from, i)) == GCU_SUCCESS)
-                r = hand_wait(env, run, from, 0, from, i);
+            if ((r = RECORD(from, i)) == GCU_SUCCESS)
+                r = WAIT(from, 0, from, i);
         if (r == GCU_SUCCESS)
-            r = hand_record(env, run, from, 0);
+            r = RECORD(from, 0);
         for (int j = 0; j < SWITCH_PARTS && r == GCU_SUCCESS; j++)
-            r = hand_wait(env, run, to, j, from, 0);
+            r = WAIT(to, j, from, 0);
     }
     *host = bench_now_us() - t0;
+#undef RECORD
+#undef WAIT
     return bench_cu(r, "a switch by hand (cuEventRecord, cuStreamWaitEvent)") ||
            (run->kernels && drain(env, run));
 }
 
-/* One rep's four switches, in the order `first` says (it turns every other rep, so that
- * none always follows another, as in the overhead table), into t[SW_HOST .. SW_SAME]. */
+/* One rep's four switches from `first` on (turning: none always follows another) into t. */
 #define SWITCH_KINDS 4
 static int one_rep(const bench_env *env, switch_run *run, int from, unsigned first, double *t)
 {
@@ -282,8 +262,7 @@ static int one_rep(const bench_env *env, switch_run *run, int from, unsigned fir
     return rc;
 }
 
-/* Where each column goes: its row and side (0: a, 1: b), and the host times' over their quiet
- * reps (bench_pin.h). */
+/* Each column's row and side (0: a, 1: b), and for host times where their quiet reps go. */
 static const struct {
     int row, side, quiet_row, quiet_side;
 } columns[SW_CHECK] = {
@@ -301,8 +280,7 @@ static bench_summary *side_of(bench_row *r, int side, int quiet)
     return quiet ? (side ? &r->b_quiet : &r->a_quiet) : side ? &r->b : &r->a;
 }
 
-/* v: room for SWITCH_VALUES values a rep. Blocks of SWITCH_MOVE_EVERY reps, each after the
- * pin moved and warm-ups. */
+/* v: room for SWITCH_VALUES values a rep. */
 static int switches(const bench_env *env, unsigned reps, bench_pin *pin, cache_rows *rows,
                     double *v)
 {
@@ -346,12 +324,9 @@ static int switches(const bench_env *env, unsigned reps, bench_pin *pin, cache_r
     return rc;
 }
 
-/* 16 layouts of {8k, rest} (k x a 16th of the device's SMs elsewhere): with an empty cache,
- * then again with every context cached, and the same 16 splits, 32 contexts and 32 streams by
- * hand (raw_setup_build, each layout's split planned by greenctx outside the clock so that
- * both sides make the same partitions; the layouts' 32 events, a few us, are greenctx's
- * alone). Builds alternate which side goes first; each cold build's contexts, trimmed, leave
- * the driver's 4 MiB each behind. */
+/* 16 layouts of {8k, rest} (k x a 16th of the device elsewhere), from an empty cache and from
+ * a full one, against the same splits, 32 contexts and streams by hand (planned by greenctx
+ * off the clock); builds alternate which side goes first. */
 #define LAYOUTS 16
 #define LAYOUT_BUILDS 15
 #define QUICK_LAYOUT_BUILDS 5
@@ -363,9 +338,7 @@ typedef struct layouts_run {
     raw_setup setups[LAYOUTS];
 } layouts_run;
 
-/* Milliseconds for the 16 layouts with an empty cache, then for the same from the cache. The
- * cache is emptied again after, so that the side by hand never runs beside 32 cached
- * contexts that this one does not have. */
+/* ms for the layouts from an empty cache, then from a full one; emptied again for by hand. */
 static int layouts_through_greenctx(const bench_env *env, layouts_run *run, double ms[2])
 {
     if (bench_gctx(gctx_cache_trim(env->device), "gctx_cache_trim"))
@@ -461,7 +434,7 @@ int cache_rows_measure(const bench_env *env, unsigned reps, bench_pin *pin, cach
     unsigned limit;
     if (bench_gctx(gctx_cache_get_limit(env->device, &limit), "gctx_cache_get_limit"))
         return -1;
-    /* Room for the longest of: a cycle's time, SWITCH_VALUES a switch, 3 a layouts build. */
+    /* Room for the longest: a cycle's time, SWITCH_VALUES a switch, 3 a layouts build. */
     const unsigned switch_reps = rows->switch_reps = SWITCH_REPS_PER_REP * reps;
     unsigned most = switch_reps > rows->cycles ? switch_reps : rows->cycles;
     size_t n = SWITCH_VALUES * (size_t)(most > rows->layout_builds ? most : rows->layout_builds);

@@ -198,8 +198,7 @@ static void draw(const bench_env *env, const void *result, bench_chart *chart)
         bench_scaling_chart(env, &r->scaling, chart);
 }
 
-/* The command line for the header, the driver and the device; an exit code (the device is
- * closed again on failure). */
+/* The command line, the driver and the device (closed again on failure); an exit code. */
 static int open_env(greenctx_tool_options *opts, int argc, char **argv, bench_env *env)
 {
     command_line(opts, argc, argv, env->command, sizeof env->command);

@@ -1,11 +1,7 @@
-"""Elastic partitions over PyTorch and greenctx's Python package: a latency workload shaped like
-LLM decode beside a throughput workload shaped like prefill, on the same arrival trace in every
-arm. docs/elastic.md ("The bench") says what it needs, what each arm, the model, the traces and
-the timing are; BENCHMARKS.md ("Elastic partitions") what it measured. The calibration and the
-one-process arms run as `--role 1p`, each two-process arm's tenants as `--role decode|prefill`.
---dry: the simulated driver, and each stream a clock that a launch moves by the model's bytes
-and FLOPs on its SMs (DryWork): the plumbing, not figures.
-"""
+"""Elastic partitions over PyTorch and greenctx: LLM decode beside prefill, on the same arrival
+trace in every arm (docs/elastic.md, "The bench"; BENCHMARKS.md, "Elastic partitions"). The
+one-process arms run as `--role 1p`, the two-process arms' tenants as `--role decode|prefill`.
+--dry: the simulated driver, each stream a clock (DryWork): the plumbing, not figures."""
 import argparse
 import bisect
 import ctypes
@@ -99,15 +95,14 @@ class Trace:
 # ---- the work: torch on a GPU, or --dry's clocks ----
 
 class TorchWork:
-    """The model's tensors, and one decode step, prefill unit or GEMM launched on a stream
-    (a torch stream, or a greenctx Stream, wrapped once)."""
+    """The model's tensors; a decode step, prefill unit or GEMM on a torch or greenctx stream."""
     def __init__(self, torch, a):
         self.torch, self.a, self.wrapped = torch, a, {}
         bf, dev, t = torch.bfloat16, "cuda", 2 * a.chunk
         rnd = lambda *shape: torch.randn(*shape, device=dev, dtype=bf)  # noqa: E731
         self.w = [[rnd(r, c) for r, c in MATRICES] for _ in range(a.layers)]
-        self.k = [rnd(a.batch, KV_HEADS, a.context, HEAD_DIM) for _ in range(a.layers)]
-        self.v = [rnd(a.batch, KV_HEADS, a.context, HEAD_DIM) for _ in range(a.layers)]
+        self.k, self.v = ([rnd(a.batch, KV_HEADS, a.context, HEAD_DIM) for _ in range(a.layers)]
+                          for _ in "kv")
         self.device_sms = torch.cuda.get_device_properties(0).multi_processor_count
         self.splits = [attn_splits(a, b, self.device_sms) for b in range(a.batch + 1)]
         self.q = rnd(a.batch * KV_HEADS * self.splits[1] * (Q_HEADS // KV_HEADS) * HEAD_DIM)
@@ -119,12 +114,10 @@ class TorchWork:
         self.set_target, self.targets, self.events, self.last = cublas_target(torch), {}, {}, {}
         self.carveout = getattr(torch._C, "_set_sm_carveout_experimental", None)
         self.cu = ctypes.CDLL("libcuda.so.1")
-        self.elapsed = getattr(self.cu, "cuEventElapsedTime_v2", None) or \
-            self.cu.cuEventElapsedTime
+        self.elapsed = getattr(self.cu, "cuEventElapsedTime_v2", None) or self.cu.cuEventElapsedTime
 
     def sms(self, sms):
-        """cuBLAS's kernels chosen for sms SMs (cublasSetSmCountTarget, and torch's SM carveout
-        for cuBLASLt): else its grids are sized for the whole device."""
+        """cuBLAS's kernels sized for sms SMs (and cuBLASLt's, torch's SM carveout)."""
         if self.set_target is None:
             return
         sms = min(sms, self.device_sms)
@@ -140,8 +133,7 @@ class TorchWork:
                 self.carveout(None if sms >= self.device_sms else self.device_sms - sms)
 
     def mark(self, s, end):
-        """Records s's start (end=False) or end event, made in the stream's own context: the
-        driver won't record a torch event (its primary context's) on a green context's."""
+        """s's start or end event, made in the stream's own context (not a torch event)."""
         h = ctypes.c_void_p(self.stream(s).cuda_stream)
         if not end:
             ctx = ctypes.c_void_p()
@@ -186,8 +178,7 @@ class TorchWork:
             self.sms(sms)
             for layer in range(self.a.layers):
                 for m, (_, cols) in enumerate(MATRICES):
-                    self.torch.mm(self.x[cols][:batch], self.w[layer][m].t(),
-                                  out=self.y[m][:batch])
+                    self.torch.mm(self.x[cols][:batch], self.w[layer][m].t(), out=self.y[m][:batch])
                     if m == 0:  # each KV head's positions in self.splits[batch] parts
                         rows = KV_HEADS * self.splits[batch]
                         kv = (batch, rows, self.a.context // self.splits[batch], HEAD_DIM)
@@ -206,8 +197,7 @@ class TorchWork:
 
 
 class DryWork:
-    """--dry: each stream a clock that a launch moves by the model's time on its SMs (the
-    longer of its bytes' and its FLOPs'), idle once the host's clock passes it."""
+    """--dry: each stream a clock a launch moves by the longer of its bytes' and FLOPs' time."""
     def __init__(self, a):
         self.a, self.busy, self.marks = a, {}, {}
 
@@ -229,8 +219,7 @@ class DryWork:
 
     def decode(self, s, sms, batch, chunk=0):
         layers = self.a.layers
-        self._add(s, sms, 5 * layers, decode_bytes(self.a, batch),
-                  prefill_flops(batch) * layers)
+        self._add(s, sms, 5 * layers, decode_bytes(self.a, batch), prefill_flops(batch) * layers)
         for layer in range(layers if chunk else 0):
             self.prefill(s, sms, layer, chunk)
 
@@ -250,8 +239,7 @@ class DryWork:
 
 
 def attn_splits(a, batch, device_sms):
-    """The parts each KV head's positions are cut into for decode's attention: at least 4
-    blocks per SM of the device at every batch, as the C bench's split-K kernel."""
+    """The parts of each KV head's positions in decode's attention: 4 or more blocks an SM."""
     splits = 1
     while KV_HEADS * batch * splits < 4 * device_sms and a.context % (2 * splits) == 0 and \
             a.context // (2 * splits) >= 64:
@@ -349,8 +337,7 @@ def workloads(a, target_ms, priors, disjoint):
 # ---- one process ----
 
 class Place:
-    """Two greenctx streams (decode, prefill), their SMs, the layout (None: every SM) and an
-    event on each to order a move."""
+    """Decode's and prefill's streams, their SMs, the layout (None: every SM), an event each."""
     def __init__(self, streams, sms, layout, contexts):
         import greenctx
         self.streams, self.sms, self.layout = streams, sms, layout
@@ -358,8 +345,7 @@ class Place:
 
 
 def move(layouts, a, b):
-    """Each workload's stream in b after its own in a only; the host's us in the library's
-    calls (MOVE_TIMED, through ctypes)."""
+    """Each workload's stream in b after its own in a; the host's us in the calls (MOVE_TIMED)."""
     from greenctx._capi import GCTX_LAYOUTS_ORDER_BY_PART, lib
     from greenctx._errors import check
     calls = [(lib.gctx_layouts_switch_ordered, (layouts._handle, b.layout,
@@ -452,8 +438,8 @@ def one_process(a):
 
 
 def run_loop(a, work, layouts, places, cur, trace, target_ms, arm, ctl, chunk):
-    """Decode steps back to back and (but chunked) THR_SLOTS prefill units queued, one a pass,
-    polling both streams; a move ends the queue (the rest would run on the SMs given away)."""
+    """Decode steps back to back and (but chunked) THR_SLOTS prefill units queued, one a pass;
+    a move ends the queue."""
     steps, resizes, layers = [], [], a.layers
     p = places[cur]
     if p.layout is not None:
@@ -519,8 +505,7 @@ def run_loop(a, work, layouts, places, cur, trace, target_ms, arm, ctl, chunk):
 # ---- two processes: one tenant ----
 
 def tenant(a):
-    """A decode or prefill tenant: ready once its kernels ran on every size it may take; one
-    JSON line at its end."""
+    """A decode or prefill tenant, ready once its kernels ran on every size it may take."""
     import greenctx
     work, decode = make_work(a), a.role == "decode"
     priors = json.loads(a.priors)

@@ -1,16 +1,13 @@
-"""Two tenants on one GPU over PyTorch and greenctx's Python package: a latency victim beside a
-hog in each arm of ARMS and PAIRS, then the fault arms (FAULTS). docs/tenants.md says what the
-arms are, BENCHMARKS.md ("Tenants", "The guard") what they measured. One JSON line per arm on
-stdout, a table on stderr; every arm's processes run under an MPS daemon of the script's own.
+"""Two tenants on one GPU over PyTorch and greenctx: a latency victim beside a hog in each arm
+of ARMS and PAIRS, then the fault arms (FAULTS) (docs/tenants.md; BENCHMARKS.md, "Tenants",
+"The guard"). One JSON line per arm on stdout, a table on stderr, under an MPS daemon of its own.
 
   python3 bench/compare/tenants.py [--quick | --length S] [--pairs gemm,decode,bursty,...]
                                    [--arms claims,claims_guard,...,fault,fault_mps] [--dry]
 
-It needs torch with CUDA, greenctx (PYTHONPATH reaching python/) and the greenctx tool (PATH or
-GREENCTX_TOOL). --dry needs neither a GPU nor torch: the simulated driver (GREENCTX_SIM_LIBRARY)
-and a stand-in for nvidia-cuda-mps-control (GREENCTX_MPS_CONTROL); steps are sleeps, so its
-ratios mean nothing.
-"""
+It needs torch with CUDA, greenctx (PYTHONPATH) and the greenctx tool (PATH or GREENCTX_TOOL).
+--dry: the simulated driver (GREENCTX_SIM_LIBRARY), a stand-in MPS control (GREENCTX_MPS_CONTROL)
+and sleeps for steps: its ratios mean nothing."""
 import argparse
 import contextlib
 import ctypes
@@ -31,21 +28,16 @@ VICTIM_SMS = 16
 ARMS = {
     "victim_alone": ("claim", None, False),
     # The guard's cost to a victim alone: reported (cooperative) or sampled (under run)
-    "victim_guarded": ("claim", None, True),
-    "victim_run": ("run", None, False),
-    "victim_run_guarded": ("run", None, True),
-    "hog_alone": (None, "claim", False),
-    "hog_alone_primary": (None, "primary", False),
-    "claims": ("claim", "claim", False),
-    "claims_guard": ("claim", "claim", True),
-    "claims_paced": ("run", "run", True),
+    "victim_guarded": ("claim", None, True), "victim_run": ("run", None, False),
+    "victim_run_guarded": ("run", None, True), "hog_alone": (None, "claim", False),
+    "hog_alone_primary": (None, "primary", False), "claims": ("claim", "claim", False),
+    "claims_guard": ("claim", "claim", True), "claims_paced": ("run", "run", True),
     "mps_plain": ("primary", "primary", False),
     "mps_percentage": (f"pct:{round(100 * VICTIM_SMS / 132)}",
                        f"pct:{100 - round(100 * VICTIM_SMS / 132)}", False),
     # The hog on a static claim of N SMs: the trade a guard knowing the best N would make
     **{f"claims_cap{n}": ("claim", f"claim:{n}", False) for n in (32, 48, 64)},
-    "sliced_primary": ("primary", "primary", False),
-    "sliced_claims": ("claim", "claim", False),
+    "sliced_primary": ("primary", "primary", False), "sliced_claims": ("claim", "claim", False),
 }
 NO_MPS = {"sliced_primary", "sliced_claims"}
 INTERLEAVED = {"victim_guarded"}  # the cooperative guard's cost: reported and not, in turn
@@ -61,8 +53,7 @@ PAIRS = {"gemm": ("gemm", "gemm", False, 1.10), "decode": ("decode", "copy", Fal
 DRY_STEP_S = {"gemm": 0.0014, "decode": 0.0005, "copy": 0.005, "fma": 0.0007, "read": 0.00004,
               "small": 0.00001}
 # The C bench's kernels: the fma pair's, the faulter's store to 0x10, a new tenant's first
-PTX = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "kernels",
-                   "bench_kernels.ptx")
+PTX = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "kernels", "bench_kernels.ptx")
 FMA_BLOCKS_SM, FMA_VICTIM_ITERS, FMA_HOG_ITERS, FMA_HOG_CHUNKS = 8, 20000, 480, 64
 # The C bench's victims paused 0.5 ms between requests (what time-slicing gives the hog)
 VICTIM_GAP_S = {"fma": 0.0005, "read": 0.0005}
@@ -90,8 +81,7 @@ def work(kind, torch, role="victim", sms=VICTIM_SMS):
         return lambda _out=out: cu_check(launch(torch.cuda.current_stream().cuda_stream,
                                                 b"gc_fma", grid, args, sync=False), "gc_fma")
     if kind == "gemm":  # victim: ~1.4 ms on 16 SMs; hog: seconds of GEMMs per launch batch
-        a = torch.randn(4096, 4096, device=dev, dtype=torch.bfloat16)
-        b = torch.randn(4096, 4096, device=dev, dtype=torch.bfloat16)
+        a, b = (torch.randn(4096, 4096, device=dev, dtype=torch.bfloat16) for _ in "ab")
         return lambda: torch.matmul(a, b)
     if kind == "decode":  # a decode step: every weight read once (128 MiB)
         w = torch.randn(8192, 8192, device=dev, dtype=torch.bfloat16)
@@ -198,8 +188,7 @@ def tenant(args):
     if steps:
         out["p50_ms"], out["p99_ms"] = pct(steps, 0.50), pct(steps, 0.99)
     if unreported:
-        out["unreported_p50_ms"], out["unreported_p99_ms"] = (pct(unreported, 0.50),
-                                                              pct(unreported, 0.99))
+        out["unreported_p50_ms"], out["unreported_p99_ms"] = (pct(unreported, q) for q in (.5, .99))
         out["report_p50_us"] = pct(reports, 0.50)
         out["report_mean_us"] = sum(reports) / len(reports)  # with the state line's writes
     if args.bursty and settled:  # a burst's first steps apart: what the hog's shrink costs
@@ -220,8 +209,8 @@ def tenth(into):  # which tenth of a burst a time into it (s) falls in
 
 
 def burst_delays(victim, hog):
-    """The cooperative hog's medians over the bursts (ms): from a burst's start to its first
-    shrink, from its end to having everything back (tests/tenants_bursts.py)."""
+    """The cooperative hog's medians (ms) from a burst's start to its first shrink, and from its
+    end to having everything back (tests/tenants_bursts.py)."""
     shrunk, back = {}, {}  # by burst: the first of each
     offset = hog["began"] - victim["began"]
     for t, level, _, _ in hog.get("guard_actions", []):
@@ -246,8 +235,7 @@ _cu = {}
 
 
 def launch(stream, name, grid=1, args=(), sync=True):
-    """One launch of PTX's kernel name on the stream handle, in the stream's own context (a
-    library loads into the context current), and with sync its synchronize: the result."""
+    """PTX's kernel name launched on the stream handle in its own context (and synchronized)."""
     if not _cu:
         _cu["lib"] = cu = ctypes.CDLL("libcuda.so.1")
         lib = ctypes.c_void_p()
@@ -293,8 +281,7 @@ def faulter(args, claim, stream, step, on, torch):
 
 
 def launcher(args, claim, stream, step, on, torch):
-    """The fault arm's bystander: small kernels back to back, counting those that fail; then
-    what the library tells it (its claim's fault report)."""
+    """The fault arm's bystander: small kernels, those that fail counted; its fault report."""
     scenario.ready()
     ok = failed = 0
     first_at, first = None, ""
@@ -335,9 +322,8 @@ def told(claim, result):
 
 
 class Advice:
-    """A cooperative hog's guard on a thread of its own, as a serving loop would ask it: every
-    15 ms or when the victim publishes its steps. Its NVML reads take ms the launching thread
-    goes on meanwhile (ctypes lets go of the GIL); its failure ends the tenant (latest())."""
+    """A cooperative hog's guard on a thread of its own (its NVML reads take ms), every 15 ms or
+    when the victim publishes its steps; its failure ends the tenant (latest())."""
     def __init__(self, claim):
         self.claim, self.now, self.error = claim, None, None
         self.lock, self.stop = threading.Lock(), threading.Event()
@@ -469,8 +455,7 @@ def tenant_cmd(role, kind, seconds, runtime, dry, place="claim"):
 
 
 def run_fault(name, mps, seconds, env, runtime, tool, dry):
-    """The faulter on the victim's SMs, the launcher on the rest, then new tenants until one
-    runs."""
+    """The faulter on the victim's SMs, the launcher on the rest, new tenants until one runs."""
     e = env if mps else scenario.no_mps(env)
     procs = []
     for role in ("faulter", "launcher"):
@@ -578,8 +563,8 @@ def main():
 
 
 def run_pair(pair, arms, args, env, runtime, tool):
-    """The pair's arms in ARMS' order (victim_alone first: its p99 sets the guard's target),
-    each row with its ratios over its baselines', printed."""
+    """The pair's arms in ARMS' order (victim_alone's p99 sets the guard's target), printed
+    with their ratios over their baselines'."""
     bursty, factor = PAIRS[pair][2:]
     seconds = (10 if bursty else 3) if args.quick else (30 if bursty else 20)
     seconds = (2 if bursty else 0.5) if args.dry else seconds
