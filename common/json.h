@@ -1,26 +1,8 @@
 /*
- * The one JSON writer of greenctx: every document the tool writes on stdout (info, plan, map,
- * run --sweep, bench, errors) is written through it, so every document is valid JSON, valid
- * UTF-8, and starts with the same two members (the preload's parts of `run --report` use its
- * strings, greenctx_json_string):
- *
- *     {"greenctx_version":"0.3.0","schema":"greenctx.plan/1", ...}
- *
- * "schema" names the document's shape and its version (greenctx.<what>/<n>); n grows when a
- * member changes meaning or goes away, never when one is added.
- *
- *     json_writer w;
- *     json_begin(&w, stdout, "greenctx.plan/1");
- *     json_int(&w, "device", 0);
- *     json_array(&w, "groups");          // members of an array take a NULL key
- *     json_object(&w, NULL);
- *     json_uint(&w, "sm_count", 24);
- *     json_close(&w);                    // the object
- *     json_close(&w);                    // the array
- *     json_end(&w);                      // closes what is open, then "}\n"
- *
- * Strings are escaped, and bytes that are not UTF-8 (a non-UTF-8 argument, a name cut in the
- * middle of a character) are written as U+FFFD, so a reader never sees invalid text.
+ * The one JSON writer of greenctx: every document the tool writes is valid JSON and UTF-8
+ * (bytes that are not UTF-8 are written as U+FFFD) and starts with greenctx_version and
+ * schema ("greenctx.<what>/<n>": n grows when a member changes meaning or goes away, never
+ * when one is added). Inside an array, members take a NULL key.
  */
 #ifndef GREENCTX_COMMON_JSON_H
 #define GREENCTX_COMMON_JSON_H

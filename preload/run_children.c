@@ -1,18 +1,10 @@
 /*
- * What the programs a confined process starts get (docs/run.md, "Child processes").
- *
- * Until this process uses CUDA through the preload, nothing changes: LD_PRELOAD and the
- * GREENCTX_RUN_* variables pass on as they are, so confinement follows the program the user
- * named through the wrappers that start it (env, nice, timeout, shells, scripts), whichever
- * setenv the wrapper exports (bash has its own). Under GREENCTX_RUN_INHERIT=0, once it has
- * (run_release_children), every program it starts gets an environment without this library
- * in LD_PRELOAD and without GREENCTX_RUN_*:
- * - its environ is replaced by such a copy (what execv, execvp, execl, execlp, system, popen
- *   and the program's own posix_spawn(..., environ) pass on);
- * - the exec family and posix_spawn, exported here, clean the environment they are given (a
- *   copy taken earlier, as Python's os.environ is).
- * Every exec first writes this process's report part: an exec replaces the process without
- * running its atexit handlers.
+ * What the programs a confined process starts get (docs/run.md, "Child processes"). Until it
+ * uses CUDA, the variables pass on untouched, so confinement follows the program through
+ * wrappers (env, shells, scripts). Under GREENCTX_RUN_INHERIT=0, once it has, environ is
+ * replaced by a clean copy and the exec family and posix_spawn, exported here, clean the
+ * environment they are given (a copy taken earlier, as Python's os.environ is). Every exec
+ * first writes this process's report part: an exec runs no atexit handlers.
  *
  * The exec wrappers may run in a vfork child, which shares its parent's memory: they write
  * only their own stack (the environment they build is a variable-length array there) and call

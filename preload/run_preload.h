@@ -1,22 +1,10 @@
 /*
- * The preload of `greenctx run` (libgreenctx_preload.so), shared by its files. docs/run.md
- * says how it works; in short:
- *
- * - cudart (shared or static), cuda-python and torch find the driver with dlopen and one
- *   dlsym of cuGetProcAddress_v2, then get every entry point through it. The preload exports
- *   dlsym (run_dlsym.c), so that lookup returns its own cuGetProcAddress, which hands out
- *   wrappers for the few calls that bind or return contexts, and for those that tell a
- *   device's SM count (run_hooks.c). Programs linked
- *   with -lcuda reach the same wrappers through the cu* names the preload exports.
- * - Before the program's first bind, every device it may use gets a green context made with
- *   the greenctx library (run_setup.c); binds of a device's primary context go to that green
- *   context, on every thread, and the program is shown the primary context where it reads the
- *   current context back. Kernel launches, streams and graphs are not wrapped for that: they
- *   run in the current context, which is the green one. Under --class (the guard), the
- *   launches and waits of that program are (run_pace.c).
- * - What cannot be confined is refused (cuCtxCreate, cuGreenCtxCreate, a context of no
- *   confined device: CUDA_ERROR_NOT_PERMITTED) or stops the program with exit status 125
- *   before it runs a kernel (no driver, a request the device can't give, a bad variable).
+ * The preload of `greenctx run` (libgreenctx_preload.so), shared by its files; docs/run.md says
+ * how it works. Programs find the driver's entry points through cuGetProcAddress (reached by
+ * the dlsym the preload exports) or the cu* names it exports; both hand out its wrappers of
+ * the calls that bind, return or size contexts (run_hooks.c), which bind each confined
+ * device's green context (run_setup.c) in place of its primary one. What can't be confined is
+ * refused, or the program stops with exit status 125 before it runs a kernel.
  *
  * Its globals, one line each: the file that writes it (any file may read them).
  *   run_cfg               run_config.c: its constructor, before main; never after
@@ -178,26 +166,19 @@ void *run_hook_for_symbol(const char *name);
 
 /* ---- run_pace.c: the guard of greenctx run --class ---------------------------------------- */
 
-/* The wrapper of a launch or a wait (cuLaunchKernel, cuLaunchKernelEx, cuGraphLaunch, the
- * async copies cuMemcpyAsync and cuMemcpyDtoDAsync_v2, their _ptsz names,
- * cuStreamSynchronize[_ptsz], cuCtxSynchronize, cuEventSynchronize) for a guarded
- * program (best-effort: paced; latency: its steps sampled), or NULL. */
+/* The wrapper of a launch, async copy or wait for a guarded program (best-effort: paced;
+ * latency: its steps sampled), or NULL. */
 void *run_pace_hook_for_symbol(const char *name);
-/* The same for cuGetProcAddress's base name, remembering the driver's function (version and
- * flags as the program asked; whether a NULL stream is the per-thread default stream, by
- * what the driver handed out). */
+/* The same for cuGetProcAddress's base name, remembering the driver's function. */
 void *run_pace_hook_for_proc(const char *symbol, int version, unsigned long long flags,
                              void *driver_fn);
 
 /* ---- run_fault.c: a context that died of a sticky fault ----------------------------------- */
 
-/* When `result` (what a driver call on device d returned; d may be NULL) is a sticky fault
- * (700 and its kin: the context is dead), records it in the claims registry
- * (gctx_claim_report_fault) and prints its line on stderr, once per process. The program's
- * own result is never changed. */
+/* When `result` of a driver call on device d (may be NULL) is a sticky fault (the context is
+ * dead), records it in the claims registry and says so on stderr, once per process. */
 void run_fault_seen(run_device *d, cu_result result);
-/* Asks each claimed device's context whether it died (cuStreamQuery of the claim's stream),
- * as above. */
+/* Asks each claimed device's context whether it died, as above. */
 void run_fault_check_at_exit(void);
 
 /* ---- run_report.c ------------------------------------------------------------------------- */
@@ -211,9 +192,8 @@ void run_report_write_part(void);
 
 /* ---- run_children.c ----------------------------------------------------------------------- */
 
-/* Under GREENCTX_RUN_INHERIT=0, called as this process starts using CUDA: from then on the
- * programs it starts get an environment without this library in LD_PRELOAD and without the
- * GREENCTX_RUN_* variables. */
+/* Under GREENCTX_RUN_INHERIT=0, as this process starts using CUDA: the programs it starts
+ * from then on get neither this library in LD_PRELOAD nor GREENCTX_RUN_*. */
 void run_release_children(void);
 
 #endif

@@ -1,21 +1,9 @@
 /*
- * The tool's command line: one parser for the global options and every command's own.
- *
- * Every option is accepted as `--name value` and as `--name=value`, before or after the
- * command. The options every command shares (--sim, --device or -d, --json or -j, --verbose,
- * --help or -h: opts->usage) are handled here, so `greenctx plan --sim h200 24 40` and
- * `greenctx --sim h200 plan 24 40` are the same.
- * A lone "--" ends the options: what follows is positional even if it starts with "-".
- *
- *     greenctx_args args;
- *     greenctx_args_begin(&args, argc, argv, opts);
- *     for (;;) {
- *         int id = greenctx_args_next(&args, own_options);
- *         if (id == GREENCTX_ARG_END) break;
- *         if (id == GREENCTX_ARG_STOP) return args.rc; // message or --help's usage printed
- *         if (id == GREENCTX_ARG_POSITIONAL) use(args.value);
- *         else                               own option `id`, its value in args.value
- *     }
+ * The tool's command line: one parser for the global options and every command's own. Every
+ * option is accepted as `--name value` and `--name=value`, before or after the command; the
+ * shared ones (--sim, --device/-d, --json/-j, --verbose, --help/-h) are handled here. A lone
+ * "--" ends the options. A command loops on greenctx_args_next until GREENCTX_ARG_END,
+ * returning args.rc on GREENCTX_ARG_STOP (a message or its --help was printed).
  */
 #ifndef GREENCTX_TOOL_OPTIONS_H
 #define GREENCTX_TOOL_OPTIONS_H

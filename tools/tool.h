@@ -1,22 +1,9 @@
 /*
- * Shared declarations of the greenctx tool (tools/greenctx.c dispatches to the commands).
- *
- * Adding a command:
- * 1. write `int greenctx_cmd_NAME(int argc, char **argv, greenctx_tool_options *opts)`
- *    in tools/cmd_NAME.c (and add the file to tools/CMakeLists.txt), parsing its arguments
- *    with tools/options.h (which also takes the shared options: --sim, --device, --json,
- *    and prints its --help, greenctx_NAME_usage);
- * 2. add one row {"NAME", greenctx_cmd_NAME, "one-line help", greenctx_NAME_usage, ...} to
- *    the table in commands.c.
- *
- * A command gets argv as the command sees it: argv[0] is the command's name ("info"),
- * argv[1..argc-1] its own arguments, after the global options. It returns the tool's exit
- * code: GREENCTX_EXIT_OK, GREENCTX_EXIT_FAILED, GREENCTX_EXIT_USAGE (or the parser's
- * GREENCTX_EXIT_HELP). It prints results on stdout and errors through greenctx_tool_error()
- * (stderr, and a JSON error under --json).
- * Every command that uses the driver calls greenctx_tool_start() once its arguments are
- * parsed and before printing anything, so that a run on the simulated driver says so first
- * (`mps` uses none).
+ * Shared declarations of the greenctx tool. A command is greenctx_cmd_NAME in cmd_NAME.c and
+ * one row of commands.c's table; it gets argv from its own name on, parses it with options.h,
+ * returns a GREENCTX_EXIT_* code and reports errors with greenctx_tool_error. One that uses
+ * the driver calls greenctx_tool_start before printing anything, so that a run on the
+ * simulated driver says so first.
  */
 #ifndef GREENCTX_TOOL_H
 #define GREENCTX_TOOL_H
