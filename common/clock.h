@@ -1,5 +1,5 @@
 /* The monotonic clock in nanoseconds, and a sleep until a time of it: what the tool's and the
- * preload's timings and the preload's pacer share. */
+ * preload's timings, the preload's pacer and the simulator's spinning kernels share. */
 #ifndef GREENCTX_COMMON_CLOCK_H
 #define GREENCTX_COMMON_CLOCK_H
 

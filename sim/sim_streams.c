@@ -9,10 +9,9 @@
  * context's default streams (legacy and per-thread) share one queue. Streams do not slow
  * each other down.
  */
-#include <errno.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "greenctx_sim.h"
 #include "sim_internal.h"
 
@@ -71,23 +70,6 @@ void sim_streams_reset(void)
     sim_pool_clear(&events);
     memset(primary_done_ns, 0, sizeof primary_done_ns);
     memset(default_calls, 0, sizeof default_calls);
-}
-
-static long long now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (long long)t.tv_sec * 1000000000ll + t.tv_nsec;
-}
-
-/* Sleeps until t, lock not held: a synchronize's wait for spinning work, while other threads
- * call the driver, as on a GPU. */
-static void sleep_until(long long t)
-{
-    struct timespec ts = {(time_t)(t / 1000000000ll), (long)(t % 1000000000ll)};
-    if (t > now_ns())
-        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-            continue;
 }
 
 /* The green context a stream was made in while it lives; NULL for a primary-context stream. */
@@ -149,7 +131,7 @@ static long long *done_at(CUstream s, const sim_ctx *c)
 
 void sim_stream_run(CUstream s, const sim_ctx *c, long long ns)
 {
-    long long *done = done_at(s, c), now = now_ns();
+    long long *done = done_at(s, c), now = clock_now_ns();
     *done = (*done > now ? *done : now) + ns;
 }
 
@@ -278,16 +260,16 @@ static gcu_result work_done(int sym, CUstream stream, CUevent event, long long *
     SIM_END();
 }
 
-/* A synchronize sleeps until that work is done (lock not held); a query answers NOT_READY
- * before. */
+/* A synchronize sleeps until that work is done (lock not held, so that other threads call
+ * the driver meanwhile, as on a GPU); a query answers NOT_READY before. */
 static gcu_result wait_or_query(int sym, CUstream stream, CUevent event)
 {
     long long done = 0;
     gcu_result rc = work_done(sym, stream, event, &done);
     bool wait = sym != SIM_SYM_cuStreamQuery && sym != SIM_SYM_cuEventQuery;
     if (rc == GCU_SUCCESS && wait)
-        sleep_until(done);
-    else if (rc == GCU_SUCCESS && done > now_ns())
+        clock_sleep_until(done);
+    else if (rc == GCU_SUCCESS && done > clock_now_ns())
         rc = GCU_ERROR_NOT_READY;
     return rc;
 }
