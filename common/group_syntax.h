@@ -1,14 +1,10 @@
 /* The group syntax of `plan`, `map` and `run`, as a pure parser: it prints nothing and
- * returns what is wrong, so that the tool prints it its way (tools/groups.c) and the
- * preload and the Slurm plugin carry no printing of the tool's.
+ * returns what is wrong, so that the preload and the Slurm plugin carry no printing of the
+ * tool's (tools/groups.c prints it).
  *
  *   COUNT[:cN][:pN][:b]   COUNT SMs; cN co-scheduled units of N SMs, pN preferred units of N,
  *                         b backfill (may take SMs outside whole units)
- *   P%[...]               P percent of the partition's SMs. Percentages that add up to at
- *                         most 100% always fit: the shares are cut at multiples of the
- *                         smallest partition (cumulative bounds, rounded down, at least one
- *                         unit each), and a last group that brings the total to 100% takes
- *                         everything left (as `rest` does)
+ *   P%[...]               P percent of the partition's SMs (percentages up to 100% always fit)
  *   0[...]                discovery: every SM still free when the group's turn comes
  *   rest                  0:b, the last group: everything left over
  */

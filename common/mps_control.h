@@ -1,9 +1,7 @@
 /*
- * An MPS control daemon with its own pipe and log directories: finding the control program,
- * running it, and asking whether a daemon answers: `greenctx mps` (a daemon under the runtime
- * directory, the user's or a bench script's own). It only runs `nvidia-cuda-mps-control` (GREENCTX_MPS_CONTROL: another program, for
- * tests) with CUDA_MPS_PIPE_DIRECTORY and CUDA_MPS_LOG_DIRECTORY set: the GPU's compute mode
- * and every other setting stay as they are.
+ * An MPS control daemon with its own pipe and log directories (`greenctx mps`): finding the
+ * control program (GREENCTX_MPS_CONTROL: another, for tests), running it, and asking whether a
+ * daemon answers. The GPU's compute mode and every other setting stay as they are.
  */
 #ifndef GREENCTX_MPS_CONTROL_H
 #define GREENCTX_MPS_CONTROL_H

@@ -1,8 +1,7 @@
 /* NVML (libnvidia-ml.so.1), loaded at run time when it is there and never linked: the one
- * loader of the library (the guard's clocks, throttle reasons and memory utilisation) and the
- * tool (info's exact driver version, ps's compute processes). Everything is optional: without
- * NVML, nvml_lib_open says why and the callers leave its facts out. GREENCTX_NVML_LIBRARY
- * names another file (the tests' fake, tests/fake_nvml.c). */
+ * loader of the library (the guard's signals) and the tool (info, ps). Without NVML,
+ * nvml_lib_open says why and the callers leave its facts out. GREENCTX_NVML_LIBRARY names
+ * another file (tests/fake_nvml.c). */
 #ifndef GREENCTX_NVML_LIB_H
 #define GREENCTX_NVML_LIB_H
 

@@ -1,8 +1,7 @@
 /* The protocol between the rooms of `greenctx run`, its GREENCTX_RUN_* variables (docs/run.md
- * has their table): the tool and the Slurm plugin write them for a program
- * (run_session_environment), the preload reads them and no other besides the driver's
- * GREENCTX_CUDA_LIBRARY (another GREENCTX_RUN_* name is refused as a typo), so the rooms can
- * never read them differently. It makes no context and takes no claim (run_session.c does). */
+ * has their table): written by the tool and the Slurm plugin, read by the preload, all through
+ * this one file so the rooms can never read them differently; another GREENCTX_RUN_* name is
+ * refused as a typo. */
 #ifndef GREENCTX_COMMON_RUN_REQUEST_H
 #define GREENCTX_COMMON_RUN_REQUEST_H
 

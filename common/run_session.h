@@ -1,7 +1,6 @@
 /* One `greenctx run` session, the same in its three rooms: the tool and the Slurm plugin plan
- * and claim it, then hand it to the program as its environment (run_session_environment);
- * the preload opens and joins it there. Errors come back as a status and a message in err,
- * which each room prints its way. */
+ * and claim it and hand it to the program as its environment; the preload joins it there.
+ * Errors come back in err, which each room prints its way. */
 #ifndef GREENCTX_COMMON_RUN_SESSION_H
 #define GREENCTX_COMMON_RUN_SESSION_H
 

@@ -1,16 +1,10 @@
 /*
  * SPDX-License-Identifier: Apache-2.0
- * Test API of the simulated CUDA driver (libgreenctx_sim.so). Tests dlsym these names from the
- * same handle they load the driver with. Every function is thread-safe.
- *
- * Installed beside greenctx.h; the driver itself is <libdir>/greenctx/libgreenctx_sim.so. A
- * program's own tests point the library at it (GREENCTX_CUDA_LIBRARY=<that path>, devices in
- * GREENCTX_SIM_DEVICES, e.g. "h200,a100", the driver version in GREENCTX_SIM_DRIVER_VERSION),
- * then check what a real GPU can't show them cheaply:
- *
- *   void *sim = dlopen(getenv("GREENCTX_CUDA_LIBRARY"), RTLD_NOW | RTLD_NOLOAD);
- *   int (*live)(const char *) = (int (*)(const char *))dlsym(sim, "gctxsim_live_objects");
- *   assert(live("all") == 0);   // nothing leaked after the code under test released it all
+ * Test API of the simulated CUDA driver (libgreenctx_sim.so, installed in <libdir>/greenctx/).
+ * A program's tests point the library at it (GREENCTX_CUDA_LIBRARY, GREENCTX_SIM_DEVICES such
+ * as "h200,a100", GREENCTX_SIM_DRIVER_VERSION) and dlsym these names from the same handle
+ * (dlopen with RTLD_NOLOAD), to check what a real GPU can't show cheaply, such as
+ * gctxsim_live_objects("all") == 0 once everything was released. Every function is thread-safe.
  */
 #ifndef GREENCTX_SIM_H
 #define GREENCTX_SIM_H

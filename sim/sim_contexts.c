@@ -1,6 +1,4 @@
-/*
- * Primary contexts, green contexts and the per-thread current-context stack.
- */
+/* Primary contexts, green contexts and the per-thread current-context stack. */
 #include <string.h>
 
 #include "sim_internal.h"

@@ -1,7 +1,5 @@
-/*
- * Per-entry-point call counters and fault injection. A fault makes one numbered call of one
- * entry point fail before it does anything, so callers' rollback paths can be tested.
- */
+/* Per-entry-point call counters and fault injection: one numbered call of one entry point
+ * fails before it does anything, so callers' rollback paths can be tested. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

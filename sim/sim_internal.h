@@ -1,8 +1,5 @@
-/*
- * Shared state of the simulated driver. Every entry point runs under one global mutex
- * (SIM_BEGIN/SIM_END), so nothing here needs finer locking; only the current-context stack
- * is per thread.
- */
+/* Shared state of the simulated driver. Every entry point runs under one global mutex
+ * (SIM_BEGIN/SIM_END); only the current-context stack is per thread. */
 #ifndef GREENCTX_SIM_INTERNAL_H
 #define GREENCTX_SIM_INTERNAL_H
 

@@ -1,11 +1,8 @@
 /*
- * Code loading, kernel launches and graphs. The simulated driver runs the library's %smid
- * observation kernel (src/observe.c, entry greenctx_smid), so that gctx_stream_observe_sms
- * works, and fails call by call, without a GPU (its blocks spin for its spin_ns, in real
- * time: sim_streams.c); and the kernels a program registered with a
- * cost model (gctxsim_kernel_model: a benchmark's), whose launch advances its stream's clock
- * by the model's time, so that events time it, and computes nothing. Every other image answers
- * CUDA_ERROR_NOT_SUPPORTED (callers treat that as "needs a real GPU"), and so do graphs.
+ * Code loading, kernel launches and graphs. Two kinds of image load: the library's %smid
+ * kernel (src/observe.c), whose blocks spin in real time, and kernels registered with a cost
+ * model (gctxsim_kernel_model), whose launch computes nothing and advances its stream's clock.
+ * Every other image, and every graph, answers CUDA_ERROR_NOT_SUPPORTED ("needs a real GPU").
  */
 #include <string.h>
 
@@ -156,11 +153,8 @@ gcu_result sim_cuModuleGetFunction(gcu_function *fn, gcu_module module, const ch
     SIM_END();
 }
 
-/* The time of a modelled kernel's work, in nanoseconds on `sms` SMs: a launch, then the larger
- * of the bytes at a per-SM share of HBM (capped at the device's) and the FLOPs at a per-SM
- * rate. The constants are of the H200's order (a memory-bound kernel about 60 GB/s per SM, HBM
- * about 3.9 TB/s as a copy kernel measured, CUDA-core FMA GEMMs about 0.15 TFLOP/s per SM); a
- * model of the shapes, not a measurement. */
+/* The time of a modelled kernel's work in nanoseconds on `sms` SMs (greenctx_sim.h's figures,
+ * of the H200's order): a model of the shapes, not a measurement. */
 #define SIM_LAUNCH_NS 3000.0
 #define SIM_BYTES_PER_SM_S 60e9
 #define SIM_HBM_BYTES_S 3.9e12

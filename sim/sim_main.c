@@ -1,8 +1,5 @@
-/*
- * Loading and initialisation: the configuration from the environment, cuInit,
- * cuDriverGetVersion, cuGetErrorName and the cuGetProcAddress table through which every other
- * entry point is reached.
- */
+/* Loading and initialisation: the configuration from the environment, cuInit,
+ * cuDriverGetVersion, cuGetErrorName and the cuGetProcAddress table. */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -21,9 +18,8 @@ void sim_unlock(void) { pthread_mutex_unlock(&sim_mutex); }
 
 static char config_message[512];
 
-/* A configuration the environment asked for and the simulator refuses: cuInit then fails with
- * CUDA_ERROR_INVALID_VALUE and gctxsim_config_error() gives this message, which names the
- * variable that was set and says what is valid. The first refusal is kept. */
+/* A configuration the environment asked for and the simulator refuses: cuInit fails with
+ * CUDA_ERROR_INVALID_VALUE and gctxsim_config_error() gives this message. The first is kept. */
 static void sim_config_refuse(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void sim_config_refuse(const char *fmt, ...)
 {
@@ -190,11 +186,9 @@ static const sim_proc *proc_find(const sim_proc *table, size_t n, const char *sy
     return NULL;
 }
 
-/* The per-thread default stream's entry points (cuda.h's _ptsz names), for
- * CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM: NULL is the calling thread's per-thread
- * default stream (CU_STREAM_PER_THREAD) instead of the legacy one. Only the entry points with a
- * stream that programs under `greenctx run` wait or launch on; the others are the same
- * function in both modes, as they are for the driver. */
+/* The per-thread default stream's entry points (cuda.h's _ptsz names): NULL is the calling
+ * thread's per-thread stream. Only those with a stream that programs under `greenctx run`
+ * launch or wait on; the others are the same function in both modes, as for the driver. */
 static CUstream per_thread(CUstream s) { return s ? s : SIM_STREAM_PER_THREAD; }
 
 static gcu_result launch_ptsz(gcu_function fn, unsigned gx, unsigned gy, unsigned gz,

@@ -1,7 +1,5 @@
-/*
- * Device resources: what the padding of a CUdevResource carries, resource queries,
- * cuDevResourceGenerateDesc and the descriptors it makes.
- */
+/* Device resources: what the padding of a CUdevResource carries, resource queries,
+ * cuDevResourceGenerateDesc and its descriptors. */
 #include <stddef.h>
 #include <string.h>
 #include <unistd.h>
@@ -14,12 +12,10 @@ sim_pool sim_descs = {.item_size = sizeof(sim_desc), .tag = SIM_TAG_DESC};
 
 void sim_resources_reset(void) { sim_pool_clear(&sim_descs); }
 
-/* Where the H200's driver 580 keeps what differs from one process to the next: bytes 8..15 of
- * every resource hold a pointer of the process (the same in all its resources) and bytes
- * 20..23 a tag of the resource that changes with it; bytes 24..95 hold what identifies the SMs
- * (as a probe of the H200 showed). The simulator writes per-process
- * values there too, so code that compares resources across processes must skip them, as the
- * claims registry's identity does, and its own record starts after them. */
+/* Where the H200's driver 580 keeps what differs from one process to the next (a probe of the
+ * H200 showed): bytes 8..15 hold a pointer of the process, 20..23 a tag that changes with it,
+ * 24..95 what identifies the SMs. The simulator writes per-process values there too, so code
+ * that compares resources across processes must skip them; its own record starts after them. */
 #define SIM_RES_PROCESS_POINTER 8
 #define SIM_RES_PROCESS_TAG 20
 #define SIM_RES_RECORD 24

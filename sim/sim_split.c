@@ -1,8 +1,5 @@
-/*
- * The two split calls: cuDevSmResourceSplitByCount, and cuDevSmResourceSplit (13.1+: per-group
- * counts, coscheduled units, discovery and backfill). Both take coscheduled units from
- * sim_layout_units, so they hand out SMs in the same order.
- */
+/* The two split calls: cuDevSmResourceSplitByCount and cuDevSmResourceSplit (13.1+). Both take
+ * coscheduled units from sim_layout_units, so they hand out SMs in the same order. */
 #include <string.h>
 
 #include "sim_internal.h"

@@ -1,13 +1,9 @@
 /*
- * Streams and events. The simulator computes nothing: it tracks which context (and so which
- * SMs) a stream's work would run in, and the driver's error codes. A stream keeps a clock that
- * only modelled kernels advance (sim_stream_advance): an event records it, so the time between
- * two events of one stream is the modelled time of the work between them (0 without modelled
- * kernels). Kernels that spin (sim_stream_run) take real time instead, one after another on
- * their stream, so that a program (or a pacer) that waits for its work waits as on a GPU:
- * synchronizes sleep until the work ends, queries answer CUDA_ERROR_NOT_READY before. A
- * context's default streams (legacy and per-thread) share one queue. Streams do not slow
- * each other down.
+ * Streams and events. A stream keeps a clock that only modelled kernels advance: an event
+ * records it, so two events of one stream time the modelled work between them. Spinning
+ * kernels take real time instead, one after another on their stream, so that a program (or a
+ * pacer) waits for its work as on a GPU. A context's default streams share one queue; streams
+ * do not slow each other down.
  */
 #include <string.h>
 

@@ -1,11 +1,8 @@
 /*
  * greenctx_spank.so: a SPANK plugin that gives each task of a Slurm job step SMs of its GPUs
- * (docs/slurm.md). `srun --gpu-sms=16` claims 16 SMs of each GPU the task sees in the node's
- * claims registry (the library's tenant claims, so tasks of different jobs never share SMs)
- * and starts the task confined to them exactly as `greenctx run` does: the preload in
- * LD_PRELOAD joins the claim (GREENCTX_RUN_CLAIM) and makes its green context on the claimed
- * SMs. The claim's lock is inherited by the task (the claim is taken in the task's own process
- * just before Slurm execs it), so it goes when the task's last process ends, however it ends.
+ * (docs/slurm.md): `srun --gpu-sms=16` claims 16 SMs of each GPU the task sees and confines the
+ * task to them as `greenctx run` does. The claim's lock is inherited by the task, so it goes
+ * when the task's last process ends, however it ends.
  */
 #ifndef GREENCTX_SPANK_PLUGIN_H
 #define GREENCTX_SPANK_PLUGIN_H

@@ -1,8 +1,7 @@
 /* The claims of one task, taken in the task's own process just before Slurm execs it: the
- * claim's lock is inherited (GCTX_CLAIM_INHERIT), so it is held by the task and everything it
- * starts, and the kernel drops it when the last of them ends (scancel, a crash, a node
- * shutdown's SIGKILL). The task is then confined as `greenctx run` confines its program: the
- * preload in LD_PRELOAD, GREENCTX_RUN_SMS, and GREENCTX_RUN_CLAIM for it to join. */
+ * claim's lock is inherited (GCTX_CLAIM_INHERIT), so the kernel drops it when the last process
+ * of the task ends (scancel, a crash, SIGKILL). The task is then confined as `greenctx run`
+ * confines its program. */
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -86,11 +85,9 @@ static int task_facts_get(spank_t sp, const spank_task_request *request, task_fa
     return 0;
 }
 
-/* A step of a batch job started with the job's --gpu-sms (sbatch hands it to every srun in
- * the script): the batch script holds the job's claim, its GREENCTX_RUN_CLAIM is in the
- * environment the step inherited, and the task runs in those SMs, as a child of `greenctx
- * run` does, rather than claiming as many again. holder gets the claims' description. Returns
- * 1 when the task joins them, 0 when it claims its own. */
+/* A step of a batch job started with the job's --gpu-sms (sbatch hands it to every srun): the
+ * task joins the batch script's claim (GREENCTX_RUN_CLAIM, inherited) rather than claiming as
+ * many SMs again. holder gets the claims' description. 1 when it joins them, 0 otherwise. */
 static int joins_batch_claim(spank_t sp, const task_facts *facts, char *holder, size_t size)
 {
     char list[4096], sms[SPANK_MAX_REQUEST], batch[64];

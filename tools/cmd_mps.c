@@ -1,7 +1,5 @@
 /* greenctx mps start|stop|status [--print-env] [--json]: the user's own MPS control daemon,
- * with its own pipe and log directories under the runtime directory (<runtime>/mps/pipe,
- * <runtime>/mps/log), driven through common/mps_control.h; the bench scripts start theirs
- * with it. */
+ * with its pipe and log directories under the runtime directory (common/mps_control.h). */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>

@@ -9,11 +9,9 @@
 #include "tool.h"
 
 /* Whether one process may claim each group's count (greenctx run --sms N): claims come in the
- * device's claim granules, which need not be the plan's, so plan says where they differ.
- * claim[i] is 1 or 0; the first refusal's message (the nearest claimable count, the granule
- * mode that claims it) is kept in why. Discovery and backfill groups have no count to claim:
- * they answer yes. Any other error (a malformed GREENCTX_CLAIM_GRANULES, the driver) is
- * returned: run would fail on it too, and a count is never "not claimable" for it. */
+ * device's claim granules, which need not be the plan's. claim[i] is 1 or 0, the first
+ * refusal's message kept in why; groups with no count answer yes. Any other error is returned:
+ * run would fail on it too. */
 static gctx_status claimable(const tool_split_setup *st, const gctx_split_plan *plan,
                              const gctx_group_plan *groups, int *claim, char *why,
                              size_t why_size)

@@ -1,6 +1,5 @@
-/* greenctx ps [--device N] [--json]: the tenants of each GPU, from the claims registry: every
- * live claim (stale ones are removed by the listing, never shown), what is free, whether MPS
- * answers, and the registry's recent events (holders that died, faults they reported). */
+/* greenctx ps [--device N] [--json]: the tenants of each GPU from the claims registry (stale
+ * claims are removed, never shown), what is free, MPS, and the registry's recent events. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -359,9 +358,8 @@ static void print_text(const gctx_mps_info *mps, const device_listing *ls, int n
     printf("(%s)\n", sm_ids_note);
 }
 
-/* The GPUs to list: with the driver, every device (or --device's); without it (a login
- * node), every GPU with a registry, by UUID (--device: a UUID or its start). Returns an exit
- * code; *ls and *n are the listings. */
+/* The GPUs to list: with the driver, every device (or --device's); without it (a login node),
+ * every GPU with a registry, by UUID. Returns an exit code. */
 static int list_devices(greenctx_tool_options *opts, int driver, device_listing **ls, int *n)
 {
     int count = 0, rc = GREENCTX_EXIT_OK;

@@ -1,8 +1,6 @@
-/* greenctx run: parses the options (run_options), checks the request (run_check.c), claims the
- * SMs (run_claims.c; with --shared the planner's split instead), then starts CMD with the
- * preload (docs/run.md), which confines every kernel the program launches to a green context
- * on the claimed SMs, as a child (run_child.c; with --report, run_report_merge.c; for each size
- * of --sweep, run_sweep.c). Those files never call back into this one. */
+/* greenctx run: parses the options, checks the request (run_check.c), claims the SMs
+ * (run_claims.c), then starts CMD with the preload (docs/run.md) as a child (run_child.c;
+ * run_report_merge.c for --report, run_sweep.c for --sweep). */
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>
@@ -173,11 +171,10 @@ static int parse_args(int argc, char **argv, greenctx_tool_options *opts, run_op
     return GREENCTX_EXIT_OK;
 }
 
-/* Loads the preload here, once, and says why it can't be used (into why, returned; NULL when
- * it can): a file the dynamic loader can't load would be skipped with a warning, and any
- * other library would let the program run unconfined, so it must carry greenctx_preload_abi
- * of this very version. Its constructor reads the preload's variables: the ones in this
- * environment are the program's, so they are put aside meanwhile. */
+/* Loads the preload once and says why it can't be used (NULL when it can): the loader would
+ * skip a file it can't load, and any other library would leave the program unconfined, so it
+ * must carry greenctx_preload_abi of this very version. The program's preload variables are
+ * put aside meanwhile: the constructor reads them. */
 static const char *load_error(const char *path, char *why, size_t size)
 {
     char *aside[64];
@@ -284,10 +281,9 @@ static int run(run_job *job)
                 job->options.device_sms == RUN_DEVICE_SMS_PHYSICAL ? plan->device_sms
                                                                    : plan->sm_count);
     }
-    /* The tool stays the program's parent (with a report, to merge it at the end), so that
-     * a program that ends gives the claims back as released, whether or not it used CUDA
-     * (greenctx run --sms 64 -- true, a shell around the program): an exec'd program that
-     * never joins them leaves them to be found stale, a false "died". */
+    /* The tool stays the program's parent, so that the claims go back as released when it
+     * ends, CUDA or not: an exec'd program that never joins them would leave them to be found
+     * stale, a false "died". */
     if (job->options.report)
         return run_with_report(job, &session);
     pid_t child;

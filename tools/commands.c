@@ -1,6 +1,5 @@
 /* The command table and what is made from it: the usage, `help [COMMAND]` (text and JSON), and
- * each command's --help as text (for the man page, generate.c). Below the tool's main
- * (greenctx.c), generate.c and completion.c, which read it; it calls none of them. */
+ * each command's --help as text (for the man page). It calls none of its readers. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,9 +10,8 @@
 
 static int cmd_help(int argc, char **argv, greenctx_tool_options *opts);
 
-/* The one list of commands: the usage, `help COMMAND`, the man page (with each command's
- * --help) and the shell completions (generate.c, completion.c) are all made from it. bench
- * runs greenctx-bench, whose options are its own: the completions offer the shared ones. */
+/* The one list of commands. bench runs greenctx-bench, whose options are its own: the
+ * completions offer the shared ones. */
 const greenctx_command greenctx_commands[] = {
     {"info", greenctx_cmd_info, "the driver, each device's SM rules and the feature matrix",
      greenctx_info_usage, greenctx_info_options, NULL, 0},

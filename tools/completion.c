@@ -1,8 +1,6 @@
-/* The bash and zsh completions (greenctx --generate-completion bash|zsh; the build runs it
- * and installs the results), made from the command table alone: each command's options with
- * the kind of value each takes (options.h: greenctx_values_*), its words (mps's actions) and
- * whether it runs a program, whose own completion then takes over (bash-completion's
- * _command_offset, zsh's _normal). Nothing is read from help text. */
+/* The bash and zsh completions (greenctx --generate-completion bash|zsh), made from the command
+ * table alone (options, the kind of value each takes, mps's actions), never from help text; a
+ * command that runs a program hands over to the program's own completion. */
 #include <stdio.h>
 #include <string.h>
 

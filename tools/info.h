@@ -1,6 +1,5 @@
-/* greenctx info's parts: what names a device and its driver the way nvidia-smi does (UUID,
- * PCI bus id, driver branch) and `info --query FIELDS --format csv[,noheader]` (info_query.c);
- * `info --sizes` (info_sizes.c). */
+/* greenctx info's parts: a device's and its driver's names as nvidia-smi gives them, and
+ * --query (info_query.c); --sizes (info_sizes.c). */
 #ifndef GREENCTX_TOOL_INFO_H
 #define GREENCTX_TOOL_INFO_H
 

@@ -19,9 +19,8 @@ typedef struct greenctx_option {
     const char *value_help;
 } greenctx_option;
 
-/* The values the completions offer (tools/generate.c): an option whose value_help is one of
- * these (the object itself, not a copy of its text) gets them; any other value_help is a value
- * no completion can guess (a count, a label), and nothing is offered for it. */
+/* The values the completions offer: an option whose value_help is one of these (the object
+ * itself) gets them; any other value is one no completion can guess. */
 extern const char greenctx_values_round[];  /* --round's modes: strict, down, nearest, up */
 extern const char greenctx_values_sim[];    /* the simulated driver's models */
 extern const char greenctx_values_device[]; /* the devices: indices and UUIDs */

@@ -1,6 +1,5 @@
-/* greenctx ps's other half: the GPU's compute processes as NVML sees them (its own or any
- * user's), beside the claims (ps_processes.c). Without NVML the list is unknown, and only
- * --json says so (null and the reason). */
+/* greenctx ps's GPU compute processes as NVML sees them, beside the claims; without NVML the
+ * list is unknown (only --json says why). */
 #ifndef GREENCTX_TOOL_PS_PROCESSES_H
 #define GREENCTX_TOOL_PS_PROCESSES_H
 

@@ -1,6 +1,5 @@
-/* `greenctx run`'s request, checked before anything is claimed or started: its grammar (the
- * preload's, common/run_request.c), its GROUPs' syntax, the devices it names, and with
- * --shared the planner's split. */
+/* `greenctx run`'s request, checked before anything is claimed or started: its grammar, its
+ * GROUPs, the devices it names, and with --shared the planner's split. */
 #include <stdio.h>
 #include <string.h>
 

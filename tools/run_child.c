@@ -1,8 +1,6 @@
-/* The program as a child of `greenctx run` (with --report, where the tool merges the report
- * when it ends, and for each run of --sweep): started with the signals the tool forwards held
- * until it knows the child, waited for with them forwarded, and its end passed on as the
- * tool's own. The child stays in the tool's process group, so a terminal's foreground group
- * (reads, Ctrl-C, Ctrl-Z) is the same as when the tool execs the program. */
+/* The program as a child of `greenctx run`: the signals the tool forwards are held until it
+ * knows the child, and its end is passed on as the tool's own. The child stays in the tool's
+ * process group, so the terminal's foreground group is as if the tool had exec'd it. */
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -86,11 +84,9 @@ int run_child_wait(pid_t pid, int *status)
     return 0;
 }
 
-/* Once a second while the program runs, each claim is asked whether its file is still in
- * the registry (gctx_claim_pressure fails when it was removed: an `rm`, a cleaner of /tmp or
- * /var/tmp): from then on the registry no longer counts its SMs, and another tenant may be
- * given them while the program runs on them, so the user is told at once. Where the kernel
- * has no pidfd (before Linux 5.3) the program is waited for without the check. */
+/* Once a second while the program runs, each claim's file is checked (gctx_claim_pressure
+ * fails once it was removed, say by a /tmp cleaner): from then on another tenant may be given
+ * its SMs, so the user is told at once. Without pidfd (Linux < 5.3) there is no check. */
 static int wait_holding(pid_t pid, int *status, const run_session *session)
 {
 #ifdef SYS_pidfd_open

@@ -1,8 +1,6 @@
-/* greenctx run's claims: before the program starts, each confined device's SMs are claimed
- * in the registry (gctx_claim_acquire), so that two runs never share SMs; the program's
- * preload joins the claim (GREENCTX_RUN_CLAIM) and makes its green context on exactly those
- * SMs. And what MPS must allow for that: tenants run side by side only under MPS. Then the
- * program's environment: the preload first in LD_PRELOAD and the session's variables. */
+/* greenctx run's claims: each confined device's SMs are claimed in the registry before the
+ * program starts, so that two runs never share SMs; the preload joins the claim. Also what MPS
+ * must allow, and the program's environment (the preload first in LD_PRELOAD). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

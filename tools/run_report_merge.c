@@ -1,7 +1,6 @@
-/* greenctx run --report FILE.json: every process of the program that uses CUDA writes its own
- * part (preload/run_report.c) in a directory the tool makes beside FILE; when the program
- * ends, the tool merges them into FILE, or says which processes are missing. The tool stays
- * the program's parent for that (run_child.c) instead of becoming it. */
+/* greenctx run --report FILE.json: each process that uses CUDA writes its own part
+ * (preload/run_report.c) in a directory beside FILE; when the program ends, the tool merges
+ * them into FILE, or says which processes are missing. */
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>

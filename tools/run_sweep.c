@@ -1,6 +1,5 @@
-/* greenctx run --sweep 16,32,64,all -- CMD: the program once per size, confined each time;
- * wall time, speed-up against the smallest size and efficiency per SM (table, --json, --svg):
- * how an unmodified program scales with SMs. */
+/* greenctx run --sweep 16,32,64,all -- CMD: the program once per size; wall time, speed-up
+ * and efficiency per SM (table, --json, --svg). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

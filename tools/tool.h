@@ -85,12 +85,10 @@ int greenctx_generate_completion(greenctx_tool_options *opts, const char *shell)
  * it is not there; the driver stays loaded. */
 const char *greenctx_sim_text(const char *path, const char *function);
 
-/* The path of a file that ships with the tool: $env_var when set (as given, and used even if
- * it turns out wrong, so that errors name it), else, from the executable's own directory
- * (/proc/self/exe), `file` beside it, at `install_relpath` (NULL or "": none), in
- * ../lib/greenctx/, or at `build_relpath` (the build tree's layout; NULL or "": none). Never
- * an absolute path compiled in: a copied tool must not load whatever sits there now. NULL when
- * none is readable. Static storage, or the environment's. */
+/* The path of a file that ships with the tool: $env_var when set (even if wrong, so that
+ * errors name it), else, from the executable's directory, `file` beside it, at
+ * install_relpath, in ../lib/greenctx/, or at build_relpath (NULL or "": none). Never a path
+ * compiled in: a copied tool must not load whatever sits there. NULL when none is readable. */
 const char *tool_find_companion(const char *file, const char *env_var, const char *install_relpath,
                                 const char *build_relpath);
 

@@ -118,9 +118,8 @@ int greenctx_tool_start(greenctx_tool_options *opts)
 {
     gctx_status s = gctx_init();
     if (s != GCTX_SUCCESS) {
-        /* The simulated driver's own account of a configuration it refused (an unknown model
-         * in GREENCTX_SIM_DEVICES, ...): it is the one that knows what is valid. The library
-         * unloaded the driver that failed to start: it is loaded again to ask. */
+        /* The simulated driver knows what is valid: it is loaded again (the library unloaded
+         * it) to ask why it refused. */
         const char *refused = opts->simulated || s != GCTX_ERROR_NO_DRIVER
                                   ? greenctx_sim_text(getenv("GREENCTX_CUDA_LIBRARY"),
                                                       "gctxsim_config_error")
