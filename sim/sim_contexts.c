@@ -95,8 +95,7 @@ void sim_greens_count(int dev, size_t *live, size_t *destroyed)
 
 gcu_result sim_cuDevicePrimaryCtxRetain(CUcontext *ctx, gcu_device dev)
 {
-    SIM_BEGIN_ARGS(cuDevicePrimaryCtxRetain, !ctx);
-    SIM_CHECK(sim_check_device(dev));
+    SIM_BEGIN_DEVICE(cuDevicePrimaryCtxRetain, !ctx, dev);
     primary_refs[dev]++;
     *ctx = primary_handle(dev);
     SIM_END();
@@ -104,8 +103,7 @@ gcu_result sim_cuDevicePrimaryCtxRetain(CUcontext *ctx, gcu_device dev)
 
 gcu_result sim_cuDevicePrimaryCtxRelease(gcu_device dev)
 {
-    SIM_BEGIN(cuDevicePrimaryCtxRelease);
-    SIM_CHECK(sim_check_device(dev));
+    SIM_BEGIN_DEVICE(cuDevicePrimaryCtxRelease, false, dev);
     SIM_FAIL_IF(primary_refs[dev] == 0, GCU_ERROR_INVALID_CONTEXT);
     primary_refs[dev]--;
     SIM_END();
@@ -115,8 +113,7 @@ gcu_result sim_cuDevicePrimaryCtxRelease(gcu_device dev)
  * alive keep their 5 MiB. */
 gcu_result sim_cuDevicePrimaryCtxReset(gcu_device dev)
 {
-    SIM_BEGIN(cuDevicePrimaryCtxReset);
-    SIM_CHECK(sim_check_device(dev));
+    SIM_BEGIN_DEVICE(cuDevicePrimaryCtxReset, false, dev);
     greens_gone[dev] = 0;
     SIM_END();
 }
@@ -188,8 +185,7 @@ gcu_result sim_cuCtxGetDevResource(CUcontext ctx, gcu_dev_resource *resource,
 gcu_result sim_cuGreenCtxCreate(CUgreenCtx *ctx, gcu_resource_desc desc, gcu_device dev,
                                 unsigned int flags)
 {
-    SIM_BEGIN_ARGS(cuGreenCtxCreate, !ctx);
-    SIM_CHECK(sim_check_device(dev));
+    SIM_BEGIN_DEVICE(cuGreenCtxCreate, !ctx, dev);
     /* The default stream is required until 13.3 made it optional (CU_GREEN_CTX_NONE). */
     if ((flags & ~(unsigned)GCU_GREEN_CTX_DEFAULT_STREAM) ||
         (flags == GCU_GREEN_CTX_NONE && !sim_version_at_least(13030)))

@@ -182,24 +182,21 @@ gcu_result sim_cuDeviceGetCount(int *count)
 
 gcu_result sim_cuDeviceGet(gcu_device *device, int ordinal)
 {
-    SIM_BEGIN_ARGS(cuDeviceGet, !device);
-    SIM_CHECK(sim_check_device(ordinal));
+    SIM_BEGIN_DEVICE(cuDeviceGet, !device, ordinal);
     *device = ordinal;
     SIM_END();
 }
 
 gcu_result sim_cuDeviceGetName(char *name, int len, gcu_device dev)
 {
-    SIM_BEGIN_ARGS(cuDeviceGetName, !name || len <= 0);
-    SIM_CHECK(sim_check_device(dev));
+    SIM_BEGIN_DEVICE(cuDeviceGetName, !name || len <= 0, dev);
     snprintf(name, (size_t)len, "%s", sim.dev[dev]->name);
     SIM_END();
 }
 
 gcu_result sim_cuDeviceGetAttribute(int *value, int attrib, gcu_device dev)
 {
-    SIM_BEGIN_ARGS(cuDeviceGetAttribute, !value);
-    SIM_CHECK(sim_check_device(dev));
+    SIM_BEGIN_DEVICE(cuDeviceGetAttribute, !value, dev);
     const sim_model *m = sim.dev[dev];
     /* The attributes modelled, each with the driver version that has it. */
     const struct {
@@ -224,8 +221,7 @@ gcu_result sim_cuDeviceGetAttribute(int *value, int attrib, gcu_device dev)
  * of "<model>/<slot>", stretched to 16 bytes. */
 gcu_result sim_cuDeviceGetUuid(gcu_uuid *uuid, gcu_device dev)
 {
-    SIM_BEGIN_ARGS(cuDeviceGetUuid, !uuid);
-    SIM_CHECK(sim_check_device(dev));
+    SIM_BEGIN_DEVICE(cuDeviceGetUuid, !uuid, dev);
     char seed[64];
     int n = snprintf(seed, sizeof seed, "%s/%d", sim.dev[dev]->key, dev);
     uint64_t h = 0xcbf29ce484222325ull;
@@ -242,8 +238,7 @@ gcu_result sim_cuDeviceGetUuid(gcu_uuid *uuid, gcu_device dev)
  * same in every run, distinct per slot. */
 gcu_result sim_cuDeviceGetPCIBusId(char *bus_id, int len, gcu_device dev)
 {
-    SIM_BEGIN_ARGS(cuDeviceGetPCIBusId, !bus_id || len <= 0);
-    SIM_CHECK(sim_check_device(dev));
+    SIM_BEGIN_DEVICE(cuDeviceGetPCIBusId, !bus_id || len <= 0, dev);
     snprintf(bus_id, (size_t)len, "0000:%02x:00.0", (0x18 + 0x10 * (unsigned)dev) & 0xff);
     SIM_END();
 }

@@ -44,11 +44,14 @@ gcu_result sim_enter(int sym, bool need_init);
 /* Every entry point has this shape, so counting, faults and locking cannot be forgotten; a
  * helper that serves several entry points begins with SIM_BEGIN_SYM (sym: the one called).
  * SIM_BEGIN_ARGS and SIM_BEGIN_NOINIT (for the calls that need no cuInit) refuse the call's
- * arguments when `invalid`, once it is counted. */
+ * arguments when `invalid`, once it is counted; SIM_BEGIN_DEVICE then a device not there. */
 #define SIM_BEGIN(name) SIM_BEGIN_SYM(SIM_SYM_##name, true)
 #define SIM_BEGIN_ARGS(name, invalid)                                                           \
     SIM_BEGIN(name);                                                                            \
     SIM_FAIL_IF(invalid, GCU_ERROR_INVALID_VALUE)
+#define SIM_BEGIN_DEVICE(name, invalid, dev)                                                    \
+    SIM_BEGIN_ARGS(name, invalid);                                                              \
+    SIM_CHECK(sim_check_device(dev))
 #define SIM_BEGIN_NOINIT(name, invalid)                                                         \
     SIM_BEGIN_SYM(SIM_SYM_##name, false);                                                       \
     SIM_FAIL_IF(invalid, GCU_ERROR_INVALID_VALUE)

@@ -150,8 +150,7 @@ gcu_result sim_res_of_context(gcu_dev_resource *out, int type, const sim_ctx *c)
 gcu_result sim_cuDeviceGetDevResource(gcu_device dev, gcu_dev_resource *resource,
                                       gcu_dev_resource_type type)
 {
-    SIM_BEGIN(cuDeviceGetDevResource);
-    SIM_CHECK(sim_check_device(dev));
+    SIM_BEGIN_DEVICE(cuDeviceGetDevResource, false, dev);
     SIM_CHECK(sim_res_of_context(resource, (int)type, &(sim_ctx){dev, NULL}));
     SIM_END();
 }
