@@ -1,5 +1,4 @@
-/* greenctx map [--device N] [--json] [--round MODE] GROUP...: makes the partitions real as
- * green contexts, runs a %smid kernel on each, and shows which physical SMs each one got. */
+/* greenctx map GROUP...: the partitions made as green contexts, and each one's physical SMs. */
 #include <stdio.h>
 #include <stdlib.h>
 

@@ -1,5 +1,4 @@
-/* greenctx mps start|stop|status [--print-env] [--json]: the user's own MPS control daemon,
- * with its pipe and log directories under the runtime directory (common/mps_control.h). */
+/* greenctx mps start|stop|status: the user's own MPS control daemon (common/mps_control.h). */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>

@@ -1,5 +1,4 @@
-/* greenctx plan [--device N] [--json] [--round MODE] GROUP...: what a split would give,
- * creating nothing. */
+/* greenctx plan [--device N] [--json] [--round MODE] GROUP...: a split's result, made not. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,8 +32,7 @@ static gctx_status claimable(const tool_split_setup *st, const gctx_split_plan *
     return GCTX_SUCCESS;
 }
 
-/* A group's :pN reaches the driver only on the structured path (cuDevSmResourceSplit, 13.1+);
- * the granule paths have no such parameter, so it is said, not silently dropped. */
+/* :pN reaches only the structured path (13.1+), not the granule paths: said, not dropped. */
 static int preferred_ignored(const gctx_split_plan *plan, const gctx_group *g)
 {
     return g->preferred_coscheduled_sm_count && plan->path != GCTX_SPLIT_PATH_STRUCTURED;

@@ -68,8 +68,7 @@ const char *const greenctx_run_usage[] = {
     "  e.g. greenctx run --sms 64 -- ./server & greenctx run --sms rest -- ./batch\n",
     group_syntax_help, NULL};
 
-/* The report and the chart are files the completions offer; a GROUP, a size or a label is
- * for the user to write. */
+/* The report and the chart are files the completions offer; the other values are the user's. */
 enum { SMS, SWEEP, ROUND, REPORT, SVG, WAIT, SHARED, LABEL, MEMORY, NO_INHERIT, DEVICE_SMS, CLASS,
        NB_RUN_OPTIONS };
 const greenctx_option greenctx_run_options[] = {
@@ -114,8 +113,7 @@ static int parse_class(const char *text, run_options *a)
     return strcmp(unit, "x") == 0 && v >= 1 ? 0 : -1;
 }
 
-/* Options up to the command (after "--", or the first word that is not an option): what
- * follows it is the program's, options or not. */
+/* Options up to the command ("--" or the first non-option word): the rest is the program's. */
 static int parse_args(int argc, char **argv, greenctx_tool_options *opts, run_options *a)
 {
     memset(a, 0, sizeof *a);
@@ -234,8 +232,7 @@ static int find_preload(run_job *job)
     return GREENCTX_EXIT_OK;
 }
 
-/* Under another `greenctx run` (its variables are in the environment), this run's request
- * would replace the outer one's and the program would get a size the outer run did not give. */
+/* Under another `greenctx run`, this run's request would replace the outer one's confinement. */
 static int refuse_nested(const greenctx_tool_options *opts)
 {
     const char *outer = getenv(GREENCTX_RUN_SMS);

@@ -48,8 +48,7 @@ void greenctx_vformat(char *buf, size_t size, const char *fmt, va_list ap)
 #endif
     ;
 
-/* Prints "greenctx CMD: <message>" on stderr and, under --json, the greenctx.error/1 document
- * on stdout, so that a script reading stdout sees the refusal too. Returns exit_code. */
+/* "greenctx CMD: <message>" on stderr and, under --json, greenctx.error/1 on stdout too. */
 int greenctx_tool_error(const greenctx_tool_options *opts, int exit_code, const char *status,
                         const char *fmt, ...)
 #if defined(__GNUC__)
@@ -63,18 +62,16 @@ int greenctx_tool_error(const greenctx_tool_options *opts, int exit_code, const 
  * driver, a configuration the simulator refuses, no such device, an ambiguous UUID prefix). */
 int greenctx_tool_start(greenctx_tool_options *opts);
 
-/* 1 when the loaded driver is the simulated one: --sim, or GREENCTX_CUDA_LIBRARY naming it
- * (recognised by its file name, libgreenctx_sim.so). Call after greenctx_tool_start. */
+/* 1 on the simulated driver: --sim, or GREENCTX_CUDA_LIBRARY naming it. After tool_start. */
 int greenctx_tool_simulated(const greenctx_tool_options *opts);
 /* 1 when the driver loaded is the simulated one (its file name), --sim given or not. */
 int greenctx_driver_simulated(void);
 
-/* greenctx_tool_error() with the status's name and gctx_last_error() (or the status string
- * when empty); returns GREENCTX_EXIT_FAILED. */
+/* greenctx_tool_error() with the status's name and gctx_last_error(); GREENCTX_EXIT_FAILED. */
 int greenctx_tool_fail(const greenctx_tool_options *opts, gctx_status status);
 
-/* A program's exit code from its command's (GREENCTX_EXIT_HELP is 0): under --json a failure that printed no document
- * prints the error document; a failed write of stdout (a full disk, a closed pipe) fails. */
+/* The tool's exit code: HELP is 0; a --json failure with no document gets the error document;
+ * a failed write of stdout fails. */
 int greenctx_tool_finish(const greenctx_tool_options *opts, int rc);
 
 #endif

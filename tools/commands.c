@@ -1,5 +1,4 @@
-/* The command table and what is made from it: the usage, `help [COMMAND]` (text and JSON), and
- * each command's --help as text (for the man page). It calls none of its readers. */
+/* The command table and what is made from it: the usage, `help [COMMAND]`, each --help's text. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,8 +9,7 @@
 
 static int cmd_help(int argc, char **argv, greenctx_tool_options *opts);
 
-/* The one list of commands. bench runs greenctx-bench, whose options are its own: the
- * completions offer the shared ones. */
+/* The one list of commands. bench's options are greenctx-bench's: completions offer shared ones. */
 const greenctx_command greenctx_commands[] = {
     {"info", greenctx_cmd_info, "the driver, each device's SM rules and the feature matrix",
      greenctx_info_usage, greenctx_info_options, NULL, 0},
@@ -147,8 +145,7 @@ static int cmd_help(int argc, char **argv, greenctx_tool_options *opts)
     return opts->json ? greenctx_tool_help_json(opts, c) : command_usage(c, opts);
 }
 
-/* The options only the tool takes, before the command (the two --generate ones make the
- * man page and the completions at build time, and are not in the usage). */
+/* The tool's own options, before the command (--generate-* run at build time; not in usage). */
 const greenctx_option greenctx_global_options[] = {
     [GREENCTX_GLOBAL_VERSION] = {"--version", NULL},
     [GREENCTX_GLOBAL_VERSION_SHORT] = {"-V", NULL},

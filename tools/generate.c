@@ -1,5 +1,4 @@
-/* The man page, made from the command table and each command's --help (greenctx
- * --generate-man). */
+/* The man page (greenctx --generate-man), from the command table and each command's --help. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
-/* Groups on the tool's command line (groups.h): the syntax's errors as the tool prints them,
- * and what `plan` and `map` share (the syntax itself is common/group_syntax.c). */
+/* Groups on the tool's command line: the syntax's errors as the tool prints them, and what
+ * `plan` and `map` share. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,4 @@
-/* greenctx info --sizes: every partition size each device gives and how many fit at once (as
- * `nvidia-smi mig -lgip` lists its profiles), asked of the planner. */
+/* greenctx info --sizes: each device's partition sizes, and how many fit at once (planner's). */
 #include <stdio.h>
 #include <stdlib.h>
 

@@ -19,8 +19,7 @@ typedef struct greenctx_option {
     const char *value_help;
 } greenctx_option;
 
-/* The values the completions offer: an option whose value_help is one of these (the object
- * itself) gets them; any other value is one no completion can guess. */
+/* The values the completions offer: a value_help that is one of these (the object) gets them. */
 extern const char greenctx_values_round[];  /* --round's modes: strict, down, nearest, up */
 extern const char greenctx_values_sim[];    /* the simulated driver's models */
 extern const char greenctx_values_device[]; /* the devices: indices and UUIDs */
@@ -56,24 +55,20 @@ void greenctx_args_begin(greenctx_args *args, int argc, char **argv, greenctx_to
  * rc GREENCTX_EXIT_USAGE (or GREENCTX_EXIT_FAILED when --sim finds no simulated driver). */
 int greenctx_args_next(greenctx_args *args, const greenctx_option *own);
 
-/* 1 when argv[from..] holds long_name or short_name before a lone "--" (after which the
- * words are a program's): an option looked at before its turn. */
+/* 1 when argv[from..] holds long_name or short_name before a lone "--": a look ahead. */
 int greenctx_args_given(int argc, char **argv, int from, const char *long_name,
                         const char *short_name);
 
-/* The options every command shares (--sim, --device/-d, --json/-j, --verbose), for the
- * generated man page and completions. */
+/* The options every command shares, for the man page and completions. */
 const greenctx_option *greenctx_shared_options(void);
 
-/* Prints "greenctx[ CMD]: <message> (see greenctx[ CMD] --help)" on stderr (and the JSON
- * error on stdout under --json); sets args->rc to GREENCTX_EXIT_USAGE and returns it. */
+/* "greenctx[ CMD]: <message> (see greenctx[ CMD] --help)" (and JSON); GREENCTX_EXIT_USAGE. */
 int greenctx_args_bad(greenctx_args *args, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-/* greenctx_args_bad for a value the option just returned refuses: "--round takes strict, down,
- * nearest or up; got 'x'" (its value_help). */
+/* greenctx_args_bad for the option's value: "--round takes strict, ...; got 'x'". */
 int greenctx_args_refuse(greenctx_args *args);
 
 #endif

@@ -21,15 +21,13 @@ typedef struct ps_processes {
     unsigned count;
 } ps_processes;
 
-/* The processes on the GPU with this UUID; nvml NULL (not loaded: nvml_why says why) leaves
- * them unknown. claim_pids: the pids holding the claims shown beside them. */
+/* The processes on the GPU with this UUID (unknown when nvml is NULL), claim_pids marked. */
 void ps_processes_get(nvml_lib *nvml, const char *nvml_why, const char *uuid,
                       const int *claim_pids, unsigned nb_claim_pids, ps_processes *out);
 void ps_processes_free(ps_processes *p);
 /* "  compute processes (NVML): ..." and one line each; nothing when unknown. */
 void ps_processes_print(const ps_processes *p);
-/* "processes": [{pid, user, command, memory_bytes, holds_claim}] or null, and
- * "processes_note": why they are unknown, or null. */
+/* "processes" (or null) and "processes_note" (why they are unknown, or null). */
 void ps_processes_json(json_writer *w, const ps_processes *p);
 
 #endif

@@ -30,8 +30,7 @@ static void forward(int sig, siginfo_t *info, void *context)
 
 pid_t run_child_start(char **command, int stdout_to_stderr)
 {
-    /* An ignored SIGCHLD (inherited from a daemon or a CI runner) lets the kernel reap the
-     * child by itself: waitpid would never see it end. */
+    /* An ignored SIGCHLD (a daemon's, a CI runner's) makes the kernel reap the child unseen. */
     signal(SIGCHLD, SIG_DFL);
     sigset_t block, old;
     sigemptyset(&block);
@@ -152,8 +151,7 @@ int run_child_exit(int status)
 
 int run_child_end(run_session *session, int status)
 {
-    /* A program killed by a signal leaves its claims to be found stale ("died", the event a
-     * fault's report names under MPS): the tool dies of the same signal holding them. */
+    /* A killed program's claims are left stale ("died"): the tool dies of the same signal. */
     if (WIFEXITED(status))
         run_session_release(session);
     return run_child_exit(status);

@@ -10,8 +10,7 @@
 
 #define MPS_HINT "start one with `greenctx mps start` and export the CUDA_MPS_PIPE_DIRECTORY it prints"
 
-/* --memory SIZE: digits and an optional K, M, G or T, as CUDA_MPS_PINNED_DEVICE_MEM_LIMIT
- * takes them. */
+/* --memory SIZE: digits and an optional K, M, G or T, as CUDA_MPS_PINNED_DEVICE_MEM_LIMIT takes. */
 static int valid_size(const char *text)
 {
     size_t digits = strspn(text, "0123456789");
@@ -51,8 +50,7 @@ int run_check_mps(const run_job *job)
     return GREENCTX_EXIT_OK;
 }
 
-/* Once per run (a sweep claims once per size): another tenant on a GPU this run confines,
- * and no MPS. */
+/* Once per run (a sweep claims once per size): another tenant on a GPU confined, and no MPS. */
 static void warn_without_mps(run_job *job, const run_device_plan *plans, unsigned nb_plans)
 {
     gctx_mps_info mps = GCTX_MPS_INFO_INIT;

@@ -60,8 +60,7 @@ int run_report_check(run_job *job)
     return GREENCTX_EXIT_OK;
 }
 
-/* The parts, by name without suffix ("<ns>-<pid>"), in the order their processes started
- * using CUDA. */
+/* The parts, named "<ns>-<pid>", in the order their processes started using CUDA. */
 typedef struct parts {
     char **names;
     size_t count;
@@ -123,8 +122,7 @@ static char *read_part(const char *dir, const char *name)
     return text;
 }
 
-/* The merged report: the first process's part (a program of one process reads as its own
- * part) with every part in "processes" and the missing ones in "processes_missing". */
+/* The first process's part, with every part in "processes" and the missing ones listed. */
 static void write_merged(FILE *f, long pid, const char *text, const parts *p, char **bodies,
                          size_t *nb_missing)
 {
@@ -171,8 +169,7 @@ static void remove_dir(const char *dir)
                 strerror(errno));
 }
 
-/* Writes the report from the parts; 0 when complete, 1 when processes are missing, -1 when
- * it could not be written. Into FILE.XXXXXX, renamed: FILE is never half written. */
+/* 0 complete, 1 processes missing, -1 unwritten; via FILE.XXXXXX, renamed: never half written. */
 static int merge(const run_job *job, long pid, const char *text)
 {
     parts p;

@@ -1,5 +1,4 @@
-/* greenctx run --sweep 16,32,64,all -- CMD: the program once per size; wall time, speed-up
- * and efficiency per SM (table, --json, --svg). */
+/* greenctx run --sweep SIZES -- CMD: the program once per size; its speed-up and efficiency. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,8 +20,7 @@ typedef struct sweep_point {
     int status; /* the program's exit status; -1 when killed by a signal */
 } sweep_point;
 
-/* One run; with --json the program's stdout goes to stderr, so that stdout stays one JSON
- * document. */
+/* One run; with --json the program's stdout goes to stderr: stdout stays one JSON document. */
 static int run_once(run_job *job, sweep_point *pt)
 {
     if (run_set_environment(job, &pt->session) != 0)
@@ -87,8 +85,7 @@ static void xml_text(FILE *f, const char *s)
         fputs(*s == '<' ? "&lt;" : *s == '>' ? "&gt;" : *s == '&' ? "&amp;" : (char[2]){*s, 0}, f);
 }
 
-/* Speed-up against SMs, with the line of perfect scaling, into f (opened before the runs, so
- * that a file that can't be written is known before them). */
+/* Speed-up against SMs and perfect scaling, into f (opened before the runs, to fail early). */
 static int write_svg(FILE *f, const run_job *job, const sweep_point *pts, unsigned n,
                      unsigned smallest)
 {
@@ -162,8 +159,7 @@ static int write_svg(FILE *f, const run_job *job, const sweep_point *pts, unsign
     return fclose(f) == 0 ? 0 : -1;
 }
 
-/* The sizes of --sweep, each a whole REQ: an empty one ("16,,32", "") is a typo, not a size to
- * skip (one with spaces is refused with the request's grammar). */
+/* The sizes of --sweep, each a whole REQ: an empty one ("16,,32") is a typo, not a skip. */
 static int parse_sizes(run_job *job, sweep_point *pts, unsigned *n)
 {
     const char *p = job->options.sweep;

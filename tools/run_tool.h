@@ -10,8 +10,7 @@
 #include "run_session.h"
 #include "tool.h"
 
-/* What the command line asked, as cmd_run.c parsed it: one meaning per field, none changed
- * after parsing. */
+/* What the command line asked, as cmd_run.c parsed it: never changed after. */
 typedef struct run_options {
     int device;             /* --device N (a shared option, once found), or -1: every device */
     const char *sms;        /* --sms REQ, or NULL */
@@ -55,8 +54,7 @@ int run_check_request(const run_job *job, const char *request, run_session *sess
 
 /* ---- run_claims.c ---- */
 
-/* Refuses, before anything is claimed (exit 2), an MPS active-thread percentage below 100 and
- * --memory without an MPS daemon. */
+/* Refuses (exit 2) an MPS active-thread percentage below 100, and --memory without MPS. */
 int run_check_mps(const run_job *job);
 /* Claims every planned device's SMs (unless --shared), queueing with --wait; a full GPU is
  * refused (exit 1) with the holders named. Says once what sharing a GPU without MPS costs. */
@@ -64,8 +62,7 @@ int run_take_claims(run_job *job, run_session *session);
 /* What the banner adds for plan i: " (claimed granules 0-7)", or --shared's note. */
 const char *run_claim_note(const run_job *job, const run_session *session, unsigned i, char *buf,
                            size_t size);
-/* Puts the session's variables and LD_PRELOAD into this process's environment, for the
- * program about to be started. Returns 0, or -1 after printing why. */
+/* The session's variables and LD_PRELOAD into this environment; 0, or -1 after saying why. */
 int run_set_environment(const run_job *job, const run_session *session);
 
 /* ---- run_sweep.c ---- */
@@ -88,11 +85,9 @@ int run_child_program(const run_job *job, run_session *session, pid_t *pid, int 
 int run_child_interrupted(void);
 /* Ends the tool by `sig` (no core dump); returns 128 + sig if it survives it. */
 int run_child_raise(int sig);
-/* The tool's exit code for the child's status: its exit status; for a signal, the same signal
- * raised in the tool (run_child_raise). */
+/* The tool's exit code: the child's exit status, or its signal raised in the tool. */
 int run_child_exit(int status);
-/* The program ended with status: the claims given back when it exited (released; killed by a
- * signal, they are left to be found stale: "died"), then run_child_exit. */
+/* The claims given back if the program exited (a killed one's are left stale), run_child_exit. */
 int run_child_end(run_session *session, int status);
 
 /* ---- run_report_merge.c ---- */

@@ -1,5 +1,4 @@
-/* --sim MODEL[,MODEL...][@DRIVER] (tools/options.h hands it here): the simulated driver
- * found beside the program that parses it, the tool or greenctx-bench. */
+/* --sim MODEL[,MODEL...][@DRIVER]: the simulated driver found beside the tool or the bench. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -24,8 +24,7 @@ int greenctx_cmd_run(int argc, char **argv, greenctx_tool_options *opts);
 int greenctx_cmd_ps(int argc, char **argv, greenctx_tool_options *opts);
 int greenctx_cmd_mps(int argc, char **argv, greenctx_tool_options *opts);
 
-/* Each command's --help (greenctx_tool_options.usage), its own options (the shared ones come
- * on top), and what else the completions offer: mps's actions. */
+/* Each command's --help, its own options and (mps) the words the completions offer. */
 extern const char *const greenctx_info_usage[], *const greenctx_plan_usage[],
     *const greenctx_map_usage[], *const greenctx_run_usage[], *const greenctx_ps_usage[],
     *const greenctx_mps_usage[];
@@ -52,8 +51,7 @@ typedef struct greenctx_command {
 } greenctx_command;
 extern const greenctx_command greenctx_commands[];
 extern const size_t greenctx_nb_commands;
-/* The options only the tool takes, before the command (--version, -V, --generate-*), their
- * ids in this order. */
+/* The options only the tool takes, before the command, their ids in this order. */
 extern const greenctx_option greenctx_global_options[];
 enum {
     GREENCTX_GLOBAL_VERSION,
@@ -63,8 +61,7 @@ enum {
     GREENCTX_NB_GLOBAL
 };
 void greenctx_tool_usage(FILE *out);
-/* What command c's --help (or, for NULL, the tool's usage) prints, NUL-terminated; NULL when
- * it could not be captured. The caller frees it. */
+/* What command c's --help (NULL: the tool's usage) prints; NULL on failure. The caller frees it. */
 char *greenctx_tool_capture_usage(const greenctx_command *c);
 /* "Exit status: 0 done; 1 failed ...; 2 bad usage ...", for the usage and the man page. */
 extern const char greenctx_exit_status_help[];
@@ -81,8 +78,7 @@ int greenctx_generate_completion(greenctx_tool_options *opts, const char *shell)
 
 /* ---- tool_common.c ---- */
 
-/* What `function` (const char *(void)) of the simulated driver at path returns, or NULL when
- * it is not there; the driver stays loaded. */
+/* What `function` (const char *(void)) of the simulated driver at path returns, or NULL. */
 const char *greenctx_sim_text(const char *path, const char *function);
 
 /* The path of a file that ships with the tool: $env_var when set (even if wrong, so that
@@ -94,11 +90,9 @@ const char *tool_find_companion(const char *file, const char *env_var, const cha
 
 /* ---- sim_option.c ---- */
 
-/* --sim MODEL[,MODEL...][@DRIVER]: sets the environment the simulated driver reads. Must run
- * before the library's first call. Returns an exit code after printing why it failed. */
+/* --sim: sets the simulated driver's environment, before the library's first call. */
 int greenctx_tool_use_sim(greenctx_tool_options *opts, const char *spec);
-/* The simulated driver's models ("h200 h100 ..."), asked of the simulated driver itself
- * (gctxsim_models); NULL when it is not found. */
+/* The simulated driver's models ("h200 h100 ..."), asked of it; NULL when it is not found. */
 const char *greenctx_tool_sim_models(void);
 
 #endif
