@@ -13,8 +13,7 @@ typedef struct chart_ticks {
     int decimals;       /* digits after the point that every label needs */
 } chart_ticks;
 
-/* Ticks covering [lo, hi]: the first at or below lo, the last at or above hi, at most
- * max_ticks (at least 2) of them, a nice step apart. */
+/* Ticks covering [lo, hi], at most max_ticks (>= 2), a nice step apart. */
 void chart_ticks_make(double lo, double hi, unsigned max_ticks, chart_ticks *ticks);
 double chart_tick(const chart_ticks *ticks, unsigned i);
 double chart_ticks_last(const chart_ticks *ticks);

@@ -40,8 +40,7 @@ static int parse_unsigned(const char *text, unsigned *value)
     return 0;
 }
 
-/* Why text, where a count was expected, is not one: the near-misses a user types, named;
- * "" when nothing more can be said than "not a GROUP". */
+/* Why text is not a count: the near-misses a user types, named; "" when nothing more to say. */
 static const char *count_mistake(const char *text)
 {
     size_t digits = strspn(text, "0123456789");
@@ -71,8 +70,7 @@ static const char *space_mistake(const char *arg)
     return "a GROUP has no spaces: remove the leading or trailing space";
 }
 
-/* One GROUP argument; *percent gets P of "P%" (0 otherwise). Returns NULL, or what is wrong
- * ("" when nothing more can be said than "not a GROUP"). */
+/* One GROUP; *percent gets P of "P%" (else 0). NULL, or what is wrong ("": not a GROUP). */
 static const char *parse_one(const char *arg, gctx_group *g, unsigned *percent)
 {
     static const char *const not_a_group = "";

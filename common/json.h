@@ -21,8 +21,7 @@ typedef struct json_writer {
 
 /* Opens a document (an object) with its greenctx_version and schema members. */
 void json_begin(json_writer *w, FILE *out, const char *schema);
-/* How many documents this process began: a command that failed under --json without one
- * gets the tool's catch-all error document (tools/greenctx.c). */
+/* How many documents this process began (tools/greenctx.c: the catch-all error document). */
 unsigned json_documents_begun(void);
 /* Closes every open container and the document, then a newline. */
 void json_end(json_writer *w);
@@ -41,8 +40,7 @@ void json_null(json_writer *w, const char *key);
 
 /* text as a JSON string, quotes included (NULL: null), invalid UTF-8 as U+FFFD. */
 void greenctx_json_string(FILE *out, const char *text);
-/* The length of text's longest prefix of at most max bytes that ends on a UTF-8 character
- * boundary: where to cut text so as not to split a character. */
+/* The longest prefix of text, at most max bytes, that splits no UTF-8 character. */
 size_t json_utf8_prefix(const char *text, size_t max);
 
 #endif

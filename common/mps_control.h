@@ -32,8 +32,7 @@ void mps_control_close(mps_control *m);
  * Async-signal-safe (a signal handler may quit the daemon): flush stdio first. */
 int mps_control_run(const mps_control *m, const char *input, char *output, size_t size);
 
-/* 1 when a daemon answers on m's pipe directory, as the library sees it for a client there
- * (gctx_mps_get_info); the caller's CUDA_MPS_PIPE_DIRECTORY is left as it was. */
+/* 1 when a daemon answers on m's pipe directory (gctx_mps_get_info there). */
 int mps_control_answers(const mps_control *m);
 
 /* Waits up to ms milliseconds until mps_control_answers says `running`; 0 when it did. */

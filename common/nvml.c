@@ -1,5 +1,4 @@
-/* NVML, loaded at run time (nvml.h), its ABI as nvml.h declares it. Each call is looked up on
- * its own, so an NVML without one still gives the others. */
+/* NVML, loaded at run time. Each call is looked up alone: an NVML without one gives the rest. */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>

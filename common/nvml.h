@@ -23,8 +23,7 @@ typedef struct nvml_process {
     int pid;
     unsigned long long memory_bytes; /* ~0ULL: NVML can't tell (no permission, ...) */
 } nvml_process;
-/* The compute processes on the GPU with this UUID, *count of them in *out (malloc'ed: the
- * caller frees it); 0 on success, else -1 with why[]. */
+/* The GPU's compute processes into *out (malloc'ed), *count; 0, or -1 with why[]. */
 int nvml_lib_processes(nvml_lib *nvml, const char *uuid, nvml_process **out, unsigned *count,
                        char *why, size_t why_size);
 
@@ -38,8 +37,7 @@ typedef struct nvml_clocks {
     unsigned long long reasons; /* NVML_LIB_REASON_* */
     unsigned memory_busy;       /* percent of the last sample period HBM was read or written */
 } nvml_clocks;
-/* The GPU with this UUID's SM clock and its maximum, clocks-event reasons and memory
- * utilisation; 0 on success, else -1. */
+/* The GPU's SM clock and maximum, clocks-event reasons, memory utilisation; 0 or -1. */
 int nvml_lib_clocks(nvml_lib *nvml, const char *uuid, nvml_clocks *out);
 
 #endif

@@ -8,8 +8,7 @@
 
 #include "run_request.h"
 
-/* Parses req->sms and lists the devices it confines in s->plans (their device only).
- * GCTX_ERROR_NO_DEVICE when the driver shows none or not one the request names. */
+/* Parses req->sms into s->plans' devices; GCTX_ERROR_NO_DEVICE when none matches. */
 gctx_status run_session_open(const run_session_request *req, run_session *s, char *err,
                              size_t size);
 /* run_session_open, then what each device gets: with req->shared the planner's split; else
@@ -39,8 +38,7 @@ typedef struct run_member {
     ino_t claim_ino;            /* closed and reused is not handed on */
 } run_member;
 
-/* In the program: plan i of an opened session made real, on the claim req->claim_list names
- * for its device, or without one the planner's split. */
+/* In the program: plan i made real, on its device's claim in req->claim_list, or a split. */
 gctx_status run_session_join(const run_session_request *req, const run_session *s, unsigned i,
                              run_member *m, char *err, size_t size);
 

@@ -49,8 +49,7 @@ __attribute__((constructor)) static void find_real_calls(void)
     *(void **)&real.spawnp = run_real_dlsym(RTLD_NEXT, "posix_spawnp");
 }
 
-/* Set once this process (or the one it was forked from) used CUDA under GREENCTX_RUN_INHERIT=0;
- * then this library as the loader knows it, to take out of LD_PRELOAD. */
+/* Set once this process (or its parent) used CUDA under GREENCTX_RUN_INHERIT=0: this library. */
 static atomic_int releasing;
 static char self_path[PATH_MAX];
 static dev_t self_dev;
@@ -68,8 +67,7 @@ static int is_self(const char *item, size_t len)
            (stat(path, &st) == 0 && st.st_dev == self_dev && st.st_ino == self_ino);
 }
 
-/* "LD_PRELOAD=" and the entries of `list` other than this library, into ld; 0 when none is
- * left (the variable is then dropped). The loader separates entries by ':' or ' '. */
+/* "LD_PRELOAD=" and `list` less this library (entries split by ':' or ' '); 0 when none left. */
 static int kept_preload(const char *list, char *ld)
 {
     static const char name[] = "LD_PRELOAD=";
@@ -89,8 +87,7 @@ static int kept_preload(const char *list, char *ld)
     return w != first;
 }
 
-/* How many entries envp has and how long its LD_PRELOAD entry is (with its NUL): the room
- * child_env needs. 0 and 1 while the children are not released (envp passes as it is). */
+/* The room child_env needs: envp's entries, and its LD_PRELOAD's size (0 and 1: not released). */
 static size_t child_env_size(char *const envp[], size_t *ld_size)
 {
     size_t n = 0;
@@ -103,8 +100,7 @@ static size_t child_env_size(char *const envp[], size_t *ld_size)
     return n;
 }
 
-/* envp as the next program gets it: once released, without GREENCTX_RUN_* and with this
- * library out of LD_PRELOAD, built in `list` and `ld` (sized by child_env_size). */
+/* envp as the next program gets it (once released: cleaned), in `list` and `ld`. */
 static char *const *child_env(char *const envp[], char **list, char *ld)
 {
     if (!atomic_load(&releasing))
@@ -151,8 +147,8 @@ void run_release_children(void)
     if (!list || !ld)
         run_die("out of memory while releasing the program's children (%s=0)",
                 GREENCTX_RUN_INHERIT);
-    /* Not setenv/unsetenv: a program may export its own (bash does). The old array is left
-     * as it is: another thread may be reading it. */
+    /* Not setenv/unsetenv: a program may export its own (bash does). The old array may be
+     * read by another thread: it is left as it is. */
     environ = (char **)child_env(environ, list, ld);
     int ld_kept = 0;
     for (char **e = environ; *e; e++)

@@ -99,8 +99,7 @@ __attribute__((constructor)) static void run_config_load(void)
     /* Inherited by fork: a child that goes on to use CUDA writes its own part. */
     if (run_cfg.report_dir[0] && atexit(run_report_write_part) != 0)
         config_error("the report could not be registered to be written at exit");
-    /* Before the program's own handlers, so it runs after them: after the program's last
-     * work. */
+    /* Before the program's own handlers, so it runs after its last work. */
     if (run_cfg.claim[0] && atexit(run_claims_at_exit) != 0)
         config_error("the claims could not be registered to be given back at exit");
 }

@@ -31,8 +31,7 @@ static cu_result refuse_context(CUcontext ctx, const char *call)
     return CU_ERROR_NOT_PERMITTED;
 }
 
-/* What binding `ctx` binds (push: cuCtxPushCurrent, else cuCtxSetCurrent): a device's green
- * context for its primary context, NULL or a green context as they are. */
+/* What binding `ctx` binds: a device's green context for its primary one, others as they are. */
 static cu_result bind(CUcontext ctx, int push)
 {
     enter();
@@ -98,8 +97,7 @@ RUN_EXPORT cu_result cuDevicePrimaryCtxRelease(cu_device dev)
     return r;
 }
 
-/* Resetting the primary context would pull it from under the green context (cudaDeviceReset
- * reaches here): the device is left as it is. */
+/* Resetting the primary context would pull it from under the green one: the device is left. */
 RUN_EXPORT cu_result cuDevicePrimaryCtxReset(cu_device dev)
 {
     static atomic_int warned;
@@ -152,8 +150,7 @@ RUN_EXPORT cu_result cuGreenCtxCreate(CUgreenCtx *ctx, void *desc, cu_device dev
     return refuse_create(&run_count.refused_green_ctx_create, "cuGreenCtxCreate");
 }
 
-/* The device the program is told the partition of: a confined one, unless
- * GREENCTX_RUN_DEVICE_SMS=physical. Counts the answer. */
+/* A device told its partition (not under GREENCTX_RUN_DEVICE_SMS=physical); counted. */
 static run_device *partition_shown(run_device *d)
 {
     if (!d || run_cfg.device_sms == RUN_DEVICE_SMS_PHYSICAL)
@@ -197,8 +194,7 @@ RUN_EXPORT cu_result cuCtxGetDevResource(CUcontext ctx, void *resource, int type
     return run.drv.ctx_resource(ctx, resource, type);
 }
 
-/* What cuGetProcAddress hands the program for `symbol` at `version` and `flags`, given what
- * the driver returned. */
+/* What cuGetProcAddress hands the program, given what the driver returned. */
 static void *hook_for_proc(const char *symbol, int version, unsigned long long flags,
                            void *driver_fn);
 

@@ -46,8 +46,8 @@ typedef cu_result (*copy_fn)(unsigned long long dst, unsigned long long src, siz
 typedef cu_result (*stream_fn)(CUstream stream);
 typedef cu_result (*void_fn)(void);
 
-/* One device's pace: what the guard allows now (written by the pacer thread), the ring (under
- * lock, taken only while paced) and the open step of a latency program. */
+/* One device's pace: what the guard allows (the pacer thread's), the ring (under lock, taken
+ * only while paced) and a latency program's open step. */
 typedef struct pace {
     gctx_claim *claim;          /* guarded: best-effort (paced) or latency (sampled); else NULL */
     int sampled;                /* a latency program: its steps are reported */
@@ -294,8 +294,7 @@ static void open_step(pace *p)
         atomic_compare_exchange_strong(&p->step_ns, &none, clock_now_ns());
 }
 
-/* The launch or async copy `call` (the driver's, on stream), held back and marked as the
- * guard says. */
+/* The launch or async copy `call`, held back and marked as the guard says. */
 #define PACED_LAUNCH(stream, per_thread, call)                                                 \
     do {                                                                                       \
         pace *p_ = atomic_load_explicit(&active, memory_order_relaxed) ? current_pace() : NULL; \
@@ -347,8 +346,7 @@ static const char *const names[NB_CALLS] = {
 static const char *const exported_as[NB_CALLS] = {[COPY_DTOD] = "_v2"};
 static _Atomic(void *) real[NB_CALLS][4];
 
-/* The driver function behind an exported name (v 0 or 1: its _ptsz name), found at its first
- * call through the driver's cuGetProcAddress, as the driver's own export would be. */
+/* The driver function behind an exported name (v 1: _ptsz), found at its first call. */
 static void *exported_real(int call, int v)
 {
     void *fn = atomic_load_explicit(&real[call][v], memory_order_relaxed);
@@ -373,8 +371,7 @@ static void *exported_real(int call, int v)
     {                                                                                          \
         PACED_LAUNCH(stream, (v) & 1, REAL(call, v, copy_fn)(dst, src, bytes, stream));        \
     }
-/* The wrappers of variant v, each the driver's name and `suffix`; `kind` says how each is
- * declared. The calls of a stream: */
+/* The wrappers of variant v, named the driver's name and `suffix`, declared `kind`: */
 #define STREAM_WRAPPERS(kind, suffix, v)                                                       \
     kind cuLaunchKernel##suffix(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,   \
                                 unsigned by, unsigned bz, unsigned shmem, CUstream stream,     \
@@ -408,8 +405,8 @@ static void *exported_real(int call, int v)
         return waited(REAL(EVENT_SYNC, v, event_fn)(event));                                   \
     }
 
-/* Exported: a program linked with -lcuda calls them by name (cuda.h's _ptsz names under
- * --default-stream per-thread). Handed out by cuGetProcAddress: _legacy and _per_thread. */
+/* Exported (-lcuda calls them by name; _ptsz under --default-stream per-thread) and handed out
+ * by cuGetProcAddress (_legacy, _per_thread). */
 #define EXPORTED RUN_EXPORT cu_result
 #define HANDED static cu_result
 STREAM_WRAPPERS(EXPORTED, , 0)
@@ -434,8 +431,7 @@ static void *const wrappers[NB_CALLS][4] = {
 };
 #undef WRAPPERS
 
-/* The call an exported name (`exported`), or else a cuGetProcAddress base name, is; *v: 1 for
- * a _ptsz name. */
+/* The call of an exported name (`exported`) or cuGetProcAddress base name; *v 1: _ptsz. */
 static int call_of(const char *name, int exported, int *v)
 {
     for (int call = 0; call < NB_CALLS; call++) {
@@ -465,8 +461,7 @@ void *run_pace_hook_for_proc(const char *symbol, int version, unsigned long long
     /* Below 3.2 cuMemcpyDtoDAsync is the 32-bit-pointer function, not the one wrapped. */
     if (call < 0 || v || (call == COPY_DTOD && version < 3020) || !guarded())
         return NULL;
-    /* Flags 0 leave the default stream to the driver: which one a NULL stream is, by what it
-     * handed out (a call of no stream is the same function in both). */
+    /* Flags 0 leave the default stream to the driver: what it handed out tells which. */
     void *per_thread = NULL;
     if (!flags)
         run.drv.getproc(symbol, &per_thread, version, PER_THREAD_FLAG, NULL);

@@ -30,8 +30,7 @@
 #include "greenctx.h"
 #include "run_session.h"
 
-/* The driver ABI of the calls the preload wraps, declared here as cuda.h declares them (the
- * library's src/cuda_abi.h holds only what the library itself calls). */
+/* The driver ABI of the calls the preload wraps, as cuda.h declares them. */
 typedef int cu_result;
 typedef int cu_device;
 enum { CU_OK = 0, CU_ERROR_INVALID_VALUE = 1, CU_ERROR_NOT_PERMITTED = 800 };
@@ -127,8 +126,7 @@ typedef struct run_counters {
 
 extern run_counters run_count; /* written by run_hooks.c only */
 
-/* Makes every confined device's green context, once; stops the program when it can't. Cheap
- * after the first call. */
+/* Makes every confined device's green context, once, or stops the program. Cheap after. */
 void run_setup(void);
 /* 1 once run_setup has made the confinement. */
 int run_setup_done(void);
@@ -136,21 +134,18 @@ int run_setup_done(void);
  * fault (run_fault_check_at_exit), then gives the claims back, so the registry records the
  * tenant as ended, not as died. A tenant killed or ending in _exit is found dead instead. */
 void run_claims_at_exit(void);
-/* The SM count the program is shown for device d: the partition's, or the whole device's
- * under GREENCTX_RUN_DEVICE_SMS=physical. */
+/* The SM count the program is shown: the partition's, or the device's (physical). */
 unsigned run_device_sms_shown(const run_device *d);
 /* The device whose primary or green context `ctx` is, or NULL. */
 run_device *run_device_of_context(CUcontext ctx);
 run_device *run_device_of_cu_device(cu_device dev);
 
-/* Writes "greenctx run: MESSAGE" and why the program stops, and exits with status 125
- * without running atexit handlers (the program's own would touch a half-made state). */
+/* "greenctx run: MESSAGE", then exit 125 without atexit handlers (state is half-made). */
 _Noreturn void run_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Once per `flag`: "greenctx run: MESSAGE" on stderr (refused calls). */
 void run_warn_once(atomic_int *flag, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Nonzero while the preload itself calls into greenctx or the driver: its dlsym calls (the
- * library loading the driver) must reach the C library's dlsym, not the interposer. */
+/* Nonzero while the preload calls greenctx or the driver: dlsym reaches the C library's then. */
 extern _Thread_local int run_inside; /* run_setup.c, run_fault.c */
 
 /* ---- run_dlsym.c -------------------------------------------------------------------------- */
@@ -160,14 +155,12 @@ void *run_real_dlsym(void *handle, const char *name);
 
 /* ---- run_hooks.c -------------------------------------------------------------------------- */
 
-/* The wrapper the preload hands out for an exported driver name (dlsym, "cuCtxSetCurrent",
- * "cuCtxPushCurrent_v2", ...), or NULL when the name is not wrapped. */
+/* The wrapper for an exported driver name ("cuCtxSetCurrent", ...), or NULL. */
 void *run_hook_for_symbol(const char *name);
 
 /* ---- run_pace.c: the guard of greenctx run --class ---------------------------------------- */
 
-/* The wrapper of a launch, async copy or wait for a guarded program (best-effort: paced;
- * latency: its steps sampled), or NULL. */
+/* The wrapper of a launch, copy or wait for a guarded program, or NULL. */
 void *run_pace_hook_for_symbol(const char *name);
 /* The same for cuGetProcAddress's base name, remembering the driver's function. */
 void *run_pace_hook_for_proc(const char *symbol, int version, unsigned long long flags,
@@ -175,25 +168,21 @@ void *run_pace_hook_for_proc(const char *symbol, int version, unsigned long long
 
 /* ---- run_fault.c: a context that died of a sticky fault ----------------------------------- */
 
-/* When `result` of a driver call on device d (may be NULL) is a sticky fault (the context is
- * dead), records it in the claims registry and says so on stderr, once per process. */
+/* A sticky fault in `result` (d may be NULL): recorded in the registry and said, once. */
 void run_fault_seen(run_device *d, cu_result result);
 /* Asks each claimed device's context whether it died, as above. */
 void run_fault_check_at_exit(void);
 
 /* ---- run_report.c ------------------------------------------------------------------------- */
 
-/* With GREENCTX_RUN_REPORT_DIR: called as this process starts using CUDA, creates its part's
- * NAME.started (stops the program when it can't: its work would be missing from the report). */
+/* With GREENCTX_RUN_REPORT_DIR, at first CUDA use: NAME.started, or the program stops. */
 void run_report_started(void);
-/* Writes this process's part (NAME.part) if it started one: at exit (registered before main,
- * inherited by fork) and before an exec replaces the process. Nothing in other processes. */
+/* Writes this process's part if it started one: at exit and before an exec. */
 void run_report_write_part(void);
 
 /* ---- run_children.c ----------------------------------------------------------------------- */
 
-/* Under GREENCTX_RUN_INHERIT=0, as this process starts using CUDA: the programs it starts
- * from then on get neither this library in LD_PRELOAD nor GREENCTX_RUN_*. */
+/* Under GREENCTX_RUN_INHERIT=0, at first CUDA use: the programs it starts are not confined. */
 void run_release_children(void);
 
 #endif

@@ -41,8 +41,7 @@ static void device_json(FILE *f, const run_device *d)
     fputc('}', f);
 }
 
-/* This process's part, "" until it starts using CUDA; part_pid tells a forked copy (which
- * writes nothing) from the process itself. */
+/* This process's part, "" until it uses CUDA; part_pid: a forked copy writes nothing. */
 static char part[sizeof run_cfg.report_dir + 64];
 static long part_pid;
 

@@ -60,8 +60,7 @@ static void *entry_point(const char *name, int version)
     return fn;
 }
 
-/* The library loads the driver (GREENCTX_CUDA_LIBRARY or libcuda.so.1); the preload takes
- * the entry points its wrappers forward to from the same file. */
+/* The wrappers forward to the driver file the library loaded. */
 static void load_driver(void)
 {
     if (gctx_init() != GCTX_SUCCESS)
@@ -126,8 +125,7 @@ static void confine(run_device *d, const run_session_request *req, const run_ses
     if (run_session_join(req, session, i, &d->joined, why, sizeof why) != GCTX_SUCCESS)
         run_die("%s=%s: %s", GREENCTX_RUN_SMS, run_cfg.sms, why);
     cu_result r = run.drv.device_get(&d->cu_device, ordinal);
-    /* A reference the preload holds for the life of the process: the handle the program
-     * binds stays the one recognised here. */
+    /* Held for the life of the process: the handle the program binds stays recognised. */
     if (r == CU_OK)
         r = run.drv.retain(&d->primary, d->cu_device);
     if (r != CU_OK)
@@ -153,8 +151,7 @@ static void setup(void)
         run_die("%s is not set: the preload was loaded without a request (use greenctx run "
                 "--sms COUNT -- CMD)",
                 GREENCTX_RUN_SMS);
-    /* From here this process uses CUDA: its work belongs in the report, and under
-     * --no-inherit its own children are the ones released. */
+    /* From here this process uses CUDA: its work is reported, its children released. */
     run_report_started();
     if (!run_cfg.inherit)
         run_release_children();
@@ -178,8 +175,7 @@ static void setup(void)
 
 void run_claims_at_exit(void)
 {
-    /* A child that forked from the program shares its claims: only the process the preload
-     * started in gives them back. */
+    /* A forked child shares the claims: only the process the preload started in gives them back. */
     if (!run_setup_done() || (long)getpid() != run_cfg.pid)
         return;
     run_fault_check_at_exit();

@@ -23,12 +23,10 @@ typedef struct spank_config {
     char preload[PATH_MAX];                  /* preload=PATH: libgreenctx_preload.so */
 } spank_config;
 
-/* Parses plugstack.conf's words into config (defaults first). Returns 0, or -1 with the
- * reason in err. */
+/* Parses plugstack.conf's words into config (defaults first); 0, or -1 with err. */
 int spank_config_parse(int argc, char **argv, spank_config *config, char *err, size_t size);
 
-/* Checks a request's syntax (greenctx run's --sms: a GROUP, all, or DEV=GROUP,...) without a
- * GPU, as srun and sbatch can. Returns 0, or -1 with the reason in err. */
+/* Checks a request's syntax without a GPU, as srun and sbatch can; 0, or -1 with err. */
 int spank_request_check(const char *request, char *err, size_t size);
 
 /* What a task asks for (spank_task.c). */

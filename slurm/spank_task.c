@@ -170,8 +170,7 @@ static int claim(const spank_task_request *request, const task_facts *facts,
     return 0;
 }
 
-/* A variable of the task's environment; one without a value is left as the job set it (its
- * own GREENCTX_RUN_REPORT_DIR, say). */
+/* A variable of the task's environment; one without a value is left as the job set it. */
 static int set_variable(void *sp, const char *name, const char *value)
 {
     return value && spank_setenv(sp, name, value, 1) != ESPANK_SUCCESS ? -1 : 0;
