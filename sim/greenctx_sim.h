@@ -78,8 +78,7 @@ GCTXSIM_API long gctxsim_default_stream_calls(const char *symbol, CUstream which
  * CUDA_ERROR_INVALID_VALUE. NULL when the configuration is valid. */
 GCTXSIM_API const char *gctxsim_config_error(void);
 
-/* The models GREENCTX_SIM_DEVICES takes, space-separated ("h200 h100 a100 l4 b200"), for
- * tools and bindings that offer or check them without a copy of the list. Static storage. */
+/* The models GREENCTX_SIM_DEVICES takes, space-separated ("h200 h100 ..."). Static storage. */
 GCTXSIM_API const char *gctxsim_models(void);
 
 /* Destroys every object, forgets every handle and resource made so far (they become invalid),

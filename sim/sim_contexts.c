@@ -8,11 +8,9 @@
 sim_pool sim_greens = {.item_size = sizeof(sim_green), .tag = SIM_TAG_GREEN};
 
 static int primary_refs[SIM_MAX_DEVICES];
-/* A green context holds its device's primary context active, as the driver's does, without
- * showing in the retain count a caller balances. */
+/* A green context holds its primary context active, as the driver's does, uncounted. */
 static int greens_on[SIM_MAX_DEVICES];
-/* Green contexts destroyed since the primary context's last reset (the memory they leave
- * charged to it: sim_memory.c). */
+/* Green contexts destroyed since the primary context's last reset (sim_memory.c charges them). */
 static int greens_gone[SIM_MAX_DEVICES];
 
 /* A stack left from before a reset is dropped on first use rather than trusted. */
@@ -109,8 +107,7 @@ gcu_result sim_cuDevicePrimaryCtxRelease(gcu_device dev)
     SIM_END();
 }
 
-/* Only what the memory model holds for the primary context is returned; green contexts still
- * alive keep their 5 MiB. */
+/* Only the primary context's memory is returned; live green contexts keep their 5 MiB. */
 gcu_result sim_cuDevicePrimaryCtxReset(gcu_device dev)
 {
     SIM_BEGIN_DEVICE(cuDevicePrimaryCtxReset, false, dev);

@@ -234,8 +234,7 @@ gcu_result sim_cuDeviceGetUuid(gcu_uuid *uuid, gcu_device dev)
     SIM_END();
 }
 
-/* Slot d on bus 0x18 + 0x10 * d, as an 8-GPU HGX board numbers them ("0000:18:00.0"): the
- * same in every run, distinct per slot. */
+/* Slot d on bus 0x18 + 0x10 * d, as an 8-GPU HGX board numbers them ("0000:18:00.0"). */
 gcu_result sim_cuDeviceGetPCIBusId(char *bus_id, int len, gcu_device dev)
 {
     SIM_BEGIN_DEVICE(cuDeviceGetPCIBusId, !bus_id || len <= 0, dev);

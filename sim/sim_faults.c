@@ -23,12 +23,10 @@ typedef struct sim_fault {
 static long calls[SIM_SYM_COUNT];
 static sim_fault faults[SIM_MAX_FAULTS];
 static int nfaults;
-/* A sticky fault (gcu_result_is_sticky) fired: every later call answers it, as a GPU's
- * process does after an illegal address, until the faults are cleared. 0: none. */
+/* A sticky fault fired: every later call answers it, as after an illegal address. 0: none. */
 static gcu_result sticky;
 
-/* What still works after a sticky fault: what needs no context (the loader's calls, error
- * names, device queries). */
+/* What still works after a sticky fault: what needs no context. */
 static int answers_sticky(int sym)
 {
     return sym != SIM_SYM_cuInit && sym != SIM_SYM_cuDriverGetVersion &&

@@ -13,8 +13,7 @@
 
 enum { SIM_IMAGE_SMID = 0, SIM_IMAGE_MODELLED = 1 };
 
-/* The registered models, by index; a removed one keeps its slot with work NULL, so that a
- * function's index never names another kernel. */
+/* The registered models; a removed one keeps its slot: a function's index never changes kernel. */
 enum { SIM_MAX_MODELS = 32, SIM_MODEL_NAME = 64 };
 static struct {
     char entry[SIM_MODEL_NAME];

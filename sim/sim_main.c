@@ -1,5 +1,4 @@
-/* Loading and initialisation: the configuration from the environment, cuInit,
- * cuDriverGetVersion, cuGetErrorName and the cuGetProcAddress table. */
+/* Loading and initialisation: the environment's configuration, cuInit, cuGetProcAddress. */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -18,8 +17,7 @@ void sim_unlock(void) { pthread_mutex_unlock(&sim_mutex); }
 
 static char config_message[512];
 
-/* A configuration the environment asked for and the simulator refuses: cuInit fails with
- * CUDA_ERROR_INVALID_VALUE and gctxsim_config_error() gives this message. The first is kept. */
+/* A configuration the simulator refuses: cuInit fails and gctxsim_config_error() says why. */
 static void sim_config_refuse(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void sim_config_refuse(const char *fmt, ...)
 {
@@ -224,8 +222,7 @@ static const sim_proc ptsz_procs[] = {
     {"cuMemcpyAsync", 0, (void *)copy_ptsz},       {"cuMemcpyDtoDAsync", 0, (void *)dtod_ptsz},
 };
 
-/* cuCtxCreate: never called by the library, but wrapped by `greenctx run`'s preload; offered
- * so that tests see the preload refuse it. Called, it makes nothing (no ordinary contexts). */
+/* cuCtxCreate, which the preload wraps: offered so that tests see it refused. Makes nothing. */
 static gcu_result sim_cuCtxCreate(CUcontext *ctx, unsigned int flags, gcu_device dev)
 {
     (void)flags, (void)dev;

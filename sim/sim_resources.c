@@ -1,5 +1,4 @@
-/* Device resources: what the padding of a CUdevResource carries, resource queries,
- * cuDevResourceGenerateDesc and its descriptors. */
+/* Device resources: what a CUdevResource's padding carries, queries, descriptors. */
 #include <stddef.h>
 #include <string.h>
 #include <unistd.h>
@@ -51,8 +50,7 @@ sim_res sim_res_new(int type, int dev)
     return r;
 }
 
-/* The locality domain a 13.4 driver reports: the one a group asked for, else the one every SM
- * lies in; -1 for none. */
+/* The locality domain a 13.4 driver reports: the group's, else its SMs' one; -1 for none. */
 static int res_domain(const sim_res *r)
 {
     if (!sim_version_at_least(13040))
@@ -62,8 +60,7 @@ static int res_domain(const sim_res *r)
     return sim_set_domain(sim.dev[r->device], &r->sms);
 }
 
-/* What the process-specific bytes hold: this process's address of a static, and a tag of the
- * record mixed with it. */
+/* The process-specific bytes: this process's address of a static, mixed with a tag. */
 static void write_process_bytes(gcu_dev_resource *out, const sim_res *r)
 {
     static const char anchor;

@@ -21,8 +21,7 @@ typedef struct sim_stream {
                                     even with the same handle, is another one */
     unsigned flags;
     int priority;
-    /* For tests of ordering: per cuStreamWaitEvent, the stream the event was last recorded on
-     * (the last SIM_WAITS_KEPT of them). */
+    /* Per cuStreamWaitEvent, the stream its event was last recorded on (the last few). */
     unsigned waits;
     CUstream waited_for[SIM_WAITS_KEPT];
     double clock_ns; /* the modelled work submitted so far */
@@ -56,8 +55,7 @@ static sim_stream *created_stream(CUstream s)
 static sim_event *event_get(CUevent e) { return sim_pool_get(&events, (uintptr_t)e); }
 
 static long long primary_done_ns[SIM_MAX_DEVICES]; /* the primary contexts' default streams */
-/* cuLaunchKernel and cuEventRecord calls on a default stream: [0] the legacy one (NULL through
- * the legacy entry points, or CU_STREAM_LEGACY), [1] the per-thread one. */
+/* cuLaunchKernel and cuEventRecord calls on a default stream: [0] legacy, [1] per-thread. */
 static long default_calls[2][2];
 
 void sim_streams_reset(void)
@@ -182,8 +180,7 @@ static gcu_result stream_new(CUstream *out, const sim_ctx *c, unsigned flags, in
     return GCU_SUCCESS;
 }
 
-/* cuStreamCreate and cuStreamCreateWithPriority (sym): a stream made while a converted green
- * context is current belongs to that green context. */
+/* cuStreamCreate[WithPriority]: in the current context, maybe a converted green context. */
 static gcu_result create_in_current(int sym, CUstream *stream, unsigned flags, int priority)
 {
     SIM_BEGIN_SYM(sym, true);
@@ -227,8 +224,7 @@ gcu_result sim_cuStreamDestroy(CUstream stream)
 {
     SIM_BEGIN(cuStreamDestroy);
     SIM_LOOKUP(sim_stream, s, created_stream(stream));
-    /* A 13.0 driver already freed it with its green context and says so; 13.1 destroys a
-     * detached stream normally. */
+    /* 13.0 freed it with its green context and says so; 13.1 destroys it as any other. */
     if (stream_gone(s) == GCU_ERROR_CONTEXT_IS_DESTROYED)
         rc = GCU_ERROR_CONTEXT_IS_DESTROYED;
     sim_pool_free(s);
@@ -256,8 +252,8 @@ static gcu_result work_done(int sym, CUstream stream, CUevent event, long long *
     SIM_END();
 }
 
-/* A synchronize sleeps until that work is done (lock not held, so that other threads call
- * the driver meanwhile, as on a GPU); a query answers NOT_READY before. */
+/* A synchronize sleeps until that work is done (lock not held: other threads call the driver
+ * meanwhile); a query answers NOT_READY before. */
 static gcu_result wait_or_query(int sym, CUstream stream, CUevent event)
 {
     long long done = 0;
