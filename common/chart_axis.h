@@ -24,10 +24,8 @@ void chart_decade_label(double value, char *buf, size_t size);
 
 /* The width of a label in pixels at a font size (sans-serif digits: 0.6 em each). */
 double chart_text_width(const char *text, int font_size);
-/* Which of n labels centred at x[0..n-1] (ascending) to draw so that none overlaps another
- * (at least `gap` pixels between them): the last always (the largest value, often the whole
- * GPU), then from right to left each one that clears the last one kept. keep[i] gets 1 or 0;
- * returns how many are kept. */
+/* Which of n labels centred at ascending x[] to draw, none within `gap` pixels of another: the
+ * last always (often the whole GPU), then right to left each that clears the last kept. */
 unsigned chart_spaced_labels(const double *x, const double *width, unsigned n, double gap,
                              int *keep);
 

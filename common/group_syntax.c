@@ -120,12 +120,10 @@ static const char *parse_one(const char *arg, gctx_group *g, unsigned *percent)
     return NULL;
 }
 
-/* Percent shares into SM counts that always fit when they add up to at most 100%: each
- * group's share ends at the cumulative percentage of the SMs, rounded down to a whole unit
- * (so the bounds never pass the device), and gets at least one unit. Units of the smallest
- * partition are legal counts on every path and share one granule on drivers before 13.1.
- * The group that brings the total to 100%, when it is the last group, takes what is left
- * (discovery with backfill), so no SM is lost to rounding. */
+/* Percent shares into SM counts that always fit when they add up to at most 100%: each ends at
+ * the cumulative percentage rounded down to a whole unit (the smallest partition: legal on
+ * every path), with at least one unit; a last group that brings the total to 100% takes what
+ * is left, so no SM is lost to rounding. */
 static void share_percentages(gctx_group *groups, const unsigned *percent, unsigned n,
                               unsigned sm_count, unsigned unit)
 {

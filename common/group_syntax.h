@@ -31,9 +31,8 @@ typedef struct group_syntax_error {
     char message[2048]; /* "'24x' is not a GROUP", ... */
 } group_syntax_error;
 
-/* Parses argv[0..argc-1] into groups, percentages taken of sm_count in units of unit_sms
- * (the smallest partition). Returns GCTX_SUCCESS, or the status in err with the reason (out
- * then holds no groups). */
+/* Parses argv into groups, percentages of sm_count in units of unit_sms. Returns GCTX_SUCCESS,
+ * or the status with the reason in err. */
 gctx_status group_syntax_parse(int argc, char **argv, unsigned sm_count, unsigned unit_sms,
                                group_request *out, group_syntax_error *err);
 void group_request_free(group_request *request);

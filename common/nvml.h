@@ -9,9 +9,8 @@
 
 typedef struct nvml_lib nvml_lib;
 
-/* NULL, with why in why[], when NVML is not there or does not start. simulated: the loaded CUDA
- * driver is the simulator, whose GPUs the machine's NVML doesn't describe: only
- * GREENCTX_NVML_LIBRARY is opened then. */
+/* NULL with why[] when NVML is not there. simulated: the machine's NVML doesn't describe the
+ * simulator's GPUs, so only GREENCTX_NVML_LIBRARY is opened. */
 nvml_lib *nvml_lib_open(int simulated, char *why, size_t why_size);
 void nvml_lib_close(nvml_lib *nvml);
 

@@ -113,10 +113,9 @@ typedef struct run_session {
 /* Sets a variable of the program's environment (NULL: unset, in the tool); 0, or -1. */
 typedef int run_setenv_fn(void *room, const char *name, const char *value);
 
-/* The variables a session's program gets (the preload first in LD_PRELOAD unless it is
- * there already, the GREENCTX_RUN_* ones, MPS's memory limit, a shared registry's place),
- * each handed to set. Returns 0, or -1 when LD_PRELOAD or the memory limit would be cut or a
- * variable could not be set. */
+/* Hands set the variables a session's program gets (the preload first in LD_PRELOAD,
+ * GREENCTX_RUN_*, MPS's memory limit, a shared registry's place). 0, or -1 when one would be
+ * cut or could not be set. */
 int run_session_environment(const run_session_request *req, const run_session *s,
                             run_setenv_fn *set, void *room);
 

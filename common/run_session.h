@@ -12,14 +12,12 @@
 gctx_status run_session_open(const run_session_request *req, run_session *s, char *err,
                              size_t size);
 /* run_session_open, then what each device gets: with req->shared the planner's split; else
- * the device's facts, sm_count 0 until the claim says (rest can give a count a split can't,
- * such as 68 = 64 + the 4 left over on an H200). */
+ * sm_count 0 until the claim says (rest can give 68 = 64 + 4 on an H200, which no split can). */
 gctx_status run_session_plan(const run_session_request *req, run_session *s, char *err,
                              size_t size);
-/* Claims each planned device's SMs (nothing with req->shared) and lists their tokens in
- * s->claim_list; each plan's sm_count is then its claim's. On a failure what was claimed is
- * given back, s->failed is the plan that failed and err holds the library's reason (with
- * GCTX_ERROR_BUSY, what to ask when free SMs can't make the count asked). */
+/* Claims each planned device's SMs (not with req->shared), tokens in s->claim_list. On a
+ * failure what was claimed is given back, s->failed is the plan that failed and err says why
+ * (GCTX_ERROR_BUSY: what could be asked instead). */
 gctx_status run_session_claim(const run_session_request *req, run_session *s, char *err,
                               size_t size);
 /* Gives the claims back (a sweep's between sizes, a failed start's). */

@@ -157,11 +157,9 @@ void run_release_children(void)
         free(ld);
 }
 
-/* Across an exec the claims go with the program, which joins them with the same token
- * (children confined, the default): their descriptors, close-on-exec since the join, are
- * made inheritable for the exec, and close-on-exec again when it fails. Without this, a
- * process that was the claim's last holder would give it up by its exec, and the program it
- * becomes would be stopped, its claim gone. Released children get no claim. */
+/* Across an exec the claims go with the program, which joins them with the same token: their
+ * descriptors are made inheritable for the exec (close-on-exec again if it fails), or a last
+ * holder's exec would give the claim up under the program it becomes. */
 static void hand_claims_on(int on)
 {
     if (atomic_load(&releasing))
@@ -226,9 +224,8 @@ RUN_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *c
     EXEC_WITH_CLAIMS(real.execveat, dirfd, path, argv, env, flags);
 }
 
-/* posix_spawn does not replace this process: no report part to write. Its child gets the
- * claims' descriptors as a forked child that execs does (hand_claims_on), so it holds the
- * claim itself, not only joins it while its holders live. */
+/* posix_spawn replaces nothing: no report part. Its child gets the claims' descriptors as an
+ * exec does, so it holds the claim itself. */
 #define SPAWN_WITH_CLAIMS(fn, ...)                                                                \
     do {                                                                                           \
         if (!(fn))                                                                                 \

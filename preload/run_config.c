@@ -1,6 +1,5 @@
-/* The preload's variables: read and checked once, before main. The environment is left as
- * it is: a process that never uses CUDA (env, nice, a shell, a script's interpreter) passes
- * them on to the program it starts (run_children.c says what changes once one does). */
+/* The preload's variables, read and checked once before main and left in the environment: a
+ * process that never uses CUDA (env, a shell) passes them on (run_children.c). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,7 +1,6 @@
-/* The wrapped driver calls: exported under the driver's names (programs linked with -lcuda
- * call them directly) and handed out by the wrapped cuGetProcAddress and dlsym. Everything
- * else the program calls goes to the driver untouched, so launches cost what they did (but a
- * guarded program's launches and waits: run_pace.c). */
+/* The wrapped driver calls: exported under the driver's names (-lcuda) and handed out by the
+ * wrapped cuGetProcAddress and dlsym. Everything else goes to the driver untouched, so
+ * launches cost what they did (a guarded program's aside: run_pace.c). */
 #include <string.h>
 
 #include "run_preload.h"
@@ -49,9 +48,8 @@ static cu_result bind(CUcontext ctx, int push)
     return r;
 }
 
-/* What reading the current context gives (pop: cuCtxPopCurrent, else cuCtxGetCurrent): the
- * primary context where its green context is current, because cudart compares the current
- * context with the primary context it retained. */
+/* What reading the current context gives: the primary context where its green context is
+ * current, since cudart compares it with the primary context it retained. */
 static cu_result read_current(CUcontext *ctx, int pop)
 {
     enter();
@@ -159,9 +157,7 @@ static run_device *partition_shown(run_device *d)
     return d;
 }
 
-/* cudart's cudaGetDeviceProperties and cudaDeviceGetAttribute read the SM count here, and so
- * do PyTorch, Triton, CuPy and the kernels that size a grid by it: a confined device says the
- * partition's count. */
+/* The SM count cudart, PyTorch, Triton and grid-sizing kernels read: the partition's. */
 RUN_EXPORT cu_result cuDeviceGetAttribute(int *value, int attribute, cu_device dev)
 {
     enter();

@@ -130,9 +130,8 @@ extern run_counters run_count; /* written by run_hooks.c only */
 void run_setup(void);
 /* 1 once run_setup has made the confinement. */
 int run_setup_done(void);
-/* At exit (a normal one: exit or returning from main): reports a context that died of a
- * fault (run_fault_check_at_exit), then gives the claims back, so the registry records the
- * tenant as ended, not as died. A tenant killed or ending in _exit is found dead instead. */
+/* At a normal exit: reports a context that died of a fault, then gives the claims back, so the
+ * registry records the tenant as ended, not died (a killed one is found dead). */
 void run_claims_at_exit(void);
 /* The SM count the program is shown: the partition's, or the device's (physical). */
 unsigned run_device_sms_shown(const run_device *d);

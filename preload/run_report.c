@@ -1,7 +1,6 @@
-/* --report FILE.json: each process that uses CUDA writes what was confined and what it did
- * with it, as its own part in GREENCTX_RUN_REPORT_DIR; the tool merges the parts
- * (tools/run_report_merge.c). A part is announced (NAME.started) before the process can launch
- * anything, so that one never written (the process was killed, called _exit) is known. */
+/* --report FILE.json: each process that uses CUDA writes its own part in
+ * GREENCTX_RUN_REPORT_DIR for the tool to merge. A part is announced (NAME.started) before the
+ * process can launch anything, so that one never written (killed, _exit) is known. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

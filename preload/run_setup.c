@@ -1,6 +1,5 @@
-/* The confinement: at the program's first CUDA lookup or call, every device it may use gets
- * a green context (greenctx's planner and splits, the request of GREENCTX_RUN_SMS), before the
- * program can bind anything. */
+/* The confinement: at the program's first CUDA lookup or call, every device it may use gets a
+ * green context, before the program can bind anything. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -113,10 +112,8 @@ int run_claim_fd_intact(const run_device *d)
            st.st_ino == m->claim_ino;
 }
 
-/* The device's green context: on the claim greenctx run took before the program started
- * (exactly its SMs, so two runs never share SMs), or without one (--shared) the planner's
- * split. A program that can't have it would run on SMs another tenant may hold: it is
- * stopped. */
+/* The device's green context on exactly the claim's SMs (--shared: the planner's split). A
+ * program that can't have it would run on SMs another tenant may hold: it is stopped. */
 static void confine(run_device *d, const run_session_request *req, const run_session *session,
                     unsigned i)
 {
@@ -180,10 +177,9 @@ void run_claims_at_exit(void)
         return;
     run_fault_check_at_exit();
     run_inside++;
-    /* The green contexts stay: threads still running may bind them until the process is
-     * gone. Only the claim goes back, once the work on its context is done (the release
-     * waits for it). A claim whose descriptor the program closed (closefrom) was no longer
-     * held: said, as its SMs may have been another tenant's meanwhile. */
+    /* The green contexts stay: running threads may bind them until the process is gone. The
+     * claim goes back once its context's work is done; one whose descriptor the program
+     * closed is said, as its SMs may have been another tenant's meanwhile. */
     for (unsigned i = 0; i < run.nb_devices; i++) {
         run_device *d = &run.devices[i];
         char token[1024];

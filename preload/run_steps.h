@@ -20,9 +20,8 @@ unsigned run_steps_claim(run_steps *r, int *full);
 void run_steps_publish(run_steps *r, unsigned ticket, float ms);
 void run_steps_put(run_steps *r, float ms);
 
-/* The reader: report(ms, arg) for each step written since the last read, in ticket order,
- * stopping at the first ticket taken and not yet written (read next time, as are those after
- * it). Returns how many steps were dropped since the last read. */
+/* The reader: report(ms, arg) for each step written since the last read, in ticket order, up
+ * to the first one not yet written. Returns how many were dropped since the last read. */
 unsigned long run_steps_read(run_steps *r, void (*report)(float ms, void *arg), void *arg);
 
 #endif

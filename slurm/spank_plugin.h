@@ -39,9 +39,8 @@ typedef struct spank_task_request {
     const spank_config *config;
 } spank_task_request;
 
-/* In the task's process, before Slurm execs it: claims the SMs on every GPU the task sees and
- * puts the preload's variables into the task's environment. Returns 0, or -1 after saying
- * why on the task's stderr and in slurmd's log (the task is then not started). */
+/* In the task's process, before Slurm execs it: claims the SMs of every GPU the task sees and
+ * sets the preload's variables; 0, or -1 after saying why (the task is then not started). */
 int spank_task_confine(spank_t sp, const spank_task_request *request);
 
 #endif

@@ -18,9 +18,8 @@
 
 #define ERROR_PREFIX SPANK_PREFIX ": --gpu-sms"
 
-/* Why the task is not started: Slurm's error log of the step goes to slurmd's log for the
- * administrator and to the step's stderr (srun's, or a batch job's output) for the user. fmt
- * follows "greenctx: --gpu-sms". Returns -1. */
+/* Why the task is not started, to slurmd's log and to the step's stderr. fmt follows
+ * "greenctx: --gpu-sms". Returns -1. */
 static int refuse(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int refuse(const char *fmt, ...)
 {
@@ -40,9 +39,8 @@ typedef struct task_facts {
     char request[SPANK_MAX_REQUEST];
 } task_facts;
 
-/* The library reads the environment (GREENCTX_CUDA_LIBRARY, CUDA_VISIBLE_DEVICES, the MPS
- * variables) and so does the driver; here, before exec, this process still has slurmstepd's.
- * The task's own is put in its place: the claims are made on what the task will see. */
+/* Before exec this process has slurmstepd's environment; the library and the driver read
+ * theirs from it, so the task's is put in its place: the claims are made on what it sees. */
 static int take_task_environment(spank_t sp)
 {
     char **env = NULL;
