@@ -1,7 +1,5 @@
-/*
- * Axes that read well: ticks at 1, 2 or 5 times a power of ten in plain decimals (never
- * 4.32e+03), and labels that never overlap: the bench's charts and `run --sweep --svg`.
- */
+/* Axes that read well: ticks at 1, 2 or 5 times a power of ten in plain decimals (never
+ * 4.32e+03), and labels that never overlap: the bench's charts and `run --sweep --svg`. */
 #ifndef GREENCTX_CHART_AXIS_H
 #define GREENCTX_CHART_AXIS_H
 

@@ -1,9 +1,7 @@
-/*
- * The one JSON writer of greenctx: every document the tool writes is valid JSON and UTF-8
+/* The one JSON writer of greenctx: every document the tool writes is valid JSON and UTF-8
  * (bytes that are not UTF-8 are written as U+FFFD) and starts with greenctx_version and
  * schema ("greenctx.<what>/<n>": n grows when a member changes meaning or goes away, never
- * when one is added). Inside an array, members take a NULL key.
- */
+ * when one is added). Inside an array, members take a NULL key. */
 #ifndef GREENCTX_COMMON_JSON_H
 #define GREENCTX_COMMON_JSON_H
 

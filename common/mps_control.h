@@ -1,8 +1,6 @@
-/*
- * An MPS control daemon with its own pipe and log directories (`greenctx mps`): finding the
+/* An MPS control daemon with its own pipe and log directories (`greenctx mps`): finding the
  * control program (GREENCTX_MPS_CONTROL: another, for tests), running it, and asking whether a
- * daemon answers. The GPU's compute mode and every other setting stay as they are.
- */
+ * daemon answers. The GPU's compute mode and every other setting stay as they are. */
 #ifndef GREENCTX_MPS_CONTROL_H
 #define GREENCTX_MPS_CONTROL_H
 

@@ -1,11 +1,9 @@
-/*
- * nccl_overlap [C] [MIB]: communication beside computation on two GPUs, each split with one
+/* nccl_overlap [C] [MIB]: communication beside computation on two GPUs, each split with one
  * gctx_partition_split into C SMs (default 16) for an fp32 all-reduce of MIB MiB (default 32,
  * NCCL) and the rest for bf16 GEMMs (cuBLAS) at the same time. NCCL's communicator init
  * changes the calling thread's current context (nvidia/nccl #1736, #2231): the program keeps
  * its own with gctx_current_context_save / _restore. Both results are checked on the host:
- * "OK" (exit 0), "MISMATCH" (1), or exit 77 with fewer than two GPUs. NCCL_NVLS_ENABLE=0.
- */
+ * "OK" (exit 0), "MISMATCH" (1), or exit 77 with fewer than two GPUs. NCCL_NVLS_ENABLE=0. */
 #include <cuda_bf16.h>
 #include <nccl.h>
 

@@ -1,9 +1,7 @@
-/*
- * two_partitions [SMS_A]: split one GPU into two disjoint SM partitions with greenctx, A of
+/* two_partitions [SMS_A]: split one GPU into two disjoint SM partitions with greenctx, A of
  * SMS_A SMs (default 32) and B of every SM left, and run at the same time a cudart kernel on A
  * and a cuBLAS SGEMM on B, each on the raw stream greenctx hands back. Both results are checked
- * on the host: "OK" and exit 0, or what went wrong and exit 1.
- */
+ * on the host: "OK" and exit 0, or what went wrong and exit 1. */
 #include <math.h>
 #include <stdint.h>
 

@@ -1,5 +1,4 @@
-/*
- * What the programs a confined process starts get (docs/run.md, "Child processes"). Until it
+/* What the programs a confined process starts get (docs/run.md, "Child processes"). Until it
  * uses CUDA, the variables pass on untouched, so confinement follows the program through
  * wrappers (env, shells, scripts). Under GREENCTX_RUN_INHERIT=0, once it has, environ is
  * replaced by a clean copy and the exec family and posix_spawn, exported here, clean the
@@ -8,8 +7,7 @@
  *
  * The exec wrappers may run in a vfork child, which shares its parent's memory: they write
  * only their own stack (the environment they build is a variable-length array there) and call
- * no allocator. Not instrumented by sanitizers for the same reason (preload/CMakeLists.txt).
- */
+ * no allocator. Not instrumented by sanitizers for the same reason (preload/CMakeLists.txt). */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>

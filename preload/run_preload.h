@@ -1,5 +1,4 @@
-/*
- * The preload of `greenctx run` (libgreenctx_preload.so), shared by its files; docs/run.md says
+/* The preload of `greenctx run` (libgreenctx_preload.so), shared by its files; docs/run.md says
  * how it works. Programs find the driver's entry points through cuGetProcAddress (reached by
  * the dlsym the preload exports) or the cu* names it exports; both hand out its wrappers of
  * the calls that bind, return or size contexts (run_hooks.c), which bind each confined
@@ -19,8 +18,7 @@
  *   thread_seen           run_hooks.c: this thread counted (thread-local)
  *   paces, active, ev     run_pace.c: its start (once) and the pacer thread; the rings under
  *                         each pace's lock
- *   warned, reported      the function they are static in: a warning's once-flag
- */
+ *   warned, reported      the function they are static in: a warning's once-flag */
 #ifndef GREENCTX_RUN_PRELOAD_H
 #define GREENCTX_RUN_PRELOAD_H
 

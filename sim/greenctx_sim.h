@@ -1,11 +1,9 @@
-/*
- * SPDX-License-Identifier: Apache-2.0
+/* SPDX-License-Identifier: Apache-2.0
  * Test API of the simulated CUDA driver (libgreenctx_sim.so, installed in <libdir>/greenctx/).
  * A program's tests point the library at it (GREENCTX_CUDA_LIBRARY, GREENCTX_SIM_DEVICES such
  * as "h200,a100", GREENCTX_SIM_DRIVER_VERSION) and dlsym these names from the same handle
  * (dlopen with RTLD_NOLOAD), to check what a real GPU can't show cheaply, such as
- * gctxsim_live_objects("all") == 0 once everything was released. Every function is thread-safe.
- */
+ * gctxsim_live_objects("all") == 0 once everything was released. Every function is thread-safe. */
 #ifndef GREENCTX_SIM_H
 #define GREENCTX_SIM_H
 

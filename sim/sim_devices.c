@@ -1,13 +1,11 @@
-/*
- * The device models and their SM layouts, and the device queries (name, UUID, PCI bus id).
+/* The device models and their SM layouts, and the device queries (name, UUID, PCI bus id).
  *
  * GH100 parts (H200, H100) reproduce the physical SM ids measured on an H200: coscheduled
  * 8-SM granules take one TPC pair from each of four blocks (GPCs), 16-SM units are dealt as
  * measured (gh100_unit16). Which 120 (granules) or 128 (16-units) SMs take part is what makes
  * split-by-count give floor(120/s) or floor(128/s) groups; which SMs a context holds decides
  * how many granules it splits into (gh100_more_granules). Other parts use a uniform layout
- * (TPC pairs in id order), as nothing was measured on them.
- */
+ * (TPC pairs in id order), as nothing was measured on them. */
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>

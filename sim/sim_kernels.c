@@ -1,9 +1,7 @@
-/*
- * Code loading, kernel launches and graphs. Two kinds of image load: the library's %smid
+/* Code loading, kernel launches and graphs. Two kinds of image load: the library's %smid
  * kernel (src/observe.c), whose blocks spin in real time, and kernels registered with a cost
  * model (gctxsim_kernel_model), whose launch computes nothing and advances its stream's clock.
- * Every other image, and every graph, answers CUDA_ERROR_NOT_SUPPORTED ("needs a real GPU").
- */
+ * Every other image, and every graph, answers CUDA_ERROR_NOT_SUPPORTED ("needs a real GPU"). */
 #include <string.h>
 
 #include "greenctx_sim.h"

@@ -1,11 +1,9 @@
-/*
- * Device memory, simulated with host memory so that code which allocates, fills and reads
+/* Device memory, simulated with host memory so that code which allocates, fills and reads
  * back buffers runs unchanged. Pointers are checked against the live allocations.
  *
  * cuMemGetInfo also counts what green contexts cost, as measured on the H200 (driver 13.0):
  * about 5 MiB per live green context, and 4 MiB per destroyed one, kept by the device's
- * primary context until cuDevicePrimaryCtxReset (sim_contexts.c counts both).
- */
+ * primary context until cuDevicePrimaryCtxReset (sim_contexts.c counts both). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,10 +1,8 @@
-/*
- * Streams and events. A stream keeps a clock that only modelled kernels advance: an event
+/* Streams and events. A stream keeps a clock that only modelled kernels advance: an event
  * records it, so two events of one stream time the modelled work between them. Spinning
  * kernels take real time instead, one after another on their stream, so that a program (or a
  * pacer) waits for its work as on a GPU. A context's default streams share one queue; streams
- * do not slow each other down.
- */
+ * do not slow each other down. */
 #include <string.h>
 
 #include "clock.h"

@@ -1,9 +1,7 @@
-/*
- * greenctx_spank.so: a SPANK plugin that gives each task of a Slurm job step SMs of its GPUs
+/* greenctx_spank.so: a SPANK plugin that gives each task of a Slurm job step SMs of its GPUs
  * (docs/slurm.md): `srun --gpu-sms=16` claims 16 SMs of each GPU the task sees and confines the
  * task to them as `greenctx run` does. The claim's lock is inherited by the task, so it goes
- * when the task's last process ends, however it ends.
- */
+ * when the task's last process ends, however it ends. */
 #ifndef GREENCTX_SPANK_PLUGIN_H
 #define GREENCTX_SPANK_PLUGIN_H
 

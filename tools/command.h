@@ -1,8 +1,6 @@
-/*
- * A command's contract with the tool (the shared options, exit codes, errors, the driver's
+/* A command's contract with the tool (the shared options, exit codes, errors, the driver's
  * start), from greenctx_cli, which the tool and greenctx-bench both link: bench/ includes this
- * and options.h, never tool.h, the tool's own.
- */
+ * and options.h, never tool.h, the tool's own. */
 #ifndef GREENCTX_TOOL_COMMAND_H
 #define GREENCTX_TOOL_COMMAND_H
 

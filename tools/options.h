@@ -1,10 +1,8 @@
-/*
- * The tool's command line: one parser for the global options and every command's own. Every
+/* The tool's command line: one parser for the global options and every command's own. Every
  * option is accepted as `--name value` and `--name=value`, before or after the command; the
  * shared ones (--sim, --device/-d, --json/-j, --verbose, --help/-h) are handled here. A lone
  * "--" ends the options. A command loops on greenctx_args_next until GREENCTX_ARG_END,
- * returning args.rc on GREENCTX_ARG_STOP (a message or its --help was printed).
- */
+ * returning args.rc on GREENCTX_ARG_STOP (a message or its --help was printed). */
 #ifndef GREENCTX_TOOL_OPTIONS_H
 #define GREENCTX_TOOL_OPTIONS_H
 

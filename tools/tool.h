@@ -1,10 +1,8 @@
-/*
- * Shared declarations of the greenctx tool. A command is greenctx_cmd_NAME in cmd_NAME.c and
+/* Shared declarations of the greenctx tool. A command is greenctx_cmd_NAME in cmd_NAME.c and
  * one row of commands.c's table; it gets argv from its own name on, parses it with options.h,
  * returns a GREENCTX_EXIT_* code and reports errors with greenctx_tool_error. One that uses
  * the driver calls greenctx_tool_start before printing anything, so that a run on the
- * simulated driver says so first.
- */
+ * simulated driver says so first. */
 #ifndef GREENCTX_TOOL_H
 #define GREENCTX_TOOL_H
 
