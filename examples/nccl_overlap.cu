@@ -13,11 +13,7 @@
 
 #include "example_check.h"
 
-#define NCCL_CHECK(call)                                                                        \
-    do {                                                                                        \
-        ncclResult_t n_ = (call);                                                               \
-        CHECK(n_ == ncclSuccess, call, ncclGetErrorString(n_));                                 \
-    } while (0)
+#define NCCL_CHECK(call) CHECK_RESULT(ncclResult_t, call, ncclSuccess, ncclGetErrorString)
 
 enum { GPUS = 2, GEMM_N = 4096, GEMM_ITERS = 20, AR_ITERS = 40, SAMPLES = 64 };
 
