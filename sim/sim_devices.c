@@ -214,9 +214,8 @@ gcu_result sim_cuDeviceGetAttribute(int *value, int attrib, gcu_device dev)
     SIM_END();
 }
 
-/* A UUID of the device's slot and model, the same in every process and run (so registries of
- * claims keyed by it persist across processes as on a real GPU), distinct per slot: FNV-1a
- * of "<model>/<slot>", stretched to 16 bytes. */
+/* The same UUID for a slot and model in every process and run, as a real GPU's (claims
+ * registries are keyed by it): FNV-1a of "<model>/<slot>", stretched to 16 bytes. */
 gcu_result sim_cuDeviceGetUuid(gcu_uuid *uuid, gcu_device dev)
 {
     SIM_BEGIN_DEVICE(cuDeviceGetUuid, !uuid, dev);

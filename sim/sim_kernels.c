@@ -166,10 +166,8 @@ static double work_ns(gctxsim_work w, unsigned sms)
     return SIM_LAUNCH_NS + 1e9 * (t_mem > t_flops ? t_mem : t_flops);
 }
 
-/* Co-residency, in a simple model of one SM's limits (Hopper's): the blocks of `threads`
- * threads and `shmem` bytes of dynamic shared memory that one SM holds at once; 0 when one
- * block does not fit. A cooperative launch and a persistent kernel's grid barrier need every
- * block of the grid resident at once: at most this many per SM of the launch's context. */
+/* Co-residency in Hopper's SM limits: the blocks of `threads` threads and `shmem` bytes that
+ * one SM holds at once (0: none fits); a cooperative grid or a grid barrier needs them all. */
 #define SIM_SM_SHARED_BYTES (228u * 1024u)
 #define SIM_BLOCK_SHARED_MAX (227u * 1024u)
 #define SIM_SM_THREADS 2048u
@@ -185,11 +183,10 @@ static unsigned blocks_per_sm(unsigned long long threads, unsigned long long shm
     return (unsigned)(n < SIM_SM_BLOCKS ? n : SIM_SM_BLOCKS);
 }
 
-/* A launch of greenctx_smid(flags, spin_ns): thread 0 of each block stores 1 at
- * flags[smid & 1023]. Block b runs on the b-th SM the stream's context may use, round-robin as
- * a GPU spreads spinning blocks; blocks past the last SM only mark SMs already marked, so they
- * are not simulated. With `cooperative`, a grid larger than the blocks the context's SMs hold
- * at once is refused, as the driver refuses it. Lock held. */
+/* A launch of greenctx_smid(flags, spin_ns): block b marks flags[smid] of the b-th SM the
+ * stream's context may use, round-robin as a GPU spreads spinning blocks (blocks past the last
+ * SM mark nothing new, so they are not simulated). A cooperative grid larger than the context's
+ * SMs hold at once is refused, as the driver does. Lock held. */
 static gcu_result launch(gcu_function fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                          unsigned by, unsigned bz, unsigned shmem, CUstream stream, void **params,
                          int cooperative)

@@ -248,9 +248,9 @@ gcu_result sim_cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
         status = GCU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
     else if (found->version > cudaVersion)
         status = GCU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
-    /* Flags 1 and 2 ask for the legacy or the per-thread default stream's entry points; 0 for
-     * the driver's default, which its documentation leaves open: GREENCTX_SIM_DEFAULT_STREAM
-     * picks it (legacy unless set), so that callers are tested against both. */
+    /* Flags 1 and 2 ask for the legacy or the per-thread entry points; 0 for the driver's
+     * default, left open by its documentation: GREENCTX_SIM_DEFAULT_STREAM picks it, so that
+     * callers are tested against both. */
     const sim_proc *ptsz = NULL;
     if (flags == 2 || (flags == 0 && sim.default_per_thread))
         ptsz = proc_find(ptsz_procs, sizeof ptsz_procs / sizeof ptsz_procs[0], symbol);

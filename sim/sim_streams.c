@@ -71,9 +71,8 @@ static sim_green *stream_green(const sim_stream *s)
     return g && g->id == s->green_id ? g : NULL;
 }
 
-/* What a stream answers once its green context is destroyed: 709 up to 13.0 (the driver has
- * freed it), 917 from 13.1 (detached; it lives until cuStreamDestroy). Found when the stream
- * is used, so that destroying a context needs nothing of the streams. */
+/* What a stream answers once its green context is destroyed: 709 up to 13.0 (freed with it),
+ * 917 from 13.1 (detached). Found at use: destroying a context needs nothing of its streams. */
 static gcu_result stream_gone(const sim_stream *s)
 {
     if (!s->green || stream_green(s))
@@ -229,9 +228,8 @@ gcu_result sim_cuStreamDestroy(CUstream stream)
     SIM_END();
 }
 
-/* What a synchronize or a query (sym) waits for: the work queued on the stream so far, that
- * before the event's record (cuEvent*), or that of every stream of the current context
- * (cuCtxSynchronize). When it ends, in *done. */
+/* What a synchronize or query (sym) waits for, its end into *done: the stream's work so far,
+ * the work before the event's record, or every stream's of the current context. */
 static gcu_result work_done(int sym, CUstream stream, CUevent event, long long *done)
 {
     SIM_BEGIN_SYM(sym, true);
