@@ -37,12 +37,7 @@ static void print_grid(const mapped *maps, unsigned sm_count, const int *owners)
     for (unsigned row = 0; row < sm_count; row += 16) {
         printf("  %4u  ", row);
         for (unsigned id = row; id < row + 16 && id < sm_count; id++) {
-            char c = '.';
-            if (owners[id] == -2)
-                c = '*';
-            else if (owners[id] >= 0)
-                c = maps[owners[id]].label;
-            putchar(c);
+            putchar(owners[id] == -2 ? '*' : owners[id] >= 0 ? maps[owners[id]].label : '.');
             if (id % 4 == 3)
                 putchar(' ');
         }

@@ -208,28 +208,29 @@ static int sweep(run_job *job, sweep_point *pts)
     for (unsigned i = 0; i < n; i++) {
         /* Each size is claimed for its run, and given back before the next one. */
         char note[600];
-        if ((rc = run_take_claims(job, &pts[i].session)) != 0) {
-            if (svg)
-                fclose(svg);
-            return rc;
-        }
+        if ((rc = run_take_claims(job, &pts[i].session)) != 0)
+            break;
         pts[i].plan = pts[i].session.plans[0];
         progress_step(&progress, "%s on %u of %u SMs%s", job->options.command[0],
-                            pts[i].plan.sm_count, pts[i].plan.device_sms,
-                            run_claim_note(job, &pts[i].session, 0, note, sizeof note));
+                      pts[i].plan.sm_count, pts[i].plan.device_sms,
+                      run_claim_note(job, &pts[i].session, 0, note, sizeof note));
         int sig = 0, ran = run_once(job, &pts[i]);
         run_session_release(&pts[i].session);
         if (ran != 0 || (sig = run_child_interrupted())) {
-            if (svg)
-                fclose(svg);
             /* Ctrl-C or a kill of the tool stops the sweep, and then the tool, by that signal. */
             if (sig)
                 fprintf(stderr, "greenctx run: the sweep was stopped by signal %d\n", sig);
-            return sig ? run_child_raise(sig) : GREENCTX_EXIT_FAILED;
+            rc = sig ? run_child_raise(sig) : GREENCTX_EXIT_FAILED;
+            break;
         }
         failed |= pts[i].status != 0;
         if (pts[i].plan.sm_count < pts[smallest].plan.sm_count)
             smallest = i;
+    }
+    if (rc != GREENCTX_EXIT_OK) {
+        if (svg)
+            fclose(svg);
+        return rc;
     }
     for (unsigned i = 0; i < n; i++) {
         pts[i].speedup = pts[i].wall_ms > 0 ? pts[smallest].wall_ms / pts[i].wall_ms : 0;
