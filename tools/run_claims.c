@@ -74,10 +74,8 @@ static void warn_without_mps(run_job *job, const run_device_plan *plans, unsigne
                     plans[i].device, others[k].pid, others[k].user, others[k].sm_count,
                     others[k].command, mps.pipe_dir, MPS_HINT);
             job->warned_without_mps = 1;
-            break;
-        }
-        if (job->warned_without_mps)
             return;
+        }
     }
 }
 
