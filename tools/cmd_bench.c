@@ -1,6 +1,5 @@
-/* `greenctx bench ...`: runs greenctx-bench, the benchmarks' own program beside the tool, with
- * the shared options handed on; the tool has no bench code. A child, not an exec, as `run`'s
- * programs are (run_child.c): `greenctx help bench` and the man page read its usage. */
+/* `greenctx bench ...`: greenctx-bench, beside the tool, with the shared options handed on. A
+ * child as run's programs are, not an exec: `help bench` and the man page read its usage. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>

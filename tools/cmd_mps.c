@@ -67,9 +67,8 @@ static int own_dir(const char *path)
     return 0;
 }
 
-/* mkdir -p with mode 0700 for what is made; from the runtime directory down, every directory
- * must be the user's own: another user who owns one could swap the pipe directory below it
- * for his own under the exported CUDA_MPS_PIPE_DIRECTORY. */
+/* mkdir -p, 0700; from the runtime directory down every directory must be the user's own, or
+ * its owner could swap the exported CUDA_MPS_PIPE_DIRECTORY for his own. */
 static int make_dir(const char *runtime, const char *path)
 {
     char mps[PATH_MAX + 16];

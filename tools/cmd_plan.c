@@ -7,10 +7,9 @@
 #include "groups.h"
 #include "tool.h"
 
-/* Whether one process may claim each group's count (greenctx run --sms N): claims come in the
- * device's claim granules, which need not be the plan's. claim[i] is 1 or 0, the first
- * refusal's message kept in why; groups with no count answer yes. Any other error is returned:
- * run would fail on it too. */
+/* Whether one process may claim each group's count (run --sms N): claims come in claim
+ * granules, which need not be the plan's. claim[i] 1 or 0, the first refusal's message in why;
+ * groups with no count answer yes. Other errors are returned (run would fail on them too). */
 static gctx_status claimable(const tool_split_setup *st, const gctx_split_plan *plan,
                              const gctx_group_plan *groups, int *claim, char *why,
                              size_t why_size)

@@ -1,6 +1,5 @@
-/* greenctx run: parses the options, checks the request (run_check.c), claims the SMs
- * (run_claims.c), then starts CMD with the preload (docs/run.md) as a child (run_child.c;
- * run_report_merge.c for --report, run_sweep.c for --sweep). */
+/* greenctx run: the options, the request checked and claimed, then CMD started with the
+ * preload (docs/run.md) as the tool's child; --report and --sweep in their own files. */
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>
@@ -170,9 +169,8 @@ static int parse_args(int argc, char **argv, greenctx_tool_options *opts, run_op
 }
 
 /* Loads the preload once and says why it can't be used (NULL when it can): the loader would
- * skip a file it can't load, and any other library would leave the program unconfined, so it
- * must carry greenctx_preload_abi of this very version. The program's preload variables are
- * put aside meanwhile: the constructor reads them. */
+ * skip a file it can't load, and another library would leave the program unconfined, so it
+ * must carry this version's greenctx_preload_abi. GREENCTX_RUN_* are put aside: it reads them. */
 static const char *load_error(const char *path, char *why, size_t size)
 {
     char *aside[64];

@@ -1,6 +1,5 @@
-/* The bash and zsh completions (greenctx --generate-completion bash|zsh), made from the command
- * table alone (options, the kind of value each takes, mps's actions), never from help text; a
- * command that runs a program hands over to the program's own completion. */
+/* The bash and zsh completions (greenctx --generate-completion bash|zsh), from the command
+ * table alone, never help text; a command that runs a program hands over to its completion. */
 #include <stdio.h>
 #include <string.h>
 

@@ -21,8 +21,7 @@ typedef struct tool_split_setup {
 } tool_split_setup;
 
 /* Parses "[--device N] [--json] [--round MODE] GROUP...", starts the tool and takes the
- * device's partition. Returns GREENCTX_EXIT_OK, or the exit code after printing why (or the
- * usage: GREENCTX_EXIT_HELP). */
+ * device's partition. Returns an exit code (GREENCTX_EXIT_HELP after the usage). */
 int tool_split_setup_begin(int argc, char **argv, greenctx_tool_options *opts,
                            tool_split_setup *setup);
 void tool_split_setup_end(tool_split_setup *setup);

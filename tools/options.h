@@ -48,9 +48,8 @@ enum {
 /* Starts after argv[0] (the program, or the command's name). */
 void greenctx_args_begin(greenctx_args *args, int argc, char **argv, greenctx_tool_options *opts);
 
-/* The next argument: the index of one of `own` (may be NULL), or one of GREENCTX_ARG_*.
- * An unknown option, a missing value or a bad shared option prints why and returns STOP with
- * rc GREENCTX_EXIT_USAGE (or GREENCTX_EXIT_FAILED when --sim finds no simulated driver). */
+/* The next argument: the index of one of `own` (may be NULL), or a GREENCTX_ARG_*. A bad one
+ * prints why and returns STOP (rc USAGE, or FAILED when --sim finds no simulated driver). */
 int greenctx_args_next(greenctx_args *args, const greenctx_option *own);
 
 /* 1 when argv[from..] holds long_name or short_name before a lone "--": a look ahead. */

@@ -83,9 +83,8 @@ int run_child_wait(pid_t pid, int *status)
     return 0;
 }
 
-/* Once a second while the program runs, each claim's file is checked (gctx_claim_pressure
- * fails once it was removed, say by a /tmp cleaner): from then on another tenant may be given
- * its SMs, so the user is told at once. Without pidfd (Linux < 5.3) there is no check. */
+/* Once a second each claim's file is checked: once removed (a /tmp cleaner), another tenant
+ * may be given its SMs, so the user is told at once. Not without pidfd (Linux < 5.3). */
 static int wait_holding(pid_t pid, int *status, const run_session *session)
 {
 #ifdef SYS_pidfd_open

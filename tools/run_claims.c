@@ -1,6 +1,5 @@
-/* greenctx run's claims: each confined device's SMs are claimed in the registry before the
- * program starts, so that two runs never share SMs; the preload joins the claim. Also what MPS
- * must allow, and the program's environment (the preload first in LD_PRELOAD). */
+/* greenctx run's claims, taken before the program starts so that two runs never share SMs (the
+ * preload joins them); what MPS must allow; the program's environment. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

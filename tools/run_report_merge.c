@@ -1,6 +1,5 @@
-/* greenctx run --report FILE.json: each process that uses CUDA writes its own part
- * (preload/run_report.c) in a directory beside FILE; when the program ends, the tool merges
- * them into FILE, or says which processes are missing. */
+/* greenctx run --report FILE.json: the parts each CUDA process wrote beside FILE, merged into
+ * it when the program ends (or which processes are missing). */
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>

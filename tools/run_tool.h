@@ -47,9 +47,8 @@ typedef struct run_job {
 
 /* The session's request for `sms` (--sms or a sweep's size) and the command line's options. */
 void run_session_request_of(const run_job *job, const char *sms, run_session_request *req);
-/* Checks REQ on every device it confines: with the planner under --shared, else its syntax
- * only (the claim decides the SMs). On success the session is planned; else prints why and
- * returns the exit code. */
+/* Checks REQ on every device it confines (the planner's split under --shared, else the
+ * syntax: the claim decides). Plans the session, or prints why and returns the exit code. */
 int run_check_request(const run_job *job, const char *request, run_session *session);
 
 /* ---- run_claims.c ---- */
@@ -77,9 +76,8 @@ int run_sweep(run_job *job);
 pid_t run_child_start(char **command, int stdout_to_stderr);
 /* Waits for it (waitpid retried on EINTR only); 0 with its status, or -1 after saying why. */
 int run_child_wait(pid_t pid, int *status);
-/* CMD started with the session's variables and waited for, holding its claims (a claim's file
- * removed from the registry meanwhile is said at once): 0 with its pid and status, or -1 after
- * saying why, the claims given back. */
+/* CMD started with the session's variables and waited for, holding its claims: 0 with its pid
+ * and status, or -1 after saying why, the claims given back. */
 int run_child_program(const run_job *job, run_session *session, pid_t *pid, int *status);
 /* The signal (SIGINT, ...) the tool got while it waited for the last child, or 0. */
 int run_child_interrupted(void);
@@ -95,9 +93,8 @@ int run_child_end(run_session *session, int status);
 /* --report FILE: made absolute in job->report_path, and checked writable before anything runs.
  * Returns the exit code (GREENCTX_EXIT_USAGE after saying why). */
 int run_report_check(run_job *job);
-/* Runs the program holding the session's claims, with GREENCTX_RUN_REPORT_DIR beside the
- * report, then merges its processes' parts into it. Returns the program's exit code, or 1 when
- * it exited 0 but the report is incomplete or unwritten. */
+/* Runs the program with GREENCTX_RUN_REPORT_DIR beside the report, then merges the parts:
+ * the program's exit code, or 1 when it exited 0 but the report is incomplete or unwritten. */
 int run_with_report(run_job *job, run_session *session);
 
 #endif

@@ -5,9 +5,8 @@
 
 #include "tool.h"
 
-/* The simulated driver's file: $GREENCTX_SIM_LIBRARY, next to the executable, the install
- * layout (<bindir>/../<libdir>/greenctx/), ../lib/greenctx/, then the build tree's (all
- * relative to the executable). */
+/* The simulated driver's file: $GREENCTX_SIM_LIBRARY, else beside the executable, the install
+ * layout, ../lib/greenctx/, then the build tree's (all relative to the executable). */
 static const char *find_sim_library(void)
 {
     return tool_find_companion("libgreenctx_sim.so", "GREENCTX_SIM_LIBRARY",
