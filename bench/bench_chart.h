@@ -45,22 +45,21 @@ int bench_svg_write(const char *path, const bench_env *env, const bench_chart *c
 /* A row of d from s, its values times scale (to microseconds); none when d is full or s empty. */
 void bench_chart_row(chart_dist *d, const char *label, const bench_summary *s, double scale);
 
-/* "greenctx bench[ NAME]: GPU (N SMs), driver V, DATE", the command line, and on a simulated
- * driver "simulated: " and what that means for the figures (NULL: timings meaningless). */
-void bench_print_header(const bench_env *env, const char *name, const char *simulated);
+/* "greenctx bench: GPU (N SMs), driver V, DATE", the command line, and on a simulated driver
+ * "simulated: timings meaningless". */
+void bench_print_header(const bench_env *env);
 
-/* A benchmark's result and its three printers: the table, the JSON document's members after
- * "meta", the chart (NULL: it draws none). */
+/* A benchmark's result (its tables printed as it ran) and its two printers: the JSON
+ * document's members after "meta", the chart (NULL: it draws none). */
 typedef struct bench_report {
     const char *schema; /* "greenctx.bench.NAME/VERSION" */
     const void *result;
-    void (*print)(const bench_env *env, const void *result); /* NULL: printed as it ran */
     void (*json)(json_writer *w, const bench_env *env, const void *result);
     void (*chart)(const bench_env *env, const void *result, bench_chart *chart);
 } bench_report;
 
-/* The table on stdout, or with --json the JSON document; the chart into --svg ("chart: FILE"
- * after the table). 0, or -1 after saying why. */
+/* With --json the JSON document on stdout; the chart into --svg ("chart: FILE" after the
+ * tables). 0, or -1 after saying why. */
 int bench_report_write(const bench_env *env, const bench_report *r);
 
 #endif

@@ -58,10 +58,6 @@ int bench_args_parse(greenctx_args *args, const bench_arg *table, size_t n,
 /* cmd_bench.c: everything after the shared options that come first. */
 int bench_main(int argc, char **argv, greenctx_tool_options *opts);
 
-/* cmd_bench_overlap.c: `greenctx bench overlap ...` (argv[0] is "overlap"); command is the
- * command line as typed, for the output's header. */
-int greenctx_bench_overlap(int argc, char **argv, greenctx_tool_options *opts,
-                           const char *command);
 
 
 #endif

@@ -6,16 +6,15 @@
 #include "bench_chart.h"
 #include "numbers.h"
 
-void bench_print_header(const bench_env *env, const char *name, const char *simulated)
+void bench_print_header(const bench_env *env)
 {
     char version[16];
-    printf("greenctx bench%s%s: %s (%u SMs), driver %s, %s\n", name ? " " : "", name ? name : "",
-           env->gpu_name, env->sm_count,
+    printf("greenctx bench: %s (%u SMs), driver %s, %s\n", env->gpu_name, env->sm_count,
            greenctx_format_driver_version(env->driver_version, version, sizeof version),
            env->date);
     printf("command: %s\n", env->command);
     if (env->simulated)
-        printf("simulated: %s\n", simulated ? simulated : "timings meaningless");
+        printf("simulated: timings meaningless\n");
 }
 
 void bench_print_columns(const char *label, const char *a, const char *b)
@@ -151,8 +150,6 @@ int bench_report_write(const bench_env *env, const bench_report *r)
         bench_json_meta(&w, env);
         r->json(&w, env, r->result);
         json_end(&w);
-    } else if (r->print) {
-        r->print(env, r->result);
     }
     return env->opt.svg_path && r->chart ? write_svg(env, r) : 0;
 }

@@ -1,7 +1,7 @@
-/* greenctx-bench (and `greenctx bench`, which runs it) isolation|scaling|overhead|all
- * (and overlap, in cmd_bench_overlap.c): the command line, the header every output carries
- * (GPU, driver, date, command), and the order the benchmarks run and print in. Two tenants on
- * one GPU and elastic partitions are scripts: bench/compare/tenants.py and elastic.py. */
+/* greenctx-bench (and `greenctx bench`, which runs it) isolation|scaling|overhead|all: the
+ * command line, the header every output carries (GPU, driver, date, command), and the order
+ * the benchmarks run and print in. Two tenants on one GPU, elastic partitions and NCCL beside
+ * cuBLAS are scripts: bench/compare/tenants.py, elastic.py and overlap.py. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +10,6 @@
 #include "bench_commands.h"
 #include "bench_isolation.h"
 #include "bench_overhead.h"
-#include "bench_overlap.h"
 #include "bench_scaling.h"
 
 enum { RUN_ISOLATION = 1, RUN_SCALING = 2, RUN_OVERHEAD = 4 };
@@ -24,11 +23,10 @@ static const struct {
                    {"all", RUN_ISOLATION | RUN_SCALING | RUN_OVERHEAD}};
 
 static const char *const usage[] = {
-    "usage: greenctx bench isolation|scaling|overhead|all|overlap\n"
+    "usage: greenctx bench isolation|scaling|overhead|all\n"
     "                      [--device N]\n"
     "                      [--json] [--svg FILE] [--reps N] [--victim-sms N [N ...]]\n"
     "                      [--quick]\n"
-    "       greenctx bench overlap --help   (overlap's own options)\n"
     "\n"
     "  isolation   a short victim beside a hog: alone, plain streams, priorities, green\n"
     "              partitions for both, green victim with the hog in the primary context\n"
@@ -36,8 +34,6 @@ static const char *const usage[] = {
     "  overhead    greenctx against the raw driver calls (split, contexts, streams,\n"
     "              re-partitioning) and the launch cost on green vs ordinary streams\n"
     "  all         the three (under a minute on an H200; --quick: about 10 s)\n"
-    "  overlap     an NCCL all-reduce beside cuBLAS GEMMs on two GPUs, green partitions\n"
-    "              against ordinary streams (its own options: bench overlap --help)\n"
     "\n"
     "  --reps N         repetitions per measurement (defaults: isolation 1000,\n"
     "                   scaling 20, overhead 200; --quick: 150, 7, 50)\n"
@@ -48,10 +44,11 @@ static const char *const usage[] = {
     "\n"
     "Kernels ship as PTX and need a GPU; on the simulated driver only `overhead` runs\n"
     "(creation costs only; its timings mean nothing there).\n"
-    "Two tenants on one GPU (claims, MPS, time-slicing, the guard, a fault) and\n"
-    "elastic partitions (decode beside prefill, the controller) are scripts:\n"
-    "python3 bench/compare/tenants.py and bench/compare/elastic.py (docs/tenants.md,\n"
-    "docs/elastic.md).\n",
+    "Two tenants on one GPU (claims, MPS, time-slicing, the guard, a fault),\n"
+    "elastic partitions (decode beside prefill, the controller) and an NCCL all-reduce\n"
+    "beside cuBLAS GEMMs (green partitions against ordinary streams) are scripts:\n"
+    "python3 bench/compare/tenants.py, bench/compare/elastic.py and\n"
+    "bench/compare/overlap.py (docs/tenants.md, docs/elastic.md, BENCHMARKS.md).\n",
     NULL};
 
 /* The command line as typed, for the header of every output. */
@@ -68,6 +65,13 @@ static void command_line(const greenctx_tool_options *opts, int argc, char **arg
         n += (size_t)snprintf(buf + n, size - n, " %s", argv[i]);
 }
 
+/* The benchmarks that are scripts of bench/compare/ now, and where each is described. */
+static const struct {
+    const char *name, *doc;
+} scripts[] = {{"tenants", "docs/tenants.md"},
+               {"elastic", "docs/elastic.md"},
+               {"overlap", "BENCHMARKS.md"}};
+
 /* A benchmark's name: which of them run. */
 static int pick(greenctx_args *args, const char *word, void *ctx)
 {
@@ -75,16 +79,14 @@ static int pick(greenctx_args *args, const char *word, void *ctx)
     size_t k = 0, n = sizeof subcommands / sizeof subcommands[0];
     while (k < n && strcmp(word, subcommands[k].name))
         k++;
-    if (!strcmp(word, "tenants") || !strcmp(word, "elastic"))
-        return greenctx_args_bad(args, "bench %s is a script now: python3 bench/compare/%s.py "
-                                 "[--quick] in the source tree (torch on the GPU; --dry on the "
-                                 "simulated driver; docs/%s.md)", word, word, word);
+    for (size_t s = 0; s < sizeof scripts / sizeof scripts[0]; s++)
+        if (!strcmp(word, scripts[s].name))
+            return greenctx_args_bad(args, "bench %s is a script now: python3 bench/compare/%s.py "
+                                     "[--quick] in the source tree (torch on the GPU; --dry on "
+                                     "the simulated driver; %s)", word, word, scripts[s].doc);
     if (k == n)
-        return greenctx_args_bad(args, "unknown benchmark '%s': isolation, scaling, overhead, "
-                                 "all or overlap%s", word,
-                                 strcmp(word, "overlap")
-                                     ? ""
-                                     : " (it comes first: greenctx bench overlap [OPTIONS])");
+        return greenctx_args_bad(args, "unknown benchmark '%s': isolation, scaling, overhead "
+                                 "or all", word);
     if (*runs)
         return greenctx_args_bad(args, "one benchmark at a time ('all' runs the three); got "
                                  "'%s' too", word);
@@ -111,8 +113,7 @@ static int parse(int argc, char **argv, greenctx_tool_options *opts, bench_optio
     if (rc != GREENCTX_EXIT_OK)
         return rc;
     if (!*runs)
-        return greenctx_args_bad(&args, "which benchmark? isolation, scaling, overhead, all or "
-                                        "overlap");
+        return greenctx_args_bad(&args, "which benchmark? isolation, scaling, overhead or all");
     if (opt->svg_path && !(*runs & (RUN_ISOLATION | RUN_SCALING)))
         return greenctx_args_bad(&args, "--svg draws isolation and scaling; 'overhead' has "
                                  "neither");
@@ -218,10 +219,6 @@ int bench_main(int argc, char **argv, greenctx_tool_options *opts)
 {
     bench_env env;
     memset(&env, 0, sizeof env);
-    if (argc > 1 && !strcmp(argv[1], "overlap")) { /* two GPUs, its own options */
-        command_line(opts, argc, argv, env.command, sizeof env.command);
-        return greenctx_bench_overlap(argc - 1, argv + 1, opts, env.command);
-    }
     int runs;
     int rc = parse(argc, argv, opts, &env.opt, &runs);
     if (rc != GREENCTX_EXIT_OK)
@@ -244,11 +241,11 @@ int bench_main(int argc, char **argv, greenctx_tool_options *opts)
     if (!rc) {
         results->runs = runs;
         if (!env.opt.json)
-            bench_print_header(&env, NULL, NULL);
+            bench_print_header(&env);
         rc = ((runs & RUN_ISOLATION) && check_victim_sizes(&env)) || run_all(&env, results);
     }
     /* The tables were printed as each benchmark ran. */
-    const bench_report report = {"greenctx.bench/1", results, NULL, print_json, draw};
+    const bench_report report = {"greenctx.bench/1", results, print_json, draw};
     if (!rc)
         rc = bench_report_write(&env, &report);
     free(results);

@@ -1,8 +1,6 @@
-# NCCL and cuBLAS where they are installed, for the NCCL example and the tests that check
-# bench/overlap_libs.h against the real headers. Optional: the library and the tool never
-# link either (the bench loads them at run time). Sets, NOTFOUND when absent:
+# NCCL where it is installed, for the NCCL example. Optional: the library and the tool never
+# link it. Sets, NOTFOUND when absent:
 #   GREENCTX_NCCL_INCLUDE_DIR  (nccl.h)     GREENCTX_NCCL_LIB   (libnccl.so.2)
-#   GREENCTX_CUBLAS_LIB        (libcublas.so.13)
 # Looked for in $NCCL_HOME, the CUDA toolkit, and python3's nvidia-nccl-cu13 package (the
 # GPU machine has NCCL only there).
 include_guard(GLOBAL)
@@ -22,10 +20,7 @@ endif()
 
 find_path(GREENCTX_NCCL_INCLUDE_DIR nccl.h
   HINTS $ENV{NCCL_HOME}/include ${greenctx_nccl_python_dir}/include /usr/local/cuda/include
-  DOC "NCCL's include directory (optional: the NCCL example and the overlap ABI check)")
+  DOC "NCCL's include directory (optional: the NCCL example)")
 find_library(GREENCTX_NCCL_LIB NAMES nccl libnccl.so.2
   HINTS $ENV{NCCL_HOME}/lib ${greenctx_nccl_python_dir}/lib /usr/local/cuda/lib64
   DOC "libnccl.so.2 (optional: the NCCL example)")
-find_library(GREENCTX_CUBLAS_LIB NAMES cublas libcublas.so.13
-  HINTS $ENV{CUDA_HOME}/lib64 /usr/local/cuda/lib64
-  DOC "libcublas.so.13 (optional: the overlap loader's test)")

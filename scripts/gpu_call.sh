@@ -4,10 +4,11 @@
 # files); $OUT/summary.txt gets the GPUs, the sources' hash (scripts/tree_hash.sh: the copy's
 # .git may be older than its files) and each part's exit status and last lines. Parts (run_part
 # below): test (make test-gpu; SKIP_TESTS, a ctest regex, leaves some out), bench (make
-# bench-gpu), examples (the CUDA examples, with nvcc, cuBLAS and NCCL), overlap (two GPUs),
-# tenants and elastic (PyTorch, their own MPS daemon; elastic on each of $TRACES, --quick unless
-# QUICK=0), compare (bench/compare/run_all.py), triton (a persistent matmul under greenctx run
-# --sms 16 and 64: 64 should be more than 2.5x faster).
+# bench-gpu), examples (the CUDA examples, with nvcc, cuBLAS and NCCL), overlap
+# (bench/compare/overlap.py on two GPUs; WORLD=1: the one-GPU smoke run), tenants and elastic
+# (PyTorch, their own MPS daemon; elastic on each of $TRACES, --quick unless QUICK=0), compare
+# (bench/compare/run_all.py), triton (a persistent matmul under greenctx run --sms 16 and 64:
+# 64 should be more than 2.5x faster).
 # e.g. OUT=$OUT scripts/gpu_call.sh test bench
 set -uo pipefail
 mkdir -p "${OUT:?set OUT to the folder that comes back}"
@@ -37,7 +38,8 @@ run_part() {
         -DGREENCTX_WERROR=OFF && cmake --build build-gpu-examples -j"$(nproc)" &&
         (cd build-gpu-examples && ctest --output-on-failure -R '^examples\.') ;;
     overlap)
-      build_gpu && "$tool" bench "$1" --json --svg "$out/$1.svg" >"$out/$1.json" ;;
+      build_gpu && GREENCTX_LIBRARY=$PWD/build-gpu/src/libgreenctx.so PYTHONPATH=$PWD/python \
+        python3 bench/compare/overlap.py --world "${WORLD:-2}" --json >"$out/overlap.json" ;;
     tenants)
       build_gpu && GREENCTX_LIBRARY=$PWD/build-gpu/src/libgreenctx.so PYTHONPATH=$PWD/python \
         GREENCTX_TOOL=$PWD/$tool python3 bench/compare/tenants.py --pairs fma,read --length 3 \

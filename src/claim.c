@@ -1,5 +1,4 @@
-/* Claims: acquiring SMs of a device in the registry, the claim object and what it gives (a
- * partition, a context, a stream), releasing them. */
+/* Claims: acquiring SMs in the registry, the claim object and what it gives. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
@@ -7,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "claim.h"
@@ -21,12 +19,10 @@ static unsigned nb_held, held_capacity;
 static pthread_once_t forks_watched = PTHREAD_ONCE_INIT;
 static unsigned forks_seen; /* fork children this process is (of processes holding claims) */
 
-/* A fork's child that never execs shares its parent's claim descriptions, and so their locks:
- * it would hold its parent's SMs after its parent ended. It closes its copies of the claims
- * its parent made for itself; a claim handed to members (GCTX_CLAIM_INHERIT, or joined) it
- * holds as one of them. (posix_spawn and vfork run no handler and need none.) `making`: claim
- * files whose claim is not in `held` yet, which a child closes too; forks wait while one is
- * made (held_lock, taken by the prepare handler). Under held_lock. */
+/* A fork's child shares its parent's claim descriptions, and so their locks: it closes its
+ * copies of the claims its parent made for itself (a claim handed to members it holds as one
+ * of them). `making`: claim files not in `held` yet, which a child closes too. Under
+ * held_lock. */
 static int making[8];
 static unsigned nb_making;
 
@@ -61,8 +57,7 @@ static void lock_held(void) { pthread_mutex_lock(&held_lock); }
 static void unlock_held(void) { pthread_mutex_unlock(&held_lock); }
 static void watch_forks(void) { pthread_atfork(lock_held, unlock_held, drop_own_claims_in_child); }
 
-/* Makes a claim file of this process's own (not inherit) with no fork in between: a child
- * forked while it is made is forked after it is in `making`, and closes it. */
+/* A claim file made with no fork in between: a child forked after closes it. */
 static gctx_status add_claim_file(gctx__registry *reg, gctx__record *record, int inherit, int *fd)
 {
     pthread_once(&forks_watched, watch_forks);
@@ -88,9 +83,7 @@ static void made(int fd)
         }
 }
 
-/* Whether fd is an inherited copy of c's claim file that this process's claims don't own
- * (held_lock held): inherited across exec, so not close-on-exec (every descriptor greenctx
- * opens is, but an INHERIT claim's, which its claim owns). */
+/* fd: an inherited copy of c's claim file no claim here owns (held_lock held)? */
 static int unowned_copy(const gctx_claim *c, int fd)
 {
     struct stat st;
@@ -104,9 +97,8 @@ static int unowned_copy(const gctx_claim *c, int fd)
     return 1;
 }
 
-/* Counts c as this process's; its descriptor moves to `inherited` first when that is an
- * unowned inherited copy of its claim file. One step under held_lock: two joins of one token
- * never both take the number, and a claim's own number is never taken. */
+/* Counts c as this process's, its descriptor moved to `inherited` when that is an unowned
+ * copy: one step under held_lock, so two joins of one token never both take the number. */
 static int hold(gctx_claim *c, int inherited)
 {
     pthread_once(&forks_watched, watch_forks);
@@ -128,16 +120,6 @@ static int hold(gctx_claim *c, int inherited)
     c->made_in = forks_seen;
     pthread_mutex_unlock(&held_lock);
     return ok;
-}
-
-/* No longer this process's (held_lock held; its descriptor closed first: see claim_end). */
-static void unhold(gctx_claim *c)
-{
-    for (unsigned i = 0; i < nb_held; i++)
-        if (held[i] == c) {
-            held[i] = held[--nb_held];
-            break;
-        }
 }
 
 gctx_status gctx__claim_fd_check(const gctx_claim *c)
@@ -171,8 +153,7 @@ int gctx__claim_held_here(const char *dir, const char *file)
 
 /* ---- the holder ---- */
 
-/* Who this process is, asked once: its command line (an exec starts a new image, and with it
- * a new copy of these), and its user's name for the effective uid it had then. */
+/* Who this process is, asked once (an exec starts a new copy of these). */
 static pthread_mutex_t self_lock = PTHREAD_MUTEX_INITIALIZER;
 static char self_command[256], self_user[64];
 static int self_known;
@@ -248,8 +229,7 @@ gctx_status gctx__claim_free(gctx__registry *reg, gctx__granules *free_set,
     return GCTX_SUCCESS;
 }
 
-/* The granules for `count` out of avail; when no set of them gives exactly that, with
- * rounding, the nearest count they give in the rounding's direction. */
+/* Else, with rounding, the nearest count avail gives in the rounding's direction. */
 static int choose_rounded(const gctx__granule_layout *l, unsigned count, gctx_rounding rounding,
                           const gctx__granules *avail, const gctx__granules *held,
                           gctx__granules *target)
@@ -273,7 +253,6 @@ static int choose_rounded(const gctx__granule_layout *l, unsigned count, gctx_ro
     return 0;
 }
 
-/* GCTX_ERROR_BUSY naming the holders, for count SMs (0: rest) of device. */
 static gctx_status busy(const gctx__identity *id, int device, unsigned count,
                         const gctx__granules *free_set, const gctx__record *records, unsigned nb,
                         int waited_ms)
@@ -351,8 +330,7 @@ gctx_status gctx__claim_take(const gctx__take *take, gctx__record *record, int *
                 s = gctx__registry_rewrite(&reg, record);
             if (s != GCTX_SUCCESS)
                 record->granules = held;
-            /* A latency claim is the one that waits to grow: its watch made now, not in the
-             * first burst's wait (and not under the registry's lock). */
+            /* A latency claim waits to grow: its watch made now, not in a burst's wait. */
             else if (opts->priority >= GCTX_CLAIM_PRIORITY_LATENCY)
                 prepare = gctx__registry_watches(&reg);
         } else if (s == GCTX_SUCCESS) {
@@ -373,8 +351,7 @@ gctx_status gctx__claim_take(const gctx__take *take, gctx__record *record, int *
         gctx__registry_close(&reg); /* reg.dir still names it */
         if (chosen || s != GCTX_ERROR_BUSY)
             break;
-        /* None idle: one made (once: a watch that can't be made leaves the backoff), then a
-         * look again at once, as SMs freed while it was made woke nobody. */
+        /* None idle: one made once, then a look again, as frees meanwhile woke nobody. */
         if (wait && watch.fd < 0 && !watch_made) {
             watch_made = 1;
             if (gctx__watch_make(&watch, reg.dir))
@@ -406,9 +383,7 @@ void gctx__claim_parts_release(gctx__claim_parts *p)
     memset(p, 0, sizeof *p);
 }
 
-/* Every stream of the claim's context ran on its SMs: their work is waited for before another
- * tenant may be handed them (greenctx run releases at the program's exit, kernels may still
- * run). A context that can't be waited for (a fault: its work is gone) is logged. */
+/* Its work is done before another tenant gets the SMs; a fault's is logged. */
 static void wait_idle(gctx_context *context)
 {
     gctx_event *event = NULL;
@@ -425,11 +400,8 @@ static void wait_idle(gctx_context *context)
     gctx_event_release(event);
 }
 
-/* The claim's end: its publisher stopped and its handles released, then this member's hold
- * fd closed, the claim file dropped once nobody holds it (RELEASED logged when log) and the
- * claim no longer this process's, in one step under held_lock: a join never takes its number
- * meanwhile (see hold), and no fork comes in between (a child would keep a copy nobody
- * closes, and the SMs with it). Then c is freed. */
+/* fd closed, the claim file dropped once nobody holds it and c unheld, in one step under
+ * held_lock: no join takes the number meanwhile, no fork keeps a copy nobody closes. */
 static void claim_end(gctx_claim *c, int fd, int log)
 {
     gctx__error_state kept;
@@ -446,7 +418,11 @@ static void claim_end(gctx_claim *c, int fd, int log)
         gctx__registry_drop(&reg, &c->record, fd, log);
     else if (fd >= 0)
         close(fd); /* the claim is stale from now on: the next listing removes it */
-    unhold(c);
+    for (unsigned i = 0; i < nb_held; i++) /* no longer this process's */
+        if (held[i] == c) {
+            held[i] = held[--nb_held];
+            break;
+        }
     pthread_mutex_unlock(&held_lock);
     if (opened)
         gctx__registry_close(&reg);
@@ -506,7 +482,6 @@ gctx_status gctx__claim_new(gctx__device_granules *granules, const char *runtime
     char root[512];
     int shared;
     struct stat st;
-    /* The registry was opened (and its directories checked) to make the claim file. */
     gctx_status s;
     GCTX_CHECK(gctx__runtime_path(runtime_dir, dir_flags, root, sizeof root, &shared), fail);
     GCTX_CHECK(gctx__registry_path(root, c->granules.identity.uuid, c->registry_dir,
@@ -533,8 +508,7 @@ fail:
     return s;
 }
 
-/* Refuses a claim inside an MPS client held below 100 %; else *running says whether an MPS
- * daemon answers (what the claim file records). */
+/* Refuses a claim inside an MPS client held below 100 %; *running: an MPS daemon answers. */
 static gctx_status refuse_partial_mps(int *running)
 {
     gctx_mps_info mps = GCTX_MPS_INFO_INIT;
@@ -661,7 +635,6 @@ gctx_status gctx_claim_partition(gctx_claim *claim, gctx_partition **partition)
     return GCTX_SUCCESS;
 }
 
-/* The claim's own context, made on first use (c->lock held). */
 static gctx_status own_context(gctx_claim *c)
 {
     gctx__claim_parts *p = &c->now;
@@ -675,7 +648,7 @@ gctx_status gctx_claim_context(gctx_claim *claim, const gctx_context_options *op
     GCTX_TRY_OUTPUT(context);
     gctx_status s;
     pthread_mutex_lock(&claim->lock);
-    /* With options, a context of its own (the cache still serves it); without, the claim's. */
+    /* With options, a context of its own; without, the claim's. */
     if (options)
         s = gctx_context_create(claim->now.partition, options, context);
     else if (!(s = own_context(claim)))
@@ -730,8 +703,7 @@ gctx_status gctx_claim_get_info(const gctx_claim *claim, gctx_claim_info *info)
     GCTX_TRY(gctx__sized_check(info, GCTX__MIN_CLAIM_INFO, "info", "GCTX_CLAIM_INFO_INIT"));
     gctx_claim *c = (gctx_claim *)claim;
     gctx_claim_info out;
-    /* A copy: a resize replaces the record under the lock, and the state line is read
-     * outside it (file I/O). */
+    /* A copy: a resize replaces the record, and the state line is read outside the lock. */
     pthread_mutex_lock(&c->lock);
     gctx__record record = c->record;
     gctx__claim_info(&record, &c->granules.identity, c->device, 1, &out);

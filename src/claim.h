@@ -1,5 +1,4 @@
-/* Claims: what the claim files share (claim_fit.c, claim_registry.c, claim_device.c, claim.c,
- * claim_resize.c, claim_share.c, claim_list.c). Nothing here is public. */
+/* Claims: what the claim files share. Nothing here is public. */
 #ifndef GREENCTX_CLAIM_H
 #define GREENCTX_CLAIM_H
 
@@ -39,12 +38,8 @@ int gctx__granules_meet(const gctx__granules *a, const gctx__granules *b);
 /* "0 1 2 15" into buf (at most size bytes with the NUL). */
 const char *gctx__granules_text(const gctx__granules *g, char *buf, size_t size);
 
-/* A device's canonical granules (GREENCTX_CLAIM_GRANULES, docs/tenants.md): nb_regular of
- * regular_sms (indices 0 .. nb_regular - 1), then, when SMs are left over, one of
- * remainder_sms (index nb_regular). structured (the default) keeps the co-scheduling
- * guarantee, clusters of up to 8 SMs, and "rest" takes the remainder with free granules; fine
- * makes every count of a one-group split claimable (clusters of 2 SMs), and its remainder,
- * sharing no cluster guarantee, is claimed alone ("rest" when no granule is free). */
+/* A device's canonical granules (docs/tenants.md): nb_regular of regular_sms, then, when SMs
+ * are left over, one of remainder_sms (index nb_regular). */
 typedef struct gctx__granule_layout {
     unsigned nb_regular;
     unsigned regular_sms;
@@ -60,8 +55,7 @@ unsigned gctx__layout_total(const gctx__granule_layout *l);  /* every SM */
 /* The remainder granule's SMs when g holds it and it counts towards no count; else 0. */
 unsigned gctx__uncounted_sms(const gctx__granule_layout *l, const gctx__granules *g);
 unsigned gctx__granules_sms(const gctx__granule_layout *l, const gctx__granules *g);
-/* 1 when count is claimable: whole granules, at least min_sms (the remainder only where it
- * counts). The one rule, which gctx_claim_count answers for the tool and Python. */
+/* 1 when count is claimable: whole granules, at least min_sms (gctx_claim_count's rule). */
 int gctx__layout_claimable(const gctx__granule_layout *l, unsigned count);
 /* How many claims of a claimable count fit on the device at once. */
 unsigned gctx__layout_fit(const gctx__granule_layout *l, unsigned count);
@@ -78,13 +72,11 @@ typedef struct gctx__request {
     unsigned value; /* SMs, or percent */
 } gctx__request;
 gctx_status gctx__request_parse(const char *text, gctx__request *out);
-/* The SM count a request asks of this device (0 for rest): a count rounded as asked, a
- * percentage floored; INSUFFICIENT_SMS naming the nearest claimable counts. */
+/* The SM count a request asks (0: rest); else the nearest claimable counts. */
 gctx_status gctx__request_count(const gctx__granule_layout *l, const gctx__request *r,
                                 gctx_rounding rounding, unsigned *count);
-/* Best fit: a set of the granules in avail with exactly count SMs (count 0: all of avail),
- * keeping as many of `keep` as it can, then without the remainder granule unless needed,
- * then adjacent granules, then the lowest indices. 0 when avail can't give it. */
+/* Best fit: granules of avail with exactly count SMs (0: all of avail), keeping most of
+ * `keep`; 0 when avail can't give it. */
 int gctx__granules_choose(const gctx__granule_layout *l, unsigned count,
                           const gctx__granules *avail, const gctx__granules *keep,
                           gctx__granules *out);
@@ -96,31 +88,23 @@ int gctx__granules_choose(const gctx__granule_layout *l, unsigned count,
 long long gctx__now_ns(void);       /* CLOCK_REALTIME: when things happened, for people */
 long long gctx__monotonic_ns(void); /* CLOCK_MONOTONIC: every wait's deadline */
 const char *gctx__file_error(int err);
-/* name in the directory dfd, O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, then checked: -1 with errno
- * GCTX__ENOTREG, EPERM or EMLINK unless it is a regular file owned by owner (GCTX__ANY_OWNER:
- * anyone) with one link (when one_link). st (may be NULL) gets its stat. */
+/* name in dfd, O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC: -1 with errno GCTX__ENOTREG, EPERM or
+ * EMLINK unless a regular file of owner (GCTX__ANY_OWNER: anyone), one link when one_link. */
 int gctx__file_open(int dfd, const char *name, int flags, uid_t owner, int one_link,
                     struct stat *st);
-/* A new file (O_EXCL, same flags), mode set past the umask. */
 int gctx__file_create(int dfd, const char *name, int flags, mode_t mode);
-/* The whole file into buf (NUL-terminated); its length, or -1. */
 long gctx__file_read(int fd, char *buf, size_t size);
-/* gctx__file_open (O_RDONLY) and gctx__file_read in one. */
 long gctx__file_read_at(int dfd, const char *name, uid_t owner, int one_link, char *buf,
                         size_t size);
 /* The directory at path (openat(at, path) when at >= 0) opened, not through a link. */
 int gctx__dir_open(int at, const char *path);
-/* Writes text over the file fd is open on, from the start, then cut to its length. */
 int gctx__file_write(int fd, const char *text);
-/* name replaced as a whole by a new file holding text (made O_EXCL in dfd, renamed). */
 int gctx__file_replace(int dfd, const char *name, const char *text, mode_t mode);
-/* A holder's lock on a claim or want file: flock LOCK_SH and an open-file-description read
- * lock, which /proc/locks shows to users who can't open the file. */
+/* flock LOCK_SH and an OFD read lock, which /proc/locks shows to users who can't open it. */
 int gctx__hold(int fd, int nonblocking);
 /* How many locks /proc/locks lists on st's file (-1: unreadable); *pid: the first flock's. */
 int gctx__locks_on(const struct stat *st, int want_flock_pid, int *pid);
-/* Another user's claim or want (a file this process can't open): 1 unless /proc/locks, trusted
- * here, shows no lock on it and its pid is dead. */
+/* Another user's claim or want: 1 unless /proc/locks shows no lock and its pid is dead. */
 int gctx__foreign_live(const struct stat *st, int pid, int locks_trusted);
 
 /* ---- the registry (claim_registry.c: POSIX files and flock, no driver) ---- */
@@ -158,8 +142,7 @@ typedef struct gctx__event_record {
 
 #define GCTX__EVENTS_KEPT 64
 
-/* An open registry: the GPU's directory, its lock held (LOCK_EX) until gctx__registry_close.
- * The directory and its lock file stay open in the process between operations (kept). */
+/* An open registry: the GPU's directory, its lock held (LOCK_EX) until gctx__registry_close. */
 typedef struct gctx__kept_registry gctx__kept_registry;
 typedef struct gctx__registry {
     char dir[512];
@@ -171,77 +154,54 @@ typedef struct gctx__registry {
     gctx__kept_registry *kept;
 } gctx__registry;
 
-/* The runtime directory's path (runtime_dir, the environment's or the default), nothing
- * looked at on disk; shared when the flag or GREENCTX_RUNTIME_SHARED=1 says so. */
+/* The runtime directory's path, nothing looked at on disk. */
 gctx_status gctx__runtime_path(const char *runtime_dir, unsigned flags, char *out, size_t size,
                                int *shared);
-/* The open registry's directory, rewound for a scan (the registry's lock held). */
 DIR *gctx__kept_dir(gctx__registry *reg);
-/* The UUIDs of the registries under the runtime directory, without the driver. */
 gctx_status gctx__registry_uuids(const char *runtime_dir, char (*uuids)[48], unsigned capacity,
                                  unsigned *count);
-/* The identity a GPU's registry records, without the driver; GCTX_ERROR_REGISTRY when this
- * greenctx would not write it so. */
 gctx_status gctx__registry_identity(const char *runtime_dir, const char *uuid, gctx__identity *id);
 gctx_status gctx__registry_path(const char *root, const char *uuid, char *out, size_t size);
-/* Opens the GPU's registry (made first when create) and takes its lock; checks the identity
- * (gctx__registry_check_identity). */
 gctx_status gctx__registry_open(const char *runtime_dir, unsigned flags, int create,
                                 const gctx__identity *id, gctx__registry *reg);
-/* Releases the lock; reg->dir still names the registry. */
 void gctx__registry_close(gctx__registry *reg);
-/* The live claims, stale ones removed first (a DIED event each): *records is malloc'ed.
- * GCTX_ERROR_REGISTRY for a live claim file that doesn't parse, or two that overlap. */
+/* The live claims (malloc'ed), stale ones removed first (a DIED event each). */
 gctx_status gctx__registry_claims(gctx__registry *reg, gctx__record **records, unsigned *count);
-/* A new claim file for record (its file name is set here), locked LOCK_SH: *fd holds it. */
 gctx_status gctx__registry_add(gctx__registry *reg, gctx__record *record, int inherit, int *fd);
-/* Writes record over its file (a resize). */
 gctx_status gctx__registry_rewrite(gctx__registry *reg, const gctx__record *record);
-/* Closes fd (this member's hold on the claim) and, when no process holds the claim any more,
- * removes its file, logging RELEASED when log is set (not for a claim never given out). */
+/* Closes fd and, when nobody holds the claim any more, removes it (RELEASED logged if log). */
 void gctx__registry_drop(gctx__registry *reg, const gctx__record *record, int fd, int log);
-/* Opens a claim file again for a member joining it: only while it is live. */
 gctx_status gctx__registry_rejoin(gctx__registry *reg, const char *file, int *fd,
                                   gctx__record *record);
-/* A claim's state file ("state-<claim file>"): one line its holder replaces whole
- * (gctx__file_replace) without the registry lock, and others read. Removed with the claim. */
+/* A claim's state file: one line its holder replaces whole without the registry lock. */
 int gctx__state_write(const char *dir, const char *file, int shared, const char *text);
 #define GCTX__STATE_PREFIX "state-" /* + the claim file's name */
 #define GCTX__TEMP_PREFIX ".tmp-"   /* gctx__file_replace's file being written */
-/* Its text into text (NUL-ended), when it is a regular file of uid: -1 otherwise. */
 int gctx__state_read(const char *dir, const char *file, unsigned uid, char *text, size_t size);
 gctx_status gctx__registry_log(gctx__registry *reg, const gctx__event_record *event);
-/* The kept events, oldest first: *events is malloc'ed. */
 gctx_status gctx__registry_events(gctx__registry *reg, gctx__event_record **events,
                                   unsigned *count);
-/* The identity file checked against expected (gctx__identity_format's text): a missing,
- * foreign or corrupt one rebuilt when no claim is live, else GCTX_ERROR_REGISTRY. */
+/* A missing, foreign or corrupt identity file is rebuilt when no claim is live. */
 gctx_status gctx__registry_check_identity(gctx__registry *reg, const char *expected);
-/* The runtime directory opened (*fd) and checked, made first when create; *owner: its owner. */
 gctx_status gctx__runtime_open(const char *runtime_dir, unsigned flags, char *out, size_t size,
                                int *shared, int create, int *fd, uid_t *owner);
-/* The GPU's directory at path, in the runtime directory root_fd (owned by admin), opened (*fd)
- * and checked; made when create (in a shared one, only by root or admin). */
+/* In a shared runtime directory, made only by root or admin (its owner). */
 gctx_status gctx__gpu_dir_open(int root_fd, uid_t admin, const char *path, int shared, int create,
                                int *fd, struct stat *st);
 
 /* Text formats (claim_format.c). Text fields are one line each: line breaks become spaces. */
 void gctx__record_format(const gctx__record *r, char *out, size_t size);
-/* 0, or -1 with what is wrong in why: "line N: ...", N the line of text it is in. */
 int gctx__record_parse(const char *text, const gctx__identity *id, gctx__record *r, char *why,
                        size_t why_size);
 void gctx__event_format(const gctx__event_record *e, char *out, size_t size);
-/* The last GCTX__EVENTS_KEPT events of text into out (room for GCTX__EVENTS_KEPT + 1). */
+/* out: room for GCTX__EVENTS_KEPT + 1. */
 unsigned gctx__events_parse(char *text, gctx__event_record *out);
 void gctx__identity_format(const gctx__identity *id, char *out, size_t size);
-/* 0, or -1 unless gctx__identity_format writes the parsed id back the same. */
 int gctx__identity_parse(const char *text, const char *uuid, gctx__identity *id);
-/* The first line where an identity file's text differs from ours, in words. */
 void gctx__identity_difference(const char *found, const char *expected, char *why, size_t size);
 
 /* ---- the device side (claim_device.c) ---- */
 
-/* A device's granules as this process's driver gives them (resources indexed as the layout). */
 typedef struct gctx__device_granules {
     int device;
     gctx_partition *whole; /* every SM: a public handle, one reference of ours */
@@ -251,14 +211,12 @@ typedef struct gctx__device_granules {
 
 gctx_status gctx__device_granules_get(int device, gctx__device_granules *out);
 void gctx__device_granules_end(gctx__device_granules *g);
-/* A partition (public handle, the caller's reference) on exactly these granules. */
 gctx_status gctx__granules_partition(const gctx__device_granules *g, const gctx__granules *set,
                                      gctx_partition **out);
 
 /* ---- the claim object (claim.c; resize in claim_resize.c, sharing in claim_share.c) ---- */
 
-/* Public handles on one set of a claim's granules, the claim's references; event: what the
- * next set's stream waits for (a resize's). */
+/* One set of granules' handles; event: what the next set's stream waits for. */
 typedef struct gctx__claim_parts {
     gctx_partition *partition;
     gctx_context *context;
@@ -282,19 +240,15 @@ struct gctx_claim {
     char file[64];          /* record.file, kept apart: read without the lock (listings) */
     char registry_dir[512]; /* the GPU's registry directory (gctx_claim_pressure reads it) */
     atomic_int priority;    /* options->priority of the acquire or the last resize given one */
-    int fd;                 /* this member's LOCK_SH on the claim file: an open file
-                               description of this claim object's own (never another's) */
-    dev_t file_dev;         /* the claim file fd was opened on: a descriptor the program */
-    ino_t file_ino;         /* closed (closefrom) and reused no longer names it */
-    unsigned made_in;       /* gctx__claim_forks_seen() when made: in a fork's child, which
-                               shares the maker's description, it is no member of its own */
+    int fd;                 /* this member's LOCK_SH: a description of its own */
+    dev_t file_dev;         /* the claim file fd was opened on: a reused descriptor */
+    ino_t file_ino;         /* (closefrom) no longer names it */
+    unsigned made_in;       /* gctx__claim_forks_seen() when made: a fork's child is no member */
     int alone;              /* a resize holds fd LOCK_EX (claim_resize.c) */
     long long acquired_ns;  /* faults of others are looked for from here */
     gctx__claim_parts now; /* its context and stream made on first use; no event */
     gctx__claim_parts old; /* what the last resize moved from: a grow never waits on it */
-    /* The guard (claim_guard.c), under guard_lock: a latency tenant's window of steps, or a
-     * best-effort tenant's decisions; what either publishes goes to its state file. */
-    pthread_mutex_t guard_lock;
+    pthread_mutex_t guard_lock; /* the guard's fields below (claim_guard.c) */
     float steps[32];     /* the window's longest steps: its p99 while it has 3,200 or fewer */
     unsigned nb_steps;   /* of them */
     unsigned window_n;   /* steps in the window */
@@ -304,9 +258,7 @@ struct gctx_claim {
     long long closed_window_ns;  /* when that one began */
     long long published_ns;      /* the state line's last write */
     double alone_ms;
-    /* The record's class and target, fixed at acquire: read here, not in record, which a
-     * resize replaces under claim->lock, a lock the steps don't take. */
-    gctx_tenant_class tenant_class;
+    gctx_tenant_class tenant_class; /* record's, fixed: read without claim->lock */
     double target_ms, target_factor;
     unsigned floor_sms, full_sms; /* full: its SMs before the guard held it back */
     int held_back;                /* the guard allowed less than full_sms, not yet regrown */
@@ -314,39 +266,29 @@ struct gctx_claim {
     double held_ms;               /* the total it reported */
     gctx__guard_state guard;
     gctx__publisher *publisher; /* a latency tenant's writer of its lines; NULL until one */
-    /* A best-effort tenant's watch of the GPU's directory (claim_guard_wait.c; -1: none) and
-     * the claim files of the latency tenants its last look saw, whose lines wake its wait. */
-    int guard_watch;
-    char (*latency_files)[64];
+    int guard_watch;           /* a best-effort tenant's inotify (-1: none) */
+    char (*latency_files)[64]; /* the latency tenants whose lines wake its wait */
     unsigned nb_latency_files, latency_room;
 };
 
 gctx_status gctx__claim_registry(const gctx_claim *claim, gctx__registry *reg);
-/* A claim object for a record whose file fd holds (a description of its own, locked
- * LOCK_SH); takes fd (closed on failure). joined: fd is a member's hold of a claim another
- * process made (gctx_claim_join). inherited (-1: none) is the joined token's descriptor
- * number: when it is an inherited copy of the claim file that no claim of this process owns,
- * fd moves to that number (so that a member handing the claim on across exec passes a token
- * that is still true) and the inherited copy is closed. */
+/* Takes fd (closed on failure). inherited (-1: none): a joined token's descriptor number;
+ * when no claim here owns that copy, fd moves to it, so a token handed on across exec stays
+ * true. */
 gctx_status gctx__claim_new(gctx__device_granules *granules, const char *runtime_dir,
                             unsigned dir_flags, int inherit, int joined,
                             const gctx__record *record, int fd, int inherited, gctx_claim **out);
 unsigned gctx__claim_forks_seen(void);
-/* GCTX_ERROR_REGISTRY, naming what happened, when claim->fd no longer is the descriptor of
- * its claim file: the program closed it (closefrom(3)), and with it, if it was the claim's
- * last hold, the claim. */
+/* GCTX_ERROR_REGISTRY when claim->fd no longer is its claim file's (closefrom(3)). */
 gctx_status gctx__claim_fd_check(const gctx_claim *claim);
 /* claim->lock held. */
 gctx_status gctx__claim_own_stream(gctx_claim *claim, gctx_stream **stream);
-/* A record as the public struct; self: held by this process. */
 void gctx__claim_info(const gctx__record *record, const gctx__identity *identity, int device,
                       int self, gctx_claim_info *out);
 int gctx__claim_held_here(const char *dir, const char *file);
-/* The granules no live claim holds; records: the live ones. */
 gctx_status gctx__claim_free(gctx__registry *reg, gctx__granules *free_set,
                              gctx__record **records, unsigned *count);
-/* What gctx__claim_take takes, and where: count SMs (0: the rest); file is the claim file (""
- * before it exists). */
+/* count: SMs (0: the rest); file: the claim file ("" before it exists). */
 typedef struct gctx__take {
     int device;
     const gctx__identity *identity;
@@ -357,28 +299,19 @@ typedef struct gctx__take {
     unsigned count;
     const gctx_claim_options *opts;
 } gctx__take;
-/* Takes what `take` asks, keeping record->granules (what the claim holds) where it can:
- * *target gets the set chosen, record->granules what the registry now records (held |
- * target) and its file is rewritten, or, with fd not NULL, created (*fd gets its lock).
- * GCTX_CLAIM_WAIT in opts->flags waits for the SMs; else BUSY naming holders. */
+/* Keeps record->granules where it can: *target gets the set chosen, record->granules held |
+ * target, its file rewritten or (fd not NULL) created. Else BUSY naming holders. */
 gctx_status gctx__claim_take(const gctx__take *take, gctx__record *record, int *fd,
                              gctx__granules *target);
 gctx_status gctx__claim_options(const gctx_claim_options *options, gctx_claim_options *opts);
 
 /* ---- the guard (claim_guard.c) ---- */
 
-/* options' class, target and floor, checked: INVALID_ARGUMENT naming the field. */
 gctx_status gctx__claim_class_check(const gctx_claim_options *opts);
-/* The class and target of record, and what its holder published in dir, into out. */
 void gctx__claim_state_info(const char *dir, const gctx__record *record, gctx_claim_info *out);
-/* Stops and joins the claim's publisher when it runs in this process (never a fork's
- * parent's), and frees it: before its state file is removed, which a later write would leave
- * behind. */
+/* Before the state file is removed, which a later write would leave behind. */
 void gctx__claim_publisher_end(gctx_claim *claim);
-/* GCTX_ERROR_INVALID_ARGUMENT naming the claim unless it is best-effort. */
 gctx_status gctx__claim_best_effort(const gctx_claim *claim);
-/* A look's records: the latency tenants whose lines wake gctx_claim_guard_wait, and the
- * watch made at the first. */
 void gctx__guard_watch_update(gctx_claim *claim, const gctx__record *records, unsigned nb);
 void gctx__guard_watch_end(gctx_claim *claim);
 
@@ -394,21 +327,18 @@ typedef struct gctx__want {
     char path[640];
 } gctx__want;
 #define GCTX__WANT_NONE {-1, 0, 0, 0, 0, {0}}
-/* Posts the want (reg's lock held), or renames it when its SMs changed. A want that can't be
- * written is logged, not returned: the wait still works, only holders don't see it. */
+/* A want that can't be written is logged, not returned: the wait still works. */
 void gctx__want_post(gctx__registry *reg, gctx__want *w, unsigned sms, int priority,
                      const char *claim_file);
 void gctx__want_end(gctx__want *w);
-/* Watches (claim_watch.c): inotify descriptors that read when a claim file is rewritten or
- * removed, kept with the open registry, as making or ending one waits out an SRCU grace
- * period, longer than most waits. Each wait borrows its own: a shared queue's first waker
+/* Watches (claim_watch.c): inotify descriptors kept with the registry, as making or ending
+ * one waits out an SRCU grace period. Each wait borrows its own: a shared queue's first waker
  * would read the others' wakes. */
 #define GCTX__WATCHES_KEPT 4
 typedef struct gctx__watch_pool {
     pthread_mutex_t lock;
     int fd[GCTX__WATCHES_KEPT];              /* -1: none */
-    unsigned char lent[GCTX__WATCHES_KEPT];  /* 1: a wait's; 2: a wait's, the registry shut
-                                                meanwhile (ended at its return) */
+    unsigned char lent[GCTX__WATCHES_KEPT];  /* 1: a wait's; 2: and the registry shut since */
 } gctx__watch_pool;
 typedef struct gctx__watch {
     gctx__watch_pool *pool;
@@ -416,26 +346,21 @@ typedef struct gctx__watch {
     int fd;   /* -1: none (the wait backs off) */
 } gctx__watch;
 #define GCTX__WATCH_NONE {NULL, -1, -1}
-/* A non-blocking inotify descriptor watching dir for mask; -1 when it can't be made. */
 int gctx__watch_open(const char *dir, unsigned mask);
 void gctx__watch_pool_init(gctx__watch_pool *p);
-/* The registry shut: idle watches ended, lent ones at their return. */
 void gctx__watch_pool_shut(gctx__watch_pool *p);
-/* A fork's child: every copy closed (the parent's descriptions live on: no grace period). */
 void gctx__watch_pool_forget(gctx__watch_pool *p);
 gctx__watch_pool *gctx__registry_watches(gctx__registry *reg);
-/* An idle watch lent to w, drained (reg's lock held since the pass that failed); 0 when none
- * is idle (w->pool is set for gctx__watch_make). */
+/* 0 when none is idle (w->pool is set for gctx__watch_make). */
 int gctx__watch_borrow(gctx__registry *reg, gctx__watch *w);
-/* A new watch of dir lent to w, made with no lock held (a grace period); 0 when it can't be. */
+/* Made with no lock held (a grace period). */
 int gctx__watch_make(gctx__watch *w, const char *dir);
-/* One idle watch of dir in the pool unless there is one (a latency claim's first wait then
- * pays for none); no lock held. */
+/* One idle watch in the pool, so that a latency claim's first wait pays for none. */
 void gctx__watch_prepare(gctx__watch_pool *p, const char *dir);
 void gctx__watch_drain(int fd);
 void gctx__watch_return(gctx__watch *w);
-/* Waits the next step of the GCTX_CLAIM_WAIT backoff (5 ms doubling to 100 ms), or less when
- * watch_fd (-1: none) reads; 0 once timeout_ms (-1: never) has passed since start_ns. */
+/* The next step of the backoff (5 ms doubling to 100 ms), or less when watch_fd reads; 0
+ * once timeout_ms (-1: never) has passed since start_ns. */
 int gctx__claim_wait_step(long long start_ns, int timeout_ms, unsigned *step_ms, int watch_fd);
 
 #endif

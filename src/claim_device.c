@@ -1,5 +1,4 @@
 /* A device's canonical granules as the driver gives them, and partitions on sets of them. */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,10 +6,8 @@
 #include "partition.h"
 
 /* What makes granule indices mean the same SMs in every process: FNV-1a of each granule's
- * type and of its bytes from GCTX__RESOURCE_SHARED_BYTES on (the SM mask and the public
- * fields), nextResource left out as the pointer it is. Bytes 4..23 differ from one process to
- * the next (a pointer of the process and a tag), so hashing them would make every second
- * tenant refuse the registry. */
+ * type and bytes from GCTX__RESOURCE_SHARED_BYTES on (bytes 4..23 differ between processes),
+ * nextResource left out. */
 #define GCTX__RESOURCE_SHARED_BYTES 24
 
 static unsigned long long granules_hash(const gcu_dev_resource *resources, unsigned n)
@@ -27,8 +24,7 @@ static unsigned long long granules_hash(const gcu_dev_resource *resources, unsig
     return h;
 }
 
-/* One split of whole by minCount granule with flags into out's resources: 0 when the driver
- * made one. */
+/* One split of whole by granule: 0 when the driver made one. */
 static gcu_result split_by(const gctx__driver *drv, const gctx_partition *whole, unsigned granule,
                            unsigned flags, gctx__device_granules *out, unsigned *nb,
                            gcu_dev_resource *remainder)

@@ -1,8 +1,6 @@
-/* The runtime directory and a GPU's registry directory in it: where they are, and whether they
- * can be trusted. A private directory is this user's alone (no other user writes it); a shared
- * one is sticky and owned by root or this user, so that no user removes or replaces another's
- * files, and its GPU directories are made by root or the runtime directory's owner (the admin):
- * the owner of a sticky directory may remove any file in it. */
+/* The runtime directory and a GPU's registry directory in it, and whether they can be
+ * trusted: a private one is this user's alone; a shared one is sticky and owned by root or
+ * this user, its GPU directories made by root or its owner (who may remove any file in it). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

@@ -1,11 +1,8 @@
-/* Registry files as hostile input: a registry directory may be shared with other users, so
- * every file in it is opened relative to the directory's descriptor, never through a symbolic
- * link, never blocking (a FIFO named like a claim), close-on-exec, and checked with fstat
- * before use; new files are created O_EXCL and whole files are replaced by rename. */
+/* Registry files as hostile input: opened relative to the directory, never through a link,
+ * never blocking (a FIFO), close-on-exec, checked with fstat; made O_EXCL, replaced by rename. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -142,8 +139,7 @@ int gctx__file_write(int fd, const char *text)
     return write_all(fd, text) == 0 && ftruncate(fd, (off_t)strlen(text)) == 0 ? 0 : -1;
 }
 
-/* renameat2's RENAME_EXCHANGE by its system call: the oldest C library the wheels are built
- * for has no wrapper. */
+/* renameat2 by its system call: old C libraries have no wrapper. */
 static int exchange(int dfd, const char *a, const char *b)
 {
 #ifdef SYS_renameat2
@@ -158,8 +154,7 @@ int gctx__file_replace(int dfd, const char *name, const char *text, mode_t mode)
 {
     char tmp[128];
     int fd = -1, rc = -1;
-    /* A name nobody can guess ahead, created O_EXCL: another user's file or link is never
-     * written through. */
+    /* A name nobody can guess, O_EXCL: no file or link is written through. */
     for (int attempt = 0; attempt < 100 && fd < 0; attempt++) {
         snprintf(tmp, sizeof tmp, GCTX__TEMP_PREFIX "%s-%d-%lld", name, (int)getpid(),
                  gctx__monotonic_ns() + attempt);

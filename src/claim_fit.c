@@ -1,5 +1,4 @@
-/* Claims as sets of granules: the request syntax, the counts a device can give, best fit.
- * Pure: no driver, no files (the registry says what is free). */
+/* Claims as sets of granules: request syntax, counts, best fit. Pure. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,8 +100,7 @@ unsigned gctx__granules_sms(const gctx__granule_layout *l, const gctx__granules 
     return n;
 }
 
-/* How many regular granules make count with (with_remainder) or without the remainder; -1
- * when none do. */
+/* Regular granules making count with or without the remainder; -1: none. */
 static int regular_needed(const gctx__granule_layout *l, unsigned count, int with_remainder)
 {
     if (with_remainder) {
@@ -155,7 +153,6 @@ gctx_status gctx__request_parse(const char *text, gctx__request *out)
     return GCTX_SUCCESS;
 }
 
-/* The claimable counts next to count: below (0 when none) and above (0 when none). */
 static void neighbours(const gctx__granule_layout *l, unsigned count, unsigned *below,
                        unsigned *above)
 {

@@ -41,7 +41,6 @@ void gctx__record_format(const gctx__record *r, char *out, size_t size)
                  r->target_ms, r->target_factor);
 }
 
-/* The value of line `key ` at *cursor, copied into value; advances the cursor. */
 static int take_line(const char **cursor, const char *key, char *value, size_t size)
 {
     size_t klen = strlen(key);
@@ -82,7 +81,6 @@ static int bad_line(char *why, size_t size, unsigned line, const char *fmt, ...)
     return -1;
 }
 
-/* A record's lines, in the order gctx__record_format writes them. */
 enum { VERSION, PID, UID, USER, COMMAND, LABEL, SINCE, MPS, GRANULES, NB_FIELDS };
 static const char *const field_keys[NB_FIELDS] = {
     "greenctx-claim", "pid", "uid", "user", "command", "label", "since_ns", "mps", "granules"};

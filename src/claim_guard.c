@@ -1,7 +1,6 @@
-/* The guard's two sides of a claim: a latency tenant publishes its steps (a thread of its
- * claim's writes them), a best-effort tenant reads them, decides (guard_policy.c) and publishes
- * what it allows itself. Each claim's line is its state file, replaced whole by its holder
- * alone: no registry lock on the latency tenant's path, and no driver call on either side. */
+/* The guard's two sides: a latency tenant publishes its steps, a best-effort tenant reads
+ * them, decides (guard_policy.c) and publishes what it allows itself, each in its claim's
+ * state file: no registry lock on the latency tenant's path, no driver call on either side. */
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -15,11 +14,9 @@
 #include "sized.h"
 
 #define PUBLISH_NS 10000000ll /* a latency tenant publishes at most every 10 ms */
-/* A window's p99 is of 500 steps or more: a p99 of fewer is one of the few longest steps,
- * which chance sets: a level whose p99 over minutes is under the target would read as over in
- * some window every few seconds, and be left. More than 1 % of WINDOW_STEPS over the target
- * close it at once (its p99 is then over whatever comes), so the guard hears of interference
- * within a few steps; slow steps close one at 1 s with what they have. */
+/* A window's p99 is of 500 steps or more (of fewer, chance sets it). More than 1 % of
+ * WINDOW_STEPS over the target close it at once, so the guard hears of interference within a
+ * few steps; slow steps close one at 1 s. */
 #define WINDOW_STEPS 500u
 #define WINDOW_MAX_NS 1000000000ll
 #define STATE_BYTES 256
@@ -125,11 +122,8 @@ void gctx__claim_state_info(const char *dir, const gctx__record *r, gctx_claim_i
 
 /* ---- a latency tenant's publisher ---- */
 
-/* The thread that writes a latency tenant's lines, off the thread that reports its steps: a
- * replace of the state file is hundreds of microseconds, a step's report a few. It writes the
- * latest line handed over (an older one nobody reads is dropped) and is joined before the
- * claim's state file goes, so that no line of an ended tenant is left behind. pid: the
- * process it runs in (a fork's child has none of its parent's threads). */
+/* Writes a latency tenant's latest line off its steps' thread (a replace costs hundreds of
+ * microseconds); joined before the state file goes. pid: a fork's child has no such thread. */
 struct gctx__publisher {
     const gctx_claim *claim;
     pthread_mutex_t lock;
@@ -159,9 +153,7 @@ static void *publishing(void *arg)
     return NULL;
 }
 
-/* The claim's publisher in this process, started when it has none (guard_lock held); NULL
- * when no thread can be made. Its signals are all blocked: a signal meant for the program is
- * never handled on the library's thread. */
+/* Started when it has none (guard_lock held); its signals blocked: the program's. */
 static gctx__publisher *publisher_here(gctx_claim *c)
 {
     gctx__publisher *p = c->publisher;
@@ -275,8 +267,7 @@ gctx_status gctx_claim_report_step(gctx_claim *claim, double step_ms)
             claim->alone_ms = claim->window_p99;
         claim->nb_steps = claim->window_n = claim->window_over = 0;
     }
-    /* Every 10 ms, closed window or not: the guard reads a tenant without a recent line as
-     * ended, and gives everything back. */
+    /* Every 10 ms: a tenant without a recent line reads as ended. */
     if (now - claim->published_ns >= PUBLISH_NS) {
         state_line l = {claim->window_p99, claim->alone_ms, claim->closed_window_ns, now, 0, 0,
                         0, 1000, {0}, 0, 0};
@@ -299,7 +290,6 @@ static void guard_nvml_open(void)
     guard_nvml = nvml_lib_open(0, why, sizeof why); /* NULL: the steps alone */
 }
 
-/* The device with this UUID as NVML reads it; out stays zero where it can't say. */
 static void nvml_signals(const char *uuid, gctx__guard_device *out)
 {
     nvml_clocks c;
@@ -313,12 +303,10 @@ static void nvml_signals(const char *uuid, gctx__guard_device *out)
                                   NVML_LIB_REASON_HW_THERMAL)
                          ? GCTX__GUARD_THROTTLE_THERMAL
                          : 0u);
-    /* The share of the period HBM was read or written: NVML's nearest figure to throughput
-     * over peak. */
+    /* HBM busy share: NVML's nearest figure to throughput over peak. */
     out->hbm_busy = c.memory_busy / 100.0;
 }
 
-/* The running latency tenants of the registry (records), from their state lines. */
 static unsigned latency_inputs(const char *dir, const gctx__record *records, unsigned nb,
                                gctx__guard_latency *out)
 {

@@ -1,10 +1,6 @@
-/* A best-effort tenant's wait between two looks of its guard: woken as soon as a latency
- * tenant of its GPU publishes a line (a burst's first step is then seen within a millisecond,
- * not at the next look), or a claim comes, goes or is rewritten. An inotify watch of the GPU's
- * directory, made at the claim's first look: a hint, never an input. What it wakes for is read
- * by gctx_claim_guard with all its checks; an event missed costs a look at the timeout, one
- * made up a look too many. Best-effort tenants' own lines, replaced at each of their looks,
- * wake nobody: two of them would otherwise wake each other without end. */
+/* A best-effort tenant's wait between two looks of its guard: woken (inotify, a hint, never
+ * an input) when a latency tenant publishes a line or a claim comes, goes or is rewritten.
+ * Best-effort tenants' own lines wake nobody: two would wake each other without end. */
 #include <errno.h>
 #include <poll.h>
 #include <stdlib.h>

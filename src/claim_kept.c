@@ -1,9 +1,7 @@
-/* The registries a process keeps open, and opening one: its directory checked, its lock taken
- * within a bounded wait. A process keeps the registries it used last open (KEPT_OPEN): the
- * directory and the lock file's one open file description, which its threads take in turn
- * under a mutex before the flock (threads sharing a description would not exclude each other).
- * An operation then checks that these are still what the paths name (else it opens afresh)
- * and that the identity file is the one checked before. A fork's child opens its own. */
+/* Opening a registry, its lock taken within a bounded wait. A process keeps the registries it
+ * used last open: the directory and the lock file's description, which its threads take in
+ * turn under a mutex before the flock (a shared description would not exclude them). Each
+ * open checks they are still what the paths name. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -49,7 +47,6 @@ static void close_files(gctx__kept_registry *k)
     k->identity_fd = -1;
 }
 
-/* Closes what a kept registry holds open (its lock goes with the description). */
 static void kept_shut(gctx__kept_registry *k)
 {
     close_files(k);
@@ -58,8 +55,7 @@ static void kept_shut(gctx__kept_registry *k)
 
 gctx__watch_pool *gctx__registry_watches(gctx__registry *reg) { return &reg->kept->watches; }
 
-/* A fork's child forgets the parent's registries (closing its copies drops no lock of the
- * parent's) and opens its own. */
+/* A fork's child opens its own (closing its copies drops no lock of the parent's). */
 static void forget_in_child(void)
 {
     for (gctx__kept_registry *k = kept_list, *next; k; k = next) {
@@ -85,12 +81,10 @@ DIR *gctx__kept_dir(gctx__registry *reg)
     return reg->kept->dirp;
 }
 
-/* Registries a process keeps open at most (three descriptors each): one that claims in a
- * runtime directory per job would otherwise hold three per directory it ever used. */
+/* Registries kept open at most (three descriptors each). */
 #define KEPT_OPEN 16
 
-/* Shuts the registries used least recently beyond the first KEPT_OPEN but one in use
- * (kept_lock held); their entries stay (a thread may be about to take one) to open again. */
+/* Shuts the least recent beyond KEPT_OPEN (kept_lock held); their entries stay. */
 static void shut_beyond_kept(void)
 {
     unsigned n = 0;
@@ -101,8 +95,7 @@ static void shut_beyond_kept(void)
         }
 }
 
-/* The process's entry for dir (made, unopened, when new), first in the list from now on;
- * NULL when out of memory. */
+/* The entry for dir (made when new), moved first in the list. */
 static gctx__kept_registry *kept_entry(const char *dir, int shared)
 {
     pthread_once(&kept_once, watch_forks);
@@ -129,8 +122,6 @@ static gctx__kept_registry *kept_entry(const char *dir, int shared)
     return k;
 }
 
-/* Still the directory and lock file the paths name (nobody removed or replaced them), with
- * the lock held. */
 static int kept_valid(const gctx__kept_registry *k)
 {
     struct stat st;
@@ -140,8 +131,7 @@ static int kept_valid(const gctx__kept_registry *k)
            same_file(&st, &k->lock_st);
 }
 
-/* The lock file: shared, one everybody can open but nobody can remove from under the others
- * (owned by the registry directory's owner, who alone makes it); private, this user's. */
+/* Shared, the lock file is the registry directory owner's: nobody else can remove it. */
 static gctx_status open_lock(gctx__registry *reg, gctx__kept_registry *k)
 {
     int dfd = dirfd(k->dirp);
@@ -168,8 +158,6 @@ static gctx_status open_lock(gctx__registry *reg, gctx__kept_registry *k)
                           : "");
 }
 
-/* The first open in this process, or after the registry was removed or rebuilt: the runtime
- * directory checked, the GPU's directory made (create) and checked, both kept open. */
 static gctx_status kept_open(const char *runtime_dir, unsigned flags, int create,
                              gctx__registry *reg, gctx__kept_registry *k)
 {
@@ -199,8 +187,7 @@ done:
     return s;
 }
 
-/* The identity file found right last time, still under its name, read again (two calls); else
- * the whole check, and the file kept open for the next time. */
+/* The identity file found right last time read again, else the whole check. */
 static gctx_status kept_identity(gctx__registry *reg, gctx__kept_registry *k)
 {
     char expected[4096], found[4096];
@@ -220,9 +207,7 @@ static gctx_status kept_identity(gctx__registry *reg, gctx__kept_registry *k)
     return GCTX_SUCCESS;
 }
 
-/* How long a registry call waits for another process's hold of the registry lock (ms): a
- * holder stopped (SIGSTOP, a debugger) or, in a shared directory, another user's `flock
- * lock sleep 1d` must not hang every tenant. */
+/* A stopped holder (SIGSTOP) or another user's `flock lock sleep 1d` hangs no tenant. */
 static long long lock_timeout_ms(void)
 {
     const char *env = getenv("GREENCTX_REGISTRY_LOCK_TIMEOUT_MS");
@@ -231,8 +216,7 @@ static long long lock_timeout_ms(void)
     return env && *env && !*end && ms > 0 ? ms : 10000;
 }
 
-/* flock(LOCK_EX) until the deadline (CLOCK_MONOTONIC): polled, as a blocking flock can't be
- * bounded in a library (no signals of its own). */
+/* Polled: a library has no signal to bound a blocking flock. */
 static gctx_status lock_registry(gctx__registry *reg, gctx__kept_registry *k)
 {
     long long timeout = lock_timeout_ms(), start = gctx__monotonic_ns();

@@ -10,8 +10,7 @@
 
 #include "claim.h"
 
-/* Caller arrays of size-prefixed structs: element i lies first->size bytes after i - 1. count:
- * the output that says how many there are. */
+/* Element i lies first->size bytes after i - 1; count: how many there are. */
 static gctx_status check_array(const void *first, unsigned capacity, const unsigned *count,
                                size_t min_size, const char *name, const char *init_macro)
 {
@@ -57,9 +56,8 @@ static gctx_status open_device(int device, const char *uuid, const char *runtime
     return s;
 }
 
-/* A live process holding the claim file dir/file open, when its recorded pid has ended: a child
- * that inherited the claim outlives the program (sh -c 'daemon &'), and the SMs are held by
- * it. Found among the processes whose descriptors this user may see; 0 when none is. */
+/* A live process holding dir/file open when its recorded pid has ended (sh -c 'daemon &'),
+ * among those whose descriptors this user may see; 0 when none is. */
 static int live_holder(const char *dir, const char *file)
 {
     char path[700];
@@ -214,7 +212,6 @@ gctx_status gctx_claim_events_uuid(const char *uuid, const char *runtime_dir,
     return events_of(-1, uuid, runtime_dir, events, capacity, count);
 }
 
-/* The first fault or death of another tenant since `since`, or NULL. */
 static const gctx__event_record *first_other(const gctx__event_record *events, unsigned n,
                                              int self_pid, long long since)
 {

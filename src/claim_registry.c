@@ -1,5 +1,5 @@
-/* The claims registry: files in a GPU's directory under the runtime directory, locks the
- * kernel drops when their holders end. POSIX only, no driver.
+/* The claims registry: files in a GPU's directory, locks the kernel drops when their holders
+ * end. POSIX only, no driver.
  *
  *   gpu-<UUID>/lock             flock LOCK_EX around every change and listing (claim_kept.c)
  *   gpu-<UUID>/identity         what split the granule indices refer to
@@ -35,9 +35,7 @@
 
 #include "claim.h"
 
-/* Claim files: private, whatever the registry. The info and events files: readable by the
- * users sharing a registry. */
-#define CLAIM_MODE 0600
+#define CLAIM_MODE 0600 /* whatever the registry; info and events files are shared's */
 static mode_t public_mode(const gctx__registry *reg) { return reg->shared ? 0644 : 0600; }
 
 static gctx_status file_fail(const gctx__registry *reg, const char *what, const char *name)
@@ -52,9 +50,8 @@ static gctx_status file_fail(const gctx__registry *reg, const char *what, const 
 
 #define ORPHAN_AGE_NS 60000000000ll /* a write takes microseconds: a minute-old one is dead */
 
-/* A temporary file of gctx__file_replace (".tmp-NAME-PID-NS") whose writer was killed before
- * its rename (a paced program writes many a second): removed, unless its writer lives (or
- * can't be seen) or it is fresh, as a writer in another pid namespace looks dead here. */
+/* A ".tmp-NAME-PID-NS" whose writer was killed before its rename: removed unless its writer
+ * lives or it is fresh (a writer in another pid namespace looks dead here). */
 static void drop_orphan(gctx__registry *reg, const char *name)
 {
     const char *ns = strrchr(name, '-');
@@ -70,7 +67,6 @@ static void drop_orphan(gctx__registry *reg, const char *name)
         unlinkat(reg->dir_fd, name, 0);
 }
 
-/* info-<pid>-<n> and state-claim-<pid>-<n> for claim-<pid>-<n>. */
 static void info_name(const char *claim_file, char *out, size_t size)
 {
     snprintf(out, size, "info-%s", claim_file + 6);
@@ -81,7 +77,6 @@ static void state_name(const char *claim_file, char *out, size_t size)
     snprintf(out, size, GCTX__STATE_PREFIX "%s", claim_file);
 }
 
-/* The GPU's directory at dir, opened not through a link, and its claim file's state file. */
 static int state_at(const char *dir, const char *file, char *name, size_t size)
 {
     state_name(file, name, size);
@@ -117,9 +112,8 @@ int gctx__state_read(const char *dir, const char *file, unsigned uid, char *text
     int dfd = state_at(dir, file, name, sizeof name);
     if (dfd < 0)
         return -1;
-    /* Opened as its holder replaces it, the old file fails the one-link check once it is
-     * unlinked after the exchange: the next open finds the new one. Read as "no line", a
-     * running latency tenant would look ended to its best-effort tenants. */
+    /* Opened as its holder replaces it, the old file fails the one-link check: try again, or
+     * a running latency tenant would look ended to its best-effort tenants. */
     long n = -1;
     for (int attempt = 0; attempt < 3 && n <= 0; attempt++)
         if ((n = gctx__file_read_at(dfd, name, (uid_t)uid, 1, text, size)) < 0 && errno == ENOENT)
@@ -139,7 +133,6 @@ static int by_time(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The events one user logged (their events-<uid>), appended to out (n of them, room for cap). */
 static void read_user_events(gctx__registry *reg, const char *name, char *text,
                              gctx__event_record **out, unsigned *n, unsigned *cap)
 {
@@ -224,8 +217,7 @@ done:
 
 /* ---- claim files: live or stale ---- */
 
-/* 1 when a process holds the claim file's lock, 0 when nobody does (fd then holds LOCK_EX),
- * -1 on error. */
+/* 1 when a process holds it, 0 when nobody does (fd then holds LOCK_EX), -1 on error. */
 static int held_by_someone(int fd)
 {
     if (flock(fd, LOCK_EX | LOCK_NB) == 0)
@@ -233,7 +225,6 @@ static int held_by_someone(int fd)
     return errno == EWOULDBLOCK ? 1 : -1;
 }
 
-/* Removes a stale claim file (we hold its LOCK_EX) and, when log, logs what it was as kind. */
 static void remove_stale(gctx__registry *reg, const char *name, int fd, gctx_claim_event_kind kind,
                          int log)
 {
@@ -266,8 +257,7 @@ int gctx__foreign_live(const struct stat *st, int pid, int locks_trusted)
     return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
 }
 
-/* /proc/locks names files as this process's stat does (not so on some overlay or network
- * filesystems): our own hold of the registry lock is in it. */
+/* /proc/locks names files as our stat does (not on some overlay or network filesystems). */
 static int locks_trusted(const gctx__registry *reg)
 {
     struct stat st;
@@ -277,9 +267,8 @@ static int locks_trusted(const gctx__registry *reg)
 
 typedef enum entry_kind { ENTRY_NONE, ENTRY_OPEN, ENTRY_FOREIGN } entry_kind;
 
-/* A scan's look at name: opened (*fd, ENTRY_OPEN), another user's it can't open in a shared
- * registry (ENTRY_FOREIGN), or nothing to count (ENTRY_NONE: gone, or not a regular file);
- * GCTX_ERROR_REGISTRY for anything else. */
+/* ENTRY_FOREIGN: another user's it can't open in a shared registry; ENTRY_NONE: gone, or not
+ * a regular file. */
 static gctx_status look(gctx__registry *reg, const char *name, int *fd, struct stat *st,
                         entry_kind *kind)
 {
@@ -307,7 +296,6 @@ typedef struct scan {
     int locks_trusted;   /* -1: not looked at yet */
 } scan;
 
-/* A live claim's record into sc: text read from its file; uid the file's owner. */
 static gctx_status add_live(gctx__registry *reg, const char *name,
                             const char *text, uid_t uid, scan *sc)
 {
@@ -335,7 +323,6 @@ static gctx_status add_live(gctx__registry *reg, const char *name,
     return GCTX_SUCCESS;
 }
 
-/* One claim file of a scan. */
 static gctx_status scan_claim(gctx__registry *reg, int parse, const char *name, scan *sc)
 {
     char text[2048], info[80];
@@ -385,7 +372,7 @@ done:
     return s;
 }
 
-/* One want file of a scan: removed when its waiter ended without taking it back. */
+/* Removed when its waiter ended without taking it back. */
 static gctx_status scan_want(gctx__registry *reg, const char *name)
 {
     struct stat st;
@@ -399,8 +386,7 @@ static gctx_status scan_want(gctx__registry *reg, const char *name)
     return s;
 }
 
-/* Every claim file: stale ones removed, live ones counted in sc; when parse is set, stale ones
- * logged (DIED) and live ones parsed into sc (a live file that doesn't parse fails). */
+/* Stale claims removed, live ones counted (with parse: logged, parsed). */
 static gctx_status scan_claims(gctx__registry *reg, int parse, scan *sc)
 {
     memset(sc, 0, sizeof *sc);
@@ -485,8 +471,7 @@ gctx_status gctx__registry_check_identity(gctx__registry *reg, const char *expec
 
 /* ---- the registries on disk, without the driver (greenctx ps on a login node) ---- */
 
-/* The runtime directory opened and checked as every open checks it, never made: *fd -1 (and
- * success) when it doesn't exist, as no claim was ever taken there. */
+/* Never made: *fd -1 (and success) when it doesn't exist. */
 static gctx_status runtime_existing(const char *runtime_dir, char *root, size_t size,
                                     int *shared, int *fd, uid_t *owner)
 {
@@ -510,7 +495,6 @@ gctx_status gctx__registry_uuids(const char *runtime_dir, char (*uuids)[48], uns
         return GCTX_SUCCESS;
     DIR *d = fdopendir(fd);
     gctx_status s = GCTX_SUCCESS;
-    /* errno cleared before each readdir: set when it ends, or when fdopendir failed. */
     for (struct dirent *e; d && (errno = 0, (e = readdir(d)) != NULL);) {
         struct stat st;
         /* "gpu-" and a UUID as cuDeviceGetUuid gives it: GPU- and 36 characters. */
@@ -531,9 +515,7 @@ gctx_status gctx__registry_uuids(const char *runtime_dir, char (*uuids)[48], uns
     return s;
 }
 
-/* The identity file, through the directories an open checks, parsed and written back the
- * same by gctx__identity_format: anything else (an older greenctx's, a foreign or corrupt
- * file) is refused here rather than rebuilt by the open that follows. */
+/* Anything gctx__identity_format wouldn't write back the same is refused, not rebuilt. */
 gctx_status gctx__registry_identity(const char *runtime_dir, const char *uuid, gctx__identity *id)
 {
     char root[512], dir[600], text[4096];
@@ -570,7 +552,6 @@ done:
 
 static atomic_uint next_claim;
 
-/* The info file other users read a shared registry's claim from. */
 static int write_info(gctx__registry *reg, const gctx__record *record, const char *text)
 {
     char info[80];
@@ -614,8 +595,7 @@ gctx_status gctx__registry_rewrite(gctx__registry *reg, const gctx__record *reco
 {
     char text[2048];
     gctx__record_format(record, text, sizeof text);
-    /* In place, through a descriptor checked to be our own file: its inode is what its
-     * holders lock. */
+    /* In place: its inode is what its holders lock. */
     int fd = gctx__file_open(reg->dir_fd, record->file, O_WRONLY, reg->me, 1, NULL);
     int rc = fd >= 0 ? gctx__file_write(fd, text) : -1;
     if (rc == 0)
@@ -629,8 +609,7 @@ gctx_status gctx__registry_rewrite(gctx__registry *reg, const gctx__record *reco
 void gctx__registry_drop(gctx__registry *reg, const gctx__record *record, int fd, int log)
 {
     close(fd);
-    /* Another open file description: the members that still hold the claim (an inherited
-     * descriptor is the same description as ours was) keep LOCK_SH on theirs. */
+    /* Another open file description: the members still holding it keep LOCK_SH on theirs. */
     int check = gctx__file_open(reg->dir_fd, record->file, O_RDONLY, reg->me, 0, NULL);
     if (check < 0)
         return;

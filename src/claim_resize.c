@@ -5,13 +5,10 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/file.h>
-#include <unistd.h>
 
 #include "claim.h"
 
-/* What a resize makes before it changes the claim (all of it, or nothing): the new partition,
- * context and (when the claim has a stream) stream, ordered after the work submitted so far;
- * shrinking waits for that work on the host. */
+/* What a resize makes before it changes the claim, all or nothing. */
 static gctx_status build(gctx_claim *c, const gctx__granules *target, int shrinks,
                          gctx__claim_parts *p)
 {
@@ -35,9 +32,8 @@ static gctx_status build(gctx_claim *c, const gctx__granules *target, int shrink
     return GCTX_SUCCESS;
 }
 
-/* The claim's registry record back to `record` (a rollback, or the final set; NULL: left as
- * it is): the resize's last step, so the claim is shared again (LOCK_SH, a conversion from
- * LOCK_EX that nothing else can hold the file against) under the same registry lock. */
+/* The record back to `record` (NULL: left) and the claim shared again (LOCK_SH), as the
+ * resize's last step under the same registry lock. */
 static gctx_status write_record(gctx_claim *c, const gctx__record *record)
 {
     gctx__registry reg;
@@ -62,9 +58,7 @@ static void swap_in(gctx_claim *c, gctx__claim_parts *p, const gctx__record *rec
     memset(p, 0, sizeof *p);
 }
 
-/* The claim taken for this member alone, for the resize (the registry's lock held meanwhile):
- * its LOCK_SH made LOCK_EX, which only a description no other holds can be, and which keeps
- * members from joining until write_record. GCTX_ERROR_BUSY while another member holds it. */
+/* LOCK_EX for the resize: BUSY while another member holds it; keeps members from joining. */
 static gctx_status take_alone(gctx_claim *c)
 {
     gctx__registry reg;
@@ -84,9 +78,7 @@ static gctx_status take_alone(gctx_claim *c)
         goto done;
     }
     int err = errno;
-    /* A conversion that fails has dropped the LOCK_SH (flock(2)): taken again at once. The
-     * other members' locks held the claim meanwhile, and the registry's lock kept greenctx's
-     * scans out. */
+    /* A failed conversion dropped the LOCK_SH (flock(2)): taken again at once. */
     if (flock(c->fd, LOCK_SH | LOCK_NB) != 0 || err != EWOULDBLOCK)
         s = gctx__fail(GCTX_ERROR_REGISTRY, "can't lock the claim %s/%s: %s", reg.dir, c->file,
                        strerror(err != EWOULDBLOCK ? err : errno));
@@ -120,9 +112,7 @@ static gctx_status resize_locked(gctx_claim *c, unsigned count, const gctx_claim
     int shrinks = gctx__granules_count(&dropped) > 0;
     gctx__record final = taken;
     final.granules = target;
-    /* What the resize before this one moved from, released before the new objects are made:
-     * its context goes to the cache and serves them on the same SMs (a claim resized back and
-     * forth makes no driver context); its stream's release waits for its work. */
+    /* The last resize's old parts, released first: the cache serves their context again. */
     gctx__claim_parts_release(&c->old);
     GCTX_CHECK(build(c, &target, shrinks, &parts), fail);
     if (shrinks)

@@ -2,13 +2,10 @@
  * holder's descriptor of it. Each member holds the claim through an open file description of
  * its own (at the token's number when that was an inherited copy: the token stays true across
  * the member's exec), so a resize sees whether another member holds it. */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "claim.h"
 
@@ -116,9 +113,7 @@ gctx_status gctx_claim_join(int device, const char *token, gctx_claim **claim)
     int fd = -1;
     /* Nothing made: a token names a registry its holder made, or none. */
     GCTX_CHECK(gctx__registry_open(t.dir, dir_flags, 0, &g.identity, &reg), done);
-    /* A description of the member's own, even beside an inherited copy of the holder's: its
-     * release ends its own hold, never another member's (the holder may be this very
-     * process), and a resize sees each member's hold apart. */
+    /* A description of its own: its release ends its own hold, never another member's. */
     s = gctx__registry_rejoin(&reg, t.file, &fd, &record);
     gctx__registry_close(&reg);
     gctx_claim *c;

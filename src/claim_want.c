@@ -6,7 +6,6 @@
 #include <poll.h>
 #include <stdatomic.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -64,9 +63,7 @@ void gctx__want_post(gctx__registry *reg, gctx__want *w, unsigned sms, int prior
             post_failed("update", w->path);
         return;
     }
-    /* Created and locked under the registry lock: a scan (which holds it) never finds it
-     * unheld while its waiter lives. Private: another user who could open it could hold it,
-     * a want that never ends. */
+    /* Locked under the registry lock: never found unheld. Private: no one else can hold it. */
     int fd = gctx__file_create(reg->dir_fd, name, O_RDWR, 0600);
     if (fd < 0) {
         post_failed("post", next.path);
@@ -117,7 +114,6 @@ int gctx__claim_wait_step(long long start_ns, int timeout_ms, unsigned *step_ms,
 
 /* ---- the holders ---- */
 
-/* 1 when the want fd reads is this claim's own (a resize of it waiting). */
 static int own_want(int fd, const char *claim_file)
 {
     char text[256];

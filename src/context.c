@@ -5,12 +5,10 @@
 #include "context_cache.h"
 #include "log.h"
 
-/* The end of a driver context greenctx made: kept by the cache, or destroyed. */
 static void release_driver_context(const gctx__driver *drv, gctx_context *c)
 {
     if (!gctx__cache_give(c))
-        gctx__release_driver_object(drv, GCTX__RELEASE_GREEN_CONTEXT,
-                                    (gctx__driver_object){.green = c->driver.green});
+        GCTX__RELEASE(drv, GREEN_CONTEXT, green, c->driver.green);
 }
 
 static void context_destroy(gctx__object *object)
@@ -31,7 +29,6 @@ static int wants_workqueue(const gctx_context_options *options)
            options->workqueue_concurrency_limit != 0;
 }
 
-/* Copies the caller's options (NULL: the defaults) into *local and checks them. */
 static gctx_status check_options(const gctx__driver *drv, const gctx_context_options *caller,
                                  gctx_context_options *local)
 {
@@ -99,8 +96,7 @@ static gctx_status read_workqueue(const gctx__driver *drv, gctx_context *c)
     return GCTX_SUCCESS;
 }
 
-/* Fills the driver-side handles of a context whose green handle is set; on failure the
- * caller destroys what it owns. */
+/* The driver-side handles; on failure the caller destroys what it owns. */
 static gctx_status finish_context(const gctx__driver *drv, gctx_context *c)
 {
     GCTX_TRY(gctx__check_cuda(drv->cuCtxFromGreenCtx(&c->driver.context, c->driver.green),
@@ -113,7 +109,6 @@ static gctx_status finish_context(const gctx__driver *drv, gctx_context *c)
     return read_workqueue(drv, c);
 }
 
-/* A new driver context on the partition's SMs (the cache had none, or is off). */
 static gctx_status make_driver_context(const gctx__driver *drv, gctx_partition *partition,
                                        const gctx_context_options *options, gctx_context *c)
 {
@@ -128,18 +123,15 @@ static gctx_status make_driver_context(const gctx__driver *drv, gctx_partition *
                               partition->device));
     gctx_status s = finish_context(drv, c);
     if (s != GCTX_SUCCESS) {
-        gctx__release_driver_object(drv, GCTX__RELEASE_GREEN_CONTEXT,
-                                    (gctx__driver_object){.green = c->driver.green});
+        GCTX__RELEASE(drv, GREEN_CONTEXT, green, c->driver.green);
         c->driver.green = NULL;
     }
     return s;
 }
 
-/* A context from the cache is handed out only if the driver still runs work in it: after a
- * fault (met perhaps outside greenctx) every context of the process is lost, and a hit makes
- * no other driver call that would say so. An idle stream synchronizes at once and answers a
- * sticky fault as its context would (shared/measurements/h200-faults.md), and is then handed
- * out unchecked (idle.checked); without one, the context synchronizes, current. */
+/* A cached context is handed out only if the driver still runs work in it (a fault met
+ * outside greenctx loses every context): an idle stream synchronizes, then goes out unchecked
+ * (idle.checked); without one, the context synchronizes. */
 static gctx_status check_cached(const gctx__driver *drv, gctx_context *c)
 {
     if (c->driver.idle.n) {
@@ -180,7 +172,6 @@ gctx_status gctx__context_create(gctx_partition *partition, const gctx_context_o
     c->partition = partition;
     *out = c;
     return GCTX_SUCCESS;
-
 fail:
     if (c->owned)
         release_driver_context(drv, c);
@@ -229,7 +220,6 @@ gctx_status gctx_context_adopt(CUgreenCtx green, gctx_context **context)
     GCTX_CHECK(gctx__object_init(&c->base, GCTX__TYPE_CONTEXT, context_destroy), fail);
     *context = gctx__handle_give(&c->base);
     return GCTX_SUCCESS;
-
 fail:
     free(c);
     return s;

@@ -1,27 +1,14 @@
-/* The context cache.
+/* The context cache. The driver keeps device memory for every green context destroyed, until
+ * the primary context is reset, and takes milliseconds to make one (BENCHMARKS.md): so the
+ * driver side of a context waits here, per device, for the next request on the same SMs with
+ * the same options. Eviction is the only place one is destroyed, so the limit also bounds
+ * what the driver can lose. A context's drained streams (at most GCTX__IDLE_STREAMS) go with
+ * it: making one costs a re-partition's largest part once its contexts come from here.
  *
- * The driver keeps device memory for every green context destroyed, until the primary context
- * is reset, and takes milliseconds to make one (BENCHMARKS.md, "Re-partitioning"). So the
- * driver side of a context greenctx made is not destroyed when its last reference goes: it
- * waits here, per device, and the next request for the same SMs with the same options gets it
- * back. Eviction (over the limit, least recently used first, or a trim) is the only place such
- * a context is destroyed, so the limit also bounds what the driver can lose. A destroy the
- * driver refuses is counted and retried as every release's is (gctx_release_failures_get).
- *
- * Streams. Making and destroying a stream costs microseconds, a re-partition's largest part
- * once its contexts come from here. So a drained greenctx stream of a context that may be
- * cached stays with the context (at most GCTX__IDLE_STREAMS), goes to the cache with it, and
- * is handed to the context's next stream of the same priority.
- *
- * Identity. The key is what the driver is given: the bytes of the SM resources the descriptor
- * is made from (the driver sees nothing else of them; a split is deterministic and equal bytes
- * went with equal SMs in every case measured), the device and the options. The last 8 bytes,
- * nextResource, are a pointer into the caller's memory and are left out. The resource of a
- * green context does not identify its SMs (zeros where the mask is), so where a partition comes
- * from a context (its SMs, or a split of them) the key of that context stands in for it: equal
- * keys still mean equal SMs. A context of unknown history (adopted) gives no key, and neither
- * does anything made from it: never cached. The same SMs reached through other resources is a
- * different key: a miss, which is safe. */
+ * The key is what the driver is given: the SM resources' bytes (but nextResource, a pointer),
+ * the device and the options. A green context's resource doesn't identify its SMs, so the key
+ * of the context a partition comes from stands in for it; an adopted context gives no key,
+ * nor anything made from it: never cached. Other bytes for the same SMs are a miss: safe. */
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -37,8 +24,7 @@
 /* Every byte of a CUdevResource but nextResource. */
 #define RESOURCE_KEY_BYTES offsetof(gcu_dev_resource, nextResource)
 
-/* A context's key. When the context ends and the cache keeps its driver side, the key is
- * that driver side's entry too: one allocation per context made, none at its end. */
+/* A context's key, and its driver side's entry once cached: one allocation per context. */
 struct gctx__cache_key {
     struct gctx__cache_key *prev, *next; /* in the device's list, most recently cached first */
     gctx__driver_context driver;          /* while cached */
@@ -66,7 +52,7 @@ static void read_env(void)
 {
     const char *v = getenv("GREENCTX_CONTEXT_CACHE");
     if (!v)
-        return; /* set but empty is refused: it is a mistake more often than a choice */
+        return; /* set but empty is refused: a mistake more often than a choice */
     char *end;
     errno = 0;
     unsigned long n = strtoul(v, &end, 10);
@@ -109,8 +95,7 @@ static device_cache *device_of(int device)
 
 /* ---- keys ---- */
 
-/* Where a key is written: bytes past capacity are only counted (size), so a key too long for
- * the buffer is measured in the same pass and written again into one of its size. */
+/* Bytes past capacity are only counted: a key too long is measured, then written again. */
 typedef struct key_buffer {
     unsigned char *bytes;
     size_t size, capacity;
@@ -123,8 +108,7 @@ static void put(key_buffer *b, const void *bytes, size_t size)
     b->size += size;
 }
 
-/* What identifies a partition's SMs; 0 when nothing does (they come from an adopted context,
- * or from one made while the cache was off). */
+/* What identifies a partition's SMs; 0 when nothing does. */
 static int put_partition(key_buffer *b, const gctx_partition *p)
 {
     if (p->kind == GCTX_PARTITION_CONTEXT) {
@@ -160,10 +144,8 @@ static int put_key(key_buffer *b, const gctx_partition *p, const gctx_context_op
     return put_partition(b, p);
 }
 
-/* FNV-1a over 8-byte words in four interleaved lanes, folded at the end, then the last words
- * and bytes one by one: a key can be a kilobyte, hashed on every lookup. A byte at a time
- * waits a multiply's latency per byte, one lane of words one per word; four lanes' multiplies
- * overlap. */
+/* FNV-1a over 8-byte words in four lanes, whose multiplies overlap: a key can be a kilobyte,
+ * hashed on every lookup. */
 #define HASH_BASIS 1469598103934665603ull
 #define HASH_PRIME 1099511628211ull
 #define HASH_LANES 4
@@ -191,8 +173,7 @@ static uint64_t key_hash(const unsigned char *bytes, size_t size)
     return h;
 }
 
-/* A lookup's key, in the caller's buffer when it fits (a request's resources: a few hundred
- * bytes on the structured path, a few granules' on the others), else in one of its own. */
+/* A lookup's key, in the caller's buffer when it fits, else in one of its own. */
 typedef struct lookup_key {
     key_buffer b;
     uint64_t hash;
@@ -212,12 +193,6 @@ static gctx_status make_key(const gctx_partition *p, const gctx_context_options 
     }
     k->hash = k->known ? key_hash(k->b.bytes, k->b.size) : 0;
     return GCTX_SUCCESS;
-}
-
-static int matches(const gctx__cache_key *a, const lookup_key *k)
-{
-    return a->hash == k->hash && a->size == k->b.size &&
-           memcmp(a->bytes, k->b.bytes, a->size) == 0;
 }
 
 /* ---- the lists ---- */
@@ -247,7 +222,6 @@ static void push_newest(device_cache *d, entry *e)
     d->cached++;
 }
 
-/* Takes the oldest entries beyond `keep` off the list, into *victims (linked by next). */
 static void evict_beyond(device_cache *d, unsigned keep, entry **victims)
 {
     while (d->cached > keep) {
@@ -262,18 +236,14 @@ static void evict_beyond(device_cache *d, unsigned keep, entry **victims)
 static void destroy_idle(const gctx__driver *drv, gctx__idle_streams *idle)
 {
     for (unsigned i = 0; i < idle->n; i++)
-        gctx__release_driver_object(drv, GCTX__RELEASE_STREAM,
-                                    (gctx__driver_object){.stream = idle->stream[i]});
+        GCTX__RELEASE(drv, STREAM, stream, idle->stream[i]);
     idle->n = 0;
 }
 
-/* A driver context and its idle streams. A destroy the driver refuses is counted and retried
- * like any release's (release.c). */
 static void destroy_driver_context(const gctx__driver *drv, gctx__driver_context *driver)
 {
     destroy_idle(drv, &driver->idle);
-    gctx__release_driver_object(drv, GCTX__RELEASE_GREEN_CONTEXT,
-                                (gctx__driver_object){.green = driver->green});
+    GCTX__RELEASE(drv, GREEN_CONTEXT, green, driver->green);
     driver->green = NULL;
 }
 
@@ -304,8 +274,6 @@ gctx_status gctx__cache_take(gctx_partition *partition, const gctx_context_optio
 {
     c->cache_key = NULL;
     GCTX_TRY(check_env());
-    /* The key first, then one lock for the device's state and the lookup: the key is made
-     * for nothing only when the cache is off. */
     unsigned char buffer[2048];
     lookup_key k;
     GCTX_TRY(make_key(partition, options, buffer, sizeof buffer, &k));
@@ -317,7 +285,8 @@ gctx_status gctx__cache_take(gctx_partition *partition, const gctx_context_optio
     entry *e = NULL;
     int on = d && d->limit > 0;
     for (entry *it = on ? d->newest : NULL; it && !fresh; it = it->next)
-        if (matches(it, &k)) {
+        if (it->hash == k.hash && it->size == k.b.size &&
+            memcmp(it->bytes, k.b.bytes, it->size) == 0) {
             e = it;
             break;
         }
@@ -416,8 +385,7 @@ int gctx__cache_take_stream(gctx_context *c, int priority, CUstream *stream, int
 {
     int taken = 0;
     pthread_mutex_lock(&lock);
-    /* Only the context's first stream, whichever it takes: the check was made at the
-     * context's hand-out. */
+    /* Only the context's first stream: the check was made at the context's hand-out. */
     CUstream checked_with_context = c->driver.idle.checked;
     c->driver.idle.checked = NULL;
     *checked = 0;
@@ -437,9 +405,7 @@ int gctx__cache_take_stream(gctx_context *c, int priority, CUstream *stream, int
 
 /* ---- the public API ---- */
 
-/* The device's cache, for a public call: the device checked, the environment valid. The lock
- * is held on success. cleanup: a trim, which goes on after a fault as releases do (the
- * contexts are lost, but a program may still free what it holds before it restarts). */
+/* Locked on success. cleanup: a trim, which goes on after a fault. */
 static gctx_status lock_device(int device, int cleanup, device_cache **out)
 {
     const gctx__driver *drv;
@@ -466,7 +432,6 @@ gctx_status gctx_cache_get_limit(int device, unsigned *limit)
     return GCTX_SUCCESS;
 }
 
-/* Sets the limit (keep: the new limit) or only trims (keep: 0, limit unchanged). */
 static gctx_status shrink(int device, int set_limit, unsigned keep)
 {
     device_cache *d;

@@ -1,7 +1,4 @@
-/* Green contexts from one request (gctx_contexts_create): every SM of a partition, a context
- * or a device; num_sms of them, exact or at least (torch's GreenContext.create); or one
- * context per group of a split, with the remainder (torch's GreenContext.split). The Python
- * API's shapes are thin wrappers over it. */
+/* Green contexts from one request (torch's GreenContext.create and .split). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,8 +73,7 @@ static gctx_status at_most_every_sm(const gctx_partition *whole, unsigned num_sm
     return GCTX_SUCCESS;
 }
 
-/* Splits whole into groups and makes a context per group, and one on the remainder when
- * remainder is not NULL; at_least (one group, rounded up): all of whole when no group is that
+/* A context per group (and the remainder); at_least: all of whole when no group is that
  * large. The outputs are written only once everything is made. */
 static gctx_status split_into_contexts(gctx_partition *whole, const gctx_group *groups,
                                        unsigned nb_groups, const gctx_split_options *split_options,
@@ -155,7 +151,6 @@ done:
 
 /* ---- the Python API's shapes ---- */
 
-/* A request on every SM of device. */
 static gctx_status of_device(int device, const gctx_group *groups, unsigned nb_groups,
                              unsigned num_sms, unsigned flags,
                              const gctx_split_options *split_options,

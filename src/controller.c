@@ -101,8 +101,7 @@ static gctx_status copy_workload(gctx__ctl_workload *to, const gctx_workload *fr
     return GCTX_SUCCESS;
 }
 
-/* The candidate rows, with a no-split row of zeros appended unless the caller gave one or
- * the workloads are disjoint (then no_split is nb_rows: no candidate's index). */
+/* The rows, and a no-split row of zeros unless given or disjoint. */
 static gctx_status copy_candidates(gctx__ctl_model *m, const unsigned *rows, unsigned nb_rows)
 {
     const unsigned n = m->nb_workloads;
@@ -198,7 +197,6 @@ static gctx_status resolve(const gctx_controller *handle, gctx_controller **out)
     return gctx__handle_resolve(out, GCTX__TYPE_CONTROLLER, "controller");
 }
 
-/* The controller of a handle and one of its workloads. */
 static gctx_status resolve_workload(const gctx_controller *handle, unsigned workload,
                                     gctx_controller **out)
 {
@@ -259,11 +257,9 @@ gctx_status gctx_controller_observe(gctx_controller *controller, unsigned worklo
     return s;
 }
 
-/* What one candidate would give, judged against the targets. */
 typedef struct judged {
     double step_s[GCTX_CONTROLLER_MAX_WORKLOADS];
-    double score;     /* throughput earned, each busy throughput workload's rate relative to
-                         the whole device's; when none is busy, the latency side's speed */
+    double score;     /* throughput earned (or, none busy, the latency side's speed) */
     double violation; /* the worst latency (predicted x margin / target) or floor ratio */
     unsigned missed;  /* bit w: workload w misses its target here */
 } judged;
@@ -342,9 +338,7 @@ static const char *choose(gctx_controller *c, unsigned best, const judged *all)
         c->streak = 0;
         return top->missed ? "moved: misses its targets by less" : "moved: meets the targets";
     }
-    /* A Schmitt trigger on the targets: a candidate is left as soon as it misses one, but
-     * entered for throughput only with the hysteresis margin of headroom, so a latency
-     * estimate that wobbles around its target does not flip the choice back and forth. */
+    /* A Schmitt trigger: left as soon as it misses a target, entered only with headroom. */
     if (!now->missed && top->score > now->score * (1.0 + o->hysteresis) &&
         top->violation * (1.0 + o->hysteresis) <= 1.0) {
         c->streak = c->challenger == best ? c->streak + 1 : 1;

@@ -1,5 +1,4 @@
-/* The elastic controller's model, shared by its object (controller.c) and its arithmetic
- * (controller_model.c): pure, no driver. */
+/* The elastic controller's model (controller.c, controller_model.c): pure. */
 #ifndef GREENCTX_CONTROLLER_MODEL_H
 #define GREENCTX_CONTROLLER_MODEL_H
 
@@ -35,21 +34,13 @@ static inline unsigned gctx__ctl_sms(const gctx__ctl_model *m, unsigned c, unsig
     return c == m->no_split ? m->options.device_sms : m->rows[(size_t)c * m->nb_workloads + w];
 }
 
-/* The prior's step time on sms SMs at the reference demand: linear between measured points,
- * ideal scaling (time ~ 1/sms) below the first, flat above the last (no gain is assumed where
- * none was measured). */
+/* The prior's step time: linear between points, ~ 1/sms below the first, flat above. */
 double gctx__ctl_curve(const gctx__ctl_workload *w, unsigned sms);
-/* Every workload's predicted step time on candidate c at its demand (0 when idle, INFINITY
- * when a busy workload gets no SMs), from the curve, demand, the no-split slowdown and the
- * bandwidth term; `learned` multiplies in the corrections observed so far. */
+/* Predicted step times on candidate c (0 idle, INFINITY without SMs); `learned`: corrected. */
 void gctx__ctl_predict_row(const gctx__ctl_model *m, unsigned c, int learned, double *step_s);
-/* Observed steps further than this factor from the prior's prediction, either way, are
- * refused: a unit mistake or a broken clock, not a curve (one such step would swamp every
- * correction learned, and overflow the predictions to inf, then NaN). */
+/* Observed steps further than this from the prediction are refused: a unit mistake. */
 #define GCTX__CTL_RATIO_LIMIT 1000.0
-/* Folds an observed step of workload w on candidate c into the corrections; *modelled_s gets
- * the prior's prediction. -1, nothing learned, when step_s is beyond GCTX__CTL_RATIO_LIMIT
- * times it. */
+/* -1, nothing learned, beyond GCTX__CTL_RATIO_LIMIT; *modelled_s: the prior's prediction. */
 int gctx__ctl_learn(gctx__ctl_model *m, unsigned c, unsigned w, double step_s,
                     double *modelled_s);
 

@@ -1,7 +1,4 @@
-/* The controller's cost model: a workload's step time on a candidate, from its calibration
- * prior, its demand, the sharing of "no split", the memory bandwidth the busy workloads ask
- * for together, and what observed steps taught it. Pure arithmetic, so the controller is
- * deterministic given its inputs and tested without a GPU. */
+/* The controller's cost model: pure arithmetic, tested without a GPU. */
 #include <math.h>
 
 #include "controller.h"

@@ -1,13 +1,7 @@
-/*
- * The part of the CUDA driver ABI that greenctx uses, declared by greenctx itself so the
- * library builds with a plain C compiler and loads libcuda at run time.
- *
- * Names carry a gcu_/GCU_ prefix so that tests can include this file next to the real
- * <cuda.h> and compare every size, offset and value (tests/abi_check.c). The layouts are
- * the superset for drivers 12.4 to 13.4 (shared/docs/cuda-green-ctx-abi.md §3.5): one
- * declaration serves every driver because CUdevResource is 144 bytes in all of them.
- * Fields added after 12.4 are read only when the driver version says they exist.
- */
+/* The CUDA driver ABI greenctx uses, declared here so the library builds with a plain C
+ * compiler; gcu_ names let tests/abi_check.c compare it with <cuda.h>. The layouts are the
+ * superset for drivers 12.4 to 13.4 (shared/docs/cuda-green-ctx-abi.md §3.5); later fields are
+ * read only when the driver version says they exist. */
 #ifndef GREENCTX_CUDA_ABI_H
 #define GREENCTX_CUDA_ABI_H
 
@@ -197,8 +191,7 @@ typedef gcu_result (*gcu_pfn_cuGetProcAddress)(const char *symbol, void **pfn, i
                                                unsigned long long flags, int *symbolStatus);
 #define GCU_VERSION_cuGetProcAddress 12000
 
-/* The library's own table: every entry point src/ calls, and nothing else (src/driver.c
- * resolves exactly these). */
+/* The library's own table: every entry point src/ calls (src/driver.c). */
 #define GCU_LIBRARY_SYMBOLS(X)                                                                  \
     /* name, version, required, return-and-params */                                            \
     X(cuInit, 2000, 1, (unsigned int flags))                                                    \

@@ -12,8 +12,6 @@ static gctx_status get_current(const gctx__driver *drv, CUcontext *ctx, const ch
     return gctx__check_cuda(drv->cuCtxGetCurrent(ctx), "cuCtxGetCurrent (%s)", when);
 }
 
-/* The start of a call that reads the current context into an output: the output checked,
- * the driver loaded, the context read. */
 static gctx_status read_current(const char *call, const char *output, const void *out,
                                 const gctx__driver **drv, CUcontext *current)
 {

@@ -1,18 +1,13 @@
-/* Device count, device facts, SM partitioning rules, and what greenctx keeps per device: the
- * facts that never change while the driver is loaded, and its hold of the primary context. */
+/* Devices: count, facts, SM partitioning rules, the primary context's hold. */
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 #include "log.h"
 
-/* What greenctx knows of one device: the count and compute capability, asked once (a loaded
- * driver never changes its device list), and the hold of the primary context. A green context
- * retains it, and with nothing else holding it each creation would initialise it again
- * (BENCHMARKS.md): so the first partition of a device retains it, the last one's end
- * releases it, and everything greenctx makes holds a partition. */
+/* One device: its count and compute capability, asked once, and the hold of the primary
+ * context, which each green context creation would otherwise initialise again (BENCHMARKS.md). */
 typedef struct device_state {
     pthread_mutex_t lock;  /* the first hold and the last drop of the primary context */
     atomic_uint holds;     /* live partitions of the device: one driver retain for all */
@@ -23,8 +18,7 @@ static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic(device_state *) table; /* set (release) once, with table_size entries */
 static int table_size;
 
-/* The table, made on first use (a failed cuDeviceGetCount is asked again next time); *count
- * its devices. */
+/* The table, made on first use (a failed count is asked again). */
 static gctx_status device_table(const gctx__driver *drv, int *count)
 {
     if (atomic_load_explicit(&table, memory_order_acquire)) {
@@ -53,7 +47,6 @@ static gctx_status device_table(const gctx__driver *drv, int *count)
     return s;
 }
 
-/* A device's state; NO_DEVICE for an ordinal the driver doesn't have. */
 static gctx_status state_of(const gctx__driver *drv, int device, device_state **out)
 {
     gctx_status s = gctx__check_device(drv, device);
@@ -153,8 +146,7 @@ void gctx__device_drop_primary(const gctx__driver *drv, int device)
             return;
     pthread_mutex_lock(&d->lock);
     if (atomic_fetch_sub(&d->holds, 1) == 1)
-        gctx__release_driver_object(drv, GCTX__RELEASE_PRIMARY_CONTEXT,
-                                    (gctx__driver_object){.device = device});
+        GCTX__RELEASE(drv, PRIMARY_CONTEXT, device, device);
     pthread_mutex_unlock(&d->lock);
 }
 
@@ -202,14 +194,12 @@ gctx_status gctx_device_get_info(int device, gctx_device_info *info)
     const gctx__driver *drv;
     GCTX_TRY(gctx__driver_load(&drv));
     GCTX_TRY(gctx__check_device(drv, device));
-
     gctx_device_info out = GCTX_DEVICE_INFO_INIT;
     out.ordinal = device;
     GCTX_TRY(gctx__check_cuda(drv->cuDeviceGetName(out.name, (int)sizeof out.name, device),
                               "cuDeviceGetName on device %d", device));
     GCTX_TRY(attribute(drv, device, GCU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &out.cc_major));
     GCTX_TRY(attribute(drv, device, GCU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &out.cc_minor));
-
     gctx__sm_rules rules;
     if (drv->features[GCTX_FEATURE_GREEN_CONTEXTS].available) {
         gcu_dev_resource resource;
@@ -226,7 +216,6 @@ gctx_status gctx_device_get_info(int device, gctx_device_info *info)
     out.min_partition_sms = rules.min_partition;
     out.coscheduled_alignment = rules.alignment;
     out.sm_rules_derived = rules.derived;
-
     if (drv->features[GCTX_FEATURE_LOCALITY_DOMAINS].available) {
         int domains = 0;
         /* Some 13.4 devices have no domains; the attribute's failure then just means none. */

@@ -1,7 +1,5 @@
-/* What names a device to people and to other tools: its UUID and PCI bus id, as nvidia-smi
- * prints them (the claims registry is keyed by the UUID; nvidia-smi -i takes both). */
+/* A device's UUID and PCI bus id, as nvidia-smi prints them. */
 #include <stdio.h>
-#include <string.h>
 
 #include "internal.h"
 

@@ -12,10 +12,8 @@
 
 #define DEFAULT_DRIVER "libcuda.so.1"
 
-/* The driver is loaded by the first call that succeeds: a failed attempt (no library, a
- * failing cuDriverGetVersion or cuInit) leaves nothing behind, and the next call tries again.
- * Attempts are serialised by load_lock; `loaded` is stored (release) only once the table is
- * complete, so a reader that sees it (acquire) sees the whole table, which never changes. */
+/* Loaded by the first call that succeeds: a failed attempt leaves nothing behind. `loaded` is
+ * stored (release) once the table is complete, so a reader that sees it sees the whole. */
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int loaded;
 static gctx__driver driver;
@@ -33,8 +31,7 @@ static void format_version(char *out, size_t size, int version)
     snprintf(out, size, "%d.%d", version / 1000, (version % 1000) / 10);
 }
 
-/* Every entry point of the library's table: name, ABI version asked of cuGetProcAddress,
- * whether the library cannot work without it, and where it goes in the driver struct. */
+/* An entry point: name, ABI version asked of cuGetProcAddress, required, place in driver. */
 typedef struct symbol_row {
     const char *name;
     int abi;
@@ -58,8 +55,6 @@ static void *entry_point(size_t offset)
 
 #define FEATURES (sizeof driver.features / sizeof driver.features[0])
 
-/* Each feature's name and first driver version: GCTX_FEATURE_MAP is the only place these
- * are written. */
 static const struct {
     const char *name;
     int version;
@@ -109,8 +104,7 @@ static void decide_features(void)
         else
             set_feature(f, 1, "driver %s has it (since %s)", have, need);
     }
-    /* Every entry point of the green contexts' first version is needed for them, not just
-     * the one named in the feature's row. */
+    /* Every entry point of the green contexts' first version is needed for them. */
     if (!driver.features[GCTX_FEATURE_GREEN_CONTEXTS].available)
         return;
     for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++)
@@ -164,8 +158,6 @@ static gctx_status resolve_symbols(void *lib, const char *path)
     return GCTX_SUCCESS;
 }
 
-/* The table from the opened library: its version, its entry points, cuInit and the features;
- * on failure the reason recorded (fail_load). */
 static gctx_status load_from(void *lib, const char *path)
 {
     gcu_pfn_cuDriverGetVersion get_version =
@@ -193,8 +185,7 @@ static gctx_status load_from(void *lib, const char *path)
     return GCTX_SUCCESS;
 }
 
-/* One attempt, under load_lock: fills `driver` and returns GCTX_SUCCESS, or records why it
- * failed and leaves nothing loaded (the library closed, the table zeroed). */
+/* One attempt, under load_lock: on failure nothing stays loaded. */
 static gctx_status load_attempt(void)
 {
     memset(&driver, 0, sizeof driver);
@@ -221,8 +212,6 @@ static gctx_status load_attempt(void)
     return s;
 }
 
-/* Loads the driver unless it is loaded. On failure sets this thread's error from the
- * attempt that failed. */
 static gctx_status ensure_loaded(void)
 {
     if (atomic_load_explicit(&loaded, memory_order_acquire))
@@ -245,8 +234,7 @@ static gctx_status ensure_loaded(void)
     return s;
 }
 
-/* For the calls that report rather than fail (path, features): a load attempt that leaves
- * the caller's last error as it was. */
+/* For the calls that report rather than fail: the caller's last error left as it was. */
 static int is_loaded(void)
 {
     if (atomic_load_explicit(&loaded, memory_order_acquire))
@@ -358,8 +346,7 @@ gctx_status gctx__pop_context(const gctx__driver *drv, gctx_status status)
     gcu_result r = drv->cuCtxPopCurrent(&popped);
     if (r == GCU_SUCCESS)
         return status;
-    /* The caller's context must not stay buried under ours: try once more. The call fails
-     * either way, since the driver just misbehaved under the caller's work. */
+    /* The caller's context must not stay buried under ours: try once more. */
     int restored = drv->cuCtxPopCurrent(&popped) == GCU_SUCCESS;
     if (status == GCTX_SUCCESS)
         status = gctx__fail_cuda(r, "cuCtxPopCurrent");

@@ -8,8 +8,7 @@ static void event_destroy(gctx__object *object)
     gctx_event *ev = (gctx_event *)object;
     const gctx__driver *drv;
     if (gctx__driver_loaded(&drv))
-        gctx__release_driver_object(drv, GCTX__RELEASE_EVENT,
-                                    (gctx__driver_object){.event = ev->handle});
+        GCTX__RELEASE(drv, EVENT, event, ev->handle);
     gctx__context_release(ev->context);
     free(ev);
 }
@@ -35,11 +34,9 @@ gctx_status gctx_event_create(gctx_context *context, gctx_event **event)
     gctx__object_retain(&context->base);
     *event = gctx__handle_give(&ev->base);
     return GCTX_SUCCESS;
-
 fail:
     if (ev->handle)
-        gctx__release_driver_object(drv, GCTX__RELEASE_EVENT,
-                                    (gctx__driver_object){.event = ev->handle});
+        GCTX__RELEASE(drv, EVENT, event, ev->handle);
     free(ev);
     return s;
 }

@@ -1,9 +1,7 @@
-/* After a fault: the process's CUDA state is lost, so greenctx refuses every call. An illegal
- * address on one green context of an H200 made every context of the process fail with it
- * (shared/measurements/h200-faults.md): green contexts split SMs, not fault domains. Calls
- * that make no driver call (a cached context handed out) would go on as if nothing happened,
- * so the first sticky CUresult is kept here and every later call that loads the driver fails
- * with it; releases still destroy. Nothing clears it: the process must restart. */
+/* After a sticky fault the process's CUDA state is lost (green contexts split SMs, not fault
+ * domains: shared/measurements/h200-faults.md), and calls that make no driver call would go
+ * on as if nothing happened: the first sticky CUresult is kept, and every later call that
+ * loads the driver fails with it; releases still destroy. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>

@@ -28,8 +28,7 @@ static gctx__guard_reason device_reason(const gctx__guard_config *c, const gctx_
     return GCTX__GUARD_REASON_NONE;
 }
 
-/* Every change starts the judging afresh: its calm is counted from the first decision that
- * sees the new level's steps. */
+/* Every change starts the judging afresh: calm counts from the new level. */
 static void change(gctx__guard_state *s, unsigned level, int lowered, long long now_ns)
 {
     s->level = level;

@@ -1,8 +1,6 @@
 /* The guard's decisions: how much a best-effort tenant may use while a latency tenant's target
- * is at risk from power or HBM interference that disjoint SMs don't stop. Pure: no clock, no
- * files, no driver; the caller reads the registry, the tenants' reported steps and NVML, and
- * gives the time. One state per reader: every best-effort tenant runs the same rule on the
- * same inputs, so they agree without a daemon (docs/tenants.md, "The guard"). */
+ * is at risk from interference disjoint SMs don't stop. Pure: every best-effort tenant runs the
+ * same rule on the same inputs, so they agree without a daemon (docs/tenants.md). */
 #ifndef GREENCTX_GUARD_POLICY_H
 #define GREENCTX_GUARD_POLICY_H
 
@@ -70,20 +68,16 @@ typedef struct gctx__guard_state {
     }
 #define GCTX__GUARD_LEVELS 6
 
-/* A best-effort tenant and what it may use: SMs (a cooperative claim resizes to them, rounded
- * down to a count its granules give, never under floor_sms), or, for a program paced under
- * greenctx run, outstanding launches (0: no cap) and the same share of time as of its SMs
- * (per mille: the trade curve in time instead of space). */
+/* What a best-effort tenant may use: SMs, or, paced under greenctx run, outstanding launches
+ * (0: no cap) and the same share of time (per mille). */
 typedef struct gctx__guard_allowance {
     unsigned sms;
     unsigned max_outstanding;
     unsigned duty_permille;
 } gctx__guard_allowance;
 
-/* Moves state to now's inputs: at most one level per hold_ns and per window of steps taken at
- * the level, up while a running latency tenant is over its target (or, with no steps reported,
- * while the power cap or HBM says so), down once every running one has been calm for the probe
- * time, and straight to 0 when none is running. */
+/* At most one level per hold_ns: up while a latency tenant is over its target (or power or HBM
+ * say so), down once all were calm for the probe time, to 0 when none is running. */
 void gctx__guard_decide(const gctx__guard_config *config, gctx__guard_state *state,
                         const gctx__guard_latency *latency, unsigned nb_latency,
                         const gctx__guard_device *device, long long now_ns);

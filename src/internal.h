@@ -18,10 +18,8 @@
 
 /* ---- errors (error.c) ---- */
 
-/* The one error idiom of src/: a function with cleanup keeps its status in `gctx_status s`
- * and has one cleanup label, `fail` (failures only) or `done` (every path); GCTX_CHECK runs
- * a call that returns gctx_status and jumps there when it fails. A function without cleanup
- * returns early instead, through GCTX_TRY. */
+/* The error idiom: with cleanup, `gctx_status s` and one label (`fail` or `done`) that
+ * GCTX_CHECK jumps to; without, GCTX_TRY returns early. */
 #define GCTX_CHECK(call, label)                                                               \
     do {                                                                                      \
         if ((s = (call)) != GCTX_SUCCESS)                                                     \
@@ -41,19 +39,14 @@
 
 /* Sets this thread's message (and clears its CUresult); returns status. */
 gctx_status gctx__fail(gctx_status status, const char *fmt, ...) GCTX_PRINTF(2, 3);
-/* A driver call returned result: GCTX_ERROR_DRIVER (or GCTX_ERROR_NO_DEVICE for an invalid
- * device), message "<what>: <CUresult name> (<n>)", and the CUresult kept for
- * gctx_last_cuda_result(). */
+/* GCTX_ERROR_DRIVER (NO_DEVICE for an invalid device), "<what>: <CUresult name> (<n>)". */
 gctx_status gctx__fail_cuda(gcu_result result, const char *fmt, ...) GCTX_PRINTF(2, 3);
-/* GCTX_SUCCESS for a driver call that answered GCU_SUCCESS, else gctx__fail_cuda. */
 gctx_status gctx__check_cuda(gcu_result result, const char *fmt, ...) GCTX_PRINTF(2, 3);
-/* Appends "; " and more text to this thread's message (context from an outer layer). */
+/* Appends "; " and more text to this thread's message. */
 void gctx__append_error(const char *fmt, ...) GCTX_PRINTF(1, 2);
-/* An environment value as a message shows it: 40 bytes at most, cut between UTF-8
- * characters, "..." when cut. Returns buf. */
+/* An environment value as a message shows it: 40 bytes, cut between UTF-8. */
 const char *gctx__shown(const char *value, char *buf, size_t size);
-/* Saves and restores the thread's error state around cleanup that may itself fail, so the
- * first failure is what the caller sees. */
+/* Around cleanup that may itself fail: the first failure is what the caller sees. */
 typedef struct gctx__error_state {
     char message[1024];
     int cuda_result;
@@ -63,13 +56,10 @@ void gctx__error_restore(const gctx__error_state *state);
 
 /* ---- after a fault (fault.c) ---- */
 
-/* A driver call (`what`) answered result: a sticky one loses the process's CUDA state, and
- * from the first on every call is refused. gctx__fail_cuda calls this. */
+/* A sticky result loses the process's CUDA state: from the first on every call is refused. */
 void gctx__fault_note(gcu_result result, const char *what);
-/* GCTX_SUCCESS before any fault; after one, GCTX_ERROR_DRIVER with the fault's CUresult and
- * a message saying why every call is refused. */
 gctx_status gctx__fault_check(void);
-/* The fault's CUresult, 0 before any; touches no error state (for releases). */
+/* The fault's CUresult, 0 before any; no error state touched (for releases). */
 gcu_result gctx__faulted(void);
 
 /* ---- the loaded driver (driver.c) ---- */
@@ -90,16 +80,13 @@ typedef struct gctx__driver {
     gctx__feature_state features[0 GCTX_FEATURE_MAP(GCTX__COUNT_FEATURE_)];
 } gctx__driver;
 
-/* The driver table: loaded by the first call that succeeds, then never changed. Fails after a
- * fault (gctx__fault_check). */
+/* The driver table: loaded by the first call that succeeds, then never changed. */
 gctx_status gctx__driver_load(const gctx__driver **driver);
-/* For releases, which go on after a fault: 1 and the table when the driver is loaded (an
- * object exists only then), else 0; the thread's error is untouched. */
+/* For releases, which go on after a fault: 1 when loaded; the thread's error untouched. */
 int gctx__driver_loaded(const gctx__driver **driver);
 /* gctx__driver_load, and GCTX_ERROR_UNSUPPORTED where green contexts are unavailable. */
 gctx_status gctx__driver_load_green(const gctx__driver **driver);
-/* 1 when the driver's version reaches the feature's row in GCTX_FEATURE_MAP, whatever its
- * entry points: for facts such as which fields a resource carries. */
+/* By the version alone, whatever the entry points: which fields a resource carries. */
 static inline int gctx__driver_reaches(const gctx__driver *drv, gctx_feature feature)
 {
     return drv->features[feature].reached;
@@ -107,45 +94,36 @@ static inline int gctx__driver_reaches(const gctx__driver *drv, gctx_feature fea
 /* 1 when cuInit answered CUDA_ERROR_NO_DEVICE: the driver loaded and counts no device. */
 int gctx__driver_has_no_device(void);
 
-/* "CUDA_ERROR_INVALID_VALUE"; "CUDA_ERROR_UNRECOGNISED" when neither greenctx nor the driver
- * knows it. Static or the driver's. */
 const char *gctx__cuda_result_name(gcu_result result);
 
-/* Makes ctx current on this thread until gctx__pop_context restores what was: greenctx never
- * changes the caller's context stack. */
+/* Until gctx__pop_context: greenctx never changes the caller's context stack. */
 gctx_status gctx__push_context(const gctx__driver *drv, CUcontext ctx);
 /* Pops it; returns status (the work's own) when it failed, else the pop's. */
 gctx_status gctx__pop_context(const gctx__driver *drv, gctx_status status);
 
 /* ---- devices (device.c) ---- */
 
-/* GCTX_SUCCESS when device is an ordinal of this machine; else NO_DEVICE naming the range. */
 gctx_status gctx__check_device(const gctx__driver *drv, int device);
-/* The device's resource of type (SM or WORKQUEUE_CONFIG), as the driver reports it. */
 gctx_status gctx__device_resource(const gctx__driver *drv, int device, gcu_dev_resource_type type,
                                   gcu_dev_resource *out);
 static inline const char *gctx__resource_type_name(gcu_dev_resource_type type)
 {
     return type == GCU_DEV_RESOURCE_TYPE_SM ? "SM" : "WORKQUEUE_CONFIG";
 }
-/* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", as nvidia-smi prints it (device_identity.c). */
+/* "GPU-xxxxxxxx-...", as nvidia-smi prints it (device_identity.c). */
 void gctx__format_uuid(const gcu_uuid *u, char *out, size_t size);
 
-/* The SM partitioning rules of a resource: the driver's (13.0+), else the architecture's
- * (derived = 1). */
+/* The driver's SM partitioning rules (13.0+), else the architecture's (derived = 1). */
 typedef struct gctx__sm_rules {
     unsigned min_partition;
     unsigned alignment;
     int derived;
 } gctx__sm_rules;
-/* The device's compute capability (major), asked of the driver once. */
 gctx_status gctx__device_cc_major(const gctx__driver *drv, int device, int *major);
-/* The partitions hold the device's primary context, so that green contexts made from it don't
- * initialise it again: the first hold retains it, the last drop releases it (release.c). */
+/* Partitions hold the primary context, so that green contexts don't initialise it again. */
 gctx_status gctx__device_hold_primary(const gctx__driver *drv, int device);
 void gctx__device_drop_primary(const gctx__driver *drv, int device);
 gctx_status gctx__device_arch_rules(const gctx__driver *drv, int device, gctx__sm_rules *rules);
-/* A resource's rules: reported values when present, else the device's. */
 gctx_status gctx__resource_rules(const gctx__driver *drv, int device,
                                  const gcu_dev_resource *resource, gctx__sm_rules *rules);
 
@@ -168,15 +146,10 @@ typedef struct gctx__object {
     unsigned slot; /* its slot in the handle table (object.c) */
 } gctx__object;
 
-/* Inside the library objects are used by address; callers see handles (object.c), resolved by
- * gctx__handle_resolve and handed out by gctx__handle_give. */
-
-/* Registers a new object with one reference (the creator's). Fails only when out of memory. */
+/* One reference (the creator's). Fails only when out of memory. */
 gctx_status gctx__object_init(gctx__object *object, gctx__type type,
                               void (*destroy)(gctx__object *));
-/* gctx__object_init in two steps, for objects made together (a split's outputs): prepare
- * each, then register them all in one lock of the handle table, all or none (on failure the
- * memory is the caller's). */
+/* gctx__object_init in two steps for objects made together: registered all or none. */
 static inline void gctx__object_prepare(gctx__object *object, gctx__type type,
                                         void (*destroy)(gctx__object *))
 {
@@ -189,30 +162,23 @@ static inline void gctx__object_retain(gctx__object *object)
 {
     atomic_fetch_add(&object->refs, 1);
 }
-/* Drops a reference; the last one destroys the object. */
 void gctx__object_release(gctx__object *object);
-/* The public handle of an object: consumes one object reference and returns the handle with
- * one caller reference; the same value while a handle is out, a new one once callers released
- * it (the old one stays refused). Cannot fail. */
+/* Consumes an object reference for a caller reference of its handle: the same value while
+ * one is out, a new one once callers released it. Cannot fail. */
 void *gctx__handle_give(gctx__object *object);
 /* gctx__handle_give of a just registered object, nothing else holding it. */
 void *gctx__handle_give_new(gctx__object *object);
-/* The handle of an object the library holds and lets callers use without a reference (the
- * layouts'): the lender is one caller reference of the handle however often it lends, apart
- * from its own object reference, so a caller's extra release retires at most the handle. */
+/* A handle callers use without a reference (the layouts'): the lender is one caller reference
+ * however often it lends, so a caller's extra release retires at most the handle. */
 void *gctx__handle_lend(gctx__object *object);
 /* Takes the lender's reference back from the handle, if the lent value is still out. */
 void gctx__handle_unlend(gctx__object *object);
-/* Replaces the handle in *var (&partition) by its object; INVALID_ARGUMENT for NULL,
- * INVALID_HANDLE for a released, stale or foreign value or another type (naming `what`).
- * Reads only the handle table, never memory a stale handle pointed to. */
+/* Replaces the handle in *var by its object; INVALID_ARGUMENT or INVALID_HANDLE naming
+ * `what`. Reads only the handle table, never memory a stale handle pointed to. */
 gctx_status gctx__handle_resolve(void *var, gctx__type type, const char *what);
-/* A NULL, released or foreign handle is refused (the thread's error says why; retain returns
- * NULL) and touches nothing. */
 void *gctx__handle_retain(void *handle, gctx__type type);
 void gctx__handle_release(void *handle, gctx__type type);
-/* The public gctx_NAME_retain and gctx_NAME_release of a type: GCTX__HANDLE_REFS(stream,
- * STREAM) at file scope. */
+/* The public gctx_NAME_retain and gctx_NAME_release of a type. */
 #define GCTX__HANDLE_REFS(name, TYPE)                                                          \
     gctx_##name *gctx_##name##_retain(gctx_##name *handle)                                     \
     {                                                                                          \
@@ -222,8 +188,7 @@ void gctx__handle_release(void *handle, gctx__type type);
     {                                                                                          \
         gctx__handle_release(handle, GCTX__TYPE_##TYPE);                                       \
     }
-/* A public accessor of a raw CUDA handle: expr of the object, or NULL (the thread's error
- * set) for a value that is no live handle of the type. */
+/* A public accessor of a raw CUDA handle: NULL for a value that is no live handle. */
 #define GCTX__RAW_HANDLE(Raw, function, name, TYPE, expr)                                      \
     Raw function(const gctx_##name *name)                                                      \
     {                                                                                          \
@@ -252,12 +217,13 @@ typedef union gctx__driver_object {
     gcu_module module;
     gcu_deviceptr memory;
 } gctx__driver_object;
-/* Destroys one driver object (after retrying the kept ones of its kind); a failure is counted
- * and the object kept for a retry. The thread's error is left alone (rollbacks call it). */
+/* A failure is counted and the object kept for a retry; the thread's error is left alone. */
 void gctx__release_driver_object(const gctx__driver *drv, gctx__release_kind kind,
                                  gctx__driver_object object);
-/* Another call of a release failed (a stream's synchronize before its destroy): counted as a
- * failure of that kind; the thread's error is left alone. */
+#define GCTX__RELEASE(drv, KIND, field, value)                                                 \
+    gctx__release_driver_object((drv), GCTX__RELEASE_##KIND,                                   \
+                                (gctx__driver_object){.field = (value)})
+/* Another call of a release failed (a synchronize before a destroy): counted. */
 void gctx__release_count_failure(gctx__release_kind kind, const char *call, gcu_result result);
 
 #endif

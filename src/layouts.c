@@ -1,15 +1,11 @@
-/* Layouts: alternative partitionings of one device made up front, and switching the work from
- * one to another with events only. Making green contexts costs milliseconds, a switch must
- * cost microseconds: every layout's partitions, contexts, streams and events are made with
- * the layouts, and a switch makes no driver object (see hand_over). */
+/* Layouts: partitionings of one device made up front, so that a switch between them makes no
+ * driver object, only events (hand_over): microseconds, not milliseconds. */
 #include <pthread.h>
 #include <stdlib.h>
 
 #include "partition.h"
 
-/* One partition of one layout: objects the layouts hold a reference of (never a caller's
- * handle, so no stray release can drop it; callers get lent handles), and the raw handles a
- * switch uses. Every slot is made, or the whole set rolled back. */
+/* One partition of one layout: callers get lent handles, so no stray release drops them. */
 typedef struct slot {
     gctx_partition *partition;
     gctx_context *context;
@@ -60,8 +56,7 @@ static void layouts_free(gctx_layouts *l)
 
 static void layouts_destroy(gctx__object *object) { layouts_free((gctx_layouts *)object); }
 
-/* The object of a handle a create call just gave the layouts, kept by an object reference;
- * the handle itself is given back. */
+/* A create call's handle, kept as an object reference; the handle given back. */
 static void *keep(void *handle, gctx__type type)
 {
     void *object = handle;
@@ -183,8 +178,7 @@ static gctx_status record(const gctx__driver *drv, const gctx_layouts *l, unsign
                             "cuEventRecord on layout %u's stream %u", layout, part);
 }
 
-/* Stream `part` of layout `layout` waits for the event last recorded on stream `of_part` of
- * layout `of`. */
+/* Stream `part` of `layout` waits for the last event of `of_part` of `of`. */
 static gctx_status wait_for(const gctx__driver *drv, const gctx_layouts *l, unsigned layout,
                             unsigned part, unsigned of, unsigned of_part)
 {

@@ -1,14 +1,5 @@
-/*
- * Diagnostics on stderr, chosen by GREENCTX_LOG (read when the driver is loaded):
- *   unset, "" or "off"  nothing (the default)
- *   "info"              what the library decided: the driver loaded, each split's path
- *                       (structured split or granules) and its fallbacks, context-cache hits
- *                       and misses, releases that failed
- *   "debug"             info, and the driver calls behind those decisions with their results
- * Anything else is refused: the driver does not load and the message names the variable.
- *
- * Off costs one relaxed atomic load per site: the arguments are not evaluated.
- */
+/* Diagnostics on stderr, chosen by GREENCTX_LOG: off (unset, ""), "info" (what the library
+ * decided) or "debug" (and the driver calls behind it). Off costs one relaxed load a site. */
 #ifndef GREENCTX_LOG_H
 #define GREENCTX_LOG_H
 
@@ -31,11 +22,8 @@ extern atomic_int gctx__log_level;
 #define GCTX__DEBUG_CALL(call, result)                                                         \
     GCTX__DEBUG("%s -> %s (%d)", (call), gctx__cuda_result_name(result), (int)(result))
 
-/* One line "greenctx[PID] LEVEL: MESSAGE" on stderr, written with one call. */
 void gctx__log_write(int level, const char *fmt, ...) GCTX_PRINTF(2, 3);
 
-/* Reads GREENCTX_LOG into gctx__log_level; GCTX_ERROR_INVALID_ARGUMENT (with the message
- * set) for a value it does not know. */
 gctx_status gctx__log_configure(void);
 
 #endif

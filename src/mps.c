@@ -1,6 +1,4 @@
-/* MPS as this process sees it: the environment and the control daemon's pipe directory. No
- * driver call: green contexts of different processes run at the same time only under MPS,
- * and a tool must be able to say so before it loads CUDA. */
+/* MPS as this process sees it, with no driver call: a tool says so before it loads CUDA. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

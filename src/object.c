@@ -1,16 +1,8 @@
-/* Reference counts, and public handles that carry a generation.
- *
- * A public handle encodes a slot of the handle table and the slot's generation, not the
- * object's address: a released handle is refused even when malloc gives its memory to a new
- * object, and a stray second release is refused instead of dropping someone else's reference.
- *
- * Each object owns one slot for its life. The slot's generation is odd while a handle is out,
- * even otherwise, and only grows: a retired handle never matches again (until it wraps, 2^42
- * handles from one slot on 64-bit). Callers' references are counted per handle, and the handle
- * holds one object reference beside the library's own (a stream holds its context), so a
- * caller's extra release retires at most its handle. Lookups take no lock; retain, release and
- * handing out take one (but a new object's first handle: nothing else can reach it), and the
- * release that retires an object's last reference frees its slot in the same lock. */
+/* Reference counts, and public handles that encode a slot of the handle table and its
+ * generation, not the object's address: a released handle is refused even when malloc gives
+ * its memory to a new object. A slot's generation is odd while a handle is out and only grows.
+ * Callers' references are counted per handle, which holds one object reference, so a caller's
+ * extra release retires at most its handle. Lookups take no lock. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -42,9 +34,8 @@ static unsigned nb_slots;  /* slots ever made (under lock) */
 static unsigned free_head; /* index + 1 of the first free slot, 0 when none (under lock) */
 static int live; /* objects alive (under lock) */
 
-/* Lookups read the table without the lock: what they read was published under it with a
- * release store. Acquire and release, not the default sequential consistency, whose every
- * store on a handle's path is a locked instruction of its own. */
+/* Lookups read what was published under the lock with a release store (not seq_cst, whose
+ * every store is a locked instruction). */
 static uintptr_t load(const _Atomic uintptr_t *v)
 {
     return atomic_load_explicit(v, memory_order_acquire);
@@ -68,8 +59,7 @@ static void *encode(unsigned index, uintptr_t generation)
     return (void *)bits;
 }
 
-/* The slot a handle names and the generation it was given with, or NULL for a value that
- * was never a handle. */
+/* The slot and generation a handle names, or NULL for no handle. */
 static slot *decode(const void *handle, uintptr_t *generation)
 {
     uintptr_t bits = (uintptr_t)handle >> 1;
@@ -77,8 +67,7 @@ static slot *decode(const void *handle, uintptr_t *generation)
     *generation = bits >> INDEX_BITS;
     if (!((uintptr_t)handle & 1))
         return NULL;
-    /* Every index of INDEX_BITS has its chunk's place: one load of the chunk on a handle's
-     * every lookup. */
+    /* Every index has its chunk's place: one load per lookup. */
     _Static_assert((1u << INDEX_BITS) == CHUNK_SLOTS * MAX_CHUNKS, "an index names a slot");
     slot *chunk = atomic_load_explicit(&chunks[index >> CHUNK_BITS], memory_order_acquire);
     return chunk ? &chunk[index & (CHUNK_SLOTS - 1)] : NULL;
@@ -118,8 +107,7 @@ static void free_slot(gctx__object *object)
     live--;
 }
 
-/* Under the lock: a slot for the object, from the free list or a new one. 0 when out of
- * memory. */
+/* Under the lock: a free or new slot; 0 when out of memory. */
 static int take_slot(gctx__object *object)
 {
     unsigned index;
@@ -184,15 +172,13 @@ void gctx__object_release(gctx__object *object)
 
 void *gctx__handle_give_new(gctx__object *object)
 {
-    /* No handle is out, since a handle holds a reference, and nothing else can reach the
-     * slot, so no lock. */
+    /* No handle is out and nothing else reaches the slot: no lock. */
     return encode(object->slot, open_handle(slot_at(object->slot), 1));
 }
 
 void *gctx__handle_give(gctx__object *object)
 {
-    /* The caller's reference is the object's only one: a create function handing out what it
-     * made. */
+    /* The object's only reference: a create call handing out what it made. */
     if (atomic_load_explicit(&object->refs, memory_order_acquire) == 1)
         return gctx__handle_give_new(object);
     slot *s = slot_at(object->slot);

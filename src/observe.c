@@ -9,16 +9,14 @@
 
 #define SMID_SLOTS 1024u /* one flag per possible %smid value */
 
-/* The loaded kernel and its flag buffer, in a context. Loaded and unloaded with the context
- * current. */
+/* The kernel and its flag buffer, loaded with the context current. */
 typedef struct smid_kernel {
     gcu_module module;
     gcu_function function;
     gcu_deviceptr flags; /* SMID_SLOTS unsigned ints, zeroed */
 } smid_kernel;
 
-/* Thread 0 of each block marks its SM and spins, keeping its block resident so the other
- * blocks land on other SMs. */
+/* Thread 0 marks its SM and spins, so the other blocks land elsewhere. */
 static const char smid_ptx[] =
     ".version 7.0\n"
     ".target sm_70\n"
@@ -57,11 +55,9 @@ static_assert(SMID_SLOTS >= 1024, "the %smid kernel indexes flags by smid & 1023
 static void smid_unload(const gctx__driver *drv, smid_kernel *kernel)
 {
     if (kernel->flags)
-        gctx__release_driver_object(drv, GCTX__RELEASE_MEMORY,
-                                    (gctx__driver_object){.memory = kernel->flags});
+        GCTX__RELEASE(drv, MEMORY, memory, kernel->flags);
     if (kernel->module)
-        gctx__release_driver_object(drv, GCTX__RELEASE_MODULE,
-                                    (gctx__driver_object){.module = kernel->module});
+        GCTX__RELEASE(drv, MODULE, module, kernel->module);
     memset(kernel, 0, sizeof *kernel);
 }
 

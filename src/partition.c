@@ -6,9 +6,7 @@
 
 #include "partition.h"
 
-/* One lock for every partition's descriptor: it is taken once per context made (a cache
- * miss), where a mutex of each partition would cost every split an init and a destroy per
- * output. */
+/* One lock for every partition's descriptor: taken once per context made (a cache miss). */
 static pthread_mutex_t desc_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void partition_destroy(gctx__object *object)
@@ -52,9 +50,8 @@ static void partition_fields(gctx_partition *p, int device, gctx_partition_kind 
     p->desc = NULL;
 }
 
-/* A registered partition of its own memory; on failure the memory is the caller's. The
- * primary context is held by the partitions at the top of a provenance tree (a device's, a
- * context's): a split's outputs reach it through their record, which holds its input. */
+/* On failure the memory is the caller's. Partitions at the top of a provenance tree hold the
+ * primary context. */
 static gctx_status partition_setup(gctx_partition *p, int device, gctx_partition_kind kind,
                                    unsigned nb_resources)
 {
@@ -105,8 +102,7 @@ static void read_driver_fields(const gctx__driver *drv, gctx_partition *p)
     }
 }
 
-/* A partition at the top of a provenance tree (DEVICE, CONTEXT) of one queried resource;
- * arch (may be NULL) gets the device's own rules. */
+/* A DEVICE or CONTEXT partition of one resource; arch: the device's rules. */
 static gctx_status top_partition(const gctx__driver *drv, int device, gctx_partition_kind kind,
                                  const gcu_dev_resource *resource, gctx__sm_rules *arch,
                                  gctx_partition **out)
@@ -266,8 +262,7 @@ static int depth(const gctx_partition *p)
     return d;
 }
 
-/* One node of the provenance tree: every whole-device partition of a device is the same
- * set of SMs. */
+/* One node of the provenance tree: every whole-device partition. */
 static int same_node(const gctx_partition *a, const gctx_partition *b)
 {
     return a == b || (a->kind == GCTX_PARTITION_DEVICE && b->kind == GCTX_PARTITION_DEVICE &&

@@ -7,20 +7,17 @@
 typedef struct gctx_context gctx_context;
 typedef struct gctx__cache_key gctx__cache_key; /* context_cache.c */
 
-/* Drained streams of a context the cache may keep, waiting for its next streams of the same
- * priority; they go to the cache and come back with the driver context (context_cache.c). */
+/* Drained streams a context keeps for its next streams of the same priority. */
 #define GCTX__IDLE_STREAMS 4
 typedef struct gctx__idle_streams {
     unsigned n;
     CUstream stream[GCTX__IDLE_STREAMS];
     int priority[GCTX__IDLE_STREAMS];
-    CUstream checked; /* the one whose synchronize checked the context's hand-out from the
-                         cache (check_cached), until its first stream: no second check */
+    CUstream checked; /* its synchronize checked the cache's hand-out (check_cached) */
 } gctx__idle_streams;
 
-/* The record of one split, shared by its outputs (disjoint: that is how greenctx knows
- * provenance), keeping its input alive. Never handed out, it takes no slot of the handle
- * table (one more lock for a split and for its last release). */
+/* The record of one split, shared by its outputs, keeping its input alive. Never handed
+ * out: no slot of the handle table. */
 typedef struct gctx__split {
     atomic_int refs;       /* its outputs' (and gctx__split_new's caller's until it lets go) */
     gctx_partition *input; /* the partition the driver split (retained) */
@@ -45,15 +42,11 @@ struct gctx_partition {
     gctx_context *context; /* CONTEXT: the green context whose SMs these are (retained) */
     int in_split_block;    /* 1: in its split record's block, freed with the record */
     int holds_primary;     /* 1: holds the device's primary context (DEVICE, CONTEXT kinds) */
-    gcu_resource_desc desc; /* made once, on first use (under partition.c's lock): the driver
-                               has no way to free one */
-    /* The driver resources behind it: the one queried resource (DEVICE, CONTEXT), or outputs
-     * of one split (GROUP, REMAINDER), which can share a descriptor. */
-    gcu_dev_resource resources[];
+    gcu_resource_desc desc; /* made on first use: the driver has no way to free one */
+    gcu_dev_resource resources[]; /* one queried, or one split's outputs */
 };
 
-/* The driver side of a green context: what the context cache keeps of it after its greenctx
- * context ends, and hands to the next one (context_cache.c). */
+/* The driver side of a green context: what the context cache keeps (context_cache.c). */
 typedef struct gctx__driver_context {
     CUgreenCtx green;
     CUcontext context; /* cuCtxFromGreenCtx(green) */
@@ -87,24 +80,18 @@ struct gctx_event {
     gctx_context *context; /* retained: keeps the device's primary context alive */
 };
 
-/* A partition's descriptor, made on first use. */
 gctx_status gctx__partition_desc(gctx_partition *partition, gcu_resource_desc *desc);
-/* A green context from a partition's SMs, with optional workqueue settings (NULL: none). */
 gctx_status gctx__context_create(gctx_partition *partition, const gctx_context_options *options,
                                  gctx_context **out);
 void gctx__context_release(gctx_context *context);
-/* A green context's resource of type (SM or WORKQUEUE_CONFIG), as the driver reports it. */
 gctx_status gctx__context_resource(const gctx__driver *drv, const gctx_context *context,
                                    gcu_dev_resource_type type, gcu_dev_resource *out);
 /* The SMs of a green context, as a CONTEXT partition that keeps the context alive. */
 gctx_status gctx__partition_from_context(gctx_context *context, gctx_partition **out);
-/* What greenctx knows of two partition objects' SMs (gctx_partition_relation). */
 gctx_status gctx__partition_relation(const gctx_partition *a, const gctx_partition *b,
                                      gctx_relation *relation);
-/* A new split record of input (retained by it), with one reference (the caller's). */
 gctx_status gctx__split_new(gctx_partition *input, gctx__split **out);
 static inline void gctx__split_retain(gctx__split *split) { atomic_fetch_add(&split->refs, 1); }
-/* Drops a reference; the last one releases the input and frees the record's block. */
 void gctx__split_release(gctx__split *split);
 /* A partition's bytes, rounded to its alignment. Inline: a split asks it for every output. */
 static inline size_t gctx__partition_bytes(unsigned nb_resources)
@@ -113,14 +100,12 @@ static inline size_t gctx__partition_bytes(unsigned nb_resources)
     size_t bytes = sizeof(gctx_partition) + nb_resources * sizeof(gcu_dev_resource);
     return (bytes + align - 1) / align * align;
 }
-/* A partition object in the split record's block (split.c), its resources written already,
- * prepared for gctx__objects_register with the block's others; it holds the record by one of
- * the references the record starts with (split.c counts them). */
+/* A partition in the split record's block, its resources written, prepared for
+ * gctx__objects_register; it holds one of the references the record starts with. */
 void gctx__partition_in_split_block(const gctx__driver *drv, gctx__split *split,
                                     gctx_partition *p, unsigned index, gctx_partition_kind kind,
                                     unsigned nb_resources, unsigned sm_count,
                                     const gctx__sm_rules *rules, int structured);
-/* A partition object from resources of one split (copied). */
 gctx_status gctx__partition_from_split(gctx__split *split, unsigned index, gctx_partition_kind kind,
                                        const gcu_dev_resource *resources, unsigned nb_resources,
                                        const gctx__sm_rules *rules, int structured,

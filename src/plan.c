@@ -1,5 +1,4 @@
-/* Split planning: validation, rounding, and on drivers before 13.1 the choice of one granule
- * and of which granules each group gets (DESIGN.md, "Splitting on every driver"). */
+/* Split planning (DESIGN.md, "Splitting on every driver"). */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,9 +9,7 @@
 
 #define FINE_UNIT 2u /* what the ignore-co-scheduling flag splits into: one TPC's SM pair */
 
-/* Units, granules and counts are powers of two or small multiples of them, and a division is
- * slow on every split's planning: quotients and remainders by a power of two are a shift and
- * a mask, and the greatest common divisor is the binary one. b > 0. */
+/* Units and counts are mostly powers of two: a shift and a mask, not a division. b > 0. */
 static unsigned shift_of(unsigned b)
 {
     /* the trailing zeros, by de Bruijn multiplication: no loop, no compiler builtin */
@@ -26,8 +23,7 @@ static unsigned quot(unsigned a, unsigned b) { return b & (b - 1) ? a / b : a >>
 
 static unsigned rem(unsigned a, unsigned b) { return b & (b - 1) ? a % b : a & (b - 1); }
 
-/* a rounded down to a multiple of b: a mask for a power of two, where quot() and a product
- * made a dependent chain of a shift_of per rounding. */
+/* a rounded down to a multiple of b (a mask for a power of two). */
 static unsigned round_down(unsigned a, unsigned b)
 {
     return b & (b - 1) ? a / b * b : a & (0u - b);
@@ -66,9 +62,7 @@ static const char *where(const gctx__plan_input *in)
     return in->whole_device ? "this device" : "this partition";
 }
 
-/* The first group asking for co-scheduled units finer than the alignment, or for the 2-SM
- * unit itself (which only the fine flag gives, even where the minimum partition is larger);
- * n when none does. */
+/* The first group asking for units finer than the alignment, or 2-SM ones; n when none. */
 static unsigned finer_group(const gctx__plan_input *in, const gctx_group *groups, unsigned n)
 {
     for (unsigned i = 0; i < n; i++) {
@@ -77,15 +71,6 @@ static unsigned finer_group(const gctx__plan_input *in, const gctx_group *groups
             return i;
     }
     return n;
-}
-
-/* The granule paths use the fine flag when the input has no co-scheduling to keep, or when
- * a group asks for units finer than whole granules. */
-static int wants_fine(const gctx__plan_input *in, const gctx_group *groups, unsigned n)
-{
-    if (in->structured_api)
-        return 0;
-    return !in->structured || finer_group(in, groups, n) < n;
 }
 
 /* The co-scheduled unit of group i, checked against what the path can honour. */
@@ -135,8 +120,7 @@ static gctx_status coscheduled_unit(const gctx__plan_input *in, int fine, unsign
     return GCTX_SUCCESS;
 }
 
-/* A count the partition can give: a multiple of unit, at least minimum, at most the whole
- * (asked is at most the whole). */
+/* A multiple of unit, at least minimum, at most the whole. */
 static gctx_status legal_count(const gctx__plan_input *in, unsigned i, unsigned asked,
                                unsigned unit, unsigned minimum, gctx_rounding rounding,
                                unsigned *count, int *rounded)
@@ -179,8 +163,7 @@ static gctx_status legal_count(const gctx__plan_input *in, unsigned i, unsigned 
     return GCTX_SUCCESS;
 }
 
-/* What the granule search needs of the whole request, gathered while normalize checks it
- * (so plan_granules needs no pass of its own over the groups). */
+/* The request's sums, gathered while normalize checks it. */
 typedef struct request_sums {
     unsigned unit_lcm;       /* of the groups' co-scheduled units */
     unsigned counts_gcd;     /* of the counts of groups without backfill; 0 when none has one */
@@ -225,8 +208,7 @@ static gctx_status normalize_group(const gctx__plan_input *in, int fine, unsigne
     return legal_count(in, i, g->num_sms, unit, minimum, rounding, &o->num_sms, &o->rounded);
 }
 
-/* Every group checked and rounded into plan->normal, with its group plan as the caller sees
- * it (the rest of it, and reserved, zero), in one pass that also sums the request. */
+/* Every group checked and rounded into plan, summing the request. */
 static gctx_status normalize(const gctx__plan_input *in, int fine, const gctx_group *groups,
                              unsigned n, gctx_rounding rounding, gctx__plan *plan,
                              request_sums *sums)
@@ -318,10 +300,8 @@ static int try_granule(const gctx__plan_input *in, const gctx__plan *plan, unsig
     return 1;
 }
 
-/* The granules of g the groups take when each asks for whole granules (no discovery, no
- * backfill into the remainder): the split gives the driver room for these and no more, so it
- * writes those and leaves the other SMs in its one remainder, as cuda.core's split of the
- * same groups asks. 0 when a group needs to see every granule. */
+/* The granules of g the groups take when each asks for whole ones (the driver's room, as
+ * cuda.core asks); 0 when a group needs to see every granule. */
 static unsigned granules_taken(const gctx__plan *plan, unsigned g)
 {
     unsigned n = 0;
@@ -343,12 +323,10 @@ static gctx_status plan_granules(const gctx__plan_input *in, int fine, const req
     unsigned minimum = fine ? FINE_UNIT : in->min_partition;
     unsigned start = counts_gcd ? counts_gcd : in->sm_count;
     start = round_down(start, unit_lcm);
-
     char why[512];
     why[0] = '\0';
     int found = 0;
     unsigned best_discovered = 0;
-
     plan->flags = fine ? GCU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING : 0;
     for (unsigned g = start; g >= unit_lcm && g >= minimum && g > 0; g -= unit_lcm) {
         if (counts_gcd && rem(counts_gcd, g))
@@ -374,8 +352,7 @@ static gctx_status plan_granules(const gctx__plan_input *in, int fine, const req
             plan->granule = g;
             plan->split_groups = split.groups;
             plan->split_remainder = split.remainder;
-            /* The trial becomes the assignment, the old assignment the next trial's room:
-             * the arrays swap rather than copy. */
+            /* The arrays swap rather than copy. */
             gctx__assignment *best = plan->trial;
             plan->trial = plan->assign;
             plan->assign = best;
@@ -395,7 +372,6 @@ static gctx_status plan_granules(const gctx__plan_input *in, int fine, const req
                      minimum, unit_lcm, counts_gcd, where(in), minimum);
         return gctx__fail(GCTX_ERROR_INSUFFICIENT_SMS, "%s", why);
     }
-
     unsigned used_granules = 0;
     int remainder_taken = 0;
     for (unsigned i = 0; i < plan->nb_groups; i++) {
@@ -416,8 +392,7 @@ static gctx_status plan_granules(const gctx__plan_input *in, int fine, const req
 gctx_status gctx__plan_make(const gctx__plan_input *in, const gctx_group *groups,
                             unsigned nb_groups, gctx_rounding rounding, gctx__plan *plan)
 {
-    /* Not the small arrays: each is written before it is read (a group plan whole, as the
-     * caller sees it), and clearing them would cost every split. */
+    /* Not the small arrays: each is written before it is read. */
     memset(plan, 0, offsetof(gctx__plan, small));
     if (!groups)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "groups is NULL");
@@ -430,7 +405,9 @@ gctx_status gctx__plan_make(const gctx__plan_input *in, const gctx_group *groups
     if ((unsigned)rounding > GCTX_ROUND_UP)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "rounding %d is not a gctx_rounding value", (int)rounding);
-    int fine = wants_fine(in, groups, nb_groups);
+    /* The granule paths' fine flag: no co-scheduling to keep, or a group asks finer units. */
+    int fine = !in->structured_api &&
+               (!in->structured || finer_group(in, groups, nb_groups) < nb_groups);
     if (fine && !in->fine_flag && !in->structured)
         return gctx__fail(GCTX_ERROR_UNSUPPORTED,
                           "splitting a remainder (or a context made from one) into exact "
@@ -446,7 +423,6 @@ gctx_status gctx__plan_make(const gctx__plan_input *in, const gctx_group *groups
                           "at 0 (the driver's own units)",
                           i, groups[i].coscheduled_sm_count, in->alignment);
     }
-
     plan->nb_groups = nb_groups;
     if (nb_groups <= GCTX__PLAN_SMALL) {
         plan->groups = plan->small.groups; /* each written whole below before it is read */

@@ -1,6 +1,5 @@
-/* Split planning: pure functions from a request and a resource's rules to a plan. No driver
- * calls: what a split-by-count would give is asked of an oracle, which the driver layer
- * answers with the real driver and tests answer with a model. */
+/* Split planning, pure: what a split-by-count gives is asked of an oracle (the driver, or a
+ * test's model). */
 #ifndef GREENCTX_PLAN_H
 #define GREENCTX_PLAN_H
 
@@ -13,8 +12,7 @@ typedef struct gctx__granule_split {
     unsigned remainder; /* SMs in no granule */
 } gctx__granule_split;
 
-/* room: the granules to ask for, the rest staying in the remainder (as the driver does with
- * less room than granules); 0 asks for every granule. */
+/* room: the granules to ask for (0: every one), the rest staying in the remainder. */
 typedef gctx_status (*gctx__granule_oracle)(void *context, unsigned granule, unsigned room,
                                             unsigned flags, gctx__granule_split *out);
 
@@ -54,15 +52,12 @@ typedef struct gctx__plan {
     unsigned granule;  /* minCount of the one split-by-count (granule paths) */
     unsigned flags;    /* its useFlags */
     unsigned split_groups, split_remainder; /* what that split gives */
-    /* the granules the groups take (the first ones: the remainder's start at this one), and
-     * whether a group takes the split's own remainder */
-    unsigned used_granules;
+    unsigned used_granules; /* the groups take the first ones */
     int remainder_taken;
     unsigned remainder_sms;
     int rounded;
     unsigned nb_groups;
-    /* nb_groups entries each: in small for a request of up to GCTX__PLAN_SMALL groups (a
-     * split is a hot path), else in one block the plan owns */
+    /* nb_groups each: in small up to GCTX__PLAN_SMALL groups (a hot path), else one block */
     gctx__normal_group *normal;
     gctx__assignment *assign;    /* granule paths only */
     gctx__assignment *trial;     /* the granule paths' scratch while planning */
@@ -74,13 +69,10 @@ typedef struct gctx__plan {
     } small;
 } gctx__plan;
 
-/* Checks and rounds the request, then (granule paths) chooses the granule and assigns
- * granules to groups. On the structured path the sizes are filled in later from the driver's
- * dry run (gctx__plan_take_structured). On failure sets the thread's error. */
+/* Checks and rounds; on the granule paths assigns granules to groups. */
 gctx_status gctx__plan_make(const gctx__plan_input *input, const gctx_group *groups,
                             unsigned nb_groups, gctx_rounding rounding, gctx__plan *plan);
-/* The structured path's sizes, as the driver's dry run gave them; checks that every group
- * with a count got exactly that count. */
+/* The structured path's sizes, as the driver's split gave them, checked. */
 gctx_status gctx__plan_take_structured(const gctx__plan_input *input, gctx__plan *plan,
                                        const unsigned *sizes);
 void gctx__plan_free(gctx__plan *plan);

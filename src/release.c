@@ -1,7 +1,6 @@
 /* The driver's destroy calls behind every release: a failure is counted, and the object kept
  * to be destroyed again later, since a release returns nothing its caller could act on. */
 #include <pthread.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,9 +67,7 @@ void gctx__release_count_failure(gctx__release_kind kind, const char *call, gcu_
     pthread_mutex_unlock(&lock);
 }
 
-/* Under the lock: destroys the kept objects of one kind (or of every kind with
- * GCTX__RELEASE_KINDS), keeping those that fail again. A retry that finds the object gone
- * (its context was destroyed, and the driver took its streams and events with it) drops it. */
+/* Under the lock: retries the kept objects of one kind (or all), dropping those found gone. */
 static void retry_kept(const gctx__driver *drv, gctx__release_kind kind)
 {
     unsigned left = 0;

@@ -1,9 +1,5 @@
-/* Size-prefixed structs across header versions (the NCCL ncclConfig_t way).
- *
- * A caller compiled with an older header passes a smaller struct, one compiled with a newer
- * header a larger one. The library touches only the bytes both sides know: it reads an input's
- * first `size` bytes over its own defaults and ignores what lies past the fields it knows; it
- * writes an output's fields up to the caller's `size` and never a byte past it. */
+/* Size-prefixed structs across header versions (the NCCL ncclConfig_t way): the library
+ * touches only the bytes both the caller's header and its own know. */
 #include <string.h>
 
 #include "internal.h"
@@ -46,8 +42,7 @@ gctx_status gctx__groups_check(const gctx_group *groups, unsigned nb_groups)
 {
     const unsigned nb_reserved = sizeof groups[0].reserved / sizeof groups[0].reserved[0];
     for (unsigned i = 0; groups && i < nb_groups; i++) {
-        /* One test of all a group's reserved fields, before finding the one to name: every
-         * split checks its request. */
+        /* One test of every reserved field first: every split checks its request. */
         unsigned any = 0;
         for (unsigned k = 0; k < nb_reserved; k++)
             any |= groups[i].reserved[k];

@@ -21,34 +21,25 @@
 
 /* Groups a split holds in its own stack buffers; a larger request takes them from the heap. */
 #define SMALL_SPLIT 8
-/* Resources the planning's splits write into on the stack: sm_count / 2 + 1 (every granule
- * is at least 2 SMs) for up to 160 SMs, so that a split of any current GPU asks the heap for
- * no scratch. */
+/* Stack scratch: sm_count / 2 + 1 resources for up to 160 SMs (any current GPU). */
 #define STACK_SCRATCH 81
 
 typedef struct split_job {
     const gctx__driver *drv;
     gctx_partition *input;   /* what the caller passed */
-    gctx_partition *through; /* what the driver splits: input, or the SMs of an intermediate
-                                green context when input is itself a split's output */
+    gctx_partition *through; /* what the driver splits: input, or an intermediate context's */
     gctx__plan_input rules;
-    /* The outputs of the last split made while planning. When they are what the plan chose,
-     * the split hands them out instead of asking the driver the same thing again. In
-     * small_scratch, or on the heap when an input has more SMs than it holds granules for. */
+    /* The last planning split's outputs: handed out when they are what the plan chose. */
     gcu_dev_resource *scratch;
     unsigned scratch_capacity;
     unsigned last_nb;
     gcu_dev_resource last_remainder;
     unsigned last_granule, last_flags; /* granule paths: what that split was asked */
-    /* gctx__plan_make initialises the plan, and the scratch is only read where a driver split
-     * wrote it. */
     gctx__plan plan;
     gcu_dev_resource small_scratch[STACK_SCRATCH];
 } split_job;
 
-/* A resource the driver writes into, cleared first (what it leaves unwritten reads as no
- * resource, and outputs are compared by their bytes): a copy of a zero one, cheaper than the
- * memset compilers make of it. */
+/* What the driver leaves unwritten reads as no resource (a copy: cheaper than a memset). */
 static void clear_resource(gcu_dev_resource *resource)
 {
     static const gcu_dev_resource none;
@@ -76,8 +67,6 @@ static unsigned remainder_sms(const gcu_dev_resource *remainder)
     return remainder->type == GCU_DEV_RESOURCE_TYPE_SM ? remainder->u.sm.smCount : 0;
 }
 
-/* cuDevSmResourceSplitByCount of the job's SMs into at most *nb results (*nb: how many it
- * wrote), its remainder into last_remainder. */
 static gcu_result split_by_count(split_job *job, gcu_dev_resource *results, unsigned *nb,
                                  unsigned granule, unsigned flags)
 {
@@ -90,7 +79,6 @@ static gcu_result split_by_count(split_job *job, gcu_dev_resource *results, unsi
     return r;
 }
 
-/* split_by_count's answer as a status, naming the call. */
 static gctx_status check_split_by_count(const split_job *job, gcu_result r, unsigned granule,
                                         unsigned flags)
 {
@@ -98,14 +86,11 @@ static gctx_status check_split_by_count(const split_job *job, gcu_result r, unsi
                             granule, flags, job->through->sm_count);
 }
 
-/* What a split-by-count of the resource gives: asked of the driver itself (a split writes
- * only into our memory and creates no driver object). */
+/* Asked of the driver itself: a split writes only into our memory, creating no object. */
 static gctx_status granule_oracle(void *context, unsigned granule, unsigned room, unsigned flags,
                                   gctx__granule_split *out)
 {
     split_job *job = context;
-    /* Every granule is at least 2 SMs: sm_count / 2 + 1 slots hold them all (what the driver
-     * is told unless the plan gives a room, whatever room the scratch has). */
     unsigned nb = room ? room : job->through->sm_count / 2 + 1;
     GCTX_TRY(scratch_reserve(job, nb));
     job->last_nb = 0;
@@ -132,14 +117,11 @@ static void job_end(split_job *job)
         gctx__object_release(&job->through->base); /* the intermediate context's partition */
 }
 
-/* The partition to hand the driver: split outputs can't be split again directly (915), so
- * their SMs are reached through a green context made from them. */
+/* Split outputs can't be split again (915): through a green context. */
 static gctx_status reach_splittable(split_job *job)
 {
     if (job->input->kind != GCTX_PARTITION_GROUP && job->input->kind != GCTX_PARTITION_REMAINDER) {
-        /* No reference of the job's own: the caller's handle holds the input for the call,
-         * as every entry point's resolved handles are (the header's note on a release racing
-         * with a use), and the split's record takes its own. */
+        /* The caller's handle holds it for the call; the split's record takes its own. */
         job->through = job->input;
         return GCTX_SUCCESS;
     }
@@ -178,8 +160,7 @@ static gctx_status structured_probe(split_job *job)
         params[i].preferredCoscheduledSmCount = g->preferred;
         params[i].flags = g->backfill ? GCU_DEV_SM_RESOURCE_GROUP_BACKFILL : 0;
     }
-    /* The real call, into scratch memory: it creates no driver object, and unlike a NULL-result
-     * dry run it applies every rule; the split then hands out these very outputs. */
+    /* Unlike a NULL-result dry run it applies every rule; the split hands out these outputs. */
     gcu_dev_resource *results = job->scratch;
     clear_resource(&job->last_remainder);
     gcu_result r = job->drv->cuDevSmResourceSplit(results, n, &job->through->resources[0],
@@ -205,10 +186,8 @@ static gctx_status structured_probe(split_job *job)
     return s;
 }
 
-/* The structured split (13.1+) hands out whole co-scheduled units in its own order and
- * refuses some requests the granule split gives (co-scheduled units that don't add up to the
- * count asked). Then the granule path makes the split, and the plan's path says so. When that
- * path can't make it either, the structured split's refusal is what the caller sees. */
+/* The structured split (13.1+) refuses some requests the granule split gives: then the
+ * granule path makes it, or the structured split's refusal is what the caller sees. */
 static gctx_status granule_fallback(split_job *job, const gctx_group *groups, unsigned nb_groups,
                                     gctx_rounding rounding)
 {
@@ -252,8 +231,7 @@ static void log_plan(const split_job *job)
 static gctx_status job_plan(split_job *job, gctx_partition *input, const gctx_group *groups,
                             unsigned nb_groups, const gctx_split_options *options)
 {
-    /* Field by field, not a memset of the large job on every split: the rules are all set
-     * below before they are read, and last_remainder by every split before it is. */
+    /* Field by field, not a memset of the large job: the rest is set before it is read. */
     job->drv = NULL;
     job->input = NULL;
     job->through = NULL;
@@ -333,22 +311,13 @@ gctx_status gctx_partition_plan(const gctx_partition *input, const gctx_group *g
 
 /* ---- making it real ---- */
 
-/* The split's granules or groups: the job's scratch when planning made them, else their own.
- * Its remainder is the job's last_remainder either way (a copy less of a large struct). */
+/* The job's scratch when planning made them, else their own; the remainder: last_remainder. */
 typedef struct split_outputs {
     gcu_dev_resource *results;
     unsigned nb_results;
 } split_outputs;
 
-static void outputs_free(const split_job *job, split_outputs *out)
-{
-    if (out->results != job->scratch)
-        free(out->results);
-}
-
-/* The granule split made again, planning's last split having been another candidate: its
- * results in their own memory, their count and remainder checked against what planning saw
- * (on the planned outputs they are what it saw). */
+/* The granule split again, planning's last split having been another candidate. */
 static gctx_status split_again(split_job *job, split_outputs *out)
 {
     const gctx__plan *plan = &job->plan;
@@ -372,8 +341,6 @@ static gctx_status run_split(split_job *job, split_outputs *out)
     const gctx__plan *plan = &job->plan;
     int structured = plan->path == GCTX_SPLIT_PATH_STRUCTURED;
     out->nb_results = structured ? plan->nb_groups : plan->split_groups;
-    /* The structured path always planned with the real split; a granule path did when its
-     * last candidate was the granule chosen. */
     int planned_outputs = structured || (job->last_nb == plan->split_groups &&
                                          job->last_granule == plan->granule &&
                                          job->last_flags == plan->flags);
@@ -392,18 +359,13 @@ static gctx_status run_split(split_job *job, split_outputs *out)
     return GCTX_SUCCESS;
 }
 
-/* Where one output's resources are: a run of the split's results, then perhaps its
- * remainder. Runs are contiguous on both paths (plan.c gives each group consecutive
- * granules), so an output is one copy, not one per resource. */
+/* An output's resources: a run of the split's results (contiguous), perhaps its remainder. */
 typedef struct output_span {
     unsigned first, count;
     int with_remainder;
 } output_span;
 
-static unsigned span_size(const output_span *span) { return span->count + !!span->with_remainder; }
-
-/* The span of group i, or with i == nb_groups of the remainder. Written through a pointer:
- * a small struct returned in registers is stored in halves and read back whole. */
+/* The span of group i, or with i == nb_groups of the remainder. */
 static void span_of(const split_job *job, const split_outputs *out, unsigned i,
                     output_span *span)
 {
@@ -419,16 +381,14 @@ static void span_of(const split_job *job, const split_outputs *out, unsigned i,
         return;
     }
     int has_remainder = remainder_sms(&job->last_remainder) > 0;
-    /* Structured: the split's remainder alone. Granules: the granules no group took, and the
-     * split's own remainder unless taken. plan.c assigns each granule to at most one group. */
+    /* Granules: those no group took, and the split's own remainder unless taken. */
     assert(structured || plan->used_granules <= out->nb_results);
     span->first = structured ? 0 : plan->used_granules;
     span->count = structured ? 0 : out->nb_results - plan->used_granules;
     span->with_remainder = has_remainder && (structured || !plan->remainder_taken);
 }
 
-/* The SMs of a span, without a pass over its resources: the structured path's group is its
- * one result, and run_split checked that each granule has the plan's size. */
+/* Without a pass over its resources: run_split checked each granule's size. */
 static unsigned span_sms(const split_job *job, const split_outputs *out, const output_span *span)
 {
     const gctx__plan *plan = &job->plan;
@@ -438,26 +398,21 @@ static unsigned span_sms(const split_job *job, const split_outputs *out, const o
     return span->with_remainder ? sms + job->last_remainder.u.sm.smCount : sms;
 }
 
-/* The resources of a span, copied into list; their number. */
 static unsigned gather(const split_job *job, const split_outputs *out, const output_span *span,
                        gcu_dev_resource *list)
 {
     memcpy(list, &out->results[span->first], span->count * sizeof *list);
     if (span->with_remainder)
         list[span->count] = job->last_remainder;
-    return span_size(span);
+    return span->count + !!span->with_remainder;
 }
 
-/* The block of the last split released, kept for the next split: a split's block is above
- * the allocator's per-thread cache, so every split's malloc and every release's free would go
- * through the heap's bins. One block at most, of at most SPARE_BYTES: what it keeps is
- * bounded. */
+/* The last released split's block, kept for the next: it is above the allocator's
+ * per-thread cache. One block at most, of at most SPARE_BYTES. */
 #define SPARE_BYTES 16384
 static _Atomic(gctx__split *) spare_block;
 
-/* The spare's partitions poisoned for AddressSanitizer while it waits (no-ops in other
- * builds): a use of a released split's partitions stays an error there, as with free. Its
- * header stays readable, for its size. */
+/* Poisoned for AddressSanitizer while it waits: a use after release stays an error. */
 static void spare_poison(gctx__split *block, int poisoned)
 {
     char *partitions = (char *)block + sizeof *block;
@@ -468,8 +423,6 @@ static void spare_poison(gctx__split *block, int poisoned)
         ASAN_UNPOISON_MEMORY_REGION(partitions, bytes);
 }
 
-/* A block of at least bytes, the spare one when it is large enough; NULL when out of memory.
- * Its block_bytes says what it holds. */
 static gctx__split *block_take(size_t bytes)
 {
     gctx__split *block = atomic_exchange_explicit(&spare_block, NULL, memory_order_acquire);
@@ -484,7 +437,6 @@ static gctx__split *block_take(size_t bytes)
     return block;
 }
 
-/* A block no object uses any more: the spare, or the heap's. */
 static void block_give_back(gctx__split *block)
 {
     if (block->block_bytes <= SPARE_BYTES) {
@@ -509,9 +461,7 @@ void gctx__split_release(gctx__split *split)
     ((sizeof(gctx__split) + _Alignof(gctx_partition) - 1) / _Alignof(gctx_partition) *        \
      _Alignof(gctx_partition))
 
-/* A record of input with `extra` bytes after it (from RECORD_BYTES) for the split's
- * partitions, its references for the caller to set; NULL when out of memory. It takes its
- * reference of the input once its partitions are registered. */
+/* A record of input with `extra` bytes after it, its references for the caller to set. */
 static gctx__split *split_block_new(gctx_partition *input, size_t extra)
 {
     gctx__split *record = block_take(RECORD_BYTES + extra);
@@ -531,19 +481,14 @@ gctx_status gctx__split_new(gctx_partition *input, gctx__split **out)
     return GCTX_SUCCESS;
 }
 
-/* The split's outputs as partitions, in one block with their record, registered in one
- * lock. objects gets the block's partitions, which hold the record on success: the groups',
- * then the remainder's when want_remainder and there is one; *nb_objects says how many. */
+/* The outputs as partitions in one block with their record, registered in one lock:
+ * objects gets the groups', then the remainder's when want_remainder and there is one. */
 static gctx_status make_partitions(split_job *job, const split_outputs *out, int want_remainder,
                                    gctx__object **objects, unsigned *nb_objects)
 {
     const gctx__plan *plan = &job->plan;
     unsigned outputs = plan->nb_groups + !!want_remainder;
-    /* Sized by a bound, not by a pass over the outputs: each of the split's resources (its
-     * results and its remainder) goes to one output at most, and a partition's bytes grow by
-     * a resource's bytes (partition.c rounds to the alignment, a resource is a multiple).
-     * What no output takes (granules left over when the caller wants no remainder) stays
-     * unused in the block. */
+    /* Sized by a bound: each resource goes to one output at most. */
     _Static_assert(sizeof(gcu_dev_resource) % _Alignof(gctx_partition) == 0,
                    "a partition's bytes are linear in its resources");
     size_t extra = outputs * gctx__partition_bytes(0) +
@@ -577,8 +522,6 @@ static gctx_status make_partitions(split_job *job, const split_outputs *out, int
                                        group && !fine && job->through->structured);
         objects[n_objects++] = &p->base;
     }
-    /* The record's references are its partitions' from the start, rather than its creator's
-     * and then one atomic retain each. */
     atomic_init(&record->refs, (int)n_objects);
     gctx_status s = gctx__objects_register(objects, n_objects);
     if (s != GCTX_SUCCESS) {
@@ -599,12 +542,10 @@ gctx_status gctx_partition_split(gctx_partition *input, const gctx_group *groups
     gctx_status s;
     split_job job;
     split_outputs out = {NULL, 0};
-    /* The block's partitions (make_partitions): handed out only once all are made. */
     gctx__object *small_objects[SMALL_SPLIT + 1];
     gctx__object **objects = NULL;
     unsigned nb_objects = 0;
-    /* The request first: a caller that splits for others (gctx_contexts_create) passes its own
-     * array here, and the message must name what its caller passed. */
+    /* The request first: gctx_contexts_create's message must name what its caller passed. */
     GCTX_CHECK(job_plan(&job, input, groups, nb_groups, options), done);
     if (!partitions) {
         s = gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
@@ -627,7 +568,8 @@ gctx_status gctx_partition_split(gctx_partition *input, const gctx_group *groups
 done:
     if (objects != small_objects)
         free(objects);
-    outputs_free(&job, &out);
+    if (out.results != job.scratch)
+        free(out.results);
     job_end(&job);
     return s;
 }

@@ -15,8 +15,7 @@ static void stream_destroy(gctx__object *object)
         if (r != GCU_SUCCESS)
             gctx__release_count_failure(GCTX__RELEASE_STREAM, "cuStreamSynchronize", r);
         if (r != GCU_SUCCESS || !gctx__cache_keep_stream(st->context, st->handle, st->priority))
-            gctx__release_driver_object(drv, GCTX__RELEASE_STREAM,
-                                        (gctx__driver_object){.stream = st->handle});
+            GCTX__RELEASE(drv, STREAM, stream, st->handle);
     }
     gctx__context_release(st->context);
     free(st);
@@ -52,8 +51,7 @@ static gctx_status create_in_current(const gctx__driver *drv, gctx_context *cont
                                                          "green context"));
     gctx_status s = gctx__pop_context(drv, GCTX_SUCCESS);
     if (s != GCTX_SUCCESS)
-        gctx__release_driver_object(drv, GCTX__RELEASE_STREAM,
-                                    (gctx__driver_object){.stream = *handle});
+        GCTX__RELEASE(drv, STREAM, stream, *handle);
     return s;
 }
 
@@ -76,13 +74,10 @@ gctx_status gctx_stream_create(gctx_context *context, const gctx_stream_options 
     CUstream handle = NULL;
     int checked = 0;
     if (gctx__cache_take_stream(context, opts.priority, &handle, &checked)) {
-        /* A drained stream of the same priority that the context had: it synchronizes at
-         * once, unless a fault lost the process's CUDA state (see check_cached, context.c).
-         * The one the context's hand-out from the cache synchronized was checked then. */
+        /* A drained stream synchronizes at once (check_cached, context.c), unless checked. */
         gcu_result r = checked ? GCU_SUCCESS : drv->cuStreamSynchronize(handle);
         if (r != GCU_SUCCESS) {
-            gctx__release_driver_object(drv, GCTX__RELEASE_STREAM,
-                                        (gctx__driver_object){.stream = handle});
+            GCTX__RELEASE(drv, STREAM, stream, handle);
             return gctx__fail_cuda(r, "cuStreamSynchronize of a drained stream the context "
                                       "kept");
         }
@@ -97,8 +92,7 @@ gctx_status gctx_stream_create(gctx_context *context, const gctx_stream_options 
     gctx_stream *st = NULL; /* gcc 13 -O3 sees it as maybe unset after new_stream */
     gctx_status s = new_stream(handle, context, 1, &st);
     if (s != GCTX_SUCCESS) {
-        gctx__release_driver_object(drv, GCTX__RELEASE_STREAM,
-                                    (gctx__driver_object){.stream = handle});
+        GCTX__RELEASE(drv, STREAM, stream, handle);
         return s;
     }
     st->priority = opts.priority;

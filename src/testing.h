@@ -4,11 +4,9 @@
 #ifndef GREENCTX_TESTING_H
 #define GREENCTX_TESTING_H
 
-/* Objects with a slot of the handle table alive now: taken before and after a failed call, it
- * asserts nothing leaked. */
+/* Live objects: equal before and after a failed call, nothing leaked. */
 int gctx__object_live_count(void);
-/* The object behind a live handle, or NULL for a stale or foreign one: tests of stale
- * handles see when a new object took a released one's memory. */
+/* The object behind a live handle, or NULL for a stale or foreign one. */
 const void *gctx__handle_object(const void *handle);
 
 #endif

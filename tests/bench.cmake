@@ -57,4 +57,13 @@ if(GREENCTX_PYTHON)
   set_property(TEST bench.elastic_gpu APPEND PROPERTY ENVIRONMENT ${elastic_env})
   # Its claim arms: on the default granules.
   greenctx_default_granules(bench.elastic_gpu)
+  # NCCL beside cuBLAS (bench/compare/overlap.py), what runs without torch: the plan of arms,
+  # the picks, the lines to copy and the table on a made-up run (overlap_picks.py); on the
+  # simulated driver --dry's refusals and plan, and its usage errors (bench_test.sh).
+  greenctx_test(bench.overlap_picks LABELS unit ENV PYTHONDONTWRITEBYTECODE=1
+    COMMAND ${GREENCTX_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/overlap_picks.py)
+  if(NOT GREENCTX_SANITIZE) # Python loads the library: not under a sanitizer
+    greenctx_test(bench.overlap_dry LABELS tool ENV ${tool_sim_env} ${elastic_env}
+      COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/bench_test.sh overlap_dry $<TARGET_FILE:greenctx_tool>)
+  endif()
 endif()

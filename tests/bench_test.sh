@@ -122,6 +122,47 @@ elastic_dry)
     run 2 bench elastic --quick
     has "$err" "bench elastic is a script now: python3 bench/compare/elastic.py"
     ;;
+overlap_dry)
+    # bench/compare/overlap.py without torch: on the simulated driver its refusals (too few
+    # GPUs, an illegal split, NVLink multicast asked for) and the plan --dry lists; its usage
+    # errors (exit 2) before anything is looked at.
+    [ -r "${GREENCTX_SIM_LIBRARY:-}" ] || { echo "needs the simulated driver"; exit 77; }
+    export GREENCTX_CUDA_LIBRARY="$GREENCTX_SIM_LIBRARY" GREENCTX_SIM_DEVICES=h200
+    script=$(cd "$(dirname "$0")" && pwd)/../bench/compare/overlap.py
+    overlap() { # overlap STATUS ARGS...
+        want=$1
+        shift
+        python3 "$script" "$@" >"$out" 2>"$err"
+        got=$?
+        [ "$got" -eq "$want" ] || { cat "$err"; fail "overlap.py $*: exit $got, expected $want"; }
+    }
+    overlap 0 --dry --world 1 --quick --sizes 4K 64M --sms 8 16
+    has "$out" "4 KiB: 200 all-reduces timed per arm, 3 steps, on GPUs 0 to 0"
+    has "$out" "64 MiB: 20 all-reduces timed per arm, 3 steps"
+    has "$out" "  green 16 | 116, maxCTAs 16, SM target 116"
+    [ "$(grep -c '^  ' "$out")" -eq 22 ] || fail "--dry should list 11 arms for each size"
+    overlap 1 --dry
+    has "$err" "needs 2 GPUs (an NCCL all-reduce over devices 0 to 1); this machine has 1"
+    overlap 1 --dry --world 1 --sms 16 12
+    has "$err" "--sms 12 on GPU 0"
+    has "$err" "nearest: 8 or 16"
+    NCCL_NVLS_ENABLE=1 overlap 1 --dry --world 1
+    has "$err" "NCCL_NVLS_ENABLE is set to '1'"
+    GREENCTX_SIM_DEVICES=h200,h200 overlap 0 --dry --device 0
+    has "$out" "4 MiB: 2000 all-reduces timed per arm, 7 steps, on GPUs 0 to 1"
+    has "$out" "256 MiB: 200 all-reduces"
+    [ "$(grep -c '^  ' "$out")" -eq 42 ] || fail "--dry should list 21 arms for each size"
+    overlap 2 --sizes 3
+    has "$err" "needs sizes in bytes, multiples of 4 up to 4G, with K, M or G (4M: 4 MiB), got '3'"
+    overlap 2 --sizes 1M 2M 3M 4M 5M
+    has "$err" "--sizes takes at most 4 values"
+    overlap 2 --gemm 8192x8192
+    has "$err" "needs MxNxK"
+    for bad in "--sizes" "--sms 0" "--mix 8" "--reps 0" "--world 0" "--frobnicate" "extra"; do
+        # shellcheck disable=SC2086 # each a few words
+        overlap 2 --dry $bad
+    done
+    ;;
 sim_bad_victim)
     need_sim
     run 1 --sim h200 bench overhead --victim-sms 12 --reps 2
@@ -143,13 +184,17 @@ usage)
     run 2 bench all --frobnicate
     run 2 bench all --device minus-one
     has "$err" "--device"
-    # Two tenants and elastic partitions are scripts: the help and the old names say where.
+    # Two tenants, elastic partitions and overlap are scripts: the help and the old names say
+    # where.
     run 0 bench --help
-    has "$out" "usage: greenctx bench isolation|scaling|overhead|all|overlap"
-    grep -q "overlap|elastic" "$out" && fail "the usage names bench elastic"
-    has "$out" "python3 bench/compare/tenants.py and bench/compare/elastic.py"
+    has "$out" "usage: greenctx bench isolation|scaling|overhead|all"
+    grep -q "all|" "$out" && fail "the usage names a script as a benchmark"
+    has "$out" "python3 bench/compare/tenants.py, bench/compare/elastic.py and"
+    has "$out" "bench/compare/overlap.py"
     run 2 bench tenants --quick
     has "$err" "bench tenants is a script now: python3 bench/compare/tenants.py"
+    run 2 bench overlap --quick --sizes 4M
+    has "$err" "bench overlap is a script now: python3 bench/compare/overlap.py [--quick] in the source tree (torch on the GPU; --dry on the simulated driver; BENCHMARKS.md)"
     ;;
 program)
     # greenctx-bench on its own, with the shared options before the benchmark as the tool

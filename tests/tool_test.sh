@@ -372,7 +372,7 @@ PY
     check_json 2 greenctx.error/1 --sim h200@abc --json info
     has "$out" '"message":"--sim: the driver version after @'
     check_json 2 greenctx.error/1 --sim h200 bench overlap --bogus --json
-    has "$out" '"command":"bench overlap"'
+    has "$out" '"message":"bench overlap is a script now: python3 bench/compare/overlap.py'
     check_json 2 greenctx.error/1 --json
     has "$out" '"message":"no command given; commands: info, plan, bench, map, run, ps, mps, help"'
     check_json 2 greenctx.error/1 -j
@@ -418,13 +418,13 @@ short_options)
     has "$out" "usage: greenctx [GLOBAL OPTIONS] COMMAND"
     run 2 help frob
     has "$err" "help: no command 'frob'; commands: info, plan, bench, map, run, ps, mps, help"
-    # bench names overlap in its usage and its refusals.
+    # bench names its benchmarks in its usage and its refusals.
     run 0 bench --help
-    has "$out" "usage: greenctx bench isolation|scaling|overhead|all|overlap"
+    has "$out" "usage: greenctx bench isolation|scaling|overhead|all"
     run 2 --sim h200 bench frob
-    has "$err" "unknown benchmark 'frob': isolation, scaling, overhead, all or overlap"
+    has "$err" "unknown benchmark 'frob': isolation, scaling, overhead or all"
     run 2 --sim h200 bench
-    has "$err" "which benchmark? isolation, scaling, overhead, all or overlap"
+    has "$err" "which benchmark? isolation, scaling, overhead or all"
     ;;
 info_sizes)
     need_sim

@@ -15,7 +15,7 @@ const greenctx_command greenctx_commands[] = {
      greenctx_info_usage, greenctx_info_options, NULL, 0},
     {"plan", greenctx_cmd_plan, "dry-run a split: what each group would get (plan 24 40 rest)",
      greenctx_plan_usage, tool_split_options, NULL, 0},
-    {"bench", greenctx_cmd_bench, "measured isolation, scaling, overhead and overlap (needs a GPU)",
+    {"bench", greenctx_cmd_bench, "measured isolation, scaling and overhead (needs a GPU)",
      NULL, NULL, NULL, 0},
     {"map", greenctx_cmd_map, "make the split, run a kernel on each partition, show its SMs",
      greenctx_map_usage, tool_split_options, NULL, 0},

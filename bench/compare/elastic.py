@@ -18,7 +18,7 @@ import time
 
 import scenario
 from common import percentile
-from scenario import cu_check
+from scenario import cu_check, cublas_target
 
 HIDDEN, Q_HEADS, KV_HEADS, HEAD_DIM, FFN = 4096, 32, 8, 128, 14336
 MATRICES = ((HIDDEN + 2 * KV_HEADS * HEAD_DIM, HIDDEN), (HIDDEN, HIDDEN), (2 * FFN, HIDDEN),
@@ -257,19 +257,6 @@ def attn_splits(a, batch, device_sms):
             a.context // (2 * splits) >= 64:
         splits *= 2
     return splits
-
-
-def cublas_target(torch):
-    """cublasSetSmCountTarget of the cuBLAS torch's first GEMM loads, or None."""
-    x = torch.ones(8, 8, device="cuda", dtype=torch.bfloat16)
-    torch.mm(x, x)
-    with open("/proc/self/maps") as maps:
-        paths = sorted({line.split()[-1] for line in maps if "/libcublas.so" in line})
-    if not paths:
-        return None
-    fn = ctypes.CDLL(paths[0]).cublasSetSmCountTarget
-    fn.argtypes = [ctypes.c_void_p, ctypes.c_int]
-    return fn
 
 
 def chunks(a):  # the chunked prefill arms' tokens a step, each a size the warm-up runs

@@ -1,6 +1,8 @@
-"""What the scenario scripts (tenants.py, elastic.py) share: the greenctx tool, a runtime
-directory of their own, their tenants' environment and their MPS daemon."""
+"""What the scenario scripts (tenants.py, elastic.py, overlap.py) share: the greenctx tool, a
+runtime directory of their own, their tenants' environment and their MPS daemon; cuBLAS's SM
+count target and events on a green context's stream."""
 import contextlib
+import ctypes
 import json
 import os
 import shutil
@@ -99,3 +101,48 @@ def stop(procs):
         if p.poll() is None:
             p.kill()
             p.wait()
+
+
+def cublas_target(torch):
+    """cublasSetSmCountTarget of the cuBLAS torch's first GEMM loads, or None."""
+    x = torch.ones(8, 8, device="cuda", dtype=torch.bfloat16)
+    torch.mm(x, x)
+    with open("/proc/self/maps") as maps:
+        paths = sorted({line.split()[-1] for line in maps if "/libcublas.so" in line})
+    if not paths:
+        return None
+    fn = ctypes.CDLL(paths[0]).cublasSetSmCountTarget
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_int]
+    return fn
+
+
+class StreamEvents:
+    """n CUevents made in a stream's own context, to time work on it: the driver records no
+    event of another context on a green context's stream (torch's events are its primary
+    context's)."""
+    def __init__(self, stream, n):
+        self.cu = ctypes.CDLL("libcuda.so.1")
+        self.stream, ctx = ctypes.c_void_p(stream.cuda_stream), ctypes.c_void_p()
+        self.events = [ctypes.c_void_p() for _ in range(n)]
+        cu_check(self.cu.cuStreamGetCtx(self.stream, ctypes.byref(ctx)), "cuStreamGetCtx")
+        cu_check(self.cu.cuCtxPushCurrent_v2(ctx), "cuCtxPushCurrent")
+        try:
+            for e in self.events:
+                cu_check(self.cu.cuEventCreate(ctypes.byref(e), 0), "cuEventCreate")
+        finally:
+            self.cu.cuCtxPopCurrent_v2(ctypes.byref(ctypes.c_void_p()))
+        self.elapsed = getattr(self.cu, "cuEventElapsedTime_v2", None) or \
+            self.cu.cuEventElapsedTime
+
+    def record(self, i):
+        cu_check(self.cu.cuEventRecord(self.events[i], self.stream), "cuEventRecord")
+
+    def wait(self, i):
+        cu_check(self.cu.cuEventSynchronize(self.events[i]), "cuEventSynchronize")
+
+    def ms(self, i, j):
+        """From event i to event j, both done."""
+        ms = ctypes.c_float()
+        cu_check(self.elapsed(ctypes.byref(ms), self.events[i], self.events[j]),
+                 "cuEventElapsedTime")
+        return ms.value
