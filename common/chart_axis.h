@@ -1,8 +1,5 @@
-/*
- * Axes that read well: ticks at "nice" numbers (1, 2 or 5 times a power of ten) written in
- * plain decimals (4000, 0.25; never 4.32e+03 or 66.4), and labels that never overlap. Used by
- * the bench's charts (bench_svg.c) and `greenctx run --sweep --svg`.
- */
+/* Axes that read well: ticks at 1, 2 or 5 times a power of ten in plain decimals (never
+ * 4.32e+03), and labels that never overlap: the bench's charts and `run --sweep --svg`. */
 #ifndef GREENCTX_CHART_AXIS_H
 #define GREENCTX_CHART_AXIS_H
 
@@ -14,8 +11,7 @@ typedef struct chart_ticks {
     int decimals;       /* digits after the point that every label needs */
 } chart_ticks;
 
-/* Ticks covering [lo, hi]: the first at or below lo, the last at or above hi, at most
- * max_ticks (at least 2) of them, a nice step apart. */
+/* Ticks covering [lo, hi], at most max_ticks (>= 2), a nice step apart. */
 void chart_ticks_make(double lo, double hi, unsigned max_ticks, chart_ticks *ticks);
 double chart_tick(const chart_ticks *ticks, unsigned i);
 double chart_ticks_last(const chart_ticks *ticks);
@@ -26,10 +22,8 @@ void chart_decade_label(double value, char *buf, size_t size);
 
 /* The width of a label in pixels at a font size (sans-serif digits: 0.6 em each). */
 double chart_text_width(const char *text, int font_size);
-/* Which of n labels centred at x[0..n-1] (ascending) to draw so that none overlaps another
- * (at least `gap` pixels between them): the last always (the largest value, often the whole
- * GPU), then from right to left each one that clears the last one kept. keep[i] gets 1 or 0;
- * returns how many are kept. */
+/* Which of n labels centred at ascending x[] to draw, none within `gap` pixels of another: the
+ * last always (often the whole GPU), then right to left each that clears the last kept. */
 unsigned chart_spaced_labels(const double *x, const double *width, unsigned n, double gap,
                              int *keep);
 

@@ -1,5 +1,4 @@
-/* How claims are written for people: granule ranges, times, a command line. Shared by
- * `greenctx run` (its banner and refusals), `greenctx ps` and the Slurm plugin. */
+/* How claims are written for people: run's banner and refusals, ps, the Slurm plugin. */
 #ifndef GREENCTX_COMMON_CLAIM_TEXT_H
 #define GREENCTX_COMMON_CLAIM_TEXT_H
 

@@ -1,5 +1,4 @@
-/* The monotonic clock in nanoseconds, and a sleep until a time of it: what the tool's and the
- * preload's timings and the preload's pacer share. */
+/* The monotonic clock in ns, and a sleep until a time of it: the tool, preload and simulator. */
 #ifndef GREENCTX_COMMON_CLOCK_H
 #define GREENCTX_COMMON_CLOCK_H
 

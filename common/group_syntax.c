@@ -40,8 +40,7 @@ static int parse_unsigned(const char *text, unsigned *value)
     return 0;
 }
 
-/* Why text, where a count was expected, is not one: the near-misses a user types, named;
- * "" when nothing more can be said than "not a GROUP". */
+/* Why text is not a count: the near-misses a user types, named; "" when nothing more to say. */
 static const char *count_mistake(const char *text)
 {
     size_t digits = strspn(text, "0123456789");
@@ -71,8 +70,7 @@ static const char *space_mistake(const char *arg)
     return "a GROUP has no spaces: remove the leading or trailing space";
 }
 
-/* One GROUP argument; *percent gets P of "P%" (0 otherwise). Returns NULL, or what is wrong
- * ("" when nothing more can be said than "not a GROUP"). */
+/* One GROUP; *percent gets P of "P%" (else 0). NULL, or what is wrong ("": not a GROUP). */
 static const char *parse_one(const char *arg, gctx_group *g, unsigned *percent)
 {
     static const char *const not_a_group = "";
@@ -122,12 +120,10 @@ static const char *parse_one(const char *arg, gctx_group *g, unsigned *percent)
     return NULL;
 }
 
-/* Percent shares into SM counts that always fit when they add up to at most 100%: each
- * group's share ends at the cumulative percentage of the SMs, rounded down to a whole unit
- * (so the bounds never pass the device), and gets at least one unit. Units of the smallest
- * partition are legal counts on every path and share one granule on drivers before 13.1.
- * The group that brings the total to 100%, when it is the last group, takes what is left
- * (discovery with backfill), so no SM is lost to rounding. */
+/* Percent shares into SM counts that always fit when they add up to at most 100%: each ends at
+ * the cumulative percentage rounded down to a whole unit (the smallest partition: legal on
+ * every path), with at least one unit; a last group that brings the total to 100% takes what
+ * is left, so no SM is lost to rounding. */
 static void share_percentages(gctx_group *groups, const unsigned *percent, unsigned n,
                               unsigned sm_count, unsigned unit)
 {

@@ -1,14 +1,10 @@
 /* The group syntax of `plan`, `map` and `run`, as a pure parser: it prints nothing and
- * returns what is wrong, so that the tool prints it its way (tools/groups.c) and the
- * preload and the Slurm plugin carry no printing of the tool's.
+ * returns what is wrong, so that the preload and the Slurm plugin carry no printing of the
+ * tool's (tools/groups.c prints it).
  *
  *   COUNT[:cN][:pN][:b]   COUNT SMs; cN co-scheduled units of N SMs, pN preferred units of N,
  *                         b backfill (may take SMs outside whole units)
- *   P%[...]               P percent of the partition's SMs. Percentages that add up to at
- *                         most 100% always fit: the shares are cut at multiples of the
- *                         smallest partition (cumulative bounds, rounded down, at least one
- *                         unit each), and a last group that brings the total to 100% takes
- *                         everything left (as `rest` does)
+ *   P%[...]               P percent of the partition's SMs (percentages up to 100% always fit)
  *   0[...]                discovery: every SM still free when the group's turn comes
  *   rest                  0:b, the last group: everything left over
  */
@@ -35,9 +31,8 @@ typedef struct group_syntax_error {
     char message[2048]; /* "'24x' is not a GROUP", ... */
 } group_syntax_error;
 
-/* Parses argv[0..argc-1] into groups, percentages taken of sm_count in units of unit_sms
- * (the smallest partition). Returns GCTX_SUCCESS, or the status in err with the reason (out
- * then holds no groups). */
+/* Parses argv into groups, percentages of sm_count in units of unit_sms. Returns GCTX_SUCCESS,
+ * or the status with the reason in err. */
 gctx_status group_syntax_parse(int argc, char **argv, unsigned sm_count, unsigned unit_sms,
                                group_request *out, group_syntax_error *err);
 void group_request_free(group_request *request);

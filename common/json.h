@@ -1,27 +1,7 @@
-/*
- * The one JSON writer of greenctx: every document the tool writes on stdout (info, plan, map,
- * run --sweep, bench, errors) is written through it, so every document is valid JSON, valid
- * UTF-8, and starts with the same two members (the preload's parts of `run --report` use its
- * strings, greenctx_json_string):
- *
- *     {"greenctx_version":"0.3.0","schema":"greenctx.plan/1", ...}
- *
- * "schema" names the document's shape and its version (greenctx.<what>/<n>); n grows when a
- * member changes meaning or goes away, never when one is added.
- *
- *     json_writer w;
- *     json_begin(&w, stdout, "greenctx.plan/1");
- *     json_int(&w, "device", 0);
- *     json_array(&w, "groups");          // members of an array take a NULL key
- *     json_object(&w, NULL);
- *     json_uint(&w, "sm_count", 24);
- *     json_close(&w);                    // the object
- *     json_close(&w);                    // the array
- *     json_end(&w);                      // closes what is open, then "}\n"
- *
- * Strings are escaped, and bytes that are not UTF-8 (a non-UTF-8 argument, a name cut in the
- * middle of a character) are written as U+FFFD, so a reader never sees invalid text.
- */
+/* The one JSON writer of greenctx: every document the tool writes is valid JSON and UTF-8
+ * (bytes that are not UTF-8 are written as U+FFFD) and starts with greenctx_version and
+ * schema ("greenctx.<what>/<n>": n grows when a member changes meaning or goes away, never
+ * when one is added). Inside an array, members take a NULL key. */
 #ifndef GREENCTX_COMMON_JSON_H
 #define GREENCTX_COMMON_JSON_H
 
@@ -39,8 +19,7 @@ typedef struct json_writer {
 
 /* Opens a document (an object) with its greenctx_version and schema members. */
 void json_begin(json_writer *w, FILE *out, const char *schema);
-/* How many documents this process began: a command that failed under --json without one
- * gets the tool's catch-all error document (tools/greenctx.c). */
+/* How many documents this process began (tools/greenctx.c: the catch-all error document). */
 unsigned json_documents_begun(void);
 /* Closes every open container and the document, then a newline. */
 void json_end(json_writer *w);
@@ -59,8 +38,7 @@ void json_null(json_writer *w, const char *key);
 
 /* text as a JSON string, quotes included (NULL: null), invalid UTF-8 as U+FFFD. */
 void greenctx_json_string(FILE *out, const char *text);
-/* The length of text's longest prefix of at most max bytes that ends on a UTF-8 character
- * boundary: where to cut text so as not to split a character. */
+/* The longest prefix of text, at most max bytes, that splits no UTF-8 character. */
 size_t json_utf8_prefix(const char *text, size_t max);
 
 #endif

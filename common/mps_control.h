@@ -1,10 +1,6 @@
-/*
- * An MPS control daemon with its own pipe and log directories: finding the control program,
- * running it, and asking whether a daemon answers: `greenctx mps` (a daemon under the runtime
- * directory, the user's or a bench script's own). It only runs `nvidia-cuda-mps-control` (GREENCTX_MPS_CONTROL: another program, for
- * tests) with CUDA_MPS_PIPE_DIRECTORY and CUDA_MPS_LOG_DIRECTORY set: the GPU's compute mode
- * and every other setting stay as they are.
- */
+/* An MPS control daemon with its own pipe and log directories (`greenctx mps`): finding the
+ * control program (GREENCTX_MPS_CONTROL: another, for tests), running it, and asking whether a
+ * daemon answers. The GPU's compute mode and every other setting stay as they are. */
 #ifndef GREENCTX_MPS_CONTROL_H
 #define GREENCTX_MPS_CONTROL_H
 
@@ -22,28 +18,24 @@ typedef struct mps_control {
     char **envp;            /* this environment with the two directories: the program's */
 } mps_control;
 
-/* The daemon of pipe_dir and log_dir (copied): its control program found (program "" with
- * why_none when not) and its environment made. -1 when a path is too long or out of memory
- * (nothing to close); else 0, and mps_control_close frees it. */
+/* The daemon of pipe_dir and log_dir: its control program found (else program "" and
+ * why_none) and its environment made. -1 when out of room; else 0 (mps_control_close). */
 int mps_control_open(mps_control *m, const char *pipe_dir, const char *log_dir);
 void mps_control_close(mps_control *m);
 
-/* Runs the control program with input on its stdin (its output, up to size, in output), or
- * with NULL as `-d`, the daemon, whose stdout and stderr go to <log_dir>/greenctx-start.log so
- * that it holds no end of the caller's output. Its exit status, -1 when it did not run.
- * Async-signal-safe (a signal handler may quit the daemon): flush stdio first. */
+/* Runs the control program with input on its stdin (its output into output), or NULL: `-d`,
+ * the daemon, its output in <log_dir>/greenctx-start.log. Its exit status, -1 when it did not
+ * run. Async-signal-safe (a signal handler may quit the daemon): flush stdio first. */
 int mps_control_run(const mps_control *m, const char *input, char *output, size_t size);
 
-/* 1 when a daemon answers on m's pipe directory, as the library sees it for a client there
- * (gctx_mps_get_info); the caller's CUDA_MPS_PIPE_DIRECTORY is left as it was. */
+/* 1 when a daemon answers on m's pipe directory (gctx_mps_get_info there). */
 int mps_control_answers(const mps_control *m);
 
 /* Waits up to ms milliseconds until mps_control_answers says `running`; 0 when it did. */
 int mps_control_wait(const mps_control *m, int running, int ms);
 
-/* Starts the daemon (`-d`) and waits up to ms milliseconds for it to answer: 0 when it does;
- * else why (the program, the pipe directory and where its output went) in why, and -1 when
- * `-d` failed, -2 when it started but no daemon answered. */
+/* Starts the daemon and waits up to ms for it to answer: 0, or why in why and -1 when `-d`
+ * failed, -2 when no daemon answered. */
 int mps_control_start(const mps_control *m, int ms, char *why, size_t size);
 
 #endif

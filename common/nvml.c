@@ -1,7 +1,4 @@
-/* NVML, loaded at run time (nvml.h). Its ABI as nvml.h declares it: the functions return an
- * nvmlReturn_t (0: success), a device is an opaque pointer, and the _v2/_v3 process calls fill
- * nvmlProcessInfo_v2_t. Each call is looked up on its own, so an NVML without one still gives
- * the others. */
+/* NVML, loaded at run time. Each call is looked up alone: an NVML without one gives the rest. */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,8 +1,7 @@
 /* NVML (libnvidia-ml.so.1), loaded at run time when it is there and never linked: the one
- * loader of the library (the guard's clocks, throttle reasons and memory utilisation) and the
- * tool (info's exact driver version, ps's compute processes). Everything is optional: without
- * NVML, nvml_lib_open says why and the callers leave its facts out. GREENCTX_NVML_LIBRARY
- * names another file (the tests' fake, tests/fake_nvml.c). */
+ * loader of the library (the guard's signals) and the tool (info, ps). Without NVML,
+ * nvml_lib_open says why and the callers leave its facts out. GREENCTX_NVML_LIBRARY names
+ * another file (tests/fake_nvml.c). */
 #ifndef GREENCTX_NVML_LIB_H
 #define GREENCTX_NVML_LIB_H
 
@@ -10,9 +9,8 @@
 
 typedef struct nvml_lib nvml_lib;
 
-/* NULL, with why in why[], when NVML is not there or does not start. simulated: the loaded CUDA
- * driver is the simulator, whose GPUs the machine's NVML doesn't describe: only
- * GREENCTX_NVML_LIBRARY is opened then. */
+/* NULL with why[] when NVML is not there. simulated: the machine's NVML doesn't describe the
+ * simulator's GPUs, so only GREENCTX_NVML_LIBRARY is opened. */
 nvml_lib *nvml_lib_open(int simulated, char *why, size_t why_size);
 void nvml_lib_close(nvml_lib *nvml);
 
@@ -24,8 +22,7 @@ typedef struct nvml_process {
     int pid;
     unsigned long long memory_bytes; /* ~0ULL: NVML can't tell (no permission, ...) */
 } nvml_process;
-/* The compute processes on the GPU with this UUID, *count of them in *out (malloc'ed: the
- * caller frees it); 0 on success, else -1 with why[]. */
+/* The GPU's compute processes into *out (malloc'ed), *count; 0, or -1 with why[]. */
 int nvml_lib_processes(nvml_lib *nvml, const char *uuid, nvml_process **out, unsigned *count,
                        char *why, size_t why_size);
 
@@ -39,8 +36,7 @@ typedef struct nvml_clocks {
     unsigned long long reasons; /* NVML_LIB_REASON_* */
     unsigned memory_busy;       /* percent of the last sample period HBM was read or written */
 } nvml_clocks;
-/* The GPU with this UUID's SM clock and its maximum, clocks-event reasons and memory
- * utilisation; 0 on success, else -1. */
+/* The GPU's SM clock and maximum, clocks-event reasons, memory utilisation; 0 or -1. */
 int nvml_lib_clocks(nvml_lib *nvml, const char *uuid, nvml_clocks *out);
 
 #endif

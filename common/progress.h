@@ -1,5 +1,4 @@
-/* Progress of a long run on stderr: "greenctx bench: isolation [3/14] ... (about 40 s
- * left)", the estimate from the steps done so far. */
+/* Progress of a long run on stderr: "greenctx bench: isolation [3/14] ... (about 40 s left)". */
 #ifndef GREENCTX_PROGRESS_H
 #define GREENCTX_PROGRESS_H
 
@@ -16,8 +15,7 @@ void progress_step(progress_meter *p, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-/* "about 40 s left" or "about 3 min left" from the elapsed time of `done` of `total` steps;
- * "" before any step is done. Into buf; returns buf. */
+/* "about 40 s left" from `done` of `total` steps' elapsed time; "" before one. Into buf. */
 const char *progress_left(double elapsed_s, unsigned done, unsigned total, char *buf,
                                 unsigned size);
 

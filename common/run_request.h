@@ -1,8 +1,7 @@
 /* The protocol between the rooms of `greenctx run`, its GREENCTX_RUN_* variables (docs/run.md
- * has their table): the tool and the Slurm plugin write them for a program
- * (run_session_environment), the preload reads them and no other besides the driver's
- * GREENCTX_CUDA_LIBRARY (another GREENCTX_RUN_* name is refused as a typo), so the rooms can
- * never read them differently. It makes no context and takes no claim (run_session.c does). */
+ * has their table): written by the tool and the Slurm plugin, read by the preload, all through
+ * this one file so the rooms can never read them differently; another GREENCTX_RUN_* name is
+ * refused as a typo. */
 #ifndef GREENCTX_COMMON_RUN_REQUEST_H
 #define GREENCTX_COMMON_RUN_REQUEST_H
 
@@ -48,8 +47,7 @@ typedef struct run_request {
     unsigned nb_entries;
 } run_request;
 
-/* Parses GREENCTX_RUN_SMS's grammar (the groups themselves are checked by run_session_plan,
- * which knows the device). Returns 0, or -1 with a message in err. */
+/* Parses GREENCTX_RUN_SMS's grammar (run_session_plan checks the groups); 0, or -1 with err. */
 int run_request_parse(const char *text, run_request *out, char *err, size_t err_size);
 /* The request for a device ordinal, or NULL when that device is not to be used. */
 const char *run_request_for(const run_request *request, int device);
@@ -62,11 +60,9 @@ int run_device_sms_parse(const char *text);
 /* The name of a mode ("partition", "physical"). */
 const char *run_device_sms_name(int mode);
 
-/* GREENCTX_RUN_CLAIM: appends "DEV=TOKEN" to list (a comma first unless it is empty); -1
- * when it does not fit or the token holds a comma. */
+/* GREENCTX_RUN_CLAIM: appends "DEV=TOKEN" to list; -1 when it does not fit or has a comma. */
 int run_claim_list_add(char *list, size_t size, int device, const char *token);
-/* The token for a device in such a list, into token; 0 when found, -1 when the device has
- * none. */
+/* The token of a device in such a list into token; -1 when it has none. */
 int run_claim_list_find(const char *list, int device, char *token, size_t size);
 
 /* Each room words its own errors around this one's message; returns -1. */
@@ -81,8 +77,7 @@ typedef struct run_device_plan {
     char granules[256];  /* the claim's granules as people read them ("0-7"), "" without one */
 } run_device_plan;
 
-/* What a room asks of one session (common/run_session.h): the request, how its SMs are
- * taken, and what else the program's environment carries. */
+/* What a room asks of one session: the request, how its SMs are taken, the environment. */
 typedef struct run_session_request {
     const char *sms;             /* GREENCTX_RUN_SMS's value */
     const char *round;           /* GREENCTX_RUN_ROUND's value, or NULL: strict */
@@ -115,14 +110,12 @@ typedef struct run_session {
     unsigned failed;                        /* the plan whose claim failed */
 } run_session;
 
-/* Sets a variable of the program's environment (room: the room's own handle); value NULL is
- * one the session does not set (the tool unsets it). Returns 0, or -1 when it could not. */
+/* Sets a variable of the program's environment (NULL: unset, in the tool); 0, or -1. */
 typedef int run_setenv_fn(void *room, const char *name, const char *value);
 
-/* The variables a session's program gets (the preload first in LD_PRELOAD unless it is
- * there already, the GREENCTX_RUN_* ones, MPS's memory limit, a shared registry's place),
- * each handed to set. Returns 0, or -1 when LD_PRELOAD or the memory limit would be cut or a
- * variable could not be set. */
+/* Hands set the variables a session's program gets (the preload first in LD_PRELOAD,
+ * GREENCTX_RUN_*, MPS's memory limit, a shared registry's place). 0, or -1 when one would be
+ * cut or could not be set. */
 int run_session_environment(const run_session_request *req, const run_session *s,
                             run_setenv_fn *set, void *room);
 

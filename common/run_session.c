@@ -53,8 +53,7 @@ static gctx_status plan_group(gctx_partition *whole, int device, const char *tex
     return GCTX_SUCCESS;
 }
 
-/* What a request is on a device when the SMs are claimed (gctx_claim_acquire takes the
- * request: a count, a share, rest or all): the device's facts. */
+/* What a request is on a device when the SMs are claimed: the device's facts. */
 static gctx_status plan_claim(int device, const char *text, run_device_plan *plan, char *err,
                               size_t size)
 {
@@ -225,8 +224,7 @@ gctx_status run_session_claim(const run_session_request *req, run_session *s, ch
     return GCTX_SUCCESS;
 }
 
-/* The claim the tool or the plugin took for the device before the program started: the
- * green context is made on exactly its SMs, so two sessions never share SMs. */
+/* The green context on exactly the SMs of the claim taken before the program started. */
 static gctx_status join_claim(const run_session_request *req, const char *text, int device,
                               run_member *m, char *err, size_t size)
 {

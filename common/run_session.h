@@ -1,7 +1,6 @@
 /* One `greenctx run` session, the same in its three rooms: the tool and the Slurm plugin plan
- * and claim it, then hand it to the program as its environment (run_session_environment);
- * the preload opens and joins it there. Errors come back as a status and a message in err,
- * which each room prints its way. */
+ * and claim it and hand it to the program as its environment; the preload joins it there.
+ * Errors come back in err, which each room prints its way. */
 #ifndef GREENCTX_COMMON_RUN_SESSION_H
 #define GREENCTX_COMMON_RUN_SESSION_H
 
@@ -9,19 +8,16 @@
 
 #include "run_request.h"
 
-/* Parses req->sms and lists the devices it confines in s->plans (their device only).
- * GCTX_ERROR_NO_DEVICE when the driver shows none or not one the request names. */
+/* Parses req->sms into s->plans' devices; GCTX_ERROR_NO_DEVICE when none matches. */
 gctx_status run_session_open(const run_session_request *req, run_session *s, char *err,
                              size_t size);
 /* run_session_open, then what each device gets: with req->shared the planner's split; else
- * the device's facts, sm_count 0 until the claim says (rest can give a count a split can't,
- * such as 68 = 64 + the 4 left over on an H200). */
+ * sm_count 0 until the claim says (rest can give 68 = 64 + 4 on an H200, which no split can). */
 gctx_status run_session_plan(const run_session_request *req, run_session *s, char *err,
                              size_t size);
-/* Claims each planned device's SMs (nothing with req->shared) and lists their tokens in
- * s->claim_list; each plan's sm_count is then its claim's. On a failure what was claimed is
- * given back, s->failed is the plan that failed and err holds the library's reason (with
- * GCTX_ERROR_BUSY, what to ask when free SMs can't make the count asked). */
+/* Claims each planned device's SMs (not with req->shared), tokens in s->claim_list. On a
+ * failure what was claimed is given back, s->failed is the plan that failed and err says why
+ * (GCTX_ERROR_BUSY: what could be asked instead). */
 gctx_status run_session_claim(const run_session_request *req, run_session *s, char *err,
                               size_t size);
 /* Gives the claims back (a sweep's between sizes, a failed start's). */
@@ -40,8 +36,7 @@ typedef struct run_member {
     ino_t claim_ino;            /* closed and reused is not handed on */
 } run_member;
 
-/* In the program: plan i of an opened session made real, on the claim req->claim_list names
- * for its device, or without one the planner's split. */
+/* In the program: plan i made real, on its device's claim in req->claim_list, or a split. */
 gctx_status run_session_join(const run_session_request *req, const run_session *s, unsigned i,
                              run_member *m, char *err, size_t size);
 

@@ -2,18 +2,11 @@
 
     python elastic_tenants.py [--sim] [--seconds 5]
 
-starts two tenants of one GPU as processes of their own:
-
-- latency (A): holds 16 SMs while its load is low; at a burst it grows its claim to 64 with
-  wait=True at priority "latency", so its want is posted in the claims registry, and shrinks
-  back after the burst;
-- throughput (B): claims the rest; before each step it asks the controller what it may have
-  (the pressure it sees is its signal that A is bursting) and cooperates: Claim.cooperate gives
-  back what A waits for and follows the controller's decision, growing again once A shrinks.
-
-A's grow takes about B's step (B sees the want at its next step) plus B's running kernel plus
-the resize. Each step here is a sleep standing in for a workload: put your kernels on
-claim.context() there. Under MPS the two tenants run side by side on their SMs.
+A latency tenant (A) holds 16 SMs and, at each burst, grows its claim to 64 with wait=True at
+priority "latency", posting its want in the claims registry; a throughput tenant (B) holds the
+rest and, before each step, yields what A waits for (Claim.cooperate, as the controller
+decides), growing again once A shrinks. A's grow takes about B's step, plus B's running kernel,
+plus the resize. Each step is a sleep standing in for a workload on claim.context().
 """
 import argparse
 import subprocess

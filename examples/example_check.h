@@ -20,29 +20,24 @@
             exit(1);                                                                            \
         }                                                                                       \
     } while (0)
-#define GCTX_CHECK(call)                                                                        \
+/* call's result, of type T, is OK; else words(result) says why. */
+#define CHECK_RESULT(T, call, OK, words)                                                        \
     do {                                                                                        \
-        gctx_status s_ = (call);                                                                \
-        CHECK(s_ == GCTX_SUCCESS, call, gctx_last_error());                                     \
+        T r_ = (call);                                                                          \
+        CHECK(r_ == (OK), call, words(r_));                                                     \
     } while (0)
-#define CUDA_CHECK(call)                                                                        \
-    do {                                                                                        \
-        cudaError_t e_ = (call);                                                                \
-        CHECK(e_ == cudaSuccess, call, cudaGetErrorString(e_));                                 \
-    } while (0)
-#define CU_CHECK(call)                                                                          \
-    do {                                                                                        \
-        CUresult r_ = (call);                                                                   \
-        const char *n_ = "CUDA driver error";                                                   \
-        if (r_ != CUDA_SUCCESS)                                                                 \
-            cuGetErrorName(r_, &n_);                                                            \
-        CHECK(r_ == CUDA_SUCCESS, call, n_);                                                    \
-    } while (0)
+static inline const char *gctx_words(gctx_status) { return gctx_last_error(); }
+static inline const char *cu_words(CUresult r)
+{
+    const char *name = "CUDA driver error";
+    cuGetErrorName(r, &name);
+    return name;
+}
+#define GCTX_CHECK(call) CHECK_RESULT(gctx_status, call, GCTX_SUCCESS, gctx_words)
+#define CUDA_CHECK(call) CHECK_RESULT(cudaError_t, call, cudaSuccess, cudaGetErrorString)
+#define CU_CHECK(call) CHECK_RESULT(CUresult, call, CUDA_SUCCESS, cu_words)
 #define CUBLAS_CHECK(call)                                                                      \
-    do {                                                                                        \
-        cublasStatus_t b_ = (call);                                                             \
-        CHECK(b_ == CUBLAS_STATUS_SUCCESS, call, cublasGetStatusString(b_));                    \
-    } while (0)
+    CHECK_RESULT(cublasStatus_t, call, CUBLAS_STATUS_SUCCESS, cublasGetStatusString)
 
 /* greenctx hands back the driver's own stream: cudart's cudaStream_t is the same type as
  * CUstream, so it goes straight to <<<>>> launches, cublasSetStream and NCCL. */

@@ -1,18 +1,9 @@
-/*
- * nccl_overlap: communication beside computation on two GPUs, each split with greenctx into
- * a partition of C SMs for NCCL and the rest for cuBLAS.
- *
- *   build/examples/nccl_overlap [C] [MIB]     (C: the communication SMs, default 16;
- *                                              MIB: the all-reduce's size, default 32)
- *
- * On each GPU: one gctx_partition_split into {C, rest}, a green context and a stream on each;
- * an fp32 all-reduce (NCCL, one communicator per GPU) on the C-SM stream while bf16 GEMMs
- * (cuBLAS, fp32 compute and output) run on the other at the same time. NCCL's communicator
- * init changes the calling thread's current context (nvidia/nccl #1736, #2231): the program
- * keeps its own with gctx_current_context_save / _restore. Both results are checked on the
- * host; it prints "OK" and exits 0, "MISMATCH" and exits 1, or exits 77 (skipped) on a
- * machine with fewer than two GPUs. NVLink multicast stays off (NCCL_NVLS_ENABLE=0).
- */
+/* nccl_overlap [C] [MIB]: communication beside computation on two GPUs, each split with one
+ * gctx_partition_split into C SMs (default 16) for an fp32 all-reduce of MIB MiB (default 32,
+ * NCCL) and the rest for bf16 GEMMs (cuBLAS) at the same time. NCCL's communicator init
+ * changes the calling thread's current context (nvidia/nccl #1736, #2231): the program keeps
+ * its own with gctx_current_context_save / _restore. Both results are checked on the host:
+ * "OK" (exit 0), "MISMATCH" (1), or exit 77 with fewer than two GPUs. NCCL_NVLS_ENABLE=0. */
 #include <cuda_bf16.h>
 #include <nccl.h>
 
@@ -22,11 +13,7 @@
 
 #include "example_check.h"
 
-#define NCCL_CHECK(call)                                                                        \
-    do {                                                                                        \
-        ncclResult_t n_ = (call);                                                               \
-        CHECK(n_ == ncclSuccess, call, ncclGetErrorString(n_));                                 \
-    } while (0)
+#define NCCL_CHECK(call) CHECK_RESULT(ncclResult_t, call, ncclSuccess, ncclGetErrorString)
 
 enum { GPUS = 2, GEMM_N = 4096, GEMM_ITERS = 20, AR_ITERS = 40, SAMPLES = 64 };
 

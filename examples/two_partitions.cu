@@ -1,13 +1,7 @@
-/*
- * two_partitions: split one GPU into two disjoint SM partitions with greenctx and run, at the
- * same time, a cudart kernel on one and a cuBLAS SGEMM on the other, each on the raw stream
- * greenctx hands back.
- *
- *   build/examples/two_partitions [SMS_A]      (SMS_A: partition A's size, default 32)
- *
- * Partition A gets SMS_A SMs, partition B every SM left. Both results are checked on the host;
- * the program prints "OK" and exits 0, or prints what went wrong and exits 1.
- */
+/* two_partitions [SMS_A]: split one GPU into two disjoint SM partitions with greenctx, A of
+ * SMS_A SMs (default 32) and B of every SM left, and run at the same time a cudart kernel on A
+ * and a cuBLAS SGEMM on B, each on the raw stream greenctx hands back. Both results are checked
+ * on the host: "OK" and exit 0, or what went wrong and exit 1. */
 #include <math.h>
 #include <stdint.h>
 
@@ -16,10 +10,8 @@
 enum { SMID_SLOTS = 1024 }; /* one flag per possible %smid value */
 enum { MAX_SMS = 1024 };
 
-/* Workload A: a chain of FMAs per element, long enough to still be running while the GEMM
- * runs. Thread 0 of each block also marks the SM it ran on, so the program can show that
- * this very kernel, launched through cudart, stayed inside partition A. */
-
+/* Workload A: a chain of FMAs per element, still running while the GEMM runs. Thread 0 of each
+ * block marks its SM, to show that this cudart launch stayed inside partition A. */
 __global__ void fma_chain(const float *x, float *y, int n, int iters, float a, float b,
                           unsigned *sm_flags)
 {
@@ -68,10 +60,9 @@ int main(int argc, char **argv)
     unsigned sms_a = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 10) : 32;
     int failed = 0;
 
-    /* cudart works in the device's primary context: cudaMalloc, cudaMemcpy and cublasCreate
-     * below all happen there. Make it exist and current before anything else. Green
-     * contexts share the primary context's address space, so memory allocated here is
-     * usable by work on any partition. */
+    /* cudart works in the device's primary context (cudaMalloc, cudaMemcpy, cublasCreate): make
+     * it exist and current first. Green contexts share its address space, so memory allocated
+     * here is usable by work on any partition. */
     CUDA_CHECK(cudaSetDevice(0));
     CUDA_CHECK(cudaFree(0));
 
@@ -82,8 +73,7 @@ int main(int argc, char **argv)
     printf("greenctx %s, driver %d.%d, device 0: %s, %u SMs\n", gctx_version_string(),
            driver_version / 1000, driver_version % 1000 / 10, dev.name, dev.sm_count);
 
-    /* Two disjoint partitions from one split: A of sms_a SMs, and B, a discovery group with
-     * backfill, which takes every SM the split leaves (so there is no remainder). */
+    /* One split: A of sms_a SMs, and B, a discovery group with backfill: every SM left. */
     gctx_partition *device = NULL, *parts[2] = {NULL, NULL};
     gctx_group groups[2] = {GCTX_GROUP_INIT, GCTX_GROUP_INIT};
     groups[0].num_sms = sms_a;
@@ -145,9 +135,8 @@ int main(int argc, char **argv)
     CUDA_CHECK(cudaMalloc((void **)&db, mat_bytes));
     CUDA_CHECK(cudaMalloc((void **)&dc, mat_bytes));
     CUDA_CHECK(cudaMalloc((void **)&dflags, SMID_SLOTS * sizeof(unsigned)));
-    /* Synchronous copies and memset: complete before they return. That matters because green
-     * streams never synchronise with the legacy default stream these would otherwise order
-     * against. */
+    /* Synchronous copies and memset, complete before they return: green streams never
+     * synchronise with the legacy default stream they would otherwise order against. */
     CUDA_CHECK(cudaMemcpy(dx, hx, vec_bytes, cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(da, ha, mat_bytes, cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(db, hb, mat_bytes, cudaMemcpyHostToDevice));
@@ -162,10 +151,9 @@ int main(int argc, char **argv)
     CUBLAS_CHECK(cublasSetMathMode(blas, CUBLAS_PEDANTIC_MATH));
 
     /* ---- Both workloads at once: enqueue both, then wait for both. ---- */
-    /* A cudart launch with a stream runs in the stream's context (cudart's kernels are
-     * context-independent since CUDA 12), so this kernel runs in green context A and on A's
-     * SMs only, although the primary context is the current one. The grid has blocks for
-     * every SM of the device; partition A's SMs take them all. */
+    /* A cudart launch runs in its stream's context (cudart's kernels are context-independent
+     * since CUDA 12): in green context A, on A's SMs only, though the primary context is
+     * current. The grid has blocks for every SM of the device; A's SMs take them all. */
     const float one = 1.0f, zero = 0.0f;
     fma_chain<<<8 * (int)dev.sm_count, 256, 0, raw(stream[0])>>>(dx, dy, n, iters, fa, fb, dflags);
     CUDA_CHECK(cudaGetLastError());
@@ -232,23 +220,16 @@ int main(int argc, char **argv)
      * release waits for its work; each object keeps what it was made from alive, so the
      * greenctx order is free). ---- */
     CUBLAS_CHECK(cublasDestroy(blas));
-    CUDA_CHECK(cudaFree(dx));
-    CUDA_CHECK(cudaFree(dy));
-    CUDA_CHECK(cudaFree(da));
-    CUDA_CHECK(cudaFree(db));
-    CUDA_CHECK(cudaFree(dc));
-    CUDA_CHECK(cudaFree(dflags));
+    void *device_buffers[] = {dx, dy, da, db, dc, dflags};
+    for (void *p : device_buffers)
+        CUDA_CHECK(cudaFree(p));
     for (int p = 0; p < 2; p++) {
         gctx_stream_release(stream[p]);
         gctx_context_release(ctx[p]);
         gctx_partition_release(parts[p]);
     }
     gctx_partition_release(device);
-    free(hx);
-    free(hy);
-    free(ha);
-    free(hb);
-    free(hc);
+    free(hx), free(hy), free(ha), free(hb), free(hc);
 
     printf("%s\n", failed ? "MISMATCH" : "OK");
     return failed ? 1 : 0;

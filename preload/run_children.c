@@ -1,23 +1,13 @@
-/*
- * What the programs a confined process starts get (docs/run.md, "Child processes").
- *
- * Until this process uses CUDA through the preload, nothing changes: LD_PRELOAD and the
- * GREENCTX_RUN_* variables pass on as they are, so confinement follows the program the user
- * named through the wrappers that start it (env, nice, timeout, shells, scripts), whichever
- * setenv the wrapper exports (bash has its own). Under GREENCTX_RUN_INHERIT=0, once it has
- * (run_release_children), every program it starts gets an environment without this library
- * in LD_PRELOAD and without GREENCTX_RUN_*:
- * - its environ is replaced by such a copy (what execv, execvp, execl, execlp, system, popen
- *   and the program's own posix_spawn(..., environ) pass on);
- * - the exec family and posix_spawn, exported here, clean the environment they are given (a
- *   copy taken earlier, as Python's os.environ is).
- * Every exec first writes this process's report part: an exec replaces the process without
- * running its atexit handlers.
+/* What the programs a confined process starts get (docs/run.md, "Child processes"). Until it
+ * uses CUDA, the variables pass on untouched, so confinement follows the program through
+ * wrappers (env, shells, scripts). Under GREENCTX_RUN_INHERIT=0, once it has, environ is
+ * replaced by a clean copy and the exec family and posix_spawn, exported here, clean the
+ * environment they are given (a copy taken earlier, as Python's os.environ is). Every exec
+ * first writes this process's report part: an exec runs no atexit handlers.
  *
  * The exec wrappers may run in a vfork child, which shares its parent's memory: they write
  * only their own stack (the environment they build is a variable-length array there) and call
- * no allocator. Not instrumented by sanitizers for the same reason (preload/CMakeLists.txt).
- */
+ * no allocator. Not instrumented by sanitizers for the same reason (preload/CMakeLists.txt). */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -57,8 +47,7 @@ __attribute__((constructor)) static void find_real_calls(void)
     *(void **)&real.spawnp = run_real_dlsym(RTLD_NEXT, "posix_spawnp");
 }
 
-/* Set once this process (or the one it was forked from) used CUDA under GREENCTX_RUN_INHERIT=0;
- * then this library as the loader knows it, to take out of LD_PRELOAD. */
+/* Set once this process (or its parent) used CUDA under GREENCTX_RUN_INHERIT=0: this library. */
 static atomic_int releasing;
 static char self_path[PATH_MAX];
 static dev_t self_dev;
@@ -76,8 +65,7 @@ static int is_self(const char *item, size_t len)
            (stat(path, &st) == 0 && st.st_dev == self_dev && st.st_ino == self_ino);
 }
 
-/* "LD_PRELOAD=" and the entries of `list` other than this library, into ld; 0 when none is
- * left (the variable is then dropped). The loader separates entries by ':' or ' '. */
+/* "LD_PRELOAD=" and `list` less this library (entries split by ':' or ' '); 0 when none left. */
 static int kept_preload(const char *list, char *ld)
 {
     static const char name[] = "LD_PRELOAD=";
@@ -97,8 +85,7 @@ static int kept_preload(const char *list, char *ld)
     return w != first;
 }
 
-/* How many entries envp has and how long its LD_PRELOAD entry is (with its NUL): the room
- * child_env needs. 0 and 1 while the children are not released (envp passes as it is). */
+/* The room child_env needs: envp's entries, and its LD_PRELOAD's size (0 and 1: not released). */
 static size_t child_env_size(char *const envp[], size_t *ld_size)
 {
     size_t n = 0;
@@ -111,8 +98,7 @@ static size_t child_env_size(char *const envp[], size_t *ld_size)
     return n;
 }
 
-/* envp as the next program gets it: once released, without GREENCTX_RUN_* and with this
- * library out of LD_PRELOAD, built in `list` and `ld` (sized by child_env_size). */
+/* envp as the next program gets it (once released: cleaned), in `list` and `ld`. */
 static char *const *child_env(char *const envp[], char **list, char *ld)
 {
     if (!atomic_load(&releasing))
@@ -159,8 +145,8 @@ void run_release_children(void)
     if (!list || !ld)
         run_die("out of memory while releasing the program's children (%s=0)",
                 GREENCTX_RUN_INHERIT);
-    /* Not setenv/unsetenv: a program may export its own (bash does). The old array is left
-     * as it is: another thread may be reading it. */
+    /* Not setenv/unsetenv: a program may export its own (bash does). The old array may be
+     * read by another thread: it is left as it is. */
     environ = (char **)child_env(environ, list, ld);
     int ld_kept = 0;
     for (char **e = environ; *e; e++)
@@ -169,11 +155,9 @@ void run_release_children(void)
         free(ld);
 }
 
-/* Across an exec the claims go with the program, which joins them with the same token
- * (children confined, the default): their descriptors, close-on-exec since the join, are
- * made inheritable for the exec, and close-on-exec again when it fails. Without this, a
- * process that was the claim's last holder would give it up by its exec, and the program it
- * becomes would be stopped, its claim gone. Released children get no claim. */
+/* Across an exec the claims go with the program, which joins them with the same token: their
+ * descriptors are made inheritable for the exec (close-on-exec again if it fails), or a last
+ * holder's exec would give the claim up under the program it becomes. */
 static void hand_claims_on(int on)
 {
     if (atomic_load(&releasing))
@@ -238,9 +222,8 @@ RUN_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *c
     EXEC_WITH_CLAIMS(real.execveat, dirfd, path, argv, env, flags);
 }
 
-/* posix_spawn does not replace this process: no report part to write. Its child gets the
- * claims' descriptors as a forked child that execs does (hand_claims_on), so it holds the
- * claim itself, not only joins it while its holders live. */
+/* posix_spawn replaces nothing: no report part. Its child gets the claims' descriptors as an
+ * exec does, so it holds the claim itself. */
 #define SPAWN_WITH_CLAIMS(fn, ...)                                                                \
     do {                                                                                           \
         if (!(fn))                                                                                 \

@@ -1,6 +1,5 @@
-/* The preload's variables: read and checked once, before main. The environment is left as
- * it is: a process that never uses CUDA (env, nice, a shell, a script's interpreter) passes
- * them on to the program it starts (run_children.c says what changes once one does). */
+/* The preload's variables, read and checked once before main and left in the environment: a
+ * process that never uses CUDA (env, a shell) passes them on (run_children.c). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,8 +98,7 @@ __attribute__((constructor)) static void run_config_load(void)
     /* Inherited by fork: a child that goes on to use CUDA writes its own part. */
     if (run_cfg.report_dir[0] && atexit(run_report_write_part) != 0)
         config_error("the report could not be registered to be written at exit");
-    /* Before the program's own handlers, so it runs after them: after the program's last
-     * work. */
+    /* Before the program's own handlers, so it runs after its last work. */
     if (run_cfg.claim[0] && atexit(run_claims_at_exit) != 0)
         config_error("the claims could not be registered to be given back at exit");
 }

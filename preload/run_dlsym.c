@@ -1,5 +1,4 @@
-/* The interposed dlsym: where cudart, torch and cuda-python find the driver's
- * cuGetProcAddress_v2 (and, for some names, other entry points). */
+/* The interposed dlsym: where cudart, torch and cuda-python find cuGetProcAddress_v2. */
 #include <dlfcn.h>
 #include <stdatomic.h>
 

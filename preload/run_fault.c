@@ -1,8 +1,6 @@
-/* A program whose context died of a sticky fault (an illegal address and its kin: every
- * later call of that context fails). Under MPS a fatal fault in one client reaches every
- * client of the server, so the fault may be another tenant's: the claims registry, which
- * saw who held which SMs and who died or faulted first, names it. The program's own error
- * and exit status pass through unchanged; this only adds one line on stderr. */
+/* A program whose context died of a sticky fault. Under MPS one client's fatal fault reaches
+ * every client, so it may be another tenant's: the claims registry names who faulted first.
+ * The program's error and exit status pass through; this adds one line on stderr. */
 #include <stdio.h>
 
 #include "run_preload.h"

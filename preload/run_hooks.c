@@ -1,7 +1,6 @@
-/* The wrapped driver calls: exported under the driver's names (programs linked with -lcuda
- * call them directly) and handed out by the wrapped cuGetProcAddress and dlsym. Everything
- * else the program calls goes to the driver untouched, so launches cost what they did (but a
- * guarded program's launches and waits: run_pace.c). */
+/* The wrapped driver calls: exported under the driver's names (-lcuda) and handed out by the
+ * wrapped cuGetProcAddress and dlsym. Everything else goes to the driver untouched, so
+ * launches cost what they did (a guarded program's aside: run_pace.c). */
 #include <string.h>
 
 #include "run_preload.h"
@@ -31,8 +30,7 @@ static cu_result refuse_context(CUcontext ctx, const char *call)
     return CU_ERROR_NOT_PERMITTED;
 }
 
-/* What binding `ctx` binds (push: cuCtxPushCurrent, else cuCtxSetCurrent): a device's green
- * context for its primary context, NULL or a green context as they are. */
+/* What binding `ctx` binds: a device's green context for its primary one, others as they are. */
 static cu_result bind(CUcontext ctx, int push)
 {
     enter();
@@ -50,9 +48,8 @@ static cu_result bind(CUcontext ctx, int push)
     return r;
 }
 
-/* What reading the current context gives (pop: cuCtxPopCurrent, else cuCtxGetCurrent): the
- * primary context where its green context is current, because cudart compares the current
- * context with the primary context it retained. */
+/* What reading the current context gives: the primary context where its green context is
+ * current, since cudart compares it with the primary context it retained. */
 static cu_result read_current(CUcontext *ctx, int pop)
 {
     enter();
@@ -98,8 +95,7 @@ RUN_EXPORT cu_result cuDevicePrimaryCtxRelease(cu_device dev)
     return r;
 }
 
-/* Resetting the primary context would pull it from under the green context (cudaDeviceReset
- * reaches here): the device is left as it is. */
+/* Resetting the primary context would pull it from under the green one: the device is left. */
 RUN_EXPORT cu_result cuDevicePrimaryCtxReset(cu_device dev)
 {
     static atomic_int warned;
@@ -152,8 +148,7 @@ RUN_EXPORT cu_result cuGreenCtxCreate(CUgreenCtx *ctx, void *desc, cu_device dev
     return refuse_create(&run_count.refused_green_ctx_create, "cuGreenCtxCreate");
 }
 
-/* The device the program is told the partition of: a confined one, unless
- * GREENCTX_RUN_DEVICE_SMS=physical. Counts the answer. */
+/* A device told its partition (not under GREENCTX_RUN_DEVICE_SMS=physical); counted. */
 static run_device *partition_shown(run_device *d)
 {
     if (!d || run_cfg.device_sms == RUN_DEVICE_SMS_PHYSICAL)
@@ -162,9 +157,7 @@ static run_device *partition_shown(run_device *d)
     return d;
 }
 
-/* cudart's cudaGetDeviceProperties and cudaDeviceGetAttribute read the SM count here, and so
- * do PyTorch, Triton, CuPy and the kernels that size a grid by it: a confined device says the
- * partition's count. */
+/* The SM count cudart, PyTorch, Triton and grid-sizing kernels read: the partition's. */
 RUN_EXPORT cu_result cuDeviceGetAttribute(int *value, int attribute, cu_device dev)
 {
     enter();
@@ -197,8 +190,7 @@ RUN_EXPORT cu_result cuCtxGetDevResource(CUcontext ctx, void *resource, int type
     return run.drv.ctx_resource(ctx, resource, type);
 }
 
-/* What cuGetProcAddress hands the program for `symbol` at `version` and `flags`, given what
- * the driver returned. */
+/* What cuGetProcAddress hands the program, given what the driver returned. */
 static void *hook_for_proc(const char *symbol, int version, unsigned long long flags,
                            void *driver_fn);
 

@@ -1,39 +1,12 @@
-/* The guard for programs that know nothing of it: greenctx run --class (docs/tenants.md, "The
- * guard").
+/* The guard for programs that know nothing of it: greenctx run --class. docs/tenants.md
+ * ("The guard") says how a best-effort program is paced (a cap on launches in flight and a
+ * duty cycle per 10 ms period, never starved) and how a latency program's steps are sampled.
  *
- * A best-effort program's contexts can't be resized under it, so its launches are held back
- * instead. A thread of the preload asks the claim's guard every 10 ms, and at once when a
- * latency tenant publishes its steps (gctx_claim_guard_wait, gctx_claim_guard), and
- * sets, per device, a cap on launches in flight (an event recorded after each launch, a wait
- * on the oldest while the ring holds the cap) and a duty cycle: in each 10 ms period it
- * launches for duty x 10 ms, then the launching thread waits for the work in flight and rests
- * until that busy time is the duty's share. A launch that comes a period or more after the
- * period began opens a new one only when the GPU rested meanwhile: while the period's work is
- * still running (kernels as long as a period, launched back to back), or when it ran until
- * the program's last wait for it (such a kernel, waited for before the next launch), the GPU
- * was busy, and the period ends with its rest. The time the guard let the launches go is no
- * period's: the next one opens when it holds them again. The duty is the share of its SMs a
- * cooperative claim keeps at the same level, so both modes walk the same trade curve, in time
- * instead of space. Never starved: one launch per period whatever the duty, and one in flight
- * whatever the cap.
- *
- * A latency program's steps are sampled: a step opens at its first launch after it last waited
- * for its work and closes when it waits again (cuStreamSynchronize, cuCtxSynchronize,
- * cuEventSynchronize); that host time, what the program sees of its step, goes to a ring
- * (run_steps.h) that the same thread hands to gctx_claim_report_step every 10 ms: the file it
- * writes stays off the program's threads. Steps past the ring's size in one period are
- * dropped, counted and said at exit.
- *
- * The async copies (cuMemcpyAsync, cuMemcpyDtoDAsync_v2 and their _ptsz and handed-out
- * variants) are launches here: a copy hog loads HBM through the context's SMs as a kernel does.
- *
- * The marker event goes on the stream the launch went to: a NULL stream is the per-thread
- * default stream when the program's launch function is the driver's per-thread one (its
- * _ptsz name, or what cuGetProcAddress handed out for it), the legacy one otherwise.
- *
- * The launches and the waits are wrapped only for a guarded program (cuGetProcAddress hands out
- * the driver's own functions otherwise); the names exported for programs linked with -lcuda
- * cost one atomic load (`active`) more than the driver's when nothing is paced or sampled. */
+ * Async copies count as launches: a copy hog loads HBM through the context's SMs as a kernel
+ * does. A launch's marker event goes on its own stream, a NULL one being the per-thread default
+ * stream when the program's launch function is the driver's per-thread one. The steps go to
+ * the claim from the pacer thread, never from the program's. An unguarded program is handed
+ * the driver's own functions; the exported names cost it one atomic load (`active`). */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -73,8 +46,8 @@ typedef cu_result (*copy_fn)(unsigned long long dst, unsigned long long src, siz
 typedef cu_result (*stream_fn)(CUstream stream);
 typedef cu_result (*void_fn)(void);
 
-/* One device's pace: what the guard allows now (written by the pacer thread), the ring (under
- * lock, taken only while paced) and the open step of a latency program. */
+/* One device's pace: what the guard allows (the pacer thread's), the ring (under lock, taken
+ * only while paced) and a latency program's open step. */
 typedef struct pace {
     gctx_claim *claim;          /* guarded: best-effort (paced) or latency (sampled); else NULL */
     int sampled;                /* a latency program: its steps are reported */
@@ -128,8 +101,7 @@ static void ask_guard(pace *p)
     unsigned duty = a.duty_permille ? a.duty_permille : 1000;
     atomic_store(&p->cap, a.max_outstanding);
     atomic_store(&p->duty, duty);
-    /* The launches it lets go are not counted in the period: the pace starts afresh when the
-     * guard holds them again, never resting for the busy time of the free ones. */
+    /* The pace starts afresh when the guard holds launches again: free time is never rested for. */
     if (!a.max_outstanding && duty >= 1000)
         atomic_store(&p->let_go, 1);
 }
@@ -142,8 +114,7 @@ static void report_steps(pace *p)
     p->steps_lost += run_steps_read(&p->steps, report_step, p->claim);
 }
 
-/* Until the next look is due: a period, or sooner when a latency tenant of a paced device
- * publishes (its burst is heard of at once; the first paced device's watch speaks for all). */
+/* A period, or less when a latency tenant publishes (the first paced device's watch). */
 static void wait_period(void)
 {
     for (unsigned i = 0; i < run.nb_devices; i++)
@@ -168,8 +139,7 @@ static void *pacer_main(void *arg)
     return NULL;
 }
 
-/* At exit, before the claims go back (run_claims_at_exit was registered before main, so runs
- * after this): the pacer ends, and nothing is held back any more. */
+/* At exit, before the claims go back (run_claims_at_exit, registered earlier, runs later). */
 static void stop_at_exit(void)
 {
     atomic_store(&active, 0);
@@ -200,8 +170,7 @@ static void forked_child(void)
     }
 }
 
-/* The legacy stream's functions: NULL is the legacy stream to ev.record, as to the driver's
- * exported names (flags 0 would leave that to the driver). */
+/* The legacy stream's functions: NULL is the legacy stream to ev.record, as to -lcuda's. */
 static void *driver_fn(const char *name)
 {
     void *fn = NULL;
@@ -249,8 +218,7 @@ static int guarded(void)
 
 /* ---- around a launch ---------------------------------------------------------------------- */
 
-/* The pace of the device whose context is current: where the launch goes (with one device
- * confined, every context the program may bind is its). */
+/* The pace of the device whose context is current: where the launch goes. */
 static pace *current_pace(void)
 {
     if (run.nb_devices == 1)
@@ -274,21 +242,15 @@ static int still_running(const pace *p)
     return p->count && ev.query(p->ring[(p->head + p->count - 1) % RING]) == NOT_READY;
 }
 
-/* Holds the launch back as the guard says (lock held; t0: the launch's call). Past the
- * period's duty, the work in flight finishes, and the GPU then rests for as long as keeps its
- * busy time (from the period's start to that finish: launches are asynchronous, so the work
- * may outlast the period) at the duty's share; the rest is cut short when the guard gives more
- * (a burst's end). A period's end opens the next one only once its work is done: while it
- * still runs, or when it ran until the program last waited for it (a kernel of a period or
- * more, waited for before the next launch, leaves nothing in flight) past the duty's share of
- * the time since the period began. At the cap, the oldest launch finishes first. */
+/* Holds the launch back as the guard says (lock held; t0: the launch's call): past the
+ * period's duty share, the work in flight finishes and the GPU rests until its busy time is
+ * that share; at the cap, the oldest launch finishes first. */
 static void hold(pace *p, unsigned cap, unsigned duty, long long t0)
 {
     int afresh = atomic_exchange(&p->let_go, 0); /* the period's launches went unheld */
     long long since = t0 - p->period_ns, now;
     int resting = !afresh && duty < 1000 && p->launched && since >= PERIOD_NS * duty / 1000;
-    /* Within the period, its work is taken to run until it is done (now at the earliest);
-     * past it, as long as some still runs, else until the program last waited for it. */
+    /* Past the period, its work ran as long as some still runs, else until the last wait. */
     int running = resting && (since < PERIOD_NS || still_running(p));
     long long end = running ? t0 : atomic_load(&p->waited_ns);
     if (resting && end - p->period_ns >= since * duty / 1000) {
@@ -332,8 +294,7 @@ static void open_step(pace *p)
         atomic_compare_exchange_strong(&p->step_ns, &none, clock_now_ns());
 }
 
-/* The launch or async copy `call` (the driver's, on stream), held back and marked as the
- * guard says. */
+/* The launch or async copy `call`, held back and marked as the guard says. */
 #define PACED_LAUNCH(stream, per_thread, call)                                                 \
     do {                                                                                       \
         pace *p_ = atomic_load_explicit(&active, memory_order_relaxed) ? current_pace() : NULL; \
@@ -346,7 +307,7 @@ static void open_step(pace *p)
         unsigned cap_ = atomic_load(&p_->cap), duty_ = atomic_load(&p_->duty);                 \
         if (!cap_ && duty_ >= 1000)                                                            \
             return call;                                                                       \
-        long long t0_ = clock_now_ns();                                                              \
+        long long t0_ = clock_now_ns();                                                        \
         /* Held across the call: a pageable copy may block the host meanwhile. */              \
         pthread_mutex_lock(&p_->lock);                                                         \
         hold(p_, cap_, duty_, t0_);                                                            \
@@ -357,8 +318,7 @@ static void open_step(pace *p)
         return r_;                                                                             \
     } while (0)
 
-/* After the program waited for its work: the open step, if any, closes; a paced program's
- * work ended now (the end of its period's busy time, when nothing of it is in flight). */
+/* After the program waited for its work: the open step closes; a paced program's work ended. */
 static cu_result waited(cu_result r)
 {
     if (!atomic_load_explicit(&active, memory_order_relaxed))
@@ -375,11 +335,8 @@ static cu_result waited(cu_result r)
 /* ---- the wrappers ------------------------------------------------------------------------ */
 
 /* Per call, its driver functions: [0] the exported name's, [1] the exported _ptsz name's,
- * [2] and [3] what cuGetProcAddress handed out (default stream legacy, per thread).
- * The async copies are there because a framework's device-to-device copy (torch's copy_,
- * cudaMemcpyAsync) reaches the driver as one of them. Memsets are not: frameworks fill tensors
- * with kernels (torch's zero_ and fill_, paced as such), and cuMemsetD8Async/D32Async would
- * need wrappers of their own (another prototype each) for no hog measured. */
+ * [2] and [3] what cuGetProcAddress handed out (default stream legacy, per thread). No memsets:
+ * frameworks fill tensors with kernels, and no memset hog was measured. */
 enum { LAUNCH, LAUNCH_EX, GRAPH_LAUNCH, COPY, COPY_DTOD, STREAM_SYNC, CTX_SYNC, EVENT_SYNC,
        NB_CALLS };
 /* cuGetProcAddress's base names; the exported names add `exported_as` (then _ptsz). */
@@ -389,8 +346,7 @@ static const char *const names[NB_CALLS] = {
 static const char *const exported_as[NB_CALLS] = {[COPY_DTOD] = "_v2"};
 static _Atomic(void *) real[NB_CALLS][4];
 
-/* The driver function behind an exported name (v 0 or 1: its _ptsz name), found at its first
- * call through the driver's cuGetProcAddress, as the driver's own export would be. */
+/* The driver function behind an exported name (v 1: _ptsz), found at its first call. */
 static void *exported_real(int call, int v)
 {
     void *fn = atomic_load_explicit(&real[call][v], memory_order_relaxed);
@@ -415,8 +371,7 @@ static void *exported_real(int call, int v)
     {                                                                                          \
         PACED_LAUNCH(stream, (v) & 1, REAL(call, v, copy_fn)(dst, src, bytes, stream));        \
     }
-/* The wrappers of variant v, each the driver's name and `suffix`; `kind` says how each is
- * declared. The calls of a stream: */
+/* The wrappers of variant v, named the driver's name and `suffix`, declared `kind`: */
 #define STREAM_WRAPPERS(kind, suffix, v)                                                       \
     kind cuLaunchKernel##suffix(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,   \
                                 unsigned by, unsigned bz, unsigned shmem, CUstream stream,     \
@@ -450,8 +405,8 @@ static void *exported_real(int call, int v)
         return waited(REAL(EVENT_SYNC, v, event_fn)(event));                                   \
     }
 
-/* Exported: a program linked with -lcuda calls them by name (cuda.h's _ptsz names under
- * --default-stream per-thread). Handed out by cuGetProcAddress: _legacy and _per_thread. */
+/* Exported (-lcuda calls them by name; _ptsz under --default-stream per-thread) and handed out
+ * by cuGetProcAddress (_legacy, _per_thread). */
 #define EXPORTED RUN_EXPORT cu_result
 #define HANDED static cu_result
 STREAM_WRAPPERS(EXPORTED, , 0)
@@ -476,8 +431,7 @@ static void *const wrappers[NB_CALLS][4] = {
 };
 #undef WRAPPERS
 
-/* The call an exported name (`exported`), or else a cuGetProcAddress base name, is; *v: 1 for
- * a _ptsz name. */
+/* The call of an exported name (`exported`) or cuGetProcAddress base name; *v 1: _ptsz. */
 static int call_of(const char *name, int exported, int *v)
 {
     for (int call = 0; call < NB_CALLS; call++) {
@@ -507,8 +461,7 @@ void *run_pace_hook_for_proc(const char *symbol, int version, unsigned long long
     /* Below 3.2 cuMemcpyDtoDAsync is the 32-bit-pointer function, not the one wrapped. */
     if (call < 0 || v || (call == COPY_DTOD && version < 3020) || !guarded())
         return NULL;
-    /* Flags 0 leave the default stream to the driver: which one a NULL stream is, by what it
-     * handed out (a call of no stream is the same function in both). */
+    /* Flags 0 leave the default stream to the driver: what it handed out tells which. */
     void *per_thread = NULL;
     if (!flags)
         run.drv.getproc(symbol, &per_thread, version, PER_THREAD_FLAG, NULL);

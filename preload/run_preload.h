@@ -1,22 +1,9 @@
-/*
- * The preload of `greenctx run` (libgreenctx_preload.so), shared by its files. docs/run.md
- * says how it works; in short:
- *
- * - cudart (shared or static), cuda-python and torch find the driver with dlopen and one
- *   dlsym of cuGetProcAddress_v2, then get every entry point through it. The preload exports
- *   dlsym (run_dlsym.c), so that lookup returns its own cuGetProcAddress, which hands out
- *   wrappers for the few calls that bind or return contexts, and for those that tell a
- *   device's SM count (run_hooks.c). Programs linked
- *   with -lcuda reach the same wrappers through the cu* names the preload exports.
- * - Before the program's first bind, every device it may use gets a green context made with
- *   the greenctx library (run_setup.c); binds of a device's primary context go to that green
- *   context, on every thread, and the program is shown the primary context where it reads the
- *   current context back. Kernel launches, streams and graphs are not wrapped for that: they
- *   run in the current context, which is the green one. Under --class (the guard), the
- *   launches and waits of that program are (run_pace.c).
- * - What cannot be confined is refused (cuCtxCreate, cuGreenCtxCreate, a context of no
- *   confined device: CUDA_ERROR_NOT_PERMITTED) or stops the program with exit status 125
- *   before it runs a kernel (no driver, a request the device can't give, a bad variable).
+/* The preload of `greenctx run` (libgreenctx_preload.so), shared by its files; docs/run.md says
+ * how it works. Programs find the driver's entry points through cuGetProcAddress (reached by
+ * the dlsym the preload exports) or the cu* names it exports; both hand out its wrappers of
+ * the calls that bind, return or size contexts (run_hooks.c), which bind each confined
+ * device's green context (run_setup.c) in place of its primary one. What can't be confined is
+ * refused, or the program stops with exit status 125 before it runs a kernel.
  *
  * Its globals, one line each: the file that writes it (any file may read them).
  *   run_cfg               run_config.c: its constructor, before main; never after
@@ -31,8 +18,7 @@
  *   thread_seen           run_hooks.c: this thread counted (thread-local)
  *   paces, active, ev     run_pace.c: its start (once) and the pacer thread; the rings under
  *                         each pace's lock
- *   warned, reported      the function they are static in: a warning's once-flag
- */
+ *   warned, reported      the function they are static in: a warning's once-flag */
 #ifndef GREENCTX_RUN_PRELOAD_H
 #define GREENCTX_RUN_PRELOAD_H
 
@@ -42,8 +28,7 @@
 #include "greenctx.h"
 #include "run_session.h"
 
-/* The driver ABI of the calls the preload wraps, declared here as cuda.h declares them (the
- * library's src/cuda_abi.h holds only what the library itself calls). */
+/* The driver ABI of the calls the preload wraps, as cuda.h declares them. */
 typedef int cu_result;
 typedef int cu_device;
 enum { CU_OK = 0, CU_ERROR_INVALID_VALUE = 1, CU_ERROR_NOT_PERMITTED = 800 };
@@ -139,30 +124,25 @@ typedef struct run_counters {
 
 extern run_counters run_count; /* written by run_hooks.c only */
 
-/* Makes every confined device's green context, once; stops the program when it can't. Cheap
- * after the first call. */
+/* Makes every confined device's green context, once, or stops the program. Cheap after. */
 void run_setup(void);
 /* 1 once run_setup has made the confinement. */
 int run_setup_done(void);
-/* At exit (a normal one: exit or returning from main): reports a context that died of a
- * fault (run_fault_check_at_exit), then gives the claims back, so the registry records the
- * tenant as ended, not as died. A tenant killed or ending in _exit is found dead instead. */
+/* At a normal exit: reports a context that died of a fault, then gives the claims back, so the
+ * registry records the tenant as ended, not died (a killed one is found dead). */
 void run_claims_at_exit(void);
-/* The SM count the program is shown for device d: the partition's, or the whole device's
- * under GREENCTX_RUN_DEVICE_SMS=physical. */
+/* The SM count the program is shown: the partition's, or the device's (physical). */
 unsigned run_device_sms_shown(const run_device *d);
 /* The device whose primary or green context `ctx` is, or NULL. */
 run_device *run_device_of_context(CUcontext ctx);
 run_device *run_device_of_cu_device(cu_device dev);
 
-/* Writes "greenctx run: MESSAGE" and why the program stops, and exits with status 125
- * without running atexit handlers (the program's own would touch a half-made state). */
+/* "greenctx run: MESSAGE", then exit 125 without atexit handlers (state is half-made). */
 _Noreturn void run_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Once per `flag`: "greenctx run: MESSAGE" on stderr (refused calls). */
 void run_warn_once(atomic_int *flag, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Nonzero while the preload itself calls into greenctx or the driver: its dlsym calls (the
- * library loading the driver) must reach the C library's dlsym, not the interposer. */
+/* Nonzero while the preload calls greenctx or the driver: dlsym reaches the C library's then. */
 extern _Thread_local int run_inside; /* run_setup.c, run_fault.c */
 
 /* ---- run_dlsym.c -------------------------------------------------------------------------- */
@@ -172,48 +152,34 @@ void *run_real_dlsym(void *handle, const char *name);
 
 /* ---- run_hooks.c -------------------------------------------------------------------------- */
 
-/* The wrapper the preload hands out for an exported driver name (dlsym, "cuCtxSetCurrent",
- * "cuCtxPushCurrent_v2", ...), or NULL when the name is not wrapped. */
+/* The wrapper for an exported driver name ("cuCtxSetCurrent", ...), or NULL. */
 void *run_hook_for_symbol(const char *name);
 
 /* ---- run_pace.c: the guard of greenctx run --class ---------------------------------------- */
 
-/* The wrapper of a launch or a wait (cuLaunchKernel, cuLaunchKernelEx, cuGraphLaunch, the
- * async copies cuMemcpyAsync and cuMemcpyDtoDAsync_v2, their _ptsz names,
- * cuStreamSynchronize[_ptsz], cuCtxSynchronize, cuEventSynchronize) for a guarded
- * program (best-effort: paced; latency: its steps sampled), or NULL. */
+/* The wrapper of a launch, copy or wait for a guarded program, or NULL. */
 void *run_pace_hook_for_symbol(const char *name);
-/* The same for cuGetProcAddress's base name, remembering the driver's function (version and
- * flags as the program asked; whether a NULL stream is the per-thread default stream, by
- * what the driver handed out). */
+/* The same for cuGetProcAddress's base name, remembering the driver's function. */
 void *run_pace_hook_for_proc(const char *symbol, int version, unsigned long long flags,
                              void *driver_fn);
 
 /* ---- run_fault.c: a context that died of a sticky fault ----------------------------------- */
 
-/* When `result` (what a driver call on device d returned; d may be NULL) is a sticky fault
- * (700 and its kin: the context is dead), records it in the claims registry
- * (gctx_claim_report_fault) and prints its line on stderr, once per process. The program's
- * own result is never changed. */
+/* A sticky fault in `result` (d may be NULL): recorded in the registry and said, once. */
 void run_fault_seen(run_device *d, cu_result result);
-/* Asks each claimed device's context whether it died (cuStreamQuery of the claim's stream),
- * as above. */
+/* Asks each claimed device's context whether it died, as above. */
 void run_fault_check_at_exit(void);
 
 /* ---- run_report.c ------------------------------------------------------------------------- */
 
-/* With GREENCTX_RUN_REPORT_DIR: called as this process starts using CUDA, creates its part's
- * NAME.started (stops the program when it can't: its work would be missing from the report). */
+/* With GREENCTX_RUN_REPORT_DIR, at first CUDA use: NAME.started, or the program stops. */
 void run_report_started(void);
-/* Writes this process's part (NAME.part) if it started one: at exit (registered before main,
- * inherited by fork) and before an exec replaces the process. Nothing in other processes. */
+/* Writes this process's part if it started one: at exit and before an exec. */
 void run_report_write_part(void);
 
 /* ---- run_children.c ----------------------------------------------------------------------- */
 
-/* Under GREENCTX_RUN_INHERIT=0, called as this process starts using CUDA: from then on the
- * programs it starts get an environment without this library in LD_PRELOAD and without the
- * GREENCTX_RUN_* variables. */
+/* Under GREENCTX_RUN_INHERIT=0, at first CUDA use: the programs it starts are not confined. */
 void run_release_children(void);
 
 #endif

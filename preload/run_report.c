@@ -1,7 +1,6 @@
-/* --report FILE.json: each process that uses CUDA writes what was confined and what it did
- * with it, as its own part in GREENCTX_RUN_REPORT_DIR; the tool merges the parts
- * (tools/run_report_merge.c). A part is announced (NAME.started) before the process can launch
- * anything, so that one never written (the process was killed, called _exit) is known. */
+/* --report FILE.json: each process that uses CUDA writes its own part in
+ * GREENCTX_RUN_REPORT_DIR for the tool to merge. A part is announced (NAME.started) before the
+ * process can launch anything, so that one never written (killed, _exit) is known. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -41,8 +40,7 @@ static void device_json(FILE *f, const run_device *d)
     fputc('}', f);
 }
 
-/* This process's part, "" until it starts using CUDA; part_pid tells a forked copy (which
- * writes nothing) from the process itself. */
+/* This process's part, "" until it uses CUDA; part_pid: a forked copy writes nothing. */
 static char part[sizeof run_cfg.report_dir + 64];
 static long part_pid;
 

@@ -1,6 +1,5 @@
-/* The confinement: at the program's first CUDA lookup or call, every device it may use gets
- * a green context (greenctx's planner and splits, the request of GREENCTX_RUN_SMS), before the
- * program can bind anything. */
+/* The confinement: at the program's first CUDA lookup or call, every device it may use gets a
+ * green context, before the program can bind anything. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -60,8 +59,7 @@ static void *entry_point(const char *name, int version)
     return fn;
 }
 
-/* The library loads the driver (GREENCTX_CUDA_LIBRARY or libcuda.so.1); the preload takes
- * the entry points its wrappers forward to from the same file. */
+/* The wrappers forward to the driver file the library loaded. */
 static void load_driver(void)
 {
     if (gctx_init() != GCTX_SUCCESS)
@@ -114,10 +112,8 @@ int run_claim_fd_intact(const run_device *d)
            st.st_ino == m->claim_ino;
 }
 
-/* The device's green context: on the claim greenctx run took before the program started
- * (exactly its SMs, so two runs never share SMs), or without one (--shared) the planner's
- * split. A program that can't have it would run on SMs another tenant may hold: it is
- * stopped. */
+/* The device's green context on exactly the claim's SMs (--shared: the planner's split). A
+ * program that can't have it would run on SMs another tenant may hold: it is stopped. */
 static void confine(run_device *d, const run_session_request *req, const run_session *session,
                     unsigned i)
 {
@@ -126,8 +122,7 @@ static void confine(run_device *d, const run_session_request *req, const run_ses
     if (run_session_join(req, session, i, &d->joined, why, sizeof why) != GCTX_SUCCESS)
         run_die("%s=%s: %s", GREENCTX_RUN_SMS, run_cfg.sms, why);
     cu_result r = run.drv.device_get(&d->cu_device, ordinal);
-    /* A reference the preload holds for the life of the process: the handle the program
-     * binds stays the one recognised here. */
+    /* Held for the life of the process: the handle the program binds stays recognised. */
     if (r == CU_OK)
         r = run.drv.retain(&d->primary, d->cu_device);
     if (r != CU_OK)
@@ -153,8 +148,7 @@ static void setup(void)
         run_die("%s is not set: the preload was loaded without a request (use greenctx run "
                 "--sms COUNT -- CMD)",
                 GREENCTX_RUN_SMS);
-    /* From here this process uses CUDA: its work belongs in the report, and under
-     * --no-inherit its own children are the ones released. */
+    /* From here this process uses CUDA: its work is reported, its children released. */
     run_report_started();
     if (!run_cfg.inherit)
         run_release_children();
@@ -178,16 +172,14 @@ static void setup(void)
 
 void run_claims_at_exit(void)
 {
-    /* A child that forked from the program shares its claims: only the process the preload
-     * started in gives them back. */
+    /* A forked child shares the claims: only the process the preload started in gives them back. */
     if (!run_setup_done() || (long)getpid() != run_cfg.pid)
         return;
     run_fault_check_at_exit();
     run_inside++;
-    /* The green contexts stay: threads still running may bind them until the process is
-     * gone. Only the claim goes back, once the work on its context is done (the release
-     * waits for it). A claim whose descriptor the program closed (closefrom) was no longer
-     * held: said, as its SMs may have been another tenant's meanwhile. */
+    /* The green contexts stay: running threads may bind them until the process is gone. The
+     * claim goes back once its context's work is done; one whose descriptor the program
+     * closed is said, as its SMs may have been another tenant's meanwhile. */
     for (unsigned i = 0; i < run.nb_devices; i++) {
         run_device *d = &run.devices[i];
         char token[1024];

@@ -1,5 +1,4 @@
-/* A latency program's closed steps, from its threads (any number, each at a wait) to the
- * preload's thread (one reader, every 10 ms): preload/run_pace.c. */
+/* A latency program's closed steps, from any of its threads to the pacer thread (run_pace.c). */
 #ifndef GREENCTX_RUN_STEPS_H
 #define GREENCTX_RUN_STEPS_H
 
@@ -16,15 +15,13 @@ typedef struct run_steps {
     atomic_ulong lost; /* steps dropped since the last read: the ring held RUN_STEPS unread */
 } run_steps;
 
-/* A writer's step: a ticket, then the step in its slot. A ring full of unread steps drops
- * this one and counts it (never overwrites an unread one). */
+/* A writer's step: a ticket, then its slot; a ring full of unread steps counts it, dropped. */
 unsigned run_steps_claim(run_steps *r, int *full);
 void run_steps_publish(run_steps *r, unsigned ticket, float ms);
 void run_steps_put(run_steps *r, float ms);
 
-/* The reader: report(ms, arg) for each step written since the last read, in ticket order,
- * stopping at the first ticket taken and not yet written (read next time, as are those after
- * it). Returns how many steps were dropped since the last read. */
+/* The reader: report(ms, arg) for each step written since the last read, in ticket order, up
+ * to the first one not yet written. Returns how many were dropped since the last read. */
 unsigned long run_steps_read(run_steps *r, void (*report)(float ms, void *arg), void *arg);
 
 #endif

@@ -1,15 +1,10 @@
 #!/bin/sh
-# scripts/build_wheel.sh [OUTDIR]: builds the package's sdist, then its wheel from that sdist
-# (so the sdist is proved to build the same thing, and the wheel owes nothing to this tree's
-# build directories), into OUTDIR (default dist/), and checks the wheel with auditwheel:
-# tagged py3-none-manylinux_X_Y_<arch>, and consistent with that tag (every bundled ELF file
-# needs only libraries and glibc symbol versions the manylinux policy allows).
-#
-# The native files are built by zig cc against glibc 2.17's symbols (setup.py), so the tag is
-# that baseline (manylinux_2_17, with its manylinux2014 alias), whatever this machine's glibc.
-#
-# Python: $PYTHON (default python3). Its environment needs build, auditwheel, ziglang and
-# setuptools 77+; without them they are installed from PyPI into OUTDIR/.venv first.
+# scripts/build_wheel.sh [OUTDIR]: builds the sdist, then the wheel from that sdist (so the
+# sdist is proved to build it, owing nothing to this tree's build directories), into OUTDIR
+# (default dist/), and checks with auditwheel that the wheel's py3-none-manylinux tag holds for
+# every bundled ELF file. zig cc builds against glibc 2.17's symbols (setup.py), so the tag is
+# manylinux_2_17 whatever this machine's glibc. $PYTHON (default python3) needs build,
+# auditwheel, ziglang and setuptools 77+, else they are installed into OUTDIR/.venv first.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/dist}

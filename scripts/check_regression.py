@@ -6,19 +6,14 @@ baseline.json).
     check_regression.py --run TOOL [--library LIBGREENCTX] [--out DIR] [--baseline FILE]
     either with --write-baseline FILE: the baseline again, with this run's ratios
 
-BENCH.json is `greenctx bench overhead --json`'s document, COMPARE.txt the output of
-bench/compare/run_all.py (its JSON lines are read). Each figure of the baseline is measured as
-greenctx's p50 and p99 beside its twin's (the same work by hand, or cuda.core): their ratio
-(p50 over p50) more than the baseline's `tolerance` above the ratio recorded is a regression.
-Ratios, not times: a slower or faster machine moves both sides. The issue's targets are
-reported as met or not met, and fail nothing: over every rep, and for the host-time rows
-that give them also over their quiet reps (bench/bench_pin.h: those whose host check right
-before read within a tenth of the row's fastest, on a CPU core no other guest was using).
-
---run runs `TOOL bench overhead --quick --json`, and bench/compare/run_all.py where this Python
-imports cuda.core and --library names libgreenctx.so; it keeps their outputs in --out
-($GREENCTX_GPU_OUT, else a temporary folder) and checks them. On the simulated driver, whose
-timings mean nothing, or with no driver at all it skips (exit 77) and says why.
+BENCH.json is `greenctx bench overhead --json`'s document, COMPARE.txt bench/compare/run_all.py's
+output (its JSON lines). Each figure is greenctx's p50 over its twin's (the same work by hand, or
+cuda.core): ratios, not times, since a slower or faster machine moves both sides. A ratio more
+than the baseline's `tolerance` above the one recorded is a regression. The issue's targets are
+reported as met or not, over every rep and over the quiet reps where a row has them
+(bench/bench_pin.h), and fail nothing. --run runs the quick bench (and run_all.py where cuda.core
+imports and --library is given), keeps their outputs in --out ($GREENCTX_GPU_OUT, else a
+temporary folder) and checks them; on the simulated driver or with no driver it skips.
 
 Exit: 0 no regression; 1 a ratio regressed; 2 an input lacks a figure the baseline names, or
 cannot be read; 77 skipped (--run).

@@ -1,25 +1,14 @@
 #!/usr/bin/env bash
 # scripts/gpu_call.sh PART...: one call of a GPU machine, from the repository root. Each part's
-# log (PART.log), JSON and SVG come back packed in $OUT/PART.tar.gz (the device tool brings back
-# at most 8 files); $OUT/summary.txt gets the GPUs, the sources' hash (scripts/tree_hash.sh: the
-# copy's .git may be older than its files) and each part's exit status and last lines. Parts,
-# in the order given:
-#   test      make test-gpu: ctest -L driver on build-gpu, against the real driver
-#             (SKIP_TESTS, a ctest regex, leaves some out when device time is short)
-#   bench     make bench-gpu: ctest -L bench_gpu (the regression check, elastic.py --quick,
-#             the run sweep and targets, the tenants bench's loose targets)
-#   examples  the CUDA examples (examples.*: two_partitions; nccl_overlap on two GPUs) in
-#             build-gpu-examples, with nvcc, cuBLAS and NCCL
-#   overlap   bench/compare/overlap.py --json on two GPUs (WORLD=1: the one-GPU smoke run;
-#             PyTorch with NCCL), the document in overlap.json, progress in overlap.log
-#   tenants   bench/compare/tenants.py: the fma and read pairs' arms and both fault arms
-#             (PyTorch; it starts and quits its own MPS daemon), JSON lines in tenants.json
-#   elastic   bench/compare/elastic.py on each trace of $TRACES (onoff stationary), --quick
-#             unless QUICK=0 (PyTorch; its own MPS daemon): elastic-TRACE.json, the table in
-#             elastic-TRACE.txt
-#   compare   bench/compare/run_all.py --json: greenctx beside cuda.core and torch
-#   triton    a persistent Triton matmul (grid = the SM count told) under greenctx run
-#             --sms 16 and 64: 64 should be more than 2.5x faster
+# log, JSON and SVG come back packed in $OUT/PART.tar.gz (the device tool brings back at most 8
+# files); $OUT/summary.txt gets the GPUs, the sources' hash (scripts/tree_hash.sh: the copy's
+# .git may be older than its files) and each part's exit status and last lines. Parts (run_part
+# below): test (make test-gpu; SKIP_TESTS, a ctest regex, leaves some out), bench (make
+# bench-gpu), examples (the CUDA examples, with nvcc, cuBLAS and NCCL), overlap
+# (bench/compare/overlap.py on two GPUs; WORLD=1: the one-GPU smoke run), tenants and elastic
+# (PyTorch, their own MPS daemon; elastic on each of $TRACES, --quick unless QUICK=0), compare
+# (bench/compare/run_all.py), triton (a persistent matmul under greenctx run --sms 16 and 64:
+# 64 should be more than 2.5x faster).
 # e.g. OUT=$OUT scripts/gpu_call.sh test bench
 set -uo pipefail
 mkdir -p "${OUT:?set OUT to the folder that comes back}"

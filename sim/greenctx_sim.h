@@ -1,17 +1,9 @@
-/*
- * SPDX-License-Identifier: Apache-2.0
- * Test API of the simulated CUDA driver (libgreenctx_sim.so). Tests dlsym these names from the
- * same handle they load the driver with. Every function is thread-safe.
- *
- * Installed beside greenctx.h; the driver itself is <libdir>/greenctx/libgreenctx_sim.so. A
- * program's own tests point the library at it (GREENCTX_CUDA_LIBRARY=<that path>, devices in
- * GREENCTX_SIM_DEVICES, e.g. "h200,a100", the driver version in GREENCTX_SIM_DRIVER_VERSION),
- * then check what a real GPU can't show them cheaply:
- *
- *   void *sim = dlopen(getenv("GREENCTX_CUDA_LIBRARY"), RTLD_NOW | RTLD_NOLOAD);
- *   int (*live)(const char *) = (int (*)(const char *))dlsym(sim, "gctxsim_live_objects");
- *   assert(live("all") == 0);   // nothing leaked after the code under test released it all
- */
+/* SPDX-License-Identifier: Apache-2.0
+ * Test API of the simulated CUDA driver (libgreenctx_sim.so, installed in <libdir>/greenctx/).
+ * A program's tests point the library at it (GREENCTX_CUDA_LIBRARY, GREENCTX_SIM_DEVICES such
+ * as "h200,a100", GREENCTX_SIM_DRIVER_VERSION) and dlsym these names from the same handle
+ * (dlopen with RTLD_NOLOAD), to check what a real GPU can't show cheaply, such as
+ * gctxsim_live_objects("all") == 0 once everything was released. Every function is thread-safe. */
 #ifndef GREENCTX_SIM_H
 #define GREENCTX_SIM_H
 
@@ -50,15 +42,13 @@ GCTXSIM_API int gctxsim_green_ctx_sm_ids(CUgreenCtx ctx, unsigned *ids, int capa
  * whose green context was destroyed, or a default stream with no current context. */
 GCTXSIM_API int gctxsim_stream_sm_ids(CUstream stream, unsigned *ids, int capacity);
 
-/* Co-residency of the last kernel launch that ran (cuLaunchKernel or
- * cuLaunchCooperativeKernel, any thread): `blocks` gets its grid's blocks and `resident` how
- * many of them its context's SMs hold at once (SMs x blocks per SM; an SM holds what fits in
- * 228 KB of shared memory, 2,048 threads and 32 blocks, as on Hopper). A persistent kernel
- * whose blocks wait for each other (a grid barrier) never completes when blocks > resident:
- * on a GPU it hangs; here the test asks. A cooperative launch that large fails with
- * CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE (720) and does not count as run; so does
- * cuOccupancyMaxActiveBlocksPerMultiprocessor answer per SM. Returns 0, or -1 when no launch
- * ran since load or the last reset. */
+/* Co-residency of the last kernel launch that ran (cuLaunchKernel or cuLaunchCooperativeKernel,
+ * any thread): its grid's `blocks`, and how many of them its context's SMs hold at once
+ * (`resident`; an SM holds what fits in 228 KB of shared memory, 2,048 threads and 32 blocks,
+ * as on Hopper). A persistent kernel with a grid barrier hangs on a GPU when blocks > resident;
+ * here the test asks. A cooperative launch that large fails with
+ * CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE and does not count; cuOccupancy... answers the
+ * same per SM. 0, or -1 when none ran since load or the last reset. */
 GCTXSIM_API int gctxsim_last_launch(unsigned long long *blocks, unsigned long long *resident);
 
 /* What a stream's cuStreamWaitEvent calls waited for: for each, the stream its event had last
@@ -73,9 +63,8 @@ GCTXSIM_API long gctxsim_calls(const char *symbol);
 
 /* cuLaunchKernel or cuEventRecord calls on a default stream since load or the last reset, by
  * which: CU_STREAM_LEGACY ((CUstream)1: NULL through the legacy entry points, or that handle)
- * or CU_STREAM_PER_THREAD ((CUstream)2: NULL through the _ptsz ones that cuGetProcAddress
- * hands out for the per-thread flag, or that handle); -1 for another symbol or handle. What a
- * wrapper of launches must keep: its own calls on the stream its caller's launch went to. */
+ * or CU_STREAM_PER_THREAD ((CUstream)2: NULL through the _ptsz ones, or that handle); -1 for
+ * another symbol or handle. A wrapper of launches must keep its caller's stream. */
 GCTXSIM_API long gctxsim_default_stream_calls(const char *symbol, CUstream which);
 
 /* Why the simulator refused the configuration the environment asked for (an unknown model in
@@ -84,8 +73,7 @@ GCTXSIM_API long gctxsim_default_stream_calls(const char *symbol, CUstream which
  * CUDA_ERROR_INVALID_VALUE. NULL when the configuration is valid. */
 GCTXSIM_API const char *gctxsim_config_error(void);
 
-/* The models GREENCTX_SIM_DEVICES takes, space-separated ("h200 h100 a100 l4 b200"), for
- * tools and bindings that offer or check them without a copy of the list. Static storage. */
+/* The models GREENCTX_SIM_DEVICES takes, space-separated ("h200 h100 ..."). Static storage. */
 GCTXSIM_API const char *gctxsim_models(void);
 
 /* Destroys every object, forgets every handle and resource made so far (they become invalid),
@@ -94,11 +82,9 @@ GCTXSIM_API const char *gctxsim_models(void);
  * stays initialised if cuInit had succeeded and the new device list is valid. */
 GCTXSIM_API void gctxsim_reset(void);
 
-/* Calls fn(arg) at every call of `symbol` from now on, before the call has any effect (one
- * hook at a time; fn NULL clears it, as gctxsim_reset does). fn runs under the simulator's
- * lock: it may look at the process (a file, a counter) but must not call the driver. What a
- * test sees then is the order: say, whether a claim file still exists when its release
- * waits for the claim's context. 0, or -1 for an unknown symbol. */
+/* Calls fn(arg) at every call of `symbol` from now on, before the call has any effect (one hook
+ * at a time; fn NULL or gctxsim_reset clears it). fn runs under the simulator's lock: it may
+ * look at the process but must not call the driver. 0, or -1 for an unknown symbol. */
 GCTXSIM_API int gctxsim_on_call(const char *symbol, void (*fn)(void *arg), void *arg);
 
 /* Makes the n-th call of `symbol` from now on (n >= 1; the next call is 1) fail with `code`
@@ -106,13 +92,11 @@ GCTXSIM_API int gctxsim_on_call(const char *symbol, void (*fn)(void *arg), void 
  * fault, including those from GREENCTX_SIM_FAIL. */
 GCTXSIM_API void gctxsim_fail_after(const char *symbol, int n, int code);
 
-/* The device faults now, as after a kernel's illegal address: every later call of the process
- * returns code, but those that need no context (cuInit, cuDriverGetVersion, cuGetProcAddress,
- * cuGetErrorName, cuDeviceGet, cuDeviceGetCount, cuDeviceGetName, cuDeviceGetAttribute);
- * destroys fail too, so the driver objects stay live. code is one of cuda.h's sticky errors
- * (700, 702, 710, 714 to 719, 721; 700 for any other). An injected fault (gctxsim_fail_after,
- * GREENCTX_SIM_FAIL) with a sticky code does the same once it fires. Cleared by
- * gctxsim_fail_after(NULL, 0, 0) and gctxsim_reset. */
+/* The device faults now, as after a kernel's illegal address: every later call returns code,
+ * but those that need no context (cuInit, cuDriverGetVersion, cuGetProcAddress, cuGetErrorName,
+ * cuDeviceGet*); destroys fail too, so objects stay live. code: 700, 702, 710, 714 to 719 or
+ * 721 (700 for any other). An injected fault with a sticky code does the same once it fires.
+ * Cleared by gctxsim_fail_after(NULL, 0, 0) and gctxsim_reset. */
 GCTXSIM_API void gctxsim_sticky_fault(int code);
 
 /* Kernels the simulator runs as a cost model (a benchmark's, a program's own tests'): what one
@@ -125,13 +109,11 @@ typedef struct gctxsim_work {
 typedef gctxsim_work (*gctxsim_work_fn)(void **params, unsigned long long blocks, void *user);
 
 /* Registers kernel `entry` with its model. cuModuleLoadData then accepts an image that defines
- * a registered entry (".entry NAME("), and cuModuleGetFunction finds in it every registered
- * entry; a launch computes nothing and advances its stream's clock (what events record) by a
- * launch's 3 us, then the larger of the bytes at 60 GB/s per SM (3.9 TB/s at most) and the
- * FLOPs at 0.15 TFLOP/s per SM, on the SMs of the stream's context. Registering a name again
- * replaces its model; work == NULL removes it (its functions then fail to launch with
- * CUDA_ERROR_INVALID_HANDLE). Kept across gctxsim_reset. Returns 0, or -1 for a NULL or empty
- * entry, a name over 63 bytes, or a full table (32 models). */
+ * it (".entry NAME("), and a launch advances its stream's clock (what events record) by 3 us,
+ * then the larger of the bytes at 60 GB/s per SM (3.9 TB/s at most) and the FLOPs at 0.15
+ * TFLOP/s per SM of the stream's context. Registering a name again replaces its model; NULL
+ * removes it (its functions then fail to launch). Kept across gctxsim_reset. 0, or -1 for a
+ * NULL, empty or over-63-byte entry, or a full table (32 models). */
 GCTXSIM_API int gctxsim_kernel_model(const char *entry, gctxsim_work_fn work, void *user);
 
 #ifdef __cplusplus

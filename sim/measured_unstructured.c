@@ -1,11 +1,9 @@
-/*
- * Split-by-count of an unstructured SM resource (the resource of a green context made from a
+/* Split-by-count of an unstructured SM resource (the resource of a green context made from a
  * remainder) without IGNORE_SM_COSCHEDULING. The H200 gives groups smaller than asked here,
  * by rules read off the measurements (testdata/h200-split-sweep.txt, the rem_after_* rows):
  * with s = minCount rounded up to even, groups = min(11, floor(N/s)), and the size is s capped
  * by a per-group-count limit that depends on N and on the flags. The limits below reproduce
- * every measured row for N = 124, 100 and 68.
- */
+ * every measured row for N = 124, 100 and 68. */
 #include "sim_internal.h"
 
 #define SIM_UNSTRUCTURED_MAX_GROUPS 11u

@@ -1,6 +1,4 @@
-/*
- * Primary contexts, green contexts and the per-thread current-context stack.
- */
+/* Primary contexts, green contexts and the per-thread current-context stack. */
 #include <string.h>
 
 #include "sim_internal.h"
@@ -10,11 +8,9 @@
 sim_pool sim_greens = {.item_size = sizeof(sim_green), .tag = SIM_TAG_GREEN};
 
 static int primary_refs[SIM_MAX_DEVICES];
-/* A green context holds its device's primary context active, as the driver's does, without
- * showing in the retain count a caller balances. */
+/* A green context holds its primary context active, as the driver's does, uncounted. */
 static int greens_on[SIM_MAX_DEVICES];
-/* Green contexts destroyed since the primary context's last reset (the memory they leave
- * charged to it: sim_memory.c). */
+/* Green contexts destroyed since the primary context's last reset (sim_memory.c charges them). */
 static int greens_gone[SIM_MAX_DEVICES];
 
 /* A stack left from before a reset is dropped on first use rather than trusted. */
@@ -97,8 +93,7 @@ void sim_greens_count(int dev, size_t *live, size_t *destroyed)
 
 gcu_result sim_cuDevicePrimaryCtxRetain(CUcontext *ctx, gcu_device dev)
 {
-    SIM_BEGIN_ARGS(cuDevicePrimaryCtxRetain, !ctx);
-    SIM_CHECK(sim_check_device(dev));
+    SIM_BEGIN_DEVICE(cuDevicePrimaryCtxRetain, !ctx, dev);
     primary_refs[dev]++;
     *ctx = primary_handle(dev);
     SIM_END();
@@ -106,19 +101,16 @@ gcu_result sim_cuDevicePrimaryCtxRetain(CUcontext *ctx, gcu_device dev)
 
 gcu_result sim_cuDevicePrimaryCtxRelease(gcu_device dev)
 {
-    SIM_BEGIN(cuDevicePrimaryCtxRelease);
-    SIM_CHECK(sim_check_device(dev));
+    SIM_BEGIN_DEVICE(cuDevicePrimaryCtxRelease, false, dev);
     SIM_FAIL_IF(primary_refs[dev] == 0, GCU_ERROR_INVALID_CONTEXT);
     primary_refs[dev]--;
     SIM_END();
 }
 
-/* Only what the memory model holds for the primary context is returned; green contexts still
- * alive keep their 5 MiB. */
+/* Only the primary context's memory is returned; live green contexts keep their 5 MiB. */
 gcu_result sim_cuDevicePrimaryCtxReset(gcu_device dev)
 {
-    SIM_BEGIN(cuDevicePrimaryCtxReset);
-    SIM_CHECK(sim_check_device(dev));
+    SIM_BEGIN_DEVICE(cuDevicePrimaryCtxReset, false, dev);
     greens_gone[dev] = 0;
     SIM_END();
 }
@@ -190,8 +182,7 @@ gcu_result sim_cuCtxGetDevResource(CUcontext ctx, gcu_dev_resource *resource,
 gcu_result sim_cuGreenCtxCreate(CUgreenCtx *ctx, gcu_resource_desc desc, gcu_device dev,
                                 unsigned int flags)
 {
-    SIM_BEGIN_ARGS(cuGreenCtxCreate, !ctx);
-    SIM_CHECK(sim_check_device(dev));
+    SIM_BEGIN_DEVICE(cuGreenCtxCreate, !ctx, dev);
     /* The default stream is required until 13.3 made it optional (CU_GREEN_CTX_NONE). */
     if ((flags & ~(unsigned)GCU_GREEN_CTX_DEFAULT_STREAM) ||
         (flags == GCU_GREEN_CTX_NONE && !sim_version_at_least(13030)))

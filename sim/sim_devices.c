@@ -1,13 +1,11 @@
-/*
- * The device models and their SM layouts, and the device queries (name, UUID, PCI bus id).
+/* The device models and their SM layouts, and the device queries (name, UUID, PCI bus id).
  *
  * GH100 parts (H200, H100) reproduce the physical SM ids measured on an H200: coscheduled
  * 8-SM granules take one TPC pair from each of four blocks (GPCs), 16-SM units are dealt as
  * measured (gh100_unit16). Which 120 (granules) or 128 (16-units) SMs take part is what makes
  * split-by-count give floor(120/s) or floor(128/s) groups; which SMs a context holds decides
  * how many granules it splits into (gh100_more_granules). Other parts use a uniform layout
- * (TPC pairs in id order), as nothing was measured on them.
- */
+ * (TPC pairs in id order), as nothing was measured on them. */
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -182,24 +180,21 @@ gcu_result sim_cuDeviceGetCount(int *count)
 
 gcu_result sim_cuDeviceGet(gcu_device *device, int ordinal)
 {
-    SIM_BEGIN_ARGS(cuDeviceGet, !device);
-    SIM_CHECK(sim_check_device(ordinal));
+    SIM_BEGIN_DEVICE(cuDeviceGet, !device, ordinal);
     *device = ordinal;
     SIM_END();
 }
 
 gcu_result sim_cuDeviceGetName(char *name, int len, gcu_device dev)
 {
-    SIM_BEGIN_ARGS(cuDeviceGetName, !name || len <= 0);
-    SIM_CHECK(sim_check_device(dev));
+    SIM_BEGIN_DEVICE(cuDeviceGetName, !name || len <= 0, dev);
     snprintf(name, (size_t)len, "%s", sim.dev[dev]->name);
     SIM_END();
 }
 
 gcu_result sim_cuDeviceGetAttribute(int *value, int attrib, gcu_device dev)
 {
-    SIM_BEGIN_ARGS(cuDeviceGetAttribute, !value);
-    SIM_CHECK(sim_check_device(dev));
+    SIM_BEGIN_DEVICE(cuDeviceGetAttribute, !value, dev);
     const sim_model *m = sim.dev[dev];
     /* The attributes modelled, each with the driver version that has it. */
     const struct {
@@ -219,13 +214,11 @@ gcu_result sim_cuDeviceGetAttribute(int *value, int attrib, gcu_device dev)
     SIM_END();
 }
 
-/* A UUID of the device's slot and model, the same in every process and run (so registries of
- * claims keyed by it persist across processes as on a real GPU), distinct per slot: FNV-1a
- * of "<model>/<slot>", stretched to 16 bytes. */
+/* The same UUID for a slot and model in every process and run, as a real GPU's (claims
+ * registries are keyed by it): FNV-1a of "<model>/<slot>", stretched to 16 bytes. */
 gcu_result sim_cuDeviceGetUuid(gcu_uuid *uuid, gcu_device dev)
 {
-    SIM_BEGIN_ARGS(cuDeviceGetUuid, !uuid);
-    SIM_CHECK(sim_check_device(dev));
+    SIM_BEGIN_DEVICE(cuDeviceGetUuid, !uuid, dev);
     char seed[64];
     int n = snprintf(seed, sizeof seed, "%s/%d", sim.dev[dev]->key, dev);
     uint64_t h = 0xcbf29ce484222325ull;
@@ -238,12 +231,10 @@ gcu_result sim_cuDeviceGetUuid(gcu_uuid *uuid, gcu_device dev)
     SIM_END();
 }
 
-/* Slot d on bus 0x18 + 0x10 * d, as an 8-GPU HGX board numbers them ("0000:18:00.0"): the
- * same in every run, distinct per slot. */
+/* Slot d on bus 0x18 + 0x10 * d, as an 8-GPU HGX board numbers them ("0000:18:00.0"). */
 gcu_result sim_cuDeviceGetPCIBusId(char *bus_id, int len, gcu_device dev)
 {
-    SIM_BEGIN_ARGS(cuDeviceGetPCIBusId, !bus_id || len <= 0);
-    SIM_CHECK(sim_check_device(dev));
+    SIM_BEGIN_DEVICE(cuDeviceGetPCIBusId, !bus_id || len <= 0, dev);
     snprintf(bus_id, (size_t)len, "0000:%02x:00.0", (0x18 + 0x10 * (unsigned)dev) & 0xff);
     SIM_END();
 }

@@ -1,7 +1,5 @@
-/*
- * Per-entry-point call counters and fault injection. A fault makes one numbered call of one
- * entry point fail before it does anything, so callers' rollback paths can be tested.
- */
+/* Per-entry-point call counters and fault injection: one numbered call of one entry point
+ * fails before it does anything, so callers' rollback paths can be tested. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,12 +23,10 @@ typedef struct sim_fault {
 static long calls[SIM_SYM_COUNT];
 static sim_fault faults[SIM_MAX_FAULTS];
 static int nfaults;
-/* A sticky fault (gcu_result_is_sticky) fired: every later call answers it, as a GPU's
- * process does after an illegal address, until the faults are cleared. 0: none. */
+/* A sticky fault fired: every later call answers it, as after an illegal address. 0: none. */
 static gcu_result sticky;
 
-/* What still works after a sticky fault: what needs no context (the loader's calls, error
- * names, device queries). */
+/* What still works after a sticky fault: what needs no context. */
 static int answers_sticky(int sym)
 {
     return sym != SIM_SYM_cuInit && sym != SIM_SYM_cuDriverGetVersion &&

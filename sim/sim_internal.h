@@ -1,8 +1,5 @@
-/*
- * Shared state of the simulated driver. Every entry point runs under one global mutex
- * (SIM_BEGIN/SIM_END), so nothing here needs finer locking; only the current-context stack
- * is per thread.
- */
+/* Shared state of the simulated driver. Every entry point runs under one global mutex
+ * (SIM_BEGIN/SIM_END); only the current-context stack is per thread. */
 #ifndef GREENCTX_SIM_INTERNAL_H
 #define GREENCTX_SIM_INTERNAL_H
 
@@ -35,23 +32,24 @@ gcu_result sim_cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
                                 unsigned long long flags, int *symbolStatus);
 
 void sim_configure(void); /* reads the environment on first use; lock held */
-/* The next item of a comma-separated list into item (cut to size - 1 characters), *list moved
- * past it; false at the list's end. */
+/* The next item of a comma-separated list into item (cut), past it; false at the end. */
 bool sim_list_next(const char **list, char *item, size_t size);
 void sim_lock(void);
 void sim_unlock(void);
-/* With the lock held: loads the configuration on first use, counts the call, applies an
- * injected fault, and (need_init) refuses calls before cuInit. */
+/* Lock held: configures on first use, counts the call, injects a fault, needs cuInit. */
 gcu_result sim_enter(int sym, bool need_init);
 
 /* Every entry point has this shape, so counting, faults and locking cannot be forgotten; a
  * helper that serves several entry points begins with SIM_BEGIN_SYM (sym: the one called).
  * SIM_BEGIN_ARGS and SIM_BEGIN_NOINIT (for the calls that need no cuInit) refuse the call's
- * arguments when `invalid`, once it is counted. */
+ * arguments when `invalid`, once it is counted; SIM_BEGIN_DEVICE then a device not there. */
 #define SIM_BEGIN(name) SIM_BEGIN_SYM(SIM_SYM_##name, true)
 #define SIM_BEGIN_ARGS(name, invalid)                                                           \
     SIM_BEGIN(name);                                                                            \
     SIM_FAIL_IF(invalid, GCU_ERROR_INVALID_VALUE)
+#define SIM_BEGIN_DEVICE(name, invalid, dev)                                                    \
+    SIM_BEGIN_ARGS(name, invalid);                                                              \
+    SIM_CHECK(sim_check_device(dev))
 #define SIM_BEGIN_NOINIT(name, invalid)                                                         \
     SIM_BEGIN_SYM(SIM_SYM_##name, false);                                                       \
     SIM_FAIL_IF(invalid, GCU_ERROR_INVALID_VALUE)
@@ -81,8 +79,7 @@ gcu_result sim_enter(int sym, bool need_init);
 #define SIM_LOOKUP(type, var, lookup)                                                           \
     type *var = (lookup);                                                                       \
     SIM_FAIL_IF(!var, GCU_ERROR_INVALID_HANDLE)
-/* sim_ctx var, as `find` writes it (sim_ctx_current(&var), sim_stream_ctx(s, &var), ...), or
- * the call fails with what find answers. */
+/* sim_ctx var as `find` writes it (sim_ctx_current(&var), ...), or the call fails with it. */
 #define SIM_CTX(var, find)                                                                      \
     sim_ctx var;                                                                                \
     SIM_CHECK(find)
@@ -95,8 +92,7 @@ gcu_result sim_enter(int sym, bool need_init);
 
 /* Counts a call of sym, runs its gctxsim_on_call hook, and returns the fault injected for it. */
 gcu_result sim_count_call(int sym);
-/* Zeroes the counters too. -1 with why written when env_spec is malformed: the caller
- * refuses the configuration. */
+/* Zeroes the counters too. -1 with why when env_spec is malformed. */
 int sim_faults_reset(const char *env_spec, char *why, size_t why_size);
 
 /* ---- SM sets ----------------------------------------------------------------------------- */
@@ -134,8 +130,7 @@ typedef struct sim_model {
 } sim_model;
 
 const sim_model *sim_model_find(const char *key);
-/* The SMs of `set` that form complete coscheduled units for groups of `size` SMs, unit after
- * unit in the device's order; returns how many SMs that is (a multiple of the unit size). */
+/* The SMs of `set` in complete coscheduled units of groups of `size`, in device order; count. */
 unsigned sim_layout_units(const sim_model *m, const sim_smset *set, unsigned size, unsigned *order);
 /* Locality domain of every SM of `set`, or -1 when they span several (or none are modelled). */
 int sim_set_domain(const sim_model *m, const sim_smset *set);
@@ -267,8 +262,7 @@ sim_smset sim_ctx_sms(const sim_ctx *c);
 /* The SM / workqueue resource of a context (sim_resources.c): `type` as passed by the caller. */
 gcu_result sim_res_of_context(gcu_dev_resource *out, int type, const sim_ctx *c);
 void sim_contexts_reset(void);
-/* Green contexts of dev alive now, and destroyed since the primary context's last
- * cuDevicePrimaryCtxReset: what the memory model charges (sim_memory.c). */
+/* Green contexts of dev alive, and destroyed since its primary's last reset (sim_memory.c). */
 void sim_greens_count(int dev, size_t *live, size_t *destroyed);
 int sim_primary_refs(void); /* explicit cuDevicePrimaryCtxRetain references */
 

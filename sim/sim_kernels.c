@@ -1,12 +1,7 @@
-/*
- * Code loading, kernel launches and graphs. The simulated driver runs the library's %smid
- * observation kernel (src/observe.c, entry greenctx_smid), so that gctx_stream_observe_sms
- * works, and fails call by call, without a GPU (its blocks spin for its spin_ns, in real
- * time: sim_streams.c); and the kernels a program registered with a
- * cost model (gctxsim_kernel_model: a benchmark's), whose launch advances its stream's clock
- * by the model's time, so that events time it, and computes nothing. Every other image answers
- * CUDA_ERROR_NOT_SUPPORTED (callers treat that as "needs a real GPU"), and so do graphs.
- */
+/* Code loading, kernel launches and graphs. Two kinds of image load: the library's %smid
+ * kernel (src/observe.c), whose blocks spin in real time, and kernels registered with a cost
+ * model (gctxsim_kernel_model), whose launch computes nothing and advances its stream's clock.
+ * Every other image, and every graph, answers CUDA_ERROR_NOT_SUPPORTED ("needs a real GPU"). */
 #include <string.h>
 
 #include "greenctx_sim.h"
@@ -16,8 +11,7 @@
 
 enum { SIM_IMAGE_SMID = 0, SIM_IMAGE_MODELLED = 1 };
 
-/* The registered models, by index; a removed one keeps its slot with work NULL, so that a
- * function's index never names another kernel. */
+/* The registered models; a removed one keeps its slot: a function's index never changes kernel. */
 enum { SIM_MAX_MODELS = 32, SIM_MODEL_NAME = 64 };
 static struct {
     char entry[SIM_MODEL_NAME];
@@ -156,11 +150,8 @@ gcu_result sim_cuModuleGetFunction(gcu_function *fn, gcu_module module, const ch
     SIM_END();
 }
 
-/* The time of a modelled kernel's work, in nanoseconds on `sms` SMs: a launch, then the larger
- * of the bytes at a per-SM share of HBM (capped at the device's) and the FLOPs at a per-SM
- * rate. The constants are of the H200's order (a memory-bound kernel about 60 GB/s per SM, HBM
- * about 3.9 TB/s as a copy kernel measured, CUDA-core FMA GEMMs about 0.15 TFLOP/s per SM); a
- * model of the shapes, not a measurement. */
+/* The time of a modelled kernel's work in nanoseconds on `sms` SMs (greenctx_sim.h's figures,
+ * of the H200's order): a model of the shapes, not a measurement. */
 #define SIM_LAUNCH_NS 3000.0
 #define SIM_BYTES_PER_SM_S 60e9
 #define SIM_HBM_BYTES_S 3.9e12
@@ -175,10 +166,8 @@ static double work_ns(gctxsim_work w, unsigned sms)
     return SIM_LAUNCH_NS + 1e9 * (t_mem > t_flops ? t_mem : t_flops);
 }
 
-/* Co-residency, in a simple model of one SM's limits (Hopper's): the blocks of `threads`
- * threads and `shmem` bytes of dynamic shared memory that one SM holds at once; 0 when one
- * block does not fit. A cooperative launch and a persistent kernel's grid barrier need every
- * block of the grid resident at once: at most this many per SM of the launch's context. */
+/* Co-residency in Hopper's SM limits: the blocks of `threads` threads and `shmem` bytes that
+ * one SM holds at once (0: none fits); a cooperative grid or a grid barrier needs them all. */
 #define SIM_SM_SHARED_BYTES (228u * 1024u)
 #define SIM_BLOCK_SHARED_MAX (227u * 1024u)
 #define SIM_SM_THREADS 2048u
@@ -194,11 +183,10 @@ static unsigned blocks_per_sm(unsigned long long threads, unsigned long long shm
     return (unsigned)(n < SIM_SM_BLOCKS ? n : SIM_SM_BLOCKS);
 }
 
-/* A launch of greenctx_smid(flags, spin_ns): thread 0 of each block stores 1 at
- * flags[smid & 1023]. Block b runs on the b-th SM the stream's context may use, round-robin as
- * a GPU spreads spinning blocks; blocks past the last SM only mark SMs already marked, so they
- * are not simulated. With `cooperative`, a grid larger than the blocks the context's SMs hold
- * at once is refused, as the driver refuses it. Lock held. */
+/* A launch of greenctx_smid(flags, spin_ns): block b marks flags[smid] of the b-th SM the
+ * stream's context may use, round-robin as a GPU spreads spinning blocks (blocks past the last
+ * SM mark nothing new, so they are not simulated). A cooperative grid larger than the context's
+ * SMs hold at once is refused, as the driver does. Lock held. */
 static gcu_result launch(gcu_function fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                          unsigned by, unsigned bz, unsigned shmem, CUstream stream, void **params,
                          int cooperative)

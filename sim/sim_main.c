@@ -1,8 +1,4 @@
-/*
- * Loading and initialisation: the configuration from the environment, cuInit,
- * cuDriverGetVersion, cuGetErrorName and the cuGetProcAddress table through which every other
- * entry point is reached.
- */
+/* Loading and initialisation: the environment's configuration, cuInit, cuGetProcAddress. */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -21,9 +17,7 @@ void sim_unlock(void) { pthread_mutex_unlock(&sim_mutex); }
 
 static char config_message[512];
 
-/* A configuration the environment asked for and the simulator refuses: cuInit then fails with
- * CUDA_ERROR_INVALID_VALUE and gctxsim_config_error() gives this message, which names the
- * variable that was set and says what is valid. The first refusal is kept. */
+/* A configuration the simulator refuses: cuInit fails and gctxsim_config_error() says why. */
 static void sim_config_refuse(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void sim_config_refuse(const char *fmt, ...)
 {
@@ -190,11 +184,9 @@ static const sim_proc *proc_find(const sim_proc *table, size_t n, const char *sy
     return NULL;
 }
 
-/* The per-thread default stream's entry points (cuda.h's _ptsz names), for
- * CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM: NULL is the calling thread's per-thread
- * default stream (CU_STREAM_PER_THREAD) instead of the legacy one. Only the entry points with a
- * stream that programs under `greenctx run` wait or launch on; the others are the same
- * function in both modes, as they are for the driver. */
+/* The per-thread default stream's entry points (cuda.h's _ptsz names): NULL is the calling
+ * thread's per-thread stream. Only those with a stream that programs under `greenctx run`
+ * launch or wait on; the others are the same function in both modes, as for the driver. */
 static CUstream per_thread(CUstream s) { return s ? s : SIM_STREAM_PER_THREAD; }
 
 static gcu_result launch_ptsz(gcu_function fn, unsigned gx, unsigned gy, unsigned gz,
@@ -230,8 +222,7 @@ static const sim_proc ptsz_procs[] = {
     {"cuMemcpyAsync", 0, (void *)copy_ptsz},       {"cuMemcpyDtoDAsync", 0, (void *)dtod_ptsz},
 };
 
-/* cuCtxCreate: never called by the library, but wrapped by `greenctx run`'s preload; offered
- * so that tests see the preload refuse it. Called, it makes nothing (no ordinary contexts). */
+/* cuCtxCreate, which the preload wraps: offered so that tests see it refused. Makes nothing. */
 static gcu_result sim_cuCtxCreate(CUcontext *ctx, unsigned int flags, gcu_device dev)
 {
     (void)flags, (void)dev;
@@ -257,9 +248,9 @@ gcu_result sim_cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
         status = GCU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
     else if (found->version > cudaVersion)
         status = GCU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
-    /* Flags 1 and 2 ask for the legacy or the per-thread default stream's entry points; 0 for
-     * the driver's default, which its documentation leaves open: GREENCTX_SIM_DEFAULT_STREAM
-     * picks it (legacy unless set), so that callers are tested against both. */
+    /* Flags 1 and 2 ask for the legacy or the per-thread entry points; 0 for the driver's
+     * default, left open by its documentation: GREENCTX_SIM_DEFAULT_STREAM picks it, so that
+     * callers are tested against both. */
     const sim_proc *ptsz = NULL;
     if (flags == 2 || (flags == 0 && sim.default_per_thread))
         ptsz = proc_find(ptsz_procs, sizeof ptsz_procs / sizeof ptsz_procs[0], symbol);

@@ -1,11 +1,9 @@
-/*
- * Device memory, simulated with host memory so that code which allocates, fills and reads
+/* Device memory, simulated with host memory so that code which allocates, fills and reads
  * back buffers runs unchanged. Pointers are checked against the live allocations.
  *
  * cuMemGetInfo also counts what green contexts cost, as measured on the H200 (driver 13.0):
  * about 5 MiB per live green context, and 4 MiB per destroyed one, kept by the device's
- * primary context until cuDevicePrimaryCtxReset (sim_contexts.c counts both).
- */
+ * primary context until cuDevicePrimaryCtxReset (sim_contexts.c counts both). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,10 +83,9 @@ gcu_result sim_cuMemcpyDtoH(void *dst, gcu_deviceptr src, size_t bytes)
     SIM_END();
 }
 
-/* cuMemcpyAsync and cuMemcpyDtoDAsync (sym: the one called), device memory to device memory:
- * the bytes are copied at once, and the copy takes its real time on the stream (bytes at
- * GREENCTX_SIM_COPY_GBPS) as a spinning kernel does, so that waits for it, and a pacer that
- * holds copies back, see it run. */
+/* cuMemcpyAsync and cuMemcpyDtoDAsync (sym), device to device: copied at once, but taking its
+ * real time on the stream (GREENCTX_SIM_COPY_GBPS) as a spinning kernel does, so that waits
+ * and a pacer see it run. */
 static gcu_result copy_async(int sym, gcu_deviceptr dst, gcu_deviceptr src, size_t bytes,
                              CUstream stream)
 {

@@ -1,7 +1,4 @@
-/*
- * Device resources: what the padding of a CUdevResource carries, resource queries,
- * cuDevResourceGenerateDesc and the descriptors it makes.
- */
+/* Device resources: what a CUdevResource's padding carries, queries, descriptors. */
 #include <stddef.h>
 #include <string.h>
 #include <unistd.h>
@@ -14,12 +11,10 @@ sim_pool sim_descs = {.item_size = sizeof(sim_desc), .tag = SIM_TAG_DESC};
 
 void sim_resources_reset(void) { sim_pool_clear(&sim_descs); }
 
-/* Where the H200's driver 580 keeps what differs from one process to the next: bytes 8..15 of
- * every resource hold a pointer of the process (the same in all its resources) and bytes
- * 20..23 a tag of the resource that changes with it; bytes 24..95 hold what identifies the SMs
- * (as a probe of the H200 showed). The simulator writes per-process
- * values there too, so code that compares resources across processes must skip them, as the
- * claims registry's identity does, and its own record starts after them. */
+/* Where the H200's driver 580 keeps what differs from one process to the next (a probe of the
+ * H200 showed): bytes 8..15 hold a pointer of the process, 20..23 a tag that changes with it,
+ * 24..95 what identifies the SMs. The simulator writes per-process values there too, so code
+ * that compares resources across processes must skip them; its own record starts after them. */
 #define SIM_RES_PROCESS_POINTER 8
 #define SIM_RES_PROCESS_TAG 20
 #define SIM_RES_RECORD 24
@@ -55,8 +50,7 @@ sim_res sim_res_new(int type, int dev)
     return r;
 }
 
-/* The locality domain a 13.4 driver reports: the one a group asked for, else the one every SM
- * lies in; -1 for none. */
+/* The locality domain a 13.4 driver reports: the group's, else its SMs' one; -1 for none. */
 static int res_domain(const sim_res *r)
 {
     if (!sim_version_at_least(13040))
@@ -66,8 +60,7 @@ static int res_domain(const sim_res *r)
     return sim_set_domain(sim.dev[r->device], &r->sms);
 }
 
-/* What the process-specific bytes hold: this process's address of a static, and a tag of the
- * record mixed with it. */
+/* The process-specific bytes: this process's address of a static, mixed with a tag. */
 static void write_process_bytes(gcu_dev_resource *out, const sim_res *r)
 {
     static const char anchor;
@@ -154,8 +147,7 @@ gcu_result sim_res_of_context(gcu_dev_resource *out, int type, const sim_ctx *c)
 gcu_result sim_cuDeviceGetDevResource(gcu_device dev, gcu_dev_resource *resource,
                                       gcu_dev_resource_type type)
 {
-    SIM_BEGIN(cuDeviceGetDevResource);
-    SIM_CHECK(sim_check_device(dev));
+    SIM_BEGIN_DEVICE(cuDeviceGetDevResource, false, dev);
     SIM_CHECK(sim_res_of_context(resource, (int)type, &(sim_ctx){dev, NULL}));
     SIM_END();
 }

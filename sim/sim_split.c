@@ -1,8 +1,5 @@
-/*
- * The two split calls: cuDevSmResourceSplitByCount, and cuDevSmResourceSplit (13.1+: per-group
- * counts, coscheduled units, discovery and backfill). Both take coscheduled units from
- * sim_layout_units, so they hand out SMs in the same order.
- */
+/* The two split calls: cuDevSmResourceSplitByCount and cuDevSmResourceSplit (13.1+). Both take
+ * coscheduled units from sim_layout_units, so they hand out SMs in the same order. */
 #include <string.h>
 
 #include "sim_internal.h"
@@ -46,8 +43,7 @@ static gcu_result split_input(const gcu_dev_resource *input, sim_res *in)
         return rc;
     if (in->type != GCU_DEV_RESOURCE_TYPE_SM)
         return GCU_ERROR_INVALID_RESOURCE_TYPE;
-    /* The driver splits only what was queried: a split's output must first become a green
-     * context, whose resource can then be split. */
+    /* Only a queried resource splits: a split's output must become a green context first. */
     return in->origin == SIM_ORIGIN_QUERY ? GCU_SUCCESS : GCU_ERROR_INVALID_RESOURCE_CONFIGURATION;
 }
 
@@ -139,8 +135,8 @@ gcu_result sim_cuDevSmResourceSplitByCount(gcu_dev_resource *result, unsigned in
 }
 
 
-/* Plans one group from the SMs still in `pool`; writes its SMs to `out` and its size back to
- * p->smCount. `real` is false for a dry run (result == NULL), which may report empty groups. */
+/* Plans one group from `pool` into `out`, its size into p->smCount; a dry run (real false)
+ * may report empty groups. */
 static gcu_result plan_group(const sim_model *m, gcu_dev_sm_resource_group_params *p,
                              unsigned align_in, sim_smset *pool, sim_smset *out, bool real)
 {

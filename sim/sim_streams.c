@@ -1,18 +1,11 @@
-/*
- * Streams and events. The simulator computes nothing: it tracks which context (and so which
- * SMs) a stream's work would run in, and the driver's error codes. A stream keeps a clock that
- * only modelled kernels advance (sim_stream_advance): an event records it, so the time between
- * two events of one stream is the modelled time of the work between them (0 without modelled
- * kernels). Kernels that spin (sim_stream_run) take real time instead, one after another on
- * their stream, so that a program (or a pacer) that waits for its work waits as on a GPU:
- * synchronizes sleep until the work ends, queries answer CUDA_ERROR_NOT_READY before. A
- * context's default streams (legacy and per-thread) share one queue. Streams do not slow
- * each other down.
- */
-#include <errno.h>
+/* Streams and events. A stream keeps a clock that only modelled kernels advance: an event
+ * records it, so two events of one stream time the modelled work between them. Spinning
+ * kernels take real time instead, one after another on their stream, so that a program (or a
+ * pacer) waits for its work as on a GPU. A context's default streams share one queue; streams
+ * do not slow each other down. */
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "greenctx_sim.h"
 #include "sim_internal.h"
 
@@ -26,8 +19,7 @@ typedef struct sim_stream {
                                     even with the same handle, is another one */
     unsigned flags;
     int priority;
-    /* For tests of ordering: per cuStreamWaitEvent, the stream the event was last recorded on
-     * (the last SIM_WAITS_KEPT of them). */
+    /* Per cuStreamWaitEvent, the stream its event was last recorded on (the last few). */
     unsigned waits;
     CUstream waited_for[SIM_WAITS_KEPT];
     double clock_ns; /* the modelled work submitted so far */
@@ -61,8 +53,7 @@ static sim_stream *created_stream(CUstream s)
 static sim_event *event_get(CUevent e) { return sim_pool_get(&events, (uintptr_t)e); }
 
 static long long primary_done_ns[SIM_MAX_DEVICES]; /* the primary contexts' default streams */
-/* cuLaunchKernel and cuEventRecord calls on a default stream: [0] the legacy one (NULL through
- * the legacy entry points, or CU_STREAM_LEGACY), [1] the per-thread one. */
+/* cuLaunchKernel and cuEventRecord calls on a default stream: [0] legacy, [1] per-thread. */
 static long default_calls[2][2];
 
 void sim_streams_reset(void)
@@ -73,23 +64,6 @@ void sim_streams_reset(void)
     memset(default_calls, 0, sizeof default_calls);
 }
 
-static long long now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (long long)t.tv_sec * 1000000000ll + t.tv_nsec;
-}
-
-/* Sleeps until t, lock not held: a synchronize's wait for spinning work, while other threads
- * call the driver, as on a GPU. */
-static void sleep_until(long long t)
-{
-    struct timespec ts = {(time_t)(t / 1000000000ll), (long)(t % 1000000000ll)};
-    if (t > now_ns())
-        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-            continue;
-}
-
 /* The green context a stream was made in while it lives; NULL for a primary-context stream. */
 static sim_green *stream_green(const sim_stream *s)
 {
@@ -97,9 +71,8 @@ static sim_green *stream_green(const sim_stream *s)
     return g && g->id == s->green_id ? g : NULL;
 }
 
-/* What a stream answers once its green context is destroyed: 709 up to 13.0 (the driver has
- * freed it), 917 from 13.1 (detached; it lives until cuStreamDestroy). Found when the stream
- * is used, so that destroying a context needs nothing of the streams. */
+/* What a stream answers once its green context is destroyed: 709 up to 13.0 (freed with it),
+ * 917 from 13.1 (detached). Found at use: destroying a context needs nothing of its streams. */
 static gcu_result stream_gone(const sim_stream *s)
 {
     if (!s->green || stream_green(s))
@@ -149,7 +122,7 @@ static long long *done_at(CUstream s, const sim_ctx *c)
 
 void sim_stream_run(CUstream s, const sim_ctx *c, long long ns)
 {
-    long long *done = done_at(s, c), now = now_ns();
+    long long *done = done_at(s, c), now = clock_now_ns();
     *done = (*done > now ? *done : now) + ns;
 }
 
@@ -204,8 +177,7 @@ static gcu_result stream_new(CUstream *out, const sim_ctx *c, unsigned flags, in
     return GCU_SUCCESS;
 }
 
-/* cuStreamCreate and cuStreamCreateWithPriority (sym): a stream made while a converted green
- * context is current belongs to that green context. */
+/* cuStreamCreate[WithPriority]: in the current context, maybe a converted green context. */
 static gcu_result create_in_current(int sym, CUstream *stream, unsigned flags, int priority)
 {
     SIM_BEGIN_SYM(sym, true);
@@ -249,17 +221,15 @@ gcu_result sim_cuStreamDestroy(CUstream stream)
 {
     SIM_BEGIN(cuStreamDestroy);
     SIM_LOOKUP(sim_stream, s, created_stream(stream));
-    /* A 13.0 driver already freed it with its green context and says so; 13.1 destroys a
-     * detached stream normally. */
+    /* 13.0 freed it with its green context and says so; 13.1 destroys it as any other. */
     if (stream_gone(s) == GCU_ERROR_CONTEXT_IS_DESTROYED)
         rc = GCU_ERROR_CONTEXT_IS_DESTROYED;
     sim_pool_free(s);
     SIM_END();
 }
 
-/* What a synchronize or a query (sym) waits for: the work queued on the stream so far, that
- * before the event's record (cuEvent*), or that of every stream of the current context
- * (cuCtxSynchronize). When it ends, in *done. */
+/* What a synchronize or query (sym) waits for, its end into *done: the stream's work so far,
+ * the work before the event's record, or every stream's of the current context. */
 static gcu_result work_done(int sym, CUstream stream, CUevent event, long long *done)
 {
     SIM_BEGIN_SYM(sym, true);
@@ -278,16 +248,16 @@ static gcu_result work_done(int sym, CUstream stream, CUevent event, long long *
     SIM_END();
 }
 
-/* A synchronize sleeps until that work is done (lock not held); a query answers NOT_READY
- * before. */
+/* A synchronize sleeps until that work is done (lock not held: other threads call the driver
+ * meanwhile); a query answers NOT_READY before. */
 static gcu_result wait_or_query(int sym, CUstream stream, CUevent event)
 {
     long long done = 0;
     gcu_result rc = work_done(sym, stream, event, &done);
     bool wait = sym != SIM_SYM_cuStreamQuery && sym != SIM_SYM_cuEventQuery;
     if (rc == GCU_SUCCESS && wait)
-        sleep_until(done);
-    else if (rc == GCU_SUCCESS && done > now_ns())
+        clock_sleep_until(done);
+    else if (rc == GCU_SUCCESS && done > clock_now_ns())
         rc = GCU_ERROR_NOT_READY;
     return rc;
 }

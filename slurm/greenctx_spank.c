@@ -1,5 +1,4 @@
-/* The SPANK entry points: the options srun, sbatch and salloc take, plugstack.conf's
- * arguments, and the task's claims (spank_task.c). */
+/* The SPANK entry points: srun's, sbatch's and salloc's options, plugstack.conf's words. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

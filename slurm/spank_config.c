@@ -53,8 +53,7 @@ int spank_config_parse(int argc, char **argv, spank_config *config, char *err, s
     return 0;
 }
 
-/* What a claim takes: a count of SMs, a share of the device in percent, rest (every free
- * SM), or all (every SM). */
+/* What a claim takes: a count of SMs, a percent share, rest (free SMs) or all (every SM). */
 static int check_group(const char *text)
 {
     size_t digits = strspn(text, "0123456789");

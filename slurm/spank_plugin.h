@@ -1,12 +1,7 @@
-/*
- * greenctx_spank.so: a SPANK plugin that gives each task of a Slurm job step SMs of its GPUs
- * (docs/slurm.md). `srun --gpu-sms=16` claims 16 SMs of each GPU the task sees in the node's
- * claims registry (the library's tenant claims, so tasks of different jobs never share SMs)
- * and starts the task confined to them exactly as `greenctx run` does: the preload in
- * LD_PRELOAD joins the claim (GREENCTX_RUN_CLAIM) and makes its green context on the claimed
- * SMs. The claim's lock is inherited by the task (the claim is taken in the task's own process
- * just before Slurm execs it), so it goes when the task's last process ends, however it ends.
- */
+/* greenctx_spank.so: a SPANK plugin that gives each task of a Slurm job step SMs of its GPUs
+ * (docs/slurm.md): `srun --gpu-sms=16` claims 16 SMs of each GPU the task sees and confines the
+ * task to them as `greenctx run` does. The claim's lock is inherited by the task, so it goes
+ * when the task's last process ends, however it ends. */
 #ifndef GREENCTX_SPANK_PLUGIN_H
 #define GREENCTX_SPANK_PLUGIN_H
 
@@ -26,12 +21,10 @@ typedef struct spank_config {
     char preload[PATH_MAX];                  /* preload=PATH: libgreenctx_preload.so */
 } spank_config;
 
-/* Parses plugstack.conf's words into config (defaults first). Returns 0, or -1 with the
- * reason in err. */
+/* Parses plugstack.conf's words into config (defaults first); 0, or -1 with err. */
 int spank_config_parse(int argc, char **argv, spank_config *config, char *err, size_t size);
 
-/* Checks a request's syntax (greenctx run's --sms: a GROUP, all, or DEV=GROUP,...) without a
- * GPU, as srun and sbatch can. Returns 0, or -1 with the reason in err. */
+/* Checks a request's syntax without a GPU, as srun and sbatch can; 0, or -1 with err. */
 int spank_request_check(const char *request, char *err, size_t size);
 
 /* What a task asks for (spank_task.c). */
@@ -44,9 +37,8 @@ typedef struct spank_task_request {
     const spank_config *config;
 } spank_task_request;
 
-/* In the task's process, before Slurm execs it: claims the SMs on every GPU the task sees and
- * puts the preload's variables into the task's environment. Returns 0, or -1 after saying
- * why on the task's stderr and in slurmd's log (the task is then not started). */
+/* In the task's process, before Slurm execs it: claims the SMs of every GPU the task sees and
+ * sets the preload's variables; 0, or -1 after saying why (the task is then not started). */
 int spank_task_confine(spank_t sp, const spank_task_request *request);
 
 #endif

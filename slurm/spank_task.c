@@ -1,8 +1,7 @@
 /* The claims of one task, taken in the task's own process just before Slurm execs it: the
- * claim's lock is inherited (GCTX_CLAIM_INHERIT), so it is held by the task and everything it
- * starts, and the kernel drops it when the last of them ends (scancel, a crash, a node
- * shutdown's SIGKILL). The task is then confined as `greenctx run` confines its program: the
- * preload in LD_PRELOAD, GREENCTX_RUN_SMS, and GREENCTX_RUN_CLAIM for it to join. */
+ * claim's lock is inherited (GCTX_CLAIM_INHERIT), so the kernel drops it when the last process
+ * of the task ends (scancel, a crash, SIGKILL). The task is then confined as `greenctx run`
+ * confines its program. */
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -19,9 +18,8 @@
 
 #define ERROR_PREFIX SPANK_PREFIX ": --gpu-sms"
 
-/* Why the task is not started: Slurm's error log of the step goes to slurmd's log for the
- * administrator and to the step's stderr (srun's, or a batch job's output) for the user. fmt
- * follows "greenctx: --gpu-sms". Returns -1. */
+/* Why the task is not started, to slurmd's log and to the step's stderr. fmt follows
+ * "greenctx: --gpu-sms". Returns -1. */
 static int refuse(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int refuse(const char *fmt, ...)
 {
@@ -41,9 +39,8 @@ typedef struct task_facts {
     char request[SPANK_MAX_REQUEST];
 } task_facts;
 
-/* The library reads the environment (GREENCTX_CUDA_LIBRARY, CUDA_VISIBLE_DEVICES, the MPS
- * variables) and so does the driver; here, before exec, this process still has slurmstepd's.
- * The task's own is put in its place: the claims are made on what the task will see. */
+/* Before exec this process has slurmstepd's environment; the library and the driver read
+ * theirs from it, so the task's is put in its place: the claims are made on what it sees. */
 static int take_task_environment(spank_t sp)
 {
     char **env = NULL;
@@ -86,11 +83,9 @@ static int task_facts_get(spank_t sp, const spank_task_request *request, task_fa
     return 0;
 }
 
-/* A step of a batch job started with the job's --gpu-sms (sbatch hands it to every srun in
- * the script): the batch script holds the job's claim, its GREENCTX_RUN_CLAIM is in the
- * environment the step inherited, and the task runs in those SMs, as a child of `greenctx
- * run` does, rather than claiming as many again. holder gets the claims' description. Returns
- * 1 when the task joins them, 0 when it claims its own. */
+/* A step of a batch job started with the job's --gpu-sms (sbatch hands it to every srun): the
+ * task joins the batch script's claim (GREENCTX_RUN_CLAIM, inherited) rather than claiming as
+ * many SMs again. holder gets the claims' description. 1 when it joins them, 0 otherwise. */
 static int joins_batch_claim(spank_t sp, const task_facts *facts, char *holder, size_t size)
 {
     char list[4096], sms[SPANK_MAX_REQUEST], batch[64];
@@ -173,8 +168,7 @@ static int claim(const spank_task_request *request, const task_facts *facts,
     return 0;
 }
 
-/* A variable of the task's environment; one without a value is left as the job set it (its
- * own GREENCTX_RUN_REPORT_DIR, say). */
+/* A variable of the task's environment; one without a value is left as the job set it. */
 static int set_variable(void *sp, const char *name, const char *value)
 {
     return value && spank_setenv(sp, name, value, 1) != ESPANK_SUCCESS ? -1 : 0;

@@ -1,9 +1,5 @@
-/* `greenctx bench ...`: runs greenctx-bench, the benchmarks' own program beside the tool, with
- * the shared options the tool took before the command (--sim, --device, --json) handed on,
- * so the bench's commands and docs keep working through the tool. The tool has no bench
- * code. It is the tool's child as `run`'s programs are (run_child.c: signals forwarded, its
- * end passed on), not an exec: `greenctx help bench` and the generated man page read its
- * usage from the tool's stdout. */
+/* `greenctx bench ...`: greenctx-bench, beside the tool, with the shared options handed on. A
+ * child as run's programs are, not an exec: `help bench` and the man page read its usage. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>

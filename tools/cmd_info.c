@@ -1,5 +1,4 @@
-/* greenctx info [--device N] [--json] [--sizes]: the driver, each device's SM rules, the
- * feature matrix; with --sizes, every partition size (info_sizes.c). */
+/* greenctx info: the driver, each device's SM rules, the feature matrix (--sizes: info_sizes.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

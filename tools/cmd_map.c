@@ -1,5 +1,4 @@
-/* greenctx map [--device N] [--json] [--round MODE] GROUP...: makes the partitions real as
- * green contexts, runs a %smid kernel on each, and shows which physical SMs each one got. */
+/* greenctx map GROUP...: the partitions made as green contexts, and each one's physical SMs. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -38,12 +37,7 @@ static void print_grid(const mapped *maps, unsigned sm_count, const int *owners)
     for (unsigned row = 0; row < sm_count; row += 16) {
         printf("  %4u  ", row);
         for (unsigned id = row; id < row + 16 && id < sm_count; id++) {
-            char c = '.';
-            if (owners[id] == -2)
-                c = '*';
-            else if (owners[id] >= 0)
-                c = maps[owners[id]].label;
-            putchar(c);
+            putchar(owners[id] == -2 ? '*' : owners[id] >= 0 ? maps[owners[id]].label : '.');
             if (id % 4 == 3)
                 putchar(' ');
         }

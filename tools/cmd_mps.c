@@ -1,7 +1,4 @@
-/* greenctx mps start|stop|status [--print-env] [--json]: the user's own MPS control daemon,
- * with its own pipe and log directories under the runtime directory (<runtime>/mps/pipe,
- * <runtime>/mps/log), driven through common/mps_control.h; the bench scripts start theirs
- * with it. */
+/* greenctx mps start|stop|status: the user's own MPS control daemon (common/mps_control.h). */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -70,9 +67,8 @@ static int own_dir(const char *path)
     return 0;
 }
 
-/* mkdir -p with mode 0700 for what is made; from the runtime directory down, every directory
- * must be the user's own: another user who owns one could swap the pipe directory below it
- * for his own under the exported CUDA_MPS_PIPE_DIRECTORY. */
+/* mkdir -p, 0700; from the runtime directory down every directory must be the user's own, or
+ * its owner could swap the exported CUDA_MPS_PIPE_DIRECTORY for his own. */
 static int make_dir(const char *runtime, const char *path)
 {
     char mps[PATH_MAX + 16];

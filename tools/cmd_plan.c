@@ -1,5 +1,4 @@
-/* greenctx plan [--device N] [--json] [--round MODE] GROUP...: what a split would give,
- * creating nothing. */
+/* greenctx plan [--device N] [--json] [--round MODE] GROUP...: a split's result, made not. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,12 +7,9 @@
 #include "groups.h"
 #include "tool.h"
 
-/* Whether one process may claim each group's count (greenctx run --sms N): claims come in the
- * device's claim granules, which need not be the plan's, so plan says where they differ.
- * claim[i] is 1 or 0; the first refusal's message (the nearest claimable count, the granule
- * mode that claims it) is kept in why. Discovery and backfill groups have no count to claim:
- * they answer yes. Any other error (a malformed GREENCTX_CLAIM_GRANULES, the driver) is
- * returned: run would fail on it too, and a count is never "not claimable" for it. */
+/* Whether one process may claim each group's count (run --sms N): claims come in claim
+ * granules, which need not be the plan's. claim[i] 1 or 0, the first refusal's message in why;
+ * groups with no count answer yes. Other errors are returned (run would fail on them too). */
 static gctx_status claimable(const tool_split_setup *st, const gctx_split_plan *plan,
                              const gctx_group_plan *groups, int *claim, char *why,
                              size_t why_size)
@@ -35,8 +31,7 @@ static gctx_status claimable(const tool_split_setup *st, const gctx_split_plan *
     return GCTX_SUCCESS;
 }
 
-/* A group's :pN reaches the driver only on the structured path (cuDevSmResourceSplit, 13.1+);
- * the granule paths have no such parameter, so it is said, not silently dropped. */
+/* :pN reaches only the structured path (13.1+), not the granule paths: said, not dropped. */
 static int preferred_ignored(const gctx_split_plan *plan, const gctx_group *g)
 {
     return g->preferred_coscheduled_sm_count && plan->path != GCTX_SPLIT_PATH_STRUCTURED;

@@ -1,6 +1,4 @@
-/* greenctx ps [--device N] [--json]: the tenants of each GPU, from the claims registry: every
- * live claim (stale ones are removed by the listing, never shown), what is free, whether MPS
- * answers, and the registry's recent events (holders that died, faults they reported). */
+/* greenctx ps: each GPU's live claims, free SMs, MPS and recent events, from the registry. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,8 +12,7 @@
 
 #define MAX_EVENTS 64
 
-/* Under MPS every client sees its own SMs numbered from 0: a physical id printed here would
- * be wrong. */
+/* Under MPS every client sees its own SMs numbered from 0: a physical id here would be wrong. */
 static const char sm_ids_note[] =
     "physical SM ids are not shown: under MPS %smid is renumbered per client, so no process "
     "can know another's; the claims' granules are disjoint";
@@ -56,8 +53,7 @@ static const char *event_name(gctx_claim_event_kind kind)
                                                                                   : "released";
 }
 
-/* Every claim: asked again with more room while the registry grows under us. Without the
- * driver (device -1) the GPU is l->uuid, read from its registry alone. */
+/* Every claim, asked again with more room while the registry grows; device -1: by uuid alone. */
 static gctx_status list_device(int device, const char *uuid, device_listing *l)
 {
     memset(l, 0, sizeof *l);
@@ -85,8 +81,7 @@ static gctx_status list_device(int device, const char *uuid, device_listing *l)
     l->nb_claims = count < capacity ? count : capacity;
     if (s != GCTX_SUCCESS)
         return s;
-    /* Asked of the one rule (gctx_claim_count): the free SMs rounded down to a count; any set
-     * of free granules makes one context, so the count is what matters. */
+    /* Any set of free granules makes one context: the free SMs rounded down to a count. */
     char free_text[16];
     snprintf(free_text, sizeof free_text, "%u", l->usage.free_sms);
     if (uuid || !l->usage.free_sms ||
@@ -150,8 +145,7 @@ static void json_tenant(json_writer *w, const gctx_claim_info *c)
     json_close(w);
 }
 
-/* text with its control characters (C0, DEL, C1 as UTF-8 or raw) as \xNN: labels and commands
- * are other tenants' (other users', in a shared directory), and a terminal acts on escapes. */
+/* Control characters (C0, DEL, C1) as \xNN: labels are other users', and terminals act on them. */
 static const char *visible(const char *text, char *out, size_t size)
 {
     size_t n = 0;
@@ -359,9 +353,7 @@ static void print_text(const gctx_mps_info *mps, const device_listing *ls, int n
     printf("(%s)\n", sm_ids_note);
 }
 
-/* The GPUs to list: with the driver, every device (or --device's); without it (a login
- * node), every GPU with a registry, by UUID (--device: a UUID or its start). Returns an exit
- * code; *ls and *n are the listings. */
+/* With the driver every device (or --device's); without it every registry's GPU, by UUID. */
 static int list_devices(greenctx_tool_options *opts, int driver, device_listing **ls, int *n)
 {
     int count = 0, rc = GREENCTX_EXIT_OK;

@@ -1,8 +1,5 @@
-/* greenctx run: parses the options (run_options), checks the request (run_check.c), claims the
- * SMs (run_claims.c; with --shared the planner's split instead), then starts CMD with the
- * preload (docs/run.md), which confines every kernel the program launches to a green context
- * on the claimed SMs, as a child (run_child.c; with --report, run_report_merge.c; for each size
- * of --sweep, run_sweep.c). Those files never call back into this one. */
+/* greenctx run: the options, the request checked and claimed, then CMD started with the
+ * preload (docs/run.md) as the tool's child; --report and --sweep in their own files. */
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>
@@ -70,8 +67,7 @@ const char *const greenctx_run_usage[] = {
     "  e.g. greenctx run --sms 64 -- ./server & greenctx run --sms rest -- ./batch\n",
     group_syntax_help, NULL};
 
-/* The report and the chart are files the completions offer; a GROUP, a size or a label is
- * for the user to write. */
+/* The report and the chart are files the completions offer; the other values are the user's. */
 enum { SMS, SWEEP, ROUND, REPORT, SVG, WAIT, SHARED, LABEL, MEMORY, NO_INHERIT, DEVICE_SMS, CLASS,
        NB_RUN_OPTIONS };
 const greenctx_option greenctx_run_options[] = {
@@ -116,8 +112,7 @@ static int parse_class(const char *text, run_options *a)
     return strcmp(unit, "x") == 0 && v >= 1 ? 0 : -1;
 }
 
-/* Options up to the command (after "--", or the first word that is not an option): what
- * follows it is the program's, options or not. */
+/* Options up to the command ("--" or the first non-option word): the rest is the program's. */
 static int parse_args(int argc, char **argv, greenctx_tool_options *opts, run_options *a)
 {
     memset(a, 0, sizeof *a);
@@ -173,11 +168,9 @@ static int parse_args(int argc, char **argv, greenctx_tool_options *opts, run_op
     return GREENCTX_EXIT_OK;
 }
 
-/* Loads the preload here, once, and says why it can't be used (into why, returned; NULL when
- * it can): a file the dynamic loader can't load would be skipped with a warning, and any
- * other library would let the program run unconfined, so it must carry greenctx_preload_abi
- * of this very version. Its constructor reads the preload's variables: the ones in this
- * environment are the program's, so they are put aside meanwhile. */
+/* Loads the preload once and says why it can't be used (NULL when it can): the loader would
+ * skip a file it can't load, and another library would leave the program unconfined, so it
+ * must carry this version's greenctx_preload_abi. GREENCTX_RUN_* are put aside: it reads them. */
 static const char *load_error(const char *path, char *why, size_t size)
 {
     char *aside[64];
@@ -237,8 +230,7 @@ static int find_preload(run_job *job)
     return GREENCTX_EXIT_OK;
 }
 
-/* Under another `greenctx run` (its variables are in the environment), this run's request
- * would replace the outer one's and the program would get a size the outer run did not give. */
+/* Under another `greenctx run`, this run's request would replace the outer one's confinement. */
 static int refuse_nested(const greenctx_tool_options *opts)
 {
     const char *outer = getenv(GREENCTX_RUN_SMS);
@@ -284,10 +276,9 @@ static int run(run_job *job)
                 job->options.device_sms == RUN_DEVICE_SMS_PHYSICAL ? plan->device_sms
                                                                    : plan->sm_count);
     }
-    /* The tool stays the program's parent (with a report, to merge it at the end), so that
-     * a program that ends gives the claims back as released, whether or not it used CUDA
-     * (greenctx run --sms 64 -- true, a shell around the program): an exec'd program that
-     * never joins them leaves them to be found stale, a false "died". */
+    /* The tool stays the program's parent, so that the claims go back as released when it
+     * ends, CUDA or not: an exec'd program that never joins them would leave them to be found
+     * stale, a false "died". */
     if (job->options.report)
         return run_with_report(job, &session);
     pid_t child;

@@ -1,10 +1,6 @@
-/*
- * A command's contract with the tool: what tools/greenctx.c hands a command (the shared
- * options, the exit codes it returns) and the helpers a command calls to report and to start
- * the driver, from the library greenctx_cli (options.c, tool_common.c, sim_option.c) that
- * the tool and greenctx-bench both link. Programs outside tools/ (bench/) include this and
- * tools/options.h, never tool.h, which is the tool's own.
- */
+/* A command's contract with the tool (the shared options, exit codes, errors, the driver's
+ * start), from greenctx_cli, which the tool and greenctx-bench both link: bench/ includes this
+ * and options.h, never tool.h, the tool's own. */
 #ifndef GREENCTX_TOOL_COMMAND_H
 #define GREENCTX_TOOL_COMMAND_H
 
@@ -50,11 +46,7 @@ void greenctx_vformat(char *buf, size_t size, const char *fmt, va_list ap)
 #endif
     ;
 
-/* Prints "greenctx CMD: <message>" on stderr and, under --json, the document
- * {"greenctx_version", "schema": "greenctx.error/1", "command": CMD or null, "error":
- * {"status": STATUS, "message": MESSAGE}} on stdout so that a script reading stdout sees the
- * refusal too.
- * Returns exit_code. */
+/* "greenctx CMD: <message>" on stderr and, under --json, greenctx.error/1 on stdout too. */
 int greenctx_tool_error(const greenctx_tool_options *opts, int exit_code, const char *status,
                         const char *fmt, ...)
 #if defined(__GNUC__)
@@ -62,30 +54,22 @@ int greenctx_tool_error(const greenctx_tool_options *opts, int exit_code, const 
 #endif
     ;
 
-/* Call once a command's arguments are parsed, before its output. On the simulated driver it
- * prints "simulated driver: MODELS (driver X.Y) — no GPU is used" (on stdout, or on stderr
- * under --json so that stdout stays one JSON document, or with banner_on_stderr). Returns
- * GREENCTX_EXIT_OK;
- * GREENCTX_EXIT_FAILED with a message when no driver loads (the message says what was tried
- * and, unless --sim was given, the user's own command line with --sim h200); or
- * GREENCTX_EXIT_USAGE when the simulated driver refused its configuration (--sim or the
- * GREENCTX_SIM_* variables), with the simulator's list of what is valid. A --device given
- * by UUID or PCI bus id is looked up here (opts->device set): GREENCTX_EXIT_FAILED when no
- * device has it, GREENCTX_EXIT_USAGE when a UUID prefix names several. */
+/* Call once a command's arguments are parsed, before its output: loads the driver (on the
+ * simulated one, prints its banner: on stderr under --json or banner_on_stderr) and looks up a
+ * --device given by UUID or PCI bus id. Returns an exit code, after saying why it failed (no
+ * driver, a configuration the simulator refuses, no such device, an ambiguous UUID prefix). */
 int greenctx_tool_start(greenctx_tool_options *opts);
 
-/* 1 when the loaded driver is the simulated one: --sim, or GREENCTX_CUDA_LIBRARY naming it
- * (recognised by its file name, libgreenctx_sim.so). Call after greenctx_tool_start. */
+/* 1 on the simulated driver: --sim, or GREENCTX_CUDA_LIBRARY naming it. After tool_start. */
 int greenctx_tool_simulated(const greenctx_tool_options *opts);
 /* 1 when the driver loaded is the simulated one (its file name), --sim given or not. */
 int greenctx_driver_simulated(void);
 
-/* greenctx_tool_error() with the status's name and gctx_last_error() (or the status string
- * when empty); returns GREENCTX_EXIT_FAILED. */
+/* greenctx_tool_error() with the status's name and gctx_last_error(); GREENCTX_EXIT_FAILED. */
 int greenctx_tool_fail(const greenctx_tool_options *opts, gctx_status status);
 
-/* A program's exit code from its command's (GREENCTX_EXIT_HELP is 0): under --json a failure that printed no document
- * prints the error document; a failed write of stdout (a full disk, a closed pipe) fails. */
+/* The tool's exit code: HELP is 0; a --json failure with no document gets the error document;
+ * a failed write of stdout fails. */
 int greenctx_tool_finish(const greenctx_tool_options *opts, int rc);
 
 #endif

@@ -1,6 +1,4 @@
-/* The command table and what is made from it: the usage, `help [COMMAND]` (text and JSON), and
- * each command's --help as text (for the man page, generate.c). Below the tool's main
- * (greenctx.c), generate.c and completion.c, which read it; it calls none of them. */
+/* The command table and what is made from it: the usage, `help [COMMAND]`, each --help's text. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,9 +9,7 @@
 
 static int cmd_help(int argc, char **argv, greenctx_tool_options *opts);
 
-/* The one list of commands: the usage, `help COMMAND`, the man page (with each command's
- * --help) and the shell completions (generate.c, completion.c) are all made from it. bench
- * runs greenctx-bench, whose options are its own: the completions offer the shared ones. */
+/* The one list of commands. bench's options are greenctx-bench's: completions offer shared ones. */
 const greenctx_command greenctx_commands[] = {
     {"info", greenctx_cmd_info, "the driver, each device's SM rules and the feature matrix",
      greenctx_info_usage, greenctx_info_options, NULL, 0},
@@ -149,8 +145,7 @@ static int cmd_help(int argc, char **argv, greenctx_tool_options *opts)
     return opts->json ? greenctx_tool_help_json(opts, c) : command_usage(c, opts);
 }
 
-/* The options only the tool takes, before the command (the two --generate ones make the
- * man page and the completions at build time, and are not in the usage). */
+/* The tool's own options, before the command (--generate-* run at build time; not in usage). */
 const greenctx_option greenctx_global_options[] = {
     [GREENCTX_GLOBAL_VERSION] = {"--version", NULL},
     [GREENCTX_GLOBAL_VERSION_SHORT] = {"-V", NULL},

@@ -1,8 +1,5 @@
-/* The bash and zsh completions (greenctx --generate-completion bash|zsh; the build runs it
- * and installs the results), made from the command table alone: each command's options with
- * the kind of value each takes (options.h: greenctx_values_*), its words (mps's actions) and
- * whether it runs a program, whose own completion then takes over (bash-completion's
- * _command_offset, zsh's _normal). Nothing is read from help text. */
+/* The bash and zsh completions (greenctx --generate-completion bash|zsh), from the command
+ * table alone, never help text; a command that runs a program hands over to its completion. */
 #include <stdio.h>
 #include <string.h>
 
@@ -130,8 +127,7 @@ static void print_value_names(const greenctx_option *table, int *first)
         }
 }
 
-/* One arm of the case on "COMMAND PREVIOUS-WORD": the pattern ("*" for a shared option,
- * after any command or none), then what the option's kind of value offers. */
+/* One arm of the case on "COMMAND PREVIOUS-WORD" ("*": a shared option), and what it offers. */
 static void print_value_arm(const shell_syntax *sh, const char *command, const greenctx_option *o,
                             const char *models)
 {
@@ -194,8 +190,7 @@ int greenctx_generate_completion(greenctx_tool_options *opts, const char *shell)
     for (size_t i = 0; i < n; i++)
         for (int k = 0; cmds[i].options && cmds[i].options[k].name; k++)
             print_value_arm(sh, cmds[i].name, &cmds[i].options[k], models);
-    /* Else the words of the command (i == n: before one): the commands where it takes one,
-     * its own words and options, then the shared ones. */
+    /* Else the command's words (i == n: before a command), its options, then the shared ones. */
     fputs(sh->commands_open, stdout);
     for (size_t i = 0; i <= n; i++) {
         const char *const *words = i < n ? cmds[i].words : NULL;

@@ -1,6 +1,4 @@
-/* The man page, made from the command table and each command's own --help (greenctx
- * --generate-man; the build runs it and installs the result). The completions are
- * completion.c's. */
+/* The man page (greenctx --generate-man), from the command table and each command's --help. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

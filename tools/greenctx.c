@@ -1,13 +1,11 @@
-/* The greenctx tool: main, its own options before the command (--version, the hidden
- * --generate-*), and the command it runs from the table (commands.c). */
+/* The greenctx tool: main, its own options before the command, and the command it runs. */
 #include <stdio.h>
 #include <string.h>
 
 #include "options.h"
 #include "tool.h"
 
-/* The tool's version, and the library's (gctx_version: the libgreenctx.so the tool loaded,
- * which is another build's when LD_LIBRARY_PATH says so). */
+/* The tool's version, and the library's (the libgreenctx.so loaded: maybe another build's). */
 static int print_version(const greenctx_tool_options *opts)
 {
     char tool[32];

@@ -1,5 +1,5 @@
-/* Groups on the tool's command line (groups.h): the syntax's errors as the tool prints them,
- * and what `plan` and `map` share (the syntax itself is common/group_syntax.c). */
+/* Groups on the tool's command line: the syntax's errors as the tool prints them, and what
+ * `plan` and `map` share. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,8 +111,8 @@ int tool_split_setup_begin(int argc, char **argv, greenctx_tool_options *opts,
 }
 
 /* The refused request with its counts scaled down, each to a multiple of its unit, until the
- * planner accepts it (the planner is the judge: no rule of its is repeated here): written as
- * the user wrote it ("20 32 rest"), or 0 when nothing fits or the groups are percentages. */
+ * planner (the judge: none of its rules are repeated here) accepts it, written as the user
+ * wrote it; 0 when nothing fits or the groups are percentages. */
 static int scaled_request(const tool_split_setup *st, char *text, size_t size)
 {
     const group_request *r = &st->request;

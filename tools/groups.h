@@ -1,5 +1,4 @@
-/* Groups on the tool's command line: the syntax (common/group_syntax.h) with the tool's
- * errors, and what `plan` and `map` share. */
+/* Groups on the tool's command line with the tool's errors, and what `plan` and `map` share. */
 #ifndef GREENCTX_TOOL_GROUPS_H
 #define GREENCTX_TOOL_GROUPS_H
 
@@ -7,8 +6,7 @@
 #include "group_syntax.h"
 #include "tool.h"
 
-/* Parses argv[0..argc-1] into groups (group_syntax_parse); on an error prints why (with the
- * group syntax's help when it is about how a GROUP is written) and returns -1. */
+/* Parses argv into groups; on an error prints why (with the syntax's help) and returns -1. */
 int tool_parse_groups(const greenctx_tool_options *opts, int argc, char **argv, unsigned sm_count,
                       unsigned unit_sms, group_request *out);
 
@@ -23,13 +21,11 @@ typedef struct tool_split_setup {
 } tool_split_setup;
 
 /* Parses "[--device N] [--json] [--round MODE] GROUP...", starts the tool and takes the
- * device's partition. Returns GREENCTX_EXIT_OK, or the exit code after printing why (or the
- * usage: GREENCTX_EXIT_HELP). */
+ * device's partition. Returns an exit code (GREENCTX_EXIT_HELP after the usage). */
 int tool_split_setup_begin(int argc, char **argv, greenctx_tool_options *opts,
                            tool_split_setup *setup);
 void tool_split_setup_end(tool_split_setup *setup);
-/* greenctx_tool_fail for a split the planner refused; when the groups don't fit, the message
- * also gives the same groups scaled down to counts that do. */
+/* greenctx_tool_fail for a refused split, with the groups scaled down to fit when they don't. */
 int tool_split_fail(const greenctx_tool_options *opts, const tool_split_setup *st, gctx_status s);
 /* "structured", "granules" or "fine_granules", as the JSON documents write the path. */
 const char *tool_path_name(gctx_split_path path);

@@ -1,6 +1,4 @@
-/* greenctx info's parts: what names a device and its driver the way nvidia-smi does (UUID,
- * PCI bus id, driver branch) and `info --query FIELDS --format csv[,noheader]` (info_query.c);
- * `info --sizes` (info_sizes.c). */
+/* greenctx info's parts: names as nvidia-smi gives them, --query, --sizes. */
 #ifndef GREENCTX_TOOL_INFO_H
 #define GREENCTX_TOOL_INFO_H
 
@@ -22,16 +20,13 @@ void info_driver_get(int cuda_version, info_driver *out);
 
 /* --help-query: the fields, one a line with what each is. */
 void info_query_help(void);
-/* 0 when every field of the comma-separated list is known; else -1 with the unknown one in
- * bad (at most bad_size bytes). */
+/* 0 when every field of the list is known; else -1 with the unknown one in bad. */
 int info_query_check(const char *fields, char *bad, size_t bad_size);
-/* The fields of each device, comma-separated as nvidia-smi writes them ("0, NVIDIA H200"),
- * after a header line unless noheader. */
+/* Each device's fields as nvidia-smi writes them ("0, NVIDIA H200"), after a header line. */
 void info_query_print(const char *fields, int noheader, const gctx_device_info *devices,
                       const info_identity *ids, int nb_devices, const info_driver *driver);
 
-/* Prints (or writes as one JSON document) every legal partition size of each device and how
- * many such partitions fit. Returns an exit code. */
+/* Every legal partition size of each device and how many fit (text or JSON); an exit code. */
 int tool_info_sizes(const greenctx_tool_options *opts, const gctx_device_info *devices,
                     int nb_devices);
 

@@ -13,8 +13,7 @@ void info_identity_get(int device, info_identity *out)
         out->pci_bus_id[0] = '\0';
 }
 
-/* Each driver branch reports one CUDA version (cuDriverGetVersion), which names it when NVML
- * is not there to give the exact version: R580 is CUDA 13.0. */
+/* Each branch's CUDA version names it when NVML can't give the exact version (R580: 13.0). */
 static const struct {
     int cuda_version, branch;
 } branches[] = {{12000, 525}, {12010, 530}, {12020, 535}, {12030, 545}, {12040, 550},

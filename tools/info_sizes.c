@@ -1,6 +1,4 @@
-/* greenctx info --sizes: every partition size each device gives and how many partitions of
- * that size fit at once (as `nvidia-smi mig -lgip` lists GPU instance profiles), asked of the
- * planner: whatever it says holds on this driver's path (granules, or the structured split). */
+/* greenctx info --sizes: each device's partition sizes, and how many fit at once (planner's). */
 #include <stdio.h>
 #include <stdlib.h>
 

@@ -122,8 +122,7 @@ static int apply_shared(greenctx_args *args, int id)
     }
     case SHARED_DEVICE:
     case SHARED_DEVICE_SHORT:
-        /* A number, or a name looked up once the driver is loaded (greenctx_tool_start):
-         * "GPU-..." as nvidia-smi -L prints it, or a bus id ("0000:18:00.0", with ':'). */
+        /* A number, or a UUID ("GPU-...") or bus id ("0000:18:00.0") found by tool_start. */
         opts->device_name = NULL;
         if (greenctx_parse_int(args->value, 0, INT_MAX, &opts->device) != 0) {
             if (strncasecmp(args->value, "GPU-", 4) != 0 && !strchr(args->value, ':'))

@@ -1,22 +1,8 @@
-/*
- * The tool's command line: one parser for the global options and every command's own.
- *
- * Every option is accepted as `--name value` and as `--name=value`, before or after the
- * command. The options every command shares (--sim, --device or -d, --json or -j, --verbose,
- * --help or -h: opts->usage) are handled here, so `greenctx plan --sim h200 24 40` and
- * `greenctx --sim h200 plan 24 40` are the same.
- * A lone "--" ends the options: what follows is positional even if it starts with "-".
- *
- *     greenctx_args args;
- *     greenctx_args_begin(&args, argc, argv, opts);
- *     for (;;) {
- *         int id = greenctx_args_next(&args, own_options);
- *         if (id == GREENCTX_ARG_END) break;
- *         if (id == GREENCTX_ARG_STOP) return args.rc; // message or --help's usage printed
- *         if (id == GREENCTX_ARG_POSITIONAL) use(args.value);
- *         else                               own option `id`, its value in args.value
- *     }
- */
+/* The tool's command line: one parser for the global options and every command's own. Every
+ * option is accepted as `--name value` and `--name=value`, before or after the command; the
+ * shared ones (--sim, --device/-d, --json/-j, --verbose, --help/-h) are handled here. A lone
+ * "--" ends the options. A command loops on greenctx_args_next until GREENCTX_ARG_END,
+ * returning args.rc on GREENCTX_ARG_STOP (a message or its --help was printed). */
 #ifndef GREENCTX_TOOL_OPTIONS_H
 #define GREENCTX_TOOL_OPTIONS_H
 
@@ -31,9 +17,7 @@ typedef struct greenctx_option {
     const char *value_help;
 } greenctx_option;
 
-/* The values the completions offer (tools/generate.c): an option whose value_help is one of
- * these (the object itself, not a copy of its text) gets them; any other value_help is a value
- * no completion can guess (a count, a label), and nothing is offered for it. */
+/* The values the completions offer: a value_help that is one of these (the object) gets them. */
 extern const char greenctx_values_round[];  /* --round's modes: strict, down, nearest, up */
 extern const char greenctx_values_sim[];    /* the simulated driver's models */
 extern const char greenctx_values_device[]; /* the devices: indices and UUIDs */
@@ -64,29 +48,24 @@ enum {
 /* Starts after argv[0] (the program, or the command's name). */
 void greenctx_args_begin(greenctx_args *args, int argc, char **argv, greenctx_tool_options *opts);
 
-/* The next argument: the index of one of `own` (may be NULL), or one of GREENCTX_ARG_*.
- * An unknown option, a missing value or a bad shared option prints why and returns STOP with
- * rc GREENCTX_EXIT_USAGE (or GREENCTX_EXIT_FAILED when --sim finds no simulated driver). */
+/* The next argument: the index of one of `own` (may be NULL), or a GREENCTX_ARG_*. A bad one
+ * prints why and returns STOP (rc USAGE, or FAILED when --sim finds no simulated driver). */
 int greenctx_args_next(greenctx_args *args, const greenctx_option *own);
 
-/* 1 when argv[from..] holds long_name or short_name before a lone "--" (after which the
- * words are a program's): an option looked at before its turn. */
+/* 1 when argv[from..] holds long_name or short_name before a lone "--": a look ahead. */
 int greenctx_args_given(int argc, char **argv, int from, const char *long_name,
                         const char *short_name);
 
-/* The options every command shares (--sim, --device/-d, --json/-j, --verbose), for the
- * generated man page and completions. */
+/* The options every command shares, for the man page and completions. */
 const greenctx_option *greenctx_shared_options(void);
 
-/* Prints "greenctx[ CMD]: <message> (see greenctx[ CMD] --help)" on stderr (and the JSON
- * error on stdout under --json); sets args->rc to GREENCTX_EXIT_USAGE and returns it. */
+/* "greenctx[ CMD]: <message> (see greenctx[ CMD] --help)" (and JSON); GREENCTX_EXIT_USAGE. */
 int greenctx_args_bad(greenctx_args *args, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-/* greenctx_args_bad for a value the option just returned refuses: "--round takes strict, down,
- * nearest or up; got 'x'" (its value_help). */
+/* greenctx_args_bad for the option's value: "--round takes strict, ...; got 'x'". */
 int greenctx_args_refuse(greenctx_args *args);
 
 #endif

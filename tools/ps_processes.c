@@ -1,5 +1,4 @@
-/* The GPU's compute processes for greenctx ps (ps_processes.h): NVML's pids and memory, each
- * process's user and command line from /proc. */
+/* The GPU's compute processes for greenctx ps: NVML's pids and memory, /proc's user and command. */
 #include <fcntl.h>
 #include <pwd.h>
 #include <stdio.h>

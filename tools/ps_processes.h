@@ -1,6 +1,5 @@
-/* greenctx ps's other half: the GPU's compute processes as NVML sees them (its own or any
- * user's), beside the claims (ps_processes.c). Without NVML the list is unknown, and only
- * --json says so (null and the reason). */
+/* greenctx ps's GPU compute processes as NVML sees them, beside the claims; without NVML the
+ * list is unknown (only --json says why). */
 #ifndef GREENCTX_TOOL_PS_PROCESSES_H
 #define GREENCTX_TOOL_PS_PROCESSES_H
 
@@ -22,15 +21,13 @@ typedef struct ps_processes {
     unsigned count;
 } ps_processes;
 
-/* The processes on the GPU with this UUID; nvml NULL (not loaded: nvml_why says why) leaves
- * them unknown. claim_pids: the pids holding the claims shown beside them. */
+/* The processes on the GPU with this UUID (unknown when nvml is NULL), claim_pids marked. */
 void ps_processes_get(nvml_lib *nvml, const char *nvml_why, const char *uuid,
                       const int *claim_pids, unsigned nb_claim_pids, ps_processes *out);
 void ps_processes_free(ps_processes *p);
 /* "  compute processes (NVML): ..." and one line each; nothing when unknown. */
 void ps_processes_print(const ps_processes *p);
-/* "processes": [{pid, user, command, memory_bytes, holds_claim}] or null, and
- * "processes_note": why they are unknown, or null. */
+/* "processes" (or null) and "processes_note" (why they are unknown, or null). */
 void ps_processes_json(json_writer *w, const ps_processes *p);
 
 #endif

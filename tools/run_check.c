@@ -1,14 +1,11 @@
-/* `greenctx run`'s request, checked before anything is claimed or started: its grammar (the
- * preload's, common/run_request.c), its GROUPs' syntax, the devices it names, and with
- * --shared the planner's split. */
+/* `greenctx run`'s request, checked before anything is claimed or started. */
 #include <stdio.h>
 #include <string.h>
 
 #include "groups.h"
 #include "run_tool.h"
 
-/* A GROUP's syntax alone (no device needed): a typo is bad usage, not a failed plan. A
- * claim is a count of SMs, so a GROUP's suffixes (16:c2) need --shared. */
+/* A GROUP's syntax alone: a typo is bad usage. A claim is a count: suffixes need --shared. */
 static int check_syntax(const run_job *job, const run_request *request)
 {
     const greenctx_tool_options *opts = job->opts;

@@ -1,8 +1,6 @@
-/* The program as a child of `greenctx run` (with --report, where the tool merges the report
- * when it ends, and for each run of --sweep): started with the signals the tool forwards held
- * until it knows the child, waited for with them forwarded, and its end passed on as the
- * tool's own. The child stays in the tool's process group, so a terminal's foreground group
- * (reads, Ctrl-C, Ctrl-Z) is the same as when the tool execs the program. */
+/* The program as a child of `greenctx run`: the signals the tool forwards are held until it
+ * knows the child, and its end is passed on as the tool's own. The child stays in the tool's
+ * process group, so the terminal's foreground group is as if the tool had exec'd it. */
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -32,8 +30,7 @@ static void forward(int sig, siginfo_t *info, void *context)
 
 pid_t run_child_start(char **command, int stdout_to_stderr)
 {
-    /* An ignored SIGCHLD (inherited from a daemon or a CI runner) lets the kernel reap the
-     * child by itself: waitpid would never see it end. */
+    /* An ignored SIGCHLD (a daemon's, a CI runner's) makes the kernel reap the child unseen. */
     signal(SIGCHLD, SIG_DFL);
     sigset_t block, old;
     sigemptyset(&block);
@@ -86,11 +83,8 @@ int run_child_wait(pid_t pid, int *status)
     return 0;
 }
 
-/* Once a second while the program runs, each claim is asked whether its file is still in
- * the registry (gctx_claim_pressure fails when it was removed: an `rm`, a cleaner of /tmp or
- * /var/tmp): from then on the registry no longer counts its SMs, and another tenant may be
- * given them while the program runs on them, so the user is told at once. Where the kernel
- * has no pidfd (before Linux 5.3) the program is waited for without the check. */
+/* Once a second each claim's file is checked: once removed (a /tmp cleaner), another tenant
+ * may be given its SMs, so the user is told at once. Not without pidfd (Linux < 5.3). */
 static int wait_holding(pid_t pid, int *status, const run_session *session)
 {
 #ifdef SYS_pidfd_open
@@ -156,8 +150,7 @@ int run_child_exit(int status)
 
 int run_child_end(run_session *session, int status)
 {
-    /* A program killed by a signal leaves its claims to be found stale ("died", the event a
-     * fault's report names under MPS): the tool dies of the same signal holding them. */
+    /* A killed program's claims are left stale ("died"): the tool dies of the same signal. */
     if (WIFEXITED(status))
         run_session_release(session);
     return run_child_exit(status);

@@ -1,8 +1,5 @@
-/* greenctx run's claims: before the program starts, each confined device's SMs are claimed
- * in the registry (gctx_claim_acquire), so that two runs never share SMs; the program's
- * preload joins the claim (GREENCTX_RUN_CLAIM) and makes its green context on exactly those
- * SMs. And what MPS must allow for that: tenants run side by side only under MPS. Then the
- * program's environment: the preload first in LD_PRELOAD and the session's variables. */
+/* greenctx run's claims, taken before the program starts so that two runs never share SMs (the
+ * preload joins them); what MPS must allow; the program's environment. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,8 +9,7 @@
 
 #define MPS_HINT "start one with `greenctx mps start` and export the CUDA_MPS_PIPE_DIRECTORY it prints"
 
-/* --memory SIZE: digits and an optional K, M, G or T, as CUDA_MPS_PINNED_DEVICE_MEM_LIMIT
- * takes them. */
+/* --memory SIZE: digits and an optional K, M, G or T, as CUDA_MPS_PINNED_DEVICE_MEM_LIMIT takes. */
 static int valid_size(const char *text)
 {
     size_t digits = strspn(text, "0123456789");
@@ -53,8 +49,7 @@ int run_check_mps(const run_job *job)
     return GREENCTX_EXIT_OK;
 }
 
-/* Once per run (a sweep claims once per size): another tenant on a GPU this run confines,
- * and no MPS. */
+/* Once per run (a sweep claims once per size): another tenant on a GPU confined, and no MPS. */
 static void warn_without_mps(run_job *job, const run_device_plan *plans, unsigned nb_plans)
 {
     gctx_mps_info mps = GCTX_MPS_INFO_INIT;
@@ -78,10 +73,8 @@ static void warn_without_mps(run_job *job, const run_device_plan *plans, unsigne
                     plans[i].device, others[k].pid, others[k].user, others[k].sm_count,
                     others[k].command, mps.pipe_dir, MPS_HINT);
             job->warned_without_mps = 1;
-            break;
-        }
-        if (job->warned_without_mps)
             return;
+        }
     }
 }
 

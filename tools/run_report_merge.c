@@ -1,7 +1,5 @@
-/* greenctx run --report FILE.json: every process of the program that uses CUDA writes its own
- * part (preload/run_report.c) in a directory the tool makes beside FILE; when the program
- * ends, the tool merges them into FILE, or says which processes are missing. The tool stays
- * the program's parent for that (run_child.c) instead of becoming it. */
+/* greenctx run --report FILE.json: the parts each CUDA process wrote beside FILE, merged into
+ * it when the program ends (or which processes are missing). */
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -61,44 +59,11 @@ int run_report_check(run_job *job)
     return GREENCTX_EXIT_OK;
 }
 
-/* The parts, by name without suffix ("<ns>-<pid>"), in the order their processes started
- * using CUDA. */
-typedef struct parts {
-    char **names;
-    size_t count;
-} parts;
-
-static int by_name(const void *a, const void *b)
+/* A part's announcement, NAME RUN_PART_STARTED (run_request.h: the names sort by start). */
+static int is_started(const struct dirent *e)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static int list_parts(const char *dir, parts *out)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return -1;
-    size_t cap = 0, suffix = strlen(RUN_PART_STARTED);
-    out->names = NULL;
-    out->count = 0;
-    for (struct dirent *e; (e = readdir(d));) {
-        size_t len = strlen(e->d_name);
-        if (len <= suffix || strcmp(e->d_name + len - suffix, RUN_PART_STARTED) != 0)
-            continue;
-        if (out->count == cap) {
-            cap = cap ? 2 * cap : 8;
-            char **grown = realloc(out->names, cap * sizeof *grown);
-            if (!grown)
-                break;
-            out->names = grown;
-        }
-        if (!(out->names[out->count] = strndup(e->d_name, len - suffix)))
-            break;
-        out->count++;
-    }
-    closedir(d);
-    qsort(out->names, out->count, sizeof *out->names, by_name);
-    return 0;
+    size_t len = strlen(e->d_name), suffix = strlen(RUN_PART_STARTED);
+    return len > suffix && strcmp(e->d_name + len - suffix, RUN_PART_STARTED) == 0;
 }
 
 /* NAME.part: one JSON object the preload wrote; NULL when the process never wrote it. */
@@ -124,15 +89,14 @@ static char *read_part(const char *dir, const char *name)
     return text;
 }
 
-/* The merged report: the first process's part (a program of one process reads as its own
- * part) with every part in "processes" and the missing ones in "processes_missing". */
-static void write_merged(FILE *f, long pid, const char *text, const parts *p, char **bodies,
-                         size_t *nb_missing)
+/* The first process's part, with every part in "processes" and the missing ones listed. */
+static void write_merged(FILE *f, long pid, const char *text, struct dirent **names, size_t count,
+                         char **bodies, size_t *nb_missing)
 {
     size_t first = 0;
-    while (first < p->count && !bodies[first])
+    while (first < count && !bodies[first])
         first++;
-    if (first < p->count) {
+    if (first < count) {
         fprintf(f, "%.*s", (int)strlen(bodies[first]) - 1, bodies[first]);
     } else {
         fprintf(f, "{\"pid\":%ld,\"cuda_used\":false,\"driver_version\":0,\"driver_path\":null,"
@@ -143,13 +107,13 @@ static void write_merged(FILE *f, long pid, const char *text, const parts *p, ch
     }
     fputs(",\"processes_missing\":[", f);
     *nb_missing = 0;
-    for (size_t i = 0; i < p->count; i++)
+    for (size_t i = 0; i < count; i++)
         if (!bodies[i]) {
-            const char *dash = strchr(p->names[i], '-');
+            const char *dash = strchr(names[i]->d_name, '-');
             fprintf(f, "%s%ld", (*nb_missing)++ ? "," : "", dash ? atol(dash + 1) : -1L);
         }
     fputs("],\"processes\":[", f);
-    for (size_t i = 0, n = 0; i < p->count; i++)
+    for (size_t i = 0, n = 0; i < count; i++)
         if (bodies[i])
             fprintf(f, "%s%s", n++ ? "," : "", bodies[i]);
     fprintf(f, "],\"complete\":%s}\n", *nb_missing ? "false" : "true");
@@ -172,17 +136,18 @@ static void remove_dir(const char *dir)
                 strerror(errno));
 }
 
-/* Writes the report from the parts; 0 when complete, 1 when processes are missing, -1 when
- * it could not be written. Into FILE.XXXXXX, renamed: FILE is never half written. */
+/* 0 complete, 1 processes missing, -1 unwritten; via FILE.XXXXXX, renamed: never half written. */
 static int merge(const run_job *job, long pid, const char *text)
 {
-    parts p;
-    if (list_parts(job->report_dir, &p) != 0) {
+    struct dirent **names;
+    int found = scandir(job->report_dir, &names, is_started, alphasort);
+    if (found < 0) {
         fprintf(stderr, "greenctx run: the report's directory %s can't be read: %s\n",
                 job->report_dir, strerror(errno));
         return -1;
     }
-    char **bodies = calloc(p.count + 1, sizeof *bodies);
+    size_t count = (size_t)found;
+    char **bodies = calloc(count + 1, sizeof *bodies);
     char tmp[PATH_MAX];
     int n = snprintf(tmp, sizeof tmp, "%s.XXXXXX", job->report_path);
     int fd = bodies && n > 0 && (size_t)n < sizeof tmp ? mkstemp(tmp) : -1;
@@ -190,9 +155,11 @@ static int merge(const run_job *job, long pid, const char *text)
     size_t nb_missing = 0;
     int rc = -1;
     if (f) {
-        for (size_t i = 0; i < p.count; i++)
-            bodies[i] = read_part(job->report_dir, p.names[i]);
-        write_merged(f, pid, text, &p, bodies, &nb_missing);
+        for (size_t i = 0; i < count; i++) {
+            names[i]->d_name[strlen(names[i]->d_name) - strlen(RUN_PART_STARTED)] = '\0';
+            bodies[i] = read_part(job->report_dir, names[i]->d_name);
+        }
+        write_merged(f, pid, text, names, count, bodies, &nb_missing);
         if (fclose(f) == 0 && rename(tmp, job->report_path) == 0)
             rc = nb_missing ? 1 : 0;
         else
@@ -210,12 +177,12 @@ static int merge(const run_job *job, long pid, const char *text)
                 "without writing their part (killed, _exit, stopped by the preload, or still "
                 "running when the program ended): see its \"processes_missing\"\n",
                 job->report_path, nb_missing);
-    for (size_t i = 0; i < p.count; i++) {
-        free(p.names[i]);
+    for (size_t i = 0; i < count; i++) {
+        free(names[i]);
         if (bodies)
             free(bodies[i]);
     }
-    free(p.names);
+    free(names);
     free(bodies);
     return rc;
 }

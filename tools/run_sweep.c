@@ -1,6 +1,4 @@
-/* greenctx run --sweep 16,32,64,all -- CMD: the program once per size, confined each time;
- * wall time, speed-up against the smallest size and efficiency per SM (table, --json, --svg):
- * how an unmodified program scales with SMs. */
+/* greenctx run --sweep SIZES -- CMD: the program once per size; its speed-up and efficiency. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,8 +20,7 @@ typedef struct sweep_point {
     int status; /* the program's exit status; -1 when killed by a signal */
 } sweep_point;
 
-/* One run; with --json the program's stdout goes to stderr, so that stdout stays one JSON
- * document. */
+/* One run; with --json the program's stdout goes to stderr: stdout stays one JSON document. */
 static int run_once(run_job *job, sweep_point *pt)
 {
     if (run_set_environment(job, &pt->session) != 0)
@@ -88,8 +85,7 @@ static void xml_text(FILE *f, const char *s)
         fputs(*s == '<' ? "&lt;" : *s == '>' ? "&gt;" : *s == '&' ? "&amp;" : (char[2]){*s, 0}, f);
 }
 
-/* Speed-up against SMs, with the line of perfect scaling, into f (opened before the runs, so
- * that a file that can't be written is known before them). */
+/* Speed-up against SMs and perfect scaling, into f (opened before the runs, to fail early). */
 static int write_svg(FILE *f, const run_job *job, const sweep_point *pts, unsigned n,
                      unsigned smallest)
 {
@@ -163,8 +159,7 @@ static int write_svg(FILE *f, const run_job *job, const sweep_point *pts, unsign
     return fclose(f) == 0 ? 0 : -1;
 }
 
-/* The sizes of --sweep, each a whole REQ: an empty one ("16,,32", "") is a typo, not a size to
- * skip (one with spaces is refused with the request's grammar). */
+/* The sizes of --sweep, each a whole REQ: an empty one ("16,,32") is a typo, not a skip. */
 static int parse_sizes(run_job *job, sweep_point *pts, unsigned *n)
 {
     const char *p = job->options.sweep;
@@ -213,28 +208,29 @@ static int sweep(run_job *job, sweep_point *pts)
     for (unsigned i = 0; i < n; i++) {
         /* Each size is claimed for its run, and given back before the next one. */
         char note[600];
-        if ((rc = run_take_claims(job, &pts[i].session)) != 0) {
-            if (svg)
-                fclose(svg);
-            return rc;
-        }
+        if ((rc = run_take_claims(job, &pts[i].session)) != 0)
+            break;
         pts[i].plan = pts[i].session.plans[0];
         progress_step(&progress, "%s on %u of %u SMs%s", job->options.command[0],
-                            pts[i].plan.sm_count, pts[i].plan.device_sms,
-                            run_claim_note(job, &pts[i].session, 0, note, sizeof note));
+                      pts[i].plan.sm_count, pts[i].plan.device_sms,
+                      run_claim_note(job, &pts[i].session, 0, note, sizeof note));
         int sig = 0, ran = run_once(job, &pts[i]);
         run_session_release(&pts[i].session);
         if (ran != 0 || (sig = run_child_interrupted())) {
-            if (svg)
-                fclose(svg);
             /* Ctrl-C or a kill of the tool stops the sweep, and then the tool, by that signal. */
             if (sig)
                 fprintf(stderr, "greenctx run: the sweep was stopped by signal %d\n", sig);
-            return sig ? run_child_raise(sig) : GREENCTX_EXIT_FAILED;
+            rc = sig ? run_child_raise(sig) : GREENCTX_EXIT_FAILED;
+            break;
         }
         failed |= pts[i].status != 0;
         if (pts[i].plan.sm_count < pts[smallest].plan.sm_count)
             smallest = i;
+    }
+    if (rc != GREENCTX_EXIT_OK) {
+        if (svg)
+            fclose(svg);
+        return rc;
     }
     for (unsigned i = 0; i < n; i++) {
         pts[i].speedup = pts[i].wall_ms > 0 ? pts[smallest].wall_ms / pts[i].wall_ms : 0;

@@ -1,7 +1,5 @@
-/* `greenctx run`: what its files share. They call one way only: cmd_run.c (options, the
- * preload, exec) calls run_sweep.c (one run per size) and run_report_merge.c (--report), and
- * all three call run_check.c (the request), run_claims.c (the claims and the program's
- * variables, of common/run_session.h's session) and run_child.c (the program as a child). */
+/* `greenctx run`: what its files share. cmd_run.c calls run_sweep.c and run_report_merge.c;
+ * all three call run_check.c, run_claims.c and run_child.c, which call none of them. */
 #ifndef GREENCTX_TOOL_RUN_H
 #define GREENCTX_TOOL_RUN_H
 
@@ -12,8 +10,7 @@
 #include "run_session.h"
 #include "tool.h"
 
-/* What the command line asked, as cmd_run.c parsed it: one meaning per field, none changed
- * after parsing. */
+/* What the command line asked, as cmd_run.c parsed it: never changed after. */
 typedef struct run_options {
     int device;             /* --device N (a shared option, once found), or -1: every device */
     const char *sms;        /* --sms REQ, or NULL */
@@ -50,28 +47,21 @@ typedef struct run_job {
 
 /* The session's request for `sms` (--sms or a sweep's size) and the command line's options. */
 void run_session_request_of(const run_job *job, const char *sms, run_session_request *req);
-/* Checks REQ (GREENCTX_RUN_SMS's grammar, --device applied) on every device it confines: with
- * the planner under --shared, else only its syntax (the claim decides the SMs). On success
- * the session is planned (sm_count: what each device gets; 0 until claimed); else prints why
- * and returns the tool's exit code. */
+/* Checks REQ on every device it confines (the planner's split under --shared, else the
+ * syntax: the claim decides). Plans the session, or prints why and returns the exit code. */
 int run_check_request(const run_job *job, const char *request, run_session *session);
 
 /* ---- run_claims.c ---- */
 
-/* What a run's environment allows, checked before anything is claimed or started: an MPS
- * active-thread percentage below 100 and --memory without an MPS daemon are refused (exit 2,
- * with the reason). */
+/* Refuses (exit 2) an MPS active-thread percentage below 100, and --memory without MPS. */
 int run_check_mps(const run_job *job);
 /* Claims every planned device's SMs (unless --shared), queueing with --wait; a full GPU is
- * refused (exit 1) with the holders named. On success each plan's sm_count is the claim's,
- * and what sharing a GPU without MPS costs is printed, once, when another tenant holds SMs
- * there. */
+ * refused (exit 1) with the holders named. Says once what sharing a GPU without MPS costs. */
 int run_take_claims(run_job *job, run_session *session);
 /* What the banner adds for plan i: " (claimed granules 0-7)", or --shared's note. */
 const char *run_claim_note(const run_job *job, const run_session *session, unsigned i, char *buf,
                            size_t size);
-/* Puts the session's variables and LD_PRELOAD into this process's environment, for the
- * program about to be started. Returns 0, or -1 after printing why. */
+/* The session's variables and LD_PRELOAD into this environment; 0, or -1 after saying why. */
 int run_set_environment(const run_job *job, const run_session *session);
 
 /* ---- run_sweep.c ---- */
@@ -81,38 +71,30 @@ int run_sweep(run_job *job);
 
 /* ---- run_child.c ---- */
 
-/* Starts `command` as a child (SIGCHLD reset to its default first; with stdout_to_stderr its
- * stdout is the tool's stderr) and forwards SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to the
- * tool to it until run_child_wait. Returns its pid, or -1 after saying why. */
+/* Starts `command` as a child (stdout_to_stderr: its stdout is the tool's stderr) and forwards
+ * SIGINT, SIGTERM, SIGHUP and SIGQUIT to it until run_child_wait. Its pid, or -1 (said why). */
 pid_t run_child_start(char **command, int stdout_to_stderr);
 /* Waits for it (waitpid retried on EINTR only); 0 with its status, or -1 after saying why. */
 int run_child_wait(pid_t pid, int *status);
-/* CMD started with the session's variables and waited for, holding its claims (a claim's file
- * removed from the registry meanwhile is said at once): 0 with its pid and status, or -1 after
- * saying why, the claims given back. */
+/* CMD started with the session's variables and waited for, holding its claims: 0 with its pid
+ * and status, or -1 after saying why, the claims given back. */
 int run_child_program(const run_job *job, run_session *session, pid_t *pid, int *status);
 /* The signal (SIGINT, ...) the tool got while it waited for the last child, or 0. */
 int run_child_interrupted(void);
 /* Ends the tool by `sig` (no core dump); returns 128 + sig if it survives it. */
 int run_child_raise(int sig);
-/* The tool's exit code for the child's status: its exit status; for a signal, the same signal
- * raised in the tool (run_child_raise). */
+/* The tool's exit code: the child's exit status, or its signal raised in the tool. */
 int run_child_exit(int status);
-/* The program ended with status: the claims given back when it exited (released; killed by a
- * signal, they are left to be found stale: "died"), then run_child_exit. */
+/* The claims given back if the program exited (a killed one's are left stale), run_child_exit. */
 int run_child_end(run_session *session, int status);
 
 /* ---- run_report_merge.c ---- */
 
-/* --report FILE: makes it absolute in job->report_path and checks, before anything runs,
- * that it can be written (not empty, not a directory, in a directory that exists and is
- * writable). Returns the tool's exit code (GREENCTX_EXIT_USAGE after saying why). */
+/* --report FILE: made absolute in job->report_path, and checked writable before anything runs.
+ * Returns the exit code (GREENCTX_EXIT_USAGE after saying why). */
 int run_report_check(run_job *job);
-/* Runs the program as a child (holding the session's claims for it, given back when it ends) with
- * GREENCTX_RUN_REPORT_DIR set to job->report_dir, made beside the report; merges the parts
- * its processes wrote into the report when it ends, and returns the tool's exit code: the
- * program's, or 1 when it exited 0 but the report is incomplete or could not be written (the
- * report says which processes are missing). */
+/* Runs the program with GREENCTX_RUN_REPORT_DIR beside the report, then merges the parts:
+ * the program's exit code, or 1 when it exited 0 but the report is incomplete or unwritten. */
 int run_with_report(run_job *job, run_session *session);
 
 #endif

@@ -1,14 +1,12 @@
-/* --sim MODEL[,MODEL...][@DRIVER] (tools/options.h hands it here): the simulated driver
- * found beside the program that parses it, the tool or greenctx-bench. */
+/* --sim MODEL[,MODEL...][@DRIVER]: the simulated driver found beside the tool or the bench. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tool.h"
 
-/* The simulated driver's file: $GREENCTX_SIM_LIBRARY, next to the executable, the install
- * layout (<bindir>/../<libdir>/greenctx/), ../lib/greenctx/, then the build tree's (all
- * relative to the executable). */
+/* The simulated driver's file: $GREENCTX_SIM_LIBRARY, else beside the executable, the install
+ * layout, ../lib/greenctx/, then the build tree's (all relative to the executable). */
 static const char *find_sim_library(void)
 {
     return tool_find_companion("libgreenctx_sim.so", "GREENCTX_SIM_LIBRARY",

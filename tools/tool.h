@@ -1,23 +1,8 @@
-/*
- * Shared declarations of the greenctx tool (tools/greenctx.c dispatches to the commands).
- *
- * Adding a command:
- * 1. write `int greenctx_cmd_NAME(int argc, char **argv, greenctx_tool_options *opts)`
- *    in tools/cmd_NAME.c (and add the file to tools/CMakeLists.txt), parsing its arguments
- *    with tools/options.h (which also takes the shared options: --sim, --device, --json,
- *    and prints its --help, greenctx_NAME_usage);
- * 2. add one row {"NAME", greenctx_cmd_NAME, "one-line help", greenctx_NAME_usage, ...} to
- *    the table in commands.c.
- *
- * A command gets argv as the command sees it: argv[0] is the command's name ("info"),
- * argv[1..argc-1] its own arguments, after the global options. It returns the tool's exit
- * code: GREENCTX_EXIT_OK, GREENCTX_EXIT_FAILED, GREENCTX_EXIT_USAGE (or the parser's
- * GREENCTX_EXIT_HELP). It prints results on stdout and errors through greenctx_tool_error()
- * (stderr, and a JSON error under --json).
- * Every command that uses the driver calls greenctx_tool_start() once its arguments are
- * parsed and before printing anything, so that a run on the simulated driver says so first
- * (`mps` uses none).
- */
+/* Shared declarations of the greenctx tool. A command is greenctx_cmd_NAME in cmd_NAME.c and
+ * one row of commands.c's table; it gets argv from its own name on, parses it with options.h,
+ * returns a GREENCTX_EXIT_* code and reports errors with greenctx_tool_error. One that uses
+ * the driver calls greenctx_tool_start before printing anything, so that a run on the
+ * simulated driver says so first. */
 #ifndef GREENCTX_TOOL_H
 #define GREENCTX_TOOL_H
 
@@ -37,8 +22,7 @@ int greenctx_cmd_run(int argc, char **argv, greenctx_tool_options *opts);
 int greenctx_cmd_ps(int argc, char **argv, greenctx_tool_options *opts);
 int greenctx_cmd_mps(int argc, char **argv, greenctx_tool_options *opts);
 
-/* Each command's --help (greenctx_tool_options.usage), its own options (the shared ones come
- * on top), and what else the completions offer: mps's actions. */
+/* Each command's --help, its own options and (mps) the words the completions offer. */
 extern const char *const greenctx_info_usage[], *const greenctx_plan_usage[],
     *const greenctx_map_usage[], *const greenctx_run_usage[], *const greenctx_ps_usage[],
     *const greenctx_mps_usage[];
@@ -65,8 +49,7 @@ typedef struct greenctx_command {
 } greenctx_command;
 extern const greenctx_command greenctx_commands[];
 extern const size_t greenctx_nb_commands;
-/* The options only the tool takes, before the command (--version, -V, --generate-*), their
- * ids in this order. */
+/* The options only the tool takes, before the command, their ids in this order. */
 extern const greenctx_option greenctx_global_options[];
 enum {
     GREENCTX_GLOBAL_VERSION,
@@ -76,8 +59,7 @@ enum {
     GREENCTX_NB_GLOBAL
 };
 void greenctx_tool_usage(FILE *out);
-/* What command c's --help (or, for NULL, the tool's usage) prints, NUL-terminated; NULL when
- * it could not be captured. The caller frees it. */
+/* What command c's --help (NULL: the tool's usage) prints; NULL on failure. The caller frees it. */
 char *greenctx_tool_capture_usage(const greenctx_command *c);
 /* "Exit status: 0 done; 1 failed ...; 2 bad usage ...", for the usage and the man page. */
 extern const char greenctx_exit_status_help[];
@@ -94,26 +76,21 @@ int greenctx_generate_completion(greenctx_tool_options *opts, const char *shell)
 
 /* ---- tool_common.c ---- */
 
-/* What `function` (const char *(void)) of the simulated driver at path returns, or NULL when
- * it is not there; the driver stays loaded. */
+/* What `function` (const char *(void)) of the simulated driver at path returns, or NULL. */
 const char *greenctx_sim_text(const char *path, const char *function);
 
-/* The path of a file that ships with the tool: $env_var when set (as given, and used even if
- * it turns out wrong, so that errors name it), else, from the executable's own directory
- * (/proc/self/exe), `file` beside it, at `install_relpath` (NULL or "": none), in
- * ../lib/greenctx/, or at `build_relpath` (the build tree's layout; NULL or "": none). Never
- * an absolute path compiled in: a copied tool must not load whatever sits there now. NULL when
- * none is readable. Static storage, or the environment's. */
+/* The path of a file that ships with the tool: $env_var when set (even if wrong, so that
+ * errors name it), else, from the executable's directory, `file` beside it, at
+ * install_relpath, in ../lib/greenctx/, or at build_relpath (NULL or "": none). Never a path
+ * compiled in: a copied tool must not load whatever sits there. NULL when none is readable. */
 const char *tool_find_companion(const char *file, const char *env_var, const char *install_relpath,
                                 const char *build_relpath);
 
 /* ---- sim_option.c ---- */
 
-/* --sim MODEL[,MODEL...][@DRIVER]: sets the environment the simulated driver reads. Must run
- * before the library's first call. Returns an exit code after printing why it failed. */
+/* --sim: sets the simulated driver's environment, before the library's first call. */
 int greenctx_tool_use_sim(greenctx_tool_options *opts, const char *spec);
-/* The simulated driver's models ("h200 h100 ..."), asked of the simulated driver itself
- * (gctxsim_models); NULL when it is not found. */
+/* The simulated driver's models ("h200 h100 ..."), asked of it; NULL when it is not found. */
 const char *greenctx_tool_sim_models(void);
 
 #endif

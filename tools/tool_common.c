@@ -1,5 +1,4 @@
-/* Helpers every command shares: errors (text and JSON), the start banner, the files installed
- * with the tool. */
+/* Helpers every command shares: errors, the driver's start, the files installed with the tool. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
@@ -70,8 +69,7 @@ static void print_sim_hint(const greenctx_tool_options *opts)
     fputc('\n', stderr);
 }
 
-/* 1 when two PCI bus ids are the same slot: the driver writes a 4-digit domain
- * ("0000:18:00.0"), nvidia-smi an 8-digit one ("00000000:18:00.0"). */
+/* 1 for the same slot: the driver writes a 4-digit PCI domain, nvidia-smi an 8-digit one. */
 static int same_bus_id(const char *a, const char *b)
 {
     unsigned x[4], y[4];
@@ -80,8 +78,7 @@ static int same_bus_id(const char *a, const char *b)
            sscanf(b, "%x:%x:%x.%x%c", &y[0], &y[1], &y[2], &y[3], &end) == 4 && !memcmp(x, y, sizeof x);
 }
 
-/* --device GPU-... (a whole UUID or its start, as nvidia-smi -i takes it) or a PCI bus id:
- * the one device it names. */
+/* --device GPU-... (a UUID or its start, as nvidia-smi -i takes it) or a PCI bus id. */
 static int find_named_device(greenctx_tool_options *opts)
 {
     const char *name = opts->device_name;
@@ -118,9 +115,7 @@ int greenctx_tool_start(greenctx_tool_options *opts)
 {
     gctx_status s = gctx_init();
     if (s != GCTX_SUCCESS) {
-        /* The simulated driver's own account of a configuration it refused (an unknown model
-         * in GREENCTX_SIM_DEVICES, ...): it is the one that knows what is valid. The library
-         * unloaded the driver that failed to start: it is loaded again to ask. */
+        /* The simulated driver knows what is valid: it is loaded again to ask why it refused. */
         const char *refused = opts->simulated || s != GCTX_ERROR_NO_DRIVER
                                   ? greenctx_sim_text(getenv("GREENCTX_CUDA_LIBRARY"),
                                                       "gctxsim_config_error")
@@ -160,8 +155,7 @@ int greenctx_tool_start(greenctx_tool_options *opts)
 
 int greenctx_driver_simulated(void)
 {
-    /* GREENCTX_CUDA_LIBRARY may name the simulator without --sim (Python's simulate() does):
-     * its file name says so, as it does to the tests. */
+    /* GREENCTX_CUDA_LIBRARY may name the simulator without --sim: its file name tells. */
     const char *path = gctx_driver_path();
     const char *name = path ? strrchr(path, '/') : NULL;
     return path && strstr(name ? name + 1 : path, "libgreenctx_sim");
@@ -176,8 +170,7 @@ int greenctx_tool_finish(const greenctx_tool_options *opts, int rc)
 {
     if (rc == GREENCTX_EXIT_HELP)
         rc = GREENCTX_EXIT_OK;
-    /* Some failures (deep in a benchmark) are told on stderr only: under --json stdout still
-     * gets a document that says the command failed. */
+    /* A failure told on stderr only still gets a JSON document saying so under --json. */
     if (opts->json && rc != GREENCTX_EXIT_OK && json_documents_begun() == 0)
         greenctx_json_error(opts->command, rc == GREENCTX_EXIT_USAGE ? "usage" : "failed",
                             "the command failed; what went wrong is on stderr");
