@@ -31,15 +31,13 @@ SMALL_BYTES = 16 << 20  # at most: a latency-bound size, timed more often
 REPS = {False: (2000, 200), True: (200, 20)}  # all-reduces timed per arm (small, large)
 STEPS = {False: 7, True: 3}  # steps timed per arm, after one warm-up
 GEMM_ALONE_S = {False: 0.5, True: 0.1}
-# GEMMs before anything is timed: the clocks ramp up from idle, cuBLAS loads its kernels
-CLOCK_RAMP_S = {False: 1.0, True: 0.5}
+CLOCK_RAMP_S = {False: 1.0, True: 0.5}  # GEMMs first: the clocks ramp up from idle
 AR_WARMUPS, GEMM_WARMUPS, GEMM_IN_FLIGHT, CHECK_SAMPLES = 10, 3, 3, 8
 # A spin (about 150 us) ahead of each timed all-reduce, holding its stream while the host
 # enqueues it: the events time the all-reduce, not its launch from Python.
 GATE_CYCLES = 300_000
 MIX_MAX_ALLREDUCES = 100_000
-# Per C: ordinary streams with maxCTAs = C, then green (maxCTAs, SM target) in this order
-GREEN_VARIANTS = ((False, False), (True, False), (False, True), (True, True))
+GREEN_VARIANTS = ((False, False), (True, False), (False, True), (True, True))  # maxCTAs, target
 
 
 # ---- the command line and the plan ----
@@ -100,17 +98,12 @@ def reps_of(a, size):
     return a.reps or REPS[a.quick][size > SMALL_BYTES]
 
 
-def label(arm):
-    text = f"green {arm['comm_sms']} | {arm['compute_sms']}" if arm["kind"] == "green" \
-        else "ordinary streams"
-    text += f", maxCTAs {arm['max_ctas']}" if arm["max_ctas"] else ""
-    return text + (f", SM target {arm['sm_target']}" if arm["sm_target"] else "")
-
-
 def new_arm(kind, comm_sms, compute_sms, max_ctas=0, sm_target=0):
-    arm = {"kind": kind, "comm_sms": comm_sms, "compute_sms": compute_sms,
-           "max_ctas": max_ctas, "sm_target": sm_target}
-    return {"label": label(arm), **arm}
+    label = f"green {comm_sms} | {compute_sms}" if kind == "green" else "ordinary streams"
+    label += (f", maxCTAs {max_ctas}" if max_ctas else "") + \
+        (f", SM target {sm_target}" if sm_target else "")
+    return {"label": label, "kind": kind, "comm_sms": comm_sms, "compute_sms": compute_sms,
+            "max_ctas": max_ctas, "sm_target": sm_target}
 
 
 def plan(sms, rests, device_sms):
@@ -159,7 +152,7 @@ class NcclConfig(ctypes.Structure):
                 ("net_name", ctypes.c_char_p)]
 
 
-class NcclUniqueId(ctypes.Structure):
+class NcclUniqueId(ctypes.Structure):  # ncclUniqueId
     _fields_ = [("internal", ctypes.c_char * 128)]
 
 
@@ -252,8 +245,7 @@ class Rank:
         self.use(self.plain, self.comm_default, 0)
 
     def make_comm(self, max_ctas):
-        """A communicator, the current context kept across NCCL's init (which may change it:
-        nvidia/nccl #1736), and whether it changed, noted."""
+        """A communicator, the current context kept across NCCL's init (nvidia/nccl #1736)."""
         saved, now = ctypes.c_void_p(), ctypes.c_void_p()
         self.cu.cuCtxGetCurrent(ctypes.byref(saved))
         comm = self.nccl.comm(max_ctas)
@@ -264,8 +256,8 @@ class Rank:
         return comm
 
     def use(self, streams, comm, target):
-        """The arm's streams (communication, compute), communicator and the GEMM's SM count
-        target (0: cuBLAS's own), then a few untimed GEMMs: cuBLAS loads kernels lazily."""
+        """The arm's (communication, compute) streams, communicator and SM count target, then
+        untimed GEMMs: cuBLAS loads kernels lazily."""
         self.comm_stream, self.compute = streams
         self.comm, self.target = comm, target
         self.ar_events = stream_events(self.events, self.comm_stream, 2)
@@ -307,8 +299,8 @@ class Rank:
         return feeder.stop()
 
     def step(self, gemms, allreduces, words):
-        """The mix queued at once, interleaved in proportion: host ms from the first submission
-        until both streams are done. A one-word all-reduce first: every rank starts together."""
+        """The mix queued at once, interleaved: host ms until both streams are done (after a
+        one-word all-reduce: every rank starts together)."""
         self.sync()
         self.allreduce(1, self.comm_default, self.plain[0])
         self.plain[0].synchronize()
@@ -324,8 +316,7 @@ class Rank:
         return (time.perf_counter() - t0) * 1e3
 
     def check(self, arm, words):
-        """The all-reduce's sum at sampled words (its output zeroed before the arm), and
-        sampled GEMM entries against a double-precision dot product of the same inputs."""
+        """The all-reduce's sum at sampled words, sampled GEMM entries against fp64 sums."""
         torch = self.torch
         want = sum(1.5 + 0.75 * r for r in range(self.a.world))
         for s in range(CHECK_SAMPLES):
@@ -346,8 +337,7 @@ class Rank:
                                    f"{self.device} is {got}, expected {ref}")
 
 class Feeder(threading.Thread):
-    """GEMMs kept GEMM_IN_FLIGHT deep on the compute stream until stop(): their rate in
-    TFLOP/s between its events."""
+    """GEMMs kept GEMM_IN_FLIGHT deep on the compute stream until stop(): their TFLOP/s."""
     def __init__(self, rank):
         super().__init__(daemon=True)
         self.r, self.halt, self.error, self.tflops = rank, threading.Event(), None, 0.0
@@ -380,8 +370,7 @@ class Feeder(threading.Thread):
 
 
 def measure(rk, size, row, arm, progress):
-    """One arm on the streams and communicator chosen: the all-reduce beside the GEMM, the
-    step, the checks."""
+    """One arm on the streams and communicator in use: beside the GEMM, the step, the checks."""
     progress(f"{size_text(size['bytes'])}: {arm['label']}")
     rk.use((rk.comm_stream, rk.compute), rk.comm, arm["sm_target"])
     rk.recv.zero_()
@@ -499,8 +488,7 @@ def ratio(x, y):
 # ---- the picks and the table ----
 
 def advise(doc):
-    """Per size: the arm with the shortest step, and the one with the shortest all-reduce p99
-    keeping the GEMM at >= GEMM_KEEP of its whole-GPU rate, each with the line to copy."""
+    """Per size the picks: the shortest step, the shortest all-reduce p99 keeping the GEMM."""
     whole = doc["overlap"]["gemm"]["whole_tflops"]
     for size in doc["overlap"]["sizes"]:
         arms = list(enumerate(size["arms"]))
@@ -585,12 +573,6 @@ def print_table(doc):
 
 # ---- the ranks ----
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def main():
     a = parse_args()
     if a.rank is not None:
@@ -603,12 +585,13 @@ def main():
             for arm in plan(a.sms, rests, device_sms):
                 print(f"  {arm['label']}")
         return 0
-    env = dict(os.environ, NCCL_NVLS_ENABLE="0", MASTER_ADDR="127.0.0.1",
-               MASTER_PORT=str(free_port()), WORLD_SIZE=str(a.world))
+    with socket.socket() as s:  # a free port
+        s.bind(("127.0.0.1", 0))
+        env = dict(os.environ, NCCL_NVLS_ENABLE="0", MASTER_ADDR="127.0.0.1",
+                   MASTER_PORT=str(s.getsockname()[1]), WORLD_SIZE=str(a.world))
     with tempfile.TemporaryFile("w+") as out:  # rank 0's document
         ranks = [subprocess.Popen(scenario.itself("--rank", str(r)), env=dict(env, RANK=str(r)),
-                                  text=True,
-                                  stdout=out if r == 0 else subprocess.DEVNULL)
+                                  text=True, stdout=out if r == 0 else subprocess.DEVNULL)
                  for r in range(a.world)]
         try:  # a rank that fails leaves the others waiting in NCCL: they are stopped
             while any(p.poll() is None for p in ranks) and not any(p.poll() for p in ranks):

@@ -150,6 +150,16 @@ def stream_events(cache, stream, n):
     return cache[key]
 
 
+@contextlib.contextmanager
+def stream_current(cu, stream):
+    """The stream handle's own context current in the block."""
+    cu_check(cu.cuCtxPushCurrent_v2(stream_context(cu, stream)), "cuCtxPushCurrent")
+    try:
+        yield
+    finally:
+        cu.cuCtxPopCurrent_v2(ctypes.byref(ctypes.c_void_p()))
+
+
 class StreamEvents:
     """n CUevents made in a stream's own context, to time work on it: the driver records no
     event of another context (torch's: its primary context's) on a green context's stream."""
@@ -157,13 +167,9 @@ class StreamEvents:
         self.cu = ctypes.CDLL("libcuda.so.1")
         self.stream = ctypes.c_void_p(stream.cuda_stream)
         self.events = [ctypes.c_void_p() for _ in range(n)]
-        cu_check(self.cu.cuCtxPushCurrent_v2(stream_context(self.cu, self.stream)),
-                 "cuCtxPushCurrent")
-        try:
+        with stream_current(self.cu, self.stream):
             for e in self.events:
                 cu_check(self.cu.cuEventCreate(ctypes.byref(e), 0), "cuEventCreate")
-        finally:
-            self.cu.cuCtxPopCurrent_v2(ctypes.byref(ctypes.c_void_p()))
         self.elapsed = getattr(self.cu, "cuEventElapsedTime_v2", None) or \
             self.cu.cuEventElapsedTime
 

@@ -1,13 +1,11 @@
 """Two tenants on one GPU over PyTorch and greenctx: a latency victim beside a hog in each arm
-of ARMS and PAIRS, then the fault arms (FAULTS) (docs/tenants.md; BENCHMARKS.md, "Tenants",
-"The guard"). One JSON line per arm on stdout, a table on stderr, under an MPS daemon of its own.
+of ARMS and PAIRS, then the fault arms (FAULTS), under an MPS daemon of its own; one JSON line
+an arm on stdout, a table on stderr (docs/tenants.md; BENCHMARKS.md, "Tenants", "The guard").
 
   python3 bench/compare/tenants.py [--quick | --length S] [--pairs gemm,decode,bursty,...]
                                    [--arms claims,claims_guard,...,fault,fault_mps] [--dry]
 
-It needs torch with CUDA, greenctx (PYTHONPATH) and the greenctx tool (PATH or GREENCTX_TOOL).
---dry: the simulated driver (GREENCTX_SIM_LIBRARY), a stand-in MPS control (GREENCTX_MPS_CONTROL)
-and sleeps for steps: its ratios mean nothing."""
+--dry: the simulated driver, a stand-in MPS control (GREENCTX_MPS_CONTROL) and sleeps for steps."""
 import argparse
 import contextlib
 import ctypes
@@ -22,12 +20,10 @@ import scenario
 from scenario import cu_check
 
 VICTIM_SMS = 16
-# (victim placement, hog placement, guard): "claim" ("claim:N": of N SMs), "run" (under
-# greenctx run), "primary" (the whole GPU) or "pct:N" (MPS's active-thread percentage N).
-# Every arm runs under the script's MPS daemon but those in NO_MPS (time-slicing).
+# (victim, hog, guard): "claim" ("claim:N": of N SMs), "run" (under greenctx run), "primary"
+# or "pct:N" (MPS's active-thread percentage N); under MPS but the arms in NO_MPS.
 ARMS = {
     "victim_alone": ("claim", None, False),
-    # The guard's cost to a victim alone: reported (cooperative) or sampled (under run)
     "victim_guarded": ("claim", None, True), "victim_run": ("run", None, False),
     "victim_run_guarded": ("run", None, True), "hog_alone": (None, "claim", False),
     "hog_alone_primary": (None, "primary", False), "claims": ("claim", "claim", False),
@@ -35,13 +31,12 @@ ARMS = {
     "mps_plain": ("primary", "primary", False),
     "mps_percentage": (f"pct:{round(100 * VICTIM_SMS / 132)}",
                        f"pct:{100 - round(100 * VICTIM_SMS / 132)}", False),
-    # The hog on a static claim of N SMs: the trade a guard knowing the best N would make
     **{f"claims_cap{n}": ("claim", f"claim:{n}", False) for n in (32, 48, 64)},
     "sliced_primary": ("primary", "primary", False), "sliced_claims": ("claim", "claim", False),
 }
 NO_MPS = {"sliced_primary", "sliced_claims"}
 INTERLEAVED = {"victim_guarded"}  # the cooperative guard's cost: reported and not, in turn
-# The arm a victim's ratios are over where not victim_alone, and a hog's where not hog_alone
+# The ratios' references other than victim_alone and hog_alone
 BASELINE = {"victim_run_guarded": "victim_run"}
 HOG_BASELINE = {"mps_plain": "hog_alone_primary", "sliced_primary": "hog_alone_primary"}
 FAULTS = {"fault": False, "fault_mps": True}
@@ -52,12 +47,10 @@ PAIRS = {"gemm": ("gemm", "gemm", False, 1.10), "decode": ("decode", "copy", Fal
 # --dry: each step a sleep as long as the step on an H200's 16 SMs
 DRY_STEP_S = {"gemm": 0.0014, "decode": 0.0005, "copy": 0.005, "fma": 0.0007, "read": 0.00004,
               "small": 0.00001}
-# The C bench's kernels: the fma pair's, the faulter's store to 0x10, a new tenant's first
 PTX = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "kernels", "bench_kernels.ptx")
 FMA_BLOCKS_SM, FMA_VICTIM_ITERS, FMA_HOG_ITERS, FMA_HOG_CHUNKS = 8, 20000, 480, 64
-# The C bench's victims paused 0.5 ms between requests (what time-slicing gives the hog)
 VICTIM_GAP_S = {"fma": 0.0005, "read": 0.0005}
-# A bursty victim runs BURST_S in every BURST_PERIOD_S; settled: its steps BURST_SETTLED_S in
+# A bursty victim runs BURST_S of every BURST_PERIOD_S; settled: BURST_SETTLED_S in
 BURST_S, BURST_PERIOD_S, BURST_SETTLED_S = 1.0, 5.0, 0.1
 INTERLEAVE_STEPS = 200
 FAULT_SECONDS = 3.0
@@ -71,7 +64,7 @@ def work(kind, torch, role="victim", sms=VICTIM_SMS):
     if torch is None:  # --dry, or the probe (no torch): nothing on a GPU
         return lambda: time.sleep(DRY_STEP_S[kind])
     dev = "cuda"
-    if kind == "fma":  # the C bench's FMA chain; a hog's unit: 64 chunks per block slot
+    if kind == "fma":  # the C bench's FMA chain
         grid = sms * FMA_BLOCKS_SM
         out = torch.empty(grid * 256, device=dev, dtype=torch.float32)
         chunks, iters = (grid, FMA_VICTIM_ITERS) if role == "victim" else (
@@ -80,21 +73,21 @@ def work(kind, torch, role="victim", sms=VICTIM_SMS):
                 ctypes.c_uint64(0))
         return lambda _out=out: cu_check(launch(torch.cuda.current_stream().cuda_stream,
                                                 b"gc_fma", grid, args, sync=False), "gc_fma")
-    if kind == "gemm":  # victim: ~1.4 ms on 16 SMs; hog: seconds of GEMMs per launch batch
+    if kind == "gemm":  # ~1.4 ms on 16 SMs
         a, b = (torch.randn(4096, 4096, device=dev, dtype=torch.bfloat16) for _ in "ab")
         return lambda: torch.matmul(a, b)
     if kind == "decode":  # a decode step: every weight read once (128 MiB)
         w = torch.randn(8192, 8192, device=dev, dtype=torch.bfloat16)
         x = torch.randn(8192, 1, device=dev, dtype=torch.bfloat16)
         return lambda: torch.matmul(w, x)
-    if kind == "copy":  # 1 GiB copies: HBM at its peak with 48-64 SMs
+    if kind == "copy":  # 1 GiB copies
         src = torch.empty(1 << 29, device=dev, dtype=torch.float16)
         dst = torch.empty_like(src)
         return lambda: dst.copy_(src)
-    if kind == "read":  # every byte of 64 MiB read once
+    if kind == "read":  # 64 MiB read once
         x = torch.ones(1 << 24, device=dev, dtype=torch.float32)
         return lambda: x.sum()
-    if kind == "small":  # the fault arm's bystander and probes: one tiny kernel
+    if kind == "small":  # the fault arm's
         x = torch.zeros(32, device=dev)
         return lambda: x.add_(1)
     raise ValueError(kind)
@@ -109,17 +102,15 @@ def tenant(args):
     claimed = args.place.startswith("claim")
     greenctx = __import__("greenctx") if claimed else None
     torch = None if args.dry or args.role == "probe" else __import__("torch")
-    # Under greenctx run the class is the tool's (--class), the program knows nothing of it.
     cooperative = args.guard and claimed
     tenant_class = {"victim": "latency", "hog": "best-effort"}[args.role] if cooperative else None
     claim = ctx = None
     if claimed:
-        # The hog alone holds the victim's SMs aside: its rate is over the same SMs as beside it
+        # The hog alone holds the victim's SMs aside: its rate over the SMs it has beside it
         aside = greenctx.Claim(request=str(VICTIM_SMS), wait=True, timeout=60,
                                runtime_dir=args.runtime) if args.aside else None
         request = (str(VICTIM_SMS) if args.role in ("victim", "faulter", "probe")
                    else args.place.partition(":")[2] or "rest")
-        # The target: the alone arm's p99 times the pair's factor (not learnt beside the hog)
         kw = {"target_ms": args.target_ms} if tenant_class == "latency" else {}
         claim = greenctx.Claim(request=request, wait=True, timeout=60, tenant=tenant_class,
                                runtime_dir=args.runtime, **kw)
@@ -135,7 +126,7 @@ def tenant(args):
     if args.role in FAULT_ROLES:
         return FAULT_ROLES[args.role](args, claim, stream, step, on, torch)
     steps, done, actions, advised = [], 0, [], claim.sm_count if claim else None
-    # --interleave: every other block of steps unreported (the guard's cost within one run)
+    # --interleave: every other block of steps unreported
     unreported, reports, settled, tenths = [], [], [], [[] for _ in range(10)]
     advice = Advice(claim) if args.role == "hog" and tenant_class else None
     scenario.ready()
@@ -235,36 +226,25 @@ _cu = {}
 
 
 def launch(stream, name, grid=1, args=(), sync=True):
-    """PTX's kernel name launched on the stream handle in its own context (and synchronized)."""
+    """PTX's kernel name launched on the stream handle (and synchronized): its CUresult."""
     if not _cu:
-        _cu["lib"] = cu = ctypes.CDLL("libcuda.so.1")
-        lib = ctypes.c_void_p()
+        cu, lib = ctypes.CDLL("libcuda.so.1"), ctypes.c_void_p()
         with open(PTX, "rb") as f:
-            _cu["load"] = cu.cuLibraryLoadData(ctypes.byref(lib), f.read(), None, None, 0,
-                                               None, None, 0)
-        _cu["library"] = lib
+            _cu.update(lib=cu, library=lib, load=cu.cuLibraryLoadData(
+                ctypes.byref(lib), f.read(), None, None, 0, None, None, 0))
     cu, handle = _cu["lib"], ctypes.c_void_p(stream)
-    if _cu["load"]:
-        return _cu["load"]
     if name not in _cu:
         kernel = ctypes.c_void_p()
-        result = cu.cuLibraryGetKernel(ctypes.byref(kernel), _cu["library"], name)
+        result = _cu["load"] or cu.cuLibraryGetKernel(ctypes.byref(kernel), _cu["library"], name)
         if result:
             return result
         _cu[name] = kernel
-    ctx = ctypes.c_void_p()
-    result = cu.cuStreamGetCtx(handle, ctypes.byref(ctx)) or cu.cuCtxPushCurrent_v2(ctx)
-    if result:
-        return result
-    try:
+    with scenario.stream_current(cu, handle):
         params = (ctypes.c_void_p * max(1, len(args)))(
             *[ctypes.cast(ctypes.pointer(a), ctypes.c_void_p) for a in args])
-        block = 1 if name == b"gc_fault" else 256
-        return (cu.cuLaunchKernel(_cu[name], grid, 1, 1, block, 1, 1, 0, handle,
-                                  params if args else None, None)
+        return (cu.cuLaunchKernel(_cu[name], grid, 1, 1, 1 if name == b"gc_fault" else 256, 1,
+                                  1, 0, handle, params if args else None, None)
                 or (sync and cu.cuStreamSynchronize(handle)))
-    finally:
-        cu.cuCtxPopCurrent_v2(ctypes.byref(ctypes.c_void_p()))
 
 
 def faulter(args, claim, stream, step, on, torch):
