@@ -49,8 +49,6 @@ MOVE_TIMED = ("gctx_layouts_switch_ordered (by part); to or from no split, and o
 now = time.perf_counter
 
 
-# ---- the model's figures and the trace ----
-
 def decode_bytes(a, batch, weights_only=False):
     weights = sum(r * c * 2 for r, c in MATRICES) * a.layers
     return weights if weights_only else weights + 2.0 * batch * KV_HEADS * a.context * \
@@ -90,8 +88,6 @@ class Trace:
             load = mean_load("onoff")
         return min(self.peak, max(1, int(load * self.peak + 0.5)))
 
-
-# ---- the work: torch on a GPU, or --dry's clocks ----
 
 class TorchWork:
     """The model's tensors; a decode step, prefill unit or GEMM on a torch or greenctx stream."""
@@ -238,8 +234,6 @@ def timed(work, fn, s, reps):
     return sorted(times[2:])[reps // 2]
 
 
-# ---- statistics ----
-
 def finish(arm, steps, target_ms):
     """The arm's decode figures from its (latency ms, batch) samples."""
     lat, batches = [s[0] for s in steps], [s[1] for s in steps]
@@ -277,8 +271,6 @@ def workloads(a, target_ms, priors, disjoint):
     return greenctx.Controller([decode, prefill], rows, device_sms=device, disjoint=disjoint,
                                hbm_bytes_per_s=0.0 if disjoint or device != 132 else HBM_BYTES_S)
 
-
-# ---- one process ----
 
 class Place:
     """Decode's and prefill's streams, their SMs, the layout (None: every SM), an event each."""
@@ -446,8 +438,6 @@ def run_loop(a, work, layouts, places, cur, trace, target_ms, arm, ctl, chunk):
     arm.update(resizes=len(resizes), resize_us=summary(resizes))
 
 
-# ---- two processes: one tenant ----
-
 def tenant(a):
     """A decode or prefill tenant, ready once its kernels ran on every size it may take."""
     import greenctx
@@ -556,26 +546,23 @@ def tenant(a):
     print(json.dumps(out), flush=True)
 
 
-# ---- two processes: the arms ----
-
 def run_pair(a, arm, env, priors, target, on, elastic, pct):
     """Both tenants from one start, their figures into arm; False if one failed."""
-    procs = []
+    specs = []  # decode's claim first
     for role, where, share in (("decode", on, pct), ("prefill", "primary" if on == "primary"
                                                       else "rest", 100 - pct if pct else 0)):
         cmd = scenario.itself("--role", role, "--on", where, "--runtime",
                               env["GREENCTX_RUNTIME_DIR"], "--priors", json.dumps(priors),
                               "--target-ms", str(target), *(["--elastic"] if elastic else []))
         e = dict(env, **({"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE": str(share)} if share else {}))
-        if not scenario.start(cmd, e, procs):  # decode's claim first
-            return False
+        specs.append((role, cmd, e))
     try:
-        scenario.go(procs)
-        outs = [p.stdout.read().strip().splitlines() for p in procs]
-        if any(p.wait() or not o for p, o in zip(procs, outs)):
-            return False
-    finally:
-        scenario.stop(procs)
+        with scenario.tenants(arm["name"], specs) as procs:
+            outs = [p.stdout.read().strip().splitlines() for p in procs]
+            if any(p.wait() or not o for p, o in zip(procs, outs)):
+                return False
+    except RuntimeError:  # a tenant did not start
+        return False
     dec, pre = (json.loads(o[-1]) for o in outs)
     finish(arm, [tuple(s) for s in dec["samples"]], target)
     set_rate(arm, pre["gemms"] / len(MATRICES), a.chunk, pre["seconds"], a.layers)
@@ -614,8 +601,6 @@ def two_process(a, res, env, tool):
             if not arm["ran"]:
                 arm["why"] = "failed: see the messages above"
 
-
-# ---- the report ----
 
 def holds(arm, target_ms):
     return arm["ran"] and arm.get("steps") and arm["token_ms"]["p99"] <= target_ms

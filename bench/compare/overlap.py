@@ -40,8 +40,6 @@ MIX_MAX_ALLREDUCES = 100_000
 GREEN_VARIANTS = ((False, False), (True, False), (False, True), (True, True))  # maxCTAs, target
 
 
-# ---- the command line and the plan ----
-
 def size_arg(text):
     """"4M" -> 4 MiB: a multiple of 4 bytes (fp32 words), 4 B to 4 GiB."""
     units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
@@ -141,8 +139,6 @@ def check_machine(a):
                 rests.append(counts[1])
     return greenctx.device_info(a.device).sm_count, rests
 
-
-# ---- one rank ----
 
 class NcclConfig(ctypes.Structure):
     """ncclConfig_t's fields as of NCCL 2.17 (version 21700): later NCCLs default the rest."""
@@ -485,8 +481,6 @@ def ratio(x, y):
     return x / y if y > 0 else 0.0
 
 
-# ---- the picks and the table ----
-
 def advise(doc):
     """Per size the picks: the shortest step, the shortest all-reduce p99 keeping the GEMM."""
     whole = doc["overlap"]["gemm"]["whole_tflops"]
@@ -570,8 +564,6 @@ def print_table(doc):
                   f" us on ordinary streams)\n  {p['line']}")
     print(f"\noverlap: {o['seconds']:.0f} s")
 
-
-# ---- the ranks ----
 
 def main():
     a = parse_args()

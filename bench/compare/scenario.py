@@ -56,26 +56,29 @@ def no_mps(env):
     return dict(env, CUDA_MPS_PIPE_DIRECTORY=os.path.join(env["GREENCTX_RUNTIME_DIR"], "no-mps"))
 
 
-def start(cmd, env, procs):
-    """cmd started into procs: True once it says "ready"; else all of procs stopped, False."""
-    procs.append(subprocess.Popen(cmd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  text=True))
-    if procs[-1].stdout.readline().strip() == "ready":
-        return True
-    stop(procs)
-    return False
-
-
-def go(procs):
-    """One start time for every tenant in procs: none measures while another warms up."""
-    at = f"{time.time() + 0.2}\n"
-    for p in procs:
-        p.stdin.write(at)
-        p.stdin.close()
+@contextlib.contextmanager
+def tenants(arm, specs):
+    """[(role, cmd, env)] started in turn, each ready before the next starts (a victim's claim
+    before the hog asks for "rest"), then one start time for all (none measures while another
+    warms up): the processes, stopped at the end. RuntimeError if one did not start."""
+    procs = []
+    try:
+        for role, cmd, env in specs:
+            procs.append(subprocess.Popen(cmd, env=env, stdin=subprocess.PIPE,
+                                          stdout=subprocess.PIPE, text=True))
+            if procs[-1].stdout.readline().strip() != "ready":
+                raise RuntimeError(f"{arm}: the {role} did not start")
+        at = f"{time.time() + 0.2}\n"
+        for p in procs:
+            p.stdin.write(at)
+            p.stdin.close()
+        yield procs
+    finally:
+        stop(procs)
 
 
 def ready():
-    """A tenant's side of start and go: "ready", then the start time its parent gives."""
+    """A tenant's side of tenants(): "ready", then the start time its parent gives."""
     print("ready", flush=True)
     time.sleep(max(0.0, float(sys.stdin.readline()) - time.time()))
 

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import threading
 import time
+import types
 
 import scenario
 from scenario import cu_check
@@ -55,9 +56,8 @@ BURST_S, BURST_PERIOD_S, BURST_SETTLED_S = 1.0, 5.0, 0.1
 INTERLEAVE_STEPS = 200
 FAULT_SECONDS = 3.0
 PROBE_DEADLINE_S = 15.0
+DRY_STREAM = types.SimpleNamespace(synchronize=lambda: None)  # --dry: no GPU, no torch
 
-
-# ---- one tenant (a process of its own: --role) ----
 
 def work(kind, torch, role="victim", sms=VICTIM_SMS):
     """One step of kind on the current stream, as a closure (tensors made once)."""
@@ -93,11 +93,6 @@ def work(kind, torch, role="victim", sms=VICTIM_SMS):
     raise ValueError(kind)
 
 
-class DryStream:  # --dry: torch's stream API, doing nothing
-    def synchronize(self):
-        pass
-
-
 def tenant(args):
     claimed = args.place.startswith("claim")
     greenctx = __import__("greenctx") if claimed else None
@@ -118,7 +113,7 @@ def tenant(args):
         if aside:
             aside.close()
     on = (lambda s: contextlib.nullcontext()) if torch is None else torch.cuda.stream
-    stream = DryStream() if args.dry else ctx.Stream() if ctx else torch.cuda.Stream()
+    stream = DRY_STREAM if args.dry else ctx.Stream() if ctx else torch.cuda.Stream()
     with on(stream):
         step = work(args.kind, torch, args.role, sms_of(claim, args, torch))
         step()
@@ -165,7 +160,7 @@ def tenant(args):
             with advice.lock:
                 sms = claim.cooperate(now, minimum_sms=8)
             ctx = claim.context()
-            stream = DryStream() if torch is None else ctx.Stream()
+            stream = DRY_STREAM if torch is None else ctx.Stream()
             if args.kind == "fma":  # its grid is sized by the SMs; the others' tensors stay
                 with on(stream):
                     step = work(args.kind, torch, args.role, sms)
@@ -201,7 +196,7 @@ def tenth(into):  # which tenth of a burst a time into it (s) falls in
 
 def burst_delays(victim, hog):
     """The cooperative hog's medians (ms) from a burst's start to its first shrink, and from its
-    end to having everything back (tests/tenants_bursts.py)."""
+    end to having everything back."""
     shrunk, back = {}, {}  # by burst: the first of each
     offset = hog["began"] - victim["began"]
     for t, level, _, _ in hog.get("guard_actions", []):
@@ -302,8 +297,8 @@ def told(claim, result):
 
 
 class Advice:
-    """A cooperative hog's guard on a thread of its own (its NVML reads take ms), every 15 ms or
-    when the victim publishes its steps; its failure ends the tenant (latest())."""
+    """A cooperative hog's guard on a thread of its own (its NVML reads take ms): every 15 ms or
+    when the victim publishes its steps."""
     def __init__(self, claim):
         self.claim, self.now, self.error = claim, None, None
         self.lock, self.stop = threading.Lock(), threading.Event()
@@ -350,8 +345,6 @@ def device_sample():
         return {}
 
 
-# ---- the arms ----
-
 def paced_actions(tool, env, hog_pid, seen):
     """The paced hog's guard as ps shows it now: appended to seen when it moved."""
     out = subprocess.run([*tool, "ps", "--json"], env=env, text=True, capture_output=True)
@@ -373,7 +366,7 @@ def paced_actions(tool, env, hog_pid, seen):
 def run_arm(name, pair, seconds, env, runtime, target_ms, tool, dry):
     v_place, h_place, guard = ARMS[name]
     v_kind, h_kind, bursty, _ = PAIRS[pair]
-    procs = []
+    specs = []  # the victim's claim first: with the hog's "rest" first it would wait
     for role, place, kind in (("victim", v_place, v_kind), ("hog", h_place, h_kind)):
         if place is None:
             continue
@@ -391,13 +384,9 @@ def run_arm(name, pair, seconds, env, runtime, target_ms, tool, dry):
             klass = f"latency:{target_ms:.3f}ms" if role == "victim" else "best-effort"
             cmd = [*tool, "run", "--sms", request, "--wait=60",
                    *(["--class", klass] if guard else []), "--", *cmd]
-        # The victim holds its claim before the hog asks for "rest": started together, the
-        # hog could take every granule and the victim would wait for its end.
-        if not scenario.start(cmd, e, procs):
-            raise RuntimeError(f"{name}: the {role} did not start")
-    scenario.go(procs)
+        specs.append((role, cmd, e))
     clocks, paced = [], []
-    try:
+    with scenario.tenants(name, specs) as procs:
         while any(p.poll() is None for p in procs):
             sample = device_sample()
             if sample:
@@ -405,8 +394,6 @@ def run_arm(name, pair, seconds, env, runtime, target_ms, tool, dry):
             if h_place == "run":
                 paced_actions(tool, env, procs[-1].pid, paced)
             time.sleep(0.1)
-    finally:
-        scenario.stop(procs)
     results = [scenario.result(p) for p in procs]
     row = {"pair": pair, "arm": name}
     for r in results:
@@ -437,15 +424,9 @@ def tenant_cmd(role, kind, seconds, runtime, dry, place="claim"):
 def run_fault(name, mps, seconds, env, runtime, tool, dry):
     """The faulter on the victim's SMs, the launcher on the rest, new tenants until one runs."""
     e = env if mps else scenario.no_mps(env)
-    procs = []
-    for role in ("faulter", "launcher"):
-        if not scenario.start(tenant_cmd(role, "small", seconds, runtime, dry), e, procs):
-            raise RuntimeError(f"{name}: the {role} did not start")
-    scenario.go(procs)
-    try:
+    with scenario.tenants(name, [(role, tenant_cmd(role, "small", seconds, runtime, dry), e)
+                                 for role in ("faulter", "launcher")]) as procs:
         return fault_row(name, mps, procs, runtime, e, dry)
-    finally:
-        scenario.stop(procs)
 
 
 def fault_row(name, mps, procs, runtime, e, dry):
@@ -473,8 +454,7 @@ def fault_row(name, mps, procs, runtime, e, dry):
     return row
 
 
-def extras(row):
-    """The table's tail: the interleaved cost, settled p99, the hog's shrink and return."""
+def extras(row):  # the table's tail
     out = ""
     if "cost_p50_ratio" in row:
         out += (f"  interleaved: p50 {row['cost_p50_ratio']:.3f}x, a report "
@@ -543,8 +523,7 @@ def main():
 
 
 def run_pair(pair, arms, args, env, runtime, tool):
-    """The pair's arms in ARMS' order (victim_alone's p99 sets the guard's target), printed
-    with their ratios over their baselines'."""
+    """The pair's arms in ARMS' order (victim_alone's p99 sets the guard's target)."""
     bursty, factor = PAIRS[pair][2:]
     seconds = (10 if bursty else 3) if args.quick else (30 if bursty else 20)
     seconds = (2 if bursty else 0.5) if args.dry else seconds
