@@ -3,6 +3,7 @@ an MPS daemon of their own, their tenants' start, cuBLAS's SM count target and d
 a green context's stream (docs/architecture.md, "Scenario benches")."""
 import contextlib
 import ctypes
+import functools
 import json
 import os
 import shutil
@@ -137,6 +138,11 @@ class BlasTarget:
             self.carveout(self.device_sms - sms if 0 < sms < self.device_sms else None)
 
 
+@functools.cache
+def libcuda():
+    return ctypes.CDLL("libcuda.so.1")
+
+
 def stream_context(cu, stream):
     ctx = ctypes.c_void_p()
     cu_check(cu.cuStreamGetCtx(stream, ctypes.byref(ctx)), "cuStreamGetCtx")
@@ -146,8 +152,8 @@ def stream_context(cu, stream):
 def stream_events(cache, stream, n):
     """stream's StreamEvents, made once per stream and context (a handle may come again on
     another context)."""
-    cu = ctypes.CDLL("libcuda.so.1")
-    key = (stream.cuda_stream, stream_context(cu, ctypes.c_void_p(stream.cuda_stream)).value)
+    key = (stream.cuda_stream,
+           stream_context(libcuda(), ctypes.c_void_p(stream.cuda_stream)).value)
     if key not in cache:
         cache[key] = StreamEvents(stream, n)
     return cache[key]
@@ -167,8 +173,7 @@ class StreamEvents:
     """n CUevents made in a stream's own context, to time work on it: the driver records no
     event of another context (torch's: its primary context's) on a green context's stream."""
     def __init__(self, stream, n):
-        self.cu = ctypes.CDLL("libcuda.so.1")
-        self.stream = ctypes.c_void_p(stream.cuda_stream)
+        self.cu, self.stream = libcuda(), ctypes.c_void_p(stream.cuda_stream)
         self.events = [ctypes.c_void_p() for _ in range(n)]
         with stream_current(self.cu, self.stream):
             for e in self.events:

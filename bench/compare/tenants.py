@@ -114,8 +114,10 @@ def tenant(args):
             aside.close()
     on = (lambda s: contextlib.nullcontext()) if torch is None else torch.cuda.stream
     stream = DRY_STREAM if args.dry else ctx.Stream() if ctx else torch.cuda.Stream()
+    sms = claim.sm_count if claim is not None else VICTIM_SMS if torch is None else \
+        torch.cuda.get_device_properties(0).multi_processor_count  # the kernels' sizes
     with on(stream):
-        step = work(args.kind, torch, args.role, sms_of(claim, args, torch))
+        step = work(args.kind, torch, args.role, sms)
         step()
         stream.synchronize()
     if args.role in FAULT_ROLES:
@@ -207,14 +209,6 @@ def burst_delays(victim, hog):
             back.setdefault(burst, (into - BURST_S) * 1e3)
     return {"hog_shrunk_after_ms": pct(shrunk.values(), 0.5) if shrunk else None,
             "hog_back_after_ms": pct(back.values(), 0.5) if back else None}
-
-
-def sms_of(claim, args, torch):  # what a tenant's kernels are sized for
-    if claim is not None:
-        return claim.sm_count
-    if torch is None:
-        return VICTIM_SMS
-    return torch.cuda.get_device_properties(0).multi_processor_count
 
 
 _cu = {}
