@@ -21,6 +21,32 @@ def percentile(sorted_values, q):
     return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (rank - lo)
 
 
+def summary(values, weights=None):
+    """n, min, p50, p99, p999, max, mean: percentiles interpolated between order statistics,
+    or with weights (each value counting weights[i] times) by nearest cumulative rank."""
+    if not values:
+        return dict.fromkeys(("n", "min", "p50", "p99", "p999", "max", "mean"), 0)
+    if weights is None:
+        v = sorted(values)
+        return {"n": len(v), "min": v[0], "p50": percentile(v, 0.5), "p99": percentile(v, 0.99),
+                "p999": percentile(v, 0.999), "max": v[-1], "mean": sum(v) / len(v)}
+    pairs, total = sorted(zip(values, weights)), sum(weights)
+
+    def at(q):
+        acc = 0
+        for value, weight in pairs:
+            acc += weight
+            if acc >= q * total:
+                return value
+        return pairs[-1][0]
+    return {"n": total, "min": pairs[0][0], "p50": at(0.5), "p99": at(0.99), "p999": at(0.999),
+            "max": pairs[-1][0], "mean": sum(v * w for v, w in pairs) / total}
+
+
+def utc_now():
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
 def time_op(lib, op, once, reps=None):
     """once() does the operation and returns (elapsed_ns, cleanup) where cleanup is a
     callable run outside the clock (or None)."""
@@ -84,6 +110,7 @@ def capabilities(lib, probe, *args):
 def fail(lib, message):
     emit(lib=lib, error=message)
     sys.exit(0)
+
 
 
 def skip(lib, reason):

@@ -49,8 +49,7 @@ def check(status, what):
         raise RuntimeError(f"{what}: {g.gctx_last_error().decode()}")
 
 
-def groups(*specs):
-    """specs: (num_sms, coscheduled, backfill) per group."""
+def groups(*specs):  # (num_sms, coscheduled, backfill) a group
     return (Group * len(specs))(*[Group(n, c, 0, b) for n, c, b in specs])
 
 
@@ -82,9 +81,13 @@ def context_and_stream(part):
 def release_all(made):
     parts, pairs = made
     for ctx, stream in pairs:
-        g.gctx_stream_release(stream)
-        g.gctx_context_release(ctx)
+        release_pair(ctx, stream)
     release_parts(parts)
+
+
+def release_pair(ctx, stream):
+    g.gctx_stream_release(stream)
+    g.gctx_context_release(ctx)
 
 
 def one_context():
@@ -144,10 +147,10 @@ def c_split(request, with_remainder):
 
 
 def by_hand(cuda, request, with_remainder):
-    """The driver call greenctx makes for the same request, made here: on 13.1+ one
-    cuDevSmResourceSplit of its groups; before, one cuDevSmResourceSplitByCount into the
-    planned granules, with room for the granules the groups take when they take whole granules
-    and a remainder is wanted (as cuda.core's split asks), else for every granule."""
+    """The driver call greenctx makes for the same request, made here: on 13.1+
+    cuDevSmResourceSplit of its groups; before, cuDevSmResourceSplitByCount into the planned
+    granules, with room for those the groups take when whole and a remainder is wanted (as
+    cuda.core asks), else for every granule."""
     plan = SplitPlan(ctypes.sizeof(SplitPlan), 0, 0, STRUCTURED)
     check(g.gctx_partition_plan(whole, request, len(request), None, ctypes.byref(plan), None),
           "gctx_partition_plan")
@@ -226,9 +229,7 @@ def probe(specs):
     parts = split(specs)
     try:
         for p in parts:
-            ctx, stream = context_and_stream(p)
-            g.gctx_stream_release(stream)
-            g.gctx_context_release(ctx)
+            release_pair(*context_and_stream(p))
         return f"{len(parts)} groups, each with a context and a stream"
     finally:
         release_parts(parts)

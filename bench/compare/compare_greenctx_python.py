@@ -17,14 +17,13 @@ emit(lib=LIB, version=greenctx.__version__, device=greenctx.device_info(0).name,
 whole = SMPartition.from_device(0)
 
 
-def close_all(*objects):
-    for o in objects:
-        if o is not None:
+def close(*made):
+    """What a call made, last first (tuples opened): off the clock."""
+    for o in reversed(made):
+        if isinstance(o, tuple):
+            close(*o)
+        elif o is not None:
             o.close()
-
-
-def close_reversed(made):
-    close_all(*reversed(made))
 
 
 def context_and_stream(part):
@@ -42,18 +41,13 @@ def two_disjoint():
     return (group, rest, *context_and_stream(group), *context_and_stream(rest))
 
 
-time_op(LIB, "split 16", made_by(lambda: whole.split(num_sms=16),
-                                 lambda made: close_all(*made[0], made[1])))
-time_op(LIB, "16 SMs: context + stream", made_by(one_context, close_reversed))
-time_op(LIB, "{16, rest}: 2 disjoint contexts + streams", made_by(two_disjoint, close_reversed))
+time_op(LIB, "split 16", made_by(lambda: whole.split(num_sms=16), close))
+time_op(LIB, "16 SMs: context + stream", made_by(one_context, close))
+time_op(LIB, "{16, rest}: 2 disjoint contexts + streams", made_by(two_disjoint, close))
 
 
-# The package's other hot paths (one C call each; python/tests/test_hot_paths.py), with
-# contexts from the cache as a program's loop gets them.
-def close_made(made):
-    close_all(*(made if isinstance(made, tuple) else (made,)))
-
-
+# The package's other hot paths (one C call each), with contexts from the cache as a
+# program's loop gets them.
 ctx = GreenContext(sm_partition=whole)
 layouts = greenctx.Layouts([(16, 0), (32, 0)])
 layouts.switch(1)
@@ -65,11 +59,11 @@ def switch():
     return made_by(lambda: layouts.switch(flip[0]))()
 
 
-time_op(LIB, "GreenContext(num_sms=16)", made_by(lambda: GreenContext(num_sms=16), close_made))
+time_op(LIB, "GreenContext(num_sms=16)", made_by(lambda: GreenContext(num_sms=16), close))
 time_op(LIB, "GreenContext.split {16, rest}", made_by(
-    lambda: GreenContext.split(num_sms=(16, 0), backfill=(False, True)), close_made))
-time_op(LIB, "stream on a context", made_by(ctx.stream, close_made))
-time_op(LIB, "Stream() of a context's pool", made_by(ctx.Stream, close_made))
+    lambda: GreenContext.split(num_sms=(16, 0), backfill=(False, True)), close))
+time_op(LIB, "stream on a context", made_by(ctx.stream, close))
+time_op(LIB, "Stream() of a context's pool", made_by(ctx.Stream, close))
 time_op(LIB, "layout switch, 2 layouts of 2", switch)
 layouts.close()
 ctx.close()
@@ -78,7 +72,7 @@ ctx.close()
 def probe(kwargs):
     contexts = GreenContext.split(**kwargs)
     sizes = [c.sm_count for c in contexts]
-    close_all(*contexts)
+    close(contexts)
     return f"groups {sizes}"
 
 

@@ -4,7 +4,6 @@ one-process arms run as `--role 1p`, the two-process arms' tenants as `--role de
 --dry: the simulated driver, each stream a clock (DryWork): the plumbing, not figures."""
 import argparse
 import bisect
-import ctypes
 import gc
 import json
 import random
@@ -13,8 +12,8 @@ import sys
 import time
 
 import scenario
-from common import percentile
-from scenario import cu_check, cublas_target
+from common import summary, utc_now
+from scenario import BlasTarget, stream_events
 
 HIDDEN, Q_HEADS, KV_HEADS, HEAD_DIM, FFN = 4096, 32, 8, 128, 14336
 MATRICES = ((HIDDEN + 2 * KV_HEADS * HEAD_DIM, HIDDEN), (HIDDEN, HIDDEN), (2 * FFN, HIDDEN),
@@ -49,8 +48,6 @@ MOVE_TIMED = ("gctx_layouts_switch_ordered (by part); to or from no split, and o
               "gctx_event_record and gctx_stream_wait_event for each workload")
 now = time.perf_counter
 
-
-# ---- the model's figures and the trace ----
 
 def decode_bytes(a, batch, weights_only=False):
     weights = sum(r * c * 2 for r, c in MATRICES) * a.layers
@@ -92,8 +89,6 @@ class Trace:
         return min(self.peak, max(1, int(load * self.peak + 0.5)))
 
 
-# ---- the work: torch on a GPU, or --dry's clocks ----
-
 class TorchWork:
     """The model's tensors; a decode step, prefill unit or GEMM on a torch or greenctx stream."""
     def __init__(self, torch, a):
@@ -111,50 +106,17 @@ class TorchWork:
         self.y = [torch.empty(a.batch, r, device=dev, dtype=bf) for r, _ in MATRICES]
         self.out = [torch.empty(t, r, device=dev, dtype=bf) for r, _ in MATRICES]
         self.attention = torch.nn.functional.scaled_dot_product_attention
-        self.set_target, self.targets, self.events, self.last = cublas_target(torch), {}, {}, {}
-        self.carveout = getattr(torch._C, "_set_sm_carveout_experimental", None)
-        self.cu = ctypes.CDLL("libcuda.so.1")
-        self.elapsed = getattr(self.cu, "cuEventElapsedTime_v2", None) or self.cu.cuEventElapsedTime
-
-    def sms(self, sms):
-        """cuBLAS's kernels sized for sms SMs (and cuBLASLt's, torch's SM carveout)."""
-        if self.set_target is None:
-            return
-        sms = min(sms, self.device_sms)
-        handle = self.torch.cuda.current_blas_handle()
-        if self.targets.get(handle) != sms:
-            self.targets[handle] = sms
-            # Under MPS's active-thread percentage cuBLAS may refuse the device's count: its
-            # own choice (0) then, as without a partition.
-            if self.set_target(ctypes.c_void_p(handle), sms) and \
-                    self.set_target(ctypes.c_void_p(handle), 0):
-                raise RuntimeError(f"cublasSetSmCountTarget({sms}) and (0) failed")
-            if self.carveout:
-                self.carveout(None if sms >= self.device_sms else self.device_sms - sms)
+        self.sms, self.events, self.last = BlasTarget(torch, self.device_sms, True), {}, {}
 
     def mark(self, s, end):
-        """s's start or end event, made in the stream's own context (not a torch event)."""
-        h = ctypes.c_void_p(self.stream(s).cuda_stream)
+        """s's start or end event (in the stream's own context)."""
+        st = self.stream(s)
         if not end:
-            ctx = ctypes.c_void_p()
-            cu_check(self.cu.cuStreamGetCtx(h, ctypes.byref(ctx)), "cuStreamGetCtx")
-            if (h.value, ctx.value) not in self.events:
-                pair = (ctypes.c_void_p(), ctypes.c_void_p())
-                cu_check(self.cu.cuCtxPushCurrent_v2(ctx), "cuCtxPushCurrent")
-                try:
-                    for e in pair:
-                        cu_check(self.cu.cuEventCreate(ctypes.byref(e), 0), "cuEventCreate")
-                finally:
-                    self.cu.cuCtxPopCurrent_v2(ctypes.byref(ctypes.c_void_p()))
-                self.events[h.value, ctx.value] = pair
-            self.last[h.value] = self.events[h.value, ctx.value]
-        cu_check(self.cu.cuEventRecord(self.last[h.value][end], h), "cuEventRecord")
+            self.last[st.cuda_stream] = stream_events(self.events, st, 2)
+        self.last[st.cuda_stream].record(end)
 
     def elapsed_ms(self, s):
-        """From s's start event to its end event, both done."""
-        ms, pair = ctypes.c_float(), self.last[self.stream(s).cuda_stream]
-        cu_check(self.elapsed(ctypes.byref(ms), *pair), "cuEventElapsedTime")
-        return ms.value
+        return self.last[self.stream(s).cuda_stream].ms(0, 1)
 
     def stream(self, s):
         if isinstance(s, self.torch.cuda.Stream):
@@ -272,30 +234,6 @@ def timed(work, fn, s, reps):
     return sorted(times[2:])[reps // 2]
 
 
-# ---- statistics ----
-
-def summary(values, weights=None):
-    """n, min, p50, p99, p999, max, mean: percentiles interpolated between order statistics,
-    or with weights (each value counting weights[i] times) by nearest cumulative rank."""
-    if not values:
-        return dict.fromkeys(("n", "min", "p50", "p99", "p999", "max", "mean"), 0)
-    if weights is None:
-        v = sorted(values)
-        return {"n": len(v), "min": v[0], "p50": percentile(v, 0.5), "p99": percentile(v, 0.99),
-                "p999": percentile(v, 0.999), "max": v[-1], "mean": sum(v) / len(v)}
-    pairs, total = sorted(zip(values, weights)), sum(weights)
-
-    def at(q):
-        acc = 0
-        for value, weight in pairs:
-            acc += weight
-            if acc >= q * total:
-                return value
-        return pairs[-1][0]
-    return {"n": total, "min": pairs[0][0], "p50": at(0.5), "p99": at(0.99), "p999": at(0.999),
-            "max": pairs[-1][0], "mean": sum(v * w for v, w in pairs) / total}
-
-
 def finish(arm, steps, target_ms):
     """The arm's decode figures from its (latency ms, batch) samples."""
     lat, batches = [s[0] for s in steps], [s[1] for s in steps]
@@ -333,8 +271,6 @@ def workloads(a, target_ms, priors, disjoint):
     return greenctx.Controller([decode, prefill], rows, device_sms=device, disjoint=disjoint,
                                hbm_bytes_per_s=0.0 if disjoint or device != 132 else HBM_BYTES_S)
 
-
-# ---- one process ----
 
 class Place:
     """Decode's and prefill's streams, their SMs, the layout (None: every SM), an event each."""
@@ -429,8 +365,8 @@ def one_process(a):
             "greenctx_version": greenctx.__version__}
     gemm = "the model's time on its SMs (--dry)" if a.dry else \
         "torch.mm (cuBLAS, bf16; its SM count target each partition's, cublasSetSmCountTarget" \
-        f"{', and torch SM carveout for cuBLASLt' if work.carveout else ''}) and " \
-        "scaled_dot_product_attention" if work.set_target else \
+        f"{', and torch SM carveout for cuBLASLt' if work.sms.carveout else ''}) and " \
+        "scaled_dot_product_attention" if work.sms.fn else \
         "torch.mm (cuBLAS, bf16: no libcublas found loaded, its SM count target the device's) " \
         "and scaled_dot_product_attention"
     print(json.dumps({"meta": meta, "calibration": cal, "target_ms": target, "priors": priors,
@@ -501,8 +437,6 @@ def run_loop(a, work, layouts, places, cur, trace, target_ms, arm, ctl, chunk):
     finish(arm, steps, target_ms)
     arm.update(resizes=len(resizes), resize_us=summary(resizes))
 
-
-# ---- two processes: one tenant ----
 
 def tenant(a):
     """A decode or prefill tenant, ready once its kernels ran on every size it may take."""
@@ -612,26 +546,23 @@ def tenant(a):
     print(json.dumps(out), flush=True)
 
 
-# ---- two processes: the arms ----
-
 def run_pair(a, arm, env, priors, target, on, elastic, pct):
     """Both tenants from one start, their figures into arm; False if one failed."""
-    procs = []
+    specs = []  # decode's claim first
     for role, where, share in (("decode", on, pct), ("prefill", "primary" if on == "primary"
                                                       else "rest", 100 - pct if pct else 0)):
-        cmd = [sys.executable, __file__, *sys.argv[1:], "--role", role, "--on", where,
-               "--runtime", env["GREENCTX_RUNTIME_DIR"], "--priors", json.dumps(priors),
-               "--target-ms", str(target), *(["--elastic"] if elastic else [])]
+        cmd = scenario.itself("--role", role, "--on", where, "--runtime",
+                              env["GREENCTX_RUNTIME_DIR"], "--priors", json.dumps(priors),
+                              "--target-ms", str(target), *(["--elastic"] if elastic else []))
         e = dict(env, **({"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE": str(share)} if share else {}))
-        if not scenario.start(cmd, e, procs):  # decode's claim first
-            return False
+        specs.append((role, cmd, e))
     try:
-        scenario.go(procs)
-        outs = [p.stdout.read().strip().splitlines() for p in procs]
-        if any(p.wait() or not o for p, o in zip(procs, outs)):
-            return False
-    finally:
-        scenario.stop(procs)
+        with scenario.tenants(arm["name"], specs) as procs:
+            outs = [p.stdout.read().strip().splitlines() for p in procs]
+            if any(p.wait() or not o for p, o in zip(procs, outs)):
+                return False
+    except RuntimeError:  # a tenant did not start
+        return False
     dec, pre = (json.loads(o[-1]) for o in outs)
     finish(arm, [tuple(s) for s in dec["samples"]], target)
     set_rate(arm, pre["gemms"] / len(MATRICES), a.chunk, pre["seconds"], a.layers)
@@ -670,8 +601,6 @@ def two_process(a, res, env, tool):
             if not arm["ran"]:
                 arm["why"] = "failed: see the messages above"
 
-
-# ---- the report ----
 
 def holds(arm, target_ms):
     return arm["ran"] and arm.get("steps") and arm["token_ms"]["p99"] <= target_ms
@@ -800,8 +729,8 @@ def main():
     if a.role:
         return one_process(a) if a.role == "1p" else tenant(a)
     with scenario.runtime("elastic", a.dry) as (tool, _, env):
-        one = subprocess.run([sys.executable, __file__, *sys.argv[1:], "--role", "1p"],
-                             env=env, text=True, stdout=subprocess.PIPE)
+        one = subprocess.run(scenario.itself("--role", "1p"), env=env, text=True,
+                             stdout=subprocess.PIPE)
         if one.returncode:
             sys.exit("elastic: the one-process arms failed: see the messages above")
         res = {"trace": a.trace, **json.loads(one.stdout.splitlines()[-1]), "mps_available":
@@ -822,7 +751,7 @@ def main():
     report(res, a, sys.stderr)
     del res["arms_by_name"], res["priors"]
     doc = {"schema": "greenctx.bench.elastic/2",
-           "meta": {**res.pop("meta"), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+           "meta": {**res.pop("meta"), "date": utc_now(),
                     "command": " ".join(sys.argv), "simulated": a.dry},
            "elastic": {**res, "seconds": a.seconds, "seed": a.seed, "target_given":
                        bool(a.target_ms),

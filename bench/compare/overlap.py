@@ -1,20 +1,14 @@
-"""Overlap over PyTorch and greenctx's Python package: an NCCL all-reduce (one process per GPU)
-beside cuBLAS GEMMs (torch.matmul) on the same GPUs, arranged every way a user might, side by
-side in one run: ordinary streams; NCCL's maxCTAs = C; green partitions of C SMs for the
-all-reduce and the rest for the GEMM, with and without maxCTAs = C and
-cublasSetSmCountTarget(rest). Then the arm with the shortest step and the one with the shortest
-all-reduce p99 keeping the GEMM at >= 0.9 of its whole-GPU rate, as lines to copy into a
-program. BENCHMARKS.md ("Overlap") says what each figure is.
+"""NCCL all-reduces (one process a GPU) beside cuBLAS GEMMs (torch.matmul) on the same GPUs, on
+ordinary streams, with NCCL's maxCTAs = C, and on green partitions {C, rest}, with and without
+maxCTAs = C and cublasSetSmCountTarget(rest); then the picks, as lines to copy into a program.
 
   python3 bench/compare/overlap.py [--world N] [--device D] [--sizes S ...] [--sms C ...]
                                    [--gemm MxNxK] [--mix G:R] [--reps N] [--quick] [--json]
                                    [--dry]
 
-Each rank is this script again (--rank R) on GPU D + R, meeting the others through
-torch.distributed's TCPStore. It needs torch with CUDA and the NCCL it loads, greenctx
-(PYTHONPATH reaching python/) and, for --world 2 (the default), two GPUs; --world 1 runs the
-whole path on one GPU (a one-rank all-reduce). NCCL runs with NCCL_NVLS_ENABLE=0. --dry needs
-neither torch nor a GPU: the machine's checks and the plan of arms, on the simulated driver too.
+Each rank is this script again (--rank R) on GPU D + R. It needs torch with CUDA and NCCL,
+greenctx (PYTHONPATH) and --world GPUs; --dry neither torch nor a GPU. BENCHMARKS.md
+("Overlap") says what each figure is.
 """
 import argparse
 import ctypes
@@ -28,28 +22,23 @@ import threading
 import time
 
 import scenario
-from common import percentile
-from scenario import StreamEvents, cublas_target
+from common import percentile, summary, utc_now
+from scenario import BlasTarget, loaded, stream_events
 
 SCHEMA = "greenctx.bench.overlap/1"
-GEMM_KEEP = 0.9  # the GEMM rate beside the all-reduces that counts as keeping the GEMM
+GEMM_KEEP = 0.9  # of its whole-GPU rate: a GEMM kept
 SMALL_BYTES = 16 << 20  # at most: a latency-bound size, timed more often
 REPS = {False: (2000, 200), True: (200, 20)}  # all-reduces timed per arm (small, large)
 STEPS = {False: 7, True: 3}  # steps timed per arm, after one warm-up
 GEMM_ALONE_S = {False: 0.5, True: 0.1}
-# GEMMs before anything is timed: the clocks ramp up from idle, cuBLAS loads its kernels
-CLOCK_RAMP_S = {False: 1.0, True: 0.5}
+CLOCK_RAMP_S = {False: 1.0, True: 0.5}  # GEMMs first: the clocks ramp up from idle
 AR_WARMUPS, GEMM_WARMUPS, GEMM_IN_FLIGHT, CHECK_SAMPLES = 10, 3, 3, 8
-# The gate ahead of each timed all-reduce: a one-thread spin (about 150 us at 2 GHz) holding
-# the communication stream while the host enqueues the all-reduce, so that the events time the
-# all-reduce on the GPU and not its launch from Python.
+# A spin (about 150 us) ahead of each timed all-reduce, holding its stream while the host
+# enqueues it: the events time the all-reduce, not its launch from Python.
 GATE_CYCLES = 300_000
 MIX_MAX_ALLREDUCES = 100_000
-# Per C: ordinary streams with maxCTAs = C, then green (maxCTAs, SM target) in this order
-GREEN_VARIANTS = ((False, False), (True, False), (False, True), (True, True))
+GREEN_VARIANTS = ((False, False), (True, False), (False, True), (True, True))  # maxCTAs, target
 
-
-# ---- the command line and the plan ----
 
 def size_arg(text):
     """"4M" -> 4 MiB: a multiple of 4 bytes (fp32 words), 4 B to 4 GiB."""
@@ -62,7 +51,7 @@ def size_arg(text):
     return int(digits) * unit
 
 
-def numbers_arg(sep, what, top):
+def numbers_arg(sep, what, top):  # "8192x8192x8192", "8:40"
     def parse(text):
         parts = text.split(sep)
         if len(parts) != len(top) or not all(p.isdigit() and 0 < int(p) <= t
@@ -107,22 +96,16 @@ def reps_of(a, size):
     return a.reps or REPS[a.quick][size > SMALL_BYTES]
 
 
-def label(arm):
-    text = f"green {arm['comm_sms']} | {arm['compute_sms']}" if arm["kind"] == "green" \
-        else "ordinary streams"
-    text += f", maxCTAs {arm['max_ctas']}" if arm["max_ctas"] else ""
-    return text + (f", SM target {arm['sm_target']}" if arm["sm_target"] else "")
-
-
 def new_arm(kind, comm_sms, compute_sms, max_ctas=0, sm_target=0):
-    arm = {"kind": kind, "comm_sms": comm_sms, "compute_sms": compute_sms,
-           "max_ctas": max_ctas, "sm_target": sm_target}
-    return {"label": label(arm), **arm}
+    label = f"green {comm_sms} | {compute_sms}" if kind == "green" else "ordinary streams"
+    label += (f", maxCTAs {max_ctas}" if max_ctas else "") + \
+        (f", SM target {sm_target}" if sm_target else "")
+    return {"label": label, "kind": kind, "comm_sms": comm_sms, "compute_sms": compute_sms,
+            "max_ctas": max_ctas, "sm_target": sm_target}
 
 
 def plan(sms, rests, device_sms):
-    """One size's arms, in the order they run: ordinary streams, then per C ordinary streams
-    with maxCTAs = C and the four green variants (rests[i]: the GEMM's SMs beside sms[i])."""
+    """One size's arms in their order (rests[i]: the GEMM's SMs beside sms[i])."""
     arms = [new_arm("ordinary", 0, device_sms)]
     for c, rest in zip(sms, rests):
         arms.append(new_arm("ordinary_maxctas", c, device_sms, max_ctas=c))
@@ -132,8 +115,7 @@ def plan(sms, rests, device_sms):
 
 
 def check_machine(a):
-    """The devices, NVLink multicast off and every C a legal split of each: (device SM count,
-    the rest beside each C), or an exit with why."""
+    """(device SM count, the rest beside each C), or an exit saying what the machine lacks."""
     nvls = os.environ.get("NCCL_NVLS_ENABLE")
     if nvls not in (None, "0"):
         sys.exit(f"overlap.py: NCCL_NVLS_ENABLE is set to '{nvls}': this benchmark runs NCCL "
@@ -158,30 +140,26 @@ def check_machine(a):
     return greenctx.device_info(a.device).sm_count, rests
 
 
-# ---- one rank ----
-
 class NcclConfig(ctypes.Structure):
-    """The leading fields of ncclConfig_t as of NCCL 2.17 (NCCL_CONFIG_INITIALIZER's version
-    21700): NCCL copies min(size, its own) bytes and gives every later field its default."""
+    """ncclConfig_t's fields as of NCCL 2.17 (version 21700): later NCCLs default the rest."""
     _fields_ = [("size", ctypes.c_size_t), ("magic", ctypes.c_uint), ("version", ctypes.c_uint),
                 ("blocking", ctypes.c_int), ("cga_cluster_size", ctypes.c_int),
                 ("min_ctas", ctypes.c_int), ("max_ctas", ctypes.c_int),
                 ("net_name", ctypes.c_char_p)]
 
 
-class NcclUniqueId(ctypes.Structure):
+class NcclUniqueId(ctypes.Structure):  # ncclUniqueId
     _fields_ = [("internal", ctypes.c_char * 128)]
 
 
 class Nccl:
-    """The NCCL torch loaded, called as the C bench did (ctypes): torch.distributed's
-    collectives record torch's events, its primary context's, on the current stream, which the
-    driver refuses on a green context's stream. The ranks meet through torch's TCPStore."""
+    """The NCCL torch loaded, through ctypes: torch.distributed's collectives record primary
+    context events, which a green context's stream refuses. The ranks meet in a TCPStore."""
     UNDEF, FLOAT32, SUM = -2 ** 31, 7, 0
 
     def __init__(self, rank, world):
         import torch.distributed as dist
-        self.lib = ctypes.CDLL(library("/libnccl.so") or "libnccl.so.2")
+        self.lib = ctypes.CDLL(loaded("/libnccl.so") or "libnccl.so.2")
         self.lib.ncclGetErrorString.restype = ctypes.c_char_p
         self.lib.ncclCommInitRankConfig.argtypes = [
             ctypes.POINTER(ctypes.c_void_p), ctypes.c_int, NcclUniqueId, ctypes.c_int,
@@ -233,8 +211,8 @@ class Nccl:
 
 
 class Rank:
-    """This rank's GPU: the GEMM's and the all-reduce's tensors, the streams of the arm being
-    measured, its communicators; every rank runs the same calls (NCCL matches them)."""
+    """This rank's GPU: the tensors, the arm's streams and communicators (every rank makes the
+    same calls: NCCL matches them)."""
     def __init__(self, a):
         import greenctx
         import torch
@@ -245,8 +223,7 @@ class Rank:
         torch.cuda.init()
         torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False  # fp32 sums
         self.device_sms = torch.cuda.get_device_properties(self.device).multi_processor_count
-        self.set_target, self.targets = cublas_target(torch), {}
-        self.carveout = getattr(torch._C, "_set_sm_carveout_experimental", None)
+        self.blas_target = BlasTarget(torch, self.device_sms)
         m, n, k = a.gemm
         gen = torch.Generator().manual_seed(0x9E3779B9)
         self.host_a = (torch.rand(m, k, generator=gen) * 2 - 1).to(torch.bfloat16)
@@ -264,8 +241,7 @@ class Rank:
         self.use(self.plain, self.comm_default, 0)
 
     def make_comm(self, max_ctas):
-        """A communicator, the current context kept across NCCL's init (which may change it:
-        nvidia/nccl #1736), and whether it changed, noted."""
+        """A communicator, the current context kept across NCCL's init (nvidia/nccl #1736)."""
         saved, now = ctypes.c_void_p(), ctypes.c_void_p()
         self.cu.cuCtxGetCurrent(ctypes.byref(saved))
         comm = self.nccl.comm(max_ctas)
@@ -275,33 +251,21 @@ class Rank:
             self.cu.cuCtxSetCurrent(saved)
         return comm
 
-    def evs(self, stream, n):
-        if stream.cuda_stream not in self.events:
-            self.events[stream.cuda_stream] = StreamEvents(stream, n)
-        return self.events[stream.cuda_stream]
-
     def use(self, streams, comm, target):
-        """The arm's streams (communication, compute), communicator and the GEMM's SM count
-        target (0: cuBLAS's own), then a few untimed GEMMs: cuBLAS loads kernels lazily."""
+        """The arm's (communication, compute) streams, communicator and SM count target, then
+        untimed GEMMs: cuBLAS loads kernels lazily."""
         self.comm_stream, self.compute = streams
         self.comm, self.target = comm, target
-        self.ar_events = self.evs(self.comm_stream, 2)
-        self.gemm_events = self.evs(self.compute, 2 + GEMM_IN_FLIGHT)
+        self.ar_events = stream_events(self.events, self.comm_stream, 2)
+        self.gemm_events = stream_events(self.events, self.compute, 2 + GEMM_IN_FLIGHT)
         for _ in range(GEMM_WARMUPS):
             self.gemm()
         self.compute.synchronize()
 
     def gemm(self):
-        torch = self.torch
-        with torch.cuda.stream(self.compute):
-            handle = torch.cuda.current_blas_handle()  # each thread has its own
-            if self.set_target and self.targets.get(handle) != self.target:
-                self.targets[handle] = self.target
-                if self.set_target(ctypes.c_void_p(handle), self.target):
-                    raise RuntimeError(f"cublasSetSmCountTarget({self.target}) failed")
-                if self.carveout:  # cuBLASLt's kernels: torch's SM carveout
-                    self.carveout(self.device_sms - self.target if self.target else None)
-            torch.matmul(self.mat_a, self.mat_b, out=self.mat_c)
+        with self.torch.cuda.stream(self.compute):
+            self.blas_target(self.target)  # on this thread's handle
+            self.torch.matmul(self.mat_a, self.mat_b, out=self.mat_c)
 
     def allreduce(self, words, comm=None, stream=None):
         self.nccl.allreduce(self.send, self.recv, words, comm or self.comm,
@@ -331,8 +295,8 @@ class Rank:
         return feeder.stop()
 
     def step(self, gemms, allreduces, words):
-        """The mix queued at once, interleaved in proportion: host ms from the first submission
-        until both streams are done. A one-word all-reduce first: every rank starts together."""
+        """The mix queued at once, interleaved: host ms until both streams are done (after a
+        one-word all-reduce: every rank starts together)."""
         self.sync()
         self.allreduce(1, self.comm_default, self.plain[0])
         self.plain[0].synchronize()
@@ -348,8 +312,7 @@ class Rank:
         return (time.perf_counter() - t0) * 1e3
 
     def check(self, arm, words):
-        """The all-reduce's sum at sampled words (its output zeroed before the arm), and
-        sampled GEMM entries against a double-precision dot product of the same inputs."""
+        """The all-reduce's sum at sampled words, sampled GEMM entries against fp64 sums."""
         torch = self.torch
         want = sum(1.5 + 0.75 * r for r in range(self.a.world))
         for s in range(CHECK_SAMPLES):
@@ -370,8 +333,7 @@ class Rank:
                                    f"{self.device} is {got}, expected {ref}")
 
 class Feeder(threading.Thread):
-    """GEMMs kept GEMM_IN_FLIGHT deep on the compute stream until stop(): their rate in
-    TFLOP/s between its events."""
+    """GEMMs kept GEMM_IN_FLIGHT deep on the compute stream until stop(): their TFLOP/s."""
     def __init__(self, rank):
         super().__init__(daemon=True)
         self.r, self.halt, self.error, self.tflops = rank, threading.Event(), None, 0.0
@@ -403,15 +365,8 @@ class Feeder(threading.Thread):
         return self.tflops
 
 
-def summary(values):
-    s = sorted(values)
-    return {"n": len(s), "min": s[0], "p50": percentile(s, 0.5), "p99": percentile(s, 0.99),
-            "p999": percentile(s, 0.999), "max": s[-1], "mean": sum(s) / len(s)}
-
-
 def measure(rk, size, row, arm, progress):
-    """One arm on the streams and communicator chosen: the all-reduce beside the GEMM, the
-    step, the checks."""
+    """One arm on the streams and communicator in use: beside the GEMM, the step, the checks."""
     progress(f"{size_text(size['bytes'])}: {arm['label']}")
     rk.use((rk.comm_stream, rk.compute), rk.comm, arm["sm_target"])
     rk.recv.zero_()
@@ -490,15 +445,10 @@ def run_rank(a):
     rk.nccl.destroy(rk.comm_default)
 
 
-def library(part):
-    with open("/proc/self/maps") as maps:
-        return next((line.split()[-1] for line in maps if part in line), "")
-
-
 def document(a, rk, whole, gpus, sizes, seconds):
     torch, greenctx = rk.torch, rk.greenctx
     blas_version = ctypes.c_int()
-    ctypes.CDLL(library("/libcublas.so")).cublasGetVersion_v2(
+    ctypes.CDLL(loaded("/libcublas.so")).cublasGetVersion_v2(
         ctypes.c_void_p(torch.cuda.current_blas_handle()), ctypes.byref(blas_version))
     driver = greenctx.driver_version()
     for size in sizes:
@@ -511,14 +461,14 @@ def document(a, rk, whole, gpus, sizes, seconds):
                        gemm_vs_whole=ratio(arm["gemm_tflops"], whole))
     return {"greenctx_version": greenctx.__version__, "schema": SCHEMA,
             "meta": {"driver_version": driver, "driver": f"{driver // 1000}.{driver % 1000 // 10}",
-                     "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                     "date": utc_now(),
                      "simulated": False, "quick": a.quick,
                      "command": " ".join(["python3 bench/compare/overlap.py",
                                           *sys.argv[1:-2]])},  # less --rank R
             "overlap": {"nccl_version": rk.nccl.version(),
-                        "nccl_library": library("/libnccl.so"),
+                        "nccl_library": loaded("/libnccl.so"),
                         "cublas_version": blas_version.value,
-                        "cublas_library": library("/libcublas.so"), "nccl_nvls_enable": "0",
+                        "cublas_library": loaded("/libcublas.so"), "nccl_nvls_enable": "0",
                         "init_changed_context": rk.changed,
                         "gpus": gpus,
                         "gemm": {"m": a.gemm[0], "n": a.gemm[1], "k": a.gemm[2],
@@ -531,11 +481,8 @@ def ratio(x, y):
     return x / y if y > 0 else 0.0
 
 
-# ---- the picks and the table ----
-
 def advise(doc):
-    """Per size: the arm with the shortest step, and the one with the shortest all-reduce p99
-    keeping the GEMM at >= GEMM_KEEP of its whole-GPU rate, each with the line to copy."""
+    """Per size the picks: the shortest step, the shortest all-reduce p99 keeping the GEMM."""
     whole = doc["overlap"]["gemm"]["whole_tflops"]
     for size in doc["overlap"]["sizes"]:
         arms = list(enumerate(size["arms"]))
@@ -618,14 +565,6 @@ def print_table(doc):
     print(f"\noverlap: {o['seconds']:.0f} s")
 
 
-# ---- the ranks ----
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def main():
     a = parse_args()
     if a.rank is not None:
@@ -638,12 +577,13 @@ def main():
             for arm in plan(a.sms, rests, device_sms):
                 print(f"  {arm['label']}")
         return 0
-    env = dict(os.environ, NCCL_NVLS_ENABLE="0", MASTER_ADDR="127.0.0.1",
-               MASTER_PORT=str(free_port()), WORLD_SIZE=str(a.world))
+    with socket.socket() as s:  # a free port
+        s.bind(("127.0.0.1", 0))
+        env = dict(os.environ, NCCL_NVLS_ENABLE="0", MASTER_ADDR="127.0.0.1",
+                   MASTER_PORT=str(s.getsockname()[1]), WORLD_SIZE=str(a.world))
     with tempfile.TemporaryFile("w+") as out:  # rank 0's document
-        ranks = [subprocess.Popen([sys.executable, __file__, *sys.argv[1:], "--rank", str(r)],
-                                  env=dict(env, RANK=str(r)), text=True,
-                                  stdout=out if r == 0 else subprocess.DEVNULL)
+        ranks = [subprocess.Popen(scenario.itself("--rank", str(r)), env=dict(env, RANK=str(r)),
+                                  text=True, stdout=out if r == 0 else subprocess.DEVNULL)
                  for r in range(a.world)]
         try:  # a rank that fails leaves the others waiting in NCCL: they are stopped
             while any(p.poll() is None for p in ranks) and not any(p.poll() for p in ranks):

@@ -10,7 +10,8 @@ import os
 import platform
 import subprocess
 import sys
-import time
+
+from common import utc_now
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = {"greenctx": "compare_greenctx.py", "greenctx-py": "compare_greenctx_python.py",
@@ -98,7 +99,7 @@ def main(argv=None):
         elif "skipped" in r:
             skipped[r["lib"]] = r["skipped"]
     ratio, why = split_ratio(rows)
-    record = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    record = {"date": utc_now(),
               "python": platform.python_version(), "reps": args.reps, **machine,
               "versions": versions, "skipped": skipped,
               "rows": [r for r in rows if "op" in r],

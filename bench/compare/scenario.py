@@ -1,8 +1,9 @@
-"""What the scenario scripts (tenants.py, elastic.py, overlap.py) share: the greenctx tool, a
-runtime directory of their own, their tenants' environment and their MPS daemon; cuBLAS's SM
-count target and events on a green context's stream."""
+"""What tenants.py, elastic.py and overlap.py share: the greenctx tool, a runtime directory and
+an MPS daemon of their own, their tenants' start, cuBLAS's SM count target and driver events on
+a green context's stream (docs/architecture.md, "Scenario benches")."""
 import contextlib
 import ctypes
+import functools
 import json
 import os
 import shutil
@@ -15,10 +16,8 @@ import time
 
 @contextlib.contextmanager
 def runtime(name, dry):
-    """(tool, runtime directory, environment), the directory removed at the end: the tool as a
-    command (under --dry on the simulated H200, the library GREENCTX_SIM_LIBRARY), the claims
-    registry and MPS in a new directory under /tmp, with an empty no-mps/ for the arms where no
-    daemon answers. SIGTERM and SIGHUP end the script as Ctrl-C does (its finally clauses)."""
+    """(tool, runtime directory, environment), the directory (with an empty no-mps/) removed at
+    the end; --dry: the simulated H200. SIGTERM and SIGHUP end the script as Ctrl-C does."""
     tool = os.environ.get("GREENCTX_TOOL") or shutil.which("greenctx")
     if not tool:
         sys.exit("the greenctx tool is needed (PATH or GREENCTX_TOOL): its MPS daemon")
@@ -37,8 +36,7 @@ def runtime(name, dry):
 
 @contextlib.contextmanager
 def mps(tool, env):
-    """`greenctx mps start` in env's runtime directory, stopped at the end: (env with the
-    daemon's pipe and log directories, None), or (None, why it did not start)."""
+    """`greenctx mps start`, stopped at the end: (env reaching it, None) or (None, why not)."""
     out = subprocess.run([*tool, "mps", "start", "--print-env"], env=env, text=True,
                          capture_output=True)
     if out.returncode:
@@ -55,32 +53,33 @@ def mps(tool, env):
 
 
 def no_mps(env):
-    """env for tenants that find no MPS daemon: setup's empty no-mps/ as the pipe directory."""
+    """env for tenants that find no MPS daemon."""
     return dict(env, CUDA_MPS_PIPE_DIRECTORY=os.path.join(env["GREENCTX_RUNTIME_DIR"], "no-mps"))
 
 
-def start(cmd, env, procs):
-    """cmd started and appended to procs, True once its first line says "ready"; else every
-    process in procs stopped, False: none is left running with its claim after the arm."""
-    procs.append(subprocess.Popen(cmd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  text=True))
-    if procs[-1].stdout.readline().strip() == "ready":
-        return True
-    stop(procs)
-    return False
-
-
-def go(procs):
-    """One start time for every tenant in procs, each started and ready: none measures while
-    another is still warming up."""
-    at = f"{time.time() + 0.2}\n"
-    for p in procs:
-        p.stdin.write(at)
-        p.stdin.close()
+@contextlib.contextmanager
+def tenants(arm, specs):
+    """[(role, cmd, env)] started in turn, each ready before the next starts (a victim's claim
+    before the hog asks for "rest"), then one start time for all (none measures while another
+    warms up): the processes, stopped at the end. RuntimeError if one did not start."""
+    procs = []
+    try:
+        for role, cmd, env in specs:
+            procs.append(subprocess.Popen(cmd, env=env, stdin=subprocess.PIPE,
+                                          stdout=subprocess.PIPE, text=True))
+            if procs[-1].stdout.readline().strip() != "ready":
+                raise RuntimeError(f"{arm}: the {role} did not start")
+        at = f"{time.time() + 0.2}\n"
+        for p in procs:
+            p.stdin.write(at)
+            p.stdin.close()
+        yield procs
+    finally:
+        stop(procs)
 
 
 def ready():
-    """A tenant's side of start and go: "ready", then the start time its parent gives."""
+    """A tenant's side of tenants(): "ready", then the start time its parent gives."""
     print("ready", flush=True)
     time.sleep(max(0.0, float(sys.stdin.readline()) - time.time()))
 
@@ -88,6 +87,11 @@ def ready():
 def result(proc):
     """The last line proc printed, its result, as JSON."""
     return json.loads(proc.stdout.read().strip().splitlines()[-1])
+
+
+def itself(*args):
+    """This script run again, with its own arguments and args."""
+    return [sys.executable, os.path.abspath(sys.argv[0]), *sys.argv[1:], *args]
 
 
 def cu_check(result, what):
@@ -103,34 +107,77 @@ def stop(procs):
             p.wait()
 
 
-def cublas_target(torch):
-    """cublasSetSmCountTarget of the cuBLAS torch's first GEMM loads, or None."""
-    x = torch.ones(8, 8, device="cuda", dtype=torch.bfloat16)
-    torch.mm(x, x)
+def loaded(part):
+    """The path of a library loaded in this process with part in it, or ""."""
     with open("/proc/self/maps") as maps:
-        paths = sorted({line.split()[-1] for line in maps if "/libcublas.so" in line})
-    if not paths:
-        return None
-    fn = ctypes.CDLL(paths[0]).cublasSetSmCountTarget
-    fn.argtypes = [ctypes.c_void_p, ctypes.c_int]
-    return fn
+        return next((line.split()[-1] for line in maps if part in line), "")
+
+
+class BlasTarget:
+    """cuBLAS's kernels (and by torch's SM carveout cuBLASLt's) sized for a count of SMs, set on
+    the current thread's handle when it changes; 0: cuBLAS's own. lenient: where cuBLAS refuses
+    a count (MPS's active-thread percentage), its own choice."""
+    def __init__(self, torch, device_sms, lenient=False):
+        self.torch, self.device_sms, self.lenient, self.targets = torch, device_sms, lenient, {}
+        x = torch.ones(8, 8, device="cuda", dtype=torch.bfloat16)
+        torch.mm(x, x)  # cuBLAS is loaded by the first GEMM
+        self.fn = ctypes.CDLL(loaded("/libcublas.so")).cublasSetSmCountTarget \
+            if loaded("/libcublas.so") else None
+        if self.fn:
+            self.fn.argtypes = [ctypes.c_void_p, ctypes.c_int]
+        self.carveout = getattr(torch._C, "_set_sm_carveout_experimental", None)
+
+    def __call__(self, sms):
+        sms, handle = min(sms, self.device_sms), self.fn and self.torch.cuda.current_blas_handle()
+        if not handle or self.targets.get(handle) == sms:
+            return
+        self.targets[handle] = sms
+        if self.fn(handle, sms) and (not self.lenient or self.fn(handle, 0)):
+            raise RuntimeError(f"cublasSetSmCountTarget({sms}) failed")
+        if self.carveout:
+            self.carveout(self.device_sms - sms if 0 < sms < self.device_sms else None)
+
+
+@functools.cache
+def libcuda():
+    return ctypes.CDLL("libcuda.so.1")
+
+
+def stream_context(cu, stream):
+    ctx = ctypes.c_void_p()
+    cu_check(cu.cuStreamGetCtx(stream, ctypes.byref(ctx)), "cuStreamGetCtx")
+    return ctx
+
+
+def stream_events(cache, stream, n):
+    """stream's StreamEvents, made once per stream and context (a handle may come again on
+    another context)."""
+    key = (stream.cuda_stream,
+           stream_context(libcuda(), ctypes.c_void_p(stream.cuda_stream)).value)
+    if key not in cache:
+        cache[key] = StreamEvents(stream, n)
+    return cache[key]
+
+
+@contextlib.contextmanager
+def stream_current(cu, stream):
+    """The stream handle's own context current in the block."""
+    cu_check(cu.cuCtxPushCurrent_v2(stream_context(cu, stream)), "cuCtxPushCurrent")
+    try:
+        yield
+    finally:
+        cu.cuCtxPopCurrent_v2(ctypes.byref(ctypes.c_void_p()))
 
 
 class StreamEvents:
     """n CUevents made in a stream's own context, to time work on it: the driver records no
-    event of another context on a green context's stream (torch's events are its primary
-    context's)."""
+    event of another context (torch's: its primary context's) on a green context's stream."""
     def __init__(self, stream, n):
-        self.cu = ctypes.CDLL("libcuda.so.1")
-        self.stream, ctx = ctypes.c_void_p(stream.cuda_stream), ctypes.c_void_p()
+        self.cu, self.stream = libcuda(), ctypes.c_void_p(stream.cuda_stream)
         self.events = [ctypes.c_void_p() for _ in range(n)]
-        cu_check(self.cu.cuStreamGetCtx(self.stream, ctypes.byref(ctx)), "cuStreamGetCtx")
-        cu_check(self.cu.cuCtxPushCurrent_v2(ctx), "cuCtxPushCurrent")
-        try:
+        with stream_current(self.cu, self.stream):
             for e in self.events:
                 cu_check(self.cu.cuEventCreate(ctypes.byref(e), 0), "cuEventCreate")
-        finally:
-            self.cu.cuCtxPopCurrent_v2(ctypes.byref(ctypes.c_void_p()))
         self.elapsed = getattr(self.cu, "cuEventElapsedTime_v2", None) or \
             self.cu.cuEventElapsedTime
 

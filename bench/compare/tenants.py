@@ -1,13 +1,11 @@
 """Two tenants on one GPU over PyTorch and greenctx: a latency victim beside a hog in each arm
-of ARMS and PAIRS, then the fault arms (FAULTS) (docs/tenants.md; BENCHMARKS.md, "Tenants",
-"The guard"). One JSON line per arm on stdout, a table on stderr, under an MPS daemon of its own.
+of ARMS and PAIRS, then the fault arms (FAULTS), under an MPS daemon of its own; one JSON line
+an arm on stdout, a table on stderr (docs/tenants.md; BENCHMARKS.md, "Tenants", "The guard").
 
   python3 bench/compare/tenants.py [--quick | --length S] [--pairs gemm,decode,bursty,...]
                                    [--arms claims,claims_guard,...,fault,fault_mps] [--dry]
 
-It needs torch with CUDA, greenctx (PYTHONPATH) and the greenctx tool (PATH or GREENCTX_TOOL).
---dry: the simulated driver (GREENCTX_SIM_LIBRARY), a stand-in MPS control (GREENCTX_MPS_CONTROL)
-and sleeps for steps: its ratios mean nothing."""
+--dry: the simulated driver, a stand-in MPS control (GREENCTX_MPS_CONTROL) and sleeps for steps."""
 import argparse
 import contextlib
 import ctypes
@@ -17,17 +15,16 @@ import subprocess
 import sys
 import threading
 import time
+import types
 
 import scenario
 from scenario import cu_check
 
 VICTIM_SMS = 16
-# (victim placement, hog placement, guard): "claim" ("claim:N": of N SMs), "run" (under
-# greenctx run), "primary" (the whole GPU) or "pct:N" (MPS's active-thread percentage N).
-# Every arm runs under the script's MPS daemon but those in NO_MPS (time-slicing).
+# (victim, hog, guard): "claim" ("claim:N": of N SMs), "run" (under greenctx run), "primary"
+# or "pct:N" (MPS's active-thread percentage N); under MPS but the arms in NO_MPS.
 ARMS = {
     "victim_alone": ("claim", None, False),
-    # The guard's cost to a victim alone: reported (cooperative) or sampled (under run)
     "victim_guarded": ("claim", None, True), "victim_run": ("run", None, False),
     "victim_run_guarded": ("run", None, True), "hog_alone": (None, "claim", False),
     "hog_alone_primary": (None, "primary", False), "claims": ("claim", "claim", False),
@@ -35,13 +32,12 @@ ARMS = {
     "mps_plain": ("primary", "primary", False),
     "mps_percentage": (f"pct:{round(100 * VICTIM_SMS / 132)}",
                        f"pct:{100 - round(100 * VICTIM_SMS / 132)}", False),
-    # The hog on a static claim of N SMs: the trade a guard knowing the best N would make
     **{f"claims_cap{n}": ("claim", f"claim:{n}", False) for n in (32, 48, 64)},
     "sliced_primary": ("primary", "primary", False), "sliced_claims": ("claim", "claim", False),
 }
 NO_MPS = {"sliced_primary", "sliced_claims"}
 INTERLEAVED = {"victim_guarded"}  # the cooperative guard's cost: reported and not, in turn
-# The arm a victim's ratios are over where not victim_alone, and a hog's where not hog_alone
+# The ratios' references other than victim_alone and hog_alone
 BASELINE = {"victim_run_guarded": "victim_run"}
 HOG_BASELINE = {"mps_plain": "hog_alone_primary", "sliced_primary": "hog_alone_primary"}
 FAULTS = {"fault": False, "fault_mps": True}
@@ -52,26 +48,23 @@ PAIRS = {"gemm": ("gemm", "gemm", False, 1.10), "decode": ("decode", "copy", Fal
 # --dry: each step a sleep as long as the step on an H200's 16 SMs
 DRY_STEP_S = {"gemm": 0.0014, "decode": 0.0005, "copy": 0.005, "fma": 0.0007, "read": 0.00004,
               "small": 0.00001}
-# The C bench's kernels: the fma pair's, the faulter's store to 0x10, a new tenant's first
 PTX = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "kernels", "bench_kernels.ptx")
 FMA_BLOCKS_SM, FMA_VICTIM_ITERS, FMA_HOG_ITERS, FMA_HOG_CHUNKS = 8, 20000, 480, 64
-# The C bench's victims paused 0.5 ms between requests (what time-slicing gives the hog)
 VICTIM_GAP_S = {"fma": 0.0005, "read": 0.0005}
-# A bursty victim runs BURST_S in every BURST_PERIOD_S; settled: its steps BURST_SETTLED_S in
+# A bursty victim runs BURST_S of every BURST_PERIOD_S; settled: BURST_SETTLED_S in
 BURST_S, BURST_PERIOD_S, BURST_SETTLED_S = 1.0, 5.0, 0.1
 INTERLEAVE_STEPS = 200
 FAULT_SECONDS = 3.0
 PROBE_DEADLINE_S = 15.0
+DRY_STREAM = types.SimpleNamespace(synchronize=lambda: None)  # --dry: no GPU, no torch
 
-
-# ---- one tenant (a process of its own: --role) ----
 
 def work(kind, torch, role="victim", sms=VICTIM_SMS):
     """One step of kind on the current stream, as a closure (tensors made once)."""
     if torch is None:  # --dry, or the probe (no torch): nothing on a GPU
         return lambda: time.sleep(DRY_STEP_S[kind])
     dev = "cuda"
-    if kind == "fma":  # the C bench's FMA chain; a hog's unit: 64 chunks per block slot
+    if kind == "fma":  # the C bench's FMA chain
         grid = sms * FMA_BLOCKS_SM
         out = torch.empty(grid * 256, device=dev, dtype=torch.float32)
         chunks, iters = (grid, FMA_VICTIM_ITERS) if role == "victim" else (
@@ -80,46 +73,39 @@ def work(kind, torch, role="victim", sms=VICTIM_SMS):
                 ctypes.c_uint64(0))
         return lambda _out=out: cu_check(launch(torch.cuda.current_stream().cuda_stream,
                                                 b"gc_fma", grid, args, sync=False), "gc_fma")
-    if kind == "gemm":  # victim: ~1.4 ms on 16 SMs; hog: seconds of GEMMs per launch batch
+    if kind == "gemm":  # ~1.4 ms on 16 SMs
         a, b = (torch.randn(4096, 4096, device=dev, dtype=torch.bfloat16) for _ in "ab")
         return lambda: torch.matmul(a, b)
     if kind == "decode":  # a decode step: every weight read once (128 MiB)
         w = torch.randn(8192, 8192, device=dev, dtype=torch.bfloat16)
         x = torch.randn(8192, 1, device=dev, dtype=torch.bfloat16)
         return lambda: torch.matmul(w, x)
-    if kind == "copy":  # 1 GiB copies: HBM at its peak with 48-64 SMs
+    if kind == "copy":  # 1 GiB copies
         src = torch.empty(1 << 29, device=dev, dtype=torch.float16)
         dst = torch.empty_like(src)
         return lambda: dst.copy_(src)
-    if kind == "read":  # every byte of 64 MiB read once
+    if kind == "read":  # 64 MiB read once
         x = torch.ones(1 << 24, device=dev, dtype=torch.float32)
         return lambda: x.sum()
-    if kind == "small":  # the fault arm's bystander and probes: one tiny kernel
+    if kind == "small":  # the fault arm's
         x = torch.zeros(32, device=dev)
         return lambda: x.add_(1)
     raise ValueError(kind)
-
-
-class DryStream:  # --dry: torch's stream API, doing nothing
-    def synchronize(self):
-        pass
 
 
 def tenant(args):
     claimed = args.place.startswith("claim")
     greenctx = __import__("greenctx") if claimed else None
     torch = None if args.dry or args.role == "probe" else __import__("torch")
-    # Under greenctx run the class is the tool's (--class), the program knows nothing of it.
     cooperative = args.guard and claimed
     tenant_class = {"victim": "latency", "hog": "best-effort"}[args.role] if cooperative else None
     claim = ctx = None
     if claimed:
-        # The hog alone holds the victim's SMs aside: its rate is over the same SMs as beside it
+        # The hog alone holds the victim's SMs aside: its rate over the SMs it has beside it
         aside = greenctx.Claim(request=str(VICTIM_SMS), wait=True, timeout=60,
                                runtime_dir=args.runtime) if args.aside else None
         request = (str(VICTIM_SMS) if args.role in ("victim", "faulter", "probe")
                    else args.place.partition(":")[2] or "rest")
-        # The target: the alone arm's p99 times the pair's factor (not learnt beside the hog)
         kw = {"target_ms": args.target_ms} if tenant_class == "latency" else {}
         claim = greenctx.Claim(request=request, wait=True, timeout=60, tenant=tenant_class,
                                runtime_dir=args.runtime, **kw)
@@ -127,15 +113,17 @@ def tenant(args):
         if aside:
             aside.close()
     on = (lambda s: contextlib.nullcontext()) if torch is None else torch.cuda.stream
-    stream = DryStream() if args.dry else ctx.Stream() if ctx else torch.cuda.Stream()
+    stream = DRY_STREAM if args.dry else ctx.Stream() if ctx else torch.cuda.Stream()
+    sms = claim.sm_count if claim is not None else VICTIM_SMS if torch is None else \
+        torch.cuda.get_device_properties(0).multi_processor_count  # the kernels' sizes
     with on(stream):
-        step = work(args.kind, torch, args.role, sms_of(claim, args, torch))
+        step = work(args.kind, torch, args.role, sms)
         step()
         stream.synchronize()
     if args.role in FAULT_ROLES:
         return FAULT_ROLES[args.role](args, claim, stream, step, on, torch)
     steps, done, actions, advised = [], 0, [], claim.sm_count if claim else None
-    # --interleave: every other block of steps unreported (the guard's cost within one run)
+    # --interleave: every other block of steps unreported
     unreported, reports, settled, tenths = [], [], [], [[] for _ in range(10)]
     advice = Advice(claim) if args.role == "hog" and tenant_class else None
     scenario.ready()
@@ -174,7 +162,7 @@ def tenant(args):
             with advice.lock:
                 sms = claim.cooperate(now, minimum_sms=8)
             ctx = claim.context()
-            stream = DryStream() if torch is None else ctx.Stream()
+            stream = DRY_STREAM if torch is None else ctx.Stream()
             if args.kind == "fma":  # its grid is sized by the SMs; the others' tensors stay
                 with on(stream):
                     step = work(args.kind, torch, args.role, sms)
@@ -210,7 +198,7 @@ def tenth(into):  # which tenth of a burst a time into it (s) falls in
 
 def burst_delays(victim, hog):
     """The cooperative hog's medians (ms) from a burst's start to its first shrink, and from its
-    end to having everything back (tests/tenants_bursts.py)."""
+    end to having everything back."""
     shrunk, back = {}, {}  # by burst: the first of each
     offset = hog["began"] - victim["began"]
     for t, level, _, _ in hog.get("guard_actions", []):
@@ -223,48 +211,29 @@ def burst_delays(victim, hog):
             "hog_back_after_ms": pct(back.values(), 0.5) if back else None}
 
 
-def sms_of(claim, args, torch):  # what a tenant's kernels are sized for
-    if claim is not None:
-        return claim.sm_count
-    if torch is None:
-        return VICTIM_SMS
-    return torch.cuda.get_device_properties(0).multi_processor_count
-
-
 _cu = {}
 
 
 def launch(stream, name, grid=1, args=(), sync=True):
-    """PTX's kernel name launched on the stream handle in its own context (and synchronized)."""
+    """PTX's kernel name launched on the stream handle (and synchronized): its CUresult."""
     if not _cu:
-        _cu["lib"] = cu = ctypes.CDLL("libcuda.so.1")
-        lib = ctypes.c_void_p()
+        cu, lib = ctypes.CDLL("libcuda.so.1"), ctypes.c_void_p()
         with open(PTX, "rb") as f:
-            _cu["load"] = cu.cuLibraryLoadData(ctypes.byref(lib), f.read(), None, None, 0,
-                                               None, None, 0)
-        _cu["library"] = lib
+            _cu.update(lib=cu, library=lib, load=cu.cuLibraryLoadData(
+                ctypes.byref(lib), f.read(), None, None, 0, None, None, 0))
     cu, handle = _cu["lib"], ctypes.c_void_p(stream)
-    if _cu["load"]:
-        return _cu["load"]
     if name not in _cu:
         kernel = ctypes.c_void_p()
-        result = cu.cuLibraryGetKernel(ctypes.byref(kernel), _cu["library"], name)
+        result = _cu["load"] or cu.cuLibraryGetKernel(ctypes.byref(kernel), _cu["library"], name)
         if result:
             return result
         _cu[name] = kernel
-    ctx = ctypes.c_void_p()
-    result = cu.cuStreamGetCtx(handle, ctypes.byref(ctx)) or cu.cuCtxPushCurrent_v2(ctx)
-    if result:
-        return result
-    try:
+    with scenario.stream_current(cu, handle):
         params = (ctypes.c_void_p * max(1, len(args)))(
             *[ctypes.cast(ctypes.pointer(a), ctypes.c_void_p) for a in args])
-        block = 1 if name == b"gc_fault" else 256
-        return (cu.cuLaunchKernel(_cu[name], grid, 1, 1, block, 1, 1, 0, handle,
-                                  params if args else None, None)
+        return (cu.cuLaunchKernel(_cu[name], grid, 1, 1, 1 if name == b"gc_fault" else 256, 1,
+                                  1, 0, handle, params if args else None, None)
                 or (sync and cu.cuStreamSynchronize(handle)))
-    finally:
-        cu.cuCtxPopCurrent_v2(ctypes.byref(ctypes.c_void_p()))
 
 
 def faulter(args, claim, stream, step, on, torch):
@@ -322,8 +291,8 @@ def told(claim, result):
 
 
 class Advice:
-    """A cooperative hog's guard on a thread of its own (its NVML reads take ms), every 15 ms or
-    when the victim publishes its steps; its failure ends the tenant (latest())."""
+    """A cooperative hog's guard on a thread of its own (its NVML reads take ms): every 15 ms or
+    when the victim publishes its steps."""
     def __init__(self, claim):
         self.claim, self.now, self.error = claim, None, None
         self.lock, self.stop = threading.Lock(), threading.Event()
@@ -370,8 +339,6 @@ def device_sample():
         return {}
 
 
-# ---- the arms ----
-
 def paced_actions(tool, env, hog_pid, seen):
     """The paced hog's guard as ps shows it now: appended to seen when it moved."""
     out = subprocess.run([*tool, "ps", "--json"], env=env, text=True, capture_output=True)
@@ -393,7 +360,7 @@ def paced_actions(tool, env, hog_pid, seen):
 def run_arm(name, pair, seconds, env, runtime, target_ms, tool, dry):
     v_place, h_place, guard = ARMS[name]
     v_kind, h_kind, bursty, _ = PAIRS[pair]
-    procs = []
+    specs = []  # the victim's claim first: with the hog's "rest" first it would wait
     for role, place, kind in (("victim", v_place, v_kind), ("hog", h_place, h_kind)):
         if place is None:
             continue
@@ -411,13 +378,9 @@ def run_arm(name, pair, seconds, env, runtime, target_ms, tool, dry):
             klass = f"latency:{target_ms:.3f}ms" if role == "victim" else "best-effort"
             cmd = [*tool, "run", "--sms", request, "--wait=60",
                    *(["--class", klass] if guard else []), "--", *cmd]
-        # The victim holds its claim before the hog asks for "rest": started together, the
-        # hog could take every granule and the victim would wait for its end.
-        if not scenario.start(cmd, e, procs):
-            raise RuntimeError(f"{name}: the {role} did not start")
-    scenario.go(procs)
+        specs.append((role, cmd, e))
     clocks, paced = [], []
-    try:
+    with scenario.tenants(name, specs) as procs:
         while any(p.poll() is None for p in procs):
             sample = device_sample()
             if sample:
@@ -425,8 +388,6 @@ def run_arm(name, pair, seconds, env, runtime, target_ms, tool, dry):
             if h_place == "run":
                 paced_actions(tool, env, procs[-1].pid, paced)
             time.sleep(0.1)
-    finally:
-        scenario.stop(procs)
     results = [scenario.result(p) for p in procs]
     row = {"pair": pair, "arm": name}
     for r in results:
@@ -457,15 +418,9 @@ def tenant_cmd(role, kind, seconds, runtime, dry, place="claim"):
 def run_fault(name, mps, seconds, env, runtime, tool, dry):
     """The faulter on the victim's SMs, the launcher on the rest, new tenants until one runs."""
     e = env if mps else scenario.no_mps(env)
-    procs = []
-    for role in ("faulter", "launcher"):
-        if not scenario.start(tenant_cmd(role, "small", seconds, runtime, dry), e, procs):
-            raise RuntimeError(f"{name}: the {role} did not start")
-    scenario.go(procs)
-    try:
+    with scenario.tenants(name, [(role, tenant_cmd(role, "small", seconds, runtime, dry), e)
+                                 for role in ("faulter", "launcher")]) as procs:
         return fault_row(name, mps, procs, runtime, e, dry)
-    finally:
-        scenario.stop(procs)
 
 
 def fault_row(name, mps, procs, runtime, e, dry):
@@ -493,8 +448,7 @@ def fault_row(name, mps, procs, runtime, e, dry):
     return row
 
 
-def extras(row):
-    """The table's tail: the interleaved cost, settled p99, the hog's shrink and return."""
+def extras(row):  # the table's tail
     out = ""
     if "cost_p50_ratio" in row:
         out += (f"  interleaved: p50 {row['cost_p50_ratio']:.3f}x, a report "
@@ -563,8 +517,7 @@ def main():
 
 
 def run_pair(pair, arms, args, env, runtime, tool):
-    """The pair's arms in ARMS' order (victim_alone's p99 sets the guard's target), printed
-    with their ratios over their baselines'."""
+    """The pair's arms in ARMS' order (victim_alone's p99 sets the guard's target)."""
     bursty, factor = PAIRS[pair][2:]
     seconds = (10 if bursty else 3) if args.quick else (30 if bursty else 20)
     seconds = (2 if bursty else 0.5) if args.dry else seconds
