@@ -43,17 +43,6 @@ static const struct {
     {"launch_submit", "submit, per launch"},
     {"launch_submit_and_drain", "submit + drain, per launch"},
 };
-static const struct {
-    const char *label;
-    bench_row_keys keys;
-} diagnostics[OV_NB_DIAGNOSTICS] = {
-    {"re-partition: teardown", {.a = "repartition_teardown_us"}},
-    {"re-partition: split", {.a = "repartition_split_us"}},
-    {"re-partition: contexts", {.a = "repartition_contexts_us"}},
-    {"re-partition: streams", {.a = "repartition_streams_us"}},
-    {"destroy oldest, by hand", {.a = "destroy_oldest_by_hand_us"}},
-};
-
 typedef struct ov_run {
     const bench_env *env;
     ov_result *res;
@@ -86,30 +75,19 @@ typedef int (*ov_fn)(ov_run *run, double us[2]);
         (us)[0] = t1_ - t0_, (us)[1] = bench_now_us() - t1_;                                   \
     } while (0)
 
-/* The split, a context and a stream on each part; phase (not NULL): each phase's us. */
-static int lib_setup_build(ov_run *run, int ratio, bench_pair *st, double *phase)
+/* The split, a context and a stream on each part. */
+static int lib_setup_build(ov_run *run, int ratio, bench_pair *st)
 {
     memset(st, 0, sizeof *st);
-    double t0 = phase ? bench_now_us() : 0;
     if (bench_gctx(gctx_partition_split(run->env->whole, run->groups[ratio], 2, NULL, st->part,
                                         NULL, NULL, NULL),
                    "gctx_partition_split"))
         return -1;
-    for (int g = 0; g < 2; g++) {
-        double t1 = phase ? bench_now_us() : 0;
+    for (int g = 0; g < 2; g++)
         if (bench_gctx(gctx_context_create(st->part[g], NULL, &st->ctx[g]),
-                       "gctx_context_create"))
+                       "gctx_context_create") ||
+            bench_gctx(gctx_stream_create(st->ctx[g], NULL, &st->stream[g]), "gctx_stream_create"))
             return -1;
-        double t2 = phase ? bench_now_us() : 0;
-        if (bench_gctx(gctx_stream_create(st->ctx[g], NULL, &st->stream[g]), "gctx_stream_create"))
-            return -1;
-        if (phase) {
-            double t3 = bench_now_us();
-            phase[OV_PHASE_SPLIT] += g ? 0 : t1 - t0;
-            phase[OV_PHASE_CONTEXTS] += t2 - t1;
-            phase[OV_PHASE_STREAMS] += t3 - t2;
-        }
-    }
     return 0;
 }
 
@@ -173,7 +151,7 @@ static int lib_setup_op(ov_run *run, double us[2])
 {
     bench_pair st;
     int rc;
-    TIME_DO_UNDO(us, rc = lib_setup_build(run, 0, &st, NULL), bench_pair_release(&st));
+    TIME_DO_UNDO(us, rc = lib_setup_build(run, 0, &st), bench_pair_release(&st));
     return rc;
 }
 
@@ -191,7 +169,7 @@ static int lib_repartition(ov_run *run, double us[2])
 {
     int rc;
     TIME_DO_UNDO(us, bench_pair_release(&run->lib_state); run->lib_ratio ^= 1;
-                 rc = lib_setup_build(run, run->lib_ratio, &run->lib_state, NULL), );
+                 rc = lib_setup_build(run, run->lib_ratio, &run->lib_state), );
     return rc;
 }
 
@@ -374,74 +352,6 @@ static int run_launches(ov_run *run)
     return rc ? -1 : 0;
 }
 
-/* ---- diagnostics: where the rows' time goes, apart from the rows ---- */
-
-/* The re-partition row's sequence again, each phase timed on its own. */
-static int repartition_phases(ov_run *run)
-{
-    const unsigned reps = run->res->reps;
-    double *v = bench_calloc(OV_DESTROY_OLDEST * (size_t)reps, sizeof *v);
-    if (!v)
-        return -1;
-    int rc = 0;
-    for (unsigned i = 0; i < run->res->warmups + reps && !rc; i++) {
-        double phase[OV_DESTROY_OLDEST] = {0};
-        double t0 = bench_now_us();
-        bench_pair_release(&run->lib_state);
-        phase[OV_PHASE_TEARDOWN] = bench_now_us() - t0;
-        run->lib_ratio ^= 1;
-        rc = lib_setup_build(run, run->lib_ratio, &run->lib_state, phase);
-        if (i >= run->res->warmups)
-            for (int k = 0; k < OV_DESTROY_OLDEST; k++)
-                v[(size_t)k * reps + i - run->res->warmups] = phase[k];
-    }
-    for (int k = 0; k < OV_DESTROY_OLDEST && !rc; k++) {
-        bench_summarize(v + (size_t)k * reps, reps, &run->res->diagnostics[k].a);
-        run->res->diagnostics[k].valid = 1;
-    }
-    free(v);
-    return rc ? -1 : 0;
-}
-
-/* By hand, the context row's release: `kept` contexts alive (the cache's limit), one more made,
- * the oldest destroyed (the row's raw twin destroys the one it made, no other alive). */
-static int destroy_oldest_by_hand(ov_run *run)
-{
-    const bench_env *env = run->env;
-    const unsigned reps = run->res->reps;
-    unsigned kept = 0;
-    if (bench_gctx(gctx_cache_get_limit(env->device, &kept), "gctx_cache_get_limit"))
-        return -1;
-    CUgreenCtx *ring = bench_calloc((size_t)kept + 1, sizeof *ring);
-    double *v = ring ? bench_calloc(reps, sizeof *v) : NULL;
-    int rc = !ring || !v ? -1 : 0;
-    for (unsigned i = 0; i < kept && !rc; i++)
-        rc = raw_context_create(env, run->raw_desc, &ring[i]);
-    /* ring holds kept + 1 slots: rep i makes into the free one and destroys the oldest */
-    for (unsigned i = 0; i < reps && !rc; i++) {
-        unsigned fresh = (i + kept) % (kept + 1), oldest = i % (kept + 1);
-        if ((rc = raw_context_create(env, run->raw_desc, &ring[fresh])))
-            break;
-        double t0 = bench_now_us();
-        rc = bench_cu(env->drv->cuGreenCtxDestroy(ring[oldest]), "cuGreenCtxDestroy");
-        v[i] = bench_now_us() - t0;
-        ring[oldest] = NULL;
-    }
-    for (unsigned i = 0; ring && i <= kept; i++)
-        if (ring[i])
-            env->drv->cuGreenCtxDestroy(ring[i]);
-    if (!rc) {
-        bench_row *row = &run->res->diagnostics[OV_DESTROY_OLDEST];
-        bench_summarize(v, reps, &row->a);
-        snprintf(row->label, sizeof row->label, "destroy oldest of %u, by hand", kept + 1);
-        run->res->destroy_kept = kept;
-        row->valid = 1;
-    }
-    free(ring);
-    free(v);
-    return rc ? -1 : 0;
-}
-
 /* The rows' names, labels and JSON keys, once the ratios' SMs are known. */
 static void name_rows(ov_result *res)
 {
@@ -451,11 +361,6 @@ static void name_rows(ov_result *res)
         r->keys = op >= OV_LAUNCH_SUBMIT ? &launch_keys : &lib_keys;
         snprintf(r->label, sizeof r->label, ops[op].label, res->victim_sms, res->other_sms,
                  res->alt_sms, res->alt_other_sms);
-    }
-    for (int k = 0; k < OV_NB_DIAGNOSTICS; k++) {
-        res->diagnostics[k].keys = &diagnostics[k].keys;
-        snprintf(res->diagnostics[k].label, sizeof res->diagnostics[k].label, "%s",
-                 diagnostics[k].label);
     }
 }
 
@@ -545,15 +450,12 @@ int bench_overhead_run(const bench_env *env, ov_result *res)
                  raw_has_green_streams(env) ? raw_stream : NULL) ||
          measure(&run, OV_SETUP, 1, OV_INTERLEAVED, lib_setup_op, raw_setup_op);
     if (!rc && run.alt_ok)
-        rc = lib_setup_build(&run, 0, &run.lib_state, NULL) ||
+        rc = lib_setup_build(&run, 0, &run.lib_state) ||
              raw_setup_build(env, &run.whole, &run.plans[0], &run.split, &run.raw_state) ||
-             measure(&run, OV_REPARTITION, 0, OV_BLOCKS, lib_repartition, raw_repartition) ||
-             repartition_phases(&run);
+             measure(&run, OV_REPARTITION, 0, OV_BLOCKS, lib_repartition, raw_repartition);
     else if (!rc)
         snprintf(res->rows[OV_REPARTITION].note, sizeof res->rows[OV_REPARTITION].note,
                  "skipped: %u SMs is no legal second ratio on this device", res->alt_sms);
-    if (!rc)
-        rc = destroy_oldest_by_hand(&run);
     bench_pin_free_born(&pin);
     if (!rc) {
         progress_step(&run.progress, "launch cost");
@@ -595,9 +497,6 @@ void bench_overhead_print(const ov_result *res)
     bench_print_columns("", "green p50", "ordinary");
     bench_rows_print(res->rows + OV_LAUNCH_SUBMIT, OV_NB_OPS - OV_LAUNCH_SUBMIT, 0);
     cache_rows_print(&res->repartitioning);
-    printf("\nwhere the time goes (measured apart from the rows), us\n");
-    bench_print_columns("", "p50", "");
-    bench_rows_print(res->diagnostics, OV_NB_DIAGNOSTICS, 0);
 }
 
 void bench_overhead_json(json_writer *w, const ov_result *res)
@@ -618,10 +517,5 @@ void bench_overhead_json(json_writer *w, const ov_result *res)
         json_string(w, "repartition_order", "blocks");
     bench_rows_json_array(w, "ops", res->rows, OV_NB_OPS);
     cache_rows_json(w, &res->repartitioning);
-    json_object(w, "diagnostics");
-    json_bool(w, "valid", res->diagnostics[OV_PHASE_TEARDOWN].valid);
-    json_uint(w, "destroy_kept", res->destroy_kept);
-    bench_rows_json(w, res->diagnostics, OV_NB_DIAGNOSTICS);
-    json_close(w);
     json_close(w);
 }

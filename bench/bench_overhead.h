@@ -91,17 +91,6 @@ typedef enum ov_op {
     OV_NB_OPS
 } ov_op;
 
-/* Where the rows' time goes, measured apart: a re-partition's phases, and by hand the destroy
- * of the oldest of the cache's limit + 1 contexts (what the context row's release makes). */
-typedef enum ov_diagnostic {
-    OV_PHASE_TEARDOWN,
-    OV_PHASE_SPLIT,
-    OV_PHASE_CONTEXTS,
-    OV_PHASE_STREAMS,
-    OV_DESTROY_OLDEST,
-    OV_NB_DIAGNOSTICS
-} ov_diagnostic;
-
 typedef struct ov_result {
     unsigned reps, warmups, launches, rounds;
     unsigned victim_sms, other_sms, alt_sms, alt_other_sms;
@@ -110,8 +99,6 @@ typedef struct ov_result {
     char split_text[200];
     bench_row rows[OV_NB_OPS]; /* a: greenctx, b: the raw driver */
     cache_rows repartitioning;
-    bench_row diagnostics[OV_NB_DIAGNOSTICS];
-    unsigned destroy_kept; /* contexts alive in OV_DESTROY_OLDEST: the cache's limit */
 } ov_result;
 
 int bench_overhead_run(const bench_env *env, ov_result *res);

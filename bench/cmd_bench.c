@@ -186,7 +186,6 @@ static void print_json(json_writer *w, const bench_env *env, const void *result)
         bench_overhead_json(w, &r->overhead);
     else
         json_null(w, "overhead");
-    json_null(w, "tenants"); /* greenctx.bench/1's member: bench/compare/tenants.py now */
 }
 
 static void draw(const bench_env *env, const void *result, bench_chart *chart)
@@ -243,8 +242,9 @@ int bench_main(int argc, char **argv, greenctx_tool_options *opts)
             bench_print_header(&env);
         rc = ((runs & RUN_ISOLATION) && check_victim_sizes(&env)) || run_all(&env, results);
     }
-    /* The tables were printed as each benchmark ran. */
-    const bench_report report = {"greenctx.bench/1", results, print_json, draw};
+    /* The tables were printed as each benchmark ran. /2: /1 less "tenants" (a script's now)
+     * and the overhead's "diagnostics" (BENCHMARKS.md, Method, Overhead). */
+    const bench_report report = {"greenctx.bench/2", results, print_json, draw};
     if (!rc)
         rc = bench_report_write(&env, &report);
     free(results);

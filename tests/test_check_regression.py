@@ -29,7 +29,7 @@ def bench_doc(split=(6.15, 4.98), repartition=(21.36, 2277.71), simulated=False)
             "layout_switch_barrier_by_hand_us": summary(0.90),
             "layout_switch_by_part_host_us": summary(0.80, 1.10),
             "layouts_16x2_cold_ms_summary": summary(37.6), "layouts_16x2_by_hand_ms": summary(33.0)}
-    return {"schema": "greenctx.bench/1",
+    return {"schema": "greenctx.bench/2",
             "meta": {"gpu": "NVIDIA H200", "driver": "13.0", "driver_version": 13000,
                      "date": "2026-12-01T00:00:00Z", "simulated": simulated,
                      "command": "greenctx bench overhead --quick --json"},
