@@ -1,6 +1,5 @@
 """greenctx through ctypes: the public C API only (GREENCTX_LIBRARY names libgreenctx.so,
-default build/src/libgreenctx.so), and beside its splits the same driver calls by hand from
-this process."""
+default build/src/libgreenctx.so)."""
 import ctypes
 import os
 import time
@@ -21,14 +20,6 @@ class Group(ctypes.Structure):
                 ("reserved", ctypes.c_uint * 4)]  # must stay zero (0.2.0)
 
 
-class SplitPlan(ctypes.Structure):  # gctx_split_plan
-    _fields_ = [("size", ctypes.c_size_t), ("device", ctypes.c_int),
-                ("driver_version", ctypes.c_int), ("path", ctypes.c_int),
-                ("granule_sms", ctypes.c_uint), ("nb_groups", ctypes.c_uint),
-                ("remainder_sms", ctypes.c_uint), ("rounded", ctypes.c_int),
-                ("nested", ctypes.c_int)]
-
-
 P = ctypes.c_void_p
 for name, args in [("gctx_partition_from_device", [ctypes.c_int, ctypes.POINTER(P)]),
                    ("gctx_partition_split", [P, ctypes.POINTER(Group), ctypes.c_uint, P,
@@ -36,9 +27,7 @@ for name, args in [("gctx_partition_from_device", [ctypes.c_int, ctypes.POINTER(
                    ("gctx_context_create", [P, P, ctypes.POINTER(P)]),
                    ("gctx_stream_create", [P, P, ctypes.POINTER(P)]),
                    ("gctx_partition_release", [P]), ("gctx_context_release", [P]),
-                   ("gctx_stream_release", [P]),
-                   ("gctx_partition_plan", [P, ctypes.POINTER(Group), ctypes.c_uint, P,
-                                            ctypes.POINTER(SplitPlan), P])]:
+                   ("gctx_stream_release", [P])]:
     getattr(g, name).argtypes = args
 for name in ("gctx_last_error", "gctx_version_string", "gctx_driver_path"):
     getattr(g, name).restype = ctypes.c_char_p
@@ -100,30 +89,15 @@ def two_disjoint():
     return parts, [context_and_stream(p) for p in parts]
 
 
-def driver_entry(cuda, name, *argtypes, version=12040):
+def driver_entry(cuda, name, *argtypes):
     """A driver entry point through cuGetProcAddress (the simulated driver exports no other)."""
     get = cuda.cuGetProcAddress_v2
     get.argtypes = [ctypes.c_char_p, ctypes.POINTER(P), ctypes.c_int, ctypes.c_uint64,
                     ctypes.POINTER(ctypes.c_int)]
     pfn, found = P(), ctypes.c_int()
-    if get(name.encode(), ctypes.byref(pfn), version, 0, ctypes.byref(found)) or not pfn.value:
+    if get(name.encode(), ctypes.byref(pfn), 12040, 0, ctypes.byref(found)) or not pfn.value:
         raise OSError(f"the driver gives no {name}")
     return ctypes.CFUNCTYPE(ctypes.c_int, *argtypes)(pfn.value)
-
-
-class DevResource(ctypes.Structure):  # CUdevResource (144 bytes): an SM resource's count at 96
-    _fields_ = [("type", ctypes.c_int), ("_internal", ctypes.c_ubyte * 92),
-                ("sm_count", ctypes.c_uint), ("_sm", ctypes.c_ubyte * 36),
-                ("next", ctypes.c_void_p)]
-
-
-class GroupParams(ctypes.Structure):  # CU_DEV_SM_RESOURCE_GROUP_PARAMS (13.1)
-    _fields_ = [("sm_count", ctypes.c_uint), ("coscheduled_sm_count", ctypes.c_uint),
-                ("preferred_coscheduled_sm_count", ctypes.c_uint), ("flags", ctypes.c_uint),
-                ("reserved", ctypes.c_uint * 12)]
-
-
-STRUCTURED, FINE_GRANULES = 1, 3  # gctx_split_path
 
 
 def c_split(request, with_remainder):
@@ -146,65 +120,15 @@ def c_split(request, with_remainder):
     return once
 
 
-def by_hand(cuda, request, with_remainder):
-    """The driver call greenctx makes for the same request, made here: on 13.1+
-    cuDevSmResourceSplit of its groups; before, cuDevSmResourceSplitByCount into the planned
-    granules, with room for those the groups take when whole and a remainder is wanted (as
-    cuda.core asks), else for every granule."""
-    plan = SplitPlan(ctypes.sizeof(SplitPlan), 0, 0, STRUCTURED)
-    check(g.gctx_partition_plan(whole, request, len(request), None, ctypes.byref(plan), None),
-          "gctx_partition_plan")
-    resource, remainder = DevResource(), DevResource()
-    get = driver_entry(cuda, "cuDeviceGetDevResource", ctypes.c_int, ctypes.POINTER(DevResource),
-                       ctypes.c_int)
-    if get(0, ctypes.byref(resource), 1):  # CU_DEV_RESOURCE_TYPE_SM; device 0 is ordinal 0
-        raise RuntimeError("cuDeviceGetDevResource failed")
-    nb = ctypes.c_uint()  # the split by count's room, in and out
-    if plan.path == STRUCTURED:
-        split_call = driver_entry(cuda, "cuDevSmResourceSplit", P, ctypes.c_uint,
-                                  ctypes.POINTER(DevResource), ctypes.POINTER(DevResource),
-                                  ctypes.c_uint, P, version=13010)
-        params = (GroupParams * len(request))()
-        for p, r in zip(params, request):
-            p.sm_count, p.flags = r.num_sms, 1 if r.backfill else 0  # GROUP_BACKFILL
-        results = (DevResource * len(request))()
-        args = (results, len(request), resource, remainder, 0, params)
-    else:
-        split_call = driver_entry(cuda, "cuDevSmResourceSplitByCount", P,
-                                  ctypes.POINTER(ctypes.c_uint), ctypes.POINTER(DevResource),
-                                  ctypes.POINTER(DevResource), ctypes.c_uint, ctypes.c_uint)
-        whole_granules = with_remainder and all(r.num_sms and not r.backfill for r in request)
-        room = (sum(r.num_sms for r in request) // plan.granule_sms if whole_granules
-                else resource.sm_count // 2 + 1)
-        results = (DevResource * room)()
-        flags = 1 if plan.path == FINE_GRANULES else 0  # IGNORE_SM_COSCHEDULING
-        args = (results, ctypes.byref(nb), resource, remainder, flags, plan.granule_sms)
-    rooms, clock = len(results), time.perf_counter_ns
-
-    def once():
-        nb.value = rooms
-        t0 = clock()
-        r = split_call(*args)
-        ns = clock() - t0
-        if r:
-            raise RuntimeError(f"the split by hand: CUresult {r}")
-        return ns, None
-    return once
-
-
 SIXTEEN, SIXTEEN_REST = groups((16, 0, 0)), groups((16, 0, 0), (0, 0, 1))
 try:  # the driver the library loaded (the simulated one under GREENCTX_CUDA_LIBRARY)
     cuda = ctypes.CDLL(g.gctx_driver_path().decode())
 except OSError:
     cuda = None
 # "split 16": the package's call (cuda.core's request); "split {16, rest}": `greenctx bench
-# overhead`'s; each beside its driver call by hand (what ctypes and Python cost over it).
-splits = [("split 16", c_split(SIXTEEN, True)),
-          ("split {16, rest}", c_split(SIXTEEN_REST, False))]
-if cuda is not None:
-    splits += [("split 16, the driver's call by hand", by_hand(cuda, SIXTEEN, True)),
-               ("split {16, rest}, the driver's call by hand", by_hand(cuda, SIXTEEN_REST, False))]
-time_entries([(LIB, op, once) for op, once in splits])
+# overhead`'s.
+time_entries([(LIB, "split 16", c_split(SIXTEEN, True)),
+              (LIB, "split {16, rest}", c_split(SIXTEEN_REST, False))])
 # With no primary context active every create pays its initialisation; cuda.core and torch
 # keep it active, greenctx does not: measured both ways.
 time_op(LIB, "16 SMs: context + stream (no primary context active)",
