@@ -40,24 +40,11 @@ int bench_svg_write(const char *path, const bench_env *env, const bench_chart *c
 
 /* ---- bench_report.c: what every benchmark prints the same way ---- */
 
-/* A row of d from s times scale (to us); none when d is full or s empty. */
-void bench_chart_row(chart_dist *d, const char *label, const bench_summary *s, double scale);
+/* A row of d from s (us); none when d is full or s empty. */
+void bench_chart_row(chart_dist *d, const char *label, const bench_summary *s);
 
 /* "greenctx bench: GPU (N SMs), driver V, DATE", the command, and when simulated
  * "simulated: timings meaningless". */
 void bench_print_header(const bench_env *env);
-
-/* A result (its tables printed as it ran) and its printers: the JSON members after "meta",
- * the chart (or NULL). */
-typedef struct bench_report {
-    const char *schema; /* "greenctx.bench.NAME/VERSION" */
-    const void *result;
-    void (*json)(json_writer *w, const bench_env *env, const void *result);
-    void (*chart)(const bench_env *env, const void *result, bench_chart *chart);
-} bench_report;
-
-/* The JSON document with --json; the chart into --svg ("chart: FILE" after the tables).
- * -1 after saying why. */
-int bench_report_write(const bench_env *env, const bench_report *r);
 
 #endif

@@ -489,7 +489,7 @@ void bench_isolation_chart(const iso_result *res, bench_chart *chart)
             for (int arm = 0; arm < ISO_NB_ARMS; arm++) {
                 const iso_cell *c = cell_of(res, h, arm, v);
                 if (c->valid)
-                    bench_chart_row(d, arms[arm].label, &c->latency_us, 1);
+                    bench_chart_row(d, arms[arm].label, &c->latency_us);
             }
         }
 }

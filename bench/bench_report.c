@@ -1,6 +1,5 @@
-/* The output every benchmark shares (bench_chart.h): header, rows, JSON document, chart. */
+/* The output every benchmark shares (bench_chart.h): the header, the rows, a chart's row. */
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "bench_chart.h"
 #include "numbers.h"
@@ -118,37 +117,11 @@ void bench_rows_json_array(json_writer *w, const char *name, const bench_row *ro
     json_close(w);
 }
 
-void bench_chart_row(chart_dist *d, const char *label, const bench_summary *s, double scale)
+void bench_chart_row(chart_dist *d, const char *label, const bench_summary *s)
 {
     if (d->nb_rows == CHART_MAX_ROWS || s->n == 0)
         return;
     chart_row *r = &d->rows[d->nb_rows++];
     snprintf(r->label, sizeof r->label, "%s", label);
-    r->p50 = s->p50 * scale, r->p99 = s->p99 * scale, r->p999 = s->p999 * scale;
-    r->max = s->max * scale;
-}
-
-static int write_svg(const bench_env *env, const bench_report *r)
-{
-    bench_chart *chart = bench_calloc(1, sizeof *chart);
-    if (!chart)
-        return -1;
-    r->chart(env, r->result, chart);
-    int rc = bench_svg_write(env->opt.svg_path, env, chart);
-    free(chart);
-    if (rc == 0 && !env->opt.json)
-        printf("\nchart: %s\n", env->opt.svg_path);
-    return rc;
-}
-
-int bench_report_write(const bench_env *env, const bench_report *r)
-{
-    if (env->opt.json) {
-        json_writer w;
-        json_begin(&w, stdout, r->schema);
-        bench_json_meta(&w, env);
-        r->json(&w, env, r->result);
-        json_end(&w);
-    }
-    return env->opt.svg_path && r->chart ? write_svg(env, r) : 0;
+    r->p50 = s->p50, r->p99 = s->p99, r->p999 = s->p999, r->max = s->max;
 }

@@ -166,35 +166,46 @@ static int run_all(const bench_env *env, bench_results *r)
     return 0;
 }
 
-/* The document's members: each benchmark's, null where it did not run. */
-static void print_json(json_writer *w, const bench_env *env, const void *result)
+/* The JSON document (--json): each benchmark's member, null where it did not run. */
+static void print_json(const bench_env *env, const bench_results *r)
 {
-    const bench_results *r = result;
+    json_writer w;
+    json_begin(&w, stdout, "greenctx.bench/2"); /* /2: BENCHMARKS.md (Method, Overhead) */
+    bench_json_meta(&w, env);
     if (r->runs & RUN_ISOLATION) {
-        json_array(w, "isolation");
+        json_array(&w, "isolation");
         for (unsigned i = 0; i < r->nb_iso; i++)
-            bench_isolation_json(w, env, &r->iso[i]);
-        json_close(w);
+            bench_isolation_json(&w, env, &r->iso[i]);
+        json_close(&w);
     } else {
-        json_null(w, "isolation");
+        json_null(&w, "isolation");
     }
     if (r->runs & RUN_SCALING)
-        bench_scaling_json(w, &r->scaling);
+        bench_scaling_json(&w, &r->scaling);
     else
-        json_null(w, "scaling");
+        json_null(&w, "scaling");
     if (r->runs & RUN_OVERHEAD)
-        bench_overhead_json(w, &r->overhead);
+        bench_overhead_json(&w, &r->overhead);
     else
-        json_null(w, "overhead");
+        json_null(&w, "overhead");
+    json_end(&w);
 }
 
-static void draw(const bench_env *env, const void *result, bench_chart *chart)
+/* The chart into --svg ("chart: FILE" after the tables); -1 after saying why. */
+static int draw(const bench_env *env, const bench_results *r)
 {
-    const bench_results *r = result;
+    bench_chart *chart = bench_calloc(1, sizeof *chart);
+    if (!chart)
+        return -1;
     for (unsigned i = 0; i < r->nb_iso; i++)
         bench_isolation_chart(&r->iso[i], chart);
     if (r->runs & RUN_SCALING)
         bench_scaling_chart(env, &r->scaling, chart);
+    int rc = bench_svg_write(env->opt.svg_path, env, chart);
+    free(chart);
+    if (rc == 0 && !env->opt.json)
+        printf("\nchart: %s\n", env->opt.svg_path);
+    return rc;
 }
 
 /* The command line, the driver and the device (closed again on failure); an exit code. */
@@ -242,11 +253,11 @@ int bench_main(int argc, char **argv, greenctx_tool_options *opts)
             bench_print_header(&env);
         rc = ((runs & RUN_ISOLATION) && check_victim_sizes(&env)) || run_all(&env, results);
     }
-    /* The tables were printed as each benchmark ran. /2: /1 less "tenants" (a script's now)
-     * and the overhead's "diagnostics" (BENCHMARKS.md, Method, Overhead). */
-    const bench_report report = {"greenctx.bench/2", results, print_json, draw};
-    if (!rc)
-        rc = bench_report_write(&env, &report);
+    /* The tables were printed as each benchmark ran. */
+    if (!rc && env.opt.json)
+        print_json(&env, results);
+    if (!rc && env.opt.svg_path)
+        rc = draw(&env, results);
     free(results);
     bench_env_close(&env);
     return rc ? GREENCTX_EXIT_FAILED : GREENCTX_EXIT_OK;
