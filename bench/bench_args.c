@@ -12,12 +12,11 @@ static int set(const bench_arg *a, const char *value, unsigned i)
     case BENCH_ARG_TEXT:
         *(const char **)a->to = value;
         return !*value || value[0] == '-' ? -1 : 0;
-    case BENCH_ARG_UINT:
+    default:
         if (greenctx_parse_int(value, a->lo, a->hi, &n))
             return -1;
         ((unsigned *)a->to)[i] = (unsigned)n;
         return 0;
-    default: return a->parse(value, a->to, i);
     }
 }
 
@@ -33,15 +32,14 @@ int bench_args_parse(greenctx_args *args, const bench_arg *table, size_t n,
         if (id == GREENCTX_ARG_STOP)
             return args->rc;
         const bench_arg *a = id >= 0 ? &table[id] : list;
-        if (id == GREENCTX_ARG_POSITIONAL && positional) {
+        if (id == GREENCTX_ARG_POSITIONAL) {
             /* a list's next value, else a word of the command's own */
             if (list && *list->count < list->max && set(list, v, *list->count) == 0) {
                 (*list->count)++;
                 continue;
             }
             int n;
-            if (list && list->kind == BENCH_ARG_UINT &&
-                greenctx_parse_int(v, list->lo, list->hi, &n) == 0)
+            if (list && greenctx_parse_int(v, list->lo, list->hi, &n) == 0)
                 return greenctx_args_bad(args, "%s takes at most %u values; '%s' is one too many",
                                          list->name, list->max, v);
             list = NULL;

@@ -8,14 +8,9 @@
 #include "options.h"
 
 /* bench_args.c: options as data, each setting what `to` points at: a flag an int to 1, a
- * count an unsigned in [lo, hi], a word a const char *, parse its own way (-1: bad). max > 1:
- * a list of up to max words, *count so far. A bad value: "NAME needs HELP, got 'VALUE'". */
-typedef enum bench_arg_kind {
-    BENCH_ARG_FLAG = 0,
-    BENCH_ARG_UINT,
-    BENCH_ARG_TEXT,
-    BENCH_ARG_PARSE,
-} bench_arg_kind;
+ * count an unsigned in [lo, hi], a word a const char *. max > 1: a list of up to max counts,
+ * *count so far. A bad value: "NAME needs HELP, got 'VALUE'". */
+typedef enum bench_arg_kind { BENCH_ARG_FLAG = 0, BENCH_ARG_UINT, BENCH_ARG_TEXT } bench_arg_kind;
 
 typedef struct bench_arg {
     const char *name, *help; /* "--reps", "a count from 1 to 1000000" */
@@ -23,23 +18,21 @@ typedef struct bench_arg {
     void *to;
     int lo, hi;
     unsigned max, *count;
-    int (*parse)(const char *value, void *to, unsigned i);
 } bench_arg;
 
-#define BENCH_FLAG(name, to) {name, NULL, BENCH_ARG_FLAG, to, 0, 0, 0, NULL, NULL}
-#define BENCH_UINT(name, help, to, lo, hi) {name, help, BENCH_ARG_UINT, to, lo, hi, 0, NULL, NULL}
-#define BENCH_TEXT(name, help, to) {name, help, BENCH_ARG_TEXT, to, 0, 0, 0, NULL, NULL}
-#define BENCH_PARSE(name, help, to, parse) {name, help, BENCH_ARG_PARSE, to, 0, 0, 0, NULL, parse}
-/* A list: up to max values into the array to, *count of them so far. */
-#define BENCH_LIST(name, help, kind, to, lo, hi, max, count, parse)                            \
-    {name, help, kind, to, lo, hi, max, count, parse}
+#define BENCH_FLAG(name, to) {name, NULL, BENCH_ARG_FLAG, to, 0, 0, 0, NULL}
+#define BENCH_UINT(name, help, to, lo, hi) {name, help, BENCH_ARG_UINT, to, lo, hi, 0, NULL}
+#define BENCH_TEXT(name, help, to) {name, help, BENCH_ARG_TEXT, to, 0, 0, 0, NULL}
+/* A list: up to max counts into the array to, *count of them so far. */
+#define BENCH_UINT_LIST(name, help, to, lo, hi, max, count)                                    \
+    {name, help, BENCH_ARG_UINT, to, lo, hi, max, count}
 
 #define BENCH_MAX_ARGS 16
 #define BENCH_NB(table) (sizeof(table) / sizeof((table)[0]))
 /* A word that is no option's value: GREENCTX_EXIT_OK, or an exit code after a message. */
 typedef int (*bench_positional)(greenctx_args *args, const char *word, void *ctx);
 
-/* The rest of args by table; positional takes the other words (NULL: none). An exit code
+/* The rest of args by table; positional takes the other words. An exit code
  * (GREENCTX_EXIT_HELP after the usage). */
 int bench_args_parse(greenctx_args *args, const bench_arg *table, size_t n,
                      bench_positional positional, void *ctx);

@@ -102,8 +102,8 @@ static int parse(int argc, char **argv, greenctx_tool_options *opts, bench_optio
         BENCH_FLAG("--quick", &opt->quick),
         BENCH_TEXT("--svg", "a file name", &opt->svg_path),
         BENCH_UINT("--reps", "a count from 1 to 1000000", &opt->reps, 1, 1000000),
-        BENCH_LIST("--victim-sms", "SM counts (1 to 1024)", BENCH_ARG_UINT, opt->victim_sms, 1,
-                   1024, BENCH_MAX_VICTIM_SMS, &opt->nb_victim_sms, NULL),
+        BENCH_UINT_LIST("--victim-sms", "SM counts (1 to 1024)", opt->victim_sms, 1, 1024,
+                        BENCH_MAX_VICTIM_SMS, &opt->nb_victim_sms),
     };
     greenctx_args args;
     greenctx_args_begin(&args, argc, argv, opts);
