@@ -23,18 +23,23 @@ static unsigned list_threads(pid_t *tids, unsigned max)
     return n;
 }
 
+static int pin_to(int cpu)
+{
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    return sched_setaffinity(0, sizeof one, &one);
+}
+
 void bench_pin_begin(bench_pin *pin)
 {
     memset(pin, 0, sizeof *pin);
     pin->cpu = -1;
     int cpu = sched_getcpu();
-    cpu_set_t one;
-    CPU_ZERO(&one);
     if (cpu < 0 || sched_getaffinity(0, sizeof pin->saved, &pin->saved))
         return;
-    CPU_SET(cpu, &one);
     pin->nb_threads = list_threads(pin->threads, BENCH_PIN_MAX_THREADS);
-    if (sched_setaffinity(0, sizeof one, &one) == 0)
+    if (pin_to(cpu) == 0)
         pin->cpu = cpu;
 }
 
@@ -95,14 +100,6 @@ static double best_check(void)
             best = us;
     }
     return best;
-}
-
-static int pin_to(int cpu)
-{
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(cpu, &one);
-    return sched_setaffinity(0, sizeof one, &one);
 }
 
 double bench_pin_move_to_quietest(bench_pin *pin)
