@@ -27,14 +27,8 @@ static gctx_status plan_group(gctx_partition *whole, int device, const char *tex
         return why.status;
     }
     gctx_split_options options = GCTX_SPLIT_OPTIONS_INIT;
-    int rounding = round ? group_syntax_rounding(round) : -1;
-    if (round && rounding < 0) {
-        group_request_free(&request);
-        run_say(err, size, "%s='%s': use strict, down, nearest or up", GREENCTX_RUN_ROUND, round);
-        return GCTX_ERROR_INVALID_ARGUMENT;
-    }
-    if (rounding >= 0)
-        options.rounding = (gctx_rounding)rounding;
+    if (round) /* a mode: the tool's option parser and the preload's variables checked it */
+        options.rounding = (gctx_rounding)group_syntax_rounding(round);
     gctx_group_plan group;
     gctx_status s;
     if (context) {
