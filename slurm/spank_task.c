@@ -100,7 +100,7 @@ static int joins_batch_claim(spank_t sp, const task_facts *facts, char *holder, 
         char token[1024], ranges[512];
         gctx_claim *claim = NULL;
         gctx_claim_info info = GCTX_CLAIM_INFO_INIT;
-        if (run_claim_list_find(list, dev, token, sizeof token) != 0)
+        if (run_device_list_find(list, dev, token, sizeof token) != 0)
             continue;
         /* Not released: this process becomes the task, whose preload joins the claim again. */
         if (gctx_claim_join(dev, token, &claim) != GCTX_SUCCESS ||
