@@ -10,11 +10,7 @@ typedef struct progress_meter {
 
 void progress_begin(progress_meter *p, const char *what, unsigned total);
 /* Starts the next step: prints "WHAT [k/N] STEP" and, after the first step, the time left. */
-void progress_step(progress_meter *p, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
+void progress_step(progress_meter *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* "about 40 s left" from `done` of `total` steps' elapsed time; "" before one. Into buf. */
 const char *progress_left(double elapsed_s, unsigned done, unsigned total, char *buf,
                                 unsigned size);

@@ -107,16 +107,16 @@ const char *run_request_for(const run_request *request, int device)
     return NULL;
 }
 
-int run_claim_list_add(char *list, size_t size, int device, const char *token)
+int run_device_list_add(char *list, size_t size, int device, const char *value)
 {
     size_t used = strlen(list);
-    if (strchr(token, ','))
+    if (strchr(value, ','))
         return -1;
-    int n = snprintf(list + used, size - used, "%s%d=%s", used ? "," : "", device, token);
+    int n = snprintf(list + used, size - used, "%s%d=%s", used ? "," : "", device, value);
     return n < 0 || (size_t)n >= size - used ? -1 : 0;
 }
 
-int run_claim_list_find(const char *list, int device, char *token, size_t size)
+int run_device_list_find(const char *list, int device, char *value, size_t size)
 {
     for (const char *p = list; p && *p;) {
         const char *comma = strchr(p, ',');
@@ -127,8 +127,8 @@ int run_claim_list_find(const char *list, int device, char *token, size_t size)
             size_t n = len - (size_t)(end + 1 - p);
             if (n >= size)
                 return -1;
-            memcpy(token, end + 1, n);
-            token[n] = '\0';
+            memcpy(value, end + 1, n);
+            value[n] = '\0';
             return 0;
         }
         p = comma ? comma + 1 : NULL;
@@ -156,13 +156,9 @@ int run_session_environment(const run_session_request *req, const run_session *s
     bad |= set(room, GREENCTX_RUN_INHERIT, req->no_inherit ? "0" : NULL);
     bad |= set(room, GREENCTX_RUN_DEVICE_SMS, run_device_sms_name(req->device_sms));
     bad |= set(room, GREENCTX_RUN_CLAIM, s->claim_list[0] ? s->claim_list : NULL);
-    /* MPS's syntax ("0=16G,1=16G"): only an MPS client obeys it. */
-    for (unsigned i = 0; req->memory && i < s->nb_plans; i++) {
-        size_t used = strlen(memory);
-        n = snprintf(memory + used, sizeof memory - used, "%s%d=%s", used ? "," : "",
-                     s->plans[i].device, req->memory);
-        bad |= n < 0 || (size_t)n >= sizeof memory - used;
-    }
+    /* Only an MPS client obeys it. */
+    for (unsigned i = 0; req->memory && i < s->nb_plans; i++)
+        bad |= run_device_list_add(memory, sizeof memory, s->plans[i].device, req->memory);
     if (req->memory)
         bad |= set(room, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", memory);
     /* So that `greenctx ps` in the program shows the registry several users share. */

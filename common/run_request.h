@@ -60,10 +60,11 @@ int run_device_sms_parse(const char *text);
 /* The name of a mode ("partition", "physical"). */
 const char *run_device_sms_name(int mode);
 
-/* GREENCTX_RUN_CLAIM: appends "DEV=TOKEN" to list; -1 when it does not fit or has a comma. */
-int run_claim_list_add(char *list, size_t size, int device, const char *token);
-/* The token of a device in such a list into token; -1 when it has none. */
-int run_claim_list_find(const char *list, int device, char *token, size_t size);
+/* "DEV=VALUE,DEV=VALUE" (GREENCTX_RUN_CLAIM's tokens, MPS's memory limits): appends one; -1
+ * when it does not fit or the value has a comma. */
+int run_device_list_add(char *list, size_t size, int device, const char *value);
+/* The value of a device in such a list into value; -1 when it has none. */
+int run_device_list_find(const char *list, int device, char *value, size_t size);
 
 /* Each room words its own errors around this one's message; returns -1. */
 int run_say(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -27,14 +27,8 @@ static gctx_status plan_group(gctx_partition *whole, int device, const char *tex
         return why.status;
     }
     gctx_split_options options = GCTX_SPLIT_OPTIONS_INIT;
-    int rounding = round ? group_syntax_rounding(round) : -1;
-    if (round && rounding < 0) {
-        group_request_free(&request);
-        run_say(err, size, "%s='%s': use strict, down, nearest or up", GREENCTX_RUN_ROUND, round);
-        return GCTX_ERROR_INVALID_ARGUMENT;
-    }
-    if (rounding >= 0)
-        options.rounding = (gctx_rounding)rounding;
+    if (round) /* a mode: the tool's option parser and the preload's variables checked it */
+        options.rounding = (gctx_rounding)group_syntax_rounding(round);
     gctx_group_plan group;
     gctx_status s;
     if (context) {
@@ -208,7 +202,7 @@ gctx_status run_session_claim(const run_session_request *req, run_session *s, ch
         }
         s->claims[s->nb_claims++] = claim;
         if ((st = gctx_claim_export(claim, token, sizeof token)) != GCTX_SUCCESS ||
-            run_claim_list_add(s->claim_list, sizeof s->claim_list, plan->device, token) != 0) {
+            run_device_list_add(s->claim_list, sizeof s->claim_list, plan->device, token) != 0) {
             run_say(err, size, "the claim could not be handed to the program (%s)",
                     st != GCTX_SUCCESS ? gctx_last_error()
                                        : "its token holds a comma or is too long");
@@ -229,7 +223,7 @@ static gctx_status join_claim(const run_session_request *req, const char *text, 
                               run_member *m, char *err, size_t size)
 {
     char token[1024];
-    if (run_claim_list_find(req->claim_list, device, token, sizeof token) != 0)
+    if (run_device_list_find(req->claim_list, device, token, sizeof token) != 0)
         return run_say(err, size, "%s=%s has no claim for device %d, which %s=%s confines",
                        GREENCTX_RUN_CLAIM, req->claim_list, device, GREENCTX_RUN_SMS, req->sms),
                GCTX_ERROR_REGISTRY;

@@ -1,4 +1,5 @@
-/* The SPANK entry points: srun's, sbatch's and salloc's options, plugstack.conf's words. */
+/* The SPANK entry points: srun's, sbatch's and salloc's options, plugstack.conf's words, and
+ * what srun can check of a request before the job starts. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,9 +19,90 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av);
 static spank_config config;
 /* Set by the option callbacks, in srun/sbatch/salloc and again in slurmstepd. */
 static char requested[SPANK_MAX_REQUEST];
-static int wait_s;
-static int rounding = GCTX_ROUND_STRICT;
-static int device_sms = RUN_DEVICE_SMS_PARTITION;
+static spank_task_request task = {
+    .rounding = GCTX_ROUND_STRICT, .device_sms = RUN_DEVICE_SMS_PARTITION, .config = &config};
+
+/* What a claim takes: a count of SMs, a percent share, rest (free SMs) or all (every SM). */
+static int check_group(const char *text)
+{
+    size_t digits = strspn(text, "0123456789");
+    if (strcmp(text, "all") == 0 || strcmp(text, "rest") == 0)
+        return 0;
+    if (digits == 0 || digits > 6)
+        return -1;
+    if (text[digits] == '%' && text[digits + 1] == '\0') {
+        long percent = strtol(text, NULL, 10);
+        return percent >= 1 && percent <= 100 ? 0 : -1;
+    }
+    return text[digits] == '\0' && strtol(text, NULL, 10) > 0 ? 0 : -1;
+}
+
+/* A request's syntax, checked without a GPU as srun and sbatch can; 0, or -1 with err. */
+static int check_request(const char *request, char *err, size_t size)
+{
+    run_request parsed;
+    char why[512];
+    if (!*request)
+        return run_say(err, size,
+                       "give a count of SMs (16), a share of the GPU (25%%), rest or all");
+    if (run_request_parse(request, &parsed, why, sizeof why) != 0)
+        return run_say(err, size, "%s", why);
+    for (unsigned i = 0; i < parsed.nb_entries; i++)
+        if (check_group(parsed.entries[i].text) != 0)
+            return run_say(err, size,
+                           "'%s' is not a count of SMs (16), a share of the GPU (25%%), rest "
+                           "(every free SM) or all; DEV=COUNT,DEV=COUNT gives each of the "
+                           "task's GPUs its own",
+                           parsed.entries[i].text);
+    return 0;
+}
+
+/* plugstack.conf's words into config, defaults first; 0, or -1 with err. */
+static int parse_config(int argc, char **argv, char *err, size_t size)
+{
+    memset(&config, 0, sizeof config);
+    snprintf(config.runtime_dir, sizeof config.runtime_dir, "%s", GREENCTX_SPANK_RUNTIME_DIR);
+    snprintf(config.preload, sizeof config.preload, "%s", GREENCTX_SPANK_PRELOAD);
+    /* The arguments that take a text, and where it goes. */
+    const struct {
+        const char *key;
+        char *field;
+        size_t size;
+    } texts[] = {{"default", config.default_request, sizeof config.default_request},
+                 {"runtime_dir", config.runtime_dir, sizeof config.runtime_dir},
+                 {"preload", config.preload, sizeof config.preload}};
+    for (int i = 0; i < argc; i++) {
+        const char *eq = strchr(argv[i], '=');
+        const char *value = eq ? eq + 1 : "";
+        char key[16], why[512];
+        snprintf(key, sizeof key, "%.*s", eq ? (int)(eq - argv[i]) : (int)strlen(argv[i]),
+                 argv[i]);
+        int text = -1;
+        for (int t = 0; t < (int)(sizeof texts / sizeof texts[0]); t++)
+            if (strcmp(key, texts[t].key) == 0)
+                text = t;
+        if (text >= 0 && (!*value || strlen(value) >= texts[text].size))
+            return run_say(err, size, "%s= needs a value (at most %zu characters)", key,
+                           texts[text].size - 1);
+        if (text >= 0)
+            strcpy(texts[text].field, value);
+        if (strcmp(key, "default") == 0 && check_request(value, why, sizeof why) != 0)
+            return run_say(err, size, "default=%s: %s", value, why);
+        if (strcmp(key, "runtime_dir") == 0 && value[0] != '/')
+            return run_say(err, size, "runtime_dir=%s: give an absolute path", value);
+        if (strcmp(key, "require_mps") == 0) {
+            if (strcmp(value, "yes") != 0 && strcmp(value, "no") != 0)
+                return run_say(err, size, "require_mps=%s: use yes or no", value);
+            config.require_mps = strcmp(value, "yes") == 0;
+        } else if (text < 0) {
+            return run_say(err, size,
+                           "unknown argument '%s' in plugstack.conf (the plugin takes "
+                           "default=REQ, require_mps=yes|no, runtime_dir=DIR, preload=PATH)",
+                           argv[i]);
+        }
+    }
+    return 0;
+}
 
 enum { OPT_SMS, OPT_WAIT, OPT_ROUND, OPT_DEVICE_SMS };
 
@@ -44,7 +126,7 @@ static int take_option(int val, const char *optarg, int remote)
             slurm_error(SPANK_PREFIX ": --gpu-sms takes COUNT|GROUP (16, 25%%, all)");
             return -1;
         }
-        if (spank_request_check(optarg, why, sizeof why) != 0) {
+        if (check_request(optarg, why, sizeof why) != 0) {
             slurm_error(SPANK_PREFIX ": --gpu-sms=%s: %s", optarg, why);
             return -1;
         }
@@ -54,17 +136,17 @@ static int take_option(int val, const char *optarg, int remote)
         seconds = optarg ? strtol(optarg, &end, 10) : -1;
         if (!optarg || end == optarg || *end || seconds < 1 || seconds > 86400)
             return refuse_value("gpu-sms-wait", "SECONDS (1 to 86400)", optarg);
-        wait_s = (int)seconds;
+        task.wait_s = (int)seconds;
         return 0;
     case OPT_ROUND:
         if ((mode = optarg ? group_syntax_rounding(optarg) : -1) < 0)
             return refuse_value("gpu-sms-round", "strict, down, nearest or up", optarg);
-        rounding = mode;
+        task.rounding = mode;
         return 0;
     default:
         if ((mode = run_device_sms_parse(optarg)) < 0)
             return refuse_value("gpu-device-sms", RUN_DEVICE_SMS_VALUES, optarg);
-        device_sms = mode;
+        task.device_sms = mode;
         return 0;
     }
 }
@@ -92,7 +174,7 @@ static struct spank_option options[] = {
 int slurm_spank_init(spank_t sp, int ac, char **av)
 {
     char why[1024];
-    if (spank_config_parse(ac, av, &config, why, sizeof why) != 0) {
+    if (parse_config(ac, av, why, sizeof why) != 0) {
         slurm_error(SPANK_PREFIX ": %s", why);
         return -1;
     }
@@ -114,7 +196,8 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
     (void)sp;
     (void)ac;
     (void)av;
-    if ((wait_s > 0 || rounding != GCTX_ROUND_STRICT || device_sms != RUN_DEVICE_SMS_PARTITION) &&
+    if ((task.wait_s > 0 || task.rounding != GCTX_ROUND_STRICT ||
+         task.device_sms != RUN_DEVICE_SMS_PARTITION) &&
         !requested[0] && !config.default_request[0]) {
         slurm_error(SPANK_PREFIX ": --gpu-sms-wait, --gpu-sms-round and --gpu-device-sms need "
                                  "--gpu-sms (this cluster sets no default)");
@@ -127,13 +210,8 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 {
     (void)ac;
     (void)av;
-    spank_task_request request;
-    request.request = requested[0] ? requested : config.default_request;
-    request.wait_s = wait_s;
-    request.rounding = rounding;
-    request.device_sms = device_sms;
-    request.config = &config;
-    if (!request.request[0])
+    task.request = requested[0] ? requested : config.default_request;
+    if (!task.request[0])
         return 0; /* the job did not ask: it runs as it would without the plugin */
-    return spank_task_confine(sp, &request) == 0 ? 0 : -1;
+    return spank_task_confine(sp, &task) == 0 ? 0 : -1;
 }

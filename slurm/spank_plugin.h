@@ -13,19 +13,13 @@
 #define SPANK_PREFIX "greenctx"
 #define SPANK_MAX_REQUEST 256
 
-/* plugstack.conf's arguments (spank_config.c). */
+/* plugstack.conf's arguments. */
 typedef struct spank_config {
     char default_request[SPANK_MAX_REQUEST]; /* default=REQ: for jobs that do not ask; "" none */
     int require_mps;                         /* require_mps=yes: refuse tasks without MPS */
     char runtime_dir[PATH_MAX];              /* runtime_dir=DIR: the node's shared registry */
     char preload[PATH_MAX];                  /* preload=PATH: libgreenctx_preload.so */
 } spank_config;
-
-/* Parses plugstack.conf's words into config (defaults first); 0, or -1 with err. */
-int spank_config_parse(int argc, char **argv, spank_config *config, char *err, size_t size);
-
-/* Checks a request's syntax without a GPU, as srun and sbatch can; 0, or -1 with err. */
-int spank_request_check(const char *request, char *err, size_t size);
 
 /* What a task asks for (spank_task.c). */
 typedef struct spank_task_request {

@@ -56,16 +56,6 @@ static int take_task_environment(spank_t sp)
     return 0;
 }
 
-static void step_text(uint32_t step, char *buf, size_t size)
-{
-    if (step == SLURM_BATCH_SCRIPT)
-        snprintf(buf, size, "batch");
-    else if (step == SLURM_INTERACTIVE_STEP)
-        snprintf(buf, size, "interactive");
-    else
-        snprintf(buf, size, "%u", step);
-}
-
 static int task_facts_get(spank_t sp, const spank_task_request *request, task_facts *facts)
 {
     uint32_t job = 0, step = 0;
@@ -75,9 +65,12 @@ static int task_facts_get(spank_t sp, const spank_task_request *request, task_fa
         spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS ||
         spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS)
         return -1;
-    step_text(step, step_name, sizeof step_name);
+    snprintf(step_name, sizeof step_name, "%u", step);
     facts->job = job;
-    snprintf(facts->label, sizeof facts->label, "slurm %u.%s", job, step_name);
+    snprintf(facts->label, sizeof facts->label, "slurm %u.%s", job,
+             step == SLURM_BATCH_SCRIPT       ? "batch"
+             : step == SLURM_INTERACTIVE_STEP ? "interactive"
+                                              : step_name);
     text_join_words(argv, facts->command, sizeof facts->command);
     snprintf(facts->request, sizeof facts->request, "%s", request->request);
     return 0;
@@ -100,7 +93,7 @@ static int joins_batch_claim(spank_t sp, const task_facts *facts, char *holder, 
         char token[1024], ranges[512];
         gctx_claim *claim = NULL;
         gctx_claim_info info = GCTX_CLAIM_INFO_INIT;
-        if (run_claim_list_find(list, dev, token, sizeof token) != 0)
+        if (run_device_list_find(list, dev, token, sizeof token) != 0)
             continue;
         /* Not released: this process becomes the task, whose preload joins the claim again. */
         if (gctx_claim_join(dev, token, &claim) != GCTX_SUCCESS ||

@@ -1,22 +1,34 @@
-/* greenctx mps start|stop|status: the user's own MPS control daemon (common/mps_control.h). */
+/* greenctx mps start|stop|status: the user's own MPS control daemon, with its own pipe and log
+ * directories; its control program is found on PATH (GREENCTX_MPS_CONTROL: another, for
+ * tests). The GPU's compute mode and every other setting stay as they are. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
-#include "mps_control.h"
+#include "greenctx_claims.h"
 #include "options.h"
 #include "tool.h"
 
+#define MPS_CONTROL_NAME "nvidia-cuda-mps-control"
 #define ANSWER_WAIT_MS 10000
 
-typedef struct mps_setup {
+extern char **environ;
+
+typedef struct mps_daemon {
     char runtime[PATH_MAX];
-    mps_control control;
-} mps_setup;
+    char pipe_dir[PATH_MAX + 16], log_dir[PATH_MAX + 16];
+    char program[PATH_MAX]; /* the control program, "" when none was found */
+    const char *why_none;   /* then why, for a message */
+    char pipe_var[PATH_MAX + 48], log_var[PATH_MAX + 48], start_log[PATH_MAX + 48];
+    char **envp;            /* this environment with the two directories: the program's */
+} mps_daemon;
 
 const char *const greenctx_mps_usage[] = {
     "usage: greenctx mps start|stop|status [--print-env] [--json]\n"
@@ -36,8 +48,39 @@ const char *const greenctx_mps_usage[] = {
     "fault in one client reaches every client of the server (docs/tenants.md).\n",
     NULL};
 
-/* The library's rule for the runtime directory (include/greenctx_claims.h). */
-static int resolve_runtime(mps_setup *m)
+static void find_program(mps_daemon *m)
+{
+    const char *override = getenv("GREENCTX_MPS_CONTROL");
+    if (override && *override) {
+        struct stat st;
+        if (stat(override, &st) == 0 && S_ISDIR(st.st_mode))
+            m->why_none = "GREENCTX_MPS_CONTROL names a directory, not the control program "
+                          "(nvidia-cuda-mps-control) itself";
+        else if (access(override, X_OK) == 0)
+            snprintf(m->program, sizeof m->program, "%s", override);
+        else
+            m->why_none = "GREENCTX_MPS_CONTROL names no executable file";
+        return;
+    }
+    const char *path = getenv("PATH");
+    char *copy = strdup(path ? path : ""), *save = NULL;
+    for (char *d = copy ? strtok_r(copy, ":", &save) : NULL; d; d = strtok_r(NULL, ":", &save)) {
+        char candidate[PATH_MAX];
+        int n = snprintf(candidate, sizeof candidate, "%s/%s", *d ? d : ".", MPS_CONTROL_NAME);
+        if (n > 0 && (size_t)n < sizeof candidate && access(candidate, X_OK) == 0) {
+            snprintf(m->program, sizeof m->program, "%s", candidate);
+            break;
+        }
+    }
+    free(copy);
+    if (!m->program[0])
+        m->why_none = MPS_CONTROL_NAME " is not on PATH (it comes with the NVIDIA driver; "
+                                       "GREENCTX_MPS_CONTROL may name it)";
+}
+
+/* The daemon's directories under the library's runtime directory (include/greenctx_claims.h),
+ * the control program and its environment; -1 when out of room. */
+static int open_daemon(mps_daemon *m)
 {
     const char *dir = getenv("GREENCTX_RUNTIME_DIR");
     int n;
@@ -48,10 +91,98 @@ static int resolve_runtime(mps_setup *m)
                      access("/var/tmp", W_OK) == 0 ? "/var/tmp" : "/tmp", (unsigned)geteuid());
     if (n < 0 || (size_t)n >= sizeof m->runtime - 16)
         return -1;
-    char pipe_dir[PATH_MAX + 16], log_dir[PATH_MAX + 16];
-    snprintf(pipe_dir, sizeof pipe_dir, "%s/mps/pipe", m->runtime);
-    snprintf(log_dir, sizeof log_dir, "%s/mps/log", m->runtime);
-    return mps_control_open(&m->control, pipe_dir, log_dir);
+    snprintf(m->pipe_dir, sizeof m->pipe_dir, "%s/mps/pipe", m->runtime);
+    snprintf(m->log_dir, sizeof m->log_dir, "%s/mps/log", m->runtime);
+    snprintf(m->pipe_var, sizeof m->pipe_var, "CUDA_MPS_PIPE_DIRECTORY=%s", m->pipe_dir);
+    snprintf(m->log_var, sizeof m->log_var, "CUDA_MPS_LOG_DIRECTORY=%s", m->log_dir);
+    snprintf(m->start_log, sizeof m->start_log, "%s/greenctx-start.log", m->log_dir);
+    size_t count = 0, k = 0;
+    while (environ[count])
+        count++;
+    if (!(m->envp = calloc(count + 3, sizeof *m->envp)))
+        return -1;
+    for (size_t i = 0; i < count; i++)
+        if (strncmp(environ[i], "CUDA_MPS_PIPE_DIRECTORY=", 24) &&
+            strncmp(environ[i], "CUDA_MPS_LOG_DIRECTORY=", 23))
+            m->envp[k++] = environ[i];
+    m->envp[k++] = m->pipe_var;
+    m->envp[k] = m->log_var;
+    find_program(m);
+    return 0;
+}
+
+/* Runs the control program with input on its stdin (its output into output), or NULL: `-d`,
+ * the daemon, its output in the start log. Its exit status, -1 when it did not run. */
+static int run_control(const mps_daemon *m, const char *input, char *output, size_t size)
+{
+    int in[2], out[2];
+    if (pipe(in) != 0)
+        return -1;
+    if (pipe(out) != 0) {
+        close(in[0]);
+        close(in[1]);
+        return -1;
+    }
+    char *const argv[] = {(char *)m->program, input ? NULL : "-d", NULL};
+    pid_t child = fork();
+    if (child == 0) {
+        int log = input ? -1 : open(m->start_log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        dup2(in[0], STDIN_FILENO);
+        dup2(input ? out[1] : log, STDOUT_FILENO);
+        if (!input)
+            dup2(log, STDERR_FILENO);
+        close(in[0]), close(in[1]), close(out[0]), close(out[1]);
+        execve(m->program, argv, m->envp);
+        _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    if (input && child > 0 && write(in[1], input, strlen(input)) < 0)
+        input = NULL;
+    close(in[1]);
+    size_t used = 0;
+    for (ssize_t n; child > 0 && used + 1 < size &&
+                    (n = read(out[0], output + used, size - 1 - used)) > 0;)
+        used += (size_t)n;
+    if (size)
+        output[used] = '\0';
+    close(out[0]);
+    int status = 0;
+    if (child < 0)
+        return -1;
+    while (waitpid(child, &status, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* 1 when a daemon answers on m's pipe directory (gctx_mps_get_info there). */
+static int answers(const mps_daemon *m)
+{
+    const char *saved = getenv("CUDA_MPS_PIPE_DIRECTORY");
+    char *old = saved ? strdup(saved) : NULL;
+    if (saved && !old)
+        return 0;
+    setenv("CUDA_MPS_PIPE_DIRECTORY", m->pipe_dir, 1);
+    gctx_mps_info info = GCTX_MPS_INFO_INIT;
+    int up = gctx_mps_get_info(&info) == GCTX_SUCCESS && info.daemon_running;
+    if (old)
+        setenv("CUDA_MPS_PIPE_DIRECTORY", old, 1);
+    else
+        unsetenv("CUDA_MPS_PIPE_DIRECTORY");
+    free(old);
+    return up;
+}
+
+/* Waits up to ANSWER_WAIT_MS until answers() says `running`; 0 when it did. */
+static int wait_answer(const mps_daemon *m, int running)
+{
+    for (int waited = 0; waited < ANSWER_WAIT_MS; waited += 20) {
+        if (answers(m) == running)
+            return 0;
+        nanosleep(&(struct timespec){0, 20 * 1000000L}, NULL);
+    }
+    return -1;
 }
 
 /* 0 when path is a directory (not a link) of the user's own that no other user can write. */
@@ -97,13 +228,13 @@ static void print_quoted_export(const char *name, const char *value)
     printf("'\n");
 }
 
-static void print_env(const mps_control *m)
+static void print_env(const mps_daemon *m)
 {
     print_quoted_export("CUDA_MPS_PIPE_DIRECTORY", m->pipe_dir);
     print_quoted_export("CUDA_MPS_LOG_DIRECTORY", m->log_dir);
 }
 
-static void print_json(const mps_control *m, int running, const char *servers)
+static void print_json(const mps_daemon *m, int running, const char *servers)
 {
     json_writer w;
     json_begin(&w, stdout, "greenctx.mps/1");
@@ -119,29 +250,34 @@ static void print_json(const mps_control *m, int running, const char *servers)
     json_end(&w);
 }
 
-static int start(const greenctx_tool_options *opts, const mps_setup *setup, int print_env_only)
+static int start(const greenctx_tool_options *opts, const mps_daemon *m, int print_env_only)
 {
-    const mps_control *m = &setup->control;
-    if (mps_control_answers(m))
+    if (answers(m))
         return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "running",
                                    "an MPS control daemon already answers on %s: nothing was "
                                    "started (greenctx mps status; stop it with greenctx mps "
                                    "stop)",
                                    m->pipe_dir);
-    if (make_dir(setup->runtime, m->pipe_dir) != 0 || make_dir(setup->runtime, m->log_dir) != 0)
+    if (make_dir(m->runtime, m->pipe_dir) != 0 || make_dir(m->runtime, m->log_dir) != 0)
         return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "runtime_dir",
                                    "%s/mps can't be made as the user's own directory: %s%s",
-                                   setup->runtime, strerror(errno),
+                                   m->runtime, strerror(errno),
                                    errno == EPERM ? " (it, or a directory on the way from the "
                                                     "runtime directory, is another user's, "
                                                     "writable by others, or a link: use a "
                                                     "GREENCTX_RUNTIME_DIR of your own)"
                                                   : "");
-    char why[3 * PATH_MAX];
-    int started = mps_control_start(m, ANSWER_WAIT_MS, why, sizeof why);
+    int started = run_control(m, NULL, NULL, 0);
     if (started != 0)
-        return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED,
-                                   started == -1 ? "control_failed" : "not_answering", "%s", why);
+        return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "control_failed",
+                                   "`%s -d` (CUDA_MPS_PIPE_DIRECTORY=%s) failed (exit status %d); "
+                                   "its output: %s",
+                                   m->program, m->pipe_dir, started, m->start_log);
+    if (wait_answer(m, 1) != 0)
+        return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "not_answering",
+                                   "`%s -d` (CUDA_MPS_PIPE_DIRECTORY=%s) started, but no daemon "
+                                   "answered within %d s; its log: %s",
+                                   m->program, m->pipe_dir, ANSWER_WAIT_MS / 1000, m->log_dir);
     if (opts->json) {
         print_json(m, 1, NULL);
     } else if (print_env_only) {
@@ -158,19 +294,19 @@ static int start(const greenctx_tool_options *opts, const mps_setup *setup, int 
     return GREENCTX_EXIT_OK;
 }
 
-static int stop(const greenctx_tool_options *opts, const mps_control *m)
+static int stop(const greenctx_tool_options *opts, const mps_daemon *m)
 {
     char output[4096];
-    if (!mps_control_answers(m))
+    if (!answers(m))
         return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "not_running",
                                    "no MPS control daemon answers on %s: nothing to stop",
                                    m->pipe_dir);
-    int status = mps_control_run(m, "quit\n", output, sizeof output);
+    int status = run_control(m, "quit\n", output, sizeof output);
     if (status != 0)
         return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "control_failed",
                                    "`echo quit | %s` exited with status %d%s%s", m->program,
                                    status, output[0] ? ": " : "", output);
-    if (mps_control_wait(m, 0, ANSWER_WAIT_MS) != 0)
+    if (wait_answer(m, 0) != 0)
         return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "still_running",
                                    "the daemon on %s was sent quit, but still answers after %d s "
                                    "(its clients may still run; its log: %s)",
@@ -182,13 +318,13 @@ static int stop(const greenctx_tool_options *opts, const mps_control *m)
     return GREENCTX_EXIT_OK;
 }
 
-static int status(const greenctx_tool_options *opts, const mps_control *m, int print_env_only)
+static int status(const greenctx_tool_options *opts, const mps_daemon *m, int print_env_only)
 {
     const char *shell_pipe = getenv("CUDA_MPS_PIPE_DIRECTORY");
     char servers[4096] = "";
-    int running = mps_control_answers(m);
+    int running = answers(m);
     if (running && m->program[0])
-        mps_control_run(m, "get_server_list\n", servers, sizeof servers);
+        run_control(m, "get_server_list\n", servers, sizeof servers);
     if (opts->json) {
         print_json(m, running, servers);
     } else if (print_env_only) {
@@ -247,20 +383,20 @@ int greenctx_cmd_mps(int argc, char **argv, greenctx_tool_options *opts)
                                  action ? "; got '" : "", action ? action : "", action ? "'" : "");
     if (print_env_only && which == STOP)
         return greenctx_args_bad(&args, "--print-env goes with start or status");
-    mps_setup m;
+    mps_daemon m;
     memset(&m, 0, sizeof m);
-    if (resolve_runtime(&m) != 0)
+    if (open_daemon(&m) != 0)
         return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "runtime_dir",
                                    "the runtime directory's path is too long");
     int rc;
-    if (which != STATUS && !m.control.program[0])
+    if (which != STATUS && !m.program[0])
         rc = greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "no_mps_control",
                                  "MPS can't be %s: %s", which == START ? "started" : "stopped",
-                                 m.control.why_none);
+                                 m.why_none);
     else
         rc = which == START  ? start(opts, &m, print_env_only)
-             : which == STOP ? stop(opts, &m.control)
-                             : status(opts, &m.control, print_env_only);
-    mps_control_close(&m.control);
+             : which == STOP ? stop(opts, &m)
+                             : status(opts, &m, print_env_only);
+    free(m.envp);
     return rc;
 }

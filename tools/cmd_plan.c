@@ -124,9 +124,7 @@ static void print_text(const tool_split_setup *st, const gctx_split_plan *plan,
         }
     if (plan->rounded)
         printf("\nsome counts were rounded (--round %s)\n",
-               st->options.rounding == GCTX_ROUND_DOWN  ? "down"
-               : st->options.rounding == GCTX_ROUND_UP ? "up"
-                                                       : "nearest");
+               group_syntax_roundings[st->options.rounding]);
 }
 
 int greenctx_cmd_plan(int argc, char **argv, greenctx_tool_options *opts)

@@ -11,8 +11,6 @@
 #include "options.h"
 #include "run_tool.h"
 
-extern char **environ;
-
 /* The exit status in the usage's text. */
 #define RUN_STR_(x) #x
 #define RUN_STR(x) RUN_STR_(x)
@@ -170,26 +168,13 @@ static int parse_args(int argc, char **argv, greenctx_tool_options *opts, run_op
 
 /* Loads the preload once and says why it can't be used (NULL when it can): the loader would
  * skip a file it can't load, and another library would leave the program unconfined, so it
- * must carry this version's greenctx_preload_abi. GREENCTX_RUN_* are put aside: it reads them. */
+ * must carry this version's greenctx_preload_abi. Its constructors only read and note the
+ * GREENCTX_RUN_* variables: loaded here, it confines nothing. */
 static const char *load_error(const char *path, char *why, size_t size)
 {
-    char *aside[64];
-    size_t nb_aside = 0, prefix = strlen(GREENCTX_RUN_VAR_PREFIX);
-    for (char **e = environ; *e && nb_aside < sizeof aside / sizeof aside[0]; e++)
-        if (strncmp(*e, GREENCTX_RUN_VAR_PREFIX, prefix) == 0)
-            aside[nb_aside++] = strdup(*e);
-    for (size_t i = 0; i < nb_aside; i++)
-        if (aside[i]) {
-            aside[i][strcspn(aside[i], "=")] = '\0';
-            unsetenv(aside[i]);
-            aside[i][strlen(aside[i])] = '=';
-        }
     void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    const char *error = handle ? NULL : dlerror();
-    for (size_t i = 0; i < nb_aside; i++)
-        if (aside[i])
-            putenv(aside[i]); /* the environment keeps the string */
     if (!handle) {
+        const char *error = dlerror();
         snprintf(why, size, "%s", error ? error : "no reason given");
         return why;
     }

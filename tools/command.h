@@ -41,18 +41,11 @@ typedef struct greenctx_tool_options {
 
 /* vsnprintf into buf, cut (when too long) where no UTF-8 character is split. */
 void greenctx_vformat(char *buf, size_t size, const char *fmt, va_list ap)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 0)))
-#endif
-    ;
+    __attribute__((format(printf, 3, 0)));
 
 /* "greenctx CMD: <message>" on stderr and, under --json, greenctx.error/1 on stdout too. */
 int greenctx_tool_error(const greenctx_tool_options *opts, int exit_code, const char *status,
-                        const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
+                        const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /* Call once a command's arguments are parsed, before its output: loads the driver (on the
  * simulated one, prints its banner: on stderr under --json or banner_on_stderr) and looks up a

@@ -4,7 +4,7 @@
 
 #include "greenctx_claims.h"
 #include "groups.h"
-#include "info.h"
+#include "tool.h"
 
 typedef struct size_row {
     unsigned sm_count;

@@ -61,10 +61,7 @@ const greenctx_option *greenctx_shared_options(void);
 
 /* "greenctx[ CMD]: <message> (see greenctx[ CMD] --help)" (and JSON); GREENCTX_EXIT_USAGE. */
 int greenctx_args_bad(greenctx_args *args, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
+    __attribute__((format(printf, 2, 3)));
 /* greenctx_args_bad for the option's value: "--round takes strict, ...; got 'x'". */
 int greenctx_args_refuse(greenctx_args *args);
 

@@ -70,6 +70,11 @@ const char *greenctx_tool_command_names(void);
 /* The help of command c (NULL: the tool's) as the greenctx.help/1 JSON document on stdout. */
 int greenctx_tool_help_json(const greenctx_tool_options *opts, const greenctx_command *c);
 
+/* info --sizes (info_sizes.c): every legal partition size of each device and how many fit
+ * (text or JSON); an exit code. */
+int tool_info_sizes(const greenctx_tool_options *opts, const gctx_device_info *devices,
+                    int nb_devices);
+
 /* ---- generate.c (the man page) and completion.c: made from the command table ---- */
 int greenctx_generate_man(greenctx_tool_options *opts);
 int greenctx_generate_completion(greenctx_tool_options *opts, const char *shell);
