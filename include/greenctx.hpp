@@ -436,7 +436,15 @@ public:
             const gctx_context_options *options = nullptr)
         : nb_parts_(rows.empty() ? 0u : static_cast<unsigned>(rows[0].size()))
     {
-        ptr_ = create(device, rows, options);
+        std::vector<unsigned> counts;
+        for (const auto &row : rows) {
+            if (row.size() != nb_parts_)
+                throw error(GCTX_ERROR_INVALID_ARGUMENT,
+                            "greenctx::layouts: every layout needs the same number of parts");
+            counts.insert(counts.end(), row.begin(), row.end());
+        }
+        detail::check(gctx_layouts_create(device, counts.data(), static_cast<unsigned>(rows.size()),
+                                          nb_parts_, options, &ptr_));
     }
     /* Makes layout `index` active and returns its streams; order: GCTX_LAYOUTS_ORDER_ALL (every
      * new stream after every old one) or GCTX_LAYOUTS_ORDER_BY_PART (new stream i after old
@@ -462,22 +470,6 @@ public:
     unsigned nb_parts() const noexcept { return nb_parts_; }
 
 private:
-    static gctx_layouts *create(int device, const std::vector<std::vector<unsigned>> &rows,
-                                const gctx_context_options *options)
-    {
-        std::vector<unsigned> counts;
-        for (const auto &row : rows)
-            counts.insert(counts.end(), row.begin(), row.end());
-        const unsigned parts = rows.empty() ? 0u : static_cast<unsigned>(rows[0].size());
-        for (const auto &row : rows)
-            if (row.size() != parts)
-                throw error(GCTX_ERROR_INVALID_ARGUMENT,
-                            "greenctx::layouts: every layout needs the same number of parts");
-        gctx_layouts *l = nullptr;
-        detail::check(gctx_layouts_create(device, counts.data(), static_cast<unsigned>(rows.size()),
-                                          parts, options, &l));
-        return l;
-    }
     unsigned nb_parts_ = 0;
 };
 
