@@ -10,6 +10,14 @@
 enum { SMID_SLOTS = 1024 }; /* one flag per possible %smid value */
 enum { MAX_SMS = 1024 };
 
+/* One element of workload A: the kernel computes it, the host checks it with the same code. */
+__host__ __device__ static float fma_chain_of(float v, int iters, float a, float b)
+{
+    for (int k = 0; k < iters; k++)
+        v = fmaf(v, a, b);
+    return v;
+}
+
 /* Workload A: a chain of FMAs per element, still running while the GEMM runs. Thread 0 of each
  * block marks its SM, to show that this cudart launch stayed inside partition A. */
 __global__ void fma_chain(const float *x, float *y, int n, int iters, float a, float b,
@@ -20,19 +28,8 @@ __global__ void fma_chain(const float *x, float *y, int n, int iters, float a, f
         asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
         sm_flags[smid % SMID_SLOTS] = 1;
     }
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        float v = x[i];
-        for (int k = 0; k < iters; k++)
-            v = fmaf(v, a, b);
-        y[i] = v;
-    }
-}
-
-static float fma_chain_host(float v, int iters, float a, float b)
-{
-    for (int k = 0; k < iters; k++)
-        v = fmaf(v, a, b);
-    return v;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        y[i] = fma_chain_of(x[i], iters, a, b);
 }
 
 /* Reproducible inputs in [-1, 1), and the places the host checks: a multiplicative hash. */
@@ -180,7 +177,7 @@ int main(int argc, char **argv)
     int bad_a = 0;
     for (int k = 0; k < 4096; k++) {
         int i = k == 0 ? n - 1 : (int)(hash((uint32_t)k) % (uint32_t)n);
-        float want = fma_chain_host(hx[i], iters, fa, fb);
+        float want = fma_chain_of(hx[i], iters, fa, fb);
         if (fabsf(hy[i] - want) > 1e-6f * fabsf(want)) {
             if (bad_a++ < 5)
                 fprintf(stderr, "A: y[%d] = %.9g, want %.9g\n", i, hy[i], want);

@@ -96,6 +96,20 @@ private:
 };
 
 namespace detail {
+/* A C call that writes its result through its last argument, call(args..., &out): value gives
+ * out's start (an INIT macro), an owner adopts the C object's reference. */
+template <class T, class Call, class... Args> result<T> try_get(T value, Call call, Args... args)
+{
+    gctx_status s = call(args..., &value);
+    return s == GCTX_SUCCESS ? result<T>(std::move(value)) : result<T>::failed(s);
+}
+template <class T, class Call, class... Args> result<T> try_make(Call call, Args... args)
+{
+    std::remove_reference_t<decltype(*std::declval<T>().get())> *raw = nullptr;
+    gctx_status s = call(args..., &raw);
+    return s == GCTX_SUCCESS ? result<T>(T::adopt_reference(raw)) : result<T>::failed(s);
+}
+
 /* One owned reference of a C object, released with Release and copied with Retain. */
 template <class Derived, class T, T *(*Retain)(T *), void (*Release)(T *)> class owner {
 public:
@@ -128,6 +142,15 @@ public:
     T *release() noexcept { return std::exchange(ptr_, nullptr); }
 
 protected:
+    /* What call(this object, args..., &out) writes: a value from start, or an owner. */
+    template <class R, class Call, class... Args> R got(R start, Call call, Args... args) const
+    {
+        return try_get(start, call, ptr_, args...).value();
+    }
+    template <class R, class Call, class... Args> R made(Call call, Args... args) const
+    {
+        return try_make<R>(call, ptr_, args...).value();
+    }
     static T *retained(T *borrowed)
     {
         T *p = Retain(borrowed);
@@ -137,20 +160,6 @@ protected:
     }
     T *ptr_ = nullptr;
 };
-
-/* A C call that writes its result through its last argument, call(&out): value gives out's
- * start (an INIT macro), an owner adopts the C object's reference. */
-template <class T, class Call> result<T> try_get(T value, Call &&call)
-{
-    gctx_status s = call(&value);
-    return s == GCTX_SUCCESS ? result<T>(std::move(value)) : result<T>::failed(s);
-}
-template <class T, class Call> result<T> try_make(Call &&call)
-{
-    std::remove_reference_t<decltype(*std::declval<T>().get())> *raw = nullptr;
-    gctx_status s = call(&raw);
-    return s == GCTX_SUCCESS ? result<T>(T::adopt_reference(raw)) : result<T>::failed(s);
-}
 } // namespace detail
 
 /* A group of a split: num_sms SMs (0: discovery), the rest of gctx_group as zero. */
@@ -178,8 +187,7 @@ inline unsigned current_sm_count() { return try_current_sm_count().value(); }
 
 inline result<gctx_device_info> try_device_info(int device)
 {
-    return detail::try_get<gctx_device_info>(
-        GCTX_DEVICE_INFO_INIT, [=](auto out) { return gctx_device_get_info(device, out); });
+    return detail::try_get<gctx_device_info>(GCTX_DEVICE_INFO_INIT, gctx_device_get_info, device);
 }
 inline gctx_device_info device_info(int device) { return try_device_info(device).value(); }
 
@@ -195,16 +203,13 @@ public:
 
     static result<partition> try_from_device(int device)
     {
-        return detail::try_make<partition>(
-            [=](auto out) { return gctx_partition_from_device(device, out); });
+        return detail::try_make<partition>(gctx_partition_from_device, device);
     }
     static partition from_device(int device) { return try_from_device(device).value(); }
 
     gctx_partition_info info() const
     {
-        return detail::try_get<gctx_partition_info>(GCTX_PARTITION_INFO_INIT, [this](auto out) {
-                   return gctx_partition_get_info(ptr_, out);
-               }).value();
+        return got<gctx_partition_info>(GCTX_PARTITION_INFO_INIT, gctx_partition_get_info);
     }
     unsigned sm_count() const { return info().sm_count; }
 
@@ -221,9 +226,7 @@ public:
 
     gctx_relation relation(const partition &other) const
     {
-        return detail::try_get(GCTX_RELATION_MAY_OVERLAP, [&](auto out) {
-                   return gctx_partition_relation(ptr_, other.ptr_, out);
-               }).value();
+        return got(GCTX_RELATION_MAY_OVERLAP, gctx_partition_relation, other.ptr_);
     }
 };
 
@@ -296,15 +299,13 @@ public:
     static result<context> try_create(const greenctx::partition &on,
                                       const gctx_context_options *options = nullptr)
     {
-        return detail::try_make<context>(
-            [&](auto out) { return gctx_context_create(on.get(), options, out); });
+        return detail::try_make<context>(gctx_context_create, on.get(), options);
     }
     /* num_sms SMs of a device (gctx_context_create_with_sms). */
     static result<context> try_with_sms(int device, unsigned num_sms,
                                         const gctx_context_options *options = nullptr)
     {
-        return detail::try_make<context>(
-            [=](auto out) { return gctx_context_create_with_sms(device, num_sms, options, out); });
+        return detail::try_make<context>(gctx_context_create_with_sms, device, num_sms, options);
     }
     static context with_sms(int device, unsigned num_sms,
                             const gctx_context_options *options = nullptr)
@@ -314,8 +315,7 @@ public:
     /* Someone else's green context, not owned (gctx_context_adopt). */
     static context adopt(CUgreenCtx green)
     {
-        return detail::try_make<context>([=](auto out) { return gctx_context_adopt(green, out); })
-            .value();
+        return detail::try_make<context>(gctx_context_adopt, green).value();
     }
 
     /* Disjoint contexts on this context's SMs, one per group (gctx_contexts_create); the
@@ -347,16 +347,12 @@ public:
 
     gctx_context_info info() const
     {
-        return detail::try_get<gctx_context_info>(GCTX_CONTEXT_INFO_INIT, [this](auto out) {
-                   return gctx_context_get_info(ptr_, out);
-               }).value();
+        return got<gctx_context_info>(GCTX_CONTEXT_INFO_INIT, gctx_context_get_info);
     }
     /* The context's SMs as a partition. */
     greenctx::partition partition() const
     {
-        return detail::try_make<greenctx::partition>([this](auto out) {
-                   return gctx_context_partition(ptr_, out);
-               }).value();
+        return made<greenctx::partition>(gctx_context_partition);
     }
     CUgreenCtx green_handle() const noexcept { return gctx_context_green_handle(ptr_); }
     CUcontext cu_context() const noexcept { return gctx_context_cu_context(ptr_); }
@@ -378,14 +374,12 @@ public:
     {
         gctx_stream_options options = GCTX_STREAM_OPTIONS_INIT;
         options.priority = priority;
-        return detail::try_make<stream>(
-            [&](auto out) { return gctx_stream_create(on.get(), &options, out); });
+        return detail::try_make<stream>(gctx_stream_create, on.get(), &options);
     }
     /* Someone else's stream of a green context, not owned (gctx_stream_adopt). */
     static stream adopt(CUstream raw)
     {
-        return detail::try_make<stream>([=](auto out) { return gctx_stream_adopt(raw, out); })
-            .value();
+        return detail::try_make<stream>(gctx_stream_adopt, raw).value();
     }
 
     /* The raw stream (cudaStream_t is the same type), valid while this stream lives. */
@@ -393,17 +387,8 @@ public:
     operator CUstream() const noexcept { return handle(); }
 
     void synchronize() { detail::check(gctx_stream_synchronize(ptr_)); }
-    int priority() const
-    {
-        return detail::try_get(0, [this](auto out) { return gctx_stream_priority(ptr_, out); })
-            .value();
-    }
-    greenctx::context context() const
-    {
-        return detail::try_make<greenctx::context>([this](auto out) {
-                   return gctx_stream_context(ptr_, out);
-               }).value();
-    }
+    int priority() const { return got(0, gctx_stream_priority); }
+    greenctx::context context() const { return made<greenctx::context>(gctx_stream_context); }
     inline void wait(const event &e);
     /* The physical SMs a kernel on this stream ran on (gctx_stream_observe_sms). */
     std::vector<unsigned> observe_sms(unsigned capacity = 1024)
@@ -421,10 +406,7 @@ class event
 public:
     event() noexcept = default;
     /* An event of the context's device (ordering only, no timing). */
-    explicit event(const context &of)
-    {
-        detail::check(gctx_event_create(of.get(), &ptr_));
-    }
+    explicit event(const context &of) { detail::check(gctx_event_create(of.get(), &ptr_)); }
 
     CUevent handle() const noexcept { return gctx_event_handle(ptr_); }
     operator CUevent() const noexcept { return handle(); }
@@ -454,7 +436,15 @@ public:
             const gctx_context_options *options = nullptr)
         : nb_parts_(rows.empty() ? 0u : static_cast<unsigned>(rows[0].size()))
     {
-        ptr_ = create(device, rows, options);
+        std::vector<unsigned> counts;
+        for (const auto &row : rows) {
+            if (row.size() != nb_parts_)
+                throw error(GCTX_ERROR_INVALID_ARGUMENT,
+                            "greenctx::layouts: every layout needs the same number of parts");
+            counts.insert(counts.end(), row.begin(), row.end());
+        }
+        detail::check(gctx_layouts_create(device, counts.data(), static_cast<unsigned>(rows.size()),
+                                          nb_parts_, options, &ptr_));
     }
     /* Makes layout `index` active and returns its streams; order: GCTX_LAYOUTS_ORDER_ALL (every
      * new stream after every old one) or GCTX_LAYOUTS_ORDER_BY_PART (new stream i after old
@@ -476,30 +466,10 @@ public:
         detail::check(gctx_layouts_get(ptr_, layout, part, &p, &c, &s));
         return {partition::share(p), context::share(c), stream::share(s)};
     }
-    unsigned active() const
-    {
-        return detail::try_get(0u, [this](auto out) { return gctx_layouts_get_active(ptr_, out); })
-            .value();
-    }
+    unsigned active() const { return got(0u, gctx_layouts_get_active); }
     unsigned nb_parts() const noexcept { return nb_parts_; }
 
 private:
-    static gctx_layouts *create(int device, const std::vector<std::vector<unsigned>> &rows,
-                                const gctx_context_options *options)
-    {
-        std::vector<unsigned> counts;
-        for (const auto &row : rows)
-            counts.insert(counts.end(), row.begin(), row.end());
-        const unsigned parts = rows.empty() ? 0u : static_cast<unsigned>(rows[0].size());
-        for (const auto &row : rows)
-            if (row.size() != parts)
-                throw error(GCTX_ERROR_INVALID_ARGUMENT,
-                            "greenctx::layouts: every layout needs the same number of parts");
-        gctx_layouts *l = nullptr;
-        detail::check(gctx_layouts_create(device, counts.data(), static_cast<unsigned>(rows.size()),
-                                          parts, options, &l));
-        return l;
-    }
     unsigned nb_parts_ = 0;
 };
 
@@ -513,8 +483,7 @@ public:
     static result<claim> try_acquire(int device, const std::string &request,
                                      const gctx_claim_options *options = nullptr)
     {
-        return detail::try_make<claim>(
-            [&](auto out) { return gctx_claim_acquire(device, request.c_str(), options, out); });
+        return detail::try_make<claim>(gctx_claim_acquire, device, request.c_str(), options);
     }
     static claim acquire(int device, const std::string &request,
                          const gctx_claim_options *options = nullptr)
@@ -524,42 +493,28 @@ public:
     /* A claim exported by the parent process (gctx_claim_join). */
     static claim join(int device, const std::string &token)
     {
-        return detail::try_make<claim>(
-                   [&](auto out) { return gctx_claim_join(device, token.c_str(), out); })
-            .value();
+        return detail::try_make<claim>(gctx_claim_join, device, token.c_str()).value();
     }
 
     greenctx::partition partition() const
     {
-        return detail::try_make<greenctx::partition>([this](auto out) {
-                   return gctx_claim_partition(ptr_, out);
-               }).value();
+        return made<greenctx::partition>(gctx_claim_partition);
     }
     greenctx::context context(const gctx_context_options *options = nullptr) const
     {
-        return detail::try_make<greenctx::context>([this, options](auto out) {
-                   return gctx_claim_context(ptr_, options, out);
-               }).value();
+        return made<greenctx::context>(gctx_claim_context, options);
     }
-    greenctx::stream stream() const
-    {
-        return detail::try_make<greenctx::stream>([this](auto out) {
-                   return gctx_claim_stream(ptr_, out);
-               }).value();
-    }
+    greenctx::stream stream() const { return made<greenctx::stream>(gctx_claim_stream); }
     /* Grows or shrinks the claim; returns its new stream. */
     greenctx::stream resize(const std::string &request, const gctx_claim_options *options = nullptr)
     {
-        return detail::try_make<greenctx::stream>([&](auto out) {
-                   return gctx_claim_resize(ptr_, request.c_str(), options, out);
-               }).value();
+        return made<greenctx::stream>(gctx_claim_resize, request.c_str(), options);
     }
     gctx_claim_info info() const
     {
         gctx_claim_info info{};
         info.size = sizeof info;
-        return detail::try_get(info, [this](auto out) { return gctx_claim_get_info(ptr_, out); })
-            .value();
+        return got(info, gctx_claim_get_info);
     }
     std::string export_token() const
     {

@@ -324,11 +324,9 @@ def main():
           f"`{meta.get('command')}` against {args.baseline}")
     regressions, errors, measured, missed, missed_quiet, nb_targets = check(baseline, bench,
                                                                             compare)
-    print(f"issue 20's targets: {nb_targets - len(missed)} of {nb_targets} met"
-          + (f"; not met: {', '.join(missed)}" if missed else ""))
-    print(f"issue 20's targets over quiet reps where a row has them: "
-          f"{nb_targets - len(missed_quiet)} of {nb_targets} met"
-          + (f"; not met: {', '.join(missed_quiet)}" if missed_quiet else ""))
+    for reps, not_met in (("", missed), (" over quiet reps where a row has them", missed_quiet)):
+        print(f"issue 20's targets{reps}: {nb_targets - len(not_met)} of {nb_targets} met"
+              + (f"; not met: {', '.join(not_met)}" if not_met else ""))
     if args.write_baseline:
         with open(args.write_baseline, "w") as f:
             json.dump(written_baseline(baseline, bench, compare, measured), f, indent=2)

@@ -140,31 +140,18 @@ gcu_result sim_cuDriverGetVersion(int *version)
 
 gcu_result sim_cuGetErrorName(gcu_result error, const char **name)
 {
-#define N(e) {GCU_##e, "CUDA_" #e}
-    static const struct {
-        gcu_result code;
-        const char *name;
-    } names[] = {
-        N(SUCCESS), N(ERROR_INVALID_VALUE), N(ERROR_OUT_OF_MEMORY), N(ERROR_NOT_INITIALIZED),
-        N(ERROR_DEINITIALIZED), N(ERROR_NO_DEVICE), N(ERROR_INVALID_DEVICE), N(ERROR_INVALID_IMAGE),
-        N(ERROR_INVALID_CONTEXT), N(ERROR_INVALID_PTX), N(ERROR_INVALID_HANDLE), N(ERROR_NOT_FOUND),
-        N(ERROR_NOT_READY), N(ERROR_ILLEGAL_ADDRESS), N(ERROR_LAUNCH_TIMEOUT),
-        N(ERROR_CONTEXT_IS_DESTROYED), N(ERROR_ASSERT), N(ERROR_HARDWARE_STACK_ERROR),
-        N(ERROR_ILLEGAL_INSTRUCTION), N(ERROR_MISALIGNED_ADDRESS), N(ERROR_INVALID_ADDRESS_SPACE),
-        N(ERROR_INVALID_PC), N(ERROR_LAUNCH_FAILED), N(ERROR_TENSOR_MEMORY_LEAK),
-        N(ERROR_NOT_PERMITTED), N(ERROR_NOT_SUPPORTED), N(ERROR_STREAM_CAPTURE_UNSUPPORTED),
-        N(ERROR_INVALID_RESOURCE_TYPE), N(ERROR_INVALID_RESOURCE_CONFIGURATION),
-        N(ERROR_STREAM_DETACHED), N(ERROR_UNKNOWN),
-    };
-#undef N
     SIM_BEGIN_NOINIT(cuGetErrorName, !name);
-    *name = NULL;
-    rc = GCU_ERROR_INVALID_VALUE;
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (names[i].code == error) {
-            *name = names[i].name;
-            rc = GCU_SUCCESS;
-        }
+    switch (error) {
+#define SIM_RESULT_NAME_(result, value, sticky)                                                 \
+    case GCU_##result:                                                                         \
+        *name = "CUDA_" #result;                                                               \
+        break;
+        GCU_RESULTS(SIM_RESULT_NAME_)
+#undef SIM_RESULT_NAME_
+    default:
+        *name = NULL;
+        rc = GCU_ERROR_INVALID_VALUE;
+    }
     SIM_END();
 }
 
