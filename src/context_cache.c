@@ -144,32 +144,17 @@ static int put_key(key_buffer *b, const gctx_partition *p, const gctx_context_op
     return put_partition(b, p);
 }
 
-/* FNV-1a over 8-byte words in four lanes, whose multiplies overlap: a key can be a kilobyte,
- * hashed on every lookup. */
-#define HASH_BASIS 1469598103934665603ull
-#define HASH_PRIME 1099511628211ull
-#define HASH_LANES 4
-
+/* FNV-1a over 8-byte words, then the tail's bytes. */
 static uint64_t key_hash(const unsigned char *bytes, size_t size)
 {
-    uint64_t lane[HASH_LANES], word;
-    for (unsigned k = 0; k < HASH_LANES; k++)
-        lane[k] = HASH_BASIS + k;
+    uint64_t h = 1469598103934665603ull, word;
     size_t i = 0;
-    for (; i + HASH_LANES * sizeof word <= size; i += HASH_LANES * sizeof word)
-        for (unsigned k = 0; k < HASH_LANES; k++) {
-            memcpy(&word, bytes + i + k * sizeof word, sizeof word);
-            lane[k] = (lane[k] ^ word) * HASH_PRIME;
-        }
-    uint64_t h = lane[0];
-    for (unsigned k = 1; k < HASH_LANES; k++)
-        h = (h ^ lane[k]) * HASH_PRIME;
     for (; i + sizeof word <= size; i += sizeof word) {
         memcpy(&word, bytes + i, sizeof word);
-        h = (h ^ word) * HASH_PRIME;
+        h = (h ^ word) * 1099511628211ull;
     }
     for (; i < size; i++)
-        h = (h ^ bytes[i]) * HASH_PRIME;
+        h = (h ^ bytes[i]) * 1099511628211ull;
     return h;
 }
 
