@@ -360,17 +360,13 @@ gctx_status gctx_controller_decide(gctx_controller *controller, gctx_controller_
 {
     gctx_controller *c;
     GCTX_TRY(resolve(controller, &c));
-    if (!decision)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "decision is NULL");
     GCTX_TRY(gctx__sized_check(decision, GCTX__MIN_CONTROLLER_DECISION, "decision",
                                "GCTX_CONTROLLER_DECISION_INIT"));
-    pthread_mutex_lock(&c->lock);
     const gctx__ctl_model *m = &c->model;
-    judged *all = malloc(m->nb_candidates * sizeof *all);
-    if (!all) {
-        pthread_mutex_unlock(&c->lock);
+    judged *all = malloc(m->nb_candidates * sizeof *all); /* fixed at creation */
+    if (!all)
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory deciding");
-    }
+    pthread_mutex_lock(&c->lock);
     unsigned best = 0;
     for (unsigned k = 0; k < m->nb_candidates; k++) {
         judge(m, k, &all[k]);
