@@ -52,14 +52,6 @@ static const char smid_ptx[] =
  * slot, or a large SM id would write past the allocation. */
 static_assert(SMID_SLOTS >= 1024, "the %smid kernel indexes flags by smid & 1023");
 
-static void smid_unload(const gctx__driver *drv, const smid_kernel *kernel)
-{
-    if (kernel->flags)
-        GCTX__RELEASE(drv, MEMORY, memory, kernel->flags);
-    if (kernel->module)
-        GCTX__RELEASE(drv, MODULE, module, kernel->module);
-}
-
 /* On failure the caller unloads what was loaded. */
 static gctx_status smid_load(const gctx__driver *drv, smid_kernel *kernel)
 {
@@ -138,6 +130,9 @@ gctx_status gctx_stream_observe_sms(gctx_stream *stream, unsigned *sm_ids, unsig
                done);
     s = smid_collect(drv, &kernel, sm_ids, capacity, count);
 done:
-    smid_unload(drv, &kernel);
+    if (kernel.flags)
+        GCTX__RELEASE(drv, MEMORY, memory, kernel.flags);
+    if (kernel.module)
+        GCTX__RELEASE(drv, MODULE, module, kernel.module);
     return gctx__pop_context(drv, s);
 }
