@@ -20,8 +20,9 @@ struct gctx_controller {
     unsigned streak;     /* ... this many decisions in a row */
 };
 
-static void controller_free(gctx_controller *c)
+static void controller_destroy(gctx__object *object)
 {
+    gctx_controller *c = (gctx_controller *)object;
     gctx__ctl_model *m = &c->model;
     for (unsigned w = 0; w < m->nb_workloads; w++) {
         free(m->workloads[w].sms);
@@ -33,8 +34,6 @@ static void controller_free(gctx_controller *c)
     pthread_mutex_destroy(&c->lock);
     free(c);
 }
-
-static void controller_destroy(gctx__object *object) { controller_free((gctx_controller *)object); }
 
 static gctx_status check_workload(const gctx_workload *w, unsigned index)
 {
@@ -185,7 +184,7 @@ gctx_status gctx_controller_create(const gctx_workload *workloads, unsigned nb_w
     *controller = gctx__handle_give(&c->base);
     return GCTX_SUCCESS;
 fail:
-    controller_free(c);
+    controller_destroy(&c->base);
     return s;
 }
 
