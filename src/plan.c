@@ -408,17 +408,16 @@ gctx_status gctx__plan_make(const gctx__plan_input *in, const gctx_group *groups
         plan->trial = plan->assign + nb_groups;
     }
     request_sums sums;
-    gctx_status s = normalize(in, fine, groups, nb_groups, rounding, plan, &sums);
-    if (s == GCTX_SUCCESS) {
-        if (in->structured_api)
-            plan->path = GCTX_SPLIT_PATH_STRUCTURED;
-        else {
-            plan->path = fine ? GCTX_SPLIT_PATH_FINE_GRANULES : GCTX_SPLIT_PATH_GRANULES;
-            s = plan_granules(in, fine, &sums, plan);
-        }
-    }
-    if (s != GCTX_SUCCESS)
-        gctx__plan_free(plan);
+    gctx_status s;
+    GCTX_CHECK(normalize(in, fine, groups, nb_groups, rounding, plan, &sums), fail);
+    plan->path = in->structured_api ? GCTX_SPLIT_PATH_STRUCTURED
+                 : fine             ? GCTX_SPLIT_PATH_FINE_GRANULES
+                                    : GCTX_SPLIT_PATH_GRANULES;
+    if (!in->structured_api)
+        GCTX_CHECK(plan_granules(in, fine, &sums, plan), fail);
+    return GCTX_SUCCESS;
+fail:
+    gctx__plan_free(plan);
     return s;
 }
 
