@@ -214,6 +214,7 @@ static void evict_beyond(device_cache *d, unsigned keep, entry **victims)
         unlink_entry(d, e);
         e->next = *victims;
         *victims = e;
+        d->evictions++;
     }
 }
 
@@ -233,23 +234,16 @@ static void destroy_driver_context(const gctx__driver *drv, gctx__driver_context
 }
 
 /* Destroys evicted contexts, outside the lock (the driver call takes time). */
-static void destroy_victims(int device, entry *victims)
+static void destroy_victims(entry *victims)
 {
-    if (!victims)
-        return;
     const gctx__driver *drv = NULL;
     gctx__driver_loaded(&drv); /* loaded before anything was cached */
-    unsigned destroyed = 0;
     while (victims) {
         entry *e = victims;
         victims = e->next;
         destroy_driver_context(drv, &e->driver);
-        destroyed++;
         free(e);
     }
-    pthread_mutex_lock(&lock);
-    devices[device].evictions += destroyed; /* the victims came from it: it exists */
-    pthread_mutex_unlock(&lock);
 }
 
 /* ---- the hooks of context.c ---- */
@@ -328,7 +322,7 @@ int gctx__cache_give(gctx_context *c)
         kept = 1;
     }
     pthread_mutex_unlock(&lock);
-    destroy_victims(c->device, victims);
+    destroy_victims(victims);
     if (!kept) {
         const gctx__driver *drv;
         if (c->driver.idle.n && gctx__driver_loaded(&drv))
@@ -426,7 +420,7 @@ static gctx_status shrink(int device, int set_limit, unsigned keep)
         d->limit = keep;
     evict_beyond(d, keep, &victims);
     pthread_mutex_unlock(&lock);
-    destroy_victims(device, victims);
+    destroy_victims(victims);
     return GCTX_SUCCESS;
 }
 
