@@ -116,16 +116,14 @@ static gctx_status legal_count(const gctx__plan_input *in, unsigned i, unsigned 
                           "nearest: %s",
                           i, asked, where(in), unit, minimum, below || above ? nearest : "none");
     }
-    unsigned pick;
     if (rounding == GCTX_ROUND_DOWN)
-        pick = below ? below : above;
+        *count = below ? below : above;
     else if (rounding == GCTX_ROUND_UP)
-        pick = above ? above : below;
+        *count = above ? above : below;
     else if (!below || !above)
-        pick = below ? below : above;
+        *count = below ? below : above;
     else
-        pick = asked - below < above - asked ? below : above;
-    *count = pick;
+        *count = asked - below < above - asked ? below : above;
     *rounded = 1;
     return GCTX_SUCCESS;
 }
