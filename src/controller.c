@@ -163,8 +163,7 @@ gctx_status gctx_controller_create(const gctx_workload *workloads, unsigned nb_w
                           "give at least one row of SM counts");
     gctx_workload local[GCTX_CONTROLLER_MAX_WORKLOADS];
     for (unsigned w = 0; w < nb_workloads; w++) {
-        gctx_workload init = GCTX_WORKLOAD_INIT;
-        local[w] = init;
+        local[w] = (gctx_workload)GCTX_WORKLOAD_INIT;
         GCTX_TRY(gctx__sized_in(&local[w], sizeof local[w], &workloads[w], GCTX__MIN_WORKLOAD,
                                 "workload", "GCTX_WORKLOAD_INIT"));
         GCTX_TRY(check_workload(&local[w], w));
