@@ -286,8 +286,7 @@ static gctx_status plan_granules(const gctx__plan_input *in, int fine, const req
     const unsigned explicit_total = sums->explicit_total;
     const int have_discovery = sums->have_discovery;
     unsigned minimum = fine ? FINE_UNIT : in->min_partition;
-    unsigned start = counts_gcd ? counts_gcd : in->sm_count;
-    start = round_down(start, unit_lcm);
+    unsigned start = round_down(counts_gcd ? counts_gcd : in->sm_count, unit_lcm);
     char why[512];
     why[0] = '\0';
     int found = 0;
@@ -337,20 +336,16 @@ static gctx_status plan_granules(const gctx__plan_input *in, int fine, const req
                      minimum, unit_lcm, counts_gcd, where(in), minimum);
         return gctx__fail(GCTX_ERROR_INSUFFICIENT_SMS, "%s", why);
     }
-    unsigned used_granules = 0;
-    int remainder_taken = 0;
-    for (unsigned i = 0; i < plan->nb_groups; i++) {
+    for (unsigned i = 0; i < plan->nb_groups; i++) { /* the sums start at 0 (gctx__plan_make) */
         const gctx__assignment *a = &plan->assign[i];
         gctx_group_plan *out = &plan->groups[i];
         out->sm_count = a->granules * plan->granule + (a->takes_remainder ? plan->split_remainder : 0);
         out->backfilled = a->takes_remainder;
-        used_granules += a->granules;
-        remainder_taken |= a->takes_remainder;
+        plan->used_granules += a->granules;
+        plan->remainder_taken |= a->takes_remainder;
     }
-    plan->used_granules = used_granules;
-    plan->remainder_taken = remainder_taken;
-    plan->remainder_sms = (plan->split_groups - used_granules) * plan->granule +
-                          (remainder_taken ? 0 : plan->split_remainder);
+    plan->remainder_sms = (plan->split_groups - plan->used_granules) * plan->granule +
+                          (plan->remainder_taken ? 0 : plan->split_remainder);
     return GCTX_SUCCESS;
 }
 
