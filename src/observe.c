@@ -3,7 +3,6 @@
  * needed to build greenctx; the driver compiles it for the GPU at load time. */
 #include <assert.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "partition.h"
 
@@ -16,37 +15,9 @@ typedef struct smid_kernel {
     gcu_deviceptr flags; /* SMID_SLOTS unsigned ints, zeroed */
 } smid_kernel;
 
-/* Thread 0 marks its SM and spins, so the other blocks land elsewhere. */
-static const char smid_ptx[] =
-    ".version 7.0\n"
-    ".target sm_70\n"
-    ".address_size 64\n"
-    ".visible .entry greenctx_smid(.param .u64 flags, .param .u64 spin_ns)\n"
-    "{\n"
-    "  .reg .pred p;\n"
-    "  .reg .b32 r<4>;\n"
-    "  .reg .b64 rd<8>;\n"
-    "  mov.u32 r1, %tid.x;\n"
-    "  setp.ne.u32 p, r1, 0;\n"
-    "  @p bra DONE;\n"
-    "  mov.u32 r2, %smid;\n"
-    "  and.b32 r2, r2, 1023;\n"
-    "  ld.param.u64 rd1, [flags];\n"
-    "  cvta.to.global.u64 rd1, rd1;\n"
-    "  mul.wide.u32 rd2, r2, 4;\n"
-    "  add.s64 rd3, rd1, rd2;\n"
-    "  mov.u32 r3, 1;\n"
-    "  st.global.u32 [rd3], r3;\n"
-    "  ld.param.u64 rd4, [spin_ns];\n"
-    "  mov.u64 rd5, %globaltimer;\n"
-    "  add.u64 rd6, rd5, rd4;\n"
-    "SPIN:\n"
-    "  mov.u64 rd7, %globaltimer;\n"
-    "  setp.lt.u64 p, rd7, rd6;\n"
-    "  @p bra SPIN;\n"
-    "DONE:\n"
-    "  ret;\n"
-    "}\n";
+/* src/smid.ptx: thread 0 of each block marks its SM and spins, so the other blocks land
+ * elsewhere. */
+extern const char gctx__smid_ptx[];
 
 /* The kernel masks %smid to 10 bits before indexing the flags: every masked value needs a
  * slot, or a large SM id would write past the allocation. */
@@ -55,7 +26,7 @@ static_assert(SMID_SLOTS >= 1024, "the %smid kernel indexes flags by smid & 1023
 /* On failure the caller unloads what was loaded. */
 static gctx_status smid_load(const gctx__driver *drv, smid_kernel *kernel)
 {
-    gcu_result r = drv->cuModuleLoadData(&kernel->module, smid_ptx);
+    gcu_result r = drv->cuModuleLoadData(&kernel->module, gctx__smid_ptx);
     if (r == GCU_ERROR_NOT_SUPPORTED)
         return gctx__fail(GCTX_ERROR_UNSUPPORTED,
                           "this driver runs no kernels: seeing which SMs work runs on needs a GPU");
