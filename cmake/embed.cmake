@@ -1,4 +1,4 @@
-# Data files compiled in: the bench's PTX (bench/kernels/*.ptx) stays a data file in the tree,
+# Data files compiled in: PTX (src/smid.ptx, bench/kernels/*.ptx) stays a data file in the tree,
 # and the build writes the C array that carries it.
 #
 # greenctx_embed(TARGET SYMBOL FILE): `const char SYMBOL[]`, FILE's bytes and a NUL, compiled

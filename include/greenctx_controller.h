@@ -51,8 +51,7 @@ typedef struct gctx_controller_options {
     double learning_rate;    /* the weight of each observed step in its correction (0.25) */
     double latency_margin;   /* met when the predicted step x this is within target (1.10) */
     double shared_slowdown;  /* "no split": step stretch per other busy workload (1.0) */
-    int disjoint;            /* 1: workloads can't share SMs (claims): no "no split", no row of
-                                zeros */
+    int disjoint;            /* 1: no SM shared (claims): no "no split", no row of zeros */
 } gctx_controller_options;
 #define GCTX_CONTROLLER_OPTIONS_INIT {sizeof(gctx_controller_options), 0, 0.0, 0.05, 3, 0.25, 1.10, 1.0, 0}
 

@@ -32,8 +32,7 @@ static int wants_workqueue(const gctx_context_options *options)
 static gctx_status check_options(const gctx__driver *drv, const gctx_context_options *caller,
                                  gctx_context_options *local)
 {
-    const gctx_context_options defaults = GCTX_CONTEXT_OPTIONS_INIT;
-    *local = defaults;
+    *local = (gctx_context_options)GCTX_CONTEXT_OPTIONS_INIT;
     if (!caller)
         return GCTX_SUCCESS;
     GCTX_TRY(gctx__sized_in(local, sizeof *local, caller, GCTX__MIN_CONTEXT_OPTIONS, "options",

@@ -144,32 +144,17 @@ static int put_key(key_buffer *b, const gctx_partition *p, const gctx_context_op
     return put_partition(b, p);
 }
 
-/* FNV-1a over 8-byte words in four lanes, whose multiplies overlap: a key can be a kilobyte,
- * hashed on every lookup. */
-#define HASH_BASIS 1469598103934665603ull
-#define HASH_PRIME 1099511628211ull
-#define HASH_LANES 4
-
+/* FNV-1a over 8-byte words, then the tail's bytes. */
 static uint64_t key_hash(const unsigned char *bytes, size_t size)
 {
-    uint64_t lane[HASH_LANES], word;
-    for (unsigned k = 0; k < HASH_LANES; k++)
-        lane[k] = HASH_BASIS + k;
+    uint64_t h = 1469598103934665603ull, word;
     size_t i = 0;
-    for (; i + HASH_LANES * sizeof word <= size; i += HASH_LANES * sizeof word)
-        for (unsigned k = 0; k < HASH_LANES; k++) {
-            memcpy(&word, bytes + i + k * sizeof word, sizeof word);
-            lane[k] = (lane[k] ^ word) * HASH_PRIME;
-        }
-    uint64_t h = lane[0];
-    for (unsigned k = 1; k < HASH_LANES; k++)
-        h = (h ^ lane[k]) * HASH_PRIME;
     for (; i + sizeof word <= size; i += sizeof word) {
         memcpy(&word, bytes + i, sizeof word);
-        h = (h ^ word) * HASH_PRIME;
+        h = (h ^ word) * 1099511628211ull;
     }
     for (; i < size; i++)
-        h = (h ^ bytes[i]) * HASH_PRIME;
+        h = (h ^ bytes[i]) * 1099511628211ull;
     return h;
 }
 
@@ -229,6 +214,7 @@ static void evict_beyond(device_cache *d, unsigned keep, entry **victims)
         unlink_entry(d, e);
         e->next = *victims;
         *victims = e;
+        d->evictions++;
     }
 }
 
@@ -248,23 +234,16 @@ static void destroy_driver_context(const gctx__driver *drv, gctx__driver_context
 }
 
 /* Destroys evicted contexts, outside the lock (the driver call takes time). */
-static void destroy_victims(int device, entry *victims)
+static void destroy_victims(entry *victims)
 {
-    if (!victims)
-        return;
     const gctx__driver *drv = NULL;
     gctx__driver_loaded(&drv); /* loaded before anything was cached */
-    unsigned destroyed = 0;
     while (victims) {
         entry *e = victims;
         victims = e->next;
         destroy_driver_context(drv, &e->driver);
-        destroyed++;
         free(e);
     }
-    pthread_mutex_lock(&lock);
-    devices[device].evictions += destroyed; /* the victims came from it: it exists */
-    pthread_mutex_unlock(&lock);
 }
 
 /* ---- the hooks of context.c ---- */
@@ -343,7 +322,7 @@ int gctx__cache_give(gctx_context *c)
         kept = 1;
     }
     pthread_mutex_unlock(&lock);
-    destroy_victims(c->device, victims);
+    destroy_victims(victims);
     if (!kept) {
         const gctx__driver *drv;
         if (c->driver.idle.n && gctx__driver_loaded(&drv))
@@ -441,7 +420,7 @@ static gctx_status shrink(int device, int set_limit, unsigned keep)
         d->limit = keep;
     evict_beyond(d, keep, &victims);
     pthread_mutex_unlock(&lock);
-    destroy_victims(device, victims);
+    destroy_victims(victims);
     return GCTX_SUCCESS;
 }
 

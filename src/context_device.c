@@ -151,26 +151,16 @@ done:
 
 /* ---- the Python API's shapes ---- */
 
-static gctx_status of_device(int device, const gctx_group *groups, unsigned nb_groups,
-                             unsigned num_sms, unsigned flags,
-                             const gctx_split_options *split_options,
-                             const gctx_context_options *options, gctx_context **contexts,
-                             gctx_context **remainder)
-{
-    gctx_context_request r = {.size = sizeof r, .device = device, .groups = groups,
-                              .nb_groups = nb_groups, .num_sms = num_sms, .flags = flags,
-                              .split_options = split_options, .options = options};
-    return gctx_contexts_create(&r, contexts, remainder);
-}
-
-/* num_sms 0 would ask for every SM: refused, as the two shapes below always did. */
+/* num_sms 0 would ask for every SM, which these two shapes refuse. */
 static gctx_status context_of_sms(int device, unsigned num_sms, unsigned flags,
                                   const gctx_context_options *options, gctx_context **context)
 {
     if (num_sms == 0)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "num_sms is 0: give the SM count the context should have");
-    return of_device(device, NULL, 0, num_sms, flags, NULL, options, context, NULL);
+    gctx_context_request r = {.size = sizeof r, .device = device, .num_sms = num_sms,
+                              .flags = flags, .options = options};
+    return gctx_contexts_create(&r, context, NULL);
 }
 
 gctx_status gctx_context_create_with_sms(int device, unsigned num_sms,
@@ -195,6 +185,8 @@ gctx_status gctx_context_split_device(int device, const gctx_group *groups, unsi
     if (!groups || !nb_groups)
         return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                           "groups is NULL or nb_groups is 0: give the groups to split into");
-    return of_device(device, groups, nb_groups, 0, 0, split_options, options, contexts,
-                     remainder);
+    gctx_context_request r = {.size = sizeof r, .device = device, .groups = groups,
+                              .nb_groups = nb_groups, .split_options = split_options,
+                              .options = options};
+    return gctx_contexts_create(&r, contexts, remainder);
 }

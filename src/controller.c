@@ -20,8 +20,9 @@ struct gctx_controller {
     unsigned streak;     /* ... this many decisions in a row */
 };
 
-static void controller_free(gctx_controller *c)
+static void controller_destroy(gctx__object *object)
 {
+    gctx_controller *c = (gctx_controller *)object;
     gctx__ctl_model *m = &c->model;
     for (unsigned w = 0; w < m->nb_workloads; w++) {
         free(m->workloads[w].sms);
@@ -33,8 +34,6 @@ static void controller_free(gctx_controller *c)
     pthread_mutex_destroy(&c->lock);
     free(c);
 }
-
-static void controller_destroy(gctx__object *object) { controller_free((gctx_controller *)object); }
 
 static gctx_status check_workload(const gctx_workload *w, unsigned index)
 {
@@ -164,8 +163,7 @@ gctx_status gctx_controller_create(const gctx_workload *workloads, unsigned nb_w
                           "give at least one row of SM counts");
     gctx_workload local[GCTX_CONTROLLER_MAX_WORKLOADS];
     for (unsigned w = 0; w < nb_workloads; w++) {
-        gctx_workload init = GCTX_WORKLOAD_INIT;
-        local[w] = init;
+        local[w] = (gctx_workload)GCTX_WORKLOAD_INIT;
         GCTX_TRY(gctx__sized_in(&local[w], sizeof local[w], &workloads[w], GCTX__MIN_WORKLOAD,
                                 "workload", "GCTX_WORKLOAD_INIT"));
         GCTX_TRY(check_workload(&local[w], w));
@@ -185,7 +183,7 @@ gctx_status gctx_controller_create(const gctx_workload *workloads, unsigned nb_w
     *controller = gctx__handle_give(&c->base);
     return GCTX_SUCCESS;
 fail:
-    controller_free(c);
+    controller_destroy(&c->base);
     return s;
 }
 
@@ -360,17 +358,13 @@ gctx_status gctx_controller_decide(gctx_controller *controller, gctx_controller_
 {
     gctx_controller *c;
     GCTX_TRY(resolve(controller, &c));
-    if (!decision)
-        return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT, "decision is NULL");
     GCTX_TRY(gctx__sized_check(decision, GCTX__MIN_CONTROLLER_DECISION, "decision",
                                "GCTX_CONTROLLER_DECISION_INIT"));
-    pthread_mutex_lock(&c->lock);
     const gctx__ctl_model *m = &c->model;
-    judged *all = malloc(m->nb_candidates * sizeof *all);
-    if (!all) {
-        pthread_mutex_unlock(&c->lock);
+    judged *all = malloc(m->nb_candidates * sizeof *all); /* fixed at creation */
+    if (!all)
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory deciding");
-    }
+    pthread_mutex_lock(&c->lock);
     unsigned best = 0;
     for (unsigned k = 0; k < m->nb_candidates; k++) {
         judge(m, k, &all[k]);

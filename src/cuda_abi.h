@@ -175,15 +175,10 @@ typedef struct gcu_dev_sm_resource_group_params {
     unsigned int reserved[11];
 } gcu_dev_sm_resource_group_params;
 
-#if defined(__cplusplus)
-#define GCU_STATIC_ASSERT static_assert
-#else
-#define GCU_STATIC_ASSERT _Static_assert
-#endif
-GCU_STATIC_ASSERT(sizeof(gcu_dev_resource) == 144, "CUdevResource is 144 bytes in every driver");
-GCU_STATIC_ASSERT(offsetof(gcu_dev_resource, u) == 96, "the union starts at byte 96");
-GCU_STATIC_ASSERT(offsetof(gcu_dev_resource, nextResource) == 136, "nextResource at byte 136");
-GCU_STATIC_ASSERT(sizeof(gcu_dev_sm_resource_group_params) == 64, "group params are 64 bytes");
+_Static_assert(sizeof(gcu_dev_resource) == 144, "CUdevResource is 144 bytes in every driver");
+_Static_assert(offsetof(gcu_dev_resource, u) == 96, "the union starts at byte 96");
+_Static_assert(offsetof(gcu_dev_resource, nextResource) == 136, "nextResource at byte 136");
+_Static_assert(sizeof(gcu_dev_sm_resource_group_params) == 64, "group params are 64 bytes");
 
 /* Entry points, with the ABI version of each prototype below: the version greenctx passes to
  * cuGetProcAddress. A version above the installed driver's is never asked for. */

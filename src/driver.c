@@ -18,10 +18,6 @@ static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int loaded;
 static gctx__driver driver;
 static int driver_has_no_device;
-/* The last attempt's failure, written and read under load_lock. */
-static gctx_status load_status;
-static char load_message[1024];
-static int load_cuda_result;
 /* The loading driver's version as people write it ("13.1"), for messages. */
 static char have[16];
 
@@ -114,15 +110,19 @@ static void decide_features(void)
                         symbols[i].name);
 }
 
+/* With a CUresult the driver is there and answered with an error: worth another call. */
 GCTX_PRINTF(3, 4)
 static gctx_status fail_load(gctx_status status, int cuda_result, const char *fmt, ...)
 {
+    char what[1024];
     va_list args;
     va_start(args, fmt);
-    vsnprintf(load_message, sizeof load_message, fmt, args);
+    vsnprintf(what, sizeof what, fmt, args);
     va_end(args);
-    load_status = status;
-    load_cuda_result = cuda_result;
+    if (!cuda_result)
+        return gctx__fail(status, "%s", what);
+    gctx__fail_cuda(cuda_result, "%s", what);
+    gctx__append_error("greenctx tries again on the next call");
     return status;
 }
 
@@ -189,8 +189,7 @@ static gctx_status load_from(void *lib, const char *path)
 static gctx_status load_attempt(void)
 {
     memset(&driver, 0, sizeof driver);
-    if (gctx__log_configure() != GCTX_SUCCESS)
-        return fail_load(GCTX_ERROR_INVALID_ARGUMENT, 0, "%s", gctx_last_error());
+    GCTX_TRY(gctx__log_configure());
     const char *override = getenv("GREENCTX_CUDA_LIBRARY");
     const char *path = override && *override ? override : DEFAULT_DRIVER;
     void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -222,13 +221,6 @@ static gctx_status ensure_loaded(void)
         s = load_attempt();
         if (s == GCTX_SUCCESS)
             atomic_store_explicit(&loaded, 1, memory_order_release);
-        else if (load_cuda_result) {
-            /* The driver is there and answered with an error: worth another call. */
-            gctx__fail_cuda(load_cuda_result, "%s", load_message);
-            gctx__append_error("greenctx tries again on the next call");
-        } else {
-            gctx__fail(load_status, "%s", load_message);
-        }
     }
     pthread_mutex_unlock(&load_lock);
     return s;

@@ -39,8 +39,9 @@ static void drop(gctx__object *object)
     gctx__object_release(object);
 }
 
-static void layouts_free(gctx_layouts *l)
+static void layouts_destroy(gctx__object *object)
 {
+    gctx_layouts *l = (gctx_layouts *)object;
     size_t n = l->slots ? (size_t)l->nb_layouts * l->nb_parts : 0;
     for (size_t i = 0; i < n; i++) {
         slot *k = &l->slots[i];
@@ -53,8 +54,6 @@ static void layouts_free(gctx_layouts *l)
     pthread_mutex_destroy(&l->lock);
     free(l);
 }
-
-static void layouts_destroy(gctx__object *object) { layouts_free((gctx_layouts *)object); }
 
 /* A create call's handle, kept as an object reference; the handle given back. */
 static void *keep(void *handle, gctx__type type)
@@ -164,7 +163,7 @@ done:
     if (s == GCTX_SUCCESS)
         *layouts = gctx__handle_give(&l->base);
     else if (l)
-        layouts_free(l);
+        layouts_destroy(&l->base);
     return s;
 }
 

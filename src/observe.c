@@ -3,7 +3,6 @@
  * needed to build greenctx; the driver compiles it for the GPU at load time. */
 #include <assert.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "partition.h"
 
@@ -16,75 +15,32 @@ typedef struct smid_kernel {
     gcu_deviceptr flags; /* SMID_SLOTS unsigned ints, zeroed */
 } smid_kernel;
 
-/* Thread 0 marks its SM and spins, so the other blocks land elsewhere. */
-static const char smid_ptx[] =
-    ".version 7.0\n"
-    ".target sm_70\n"
-    ".address_size 64\n"
-    ".visible .entry greenctx_smid(.param .u64 flags, .param .u64 spin_ns)\n"
-    "{\n"
-    "  .reg .pred p;\n"
-    "  .reg .b32 r<4>;\n"
-    "  .reg .b64 rd<8>;\n"
-    "  mov.u32 r1, %tid.x;\n"
-    "  setp.ne.u32 p, r1, 0;\n"
-    "  @p bra DONE;\n"
-    "  mov.u32 r2, %smid;\n"
-    "  and.b32 r2, r2, 1023;\n"
-    "  ld.param.u64 rd1, [flags];\n"
-    "  cvta.to.global.u64 rd1, rd1;\n"
-    "  mul.wide.u32 rd2, r2, 4;\n"
-    "  add.s64 rd3, rd1, rd2;\n"
-    "  mov.u32 r3, 1;\n"
-    "  st.global.u32 [rd3], r3;\n"
-    "  ld.param.u64 rd4, [spin_ns];\n"
-    "  mov.u64 rd5, %globaltimer;\n"
-    "  add.u64 rd6, rd5, rd4;\n"
-    "SPIN:\n"
-    "  mov.u64 rd7, %globaltimer;\n"
-    "  setp.lt.u64 p, rd7, rd6;\n"
-    "  @p bra SPIN;\n"
-    "DONE:\n"
-    "  ret;\n"
-    "}\n";
+/* src/smid.ptx: thread 0 of each block marks its SM and spins, so the other blocks land
+ * elsewhere. */
+extern const char gctx__smid_ptx[];
 
 /* The kernel masks %smid to 10 bits before indexing the flags: every masked value needs a
  * slot, or a large SM id would write past the allocation. */
 static_assert(SMID_SLOTS >= 1024, "the %smid kernel indexes flags by smid & 1023");
 
-static void smid_unload(const gctx__driver *drv, smid_kernel *kernel)
-{
-    if (kernel->flags)
-        GCTX__RELEASE(drv, MEMORY, memory, kernel->flags);
-    if (kernel->module)
-        GCTX__RELEASE(drv, MODULE, module, kernel->module);
-    memset(kernel, 0, sizeof *kernel);
-}
-
+/* On failure the caller unloads what was loaded. */
 static gctx_status smid_load(const gctx__driver *drv, smid_kernel *kernel)
 {
-    memset(kernel, 0, sizeof *kernel);
-    gcu_result r = drv->cuModuleLoadData(&kernel->module, smid_ptx);
+    gcu_result r = drv->cuModuleLoadData(&kernel->module, gctx__smid_ptx);
     if (r == GCU_ERROR_NOT_SUPPORTED)
         return gctx__fail(GCTX_ERROR_UNSUPPORTED,
                           "this driver runs no kernels: seeing which SMs work runs on needs a GPU");
-    if (r != GCU_SUCCESS)
-        return gctx__fail_cuda(r, "cuModuleLoadData of the %%smid kernel");
-    const char *call = "cuModuleGetFunction"; /* the step that failed, for the message */
-    r = drv->cuModuleGetFunction(&kernel->function, kernel->module, "greenctx_smid");
-    if (r == GCU_SUCCESS && (call = "cuMemAlloc"))
-        r = drv->cuMemAlloc(&kernel->flags, SMID_SLOTS * sizeof(unsigned));
+    GCTX_TRY(gctx__check_cuda(r, "cuModuleLoadData of the %%smid kernel"));
+    GCTX_TRY(gctx__check_cuda(drv->cuModuleGetFunction(&kernel->function, kernel->module,
+                                                       "greenctx_smid"),
+                              "cuModuleGetFunction, preparing the %%smid kernel"));
+    GCTX_TRY(gctx__check_cuda(drv->cuMemAlloc(&kernel->flags, SMID_SLOTS * sizeof(unsigned)),
+                              "cuMemAlloc, preparing the %%smid kernel"));
     /* A synchronous memset: done before anything on any stream reads the flags. */
-    if (r == GCU_SUCCESS && (call = "cuMemsetD32"))
-        r = drv->cuMemsetD32(kernel->flags, 0, SMID_SLOTS);
-    if (r == GCU_SUCCESS && (call = "cuStreamSynchronize"))
-        r = drv->cuStreamSynchronize(NULL);
-    if (r != GCU_SUCCESS) {
-        gctx_status s = gctx__fail_cuda(r, "%s, preparing the %%smid kernel", call);
-        smid_unload(drv, kernel);
-        return s;
-    }
-    return GCTX_SUCCESS;
+    GCTX_TRY(gctx__check_cuda(drv->cuMemsetD32(kernel->flags, 0, SMID_SLOTS),
+                              "cuMemsetD32, preparing the %%smid kernel"));
+    return gctx__check_cuda(drv->cuStreamSynchronize(NULL),
+                            "cuStreamSynchronize, preparing the %%smid kernel");
 }
 
 /* Reads the flags back (after the stream is synchronised): sorted SM ids, count of them. */
@@ -127,7 +83,7 @@ gctx_status gctx_stream_observe_sms(gctx_stream *stream, unsigned *sm_ids, unsig
                                                         stream->context->device),
                               "cuDeviceGetAttribute(multiprocessor count)"));
     GCTX_TRY(gctx__push_context(drv, stream->context->driver.context));
-    smid_kernel kernel;
+    smid_kernel kernel = {NULL, NULL, 0};
     gctx_status s;
     GCTX_CHECK(smid_load(drv, &kernel), done);
     /* Blocks of 1024 threads (at most two fit an SM), eight per SM of the whole device,
@@ -135,15 +91,19 @@ gctx_status gctx_stream_observe_sms(gctx_stream *stream, unsigned *sm_ids, unsig
     gcu_deviceptr flags = kernel.flags;
     unsigned long long spin_ns = 20000;
     void *params[] = {&flags, &spin_ns};
-    s = gctx__check_cuda(drv->cuLaunchKernel(kernel.function, 8u * (unsigned)device_sms, 1, 1,
-                                             1024, 1, 1, 0, stream->handle, params, NULL),
-                         "cuLaunchKernel of the %%smid kernel");
-    if (s == GCTX_SUCCESS)
-        s = gctx__check_cuda(drv->cuStreamSynchronize(stream->handle),
-                             "cuStreamSynchronize after the %%smid kernel");
-    if (s == GCTX_SUCCESS)
-        s = smid_collect(drv, &kernel, sm_ids, capacity, count);
-    smid_unload(drv, &kernel);
+    GCTX_CHECK(gctx__check_cuda(drv->cuLaunchKernel(kernel.function, 8u * (unsigned)device_sms,
+                                                    1, 1, 1024, 1, 1, 0, stream->handle, params,
+                                                    NULL),
+                                "cuLaunchKernel of the %%smid kernel"),
+               done);
+    GCTX_CHECK(gctx__check_cuda(drv->cuStreamSynchronize(stream->handle),
+                                "cuStreamSynchronize after the %%smid kernel"),
+               done);
+    s = smid_collect(drv, &kernel, sm_ids, capacity, count);
 done:
+    if (kernel.flags)
+        GCTX__RELEASE(drv, MEMORY, memory, kernel.flags);
+    if (kernel.module)
+        GCTX__RELEASE(drv, MODULE, module, kernel.module);
     return gctx__pop_context(drv, s);
 }

@@ -30,48 +30,14 @@ static void partition_destroy(gctx__object *object)
 static void partition_fields(gctx_partition *p, int device, gctx_partition_kind kind,
                              unsigned nb_resources, unsigned sm_count, int in_split_block)
 {
-    /* Field by field, in the struct's order (partition.h asks a new field to be set here):
-     * cheaper than clearing the struct, on every output of a split. */
-    p->device = device;
-    p->cc_major = 0;
-    p->kind = kind;
-    p->sm_count = sm_count;
-    p->rules = (gctx__sm_rules){0, 0, 0};
-    p->structured = 0;
-    p->flags = 0;
-    p->has_locality = 0;
-    p->locality = 0;
-    p->nb_resources = nb_resources;
-    p->split = NULL;
-    p->index = 0;
-    p->context = NULL;
-    p->in_split_block = in_split_block;
-    p->holds_primary = 0;
-    p->desc = NULL;
+    _Static_assert(offsetof(gctx_partition, resources) == sizeof(gctx_partition),
+                   "assigning the struct leaves the resources already written alone");
+    *p = (gctx_partition){.device = device, .kind = kind, .sm_count = sm_count,
+                          .nb_resources = nb_resources, .in_split_block = in_split_block};
 }
 
-/* On failure the memory is the caller's. Partitions at the top of a provenance tree hold the
- * primary context. */
-static gctx_status partition_setup(gctx_partition *p, int device, gctx_partition_kind kind,
-                                   unsigned nb_resources)
-{
-    const gctx__driver *drv;
-    GCTX_TRY(gctx__driver_load(&drv));
-    unsigned sm_count = 0;
-    for (unsigned i = 0; i < nb_resources; i++)
-        sm_count += p->resources[i].u.sm.smCount;
-    partition_fields(p, device, kind, nb_resources, sm_count, 0);
-    int top = kind == GCTX_PARTITION_DEVICE || kind == GCTX_PARTITION_CONTEXT;
-    if (top)
-        GCTX_TRY(gctx__device_hold_primary(drv, device));
-    p->holds_primary = top;
-    gctx_status s = gctx__object_init(&p->base, GCTX__TYPE_PARTITION, partition_destroy);
-    if (s != GCTX_SUCCESS && top)
-        gctx__device_drop_primary(drv, device);
-    return s;
-}
-
-/* A partition with its resources copied, in one block of its own. */
+/* A partition with its resources copied, in one block of its own; at the top of a provenance
+ * tree (DEVICE, CONTEXT) it holds the primary context. */
 static gctx_status partition_new(int device, gctx_partition_kind kind,
                                  const gcu_dev_resource *resources, unsigned nb_resources,
                                  gctx_partition **out)
@@ -80,11 +46,24 @@ static gctx_status partition_new(int device, gctx_partition_kind kind,
     if (!p)
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making a partition");
     memcpy(p->resources, resources, nb_resources * sizeof *resources);
-    gctx_status s = partition_setup(p, device, kind, nb_resources);
-    if (s != GCTX_SUCCESS)
-        free(p);
-    else
-        *out = p;
+    unsigned sm_count = 0;
+    for (unsigned i = 0; i < nb_resources; i++)
+        sm_count += resources[i].u.sm.smCount;
+    partition_fields(p, device, kind, nb_resources, sm_count, 0);
+    const gctx__driver *drv = NULL;
+    gctx_status s;
+    GCTX_CHECK(gctx__driver_load(&drv), fail);
+    if (kind == GCTX_PARTITION_DEVICE || kind == GCTX_PARTITION_CONTEXT) {
+        GCTX_CHECK(gctx__device_hold_primary(drv, device), fail);
+        p->holds_primary = 1;
+    }
+    GCTX_CHECK(gctx__object_init(&p->base, GCTX__TYPE_PARTITION, partition_destroy), fail);
+    *out = p;
+    return GCTX_SUCCESS;
+fail:
+    if (p->holds_primary)
+        gctx__device_drop_primary(drv, device);
+    free(p);
     return s;
 }
 

@@ -24,7 +24,6 @@ typedef struct gctx__split {
     size_t block_bytes;    /* what its allocation holds: itself and its partitions (split.c) */
 } gctx__split;
 
-/* partition.c's partition_fields sets every field but base: a new field is set there too. */
 struct gctx_partition {
     gctx__object base;
     int device;

@@ -9,53 +9,20 @@
 
 #define FINE_UNIT 2u /* what the ignore-co-scheduling flag splits into: one TPC's SM pair */
 
-/* Units and counts are mostly powers of two: a shift and a mask, not a division. b > 0. */
-static unsigned shift_of(unsigned b)
-{
-    /* the trailing zeros, by de Bruijn multiplication: no loop, no compiler builtin */
-    static const unsigned char position[32] = {0,  1,  28, 2,  29, 14, 24, 3,  30, 22, 20,
-                                               15, 25, 17, 4,  8,  31, 27, 13, 23, 21, 19,
-                                               16, 7,  26, 12, 18, 6,  11, 5,  10, 9};
-    return position[((b & (0u - b)) * 0x077CB531u) >> 27];
-}
-
-static unsigned quot(unsigned a, unsigned b) { return b & (b - 1) ? a / b : a >> shift_of(b); }
-
-static unsigned rem(unsigned a, unsigned b) { return b & (b - 1) ? a % b : a & (b - 1); }
-
-/* a rounded down to a multiple of b (a mask for a power of two). */
-static unsigned round_down(unsigned a, unsigned b)
-{
-    return b & (b - 1) ? a / b * b : a & (0u - b);
-}
-
 static unsigned gcd(unsigned a, unsigned b)
 {
-    if (!a || !b)
-        return a | b;
-    unsigned k = shift_of(a | b);
-    a >>= shift_of(a);
-    do {
-        b >>= shift_of(b);
-        if (a > b) {
-            unsigned t = a;
-            a = b;
-            b = t;
-        }
-        b -= a;
-    } while (b);
-    return a << k;
+    while (b) {
+        unsigned t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
 }
 
-static unsigned lcm(unsigned a, unsigned b)
-{
-    /* One unit dividing the other is the common case (powers of two): no gcd's loop. */
-    if (!rem(b, a))
-        return b;
-    if (!rem(a, b))
-        return a;
-    return quot(a, gcd(a, b)) * b;
-}
+static unsigned lcm(unsigned a, unsigned b) { return a / gcd(a, b) * b; }
+
+/* a rounded down to a multiple of b. */
+static unsigned round_down(unsigned a, unsigned b) { return a / b * b; }
 
 static const char *where(const gctx__plan_input *in)
 {
@@ -103,7 +70,7 @@ static gctx_status coscheduled_unit(const gctx__plan_input *in, int fine, unsign
         c = FINE_UNIT;
     } else {
         c = c ? c : in->alignment;
-        if (rem(c, in->alignment) || c > in->max_coscheduled)
+        if (c % in->alignment || c > in->max_coscheduled)
             return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
                               "group %u: coscheduled_sm_count %u: on %s it must be a multiple of "
                               "%u up to %u, or below %u for 2-SM units",
@@ -126,7 +93,7 @@ static gctx_status legal_count(const gctx__plan_input *in, unsigned i, unsigned 
                                unsigned *count, int *rounded)
 {
     unsigned most = round_down(in->sm_count, unit);
-    if (rem(asked, unit) == 0 && asked >= minimum) {
+    if (asked % unit == 0 && asked >= minimum) {
         *count = asked;
         *rounded = 0;
         return GCTX_SUCCESS;
@@ -149,16 +116,14 @@ static gctx_status legal_count(const gctx__plan_input *in, unsigned i, unsigned 
                           "nearest: %s",
                           i, asked, where(in), unit, minimum, below || above ? nearest : "none");
     }
-    unsigned pick;
     if (rounding == GCTX_ROUND_DOWN)
-        pick = below ? below : above;
+        *count = below ? below : above;
     else if (rounding == GCTX_ROUND_UP)
-        pick = above ? above : below;
+        *count = above ? above : below;
     else if (!below || !above)
-        pick = below ? below : above;
+        *count = below ? below : above;
     else
-        pick = asked - below < above - asked ? below : above;
-    *count = pick;
+        *count = asked - below < above - asked ? below : above;
     *rounded = 1;
     return GCTX_SUCCESS;
 }
@@ -262,12 +227,12 @@ static int try_granule(const gctx__plan_input *in, const gctx__plan *plan, unsig
             }
             *discovered += a->granules * g + (a->takes_remainder ? split->remainder : 0);
             taker = (int)i;
-        } else if (rem(o->num_sms, g) == 0 && quot(o->num_sms, g) <= free_granules) {
-            a->granules = quot(o->num_sms, g);
+        } else if (o->num_sms % g == 0 && o->num_sms / g <= free_granules) {
+            a->granules = o->num_sms / g;
         } else if (o->backfill && remainder_free && o->num_sms >= split->remainder &&
-                   rem(o->num_sms - split->remainder, g) == 0 &&
-                   quot(o->num_sms - split->remainder, g) <= free_granules) {
-            a->granules = quot(o->num_sms - split->remainder, g);
+                   (o->num_sms - split->remainder) % g == 0 &&
+                   (o->num_sms - split->remainder) / g <= free_granules) {
+            a->granules = (o->num_sms - split->remainder) / g;
             a->takes_remainder = 1;
         } else {
             if (taker >= 0)
@@ -307,9 +272,9 @@ static unsigned granules_taken(const gctx__plan *plan, unsigned g)
     unsigned n = 0;
     for (unsigned i = 0; i < plan->nb_groups; i++) {
         unsigned sms = plan->normal[i].num_sms;
-        if (!sms || rem(sms, g))
+        if (!sms || sms % g)
             return 0;
-        n += quot(sms, g);
+        n += sms / g;
     }
     return n;
 }
@@ -321,15 +286,14 @@ static gctx_status plan_granules(const gctx__plan_input *in, int fine, const req
     const unsigned explicit_total = sums->explicit_total;
     const int have_discovery = sums->have_discovery;
     unsigned minimum = fine ? FINE_UNIT : in->min_partition;
-    unsigned start = counts_gcd ? counts_gcd : in->sm_count;
-    start = round_down(start, unit_lcm);
+    unsigned start = round_down(counts_gcd ? counts_gcd : in->sm_count, unit_lcm);
     char why[512];
     why[0] = '\0';
     int found = 0;
     unsigned best_discovered = 0;
     plan->flags = fine ? GCU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING : 0;
     for (unsigned g = start; g >= unit_lcm && g >= minimum && g > 0; g -= unit_lcm) {
-        if (counts_gcd && rem(counts_gcd, g))
+        if (counts_gcd && counts_gcd % g)
             continue;
         gctx__granule_split split;
         /* A discovery group needs to see every granule: no loop over the groups to learn it. */
@@ -372,20 +336,16 @@ static gctx_status plan_granules(const gctx__plan_input *in, int fine, const req
                      minimum, unit_lcm, counts_gcd, where(in), minimum);
         return gctx__fail(GCTX_ERROR_INSUFFICIENT_SMS, "%s", why);
     }
-    unsigned used_granules = 0;
-    int remainder_taken = 0;
-    for (unsigned i = 0; i < plan->nb_groups; i++) {
+    for (unsigned i = 0; i < plan->nb_groups; i++) { /* the sums start at 0 (gctx__plan_make) */
         const gctx__assignment *a = &plan->assign[i];
         gctx_group_plan *out = &plan->groups[i];
         out->sm_count = a->granules * plan->granule + (a->takes_remainder ? plan->split_remainder : 0);
         out->backfilled = a->takes_remainder;
-        used_granules += a->granules;
-        remainder_taken |= a->takes_remainder;
+        plan->used_granules += a->granules;
+        plan->remainder_taken |= a->takes_remainder;
     }
-    plan->used_granules = used_granules;
-    plan->remainder_taken = remainder_taken;
-    plan->remainder_sms = (plan->split_groups - used_granules) * plan->granule +
-                          (remainder_taken ? 0 : plan->split_remainder);
+    plan->remainder_sms = (plan->split_groups - plan->used_granules) * plan->granule +
+                          (plan->remainder_taken ? 0 : plan->split_remainder);
     return GCTX_SUCCESS;
 }
 
@@ -441,17 +401,16 @@ gctx_status gctx__plan_make(const gctx__plan_input *in, const gctx_group *groups
         plan->trial = plan->assign + nb_groups;
     }
     request_sums sums;
-    gctx_status s = normalize(in, fine, groups, nb_groups, rounding, plan, &sums);
-    if (s == GCTX_SUCCESS) {
-        if (in->structured_api)
-            plan->path = GCTX_SPLIT_PATH_STRUCTURED;
-        else {
-            plan->path = fine ? GCTX_SPLIT_PATH_FINE_GRANULES : GCTX_SPLIT_PATH_GRANULES;
-            s = plan_granules(in, fine, &sums, plan);
-        }
-    }
-    if (s != GCTX_SUCCESS)
-        gctx__plan_free(plan);
+    gctx_status s;
+    GCTX_CHECK(normalize(in, fine, groups, nb_groups, rounding, plan, &sums), fail);
+    plan->path = in->structured_api ? GCTX_SPLIT_PATH_STRUCTURED
+                 : fine             ? GCTX_SPLIT_PATH_FINE_GRANULES
+                                    : GCTX_SPLIT_PATH_GRANULES;
+    if (!in->structured_api)
+        GCTX_CHECK(plan_granules(in, fine, &sums, plan), fail);
+    return GCTX_SUCCESS;
+fail:
+    gctx__plan_free(plan);
     return s;
 }
 

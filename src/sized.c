@@ -41,13 +41,7 @@ void gctx__sized_out(void *caller, const void *local, size_t local_size)
 gctx_status gctx__groups_check(const gctx_group *groups, unsigned nb_groups)
 {
     const unsigned nb_reserved = sizeof groups[0].reserved / sizeof groups[0].reserved[0];
-    for (unsigned i = 0; groups && i < nb_groups; i++) {
-        /* One test of every reserved field first: every split checks its request. */
-        unsigned any = 0;
-        for (unsigned k = 0; k < nb_reserved; k++)
-            any |= groups[i].reserved[k];
-        if (!any)
-            continue;
+    for (unsigned i = 0; groups && i < nb_groups; i++)
         for (unsigned k = 0; k < nb_reserved; k++)
             if (groups[i].reserved[k])
                 return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,
@@ -55,6 +49,5 @@ gctx_status gctx__groups_check(const gctx_group *groups, unsigned nb_groups)
                                   "(initialise groups with designated initializers or zeroed "
                                   "memory)",
                                   i, k, groups[i].reserved[k]);
-    }
     return GCTX_SUCCESS;
 }

@@ -39,13 +39,6 @@ typedef struct split_job {
     gcu_dev_resource small_scratch[STACK_SCRATCH];
 } split_job;
 
-/* What the driver leaves unwritten reads as no resource (a copy: cheaper than a memset). */
-static void clear_resource(gcu_dev_resource *resource)
-{
-    static const gcu_dev_resource none;
-    *resource = none;
-}
-
 /* Room for n resources in the job's scratch (what it held is lost when it grows). */
 static gctx_status scratch_reserve(split_job *job, unsigned n)
 {
@@ -70,7 +63,7 @@ static unsigned remainder_sms(const gcu_dev_resource *remainder)
 static gcu_result split_by_count(split_job *job, gcu_dev_resource *results, unsigned *nb,
                                  unsigned granule, unsigned flags)
 {
-    clear_resource(&job->last_remainder);
+    job->last_remainder = (gcu_dev_resource){0}; /* the driver may leave it unwritten */
     gcu_result r = job->drv->cuDevSmResourceSplitByCount(
         results, nb, &job->through->resources[0], &job->last_remainder, flags, granule);
     GCTX__DEBUG("cuDevSmResourceSplitByCount(minCount %u, flags %u) of %u SMs -> %s: %u granules",
@@ -162,7 +155,7 @@ static gctx_status structured_probe(split_job *job)
     }
     /* Unlike a NULL-result dry run it applies every rule; the split hands out these outputs. */
     gcu_dev_resource *results = job->scratch;
-    clear_resource(&job->last_remainder);
+    job->last_remainder = (gcu_dev_resource){0};
     gcu_result r = job->drv->cuDevSmResourceSplit(results, n, &job->through->resources[0],
                                                   &job->last_remainder, 0, params);
     GCTX__DEBUG_CALL("cuDevSmResourceSplit", r);

@@ -27,7 +27,8 @@ if(GREENCTX_HAVE_LIBFUZZER AND NOT GREENCTX_SANITIZE MATCHES "thread")
   # instrumenting only the target would leave the fuzzer blind to the planner it drives.
   get_target_property(library_sources greenctx_objects SOURCES)
   list(TRANSFORM library_sources PREPEND ${PROJECT_SOURCE_DIR}/src/)
-  add_executable(fuzz_plan fuzz_plan.c plan_model.c ${library_sources})
+  add_executable(fuzz_plan fuzz_plan.c plan_model.c ${library_sources}
+    $<TARGET_OBJECTS:greenctx_ptx>)
   target_include_directories(fuzz_plan PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/include
     ${PROJECT_SOURCE_DIR}/common)
   target_compile_options(fuzz_plan PRIVATE -fsanitize=fuzzer-no-link,address,undefined)
