@@ -12,8 +12,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "greenctx_claims.h"
-#include "options.h"
 #include "tool.h"
 
 #define MPS_CONTROL_NAME "nvidia-cuda-mps-control"

@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "run_tool.h"
+#include "tool.h"
 
 static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 #define NB_FORWARDED (sizeof forwarded / sizeof forwarded[0])
