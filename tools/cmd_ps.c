@@ -115,13 +115,6 @@ static void ps_processes_get(nvml_lib *nvml, const char *nvml_why, const char *u
     free(found);
 }
 
-static void ps_processes_free(ps_processes *p)
-{
-    free(p->list);
-    p->list = NULL;
-    p->count = 0;
-}
-
 /* "  compute processes (NVML): ..." and one line each; nothing when unknown. */
 static void ps_processes_print(const ps_processes *p)
 {
@@ -247,11 +240,6 @@ static double pressure(const gctx_claim_info *c)
     return c->step_ms > 0 && target > 0 ? c->step_ms / target : 0;
 }
 
-static const char *class_name(gctx_tenant_class k)
-{
-    return k == GCTX_TENANT_LATENCY ? "latency" : "best-effort";
-}
-
 /* The guard's view of a claim: null for an unguarded one. */
 static void json_tenant(json_writer *w, const gctx_claim_info *c)
 {
@@ -260,7 +248,7 @@ static void json_tenant(json_writer *w, const gctx_claim_info *c)
         return;
     }
     json_object(w, "tenant");
-    json_string(w, "class", class_name(c->tenant_class));
+    json_string(w, "class", c->tenant_class == GCTX_TENANT_LATENCY ? "latency" : "best-effort");
     if (c->tenant_class == GCTX_TENANT_LATENCY) {
         json_fixed(w, "target_ms", c->target_ms, 3);
         json_fixed(w, "target_factor", c->target_factor, 3);
@@ -572,7 +560,7 @@ int greenctx_cmd_ps(int argc, char **argv, greenctx_tool_options *opts)
         print_text(&mps, ls, n, driver);
     for (int i = 0; i < n; i++) {
         free(ls[i].claims);
-        ps_processes_free(&ls[i].processes);
+        free(ls[i].processes.list);
     }
     free(ls);
     return rc;
