@@ -10,7 +10,7 @@
  *   greenctx_preload_abi  run_config.c: a constant, which the tool looks up before a run
  *   run                   run_setup.c: setup() (once, under pthread_once), run_claims_at_exit
  *   run_count             run_hooks.c: the wrappers' counts (atomics, from any thread)
- *   run_inside            run_setup.c and run_fault.c: around their calls into greenctx
+ *   run_inside            run_setup.c: around its calls into greenctx
  *   real, releasing, self_*  run_children.c: the C library's exec calls; children released
  *   real_dlsym_fn         run_dlsym.c: the C library's dlsym, found once
  *   part, part_pid        run_report.c: this process's report part, at its first CUDA use
@@ -137,13 +137,16 @@ unsigned run_device_sms_shown(const run_device *d);
 run_device *run_device_of_context(CUcontext ctx);
 run_device *run_device_of_cu_device(cu_device dev);
 
+/* A sticky fault in `result` (d may be NULL): recorded in the registry and said, once. Under
+ * MPS one client's fatal fault reaches every client, so the registry names who faulted first. */
+void run_fault_seen(run_device *d, cu_result result);
 /* "greenctx run: MESSAGE", then exit 125 without atexit handlers (state is half-made). */
 _Noreturn void run_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Once per `flag`: "greenctx run: MESSAGE" on stderr (refused calls). */
 void run_warn_once(atomic_int *flag, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Nonzero while the preload calls greenctx or the driver: dlsym reaches the C library's then. */
-extern _Thread_local int run_inside; /* run_setup.c, run_fault.c */
+extern _Thread_local int run_inside; /* run_setup.c */
 
 /* ---- run_dlsym.c -------------------------------------------------------------------------- */
 
@@ -163,12 +166,6 @@ void *run_pace_hook_for_symbol(const char *name);
 void *run_pace_hook_for_proc(const char *symbol, int version, unsigned long long flags,
                              void *driver_fn);
 
-/* ---- run_fault.c: a context that died of a sticky fault ----------------------------------- */
-
-/* A sticky fault in `result` (d may be NULL): recorded in the registry and said, once. */
-void run_fault_seen(run_device *d, cu_result result);
-/* Asks each claimed device's context whether it died, as above. */
-void run_fault_check_at_exit(void);
 
 /* ---- run_report.c ------------------------------------------------------------------------- */
 

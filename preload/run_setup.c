@@ -1,5 +1,5 @@
 /* The confinement: at the program's first CUDA lookup or call, every device it may use gets a
- * green context, before the program can bind anything. */
+ * green context, before the program can bind anything; at its exit the claims go back. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -168,6 +168,47 @@ static void setup(void)
     /* The %smid kernel of the report is not start-up: a run without --report skips it. */
     run.setup_ms = clock_now_ns() / 1e6 - t0 - run.observe_ms;
     atomic_store_explicit(&ready, 1, memory_order_release);
+}
+
+/* A program whose context died of a sticky fault. Under MPS one client's fatal fault reaches
+ * every client, so it may be another tenant's: the claims registry names who faulted first.
+ * The program's error and exit status pass through; this adds one line on stderr. */
+typedef cu_result (*cu_stream_query_fn)(CUstream stream);
+
+void run_fault_seen(run_device *d, cu_result result)
+{
+    static atomic_int reported;
+    if (!gctx_cuda_result_is_sticky(result) || !d || !d->joined.claim ||
+        atomic_exchange(&reported, 1))
+        return;
+    run_inside++;
+    gctx_status s = gctx_claim_report_fault(d->joined.claim, result);
+    if (s == GCTX_SUCCESS)
+        fprintf(stderr, "greenctx run: %s\n", gctx_last_error());
+    else
+        fprintf(stderr,
+                "greenctx run: device %d: the program's context died of CUDA error %d (a sticky "
+                "fault: every later call on it fails); the claims registry could not record it: "
+                "%s\n",
+                d->ordinal, result, gctx_last_error());
+    run_inside--;
+}
+
+/* Asks each claimed device's context whether it died, as run_fault_seen. */
+static void run_fault_check_at_exit(void)
+{
+    void *fn = NULL;
+    int status = 0;
+    run_inside++;
+    cu_result r = run.drv.getproc("cuStreamQuery", &fn, 2000, 0, &status);
+    run_inside--;
+    if (r != CU_OK || !fn)
+        return;
+    for (unsigned i = 0; i < run.nb_devices; i++) {
+        run_device *d = &run.devices[i];
+        if (d->joined.probe)
+            run_fault_seen(d, ((cu_stream_query_fn)fn)(gctx_stream_handle(d->joined.probe)));
+    }
 }
 
 void run_claims_at_exit(void)

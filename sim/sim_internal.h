@@ -222,10 +222,6 @@ void sim_res_write(gcu_dev_resource *out, const sim_res *r);
 gcu_result sim_res_read(const gcu_dev_resource *in, sim_res *out);
 uint32_t sim_fnv1a(uint32_t h, const void *bytes, size_t size);
 
-/* Measured split-by-count of unstructured resources (measured_unstructured.c). */
-void sim_unstructured_split(const sim_model *m, unsigned sms, unsigned min_count, unsigned flags,
-                            unsigned *groups, unsigned *size);
-
 /* ---- contexts (sim_contexts.c) ------------------------------------------------------------ */
 
 typedef struct sim_green {

@@ -267,6 +267,23 @@ nvml)
     run 0 --sim h200 ps
     has "$out" "compute processes (NVML): none"
     kill "$other"
+    # A claim's holder among them is marked: every claim is looked at (ps once looked only at
+    # a device's first 64; no simulated GPU has room for more, so the rule alone is tested).
+    hold=$GREENCTX_RUNTIME_DIR/hold
+    mkdir -p "$hold"
+    "$tool" --sim h200 run --sms 64 -- "$GREENCTX_TEST_PROBE" hold "$hold" >/dev/null 2>&1 &
+    tenant=$!
+    for _ in $(seq 3000); do # 30 s: sanitizer builds start slowly
+        [ -e "$hold/ready" ] && break
+        sleep 0.01
+    done
+    export FAKE_NVML_PROCESSES="$tenant:1024"
+    run 0 --sim h200 ps
+    grep -Eq "^  $tenant +[^ ]+ +1024 MiB  yes " "$out" || fail "the claim's holder is not marked"
+    run 0 --sim h200 --json ps
+    has "$out" "\"memory_bytes\":1073741824,\"holds_claim\":true}"
+    touch "$hold/go"
+    wait "$tenant" || fail "the tenant failed"
     rm -rf "$GREENCTX_RUNTIME_DIR"
     ;;
 no_driver)

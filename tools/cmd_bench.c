@@ -5,7 +5,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "run_tool.h"
 #include "tool.h"
 
 int greenctx_cmd_bench(int argc, char **argv, greenctx_tool_options *opts)

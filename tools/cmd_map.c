@@ -2,7 +2,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "groups.h"
 #include "tool.h"
 
 #define MAX_SM_ID 1024

@@ -12,22 +12,18 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "greenctx_claims.h"
-#include "options.h"
 #include "tool.h"
 
 #define MPS_CONTROL_NAME "nvidia-cuda-mps-control"
 #define ANSWER_WAIT_MS 10000
-
-extern char **environ;
 
 typedef struct mps_daemon {
     char runtime[PATH_MAX];
     char pipe_dir[PATH_MAX + 16], log_dir[PATH_MAX + 16];
     char program[PATH_MAX]; /* the control program, "" when none was found */
     const char *why_none;   /* then why, for a message */
-    char pipe_var[PATH_MAX + 48], log_var[PATH_MAX + 48], start_log[PATH_MAX + 48];
-    char **envp;            /* this environment with the two directories: the program's */
+    char start_log[PATH_MAX + 48];
+    char shell_pipe[PATH_MAX]; /* CUDA_MPS_PIPE_DIRECTORY as the tool was started with, or "" */
 } mps_daemon;
 
 const char *const greenctx_mps_usage[] = {
@@ -79,7 +75,8 @@ static void find_program(mps_daemon *m)
 }
 
 /* The daemon's directories under the library's runtime directory (include/greenctx_claims.h),
- * the control program and its environment; -1 when out of room. */
+ * set in this environment (the control program's, and where gctx_mps_get_info looks), and the
+ * control program; -1 when out of room. */
 static int open_daemon(mps_daemon *m)
 {
     const char *dir = getenv("GREENCTX_RUNTIME_DIR");
@@ -93,20 +90,12 @@ static int open_daemon(mps_daemon *m)
         return -1;
     snprintf(m->pipe_dir, sizeof m->pipe_dir, "%s/mps/pipe", m->runtime);
     snprintf(m->log_dir, sizeof m->log_dir, "%s/mps/log", m->runtime);
-    snprintf(m->pipe_var, sizeof m->pipe_var, "CUDA_MPS_PIPE_DIRECTORY=%s", m->pipe_dir);
-    snprintf(m->log_var, sizeof m->log_var, "CUDA_MPS_LOG_DIRECTORY=%s", m->log_dir);
     snprintf(m->start_log, sizeof m->start_log, "%s/greenctx-start.log", m->log_dir);
-    size_t count = 0, k = 0;
-    while (environ[count])
-        count++;
-    if (!(m->envp = calloc(count + 3, sizeof *m->envp)))
+    const char *shell_pipe = getenv("CUDA_MPS_PIPE_DIRECTORY");
+    snprintf(m->shell_pipe, sizeof m->shell_pipe, "%s", shell_pipe ? shell_pipe : "");
+    if (setenv("CUDA_MPS_PIPE_DIRECTORY", m->pipe_dir, 1) != 0 ||
+        setenv("CUDA_MPS_LOG_DIRECTORY", m->log_dir, 1) != 0)
         return -1;
-    for (size_t i = 0; i < count; i++)
-        if (strncmp(environ[i], "CUDA_MPS_PIPE_DIRECTORY=", 24) &&
-            strncmp(environ[i], "CUDA_MPS_LOG_DIRECTORY=", 23))
-            m->envp[k++] = environ[i];
-    m->envp[k++] = m->pipe_var;
-    m->envp[k] = m->log_var;
     find_program(m);
     return 0;
 }
@@ -132,7 +121,7 @@ static int run_control(const mps_daemon *m, const char *input, char *output, siz
         if (!input)
             dup2(log, STDERR_FILENO);
         close(in[0]), close(in[1]), close(out[0]), close(out[1]);
-        execve(m->program, argv, m->envp);
+        execv(m->program, argv);
         _exit(127);
     }
     close(in[0]);
@@ -156,29 +145,18 @@ static int run_control(const mps_daemon *m, const char *input, char *output, siz
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-/* 1 when a daemon answers on m's pipe directory (gctx_mps_get_info there). */
-static int answers(const mps_daemon *m)
+/* 1 when a daemon answers on the pipe directory (open_daemon set it in this environment). */
+static int answers(void)
 {
-    const char *saved = getenv("CUDA_MPS_PIPE_DIRECTORY");
-    char *old = saved ? strdup(saved) : NULL;
-    if (saved && !old)
-        return 0;
-    setenv("CUDA_MPS_PIPE_DIRECTORY", m->pipe_dir, 1);
     gctx_mps_info info = GCTX_MPS_INFO_INIT;
-    int up = gctx_mps_get_info(&info) == GCTX_SUCCESS && info.daemon_running;
-    if (old)
-        setenv("CUDA_MPS_PIPE_DIRECTORY", old, 1);
-    else
-        unsetenv("CUDA_MPS_PIPE_DIRECTORY");
-    free(old);
-    return up;
+    return gctx_mps_get_info(&info) == GCTX_SUCCESS && info.daemon_running;
 }
 
 /* Waits up to ANSWER_WAIT_MS until answers() says `running`; 0 when it did. */
-static int wait_answer(const mps_daemon *m, int running)
+static int wait_answer(int running)
 {
     for (int waited = 0; waited < ANSWER_WAIT_MS; waited += 20) {
-        if (answers(m) == running)
+        if (answers() == running)
             return 0;
         nanosleep(&(struct timespec){0, 20 * 1000000L}, NULL);
     }
@@ -252,7 +230,7 @@ static void print_json(const mps_daemon *m, int running, const char *servers)
 
 static int start(const greenctx_tool_options *opts, const mps_daemon *m, int print_env_only)
 {
-    if (answers(m))
+    if (answers())
         return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "running",
                                    "an MPS control daemon already answers on %s: nothing was "
                                    "started (greenctx mps status; stop it with greenctx mps "
@@ -273,7 +251,7 @@ static int start(const greenctx_tool_options *opts, const mps_daemon *m, int pri
                                    "`%s -d` (CUDA_MPS_PIPE_DIRECTORY=%s) failed (exit status %d); "
                                    "its output: %s",
                                    m->program, m->pipe_dir, started, m->start_log);
-    if (wait_answer(m, 1) != 0)
+    if (wait_answer(1) != 0)
         return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "not_answering",
                                    "`%s -d` (CUDA_MPS_PIPE_DIRECTORY=%s) started, but no daemon "
                                    "answered within %d s; its log: %s",
@@ -297,7 +275,7 @@ static int start(const greenctx_tool_options *opts, const mps_daemon *m, int pri
 static int stop(const greenctx_tool_options *opts, const mps_daemon *m)
 {
     char output[4096];
-    if (!answers(m))
+    if (!answers())
         return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "not_running",
                                    "no MPS control daemon answers on %s: nothing to stop",
                                    m->pipe_dir);
@@ -306,7 +284,7 @@ static int stop(const greenctx_tool_options *opts, const mps_daemon *m)
         return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "control_failed",
                                    "`echo quit | %s` exited with status %d%s%s", m->program,
                                    status, output[0] ? ": " : "", output);
-    if (wait_answer(m, 0) != 0)
+    if (wait_answer(0) != 0)
         return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "still_running",
                                    "the daemon on %s was sent quit, but still answers after %d s "
                                    "(its clients may still run; its log: %s)",
@@ -320,9 +298,8 @@ static int stop(const greenctx_tool_options *opts, const mps_daemon *m)
 
 static int status(const greenctx_tool_options *opts, const mps_daemon *m, int print_env_only)
 {
-    const char *shell_pipe = getenv("CUDA_MPS_PIPE_DIRECTORY");
     char servers[4096] = "";
-    int running = answers(m);
+    int running = answers();
     if (running && m->program[0])
         run_control(m, "get_server_list\n", servers, sizeof servers);
     if (opts->json) {
@@ -341,10 +318,10 @@ static int status(const greenctx_tool_options *opts, const mps_daemon *m, int pr
                    servers[strspn(servers, " \t")] ? servers
                                                    : "none yet (one starts with the first "
                                                      "client)");
-        if (shell_pipe && *shell_pipe && strcmp(shell_pipe, m->pipe_dir) != 0)
+        if (m->shell_pipe[0] && strcmp(m->shell_pipe, m->pipe_dir) != 0)
             printf("  this shell's CUDA_MPS_PIPE_DIRECTORY is %s: its CUDA programs use that "
                    "daemon, not this one\n",
-                   shell_pipe);
+                   m->shell_pipe);
         if (!running)
             printf("  start it with greenctx mps start\n");
     }
@@ -388,15 +365,11 @@ int greenctx_cmd_mps(int argc, char **argv, greenctx_tool_options *opts)
     if (open_daemon(&m) != 0)
         return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "runtime_dir",
                                    "the runtime directory's path is too long");
-    int rc;
     if (which != STATUS && !m.program[0])
-        rc = greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "no_mps_control",
-                                 "MPS can't be %s: %s", which == START ? "started" : "stopped",
-                                 m.why_none);
-    else
-        rc = which == START  ? start(opts, &m, print_env_only)
-             : which == STOP ? stop(opts, &m)
-                             : status(opts, &m, print_env_only);
-    free(m.envp);
-    return rc;
+        return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "no_mps_control",
+                                   "MPS can't be %s: %s", which == START ? "started" : "stopped",
+                                   m.why_none);
+    return which == START  ? start(opts, &m, print_env_only)
+           : which == STOP ? stop(opts, &m)
+                           : status(opts, &m, print_env_only);
 }

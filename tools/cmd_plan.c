@@ -3,8 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "greenctx_claims.h"
-#include "groups.h"
 #include "tool.h"
 
 /* Whether one process may claim each group's count (run --sms N): claims come in claim

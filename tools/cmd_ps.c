@@ -1,13 +1,15 @@
 /* greenctx ps: each GPU's live claims, free SMs, MPS and recent events, from the registry. */
+#include <fcntl.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "claim_text.h"
-#include "greenctx_claims.h"
-#include "options.h"
-#include "ps_processes.h"
+#include "nvml.h"
 #include "tool.h"
 
 #define MAX_EVENTS 64
@@ -34,6 +36,131 @@ const char *const greenctx_ps_usage[] = {
     "read from the registry alone and each GPU is named by its UUID (--device UUID).\n"
     "--json: one document, its shape in docs/tenants.md.\n",
     NULL};
+
+/* A GPU compute process as NVML sees it; without NVML the list is unknown (only --json says
+ * why). */
+typedef struct ps_process {
+    int pid;
+    char user[64];     /* "?" when /proc does not say (another PID namespace) */
+    char command[160];
+    unsigned long long memory_bytes; /* ~0ULL: NVML can't tell */
+    int holds_claim;   /* one of the claims listed beside it is this process's */
+} ps_process;
+
+typedef struct ps_processes {
+    int known;      /* 0: NVML is absent or failed, why[] says why */
+    char why[256];
+    ps_process *list;
+    unsigned count;
+} ps_processes;
+
+/* Who runs pid and with what command line, from /proc ("?" where it does not say). */
+static void describe(ps_process *p)
+{
+    char path[64];
+    struct stat st;
+    struct passwd pw, *found = NULL;
+    char buf[1024];
+    snprintf(p->user, sizeof p->user, "?");
+    snprintf(p->command, sizeof p->command, "?");
+    snprintf(path, sizeof path, "/proc/%d", p->pid);
+    if (stat(path, &st) == 0) {
+        if (getpwuid_r(st.st_uid, &pw, buf, sizeof buf, &found) == 0 && found)
+            snprintf(p->user, sizeof p->user, "%s", found->pw_name);
+        else
+            snprintf(p->user, sizeof p->user, "%u", (unsigned)st.st_uid);
+    }
+    snprintf(path, sizeof path, "/proc/%d/cmdline", p->pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return;
+    /* The arguments are NUL-separated; control characters are not shown as they are. */
+    for (ssize_t i = 0; i < n; i++)
+        if (buf[i] == '\0' || (unsigned char)buf[i] < 0x20 || buf[i] == 0x7f)
+            buf[i] = i == n - 1 ? '\0' : ' ';
+    buf[n] = '\0';
+    snprintf(p->command, sizeof p->command, "%.*s", (int)sizeof p->command - 1, buf);
+}
+
+/* The processes on the GPU with this UUID (unknown when nvml is NULL), the claims' holders
+ * marked. */
+static void ps_processes_get(nvml_lib *nvml, const char *nvml_why, const char *uuid,
+                             const gctx_claim_info *claims, unsigned nb_claims, ps_processes *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!nvml) {
+        snprintf(out->why, sizeof out->why, "%s", nvml_why);
+        return;
+    }
+    unsigned count = 0;
+    nvml_process *found = NULL;
+    if (nvml_lib_processes(nvml, uuid, &found, &count, out->why, sizeof out->why) != 0)
+        return;
+    out->list = count ? calloc(count, sizeof *out->list) : NULL;
+    out->known = !count || out->list;
+    if (!out->known)
+        snprintf(out->why, sizeof out->why, "out of memory for %u processes", count);
+    for (unsigned i = 0; out->list && i < count; i++) {
+        ps_process *p = &out->list[i];
+        p->pid = found[i].pid;
+        p->memory_bytes = found[i].memory_bytes;
+        describe(p);
+        for (unsigned c = 0; c < nb_claims; c++)
+            p->holds_claim |= claims[c].pid == p->pid;
+    }
+    out->count = out->list ? count : 0;
+    free(found);
+}
+
+/* "  compute processes (NVML): ..." and one line each; nothing when unknown. */
+static void ps_processes_print(const ps_processes *p)
+{
+    if (!p->known)
+        return;
+    if (!p->count) {
+        printf("  compute processes (NVML): none\n");
+        return;
+    }
+    printf("  compute processes (NVML):\n  %-8s %-10s %10s  %-5s %s\n", "PID", "USER", "MEMORY",
+           "CLAIM", "COMMAND");
+    for (unsigned i = 0; i < p->count; i++) {
+        char memory[32] = "n/a";
+        const ps_process *q = &p->list[i];
+        if (q->memory_bytes != ~0ULL)
+            snprintf(memory, sizeof memory, "%llu MiB", q->memory_bytes >> 20);
+        printf("  %-8d %-10s %10s  %-5s %s\n", q->pid, q->user, memory,
+               q->holds_claim ? "yes" : "no", q->command);
+    }
+}
+
+/* "processes" (or null) and "processes_note" (why they are unknown, or null). */
+static void ps_processes_json(json_writer *w, const ps_processes *p)
+{
+    if (!p->known) {
+        json_null(w, "processes");
+        json_string(w, "processes_note", p->why);
+        return;
+    }
+    json_array(w, "processes");
+    for (unsigned i = 0; i < p->count; i++) {
+        const ps_process *q = &p->list[i];
+        json_object(w, NULL);
+        json_int(w, "pid", q->pid);
+        json_string(w, "user", q->user);
+        json_string(w, "command", q->command);
+        if (q->memory_bytes == ~0ULL)
+            json_null(w, "memory_bytes");
+        else
+            json_uint(w, "memory_bytes", q->memory_bytes);
+        json_bool(w, "holds_claim", q->holds_claim);
+        json_close(w);
+    }
+    json_close(w);
+    json_null(w, "processes_note");
+}
 
 typedef struct device_listing {
     int device; /* -1: listed without the driver, named by uuid alone */
@@ -113,11 +240,6 @@ static double pressure(const gctx_claim_info *c)
     return c->step_ms > 0 && target > 0 ? c->step_ms / target : 0;
 }
 
-static const char *class_name(gctx_tenant_class k)
-{
-    return k == GCTX_TENANT_LATENCY ? "latency" : "best-effort";
-}
-
 /* The guard's view of a claim: null for an unguarded one. */
 static void json_tenant(json_writer *w, const gctx_claim_info *c)
 {
@@ -126,7 +248,7 @@ static void json_tenant(json_writer *w, const gctx_claim_info *c)
         return;
     }
     json_object(w, "tenant");
-    json_string(w, "class", class_name(c->tenant_class));
+    json_string(w, "class", c->tenant_class == GCTX_TENANT_LATENCY ? "latency" : "best-effort");
     if (c->tenant_class == GCTX_TENANT_LATENCY) {
         json_fixed(w, "target_ms", c->target_ms, 3);
         json_fixed(w, "target_factor", c->target_factor, 3);
@@ -398,12 +520,9 @@ static void list_processes(device_listing *ls, int n)
     char why[256];
     nvml_lib *nvml = nvml_lib_open(greenctx_driver_simulated(), why, sizeof why);
     for (int i = 0; i < n; i++) {
-        int pids[64];
-        unsigned nb = 0;
-        for (unsigned c = 0; c < ls[i].nb_claims && nb < 64; c++)
-            pids[nb++] = ls[i].claims[c].pid;
         if (ls[i].uuid[0])
-            ps_processes_get(nvml, why, ls[i].uuid, pids, nb, &ls[i].processes);
+            ps_processes_get(nvml, why, ls[i].uuid, ls[i].claims, ls[i].nb_claims,
+                             &ls[i].processes);
         else
             snprintf(ls[i].processes.why, sizeof ls[i].processes.why,
                      "the driver gives no UUID for this device");
@@ -441,7 +560,7 @@ int greenctx_cmd_ps(int argc, char **argv, greenctx_tool_options *opts)
         print_text(&mps, ls, n, driver);
     for (int i = 0; i < n; i++) {
         free(ls[i].claims);
-        ps_processes_free(&ls[i].processes);
+        free(ls[i].processes.list);
     }
     free(ls);
     return rc;

@@ -7,9 +7,7 @@
 #include <string.h>
 
 #include "claim_text.h"
-#include "group_syntax.h"
-#include "options.h"
-#include "run_tool.h"
+#include "tool.h"
 
 /* The exit status in the usage's text. */
 #define RUN_STR_(x) #x

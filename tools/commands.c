@@ -4,7 +4,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "options.h"
 #include "tool.h"
 
 static int cmd_help(int argc, char **argv, greenctx_tool_options *opts);

@@ -2,7 +2,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "options.h"
 #include "tool.h"
 
 /* The tool's version, and the library's (the libgreenctx.so loaded: maybe another build's). */

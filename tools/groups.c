@@ -4,8 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "groups.h"
-#include "options.h"
 #include "tool.h"
 
 const char *tool_path_name(gctx_split_path path)

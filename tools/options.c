@@ -5,7 +5,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include "options.h"
 #include "tool.h"
 
 /* The shared options, after the command as before it (-d and -j are the short forms). */

@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "run_tool.h"
+#include "tool.h"
 
 static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 #define NB_FORWARDED (sizeof forwarded / sizeof forwarded[0])
@@ -89,7 +89,7 @@ static int wait_holding(pid_t pid, int *status, const run_session *session)
 {
 #ifdef SYS_pidfd_open
     int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-    unsigned told = 0; /* a bit per claim already reported */
+    unsigned long long told = 0; /* a bit per claim already reported (RUN_MAX_DEVICES: 64) */
     while (pidfd >= 0) {
         struct pollfd p = {.fd = pidfd, .events = POLLIN};
         int ready = poll(&p, 1, 1000);
@@ -97,10 +97,10 @@ static int wait_holding(pid_t pid, int *status, const run_session *session)
             break;
         for (unsigned i = 0; i < session->nb_claims; i++) {
             unsigned wanted;
-            if (!session->claims[i] || (told & 1u << i) ||
+            if (!session->claims[i] || (told & 1ull << i) ||
                 gctx_claim_pressure(session->claims[i], &wanted) != GCTX_ERROR_REGISTRY)
                 continue;
-            told |= 1u << i;
+            told |= 1ull << i;
             fprintf(stderr,
                     "greenctx run: warning: %s. Its SMs are no longer counted as held: another "
                     "tenant may be given them while this program runs (stop it and run it "

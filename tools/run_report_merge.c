@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "run_tool.h"
+#include "tool.h"
 
 static int bad_report(const run_job *job, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

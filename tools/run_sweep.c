@@ -8,7 +8,7 @@
 #include "chart_axis.h"
 #include "clock.h"
 #include "progress.h"
-#include "run_tool.h"
+#include "tool.h"
 
 #define SWEEP_MAX 32
 
