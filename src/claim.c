@@ -1,8 +1,6 @@
 /* Claims: acquiring SMs in the registry, the claim object and what it gives. */
-#include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
-#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -5,7 +5,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
-#include <sys/types.h>
 #include <stdatomic.h>
 #include <sys/stat.h>
 

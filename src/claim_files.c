@@ -1,11 +1,9 @@
 /* Registry files as hostile input: opened relative to the directory, never through a link,
  * never blocking (a FIFO), close-on-exec, checked with fstat; made O_EXCL, replaced by rename. */
-#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <time.h>

@@ -2,7 +2,6 @@
  * them, decides (guard_policy.c) and publishes what it allows itself, each in its claim's
  * state file: no registry lock on the latency tenant's path, no driver call on either side. */
 #include <math.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +10,6 @@
 
 #include "claim.h"
 #include "nvml.h" /* common/: the one NVML loader, the tool's too */
-#include "sized.h"
 
 #define PUBLISH_NS 10000000ll /* a latency tenant publishes at most every 10 ms */
 /* A window's p99 is of 500 steps or more (of fewer, chance sets it). More than 1 % of

@@ -2,15 +2,11 @@
  * used last open: the directory and the lock file's description, which its threads take in
  * turn under a mutex before the flock (a shared description would not exclude them). Each
  * open checks they are still what the paths name. */
-#include <dirent.h>
-#include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 

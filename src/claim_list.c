@@ -1,10 +1,7 @@
 /* What the registry shows: every live claim of a device, its events, and a holder's fault. */
-#include <dirent.h>
-#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 

@@ -21,16 +21,12 @@
  * A name `claim-*` or `want-*` that is not a regular file (a FIFO, a directory, a device, a
  * symbolic link) is skipped unopened: greenctx makes only regular files, and a holder's file
  * can be replaced only by its owner (private or sticky directories). */
-#include <dirent.h>
-#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "claim.h"

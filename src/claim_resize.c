@@ -2,7 +2,6 @@
  * dropped ones given back only once the work on them has finished; the claim's stream moves
  * to a context on the new SMs that waits (an event) for the old one's work. Only a claim's
  * sole member resizes it: other members' work is nothing this one can wait for. */
-#include <errno.h>
 #include <string.h>
 #include <sys/file.h>
 

@@ -1,14 +1,10 @@
 /* Wants: a tenant waiting for SMs posts how many it lacks in the registry, so that holders
  * can give them back (gctx_claim_pressure); the waiter wakes when a claim shrinks or ends. */
-#include <dirent.h>
-#include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 

@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
 #include "log.h"
 
 /* One device: its count and compute capability, asked once, and the hold of the primary

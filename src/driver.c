@@ -2,12 +2,10 @@
 #include <dlfcn.h>
 #include <stdarg.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
 #include "log.h"
 
 #define DEFAULT_DRIVER "libcuda.so.1"

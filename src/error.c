@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
 #include "log.h"
 
 static _Thread_local char last_message[1024];

@@ -3,7 +3,6 @@
  * on as if nothing happened: the first sticky CUresult is kept, and every later call that
  * loads the driver fails with it; releases still destroy. */
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 
 #include "internal.h"

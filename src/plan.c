@@ -1,5 +1,4 @@
 /* Split planning (DESIGN.md, "Splitting on every driver"). */
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

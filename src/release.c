@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
 #include "log.h"
 
 static const char *const destroy_names[GCTX__RELEASE_KINDS] = {
