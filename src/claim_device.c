@@ -82,7 +82,7 @@ static gctx_status canonical_split(const gctx__driver *drv, const gctx_partition
             r = split_by(drv, whole, granule, 0, out, &nb, &remainder);
     }
     if (r != GCU_SUCCESS)
-        return gctx__fail_cuda(r, "cuDevSmResourceSplitByCount(minCount %u, flags %u) of device "
+        return gctx__check_cuda(r, "cuDevSmResourceSplitByCount(minCount %u, flags %u) of device "
                                   "%d's %u SMs, its granules for claims",
                                granule, flags, whole->device, whole->sm_count);
     gctx__granule_layout *l = &out->identity.layout;
@@ -116,11 +116,9 @@ gctx_status gctx__device_granules_get(int device, gctx__device_granules *out)
     gctx_status s;
     gctx_partition *whole = out->whole;
     gcu_uuid uuid;
-    gcu_result r = drv->cuDeviceGetUuid(&uuid, device);
-    if (r != GCU_SUCCESS) {
-        s = gctx__fail_cuda(r, "cuDeviceGetUuid on device %d", device);
-        goto fail;
-    }
+    GCTX_CHECK(gctx__check_cuda(drv->cuDeviceGetUuid(&uuid, device), "cuDeviceGetUuid on device %d",
+                                device),
+               fail);
     GCTX_CHECK(gctx__handle_resolve(&whole, GCTX__TYPE_PARTITION, "device partition"), fail);
     GCTX_CHECK(canonical_split(drv, whole, out), fail);
     gctx__format_uuid(&uuid, out->identity.uuid, sizeof out->identity.uuid);

@@ -28,11 +28,10 @@ static gctx_status device_table(const gctx__driver *drv, int *count)
     pthread_mutex_lock(&table_lock);
     if (!atomic_load_explicit(&table, memory_order_relaxed)) {
         int n = 0;
-        gcu_result r = gctx__driver_has_no_device() ? GCU_SUCCESS : drv->cuDeviceGetCount(&n);
         device_state *t = NULL;
-        if (r != GCU_SUCCESS)
-            s = gctx__fail_cuda(r, "cuDeviceGetCount");
-        else if (!(t = calloc(n > 0 ? (size_t)n : 1, sizeof *t)))
+        s = gctx__check_cuda(gctx__driver_has_no_device() ? GCU_SUCCESS : drv->cuDeviceGetCount(&n),
+                             "cuDeviceGetCount");
+        if (s == GCTX_SUCCESS && !(t = calloc(n > 0 ? (size_t)n : 1, sizeof *t)))
             s = gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory for the device table");
         if (t) {
             for (int d = 0; d < n; d++)

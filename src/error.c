@@ -45,10 +45,15 @@ gctx_status gctx__fail(gctx_status status, const char *fmt, ...)
     return status;
 }
 
-static gctx_status fail_cuda(gcu_result result, const char *fmt, va_list args)
+gctx_status gctx__check_cuda(gcu_result result, const char *fmt, ...)
 {
+    if (result == GCU_SUCCESS)
+        return GCTX_SUCCESS;
     char what[768];
+    va_list args;
+    va_start(args, fmt);
     vsnprintf(what, sizeof what, fmt, args);
+    va_end(args);
     snprintf(last_message, sizeof last_message, "%s: %s (%d)", what,
              gctx__cuda_result_name(result), result);
     last_cuda_result = result;
@@ -61,26 +66,6 @@ static gctx_status fail_cuda(gcu_result result, const char *fmt, va_list args)
                            "restart the process");
     }
     return result == GCU_ERROR_INVALID_DEVICE ? GCTX_ERROR_NO_DEVICE : GCTX_ERROR_DRIVER;
-}
-
-gctx_status gctx__fail_cuda(gcu_result result, const char *fmt, ...)
-{
-    va_list args;
-    va_start(args, fmt);
-    gctx_status s = fail_cuda(result, fmt, args);
-    va_end(args);
-    return s;
-}
-
-gctx_status gctx__check_cuda(gcu_result result, const char *fmt, ...)
-{
-    if (result == GCU_SUCCESS)
-        return GCTX_SUCCESS;
-    va_list args;
-    va_start(args, fmt);
-    gctx_status s = fail_cuda(result, fmt, args);
-    va_end(args);
-    return s;
 }
 
 void gctx__append_error(const char *fmt, ...)

@@ -34,7 +34,7 @@ static GCTX_COLD gctx_status refuse(gcu_result result)
     pthread_mutex_lock(&lock);
     snprintf(what, sizeof what, "%s", first_call);
     pthread_mutex_unlock(&lock);
-    return gctx__fail_cuda(result, "refused: an earlier call (%s) met a fault", what);
+    return gctx__check_cuda(result, "refused: an earlier call (%s) met a fault", what);
 }
 
 gctx_status gctx__fault_check(void)

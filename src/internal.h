@@ -39,8 +39,8 @@
 
 /* Sets this thread's message (and clears its CUresult); returns status. */
 gctx_status gctx__fail(gctx_status status, const char *fmt, ...) GCTX_PRINTF(2, 3);
-/* GCTX_ERROR_DRIVER (NO_DEVICE for an invalid device), "<what>: <CUresult name> (<n>)". */
-gctx_status gctx__fail_cuda(gcu_result result, const char *fmt, ...) GCTX_PRINTF(2, 3);
+/* GCTX_SUCCESS for CUDA_SUCCESS; else GCTX_ERROR_DRIVER (NO_DEVICE for an invalid device),
+ * "<what>: <CUresult name> (<n>)". */
 gctx_status gctx__check_cuda(gcu_result result, const char *fmt, ...) GCTX_PRINTF(2, 3);
 /* Appends "; " and more text to this thread's message. */
 void gctx__append_error(const char *fmt, ...) GCTX_PRINTF(1, 2);

@@ -149,7 +149,7 @@ gctx_status gctx_release_failures_retry(void)
     pthread_mutex_unlock(&lock);
     if (!left)
         return GCTX_SUCCESS;
-    gctx_status s = gctx__fail_cuda(result, "%u driver object%s could not be destroyed yet; last "
+    gctx_status s = gctx__check_cuda(result, "%u driver object%s could not be destroyed yet; last "
                                             "failure %s", left, left == 1 ? "" : "s", message);
     return s == GCTX_ERROR_NO_DEVICE ? GCTX_ERROR_DRIVER : s;
 }

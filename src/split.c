@@ -168,7 +168,7 @@ static gctx_status structured_probe(split_job *job)
                        "group \"rest\" (discovery with backfill)",
                        n == 1 ? "this" : "these", n, GCTX__PLURAL(n), job->through->sm_count);
     else if (r != GCU_SUCCESS)
-        s = gctx__fail_cuda(r, "cuDevSmResourceSplit of %u groups", n);
+        s = gctx__check_cuda(r, "cuDevSmResourceSplit of %u groups", n);
     else {
         for (unsigned i = 0; i < n; i++)
             sizes[i] = results[i].u.sm.smCount;

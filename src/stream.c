@@ -46,11 +46,9 @@ static gctx_status create_in_current(const gctx__driver *drv, gctx_context *cont
 {
     GCTX_TRY(gctx__push_context(drv, context->driver.context));
     gcu_result r = drv->cuStreamCreateWithPriority(handle, GCU_STREAM_NON_BLOCKING, priority);
-    if (r != GCU_SUCCESS)
-        return gctx__pop_context(drv, gctx__fail_cuda(r, "cuStreamCreateWithPriority in the "
-                                                         "green context"));
-    gctx_status s = gctx__pop_context(drv, GCTX_SUCCESS);
-    if (s != GCTX_SUCCESS)
+    gctx_status s = gctx__pop_context(
+        drv, gctx__check_cuda(r, "cuStreamCreateWithPriority in the green context"));
+    if (s != GCTX_SUCCESS && r == GCU_SUCCESS)
         GCTX__RELEASE(drv, STREAM, stream, *handle);
     return s;
 }
@@ -78,7 +76,7 @@ gctx_status gctx_stream_create(gctx_context *context, const gctx_stream_options 
         gcu_result r = checked ? GCU_SUCCESS : drv->cuStreamSynchronize(handle);
         if (r != GCU_SUCCESS) {
             GCTX__RELEASE(drv, STREAM, stream, handle);
-            return gctx__fail_cuda(r, "cuStreamSynchronize of a drained stream the context "
+            return gctx__check_cuda(r, "cuStreamSynchronize of a drained stream the context "
                                       "kept");
         }
     } else if (drv->cuGreenCtxStreamCreate) {
