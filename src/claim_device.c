@@ -86,12 +86,10 @@ static gctx_status canonical_split(const gctx__driver *drv, const gctx_partition
                                   "%d's %u SMs, its granules for claims",
                                granule, flags, whole->device, whole->sm_count);
     gctx__granule_layout *l = &out->identity.layout;
-    l->nb_regular = nb;
-    l->regular_sms = nb ? out->resources[0].u.sm.smCount : 0;
-    l->remainder_sms = remainder.type == GCU_DEV_RESOURCE_TYPE_SM ? remainder.u.sm.smCount : 0;
-    l->min_sms = whole->rules.min_partition;
-    l->split_flags = flags;
-    l->fine = fine;
+    *l = (gctx__granule_layout){
+        .nb_regular = nb, .regular_sms = nb ? out->resources[0].u.sm.smCount : 0,
+        .remainder_sms = remainder.type == GCU_DEV_RESOURCE_TYPE_SM ? remainder.u.sm.smCount : 0,
+        .min_sms = whole->rules.min_partition, .split_flags = flags, .fine = fine};
     if (l->remainder_sms)
         out->resources[nb] = remainder;
     if (nb == 0 || gctx__layout_total(l) != whole->sm_count)

@@ -390,17 +390,14 @@ gctx_status gctx_claim_guard(gctx_claim *claim, const gctx_guard_signals *signal
     publish(claim, &l);
     pthread_mutex_unlock(&claim->guard_lock);
     free(lat);
-    gctx_guard_advice out = GCTX_GUARD_ADVICE_INIT;
-    out.level = level;
-    out.sms = a.sms;
-    out.max_outstanding = a.max_outstanding;
-    out.duty_permille = a.duty_permille;
+    gctx_guard_advice out = {.size = sizeof out, .level = level, .sms = a.sms,
+                             .max_outstanding = a.max_outstanding,
+                             .duty_permille = a.duty_permille, .latency_tenants = nb_lat};
     snprintf(out.reason, sizeof out.reason, "%s", l.reason);
     if (rest)
         snprintf(out.request, sizeof out.request, "rest");
     else
         snprintf(out.request, sizeof out.request, "%u", a.sms);
-    out.latency_tenants = nb_lat;
     gctx__sized_out(advice, &out, sizeof out);
     return GCTX_SUCCESS;
 }

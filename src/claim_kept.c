@@ -249,11 +249,7 @@ gctx_status gctx__registry_open(const char *runtime_dir, unsigned flags, int cre
                                 const gctx__identity *id, gctx__registry *reg)
 {
     char root[512];
-    memset(reg, 0, sizeof *reg);
-    reg->lock_fd = -1;
-    reg->dir_fd = -1;
-    reg->me = geteuid();
-    reg->identity = *id;
+    *reg = (gctx__registry){.lock_fd = -1, .dir_fd = -1, .me = geteuid(), .identity = *id};
     GCTX_TRY(gctx__runtime_path(runtime_dir, flags, root, sizeof root, &reg->shared));
     GCTX_TRY(gctx__registry_path(root, id->uuid, reg->dir, sizeof reg->dir));
     gctx_status s;

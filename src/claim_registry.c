@@ -232,13 +232,9 @@ static void remove_stale(gctx__registry *reg, const char *name, int fd, gctx_cla
     unlink_claim(reg, name);
     if (!parsed)
         return; /* nothing to name: not asked, a file never written, or not ours */
-    gctx__event_record e;
-    memset(&e, 0, sizeof e);
-    e.kind = kind;
-    e.time_ns = gctx__now_ns();
-    e.pid = r.pid;
+    gctx__event_record e = {.kind = kind, .time_ns = gctx__now_ns(), .pid = r.pid,
+                            .sm_count = gctx__granules_sms(&id->layout, &r.granules)};
     snprintf(e.command, sizeof e.command, "%s", r.command);
-    e.sm_count = gctx__granules_sms(&id->layout, &r.granules);
     gctx__error_state kept;
     gctx__error_save(&kept);
     gctx__registry_log(reg, &e); /* a lost event must not fail what the caller asked */

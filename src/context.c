@@ -242,14 +242,11 @@ gctx_status gctx_context_get_info(const gctx_context *context, gctx_context_info
     GCTX_TRY(gctx__driver_load_green(&drv));
     gcu_dev_resource sm;
     GCTX_TRY(gctx__context_resource(drv, context, GCU_DEV_RESOURCE_TYPE_SM, &sm));
-    gctx_context_info out = GCTX_CONTEXT_INFO_INIT;
-    out.device = context->device;
-    out.sm_count = sm.u.sm.smCount;
-    out.has_id = context->driver.has_id;
-    out.id = context->driver.id;
-    out.adopted = !context->owned;
-    out.workqueue_scope = context->driver.workqueue_scope;
-    out.workqueue_concurrency_limit = context->driver.workqueue_limit;
+    const gctx__driver_context *d = &context->driver;
+    gctx_context_info out = {
+        .size = sizeof out, .device = context->device, .sm_count = sm.u.sm.smCount,
+        .has_id = d->has_id, .id = d->id, .adopted = !context->owned,
+        .workqueue_scope = d->workqueue_scope, .workqueue_concurrency_limit = d->workqueue_limit};
     gctx__sized_out(info, &out, sizeof out);
     return GCTX_SUCCESS;
 }

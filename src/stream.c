@@ -26,9 +26,7 @@ static gctx_status new_stream(CUstream handle, gctx_context *context, int owned,
     gctx_stream *st = calloc(1, sizeof *st);
     if (!st)
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making a stream");
-    st->handle = handle;
-    st->context = context;
-    st->owned = owned;
+    *st = (gctx_stream){.handle = handle, .context = context, .owned = owned};
     gctx_status s = gctx__object_init(&st->base, GCTX__TYPE_STREAM, stream_destroy);
     if (s != GCTX_SUCCESS) {
         free(st);
