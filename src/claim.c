@@ -297,7 +297,7 @@ gctx_status gctx__claim_take(const gctx__take *take, gctx__record *record, int *
 {
     const gctx_claim_options *opts = take->opts;
     unsigned count = take->count;
-    long long start = gctx__monotonic_ns();
+    long long start = clock_now_ns();
     unsigned step = 5;
     int wait = (opts->flags & GCTX_CLAIM_WAIT) != 0, watch_made = 0;
     gctx__want want = GCTX__WANT_NONE;
@@ -358,7 +358,7 @@ gctx_status gctx__claim_take(const gctx__take *take, gctx__record *record, int *
         if (wait && gctx__claim_wait_step(start, opts->timeout_ms, &step, watch.fd))
             continue;
         s = busy(take->identity, take->device, count, &free_set, records, nb,
-                             wait ? (int)((gctx__monotonic_ns() - start) / 1000000) : -1);
+                             wait ? (int)((clock_now_ns() - start) / 1000000) : -1);
         break;
     }
 done:

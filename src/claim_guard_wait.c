@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include "claim.h"
-#include "clock.h" /* common/ */
 
 void gctx__guard_watch_update(gctx_claim *c, const gctx__record *records, unsigned nb)
 {

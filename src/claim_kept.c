@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "claim.h"
@@ -215,7 +214,7 @@ static long long lock_timeout_ms(void)
 /* Polled: a library has no signal to bound a blocking flock. */
 static gctx_status lock_registry(gctx__registry *reg, gctx__kept_registry *k)
 {
-    long long timeout = lock_timeout_ms(), start = gctx__monotonic_ns();
+    long long timeout = lock_timeout_ms(), start = clock_now_ns();
     long long deadline = start + timeout * 1000000, pause_ns = 20000;
     for (;;) {
         if (flock(k->lock_fd, LOCK_EX | LOCK_NB) == 0)
@@ -225,12 +224,10 @@ static gctx_status lock_registry(gctx__registry *reg, gctx__kept_registry *k)
                               "without flock can't hold a claims registry: set "
                               "GREENCTX_RUNTIME_DIR to a local directory)",
                               reg->dir, strerror(errno));
-        long long now = gctx__monotonic_ns();
+        long long now = clock_now_ns();
         if (now >= deadline)
             break;
-        long long left = deadline - now;
-        struct timespec t = {0, pause_ns < left ? pause_ns : left};
-        nanosleep(&t, NULL);
+        clock_sleep_until(now + (pause_ns < deadline - now ? pause_ns : deadline - now));
         pause_ns = pause_ns * 2 > 2000000 ? 2000000 : pause_ns * 2;
     }
     int pid = 0;

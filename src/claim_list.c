@@ -222,13 +222,9 @@ static const gctx__event_record *first_other(const gctx__event_record *events, u
 gctx_status gctx_claim_report_fault(gctx_claim *claim, int cuda_result)
 {
     GCTX_TRY(gctx__handle_resolve(&claim, GCTX__TYPE_CLAIM, "claim"));
-    gctx__event_record e;
-    memset(&e, 0, sizeof e);
-    e.kind = GCTX_CLAIM_EVENT_FAULT;
-    e.time_ns = gctx__now_ns();
-    e.cuda_result = cuda_result;
+    gctx__event_record e = {.kind = GCTX_CLAIM_EVENT_FAULT, .cuda_result = cuda_result,
+                            .pid = (int)getpid()};
     pthread_mutex_lock(&claim->lock);
-    e.pid = (int)getpid();
     snprintf(e.command, sizeof e.command, "%s", claim->record.command);
     e.sm_count = gctx__granules_sms(&claim->granules.identity.layout, &claim->record.granules);
     long long since = claim->acquired_ns;
