@@ -1,4 +1,5 @@
-/* Status names and the thread-local error message. */
+/* Status names, the thread-local error message, and the process's fault. */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -45,6 +46,28 @@ gctx_status gctx__fail(gctx_status status, const char *fmt, ...)
     return status;
 }
 
+/* ---- after a fault ---- */
+
+/* After a sticky fault the process's CUDA state is lost (green contexts split SMs, not fault
+ * domains: shared/measurements/h200-faults.md), and calls that make no driver call would go
+ * on as if nothing happened: the first sticky CUresult is kept, and every later call that
+ * loads the driver fails with it; releases still destroy. */
+static atomic_int fault; /* the first sticky CUresult seen, 0 before */
+static pthread_mutex_t fault_lock = PTHREAD_MUTEX_INITIALIZER;
+static char first_call[192]; /* what answered it (under fault_lock, written once) */
+
+static void fault_note(gcu_result result, const char *what)
+{
+    if (atomic_load(&fault))
+        return;
+    pthread_mutex_lock(&fault_lock);
+    if (!atomic_load(&fault)) {
+        snprintf(first_call, sizeof first_call, "%s", what);
+        atomic_store(&fault, result);
+    }
+    pthread_mutex_unlock(&fault_lock);
+}
+
 gctx_status gctx__check_cuda(gcu_result result, const char *fmt, ...)
 {
     if (result == GCU_SUCCESS)
@@ -59,7 +82,7 @@ gctx_status gctx__check_cuda(gcu_result result, const char *fmt, ...)
     last_cuda_result = result;
     GCTX__DEBUG("driver call failed: %s", last_message);
     if (gcu_result_is_sticky(result)) {
-        gctx__fault_note(result, what);
+        fault_note(result, what);
         gctx__append_error("this process's CUDA state is lost after a fault: green contexts "
                            "split SMs, not fault domains, so every context of the process "
                            "(its siblings, the primary context, new ones) fails from now on; "
@@ -101,4 +124,24 @@ const char *gctx__shown(const char *value, char *buf, size_t size)
         keep--;
     snprintf(buf, size, "%.*s%s", (int)keep, value, keep < len ? "..." : "");
     return buf;
+}
+
+int gctx_cuda_result_is_sticky(int cuda_result) { return gcu_result_is_sticky(cuda_result); }
+
+gcu_result gctx__faulted(void) { return atomic_load(&fault); }
+
+/* The refusal of a call after the fault `result`. */
+static GCTX_COLD gctx_status refuse(gcu_result result)
+{
+    char what[sizeof first_call];
+    pthread_mutex_lock(&fault_lock);
+    snprintf(what, sizeof what, "%s", first_call);
+    pthread_mutex_unlock(&fault_lock);
+    return gctx__check_cuda(result, "refused: an earlier call (%s) met a fault", what);
+}
+
+gctx_status gctx__fault_check(void)
+{
+    gcu_result result = atomic_load(&fault);
+    return result ? refuse(result) : GCTX_SUCCESS;
 }

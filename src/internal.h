@@ -54,10 +54,9 @@ typedef struct gctx__error_state {
 void gctx__error_save(gctx__error_state *state);
 void gctx__error_restore(const gctx__error_state *state);
 
-/* ---- after a fault (fault.c) ---- */
+/* ---- after a fault (error.c) ---- */
 
 /* A sticky result loses the process's CUDA state: from the first on every call is refused. */
-void gctx__fault_note(gcu_result result, const char *what);
 gctx_status gctx__fault_check(void);
 /* The fault's CUresult, 0 before any; no error state touched (for releases). */
 gcu_result gctx__faulted(void);
