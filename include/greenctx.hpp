@@ -165,11 +165,7 @@ protected:
 /* A group of a split: num_sms SMs (0: discovery), the rest of gctx_group as zero. */
 inline gctx_group group(unsigned num_sms, unsigned coscheduled_sm_count = 0, bool backfill = false)
 {
-    gctx_group g = GCTX_GROUP_INIT;
-    g.num_sms = num_sms;
-    g.coscheduled_sm_count = coscheduled_sm_count;
-    g.backfill = backfill ? 1 : 0;
-    return g;
+    return gctx_group{num_sms, coscheduled_sm_count, 0, backfill ? 1 : 0, {0, 0, 0, 0}};
 }
 
 inline const char *version_string() noexcept { return gctx_version_string(); }
@@ -367,8 +363,7 @@ public:
     }
     static result<stream> try_create(const greenctx::context &on, int priority = 0)
     {
-        gctx_stream_options options = GCTX_STREAM_OPTIONS_INIT;
-        options.priority = priority;
+        gctx_stream_options options{sizeof options, priority, 0};
         return detail::try_make<stream>(gctx_stream_create, on.get(), &options);
     }
     /* Someone else's stream of a green context, not owned (gctx_stream_adopt). */

@@ -202,20 +202,15 @@ static gctx_status kept_identity(gctx__registry *reg, gctx__kept_registry *k)
     return GCTX_SUCCESS;
 }
 
-/* A stopped holder (SIGSTOP) or another user's `flock lock sleep 1d` hangs no tenant. */
-static long long lock_timeout_ms(void)
+/* Polled: a library has no signal to bound a blocking flock. Bounded: a stopped holder
+ * (SIGSTOP) or another user's `flock lock sleep 1d` hangs no tenant. */
+static gctx_status lock_registry(gctx__registry *reg, gctx__kept_registry *k)
 {
     const char *env = getenv("GREENCTX_REGISTRY_LOCK_TIMEOUT_MS");
     char *end;
     long long ms = env && *env ? strtoll(env, &end, 10) : -1;
-    return env && *env && !*end && ms > 0 ? ms : 10000;
-}
-
-/* Polled: a library has no signal to bound a blocking flock. */
-static gctx_status lock_registry(gctx__registry *reg, gctx__kept_registry *k)
-{
-    long long timeout = lock_timeout_ms(), start = clock_now_ns();
-    long long deadline = start + timeout * 1000000, pause_ns = 20000;
+    long long timeout = env && *env && !*end && ms > 0 ? ms : 10000;
+    long long deadline = clock_now_ns() + timeout * 1000000, pause_ns = 20000;
     for (;;) {
         if (flock(k->lock_fd, LOCK_EX | LOCK_NB) == 0)
             return GCTX_SUCCESS;

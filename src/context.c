@@ -81,21 +81,8 @@ done:
     return s;
 }
 
-/* The workqueue settings a context really got (13.1+), for its info. */
-static gctx_status read_workqueue(const gctx__driver *drv, gctx_context *c)
-{
-    if (!drv->features[GCTX_FEATURE_WORKQUEUES].available)
-        return GCTX_SUCCESS;
-    gcu_dev_resource wq;
-    GCTX_TRY(gctx__context_resource(drv, c, GCU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG, &wq));
-    c->driver.workqueue_limit = wq.u.wqConfig.wqConcurrencyLimit;
-    c->driver.workqueue_scope = wq.u.wqConfig.sharingScope == GCU_WORKQUEUE_SCOPE_GREEN_CTX_BALANCED
-                             ? GCTX_WORKQUEUE_SCOPE_BALANCED
-                             : GCTX_WORKQUEUE_SCOPE_DEVICE_CTX;
-    return GCTX_SUCCESS;
-}
-
-/* The driver-side handles; on failure the caller destroys what it owns. */
+/* The driver-side handles and the workqueue settings the context really got (13.1+), for
+ * its info; on failure the caller destroys what it owns. */
 static gctx_status finish_context(const gctx__driver *drv, gctx_context *c)
 {
     GCTX_TRY(gctx__check_cuda(drv->cuCtxFromGreenCtx(&c->driver.context, c->driver.green),
@@ -105,7 +92,15 @@ static gctx_status finish_context(const gctx__driver *drv, gctx_context *c)
                                   "cuGreenCtxGetId"));
         c->driver.has_id = 1;
     }
-    return read_workqueue(drv, c);
+    if (!drv->features[GCTX_FEATURE_WORKQUEUES].available)
+        return GCTX_SUCCESS;
+    gcu_dev_resource wq;
+    GCTX_TRY(gctx__context_resource(drv, c, GCU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG, &wq));
+    c->driver.workqueue_limit = wq.u.wqConfig.wqConcurrencyLimit;
+    c->driver.workqueue_scope = wq.u.wqConfig.sharingScope == GCU_WORKQUEUE_SCOPE_GREEN_CTX_BALANCED
+                             ? GCTX_WORKQUEUE_SCOPE_BALANCED
+                             : GCTX_WORKQUEUE_SCOPE_DEVICE_CTX;
+    return GCTX_SUCCESS;
 }
 
 static gctx_status make_driver_context(const gctx__driver *drv, gctx_partition *partition,
