@@ -109,7 +109,7 @@ static inline const char *gctx__resource_type_name(gcu_dev_resource_type type)
 {
     return type == GCU_DEV_RESOURCE_TYPE_SM ? "SM" : "WORKQUEUE_CONFIG";
 }
-/* "GPU-xxxxxxxx-...", as nvidia-smi prints it (device_identity.c). */
+/* "GPU-xxxxxxxx-...", as nvidia-smi prints it. */
 void gctx__format_uuid(const gcu_uuid *u, char *out, size_t size);
 
 /* The driver's SM partitioning rules (13.0+), else the architecture's (derived = 1). */
