@@ -83,8 +83,8 @@ static gctx_status canonical_split(const gctx__driver *drv, const gctx_partition
     }
     if (r != GCU_SUCCESS)
         return gctx__check_cuda(r, "cuDevSmResourceSplitByCount(minCount %u, flags %u) of device "
-                                  "%d's %u SMs, its granules for claims",
-                               granule, flags, whole->device, whole->sm_count);
+                                   "%d's %u SMs, its granules for claims",
+                                granule, flags, whole->device, whole->sm_count);
     gctx__granule_layout *l = &out->identity.layout;
     *l = (gctx__granule_layout){
         .nb_regular = nb, .regular_sms = nb ? out->resources[0].u.sm.smCount : 0,

@@ -68,10 +68,10 @@ gctx_status gctx_current_sm_count(unsigned *count)
     GCTX_TRY(read_current("gctx_current_sm_count", "count", count, &drv, &current));
     if (!current)
         return gctx__check_cuda(GCU_ERROR_INVALID_CONTEXT,
-                               "gctx_current_sm_count: no context is current on this thread; "
-                               "make one current first (a green context's "
-                               "gctx_context_cu_context, or the device's primary context: "
-                               "cudaSetDevice, torch.cuda.set_device)");
+                                "gctx_current_sm_count: no context is current on this thread; "
+                                "make one current first (a green context's "
+                                "gctx_context_cu_context, or the device's primary context: "
+                                "cudaSetDevice, torch.cuda.set_device)");
     gcu_result r;
     /* A green context's SM resource is its partition's; a primary context's is the device's. */
     if (drv->cuCtxGetDevResource) {

@@ -56,7 +56,7 @@ static atomic_int fault; /* the first sticky CUresult seen, 0 before */
 static pthread_mutex_t fault_lock = PTHREAD_MUTEX_INITIALIZER;
 static char first_call[192]; /* what answered it (under fault_lock, written once) */
 
-static void fault_note(gcu_result result, const char *what)
+static GCTX_COLD void fault_note(gcu_result result, const char *what)
 {
     if (atomic_load(&fault))
         return;

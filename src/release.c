@@ -149,6 +149,6 @@ gctx_status gctx_release_failures_retry(void)
     if (!left)
         return GCTX_SUCCESS;
     gctx_status s = gctx__check_cuda(result, "%u driver object%s could not be destroyed yet; last "
-                                            "failure %s", left, left == 1 ? "" : "s", message);
+                                             "failure %s", left, left == 1 ? "" : "s", message);
     return s == GCTX_ERROR_NO_DEVICE ? GCTX_ERROR_DRIVER : s;
 }

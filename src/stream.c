@@ -75,7 +75,7 @@ gctx_status gctx_stream_create(gctx_context *context, const gctx_stream_options 
         if (r != GCU_SUCCESS) {
             GCTX__RELEASE(drv, STREAM, stream, handle);
             return gctx__check_cuda(r, "cuStreamSynchronize of a drained stream the context "
-                                      "kept");
+                                       "kept");
         }
     } else if (drv->cuGreenCtxStreamCreate) {
         gcu_result r = drv->cuGreenCtxStreamCreate(&handle, context->driver.green,
