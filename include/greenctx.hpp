@@ -165,11 +165,7 @@ protected:
 /* A group of a split: num_sms SMs (0: discovery), the rest of gctx_group as zero. */
 inline gctx_group group(unsigned num_sms, unsigned coscheduled_sm_count = 0, bool backfill = false)
 {
-    gctx_group g = GCTX_GROUP_INIT;
-    g.num_sms = num_sms;
-    g.coscheduled_sm_count = coscheduled_sm_count;
-    g.backfill = backfill ? 1 : 0;
-    return g;
+    return gctx_group{num_sms, coscheduled_sm_count, 0, backfill ? 1 : 0, {0, 0, 0, 0}};
 }
 
 inline const char *version_string() noexcept { return gctx_version_string(); }
@@ -194,7 +190,12 @@ inline gctx_device_info device_info(int device) { return try_device_info(device)
 inline int driver_version() { return detail::try_get(0, gctx_driver_version).value(); }
 
 struct split_result;
-struct split_plan;
+
+/* The plan of a split: the whole and one gctx_group_plan per group. */
+struct split_plan {
+    gctx_split_plan plan;
+    std::vector<gctx_group_plan> groups;
+};
 
 class partition
     : public detail::owner<partition, gctx_partition, gctx_partition_retain, gctx_partition_release> {
@@ -219,21 +220,28 @@ public:
     inline split_result split(const std::vector<gctx_group> &groups,
                               gctx_rounding rounding = GCTX_ROUND_STRICT);
     /* What split() would give, making nothing (gctx_partition_plan). */
-    inline result<split_plan> try_plan(const std::vector<gctx_group> &groups,
-                                       gctx_rounding rounding = GCTX_ROUND_STRICT) const;
-    inline split_plan plan(const std::vector<gctx_group> &groups,
-                           gctx_rounding rounding = GCTX_ROUND_STRICT) const;
+    result<split_plan> try_plan(const std::vector<gctx_group> &groups,
+                                gctx_rounding rounding = GCTX_ROUND_STRICT) const
+    {
+        gctx_split_options options{sizeof options, rounding};
+        split_plan out{GCTX_SPLIT_PLAN_INIT, std::vector<gctx_group_plan>(groups.size())};
+        gctx_status s = gctx_partition_plan(ptr_, groups.data(),
+                                            static_cast<unsigned>(groups.size()), &options,
+                                            &out.plan, out.groups.data());
+        if (s != GCTX_SUCCESS)
+            return result<split_plan>::failed(s);
+        return result<split_plan>(std::move(out));
+    }
+    split_plan plan(const std::vector<gctx_group> &groups,
+                    gctx_rounding rounding = GCTX_ROUND_STRICT) const
+    {
+        return try_plan(groups, rounding).value();
+    }
 
     gctx_relation relation(const partition &other) const
     {
         return got(GCTX_RELATION_MAY_OVERLAP, gctx_partition_relation, other.ptr_);
     }
-};
-
-/* The plan of a split: the whole and one gctx_group_plan per group. */
-struct split_plan {
-    gctx_split_plan plan;
-    std::vector<gctx_group_plan> groups;
 };
 
 /* The partitions of a split, in the order of the groups, its remainder (empty when no SM is
@@ -247,8 +255,7 @@ struct split_result {
 inline result<split_result> partition::try_split(const std::vector<gctx_group> &groups,
                                                   gctx_rounding rounding)
 {
-    gctx_split_options options = GCTX_SPLIT_OPTIONS_INIT;
-    options.rounding = rounding;
+    gctx_split_options options{sizeof options, rounding};
     std::vector<gctx_partition *> raw(groups.size(), nullptr);
     gctx_partition *rest = nullptr;
     split_result out;
@@ -267,21 +274,6 @@ inline result<split_result> partition::try_split(const std::vector<gctx_group> &
 inline split_result partition::split(const std::vector<gctx_group> &groups, gctx_rounding rounding)
 {
     return try_split(groups, rounding).value();
-}
-inline result<split_plan> partition::try_plan(const std::vector<gctx_group> &groups,
-                                              gctx_rounding rounding) const
-{
-    gctx_split_options options = GCTX_SPLIT_OPTIONS_INIT;
-    options.rounding = rounding;
-    split_plan out{GCTX_SPLIT_PLAN_INIT, std::vector<gctx_group_plan>(groups.size())};
-    gctx_status s = gctx_partition_plan(ptr_, groups.data(), static_cast<unsigned>(groups.size()),
-                                        &options, &out.plan, out.groups.data());
-    return s == GCTX_SUCCESS ? result<split_plan>(std::move(out)) : result<split_plan>::failed(s);
-}
-inline split_plan partition::plan(const std::vector<gctx_group> &groups,
-                                  gctx_rounding rounding) const
-{
-    return try_plan(groups, rounding).value();
 }
 
 class event;
@@ -326,8 +318,7 @@ public:
     {
         if (groups.empty())
             throw error(GCTX_ERROR_INVALID_ARGUMENT, "split: no groups; give at least one");
-        gctx_split_options split_options = GCTX_SPLIT_OPTIONS_INIT;
-        split_options.rounding = rounding;
+        gctx_split_options split_options{sizeof split_options, rounding};
         gctx_context_request request = GCTX_CONTEXT_REQUEST_INIT;
         request.context = ptr_;
         request.groups = groups.data();
@@ -372,8 +363,7 @@ public:
     }
     static result<stream> try_create(const greenctx::context &on, int priority = 0)
     {
-        gctx_stream_options options = GCTX_STREAM_OPTIONS_INIT;
-        options.priority = priority;
+        gctx_stream_options options{sizeof options, priority, 0};
         return detail::try_make<stream>(gctx_stream_create, on.get(), &options);
     }
     /* Someone else's stream of a green context, not owned (gctx_stream_adopt). */
@@ -512,9 +502,7 @@ public:
     }
     gctx_claim_info info() const
     {
-        gctx_claim_info info{};
-        info.size = sizeof info;
-        return got(info, gctx_claim_get_info);
+        return got<gctx_claim_info>(GCTX_CLAIM_INFO_INIT, gctx_claim_get_info);
     }
     std::string export_token() const
     {

@@ -1,8 +1,6 @@
 /* Claims: acquiring SMs in the registry, the claim object and what it gives. */
-#include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
-#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -299,7 +297,7 @@ gctx_status gctx__claim_take(const gctx__take *take, gctx__record *record, int *
 {
     const gctx_claim_options *opts = take->opts;
     unsigned count = take->count;
-    long long start = gctx__monotonic_ns();
+    long long start = clock_now_ns();
     unsigned step = 5;
     int wait = (opts->flags & GCTX_CLAIM_WAIT) != 0, watch_made = 0;
     gctx__want want = GCTX__WANT_NONE;
@@ -360,7 +358,7 @@ gctx_status gctx__claim_take(const gctx__take *take, gctx__record *record, int *
         if (wait && gctx__claim_wait_step(start, opts->timeout_ms, &step, watch.fd))
             continue;
         s = busy(take->identity, take->device, count, &free_set, records, nb,
-                             wait ? (int)((gctx__monotonic_ns() - start) / 1000000) : -1);
+                             wait ? (int)((clock_now_ns() - start) / 1000000) : -1);
         break;
     }
 done:
@@ -461,24 +459,18 @@ gctx_status gctx__claim_new(gctx__device_granules *granules, const char *runtime
         close(fd);
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making a claim");
     }
-    c->device = granules->device;
-    c->granules = *granules;
+    /* floor_sms: one granule, unless acquire's option sets it. */
+    *c = (gctx_claim){.device = granules->device, .granules = *granules, .dir_flags = dir_flags,
+                      .inherit = inherit, .joined = joined, .record = *record,
+                      .tenant_class = record->tenant_class, .target_ms = record->target_ms,
+                      .target_factor = record->target_factor, .fd = fd,
+                      .acquired_ns = gctx__now_ns(), .guard_watch = -1,
+                      .floor_sms = granules->identity.layout.regular_sms};
     granules->whole = NULL; /* the claim holds it now */
     snprintf(c->runtime_dir, sizeof c->runtime_dir, "%s", runtime_dir ? runtime_dir : "");
-    c->dir_flags = dir_flags;
-    c->inherit = inherit;
-    c->joined = joined;
-    c->record = *record;
-    c->tenant_class = record->tenant_class;
-    c->target_ms = record->target_ms;
-    c->target_factor = record->target_factor;
     snprintf(c->file, sizeof c->file, "%s", record->file);
-    c->fd = fd;
-    c->acquired_ns = gctx__now_ns();
     pthread_mutex_init(&c->lock, NULL);
     pthread_mutex_init(&c->guard_lock, NULL);
-    c->guard_watch = -1;
-    c->floor_sms = c->granules.identity.layout.regular_sms; /* one granule; acquire's option */
     char root[512];
     int shared;
     struct stat st;
@@ -679,19 +671,13 @@ gctx_status gctx_claim_stream(gctx_claim *claim, gctx_stream **stream)
 void gctx__claim_info(const gctx__record *r, const gctx__identity *id, int device, int self,
                       gctx_claim_info *out)
 {
-    memset(out, 0, sizeof *out);
-    out->size = sizeof *out;
-    out->device = device;
+    *out = (gctx_claim_info){.size = sizeof *out, .device = device, .pid = r->pid, .uid = r->uid,
+                             .since_ns = r->since_ns, .mps = r->mps, .self = self,
+                             .sm_count = gctx__granules_sms(&id->layout, &r->granules)};
     snprintf(out->device_uuid, sizeof out->device_uuid, "%s", id->uuid);
-    out->pid = r->pid;
-    out->uid = r->uid;
     snprintf(out->user, sizeof out->user, "%s", r->user);
     snprintf(out->command, sizeof out->command, "%s", r->command);
     snprintf(out->label, sizeof out->label, "%s", r->label);
-    out->since_ns = r->since_ns;
-    out->mps = r->mps;
-    out->self = self;
-    out->sm_count = gctx__granules_sms(&id->layout, &r->granules);
     for (unsigned i = 0; i < gctx__layout_count(&id->layout); i++)
         if (gctx__granules_has(&r->granules, i))
             out->granules[out->nb_granules++] = (unsigned short)i;

@@ -5,10 +5,10 @@
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
-#include <sys/types.h>
 #include <stdatomic.h>
 #include <sys/stat.h>
 
+#include "clock.h" /* common/: clock_now_ns, every wait's deadline (CLOCK_MONOTONIC) */
 #include "greenctx_claims.h"
 #include "guard_policy.h"
 #include "internal.h"
@@ -85,8 +85,7 @@ int gctx__granules_choose(const gctx__granule_layout *l, unsigned count,
 
 #define GCTX__ANY_OWNER ((uid_t)-1)
 #define GCTX__ENOTREG EMEDIUMTYPE /* errno of gctx__file_open: not a regular file */
-long long gctx__now_ns(void);       /* CLOCK_REALTIME: when things happened, for people */
-long long gctx__monotonic_ns(void); /* CLOCK_MONOTONIC: every wait's deadline */
+long long gctx__now_ns(void); /* CLOCK_REALTIME: when things happened, for people */
 const char *gctx__file_error(int err);
 /* name in dfd, O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC: -1 with errno GCTX__ENOTREG, EPERM or
  * EMLINK unless a regular file of owner (GCTX__ANY_OWNER: anyone), one link when one_link. */

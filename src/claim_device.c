@@ -82,16 +82,14 @@ static gctx_status canonical_split(const gctx__driver *drv, const gctx_partition
             r = split_by(drv, whole, granule, 0, out, &nb, &remainder);
     }
     if (r != GCU_SUCCESS)
-        return gctx__fail_cuda(r, "cuDevSmResourceSplitByCount(minCount %u, flags %u) of device "
-                                  "%d's %u SMs, its granules for claims",
-                               granule, flags, whole->device, whole->sm_count);
+        return gctx__check_cuda(r, "cuDevSmResourceSplitByCount(minCount %u, flags %u) of device "
+                                   "%d's %u SMs, its granules for claims",
+                                granule, flags, whole->device, whole->sm_count);
     gctx__granule_layout *l = &out->identity.layout;
-    l->nb_regular = nb;
-    l->regular_sms = nb ? out->resources[0].u.sm.smCount : 0;
-    l->remainder_sms = remainder.type == GCU_DEV_RESOURCE_TYPE_SM ? remainder.u.sm.smCount : 0;
-    l->min_sms = whole->rules.min_partition;
-    l->split_flags = flags;
-    l->fine = fine;
+    *l = (gctx__granule_layout){
+        .nb_regular = nb, .regular_sms = nb ? out->resources[0].u.sm.smCount : 0,
+        .remainder_sms = remainder.type == GCU_DEV_RESOURCE_TYPE_SM ? remainder.u.sm.smCount : 0,
+        .min_sms = whole->rules.min_partition, .split_flags = flags, .fine = fine};
     if (l->remainder_sms)
         out->resources[nb] = remainder;
     if (nb == 0 || gctx__layout_total(l) != whole->sm_count)
@@ -116,11 +114,9 @@ gctx_status gctx__device_granules_get(int device, gctx__device_granules *out)
     gctx_status s;
     gctx_partition *whole = out->whole;
     gcu_uuid uuid;
-    gcu_result r = drv->cuDeviceGetUuid(&uuid, device);
-    if (r != GCU_SUCCESS) {
-        s = gctx__fail_cuda(r, "cuDeviceGetUuid on device %d", device);
-        goto fail;
-    }
+    GCTX_CHECK(gctx__check_cuda(drv->cuDeviceGetUuid(&uuid, device), "cuDeviceGetUuid on device %d",
+                                device),
+               fail);
     GCTX_CHECK(gctx__handle_resolve(&whole, GCTX__TYPE_PARTITION, "device partition"), fail);
     GCTX_CHECK(canonical_split(drv, whole, out), fail);
     gctx__format_uuid(&uuid, out->identity.uuid, sizeof out->identity.uuid);

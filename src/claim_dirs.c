@@ -1,12 +1,10 @@
 /* The runtime directory and a GPU's registry directory in it, and whether they can be
  * trusted: a private one is this user's alone; a shared one is sticky and owned by root or
  * this user, its GPU directories made by root or its owner (who may remove any file in it). */
-#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "claim.h"

@@ -1,29 +1,23 @@
 /* Registry files as hostile input: opened relative to the directory, never through a link,
  * never blocking (a FIFO), close-on-exec, checked with fstat; made O_EXCL, replaced by rename. */
-#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "claim.h"
 
 #define OPEN_FLAGS (O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
 
-static long long clock_ns(clockid_t clock)
+long long gctx__now_ns(void)
 {
     struct timespec t;
-    clock_gettime(clock, &t);
+    clock_gettime(CLOCK_REALTIME, &t);
     return (long long)t.tv_sec * 1000000000ll + t.tv_nsec;
 }
-
-long long gctx__now_ns(void) { return clock_ns(CLOCK_REALTIME); }
-long long gctx__monotonic_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
 
 const char *gctx__file_error(int err)
 {
@@ -157,7 +151,7 @@ int gctx__file_replace(int dfd, const char *name, const char *text, mode_t mode)
     /* A name nobody can guess, O_EXCL: no file or link is written through. */
     for (int attempt = 0; attempt < 100 && fd < 0; attempt++) {
         snprintf(tmp, sizeof tmp, GCTX__TEMP_PREFIX "%s-%d-%lld", name, (int)getpid(),
-                 gctx__monotonic_ns() + attempt);
+                 clock_now_ns() + attempt);
         fd = gctx__file_create(dfd, tmp, O_WRONLY, mode);
         if (fd < 0 && errno != EEXIST)
             break;

@@ -1,5 +1,4 @@
 /* The registry's text formats: a claim's record, the events, the identity. Pure: no files. */
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>

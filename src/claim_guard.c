@@ -2,7 +2,6 @@
  * them, decides (guard_policy.c) and publishes what it allows itself, each in its claim's
  * state file: no registry lock on the latency tenant's path, no driver call on either side. */
 #include <math.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +10,6 @@
 
 #include "claim.h"
 #include "nvml.h" /* common/: the one NVML loader, the tool's too */
-#include "sized.h"
 
 #define PUBLISH_NS 10000000ll /* a latency tenant publishes at most every 10 ms */
 /* A window's p99 is of 500 steps or more (of fewer, chance sets it). More than 1 % of
@@ -392,17 +390,14 @@ gctx_status gctx_claim_guard(gctx_claim *claim, const gctx_guard_signals *signal
     publish(claim, &l);
     pthread_mutex_unlock(&claim->guard_lock);
     free(lat);
-    gctx_guard_advice out = GCTX_GUARD_ADVICE_INIT;
-    out.level = level;
-    out.sms = a.sms;
-    out.max_outstanding = a.max_outstanding;
-    out.duty_permille = a.duty_permille;
+    gctx_guard_advice out = {.size = sizeof out, .level = level, .sms = a.sms,
+                             .max_outstanding = a.max_outstanding,
+                             .duty_permille = a.duty_permille, .latency_tenants = nb_lat};
     snprintf(out.reason, sizeof out.reason, "%s", l.reason);
     if (rest)
         snprintf(out.request, sizeof out.request, "rest");
     else
         snprintf(out.request, sizeof out.request, "%u", a.sms);
-    out.latency_tenants = nb_lat;
     gctx__sized_out(advice, &out, sizeof out);
     return GCTX_SUCCESS;
 }

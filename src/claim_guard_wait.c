@@ -1,7 +1,6 @@
 /* A best-effort tenant's wait between two looks of its guard: woken (inotify, a hint, never
  * an input) when a latency tenant publishes a line or a claim comes, goes or is rewritten.
  * Best-effort tenants' own lines wake nobody: two would wake each other without end. */
-#include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +8,6 @@
 #include <unistd.h>
 
 #include "claim.h"
-#include "clock.h" /* common/ */
 
 void gctx__guard_watch_update(gctx_claim *c, const gctx__record *records, unsigned nb)
 {

@@ -2,16 +2,11 @@
  * used last open: the directory and the lock file's description, which its threads take in
  * turn under a mutex before the flock (a shared description would not exclude them). Each
  * open checks they are still what the paths name. */
-#include <dirent.h>
-#include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "claim.h"
@@ -207,20 +202,15 @@ static gctx_status kept_identity(gctx__registry *reg, gctx__kept_registry *k)
     return GCTX_SUCCESS;
 }
 
-/* A stopped holder (SIGSTOP) or another user's `flock lock sleep 1d` hangs no tenant. */
-static long long lock_timeout_ms(void)
+/* Polled: a library has no signal to bound a blocking flock. Bounded: a stopped holder
+ * (SIGSTOP) or another user's `flock lock sleep 1d` hangs no tenant. */
+static gctx_status lock_registry(gctx__registry *reg, gctx__kept_registry *k)
 {
     const char *env = getenv("GREENCTX_REGISTRY_LOCK_TIMEOUT_MS");
     char *end;
     long long ms = env && *env ? strtoll(env, &end, 10) : -1;
-    return env && *env && !*end && ms > 0 ? ms : 10000;
-}
-
-/* Polled: a library has no signal to bound a blocking flock. */
-static gctx_status lock_registry(gctx__registry *reg, gctx__kept_registry *k)
-{
-    long long timeout = lock_timeout_ms(), start = gctx__monotonic_ns();
-    long long deadline = start + timeout * 1000000, pause_ns = 20000;
+    long long timeout = env && *env && !*end && ms > 0 ? ms : 10000;
+    long long deadline = clock_now_ns() + timeout * 1000000, pause_ns = 20000;
     for (;;) {
         if (flock(k->lock_fd, LOCK_EX | LOCK_NB) == 0)
             return GCTX_SUCCESS;
@@ -229,12 +219,10 @@ static gctx_status lock_registry(gctx__registry *reg, gctx__kept_registry *k)
                               "without flock can't hold a claims registry: set "
                               "GREENCTX_RUNTIME_DIR to a local directory)",
                               reg->dir, strerror(errno));
-        long long now = gctx__monotonic_ns();
+        long long now = clock_now_ns();
         if (now >= deadline)
             break;
-        long long left = deadline - now;
-        struct timespec t = {0, pause_ns < left ? pause_ns : left};
-        nanosleep(&t, NULL);
+        clock_sleep_until(now + (pause_ns < deadline - now ? pause_ns : deadline - now));
         pause_ns = pause_ns * 2 > 2000000 ? 2000000 : pause_ns * 2;
     }
     int pid = 0;
@@ -253,11 +241,7 @@ gctx_status gctx__registry_open(const char *runtime_dir, unsigned flags, int cre
                                 const gctx__identity *id, gctx__registry *reg)
 {
     char root[512];
-    memset(reg, 0, sizeof *reg);
-    reg->lock_fd = -1;
-    reg->dir_fd = -1;
-    reg->me = geteuid();
-    reg->identity = *id;
+    *reg = (gctx__registry){.lock_fd = -1, .dir_fd = -1, .me = geteuid(), .identity = *id};
     GCTX_TRY(gctx__runtime_path(runtime_dir, flags, root, sizeof root, &reg->shared));
     GCTX_TRY(gctx__registry_path(root, id->uuid, reg->dir, sizeof reg->dir));
     gctx_status s;

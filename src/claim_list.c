@@ -1,10 +1,7 @@
 /* What the registry shows: every live claim of a device, its events, and a holder's fault. */
-#include <dirent.h>
-#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -212,26 +209,12 @@ gctx_status gctx_claim_events_uuid(const char *uuid, const char *runtime_dir,
     return events_of(-1, uuid, runtime_dir, events, capacity, count);
 }
 
-static const gctx__event_record *first_other(const gctx__event_record *events, unsigned n,
-                                             int self_pid, long long since)
-{
-    for (unsigned i = 0; i < n; i++)
-        if (events[i].kind != GCTX_CLAIM_EVENT_RELEASED && events[i].pid != self_pid &&
-            events[i].time_ns >= since)
-            return &events[i];
-    return NULL;
-}
-
 gctx_status gctx_claim_report_fault(gctx_claim *claim, int cuda_result)
 {
     GCTX_TRY(gctx__handle_resolve(&claim, GCTX__TYPE_CLAIM, "claim"));
-    gctx__event_record e;
-    memset(&e, 0, sizeof e);
-    e.kind = GCTX_CLAIM_EVENT_FAULT;
-    e.time_ns = gctx__now_ns();
-    e.cuda_result = cuda_result;
+    gctx__event_record e = {.kind = GCTX_CLAIM_EVENT_FAULT, .cuda_result = cuda_result,
+                            .pid = (int)getpid()};
     pthread_mutex_lock(&claim->lock);
-    e.pid = (int)getpid();
     snprintf(e.command, sizeof e.command, "%s", claim->record.command);
     e.sm_count = gctx__granules_sms(&claim->granules.identity.layout, &claim->record.granules);
     long long since = claim->acquired_ns;
@@ -259,7 +242,11 @@ done:
     }
     /* Without MPS processes are time-sliced and fault-isolated (h200-faults.md: the other
      * tenant ran on untouched), so another tenant's end says nothing about this fault. */
-    const gctx__event_record *other = mps ? first_other(events, n, e.pid, since) : NULL;
+    const gctx__event_record *other = NULL;
+    for (unsigned i = 0; mps && !other && i < n; i++)
+        if (events[i].kind != GCTX_CLAIM_EVENT_RELEASED && events[i].pid != e.pid &&
+            events[i].time_ns >= since)
+            other = &events[i];
     const char *name = gctx__cuda_result_name(cuda_result);
     if (other)
         gctx__fail(GCTX_ERROR_DRIVER,

@@ -21,16 +21,12 @@
  * A name `claim-*` or `want-*` that is not a regular file (a FIFO, a directory, a device, a
  * symbolic link) is skipped unopened: greenctx makes only regular files, and a holder's file
  * can be replaced only by its owner (private or sticky directories). */
-#include <dirent.h>
-#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "claim.h"
@@ -236,13 +232,9 @@ static void remove_stale(gctx__registry *reg, const char *name, int fd, gctx_cla
     unlink_claim(reg, name);
     if (!parsed)
         return; /* nothing to name: not asked, a file never written, or not ours */
-    gctx__event_record e;
-    memset(&e, 0, sizeof e);
-    e.kind = kind;
-    e.time_ns = gctx__now_ns();
-    e.pid = r.pid;
+    gctx__event_record e = {.kind = kind, .time_ns = gctx__now_ns(), .pid = r.pid,
+                            .sm_count = gctx__granules_sms(&id->layout, &r.granules)};
     snprintf(e.command, sizeof e.command, "%s", r.command);
-    e.sm_count = gctx__granules_sms(&id->layout, &r.granules);
     gctx__error_state kept;
     gctx__error_save(&kept);
     gctx__registry_log(reg, &e); /* a lost event must not fail what the caller asked */

@@ -2,7 +2,6 @@
  * dropped ones given back only once the work on them has finished; the claim's stream moves
  * to a context on the new SMs that waits (an event) for the old one's work. Only a claim's
  * sole member resizes it: other members' work is nothing this one can wait for. */
-#include <errno.h>
 #include <string.h>
 #include <sys/file.h>
 
@@ -45,17 +44,6 @@ static gctx_status write_record(gctx_claim *c, const gctx__record *record)
     c->alone = 0;
     gctx__registry_close(&reg);
     return s;
-}
-
-/* The claim takes the new objects; the ones it had are kept until the next resize. */
-static void swap_in(gctx_claim *c, gctx__claim_parts *p, const gctx__record *record)
-{
-    c->old = c->now;
-    c->old.event = p->event;
-    c->now = *p;
-    c->now.event = NULL;
-    c->record = *record;
-    memset(p, 0, sizeof *p);
 }
 
 /* LOCK_EX for the resize: BUSY while another member holds it; keeps members from joining. */
@@ -117,7 +105,12 @@ static gctx_status resize_locked(gctx_claim *c, unsigned count, const gctx_claim
     GCTX_CHECK(build(c, &target, shrinks, &parts), fail);
     if (shrinks)
         GCTX_CHECK(write_record(c, &final), fail);
-    swap_in(c, &parts, &final);
+    /* The claim takes the new objects; the ones it had are kept until the next resize. */
+    c->old = c->now;
+    c->old.event = parts.event;
+    c->now = parts;
+    c->now.event = NULL;
+    c->record = final;
     return GCTX_SUCCESS;
 fail:;
     gctx__error_state kept;

@@ -1,15 +1,10 @@
 /* Wants: a tenant waiting for SMs posts how many it lacks in the registry, so that holders
  * can give them back (gctx_claim_pressure); the waiter wakes when a claim shrinks or ends. */
-#include <dirent.h>
-#include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "claim.h"
@@ -93,7 +88,7 @@ void gctx__want_end(gctx__want *w)
 
 int gctx__claim_wait_step(long long start_ns, int timeout_ms, unsigned *step_ms, int watch_fd)
 {
-    long long elapsed_ms = (gctx__monotonic_ns() - start_ns) / 1000000;
+    long long elapsed_ms = (clock_now_ns() - start_ns) / 1000000;
     if (timeout_ms >= 0 && elapsed_ms >= timeout_ms)
         return 0;
     unsigned ms = *step_ms;
@@ -104,9 +99,7 @@ int gctx__claim_wait_step(long long start_ns, int timeout_ms, unsigned *step_ms,
         if (poll(&p, 1, (int)ms) > 0)
             gctx__watch_drain(watch_fd);
     } else {
-        struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000};
-        while (nanosleep(&t, &t) != 0 && errno == EINTR)
-            ;
+        clock_sleep_until(clock_now_ns() + ms * 1000000ll);
     }
     *step_ms = *step_ms * 2 > 100 ? 100 : *step_ms * 2;
     return 1;

@@ -81,21 +81,8 @@ done:
     return s;
 }
 
-/* The workqueue settings a context really got (13.1+), for its info. */
-static gctx_status read_workqueue(const gctx__driver *drv, gctx_context *c)
-{
-    if (!drv->features[GCTX_FEATURE_WORKQUEUES].available)
-        return GCTX_SUCCESS;
-    gcu_dev_resource wq;
-    GCTX_TRY(gctx__context_resource(drv, c, GCU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG, &wq));
-    c->driver.workqueue_limit = wq.u.wqConfig.wqConcurrencyLimit;
-    c->driver.workqueue_scope = wq.u.wqConfig.sharingScope == GCU_WORKQUEUE_SCOPE_GREEN_CTX_BALANCED
-                             ? GCTX_WORKQUEUE_SCOPE_BALANCED
-                             : GCTX_WORKQUEUE_SCOPE_DEVICE_CTX;
-    return GCTX_SUCCESS;
-}
-
-/* The driver-side handles; on failure the caller destroys what it owns. */
+/* The driver-side handles and the workqueue settings the context really got (13.1+), for
+ * its info; on failure the caller destroys what it owns. */
 static gctx_status finish_context(const gctx__driver *drv, gctx_context *c)
 {
     GCTX_TRY(gctx__check_cuda(drv->cuCtxFromGreenCtx(&c->driver.context, c->driver.green),
@@ -105,7 +92,15 @@ static gctx_status finish_context(const gctx__driver *drv, gctx_context *c)
                                   "cuGreenCtxGetId"));
         c->driver.has_id = 1;
     }
-    return read_workqueue(drv, c);
+    if (!drv->features[GCTX_FEATURE_WORKQUEUES].available)
+        return GCTX_SUCCESS;
+    gcu_dev_resource wq;
+    GCTX_TRY(gctx__context_resource(drv, c, GCU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG, &wq));
+    c->driver.workqueue_limit = wq.u.wqConfig.wqConcurrencyLimit;
+    c->driver.workqueue_scope = wq.u.wqConfig.sharingScope == GCU_WORKQUEUE_SCOPE_GREEN_CTX_BALANCED
+                             ? GCTX_WORKQUEUE_SCOPE_BALANCED
+                             : GCTX_WORKQUEUE_SCOPE_DEVICE_CTX;
+    return GCTX_SUCCESS;
 }
 
 static gctx_status make_driver_context(const gctx__driver *drv, gctx_partition *partition,
@@ -242,14 +237,11 @@ gctx_status gctx_context_get_info(const gctx_context *context, gctx_context_info
     GCTX_TRY(gctx__driver_load_green(&drv));
     gcu_dev_resource sm;
     GCTX_TRY(gctx__context_resource(drv, context, GCU_DEV_RESOURCE_TYPE_SM, &sm));
-    gctx_context_info out = GCTX_CONTEXT_INFO_INIT;
-    out.device = context->device;
-    out.sm_count = sm.u.sm.smCount;
-    out.has_id = context->driver.has_id;
-    out.id = context->driver.id;
-    out.adopted = !context->owned;
-    out.workqueue_scope = context->driver.workqueue_scope;
-    out.workqueue_concurrency_limit = context->driver.workqueue_limit;
+    const gctx__driver_context *d = &context->driver;
+    gctx_context_info out = {
+        .size = sizeof out, .device = context->device, .sm_count = sm.u.sm.smCount,
+        .has_id = d->has_id, .id = d->id, .adopted = !context->owned,
+        .workqueue_scope = d->workqueue_scope, .workqueue_concurrency_limit = d->workqueue_limit};
     gctx__sized_out(info, &out, sizeof out);
     return GCTX_SUCCESS;
 }

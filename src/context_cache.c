@@ -433,13 +433,9 @@ gctx_status gctx_cache_get_stats(int device, gctx_cache_stats *stats)
     GCTX_TRY(gctx__sized_check(stats, GCTX__MIN_CACHE_STATS, "stats", "GCTX_CACHE_STATS_INIT"));
     device_cache *d;
     GCTX_TRY(lock_device(device, 0, &d));
-    gctx_cache_stats out = GCTX_CACHE_STATS_INIT;
-    out.hits = d->hits;
-    out.misses = d->misses;
-    out.evictions = d->evictions;
-    out.cached = d->cached;
-    out.live = d->live;
-    out.limit = d->limit;
+    gctx_cache_stats out = {.size = sizeof out, .hits = d->hits, .misses = d->misses,
+                            .evictions = d->evictions, .cached = d->cached, .live = d->live,
+                            .limit = d->limit};
     pthread_mutex_unlock(&lock);
     gctx__sized_out(stats, &out, sizeof out);
     return GCTX_SUCCESS;

@@ -375,11 +375,10 @@ gctx_status gctx_controller_decide(gctx_controller *controller, gctx_controller_
     int first = !c->decided;
     const char *why = choose(c, best, all);
     c->decided = 1;
-    gctx_controller_decision out = GCTX_CONTROLLER_DECISION_INIT;
-    out.candidate = c->active;
-    out.no_split = c->active == m->no_split;
-    out.changed = first || c->active != before;
-    out.unmet = all[best].missed ? all[c->active].missed : 0;
+    gctx_controller_decision out = {.size = sizeof out, .candidate = c->active,
+                                    .no_split = c->active == m->no_split,
+                                    .changed = first || c->active != before,
+                                    .unmet = all[best].missed ? all[c->active].missed : 0};
     for (unsigned w = 0; w < m->nb_workloads; w++) {
         out.sm_counts[w] = gctx__ctl_sms(m, c->active, w);
         out.predicted_step_s[w] = all[c->active].step_s[w];

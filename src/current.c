@@ -46,9 +46,7 @@ gctx_status gctx_current_context_restore(CUcontext saved, int *changed)
                               "thread's stack after popping %d; nothing was current when "
                               "saved",
                               MAX_POPS, MAX_POPS);
-        gcu_result r = drv->cuCtxSetCurrent(saved);
-        if (r != GCU_SUCCESS) {
-            gctx__fail_cuda(r, "cuCtxSetCurrent");
+        if (gctx__check_cuda(drv->cuCtxSetCurrent(saved), "cuCtxSetCurrent") != GCTX_SUCCESS) {
             gctx__append_error("gctx_current_context_restore could not make the saved context "
                                "%p current again: was it destroyed after it was saved?",
                                (void *)saved);
@@ -69,11 +67,11 @@ gctx_status gctx_current_sm_count(unsigned *count)
     CUcontext current = NULL;
     GCTX_TRY(read_current("gctx_current_sm_count", "count", count, &drv, &current));
     if (!current)
-        return gctx__fail_cuda(GCU_ERROR_INVALID_CONTEXT,
-                               "gctx_current_sm_count: no context is current on this thread; "
-                               "make one current first (a green context's "
-                               "gctx_context_cu_context, or the device's primary context: "
-                               "cudaSetDevice, torch.cuda.set_device)");
+        return gctx__check_cuda(GCU_ERROR_INVALID_CONTEXT,
+                                "gctx_current_sm_count: no context is current on this thread; "
+                                "make one current first (a green context's "
+                                "gctx_context_cu_context, or the device's primary context: "
+                                "cudaSetDevice, torch.cuda.set_device)");
     gcu_result r;
     /* A green context's SM resource is its partition's; a primary context's is the device's. */
     if (drv->cuCtxGetDevResource) {
@@ -91,7 +89,7 @@ gctx_status gctx_current_sm_count(unsigned *count)
     int n = 0;
     if ((r = drv->cuCtxGetDevice(&dev)) ||
         (r = drv->cuDeviceGetAttribute(&n, GCU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev)))
-        return gctx__fail_cuda(r, "gctx_current_sm_count: the current context's device");
+        return gctx__check_cuda(r, "gctx_current_sm_count: the current context's device");
     *count = (unsigned)n;
     return GCTX_SUCCESS;
 }

@@ -2,12 +2,10 @@
 #include <dlfcn.h>
 #include <stdarg.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
 #include "log.h"
 
 #define DEFAULT_DRIVER "libcuda.so.1"
@@ -121,7 +119,7 @@ static gctx_status fail_load(gctx_status status, int cuda_result, const char *fm
     va_end(args);
     if (!cuda_result)
         return gctx__fail(status, "%s", what);
-    gctx__fail_cuda(cuda_result, "%s", what);
+    gctx__check_cuda(cuda_result, "%s", what);
     gctx__append_error("greenctx tries again on the next call");
     return status;
 }
@@ -341,7 +339,7 @@ gctx_status gctx__pop_context(const gctx__driver *drv, gctx_status status)
     /* The caller's context must not stay buried under ours: try once more. */
     int restored = drv->cuCtxPopCurrent(&popped) == GCU_SUCCESS;
     if (status == GCTX_SUCCESS)
-        status = gctx__fail_cuda(r, "cuCtxPopCurrent");
+        status = gctx__check_cuda(r, "cuCtxPopCurrent");
     else
         gctx__append_error("then cuCtxPopCurrent failed: %s (%d)", gctx__cuda_result_name(r), r);
     gctx__append_error(restored ? "a second pop restored this thread's current context"

@@ -39,8 +39,8 @@
 
 /* Sets this thread's message (and clears its CUresult); returns status. */
 gctx_status gctx__fail(gctx_status status, const char *fmt, ...) GCTX_PRINTF(2, 3);
-/* GCTX_ERROR_DRIVER (NO_DEVICE for an invalid device), "<what>: <CUresult name> (<n>)". */
-gctx_status gctx__fail_cuda(gcu_result result, const char *fmt, ...) GCTX_PRINTF(2, 3);
+/* GCTX_SUCCESS for CUDA_SUCCESS; else GCTX_ERROR_DRIVER (NO_DEVICE for an invalid device),
+ * "<what>: <CUresult name> (<n>)". */
 gctx_status gctx__check_cuda(gcu_result result, const char *fmt, ...) GCTX_PRINTF(2, 3);
 /* Appends "; " and more text to this thread's message. */
 void gctx__append_error(const char *fmt, ...) GCTX_PRINTF(1, 2);
@@ -54,10 +54,9 @@ typedef struct gctx__error_state {
 void gctx__error_save(gctx__error_state *state);
 void gctx__error_restore(const gctx__error_state *state);
 
-/* ---- after a fault (fault.c) ---- */
+/* ---- after a fault (error.c) ---- */
 
 /* A sticky result loses the process's CUDA state: from the first on every call is refused. */
-void gctx__fault_note(gcu_result result, const char *what);
 gctx_status gctx__fault_check(void);
 /* The fault's CUresult, 0 before any; no error state touched (for releases). */
 gcu_result gctx__faulted(void);
@@ -110,7 +109,7 @@ static inline const char *gctx__resource_type_name(gcu_dev_resource_type type)
 {
     return type == GCU_DEV_RESOURCE_TYPE_SM ? "SM" : "WORKQUEUE_CONFIG";
 }
-/* "GPU-xxxxxxxx-...", as nvidia-smi prints it (device_identity.c). */
+/* "GPU-xxxxxxxx-...", as nvidia-smi prints it. */
 void gctx__format_uuid(const gcu_uuid *u, char *out, size_t size);
 
 /* The driver's SM partitioning rules (13.0+), else the architecture's (derived = 1). */

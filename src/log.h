@@ -3,8 +3,6 @@
 #ifndef GREENCTX_LOG_H
 #define GREENCTX_LOG_H
 
-#include <stdatomic.h>
-
 #include "internal.h"
 
 enum { GCTX__LOG_OFF = 0, GCTX__LOG_INFO = 1, GCTX__LOG_DEBUG = 2 };

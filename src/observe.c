@@ -2,7 +2,6 @@
  * physical SMs a partition's work runs on. The kernel ships as PTX text, so no CUDA toolkit is
  * needed to build greenctx; the driver compiles it for the GPU at load time. */
 #include <assert.h>
-#include <stdlib.h>
 
 #include "partition.h"
 
@@ -47,14 +46,9 @@ static gctx_status smid_load(const gctx__driver *drv, smid_kernel *kernel)
 static gctx_status smid_collect(const gctx__driver *drv, const smid_kernel *kernel,
                                 unsigned *sm_ids, unsigned capacity, unsigned *count)
 {
-    unsigned *seen = malloc(SMID_SLOTS * sizeof *seen);
-    if (!seen)
-        return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory reading SM ids");
-    gcu_result r = drv->cuMemcpyDtoH(seen, kernel->flags, SMID_SLOTS * sizeof *seen);
-    if (r != GCU_SUCCESS) {
-        free(seen);
-        return gctx__fail_cuda(r, "cuMemcpyDtoH of the SM flags");
-    }
+    unsigned seen[SMID_SLOTS];
+    GCTX_TRY(gctx__check_cuda(drv->cuMemcpyDtoH(seen, kernel->flags, sizeof seen),
+                              "cuMemcpyDtoH of the SM flags"));
     unsigned n = 0;
     for (unsigned id = 0; id < SMID_SLOTS; id++) {
         if (!seen[id])
@@ -63,7 +57,6 @@ static gctx_status smid_collect(const gctx__driver *drv, const smid_kernel *kern
             sm_ids[n] = id;
         n++;
     }
-    free(seen);
     *count = n;
     return GCTX_SUCCESS;
 }

@@ -196,16 +196,12 @@ gctx_status gctx_partition_get_info(const gctx_partition *partition, gctx_partit
 {
     GCTX_TRY(gctx__handle_resolve(&partition, GCTX__TYPE_PARTITION, "partition"));
     GCTX_TRY(gctx__sized_check(info, GCTX__MIN_PARTITION_INFO, "info", "GCTX_PARTITION_INFO_INIT"));
-    gctx_partition_info out = GCTX_PARTITION_INFO_INIT;
-    out.device = partition->device;
-    out.kind = partition->kind;
-    out.sm_count = partition->sm_count;
-    out.min_partition_sms = partition->rules.min_partition;
-    out.coscheduled_alignment = partition->rules.alignment;
-    out.structured = partition->structured;
-    out.flags = partition->flags;
-    out.has_locality_domain = partition->has_locality;
-    out.locality_domain_id = partition->locality;
+    const gctx_partition *p = partition;
+    gctx_partition_info out = {
+        .size = sizeof out, .device = p->device, .kind = p->kind, .sm_count = p->sm_count,
+        .min_partition_sms = p->rules.min_partition, .coscheduled_alignment = p->rules.alignment,
+        .structured = p->structured, .flags = p->flags, .has_locality_domain = p->has_locality,
+        .locality_domain_id = p->locality};
     gctx__sized_out(info, &out, sizeof out);
     return GCTX_SUCCESS;
 }

@@ -1,5 +1,4 @@
 /* Split planning (DESIGN.md, "Splitting on every driver"). */
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,11 +142,8 @@ static gctx_status normalize_group(const gctx__plan_input *in, int fine, unsigne
 {
     unsigned unit = 0;
     GCTX_TRY(coscheduled_unit(in, fine, i, g, &unit));
-    o->coscheduled = unit;
-    o->preferred = g->preferred_coscheduled_sm_count;
-    o->backfill = g->backfill != 0;
-    o->rounded = 0;
-    o->num_sms = 0;
+    *o = (gctx__normal_group){.coscheduled = unit, .preferred = g->preferred_coscheduled_sm_count,
+                              .backfill = g->backfill != 0};
     if (g->num_sms == 0) {
         if (o->backfill && i + 1 != n)
             return gctx__fail(GCTX_ERROR_INVALID_ARGUMENT,

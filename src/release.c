@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
 #include "log.h"
 
 static const char *const destroy_names[GCTX__RELEASE_KINDS] = {
@@ -117,17 +116,16 @@ gctx_status gctx_release_failures_get(gctx_release_failures *failures)
 {
     GCTX_TRY(gctx__sized_check(failures, GCTX__MIN_RELEASE_FAILURES, "failures",
                                "GCTX_RELEASE_FAILURES_INIT"));
-    gctx_release_failures out = GCTX_RELEASE_FAILURES_INIT;
     pthread_mutex_lock(&lock);
-    out.events = failed[GCTX__RELEASE_EVENT];
-    out.streams = failed[GCTX__RELEASE_STREAM];
-    out.green_contexts = failed[GCTX__RELEASE_GREEN_CONTEXT];
-    out.primary_contexts = failed[GCTX__RELEASE_PRIMARY_CONTEXT];
-    out.kernels = failed[GCTX__RELEASE_MODULE] + failed[GCTX__RELEASE_MEMORY];
+    gctx_release_failures out = {
+        .size = sizeof out, .events = failed[GCTX__RELEASE_EVENT],
+        .streams = failed[GCTX__RELEASE_STREAM],
+        .green_contexts = failed[GCTX__RELEASE_GREEN_CONTEXT],
+        .primary_contexts = failed[GCTX__RELEASE_PRIMARY_CONTEXT],
+        .kernels = failed[GCTX__RELEASE_MODULE] + failed[GCTX__RELEASE_MEMORY],
+        .pending = nb_kept, .last_cuda_result = last_result};
     for (int k = 0; k < GCTX__RELEASE_KINDS; k++)
         out.total += failed[k];
-    out.pending = nb_kept;
-    out.last_cuda_result = last_result;
     memcpy(out.last_message, last_message, sizeof out.last_message);
     pthread_mutex_unlock(&lock);
     gctx__sized_out(failures, &out, sizeof out);
@@ -150,7 +148,7 @@ gctx_status gctx_release_failures_retry(void)
     pthread_mutex_unlock(&lock);
     if (!left)
         return GCTX_SUCCESS;
-    gctx_status s = gctx__fail_cuda(result, "%u driver object%s could not be destroyed yet; last "
-                                            "failure %s", left, left == 1 ? "" : "s", message);
+    gctx_status s = gctx__check_cuda(result, "%u driver object%s could not be destroyed yet; last "
+                                             "failure %s", left, left == 1 ? "" : "s", message);
     return s == GCTX_ERROR_NO_DEVICE ? GCTX_ERROR_DRIVER : s;
 }

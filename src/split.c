@@ -168,7 +168,7 @@ static gctx_status structured_probe(split_job *job)
                        "group \"rest\" (discovery with backfill)",
                        n == 1 ? "this" : "these", n, GCTX__PLURAL(n), job->through->sm_count);
     else if (r != GCU_SUCCESS)
-        s = gctx__fail_cuda(r, "cuDevSmResourceSplit of %u groups", n);
+        s = gctx__check_cuda(r, "cuDevSmResourceSplit of %u groups", n);
     else {
         for (unsigned i = 0; i < n; i++)
             sizes[i] = results[i].u.sm.smCount;
@@ -226,8 +226,7 @@ static gctx_status job_plan(split_job *job, gctx_partition *input, const gctx_gr
 {
     /* Field by field, not a memset of the large job: the rest is set before it is read. */
     job->drv = NULL;
-    job->input = NULL;
-    job->through = NULL;
+    job->input = job->through = NULL;
     job->scratch = job->small_scratch;
     job->scratch_capacity = STACK_SCRATCH;
     job->last_nb = job->last_granule = job->last_flags = 0;
@@ -242,16 +241,14 @@ static gctx_status job_plan(split_job *job, gctx_partition *input, const gctx_gr
     job->input = input;
     GCTX_TRY(reach_splittable(job));
     const gctx_partition *t = job->through;
-    job->rules.sm_count = t->sm_count;
-    job->rules.min_partition = t->rules.min_partition;
-    job->rules.alignment = t->rules.alignment;
-    job->rules.structured = t->structured;
-    job->rules.whole_device = input->kind == GCTX_PARTITION_DEVICE;
-    job->rules.structured_api = job->drv->cuDevSmResourceSplit != NULL;
-    job->rules.fine_flag = job->drv->features[GCTX_FEATURE_FINE_GRANULES].available;
-    job->rules.max_coscheduled = t->cc_major >= 9 ? 32 : 2;
-    job->rules.oracle = granule_oracle;
-    job->rules.oracle_context = job;
+    job->rules = (gctx__plan_input){
+        .sm_count = t->sm_count, .min_partition = t->rules.min_partition,
+        .alignment = t->rules.alignment, .structured = t->structured,
+        .whole_device = input->kind == GCTX_PARTITION_DEVICE,
+        .structured_api = job->drv->cuDevSmResourceSplit != NULL,
+        .fine_flag = job->drv->features[GCTX_FEATURE_FINE_GRANULES].available,
+        .max_coscheduled = t->cc_major >= 9 ? 32 : 2, .oracle = granule_oracle,
+        .oracle_context = job};
     gctx_rounding rounding = opts.rounding;
     gctx_status s = gctx__plan_make(&job->rules, groups, nb_groups, rounding, &job->plan);
     if (s == GCTX_SUCCESS && job->plan.path == GCTX_SPLIT_PATH_STRUCTURED)
@@ -267,15 +264,12 @@ static gctx_status job_plan(split_job *job, gctx_partition *input, const gctx_gr
 static inline void job_report(const split_job *job, gctx_split_plan *plan, gctx_group_plan *group_plans)
 {
     if (plan) {
-        gctx_split_plan out = GCTX_SPLIT_PLAN_INIT;
-        out.device = job->input->device;
-        out.driver_version = job->drv->version;
-        out.path = job->plan.path;
-        out.granule_sms = job->plan.path == GCTX_SPLIT_PATH_STRUCTURED ? 0 : job->plan.granule;
-        out.nb_groups = job->plan.nb_groups;
-        out.remainder_sms = job->plan.remainder_sms;
-        out.rounded = job->plan.rounded;
-        out.nested = job->through != job->input;
+        const gctx__plan *p = &job->plan;
+        gctx_split_plan out = {
+            .size = sizeof out, .device = job->input->device, .driver_version = job->drv->version,
+            .path = p->path, .granule_sms = p->path == GCTX_SPLIT_PATH_STRUCTURED ? 0 : p->granule,
+            .nb_groups = p->nb_groups, .remainder_sms = p->remainder_sms, .rounded = p->rounded,
+            .nested = job->through != job->input};
         gctx__sized_out(plan, &out, sizeof out);
     }
     if (group_plans)

@@ -26,9 +26,7 @@ static gctx_status new_stream(CUstream handle, gctx_context *context, int owned,
     gctx_stream *st = calloc(1, sizeof *st);
     if (!st)
         return gctx__fail(GCTX_ERROR_OUT_OF_MEMORY, "out of memory making a stream");
-    st->handle = handle;
-    st->context = context;
-    st->owned = owned;
+    *st = (gctx_stream){.handle = handle, .context = context, .owned = owned};
     gctx_status s = gctx__object_init(&st->base, GCTX__TYPE_STREAM, stream_destroy);
     if (s != GCTX_SUCCESS) {
         free(st);
@@ -46,11 +44,9 @@ static gctx_status create_in_current(const gctx__driver *drv, gctx_context *cont
 {
     GCTX_TRY(gctx__push_context(drv, context->driver.context));
     gcu_result r = drv->cuStreamCreateWithPriority(handle, GCU_STREAM_NON_BLOCKING, priority);
-    if (r != GCU_SUCCESS)
-        return gctx__pop_context(drv, gctx__fail_cuda(r, "cuStreamCreateWithPriority in the "
-                                                         "green context"));
-    gctx_status s = gctx__pop_context(drv, GCTX_SUCCESS);
-    if (s != GCTX_SUCCESS)
+    gctx_status s = gctx__pop_context(
+        drv, gctx__check_cuda(r, "cuStreamCreateWithPriority in the green context"));
+    if (s != GCTX_SUCCESS && r == GCU_SUCCESS)
         GCTX__RELEASE(drv, STREAM, stream, *handle);
     return s;
 }
@@ -78,8 +74,8 @@ gctx_status gctx_stream_create(gctx_context *context, const gctx_stream_options 
         gcu_result r = checked ? GCU_SUCCESS : drv->cuStreamSynchronize(handle);
         if (r != GCU_SUCCESS) {
             GCTX__RELEASE(drv, STREAM, stream, handle);
-            return gctx__fail_cuda(r, "cuStreamSynchronize of a drained stream the context "
-                                      "kept");
+            return gctx__check_cuda(r, "cuStreamSynchronize of a drained stream the context "
+                                       "kept");
         }
     } else if (drv->cuGreenCtxStreamCreate) {
         gcu_result r = drv->cuGreenCtxStreamCreate(&handle, context->driver.green,
