@@ -73,9 +73,8 @@ static const struct {
                {"overlap", "BENCHMARKS.md"}};
 
 /* A benchmark's name: which of them run. */
-static int pick(greenctx_args *args, const char *word, void *ctx)
+static int pick(greenctx_args *args, const char *word, int *runs)
 {
-    int *runs = ctx;
     size_t k = 0, n = sizeof subcommands / sizeof subcommands[0];
     while (k < n && strcmp(word, subcommands[k].name))
         k++;
@@ -94,24 +93,64 @@ static int pick(greenctx_args *args, const char *word, void *ctx)
     return GREENCTX_EXIT_OK;
 }
 
-/* The benchmark's arguments: an exit code (GREENCTX_EXIT_HELP after --help). */
+enum { OPT_QUICK, OPT_SVG, OPT_REPS, OPT_VICTIM_SMS };
+static const greenctx_option options[] = {{"--quick", NULL},
+                                          {"--svg", "a file name"},
+                                          {"--reps", "a count from 1 to 1000000"},
+                                          {"--victim-sms", "SM counts (1 to 1024)"},
+                                          {NULL, NULL}};
+
+static int too_many_victims(greenctx_args *args, const char *value)
+{
+    return greenctx_args_bad(args, "--victim-sms takes at most %u values; '%s' is one too many",
+                             BENCH_MAX_VICTIM_SMS, value);
+}
+
+/* The benchmark's arguments: an exit code (GREENCTX_EXIT_HELP after --help). --victim-sms
+ * takes the counts that follow it, up to BENCH_MAX_VICTIM_SMS in all. */
 static int parse(int argc, char **argv, greenctx_tool_options *opts, bench_options *opt,
                  int *runs)
 {
-    const bench_arg table[] = {
-        BENCH_FLAG("--quick", &opt->quick),
-        BENCH_TEXT("--svg", "a file name", &opt->svg_path),
-        BENCH_UINT("--reps", "a count from 1 to 1000000", &opt->reps, 1, 1000000),
-        BENCH_UINT_LIST("--victim-sms", "SM counts (1 to 1024)", opt->victim_sms, 1, 1024,
-                        BENCH_MAX_VICTIM_SMS, &opt->nb_victim_sms),
-    };
     greenctx_args args;
     greenctx_args_begin(&args, argc, argv, opts);
     opts->usage = usage;
     *runs = 0;
-    int rc = bench_args_parse(&args, table, BENCH_NB(table), pick, runs);
-    if (rc != GREENCTX_EXIT_OK)
-        return rc;
+    int listing = 0; /* the words after --victim-sms may be its counts */
+    for (int id, n; (id = greenctx_args_next(&args, options)) != GREENCTX_ARG_END;) {
+        const char *v = args.value;
+        if (id == GREENCTX_ARG_STOP)
+            return args.rc;
+        if (id == GREENCTX_ARG_POSITIONAL) {
+            int count = listing && greenctx_parse_int(v, 1, 1024, &n) == 0;
+            if (count && opt->nb_victim_sms == BENCH_MAX_VICTIM_SMS)
+                return too_many_victims(&args, v);
+            if (count) {
+                opt->victim_sms[opt->nb_victim_sms++] = (unsigned)n;
+                continue;
+            }
+            listing = 0;
+            int rc = pick(&args, v, runs);
+            if (rc != GREENCTX_EXIT_OK)
+                return rc;
+            continue;
+        }
+        listing = id == OPT_VICTIM_SMS;
+        if (id == OPT_QUICK)
+            opt->quick = 1;
+        else if (id == OPT_SVG && *v && v[0] != '-')
+            opt->svg_path = v;
+        else if (id == OPT_REPS && greenctx_parse_int(v, 1, 1000000, &n) == 0)
+            opt->reps = (unsigned)n;
+        else if (id == OPT_VICTIM_SMS && opt->nb_victim_sms == BENCH_MAX_VICTIM_SMS)
+            return too_many_victims(&args, v);
+        else if (id == OPT_VICTIM_SMS && greenctx_parse_int(v, 1, 1024, &n) == 0)
+            opt->victim_sms[opt->nb_victim_sms++] = (unsigned)n;
+        else if (id >= 0)
+            return greenctx_args_bad(&args, "%s needs %s, got '%s'", options[id].name,
+                                     options[id].value_help, v);
+        else
+            return greenctx_args_bad(&args, "unexpected argument '%s'", v);
+    }
     if (!*runs)
         return greenctx_args_bad(&args, "which benchmark? isolation, scaling, overhead or all");
     if (opt->svg_path && !(*runs & (RUN_ISOLATION | RUN_SCALING)))
