@@ -78,7 +78,7 @@ typedef struct bench_pair {
 /* Releases what pair holds (a half-made pair too) and zeroes it. */
 void bench_pair_release(bench_pair *pair);
 
-/* ---- bench_stats.c ---- */
+/* ---- bench_report.c: statistics, and the rows, table and JSON of two-sided benchmarks ---- */
 
 typedef struct bench_summary {
     size_t n;
@@ -91,8 +91,6 @@ void bench_summarize(double *values, size_t n, bench_summary *out);
 double bench_ratio(double a, double b);
 /* "name":{"n":..,"min":..,...} */
 void bench_json_summary(json_writer *w, const char *name, const bench_summary *s);
-
-/* ---- bench_report.c: rows, the table and the JSON of every two-sided benchmark ---- */
 
 /* A row's JSON keys (NULL: not written). */
 typedef struct bench_row_keys {

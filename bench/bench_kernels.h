@@ -56,7 +56,7 @@ int bench_check_sum(const bench_env *env, gcu_deviceptr partial, unsigned grid,
 int bench_check_copy(const bench_env *env, gcu_deviceptr dst, unsigned long long words,
                      unsigned seed, const char *what);
 
-/* ---- bench_lane.c: a lane: a context, a stream, the kernels loaded, timing events ---- */
+/* ---- a lane: a context, a stream, the kernels loaded, timing events ---- */
 
 enum { BENCH_PRIORITY_NORMAL = 0, BENCH_PRIORITY_HIGH = 1, BENCH_PRIORITY_LOW = 2 };
 

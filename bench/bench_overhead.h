@@ -5,7 +5,7 @@
 #include "bench.h"
 #include "bench_pin.h"
 
-/* ---- bench_raw.c: the raw driver making greenctx's "two partitions, a stream each" ---- */
+/* ---- bench_overhead.c: the raw driver making greenctx's "two partitions, a stream each" */
 
 /* greenctx's plan for {victim_sms, rest} as driver calls (gctx_partition_plan): both sides
  * split alike. */
@@ -32,13 +32,6 @@ typedef struct raw_setup {
 int raw_plan_make(const bench_env *env, unsigned victim_sms, raw_plan *plan);
 int raw_split_init(const bench_env *env, raw_split *split);
 void raw_split_free(raw_split *split);
-int raw_split_run(const bench_env *env, const gcu_dev_resource *whole, const raw_plan *plan,
-                  raw_split *split);
-int raw_desc(const bench_env *env, raw_split *split, unsigned g, gcu_resource_desc *desc);
-int raw_context_create(const bench_env *env, gcu_resource_desc desc, CUgreenCtx *green);
-/* 1 when the driver can make a stream on a green context directly (12.5+). */
-int raw_has_green_streams(const bench_env *env);
-int raw_stream_create(const bench_env *env, CUgreenCtx green, CUstream *stream);
 int raw_setup_build(const bench_env *env, const gcu_dev_resource *whole, const raw_plan *plan,
                     raw_split *split, raw_setup *setup);
 void raw_setup_teardown(const bench_env *env, raw_setup *setup);
@@ -75,7 +68,7 @@ void cache_rows_print(const cache_rows *rows);
 /* ,"repartitioning":{...} */
 void cache_rows_json(json_writer *w, const cache_rows *rows);
 
-/* ---- bench_overhead.c ---- */
+/* ---- bench_overhead.c: greenctx against the raw driver ---- */
 
 typedef enum ov_op {
     OV_SPLIT = 0,
