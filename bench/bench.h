@@ -66,6 +66,8 @@ void *bench_calloc(size_t n, size_t size);
 /* In the primary context (green contexts share its memory). */
 int bench_alloc(const bench_env *env, gcu_deviceptr *ptr, size_t bytes, const char *what);
 void bench_free(const bench_env *env, gcu_deviceptr *ptr);
+/* Device memory into dst, after the work queued before it (cuMemcpyDtoH is synchronous). */
+int bench_read(const bench_env *env, void *dst, gcu_deviceptr src, size_t bytes, const char *what);
 /* Zeroes bytes (a multiple of 4) synchronously: only while no benchmark work is queued. */
 int bench_zero(const bench_env *env, gcu_deviceptr ptr, size_t bytes);
 

@@ -348,13 +348,12 @@ static int run_cell(iso_run *run, iso_arm arm, int hog)
     const bench_env *env = run->env;
     const unsigned cal = ISO_CALIBRATION, warm = run->res->warmups, reps = run->res->reps;
     const bench_lane *lane = &run->lanes[arms[arm].victim_lane];
+    const size_t stamp_bytes = (size_t)2 * run->slots * STAMP_SLOT_BYTES;
     bench_hog hog_state;
     memset(&hog_state, 0, sizeof hog_state);
-    progress_step(&run->progress, "victim %u SMs: %s%s%s", run->res->victim_sms,
-                        arms[arm].label, hog >= 0 ? ", hog " : "",
-                        hog >= 0 ? hog_name(hog) : "");
-    if (bench_zero(env, run->stamps, (size_t)2 * run->slots * STAMP_SLOT_BYTES) ||
-        bench_push(env, lane->ctx))
+    progress_step(&run->progress, "victim %u SMs: %s%s%s", run->res->victim_sms, arms[arm].label,
+                  hog >= 0 ? ", hog " : "", hog >= 0 ? hog_name(hog) : "");
+    if (bench_zero(env, run->stamps, stamp_bytes) || bench_push(env, lane->ctx))
         return -1;
     int rc = 0;
     for (int v = 0; v < ISO_NB_VICTIMS && !rc; v++)
@@ -369,13 +368,8 @@ static int run_cell(iso_run *run, iso_arm arm, int hog)
         rc = submit_range(run, v, lane, cal + warm + reps, cal);
     bench_pop(env);
     if (!rc)
-        rc = bench_push(env, env->primary);
-    if (!rc) {
-        rc = bench_cu(env->drv->cuMemcpyDtoH(run->stamp_host, run->stamps,
-                                             (size_t)2 * run->slots * STAMP_SLOT_BYTES),
-                      "reading the victims' timestamps");
-        bench_pop(env);
-    }
+        rc = bench_read(env, run->stamp_host, run->stamps, stamp_bytes,
+                        "reading the victims' timestamps");
     iso_cell *cells = run->res->cell[hog < 0 ? ISO_HOG_NONE : 1 + hog][arm];
     for (int v = 0; v < ISO_NB_VICTIMS && !rc; v++)
         rc = summarize_victim(run, v, &cells[v]);

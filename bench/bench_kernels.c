@@ -47,8 +47,8 @@ void bench_module_unload(const bench_env *env, CUcontext ctx, bench_module *mod)
     memset(mod, 0, sizeof *mod);
 }
 
-int bench_launch(const bench_env *env, gcu_function fn, unsigned grid, CUstream stream,
-                 void **params, const char *what)
+static int launch(const bench_env *env, gcu_function fn, unsigned grid, CUstream stream,
+                  void **params, const char *what)
 {
     return bench_cu(env->drv->cuLaunchKernel(fn, grid, 1, 1, BENCH_BLOCK, 1, 1, 0, stream, params,
                                              NULL),
@@ -59,7 +59,7 @@ int bench_fill(const bench_env *env, const bench_module *mod, CUstream stream, g
                unsigned long long words, unsigned seed)
 {
     void *params[] = {&buf, &words, &seed};
-    return bench_launch(env, mod->fill, env->sm_count * BENCH_FULL_BLOCKS_SM, stream, params,
+    return launch(env, mod->fill, env->sm_count * BENCH_FULL_BLOCKS_SM, stream, params,
                   "launching gc_fill");
 }
 
@@ -67,7 +67,7 @@ int bench_fma(const bench_env *env, const bench_module *mod, CUstream stream, un
               gcu_deviceptr out, unsigned chunks, unsigned iters, gcu_deviceptr stamps)
 {
     void *params[] = {&out, &chunks, &iters, &stamps};
-    return bench_launch(env, mod->fma, grid, stream, params, "launching gc_fma");
+    return launch(env, mod->fma, grid, stream, params, "launching gc_fma");
 }
 
 int bench_sum(const bench_env *env, const bench_module *mod, CUstream stream, unsigned grid,
@@ -75,21 +75,14 @@ int bench_sum(const bench_env *env, const bench_module *mod, CUstream stream, un
               gcu_deviceptr stamps)
 {
     void *params[] = {&src, &vecs, &partial, &stamps};
-    return bench_launch(env, mod->sum, grid, stream, params, "launching gc_sum");
+    return launch(env, mod->sum, grid, stream, params, "launching gc_sum");
 }
 
 int bench_copy(const bench_env *env, const bench_module *mod, CUstream stream, unsigned grid,
                gcu_deviceptr src, gcu_deviceptr dst, unsigned long long vecs)
 {
     void *params[] = {&src, &dst, &vecs};
-    return bench_launch(env, mod->copy, grid, stream, params, "launching gc_copy");
-}
-
-int bench_empty(const bench_env *env, const bench_module *mod, CUstream stream)
-{
-    /* One warp: the cost measured is the launch's, not the work's. */
-    return bench_cu(env->drv->cuLaunchKernel(mod->empty, 1, 1, 1, 32, 1, 1, 0, stream, NULL, NULL),
-                    "launching gc_empty");
+    return launch(env, mod->copy, grid, stream, params, "launching gc_copy");
 }
 
 unsigned long long bench_stamps_start(const unsigned long long slot[2]) { return ~slot[0]; }
@@ -122,15 +115,6 @@ static float fma_expected(unsigned gid, unsigned long long steps)
     return (x0 + x1) + (x2 + x3);
 }
 
-static int read_back(const bench_env *env, void *dst, gcu_deviceptr src, size_t bytes)
-{
-    if (bench_push(env, env->primary))
-        return -1;
-    int rc = bench_cu(env->drv->cuMemcpyDtoH(dst, src, bytes), "cuMemcpyDtoH (checking results)");
-    bench_pop(env);
-    return rc;
-}
-
 int bench_check_fma(const bench_env *env, gcu_deviceptr out, unsigned grid, unsigned chunks,
                     unsigned iters, const char *what)
 {
@@ -140,7 +124,8 @@ int bench_check_fma(const bench_env *env, gcu_deviceptr out, unsigned grid, unsi
         unsigned gid = picks[i] % threads, block = gid / BENCH_BLOCK;
         unsigned long long my_chunks = block < chunks ? (chunks - block + grid - 1) / grid : 0;
         float want = fma_expected(gid, my_chunks * iters), got;
-        if (read_back(env, &got, out + (gcu_deviceptr)gid * sizeof(float), sizeof got))
+        if (bench_read(env, &got, out + (gcu_deviceptr)gid * sizeof(float), sizeof got,
+                       "cuMemcpyDtoH (checking results)"))
             return -1;
         if (memcmp(&got, &want, sizeof got) != 0) {
             fprintf(stderr, "greenctx bench: %s: wrong result: thread %u computed %.9g, the host "
@@ -161,7 +146,7 @@ int bench_check_sum(const bench_env *env, gcu_deviceptr partial, unsigned grid,
         fprintf(stderr, "greenctx bench: out of memory checking %s\n", what);
         return -1;
     }
-    int rc = read_back(env, got, partial, n * sizeof *got);
+    int rc = bench_read(env, got, partial, n * sizeof *got, "cuMemcpyDtoH (checking results)");
     unsigned device_sum = 0, host_sum = 0;
     for (size_t i = 0; rc == 0 && i < n; i++)
         device_sum += got[i];
@@ -183,7 +168,8 @@ int bench_check_copy(const bench_env *env, gcu_deviceptr dst, unsigned long long
     for (size_t i = 0; i < sizeof picks / sizeof picks[0]; i++) {
         unsigned long long w = picks[i] % words;
         unsigned got;
-        if (read_back(env, &got, dst + w * sizeof got, sizeof got))
+        if (bench_read(env, &got, dst + w * sizeof got, sizeof got,
+                       "cuMemcpyDtoH (checking results)"))
             return -1;
         if (got != bench_pattern(w, seed)) {
             fprintf(stderr, "greenctx bench: %s: wrong result: word %llu is %#x, expected %#x\n",

@@ -23,8 +23,6 @@ int bench_module_load(const bench_env *env, CUcontext ctx, bench_module *mod, in
 void bench_module_unload(const bench_env *env, CUcontext ctx, bench_module *mod);
 
 /* The launches: grid blocks of BENCH_BLOCK threads, no synchronisation. */
-int bench_launch(const bench_env *env, gcu_function fn, unsigned grid, CUstream stream,
-                 void **params, const char *what);
 int bench_fill(const bench_env *env, const bench_module *mod, CUstream stream, gcu_deviceptr buf,
                unsigned long long words, unsigned seed);
 /* grid blocks of the FMA chain; block b runs the chunks b, b + grid, ... < chunks, iters steps
@@ -37,7 +35,6 @@ int bench_sum(const bench_env *env, const bench_module *mod, CUstream stream, un
               gcu_deviceptr stamps);
 int bench_copy(const bench_env *env, const bench_module *mod, CUstream stream, unsigned grid,
                gcu_deviceptr src, gcu_deviceptr dst, unsigned long long vecs);
-int bench_empty(const bench_env *env, const bench_module *mod, CUstream stream);
 
 /* A stamp slot's first block start (stored inverted: an atomic max keeps the earliest) and
  * last block end, %globaltimer ns. */

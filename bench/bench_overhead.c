@@ -330,57 +330,33 @@ typedef struct ov_side {
     double *checks;
 } ov_side;
 
-static int rep_into(ov_run *run, const ov_side *side, unsigned warm, unsigned i)
+/* One rep of side, kept at k (< 0: a warm-up). */
+static int rep_into(ov_run *run, const ov_side *side, long k)
 {
     double us[2] = {0, 0};
     double checked = bench_pin_check_us();
     if (side->fn(run, us))
         return -1;
-    if (i >= warm) {
-        side->values[0][i - warm] = us[0], side->values[1][i - warm] = us[1];
-        side->checks[i - warm] = checked;
+    if (k >= 0) {
+        side->values[0][k] = us[0], side->values[1][k] = us[1];
+        side->checks[k] = checked;
     }
     return 0;
-}
-
-static ov_side side_from(const ov_side *side, unsigned from)
-{
-    return (ov_side){side->fn, {side->values[0] + from, side->values[1] + from},
-                     side->checks + from};
 }
 
 /* Reps [from, to) of a and b (b->fn NULL: a alone), the order swapped every rep, after warm-ups. */
 static int block(ov_run *run, const ov_side *a, const ov_side *b, unsigned from, unsigned to)
 {
     const unsigned warm = run->res->warmups;
-    const ov_side at_a = side_from(a, from), at_b = side_from(b, from);
     bench_pin_move_to_quietest(run->pin);
     bench_spin_us(OV_SPIN_US);
     for (unsigned i = 0; i < warm + to - from; i++) {
-        const ov_side *first = i & 1 && b->fn ? &at_b : &at_a;
-        const ov_side *second = first == &at_a ? &at_b : &at_a;
-        if (rep_into(run, first, warm, i) || (second->fn && rep_into(run, second, warm, i)))
+        const ov_side *first = i & 1 && b->fn ? b : a, *second = first == a ? b : a;
+        const long k = i < warm ? -1 : (long)(from + i - warm);
+        if (rep_into(run, first, k) || (second->fn && rep_into(run, second, k)))
             return -1;
     }
     return 0;
-}
-
-static int interleaved(ov_run *run, const ov_side *a, const ov_side *b)
-{
-    const unsigned reps = run->res->reps;
-    for (unsigned from = 0; from < reps; from += OV_MOVE_EVERY)
-        if (block(run, a, b, from, reps - from < OV_MOVE_EVERY ? reps : from + OV_MOVE_EVERY))
-            return -1;
-    return 0;
-}
-
-static int blocks(ov_run *run, const ov_side *a, const ov_side *b)
-{
-    const unsigned reps = run->res->reps, half = reps / 2;
-    ov_side none = *a; /* no second side */
-    none.fn = NULL;
-    return block(run, a, &none, 0, half) || block(run, b, &none, 0, half) ||
-           block(run, b, &none, half, reps) || block(run, a, &none, half, reps);
 }
 
 /* a and b (b may be NULL) into rows op and, when pair, op + 1 (the undo). */
@@ -395,8 +371,13 @@ static int measure(ov_run *run, ov_op op, int pair, ov_order order, ov_fn a, ov_
     double *scratch = v + 6 * (size_t)reps;
     const ov_side sa = {a, {v, v + reps}, v + 4 * reps};
     const ov_side sb = {b, {v + 2 * reps, v + 3 * reps}, v + 5 * reps};
+    const ov_side none = {.fn = NULL}; /* in blocks, each side alone: A B B A */
+    const unsigned half = reps / 2;
     const int in_blocks = order == OV_BLOCKS && b;
-    int rc = in_blocks ? blocks(run, &sa, &sb) : interleaved(run, &sa, &sb);
+    int rc = in_blocks && (block(run, &sa, &none, 0, half) || block(run, &sb, &none, 0, half) ||
+                           block(run, &sb, &none, half, reps) || block(run, &sa, &none, half, reps));
+    for (unsigned from = 0; from < reps && !in_blocks && !rc; from += OV_MOVE_EVERY)
+        rc = block(run, &sa, &sb, from, reps - from < OV_MOVE_EVERY ? reps : from + OV_MOVE_EVERY);
     /* Interleaved, the sides shared each block's vCPU: one limit; in blocks, one each. */
     double limit_a = bench_quiet_limit(sa.checks, reps);
     double limit_b = b ? bench_quiet_limit(sb.checks, reps) : limit_a;
@@ -417,23 +398,33 @@ static int measure(ov_run *run, ov_op op, int pair, ov_order order, ov_fn a, ov_
     return rc ? -1 : 0;
 }
 
-/* Empty kernels on both lanes, rounds alternating: per launch, submission and drain. */
-static int measure_launches(ov_run *run, bench_lane lanes[2])
+/* Empty kernels on a green lane and an ordinary one, rounds alternating: per launch,
+ * submission and drain. */
+static int run_launches(ov_run *run)
 {
     const bench_env *env = run->env;
     ov_result *res = run->res;
+    if (!env->kernels) {
+        for (int op = OV_LAUNCH_SUBMIT; op <= OV_LAUNCH_TOTAL; op++)
+            snprintf(res->rows[op].note, sizeof res->rows[op].note,
+                     "needs a GPU: this driver runs no kernels");
+        return 0;
+    }
+    bench_lane lanes[2];
+    memset(lanes, 0, sizeof lanes);
     double *v = bench_calloc(4 * (size_t)res->rounds, sizeof *v);
-    if (!v)
-        return -1;
-    int rc = 0;
+    int rc = !v || bench_lane_green(env, run->lib_part[0], BENCH_PRIORITY_NORMAL, &lanes[0]) ||
+             bench_lane_primary(env, BENCH_PRIORITY_NORMAL, &lanes[1]);
     for (unsigned r = 0; r <= res->rounds && !rc; r++) /* round 0 warms up */
         for (int k = 0; k < 2 && !rc; k++) {
             int l = (int)(r & 1) ^ k;
             if ((rc = bench_push(env, lanes[l].ctx)))
                 break;
             double t0 = bench_now_us();
-            for (unsigned i = 0; i < res->launches && !rc; i++)
-                rc = bench_empty(env, &lanes[l].mod, lanes[l].stream);
+            for (unsigned i = 0; i < res->launches && !rc; i++) /* one warp: the launch's cost */
+                rc = bench_cu(env->drv->cuLaunchKernel(lanes[l].mod.empty, 1, 1, 1, 32, 1, 1, 0,
+                                                       lanes[l].stream, NULL, NULL),
+                              "launching gc_empty");
             double t1 = bench_now_us();
             if (!rc)
                 rc = bench_cu(env->drv->cuStreamSynchronize(lanes[l].stream), "the launches");
@@ -451,23 +442,6 @@ static int measure_launches(ov_run *run, bench_lane lanes[2])
         row->valid = 1;
     }
     free(v);
-    return rc ? -1 : 0;
-}
-
-static int run_launches(ov_run *run)
-{
-    const bench_env *env = run->env;
-    if (!env->kernels) {
-        for (int op = OV_LAUNCH_SUBMIT; op <= OV_LAUNCH_TOTAL; op++)
-            snprintf(run->res->rows[op].note, sizeof run->res->rows[op].note,
-                     "needs a GPU: this driver runs no kernels");
-        return 0;
-    }
-    bench_lane lanes[2];
-    memset(lanes, 0, sizeof lanes);
-    int rc = bench_lane_green(env, run->lib_part[0], BENCH_PRIORITY_NORMAL, &lanes[0]) ||
-             bench_lane_primary(env, BENCH_PRIORITY_NORMAL, &lanes[1]) ||
-             measure_launches(run, lanes);
     bench_lane_close(env, &lanes[0]);
     bench_lane_close(env, &lanes[1]);
     return rc ? -1 : 0;
@@ -485,16 +459,13 @@ static void name_rows(ov_result *res)
     }
 }
 
-static unsigned other_ratio(const bench_env *env, unsigned victim)
-{
-    return victim * 4 <= env->sm_count / 2 ? victim * 4 : victim / 2;
-}
-
 static int prepare(ov_run *run)
 {
     const bench_env *env = run->env;
     ov_result *res = run->res;
-    unsigned alt = other_ratio(env, res->victim_sms);
+    /* The re-partition's other ratio: 4 times the victim's where that leaves half the device. */
+    unsigned alt = res->victim_sms * 4 <= env->sm_count / 2 ? res->victim_sms * 4
+                                                           : res->victim_sms / 2;
     run->groups[0][0] = (gctx_group){.num_sms = res->victim_sms};
     run->groups[1][0] = (gctx_group){.num_sms = alt};
     run->groups[0][1] = run->groups[1][1] = (gctx_group){.backfill = 1};

@@ -199,13 +199,11 @@ static int one_switch(const bench_env *env, switch_run *run, int from, unsigned 
     unsigned long long st[6];
     if (bench_fma(env, &run->mod[to], run->stream[to][0], 1, run->out, 1, 1,
                   run->stamps + 2 * slot) ||
-        drain(env, run) || bench_push(env, env->primary))
+        drain(env, run) || bench_read(env, st, run->stamps, sizeof st, "reading stamps"))
         return -1;
-    int rc = bench_cu(env->drv->cuMemcpyDtoH(st, run->stamps, sizeof st), "reading stamps");
-    bench_pop(env);
     *same = (double)(bench_stamps_start(st + 2) - bench_stamps_end(st)) / 1e3;
     *gap = (double)(bench_stamps_start(st + 4) - bench_stamps_end(st + 2)) / 1e3;
-    return rc;
+    return 0;
 }
 
 /* A switch's twins by hand: by part (new stream i waits for old stream i), or the barrier's

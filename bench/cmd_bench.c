@@ -51,20 +51,6 @@ static const char *const usage[] = {
     "bench/compare/overlap.py (docs/tenants.md, docs/elastic.md, BENCHMARKS.md).\n",
     NULL};
 
-/* The command line as typed, for the header of every output. */
-static void command_line(const greenctx_tool_options *opts, int argc, char **argv, char *buf,
-                         size_t size)
-{
-    size_t n = (size_t)snprintf(buf, size, "greenctx");
-    if (opts->simulated && n < size) {
-        n += (size_t)snprintf(buf + n, size - n, " --sim %s", opts->sim_models);
-        if (opts->sim_driver_version && n < size)
-            n += (size_t)snprintf(buf + n, size - n, "@%d", opts->sim_driver_version);
-    }
-    for (int i = 0; i < argc && n < size; i++)
-        n += (size_t)snprintf(buf + n, size - n, " %s", argv[i]);
-}
-
 /* The benchmarks that are scripts of bench/compare/ now, and where each is described. */
 static const struct {
     const char *name, *doc;
@@ -250,7 +236,16 @@ static int draw(const bench_env *env, const bench_results *r)
 /* The command line, the driver and the device (closed again on failure); an exit code. */
 static int open_env(greenctx_tool_options *opts, int argc, char **argv, bench_env *env)
 {
-    command_line(opts, argc, argv, env->command, sizeof env->command);
+    /* The command line as typed, for the header of every output. */
+    char *buf = env->command;
+    size_t size = sizeof env->command, n = (size_t)snprintf(buf, size, "greenctx");
+    if (opts->simulated && n < size) {
+        n += (size_t)snprintf(buf + n, size - n, " --sim %s", opts->sim_models);
+        if (opts->sim_driver_version && n < size)
+            n += (size_t)snprintf(buf + n, size - n, "@%d", opts->sim_driver_version);
+    }
+    for (int i = 0; i < argc && n < size; i++)
+        n += (size_t)snprintf(buf + n, size - n, " %s", argv[i]);
     env->opt.json = opts->json;
     int rc = greenctx_tool_start(opts);
     if (rc != GREENCTX_EXIT_OK)
