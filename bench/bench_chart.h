@@ -38,10 +38,7 @@ typedef struct bench_chart {
 /* One SVG file, headed by the GPU, driver, date and command line; -1 after saying why. */
 int bench_svg_write(const char *path, const bench_env *env, const bench_chart *chart);
 
-/* ---- bench_report.c: what every benchmark prints the same way ---- */
-
-/* A row of d from s (us); none when d is full or s empty. */
-void bench_chart_row(chart_dist *d, const char *label, const bench_summary *s);
+/* ---- bench_report.c ---- */
 
 /* "greenctx bench: GPU (N SMs), driver V, DATE", the command, and when simulated
  * "simulated: timings meaningless". */

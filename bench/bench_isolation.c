@@ -233,6 +233,7 @@ typedef struct iso_run {
     bench_hog_work hog_work;
     gcu_deviceptr fma_out, decode_src, decode_partial, stamps;
     unsigned fma_grid, decode_grid;
+    size_t partial_bytes; /* a decode step's partial sums */
     unsigned slots; /* per victim: calibration, warm-ups, reps, calibration */
     unsigned long long rng;
     progress_meter progress;
@@ -242,46 +243,30 @@ typedef struct iso_run {
     double *scratch;
 } iso_run;
 
-static unsigned slot_index(const iso_run *run, iso_victim v, unsigned i)
-{
-    return (unsigned)v * run->slots + i;
-}
-
-static int submit_victim(iso_run *run, iso_victim v, const bench_lane *lane, unsigned slot)
+/* Submits slots [first, first + count) of victim v, each waited for, then a random gap. */
+static int submit(iso_run *run, iso_victim v, const bench_lane *lane, unsigned first,
+                  unsigned count)
 {
     const bench_env *env = run->env;
-    gcu_deviceptr stamps = run->stamps + (gcu_deviceptr)slot * STAMP_SLOT_BYTES;
-    if (bench_lane_mark(env, lane, lane->start))
-        return -1;
-    run->host_ns[slot] = bench_wall_ns();
-    if (v == ISO_VICTIM_FMA) {
-        if (bench_fma(env, &lane->mod, lane->stream, run->fma_grid, run->fma_out, run->fma_grid,
-                      FMA_ITERS, stamps))
+    const unsigned long long vecs = DECODE_SLICE_BYTES / 16;
+    for (unsigned slot = v * run->slots + first; slot < v * run->slots + first + count; slot++) {
+        gcu_deviceptr stamps = run->stamps + (gcu_deviceptr)slot * STAMP_SLOT_BYTES;
+        if (bench_lane_mark(env, lane, lane->start))
             return -1;
-    } else {
-        unsigned long long vecs = DECODE_SLICE_BYTES / 16;
-        for (unsigned k = 0; k < DECODE_STEPS; k++)
+        run->host_ns[slot] = bench_wall_ns();
+        if (v == ISO_VICTIM_FMA && bench_fma(env, &lane->mod, lane->stream, run->fma_grid,
+                                             run->fma_out, run->fma_grid, FMA_ITERS, stamps))
+            return -1;
+        for (unsigned k = 0; v == ISO_VICTIM_DECODE && k < DECODE_STEPS; k++)
             if (bench_sum(env, &lane->mod, lane->stream, run->decode_grid,
                           run->decode_src + k * DECODE_SLICE_BYTES, vecs,
-                          run->decode_partial +
-                              (gcu_deviceptr)k * run->decode_grid * BENCH_SUM_WARPS * 4,
-                          stamps))
+                          run->decode_partial + k * run->partial_bytes, stamps))
                 return -1;
-    }
-    if (bench_lane_mark(env, lane, lane->end))
-        return -1;
-    int rc = bench_lane_elapsed(env, lane, &run->latency_ms[slot]);
-    bench_spin_us((double)(bench_random(&run->rng) % (ISO_MAX_SLEEP_US + 1)));
-    return rc;
-}
-
-/* Submits slots [first, first + count) of victim v. */
-static int submit_range(iso_run *run, iso_victim v, const bench_lane *lane, unsigned first,
-                        unsigned count)
-{
-    for (unsigned i = first; i < first + count; i++)
-        if (submit_victim(run, v, lane, slot_index(run, v, i)))
+        if (bench_lane_mark(env, lane, lane->end) ||
+            bench_lane_elapsed(env, lane, &run->latency_ms[slot]))
             return -1;
+        bench_spin_us((double)(bench_random(&run->rng) % (ISO_MAX_SLEEP_US + 1)));
+    }
     return 0;
 }
 
@@ -300,7 +285,7 @@ static long long min_offset(const iso_run *run, unsigned first, unsigned count, 
 
 static int summarize_victim(iso_run *run, iso_victim v, iso_cell *cell)
 {
-    const unsigned base = slot_index(run, v, 0), reps = run->res->reps;
+    const unsigned base = v * run->slots, reps = run->res->reps;
     const unsigned measured = base + ISO_CALIBRATION + run->res->warmups;
     for (unsigned i = base; i < base + run->slots; i++)
         if (run->stamp_host[2 * i] == 0 || run->stamp_host[2 * i + 1] == 0) {
@@ -331,15 +316,12 @@ static int summarize_victim(iso_run *run, iso_victim v, iso_cell *cell)
 
 static int check_victims(iso_run *run)
 {
-    unsigned last = DECODE_STEPS - 1;
-    unsigned long long vecs = DECODE_SLICE_BYTES / 16;
+    const unsigned last = DECODE_STEPS - 1;
     return bench_check_fma(run->env, run->fma_out, run->fma_grid, run->fma_grid, FMA_ITERS,
                            "the fma victim") ||
-           bench_check_sum(run->env,
-                           run->decode_partial +
-                               (gcu_deviceptr)last * run->decode_grid * BENCH_SUM_WARPS * 4,
-                           run->decode_grid, last * (DECODE_SLICE_BYTES / 4), vecs, 0x5eed0002u,
-                           "the decode victim");
+           bench_check_sum(run->env, run->decode_partial + last * run->partial_bytes,
+                           run->decode_grid, last * (DECODE_SLICE_BYTES / 4),
+                           DECODE_SLICE_BYTES / 16, 0x5eed0002u, "the decode victim");
 }
 
 /* One arm, one hog (< 0: none): calibration, the hog, both victims' reps, calibration. */
@@ -357,15 +339,15 @@ static int run_cell(iso_run *run, iso_arm arm, int hog)
         return -1;
     int rc = 0;
     for (int v = 0; v < ISO_NB_VICTIMS && !rc; v++)
-        rc = submit_range(run, v, lane, 0, cal);
+        rc = submit(run, v, lane, 0, cal);
     if (!rc && hog >= 0)
         rc = hog_start(&hog_state, env, &run->lanes[arms[arm].hog_lane], &run->hog_work, hog);
     for (int v = 0; v < ISO_NB_VICTIMS && !rc; v++)
-        rc = submit_range(run, v, lane, cal, warm + reps);
+        rc = submit(run, v, lane, cal, warm + reps);
     if (hog >= 0 && hog_stop(&hog_state))
         rc = -1;
     for (int v = 0; v < ISO_NB_VICTIMS && !rc; v++)
-        rc = submit_range(run, v, lane, cal + warm + reps, cal);
+        rc = submit(run, v, lane, cal + warm + reps, cal);
     bench_pop(env);
     if (!rc)
         rc = bench_read(env, run->stamp_host, run->stamps, stamp_bytes,
@@ -406,6 +388,7 @@ static int open_buffers(iso_run *run)
     iso_result *res = run->res;
     run->fma_grid = res->victim_sms * FMA_BLOCKS_PER_SM;
     run->decode_grid = res->victim_sms * DECODE_BLOCKS_PER_SM;
+    run->partial_bytes = (size_t)run->decode_grid * BENCH_SUM_WARPS * 4;
     run->slots = 2 * ISO_CALIBRATION + res->warmups + res->reps;
     size_t slots = 2 * (size_t)run->slots;
     const bench_lane *primary = &run->lanes[L_PRIMARY];
@@ -415,8 +398,7 @@ static int open_buffers(iso_run *run)
         !(run->scratch = bench_calloc(res->reps, sizeof *run->scratch)) ||
         bench_alloc(env, &run->fma_out, (size_t)run->fma_grid * BENCH_BLOCK * 4, "the victim") ||
         bench_alloc(env, &run->decode_src, DECODE_STEPS * DECODE_SLICE_BYTES, "the victim") ||
-        bench_alloc(env, &run->decode_partial,
-                    (size_t)DECODE_STEPS * run->decode_grid * BENCH_SUM_WARPS * 4, "the victim") ||
+        bench_alloc(env, &run->decode_partial, DECODE_STEPS * run->partial_bytes, "the victim") ||
         bench_alloc(env, &run->stamps, slots * STAMP_SLOT_BYTES, "timestamps") ||
         bench_push(env, env->primary))
         return -1;
@@ -663,10 +645,14 @@ void bench_isolation_chart(const iso_result *res, bench_chart *chart)
             snprintf(d->title, sizeof d->title,
                      "%s victim (%u SMs) beside the %s hog: latency per submission, us",
                      victim_name(v), res->victim_sms, hog_name(h));
-            for (int arm = 0; arm < ISO_NB_ARMS; arm++) {
+            for (int arm = 0; arm < ISO_NB_ARMS && d->nb_rows < CHART_MAX_ROWS; arm++) {
                 const iso_cell *c = cell_of(res, h, arm, v);
-                if (c->valid)
-                    bench_chart_row(d, arms[arm].label, &c->latency_us);
+                const bench_summary *s = &c->latency_us;
+                if (!c->valid)
+                    continue;
+                chart_row *r = &d->rows[d->nb_rows++];
+                snprintf(r->label, sizeof r->label, "%s", arms[arm].label);
+                r->p50 = s->p50, r->p99 = s->p99, r->p999 = s->p999, r->max = s->max;
             }
         }
 }

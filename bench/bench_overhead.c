@@ -371,11 +371,11 @@ static int measure(ov_run *run, ov_op op, int pair, ov_order order, ov_fn a, ov_
     double *scratch = v + 6 * (size_t)reps;
     const ov_side sa = {a, {v, v + reps}, v + 4 * reps};
     const ov_side sb = {b, {v + 2 * reps, v + 3 * reps}, v + 5 * reps};
-    const ov_side none = {.fn = NULL}; /* in blocks, each side alone: A B B A */
+    const ov_side no = {.fn = NULL}; /* in blocks, each side alone: A B B A */
     const unsigned half = reps / 2;
     const int in_blocks = order == OV_BLOCKS && b;
-    int rc = in_blocks && (block(run, &sa, &none, 0, half) || block(run, &sb, &none, 0, half) ||
-                           block(run, &sb, &none, half, reps) || block(run, &sa, &none, half, reps));
+    int rc = in_blocks && (block(run, &sa, &no, 0, half) || block(run, &sb, &no, 0, half) ||
+                           block(run, &sb, &no, half, reps) || block(run, &sa, &no, half, reps));
     for (unsigned from = 0; from < reps && !in_blocks && !rc; from += OV_MOVE_EVERY)
         rc = block(run, &sa, &sb, from, reps - from < OV_MOVE_EVERY ? reps : from + OV_MOVE_EVERY);
     /* Interleaved, the sides shared each block's vCPU: one limit; in blocks, one each. */

@@ -170,12 +170,3 @@ void bench_rows_json_array(json_writer *w, const char *name, const bench_row *ro
     }
     json_close(w);
 }
-
-void bench_chart_row(chart_dist *d, const char *label, const bench_summary *s)
-{
-    if (d->nb_rows == CHART_MAX_ROWS || s->n == 0)
-        return;
-    chart_row *r = &d->rows[d->nb_rows++];
-    snprintf(r->label, sizeof r->label, "%s", label);
-    r->p50 = s->p50, r->p99 = s->p99, r->p999 = s->p999, r->max = s->max;
-}

@@ -76,19 +76,6 @@ static int measure(scaling_run *run, const bench_lane *lane, scaling_point *pt)
     return 0;
 }
 
-/* A partition of k SMs; for a count only 2-SM units give, co-scheduling given up (*fine). */
-static int partition_of(const bench_env *env, unsigned k, gctx_partition **out, int *fine)
-{
-    gctx_group group = {.num_sms = k};
-    *fine = 0;
-    if (gctx_partition_split(env->whole, &group, 1, NULL, out, NULL, NULL, NULL) == GCTX_SUCCESS)
-        return 0;
-    group.coscheduled_sm_count = 2;
-    *fine = 1;
-    return gctx_partition_split(env->whole, &group, 1, NULL, out, NULL, NULL, NULL) == GCTX_SUCCESS
-               ? 0 : -1;
-}
-
 static int run_point(scaling_run *run, unsigned k, scaling_point *pt)
 {
     const bench_env *env = run->env;
@@ -98,7 +85,16 @@ static int run_point(scaling_run *run, unsigned k, scaling_point *pt)
     pt->sms = k;
     pt->whole_gpu = k == env->sm_count;
     progress_step(&run->progress, "%u SMs", k);
-    if (!pt->whole_gpu && partition_of(env, k, &part, &pt->fine_granules)) {
+    /* A partition of k SMs; for a count only 2-SM units give, co-scheduling given up. */
+    gctx_group group = {.num_sms = k};
+    gctx_status s = GCTX_SUCCESS;
+    if (!pt->whole_gpu && gctx_partition_split(env->whole, &group, 1, NULL, &part, NULL, NULL,
+                                               NULL) != GCTX_SUCCESS) {
+        group.coscheduled_sm_count = 2;
+        pt->fine_granules = 1;
+        s = gctx_partition_split(env->whole, &group, 1, NULL, &part, NULL, NULL, NULL);
+    }
+    if (s != GCTX_SUCCESS) {
         snprintf(pt->note, sizeof pt->note, "skipped: %s", gctx_last_error());
         return 0;
     }
