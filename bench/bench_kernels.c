@@ -90,7 +90,7 @@ unsigned long long bench_stamps_end(const unsigned long long slot[2]) { return s
 
 /* ---- host mirrors ---- */
 
-unsigned bench_pattern(unsigned long long i, unsigned seed)
+static unsigned pattern(unsigned long long i, unsigned seed)
 {
     unsigned x = (unsigned)i * 2654435761u ^ (unsigned)(i >> 32) ^ seed;
     x ^= x >> 15;
@@ -152,7 +152,7 @@ int bench_check_sum(const bench_env *env, gcu_deviceptr partial, unsigned grid,
         device_sum += got[i];
     free(got);
     for (unsigned long long w = 0; rc == 0 && w < vecs * 4; w++)
-        host_sum += bench_pattern(first_word + w, seed);
+        host_sum += pattern(first_word + w, seed);
     if (rc == 0 && device_sum != host_sum) {
         fprintf(stderr, "greenctx bench: %s: wrong result: the kernels' sum is %u, the host's %u\n",
                 what, device_sum, host_sum);
@@ -171,9 +171,9 @@ int bench_check_copy(const bench_env *env, gcu_deviceptr dst, unsigned long long
         if (bench_read(env, &got, dst + w * sizeof got, sizeof got,
                        "cuMemcpyDtoH (checking results)"))
             return -1;
-        if (got != bench_pattern(w, seed)) {
+        if (got != pattern(w, seed)) {
             fprintf(stderr, "greenctx bench: %s: wrong result: word %llu is %#x, expected %#x\n",
-                    what, w, got, bench_pattern(w, seed));
+                    what, w, got, pattern(w, seed));
             return -1;
         }
     }

@@ -42,14 +42,13 @@ unsigned long long bench_stamps_start(const unsigned long long slot[2]);
 unsigned long long bench_stamps_end(const unsigned long long slot[2]);
 
 /* Host mirrors and checks of a few outputs, the work synchronised: -1 after saying what. */
-unsigned bench_pattern(unsigned long long i, unsigned seed);
 int bench_check_fma(const bench_env *env, gcu_deviceptr out, unsigned grid, unsigned chunks,
                     unsigned iters, const char *what);
-/* The partials of vecs vectors of bench_pattern from first_word: the host's sum mod 2^32. */
+/* The partials of vecs vectors of bench_fill's pattern from first_word: the host's sum. */
 int bench_check_sum(const bench_env *env, gcu_deviceptr partial, unsigned grid,
                     unsigned long long first_word, unsigned long long vecs, unsigned seed,
                     const char *what);
-/* dst must hold bench_pattern(i, seed) at a few places. */
+/* dst must hold bench_fill's pattern (of seed) at a few places. */
 int bench_check_copy(const bench_env *env, gcu_deviceptr dst, unsigned long long words,
                      unsigned seed, const char *what);
 

@@ -42,7 +42,11 @@ int raw_split_init(const bench_env *env, raw_split *split)
     memset(split, 0, sizeof *split);
     split->capacity = env->sm_count / 2 + 2;
     split->res = bench_calloc(split->capacity, sizeof *split->res);
-    return split->res ? 0 : -1;
+    if (!split->res)
+        return -1;
+    return bench_cu(env->drv->cuDeviceGetDevResource(env->cu_device, &split->whole,
+                                                     GCU_DEV_RESOURCE_TYPE_SM),
+                    "cuDeviceGetDevResource");
 }
 
 void raw_split_free(raw_split *split)
@@ -51,8 +55,7 @@ void raw_split_free(raw_split *split)
     memset(split, 0, sizeof *split);
 }
 
-static int raw_split_run(const bench_env *env, const gcu_dev_resource *whole, const raw_plan *plan,
-                  raw_split *split)
+static int raw_split_run(const bench_env *env, const raw_plan *plan, raw_split *split)
 {
     const raw_driver *drv = env->drv;
     gcu_dev_resource remainder;
@@ -60,32 +63,30 @@ static int raw_split_run(const bench_env *env, const gcu_dev_resource *whole, co
     if (plan->path == GCTX_SPLIT_PATH_STRUCTURED) {
         gcu_dev_sm_resource_group_params params[2];
         memcpy(params, plan->params, sizeof params);
-        if (bench_cu(drv->cuDevSmResourceSplit(split->res, 2, whole, &remainder, 0, params),
-                     "cuDevSmResourceSplit"))
-            return -1;
-        split->nb_res = 2;
-        split->first[0] = 0, split->count[0] = 1;
-        split->first[1] = 1, split->count[1] = 1;
-        return 0;
+        split->nb_res = 2, split->first_count = 1; /* a resource a group */
+        return bench_cu(drv->cuDevSmResourceSplit(split->res, 2, &split->whole, &remainder, 0,
+                                                  params),
+                        "cuDevSmResourceSplit");
     }
     unsigned n = split->capacity - 1;
-    if (bench_cu(drv->cuDevSmResourceSplitByCount(split->res, &n, whole, &remainder, plan->flags,
-                                                  plan->granule),
+    if (bench_cu(drv->cuDevSmResourceSplitByCount(split->res, &n, &split->whole, &remainder,
+                                                  plan->flags, plan->granule),
                  "cuDevSmResourceSplitByCount"))
         return -1;
     /* The rest group takes the split's leftover too, as greenctx's backfill does. */
     if (remainder.type == GCU_DEV_RESOURCE_TYPE_SM && remainder.u.sm.smCount > 0)
         split->res[n++] = remainder;
     split->nb_res = n;
-    split->first[0] = 0, split->count[0] = plan->first_granules;
-    split->first[1] = plan->first_granules, split->count[1] = n - plan->first_granules;
+    split->first_count = plan->first_granules;
     return 0;
 }
 
+/* Group g's resources of the split: the first first_count, or the others. */
 static int raw_desc(const bench_env *env, raw_split *split, unsigned g, gcu_resource_desc *desc)
 {
-    return bench_cu(env->drv->cuDevResourceGenerateDesc(desc, &split->res[split->first[g]],
-                                                        split->count[g]),
+    unsigned first = g ? split->first_count : 0;
+    unsigned count = g ? split->nb_res - split->first_count : split->first_count;
+    return bench_cu(env->drv->cuDevResourceGenerateDesc(desc, &split->res[first], count),
                     "cuDevResourceGenerateDesc");
 }
 
@@ -102,11 +103,10 @@ static int raw_stream_create(const bench_env *env, CUgreenCtx green, CUstream *s
                     "cuGreenCtxStreamCreate");
 }
 
-int raw_setup_build(const bench_env *env, const gcu_dev_resource *whole, const raw_plan *plan,
-                    raw_split *split, raw_setup *setup)
+int raw_setup_build(const bench_env *env, const raw_plan *plan, raw_split *split, raw_setup *setup)
 {
     memset(setup, 0, sizeof *setup);
-    if (raw_split_run(env, whole, plan, split))
+    if (raw_split_run(env, plan, split))
         return -1;
     for (unsigned g = 0; g < 2; g++)
         if (raw_desc(env, split, g, &setup->desc[g]) ||
@@ -170,7 +170,6 @@ typedef struct ov_run {
     gctx_group groups[2][2]; /* [ratio]: {victim, rest} and the other ratio */
     raw_plan plans[2];
     int alt_ok;
-    gcu_dev_resource whole;
     raw_split split;
     gctx_partition *lib_part[2]; /* a split kept for the context and stream rows */
     gctx_context *lib_ctx;
@@ -225,7 +224,7 @@ static int lib_split(ov_run *run, double us[2])
 static int raw_split_op(ov_run *run, double us[2])
 {
     int rc;
-    TIME_DO_UNDO(us, rc = raw_split_run(run->env, &run->whole, &run->plans[0], &run->split), );
+    TIME_DO_UNDO(us, rc = raw_split_run(run->env, &run->plans[0], &run->split), );
     return rc;
 }
 
@@ -280,7 +279,7 @@ static int raw_setup_op(ov_run *run, double us[2])
 {
     raw_setup st;
     int rc;
-    TIME_DO_UNDO(us, rc = raw_setup_build(run->env, &run->whole, &run->plans[0], &run->split, &st),
+    TIME_DO_UNDO(us, rc = raw_setup_build(run->env, &run->plans[0], &run->split, &st),
                  raw_setup_teardown(run->env, &st));
     return rc;
 }
@@ -298,8 +297,8 @@ static int raw_repartition(ov_run *run, double us[2])
 {
     int rc;
     TIME_DO_UNDO(us, raw_setup_teardown(run->env, &run->raw_state); run->raw_ratio ^= 1;
-                 rc = raw_setup_build(run->env, &run->whole, &run->plans[run->raw_ratio],
-                                      &run->split, &run->raw_state), );
+                 rc = raw_setup_build(run->env, &run->plans[run->raw_ratio], &run->split,
+                                      &run->raw_state), );
     return rc;
 }
 
@@ -486,11 +485,7 @@ static int prepare(ov_run *run)
                  "granules%s",
                  res->victim_sms, p->sms[0], p->sms[1], p->granule,
                  p->flags ? " (co-scheduling ignored)" : "");
-    if (raw_split_init(env, &run->split) ||
-        bench_cu(env->drv->cuDeviceGetDevResource(env->cu_device, &run->whole,
-                                                  GCU_DEV_RESOURCE_TYPE_SM),
-                 "cuDeviceGetDevResource") ||
-        raw_split_run(env, &run->whole, &run->plans[0], &run->split) ||
+    if (raw_split_init(env, &run->split) || raw_split_run(env, &run->plans[0], &run->split) ||
         raw_desc(env, &run->split, 0, &run->raw_desc) ||
         raw_context_create(env, run->raw_desc, &run->raw_green) ||
         bench_gctx(gctx_partition_split(env->whole, run->groups[0], 2, NULL, run->lib_part, NULL,
@@ -543,7 +538,7 @@ int bench_overhead_run(const bench_env *env, ov_result *res)
          measure(&run, OV_SETUP, 1, OV_INTERLEAVED, lib_setup_op, raw_setup_op);
     if (!rc && run.alt_ok)
         rc = lib_setup_build(&run, 0, &run.lib_state) ||
-             raw_setup_build(env, &run.whole, &run.plans[0], &run.split, &run.raw_state) ||
+             raw_setup_build(env, &run.plans[0], &run.split, &run.raw_state) ||
              measure(&run, OV_REPARTITION, 0, OV_BLOCKS, lib_repartition, raw_repartition);
     else if (!rc)
         snprintf(res->rows[OV_REPARTITION].note, sizeof res->rows[OV_REPARTITION].note,

@@ -18,9 +18,10 @@ typedef struct raw_plan {
 } raw_plan;
 
 typedef struct raw_split {
+    gcu_dev_resource whole;     /* the device's SMs */
     gcu_dev_resource *res;      /* the split's outputs, then the remainder */
     unsigned capacity, nb_res;
-    unsigned first[2], count[2]; /* each group's resources: res[first[g] .. first[g] + count[g]) */
+    unsigned first_count;       /* res[0 .. first_count): the first group's; the rest the other's */
 } raw_split;
 
 typedef struct raw_setup {
@@ -30,10 +31,10 @@ typedef struct raw_setup {
 } raw_setup;
 
 int raw_plan_make(const bench_env *env, unsigned victim_sms, raw_plan *plan);
+/* Room for a split of the device's SMs, and those SMs. */
 int raw_split_init(const bench_env *env, raw_split *split);
 void raw_split_free(raw_split *split);
-int raw_setup_build(const bench_env *env, const gcu_dev_resource *whole, const raw_plan *plan,
-                    raw_split *split, raw_setup *setup);
+int raw_setup_build(const bench_env *env, const raw_plan *plan, raw_split *split, raw_setup *setup);
 void raw_setup_teardown(const bench_env *env, raw_setup *setup);
 
 /* ---- cache_rows.c: re-partitioning with the context cache and without, layout switches

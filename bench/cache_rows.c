@@ -331,7 +331,6 @@ static int switches(const bench_env *env, unsigned reps, bench_pin *pin, cache_r
 typedef struct layouts_run {
     unsigned counts[2 * LAYOUTS];
     raw_plan plans[LAYOUTS];
-    gcu_dev_resource whole;
     raw_split split;
     raw_setup setups[LAYOUTS];
 } layouts_run;
@@ -359,8 +358,7 @@ static int layouts_by_hand(const bench_env *env, layouts_run *run, double *ms)
     unsigned made = 0;
     double t0 = bench_now_us();
     for (; made < LAYOUTS && !rc; made++)
-        rc = raw_setup_build(env, &run->whole, &run->plans[made], &run->split,
-                             &run->setups[made]);
+        rc = raw_setup_build(env, &run->plans[made], &run->split, &run->setups[made]);
     *ms = (bench_now_us() - t0) / 1e3;
     while (made)
         raw_setup_teardown(env, &run->setups[--made]);
@@ -375,9 +373,6 @@ static int layouts_build(const bench_env *env, cache_rows *rows, double *v)
     const unsigned builds = rows->layout_builds;
     double *cold = v, *warm = v + builds, *by_hand = v + 2 * builds;
     int rc = raw_split_init(env, &run->split) ||
-             bench_cu(env->drv->cuDeviceGetDevResource(env->cu_device, &run->whole,
-                                                       GCU_DEV_RESOURCE_TYPE_SM),
-                      "cuDeviceGetDevResource") ||
              bench_gctx(gctx_cache_set_limit(env->device, 2 * LAYOUTS), "gctx_cache_set_limit");
     for (unsigned k = 0; k < LAYOUTS && !rc; k++) {
         run->counts[2 * k] = rows->layout_step * (k + 1), run->counts[2 * k + 1] = 0;
