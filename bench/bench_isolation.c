@@ -471,16 +471,13 @@ int bench_isolation_run(const bench_env *env, unsigned victim_sms, iso_result *r
     double alone_s = env->opt.quick ? ISO_QUICK_HOG_ALONE_S : ISO_HOG_ALONE_S;
     for (int h = 0; h < BENCH_NB_HOGS && !rc; h++)
         rc = hog_alone(env, &run.lanes[L_PRIMARY_HOG], &run.hog_work, h, alone_s,
-                             &res->hog_alone_full[h]) ||
+                       &res->hog_alone_full[h]) ||
              hog_alone(env, &run.lanes[L_GREEN_HOG], &run.hog_work, h, alone_s,
-                             &res->hog_alone_part[h]);
-    for (int arm = 0; arm < ISO_NB_ARMS && !rc; arm++)
-        if (!has_hog(arm))
-            rc = run_cell(&run, arm, -1);
-    for (int h = 0; h < BENCH_NB_HOGS && !rc; h++)
+                       &res->hog_alone_part[h]);
+    for (int hog = -1; hog < BENCH_NB_HOGS && !rc; hog++) /* the alone arms first */
         for (int arm = 0; arm < ISO_NB_ARMS && !rc; arm++)
-            if (has_hog(arm))
-                rc = run_cell(&run, arm, h);
+            if ((hog >= 0) == has_hog(arm))
+                rc = run_cell(&run, arm, hog);
     close_run(&run);
     return rc ? -1 : 0;
 }
@@ -544,14 +541,11 @@ void bench_isolation_print(const bench_env *env, const iso_result *res)
     printf("%-7s %-5s %-27s %8s %7s %7s %7s | %7s %7s %7s %7s | %8s %8s\n", "victim", "hog", "arm",
            "lat p50", "p99", "p99.9", "max", "start50", "p99", "p99.9", "max", "p99/full",
            "p99/part");
-    for (int v = 0; v < ISO_NB_VICTIMS; v++) {
-        print_cell(res, 0, ISO_ALONE_FULL, v);
-        print_cell(res, 0, ISO_ALONE_PART, v);
-        for (int h = 0; h < BENCH_NB_HOGS; h++)
+    for (int v = 0; v < ISO_NB_VICTIMS; v++)
+        for (int hog = -1; hog < BENCH_NB_HOGS; hog++) /* the alone arms first */
             for (int arm = 0; arm < ISO_NB_ARMS; arm++)
-                if (has_hog(arm))
-                    print_cell(res, h, arm, v);
-    }
+                if ((hog >= 0) == has_hog(arm))
+                    print_cell(res, hog, arm, v);
     printf("   target: 'green' p99/part <= 1.10 (the victim as if alone in its partition)\n");
     printf("\nhog throughput (share: vs alone on the whole GPU; expected: its SMs / %u)\n",
            env->sm_count);

@@ -14,13 +14,19 @@
 
 enum { RUN_ISOLATION = 1, RUN_SCALING = 2, RUN_OVERHEAD = 4 };
 
+/* The benchmarks, and those that are scripts of bench/compare/ now (runs 0: doc describes
+ * each). */
 static const struct {
     const char *name;
     int runs;
-} subcommands[] = {{"isolation", RUN_ISOLATION},
-                   {"scaling", RUN_SCALING},
-                   {"overhead", RUN_OVERHEAD},
-                   {"all", RUN_ISOLATION | RUN_SCALING | RUN_OVERHEAD}};
+    const char *doc;
+} benchmarks[] = {{"isolation", RUN_ISOLATION, NULL},
+                  {"scaling", RUN_SCALING, NULL},
+                  {"overhead", RUN_OVERHEAD, NULL},
+                  {"all", RUN_ISOLATION | RUN_SCALING | RUN_OVERHEAD, NULL},
+                  {"tenants", 0, "docs/tenants.md"},
+                  {"elastic", 0, "docs/elastic.md"},
+                  {"overlap", 0, "BENCHMARKS.md"}};
 
 static const char *const usage[] = {
     "usage: greenctx bench isolation|scaling|overhead|all\n"
@@ -51,31 +57,23 @@ static const char *const usage[] = {
     "bench/compare/overlap.py (docs/tenants.md, docs/elastic.md, BENCHMARKS.md).\n",
     NULL};
 
-/* The benchmarks that are scripts of bench/compare/ now, and where each is described. */
-static const struct {
-    const char *name, *doc;
-} scripts[] = {{"tenants", "docs/tenants.md"},
-               {"elastic", "docs/elastic.md"},
-               {"overlap", "BENCHMARKS.md"}};
-
 /* A benchmark's name: which of them run. */
 static int pick(greenctx_args *args, const char *word, int *runs)
 {
-    size_t k = 0, n = sizeof subcommands / sizeof subcommands[0];
-    while (k < n && strcmp(word, subcommands[k].name))
+    size_t k = 0, n = sizeof benchmarks / sizeof benchmarks[0];
+    while (k < n && strcmp(word, benchmarks[k].name))
         k++;
-    for (size_t s = 0; s < sizeof scripts / sizeof scripts[0]; s++)
-        if (!strcmp(word, scripts[s].name))
-            return greenctx_args_bad(args, "bench %s is a script now: python3 bench/compare/%s.py "
-                                     "[--quick] in the source tree (torch on the GPU; --dry on "
-                                     "the simulated driver; %s)", word, word, scripts[s].doc);
+    if (k < n && !benchmarks[k].runs)
+        return greenctx_args_bad(args, "bench %s is a script now: python3 bench/compare/%s.py "
+                                 "[--quick] in the source tree (torch on the GPU; --dry on the "
+                                 "simulated driver; %s)", word, word, benchmarks[k].doc);
     if (k == n)
         return greenctx_args_bad(args, "unknown benchmark '%s': isolation, scaling, overhead "
                                  "or all", word);
     if (*runs)
         return greenctx_args_bad(args, "one benchmark at a time ('all' runs the three); got "
                                  "'%s' too", word);
-    *runs = subcommands[k].runs;
+    *runs = benchmarks[k].runs;
     return GREENCTX_EXIT_OK;
 }
 
