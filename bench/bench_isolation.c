@@ -367,17 +367,16 @@ static int open_lanes(iso_run *run)
     if (bench_gctx(gctx_partition_split(env->whole, groups, 2, NULL, run->parts, NULL, NULL, NULL),
                    "splitting the device into the victim's partition and the rest"))
         return -1;
-    static const int priority[NB_LANES] = {BENCH_PRIORITY_NORMAL, BENCH_PRIORITY_NORMAL,
-                                           BENCH_PRIORITY_HIGH,   BENCH_PRIORITY_LOW,
-                                           BENCH_PRIORITY_NORMAL, BENCH_PRIORITY_NORMAL};
-    for (int l = 0; l < NB_LANES; l++) {
-        bench_lane *lane = &run->lanes[l];
-        int rc = l == L_GREEN_VICTIM ? bench_lane_green(env, run->parts[0], priority[l], lane)
-                 : l == L_GREEN_HOG  ? bench_lane_green(env, run->parts[1], priority[l], lane)
-                                     : bench_lane_primary(env, priority[l], lane);
-        if (rc)
+    /* Each lane's priority and partition (-1: an ordinary stream). */
+    static const struct {
+        int priority, part;
+    } lanes[NB_LANES] = {{BENCH_PRIORITY_NORMAL, -1}, {BENCH_PRIORITY_NORMAL, -1},
+                         {BENCH_PRIORITY_HIGH, -1},   {BENCH_PRIORITY_LOW, -1},
+                         {BENCH_PRIORITY_NORMAL, 0},  {BENCH_PRIORITY_NORMAL, 1}};
+    for (int l = 0; l < NB_LANES; l++)
+        if (bench_lane_open(env, lanes[l].part < 0 ? NULL : run->parts[lanes[l].part],
+                            lanes[l].priority, &run->lanes[l]))
             return -1;
-    }
     run->res->hog_sms = run->lanes[L_GREEN_HOG].sms;
     return 0;
 }

@@ -197,62 +197,43 @@ static int priority_value(const bench_env *env, int priority, int *value)
     return rc;
 }
 
-/* Kernels (where the driver runs any) and events, in the lane's context. */
-static int finish_lane(const bench_env *env, bench_lane *lane)
-{
-    if (env->kernels && bench_module_load(env, lane->ctx, &lane->mod, NULL))
-        return -1;
-    if (bench_push(env, lane->ctx))
-        return -1;
-    int rc = bench_cu(env->drv->cuEventCreate(&lane->start, GCU_EVENT_DEFAULT), "cuEventCreate");
-    if (rc == 0)
-        rc = bench_cu(env->drv->cuEventCreate(&lane->end, GCU_EVENT_DEFAULT), "cuEventCreate");
-    bench_pop(env);
-    return rc;
-}
-
-int bench_lane_primary(const bench_env *env, int priority, bench_lane *lane)
-{
-    memset(lane, 0, sizeof *lane);
-    lane->ctx = env->primary;
-    lane->sms = env->sm_count;
-    int value;
-    if (priority_value(env, priority, &value) || bench_push(env, env->primary))
-        return -1;
-    int rc = bench_cu(env->drv->cuStreamCreateWithPriority(&lane->stream, GCU_STREAM_NON_BLOCKING,
-                                                           value),
-                      "cuStreamCreateWithPriority");
-    bench_pop(env);
-    if (rc == 0)
-        rc = finish_lane(env, lane);
-    if (rc)
-        bench_lane_close(env, lane);
-    return rc;
-}
-
-int bench_lane_green(const bench_env *env, gctx_partition *partition, int priority,
-                     bench_lane *lane)
+int bench_lane_open(const bench_env *env, gctx_partition *partition, int priority,
+                    bench_lane *lane)
 {
     gctx_stream_options options = GCTX_STREAM_OPTIONS_INIT;
     gctx_context_info info = GCTX_CONTEXT_INFO_INIT;
     memset(lane, 0, sizeof *lane);
-    if (bench_gctx(gctx_context_create(partition, NULL, &lane->green), "a green context"))
-        return -1;
+    lane->ctx = env->primary;
+    lane->sms = env->sm_count;
     int rc = priority_value(env, priority, &options.priority);
-    if (rc == 0)
-        rc = bench_gctx(gctx_stream_create(lane->green, &options, &lane->gstream),
-                        "a green context's stream");
-    if (rc == 0)
-        rc = bench_gctx(gctx_context_get_info(lane->green, &info), "a green context's facts");
-    if (rc == 0) {
-        lane->ctx = gctx_context_cu_context(lane->green);
-        lane->stream = gctx_stream_handle(lane->gstream);
-        lane->sms = info.sm_count;
-        rc = finish_lane(env, lane);
+    if (!rc && !partition && !(rc = bench_push(env, env->primary))) {
+        rc = bench_cu(env->drv->cuStreamCreateWithPriority(&lane->stream, GCU_STREAM_NON_BLOCKING,
+                                                           options.priority),
+                      "cuStreamCreateWithPriority");
+        bench_pop(env);
+    }
+    if (!rc && partition) {
+        rc = bench_gctx(gctx_context_create(partition, NULL, &lane->green), "a green context") ||
+             bench_gctx(gctx_stream_create(lane->green, &options, &lane->gstream),
+                        "a green context's stream") ||
+             bench_gctx(gctx_context_get_info(lane->green, &info), "a green context's facts");
+        if (!rc) {
+            lane->ctx = gctx_context_cu_context(lane->green);
+            lane->stream = gctx_stream_handle(lane->gstream);
+            lane->sms = info.sm_count;
+        }
+    }
+    /* Kernels (where the driver runs any) and events, in the lane's context. */
+    if (!rc && env->kernels)
+        rc = bench_module_load(env, lane->ctx, &lane->mod, NULL);
+    if (!rc && !(rc = bench_push(env, lane->ctx))) {
+        rc = bench_cu(env->drv->cuEventCreate(&lane->start, GCU_EVENT_DEFAULT), "cuEventCreate") ||
+             bench_cu(env->drv->cuEventCreate(&lane->end, GCU_EVENT_DEFAULT), "cuEventCreate");
+        bench_pop(env);
     }
     if (rc)
         bench_lane_close(env, lane);
-    return rc;
+    return rc ? -1 : 0;
 }
 
 void bench_lane_close(const bench_env *env, bench_lane *lane)

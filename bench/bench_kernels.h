@@ -66,9 +66,10 @@ typedef struct bench_lane {
     CUevent start, end;
 } bench_lane;
 
-int bench_lane_primary(const bench_env *env, int priority, bench_lane *lane);
-int bench_lane_green(const bench_env *env, gctx_partition *partition, int priority,
-                     bench_lane *lane);
+/* A lane in a green context of partition, or on an ordinary stream of the primary context
+ * (partition NULL); -1 after saying why, nothing left open. */
+int bench_lane_open(const bench_env *env, gctx_partition *partition, int priority,
+                    bench_lane *lane);
 void bench_lane_close(const bench_env *env, bench_lane *lane);
 
 int bench_lane_mark(const bench_env *env, const bench_lane *lane, CUevent event);

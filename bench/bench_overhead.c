@@ -412,8 +412,8 @@ static int run_launches(ov_run *run)
     bench_lane lanes[2];
     memset(lanes, 0, sizeof lanes);
     double *v = bench_calloc(4 * (size_t)res->rounds, sizeof *v);
-    int rc = !v || bench_lane_green(env, run->lib_part[0], BENCH_PRIORITY_NORMAL, &lanes[0]) ||
-             bench_lane_primary(env, BENCH_PRIORITY_NORMAL, &lanes[1]);
+    int rc = !v || bench_lane_open(env, run->lib_part[0], BENCH_PRIORITY_NORMAL, &lanes[0]) ||
+             bench_lane_open(env, NULL, BENCH_PRIORITY_NORMAL, &lanes[1]);
     for (unsigned r = 0; r <= res->rounds && !rc; r++) /* round 0 warms up */
         for (int k = 0; k < 2 && !rc; k++) {
             int l = (int)(r & 1) ^ k;

@@ -98,8 +98,7 @@ static int run_point(scaling_run *run, unsigned k, scaling_point *pt)
         snprintf(pt->note, sizeof pt->note, "skipped: %s", gctx_last_error());
         return 0;
     }
-    int rc = pt->whole_gpu ? bench_lane_primary(env, BENCH_PRIORITY_NORMAL, &lane)
-                           : bench_lane_green(env, part, BENCH_PRIORITY_NORMAL, &lane);
+    int rc = bench_lane_open(env, part, BENCH_PRIORITY_NORMAL, &lane); /* NULL: whole GPU */
     gctx_partition_release(part);
     if (rc)
         return -1;
@@ -116,7 +115,7 @@ static int open_buffers(scaling_run *run)
                     (size_t)env->sm_count * BENCH_FULL_BLOCKS_SM * BENCH_BLOCK * 4, "scaling") ||
         bench_alloc(env, &run->src, run->copy_bytes, "scaling") ||
         bench_alloc(env, &run->dst, run->copy_bytes, "scaling") ||
-        bench_lane_primary(env, BENCH_PRIORITY_NORMAL, &lane))
+        bench_lane_open(env, NULL, BENCH_PRIORITY_NORMAL, &lane))
         return -1;
     int rc = bench_push(env, env->primary);
     if (!rc) {
