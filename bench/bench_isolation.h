@@ -3,7 +3,6 @@
 #ifndef GREENCTX_BENCH_ISOLATION_H
 #define GREENCTX_BENCH_ISOLATION_H
 
-#include "bench_chart.h"
 #include "bench_kernels.h"
 
 typedef enum bench_hog_kind {

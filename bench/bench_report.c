@@ -1,10 +1,10 @@
 /* What every benchmark shares: medians and tail percentiles of repeated measurements, and
- * the output (bench_chart.h): the header, the rows, a chart's row. */
+ * the output: the header, the rows. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench_chart.h"
+#include "bench.h"
 #include "numbers.h"
 
 static int compare_doubles(const void *a, const void *b)

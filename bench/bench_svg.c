@@ -2,7 +2,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "bench_chart.h"
+#include "bench.h"
 #include "chart_axis.h"
 
 #define W 960

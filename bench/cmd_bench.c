@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench_chart.h"
 #include "bench_commands.h"
 #include "bench_isolation.h"
 #include "bench_overhead.h"
