@@ -43,34 +43,6 @@ typedef struct bench_hog {
     double seconds;
 } bench_hog;
 
-static void hog_work_free(const bench_env *env, bench_hog_work *work)
-{
-    bench_free(env, &work->fma_out);
-    bench_free(env, &work->src);
-    bench_free(env, &work->dst);
-}
-
-static int hog_work_init(const bench_env *env, const bench_module *mod, CUstream stream,
-                         bench_hog_work *work)
-{
-    memset(work, 0, sizeof *work);
-    unsigned full_grid = env->sm_count * BENCH_FULL_BLOCKS_SM;
-    work->fma_chunks = full_grid * HOG_CHUNKS_PER_SLOT;
-    work->fma_iters = HOG_ITERS_PER_CHUNK;
-    work->copy_words = HOG_COPY_BYTES / 4;
-    work->seed = 0x5eed0001u;
-    size_t fma_bytes = (size_t)full_grid * BENCH_BLOCK * sizeof(float);
-    if (bench_alloc(env, &work->fma_out, fma_bytes, "the hog") ||
-        bench_alloc(env, &work->src, HOG_COPY_BYTES, "the hog's copy source") ||
-        bench_alloc(env, &work->dst, HOG_COPY_BYTES, "the hog's copy destination") ||
-        bench_fill(env, mod, stream, work->src, work->copy_words, work->seed) ||
-        bench_cu(env->drv->cuStreamSynchronize(stream), "filling the hog's source")) {
-        hog_work_free(env, work);
-        return -1;
-    }
-    return 0;
-}
-
 static const char *hog_name(bench_hog_kind kind) { return kind == BENCH_HOG_FMA ? "fma" : "copy"; }
 
 static unsigned hog_grid(const bench_hog *hog) { return hog->lane->sms * BENCH_FULL_BLOCKS_SM; }
@@ -381,6 +353,7 @@ static int open_lanes(iso_run *run)
     return 0;
 }
 
+/* The victims' and the hog's work, sized and described, their buffers filled. */
 static int open_buffers(iso_run *run)
 {
     const bench_env *env = run->env;
@@ -391,6 +364,29 @@ static int open_buffers(iso_run *run)
     run->slots = 2 * ISO_CALIBRATION + res->warmups + res->reps;
     size_t slots = 2 * (size_t)run->slots;
     const bench_lane *primary = &run->lanes[L_PRIMARY];
+    bench_hog_work *w = &run->hog_work;
+    const unsigned full_grid = env->sm_count * BENCH_FULL_BLOCKS_SM;
+    w->fma_chunks = full_grid * HOG_CHUNKS_PER_SLOT;
+    w->fma_iters = HOG_ITERS_PER_CHUNK;
+    w->copy_words = HOG_COPY_BYTES / 4;
+    w->seed = 0x5eed0001u;
+    /* What the victims and the hogs do, for the output. */
+    snprintf(res->victim_text[ISO_VICTIM_FMA], sizeof res->victim_text[0],
+             "fma victim: %u blocks x %u threads, %u FMA steps x 4 chains per thread",
+             run->fma_grid, BENCH_BLOCK, FMA_ITERS);
+    snprintf(res->victim_text[ISO_VICTIM_DECODE], sizeof res->victim_text[0],
+             "decode victim: %u dependent kernels, each summing %llu MiB, %u blocks x %u threads",
+             DECODE_STEPS, DECODE_SLICE_BYTES >> 20, run->decode_grid, BENCH_BLOCK);
+    res->hog_unit[BENCH_HOG_FMA] = (double)w->fma_chunks * BENCH_BLOCK * 4.0 * w->fma_iters * 2.0;
+    res->hog_unit[BENCH_HOG_COPY] = (double)w->copy_words * 4.0 * 2.0;
+    snprintf(res->hog_text[BENCH_HOG_FMA], sizeof res->hog_text[0],
+             "fma hog: %.1f GFLOP fp32 per unit, %u blocks x %u threads per SM, each block "
+             "lives the whole unit",
+             res->hog_unit[BENCH_HOG_FMA] * 1e-9, BENCH_FULL_BLOCKS_SM, BENCH_BLOCK);
+    snprintf(res->hog_text[BENCH_HOG_COPY], sizeof res->hog_text[0],
+             "copy hog: %.0f MiB copied per unit (%.2f GB moved), %u blocks x %u threads per SM",
+             (double)w->copy_words * 4.0 / 1048576.0, res->hog_unit[BENCH_HOG_COPY] * 1e-9,
+             BENCH_FULL_BLOCKS_SM, BENCH_BLOCK);
     if (!(run->host_ns = bench_calloc(slots, sizeof *run->host_ns)) ||
         !(run->latency_ms = bench_calloc(slots, sizeof *run->latency_ms)) ||
         !(run->stamp_host = bench_calloc(2 * slots, sizeof *run->stamp_host)) ||
@@ -399,11 +395,14 @@ static int open_buffers(iso_run *run)
         bench_alloc(env, &run->decode_src, DECODE_STEPS * DECODE_SLICE_BYTES, "the victim") ||
         bench_alloc(env, &run->decode_partial, DECODE_STEPS * run->partial_bytes, "the victim") ||
         bench_alloc(env, &run->stamps, slots * STAMP_SLOT_BYTES, "timestamps") ||
+        bench_alloc(env, &w->fma_out, (size_t)full_grid * BENCH_BLOCK * sizeof(float), "the hog") ||
+        bench_alloc(env, &w->src, HOG_COPY_BYTES, "the hog's copy source") ||
+        bench_alloc(env, &w->dst, HOG_COPY_BYTES, "the hog's copy destination") ||
         bench_push(env, env->primary))
         return -1;
     int rc = bench_fill(env, &primary->mod, primary->stream, run->decode_src,
                         DECODE_STEPS * DECODE_SLICE_BYTES / 4, 0x5eed0002u) ||
-             hog_work_init(env, &primary->mod, primary->stream, &run->hog_work) ||
+             bench_fill(env, &primary->mod, primary->stream, w->src, w->copy_words, w->seed) ||
              bench_cu(env->drv->cuStreamSynchronize(primary->stream), "filling the inputs");
     bench_pop(env);
     return rc ? -1 : 0;
@@ -412,7 +411,9 @@ static int open_buffers(iso_run *run)
 static void close_run(iso_run *run)
 {
     const bench_env *env = run->env;
-    hog_work_free(env, &run->hog_work);
+    bench_free(env, &run->hog_work.fma_out);
+    bench_free(env, &run->hog_work.src);
+    bench_free(env, &run->hog_work.dst);
     bench_free(env, &run->fma_out);
     bench_free(env, &run->decode_src);
     bench_free(env, &run->decode_partial);
@@ -427,28 +428,6 @@ static void close_run(iso_run *run)
     free(run->scratch);
 }
 
-static void describe(iso_run *run)
-{
-    iso_result *res = run->res;
-    snprintf(res->victim_text[ISO_VICTIM_FMA], sizeof res->victim_text[0],
-             "fma victim: %u blocks x %u threads, %u FMA steps x 4 chains per thread",
-             run->fma_grid, BENCH_BLOCK, FMA_ITERS);
-    snprintf(res->victim_text[ISO_VICTIM_DECODE], sizeof res->victim_text[0],
-             "decode victim: %u dependent kernels, each summing %llu MiB, %u blocks x %u threads",
-             DECODE_STEPS, DECODE_SLICE_BYTES >> 20, run->decode_grid, BENCH_BLOCK);
-    const bench_hog_work *w = &run->hog_work;
-    res->hog_unit[BENCH_HOG_FMA] = (double)w->fma_chunks * BENCH_BLOCK * 4.0 * w->fma_iters * 2.0;
-    res->hog_unit[BENCH_HOG_COPY] = (double)w->copy_words * 4.0 * 2.0;
-    snprintf(res->hog_text[BENCH_HOG_FMA], sizeof res->hog_text[0],
-             "fma hog: %.1f GFLOP fp32 per unit, %u blocks x %u threads per SM, each block "
-             "lives the whole unit",
-             res->hog_unit[BENCH_HOG_FMA] * 1e-9, BENCH_FULL_BLOCKS_SM, BENCH_BLOCK);
-    snprintf(res->hog_text[BENCH_HOG_COPY], sizeof res->hog_text[0],
-             "copy hog: %.0f MiB copied per unit (%.2f GB moved), %u blocks x %u threads per SM",
-             (double)w->copy_words * 4.0 / 1048576.0, res->hog_unit[BENCH_HOG_COPY] * 1e-9,
-             BENCH_FULL_BLOCKS_SM, BENCH_BLOCK);
-}
-
 int bench_isolation_run(const bench_env *env, unsigned victim_sms, iso_result *res)
 {
     memset(res, 0, sizeof *res);
@@ -461,8 +440,6 @@ int bench_isolation_run(const bench_env *env, unsigned victim_sms, iso_result *r
     run.res = res;
     run.rng = 0x9e3779b97f4a7c15ULL ^ victim_sms;
     int rc = open_lanes(&run) || open_buffers(&run);
-    if (!rc)
-        describe(&run);
     unsigned cells = 0;
     for (int arm = 0; arm < ISO_NB_ARMS; arm++)
         cells += has_hog(arm) ? BENCH_NB_HOGS : 1;

@@ -446,18 +446,6 @@ static int run_launches(ov_run *run)
     return rc ? -1 : 0;
 }
 
-/* The rows' names, labels and JSON keys, once the ratios' SMs are known. */
-static void name_rows(ov_result *res)
-{
-    for (int op = 0; op < OV_NB_OPS; op++) {
-        bench_row *r = &res->rows[op];
-        r->name = ops[op].name;
-        r->keys = op >= OV_LAUNCH_SUBMIT ? &launch_keys : &lib_keys;
-        snprintf(r->label, sizeof r->label, ops[op].label, res->victim_sms, res->other_sms,
-                 res->alt_sms, res->alt_other_sms);
-    }
-}
-
 static int prepare(ov_run *run)
 {
     const bench_env *env = run->env;
@@ -497,18 +485,6 @@ static int prepare(ov_run *run)
     return 0;
 }
 
-static void finish(ov_run *run)
-{
-    bench_pair_release(&run->lib_state);
-    raw_setup_teardown(run->env, &run->raw_state);
-    gctx_context_release(run->lib_ctx);
-    gctx_partition_release(run->lib_part[0]);
-    gctx_partition_release(run->lib_part[1]);
-    if (run->raw_green)
-        run->env->drv->cuGreenCtxDestroy(run->raw_green);
-    raw_split_free(&run->split);
-}
-
 int bench_overhead_run(const bench_env *env, ov_result *res)
 {
     memset(res, 0, sizeof *res);
@@ -517,7 +493,6 @@ int bench_overhead_run(const bench_env *env, ov_result *res)
     res->launches = env->opt.quick ? OV_QUICK_LAUNCHES : OV_LAUNCHES;
     res->rounds = env->opt.quick ? OV_QUICK_ROUNDS : OV_ROUNDS;
     res->victim_sms = env->opt.nb_victim_sms ? env->opt.victim_sms[0] : 16;
-    res->simulated = env->simulated;
     ov_run run;
     memset(&run, 0, sizeof run);
     run.env = env;
@@ -528,7 +503,13 @@ int bench_overhead_run(const bench_env *env, ov_result *res)
     run.pin = &pin;
     res->host_cpu = pin.cpu;
     int rc = prepare(&run);
-    name_rows(res);
+    for (int op = 0; op < OV_NB_OPS; op++) { /* labels of the ratios' SMs, once known */
+        bench_row *r = &res->rows[op];
+        r->name = ops[op].name;
+        r->keys = op >= OV_LAUNCH_SUBMIT ? &launch_keys : &lib_keys;
+        snprintf(r->label, sizeof r->label, ops[op].label, res->victim_sms, res->other_sms,
+                 res->alt_sms, res->alt_other_sms);
+    }
     progress_begin(&run.progress, "greenctx bench: overhead", 6 + run.alt_ok);
     rc = rc || measure(&run, OV_SPLIT, 0, OV_INTERLEAVED, lib_split, raw_split_op) ||
          fill_cache(&run) ||
@@ -553,7 +534,14 @@ int bench_overhead_run(const bench_env *env, ov_result *res)
         progress_step(&run.progress, "re-partitioning: the context cache and layouts");
         rc = cache_rows_measure(env, res->reps, &pin, &res->repartitioning);
     }
-    finish(&run);
+    bench_pair_release(&run.lib_state);
+    raw_setup_teardown(env, &run.raw_state);
+    gctx_context_release(run.lib_ctx);
+    gctx_partition_release(run.lib_part[0]);
+    gctx_partition_release(run.lib_part[1]);
+    if (run.raw_green)
+        env->drv->cuGreenCtxDestroy(run.raw_green);
+    raw_split_free(&run.split);
     bench_pin_end(&pin);
     return rc ? -1 : 0;
 }
@@ -586,7 +574,7 @@ void bench_overhead_print(const ov_result *res)
     cache_rows_print(&res->repartitioning);
 }
 
-void bench_overhead_json(json_writer *w, const ov_result *res)
+void bench_overhead_json(json_writer *w, const bench_env *env, const ov_result *res)
 {
     json_object(w, "overhead");
     json_uint(w, "reps", res->reps);
@@ -597,7 +585,7 @@ void bench_overhead_json(json_writer *w, const ov_result *res)
     json_uint(w, "other_sms", res->other_sms);
     json_uint(w, "alt_sms", res->alt_sms);
     json_uint(w, "alt_other_sms", res->alt_other_sms);
-    json_bool(w, "simulated", res->simulated);
+    json_bool(w, "simulated", env->simulated);
     json_string(w, "split", res->split_text);
     json_int(w, "host_cpu", res->host_cpu);
     if (res->rows[OV_REPARTITION].valid) /* how that row was timed */

@@ -88,7 +88,6 @@ typedef enum ov_op {
 typedef struct ov_result {
     unsigned reps, warmups, launches, rounds;
     unsigned victim_sms, other_sms, alt_sms, alt_other_sms;
-    int simulated;
     int host_cpu; /* the CPU first pinned to (bench_pin.h), -1: not pinned */
     char split_text[200];
     bench_row rows[OV_NB_OPS]; /* a: greenctx, b: the raw driver */
@@ -97,6 +96,6 @@ typedef struct ov_result {
 
 int bench_overhead_run(const bench_env *env, ov_result *res);
 void bench_overhead_print(const ov_result *res);
-void bench_overhead_json(json_writer *w, const ov_result *res);
+void bench_overhead_json(json_writer *w, const bench_env *env, const ov_result *res);
 
 #endif

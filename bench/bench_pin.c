@@ -117,8 +117,7 @@ double bench_quiet_limit(const double *checks, size_t n)
 {
     double fastest = n ? checks[0] : 0;
     for (size_t i = 1; i < n; i++)
-        if (checks[i] < fastest)
-            fastest = checks[i];
+        fastest = fmin(fastest, checks[i]);
     return fastest * BENCH_QUIET_SLACK;
 }
 

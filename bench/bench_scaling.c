@@ -36,17 +36,13 @@ static int time_kernel(scaling_run *run, const bench_lane *lane, int copy, doubl
     unsigned grid = lane->sms * BENCH_FULL_BLOCKS_SM, reps = run->res->reps;
     int rc = 0;
     for (unsigned i = 0; i < SCALING_WARMUPS + reps && !rc; i++) {
-        rc = bench_lane_mark(env, lane, lane->start);
-        if (!rc)
-            rc = copy ? bench_copy(env, &lane->mod, lane->stream, grid, run->src, run->dst,
-                                   run->copy_bytes / 16)
-                      : bench_fma(env, &lane->mod, lane->stream, grid, run->fma_out, grid,
-                                  FMA_ITERS, 0);
-        if (!rc)
-            rc = bench_lane_mark(env, lane, lane->end);
         double ms = 0;
-        if (!rc)
-            rc = bench_lane_elapsed(env, lane, &ms);
+        rc = bench_lane_mark(env, lane, lane->start) ||
+             (copy ? bench_copy(env, &lane->mod, lane->stream, grid, run->src, run->dst,
+                                run->copy_bytes / 16)
+                   : bench_fma(env, &lane->mod, lane->stream, grid, run->fma_out, grid,
+                               FMA_ITERS, 0)) ||
+             bench_lane_mark(env, lane, lane->end) || bench_lane_elapsed(env, lane, &ms);
         if (i >= SCALING_WARMUPS)
             run->times[i - SCALING_WARMUPS] = ms;
     }

@@ -142,19 +142,6 @@ static int parse(int argc, char **argv, greenctx_tool_options *opts, bench_optio
     return GREENCTX_EXIT_OK;
 }
 
-/* Every victim size must make a legal split before anything runs. */
-static int check_victim_sizes(const bench_env *env)
-{
-    for (unsigned i = 0; i < env->opt.nb_victim_sms; i++) {
-        gctx_group groups[2] = {{.num_sms = env->opt.victim_sms[i]}, {.backfill = 1}};
-        char what[64];
-        snprintf(what, sizeof what, "--victim-sms %u", env->opt.victim_sms[i]);
-        if (bench_gctx(gctx_partition_plan(env->whole, groups, 2, NULL, NULL, NULL), what))
-            return -1;
-    }
-    return 0;
-}
-
 typedef struct bench_results {
     iso_result iso[BENCH_MAX_VICTIM_SMS];
     unsigned nb_iso;
@@ -166,6 +153,14 @@ typedef struct bench_results {
 static int run_all(const bench_env *env, bench_results *r)
 {
     int json = env->opt.json;
+    /* Every victim size must make a legal split before anything runs. */
+    for (unsigned i = 0; (r->runs & RUN_ISOLATION) && i < env->opt.nb_victim_sms; i++) {
+        gctx_group groups[2] = {{.num_sms = env->opt.victim_sms[i]}, {.backfill = 1}};
+        char what[64];
+        snprintf(what, sizeof what, "--victim-sms %u", env->opt.victim_sms[i]);
+        if (bench_gctx(gctx_partition_plan(env->whole, groups, 2, NULL, NULL, NULL), what))
+            return -1;
+    }
     if (r->runs & RUN_ISOLATION)
         for (unsigned i = 0; i < env->opt.nb_victim_sms; i++, r->nb_iso++) {
             if (bench_isolation_run(env, env->opt.victim_sms[i], &r->iso[i]))
@@ -207,7 +202,7 @@ static void print_json(const bench_env *env, const bench_results *r)
     else
         json_null(&w, "scaling");
     if (r->runs & RUN_OVERHEAD)
-        bench_overhead_json(&w, &r->overhead);
+        bench_overhead_json(&w, env, &r->overhead);
     else
         json_null(&w, "overhead");
     json_end(&w);
@@ -282,7 +277,7 @@ int bench_main(int argc, char **argv, greenctx_tool_options *opts)
         results->runs = runs;
         if (!env.opt.json)
             bench_print_header(&env);
-        rc = ((runs & RUN_ISOLATION) && check_victim_sizes(&env)) || run_all(&env, results);
+        rc = run_all(&env, results);
     }
     /* The tables were printed as each benchmark ran. */
     if (!rc && env.opt.json)
