@@ -66,6 +66,8 @@ void *bench_calloc(size_t n, size_t size);
 /* In the primary context (green contexts share its memory). */
 int bench_alloc(const bench_env *env, gcu_deviceptr *ptr, size_t bytes, const char *what);
 void bench_free(const bench_env *env, gcu_deviceptr *ptr);
+/* Device memory into dst, after the work queued before it (cuMemcpyDtoH is synchronous). */
+int bench_read(const bench_env *env, void *dst, gcu_deviceptr src, size_t bytes, const char *what);
 /* Zeroes bytes (a multiple of 4) synchronously: only while no benchmark work is queued. */
 int bench_zero(const bench_env *env, gcu_deviceptr ptr, size_t bytes);
 
@@ -78,7 +80,44 @@ typedef struct bench_pair {
 /* Releases what pair holds (a half-made pair too) and zeroes it. */
 void bench_pair_release(bench_pair *pair);
 
-/* ---- bench_stats.c ---- */
+/* ---- bench_svg.c: what `--svg` draws, distributions (percentiles per arm) and curves (per SM
+ * count) ---- */
+
+#define CHART_MAX_ROWS 8
+#define CHART_MAX_POINTS 12
+#define CHART_MAX_DIST 24
+#define CHART_MAX_CURVES 4
+
+typedef struct chart_row {
+    char label[64];
+    double p50, p99, p999, max;
+} chart_row;
+
+typedef struct chart_dist {
+    char title[160];
+    chart_row rows[CHART_MAX_ROWS];
+    unsigned nb_rows;
+} chart_dist; /* values in microseconds, drawn on a log axis */
+
+typedef struct chart_curve {
+    char title[160];
+    char y_label[64];
+    double x[CHART_MAX_POINTS], y[CHART_MAX_POINTS];
+    double ideal[CHART_MAX_POINTS]; /* the physical limit at each x; 0 where none */
+    unsigned nb_points;
+} chart_curve;
+
+typedef struct bench_chart {
+    chart_dist dist[CHART_MAX_DIST];
+    unsigned nb_dist;
+    chart_curve curve[CHART_MAX_CURVES];
+    unsigned nb_curves;
+} bench_chart;
+
+/* One SVG file, headed by the GPU, driver, date and command line; -1 after saying why. */
+int bench_svg_write(const char *path, const bench_env *env, const bench_chart *chart);
+
+/* ---- bench_report.c: statistics, and the rows, table and JSON of two-sided benchmarks ---- */
 
 typedef struct bench_summary {
     size_t n;
@@ -91,8 +130,6 @@ void bench_summarize(double *values, size_t n, bench_summary *out);
 double bench_ratio(double a, double b);
 /* "name":{"n":..,"min":..,...} */
 void bench_json_summary(json_writer *w, const char *name, const bench_summary *s);
-
-/* ---- bench_report.c: rows, the table and the JSON of every two-sided benchmark ---- */
 
 /* A row's JSON keys (NULL: not written). */
 typedef struct bench_row_keys {
@@ -112,6 +149,9 @@ typedef struct bench_row {
     char note[160];
 } bench_row;
 
+/* "greenctx bench: GPU (N SMs), driver V, DATE", the command, and when simulated
+ * "simulated: timings meaningless". */
+void bench_print_header(const bench_env *env);
 /* "LABEL  A-p50  p99 | B-p50  p99 | ratio" */
 void bench_print_columns(const char *label, const char *a, const char *b);
 /* p50 and p99 of both sides and the ratio of the p50s, or over the quiet reps (quiet). */

@@ -91,6 +91,15 @@ void *bench_calloc(size_t n, size_t size)
     return p;
 }
 
+int bench_read(const bench_env *env, void *dst, gcu_deviceptr src, size_t bytes, const char *what)
+{
+    if (bench_push(env, env->primary))
+        return -1;
+    int rc = bench_cu(env->drv->cuMemcpyDtoH(dst, src, bytes), what);
+    bench_pop(env);
+    return rc;
+}
+
 void bench_free(const bench_env *env, gcu_deviceptr *ptr)
 {
     if (*ptr && bench_push(env, env->primary) == 0) {

@@ -5,11 +5,11 @@
 #include "bench_kernels.h"
 #include "numbers.h"
 
-/* The raw driver table, with green contexts (drivers 12.4+); NULL after printing why. */
-static const raw_driver *driver_load(void)
+int bench_env_open(bench_env *env, int device)
 {
     char why[1024];
-    const raw_driver *drv = NULL;
+    env->device = device;
+    /* The raw driver table, with green contexts (drivers 12.4+). */
     if (!gctx_feature_available(GCTX_FEATURE_GREEN_CONTEXTS)) {
         if (gctx_init() == GCTX_SUCCESS)
             snprintf(why, sizeof why, "green contexts are not available: %s",
@@ -17,18 +17,12 @@ static const raw_driver *driver_load(void)
         else
             snprintf(why, sizeof why, "%s", gctx_last_error());
     } else {
-        drv = raw_driver_load(why, sizeof why);
+        env->drv = raw_driver_load(why, sizeof why);
     }
-    if (!drv)
+    if (!env->drv) {
         fprintf(stderr, "greenctx bench: loading the driver: %s\n", why);
-    return drv;
-}
-
-int bench_env_open(bench_env *env, int device)
-{
-    env->device = device;
-    if (!(env->drv = driver_load()))
         return -1;
+    }
     gctx_device_info info = GCTX_DEVICE_INFO_INIT;
     if (bench_gctx(gctx_device_get_info(device, &info), "reading the device") ||
         bench_gctx(gctx_driver_version(&env->driver_version), "reading the driver version") ||

@@ -1,12 +1,8 @@
-/* `greenctx bench isolation`: a latency-critical victim beside a hog, in six arrangements.
- * The hog (bench_hog.c): a thread keeping a lane busy with units of work, counting them. */
+/* `greenctx bench isolation`: a latency-critical victim beside a hog (a thread keeping a lane
+ * busy with units of work), in six arrangements. */
 #ifndef GREENCTX_BENCH_ISOLATION_H
 #define GREENCTX_BENCH_ISOLATION_H
 
-#include <pthread.h>
-#include <stdatomic.h>
-
-#include "bench_chart.h"
 #include "bench_kernels.h"
 
 typedef enum bench_hog_kind {
@@ -14,44 +10,6 @@ typedef enum bench_hog_kind {
     BENCH_HOG_COPY = 1, /* memory-bound: a streaming copy of a large buffer */
     BENCH_NB_HOGS = 2
 } bench_hog_kind;
-
-/* A unit is the same work on every lane: units per second compare across partitions. */
-typedef struct bench_hog_work {
-    gcu_deviceptr fma_out;            /* one float per thread of the largest grid */
-    unsigned fma_chunks, fma_iters;   /* per unit */
-    gcu_deviceptr src, dst;
-    unsigned long long copy_words;    /* per unit: copy_words * 4 bytes read and written */
-    unsigned seed;
-} bench_hog_work;
-
-typedef struct bench_hog {
-    const bench_env *env;
-    const bench_lane *lane;
-    const bench_hog_work *work;
-    bench_hog_kind kind;
-    pthread_t thread;
-    int running;
-    atomic_int stop;
-    int failed;
-    unsigned long long units; /* launched and completed between the start and end events */
-    double seconds;
-} bench_hog;
-
-int bench_hog_work_init(const bench_env *env, const bench_module *mod, CUstream stream,
-                        bench_hog_work *work);
-void bench_hog_work_free(const bench_env *env, bench_hog_work *work);
-const char *bench_hog_name(bench_hog_kind kind);
-void bench_hog_describe(const bench_hog_work *work, bench_hog_kind kind, char *buf, size_t size);
-/* FLOP (fma) or bytes moved (copy) a unit. */
-double bench_hog_unit_amount(const bench_hog_work *work, bench_hog_kind kind);
-
-int bench_hog_start(bench_hog *hog, const bench_env *env, const bench_lane *lane,
-                    const bench_hog_work *work, bench_hog_kind kind);
-/* Stops after the units in flight, joins, checks the output; -1 if the hog failed. */
-int bench_hog_stop(bench_hog *hog);
-double bench_hog_rate(const bench_hog *hog);
-int bench_hog_alone(const bench_env *env, const bench_lane *lane, const bench_hog_work *work,
-                    bench_hog_kind kind, double seconds, double *rate);
 
 typedef enum iso_arm {
     ISO_ALONE_FULL = 0,         /* victim alone on an ordinary stream: the whole GPU */

@@ -1,4 +1,6 @@
-/* Loading and launching the benchmark kernels, and checking what they computed. */
+/* Loading and launching the benchmark kernels, checking what they computed, and the lanes
+ * they run in (a context, a stream, the kernels and timing events, made and torn down
+ * together). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,8 +47,8 @@ void bench_module_unload(const bench_env *env, CUcontext ctx, bench_module *mod)
     memset(mod, 0, sizeof *mod);
 }
 
-int bench_launch(const bench_env *env, gcu_function fn, unsigned grid, CUstream stream,
-                 void **params, const char *what)
+static int launch(const bench_env *env, gcu_function fn, unsigned grid, CUstream stream,
+                  void **params, const char *what)
 {
     return bench_cu(env->drv->cuLaunchKernel(fn, grid, 1, 1, BENCH_BLOCK, 1, 1, 0, stream, params,
                                              NULL),
@@ -57,7 +59,7 @@ int bench_fill(const bench_env *env, const bench_module *mod, CUstream stream, g
                unsigned long long words, unsigned seed)
 {
     void *params[] = {&buf, &words, &seed};
-    return bench_launch(env, mod->fill, env->sm_count * BENCH_FULL_BLOCKS_SM, stream, params,
+    return launch(env, mod->fill, env->sm_count * BENCH_FULL_BLOCKS_SM, stream, params,
                   "launching gc_fill");
 }
 
@@ -65,7 +67,7 @@ int bench_fma(const bench_env *env, const bench_module *mod, CUstream stream, un
               gcu_deviceptr out, unsigned chunks, unsigned iters, gcu_deviceptr stamps)
 {
     void *params[] = {&out, &chunks, &iters, &stamps};
-    return bench_launch(env, mod->fma, grid, stream, params, "launching gc_fma");
+    return launch(env, mod->fma, grid, stream, params, "launching gc_fma");
 }
 
 int bench_sum(const bench_env *env, const bench_module *mod, CUstream stream, unsigned grid,
@@ -73,21 +75,14 @@ int bench_sum(const bench_env *env, const bench_module *mod, CUstream stream, un
               gcu_deviceptr stamps)
 {
     void *params[] = {&src, &vecs, &partial, &stamps};
-    return bench_launch(env, mod->sum, grid, stream, params, "launching gc_sum");
+    return launch(env, mod->sum, grid, stream, params, "launching gc_sum");
 }
 
 int bench_copy(const bench_env *env, const bench_module *mod, CUstream stream, unsigned grid,
                gcu_deviceptr src, gcu_deviceptr dst, unsigned long long vecs)
 {
     void *params[] = {&src, &dst, &vecs};
-    return bench_launch(env, mod->copy, grid, stream, params, "launching gc_copy");
-}
-
-int bench_empty(const bench_env *env, const bench_module *mod, CUstream stream)
-{
-    /* One warp: the cost measured is the launch's, not the work's. */
-    return bench_cu(env->drv->cuLaunchKernel(mod->empty, 1, 1, 1, 32, 1, 1, 0, stream, NULL, NULL),
-                    "launching gc_empty");
+    return launch(env, mod->copy, grid, stream, params, "launching gc_copy");
 }
 
 unsigned long long bench_stamps_start(const unsigned long long slot[2]) { return ~slot[0]; }
@@ -95,7 +90,7 @@ unsigned long long bench_stamps_end(const unsigned long long slot[2]) { return s
 
 /* ---- host mirrors ---- */
 
-unsigned bench_pattern(unsigned long long i, unsigned seed)
+static unsigned pattern(unsigned long long i, unsigned seed)
 {
     unsigned x = (unsigned)i * 2654435761u ^ (unsigned)(i >> 32) ^ seed;
     x ^= x >> 15;
@@ -120,15 +115,6 @@ static float fma_expected(unsigned gid, unsigned long long steps)
     return (x0 + x1) + (x2 + x3);
 }
 
-static int read_back(const bench_env *env, void *dst, gcu_deviceptr src, size_t bytes)
-{
-    if (bench_push(env, env->primary))
-        return -1;
-    int rc = bench_cu(env->drv->cuMemcpyDtoH(dst, src, bytes), "cuMemcpyDtoH (checking results)");
-    bench_pop(env);
-    return rc;
-}
-
 int bench_check_fma(const bench_env *env, gcu_deviceptr out, unsigned grid, unsigned chunks,
                     unsigned iters, const char *what)
 {
@@ -138,7 +124,8 @@ int bench_check_fma(const bench_env *env, gcu_deviceptr out, unsigned grid, unsi
         unsigned gid = picks[i] % threads, block = gid / BENCH_BLOCK;
         unsigned long long my_chunks = block < chunks ? (chunks - block + grid - 1) / grid : 0;
         float want = fma_expected(gid, my_chunks * iters), got;
-        if (read_back(env, &got, out + (gcu_deviceptr)gid * sizeof(float), sizeof got))
+        if (bench_read(env, &got, out + (gcu_deviceptr)gid * sizeof(float), sizeof got,
+                       "cuMemcpyDtoH (checking results)"))
             return -1;
         if (memcmp(&got, &want, sizeof got) != 0) {
             fprintf(stderr, "greenctx bench: %s: wrong result: thread %u computed %.9g, the host "
@@ -159,13 +146,13 @@ int bench_check_sum(const bench_env *env, gcu_deviceptr partial, unsigned grid,
         fprintf(stderr, "greenctx bench: out of memory checking %s\n", what);
         return -1;
     }
-    int rc = read_back(env, got, partial, n * sizeof *got);
+    int rc = bench_read(env, got, partial, n * sizeof *got, "cuMemcpyDtoH (checking results)");
     unsigned device_sum = 0, host_sum = 0;
     for (size_t i = 0; rc == 0 && i < n; i++)
         device_sum += got[i];
     free(got);
     for (unsigned long long w = 0; rc == 0 && w < vecs * 4; w++)
-        host_sum += bench_pattern(first_word + w, seed);
+        host_sum += pattern(first_word + w, seed);
     if (rc == 0 && device_sum != host_sum) {
         fprintf(stderr, "greenctx bench: %s: wrong result: the kernels' sum is %u, the host's %u\n",
                 what, device_sum, host_sum);
@@ -181,13 +168,106 @@ int bench_check_copy(const bench_env *env, gcu_deviceptr dst, unsigned long long
     for (size_t i = 0; i < sizeof picks / sizeof picks[0]; i++) {
         unsigned long long w = picks[i] % words;
         unsigned got;
-        if (read_back(env, &got, dst + w * sizeof got, sizeof got))
+        if (bench_read(env, &got, dst + w * sizeof got, sizeof got,
+                       "cuMemcpyDtoH (checking results)"))
             return -1;
-        if (got != bench_pattern(w, seed)) {
+        if (got != pattern(w, seed)) {
             fprintf(stderr, "greenctx bench: %s: wrong result: word %llu is %#x, expected %#x\n",
-                    what, w, got, bench_pattern(w, seed));
+                    what, w, got, pattern(w, seed));
             return -1;
         }
     }
+    return 0;
+}
+
+/* ---- lanes ---- */
+
+static int priority_value(const bench_env *env, int priority, int *value)
+{
+    int least = 0, greatest = 0;
+    *value = 0;
+    if (priority == BENCH_PRIORITY_NORMAL)
+        return 0;
+    if (bench_push(env, env->primary))
+        return -1;
+    int rc = bench_cu(env->drv->cuCtxGetStreamPriorityRange(&least, &greatest),
+                      "cuCtxGetStreamPriorityRange");
+    bench_pop(env);
+    *value = priority == BENCH_PRIORITY_HIGH ? greatest : least;
+    return rc;
+}
+
+int bench_lane_open(const bench_env *env, gctx_partition *partition, int priority,
+                    bench_lane *lane)
+{
+    gctx_stream_options options = GCTX_STREAM_OPTIONS_INIT;
+    gctx_context_info info = GCTX_CONTEXT_INFO_INIT;
+    memset(lane, 0, sizeof *lane);
+    lane->ctx = env->primary;
+    lane->sms = env->sm_count;
+    int rc = priority_value(env, priority, &options.priority);
+    if (!rc && !partition && !(rc = bench_push(env, env->primary))) {
+        rc = bench_cu(env->drv->cuStreamCreateWithPriority(&lane->stream, GCU_STREAM_NON_BLOCKING,
+                                                           options.priority),
+                      "cuStreamCreateWithPriority");
+        bench_pop(env);
+    }
+    if (!rc && partition) {
+        rc = bench_gctx(gctx_context_create(partition, NULL, &lane->green), "a green context") ||
+             bench_gctx(gctx_stream_create(lane->green, &options, &lane->gstream),
+                        "a green context's stream") ||
+             bench_gctx(gctx_context_get_info(lane->green, &info), "a green context's facts");
+        if (!rc) {
+            lane->ctx = gctx_context_cu_context(lane->green);
+            lane->stream = gctx_stream_handle(lane->gstream);
+            lane->sms = info.sm_count;
+        }
+    }
+    /* Kernels (where the driver runs any) and events, in the lane's context. */
+    if (!rc && env->kernels)
+        rc = bench_module_load(env, lane->ctx, &lane->mod, NULL);
+    if (!rc && !(rc = bench_push(env, lane->ctx))) {
+        rc = bench_cu(env->drv->cuEventCreate(&lane->start, GCU_EVENT_DEFAULT), "cuEventCreate") ||
+             bench_cu(env->drv->cuEventCreate(&lane->end, GCU_EVENT_DEFAULT), "cuEventCreate");
+        bench_pop(env);
+    }
+    if (rc)
+        bench_lane_close(env, lane);
+    return rc ? -1 : 0;
+}
+
+void bench_lane_close(const bench_env *env, bench_lane *lane)
+{
+    const raw_driver *drv = env->drv;
+    if (lane->ctx && bench_push(env, lane->ctx) == 0) {
+        if (lane->stream)
+            drv->cuStreamSynchronize(lane->stream);
+        if (lane->start)
+            drv->cuEventDestroy(lane->start);
+        if (lane->end)
+            drv->cuEventDestroy(lane->end);
+        if (!lane->green && lane->stream)
+            drv->cuStreamDestroy(lane->stream);
+        bench_pop(env);
+    }
+    bench_module_unload(env, lane->ctx, &lane->mod);
+    gctx_stream_release(lane->gstream);
+    gctx_context_release(lane->green);
+    memset(lane, 0, sizeof *lane);
+}
+
+int bench_lane_mark(const bench_env *env, const bench_lane *lane, CUevent event)
+{
+    return bench_cu(env->drv->cuEventRecord(event, lane->stream), "cuEventRecord");
+}
+
+int bench_lane_elapsed(const bench_env *env, const bench_lane *lane, double *ms)
+{
+    float elapsed = 0;
+    if (bench_cu(env->drv->cuEventSynchronize(lane->end), "waiting for benchmark work") ||
+        bench_cu(env->drv->cuEventElapsedTime(&elapsed, lane->start, lane->end),
+                 "cuEventElapsedTime"))
+        return -1;
+    *ms = elapsed;
     return 0;
 }

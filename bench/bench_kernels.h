@@ -23,8 +23,6 @@ int bench_module_load(const bench_env *env, CUcontext ctx, bench_module *mod, in
 void bench_module_unload(const bench_env *env, CUcontext ctx, bench_module *mod);
 
 /* The launches: grid blocks of BENCH_BLOCK threads, no synchronisation. */
-int bench_launch(const bench_env *env, gcu_function fn, unsigned grid, CUstream stream,
-                 void **params, const char *what);
 int bench_fill(const bench_env *env, const bench_module *mod, CUstream stream, gcu_deviceptr buf,
                unsigned long long words, unsigned seed);
 /* grid blocks of the FMA chain; block b runs the chunks b, b + grid, ... < chunks, iters steps
@@ -37,7 +35,6 @@ int bench_sum(const bench_env *env, const bench_module *mod, CUstream stream, un
               gcu_deviceptr stamps);
 int bench_copy(const bench_env *env, const bench_module *mod, CUstream stream, unsigned grid,
                gcu_deviceptr src, gcu_deviceptr dst, unsigned long long vecs);
-int bench_empty(const bench_env *env, const bench_module *mod, CUstream stream);
 
 /* A stamp slot's first block start (stored inverted: an atomic max keeps the earliest) and
  * last block end, %globaltimer ns. */
@@ -45,18 +42,17 @@ unsigned long long bench_stamps_start(const unsigned long long slot[2]);
 unsigned long long bench_stamps_end(const unsigned long long slot[2]);
 
 /* Host mirrors and checks of a few outputs, the work synchronised: -1 after saying what. */
-unsigned bench_pattern(unsigned long long i, unsigned seed);
 int bench_check_fma(const bench_env *env, gcu_deviceptr out, unsigned grid, unsigned chunks,
                     unsigned iters, const char *what);
-/* The partials of vecs vectors of bench_pattern from first_word: the host's sum mod 2^32. */
+/* The partials of vecs vectors of bench_fill's pattern from first_word: the host's sum. */
 int bench_check_sum(const bench_env *env, gcu_deviceptr partial, unsigned grid,
                     unsigned long long first_word, unsigned long long vecs, unsigned seed,
                     const char *what);
-/* dst must hold bench_pattern(i, seed) at a few places. */
+/* dst must hold bench_fill's pattern (of seed) at a few places. */
 int bench_check_copy(const bench_env *env, gcu_deviceptr dst, unsigned long long words,
                      unsigned seed, const char *what);
 
-/* ---- bench_lane.c: a lane: a context, a stream, the kernels loaded, timing events ---- */
+/* ---- a lane: a context, a stream, the kernels loaded, timing events ---- */
 
 enum { BENCH_PRIORITY_NORMAL = 0, BENCH_PRIORITY_HIGH = 1, BENCH_PRIORITY_LOW = 2 };
 
@@ -70,9 +66,10 @@ typedef struct bench_lane {
     CUevent start, end;
 } bench_lane;
 
-int bench_lane_primary(const bench_env *env, int priority, bench_lane *lane);
-int bench_lane_green(const bench_env *env, gctx_partition *partition, int priority,
-                     bench_lane *lane);
+/* A lane in a green context of partition, or on an ordinary stream of the primary context
+ * (partition NULL); -1 after saying why, nothing left open. */
+int bench_lane_open(const bench_env *env, gctx_partition *partition, int priority,
+                    bench_lane *lane);
 void bench_lane_close(const bench_env *env, bench_lane *lane);
 
 int bench_lane_mark(const bench_env *env, const bench_lane *lane, CUevent event);

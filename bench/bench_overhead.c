@@ -11,6 +11,127 @@
 #include "bench_pin.h"
 #include "progress.h"
 
+/* ---- the raw driver calls with no bookkeeping: what an application would write by hand */
+
+int raw_plan_make(const bench_env *env, unsigned victim_sms, raw_plan *plan)
+{
+    memset(plan, 0, sizeof *plan);
+    gctx_group groups[2] = {{.num_sms = victim_sms}, {.backfill = 1}};
+    gctx_split_plan sp = GCTX_SPLIT_PLAN_INIT;
+    gctx_group_plan gp[2];
+    if (bench_gctx(gctx_partition_plan(env->whole, groups, 2, NULL, &sp, gp),
+                   "planning the split"))
+        return -1;
+    plan->path = sp.path;
+    plan->sms[0] = gp[0].sm_count;
+    plan->sms[1] = gp[1].sm_count;
+    if (sp.path == GCTX_SPLIT_PATH_STRUCTURED) {
+        plan->params[0].smCount = gp[0].sm_count;
+        plan->params[1].flags = GCU_DEV_SM_RESOURCE_GROUP_BACKFILL;
+        return 0;
+    }
+    plan->granule = sp.granule_sms;
+    plan->flags = sp.path == GCTX_SPLIT_PATH_FINE_GRANULES
+                      ? GCU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING : 0;
+    plan->first_granules = sp.granule_sms ? gp[0].sm_count / sp.granule_sms : 0;
+    return 0;
+}
+
+int raw_split_init(const bench_env *env, raw_split *split)
+{
+    memset(split, 0, sizeof *split);
+    split->capacity = env->sm_count / 2 + 2;
+    split->res = bench_calloc(split->capacity, sizeof *split->res);
+    if (!split->res)
+        return -1;
+    return bench_cu(env->drv->cuDeviceGetDevResource(env->cu_device, &split->whole,
+                                                     GCU_DEV_RESOURCE_TYPE_SM),
+                    "cuDeviceGetDevResource");
+}
+
+void raw_split_free(raw_split *split)
+{
+    free(split->res);
+    memset(split, 0, sizeof *split);
+}
+
+static int raw_split_run(const bench_env *env, const raw_plan *plan, raw_split *split)
+{
+    const raw_driver *drv = env->drv;
+    gcu_dev_resource remainder;
+    memset(&remainder, 0, sizeof remainder);
+    if (plan->path == GCTX_SPLIT_PATH_STRUCTURED) {
+        gcu_dev_sm_resource_group_params params[2];
+        memcpy(params, plan->params, sizeof params);
+        split->nb_res = 2, split->first_count = 1; /* a resource a group */
+        return bench_cu(drv->cuDevSmResourceSplit(split->res, 2, &split->whole, &remainder, 0,
+                                                  params),
+                        "cuDevSmResourceSplit");
+    }
+    unsigned n = split->capacity - 1;
+    if (bench_cu(drv->cuDevSmResourceSplitByCount(split->res, &n, &split->whole, &remainder,
+                                                  plan->flags, plan->granule),
+                 "cuDevSmResourceSplitByCount"))
+        return -1;
+    /* The rest group takes the split's leftover too, as greenctx's backfill does. */
+    if (remainder.type == GCU_DEV_RESOURCE_TYPE_SM && remainder.u.sm.smCount > 0)
+        split->res[n++] = remainder;
+    split->nb_res = n;
+    split->first_count = plan->first_granules;
+    return 0;
+}
+
+/* Group g's resources of the split: the first first_count, or the others. */
+static int raw_desc(const bench_env *env, raw_split *split, unsigned g, gcu_resource_desc *desc)
+{
+    unsigned first = g ? split->first_count : 0;
+    unsigned count = g ? split->nb_res - split->first_count : split->first_count;
+    return bench_cu(env->drv->cuDevResourceGenerateDesc(desc, &split->res[first], count),
+                    "cuDevResourceGenerateDesc");
+}
+
+static int raw_context_create(const bench_env *env, gcu_resource_desc desc, CUgreenCtx *green)
+{
+    return bench_cu(env->drv->cuGreenCtxCreate(green, desc, env->cu_device,
+                                               GCU_GREEN_CTX_DEFAULT_STREAM),
+                    "cuGreenCtxCreate");
+}
+
+static int raw_stream_create(const bench_env *env, CUgreenCtx green, CUstream *stream)
+{
+    return bench_cu(env->drv->cuGreenCtxStreamCreate(stream, green, GCU_STREAM_NON_BLOCKING, 0),
+                    "cuGreenCtxStreamCreate");
+}
+
+int raw_setup_build(const bench_env *env, const raw_plan *plan, raw_split *split, raw_setup *setup)
+{
+    memset(setup, 0, sizeof *setup);
+    if (raw_split_run(env, plan, split))
+        return -1;
+    for (unsigned g = 0; g < 2; g++)
+        if (raw_desc(env, split, g, &setup->desc[g]) ||
+            raw_context_create(env, setup->desc[g], &setup->green[g]) ||
+            (env->drv->cuGreenCtxStreamCreate && /* 12.5+ */
+             raw_stream_create(env, setup->green[g], &setup->stream[g]))) {
+            raw_setup_teardown(env, setup);
+            return -1;
+        }
+    return 0;
+}
+
+void raw_setup_teardown(const bench_env *env, raw_setup *setup)
+{
+    for (unsigned g = 0; g < 2; g++) {
+        if (setup->stream[g])
+            env->drv->cuStreamDestroy(setup->stream[g]);
+        if (setup->green[g])
+            env->drv->cuGreenCtxDestroy(setup->green[g]);
+    }
+    memset(setup, 0, sizeof *setup);
+}
+
+/* ---- greenctx against them ---- */
+
 #define OV_REPS 200
 #define OV_QUICK_REPS 50
 #define OV_WARMUPS 5
@@ -49,7 +170,6 @@ typedef struct ov_run {
     gctx_group groups[2][2]; /* [ratio]: {victim, rest} and the other ratio */
     raw_plan plans[2];
     int alt_ok;
-    gcu_dev_resource whole;
     raw_split split;
     gctx_partition *lib_part[2]; /* a split kept for the context and stream rows */
     gctx_context *lib_ctx;
@@ -104,7 +224,7 @@ static int lib_split(ov_run *run, double us[2])
 static int raw_split_op(ov_run *run, double us[2])
 {
     int rc;
-    TIME_DO_UNDO(us, rc = raw_split_run(run->env, &run->whole, &run->plans[0], &run->split), );
+    TIME_DO_UNDO(us, rc = raw_split_run(run->env, &run->plans[0], &run->split), );
     return rc;
 }
 
@@ -159,7 +279,7 @@ static int raw_setup_op(ov_run *run, double us[2])
 {
     raw_setup st;
     int rc;
-    TIME_DO_UNDO(us, rc = raw_setup_build(run->env, &run->whole, &run->plans[0], &run->split, &st),
+    TIME_DO_UNDO(us, rc = raw_setup_build(run->env, &run->plans[0], &run->split, &st),
                  raw_setup_teardown(run->env, &st));
     return rc;
 }
@@ -177,8 +297,8 @@ static int raw_repartition(ov_run *run, double us[2])
 {
     int rc;
     TIME_DO_UNDO(us, raw_setup_teardown(run->env, &run->raw_state); run->raw_ratio ^= 1;
-                 rc = raw_setup_build(run->env, &run->whole, &run->plans[run->raw_ratio],
-                                      &run->split, &run->raw_state), );
+                 rc = raw_setup_build(run->env, &run->plans[run->raw_ratio], &run->split,
+                                      &run->raw_state), );
     return rc;
 }
 
@@ -209,57 +329,33 @@ typedef struct ov_side {
     double *checks;
 } ov_side;
 
-static int rep_into(ov_run *run, const ov_side *side, unsigned warm, unsigned i)
+/* One rep of side, kept at k (< 0: a warm-up). */
+static int rep_into(ov_run *run, const ov_side *side, long k)
 {
     double us[2] = {0, 0};
     double checked = bench_pin_check_us();
     if (side->fn(run, us))
         return -1;
-    if (i >= warm) {
-        side->values[0][i - warm] = us[0], side->values[1][i - warm] = us[1];
-        side->checks[i - warm] = checked;
+    if (k >= 0) {
+        side->values[0][k] = us[0], side->values[1][k] = us[1];
+        side->checks[k] = checked;
     }
     return 0;
-}
-
-static ov_side side_from(const ov_side *side, unsigned from)
-{
-    return (ov_side){side->fn, {side->values[0] + from, side->values[1] + from},
-                     side->checks + from};
 }
 
 /* Reps [from, to) of a and b (b->fn NULL: a alone), the order swapped every rep, after warm-ups. */
 static int block(ov_run *run, const ov_side *a, const ov_side *b, unsigned from, unsigned to)
 {
     const unsigned warm = run->res->warmups;
-    const ov_side at_a = side_from(a, from), at_b = side_from(b, from);
     bench_pin_move_to_quietest(run->pin);
     bench_spin_us(OV_SPIN_US);
     for (unsigned i = 0; i < warm + to - from; i++) {
-        const ov_side *first = i & 1 && b->fn ? &at_b : &at_a;
-        const ov_side *second = first == &at_a ? &at_b : &at_a;
-        if (rep_into(run, first, warm, i) || (second->fn && rep_into(run, second, warm, i)))
+        const ov_side *first = i & 1 && b->fn ? b : a, *second = first == a ? b : a;
+        const long k = i < warm ? -1 : (long)(from + i - warm);
+        if (rep_into(run, first, k) || (second->fn && rep_into(run, second, k)))
             return -1;
     }
     return 0;
-}
-
-static int interleaved(ov_run *run, const ov_side *a, const ov_side *b)
-{
-    const unsigned reps = run->res->reps;
-    for (unsigned from = 0; from < reps; from += OV_MOVE_EVERY)
-        if (block(run, a, b, from, reps - from < OV_MOVE_EVERY ? reps : from + OV_MOVE_EVERY))
-            return -1;
-    return 0;
-}
-
-static int blocks(ov_run *run, const ov_side *a, const ov_side *b)
-{
-    const unsigned reps = run->res->reps, half = reps / 2;
-    ov_side none = *a; /* no second side */
-    none.fn = NULL;
-    return block(run, a, &none, 0, half) || block(run, b, &none, 0, half) ||
-           block(run, b, &none, half, reps) || block(run, a, &none, half, reps);
 }
 
 /* a and b (b may be NULL) into rows op and, when pair, op + 1 (the undo). */
@@ -274,8 +370,13 @@ static int measure(ov_run *run, ov_op op, int pair, ov_order order, ov_fn a, ov_
     double *scratch = v + 6 * (size_t)reps;
     const ov_side sa = {a, {v, v + reps}, v + 4 * reps};
     const ov_side sb = {b, {v + 2 * reps, v + 3 * reps}, v + 5 * reps};
+    const ov_side no = {.fn = NULL}; /* in blocks, each side alone: A B B A */
+    const unsigned half = reps / 2;
     const int in_blocks = order == OV_BLOCKS && b;
-    int rc = in_blocks ? blocks(run, &sa, &sb) : interleaved(run, &sa, &sb);
+    int rc = in_blocks && (block(run, &sa, &no, 0, half) || block(run, &sb, &no, 0, half) ||
+                           block(run, &sb, &no, half, reps) || block(run, &sa, &no, half, reps));
+    for (unsigned from = 0; from < reps && !in_blocks && !rc; from += OV_MOVE_EVERY)
+        rc = block(run, &sa, &sb, from, reps - from < OV_MOVE_EVERY ? reps : from + OV_MOVE_EVERY);
     /* Interleaved, the sides shared each block's vCPU: one limit; in blocks, one each. */
     double limit_a = bench_quiet_limit(sa.checks, reps);
     double limit_b = b ? bench_quiet_limit(sb.checks, reps) : limit_a;
@@ -296,23 +397,33 @@ static int measure(ov_run *run, ov_op op, int pair, ov_order order, ov_fn a, ov_
     return rc ? -1 : 0;
 }
 
-/* Empty kernels on both lanes, rounds alternating: per launch, submission and drain. */
-static int measure_launches(ov_run *run, bench_lane lanes[2])
+/* Empty kernels on a green lane and an ordinary one, rounds alternating: per launch,
+ * submission and drain. */
+static int run_launches(ov_run *run)
 {
     const bench_env *env = run->env;
     ov_result *res = run->res;
+    if (!env->kernels) {
+        for (int op = OV_LAUNCH_SUBMIT; op <= OV_LAUNCH_TOTAL; op++)
+            snprintf(res->rows[op].note, sizeof res->rows[op].note,
+                     "needs a GPU: this driver runs no kernels");
+        return 0;
+    }
+    bench_lane lanes[2];
+    memset(lanes, 0, sizeof lanes);
     double *v = bench_calloc(4 * (size_t)res->rounds, sizeof *v);
-    if (!v)
-        return -1;
-    int rc = 0;
+    int rc = !v || bench_lane_open(env, run->lib_part[0], BENCH_PRIORITY_NORMAL, &lanes[0]) ||
+             bench_lane_open(env, NULL, BENCH_PRIORITY_NORMAL, &lanes[1]);
     for (unsigned r = 0; r <= res->rounds && !rc; r++) /* round 0 warms up */
         for (int k = 0; k < 2 && !rc; k++) {
             int l = (int)(r & 1) ^ k;
             if ((rc = bench_push(env, lanes[l].ctx)))
                 break;
             double t0 = bench_now_us();
-            for (unsigned i = 0; i < res->launches && !rc; i++)
-                rc = bench_empty(env, &lanes[l].mod, lanes[l].stream);
+            for (unsigned i = 0; i < res->launches && !rc; i++) /* one warp: the launch's cost */
+                rc = bench_cu(env->drv->cuLaunchKernel(lanes[l].mod.empty, 1, 1, 1, 32, 1, 1, 0,
+                                                       lanes[l].stream, NULL, NULL),
+                              "launching gc_empty");
             double t1 = bench_now_us();
             if (!rc)
                 rc = bench_cu(env->drv->cuStreamSynchronize(lanes[l].stream), "the launches");
@@ -330,50 +441,18 @@ static int measure_launches(ov_run *run, bench_lane lanes[2])
         row->valid = 1;
     }
     free(v);
-    return rc ? -1 : 0;
-}
-
-static int run_launches(ov_run *run)
-{
-    const bench_env *env = run->env;
-    if (!env->kernels) {
-        for (int op = OV_LAUNCH_SUBMIT; op <= OV_LAUNCH_TOTAL; op++)
-            snprintf(run->res->rows[op].note, sizeof run->res->rows[op].note,
-                     "needs a GPU: this driver runs no kernels");
-        return 0;
-    }
-    bench_lane lanes[2];
-    memset(lanes, 0, sizeof lanes);
-    int rc = bench_lane_green(env, run->lib_part[0], BENCH_PRIORITY_NORMAL, &lanes[0]) ||
-             bench_lane_primary(env, BENCH_PRIORITY_NORMAL, &lanes[1]) ||
-             measure_launches(run, lanes);
     bench_lane_close(env, &lanes[0]);
     bench_lane_close(env, &lanes[1]);
     return rc ? -1 : 0;
-}
-
-/* The rows' names, labels and JSON keys, once the ratios' SMs are known. */
-static void name_rows(ov_result *res)
-{
-    for (int op = 0; op < OV_NB_OPS; op++) {
-        bench_row *r = &res->rows[op];
-        r->name = ops[op].name;
-        r->keys = op >= OV_LAUNCH_SUBMIT ? &launch_keys : &lib_keys;
-        snprintf(r->label, sizeof r->label, ops[op].label, res->victim_sms, res->other_sms,
-                 res->alt_sms, res->alt_other_sms);
-    }
-}
-
-static unsigned other_ratio(const bench_env *env, unsigned victim)
-{
-    return victim * 4 <= env->sm_count / 2 ? victim * 4 : victim / 2;
 }
 
 static int prepare(ov_run *run)
 {
     const bench_env *env = run->env;
     ov_result *res = run->res;
-    unsigned alt = other_ratio(env, res->victim_sms);
+    /* The re-partition's other ratio: 4 times the victim's where that leaves half the device. */
+    unsigned alt = res->victim_sms * 4 <= env->sm_count / 2 ? res->victim_sms * 4
+                                                           : res->victim_sms / 2;
     run->groups[0][0] = (gctx_group){.num_sms = res->victim_sms};
     run->groups[1][0] = (gctx_group){.num_sms = alt};
     run->groups[0][1] = run->groups[1][1] = (gctx_group){.backfill = 1};
@@ -394,11 +473,7 @@ static int prepare(ov_run *run)
                  "granules%s",
                  res->victim_sms, p->sms[0], p->sms[1], p->granule,
                  p->flags ? " (co-scheduling ignored)" : "");
-    if (raw_split_init(env, &run->split) ||
-        bench_cu(env->drv->cuDeviceGetDevResource(env->cu_device, &run->whole,
-                                                  GCU_DEV_RESOURCE_TYPE_SM),
-                 "cuDeviceGetDevResource") ||
-        raw_split_run(env, &run->whole, &run->plans[0], &run->split) ||
+    if (raw_split_init(env, &run->split) || raw_split_run(env, &run->plans[0], &run->split) ||
         raw_desc(env, &run->split, 0, &run->raw_desc) ||
         raw_context_create(env, run->raw_desc, &run->raw_green) ||
         bench_gctx(gctx_partition_split(env->whole, run->groups[0], 2, NULL, run->lib_part, NULL,
@@ -410,18 +485,6 @@ static int prepare(ov_run *run)
     return 0;
 }
 
-static void finish(ov_run *run)
-{
-    bench_pair_release(&run->lib_state);
-    raw_setup_teardown(run->env, &run->raw_state);
-    gctx_context_release(run->lib_ctx);
-    gctx_partition_release(run->lib_part[0]);
-    gctx_partition_release(run->lib_part[1]);
-    if (run->raw_green)
-        run->env->drv->cuGreenCtxDestroy(run->raw_green);
-    raw_split_free(&run->split);
-}
-
 int bench_overhead_run(const bench_env *env, ov_result *res)
 {
     memset(res, 0, sizeof *res);
@@ -430,7 +493,6 @@ int bench_overhead_run(const bench_env *env, ov_result *res)
     res->launches = env->opt.quick ? OV_QUICK_LAUNCHES : OV_LAUNCHES;
     res->rounds = env->opt.quick ? OV_QUICK_ROUNDS : OV_ROUNDS;
     res->victim_sms = env->opt.nb_victim_sms ? env->opt.victim_sms[0] : 16;
-    res->simulated = env->simulated;
     ov_run run;
     memset(&run, 0, sizeof run);
     run.env = env;
@@ -441,17 +503,23 @@ int bench_overhead_run(const bench_env *env, ov_result *res)
     run.pin = &pin;
     res->host_cpu = pin.cpu;
     int rc = prepare(&run);
-    name_rows(res);
+    for (int op = 0; op < OV_NB_OPS; op++) { /* labels of the ratios' SMs, once known */
+        bench_row *r = &res->rows[op];
+        r->name = ops[op].name;
+        r->keys = op >= OV_LAUNCH_SUBMIT ? &launch_keys : &lib_keys;
+        snprintf(r->label, sizeof r->label, ops[op].label, res->victim_sms, res->other_sms,
+                 res->alt_sms, res->alt_other_sms);
+    }
     progress_begin(&run.progress, "greenctx bench: overhead", 6 + run.alt_ok);
     rc = rc || measure(&run, OV_SPLIT, 0, OV_INTERLEAVED, lib_split, raw_split_op) ||
          fill_cache(&run) ||
          measure(&run, OV_CONTEXT_CREATE, 1, OV_INTERLEAVED, lib_context, raw_context) ||
          measure(&run, OV_STREAM_CREATE, 1, OV_INTERLEAVED, lib_stream,
-                 raw_has_green_streams(env) ? raw_stream : NULL) ||
+                 env->drv->cuGreenCtxStreamCreate ? raw_stream : NULL) ||
          measure(&run, OV_SETUP, 1, OV_INTERLEAVED, lib_setup_op, raw_setup_op);
     if (!rc && run.alt_ok)
         rc = lib_setup_build(&run, 0, &run.lib_state) ||
-             raw_setup_build(env, &run.whole, &run.plans[0], &run.split, &run.raw_state) ||
+             raw_setup_build(env, &run.plans[0], &run.split, &run.raw_state) ||
              measure(&run, OV_REPARTITION, 0, OV_BLOCKS, lib_repartition, raw_repartition);
     else if (!rc)
         snprintf(res->rows[OV_REPARTITION].note, sizeof res->rows[OV_REPARTITION].note,
@@ -466,7 +534,14 @@ int bench_overhead_run(const bench_env *env, ov_result *res)
         progress_step(&run.progress, "re-partitioning: the context cache and layouts");
         rc = cache_rows_measure(env, res->reps, &pin, &res->repartitioning);
     }
-    finish(&run);
+    bench_pair_release(&run.lib_state);
+    raw_setup_teardown(env, &run.raw_state);
+    gctx_context_release(run.lib_ctx);
+    gctx_partition_release(run.lib_part[0]);
+    gctx_partition_release(run.lib_part[1]);
+    if (run.raw_green)
+        env->drv->cuGreenCtxDestroy(run.raw_green);
+    raw_split_free(&run.split);
     bench_pin_end(&pin);
     return rc ? -1 : 0;
 }
@@ -499,7 +574,7 @@ void bench_overhead_print(const ov_result *res)
     cache_rows_print(&res->repartitioning);
 }
 
-void bench_overhead_json(json_writer *w, const ov_result *res)
+void bench_overhead_json(json_writer *w, const bench_env *env, const ov_result *res)
 {
     json_object(w, "overhead");
     json_uint(w, "reps", res->reps);
@@ -510,7 +585,7 @@ void bench_overhead_json(json_writer *w, const ov_result *res)
     json_uint(w, "other_sms", res->other_sms);
     json_uint(w, "alt_sms", res->alt_sms);
     json_uint(w, "alt_other_sms", res->alt_other_sms);
-    json_bool(w, "simulated", res->simulated);
+    json_bool(w, "simulated", env->simulated);
     json_string(w, "split", res->split_text);
     json_int(w, "host_cpu", res->host_cpu);
     if (res->rows[OV_REPARTITION].valid) /* how that row was timed */

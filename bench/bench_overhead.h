@@ -5,7 +5,7 @@
 #include "bench.h"
 #include "bench_pin.h"
 
-/* ---- bench_raw.c: the raw driver making greenctx's "two partitions, a stream each" ---- */
+/* ---- bench_overhead.c: the raw driver making greenctx's "two partitions, a stream each" */
 
 /* greenctx's plan for {victim_sms, rest} as driver calls (gctx_partition_plan): both sides
  * split alike. */
@@ -18,9 +18,10 @@ typedef struct raw_plan {
 } raw_plan;
 
 typedef struct raw_split {
+    gcu_dev_resource whole;     /* the device's SMs */
     gcu_dev_resource *res;      /* the split's outputs, then the remainder */
     unsigned capacity, nb_res;
-    unsigned first[2], count[2]; /* each group's resources: res[first[g] .. first[g] + count[g]) */
+    unsigned first_count;       /* res[0 .. first_count): the first group's; the rest the other's */
 } raw_split;
 
 typedef struct raw_setup {
@@ -30,17 +31,10 @@ typedef struct raw_setup {
 } raw_setup;
 
 int raw_plan_make(const bench_env *env, unsigned victim_sms, raw_plan *plan);
+/* Room for a split of the device's SMs, and those SMs. */
 int raw_split_init(const bench_env *env, raw_split *split);
 void raw_split_free(raw_split *split);
-int raw_split_run(const bench_env *env, const gcu_dev_resource *whole, const raw_plan *plan,
-                  raw_split *split);
-int raw_desc(const bench_env *env, raw_split *split, unsigned g, gcu_resource_desc *desc);
-int raw_context_create(const bench_env *env, gcu_resource_desc desc, CUgreenCtx *green);
-/* 1 when the driver can make a stream on a green context directly (12.5+). */
-int raw_has_green_streams(const bench_env *env);
-int raw_stream_create(const bench_env *env, CUgreenCtx green, CUstream *stream);
-int raw_setup_build(const bench_env *env, const gcu_dev_resource *whole, const raw_plan *plan,
-                    raw_split *split, raw_setup *setup);
+int raw_setup_build(const bench_env *env, const raw_plan *plan, raw_split *split, raw_setup *setup);
 void raw_setup_teardown(const bench_env *env, raw_setup *setup);
 
 /* ---- cache_rows.c: re-partitioning with the context cache and without, layout switches
@@ -75,7 +69,7 @@ void cache_rows_print(const cache_rows *rows);
 /* ,"repartitioning":{...} */
 void cache_rows_json(json_writer *w, const cache_rows *rows);
 
-/* ---- bench_overhead.c ---- */
+/* ---- bench_overhead.c: greenctx against the raw driver ---- */
 
 typedef enum ov_op {
     OV_SPLIT = 0,
@@ -94,7 +88,6 @@ typedef enum ov_op {
 typedef struct ov_result {
     unsigned reps, warmups, launches, rounds;
     unsigned victim_sms, other_sms, alt_sms, alt_other_sms;
-    int simulated;
     int host_cpu; /* the CPU first pinned to (bench_pin.h), -1: not pinned */
     char split_text[200];
     bench_row rows[OV_NB_OPS]; /* a: greenctx, b: the raw driver */
@@ -103,6 +96,6 @@ typedef struct ov_result {
 
 int bench_overhead_run(const bench_env *env, ov_result *res);
 void bench_overhead_print(const ov_result *res);
-void bench_overhead_json(json_writer *w, const ov_result *res);
+void bench_overhead_json(json_writer *w, const bench_env *env, const ov_result *res);
 
 #endif

@@ -1,5 +1,6 @@
 /* Pinning the timing thread: see bench_pin.h. */
 #include <dirent.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,19 +89,7 @@ double bench_pin_check_us(void)
     return us;
 }
 
-/* The best of SURVEY_CHECKS host checks (on each CPU of the saved mask). */
-#define SURVEY_CHECKS 3
-
-static double best_check(void)
-{
-    double best = bench_pin_check_us();
-    for (int i = 1; i < SURVEY_CHECKS; i++) {
-        double us = bench_pin_check_us();
-        if (us < best)
-            best = us;
-    }
-    return best;
-}
+#define SURVEY_CHECKS 3 /* on each CPU of the saved mask: the best of them */
 
 double bench_pin_move_to_quietest(bench_pin *pin)
 {
@@ -111,7 +100,9 @@ double bench_pin_move_to_quietest(bench_pin *pin)
     for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
         if (!CPU_ISSET(cpu, &pin->saved) || pin_to(cpu) != 0)
             continue;
-        double us = best_check();
+        double us = bench_pin_check_us();
+        for (int i = 1; i < SURVEY_CHECKS; i++)
+            us = fmin(us, bench_pin_check_us());
         if (best == 0 || us < best)
             best = us, best_cpu = cpu;
     }
@@ -126,8 +117,7 @@ double bench_quiet_limit(const double *checks, size_t n)
 {
     double fastest = n ? checks[0] : 0;
     for (size_t i = 1; i < n; i++)
-        if (checks[i] < fastest)
-            fastest = checks[i];
+        fastest = fmin(fastest, checks[i]);
     return fastest * BENCH_QUIET_SLACK;
 }
 

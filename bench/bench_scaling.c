@@ -36,17 +36,13 @@ static int time_kernel(scaling_run *run, const bench_lane *lane, int copy, doubl
     unsigned grid = lane->sms * BENCH_FULL_BLOCKS_SM, reps = run->res->reps;
     int rc = 0;
     for (unsigned i = 0; i < SCALING_WARMUPS + reps && !rc; i++) {
-        rc = bench_lane_mark(env, lane, lane->start);
-        if (!rc)
-            rc = copy ? bench_copy(env, &lane->mod, lane->stream, grid, run->src, run->dst,
-                                   run->copy_bytes / 16)
-                      : bench_fma(env, &lane->mod, lane->stream, grid, run->fma_out, grid,
-                                  FMA_ITERS, 0);
-        if (!rc)
-            rc = bench_lane_mark(env, lane, lane->end);
         double ms = 0;
-        if (!rc)
-            rc = bench_lane_elapsed(env, lane, &ms);
+        rc = bench_lane_mark(env, lane, lane->start) ||
+             (copy ? bench_copy(env, &lane->mod, lane->stream, grid, run->src, run->dst,
+                                run->copy_bytes / 16)
+                   : bench_fma(env, &lane->mod, lane->stream, grid, run->fma_out, grid,
+                               FMA_ITERS, 0)) ||
+             bench_lane_mark(env, lane, lane->end) || bench_lane_elapsed(env, lane, &ms);
         if (i >= SCALING_WARMUPS)
             run->times[i - SCALING_WARMUPS] = ms;
     }
@@ -76,19 +72,6 @@ static int measure(scaling_run *run, const bench_lane *lane, scaling_point *pt)
     return 0;
 }
 
-/* A partition of k SMs; for a count only 2-SM units give, co-scheduling given up (*fine). */
-static int partition_of(const bench_env *env, unsigned k, gctx_partition **out, int *fine)
-{
-    gctx_group group = {.num_sms = k};
-    *fine = 0;
-    if (gctx_partition_split(env->whole, &group, 1, NULL, out, NULL, NULL, NULL) == GCTX_SUCCESS)
-        return 0;
-    group.coscheduled_sm_count = 2;
-    *fine = 1;
-    return gctx_partition_split(env->whole, &group, 1, NULL, out, NULL, NULL, NULL) == GCTX_SUCCESS
-               ? 0 : -1;
-}
-
 static int run_point(scaling_run *run, unsigned k, scaling_point *pt)
 {
     const bench_env *env = run->env;
@@ -98,12 +81,20 @@ static int run_point(scaling_run *run, unsigned k, scaling_point *pt)
     pt->sms = k;
     pt->whole_gpu = k == env->sm_count;
     progress_step(&run->progress, "%u SMs", k);
-    if (!pt->whole_gpu && partition_of(env, k, &part, &pt->fine_granules)) {
+    /* A partition of k SMs; for a count only 2-SM units give, co-scheduling given up. */
+    gctx_group group = {.num_sms = k};
+    gctx_status s = GCTX_SUCCESS;
+    if (!pt->whole_gpu && gctx_partition_split(env->whole, &group, 1, NULL, &part, NULL, NULL,
+                                               NULL) != GCTX_SUCCESS) {
+        group.coscheduled_sm_count = 2;
+        pt->fine_granules = 1;
+        s = gctx_partition_split(env->whole, &group, 1, NULL, &part, NULL, NULL, NULL);
+    }
+    if (s != GCTX_SUCCESS) {
         snprintf(pt->note, sizeof pt->note, "skipped: %s", gctx_last_error());
         return 0;
     }
-    int rc = pt->whole_gpu ? bench_lane_primary(env, BENCH_PRIORITY_NORMAL, &lane)
-                           : bench_lane_green(env, part, BENCH_PRIORITY_NORMAL, &lane);
+    int rc = bench_lane_open(env, part, BENCH_PRIORITY_NORMAL, &lane); /* NULL: whole GPU */
     gctx_partition_release(part);
     if (rc)
         return -1;
@@ -120,7 +111,7 @@ static int open_buffers(scaling_run *run)
                     (size_t)env->sm_count * BENCH_FULL_BLOCKS_SM * BENCH_BLOCK * 4, "scaling") ||
         bench_alloc(env, &run->src, run->copy_bytes, "scaling") ||
         bench_alloc(env, &run->dst, run->copy_bytes, "scaling") ||
-        bench_lane_primary(env, BENCH_PRIORITY_NORMAL, &lane))
+        bench_lane_open(env, NULL, BENCH_PRIORITY_NORMAL, &lane))
         return -1;
     int rc = bench_push(env, env->primary);
     if (!rc) {

@@ -2,7 +2,7 @@
 #ifndef GREENCTX_BENCH_SCALING_H
 #define GREENCTX_BENCH_SCALING_H
 
-#include "bench_chart.h"
+#include "bench.h"
 
 #define SCALING_MAX_POINTS 8
 

@@ -2,7 +2,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "bench_chart.h"
+#include "bench.h"
 #include "chart_axis.h"
 
 #define W 960
@@ -30,24 +30,6 @@ static void line(FILE *f, double x0, double y0, double x1, double y1, const char
             x1, y1, style);
 }
 
-/* Decades around [lo, hi], so every panel's axis has round ticks. */
-static void log_range(const chart_dist *d, double *lo, double *hi)
-{
-    double a = 1e300, b = 0;
-    for (unsigned i = 0; i < d->nb_rows; i++) {
-        if (d->rows[i].p50 > 0 && d->rows[i].p50 < a)
-            a = d->rows[i].p50;
-        if (d->rows[i].max > b)
-            b = d->rows[i].max;
-    }
-    if (b <= 0)
-        a = 1, b = 10;
-    *lo = pow(10, floor(log10(a)));
-    *hi = pow(10, ceil(log10(b)));
-    if (*hi <= *lo)
-        *hi = *lo * 10;
-}
-
 static double log_x(double v, double lo, double hi)
 {
     if (v < lo)
@@ -57,8 +39,20 @@ static double log_x(double v, double lo, double hi)
 
 static double dist_panel(FILE *f, const chart_dist *d, double y)
 {
-    double lo, hi;
-    log_range(d, &lo, &hi);
+    /* Decades around the rows' smallest p50 and largest max: every panel's ticks round. */
+    double lo = 1e300, hi = 0;
+    for (unsigned i = 0; i < d->nb_rows; i++) {
+        if (d->rows[i].p50 > 0 && d->rows[i].p50 < lo)
+            lo = d->rows[i].p50;
+        if (d->rows[i].max > hi)
+            hi = d->rows[i].max;
+    }
+    if (hi <= 0)
+        lo = 1, hi = 10;
+    lo = pow(10, floor(log10(lo)));
+    hi = pow(10, ceil(log10(hi)));
+    if (hi <= lo)
+        hi = lo * 10;
     text(f, 10, y + 14, 13, "start", d->title);
     y += 24;
     double top = y, bottom = y + d->nb_rows * ROW_H;

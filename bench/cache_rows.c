@@ -89,7 +89,7 @@ static int repartitions(const bench_env *env, cache_rows *rows, unsigned limit, 
     if (rc)
         return -1;
     bench_summarize(us, rows->cycles, time);
-    *lost_mib = (bench_summary){.n = 1, .p50 = ((double)before - (double)after) / (1024.0 * 1024.0)};
+    *lost_mib = (bench_summary){.n = 1, .p50 = ((double)before - (double)after) / 1048576.0};
     return 0;
 }
 
@@ -114,7 +114,6 @@ typedef struct switch_run {
     CUevent by_hand[2][SWITCH_PARTS]; /* made in the context of the stream of the same index */
     bench_module mod[2]; /* in partition 0 of each layout, where the kernels run */
     gcu_deviceptr out, stamps; /* stamps: A, B, C slots of two 64-bit words */
-    int kernels;
 } switch_run;
 
 static void switch_end(const bench_env *env, switch_run *run)
@@ -154,7 +153,6 @@ static int switch_begin(const bench_env *env, const cache_rows *rows, switch_run
         }
     if (!env->kernels)
         return 0;
-    run->kernels = 1;
     return bench_module_load(env, run->ctx[0][0], &run->mod[0], NULL) ||
            bench_module_load(env, run->ctx[1][0], &run->mod[1], NULL) ||
            bench_alloc(env, &run->out, 1 << 20, "the switch's kernels") ||
@@ -166,7 +164,7 @@ static int queue_old(const bench_env *env, switch_run *run, int from)
 {
     const gcu_deviceptr slot = sizeof(unsigned long long) * 2;
     CUstream stream = run->stream[from][0];
-    return run->kernels &&
+    return env->kernels &&
            (bench_zero(env, run->stamps, 3 * slot) ||
             bench_fma(env, &run->mod[from], stream, 1, run->out, 1, 20000, run->stamps) ||
             bench_fma(env, &run->mod[from], stream, 1, run->out, 1, 1, run->stamps + slot));
@@ -193,19 +191,17 @@ static int one_switch(const bench_env *env, switch_run *run, int from, unsigned 
     *host = bench_now_us() - t0;
     if (bench_gctx(s, "gctx_layouts_switch_ordered"))
         return -1;
-    if (!run->kernels)
+    if (!env->kernels)
         return 0;
     const gcu_deviceptr slot = sizeof(unsigned long long) * 2;
     unsigned long long st[6];
     if (bench_fma(env, &run->mod[to], run->stream[to][0], 1, run->out, 1, 1,
                   run->stamps + 2 * slot) ||
-        drain(env, run) || bench_push(env, env->primary))
+        drain(env, run) || bench_read(env, st, run->stamps, sizeof st, "reading stamps"))
         return -1;
-    int rc = bench_cu(env->drv->cuMemcpyDtoH(st, run->stamps, sizeof st), "reading stamps");
-    bench_pop(env);
     *same = (double)(bench_stamps_start(st + 2) - bench_stamps_end(st)) / 1e3;
     *gap = (double)(bench_stamps_start(st + 4) - bench_stamps_end(st + 2)) / 1e3;
-    return rc;
+    return 0;
 }
 
 /* A switch's twins by hand: by part (new stream i waits for old stream i), or the barrier's
@@ -239,7 +235,7 @@ static int one_by_hand(const bench_env *env, switch_run *run, int from, int barr
 #undef RECORD
 #undef WAIT
     return bench_cu(r, "a switch by hand (cuEventRecord, cuStreamWaitEvent)") ||
-           (run->kernels && drain(env, run));
+           (env->kernels && drain(env, run));
 }
 
 /* One rep's four switches from `first` on (turning: none always follows another) into t. */
@@ -307,7 +303,7 @@ static int switches(const bench_env *env, unsigned reps, bench_pin *pin, cache_r
             rows->switch_quiet_reps = (unsigned)bench_summarize_quiet(
                 v + c * reps, check, reps, limit, scratch,
                 side_of(&r[columns[c].quiet_row], columns[c].quiet_side, 1));
-    for (int c = 0; c < SW_CHECK && !rc && (c < SW_GAP || run.kernels); c++) {
+    for (int c = 0; c < SW_CHECK && !rc && (c < SW_GAP || env->kernels); c++) {
         bench_summarize(v + c * reps, reps, side_of(&r[columns[c].row], columns[c].side, 0));
         r[columns[c].row].valid = 1;
     }
@@ -317,7 +313,7 @@ static int switches(const bench_env *env, unsigned reps, bench_pin *pin, cache_r
         r[CR_SWITCH_OWN].valid = r[CR_SWITCH_OWN].quiet = r[CR_SWITCH_BY_PART].quiet = 1;
         r[CR_GAP_BY_PART].b = r[CR_GAP].b;
     }
-    for (int k = CR_GAP; k <= CR_GAP_BY_PART && !rc && run.kernels; k++)
+    for (int k = CR_GAP; k <= CR_GAP_BY_PART && !rc && env->kernels; k++)
         snprintf(r[k].note, sizeof r[k].note, "added %.2f%s", r[k].a.p50 - r[k].b.p50,
                  k == CR_GAP ? " (target <= 1 us)" : "");
     switch_end(env, &run);
@@ -333,7 +329,6 @@ static int switches(const bench_env *env, unsigned reps, bench_pin *pin, cache_r
 typedef struct layouts_run {
     unsigned counts[2 * LAYOUTS];
     raw_plan plans[LAYOUTS];
-    gcu_dev_resource whole;
     raw_split split;
     raw_setup setups[LAYOUTS];
 } layouts_run;
@@ -361,8 +356,7 @@ static int layouts_by_hand(const bench_env *env, layouts_run *run, double *ms)
     unsigned made = 0;
     double t0 = bench_now_us();
     for (; made < LAYOUTS && !rc; made++)
-        rc = raw_setup_build(env, &run->whole, &run->plans[made], &run->split,
-                             &run->setups[made]);
+        rc = raw_setup_build(env, &run->plans[made], &run->split, &run->setups[made]);
     *ms = (bench_now_us() - t0) / 1e3;
     while (made)
         raw_setup_teardown(env, &run->setups[--made]);
@@ -377,9 +371,6 @@ static int layouts_build(const bench_env *env, cache_rows *rows, double *v)
     const unsigned builds = rows->layout_builds;
     double *cold = v, *warm = v + builds, *by_hand = v + 2 * builds;
     int rc = raw_split_init(env, &run->split) ||
-             bench_cu(env->drv->cuDeviceGetDevResource(env->cu_device, &run->whole,
-                                                       GCU_DEV_RESOURCE_TYPE_SM),
-                      "cuDeviceGetDevResource") ||
              bench_gctx(gctx_cache_set_limit(env->device, 2 * LAYOUTS), "gctx_cache_set_limit");
     for (unsigned k = 0; k < LAYOUTS && !rc; k++) {
         run->counts[2 * k] = rows->layout_step * (k + 1), run->counts[2 * k + 1] = 0;

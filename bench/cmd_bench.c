@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench_chart.h"
 #include "bench_commands.h"
 #include "bench_isolation.h"
 #include "bench_overhead.h"
@@ -14,13 +13,19 @@
 
 enum { RUN_ISOLATION = 1, RUN_SCALING = 2, RUN_OVERHEAD = 4 };
 
+/* The benchmarks, and those that are scripts of bench/compare/ now (runs 0: doc describes
+ * each). */
 static const struct {
     const char *name;
     int runs;
-} subcommands[] = {{"isolation", RUN_ISOLATION},
-                   {"scaling", RUN_SCALING},
-                   {"overhead", RUN_OVERHEAD},
-                   {"all", RUN_ISOLATION | RUN_SCALING | RUN_OVERHEAD}};
+    const char *doc;
+} benchmarks[] = {{"isolation", RUN_ISOLATION, NULL},
+                  {"scaling", RUN_SCALING, NULL},
+                  {"overhead", RUN_OVERHEAD, NULL},
+                  {"all", RUN_ISOLATION | RUN_SCALING | RUN_OVERHEAD, NULL},
+                  {"tenants", 0, "docs/tenants.md"},
+                  {"elastic", 0, "docs/elastic.md"},
+                  {"overlap", 0, "BENCHMARKS.md"}};
 
 static const char *const usage[] = {
     "usage: greenctx bench isolation|scaling|overhead|all\n"
@@ -51,86 +56,90 @@ static const char *const usage[] = {
     "bench/compare/overlap.py (docs/tenants.md, docs/elastic.md, BENCHMARKS.md).\n",
     NULL};
 
-/* The command line as typed, for the header of every output. */
-static void command_line(const greenctx_tool_options *opts, int argc, char **argv, char *buf,
-                         size_t size)
-{
-    size_t n = (size_t)snprintf(buf, size, "greenctx");
-    if (opts->simulated && n < size) {
-        n += (size_t)snprintf(buf + n, size - n, " --sim %s", opts->sim_models);
-        if (opts->sim_driver_version && n < size)
-            n += (size_t)snprintf(buf + n, size - n, "@%d", opts->sim_driver_version);
-    }
-    for (int i = 0; i < argc && n < size; i++)
-        n += (size_t)snprintf(buf + n, size - n, " %s", argv[i]);
-}
-
-/* The benchmarks that are scripts of bench/compare/ now, and where each is described. */
-static const struct {
-    const char *name, *doc;
-} scripts[] = {{"tenants", "docs/tenants.md"},
-               {"elastic", "docs/elastic.md"},
-               {"overlap", "BENCHMARKS.md"}};
-
 /* A benchmark's name: which of them run. */
-static int pick(greenctx_args *args, const char *word, void *ctx)
+static int pick(greenctx_args *args, const char *word, int *runs)
 {
-    int *runs = ctx;
-    size_t k = 0, n = sizeof subcommands / sizeof subcommands[0];
-    while (k < n && strcmp(word, subcommands[k].name))
+    size_t k = 0, n = sizeof benchmarks / sizeof benchmarks[0];
+    while (k < n && strcmp(word, benchmarks[k].name))
         k++;
-    for (size_t s = 0; s < sizeof scripts / sizeof scripts[0]; s++)
-        if (!strcmp(word, scripts[s].name))
-            return greenctx_args_bad(args, "bench %s is a script now: python3 bench/compare/%s.py "
-                                     "[--quick] in the source tree (torch on the GPU; --dry on "
-                                     "the simulated driver; %s)", word, word, scripts[s].doc);
+    if (k < n && !benchmarks[k].runs)
+        return greenctx_args_bad(args, "bench %s is a script now: python3 bench/compare/%s.py "
+                                 "[--quick] in the source tree (torch on the GPU; --dry on the "
+                                 "simulated driver; %s)", word, word, benchmarks[k].doc);
     if (k == n)
         return greenctx_args_bad(args, "unknown benchmark '%s': isolation, scaling, overhead "
                                  "or all", word);
     if (*runs)
         return greenctx_args_bad(args, "one benchmark at a time ('all' runs the three); got "
                                  "'%s' too", word);
-    *runs = subcommands[k].runs;
+    *runs = benchmarks[k].runs;
     return GREENCTX_EXIT_OK;
 }
 
-/* The benchmark's arguments: an exit code (GREENCTX_EXIT_HELP after --help). */
+enum { OPT_QUICK, OPT_SVG, OPT_REPS, OPT_VICTIM_SMS };
+static const greenctx_option options[] = {{"--quick", NULL},
+                                          {"--svg", "a file name"},
+                                          {"--reps", "a count from 1 to 1000000"},
+                                          {"--victim-sms", "SM counts (1 to 1024)"},
+                                          {NULL, NULL}};
+
+static int too_many_victims(greenctx_args *args, const char *value)
+{
+    return greenctx_args_bad(args, "--victim-sms takes at most %u values; '%s' is one too many",
+                             BENCH_MAX_VICTIM_SMS, value);
+}
+
+/* The benchmark's arguments: an exit code (GREENCTX_EXIT_HELP after --help). --victim-sms
+ * takes the counts that follow it, up to BENCH_MAX_VICTIM_SMS in all. */
 static int parse(int argc, char **argv, greenctx_tool_options *opts, bench_options *opt,
                  int *runs)
 {
-    const bench_arg table[] = {
-        BENCH_FLAG("--quick", &opt->quick),
-        BENCH_TEXT("--svg", "a file name", &opt->svg_path),
-        BENCH_UINT("--reps", "a count from 1 to 1000000", &opt->reps, 1, 1000000),
-        BENCH_UINT_LIST("--victim-sms", "SM counts (1 to 1024)", opt->victim_sms, 1, 1024,
-                        BENCH_MAX_VICTIM_SMS, &opt->nb_victim_sms),
-    };
     greenctx_args args;
     greenctx_args_begin(&args, argc, argv, opts);
     opts->usage = usage;
     *runs = 0;
-    int rc = bench_args_parse(&args, table, BENCH_NB(table), pick, runs);
-    if (rc != GREENCTX_EXIT_OK)
-        return rc;
+    int listing = 0; /* the words after --victim-sms may be its counts */
+    for (int id, n; (id = greenctx_args_next(&args, options)) != GREENCTX_ARG_END;) {
+        const char *v = args.value;
+        if (id == GREENCTX_ARG_STOP)
+            return args.rc;
+        if (id == GREENCTX_ARG_POSITIONAL) {
+            int count = listing && greenctx_parse_int(v, 1, 1024, &n) == 0;
+            if (count && opt->nb_victim_sms == BENCH_MAX_VICTIM_SMS)
+                return too_many_victims(&args, v);
+            if (count) {
+                opt->victim_sms[opt->nb_victim_sms++] = (unsigned)n;
+                continue;
+            }
+            listing = 0;
+            int rc = pick(&args, v, runs);
+            if (rc != GREENCTX_EXIT_OK)
+                return rc;
+            continue;
+        }
+        listing = id == OPT_VICTIM_SMS;
+        if (id == OPT_QUICK)
+            opt->quick = 1;
+        else if (id == OPT_SVG && *v && v[0] != '-')
+            opt->svg_path = v;
+        else if (id == OPT_REPS && greenctx_parse_int(v, 1, 1000000, &n) == 0)
+            opt->reps = (unsigned)n;
+        else if (id == OPT_VICTIM_SMS && opt->nb_victim_sms == BENCH_MAX_VICTIM_SMS)
+            return too_many_victims(&args, v);
+        else if (id == OPT_VICTIM_SMS && greenctx_parse_int(v, 1, 1024, &n) == 0)
+            opt->victim_sms[opt->nb_victim_sms++] = (unsigned)n;
+        else if (id >= 0)
+            return greenctx_args_bad(&args, "%s needs %s, got '%s'", options[id].name,
+                                     options[id].value_help, v);
+        else
+            return greenctx_args_bad(&args, "unexpected argument '%s'", v);
+    }
     if (!*runs)
         return greenctx_args_bad(&args, "which benchmark? isolation, scaling, overhead or all");
     if (opt->svg_path && !(*runs & (RUN_ISOLATION | RUN_SCALING)))
         return greenctx_args_bad(&args, "--svg draws isolation and scaling; 'overhead' has "
                                  "neither");
     return GREENCTX_EXIT_OK;
-}
-
-/* Every victim size must make a legal split before anything runs. */
-static int check_victim_sizes(const bench_env *env)
-{
-    for (unsigned i = 0; i < env->opt.nb_victim_sms; i++) {
-        gctx_group groups[2] = {{.num_sms = env->opt.victim_sms[i]}, {.backfill = 1}};
-        char what[64];
-        snprintf(what, sizeof what, "--victim-sms %u", env->opt.victim_sms[i]);
-        if (bench_gctx(gctx_partition_plan(env->whole, groups, 2, NULL, NULL, NULL), what))
-            return -1;
-    }
-    return 0;
 }
 
 typedef struct bench_results {
@@ -144,6 +153,14 @@ typedef struct bench_results {
 static int run_all(const bench_env *env, bench_results *r)
 {
     int json = env->opt.json;
+    /* Every victim size must make a legal split before anything runs. */
+    for (unsigned i = 0; (r->runs & RUN_ISOLATION) && i < env->opt.nb_victim_sms; i++) {
+        gctx_group groups[2] = {{.num_sms = env->opt.victim_sms[i]}, {.backfill = 1}};
+        char what[64];
+        snprintf(what, sizeof what, "--victim-sms %u", env->opt.victim_sms[i]);
+        if (bench_gctx(gctx_partition_plan(env->whole, groups, 2, NULL, NULL, NULL), what))
+            return -1;
+    }
     if (r->runs & RUN_ISOLATION)
         for (unsigned i = 0; i < env->opt.nb_victim_sms; i++, r->nb_iso++) {
             if (bench_isolation_run(env, env->opt.victim_sms[i], &r->iso[i]))
@@ -185,7 +202,7 @@ static void print_json(const bench_env *env, const bench_results *r)
     else
         json_null(&w, "scaling");
     if (r->runs & RUN_OVERHEAD)
-        bench_overhead_json(&w, &r->overhead);
+        bench_overhead_json(&w, env, &r->overhead);
     else
         json_null(&w, "overhead");
     json_end(&w);
@@ -211,7 +228,16 @@ static int draw(const bench_env *env, const bench_results *r)
 /* The command line, the driver and the device (closed again on failure); an exit code. */
 static int open_env(greenctx_tool_options *opts, int argc, char **argv, bench_env *env)
 {
-    command_line(opts, argc, argv, env->command, sizeof env->command);
+    /* The command line as typed, for the header of every output. */
+    char *buf = env->command;
+    size_t size = sizeof env->command, n = (size_t)snprintf(buf, size, "greenctx");
+    if (opts->simulated && n < size) {
+        n += (size_t)snprintf(buf + n, size - n, " --sim %s", opts->sim_models);
+        if (opts->sim_driver_version && n < size)
+            n += (size_t)snprintf(buf + n, size - n, "@%d", opts->sim_driver_version);
+    }
+    for (int i = 0; i < argc && n < size; i++)
+        n += (size_t)snprintf(buf + n, size - n, " %s", argv[i]);
     env->opt.json = opts->json;
     int rc = greenctx_tool_start(opts);
     if (rc != GREENCTX_EXIT_OK)
@@ -251,7 +277,7 @@ int bench_main(int argc, char **argv, greenctx_tool_options *opts)
         results->runs = runs;
         if (!env.opt.json)
             bench_print_header(&env);
-        rc = ((runs & RUN_ISOLATION) && check_victim_sizes(&env)) || run_all(&env, results);
+        rc = run_all(&env, results);
     }
     /* The tables were printed as each benchmark ran. */
     if (!rc && env.opt.json)

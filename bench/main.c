@@ -1,7 +1,6 @@
 /* greenctx-bench: the benchmarks' own program. `greenctx bench ARGS` runs it with the shared
- * options it took first; the benchmarks' workers are this program again. It parses with the
- * tool's option parser (greenctx_cli, tools/command.h), so its options and errors read as
- * the tool's. */
+ * options it took first. It parses with the tool's option parser (greenctx_cli,
+ * tools/command.h), so its options and errors read as the tool's. */
 #include <string.h>
 
 #include "bench_commands.h"

@@ -11,17 +11,15 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int loaded; /* stored (release) once table is complete */
 static raw_driver table;
 
-typedef struct raw_symbol {
+static const struct {
     const char *name;
-    int abi; /* GCU_VERSION_<name> */
+    int abi; /* its GCU_VERSION_ */
     int required;
     size_t offset;
-} raw_symbol;
-
-static const raw_symbol rows[] = {
-#define RAW_DRIVER_ROW_(name, required)                                                         \
-    {#name, GCU_VERSION_##name, required, offsetof(raw_driver, name)},
-    RAW_DRIVER_SYMBOLS(RAW_DRIVER_ROW_)
+} rows[] = {
+#define RAW_DRIVER_ROW_(name, version, required, params)                                        \
+    {#name, version, required, offsetof(raw_driver, name)},
+    GCU_DRIVER_SYMBOLS(RAW_DRIVER_ROW_)
 #undef RAW_DRIVER_ROW_
 };
 

@@ -12,57 +12,12 @@
 
 #include "cuda_abi.h" /* a standalone ABI declaration: types, prototypes, versions */
 
-/* name, required (0: NULL when the driver's version is below the entry point's). */
-#define RAW_DRIVER_SYMBOLS(X)                                                                   \
-    X(cuGetErrorName, 1)                                                                        \
-    X(cuDeviceGet, 1)                                                                           \
-    X(cuDeviceGetAttribute, 1)                                                                  \
-    X(cuDevicePrimaryCtxRetain, 1)                                                              \
-    X(cuDevicePrimaryCtxRelease, 1)                                                             \
-    X(cuCtxGetCurrent, 1)                                                                       \
-    X(cuCtxSetCurrent, 1)                                                                       \
-    X(cuCtxPushCurrent, 1)                                                                      \
-    X(cuCtxPopCurrent, 1)                                                                       \
-    X(cuCtxGetStreamPriorityRange, 1)                                                           \
-    X(cuStreamCreate, 1)                                                                        \
-    X(cuStreamCreateWithPriority, 1)                                                            \
-    X(cuStreamDestroy, 1)                                                                       \
-    X(cuStreamSynchronize, 1)                                                                   \
-    X(cuStreamQuery, 1)                                                                         \
-    X(cuStreamWaitEvent, 1)                                                                     \
-    X(cuEventCreate, 1)                                                                         \
-    X(cuEventDestroy, 1)                                                                        \
-    X(cuEventRecord, 1)                                                                         \
-    X(cuEventSynchronize, 1)                                                                    \
-    X(cuEventElapsedTime, 1)                                                                    \
-    X(cuModuleLoadData, 1)                                                                      \
-    X(cuModuleUnload, 1)                                                                        \
-    X(cuModuleGetFunction, 1)                                                                   \
-    X(cuLaunchKernel, 1)                                                                        \
-    X(cuMemAlloc, 1)                                                                            \
-    X(cuMemFree, 1)                                                                             \
-    X(cuMemcpyDtoH, 1)                                                                          \
-    X(cuMemsetD32, 1)                                                                           \
-    X(cuMemGetInfo, 1)                                                                          \
-    X(cuStreamBeginCapture, 1)                                                                  \
-    X(cuStreamEndCapture, 1)                                                                    \
-    X(cuGraphInstantiateWithFlags, 1)                                                           \
-    X(cuGraphLaunch, 1)                                                                         \
-    X(cuGraphExecDestroy, 1)                                                                    \
-    X(cuGraphDestroy, 1)                                                                        \
-    X(cuDeviceGetDevResource, 0) /* 12.4 */                                                     \
-    X(cuDevSmResourceSplitByCount, 0)                                                           \
-    X(cuDevResourceGenerateDesc, 0)                                                             \
-    X(cuGreenCtxCreate, 0)                                                                      \
-    X(cuGreenCtxDestroy, 0)                                                                     \
-    X(cuCtxFromGreenCtx, 0)                                                                     \
-    X(cuGreenCtxGetDevResource, 0)                                                              \
-    X(cuGreenCtxStreamCreate, 0) /* 12.5 */                                                     \
-    X(cuDevSmResourceSplit, 0)   /* 13.1 */
-
+/* Every entry point src/cuda_abi.h declares (GCU_DRIVER_SYMBOLS), at the ABI version given
+ * there: those it marks required must resolve; the others are NULL when the driver's version
+ * is below theirs. */
 typedef struct raw_driver {
-#define RAW_DRIVER_MEMBER_(name, required) gcu_pfn_##name name;
-    RAW_DRIVER_SYMBOLS(RAW_DRIVER_MEMBER_)
+#define RAW_DRIVER_MEMBER_(name, version, required, params) gcu_pfn_##name name;
+    GCU_DRIVER_SYMBOLS(RAW_DRIVER_MEMBER_)
 #undef RAW_DRIVER_MEMBER_
 } raw_driver;
 

@@ -253,7 +253,7 @@ typedef gcu_result (*gcu_pfn_cuGetProcAddress)(const char *symbol, void **pfn, i
  * (tests/abi_check.c) serves the simulated driver, which implements them, the bench's raw
  * baselines and the tests' raw calls (bench/raw_driver.c). */
 #define GCU_OUTSIDE_SYMBOLS(X)                                                                  \
-    /* name, version, required (unused), return-and-params */                                   \
+    /* name, version, required (by bench/raw_driver.c), return-and-params */                    \
     X(cuDriverGetVersion, 2020, 1, (int *version)) /* the loader takes it by dlsym */           \
     X(cuDeviceGet, 2000, 1, (gcu_device * device, int ordinal))                                 \
     X(cuCtxGetStreamPriorityRange, 5050, 1, (int *least, int *greatest))                        \

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bench_chart.h"
+#include "bench.h"
 #include "chart_axis.h"
 #include "harness.h"
 

@@ -108,7 +108,7 @@ static void tear_down(gctx_partition *parts[2], gctx_context *ctx[2], gctx_strea
 }
 
 /* A {16, rest} split as an application writes it with the driver alone, on the path and
- * granule greenctx planned (bench/bench_raw.c does the same for the benchmark's baseline). */
+ * granule greenctx planned (bench/bench_overhead.c does the same for the benchmark's baseline). */
 static void split_by_hand(const gcu_dev_resource *whole, const gctx_split_plan *plan,
                           const gctx_group_plan *groups)
 {

@@ -112,7 +112,6 @@ def fail(lib, message):
     sys.exit(0)
 
 
-
 def skip(lib, reason):
     """A peer library that is not installed (or can't run here): nothing to compare."""
     emit(lib=lib, skipped=reason)

@@ -55,11 +55,6 @@ def split(specs):
     return list(parts)
 
 
-def release_parts(parts):
-    for p in parts:
-        g.gctx_partition_release(p)
-
-
 def context_and_stream(part):
     ctx, stream = P(), P()
     check(g.gctx_context_create(part, None, ctypes.byref(ctx)), "gctx_context_create")
@@ -67,16 +62,13 @@ def context_and_stream(part):
     return ctx, stream
 
 
-def release_all(made):
-    parts, pairs = made
+def release(parts, pairs=()):
+    """What split and context_and_stream made: the streams and contexts, then the parts."""
     for ctx, stream in pairs:
-        release_pair(ctx, stream)
-    release_parts(parts)
-
-
-def release_pair(ctx, stream):
-    g.gctx_stream_release(stream)
-    g.gctx_context_release(ctx)
+        g.gctx_stream_release(stream)
+        g.gctx_context_release(ctx)
+    for p in parts:
+        g.gctx_partition_release(p)
 
 
 def one_context():
@@ -107,8 +99,8 @@ def c_split(request, with_remainder):
     rest_out = ctypes.byref(rest) if with_remainder else None
     call, clock = g.gctx_partition_split, time.perf_counter_ns
 
-    def release():
-        release_parts(list(parts) + [rest.value])
+    def release_made():
+        release(list(parts) + [rest.value])
         rest.value = None
 
     def once():
@@ -116,7 +108,7 @@ def c_split(request, with_remainder):
         status = call(whole, request, n, None, parts, rest_out, None, None)
         ns = clock() - t0
         check(status, "gctx_partition_split")
-        return ns, release
+        return ns, release_made
     return once
 
 
@@ -132,7 +124,7 @@ time_entries([(LIB, "split 16", c_split(SIXTEEN, True)),
 # With no primary context active every create pays its initialisation; cuda.core and torch
 # keep it active, greenctx does not: measured both ways.
 time_op(LIB, "16 SMs: context + stream (no primary context active)",
-        made_by(one_context, release_all), reps=10)
+        made_by(one_context, lambda made: release(*made)), reps=10)
 try:
     primary, device = P(), ctypes.c_int()
     ok = (cuda is not None and cuda.cuInit(0) == 0 and
@@ -143,8 +135,9 @@ try:
 except (OSError, AttributeError):
     ok = False
 if ok:
-    time_op(LIB, "16 SMs: context + stream", made_by(one_context, release_all))
-    time_op(LIB, "{16, rest}: 2 disjoint contexts + streams", made_by(two_disjoint, release_all))
+    time_op(LIB, "16 SMs: context + stream", made_by(one_context, lambda made: release(*made)))
+    time_op(LIB, "{16, rest}: 2 disjoint contexts + streams",
+            made_by(two_disjoint, lambda made: release(*made)))
 else:
     emit(lib=LIB, op="16 SMs: context + stream", error="could not retain the primary context")
 
@@ -153,10 +146,10 @@ def probe(specs):
     parts = split(specs)
     try:
         for p in parts:
-            release_pair(*context_and_stream(p))
+            release((), [context_and_stream(p)])
         return f"{len(parts)} groups, each with a context and a stream"
     finally:
-        release_parts(parts)
+        release(parts)
 
 
 capabilities(LIB, probe, [(16, 0, 0), (32, 0, 0)], [(8, 8, 0)] * 3, [(16, 0, 0), (0, 0, 1)])

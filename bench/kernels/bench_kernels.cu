@@ -1,10 +1,7 @@
-// The kernels of `greenctx bench`, for reference: the tool ships them as PTX text
-// (tools/bench_ptx.c) so that it builds without nvcc. Regenerate that text with
-//   nvcc -ptx -arch=compute_70 bench/kernels/bench_kernels.cu -o bench_kernels.ptx
-// then change its ".version" line to 7.0 (nothing here needs a later PTX ISA; ptxas
-// -arch=sm_90 checks it) so that drivers back to CUDA 11 can JIT it, and paste it into
-// tools/bench_ptx.c as one string. tools/bench_kernels.c mirrors pattern() and the FMA
-// chain on the host to check results.
+// The kernels of `greenctx bench`, for reference: greenctx-bench ships them as PTX
+// (bench_kernels.ptx, compiled in by cmake/embed.cmake) so that it builds without nvcc;
+// gen_ptx.sh regenerates it. bench/bench_kernels.c mirrors pattern() and the FMA chain on the
+// host to check results.
 
 // Nanoseconds, shared by every SM: lets a kernel say when its first block started and its
 // last block ended, independently of the events around it.

@@ -11,14 +11,9 @@ ptxas=$(dirname "$(command -v "$nvcc")")/ptxas
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# generate NAME: NAME.cu -> NAME.ptx
-generate() {
-    "$nvcc" -ptx -arch=compute_75 "$here/$1.cu" -o "$tmp/k.ptx"
-    sed -e 's/^\.version .*/.version 7.0/' -e 's/^\.target .*/.target sm_70/' \
-        -e 's/[[:space:]]*\/\/.*$//' -e '/^[[:space:]]*$/d' "$tmp/k.ptx" >"$tmp/clean.ptx"
-    "$ptxas" -arch=sm_90 "$tmp/clean.ptx" -o /dev/null
-    mv "$tmp/clean.ptx" "$here/$1.ptx"
-    echo "wrote $here/$1.ptx ($(wc -l <"$here/$1.ptx") lines)"
-}
-
-generate bench_kernels
+"$nvcc" -ptx -arch=compute_75 "$here/bench_kernels.cu" -o "$tmp/k.ptx"
+sed -e 's/^\.version .*/.version 7.0/' -e 's/^\.target .*/.target sm_70/' \
+    -e 's/[[:space:]]*\/\/.*$//' -e '/^[[:space:]]*$/d' "$tmp/k.ptx" >"$tmp/clean.ptx"
+"$ptxas" -arch=sm_90 "$tmp/clean.ptx" -o /dev/null
+mv "$tmp/clean.ptx" "$here/bench_kernels.ptx"
+echo "wrote $here/bench_kernels.ptx ($(wc -l <"$here/bench_kernels.ptx") lines)"
