@@ -142,14 +142,6 @@ def verdicts(row, m):
     return out
 
 
-def targets(row, m):
-    """(met over every rep, met over the quiet reps, text) for each target; the quiet verdict
-    is the other's where the row has no quiet reps."""
-    every = verdicts(row, m)
-    quiet = verdicts(row, m.quiet.measure) if m.quiet else every
-    return [(ok, quiet_ok, text) for (ok, text), (quiet_ok, _) in zip(every, quiet)]
-
-
 def met(ok):
     return "met" if ok else "not met"
 
@@ -175,14 +167,15 @@ def check(baseline, bench, compare):
             if m is None:
                 print(f"{name:18} not checked: needs bench/compare/run_all.py's output (--compare)")
                 continue
-            row_targets = targets(row, m)
+            every = verdicts(row, m)
+            quiet = verdicts(row, m.quiet.measure) if m.quiet else every  # else the same
         except Missing as e:
             errors.append(f"{name}: {e}")
             continue
         measured[name] = m
-        nb_targets += len(row_targets)
-        missed += [f"{name} {text}" for ok, _, text in row_targets if not ok]
-        missed_quiet += [f"{name} {text}" for _, ok, text in row_targets if not ok]
+        nb_targets += len(every)
+        missed += [f"{name} {text}" for ok, text in every if not ok]
+        missed_quiet += [f"{name} {text}" for ok, text in quiet if not ok]
         unit, recorded = row.get("unit", ""), row.get("ratio")
         line = f"{name:18} {sides(m, unit)}"
         if recorded is None:
@@ -193,7 +186,7 @@ def check(baseline, bench, compare):
             if change > tolerance:
                 line += f": REGRESSED (more than {tolerance:.0%} above)"
                 regressions.append(name)
-        for ok, quiet_ok, text in row_targets:
+        for (ok, text), (quiet_ok, _) in zip(every, quiet):
             line += f"; target {text}: {met(ok)}"
             if m.quiet:
                 line += f" (quiet reps: {met(quiet_ok)})"
