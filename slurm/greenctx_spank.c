@@ -23,7 +23,6 @@
 #include "run_session.h"
 
 #define SPANK_PREFIX "greenctx"
-#define ERROR_PREFIX SPANK_PREFIX ": --gpu-sms"
 #define MAX_REQUEST 256
 
 /* What Slurm looks up (greenctx_spank.map lets nothing else out). */
@@ -211,7 +210,7 @@ static int refuse(const char *fmt, ...)
     va_start(args, fmt);
     vsnprintf(message, sizeof message, fmt, args);
     va_end(args);
-    slurm_error(ERROR_PREFIX "%s; the task was not started", message);
+    slurm_error(SPANK_PREFIX ": --gpu-sms%s; the task was not started", message);
     return -1;
 }
 
@@ -241,16 +240,15 @@ static int take_task_environment(spank_t sp)
 
 static int task_facts_get(spank_t sp, task_facts *facts)
 {
-    uint32_t job = 0, step = 0;
+    uint32_t step = 0;
     int argc = 0;
     char **argv = NULL, step_name[16];
-    if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS ||
+    if (spank_get_item(sp, S_JOB_ID, &facts->job) != ESPANK_SUCCESS ||
         spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS ||
         spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS)
         return -1;
     snprintf(step_name, sizeof step_name, "%u", step);
-    facts->job = job;
-    snprintf(facts->label, sizeof facts->label, "slurm %u.%s", job,
+    snprintf(facts->label, sizeof facts->label, "slurm %u.%s", facts->job,
              step == SLURM_BATCH_SCRIPT       ? "batch"
              : step == SLURM_INTERACTIVE_STEP ? "interactive"
                                               : step_name);
