@@ -43,14 +43,16 @@ class Missing(Exception):
     """An input lacks a figure the baseline names: the message says which and where."""
 
 
-def summaries(doc, mine, twin, where, quiet=None):
-    """quiet: the keys of the two quiet summaries, optional in doc (a bench before them, or a
-    side with no quiet rep, gives none)."""
+def summaries(doc, mine, twin, where):
+    """The two sides' summaries in doc, and their quiet reps' where doc has them for both (the
+    bench names them KEY_quiet_UNIT; a bench before them, a row without them, or a side with no
+    quiet rep gives none)."""
     for key in (mine, twin):
         if not isinstance(doc.get(key), dict) or "p50" not in doc[key]:
             raise Missing(f'{where} has no "{key}" summary (is the bench older than the baseline?)')
+    quiet = ["{0}_quiet_{2}".format(*key.rpartition("_")) for key in (mine, twin)]
     q = None
-    if quiet and all(isinstance(doc.get(k), dict) and doc[k].get("n", 0) > 0 for k in quiet):
+    if all(isinstance(doc.get(k), dict) and doc[k].get("n", 0) > 0 for k in quiet):
         a, b = doc[quiet[0]], doc[quiet[1]]
         q = Quiet(Measure(a["p50"], a["p99"], b["p50"], b["p99"]), (a["n"], b["n"]),
                   doc[mine].get("n"))
@@ -67,12 +69,11 @@ def overhead_row(op):
         if not row.get("valid"):
             raise Missing(f'the overhead table\'s "{op}" row was not measured: '
                           f'{row.get("note") or "no reason given"}')
-        return summaries(row, "greenctx_us", "raw_driver_us", f'the overhead table\'s "{op}" row',
-                         ("greenctx_quiet_us", "raw_driver_quiet_us"))
+        return summaries(row, "greenctx_us", "raw_driver_us", f'the overhead table\'s "{op}" row')
     return measure
 
 
-def repartitioning_row(mine, twin, quiet=None):
+def repartitioning_row(mine, twin):
     """A pair of the re-partitioning rows (bench/cache_rows.c), and of their quiet reps."""
     def measure(bench, _compare):
         rows = bench.get("overhead", {}).get("repartitioning")
@@ -80,7 +81,7 @@ def repartitioning_row(mine, twin, quiet=None):
             raise Missing('the bench JSON has no "overhead" / "repartitioning" member')
         if not rows.get("valid"):
             raise Missing("the re-partitioning rows were not measured (the bench failed there)")
-        return summaries(rows, mine, twin, "the re-partitioning rows", quiet)
+        return summaries(rows, mine, twin, "the re-partitioning rows")
     return measure
 
 
@@ -108,13 +109,9 @@ FIGURES = {
     # The barrier against its own calls by hand (3n - 1 for n parts), by part against its
     # floor (2n): each at the cost of the calls it makes.
     "layout_switch": (repartitioning_row("layout_switch_host_us",
-                                         "layout_switch_barrier_by_hand_us",
-                                         ("layout_switch_host_quiet_us",
-                                          "layout_switch_barrier_by_hand_quiet_us")), "bench"),
+                                         "layout_switch_barrier_by_hand_us"), "bench"),
     "layout_switch_by_part": (repartitioning_row("layout_switch_by_part_host_us",
-                                                 "layout_switch_by_hand_us",
-                                                 ("layout_switch_by_part_host_quiet_us",
-                                                  "layout_switch_by_hand_quiet_us")), "bench"),
+                                                 "layout_switch_by_hand_us"), "bench"),
     "layouts_16_cold": (repartitioning_row("layouts_16x2_cold_ms_summary",
                                            "layouts_16x2_by_hand_ms"), "bench"),
     "repartition": (overhead_row("repartition"), "bench"),
@@ -132,7 +129,7 @@ def ratio(m):
 
 
 def verdicts(row, m):
-    """(met, text) for each of the row's targets: 'ratio <= 1.05' and the like."""
+    """(met, 'ratio <= 1.05' and the like) for each of the row's targets."""
     unit, out = row.get("unit", ""), []
     for key, limit in sorted(row.get("target", {}).items()):
         if key == "ratio_max":
@@ -145,30 +142,19 @@ def verdicts(row, m):
     return out
 
 
-def targets(row, m):
-    """(met over every rep, met over the quiet reps, 'text: met ...') for each target; the
-    quiet verdict is the other's where the row has no quiet reps."""
-    every = verdicts(row, m)
-    quiet = verdicts(row, m.quiet.measure) if m.quiet else every
-    out = []
-    for (ok, text), (quiet_ok, _) in zip(every, quiet):
-        line = f"{text}: {'met' if ok else 'not met'}"
-        if m.quiet:
-            line += f" (quiet reps: {'met' if quiet_ok else 'not met'})"
-        out.append((ok, quiet_ok, line))
-    return out
+def met(ok):
+    return "met" if ok else "not met"
 
 
-def quiet_line(name, m, unit):
-    q = m.quiet
-    return (f"{'':18} quiet reps {q.reps[0]} / {q.reps[1]} of {q.of_reps}: {q.measure.p50:.3f} "
-            f"(p99 {q.measure.p99:.3f}) {unit} / {q.measure.twin_p50:.3f} "
-            f"(p99 {q.measure.twin_p99:.3f}) = {ratio(q.measure):.4g}")
+def sides(m, unit):
+    """greenctx's p50 and p99 over its twin's, and their ratio."""
+    return (f"{m.p50:.3f} (p99 {m.p99:.3f}) {unit} / {m.twin_p50:.3f} "
+            f"(p99 {m.twin_p99:.3f}) = {ratio(m):.4g}")
 
 
 def check(baseline, bench, compare):
-    """Prints a line per figure; returns (regressions, errors, measures by name, targets not
-    met, targets not met over quiet reps, targets checked)."""
+    """Prints a line per figure, then the targets met; returns (regressions, errors, measures
+    by name)."""
     tolerance = baseline.get("tolerance", 0.20)
     regressions, errors, measured, missed, missed_quiet, nb_targets = [], [], {}, [], [], 0
     for row in baseline["rows"]:
@@ -181,29 +167,38 @@ def check(baseline, bench, compare):
             if m is None:
                 print(f"{name:18} not checked: needs bench/compare/run_all.py's output (--compare)")
                 continue
-            met = targets(row, m)
+            every = verdicts(row, m)
+            quiet = verdicts(row, m.quiet.measure) if m.quiet else every  # else the same
         except Missing as e:
             errors.append(f"{name}: {e}")
             continue
         measured[name] = m
-        nb_targets += len(met)
-        missed += [f"{name} {text.split(':', 1)[0]}" for ok, _, text in met if not ok]
-        missed_quiet += [f"{name} {text.split(':', 1)[0]}" for _, ok, text in met if not ok]
-        unit, r, recorded = row.get("unit", ""), ratio(m), row.get("ratio")
-        line = (f"{name:18} {m.p50:.3f} (p99 {m.p99:.3f}) {unit} / {m.twin_p50:.3f} "
-                f"(p99 {m.twin_p99:.3f}) = {r:.4g}")
+        nb_targets += len(every)
+        missed += [f"{name} {text}" for ok, text in every if not ok]
+        missed_quiet += [f"{name} {text}" for ok, text in quiet if not ok]
+        unit, recorded = row.get("unit", ""), row.get("ratio")
+        line = f"{name:18} {sides(m, unit)}"
         if recorded is None:
             line += ", no recorded ratio yet (--write-baseline records this one)"
         else:
-            change = r / recorded - 1
+            change = ratio(m) / recorded - 1
             line += f", recorded {recorded:.4g} ({change:+.0%})"
             if change > tolerance:
                 line += f": REGRESSED (more than {tolerance:.0%} above)"
                 regressions.append(name)
-        print(line + "".join(f"; target {text}" for _, _, text in met))
+        for (ok, text), (quiet_ok, _) in zip(every, quiet):
+            line += f"; target {text}: {met(ok)}"
+            if m.quiet:
+                line += f" (quiet reps: {met(quiet_ok)})"
+        print(line)
         if m.quiet:
-            print(quiet_line(name, m, unit))
-    return regressions, errors, measured, missed, missed_quiet, nb_targets
+            q = m.quiet
+            print(f"{'':18} quiet reps {q.reps[0]} / {q.reps[1]} of {q.of_reps}: "
+                  f"{sides(q.measure, unit)}")
+    for reps, not_met in (("", missed), (" over quiet reps where a row has them", missed_quiet)):
+        print(f"issue 20's targets{reps}: {nb_targets - len(not_met)} of {nb_targets} met"
+              + (f"; not met: {', '.join(not_met)}" if not_met else ""))
+    return regressions, errors, measured
 
 
 def written_baseline(baseline, bench, compare, measured):
@@ -223,30 +218,22 @@ def written_baseline(baseline, bench, compare, measured):
     return out
 
 
-def read_json(path, what):
+def read_json(path, what, parse=json.load):
     try:
         with open(path) as f:
-            return json.load(f)
+            return parse(f)
     except (OSError, ValueError) as e:
         raise Missing(f"{what} {path} cannot be read: {e}") from e
 
 
-def read_compare(path):
-    """The JSON lines of run_all.py's output (its table lines are not JSON)."""
-    try:
-        with open(path) as f:
-            lines = f.read().splitlines()
-    except OSError as e:
-        raise Missing(f"the compare output {path} cannot be read: {e}") from e
-    rows = []
-    for line in lines:
+def json_lines(f):
+    """The JSON objects among run_all.py's output lines (its table lines are not JSON)."""
+    def parsed(line):
         try:
-            row = json.loads(line)
+            return json.loads(line)
         except ValueError:
-            continue
-        if isinstance(row, dict):
-            rows.append(row)
-    return rows
+            return None
+    return [row for row in map(parsed, f) if isinstance(row, dict)]
 
 
 def run_bench(tool, out):
@@ -299,7 +286,6 @@ def main():
     args = p.parse_args()
     try:
         baseline = read_json(args.baseline, "the baseline")
-        compare_path = args.compare
         if args.run:
             out = args.out or os.environ.get("GREENCTX_GPU_OUT") or tempfile.mkdtemp(
                 prefix="greenctx-regression-")
@@ -309,24 +295,21 @@ def main():
                 print(skip)
                 return SKIP
             args.bench = os.path.join(out, "bench.json")
-            compare_path = run_compare(args.library, out)
+            args.compare = run_compare(args.library, out)
             print(f"outputs in {out}")
         bench = read_json(args.bench, "the bench JSON")
         if bench.get("meta", {}).get("simulated"):
             raise Missing(f"{args.bench} was measured on the simulated driver: its timings "
                           "mean nothing")
-        compare = read_compare(compare_path) if compare_path else None
+        compare = (read_json(args.compare, "the compare output", json_lines) if args.compare
+                   else None)
     except Missing as e:
         print(f"check_regression: {e}", file=sys.stderr)
         return 2
     meta = bench.get("meta", {})
     print(f"{meta.get('gpu')}, driver {meta.get('driver')}, {meta.get('date')}: "
           f"`{meta.get('command')}` against {args.baseline}")
-    regressions, errors, measured, missed, missed_quiet, nb_targets = check(baseline, bench,
-                                                                            compare)
-    for reps, not_met in (("", missed), (" over quiet reps where a row has them", missed_quiet)):
-        print(f"issue 20's targets{reps}: {nb_targets - len(not_met)} of {nb_targets} met"
-              + (f"; not met: {', '.join(not_met)}" if not_met else ""))
+    regressions, errors, measured = check(baseline, bench, compare)
     if args.write_baseline:
         with open(args.write_baseline, "w") as f:
             json.dump(written_baseline(baseline, bench, compare, measured), f, indent=2)

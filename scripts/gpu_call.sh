@@ -22,6 +22,8 @@ build_gpu() {
   cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGREENCTX_TEST_DRIVER=real &&
     cmake --build build-gpu -j"$(nproc)"
 }
+# python3 with build-gpu's library and this tree's package.
+py() { GREENCTX_LIBRARY=$PWD/build-gpu/src/libgreenctx.so PYTHONPATH=$PWD/python python3 "$@"; }
 {
   date -u +%Y-%m-%dT%H:%M:%SZ
   nvidia-smi --query-gpu=index,name,driver_version,memory.total,clocks.sm --format=csv,noheader
@@ -38,26 +40,22 @@ run_part() {
         -DGREENCTX_WERROR=OFF && cmake --build build-gpu-examples -j"$(nproc)" &&
         (cd build-gpu-examples && ctest --output-on-failure -R '^examples\.') ;;
     overlap)
-      build_gpu && GREENCTX_LIBRARY=$PWD/build-gpu/src/libgreenctx.so PYTHONPATH=$PWD/python \
-        python3 bench/compare/overlap.py --world "${WORLD:-2}" --json >"$out/overlap.json" ;;
+      build_gpu && py bench/compare/overlap.py --world "${WORLD:-2}" --json >"$out/overlap.json" ;;
     tenants)
-      build_gpu && GREENCTX_LIBRARY=$PWD/build-gpu/src/libgreenctx.so PYTHONPATH=$PWD/python \
-        GREENCTX_TOOL=$PWD/$tool python3 bench/compare/tenants.py --pairs fma,read --length 3 \
+      build_gpu && GREENCTX_TOOL=$PWD/$tool py bench/compare/tenants.py --pairs fma,read \
         --arms sliced_primary,sliced_claims,mps_plain,mps_percentage,claims,fault,fault_mps \
-        >"$out/tenants.json" ;;
+        --length 3 >"$out/tenants.json" ;;
     elastic)
       build_gpu || return
       local trace rc=0 quick=(--quick)
       [ "${QUICK:-1}" != 0 ] || quick=()
       for trace in ${TRACES:-onoff stationary}; do
-        GREENCTX_LIBRARY=$PWD/build-gpu/src/libgreenctx.so PYTHONPATH=$PWD/python \
-          GREENCTX_TOOL=$PWD/$tool python3 bench/compare/elastic.py "${quick[@]}" \
-          --trace "$trace" >"$out/elastic-$trace.json" 2>"$out/elastic-$trace.txt" || rc=1
+        GREENCTX_TOOL=$PWD/$tool py bench/compare/elastic.py "${quick[@]}" --trace "$trace" \
+          >"$out/elastic-$trace.json" 2>"$out/elastic-$trace.txt" || rc=1
       done
       return $rc ;;
     compare)
-      build_gpu && GREENCTX_LIBRARY=$PWD/build-gpu/src/libgreenctx.so PYTHONPATH=$PWD/python \
-        python3 bench/compare/run_all.py --json "$out/compare.json" ;;
+      build_gpu && py bench/compare/run_all.py --json "$out/compare.json" ;;
     triton)
       build_gpu || return
       local n

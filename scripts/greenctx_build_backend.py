@@ -7,11 +7,9 @@ import shutil
 from setuptools import build_meta as _setuptools
 from setuptools.build_meta import *  # noqa: F401,F403 - every hook setuptools has
 
-_CMAKE = ["cmake>=3.18"]
-
 
 def _cmake():
-    return [] if shutil.which("cmake") else list(_CMAKE)
+    return [] if shutil.which("cmake") else ["cmake>=3.18"]
 
 
 def get_requires_for_build_wheel(config_settings=None):
