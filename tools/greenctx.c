@@ -27,7 +27,6 @@ int main(int argc, char **argv)
 {
     greenctx_tool_options opts;
     memset(&opts, 0, sizeof opts);
-    opts.program = argv[0];
     opts.argc = argc;
     opts.argv = argv;
     greenctx_args args;
@@ -45,7 +44,7 @@ int main(int argc, char **argv)
         if (id == GREENCTX_GLOBAL_VERSION || id == GREENCTX_GLOBAL_VERSION_SHORT)
             return greenctx_tool_finish(&opts, print_version(&opts));
         if (id == GREENCTX_GLOBAL_MAN)
-            return greenctx_tool_finish(&opts, greenctx_generate_man(&opts));
+            return greenctx_tool_finish(&opts, greenctx_generate_man());
         if (id == GREENCTX_GLOBAL_COMPLETION)
             return greenctx_tool_finish(&opts, greenctx_generate_completion(&opts, args.value));
         if (id == GREENCTX_ARG_END) {

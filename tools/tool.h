@@ -76,7 +76,7 @@ const char *greenctx_tool_command_names(void);
 int greenctx_tool_help_json(const greenctx_tool_options *opts, const greenctx_command *c);
 
 /* ---- generate.c: the man page and the completions, made from the command table ---- */
-int greenctx_generate_man(greenctx_tool_options *opts);
+int greenctx_generate_man(void);
 int greenctx_generate_completion(greenctx_tool_options *opts, const char *shell);
 
 /* ---- tool_common.c ---- */
