@@ -213,27 +213,21 @@ static int find_preload(run_job *job)
     return GREENCTX_EXIT_OK;
 }
 
-/* Under another `greenctx run`, this run's request would replace the outer one's confinement. */
-static int refuse_nested(const greenctx_tool_options *opts)
-{
-    const char *outer = getenv(GREENCTX_RUN_SMS);
-    if (!outer)
-        return GREENCTX_EXIT_OK;
-    return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "nested",
-                               "already inside greenctx run (%s=%s): a nested run would replace "
-                               "the outer run's confinement; run the program directly (the outer "
-                               "run confines it), or start the outer run with --no-inherit from a "
-                               "program that uses CUDA; the program was not started",
-                               GREENCTX_RUN_SMS, outer);
-}
-
 /* One run, or a sweep, as job->options ask. */
 static int run(run_job *job)
 {
     greenctx_tool_options *opts = job->opts;
-    int rc = refuse_nested(opts);
-    if (rc != GREENCTX_EXIT_OK)
-        return rc;
+    /* Under another `greenctx run`, this run's request would replace the outer one's. */
+    const char *outer = getenv(GREENCTX_RUN_SMS);
+    if (outer)
+        return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "nested",
+                                   "already inside greenctx run (%s=%s): a nested run would "
+                                   "replace the outer run's confinement; run the program directly "
+                                   "(the outer run confines it), or start the outer run with "
+                                   "--no-inherit from a program that uses CUDA; the program was "
+                                   "not started",
+                                   GREENCTX_RUN_SMS, outer);
+    int rc;
     if (job->options.report && (rc = run_report_check(job)) != GREENCTX_EXIT_OK)
         return rc;
     opts->banner_on_stderr = 1; /* stdout is the program's */
