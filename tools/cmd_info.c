@@ -353,7 +353,7 @@ static int print_sizes(const greenctx_tool_options *opts, const gctx_device_info
                 json_uint(&w, "sm_count", rows[i].sm_count);
                 json_uint(&w, "max_partitions", rows[i].fit);
                 json_uint(&w, "remainder_sms", rows[i].remainder);
-                json_string(&w, "path", tool_path_name(rows[i].path));
+                json_string(&w, "path", tool_path(rows[i].path)->name);
                 json_uint(&w, "granule_sms", rows[i].granule_sms);
                 json_uint(&w, "max_claims", rows[i].claims);
                 json_close(&w);
@@ -369,7 +369,8 @@ static int print_sizes(const greenctx_tool_options *opts, const gctx_device_info
                 if (rows[i].granule_sms)
                     snprintf(granule, sizeof granule, " (granule %u)", rows[i].granule_sms);
                 printf("  %5u %11u %9u %7u  %s%s\n", rows[i].sm_count, rows[i].fit,
-                       rows[i].remainder, rows[i].claims, tool_path_name(rows[i].path), granule);
+                       rows[i].remainder, rows[i].claims, tool_path(rows[i].path)->name,
+                       granule);
             }
         }
         free(rows);
