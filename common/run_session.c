@@ -253,9 +253,7 @@ gctx_status run_session_join(const run_session_request *req, const run_session *
 {
     int device = s->plans[i].device;
     const char *text = run_request_for(&s->request, device);
-    memset(m, 0, sizeof *m);
-    m->plan.device = device;
-    m->claim_fd = -1;
+    *m = (run_member){.plan.device = device, .claim_fd = -1};
     if (req->claim_list && req->claim_list[0])
         return join_claim(req, text, device, m, err, size);
     return plan_split(text, req->round, &m->plan, &m->context, err, size);

@@ -48,8 +48,7 @@ static const struct {
 
 static void info_driver_get(int cuda_version, info_driver *out)
 {
-    memset(out, 0, sizeof *out);
-    out->cuda_version = cuda_version;
+    *out = (info_driver){.cuda_version = cuda_version};
     char why[256];
     nvml_lib *nvml = nvml_lib_open(greenctx_driver_simulated(), why, sizeof why);
     unsigned major = 0;

@@ -111,8 +111,7 @@ static int parse_class(const char *text, run_options *a)
 /* Options up to the command ("--" or the first non-option word): the rest is the program's. */
 static int parse_args(int argc, char **argv, greenctx_tool_options *opts, run_options *a)
 {
-    memset(a, 0, sizeof *a);
-    a->device_sms = RUN_DEVICE_SMS_PARTITION;
+    *a = (run_options){.device_sms = RUN_DEVICE_SMS_PARTITION};
     greenctx_args args;
     greenctx_args_begin(&args, argc, argv, opts);
     for (int id; !a->command &&
@@ -267,9 +266,7 @@ static int run(run_job *job)
 
 int greenctx_cmd_run(int argc, char **argv, greenctx_tool_options *opts)
 {
-    run_job job;
-    memset(&job, 0, sizeof job);
-    job.opts = opts;
+    run_job job = {.opts = opts};
     int rc = parse_args(argc, argv, opts, &job.options);
     if (rc != GREENCTX_EXIT_OK)
         return rc;

@@ -1,6 +1,5 @@
 /* The greenctx tool: main, its own options before the command, and the command it runs. */
 #include <stdio.h>
-#include <string.h>
 
 #include "tool.h"
 
@@ -25,10 +24,7 @@ static int print_version(const greenctx_tool_options *opts)
 
 int main(int argc, char **argv)
 {
-    greenctx_tool_options opts;
-    memset(&opts, 0, sizeof opts);
-    opts.argc = argc;
-    opts.argv = argv;
+    greenctx_tool_options opts = {.argc = argc, .argv = argv};
     greenctx_args args;
     greenctx_args_begin(&args, argc, argv, &opts);
     for (;;) {

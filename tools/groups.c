@@ -57,9 +57,8 @@ const greenctx_option tool_split_options[] = {{"--round", greenctx_values_round}
 int tool_split_setup_begin(int argc, char **argv, greenctx_tool_options *opts,
                            tool_split_setup *setup)
 {
-    memset(setup, 0, sizeof *setup);
-    setup->options = (gctx_split_options)GCTX_SPLIT_OPTIONS_INIT;
-    setup->info = (gctx_partition_info)GCTX_PARTITION_INFO_INIT;
+    *setup = (tool_split_setup){.info = GCTX_PARTITION_INFO_INIT,
+                                .options = GCTX_SPLIT_OPTIONS_INIT};
     /* The groups, in order; argv[0] is the command's name. */
     char **groups = calloc((size_t)argc, sizeof *groups);
     if (!groups)
