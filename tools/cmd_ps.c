@@ -514,11 +514,11 @@ int greenctx_cmd_ps(int argc, char **argv, greenctx_tool_options *opts)
 {
     greenctx_args args;
     greenctx_args_begin(&args, argc, argv, opts);
-    for (int id; (id = greenctx_args_next(&args, NULL)) != GREENCTX_ARG_END;) {
-        if (id == GREENCTX_ARG_STOP)
-            return args.rc;
+    int id = greenctx_args_next(&args, NULL);
+    if (id == GREENCTX_ARG_STOP)
+        return args.rc;
+    if (id != GREENCTX_ARG_END)
         return greenctx_args_bad(&args, "ps takes no arguments; got '%s'", args.value);
-    }
     /* No driver at all (not one that failed): the registry alone. */
     int driver = opts->simulated || gctx_init() != GCTX_ERROR_NO_DRIVER;
     int rc = driver ? greenctx_tool_start(opts) : GREENCTX_EXIT_OK, n = 0;
