@@ -167,36 +167,31 @@ gctx_status group_syntax_parse(int argc, char **argv, unsigned sm_count, unsigne
         return refuse(err, GCTX_ERROR_INVALID_ARGUMENT, 1,
                       "give at least one GROUP (e.g. 24 40 rest)");
     out->groups = calloc((size_t)argc, sizeof *out->groups);
-    unsigned *percent = calloc((size_t)argc, sizeof *percent);
-    if (!out->groups || !percent) {
-        free(percent);
-        group_request_free(out);
-        return refuse(err, GCTX_ERROR_OUT_OF_MEMORY, 0, "out of memory for %d groups", argc);
-    }
     out->nb_groups = (unsigned)argc;
     out->texts = argv;
     out->unit_sms = unit_sms ? unit_sms : 1;
+    unsigned *percent = calloc((size_t)argc, sizeof *percent);
     unsigned total = 0;
-    for (int i = 0; i < argc; i++) {
+    gctx_status s = GCTX_SUCCESS;
+    if (!out->groups || !percent)
+        s = refuse(err, GCTX_ERROR_OUT_OF_MEMORY, 0, "out of memory for %d groups", argc);
+    for (int i = 0; s == GCTX_SUCCESS && i < argc; i++) {
         const char *why = parse_one(argv[i], &out->groups[i], &percent[i]);
-        if (why) {
-            free(percent);
-            group_request_free(out);
-            return refuse(err, GCTX_ERROR_INVALID_ARGUMENT, 1, "'%s' is not a GROUP%s%s",
-                          argv[i], *why ? ": " : "", why);
-        }
+        if (why)
+            s = refuse(err, GCTX_ERROR_INVALID_ARGUMENT, 1, "'%s' is not a GROUP%s%s", argv[i],
+                       *why ? ": " : "", why);
         total += percent[i];
         out->has_percent |= percent[i] != 0;
     }
-    if (total > 100) {
-        free(percent);
+    if (s == GCTX_SUCCESS && total > 100)
+        s = refuse(err, GCTX_ERROR_INVALID_ARGUMENT, 0,
+                   "the percentages add up to %u%%; they can share at most 100%%", total);
+    if (s == GCTX_SUCCESS)
+        share_percentages(out->groups, percent, out->nb_groups, sm_count, out->unit_sms);
+    else
         group_request_free(out);
-        return refuse(err, GCTX_ERROR_INVALID_ARGUMENT, 0,
-                      "the percentages add up to %u%%; they can share at most 100%%", total);
-    }
-    share_percentages(out->groups, percent, out->nb_groups, sm_count, out->unit_sms);
     free(percent);
-    return GCTX_SUCCESS;
+    return s;
 }
 
 void group_request_free(group_request *request)

@@ -114,8 +114,7 @@ unsigned json_documents_begun(void) { return documents_begun; }
 void json_begin(json_writer *w, FILE *out, const char *schema)
 {
     documents_begun++;
-    memset(w, 0, sizeof *w);
-    w->out = out;
+    *w = (json_writer){.out = out};
     open_container(w, NULL, '{');
     json_string(w, "greenctx_version", gctx_version_string());
     json_string(w, "schema", schema);

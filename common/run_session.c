@@ -15,9 +15,9 @@ static gctx_status failed(gctx_status s, int device, char *err, size_t size)
 }
 
 /* A GROUP: planned, or split off the device (the remainder is dropped) and made a context. */
-static gctx_status plan_group(gctx_partition *whole, int device, const char *text,
-                              unsigned unit_sms, const char *round, run_device_plan *plan,
-                              gctx_context **context, char *err, size_t size)
+static gctx_status plan_group(gctx_partition *whole, const char *text, unsigned unit_sms,
+                              const char *round, run_device_plan *plan, gctx_context **context,
+                              char *err, size_t size)
 {
     char *argv[1] = {(char *)text};
     group_request request;
@@ -42,31 +42,28 @@ static gctx_status plan_group(gctx_partition *whole, int device, const char *tex
     }
     group_request_free(&request);
     if (s != GCTX_SUCCESS)
-        return failed(s, device, err, size);
+        return failed(s, plan->device, err, size);
     plan->sm_count = group.sm_count;
     return GCTX_SUCCESS;
 }
 
-/* What a request is on a device when the SMs are claimed: the device's facts. */
-static gctx_status plan_claim(int device, const char *text, run_device_plan *plan, char *err,
-                              size_t size)
+/* What a request is on plan's device when the SMs are claimed: the device's facts. */
+static gctx_status plan_claim(const char *text, run_device_plan *plan, char *err, size_t size)
 {
-    plan->device = device;
     gctx_device_info info = GCTX_DEVICE_INFO_INIT;
-    gctx_status s = gctx_device_get_info(device, &info);
+    gctx_status s = gctx_device_get_info(plan->device, &info);
     if (s != GCTX_SUCCESS)
-        return failed(s, device, err, size);
+        return failed(s, plan->device, err, size);
     plan->device_sms = info.sm_count;
     plan->whole = strcmp(text, "all") == 0;
     return GCTX_SUCCESS;
 }
 
-/* `text` on a device with the planner and, when context is not NULL, its green context. */
-static gctx_status plan_split(int device, const char *text, const char *round,
-                              run_device_plan *plan, gctx_context **context, char *err,
-                              size_t size)
+/* `text` on plan's device with the planner and, when context is not NULL, its green context. */
+static gctx_status plan_split(const char *text, const char *round, run_device_plan *plan,
+                              gctx_context **context, char *err, size_t size)
 {
-    plan->device = device;
+    int device = plan->device;
     gctx_partition *whole = NULL;
     gctx_status s = gctx_partition_from_device(device, &whole);
     if (s != GCTX_SUCCESS)
@@ -84,8 +81,7 @@ static gctx_status plan_split(int device, const char *text, const char *round,
         if (context && (s = gctx_context_create(whole, NULL, context)) != GCTX_SUCCESS)
             failed(s, device, err, size);
     } else {
-        s = plan_group(whole, device, text, info.min_partition_sms, round, plan, context, err,
-                       size);
+        s = plan_group(whole, text, info.min_partition_sms, round, plan, context, err, size);
     }
     gctx_partition_release(whole);
     return s;
@@ -130,8 +126,8 @@ gctx_status run_session_plan(const run_session_request *req, run_session *s, cha
     for (unsigned i = 0; st == GCTX_SUCCESS && i < s->nb_plans; i++) {
         run_device_plan *plan = &s->plans[i];
         const char *text = run_request_for(&s->request, plan->device);
-        st = req->shared ? plan_split(plan->device, text, req->round, plan, NULL, err, size)
-                         : plan_claim(plan->device, text, plan, err, size);
+        st = req->shared ? plan_split(text, req->round, plan, NULL, err, size)
+                         : plan_claim(text, plan, err, size);
     }
     return st;
 }
@@ -233,7 +229,7 @@ static gctx_status join_claim(const run_session_request *req, const char *text, 
                                   "(%s: %s)",
                        device, gctx_status_name(st), gctx_last_error()),
                st;
-    if ((st = plan_claim(device, text, &m->plan, err, size)) != GCTX_SUCCESS)
+    if ((st = plan_claim(text, &m->plan, err, size)) != GCTX_SUCCESS)
         return st;
     m->claim_info = (gctx_claim_info)GCTX_CLAIM_INFO_INIT;
     if ((st = gctx_claim_get_info(m->claim, &m->claim_info)) != GCTX_SUCCESS ||
@@ -257,9 +253,8 @@ gctx_status run_session_join(const run_session_request *req, const run_session *
 {
     int device = s->plans[i].device;
     const char *text = run_request_for(&s->request, device);
-    memset(m, 0, sizeof *m);
-    m->claim_fd = -1;
+    *m = (run_member){.plan.device = device, .claim_fd = -1};
     if (req->claim_list && req->claim_list[0])
         return join_claim(req, text, device, m, err, size);
-    return plan_split(device, text, req->round, &m->plan, &m->context, err, size);
+    return plan_split(text, req->round, &m->plan, &m->context, err, size);
 }

@@ -48,8 +48,7 @@ static const struct {
 
 static void info_driver_get(int cuda_version, info_driver *out)
 {
-    memset(out, 0, sizeof *out);
-    out->cuda_version = cuda_version;
+    *out = (info_driver){.cuda_version = cuda_version};
     char why[256];
     nvml_lib *nvml = nvml_lib_open(greenctx_driver_simulated(), why, sizeof why);
     unsigned major = 0;
@@ -287,28 +286,19 @@ typedef struct size_row {
     unsigned claims; /* how many processes can claim that many at once (gctx_claim_count) */
 } size_row;
 
-/* The plan of `k` groups of `sms`: 0 when the split gives them, else -1. */
-static int plan_equal(gctx_partition *device, unsigned sms, unsigned k, gctx_group *groups,
-                      gctx_split_plan *plan)
-{
-    for (unsigned i = 0; i < k; i++) {
-        groups[i] = (gctx_group)GCTX_GROUP_INIT;
-        groups[i].num_sms = sms;
-    }
-    *plan = (gctx_split_plan)GCTX_SPLIT_PLAN_INIT;
-    return gctx_partition_plan(device, groups, k, NULL, plan, NULL) == GCTX_SUCCESS ? 0 : -1;
-}
-
 /* Every count from 1 to the device's SMs that a one-group split gives, with how many fit. */
 static unsigned device_rows(int ordinal, gctx_partition *device, unsigned sm_count,
                             size_row *rows, gctx_group *groups)
 {
     unsigned n = 0;
-    gctx_split_plan plan;
     for (unsigned sms = 1; sms <= sm_count; sms++) {
         size_row *r = &rows[n];
-        for (unsigned k = 1; k * sms <= sm_count && !plan_equal(device, sms, k, groups, &plan);
-             k++) {
+        for (unsigned k = 1; k * sms <= sm_count; k++) { /* k groups of sms: k - 1 set before */
+            gctx_split_plan plan = GCTX_SPLIT_PLAN_INIT;
+            groups[k - 1] = (gctx_group)GCTX_GROUP_INIT;
+            groups[k - 1].num_sms = sms;
+            if (gctx_partition_plan(device, groups, k, NULL, &plan, NULL) != GCTX_SUCCESS)
+                break;
             r->fit = k;
             r->remainder = plan.remainder_sms;
             r->path = plan.path;
@@ -362,7 +352,7 @@ static int print_sizes(const greenctx_tool_options *opts, const gctx_device_info
                 json_uint(&w, "sm_count", rows[i].sm_count);
                 json_uint(&w, "max_partitions", rows[i].fit);
                 json_uint(&w, "remainder_sms", rows[i].remainder);
-                json_string(&w, "path", tool_path_name(rows[i].path));
+                json_string(&w, "path", tool_path(rows[i].path)->name);
                 json_uint(&w, "granule_sms", rows[i].granule_sms);
                 json_uint(&w, "max_claims", rows[i].claims);
                 json_close(&w);
@@ -378,7 +368,8 @@ static int print_sizes(const greenctx_tool_options *opts, const gctx_device_info
                 if (rows[i].granule_sms)
                     snprintf(granule, sizeof granule, " (granule %u)", rows[i].granule_sms);
                 printf("  %5u %11u %9u %7u  %s%s\n", rows[i].sm_count, rows[i].fit,
-                       rows[i].remainder, rows[i].claims, tool_path_name(rows[i].path), granule);
+                       rows[i].remainder, rows[i].claims, tool_path(rows[i].path)->name,
+                       granule);
             }
         }
         free(rows);
@@ -407,42 +398,41 @@ const greenctx_option greenctx_info_options[] = {
 int greenctx_cmd_info(int argc, char **argv, greenctx_tool_options *opts)
 {
     const greenctx_option *own = greenctx_info_options;
-    int sizes = 0, noheader = 0;
+    int sizes = 0;
     const char *query = NULL, *format = NULL;
     char bad[64];
     greenctx_args args;
     greenctx_args_begin(&args, argc, argv, opts);
     for (int id; (id = greenctx_args_next(&args, own)) != GREENCTX_ARG_END;) {
-        if (id == GREENCTX_ARG_STOP)
-            return args.rc;
-        if (id == OPT_SIZES) {
-            sizes = 1;
-            continue;
-        }
-        if (id == OPT_HELP_QUERY) {
+        switch (id) {
+        case GREENCTX_ARG_STOP: return args.rc;
+        case OPT_SIZES: sizes = 1; break;
+        case OPT_HELP_QUERY:
             info_query_help();
             return GREENCTX_EXIT_OK;
+        case OPT_QUERY:
+            if (info_query_check(args.value, bad, sizeof bad) != 0)
+                return greenctx_args_bad(&args, "--query: no field '%s' (greenctx info "
+                                                "--help-query lists them)",
+                                         bad);
+            query = args.value;
+            break;
+        case OPT_FORMAT:
+            if (strcmp(args.value, "csv") && strcmp(args.value, "csv,noheader"))
+                return greenctx_args_refuse(&args);
+            format = args.value;
+            break;
+        default:
+            return greenctx_args_bad(&args, "unexpected argument '%s' (usage: greenctx info "
+                                            "[--device N] [--json] [--sizes])",
+                                     args.value);
         }
-        if (id == OPT_QUERY && info_query_check(args.value, bad, sizeof bad) != 0)
-            return greenctx_args_bad(&args, "--query: no field '%s' (greenctx info --help-query "
-                                            "lists them)",
-                                     bad);
-        if (id == OPT_FORMAT && strcmp(args.value, "csv") && strcmp(args.value, "csv,noheader"))
-            return greenctx_args_refuse(&args);
-        if (id == OPT_QUERY || id == OPT_FORMAT) {
-            *(id == OPT_QUERY ? &query : &format) = args.value;
-            continue;
-        }
-        return greenctx_args_bad(&args, "unexpected argument '%s' (usage: greenctx info "
-                                        "[--device N] [--json] [--sizes])",
-                                 args.value);
     }
     if (format && !query)
         return greenctx_args_bad(&args, "--format goes with --query FIELDS");
     if (query && (sizes || opts->json))
         return greenctx_args_bad(&args, "--query is its own output: not with %s",
                                  sizes ? "--sizes" : "--json (which has every field)");
-    noheader = format && !strcmp(format, "csv,noheader");
     opts->banner_on_stderr = query != NULL; /* stdout is the CSV, for scripts */
     int rc = greenctx_tool_start(opts);
     if (rc != GREENCTX_EXIT_OK)
@@ -474,7 +464,8 @@ int greenctx_cmd_info(int argc, char **argv, greenctx_tool_options *opts)
     else if (sizes)
         rc = print_sizes(opts, devices, nb_devices);
     else if (query)
-        info_query_print(query, noheader, devices, ids, nb_devices, &driver);
+        info_query_print(query, format && !strcmp(format, "csv,noheader"), devices, ids,
+                         nb_devices, &driver);
     else
         print_info(opts, count, devices, ids, nb_devices, &driver);
     free(devices);

@@ -360,8 +360,7 @@ int greenctx_cmd_mps(int argc, char **argv, greenctx_tool_options *opts)
                                  action ? "; got '" : "", action ? action : "", action ? "'" : "");
     if (print_env_only && which == STOP)
         return greenctx_args_bad(&args, "--print-env goes with start or status");
-    mps_daemon m;
-    memset(&m, 0, sizeof m);
+    mps_daemon m = {0};
     if (open_daemon(&m) != 0)
         return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "runtime_dir",
                                    "the runtime directory's path is too long");

@@ -43,7 +43,7 @@ static void print_json(const tool_split_setup *st, const gctx_split_plan *plan,
     json_int(&w, "device", plan->device);
     json_int(&w, "driver_version", plan->driver_version);
     json_uint(&w, "sm_count", st->info.sm_count);
-    json_string(&w, "path", tool_path_name(plan->path));
+    json_string(&w, "path", tool_path(plan->path)->name);
     json_uint(&w, "granule_sms", plan->granule_sms);
     json_bool(&w, "rounded", plan->rounded);
     json_array(&w, "groups");
@@ -81,7 +81,7 @@ static void print_text(const tool_split_setup *st, const gctx_split_plan *plan,
            st->info.sm_count, st->info.coscheduled_alignment, st->info.min_partition_sms);
     printf("driver %s: %s", greenctx_format_driver_version(plan->driver_version, version,
                                                            sizeof version),
-           tool_path_text(plan->path));
+           tool_path(plan->path)->text);
     if (plan->granule_sms)
         printf(", granule %u SMs", plan->granule_sms);
     printf("\n\n%-6s %-10s %6s %9s %6s  %s\n", "group", "asked", "SMs", "unit", "claim", "notes");
@@ -117,7 +117,7 @@ static void print_text(const tool_split_setup *st, const gctx_split_plan *plan,
         if (preferred_ignored(plan, &st->request.groups[i])) {
             printf("\n:pN (preferred co-scheduled units) was ignored: only driver 13.1+'s "
                    "cuDevSmResourceSplit takes it, and this plan is %s\n",
-                   tool_path_text(plan->path));
+                   tool_path(plan->path)->text);
             break;
         }
     if (plan->rounded)

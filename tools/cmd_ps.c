@@ -37,40 +37,54 @@ const char *const greenctx_ps_usage[] = {
     "--json: one document, its shape in docs/tenants.md.\n",
     NULL};
 
-/* A GPU compute process as NVML sees it; without NVML the list is unknown (only --json says
- * why). */
-typedef struct ps_process {
-    int pid;
-    char user[64];     /* "?" when /proc does not say (another PID namespace) */
-    char command[160];
-    unsigned long long memory_bytes; /* ~0ULL: NVML can't tell */
-    int holds_claim;   /* one of the claims listed beside it is this process's */
-} ps_process;
-
+/* The GPU's compute processes as NVML sees them; without NVML the list is unknown (only --json
+ * says why). */
 typedef struct ps_processes {
     int known;      /* 0: NVML is absent or failed, why[] says why */
     char why[256];
-    ps_process *list;
+    nvml_process *list;
     unsigned count;
 } ps_processes;
 
+typedef struct device_listing {
+    int device; /* -1: listed without the driver, named by uuid alone */
+    char uuid[GCTX_UUID_SIZE];
+    ps_processes processes;
+    gctx_claim_usage usage;
+    gctx_claim_info *claims;
+    unsigned nb_claims;
+    gctx_claim_event events[MAX_EVENTS];
+    unsigned nb_events;
+    unsigned claimable; /* the largest count a claim gets of the free SMs now (0: none) */
+} device_listing;
+
+/* What ps adds to a process NVML lists. */
+typedef struct ps_process {
+    char user[64];     /* "?" when /proc does not say (another PID namespace) */
+    char command[160];
+    int holds_claim;   /* one of the claims listed beside it is this process's */
+} ps_process;
+
 /* Who runs pid and with what command line, from /proc ("?" where it does not say). */
-static void describe(ps_process *p)
+static void describe(const device_listing *l, int pid, ps_process *p)
 {
     char path[64];
     struct stat st;
     struct passwd pw, *found = NULL;
     char buf[1024];
+    p->holds_claim = 0;
+    for (unsigned c = 0; c < l->nb_claims; c++)
+        p->holds_claim |= l->claims[c].pid == pid;
     snprintf(p->user, sizeof p->user, "?");
     snprintf(p->command, sizeof p->command, "?");
-    snprintf(path, sizeof path, "/proc/%d", p->pid);
+    snprintf(path, sizeof path, "/proc/%d", pid);
     if (stat(path, &st) == 0) {
         if (getpwuid_r(st.st_uid, &pw, buf, sizeof buf, &found) == 0 && found)
             snprintf(p->user, sizeof p->user, "%s", found->pw_name);
         else
             snprintf(p->user, sizeof p->user, "%u", (unsigned)st.st_uid);
     }
-    snprintf(path, sizeof path, "/proc/%d/cmdline", p->pid);
+    snprintf(path, sizeof path, "/proc/%d/cmdline", pid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
     if (fd >= 0)
@@ -85,39 +99,10 @@ static void describe(ps_process *p)
     snprintf(p->command, sizeof p->command, "%.*s", (int)sizeof p->command - 1, buf);
 }
 
-/* The processes on the GPU with this UUID (unknown when nvml is NULL), the claims' holders
- * marked. */
-static void ps_processes_get(nvml_lib *nvml, const char *nvml_why, const char *uuid,
-                             const gctx_claim_info *claims, unsigned nb_claims, ps_processes *out)
-{
-    memset(out, 0, sizeof *out);
-    if (!nvml) {
-        snprintf(out->why, sizeof out->why, "%s", nvml_why);
-        return;
-    }
-    unsigned count = 0;
-    nvml_process *found = NULL;
-    if (nvml_lib_processes(nvml, uuid, &found, &count, out->why, sizeof out->why) != 0)
-        return;
-    out->list = count ? calloc(count, sizeof *out->list) : NULL;
-    out->known = !count || out->list;
-    if (!out->known)
-        snprintf(out->why, sizeof out->why, "out of memory for %u processes", count);
-    for (unsigned i = 0; out->list && i < count; i++) {
-        ps_process *p = &out->list[i];
-        p->pid = found[i].pid;
-        p->memory_bytes = found[i].memory_bytes;
-        describe(p);
-        for (unsigned c = 0; c < nb_claims; c++)
-            p->holds_claim |= claims[c].pid == p->pid;
-    }
-    out->count = out->list ? count : 0;
-    free(found);
-}
-
 /* "  compute processes (NVML): ..." and one line each; nothing when unknown. */
-static void ps_processes_print(const ps_processes *p)
+static void ps_processes_print(const device_listing *l)
 {
+    const ps_processes *p = &l->processes;
     if (!p->known)
         return;
     if (!p->count) {
@@ -128,17 +113,20 @@ static void ps_processes_print(const ps_processes *p)
            "CLAIM", "COMMAND");
     for (unsigned i = 0; i < p->count; i++) {
         char memory[32] = "n/a";
-        const ps_process *q = &p->list[i];
+        const nvml_process *q = &p->list[i];
+        ps_process d;
+        describe(l, q->pid, &d);
         if (q->memory_bytes != ~0ULL)
             snprintf(memory, sizeof memory, "%llu MiB", q->memory_bytes >> 20);
-        printf("  %-8d %-10s %10s  %-5s %s\n", q->pid, q->user, memory,
-               q->holds_claim ? "yes" : "no", q->command);
+        printf("  %-8d %-10s %10s  %-5s %s\n", q->pid, d.user, memory, d.holds_claim ? "yes" : "no",
+               d.command);
     }
 }
 
 /* "processes" (or null) and "processes_note" (why they are unknown, or null). */
-static void ps_processes_json(json_writer *w, const ps_processes *p)
+static void ps_processes_json(json_writer *w, const device_listing *l)
 {
+    const ps_processes *p = &l->processes;
     if (!p->known) {
         json_null(w, "processes");
         json_string(w, "processes_note", p->why);
@@ -146,33 +134,23 @@ static void ps_processes_json(json_writer *w, const ps_processes *p)
     }
     json_array(w, "processes");
     for (unsigned i = 0; i < p->count; i++) {
-        const ps_process *q = &p->list[i];
+        const nvml_process *q = &p->list[i];
+        ps_process d;
+        describe(l, q->pid, &d);
         json_object(w, NULL);
         json_int(w, "pid", q->pid);
-        json_string(w, "user", q->user);
-        json_string(w, "command", q->command);
+        json_string(w, "user", d.user);
+        json_string(w, "command", d.command);
         if (q->memory_bytes == ~0ULL)
             json_null(w, "memory_bytes");
         else
             json_uint(w, "memory_bytes", q->memory_bytes);
-        json_bool(w, "holds_claim", q->holds_claim);
+        json_bool(w, "holds_claim", d.holds_claim);
         json_close(w);
     }
     json_close(w);
     json_null(w, "processes_note");
 }
-
-typedef struct device_listing {
-    int device; /* -1: listed without the driver, named by uuid alone */
-    char uuid[GCTX_UUID_SIZE];
-    ps_processes processes;
-    gctx_claim_usage usage;
-    gctx_claim_info *claims;
-    unsigned nb_claims;
-    gctx_claim_event events[MAX_EVENTS];
-    unsigned nb_events;
-    unsigned claimable; /* the largest count a claim gets of the free SMs now (0: none) */
-} device_listing;
 
 static const char *event_name(gctx_claim_event_kind kind)
 {
@@ -386,7 +364,7 @@ static void json_device(json_writer *w, const device_listing *l)
         json_close(w);
     }
     json_close(w);
-    ps_processes_json(w, &l->processes);
+    ps_processes_json(w, l);
     json_close(w);
 }
 
@@ -456,7 +434,7 @@ static void print_device_text(const device_listing *l)
         else
             printf(": ended without releasing its claim\n");
     }
-    ps_processes_print(&l->processes);
+    ps_processes_print(l);
 }
 
 static void print_text(const gctx_mps_info *mps, const device_listing *ls, int n, int driver)
@@ -520,12 +498,14 @@ static void list_processes(device_listing *ls, int n)
     char why[256];
     nvml_lib *nvml = nvml_lib_open(greenctx_driver_simulated(), why, sizeof why);
     for (int i = 0; i < n; i++) {
-        if (ls[i].uuid[0])
-            ps_processes_get(nvml, why, ls[i].uuid, ls[i].claims, ls[i].nb_claims,
-                             &ls[i].processes);
+        ps_processes *p = &ls[i].processes;
+        if (!ls[i].uuid[0])
+            snprintf(p->why, sizeof p->why, "the driver gives no UUID for this device");
+        else if (!nvml)
+            snprintf(p->why, sizeof p->why, "%s", why);
         else
-            snprintf(ls[i].processes.why, sizeof ls[i].processes.why,
-                     "the driver gives no UUID for this device");
+            p->known = !nvml_lib_processes(nvml, ls[i].uuid, &p->list, &p->count, p->why,
+                                           sizeof p->why);
     }
     nvml_lib_close(nvml);
 }
@@ -534,11 +514,11 @@ int greenctx_cmd_ps(int argc, char **argv, greenctx_tool_options *opts)
 {
     greenctx_args args;
     greenctx_args_begin(&args, argc, argv, opts);
-    for (int id; (id = greenctx_args_next(&args, NULL)) != GREENCTX_ARG_END;) {
-        if (id == GREENCTX_ARG_STOP)
-            return args.rc;
+    int id = greenctx_args_next(&args, NULL);
+    if (id == GREENCTX_ARG_STOP)
+        return args.rc;
+    if (id != GREENCTX_ARG_END)
         return greenctx_args_bad(&args, "ps takes no arguments; got '%s'", args.value);
-    }
     /* No driver at all (not one that failed): the registry alone. */
     int driver = opts->simulated || gctx_init() != GCTX_ERROR_NO_DRIVER;
     int rc = driver ? greenctx_tool_start(opts) : GREENCTX_EXIT_OK, n = 0;

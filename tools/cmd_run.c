@@ -111,8 +111,7 @@ static int parse_class(const char *text, run_options *a)
 /* Options up to the command ("--" or the first non-option word): the rest is the program's. */
 static int parse_args(int argc, char **argv, greenctx_tool_options *opts, run_options *a)
 {
-    memset(a, 0, sizeof *a);
-    a->device_sms = RUN_DEVICE_SMS_PARTITION;
+    *a = (run_options){.device_sms = RUN_DEVICE_SMS_PARTITION};
     greenctx_args args;
     greenctx_args_begin(&args, argc, argv, opts);
     for (int id; !a->command &&
@@ -213,27 +212,21 @@ static int find_preload(run_job *job)
     return GREENCTX_EXIT_OK;
 }
 
-/* Under another `greenctx run`, this run's request would replace the outer one's confinement. */
-static int refuse_nested(const greenctx_tool_options *opts)
-{
-    const char *outer = getenv(GREENCTX_RUN_SMS);
-    if (!outer)
-        return GREENCTX_EXIT_OK;
-    return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "nested",
-                               "already inside greenctx run (%s=%s): a nested run would replace "
-                               "the outer run's confinement; run the program directly (the outer "
-                               "run confines it), or start the outer run with --no-inherit from a "
-                               "program that uses CUDA; the program was not started",
-                               GREENCTX_RUN_SMS, outer);
-}
-
 /* One run, or a sweep, as job->options ask. */
 static int run(run_job *job)
 {
     greenctx_tool_options *opts = job->opts;
-    int rc = refuse_nested(opts);
-    if (rc != GREENCTX_EXIT_OK)
-        return rc;
+    /* Under another `greenctx run`, this run's request would replace the outer one's. */
+    const char *outer = getenv(GREENCTX_RUN_SMS);
+    if (outer)
+        return greenctx_tool_error(opts, GREENCTX_EXIT_FAILED, "nested",
+                                   "already inside greenctx run (%s=%s): a nested run would "
+                                   "replace the outer run's confinement; run the program directly "
+                                   "(the outer run confines it), or start the outer run with "
+                                   "--no-inherit from a program that uses CUDA; the program was "
+                                   "not started",
+                                   GREENCTX_RUN_SMS, outer);
+    int rc;
     if (job->options.report && (rc = run_report_check(job)) != GREENCTX_EXIT_OK)
         return rc;
     opts->banner_on_stderr = 1; /* stdout is the program's */
@@ -273,9 +266,7 @@ static int run(run_job *job)
 
 int greenctx_cmd_run(int argc, char **argv, greenctx_tool_options *opts)
 {
-    run_job job;
-    memset(&job, 0, sizeof job);
-    job.opts = opts;
+    run_job job = {.opts = opts};
     int rc = parse_args(argc, argv, opts, &job.options);
     if (rc != GREENCTX_EXIT_OK)
         return rc;

@@ -19,7 +19,6 @@ enum {
 
 /* What the shared options (before or after the command, tools/options.h) decided. */
 typedef struct greenctx_tool_options {
-    const char *program;    /* argv[0] of the tool */
     const char *command;    /* the command's name once known ("plan"), for messages */
     int argc;               /* the whole command line, for hints that repeat it */
     char **argv;

@@ -166,8 +166,7 @@ char *greenctx_tool_capture_usage(const greenctx_command *c)
         fclose(tmp);
         return NULL;
     }
-    greenctx_tool_options quiet;
-    memset(&quiet, 0, sizeof quiet);
+    greenctx_tool_options quiet = {0};
     command_usage(c, &quiet);
     fflush(stdout);
     dup2(saved, STDOUT_FILENO);

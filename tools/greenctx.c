@@ -1,6 +1,5 @@
 /* The greenctx tool: main, its own options before the command, and the command it runs. */
 #include <stdio.h>
-#include <string.h>
 
 #include "tool.h"
 
@@ -25,11 +24,7 @@ static int print_version(const greenctx_tool_options *opts)
 
 int main(int argc, char **argv)
 {
-    greenctx_tool_options opts;
-    memset(&opts, 0, sizeof opts);
-    opts.program = argv[0];
-    opts.argc = argc;
-    opts.argv = argv;
+    greenctx_tool_options opts = {.argc = argc, .argv = argv};
     greenctx_args args;
     greenctx_args_begin(&args, argc, argv, &opts);
     for (;;) {
@@ -45,7 +40,7 @@ int main(int argc, char **argv)
         if (id == GREENCTX_GLOBAL_VERSION || id == GREENCTX_GLOBAL_VERSION_SHORT)
             return greenctx_tool_finish(&opts, print_version(&opts));
         if (id == GREENCTX_GLOBAL_MAN)
-            return greenctx_tool_finish(&opts, greenctx_generate_man(&opts));
+            return greenctx_tool_finish(&opts, greenctx_generate_man());
         if (id == GREENCTX_GLOBAL_COMPLETION)
             return greenctx_tool_finish(&opts, greenctx_generate_completion(&opts, args.value));
         if (id == GREENCTX_ARG_END) {

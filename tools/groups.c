@@ -6,25 +6,20 @@
 
 #include "tool.h"
 
-const char *tool_path_name(gctx_split_path path)
-{
-    return path == GCTX_SPLIT_PATH_STRUCTURED ? "structured"
-           : path == GCTX_SPLIT_PATH_GRANULES ? "granules"
-                                              : "fine_granules";
-}
+static const tool_path_words paths[] = {
+    [GCTX_SPLIT_PATH_STRUCTURED] = {"structured",
+                                    "the driver's per-group split (cuDevSmResourceSplit)"},
+    [GCTX_SPLIT_PATH_GRANULES] = {"granules", "one split-by-count into equal granules, whole "
+                                              "granules aggregated per group"},
+    [GCTX_SPLIT_PATH_FINE_GRANULES] = {"fine_granules", "one split-by-count into 2-SM granules "
+                                                        "(co-scheduling ignored), aggregated per "
+                                                        "group"},
+};
 
-const char *tool_path_text(gctx_split_path path)
+const tool_path_words *tool_path(gctx_split_path path)
 {
-    switch (path) {
-    case GCTX_SPLIT_PATH_STRUCTURED:
-        return "the driver's per-group split (cuDevSmResourceSplit)";
-    case GCTX_SPLIT_PATH_GRANULES:
-        return "one split-by-count into equal granules, whole granules aggregated per group";
-    case GCTX_SPLIT_PATH_FINE_GRANULES:
-        return "one split-by-count into 2-SM granules (co-scheduling ignored), aggregated per "
-               "group";
-    }
-    return "unknown";
+    static const tool_path_words unknown = {"unknown", "unknown"};
+    return path > 0 && path <= GCTX_SPLIT_PATH_FINE_GRANULES ? &paths[path] : &unknown;
 }
 
 int tool_parse_groups(const greenctx_tool_options *opts, int argc, char **argv, unsigned sm_count,
@@ -62,9 +57,8 @@ const greenctx_option tool_split_options[] = {{"--round", greenctx_values_round}
 int tool_split_setup_begin(int argc, char **argv, greenctx_tool_options *opts,
                            tool_split_setup *setup)
 {
-    memset(setup, 0, sizeof *setup);
-    setup->options = (gctx_split_options)GCTX_SPLIT_OPTIONS_INIT;
-    setup->info = (gctx_partition_info)GCTX_PARTITION_INFO_INIT;
+    *setup = (tool_split_setup){.info = GCTX_PARTITION_INFO_INIT,
+                                .options = GCTX_SPLIT_OPTIONS_INIT};
     /* The groups, in order; argv[0] is the command's name. */
     char **groups = calloc((size_t)argc, sizeof *groups);
     if (!groups)

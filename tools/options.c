@@ -30,11 +30,7 @@ const greenctx_option *greenctx_shared_options(void) { return shared; }
 
 void greenctx_args_begin(greenctx_args *args, int argc, char **argv, greenctx_tool_options *opts)
 {
-    memset(args, 0, sizeof *args);
-    args->argc = argc;
-    args->argv = argv;
-    args->next = 1;
-    args->opts = opts;
+    *args = (greenctx_args){.argc = argc, .argv = argv, .next = 1, .opts = opts};
 }
 
 int greenctx_args_given(int argc, char **argv, int from, const char *long_name,

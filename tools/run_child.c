@@ -55,10 +55,7 @@ pid_t run_child_start(char **command, int stdout_to_stderr)
     }
     child_pid = pid;
     interrupted = 0;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = forward;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    struct sigaction sa = {.sa_sigaction = forward, .sa_flags = SA_SIGINFO | SA_RESTART};
     sigemptyset(&sa.sa_mask);
     for (size_t i = 0; i < NB_FORWARDED; i++)
         sigaction(forwarded[i], &sa, &saved[i]);

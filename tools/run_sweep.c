@@ -1,7 +1,6 @@
 /* greenctx run --sweep SIZES -- CMD: the program once per size; its speed-up and efficiency. */
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 
@@ -189,9 +188,9 @@ static int parse_sizes(run_job *job, sweep_point *pts, unsigned *n)
     }
 }
 
-/* The sweep itself, into pts (SWEEP_MAX of them). */
-static int sweep(run_job *job, sweep_point *pts)
+int run_sweep(run_job *job)
 {
+    static sweep_point pts[SWEEP_MAX]; /* each holds every device's plan: too big for the stack */
     unsigned n = 0;
     int rc = parse_sizes(job, pts, &n);
     if (rc != GREENCTX_EXIT_OK)
@@ -250,15 +249,4 @@ static int sweep(run_job *job, sweep_point *pts)
         failed = 1;
     }
     return failed ? GREENCTX_EXIT_FAILED : GREENCTX_EXIT_OK;
-}
-
-int run_sweep(run_job *job)
-{
-    /* Each point holds every device's plan: too much for the stack. */
-    sweep_point *pts = calloc(SWEEP_MAX, sizeof *pts);
-    if (!pts)
-        return greenctx_tool_fail(job->opts, GCTX_ERROR_OUT_OF_MEMORY);
-    int rc = sweep(job, pts);
-    free(pts);
-    return rc;
 }

@@ -76,7 +76,7 @@ const char *greenctx_tool_command_names(void);
 int greenctx_tool_help_json(const greenctx_tool_options *opts, const greenctx_command *c);
 
 /* ---- generate.c: the man page and the completions, made from the command table ---- */
-int greenctx_generate_man(greenctx_tool_options *opts);
+int greenctx_generate_man(void);
 int greenctx_generate_completion(greenctx_tool_options *opts, const char *shell);
 
 /* ---- tool_common.c ---- */
@@ -117,10 +117,12 @@ int tool_split_setup_begin(int argc, char **argv, greenctx_tool_options *opts,
 void tool_split_setup_end(tool_split_setup *setup);
 /* greenctx_tool_fail for a refused split, with the groups scaled down to fit when they don't. */
 int tool_split_fail(const greenctx_tool_options *opts, const tool_split_setup *st, gctx_status s);
-/* "structured", "granules" or "fine_granules", as the JSON documents write the path. */
-const char *tool_path_name(gctx_split_path path);
-/* "granules of 8 SMs, aggregated per group" etc. */
-const char *tool_path_text(gctx_split_path path);
+/* A split path's name as the JSON documents write it ("structured", "granules" or
+ * "fine_granules"), and what it is for people. */
+typedef struct tool_path_words {
+    const char *name, *text;
+} tool_path_words;
+const tool_path_words *tool_path(gctx_split_path path);
 
 /* ---- `greenctx run`: cmd_run.c calls run_sweep.c and run_report_merge.c; all three call
  * run_claims.c and run_child.c, which call none of them ---- */

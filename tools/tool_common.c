@@ -186,15 +186,11 @@ int greenctx_tool_finish(const greenctx_tool_options *opts, int rc)
 
 static char found[PATH_MAX + 128];
 
-/* Formats a candidate into `found`; 1 when it is a readable file. */
-static int try_path(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int try_path(const char *fmt, ...)
+/* dir/sub+file into `found`; 1 when it is a readable file (file NULL or "": none). */
+static int try_path(const char *dir, const char *sub, const char *file)
 {
-    va_list args;
-    va_start(args, fmt);
-    int n = vsnprintf(found, sizeof found, fmt, args);
-    va_end(args);
-    return n > 0 && (size_t)n < sizeof found && access(found, R_OK) == 0;
+    int n = snprintf(found, sizeof found, "%s/%s%s", dir, sub, file ? file : "");
+    return file && *file && n > 0 && (size_t)n < sizeof found && access(found, R_OK) == 0;
 }
 
 const char *tool_find_companion(const char *file, const char *env_var, const char *install_relpath,
@@ -208,10 +204,8 @@ const char *tool_find_companion(const char *file, const char *env_var, const cha
     char *slash = n > 0 ? (exe[n] = '\0', strrchr(exe, '/')) : NULL;
     if (slash) {
         *slash = '\0';
-        if (try_path("%s/%s", exe, file) ||
-            (install_relpath && *install_relpath && try_path("%s/%s", exe, install_relpath)) ||
-            try_path("%s/../lib/greenctx/%s", exe, file) ||
-            (build_relpath && *build_relpath && try_path("%s/%s", exe, build_relpath)))
+        if (try_path(exe, "", file) || try_path(exe, "", install_relpath) ||
+            try_path(exe, "../lib/greenctx/", file) || try_path(exe, "", build_relpath))
             return found;
     }
     return NULL;
