@@ -194,18 +194,15 @@ uintptr_t sim_handle_retag(uintptr_t h, uint8_t tag);
 extern sim_pool sim_descs; /* what cuDevResourceGenerateDesc made */
 void sim_resources_reset(void);
 
-typedef enum { SIM_ORIGIN_QUERY = 1, SIM_ORIGIN_GROUP, SIM_ORIGIN_REMAINDER } sim_origin;
-
 /* What the 92 padding bytes of a gcu_dev_resource carry. */
 typedef struct sim_res {
     uint32_t magic;
     uint32_t epoch;
     uint32_t split_id; /* which split produced it (a hash of the input and the request, so two
                           identical splits write identical bytes, as the H200's do); 0 for a
-                          queried resource */
+                          queried resource, the only kind that splits */
     uint16_t type;     /* a gcu_dev_resource_type */
     uint8_t device;
-    uint8_t origin;
     uint8_t structured;
     uint8_t report_min, report_align; /* the values shown from 13.0 on */
     uint8_t flags;                    /* BACKFILL / LOCALITY_DOMAIN_ID group flags */

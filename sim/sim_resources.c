@@ -130,7 +130,6 @@ gcu_result sim_res_of_context(gcu_dev_resource *out, int type, const sim_ctx *c)
     const sim_green *g = c->green;
     sim_res r = sim_res_new(type, c->dev);
     if (type == GCU_DEV_RESOURCE_TYPE_SM) {
-        r.origin = SIM_ORIGIN_QUERY;
         r.structured = g ? g->structured : true;
         /* An unstructured set (one holding remainder SMs) is reported with the TPC-pair rules. */
         r.report_min = (uint8_t)(r.structured ? sim.dev[c->dev]->min_part : 2);
