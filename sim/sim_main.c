@@ -177,38 +177,30 @@ static const sim_proc *proc_find(const sim_proc *table, size_t n, const char *sy
  * launch or wait on; the others are the same function in both modes, as for the driver. */
 static CUstream per_thread(CUstream s) { return s ? s : SIM_STREAM_PER_THREAD; }
 
-static gcu_result launch_ptsz(gcu_function fn, unsigned gx, unsigned gy, unsigned gz,
-                              unsigned bx, unsigned by, unsigned bz, unsigned shmem,
-                              CUstream stream, void **params, void **extra)
-{
-    return sim_cuLaunchKernel(fn, gx, gy, gz, bx, by, bz, shmem, per_thread(stream), params,
-                              extra);
-}
+/* name's _ptsz function: its params, and the arguments it passes on (per_thread(stream)). */
+#define SIM_PTSZ_(name, params, args)                                                           \
+    static gcu_result name##_ptsz params { return sim_##name args; }
+SIM_PTSZ_(cuLaunchKernel,
+          (gcu_function fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+           unsigned bz, unsigned shmem, CUstream stream, void **params, void **extra),
+          (fn, gx, gy, gz, bx, by, bz, shmem, per_thread(stream), params, extra))
+SIM_PTSZ_(cuEventRecord, (CUevent event, CUstream stream), (event, per_thread(stream)))
+SIM_PTSZ_(cuStreamSynchronize, (CUstream stream), (per_thread(stream)))
+SIM_PTSZ_(cuStreamQuery, (CUstream stream), (per_thread(stream)))
+SIM_PTSZ_(cuMemcpyAsync, (gcu_deviceptr dst, gcu_deviceptr src, size_t bytes, CUstream stream),
+          (dst, src, bytes, per_thread(stream)))
+SIM_PTSZ_(cuMemcpyDtoDAsync,
+          (gcu_deviceptr dst, gcu_deviceptr src, size_t bytes, CUstream stream),
+          (dst, src, bytes, per_thread(stream)))
+#undef SIM_PTSZ_
 
-static gcu_result record_ptsz(CUevent event, CUstream stream)
-{
-    return sim_cuEventRecord(event, per_thread(stream));
-}
-
-static gcu_result sync_ptsz(CUstream stream) { return sim_cuStreamSynchronize(per_thread(stream)); }
-
-static gcu_result query_ptsz(CUstream stream) { return sim_cuStreamQuery(per_thread(stream)); }
-
-static gcu_result copy_ptsz(gcu_deviceptr dst, gcu_deviceptr src, size_t bytes, CUstream stream)
-{
-    return sim_cuMemcpyAsync(dst, src, bytes, per_thread(stream));
-}
-
-static gcu_result dtod_ptsz(gcu_deviceptr dst, gcu_deviceptr src, size_t bytes, CUstream stream)
-{
-    return sim_cuMemcpyDtoDAsync(dst, src, bytes, per_thread(stream));
-}
-
+#define SIM_PTSZ_PROC_(name) {#name, 0, (void *)name##_ptsz}
 static const sim_proc ptsz_procs[] = {
-    {"cuLaunchKernel", 0, (void *)launch_ptsz},   {"cuEventRecord", 0, (void *)record_ptsz},
-    {"cuStreamSynchronize", 0, (void *)sync_ptsz}, {"cuStreamQuery", 0, (void *)query_ptsz},
-    {"cuMemcpyAsync", 0, (void *)copy_ptsz},       {"cuMemcpyDtoDAsync", 0, (void *)dtod_ptsz},
+    SIM_PTSZ_PROC_(cuLaunchKernel),      SIM_PTSZ_PROC_(cuEventRecord),
+    SIM_PTSZ_PROC_(cuStreamSynchronize), SIM_PTSZ_PROC_(cuStreamQuery),
+    SIM_PTSZ_PROC_(cuMemcpyAsync),       SIM_PTSZ_PROC_(cuMemcpyDtoDAsync),
 };
+#undef SIM_PTSZ_PROC_
 
 /* cuCtxCreate, which the preload wraps: offered so that tests see it refused. Makes nothing. */
 static gcu_result sim_cuCtxCreate(CUcontext *ctx, unsigned int flags, gcu_device dev)
