@@ -155,6 +155,15 @@ void run_release_children(void)
         free(ld);
 }
 
+/* 1 while d->joined.claim_fd is still the claim file's descriptor. */
+static int claim_fd_intact(const run_device *d)
+{
+    const run_member *m = &d->joined;
+    struct stat st;
+    return m->claim_fd >= 0 && fstat(m->claim_fd, &st) == 0 && st.st_dev == m->claim_dev &&
+           st.st_ino == m->claim_ino;
+}
+
 /* Across an exec the claims go with the program, which joins them with the same token: their
  * descriptors are made inheritable for the exec (close-on-exec again if it fails), or a last
  * holder's exec would give the claim up under the program it becomes. */
@@ -163,7 +172,7 @@ static void hand_claims_on(int on)
     if (atomic_load(&releasing))
         return;
     for (unsigned i = 0; i < run.nb_devices; i++)
-        if (run.devices[i].joined.claim && run_claim_fd_intact(&run.devices[i]))
+        if (run.devices[i].joined.claim && claim_fd_intact(&run.devices[i]))
             fcntl(run.devices[i].joined.claim_fd, F_SETFD, on ? 0 : FD_CLOEXEC);
 }
 
