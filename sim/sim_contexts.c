@@ -45,11 +45,8 @@ sim_green *sim_green_get(CUgreenCtx g) { return sim_pool_get(&sim_greens, (uintp
 
 static gcu_result sim_ctx_resolve(CUcontext ctx, sim_ctx *out)
 {
-    uintptr_t h = (uintptr_t)ctx;
-    if (sim_handle_tag(h) == SIM_TAG_CTX_GREEN) {
-        sim_green *g = sim_pool_get(&sim_greens, sim_handle_retag(h, SIM_TAG_GREEN));
-        if (!g)
-            return GCU_ERROR_INVALID_CONTEXT;
+    sim_green *g = sim_pool_get_as(&sim_greens, (uintptr_t)ctx, SIM_TAG_CTX_GREEN);
+    if (g) {
         *out = (sim_ctx){g->dev, g};
         return GCU_SUCCESS;
     }

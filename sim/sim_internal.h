@@ -179,14 +179,15 @@ typedef struct sim_pool {
 
 void *sim_pool_alloc(sim_pool *p, uintptr_t *handle); /* NULL when out of memory */
 void *sim_pool_get(const sim_pool *p, uintptr_t handle);
+/* The item behind a handle of p's retagged `tag` (a function's is its module's), or NULL. */
+void *sim_pool_get_as(const sim_pool *p, uintptr_t handle, uint8_t tag);
 void *sim_pool_at(const sim_pool *p, uint32_t index); /* live item or NULL */
 /* The live items, those that counts accepts where it is not NULL. */
 int sim_pool_live(const sim_pool *p, bool (*counts)(const void *item));
-uintptr_t sim_pool_handle(const sim_pool *p, const void *item, uint8_t tag);
+uintptr_t sim_pool_handle(const sim_pool *p, const void *item);
 void sim_pool_free(void *item);
 void sim_pool_clear(sim_pool *p);
 uintptr_t sim_handle_make(uint8_t tag, uint32_t index, uint16_t gen);
-uint8_t sim_handle_tag(uintptr_t h);
 uintptr_t sim_handle_retag(uintptr_t h, uint8_t tag);
 
 /* ---- resources (sim_resources.c) --------------------------------------------------------- */

@@ -75,10 +75,7 @@ static sim_pool modules = {.item_size = sizeof(sim_module), .tag = SIM_TAG_MODUL
 /* The slot behind a function handle (a module's, retagged), or NULL. */
 static const sim_module *function_get(gcu_function fn)
 {
-    uintptr_t h = (uintptr_t)fn;
-    if (sim_handle_tag(h) != SIM_TAG_FUNCTION)
-        return NULL;
-    return sim_pool_get(&modules, sim_handle_retag(h, SIM_TAG_MODULE));
+    return sim_pool_get_as(&modules, (uintptr_t)fn, SIM_TAG_FUNCTION);
 }
 
 /* The last launch that ran (gctxsim_last_launch); blocks 0 when none did. */

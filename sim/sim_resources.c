@@ -157,10 +157,7 @@ gcu_result sim_cuDevResourceGenerateDesc(gcu_resource_desc *desc, gcu_dev_resour
                                          unsigned int nbResources)
 {
     SIM_BEGIN_ARGS(cuDevResourceGenerateDesc, !desc || !resources || nbResources == 0);
-    sim_desc d;
-    memset(&d, 0, sizeof d);
-    d.dev = -1;
-    d.structured = true;
+    sim_desc d = {.dev = -1, .structured = true};
     unsigned nsm = 0;
     uint32_t split_id = 0;
     int domain = -1;
