@@ -176,18 +176,21 @@ static void hand_claims_on(int on)
             fcntl(run.devices[i].joined.claim_fd, F_SETFD, on ? 0 : FD_CLOEXEC);
 }
 
-/* Writes the report part, then calls the C library's exec fn(...) with the claims handed on. */
-#define EXEC_WITH_CLAIMS(fn, ...)                                                                 \
+/* Calls the C library's fn(...) with the claims handed on; `missing`: its answer when the C
+ * library has no fn. An exec writes the report part first: it runs no atexit handlers. */
+#define WITH_CLAIMS(missing, fn, ...)                                                             \
     do {                                                                                           \
-        run_report_write_part();                                                                   \
         if (!(fn))                                                                                 \
-            return errno = ENOSYS, -1;                                                             \
+            return missing;                                                                        \
         hand_claims_on(1);                                                                         \
         int rc_ = (fn)(__VA_ARGS__), err_ = errno;                                                 \
         hand_claims_on(0);                                                                         \
         errno = err_;                                                                              \
         return rc_;                                                                                \
     } while (0)
+#define EXEC_WITH_CLAIMS(fn, ...)                                                                 \
+    run_report_write_part();                                                                       \
+    WITH_CLAIMS((errno = ENOSYS, -1), fn, __VA_ARGS__)
 
 static int call_execve(const char *path, char *const argv[], char *const envp[])
 {
@@ -233,28 +236,18 @@ RUN_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *c
 
 /* posix_spawn replaces nothing: no report part. Its child gets the claims' descriptors as an
  * exec does, so it holds the claim itself. */
-#define SPAWN_WITH_CLAIMS(fn, ...)                                                                \
-    do {                                                                                           \
-        if (!(fn))                                                                                 \
-            return ENOSYS;                                                                         \
-        hand_claims_on(1);                                                                         \
-        int rc_ = (fn)(__VA_ARGS__);                                                               \
-        hand_claims_on(0);                                                                         \
-        return rc_;                                                                                \
-    } while (0)
-
 RUN_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *actions,
                            const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
     CHILD_ENV(env, envp);
-    SPAWN_WITH_CLAIMS(real.spawn, pid, path, actions, attr, argv, env);
+    WITH_CLAIMS(ENOSYS, real.spawn, pid, path, actions, attr, argv, env);
 }
 
 RUN_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *actions,
                             const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
     CHILD_ENV(env, envp);
-    SPAWN_WITH_CLAIMS(real.spawnp, pid, file, actions, attr, argv, env);
+    WITH_CLAIMS(ENOSYS, real.spawnp, pid, file, actions, attr, argv, env);
 }
 
 /* execl, execlp, execle: the arguments after `arg` up to the NULL. */

@@ -248,26 +248,20 @@ RUN_EXPORT cu_result cuDevicePrimaryCtxReset_v2(cu_device dev)
 RUN_EXPORT cu_result cuCtxCreate(CUcontext *ctx, unsigned flags, cu_device dev)
     __attribute__((alias("cuCtxCreate_v2")));
 
-typedef struct hook {
+/* By exported name: what dlsym hands out (an older name is an alias of its call's function). */
+#define HOOK(name) {#name, (void *)name}
+static const struct {
     const char *name;
     void *fn;
-} hook;
-
-/* By exported name: what dlsym hands out; an older name (_v2) hands out its call's function. */
-#define HOOK(name) {#name, (void *)name}
-#define HOOK_AS(name, fn) {#name, (void *)fn}
-static const hook hooks[] = {
+} hooks[] = {
     HOOK(cuGetProcAddress), HOOK(cuGetProcAddress_v2), HOOK(cuCtxSetCurrent),
     HOOK(cuCtxGetCurrent), HOOK(cuCtxPushCurrent), HOOK(cuCtxPopCurrent),
-    HOOK_AS(cuCtxPushCurrent_v2, cuCtxPushCurrent), HOOK_AS(cuCtxPopCurrent_v2, cuCtxPopCurrent),
-    HOOK(cuDevicePrimaryCtxRetain), HOOK(cuDevicePrimaryCtxRelease),
-    HOOK_AS(cuDevicePrimaryCtxRelease_v2, cuDevicePrimaryCtxRelease),
-    HOOK(cuDevicePrimaryCtxReset), HOOK_AS(cuDevicePrimaryCtxReset_v2, cuDevicePrimaryCtxReset),
-    HOOK_AS(cuCtxCreate, cuCtxCreate_v2), HOOK(cuCtxCreate_v2), HOOK(cuCtxCreate_v3),
-    HOOK(cuCtxCreate_v4), HOOK(cuGreenCtxCreate), HOOK(cuDeviceGetAttribute),
-    HOOK(cuDeviceGetDevResource), HOOK(cuCtxGetDevResource),
+    HOOK(cuCtxPushCurrent_v2), HOOK(cuCtxPopCurrent_v2), HOOK(cuDevicePrimaryCtxRetain),
+    HOOK(cuDevicePrimaryCtxRelease), HOOK(cuDevicePrimaryCtxRelease_v2),
+    HOOK(cuDevicePrimaryCtxReset), HOOK(cuDevicePrimaryCtxReset_v2), HOOK(cuCtxCreate),
+    HOOK(cuCtxCreate_v2), HOOK(cuCtxCreate_v3), HOOK(cuCtxCreate_v4), HOOK(cuGreenCtxCreate),
+    HOOK(cuDeviceGetAttribute), HOOK(cuDeviceGetDevResource), HOOK(cuCtxGetDevResource),
 };
-#undef HOOK_AS
 #undef HOOK
 
 void *run_hook_for_symbol(const char *name)
