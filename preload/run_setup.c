@@ -151,8 +151,6 @@ static void setup(void)
 /* A program whose context died of a sticky fault. Under MPS one client's fatal fault reaches
  * every client, so it may be another tenant's: the claims registry names who faulted first.
  * The program's error and exit status pass through; this adds one line on stderr. */
-typedef cu_result (*cu_stream_query_fn)(CUstream stream);
-
 void run_fault_seen(run_device *d, cu_result result)
 {
     static atomic_int reported;
@@ -172,29 +170,21 @@ void run_fault_seen(run_device *d, cu_result result)
     run_inside--;
 }
 
-/* Asks each claimed device's context whether it died, as run_fault_seen. */
-static void run_fault_check_at_exit(void)
-{
-    void *fn = NULL;
-    int status = 0;
-    run_inside++;
-    cu_result r = run.drv.getproc("cuStreamQuery", &fn, 2000, 0, &status);
-    run_inside--;
-    if (r != CU_OK || !fn)
-        return;
-    for (unsigned i = 0; i < run.nb_devices; i++) {
-        run_device *d = &run.devices[i];
-        if (d->joined.probe)
-            run_fault_seen(d, ((cu_stream_query_fn)fn)(gctx_stream_handle(d->joined.probe)));
-    }
-}
-
 void run_claims_at_exit(void)
 {
     /* A forked child shares the claims: only the process the preload started in gives them back. */
     if (!run_setup_done() || (long)getpid() != run_cfg.pid)
         return;
-    run_fault_check_at_exit();
+    /* First each claimed device's context is asked whether it died, as run_fault_seen. */
+    cu_result (*query)(CUstream stream) = NULL;
+    run_inside++;
+    cu_result r = run.drv.getproc("cuStreamQuery", (void **)&query, 2000, 0, NULL);
+    run_inside--;
+    for (unsigned i = 0; r == CU_OK && query && i < run.nb_devices; i++) {
+        run_device *d = &run.devices[i];
+        if (d->joined.probe)
+            run_fault_seen(d, query(gctx_stream_handle(d->joined.probe)));
+    }
     run_inside++;
     /* The green contexts stay: running threads may bind them until the process is gone. The
      * claim goes back once its context's work is done; one whose descriptor the program
