@@ -11,10 +11,6 @@
 
 #define SIM_MAX_SMS 160
 #define SIM_MAX_DEVICES 8
-#define SIM_DEFAULT_DRIVER_VERSION 13000
-/* A device-to-device copy's rate, of the H200's order (a copy kernel moved 3.9 TB/s of HBM
- * traffic, half of it read); tests slow it down to see copies take time. */
-#define SIM_DEFAULT_COPY_GBPS 1950.0
 
 /* ---- entry points ------------------------------------------------------------------------ */
 

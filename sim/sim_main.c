@@ -10,6 +10,11 @@
 #include "greenctx_sim.h"
 #include "sim_internal.h"
 
+#define SIM_DEFAULT_DRIVER_VERSION 13000
+/* A device-to-device copy's rate, of the H200's order (a copy kernel moved 3.9 TB/s of HBM
+ * traffic, half of it read); tests slow it down to see copies take time. */
+#define SIM_DEFAULT_COPY_GBPS 1950.0
+
 sim_state sim;
 static pthread_mutex_t sim_mutex = PTHREAD_MUTEX_INITIALIZER;
 
