@@ -192,33 +192,31 @@ static void hand_claims_on(int on)
     run_report_write_part();                                                                       \
     WITH_CLAIMS((errno = ENOSYS, -1), fn, __VA_ARGS__)
 
-static int call_execve(const char *path, char *const argv[], char *const envp[])
+/* execve or execvpe (fn) of the C library. */
+static int exec_env(execve_fn fn, const char *file, char *const argv[], char *const envp[])
 {
     CHILD_ENV(env, envp);
-    EXEC_WITH_CLAIMS(real.execve, path, argv, env);
-}
-
-static int call_execvpe(const char *file, char *const argv[], char *const envp[])
-{
-    CHILD_ENV(env, envp);
-    EXEC_WITH_CLAIMS(real.execvpe, file, argv, env);
+    EXEC_WITH_CLAIMS(fn, file, argv, env);
 }
 
 RUN_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
-    return call_execve(path, argv, envp);
+    return exec_env(real.execve, path, argv, envp);
 }
 
-RUN_EXPORT int execv(const char *path, char *const argv[]) { return call_execve(path, argv, environ); }
+RUN_EXPORT int execv(const char *path, char *const argv[])
+{
+    return exec_env(real.execve, path, argv, environ);
+}
 
 RUN_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-    return call_execvpe(file, argv, envp);
+    return exec_env(real.execvpe, file, argv, envp);
 }
 
 RUN_EXPORT int execvp(const char *file, char *const argv[])
 {
-    return call_execvpe(file, argv, environ);
+    return exec_env(real.execvpe, file, argv, environ);
 }
 
 RUN_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
@@ -282,14 +280,14 @@ RUN_EXPORT int execl(const char *path, const char *arg, ...)
 {
     LIST_ARGV(argv, arg, args);
     va_end(args);
-    return call_execve(path, argv, environ);
+    return exec_env(real.execve, path, argv, environ);
 }
 
 RUN_EXPORT int execlp(const char *file, const char *arg, ...)
 {
     LIST_ARGV(argv, arg, args);
     va_end(args);
-    return call_execvpe(file, argv, environ);
+    return exec_env(real.execvpe, file, argv, environ);
 }
 
 RUN_EXPORT int execle(const char *path, const char *arg, ...)
@@ -297,5 +295,5 @@ RUN_EXPORT int execle(const char *path, const char *arg, ...)
     LIST_ARGV(argv, arg, args);
     char *const *envp = va_arg(args, char *const *);
     va_end(args);
-    return call_execve(path, argv, envp);
+    return exec_env(real.execve, path, argv, envp);
 }

@@ -107,12 +107,6 @@ static void ask_guard(pace *p)
 
 static void report_step(float ms, void *claim) { gctx_claim_report_step(claim, ms); }
 
-/* The steps closed since the last report, to the claim. */
-static void report_steps(pace *p)
-{
-    p->steps_lost += run_steps_read(&p->steps, report_step, p->claim);
-}
-
 /* A period, or less when a latency tenant publishes (the first paced device's watch). */
 static void wait_period(void)
 {
@@ -128,10 +122,11 @@ static void *pacer_main(void *arg)
     (void)arg;
     for (; !atomic_load(&stopping); wait_period()) {
         for (unsigned i = 0; i < run.nb_devices; i++) {
-            if (paces[i].claim && paces[i].sampled)
-                report_steps(&paces[i]);
-            else if (paces[i].claim)
-                ask_guard(&paces[i]);
+            pace *p = &paces[i];
+            if (p->claim && p->sampled) /* the steps closed since the last report, to the claim */
+                p->steps_lost += run_steps_read(&p->steps, report_step, p->claim);
+            else if (p->claim)
+                ask_guard(p);
         }
         atomic_store(&active, any_active());
     }
