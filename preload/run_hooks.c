@@ -51,9 +51,9 @@ static cu_result refuse_context(CUcontext ctx, const char *call)
     static atomic_int warned;
     atomic_fetch_add(&run_count.refused_context, 1);
     warn_once(&warned,
-                  "%s of context %p refused (CUDA_ERROR_NOT_PERMITTED): it is no confined "
-                  "device's primary context, so its work would run outside the partition",
-                  call, (void *)ctx);
+              "%s of context %p refused (CUDA_ERROR_NOT_PERMITTED): it is no confined "
+              "device's primary context, so its work would run outside the partition",
+              call, (void *)ctx);
     return CU_ERROR_NOT_PERMITTED;
 }
 
@@ -97,19 +97,20 @@ RUN_EXPORT cu_result cuCtxPopCurrent(CUcontext *ctx) { return read_current(ctx, 
 RUN_EXPORT cu_result cuDevicePrimaryCtxRetain(CUcontext *ctx, cu_device dev)
 {
     enter();
-    if (!device_of_cu_device(dev)) {
+    run_device *d = device_of_cu_device(dev);
+    if (!d) {
         static atomic_int warned;
         atomic_fetch_add(&run_count.refused_device, 1);
         warn_once(&warned,
-                      "device %d is not confined (%s=%s), so the program may not use it: its "
-                      "primary context was refused (CUDA_ERROR_NOT_PERMITTED)",
-                      dev, GREENCTX_RUN_SMS, run_cfg.sms);
+                  "device %d is not confined (%s=%s), so the program may not use it: its "
+                  "primary context was refused (CUDA_ERROR_NOT_PERMITTED)",
+                  dev, GREENCTX_RUN_SMS, run_cfg.sms);
         return CU_ERROR_NOT_PERMITTED;
     }
     cu_result r = run.drv.retain(ctx, dev);
     if (r == CU_OK)
         atomic_fetch_add(&run_count.retains, 1);
-    run_fault_seen(device_of_cu_device(dev), r);
+    run_fault_seen(d, r);
     return r;
 }
 
@@ -129,10 +130,10 @@ RUN_EXPORT cu_result cuDevicePrimaryCtxReset(cu_device dev)
     enter();
     atomic_fetch_add(&run_count.refused_reset, 1);
     warn_once(&warned,
-                  "cuDevicePrimaryCtxReset of device %d (cudaDeviceReset) refused "
-                  "(CUDA_ERROR_NOT_PERMITTED): the program's green context lives on the primary "
-                  "context; the device is left as it is",
-                  dev);
+              "cuDevicePrimaryCtxReset of device %d (cudaDeviceReset) refused "
+              "(CUDA_ERROR_NOT_PERMITTED): the program's green context lives on the primary "
+              "context; the device is left as it is",
+              dev);
     return CU_ERROR_NOT_PERMITTED;
 }
 
@@ -143,10 +144,10 @@ static cu_result refuse_create(atomic_long *counter, const char *call)
     /* One message per call refused: counters are distinct per call. */
     static atomic_int warned_ctx, warned_green;
     warn_once(counter == &run_count.refused_ctx_create ? &warned_ctx : &warned_green,
-                  "%s refused (CUDA_ERROR_NOT_PERMITTED): a context the program makes itself "
-                  "would not be confined; under greenctx run it uses the primary context (as "
-                  "cudart does)",
-                  call);
+              "%s refused (CUDA_ERROR_NOT_PERMITTED): a context the program makes itself "
+              "would not be confined; under greenctx run it uses the primary context (as "
+              "cudart does)",
+              call);
     return CU_ERROR_NOT_PERMITTED;
 }
 
