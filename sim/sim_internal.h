@@ -45,7 +45,7 @@ gcu_result sim_enter(int sym, bool need_init);
     SIM_FAIL_IF(invalid, GCU_ERROR_INVALID_VALUE)
 #define SIM_BEGIN_DEVICE(name, invalid, dev)                                                    \
     SIM_BEGIN_ARGS(name, invalid);                                                              \
-    SIM_CHECK(sim_check_device(dev))
+    SIM_FAIL_IF((dev) < 0 || (dev) >= sim.ndev, GCU_ERROR_INVALID_DEVICE)
 #define SIM_BEGIN_NOINIT(name, invalid)                                                         \
     SIM_BEGIN_SYM(SIM_SYM_##name, false);                                                       \
     SIM_FAIL_IF(invalid, GCU_ERROR_INVALID_VALUE)
@@ -152,7 +152,6 @@ typedef struct sim_state {
 extern sim_state sim;
 
 static inline bool sim_version_at_least(int v) { return sim.driver_version >= v; }
-gcu_result sim_check_device(gcu_device dev);
 
 /* ---- handles (sim_handles.c) ------------------------------------------------------------- */
 

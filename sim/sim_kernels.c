@@ -9,8 +9,6 @@
 
 #define SIM_SMID_ENTRY "greenctx_smid"
 
-enum { SIM_IMAGE_SMID = 0, SIM_IMAGE_MODELLED = 1 };
-
 /* The registered models; a removed one keeps its slot: a function's index never changes kernel. */
 enum { SIM_MAX_MODELS = 32, SIM_MODEL_NAME = 64 };
 static struct {
@@ -25,7 +23,7 @@ static int nb_models;
  * itself and a modelled module's functions are freed with it. */
 typedef struct sim_module {
     sim_slot slot;
-    int image;
+    bool modelled;    /* else the %smid kernel's module */
     uintptr_t parent; /* 0: a module */
     int kernel;       /* a function of a modelled module: its index in models */
     sim_ctx ctx;      /* the context current at its load: its functions launch there only */
@@ -97,15 +95,13 @@ void sim_kernels_reset(void)
 gcu_result sim_cuModuleLoadData(gcu_module *module, const void *image)
 {
     SIM_BEGIN_ARGS(cuModuleLoadData, !module || !image);
-    int kind = strstr(image, ".entry " SIM_SMID_ENTRY "(") ? SIM_IMAGE_SMID
-               : image_modelled(image)                   ? SIM_IMAGE_MODELLED
-                                                         : -1;
-    SIM_FAIL_IF(kind < 0, GCU_ERROR_NOT_SUPPORTED);
+    bool smid = strstr(image, ".entry " SIM_SMID_ENTRY "(") != NULL;
+    SIM_FAIL_IF(!smid && !image_modelled(image), GCU_ERROR_NOT_SUPPORTED);
     SIM_CTX(c, sim_ctx_current(&c));
     uintptr_t h;
     sim_module *m = sim_pool_alloc(&modules, &h);
     SIM_FAIL_IF(!m, GCU_ERROR_OUT_OF_MEMORY);
-    m->image = kind;
+    m->modelled = !smid;
     m->ctx = c;
     *module = (gcu_module)h;
     SIM_END();
@@ -130,7 +126,7 @@ gcu_result sim_cuModuleGetFunction(gcu_function *fn, gcu_module module, const ch
     SIM_BEGIN_ARGS(cuModuleGetFunction, !fn || !name);
     const sim_module *m = sim_pool_get(&modules, (uintptr_t)module);
     SIM_FAIL_IF(!m || m->parent, GCU_ERROR_INVALID_HANDLE);
-    if (m->image == SIM_IMAGE_SMID) {
+    if (!m->modelled) {
         SIM_FAIL_IF(strcmp(name, SIM_SMID_ENTRY) != 0, GCU_ERROR_NOT_FOUND);
         *fn = (gcu_function)sim_handle_retag((uintptr_t)module, SIM_TAG_FUNCTION);
         goto out;
@@ -141,7 +137,7 @@ gcu_result sim_cuModuleGetFunction(gcu_function *fn, gcu_module module, const ch
     sim_ctx ctx = m->ctx; /* the allocation may move the pool, and m with it */
     sim_module *f = sim_pool_alloc(&modules, &h);
     SIM_FAIL_IF(!f, GCU_ERROR_OUT_OF_MEMORY);
-    *f = (sim_module){.slot = f->slot, .image = SIM_IMAGE_MODELLED, .parent = (uintptr_t)module,
+    *f = (sim_module){.slot = f->slot, .modelled = true, .parent = (uintptr_t)module,
                       .kernel = k, .ctx = ctx};
     *fn = (gcu_function)sim_handle_retag(h, SIM_TAG_FUNCTION);
     SIM_END();
@@ -190,7 +186,7 @@ static gcu_result launch(int sym, gcu_function fn, unsigned gx, unsigned gy, uns
 {
     SIM_BEGIN_SYM(sym, true);
     const sim_module *m = function_get(fn);
-    SIM_FAIL_IF(!m || (m->image == SIM_IMAGE_MODELLED && (!m->parent || !models[m->kernel].work)),
+    SIM_FAIL_IF(!m || (m->modelled && (!m->parent || !models[m->kernel].work)),
                 GCU_ERROR_INVALID_HANDLE);
     unsigned long long threads = (unsigned long long)bx * by * bz;
     unsigned per_sm = blocks_per_sm(threads, shmem);
@@ -207,7 +203,7 @@ static gcu_result launch(int sym, gcu_function fn, unsigned gx, unsigned gy, uns
     unsigned long long resident = (unsigned long long)n * per_sm;
     SIM_FAIL_IF(sym == SIM_SYM_cuLaunchCooperativeKernel && blocks > resident,
                 GCU_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
-    if (m->image == SIM_IMAGE_MODELLED) {
+    if (m->modelled) {
         SIM_FAIL_IF(n == 0, GCU_ERROR_INVALID_VALUE);
         gctxsim_work w = models[m->kernel].work(params, blocks, models[m->kernel].user);
         sim_stream_advance(stream, work_ns(w, n));
