@@ -303,10 +303,10 @@ GCTXSIM_API int gctxsim_live_objects(const char *kind)
     return n;
 }
 
-static int copy_ids(const sim_smset *sms, unsigned *ids, int capacity)
+static int copy_ids(sim_smset sms, unsigned *ids, int capacity)
 {
     unsigned all[SIM_MAX_SMS];
-    unsigned n = sim_set_ids(sms, all);
+    unsigned n = sim_set_ids(&sms, all);
     for (unsigned i = 0; ids && i < n && (int)i < capacity; i++)
         ids[i] = all[i];
     return (int)n;
@@ -317,7 +317,7 @@ GCTXSIM_API int gctxsim_resource_sm_ids(const void *resource, unsigned *ids, int
     sim_lock();
     sim_res r;
     int n = sim_res_read(resource, &r) == GCU_SUCCESS && r.type == GCU_DEV_RESOURCE_TYPE_SM
-                ? copy_ids(&r.sms, ids, capacity)
+                ? copy_ids(r.sms, ids, capacity)
                 : -1;
     sim_unlock();
     return n;
@@ -327,7 +327,7 @@ GCTXSIM_API int gctxsim_green_ctx_sm_ids(CUgreenCtx ctx, unsigned *ids, int capa
 {
     sim_lock();
     const sim_green *g = sim_green_get(ctx);
-    int n = g ? copy_ids(&g->sms, ids, capacity) : -1;
+    int n = g ? copy_ids(g->sms, ids, capacity) : -1;
     sim_unlock();
     return n;
 }
@@ -336,11 +336,8 @@ GCTXSIM_API int gctxsim_stream_sm_ids(CUstream stream, unsigned *ids, int capaci
 {
     sim_lock();
     sim_ctx c;
-    int n = -1;
-    if (sim_stream_ctx(stream, &c) == GCU_SUCCESS) {
-        sim_smset sms = sim_ctx_sms(&c);
-        n = copy_ids(&sms, ids, capacity);
-    }
+    int n = sim_stream_ctx(stream, &c) == GCU_SUCCESS ? copy_ids(sim_ctx_sms(&c), ids, capacity)
+                                                      : -1;
     sim_unlock();
     return n;
 }
