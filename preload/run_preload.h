@@ -16,8 +16,8 @@
  *   part, part_pid        run_report.c: this process's report part, at its first CUDA use
  *   setup_once, ready     run_setup.c: the confinement made
  *   thread_seen           run_hooks.c: this thread counted (thread-local)
- *   paces, active, ev     run_pace.c: its start (once) and the pacer thread; the rings under
- *                         each pace's lock
+ *   paces, active, ev, any_guarded  run_pace.c: its start (once) and the pacer thread; the
+ *                         rings under each pace's lock
  *   warned, reported      the function they are static in: a warning's once-flag */
 #ifndef GREENCTX_RUN_PRELOAD_H
 #define GREENCTX_RUN_PRELOAD_H
