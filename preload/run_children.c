@@ -155,6 +155,15 @@ void run_release_children(void)
         free(ld);
 }
 
+/* 1 while d->joined.claim_fd is still the claim file's descriptor. */
+static int claim_fd_intact(const run_device *d)
+{
+    const run_member *m = &d->joined;
+    struct stat st;
+    return m->claim_fd >= 0 && fstat(m->claim_fd, &st) == 0 && st.st_dev == m->claim_dev &&
+           st.st_ino == m->claim_ino;
+}
+
 /* Across an exec the claims go with the program, which joins them with the same token: their
  * descriptors are made inheritable for the exec (close-on-exec again if it fails), or a last
  * holder's exec would give the claim up under the program it becomes. */
@@ -163,50 +172,51 @@ static void hand_claims_on(int on)
     if (atomic_load(&releasing))
         return;
     for (unsigned i = 0; i < run.nb_devices; i++)
-        if (run.devices[i].joined.claim && run_claim_fd_intact(&run.devices[i]))
+        if (run.devices[i].joined.claim && claim_fd_intact(&run.devices[i]))
             fcntl(run.devices[i].joined.claim_fd, F_SETFD, on ? 0 : FD_CLOEXEC);
 }
 
-/* Writes the report part, then calls the C library's exec fn(...) with the claims handed on. */
-#define EXEC_WITH_CLAIMS(fn, ...)                                                                 \
+/* Calls the C library's fn(...) with the claims handed on; `missing`: its answer when the C
+ * library has no fn. An exec writes the report part first: it runs no atexit handlers. */
+#define WITH_CLAIMS(missing, fn, ...)                                                             \
     do {                                                                                           \
-        run_report_write_part();                                                                   \
         if (!(fn))                                                                                 \
-            return errno = ENOSYS, -1;                                                             \
+            return missing;                                                                        \
         hand_claims_on(1);                                                                         \
         int rc_ = (fn)(__VA_ARGS__), err_ = errno;                                                 \
         hand_claims_on(0);                                                                         \
         errno = err_;                                                                              \
         return rc_;                                                                                \
     } while (0)
+#define EXEC_WITH_CLAIMS(fn, ...)                                                                 \
+    run_report_write_part();                                                                       \
+    WITH_CLAIMS((errno = ENOSYS, -1), fn, __VA_ARGS__)
 
-static int call_execve(const char *path, char *const argv[], char *const envp[])
+/* execve or execvpe (fn) of the C library. */
+static int exec_env(execve_fn fn, const char *file, char *const argv[], char *const envp[])
 {
     CHILD_ENV(env, envp);
-    EXEC_WITH_CLAIMS(real.execve, path, argv, env);
-}
-
-static int call_execvpe(const char *file, char *const argv[], char *const envp[])
-{
-    CHILD_ENV(env, envp);
-    EXEC_WITH_CLAIMS(real.execvpe, file, argv, env);
+    EXEC_WITH_CLAIMS(fn, file, argv, env);
 }
 
 RUN_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
-    return call_execve(path, argv, envp);
+    return exec_env(real.execve, path, argv, envp);
 }
 
-RUN_EXPORT int execv(const char *path, char *const argv[]) { return call_execve(path, argv, environ); }
+RUN_EXPORT int execv(const char *path, char *const argv[])
+{
+    return exec_env(real.execve, path, argv, environ);
+}
 
 RUN_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-    return call_execvpe(file, argv, envp);
+    return exec_env(real.execvpe, file, argv, envp);
 }
 
 RUN_EXPORT int execvp(const char *file, char *const argv[])
 {
-    return call_execvpe(file, argv, environ);
+    return exec_env(real.execvpe, file, argv, environ);
 }
 
 RUN_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
@@ -224,28 +234,18 @@ RUN_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *c
 
 /* posix_spawn replaces nothing: no report part. Its child gets the claims' descriptors as an
  * exec does, so it holds the claim itself. */
-#define SPAWN_WITH_CLAIMS(fn, ...)                                                                \
-    do {                                                                                           \
-        if (!(fn))                                                                                 \
-            return ENOSYS;                                                                         \
-        hand_claims_on(1);                                                                         \
-        int rc_ = (fn)(__VA_ARGS__);                                                               \
-        hand_claims_on(0);                                                                         \
-        return rc_;                                                                                \
-    } while (0)
-
 RUN_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *actions,
                            const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
     CHILD_ENV(env, envp);
-    SPAWN_WITH_CLAIMS(real.spawn, pid, path, actions, attr, argv, env);
+    WITH_CLAIMS(ENOSYS, real.spawn, pid, path, actions, attr, argv, env);
 }
 
 RUN_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *actions,
                             const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
     CHILD_ENV(env, envp);
-    SPAWN_WITH_CLAIMS(real.spawnp, pid, file, actions, attr, argv, env);
+    WITH_CLAIMS(ENOSYS, real.spawnp, pid, file, actions, attr, argv, env);
 }
 
 /* execl, execlp, execle: the arguments after `arg` up to the NULL. */
@@ -280,14 +280,14 @@ RUN_EXPORT int execl(const char *path, const char *arg, ...)
 {
     LIST_ARGV(argv, arg, args);
     va_end(args);
-    return call_execve(path, argv, environ);
+    return exec_env(real.execve, path, argv, environ);
 }
 
 RUN_EXPORT int execlp(const char *file, const char *arg, ...)
 {
     LIST_ARGV(argv, arg, args);
     va_end(args);
-    return call_execvpe(file, argv, environ);
+    return exec_env(real.execvpe, file, argv, environ);
 }
 
 RUN_EXPORT int execle(const char *path, const char *arg, ...)
@@ -295,5 +295,5 @@ RUN_EXPORT int execle(const char *path, const char *arg, ...)
     LIST_ARGV(argv, arg, args);
     char *const *envp = va_arg(args, char *const *);
     va_end(args);
-    return call_execve(path, argv, envp);
+    return exec_env(real.execve, path, argv, envp);
 }

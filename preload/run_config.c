@@ -67,8 +67,7 @@ __attribute__((constructor)) static void run_config_load(void)
 {
     check_names();
     run_cfg.pid = (long)getpid();
-    const char *sms = getenv(GREENCTX_RUN_SMS);
-    run_cfg.present = sms != NULL;
+    run_cfg.present = getenv(GREENCTX_RUN_SMS) != NULL;
     take(GREENCTX_RUN_SMS, run_cfg.sms, sizeof run_cfg.sms);
     take(GREENCTX_RUN_ROUND, run_cfg.round, sizeof run_cfg.round);
     take(GREENCTX_RUN_REPORT_DIR, run_cfg.report_dir, sizeof run_cfg.report_dir);

@@ -1,9 +1,14 @@
 /* The wrapped driver calls: exported under the driver's names (-lcuda) and handed out by the
  * wrapped cuGetProcAddress and dlsym. Everything else goes to the driver untouched, so
  * launches cost what they did (a guarded program's aside: run_pace.c). */
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "run_preload.h"
+
+enum { CU_ERROR_NOT_PERMITTED = 800, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+       CU_DEV_RESOURCE_TYPE_SM = 1 };
 
 run_counters run_count;
 
@@ -19,14 +24,36 @@ static void enter(void)
     }
 }
 
+/* Once per `flag`: "greenctx run: MESSAGE" on stderr (refused calls). */
+static void warn_once(atomic_int *flag, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn_once(atomic_int *flag, const char *fmt, ...)
+{
+    if (atomic_exchange(flag, 1))
+        return;
+    char message[1024];
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(message, sizeof message, fmt, args);
+    va_end(args);
+    fprintf(stderr, "greenctx run: %s\n", message);
+}
+
+static run_device *device_of_cu_device(cu_device dev)
+{
+    for (unsigned i = 0; i < run.nb_devices; i++)
+        if (run.devices[i].cu_device == dev)
+            return &run.devices[i];
+    return NULL;
+}
+
 static cu_result refuse_context(CUcontext ctx, const char *call)
 {
     static atomic_int warned;
     atomic_fetch_add(&run_count.refused_context, 1);
-    run_warn_once(&warned,
-                  "%s of context %p refused (CUDA_ERROR_NOT_PERMITTED): it is no confined "
-                  "device's primary context, so its work would run outside the partition",
-                  call, (void *)ctx);
+    warn_once(&warned,
+              "%s of context %p refused (CUDA_ERROR_NOT_PERMITTED): it is no confined "
+              "device's primary context, so its work would run outside the partition",
+              call, (void *)ctx);
     return CU_ERROR_NOT_PERMITTED;
 }
 
@@ -34,7 +61,7 @@ static cu_result refuse_context(CUcontext ctx, const char *call)
 static cu_result bind(CUcontext ctx, int push)
 {
     enter();
-    cu_ctx_fn real = push ? run.drv.push : run.drv.set_current;
+    cu_result (*real)(CUcontext) = push ? run.drv.push : run.drv.set_current;
     if (!ctx) {
         atomic_fetch_add(&run_count.binds_passed, 1);
         return real(ctx);
@@ -70,19 +97,20 @@ RUN_EXPORT cu_result cuCtxPopCurrent(CUcontext *ctx) { return read_current(ctx, 
 RUN_EXPORT cu_result cuDevicePrimaryCtxRetain(CUcontext *ctx, cu_device dev)
 {
     enter();
-    if (!run_device_of_cu_device(dev)) {
+    run_device *d = device_of_cu_device(dev);
+    if (!d) {
         static atomic_int warned;
         atomic_fetch_add(&run_count.refused_device, 1);
-        run_warn_once(&warned,
-                      "device %d is not confined (%s=%s), so the program may not use it: its "
-                      "primary context was refused (CUDA_ERROR_NOT_PERMITTED)",
-                      dev, GREENCTX_RUN_SMS, run_cfg.sms);
+        warn_once(&warned,
+                  "device %d is not confined (%s=%s), so the program may not use it: its "
+                  "primary context was refused (CUDA_ERROR_NOT_PERMITTED)",
+                  dev, GREENCTX_RUN_SMS, run_cfg.sms);
         return CU_ERROR_NOT_PERMITTED;
     }
     cu_result r = run.drv.retain(ctx, dev);
     if (r == CU_OK)
         atomic_fetch_add(&run_count.retains, 1);
-    run_fault_seen(run_device_of_cu_device(dev), r);
+    run_fault_seen(d, r);
     return r;
 }
 
@@ -101,11 +129,11 @@ RUN_EXPORT cu_result cuDevicePrimaryCtxReset(cu_device dev)
     static atomic_int warned;
     enter();
     atomic_fetch_add(&run_count.refused_reset, 1);
-    run_warn_once(&warned,
-                  "cuDevicePrimaryCtxReset of device %d (cudaDeviceReset) refused "
-                  "(CUDA_ERROR_NOT_PERMITTED): the program's green context lives on the primary "
-                  "context; the device is left as it is",
-                  dev);
+    warn_once(&warned,
+              "cuDevicePrimaryCtxReset of device %d (cudaDeviceReset) refused "
+              "(CUDA_ERROR_NOT_PERMITTED): the program's green context lives on the primary "
+              "context; the device is left as it is",
+              dev);
     return CU_ERROR_NOT_PERMITTED;
 }
 
@@ -115,11 +143,11 @@ static cu_result refuse_create(atomic_long *counter, const char *call)
     atomic_fetch_add(counter, 1);
     /* One message per call refused: counters are distinct per call. */
     static atomic_int warned_ctx, warned_green;
-    run_warn_once(counter == &run_count.refused_ctx_create ? &warned_ctx : &warned_green,
-                  "%s refused (CUDA_ERROR_NOT_PERMITTED): a context the program makes itself "
-                  "would not be confined; under greenctx run it uses the primary context (as "
-                  "cudart does)",
-                  call);
+    warn_once(counter == &run_count.refused_ctx_create ? &warned_ctx : &warned_green,
+              "%s refused (CUDA_ERROR_NOT_PERMITTED): a context the program makes itself "
+              "would not be confined; under greenctx run it uses the primary context (as "
+              "cudart does)",
+              call);
     return CU_ERROR_NOT_PERMITTED;
 }
 
@@ -163,7 +191,7 @@ RUN_EXPORT cu_result cuDeviceGetAttribute(int *value, int attribute, cu_device d
     enter();
     cu_result r = run.drv.get_attribute(value, attribute, dev);
     run_device *d = r == CU_OK && attribute == CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
-                        ? partition_shown(run_device_of_cu_device(dev))
+                        ? partition_shown(device_of_cu_device(dev))
                         : NULL;
     if (d)
         *value = (int)d->joined.plan.sm_count;
@@ -174,7 +202,7 @@ RUN_EXPORT cu_result cuDeviceGetAttribute(int *value, int attribute, cu_device d
 RUN_EXPORT cu_result cuDeviceGetDevResource(cu_device dev, void *resource, int type)
 {
     enter();
-    run_device *d = type == CU_DEV_RESOURCE_TYPE_SM ? partition_shown(run_device_of_cu_device(dev))
+    run_device *d = type == CU_DEV_RESOURCE_TYPE_SM ? partition_shown(device_of_cu_device(dev))
                                                     : NULL;
     return d ? run.drv.ctx_resource(d->green, resource, type)
              : run.drv.device_resource(dev, resource, type);
@@ -221,26 +249,20 @@ RUN_EXPORT cu_result cuDevicePrimaryCtxReset_v2(cu_device dev)
 RUN_EXPORT cu_result cuCtxCreate(CUcontext *ctx, unsigned flags, cu_device dev)
     __attribute__((alias("cuCtxCreate_v2")));
 
-typedef struct hook {
+/* By exported name: what dlsym hands out (an older name is an alias of its call's function). */
+#define HOOK(name) {#name, (void *)name}
+static const struct {
     const char *name;
     void *fn;
-} hook;
-
-/* By exported name: what dlsym hands out; an older name (_v2) hands out its call's function. */
-#define HOOK(name) {#name, (void *)name}
-#define HOOK_AS(name, fn) {#name, (void *)fn}
-static const hook hooks[] = {
+} hooks[] = {
     HOOK(cuGetProcAddress), HOOK(cuGetProcAddress_v2), HOOK(cuCtxSetCurrent),
     HOOK(cuCtxGetCurrent), HOOK(cuCtxPushCurrent), HOOK(cuCtxPopCurrent),
-    HOOK_AS(cuCtxPushCurrent_v2, cuCtxPushCurrent), HOOK_AS(cuCtxPopCurrent_v2, cuCtxPopCurrent),
-    HOOK(cuDevicePrimaryCtxRetain), HOOK(cuDevicePrimaryCtxRelease),
-    HOOK_AS(cuDevicePrimaryCtxRelease_v2, cuDevicePrimaryCtxRelease),
-    HOOK(cuDevicePrimaryCtxReset), HOOK_AS(cuDevicePrimaryCtxReset_v2, cuDevicePrimaryCtxReset),
-    HOOK_AS(cuCtxCreate, cuCtxCreate_v2), HOOK(cuCtxCreate_v2), HOOK(cuCtxCreate_v3),
-    HOOK(cuCtxCreate_v4), HOOK(cuGreenCtxCreate), HOOK(cuDeviceGetAttribute),
-    HOOK(cuDeviceGetDevResource), HOOK(cuCtxGetDevResource),
+    HOOK(cuCtxPushCurrent_v2), HOOK(cuCtxPopCurrent_v2), HOOK(cuDevicePrimaryCtxRetain),
+    HOOK(cuDevicePrimaryCtxRelease), HOOK(cuDevicePrimaryCtxRelease_v2),
+    HOOK(cuDevicePrimaryCtxReset), HOOK(cuDevicePrimaryCtxReset_v2), HOOK(cuCtxCreate),
+    HOOK(cuCtxCreate_v2), HOOK(cuCtxCreate_v3), HOOK(cuCtxCreate_v4), HOOK(cuGreenCtxCreate),
+    HOOK(cuDeviceGetAttribute), HOOK(cuDeviceGetDevResource), HOOK(cuCtxGetDevResource),
 };
-#undef HOOK_AS
 #undef HOOK
 
 void *run_hook_for_symbol(const char *name)

@@ -25,8 +25,6 @@
 #define PER_THREAD_FLAG 0x2ull /* CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM */
 #define PER_THREAD_STREAM ((CUstream)0x2) /* CU_STREAM_PER_THREAD */
 
-typedef cu_result (*event_create_fn)(CUevent *event, unsigned flags);
-typedef cu_result (*event_record_fn)(CUevent event, CUstream stream);
 typedef cu_result (*event_fn)(CUevent event);
 #define NOT_READY 600 /* CUDA_ERROR_NOT_READY */
 typedef cu_result (*launch_fn)(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
@@ -68,11 +66,12 @@ typedef struct pace {
 static pace paces[RUN_MAX_DEVICES];
 static atomic_int active; /* some device is paced now, or sampled: the wrappers look further */
 static struct {
-    event_create_fn create;
-    event_record_fn record;
+    cu_result (*create)(CUevent *event, unsigned flags);
+    cu_result (*record)(CUevent event, CUstream stream);
     event_fn sync, query;
 } ev;
 static pthread_once_t started = PTHREAD_ONCE_INIT;
+static int any_guarded; /* a device of this program is guarded (start) */
 static pthread_t pacer;
 static int pacer_running;
 static atomic_int stopping;
@@ -108,12 +107,6 @@ static void ask_guard(pace *p)
 
 static void report_step(float ms, void *claim) { gctx_claim_report_step(claim, ms); }
 
-/* The steps closed since the last report, to the claim. */
-static void report_steps(pace *p)
-{
-    p->steps_lost += run_steps_read(&p->steps, report_step, p->claim);
-}
-
 /* A period, or less when a latency tenant publishes (the first paced device's watch). */
 static void wait_period(void)
 {
@@ -129,10 +122,11 @@ static void *pacer_main(void *arg)
     (void)arg;
     for (; !atomic_load(&stopping); wait_period()) {
         for (unsigned i = 0; i < run.nb_devices; i++) {
-            if (paces[i].claim && paces[i].sampled)
-                report_steps(&paces[i]);
-            else if (paces[i].claim)
-                ask_guard(&paces[i]);
+            pace *p = &paces[i];
+            if (p->claim && p->sampled) /* the steps closed since the last report, to the claim */
+                p->steps_lost += run_steps_read(&p->steps, report_step, p->claim);
+            else if (p->claim)
+                ask_guard(p);
         }
         atomic_store(&active, any_active());
     }
@@ -179,7 +173,6 @@ static void *driver_fn(const char *name)
 
 static void start(void)
 {
-    int guarded = 0;
     for (unsigned i = 0; i < run.nb_devices; i++) {
         pace *p = &paces[i];
         atomic_store(&p->duty, 1000);
@@ -190,7 +183,7 @@ static void start(void)
             continue;
         p->claim = m->claim;
         p->sampled = k == GCTX_TENANT_LATENCY;
-        guarded = 1;
+        any_guarded = 1;
     }
     *(void **)&ev.create = driver_fn("cuEventCreate");
     *(void **)&ev.record = driver_fn("cuEventRecord");
@@ -198,7 +191,7 @@ static void start(void)
     *(void **)&ev.query = driver_fn("cuEventQuery");
     pthread_atfork(NULL, NULL, forked_child);
     atomic_store(&active, any_active());
-    if (!guarded || !ev.create || !ev.record || !ev.sync || !ev.query)
+    if (!any_guarded || !ev.create || !ev.record || !ev.sync || !ev.query)
         return;
     if (atexit(stop_at_exit) != 0 || pthread_create(&pacer, NULL, pacer_main, NULL) != 0)
         run_die("the thread of the guard (pacing, or the steps it reports) could not start");
@@ -210,10 +203,7 @@ static int guarded(void)
 {
     run_setup();
     pthread_once(&started, start);
-    for (unsigned i = 0; i < run.nb_devices; i++)
-        if (paces[i].claim)
-            return 1;
-    return 0;
+    return any_guarded;
 }
 
 /* ---- around a launch ---------------------------------------------------------------------- */

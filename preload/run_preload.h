@@ -16,8 +16,8 @@
  *   part, part_pid        run_report.c: this process's report part, at its first CUDA use
  *   setup_once, ready     run_setup.c: the confinement made
  *   thread_seen           run_hooks.c: this thread counted (thread-local)
- *   paces, active, ev     run_pace.c: its start (once) and the pacer thread; the rings under
- *                         each pace's lock
+ *   paces, active, ev, any_guarded  run_pace.c: its start (once) and the pacer thread; the
+ *                         rings under each pace's lock
  *   warned, reported      the function they are static in: a warning's once-flag */
 #ifndef GREENCTX_RUN_PRELOAD_H
 #define GREENCTX_RUN_PRELOAD_H
@@ -31,19 +31,7 @@
 /* The driver ABI of the calls the preload wraps, as cuda.h declares them. */
 typedef int cu_result;
 typedef int cu_device;
-enum { CU_OK = 0, CU_ERROR_INVALID_VALUE = 1, CU_ERROR_NOT_PERMITTED = 800 };
-typedef cu_result (*cu_getproc_fn)(const char *symbol, void **pfn, int cuda_version,
-                                   unsigned long long flags, int *symbol_status);
-typedef cu_result (*cu_retain_fn)(CUcontext *ctx, cu_device dev);
-typedef cu_result (*cu_device_fn)(cu_device dev);
-typedef cu_result (*cu_ctx_fn)(CUcontext ctx);
-typedef cu_result (*cu_ctx_out_fn)(CUcontext *ctx);
-typedef cu_result (*cu_device_get_fn)(cu_device *dev, int ordinal);
-typedef cu_result (*cu_attribute_fn)(int *value, int attribute, cu_device dev);
-/* CUdevResource is 144 bytes in every driver (src/cuda_abi.h): passed through, never read. */
-typedef cu_result (*cu_device_resource_fn)(cu_device dev, void *resource, int type);
-typedef cu_result (*cu_ctx_resource_fn)(CUcontext ctx, void *resource, int type);
-enum { CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16, CU_DEV_RESOURCE_TYPE_SM = 1 };
+enum { CU_OK = 0 };
 
 #define RUN_EXPORT __attribute__((visibility("default")))
 #define RUN_MAX_SM_IDS 1024
@@ -80,22 +68,21 @@ typedef struct run_device {
     char sm_ids_error[256];
 } run_device;
 
-/* 1 while d->joined.claim_fd is still the claim file's descriptor. */
-int run_claim_fd_intact(const run_device *d);
-
-/* The driver's own entry points that the wrappers forward to. */
+/* The driver's own entry points that the wrappers forward to. CUdevResource is 144 bytes in
+ * every driver (src/cuda_abi.h): passed through, never read. */
 typedef struct run_driver {
     void *handle; /* the driver's dlopen handle */
     int version;
-    cu_getproc_fn getproc;
-    cu_device_get_fn device_get;
-    cu_retain_fn retain;
-    cu_device_fn release;
-    cu_ctx_fn set_current, push;
-    cu_ctx_out_fn get_current, pop;
-    cu_attribute_fn get_attribute;
-    cu_device_resource_fn device_resource;
-    cu_ctx_resource_fn ctx_resource;
+    cu_result (*getproc)(const char *symbol, void **pfn, int cuda_version,
+                         unsigned long long flags, int *symbol_status);
+    cu_result (*device_get)(cu_device *dev, int ordinal);
+    cu_result (*retain)(CUcontext *ctx, cu_device dev);
+    cu_result (*release)(cu_device dev);
+    cu_result (*set_current)(CUcontext ctx), (*push)(CUcontext ctx);
+    cu_result (*get_current)(CUcontext *ctx), (*pop)(CUcontext *ctx);
+    cu_result (*get_attribute)(int *value, int attribute, cu_device dev);
+    cu_result (*device_resource)(cu_device dev, void *resource, int type);
+    cu_result (*ctx_resource)(CUcontext ctx, void *resource, int type);
 } run_driver;
 
 typedef struct run_state {
@@ -131,19 +118,14 @@ int run_setup_done(void);
 /* At a normal exit: reports a context that died of a fault, then gives the claims back, so the
  * registry records the tenant as ended, not died (a killed one is found dead). */
 void run_claims_at_exit(void);
-/* The SM count the program is shown: the partition's, or the device's (physical). */
-unsigned run_device_sms_shown(const run_device *d);
 /* The device whose primary or green context `ctx` is, or NULL. */
 run_device *run_device_of_context(CUcontext ctx);
-run_device *run_device_of_cu_device(cu_device dev);
 
 /* A sticky fault in `result` (d may be NULL): recorded in the registry and said, once. Under
  * MPS one client's fatal fault reaches every client, so the registry names who faulted first. */
 void run_fault_seen(run_device *d, cu_result result);
 /* "greenctx run: MESSAGE", then exit 125 without atexit handlers (state is half-made). */
 _Noreturn void run_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Once per `flag`: "greenctx run: MESSAGE" on stderr (refused calls). */
-void run_warn_once(atomic_int *flag, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Nonzero while the preload calls greenctx or the driver: dlsym reaches the C library's then. */
 extern _Thread_local int run_inside; /* run_setup.c */

@@ -11,13 +11,20 @@
 #include "run_preload.h"
 #include "json.h"
 
+/* The SM count the program is shown: the partition's, or the device's (physical). */
+static unsigned device_sms_shown(const run_device *d)
+{
+    return run_cfg.device_sms == RUN_DEVICE_SMS_PHYSICAL ? d->joined.plan.device_sms
+                                                         : d->joined.plan.sm_count;
+}
+
 static void device_json(FILE *f, const run_device *d)
 {
     fprintf(f, "{\"device\":%d,\"request\":", d->ordinal);
     greenctx_json_string(f, run_request_for(&run_cfg.request, d->ordinal));
     fprintf(f, ",\"device_sm_count\":%u,\"sm_count\":%u,\"sm_count_shown\":%u,"
                "\"whole_device\":%s,\"green_context_id\":%llu,\"sm_ids\":",
-            d->joined.plan.device_sms, d->joined.plan.sm_count, run_device_sms_shown(d),
+            d->joined.plan.device_sms, d->joined.plan.sm_count, device_sms_shown(d),
             d->joined.plan.whole ? "true" : "false", d->green_id);
     if (d->sm_ids_error[0]) {
         fputs("null,\"sm_ids_error\":", f);

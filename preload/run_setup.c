@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -32,18 +31,6 @@ void run_die(const char *fmt, ...)
     _exit(GREENCTX_RUN_EXIT_NOT_CONFINED);
 }
 
-void run_warn_once(atomic_int *flag, const char *fmt, ...)
-{
-    if (atomic_exchange(flag, 1))
-        return;
-    char message[1024];
-    va_list args;
-    va_start(args, fmt);
-    vsnprintf(message, sizeof message, fmt, args);
-    va_end(args);
-    fprintf(stderr, "greenctx run: %s\n", message);
-}
-
 /* At `version`, or the driver's own when older: 12.0 gives the current prototype of every
  * call wrapped (the _v2 ones); the resources' calls came with 12.4. */
 static void *entry_point(const char *name, int version)
@@ -67,26 +54,25 @@ static void load_driver(void)
     gctx_driver_version(&run.drv.version);
     const char *path = gctx_driver_path();
     run.drv.handle = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
-    run.drv.getproc =
-        run.drv.handle ? (cu_getproc_fn)run_real_dlsym(run.drv.handle, "cuGetProcAddress_v2") : NULL;
+    *(void **)&run.drv.getproc =
+        run.drv.handle ? run_real_dlsym(run.drv.handle, "cuGetProcAddress_v2") : NULL;
     if (!run.drv.getproc)
         run_die("the CUDA driver %s has no cuGetProcAddress_v2 (drivers of CUDA 12.0 and later "
                 "do)",
                 path);
-    run.drv.device_get = (cu_device_get_fn)entry_point("cuDeviceGet", 12000);
-    run.drv.retain = (cu_retain_fn)entry_point("cuDevicePrimaryCtxRetain", 12000);
-    run.drv.release = (cu_device_fn)entry_point("cuDevicePrimaryCtxRelease", 12000);
-    run.drv.set_current = (cu_ctx_fn)entry_point("cuCtxSetCurrent", 12000);
-    run.drv.get_current = (cu_ctx_out_fn)entry_point("cuCtxGetCurrent", 12000);
-    run.drv.push = (cu_ctx_fn)entry_point("cuCtxPushCurrent", 12000);
-    run.drv.pop = (cu_ctx_out_fn)entry_point("cuCtxPopCurrent", 12000);
-    run.drv.get_attribute = (cu_attribute_fn)entry_point("cuDeviceGetAttribute", 12000);
+    *(void **)&run.drv.device_get = entry_point("cuDeviceGet", 12000);
+    *(void **)&run.drv.retain = entry_point("cuDevicePrimaryCtxRetain", 12000);
+    *(void **)&run.drv.release = entry_point("cuDevicePrimaryCtxRelease", 12000);
+    *(void **)&run.drv.set_current = entry_point("cuCtxSetCurrent", 12000);
+    *(void **)&run.drv.get_current = entry_point("cuCtxGetCurrent", 12000);
+    *(void **)&run.drv.push = entry_point("cuCtxPushCurrent", 12000);
+    *(void **)&run.drv.pop = entry_point("cuCtxPopCurrent", 12000);
+    *(void **)&run.drv.get_attribute = entry_point("cuDeviceGetAttribute", 12000);
     /* Before 12.4 there are no green contexts: the confinement stops the program with the
      * planner's reason, before any wrapper could need these. */
     if (run.drv.version >= 12040) {
-        run.drv.device_resource =
-            (cu_device_resource_fn)entry_point("cuDeviceGetDevResource", 12040);
-        run.drv.ctx_resource = (cu_ctx_resource_fn)entry_point("cuCtxGetDevResource", 12040);
+        *(void **)&run.drv.device_resource = entry_point("cuDeviceGetDevResource", 12040);
+        *(void **)&run.drv.ctx_resource = entry_point("cuCtxGetDevResource", 12040);
     }
 }
 
@@ -102,14 +88,6 @@ static void observe(run_device *d)
         d->nb_sm_ids = 0;
         snprintf(d->sm_ids_error, sizeof d->sm_ids_error, "%s", gctx_last_error());
     }
-}
-
-int run_claim_fd_intact(const run_device *d)
-{
-    const run_member *m = &d->joined;
-    struct stat st;
-    return m->claim_fd >= 0 && fstat(m->claim_fd, &st) == 0 && st.st_dev == m->claim_dev &&
-           st.st_ino == m->claim_ino;
 }
 
 /* The device's green context on exactly the claim's SMs (--shared: the planner's split). A
@@ -173,8 +151,6 @@ static void setup(void)
 /* A program whose context died of a sticky fault. Under MPS one client's fatal fault reaches
  * every client, so it may be another tenant's: the claims registry names who faulted first.
  * The program's error and exit status pass through; this adds one line on stderr. */
-typedef cu_result (*cu_stream_query_fn)(CUstream stream);
-
 void run_fault_seen(run_device *d, cu_result result)
 {
     static atomic_int reported;
@@ -194,29 +170,21 @@ void run_fault_seen(run_device *d, cu_result result)
     run_inside--;
 }
 
-/* Asks each claimed device's context whether it died, as run_fault_seen. */
-static void run_fault_check_at_exit(void)
-{
-    void *fn = NULL;
-    int status = 0;
-    run_inside++;
-    cu_result r = run.drv.getproc("cuStreamQuery", &fn, 2000, 0, &status);
-    run_inside--;
-    if (r != CU_OK || !fn)
-        return;
-    for (unsigned i = 0; i < run.nb_devices; i++) {
-        run_device *d = &run.devices[i];
-        if (d->joined.probe)
-            run_fault_seen(d, ((cu_stream_query_fn)fn)(gctx_stream_handle(d->joined.probe)));
-    }
-}
-
 void run_claims_at_exit(void)
 {
     /* A forked child shares the claims: only the process the preload started in gives them back. */
     if (!run_setup_done() || (long)getpid() != run_cfg.pid)
         return;
-    run_fault_check_at_exit();
+    /* First each claimed device's context is asked whether it died, as run_fault_seen. */
+    cu_result (*query)(CUstream stream) = NULL;
+    run_inside++;
+    cu_result r = run.drv.getproc("cuStreamQuery", (void **)&query, 2000, 0, NULL);
+    run_inside--;
+    for (unsigned i = 0; r == CU_OK && query && i < run.nb_devices; i++) {
+        run_device *d = &run.devices[i];
+        if (d->joined.probe)
+            run_fault_seen(d, query(gctx_stream_handle(d->joined.probe)));
+    }
     run_inside++;
     /* The green contexts stay: running threads may bind them until the process is gone. The
      * claim goes back once its context's work is done; one whose descriptor the program
@@ -241,24 +209,10 @@ void run_setup(void)
         pthread_once(&setup_once, setup);
 }
 
-unsigned run_device_sms_shown(const run_device *d)
-{
-    return run_cfg.device_sms == RUN_DEVICE_SMS_PHYSICAL ? d->joined.plan.device_sms
-                                                         : d->joined.plan.sm_count;
-}
-
 run_device *run_device_of_context(CUcontext ctx)
 {
     for (unsigned i = 0; i < run.nb_devices; i++)
         if (run.devices[i].primary == ctx || run.devices[i].green == ctx)
-            return &run.devices[i];
-    return NULL;
-}
-
-run_device *run_device_of_cu_device(cu_device dev)
-{
-    for (unsigned i = 0; i < run.nb_devices; i++)
-        if (run.devices[i].cu_device == dev)
             return &run.devices[i];
     return NULL;
 }

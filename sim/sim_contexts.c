@@ -7,11 +7,12 @@
 
 sim_pool sim_greens = {.item_size = sizeof(sim_green), .tag = SIM_TAG_GREEN};
 
-static int primary_refs[SIM_MAX_DEVICES];
-/* A green context holds its primary context active, as the driver's does, uncounted. */
-static int greens_on[SIM_MAX_DEVICES];
-/* Green contexts destroyed since the primary context's last reset (sim_memory.c charges them). */
-static int greens_gone[SIM_MAX_DEVICES];
+/* Per device: the explicit references to its primary context; its live green contexts, which
+ * hold the primary context active as the driver's do, uncounted; and those destroyed since the
+ * primary context's last reset (sim_memory.c charges them). */
+static struct {
+    int primary_refs, greens_on, greens_gone;
+} devs[SIM_MAX_DEVICES];
 
 /* A stack left from before a reset is dropped on first use rather than trusted. */
 static _Thread_local struct {
@@ -37,7 +38,7 @@ int sim_primary_refs(void)
 {
     int n = 0;
     for (int d = 0; d < SIM_MAX_DEVICES; d++)
-        n += primary_refs[d];
+        n += devs[d].primary_refs;
     return n;
 }
 
@@ -45,16 +46,13 @@ sim_green *sim_green_get(CUgreenCtx g) { return sim_pool_get(&sim_greens, (uintp
 
 static gcu_result sim_ctx_resolve(CUcontext ctx, sim_ctx *out)
 {
-    uintptr_t h = (uintptr_t)ctx;
-    if (sim_handle_tag(h) == SIM_TAG_CTX_GREEN) {
-        sim_green *g = sim_pool_get(&sim_greens, sim_handle_retag(h, SIM_TAG_GREEN));
-        if (!g)
-            return GCU_ERROR_INVALID_CONTEXT;
+    sim_green *g = sim_pool_get_as(&sim_greens, (uintptr_t)ctx, SIM_TAG_CTX_GREEN);
+    if (g) {
         *out = (sim_ctx){g->dev, g};
         return GCU_SUCCESS;
     }
     for (int d = 0; d < sim.ndev; d++) {
-        if (ctx == primary_handle(d) && primary_refs[d] + greens_on[d] > 0) {
+        if (ctx == primary_handle(d) && devs[d].primary_refs + devs[d].greens_on > 0) {
             *out = (sim_ctx){d, NULL};
             return GCU_SUCCESS;
         }
@@ -78,15 +76,13 @@ sim_smset sim_ctx_sms(const sim_ctx *c)
 void sim_contexts_reset(void)
 {
     sim_pool_clear(&sim_greens);
-    memset(primary_refs, 0, sizeof primary_refs);
-    memset(greens_on, 0, sizeof greens_on);
-    memset(greens_gone, 0, sizeof greens_gone);
+    memset(devs, 0, sizeof devs);
 }
 
 void sim_greens_count(int dev, size_t *live, size_t *destroyed)
 {
-    *live = (size_t)greens_on[dev];
-    *destroyed = (size_t)greens_gone[dev];
+    *live = (size_t)devs[dev].greens_on;
+    *destroyed = (size_t)devs[dev].greens_gone;
 }
 
 /* ---- primary contexts and the context stack ---------------------------------------------- */
@@ -94,7 +90,7 @@ void sim_greens_count(int dev, size_t *live, size_t *destroyed)
 gcu_result sim_cuDevicePrimaryCtxRetain(CUcontext *ctx, gcu_device dev)
 {
     SIM_BEGIN_DEVICE(cuDevicePrimaryCtxRetain, !ctx, dev);
-    primary_refs[dev]++;
+    devs[dev].primary_refs++;
     *ctx = primary_handle(dev);
     SIM_END();
 }
@@ -102,8 +98,8 @@ gcu_result sim_cuDevicePrimaryCtxRetain(CUcontext *ctx, gcu_device dev)
 gcu_result sim_cuDevicePrimaryCtxRelease(gcu_device dev)
 {
     SIM_BEGIN_DEVICE(cuDevicePrimaryCtxRelease, false, dev);
-    SIM_FAIL_IF(primary_refs[dev] == 0, GCU_ERROR_INVALID_CONTEXT);
-    primary_refs[dev]--;
+    SIM_FAIL_IF(devs[dev].primary_refs == 0, GCU_ERROR_INVALID_CONTEXT);
+    devs[dev].primary_refs--;
     SIM_END();
 }
 
@@ -111,7 +107,7 @@ gcu_result sim_cuDevicePrimaryCtxRelease(gcu_device dev)
 gcu_result sim_cuDevicePrimaryCtxReset(gcu_device dev)
 {
     SIM_BEGIN_DEVICE(cuDevicePrimaryCtxReset, false, dev);
-    greens_gone[dev] = 0;
+    devs[dev].greens_gone = 0;
     SIM_END();
 }
 
@@ -199,7 +195,7 @@ gcu_result sim_cuGreenCtxCreate(CUgreenCtx *ctx, gcu_resource_desc desc, gcu_dev
     g->id = sim.next_green_id++;
     g->wq_limit = d->has_wq ? d->wq_limit : sim.wq_limit;
     g->wq_scope = d->has_wq ? d->wq_scope : GCU_WORKQUEUE_SCOPE_DEVICE_CTX;
-    greens_on[dev]++;
+    devs[dev].greens_on++;
     *ctx = (CUgreenCtx)handle;
     SIM_END();
 }
@@ -208,8 +204,8 @@ gcu_result sim_cuGreenCtxDestroy(CUgreenCtx ctx)
 {
     SIM_BEGIN(cuGreenCtxDestroy);
     SIM_LOOKUP(sim_green, g, sim_green_get(ctx));
-    greens_on[g->dev]--;
-    greens_gone[g->dev]++;
+    devs[g->dev].greens_on--;
+    devs[g->dev].greens_gone++;
     sim_pool_free(g);
     SIM_END();
 }

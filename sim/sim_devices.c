@@ -166,11 +166,6 @@ int sim_set_domain(const sim_model *m, const sim_smset *set)
     return -1;
 }
 
-gcu_result sim_check_device(gcu_device dev)
-{
-    return dev >= 0 && dev < sim.ndev ? GCU_SUCCESS : GCU_ERROR_INVALID_DEVICE;
-}
-
 gcu_result sim_cuDeviceGetCount(int *count)
 {
     SIM_BEGIN_ARGS(cuDeviceGetCount, !count);

@@ -47,21 +47,17 @@ static int symbol_index(const char *name)
     return -1;
 }
 
-static int hook_sym = -1;
-static void (*hook_fn)(void *);
-static void *hook_arg;
-
-static void hook_set(int sym, void (*fn)(void *), void *arg)
-{
-    hook_sym = fn ? sym : -1;
-    hook_fn = fn;
-    hook_arg = arg;
-}
+/* gctxsim_on_call's: fn(arg) at each call of sym; sym -1 for none. */
+static struct sim_hook {
+    int sym;
+    void (*fn)(void *);
+    void *arg;
+} hook = {-1, NULL, NULL};
 
 gcu_result sim_count_call(int sym)
 {
-    if (sym == hook_sym)
-        hook_fn(hook_arg);
+    if (sym == hook.sym)
+        hook.fn(hook.arg);
     long call = ++calls[sym];
     if (sticky && answers_sticky(sym))
         return sticky;
@@ -113,7 +109,7 @@ int sim_faults_reset(const char *spec, char *why, size_t why_size)
 {
     memset(calls, 0, sizeof calls);
     faults_clear();
-    hook_set(-1, NULL, NULL);
+    hook = (struct sim_hook){-1, NULL, NULL};
     const char *whole = spec;
     char entry[128];
     while (spec && sim_list_next(&spec, entry, sizeof entry))
@@ -143,7 +139,7 @@ GCTXSIM_API int gctxsim_on_call(const char *symbol, void (*fn)(void *arg), void 
     if (fn && sym < 0)
         return -1;
     sim_lock();
-    hook_set(sym, fn, arg);
+    hook = (struct sim_hook){fn ? sym : -1, fn, arg};
     sim_unlock();
     return 0;
 }

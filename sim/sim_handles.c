@@ -14,7 +14,7 @@ uintptr_t sim_handle_make(uint8_t tag, uint32_t index, uint16_t gen)
            ((uintptr_t)tag << SIM_INDEX_BITS) | (uintptr_t)(index + 1u);
 }
 
-uint8_t sim_handle_tag(uintptr_t h) { return (uint8_t)(h >> SIM_INDEX_BITS); }
+static uint8_t handle_tag(uintptr_t h) { return (uint8_t)(h >> SIM_INDEX_BITS); }
 
 uintptr_t sim_handle_retag(uintptr_t h, uint8_t tag)
 {
@@ -64,10 +64,15 @@ void *sim_pool_at(const sim_pool *p, uint32_t index)
 void *sim_pool_get(const sim_pool *p, uintptr_t h)
 {
     uint32_t index = (uint32_t)(h & ((1u << SIM_INDEX_BITS) - 1u));
-    if (sim_handle_tag(h) != p->tag || index == 0 || (h >> 48) != (sim.epoch & 0xffffu))
+    if (handle_tag(h) != p->tag || index == 0 || (h >> 48) != (sim.epoch & 0xffffu))
         return NULL;
     sim_slot *s = sim_pool_at(p, index - 1u);
     return s && s->gen == (uint16_t)(h >> 32) ? s : NULL;
+}
+
+void *sim_pool_get_as(const sim_pool *p, uintptr_t h, uint8_t tag)
+{
+    return handle_tag(h) == tag ? sim_pool_get(p, sim_handle_retag(h, p->tag)) : NULL;
 }
 
 int sim_pool_live(const sim_pool *p, bool (*counts)(const void *item))
@@ -80,10 +85,10 @@ int sim_pool_live(const sim_pool *p, bool (*counts)(const void *item))
     return n;
 }
 
-uintptr_t sim_pool_handle(const sim_pool *p, const void *item, uint8_t tag)
+uintptr_t sim_pool_handle(const sim_pool *p, const void *item)
 {
     uint32_t index = (uint32_t)(((const unsigned char *)item - p->mem) / p->item_size);
-    return sim_handle_make(tag, index, ((const sim_slot *)item)->gen);
+    return sim_handle_make(p->tag, index, ((const sim_slot *)item)->gen);
 }
 
 void sim_pool_free(void *item)

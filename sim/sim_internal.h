@@ -11,10 +11,6 @@
 
 #define SIM_MAX_SMS 160
 #define SIM_MAX_DEVICES 8
-#define SIM_DEFAULT_DRIVER_VERSION 13000
-/* A device-to-device copy's rate, of the H200's order (a copy kernel moved 3.9 TB/s of HBM
- * traffic, half of it read); tests slow it down to see copies take time. */
-#define SIM_DEFAULT_COPY_GBPS 1950.0
 
 /* ---- entry points ------------------------------------------------------------------------ */
 
@@ -49,7 +45,7 @@ gcu_result sim_enter(int sym, bool need_init);
     SIM_FAIL_IF(invalid, GCU_ERROR_INVALID_VALUE)
 #define SIM_BEGIN_DEVICE(name, invalid, dev)                                                    \
     SIM_BEGIN_ARGS(name, invalid);                                                              \
-    SIM_CHECK(sim_check_device(dev))
+    SIM_FAIL_IF((dev) < 0 || (dev) >= sim.ndev, GCU_ERROR_INVALID_DEVICE)
 #define SIM_BEGIN_NOINIT(name, invalid)                                                         \
     SIM_BEGIN_SYM(SIM_SYM_##name, false);                                                       \
     SIM_FAIL_IF(invalid, GCU_ERROR_INVALID_VALUE)
@@ -156,7 +152,6 @@ typedef struct sim_state {
 extern sim_state sim;
 
 static inline bool sim_version_at_least(int v) { return sim.driver_version >= v; }
-gcu_result sim_check_device(gcu_device dev);
 
 /* ---- handles (sim_handles.c) ------------------------------------------------------------- */
 
@@ -179,14 +174,15 @@ typedef struct sim_pool {
 
 void *sim_pool_alloc(sim_pool *p, uintptr_t *handle); /* NULL when out of memory */
 void *sim_pool_get(const sim_pool *p, uintptr_t handle);
+/* The item behind a handle of p's retagged `tag` (a function's is its module's), or NULL. */
+void *sim_pool_get_as(const sim_pool *p, uintptr_t handle, uint8_t tag);
 void *sim_pool_at(const sim_pool *p, uint32_t index); /* live item or NULL */
 /* The live items, those that counts accepts where it is not NULL. */
 int sim_pool_live(const sim_pool *p, bool (*counts)(const void *item));
-uintptr_t sim_pool_handle(const sim_pool *p, const void *item, uint8_t tag);
+uintptr_t sim_pool_handle(const sim_pool *p, const void *item);
 void sim_pool_free(void *item);
 void sim_pool_clear(sim_pool *p);
 uintptr_t sim_handle_make(uint8_t tag, uint32_t index, uint16_t gen);
-uint8_t sim_handle_tag(uintptr_t h);
 uintptr_t sim_handle_retag(uintptr_t h, uint8_t tag);
 
 /* ---- resources (sim_resources.c) --------------------------------------------------------- */
@@ -194,18 +190,15 @@ uintptr_t sim_handle_retag(uintptr_t h, uint8_t tag);
 extern sim_pool sim_descs; /* what cuDevResourceGenerateDesc made */
 void sim_resources_reset(void);
 
-typedef enum { SIM_ORIGIN_QUERY = 1, SIM_ORIGIN_GROUP, SIM_ORIGIN_REMAINDER } sim_origin;
-
 /* What the 92 padding bytes of a gcu_dev_resource carry. */
 typedef struct sim_res {
     uint32_t magic;
     uint32_t epoch;
     uint32_t split_id; /* which split produced it (a hash of the input and the request, so two
                           identical splits write identical bytes, as the H200's do); 0 for a
-                          queried resource */
+                          queried resource, the only kind that splits */
     uint16_t type;     /* a gcu_dev_resource_type */
     uint8_t device;
-    uint8_t origin;
     uint8_t structured;
     uint8_t report_min, report_align; /* the values shown from 13.0 on */
     uint8_t flags;                    /* BACKFILL / LOCALITY_DOMAIN_ID group flags */

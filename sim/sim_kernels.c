@@ -9,8 +9,6 @@
 
 #define SIM_SMID_ENTRY "greenctx_smid"
 
-enum { SIM_IMAGE_SMID = 0, SIM_IMAGE_MODELLED = 1 };
-
 /* The registered models; a removed one keeps its slot: a function's index never changes kernel. */
 enum { SIM_MAX_MODELS = 32, SIM_MODEL_NAME = 64 };
 static struct {
@@ -25,7 +23,7 @@ static int nb_models;
  * itself and a modelled module's functions are freed with it. */
 typedef struct sim_module {
     sim_slot slot;
-    int image;
+    bool modelled;    /* else the %smid kernel's module */
     uintptr_t parent; /* 0: a module */
     int kernel;       /* a function of a modelled module: its index in models */
     sim_ctx ctx;      /* the context current at its load: its functions launch there only */
@@ -75,10 +73,7 @@ static sim_pool modules = {.item_size = sizeof(sim_module), .tag = SIM_TAG_MODUL
 /* The slot behind a function handle (a module's, retagged), or NULL. */
 static const sim_module *function_get(gcu_function fn)
 {
-    uintptr_t h = (uintptr_t)fn;
-    if (sim_handle_tag(h) != SIM_TAG_FUNCTION)
-        return NULL;
-    return sim_pool_get(&modules, sim_handle_retag(h, SIM_TAG_MODULE));
+    return sim_pool_get_as(&modules, (uintptr_t)fn, SIM_TAG_FUNCTION);
 }
 
 /* The last launch that ran (gctxsim_last_launch); blocks 0 when none did. */
@@ -100,15 +95,13 @@ void sim_kernels_reset(void)
 gcu_result sim_cuModuleLoadData(gcu_module *module, const void *image)
 {
     SIM_BEGIN_ARGS(cuModuleLoadData, !module || !image);
-    int kind = strstr(image, ".entry " SIM_SMID_ENTRY "(") ? SIM_IMAGE_SMID
-               : image_modelled(image)                   ? SIM_IMAGE_MODELLED
-                                                         : -1;
-    SIM_FAIL_IF(kind < 0, GCU_ERROR_NOT_SUPPORTED);
+    bool smid = strstr(image, ".entry " SIM_SMID_ENTRY "(") != NULL;
+    SIM_FAIL_IF(!smid && !image_modelled(image), GCU_ERROR_NOT_SUPPORTED);
     SIM_CTX(c, sim_ctx_current(&c));
     uintptr_t h;
     sim_module *m = sim_pool_alloc(&modules, &h);
     SIM_FAIL_IF(!m, GCU_ERROR_OUT_OF_MEMORY);
-    m->image = kind;
+    m->modelled = !smid;
     m->ctx = c;
     *module = (gcu_module)h;
     SIM_END();
@@ -133,7 +126,7 @@ gcu_result sim_cuModuleGetFunction(gcu_function *fn, gcu_module module, const ch
     SIM_BEGIN_ARGS(cuModuleGetFunction, !fn || !name);
     const sim_module *m = sim_pool_get(&modules, (uintptr_t)module);
     SIM_FAIL_IF(!m || m->parent, GCU_ERROR_INVALID_HANDLE);
-    if (m->image == SIM_IMAGE_SMID) {
+    if (!m->modelled) {
         SIM_FAIL_IF(strcmp(name, SIM_SMID_ENTRY) != 0, GCU_ERROR_NOT_FOUND);
         *fn = (gcu_function)sim_handle_retag((uintptr_t)module, SIM_TAG_FUNCTION);
         goto out;
@@ -144,7 +137,7 @@ gcu_result sim_cuModuleGetFunction(gcu_function *fn, gcu_module module, const ch
     sim_ctx ctx = m->ctx; /* the allocation may move the pool, and m with it */
     sim_module *f = sim_pool_alloc(&modules, &h);
     SIM_FAIL_IF(!f, GCU_ERROR_OUT_OF_MEMORY);
-    *f = (sim_module){.slot = f->slot, .image = SIM_IMAGE_MODELLED, .parent = (uintptr_t)module,
+    *f = (sim_module){.slot = f->slot, .modelled = true, .parent = (uintptr_t)module,
                       .kernel = k, .ctx = ctx};
     *fn = (gcu_function)sim_handle_retag(h, SIM_TAG_FUNCTION);
     SIM_END();
@@ -183,49 +176,42 @@ static unsigned blocks_per_sm(unsigned long long threads, unsigned long long shm
     return (unsigned)(n < SIM_SM_BLOCKS ? n : SIM_SM_BLOCKS);
 }
 
-/* A launch of greenctx_smid(flags, spin_ns): block b marks flags[smid] of the b-th SM the
- * stream's context may use, round-robin as a GPU spreads spinning blocks (blocks past the last
- * SM mark nothing new, so they are not simulated). A cooperative grid larger than the context's
- * SMs hold at once is refused, as the driver does. Lock held. */
-static gcu_result launch(gcu_function fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                         unsigned by, unsigned bz, unsigned shmem, CUstream stream, void **params,
-                         int cooperative)
+/* A launch (sym) of greenctx_smid(flags, spin_ns): block b marks flags[smid] of the b-th SM
+ * the stream's context may use, round-robin as a GPU spreads spinning blocks (blocks past the
+ * last SM mark nothing new, so they are not simulated). A cooperative grid larger than the
+ * context's SMs hold at once is refused, as the driver does. */
+static gcu_result launch(int sym, gcu_function fn, unsigned gx, unsigned gy, unsigned gz,
+                         unsigned bx, unsigned by, unsigned bz, unsigned shmem, CUstream stream,
+                         void **params)
 {
+    SIM_BEGIN_SYM(sym, true);
     const sim_module *m = function_get(fn);
-    if (!m || (m->image == SIM_IMAGE_MODELLED && (!m->parent || !models[m->kernel].work)))
-        return GCU_ERROR_INVALID_HANDLE;
+    SIM_FAIL_IF(!m || (m->modelled && (!m->parent || !models[m->kernel].work)),
+                GCU_ERROR_INVALID_HANDLE);
     unsigned long long threads = (unsigned long long)bx * by * bz;
     unsigned per_sm = blocks_per_sm(threads, shmem);
-    if (!params || !params[0] || !gx || !gy || !gz || !per_sm)
-        return GCU_ERROR_INVALID_VALUE;
+    SIM_FAIL_IF(!params || !params[0] || !gx || !gy || !gz || !per_sm, GCU_ERROR_INVALID_VALUE);
     /* A CUfunction belongs to its module's context: a launch needs a stream of that context,
      * and a current context (perhaps stricter than the driver; code that passes works there). */
-    sim_ctx c, current;
-    gcu_result r = sim_ctx_current(&current);
-    if (r == GCU_SUCCESS)
-        r = sim_stream_ctx(stream, &c);
-    if (r != GCU_SUCCESS)
-        return r;
-    if (c.dev != m->ctx.dev || c.green != m->ctx.green)
-        return GCU_ERROR_INVALID_HANDLE;
+    SIM_CTX(current, sim_ctx_current(&current));
+    SIM_CTX(c, sim_stream_ctx(stream, &c));
+    SIM_FAIL_IF(c.dev != m->ctx.dev || c.green != m->ctx.green, GCU_ERROR_INVALID_HANDLE);
     sim_smset sms = sim_ctx_sms(&c);
     unsigned ids[SIM_MAX_SMS];
     unsigned n = sim_set_ids(&sms, ids);
     unsigned long long blocks = (unsigned long long)gx * gy * gz;
     unsigned long long resident = (unsigned long long)n * per_sm;
-    if (cooperative && blocks > resident)
-        return GCU_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
-    if (m->image == SIM_IMAGE_MODELLED) {
-        if (n == 0)
-            return GCU_ERROR_INVALID_VALUE;
+    SIM_FAIL_IF(sym == SIM_SYM_cuLaunchCooperativeKernel && blocks > resident,
+                GCU_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
+    if (m->modelled) {
+        SIM_FAIL_IF(n == 0, GCU_ERROR_INVALID_VALUE);
         gctxsim_work w = models[m->kernel].work(params, blocks, models[m->kernel].user);
         sim_stream_advance(stream, work_ns(w, n));
     } else {
         gcu_deviceptr flags = *(const gcu_deviceptr *)params[0];
         for (unsigned long long b = 0; b < blocks && b < n; b++) {
             unsigned char *slot = sim_memory_range(flags + (ids[b] & 1023u) * 4u, 4);
-            if (!slot)
-                return GCU_ERROR_INVALID_VALUE;
+            SIM_FAIL_IF(!slot, GCU_ERROR_INVALID_VALUE);
             memcpy(slot, &(uint32_t){1}, 4);
         }
         /* Its blocks spin spin_ns each, in as many waves as the context's SMs need. */
@@ -235,7 +221,8 @@ static gcu_result launch(gcu_function fn, unsigned gx, unsigned gy, unsigned gz,
     }
     last_launch.blocks = blocks;
     last_launch.resident = resident;
-    return GCU_SUCCESS;
+    sim_count_default_stream(sym, stream);
+    SIM_END();
 }
 
 gcu_result sim_cuLaunchKernel(gcu_function fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
@@ -243,19 +230,15 @@ gcu_result sim_cuLaunchKernel(gcu_function fn, unsigned gx, unsigned gy, unsigne
                               void **params, void **extra)
 {
     (void)extra;
-    SIM_BEGIN(cuLaunchKernel);
-    SIM_CHECK(launch(fn, gx, gy, gz, bx, by, bz, shmem, stream, params, 0));
-    sim_count_default_stream(SIM_SYM_cuLaunchKernel, stream);
-    SIM_END();
+    return launch(SIM_SYM_cuLaunchKernel, fn, gx, gy, gz, bx, by, bz, shmem, stream, params);
 }
 
 gcu_result sim_cuLaunchCooperativeKernel(gcu_function fn, unsigned gx, unsigned gy, unsigned gz,
                                          unsigned bx, unsigned by, unsigned bz, unsigned shmem,
                                          CUstream stream, void **params)
 {
-    SIM_BEGIN(cuLaunchCooperativeKernel);
-    SIM_CHECK(launch(fn, gx, gy, gz, bx, by, bz, shmem, stream, params, 1));
-    SIM_END();
+    return launch(SIM_SYM_cuLaunchCooperativeKernel, fn, gx, gy, gz, bx, by, bz, shmem, stream,
+                  params);
 }
 
 /* Per SM, whatever the context: as the driver answers. */

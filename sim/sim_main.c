@@ -10,6 +10,11 @@
 #include "greenctx_sim.h"
 #include "sim_internal.h"
 
+#define SIM_DEFAULT_DRIVER_VERSION 13000
+/* A device-to-device copy's rate, of the H200's order (a copy kernel moved 3.9 TB/s of HBM
+ * traffic, half of it read); tests slow it down to see copies take time. */
+#define SIM_DEFAULT_COPY_GBPS 1950.0
+
 sim_state sim;
 static pthread_mutex_t sim_mutex = PTHREAD_MUTEX_INITIALIZER;
 
@@ -177,38 +182,30 @@ static const sim_proc *proc_find(const sim_proc *table, size_t n, const char *sy
  * launch or wait on; the others are the same function in both modes, as for the driver. */
 static CUstream per_thread(CUstream s) { return s ? s : SIM_STREAM_PER_THREAD; }
 
-static gcu_result launch_ptsz(gcu_function fn, unsigned gx, unsigned gy, unsigned gz,
-                              unsigned bx, unsigned by, unsigned bz, unsigned shmem,
-                              CUstream stream, void **params, void **extra)
-{
-    return sim_cuLaunchKernel(fn, gx, gy, gz, bx, by, bz, shmem, per_thread(stream), params,
-                              extra);
-}
+/* name's _ptsz function: its params, and the arguments it passes on (per_thread(stream)). */
+#define SIM_PTSZ_(name, params, args)                                                           \
+    static gcu_result name##_ptsz params { return sim_##name args; }
+SIM_PTSZ_(cuLaunchKernel,
+          (gcu_function fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+           unsigned bz, unsigned shmem, CUstream stream, void **params, void **extra),
+          (fn, gx, gy, gz, bx, by, bz, shmem, per_thread(stream), params, extra))
+SIM_PTSZ_(cuEventRecord, (CUevent event, CUstream stream), (event, per_thread(stream)))
+SIM_PTSZ_(cuStreamSynchronize, (CUstream stream), (per_thread(stream)))
+SIM_PTSZ_(cuStreamQuery, (CUstream stream), (per_thread(stream)))
+SIM_PTSZ_(cuMemcpyAsync, (gcu_deviceptr dst, gcu_deviceptr src, size_t bytes, CUstream stream),
+          (dst, src, bytes, per_thread(stream)))
+SIM_PTSZ_(cuMemcpyDtoDAsync,
+          (gcu_deviceptr dst, gcu_deviceptr src, size_t bytes, CUstream stream),
+          (dst, src, bytes, per_thread(stream)))
+#undef SIM_PTSZ_
 
-static gcu_result record_ptsz(CUevent event, CUstream stream)
-{
-    return sim_cuEventRecord(event, per_thread(stream));
-}
-
-static gcu_result sync_ptsz(CUstream stream) { return sim_cuStreamSynchronize(per_thread(stream)); }
-
-static gcu_result query_ptsz(CUstream stream) { return sim_cuStreamQuery(per_thread(stream)); }
-
-static gcu_result copy_ptsz(gcu_deviceptr dst, gcu_deviceptr src, size_t bytes, CUstream stream)
-{
-    return sim_cuMemcpyAsync(dst, src, bytes, per_thread(stream));
-}
-
-static gcu_result dtod_ptsz(gcu_deviceptr dst, gcu_deviceptr src, size_t bytes, CUstream stream)
-{
-    return sim_cuMemcpyDtoDAsync(dst, src, bytes, per_thread(stream));
-}
-
+#define SIM_PTSZ_PROC_(name) {#name, 0, (void *)name##_ptsz}
 static const sim_proc ptsz_procs[] = {
-    {"cuLaunchKernel", 0, (void *)launch_ptsz},   {"cuEventRecord", 0, (void *)record_ptsz},
-    {"cuStreamSynchronize", 0, (void *)sync_ptsz}, {"cuStreamQuery", 0, (void *)query_ptsz},
-    {"cuMemcpyAsync", 0, (void *)copy_ptsz},       {"cuMemcpyDtoDAsync", 0, (void *)dtod_ptsz},
+    SIM_PTSZ_PROC_(cuLaunchKernel),      SIM_PTSZ_PROC_(cuEventRecord),
+    SIM_PTSZ_PROC_(cuStreamSynchronize), SIM_PTSZ_PROC_(cuStreamQuery),
+    SIM_PTSZ_PROC_(cuMemcpyAsync),       SIM_PTSZ_PROC_(cuMemcpyDtoDAsync),
 };
+#undef SIM_PTSZ_PROC_
 
 /* cuCtxCreate, which the preload wraps: offered so that tests see it refused. Makes nothing. */
 static gcu_result sim_cuCtxCreate(CUcontext *ctx, unsigned int flags, gcu_device dev)
@@ -306,10 +303,10 @@ GCTXSIM_API int gctxsim_live_objects(const char *kind)
     return n;
 }
 
-static int copy_ids(const sim_smset *sms, unsigned *ids, int capacity)
+static int copy_ids(sim_smset sms, unsigned *ids, int capacity)
 {
     unsigned all[SIM_MAX_SMS];
-    unsigned n = sim_set_ids(sms, all);
+    unsigned n = sim_set_ids(&sms, all);
     for (unsigned i = 0; ids && i < n && (int)i < capacity; i++)
         ids[i] = all[i];
     return (int)n;
@@ -320,7 +317,7 @@ GCTXSIM_API int gctxsim_resource_sm_ids(const void *resource, unsigned *ids, int
     sim_lock();
     sim_res r;
     int n = sim_res_read(resource, &r) == GCU_SUCCESS && r.type == GCU_DEV_RESOURCE_TYPE_SM
-                ? copy_ids(&r.sms, ids, capacity)
+                ? copy_ids(r.sms, ids, capacity)
                 : -1;
     sim_unlock();
     return n;
@@ -330,7 +327,7 @@ GCTXSIM_API int gctxsim_green_ctx_sm_ids(CUgreenCtx ctx, unsigned *ids, int capa
 {
     sim_lock();
     const sim_green *g = sim_green_get(ctx);
-    int n = g ? copy_ids(&g->sms, ids, capacity) : -1;
+    int n = g ? copy_ids(g->sms, ids, capacity) : -1;
     sim_unlock();
     return n;
 }
@@ -339,11 +336,8 @@ GCTXSIM_API int gctxsim_stream_sm_ids(CUstream stream, unsigned *ids, int capaci
 {
     sim_lock();
     sim_ctx c;
-    int n = -1;
-    if (sim_stream_ctx(stream, &c) == GCU_SUCCESS) {
-        sim_smset sms = sim_ctx_sms(&c);
-        n = copy_ids(&sms, ids, capacity);
-    }
+    int n = sim_stream_ctx(stream, &c) == GCU_SUCCESS ? copy_ids(sim_ctx_sms(&c), ids, capacity)
+                                                      : -1;
     sim_unlock();
     return n;
 }

@@ -130,7 +130,6 @@ gcu_result sim_res_of_context(gcu_dev_resource *out, int type, const sim_ctx *c)
     const sim_green *g = c->green;
     sim_res r = sim_res_new(type, c->dev);
     if (type == GCU_DEV_RESOURCE_TYPE_SM) {
-        r.origin = SIM_ORIGIN_QUERY;
         r.structured = g ? g->structured : true;
         /* An unstructured set (one holding remainder SMs) is reported with the TPC-pair rules. */
         r.report_min = (uint8_t)(r.structured ? sim.dev[c->dev]->min_part : 2);
@@ -158,10 +157,7 @@ gcu_result sim_cuDevResourceGenerateDesc(gcu_resource_desc *desc, gcu_dev_resour
                                          unsigned int nbResources)
 {
     SIM_BEGIN_ARGS(cuDevResourceGenerateDesc, !desc || !resources || nbResources == 0);
-    sim_desc d;
-    memset(&d, 0, sizeof d);
-    d.dev = -1;
-    d.structured = true;
+    sim_desc d = {.dev = -1, .structured = true};
     unsigned nsm = 0;
     uint32_t split_id = 0;
     int domain = -1;

@@ -12,12 +12,10 @@ static uint32_t split_id_of(const sim_res *in, int call, const void *request, si
     return h ? h : 1;
 }
 
-static sim_res res_part(const sim_res *in, uint32_t split_id, sim_origin origin,
-                        const sim_smset *sms)
+static sim_res res_part(const sim_res *in, uint32_t split_id, const sim_smset *sms)
 {
     sim_res r = sim_res_new(GCU_DEV_RESOURCE_TYPE_SM, in->device);
     r.split_id = split_id;
-    r.origin = (uint8_t)origin;
     r.sms = *sms;
     return r;
 }
@@ -32,7 +30,7 @@ static void write_remainder(gcu_dev_resource *out, const sim_res *in, uint32_t s
         memset(out, 0, sizeof *out);
         return;
     }
-    sim_res r = res_part(in, split_id, SIM_ORIGIN_REMAINDER, left);
+    sim_res r = res_part(in, split_id, left);
     sim_res_write(out, &r);
 }
 
@@ -44,7 +42,7 @@ static gcu_result split_input(const gcu_dev_resource *input, sim_res *in)
     if (in->type != GCU_DEV_RESOURCE_TYPE_SM)
         return GCU_ERROR_INVALID_RESOURCE_TYPE;
     /* Only a queried resource splits: a split's output must become a green context first. */
-    return in->origin == SIM_ORIGIN_QUERY ? GCU_SUCCESS : GCU_ERROR_INVALID_RESOURCE_CONFIGURATION;
+    return in->split_id == 0 ? GCU_SUCCESS : GCU_ERROR_INVALID_RESOURCE_CONFIGURATION;
 }
 
 /* Split-by-count of an unstructured SM resource (the resource of a green context made from a
@@ -172,7 +170,7 @@ gcu_result sim_cuDevSmResourceSplitByCount(gcu_dev_resource *result, unsigned in
     for (unsigned g = 0; g < groups; g++) {
         sim_smset sms = sim_set_of(&plan.order[g * plan.size], plan.size);
         sim_set_minus(&left, &sms);
-        sim_res part = res_part(&in, split_id, SIM_ORIGIN_GROUP, &sms);
+        sim_res part = res_part(&in, split_id, &sms);
         part.structured = in.structured && !(useFlags & GCU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING);
         sim_res_write(&result[g], &part);
     }
@@ -252,7 +250,7 @@ gcu_result sim_cuDevSmResourceSplit(gcu_dev_resource *result, unsigned int nbGro
         uint32_t split_id = split_id_of(&in, SIM_SYM_cuDevSmResourceSplit, groupParams,
                                          nbGroups * sizeof *groupParams);
         for (unsigned g = 0; g < nbGroups; g++) {
-            sim_res part = res_part(&in, split_id, SIM_ORIGIN_GROUP, &sets[g]);
+            sim_res part = res_part(&in, split_id, &sets[g]);
             part.structured = !(params[g].flags & GCU_DEV_SM_RESOURCE_GROUP_BACKFILL);
             part.report_min = in.report_min;
             part.report_align = in.report_align;

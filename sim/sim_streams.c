@@ -166,7 +166,7 @@ static gcu_result stream_new(CUstream *out, const sim_ctx *c, unsigned flags, in
     if (!s)
         return GCU_ERROR_OUT_OF_MEMORY;
     s->dev = c->dev;
-    s->green = c->green ? (CUgreenCtx)sim_pool_handle(&sim_greens, c->green, SIM_TAG_GREEN) : NULL;
+    s->green = c->green ? (CUgreenCtx)sim_pool_handle(&sim_greens, c->green) : NULL;
     s->green_id = c->green ? c->green->id : 0;
     s->flags = flags;
     /* Out-of-range priorities are clamped, as the driver documents. */
@@ -318,7 +318,7 @@ gcu_result sim_cuStreamGetGreenCtx(CUstream stream, CUgreenCtx *ctx)
 {
     SIM_BEGIN_ARGS(cuStreamGetGreenCtx, !ctx);
     SIM_CTX(c, sim_stream_ctx(stream, &c));
-    *ctx = c.green ? (CUgreenCtx)sim_pool_handle(&sim_greens, c.green, SIM_TAG_GREEN) : NULL;
+    *ctx = c.green ? (CUgreenCtx)sim_pool_handle(&sim_greens, c.green) : NULL;
     SIM_END();
 }
 
