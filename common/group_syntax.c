@@ -172,25 +172,32 @@ gctx_status group_syntax_parse(int argc, char **argv, unsigned sm_count, unsigne
     out->unit_sms = unit_sms ? unit_sms : 1;
     unsigned *percent = calloc((size_t)argc, sizeof *percent);
     unsigned total = 0;
-    gctx_status s = GCTX_SUCCESS;
-    if (!out->groups || !percent)
+    gctx_status s;
+    if (!out->groups || !percent) {
         s = refuse(err, GCTX_ERROR_OUT_OF_MEMORY, 0, "out of memory for %d groups", argc);
-    for (int i = 0; s == GCTX_SUCCESS && i < argc; i++) {
+        goto fail;
+    }
+    for (int i = 0; i < argc; i++) {
         const char *why = parse_one(argv[i], &out->groups[i], &percent[i]);
-        if (why)
+        if (why) {
             s = refuse(err, GCTX_ERROR_INVALID_ARGUMENT, 1, "'%s' is not a GROUP%s%s", argv[i],
                        *why ? ": " : "", why);
+            goto fail;
+        }
         total += percent[i];
         out->has_percent |= percent[i] != 0;
     }
-    if (s == GCTX_SUCCESS && total > 100)
+    if (total > 100) {
         s = refuse(err, GCTX_ERROR_INVALID_ARGUMENT, 0,
                    "the percentages add up to %u%%; they can share at most 100%%", total);
-    if (s == GCTX_SUCCESS)
-        share_percentages(out->groups, percent, out->nb_groups, sm_count, out->unit_sms);
-    else
-        group_request_free(out);
+        goto fail;
+    }
+    share_percentages(out->groups, percent, out->nb_groups, sm_count, out->unit_sms);
     free(percent);
+    return GCTX_SUCCESS;
+fail:
+    free(percent);
+    group_request_free(out);
     return s;
 }
 
